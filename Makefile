@@ -1,0 +1,34 @@
+# Two commands do all the set-up on a fresh machine with Python 3.11 and pip:
+#   make check   installs torchdoctor into .venv and runs `torchdoctor check`
+#   make test    installs it with the test dependencies into .venv and runs the test suite
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+PIP := $(BIN)/python -m pip
+
+.PHONY: check test lint bench clean
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+	$(PIP) install -q --upgrade pip
+
+$(VENV)/.installed: $(BIN)/python pyproject.toml constraints.txt
+	$(PIP) install -q -c constraints.txt -e .
+	touch $@
+
+$(VENV)/.installed-test: $(VENV)/.installed
+	$(PIP) install -q -c constraints.txt -e '.[test]'
+	touch $@
+
+check: $(VENV)/.installed
+	$(BIN)/torchdoctor check
+
+test: $(VENV)/.installed-test
+	$(BIN)/ruff check src tests benchmarks
+	$(BIN)/python -m pytest -q
+
+bench: $(VENV)/.installed-test
+	for b in benchmarks/*.py; do $(BIN)/python $$b || exit 1; done
+
+clean:
+	rm -rf $(VENV) build src/*.egg-info

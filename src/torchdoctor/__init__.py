@@ -1,0 +1,32 @@
+"""torchdoctor: finds out why a PyTorch training run is broken, and says how to fix it.
+
+The public API is re-exported here and imported lazily, so ``import torchdoctor`` stays cheap and never
+imports optional integrations.
+"""
+
+from __future__ import annotations
+
+import importlib
+
+__version__ = "0.1.0"
+
+# public name -> module that defines it
+_EXPORTS = {
+    "Finding": "torchdoctor.findings",
+    "DebugUnderflowOverflow": "torchdoctor.numerics.detector",
+    "detect_overflow": "torchdoctor.numerics.detector",
+}
+
+__all__ = ["__version__", *_EXPORTS]
+
+
+def __getattr__(name: str):
+    if name in _EXPORTS:
+        value = getattr(importlib.import_module(_EXPORTS[name]), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module 'torchdoctor' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(__all__)

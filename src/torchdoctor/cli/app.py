@@ -1,0 +1,28 @@
+"""The typer application every command module adds itself to, and the options they share."""
+
+from __future__ import annotations
+
+import typer
+
+app = typer.Typer(
+    name="torchdoctor",
+    help="Finds out why a PyTorch training run is broken, and says how to fix it.",
+    add_completion=False,
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+    rich_markup_mode=None,
+)
+
+JSON = typer.Option(False, "--json", help="Print the findings as JSON instead of text.")
+VERBOSE = typer.Option(False, "--verbose", "-v", help="Show the facts behind each verdict.")
+
+
+def report(findings, as_json: bool, verbose: bool) -> None:
+    """Render ``findings`` (human or JSON) and exit 0, or 1 when a check failed."""
+    from torchdoctor.findings import exit_code, render_human, to_json
+
+    if as_json:
+        print(to_json(findings))
+    else:
+        render_human(findings, verbose=verbose)
+    raise typer.Exit(exit_code(findings))

@@ -1,0 +1,3 @@
+"""``dist.*`` checks: debug mode and the timeouts in effect."""
+
+AREA = "dist"

@@ -1,0 +1,3 @@
+"""``env.*`` checks: CUDA toolkits, host compiler, GPU architecture, DeepSpeed, driver."""
+
+AREA = "env"

@@ -1,0 +1,102 @@
+"""`Finding`: what a check returns, and the renderers that show a list of them.
+
+A check is a plain function that looks at the system and returns findings; the CLI only collects and
+renders them. Statuses: ``ok`` (all is well), ``warn`` (works, but something will bite), ``fail`` (broken),
+``skip`` (does not apply here, with the reason in the summary).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+STATUSES = ("ok", "warn", "fail", "skip")
+_SEVERITY = {"skip": 0, "ok": 0, "warn": 1, "fail": 2}
+_MARKS = {"ok": ("✓", "green"), "warn": ("!", "yellow"), "fail": ("✗", "red"), "skip": ("–", "dim")}
+
+
+@dataclass
+class Finding:
+    """One verdict of one check.
+
+    >>> Finding("sys.python", "ok", "Python 3.11.7")
+    Finding(id='sys.python', status='ok', summary='Python 3.11.7', details={}, fix='')
+    """
+
+    id: str
+    status: str
+    summary: str
+    details: dict[str, Any] = field(default_factory=dict)
+    fix: str = ""
+
+    def __post_init__(self) -> None:
+        if self.status not in STATUSES:
+            raise ValueError(
+                f"Finding {self.id!r}: status {self.status!r} is not one of {', '.join(STATUSES)}"
+            )
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def worst(findings: list[Finding]) -> str:
+    """The overall status: ``fail`` if any failed, else ``warn`` if any warned, else ``ok``."""
+    level = max((_SEVERITY[f.status] for f in findings), default=0)
+    return {0: "ok", 1: "warn", 2: "fail"}[level]
+
+
+def exit_code(findings: list[Finding]) -> int:
+    """0 when nothing failed (warnings allowed), 1 when a check failed."""
+    return 1 if worst(findings) == "fail" else 0
+
+
+def to_json(findings: list[Finding]) -> str:
+    """``{"status": <worst>, "findings": [...]}`` as the ``--json`` flag prints it."""
+    return json.dumps(
+        {"status": worst(findings), "findings": [f.to_dict() for f in findings]}, indent=2, default=str
+    )
+
+
+def render_human(findings: list[Finding], console=None, verbose: bool = False) -> None:
+    """One line per finding (``✓ ! ✗ –``), the fix indented under each that is not ok, details with ``-v``."""
+    from rich.console import Console
+    from rich.markup import escape
+
+    console = console or Console()
+    for f in findings:
+        mark, colour = _MARKS[f.status]
+        console.print(f"[{colour}]{mark}[/] {escape(f.summary)} [dim]({f.id})[/]", highlight=False)
+        if f.fix and f.status != "ok":
+            for line in f.fix.splitlines():
+                console.print(f"    [cyan]{escape(line)}[/]", highlight=False)
+        if verbose and f.details:
+            for key, value in f.details.items():
+                console.print(f"    [dim]{escape(str(key))}: {escape(_short(value))}[/]", highlight=False)
+    counts = {s: sum(f.status == s for f in findings) for s in STATUSES}
+    verdict = worst(findings)
+    colour = _MARKS[verdict][1]
+    console.print(
+        f"\n[{colour}]{verdict.upper()}[/]: {counts['ok']} ok, {counts['warn']} warning(s), "
+        f"{counts['fail']} failure(s), {counts['skip']} skipped",
+        highlight=False,
+    )
+
+
+def render_markdown(findings: list[Finding]) -> str:
+    """A Markdown table of findings with the fixes below it, for pasting into a GitHub issue."""
+    lines = ["| | check | verdict |", "|---|---|---|"]
+    for f in findings:
+        summary = f.summary.replace("|", "\\|").replace("\n", " ")
+        lines.append(f"| {_MARKS[f.status][0]} | `{f.id}` | {summary} |")
+    fixes = [f for f in findings if f.fix and f.status in ("warn", "fail")]
+    if fixes:
+        lines.append("")
+        for f in fixes:
+            lines += ["", f"**{f.id}** — how to fix:", "", "```", f.fix, "```"]
+    return "\n".join(lines) + "\n"
+
+
+def _short(value: Any, limit: int = 300) -> str:
+    text = value if isinstance(value, str) else json.dumps(value, default=str)
+    return text if len(text) <= limit else text[: limit - 1] + "…"

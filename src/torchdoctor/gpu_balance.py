@@ -1,0 +1,3 @@
+"""``gpu.*`` checks: mixed GPUs in one machine."""
+
+AREA = "gpu"

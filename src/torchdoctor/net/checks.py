@@ -1,0 +1,3 @@
+"""``net.*`` checks: can local processes talk to each other."""
+
+AREA = "net"
