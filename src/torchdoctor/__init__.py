@@ -13,8 +13,21 @@ __version__ = "0.1.0"
 # public name -> module that defines it
 _EXPORTS = {
     "Finding": "torchdoctor.findings",
+    # numerics
     "DebugUnderflowOverflow": "torchdoctor.numerics.detector",
     "detect_overflow": "torchdoctor.numerics.detector",
+    "keep_in_fp32": "torchdoctor.numerics.fp32",
+    # distributed
+    "get_logger": "torchdoctor.distributed.logging",
+    "set_trigger": "torchdoctor.distributed.trigger",
+    "check_trigger": "torchdoctor.distributed.trigger",
+    "set_breakpoint": "torchdoctor.distributed.trigger",
+    "check_breakpoint": "torchdoctor.distributed.trigger",
+    "watch_for_hangs": "torchdoctor.distributed.watchdog",
+    # memory and reproducibility
+    "find_executable_batch_size": "torchdoctor.memory",
+    "seed_everything": "torchdoctor.reproducibility",
+    "scale_setup": "torchdoctor.reproducibility",
 }
 
 __all__ = ["__version__", *_EXPORTS]

@@ -1,0 +1,61 @@
+"""Running outside commands (nvcc, gcc, ssh, mpirun, …) with a timeout, as checks take them as an argument.
+
+A check receives ``run=run_command`` so tests can point ``PATH`` at fake scripts; the real commands run, with
+no mock of our code in between.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class CommandResult:
+    args: tuple[str, ...]
+    returncode: int | None  # None: not found or timed out (see ``error``)
+    stdout: str = ""
+    stderr: str = ""
+    error: str = ""  # "not found: nvcc", "timed out after 10s", "permission denied: ..."
+
+    @property
+    def ok(self) -> bool:
+        return self.returncode == 0
+
+
+def run_command(
+    args: Sequence[str], timeout: float = 10, env: Mapping[str, str] | None = None, input: str | None = None
+) -> CommandResult:
+    """Run ``args`` and capture its output; never raises for a missing program, a failure or a timeout.
+
+    >>> run_command(["definitely-not-a-program"]).error
+    'not found: definitely-not-a-program'
+    """
+    args = tuple(str(a) for a in args)
+    path = (env or os.environ).get("PATH")
+    if os.sep not in args[0] and shutil.which(args[0], path=path) is None:
+        return CommandResult(args, None, error=f"not found: {args[0]}")
+    try:
+        done = subprocess.run(
+            args,
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            env=None if env is None else dict(env),
+            input=input,
+            stdin=None if input is not None else subprocess.DEVNULL,
+            errors="replace",
+        )
+    except subprocess.TimeoutExpired as expired:
+        out = (
+            expired.stdout.decode(errors="replace")
+            if isinstance(expired.stdout, bytes)
+            else expired.stdout or ""
+        )
+        return CommandResult(args, None, out, "", error=f"timed out after {timeout:g}s")
+    except OSError as error:
+        return CommandResult(args, None, error=f"{error.strerror or error}: {args[0]}")
+    return CommandResult(args, done.returncode, done.stdout, done.stderr)
