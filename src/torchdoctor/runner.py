@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import signal
 import subprocess
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -39,23 +40,30 @@ def run_command(
     if os.sep not in args[0] and shutil.which(args[0], path=path) is None:
         return CommandResult(args, None, error=f"not found: {args[0]}")
     try:
-        done = subprocess.run(
+        # its own session, so a timeout ends the command's children too (mpirun's ssh/orted, nvcc's cc1plus)
+        process = subprocess.Popen(
             args,
-            capture_output=True,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            stdin=subprocess.PIPE if input is not None else subprocess.DEVNULL,
             text=True,
-            timeout=timeout,
-            env=None if env is None else dict(env),
-            input=input,
-            stdin=None if input is not None else subprocess.DEVNULL,
             errors="replace",
+            env=None if env is None else dict(env),
+            start_new_session=True,
         )
-    except subprocess.TimeoutExpired as expired:
-        out = (
-            expired.stdout.decode(errors="replace")
-            if isinstance(expired.stdout, bytes)
-            else expired.stdout or ""
-        )
-        return CommandResult(args, None, out, "", error=f"timed out after {timeout:g}s")
     except OSError as error:
         return CommandResult(args, None, error=f"{error.strerror or error}: {args[0]}")
-    return CommandResult(args, done.returncode, done.stdout, done.stderr)
+    try:
+        stdout, stderr = process.communicate(input=input, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        _kill_group(process)
+        stdout, stderr = process.communicate()
+        return CommandResult(args, None, stdout or "", stderr or "", error=f"timed out after {timeout:g}s")
+    return CommandResult(args, process.returncode, stdout, stderr)
+
+
+def _kill_group(process: subprocess.Popen) -> None:
+    try:
+        os.killpg(process.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        process.kill()
