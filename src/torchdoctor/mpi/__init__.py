@@ -1,0 +1,1 @@
+"""`torchdoctor mpi`: hostfile parsing and the checks that an MPI launch across hosts will work."""

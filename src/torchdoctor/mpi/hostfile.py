@@ -1,0 +1,152 @@
+"""Reading MPI hostfiles: Open MPI's ``host slots=N max_slots=M`` and MPICH/Intel MPI's ``host:N``.
+
+Open MPI (``man mpirun``, "Specifying Host Nodes")::
+
+    # comment
+    node1 slots=4 max_slots=8
+    user@node2            # no slots: Open MPI counts the cores
+
+MPICH's Hydra (https://wiki.mpich.org/mpich/index.php/Using_the_Hydra_Process_Manager)::
+
+    node1:4
+    node2 ifhn=10.0.0.2   # Hydra takes no other key=value
+
+Every bad line is a `BadInput` naming the file, the line number and the line, so the CLI exits 2 with one line.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from torchdoctor.errors import BadInput
+
+# Open MPI's hostfile lexer accepts these spellings for the slot count and its maximum.
+_SLOTS_KEYS = ("slots", "slot", "cpu", "cpus", "count")
+_MAX_SLOTS_KEYS = ("max_slots", "max-slots", "max_slot", "max-slot")
+# A hostname (RFC 1123 letters, digits, dots, hyphens; underscores seen in the wild) or an IPv4 address,
+# optionally with the ssh user in front.
+_HOST = re.compile(r"^(?:[A-Za-z0-9._-]+@)?[A-Za-z0-9][A-Za-z0-9._-]*$")
+
+
+@dataclass(frozen=True)
+class HostfileEntry:
+    """One host line of a hostfile.
+
+    ``style`` is ``"openmpi"`` (``slots=``), ``"mpich"`` (``host:N``) or ``"plain"`` (a bare name, valid in both).
+    """
+
+    host: str  # as written, possibly ``user@host``: what ssh is given
+    slots: int | None
+    max_slots: int | None
+    line: int
+    style: str
+
+    @property
+    def hostname(self) -> str:
+        """The host without the ``user@`` part: what ``hostname`` should print there."""
+        return self.host.rpartition("@")[2]
+
+
+def _count(path: Path, number: int, raw: str, key: str, value: str) -> int:
+    if not value.isdigit() or int(value) < 1:
+        raise BadInput(
+            f"hostfile {path} line {number}: {raw.strip()!r}: {key} must be a whole number of at least 1, "
+            f"not {value!r}"
+        )
+    return int(value)
+
+
+def parse_line(path: Path, number: int, raw: str) -> HostfileEntry | None:
+    """One line of ``path`` as an entry; ``None`` for blank lines and comments; `BadInput` when malformed."""
+    text = raw.split("#", 1)[0].strip()
+    if not text:
+        return None
+    first, *options = text.split()
+    where = f"hostfile {path} line {number}: {raw.strip()!r}"
+    slots = max_slots = None
+    style = "plain"
+    if ":" in first:
+        host, _, count = first.partition(":")
+        slots, style = _count(path, number, raw, f"the count after {host}:", count), "mpich"
+    else:
+        host = first
+    if not _HOST.match(host):
+        raise BadInput(
+            f"{where}: {host!r} is not a host name (letters, digits, '.', '-' and an optional user@)"
+        )
+    for option in options:
+        key, equals, value = option.partition("=")
+        if not equals:
+            raise BadInput(f"{where}: expected key=value after the host name, got {option!r}")
+        option_style = (
+            "mpich" if key == "ifhn" else "openmpi"
+        )  # ifhn=: Hydra's interface to reach the host by
+        if style not in ("plain", option_style):
+            raise BadInput(
+                f"{where}: {option!r} mixes Open MPI's key=value with MPICH's host:N / ifhn=; "
+                f"write '{host} slots=N' for Open MPI or '{host}:N' for MPICH"
+            )
+        style = option_style
+        if key == "ifhn":
+            continue
+        if key in _SLOTS_KEYS:
+            slots = _count(path, number, raw, key, value)
+        elif key in _MAX_SLOTS_KEYS:
+            max_slots = _count(path, number, raw, key, value)
+        else:
+            raise BadInput(
+                f"{where}: unknown option {key!r}; Open MPI hostfiles take slots= and max_slots=, "
+                "MPICH's take host:N and ifhn="
+            )
+    if slots is not None and max_slots is not None and max_slots < slots:
+        raise BadInput(f"{where}: max_slots={max_slots} is less than slots={slots}")
+    return HostfileEntry(host, slots, max_slots, number, style)
+
+
+def parse_hostfile(path: str | Path) -> list[HostfileEntry]:
+    """The host lines of an Open MPI or MPICH hostfile, in file order.
+
+    >>> [e.host for e in parse_hostfile("hosts.txt")]  # doctest: +SKIP
+    ['node1', 'node2']
+
+    Raises `BadInput` when the file is missing, unreadable, has no host, or a line is malformed.
+    """
+    path = Path(path)
+    try:
+        text = path.read_text(errors="replace")
+    except FileNotFoundError:
+        raise BadInput(f"hostfile {path} does not exist") from None
+    except OSError as error:
+        raise BadInput(f"hostfile {path} cannot be read: {error.strerror or error}") from None
+    entries = [e for n, raw in enumerate(text.splitlines(), 1) if (e := parse_line(path, n, raw)) is not None]
+    if not entries:
+        raise BadInput(f"hostfile {path} lists no host (only blank lines and comments)")
+    return entries
+
+
+def distinct_hosts(entries: list[HostfileEntry]) -> list[HostfileEntry]:
+    """The first entry of each host: Open MPI and MPICH add up the slots of a host listed twice."""
+    seen: dict[str, HostfileEntry] = {}
+    for entry in entries:
+        seen.setdefault(entry.hostname.lower(), entry)
+    return list(seen.values())
+
+
+def styles(entries: list[HostfileEntry]) -> set[str]:
+    """The hostfile syntaxes used (``openmpi``, ``mpich``), bare names left out as they suit both."""
+    return {e.style for e in entries} - {"plain"}
+
+
+def as_style(entries: list[HostfileEntry], style: str) -> str:
+    """The hostfile rewritten in ``style`` (``openmpi`` or ``mpich``), for a fix to show."""
+    lines = []
+    for e in entries:
+        if e.slots is None:
+            lines.append(e.host)
+        elif style == "openmpi":
+            lines.append(f"{e.host} slots={e.slots}" + (f" max_slots={e.max_slots}" if e.max_slots else ""))
+        else:
+            lines.append(f"{e.host}:{e.slots}")
+    return "\n".join(lines)

@@ -1,0 +1,75 @@
+import pytest
+
+from torchdoctor.errors import BadInput
+from torchdoctor.mpi.hostfile import as_style, distinct_hosts, parse_hostfile, styles
+
+
+def write(tmp_path, text, name="hosts.txt"):
+    path = tmp_path / name
+    path.write_text(text)
+    return path
+
+
+def test_open_mpi_hostfile_with_comments_slots_max_slots_and_users(tmp_path):
+    path = write(
+        tmp_path,
+        "# the training cluster\n\nnode1 slots=4 max_slots=8\n  alice@node2 slots=2   # the odd one\nnode3\nnode1\n",
+    )
+    entries = parse_hostfile(path)
+    assert [(e.host, e.slots, e.max_slots, e.line) for e in entries] == [
+        ("node1", 4, 8, 3),
+        ("alice@node2", 2, None, 4),
+        ("node3", None, None, 5),
+        ("node1", None, None, 6),
+    ]
+    assert [e.hostname for e in distinct_hosts(entries)] == ["node1", "node2", "node3"]
+    assert styles(entries) == {"openmpi"}
+
+
+def test_mpich_hostfile_with_counts_and_interface(tmp_path):
+    entries = parse_hostfile(write(tmp_path, "node1:2\nnode2:2 ifhn=10.0.0.2\n10.0.0.3\n"))
+    assert [(e.host, e.slots, e.style) for e in entries] == [
+        ("node1", 2, "mpich"),
+        ("node2", 2, "mpich"),
+        ("10.0.0.3", None, "plain"),
+    ]
+    assert styles(entries) == {"mpich"}
+
+
+@pytest.mark.parametrize(
+    "line, words",
+    [
+        ("node1 slots=x", "slots must be a whole number of at least 1, not 'x'"),
+        ("node1 slots=0", "not '0'"),
+        ("node1:abc", "not 'abc'"),
+        ("node1 cores=2", "unknown option 'cores'"),
+        ("node1 slots", "expected key=value"),
+        ("node1:2 slots=2", "mixes Open MPI's key=value with MPICH's"),
+        ("node1 slots=2 ifhn=10.0.0.1", "mixes"),
+        ("node1 slots=4 max_slots=2", "max_slots=2 is less than slots=4"),
+        ("node/1 slots=2", "'node/1' is not a host name"),
+    ],
+)
+def test_a_bad_line_names_file_line_and_value(tmp_path, line, words):
+    path = write(tmp_path, f"# ok\nnode0 slots=1\n{line}\n")
+    with pytest.raises(BadInput) as error:
+        parse_hostfile(path)
+    message = str(error.value)
+    assert message.startswith(f"hostfile {path} line 3: {line!r}: "), message
+    assert words in message
+
+
+def test_missing_or_empty_hostfile_is_bad_input(tmp_path):
+    with pytest.raises(BadInput, match="does not exist"):
+        parse_hostfile(tmp_path / "nope.txt")
+    with pytest.raises(BadInput, match="lists no host"):
+        parse_hostfile(write(tmp_path, "# nothing yet\n\n"))
+
+
+def test_rewriting_between_the_two_syntaxes_round_trips(tmp_path):
+    entries = parse_hostfile(write(tmp_path, "node1:4\nnode2\nnode3:1\n"))
+    as_openmpi = as_style(entries, "openmpi")
+    assert as_openmpi.splitlines() == ["node1 slots=4", "node2", "node3 slots=1"]
+    again = parse_hostfile(write(tmp_path, as_openmpi, "converted.txt"))
+    assert [(e.host, e.slots) for e in again] == [(e.host, e.slots) for e in entries]
+    assert as_style(again, "mpich").splitlines() == ["node1:4", "node2", "node3:1"]
