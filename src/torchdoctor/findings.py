@@ -66,10 +66,10 @@ def render_human(findings: list[Finding], console=None, verbose: bool = False) -
     console = console or Console()
     for f in findings:
         mark, colour = _MARKS[f.status]
-        console.print(f"[{colour}]{mark}[/] {escape(f.summary)} [dim]({f.id})[/]", highlight=False)
+        console.print(f"[{colour}]{mark}[/] {escape(f.summary)} [dim]({f.id})[/]", highlight=False, soft_wrap=True)
         if f.fix and f.status != "ok":
-            for line in f.fix.splitlines():
-                console.print(f"    [cyan]{escape(line)}[/]", highlight=False)
+            for line in f.fix.splitlines():  # soft_wrap: a wrapped command would break when copied
+                console.print(f"    [cyan]{escape(line)}[/]", highlight=False, soft_wrap=True)
         if verbose and f.details:
             for key, value in f.details.items():
                 console.print(f"    [dim]{escape(str(key))}: {escape(_short(value))}[/]", highlight=False)

@@ -1,0 +1,99 @@
+"""`torchdoctor env`: CUDA toolkits, host compiler, GPU architecture, DeepSpeed, driver — and the exact
+command that prebuilds DeepSpeed's ops for this machine."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import typer
+
+from torchdoctor.cli.app import JSON, VERBOSE, app, report
+from torchdoctor.errors import BadInput
+
+
+@app.command()
+def env(
+    as_json: bool = JSON,
+    verbose: bool = VERBOSE,
+    deepspeed_build: bool = typer.Option(
+        False, "--deepspeed-build", help="Print the command that prebuilds DeepSpeed's ops for this machine."
+    ),
+    wheel: bool = typer.Option(
+        False, "--wheel", help="With --deepspeed-build: build a binary wheel to install on many machines."
+    ),
+    arch: str = typer.Option(
+        None,
+        "--arch",
+        metavar="LIST",
+        help='With --deepspeed-build: TORCH_CUDA_ARCH_LIST to use, e.g. "8.0;9.0".',
+    ),
+    root: Path = typer.Option(
+        Path("/"), "--root", metavar="DIR", help="Look for /usr/local/cuda*, /opt/cuda*, headers under DIR."
+    ),
+) -> None:
+    """Diagnose the CUDA build set-up: toolkits, gcc, GPU architectures, DeepSpeed, driver, NCCL."""
+    if not root.is_dir():
+        raise BadInput(f"--root {root}: not a directory")
+    if (wheel or arch) and not deepspeed_build:
+        raise BadInput(f"{'--wheel' if wheel else '--arch'} only goes with --deepspeed-build")
+    if deepspeed_build:
+        _print_deepspeed_build(wheel, arch, root, as_json)
+        raise typer.Exit(0)
+    import functools
+    import inspect
+
+    from torchdoctor.checks import discover, run_checks
+    from torchdoctor.env.torch_facts import from_torch
+
+    facts = from_torch()  # once, for every check
+    checks = []
+    for check in discover(["torchdoctor.env.checks"]):
+        given = {"root": root, "facts": facts}
+        accepted = {k: v for k, v in given.items() if k in inspect.signature(check).parameters}
+        checks.append(functools.wraps(check)(functools.partial(check, **accepted)))
+    report(run_checks(checks), as_json, verbose)
+
+
+def _print_deepspeed_build(wheel: bool, arch_value: str | None, root: Path, as_json: bool) -> None:
+    import os
+
+    from torchdoctor.env import arch, deepspeed, driver
+    from torchdoctor.env.checks import NO_EXTENSIONS
+    from torchdoctor.env.torch_facts import from_torch
+
+    facts = from_torch()
+    notes = []
+    if arch_value is not None:
+        try:
+            arch.parse_arch_list(arch_value)
+        except ValueError as error:
+            raise BadInput(f"--arch {arch_value!r}: {error}") from None
+        arch_list = arch_value
+    else:
+        gpus = list(facts.gpus) or driver.gpus_from_nvidia_smi()
+        arch_list = arch.recommended_arch_list(c for _, c in gpus) if gpus else None
+        if not arch_list:
+            notes.append(
+                "no GPU found here: add TORCH_CUDA_ARCH_LIST with the compute capabilities of the GPUs that "
+                'will run it (--arch "8.0;9.0" fills it in)'
+            )
+    headers = deepspeed.libaio_headers(root)
+    if headers is None:
+        notes.append(
+            f"DS_BUILD_AIO=1 left out: libaio headers not found ({root / 'usr/include/libaio.h'}); "
+            "for the async_io op: sudo apt install libaio-dev"
+        )
+    if not facts.cuda:
+        notes.insert(
+            0, f"torch {facts.version} is a CPU-only build: {NO_EXTENSIONS}; install a CUDA torch first"
+        )
+    jobs = os.cpu_count() or 1
+    command = deepspeed.prebuild_command(arch_list, headers is not None, jobs, wheel)
+    if as_json:
+        data = {"command": command, "notes": notes, "arch_list": arch_list, "libaio": headers, "jobs": jobs}
+        print(json.dumps(data, indent=2))
+        return
+    for note in notes:
+        print(f"# {note}")
+    print(command)

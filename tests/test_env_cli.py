@@ -1,0 +1,116 @@
+"""`torchdoctor env` and `torchdoctor check` as a user runs them, in real processes."""
+
+import json
+import os
+
+import torch
+from test_env_fakes import nvidia_smi
+
+
+def test_env_json_on_this_machine(cli):
+    result = cli("env", "--json")
+    data = json.loads(result.stdout)
+    ids = [f["id"] for f in data["findings"]]
+    assert ids == [
+        "env.toolkits",
+        "env.build_toolkit",
+        "env.toolkit_mismatch",
+        "env.host_compiler",
+        "env.gpu_arch",
+        "env.arch_list",
+        "env.deepspeed",
+        "env.driver",
+        "env.nccl",
+    ]
+    assert result.returncode == (1 if data["status"] == "fail" else 0)
+    if torch.version.cuda is None:  # this CPU machine: a valid set-up, said plainly
+        assert result.returncode == 0
+        mismatch = next(f for f in data["findings"] if f["id"] == "env.toolkit_mismatch")
+        assert "CPU-only build: no CUDA extension" in mismatch["summary"]
+
+
+def test_env_human_output(cli):
+    result = cli("env")
+    assert "(env.toolkit_mismatch)" in result.stdout and "Traceback" not in result.stderr
+    assert result.returncode in (0, 1)
+    if torch.version.cuda is None:
+        assert result.returncode == 0 and "is a CPU-only build: no CUDA extension" in result.stdout
+
+
+def test_check_runs_every_env_check():
+    from torchdoctor.checks import CHECK_MODULES, discover
+
+    names = {fn.__name__ for fn in discover(CHECK_MODULES) if fn.__module__ == "torchdoctor.env.checks"}
+    assert names == {
+        "check_toolkits",
+        "check_build_toolkit",
+        "check_toolkit_mismatch",
+        "check_host_compiler",
+        "check_gpu_arch",
+        "check_arch_list",
+        "check_deepspeed",
+        "check_driver",
+        "check_nccl",
+    }
+
+
+def test_deepspeed_build_for_this_machines_gpus(cli, tmp_path):
+    nvidia_smi(tmp_path / "bin", gpus=[("NVIDIA A100-SXM4-80GB", "8.0"), ("NVIDIA GeForce RTX 3090", "8.6")])
+    (tmp_path / "root/usr/include").mkdir(parents=True)
+    (tmp_path / "root/usr/include/libaio.h").write_text("/* libaio */\n")
+    path = f"{tmp_path / 'bin'}{os.pathsep}{os.environ['PATH']}"
+    result = cli("env", "--deepspeed-build", "--root", str(tmp_path / "root"), env={"PATH": path})
+    assert result.returncode == 0, result.stderr
+    jobs = os.cpu_count()
+    assert (
+        f'TORCH_CUDA_ARCH_LIST="8.0;8.6" DS_BUILD_CPU_ADAM=1 DS_BUILD_UTILS=1 DS_BUILD_AIO=1 MAX_JOBS={jobs} \\'
+        in result.stdout.splitlines()
+    )
+
+
+def test_deepspeed_wheel_without_libaio(tmp_path, monkeypatch, capsys):
+    from torchdoctor.cli import main
+
+    nvidia_smi(tmp_path / "bin", gpus=[("NVIDIA A100-SXM4-80GB", "8.0"), ("NVIDIA GeForce RTX 3090", "8.6")])
+    monkeypatch.setenv("PATH", f"{tmp_path / 'bin'}{os.pathsep}{os.environ['PATH']}")
+    assert main(["env", "--deepspeed-build", "--wheel", "--json", "--root", str(tmp_path)]) == 0
+    data = json.loads(capsys.readouterr().out)
+    jobs = os.cpu_count()
+    assert data["arch_list"] == "8.0;8.6" and data["libaio"] is None
+    assert f"python setup.py build_ext -j{jobs} bdist_wheel" in data["command"]
+    assert "DS_BUILD_AIO" not in data["command"]
+    assert any("sudo apt install libaio-dev" in note for note in data["notes"])
+
+
+def test_bad_env_flags_are_one_line_and_exit_2(cli, tmp_path):
+    for args, said in [
+        (["env", "--wheel"], "--wheel only goes with --deepspeed-build"),
+        (["env", "--root", str(tmp_path / "nowhere")], "nowhere: not a directory"),
+    ]:
+        result = cli(*args)
+        assert result.returncode == 2, args
+        assert result.stderr.startswith("torchdoctor: error:") and said in result.stderr
+        assert len(result.stderr.strip().splitlines()) == 1
+
+
+def test_bad_arch_value_is_named(capsys):
+    from torchdoctor.cli import main
+
+    assert main(["env", "--deepspeed-build", "--arch", "8.0;sm_86"]) == 2
+    err = capsys.readouterr().err
+    assert err == (
+        "torchdoctor: error: --arch '8.0;sm_86': TORCH_CUDA_ARCH_LIST entry 'sm_86' is not a compute "
+        "capability like '8.6' or '9.0+PTX'\n"
+    )
+
+
+def test_torch_facts_of_the_installed_torch():
+    from torchdoctor.env.torch_facts import from_torch
+
+    facts = from_torch()
+    assert (facts.version, facts.cuda) == (torch.__version__, torch.version.cuda)
+    if torch.version.cuda is None:
+        assert (facts.arch_list, facts.gpus, facts.nccl, facts.build) == ((), (), None, "CPU")
+    else:
+        assert facts.arch_list == tuple(torch.cuda.get_arch_list())
+        assert len(facts.gpus) == (torch.cuda.device_count() if torch.cuda.is_available() else 0)
