@@ -1,0 +1,95 @@
+"""`torchdoctor scale`: the per-device batch, accumulation and learning rate for another device count."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import typer
+
+from torchdoctor.cli.app import app
+from torchdoctor.errors import BadInput
+
+
+@app.command()
+def scale(
+    devices: int = typer.Option(..., "--devices", help="Devices the reference run used."),
+    per_device_batch: int = typer.Option(..., "--per-device-batch", help="Batch size each device got."),
+    target_devices: int = typer.Option(..., "--target-devices", help="Devices the new run will use."),
+    grad_accumulation: int = typer.Option(1, "--grad-accumulation", help="Gradient accumulation steps."),
+    lr: float | None = typer.Option(None, "--lr", help="Learning rate of the reference run."),
+    max_per_device_batch: int | None = typer.Option(
+        None, "--max-per-device-batch", help="Largest batch one target device can hold."
+    ),
+    as_json: bool = typer.Option(False, "--json", help="Print the plan as JSON."),
+) -> None:
+    """Keep the effective batch size (and results) when moving a run to another number of devices."""
+    from torchdoctor.reproducibility import scale_setup
+
+    for flag, value in (
+        ("--devices", devices),
+        ("--per-device-batch", per_device_batch),
+        ("--target-devices", target_devices),
+        ("--grad-accumulation", grad_accumulation),
+        ("--max-per-device-batch", max_per_device_batch),
+    ):
+        if value is not None and value < 1:
+            raise BadInput(f"{flag} {value}: expected a positive int (1 or more)")
+    if lr is not None and not (math.isfinite(lr) and lr > 0):
+        raise BadInput(f"--lr {lr}: expected a positive number")
+
+    plan = scale_setup(
+        devices,
+        per_device_batch,
+        target_devices,
+        grad_accumulation=grad_accumulation,
+        learning_rate=lr,
+        max_per_device_batch=max_per_device_batch,
+    )
+    if as_json:
+        print(json.dumps(plan.to_dict(), indent=2))
+    else:
+        print(_render(plan))
+
+
+def _render(plan) -> str:
+    ref = plan.reference
+    lr = f", learning rate {plan.base_learning_rate:g}" if plan.base_learning_rate is not None else ""
+    lines = [
+        f"reference: {ref.devices} device(s) × {ref.per_device_batch} per device × {ref.grad_accumulation} "
+        f"accumulation step(s) = effective batch {ref.effective_batch}{lr}",
+        f"target:    {plan.target_devices} device(s)",
+        "",
+    ]
+    if plan.exact:
+        rows = [("keeps the effective batch", plan.keep)]
+    else:
+        rows = [
+            (f"closest {'below' if o.effective_batch < ref.effective_batch else 'above'}", o)
+            for o in plan.closest
+        ]
+    if plan.same_per_device_batch is not None:
+        rows.append((f"keeps {ref.per_device_batch} per device", plan.same_per_device_batch))
+    header = f"{'':<28}{'per device':>10}  {'accumulation':>12}  {'effective batch':>15}"
+    if plan.base_learning_rate is not None:
+        header += f"  {'lr: none':>10}  {'linear':>10}  {'sqrt':>10}"
+    lines.append(header)
+    for label, option in rows:
+        mark = "*" if option == plan.keep and not plan.exact else " "
+        ratio = option.effective_batch / ref.effective_batch
+        row = (
+            f"{mark} {label:<26}{option.per_device_batch:>10}  {option.grad_accumulation:>12}  "
+            f"{f'{option.effective_batch} ({ratio:.3g}×)':>15}"
+        )
+        if option.learning_rate:
+            row += "".join(f"  {option.learning_rate[rule]:>10.4g}" for rule in ("none", "linear", "sqrt"))
+        lines.append(row)
+    if not plan.exact:
+        lines.append("* the nearest effective batch")
+    lines.append("")
+    lines += [f"! {warning}" for warning in plan.warnings]
+    lines.append(
+        "Seed both runs alike (torchdoctor.seed_everything(seed)); expect matching loss curves, not identical "
+        "bits: the order of floating-point sums changes with the device count."
+    )
+    return "\n".join(lines)

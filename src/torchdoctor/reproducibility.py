@@ -1,0 +1,231 @@
+"""Same results on other hardware: `seed_everything`, and `scale_setup` for moving to another device count.
+
+The batch size a DataLoader gets is per device, so moving a run from 1 GPU × 16 to 2 GPUs needs 8 per GPU
+(or the same 16 per GPU and a learning rate scaled for the doubled effective batch), plus the same seed.
+"""
+
+from __future__ import annotations
+
+import math
+import operator
+import random
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+LR_SCALINGS = ("none", "linear", "sqrt")
+_MAX_SEED = 2**32 - 1  # NumPy's global generator takes no more
+
+
+def seed_everything(seed: int) -> int:
+    """Seed Python's ``random``, NumPy's global generator (when NumPy is installed) and torch on every device.
+
+    torch is seeded on the CPU and on every CUDA/ROCm, XPU and MPS device (``torch.cuda.manual_seed_all``
+    and friends); DataLoader workers derive their seeds from it. Returns ``seed``.
+
+    ``PYTHONHASHSEED`` is left alone on purpose: Python reads it once, at start-up, so setting it here cannot
+    change this process's ``str`` hashes (or ``set`` order); it would only leak into child processes, a
+    global change nobody asked for. For hash order that repeats, start the run with ``PYTHONHASHSEED=0``.
+
+    >>> seed_everything(42)
+    42
+    """
+    try:
+        seed = operator.index(seed)  # accepts NumPy integers, refuses 4.2 and "42"
+    except TypeError:
+        raise TypeError(f"seed={seed!r}: expected an int between 0 and {_MAX_SEED}") from None
+    if isinstance(seed, bool) or not 0 <= seed <= _MAX_SEED:
+        raise ValueError(f"seed={seed!r}: expected an int between 0 and {_MAX_SEED} (NumPy's limit)")
+    random.seed(seed)
+    try:
+        import numpy
+    except ImportError:
+        pass
+    else:
+        numpy.random.seed(seed)
+    import torch
+
+    torch.manual_seed(seed)
+    # torch.manual_seed seeds the devices too in recent releases; say it explicitly for the older ones.
+    torch.cuda.manual_seed_all(seed)  # lazy: takes effect when CUDA initialises, no-op without it
+    xpu = getattr(torch, "xpu", None)
+    if xpu is not None and xpu.is_available():
+        xpu.manual_seed_all(seed)
+    mps = getattr(torch.backends, "mps", None)
+    if mps is not None and mps.is_available():
+        torch.mps.manual_seed(seed)
+    return seed
+
+
+@dataclass(frozen=True)
+class BatchSetup:
+    """Devices × per-device batch × gradient accumulation steps, and the learning rate for it per scaling."""
+
+    devices: int
+    per_device_batch: int
+    grad_accumulation: int
+    learning_rate: dict[str, float] = field(default_factory=dict)  # "none"/"linear"/"sqrt" -> lr
+
+    @property
+    def effective_batch(self) -> int:
+        return self.devices * self.per_device_batch * self.grad_accumulation
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self) | {"effective_batch": self.effective_batch}
+
+
+@dataclass(frozen=True)
+class ScalePlan:
+    """What `scale_setup` found: the set-up that keeps the effective batch (or comes closest) and the rest."""
+
+    reference: BatchSetup
+    target_devices: int
+    keep: BatchSetup  # keeps the effective batch exactly when ``exact``, else the closest
+    exact: bool
+    closest: list[BatchSetup]  # when not exact: the nearest effective batch below and above
+    same_per_device_batch: BatchSetup | None  # the reference's per-device batch kept; None above the max
+    base_learning_rate: float | None
+    warnings: list[str]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "reference": self.reference.to_dict(),
+            "target_devices": self.target_devices,
+            "exact": self.exact,
+            "keep": self.keep.to_dict(),
+            "closest": [option.to_dict() for option in self.closest],
+            "same_per_device_batch": self.same_per_device_batch and self.same_per_device_batch.to_dict(),
+            "base_learning_rate": self.base_learning_rate,
+            "warnings": self.warnings,
+        }
+
+
+def scale_setup(
+    reference_devices: int,
+    per_device_batch: int,
+    target_devices: int,
+    *,
+    grad_accumulation: int = 1,
+    learning_rate: float | None = None,
+    max_per_device_batch: int | None = None,
+) -> ScalePlan:
+    """The per-device batch and gradient accumulation that keep the effective batch on ``target_devices``.
+
+    The effective batch is devices × per-device batch × accumulation steps. Among the set-ups that keep it,
+    the one with the fewest accumulation steps (fastest) whose per-device batch is at most
+    ``max_per_device_batch`` wins. It can be kept exactly when it is a multiple of ``target_devices`` (at
+    worst with 1 per device and more steps). When not, ``exact`` is False, ``closest`` holds the
+    nearest set-ups below and above, and the learning rate for each is given under no, linear and
+    square-root scaling with the effective batch.
+
+    >>> plan = scale_setup(1, 16, 2, learning_rate=1e-3)
+    >>> plan.keep.per_device_batch, plan.keep.grad_accumulation, plan.exact
+    (8, 1, True)
+    >>> plan.same_per_device_batch.learning_rate
+    {'none': 0.001, 'linear': 0.002, 'sqrt': 0.00141421356237}
+    """
+    reference_devices = _positive_int("reference devices", reference_devices)
+    per_device_batch = _positive_int("per-device batch", per_device_batch)
+    target_devices = _positive_int("target devices", target_devices)
+    grad_accumulation = _positive_int("gradient accumulation", grad_accumulation)
+    if max_per_device_batch is not None:
+        max_per_device_batch = _positive_int("max per-device batch", max_per_device_batch)
+    if learning_rate is not None:
+        if isinstance(learning_rate, bool) or not isinstance(learning_rate, (int, float)):
+            raise TypeError(f"learning rate {learning_rate!r}: expected a number")
+        if not (math.isfinite(learning_rate) and learning_rate > 0):
+            raise ValueError(f"learning rate {learning_rate!r}: expected a positive number")
+        learning_rate = float(learning_rate)
+
+    effective = reference_devices * per_device_batch * grad_accumulation
+
+    def setup(batch: int, steps: int) -> BatchSetup:
+        rates = _learning_rates(learning_rate, target_devices * batch * steps / effective)
+        return BatchSetup(target_devices, batch, steps, rates)
+
+    below, above = _nearest(effective, target_devices, max_per_device_batch)
+    exact = below is not None and target_devices * below[0] * below[1] == effective
+    if exact:
+        keep, closest = setup(*below), []
+    else:
+        closest = [setup(*option) for option in (below, above) if option is not None]
+        # the nearer of the two; on a tie the smaller batch, whose learning rate needs no increase
+        keep = min(closest, key=lambda option: abs(option.effective_batch - effective))
+
+    warnings = []
+    if not exact:
+        shown = " and ".join(f"{o.effective_batch} ({_product(o)})" for o in closest)
+        warnings.append(
+            f"the effective batch {effective} cannot be kept exactly on {target_devices} device(s) "
+            f"({effective} is not a multiple of {target_devices}); "
+            f"closest: {shown}. Scale the learning rate with the effective batch (linear or sqrt)."
+        )
+    if keep.per_device_batch > per_device_batch and max_per_device_batch is None:
+        warnings.append(
+            f"the per-device batch grows from {per_device_batch} to {keep.per_device_batch}: if it runs out "
+            f"of memory, pass a max per-device batch (e.g. {per_device_batch}) to trade it for accumulation."
+        )
+    return ScalePlan(
+        reference=BatchSetup(
+            reference_devices,
+            per_device_batch,
+            grad_accumulation,
+            _learning_rates(learning_rate, 1.0),
+        ),
+        target_devices=target_devices,
+        keep=keep,
+        exact=exact,
+        closest=closest,
+        same_per_device_batch=(
+            None
+            if max_per_device_batch is not None and per_device_batch > max_per_device_batch
+            else setup(per_device_batch, grad_accumulation)
+        ),
+        base_learning_rate=learning_rate,
+        warnings=warnings,
+    )
+
+
+def _nearest(
+    effective: int, devices: int, max_batch: int | None
+) -> tuple[tuple[int, int] | None, tuple[int, int] | None]:
+    """(batch, steps) with the largest product ≤ ``effective`` and the smallest ≥ it; fewer steps on ties."""
+    best_below: tuple[int, int] | None = None
+    best_above: tuple[int, int] | None = None
+
+    def total(option: tuple[int, int]) -> int:
+        return devices * option[0] * option[1]
+
+    # more steps than this only add to a per-device batch of 1, which is already above the target
+    for steps in range(1, effective // devices + 2):
+        per_step = devices * steps
+        down = effective // per_step
+        if max_batch is not None:
+            down = min(down, max_batch)
+        if down >= 1 and (best_below is None or total((down, steps)) > total(best_below)):
+            best_below = (down, steps)
+        up = -(-effective // per_step)
+        if (max_batch is None or up <= max_batch) and (
+            best_above is None or total((up, steps)) < total(best_above)
+        ):
+            best_above = (up, steps)
+    return best_below, best_above
+
+
+def _learning_rates(base: float | None, ratio: float) -> dict[str, float]:
+    if base is None:
+        return {}
+    # 12 significant digits: 0.001 × 9/8 shows as 0.001125, not 0.0011250000000000001
+    rates = {"none": base, "linear": base * ratio, "sqrt": base * math.sqrt(ratio)}
+    return {rule: float(f"{rate:.12g}") for rule, rate in rates.items()}
+
+
+def _product(option: BatchSetup) -> str:
+    return f"{option.devices} × {option.per_device_batch} × {option.grad_accumulation}"
+
+
+def _positive_int(what: str, value: Any) -> int:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise TypeError(f"{what} {value!r}: expected a positive int")
+    if value < 1:
+        raise ValueError(f"{what} {value}: expected a positive int (1 or more)")
+    return value

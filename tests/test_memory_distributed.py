@@ -1,0 +1,134 @@
+"""Ranks with different memory agree on one batch size: real processes over gloo."""
+
+import json
+import os
+import socket
+import subprocess
+import sys
+
+WORKER = r"""
+import datetime, json, logging, os, sys
+import torch
+import torch.distributed as dist
+from torchdoctor import find_executable_batch_size
+
+logging.basicConfig(level=logging.INFO, format="%(name)s: %(message)s")
+dist.init_process_group("gloo", timeout=datetime.timedelta(seconds=60))
+rank = dist.get_rank()
+limit = json.loads(os.environ["LIMITS"])[rank]   # what fits in this rank's memory
+report = {"rank": rank}
+
+def train(batch_size):
+    if batch_size > limit:
+        torch.empty(2**62, dtype=torch.uint8)  # a real allocator failure, as a GPU would give
+    return batch_size
+
+for search in ("halve", "binary"):
+    tries = []
+    def counted(batch_size):
+        tries.append(batch_size)
+        return train(batch_size)
+    report[search] = find_executable_batch_size(counted, 128, search=search)()
+    report[search + "_tries"] = tries
+
+def crash_on_rank_1(batch_size):
+    if rank == 1 and batch_size == 64:
+        raise ValueError("bad labels on rank 1")
+    return train(batch_size)
+
+try:
+    find_executable_batch_size(crash_on_rank_1, 128)()
+except Exception as error:
+    report["crash"] = f"{type(error).__name__}: {error}"
+# the real pattern: probe one DDP step without gradient sync, then train an epoch at the agreed size
+torch.manual_seed(0)
+model = torch.nn.parallel.DistributedDataParallel(torch.nn.Linear(4, 1))
+data = torch.utils.data.TensorDataset(torch.randn(400, 4), torch.randn(400, 1))
+
+@find_executable_batch_size(starting_batch_size=128)
+def probe(batch_size):
+    train(batch_size)
+    with model.no_sync():  # no rank may sit in an all-reduce while another is out of memory
+        torch.nn.functional.mse_loss(model(data.tensors[0][:batch_size]), data.tensors[1][:batch_size]).backward()
+    return batch_size
+
+batch_size = probe()
+sampler = torch.utils.data.distributed.DistributedSampler(data)
+steps = 0
+for x, y in torch.utils.data.DataLoader(data, batch_size=batch_size, sampler=sampler):
+    torch.nn.functional.mse_loss(model(x), y).backward()  # all-reduces: would hang on unequal step counts
+    steps += 1
+report["ddp"] = [batch_size, steps]
+print(json.dumps(report), flush=True)
+dist.destroy_process_group()
+"""
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def run_ranks(tmp_path, limits):
+    script = tmp_path / "worker.py"
+    script.write_text(WORKER)
+    port = str(free_port())
+    procs = []
+    for rank in range(len(limits)):
+        env = dict(os.environ, RANK=str(rank), WORLD_SIZE=str(len(limits)), MASTER_ADDR="127.0.0.1")
+        env.update(MASTER_PORT=port, LIMITS=json.dumps(limits), OMP_NUM_THREADS="1")
+        procs.append(
+            subprocess.Popen(
+                [sys.executable, str(script)],
+                env=env,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                text=True,
+            )
+        )
+    reports = []
+    try:
+        for proc in procs:
+            out, err = proc.communicate(timeout=90)
+            assert proc.returncode == 0, err[-2000:]
+            reports.append(json.loads(out.strip().splitlines()[-1]) | {"log": err})
+    finally:
+        for proc in procs:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
+    return reports
+
+
+def test_ranks_with_different_memory_end_with_the_same_batch_size(tmp_path):
+    # rank 1 has the least memory: everybody must settle on what fits there
+    reports = run_ranks(tmp_path, [100, 37, 70])
+    assert [r["halve"] for r in reports] == [32, 32, 32]
+    assert [r["binary"] for r in reports] == [37, 37, 37]
+    # every rank tried the same sizes in the same order: no rank waits for a try the others skip
+    assert len({json.dumps(r["binary_tries"]) for r in reports}) == 1
+    assert reports[0]["halve_tries"] == [128, 64, 32]
+
+    # 400 samples over 3 ranks, 134 each: 5 steps of 32 on every rank
+    assert [r["ddp"] for r in reports] == [[32, 5]] * 3
+
+    # one log line per try, from rank 0 only, naming the ranks that ran out of memory
+    log = [line for line in reports[0]["log"].splitlines() if line.startswith("torchdoctor.memory")]
+    assert log[0].startswith(
+        "torchdoctor.memory: [rank 0] find_executable_batch_size: batch size 128: out of memory on rank(s) 0, 1, 2 "
+        "of 3 (DefaultCPUAllocator: can't allocate memory: you tried to allocate 4611686018427387904 bytes."
+    )
+    assert log[1:4] == [
+        "torchdoctor.memory: [rank 0] find_executable_batch_size: batch size 64: out of memory on rank(s) 1 of 3",
+        "torchdoctor.memory: [rank 0] find_executable_batch_size: batch size 32: fits",
+        "torchdoctor.memory: [rank 0] find_executable_batch_size: settled on batch size 32 after 3 tries",
+    ]
+    assert "find_executable_batch_size" not in reports[1]["log"] + reports[2]["log"]
+
+    # a rank failing with a real error raises it; the others stop too instead of waiting forever
+    assert reports[1]["crash"] == "ValueError: bad labels on rank 1"
+    for report in (reports[0], reports[2]):
+        assert report["crash"].startswith(
+            "RuntimeError: `crash_on_rank_1` failed on rank(s) 1 at batch size 64"
+        )
