@@ -1,0 +1,107 @@
+"""What both trainer callbacks share: the detector comes off on the way out of a forward that raised, only then."""
+
+import subprocess
+import sys
+
+import pytest
+import torch
+from torch import nn
+
+from torchdoctor.integrations._attach import Attached, options
+from torchdoctor.numerics.detector import InfNanDetected
+
+
+class TwoLayers(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.first = nn.Linear(3, 3)
+        self.second = nn.Linear(3, 3)
+
+    def forward(self, x):
+        return self.second(self.first(x))
+
+
+def hook_count(model: nn.Module) -> int:
+    return sum(len(m._forward_hooks) + len(m._forward_pre_hooks) for m in model.modules())
+
+
+def overflowing_input() -> torch.Tensor:
+    return torch.tensor([[float("inf"), 1.0, 1.0]])
+
+
+def test_overflow_raises_and_every_hook_comes_off(capsys):
+    model = TwoLayers()
+    attached = Attached(model, options(21, None, None, None, False))
+    assert hook_count(model) == 3 + 2  # one per module, plus the two that watch for exceptions
+    model(torch.ones(1, 3))
+    assert attached.attached
+    with pytest.raises(InfNanDetected) as error:
+        model(overflowing_input())
+    assert error.value.module_name in ("first", "second")
+    assert "Detected inf/nan during batch_number=1" in capsys.readouterr().out
+    assert not attached.attached and hook_count(model) == 0
+    attached.remove()  # twice is fine
+
+
+def test_a_hook_added_after_ours_does_not_turn_the_overflow_into_another_error():
+    model = TwoLayers()
+    attached = Attached(model, options(21, None, None, None, False))
+    calls = []
+    users_hook = model.register_forward_hook(lambda m, a, out: calls.append(1))
+    with pytest.raises(InfNanDetected):
+        model(overflowing_input())
+    assert not attached.attached
+    # the user's own hook stays, and still works
+    assert hook_count(model) == 1
+    model(torch.ones(1, 3))
+    assert calls
+    users_hook.remove()
+
+
+def test_a_forward_called_from_inside_an_except_block_keeps_the_hooks():
+    model = TwoLayers()
+    attached = Attached(model, options(21, None, None, None, False))
+    try:
+        raise KeyError("the caller's own, handled")
+    except KeyError:
+        model(torch.ones(1, 3))  # e.g. a retry after an out-of-memory error
+    assert attached.attached and hook_count(model) == 5
+    # an exception inside the forward that is not an overflow takes them off too: training is over
+    with pytest.raises(RuntimeError):
+        model(torch.ones(1, 4))
+    assert not attached.attached and hook_count(model) == 0
+
+
+@pytest.mark.parametrize(
+    "bad, message",
+    [
+        ({"max_frames_to_save": 0}, "max_frames_to_save must be a positive int, got 0"),
+        (
+            {"trace_batch_nums": ["1"]},
+            r"trace_batch_nums must be a list of batch numbers \(ints\), got \['1'\]",
+        ),
+        ({"abort_after_batch_num": 1.5}, "abort_after_batch_num must be an int or None, got 1.5"),
+    ],
+)
+def test_bad_options_are_named_before_training_starts(bad, message):
+    values = {
+        "max_frames_to_save": 21,
+        "trace_batch_nums": None,
+        "abort_after_batch_num": None,
+        "file": None,
+        "check_gradients": False,
+    }
+    with pytest.raises(ValueError, match=message):
+        options(**{**values, **bad})
+
+
+def test_importing_torchdoctor_imports_neither_transformers_nor_lightning():
+    code = (
+        "import sys, torchdoctor, torchdoctor.integrations, torchdoctor.numerics.fp32\n"
+        "torchdoctor.keep_in_fp32, torchdoctor.DebugUnderflowOverflow\n"
+        "print(sorted(m for m in sys.modules if m.split('.')[0] in "
+        "('transformers', 'lightning', 'pytorch_lightning', 'lightning_fabric')))\n"
+    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "[]"

@@ -1,0 +1,133 @@
+"""DebugUnderflowOverflowCallback in a real lightning.Trainer on CPU."""
+
+import io
+
+import pytest
+import torch
+from torch import nn
+
+lightning = pytest.importorskip("lightning")
+
+from torchdoctor.integrations.lightning import DebugUnderflowOverflowCallback  # noqa: E402
+from torchdoctor.numerics.detector import InfNanDetected  # noqa: E402
+
+
+class Regression(lightning.LightningModule):
+    """A two-layer regression; ``call_self`` picks ``self(x)`` or ``self.model(x)`` in ``training_step``."""
+
+    def __init__(self, plant_overflow: bool = False, call_self: bool = True):
+        super().__init__()
+        torch.manual_seed(0)
+        self.model = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 1))
+        self.call_self = call_self
+        if plant_overflow:  # weights grown until the second layer's output no longer fits in fp32
+            with torch.no_grad():
+                self.model[0].weight.mul_(1e20)
+                self.model[2].weight.mul_(1e20)
+        self.batches_seen = []
+
+    def forward(self, x):
+        return self.model(x)
+
+    def training_step(self, batch, batch_index):
+        x, y = batch
+        prediction = self(x) if self.call_self else self.model(x)
+        return nn.functional.mse_loss(prediction, y)
+
+    def on_train_batch_end(self, outputs, batch, batch_index):
+        detector = self.trainer.callbacks[0].detector
+        self.batches_seen.append(detector.batch_number if detector else None)
+
+    def configure_optimizers(self):
+        return torch.optim.SGD(self.parameters(), lr=0.01)
+
+
+def loader():
+    generator = torch.Generator().manual_seed(1)
+    x = torch.rand(16, 4, generator=generator) + 0.5
+    data = torch.utils.data.TensorDataset(x, x.sum(dim=1, keepdim=True))
+    return torch.utils.data.DataLoader(data, batch_size=4)
+
+
+def fit(module, callback, max_steps=3):
+    trainer = lightning.Trainer(
+        accelerator="cpu",
+        max_steps=max_steps,
+        logger=False,
+        enable_checkpointing=False,
+        enable_progress_bar=False,
+        enable_model_summary=False,
+        callbacks=[callback],
+    )
+    trainer.fit(module, loader())
+    return trainer
+
+
+def hook_count(module) -> int:
+    return sum(len(m._forward_hooks) + len(m._forward_pre_hooks) for m in module.modules())
+
+
+def test_planted_overflow_caught_report_names_the_module_and_the_hooks_come_off(capsys):
+    module = Regression(plant_overflow=True)
+    callback = DebugUnderflowOverflowCallback(max_frames_to_save=2)
+    with pytest.raises(InfNanDetected) as error:
+        fit(module, callback)
+    assert error.value.module_name == "model.2"
+    assert error.value.batch_number == 0
+    out = capsys.readouterr().out
+    assert "Detected inf/nan during batch_number=0" in out
+    assert "Last 2 forward frames:" in out
+    assert f"{' ' * 17}model.2 Linear" in out
+    assert callback.detector is None and hook_count(module) == 0
+
+
+def test_healthy_run_completes_options_apply_and_hooks_come_off(capsys):
+    module = Regression()
+    output = io.StringIO()
+    callback = DebugUnderflowOverflowCallback(trace_batch_nums=[1], file=output)
+    trainer = fit(module, callback)
+    assert trainer.global_step == 3
+    assert module.batches_seen == [1, 2, 3]  # attached during fit, one batch per step
+    assert callback.detector is None and hook_count(module) == 0
+    traced = output.getvalue()
+    assert "*** Starting batch number=1 ***" in traced and "model.2 Linear" in traced
+    assert "batch number=2" not in traced
+    assert "Starting batch number" not in capsys.readouterr().out
+
+
+def test_module_option_watches_the_submodule_training_step_calls():
+    module = Regression(call_self=False)
+    fit(module, DebugUnderflowOverflowCallback(module="model"), max_steps=2)
+    assert module.batches_seen == [1, 2]
+    assert hook_count(module) == 0
+
+
+def test_a_watched_module_never_called_is_warned_about_once():
+    module = Regression(call_self=False)
+    with pytest.warns(
+        UserWarning, match=r"Regression's forward was not called during training batch 0.*\['model'\]"
+    ):
+        fit(module, DebugUnderflowOverflowCallback(), max_steps=2)
+    assert module.batches_seen == [0, 0]
+
+
+def test_unknown_module_is_named_with_the_children():
+    callback = DebugUnderflowOverflowCallback(module="modle")
+    with pytest.raises(
+        ValueError, match=r"module='modle'\): Regression has no such submodule; .*\['model'\]"
+    ):
+        fit(Regression(), callback)
+
+
+class FailsAfterForward(Regression):
+    def training_step(self, batch, batch_index):
+        super().training_step(batch, batch_index)
+        raise RuntimeError("the loss function broke")
+
+
+def test_an_exception_outside_the_forward_takes_the_hooks_off_too():
+    module = FailsAfterForward()
+    callback = DebugUnderflowOverflowCallback()
+    with pytest.raises(RuntimeError, match="the loss function broke"):
+        fit(module, callback)
+    assert callback.detector is None and hook_count(module) == 0
