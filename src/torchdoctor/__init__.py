@@ -24,6 +24,7 @@ _EXPORTS = {
     "set_breakpoint": "torchdoctor.distributed.trigger",
     "check_breakpoint": "torchdoctor.distributed.trigger",
     "watch_for_hangs": "torchdoctor.distributed.watchdog",
+    "heartbeat": "torchdoctor.distributed.watchdog",
     # memory and reproducibility
     "find_executable_batch_size": "torchdoctor.memory",
     "seed_everything": "torchdoctor.reproducibility",

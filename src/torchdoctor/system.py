@@ -125,3 +125,92 @@ def check_accelerators(seen: dict | None = None, build: str | None = None, envir
     return Finding(
         "sys.accelerators", "ok", "no GPU visible; CPU build of torch (communication tests use gloo)", seen
     )
+
+
+MIN_KERNEL = (5, 5)
+
+
+def check_kernel(release: str | None = None, system: str | None = None) -> Finding:
+    """Linux kernels older than 5.5 are known to make multi-process runs hang; upgrading is the fix.
+
+    >>> check_kernel("5.4.0-42-generic", "Linux").status
+    'warn'
+    """
+    import re
+
+    release = platform.release() if release is None else release
+    system = platform.system() if system is None else system
+    details = {"system": system, "release": release}
+    if system != "Linux":
+        return Finding("sys.kernel", "skip", f"not Linux ({system} {release}): no kernel check", details)
+    match = re.match(r"(\d+)\.(\d+)", release)
+    if match is None:
+        return Finding(
+            "sys.kernel", "skip", f"Linux kernel release {release!r} has no version number", details
+        )
+    version = (int(match[1]), int(match[2]))
+    if version < MIN_KERNEL:
+        return Finding(
+            "sys.kernel",
+            "warn",
+            f"Linux kernel {release} is older than 5.5: multi-process runs are known to hang on it",
+            details,
+            "Upgrade the kernel to 5.5 or newer and reboot (in a container, upgrade the host: the kernel "
+            "is the host's).\nUbuntu 20.04: sudo apt install --install-recommends linux-generic-hwe-20.04",
+        )
+    return Finding("sys.kernel", "ok", f"Linux kernel {release}", details)
+
+
+# DataLoader workers hand every batch over through /dev/shm, and NCCL's intra-node transport keeps its
+# buffers there; docker's default of 64 MiB fails with "Bus error" or NCCL "unhandled system error" as
+# soon as a few batches are in flight. 1 GiB is enough for typical set-ups (a few workers, 8 GPUs).
+MIN_SHM_BYTES = 2**30
+
+
+def check_shm(
+    size_bytes: int | None = None, free_bytes: int | None = None, path: str = "/dev/shm"
+) -> Finding:
+    """``/dev/shm`` (shared memory for DataLoader workers and NCCL) smaller than 1 GiB, or with less than
+    1 GiB free, is a warning."""
+    import os
+    import shutil
+
+    if size_bytes is None:
+        if not os.path.isdir(path):
+            if platform.system() != "Linux":
+                return Finding("sys.shm", "skip", f"no {path} on {platform.system()}", {"path": path})
+            return Finding(
+                "sys.shm",
+                "warn",
+                f"{path} does not exist: DataLoader workers and NCCL cannot share memory",
+                {"path": path},
+                f"sudo mkdir -p {path} && sudo mount -t tmpfs -o size=8G tmpfs {path}",
+            )
+        usage = shutil.disk_usage(path)
+        size_bytes, free_bytes = usage.total, usage.free
+    details = {"path": path, "size_bytes": size_bytes, "free_bytes": free_bytes}
+    size, free = _gib(size_bytes), _gib(free_bytes) if free_bytes is not None else None
+    free_text = f", {free} free" if free is not None else ""
+    if size_bytes < MIN_SHM_BYTES:
+        return Finding(
+            "sys.shm",
+            "warn",
+            f"{path} is only {size}{free_text}: DataLoader workers and NCCL need at least 1 GiB "
+            "(docker's default is 64 MiB)",
+            details,
+            "docker run --shm-size=8g ...   (or --ipc=host)\n"
+            f"outside a container: sudo mount -o remount,size=8G {path}",
+        )
+    if free_bytes is not None and free_bytes < MIN_SHM_BYTES:
+        return Finding(
+            "sys.shm",
+            "warn",
+            f"{path} is {size} but only {free} is free: something fills it (files crashed runs left behind?)",
+            details,
+            f"du -sh {path}/* | sort -h | tail   # then remove what no running job uses",
+        )
+    return Finding("sys.shm", "ok", f"{path} is {size}{free_text}", details)
+
+
+def _gib(size: int) -> str:
+    return f"{size / 2**30:.1f} GiB" if size >= 2**30 else f"{size / 2**20:.0f} MiB"

@@ -1,3 +1,227 @@
-"""``dist.*`` checks: debug mode and the timeouts in effect."""
+"""``dist.*`` checks: debug mode and the timeouts in effect.
+
+Each check reads the environment a run would start with (``environ``, default ``os.environ``) and says
+whether a hang will be caught and reported, or will sit there until someone kills the job.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+
+from torchdoctor.findings import Finding
 
 AREA = "dist"
+
+_ON = ("1", "true", "yes", "on")
+_OFF = ("0", "false", "no", "off", "")
+
+# torch >= 2.2 reads the TORCH_-prefixed names; the bare NCCL_ ones still work, with a deprecation warning.
+_RENAMED = {
+    "NCCL_ASYNC_ERROR_HANDLING": "TORCH_NCCL_ASYNC_ERROR_HANDLING",
+    "NCCL_BLOCKING_WAIT": "TORCH_NCCL_BLOCKING_WAIT",
+    "NCCL_DESYNC_DEBUG": "TORCH_NCCL_DESYNC_DEBUG",
+}
+# TORCH_NCCL_ASYNC_ERROR_HANDLING: 0 no handling, 1 tear down, 2 clean up only, 3 skip clean-up (default)
+_ASYNC_MODES = {"0": "no handling", "1": "tear down", "2": "clean up only", "3": "skip clean-up"}
+# Variables people set believing they bound a collective's wait; neither torch nor NCCL reads them.
+_NOT_READ = ("NCCL_TIMEOUT", "TORCH_NCCL_TIMEOUT", "TORCH_DISTRIBUTED_TIMEOUT")
+_TORCH_DEBUG_LEVELS = ("OFF", "INFO", "DETAIL")
+_NCCL_DEBUG_LEVELS = ("VERSION", "WARN", "INFO", "TRACE")
+
+
+def _environ(environ: Mapping[str, str] | None) -> Mapping[str, str]:
+    return os.environ if environ is None else environ
+
+
+def _debug_mode_on(environ: Mapping[str, str]) -> bool:
+    try:
+        from torchdoctor.distributed.debug import debug_mode_enabled
+    except ImportError:  # debug mode not installed in this build: read the variable the same way
+        return environ.get("TORCHDOCTOR_DEBUG_MODE", "").strip().lower() in _ON
+    return bool(debug_mode_enabled(environ))
+
+
+def check_debug_mode(environ: Mapping[str, str] | None = None) -> Finding:
+    """Whether torchdoctor's debug-mode collectives are on, and whether its timeout setting is valid."""
+    environ = _environ(environ)
+    mode = environ.get("TORCHDOCTOR_DEBUG_MODE")
+    timeout = environ.get("TORCHDOCTOR_DEBUG_TIMEOUT")
+    details = {"TORCHDOCTOR_DEBUG_MODE": mode, "TORCHDOCTOR_DEBUG_TIMEOUT": timeout}
+    if mode is not None and mode.strip().lower() not in _ON + _OFF:
+        return Finding(
+            "dist.debug_mode",
+            "warn",
+            f"TORCHDOCTOR_DEBUG_MODE={mode!r} is neither on (1) nor off (0)",
+            details,
+            "export TORCHDOCTOR_DEBUG_MODE=1   # or: torchdoctor launch --debug script.py",
+        )
+    if timeout is not None:
+        try:
+            seconds = float(timeout)
+        except ValueError:
+            seconds = -1.0
+        if not seconds > 0:
+            return Finding(
+                "dist.debug_mode",
+                "warn",
+                f"TORCHDOCTOR_DEBUG_TIMEOUT={timeout!r} is not a positive number of seconds",
+                details,
+                "export TORCHDOCTOR_DEBUG_TIMEOUT=60",
+            )
+    on = _debug_mode_on(environ)
+    details["enabled"] = on
+    if not on and environ.get("ACCELERATE_DEBUG_MODE", "").strip().lower() in _ON:
+        details["ACCELERATE_DEBUG_MODE"] = environ["ACCELERATE_DEBUG_MODE"]
+        return Finding(
+            "dist.debug_mode",
+            "warn",
+            "ACCELERATE_DEBUG_MODE is set but torchdoctor's debug mode is off: it reads its own variable",
+            details,
+            "export TORCHDOCTOR_DEBUG_MODE=1",
+        )
+    if on:
+        limit = f", timeout {timeout}s" if timeout is not None else ""
+        return Finding(
+            "dist.debug_mode",
+            "ok",
+            f"debug mode on: collectives compare shapes across ranks first{limit} (slower; for debugging)",
+            details,
+        )
+    return Finding(
+        "dist.debug_mode",
+        "ok",
+        "debug mode off (a shape mismatch in a collective hangs; TORCHDOCTOR_DEBUG_MODE=1 turns it on)",
+        details,
+    )
+
+
+def check_nccl_error_handling(environ: Mapping[str, str] | None = None) -> Finding:
+    """Whether a NCCL collective that times out is aborted (the run fails) or left to hang forever."""
+    environ = _environ(environ)
+    details = {name: environ.get(name) for name in (*_RENAMED, *_RENAMED.values())}
+    details["TORCH_NCCL_ENABLE_MONITORING"] = environ.get("TORCH_NCCL_ENABLE_MONITORING")
+    old = [name for name in _RENAMED if name in environ and _RENAMED[name] not in environ]
+    if old:
+        renames = "\n".join(f"export {_RENAMED[n]}={environ[n]} && unset {n}" for n in old)
+        return Finding(
+            "dist.nccl_error_handling",
+            "warn",
+            f"{', '.join(old)}: deprecated name(s); torch reads {', '.join(_RENAMED[n] for n in old)}",
+            details,
+            renames,
+        )
+    mode = environ.get("TORCH_NCCL_ASYNC_ERROR_HANDLING", "3").strip()
+    if mode not in _ASYNC_MODES:
+        return Finding(
+            "dist.nccl_error_handling",
+            "warn",
+            f"TORCH_NCCL_ASYNC_ERROR_HANDLING={mode!r} is not one of 0, 1, 2, 3",
+            details,
+            "unset TORCH_NCCL_ASYNC_ERROR_HANDLING   # the default, 3, aborts a timed-out collective",
+        )
+    blocking = environ.get("TORCH_NCCL_BLOCKING_WAIT", "0").strip().lower() in _ON
+    if mode == "0" and not blocking:
+        return Finding(
+            "dist.nccl_error_handling",
+            "warn",
+            "TORCH_NCCL_ASYNC_ERROR_HANDLING=0: a NCCL collective that times out is never aborted, "
+            "the run hangs instead of failing",
+            details,
+            "unset TORCH_NCCL_ASYNC_ERROR_HANDLING   # or: export TORCH_NCCL_ASYNC_ERROR_HANDLING=1",
+        )
+    if environ.get("TORCH_NCCL_ENABLE_MONITORING", "1").strip().lower() in _OFF:
+        return Finding(
+            "dist.nccl_error_handling",
+            "warn",
+            "TORCH_NCCL_ENABLE_MONITORING=0: a NCCL watchdog that is itself stuck is never killed",
+            details,
+            "unset TORCH_NCCL_ENABLE_MONITORING",
+        )
+    how = "blocking wait (the caller raises after the timeout)" if blocking else _ASYNC_MODES[mode]
+    return Finding(
+        "dist.nccl_error_handling",
+        "ok",
+        f"a timed-out NCCL collective is aborted ({how}; timeout = init_process_group(timeout=...))",
+        details,
+    )
+
+
+def check_timeout_variables(environ: Mapping[str, str] | None = None) -> Finding | None:
+    """Variables that look like a collective timeout but that nothing reads, and a bad heartbeat timeout."""
+    environ = _environ(environ)
+    ignored = [name for name in _NOT_READ if name in environ]
+    if ignored:
+        return Finding(
+            "dist.timeout",
+            "warn",
+            f"{', '.join(f'{n}={environ[n]}' for n in ignored)}: neither torch nor NCCL reads "
+            f"{'this variable' if len(ignored) == 1 else 'these variables'}",
+            {name: environ[name] for name in ignored},
+            "Set the collective timeout in the script:\n"
+            "    torch.distributed.init_process_group(backend, timeout=datetime.timedelta(minutes=30))",
+        )
+    heartbeat = environ.get("TORCH_NCCL_HEARTBEAT_TIMEOUT_SEC")
+    if heartbeat is not None and not heartbeat.strip().isdigit():
+        return Finding(
+            "dist.timeout",
+            "warn",
+            f"TORCH_NCCL_HEARTBEAT_TIMEOUT_SEC={heartbeat!r} is not a whole number of seconds",
+            {"TORCH_NCCL_HEARTBEAT_TIMEOUT_SEC": heartbeat},
+            "export TORCH_NCCL_HEARTBEAT_TIMEOUT_SEC=480   # torch's default",
+        )
+    return None
+
+
+def check_torch_distributed_debug(environ: Mapping[str, str] | None = None) -> Finding:
+    """``TORCH_DISTRIBUTED_DEBUG``: an invalid level makes ``init_process_group`` fail; DETAIL is slow."""
+    environ = _environ(environ)
+    level = environ.get("TORCH_DISTRIBUTED_DEBUG")
+    details = {"TORCH_DISTRIBUTED_DEBUG": level}
+    if level is None:
+        return Finding(
+            "dist.torch_debug",
+            "ok",
+            "TORCH_DISTRIBUTED_DEBUG unset (DETAIL checks collective consistency, at a cost)",
+            details,
+        )
+    if level.upper() not in _TORCH_DEBUG_LEVELS:
+        return Finding(
+            "dist.torch_debug",
+            "warn",
+            f"TORCH_DISTRIBUTED_DEBUG={level!r} is not one of {', '.join(_TORCH_DEBUG_LEVELS)}: "
+            "init_process_group will fail",
+            details,
+            "export TORCH_DISTRIBUTED_DEBUG=DETAIL   # or unset it",
+        )
+    if level.upper() == "DETAIL":
+        return Finding(
+            "dist.torch_debug",
+            "ok",
+            "TORCH_DISTRIBUTED_DEBUG=DETAIL: every collective is checked for consistency (slow; for debugging)",
+            details,
+        )
+    return Finding("dist.torch_debug", "ok", f"TORCH_DISTRIBUTED_DEBUG={level}", details)
+
+
+def check_nccl_debug(environ: Mapping[str, str] | None = None) -> Finding:
+    """``NCCL_DEBUG``: an unknown level is ignored by NCCL; unset, a NCCL error says little."""
+    environ = _environ(environ)
+    level = environ.get("NCCL_DEBUG")
+    details = {"NCCL_DEBUG": level, "NCCL_DEBUG_SUBSYS": environ.get("NCCL_DEBUG_SUBSYS")}
+    if level is None:
+        return Finding(
+            "dist.nccl_debug",
+            "ok",
+            "NCCL_DEBUG unset (to see why NCCL fails or hangs: export NCCL_DEBUG=INFO)",
+            details,
+        )
+    if level.upper() not in _NCCL_DEBUG_LEVELS:
+        return Finding(
+            "dist.nccl_debug",
+            "warn",
+            f"NCCL_DEBUG={level!r} is not one of {', '.join(_NCCL_DEBUG_LEVELS)}: NCCL ignores it",
+            details,
+            "export NCCL_DEBUG=INFO",
+        )
+    return Finding("dist.nccl_debug", "ok", f"NCCL_DEBUG={level.upper()}", details)

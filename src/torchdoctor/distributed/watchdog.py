@@ -1,0 +1,615 @@
+"""Hang watchdog: when a run stops making progress, say where every rank is waiting, then end it.
+
+**Progress** means any of:
+
+- the Python stack of a rank's main thread changed since the last look (a thread samples it every second,
+  reading only; a training loop moves all the time, a rank waiting in a collective or a sleep does not);
+- a rank called `heartbeat()` (for a step that sits on one line, one long C call, for minutes);
+- under ``torchdoctor launch``, a worker wrote anything to stdout or stderr.
+
+Two ways to use it:
+
+- ``torchdoctor launch --watchdog 300 train.py``: the run is stuck when *no* worker made progress for 300 s
+  (the clock starts when the first worker starts the script). The launcher then asks every worker for its stack
+  with a signal (``faulthandler``, so even a rank blocked in C code answers), prints one report and stops the
+  run with exit status 1. Works whatever the script does.
+- ``torchdoctor.watch_for_hangs(300)`` in the script, under any launcher: a thread in each rank watches that
+  rank; the first rank to make no progress for 300 s asks the others for their stacks through the process
+  group's store (not through a collective, which would hang too), prints one report, and every rank exits.
+
+Pick a timeout of minutes, longer than the longest step: a rank that really spends the whole timeout on one
+line (a checkpoint save, one huge kernel) without output or `heartbeat()` counts as stuck.
+"""
+
+from __future__ import annotations
+
+import faulthandler
+import json
+import linecache
+import os
+import re
+import signal
+import subprocess
+import sys
+import sysconfig
+import threading
+import time
+import traceback
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TextIO
+
+from torchdoctor.distributed.ranks import current, from_environment
+
+# Set by `torchdoctor launch --watchdog` for its workers.
+DIR_VARIABLE = "TORCHDOCTOR_WATCHDOG_DIR"
+SECONDS_VARIABLE = "TORCHDOCTOR_WATCHDOG_SECONDS"
+# The launcher sends it to a stuck worker and faulthandler writes the stack. Not SIGUSR1/SIGUSR2: Lightning
+# and SLURM set-ups use those to requeue a job. A real-time signal nobody else uses, where there are some.
+DUMP_SIGNAL = signal.SIGRTMIN + 5 if hasattr(signal, "SIGRTMIN") else signal.SIGUSR2
+
+COLLECTIVES = frozenset(
+    "barrier monitored_barrier all_reduce all_gather all_gather_object all_gather_into_tensor "
+    "reduce_scatter reduce_scatter_tensor broadcast broadcast_object_list reduce gather gather_object "
+    "scatter scatter_object_list all_to_all all_to_all_single send recv isend irecv batch_isend_irecv "
+    "init_process_group new_group destroy_process_group pad_across_processes".split()
+)
+_LIBRARY_DIRS = tuple(
+    {
+        os.path.realpath(sysconfig.get_paths()[k]) + os.sep
+        for k in ("stdlib", "platstdlib", "purelib", "platlib")
+    }
+)
+_OWN_DIR = os.path.dirname(os.path.dirname(os.path.realpath(__file__))) + os.sep
+
+
+@dataclass(frozen=True)
+class Frame:
+    file: str
+    line: int
+    function: str
+
+    def __str__(self) -> str:
+        return f"{self.file}:{self.line} in {self.function}"
+
+
+@dataclass
+class RankStack:
+    """Where one rank was when the stacks were taken; ``frames`` outermost first, empty when unknown."""
+
+    rank: int
+    pid: int | None = None
+    host: str = ""
+    frames: list[Frame] = field(default_factory=list)
+    note: str = ""  # why there is no stack: "exited", "did not answer within 5s", ...
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Reading stacks
+
+
+def is_user_code(path: str) -> bool:
+    """False for the standard library, installed packages, torchdoctor itself and frozen modules."""
+    if path.startswith("<"):
+        return False
+    real = os.path.realpath(path)
+    return not real.startswith(_LIBRARY_DIRS) and not real.startswith(_OWN_DIR)
+
+
+def parse_faulthandler(text: str) -> dict[int, list[Frame]]:
+    """Thread id -> frames (outermost first) from what ``faulthandler`` writes."""
+    threads: dict[int, list[Frame]] = {}
+    frames: list[Frame] | None = None
+    for line in text.splitlines():
+        header = re.match(r"(?:Current thread|Thread) (0x[0-9a-fA-F]+)", line)
+        if header:
+            frames = threads.setdefault(int(header[1], 16), [])
+            continue
+        frame = re.match(r'\s+File "(.*)", line (\d+) in (.*)$', line)
+        if frame and frames is not None:
+            frames.insert(0, Frame(frame[1], int(frame[2]), frame[3].strip()))
+    return threads
+
+
+def frames_of(frame) -> list[Frame]:
+    """A live Python frame and its callers, outermost first."""
+    return [Frame(f.filename, f.lineno or 0, f.name) for f in traceback.extract_stack(frame)]
+
+
+def collective_of(frames: list[Frame]) -> str | None:
+    """``"torch.distributed.barrier"`` when the stack is inside a collective called from user code, else None."""
+    user = [i for i, f in enumerate(frames) if is_user_code(f.file)]
+    for frame in frames[user[-1] + 1 if user else 0 :]:
+        path = frame.file.replace(os.sep, "/")
+        for package in ("torch/distributed/", "torchdoctor/distributed/"):
+            if package in path and frame.function in COLLECTIVES:
+                return f"{package.split('/')[0]}.distributed.{frame.function}"
+        if "torch/autograd/" in path and frame.function in ("backward", "_engine_run_backward"):
+            # DistributedDataParallel all-reduces the gradients inside backward and waits for it there
+            return "backward() (under DDP, the gradients' all-reduce)"
+        if path.endswith("torchdoctor/distributed/debug.py") and frame.function == "check_collective":
+            # debug mode's wrapper hides which call it checks; the user's line of code says it
+            called = re.findall(r"(\w+)\s*\(", _source(frames[user[-1]], limit=1000)) if user else []
+            name = next(
+                (f"torch.distributed.{c}" for c in reversed(called) if c in COLLECTIVES), "a collective"
+            )
+            return f"{name} (its debug-mode check: the other ranks have not arrived)"
+    return None
+
+
+def describe(stack: RankStack) -> list[str]:
+    """The lines of the report for one rank: the verdict, then the user's frames innermost first."""
+    facts = ", ".join(part for part in (f"pid {stack.pid}" if stack.pid else "", stack.host) if part)
+    who = f"rank {stack.rank}" + (f" ({facts})" if facts else "")
+    if not stack.frames:
+        return [f"{who}: no stack: {stack.note or 'unknown'}"]
+    collective = collective_of(stack.frames)
+    user = [f for f in stack.frames if is_user_code(f.file)]
+    innermost = stack.frames[-1]
+    if collective:
+        lines = [f"{who}: waiting in {collective}"]
+    elif user and innermost is not user[-1]:
+        lines = [f"{who}: not in a collective; in {innermost.function} ({innermost.file}:{innermost.line})"]
+    else:
+        lines = [f"{who}: not in a collective"]
+    shown = user[-4:] if user else stack.frames[-4:]
+    return lines + [f"    {frame}{_source(frame)}" for frame in reversed(shown)]
+
+
+def _source(frame: Frame, limit: int = 60) -> str:
+    """``": dist.barrier()"``: the line of code, when this machine has the file (the launcher's does)."""
+    text = linecache.getline(frame.file, frame.line).strip()
+    if not text:
+        return ""
+    return f": {text if len(text) <= limit else text[: limit - 1] + '…'}"
+
+
+def diagnosis(stacks: list[RankStack]) -> str:
+    """One sentence on what the stacks say: which ranks wait where the others never came."""
+    waiting: dict[str, list[int]] = {}
+    elsewhere = []
+    for stack in stacks:
+        collective = collective_of(stack.frames) if stack.frames else None
+        if collective:
+            waiting.setdefault(collective, []).append(stack.rank)
+        else:
+            elsewhere.append(stack.rank)
+    if len(waiting) == 1 and elsewhere:
+        ((collective, ranks),) = waiting.items()
+        return (
+            f"rank(s) {_ranks(elsewhere)} never reached {collective}, where rank(s) {_ranks(ranks)} wait: "
+            "look for a condition on the rank (an `if rank == ...`, an early `return` or `break`) before it."
+        )
+    if len(waiting) > 1:
+        places = "; ".join(f"rank(s) {_ranks(r)} in {c}" for c, r in waiting.items())
+        return f"the ranks wait in different collectives ({places}): they must call them in the same order."
+    if waiting:
+        ((collective, ranks),) = waiting.items()
+        return f"every rank waits in {collective}: a rank on another node, or a peer process, never came."
+    return "no rank is in a collective: the run is stuck in the script itself."
+
+
+def format_report(stacks: list[RankStack], timeout: float, extra: str = "") -> str:
+    """The hang report: one block per rank, then the diagnosis."""
+    lines = [f"torchdoctor: hang: no progress for {timeout:g}s. Where every rank is:", ""]
+    for stack in sorted(stacks, key=lambda s: s.rank):
+        lines += describe(stack)
+    lines += ["", diagnosis(stacks)]
+    if extra:
+        lines.append(extra)
+    return "\n".join(lines) + "\n"
+
+
+def _ranks(ranks: list[int]) -> str:
+    return ", ".join(str(r) for r in sorted(ranks))
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Progress, in the worker
+
+_beat = [time.monotonic()]  # when this process last called heartbeat()
+
+
+def heartbeat() -> None:
+    """Tell the watchdog this rank is making progress: call it once per step where one step may sit on a
+    single line for longer than the watchdog's timeout (a long C call, a slow ``next(loader)``)."""
+    _beat[0] = time.monotonic()
+
+
+def _stack_signature(frame) -> tuple:
+    signature = []
+    while frame is not None:
+        signature.append((id(frame.f_code), frame.f_lineno))
+        frame = frame.f_back
+    return tuple(signature)
+
+
+class ProgressSampler:
+    """A daemon thread that looks at the main thread's stack every ``interval`` seconds and calls
+    ``on_progress()`` when it moved or `heartbeat()` was called, and ``on_idle(idle_seconds)`` when not."""
+
+    def __init__(
+        self,
+        interval: float,
+        on_progress: Callable[[], None] = lambda: None,
+        on_idle: Callable[[float], None] = lambda idle: None,
+    ) -> None:
+        self.interval = interval
+        self.on_progress, self.on_idle = on_progress, on_idle
+        self._stop = threading.Event()
+        self._main = threading.main_thread().ident
+        self._thread = threading.Thread(target=self._run, name="torchdoctor-watchdog", daemon=True)
+
+    def start(self) -> ProgressSampler:
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self._stop.set()
+
+    def _run(self) -> None:
+        last_signature, last_beat, last_move = None, _beat[0], time.monotonic()
+        while not self._stop.wait(self.interval):
+            frame = sys._current_frames().get(self._main)
+            signature = _stack_signature(frame)
+            del frame
+            if signature != last_signature or _beat[0] != last_beat:
+                last_signature, last_beat, last_move = signature, _beat[0], time.monotonic()
+                self.on_progress()
+            else:
+                self.on_idle(time.monotonic() - last_move)
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Launcher mode: the worker side (called by torchdoctor.distributed.bootstrap)
+
+_worker: dict = {}  # what prepare_worker set up: the open stack file (faulthandler writes to it), ...
+
+
+def prepare_worker(script: str, environ=None) -> None:
+    """In a worker started by ``torchdoctor launch --watchdog``: let the launcher see progress and ask for
+    the stack. Does nothing when the launcher did not ask for a watchdog."""
+    environ = os.environ if environ is None else environ
+    directory = environ.get(DIR_VARIABLE)
+    if not directory:
+        return
+    info = from_environment(environ)
+    base = Path(directory) / f"rank{info.rank}"
+    stack_file = open(f"{base}.stack", "w")  # noqa: SIM115 - faulthandler writes to it until the end
+    faulthandler.register(DUMP_SIGNAL, file=stack_file, all_threads=True, chain=False)
+    beat_file = Path(f"{base}.beat")
+    beat_file.touch()
+    meta = {
+        "rank": info.rank,
+        "pid": os.getpid(),
+        "host": info.host,
+        "main_thread": threading.main_thread().ident,
+        "script": os.path.realpath(script),
+    }
+    Path(f"{base}.json.tmp").write_text(json.dumps(meta))
+    os.replace(f"{base}.json.tmp", f"{base}.json")  # the launcher never reads half a file
+    interval = min(1.0, float(environ.get(SECONDS_VARIABLE, "5")) / 5)
+    sampler = ProgressSampler(interval, on_progress=lambda: _touch(beat_file)).start()
+    _worker.update(stack_file=stack_file, sampler=sampler, done=Path(f"{base}.done"))
+
+
+def _touch(path: Path) -> None:
+    try:
+        os.utime(path)
+    except OSError:  # the launcher removed its folder: the run is over anyway
+        pass
+
+
+def worker_finished() -> None:
+    """The script returned (or raised): tell the launcher, and from now on ignore its stack signal, since
+    faulthandler lets go of it while the interpreter shuts down and the signal would then kill the worker."""
+    if not _worker:
+        return
+    _worker["sampler"].stop()
+    faulthandler.unregister(DUMP_SIGNAL)
+    signal.signal(DUMP_SIGNAL, signal.SIG_IGN)
+    _worker["done"].touch()
+    _worker["stack_file"].close()
+    _worker.clear()
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Launcher mode: the launcher side
+
+
+def is_alive(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as stat:
+            return stat.read().rsplit(")", 1)[1].split()[0] not in ("Z", "X")
+    except (FileNotFoundError, ProcessLookupError):
+        return False
+    except OSError:  # no /proc: ask the kernel
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return False
+        return True
+
+
+def workers_in(directory: Path) -> list[dict]:
+    workers = []
+    for path in sorted(directory.glob("rank*.json")):
+        try:
+            workers.append(json.loads(path.read_text()))
+        except (OSError, ValueError):
+            continue
+    return workers
+
+
+def stuck_for(directory: Path, last_output: float = 0.0, now: float | None = None) -> float:
+    """Seconds since any worker last made progress (``last_output``: when a worker last wrote output, as
+    ``time.time()``); 0 while no worker has started the script yet."""
+    now = time.time() if now is None else now
+    latest = None
+    running = [w for w in workers_in(directory) if not (directory / f"rank{w['rank']}.done").exists()]
+    if not running:  # the scripts have all returned: a slow exit is not a hang
+        return 0.0
+    for worker in running:
+        try:
+            beat = (directory / f"rank{worker['rank']}.beat").stat().st_mtime
+        except OSError:
+            continue
+        latest = beat if latest is None else max(latest, beat)
+    if latest is None:
+        return 0.0
+    return now - max(latest, last_output)
+
+
+def collect_stacks(directory: Path, wait: float = 5.0) -> list[RankStack]:
+    """Signal every live worker to write its stack, wait (at most ``wait`` seconds) and read them."""
+    workers = workers_in(directory)
+    asked = []
+    stacks = []
+    for worker in workers:
+        stack = RankStack(worker["rank"], worker["pid"], worker.get("host", ""))
+        stacks.append(stack)
+        if (directory / f"rank{worker['rank']}.done").exists():
+            stack.note = "its script had already returned"
+            continue
+        if not is_alive(worker["pid"]):
+            stack.note = "the process had already exited"
+            continue
+        try:
+            os.kill(worker["pid"], DUMP_SIGNAL)
+            asked.append((worker, stack))
+        except OSError as error:
+            stack.note = f"cannot signal pid {worker['pid']}: {error.strerror}"
+    deadline = time.monotonic() + wait
+    pending = list(asked)
+    sizes: dict[int, int] = {}
+    while pending and time.monotonic() < deadline:
+        time.sleep(0.1)
+        for worker, stack in list(pending):
+            path = directory / f"rank{worker['rank']}.stack"
+            size = path.stat().st_size if path.exists() else 0
+            if size and sizes.get(stack.rank) == size:  # written, and no longer growing
+                threads = parse_faulthandler(path.read_text(errors="replace"))
+                # faulthandler lists the oldest thread, the main one, last
+                stack.frames = threads.get(worker.get("main_thread")) or [[], *threads.values()][-1]
+                pending.remove((worker, stack))
+            sizes[stack.rank] = size
+    for _, stack in pending:
+        stack.note = f"did not answer within {wait:g}s"
+    return stacks
+
+
+@dataclass
+class Supervision:
+    """What `supervise` saw: the exit status, and the hang report when the watchdog stopped the run."""
+
+    returncode: int
+    report: str = ""
+
+
+def supervise(
+    process: subprocess.Popen,
+    directory: Path,
+    timeout: float,
+    stop_run: Callable[[], None],
+    poll: float = 0.25,
+) -> Supervision:
+    """Wait for ``process`` (torchrun, its stdout and stderr piped), passing its output on; when no worker
+    made progress for ``timeout`` seconds, collect every worker's stack, call ``stop_run()`` and return the
+    report with exit status 1."""
+    last_output = [time.time()]
+    pumps = [
+        threading.Thread(target=_pump, args=(pipe, out, last_output), daemon=True)
+        for pipe, out in ((process.stdout, sys.stdout), (process.stderr, sys.stderr))
+    ]
+    for pump in pumps:
+        pump.start()
+    result = None
+    while result is None and process.poll() is None:
+        time.sleep(poll)
+        if stuck_for(directory, last_output[0]) < timeout:
+            continue
+        stacks = collect_stacks(directory)
+        if process.poll() is not None:  # finished while we looked: not a hang
+            break
+        stop_run()
+        where = f"Full stacks: {directory}/rank*.stack. The run was stopped."
+        result = Supervision(1, format_report(stacks, timeout, where))
+    for pump in pumps:
+        pump.join(timeout=5)  # an orphaned worker may hold the pipe open; do not wait for it forever
+    return result or Supervision(process.wait())
+
+
+def _pump(pipe, out: TextIO, last_output: list[float]) -> None:
+    """Copy ``pipe`` to ``out`` as it comes (no line buffering: progress bars use \\r), noting the time."""
+    target = getattr(out, "buffer", None)
+    while True:
+        chunk = os.read(pipe.fileno(), 65536)
+        if not chunk:
+            return
+        last_output[0] = time.time()
+        if target is not None:
+            target.write(chunk)
+        else:
+            out.write(chunk.decode(errors="replace"))
+        out.flush()
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Library mode
+
+_KEY = "torchdoctor/watchdog/"
+
+
+class HangWatch:
+    """What `watch_for_hangs` returns: ``stop()`` it (or leave the ``with`` block) to stop watching."""
+
+    def __init__(self, timeout: float, exit_code: int | None, stream: TextIO | None, collect: float) -> None:
+        self.timeout, self.exit_code, self.stream, self.collect = timeout, exit_code, stream, collect
+        self.fired = False
+        self._sampler = ProgressSampler(min(1.0, timeout / 5), on_progress=self._moved, on_idle=self._idle)
+
+    def start(self) -> HangWatch:
+        self._sampler.start()
+        return self
+
+    def stop(self) -> None:
+        self._sampler.stop()
+
+    def __enter__(self) -> HangWatch:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.stop()
+
+    def _moved(self) -> None:
+        self.fired = False
+        self._answer_if_asked()
+
+    def _idle(self, idle: float) -> None:
+        if self._answer_if_asked() or self.fired or idle < self.timeout:
+            return
+        self.fired = True
+        store, rank, world = _store_and_rank()
+        own = RankStack(rank, os.getpid(), current().host, _main_frames())
+        if store is None or world == 1:
+            self._finish(format_report([own], self.timeout))
+            return
+        try:
+            first = store.add(_KEY + "asked", 1) == 1
+            store.set(f"{_KEY}stack/{rank}", json.dumps(_stack_dict(own)))
+            if not first:
+                return self._wait_and_exit(store)
+            stacks = _read_stacks(store, world, self.collect)
+        except Exception as error:  # the store died with rank 0: report what this rank knows
+            self._finish(format_report([own], self.timeout, f"(other ranks unreachable: {error})"))
+            return
+        self._write(format_report(stacks, self.timeout))
+        try:
+            store.set(_KEY + "reported", "1")  # the others exit once the report is out
+        except Exception:
+            pass
+        self._finish("")
+
+    def _answer_if_asked(self) -> bool:
+        store, rank, _ = _store_and_rank()
+        try:
+            if store is None or not store.check([_KEY + "asked"]) or store.check([f"{_KEY}stack/{rank}"]):
+                return False
+            own = RankStack(rank, os.getpid(), current().host, _main_frames())
+            store.set(f"{_KEY}stack/{rank}", json.dumps(_stack_dict(own)))
+        except Exception:
+            return False
+        self._wait_and_exit(store)
+        return True
+
+    def _wait_and_exit(self, store) -> None:
+        deadline = time.monotonic() + self.collect + 5
+        while time.monotonic() < deadline:
+            try:
+                if store.check([_KEY + "reported"]):
+                    break
+            except Exception:
+                break
+            time.sleep(0.2)
+        self._finish("")
+
+    def _write(self, report: str) -> None:
+        stream = self.stream or sys.stderr
+        stream.write(report)
+        stream.flush()
+
+    def _finish(self, report: str) -> None:
+        if report:
+            self._write(report)
+        if self.exit_code is not None:
+            sys.stdout.flush()
+            sys.stderr.flush()
+            os._exit(self.exit_code)  # the main thread is stuck in C code: nothing else ends it
+
+
+def watch_for_hangs(
+    timeout: float, *, exit_code: int | None = 1, stream: TextIO | None = None, collect: float = 10.0
+) -> HangWatch:
+    """Watch this rank for a hang: no progress (see the module doc) for ``timeout`` seconds.
+
+    Then the first rank to notice collects every rank's stack through the process group's store (for at most
+    ``collect`` seconds), writes one report to ``stream`` (default ``sys.stderr``), and every rank exits with
+    ``exit_code`` (``None``: report once and go on). Call it in every rank, after ``init_process_group``.
+    It needs the GIL to look: a rank stuck in C code that holds the GIL is only caught by
+    ``torchdoctor launch --watchdog``, which asks for the stack with a signal instead::
+
+        torchdoctor.watch_for_hangs(300)
+    """
+    if not timeout > 0:
+        raise ValueError(f"watch_for_hangs: timeout={timeout!r} must be a positive number of seconds")
+    while _watching:  # a second call replaces the first rather than adding a second watcher
+        _watching.pop().stop()
+    _watching.append(HangWatch(timeout, exit_code, stream, collect).start())
+    return _watching[-1]
+
+
+_watching: list[HangWatch] = []
+
+
+def _store_and_rank():
+    dist = sys.modules.get("torch.distributed")  # not imported: there is no process group to ask
+    try:
+        if dist is not None and dist.is_available() and dist.is_initialized():
+            from torch.distributed.distributed_c10d import _get_default_store
+
+            return _get_default_store(), dist.get_rank(), dist.get_world_size()
+    except Exception:  # no usable store: this rank reports alone
+        pass
+    info = current()
+    return None, info.rank, info.world_size
+
+
+def _main_frames() -> list[Frame]:
+    frame = sys._current_frames().get(threading.main_thread().ident)
+    return frames_of(frame) if frame is not None else []
+
+
+def _stack_dict(stack: RankStack) -> dict:
+    return {
+        "rank": stack.rank,
+        "pid": stack.pid,
+        "host": stack.host,
+        "frames": [[f.file, f.line, f.function] for f in stack.frames],
+    }
+
+
+def _read_stacks(store, world: int, collect: float) -> list[RankStack]:
+    deadline = time.monotonic() + collect
+    keys = {rank: f"{_KEY}stack/{rank}" for rank in range(world)}
+    while time.monotonic() < deadline and not store.check(list(keys.values())):
+        time.sleep(0.2)
+    stacks = []
+    for rank, key in keys.items():
+        if not store.check([key]):
+            stacks.append(RankStack(rank, note=f"did not answer within {collect:g}s"))
+            continue
+        data = json.loads(store.get(key))
+        frames = [Frame(*f) for f in data["frames"]]
+        stacks.append(RankStack(data["rank"], data["pid"], data["host"], frames))
+    return stacks

@@ -1,0 +1,100 @@
+import json
+
+from torchdoctor.distributed.checks import (
+    check_debug_mode,
+    check_nccl_debug,
+    check_nccl_error_handling,
+    check_timeout_variables,
+    check_torch_distributed_debug,
+)
+
+
+def test_debug_mode_off_by_default_and_on_with_the_variable():
+    off = check_debug_mode({})
+    assert off.id == "dist.debug_mode" and off.status == "ok" and "off" in off.summary
+    on = check_debug_mode({"TORCHDOCTOR_DEBUG_MODE": "1", "TORCHDOCTOR_DEBUG_TIMEOUT": "30"})
+    assert on.status == "ok" and "debug mode on" in on.summary and "30s" in on.summary
+
+
+def test_debug_mode_bad_values_warn_naming_them():
+    bad = check_debug_mode({"TORCHDOCTOR_DEBUG_MODE": "maybe"})
+    assert bad.status == "warn" and "'maybe'" in bad.summary and "TORCHDOCTOR_DEBUG_MODE=1" in bad.fix
+    for timeout in ("soon", "0", "-5"):
+        finding = check_debug_mode({"TORCHDOCTOR_DEBUG_MODE": "1", "TORCHDOCTOR_DEBUG_TIMEOUT": timeout})
+        assert finding.status == "warn" and repr(timeout) in finding.summary, timeout
+
+
+def test_accelerate_debug_variable_alone_warns():
+    finding = check_debug_mode({"ACCELERATE_DEBUG_MODE": "true"})
+    assert finding.status == "warn" and finding.fix == "export TORCHDOCTOR_DEBUG_MODE=1"
+
+
+def test_debug_mode_check_agrees_with_debug_mode_itself():
+    from torchdoctor.distributed.debug import debug_mode_enabled
+
+    for value in ("1", "true", "on", "0", "off", ""):
+        environ = {"TORCHDOCTOR_DEBUG_MODE": value}
+        assert check_debug_mode(environ).details["enabled"] == debug_mode_enabled(environ), value
+
+
+def test_nccl_error_handling_defaults_abort_a_timed_out_collective():
+    finding = check_nccl_error_handling({})
+    assert finding.id == "dist.nccl_error_handling" and finding.status == "ok"
+    assert "skip clean-up" in finding.summary
+    blocking = check_nccl_error_handling({"TORCH_NCCL_BLOCKING_WAIT": "1"})
+    assert blocking.status == "ok" and "blocking wait" in blocking.summary
+
+
+def test_async_error_handling_off_warns_that_the_run_hangs():
+    finding = check_nccl_error_handling({"TORCH_NCCL_ASYNC_ERROR_HANDLING": "0"})
+    assert finding.status == "warn" and "hangs" in finding.summary
+    assert "unset TORCH_NCCL_ASYNC_ERROR_HANDLING" in finding.fix
+    # blocking wait still raises in the caller after the timeout
+    both = {"TORCH_NCCL_ASYNC_ERROR_HANDLING": "0", "TORCH_NCCL_BLOCKING_WAIT": "1"}
+    assert check_nccl_error_handling(both).status == "ok"
+    assert check_nccl_error_handling({"TORCH_NCCL_ASYNC_ERROR_HANDLING": "7"}).status == "warn"
+
+
+def test_deprecated_nccl_names_warn_with_the_new_name():
+    finding = check_nccl_error_handling({"NCCL_ASYNC_ERROR_HANDLING": "1"})
+    assert finding.status == "warn" and "NCCL_ASYNC_ERROR_HANDLING" in finding.summary
+    assert "export TORCH_NCCL_ASYNC_ERROR_HANDLING=1 && unset NCCL_ASYNC_ERROR_HANDLING" == finding.fix
+
+
+def test_monitoring_off_warns():
+    finding = check_nccl_error_handling({"TORCH_NCCL_ENABLE_MONITORING": "0"})
+    assert finding.status == "warn" and finding.fix == "unset TORCH_NCCL_ENABLE_MONITORING"
+
+
+def test_timeout_variables_nobody_reads_warn_with_the_real_setting():
+    assert check_timeout_variables({}) is None
+    finding = check_timeout_variables({"NCCL_TIMEOUT": "1800"})
+    assert finding.id == "dist.timeout" and finding.status == "warn"
+    assert "NCCL_TIMEOUT=1800" in finding.summary and "init_process_group" in finding.fix
+    heartbeat = check_timeout_variables({"TORCH_NCCL_HEARTBEAT_TIMEOUT_SEC": "10m"})
+    assert heartbeat.status == "warn" and "'10m'" in heartbeat.summary
+
+
+def test_torch_distributed_debug_levels():
+    assert check_torch_distributed_debug({}).status == "ok"
+    assert "DETAIL" in check_torch_distributed_debug({"TORCH_DISTRIBUTED_DEBUG": "DETAIL"}).summary
+    bad = check_torch_distributed_debug({"TORCH_DISTRIBUTED_DEBUG": "VERBOSE"})
+    assert bad.status == "warn" and "'VERBOSE'" in bad.summary and bad.fix
+
+
+def test_nccl_debug_levels():
+    unset = check_nccl_debug({})
+    assert unset.status == "ok" and "NCCL_DEBUG=INFO" in unset.summary
+    assert check_nccl_debug({"NCCL_DEBUG": "info"}).summary == "NCCL_DEBUG=INFO"
+    bad = check_nccl_debug({"NCCL_DEBUG": "LOUD"})
+    assert bad.status == "warn" and bad.fix == "export NCCL_DEBUG=INFO"
+
+
+def test_check_command_reports_the_settings_in_effect(cli):
+    env = {"TORCH_NCCL_ASYNC_ERROR_HANDLING": "0", "NCCL_TIMEOUT": "1800", "NCCL_DEBUG": "INFO"}
+    result = cli("check", "--json", "--skip", "net", "--skip", "gpu", "--skip", "env", env=env)
+    found = {f["id"]: f for f in json.loads(result.stdout)["findings"]}
+    assert found["dist.nccl_error_handling"]["status"] == "warn"
+    assert found["dist.timeout"]["status"] == "warn"
+    assert found["dist.nccl_debug"]["summary"] == "NCCL_DEBUG=INFO"
+    assert {"sys.kernel", "sys.shm", "dist.debug_mode", "dist.torch_debug"} <= set(found)

@@ -1,0 +1,138 @@
+"""`torchdoctor launch` with real workers under torch.distributed.run (CPU, no process group needed)."""
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import textwrap
+import time
+
+from torchdoctor.distributed.watchdog import is_alive
+
+REPORT_SCRIPT = textwrap.dedent(
+    """
+    import json, os, sys
+    import torch
+    import torch.distributed as dist
+    from torchdoctor.distributed.debug import is_enabled
+
+    dist.init_process_group("gloo")
+    total = torch.ones(1)
+    dist.all_reduce(total)  # the two nodes really form one job
+    with open(os.path.join(os.environ["OUT_DIR"], f"rank{dist.get_rank()}.json"), "w") as f:
+        json.dump({
+            "name": __name__,
+            "argv": sys.argv,
+            "path0": sys.path[0],
+            "world": dist.get_world_size(),
+            "sum": total.item(),
+            "debug_env": os.environ.get("TORCHDOCTOR_DEBUG_MODE"),
+            "debug_on": is_enabled(),
+        }, f)
+    dist.destroy_process_group()
+    """
+)
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def test_two_nodes_one_from_a_config_file_one_from_flags_run_the_script_as_python_would(tmp_path):
+    script = tmp_path / "train.py"
+    script.write_text(REPORT_SCRIPT)
+    port = free_port()
+    config = tmp_path / "config.yaml"  # node 0: as `accelerate config` writes it; 4 processes in all...
+    config.write_text(
+        f"compute_environment: LOCAL_MACHINE\nnum_machines: 2\nnum_processes: 4\nmachine_rank: 0\n"
+        f"main_process_ip: 127.0.0.1\nmain_process_port: {port}\ndebug: true\nmixed_precision: bf16\n"
+    )
+    out = tmp_path / "out"
+    out.mkdir()
+    node0 = ["launch", "--config", str(config), "--nproc-per-node", "1"]  # ...but the command line wins
+    node1 = ["launch", "--nnodes", "2", "--node-rank", "1", "--master-addr", "127.0.0.1"]
+    node1 += ["--master-port", str(port), "--nproc-per-node", "1", "--debug"]
+    script_args = [str(script), "--lr", "3", "--debug"]
+    env = dict(os.environ, OUT_DIR=str(out), COLUMNS="200")
+    nodes = [
+        subprocess.Popen(
+            [sys.executable, "-m", "torchdoctor", *args, *script_args],
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for args in (node0, node1)
+    ]
+    try:
+        results = [node.communicate(timeout=100) for node in nodes]
+    finally:
+        for node in nodes:
+            node.kill()
+    assert [node.returncode for node in nodes] == [0, 0], results
+    reports = sorted(out.glob("rank*.json"))
+    assert [p.name for p in reports] == ["rank0.json", "rank1.json"]  # 1 per node, not the file's 4 / 2
+    for path in reports:
+        seen = json.loads(path.read_text())
+        assert seen["name"] == "__main__"
+        assert seen["argv"] == script_args  # options after the script are its own
+        assert seen["path0"] == str(tmp_path)
+        assert (seen["world"], seen["sum"]) == (2, 2.0)
+        assert seen["debug_env"] == "1" and seen["debug_on"] is True  # `debug: true` and `--debug`
+
+
+def test_a_failing_worker_fails_the_run(cli, tmp_path):
+    script = tmp_path / "fail.py"
+    script.write_text("import sys\nsys.exit(3)\n")
+    result = cli("launch", str(script))
+    assert result.returncode != 0
+
+
+def test_bad_input_is_one_line_and_exit_2(cli, tmp_path):
+    script = tmp_path / "train.py"
+    script.write_text("print('never runs')\n")
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("num_processes: 2\nnum_procs: 3\n")
+    cases = {
+        ("launch", str(tmp_path / "missing.py")): "missing.py': no such file",
+        ("launch", "--config", str(bad), str(script)): "bad.yaml line 2: unknown key 'num_procs'",
+        ("launch", "--config", str(tmp_path / "none.yaml"), str(script)): "none.yaml: cannot read it",
+        ("launch", "--watchdog", "0", str(script)): "--watchdog 0: must be a positive number",
+        ("launch", "--nproc-per-node", "two", str(script)): "--nproc-per-node",
+    }
+    for args, message in cases.items():
+        result = cli(*args)
+        assert result.returncode == 2, (args, result.stderr)
+        lines = result.stderr.strip().splitlines()
+        assert len(lines) == 1 and message in lines[0], (args, result.stderr)
+        assert "never runs" not in result.stdout
+
+
+def test_sigterm_to_the_launcher_stops_the_workers_too(tmp_path):
+    script = tmp_path / "sleeper.py"
+    script.write_text(
+        "import os, sys, time\nopen(sys.argv[1], 'w').write(str(os.getpid()))\ntime.sleep(90)\n"
+    )
+    pid_file = tmp_path / "worker.pid"
+    launcher = subprocess.Popen(
+        [sys.executable, "-m", "torchdoctor", "launch", str(script), str(pid_file)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        deadline = time.monotonic() + 60
+        while not (pid_file.exists() and pid_file.read_text()) and time.monotonic() < deadline:
+            time.sleep(0.2)
+        worker = int(pid_file.read_text())
+        launcher.send_signal(signal.SIGTERM)  # what `scancel` or `kill` does
+        assert launcher.wait(timeout=60) != 0
+    finally:
+        launcher.kill()
+    deadline = time.monotonic() + 30
+    while is_alive(worker) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert not is_alive(worker)

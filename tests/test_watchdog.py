@@ -1,0 +1,258 @@
+"""The hang watchdog: stacks read for real (faulthandler, live frames), and real hung 2-rank runs."""
+
+import faulthandler
+import importlib.util
+import os
+import shutil
+import subprocess
+import sys
+import textwrap
+import threading
+from pathlib import Path
+
+import pytest
+
+import torchdoctor
+from torchdoctor.distributed.watchdog import (
+    Frame,
+    ProgressSampler,
+    RankStack,
+    collective_of,
+    diagnosis,
+    format_report,
+    frames_of,
+    heartbeat,
+    is_alive,
+    parse_faulthandler,
+    watch_for_hangs,
+)
+
+HANG_SCRIPT = textwrap.dedent(
+    """
+    import time
+    import torch.distributed as dist
+    {setup}
+
+    def wait_elsewhere():
+        time.sleep(90)
+
+
+    def main():
+        dist.init_process_group("gloo")
+        {watch}
+        rank = dist.get_rank()
+        print(f"rank {{rank}} ready", flush=True)
+        if rank == 1:
+            wait_elsewhere()  # rank 1 skips the barrier
+        else:
+            dist.barrier()
+
+
+    main()
+    """
+)
+
+
+def hang_script(tmp_path, setup="", watch=""):
+    script = tmp_path / "hang.py"
+    script.write_text(HANG_SCRIPT.format(setup=setup, watch=watch))
+    lines = script.read_text().splitlines()
+    line_of = {
+        text: lines.index(next(line for line in lines if text in line)) + 1
+        for text in ("dist.barrier()", "time.sleep(")
+    }
+    return script, line_of
+
+
+def block_of(report: str, rank: int) -> str:
+    """The lines of the report about one rank."""
+    lines = report.splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith(f"rank {rank} "))
+    end = next((i for i in range(start + 1, len(lines)) if not lines[i].startswith("    ")), len(lines))
+    return "\n".join(lines[start:end])
+
+
+def dump_here(path):
+    with open(path, "w") as f:
+        faulthandler.dump_traceback(f, all_threads=True)
+
+
+def test_a_real_faulthandler_dump_parses_into_each_threads_frames(tmp_path):
+    release = threading.Event()
+    other = threading.Thread(target=release.wait, args=(30,))
+    other.start()
+    try:
+        dump_here(tmp_path / "stack.txt")
+    finally:
+        release.set()
+        other.join()
+    threads = parse_faulthandler((tmp_path / "stack.txt").read_text())
+    main = threads[threading.main_thread().ident]
+    assert main[-1].function == "dump_here" and main[-1].file == __file__
+    assert main[-2].function == "test_a_real_faulthandler_dump_parses_into_each_threads_frames"
+    assert any(f.function == "wait" for f in threads[other.ident])
+
+
+def test_the_collective_is_found_below_the_users_call():
+    torch_dir = importlib.util.find_spec("torch").submodule_search_locations[0]  # without importing torch
+    here = frames_of(sys._getframe())
+    assert here[-1].function == "test_the_collective_is_found_below_the_users_call"
+    waiting = here + [
+        Frame(os.path.join(torch_dir, "distributed", "c10d_logger.py"), 81, "wrapper"),
+        Frame(os.path.join(torch_dir, "distributed", "distributed_c10d.py"), 4800, "barrier"),
+    ]
+    assert collective_of(waiting) == "torch.distributed.barrier"
+    assert collective_of(here) is None
+    in_backward = here + [
+        Frame(os.path.join(torch_dir, "_tensor.py"), 625, "backward"),
+        Frame(os.path.join(torch_dir, "autograd", "__init__.py"), 354, "backward"),
+        Frame(os.path.join(torch_dir, "autograd", "graph.py"), 841, "_engine_run_backward"),
+    ]
+    assert collective_of(in_backward) == "backward() (under DDP, the gradients' all-reduce)"
+    stacks = [RankStack(0, 10, "h", waiting), RankStack(1, 11, "h", here), RankStack(2, note="exited")]
+    assert diagnosis(stacks).startswith(
+        "rank(s) 1, 2 never reached torch.distributed.barrier, where rank(s) 0"
+    )
+    report = format_report(stacks, 30)
+    assert "rank 0 (pid 10, h): waiting in torch.distributed.barrier" in report
+    assert f"    {__file__}:{here[-1].line} in {here[-1].function}" in block_of(report, 0)
+    assert "rank 2: no stack: exited" in report
+
+
+def test_a_rank_held_by_debug_mode_is_named_by_the_call_in_the_users_line(tmp_path):
+    import torchdoctor.distributed.debug as debug
+
+    script = tmp_path / "train.py"
+    script.write_text("import torch.distributed as dist\ndist.all_reduce(grads, op=dist.ReduceOp.SUM)\n")
+    frames = [
+        Frame(str(script), 2, "<module>"),
+        Frame(debug.__file__, 240, "wrapper"),
+        Frame(debug.__file__, 160, "check_collective"),
+    ]
+    assert (
+        collective_of(frames)
+        == "torch.distributed.all_reduce (its debug-mode check: the other ranks have not arrived)"
+    )
+
+
+def test_the_sampler_sees_a_main_thread_that_does_not_move_and_counts_heartbeats():
+    idle, moved = threading.Event(), []
+    sampler = ProgressSampler(0.02, on_progress=lambda: moved.append(1), on_idle=lambda s: idle.set()).start()
+    try:
+        assert idle.wait(30)  # this thread sits in Event.wait: no progress
+        done = threading.Event()
+
+        def beat():
+            for _ in range(50):
+                heartbeat()
+                done.wait(0.02)
+            done.set()
+
+        before = len(moved)
+        beater = threading.Thread(target=beat)
+        beater.start()
+        done.wait(30)  # still sitting on one line; only the heartbeats move
+        beater.join()
+    finally:
+        sampler.stop()
+    assert len(moved) - before >= 2
+
+
+def test_launch_watchdog_reports_where_each_rank_waits_and_ends_the_run(cli, tmp_path):
+    script, line_of = hang_script(tmp_path)
+    result = cli("launch", "--nproc-per-node", "2", "--watchdog", "3", str(script), timeout=100)
+    assert result.returncode == 1, result.stderr
+    report = result.stderr[result.stderr.index("torchdoctor: hang: no progress for 3s") :]
+    rank0, rank1 = block_of(report, 0), block_of(report, 1)
+    assert "waiting in torch.distributed.barrier" in rank0.splitlines()[0]
+    assert f"{script}:{line_of['dist.barrier()']} in main" in rank0
+    assert "not in a collective" in rank1.splitlines()[0]
+    assert f"{script}:{line_of['time.sleep(']} in wait_elsewhere" in rank1
+    assert "rank(s) 1 never reached torch.distributed.barrier, where rank(s) 0 wait" in report
+    pids = [int(block.split("(pid ")[1].split(",")[0]) for block in (rank0, rank1)]
+    assert not any(is_alive(pid) for pid in pids)  # the run was ended, not left hanging
+    assert result.stdout.count("ready") == 2  # the workers' output went through
+    kept = Path(report.split("Full stacks: ")[1].split("/rank*.stack")[0])
+    assert "in barrier" in (kept / "rank0.stack").read_text()  # faulthandler's own dump, kept for the user
+    shutil.rmtree(kept)
+
+
+def test_launch_watchdog_gets_the_stack_of_a_rank_stuck_in_c_code_holding_the_gil(cli, tmp_path):
+    script = tmp_path / "regex.py"
+    script.write_text(
+        "import re\n\n\ndef parse(text):\n"
+        '    return re.match(r"(a+)+$", text)  # exponential backtracking inside C, GIL held\n\n\n'
+        'parse("a" * 30 + "b")  # ends by itself within minutes, should the test fail\n'
+    )
+    result = cli("launch", "--watchdog", "2", str(script), timeout=100)
+    assert result.returncode == 1, result.stderr
+    rank0 = block_of(result.stderr[result.stderr.index("torchdoctor: hang:") :], 0)
+    assert "not in a collective; in match" in rank0 and f"{script}:5 in parse" in rank0
+    assert "no rank is in a collective" in result.stderr
+    shutil.rmtree(result.stderr.split("Full stacks: ")[1].split("/rank*.stack")[0])
+
+
+def test_launch_watchdog_leaves_a_run_that_makes_progress_alone(cli, tmp_path):
+    script = tmp_path / "busy.py"
+    script.write_text(
+        textwrap.dedent(
+            """
+            import time
+            import torch.distributed as dist
+
+            dist.init_process_group("gloo")
+            for step in range(30):
+                time.sleep(0.05)
+                total = sum(i * i for i in range(20000))
+                if step % 10 == 0:
+                    dist.barrier()
+            print("finished", dist.get_rank(), flush=True)
+            dist.destroy_process_group()
+            """
+        )
+    )
+    result = cli("launch", "--nproc-per-node", "2", "--watchdog", "3", str(script), timeout=100)
+    assert result.returncode == 0, result.stderr
+    assert "hang" not in result.stderr and result.stdout.count("finished") == 2
+
+
+def test_watch_for_hangs_in_the_script_under_plain_torchrun(tmp_path):
+    script, line_of = hang_script(
+        tmp_path, setup="import torchdoctor", watch="torchdoctor.watch_for_hangs(3)"
+    )
+    command = [
+        sys.executable,
+        "-m",
+        "torch.distributed.run",
+        "--standalone",
+        "--nproc-per-node",
+        "2",
+        str(script),
+    ]
+    env = dict(os.environ, PYTHONUNBUFFERED="1")
+    result = subprocess.run(command, capture_output=True, text=True, timeout=100, env=env)
+    assert result.returncode != 0
+    assert result.stderr.count("torchdoctor: hang:") == 1, result.stderr  # one report, not one per rank
+    report = result.stderr[result.stderr.index("torchdoctor: hang: no progress for 3s") :]
+    rank0, rank1 = block_of(report, 0), block_of(report, 1)
+    assert (
+        "waiting in torch.distributed.barrier" in rank0
+        and f"{script}:{line_of['dist.barrier()']} in main" in rank0
+    )
+    assert "not in a collective" in rank1 and f"{script}:{line_of['time.sleep(']} in wait_elsewhere" in rank1
+
+
+def test_watch_for_hangs_alone_reports_this_process_and_exits(tmp_path):
+    script = tmp_path / "alone.py"
+    script.write_text(
+        "import time, torchdoctor\ntorchdoctor.watch_for_hangs(1, exit_code=7)\ntime.sleep(60)\n"
+    )
+    result = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=60)
+    assert result.returncode == 7
+    assert "rank 0 (pid" in result.stderr and f"{script}:3 in <module>" in result.stderr
+
+
+def test_watch_for_hangs_refuses_a_non_positive_timeout():
+    with pytest.raises(ValueError, match="timeout=0"):
+        watch_for_hangs(0)
+    assert torchdoctor.watch_for_hangs is watch_for_hangs
