@@ -1,3 +1,50 @@
 """``net.*`` checks: can local processes talk to each other."""
 
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+
+from torchdoctor.distributed.ranks import from_environment
+from torchdoctor.findings import Finding
+
 AREA = "net"
+
+
+def check_communication(
+    nproc: int = 2, timeout: float = 10.0, environ: Mapping[str, str] | None = None
+) -> list[Finding]:
+    """Two local gloo workers through torch's elastic launcher: join, all_reduce checked, barrier, memory.
+
+    Short on purpose (gloo, 2 ranks, a 10 s wait per stage); ``torchdoctor net`` runs the full test on the GPUs.
+    """
+    environ = dict(os.environ if environ is None else environ)
+    info = from_environment(environ)
+    if info.launcher != "none":
+        return [
+            Finding(
+                "net.smoke",
+                "skip",
+                f"running as rank {info.rank} under {info.launcher}: the local test would start more processes",
+                {"launcher": info.launcher},
+            )
+        ]
+    try:
+        import torch.distributed as dist
+    except ImportError as error:
+        return [Finding("net.smoke", "skip", f"torch cannot be imported: {error}")]
+    if not dist.is_available() or not dist.is_gloo_available():
+        return [
+            Finding(
+                "net.smoke",
+                "fail",
+                "this torch build has no torch.distributed/gloo support",
+                {},
+                "Install a standard torch build: pip install --force-reinstall torch",
+            )
+        ]
+    from torchdoctor.net.launch import launch
+    from torchdoctor.net.verdicts import verdicts
+
+    result = launch(nproc, [f"--timeout={timeout:g}", "--backend=gloo"], timeout, environ=environ)
+    return verdicts(result.reports, result.world_size, timeout, result.output, result.finished)

@@ -1,0 +1,371 @@
+"""From what each rank reported (and what the launcher printed) to verdicts a person can act on.
+
+The ranks' reports carry job-wide observations (who never joined, who had not entered a stuck collective,
+whose contribution came back wrong), so a verdict can be given from any subset of them: all of one host's
+ranks, or a single rank under torchrun.
+"""
+
+from __future__ import annotations
+
+import re
+import socket
+from collections.abc import Mapping
+from typing import Any
+
+from torchdoctor.findings import Finding
+from torchdoctor.net.torch_errors import NCCL_DEBUG_HINT, REACH_HINT, classify
+from torchdoctor.net.worker import COLLECTIVE_STAGES
+
+# torchrun's failure block: "rank : 1 (local_rank: 1)" ... "exitcode : -11 (pid: 42)" ... "traceback : ..."
+_FAILURE = re.compile(
+    r"host\s*:\s*(?P<host>\S+)\s*\n\s*rank\s*:\s*(?P<rank>\d+) \(local_rank: \d+\)\s*\n\s*exitcode\s*:\s*"
+    r"(?P<exitcode>-?\d+)[^\n]*\n(?:[^\n]*\n)?\s*traceback\s*:\s*(?P<traceback>[^\n]*)"
+)
+_TRY_NEXT = (
+    "Then, one at a time: NCCL_P2P_DISABLE=1 (GPU peer-to-peer), NCCL_IB_DISABLE=1 (InfiniBand), "
+    "NCCL_SOCKET_IFNAME=<iface> / GLOO_SOCKET_IFNAME=<iface> (the interface the hosts share)"
+)
+
+
+def _ranks(ranks) -> str:
+    ranks = sorted(set(ranks))
+    return ("rank " if len(ranks) == 1 else "ranks ") + ", ".join(str(r) for r in ranks)
+
+
+def _who(rank: int, hosts: Mapping[int, str]) -> str:
+    host = hosts.get(rank)
+    return f"rank {rank}" + (f" on {host}" if host else "")
+
+
+def launcher_failures(output: str) -> dict[int, dict[str, Any]]:
+    """Ranks torchrun reported as failed: ``{rank: {"host", "exitcode", "signal", "traceback"}}``."""
+    failed = {}
+    for match in _FAILURE.finditer(output or ""):
+        code = int(match.group("exitcode"))
+        failed[int(match.group("rank"))] = {
+            "host": match.group("host"),
+            "exitcode": code,
+            "killed": code == -15,  # SIGTERM: torchrun stopping the others after a failure
+            "traceback": match.group("traceback").strip(),
+        }
+    return failed
+
+
+def verdicts(
+    reports: Mapping[int, Mapping[str, Any]],
+    world_size: int,
+    timeout: float,
+    output: str = "",
+    finished: bool = True,
+    expected_reports: int | None = None,
+    endpoint: str = "",
+    nnodes: int = 1,
+) -> list[Finding]:
+    """Findings for one run of the smoke test.
+
+    ``reports`` maps rank -> that rank's report (`torchdoctor.net.worker.Report` as a dict); ranks without
+    one are named from the others' observations or the launcher's ``output``. ``finished`` is False when
+    the launcher had to be stopped at its deadline. ``expected_reports`` is how many ranks report here
+    (default all of them; one host's share in a multi-node run, 1 for a single rank under torchrun).
+    ``endpoint`` and ``nnodes`` describe a multi-host rendezvous, to name it when it fails.
+    """
+    hosts: dict[int, str] = {}
+    for report in reports.values():
+        hosts.update({int(r): h for r, h in report.get("joined", {}).items()})
+    hosts.update({int(r): rep["host"] for r, rep in reports.items() if rep.get("host")})
+    failed = launcher_failures(output)
+    for rank, failure in failed.items():
+        hosts.setdefault(rank, failure["host"])
+
+    findings: list[Finding] = []
+    crashes = _crashes(reports, failed, hosts)
+    findings += crashes
+    if not crashes:
+        findings += _never_joined(reports, world_size, timeout, hosts)
+    findings += _wrong_values(reports, hosts)
+    if not findings:
+        findings += _stuck(reports, timeout, hosts)
+    if not findings:
+        findings += _other_errors(reports, hosts)
+    expected = world_size if expected_reports is None else expected_reports
+    if not findings and output and (failed or not finished or len(reports) < expected):
+        findings += _launcher_problems(output, timeout, endpoint, nnodes)
+    if not findings:
+        done = [r for r, rep in reports.items() if rep.get("stage") == "done"]
+        if reports and len(done) >= expected:
+            return [_passed(reports, world_size)]
+        findings.append(_incomplete(reports, world_size, expected, finished, hosts))
+    return findings
+
+
+def _crashes(reports, failed, hosts) -> list[Finding]:
+    findings = []
+    for rank, report in sorted(reports.items()):
+        error = report.get("error") or {}
+        if not error or report.get("missing") or report.get("stuck") or report.get("wrong"):
+            continue
+        if error.get("stage") in COLLECTIVE_STAGES or error.get("stage") == "store":
+            continue  # a communication failure, judged below
+        findings.append(
+            Finding(
+                "net.crash",
+                "fail",
+                f"{_who(rank, hosts)} crashed at {error['stage']}: {error['type']}: {error['message']}",
+                {"rank": rank, "host": hosts.get(rank), "error": error},
+                f"Fix rank {rank}'s error first (the others stopped because of it); its traceback is in the "
+                "details: torchdoctor net -v",
+            )
+        )
+    for rank, failure in sorted(failed.items()):
+        if failure["killed"] or failure["exitcode"] >= 0:
+            continue  # a normal exit status is a failure the rank's own report explains
+        findings.append(
+            Finding(
+                "net.crash",
+                "fail",
+                f"{_who(rank, hosts)} died with exit code {failure['exitcode']} ({failure['traceback']})",
+                {"rank": rank, **failure},
+                "A signal killed the process: check `dmesg` for the OOM killer or a segfault, and "
+                "`ulimit -a` / the size of /dev/shm on that host.",
+            )
+        )
+    return findings
+
+
+def _never_joined(reports, world_size, timeout, hosts) -> list[Finding]:
+    missing, seen_by, master = set(), [], ""
+    for rank, report in reports.items():
+        if report.get("missing"):
+            missing |= set(report["missing"])
+            seen_by.append(rank)
+        master = master or report.get("master", "")
+    unreached = {
+        rank: report
+        for rank, report in reports.items()
+        if (report.get("error") or {}).get("stage") == "store"
+    }
+    launchers = {report.get("launcher") for report in reports.values()}
+    findings = []
+    if missing:
+        names = ", ".join(_who(r, hosts) for r in sorted(missing))
+        joined = sorted(set(range(world_size)) - missing)
+        host, _, port = master.rpartition(":")
+        findings.append(
+            Finding(
+                "net.join",
+                "fail",
+                f"{names} never joined within {timeout:g}s ({len(joined)} of {world_size} ranks did)",
+                {"missing": sorted(missing), "joined": joined, "seen_by": seen_by, "master": master},
+                f"Check that every host started the job with the same WORLD_SIZE/--nnodes and can reach {master}.\n"
+                + REACH_HINT.format(host=host or "MASTER_ADDR", port=port or "MASTER_PORT")
+                + (
+                    "\nUnder SLURM start one task per rank with srun (`srun torchdoctor net`), not in the batch "
+                    "script itself."
+                    if "slurm" in launchers
+                    else ""
+                ),
+            )
+        )
+    for rank, report in sorted(unreached.items()):
+        master = report.get("master") or "MASTER_ADDR:MASTER_PORT"
+        host, _, port = master.rpartition(":")
+        facts = next(
+            (p.facts for p in classify(report["error"].get("message", "")) if p.kind == "unreachable"), {}
+        )
+        why = facts.get("reason") or (f"timed out after {facts['after']}" if "after" in facts else "")
+        findings.append(
+            Finding(
+                "net.join",
+                "fail",
+                f"{_who(rank, hosts)} cannot reach rank 0's store at {master}"
+                + (f" ({why})" if why else f": {report['error'].get('message', '')[:300]}"),
+                {"rank": rank, "master": master, "error": report["error"]},
+                REACH_HINT.format(host=host, port=port),
+            )
+        )
+    return findings
+
+
+def _wrong_values(reports, hosts) -> list[Finding]:
+    wrong: dict[int, dict[str, Any]] = {}
+    seen_by = []
+    for rank, report in reports.items():
+        if report.get("wrong"):
+            seen_by.append(rank)
+            for item in report["wrong"]:
+                wrong.setdefault(item["rank"], item)
+    if not wrong:
+        return []
+    parts = [
+        f"rank {r}'s {w['expected']:g} came back as {w['got']:g}"
+        if r >= 0
+        else f"the 4 MiB payload came back wrong ({w['got']})"
+        for r, w in sorted(wrong.items())
+    ]
+    return [
+        Finding(
+            "net.all_reduce",
+            "fail",
+            f"all_reduce returned wrong values on {_ranks(seen_by)}: " + "; ".join(parts),
+            {"wrong": list(wrong.values()), "seen_by": sorted(seen_by)},
+            "Data was corrupted in transit, silently. Try without GPU peer-to-peer:\n"
+            "NCCL_P2P_DISABLE=1 torchdoctor net\n"
+            "If that passes, P2P is broken on this machine: check `nvidia-smi topo -m`, and disable PCIe ACS "
+            "or the IOMMU (iommu=pt) as your board vendor documents.",
+        )
+    ]
+
+
+def _stuck(reports, timeout, hosts) -> list[Finding]:
+    by_stage: dict[str, dict[str, Any]] = {}
+    for rank, report in reports.items():
+        stuck = report.get("stuck") or {}
+        if not stuck or (report.get("error") or {}).get("type") != "Timeout":
+            continue
+        entry = by_stage.setdefault(
+            stuck["stage"], {"waiting": [], "not_entered": set(), "failed": {}, "stages": {}}
+        )
+        entry["waiting"].append(rank)
+        entry["not_entered"] |= set(stuck.get("not_entered", []))
+        entry["failed"].update({int(r): text for r, text in stuck.get("failed", {}).items()})
+        entry["stages"].update(stuck.get("stages", {}))
+    findings = []
+    for stage, entry in by_stage.items():
+        late, failed = sorted(entry["not_entered"]), entry["failed"]
+        details = {
+            "stage": stage,
+            "waiting": sorted(entry["waiting"]),
+            "not_entered": late,
+            "failed": {str(r): text for r, text in failed.items()},
+            "stages": entry["stages"],
+        }
+        if failed:  # the others wait on a rank that already failed: name it and why
+            parts, problems = [], []
+            for r, text in sorted(failed.items()):
+                found = classify(text)
+                problems += found
+                said = f"{text.split(':', 1)[0]}: {found[0].summary}" if found else text
+                parts.append(f"{_who(r, hosts)} {said}")
+            summary = f"{stage} did not complete within {timeout:g}s: {'; '.join(parts)}"
+            on = ", ".join(sorted({hosts[r] for r in failed if r in hosts})) or f"{_ranks(failed)}'s host"
+            fix = (problems[0].fix if problems else NCCL_DEBUG_HINT) + f"\n(on {on})"
+        elif late:
+            where = "; ".join(f"{_who(r, hosts)} last at {entry['stages'].get(str(r), '?')}" for r in late)
+            summary = (
+                f"{stage} did not complete within {timeout:g}s: {_ranks(late)} never entered it ({where})"
+            )
+            pids = {int(r): pid for rep in reports.values() for r, pid in rep.get("pids", {}).items()}
+            dumps = [f"py-spy dump --pid {pids[r]}   # {_who(r, hosts)}" for r in late if r in pids]
+            fix = (
+                f"{_ranks(late).capitalize()} is elsewhere: see where with py-spy (pip install py-spy) on its host:\n"
+                + ("\n".join(dumps) if dumps else "py-spy dump --pid PID")
+                + "\nIn training code this is a rank that skipped a collective or stopped early."
+            )
+        else:
+            summary = (
+                f"{stage} did not complete within {timeout:g}s although all ranks entered it: "
+                "the link between them is stuck"
+            )
+            fix = NCCL_DEBUG_HINT + "\n" + _TRY_NEXT
+        findings.append(Finding("net.collective", "fail", summary, details, fix))
+    return findings
+
+
+def _other_errors(reports, hosts) -> list[Finding]:
+    """Failures inside the backend, one finding per distinct error (naming every rank that had it)."""
+    groups: dict[tuple[str, str], list[int]] = {}
+    for rank, report in sorted(reports.items()):
+        error = report.get("error") or {}
+        if error:
+            groups.setdefault((error["stage"], error["message"]), []).append(rank)
+    findings = []
+    for (stage, _message), ranks in groups.items():
+        error = reports[ranks[0]]["error"]
+        problems = classify(f"{error.get('message', '')}\n{error.get('where', '')}")
+        hint = problems[0] if problems else None
+        names = sorted({hosts.get(r, "?") for r in ranks})
+        where = f"{_ranks(ranks)} on {', '.join(names)}"
+        fix = (hint.fix if hint else NCCL_DEBUG_HINT) + "\n" + _TRY_NEXT
+        if hint and hint.kind == "interface":
+            interfaces = reports[ranks[0]].get("interfaces") or []
+            fix = hint.fix + (f"\n{names[0]} has: {', '.join(interfaces)}" if interfaces else "")
+        findings.append(
+            Finding(
+                "net.collective",
+                "fail",
+                f"{stage} failed on {where}: "
+                + (hint.summary if hint else f"{error['type']}: {error['message'][:300]}"),
+                {"ranks": ranks, "error": error, "problems": [vars(p) for p in problems]},
+                fix,
+            )
+        )
+    return findings
+
+
+def _launcher_problems(output, timeout, endpoint, nnodes) -> list[Finding]:
+    """The launcher failed before the workers could report: read its output."""
+    this_host = socket.gethostname()
+    findings = []
+    for problem in classify(output):
+        summary = problem.summary
+        if problem.kind == "unreachable":
+            what = "the rendezvous host" if endpoint.startswith(f"{problem.facts['host']}:") else "a peer"
+            summary = f"{this_host} cannot reach {what} {summary.removeprefix('cannot reach ')}"
+        details = {"kind": problem.kind, "host": this_host, "endpoint": endpoint, **problem.facts}
+        findings.append(Finding("net.join", "fail", summary, details, problem.fix))
+    if "RendezvousTimeoutError" in output and not findings:
+        others = nnodes - 1
+        host, _, port = endpoint.rpartition(":")
+        findings.append(
+            Finding(
+                "net.join",
+                "fail",
+                f"only this node ({this_host}) reached the rendezvous at {endpoint or '?'} within {timeout:g}s: "
+                f"{others} other node{'s' if others != 1 else ''} never came",
+                {"kind": "rendezvous_timeout", "host": this_host, "endpoint": endpoint, "nnodes": nnodes},
+                "Start the same command on every node (same --nnodes, --rdzv-id, --rdzv-endpoint), and from each "
+                "of them check the endpoint is reachable:\n"
+                + REACH_HINT.format(host=host or "HOST", port=port or "PORT"),
+            )
+        )
+    return findings
+
+
+def _incomplete(reports, world_size, expected, finished, hosts) -> Finding:
+    stages = {r: rep.get("stage", "?") for r, rep in sorted(reports.items())}
+    absent = sorted(set(range(world_size)) - set(reports)) if expected == world_size else []
+    parts = [f"{_who(r, hosts)} stopped at {s}" for r, s in stages.items() if s != "done"]
+    if not reports:
+        parts.append(f"no rank reported (expected {expected})")
+    if absent:
+        parts.append(f"no report from {_ranks(absent)}")
+    why = "the launcher was stopped at its deadline" if not finished else "the launcher gave up"
+    return Finding(
+        "net.smoke",
+        "fail",
+        f"the smoke test did not finish ({why}): " + "; ".join(parts),
+        {"stages": stages, "absent": absent},
+        "Rerun with a longer --timeout and -v; " + NCCL_DEBUG_HINT,
+    )
+
+
+def _passed(reports, world_size) -> Finding:
+    first = reports.get(0) or next(iter(reports.values()))
+    hosts = sorted({h for rep in reports.values() for h in [rep["host"], *rep.get("joined", {}).values()]})
+    versions = first.get("versions", {})
+    devices = sorted({rep.get("device", "") for rep in reports.values()})
+    where = f"{len(hosts)} host{'s' if len(hosts) > 1 else ''} ({', '.join(hosts)})"
+    build = f"torch {versions.get('torch')}" if versions else ""
+    build += f", NCCL {versions['nccl']}" if versions.get("nccl") else ""
+    return Finding(
+        "net.smoke",
+        "ok",
+        f"{world_size} ranks on {where} talk to each other over {first.get('backend')}: all_reduce sum "
+        f"checked, barrier, memory on {', '.join(devices)}" + (f" ({build})" if build else ""),
+        {
+            "backend": first.get("backend"),
+            "hosts": hosts,
+            "ranks": {str(r): f"{rep['host']}:{rep['local_rank']}" for r, rep in sorted(reports.items())},
+            "versions": versions,
+        },
+    )

@@ -1,0 +1,195 @@
+"""`torchdoctor net` with real worker processes over gloo: each verdict, the bench, the `check` entry."""
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from torchdoctor.net.bandwidth import bus_factor
+from torchdoctor.net.checks import check_communication
+from torchdoctor.net.worker import FAULT_VARIABLE
+
+# Every run is bounded: the stage timeout inside the workers, and this outside, so a hang fails the test.
+RUN_LIMIT_S = 100
+
+
+def findings_of(result) -> dict[str, dict]:
+    data = json.loads(result.stdout)
+    return {f["id"]: f for f in data["findings"]}
+
+
+def test_bench_table_plot_and_expect_busbw(cli, tmp_path):
+    plot = tmp_path / "busbw.png"
+    logs = tmp_path / "logs"
+    result = cli(
+        "net",
+        "--json",
+        "--timeout=30",
+        "--sizes=64K,1M",
+        "--iters=2",
+        "--warmup=1",
+        "--expect-busbw=1000",  # no 2-core gloo run gets near 1000 GB/s: the verdict must fail
+        f"--plot={plot}",
+        "--nccl-debug",
+        f"--log-dir={logs}",
+        timeout=RUN_LIMIT_S,
+    )
+    assert result.returncode == 1, result.stderr
+    found = findings_of(result)
+    assert found["net.smoke"]["status"] == "ok" and found["net.smoke"]["details"]["backend"] == "gloo"
+    bench = found["net.bandwidth"]
+    assert bench["status"] == "fail" and "below 90% of the 1000 GB/s expected" in bench["summary"]
+    rows = bench["details"]["rows"]
+    assert [(r["op"], r["size"]) for r in rows] == [
+        (op, size)
+        for op in ("all_reduce", "all_gather", "reduce_scatter", "broadcast")
+        for size in (64 * 2**10, 2**20)
+    ]
+    for row in rows:  # the figures follow nccl-tests' definitions
+        assert row["algbw"] == pytest.approx(row["size"] / row["seconds"] / 1e9)
+        assert row["busbw"] == pytest.approx(row["algbw"] * bus_factor(row["op"], 2))
+    assert plot.read_bytes()[:4] == b"\x89PNG"
+    # gloo uses no NCCL: the summary says so, and each rank's output is kept where asked
+    assert found["net.nccl"]["status"] == "skip"
+    kept = sorted(p.read_text() for p in logs.glob("*/attempt_*/*/stdout.log"))
+    assert len(kept) == 2 and all("OK (rank" in text for text in kept)
+
+
+# The wait is the verdict for no_join and skip_collective: kept short there, but long enough for a slow rank
+# to join on a busy machine; a crash or a wrong value is judged without waiting, so the timeout is generous.
+@pytest.mark.parametrize(
+    "fault, timeout, finding_id, words",
+    [
+        ("1:crash", 30, "net.crash", ["rank 1", "crashed", "injected crash"]),
+        ("1:no_join", 6, "net.join", ["rank 1", "never joined within 6s"]),
+        ("0:wrong_value", 30, "net.all_reduce", ["rank 0's 1 came back as 42"]),
+        (
+            "1:skip_collective",
+            8,
+            "net.collective",
+            ["all_reduce did not complete within 8s", "rank 1 never entered"],
+        ),
+    ],
+)
+def test_each_fault_gets_its_verdict(cli, fault, timeout, finding_id, words):
+    result = cli("net", "--json", f"--timeout={timeout}", env={FAULT_VARIABLE: fault}, timeout=RUN_LIMIT_S)
+    assert result.returncode == 1, result.stdout + result.stderr
+    found = findings_of(result)
+    assert finding_id in found, found
+    verdict = found[finding_id]
+    assert verdict["status"] == "fail" and verdict["fix"]
+    for word in words:
+        assert word in verdict["summary"]
+    assert "net.smoke" not in found  # no pass verdict next to a failure
+
+
+@pytest.mark.parametrize(
+    "fault, finding_id, words",
+    [
+        ("1:wrong_value", "net.all_reduce", "rank 1's 2 came back as 43"),
+        ("1:skip_collective", "net.collective", "rank 1 never entered it"),  # the watchdog's own exit path
+    ],
+)
+def test_under_torchrun_rank_0_reports_for_the_job(fault, finding_id, words):
+    """As a worker of the user's own torchrun: no launcher of ours, the ranks judge from what they see."""
+    result = subprocess.run(
+        [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc-per-node=2"]
+        + ["-m", "torchdoctor", "net", "--json", "--timeout=8"],
+        capture_output=True,
+        text=True,
+        timeout=RUN_LIMIT_S,
+        env={**os.environ, FAULT_VARIABLE: fault},
+    )
+    assert result.returncode != 0
+    reports = [json.loads(block) for block in _json_blocks(result.stdout)]
+    assert reports, result.stdout + result.stderr
+    summaries = [f["summary"] for r in reports for f in r["findings"] if f["id"] == finding_id]
+    assert summaries and all(words in s for s in summaries), reports
+
+
+def _json_blocks(text: str):
+    """The JSON documents printed one after the other (one per reporting rank)."""
+    decoder, index = json.JSONDecoder(), 0
+    while (start := text.find("{", index)) != -1:
+        document, index = decoder.raw_decode(text, start)
+        yield json.dumps(document)
+
+
+def test_check_runs_two_local_gloo_ranks():
+    (finding,) = check_communication()
+    assert finding.id == "net.smoke" and finding.status == "ok", finding
+    assert finding.details["ranks"] == {
+        "0": finding.details["ranks"]["0"],
+        "1": finding.details["ranks"]["1"],
+    }
+
+
+def test_check_skips_inside_a_launched_rank():
+    (finding,) = check_communication(environ={"RANK": "1", "WORLD_SIZE": "2"})
+    assert finding.status == "skip" and "torchrun" in finding.summary
+
+
+@pytest.mark.parametrize(
+    "args, named",
+    [
+        (["--timeout=0"], "--timeout 0"),
+        (["--backend=mpi"], "--backend mpi"),
+        (["--ops=all_reduce,alltoall"], "alltoall"),
+        (["--sizes=1M,lots"], "'lots'"),
+        (["--plot=busbw.svg"], "busbw.svg"),
+        (["--plot=/no/such/dir/busbw.png"], "/no/such/dir"),
+        (["--nnodes=2"], "--rdzv-endpoint"),
+        (["--expect-busbw=-3"], "-3"),
+        (["--read-log=/no/such/nccl.log"], "/no/such/nccl.log"),
+    ],
+)
+def test_bad_input_is_one_line_and_exit_2(cli, args, named):
+    result = cli("net", *args)
+    assert result.returncode == 2, result.stdout + result.stderr
+    assert result.stderr.count("\n") == 1 and named in result.stderr and "Traceback" not in result.stderr
+
+
+def test_read_log_summarises_a_saved_failure(cli):
+    saved = Path(__file__).parent / "fixtures" / "nccl" / "socket-connect-abort-proxy-failure.log"
+    result = cli("net", "--json", f"--read-log={saved}")
+    assert result.returncode == 1
+    data = json.loads(result.stdout)
+    ids = [f["id"] for f in data["findings"]]
+    assert ids.count("net.nccl_warn") == 4
+    (join,) = [f for f in data["findings"] if f["id"] == "net.join"]
+    assert "cannot reach 10.0.0.2:45763 (Software caused connection abort)" in join["summary"]
+
+
+def test_a_launch_past_its_deadline_is_stopped_and_judged():
+    """The backstop behind the workers' own timeouts: the launcher and its workers are killed, not waited on."""
+    from torchdoctor.net.launch import launch
+    from torchdoctor.net.verdicts import verdicts
+
+    # rank 1 never joins and rank 0 would wait 60 s for it; the deadline ends the run first
+    env = {**os.environ, FAULT_VARIABLE: "1:no_join"}
+    result = launch(2, ["--timeout=60"], 60, environ=env, deadline_s=8)
+    assert not result.finished
+    (finding,) = verdicts(result.reports, result.world_size, 60, result.output, result.finished)
+    assert finding.status == "fail" and "stopped at its deadline" in finding.summary
+
+
+def test_under_srun_a_rank_that_cannot_reach_rank_0_names_the_address(cli):
+    """A SLURM task on its own: MASTER_ADDR/PORT come from the node list and job id; nobody listens there."""
+    slurm = {
+        "SLURM_PROCID": "1",
+        "SLURM_NTASKS": "2",
+        "SLURM_LOCALID": "0",
+        "SLURM_NTASKS_PER_NODE": "1",
+        "SLURM_STEP_NODELIST": "127.0.0.1",
+        "SLURM_JOB_ID": "17",  # -> port 20017
+    }
+    result = cli("net", "--json", "--timeout=3", env=slurm, timeout=RUN_LIMIT_S)
+    assert result.returncode == 1, result.stdout + result.stderr
+    (finding,) = json.loads(result.stdout)["findings"]
+    assert finding["id"] == "net.join"
+    assert "rank 1 on " in finding["summary"]
+    assert "cannot reach rank 0's store at 127.0.0.1:20017 (timed out after 3000ms)" in finding["summary"]
+    assert "nc -zv 127.0.0.1 20017" in finding["fix"]
