@@ -1,0 +1,156 @@
+"""What debug mode costs per collective: all_reduce of a small and a medium tensor on 2 ranks over gloo.
+
+Measured in one run, side by side: plain ``torch.distributed.all_reduce`` without and with
+``torchdoctor.distributed.debug.enable()``, and ``reduce(..., "sum")`` from torchdoctor and from accelerate,
+each with debug mode off and on. Prints microseconds per call and the ratios.
+
+    python benchmarks/debug_mode_overhead.py [--quick]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import time
+from datetime import timedelta
+
+SIZES = {"small (8 floats)": 8, "medium (1M floats, 4 MB)": 1 << 20}
+ROUNDS = 9
+
+
+def worker(iterations: dict[str, int]) -> None:
+    import torch
+    import torch.distributed as dist
+
+    dist.init_process_group("gloo")
+    from accelerate.state import PartialState
+    from accelerate.utils import reduce as accelerate_reduce
+
+    import torchdoctor.distributed as td
+    from torchdoctor.distributed import debug
+
+    state = PartialState(cpu=True)
+    assert state.distributed_type.value == "MULTI_CPU", state.distributed_type
+
+    def torch_all_reduce(t):
+        dist.all_reduce(t)
+
+    def torchdoctor_reduce(t):
+        td.reduce(t, reduction="sum")
+
+    def accelerate_sum(t):
+        accelerate_reduce(t, reduction="sum")
+
+    def set_modes(torchdoctor_on: bool, accelerate_on: bool, torch_checked: bool) -> None:
+        os.environ["TORCHDOCTOR_DEBUG_MODE"] = "1" if torchdoctor_on else "0"
+        state.debug = accelerate_on  # PartialState reads ACCELERATE_DEBUG_MODE once; switch it for this run
+        debug.enable() if torch_checked else debug.disable()
+
+    cases = [
+        ("torch.distributed.all_reduce", torch_all_reduce, (False, False, False)),
+        ("  … after torchdoctor debug.enable()", torch_all_reduce, (False, False, True)),
+        ("torchdoctor.distributed.reduce, debug off", torchdoctor_reduce, (False, False, False)),
+        ("torchdoctor.distributed.reduce, debug on", torchdoctor_reduce, (True, False, True)),
+        ("accelerate.utils.reduce, debug off", accelerate_sum, (False, False, False)),
+        ("accelerate.utils.reduce, debug on", accelerate_sum, (False, True, False)),
+    ]
+    # Rounds of every case in turn, and the fastest round (as timeit does): other load on the machine only
+    # ever adds time, and it hits all cases alike.
+    results: dict[str, dict[str, float]] = {}
+    for size_name, numel in SIZES.items():
+        tensor = torch.ones(numel)
+        n = iterations[size_name]
+        per_call: dict[str, list[float]] = {name: [] for name, _, _ in cases}
+        for _ in range(ROUNDS):
+            for name, call, modes in cases:
+                set_modes(*modes)
+                call(tensor)  # warm-up
+                dist.barrier()
+                start = time.perf_counter()
+                for _ in range(n):
+                    call(tensor)
+                per_call[name].append((time.perf_counter() - start) / n * 1e6)
+        for name, times in per_call.items():
+            results.setdefault(name, {})[size_name] = min(times)
+    set_modes(False, False, False)
+    if dist.get_rank() == 0:
+        print(json.dumps(results), flush=True)
+    dist.destroy_process_group()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="fewer iterations (about 10 s)")
+    parser.add_argument("--worker", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.worker:
+        worker(json.loads(args.worker))
+        return
+
+    import torch.distributed as dist
+
+    iterations = dict(zip(SIZES, (30, 3) if args.quick else (150, 10), strict=True))
+    # the job's store lives here, as torchrun's agent hosts it
+    store = dist.TCPStore("127.0.0.1", 0, 2, True, timedelta(seconds=300), wait_for_workers=False)
+    env = {
+        **os.environ,
+        "MASTER_ADDR": "127.0.0.1",
+        "MASTER_PORT": str(store.port),
+        "WORLD_SIZE": "2",
+        "LOCAL_WORLD_SIZE": "2",
+        "TORCHELASTIC_USE_AGENT_STORE": "True",
+        "OMP_NUM_THREADS": "1",
+    }
+    procs = [
+        subprocess.Popen(
+            [sys.executable, __file__, "--worker", json.dumps(iterations)],
+            env={**env, "RANK": str(rank), "LOCAL_RANK": str(rank)},
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+        for rank in range(2)
+    ]
+    outputs = [proc.communicate(timeout=600)[0] for proc in procs]
+    if any(proc.returncode for proc in procs):
+        sys.exit(f"a worker failed: exit codes {[p.returncode for p in procs]}")
+    results = json.loads(outputs[0].strip().splitlines()[-1])
+
+    sizes = list(SIZES)
+    print(
+        f"debug-mode cost per collective, 2 ranks, gloo on CPU, {os.cpu_count()} cores, fastest of {ROUNDS} rounds"
+    )
+    print(f"{'':44}" + "".join(f"{name:>28}" for name in sizes))
+    for name, row in results.items():
+        print(f"{name:44}" + "".join(f"{row[s]:>25.1f} µs" for s in sizes))
+    print()
+    ratios = [
+        (
+            "torch all_reduce: checked / plain",
+            "  … after torchdoctor debug.enable()",
+            "torch.distributed.all_reduce",
+        ),
+        (
+            "torchdoctor reduce: debug on / off",
+            "torchdoctor.distributed.reduce, debug on",
+            "torchdoctor.distributed.reduce, debug off",
+        ),
+        (
+            "accelerate reduce: debug on / off",
+            "accelerate.utils.reduce, debug on",
+            "accelerate.utils.reduce, debug off",
+        ),
+        (
+            "debug on: torchdoctor / accelerate",
+            "torchdoctor.distributed.reduce, debug on",
+            "accelerate.utils.reduce, debug on",
+        ),
+    ]
+    for label, top, bottom in ratios:
+        print(f"{label:44}" + "".join(f"{results[top][s] / results[bottom][s]:>27.2f}x" for s in sizes))
+
+
+if __name__ == "__main__":
+    main()

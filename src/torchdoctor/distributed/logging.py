@@ -1,0 +1,153 @@
+"""Rank-aware logging: log once from the main process, or from every rank in rank order.
+
+``get_logger(name)`` wraps ``logging.getLogger(name)``; each call takes ``main_process_only=True`` (only rank 0
+logs) and ``in_order=False``. ``in_order=True`` makes every rank log, rank 0 first: rank *r* waits for rank
+*r-1*'s "done" key in the process group's store, logs, then sets its own; rank 0 waits for the last rank's key
+of the previous ordered message. That is no collective at all, every rank takes part whatever its log level (so a rank that filters the message cannot leave
+the others waiting), and a rank that never logs the message only delays the next one by the debug timeout
+(``TORCHDOCTOR_DEBUG_TIMEOUT``), it does not hang it.
+
+Messages carry a ``[rank N]`` prefix when there is more than one rank. The root logger is never touched: give
+your logger a handler (``logging.basicConfig(...)``) as usual.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import sys
+from datetime import timedelta
+from typing import Any
+
+from torchdoctor.distributed import ranks
+
+_KEY_PREFIX = "torchdoctor/log"
+_ordered_messages = 0
+# Python >= 3.11 counts stacklevel in frames outside logging itself; 3.10 would count its own frames too
+_COUNTS_OUR_FRAMES = sys.version_info >= (
+    3,
+    11,
+)  # in_order messages logged so far by this process; the same on every rank
+
+
+class RankLogger(logging.LoggerAdapter):
+    """A `logging.LoggerAdapter` whose methods take ``main_process_only`` and ``in_order``."""
+
+    def __init__(self, logger: logging.Logger) -> None:
+        super().__init__(logger, {})
+        self._warned: set = set()
+
+    def log(
+        self,
+        level: int,
+        msg: object,
+        *args: Any,
+        main_process_only: bool = True,
+        in_order: bool = False,
+        **kwargs: Any,
+    ) -> None:
+        """Log ``msg`` on rank 0 only (``main_process_only``), or on every rank in rank order (``in_order``)."""
+        if _COUNTS_OUR_FRAMES:  # 2 = the user's frame, the one above this method (and LoggerAdapter.info)
+            kwargs.setdefault("stacklevel", 2)
+        if in_order:
+            if _COUNTS_OUR_FRAMES:
+                kwargs["stacklevel"] += 1
+            self._log_in_order(level, msg, args, kwargs)
+            return
+        if not self.isEnabledFor(level):
+            return
+        info = _rank_info()
+        if main_process_only and not info.is_main:
+            return
+        self.logger.log(level, _prefixed(msg, info), *args, **kwargs)
+
+    def warning_once(self, msg: object, *args: Any, **kwargs: Any) -> None:
+        """``warning()``, but a given message (with its arguments) is logged once per process."""
+        key = (str(msg), args)
+        if key not in self._warned:
+            self._warned.add(key)
+            if _COUNTS_OUR_FRAMES:
+                kwargs.setdefault("stacklevel", 3)
+            self.log(logging.WARNING, msg, *args, **kwargs)
+
+    def _log_in_order(self, level: int, msg: object, args: tuple, kwargs: dict) -> None:
+        global _ordered_messages
+        info = _rank_info()
+        store = _store() if info.distributed else None
+        if store is None:  # nothing to order against: one process, or no process group yet
+            if self.isEnabledFor(level):
+                self.logger.log(level, _prefixed(msg, info), *args, **kwargs)
+            return
+        _ordered_messages += 1
+        seq, last = _ordered_messages, info.world_size - 1
+        # rank r waits for rank r-1 of this message; rank 0 for the last rank of the previous one, so that
+        # one message's lines all come out before the next message's
+        if info.rank > 0:
+            before = f"{_KEY_PREFIX}/{seq}/{info.rank - 1}"
+        elif seq > 1:
+            before = f"{_KEY_PREFIX}/{seq - 1}/{last}"
+        else:
+            before = None
+        if before:
+            _wait_for(store, before)
+        if self.isEnabledFor(level):  # checked after the wait: a filtered rank still passes the turn on
+            self.logger.log(level, _prefixed(msg, info), *args, **kwargs)
+            for handler in self.logger.handlers:
+                handler.flush()
+        store.set(f"{_KEY_PREFIX}/{seq}/{info.rank}", "1")
+        if before:  # the key was only ever for this rank to read
+            store.delete_key(before)
+
+
+def get_logger(name: str, log_level: str | int | None = None) -> RankLogger:
+    """A logger for ``name`` that knows about ranks; level from ``log_level`` or ``TORCHDOCTOR_LOG_LEVEL``.
+
+    Example::
+
+        logger = get_logger(__name__, log_level="INFO")
+        logger.info("starting")                              # rank 0 only
+        logger.info("my shard: %s", shard, main_process_only=False)
+        logger.info("loss %.3f", loss, in_order=True)        # every rank, rank 0 first
+    """
+    level = log_level if log_level is not None else os.environ.get("TORCHDOCTOR_LOG_LEVEL") or None
+    logger = logging.getLogger(name)
+    if level is not None:
+        try:
+            logger.setLevel(level.upper() if isinstance(level, str) else level)
+        except (ValueError, TypeError):
+            where = "log_level" if log_level is not None else "TORCHDOCTOR_LOG_LEVEL"
+            raise ValueError(
+                f"{where}={level!r} is not a log level; use DEBUG, INFO, WARNING, ERROR or CRITICAL"
+            ) from None
+    return RankLogger(logger)
+
+
+def _rank_info() -> ranks.RankInfo:
+    # No process group can exist before torch.distributed is imported; avoid importing torch to log a line.
+    if "torch.distributed" in sys.modules:
+        return ranks.current()
+    return ranks.from_environment()
+
+
+def _store():
+    import torch.distributed as dist
+
+    if dist.is_available() and dist.is_initialized():
+        try:
+            return dist.distributed_c10d._get_default_store()
+        except (RuntimeError, ValueError, AttributeError):  # e.g. the MPI backend has no store
+            return None
+    return None
+
+
+def _wait_for(store, key: str) -> None:
+    from torchdoctor.distributed.debug import debug_timeout
+
+    try:
+        store.wait([key], timedelta(seconds=debug_timeout()))
+    except RuntimeError:
+        pass  # the previous rank skipped this message: log anyway rather than hang
+
+
+def _prefixed(msg: object, info: ranks.RankInfo) -> object:
+    return f"[rank {info.rank}] {msg}" if info.distributed else msg

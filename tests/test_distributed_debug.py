@@ -1,0 +1,227 @@
+"""Debug mode on real ranks over gloo: mismatches raise on every rank, a missing rank is named, plain
+torch.distributed scripts are checked once enable() ran."""
+
+import json
+
+import pytest
+import torch.distributed as dist
+from test_distributed_debug_helpers import run_ranks
+
+from torchdoctor.distributed import debug
+
+ISSUE_EXAMPLE = """\
+Cannot apply desired operation due to shape mismatches. All shapes across devices must be valid.
+
+Operation: `torchdoctor.distributed.broadcast`
+Input shapes:
+  - Process 0: [1, 5]
+  - Process 1: [1, 2, 5]"""
+
+
+def results_by_case(output: str) -> dict:
+    return {d["case"]: d for d in map(json.loads, output.splitlines()) if "case" in d}
+
+
+MISMATCHES = """
+import json, torch, torch.distributed as dist
+import torchdoctor.distributed as td
+
+dist.init_process_group("gloo")
+rank = dist.get_rank()
+
+def attempt(case, fn):
+    try:
+        print(json.dumps({"case": case, "result": fn()}), flush=True)
+    except Exception as error:
+        print(json.dumps({"case": case, "error": str(error), "raised": type(error).__module__}), flush=True)
+
+attempt("broadcast shape", lambda: td.broadcast(torch.zeros(1, 5) if rank == 0 else torch.zeros(1, 2, 5)).tolist())
+attempt("gather dtype", lambda: td.gather({"x": torch.zeros(2, dtype=torch.float32 if rank == 0 else torch.int64)})["x"].tolist())
+attempt("pad ndim", lambda: td.pad_across_processes(torch.zeros(2) if rank == 0 else torch.zeros(2, 2)).tolist())
+attempt("gather ok", lambda: td.gather(torch.tensor([rank, rank])).tolist())
+attempt("direct all_reduce", lambda: dist.all_reduce(torch.zeros(3 + rank)))
+attempt("direct broadcast src", lambda: dist.broadcast(torch.zeros(2), src=rank))
+attempt("direct reduce op", lambda: dist.all_reduce(torch.zeros(2), op=dist.ReduceOp.MAX if rank else dist.ReduceOp.SUM))
+attempt("different operations", lambda: td.reduce(torch.ones(1)).tolist() if rank == 0 else td.gather(torch.ones(1)).tolist())
+
+# the real accelerate, in debug mode, on the same mismatch: our text must read the same
+from accelerate.state import PartialState
+from accelerate.utils import broadcast as accelerate_broadcast
+PartialState(cpu=True).debug = True
+attempt("accelerate broadcast shape", lambda: accelerate_broadcast(torch.zeros(1, 5) if rank == 0 else torch.zeros(1, 2, 5)))
+dist.destroy_process_group()  # exiting with a live gloo group sometimes aborts (torch, not us)
+"""
+
+
+def test_mismatches_raise_on_every_rank_with_accelerate_wording(tmp_path):
+    results = run_ranks(MISMATCHES, tmp_path, nprocs=2, env={"TORCHDOCTOR_DEBUG_MODE": "1"})
+    cases = [results_by_case(r.stdout) for r in results]
+    for rank, result in enumerate(results):
+        assert result.returncode == 0, result.output
+        by_case = cases[rank]
+        assert by_case["broadcast shape"]["error"].startswith(
+            ISSUE_EXAMPLE + "\nCalled from:\n  - Process 0: "
+        )
+        dtype_error = by_case["gather dtype"]["error"]
+        assert "due to dtype mismatches. All dtypes across devices must be valid." in dtype_error
+        assert "Operation: `torchdoctor.distributed.gather`" in dtype_error
+        assert "  - Process 0: {'x': 'torch.float32'}\n  - Process 1: {'x': 'torch.int64'}" in dtype_error
+        assert by_case["pad ndim"]["error"].startswith(
+            "Error found while calling `torchdoctor.distributed.pad_across_processes`"
+        )
+        assert by_case["gather ok"]["result"] == [0, 0, 1, 1]
+        # debug mode on + one torchdoctor collective = the user's own torch.distributed calls are checked too
+        direct = by_case["direct all_reduce"]["error"]
+        assert "Operation: `torch.distributed.all_reduce`" in direct
+        assert "  - Process 0: [3]\n  - Process 1: [4]" in direct
+        assert (
+            "Input source ranks:\n  - Process 0: 0\n  - Process 1: 1"
+            in by_case["direct broadcast src"]["error"]
+        )
+        assert (
+            "Input reduce ops:\n  - Process 0: SUM\n  - Process 1: MAX"
+            in by_case["direct reduce op"]["error"]
+        )
+        assert by_case["different operations"]["error"].startswith(
+            "Cannot apply desired operation because the processes called different operations at the same point."
+            " All processes must call the same collectives in the same order.\n\nOperations:\n"
+            "  - Process 0: `torchdoctor.distributed.reduce`\n  - Process 1: `torchdoctor.distributed.gather`"
+        )
+    # word for word what accelerate says, but for the operation's name and the call sites we add
+    ours = cases[0]["broadcast shape"]["error"].split("\nCalled from:")[0]
+    theirs = cases[0]["accelerate broadcast shape"]["error"]
+    assert cases[0]["broadcast shape"]["raised"] == "torchdoctor.distributed"
+    assert ours == theirs.replace(
+        "accelerate.utils.operations.broadcast", "torchdoctor.distributed.broadcast"
+    )
+    # the call site named is the user's line, the same on both ranks here
+    assert "script_" in cases[0]["broadcast shape"]["error"].split("Called from:")[1]
+    assert cases[0]["broadcast shape"]["error"] == cases[1]["broadcast shape"]["error"]
+
+
+PLAIN_DDP_SCRIPT = """
+import torch
+import torch.distributed as dist
+
+dist.init_process_group("gloo")
+rank = dist.get_rank()
+total = torch.ones(2)
+dist.all_reduce(total)
+print("sum", total.tolist(), flush=True)
+grads = torch.zeros(4 if rank == 0 else 6)
+dist.all_reduce(grads)  # the bug: rank 1's tensor is longer
+print("unreachable", flush=True)
+"""
+
+LAUNCHER = """
+import runpy, sys
+import torchdoctor.distributed.debug as debug
+debug.enable()
+runpy.run_path(sys.argv[1] if len(sys.argv) > 1 else {user!r}, run_name="__main__")
+"""
+
+
+def test_plain_torch_distributed_script_checked_after_enable(tmp_path):
+    user = tmp_path / "train.py"
+    user.write_text(PLAIN_DDP_SCRIPT)
+    results = run_ranks(LAUNCHER.format(user=str(user)), tmp_path, nprocs=2, timeout=60)
+    line = (
+        PLAIN_DDP_SCRIPT.splitlines().index("dist.all_reduce(grads)  # the bug: rank 1's tensor is longer")
+        + 1
+    )
+    for rank, result in enumerate(results):
+        assert result.returncode not in (0, None), result.output  # 1, or an abort on exit with a live group
+        assert "sum [2.0, 2.0]" in result.stdout
+        assert "unreachable" not in result.stdout
+        stderr = result.stderr.replace(f"[rank{rank}]: ", "")  # torch prefixes an uncaught error's lines
+        assert "torchdoctor.distributed.DistributedOperationException: " in stderr
+        assert "Operation: `torch.distributed.all_reduce`" in stderr
+        assert "  - Process 0: [4]\n  - Process 1: [6]" in stderr
+        for other in (0, 1):
+            assert f"  - Process {other}: {user}:{line} in <module>" in stderr
+
+
+MISSING_RANK = """
+import torch, torch.distributed as dist, time
+import torchdoctor.distributed.debug as debug
+
+debug.enable()
+dist.init_process_group("gloo")
+rank = dist.get_rank()
+first_two = dist.new_group([0, 1])
+dist.all_reduce(torch.ones(1))
+if rank < 2:
+    dist.all_reduce(torch.ones(1), group=first_two)  # checked among ranks 0 and 1 only
+if rank == 2:
+    time.sleep(60)  # never reaches the barrier below
+def wait_for_everyone():
+    dist.barrier()
+try:
+    wait_for_everyone()
+except debug.DistributedOperationException as error:
+    print(error, flush=True)
+"""
+
+
+def test_rank_that_never_arrives_is_named_within_the_timeout(tmp_path):
+    results = run_ranks(
+        MISSING_RANK, tmp_path, nprocs=3, env={"TORCHDOCTOR_DEBUG_TIMEOUT": "3"}, wait_for=[0, 1], timeout=60
+    )
+    line = MISSING_RANK.splitlines().index("    dist.barrier()") + 1
+    first = MISSING_RANK.splitlines().index("dist.all_reduce(torch.ones(1))") + 1
+    for rank in (0, 1):
+        out = results[rank].stdout
+        assert out.startswith("Process 2 did not reach collective #2 within 3 s"), out
+        assert "Operation: `torch.distributed.barrier`" in out
+        for waiting in (0, 1):
+            assert f"  - Process {waiting}: " in out and f".py:{line} in wait_for_everyone" in out
+        assert "  - Process 2: last seen at collective #1 `torch.distributed.all_reduce` at " in out
+        assert f".py:{first} in <module>" in out
+    assert results[2].returncode is None  # still asleep: it was the one missing
+
+
+def test_debug_mode_switch_and_timeout_setting():
+    assert debug.debug_mode_enabled({"TORCHDOCTOR_DEBUG_MODE": "1"})
+    assert debug.debug_mode_enabled({"TORCHDOCTOR_DEBUG_MODE": "True"})
+    assert not debug.debug_mode_enabled({"TORCHDOCTOR_DEBUG_MODE": "0"})
+    assert not debug.debug_mode_enabled({})
+    assert debug.debug_timeout({}) == debug.DEFAULT_TIMEOUT
+    assert debug.debug_timeout({"TORCHDOCTOR_DEBUG_TIMEOUT": "12.5"}) == 12.5
+    for bad in ("soon", "0", "-3"):
+        with pytest.raises(ValueError, match=f"TORCHDOCTOR_DEBUG_TIMEOUT='{bad}'"):
+            debug.debug_timeout({"TORCHDOCTOR_DEBUG_TIMEOUT": bad})
+
+
+def test_enable_is_idempotent_and_disable_restores_the_originals():
+    originals = {name: getattr(dist, name) for name in debug.CHECKED_CALLS}
+    try:
+        debug.enable(timeout=7)
+        wrapped = {name: getattr(dist, name) for name in debug.CHECKED_CALLS}
+        debug.enable()
+        assert all(getattr(dist, name) is wrapped[name] for name in debug.CHECKED_CALLS)
+        assert all(wrapped[name] is not originals[name] for name in debug.CHECKED_CALLS)
+        assert debug.is_enabled() and debug.debug_timeout() == 7
+        with pytest.raises(ValueError, match="timeout=0"):
+            debug.enable(timeout=0)
+        with pytest.raises(TypeError, match="Expected parameter `tensor`"):  # torch's own words, not ours
+            dist.all_reduce("not a tensor")
+    finally:
+        debug.disable()
+    assert all(getattr(dist, name) is originals[name] for name in debug.CHECKED_CALLS)
+    assert not debug.is_enabled() and debug.debug_timeout({}) == debug.DEFAULT_TIMEOUT
+
+
+def test_mismatch_message_names_each_field():
+    same = {"operation": "op", "shape": [2], "dtype": "torch.float32", "device": "cpu", "site": "a.py:1 in f"}
+    assert debug.mismatch_message({0: same, 1: dict(same, site="a.py:9 in g")}) == ""
+    text = debug.mismatch_message({0: same, 1: dict(same, device="cuda", site="b.py:3 in h")})
+    assert text.startswith("Cannot apply desired operation due to device mismatches. All devices across")
+    assert text.endswith("Called from:\n  - Process 0: a.py:1 in f\n  - Process 1: b.py:3 in h")
+    text = debug.mismatch_message({0: dict(same, src=0), 1: dict(same, src=1)})
+    assert "Input source ranks:\n  - Process 0: 0\n  - Process 1: 1" in text
+    assert debug.mismatch_message({0: same, 1: same}, backend="gloo") == ""
+    text = debug.mismatch_message({0: same, 1: dict(same, device="cuda")}, backend="nccl")
+    assert text.startswith("Cannot apply desired operation due to device mismatches")
+    text = debug.mismatch_message({0: same, 1: same}, backend="nccl")
+    assert text.startswith("Cannot apply desired operation: the NCCL backend only communicates CUDA tensors")
+    assert "Input devices:\n  - Process 0: cpu\n  - Process 1: cpu" in text

@@ -1,0 +1,101 @@
+"""Rank-aware logging: in one process without a process group, and on 3 real ranks over gloo."""
+
+import logging
+
+import pytest
+from test_distributed_debug_helpers import run_ranks
+
+from torchdoctor import get_logger
+
+RANKS_LOGGING = """
+import logging, os, sys, time
+import torch.distributed as dist
+from torchdoctor import get_logger
+
+rank = int(os.environ["RANK"])
+handler = logging.FileHandler(sys.argv[1] if len(sys.argv) > 1 else {log!r}, mode="a")
+handler.setFormatter(logging.Formatter("%(levelname)s %(message)s"))
+logging.getLogger("train").addHandler(handler)
+# rank 1 only wants warnings: its level filters the info messages the others log in order
+logger = get_logger("train", log_level="WARNING" if rank == 1 else "INFO")
+
+logger.info("before init_process_group", main_process_only=False)
+dist.init_process_group("gloo")
+logger.info("main only")
+for step in range(3):
+    if rank == 0:
+        time.sleep(0.2)  # rank 0 is slowest, yet must come first
+    logger.info("step %d", step, in_order=True)
+logger.warning("done", in_order=True)
+os.environ["TORCHDOCTOR_DEBUG_TIMEOUT"] = "2"  # how long a rank waits for its turn
+if rank != 1:  # rank 1 never logs this one: rank 2 must not wait for it forever
+    logger.warning("skipped by rank 1", in_order=True)
+dist.barrier()
+dist.destroy_process_group()  # exiting with a live gloo group sometimes aborts (torch, not us)
+print("finished", flush=True)
+"""
+
+
+def test_in_order_on_three_ranks_with_different_levels(tmp_path):
+    log = tmp_path / "train.log"
+    results = run_ranks(RANKS_LOGGING.format(log=str(log)), tmp_path, nprocs=3, timeout=60)
+    for result in results:
+        assert result.returncode == 0 and "finished" in result.stdout, result.output
+    lines = log.read_text().splitlines()
+    before = sorted(line for line in lines if "before init" in line)
+    assert before == ["INFO [rank 0] before init_process_group", "INFO [rank 2] before init_process_group"]
+    ordered = [line for line in lines if "before init" not in line]
+    expected = ["INFO [rank 0] main only"]
+    for step in range(3):
+        expected += [f"INFO [rank 0] step {step}", f"INFO [rank 2] step {step}"]
+    expected += [f"WARNING [rank {rank}] done" for rank in range(3)]
+    expected += ["WARNING [rank 0] skipped by rank 1", "WARNING [rank 2] skipped by rank 1"]
+    assert ordered == expected
+
+
+@pytest.fixture
+def fresh_logger():
+    logger = logging.getLogger("torchdoctor-test-logging")
+    yield logger
+    logger.handlers.clear()
+    logger.setLevel(logging.NOTSET)
+
+
+def test_single_process_without_process_group(fresh_logger, monkeypatch, caplog):
+    for name in ("RANK", "WORLD_SIZE", "SLURM_PROCID", "OMPI_COMM_WORLD_RANK", "PMI_RANK"):
+        monkeypatch.delenv(name, raising=False)
+    root = logging.getLogger()
+    root_state = (root.level, list(root.handlers))
+    monkeypatch.setenv("TORCHDOCTOR_LOG_LEVEL", "debug")
+    logger = get_logger(fresh_logger.name)
+    assert fresh_logger.level == logging.DEBUG
+    assert (root.level, list(root.handlers)) == root_state  # accelerate sets the root level; we must not
+    with caplog.at_level(logging.DEBUG, logger=fresh_logger.name):
+        logger.debug("plain %s", "message")
+        logger.info("in order", in_order=True)
+        logger.warning_once("once")
+        logger.warning_once("once")
+    assert [r.getMessage() for r in caplog.records] == ["plain message", "in order", "once"]
+    # the record points at the caller's line, not at torchdoctor's
+    assert {r.filename for r in caplog.records} == {"test_distributed_logging.py"}
+
+
+def test_bad_level_names_the_value(fresh_logger, monkeypatch):
+    with pytest.raises(ValueError, match="log_level='loud' is not a log level"):
+        get_logger(fresh_logger.name, log_level="loud")
+    monkeypatch.setenv("TORCHDOCTOR_LOG_LEVEL", "chatty")
+    with pytest.raises(ValueError, match="TORCHDOCTOR_LOG_LEVEL='chatty'"):
+        get_logger(fresh_logger.name)
+
+
+def test_rank_prefix_from_the_launcher_environment(fresh_logger, monkeypatch, caplog):
+    monkeypatch.setenv("RANK", "0")
+    monkeypatch.setenv("WORLD_SIZE", "4")
+    logger = get_logger(fresh_logger.name, log_level="INFO")
+    with caplog.at_level(logging.INFO, logger=fresh_logger.name):
+        logger.info("hello")
+    monkeypatch.setenv("RANK", "3")
+    with caplog.at_level(logging.INFO, logger=fresh_logger.name):
+        logger.info("main only, not me")
+        logger.info("everyone", main_process_only=False)
+    assert [r.getMessage() for r in caplog.records] == ["[rank 0] hello", "[rank 3] everyone"]
