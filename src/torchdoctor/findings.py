@@ -66,7 +66,9 @@ def render_human(findings: list[Finding], console=None, verbose: bool = False) -
     console = console or Console()
     for f in findings:
         mark, colour = _MARKS[f.status]
-        console.print(f"[{colour}]{mark}[/] {escape(f.summary)} [dim]({f.id})[/]", highlight=False, soft_wrap=True)
+        console.print(
+            f"[{colour}]{mark}[/] {escape(f.summary)} [dim]({f.id})[/]", highlight=False, soft_wrap=True
+        )
         if f.fix and f.status != "ok":
             for line in f.fix.splitlines():  # soft_wrap: a wrapped command would break when copied
                 console.print(f"    [cyan]{escape(line)}[/]", highlight=False, soft_wrap=True)
