@@ -25,6 +25,7 @@ check: $(VENV)/.installed
 
 test: $(VENV)/.installed-test
 	$(BIN)/ruff check src tests benchmarks
+	$(BIN)/ruff format --check -q src tests benchmarks
 	$(BIN)/python -m pytest -q
 
 bench: $(VENV)/.installed-test
