@@ -5,7 +5,7 @@ import json
 
 import pytest
 import torch.distributed as dist
-from test_distributed_debug_helpers import run_ranks
+from rank_runner import run_ranks
 
 from torchdoctor.distributed import debug
 

@@ -3,7 +3,7 @@
 import logging
 
 import pytest
-from test_distributed_debug_helpers import run_ranks
+from rank_runner import run_ranks
 
 from torchdoctor import get_logger
 

@@ -5,7 +5,7 @@ from collections import namedtuple
 
 import pytest
 import torch
-from test_distributed_debug_helpers import run_ranks
+from rank_runner import run_ranks
 
 import torchdoctor.distributed as td
 

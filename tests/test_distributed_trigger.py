@@ -2,7 +2,7 @@
 
 import json
 
-from test_distributed_debug_helpers import run_ranks
+from rank_runner import run_ranks
 
 import torchdoctor
 

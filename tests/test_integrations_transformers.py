@@ -3,12 +3,10 @@
 import io
 import logging
 import os
-import socket
-import subprocess
-import sys
 
 import pytest
 import torch
+from rank_runner import run_ranks
 
 transformers = pytest.importorskip("transformers")
 
@@ -199,39 +197,14 @@ except InfNanDetected as error:
 
 @pytest.mark.timeout(240)  # two processes that each import torch and transformers, on a busy machine
 def test_two_ranks_each_dump_says_its_rank_and_names_the_models_own_modules(tmp_path):
-    script = tmp_path / "train.py"
-    script.write_text(RANK_SCRIPT.format(tests=os.path.dirname(__file__)))
-    with socket.socket() as probe:  # a port free now; the two ranks meet there
-        probe.bind(("127.0.0.1", 0))
-        port = str(probe.getsockname()[1])
-    procs = []
-    for rank in range(2):
-        env = {
-            **os.environ,
-            "RANK": str(rank),
-            "LOCAL_RANK": str(rank),
-            "WORLD_SIZE": "2",
-            "LOCAL_WORLD_SIZE": "2",
-            "MASTER_ADDR": "127.0.0.1",
-            "MASTER_PORT": port,
-            "OMP_NUM_THREADS": "1",
-        }
-        procs.append(
-            subprocess.Popen(
-                [sys.executable, str(script), str(tmp_path / f"out{rank}")],
-                stdout=subprocess.PIPE,
-                stderr=subprocess.STDOUT,
-                text=True,
-                env=env,
-            )
-        )
-    outputs = []
-    try:
-        for proc in procs:
-            outputs.append(proc.communicate(timeout=200)[0])
-    finally:
-        for proc in procs:
-            proc.kill()
+    results = run_ranks(
+        RANK_SCRIPT.format(tests=os.path.dirname(__file__)),
+        tmp_path,
+        nprocs=2,
+        timeout=200,
+        args=lambda rank: [str(tmp_path / f"out{rank}")],
+    )
+    outputs = [result.output for result in results]
     for rank, out in enumerate(outputs):
         assert f"CAUGHT rank={rank} module={BLOCK}.wo hooks=0" in out, out
         assert f"on rank {rank} of 2 (host " in out, out

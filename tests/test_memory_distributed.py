@@ -1,10 +1,8 @@
 """Ranks with different memory agree on one batch size: real processes over gloo."""
 
 import json
-import os
-import socket
-import subprocess
-import sys
+
+from rank_runner import run_ranks
 
 WORKER = r"""
 import datetime, json, logging, os, sys
@@ -64,46 +62,18 @@ dist.destroy_process_group()
 """
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def run_ranks(tmp_path, limits):
-    script = tmp_path / "worker.py"
-    script.write_text(WORKER)
-    port = str(free_port())
-    procs = []
-    for rank in range(len(limits)):
-        env = dict(os.environ, RANK=str(rank), WORLD_SIZE=str(len(limits)), MASTER_ADDR="127.0.0.1")
-        env.update(MASTER_PORT=port, LIMITS=json.dumps(limits), OMP_NUM_THREADS="1")
-        procs.append(
-            subprocess.Popen(
-                [sys.executable, str(script)],
-                env=env,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.PIPE,
-                text=True,
-            )
-        )
+def run_limited_ranks(tmp_path, limits):
+    results = run_ranks(WORKER, tmp_path, nprocs=len(limits), env={"LIMITS": json.dumps(limits)}, timeout=90)
     reports = []
-    try:
-        for proc in procs:
-            out, err = proc.communicate(timeout=90)
-            assert proc.returncode == 0, err[-2000:]
-            reports.append(json.loads(out.strip().splitlines()[-1]) | {"log": err})
-    finally:
-        for proc in procs:
-            if proc.poll() is None:
-                proc.kill()
-                proc.wait()
+    for result in results:
+        assert result.returncode == 0, result.stderr[-2000:]
+        reports.append(json.loads(result.stdout.strip().splitlines()[-1]) | {"log": result.stderr})
     return reports
 
 
 def test_ranks_with_different_memory_end_with_the_same_batch_size(tmp_path):
     # rank 1 has the least memory: everybody must settle on what fits there
-    reports = run_ranks(tmp_path, [100, 37, 70])
+    reports = run_limited_ranks(tmp_path, [100, 37, 70])
     assert [r["halve"] for r in reports] == [32, 32, 32]
     assert [r["binary"] for r in reports] == [37, 37, 37]
     # every rank tried the same sizes in the same order: no rank waits for a try the others skip

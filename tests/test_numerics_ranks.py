@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 import os
-import socket
-import subprocess
-import sys
 import textwrap
+
+from rank_runner import run_ranks
 
 from torchdoctor.distributed.ranks import from_environment
 
@@ -40,36 +39,8 @@ WORKER = textwrap.dedent(
 )
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def test_each_dump_names_its_rank_and_host(tmp_path):
-    script = tmp_path / "worker.py"
-    script.write_text(WORKER)
-    port = free_port()
-    processes = []
-    for rank in range(2):
-        env = dict(os.environ, RANK=str(rank), WORLD_SIZE="2", LOCAL_RANK=str(rank))
-        env.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port), OMP_NUM_THREADS="1")
-        processes.append(
-            subprocess.Popen(
-                [sys.executable, str(script)],
-                env=env,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.STDOUT,
-                text=True,
-            )
-        )
-    outputs = []
-    try:
-        for process in processes:
-            outputs.append(process.communicate(timeout=90)[0])
-    finally:
-        for process in processes:
-            process.kill()
+    outputs = [result.output for result in run_ranks(WORKER, tmp_path, nprocs=2, timeout=90)]
     rank0, rank1 = outputs
     assert "status clean; ranks that found inf/nan: 1" in rank0, rank0
     assert "Detected" not in rank0

@@ -1,4 +1,7 @@
-"""Running a script on N real ranks over gloo, the way torchrun does, for the distributed tests.
+"""Running a script on N real ranks over gloo, the way torchrun does: the one way the tests start ranks.
+
+Not a test module itself (the name does not start with ``test_``); the tests import it as
+``from rank_runner import run_ranks``, which works because pytest puts ``tests/`` on ``sys.path``.
 
 Like torchrun's agent, the test process hosts the job's TCPStore and each rank is a plain Python process that
 calls ``dist.init_process_group("gloo")`` with ``RANK``/``WORLD_SIZE``/``MASTER_ADDR``/``MASTER_PORT`` set.
@@ -12,6 +15,7 @@ import subprocess
 import sys
 import textwrap
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import timedelta
 from pathlib import Path
@@ -38,8 +42,12 @@ def run_ranks(
     env: dict | None = None,
     timeout: float = 60,
     wait_for: list[int] | None = None,
+    args: Callable[[int], list[str]] | None = None,
 ) -> list[RankResult]:
-    """Run ``script`` on ``nprocs`` ranks; wait for the ranks in ``wait_for`` (default all), kill the rest."""
+    """Run ``script`` on ``nprocs`` ranks; wait for the ranks in ``wait_for`` (default all), kill the rest.
+
+    ``env`` is added to every rank's environment; ``args(rank)``, if given, are that rank's command-line arguments.
+    """
     import torch.distributed as dist
 
     store = dist.TCPStore("127.0.0.1", 0, nprocs, True, timedelta(seconds=timeout), wait_for_workers=False)
@@ -62,7 +70,16 @@ def run_ranks(
         }
         out, err = open(tmp_path / f"rank{rank}.out", "w+"), open(tmp_path / f"rank{rank}.err", "w+")
         procs.append(
-            (subprocess.Popen([sys.executable, str(path)], env=rank_env, stdout=out, stderr=err), out, err)
+            (
+                subprocess.Popen(
+                    [sys.executable, str(path), *(args(rank) if args else [])],
+                    env=rank_env,
+                    stdout=out,
+                    stderr=err,
+                ),
+                out,
+                err,
+            )
         )
     deadline = time.monotonic() + timeout
     wanted = range(nprocs) if wait_for is None else wait_for
