@@ -1,5 +1,6 @@
 """The parts of `torchdoctor net` that read text or compute figures: NCCL logs, torch errors, busbw."""
 
+import re
 from pathlib import Path
 
 import pytest
@@ -188,6 +189,40 @@ def test_sizes():
     assert bandwidth.human_size(2**26) == "64 MiB" and bandwidth.human_size(1000) == "1000 B"
     with pytest.raises(ValueError, match="'lots'"):
         bandwidth.parse_size("lots")
+    assert bandwidth.parse_size("64G") == bandwidth.MAX_SIZE == 64 * 2**30
+    for text in ("infG", "nanK", "-infM", "99999999999G", "65G", "9" * 400, "0", "-1K"):
+        with pytest.raises(ValueError, match=f"'{text}' must be from 1 byte to 64 GiB"):
+            bandwidth.parse_size(text)
+
+
+def test_iterations_default_each_on_its_own():
+    assert bandwidth.iteration_counts(None, 50, "gloo") == (1, 50)  # --iters 50 alone is kept
+    assert bandwidth.iteration_counts(0, None, "nccl") == (0, 20)
+    assert bandwidth.iteration_counts(None, None, "nccl") == (5, 20)
+    with pytest.raises(ValueError, match="iters=0"):
+        bandwidth.iteration_counts(None, 0, "gloo")
+    with pytest.raises(ValueError, match="warmup=-1"):
+        bandwidth.iteration_counts(-1, 5, "gloo")
+
+
+def test_rendezvous_endpoint_is_host_and_port():
+    from torchdoctor.net.launch import parse_endpoint
+
+    assert parse_endpoint("node01:29400") == ("node01", 29400)
+    assert parse_endpoint("[fe80::1]:1") == ("fe80::1", 1)
+    for text in ("foo:bar", ":29400", "node01", "node01:0", "node01:65536", "node01:-1", " :1", "a b:1"):
+        with pytest.raises(ValueError, match=re.escape(repr(text))):
+            parse_endpoint(text)
+
+
+@pytest.mark.parametrize("timeout", [float("nan"), float("inf"), 0.0, -1.0])
+def test_torchrun_command_rejects_a_timeout_it_cannot_pass_on(tmp_path, timeout):
+    from torchdoctor.net.launch import torchrun_command
+
+    with pytest.raises(ValueError, match=f"timeout={timeout!r}"):
+        torchrun_command(2, [], tmp_path, nnodes=2, rdzv_endpoint="node01:29400", timeout=timeout)
+    with pytest.raises(ValueError, match="rendezvous endpoint ''"):
+        torchrun_command(2, [], tmp_path, nnodes=2, rdzv_endpoint=None)
 
 
 def rows(busbws):

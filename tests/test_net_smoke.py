@@ -29,8 +29,7 @@ def test_bench_table_plot_and_expect_busbw(cli, tmp_path):
         "--json",
         "--timeout=30",
         "--sizes=64K,1M",
-        "--iters=2",
-        "--warmup=1",
+        "--iters=2",  # alone: the warm-up keeps gloo's default of 1
         "--expect-busbw=1000",  # no 2-core gloo run gets near 1000 GB/s: the verdict must fail
         f"--plot={plot}",
         "--nccl-debug",
@@ -48,6 +47,7 @@ def test_bench_table_plot_and_expect_busbw(cli, tmp_path):
         for op in ("all_reduce", "all_gather", "reduce_scatter", "broadcast")
         for size in (64 * 2**10, 2**20)
     ]
+    assert {(r["warmup"], r["iters"]) for r in rows} == {(1, 2)}
     for row in rows:  # the figures follow nccl-tests' definitions
         assert row["algbw"] == pytest.approx(row["size"] / row["seconds"] / 1e9)
         assert row["busbw"] == pytest.approx(row["algbw"] * bus_factor(row["op"], 2))
@@ -144,6 +144,35 @@ def test_check_skips_inside_a_launched_rank():
         (["--nnodes=2"], "--rdzv-endpoint"),
         (["--expect-busbw=-3"], "-3"),
         (["--read-log=/no/such/nccl.log"], "/no/such/nccl.log"),
+        # non-finite or unbounded numbers are named, never a traceback or a misleading verdict
+        (["--nnodes=2", "--rdzv-endpoint=127.0.0.1:29999", "--timeout=nan"], "--timeout nan"),
+        (["--nnodes=2", "--rdzv-endpoint=127.0.0.1:29999", "--timeout=inf"], "--timeout inf"),
+        (["--timeout=inf"], "--timeout inf"),
+        (["--timeout=1e9"], "--timeout 1e+09"),
+        (["--expect-busbw=nan"], "--expect-busbw nan"),
+        (["--expect-busbw=inf"], "--expect-busbw inf"),
+        (["--sizes=infG"], "'infG'"),
+        (["--sizes=99999999999G"], "'99999999999G' must be from 1 byte to 64 GiB"),
+        (["--sizes=1M,0"], "'0'"),
+        (["--sizes=,"], "--sizes ','"),
+        # --log-dir and --plot are checked before any worker starts
+        (["--log-dir=/etc/passwd"], "--log-dir /etc/passwd: exists and is not a folder"),
+        (["--log-dir=/proc/foo/bar"], "--log-dir /proc/foo/bar"),
+        (["--bench", "--plot=/proc/x.png"], "--plot /proc/x.png: cannot write"),
+        (["--rdzv-endpoint=foo:bar", "--nnodes=2", "--timeout=3"], "port 'bar'"),
+        (["--rdzv-endpoint=:29400", "--nnodes=2"], "':29400' is not HOST:PORT"),
+        (["--rdzv-endpoint=node01:0", "--nnodes=2"], "port '0'"),
+        (["--rdzv-endpoint=node01:65536"], "port '65536'"),
+        (["--rdzv-endpoint=node01", "--nnodes=2"], "'node01' is not HOST:PORT"),
+        (["--iters=0"], "--iters 0"),
+        (["--iters=-5"], "--iters -5"),
+        (["--warmup=-1"], "--warmup -1"),
+        (["--nproc-per-node=0"], "--nproc-per-node 0"),
+        (["--nnodes=0"], "--nnodes 0"),
+        # --read-log reads saved text only: flags of a live run beside it are refused, valid or not
+        (["--read-log=/dev/null", "--bench", "--timeout=-5"], "--timeout, --bench do not apply"),
+        (["--read-log=/dev/null", "--timeout=30"], "--timeout does not apply"),
+        (["--read-log=/tmp"], "--read-log /tmp: is a folder"),
     ],
 )
 def test_bad_input_is_one_line_and_exit_2(cli, args, named):
@@ -161,6 +190,45 @@ def test_read_log_summarises_a_saved_failure(cli):
     assert ids.count("net.nccl_warn") == 4
     (join,) = [f for f in data["findings"] if f["id"] == "net.join"]
     assert "cannot reach 10.0.0.2:45763 (Software caused connection abort)" in join["summary"]
+
+
+@pytest.mark.parametrize(
+    "content, why",
+    [
+        (b"", "the file is empty"),
+        (b"\x7fELF\x02\x01\x00\x00\xff\xfe", "binary"),
+        (b"epoch 1 loss 2.3\n", "nor any"),
+    ],
+)
+def test_read_log_without_nccl_lines_is_a_warning_naming_the_file(cli, tmp_path, content, why):
+    saved = tmp_path / "run.log"
+    saved.write_bytes(content)
+    result = cli("net", "--json", f"--read-log={saved}")
+    assert result.returncode == 0, result.stdout + result.stderr
+    (finding,) = json.loads(result.stdout)["findings"]
+    assert finding["id"] == "net.log" and finding["status"] == "warn"
+    assert f"no NCCL lines found in {saved} (" in finding["summary"] and why in finding["summary"]
+
+
+def test_read_log_of_a_fifo_nobody_writes_to_does_not_hang(cli, tmp_path):
+    fifo = tmp_path / "nccl.fifo"
+    os.mkfifo(fifo)
+    result = cli("net", "--json", f"--read-log={fifo}", timeout=60)
+    assert result.returncode == 0, result.stderr
+    assert "no NCCL lines found in" in result.stdout
+
+
+def test_a_plot_that_cannot_be_written_is_a_finding_not_a_traceback(tmp_path):
+    """--plot is checked up front; if the folder goes away during the bench, the run still reports."""
+    from torchdoctor.cli.net import _bench_findings
+    from torchdoctor.findings import Finding
+
+    row = {"op": "all_reduce", "size": 2**20, "seconds": 0.01, "algbw": 0.1, "busbw": 0.1, "ranks": 2}
+    smoke = Finding("net.smoke", "ok", "2 ranks", {"backend": "gloo"})
+    gone = tmp_path / "gone" / "busbw.png"
+    found = {f.id: f for f in _bench_findings([row], [smoke], None, gone, as_json=True)}
+    assert found["net.bandwidth"].status == "ok"
+    assert found["net.plot"].status == "fail" and str(gone) in found["net.plot"].summary
 
 
 def test_a_launch_past_its_deadline_is_stopped_and_judged():

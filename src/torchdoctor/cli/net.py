@@ -2,21 +2,31 @@
 
 from __future__ import annotations
 
+import math
 import os
+import stat
 import sys
 import tempfile
 from pathlib import Path
 
 import typer
 
-from torchdoctor.cli.app import JSON, VERBOSE, app, report
+from torchdoctor.cli.app import JSON, VERBOSE, app, report, require_count, require_seconds
 from torchdoctor.errors import BadInput
+
+# --expect-busbw above this is a typo: NVLink 5 moves 1.8 TB/s per GPU.
+MAX_EXPECT_BUSBW = 100_000.0  # GB/s
+MAX_ITERS = 100_000
+MAX_NPROC_PER_NODE = 1024
+# Flags that still mean something with --read-log (it only reads saved text).
+_READ_LOG_FLAGS = {"read_log", "as_json", "verbose"}
 
 
 @app.command()
 def net(
+    ctx: typer.Context,
     nproc_per_node: int = typer.Option(
-        0,
+        None,
         "--nproc-per-node",
         metavar="N",
         show_default=False,
@@ -54,13 +64,13 @@ def net(
         "",
         "--sizes",
         metavar="LIST",
-        help="Message sizes, e.g. 1M,16M,256M (default: sized for the backend).",
+        help="Message sizes, e.g. 1M,16M,256M, each at most 64G (default: sized for the backend).",
     ),
     iters: int = typer.Option(
-        -1, "--iters", show_default=False, help="Timed iterations per size (default: 3 gloo, 20 NCCL)."
+        None, "--iters", show_default=False, help="Timed iterations per size (default: 3 gloo, 20 NCCL)."
     ),
     warmup: int = typer.Option(
-        -1, "--warmup", show_default=False, help="Warm-up iterations per size (default: 1 gloo, 5 NCCL)."
+        None, "--warmup", show_default=False, help="Warm-up iterations per size (default: 1 gloo, 5 NCCL)."
     ),
     expect_busbw: float = typer.Option(
         None, "--expect-busbw", metavar="GBPS", help="Fail when the peak busbw is below 90% of this."
@@ -70,7 +80,7 @@ def net(
         [],
         "--read-log",
         metavar="FILE",
-        help="Only summarise a saved NCCL_DEBUG=INFO log or torch error output.",
+        help="Only summarise a saved NCCL_DEBUG=INFO log or torch error output (takes no other flag but --json, -v).",
     ),
     as_json: bool = JSON,
     verbose: bool = VERBOSE,
@@ -83,36 +93,49 @@ def net(
     from torchdoctor.distributed.ranks import from_environment
 
     if read_log:
+        _reject_flags_beside_read_log(ctx)
         report(_read_logs(read_log), as_json, verbose)
-    from torchdoctor.net.bandwidth import OPS, parse_size
+    from torchdoctor.net.bandwidth import MAX_SIZE, OPS, human_size, parse_size
+    from torchdoctor.net.launch import parse_endpoint
 
-    if timeout <= 0:
-        raise BadInput(f"--timeout {timeout:g}: must be more than 0 seconds")
+    require_seconds("--timeout", timeout)
     if backend not in ("auto", "nccl", "gloo"):
         raise BadInput(f"--backend {backend}: choose auto, nccl or gloo")
-    if nproc_per_node < 0 or nnodes < 1:
-        raise BadInput(f"--nproc-per-node {nproc_per_node} / --nnodes {nnodes}: must be at least 1")
-    if nnodes > 1 and ":" not in rdzv_endpoint:
+    require_count("--nproc-per-node", nproc_per_node, minimum=1, maximum=MAX_NPROC_PER_NODE)
+    require_count("--nnodes", nnodes, minimum=1)
+    if nnodes > 1 and not rdzv_endpoint:
         raise BadInput(f"--nnodes {nnodes} needs --rdzv-endpoint HOST:PORT (got {rdzv_endpoint!r})")
+    if rdzv_endpoint:
+        try:
+            parse_endpoint(rdzv_endpoint)
+        except ValueError as error:
+            raise BadInput(f"--rdzv-endpoint: {error}") from None
     op_list = [op.strip() for op in ops.split(",") if op.strip()]
     unknown = [op for op in op_list if op not in OPS]
     if unknown or not op_list:
         raise BadInput(
             f"--ops {ops}: unknown collective {', '.join(unknown)!r}; choose from {', '.join(OPS)}"
         )
-    try:
+    try:  # parse_size takes 1 byte .. MAX_SIZE
         size_list = [parse_size(s) for s in sizes.split(",") if s.strip()]
     except ValueError as error:
         raise BadInput(f"--sizes {sizes}: {error}") from None
-    if any(s <= 0 for s in size_list):
-        raise BadInput(f"--sizes {sizes}: every size must be more than 0 bytes")
-    if expect_busbw is not None and expect_busbw <= 0:
-        raise BadInput(f"--expect-busbw {expect_busbw:g}: must be more than 0 GB/s")
+    if sizes.strip() and not size_list:
+        raise BadInput(f"--sizes {sizes!r}: give sizes from 1 byte to {human_size(MAX_SIZE)}, e.g. 1M,16M")
+    require_count("--iters", iters, minimum=1, maximum=MAX_ITERS)
+    require_count("--warmup", warmup, minimum=0, maximum=MAX_ITERS)
+    if expect_busbw is not None and not (
+        math.isfinite(expect_busbw) and 0 < expect_busbw <= MAX_EXPECT_BUSBW
+    ):
+        raise BadInput(
+            f"--expect-busbw {expect_busbw:g}: must be a number of GB/s above 0 and at most {MAX_EXPECT_BUSBW:g}"
+        )
     if plot is not None:
         if plot.suffix.lower() != ".png":
             raise BadInput(f"--plot {plot}: give a file name ending in .png")
         if not plot.resolve().parent.is_dir():
             raise BadInput(f"--plot {plot}: folder {plot.resolve().parent} does not exist")
+        _require_writable_file("--plot", plot)
         try:
             import matplotlib  # noqa: F401
         except ImportError:
@@ -123,9 +146,11 @@ def net(
         f"--timeout={timeout:g}",
         f"--backend={backend}",
         f"--ops={','.join(op_list)}",
-        f"--iters={iters}",
-        f"--warmup={warmup}",
     ]
+    if iters is not None:  # else the backend's default, each on its own
+        worker_args.append(f"--iters={iters}")
+    if warmup is not None:
+        worker_args.append(f"--warmup={warmup}")
     if size_list:
         worker_args.append("--sizes=" + ",".join(str(s) for s in size_list))
     if bench:
@@ -135,7 +160,9 @@ def net(
     if info.launcher != "none":
         findings, rows = _as_worker(worker_args, info, as_json, verbose)
     else:
-        if nccl_debug and log_dir is None:
+        if log_dir is not None:
+            _require_log_dir(log_dir)
+        elif nccl_debug:
             log_dir = Path(tempfile.mkdtemp(prefix="torchdoctor-net-logs-"))
         findings, rows = _as_launcher(
             nproc_per_node, worker_args, timeout, nnodes, rdzv_endpoint, rdzv_id, nccl_debug, log_dir, as_json
@@ -147,6 +174,48 @@ def net(
     elif bench:
         findings += _bench_findings(rows, findings, expect_busbw, plot, as_json)
     report(findings, as_json, verbose)
+
+
+def _reject_flags_beside_read_log(ctx: typer.Context) -> None:
+    """--read-log only reads saved text: a flag of the live run next to it is a mistake, not something to drop."""
+    given = [
+        param.opts[0]
+        for param in ctx.command.params
+        if param.name not in _READ_LOG_FLAGS
+        and (source := ctx.get_parameter_source(param.name)) is not None
+        and source.name not in ("DEFAULT", "DEFAULT_MAP")
+    ]
+    if given:
+        raise BadInput(
+            f"--read-log only summarises saved output; {', '.join(given)} "
+            f"{'does' if len(given) == 1 else 'do'} not apply to it (only --json and -v do)"
+        )
+
+
+def _require_writable_file(flag: str, path: Path) -> None:
+    """Raise `BadInput` unless ``path`` can be written now, rather than after a whole bench."""
+    existed = path.exists()
+    try:
+        with open(path, "ab"):
+            pass
+    except OSError as error:
+        raise BadInput(f"{flag} {path}: cannot write this file ({error.strerror or error})") from None
+    if not existed:
+        path.unlink(missing_ok=True)
+
+
+def _require_log_dir(path: Path) -> None:
+    """Create ``path`` (a folder) now and check a file can be written in it, or raise `BadInput`."""
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+        with tempfile.TemporaryFile(dir=path):
+            pass
+    except FileExistsError:
+        raise BadInput(f"--log-dir {path}: exists and is not a folder") from None
+    except OSError as error:
+        raise BadInput(
+            f"--log-dir {path}: cannot create or write this folder ({error.strerror or error})"
+        ) from None
 
 
 def _progress(disable: bool):
@@ -277,8 +346,25 @@ def _bench_findings(rows, findings, expect_busbw, plot, as_json):
         )
     found = bandwidth.findings(rows, backend, expect_busbw)
     if plot is not None and rows:
-        bandwidth.plot(rows, str(plot), title=f"busbw, {rows[0]['ranks']} ranks over {backend}")
-        found[0].details["plot"] = str(plot)
+        try:
+            bandwidth.plot(rows, str(plot), title=f"busbw, {rows[0]['ranks']} ranks over {backend}")
+        except (
+            OSError
+        ) as error:  # checked writable up front; a full disk or a vanished folder is still possible
+            from torchdoctor.findings import Finding
+
+            found.append(
+                Finding(
+                    "net.plot",
+                    "fail",
+                    f"could not write the plot {plot}: {error.strerror or error}",
+                    {"plot": str(plot), "error": str(error)},
+                    f"Check that {plot.parent} exists, is writable and has free space; the figures are in the "
+                    "table above (and in --json).",
+                )
+            )
+        else:
+            found[0].details["plot"] = str(plot)
     return found
 
 
@@ -292,27 +378,88 @@ _LOG_IDS = {
 }
 
 
+# A non-regular --read-log (a pipe, /dev/zero) is read up to this much; a regular file is read whole.
+READ_LOG_STREAM_LIMIT = 256 * 2**20
+
+
+def _read_log_bytes(path: Path) -> tuple[bytes, bool]:
+    """The bytes of one --read-log file and whether a stream was cut at `READ_LOG_STREAM_LIMIT`.
+
+    Opened non-blocking so that a FIFO nobody writes to reads as empty instead of waiting forever.
+    """
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+    except OSError as error:
+        raise BadInput(f"--read-log {path}: {error.strerror or error}") from None
+    _require_readable(fd, path)
+    with os.fdopen(fd, "rb") as stream:  # buffered: read(n) goes on until n bytes or the end of a pipe
+        try:
+            os.set_blocking(fd, True)
+            if stat.S_ISREG(os.fstat(fd).st_mode):
+                return stream.read(), False
+            data = stream.read(READ_LOG_STREAM_LIMIT + 1)
+        except OSError as error:
+            raise BadInput(f"--read-log {path}: {error.strerror or error}") from None
+    return data[:READ_LOG_STREAM_LIMIT], len(data) > READ_LOG_STREAM_LIMIT
+
+
+def _require_readable(fd: int, path: Path) -> None:
+    """Close ``fd`` and raise `BadInput` when ``path`` is a folder or a terminal (never a saved log)."""
+    mode = os.fstat(fd).st_mode
+    why = "is a folder" if stat.S_ISDIR(mode) else "is a terminal" if os.isatty(fd) else ""
+    if why:
+        os.close(fd)
+        raise BadInput(f"--read-log {path}: {why}; give a saved log file")
+
+
 def _read_logs(paths: list[Path]):
-    """Findings from saved output: the NCCL summary and every torch.distributed failure in it."""
+    """Findings from saved output: the NCCL summary and every torch.distributed failure in it.
+
+    A file with neither (empty, binary, or some other output) is a warning naming it, not a silent skip.
+    """
     from torchdoctor.findings import Finding
+    from torchdoctor.net.bandwidth import human_size
     from torchdoctor.net.nccl_log import findings as nccl_findings
     from torchdoctor.net.nccl_log import summarise
     from torchdoctor.net.torch_errors import classify
 
-    texts = []
+    texts, notes = [], []
     for path in paths:
-        try:
-            texts.append(path.read_text(errors="replace"))
-        except OSError as error:
-            raise BadInput(f"--read-log {path}: {error.strerror or error}") from None
+        data, cut = _read_log_bytes(path)
+        text = data.decode(errors="replace")
+        texts.append(text)
+        if cut:
+            notes.append(
+                Finding(
+                    "net.log",
+                    "warn",
+                    f"read only the first {human_size(READ_LOG_STREAM_LIMIT)} of {path} (not a regular file)",
+                    {"path": str(path), "bytes_read": READ_LOG_STREAM_LIMIT},
+                    "Save the output to a file and pass that file",
+                )
+            )
+        if summarise(text).empty and not classify(text):
+            if not data.strip():
+                why = "the file is empty"
+            elif b"\0" in data:
+                why = "the file is binary, not saved text output"
+            else:
+                why = "nor any torch.distributed failure"
+            notes.append(
+                Finding(
+                    "net.log",
+                    "warn",
+                    f"no NCCL lines found in {path} ({why})",
+                    {"path": str(path), "bytes": len(data)},
+                    "Save the output of a run with NCCL_DEBUG=INFO and pass that file, e.g.\n"
+                    "NCCL_DEBUG=INFO torchrun ... 2>&1 | tee run.log\n"
+                    "torchdoctor net --read-log run.log",
+                )
+            )
     text = "\n".join(texts)
     source = ", ".join(str(p) for p in paths)
     summary = summarise(text)
     found = [] if summary.empty else nccl_findings(summary, source=source)
     for problem in classify(text):
         found.append(Finding(_LOG_IDS[problem.kind], "fail", problem.summary, problem.facts, problem.fix))
-    if not found:
-        found.append(
-            Finding("net.log", "skip", f"no NCCL output or torch.distributed failure found in {source}")
-        )
-    return found
+    return found + notes

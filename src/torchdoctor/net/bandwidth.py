@@ -17,6 +17,9 @@ from torchdoctor.findings import Finding
 OPS = ("all_reduce", "all_gather", "reduce_scatter", "broadcast")
 KIB, MIB, GIB = 2**10, 2**20, 2**30
 EXPECT_FRACTION = 0.9  # --expect-busbw fails below 90% of the figure given
+# The largest message --sizes takes: past nccl-tests' usual 8-16 GiB and within one big GPU's memory, so a typo
+# (99999999999G) is an error rather than an allocation that can never succeed.
+MAX_SIZE = 64 * GIB
 # Sized for the backend: gloo runs on CPUs (up to a few hundred MiB), NCCL on GPU links (up to GiBs).
 DEFAULT_SIZES = {
     "gloo": tuple(4 * KIB * 4**i for i in range(9)),  # 4 KiB .. 256 MiB
@@ -48,17 +51,27 @@ def bandwidth(op: str, size_bytes: int, seconds: float, world_size: int) -> tupl
 
 
 def parse_size(text: str) -> int:
-    """``"64M"`` / ``"64MiB"`` / ``"1G"`` / ``"4096"`` -> bytes (binary units)."""
+    """``"64M"`` / ``"64MiB"`` / ``"1G"`` / ``"4096"`` -> bytes (binary units), from 1 byte to `MAX_SIZE` (64 GiB).
+
+    >>> parse_size("1.5K")
+    1536
+    """
     cleaned = text.strip().upper().removesuffix("IB").removesuffix("B")
     units = {"K": KIB, "M": MIB, "G": GIB}
     try:
         if cleaned and cleaned[-1] in units:
-            return int(float(cleaned[:-1]) * units[cleaned[-1]])
-        return int(cleaned)
+            number: float = float(cleaned[:-1]) * units[cleaned[-1]]
+        else:
+            number = int(cleaned)  # an int compares exactly, however long
     except ValueError:
         raise ValueError(
             f"message size {text!r} is not a number of bytes like 4096, 64K, 16M or 1G"
         ) from None
+    if not 1 <= number <= MAX_SIZE:  # also false for nan and inf
+        raise ValueError(
+            f"message size {text!r} must be from 1 byte to {human_size(MAX_SIZE)} ({MAX_SIZE} bytes)"
+        )
+    return int(number)
 
 
 def human_size(size: int) -> str:
@@ -94,6 +107,8 @@ def _collective(op: str, size: int, world_size: int, device) -> Callable[[], Non
 
 def time_collective(op: str, size: int, device, warmup: int, iters: int) -> float:
     """Seconds per ``op`` on ``size`` bytes: warm-up, then ``iters`` timed calls; the slowest rank's time."""
+    if warmup < 0 or iters < 1:
+        raise ValueError(f"warmup={warmup}, iters={iters}: need warmup >= 0 and iters >= 1")
     import torch
     import torch.distributed as dist
 
@@ -113,6 +128,22 @@ def time_collective(op: str, size: int, device, warmup: int, iters: int) -> floa
     return float(elapsed.item())
 
 
+def iteration_counts(warmup: int | None, iters: int | None, backend: str) -> tuple[int, int]:
+    """``(warmup, iters)``: each one given, or the backend's default when None.
+
+    >>> iteration_counts(None, 50, "gloo")
+    (1, 50)
+    """
+    default_warmup, default_iters = DEFAULT_ITERS.get(backend, DEFAULT_ITERS["gloo"])
+    warmup = default_warmup if warmup is None else warmup
+    iters = default_iters if iters is None else iters
+    if warmup < 0:
+        raise ValueError(f"warmup={warmup}: the warm-up iterations must be 0 or more")
+    if iters < 1:
+        raise ValueError(f"iters={iters}: the timed iterations must be 1 or more")
+    return warmup, iters
+
+
 def sweep_plan(ops: Iterable[str], sizes: Sequence[int], backend: str) -> list[tuple[str, int]]:
     """Every (op, size) measured, in order."""
     sizes = tuple(sizes) or DEFAULT_SIZES.get(backend, DEFAULT_SIZES["gloo"])
@@ -125,14 +156,14 @@ def run_sweep(
     """Measure every (op, size) of ``options`` in this process group; every rank must call it.
 
     ``on_row(row, total)`` is called after each measurement (rank 0 passes one to show progress).
+    ``options.warmup`` / ``options.iters`` left at None take the backend's default each on its own
+    (`DEFAULT_ITERS`).
     """
     import torch.distributed as dist
 
     backend = dist.get_backend()
     world_size = dist.get_world_size()
-    warmup, iters = options.warmup, options.iters
-    if warmup < 0 or iters < 1:
-        warmup, iters = DEFAULT_ITERS.get(backend, (1, 3))
+    warmup, iters = iteration_counts(options.warmup, options.iters, backend)
     plan = sweep_plan(options.ops, options.sizes, backend)
     rows = []
     for op, size in plan:
@@ -149,6 +180,8 @@ def run_sweep(
             "algbw": algbw,
             "busbw": busbw,
             "ranks": world_size,
+            "warmup": warmup,
+            "iters": iters,
         }
         rows.append(row)
         if on_row is not None:

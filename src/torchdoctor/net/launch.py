@@ -9,6 +9,7 @@ stderr in ``log_dir``; the whole run is bounded by a deadline after which the la
 from __future__ import annotations
 
 import json
+import math
 import os
 import shutil
 import signal
@@ -65,6 +66,24 @@ def default_nproc(environ: Mapping[str, str] | None = None, root: Path = Path("/
     return count or 2
 
 
+def parse_endpoint(text: str) -> tuple[str, int]:
+    """``"node01:29400"`` -> ``("node01", 29400)``; an IPv6 host goes in brackets (``"[fe80::1]:29400"``).
+
+    Raises ValueError naming ``text`` unless it is HOST:PORT with a non-empty host and a port in 1-65535.
+
+    >>> parse_endpoint("[::1]:29400")
+    ('::1', 29400)
+    """
+    host, colon, port = text.strip().rpartition(":")
+    if host.startswith("[") and host.endswith("]"):
+        host = host[1:-1]
+    if not colon or not host.strip() or any(c.isspace() for c in host):
+        raise ValueError(f"rendezvous endpoint {text!r} is not HOST:PORT (e.g. node01:29400)")
+    if not (port.isascii() and port.isdigit() and 1 <= int(port) <= 65535):
+        raise ValueError(f"rendezvous endpoint {text!r}: port {port!r} is not a number from 1 to 65535")
+    return host, int(port)
+
+
 def torchrun_command(
     nproc_per_node: int,
     worker_args: Sequence[str],
@@ -76,10 +95,13 @@ def torchrun_command(
     python: str = sys.executable,
 ) -> list[str]:
     """The ``torch.distributed.run`` command line that starts the workers."""
+    if not (math.isfinite(timeout) and timeout > 0):
+        raise ValueError(f"timeout={timeout!r}: must be a finite number of seconds above 0")
     command = [python, "-m", "torch.distributed.run"]
     if nnodes == 1 and not rdzv_endpoint:
         command += ["--standalone"]
     else:
+        parse_endpoint(rdzv_endpoint or "")  # several hosts need HOST:PORT; raises ValueError naming it
         wait = max(int(timeout), 1)
         command += [
             f"--nnodes={nnodes}",

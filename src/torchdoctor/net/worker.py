@@ -49,8 +49,8 @@ class WorkerOptions:
     bench: bool = False
     ops: tuple[str, ...] = ("all_reduce",)
     sizes: tuple[int, ...] = ()  # bytes; empty: the backend's default sweep
-    warmup: int = -1  # -1: the backend's default (see torchdoctor.net.bandwidth.DEFAULT_ITERS)
-    iters: int = -1
+    warmup: int | None = None  # None: the backend's default (see torchdoctor.net.bandwidth.DEFAULT_ITERS)
+    iters: int | None = None
 
 
 @dataclass
@@ -484,8 +484,8 @@ def options_from_args(argv: list[str] | None = None) -> WorkerOptions:
     parser.add_argument("--bench", action="store_true")
     parser.add_argument("--ops", default="all_reduce")
     parser.add_argument("--sizes", default="")
-    parser.add_argument("--warmup", type=int, default=-1)
-    parser.add_argument("--iters", type=int, default=-1)
+    parser.add_argument("--warmup", type=int, default=None)
+    parser.add_argument("--iters", type=int, default=None)
     args = parser.parse_args(argv)
     return WorkerOptions(
         timeout=args.timeout,
