@@ -259,3 +259,32 @@ def test_a_log_line_per_try(caplog):
     assert "batch size 32: fits" in lines[2]
     assert lines[-1] == "find_executable_batch_size: settled on batch size 37 after 8 tries"
     assert len(lines) == 9
+
+
+def test_what_is_not_callable_is_refused_at_once():
+    with pytest.raises(TypeError, match=r"function=5 is not callable.*starting_batch_size=5\)"):
+        find_executable_batch_size(5)
+    with pytest.raises(TypeError, match="function='train' is not callable"):
+        find_executable_batch_size("train")
+    with pytest.raises(TypeError, match="reduce_batch_size_fn=3 is not callable"):
+        find_executable_batch_size(lambda batch_size: None, reduce_batch_size_fn=3)
+    with pytest.raises(TypeError, match="reduce_batch_size_fn=3 is not callable"):
+        find_executable_batch_size(starting_batch_size=8, reduce_batch_size_fn=3)  # as a decorator
+
+
+def test_reduce_batch_size_fn_returning_zero_or_not_an_int_is_named():
+    def to_zero():
+        return 0
+
+    with pytest.raises(
+        ValueError, match="reduce_batch_size_fn to_zero returned 0 after batch size 128 ran out"
+    ):
+        find_executable_batch_size(fits_up_to(60, []), 128, reduce_batch_size_fn=to_zero)()
+    with pytest.raises(ValueError, match=r"returned 64.0 after batch size 128"):
+        find_executable_batch_size(fits_up_to(60, []), 128, reduce_batch_size_fn=lambda n: n / 2)()
+    np = pytest.importorskip("numpy")
+    tries = []
+    found = find_executable_batch_size(
+        fits_up_to(60, tries), 128, reduce_batch_size_fn=lambda n: np.int64(n // 2)
+    )()
+    assert found[0] == 32 and tries == [128, 64, 32] and type(found[0]) is int

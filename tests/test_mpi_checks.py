@@ -250,3 +250,26 @@ def test_cli_bad_hostfile_or_count_is_one_line_exit_2(cli, tmp_path):
         lines = result.stderr.strip().splitlines()
         assert result.returncode == 2, result
         assert len(lines) == 1 and lines[0].startswith("torchdoctor: error: ") and words in lines[0], lines
+
+
+@pytest.mark.parametrize(
+    "flag, value, shown",
+    [
+        ("--timeout", "nan", "--timeout nan: must be a number of seconds above 0"),
+        ("--timeout", "inf", "--timeout inf: must be a number of seconds above 0"),
+        ("--timeout", "1e13", "--timeout 1e+13: must be a number of seconds above 0 and at most 604800"),
+        ("--timeout", "0", "--timeout 0: must be a number of seconds above 0"),
+        (
+            "--ssh-timeout",
+            "9999999999",
+            "--ssh-timeout 1e+10: must be a number of seconds above 0 and at most 3600",
+        ),
+        ("--ssh-timeout", "-1", "--ssh-timeout -1: must be a number of seconds above 0"),
+    ],
+)
+def test_cli_timeouts_must_be_finite_and_bounded(cli, tmp_path, flag, value, shown):
+    good, _ = hostfile(tmp_path, "node1\n")
+    result = cli("mpi", "-f", str(good), flag, value, timeout=60)
+    lines = result.stderr.strip().splitlines()
+    assert result.returncode == 2, result
+    assert len(lines) == 1 and lines[0].startswith(f"torchdoctor: error: {shown}"), lines

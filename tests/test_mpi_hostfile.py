@@ -73,3 +73,41 @@ def test_rewriting_between_the_two_syntaxes_round_trips(tmp_path):
     again = parse_hostfile(write(tmp_path, as_openmpi, "converted.txt"))
     assert [(e.host, e.slots) for e in again] == [(e.host, e.slots) for e in entries]
     assert as_style(again, "mpich").splitlines() == ["node1:4", "node2", "node3:1"]
+
+
+@pytest.mark.parametrize(
+    "line, words",
+    [
+        ("node1 slots=²", "slots must be a whole number of at least 1, not '²'"),  # '²'.isdigit() is True
+        ("node1:٣", "not '٣'"),  # an Arabic-Indic three: str.isdigit() again, int() takes it
+        ("node1 max_slots=+4", "not '+4'"),
+        ("node1:2:3", "'node1:2:3' is not an IPv6 address"),
+        ("fe80::zz slots=1", "'fe80::zz' is not an IPv6 address"),
+    ],
+)
+def test_counts_are_ascii_digits_and_many_colons_mean_an_address(tmp_path, line, words):
+    path = write(tmp_path, f"# ok\nnode0 slots=1\n{line}\n")
+    with pytest.raises(BadInput) as error:
+        parse_hostfile(path)
+    message = str(error.value)
+    assert message.startswith(f"hostfile {path} line 3: {line!r}: "), message
+    assert words in message
+
+
+def test_bracketless_ipv6_addresses_as_open_mpi_writes_them(tmp_path):
+    entries = parse_hostfile(
+        write(tmp_path, "::1 slots=1\nalice@fe80::2%eth0 slots=2 max_slots=4\n2001:db8::5\n")
+    )
+    assert [(e.host, e.hostname, e.slots, e.max_slots, e.style) for e in entries] == [
+        ("::1", "::1", 1, None, "openmpi"),
+        ("alice@fe80::2%eth0", "fe80::2%eth0", 2, 4, "openmpi"),
+        ("2001:db8::5", "2001:db8::5", None, None, "plain"),
+    ]
+    # MPICH's host:N would glue the count onto the address: the count goes into a comment instead
+    assert as_style(entries, "mpich").splitlines()[0] == (
+        "::1   # 1 slot(s): MPICH's host:N cannot follow an IPv6 address"
+    )
+    assert as_style(entries, "openmpi").splitlines()[:2] == [
+        "::1 slots=1",
+        "alice@fe80::2%eth0 slots=2 max_slots=4",
+    ]

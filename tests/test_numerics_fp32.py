@@ -234,3 +234,12 @@ def test_the_overflow_dump_ends_with_the_call_that_fixes_it(capsys):
     exec(last_line, {"torchdoctor": torchdoctor, "model": model})
     with torch.no_grad(), torch.autocast("cpu", dtype=torch.float16):
         assert torch.isfinite(model(**batch).loss)
+
+
+def test_a_model_that_is_not_a_module_is_named():
+    with pytest.raises(TypeError, match=r"model=5 \(int\) is not a torch.nn.Module"):
+        keep_in_fp32(5)
+    with pytest.raises(TypeError, match=r"model='encoder.block.1' \(str\) is not a torch.nn.Module"):
+        keep_in_fp32("encoder.block.1", "encoder")  # the model left out
+    with pytest.raises(TypeError, match="needs at least one module name"):
+        keep_in_fp32(nn.Linear(2, 2))

@@ -7,6 +7,7 @@ import stat
 import subprocess
 import sys
 
+import pytest
 import torch
 
 from torchdoctor.findings import Finding
@@ -169,3 +170,24 @@ def test_cli_report_bad_input_exits_2_with_one_line(cli, tmp_path):
 def test_cudnn_version_numbers_of_both_encodings():
     assert _dotted(90100) == "9.1.0"  # cuDNN 9: major * 10000 + minor * 100 + patch
     assert _dotted(8902) == "8.9.2"  # cuDNN 8: major * 1000 + minor * 100 + patch
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs named pipes")
+def test_cli_report_output_that_cannot_be_written_fails_before_the_checks(cli, tmp_path):
+    pipe = tmp_path / "pipe.md"
+    os.mkfifo(pipe)  # nothing reads it: writing would block forever, after every check had run
+    result = cli("report", "-o", str(pipe), "--skip", "net", timeout=60)
+    lines = result.stderr.strip().splitlines()
+    assert result.returncode == 2 and lines == [
+        f"torchdoctor: error: -o {pipe}: cannot write it: a named pipe that nothing reads"
+    ], result.stderr
+    if os.path.exists("/proc/version"):  # cannot be written, not even by root
+        result = cli("report", "-o", "/proc/version", timeout=60)
+        lines = result.stderr.strip().splitlines()
+        assert result.returncode == 2 and len(lines) == 1, result.stderr
+        assert lines[0].startswith("torchdoctor: error: -o /proc/version: cannot write it: "), lines
+    # the probe leaves no empty file behind when the run stops for another reason
+    fresh = tmp_path / "fresh.md"
+    result = cli("report", "-o", str(fresh), "--skip", "bogus", timeout=60)
+    assert result.returncode == 2 and "--skip bogus: unknown area" in result.stderr
+    assert not fresh.exists()

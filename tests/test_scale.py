@@ -1,6 +1,7 @@
 import itertools
 import json
 import math
+import re
 
 import pytest
 
@@ -142,3 +143,81 @@ def test_cli_bad_values_exit_2_with_one_line(cli, args, message):
     result = cli("scale", *itertools.chain.from_iterable(base.items()))
     assert result.returncode == 2
     assert len(result.stderr.strip().splitlines()) == 1 and message in result.stderr
+
+
+@pytest.mark.timeout(30)
+def test_huge_counts_are_answered_at_once():
+    # the old search looped over every step count up to effective // devices: this never came back
+    plan = scale_setup(1, 10**23 - 1, 7)
+    assert (plan.keep.per_device_batch, plan.keep.grad_accumulation) == (-(-(10**23 - 1) // 7), 1)
+    assert [o.effective_batch for o in plan.closest] == [(10**23 - 1) // 7 * 7, -(-(10**23 - 1) // 7) * 7]
+    # with a limit: 999983 is prime, so the only split of 999983² under it is one per device
+    limited = scale_setup(1, 999983, 1, grad_accumulation=999983, max_per_device_batch=999982)
+    assert limited.exact and (limited.keep.per_device_batch, limited.keep.grad_accumulation) == (1, 999983**2)
+    # a limit far above √(effective) finds the largest divisor below it
+    assert scale_setup(1, 2**40 * 3, 1, max_per_device_batch=2**41).keep.per_device_batch == 2**40 * 3 // 2
+
+
+def test_the_fewest_steps_against_brute_force_for_awkward_numbers():
+    for effective, target, max_batch in itertools.product(
+        [30, 49, 97, 120, 121], [1, 2, 3, 7], [2, 5, 11, 50]
+    ):
+        plan = scale_setup(1, effective, target, max_per_device_batch=max_batch)
+        expected = brute_force(effective, target, max_batch)
+        assert plan.exact == (expected is not None)
+        if expected:
+            assert (plan.keep.per_device_batch, plan.keep.grad_accumulation) == expected, (effective, target)
+
+
+def test_any_integer_type_is_a_count_and_floats_are_not():
+    np = pytest.importorskip("numpy")
+    plan = scale_setup(np.int64(1), np.int32(16), np.uint8(2), grad_accumulation=np.int16(1))
+    assert (plan.keep.per_device_batch, type(plan.keep.per_device_batch)) == (8, int)
+    assert plan.reference.devices == 1 and type(plan.reference.devices) is int
+    assert scale_setup(1, 16, 2, learning_rate=np.float32(0.5)).base_learning_rate == 0.5
+    for bad in (2.0, "2", True, np.float64(2.0)):
+        with pytest.raises(TypeError, match=re.escape(f"target devices {bad!r}: expected a positive int")):
+            scale_setup(1, 16, bad)
+    with pytest.raises(
+        ValueError, match=r"learning rate 10{400}: expected a positive number, finite as a float"
+    ):
+        scale_setup(1, 16, 2, learning_rate=10**400)
+    with pytest.raises(ValueError, match="learning rate inf: expected a positive number, finite as a float"):
+        scale_setup(1, 16, 2, learning_rate=math.inf)
+
+
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (
+            ["--per-device-batch", "99999999999999999999999"],
+            "--per-device-batch 99999999999999999999999: must be between 1 and 1000000",
+        ),
+        (["--target-devices", "1000001"], "--target-devices 1000001: must be between 1 and 1000000"),
+        (["--max-per-device-batch", "10000000"], "--max-per-device-batch 10000000: must be between 1 and"),
+        (["--lr", "1e400"], "--lr 1e400: too large for a float (it reads as inf)"),
+        (["--lr", "1e-400"], "--lr 1e-400: too small for a float (it reads as 0)"),
+        (["--lr", "inf"], "--lr inf: expected a finite positive number"),
+        (["--lr", "-1"], "--lr -1: expected a positive number"),
+        (["--lr", "fast"], "--lr 'fast': expected a positive number"),
+    ],
+)
+def test_cli_counts_are_bounded_and_lr_finite(cli, args, message):
+    base = {"--devices": "1", "--per-device-batch": "16", "--target-devices": "7"}
+    base.update(dict(zip(args[::2], args[1::2], strict=True)))
+    result = cli("scale", *itertools.chain.from_iterable(base.items()), timeout=60)
+    assert result.returncode == 2, result
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith(f"torchdoctor: error: {message}"), lines
+
+
+def test_cli_largest_counts_answer_quickly(cli):
+    # 999983 is prime: 999983² splits under a limit of 999982 per device only as 1 × 999983² steps,
+    # the longest search the bounds of the flags allow
+    result = cli(
+        "scale", "--devices", "1", "--per-device-batch", "999983", "--target-devices", "1",
+        "--grad-accumulation", "999983", "--max-per-device-batch", "999982", "--json", timeout=60,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    keep = json.loads(result.stdout)["keep"]
+    assert (keep["per_device_batch"], keep["grad_accumulation"]) == (1, 999983**2)

@@ -11,6 +11,7 @@ import functools
 import gc
 import inspect
 import logging
+import operator
 from collections.abc import Callable
 from typing import Any
 
@@ -114,6 +115,21 @@ def find_executable_batch_size(
         raise TypeError(f"starting_batch_size={starting_batch_size!r}: expected a positive int")
     if starting_batch_size < 1:
         raise ValueError(f"starting_batch_size={starting_batch_size}: expected a positive int")
+    if reduce_batch_size_fn is not None and not callable(reduce_batch_size_fn):
+        raise TypeError(
+            f"reduce_batch_size_fn={reduce_batch_size_fn!r} is not callable; pass a function that returns "
+            "the next, smaller batch size"
+        )
+    if function is not None and not callable(function):
+        hint = (
+            f"; for a starting size, find_executable_batch_size(starting_batch_size={function!r})"
+            if isinstance(function, int) and not isinstance(function, bool)
+            else ""
+        )
+        raise TypeError(
+            f"find_executable_batch_size: function={function!r} is not callable: decorate the function that "
+            f"takes the batch size{hint}"
+        )
     if function is None:
         return functools.partial(
             find_executable_batch_size,
@@ -253,12 +269,17 @@ def _smaller(size: int, reduce_batch_size_fn: Callable[..., int] | None) -> int:
     except (TypeError, ValueError):
         params = {}
     new = reduce_batch_size_fn(size) if params else reduce_batch_size_fn()
-    if isinstance(new, bool) or not isinstance(new, int) or new >= size:
+    name = getattr(reduce_batch_size_fn, "__name__", repr(reduce_batch_size_fn))
+    try:
+        number = None if isinstance(new, bool) else operator.index(new)  # numpy ints too
+    except TypeError:
+        number = None
+    if number is None or not 1 <= number < size:
         raise ValueError(
-            f"reduce_batch_size_fn returned {new!r} after batch size {size} ran out of memory; "
-            f"it must return a smaller int"
+            f"reduce_batch_size_fn {name} returned {new!r} after batch size {size} ran out of memory; "
+            f"it must return a smaller int, at least 1"
         )
-    return new
+    return number
 
 
 def _agree(outcome: int) -> list[int]:

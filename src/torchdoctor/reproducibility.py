@@ -7,6 +7,7 @@ The batch size a DataLoader gets is per device, so moving a run from 1 GPU × 16
 from __future__ import annotations
 
 import math
+import numbers
 import operator
 import random
 from dataclasses import asdict, dataclass, field
@@ -115,7 +116,8 @@ def scale_setup(
     ``max_per_device_batch`` wins. It can be kept exactly when it is a multiple of ``target_devices`` (at
     worst with 1 per device and more steps). When not, ``exact`` is False, ``closest`` holds the
     nearest set-ups below and above, and the learning rate for each is given under no, linear and
-    square-root scaling with the effective batch.
+    square-root scaling with the effective batch. Counts may be of any integer type (``numpy.int64`` too).
+    With ``max_per_device_batch``, the split takes up to about min(max, √(effective / target)) divisions.
 
     >>> plan = scale_setup(1, 16, 2, learning_rate=1e-3)
     >>> plan.keep.per_device_batch, plan.keep.grad_accumulation, plan.exact
@@ -130,11 +132,17 @@ def scale_setup(
     if max_per_device_batch is not None:
         max_per_device_batch = _positive_int("max per-device batch", max_per_device_batch)
     if learning_rate is not None:
-        if isinstance(learning_rate, bool) or not isinstance(learning_rate, (int, float)):
+        if isinstance(learning_rate, bool) or not isinstance(learning_rate, numbers.Real):
             raise TypeError(f"learning rate {learning_rate!r}: expected a number")
-        if not (math.isfinite(learning_rate) and learning_rate > 0):
-            raise ValueError(f"learning rate {learning_rate!r}: expected a positive number")
-        learning_rate = float(learning_rate)
+        try:
+            rate = float(learning_rate)
+        except OverflowError:  # an int beyond float's range
+            rate = math.inf
+        if not (math.isfinite(rate) and rate > 0):
+            raise ValueError(
+                f"learning rate {learning_rate!r}: expected a positive number, finite as a float"
+            )
+        learning_rate = rate
 
     effective = reference_devices * per_device_batch * grad_accumulation
 
@@ -188,27 +196,37 @@ def scale_setup(
 def _nearest(
     effective: int, devices: int, max_batch: int | None
 ) -> tuple[tuple[int, int] | None, tuple[int, int] | None]:
-    """(batch, steps) with the largest product ≤ ``effective`` and the smallest ≥ it; fewer steps on ties."""
-    best_below: tuple[int, int] | None = None
-    best_above: tuple[int, int] | None = None
+    """(batch, steps) with the largest product ≤ ``effective`` and the smallest ≥ it; fewer steps on ties.
 
-    def total(option: tuple[int, int]) -> int:
-        return devices * option[0] * option[1]
+    Every set-up holds a multiple of ``devices``, and 1 per device × N steps reaches any multiple, so the
+    nearest totals are the multiples of ``devices`` on either side of ``effective``: only the split of each
+    into batch × steps is left to find. Below one per device there is nothing below.
+    """
+    below = _fewest_steps(effective // devices, max_batch) if effective >= devices else None
+    return below, _fewest_steps(-(-effective // devices), max_batch)
 
-    # more steps than this only add to a per-device batch of 1, which is already above the target
-    for steps in range(1, effective // devices + 2):
-        per_step = devices * steps
-        down = effective // per_step
-        if max_batch is not None:
-            down = min(down, max_batch)
-        if down >= 1 and (best_below is None or total((down, steps)) > total(best_below)):
-            best_below = (down, steps)
-        up = -(-effective // per_step)
-        if (max_batch is None or up <= max_batch) and (
-            best_above is None or total((up, steps)) < total(best_above)
-        ):
-            best_above = (up, steps)
-    return best_below, best_above
+
+def _fewest_steps(samples: int, max_batch: int | None) -> tuple[int, int]:
+    """(batch, steps) with batch × steps == ``samples``, batch ≤ ``max_batch`` and the fewest steps.
+
+    The batch is the largest divisor of ``samples`` up to ``max_batch``: found in at most about
+    min(``max_batch``, √``samples``) divisions, whatever the size of ``samples``.
+
+    >>> _fewest_steps(48, 7), _fewest_steps(13, 4), _fewest_steps(10**30, None)
+    ((6, 8), (1, 13), (1000000000000000000000000000000, 1))
+    """
+    if max_batch is None or max_batch >= samples:
+        return samples, 1
+    root = math.isqrt(samples)
+    if max_batch <= root:  # count down from the limit to the first divisor
+        batch = next(b for b in range(max_batch, 0, -1) if samples % b == 0)
+        return batch, samples // batch
+    # a batch above √samples is samples // steps for steps below √samples: the fewest steps that fit first
+    for steps in range(-(-samples // max_batch), root + 1):
+        if samples % steps == 0:
+            return samples // steps, steps
+    batch = next(b for b in range(root, 0, -1) if samples % b == 0)  # then the divisors up to √samples
+    return batch, samples // batch
 
 
 def _learning_rates(base: float | None, ratio: float) -> dict[str, float]:
@@ -224,8 +242,13 @@ def _product(option: BatchSetup) -> str:
 
 
 def _positive_int(what: str, value: Any) -> int:
-    if isinstance(value, bool) or not isinstance(value, int):
+    """``value`` as an int: any integer type (int, ``numpy.int64``, …) but bool, 4.0 or "4"."""
+    try:
+        number = operator.index(value)
+    except TypeError:
+        number = None
+    if number is None or isinstance(value, bool):
         raise TypeError(f"{what} {value!r}: expected a positive int")
-    if value < 1:
-        raise ValueError(f"{what} {value}: expected a positive int (1 or more)")
-    return value
+    if number < 1:
+        raise ValueError(f"{what} {number}: expected a positive int (1 or more)")
+    return number

@@ -22,7 +22,7 @@ def env(
     wheel: bool = typer.Option(
         False, "--wheel", help="With --deepspeed-build: build a binary wheel to install on many machines."
     ),
-    arch: str = typer.Option(
+    arch: str | None = typer.Option(
         None,
         "--arch",
         metavar="LIST",
@@ -35,7 +35,7 @@ def env(
     """Diagnose the CUDA build set-up: toolkits, gcc, GPU architectures, DeepSpeed, driver, NCCL."""
     if not root.is_dir():
         raise BadInput(f"--root {root}: not a directory")
-    if (wheel or arch) and not deepspeed_build:
+    if (wheel or arch is not None) and not deepspeed_build:  # --arch "" is given too
         raise BadInput(f"{'--wheel' if wheel else '--arch'} only goes with --deepspeed-build")
     if deepspeed_build:
         _print_deepspeed_build(wheel, arch, root, as_json)
@@ -66,10 +66,14 @@ def _print_deepspeed_build(wheel: bool, arch_value: str | None, root: Path, as_j
     notes = []
     if arch_value is not None:
         try:
-            arch.parse_arch_list(arch_value)
+            entries = arch.parse_arch_list(arch_value)
         except ValueError as error:
             raise BadInput(f"--arch {arch_value!r}: {error}") from None
-        arch_list = arch_value
+        if not entries:  # "" or ";": the build would silently target whatever torch guesses
+            raise BadInput(
+                f'--arch {arch_value!r}: no compute capability in it; give one or more, e.g. --arch "8.0;9.0"'
+            )
+        arch_list = ";".join(entries)  # "8.0;;9.0" -> "8.0;9.0", names expanded
     else:
         gpus = list(facts.gpus) or driver.gpus_from_nvidia_smi()
         arch_list = arch.recommended_arch_list(c for _, c in gpus) if gpus else None

@@ -6,8 +6,11 @@ from pathlib import Path
 
 import typer
 
-from torchdoctor.cli.app import JSON, VERBOSE, app, report
+from torchdoctor.cli.app import JSON, VERBOSE, app, report, require_seconds
 from torchdoctor.errors import BadInput
+
+# An ssh login that needs more than an hour to connect is not going to carry an MPI job.
+_MAX_SSH_TIMEOUT = 3600
 
 
 @app.command()
@@ -27,16 +30,14 @@ def mpi(
     from torchdoctor.mpi.checks import diagnose
     from torchdoctor.mpi.hostfile import distinct_hosts, parse_hostfile
 
+    require_seconds("--timeout", timeout)  # nan, inf or 1e13 would reach subprocess's wait and crash it
+    require_seconds("--ssh-timeout", ssh_timeout, maximum=_MAX_SSH_TIMEOUT)
     entries = parse_hostfile(hostfile)
     hosts = len(distinct_hosts(entries))
     n = hosts if n is None else n
     if n < 1 or n > hosts:
         raise BadInput(
             f"-n {n}: the sanity run starts one process per host and {hostfile} lists {hosts} host(s)"
-        )
-    if timeout <= 0 or ssh_timeout <= 0:
-        raise BadInput(
-            f"--timeout {timeout:g} / --ssh-timeout {ssh_timeout}: both must be more than 0 seconds"
         )
     report(
         diagnose(hostfile, entries, n, timeout=timeout, connect_timeout=ssh_timeout),

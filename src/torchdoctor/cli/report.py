@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import errno
+import os
 import sys
 from pathlib import Path
 
@@ -34,6 +36,24 @@ def _findings_for_report(skip: list[str]) -> list:
     return broken + run_checks(discover([module for area, module in areas.items() if area not in skip]))
 
 
+def _check_writable(output: Path) -> None:
+    """Raise `BadInput` unless ``output`` can be opened for writing; leave no file behind if there was none."""
+    if output.is_dir() or not output.parent.is_dir():
+        raise BadInput(
+            f"-o {output}: {'is a directory' if output.is_dir() else 'its directory does not exist'}"
+        )
+    existed = output.exists()
+    try:
+        # O_NONBLOCK: a named pipe nobody reads fails here (ENXIO) instead of blocking forever
+        descriptor = os.open(output, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NONBLOCK, 0o666)
+    except OSError as error:
+        reason = "a named pipe that nothing reads" if error.errno == errno.ENXIO else error.strerror or error
+        raise BadInput(f"-o {output}: cannot write it: {reason}") from None
+    os.close(descriptor)
+    if not existed:
+        output.unlink(missing_ok=True)
+
+
 @app.command("report")
 def report_command(
     output: Path | None = typer.Option(
@@ -47,10 +67,8 @@ def report_command(
     from torchdoctor.findings import exit_code
     from torchdoctor.report import make_report
 
-    if output is not None and (output.is_dir() or not output.parent.is_dir()):
-        raise BadInput(
-            f"-o {output}: {'is a directory' if output.is_dir() else 'its directory does not exist'}"
-        )
+    if output is not None:
+        _check_writable(output)  # now, not after every check has run
     findings = _findings_for_report(skip)
     text = make_report(findings)
     if output is None:

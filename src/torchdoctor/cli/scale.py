@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import decimal
 import json
 import math
 
 import typer
 
-from torchdoctor.cli.app import app
+from torchdoctor.cli.app import app, require_count
 from torchdoctor.errors import BadInput
+
+_MAX_COUNT = 1_000_000
 
 
 @app.command()
@@ -17,7 +20,9 @@ def scale(
     per_device_batch: int = typer.Option(..., "--per-device-batch", help="Batch size each device got."),
     target_devices: int = typer.Option(..., "--target-devices", help="Devices the new run will use."),
     grad_accumulation: int = typer.Option(1, "--grad-accumulation", help="Gradient accumulation steps."),
-    lr: float | None = typer.Option(None, "--lr", help="Learning rate of the reference run."),
+    lr: str | None = typer.Option(
+        None, "--lr", metavar="FLOAT", help="Learning rate of the reference run."
+    ),  # read as text, so that an error shows what was typed (1e400, not the inf it parses to)
     max_per_device_batch: int | None = typer.Option(
         None, "--max-per-device-batch", help="Largest batch one target device can hold."
     ),
@@ -35,21 +40,39 @@ def scale(
     ):
         if value is not None and value < 1:
             raise BadInput(f"{flag} {value}: expected a positive int (1 or more)")
-    if lr is not None and not (math.isfinite(lr) and lr > 0):
-        raise BadInput(f"--lr {lr}: expected a positive number")
+        # far beyond any cluster or batch, and it keeps the search for the split short
+        require_count(flag, value, maximum=_MAX_COUNT)
+    learning_rate = None if lr is None else _learning_rate(lr)
 
     plan = scale_setup(
         devices,
         per_device_batch,
         target_devices,
         grad_accumulation=grad_accumulation,
-        learning_rate=lr,
+        learning_rate=learning_rate,
         max_per_device_batch=max_per_device_batch,
     )
     if as_json:
         print(json.dumps(plan.to_dict(), indent=2))
     else:
         print(_render(plan))
+
+
+def _learning_rate(text: str) -> float:
+    """The ``--lr`` value as a float: positive and finite (1e400 reads as inf, 1e-400 as 0)."""
+    try:
+        value, written = float(text), decimal.Decimal(text.strip())
+    except (ValueError, decimal.InvalidOperation):
+        raise BadInput(f"--lr {text!r}: expected a positive number like 1e-3") from None
+    if math.isnan(value) or written <= 0:
+        raise BadInput(f"--lr {text}: expected a positive number like 1e-3")
+    if written.is_infinite():
+        raise BadInput(f"--lr {text}: expected a finite positive number like 1e-3")
+    if math.isinf(value):
+        raise BadInput(f"--lr {text}: too large for a float (it reads as inf); expected a number like 1e-3")
+    if value == 0:
+        raise BadInput(f"--lr {text}: too small for a float (it reads as 0); expected a number like 1e-3")
+    return value
 
 
 def _render(plan) -> str:

@@ -11,11 +11,15 @@ MPICH's Hydra (https://wiki.mpich.org/mpich/index.php/Using_the_Hydra_Process_Ma
     node1:4
     node2 ifhn=10.0.0.2   # Hydra takes no other key=value
 
+An IPv6 address is written without brackets, as Open MPI's hostfile lexer reads it (``fe80::1 slots=2``): a
+name with more than one ``:`` is an address, never MPICH's ``host:N``.
+
 Every bad line is a `BadInput` naming the file, the line number and the line, so the CLI exits 2 with one line.
 """
 
 from __future__ import annotations
 
+import ipaddress
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -50,7 +54,8 @@ class HostfileEntry:
 
 
 def _count(path: Path, number: int, raw: str, key: str, value: str) -> int:
-    if not value.isdigit() or int(value) < 1:
+    # [0-9], not str.isdigit(): that also takes '²' and other digits int() refuses
+    if not re.fullmatch(r"[0-9]+", value) or int(value) < 1:
         raise BadInput(
             f"hostfile {path} line {number}: {raw.strip()!r}: {key} must be a whole number of at least 1, "
             f"not {value!r}"
@@ -67,14 +72,21 @@ def parse_line(path: Path, number: int, raw: str) -> HostfileEntry | None:
     where = f"hostfile {path} line {number}: {raw.strip()!r}"
     slots = max_slots = None
     style = "plain"
-    if ":" in first:
+    if first.count(":") > 1:  # an IPv6 address (MPICH's host:N has one ':')
+        host = first
+        if not _is_ipv6(host.rpartition("@")[2]):
+            raise BadInput(
+                f"{where}: {host!r} is not an IPv6 address (nor a host name; MPICH's host:N has one ':')"
+            )
+    elif ":" in first:
         host, _, count = first.partition(":")
         slots, style = _count(path, number, raw, f"the count after {host}:", count), "mpich"
     else:
         host = first
-    if not _HOST.match(host):
+    if not (_HOST.match(host) or _is_ipv6(host.rpartition("@")[2])):
         raise BadInput(
-            f"{where}: {host!r} is not a host name (letters, digits, '.', '-' and an optional user@)"
+            f"{where}: {host!r} is not a host name (letters, digits, '.', '-' and an optional user@) "
+            "nor an IPv6 address"
         )
     for option in options:
         key, equals, value = option.partition("=")
@@ -103,6 +115,14 @@ def parse_line(path: Path, number: int, raw: str) -> HostfileEntry | None:
     if slots is not None and max_slots is not None and max_slots < slots:
         raise BadInput(f"{where}: max_slots={max_slots} is less than slots={slots}")
     return HostfileEntry(host, slots, max_slots, number, style)
+
+
+def _is_ipv6(name: str) -> bool:
+    try:
+        ipaddress.IPv6Address(name)
+    except ValueError:
+        return False
+    return True
 
 
 def parse_hostfile(path: str | Path) -> list[HostfileEntry]:
@@ -147,6 +167,8 @@ def as_style(entries: list[HostfileEntry], style: str) -> str:
             lines.append(e.host)
         elif style == "openmpi":
             lines.append(f"{e.host} slots={e.slots}" + (f" max_slots={e.max_slots}" if e.max_slots else ""))
+        elif _is_ipv6(e.hostname):  # host:N would make the count part of the address
+            lines.append(f"{e.host}   # {e.slots} slot(s): MPICH's host:N cannot follow an IPv6 address")
         else:
             lines.append(f"{e.host}:{e.slots}")
     return "\n".join(lines)

@@ -70,6 +70,11 @@ def keep_in_fp32(model: nn.Module, *module_names: str) -> KeptInFp32:
     >>> fix = torchdoctor.keep_in_fp32(model, "encoder.block.2.layer.1.DenseReluDense")  # doctest: +SKIP
     >>> fix.undo()  # doctest: +SKIP
     """
+    if not isinstance(model, nn.Module):
+        raise TypeError(
+            f"keep_in_fp32: model={model!r} ({type(model).__name__}) is not a torch.nn.Module; "
+            'call it as keep_in_fp32(model, "name", ...)'
+        )
     if not module_names:
         raise TypeError('keep_in_fp32(model, "name", ...) needs at least one module name')
     modules = dict(model.named_modules())
