@@ -99,3 +99,14 @@ def test_rank_prefix_from_the_launcher_environment(fresh_logger, monkeypatch, ca
         logger.info("main only, not me")
         logger.info("everyone", main_process_only=False)
     assert [r.getMessage() for r in caplog.records] == ["[rank 0] hello", "[rank 3] everyone"]
+
+
+def test_a_level_that_means_nothing_is_refused_naming_it():
+    import pytest
+
+    from torchdoctor import get_logger
+
+    for bad in (-5, True, "LOUD"):
+        with pytest.raises(ValueError, match=f"log_level={bad!r} is not a log level"):
+            get_logger("torchdoctor.test.levels", log_level=bad)
+    assert get_logger("torchdoctor.test.levels", log_level=15).logger.level == 15

@@ -40,7 +40,7 @@ def require_seconds(flag: str, value: float | None, maximum: float = 7 * 24 * 36
     from torchdoctor.errors import BadInput
 
     if value is not None and not (math.isfinite(value) and 0 < value <= maximum):
-        raise BadInput(f"{flag} {value:g}: must be a number of seconds above 0 and at most {maximum:g}")
+        raise BadInput(f"{flag} {value:.15g}: must be a number of seconds above 0 and at most {maximum:g}")
 
 
 def require_count(flag: str, value: int | None, minimum: int = 1, maximum: int = 1_000_000) -> None:

@@ -113,6 +113,8 @@ def get_logger(name: str, log_level: str | int | None = None) -> RankLogger:
     logger = logging.getLogger(name)
     if level is not None:
         try:
+            if isinstance(level, bool) or (isinstance(level, int) and level < 0):
+                raise ValueError(level)  # setLevel takes these silently, and they mean nothing
             logger.setLevel(level.upper() if isinstance(level, str) else level)
         except (ValueError, TypeError):
             where = "log_level" if log_level is not None else "TORCHDOCTOR_LOG_LEVEL"
