@@ -101,8 +101,16 @@ def test_bad_input_is_one_line_and_exit_2(cli, tmp_path):
         ("launch", str(tmp_path / "missing.py")): "missing.py': no such file",
         ("launch", "--config", str(bad), str(script)): "bad.yaml line 2: unknown key 'num_procs'",
         ("launch", "--config", str(tmp_path / "none.yaml"), str(script)): "none.yaml: cannot read it",
-        ("launch", "--watchdog", "0", str(script)): "--watchdog 0: must be a positive number",
+        ("launch", "--watchdog", "0", str(script)): "--watchdog 0: must be a number of seconds above 0",
+        ("launch", "--watchdog", "nan", str(script)): "--watchdog nan: must be a number of seconds",
         ("launch", "--nproc-per-node", "two", str(script)): "--nproc-per-node",
+        # torchrun would take these and sit there
+        ("launch", "--nproc-per-node", "99999999999999999999", str(script)): (
+            "--nproc-per-node 99999999999999999999: must be between 1 and 1024"
+        ),
+        ("launch", "--nnodes", "100001", str(script)): "--nnodes 100001: must be between 1 and 100000",
+        ("launch", "--bogus", str(script)): "no such option: --bogus",
+        ("launch", str(tmp_path)): f"script '{tmp_path}': is a directory",
     }
     for args, message in cases.items():
         result = cli(*args)
@@ -110,6 +118,49 @@ def test_bad_input_is_one_line_and_exit_2(cli, tmp_path):
         lines = result.stderr.strip().splitlines()
         assert len(lines) == 1 and message in lines[0], (args, result.stderr)
         assert "never runs" not in result.stdout
+
+
+def test_broken_config_files_are_one_line_naming_file_line_and_key(cli, tmp_path):
+    script = tmp_path / "train.py"
+    script.write_text("print('never runs')\n")
+    cases = {
+        b"[1]: 2\n": "line 1: a key must be a plain name, not a list",
+        b"debug: true\n? [a, b]\n: 1\n": "line 2: a key must be a plain name, not a list",
+        b"debug: !!python/object:os.system x\n": "line 1: debug: could not determine a constructor",
+        b"num_processes: !!int abc\n": "line 1: num_processes: 'abc' is not a valid int",
+        b"debug: true\nnum_processes: 2\xff\n": "line 2: not UTF-8 text (byte 0xff)",
+        b"num_processes: 4\nnum_machines: -1\n": "line 2: num_machines: -1: must be between 1 and 100000",
+        b"watchdog: .nan\n": "line 1: watchdog: nan: must be a number of seconds",
+        b"num_processes: 0\n": "line 1: num_processes: 0: must be -1 (not said) or between 1 and",
+        b"num_machines: 2\nmachine_rank: 2\n": "line 2: machine_rank: 2: must be between 0 and 1",
+    }
+    for number, (text, message) in enumerate(cases.items()):
+        config = tmp_path / f"config{number}.yaml"
+        config.write_bytes(text)
+        result = cli("launch", "--config", str(config), str(script))
+        assert result.returncode == 2, (text, result.stderr)
+        lines = result.stderr.strip().splitlines()
+        assert len(lines) == 1 and lines[0].startswith(f"torchdoctor: error: {config} line"), result.stderr
+        assert message in lines[0] and "--" not in lines[0], (text, result.stderr)  # no flag was typed
+
+
+def test_a_node_whose_peer_never_comes_says_so_within_the_watchdogs_time(cli, tmp_path):
+    script = tmp_path / "train.py"
+    script.write_text("print('never runs')\n")
+    port = free_port()
+    began = time.monotonic()
+    result = cli(
+        "launch", "--nnodes", "2", "--node-rank", "0", "--master-addr", "127.0.0.1",
+        "--master-port", str(port), "--watchdog", "3", str(script),
+        timeout=100,
+    )  # fmt: skip
+    waited = time.monotonic() - began
+    assert result.returncode != 0
+    assert "never runs" not in result.stdout
+    last = result.stderr.strip().splitlines()[-1]
+    assert last.startswith("torchdoctor: node rank 0 of 2 waited "), result.stderr
+    assert f"for the other node (node rank 1) at 127.0.0.1:{port}; none came." in last, result.stderr
+    assert 3 <= int(last.split("waited ")[1].split("s ")[0]) <= waited + 1  # torchrun waited 3 s, not 600
 
 
 def test_sigterm_to_the_launcher_stops_the_workers_too(tmp_path):

@@ -24,6 +24,7 @@ from torchdoctor.distributed.watchdog import (
     heartbeat,
     is_alive,
     parse_faulthandler,
+    supervise,
     watch_for_hangs,
 )
 
@@ -256,3 +257,33 @@ def test_watch_for_hangs_refuses_a_non_positive_timeout():
     with pytest.raises(ValueError, match="timeout=0"):
         watch_for_hangs(0)
     assert torchdoctor.watch_for_hangs is watch_for_hangs
+
+
+def test_supervise_stops_a_run_whose_workers_never_start_within_the_start_timeout(tmp_path):
+    def torchrun(seconds):  # stands for torchrun waiting at the rendezvous, or finishing
+        code = f"import time; time.sleep({seconds})"
+        return subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+
+    waiting, stopped = torchrun(60), []
+
+    def stop():
+        stopped.append(True)
+        waiting.kill()
+        waiting.wait()
+
+    try:
+        result = supervise(waiting, tmp_path, 60, stop, poll=0.1, start_timeout=1)
+    finally:
+        waiting.kill()
+        waiting.wait()
+    assert stopped == [True] and (result.returncode, result.report) == (1, "")
+
+    (tmp_path / "rank0.json").write_text('{"rank": 0, "pid": 1}')  # a worker started (and returned)
+    (tmp_path / "rank0.done").touch()
+    finishing = torchrun(2)
+    try:
+        result = supervise(finishing, tmp_path, 60, lambda: stopped.append(True), poll=0.1, start_timeout=0.5)
+    finally:
+        finishing.kill()
+        finishing.wait()
+    assert stopped == [True] and result.returncode == 0

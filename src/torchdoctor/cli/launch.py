@@ -7,6 +7,7 @@ from pathlib import Path
 import typer
 
 from torchdoctor.cli.app import app
+from torchdoctor.distributed.launch import MAX_NNODES, MAX_NPROC_PER_NODE
 
 
 @app.command(
@@ -15,8 +16,10 @@ from torchdoctor.cli.app import app
 def launch(
     script: str = typer.Argument(..., metavar="SCRIPT", help="The training script to run in every worker."),
     script_args: list[str] = typer.Argument(None, metavar="ARGS", help="Arguments for the script."),
-    nproc_per_node: int = typer.Option(None, "--nproc-per-node", help="Workers on this node (default 1)."),
-    nnodes: int = typer.Option(None, "--nnodes", help="Number of nodes (default 1)."),
+    nproc_per_node: int = typer.Option(
+        None, "--nproc-per-node", help=f"Workers on this node, 1 to {MAX_NPROC_PER_NODE} (default 1)."
+    ),
+    nnodes: int = typer.Option(None, "--nnodes", help=f"Number of nodes, 1 to {MAX_NNODES} (default 1)."),
     node_rank: int = typer.Option(None, "--node-rank", help="This node's rank, 0 to nnodes-1."),
     master_addr: str = typer.Option(None, "--master-addr", help="Address of node 0."),
     master_port: int = typer.Option(None, "--master-port", help="Port on node 0 (default 29500)."),
@@ -27,7 +30,8 @@ def launch(
         None,
         "--watchdog",
         metavar="SECONDS",
-        help="After SECONDS without progress: report where every rank waits, stop the run.",
+        help="After SECONDS without progress: report where every rank waits, stop the run. On several "
+        "nodes, also the longest wait for the other nodes to join (else torch's 600).",
     ),
 ) -> None:
     """Run SCRIPT under torch.distributed.run, with debug mode and a hang watchdog on request.

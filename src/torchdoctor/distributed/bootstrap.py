@@ -12,6 +12,22 @@ import os
 import runpy
 import sys
 
+# Set by `torchdoctor launch`: a folder where each worker leaves a mark as it starts, so that the launcher
+# can tell a run that never got past the rendezvous from one whose workers failed.
+STARTED_VARIABLE = "TORCHDOCTOR_STARTED_DIR"
+
+
+def mark_started(environ=None) -> None:
+    """Leave this worker's mark in the launcher's folder, when it gave one."""
+    environ = os.environ if environ is None else environ
+    directory = environ.get(STARTED_VARIABLE)
+    if not directory:
+        return
+    try:
+        open(os.path.join(directory, f"started.{environ.get('RANK', '0')}.{os.getpid()}"), "w").close()
+    except OSError:  # the launcher removed its folder: the run is over anyway
+        pass
+
 
 def main(argv: list[str] | None = None) -> None:
     """Prepare this worker, then run ``argv[0]`` with the arguments ``argv[1:]``."""
@@ -19,6 +35,7 @@ def main(argv: list[str] | None = None) -> None:
     if not argv:
         sys.exit("usage: python -m torchdoctor.distributed.bootstrap script.py [args...]")
     script = argv[0]
+    mark_started()
     from torchdoctor.distributed.debug import debug_mode_enabled
 
     if debug_mode_enabled():

@@ -14,7 +14,8 @@ A config written by ``accelerate config`` works as it is. The keys torchdoctor a
 
 Every other key accelerate defines (``mixed_precision``, ``distributed_type``, ``fsdp_config``, …) is accepted
 and has no effect, since the run goes through ``torch.distributed.run`` rather than accelerate's launcher.
-Any other key is a mistake, reported with its line.
+Any other key is a mistake, reported with its line, as is a value that cannot work (``num_processes: 0``,
+``watchdog: .nan``): the message names the file, the line and the key, never a flag the user did not type.
 """
 
 from __future__ import annotations
@@ -23,7 +24,10 @@ from pathlib import Path
 from typing import Any
 
 import yaml
+from yaml.reader import ReaderError
 
+from torchdoctor.cli.app import require_count, require_seconds
+from torchdoctor.distributed.launch import MAX_NNODES, MAX_NPROC_PER_NODE
 from torchdoctor.errors import BadInput
 
 # key -> (type the value must have, what the error says it should be)
@@ -71,45 +75,111 @@ ACCELERATE_ONLY_KEYS = frozenset(
 )
 
 
-def load_config(path: str | Path) -> dict[str, Any]:
+class Settings(dict):
+    """The settings of a config file, key -> value, with ``where[key]``: ``"FILE line N: key:"``, so that a
+    problem found later (with the command line's values) names the file and line rather than a flag."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.where: dict[str, str] = {}
+
+
+def load_config(path: str | Path) -> Settings:
     """The settings in the YAML file at ``path`` that the launcher uses, checked.
 
-    Raises `BadInput` naming the file and line for malformed YAML, an unknown key or a value of the
-    wrong type. Keys set to ``null`` count as not set.
+    Raises `BadInput` naming the file and line for unreadable or malformed YAML, an unknown or repeated key,
+    or a value of the wrong type or out of range. Keys set to ``null`` count as not set.
     """
     path = Path(path)
     try:
-        text = path.read_text()
+        data = path.read_bytes()
     except OSError as error:
         raise BadInput(f"--config {path}: cannot read it: {error.strerror or error}") from None
     try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as error:
+        line = data[: error.start].count(b"\n") + 1
+        byte = data[error.start]
+        raise BadInput(f"{path} line {line}: not UTF-8 text (byte 0x{byte:02x}); save it as UTF-8") from None
+    try:
         root = yaml.compose(text, Loader=yaml.SafeLoader)
     except yaml.YAMLError as error:
-        mark = getattr(error, "problem_mark", None) or getattr(error, "context_mark", None)
-        where = f"{path} line {mark.line + 1}" if mark is not None else str(path)
-        problem = getattr(error, "problem", None) or str(error).splitlines()[0]
-        context, start = getattr(error, "context", None), getattr(error, "context_mark", None)
-        if context and start is not None and mark is not None and start.line != mark.line:
-            problem += f" ({context} started on line {start.line + 1})"
-        raise BadInput(f"{where}: malformed YAML: {problem}") from None
+        raise BadInput(_yaml_problem(path, text, error)) from None
+    settings = Settings()
     if root is None:
-        return {}
+        return settings
     if not isinstance(root, yaml.MappingNode):
         raise BadInput(f"{path} line {root.start_mark.line + 1}: expected `key: value` lines, got {root.tag}")
     loader = yaml.SafeLoader("")
-    settings: dict[str, Any] = {}
+    first_line: dict[str, int] = {}
     for key_node, value_node in root.value:
-        key, line = key_node.value, key_node.start_mark.line + 1
+        line = key_node.start_mark.line + 1
+        if not isinstance(key_node, yaml.ScalarNode):
+            kind = "a list" if isinstance(key_node, yaml.SequenceNode) else "a mapping"
+            raise BadInput(f"{path} line {line}: a key must be a plain name, not {kind}")
+        key = key_node.value
+        if key in first_line:
+            raise BadInput(f"{path} line {line}: {key!r} is set twice (first on line {first_line[key]})")
+        first_line[key] = line
         if key in ACCELERATE_ONLY_KEYS:
             continue
         if key not in USED_KEYS:
             known = ", ".join(sorted(USED_KEYS))
             raise BadInput(f"{path} line {line}: unknown key {key!r} (torchdoctor reads {known})")
-        value = loader.construct_object(value_node, deep=True)
+        where = f"{path} line {value_node.start_mark.line + 1}: {key}:"
+        try:
+            value = loader.construct_object(value_node, deep=True)
+        except yaml.YAMLError as error:  # a tag SafeLoader refuses, such as !!python/object
+            raise BadInput(f"{where} {getattr(error, 'problem', None) or error}") from None
+        except (
+            ValueError,
+            TypeError,
+            OverflowError,
+        ):  # a tag it knows on a value that does not fit: !!int abc
+            tag = value_node.tag.rsplit(":", 1)[-1]
+            raise BadInput(f"{where} {value_node.value!r} is not a valid {tag}") from None
         if value is None:
             continue
         types, expected = USED_KEYS[key]
         if not isinstance(value, types) or (bool not in types and isinstance(value, bool)):
-            raise BadInput(f"{path} line {line}: {key}: {value!r} should be {expected}")
+            raise BadInput(f"{where} {value!r} should be {expected}")
+        _check_range(key, value, where)
         settings[key] = value
+        settings.where[key] = where
     return settings
+
+
+def _check_range(key: str, value: Any, where: str) -> None:
+    """Raise `BadInput` for a value of the right type that cannot work, whatever the command line says."""
+    if key == "num_processes" and value != -1:  # accelerate writes -1 for "not said"
+        most = MAX_NPROC_PER_NODE * MAX_NNODES
+        if not 1 <= value <= most:
+            raise BadInput(f"{where} {value}: must be -1 (not said) or between 1 and {most}")
+    elif key == "num_machines":
+        require_count(where, value, 1, MAX_NNODES)
+    elif key == "machine_rank":
+        require_count(where, value, 0, MAX_NNODES - 1)
+    elif key == "main_process_port":
+        require_count(where, value, 1, 65535)
+    elif key == "main_process_ip" and not value.strip():
+        raise BadInput(f"{where} {value!r} should be a host name or IP address")
+    elif key == "rdzv_backend" and value not in ("static", "c10d"):
+        raise BadInput(f"{where} {value!r}: choose static or c10d")
+    elif key == "watchdog":
+        require_seconds(where, value)
+
+
+def _yaml_problem(path: Path, text: str, error: yaml.YAMLError) -> str:
+    """``"FILE line N: malformed YAML: what"`` for an error of PyYAML's reader, scanner, parser or composer."""
+    mark = getattr(error, "problem_mark", None) or getattr(error, "context_mark", None)
+    if mark is not None:
+        where = f"{path} line {mark.line + 1}"
+    elif isinstance(error, ReaderError):  # a control character: it gives an offset only
+        where = f"{path} line {text[: error.position].count(chr(10)) + 1}"
+    else:
+        where = str(path)
+    problem = getattr(error, "problem", None) or str(error).splitlines()[0]
+    context, start = getattr(error, "context", None), getattr(error, "context_mark", None)
+    if context and start is not None and mark is not None and start.line != mark.line:
+        problem += f" ({context} started on line {start.line + 1})"
+    return f"{where}: malformed YAML: {problem}"

@@ -344,7 +344,7 @@ def workers_in(directory: Path) -> list[dict]:
 
 def stuck_for(directory: Path, last_output: float = 0.0, now: float | None = None) -> float:
     """Seconds since any worker last made progress (``last_output``: when a worker last wrote output, as
-    ``time.time()``); 0 while no worker has started the script yet."""
+    ``time.time()``); 0 while no worker has started the script yet (see ``supervise``'s ``start_timeout``)."""
     now = time.time() if now is None else now
     latest = None
     running = [w for w in workers_in(directory) if not (directory / f"rank{w['rank']}.done").exists()]
@@ -413,10 +413,16 @@ def supervise(
     timeout: float,
     stop_run: Callable[[], None],
     poll: float = 0.25,
+    start_timeout: float | None = None,
 ) -> Supervision:
     """Wait for ``process`` (torchrun, its stdout and stderr piped), passing its output on; when no worker
     made progress for ``timeout`` seconds, collect every worker's stack, call ``stop_run()`` and return the
-    report with exit status 1."""
+    report with exit status 1.
+
+    No worker has progress to make before it starts, so the rendezvous is bounded apart: when no worker has
+    started ``start_timeout`` seconds after the call, ``stop_run()`` too, and exit status 1 with no report
+    (the caller knows which nodes it waited for)."""
+    began = time.monotonic()
     last_output = [time.time()]
     pumps = [
         threading.Thread(target=_pump, args=(pipe, out, last_output), daemon=True)
@@ -427,6 +433,11 @@ def supervise(
     result = None
     while result is None and process.poll() is None:
         time.sleep(poll)
+        if start_timeout is not None and time.monotonic() - began > start_timeout:
+            if not workers_in(directory) and process.poll() is None:
+                stop_run()
+                result = Supervision(1)
+                break
         if stuck_for(directory, last_output[0]) < timeout:
             continue
         stacks = collect_stacks(directory)
