@@ -6,8 +6,8 @@ from pathlib import Path
 
 import typer
 
-from torchdoctor.cli.app import JSON, VERBOSE, app, report, require_seconds
-from torchdoctor.errors import BadInput
+from torchdoctor.cli.app import JSON, VERBOSE, app, report
+from torchdoctor.errors import BadInput, require_seconds
 
 # An ssh login that needs more than an hour to connect is not going to carry an MPI job.
 _MAX_SSH_TIMEOUT = 3600

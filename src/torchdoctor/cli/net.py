@@ -11,8 +11,8 @@ from pathlib import Path
 
 import typer
 
-from torchdoctor.cli.app import JSON, VERBOSE, app, report, require_count, require_seconds
-from torchdoctor.errors import BadInput
+from torchdoctor.cli.app import JSON, VERBOSE, app, report
+from torchdoctor.errors import BadInput, require_count, require_seconds
 
 # --expect-busbw above this is a typo: NVLink 5 moves 1.8 TB/s per GPU.
 MAX_EXPECT_BUSBW = 100_000.0  # GB/s

@@ -8,8 +8,8 @@ import math
 
 import typer
 
-from torchdoctor.cli.app import app, require_count
-from torchdoctor.errors import BadInput
+from torchdoctor.cli.app import app
+from torchdoctor.errors import BadInput, require_count
 
 _MAX_COUNT = 1_000_000
 

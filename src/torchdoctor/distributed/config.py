@@ -26,9 +26,8 @@ from typing import Any
 import yaml
 from yaml.reader import ReaderError
 
-from torchdoctor.cli.app import require_count, require_seconds
 from torchdoctor.distributed.launch import MAX_NNODES, MAX_NPROC_PER_NODE
-from torchdoctor.errors import BadInput
+from torchdoctor.errors import BadInput, require_count, require_seconds
 
 # key -> (type the value must have, what the error says it should be)
 USED_KEYS: dict[str, tuple[tuple[type, ...], str]] = {

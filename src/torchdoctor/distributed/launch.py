@@ -26,10 +26,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from torchdoctor.cli.app import require_count, require_seconds
 from torchdoctor.distributed import watchdog
 from torchdoctor.distributed.bootstrap import STARTED_VARIABLE
-from torchdoctor.errors import BadInput
+from torchdoctor.errors import BadInput, require_count, require_seconds
 
 # Far above any real machine or cluster; a value past them is a typo, which torchrun would not refuse.
 MAX_NPROC_PER_NODE = 1024
