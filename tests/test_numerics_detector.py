@@ -217,3 +217,42 @@ def test_deferred_mode_reads_back_once_per_batch():
 def test_sync_must_be_known():
     with pytest.raises(ValueError, match="sync='sometimes'"):
         DebugUnderflowOverflow(mlp(), sync="sometimes")
+
+
+@pytest.mark.parametrize(
+    "kwargs, error, message",
+    [
+        (dict(model=None), TypeError, "model=None (NoneType) is not a torch.nn.Module"),
+        (dict(model="model"), TypeError, "model='model' (str) is not a torch.nn.Module"),
+        (dict(model=lambda x: x), TypeError, "(function) is not a torch.nn.Module"),
+        (dict(max_frames_to_save=-1), ValueError, "max_frames_to_save=-1 must be at least 1"),
+        (dict(max_frames_to_save="x"), TypeError, "max_frames_to_save='x' is not an int"),
+        (
+            dict(trace_batch_nums=5),
+            TypeError,
+            "trace_batch_nums=5 is not a list of batch numbers; for one batch write [5]",
+        ),
+        (dict(trace_batch_nums=[0, "1"]), TypeError, "trace_batch_nums=[0, '1']: entry '1' is not an int"),
+        (dict(trace_batch_nums=[-1]), ValueError, "trace_batch_nums=[-1]: entry -1 must be at least 0"),
+        (dict(abort_after_batch_num="x"), TypeError, "abort_after_batch_num='x' is not an int"),
+        (dict(file=5), TypeError, "file=5 has no write()"),
+    ],
+)
+def test_bad_arguments_are_named_at_construction(kwargs, error, message):
+    model = mlp()
+    kwargs = {"model": model, **kwargs}
+    with pytest.raises(error) as raised:
+        DebugUnderflowOverflow(**kwargs)
+    assert str(raised.value).startswith("DebugUnderflowOverflow: ") and message in str(raised.value)
+    assert not any(m._forward_hooks for m in model.modules())  # refused before any hook went on
+
+
+def test_integer_arguments_of_any_integer_type_and_a_generator_of_batches():
+    np = pytest.importorskip("numpy")
+    batches = (n for n in [np.int64(0), 2])
+    detector = DebugUnderflowOverflow(
+        mlp(), max_frames_to_save=np.int64(3), trace_batch_nums=batches, abort_after_batch_num=np.int8(4),
+        file=io.StringIO(),
+    )  # fmt: skip
+    assert detector.trace_batch_nums == [0, 2] and detector.max_frames_to_save == 3
+    assert type(detector.abort_after_batch_num) is int

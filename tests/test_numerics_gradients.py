@@ -266,14 +266,19 @@ def test_modules_returning_model_outputs_lose_their_useless_backward_hook():
     model = tiny_t5()
     ids = torch.randint(1, 64, (2, 6), generator=torch.Generator().manual_seed(0))
     labels = ids[:, :4].contiguous()
-    with DebugUnderflowOverflow(model, check_gradients=True, file=io.StringIO()):
+    with DebugUnderflowOverflow(
+        model, check_gradients=True, max_frames_to_save=1000, file=io.StringIO()
+    ) as detector:
         model(input_ids=ids, labels=labels).loss.backward()
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
             model(input_ids=ids, labels=labels).loss.backward()
-        # the root and the stacks return ModelOutputs; lm_head returns a tensor and keeps its hook
+        # the root and the stacks return ModelOutputs: no backward frame (PyTorch never calls a full backward
+        # hook there either); lm_head returns a tensor and has one
+        backward = {r.module_name for r in detector._backward_buffer}
+        assert not backward & {"", "encoder", "decoder"}
+        assert "lm_head" in backward
         assert not model._backward_hooks and not model.encoder._backward_hooks
-        assert model.lm_head._backward_hooks
     assert not [w for w in caught if "For backward hooks to be called" in str(w.message)]
 
 
@@ -281,3 +286,84 @@ def test_in_place_modules_are_warned_about():
     model = nn.Sequential(nn.Linear(2, 2), nn.ReLU(inplace=True))
     with pytest.warns(UserWarning, match=r"in-place modules \(1\)"):
         DebugUnderflowOverflow(model, check_gradients=True).remove()
+
+
+class TwoBranches(nn.Module):
+    """One input feeding two modules: each module's grad_input must be its own share of the gradient."""
+
+    def __init__(self):
+        super().__init__()
+        self.inp = nn.Linear(3, 4)
+        self.left = nn.Sequential(GradBomb(), nn.Linear(4, 2))
+        self.right = nn.Linear(4, 2)
+
+    def forward(self, x):
+        h = self.inp(x)
+        return self.left(h) + self.right(h)
+
+
+def test_an_input_feeding_several_modules_is_blamed_on_the_right_one():
+    torch.manual_seed(0)
+    model = TwoBranches()
+    model.left[0].armed = True
+    out = io.StringIO()
+    with (
+        DebugUnderflowOverflow(model, check_gradients=True, max_frames_to_save=50, file=out),
+        pytest.raises(InfNanDetected) as caught,
+    ):
+        step(model, torch.ones(2, 3))
+    assert caught.value.module_name == "left.0"
+    frames = {f.module_name: f for f in caught.value.report.frames}
+    # `right` finished its backward first: its grad_input is its own share of h's gradient, finite,
+    # although h's total gradient (right's share plus the bomb's) is not
+    assert [f.module_name for f in caught.value.report.frames] == ["", "right", "left.1", "left.0"]
+    assert not frames["right"].bad
+    assert [(e.name, e.bad) for e in frames["left.0"].entries] == [
+        ("grad_output[0]", False),
+        ("grad_input[0]", True),
+    ]
+
+
+def test_gradient_hooks_hold_no_activation_after_the_step():
+    import gc
+    import weakref
+
+    model = bomb_model()
+    with DebugUnderflowOverflow(model, check_gradients=True, file=io.StringIO()) as detector:
+        x = torch.ones(2, 3)
+        for _ in range(3):
+            hidden = model[0](x)
+            seen = weakref.ref(hidden)
+            model[3](model[2](model[1](hidden))).sum().backward()
+            del hidden
+            gc.collect()
+            assert seen() is None
+        assert not detector._open_calls and not detector._started_calls and not detector._hooked_outputs
+
+
+def test_retained_graph_backward_twice_gives_frames_twice():
+    model = bomb_model()
+    with DebugUnderflowOverflow(
+        model, check_gradients=True, max_frames_to_save=100, file=io.StringIO()
+    ) as detector:
+        loss = model(torch.ones(2, 3)).sum()
+        loss.backward(retain_graph=True)
+        first = [r.module_name for r in detector._backward_buffer]
+        loss.backward()
+        assert [r.module_name for r in detector._backward_buffer] == first + first
+
+
+def test_a_forward_that_raised_leaves_the_next_batch_watched_correctly():
+    model = bomb_model()
+    out = io.StringIO()
+    with DebugUnderflowOverflow(model, check_gradients=True, file=out, max_frames_to_save=50) as detector:
+        with pytest.raises(RuntimeError):
+            # wrong width: the first Linear raises, the root's forward never returns
+            model(torch.ones(2, 5, requires_grad=True))
+        step(model, torch.ones(2, 3))
+        model[2].armed = True
+        with pytest.raises(InfNanDetected) as caught:
+            step(model, torch.ones(2, 3))
+    assert caught.value.module_name == "2"
+    assert [f.module_name for f in caught.value.report.frames][-3:] == ["", "3", "2"]
+    assert not detector._open_calls

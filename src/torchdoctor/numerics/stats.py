@@ -112,12 +112,23 @@ def abs_min_max_lazy(t: torch.Tensor, scratch: dict | None = None) -> tuple[torc
 
 
 def _scratch_for(t: torch.Tensor, scratch: dict) -> torch.Tensor:
-    """A buffer shaped like ``t``, carved out of the one kept in ``scratch`` for its dtype (grown as needed)."""
+    """A buffer shaped like ``t``, carved out of the one kept in ``scratch`` for its dtype (grown as needed).
+
+    The views are kept too (under ``(dtype, shape)``): a model's shapes repeat at every step, and carving
+    a view costs two more dispatches per measured tensor.
+    """
+    key = (t.dtype, t.shape)
+    view = scratch.get(key)
+    if view is not None:
+        return view
     buffer = scratch.get(t.dtype)
     numel = t.numel()
     if buffer is None or buffer.numel() < numel:
+        for old in [k for k in scratch if isinstance(k, tuple) and k[0] == t.dtype]:
+            del scratch[old]  # views of the buffer being replaced
         buffer = scratch[t.dtype] = torch.empty(numel, dtype=t.dtype)
-    return buffer[:numel].view(t.shape)
+    view = scratch[key] = buffer[:numel].view(t.shape)
+    return view
 
 
 def abs_min_max(t: torch.Tensor) -> tuple[float, float] | str:
