@@ -102,6 +102,17 @@ def test_dump_is_byte_identical_to_transformers():
     assert our_error.report in ours
 
 
+def test_keeping_no_frames_is_identical_too():
+    ours, _ = run_batches(
+        DebugUnderflowOverflow, small_mlp(), mlp_batches(), plant_inf_in_last_linear(1), max_frames_to_save=0
+    )
+    theirs, _ = run_batches(
+        TransformersDetector, small_mlp(), mlp_batches(), plant_inf_in_last_linear(1), max_frames_to_save=0
+    )
+    assert "Last 0 forward frames:" in theirs
+    assert ours == theirs
+
+
 def test_dump_of_a_bad_root_output_is_identical_too():
     # the root's frame is the last of a batch: transformers has already advanced its counter there
     class Root(nn.Module):

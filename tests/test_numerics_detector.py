@@ -225,7 +225,7 @@ def test_sync_must_be_known():
         (dict(model=None), TypeError, "model=None (NoneType) is not a torch.nn.Module"),
         (dict(model="model"), TypeError, "model='model' (str) is not a torch.nn.Module"),
         (dict(model=lambda x: x), TypeError, "(function) is not a torch.nn.Module"),
-        (dict(max_frames_to_save=-1), ValueError, "max_frames_to_save=-1 must be at least 1"),
+        (dict(max_frames_to_save=-1), ValueError, "max_frames_to_save=-1 must be at least 0"),
         (dict(max_frames_to_save="x"), TypeError, "max_frames_to_save='x' is not an int"),
         (
             dict(trace_batch_nums=5),

@@ -113,7 +113,7 @@ def _check_arguments(
             f"DebugUnderflowOverflow: model={model!r} ({type(model).__name__}) is not a torch.nn.Module; "
             "pass the model to watch"
         )
-    frames = whole(f"max_frames_to_save={max_frames_to_save!r}", max_frames_to_save, 1)
+    frames = whole(f"max_frames_to_save={max_frames_to_save!r}", max_frames_to_save, 0)
     abort = abort_after_batch_num
     if abort is not None:
         abort = whole(f"abort_after_batch_num={abort!r}", abort, 0)
@@ -698,7 +698,7 @@ class DebugUnderflowOverflow:
         from torchdoctor.distributed.ranks import current
 
         frames = [r.frame() for r in buffer]
-        frame = frames[-1]
+        frame = frames[-1] if frames else raw.frame()  # max_frames_to_save=0 keeps none
         rank = current()
         rank_line = f"on rank {rank.rank} of {rank.world_size} (host {rank.host})" if rank.distributed else ""
         text = dump_text(
