@@ -257,7 +257,11 @@ def test_cli_bad_hostfile_or_count_is_one_line_exit_2(cli, tmp_path):
     [
         ("--timeout", "nan", "--timeout nan: must be a number of seconds above 0"),
         ("--timeout", "inf", "--timeout inf: must be a number of seconds above 0"),
-        ("--timeout", "1e13", "--timeout 10000000000000: must be a number of seconds above 0 and at most 604800"),
+        (
+            "--timeout",
+            "1e13",
+            "--timeout 10000000000000: must be a number of seconds above 0 and at most 604800",
+        ),
         ("--timeout", "0", "--timeout 0: must be a number of seconds above 0"),
         (
             "--ssh-timeout",
