@@ -10,6 +10,8 @@ from rank_runner import run_ranks
 
 transformers = pytest.importorskip("transformers")
 
+import models  # noqa: E402  (needs transformers)
+
 from torchdoctor.integrations.transformers import DebugUnderflowOverflowCallback  # noqa: E402
 from torchdoctor.numerics.detector import InfNanDetected  # noqa: E402
 
@@ -18,19 +20,7 @@ BLOCK = "encoder.block.1.layer.1.DenseReluDense"
 
 def tiny_t5(plant_overflow: bool):
     """A small random T5; with ``plant_overflow``, BLOCK's output no longer fits in fp32."""
-    torch.manual_seed(0)
-    config = transformers.T5Config(
-        vocab_size=64,
-        d_model=32,
-        d_kv=8,
-        d_ff=64,
-        num_layers=2,
-        num_decoder_layers=2,
-        num_heads=4,
-        dropout_rate=0.0,
-        decoder_start_token_id=0,
-    )
-    model = transformers.T5ForConditionalGeneration(config)
+    model = models.tiny_t5(**models.T5_WIDER)
     if plant_overflow:  # as if training had let both of the block's weights grow 1e20-fold
         block = model.get_submodule(BLOCK)
         with torch.no_grad():

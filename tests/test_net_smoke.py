@@ -148,7 +148,7 @@ def test_check_skips_inside_a_launched_rank():
         (["--nnodes=2", "--rdzv-endpoint=127.0.0.1:29999", "--timeout=nan"], "--timeout nan"),
         (["--nnodes=2", "--rdzv-endpoint=127.0.0.1:29999", "--timeout=inf"], "--timeout inf"),
         (["--timeout=inf"], "--timeout inf"),
-        (["--timeout=1e9"], "--timeout 1e+09"),
+        (["--timeout=1e9"], "--timeout 1000000000"),
         (["--expect-busbw=nan"], "--expect-busbw nan"),
         (["--expect-busbw=inf"], "--expect-busbw inf"),
         (["--sizes=infG"], "'infG'"),

@@ -13,8 +13,8 @@ import re
 
 import pytest
 import torch
+from models import tiny_t5
 from torch import nn
-from transformers import T5Config, T5ForConditionalGeneration
 from transformers.debug_utils import DebugUnderflowOverflow as TransformersDetector
 from transformers.debug_utils import detect_overflow as transformers_detect_overflow
 
@@ -203,22 +203,6 @@ def test_deferred_read_back_prints_the_same_dump_and_trace():
 
 
 # -- a real transformers model ---------------------------------------------------------------------------
-
-
-def tiny_t5() -> T5ForConditionalGeneration:
-    torch.manual_seed(0)
-    config = T5Config(
-        vocab_size=64,
-        d_model=16,
-        d_kv=4,
-        d_ff=32,
-        num_layers=2,
-        num_decoder_layers=1,
-        num_heads=2,
-        decoder_start_token_id=0,
-        pad_token_id=0,
-    )
-    return T5ForConditionalGeneration(config).train()
 
 
 def t5_batches(n=2, labels=None):

@@ -9,25 +9,15 @@ from torchdoctor.numerics.fp32 import keep_in_fp32, suggestion
 
 transformers = pytest.importorskip("transformers")
 
+import models  # noqa: E402  (needs transformers)
+
 BLOCK = "encoder.block.1.layer.1.DenseReluDense"
 DEVICES = ["cpu"] + (["cuda"] if torch.cuda.is_available() else [])
 
 
 def t5_with_planted_overflow(device: str = "cpu"):
     """A small random T5 whose BLOCK outputs ~1e6: fine in fp32, far past fp16's 65504."""
-    torch.manual_seed(0)
-    config = transformers.T5Config(
-        vocab_size=64,
-        d_model=32,
-        d_kv=8,
-        d_ff=64,
-        num_layers=2,
-        num_decoder_layers=2,
-        num_heads=4,
-        dropout_rate=0.0,
-        decoder_start_token_id=0,
-    )
-    model = transformers.T5ForConditionalGeneration(config).to(device)
+    model = models.tiny_t5(**models.T5_WIDER).to(device)
     batch = {
         "input_ids": torch.randint(1, 64, (2, 8), device=device),
         "labels": torch.randint(1, 64, (2, 8), device=device),

@@ -8,9 +8,9 @@ import warnings
 
 import pytest
 import torch
+from models import tiny_t5
 from torch import nn
 from torch.utils.checkpoint import checkpoint
-from transformers import T5Config, T5ForConditionalGeneration
 
 from torchdoctor.numerics.detector import DebugUnderflowOverflow, InfNanDetected
 
@@ -221,24 +221,8 @@ def test_traced_batches_print_backward_frames_too():
     assert "                  3 Linear\n" in text and " grad_output[0]\n" in text and " weight.grad\n" in text
 
 
-def tiny_t5() -> T5ForConditionalGeneration:
-    torch.manual_seed(0)
-    config = T5Config(
-        vocab_size=64,
-        d_model=16,
-        d_kv=4,
-        d_ff=32,
-        num_layers=1,
-        num_decoder_layers=1,
-        num_heads=2,
-        decoder_start_token_id=0,
-        pad_token_id=0,
-    )
-    return T5ForConditionalGeneration(config).train()
-
-
 def test_real_t5_trains_clean_then_a_planted_gradient_overflow_is_traced_to_its_module():
-    model = tiny_t5()
+    model = tiny_t5(num_layers=1)
     ids = torch.randint(1, 64, (2, 6), generator=torch.Generator().manual_seed(0))
     labels = torch.randint(1, 64, (2, 4), generator=torch.Generator().manual_seed(1))
     optimizer = torch.optim.SGD(model.parameters(), lr=0.01)
@@ -263,7 +247,7 @@ def test_real_t5_trains_clean_then_a_planted_gradient_overflow_is_traced_to_its_
 
 
 def test_modules_returning_model_outputs_lose_their_useless_backward_hook():
-    model = tiny_t5()
+    model = tiny_t5(num_layers=1)
     ids = torch.randint(1, 64, (2, 6), generator=torch.Generator().manual_seed(0))
     labels = ids[:, :4].contiguous()
     with DebugUnderflowOverflow(

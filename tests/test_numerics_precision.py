@@ -7,8 +7,8 @@ import logging
 
 import pytest
 import torch
+from models import tiny_t5
 from torch import nn
-from transformers import T5Config, T5ForConditionalGeneration
 
 import torchdoctor
 from torchdoctor.numerics.detector import DebugUnderflowOverflow, InfNanDetected
@@ -130,19 +130,7 @@ def test_logger_gets_warnings_at_warning_level(caplog):
 
 def t5_whose_block_overflows_fp16():
     """A small random T5 whose encoder.block.1.layer.1.DenseReluDense.wo outputs ~1e6 (fine in fp32)."""
-    torch.manual_seed(0)
-    config = T5Config(
-        vocab_size=64,
-        d_model=16,
-        d_kv=4,
-        d_ff=32,
-        num_layers=2,
-        num_decoder_layers=1,
-        num_heads=2,
-        dropout_rate=0.0,
-        decoder_start_token_id=0,
-    )
-    model = T5ForConditionalGeneration(config)
+    model = tiny_t5(dropout_rate=0.0)
     batch = {"input_ids": torch.randint(1, 64, (2, 6)), "labels": torch.randint(1, 64, (2, 4))}
     wo = model.encoder.block[1].layer[1].DenseReluDense.wo
     seen = []
