@@ -187,3 +187,24 @@ def test_cpu_torch_is_said_plainly(tmp_path):
     with_gpu = check_toolkit_mismatch(environ(tmp_path / "bin"), root, facts=CPU_TORCH)
     assert with_gpu.status == "warn" and "cannot use the 1 GPU(s)" in with_gpu.summary
     assert with_gpu.fix.endswith("--index-url https://download.pytorch.org/whl/cu129")
+
+
+def test_each_nvcc_is_asked_its_version_once_across_the_checks(tmp_path):
+    from torchdoctor.runner import run_command
+
+    home = toolkit(tmp_path / "usr/local/cuda-11.3", nvcc="nvcc-11.3.txt")
+    asked = []
+
+    def run(args, **kwargs):
+        asked.append(" ".join(args))
+        return run_command(args, **kwargs)
+
+    env = environ(home / "bin", CUDA_HOME=str(home))
+    facts = TorchFacts(version="2.13.0+cu113", cuda="11.3")
+    for check in (check_toolkits, check_build_toolkit, check_toolkit_mismatch):
+        check(environ=env, root=tmp_path, run=run, facts=facts)
+    assert asked.count(f"{home}/bin/nvcc --version") == 1, asked
+    # a changed binary is asked again
+    (home / "bin" / "nvcc").write_text((home / "bin" / "nvcc").read_text() + "\n# rebuilt\n")
+    check_toolkits(environ=env, root=tmp_path, run=run, facts=facts)
+    assert asked.count(f"{home}/bin/nvcc --version") == 2, asked
