@@ -188,17 +188,7 @@ def test_deferred_read_back_gives_the_same_backward_dump():
 
 
 def test_deferred_backward_reads_back_once_at_the_end_of_the_pass():
-    from torch.utils._python_dispatch import TorchDispatchMode
-
-    class CountOps(TorchDispatchMode):
-        def __init__(self):
-            super().__init__()
-            self.counts: dict[str, int] = {}
-
-        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
-            name = func.overloadpacket.__name__
-            self.counts[name] = self.counts.get(name, 0) + 1
-            return func(*args, **(kwargs or {}))
+    from test_numerics_detector import CountOps
 
     model = bomb_model()
     with DebugUnderflowOverflow(model, check_gradients=True, sync="batch", file=io.StringIO()) as detector:
