@@ -85,7 +85,7 @@ def test_deepspeed_wheel_without_libaio(tmp_path, monkeypatch, capsys):
 def test_bad_env_flags_are_one_line_and_exit_2(cli, tmp_path):
     for args, said in [
         (["env", "--wheel"], "--wheel only goes with --deepspeed-build"),
-        (["env", "--root", str(tmp_path / "nowhere")], "nowhere: not a directory"),
+        (["env", "--root", str(tmp_path / "nowhere")], "nowhere: does not exist"),
     ]:
         result = cli(*args)
         assert result.returncode == 2, args

@@ -1,6 +1,10 @@
 """Errors the CLI turns into one line on stderr and exit status 2, and the checks of values that raise them."""
 
+import errno
 import math
+import os
+import stat
+from pathlib import Path
 
 
 class BadInput(Exception):
@@ -25,3 +29,138 @@ def require_count(flag: str, value: int | None, minimum: int = 1, maximum: int =
     """Raise `BadInput` unless ``value`` (when given) is a whole number in [``minimum``, ``maximum``]."""
     if value is not None and not minimum <= value <= maximum:
         raise BadInput(f"{flag} {value}: must be between {minimum} and {maximum}")
+
+
+def _shown(path: str | os.PathLike) -> str:
+    """``path`` as the user typed it; an empty one as ``''`` so the message still names it."""
+    text = os.fspath(path)
+    return text if text else "''"
+
+
+def _first_broken_folder(path: Path) -> str:
+    """Why the folders leading to ``path`` cannot hold it: the first one missing, or the first that is a file."""
+    for folder in reversed(path.parents):
+        if folder == Path(".") or folder == Path(folder.anchor):
+            continue
+        try:
+            info = os.stat(folder)
+        except FileNotFoundError:
+            return f"the folder {folder} does not exist"
+        except OSError:
+            continue  # reported by the caller's own error
+        if not stat.S_ISDIR(info.st_mode):
+            return f"{folder} is a file, not a folder"
+    return "a folder on the way does not exist"
+
+
+def _name_limit(path: Path) -> str:
+    """What is too long in ``path``: the longest part against the file system's limit, or the whole path."""
+    longest = max(path.parts, key=len, default="")
+    try:
+        limit = os.pathconf(path.parent if path.parent.is_dir() else ".", "PC_NAME_MAX")
+    except (OSError, ValueError):
+        limit = 255
+    if len(longest) > limit:
+        return f"name too long ({len(longest)} characters in {longest[:20]}…; the limit is {limit})"
+    return f"path too long ({len(os.fspath(path))} characters)"
+
+
+def _path_error(flag: str, path: Path, error: OSError, doing: str) -> BadInput:
+    """One line naming ``flag``, ``path`` and what is wrong with it, for an ``OSError`` from ``doing``."""
+    code = error.errno
+    if code == errno.ENOENT:
+        if path.is_symlink():
+            reason = f"a symbolic link to {os.readlink(path)}, which does not exist"
+        elif doing == "write":
+            reason = _first_broken_folder(path)
+        else:
+            broken = _first_broken_folder(path)
+            reason = "does not exist" if broken.startswith("a folder on the way") else broken
+    elif code == errno.ENOTDIR:
+        reason = _first_broken_folder(path)
+    elif code in (errno.EACCES, errno.EPERM):
+        closed = [f for f in reversed(path.parents) if f != Path(".") and not os.access(f, os.X_OK)]
+        if closed:
+            reason = f"no permission to enter the folder {closed[0]}"
+        elif doing == "write" and not os.path.lexists(path):
+            reason = f"no permission to write in the folder {path.parent}"
+        else:
+            reason = f"no permission to {doing} it"
+    elif code == errno.ELOOP:
+        reason = "a symbolic link loop (the link points, directly or not, at itself)"
+    elif code == errno.ENAMETOOLONG:
+        reason = _name_limit(path)
+    elif code == errno.EISDIR:
+        reason = "is a folder, not a file"
+    elif code == errno.ENXIO:
+        reason = "a named pipe that nothing reads"
+    elif code == errno.EROFS:
+        reason = "on a read-only file system"
+    else:
+        reason = f"cannot {doing} it: {error.strerror or type(error).__name__} (errno {errno.errorcode.get(code, code)})"
+    return BadInput(f"{flag} {_shown(path)}: {reason}")
+
+
+def require_writable_file(flag: str, path: str | os.PathLike) -> None:
+    """Raise `BadInput` unless a file can be written at ``path`` now (not after a long run); never blocks.
+
+    Leaves no file behind when there was none. A named pipe nothing reads is refused rather than waited on.
+
+    >>> require_writable_file("-o", "/etc/passwd/x")
+    Traceback (most recent call last):
+    torchdoctor.errors.BadInput: -o /etc/passwd/x: /etc/passwd is a file, not a folder
+    """
+    if not os.fspath(path):
+        raise BadInput(f"{flag} '': empty; give a file name")
+    path = Path(path)
+    try:
+        # O_NONBLOCK: a named pipe nobody reads fails here (ENXIO) instead of blocking forever
+        descriptor = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_EXCL | os.O_NONBLOCK, 0o666)
+        created = True
+    except FileExistsError:  # or a symbolic link: writing through one to nowhere creates its target
+        target = Path(os.path.realpath(path))
+        created = not os.path.lexists(target)
+        try:
+            descriptor = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NONBLOCK, 0o666)
+        except OSError as error:
+            raise _path_error(flag, path, error, "write") from None
+        path = target
+    except OSError as error:
+        raise _path_error(flag, path, error, "write") from None
+    os.close(descriptor)
+    if created:
+        path.unlink(missing_ok=True)
+
+
+def _open_for_reading(flag: str, path: str | os.PathLike) -> tuple[Path, os.stat_result]:
+    if not os.fspath(path):
+        raise BadInput(f"{flag} '': empty; give a path")
+    path = Path(path)
+    try:
+        # O_NONBLOCK: opening a named pipe nobody writes must not wait
+        descriptor = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+    except OSError as error:
+        raise _path_error(flag, path, error, "read") from None
+    try:
+        return path, os.fstat(descriptor)
+    finally:
+        os.close(descriptor)
+
+
+def require_readable_file(flag: str, path: str | os.PathLike) -> None:
+    """Raise `BadInput` unless ``path`` is a file that can be read now; never blocks.
+
+    >>> require_readable_file("--read-log", "/nonexistent/log.txt")
+    Traceback (most recent call last):
+    torchdoctor.errors.BadInput: --read-log /nonexistent/log.txt: the folder /nonexistent does not exist
+    """
+    path, info = _open_for_reading(flag, path)
+    if stat.S_ISDIR(info.st_mode):
+        raise BadInput(f"{flag} {path}: is a folder, not a file")
+
+
+def require_folder(flag: str, path: str | os.PathLike) -> None:
+    """Raise `BadInput` unless ``path`` is a folder that can be read now, in the words of the file checks."""
+    path, info = _open_for_reading(flag, path)
+    if not stat.S_ISDIR(info.st_mode):
+        raise BadInput(f"{flag} {path}: is a file, not a folder")

@@ -9,7 +9,7 @@ from pathlib import Path
 import typer
 
 from torchdoctor.cli.app import JSON, VERBOSE, app, report
-from torchdoctor.errors import BadInput
+from torchdoctor.errors import BadInput, require_folder
 
 
 @app.command()
@@ -28,13 +28,13 @@ def env(
         metavar="LIST",
         help='With --deepspeed-build: TORCH_CUDA_ARCH_LIST to use, e.g. "8.0;9.0".',
     ),
-    root: Path = typer.Option(
-        Path("/"), "--root", metavar="DIR", help="Look for /usr/local/cuda*, /opt/cuda*, headers under DIR."
+    root: str = typer.Option(
+        "/", "--root", metavar="DIR", help="Look for /usr/local/cuda*, /opt/cuda*, headers under DIR."
     ),
 ) -> None:
     """Diagnose the CUDA build set-up: toolkits, gcc, GPU architectures, DeepSpeed, driver, NCCL."""
-    if not root.is_dir():
-        raise BadInput(f"--root {root}: not a directory")
+    require_folder("--root", root)
+    root = Path(root)
     if (wheel or arch is not None) and not deepspeed_build:  # --arch "" is given too
         raise BadInput(f"{'--wheel' if wheel else '--arch'} only goes with --deepspeed-build")
     if deepspeed_build:

@@ -2,15 +2,13 @@
 
 from __future__ import annotations
 
-import errno
-import os
 import sys
 from pathlib import Path
 
 import typer
 
 from torchdoctor.cli.app import app
-from torchdoctor.errors import BadInput
+from torchdoctor.errors import BadInput, require_writable_file
 
 
 def _findings_for_report(skip: list[str]) -> list:
@@ -36,28 +34,10 @@ def _findings_for_report(skip: list[str]) -> list:
     return broken + run_checks(discover([module for area, module in areas.items() if area not in skip]))
 
 
-def _check_writable(output: Path) -> None:
-    """Raise `BadInput` unless ``output`` can be opened for writing; leave no file behind if there was none."""
-    if output.is_dir() or not output.parent.is_dir():
-        raise BadInput(
-            f"-o {output}: {'is a directory' if output.is_dir() else 'its directory does not exist'}"
-        )
-    existed = output.exists()
-    try:
-        # O_NONBLOCK: a named pipe nobody reads fails here (ENXIO) instead of blocking forever
-        descriptor = os.open(output, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NONBLOCK, 0o666)
-    except OSError as error:
-        reason = "a named pipe that nothing reads" if error.errno == errno.ENXIO else error.strerror or error
-        raise BadInput(f"-o {output}: cannot write it: {reason}") from None
-    os.close(descriptor)
-    if not existed:
-        output.unlink(missing_ok=True)
-
-
 @app.command("report")
 def report_command(
-    output: Path | None = typer.Option(
-        None, "--output", "-o", help="Write the Markdown to FILE instead of stdout."
+    output: str | None = typer.Option(
+        None, "--output", "-o", metavar="FILE", help="Write the Markdown to FILE instead of stdout."
     ),
     skip: list[str] = typer.Option(
         [], "--skip", metavar="AREA", help="Leave out a slow area's checks (sys, env, dist, net, gpu)."
@@ -68,7 +48,8 @@ def report_command(
     from torchdoctor.report import make_report
 
     if output is not None:
-        _check_writable(output)  # now, not after every check has run
+        require_writable_file("-o", output)  # now, not after every check has run
+        output = Path(output)
     findings = _findings_for_report(skip)
     text = make_report(findings)
     if output is None:
