@@ -1,9 +1,11 @@
 """What every worker of ``torchdoctor launch`` runs first: ``python -m torchdoctor.distributed.bootstrap
-script.py ARGS``, started by ``torch.distributed.run -m``.
+script.py ARGS`` (or ``--module pkg.train ARGS``), started by torchrun.
 
 It turns on debug mode when ``TORCHDOCTOR_DEBUG_MODE`` asks for it, lets the hang watchdog see the worker's
-progress and ask for its stack, then runs the script as ``python script.py ARGS`` would: ``__name__`` is
-``"__main__"``, ``sys.argv`` is ``[script.py, ARGS...]`` and the script's folder is first on ``sys.path``.
+progress and ask for its stack, then runs the script as ``python script.py ARGS`` would (``python -m
+pkg.train ARGS`` for a module): ``__name__`` is ``"__main__"``, ``sys.argv[1:]`` is ``ARGS`` and the script's
+folder (the current one for a module) is first on ``sys.path``. An exception the script does not catch is
+printed as Python prints it, starting at the script's own frame: nothing of ours or of runpy's in it.
 """
 
 from __future__ import annotations
@@ -11,10 +13,13 @@ from __future__ import annotations
 import os
 import runpy
 import sys
+import traceback
 
 # Set by `torchdoctor launch`: a folder where each worker leaves a mark as it starts, so that the launcher
 # can tell a run that never got past the rendezvous from one whose workers failed.
 STARTED_VARIABLE = "TORCHDOCTOR_STARTED_DIR"
+# Stopped by Ctrl-C (or torchrun passing on the launcher's SIGINT): the launcher says so in one line.
+INTERRUPTED_EXIT = 130
 
 
 def mark_started(environ=None) -> None:
@@ -30,11 +35,13 @@ def mark_started(environ=None) -> None:
 
 
 def main(argv: list[str] | None = None) -> None:
-    """Prepare this worker, then run ``argv[0]`` with the arguments ``argv[1:]``."""
+    """Prepare this worker, then run ``argv[0]`` (or the module after ``--module``) with the rest."""
     argv = sys.argv[1:] if argv is None else argv
+    module = bool(argv) and argv[0] == "--module"
+    argv = argv[1:] if module else argv
     if not argv:
-        sys.exit("usage: python -m torchdoctor.distributed.bootstrap script.py [args...]")
-    script = argv[0]
+        sys.exit("usage: python -m torchdoctor.distributed.bootstrap [--module] script.py [args...]")
+    target = argv[0]
     mark_started()
     from torchdoctor.distributed.debug import debug_mode_enabled
 
@@ -44,13 +51,58 @@ def main(argv: list[str] | None = None) -> None:
         enable()
     from torchdoctor.distributed.watchdog import prepare_worker, worker_finished
 
-    prepare_worker(script)
-    sys.argv = list(argv)
-    sys.path[0] = os.path.dirname(os.path.abspath(script))  # `python -m` put the cwd there
+    prepare_worker(_module_file(target) if module else target)
     try:
-        runpy.run_path(script, run_name="__main__")
+        if module:
+            sys.argv = ["-m", *argv[1:]]  # runpy puts the module's file name in argv[0], as `python -m` does
+            sys.path[0] = os.getcwd()
+            runpy.run_module(target, run_name="__main__", alter_sys=True)
+        else:
+            sys.argv = list(argv)
+            sys.path[0] = os.path.dirname(os.path.abspath(target))  # `python -m` put the cwd there
+            runpy.run_path(target, run_name="__main__")
+    except SystemExit:
+        raise
+    except KeyboardInterrupt:
+        sys.exit(INTERRUPTED_EXIT)  # the launcher was stopped; it says so once, for every worker
+    except BaseException as error:  # noqa: BLE001 - printed as Python would, then the same exit status
+        _print_from_users_frame(error)
+        sys.exit(1)
     finally:
         worker_finished()
+
+
+def _module_file(name: str) -> str:
+    import importlib.util
+
+    try:
+        spec = importlib.util.find_spec(name)
+    except (ImportError, ValueError):
+        spec = None
+    return (spec.origin if spec is not None and spec.origin else name) or name
+
+
+def _real(filename: str) -> str:
+    return filename if filename.startswith("<") else os.path.realpath(filename)
+
+
+def _print_from_users_frame(error: BaseException) -> None:
+    """Print ``error`` through ``sys.excepthook``, its traceback starting at the first frame that is
+    neither ours nor runpy's, so the user reads what ``python script.py`` would have shown."""
+    ours = {os.path.realpath(__file__), os.path.realpath(runpy.__file__), "<frozen runpy>"}
+    tb = error.__traceback__
+    while tb is not None and _real(tb.tb_frame.f_code.co_filename) in ours:
+        tb = tb.tb_next
+    if tb is None:  # runpy's own error (no such module): what `python -m` says
+        sys.stderr.write(f"{sys.executable}: {error}\n")
+        sys.stderr.flush()
+        return
+    error.__traceback__ = tb
+    try:
+        sys.excepthook(type(error), error, error.__traceback__)
+    except Exception:  # noqa: BLE001 - a broken user hook must not hide the error
+        traceback.print_exception(type(error), error, error.__traceback__)
+    sys.stderr.flush()
 
 
 if __name__ == "__main__":

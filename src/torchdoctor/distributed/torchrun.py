@@ -1,0 +1,260 @@
+"""torch's elastic launcher, ``python -m torch.distributed.run``: its command line, starting it, stopping it.
+
+The one place that writes a torchrun command line (`torchrun_command`), starts one so that it can be stopped
+whole (`start`), and stops it with everything it started (`stop`). torchrun's agent starts each worker in a
+session of its own, so stopping torchrun's process group is not enough: `stop` finds every process under the
+launcher, by parent and by a mark in its environment (a worker orphaned by a dead agent keeps it), and
+signals each one's process group, SIGINT, then SIGTERM, then SIGKILL, each after a bounded grace.
+
+Run as ``python -m torchdoctor.distributed.torchrun [torchrun flags] SCRIPT ARGS`` it is torchrun itself,
+except that each worker starts in ``torchdoctor.distributed.bootstrap``, the failure summary names SCRIPT
+rather than the bootstrap, and a stop signal ends it without torch's pages of traceback.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import signal
+import subprocess
+import sys
+import time
+import uuid
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
+
+# Far above any real machine; a value past it is a typo, which torchrun would not refuse.
+MAX_NPROC_PER_NODE = 1024
+# Every process under a launcher we start carries this in its environment, so that one orphaned by its
+# parent's death is still found.
+MARK_VARIABLE = "TORCHDOCTOR_LAUNCHER"
+BOOTSTRAP = "torchdoctor.distributed.bootstrap"
+
+_marks: dict[int, str] = {}  # launcher pid -> the mark its processes carry
+
+
+def flag(name: str) -> str:
+    """torchrun's own spelling of the option whose argparse name is ``name``: ``"rdzv_endpoint"`` ->
+    ``"--rdzv-endpoint"`` (torchrun takes the underscore spelling too; the dash one is its first)."""
+    return "--" + name.replace("_", "-")
+
+
+def torchrun_command(
+    flags: Mapping[str, object],
+    program: Sequence[str],
+    python: str = sys.executable,
+    launcher: str = "torch.distributed.run",
+) -> list[str]:
+    """``[python, "-m", launcher, --flag=value ..., *program]``.
+
+    ``flags`` are keyed by torchrun's argparse names (``nproc_per_node``, ``rdzv_endpoint``, ``module``, …);
+    ``True`` is a bare flag, ``False`` and ``None`` leave it out. ``program`` is the script or module and its
+    arguments.
+
+    >>> torchrun_command({"standalone": True, "nproc_per_node": 2}, ["train.py"], python="python")
+    ['python', '-m', 'torch.distributed.run', '--standalone', '--nproc-per-node=2', 'train.py']
+    """
+    command = [python, "-m", launcher]
+    for name, value in flags.items():
+        if value is True:
+            command.append(flag(name))
+        elif value is not None and value is not False:
+            command.append(f"{flag(name)}={value}")
+    return [*command, *program]
+
+
+def parse_endpoint(text: str, default_port: int | None = None) -> tuple[str, int]:
+    """``"node01:29400"`` -> ``("node01", 29400)``; an IPv6 address in brackets (``"[fe80::1]:29400"``).
+
+    Without a port, ``default_port`` (torchrun's c10d takes 29400). Raises ValueError naming ``text``.
+
+    >>> parse_endpoint("[::1]:29400")
+    ('::1', 29400)
+    """
+    stripped = text.strip()
+    if stripped.startswith("["):
+        host, bracket, rest = stripped[1:].partition("]")
+        if not bracket or (rest and not rest.startswith(":")):
+            raise ValueError(
+                f"rendezvous endpoint {text!r}: an IPv6 address goes in brackets, [ADDRESS]:PORT"
+            )
+        port = rest[1:] if rest else None
+    elif stripped.count(":") > 1:
+        raise ValueError(f"rendezvous endpoint {text!r}: put an IPv6 address in brackets, [ADDRESS]:PORT")
+    else:
+        host, colon, port = stripped.partition(":")
+        port = port if colon else None
+    if not host or any(c.isspace() or c in "[]/" for c in host):
+        raise ValueError(f"rendezvous endpoint {text!r} is not HOST:PORT (e.g. node01:29400)")
+    if port is None:
+        if default_port is None:
+            raise ValueError(f"rendezvous endpoint {text!r} has no port: HOST:PORT (e.g. node01:29400)")
+        return host, default_port
+    if not (port.isascii() and port.isdigit() and 1 <= int(port) <= 65535):
+        raise ValueError(f"rendezvous endpoint {text!r}: port {port!r} is not a number from 1 to 65535")
+    return host, int(port)
+
+
+def start(command: Sequence[str], env: Mapping[str, str] | None = None, **popen) -> subprocess.Popen:
+    """Start a launcher in a session of its own, its processes marked so that `stop` finds them all.
+
+    ``popen`` goes to `subprocess.Popen` (``stdout=``, ``stderr=``, ``stdin=``, ``cwd=``)."""
+    mark = uuid.uuid4().hex
+    env = dict(os.environ if env is None else env)
+    env[MARK_VARIABLE] = mark
+    process = subprocess.Popen(list(command), env=env, start_new_session=True, **popen)
+    _marks[process.pid] = mark
+    return process
+
+
+def stop(
+    process: subprocess.Popen,
+    grace: float = 5.0,
+    signals: Iterable[int] = (signal.SIGINT, signal.SIGTERM, signal.SIGKILL),
+) -> int:
+    """Stop ``process`` (a launcher from `start`) and every process under it; the number of processes
+    that were still running.
+
+    Each signal goes to the process group of every process found, then up to ``grace`` seconds for them
+    all to end before the next signal; SIGKILL is waited for too. Returns once they are gone or all
+    signals are sent. Safe to call on a launcher that has already ended (its orphans are still found)."""
+    mark = _marks.get(process.pid)
+    targets = _processes_under(process.pid, mark)
+    found = len(targets)
+    own_group = os.getpgrp()
+    for signum in signals:
+        targets |= _processes_under(process.pid, mark)
+        targets = {t for t in targets if _alive(t)}
+        if not targets and process.poll() is not None:
+            break
+        for group in {_group(pid) for pid, _ in targets} - {None, own_group}:
+            _send(os.killpg, group, signum)
+        for pid, _ in targets:
+            if _group(pid) == own_group:  # never signal our own group: that is us
+                _send(os.kill, pid, signum)
+        if process.poll() is None:
+            _send(process.send_signal, signum)
+        deadline = time.monotonic() + grace
+        while time.monotonic() < deadline:
+            process.poll()  # reap the launcher: a zombie would count as alive
+            if process.returncode is not None and not any(_alive(t) for t in targets):
+                break
+            time.sleep(0.05)
+    _marks.pop(process.pid, None)
+    return found
+
+
+def _send(action, *args) -> None:
+    try:
+        action(*args)
+    except (ProcessLookupError, PermissionError):  # gone already, or no longer ours (pid reused)
+        pass
+
+
+def _stat(pid: int) -> tuple[int, int, int, str] | None:
+    """(parent pid, process group, start time, state) from ``/proc/PID/stat``, or None when gone."""
+    try:
+        text = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return None
+    fields = text[text.rindex(")") + 2 :].split()  # the command name may hold spaces and parentheses
+    return int(fields[1]), int(fields[2]), int(fields[19]), fields[0]
+
+
+def _alive(target: tuple[int, int]) -> bool:
+    stat = _stat(target[0])
+    return stat is not None and stat[2] == target[1] and stat[3] not in ("Z", "X")
+
+
+def _group(pid: int) -> int | None:
+    stat = _stat(pid)
+    return None if stat is None else stat[1]
+
+
+def _processes_under(root: int, mark: str | None) -> set[tuple[int, int]]:
+    """(pid, start time) of ``root`` and every process under it: its descendants, and any process that
+    carries ``mark`` in its environment."""
+    table = {}
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            stat = _stat(int(entry.name))
+            if stat is not None and stat[3] not in ("Z", "X"):
+                table[int(entry.name)] = stat
+    children: dict[int, list[int]] = {}
+    for pid, stat in table.items():
+        children.setdefault(stat[0], []).append(pid)
+    found, todo = set(), [root]
+    if mark is not None:
+        needle = f"{MARK_VARIABLE}={mark}".encode()
+        for pid in table:
+            try:
+                if needle in Path(f"/proc/{pid}/environ").read_bytes().split(b"\0"):
+                    todo.append(pid)
+            except OSError:  # another user's process, or gone
+                pass
+    while todo:
+        pid = todo.pop()
+        if pid in table and (pid, table[pid][2]) not in found:
+            found.add((pid, table[pid][2]))
+            todo.extend(children.get(pid, []))
+    return found
+
+
+# ---------------------------------------------------------------------------------------------------------
+# python -m torchdoctor.distributed.torchrun
+
+
+class _QuietShutdown(logging.Filter):
+    """Drops torch's agent's shutdown chatter ("Received SIGINT death signal", then "Sending process N
+    closing signal SIGINT" for each worker): the first such record carries the signal as a
+    `signal.Signals` argument, and from there on the run is being stopped on purpose; the caller says
+    so in one line."""
+
+    stopping = False
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        args = record.args if isinstance(record.args, tuple) else ()
+        if any(isinstance(a, signal.Signals) for a in args):
+            _QuietShutdown.stopping = True
+        return not _QuietShutdown.stopping
+
+
+def _quiet_shutdown() -> None:
+    """Put `_QuietShutdown` on the handlers that print torch's agent's records: torch's own on the
+    ``torch`` loggers (torch 2.2 on), else a plain one on the root logger like logging's last resort."""
+    handlers = [h for name in ("torch.distributed", "torch") for h in logging.getLogger(name).handlers]
+    if not handlers:
+        handler = logging.StreamHandler(sys.stderr)
+        handler.setLevel(logging.WARNING)
+        logging.getLogger().addHandler(handler)
+        handlers = [handler]
+    for handler in handlers:
+        handler.addFilter(_QuietShutdown())
+
+
+def main(argv: list[str] | None = None) -> None:
+    """torchrun, with each worker started in the bootstrap, the failure summary naming the user's script,
+    and no traceback of the agent's own when a signal stops it (exit 128 + the signal's number)."""
+    from torch.distributed import run as torch_run
+    from torch.distributed.elastic.multiprocessing.api import SignalException
+    from torch.distributed.elastic.multiprocessing.errors import ChildFailedError
+
+    args = torch_run.parse_args(sys.argv[1:] if argv is None else argv)
+    name = args.training_script
+    if not args.no_python:
+        module = ["--module"] if args.module else []
+        args.training_script_args = [*module, name, *args.training_script_args]
+        args.training_script, args.module, args.run_path = BOOTSTRAP, True, False
+    _quiet_shutdown()
+    try:
+        torch_run.run(args)
+    except ChildFailedError as failed:
+        summary = ChildFailedError(name, failed.failures)
+        sys.stderr.write(f"{type(summary).__name__}: {summary}\n")
+        sys.exit(1)
+    except SignalException as stopped:
+        sys.exit(128 + int(stopped.sigval))
+
+
+if __name__ == "__main__":
+    main()
