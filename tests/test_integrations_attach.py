@@ -72,27 +72,42 @@ def test_a_forward_called_from_inside_an_except_block_keeps_the_hooks():
     assert not attached.attached and hook_count(model) == 0
 
 
+OPTIONS = {
+    "max_frames_to_save": 21,
+    "trace_batch_nums": None,
+    "abort_after_batch_num": None,
+    "file": None,
+    "check_gradients": False,
+}
+
+
 @pytest.mark.parametrize(
-    "bad, message",
+    "bad, error, message",
     [
-        ({"max_frames_to_save": 0}, "max_frames_to_save must be a positive int, got 0"),
-        (
-            {"trace_batch_nums": ["1"]},
-            r"trace_batch_nums must be a list of batch numbers \(ints\), got \['1'\]",
-        ),
-        ({"abort_after_batch_num": 1.5}, "abort_after_batch_num must be an int or None, got 1.5"),
+        ({"max_frames_to_save": -1}, ValueError, "max_frames_to_save=-1 must be at least 0"),
+        ({"max_frames_to_save": 2.0}, TypeError, "max_frames_to_save=2.0 is not an int"),
+        ({"trace_batch_nums": ["1"]}, TypeError, r"trace_batch_nums=\['1'\]: entry '1' is not an int"),
+        ({"trace_batch_nums": 3}, TypeError, r"trace_batch_nums=3 is not a list .*write \[3\]"),
+        ({"abort_after_batch_num": 1.5}, TypeError, "abort_after_batch_num=1.5 is not an int"),
+        ({"file": "out.txt"}, TypeError, "file='out.txt' has no write"),
     ],
 )
-def test_bad_options_are_named_before_training_starts(bad, message):
-    values = {
-        "max_frames_to_save": 21,
-        "trace_batch_nums": None,
-        "abort_after_batch_num": None,
-        "file": None,
-        "check_gradients": False,
-    }
-    with pytest.raises(ValueError, match=message):
-        options(**{**values, **bad})
+def test_bad_options_are_named_before_training_starts(bad, error, message):
+    # the detector's own checks, named after the callback the user called
+    with pytest.raises(error, match=f"^DebugUnderflowOverflowCallback: {message}"):
+        options(**{**OPTIONS, **bad})
+
+
+def test_the_callbacks_take_what_the_detector_takes():
+    # max_frames_to_save=0 is valid for the detector (transformers prints "Last 0 forward frames"): here too
+    chosen = options(**{**OPTIONS, "max_frames_to_save": 0, "trace_batch_nums": (1, 2)})
+    assert chosen["max_frames_to_save"] == 0 and chosen["trace_batch_nums"] == [1, 2]
+    model = TwoLayers()
+    attached = Attached(model, chosen)
+    with pytest.raises(InfNanDetected) as error:
+        model(overflowing_input())
+    assert "Last 0 forward frames:" in error.value.report
+    assert not attached.attached
 
 
 def test_importing_torchdoctor_imports_neither_transformers_nor_lightning():

@@ -312,7 +312,8 @@ def test_gradient_hooks_hold_no_activation_after_the_step():
             del hidden
             gc.collect()
             assert seen() is None
-        assert not detector._open_calls and not detector._started_calls and not detector._hooked_outputs
+        watch = detector._gradients  # the backward-pass bookkeeping
+        assert not watch._open_calls and not watch._started_calls and not watch._hooked_outputs
 
 
 def test_retained_graph_backward_twice_gives_frames_twice():
@@ -340,4 +341,4 @@ def test_a_forward_that_raised_leaves_the_next_batch_watched_correctly():
             step(model, torch.ones(2, 3))
     assert caught.value.module_name == "2"
     assert [f.module_name for f in caught.value.report.frames][-3:] == ["", "3", "2"]
-    assert not detector._open_calls
+    assert not detector._gradients._open_calls

@@ -7,6 +7,8 @@ from typing import Any
 
 from torch import nn
 
+from torchdoctor.numerics.options import check_options
+
 
 class Attached:
     """The detector on one model, plus a hook that takes it off when an exception leaves the model's forward.
@@ -61,17 +63,19 @@ def options(
     file: Any,
     check_gradients: bool,
 ) -> dict[str, Any]:
-    """The detector's keyword arguments, checked up front so a bad value fails before training starts."""
-    if not isinstance(max_frames_to_save, int) or max_frames_to_save < 1:
-        raise ValueError(f"max_frames_to_save must be a positive int, got {max_frames_to_save!r}")
-    if trace_batch_nums is not None and not all(isinstance(n, int) for n in trace_batch_nums):
-        raise ValueError(f"trace_batch_nums must be a list of batch numbers (ints), got {trace_batch_nums!r}")
-    if abort_after_batch_num is not None and not isinstance(abort_after_batch_num, int):
-        raise ValueError(f"abort_after_batch_num must be an int or None, got {abort_after_batch_num!r}")
+    """The detector's keyword arguments, checked up front (by the detector's own checks) so that a bad value
+    fails before training starts."""
+    frames, batches, abort = check_options(
+        max_frames_to_save,
+        trace_batch_nums,
+        abort_after_batch_num,
+        file,
+        caller="DebugUnderflowOverflowCallback",
+    )
     chosen: dict[str, Any] = {
-        "max_frames_to_save": max_frames_to_save,
-        "trace_batch_nums": list(trace_batch_nums) if trace_batch_nums is not None else None,
-        "abort_after_batch_num": abort_after_batch_num,
+        "max_frames_to_save": frames,
+        "trace_batch_nums": batches if trace_batch_nums is not None else None,
+        "abort_after_batch_num": abort,
     }
     # the keyword-only options go through only when set, so the detector's defaults stay its own
     if file is not None:

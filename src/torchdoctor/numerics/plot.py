@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import math
 
+from torchdoctor.numerics.frames import Frame
 from torchdoctor.numerics.precision import LIMITS
-from torchdoctor.numerics.report import Frame
 
 _FLOAT32_MAX = 3.4028234663852886e38
 

@@ -3,9 +3,7 @@
 On an accelerator every ``.item()`` waits for the device, so the hooks leave their statistics on the device as
 0-d tensors and the detector reads all of a batch's back at once, when the batch is over.
 
-A measurement is a tuple ``(label, abs min, abs max, dtype name, has, notes)``: ``label`` is "" for a
-measured tensor, ``has`` names what is wrong (``("nans",)``, ``("infs",)``) or is None, ``notes`` holds extra
-counts (``saturated``, ``tiny`` and ``numel`` for the underflow share) or is None.
+Each value of a frame is a `measure.Measurement`; the ones still on a device hold 0-d tensors as their numbers.
 """
 
 from __future__ import annotations
@@ -14,7 +12,8 @@ from typing import Any
 
 import torch
 
-from torchdoctor.numerics.report import Entry, Frame
+from torchdoctor.numerics.frames import Entry, Frame
+from torchdoctor.numerics.measure import Measurement
 
 _INF = float("inf")
 
@@ -39,7 +38,7 @@ class RawFrame:
         class_name: str,
         batch_number: int,
         banner: int | None,
-        items: list[tuple[str, tuple]],
+        items: list[tuple[str, Measurement]],
         header_batch: int,
         trace: bool,
         direction: str = "forward",
@@ -65,36 +64,38 @@ class RawFrame:
         )
 
 
-def is_lazy(measurement: tuple) -> bool:
-    return not measurement[0] and isinstance(measurement[2], torch.Tensor)
+def is_lazy(measurement: Measurement) -> bool:
+    """Whether the numbers of ``measurement`` are still on a device."""
+    return not measurement.label and isinstance(measurement.abs_max, torch.Tensor)
 
 
 def read_back(frames: list[RawFrame]) -> None:
     """Turn the statistics still on a device into numbers, in place: one device-to-host copy per device."""
-    lazy: dict[int, tuple] = {}
+    lazy: dict[int, Measurement] = {}
     for frame in frames:
         for _, m in frame.items:
             if is_lazy(m):
                 lazy[id(m)] = m
     if not lazy:
         return
-    by_device: dict[Any, list[tuple]] = {}
+    by_device: dict[Any, list[Measurement]] = {}
     for m in lazy.values():
-        by_device.setdefault(m[2].device, []).append(m)
-    resolved: dict[int, tuple] = {}
+        by_device.setdefault(m.abs_max.device, []).append(m)
+    resolved: dict[int, Measurement] = {}
     for measurements in by_device.values():
         scalars: list[torch.Tensor] = []
         for m in measurements:
-            scalars += [m[1], m[2], *(v for v in (m[5] or {}).values() if isinstance(v, torch.Tensor))]
+            counts = (v for v in (m.notes or {}).values() if isinstance(v, torch.Tensor))
+            scalars += [m.abs_min, m.abs_max, *counts]
         try:
             with torch.no_grad():
                 values = iter(gather(scalars))
         except Exception:
             values = None
         for m in measurements:
-            dtype, notes = m[3], m[5]
+            dtype, notes = m.dtype, m.notes
             if values is None:
-                resolved[id(m)] = ("unreadable", None, None, dtype, None, None)
+                resolved[id(m)] = Measurement("unreadable", None, None, dtype, None, None)
                 continue
             low, high = next(values), next(values)
             if notes:
@@ -102,7 +103,7 @@ def read_back(frames: list[RawFrame]) -> None:
                     k: _number(next(values)) if isinstance(v, torch.Tensor) else v for k, v in notes.items()
                 }
             has = ("nans",) if high != high else ("infs",) if high == _INF else None
-            resolved[id(m)] = ("", low, high, dtype, has, notes)
+            resolved[id(m)] = Measurement("", low, high, dtype, has, notes)
     for frame in frames:
         frame.items = [(name, resolved.get(id(m), m)) for name, m in frame.items]
 

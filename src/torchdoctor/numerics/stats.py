@@ -9,8 +9,6 @@ label instead ("empty", "meta", "unreadable").
 
 from __future__ import annotations
 
-import math
-
 import torch
 
 # dtypes whose abs() or aminmax() has no kernel on some backends: measured as float32 copies
@@ -94,7 +92,7 @@ def abs_min_max_lazy(t: torch.Tensor, scratch: dict | None = None) -> tuple[torc
     if type(t) in _PLAIN_TYPES and t.dtype in _ABS_DTYPES:
         try:  # the common case, plain dense tensors; the rest (empty, sparse, nested) raise and go the long way
             if scratch is not None and t.is_cpu and t.dtype in _SCRATCH_DTYPES:
-                return torch.aminmax(torch.abs(t, out=_scratch_for(t, scratch)))
+                return torch.aminmax(torch.abs(t, out=scratch_for(t, scratch)))
             return torch.aminmax(t.abs())
         except Exception:
             pass
@@ -111,7 +109,7 @@ def abs_min_max_lazy(t: torch.Tensor, scratch: dict | None = None) -> tuple[torc
     return low, high
 
 
-def _scratch_for(t: torch.Tensor, scratch: dict) -> torch.Tensor:
+def scratch_for(t: torch.Tensor, scratch: dict) -> torch.Tensor:
     """A buffer shaped like ``t``, carved out of the one kept in ``scratch`` for its dtype (grown as needed).
 
     The views are kept too (under ``(dtype, shape)``): a model's shapes repeat at every step, and carving
@@ -159,7 +157,3 @@ def nan_and_inf(t: torch.Tensor) -> tuple[bool, bool]:
             return bool(torch.isnan(values).any().item()), bool(torch.isinf(values).any().item())
     except Exception:
         return False, False
-
-
-def is_finite(value: float) -> bool:
-    return math.isfinite(value)

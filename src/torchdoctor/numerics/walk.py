@@ -14,24 +14,24 @@ from typing import Any
 
 import torch
 
+from torchdoctor.numerics.measure import NONE, NOT_A_TENSOR, Measurement
+
 # a container nested deeper than this is reported as "not a tensor" and not opened (guards against cycles)
 MAX_DEPTH = 32
-NONE = ("None", None, None, "", None, None)  # the measurement of a None: (label, min, max, dtype, has, notes)
-NOT_A_TENSOR = ("not a tensor", None, None, "", None, None)
 _INPUT_NAMES = tuple(f"input[{i}]" for i in range(32))
 _OUTPUT_NAMES = tuple(f"output[{i}]" for i in range(32))
 
-Measure = Callable[[torch.Tensor], tuple]
+Measure = Callable[[torch.Tensor], Measurement]
 
 
 def frame_items(
     args: tuple, kwargs: Mapping[str, Any] | None, output: Any, measure: Measure
-) -> list[tuple[str, tuple]]:
+) -> list[tuple[str, Measurement]]:
     """``(name, measurement)`` for every value a forward frame reports: transformers' lines, then the extras.
 
-    ``measure`` turns a tensor into a measurement; ``None`` and other values get the fixed ones above.
+    ``measure`` turns a tensor into a measurement; ``None`` and other values get `NONE` and `NOT_A_TENSOR`.
     """
-    items: list[tuple[str, tuple]] = []
+    items: list[tuple[str, Measurement]] = []
     for i, x in enumerate(args):
         add_value(items, _INPUT_NAMES[i] if i < 32 else f"input[{i}]", x, measure, 0)
     if kwargs:

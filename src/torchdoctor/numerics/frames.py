@@ -1,12 +1,13 @@
-"""Frames as data, and the text transformers' detector prints for them, byte for byte.
+"""Frames as data: one module call, and one line per value it reported.
 
 A frame is one module call: the module's qualified name and class, then one entry per parameter, input and
-output. An entry is either measured (abs min, abs max) or labelled (``None``, ``not a tensor``, ``empty``, …).
+output (or, in the backward pass, per gradient). An entry is either measured (abs min, abs max) or labelled
+(``None``, ``not a tensor``, ``empty``, …). ``Frame.text()`` is the text transformers' detector prints for it,
+byte for byte.
 """
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -50,7 +51,7 @@ class Entry:
         if self.label:
             data["label"] = self.label
         else:
-            data.update(abs_min=_json_float(self.min), abs_max=_json_float(self.max), dtype=self.dtype)
+            data.update(abs_min=json_float(self.min), abs_max=json_float(self.max), dtype=self.dtype)
         if self.notes:
             data["notes"] = self.notes
         return data
@@ -92,80 +93,7 @@ class Frame:
         }
 
 
-def dump_text(
-    frames: list[Frame], header_batch: int, direction: str = "forward", extra_header: str = "", tail: str = ""
-) -> str:
-    """What transformers prints at the first inf/nan, plus our optional extra header line and last line."""
-    where = " in backward" if direction == "backward" else ""
-    lines = [
-        "",
-        f"Detected inf/nan{where} during batch_number={header_batch}",
-        *([extra_header] if extra_header else []),
-        f"Last {len(frames)} {direction} frames:",
-        COLUMNS,
-        "\n".join(f.text() for f in frames),
-        *([tail] if tail else []),
-        "\n\n",
-    ]
-    return "\n".join(lines)
-
-
-class OverflowReport(str):
-    """The dump text (a ``str``, as printed) that also carries the frames as data.
-
-    ``report.frames`` lists `Frame`s, ``report.to_json()`` serialises them, ``report.plot("overflow.png")``
-    draws abs-max per frame (needs matplotlib).
-    """
-
-    frames: list[Frame]
-    module_name: str
-    batch_number: int
-    direction: str
-    rank: dict[str, Any]
-
-    def __new__(
-        cls,
-        text: str,
-        frames: list[Frame],
-        module_name: str,
-        batch_number: int,
-        direction: str = "forward",
-        rank: dict[str, Any] | None = None,
-    ) -> OverflowReport:
-        report = super().__new__(cls, text)
-        report.frames = list(frames)
-        report.module_name = module_name
-        report.batch_number = batch_number
-        report.direction = direction
-        report.rank = rank or {}
-        return report
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "detected": "inf/nan",
-            "direction": self.direction,
-            "batch_number": self.batch_number,
-            "module": self.module_name,
-            "rank": self.rank,
-            "frames": [f.to_dict() for f in self.frames],
-        }
-
-    def to_json(self, indent: int | None = 2) -> str:
-        return json.dumps(self.to_dict(), indent=indent)
-
-    def plot(self, path: str, title: str | None = None) -> str:
-        """Draw abs max per frame (log scale) to ``path`` (PNG, SVG, … by extension); returns ``path``."""
-        from torchdoctor.numerics.plot import plot_frames
-
-        where = self.module_name or (self.frames[-1].class_name if self.frames else "the model")
-        return plot_frames(
-            self.frames,
-            path,
-            title=title or f"inf/nan in {self.direction} of {where}, batch {self.batch_number}",
-        )
-
-
-def _json_float(value: Any) -> Any:
+def json_float(value: Any) -> Any:
     """JSON has no inf/nan: those become the strings "inf", "-inf", "nan"."""
     try:
         value = float(value)
