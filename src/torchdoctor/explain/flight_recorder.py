@@ -103,7 +103,7 @@ class Disagreement:
     pg: str
     pg_name: str
     seq: int
-    kind: str  # "never_entered" | "op" | "sizes" | "dtypes"
+    kind: str  # "never_entered" | "op" | "sizes" | "dtypes" | "pending" (never completed, no dump says why)
     entered: dict[tuple, list[int]]  # signature -> ranks, in the order first seen
     examples: dict[tuple, Collective]
     behind: list[int]  # ranks that never entered #seq
@@ -128,7 +128,7 @@ def read_dump(path: Path) -> RankRecord:
     """One rank's dump. Raises `safe_pickle.UnsafePickle` (or ``ValueError``) with one line for a file that
     is not a dump it can read, ``OSError`` for one it cannot open."""
     raw = path.read_bytes()
-    if raw[:1] == b"\x80":
+    if not raw.lstrip()[:1] == b"{":
         loaded = safe_pickle.loads(raw)
         data, truncated = loaded.data, loaded.truncated
     else:
@@ -273,6 +273,7 @@ def _first_disagreement(pg: str, records: dict[int, RankRecord], members: list[i
         kept = record.collectives.get(pg, [])
         newest[rank] = kept[-1].seq if kept else 0
         oldest[rank] = kept[0].seq if kept else 0
+    pending = None  # a collective that never completed, where only ranks with no dump can say why
     for seq in sorted(by_seq):
         present = by_seq[seq]
         behind, unknown = [], []
@@ -290,16 +291,18 @@ def _first_disagreement(pg: str, records: dict[int, RankRecord], members: list[i
         for rank, collective in sorted(present.items()):
             entered.setdefault(collective.signature(), []).append(rank)
             examples.setdefault(collective.signature(), collective)
+        name = next((r.pg_names[pg] for r in records.values() if pg in r.pg_names), "")
         if len(entered) == 1 and not behind:
+            if unknown and pending is None and all(c.completed is False for c in present.values()):
+                pending = Disagreement(pg, name, seq, "pending", entered, examples, [], {}, unknown)
             continue
         kind = "never_entered" if len(entered) == 1 else _what_differs(list(examples.values()))
-        name = next((r.pg_names[pg] for r in records.values() if pg in r.pg_names), "")
         last_of = {}
         for rank in behind:
             kept = records[rank].collectives.get(pg, [])
             last_of[rank] = kept[-1] if kept else None
         return Disagreement(pg, name, seq, kind, entered, examples, behind, last_of, unknown)
-    return None
+    return pending
 
 
 def _what_differs(collectives: list[Collective]) -> str:
@@ -399,6 +402,15 @@ def to_finding(d: Disagreement, sources: dict[int, str] | None = None) -> Findin
     }
     if sources:
         details["files"] = {str(rank): path for rank, path in sorted(sources.items())}
+    if d.kind == "pending":
+        (example,) = d.examples.values()
+        summary = (
+            f"{group}: {who(all_entered)} entered {example.shape()}{where(example)} and it never completed; "
+            f"{who(d.unknown)} left no dump that reaches it, so {'they are' if len(d.unknown) > 1 else 'it is'} "
+            "the likely one(s) that never came"
+        )
+        fix = f"Find {who(d.unknown)}'s dump(s) or logs: what {who(d.unknown)} did instead is not in these files."
+        return Finding("log.collective_pending", "warn", summary, details, fix)
     if d.kind == "never_entered":
         (example,) = d.examples.values()
         behind_at = "; ".join(

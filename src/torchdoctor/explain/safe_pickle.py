@@ -68,7 +68,9 @@ def loads(data: bytes) -> Loaded:
         raise UnsafePickle("nested too deeply to be plain data") from None
     except MemoryError:
         raise UnsafePickle("it asks for more memory than a dump takes") from None
-    _check_plain(value)
+    # Each object a reader meets costs the pickle at least a byte, unless it is shared (a 2-byte memo
+    # reference): more visits than that is a pickle built to make readers walk forever.
+    _check_plain(value, min(MAX_OBJECTS, 2 * len(data) + 10_000))
     return Loaded(value, truncated)
 
 
@@ -109,7 +111,7 @@ def _salvage(data: bytes, first_error: Exception) -> tuple[Any, bool]:
     return stack[0], True
 
 
-def _check_plain(value: Any) -> None:
+def _check_plain(value: Any, most: int) -> None:
     """Refuse values that are not plain data, nest deeper than ``MAX_DEPTH`` or hold too many objects
     (a pickle can share one list many times over; counting visits bounds what a reader will walk)."""
     pending = [(value, 0)]
@@ -117,8 +119,10 @@ def _check_plain(value: Any) -> None:
     while pending:
         item, depth = pending.pop()
         seen += 1
-        if seen > MAX_OBJECTS:
-            raise UnsafePickle(f"more than {MAX_OBJECTS:,} objects, more than a dump holds")
+        if seen > most:
+            raise UnsafePickle(
+                f"more than {most:,} objects to walk through, more than a dump of its size holds"
+            )
         if depth > MAX_DEPTH:
             raise UnsafePickle(f"nested more than {MAX_DEPTH} levels deep, deeper than a dump")
         if not isinstance(item, _PLAIN):
