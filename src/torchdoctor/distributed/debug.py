@@ -1,33 +1,41 @@
 """Debug mode: every rank checks in before a collective, so a mismatch or a missing rank is an error, not a hang.
 
-At each checked collective a rank writes what it is about to do (the operation, the shapes, dtypes and devices
-of its tensors, the source/destination rank, its call site) under a per-call key in the process group's own
-store (the ``TCPStore`` that ``torchrun``/``init_process_group`` already run), then waits, with a timeout, for
-the other ranks' keys. Every rank then sees the same set of entries and raises the same
-`DistributedOperationException` on a mismatch. The store needs no collective, so this can neither hang on a
-shape mismatch nor wait forever for a rank that never arrives: after ``TORCHDOCTOR_DEBUG_TIMEOUT`` seconds
-(default 300, under NCCL's own 10-minute watchdog so this message comes first) the error names the missing
-ranks and where every other rank is waiting.
+At each checked collective a rank checks in through the process group's own store (the ``TCPStore`` that
+``torchrun``/``init_process_group`` already run) with a fingerprint of what it is about to do: the operation,
+the shapes, dtypes and devices of its tensors, the source/destination rank. When every rank agrees that costs
+each rank a constant number of store requests (`torchdoctor.distributed.agreement`); only on a mismatch does
+every rank write its details (and its call site) and read the others', and every rank raises the same
+`DistributedOperationException`. The store needs no collective, so this can neither hang on a shape mismatch
+nor wait forever for a rank that never arrives: after ``TORCHDOCTOR_DEBUG_TIMEOUT`` seconds (default 300, under
+NCCL's own 10-minute watchdog so this message comes first) the error names the missing ranks, where every
+other rank is waiting, and where the missing ones are (their Python stacks, `torchdoctor.distributed.stacks`).
+While waiting longer than a few seconds, a rank says on stderr whom it is waiting for.
 
 ``enable()`` also wraps the user's direct ``torch.distributed`` calls (``all_reduce``, ``all_gather``,
 ``all_gather_into_tensor``, ``reduce_scatter_tensor``, ``broadcast``, ``reduce``, ``barrier``) so existing DDP
 scripts get the checks without code changes. What torch runs in C++ (DDP's gradient all-reduce) or through
 ``distributed_c10d`` directly (``all_gather_object``) is left alone.
+
+Debug mode is on with ``TORCHDOCTOR_DEBUG_MODE=1`` or accelerate's ``ACCELERATE_DEBUG_MODE=1`` (what
+``accelerate launch --debug`` sets); when both are set, ours decides.
 """
 
 from __future__ import annotations
 
 import functools
+import hashlib
 import json
 import os
 import sys
 import threading
 from collections.abc import Callable, Mapping
-from datetime import timedelta
 from typing import Any
+
+from torchdoctor.distributed import agreement, stacks
 
 DEFAULT_TIMEOUT = 300.0
 TRUE_VALUES = ("1", "true", "yes", "on")
+ACCELERATE_TRUE_VALUES = ("1", "true", "yes", "on", "y", "t")  # accelerate's str_to_bool
 CHECKED_CALLS = (
     "all_reduce",
     "all_gather",
@@ -47,6 +55,7 @@ FIELDS = {
     "reduce op": "reduce ops",
 }
 _KEY_PREFIX = "torchdoctor/debug"
+MISSING_ASKED = 8  # missing ranks asked where they are; beyond that they are listed
 
 
 class DistributedOperationException(Exception):
@@ -64,9 +73,27 @@ _site_names: dict[str, str] = {}  # code filename -> how errors show it
 
 
 def debug_mode_enabled(environ: Mapping[str, str] | None = None) -> bool:
-    """Whether ``TORCHDOCTOR_DEBUG_MODE`` asks for debug mode (``1``, ``true``, ``yes`` or ``on``)."""
+    """Whether ``TORCHDOCTOR_DEBUG_MODE`` (else ``ACCELERATE_DEBUG_MODE``) asks for debug mode (``1``, ``true``,
+    ``yes``, ``on``)."""
+    return debug_mode_source(environ) is not None
+
+
+def debug_mode_source(environ: Mapping[str, str] | None = None) -> str | None:
+    """The variable that turns debug mode on, or None when it is off.
+
+    ``TORCHDOCTOR_DEBUG_MODE`` decides when it is set (``0`` turns debug mode off even under
+    ``ACCELERATE_DEBUG_MODE=1``); else ``ACCELERATE_DEBUG_MODE``, read as accelerate reads it.
+
+    >>> debug_mode_source({"ACCELERATE_DEBUG_MODE": "yes"})
+    'ACCELERATE_DEBUG_MODE'
+    """
     environ = os.environ if environ is None else environ
-    return environ.get("TORCHDOCTOR_DEBUG_MODE", "").strip().lower() in TRUE_VALUES
+    ours = environ.get("TORCHDOCTOR_DEBUG_MODE", "").strip().lower()
+    if ours:
+        return "TORCHDOCTOR_DEBUG_MODE" if ours in TRUE_VALUES else None
+    if environ.get("ACCELERATE_DEBUG_MODE", "").strip().lower() in ACCELERATE_TRUE_VALUES:
+        return "ACCELERATE_DEBUG_MODE"
+    return None
 
 
 def debug_timeout(environ: Mapping[str, str] | None = None) -> float:
@@ -139,7 +166,8 @@ def check_collective(
 
     ``signature`` maps the fields of ``FIELDS`` (``shape``, ``dtype``, …) to JSON-able values that must be
     equal on every rank of ``group``. Does nothing without an initialised process group of two or more ranks,
-    or on a rank outside ``group``.
+    or on a rank outside ``group``. Costs a constant number of store requests per rank (see
+    `torchdoctor.distributed.agreement`); while it waits more than a few seconds it says for whom on stderr.
     """
     import torch.distributed as dist
 
@@ -149,37 +177,51 @@ def check_collective(
     me = dist.get_rank()
     if len(members) < 2 or me not in members:
         return
-    try:
-        store = dist.distributed_c10d._get_default_store()
-    except (RuntimeError, ValueError, AttributeError):
+    store = _job_store(dist)
+    if store is None:
         return  # e.g. the MPI backend has no store: nothing to check in with
     group_key = "world" if len(members) == dist.get_world_size() else "-".join(map(str, members))
     with _sequence_lock:  # threads may run collectives on groups of their own
         seq = _sequence.get(group_key, 0) + 1
         _sequence[group_key] = seq
-    prefix = f"{_KEY_PREFIX}/{group_key}"
     entry = {"operation": operation, "site": call_site(), **signature}
-    others = [r for r in members if r != me]
-    keys = [f"{prefix}/{seq}/{r}" for r in others]
+    stacks.last_checked[group_key] = (seq, operation, entry["site"])
+    if me not in stacks._responders:
+        stacks.start_responder(store, me)
+    prefix = f"{_KEY_PREFIX}/{group_key}"
+    key = f"{prefix}/{seq}"
     wait = debug_timeout() if timeout is None else timeout
-    checkin = _checkin_store(store, wait)
-    checkin.set(f"{prefix}/{seq}/{me}", json.dumps(entry, default=str))
-    try:
-        values = _get_all(checkin, keys, wait)
-    except RuntimeError:  # DistStoreError: some rank did not check in within the timeout
-        _checkin["store"] = None  # a client that timed out mid-request is not to be trusted again
-        if not all(store.check([key]) for key in keys):
-            raise DistributedOperationException(
-                _missing_message(store, prefix, seq, members, me, entry, wait)
-            ) from None
-        values = [store.get(key) for key in keys]  # the last one arrived just as we gave up: carry on
-    entries = {me: entry}
-    for rank, value in zip(others, values, strict=True):
-        entries[rank] = json.loads(value)
-    # everyone has finished the previous call (they all wrote this one), so its key is nobody's to read
-    if seq > 1:
-        checkin.delete_key(f"{prefix}/{seq - 1}/{me}")
-    problem = mismatch_message(entries, backend=str(dist.get_backend(group)))
+    fingerprint = _fingerprint(operation, signature)
+
+    listed: list[bool] = []
+
+    def waiting_for(seconds: float) -> str:
+        if not listed:  # from now on the others can tell this rank is here
+            agreement.add_me(store, key, me)
+            listed.append(True)
+        arrived, _, not_waiting = agreement.who_is_missing(store, key, members)
+        late = len(members) - arrived
+        who = (
+            f"rank {agreement.ranks_text(not_waiting)}"
+            if len(not_waiting) == late
+            else f"{late} more rank{'s' if late != 1 else ''}"
+        )
+        return (
+            f"{who} at collective #{seq} `{operation}` ({arrived} of {len(members)} arrived; this is "
+            f"rank {me} at {entry['site']}; TORCHDOCTOR_DEBUG_TIMEOUT={wait:g})"
+        )
+
+    verdict = agreement.check_in(
+        store, key, fingerprint, len(members), wait, waiting_for, f"{prefix}/{seq - 1}" if seq > 1 else None
+    )
+    if verdict == "ok":
+        problem = mismatch_message({me: entry}, backend=str(dist.get_backend(group)))
+    elif verdict == "mismatch":
+        entries = agreement.entries_after_mismatch(store, key, members, me, entry, wait)
+        problem = mismatch_message(entries, backend=str(dist.get_backend(group)))
+    else:
+        entries = agreement.entries_after_timeout(store, key, members, me, entry)
+        problem = _missing_message(store, group_key, seq, members, entries, wait)
     if problem:
         raise DistributedOperationException(problem)
 
@@ -211,11 +253,14 @@ def mismatch_message(entries: Mapping[int, Mapping[str, Any]], backend: str = ""
     for field, plural in FIELDS.items():
         values = [entries[r].get(field) for r in ranks]
         if any(v != values[0] for v in values):
-            lines = "\n  - ".join(f"Process {r}: {_show(entries[r].get(field))}" for r in ranks)
+            lines = "\n  - ".join(agreement.grouped({r: _show(entries[r].get(field)) for r in ranks}))
+            fix = shape_fix(values) if field == "shape" else ""
             return (
                 f"Cannot apply desired operation due to {field} mismatches. "
                 f"All {plural} across devices must be valid."
-                f"\n\nOperation: `{first['operation']}`\nInput {plural}:\n  - {lines}" + sites
+                f"\n\nOperation: `{first['operation']}`\nInput {plural}:\n  - {lines}"
+                + sites
+                + (f"\n\n{fix}" if fix else "")
             )
     if backend == "nccl" and any("cpu" in json.dumps(entries[r].get("device")) for r in ranks):
         lines = "\n  - ".join(f"Process {r}: {_show(entries[r].get('device'))}" for r in ranks)
@@ -227,8 +272,59 @@ def mismatch_message(entries: Mapping[int, Mapping[str, Any]], backend: str = ""
     return ""
 
 
+def shape_fix(shapes: list[Any]) -> str:
+    """How to fix the common shape mismatches (an uneven last batch, different sequence lengths), or ``""``.
+
+    ``shapes`` holds each rank's ``shape`` field: a shape, or nested lists/dicts of shapes.
+
+    >>> shape_fix([[4, 3], [2, 3]]).splitlines()[0]
+    'Fix: the ranks hold different numbers of rows in dimension 0 (4, 2), often an uneven last batch:'
+    """
+    leaves = [list(_shape_leaves(shape)) for shape in shapes]
+    for found in zip(*leaves, strict=False):
+        if all(s == found[0] for s in found):
+            continue
+        if len({len(s) for s in found}) > 1:
+            return (
+                "Fix: the ranks' tensors have different numbers of dimensions "
+                f"({', '.join(str(len(s)) for s in found)}): look at how each rank builds this tensor "
+                "(a squeeze() that drops a dimension of size 1 on one rank, a last batch of one sample)."
+            )
+        dims = [d for d in range(len(found[0])) if len({s[d] for s in found}) > 1]
+        if len(dims) != 1:
+            return ""
+        dim, sizes = dims[0], ", ".join(str(s[dims[0]]) for s in found)
+        if dim == 0:
+            return (
+                f"Fix: the ranks hold different numbers of rows in dimension 0 ({sizes}), often an uneven last "
+                "batch:\n"
+                "  - pad them to the longest before gathering: `pad_across_processes(tensor, dim=0)`, and drop "
+                "the padding after;\n"
+                "  - or give every rank the same number of samples: `DataLoader(..., drop_last=True)`, or "
+                "accelerate's `even_batches=True` (the default);\n"
+                "  - or gather the sizes first (`gather(torch.tensor([len(tensor)]))`), or use `gather_object`."
+            )
+        return (
+            f"Fix: the ranks' tensors differ in dimension {dim} ({sizes}), e.g. sequence lengths: pad them to "
+            f"the longest first: `pad_across_processes(tensor, dim={dim}, pad_index=...)`."
+        )
+    return ""
+
+
+def _shape_leaves(shape: Any):
+    if isinstance(shape, list) and all(isinstance(n, int) for n in shape):
+        yield shape
+    elif isinstance(shape, list):
+        for item in shape:
+            yield from _shape_leaves(item)
+    elif isinstance(shape, Mapping):
+        for key in sorted(shape):
+            yield from _shape_leaves(shape[key])
+
+
 def call_site() -> str:
-    """``file:line in function`` of the first caller outside torchdoctor and torch: the user's collective."""
+    """``file:line in function`` of the innermost caller outside torchdoctor, torch, accelerate, transformers
+    and lightning: the user's line, not the library's."""
     skip = _library_dirs()
     frame = sys._getframe(1)
     while frame is not None and frame.f_code.co_filename.startswith(skip):
@@ -245,7 +341,7 @@ def call_site() -> str:
 def tensor_signature(data: Any) -> dict[str, Any]:
     """Shapes, dtypes and device types of a (nested list/tuple/dict of) tensor(s), in the same nesting."""
     return {
-        "shape": _nested(data, lambda t: list(t.shape)),
+        "shape": _nested(data, shape_of),
         "dtype": _nested(data, lambda t: str(t.dtype)),
         "device": _nested(data, lambda t: t.device.type),
     }
@@ -261,7 +357,7 @@ def _checked(name: str, original: Callable) -> Callable:
     def wrapper(*args, **kwargs):
         try:
             group, signature = describe(*args, **kwargs)
-        except (TypeError, AttributeError):  # arguments torch itself will reject: let torch say how
+        except (TypeError, AttributeError, RuntimeError):  # arguments torch will reject: let torch say how
             return original(*args, **kwargs)
         check_collective(f"torch.distributed.{name}", signature, group)
         return original(*args, **kwargs)
@@ -334,70 +430,64 @@ def _members(dist: Any, group: Any) -> list[int]:
     return sorted(dist.get_process_group_ranks(group))
 
 
-# our own client of the job's store, whose read timeout is the debug timeout
-_checkin: dict[str, Any] = {"store": None, "base": None, "timeout": None}
-
-
-def _checkin_store(store: Any, timeout: float) -> Any:
-    """A clone of ``store`` that gives up reading after ``timeout`` (``store`` itself when it cannot clone)."""
-    if _checkin["base"] is store and _checkin["timeout"] == timeout and _checkin["store"] is not None:
-        return _checkin["store"]
+def _job_store(dist: Any) -> Any:
+    """The store of the default process group (torchrun's or ``init_process_group``'s), or None."""
     try:
-        clone = store.clone()
-        clone.set_timeout(timedelta(seconds=timeout))
-    except (AttributeError, RuntimeError):  # torch < 2.5, or a store that cannot be cloned
-        clone = store
-    _checkin.update(store=clone, base=store, timeout=timeout)
-    return clone
+        return dist.distributed_c10d._get_default_store()
+    except (RuntimeError, ValueError, AttributeError):
+        return None
 
 
-def _get_all(store: Any, keys: list[str], timeout: float) -> list[bytes]:
-    if _checkin["store"] is not _checkin["base"]:
-        return store.multi_get(keys)  # waits for the keys, up to the clone's timeout: one round trip
-    store.wait(keys, timedelta(seconds=timeout))
-    return [store.get(key) for key in keys]
+def _fingerprint(operation: str, signature: Mapping[str, Any]) -> str:
+    text = json.dumps([operation, signature], sort_keys=True, default=str)
+    return hashlib.blake2b(text.encode(), digest_size=8).hexdigest()
 
 
 def _missing_message(
-    store: Any, prefix: str, seq: int, members: list[int], me: int, entry: dict, wait: float
+    store: Any, group_key: str, seq: int, members: list[int], waiting: Mapping[int, dict], wait: float
 ) -> str:
-    waiting = {me: entry}
-    missing = []
-    for rank in members:
-        if rank == me:
-            continue
-        key = f"{prefix}/{seq}/{rank}"
-        if store.check([key]):
-            waiting[rank] = json.loads(store.get(key))
-        else:
-            missing.append(rank)
+    missing = [r for r in members if r not in waiting]
+    if not missing:  # everyone turned up just as the timeout struck
+        return ""
+    operation = waiting[min(waiting)]["operation"]
     lines = [
-        f"{'Process' if len(missing) == 1 else 'Processes'} {', '.join(map(str, missing))} "
+        f"{'Process' if len(missing) == 1 else 'Processes'} {agreement.ranks_text(missing)} "
         f"did not reach collective #{seq} within {wait:g} s "
         "(TORCHDOCTOR_DEBUG_TIMEOUT); the others are waiting for them.",
         "",
-        f"Operation: `{entry['operation']}`",
+        f"Operation: `{operation}`",
         "Waiting at it:",
     ]
-    lines += [f"  - Process {r}: {waiting[r]['site']}" for r in sorted(waiting)]
+    lines += [f"  - {line}" for line in agreement.grouped({r: e["site"] for r, e in waiting.items()})]
     lines.append("Missing:")
-    for rank in missing:
-        previous = f"{prefix}/{seq - 1}/{rank}"
-        if seq > 1 and store.check([previous]):
-            last = json.loads(store.get(previous))
+    answers = stacks.ask_all(store, missing[:MISSING_ASKED], f"{group_key}/{seq}")
+    for rank in missing[:MISSING_ASKED]:
+        answer = answers[rank]
+        if answer is None:
             lines.append(
-                f"  - Process {rank}: last seen at collective #{seq - 1} `{last['operation']}` at {last['site']}"
+                f"  - Process {rank}: did not say where it is within {stacks.ANSWER_SECONDS:g} s (it died, "
+                "runs without debug mode, or is stuck in code that holds the GIL)"
             )
+            continue
+        last = answer.get("last", {}).get(group_key)
+        if last and last[0] == seq - 1:
+            lines.append(f"  - Process {rank}: last seen at collective #{last[0]} `{last[1]}` at {last[2]}")
+        elif last:
+            lines.append(f"  - Process {rank}: last checked collective #{last[0]} `{last[1]}` at {last[2]}")
         else:
             lines.append(f"  - Process {rank}: never reached a checked collective")
+        lines.append("    where it is now (innermost call last):")
+        lines += ["      " + line for line in answer.get("stack", "").splitlines()]
+    if len(missing) > MISSING_ASKED:
+        lines.append(f"  - Processes {agreement.ranks_text(missing[MISSING_ASKED:])}: not asked")
     return "\n".join(lines)
 
 
 def _sites_block(entries: Mapping[int, Mapping[str, Any]]) -> str:
     if not any("site" in entry for entry in entries.values()):
         return ""
-    lines = "\n  - ".join(f"Process {r}: {entries[r].get('site', '<unknown>')}" for r in sorted(entries))
-    return f"\nCalled from:\n  - {lines}"
+    sites = {r: entries[r].get("site", "<unknown>") for r in entries}
+    return "\nCalled from:\n  - " + "\n  - ".join(agreement.grouped(sites))
 
 
 def _show(value: Any) -> str:
@@ -409,17 +499,41 @@ def _nested(data: Any, leaf: Callable[[Any], Any]) -> Any:
         return [_nested(item, leaf) for item in data]
     if isinstance(data, Mapping):
         return {str(key): _nested(value, leaf) for key, value in data.items()}
-    if hasattr(data, "shape") and hasattr(data, "dtype"):
+    if is_tensor(data):
         return leaf(data)
     return type(data).__name__
 
 
-@functools.lru_cache(maxsize=1)
-def _library_dirs() -> tuple[str, ...]:
-    import torch
+def is_tensor(data: Any) -> bool:
+    """Whether ``data`` is a ``torch.Tensor`` (nested tensors included), without importing torch."""
+    torch = sys.modules.get("torch")
+    return torch is not None and isinstance(data, torch.Tensor)
 
-    here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    return (here + os.sep, os.path.dirname(os.path.abspath(torch.__file__)) + os.sep)
+
+def shape_of(tensor: Any) -> Any:
+    """``list(tensor.shape)``; for a nested tensor, which has no single shape, its components' shapes."""
+    if getattr(tensor, "is_nested", False):
+        return {"nested": [list(part.shape) for part in tensor.unbind()]}
+    return list(tensor.shape)
+
+
+# the user's call site is the innermost frame outside these (and torchdoctor)
+LIBRARIES = ("torch", "accelerate", "transformers", "lightning", "lightning_fabric", "pytorch_lightning")
+_library_cache: dict[tuple[str, ...], tuple[str, ...]] = {}
+
+
+def _library_dirs() -> tuple[str, ...]:
+    loaded = tuple(name for name in LIBRARIES if name in sys.modules)
+    dirs = _library_cache.get(loaded)
+    if dirs is None:
+        here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+        found = [here]
+        for name in loaded:
+            path = getattr(sys.modules[name], "__file__", None)
+            if path:
+                found.append(os.path.dirname(os.path.abspath(path)))
+        dirs = _library_cache[loaded] = tuple(d + os.sep for d in found)
+    return dirs
 
 
 def _short_path(filename: str) -> str:

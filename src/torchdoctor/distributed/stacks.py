@@ -1,0 +1,91 @@
+"""Asking a rank where it is: its main thread's Python stack and its last checked collective, via the store.
+
+In debug mode every rank runs one daemon thread that blocks in a store ``wait`` on its own request key
+(``torchdoctor/stack/<rank>/ask``): idle, it costs no request at all, so checked collectives pay nothing for it.
+A rank that gave up waiting for another writes a question under that key; the other rank's thread answers
+with its stack, wherever its main thread is (a store wait, a sleep, a loop of Python code). A rank that does not
+answer in a few seconds is dead, has debug mode off, or is stuck in code that holds the GIL: said as such.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import threading
+import time
+import traceback
+from datetime import timedelta
+from typing import Any
+
+ANSWER_SECONDS = 5.0
+STACK_FRAMES = 12
+_PREFIX = "torchdoctor/stack"
+
+# what this rank last checked, per process group key: (sequence number, operation, call site)
+last_checked: dict[str, tuple[int, str, str]] = {}
+_responders: dict[int, threading.Thread] = {}  # rank -> its answering thread
+_lock = threading.Lock()
+
+
+def start_responder(store: Any, rank: int) -> None:
+    """Answer questions about this rank (``ask``) from a daemon thread, from now on; once per process."""
+    with _lock:
+        thread = _responders.get(rank)
+        if thread is not None and thread.is_alive():
+            return
+        try:
+            clone = store.clone()  # its own connection: a blocked wait must not hold up the rank's requests
+        except (AttributeError, RuntimeError):
+            return  # a store that cannot be cloned: no answers (the waiting ranks say so)
+        thread = threading.Thread(
+            target=_answer_forever, args=(clone, rank), name="torchdoctor-stack-responder", daemon=True
+        )
+        _responders[rank] = thread
+        thread.start()
+
+
+def ask_all(
+    store: Any, ranks: list[int], question: str, timeout: float = ANSWER_SECONDS
+) -> dict[int, dict | None]:
+    """``{"stack": text, "last": {group: [seq, operation, site]}}`` from each rank, or None for no answer.
+
+    ``question`` names the occasion (e.g. ``world/12``): ranks asking about the same occasion share the
+    answers. All questions go out first, then the answers are awaited within one ``timeout``.
+    """
+    from torchdoctor.distributed.waiting import _wait
+
+    answers: dict[int, dict | None] = {}
+    keys = {rank: f"{_PREFIX}/{rank}/answer/{question}" for rank in ranks}
+    for rank, key in keys.items():
+        if not store.check([key]):
+            store.set(f"{_PREFIX}/{rank}/ask", question)
+    deadline = time.monotonic() + timeout
+    for rank, key in keys.items():
+        answers[rank] = None
+        if _wait(store, [key], deadline - time.monotonic()):
+            try:
+                answers[rank] = json.loads(store.get(key))
+            except ValueError:
+                pass
+    return answers
+
+
+def main_thread_stack(limit: int = STACK_FRAMES) -> str:
+    """The main thread's Python stack, innermost frame last, at most ``limit`` frames."""
+    frame = sys._current_frames().get(threading.main_thread().ident)
+    if frame is None:
+        return "(no main thread)"
+    return "".join(traceback.format_stack(frame, limit=limit)).rstrip()
+
+
+def _answer_forever(store: Any, rank: int) -> None:
+    ask_key = f"{_PREFIX}/{rank}/ask"
+    while True:
+        try:
+            store.wait([ask_key], timedelta(days=365))
+            question = store.get(ask_key).decode(errors="replace")
+            store.delete_key(ask_key)
+            text = json.dumps({"stack": main_thread_stack(), "last": dict(last_checked)})
+            store.set(f"{_PREFIX}/{rank}/answer/{question}", text)
+        except Exception:  # the store went away (the job ended): nobody is left to ask
+            return
