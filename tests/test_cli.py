@@ -55,6 +55,28 @@ def test_a_crashing_check_becomes_a_warning():
 
     (finding,) = run_one(check_explodes)
     assert finding.status == "warn" and "disk on fire" in finding.summary
+    assert finding.summary.startswith("the explodes check itself crashed: OSError: disk on fire")
+    trace = finding.details["traceback"]
+    assert trace.startswith("Traceback") and 'raise OSError("disk on fire")' in trace
+
+
+def test_a_crashed_checks_traceback_is_shown_with_verbose_only():
+    from rich.console import Console
+
+    from torchdoctor.findings import render_human
+
+    def check_explodes():
+        raise OSError("disk on fire")
+
+    findings = run_one(check_explodes)
+    shown = {}
+    for verbose in (False, True):
+        console = Console(record=True, width=200)
+        render_human(findings, console, verbose=verbose)
+        shown[verbose] = console.export_text()
+    assert "Traceback" not in shown[False]
+    assert "Traceback (most recent call last):" in shown[True]
+    assert 'raise OSError("disk on fire")' in shown[True]
 
 
 def test_discovery_finds_check_functions_in_source_order():

@@ -8,6 +8,7 @@ from test_env_fakes import environ, fixture, nvidia_smi, toolkit
 
 from torchdoctor.env.arch import covers, has_kernel, nvcc_can_target, parse_arch_list, recommended_arch_list
 from torchdoctor.env.checks import check_arch_list, check_gpu_arch
+from torchdoctor.env.machine import scan
 from torchdoctor.env.torch_facts import TorchFacts
 
 
@@ -30,7 +31,7 @@ def report_facts(name: str) -> TorchFacts:
 def test_no_kernel_image_reports_fail_like_torch_said(tmp_path, report, wheel):
     facts = report_facts(report)
     ((name, capability),) = facts.gpus
-    finding = check_gpu_arch(environ(tmp_path), tmp_path, facts=facts)
+    finding = check_gpu_arch(scan(environ(tmp_path), tmp_path, facts=facts))
     assert finding.status == "fail"
     assert f"GPU 0 {name} (sm_{capability.replace('.', '')})" in finding.summary
     assert "no kernel image is available for execution on the device" in finding.summary
@@ -44,14 +45,14 @@ def test_nvcc_too_old_for_the_gpu_names_an_installed_toolkit_that_can(tmp_path):
     facts = TorchFacts(
         "2.5.1+cu118", cuda="11.8", arch_list=("sm_80", "sm_86", "sm_90"), gpus=(("NVIDIA A10", "8.6"),)
     )
-    finding = check_gpu_arch(environ(tmp_path, CUDA_HOME=old), root, facts=facts)
+    finding = check_gpu_arch(scan(environ(tmp_path, CUDA_HOME=old), root, facts=facts))
     assert finding.status == "fail"
     assert (
         "CUDA 11.0's nvcc" in finding.summary
         and "cannot compile for sm_86 (needs CUDA 11.1 or newer)" in finding.summary
     )
     assert f"export CUDA_HOME={newer}" in finding.fix.splitlines()
-    assert check_gpu_arch(environ(tmp_path, CUDA_HOME=newer), root, facts=facts).status == "ok"
+    assert check_gpu_arch(scan(environ(tmp_path, CUDA_HOME=newer), root, facts=facts)).status == "ok"
 
 
 def test_what_nvcc_lists_wins_over_the_table(tmp_path):
@@ -60,18 +61,19 @@ def test_what_nvcc_lists_wins_over_the_table(tmp_path):
     facts = TorchFacts(
         "2.5.1+cu126", cuda="12.6", arch_list=("sm_70", "sm_80"), gpus=(("Tesla V100-SXM2-16GB", "7.0"),)
     )
-    finding = check_gpu_arch(environ(tmp_path, CUDA_HOME=home), tmp_path, facts=facts)
+    finding = check_gpu_arch(scan(environ(tmp_path, CUDA_HOME=home), tmp_path, facts=facts))
     assert finding.status == "fail" and "cannot compile for sm_70" in finding.summary
     assert finding.details["nvcc_targets"] == ["7.5", "8.0", "9.0"]
 
 
 def test_cpu_torch_reads_gpus_from_nvidia_smi(tmp_path):
     nvidia_smi(tmp_path, gpus=[("NVIDIA GeForce GTX 1080", "6.1"), ("NVIDIA GeForce RTX 3090", "8.6")])
-    finding = check_gpu_arch(environ(tmp_path), tmp_path, facts=TorchFacts("2.13.0+cpu"))
+    finding = check_gpu_arch(scan(environ(tmp_path), tmp_path, facts=TorchFacts("2.13.0+cpu")))
     assert finding.status == "ok" and finding.details["seen_by"] == "nvidia-smi"
     assert "0: NVIDIA GeForce GTX 1080 (sm_61), 1: NVIDIA GeForce RTX 3090 (sm_86)" in finding.summary
     assert (
-        check_gpu_arch(environ(tmp_path / "none"), tmp_path, facts=TorchFacts("2.13.0+cpu")).status == "skip"
+        check_gpu_arch(scan(environ(tmp_path / "none"), tmp_path, facts=TorchFacts("2.13.0+cpu"))).status
+        == "skip"
     )
 
 
@@ -107,7 +109,7 @@ def mixed(tmp_path):
 
 def test_unset_arch_list_warns_with_the_value_for_mixed_gpus(mixed):
     tmp_path, home, facts = mixed
-    finding = check_arch_list(environ(tmp_path / "bin", CUDA_HOME=home), tmp_path, facts=facts)
+    finding = check_arch_list(scan(environ(tmp_path / "bin", CUDA_HOME=home), tmp_path, facts=facts))
     assert finding.status == "warn" and "unset" in finding.summary
     assert finding.fix == 'export TORCH_CUDA_ARCH_LIST="6.1;8.6"'
 
@@ -126,12 +128,12 @@ def test_unset_arch_list_warns_with_the_value_for_mixed_gpus(mixed):
 def test_set_arch_list_is_checked(mixed, value, status, said):
     tmp_path, home, facts = mixed
     env = environ(tmp_path / "bin", CUDA_HOME=home, TORCH_CUDA_ARCH_LIST=value)
-    finding = check_arch_list(env, tmp_path, facts=facts)
+    finding = check_arch_list(scan(env, tmp_path, facts=facts))
     assert finding.status == status and said in finding.summary
     if status == "fail":
         assert finding.fix == 'export TORCH_CUDA_ARCH_LIST="6.1;8.6"'
 
 
 def test_cpu_torch_needs_no_arch_list(tmp_path):
-    finding = check_arch_list(environ(tmp_path), tmp_path, facts=TorchFacts("2.13.0+cpu"))
+    finding = check_arch_list(scan(environ(tmp_path), tmp_path, facts=TorchFacts("2.13.0+cpu")))
     assert finding.status == "skip" and "CPU-only" in finding.summary

@@ -10,6 +10,7 @@ from test_env_fakes import environ, printing, toolkit
 
 from torchdoctor.env.checks import check_host_compiler
 from torchdoctor.env.compiler import compiler_version, newest_gcc, newest_gcc_from_table
+from torchdoctor.env.machine import scan
 from torchdoctor.env.toolkits import inspect_toolkit
 
 
@@ -86,7 +87,7 @@ def too_new(tmp_path):
 def test_gcc_too_new_fails_with_the_symlink_fix(too_new):
     root, home, bin_dir = too_new
     env = environ(bin_dir, CUDA_HOME=home)
-    finding = check_host_compiler(env, root)
+    finding = check_host_compiler(scan(env, root))
     assert finding.status == "fail"
     assert re.search(
         r"gcc 13\.1\.0 \(\S+/bin/gcc, on PATH\) is newer than CUDA 12\.2's nvcc accepts \(gcc 12 at most\)",
@@ -105,10 +106,10 @@ def test_gcc_too_new_fails_with_the_symlink_fix(too_new):
 def test_running_the_printed_fix_makes_the_check_pass(too_new):
     root, home, bin_dir = too_new
     env = environ(bin_dir, CUDA_HOME=home)
-    fix = check_host_compiler(env, root).fix
+    fix = check_host_compiler(scan(env, root)).fix
     symlinks = "\n".join(line for line in fix.splitlines() if line.startswith("ln -s"))
     subprocess.run([shutil.which("sh") or "/bin/sh", "-ec", symlinks], check=True, timeout=30)
-    after = check_host_compiler(env, root)
+    after = check_host_compiler(scan(env, root))
     assert after.status == "ok", after.summary
     assert after.summary.startswith(
         f"gcc 11.2.0 ({home}/bin/gcc, in the toolkit's bin/), gcc 11.2.0 ({home}/bin/g++, in the toolkit's bin/)"
@@ -118,7 +119,7 @@ def test_running_the_printed_fix_makes_the_check_pass(too_new):
 def test_cc_too_new_is_fixed_through_cc(too_new):
     root, home, bin_dir = too_new
     env = environ(bin_dir, CUDA_HOME=home, CC=bin_dir / "gcc")
-    finding = check_host_compiler(env, root)
+    finding = check_host_compiler(scan(env, root))
     assert finding.status == "fail" and f"({bin_dir}/gcc, CC)" in finding.summary
     assert finding.fix.splitlines()[-1].startswith(f"export CC={root}/usr/bin/gcc-11")
     assert not any(line.startswith("ln -s") for line in finding.fix.splitlines())
@@ -129,20 +130,20 @@ def test_cxx_that_torch_checks_is_fixed_through_the_variables(too_new):
     (bin_dir / "gcc").unlink()
     printing(bin_dir / "gcc", "gcc-11.2-anaconda.txt")  # nvcc's own gcc is fine now
     printing(bin_dir / "c++", "gcc-13.1-ubuntu.txt")  # but torch holds c++ to the same bounds
-    finding = check_host_compiler(environ(bin_dir, CUDA_HOME=home), root)
+    finding = check_host_compiler(scan(environ(bin_dir, CUDA_HOME=home), root))
     assert finding.status == "fail" and f"gcc 13.1.0 ({bin_dir}/c++, c++ on PATH)" in finding.summary
     assert finding.fix == (
         f"export CC={root}/usr/bin/gcc-11 CXX={root}/usr/bin/g++-11 CUDAHOSTCXX={root}/usr/bin/g++-11"
     )
     fixed = environ(bin_dir, CUDA_HOME=home, CC=root / "usr/bin/gcc-11", CXX=root / "usr/bin/g++-11")
-    assert check_host_compiler(fixed, root).status == "ok"
+    assert check_host_compiler(scan(fixed, root)).status == "ok"
 
 
 def test_no_older_gcc_installed_prints_the_install_line(tmp_path):
     root = tmp_path / "root"
     home = toolkit(root / "usr/local/cuda-10.2", nvcc="nvcc-10.2.txt", version_txt="10.2.89")
     printing(tmp_path / "bin" / "gcc", "gcc-11.2-anaconda.txt")
-    finding = check_host_compiler(environ(tmp_path / "bin", CUDA_HOME=home), root)
+    finding = check_host_compiler(scan(environ(tmp_path / "bin", CUDA_HOME=home), root))
     assert finding.status == "fail" and "gcc 8 at most" in finding.summary
     assert finding.fix.splitlines()[:2] == [
         "sudo apt install gcc-8 g++-8   # no gcc-8 or older found here",
@@ -151,12 +152,12 @@ def test_no_older_gcc_installed_prints_the_install_line(tmp_path):
 
 
 def test_no_toolkit_skips(tmp_path):
-    assert check_host_compiler(environ(tmp_path), tmp_path).status == "skip"
+    assert check_host_compiler(scan(environ(tmp_path), tmp_path)).status == "skip"
 
 
 @pytest.mark.skipif(not (shutil.which("nvcc") and shutil.which("gcc")), reason="needs a real nvcc and gcc")
 def test_this_machines_real_nvcc_and_gcc():
-    finding = check_host_compiler()
+    finding = check_host_compiler(scan())
     cuda = subprocess.run(["nvcc", "--version"], capture_output=True, text=True, timeout=30).stdout
     gcc = subprocess.run(
         ["gcc", "-dumpfullversion"], capture_output=True, text=True, timeout=30

@@ -9,6 +9,7 @@ from test_env_fakes import environ, nvidia_smi, script, toolkit
 from torchdoctor.env.checks import check_deepspeed, check_driver, check_nccl
 from torchdoctor.env.deepspeed import find_deepspeed, libaio_headers, prebuild_command
 from torchdoctor.env.driver import minimum_driver
+from torchdoctor.env.machine import scan
 from torchdoctor.env.torch_facts import TorchFacts
 
 OPS = ["async_io", "fused_adam", "cpu_adam", "cpu_adagrad", "fused_lamb", "sparse_attn", "transformer"]
@@ -35,19 +36,19 @@ def install_deepspeed(site, version="0.14.0", prebuilt=(), torch_version="2.5", 
 
 
 def test_not_installed_is_said_plainly(tmp_path):
-    finding = check_deepspeed([str(tmp_path)], facts=TorchFacts("2.13.0+cpu"))
+    finding = check_deepspeed(scan(facts=TorchFacts("2.13.0+cpu")), [str(tmp_path)])
     assert finding.status == "skip" and finding.summary.startswith("DeepSpeed is not installed")
 
 
 @pytest.mark.skipif(importlib.util.find_spec("deepspeed") is not None, reason="DeepSpeed is installed here")
 def test_not_installed_on_this_machine():
-    assert check_deepspeed().summary.startswith("DeepSpeed is not installed")
+    assert check_deepspeed(scan()).summary.startswith("DeepSpeed is not installed")
 
 
 def test_prebuilt_ops_listed_without_importing_deepspeed(tmp_path):
     install_deepspeed(tmp_path, prebuilt=("cpu_adam", "fused_adam"))
     facts = TorchFacts("2.5.1+cu121", cuda="12.1")
-    finding = check_deepspeed([str(tmp_path / "elsewhere"), str(tmp_path)], facts=facts)
+    finding = check_deepspeed(scan(facts=facts), [str(tmp_path / "elsewhere"), str(tmp_path)])
     assert finding.status == "ok"
     assert finding.summary == (
         "DeepSpeed 0.14.0: 2 of 7 ops prebuilt (cpu_adam, fused_adam); "
@@ -57,7 +58,7 @@ def test_prebuilt_ops_listed_without_importing_deepspeed(tmp_path):
 
 def test_ops_prebuilt_for_another_torch_fail(tmp_path):
     install_deepspeed(tmp_path, prebuilt=("cpu_adam",), torch_version="2.1", cuda="11.8")
-    finding = check_deepspeed([str(tmp_path)], facts=TorchFacts("2.5.1+cu121", cuda="12.1"))
+    finding = check_deepspeed(scan(facts=TorchFacts("2.5.1+cu121", cuda="12.1")), [str(tmp_path)])
     assert finding.status == "fail"
     assert "built against torch 2.1 (now 2.5) and CUDA 11.8 (now 12.1)" in finding.summary
     assert "--deepspeed-build" in finding.fix
@@ -65,7 +66,7 @@ def test_ops_prebuilt_for_another_torch_fail(tmp_path):
 
 def test_nothing_prebuilt_means_jit(tmp_path):
     install_deepspeed(tmp_path, torch_version="2.1", cuda="11.8")
-    finding = check_deepspeed([str(tmp_path)], facts=TorchFacts("2.5.1+cu121", cuda="12.1"))
+    finding = check_deepspeed(scan(facts=TorchFacts("2.5.1+cu121", cuda="12.1")), [str(tmp_path)])
     assert (
         finding.status == "ok"
         and "0 of 7 ops prebuilt; the others compile on first use (JIT)" in finding.summary
@@ -90,16 +91,18 @@ def test_prebuild_command_forms(tmp_path):
 def test_driver_against_torch_and_toolkit_minimums(tmp_path):
     facts = TorchFacts("2.5.1+cu121", cuda="12.1")
     nvidia_smi(tmp_path, driver="535.104.05")
-    ok = check_driver(environ(tmp_path), tmp_path, facts=facts)
+    ok = check_driver(scan(environ(tmp_path), tmp_path, facts=facts))
     assert ok.status == "ok" and ok.summary == "driver 535.104.05 runs CUDA 12.1"
     nvidia_smi(tmp_path, driver="470.82.01")
-    old = check_driver(environ(tmp_path), tmp_path, facts=facts)
+    old = check_driver(scan(environ(tmp_path), tmp_path, facts=facts))
     assert old.status == "fail" and "older than torch's CUDA 12.1 needs (525.60.13 or newer)" in old.summary
     assert "pip install --force-reinstall torch --index-url https://download.pytorch.org/whl/cu118" in old.fix
     # a torch for CUDA 11.8 runs on it, but a CUDA 12.5 toolkit's programs would not
     toolkit(tmp_path / "cuda-12.5", nvcc="nvcc-12.5.txt")
     cu118 = TorchFacts("2.5.1+cu118", cuda="11.8")
-    newer_toolkit = check_driver(environ(tmp_path, CUDA_HOME=tmp_path / "cuda-12.5"), tmp_path, facts=cu118)
+    newer_toolkit = check_driver(
+        scan(environ(tmp_path, CUDA_HOME=tmp_path / "cuda-12.5"), tmp_path, facts=cu118)
+    )
     assert (
         newer_toolkit.status == "warn" and "older than the toolkit's CUDA 12.5 needs" in newer_toolkit.summary
     )
@@ -108,18 +111,21 @@ def test_driver_against_torch_and_toolkit_minimums(tmp_path):
 
 def test_no_driver_skips_with_the_reason(tmp_path):
     assert (
-        check_driver(environ(tmp_path), tmp_path).summary
+        check_driver(scan(environ(tmp_path), tmp_path)).summary
         == "no NVIDIA driver to check (not found: nvidia-smi)"
     )
     script(
         tmp_path / "nvidia-smi",
         'echo "NVIDIA-SMI has failed because it couldn\'t communicate with the NVIDIA driver."; exit 9',
     )
-    broken = check_driver(environ(tmp_path), tmp_path, facts=TorchFacts("2.5.1", cuda="12.1"))
+    broken = check_driver(scan(environ(tmp_path), tmp_path, facts=TorchFacts("2.5.1", cuda="12.1")))
     assert broken.status == "skip" and "couldn't communicate with the NVIDIA driver" in broken.summary
 
 
 def test_nccl_version_torch_ships():
-    assert check_nccl(TorchFacts("2.5.1", cuda="12.1", nccl="2.21.5")).summary == "torch ships NCCL 2.21.5"
-    assert check_nccl(TorchFacts("2.13.0+cpu")).status == "skip"
-    assert check_nccl(TorchFacts("2.5.1", cuda="12.1")).status == "warn"
+    assert (
+        check_nccl(scan(facts=TorchFacts("2.5.1", cuda="12.1", nccl="2.21.5"))).summary
+        == "torch ships NCCL 2.21.5"
+    )
+    assert check_nccl(scan(facts=TorchFacts("2.13.0+cpu"))).status == "skip"
+    assert check_nccl(scan(facts=TorchFacts("2.5.1", cuda="12.1"))).status == "warn"

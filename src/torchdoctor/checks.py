@@ -2,33 +2,77 @@
 
 Like `brew doctor`, a check is any function named ``check_*`` in one of the area modules below; it returns
 ``None``, a `Finding` or a list of them. Adding a check means writing one function; nothing to register.
+
+An area whose checks read the same picture of the machine (``env``: toolkits, torch's build, GPUs) defines
+``scan(root=...)``; its checks take what ``scan`` returns as their one argument, scanned once, when the
+first of them runs.
 """
 
 from __future__ import annotations
 
+import functools
 import importlib
 import inspect
+import traceback
 from collections.abc import Callable, Iterable
+from pathlib import Path
 
+from torchdoctor.errors import BadInput
 from torchdoctor.findings import Finding
+from torchdoctor.torch_import import import_failure, import_torch
 
-# One module per area, in the order a run fails in practice.
-CHECK_MODULES = (
-    "torchdoctor.system",  # sys.*: Python, torch build, accelerators, kernel, /dev/shm
-    "torchdoctor.env.checks",  # env.*: CUDA toolkits, host compiler, GPU arch, DeepSpeed, driver
-    "torchdoctor.distributed.checks",  # dist.*: debug mode and timeouts in effect
-    "torchdoctor.net.checks",  # net.*: communication smoke test over local processes
-    "torchdoctor.gpu_balance",  # gpu.*: mixed GPUs
-)
+# The module of each area, in the order a run fails in practice.
+AREAS = {
+    "sys": "torchdoctor.system",  # Python, torch build, accelerators, kernel, /dev/shm
+    "env": "torchdoctor.env.checks",  # CUDA toolkits, host compiler, GPU arch, DeepSpeed, driver
+    "dist": "torchdoctor.distributed.checks",  # debug mode and timeouts in effect
+    "net": "torchdoctor.net.checks",  # communication smoke test over local processes
+    "gpu": "torchdoctor.gpu_balance",  # mixed GPUs
+}
+CHECK_MODULES = tuple(AREAS.values())
+
+REPORT_ISSUE = "Please report this at the torchdoctor issue tracker with `torchdoctor report` attached."
 
 
-def area_of(module_name: str) -> str:
-    """The finding-id area a check module owns (its ``AREA`` constant)."""
-    return importlib.import_module(module_name).AREA
+def select_areas(skip: Iterable[str] = ()) -> tuple[list[str], list[Finding]]:
+    """The check modules to run, all areas but ``skip``, and a warning per module that cannot be imported
+    (a broken install is exactly when people run `check` or ask for help). Raises `BadInput` for an
+    unknown area in ``skip``.
+
+    >>> modules, broken = select_areas(["net", "gpu"])
+    >>> [m.rsplit(".", 1)[-1] for m in modules]
+    ['system', 'checks', 'checks']
+    """
+    import_torch()  # first, and once: a second import after a failed one aborts the process
+    unknown = sorted(set(skip) - set(AREAS))
+    if unknown:
+        raise BadInput(f"--skip {', '.join(unknown)}: unknown area; choose from {', '.join(AREAS)}")
+    modules, broken = [], []
+    for area, module in AREAS.items():
+        if area in skip:
+            continue
+        try:
+            importlib.import_module(module)
+        except Exception as error:  # reported as a finding, not raised
+            broken.append(
+                Finding(
+                    f"{area}.import",
+                    "warn",
+                    f"{module} cannot be imported: {type(error).__name__}: {error}",
+                    {"traceback": traceback.format_exc()},
+                    REPORT_ISSUE,
+                )
+            )
+        else:
+            modules.append(module)
+    return modules, broken
 
 
-def discover(modules: Iterable[str] = CHECK_MODULES) -> list[Callable[[], object]]:
-    """Every ``check_*`` function defined in ``modules``, in source order."""
+def discover(modules: Iterable[str] = CHECK_MODULES, root: str | Path = "/") -> list[Callable[[], object]]:
+    """Every ``check_*`` function defined in ``modules``, in source order, ready to call with no argument.
+
+    The checks of an area that defines ``scan`` get its one look at the machine (under ``root``).
+    """
     found = []
     for name in modules:
         module = importlib.import_module(name)
@@ -37,24 +81,49 @@ def discover(modules: Iterable[str] = CHECK_MODULES) -> list[Callable[[], object
             for attr, fn in vars(module).items()
             if attr.startswith("check_") and inspect.isfunction(fn) and fn.__module__ == module.__name__
         ]
-        found += sorted(functions, key=lambda fn: fn.__code__.co_firstlineno)
+        functions.sort(key=lambda fn: fn.__code__.co_firstlineno)
+        scan = getattr(module, "scan", None)
+        if scan is not None:
+            look = functools.cache(functools.partial(scan, root=root))
+            functions = [_given(fn, look) for fn in functions]
+        found += functions
     return found
 
 
+def _given(check: Callable, look: Callable[[], object]) -> Callable[[], object]:
+    @functools.wraps(check)
+    def with_the_scan():
+        return check(look())
+
+    return with_the_scan
+
+
 def run_one(check: Callable[[], object]) -> list[Finding]:
-    """Call one check with its defaults; a check that crashes becomes a warning naming the error."""
+    """Call one check with its defaults; a check that crashes becomes a warning naming the error, with the
+    traceback in its details (shown with ``-v``)."""
     try:
         result = check()
     except Exception as error:  # a broken check must not hide the others' verdicts
         area = getattr(inspect.getmodule(check), "AREA", "internal")
         name = check.__name__.removeprefix("check_")
+        where = {"check": f"{check.__module__}.{check.__name__}", "traceback": traceback.format_exc()}
+        failure = import_failure()
+        if failure is not None and isinstance(error, ImportError):
+            return [
+                Finding(
+                    f"{area}.{name}",
+                    "skip",
+                    f"needs torch, which cannot be imported here (see sys.torch): {failure}",
+                    where,
+                )
+            ]
         return [
             Finding(
                 f"{area}.{name}",
                 "warn",
                 f"the {name} check itself crashed: {type(error).__name__}: {error}",
-                {"check": f"{check.__module__}.{check.__name__}"},
-                "Please report this at the torchdoctor issue tracker with `torchdoctor report` attached.",
+                where,
+                REPORT_ISSUE,
             )
         ]
     if result is None:

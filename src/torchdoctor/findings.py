@@ -74,6 +74,11 @@ def render_human(findings: list[Finding], console=None, verbose: bool = False) -
                 console.print(f"    [cyan]{escape(line)}[/]", highlight=False, soft_wrap=True)
         if verbose and f.details:
             for key, value in f.details.items():
+                if isinstance(value, str) and "\n" in value.strip():  # a traceback: whole, line by line
+                    console.print(f"    [dim]{escape(str(key))}:[/]", highlight=False)
+                    for line in value.rstrip().splitlines():
+                        console.print(f"      [dim]{escape(line)}[/]", highlight=False, soft_wrap=True)
+                    continue
                 console.print(f"    [dim]{escape(str(key))}: {escape(_short(value))}[/]", highlight=False)
     counts = {s: sum(f.status == s for f in findings) for s in STATUSES}
     verdict = worst(findings)

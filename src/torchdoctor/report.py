@@ -16,8 +16,11 @@ import re
 import sys
 from collections.abc import Callable, Iterable, Mapping
 
+from torchdoctor.env.torch_facts import from_torch
 from torchdoctor.findings import Finding, render_markdown
 from torchdoctor.runner import CommandResult, run_command
+from torchdoctor.system import visible_accelerators
+from torchdoctor.torch_import import import_torch
 
 RELATED_PACKAGES = (
     "torch",
@@ -173,11 +176,12 @@ def versions(run: Callable[..., CommandResult] = run_command) -> dict[str, str]:
     """Python, torch, its CUDA/cuDNN/NCCL, the driver, nvcc, the OS and the kernel, as display strings."""
     found = {"torchdoctor": _torchdoctor_version()}
     found["Python"] = f"{platform.python_version()} ({platform.python_implementation()}, {sys.executable})"
-    try:
-        import torch
-    except ImportError as error:
-        found["torch"] = f"cannot be imported: {error}"
+    failure = import_torch()
+    if failure is not None:
+        found["torch"] = f"{from_torch().version}, but import torch fails: {failure}"
     else:
+        import torch
+
         found["torch"] = torch.__version__
         hip = getattr(torch.version, "hip", None)
         found["CUDA (torch built with)"] = torch.version.cuda or "none (CPU build)"
@@ -235,11 +239,9 @@ def _os_name() -> str:
 def gpus() -> list[str]:
     """One line per GPU torch sees: index, name, compute capability, memory."""
     try:
-        from torchdoctor.system import visible_accelerators
-
         seen = visible_accelerators()
-    except ImportError as error:
-        return [f"cannot ask torch: {error}"]
+    except ImportError as error:  # torch cannot be imported here
+        return [f"cannot ask torch: {type(error).__name__}: {error}"]
     lines = [
         f"{g['index']}: {g['name']} (compute capability {g['capability']}, {g['memory_gib']} GiB)"
         for g in seen["cuda"]

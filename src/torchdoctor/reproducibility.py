@@ -13,7 +13,6 @@ import random
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-LR_SCALINGS = ("none", "linear", "sqrt")
 _MAX_SEED = 2**32 - 1  # NumPy's global generator takes no more
 
 

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import os
 import platform
 import sys
 
 from packaging.version import Version
 
 from torchdoctor.findings import Finding
+from torchdoctor.torch_import import blamed_variables, fix_for, import_torch, import_traceback
 
 AREA = "sys"
 MIN_TORCH = Version("2.1")
@@ -44,16 +46,11 @@ def check_python(version_info=sys.version_info, executable: str = sys.executable
 def check_torch(version: str | None = None, cuda: str | None = None, hip: str | None = None) -> Finding:
     """The installed torch: its version (2.1 or newer) and what it was built for (CPU, CUDA, ROCm)."""
     if version is None:
-        try:
-            import torch
-        except ImportError as error:
-            return Finding(
-                "sys.torch",
-                "fail",
-                f"torch cannot be imported: {error}",
-                {},
-                "pip install torch  (https://pytorch.org/get-started/locally/ picks the right build)",
-            )
+        failure = import_torch()
+        if failure is not None:
+            return _torch_import_failed(failure)
+        import torch
+
         version, cuda, hip = torch.__version__, torch.version.cuda, getattr(torch.version, "hip", None)
     build = torch_build(version, cuda, hip)
     details = {"version": version, "build": build, "cuda": cuda, "hip": hip}
@@ -66,6 +63,28 @@ def check_torch(version: str | None = None, cuda: str | None = None, hip: str | 
             f"pip install --upgrade 'torch>={MIN_TORCH}'",
         )
     return Finding("sys.torch", "ok", f"torch {version} ({build} build)", details)
+
+
+def _torch_import_failed(failure: str) -> Finding:
+    """``import torch`` failed: name the variable to blame when one is, with its fix."""
+    if failure.startswith("ModuleNotFoundError: No module named 'torch'"):
+        return Finding(
+            "sys.torch",
+            "fail",
+            "torch is not installed",
+            {"error": failure},
+            "pip install torch  (https://pytorch.org/get-started/locally/ picks the right build)",
+        )
+    trace = import_traceback()
+    blamed = blamed_variables(failure, trace)
+    because = f" because of {', '.join(f'{n}={os.environ[n]!r}' for n in blamed)}" if blamed else ""
+    return Finding(
+        "sys.torch",
+        "fail",
+        f"import torch fails{because}: {failure.rstrip('.:')}; the checks that need torch are skipped",
+        {"error": failure, "variables": {n: os.environ[n] for n in blamed}, "traceback": trace},
+        fix_for(blamed),
+    )
 
 
 def visible_accelerators() -> dict:

@@ -15,6 +15,9 @@ app = typer.Typer(
 
 JSON = typer.Option(False, "--json", help="Print the findings as JSON instead of text.")
 VERBOSE = typer.Option(False, "--verbose", "-v", help="Show the facts behind each verdict.")
+ROOT = typer.Option(
+    "/", "--root", metavar="DIR", help="Look for /usr/local/cuda*, /opt/cuda* and headers under DIR."
+)
 
 
 def report(findings, as_json: bool, verbose: bool) -> None:

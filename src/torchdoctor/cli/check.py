@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import typer
 
-from torchdoctor.cli.app import JSON, VERBOSE, app, report
-from torchdoctor.errors import BadInput
+from torchdoctor.cli.app import JSON, ROOT, VERBOSE, app, report
 
 
 @app.command()
@@ -15,13 +14,12 @@ def check(
     skip: list[str] = typer.Option(
         [], "--skip", metavar="AREA", help="Leave out an area (sys, env, dist, net, gpu)."
     ),
+    root: str = ROOT,
 ) -> None:
     """Run every check that applies to this machine and print one report."""
-    from torchdoctor.checks import CHECK_MODULES, area_of, discover, run_checks
+    from torchdoctor.checks import discover, run_checks, select_areas
+    from torchdoctor.errors import require_folder
 
-    areas = {area_of(module): module for module in CHECK_MODULES}
-    unknown = sorted(set(skip) - set(areas))
-    if unknown:
-        raise BadInput(f"--skip {', '.join(unknown)}: unknown area; choose from {', '.join(areas)}")
-    modules = [module for area, module in areas.items() if area not in skip]
-    report(run_checks(discover(modules)), as_json, verbose)
+    require_folder("--root", root)
+    modules, broken = select_areas(skip)
+    report(broken + run_checks(discover(modules, root=root)), as_json, verbose)

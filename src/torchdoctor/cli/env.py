@@ -8,7 +8,7 @@ from pathlib import Path
 
 import typer
 
-from torchdoctor.cli.app import JSON, VERBOSE, app, report
+from torchdoctor.cli.app import JSON, ROOT, VERBOSE, app, report
 from torchdoctor.errors import BadInput, require_folder
 
 
@@ -28,9 +28,7 @@ def env(
         metavar="LIST",
         help='With --deepspeed-build: TORCH_CUDA_ARCH_LIST to use, e.g. "8.0;9.0".',
     ),
-    root: str = typer.Option(
-        "/", "--root", metavar="DIR", help="Look for /usr/local/cuda*, /opt/cuda*, headers under DIR."
-    ),
+    root: str = ROOT,
 ) -> None:
     """Diagnose the CUDA build set-up: toolkits, gcc, GPU architectures, DeepSpeed, driver, NCCL."""
     require_folder("--root", root)
@@ -40,29 +38,20 @@ def env(
     if deepspeed_build:
         _print_deepspeed_build(wheel, arch, root, as_json)
         raise typer.Exit(0)
-    import functools
-    import inspect
-
     from torchdoctor.checks import discover, run_checks
-    from torchdoctor.env.torch_facts import from_torch
 
-    facts = from_torch()  # once, for every check
-    checks = []
-    for check in discover(["torchdoctor.env.checks"]):
-        given = {"root": root, "facts": facts}
-        accepted = {k: v for k, v in given.items() if k in inspect.signature(check).parameters}
-        checks.append(functools.wraps(check)(functools.partial(check, **accepted)))
-    report(run_checks(checks), as_json, verbose)
+    report(run_checks(discover(["torchdoctor.env.checks"], root=root)), as_json, verbose)
 
 
 def _print_deepspeed_build(wheel: bool, arch_value: str | None, root: Path, as_json: bool) -> None:
     import os
 
-    from torchdoctor.env import arch, deepspeed, driver
+    from torchdoctor.env import arch, deepspeed
     from torchdoctor.env.checks import NO_EXTENSIONS
-    from torchdoctor.env.torch_facts import from_torch
+    from torchdoctor.env.machine import scan
 
-    facts = from_torch()
+    machine = scan(root=root)
+    facts = machine.torch
     notes = []
     if arch_value is not None:
         try:
@@ -75,7 +64,7 @@ def _print_deepspeed_build(wheel: bool, arch_value: str | None, root: Path, as_j
             )
         arch_list = ";".join(entries)  # "8.0;;9.0" -> "8.0;9.0", names expanded
     else:
-        gpus = list(facts.gpus) or driver.gpus_from_nvidia_smi()
+        gpus = machine.gpus
         arch_list = arch.recommended_arch_list(c for _, c in gpus) if gpus else None
         if not arch_list:
             notes.append(

@@ -11,29 +11,6 @@ from torchdoctor.cli.app import app
 from torchdoctor.errors import BadInput, require_writable_file
 
 
-def _findings_for_report(skip: list[str]) -> list:
-    """The `check` findings, minus the skipped areas; a check module that cannot be imported becomes a warning,
-    because a broken install is exactly when people ask for help."""
-    from torchdoctor.checks import CHECK_MODULES, area_of, discover, run_checks
-    from torchdoctor.findings import Finding
-
-    areas, broken = {}, []
-    for module in CHECK_MODULES:
-        try:
-            areas[area_of(module)] = module
-        except Exception as error:  # reported in the page, not raised
-            name = module.split(".")[1]
-            broken.append(
-                Finding(
-                    f"{name}.import", "warn", f"{module} cannot be imported: {type(error).__name__}: {error}"
-                )
-            )
-    unknown = sorted(set(skip) - set(areas))
-    if unknown:
-        raise BadInput(f"--skip {', '.join(unknown)}: unknown area; choose from {', '.join(areas)}")
-    return broken + run_checks(discover([module for area, module in areas.items() if area not in skip]))
-
-
 @app.command("report")
 def report_command(
     output: str | None = typer.Option(
@@ -44,13 +21,15 @@ def report_command(
     ),
 ) -> None:
     """Print a Markdown report to paste into a GitHub issue: versions, GPUs, packages, findings, env vars."""
+    from torchdoctor.checks import discover, run_checks, select_areas
     from torchdoctor.findings import exit_code
     from torchdoctor.report import make_report
 
     if output is not None:
         require_writable_file("-o", output)  # now, not after every check has run
         output = Path(output)
-    findings = _findings_for_report(skip)
+    modules, broken = select_areas(skip)
+    findings = broken + run_checks(discover(modules))
     text = make_report(findings)
     if output is None:
         sys.stdout.write(text)

@@ -1,33 +1,27 @@
 """``env.*`` checks: CUDA toolkits, host compiler, GPU architecture, DeepSpeed, driver.
 
-Each check reads the world through its arguments: ``environ`` (default ``os.environ``), ``root`` (where
-``/usr/local/cuda-*`` and ``/opt/cuda*`` are looked for), ``run`` (how ``nvcc``/``gcc``/``nvidia-smi`` are
-run) and ``facts`` (what torch was built for and which GPUs it sees, default: the installed torch).
+Each check takes one `Machine`: the look at the machine `scan` takes once (the environment, the root where
+``/usr/local/cuda-*`` and ``/opt/cuda*`` are looked for, how ``nvcc``/``gcc``/``nvidia-smi`` are run, what
+torch was built for, the toolkits, the build toolkit, the GPUs, the driver). Tests scan a fake tree.
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Mapping
-from pathlib import Path
+from collections.abc import Iterable
 
 from packaging.version import Version
 
 from torchdoctor.env import arch, compiler, deepspeed, driver, toolkits
-from torchdoctor.env.toolkits import Runner, Toolkit
-from torchdoctor.env.torch_facts import TorchFacts, from_torch
+from torchdoctor.env.machine import Machine, scan  # noqa: F401  scan: this area's one look (checks.discover)
+from torchdoctor.env.toolkits import Toolkit
 from torchdoctor.findings import Finding
-from torchdoctor.runner import run_command
 
 AREA = "env"
 
 # The CUDA versions download.pytorch.org has wheel indexes for (https://pytorch.org/get-started/locally/).
 TORCH_WHEEL_CUDA = ("11.8", "12.1", "12.4", "12.6", "12.8", "12.9", "13.0")
 NO_EXTENSIONS = "no CUDA extension (DeepSpeed ops, flash-attn, apex, …) can be built with it"
-
-
-def _world(environ, facts):
-    return (os.environ if environ is None else environ), (from_torch() if facts is None else facts)
 
 
 def torch_index_url(cuda: str) -> str:
@@ -52,7 +46,7 @@ def _install_toolkit_hint(cuda: str) -> str:
     )
 
 
-def _matching_toolkit(found: list[Toolkit], cuda: str) -> Toolkit | None:
+def _matching_toolkit(found: Iterable[Toolkit], cuda: str) -> Toolkit | None:
     """An installed, complete toolkit of release ``cuda``, else one of the same major."""
     complete = [t for t in found if not t.missing]
     return next((t for t in complete if t.version == cuda), None) or next(
@@ -60,22 +54,10 @@ def _matching_toolkit(found: list[Toolkit], cuda: str) -> Toolkit | None:
     )
 
 
-def _gpus(facts: TorchFacts, run: Runner, environ: Mapping[str, str]) -> tuple[list[tuple[str, str]], str]:
-    """The GPUs here as ``(name, capability)``: torch's view, else nvidia-smi's (a CPU torch sees none)."""
-    if facts.gpus:
-        return list(facts.gpus), "torch"
-    return driver.gpus_from_nvidia_smi(run, environ), "nvidia-smi"
-
-
-def check_toolkits(
-    environ: Mapping[str, str] | None = None,
-    root: str | Path = "/",
-    run: Runner = run_command,
-    facts: TorchFacts | None = None,
-) -> Finding:
+def check_toolkits(machine: Machine) -> Finding:
     """Every CUDA toolkit on the machine, with its version and whether bin/, lib64/ and libcudart exist."""
-    environ, facts = _world(environ, facts)
-    found = toolkits.find_toolkits(environ, root, run)
+    facts = machine.torch
+    found = machine.toolkits
     details = {"toolkits": [t.to_dict() for t in found]}
     if not found:
         if facts.cuda:
@@ -91,16 +73,11 @@ def check_toolkits(
     return Finding("env.toolkits", "ok", f"{len(found)} CUDA toolkit(s): {listed}", details)
 
 
-def check_build_toolkit(
-    environ: Mapping[str, str] | None = None,
-    root: str | Path = "/",
-    run: Runner = run_command,
-    facts: TorchFacts | None = None,
-) -> Finding:
+def check_build_toolkit(machine: Machine) -> Finding:
     """The toolkit an extension build would use (torch's order: CUDA_HOME, CUDA_PATH, nvcc on PATH,
     /usr/local/cuda), and whether CUDA_HOME, PATH and LD_LIBRARY_PATH agree on it."""
-    environ, facts = _world(environ, facts)
-    found = toolkits.find_toolkits(environ, root, run)
+    environ, facts = machine.environ, machine.torch
+    found = machine.toolkits
     set_home = next((name for name in ("CUDA_HOME", "CUDA_PATH") if environ.get(name)), None)
     if set_home and not os.path.isdir(environ[set_home]):
         best = (
@@ -115,7 +92,7 @@ def check_build_toolkit(
             {"variable": set_home, "value": environ[set_home]},
             toolkits.prepend_lines(best) if best else f"unset {set_home}",
         )
-    chosen = toolkits.build_toolkit(found, environ)
+    chosen = machine.build_toolkit
     if chosen is None:
         return Finding("env.build_toolkit", "skip", "no CUDA toolkit for an extension build to use", {})
     how = next(
@@ -164,23 +141,17 @@ def check_build_toolkit(
     return Finding("env.build_toolkit", "ok", f"{summary}; PATH and LD_LIBRARY_PATH agree", details)
 
 
-def check_toolkit_mismatch(
-    environ: Mapping[str, str] | None = None,
-    root: str | Path = "/",
-    run: Runner = run_command,
-    facts: TorchFacts | None = None,
-) -> Finding:
+def check_toolkit_mismatch(machine: Machine) -> Finding:
     """torch's CUDA against the toolkit a build would use: a major mismatch fails, a minor one warns
     (as torch's cpp_extension does); a CPU-only torch is said plainly."""
-    environ, facts = _world(environ, facts)
+    facts = machine.torch
     if facts.hip:
         return Finding(
             "env.toolkit_mismatch",
             "skip",
             f"torch {facts.version} is a ROCm build; CUDA toolkits do not apply",
         )
-    found = toolkits.find_toolkits(environ, root, run)
-    chosen = toolkits.build_toolkit(found, environ)
+    found, chosen = machine.toolkits, machine.build_toolkit
     details = {
         "torch": facts.version,
         "torch_cuda": facts.cuda,
@@ -188,16 +159,16 @@ def check_toolkit_mismatch(
     }
     if not facts.cuda:
         summary = f"torch {facts.version} is a CPU-only build: {NO_EXTENSIONS}"
-        gpus, _ = _gpus(facts, run, environ)
+        gpus = machine.gpus
         if not gpus:
             return Finding("env.toolkit_mismatch", "skip", summary, details)
-        version, _ = driver.driver_version(run, environ)
+        version = machine.driver
         cuda = _newest_wheel_for_driver(version) or (chosen.version if chosen else None) or "12.8"
         return Finding(
             "env.toolkit_mismatch",
             "warn",
             f"{summary}, and it cannot use the {len(gpus)} GPU(s) nvidia-smi lists",
-            details | {"gpus": gpus, "driver": version},
+            details | {"gpus": [list(g) for g in gpus], "driver": version},
             f"pip install --force-reinstall torch --index-url {torch_index_url(cuda)}",
         )
     if chosen is None or not chosen.version:
@@ -246,18 +217,15 @@ def _newest_wheel_for_driver(version: str | None) -> str | None:
     return usable[-1] if usable else None
 
 
-def check_host_compiler(
-    environ: Mapping[str, str] | None = None, root: str | Path = "/", run: Runner = run_command
-) -> Finding:
+def check_host_compiler(machine: Machine) -> Finding:
     """The gcc nvcc will use (CC, else gcc/g++ in the toolkit's bin/ or on PATH), the CXX (or c++) torch
     checks, and CUDAHOSTCXX, against the newest gcc that toolkit's nvcc accepts."""
-    environ = os.environ if environ is None else environ
-    found = toolkits.find_toolkits(environ, root, run)
-    chosen = toolkits.build_toolkit(found, environ)
+    environ = machine.environ
+    chosen = machine.build_toolkit
     if chosen is None or not chosen.version:
         return Finding("env.host_compiler", "skip", "no CUDA toolkit, so no nvcc host compiler to check")
     newest, source = compiler.newest_gcc(chosen)
-    compilers = compiler.host_compilers(chosen, environ, run)
+    compilers = compiler.host_compilers(chosen, environ, machine.run)
     details = {
         "toolkit": chosen.home,
         "cuda": chosen.version,
@@ -271,14 +239,14 @@ def check_host_compiler(
             "warn",
             "no gcc found on PATH: nvcc needs a host compiler",
             details,
-            compiler.compiler_fix(chosen, newest, environ, root)
+            compiler.compiler_fix(chosen, newest, environ, machine.root)
             if newest
             else "sudo apt install build-essential",
         )
     too_new = [c for c in compilers if c.kind == "gcc" and c.major and newest and c.major > newest]
     if too_new:
         described = ", ".join(f"gcc {c.version} ({c.path}, {c.chosen_by})" for c in too_new)
-        fix = compiler.compiler_fix(chosen, newest, environ, root)
+        fix = compiler.compiler_fix(chosen, newest, environ, machine.root)
         if any(c.chosen_by in ("CC", "CXX", "c++ on PATH", "CUDAHOSTCXX") for c in too_new):
             # symlinks in the toolkit's bin/ do not reach these: set the variables
             lines = fix.splitlines()
@@ -312,22 +280,16 @@ def check_host_compiler(
     )
 
 
-def check_gpu_arch(
-    environ: Mapping[str, str] | None = None,
-    root: str | Path = "/",
-    run: Runner = run_command,
-    facts: TorchFacts | None = None,
-) -> Finding:
+def check_gpu_arch(machine: Machine) -> Finding:
     """Each GPU's compute capability: whether torch has a kernel for it ("no kernel image is available"
     otherwise) and whether the build toolkit's nvcc can compile for it."""
-    environ, facts = _world(environ, facts)
-    gpus, seen_by = _gpus(facts, run, environ)
+    facts = machine.torch
+    gpus, seen_by = machine.gpus, machine.gpus_seen_by
     if not gpus:
         why = "torch sees none" if facts.cuda else "a CPU torch sees none"
         return Finding("env.gpu_arch", "skip", f"no NVIDIA GPU visible ({why}; nvidia-smi lists none)")
-    found = toolkits.find_toolkits(environ, root, run)
-    chosen = toolkits.build_toolkit(found, environ)
-    listed = arch.nvcc_targets(chosen, run) if chosen else None
+    found, chosen = machine.toolkits, machine.build_toolkit
+    listed = machine.nvcc_targets
     problems, fixes, rows = [], [], []
     for index, (name, capability) in enumerate(gpus):
         row = {"index": index, "name": name, "capability": capability, "sm": arch.sm(capability)}
@@ -369,7 +331,7 @@ def check_gpu_arch(
         "gpus": rows,
         "seen_by": seen_by,
         "torch_arch_list": list(facts.arch_list),
-        "nvcc_targets": listed,
+        "nvcc_targets": None if listed is None else list(listed),
     }
     if problems:
         return Finding("env.gpu_arch", "fail", "; ".join(problems), details, "\n".join(dict.fromkeys(fixes)))
@@ -380,17 +342,12 @@ def check_gpu_arch(
     return Finding("env.gpu_arch", "ok", f"{names}: {note}", details)
 
 
-def check_arch_list(
-    environ: Mapping[str, str] | None = None,
-    root: str | Path = "/",
-    run: Runner = run_command,
-    facts: TorchFacts | None = None,
-) -> Finding:
+def check_arch_list(machine: Machine) -> Finding:
     """``TORCH_CUDA_ARCH_LIST``: well-formed, covering every GPU here, compilable by the build toolkit;
     a warning with the value to use when it is unset."""
-    environ, facts = _world(environ, facts)
+    environ, facts = machine.environ, machine.torch
     value = environ.get("TORCH_CUDA_ARCH_LIST", "").strip()
-    gpus, _ = _gpus(facts, run, environ)
+    gpus = machine.gpus
     recommended = arch.recommended_arch_list(c for _, c in gpus) if gpus else None
     export = f'export TORCH_CUDA_ARCH_LIST="{recommended}"' if recommended else ""
     details = {"TORCH_CUDA_ARCH_LIST": value or None, "recommended": recommended}
@@ -430,10 +387,9 @@ def check_arch_list(
         )
     details["entries"] = entries
     problems = []
-    found = toolkits.find_toolkits(environ, root, run)
-    chosen = toolkits.build_toolkit(found, environ)
+    chosen = machine.build_toolkit
     if chosen and chosen.version:
-        listed = arch.nvcc_targets(chosen, run)
+        listed = machine.nvcc_targets
         cannot = [
             e
             for e in entries
@@ -457,7 +413,7 @@ def check_arch_list(
     return Finding("env.arch_list", "ok", f'TORCH_CUDA_ARCH_LIST="{value}" covers the GPUs here', details)
 
 
-def check_deepspeed(search_path: Iterable[str] | None = None, facts: TorchFacts | None = None) -> Finding:
+def check_deepspeed(machine: Machine, search_path: Iterable[str] | None = None) -> Finding:
     """Whether DeepSpeed is installed, which ops were prebuilt (what ``ds_report`` shows), and whether they
     were built against the torch and CUDA installed now."""
     package = deepspeed.find_deepspeed(search_path)
@@ -467,7 +423,7 @@ def check_deepspeed(search_path: Iterable[str] | None = None, facts: TorchFacts 
             "skip",
             "DeepSpeed is not installed (`torchdoctor env --deepspeed-build` prints how to prebuild its ops)",
         )
-    facts = from_torch() if facts is None else facts
+    facts = machine.torch
     install = deepspeed.read_install(package)
     details = {
         "path": package,
@@ -506,19 +462,13 @@ def check_deepspeed(search_path: Iterable[str] | None = None, facts: TorchFacts 
     return Finding("env.deepspeed", "ok", summary, details)
 
 
-def check_driver(
-    environ: Mapping[str, str] | None = None,
-    root: str | Path = "/",
-    run: Runner = run_command,
-    facts: TorchFacts | None = None,
-) -> Finding:
+def check_driver(machine: Machine) -> Finding:
     """The NVIDIA driver against the minimum torch's CUDA and the build toolkit need."""
-    environ, facts = _world(environ, facts)
-    version, why = driver.driver_version(run, environ)
+    facts = machine.torch
+    version, why = machine.driver, machine.no_driver_because
     if version is None:
         return Finding("env.driver", "skip", f"no NVIDIA driver to check ({why})", {"why": why})
-    found = toolkits.find_toolkits(environ, root, run)
-    chosen = toolkits.build_toolkit(found, environ)
+    chosen = machine.build_toolkit
     details = {
         "driver": version,
         "torch_cuda": facts.cuda,
@@ -549,9 +499,9 @@ def check_driver(
     )
 
 
-def check_nccl(facts: TorchFacts | None = None) -> Finding:
+def check_nccl(machine: Machine) -> Finding:
     """The NCCL version torch ships (CUDA builds)."""
-    facts = from_torch() if facts is None else facts
+    facts = machine.torch
     if not facts.cuda:
         return Finding(
             "env.nccl", "skip", f"torch {facts.version} is not a CUDA build: no NCCL (gloo is used)"

@@ -114,23 +114,11 @@ def read_version(home: str, run: Runner = run_command, environ: Mapping[str, str
             return release_of(match.group(1)), match.group(1), "version.txt"
     nvcc = Path(home, "bin", "nvcc")
     if nvcc.is_file():
-        parsed = _nvcc_version(nvcc, run, environ)
+        result = run([str(nvcc), "--version"], env=environ)
+        parsed = nvcc_release(result.stdout + result.stderr)
         if parsed:
             return parsed[0], parsed[1], "nvcc --version"
     return None, None, ""
-
-
-# Each env check looks for the toolkits again; the same nvcc binary need not be asked twice in one process.
-_nvcc_versions: dict[tuple, tuple[str, str] | None] = {}
-
-
-def _nvcc_version(nvcc: Path, run: Runner, environ: Mapping[str, str] | None) -> tuple[str, str] | None:
-    stat = nvcc.resolve().stat()
-    key = (str(nvcc.resolve()), stat.st_ino, stat.st_size, stat.st_mtime_ns, run)
-    if key not in _nvcc_versions:
-        result = run([str(nvcc), "--version"], env=environ)
-        _nvcc_versions[key] = nvcc_release(result.stdout + result.stderr)
-    return _nvcc_versions[key]
 
 
 def inspect_toolkit(

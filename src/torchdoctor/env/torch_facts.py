@@ -25,7 +25,12 @@ class TorchFacts:
 
 
 def from_torch() -> TorchFacts:
-    """The facts of the torch this process imports."""
+    """The facts of the torch this process imports; when ``import torch`` fails here, what its
+    ``torch/version.py`` says (no kernel list, no GPU: those need torch running)."""
+    from torchdoctor.torch_import import import_torch
+
+    if import_torch() is not None:
+        return _from_version_file()
     import torch
 
     cuda, hip = torch.version.cuda, getattr(torch.version, "hip", None)
@@ -43,3 +48,27 @@ def from_torch() -> TorchFacts:
         except Exception:  # torch built without NCCL (USE_NCCL=0) or its library failed to load
             nccl = None
     return TorchFacts(torch.__version__, cuda, hip, arch_list, gpus, nccl)
+
+
+def _from_version_file() -> TorchFacts:
+    """Version, CUDA and ROCm from the installed ``torch/version.py``, read without running it."""
+    import ast
+    import importlib.metadata
+
+    values: dict[str, object] = {}
+    try:
+        path = importlib.metadata.distribution("torch").locate_file("torch/version.py")
+        tree = ast.parse(path.read_text())
+    except (importlib.metadata.PackageNotFoundError, OSError, SyntaxError, ValueError):
+        tree = ast.Module(body=[], type_ignores=[])
+    for node in tree.body:
+        target = node.targets[0] if isinstance(node, ast.Assign) else getattr(node, "target", None)
+        if isinstance(target, ast.Name) and isinstance(getattr(node, "value", None), ast.Constant):
+            values[target.id] = node.value.value
+    version = values.get("__version__")
+    cuda, hip = values.get("cuda"), values.get("hip")
+    return TorchFacts(
+        str(version) if version else "unknown (import torch fails)",
+        cuda if isinstance(cuda, str) else None,
+        hip if isinstance(hip, str) else None,
+    )
