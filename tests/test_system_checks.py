@@ -1,3 +1,11 @@
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+import torch
+
 from torchdoctor.checks import discover
 from torchdoctor.system import MIN_SHM_BYTES, check_kernel, check_shm
 
@@ -65,3 +73,65 @@ def test_kernel_and_shm_are_discovered_after_the_first_checks():
     names = [fn.__name__ for fn in discover(["torchdoctor.system"])]
     assert names.index("check_kernel") > names.index("check_accelerators")
     assert "check_shm" in names
+
+
+BROKEN_TORCH_ENVIRONMENTS = [
+    (
+        {"TORCH_DISTRIBUTED_DEBUG": "ALL"},
+        "TORCH_DISTRIBUTED_DEBUG='ALL'",
+        "export TORCH_DISTRIBUTED_DEBUG=DETAIL",
+    ),
+    ({"TORCH_DISTRIBUTED_DEBUG": ""}, "TORCH_DISTRIBUTED_DEBUG=''", "export TORCH_DISTRIBUTED_DEBUG=DETAIL"),
+    ({"TORCH_DISTRIBUTED_DEBUG": "verbose"}, "TORCH_DISTRIBUTED_DEBUG='verbose'", "OFF, INFO or DETAIL"),
+    ({"TORCH_LOGS": "bogus"}, "TORCH_LOGS='bogus'", "unset TORCH_LOGS"),
+    ({"TORCH_LOGS": "+dynamo,not_a_log"}, "TORCH_LOGS='+dynamo,not_a_log'", "unset TORCH_LOGS"),
+    # two at once: torch stops at the first it reads; that one is named
+    ({"TORCH_LOGS": "bogus", "TORCH_DISTRIBUTED_DEBUG": "ALL"}, "TORCH_DISTRIBUTED_DEBUG='ALL'", "DETAIL"),
+]
+
+
+@pytest.mark.parametrize("variables, named, fix", BROKEN_TORCH_ENVIRONMENTS)
+def test_an_environment_that_breaks_import_torch_is_a_failed_check_not_a_crash(cli, variables, named, fix):
+    result = cli("check", "--json", "--skip", "net", env=variables, timeout=180)
+    assert result.returncode == 1, (result.returncode, result.stderr[-2000:])  # not 134 (SIGABRT)
+    assert result.stderr == ""
+    findings = {f["id"]: f for f in json.loads(result.stdout)["findings"]}
+    torch_finding = findings["sys.torch"]
+    assert torch_finding["status"] == "fail" and named in torch_finding["summary"], torch_finding
+    assert "import torch fails" in torch_finding["summary"] and fix in torch_finding["fix"]
+    assert "Traceback" in torch_finding["details"]["traceback"]
+    # the rest ran: what needs torch says so, what does not gave its verdict
+    assert findings["sys.python"]["status"] == "ok" and findings["sys.kernel"]["status"] == "ok"
+    assert findings["sys.accelerators"]["status"] == "skip"
+    assert findings["sys.accelerators"]["summary"].startswith("needs torch, which cannot be imported here")
+    assert findings["env.toolkits"]["status"] in ("ok", "skip", "warn")
+    assert findings["env.nccl"]["summary"].startswith(f"torch {torch.__version__}")  # read without importing
+    assert not any("crashed" in f["summary"] for f in findings.values())
+
+
+def test_broken_import_torch_under_every_area_and_in_report(cli):
+    broken = {"TORCH_DISTRIBUTED_DEBUG": "ALL"}
+    everything = cli("check", env=broken, timeout=300)  # net too: its workers get the same environment
+    assert everything.returncode == 1, everything.stderr[-2000:]
+    assert "import torch fails because of TORCH_DISTRIBUTED_DEBUG='ALL'" in everything.stdout
+    assert "(net.smoke)" in everything.stdout and "Traceback" not in everything.stdout + everything.stderr
+    report = cli("report", "--skip", "net", env=broken, timeout=180)
+    assert report.returncode == 1, report.stderr[-2000:]
+    assert f"| torch | {torch.__version__}, but import torch fails: ValueError: " in report.stdout
+    assert "cannot ask torch: import torch fails" in report.stdout
+
+
+def test_import_torch_is_tried_once_and_a_second_import_is_a_plain_import_error():
+    """In a fresh process: the first failure is kept, a second import raises instead of aborting."""
+    script = (
+        "from torchdoctor.torch_import import import_torch\n"
+        "first = import_torch(); again = import_torch()\n"
+        "assert first == again and first.startswith('ValueError: The value of TORCH_DISTRIBUTED_DEBUG'), first\n"
+        "try:\n    import torch.distributed\nexcept ImportError as error:\n    print('ImportError', error)\n"
+    )
+    env = dict(os.environ, TORCH_DISTRIBUTED_DEBUG="ALL")
+    result = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, env=env, timeout=120
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.startswith("ImportError")

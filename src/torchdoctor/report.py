@@ -238,10 +238,10 @@ def _os_name() -> str:
 
 def gpus() -> list[str]:
     """One line per GPU torch sees: index, name, compute capability, memory."""
-    try:
-        seen = visible_accelerators()
-    except ImportError as error:  # torch cannot be imported here
-        return [f"cannot ask torch: {type(error).__name__}: {error}"]
+    failure = import_torch()
+    if failure is not None:
+        return [f"cannot ask torch: import torch fails ({failure})"]
+    seen = visible_accelerators()
     lines = [
         f"{g['index']}: {g['name']} (compute capability {g['capability']}, {g['memory_gib']} GiB)"
         for g in seen["cuda"]
