@@ -177,6 +177,9 @@ def test_rank_that_never_arrives_is_named_within_the_timeout(tmp_path):
             assert f"  - Process {waiting}: " in out and f".py:{line} in wait_for_everyone" in out
         assert "  - Process 2: last seen at collective #1 `torch.distributed.all_reduce` at " in out
         assert f".py:{first} in <module>" in out
+        # and where it is now: its own answer, its main thread's stack, innermost call last
+        where = out.split("    where it is now (innermost call last):\n")[1]
+        assert where.rstrip().endswith("time.sleep(60)  # never reaches the barrier below"), where
     assert results[2].returncode is None  # still asleep: it was the one missing
 
 

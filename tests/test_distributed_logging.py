@@ -43,13 +43,13 @@ def test_in_order_on_three_ranks_with_different_levels(tmp_path):
         assert result.returncode == 0 and "finished" in result.stdout, result.output
     lines = log.read_text().splitlines()
     before = sorted(line for line in lines if "before init" in line)
-    assert before == ["INFO [rank 0] before init_process_group", "INFO [rank 2] before init_process_group"]
+    assert before == ["INFO [RANK 0] before init_process_group", "INFO [RANK 2] before init_process_group"]
     ordered = [line for line in lines if "before init" not in line]
-    expected = ["INFO [rank 0] main only"]
+    expected = ["INFO [RANK 0] main only"]
     for step in range(3):
-        expected += [f"INFO [rank 0] step {step}", f"INFO [rank 2] step {step}"]
-    expected += [f"WARNING [rank {rank}] done" for rank in range(3)]
-    expected += ["WARNING [rank 0] skipped by rank 1", "WARNING [rank 2] skipped by rank 1"]
+        expected += [f"INFO [RANK 0] step {step}", f"INFO [RANK 2] step {step}"]
+    expected += [f"WARNING [RANK {rank}] done" for rank in range(3)]
+    expected += ["WARNING [RANK 0] skipped by rank 1", "WARNING [RANK 2] skipped by rank 1"]
     assert ordered == expected
 
 
@@ -75,7 +75,12 @@ def test_single_process_without_process_group(fresh_logger, monkeypatch, caplog)
         logger.info("in order", in_order=True)
         logger.warning_once("once")
         logger.warning_once("once")
-    assert [r.getMessage() for r in caplog.records] == ["plain message", "in order", "once"]
+    # accelerate writes the prefix with one process too; log parsers rely on it
+    assert [r.getMessage() for r in caplog.records] == [
+        "[RANK 0] plain message",
+        "[RANK 0] in order",
+        "[RANK 0] once",
+    ]
     # the record points at the caller's line, not at torchdoctor's
     assert {r.filename for r in caplog.records} == {"test_distributed_logging.py"}
 
@@ -88,6 +93,31 @@ def test_bad_level_names_the_value(fresh_logger, monkeypatch):
         get_logger(fresh_logger.name)
 
 
+def test_accelerate_log_level_is_read_and_ours_wins(fresh_logger, monkeypatch):
+    monkeypatch.delenv("TORCHDOCTOR_LOG_LEVEL", raising=False)
+    monkeypatch.setenv("ACCELERATE_LOG_LEVEL", "error")
+    assert get_logger(fresh_logger.name).logger.level == logging.ERROR
+    monkeypatch.setenv("TORCHDOCTOR_LOG_LEVEL", "debug")
+    assert get_logger(fresh_logger.name).logger.level == logging.DEBUG
+    assert get_logger(fresh_logger.name, log_level="warning").logger.level == logging.WARNING
+    monkeypatch.delenv("TORCHDOCTOR_LOG_LEVEL")
+    monkeypatch.setenv("ACCELERATE_LOG_LEVEL", "noisy")
+    with pytest.raises(ValueError, match="ACCELERATE_LOG_LEVEL='noisy' is not a log level"):
+        get_logger(fresh_logger.name)
+
+
+def test_prefix_matches_accelerate_byte_for_byte(fresh_logger, monkeypatch):
+    from accelerate.logging import MultiProcessAdapter
+    from accelerate.state import PartialState
+
+    for name in ("RANK", "WORLD_SIZE"):
+        monkeypatch.delenv(name, raising=False)
+    PartialState(cpu=True)  # one process, as accelerate sees it here
+    theirs, _ = MultiProcessAdapter(fresh_logger, {}).process("step %d", {})
+    ours, _ = get_logger(fresh_logger.name).process("step %d", {})
+    assert ours == theirs == "[RANK 0] step %d"
+
+
 def test_rank_prefix_from_the_launcher_environment(fresh_logger, monkeypatch, caplog):
     monkeypatch.setenv("RANK", "0")
     monkeypatch.setenv("WORLD_SIZE", "4")
@@ -98,7 +128,7 @@ def test_rank_prefix_from_the_launcher_environment(fresh_logger, monkeypatch, ca
     with caplog.at_level(logging.INFO, logger=fresh_logger.name):
         logger.info("main only, not me")
         logger.info("everyone", main_process_only=False)
-    assert [r.getMessage() for r in caplog.records] == ["[rank 0] hello", "[rank 3] everyone"]
+    assert [r.getMessage() for r in caplog.records] == ["[RANK 0] hello", "[RANK 3] everyone"]
 
 
 def test_a_level_that_means_nothing_is_refused_naming_it():

@@ -6,6 +6,7 @@ Importing this package does not import torch; the functions do when called.
 from torchdoctor.distributed.debug import DistributedOperationException, debug_mode_enabled
 from torchdoctor.distributed.logging import get_logger
 from torchdoctor.distributed.operations import (
+    CannotPadNestedTensorWarning,
     all_reduce,
     broadcast,
     broadcast_object_list,
@@ -17,6 +18,7 @@ from torchdoctor.distributed.operations import (
 from torchdoctor.distributed.trigger import check_breakpoint, check_trigger, set_breakpoint, set_trigger
 
 __all__ = [
+    "CannotPadNestedTensorWarning",
     "DistributedOperationException",
     "all_reduce",
     "broadcast",

@@ -39,6 +39,7 @@ def check_in(
     timeout: float,
     waiting_for: Callable[[float], str] | None = None,
     previous: str | None = None,
+    on_slow: Callable[[], None] | None = None,
 ) -> str:
     """Arrive at the collective ``key`` of a group of ``size`` ranks: ``ok``, ``mismatch`` or ``timeout``.
 
@@ -56,7 +57,7 @@ def check_in(
             if previous:
                 store.delete_key(f"{previous}/verdict")
         return verdict
-    if wait_for_keys(store, [verdict_key], timeout, waiting_for):
+    if wait_for_keys(store, [verdict_key], timeout, waiting_for, on_slow):
         return store.compare_set(verdict_key, _READ, _READ).decode()
     return store.compare_set(verdict_key, "", "timeout").decode()
 

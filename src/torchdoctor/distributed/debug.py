@@ -193,12 +193,7 @@ def check_collective(
     wait = debug_timeout() if timeout is None else timeout
     fingerprint = _fingerprint(operation, signature)
 
-    listed: list[bool] = []
-
     def waiting_for(seconds: float) -> str:
-        if not listed:  # from now on the others can tell this rank is here
-            agreement.add_me(store, key, me)
-            listed.append(True)
         arrived, _, not_waiting = agreement.who_is_missing(store, key, members)
         late = len(members) - arrived
         who = (
@@ -212,7 +207,14 @@ def check_collective(
         )
 
     verdict = agreement.check_in(
-        store, key, fingerprint, len(members), wait, waiting_for, f"{prefix}/{seq - 1}" if seq > 1 else None
+        store,
+        key,
+        fingerprint,
+        len(members),
+        wait,
+        waiting_for,
+        previous=f"{prefix}/{seq - 1}" if seq > 1 else None,
+        on_slow=lambda: agreement.add_me(store, key, me),  # from now on the others can tell this rank is here
     )
     if verdict == "ok":
         problem = mismatch_message({me: entry}, backend=str(dist.get_backend(group)))

@@ -3,12 +3,14 @@
 ``get_logger(name)`` wraps ``logging.getLogger(name)``; each call takes ``main_process_only=True`` (only rank 0
 logs) and ``in_order=False``. ``in_order=True`` makes every rank log, rank 0 first: rank *r* waits for rank
 *r-1*'s "done" key in the process group's store, logs, then sets its own; rank 0 waits for the last rank's key
-of the previous ordered message. That is no collective at all, every rank takes part whatever its log level (so a rank that filters the message cannot leave
-the others waiting), and a rank that never logs the message only delays the next one by the debug timeout
-(``TORCHDOCTOR_DEBUG_TIMEOUT``), it does not hang it.
+of the previous ordered message. That is no collective at all, and three store requests per rank per message:
+every rank takes part whatever its log level (so a rank that filters the message cannot leave the others
+waiting), a rank waiting more than a few seconds says on stderr for whom, Ctrl-C interrupts it, and a rank that
+never logs the message delays the next one by at most the debug timeout (``TORCHDOCTOR_DEBUG_TIMEOUT``).
 
-Messages carry a ``[rank N]`` prefix when there is more than one rank. The root logger is never touched: give
-your logger a handler (``logging.basicConfig(...)``) as usual.
+Every line starts with ``[RANK n] `` exactly as accelerate writes it, with one process too. The level comes
+from ``log_level``, else ``TORCHDOCTOR_LOG_LEVEL``, else accelerate's ``ACCELERATE_LOG_LEVEL``. The root logger
+is never touched: give your logger a handler (``logging.basicConfig(...)``) as usual.
 """
 
 from __future__ import annotations
@@ -16,12 +18,12 @@ from __future__ import annotations
 import logging
 import os
 import sys
-from datetime import timedelta
 from typing import Any
 
 from torchdoctor.distributed import ranks
 
 _KEY_PREFIX = "torchdoctor/log"
+LEVEL_VARIABLES = ("TORCHDOCTOR_LOG_LEVEL", "ACCELERATE_LOG_LEVEL")  # the first one set wins
 _ordered_messages = 0
 # Python >= 3.11 counts stacklevel in frames outside logging itself; 3.10 would count its own frames too
 _COUNTS_OUR_FRAMES = sys.version_info >= (
@@ -61,6 +63,10 @@ class RankLogger(logging.LoggerAdapter):
             return
         self.logger.log(level, _prefixed(msg, info), *args, **kwargs)
 
+    def process(self, msg: object, kwargs: Any) -> tuple[object, Any]:
+        """``msg`` with this rank's ``[RANK n] `` prefix, as accelerate's adapter writes it."""
+        return _prefixed(msg, _rank_info()), kwargs
+
     def warning_once(self, msg: object, *args: Any, **kwargs: Any) -> None:
         """``warning()``, but a given message (with its arguments) is logged once per process."""
         key = (str(msg), args)
@@ -89,7 +95,7 @@ class RankLogger(logging.LoggerAdapter):
         else:
             before = None
         if before:
-            _wait_for(store, before)
+            _wait_for(store, before, info.rank - 1 if info.rank else last, seq - (info.rank == 0), info.rank)
         if self.isEnabledFor(level):  # checked after the wait: a filtered rank still passes the turn on
             self.logger.log(level, _prefixed(msg, info), *args, **kwargs)
             for handler in self.logger.handlers:
@@ -100,7 +106,8 @@ class RankLogger(logging.LoggerAdapter):
 
 
 def get_logger(name: str, log_level: str | int | None = None) -> RankLogger:
-    """A logger for ``name`` that knows about ranks; level from ``log_level`` or ``TORCHDOCTOR_LOG_LEVEL``.
+    """A logger for ``name`` that knows about ranks; level from ``log_level``, else ``TORCHDOCTOR_LOG_LEVEL``,
+    else ``ACCELERATE_LOG_LEVEL``.
 
     Example::
 
@@ -109,7 +116,11 @@ def get_logger(name: str, log_level: str | int | None = None) -> RankLogger:
         logger.info("my shard: %s", shard, main_process_only=False)
         logger.info("loss %.3f", loss, in_order=True)        # every rank, rank 0 first
     """
-    level = log_level if log_level is not None else os.environ.get("TORCHDOCTOR_LOG_LEVEL") or None
+    where = "log_level"
+    level: str | int | None = log_level
+    if level is None:
+        where = next((v for v in LEVEL_VARIABLES if os.environ.get(v)), "")
+        level = os.environ.get(where) or None
     logger = logging.getLogger(name)
     if level is not None:
         try:
@@ -117,7 +128,6 @@ def get_logger(name: str, log_level: str | int | None = None) -> RankLogger:
                 raise ValueError(level)  # setLevel takes these silently, and they mean nothing
             logger.setLevel(level.upper() if isinstance(level, str) else level)
         except (ValueError, TypeError):
-            where = "log_level" if log_level is not None else "TORCHDOCTOR_LOG_LEVEL"
             raise ValueError(
                 f"{where}={level!r} is not a log level; use DEBUG, INFO, WARNING, ERROR or CRITICAL"
             ) from None
@@ -142,14 +152,21 @@ def _store():
     return None
 
 
-def _wait_for(store, key: str) -> None:
+def _wait_for(store, key: str, rank: int, message: int, me: int) -> None:
     from torchdoctor.distributed.debug import debug_timeout
+    from torchdoctor.distributed.waiting import say, wait_for_keys
 
-    try:
-        store.wait([key], timedelta(seconds=debug_timeout()))
-    except RuntimeError:
-        pass  # the previous rank skipped this message: log anyway rather than hang
+    timeout = debug_timeout()
+
+    def waiting_for(seconds: float) -> str:
+        return f"rank {rank} to log in-order message #{message} before rank {me} logs its own"
+
+    if not wait_for_keys(store, [key], timeout, waiting_for):  # it skipped this message: log anyway
+        say(
+            f"rank {rank} did not log in-order message #{message} within {timeout:g} s "
+            f"(TORCHDOCTOR_DEBUG_TIMEOUT); rank {me} logs without waiting for it"
+        )
 
 
 def _prefixed(msg: object, info: ranks.RankInfo) -> object:
-    return f"[rank {info.rank}] {msg}" if info.distributed else msg
+    return f"[RANK {info.rank}] {msg}"

@@ -10,6 +10,7 @@ In debug mode (``TORCHDOCTOR_DEBUG_MODE=1``) each first checks in with the other
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Mapping
 from typing import Any
 
@@ -17,6 +18,7 @@ from torchdoctor.distributed import debug
 from torchdoctor.distributed.debug import DistributedOperationException
 
 __all__ = [
+    "CannotPadNestedTensorWarning",
     "DistributedOperationException",
     "all_reduce",
     "broadcast",
@@ -28,6 +30,12 @@ __all__ = [
 ]
 
 REDUCTIONS = ("mean", "sum", "max", "min", "none")
+
+
+class CannotPadNestedTensorWarning(UserWarning):
+    """``pad_across_processes`` was given a nested tensor, which has no single size to pad: left as it is."""
+
+    __module__ = "torchdoctor.distributed"
 
 
 def gather(tensor: Any) -> Any:
@@ -157,7 +165,10 @@ def broadcast_object_list(object_list: list, from_process: int = 0) -> list:
 
 
 def pad_across_processes(tensor: Any, dim: int = 0, pad_index: int = 0, pad_first: bool = False) -> Any:
-    """Pad every tensor along ``dim`` with ``pad_index`` to the largest size any rank has, so it can be gathered."""
+    """Pad every tensor along ``dim`` with ``pad_index`` to the largest size any rank has, so it can be gathered.
+
+    A nested tensor is returned as it is, with a `CannotPadNestedTensorWarning` (as accelerate does).
+    """
     try:
         return _apply(_pad_one, tensor, dim=dim, pad_index=pad_index, pad_first=pad_first)
     except DistributedOperationException as error:
@@ -200,7 +211,7 @@ def _apply(function, data: Any, **kwargs) -> Any:
         return type(data)(items)
     if isinstance(data, Mapping):
         return type(data)({key: _apply(function, value, **kwargs) for key, value in data.items()})
-    if hasattr(data, "shape") and hasattr(data, "dtype"):
+    if debug.is_tensor(data):
         return function(data, **kwargs)
     raise TypeError(
         f"Unsupported type {type(data).__name__} passed to `{function.__name__}`: only nested lists, tuples "
@@ -211,6 +222,13 @@ def _apply(function, data: Any, **kwargs) -> Any:
 def _pad_one(tensor: Any, dim: int = 0, pad_index: int = 0, pad_first: bool = False) -> Any:
     import torch
 
+    if tensor.is_nested:  # no single shape; its components' sizes are not ours to change
+        warnings.warn(
+            f"pad_across_processes cannot pad a nested tensor (of {tensor.size(0)} tensors): left as it is",
+            CannotPadNestedTensorWarning,
+            stacklevel=4,
+        )
+        return tensor
     if dim >= tensor.ndim or dim < -tensor.ndim:
         return tensor
     dim = dim % tensor.ndim

@@ -21,13 +21,17 @@ LINE_EVERY_SECONDS = 10.0
 
 
 def wait_for_keys(
-    store: Any, keys: list[str], timeout: float, waiting_for: Callable[[float], str] | None = None
+    store: Any,
+    keys: list[str],
+    timeout: float,
+    waiting_for: Callable[[float], str] | None = None,
+    on_slow: Callable[[], None] | None = None,
 ) -> bool:
     """Wait until every one of ``keys`` is in ``store``: True, or False once ``timeout`` seconds have passed.
 
     ``waiting_for(seconds_waited)`` says whom we wait for; its text goes to stderr as
     ``torchdoctor: waited 15 s of 300 for …`` while the wait goes on. Errors other than the timeout
-    (the store itself went away) are raised.
+    (the store itself went away) are raised. ``on_slow()`` runs once, when the quiet first part of the wait ends.
     """
     started = time.monotonic()
     quiet = min(QUIET_SECONDS, timeout)
@@ -35,6 +39,8 @@ def wait_for_keys(
         return True
     if quiet >= timeout:
         return False
+    if on_slow is not None:
+        on_slow()
     outcome: dict[str, Any] = {}
     finished = threading.Event()
 

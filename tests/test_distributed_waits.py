@@ -1,0 +1,109 @@
+"""Every wait of ours on real gloo ranks: says whom it waits for while it waits, gives way to Ctrl-C, and a
+debug-mode timeout shows where the missing rank is (its stack)."""
+
+import re
+
+from rank_runner import run_ranks
+
+# A real SIGINT, sent by the process to itself from a timer thread, as a terminal's Ctrl-C would be: Python
+# handles it in the main thread, which is inside our wait at that moment.
+CTRL_C_AFTER = """
+import os, signal, threading
+def ctrl_c_after(seconds):
+    threading.Timer(seconds, os.kill, (os.getpid(), signal.SIGINT)).start()
+"""
+
+SKIPPED_COLLECTIVE = (
+    CTRL_C_AFTER
+    + """
+import time, torch, torch.distributed as dist
+import torchdoctor.distributed.debug as debug
+
+debug.enable()
+dist.init_process_group("gloo")
+rank = dist.get_rank()
+dist.all_reduce(torch.ones(1))
+if rank == 2:
+    time.sleep(120)  # skips the barrier the others wait at
+ctrl_c_after(9)
+try:
+    dist.barrier()
+except KeyboardInterrupt:
+    print("interrupted at the barrier", flush=True)
+"""
+)
+
+
+def test_a_skipped_collective_is_announced_while_waiting_and_ctrl_c_stops_the_wait(tmp_path):
+    results = run_ranks(
+        SKIPPED_COLLECTIVE,
+        tmp_path,
+        nprocs=3,
+        env={"TORCHDOCTOR_DEBUG_TIMEOUT": "100"},
+        wait_for=[0, 1],
+        timeout=90,
+    )
+    for rank in (0, 1):
+        result = results[rank]
+        assert result.returncode == 0, result.output
+        assert "interrupted at the barrier" in result.stdout  # long before the 100 s timeout
+        lines = [line for line in result.stderr.splitlines() if line.startswith("torchdoctor: waited")]
+        assert lines, result.stderr
+        assert re.match(
+            r"torchdoctor: waited \d+ s of 100 for rank 2 at collective #2 `torch.distributed.barrier` "
+            rf"\(2 of 3 arrived; this is rank {rank} at .*script_\d+\.py:\d+ in <module>; "
+            r"TORCHDOCTOR_DEBUG_TIMEOUT=100\)$",
+            lines[0],
+        ), lines[0]
+        assert "did not reach" not in result.output
+    assert results[2].returncode is None  # still asleep: killed by the runner
+
+
+SKIPPED_MESSAGE = (
+    CTRL_C_AFTER
+    + """
+import logging, sys, torch.distributed as dist
+from torchdoctor import get_logger
+
+logging.basicConfig(stream=sys.stdout, format="%(message)s")
+logger = get_logger("train", log_level="INFO")
+dist.init_process_group("gloo")
+rank = dist.get_rank()
+if rank == 2:
+    ctrl_c_after(9)
+if rank != 1:  # rank 1 forgets this message; rank 2 comes after it
+    try:
+        logger.info("epoch done", in_order=True)
+    except KeyboardInterrupt:
+        print("interrupted while waiting for its turn", flush=True)
+"""
+)
+
+
+def test_a_skipped_in_order_message_is_announced_and_ctrl_c_stops_the_wait(tmp_path):
+    results = run_ranks(
+        SKIPPED_MESSAGE, tmp_path, nprocs=3, env={"TORCHDOCTOR_DEBUG_TIMEOUT": "100"}, timeout=90
+    )
+    assert "[RANK 0] epoch done" in results[0].stdout
+    waiting = results[2]
+    assert waiting.returncode == 0, waiting.output
+    assert "interrupted while waiting for its turn" in waiting.stdout
+    assert "[RANK 2] epoch done" not in waiting.stdout
+    lines = [line for line in waiting.stderr.splitlines() if line.startswith("torchdoctor: waited")]
+    assert lines and re.fullmatch(
+        r"torchdoctor: waited \d+ s of 100 for rank 1 to log in-order message #1 before rank 2 logs its own",
+        lines[0],
+    ), waiting.stderr
+
+
+def test_a_skipped_in_order_message_delays_the_next_rank_by_the_timeout_and_says_so(tmp_path):
+    script = SKIPPED_MESSAGE.replace("if rank == 2:\n    ctrl_c_after(9)\n", "")
+    results = run_ranks(script, tmp_path, nprocs=3, env={"TORCHDOCTOR_DEBUG_TIMEOUT": "7"}, timeout=90)
+    waiting = results[2]
+    assert waiting.returncode == 0, waiting.output
+    assert "[RANK 2] epoch done" in waiting.stdout
+    assert (
+        "torchdoctor: rank 1 did not log in-order message #1 within 7 s (TORCHDOCTOR_DEBUG_TIMEOUT); "
+        "rank 2 logs without waiting for it" in waiting.stderr
+    )
+    assert re.search(r"torchdoctor: waited \d+ s of 7 for rank 1 to log in-order message #1", waiting.stderr)
