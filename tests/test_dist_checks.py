@@ -24,17 +24,28 @@ def test_debug_mode_bad_values_warn_naming_them():
         assert finding.status == "warn" and repr(timeout) in finding.summary, timeout
 
 
-def test_accelerate_debug_variable_alone_warns():
-    finding = check_debug_mode({"ACCELERATE_DEBUG_MODE": "true"})
-    assert finding.status == "warn" and finding.fix == "export TORCHDOCTOR_DEBUG_MODE=1"
+def test_debug_mode_says_which_variable_turned_it_on():
+    theirs = check_debug_mode({"ACCELERATE_DEBUG_MODE": "true"})  # what `accelerate launch --debug` sets
+    assert theirs.status == "ok" and theirs.details["enabled_by"] == "ACCELERATE_DEBUG_MODE"
+    assert "debug mode on (ACCELERATE_DEBUG_MODE=true)" in theirs.summary
+    ours = check_debug_mode({"TORCHDOCTOR_DEBUG_MODE": "1", "ACCELERATE_DEBUG_MODE": "1"})
+    assert ours.details["enabled_by"] == "TORCHDOCTOR_DEBUG_MODE"
+    off = check_debug_mode({"TORCHDOCTOR_DEBUG_MODE": "0", "ACCELERATE_DEBUG_MODE": "1"})
+    assert (
+        not off.details["enabled"]
+        and "TORCHDOCTOR_DEBUG_MODE=0 overrides ACCELERATE_DEBUG_MODE=1" in off.summary
+    )
+    bad = check_debug_mode({"ACCELERATE_DEBUG_MODE": "sometimes"})
+    assert bad.status == "warn" and "ACCELERATE_DEBUG_MODE='sometimes'" in bad.summary
 
 
 def test_debug_mode_check_agrees_with_debug_mode_itself():
     from torchdoctor.distributed.debug import debug_mode_enabled
 
     for value in ("1", "true", "on", "0", "off", ""):
-        environ = {"TORCHDOCTOR_DEBUG_MODE": value}
-        assert check_debug_mode(environ).details["enabled"] == debug_mode_enabled(environ), value
+        for theirs in ({}, {"ACCELERATE_DEBUG_MODE": "1"}, {"ACCELERATE_DEBUG_MODE": "no"}):
+            environ = {"TORCHDOCTOR_DEBUG_MODE": value, **theirs}
+            assert check_debug_mode(environ).details["enabled"] == debug_mode_enabled(environ), environ
 
 
 def test_nccl_error_handling_defaults_abort_a_timed_out_collective():

@@ -15,6 +15,7 @@ AREA = "dist"
 
 _ON = ("1", "true", "yes", "on")
 _OFF = ("0", "false", "no", "off", "")
+_ACCELERATE_FALSE = ("0", "false", "no", "off", "n", "f", "")  # accelerate's str_to_bool
 
 # torch >= 2.2 reads the TORCH_-prefixed names; the bare NCCL_ ones still work, with a deprecation warning.
 _RENAMED = {
@@ -34,20 +35,20 @@ def _environ(environ: Mapping[str, str] | None) -> Mapping[str, str]:
     return os.environ if environ is None else environ
 
 
-def _debug_mode_on(environ: Mapping[str, str]) -> bool:
-    try:
-        from torchdoctor.distributed.debug import debug_mode_enabled
-    except ImportError:  # debug mode not installed in this build: read the variable the same way
-        return environ.get("TORCHDOCTOR_DEBUG_MODE", "").strip().lower() in _ON
-    return bool(debug_mode_enabled(environ))
-
-
 def check_debug_mode(environ: Mapping[str, str] | None = None) -> Finding:
-    """Whether torchdoctor's debug-mode collectives are on, and whether its timeout setting is valid."""
+    """Whether torchdoctor's debug-mode collectives are on, which variable turned them on, and whether the
+    timeout setting is valid. ``ACCELERATE_DEBUG_MODE`` (``accelerate launch --debug``) counts too."""
+    from torchdoctor.distributed.debug import ACCELERATE_TRUE_VALUES, debug_mode_source
+
     environ = _environ(environ)
     mode = environ.get("TORCHDOCTOR_DEBUG_MODE")
+    theirs = environ.get("ACCELERATE_DEBUG_MODE")
     timeout = environ.get("TORCHDOCTOR_DEBUG_TIMEOUT")
-    details = {"TORCHDOCTOR_DEBUG_MODE": mode, "TORCHDOCTOR_DEBUG_TIMEOUT": timeout}
+    details = {
+        "TORCHDOCTOR_DEBUG_MODE": mode,
+        "ACCELERATE_DEBUG_MODE": theirs,
+        "TORCHDOCTOR_DEBUG_TIMEOUT": timeout,
+    }
     if mode is not None and mode.strip().lower() not in _ON + _OFF:
         return Finding(
             "dist.debug_mode",
@@ -55,6 +56,14 @@ def check_debug_mode(environ: Mapping[str, str] | None = None) -> Finding:
             f"TORCHDOCTOR_DEBUG_MODE={mode!r} is neither on (1) nor off (0)",
             details,
             "export TORCHDOCTOR_DEBUG_MODE=1   # or: torchdoctor launch --debug script.py",
+        )
+    if theirs is not None and theirs.strip().lower() not in ACCELERATE_TRUE_VALUES + _ACCELERATE_FALSE:
+        return Finding(
+            "dist.debug_mode",
+            "warn",
+            f"ACCELERATE_DEBUG_MODE={theirs!r} is neither on (1) nor off (0): accelerate refuses it",
+            details,
+            "export ACCELERATE_DEBUG_MODE=1   # or: export TORCHDOCTOR_DEBUG_MODE=1",
         )
     if timeout is not None:
         try:
@@ -69,23 +78,23 @@ def check_debug_mode(environ: Mapping[str, str] | None = None) -> Finding:
                 details,
                 "export TORCHDOCTOR_DEBUG_TIMEOUT=60",
             )
-    on = _debug_mode_on(environ)
-    details["enabled"] = on
-    if not on and environ.get("ACCELERATE_DEBUG_MODE", "").strip().lower() in _ON:
-        details["ACCELERATE_DEBUG_MODE"] = environ["ACCELERATE_DEBUG_MODE"]
-        return Finding(
-            "dist.debug_mode",
-            "warn",
-            "ACCELERATE_DEBUG_MODE is set but torchdoctor's debug mode is off: it reads its own variable",
-            details,
-            "export TORCHDOCTOR_DEBUG_MODE=1",
-        )
-    if on:
+    source = debug_mode_source(environ)
+    details["enabled"] = source is not None
+    details["enabled_by"] = source
+    if source is not None:
         limit = f", timeout {timeout}s" if timeout is not None else ""
         return Finding(
             "dist.debug_mode",
             "ok",
-            f"debug mode on: collectives compare shapes across ranks first{limit} (slower; for debugging)",
+            f"debug mode on ({source}={environ[source]}): collectives compare shapes across ranks first{limit} "
+            "(slower; for debugging)",
+            details,
+        )
+    if theirs is not None and theirs.strip().lower() in ACCELERATE_TRUE_VALUES:
+        return Finding(
+            "dist.debug_mode",
+            "ok",
+            f"debug mode off: TORCHDOCTOR_DEBUG_MODE={mode} overrides ACCELERATE_DEBUG_MODE={theirs}",
             details,
         )
     return Finding(
