@@ -1,0 +1,29 @@
+"""`torchdoctor explain`: why the run that already failed failed, from the logs it left behind."""
+
+from __future__ import annotations
+
+import sys
+
+import typer
+
+from torchdoctor.cli.app import JSON, VERBOSE, app, report
+
+
+@app.command()
+def explain(
+    paths: list[str] = typer.Argument(
+        None,
+        metavar="[PATH]...",
+        help="Log files (.gz too) or folders of per-rank logs and flight-recorder dumps; none or - : stdin.",
+        show_default=False,
+    ),
+    as_json: bool = JSON,
+    verbose: bool = VERBOSE,
+) -> None:
+    """Diagnose a failed run from its logs: the root cause first, with the fix for what the log shows.
+
+    Exit status 1 when a failure was recognised, 0 when nothing was.
+    """
+    from torchdoctor.explain.diagnose import explain as diagnose
+
+    report(diagnose(paths or [], stdin=sys.stdin), as_json, verbose)

@@ -1,0 +1,74 @@
+"""`explain`: what a failed run left behind (logs, folders of per-rank logs, flight-recorder dumps) -> findings.
+
+>>> import io
+>>> [f.id for f in explain(["-"], stdin=io.BytesIO(b"RuntimeError: CUDA out of memory. Tried to allocate 2.00 GiB"))]
+['log.cuda_oom']
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from torchdoctor.explain import flight_recorder
+from torchdoctor.explain.collect import Collector
+from torchdoctor.explain.inputs import logs
+from torchdoctor.explain.verdict import findings
+from torchdoctor.findings import Finding
+
+
+def explain(paths: list[str] | tuple[str, ...] = (), stdin=None) -> list[Finding]:
+    """Findings for the logs at ``paths`` (files, ``.gz`` files, folders; ``-`` or nothing: ``stdin``).
+
+    One finding per kind of failure, id ``log.<kind>``, the root cause first; flight-recorder dumps found
+    among the files are read together. Nothing recognised is one ``log.unrecognised`` finding (status
+    ``skip``). Raises `BadInput` naming a path that is missing or unreadable.
+    """
+    collector = Collector()
+    dumps: list[Path] = []
+    notes: list[Finding] = []
+    for log in logs(list(paths), stdin):
+        if log.path is not None and flight_recorder.looks_like_dump(log.head):
+            dumps.append(log.path)
+            continue
+        collector.read(log.stream, log.source, log.rank, log.head)
+        if log.stream.truncated:
+            notes.append(
+                Finding(
+                    "log.truncated_file",
+                    "warn",
+                    f"{log.source} is cut off ({log.stream.truncated}); read what came before the cut",
+                    {"file": log.source},
+                )
+            )
+    counts = {hit.kind: collector.count(hit.kind) for hit in collector.hits}
+    found = findings(collector.hits, collector.ctx, counts)
+    if dumps:
+        found = _merge(found, flight_recorder.explain_dumps(dumps))
+    if not any(f.status in ("fail", "warn") for f in found):
+        found.append(_nothing(collector))
+    return found + notes
+
+
+def _merge(from_logs: list[Finding], from_dumps: list[Finding]) -> list[Finding]:
+    """Causes read in the logs, then what the dumps say about the hang, then the consequences."""
+    causes = [f for f in from_logs if f.details.get("role") == "cause"]
+    rest = [f for f in from_logs if f.details.get("role") != "cause"]
+    return causes + from_dumps + rest
+
+
+def _nothing(collector: Collector) -> Finding:
+    ctx = collector.ctx
+    sources = ", ".join(ctx.sources[:3]) + (
+        f" and {len(ctx.sources) - 3} more" if len(ctx.sources) > 3 else ""
+    )
+    summary = f"no known failure recognised in {sources or 'the input'}"
+    details = {"files": len(ctx.sources), "lines_looked_at": ctx.candidates}
+    if ctx.last_error_line:
+        summary += f"; its last error line: {ctx.last_error_line}"
+        details["last_error_line"] = ctx.last_error_line
+    fix = (
+        "torchdoctor knows no failure in this log, so it will not guess one. If the run failed, paste the "
+        "log with the machine's facts into an issue:\n"
+        "torchdoctor report > report.md   # the machine, torch, CUDA, NCCL and the checks, as Markdown"
+    )
+    return Finding("log.unrecognised", "skip", summary, details, fix)

@@ -1,0 +1,173 @@
+"""Opening what the user handed to `explain`: files (gzip too), folders of per-rank logs, standard input.
+
+Every file is someone else's: a FIFO nobody writes to reads as empty instead of blocking, a file that cannot be
+read is named in one line, a folder is walked without following links out of it.
+"""
+
+from __future__ import annotations
+
+import gzip
+import io
+import os
+import stat
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from torchdoctor.errors import BadInput
+
+HEAD = 1 << 20  # read first, to tell a flight-recorder dump or a gzip file, and to find [rankN]: prefixes
+_GZIP_MAGIC = b"\x1f\x8b"
+
+
+@dataclass
+class Log:
+    """One readable input: a binary stream, its name, the rank its path names, its first bytes."""
+
+    stream: object
+    source: str
+    rank: int | None
+    head: bytes
+    path: Path | None = None
+
+
+class _Prefixed(io.RawIOBase):
+    """The bytes already read (``head``) followed by the rest of ``stream``."""
+
+    def __init__(self, head: bytes, stream) -> None:
+        self._head, self._stream = head, stream
+
+    def read(self, size: int = -1) -> bytes:
+        if self._head:
+            data, self._head = (
+                (self._head, b"")
+                if size < 0 or size >= len(self._head)
+                else (
+                    self._head[:size],
+                    self._head[size:],
+                )
+            )
+            return data
+        return self._stream.read(size)
+
+
+def files_under(folder: Path) -> list[Path]:
+    """Every regular file below ``folder``, sorted, without following links to folders."""
+    found = []
+    for root, dirs, names in os.walk(folder, followlinks=False):
+        dirs.sort()
+        for name in sorted(names):
+            path = Path(root) / name
+            try:
+                if stat.S_ISREG(os.stat(path).st_mode):
+                    found.append(path)
+            except OSError:
+                continue
+    return found
+
+
+def open_path(path: Path, label: str | None = None):
+    """A buffered binary stream of ``path``, opened so that a FIFO nobody writes to does not block.
+
+    Raises `BadInput` naming the path when it cannot be opened or is not a file.
+    """
+    label = label or str(path)
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+    except OSError as error:
+        raise BadInput(f"explain {label}: {error.strerror or error}") from None
+    mode = os.fstat(fd).st_mode
+    if stat.S_ISDIR(mode) or os.isatty(fd):
+        os.close(fd)
+        raise BadInput(f"explain {label}: {'is a folder' if stat.S_ISDIR(mode) else 'is a terminal'}")
+    if stat.S_ISREG(mode):
+        os.set_blocking(fd, True)
+    return os.fdopen(fd, "rb")
+
+
+def _read_head(stream, label: str) -> bytes:
+    try:
+        return _read_some(stream, HEAD)
+    except BlockingIOError:  # a FIFO with no writer yet: nothing to read
+        return b""
+    except OSError as error:
+        raise BadInput(f"explain {label}: {error.strerror or error}") from None
+
+
+def _read_some(stream, size: int) -> bytes:
+    data = stream.read(size)
+    return data or b""
+
+
+def as_log(stream, source: str, rank: int | None, path: Path | None = None) -> Log:
+    """Wrap a binary stream: peek at its head, and decompress it when it is gzip."""
+    head = _read_head(stream, source)
+    if head.startswith(_GZIP_MAGIC):
+        unzipped = gzip.GzipFile(fileobj=io.BufferedReader(_Prefixed(head, stream)))
+        try:
+            head = unzipped.read(HEAD)
+        except (OSError, EOFError) as error:
+            raise BadInput(f"explain {source}: not a readable gzip file ({error})") from None
+        stream = unzipped
+    return Log(_Safe(_Prefixed(head, stream), source), source, rank, head, path)
+
+
+class _Safe:
+    """A stream whose read errors become `BadInput` naming the file (a gzip cut short, an I/O error)."""
+
+    def __init__(self, stream, source: str) -> None:
+        self._stream, self._source = stream, source
+        self.truncated = ""
+
+    def read(self, size: int = -1) -> bytes:
+        try:
+            return self._stream.read(size) or b""
+        except BlockingIOError:
+            return b""
+        except (EOFError, gzip.BadGzipFile) as error:
+            self.truncated = str(error) or "the compressed data ends early"
+            return b""
+        except OSError as error:
+            raise BadInput(f"explain {self._source}: {error.strerror or error}") from None
+
+
+def logs(paths: list[str], stdin=None) -> Iterator[Log]:
+    """Every log named by ``paths`` (``-`` or none: ``stdin``), folders expanded, in a stable order.
+
+    Raises `BadInput` for a missing path, an unreadable file named directly, or a folder with nothing
+    readable in it.
+    """
+    from torchdoctor.explain.ranks import ranks_from_paths
+
+    if not paths:
+        paths = ["-"]
+    for given in paths:
+        if given == "-":
+            if stdin is None:
+                raise BadInput("explain: no log given and no standard input to read")
+            if hasattr(stdin, "isatty") and stdin.isatty():
+                raise BadInput(
+                    "explain: give a log file or folder, or pipe a log in (… | torchdoctor explain)"
+                )
+            yield as_log(getattr(stdin, "buffer", stdin), "<stdin>", None)
+            continue
+        path = Path(given)
+        if not os.path.lexists(path):
+            raise BadInput(f"explain {given}: no such file or folder")
+        if path.is_dir():
+            files = files_under(path)
+            ranks = ranks_from_paths(files)
+            opened = 0
+            for file in files:
+                try:
+                    stream = open_path(file)
+                except BadInput:
+                    continue
+                opened += 1
+                with stream:
+                    yield as_log(stream, str(file), ranks.get(file), file)
+            if not opened:
+                raise BadInput(f"explain {given}: a folder with no readable file in it")
+            continue
+        with open_path(path, given) as stream:
+            yield as_log(stream, given, None, path)

@@ -1,0 +1,36 @@
+"""Every kind of failure `explain` knows, and the facts it reads from anywhere in a log.
+
+The order of `RECOGNISERS` is the order in which a line is tried; a line can be several kinds (an NCCL
+"invalid usage" that is a duplicate GPU), and `Recogniser.absorbs` settles which one is reported.
+"""
+
+from __future__ import annotations
+
+import re
+
+from torchdoctor.explain import kinds_comm, kinds_cuda, kinds_train
+from torchdoctor.explain.recognisers import Recogniser
+
+RECOGNISERS: tuple[Recogniser, ...] = (
+    *kinds_cuda.RECOGNISERS,
+    *kinds_train.RECOGNISERS,
+    *kinds_comm.RECOGNISERS,
+)
+BY_KIND = {r.kind: r for r in RECOGNISERS}
+
+# Facts a fix depends on that a log states anywhere, not only next to the failure: (literal, pattern)
+CONTEXT_FACTS: tuple[tuple[str, re.Pattern], ...] = (
+    (
+        "SOCKET_IFNAME",
+        re.compile(r"NCCL_SOCKET_IFNAME set (?:by environment )?to (?P<socket_ifname>\S{1,64})"),
+    ),
+    # not torch's own advice "try setting PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True"
+    (
+        "ALLOC_CONF",
+        re.compile(
+            r"(?<!setting )PYTORCH_CUDA_ALLOC_CONF['\"]?\s*[=:]\s*['\"]?(?P<alloc_conf>[\w:.,]{1,200})"
+        ),
+    ),
+    ("NCCL version", re.compile(r"NCCL version (?P<nccl_version>\d[\w.+]*)")),
+    ("torch", re.compile(r"\b(?:torch|PyTorch version:?)[ =]=?(?P<torch_version>\d+\.\d+\.\d+[\w.+]*)")),
+)

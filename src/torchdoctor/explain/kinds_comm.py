@@ -1,0 +1,731 @@
+"""Kinds of failure between ranks: collectives that time out or disagree, rendezvous, network, NCCL itself.
+
+The message texts are torch's (``torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp``, ``TCPStore``/
+``socket.cpp``, ``distributed_c10d.py``, ``elastic/rendezvous``) and NCCL's (``src/misc/socket.cc``,
+``src/transport/net_ib.cc``, ``src/include/shm.h``, ``src/init.cc``) as printed across torch 1.x-2.x.
+`net.torch_errors` and `net.nccl_log` read their patterns and hints from here.
+"""
+
+from __future__ import annotations
+
+import re
+
+from torchdoctor.explain.recognisers import (
+    Context,
+    Hit,
+    Recogniser,
+    first,
+    merged,
+    on_ranks,
+    rank_list,
+)
+
+R = re.compile
+
+NCCL_DEBUG_HINT = (
+    "NCCL_DEBUG=INFO torchdoctor net --nccl-debug   # shows each rank's transport and the failing call"
+)
+REACH_HINT = (
+    "From every other host, check the port is reachable: nc -zv {host} {port}\n"
+    "Open the port in the firewall, or pick a free one (MASTER_PORT / --rdzv-endpoint HOST:PORT).\n"
+    "Use the interface the hosts share: export NCCL_SOCKET_IFNAME=<iface> GLOO_SOCKET_IFNAME=<iface>"
+)
+IFNAME_HINT = "NCCL picked no or the wrong interface: NCCL_SOCKET_IFNAME=<iface> (see `ip -br addr`)"
+WATCHDOG_HINT = "torchdoctor launch --watchdog ...   # on the next hang, prints every rank's Python stack"
+
+# (pattern, hint) for an `NCCL WARN` line: the first that matches gives its hint (`net.nccl_log` uses it)
+NCCL_WARN_HINTS = (
+    (
+        r"peer access is not supported|failed to open CUDA IPC handle|P2P",
+        "GPU peer-to-peer does not work between these GPUs: NCCL_P2P_DISABLE=1 (and check `nvidia-smi topo -m`; "
+        "PCIe ACS or the IOMMU often blocks P2P)",
+    ),
+    (
+        r"ibv_|IB|RoCE|mlx5",
+        "InfiniBand/RoCE setup failed: try NCCL_IB_DISABLE=1 to confirm, then check `ulimit -l` (must be "
+        "unlimited), `ibv_devinfo`, and NCCL_IB_HCA / NCCL_IB_GID_INDEX for RoCE",
+    ),
+    (
+        r"has already checked in",
+        "Two processes claimed the same rank: a stale job on the same MASTER_PORT, or the launcher and the "
+        "script both spawning ranks; kill leftovers (`pgrep -af python`) and use a fresh MASTER_PORT",
+    ),
+    (
+        r"Connect to .* failed|No route to host|Connection refused|connection abort",
+        "A peer's NCCL port cannot be reached: open the firewall between the hosts (NCCL uses random ports) and "
+        "pin the interface with NCCL_SOCKET_IFNAME=<iface>",
+    ),
+    (
+        r"Connection closed by remote peer|recv failed|Socket recv",
+        "The other side went away: look at the first failing rank's log; this one is a consequence",
+    ),
+    (r"Failed to execute operation", "A consequence of the connection failure above it"),
+    (r"no socket interface|NCCL_SOCKET_IFNAME|Bootstrap", IFNAME_HINT),
+    (
+        r"Cuda failure|CUDA",
+        "A CUDA error inside NCCL: check `nvidia-smi` for Xid errors and that the driver matches torch's CUDA",
+    ),
+)
+NCCL_WARN_DEFAULT_HINT = "Rerun with NCCL_DEBUG_SUBSYS=ALL for the calls around it"
+
+# The endpoint a c10d client was trying to reach, as torch names it (host as given, port)
+UNREACHABLE_PATTERNS = (
+    # [c10d] The client socket has timed out after 60s while trying to connect to (IP1, 2222).
+    R(
+        r"timed out after (?P<after>\d+m?s) while trying to connect to \((?P<host>[^,\s]{1,255}), (?P<port>\d+)\)"
+    ),
+    # ... timed out after 60s while trying to connect to 10.0.0.1:1234
+    R(
+        r"timed out after (?P<after>\d+m?s) while trying to connect to (?P<host>[^\s:()]{1,255}):(?P<port>\d+)"
+    ),
+    # failed to connect to any network address of (0.0.188.125, 59771)
+    R(r"failed to connect to any network address of \((?P<host>[^,\s]{1,255}), (?P<port>\d+)\)"),
+    # TCP client failed to connect/validate to host 10.231.0.1:29400 - retrying
+    R(r"failed to connect/validate to host (?P<host>[^\s:]{1,255}):(?P<port>\d+)"),
+    # NCCL's socketStartConnect: Connect to 10.0.0.2<52822> failed : No route to host
+    R(r"Connect to (?P<host>[^\s<]{1,255})<(?P<port>\d+)> failed ?: (?P<reason>[^\n]{1,200})"),
+)
+# One resolved address that failed, with the reason:
+# failed to connect to [::ffff:0.104.99.143]:47389 (errno: 110 - Connection timed out)
+ADDRESS_FAILED = R(
+    r"failed to connect to \[?(?P<host>[^\s\]]{1,255}?)\]?:(?P<port>\d+) \(errno: (?P<errno>\d+) - (?P<reason>[^)]{1,100})\)"
+)
+NCCL_ERROR = R(
+    r"NCCL error in: (?P<where>\S{1,300}?), (?P<reason>[^,\n]{1,100}?)"
+    r"(?: \(run with NCCL_DEBUG=\w+ for details\))?, NCCL version (?P<nccl_version>[\w.+]+)"
+)
+LAST_ERROR = R(r"Last error:[ \t]*\n(?P<last_error>[^\n]*)")
+WATCHDOG = R(
+    r"\[Rank (?P<rank>\d+)\] Watchdog caught collective operation timeout: WorkNCCL\(SeqNum=(?P<seq>\d+), "
+    r"OpType=(?P<op>\w+),[^\n]{0,300}?Timeout\(ms\)=(?P<timeout_ms>\d+)\) ran for (?P<ran_ms>\d+) milliseconds"
+)
+LAST_WORK = R(
+    r"last enqueued (?:NCCL )?work: (?P<last_enqueued>\d+), last completed (?:NCCL )?work: (?P<last_completed>\d+)"
+)
+RENDEZVOUS = R(r"(?P<error>Rendezvous(?:Connection|Timeout|Closed)?Error): (?P<message>[^\n\"]{1,300})")
+PEER_CLOSED = R(r"Connection closed by (?:remote )?peer \[?(?P<host>[^\s\]<]{1,255})\]?[:<](?P<port>\d+)")
+GLOO_TIMEOUT = R(r"Timed out waiting (?P<timeout_ms>\d+)ms for (?P<op>\w+) operation")
+NO_INTERFACE = R(r"Unable to find address for: (?P<interface>\S{1,64})")
+
+
+def bogus_host(host: str) -> bool:
+    """A host torch produced from a misread host name (0.x.x.x, a bare number) or a netmask (255.x.x.x)."""
+    host = host.removeprefix("::ffff:")
+    return host.isdigit() or host.startswith("0.") or host.startswith("255.")
+
+
+def _seconds(ms) -> str:
+    return f"{int(ms) / 1000:g} s"
+
+
+# -- collective timeouts --------------------------------------------------------------------------------
+
+
+def _watchdog(hits: list[Hit], ctx: Context) -> tuple[str, str]:
+    from torchdoctor.explain.ranks import timeout_story
+
+    story = timeout_story(hits, ctx)
+    op, seq = story["op"], story["seq"]
+    what = f"{op} (SeqNum {seq})" if seq is not None else (op or "a collective")
+    parts = [f"collective timed out: {what}"]
+    if story["numel"]:
+        parts.append(story["numel"])
+    if story["timeout_ms"]:
+        parts.append(f"timeout {_seconds(story['timeout_ms'])} (Timeout(ms)={story['timeout_ms']})")
+    if story["timed_out"]:
+        parts.append(
+            f"timed out on rank{'s' if len(story['timed_out']) > 1 else ''} {rank_list(story['timed_out'])}"
+        )
+    if story["last_completed"] is not None:
+        parts.append(f"last completed work {story['last_completed']}")
+    if story["pg"]:
+        parts.append(f"process group {story['pg']}")
+    summary = "; ".join(parts)
+    late = story["late"]
+    if late:
+        summary += (
+            f". Rank{'s' if len(late) > 1 else ''} {rank_list(late)} never got there "
+            f"({story['late_why']}): the ranks that waited are victims"
+        )
+    if story.get("stuck_s"):
+        summary = f"the NCCL watchdog got stuck for {story['stuck_s']} s (a CUDA or NCCL call hangs)"
+    who = f"rank {rank_list(late)}" if late else "the rank that did not arrive"
+    fix = (
+        f"One rank did not reach {what} while the others waited in it. Find out what {who} was doing at "
+        "that moment: its own log just before the timeout, or, on the next hang,\n"
+        f"{WATCHDOG_HINT}\n"
+        "The usual reasons: one rank busy saving a checkpoint, running evaluation / validation on rank 0 only, "
+        "or skipping a collective under a condition on the rank (`if rank == 0:`).\n"
+        "Make every rank take part (or wait in a dist.barrier() after the lone work), or, when the lone work "
+        "is legitimately long (a big checkpoint save), raise the timeout:\n"
+        "init_process_group(..., timeout=timedelta(minutes=60))   # transformers: ddp_timeout; "
+        "accelerate: InitProcessGroupKwargs(timeout=...)"
+    )
+    if story.get("stuck_s"):
+        fix = (
+            "The watchdog thread itself hung in a CUDA/NCCL call: check `nvidia-smi` and `dmesg` for Xid "
+            "errors on that GPU; TORCH_NCCL_ENABLE_MONITORING=0 stops the heartbeat monitor from killing the "
+            "job while you look.\n" + fix
+        )
+    return summary, fix
+
+
+WATCHDOG_TIMEOUT = Recogniser(
+    # torch c10d ProcessGroupNCCL.cpp (checkTimeout / watchdogHandler), 1.8 .. 2.x; gloo unbound_buffer.cc
+    kind="nccl_watchdog_timeout",
+    title="collective timeout",
+    role="consequence",
+    anchors=(
+        "Watchdog caught collective operation timeout",
+        "Caught collective operation timeout",
+        "Some NCCL operations have failed or timed out",
+        "last completed NCCL work",
+        "Timed out waiting",
+        "watchdog got stuck for",
+    ),
+    match=R(
+        r"ollective operation timeout|Some NCCL operations have failed or timed out|"
+        r"last enqueued (?:NCCL )?work: \d+, last completed|Timed out waiting \d+ms for \w+ operation|"
+        r"watchdog got stuck for \d+ seconds"
+    ),
+    facts=(
+        R(r"\[Rank (?P<msg_rank>\d+)\]"),
+        R(r"\bRank (?P<msg_rank>\d+)\]"),
+        R(r"SeqNum=(?P<seq>\d+)"),
+        R(r"OpType=(?P<op>\w+)"),
+        R(r"NumelIn=(?P<numel_in>\d+)"),
+        R(r"NumelOut=(?P<numel_out>\d+)"),
+        R(r"TensorShape=\[(?P<shape>[^\]]{0,200})\]"),
+        R(r"Timeout\(ms\)=(?P<timeout_ms>\d+)"),
+        R(r"ran for (?P<ran_ms>\d+) milliseconds"),
+        LAST_WORK,
+        R(r"\[PG (?:ID )?(?P<pg>\d+)"),
+        R(r"\((?P<pg_name>\w+)\) Rank \d+\]"),
+        GLOO_TIMEOUT,
+        R(r"watchdog got stuck for (?P<stuck_s>\d+) seconds"),
+    ),
+    describe=_watchdog,
+)
+
+
+def _divergence(hits: list[Hit], ctx: Context) -> tuple[str, str]:
+    facts = hits[0].facts
+    if "params_a" in facts:
+        summary = (
+            f"the model differs between ranks: rank {facts['rank_a']} has {facts['params_a']} parameters, "
+            f"rank {facts['rank_b']} has {facts['params_b']}"
+        )
+        fix = (
+            "Build the same model on every rank: no layer created only on some ranks, no per-rank config or "
+            "random architecture choice; load the checkpoint on every rank before wrapping it in DDP."
+        )
+        return summary, fix
+    parts = []
+    if "rank_a" in facts:
+        one = f"rank {facts['rank_a']} ran {facts.get('op', 'a collective')}"
+        if facts.get("seq"):
+            one += f" #{facts['seq']}"
+        if facts.get("shape") is not None:
+            one += f" of shape [{facts['shape']}]"
+        if facts.get("dtype"):
+            one += f" {facts['dtype']}"
+        parts.append(one)
+    if "rank_b" in facts:
+        other = f"rank {facts['rank_b']} ran {facts.get('op_b', 'another collective')}"
+        if facts.get("shape_b") is not None:
+            other += f" of shape [{facts['shape_b']}]"
+        parts.append(other)
+    if "size_a" in facts:
+        parts.append(f"sizes differ: {facts['size_a']} bytes here, {facts['size_b']} on the peer")
+    summary = "ranks disagree on the collective they run" + (": " + ", ".join(parts) if parts else "")
+    fix = (
+        "The ranks called different collectives (or the same one with different sizes): a collective inside "
+        "a branch that not every rank takes. Look for `if rank == 0:` around a collective or a barrier, a "
+        "decision that differs per rank (a checkpoint every N minutes by each rank's own clock, a random or "
+        "data-dependent early stop, an uneven last batch).\n"
+        "Decide on one rank and broadcast the decision (dist.broadcast_object_list) so every rank takes the "
+        "same branch, e.g. whether to save a checkpoint now.\n"
+        "torchdoctor launch --debug ...   # checks each collective's op and shapes on every rank and names "
+        "the file:line"
+    )
+    return summary, fix
+
+
+RANK_DIVERGENCE = Recogniser(
+    # torch c10d ProcessGroupWrapper (TORCH_DISTRIBUTED_DEBUG=DETAIL), DDP's model verification,
+    # NCCL init.cc / net_ib.cc / enqueue mismatch warnings, gloo pair.cc, accelerate's debug mode
+    kind="rank_divergence",
+    title="ranks ran different collectives",
+    anchors=(
+        "Detected mismatch between collectives on ranks",
+        "is running inconsistent collective",
+        "Mismatched collective detected",
+        "collective mismatch error",
+        "DDP expects same model across all ranks",
+        "op.preamble.length <= op.nbytes",
+        "Message truncated : received",
+        "due to shape mismatches",
+    ),
+    facts=(
+        R(
+            r"Rank (?P<rank_a>\d+) is running (?:inconsistent )?collective: CollectiveFingerPrint\("
+            r"(?:SequenceNumber=(?P<seq>\d+),\s*)?OpType=(?P<op>\w+)"
+            r"(?:,\s*TensorShape=\[(?P<shape>[^\]]{0,200})\])?(?:,\s*TensorDtypes=(?P<dtype>\w+))?"
+        ),
+        R(
+            r"but Rank (?P<rank_b>\d+) is running (?:inconsistent )?collective: CollectiveFingerPrint\("
+            r"(?:SequenceNumber=\d+,\s*)?OpType=(?P<op_b>\w+)(?:,\s*TensorShape=\[(?P<shape_b>[^\]]{0,200})\])?"
+        ),
+        R(
+            r"Rank (?P<rank_a>\d+) has (?P<params_a>\d+) params, while rank (?P<rank_b>\d+) has inconsistent (?P<params_b>\d+)"
+        ),
+        R(r"local size (?P<size_a>\d+) remote size (?P<size_b>\d+)"),
+        R(r"received (?P<size_a>\d+) bytes instead of (?P<size_b>\d+)"),
+        R(r"around rank (?P<rank_a>\d+)"),
+    ),
+    describe=_divergence,
+)
+
+
+# -- rendezvous, ports, network -----------------------------------------------------------------------
+
+
+def _rendezvous(hits: list[Hit], ctx: Context) -> tuple[str, str]:
+    in_use = next((h for h in hits if h.facts.get("in_use")), None)
+    if in_use:
+        port = first(hits, "port") or "29500 (the default)"
+        port_number = str(port).split()[0]
+        summary = f"address already in use: port {port} is taken on this machine" + on_ranks(hits)
+        fix = (
+            f"Another job (or a leftover of an earlier run) holds port {port_number}. Pick a free port:\n"
+            f"torchrun --master_port={int(port_number) + 1 if port_number.isdigit() else 29501} ...   "
+            "# or MASTER_PORT=..., --rdzv-endpoint HOST:PORT, torch.distributed.launch --master_port\n"
+            f"See who holds it: ss -ltnp | grep :{port_number}   (kill leftovers: pgrep -af python)"
+        )
+        return summary, fix
+    facts = next((h.facts for h in hits if "host" in h.facts), {})
+    host, port = facts.get("host", "").removeprefix("::ffff:") or None, facts.get("port")
+    if host is None:
+        error = first(hits, "error") or first(hits, "what") or "the rendezvous failed"
+        message = first(hits, "message", "")
+        summary = f"{error}: {message}".rstrip(": ") + on_ranks(hits)
+        fix = (
+            "Every node must be started with the same --rdzv-endpoint (or MASTER_ADDR / MASTER_PORT), "
+            "--rdzv-id and --nnodes, and the endpoint's host must be reachable from all of them.\n"
+            "MASTER_ADDR must be the address of rank 0's host as the other hosts see it."
+        )
+        if first(hits, "missing_var"):
+            var = first(hits, "missing_var")
+            summary = f"environment variable {var} is not set for init_process_group(init_method='env://')"
+            fix = (
+                f"Start the script with torchrun (it sets MASTER_ADDR, MASTER_PORT, RANK, WORLD_SIZE), or set "
+                f"{var} yourself: export MASTER_ADDR=<rank 0's host> MASTER_PORT=29500"
+            )
+        return summary, fix
+    reason = facts.get("reason") or (f"timed out after {facts['after']}" if "after" in facts else "")
+    summary = f"cannot reach the rendezvous store at {host}:{port}" + (
+        f" ({reason.strip()})" if reason else ""
+    )
+    summary += on_ranks(hits)
+    fix = (
+        f"Every rank connects to MASTER_ADDR:MASTER_PORT (or --rdzv-endpoint): {host}:{port} must be rank 0's "
+        "host as the other hosts see it, with rank 0 started and listening. An address copied from an "
+        "example script is a common cause.\n" + REACH_HINT.format(host=host, port=port)
+    )
+    if bogus_host(host):
+        summary += "; that address is not a host (a host name misread as a number, or a netmask)"
+        fix = (
+            "Set MASTER_ADDR (or --rdzv-endpoint / --master_addr) to the IP address of rank 0's host "
+            "(`hostname -I` there), not a host name made of digits or a netmask.\n" + fix
+        )
+    return summary, fix
+
+
+RENDEZVOUS_OR_PORT = Recogniser(
+    # torch c10d socket.cpp / TCPStore.cpp, distributed/rendezvous.py, elastic/rendezvous/api.py
+    kind="rendezvous_or_port",
+    title="rendezvous failed",
+    anchors=(
+        "Address already in use",
+        "address already in use",
+        "EADDRINUSE",
+        "The client socket has failed to connect",
+        "The client socket has timed out after",
+        "failed to connect/validate to host",
+        "RendezvousConnectionError",
+        "RendezvousTimeoutError",
+        "RendezvousClosedError",
+        "Timed out initializing process group in store based barrier",
+        "expected, but not set",
+        "connect() timed out",
+        "has already checked in",
+    ),
+    facts=(
+        R(r"(?P<in_use>[Aa]ddress already in use|EADDRINUSE)"),
+        R(r"port: (?P<port>\d+), useIpv6"),
+        R(r"failed to bind to \[?[^\s\]]{0,255}\]?:(?P<port>\d+)"),
+        *UNREACHABLE_PATTERNS[:4],
+        ADDRESS_FAILED,
+        RENDEZVOUS,
+        R(r"environment variable (?P<missing_var>\w+) expected, but not set"),
+        R(r"(?P<what>Timed out initializing process group in store based barrier)"),
+        R(r"(?P<what>rank \d+ of \d+ ranks has already checked in)"),
+    ),
+    describe=_rendezvous,
+)
+
+
+def _network(hits: list[Hit], ctx: Context) -> tuple[str, str]:
+    facts = merged(hits)
+    ifname = ctx.facts.get("socket_ifname")
+    set_to = f" (NCCL_SOCKET_IFNAME is set to {ifname})" if ifname else ""
+    if "ib_status" in facts:
+        status = int(facts["ib_status"])
+        meaning = {
+            12: "transport retry counter exceeded: the peer never acknowledged (a timeout)",
+            13: "RNR retry counter exceeded",
+            4: "local protection error (memory registration; GPUDirect RDMA / nvidia-peermem)",
+            5: "work request flushed (a consequence of an earlier error)",
+        }.get(status, "see ibv_wc_status")
+        peer = f" from {facts['ib_peer']}" if facts.get("ib_peer") else ""
+        summary = f"InfiniBand/RoCE completion error {status}{peer}: {meaning}" + on_ranks(hits)
+        fix = (
+            "The bootstrap over TCP worked but the first RDMA transfer failed: the NICs cannot talk over "
+            "RoCE/IB with these settings. On RoCE pick the RoCE v2 GID of the NIC on every host: "
+            "NCCL_IB_GID_INDEX=3 (list them with `show_gids`), and the same NCCL_IB_TC / traffic class.\n"
+            "NCCL_IB_DISABLE=1 confirms it (NCCL falls back to sockets); check `ibv_devinfo` and the link "
+            "with `ib_write_bw` between the two hosts."
+        )
+        return summary, fix
+    if "ibv_call" in facts:
+        summary = f"InfiniBand verbs call {facts['ibv_call']} failed" + on_ranks(hits)
+        fix = (
+            "Usually the locked-memory limit: `ulimit -l` must be unlimited (in Docker: --ulimit memlock=-1; "
+            "in SLURM: PropagateResourceLimitsExcept=MEMLOCK), or the device is not usable in this "
+            "container (--device /dev/infiniband, --cap-add IPC_LOCK).\n"
+            "NCCL_IB_DISABLE=1 confirms it (NCCL falls back to sockets); NCCL_IB_HCA=<nic> picks the NIC."
+        )
+        return summary, fix
+    if "connect_host" in facts:
+        summary = (
+            f"NCCL cannot connect to {facts['connect_host']}:{facts['connect_port']} "
+            f"({facts.get('connect_reason', '').strip()})" + on_ranks(hits)
+        )
+        fix = (
+            "A peer's NCCL port cannot be reached: open the firewall between the hosts (NCCL uses random "
+            "ports) and pin the interface the hosts share: export NCCL_SOCKET_IFNAME=<iface> "
+            "(see `ip -br addr`; e.g. NCCL_SOCKET_IFNAME=^docker,lo to exclude)\n" + NCCL_DEBUG_HINT
+        )
+        return summary, fix
+    what = facts.get("what") or "NCCL found no usable network interface"
+    if facts.get("family"):
+        what = (
+            f"NCCL tried to connect to an address that is neither IPv4 nor IPv6 (family {facts['family']}): "
+            "it found no usable interface"
+        )
+    interface = facts.get("interface")
+    summary = (
+        f"no network interface {interface!r} on this host" if interface else f"{what.strip()}{set_to}"
+    ) + on_ranks(hits)
+    fix = (
+        f"Name an interface this host has and that reaches the other hosts{set_to}: see `ip -br addr`, then\n"
+        "export NCCL_SOCKET_IFNAME=<iface> GLOO_SOCKET_IFNAME=<iface>   # or ^docker,lo to exclude some"
+    )
+    return summary, fix
+
+
+NETWORK_INTERFACE = Recogniser(
+    # NCCL src/misc/socket.cc (ncclSocketInit, socketStartConnect), src/bootstrap.cc, transport/net_ib.cc,
+    # misc/ibvwrap.cc; gloo's "Unable to find address for"
+    kind="network_interface",
+    title="network interface problem",
+    anchors=(
+        "no socket interface found",
+        "Unable to find address for",
+        "is neither AF_INET",
+        "Got completion",
+        "Call to ibv_",
+        "socketStartConnect: Connect to",
+        "No usable listening interface found",
+    ),
+    facts=(
+        R(r"(?P<what>Bootstrap : no socket interface found|No usable listening interface found)"),
+        NO_INTERFACE,
+        R(r"connecting to address\s+with family (?P<family>\d+) is neither AF_INET"),
+        R(r"Got completion (?:from peer (?P<ib_peer>\S{1,100}) )?with (?:error |status=)(?P<ib_status>\d+)"),
+        R(r"Call to (?P<ibv_call>ibv_\w+) failed"),
+        R(
+            r"Connect to (?P<connect_host>[^\s<]{1,255})<(?P<connect_port>\d+)> failed ?: (?P<connect_reason>[^\n]{1,200})"
+        ),
+    ),
+    describe=_network,
+)
+
+
+def _system_error(hits: list[Hit], ctx: Context) -> tuple[str, str]:
+    facts = merged(hits)
+    version = facts.get("nccl_version")
+    summary = "NCCL unhandled system error" + (f" (NCCL {version})" if version else "")
+    if facts.get("shm_error"):
+        summary += f": {facts['shm_error'].strip()}"
+        if facts.get("shm_size"):
+            summary += f" (segment of {facts['shm_size']} bytes)"
+    elif facts.get("last_error"):
+        summary += f": {facts['last_error'].strip()}"
+    summary += on_ranks(hits)
+    if "ermission denied" in facts.get("shm_error", ""):
+        fix = (
+            "NCCL cannot create its shared-memory segment in /dev/shm: permission denied for this user.\n"
+            "Give /dev/shm its usual permissions: sudo chmod 1777 /dev/shm (world-writable, sticky)."
+        )
+        return summary, fix
+    fix = (
+        "A system call inside NCCL failed. The most common one is NCCL's shared memory (/dev/shm) between "
+        "the GPUs of one host: in Docker it is 64 MB unless the container runs with --ipc=host (or "
+        "--shm-size=16g); on Kubernetes mount an emptyDir with medium: Memory at /dev/shm. Check "
+        "`df -h /dev/shm` and that it is writable; NCCL_SHM_DISABLE=1 confirms it.\n"
+        "To see the failing call:\n" + NCCL_DEBUG_HINT
+    )
+    return summary, fix
+
+
+NCCL_SYSTEM_ERROR = Recogniser(
+    # NCCL src/include/shm.h / misc/shmutils.cc, ncclSystemError (ncclResult 2); torch's DistBackendError text
+    kind="nccl_system_error",
+    title="NCCL system error",
+    anchors=(
+        "unhandled system error",
+        "ncclSystemError",
+        "shm_open failed",
+        "creating shared memory segment",
+    ),
+    span=2,
+    facts=(
+        R(
+            r"(?P<shm_error>(?:Call to )?shm_open failed ?: [^\n]{1,100}|Error while creating shared memory segment [^\n(]{1,200})"
+        ),
+        R(r"\(size (?P<shm_size>\d+)\)"),
+        NCCL_ERROR,
+        R(r"NCCL version (?P<nccl_version>\d[\w.+]*)"),
+        LAST_ERROR,
+    ),
+    describe=_system_error,
+)
+
+
+def _nccl_error(hits: list[Hit], ctx: Context) -> tuple[str, str]:
+    facts = merged(hits)
+    reason = facts.get("reason", "error").strip()
+    version = facts.get("nccl_version")
+    last = facts.get("last_error", "").strip()
+    summary = (
+        f"NCCL {version + ': ' if version else ''}{reason}" + (f" — {last}" if last else "") + on_ranks(hits)
+    )
+    lowered = f"{reason} {last}".lower()
+    if "remote process exited" in lowered or "network error" in lowered:
+        fix = "Another rank died or its host dropped off the network first: its own error is the cause."
+    elif "cuda" in lowered:
+        fix = (
+            "A CUDA error inside NCCL: check `nvidia-smi` and `dmesg` for Xid errors; try without GPU "
+            "peer-to-peer: NCCL_P2P_DISABLE=1\n" + NCCL_DEBUG_HINT
+        )
+    else:
+        fix = (
+            "Rerun with NCCL's log to see the failing call:\n" + NCCL_DEBUG_HINT + "\nThen try "
+            "NCCL_IB_DISABLE=1 (InfiniBand) or NCCL_P2P_DISABLE=1 (GPU peer-to-peer) to isolate it."
+        )
+    return summary, fix
+
+
+NCCL_ERROR_OTHER = Recogniser(
+    # torch c10d NCCLUtils.hpp C10D_NCCL_CHECK: "NCCL error in: <file>:<line>, <reason>, NCCL version <v>"
+    kind="nccl_error",
+    title="NCCL error",
+    anchors=("NCCL error in:", "NCCL Error "),
+    match=R(r"NCCL error in: [^\n]{1,300}NCCL version|NCCL Error \d+: "),
+    span=3,
+    facts=(NCCL_ERROR, R(r"NCCL Error \d+: (?P<reason>[^\n]{1,100})"), LAST_ERROR),
+    describe=_nccl_error,
+)
+
+
+def _duplicate_gpu(hits: list[Hit], ctx: Context) -> tuple[str, str]:
+    facts = hits[0].facts
+    summary = (
+        f"duplicate GPU: rank {facts.get('rank_a', '?')} and rank {facts.get('rank_b', '?')} both on CUDA "
+        f"device {facts.get('bus_id', '?')} (bus id)"
+    )
+    fix = (
+        "Two processes use the same GPU. Each must pick its own before init_process_group and before "
+        "building the model:\n"
+        "torch.cuda.set_device(int(os.environ['LOCAL_RANK']))   # and device = f'cuda:{LOCAL_RANK}'\n"
+        "Remove any hard-coded device (cuda:0, a default GPU id, CUDA_VISIBLE_DEVICES set inside the "
+        "script), and start at most one process per GPU (--nproc_per_node)."
+    )
+    return summary, fix
+
+
+DUPLICATE_GPU = Recogniser(
+    # NCCL src/init.cc: "Duplicate GPU detected : rank %d and rank %d both on CUDA device %lx"
+    kind="duplicate_gpu",
+    title="two ranks on one GPU",
+    anchors=("Duplicate GPU detected",),
+    facts=(R(r"rank (?P<rank_a>\d+) and rank (?P<rank_b>\d+) both on CUDA device (?P<bus_id>\w+)"),),
+    absorbs=("nccl_error", "nccl_system_error"),
+    describe=_duplicate_gpu,
+)
+
+
+def _backend(hits: list[Hit], ctx: Context) -> tuple[str, str]:
+    facts = merged(hits)
+    if facts.get("libuv"):
+        return (
+            "this torch was built without libuv, which the TCPStore asked for",
+            "Set USE_LIBUV=0 in the environment of the launcher (torch 2.4+ on Windows), or pass "
+            "use_libuv=False to the store.",
+        )
+    if facts.get("no_gpus"):
+        return (
+            "the NCCL backend needs GPUs, and this process sees none",
+            "Use backend='gloo' on CPU, or make the GPUs visible (CUDA_VISIBLE_DEVICES, --gpus all in Docker).",
+        )
+    backend = facts.get("backend", "NCCL")
+    summary = f"this torch has no {backend} backend (Distributed package doesn't have {backend} built in)"
+    fix = (
+        "Windows and macOS builds of torch have no NCCL (and only some have MPI): use the gloo backend, "
+        "init_process_group(backend='gloo') (or change nccl to gloo in the training config). For NCCL, run on "
+        "Linux with a CUDA build of torch."
+    )
+    if facts.get("device_type"):
+        summary = f"no backend for device type {facts['device_type']} (a tensor on the wrong device for the backend)"
+        fix = (
+            "NCCL only takes CUDA tensors and gloo CPU ones: move the tensor (tensor.cuda() / .cpu()) or "
+            "init_process_group(backend='cpu:gloo,cuda:nccl')."
+        )
+    return summary, fix
+
+
+BACKEND_UNAVAILABLE = Recogniser(
+    # torch distributed_c10d.py: "Distributed package doesn't have NCCL built in"; ProcessGroupNCCL.cpp
+    kind="backend_unavailable",
+    title="backend not available",
+    anchors=(
+        "Distributed package doesn't have",
+        "ProcessGroupNCCL is only supported with GPUs",
+        "No backend type associated with device type",
+        "build without libuv support",
+        "built without libuv support",
+    ),
+    facts=(
+        R(r"doesn't have (?P<backend>NCCL|MPI|Gloo|UCC)\b"),
+        R(r"(?P<no_gpus>only supported with GPUs)"),
+        R(r"associated with device type (?P<device_type>\w+)"),
+        R(r"(?P<libuv>without libuv)"),
+    ),
+    describe=_backend,
+)
+
+
+def _peer_gone(hits: list[Hit], ctx: Context) -> tuple[str, str]:
+    host = first(hits, "host")
+    summary = (
+        "a peer closed the connection" + (f" ({host}:{first(hits, 'port')})" if host else "") + on_ranks(hits)
+    )
+    return summary, (
+        "The rank on the other side died or was killed first: its own error is the cause, this is the "
+        "consequence. Look at that rank's log (pass the folder of every rank's log to explain)."
+    )
+
+
+PEER_GONE = Recogniser(
+    # gloo pair.cc / NCCL socket.cc: "Connection closed by peer", "Connection reset by peer"
+    kind="peer_closed",
+    title="a peer went away",
+    role="consequence",
+    anchors=(
+        "Connection closed by",
+        "Connection reset by peer",
+        "remote process exited or there was a network error",
+    ),
+    facts=(PEER_CLOSED,),
+    describe=_peer_gone,
+)
+
+
+def _child_failed(hits: list[Hit], ctx: Context) -> tuple[str, str]:
+    facts = next((h.facts for h in hits if "exitcode" in h.facts), hits[0].facts)
+    rank, code = facts.get("failed_rank"), facts.get("exitcode")
+    host = facts.get("host")
+    summary = "torchrun: a worker failed"
+    if rank is not None:
+        summary += f": rank {rank}"
+    if host:
+        summary += f" on {host}"
+    if code is not None:
+        summary += f" exited with {code}"
+    error_file = facts.get("error_file")
+    fix = (
+        "This is torchrun's summary; the cause is in that rank's own output above it (its traceback). "
+        "Pass every rank's log (the --log-dir folder, or --tee 3 output) to torchdoctor explain."
+    )
+    if error_file and error_file != "<N/A>":
+        fix += f"\nIts error file: {error_file}"
+    elif code == "1":
+        fix += (
+            "\nDecorate the entry point with @torch.distributed.elastic.multiprocessing.errors.record so "
+            "that torchrun prints the worker's traceback here."
+        )
+    return summary, fix
+
+
+CHILD_FAILED = Recogniser(
+    # torch distributed/elastic/multiprocessing/errors/__init__.py (ChildFailedError format), elastic agent
+    kind="child_failed",
+    title="a worker failed",
+    role="consequence",
+    anchors=("Root Cause (first observed failure)", "ChildFailedError", "failed (exitcode:"),
+    span=8,
+    facts=(
+        R(r"host\s*:\s*(?P<host>\S{1,255})"),
+        R(r"\brank\s*:\s*(?P<failed_rank>\d+)"),
+        R(r"exitcode\s*:\s*(?P<exitcode>-?\d+)"),
+        R(r"error_file\s*:\s*(?P<error_file>\S{1,500})"),
+        R(r"local_rank:\s*(?P<local_rank>\d+)"),
+    ),
+    describe=_child_failed,
+)
+
+
+def _p2p(hits: list[Hit], ctx: Context) -> tuple[str, str]:
+    facts = merged(hits)
+    summary = (
+        f"GPU peer-to-peer does not work here: {facts.get('what', 'peer access is not supported').strip()}"
+    )
+    return summary + on_ranks(hits), NCCL_WARN_HINTS[0][1] + "\n" + NCCL_DEBUG_HINT
+
+
+GPU_P2P = Recogniser(
+    # NCCL src/transport/p2p.cc ("failed to open CUDA IPC handle"), cudaErrorPeerAccessUnsupported (217)
+    kind="gpu_p2p",
+    title="GPU peer-to-peer failure",
+    anchors=("peer access is not supported", "failed to open CUDA IPC handle"),
+    facts=(
+        R(r"(?P<what>failed to open CUDA IPC handle[^\n]{0,120}|peer access is not supported[^\n]{0,80})"),
+    ),
+    absorbs=("nccl_error",),
+    describe=_p2p,
+)
+
+RECOGNISERS = (
+    DUPLICATE_GPU,
+    GPU_P2P,
+    RANK_DIVERGENCE,
+    NETWORK_INTERFACE,
+    NCCL_SYSTEM_ERROR,
+    BACKEND_UNAVAILABLE,
+    RENDEZVOUS_OR_PORT,
+    NCCL_ERROR_OTHER,
+    WATCHDOG_TIMEOUT,
+    PEER_GONE,
+    CHILD_FAILED,
+)

@@ -1,0 +1,515 @@
+"""Kinds of failure between torch and the GPU: memory, kernel images, the driver, device indexes, builds.
+
+The message texts are torch's (``c10/cuda/CUDACachingAllocator.cpp``, ``torch/cuda/__init__.py``,
+``c10/cuda/CUDAFunctions.cpp``, ``torch/utils/cpp_extension.py``) and nvcc's (``crt/host_config.h``).
+"""
+
+from __future__ import annotations
+
+import re
+
+from torchdoctor.explain.recognisers import Context, Hit, Recogniser, first, merged, on_ranks, size_in_bytes
+
+R = re.compile
+_SIZE = r"(?P<{0}>\d+(?:\.\d+)?) ?(?P<{0}_unit>[KMGTPE]?i?B)\b"
+
+
+def _size(name: str) -> str:
+    return _SIZE.format(name)
+
+
+def _bytes(facts: dict, name: str) -> float | None:
+    if name not in facts:
+        return None
+    return size_in_bytes(facts[name], facts.get(f"{name}_unit", "B"))
+
+
+def _shown(facts: dict, name: str) -> str:
+    return f"{facts[name]} {facts.get(name + '_unit', '')}".strip()
+
+
+# -- out of memory --------------------------------------------------------------------------------------
+
+
+def _oom(hits: list[Hit], ctx: Context) -> tuple[str, str]:
+    facts = next((h.facts for h in hits if "request" in h.facts), hits[0].facts)
+    gpu = facts.get("gpu")
+    parts = []
+    if "request" in facts:
+        parts.append(f"tried to allocate {_shown(facts, 'request')}")
+    for name, label in (
+        ("total", "total capacity"),
+        ("allocated", "allocated by PyTorch"),
+        ("free", "free"),
+        ("reserved", "reserved by PyTorch"),
+        ("unallocated", "reserved but unallocated"),
+        ("cached", "cached"),
+        ("process", "in use by this process"),
+    ):
+        if name in facts:
+            parts.append(f"{_shown(facts, name)} {label}")
+    if "other" in facts:
+        parts.append(f"process {facts['other_pid']} holds {_shown(facts, 'other')}")
+    where = f" on GPU {gpu}" if gpu is not None else ""
+    summary = f"CUDA out of memory{where}{on_ranks(hits)}" + (": " + ", ".join(parts) if parts else "")
+    request, total = _bytes(facts, "request"), _bytes(facts, "total")
+    free = _bytes(facts, "free")
+    unallocated = _bytes(facts, "unallocated")
+    reserved, allocated = _bytes(facts, "reserved"), _bytes(facts, "allocated")
+    if unallocated is None and reserved is not None and allocated is not None:
+        unallocated = max(0.0, reserved - allocated)
+    if request is not None and (request >= 2**40 or (total is not None and request > 4 * total)):
+        fix = (
+            f"A request of {_shown(facts, 'request')} is not a shortage: no GPU has that much. The code that "
+            "asked computed a wrong size (an overflowed or uninitialised size, a wrong shape) — the last "
+            "frame of the traceback names it (often a custom CUDA extension or op). A smaller batch will not "
+            "help; report it to the project that owns that code, with the shapes you passed."
+        )
+        return summary + " — an impossible request", fix
+    lines = []
+    conf = ctx.facts.get("alloc_conf", "")
+    already = "expandable_segments:true" in conf.replace(" ", "").lower()
+    fragmented = (
+        unallocated is not None
+        and request is not None
+        and total is not None
+        and unallocated >= request
+        and unallocated >= 0.1 * total
+    )
+    room_left = free is not None and request is not None and free >= 2 * request
+    if "other" in facts:
+        lines.append(
+            f"Another process (pid {facts['other_pid']}) holds {_shown(facts, 'other')} of this GPU: stop it "
+            "or use another GPU (`nvidia-smi` lists them); with several ranks, check none shares a GPU."
+        )
+    if (fragmented or room_left) and not already:
+        why = (
+            f"{_shown(facts, 'unallocated')} is reserved by PyTorch but unallocated"
+            if fragmented and "unallocated" in facts
+            else "PyTorch holds much more than it uses"
+            if fragmented
+            else f"the GPU still had {_shown(facts, 'free')} free for a {_shown(facts, 'request')} request"
+        )
+        lines.append(
+            f"This is fragmentation, not a lack of memory: {why}. Let the allocator grow segments instead of "
+            "splitting fixed blocks:\nexport PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True   # torch >= 2.1"
+        )
+    elif already and (fragmented or room_left):
+        lines.append(
+            "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True is already set, so this is a real shortage."
+        )
+    lines.append(
+        "To need less memory: a smaller batch (torchdoctor's find_executable_batch_size finds the largest that "
+        "fits; keep the effective batch with gradient accumulation), mixed precision (fp16 / bf16 autocast, "
+        "or the script's --fp16 / --bf16 option), gradient checkpointing, or shard the model (FSDP / ZeRO)."
+    )
+    return summary, "\n".join(lines)
+
+
+CUDA_OOM = Recogniser(
+    # c10/cuda/CUDACachingAllocator.cpp (the message across torch 1.x-2.x), torch.OutOfMemoryError,
+    # NCCL's "Cuda failure 'out of memory'"
+    kind="cuda_oom",
+    title="CUDA out of memory",
+    anchors=(
+        "CUDA out of memory",
+        "OutOfMemoryError",
+        "CUDA error: out of memory",
+        "Cuda failure 'out of memory'",
+        "CUBLAS_STATUS_ALLOC_FAILED",
+        "HIP out of memory",
+    ),
+    match=R(
+        r"CUDA out of memory|torch(?:\.cuda)?\.OutOfMemoryError|CUDA error: out of memory|"
+        r"Cuda failure 'out of memory'|CUBLAS_STATUS_ALLOC_FAILED|HIP out of memory"
+    ),
+    facts=(
+        R(r"Tried to allocate " + _size("request")),
+        R(r"\(GPU (?P<gpu>\d+); " + _size("total") + r" total capacity"),
+        R(r"; " + _size("allocated") + r" already allocated"),
+        R(r"; " + _size("free") + r" free"),
+        R(_size("reserved") + r" reserved in total by PyTorch"),
+        R(_size("cached") + r" cached\)"),
+        R(
+            r"GPU (?P<gpu>\d+) has a total capacity of "
+            + _size("total")
+            + r" of which "
+            + _size("free")
+            + r" is free"
+        ),
+        R(r"this process has " + _size("process") + r" memory in use"),
+        R(r"Of the allocated memory " + _size("allocated") + r" is allocated by PyTorch"),
+        R(_size("unallocated") + r" is reserved by PyTorch but unallocated"),
+        R(r"Process (?P<other_pid>\d+) has " + _size("other") + r" memory in use"),
+    ),
+    describe=_oom,
+)
+
+
+# -- kernel images, driver, devices -------------------------------------------------------------------
+
+# The first CUDA release whose nvcc builds each architecture (NVIDIA's CUDA release notes)
+_MIN_CUDA = {
+    "30": "6.0", "35": "6.0", "37": "6.0", "50": "6.0", "52": "7.0", "60": "8.0", "61": "8.0", "70": "9.0",
+    "72": "10.0", "75": "10.0", "80": "11.0", "86": "11.1", "87": "11.4", "89": "11.8", "90": "11.8",
+    "100": "12.8", "101": "12.8", "103": "12.9", "110": "13.0", "120": "12.8", "121": "12.9",
+}  # fmt: skip
+
+
+def _wheel_for(cuda: str) -> str:
+    """A torch wheel index that has the architecture (the oldest current one at or above ``cuda``)."""
+    major, minor = (int(x) for x in cuda.split(".")[:2])
+    return "cu128" if (major, minor) > (11, 8) else "cu118"
+
+
+def _no_kernel(hits: list[Hit], ctx: Context) -> tuple[str, str]:
+    facts = merged(hits)
+    sm, name = facts.get("sm"), (facts.get("gpu_name") or "").strip()
+    if facts.get("too_old_capability"):
+        summary = (
+            f"{name or 'this GPU'} (compute capability {facts['too_old_capability']}) is too old for this torch"
+            + (f" (minimum {facts['min_capability']})" if facts.get("min_capability") else "")
+        )
+        fix = "Use an older torch release that still supports this GPU, or a newer GPU."
+        return summary, fix
+    summary = "no kernel image for this GPU"
+    if sm:
+        summary += f": {name + ' with ' if name else ''}CUDA capability sm_{sm} is not in this PyTorch build"
+    if facts.get("supported"):
+        summary += f" (it has {facts['supported'].strip()})"
+    summary += on_ranks(hits)
+    if sm:
+        cuda = _MIN_CUDA.get(sm)
+        need = f"a torch built with CUDA {cuda} or newer" if cuda else "a newer torch build"
+        fix = (
+            f"This torch was not compiled for sm_{sm}. Install {need} that includes sm_{sm}, e.g.\n"
+            f"pip install torch --index-url https://download.pytorch.org/whl/{_wheel_for(cuda or '12.8')}\n"
+            f"(conda: pytorch-cuda=<that CUDA version> -c pytorch -c nvidia). Check with:\n"
+            "python -c 'import torch; print(torch.version.cuda, torch.cuda.get_arch_list())'\n"
+            f"A CUDA extension you build yourself needs TORCH_CUDA_ARCH_LIST to include {int(sm) // 10}.{int(sm) % 10}."
+        )
+    else:
+        fix = (
+            "This torch, or a CUDA extension, was not built for this GPU's architecture. Compare\n"
+            "python -c 'import torch; print(torch.cuda.get_device_capability(), torch.cuda.get_arch_list())'\n"
+            "Install a torch build that lists your sm_XY; rebuild an extension (apex, flash-attn, a custom op) "
+            "with TORCH_CUDA_ARCH_LIST set to your GPU's capability (`torchdoctor env` shows both)."
+        )
+    return summary, fix
+
+
+NO_KERNEL_IMAGE = Recogniser(
+    # torch/cuda/__init__.py (_check_capability: "... is not compatible with the current PyTorch installation"),
+    # cudaErrorNoKernelImageForDevice
+    kind="no_kernel_image",
+    title="no kernel image for this GPU",
+    anchors=(
+        "no kernel image is available for execution on the device",
+        "is not compatible with the current PyTorch installation",
+        "cudaErrorNoKernelImageForDevice",
+        "PyTorch no longer supports this GPU because it is too old",
+    ),
+    span=2,
+    facts=(
+        R(r"(?P<gpu_name>[A-Za-z][\w .\-/]{0,60}?) with CUDA capability sm_(?P<sm>\d+)"),
+        R(r"supports CUDA capabilities (?P<supported>(?:(?:sm|compute)_\d+\w? ?){1,40})"),
+        R(
+            r"Found GPU\d+ (?P<gpu_name>[^\n]{1,60}?) which is of cuda capability (?P<too_old_capability>[\d.]+)"
+        ),
+        R(r"minimum cuda capability supported by this library is (?P<min_capability>[\d.]+)"),
+    ),
+    describe=_no_kernel,
+)
+
+
+def _cuda_version(code: str) -> str:
+    """NVIDIA's integer CUDA version: 11060 -> 11.6."""
+    number = int(code)
+    return f"{number // 1000}.{number % 1000 // 10}"
+
+
+_WHEELS = ("9.2", "10.1", "10.2", "11.1", "11.3", "11.6", "11.7", "11.8", "12.1", "12.4", "12.6", "12.8")
+
+
+def _driver(hits: list[Hit], ctx: Context) -> tuple[str, str]:
+    facts = merged(hits)
+    summary = "the NVIDIA driver is too old for this torch"
+    supported = None
+    if facts.get("found_version"):
+        supported = _cuda_version(facts["found_version"])
+        summary += f": it supports CUDA up to {supported} (found version {facts['found_version']})"
+    elif facts.get("insufficient"):
+        summary += ": CUDA driver version is insufficient for CUDA runtime version"
+    torch_version = facts.get("torch_version") or ctx.facts.get("torch_version")
+    if torch_version:
+        summary += f"; torch {torch_version}"
+    summary += on_ranks(hits)
+    fix = (
+        "Update the NVIDIA driver to one that supports torch's CUDA (`nvidia-smi` shows the driver and the "
+        "highest CUDA it supports):\n"
+        "sudo apt install cuda-drivers   # from NVIDIA's CUDA repository; or nvidia-driver-<version>, then reboot"
+    )
+    if supported:
+        older = [w for w in _WHEELS if tuple(map(int, w.split("."))) <= tuple(map(int, supported.split(".")))]
+        if older:
+            tag = "cu" + older[-1].replace(".", "")
+            fix += (
+                f"\nOr install a torch built for CUDA {older[-1]} or older, which this driver runs:\n"
+                f"pip install torch --index-url https://download.pytorch.org/whl/{tag}"
+            )
+    return summary, fix
+
+
+DRIVER_TOO_OLD = Recogniser(
+    # c10/cuda/CUDAFunctions.cpp ("The NVIDIA driver on your system is too old (found version %d)"),
+    # cudaErrorInsufficientDriver (35), cudaErrorCompatNotSupportedOnDevice (804)
+    kind="driver_too_old",
+    title="NVIDIA driver too old",
+    anchors=(
+        "driver on your system is too old",
+        "driver version is insufficient for CUDA runtime version",
+        "forward compatibility was attempted on non supported HW",
+        "cudaErrorInsufficientDriver",
+    ),
+    span=2,
+    facts=(
+        R(r"too old \(found version (?P<found_version>\d{4,6})\)"),
+        R(r"(?P<insufficient>driver version is insufficient)"),
+        R(r"\btorch[ =]=?(?P<torch_version>\d+\.\d+(?:\.\d+)?[\w.+]*)"),
+    ),
+    describe=_driver,
+)
+
+
+def _ordinal(hits: list[Hit], ctx: Context) -> tuple[str, str]:
+    facts = merged(hits)
+    if facts.get("load_device"):
+        summary = (
+            f"a checkpoint saved on CUDA device {facts['load_device']} is loaded where torch.cuda.device_count() "
+            f"is {facts['device_count']}"
+        )
+        fix = "Load it onto a device that exists: torch.load(path, map_location='cpu') (or f'cuda:{LOCAL_RANK}')."
+        return summary, fix
+    summary = "invalid device ordinal: a process asked for a GPU index that does not exist" + on_ranks(hits)
+    if facts.get("set_device"):
+        summary += f" (in {facts['set_device'].strip()})"
+    fix = (
+        "More processes than visible GPUs, or a device index past the last GPU. --nproc_per_node must be at "
+        "most the number of GPUs this process sees (`nvidia-smi -L`, and CUDA_VISIBLE_DEVICES, which renumbers "
+        "them from 0), e.g.\n"
+        "CUDA_VISIBLE_DEVICES=0,1,2 torchrun --nproc_per_node=3 train.py\n"
+        "Each process should use torch.cuda.set_device(int(os.environ['LOCAL_RANK']))."
+    )
+    return summary, fix
+
+
+INVALID_DEVICE_ORDINAL = Recogniser(
+    # cudaErrorInvalidDevice (10, "invalid device ordinal"); torch/serialization.py's device check;
+    # DataParallel's "Invalid device id"
+    kind="invalid_device_ordinal",
+    title="GPU index that does not exist",
+    anchors=("invalid device ordinal", "Invalid device id", "but torch.cuda.device_count() is"),
+    span=8,
+    facts=(
+        R(r"on CUDA device (?P<load_device>\d+) but torch\.cuda\.device_count\(\) is (?P<device_count>\d+)"),
+        R(r"(?P<set_device>torch\.cuda\.set_device\([^\n)]{0,100}\))"),
+    ),
+    describe=_ordinal,
+)
+
+
+# -- building CUDA extensions -------------------------------------------------------------------------
+
+
+def _build(hits: list[Hit], ctx: Context) -> tuple[str, str]:
+    facts = merged(hits)
+    if facts.get("compiler_version"):
+        compiler = facts["compiler"]
+        summary = (
+            f"{compiler} {facts['compiler_version']} is newer than CUDA {facts['cuda_version']} accepts "
+            f"(at most {facts['max_version']})"
+        )
+        major = facts["max_version"].split(".")[0]
+        fix = _older_compiler(major)
+        return summary, fix
+    if facts.get("max_gcc"):
+        summary = (
+            f"nvcc refuses the host compiler: gcc versions later than {facts['max_gcc']} are not supported"
+        )
+        return summary, _older_compiler(facts["max_gcc"])
+    if facts.get("cuda_version") and facts.get("torch_cuda"):
+        summary = (
+            f"the CUDA toolkit used for the build (CUDA {facts['cuda_version']}) is not the one PyTorch was "
+            f"compiled with (CUDA {facts['torch_cuda']})"
+        )
+        fix = (
+            f"Make them agree: install the PyTorch built for CUDA {facts['cuda_version'].split('.')[0]}.x (pip "
+            f"install torch --index-url https://download.pytorch.org/whl/cu<XY>), or build with a CUDA "
+            f"{facts['torch_cuda']} toolkit:\n"
+            f"export CUDA_HOME=/usr/local/cuda-{facts['torch_cuda']} PATH=/usr/local/cuda-{facts['torch_cuda']}/bin:$PATH\n"
+            "torchdoctor env   # lists the toolkits found and which one a build uses"
+        )
+        return summary, fix
+    if facts.get("arch"):
+        return (
+            f"nvcc does not know the GPU architecture {facts['arch']}",
+            "This CUDA toolkit is too old for that architecture: use a newer toolkit, or leave the architecture "
+            "out of TORCH_CUDA_ARCH_LIST.",
+        )
+    if facts.get("no_cuda_home"):
+        return (
+            "CUDA_HOME is not set and no CUDA toolkit was found for the build",
+            "Install the CUDA toolkit (nvcc) matching torch.version.cuda and export "
+            "CUDA_HOME=/usr/local/cuda-<version>; `torchdoctor env` lists the toolkits.",
+        )
+    extension = facts.get("extension")
+    summary = "a CUDA/C++ extension failed to build" + (f": {extension}" if extension else "")
+    fix = (
+        "The compiler's own first `error:` line above says why. `torchdoctor env` checks the usual causes: "
+        "the CUDA toolkit against torch's CUDA, the host compiler against nvcc, TORCH_CUDA_ARCH_LIST."
+    )
+    return summary, fix
+
+
+def _older_compiler(major: str) -> str:
+    return (
+        f"Build with a host compiler CUDA supports (g++ {major} or older) and point the build at it:\n"
+        f"sudo apt install gcc-{major} g++-{major}   # or: conda install -c conda-forge gxx={major}\n"
+        f"export CC=gcc-{major} CXX=g++-{major} CUDAHOSTCXX=g++-{major}\n"
+        "Or use a newer CUDA toolkit that accepts your g++ (`torchdoctor env` checks the pair)."
+    )
+
+
+CUDA_BUILD = Recogniser(
+    # torch/utils/cpp_extension.py (_check_cuda_version, CUDA_MISMATCH_MESSAGE), nvcc crt/host_config.h
+    kind="cuda_build",
+    title="CUDA extension build failed",
+    anchors=(
+        "is greater than the maximum required version by CUDA",
+        "mismatches the version that was used to compile",
+        "unsupported GNU version",
+        "CUDA_HOME environment variable is not set",
+        "Error building extension",
+        "Unsupported gpu architecture",
+    ),
+    span=2,
+    facts=(
+        R(
+            r"version of (?P<compiler>g\+\+|gcc|c\+\+|clang\+\+|clang) \((?P<compiler_version>[\d.]+)\) is greater "
+            r"than the maximum required version by CUDA (?P<cuda_version>[\d.]+) \((?P<max_version>[\d.]+)\)"
+        ),
+        R(r"gcc versions later than (?P<max_gcc>\d+) are not supported"),
+        R(
+            r"detected CUDA version \((?P<cuda_version>[\d.]+)\) mismatches the version that was used to "
+            r"compile\s+PyTorch \((?P<torch_cuda>[\d.]+)\)"
+        ),
+        R(r"Unsupported gpu architecture '(?P<arch>compute_\w+)'"),
+        R(r"(?P<no_cuda_home>CUDA_HOME environment variable is not set)"),
+        R(r"Error building extension '(?P<extension>[\w.\-]{1,100})'"),
+    ),
+    describe=_build,
+)
+
+
+def _import(hits: list[Hit], ctx: Context) -> tuple[str, str]:
+    facts = merged(hits)
+    library = facts.get("library", "a compiled module")
+    if facts.get("symbol"):
+        summary = f"{library} was built against another torch: undefined symbol {facts['symbol'][:120]}"
+        fix = (
+            "A compiled extension must be built against the torch (and CUDA) it runs with. Rebuild or "
+            "reinstall it now that torch is installed:\n"
+            "pip install --force-reinstall --no-build-isolation --no-cache-dir <that package>\n"
+            "or install the wheel published for your torch version."
+        )
+    else:
+        summary = f"cannot load {library}: the shared library is not installed or not on the search path"
+        fix = (
+            f"{library} belongs to a CUDA (or other) runtime this package was built for: install the package "
+            "build that matches torch.version.cuda, or that runtime; `ldd` on the module shows what is missing."
+        )
+    return summary, fix
+
+
+EXTENSION_IMPORT = Recogniser(
+    # the dynamic loader's messages as Python's ImportError prints them
+    kind="extension_import",
+    title="compiled extension does not load",
+    anchors=("undefined symbol", "cannot open shared object file"),
+    match=R(r"(?:Import|OS)Error: [^\n]{0,300}(?:undefined symbol|cannot open shared object file)"),
+    facts=(
+        R(r"(?P<library>[\w.\-/]{1,200}\.so[\w.]*): undefined symbol: (?P<symbol>\S{1,400})"),
+        R(r"(?P<library>[\w.\-]{1,200}\.so[\w.]*): cannot open shared object file"),
+    ),
+    describe=_import,
+)
+
+
+def _no_cuda(hits: list[Hit], ctx: Context) -> tuple[str, str]:
+    facts = merged(hits)
+    what = facts.get("what", "CUDA is not available")
+    if "compiled" in what:
+        fix = (
+            "This is a CPU-only build of torch. Install a CUDA build: pip install torch --index-url "
+            "https://download.pytorch.org/whl/cu128 (pick the CUDA your driver supports; `nvidia-smi`)."
+        )
+    elif "driver" in what:
+        fix = "No NVIDIA driver is loaded: install it (sudo apt install cuda-drivers) and check `nvidia-smi`."
+    else:
+        fix = (
+            "No GPU is visible to this process: CUDA_VISIBLE_DEVICES is empty or wrong, or the container was "
+            "started without the GPUs (docker run --gpus all)."
+        )
+    return what + on_ranks(hits), fix
+
+
+CUDA_UNAVAILABLE = Recogniser(
+    # torch/cuda/__init__.py (_lazy_init), c10/cuda
+    kind="cuda_unavailable",
+    title="no usable CUDA",
+    anchors=(
+        "Torch not compiled with CUDA enabled",
+        "Found no NVIDIA driver on your system",
+        "No CUDA GPUs are available",
+    ),
+    facts=(
+        R(
+            r"(?P<what>Torch not compiled with CUDA enabled|Found no NVIDIA driver on your system|No CUDA GPUs are available)"
+        ),
+    ),
+    describe=_no_cuda,
+)
+
+
+def _device_assert(hits: list[Hit], ctx: Context) -> tuple[str, str]:
+    assertion = first(hits, "assertion")
+    summary = "a CUDA kernel's assertion failed" + (f": {assertion}" if assertion else "") + on_ranks(hits)
+    fix = (
+        "Almost always an index out of range inside a kernel: a class label >= the number of classes (or "
+        "-1 without ignore_index), a token id >= the embedding size (a tokenizer with added tokens needs "
+        "model.resize_token_embeddings). Run one step with CUDA_LAUNCH_BLOCKING=1 (or on CPU) to get the exact "
+        "line, and check min/max of the labels or ids."
+    )
+    return summary, fix
+
+
+DEVICE_ASSERT = Recogniser(
+    # aten CUDA kernels' CUDA_KERNEL_ASSERT; cudaErrorAssert
+    kind="device_assert",
+    title="device-side assertion",
+    anchors=("device-side assert triggered", "Assertion `"),
+    match=R(r"device-side assert triggered|Assertion `[^`]{1,300}` failed"),
+    facts=(R(r"Assertion `(?P<assertion>[^`]{1,300})` failed"),),
+    describe=_device_assert,
+)
+
+RECOGNISERS = (
+    CUDA_OOM,
+    NO_KERNEL_IMAGE,
+    DRIVER_TOO_OLD,
+    INVALID_DEVICE_ORDINAL,
+    CUDA_BUILD,
+    EXTENSION_IMPORT,
+    CUDA_UNAVAILABLE,
+    DEVICE_ASSERT,
+)

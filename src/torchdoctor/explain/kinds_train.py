@@ -1,0 +1,244 @@
+"""Kinds of failure in the training loop itself: NaN and overflow, DDP's reducer, DataLoader workers, crashes.
+
+The message texts are torch's (``torch/csrc/distributed/c10d/reducer.cpp``, ``torch/utils/data/_utils``,
+``torch/autograd``), DeepSpeed's and apex's loss scalers, transformers' and torchdoctor's overflow detector,
+torchrun's failure summary and the kernel's OOM killer.
+"""
+
+from __future__ import annotations
+
+import re
+
+from torchdoctor.explain.recognisers import Context, Hit, Recogniser, first, merged, on_ranks
+
+R = re.compile
+
+
+def _nan(hits: list[Hit], ctx: Context) -> tuple[str, str]:
+    facts = merged(hits)
+    if facts.get("min_scale"):
+        summary = "fp16 loss scale hit its minimum: the gradients overflowed at every scale (DeepSpeed)"
+        fix = (
+            "Dynamic loss scaling kept halving the scale because every step overflowed, and gave up. In the "
+            'DeepSpeed config, fp16 section: a static "loss_scale": 8 (or a larger "min_loss_scale" / '
+            '"initial_scale_power": 16 with "loss_scale_window"), or better train in bf16 ("bf16": '
+            '{"enabled": true}), which does not overflow at 65504. Then lower the learning rate / clip '
+            "gradients if it still diverges; torchdoctor's DebugUnderflowOverflow names the first module "
+            "whose output overflows."
+        )
+        return summary + on_ranks(hits), fix
+    what = facts.get("what", "NaN or inf in the loss or gradients").strip()
+    summary = f"the loss or gradients became NaN/inf: {what}" + on_ranks(hits)
+    fix = (
+        "Find the first module whose activations or gradients overflow: torchdoctor's DebugUnderflowOverflow "
+        "(same API as transformers' debug_utils) dumps the frames before the first inf/nan.\n"
+        "Usual fixes: bf16 instead of fp16 (fp16 overflows at 65504; with fp16 keep dynamic loss scaling, "
+        "loss_scale / GradScaler), a lower learning rate or warm-up, gradient clipping "
+        "(clip_grad_norm_), keep_in_fp32 for the layers that overflow, and check the data for NaN."
+    )
+    return summary, fix
+
+
+NAN_OVERFLOW = Recogniser(
+    # DeepSpeed runtime/fp16/loss_scaler.py, torch/autograd anomaly mode, detectron2, transformers'
+    # debug_utils and torchdoctor's detector, clip_grad_norm_(error_if_nonfinite=True)
+    kind="nan_overflow",
+    title="NaN / overflow",
+    anchors=(
+        "loss scale already at minimum",
+        "returned nan values in its",
+        "Loss became infinite or NaN",
+        "Detected inf/nan",
+        "loss=nan",
+        "loss: nan",
+        "loss = nan",
+        "'loss': nan",
+        "Loss: nan",
+        "Loss is nan",
+        "loss is nan",
+        "gradients from `parameters` is non-finite",
+    ),
+    facts=(
+        R(r"(?P<min_scale>loss scale already at minimum)"),
+        R(
+            r"(?P<what>Function '\w+' returned nan values in its \w+ output|Loss became infinite or NaN at "
+            r"iteration=?\s*\d+|Detected inf/nan during batch_number=\d+|[Ll]oss(?:\W{1,3})(?:=|:|is) ?nan\b|"
+            r"is non-finite)"
+        ),
+    ),
+    describe=_nan,
+)
+
+
+def _unused(hits: list[Hit], ctx: Context) -> tuple[str, str]:
+    facts = merged(hits)
+    summary = "DDP: some parameters got no gradient (not used in producing the loss)" + on_ranks(hits)
+    names = facts.get("names") or facts.get("indices")
+    if names:
+        summary += f": {names.strip()[:300]}"
+    fix = (
+        "A parameter defined in the model (in __init__) was not used in forward, or its output did not reach "
+        "the loss, so DDP waited for its gradient. Remove the unused layer or make every forward output take "
+        "part in the loss; or, if some parameters are legitimately unused in some steps:\n"
+        "DistributedDataParallel(model, find_unused_parameters=True)   # costs a graph traversal per step\n"
+        "TORCH_DISTRIBUTED_DEBUG=DETAIL names the parameters that got no gradient."
+    )
+    return summary, fix
+
+
+DDP_UNUSED_PARAMETERS = Recogniser(
+    # torch/csrc/distributed/c10d/reducer.cpp ("Expected to have finished reduction in the prior iteration")
+    kind="ddp_unused_parameters",
+    title="DDP unused parameters",
+    anchors=("Expected to have finished reduction in the prior iteration",),
+    span=6,
+    facts=(
+        R(r"Parameters which did not receive grad for rank \d+: (?P<names>[^\n]{1,400})"),
+        R(r"Parameter indices which did not receive grad for rank \d+: (?P<indices>[^\n]{1,400})"),
+    ),
+    describe=_unused,
+)
+
+
+def _twice(hits: list[Hit], ctx: Context) -> tuple[str, str]:
+    index = first(hits, "index")
+    name = first(hits, "name")
+    summary = (
+        "DDP: a parameter was marked ready twice in one iteration"
+        + (f" (parameter {name or 'at index ' + index})" if (name or index) else "")
+        + on_ranks(hits)
+    )
+    fix = (
+        "Its gradient hook fired twice: usually reentrant activation (gradient) checkpointing around layers "
+        "that run more than once per step, or a module used twice in one forward. Use non-reentrant "
+        "checkpointing:\n"
+        "torch.utils.checkpoint.checkpoint(fn, x, use_reentrant=False)   # transformers: "
+        'model.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": False})\n'
+        "or, when the graph is the same every step, DistributedDataParallel(..., static_graph=True)."
+    )
+    return summary, fix
+
+
+DDP_READY_TWICE = Recogniser(
+    # torch/csrc/distributed/c10d/reducer.cpp ("Expected to mark a variable ready only once")
+    kind="ddp_ready_twice",
+    title="DDP parameter marked ready twice",
+    anchors=("Expected to mark a variable ready only once", "has been marked as ready twice"),
+    span=2,
+    facts=(
+        R(
+            r"Parameter at index (?P<index>\d+)(?: with name (?P<name>\S{1,200}))? has been marked as ready twice"
+        ),
+    ),
+    describe=_twice,
+)
+
+
+def _shm(hits: list[Hit], ctx: Context) -> tuple[str, str]:
+    facts = merged(hits)
+    what = facts.get("what", "a DataLoader worker ran out of shared memory").strip()
+    summary = f"DataLoader workers out of shared memory (/dev/shm): {what}" + on_ranks(hits)
+    if facts.get("ancdata"):
+        summary = (
+            "DataLoader workers ran out of file descriptors passing tensors (received 0 items of ancdata)"
+        )
+        fix = (
+            "Raise the open-file limit (ulimit -n 65536) or share tensors through files instead of descriptors:\n"
+            "torch.multiprocessing.set_sharing_strategy('file_system')"
+        )
+        return summary, fix
+    fix = (
+        "DataLoader workers hand batches to the main process through shared memory (/dev/shm), and it is "
+        "full or too small. Raise the shared memory limit: in Docker run with --shm-size=16g (or --ipc=host); "
+        "on Kubernetes mount an emptyDir with medium: Memory at /dev/shm; check `df -h /dev/shm`.\n"
+        "Or need less of it: fewer num_workers, a smaller batch or prefetch_factor."
+    )
+    return summary, fix
+
+
+DATALOADER_SHM = Recogniser(
+    # torch/utils/data/_utils/signal_handling.py and worker.py, torch/csrc/DataLoader.cpp,
+    # torch/multiprocessing (MapAllocator "unable to write to file </torch_...>")
+    kind="dataloader_shm",
+    title="DataLoader shared memory",
+    anchors=(
+        "out of shared memory",
+        "insufficient shared memory",
+        "unable to write to file </torch_",
+        "unable to open shared memory object",
+        "received 0 items of ancdata",
+    ),
+    absorbs=("worker_crash",),
+    facts=(
+        R(
+            r"(?P<what>DataLoader worker \(pid[^\n)]{0,40}\) is killed by signal: [\w ]{1,40}|"
+            r"Unexpected bus error encountered in worker|unable to write to file </torch_[^>\n]{0,80}>[^\n]{0,80}|"
+            r"unable to open shared memory object[^\n]{0,120})"
+        ),
+        R(r"(?P<ancdata>received 0 items of ancdata)"),
+    ),
+    describe=_shm,
+)
+
+
+def _killed(hits: list[Hit], ctx: Context) -> tuple[str, str]:
+    facts = merged(hits)
+    what = facts.get("what", "a worker was killed with SIGKILL").strip()
+    summary = f"a process was killed (SIGKILL): {what}" + on_ranks(hits)
+    fix = (
+        "Nothing in the program stops it with SIGKILL: the kernel's out-of-memory killer (host RAM, not GPU "
+        "memory) or the scheduler (a memory or time limit) did. Check `dmesg -T | grep -i -E 'killed process|"
+        "oom'` on that host and the job's memory limit (SLURM: sacct -j <job> -o MaxRSS,ReqMem,State).\n"
+        "To need less host RAM: fewer DataLoader num_workers, load the model once (low_cpu_mem_usage=True, "
+        "or on rank 0 then broadcast), memory-map the dataset instead of loading it per rank."
+    )
+    return summary, fix
+
+
+WORKER_KILLED = Recogniser(
+    # torchrun's failure summary (exitcode -9), the kernel's OOM killer, SLURM's cgroup OOM handler
+    kind="worker_killed",
+    title="killed with SIGKILL",
+    anchors=("exitcode", "SIGKILL", "oom-kill", "Killed process", "Killed"),
+    match=R(
+        r"(?P<what>exitcode\s*:?\s*-9\b[^\n]{0,80}|Signal 9 \(SIGKILL\)[^\n]{0,80}|Signals\.SIGKILL|"
+        r"signal SIGKILL|is killed by signal: Killed|Detected \d+ oom-kill event|Out of memory: Killed process \d+[^\n]{0,60}|^\s*Killed\s*$)"
+    ),
+    describe=_killed,
+)
+
+
+def _crash(hits: list[Hit], ctx: Context) -> tuple[str, str]:
+    facts = merged(hits)
+    what = facts.get("what", "a worker crashed").strip()
+    summary = f"a process crashed: {what}" + on_ranks(hits)
+    fix = (
+        "A crash in native code (a CUDA extension, a library built for another torch, a driver problem) or, "
+        "for a bus error, a full /dev/shm. Get the Python stack of the crash: run it with "
+        "PYTHONFAULTHANDLER=1 (python -X faulthandler), and check `dmesg` for Xid errors; a bus error in "
+        "DataLoader workers wants a larger /dev/shm (docker --shm-size)."
+    )
+    return summary, fix
+
+
+WORKER_CRASH = Recogniser(
+    # torchrun's failure summary (exitcode -11 / -7), the shell's "Segmentation fault (core dumped)"
+    kind="worker_crash",
+    title="process crashed",
+    anchors=("exitcode", "SIGSEGV", "Segmentation fault", "Bus error", "SIGBUS"),
+    match=R(
+        r"(?P<what>exitcode\s*:?\s*-(?:11|7)\b[^\n]{0,80}|Signal (?:11|7) \((?:SIGSEGV|SIGBUS)\)[^\n]{0,60}|"
+        r"Fatal Python error: Segmentation fault|Segmentation fault \(core dumped\)|^\s*Segmentation fault\s*$|"
+        r"Bus error \(core dumped\)|signal SIGSEGV|signal SIGBUS)"
+    ),
+    describe=_crash,
+)
+
+RECOGNISERS = (
+    NAN_OVERFLOW,
+    DDP_UNUSED_PARAMETERS,
+    DDP_READY_TWICE,
+    DATALOADER_SHM,
+    WORKER_KILLED,
+    WORKER_CRASH,
+)

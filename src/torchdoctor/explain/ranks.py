@@ -1,0 +1,113 @@
+"""Which rank a log belongs to, and which rank the others waited for.
+
+When a collective times out, the ranks that print the timeout are the ones that *waited*; the cause is the
+rank that never got there: the one with no timeout line of its own, the one that failed first, or the one
+whose last completed collective is the lowest.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from pathlib import Path
+
+from torchdoctor.explain.recognisers import Context, Hit
+
+_RANK_IN_NAME = re.compile(r"(?i)(?:^|[^a-z])(?:rank|worker|proc|task)[_\-.]?(\d{1,6})(?!\d)")
+_LAST_NUMBER = re.compile(r"(\d{1,6})(?!.*\d)")
+
+
+def ranks_from_paths(files: list[Path]) -> dict[Path, int]:
+    """The rank each per-rank log file belongs to, where its path says so.
+
+    torchrun ``--log-dir``: ``.../attempt_0/3/stderr.log``; a name with ``rank3``/``rank_3``; SLURM's ``%t``:
+    files that differ only in one number (``job.0.out``, ``job.1.out``).
+
+    >>> ranks_from_paths([Path("run/attempt_0/0/stderr.log"), Path("run/attempt_0/1/stderr.log")])
+    {PosixPath('run/attempt_0/0/stderr.log'): 0, PosixPath('run/attempt_0/1/stderr.log'): 1}
+    """
+    found: dict[Path, int] = {}
+    groups: dict[tuple[Path, str], list[tuple[Path, int]]] = {}
+    for path in files:
+        if path.parent.name.isdigit() and len(path.parent.name) <= 6:
+            found[path] = int(path.parent.name)
+            continue
+        named = _RANK_IN_NAME.search(path.name)
+        if named:
+            found[path] = int(named.group(1))
+            continue
+        last = _LAST_NUMBER.search(path.name)
+        if last:
+            shape = path.name[: last.start()] + "#" + path.name[last.end() :]
+            groups.setdefault((path.parent, shape), []).append((path, int(last.group(1))))
+    for members in groups.values():
+        numbers = {n for _, n in members}
+        if len(members) >= 2 and len(numbers) == len(members):
+            found.update(dict(members))
+    return found
+
+
+def hit_rank(hit: Hit) -> int | None:
+    """The rank of a hit: from its file or line prefix, else from the message's own ``[Rank N]``."""
+    if hit.rank is not None:
+        return hit.rank
+    named = hit.facts.get("msg_rank")
+    return int(named) if named is not None else None
+
+
+def timeout_story(hits: list[Hit], ctx: Context) -> dict:
+    """What the timeout lines of every rank say together: the collective, who waited, who never came."""
+    per_rank: dict[int, dict] = {}
+    loose: dict = {}
+    for hit in hits:
+        rank = hit_rank(hit)
+        target = per_rank.setdefault(rank, {}) if rank is not None else loose
+        for key, value in hit.facts.items():
+            target.setdefault(key, value)
+    everyone = [*per_rank.values(), loose]
+    works = Counter((f.get("op"), f.get("seq")) for f in everyone if f.get("op") or f.get("seq"))
+    (op, seq), _ = works.most_common(1)[0] if works else ((None, None), 0)
+    same = next((f for f in everyone if f.get("op") == op and f.get("seq") == seq), loose)
+    numel = ", ".join(f"{k}={same[k]}" for k in ("numel_in", "numel_out") if same.get(k))
+    numel = numel.replace("numel_in", "NumelIn").replace("numel_out", "NumelOut")
+    if same.get("shape"):
+        numel = (numel + ", " if numel else "") + f"TensorShape=[{same['shape']}]"
+    timeouts = [f.get("timeout_ms") for f in everyone if f.get("timeout_ms")]
+    timed_out = sorted(per_rank)
+    completed = {r: int(f["last_completed"]) for r, f in per_rank.items() if f.get("last_completed")}
+    story = {
+        "op": op,
+        "seq": seq,
+        "numel": numel,
+        "timeout_ms": timeouts[0] if timeouts else None,
+        "timed_out": timed_out,
+        "last_completed": min(completed.values()) if completed else _int(loose.get("last_completed")),
+        "pg": next(
+            (f.get("pg_name") or f.get("pg") for f in everyone if f.get("pg") or f.get("pg_name")), None
+        ),
+        "stuck_s": next((f["stuck_s"] for f in everyone if f.get("stuck_s")), None),
+        "late": [],
+        "late_why": "",
+    }
+    failed = sorted(r for r in ctx.cause_ranks if r not in timed_out)
+    silent = sorted(r for r in ctx.ranks if r not in per_rank and r not in failed)
+    if failed:
+        story["late"], story["late_why"] = failed, "it failed first"
+    elif silent and timed_out:
+        story["late"], story["late_why"] = silent, "no timeout line in its log"
+    elif len(completed) > 1 and len(set(completed.values())) > 1:
+        lowest = min(completed.values())
+        story["late"] = sorted(r for r, c in completed.items() if c == lowest)
+        others = max(completed.values())
+        story["late_why"] = f"its last completed work is {lowest}, the others' {others}"
+    else:
+        seqs = {r: int(f["seq"]) for r, f in per_rank.items() if f.get("seq")}
+        if len(set(seqs.values())) > 1:
+            lowest = min(seqs.values())
+            story["late"] = sorted(r for r, s in seqs.items() if s == lowest)
+            story["late_why"] = f"it waits in work {lowest}, the others further on"
+    return story
+
+
+def _int(value) -> int | None:
+    return int(value) if value is not None else None

@@ -1,0 +1,172 @@
+"""Finding the few lines of a log that can be about a failure, in time linear in its size and bounded memory.
+
+A log is read in chunks. A line is a *candidate* only when it holds one of a few literal `TRIGGERS` (every
+failure message torch, NCCL, CUDA or the compiler prints holds one: ``Error``, ``Timeout``, ``NCCL WARN``,
+``Exception``, ...), found with ``bytes.find``, which runs at memory speed; only those lines are decoded and
+handed to the recognisers, with the few lines after them (a message printed over several lines, NCCL's
+``Last error:``). A line longer than `MAX_LINE` is cut around the trigger, so one 2 GB line costs no more
+than 2 GB of short ones.
+
+    >>> import io
+    >>> [w.line for w in windows(io.BytesIO(b"step 1\\nRuntimeError: boom\\nstep 2\\n"))]
+    ['RuntimeError: boom']
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+
+# Literal text one of which every recognised line holds. Each costs one bytes.find pass over the input, so
+# the list is short and each entry is rare in a healthy run's output (not "nan", which Megatron prints on
+# every step; not "default", part of every "[default0]:" prefix).
+TRIGGERS: tuple[bytes, ...] = (
+    b"rror",  # Error, error: nearly every failure
+    b"imeout",  # Timeout(ms)=, collective operation timeout, Socket Timeout
+    b"imed out",  # timed out, Timed out waiting
+    b"WARN",  # NCCL WARN
+    b"xception",  # Exception, ChildFailedError's traceback
+    b"Killed",  # the shell's "Killed", the kernel's "Killed process"
+    b"egmentation",  # Segmentation fault (core dumped)
+    b"exitcode",  # torchrun's failure summary
+    b"not compatible",  # "... with CUDA capability sm_86 is not compatible with the current PyTorch"
+    b"too old",  # "The NVIDIA driver on your system is too old" as a UserWarning
+    b"=nan",  # loss=nan in a progress bar
+    b": nan",  # loss: nan, 'loss': nan
+    b"SOCKET_IFNAME",  # NCCL INFO NCCL_SOCKET_IFNAME set to ...: the interface a fix must name
+    b"ALLOC_CONF",  # PYTORCH_CUDA_ALLOC_CONF already set
+)
+MAX_LINE = 64 * 1024  # longer lines are cut to this much around the trigger
+CHUNK = 8 * 2**20
+FOLLOWING = 8  # lines after a candidate kept with it (torchrun's failure block is 7)
+_HALF = MAX_LINE // 2
+_ANSI = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]{0,256}(?:\x07|\x1b\\)")
+_RANK_PREFIX = re.compile(r"^\s*\[(?:rank|default)(\d{1,6})\]:\s?")
+_FIRST_RANKS = re.compile(rb"(?m)^\[(?:rank|default)(\d{1,6})\]:")
+
+
+@dataclass
+class Window:
+    """A candidate line (cleaned: no colour codes, no CR, no ``[rankN]:`` prefix) and the lines after it."""
+
+    line: str
+    following: list[str]
+    number: int  # 1-based line number in its file
+    rank: int | None = None  # from a ``[rank3]:`` / ``[default3]:`` prefix
+    also: list[int] = field(default_factory=list)  # numbers of following lines that are candidates too
+
+    def text(self, span: int) -> str:
+        """The line and ``span`` lines after it, as one string."""
+        return "\n".join([self.line, *self.following[:span]]) if span else self.line
+
+
+def clean(raw: bytes) -> tuple[str, int | None]:
+    """Decode one line of someone else's output and take off what is not the message: colour codes, CR,
+    a torchrun ``[rank3]:`` prefix (returned as the rank)."""
+    text = raw.decode("utf-8", "replace")
+    if "\x1b" in text:
+        text = _ANSI.sub("", text)
+    if "\r" in text:
+        text = text.replace("\r\n", "\n").replace("\r", "\n").strip("\n")
+    rank = None
+    prefix = _RANK_PREFIX.match(text)
+    if prefix:
+        rank = int(prefix.group(1))
+        text = text[prefix.end() :]
+    return text, rank
+
+
+def ranks_in_head(head: bytes) -> set[int]:
+    """Ranks named by ``[rankN]:`` prefixes at the start of lines in the first bytes of a log."""
+    return {int(m.group(1)) for m in _FIRST_RANKS.finditer(head)}
+
+
+def windows(stream, chunk_size: int = CHUNK) -> Iterator[Window]:
+    """Every candidate line of a binary ``stream``, in order, with the lines after it.
+
+    Memory stays within a chunk plus a few cut lines, whatever the input (no newline at all, NUL bytes).
+    """
+    read: Callable[[int], bytes] = stream.read
+    carry = b""
+    first_line = 1  # line number of carry[0]
+    pending: set[int] = set()  # line numbers announced as candidates by the line before them
+    eof = False
+    while not eof:
+        data = read(chunk_size)
+        eof = not data
+        buf = carry + data if carry else data
+        if not buf:
+            return
+        if eof:
+            limit = len(buf)
+        else:
+            limit = buf.rfind(b"\n") + 1
+            if len(buf) - limit > MAX_LINE:  # a line longer than MAX_LINE: cut it
+                limit = len(buf) - _HALF
+        starts = _candidate_starts(buf, limit)
+        line_number, counted_to = first_line, 0
+        resume = limit  # where the next buffer starts
+        for start in starts:
+            end = _line_end(buf, start)
+            window_end, following_spans = end, []
+            for _ in range(FOLLOWING):
+                if window_end >= len(buf):
+                    break
+                next_start = window_end + 1
+                next_end = _line_end(buf, next_start)
+                following_spans.append((next_start, next_end))
+                window_end = next_end
+            if not eof and (window_end >= len(buf) or len(following_spans) < FOLLOWING) and start > 0:
+                resume = min(resume, start)  # its following lines are in the next chunk: read it again
+                break
+            line_number += buf.count(b"\n", counted_to, start)
+            counted_to = start
+            if line_number in pending:
+                pending.discard(line_number)
+                continue
+            line, rank = clean(buf[start:end])
+            following = [clean(buf[s:e])[0] for s, e in following_spans]
+            window = Window(line, following, line_number, rank)
+            if line.rstrip().endswith(":") and following:
+                # "RuntimeError:" / "Last error:" with the message on the next lines
+                window.also = [line_number + 1 + i for i in range(min(2, len(following)))]
+                pending.update(window.also)
+            yield window
+        if resume < limit:
+            limit = resume
+        first_line += buf.count(b"\n", 0, limit)
+        pending = {n for n in pending if n >= first_line}
+        carry = buf[limit:]
+        if eof and carry:  # the deferred tail at the end of the input: nothing more will come
+            eof = False
+            read = _empty
+
+
+def _empty(_size: int) -> bytes:
+    return b""
+
+
+def _candidate_starts(buf: bytes, limit: int) -> list[int]:
+    """Start offsets of the lines in ``buf[:limit]`` that hold a trigger, each once, in order."""
+    starts: set[int] = set()
+    for trigger in TRIGGERS:
+        find = buf.find
+        at = find(trigger, 0, limit)
+        while at >= 0:
+            start = _line_start(buf, at)
+            starts.add(start)
+            nl = buf.find(b"\n", at, at + _HALF)
+            at = find(trigger, (nl if nl >= 0 else at + len(trigger)), limit)
+    return sorted(starts)
+
+
+def _line_start(buf: bytes, at: int) -> int:
+    lowest = max(0, at - _HALF)
+    newline = buf.rfind(b"\n", lowest, at)
+    return newline + 1 if newline >= 0 else lowest
+
+
+def _line_end(buf: bytes, start: int) -> int:
+    newline = buf.find(b"\n", start, start + MAX_LINE)
+    return newline if newline >= 0 else min(len(buf), start + MAX_LINE)

@@ -1,0 +1,130 @@
+"""What a recogniser is: the knowledge about one kind of failure, as data.
+
+A `Recogniser` names the literal text torch / NCCL / CUDA / the compiler print for one kind of failure
+(``anchors``: one must be on the line, exactly as printed), an optional pattern that must match the line and
+the few lines after it (``match``), patterns whose named groups become facts (``facts``), and two functions
+that turn the facts of every place it was seen into a summary and a fix. ``role`` says whether the kind is a
+root cause or what a cause elsewhere leads to (a watchdog timeout on the ranks that waited). ``absorbs``
+lists the vaguer kinds the same failure also prints (``duplicate_gpu`` arrives as an NCCL "invalid usage").
+
+Adding a kind is one `Recogniser` in one of the ``kinds_*`` modules and one fixture test.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+Facts = dict[str, Any]
+
+
+@dataclass
+class Hit:
+    """One place a kind was seen: its facts, the file, the line number, the rank (when known)."""
+
+    kind: str
+    facts: Facts
+    source: str
+    line: int
+    rank: int | None = None
+    order: int = 0  # position in the whole input, for "what happened first"
+
+
+@dataclass
+class Context:
+    """What the whole input says besides the failures: versions, settings, the ranks that wrote logs."""
+
+    facts: Facts = field(default_factory=dict)
+    ranks: set[int] = field(default_factory=set)  # every rank seen (a per-rank file or a [rankN]: prefix)
+    sources: list[str] = field(default_factory=list)
+    last_error_line: str = ""  # the last "SomethingError: ..." line, named when nothing is recognised
+    cause_ranks: set[int] = field(default_factory=set)  # ranks where a root cause was seen
+    candidates: int = 0  # lines that were looked at closely
+
+
+@dataclass(frozen=True)
+class Recogniser:
+    """One kind of failure: how it is recognised, what is read from it, what to do about it."""
+
+    kind: str
+    anchors: tuple[str, ...]
+    describe: Callable[[list[Hit], Context], tuple[str, str]]  # -> (summary, fix)
+    match: re.Pattern | None = None
+    facts: tuple[re.Pattern, ...] = ()
+    role: str = "cause"  # cause | consequence
+    absorbs: tuple[str, ...] = ()
+    title: str = ""  # the kind in a few words, used when another finding names this one
+    span: int = 0  # lines after the anchored one that belong to the message (facts are read there too)
+
+    def read(self, window: str) -> Facts | None:
+        """The facts in ``window`` (a line and the lines after it), or None when it is not this kind."""
+        found: Facts = {}
+        if self.match is not None:
+            matched = self.match.search(window)
+            if matched is None:
+                return None
+            found.update({k: v for k, v in matched.groupdict().items() if v is not None})
+        for pattern in self.facts:
+            matched = pattern.search(window)
+            if matched:
+                for key, value in matched.groupdict().items():
+                    if value is not None:
+                        found.setdefault(key, value)
+        return found
+
+
+def first(hits: list[Hit], key: str, default: Any = None) -> Any:
+    """The first value of fact ``key`` among ``hits`` (in input order)."""
+    return next((h.facts[key] for h in hits if key in h.facts), default)
+
+
+def merged(hits: list[Hit]) -> Facts:
+    """The facts of every hit, the first place a fact was seen winning."""
+    facts: Facts = {}
+    for hit in hits:
+        for key, value in hit.facts.items():
+            facts.setdefault(key, value)
+    return facts
+
+
+def ranks_of(hits: list[Hit]) -> list[int]:
+    """The ranks the hits came from, sorted."""
+    return sorted({h.rank for h in hits if h.rank is not None})
+
+
+def rank_list(ranks: list[int]) -> str:
+    """``[0, 1, 2, 5]`` -> ``"0-2, 5"``: a report about many ranks groups neighbours."""
+    parts: list[str] = []
+    start = previous = None
+    for rank in sorted(set(ranks)):
+        if previous is not None and rank == previous + 1:
+            previous = rank
+            continue
+        if start is not None:
+            parts.append(str(start) if start == previous else f"{start}-{previous}")
+        start = previous = rank
+    if start is not None:
+        parts.append(str(start) if start == previous else f"{start}-{previous}")
+    return ", ".join(parts)
+
+
+def on_ranks(hits: list[Hit]) -> str:
+    """`` on rank 3`` / `` on ranks 0-2`` / ``""`` when no rank is known."""
+    ranks = ranks_of(hits)
+    if not ranks:
+        return ""
+    return f" on rank {ranks[0]}" if len(ranks) == 1 else f" on ranks {rank_list(ranks)}"
+
+
+def where(hits: list[Hit]) -> str:
+    """`` (run.log:12)``: where the first hit was read."""
+    hit = hits[0]
+    return f" ({hit.source}:{hit.line})" if hit.source else f" (line {hit.line})"
+
+
+def size_in_bytes(number: str, unit: str) -> float:
+    """``("450.00", "MiB")`` -> bytes; torch prints B, KiB, MiB, GiB, TiB (and older versions KB, MB, GB)."""
+    scale = {"B": 1, "K": 2**10, "M": 2**20, "G": 2**30, "T": 2**40, "P": 2**50, "E": 2**60}
+    return float(number) * scale.get(unit[:1].upper(), 1)

@@ -1,0 +1,69 @@
+"""From hits to findings: one per kind, the root cause first, consequences named as such."""
+
+from __future__ import annotations
+
+from torchdoctor.explain.kinds import BY_KIND
+from torchdoctor.explain.ranks import hit_rank
+from torchdoctor.explain.recognisers import Context, Hit, rank_list
+from torchdoctor.findings import Finding
+
+# More specific kinds that the same failure also prints as a vaguer one: the vaguer one is dropped.
+_VAGUER = {
+    "nccl_system_error": ("nccl_error",),
+    "network_interface": ("nccl_error", "nccl_system_error"),
+    "cuda_oom": ("nccl_error",),
+    "worker_killed": ("child_failed",),
+    "worker_crash": ("child_failed",),
+}
+
+
+def role(kind: str, hits: list[Hit]) -> str:
+    """``cause`` or ``consequence`` (an NCCL error that says another process exited is a consequence)."""
+    if kind == "nccl_error" and any("remote process exited" in h.facts.get("reason", "") for h in hits):
+        return "consequence"
+    return BY_KIND[kind].role
+
+
+def findings(hits: list[Hit], ctx: Context, counts: dict[str, int] | None = None) -> list[Finding]:
+    """One finding per kind seen, causes first (earliest first), then what they led to."""
+    by_kind: dict[str, list[Hit]] = {}
+    for hit in sorted(hits, key=lambda h: h.order):
+        by_kind.setdefault(hit.kind, []).append(hit)
+    for kind in list(by_kind):
+        for vaguer in (*BY_KIND[kind].absorbs, *_VAGUER.get(kind, ())):
+            by_kind.pop(vaguer, None)
+    roles = {kind: role(kind, kind_hits) for kind, kind_hits in by_kind.items()}
+    causes = [k for k in by_kind if roles[k] == "cause"]
+    ctx.cause_ranks = {r for k in causes for h in by_kind[k] if (r := hit_rank(h)) is not None}
+    ordered = causes + [k for k in by_kind if roles[k] != "cause"]
+    found = []
+    for kind in ordered:
+        kind_hits = by_kind[kind]
+        recogniser = BY_KIND[kind]
+        summary, fix = recogniser.describe(kind_hits, ctx)
+        details = _details(kind, kind_hits, roles[kind], counts)
+        status = "fail"
+        if roles[kind] != "cause" and causes:
+            lead = BY_KIND[causes[0]]
+            summary += f" — a consequence of the {lead.title} above (log.{lead.kind})"
+            details["consequence_of"] = f"log.{lead.kind}"
+            status = "warn"
+        found.append(Finding(f"log.{kind}", status, summary, details, fix))
+    return found
+
+
+def _details(kind: str, hits: list[Hit], role_: str, counts: dict[str, int] | None) -> dict:
+    ranks = sorted({r for h in hits if (r := hit_rank(h)) is not None})
+    facts: dict = {}
+    for hit in hits:
+        for key, value in hit.facts.items():
+            facts.setdefault(key, value)
+    facts.pop("msg_rank", None)
+    return {
+        "kind": kind,
+        "role": role_,
+        "ranks": rank_list(ranks) if ranks else "",
+        "seen": (counts or {}).get(kind, len(hits)),
+        "where": [f"{h.source}:{h.line}" for h in hits[:5]],
+        "facts": facts,
+    }
