@@ -240,7 +240,7 @@ def test_cli_bad_hostfile_or_count_is_one_line_exit_2(cli, tmp_path):
     good, _ = hostfile(tmp_path, "node1\nnode2\n")
     for args, words in (
         (["--hostfile", str(bad)], f"hostfile {bad} line 2: 'node2 slots=two': slots must be a whole number"),
-        (["--hostfile", str(tmp_path / "missing.txt")], "missing.txt does not exist"),
+        (["--hostfile", str(tmp_path / "missing.txt")], "missing.txt: does not exist"),
         (
             ["--hostfile", str(good), "-n", "5"],
             f"-n 5: the sanity run starts one process per host and {good}",

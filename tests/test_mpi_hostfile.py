@@ -1,3 +1,5 @@
+import os
+
 import pytest
 
 from torchdoctor.errors import BadInput
@@ -13,14 +15,13 @@ def write(tmp_path, text, name="hosts.txt"):
 def test_open_mpi_hostfile_with_comments_slots_max_slots_and_users(tmp_path):
     path = write(
         tmp_path,
-        "# the training cluster\n\nnode1 slots=4 max_slots=8\n  alice@node2 slots=2   # the odd one\nnode3\nnode1\n",
+        "# the training cluster\n\nnode1 slots=4 max_slots=8\n  alice@node2 slots=2   # the odd one\nnode3\n",
     )
     entries = parse_hostfile(path)
     assert [(e.host, e.slots, e.max_slots, e.line) for e in entries] == [
         ("node1", 4, 8, 3),
         ("alice@node2", 2, None, 4),
         ("node3", None, None, 5),
-        ("node1", None, None, 6),
     ]
     assert [e.hostname for e in distinct_hosts(entries)] == ["node1", "node2", "node3"]
     assert styles(entries) == {"openmpi"}
@@ -53,6 +54,14 @@ def test_mpich_hostfile_with_counts_and_interface(tmp_path):
         ("node1 max_slots=+4", "not '+4'"),
         ("node1:2:3", "'node1:2:3' is not an IPv6 address"),
         ("fe80::zz slots=1", "'fe80::zz' is not an IPv6 address"),
+        # what Open MPI refuses: counts past a C int, a host listed twice (in any spelling)
+        ("node1 slots=99999999999999999999", "slots 99999999999999999999 is more than mpirun can count"),
+        ("node1 max_slots=2147483648", "at most 2147483647"),
+        ("node1:4294967296", "more than mpirun can count"),
+        ("node0", "host node0 is listed twice (lines 2 and 3)"),
+        ("NODE0 slots=2", "host NODE0 is listed twice (lines 2 and 3)"),
+        ("alice@node0", "host node0 is listed twice"),
+        ("node0:1", "listed twice"),
     ],
 )
 def test_a_bad_line_names_file_line_and_value(tmp_path, line, words):
@@ -97,3 +106,41 @@ def test_bracketless_ipv6_addresses_as_open_mpi_writes_them(tmp_path):
         "::1 slots=1",
         "alice@fe80::2%eth0 slots=2 max_slots=4",
     ]
+
+
+@pytest.mark.parametrize(
+    "data, line",
+    [
+        (b"node1 slots=2\r\nnode2 slots=2\r\n", 1),
+        (b"# saved on Windows\r\nnode1\r\n", 1),
+        (b"node1 slots=2\nnode2 slots=2\r\n", 2),
+        (b"node1 slots=2\rnode2\n", 1),  # old Mac line ends
+    ],
+)
+def test_windows_line_ends_are_named_with_the_fix(tmp_path, data, line):
+    path = tmp_path / "hosts.txt"
+    path.write_bytes(data)
+    with pytest.raises(BadInput) as error:
+        parse_hostfile(path)
+    message = str(error.value)
+    assert message.startswith(f"hostfile {path} line {line}: ends in CR LF"), message
+    assert f"sed -i 's/\\r$//' {path}" in message
+
+
+@pytest.mark.parametrize(
+    "make, words",
+    [
+        (lambda p: p, "is a folder, not a file"),
+        (lambda p: p / "nope.txt", "nope.txt: does not exist"),
+        (lambda p: (p / "file").write_text("x") and p / "file" / "hosts.txt", "file is a file, not a folder"),
+        (lambda p: (p / "loop").symlink_to(p / "loop") or p / "loop", "a symbolic link loop"),
+        (lambda p: p / ("h" * 300), "name too long"),
+        (lambda p: os.mkfifo(p / "pipe") or p / "pipe", "lists no host"),  # nobody writes it: no wait
+        (lambda p: "/dev/zero", "larger than 1 MiB"),
+    ],
+)
+def test_a_hostfile_that_cannot_be_read_is_named_with_the_reason(tmp_path, make, words):
+    path = make(tmp_path)
+    with pytest.raises(BadInput) as error:
+        parse_hostfile(path)
+    assert str(error.value).startswith(f"hostfile {path}") and words in str(error.value), error.value

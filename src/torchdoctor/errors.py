@@ -164,3 +164,28 @@ def require_folder(flag: str, path: str | os.PathLike) -> None:
     path, info = _open_for_reading(flag, path)
     if not stat.S_ISDIR(info.st_mode):
         raise BadInput(f"{flag} {path}: is a file, not a folder")
+
+
+def read_file(flag: str, path: str | os.PathLike, limit: int = 16 * 2**20) -> bytes:
+    """The bytes of a file named by ``flag``, in the words of `require_readable_file` when it cannot be read.
+
+    Never waits on a named pipe nobody writes (it reads as empty), and refuses more than ``limit`` bytes
+    (``/dev/zero`` given by mistake would be read forever).
+    """
+    require_readable_file(flag, path)
+    try:
+        descriptor = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+    except OSError as error:  # changed since the check
+        raise _path_error(flag, Path(path), error, "read") from None
+    try:
+        # blocking again: a pipe with a writer (`<(...)`) is read to its end, one without reads as empty
+        os.set_blocking(descriptor, True)
+        with os.fdopen(descriptor, "rb", closefd=False) as stream:
+            data = stream.read(limit + 1)
+    except OSError as error:
+        raise BadInput(f"{flag} {_shown(path)}: cannot read it: {type(error).__name__}: {error}") from None
+    finally:
+        os.close(descriptor)
+    if len(data) > limit:
+        raise BadInput(f"{flag} {_shown(path)}: larger than {limit // 2**20} MiB; is it the right file?")
+    return data

@@ -24,13 +24,16 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from torchdoctor.errors import BadInput
+from torchdoctor.errors import BadInput, read_file
 
 # Open MPI's hostfile lexer accepts these spellings for the slot count and its maximum.
 _SLOTS_KEYS = ("slots", "slot", "cpu", "cpus", "count")
 _MAX_SLOTS_KEYS = ("max_slots", "max-slots", "max_slot", "max-slot")
 # A hostname (RFC 1123 letters, digits, dots, hyphens; underscores seen in the wild) or an IPv4 address,
 # optionally with the ssh user in front.
+# Open MPI and MPICH keep slot counts in a C int.
+MAX_SLOTS = 2**31 - 1
+_MAX_HOSTFILE_BYTES = 2**20  # a million bytes is tens of thousands of hosts
 _HOST = re.compile(r"^(?:[A-Za-z0-9._-]+@)?[A-Za-z0-9][A-Za-z0-9._-]*$")
 
 
@@ -59,6 +62,11 @@ def _count(path: Path, number: int, raw: str, key: str, value: str) -> int:
         raise BadInput(
             f"hostfile {path} line {number}: {raw.strip()!r}: {key} must be a whole number of at least 1, "
             f"not {value!r}"
+        )
+    if int(value) > MAX_SLOTS:
+        raise BadInput(
+            f"hostfile {path} line {number}: {raw.strip()!r}: {key} {value} is more than mpirun can count "
+            f"(at most {MAX_SLOTS})"
         )
     return int(value)
 
@@ -134,20 +142,34 @@ def parse_hostfile(path: str | Path) -> list[HostfileEntry]:
     Raises `BadInput` when the file is missing, unreadable, has no host, or a line is malformed.
     """
     path = Path(path)
-    try:
-        text = path.read_text(errors="replace")
-    except FileNotFoundError:
-        raise BadInput(f"hostfile {path} does not exist") from None
-    except OSError as error:
-        raise BadInput(f"hostfile {path} cannot be read: {error.strerror or error}") from None
-    entries = [e for n, raw in enumerate(text.splitlines(), 1) if (e := parse_line(path, n, raw)) is not None]
+    data = read_file("hostfile", path, limit=_MAX_HOSTFILE_BYTES)
+    lines = data.decode(errors="replace").split("\n")
+    entries: list[HostfileEntry] = []
+    first_line: dict[str, int] = {}
+    for number, raw in enumerate(lines, 1):
+        if raw.endswith("\r") or "\r" in raw.split("#", 1)[0]:
+            raise BadInput(
+                f"hostfile {path} line {number}: ends in CR LF (a file saved on Windows); mpirun reads the CR as "
+                f"part of the host line: convert it with `sed -i 's/\\r$//' {path}` (or dos2unix)"
+            )
+        entry = parse_line(path, number, raw)
+        if entry is None:
+            continue
+        seen = first_line.setdefault(entry.hostname.lower(), number)
+        if seen != number:
+            raise BadInput(
+                f"hostfile {path} line {number}: {raw.strip()!r}: host {entry.hostname} is listed twice "
+                f"(lines {seen} and {number}); list it once, with its slots added up"
+            )
+        entries.append(entry)
     if not entries:
         raise BadInput(f"hostfile {path} lists no host (only blank lines and comments)")
     return entries
 
 
 def distinct_hosts(entries: list[HostfileEntry]) -> list[HostfileEntry]:
-    """The first entry of each host: Open MPI and MPICH add up the slots of a host listed twice."""
+    """The first entry of each host (`parse_hostfile` refuses a host listed twice; entries built by hand may
+    repeat one)."""
     seen: dict[str, HostfileEntry] = {}
     for entry in entries:
         seen.setdefault(entry.hostname.lower(), entry)
