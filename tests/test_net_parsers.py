@@ -9,7 +9,7 @@ from torchdoctor.distributed.ranks import from_environment
 from torchdoctor.net import bandwidth, nccl_log
 from torchdoctor.net.torch_errors import classify
 from torchdoctor.net.verdicts import launcher_failures
-from torchdoctor.net.worker import first_slurm_host, parse_faults, rendezvous_address
+from torchdoctor.net.worker import WorkerOptions, first_slurm_host, rendezvous_address
 
 FIXTURES = Path(__file__).parent / "fixtures"
 
@@ -206,7 +206,7 @@ def test_iterations_default_each_on_its_own():
 
 
 def test_rendezvous_endpoint_is_host_and_port():
-    from torchdoctor.net.launch import parse_endpoint
+    from torchdoctor.distributed.torchrun import parse_endpoint
 
     assert parse_endpoint("node01:29400") == ("node01", 29400)
     assert parse_endpoint("[fe80::1]:1") == ("fe80::1", 1)
@@ -217,12 +217,12 @@ def test_rendezvous_endpoint_is_host_and_port():
 
 @pytest.mark.parametrize("timeout", [float("nan"), float("inf"), 0.0, -1.0])
 def test_torchrun_command_rejects_a_timeout_it_cannot_pass_on(tmp_path, timeout):
-    from torchdoctor.net.launch import torchrun_command
+    from torchdoctor.net.spawn import launcher_command
 
     with pytest.raises(ValueError, match=f"timeout={timeout!r}"):
-        torchrun_command(2, [], tmp_path, nnodes=2, rdzv_endpoint="node01:29400", timeout=timeout)
+        launcher_command(2, WorkerOptions(timeout=timeout), tmp_path, 2, "node01:29400", "run")
     with pytest.raises(ValueError, match="rendezvous endpoint ''"):
-        torchrun_command(2, [], tmp_path, nnodes=2, rdzv_endpoint=None)
+        launcher_command(2, WorkerOptions(), tmp_path, 2, "", "run")
 
 
 def rows(busbws):
@@ -247,12 +247,6 @@ def test_plot_writes_a_png(tmp_path):
 
 
 # -- launch environments -------------------------------------------------------------------------------
-
-
-def test_fault_injection_spec():
-    assert parse_faults("1:crash, 3:no_join") == {1: "crash", 3: "no_join"}
-    with pytest.raises(ValueError, match="explode"):
-        parse_faults("1:explode")
 
 
 def test_slurm_master_address_is_the_first_host_and_port_from_job_id():
@@ -285,7 +279,7 @@ def test_mpirun_over_hosts_needs_master_addr():
 
 
 def test_default_workers_one_per_gpu_or_two(tmp_path):
-    from torchdoctor.net.launch import default_nproc
+    from torchdoctor.net.spawn import default_nproc
 
     assert default_nproc({}, root=tmp_path) == 2  # no NVIDIA driver here
     for bus_id in ("0000:17:00.0", "0000:65:00.0", "0000:ca:00.0"):

@@ -2,18 +2,31 @@
 
 import json
 import os
+import socket
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+from net_faults import FAULTS_VARIABLE, parse_faults
 
 from torchdoctor.net.bandwidth import bus_factor
 from torchdoctor.net.checks import check_communication
-from torchdoctor.net.worker import FAULT_VARIABLE
 
 # Every run is bounded: the stage timeout inside the workers, and this outside, so a hang fails the test.
 RUN_LIMIT_S = 100
+# `torchdoctor net`'s test with faults planted in its ranks (tests/net_faults.py)
+WITH_FAULTS = str(Path(__file__).parent / "net_faults.py")
+
+
+def run_with_faults(faults: str, *args: str, launcher: tuple[str, ...] = ()) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, *launcher, WITH_FAULTS, *args],
+        capture_output=True,
+        text=True,
+        timeout=RUN_LIMIT_S,
+        env={**os.environ, FAULTS_VARIABLE: faults, "COLUMNS": "200"},
+    )
 
 
 def findings_of(result) -> dict[str, dict]:
@@ -74,8 +87,8 @@ def test_bench_table_plot_and_expect_busbw(cli, tmp_path):
         ),
     ],
 )
-def test_each_fault_gets_its_verdict(cli, fault, timeout, finding_id, words):
-    result = cli("net", "--json", f"--timeout={timeout}", env={FAULT_VARIABLE: fault}, timeout=RUN_LIMIT_S)
+def test_each_fault_gets_its_verdict(fault, timeout, finding_id, words):
+    result = run_with_faults(fault, "--json", f"--timeout={timeout}")
     assert result.returncode == 1, result.stdout + result.stderr
     found = findings_of(result)
     assert finding_id in found, found
@@ -95,14 +108,8 @@ def test_each_fault_gets_its_verdict(cli, fault, timeout, finding_id, words):
 )
 def test_under_torchrun_rank_0_reports_for_the_job(fault, finding_id, words):
     """As a worker of the user's own torchrun: no launcher of ours, the ranks judge from what they see."""
-    result = subprocess.run(
-        [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc-per-node=2"]
-        + ["-m", "torchdoctor", "net", "--json", "--timeout=8"],
-        capture_output=True,
-        text=True,
-        timeout=RUN_LIMIT_S,
-        env={**os.environ, FAULT_VARIABLE: fault},
-    )
+    torchrun = ("-m", "torch.distributed.run", "--standalone", "--nproc-per-node=2")
+    result = run_with_faults(fault, "--json", "--timeout=8", launcher=torchrun)
     assert result.returncode != 0
     reports = [json.loads(block) for block in _json_blocks(result.stdout)]
     assert reports, result.stdout + result.stderr
@@ -121,10 +128,16 @@ def _json_blocks(text: str):
 def test_check_runs_two_local_gloo_ranks():
     (finding,) = check_communication()
     assert finding.id == "net.smoke" and finding.status == "ok", finding
-    assert finding.details["ranks"] == {
-        "0": finding.details["ranks"]["0"],
-        "1": finding.details["ranks"]["1"],
-    }
+    host = socket.gethostname()
+    assert finding.details["backend"] == "gloo"
+    assert finding.details["ranks"] == {"0": f"{host}:0", "1": f"{host}:1"}
+    assert finding.summary.startswith(f"2 ranks on 1 host ({host}) talk to each other over gloo")
+
+
+def test_fault_injection_spec():
+    assert parse_faults("1:crash, 3:no_join") == {1: "crash", 3: "no_join"}
+    with pytest.raises(ValueError, match="explode"):
+        parse_faults("1:explode")
 
 
 def test_check_skips_inside_a_launched_rank():
@@ -140,7 +153,7 @@ def test_check_skips_inside_a_launched_rank():
         (["--ops=all_reduce,alltoall"], "alltoall"),
         (["--sizes=1M,lots"], "'lots'"),
         (["--plot=busbw.svg"], "busbw.svg"),
-        (["--plot=/no/such/dir/busbw.png"], "/no/such/dir"),
+        (["--plot=/no/such/dir/busbw.png"], "/no/such/dir/busbw.png: the folder /no does not exist"),
         (["--nnodes=2"], "--rdzv-endpoint"),
         (["--expect-busbw=-3"], "-3"),
         (["--read-log=/no/such/nccl.log"], "/no/such/nccl.log"),
@@ -158,12 +171,12 @@ def test_check_skips_inside_a_launched_rank():
         # --log-dir and --plot are checked before any worker starts
         (["--log-dir=/etc/passwd"], "--log-dir /etc/passwd: exists and is not a folder"),
         (["--log-dir=/proc/foo/bar"], "--log-dir /proc/foo/bar"),
-        (["--bench", "--plot=/proc/x.png"], "--plot /proc/x.png: cannot write"),
+        (["--bench", "--plot=/proc/x.png"], "--plot /proc/x.png: "),
         (["--rdzv-endpoint=foo:bar", "--nnodes=2", "--timeout=3"], "port 'bar'"),
         (["--rdzv-endpoint=:29400", "--nnodes=2"], "':29400' is not HOST:PORT"),
         (["--rdzv-endpoint=node01:0", "--nnodes=2"], "port '0'"),
         (["--rdzv-endpoint=node01:65536"], "port '65536'"),
-        (["--rdzv-endpoint=node01", "--nnodes=2"], "'node01' is not HOST:PORT"),
+        (["--rdzv-endpoint=node01", "--nnodes=2"], "'node01' has no port"),
         (["--iters=0"], "--iters 0"),
         (["--iters=-5"], "--iters -5"),
         (["--warmup=-1"], "--warmup -1"),
@@ -220,27 +233,27 @@ def test_read_log_of_a_fifo_nobody_writes_to_does_not_hang(cli, tmp_path):
 
 def test_a_plot_that_cannot_be_written_is_a_finding_not_a_traceback(tmp_path):
     """--plot is checked up front; if the folder goes away during the bench, the run still reports."""
-    from torchdoctor.cli.net import _bench_findings
-    from torchdoctor.findings import Finding
+    from torchdoctor.net.smoke import bench_findings
 
     row = {"op": "all_reduce", "size": 2**20, "seconds": 0.01, "algbw": 0.1, "busbw": 0.1, "ranks": 2}
-    smoke = Finding("net.smoke", "ok", "2 ranks", {"backend": "gloo"})
     gone = tmp_path / "gone" / "busbw.png"
-    found = {f.id: f for f in _bench_findings([row], [smoke], None, gone, as_json=True)}
+    found = {f.id: f for f in bench_findings([row], "gloo", None, gone)}
     assert found["net.bandwidth"].status == "ok"
     assert found["net.plot"].status == "fail" and str(gone) in found["net.plot"].summary
 
 
 def test_a_launch_past_its_deadline_is_stopped_and_judged():
-    """The backstop behind the workers' own timeouts: the launcher and its workers are killed, not waited on."""
-    from torchdoctor.net.launch import launch
+    """The backstop behind the ranks' own timeouts: the ranks are killed, not waited on."""
+    from torchdoctor.net.spawn import fork_ranks, free_port
     from torchdoctor.net.verdicts import verdicts
+    from torchdoctor.net.worker import WorkerOptions
 
     # rank 1 never joins and rank 0 would wait 60 s for it; the deadline ends the run first
-    env = {**os.environ, FAULT_VARIABLE: "1:no_join"}
-    result = launch(2, ["--timeout=60"], 60, environ=env, deadline_s=8)
+    env = {**os.environ, FAULTS_VARIABLE: "1:no_join"}
+    address = ("127.0.0.1", free_port())
+    result = fork_ranks(2, WorkerOptions(timeout=60), address, 8, environ=env, worker="net_faults")
     assert not result.finished
-    (finding,) = verdicts(result.reports, result.world_size, 60, result.output, result.finished)
+    (finding,) = verdicts(result.states, result.world_size, 60, finished=result.finished, exits=result.exits)
     assert finding.status == "fail" and "stopped at its deadline" in finding.summary
 
 

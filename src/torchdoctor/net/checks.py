@@ -14,7 +14,7 @@ AREA = "net"
 def check_communication(
     nproc: int = 2, timeout: float = 10.0, environ: Mapping[str, str] | None = None
 ) -> list[Finding]:
-    """Two local gloo workers through torch's elastic launcher: join, all_reduce checked, barrier, memory.
+    """Two local gloo ranks, forked from this process: join, all_reduce checked, barrier, memory.
 
     Short on purpose (gloo, 2 ranks, a 10 s wait per stage); ``torchdoctor net`` runs the full test on the GPUs.
     """
@@ -43,8 +43,8 @@ def check_communication(
                 "Install a standard torch build: pip install --force-reinstall torch",
             )
         ]
-    from torchdoctor.net.launch import launch
-    from torchdoctor.net.verdicts import verdicts
+    from torchdoctor.net.options import net_options
+    from torchdoctor.net.smoke import run_net
 
-    result = launch(nproc, [f"--timeout={timeout:g}", "--backend=gloo"], timeout, environ=environ)
-    return verdicts(result.reports, result.world_size, timeout, result.output, result.finished)
+    options = net_options(timeout=timeout, backend="gloo", nproc_per_node=nproc)
+    return run_net(options, environ=environ).findings

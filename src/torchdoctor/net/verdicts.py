@@ -1,6 +1,6 @@
 """From what each rank reported (and what the launcher printed) to verdicts a person can act on.
 
-The ranks' reports carry job-wide observations (who never joined, who had not entered a stuck collective,
+The ranks' states carry job-wide observations (who never joined, who had not entered a stuck collective,
 whose contribution came back wrong), so a verdict can be given from any subset of them: all of one host's
 ranks, or a single rank under torchrun.
 """
@@ -13,8 +13,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from torchdoctor.findings import Finding
+from torchdoctor.net.rank_state import COLLECTIVE_STAGES, RankState
 from torchdoctor.net.torch_errors import NCCL_DEBUG_HINT, REACH_HINT, classify
-from torchdoctor.net.worker import COLLECTIVE_STAGES
 
 # torchrun's failure block: "rank : 1 (local_rank: 1)" ... "exitcode : -11 (pid: 42)" ... "traceback : ..."
 _FAILURE = re.compile(
@@ -52,7 +52,7 @@ def launcher_failures(output: str) -> dict[int, dict[str, Any]]:
 
 
 def verdicts(
-    reports: Mapping[int, Mapping[str, Any]],
+    reports: Mapping[int, RankState],
     world_size: int,
     timeout: float,
     output: str = "",
@@ -60,20 +60,22 @@ def verdicts(
     expected_reports: int | None = None,
     endpoint: str = "",
     nnodes: int = 1,
+    exits: Mapping[int, Mapping[str, Any]] | None = None,
 ) -> list[Finding]:
     """Findings for one run of the smoke test.
 
-    ``reports`` maps rank -> that rank's report (`torchdoctor.net.worker.Report` as a dict); ranks without
-    one are named from the others' observations or the launcher's ``output``. ``finished`` is False when
-    the launcher had to be stopped at its deadline. ``expected_reports`` is how many ranks report here
-    (default all of them; one host's share in a multi-node run, 1 for a single rank under torchrun).
-    ``endpoint`` and ``nnodes`` describe a multi-host rendezvous, to name it when it fails.
+    ``reports`` maps rank -> that rank's `RankState`; ranks without one are named from the others'
+    observations, how their process ended (``exits``, as `launcher_failures` gives them) or the launcher's
+    ``output``. ``finished`` is False when the ranks had to be stopped at the deadline. ``expected_reports``
+    is how many ranks report here (default all of them; one host's share in a multi-node run, 1 for a single
+    rank under torchrun). ``endpoint`` and ``nnodes`` describe a multi-host rendezvous, to name it when it
+    fails.
     """
     hosts: dict[int, str] = {}
     for report in reports.values():
-        hosts.update({int(r): h for r, h in report.get("joined", {}).items()})
-    hosts.update({int(r): rep["host"] for r, rep in reports.items() if rep.get("host")})
-    failed = launcher_failures(output)
+        hosts.update({int(r): h for r, h in report.joined.items()})
+    hosts.update({r: rep.host for r, rep in reports.items() if rep.host})
+    failed = {**launcher_failures(output), **(exits or {})}
     for rank, failure in failed.items():
         hosts.setdefault(rank, failure["host"])
 
@@ -91,7 +93,7 @@ def verdicts(
     if not findings and output and (failed or not finished or len(reports) < expected):
         findings += _launcher_problems(output, timeout, endpoint, nnodes)
     if not findings:
-        done = [r for r, rep in reports.items() if rep.get("stage") == "done"]
+        done = [r for r, rep in reports.items() if rep.stage == "done"]
         if reports and len(done) >= expected:
             return [_passed(reports, world_size)]
         findings.append(_incomplete(reports, world_size, expected, finished, hosts))
@@ -101,23 +103,23 @@ def verdicts(
 def _crashes(reports, failed, hosts) -> list[Finding]:
     findings = []
     for rank, report in sorted(reports.items()):
-        error = report.get("error") or {}
-        if not error or report.get("missing") or report.get("stuck") or report.get("wrong"):
+        error = report.error
+        if error is None or report.missing or report.stuck or report.wrong:
             continue
-        if error.get("stage") in COLLECTIVE_STAGES or error.get("stage") == "store":
+        if error.stage in COLLECTIVE_STAGES or error.stage == "store":
             continue  # a communication failure, judged below
         findings.append(
             Finding(
                 "net.crash",
                 "fail",
-                f"{_who(rank, hosts)} crashed at {error['stage']}: {error['type']}: {error['message']}",
-                {"rank": rank, "host": hosts.get(rank), "error": error},
+                f"{_who(rank, hosts)} crashed at {error.stage}: {error.type}: {error.message}",
+                {"rank": rank, "host": hosts.get(rank), "error": error.facts()},
                 f"Fix rank {rank}'s error first (the others stopped because of it); its traceback is in the "
                 "details: torchdoctor net -v",
             )
         )
     for rank, failure in sorted(failed.items()):
-        if failure["killed"] or failure["exitcode"] >= 0:
+        if failure.get("killed") or failure["exitcode"] >= 0:
             continue  # a normal exit status is a failure the rank's own report explains
         findings.append(
             Finding(
@@ -135,16 +137,14 @@ def _crashes(reports, failed, hosts) -> list[Finding]:
 def _never_joined(reports, world_size, timeout, hosts) -> list[Finding]:
     missing, seen_by, master = set(), [], ""
     for rank, report in reports.items():
-        if report.get("missing"):
-            missing |= set(report["missing"])
+        if report.missing:
+            missing |= set(report.missing)
             seen_by.append(rank)
-        master = master or report.get("master", "")
+        master = master or report.master
     unreached = {
-        rank: report
-        for rank, report in reports.items()
-        if (report.get("error") or {}).get("stage") == "store"
+        rank: report for rank, report in reports.items() if report.error and report.error.stage == "store"
     }
-    launchers = {report.get("launcher") for report in reports.values()}
+    launchers = {report.launcher for report in reports.values()}
     findings = []
     if missing:
         names = ", ".join(_who(r, hosts) for r in sorted(missing))
@@ -167,19 +167,17 @@ def _never_joined(reports, world_size, timeout, hosts) -> list[Finding]:
             )
         )
     for rank, report in sorted(unreached.items()):
-        master = report.get("master") or "MASTER_ADDR:MASTER_PORT"
+        master = report.master or "MASTER_ADDR:MASTER_PORT"
         host, _, port = master.rpartition(":")
-        facts = next(
-            (p.facts for p in classify(report["error"].get("message", "")) if p.kind == "unreachable"), {}
-        )
+        facts = next((p.facts for p in classify(report.error.message) if p.kind == "unreachable"), {})
         why = facts.get("reason") or (f"timed out after {facts['after']}" if "after" in facts else "")
         findings.append(
             Finding(
                 "net.join",
                 "fail",
                 f"{_who(rank, hosts)} cannot reach rank 0's store at {master}"
-                + (f" ({why})" if why else f": {report['error'].get('message', '')[:300]}"),
-                {"rank": rank, "master": master, "error": report["error"]},
+                + (f" ({why})" if why else f": {report.error.message[:300]}"),
+                {"rank": rank, "master": master, "error": report.error.facts()},
                 REACH_HINT.format(host=host, port=port),
             )
         )
@@ -187,19 +185,19 @@ def _never_joined(reports, world_size, timeout, hosts) -> list[Finding]:
 
 
 def _wrong_values(reports, hosts) -> list[Finding]:
-    wrong: dict[int, dict[str, Any]] = {}
+    wrong: dict[int, Any] = {}
     seen_by = []
     for rank, report in reports.items():
-        if report.get("wrong"):
+        if report.wrong:
             seen_by.append(rank)
-            for item in report["wrong"]:
-                wrong.setdefault(item["rank"], item)
+            for item in report.wrong:
+                wrong.setdefault(item.rank, item)
     if not wrong:
         return []
     parts = [
-        f"rank {r}'s {w['expected']:g} came back as {w['got']:g}"
+        f"rank {r}'s {w.expected:g} came back as {w.got:g}"
         if r >= 0
-        else f"the 4 MiB payload came back wrong ({w['got']})"
+        else f"the 4 MiB payload came back wrong ({w.got})"
         for r, w in sorted(wrong.items())
     ]
     return [
@@ -207,7 +205,7 @@ def _wrong_values(reports, hosts) -> list[Finding]:
             "net.all_reduce",
             "fail",
             f"all_reduce returned wrong values on {_ranks(seen_by)}: " + "; ".join(parts),
-            {"wrong": list(wrong.values()), "seen_by": sorted(seen_by)},
+            {"wrong": [vars(w) for w in wrong.values()], "seen_by": sorted(seen_by)},
             "Data was corrupted in transit, silently. Try without GPU peer-to-peer:\n"
             "NCCL_P2P_DISABLE=1 torchdoctor net\n"
             "If that passes, P2P is broken on this machine: check `nvidia-smi topo -m`, and disable PCIe ACS "
@@ -219,16 +217,16 @@ def _wrong_values(reports, hosts) -> list[Finding]:
 def _stuck(reports, timeout, hosts) -> list[Finding]:
     by_stage: dict[str, dict[str, Any]] = {}
     for rank, report in reports.items():
-        stuck = report.get("stuck") or {}
-        if not stuck or (report.get("error") or {}).get("type") != "Timeout":
+        stuck = report.stuck
+        if stuck is None or report.error is None or report.error.type != "Timeout":
             continue
         entry = by_stage.setdefault(
-            stuck["stage"], {"waiting": [], "not_entered": set(), "failed": {}, "stages": {}}
+            stuck.stage, {"waiting": [], "not_entered": set(), "failed": {}, "stages": {}}
         )
         entry["waiting"].append(rank)
-        entry["not_entered"] |= set(stuck.get("not_entered", []))
-        entry["failed"].update({int(r): text for r, text in stuck.get("failed", {}).items()})
-        entry["stages"].update(stuck.get("stages", {}))
+        entry["not_entered"] |= set(stuck.not_entered)
+        entry["failed"].update({int(r): text for r, text in stuck.failed.items()})
+        entry["stages"].update(stuck.stages)
     findings = []
     for stage, entry in by_stage.items():
         late, failed = sorted(entry["not_entered"]), entry["failed"]
@@ -254,7 +252,7 @@ def _stuck(reports, timeout, hosts) -> list[Finding]:
             summary = (
                 f"{stage} did not complete within {timeout:g}s: {_ranks(late)} never entered it ({where})"
             )
-            pids = {int(r): pid for rep in reports.values() for r, pid in rep.get("pids", {}).items()}
+            pids = {int(r): pid for rep in reports.values() for r, pid in rep.pids.items()}
             dumps = [f"py-spy dump --pid {pids[r]}   # {_who(r, hosts)}" for r in late if r in pids]
             fix = (
                 f"{_ranks(late).capitalize()} is elsewhere: see where with py-spy (pip install py-spy) on its host:\n"
@@ -275,27 +273,26 @@ def _other_errors(reports, hosts) -> list[Finding]:
     """Failures inside the backend, one finding per distinct error (naming every rank that had it)."""
     groups: dict[tuple[str, str], list[int]] = {}
     for rank, report in sorted(reports.items()):
-        error = report.get("error") or {}
-        if error:
-            groups.setdefault((error["stage"], error["message"]), []).append(rank)
+        if report.error is not None:
+            groups.setdefault((report.error.stage, report.error.message), []).append(rank)
     findings = []
     for (stage, _message), ranks in groups.items():
-        error = reports[ranks[0]]["error"]
-        problems = classify(f"{error.get('message', '')}\n{error.get('where', '')}")
+        error = reports[ranks[0]].error
+        problems = classify(f"{error.message}\n{error.where}")
         hint = problems[0] if problems else None
         names = sorted({hosts.get(r, "?") for r in ranks})
         where = f"{_ranks(ranks)} on {', '.join(names)}"
         fix = (hint.fix if hint else NCCL_DEBUG_HINT) + "\n" + _TRY_NEXT
         if hint and hint.kind == "interface":
-            interfaces = reports[ranks[0]].get("interfaces") or []
+            interfaces = reports[ranks[0]].interfaces
             fix = hint.fix + (f"\n{names[0]} has: {', '.join(interfaces)}" if interfaces else "")
         findings.append(
             Finding(
                 "net.collective",
                 "fail",
                 f"{stage} failed on {where}: "
-                + (hint.summary if hint else f"{error['type']}: {error['message'][:300]}"),
-                {"ranks": ranks, "error": error, "problems": [vars(p) for p in problems]},
+                + (hint.summary if hint else f"{error.type}: {error.message[:300]}"),
+                {"ranks": ranks, "error": error.facts(), "problems": [vars(p) for p in problems]},
                 fix,
             )
         )
@@ -332,7 +329,7 @@ def _launcher_problems(output, timeout, endpoint, nnodes) -> list[Finding]:
 
 
 def _incomplete(reports, world_size, expected, finished, hosts) -> Finding:
-    stages = {r: rep.get("stage", "?") for r, rep in sorted(reports.items())}
+    stages = {r: rep.stage for r, rep in sorted(reports.items())}
     absent = sorted(set(range(world_size)) - set(reports)) if expected == world_size else []
     parts = [f"{_who(r, hosts)} stopped at {s}" for r, s in stages.items() if s != "done"]
     if not reports:
@@ -351,21 +348,21 @@ def _incomplete(reports, world_size, expected, finished, hosts) -> Finding:
 
 def _passed(reports, world_size) -> Finding:
     first = reports.get(0) or next(iter(reports.values()))
-    hosts = sorted({h for rep in reports.values() for h in [rep["host"], *rep.get("joined", {}).values()]})
-    versions = first.get("versions", {})
-    devices = sorted({rep.get("device", "") for rep in reports.values()})
+    hosts = sorted({h for rep in reports.values() for h in [rep.host, *rep.joined.values()]})
+    versions = first.versions
+    devices = sorted({rep.device for rep in reports.values()})
     where = f"{len(hosts)} host{'s' if len(hosts) > 1 else ''} ({', '.join(hosts)})"
     build = f"torch {versions.get('torch')}" if versions else ""
     build += f", NCCL {versions['nccl']}" if versions.get("nccl") else ""
     return Finding(
         "net.smoke",
         "ok",
-        f"{world_size} ranks on {where} talk to each other over {first.get('backend')}: all_reduce sum "
+        f"{world_size} ranks on {where} talk to each other over {first.backend}: all_reduce sum "
         f"checked, barrier, memory on {', '.join(devices)}" + (f" ({build})" if build else ""),
         {
-            "backend": first.get("backend"),
+            "backend": first.backend,
             "hosts": hosts,
-            "ranks": {str(r): f"{rep['host']}:{rep['local_rank']}" for r, rep in sorted(reports.items())},
+            "ranks": {str(r): f"{rep.host}:{rep.local_rank}" for r, rep in sorted(reports.items())},
             "versions": versions,
         },
     )

@@ -1,21 +1,18 @@
 """One rank of the communication smoke test: join, init, ``all_reduce`` checked against the expected sum,
 ``barrier``, allocate device memory, print ``[host:local_rank] OK (rank r/w)``.
 
-Every rank records how far it got in a small JSON report (in ``TORCHDOCTOR_NET_REPORT_DIR`` when the local
-launcher set one) and in the job's store, so that a rank that is stuck or never came can be named by the
-others. Each stage is bounded by ``timeout`` seconds: a watchdog thread gives the verdict and ends the
-process rather than letting it hang.
+Every rank records how far it got in its `RankState` (in ``TORCHDOCTOR_NET_STATE_DIR`` when the command that
+started it set one) and in the job's store, so that a rank that is stuck or never came can be named by the
+others. Each collective stage is bounded by ``timeout`` seconds: a watchdog thread gives the verdict and ends
+the process rather than letting it hang.
 
-Run by ``torchdoctor net`` itself (``python -m torchdoctor.net.worker`` under ``torch.distributed.run``) or,
-when ``torchdoctor net`` is started by torchrun, srun or mpirun, in that process.
-
-``TORCHDOCTOR_NET_FAULT`` (for torchdoctor's own tests only) injects a fault: ``RANK:KIND`` with KIND one of
-``no_join`` (the rank never connects), ``crash`` (raises after joining), ``wrong_value`` (contributes a wrong
-value to the all_reduce), ``skip_collective`` (never enters the all_reduce); several separated by commas.
+Run by ``torchdoctor net`` itself (in processes it starts, or ``python -m torchdoctor.net.worker`` under torch's
+launcher on several hosts) or, when ``torchdoctor net`` is started by torchrun, srun or mpirun, in that process.
 """
 
 from __future__ import annotations
 
+import importlib
 import json
 import os
 import re
@@ -24,25 +21,32 @@ import sys
 import threading
 import time
 import traceback
-from collections.abc import Mapping
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import asdict, dataclass
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
 from torchdoctor.distributed.ranks import RankInfo, from_environment
+from torchdoctor.net.rank_state import (
+    COLLECTIVE_STAGES,
+    STAGES,
+    RankError,
+    RankState,
+    Stuck,
+    WrongSum,
+    save_state,
+)
 
-FAULT_VARIABLE = "TORCHDOCTOR_NET_FAULT"
-REPORT_DIR_VARIABLE = "TORCHDOCTOR_NET_REPORT_DIR"
-FAULTS = ("no_join", "crash", "wrong_value", "skip_collective")
-# The order a rank goes through; a verdict names the last stage a rank reached.
-STAGES = ("started", "store", "joined", "init", "all_reduce", "barrier", "memory", "done", "bench")
-COLLECTIVE_STAGES = ("init", "all_reduce", "barrier")
+STATE_DIR_VARIABLE = "TORCHDOCTOR_NET_STATE_DIR"
 DEFAULT_MASTER_PORT = 29500
 
 
-@dataclass
+@dataclass(frozen=True)
 class WorkerOptions:
+    """What every rank of one run does."""
+
     timeout: float = 30.0
     backend: str = "auto"  # auto | nccl | gloo
     memory_mib: int = 64
@@ -52,48 +56,13 @@ class WorkerOptions:
     warmup: int | None = None  # None: the backend's default (see torchdoctor.net.bandwidth.DEFAULT_ITERS)
     iters: int | None = None
 
+    def to_json(self) -> str:
+        return json.dumps(asdict(self))
 
-@dataclass
-class Report:
-    """What one rank saw; written as JSON after every stage so a killed rank still leaves its last one."""
-
-    rank: int
-    world_size: int
-    local_rank: int
-    host: str
-    launcher: str
-    pid: int = field(default_factory=os.getpid)
-    stage: str = "started"
-    done: list[str] = field(default_factory=list)
-    backend: str = ""
-    device: str = ""
-    master: str = ""
-    interfaces: list[str] = field(
-        default_factory=list
-    )  # this host's network interfaces, for a wrong *_IFNAME
-    joined: dict[str, str] = field(default_factory=dict)  # rank -> host, of the ranks seen joining
-    pids: dict[str, int] = field(default_factory=dict)  # rank -> process id, to point py-spy at a stuck one
-    missing: list[int] = field(default_factory=list)  # ranks that never joined
-    stuck: dict[str, Any] = field(default_factory=dict)  # {"stage", "not_entered", "stages"}
-    wrong: list[dict[str, Any]] = field(default_factory=list)  # contributions that came back wrong
-    error: dict[str, str] = field(default_factory=dict)  # {"type", "message", "stage", "where"}
-    versions: dict[str, Any] = field(default_factory=dict)
-    bench: list[dict[str, Any]] = field(default_factory=list)
-    bench_total: int = 0
-
-    def to_dict(self) -> dict[str, Any]:
-        return dict(vars(self))
-
-
-def parse_faults(text: str | None) -> dict[int, str]:
-    """``"1:crash,2:no_join"`` -> ``{1: "crash", 2: "no_join"}`` (the test-only fault injection)."""
-    faults: dict[int, str] = {}
-    for item in filter(None, (part.strip() for part in (text or "").split(","))):
-        rank, _, kind = item.partition(":")
-        if not rank.isdigit() or kind not in FAULTS:
-            raise ValueError(f"{FAULT_VARIABLE}={text!r}: {item!r} is not RANK:KIND with KIND in {FAULTS}")
-        faults[int(rank)] = kind
-    return faults
+    @classmethod
+    def from_json(cls, text: str) -> WorkerOptions:
+        data = json.loads(text)
+        return cls(**{**data, "ops": tuple(data["ops"]), "sizes": tuple(data["sizes"])})
 
 
 def first_slurm_host(nodelist: str) -> str:
@@ -134,7 +103,7 @@ def rendezvous_address(info: RankInfo, environ: Mapping[str, str]) -> tuple[str,
 class _Watchdog:
     """Ends the process with a verdict when one stage runs longer than ``timeout`` seconds."""
 
-    def __init__(self, timeout: float, on_expire) -> None:
+    def __init__(self, timeout: float, on_expire: Callable[[str], None]) -> None:
         self.timeout, self.on_expire = timeout, on_expire
         self.stage: str | None = None
         self.since = 0.0
@@ -153,57 +122,76 @@ class _Watchdog:
 
 
 class Worker:
-    """One rank's run. ``run()`` returns the finished report; failures are recorded in it, not raised."""
+    """One rank's run. ``run()`` returns its final `RankState`; failures are recorded in it, not raised.
+
+    The test is a sequence of stages, one method each; a subclass may replace one (torchdoctor's own tests
+    plant faults that way).
+    """
 
     def __init__(
-        self, options: WorkerOptions, environ: Mapping[str, str] | None = None, out=None, on_timeout=None
+        self,
+        options: WorkerOptions,
+        environ: Mapping[str, str] | None = None,
+        out=None,
+        on_timeout: Callable[[RankState], None] | None = None,
     ) -> None:
-        """``on_timeout(report)`` is called when a stage times out, just before the process ends."""
+        """``on_timeout(state)`` is called when a stage times out, just before the process ends."""
         self.options = options
         self.on_timeout = on_timeout
         self.environ = os.environ if environ is None else environ
         self.out = out or sys.stdout
-        info = from_environment(self.environ)
-        self.info = info
-        self.report = Report(info.rank, info.world_size, info.local_rank, info.host, info.launcher)
+        self.info = info = from_environment(self.environ)
+        self.state = RankState(info.rank, info.world_size, info.local_rank, info.host, info.launcher)
         try:
-            self.report.interfaces = [name for _, name in socket.if_nameindex()]
+            self.state.interfaces = [name for _, name in socket.if_nameindex()]
         except OSError:
             pass
-        self.report_dir = self.environ.get(REPORT_DIR_VARIABLE)
-        self.fault = parse_faults(self.environ.get(FAULT_VARIABLE)).get(info.rank)
-        self.store = self.side_store = None
+        folder = self.environ.get(STATE_DIR_VARIABLE)
+        self.state_dir = Path(folder) if folder else None
+        self.store = self.side_store = self.base_store = None
+        self.prefix = ""
+        self.watchdog: _Watchdog | None = None
         self.lock = threading.Lock()
 
     # -- bookkeeping -------------------------------------------------------------------------------
     def save(self) -> None:
-        if not self.report_dir:
-            return
-        path = Path(self.report_dir) / f"rank-{self.report.rank}.json"
-        tmp = path.with_suffix(f".tmp{os.getpid()}")
-        with self.lock:
-            tmp.write_text(json.dumps(self.report.to_dict(), default=str))
-            os.replace(tmp, path)
+        if self.state_dir is not None:
+            with self.lock:
+                save_state(self.state, self.state_dir)
 
     def enter(self, stage: str) -> None:
-        self.report.stage = stage
+        self.state.stage = stage
         self.save()
         if self.store is not None:
-            self.store.set(f"stage/{self.report.rank}", stage)
+            self.store.set(f"stage/{self.state.rank}", stage)
 
     def finish(self, stage: str) -> None:
-        self.report.done.append(stage)
+        self.state.done.append(stage)
         if self.store is not None:
-            self.store.set(f"stage/{self.report.rank}", f"{stage} done")
+            self.store.set(f"stage/{self.state.rank}", f"{stage} done")
         self.save()
+
+    @contextmanager
+    def stage(self, name: str, watched: bool = False) -> Iterator[None]:
+        """Run one stage: announce it (state file and store), bound it by the watchdog when ``watched``,
+        keep how long it took, and mark it done."""
+        self.enter(name)
+        if watched and self.watchdog is not None:
+            self.watchdog.enter(name)
+        started = time.monotonic()
+        yield
+        if watched and self.watchdog is not None:
+            self.watchdog.enter(None)
+        self.state.seconds[name] = round(time.monotonic() - started, 4)
+        self.finish(name)
 
     def stages_of_others(self) -> dict[str, str]:
         """Each rank's last stage, read through a second store client (the first may be mid-call)."""
-        stages = {}
+        stages: dict[str, str] = {}
         store = self.side_store
         if store is None:
             return stages
-        for rank in range(self.report.world_size):
+        for rank in range(self.state.world_size):
             try:
                 if store.check([f"stage/{rank}"]):
                     stages[str(rank)] = store.get(f"stage/{rank}").decode()
@@ -217,7 +205,7 @@ class Worker:
         """Leave this rank's failure in the store, where the ranks still waiting on it will read it."""
         try:
             if self.side_store is not None:
-                self.side_store.set(f"stage/{self.report.rank}", stage)
+                self.side_store.set(f"stage/{self.state.rank}", stage)
         except Exception:  # the store's host may be the one that is gone
             pass
 
@@ -227,178 +215,135 @@ class Worker:
         not_entered = [
             int(r)
             for r, s in stages.items()
-            if int(r) != self.report.rank and r not in failed and _stage_index(s) < _stage_index(stage)
+            if int(r) != self.state.rank and r not in failed and _stage_index(s) < _stage_index(stage)
         ]
-        self.report.stuck = {
-            "stage": stage,
-            "seconds": self.options.timeout,
-            "not_entered": not_entered,
-            "failed": failed,
-            "stages": stages,
-        }
-        self.report.error = {
-            "type": "Timeout",
-            "message": f"{stage} did not complete within {self.options.timeout:g}s",
-            "stage": stage,
-        }
+        timeout = self.options.timeout
+        self.state.stuck = Stuck(stage, timeout, not_entered, failed, stages)
+        self.state.error = RankError("Timeout", f"{stage} did not complete within {timeout:g}s", stage)
         self.save()
         last = ", ".join(f"rank {r} at {s}" for r, s in stages.items())
-        self.say(f"{stage} did not complete within {self.options.timeout:g}s ({last})")
+        self.say(f"{stage} did not complete within {timeout:g}s ({last})")
         if self.on_timeout is not None:
-            self.on_timeout(self.report)
+            self.on_timeout(self.state)
 
     def say(self, text: str) -> None:
-        print(f"[{self.report.host}:{self.report.local_rank}] {text}", file=self.out, flush=True)
+        print(f"[{self.state.host}:{self.state.local_rank}] {text}", file=self.out, flush=True)
 
     # -- the test ----------------------------------------------------------------------------------
-    def run(self, on_row=None) -> Report:
+    def run(self, on_row: Callable[[dict[str, Any], int], None] | None = None) -> RankState:
         """Run every stage (and the bench when asked; ``on_row(row, total)`` sees its rows on rank 0)."""
         self.save()
-        watchdog = _Watchdog(self.options.timeout, self.on_stuck)
+        self.watchdog = _Watchdog(self.options.timeout, self.on_stuck)
         try:
-            self._run(watchdog, on_row)
+            self.run_stages(on_row)
         except Exception as error:
-            watchdog.enter(None)
-            self.report.error = {
-                "type": type(error).__name__,
-                "message": str(error).strip()[:4000],
-                "stage": self.report.stage,
-                "where": "".join(traceback.format_exception(error)[-3:])[-2000:],
-            }
-            self.tell_others(
-                f"failed at {self.report.stage}: {type(error).__name__}: {str(error).strip()[:300]}"
-            )
-            if self.report.stage in COLLECTIVE_STAGES and not self.report.wrong:
-                self.report.stuck = {"stage": self.report.stage, "stages": self.stages_of_others()}
-            self.save()
-            self.say(f"FAILED at {self.report.stage}: {type(error).__name__}: {str(error).strip()[:500]}")
-        return self.report
+            self.watchdog.enter(None)
+            self.record_failure(error)
+        return self.state
 
-    def _run(self, watchdog: _Watchdog, on_row) -> None:
-        import torch
+    def run_stages(self, on_row) -> None:
         import torch.distributed as dist
 
-        options, report, info = self.options, self.report, self.info
-        if self.fault == "no_join":
-            time.sleep(10 * options.timeout + 60)  # the launcher or the other ranks' verdict ends us
-            return
-        self.enter("store")
-        addr, port, _source = rendezvous_address(info, self.environ)
-        report.master = f"{addr}:{port}"
-        self.save()
-        agent_store = self.environ.get("TORCHELASTIC_USE_AGENT_STORE") == "True"
-        timeout = timedelta(seconds=options.timeout)
-        base = dist.TCPStore(
-            addr,
-            port,
-            None,
-            is_master=info.rank == 0 and not agent_store,
-            timeout=timeout,
-            wait_for_workers=False,
-        )
-        side = dist.TCPStore(addr, port, None, is_master=False, timeout=timedelta(seconds=5))
-        # torchrun keeps one store across restarts: an attempt's keys must not answer for the next one
-        prefix = f"torchdoctor/net/{self.environ.get('TORCHELASTIC_RESTART_COUNT', '0')}"
-        self.store = dist.PrefixStore(prefix, base)
-        self.side_store = dist.PrefixStore(prefix, side)
-        self.finish("store")
-
-        self.enter("joined")
-        has_gpu = torch.cuda.is_available() and torch.cuda.device_count() > info.local_rank
-        me = {"host": info.host, "gpu": has_gpu, "local_rank": info.local_rank, "pid": os.getpid()}
-        self.store.set(f"joined/{info.rank}", json.dumps(me))
-        keys = [f"joined/{r}" for r in range(info.world_size)]
-        try:
-            self.store.wait(keys, timeout)
-        except Exception:
-            report.missing = [r for r in range(info.world_size) if not self.store.check([keys[r]])]
-        present = [r for r in range(info.world_size) if r not in report.missing]
-        peers = {r: json.loads(self.store.get(keys[r])) for r in present}
-        report.joined = {str(r): p["host"] for r, p in peers.items()}
-        report.pids = {str(r): p["pid"] for r, p in peers.items()}
-        if report.missing:
-            raise TimeoutError(
-                f"rank(s) {_list(report.missing)} never joined within {options.timeout:g}s "
-                f"(joined: {_list(present)})"
-            )
-        self.finish("joined")
-        if self.fault == "crash":
-            raise RuntimeError(f"injected crash for tests ({FAULT_VARIABLE})")
-
-        backend = options.backend
-        if backend == "auto":
-            backend = "nccl" if all(p["gpu"] for p in peers.values()) else "gloo"
-        report.backend = backend
-        device = torch.device("cuda", info.local_rank) if backend == "nccl" else torch.device("cpu")
-        if device.type == "cuda":
-            torch.cuda.set_device(device)
-        report.device = torch.cuda.get_device_name(device) if device.type == "cuda" else "cpu"
-
-        self.enter("init")
-        watchdog.enter("init")
-        # Our own watchdog gives the verdict at `timeout`; the backend's is a little later, as a backstop.
-        dist.init_process_group(
-            backend,
-            store=dist.PrefixStore(f"{prefix}/pg", base),
-            rank=info.rank,
-            world_size=info.world_size,
-            timeout=timeout + timedelta(seconds=5),
-        )
-        watchdog.enter(None)
-        self.finish("init")
-        if info.rank == 0:
-            report.versions = versions()
-
-        if self.fault == "skip_collective":
-            time.sleep(10 * options.timeout + 60)
-            return
-        self.enter("all_reduce")
-        watchdog.enter("all_reduce")
-        report.wrong = self.checked_all_reduce(device)
-        watchdog.enter(None)
-        if report.wrong:
-            raise ArithmeticError(
-                "all_reduce returned a wrong sum for the contribution of rank(s) "
-                + _list([w["rank"] for w in report.wrong])
-            )
-        self.finish("all_reduce")
-
-        self.enter("barrier")
-        watchdog.enter("barrier")
-        dist.barrier()
-        watchdog.enter(None)
-        self.finish("barrier")
-
-        self.enter("memory")
-        mib = options.memory_mib
-        block = torch.ones(mib * 2**20 // 4, dtype=torch.float32, device=device)
-        if int(block.sum().item()) != block.numel():
-            raise MemoryError(f"{mib} MiB on {device} read back wrong")
-        del block
-        self.finish("memory")
-        self.enter("done")
-        self.say(f"OK (rank {info.rank}/{info.world_size})")
-        if info.rank == 0:
-            self.say(_versions_line(report.versions))
-
-        if options.bench:
-            from torchdoctor.net.bandwidth import run_sweep
-
-            def record(row: dict[str, Any], total: int) -> None:
-                report.bench.append(row)
-                report.bench_total = total
-                self.save()
-                if on_row is not None:
-                    on_row(row, total)
-
-            self.enter("bench")
-            run_sweep(options, device, on_row=record if info.rank == 0 else None, watchdog=watchdog)
-            self.finish("bench")
-            report.stage = "done"  # the smoke test passed before the bench began
-            self.save()
+        self.connect_store()
+        peers = self.join()
+        device = self.choose_device(peers)
+        self.init_process_group(device)
+        self.check_all_reduce(device)
+        self.barrier()
+        self.check_memory(device)
+        self.say_done()
+        if self.options.bench:
+            self.bench(device, on_row)
         dist.destroy_process_group()
 
-    def checked_all_reduce(self, device) -> list[dict[str, Any]]:
+    def record_failure(self, error: Exception) -> None:
+        state, why = self.state, str(error).strip()
+        where = "".join(traceback.format_exception(error)[-3:])[-2000:]
+        state.error = RankError(type(error).__name__, why[:4000], state.stage, where)
+        self.tell_others(f"failed at {state.stage}: {type(error).__name__}: {why[:300]}")
+        if state.stage in COLLECTIVE_STAGES and not state.wrong:
+            state.stuck = Stuck(state.stage, stages=self.stages_of_others())
+        self.save()
+        self.say(f"FAILED at {state.stage}: {type(error).__name__}: {why[:500]}")
+
+    def connect_store(self) -> None:
+        """Reach the job's store (rank 0 hosts it unless torch's launcher does) with a second client beside it."""
+        import torch.distributed as dist
+
+        with self.stage("store"):
+            addr, port, _source = rendezvous_address(self.info, self.environ)
+            self.state.master = f"{addr}:{port}"
+            self.save()
+            agent_store = self.environ.get("TORCHELASTIC_USE_AGENT_STORE") == "True"
+            self.base_store = dist.TCPStore(
+                addr,
+                port,
+                None,
+                is_master=self.info.rank == 0 and not agent_store,
+                timeout=timedelta(seconds=self.options.timeout),
+                wait_for_workers=False,
+            )
+            side = dist.TCPStore(addr, port, None, is_master=False, timeout=timedelta(seconds=5))
+            # torchrun keeps one store across restarts: an attempt's keys must not answer for the next one
+            self.prefix = f"torchdoctor/net/{self.environ.get('TORCHELASTIC_RESTART_COUNT', '0')}"
+            self.store = dist.PrefixStore(self.prefix, self.base_store)
+            self.side_store = dist.PrefixStore(self.prefix, side)
+
+    def join(self) -> dict[int, dict[str, Any]]:
+        """Say who we are in the store and wait for every rank to do the same; returns rank -> what it said."""
+        import torch
+
+        info, state, store = self.info, self.state, self.store
+        with self.stage("joined"):
+            has_gpu = torch.cuda.is_available() and torch.cuda.device_count() > info.local_rank
+            me = {"host": info.host, "gpu": has_gpu, "local_rank": info.local_rank, "pid": os.getpid()}
+            store.set(f"joined/{info.rank}", json.dumps(me))
+            keys = [f"joined/{r}" for r in range(info.world_size)]
+            try:
+                store.wait(keys, timedelta(seconds=self.options.timeout))
+            except Exception:
+                state.missing = [r for r in range(info.world_size) if not store.check([keys[r]])]
+            present = [r for r in range(info.world_size) if r not in state.missing]
+            peers = {r: json.loads(store.get(keys[r])) for r in present}
+            state.joined = {str(r): p["host"] for r, p in peers.items()}
+            state.pids = {str(r): p["pid"] for r, p in peers.items()}
+            if state.missing:
+                raise TimeoutError(
+                    f"rank(s) {_list(state.missing)} never joined within {self.options.timeout:g}s "
+                    f"(joined: {_list(present)})"
+                )
+        return peers
+
+    def choose_device(self, peers: Mapping[int, Mapping[str, Any]]):
+        """NCCL on this rank's GPU when asked for, or by default when every rank has one; else gloo on CPU."""
+        import torch
+
+        backend = self.options.backend
+        if backend == "auto":
+            backend = "nccl" if all(p["gpu"] for p in peers.values()) else "gloo"
+        self.state.backend = backend
+        device = torch.device("cuda", self.info.local_rank) if backend == "nccl" else torch.device("cpu")
+        if device.type == "cuda":
+            torch.cuda.set_device(device)
+        self.state.device = torch.cuda.get_device_name(device) if device.type == "cuda" else "cpu"
+        return device
+
+    def init_process_group(self, device) -> None:
+        import torch.distributed as dist
+
+        with self.stage("init", watched=True):
+            # Our own watchdog gives the verdict at `timeout`; the backend's is a little later, as a backstop.
+            dist.init_process_group(
+                self.state.backend,
+                store=dist.PrefixStore(f"{self.prefix}/pg", self.base_store),
+                rank=self.info.rank,
+                world_size=self.info.world_size,
+                timeout=timedelta(seconds=self.options.timeout + 5),
+            )
+        if self.info.rank == 0:
+            self.state.versions = versions()
+
+    def check_all_reduce(self, device) -> None:
         """All-reduce a known tensor and compare with the expected sums.
 
         Element ``i`` of a small tensor carries only rank ``i``'s contribution (``i + 1``), so a wrong
@@ -409,25 +354,67 @@ class Worker:
         import torch.distributed as dist
 
         rank, world = self.info.rank, self.info.world_size
-        marks = torch.zeros(world, dtype=torch.float64, device=device)
-        marks[rank] = rank + 1
-        payload = torch.full((2**20,), float(rank + 1), dtype=torch.float32, device=device)
-        if self.fault == "wrong_value":
-            marks[rank] += 41
-            payload += 41
-        dist.all_reduce(marks)
-        dist.all_reduce(payload)
-        wrong = []
-        for r, got in enumerate(marks.tolist()):
-            if got != r + 1:
-                wrong.append({"rank": r, "expected": r + 1, "got": got})
-        expected = world * (world + 1) / 2
-        bad = int((payload != expected).sum().item())
-        if bad and not wrong:
-            wrong.append(
-                {"rank": -1, "expected": expected, "got": f"{bad} of {payload.numel()} elements differ"}
+        with self.stage("all_reduce", watched=True):
+            marks = torch.zeros(world, dtype=torch.float64, device=device)
+            marks[rank] = rank + 1
+            payload = torch.full((2**20,), float(rank + 1), dtype=torch.float32, device=device)
+            self.contribute(marks, payload)
+            dist.all_reduce(marks)
+            dist.all_reduce(payload)
+            wrong = [WrongSum(r, r + 1, got) for r, got in enumerate(marks.tolist()) if got != r + 1]
+            expected = world * (world + 1) / 2
+            bad = int((payload != expected).sum().item())
+            if bad and not wrong:
+                wrong.append(WrongSum(-1, expected, f"{bad} of {payload.numel()} elements differ"))
+            self.state.wrong = wrong
+            if wrong:
+                raise ArithmeticError(
+                    "all_reduce returned a wrong sum for the contribution of rank(s) "
+                    + _list([w.rank for w in wrong])
+                )
+
+    def contribute(self, marks, payload) -> None:
+        """This rank's share of the checked all_reduce, already in ``marks`` and ``payload``."""
+
+    def barrier(self) -> None:
+        import torch.distributed as dist
+
+        with self.stage("barrier", watched=True):
+            dist.barrier()
+
+    def check_memory(self, device) -> None:
+        import torch
+
+        with self.stage("memory"):
+            mib = self.options.memory_mib
+            block = torch.ones(mib * 2**20 // 4, dtype=torch.float32, device=device)
+            if int(block.sum().item()) != block.numel():
+                raise MemoryError(f"{mib} MiB on {device} read back wrong")
+
+    def say_done(self) -> None:
+        self.enter("done")
+        self.say(f"OK (rank {self.info.rank}/{self.info.world_size})")
+        if self.info.rank == 0:
+            self.say(_versions_line(self.state.versions))
+
+    def bench(self, device, on_row) -> None:
+        from torchdoctor.net.bandwidth import run_sweep
+
+        state = self.state
+
+        def record(row: dict[str, Any], total: int) -> None:
+            state.bench.append(row)
+            state.bench_total = total
+            self.save()
+            if on_row is not None:
+                on_row(row, total)
+
+        with self.stage("bench"):
+            run_sweep(
+                self.options, device, on_row=record if self.info.rank == 0 else None, watchdog=self.watchdog
             )
-        return wrong
+        state.stage = "done"  # the smoke test passed before the bench began
+        self.save()
 
 
 def versions() -> dict[str, Any]:
@@ -473,36 +460,15 @@ def _list(ranks) -> str:
     return ", ".join(str(r) for r in ranks)
 
 
-def options_from_args(argv: list[str] | None = None) -> WorkerOptions:
-    """Parse the worker's command line (what ``torchdoctor net`` passes on to each worker)."""
-    import argparse
-
-    parser = argparse.ArgumentParser(prog="torchdoctor.net.worker")
-    parser.add_argument("--timeout", type=float, default=30.0)
-    parser.add_argument("--backend", default="auto", choices=("auto", "nccl", "gloo"))
-    parser.add_argument("--memory-mib", type=int, default=64)
-    parser.add_argument("--bench", action="store_true")
-    parser.add_argument("--ops", default="all_reduce")
-    parser.add_argument("--sizes", default="")
-    parser.add_argument("--warmup", type=int, default=None)
-    parser.add_argument("--iters", type=int, default=None)
-    args = parser.parse_args(argv)
-    return WorkerOptions(
-        timeout=args.timeout,
-        backend=args.backend,
-        memory_mib=args.memory_mib,
-        bench=args.bench,
-        ops=tuple(filter(None, args.ops.split(","))),
-        sizes=tuple(int(s) for s in args.sizes.split(",") if s),
-        warmup=args.warmup,
-        iters=args.iters,
-    )
-
-
 def main(argv: list[str] | None = None) -> int:
-    """``python -m torchdoctor.net.worker [--timeout S] [--backend B] [--bench] ...``: one rank."""
-    report = Worker(options_from_args(argv)).run()
-    return 1 if report.error else 0
+    """``python -m torchdoctor.net.worker OPTIONS_JSON [WORKER_MODULE]``: one rank under torch's launcher.
+
+    ``WORKER_MODULE`` names a module whose ``Worker`` runs the rank (default: this one's).
+    """
+    args = sys.argv[1:] if argv is None else argv
+    options = WorkerOptions.from_json(args[0]) if args else WorkerOptions()
+    worker = importlib.import_module(args[1]).Worker if len(args) > 1 else Worker
+    return 1 if worker(options).run().error else 0
 
 
 if __name__ == "__main__":

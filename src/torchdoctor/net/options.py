@@ -1,0 +1,143 @@
+"""``torchdoctor net``'s options: every flag checked up front, into one `NetOptions`, or `BadInput` naming it."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from pathlib import Path
+
+from torchdoctor.distributed.torchrun import MAX_NPROC_PER_NODE, parse_endpoint
+from torchdoctor.errors import BadInput, require_count, require_seconds, require_writable_file
+from torchdoctor.net.worker import WorkerOptions
+
+# --expect-busbw above this is a typo: NVLink 5 moves 1.8 TB/s per GPU.
+MAX_EXPECT_BUSBW = 100_000.0  # GB/s
+MAX_ITERS = 100_000
+DEFAULT_OPS = ("all_reduce", "all_gather", "reduce_scatter", "broadcast")
+
+
+@dataclass(frozen=True)
+class NetOptions:
+    """One run of ``torchdoctor net``: what the ranks do (`worker`) and how they are started."""
+
+    worker: WorkerOptions
+    nproc_per_node: int | None = None  # None: one per GPU, 2 without
+    nnodes: int = 1
+    rdzv_endpoint: str = ""
+    rdzv_id: str = "torchdoctor-net"
+    nccl_debug: bool = False
+    log_dir: Path | None = None
+    expect_busbw: float | None = None
+    plot: Path | None = None
+
+    @property
+    def timeout(self) -> float:
+        return self.worker.timeout
+
+    @property
+    def bench(self) -> bool:
+        return self.worker.bench
+
+
+def net_options(
+    timeout: float = 30.0,
+    backend: str = "auto",
+    nproc_per_node: int | None = None,
+    nnodes: int = 1,
+    rdzv_endpoint: str = "",
+    rdzv_id: str = "torchdoctor-net",
+    nccl_debug: bool = False,
+    log_dir: Path | None = None,
+    bench: bool = False,
+    ops: str | None = None,
+    sizes: str | None = None,
+    iters: int | None = None,
+    warmup: int | None = None,
+    expect_busbw: float | None = None,
+    plot: Path | None = None,
+) -> NetOptions:
+    """The flags of ``torchdoctor net`` as they were typed, checked, as one `NetOptions`; raises `BadInput`."""
+    from torchdoctor.net.bandwidth import MAX_SIZE, OPS, human_size, parse_size
+
+    require_seconds("--timeout", timeout)
+    if backend not in ("auto", "nccl", "gloo"):
+        raise BadInput(f"--backend {backend}: choose auto, nccl or gloo")
+    require_count("--nproc-per-node", nproc_per_node, minimum=1, maximum=MAX_NPROC_PER_NODE)
+    require_count("--nnodes", nnodes, minimum=1)
+    if nnodes > 1 and not rdzv_endpoint:
+        raise BadInput(f"--nnodes {nnodes} needs --rdzv-endpoint HOST:PORT (got {rdzv_endpoint!r})")
+    if rdzv_endpoint:
+        try:
+            parse_endpoint(rdzv_endpoint)
+        except ValueError as error:
+            raise BadInput(f"--rdzv-endpoint: {error}") from None
+    op_list = [
+        op.strip() for op in (ops if ops is not None else ",".join(DEFAULT_OPS)).split(",") if op.strip()
+    ]
+    unknown = [op for op in op_list if op not in OPS]
+    if unknown or not op_list:
+        raise BadInput(
+            f"--ops {ops}: unknown collective {', '.join(unknown)!r}; choose from {', '.join(OPS)}"
+        )
+    try:  # parse_size takes 1 byte .. MAX_SIZE
+        size_list = [parse_size(s) for s in (sizes or "").split(",") if s.strip()]
+    except ValueError as error:
+        raise BadInput(f"--sizes {sizes}: {error}") from None
+    if sizes is not None and not size_list:
+        raise BadInput(f"--sizes {sizes!r}: give sizes from 1 byte to {human_size(MAX_SIZE)}, e.g. 1M,16M")
+    require_count("--iters", iters, minimum=1, maximum=MAX_ITERS)
+    require_count("--warmup", warmup, minimum=0, maximum=MAX_ITERS)
+    if expect_busbw is not None and not (
+        math.isfinite(expect_busbw) and 0 < expect_busbw <= MAX_EXPECT_BUSBW
+    ):
+        raise BadInput(
+            f"--expect-busbw {expect_busbw:g}: must be a number of GB/s above 0 and at most {MAX_EXPECT_BUSBW:g}"
+        )
+    if plot is not None:
+        _require_plot(plot)
+    bench = bench or expect_busbw is not None or plot is not None
+    bench_only = [
+        flag
+        for flag, value in (("--ops", ops), ("--sizes", sizes), ("--iters", iters), ("--warmup", warmup))
+        if value is not None
+    ]
+    if bench_only and not bench:
+        raise BadInput(
+            f"{', '.join(bench_only)} only {'applies' if len(bench_only) == 1 else 'apply'} to the bandwidth "
+            "bench: add --bench (or leave them out)"
+        )
+    if backend == "nccl":
+        require_nccl_build()
+    worker = WorkerOptions(
+        timeout=timeout,
+        backend=backend,
+        bench=bench,
+        ops=tuple(op_list),
+        sizes=tuple(size_list),
+        warmup=warmup,
+        iters=iters,
+    )
+    return NetOptions(
+        worker, nproc_per_node, nnodes, rdzv_endpoint, rdzv_id, nccl_debug, log_dir, expect_busbw, plot
+    )
+
+
+def _require_plot(plot: Path) -> None:
+    if plot.suffix.lower() != ".png":
+        raise BadInput(f"--plot {plot}: give a file name ending in .png")
+    require_writable_file("--plot", plot)
+    try:
+        import matplotlib  # noqa: F401
+    except ImportError:
+        raise BadInput("--plot needs matplotlib: pip install 'torchdoctor[plot]'") from None
+
+
+def require_nccl_build() -> None:
+    """Raise `BadInput` when this torch cannot run NCCL at all (a CPU build), before any rank starts."""
+    import torch
+
+    if torch.version.cuda is None and getattr(torch.version, "hip", None) is None:
+        raise BadInput(
+            f"--backend nccl: nccl needs a CUDA build of torch, and this one (torch {torch.__version__}) is a "
+            "CPU build; use --backend gloo, or install a CUDA build of torch"
+        )

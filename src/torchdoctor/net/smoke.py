@@ -1,0 +1,241 @@
+"""``torchdoctor net``'s run: the smoke test (and the bench) from one `NetOptions` to findings.
+
+Three ways to run, chosen by where the command finds itself:
+
+- under torchrun, srun or mpirun, this process is one rank: it runs the test itself and rank 0 speaks for
+  the job (the others only when they saw a failure);
+- alone on one host, it forks the ranks from this process (`torchdoctor.net.spawn.fork_ranks`);
+- alone with ``--nnodes``/``--rdzv-endpoint``, it starts this host's ranks under torch's elastic launcher.
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+import shutil
+import sys
+import tempfile
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, TextIO
+
+from torchdoctor.distributed.ranks import RankInfo, from_environment
+from torchdoctor.errors import BadInput
+from torchdoctor.findings import Finding, worst
+from torchdoctor.net.options import NetOptions
+from torchdoctor.net.rank_state import RankState
+from torchdoctor.net.spawn import (
+    DEFAULT_WORKER,
+    STARTUP_ALLOWANCE_S,
+    RanksRun,
+    default_nproc,
+    fork_ranks,
+    free_port,
+    launch_over_hosts,
+)
+from torchdoctor.net.status import Status
+from torchdoctor.net.verdicts import verdicts
+
+
+@dataclass
+class NetResult:
+    """What ``torchdoctor net`` has to show: the findings, the bandwidth rows, what the ranks printed."""
+
+    findings: list[Finding]
+    rows: list[dict[str, Any]] = field(default_factory=list)
+    backend: str = "?"
+    lines: list[str] = field(default_factory=list)  # "[host:0] OK (rank 0/2)", from ranks in other processes
+    silent: bool = False  # a rank other than 0 under an outer launcher, with nothing wrong: it says nothing
+
+
+def run_net(
+    options: NetOptions,
+    status: Status | None = None,
+    out: TextIO | None = None,
+    show_now: Callable[[list[Finding]], None] | None = None,
+    environ: Mapping[str, str] | None = None,
+    worker: str = DEFAULT_WORKER,
+) -> NetResult:
+    """Run the test as `options` say and judge it.
+
+    ``status`` shows progress; ``out`` takes the lines a rank running in this process prints;
+    ``show_now(findings)`` renders a verdict at once when a stage times out in this process (which ends
+    right after). ``worker`` names the module whose ``Worker`` runs each rank.
+    """
+    environ = os.environ if environ is None else environ
+    status = status or Status(enabled=False)
+    info = from_environment(environ)
+    if info.launcher != "none":
+        result = _as_rank(options, info, status, out or sys.stdout, show_now, worker)
+    else:
+        result = _alone(options, status, environ, worker)
+    if options.bench and not result.rows and options.nnodes > 1 and worst(result.findings) != "fail":
+        result.findings.append(
+            Finding("net.bandwidth", "skip", "bandwidth is reported on the host that has rank 0")
+        )
+    elif options.bench:
+        result.findings += bench_findings(result.rows, result.backend, options.expect_busbw, options.plot)
+    return result
+
+
+def _as_rank(options, info: RankInfo, status, out, show_now, worker: str) -> NetResult:
+    """Under torchrun / srun / mpirun this process is one rank; rank 0 reports, the others only failures."""
+    _refuse_launch_flags(options, info)
+    timeout = options.timeout
+
+    def on_timeout(stuck: RankState) -> None:  # the watchdog ends the process right after: show it now
+        status.stop()
+        if show_now is not None:
+            show_now(verdicts({info.rank: stuck}, info.world_size, timeout, expected_reports=1))
+        sys.stdout.flush()
+
+    with status:
+        status.say(f"rank {info.rank} of {info.world_size}: testing, at most {timeout:g}s a stage")
+        Worker = importlib.import_module(worker).Worker
+        state = Worker(options.worker, out=out, on_timeout=on_timeout).run(
+            on_row=status.row if info.rank == 0 else None
+        )
+    findings = verdicts({info.rank: state}, info.world_size, timeout, expected_reports=1)
+    silent = info.rank != 0 and worst(findings) != "fail"
+    return NetResult(findings, state.bench, state.backend or "?", silent=silent)
+
+
+def _refuse_launch_flags(options: NetOptions, info: RankInfo) -> None:
+    """Flags that start ranks mean nothing to a rank someone else started: say so rather than ignore them."""
+    given = [
+        flag
+        for flag, value in (
+            ("--nproc-per-node", options.nproc_per_node),
+            ("--nnodes", options.nnodes if options.nnodes != 1 else None),
+            ("--rdzv-endpoint", options.rdzv_endpoint or None),
+            ("--rdzv-id", options.rdzv_id if options.rdzv_id != "torchdoctor-net" else None),
+            ("--nccl-debug", options.nccl_debug or None),
+            ("--log-dir", options.log_dir),
+        )
+        if value is not None
+    ]
+    if given:
+        raise BadInput(
+            f"{', '.join(given)}: this is rank {info.rank} of {info.world_size} started by {info.launcher}, "
+            f"which decides how ranks start and where they log; give {'it' if len(given) == 1 else 'them'} "
+            "to the launcher, or run `torchdoctor net` alone"
+        )
+
+
+def _alone(options: NetOptions, status: Status, environ: Mapping[str, str], worker: str) -> NetResult:
+    """Start the ranks (forked here, or under torch's launcher over several hosts) and judge what they left."""
+    environ = dict(environ)
+    if options.nccl_debug:
+        environ["NCCL_DEBUG"] = "INFO"
+        environ.setdefault("NCCL_DEBUG_SUBSYS", "INIT,BOOTSTRAP,ENV,NET")
+    log_dir, made = options.log_dir, None
+    if log_dir is not None:
+        _require_log_dir(log_dir)
+    elif options.nccl_debug:  # kept after the run: the NCCL finding points at it
+        log_dir = made = Path(tempfile.mkdtemp(prefix="torchdoctor-net-logs-"))
+    nproc = options.nproc_per_node or default_nproc(environ)
+    over_hosts = options.nnodes > 1 or bool(options.rdzv_endpoint)
+    try:
+        with status:
+            status.say(f"starting {nproc} ranks")
+            ran = _start(options, nproc, over_hosts, log_dir, environ, status, worker)
+    except BaseException:  # Ctrl-C included: nothing of ours stays behind
+        if made is not None:
+            shutil.rmtree(made, ignore_errors=True)
+        raise
+    findings = verdicts(
+        ran.states,
+        ran.world_size,
+        options.timeout,
+        ran.output,
+        ran.finished,
+        expected_reports=nproc,
+        endpoint=options.rdzv_endpoint,
+        nnodes=options.nnodes,
+        exits=ran.exits,
+    )
+    if options.nccl_debug:
+        from torchdoctor.net.nccl_log import findings as nccl_findings
+        from torchdoctor.net.nccl_log import summarise
+
+        text = "\n".join(log.get(name, "") for log in ran.logs.values() for name in ("stdout", "stderr"))
+        findings += nccl_findings(summarise(text), source=f"the ranks' logs in {ran.log_dir}")
+    lines = [
+        line
+        for local_rank in sorted(ran.logs)
+        for line in ran.logs[local_rank].get("stdout", "").splitlines()
+        if line.startswith("[") and "NCCL" not in line
+    ]
+    first = next((s for _, s in sorted(ran.states.items()) if s.bench), None)
+    backend = next((f.details.get("backend") for f in findings if f.id == "net.smoke"), None) or "?"
+    return NetResult(findings, first.bench if first else [], backend, lines)
+
+
+def _start(options, nproc, over_hosts, log_dir, environ, status, worker) -> RanksRun:
+    from torchdoctor.net.bandwidth import DEFAULT_SIZES
+
+    steps = len(options.worker.ops) * len(options.worker.sizes or max(DEFAULT_SIZES.values(), key=len))
+    deadline = STARTUP_ALLOWANCE_S + 4 * options.timeout + (steps * options.timeout if options.bench else 0)
+    world_size = nproc * options.nnodes
+
+    def on_poll(states: dict[int, RankState]) -> None:
+        status.ranks(states, world_size, options.timeout)
+
+    if over_hosts:
+        return launch_over_hosts(
+            nproc,
+            options.worker,
+            options.nnodes,
+            options.rdzv_endpoint,
+            options.rdzv_id,
+            deadline,
+            log_dir,
+            environ,
+            on_poll,
+            worker,
+        )
+    address = (environ.get("MASTER_ADDR") or "127.0.0.1", int(environ.get("MASTER_PORT") or free_port()))
+    return fork_ranks(nproc, options.worker, address, deadline, log_dir, environ, on_poll, worker)
+
+
+def _require_log_dir(path: Path) -> None:
+    """Create ``path`` (a folder) now and check a file can be written in it, or raise `BadInput`."""
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+        with tempfile.TemporaryFile(dir=path):
+            pass
+    except FileExistsError:
+        raise BadInput(f"--log-dir {path}: exists and is not a folder") from None
+    except OSError as error:
+        raise BadInput(
+            f"--log-dir {path}: cannot create or write this folder ({error.strerror or error})"
+        ) from None
+
+
+def bench_findings(
+    rows: list[dict[str, Any]], backend: str, expect_busbw: float | None, plot: Path | None
+) -> list[Finding]:
+    """The peak-busbw verdict, and the plot when asked for (a plot that cannot be written is a finding)."""
+    from torchdoctor.net import bandwidth
+
+    found = bandwidth.findings(rows, backend, expect_busbw)
+    if plot is not None and rows:
+        try:
+            bandwidth.plot(rows, str(plot), title=f"busbw, {rows[0]['ranks']} ranks over {backend}")
+        except (
+            OSError
+        ) as error:  # checked writable up front; a full disk or a vanished folder is still possible
+            found.append(
+                Finding(
+                    "net.plot",
+                    "fail",
+                    f"could not write the plot {plot}: {error.strerror or error}",
+                    {"plot": str(plot), "error": str(error)},
+                    f"Check that {plot.parent} exists, is writable and has free space; the figures are in the "
+                    "table above (and in --json).",
+                )
+            )
+        else:
+            found[0].details["plot"] = str(plot)
+    return found

@@ -1,0 +1,100 @@
+"""Faults planted in the smoke test's ranks, for torchdoctor's own tests: nothing in src/ knows of them.
+
+``NET_FAULTS=RANK:KIND[,RANK:KIND...]`` in a rank's environment, KIND one of ``no_join`` (the rank never
+connects), ``crash`` (raises after joining), ``wrong_value`` (contributes a wrong value to the all_reduce),
+``skip_collective`` (never enters the all_reduce).
+
+Two uses: as the worker module the tests name (``run_net(..., worker="net_faults")``, this folder on the path),
+whose `Worker` plants the faults; and as a command that runs ``torchdoctor net``'s test with it, alone or as a
+rank of an outer torchrun::
+
+    NET_FAULTS=1:crash python tests/net_faults.py --json --timeout=30
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+
+from torchdoctor.net import worker
+
+FAULTS_VARIABLE = "NET_FAULTS"
+FAULTS = ("no_join", "crash", "wrong_value", "skip_collective")
+
+
+def parse_faults(text: str | None) -> dict[int, str]:
+    """``"1:crash,2:no_join"`` -> ``{1: "crash", 2: "no_join"}``."""
+    faults: dict[int, str] = {}
+    for item in filter(None, (part.strip() for part in (text or "").split(","))):
+        rank, _, kind = item.partition(":")
+        if not rank.isdigit() or kind not in FAULTS:
+            raise ValueError(f"{FAULTS_VARIABLE}={text!r}: {item!r} is not RANK:KIND with KIND in {FAULTS}")
+        faults[int(rank)] = kind
+    return faults
+
+
+class Worker(worker.Worker):
+    """The smoke test's rank, with this rank's fault from ``NET_FAULTS`` planted in one stage."""
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.fault = parse_faults(self.environ.get(FAULTS_VARIABLE)).get(self.info.rank)
+
+    def _hang(self) -> None:
+        time.sleep(10 * self.options.timeout + 60)  # the others' verdict, or the deadline, ends us first
+        os._exit(0)
+
+    def connect_store(self) -> None:
+        if self.fault == "no_join":
+            self._hang()
+        super().connect_store()
+
+    def choose_device(self, peers):
+        if self.fault == "crash":
+            raise RuntimeError(f"injected crash for tests ({FAULTS_VARIABLE})")
+        return super().choose_device(peers)
+
+    def check_all_reduce(self, device) -> None:
+        if self.fault == "skip_collective":
+            self._hang()
+        super().check_all_reduce(device)
+
+    def contribute(self, marks, payload) -> None:
+        if self.fault == "wrong_value":
+            marks[self.info.rank] += 41
+            payload += 41
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``torchdoctor net [--json] [--timeout S]`` with this module's `Worker` in every rank."""
+    from torchdoctor.cli.app import report
+    from torchdoctor.cli.net import show_findings, show_ranks
+    from torchdoctor.net.options import net_options
+    from torchdoctor.net.smoke import run_net
+
+    parser = argparse.ArgumentParser(prog="net_faults")
+    parser.add_argument("--json", action="store_true")
+    parser.add_argument("--timeout", type=float, default=30.0)
+    args = parser.parse_args(argv)
+    parse_faults(os.environ.get(FAULTS_VARIABLE))  # a typo in a test fails here, not as a passing run
+    result = run_net(
+        net_options(timeout=args.timeout),
+        out=sys.stderr if args.json else sys.stdout,
+        show_now=lambda findings: show_findings(findings, args.json, False),
+        worker="net_faults",
+    )
+    if result.silent:
+        return 0
+    if not args.json:
+        show_ranks(result)
+    try:
+        report(result.findings, args.json, False)
+    except BaseException as done:  # typer.Exit carries the exit status
+        return getattr(done, "exit_code", 1)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
