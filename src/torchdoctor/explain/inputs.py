@@ -7,9 +7,9 @@ read is named in one line, a folder is walked without following links out of it.
 from __future__ import annotations
 
 import gzip
-import io
 import os
 import stat
+import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -31,7 +31,7 @@ class Log:
     path: Path | None = None
 
 
-class _Prefixed(io.RawIOBase):
+class _Prefixed:
     """The bytes already read (``head``) followed by the rest of ``stream``."""
 
     def __init__(self, head: bytes, stream) -> None:
@@ -102,14 +102,20 @@ def _read_some(stream, size: int) -> bytes:
 def as_log(stream, source: str, rank: int | None, path: Path | None = None) -> Log:
     """Wrap a binary stream: peek at its head, and decompress it when it is gzip."""
     head = _read_head(stream, source)
+    truncated = ""
     if head.startswith(_GZIP_MAGIC):
-        unzipped = gzip.GzipFile(fileobj=io.BufferedReader(_Prefixed(head, stream)))
-        try:
-            head = unzipped.read(HEAD)
-        except (OSError, EOFError) as error:
-            raise BadInput(f"explain {source}: not a readable gzip file ({error})") from None
-        stream = unzipped
-    return Log(_Safe(_Prefixed(head, stream), source), source, rank, head, path)
+        unzipped = _Safe(gzip.GzipFile(fileobj=_Prefixed(head, stream)), source)
+        pieces, size = [], 0
+        while size < HEAD:  # in pieces: a file cut short still gives what came before the cut
+            piece = unzipped.read(1 << 16)
+            if not piece:
+                break
+            pieces.append(piece)
+            size += len(piece)
+        head, stream, truncated = b"".join(pieces), unzipped, unzipped.truncated
+    safe = _Safe(_Prefixed(head, stream), source)
+    safe.truncated = truncated
+    return Log(safe, source, rank, head, path)
 
 
 class _Safe:
@@ -120,12 +126,14 @@ class _Safe:
         self.truncated = ""
 
     def read(self, size: int = -1) -> bytes:
+        if self.truncated and not isinstance(self._stream, _Prefixed):
+            return b""
         try:
             return self._stream.read(size) or b""
         except BlockingIOError:
             return b""
-        except (EOFError, gzip.BadGzipFile) as error:
-            self.truncated = str(error) or "the compressed data ends early"
+        except (EOFError, gzip.BadGzipFile, zlib.error) as error:
+            self.truncated = self.truncated or str(error) or "the compressed data ends early"
             return b""
         except OSError as error:
             raise BadInput(f"explain {self._source}: {error.strerror or error}") from None

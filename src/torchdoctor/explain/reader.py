@@ -111,13 +111,14 @@ def windows(stream, chunk_size: int = CHUNK) -> Iterator[Window]:
             end = _line_end(buf, start)
             window_end, following_spans = end, []
             for _ in range(FOLLOWING):
-                if window_end >= len(buf):
-                    break
                 next_start = window_end + 1
+                if next_start >= len(buf):
+                    break
                 next_end = _line_end(buf, next_start)
                 following_spans.append((next_start, next_end))
                 window_end = next_end
-            if not eof and (window_end >= len(buf) or len(following_spans) < FOLLOWING) and start > 0:
+            incomplete = window_end >= len(buf) or len(following_spans) < FOLLOWING
+            if not eof and incomplete and len(buf) - start < (FOLLOWING + 2) * MAX_LINE:
                 resume = min(resume, start)  # its following lines are in the next chunk: read it again
                 break
             line_number += buf.count(b"\n", counted_to, start)

@@ -1,0 +1,272 @@
+"""`explain` beyond single fixture logs: per-rank folders, interleaved ranks, root cause ordering, fixes that
+depend on the facts, any input (binary, CRLF, colour, huge lines, gzip, stdin), and the command line."""
+
+from __future__ import annotations
+
+import gzip
+import io
+import json
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+
+from torchdoctor.errors import BadInput
+from torchdoctor.explain.diagnose import explain
+from torchdoctor.explain.reader import MAX_LINE, windows
+
+FIXTURES = Path(__file__).parent / "fixtures"
+
+
+def timeout_line(rank: int, seq: int = 808, op: str = "ALLREDUCE", completed: int | None = None) -> str:
+    """What torch 2.x's ProcessGroupNCCL watchdog prints on a rank whose collective timed out."""
+    done = seq - 1 if completed is None else completed
+    return (
+        f"[rank{rank}]:[E626 06:24:44.903881913 ProcessGroupNCCL.cpp:616] [Rank {rank}] Watchdog caught collective "
+        f"operation timeout: WorkNCCL(SeqNum={seq}, OpType={op}, NumelIn=9801523, NumelOut=9801523, "
+        f"Timeout(ms)=600000) ran for 600020 milliseconds before timing out.\n"
+        f"[rank{rank}]:[E626 06:24:44.906457629 ProcessGroupNCCL.cpp:1785] [PG ID 0 PG GUID 0(default_pg) Rank "
+        f"{rank}] Exception (either an error or timeout) detected by watchdog at work: {seq}, last enqueued NCCL "
+        f"work: {seq}, last completed NCCL work: {done}.\n"
+    )
+
+
+OOM = (
+    "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total capacity of "
+    "79.15 GiB of which 1.06 GiB is free. Including non-PyTorch memory, this process has 78.08 GiB memory in use. "
+    "Of the allocated memory 60.12 GiB is allocated by PyTorch, and 17.31 GiB is reserved by PyTorch but "
+    "unallocated. If reserved but unallocated memory is large try setting "
+    "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True to avoid fragmentation.  See documentation for Memory "
+    "Management  (https://pytorch.org/docs/stable/notes/cuda.html#environment-variables)\n"
+)
+STEPS = "".join(f"epoch 0 step {i} loss=2.{i:03d} lr=1e-4\n" for i in range(200))
+
+
+def torchrun_log_dir(root: Path, per_rank: dict[int, str]) -> Path:
+    """torchrun --log-dir's layout: <dir>/<run id>/attempt_0/<local rank>/stderr.log."""
+    for rank, text in per_rank.items():
+        folder = root / "run_abc" / "attempt_0" / str(rank)
+        folder.mkdir(parents=True)
+        (folder / "stderr.log").write_text(STEPS + text)
+        (folder / "stdout.log").write_text(STEPS)
+    return root
+
+
+# -- several ranks ----------------------------------------------------------------------------------------
+
+
+def test_oom_on_rank_0_leads_and_the_timeouts_are_its_consequence(tmp_path):
+    torchrun_log_dir(tmp_path, {0: OOM, 1: timeout_line(1), 2: timeout_line(2), 3: timeout_line(3)})
+    oom, timeout = explain([str(tmp_path)])
+    assert oom.id == "log.cuda_oom" and oom.status == "fail" and "rank 0" in oom.summary
+    assert timeout.id == "log.nccl_watchdog_timeout" and timeout.status == "warn"
+    assert "ranks 1-3" in timeout.summary and "Rank 0 never got there (it failed first)" in timeout.summary
+    assert "consequence of the CUDA out of memory above (log.cuda_oom)" in timeout.summary
+    assert timeout.details["consequence_of"] == "log.cuda_oom"
+
+
+def test_interleaved_log_names_the_rank_without_a_timeout_line(tmp_path):
+    log = tmp_path / "run.log"
+    log.write_text(
+        "[rank0]: Saving checkpoint to /ckpt/step_800 ...\n"
+        + timeout_line(1)
+        + timeout_line(2)
+        + timeout_line(3)
+        + "[rank0]: Error: saving took 965 s\n"
+    )
+    (finding,) = explain([str(log)])
+    assert finding.id == "log.nccl_watchdog_timeout" and finding.status == "fail"
+    assert "timed out on ranks 1-3" in finding.summary and "ALLREDUCE (SeqNum 808)" in finding.summary
+    assert "Rank 0 never got there (no timeout line in its log)" in finding.summary
+    assert "what rank 0 was doing" in finding.fix
+    fix = finding.fix
+    assert fix.index("torchdoctor launch --watchdog") < fix.index(
+        "timeout=timedelta"
+    )  # find out before raising
+
+
+def test_all_ranks_timed_out_the_lowest_last_completed_is_the_one_behind(tmp_path):
+    log = tmp_path / "run.log"
+    log.write_text(
+        timeout_line(0, seq=101, completed=99) + timeout_line(1, seq=101) + timeout_line(2, seq=101)
+    )
+    (finding,) = explain([str(log)])
+    assert "Rank 0 never got there (its last completed work is 99, the others' 100)" in finding.summary
+
+
+def test_slurm_per_task_files_give_the_ranks(tmp_path):
+    (tmp_path / "job_42.0.out").write_text(STEPS)
+    for rank in (1, 2):
+        (tmp_path / f"job_42.{rank}.out").write_text(STEPS + timeout_line(rank).replace(f"[rank{rank}]:", ""))
+    (finding,) = explain([str(tmp_path)])
+    assert "timed out on ranks 1-2" in finding.summary and "Rank 0 never got there" in finding.summary
+
+
+def test_flight_recorder_dumps_in_the_folder_are_read_with_the_logs(tmp_path):
+    shutil.copytree(FIXTURES / "flight_recorder" / "skip_one_all_reduce", tmp_path / "dumps")
+    torchrun_log_dir(tmp_path / "logs", {0: timeout_line(0, seq=7), 2: timeout_line(2, seq=7), 1: ""})
+    found = explain([str(tmp_path)])
+    assert [f.id for f in found] == ["log.rank_divergence", "log.nccl_watchdog_timeout"]
+    assert "rank 1 never entered all_reduce #7" in found[0].summary
+
+
+# -- fixes from the facts ---------------------------------------------------------------------------------
+
+
+def test_fragmentation_gets_expandable_segments_unless_already_set(tmp_path):
+    log = tmp_path / "oom.log"
+    log.write_text(OOM)
+    (finding,) = explain([str(log)])
+    assert "17.31 GiB reserved but unallocated" in finding.summary and "2.00 GiB" in finding.summary
+    assert "fragmentation" in finding.fix and "expandable_segments:True" in finding.fix
+    log.write_text("export PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True\n" + OOM)
+    (already,) = explain([str(log)])
+    assert "already set" in already.fix and "export PYTORCH_CUDA_ALLOC_CONF" not in already.fix
+
+
+def test_a_plain_shortage_gets_no_fragmentation_advice(tmp_path):
+    log = tmp_path / "oom.log"
+    log.write_text(OOM.replace("17.31 GiB is reserved", "12.00 MiB is reserved"))
+    (finding,) = explain([str(log)])
+    assert "expandable_segments" not in finding.fix and "smaller batch" in finding.fix
+
+
+def test_an_impossible_request_is_a_bug_not_a_shortage(tmp_path):
+    log = tmp_path / "oom.log"
+    log.write_text(OOM.replace("Tried to allocate 2.00 GiB", "Tried to allocate 67108864.00 GiB"))
+    (finding,) = explain([str(log)])
+    assert "impossible request" in finding.summary and "not a shortage" in finding.fix
+    assert "find_executable_batch_size" not in finding.fix
+
+
+# -- nothing recognised -----------------------------------------------------------------------------------
+
+
+def test_healthy_training_output_is_not_a_failure(tmp_path):
+    log = tmp_path / "megatron.log"
+    log.write_text(
+        "".join(
+            f" iteration {i} | lm loss: 2.3E+00 | loss scale: 65536.0 | number of skipped iterations: 0 | "
+            f"number of nan iterations: 0 |\n"
+            for i in range(50)
+        )
+        + "Traceback (most recent call last):\nValueError: some script bug\n"
+    )
+    (finding,) = explain([str(log)])
+    assert finding.id == "log.unrecognised" and finding.status == "skip"
+    assert "ValueError: some script bug" in finding.summary and "torchdoctor report" in finding.fix
+
+
+# -- any input --------------------------------------------------------------------------------------------
+
+
+def test_binary_input_is_read_without_error(tmp_path):
+    log = tmp_path / "core"
+    log.write_bytes(os.urandom(300_000) + b"\0\xff\xfe")
+    (finding,) = explain([str(log)])
+    assert finding.id == "log.unrecognised"
+
+
+def test_crlf_colour_codes_and_bad_utf8(tmp_path):
+    log = tmp_path / "win.log"
+    coloured = "\x1b[31m" + OOM.replace("\n", "") + "\x1b[0m"
+    log.write_bytes(b"\xff\xfe garbage \xc3\x28\r\n" + coloured.encode() + b"\r\nnext line\r\n")
+    (finding,) = explain([str(log)])
+    assert finding.id == "log.cuda_oom" and "17.31 GiB reserved but unallocated" in finding.summary
+
+
+def test_a_100k_character_line_is_read(tmp_path):
+    log = tmp_path / "long.log"
+    log.write_text("x" * 100_000 + OOM.replace("\n", "") + "y" * 100_000 + "\n" + "z" * 100_000)
+    (finding,) = explain([str(log)])
+    assert finding.id == "log.cuda_oom"
+
+
+def test_a_few_megabytes_with_the_failure_buried_in_them(tmp_path):
+    log = tmp_path / "big.log"
+    with log.open("w") as out:
+        for block in range(40):
+            out.write(STEPS * 12)
+            if block == 31:
+                out.write(timeout_line(3))
+    assert log.stat().st_size > 3_000_000
+    (finding,) = explain([str(log)])
+    assert finding.id == "log.nccl_watchdog_timeout" and "rank 3" in finding.summary
+    assert finding.details["where"][0] == f"{log}:{32 * 2400 + 1}"
+
+
+def test_gzip_logs(tmp_path):
+    log = tmp_path / "run.log.gz"
+    log.write_bytes(gzip.compress((STEPS + OOM).encode()))
+    (finding,) = explain([str(log)])
+    assert finding.id == "log.cuda_oom"
+    cut = tmp_path / "cut.log.gz"
+    cut.write_bytes(gzip.compress((OOM + STEPS * 50).encode())[:-200])
+    found = explain([str(cut)])
+    assert found[0].id == "log.cuda_oom" and found[-1].id == "log.truncated_file"
+
+
+@pytest.mark.parametrize("chunk", [7, 64, 1000, 1 << 20])
+def test_windows_are_the_same_whatever_the_chunk_size(chunk):
+    text = (
+        STEPS + OOM + "Last error:\nDuplicate GPU detected : rank 0 and rank 1 both on CUDA device 2000\n"
+    ) * 3
+    lines = [(w.number, w.line, w.following[:2], w.also) for w in windows(io.BytesIO(text.encode()), chunk)]
+    expected = [(w.number, w.line, w.following[:2], w.also) for w in windows(io.BytesIO(text.encode()))]
+    assert lines == expected and len(expected) == 6
+    assert expected[0][0] == 201 and expected[1][3] == [203, 204]
+
+
+def test_a_line_longer_than_the_cap_is_cut_not_held(tmp_path):
+    data = b"a" * (5 * MAX_LINE) + b" RuntimeError: boom " + b"b" * (5 * MAX_LINE)
+    (window,) = list(windows(io.BytesIO(data), chunk_size=MAX_LINE))
+    assert len(window.line) <= MAX_LINE and "RuntimeError: boom" in window.line
+
+
+def test_bad_paths_are_one_line(tmp_path):
+    with pytest.raises(BadInput, match="explain /no/such.log: no such file or folder"):
+        explain(["/no/such.log"])
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(BadInput, match="a folder with no readable file in it"):
+        explain([str(tmp_path / "empty")])
+
+
+# -- the command line -------------------------------------------------------------------------------------
+
+
+def test_cli_exit_status_json_and_stdin(cli, tmp_path):
+    log = tmp_path / "run.log"
+    log.write_text(OOM)
+    result = cli("explain", "--json", str(log))
+    assert result.returncode == 1, result.stderr
+    assert json.loads(result.stdout)["findings"][0]["id"] == "log.cuda_oom"
+    healthy = tmp_path / "ok.log"
+    healthy.write_text(STEPS)
+    result = cli("explain", str(healthy))
+    assert result.returncode == 0 and "no known failure recognised" in result.stdout
+    assert "torchdoctor report" in result.stdout
+    import subprocess
+    import sys
+
+    piped = subprocess.run(
+        [sys.executable, "-m", "torchdoctor", "explain", "-"],
+        input=OOM,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert piped.returncode == 1 and "log.cuda_oom" in piped.stdout
+
+
+@pytest.mark.parametrize(
+    "make, message", [("missing", "no such file or folder"), ("empty", "no readable file")]
+)
+def test_cli_bad_input_is_exit_2_and_one_line(cli, tmp_path, make, message):
+    path = tmp_path / make
+    if make == "empty":
+        path.mkdir()
+    result = cli("explain", str(path))
+    assert result.returncode == 2 and result.stdout == ""
+    assert result.stderr.startswith(f"torchdoctor: error: explain {path}") and message in result.stderr
+    assert len(result.stderr.splitlines()) == 1
