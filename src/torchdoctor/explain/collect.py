@@ -28,6 +28,8 @@ class Collector:
         if rank is not None:
             self.ctx.ranks.add(rank)
         self.ctx.ranks |= ranks_in_head(head)
+        if head:
+            self._context(head.decode("utf-8", "replace"))
         for window in windows(stream):
             self._window(window, source, rank)
 
@@ -43,12 +45,7 @@ class Collector:
     def _line(self, line: str, following: list[str], number: int, source: str, rank: int | None) -> None:
         self.ctx.candidates += 1
         self._order += 1
-        for literal, pattern in CONTEXT_FACTS:
-            if literal in line:
-                found = pattern.search(line)
-                if found:
-                    for key, value in found.groupdict().items():
-                        self.ctx.facts.setdefault(key, value)
+        self._context(line)
         if _ERROR_LINE.match(line):
             self.ctx.last_error_line = line.strip()[:300]
         for recogniser in RECOGNISERS:
@@ -62,6 +59,14 @@ class Collector:
             self._per_kind[recogniser.kind] = count + 1
             if count < MAX_HITS_PER_KIND:
                 self.hits.append(Hit(recogniser.kind, facts, source, number, rank, self._order))
+
+    def _context(self, text: str) -> None:
+        for literal, pattern in CONTEXT_FACTS:
+            if literal in text:
+                found = pattern.search(text)
+                if found:
+                    for key, value in found.groupdict().items():
+                        self.ctx.facts.setdefault(key, value)
 
     def count(self, kind: str) -> int:
         """How many times ``kind`` was seen, including the hits not kept."""

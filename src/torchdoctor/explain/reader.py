@@ -34,9 +34,9 @@ TRIGGERS: tuple[bytes, ...] = (
     b"too old",  # "The NVIDIA driver on your system is too old" as a UserWarning
     b"=nan",  # loss=nan in a progress bar
     b": nan",  # loss: nan, 'loss': nan
-    b"SOCKET_IFNAME",  # NCCL INFO NCCL_SOCKET_IFNAME set to ...: the interface a fix must name
-    b"ALLOC_CONF",  # PYTORCH_CUDA_ALLOC_CONF already set
 )
+# Settings are printed at start-up (NCCL INFO ... NCCL_SOCKET_IFNAME set to, an environment dump): they are
+# read from the head of each log (`Collector.read`) rather than costing a pass each over the whole of it.
 MAX_LINE = 64 * 1024  # longer lines are cut to this much around the trigger
 CHUNK = 8 * 2**20
 FOLLOWING = 8  # lines after a candidate kept with it (torchrun's failure block is 7)
