@@ -63,7 +63,7 @@ def test_the_rank_that_skipped_an_all_reduce_is_named_with_the_collective_and_th
     assert f"{JOB}:{SKIPPED_LINE} in <module>" in first.summary
     assert "which ranks 0, 2 entered" in first.summary
     assert "rank 1's last was broadcast #6 [2, 3] Double" in first.summary
-    assert f"line {SKIPPED_LINE - 1}: `if rank != 1:`" in first.fix  # the condition on the rank, named
+    assert f"line {SKIPPED_LINE - 1}: `if rank != 1:`:" in first.fix  # the condition on the rank, named
     assert first.details["never_entered"] == [1]
     assert any(f"{JOB}:{SKIPPED_LINE}" in line for line in first.details["stacks"]["ranks 0, 2"])
     # the subgroup of ranks 0 and 2 agrees: no finding of its own
@@ -131,11 +131,11 @@ def test_a_size_mismatch_names_each_ranks_size_and_stack(job, tmp_path):
     assert first.id == "log.collective_mismatch"
     assert "collective #5 has different sizes" in first.summary
     assert (
-        "ranks 0-1: all_reduce #5 [4] Float" in first.summary
+        "ranks 0, 1: all_reduce #5 [4] Float" in first.summary
         and "rank 2: all_reduce #5 [5] Float" in first.summary
     )
     assert "pad_across_processes" in first.fix
-    assert set(first.details["stacks"]) == {"ranks 0-1", "rank 2"}
+    assert set(first.details["stacks"]) == {"ranks 0, 1", "rank 2"}
 
 
 def test_a_dtype_mismatch_and_an_operation_mismatch(job, tmp_path):
@@ -263,7 +263,7 @@ def test_rank_conditions_are_found_in_the_users_source(tmp_path):
         "        if epoch % 10 == 0:\n"
         "            dist.barrier()\n"
     )
-    assert rank_condition(str(source), 5) == (3, "if self.gpu_id == 0:")
+    assert rank_condition(str(source), 5) == (3, "if self.gpu_id == 0:", False)
     assert rank_condition(str(source), 7) is None  # a condition, but not on the rank
     assert rank_condition(str(tmp_path / "gone.py"), 1) is None
-    assert ranks_text([5, 0, 1, 2, 3, 7, 8]) == "0-3, 5, 7-8"
+    assert ranks_text([5, 0, 1, 2, 3, 7, 8]) == "0-3, 5, 7, 8"

@@ -169,13 +169,172 @@ def test_launch_watchdog_reports_where_each_rank_waits_and_ends_the_run(cli, tmp
     assert f"{script}:{line_of['dist.barrier()']} in main" in rank0
     assert "not in a collective" in rank1.splitlines()[0]
     assert f"{script}:{line_of['time.sleep(']} in wait_elsewhere" in rank1
-    assert "rank(s) 1 never reached torch.distributed.barrier, where rank(s) 0 wait" in report
+    # the flight recorder says which collective rank 1 never entered, the source says why
+    assert f"rank 1 never entered barrier #1 ({script}:{line_of['dist.barrier()']} in main)" in report
+    assert f"rank 1 is in wait_elsewhere ({script}:{line_of['time.sleep(']})" in report
+    assert (
+        "sits under a condition on the rank, line" in report
+        and "`if rank == 1:` (in its else branch)" in report
+    )
     pids = [int(block.split("(pid ")[1].split(",")[0]) for block in (rank0, rank1)]
     assert not any(is_alive(pid) for pid in pids)  # the run was ended, not left hanging
     assert result.stdout.count("ready") == 2  # the workers' output went through
     kept = Path(report.split("Full stacks: ")[1].split("/rank*.stack")[0])
     assert "in barrier" in (kept / "rank0.stack").read_text()  # faulthandler's own dump, kept for the user
+    assert {"rank0.fr", "rank1.fr"} <= {p.name for p in kept.iterdir()}  # and every rank's flight recorder
     shutil.rmtree(kept)
+
+
+def launch_report(cli, script, nproc=2, watchdog="3"):
+    """Run ``script`` under ``torchdoctor launch --watchdog``; the hang report (the run must hang)."""
+    result = cli("launch", "--nproc-per-node", str(nproc), "--watchdog", watchdog, str(script), timeout=200)
+    assert result.returncode == 1, result.stderr
+    report = result.stderr[result.stderr.index("torchdoctor: hang:") :]
+    shutil.rmtree(report.split("Full stacks: ")[1].split("/rank*.stack")[0])
+    return report
+
+
+def line_with(script, text):
+    return next(i for i, line in enumerate(script.read_text().splitlines(), 1) if text in line)
+
+
+def test_the_verdict_names_the_collective_a_slow_rank_never_entered_and_where_it_is(cli, tmp_path):
+    script = tmp_path / "train.py"
+    script.write_text(
+        textwrap.dedent(
+            """
+            import time
+            import torch
+            import torch.distributed as dist
+
+
+            def save_checkpoint(step):
+                time.sleep(90)  # a save that never ends
+
+
+            def train():
+                dist.init_process_group("gloo")
+                rank = dist.get_rank()
+                x = torch.ones(4)
+                for step in range(5):
+                    if step == 2 and rank == 1:
+                        save_checkpoint(step)
+                    dist.all_reduce(x)
+
+
+            train()
+            """
+        )
+    )
+    report = launch_report(cli, script)
+    reduce, sleep, call = (
+        line_with(script, t) for t in ("dist.all_reduce(x)", "time.sleep", "  save_checkpoint(step)")
+    )
+    assert (
+        f"rank 1 never entered all_reduce #3 [4] Float ({script}:{reduce} in train), which rank 0 entered: "
+        f"rank 1 is in save_checkpoint ({script}:{sleep}), called from {script}:{call} in train." in report
+    )
+    assert f"rank 1's line {script}:{call} sits under a condition on the rank, line {call - 1}: " in report
+    assert "`if step == 2 and rank == 1:`" in report
+
+
+DDP_SCRIPT = """
+import time
+import torch
+import torch.distributed as dist
+from torch.nn.parallel import DistributedDataParallel as DDP
+
+
+def load_more_data():
+    time.sleep(90 if dist.get_rank() == 1 else 0)
+
+
+def evaluate(model):
+    time.sleep(90)
+
+
+def main():
+    dist.init_process_group("gloo")
+    rank = dist.get_rank()
+    torch.manual_seed(0)
+    {before_ddp}
+    model = DDP(torch.nn.Linear(8, 2))
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    shard = torch.randn(9, 8)[rank::2]  # 5 samples on rank 0, 4 on rank 1: uneven shards
+    for sample in shard.split(1):
+        optimizer.zero_grad()
+        model(sample).sum().backward()
+        optimizer.step()
+    evaluate(model)
+
+
+main()
+"""
+
+
+def test_a_rank_that_left_ddp_training_early_is_explained_as_uneven_iterations(cli, tmp_path):
+    script = tmp_path / "ddp.py"
+    script.write_text(DDP_SCRIPT.format(before_ddp=""))
+    report = launch_report(cli, script)
+    backward, loop = line_with(script, ".backward()"), line_with(script, "for sample in")
+    assert (
+        "rank 0 (pid" in report and "waiting in backward() (under DDP, the gradients' all-reduce)" in report
+    )
+    assert (
+        f"(DDP's gradient all-reduce, in backward() at {script}:{backward}), which rank 0 entered" in report
+    )
+    assert "rank 1 is in evaluate" in report
+    assert f"rank(s) 1 left the loop at {script}:{loop}-{loop + 3} while rank(s) 0 still run it" in report
+    assert "different numbers of iterations" in report and "model.join()" in report
+    assert "condition on the rank" not in report  # it is not an `if rank == ...`
+
+
+def test_ddps_own_collectives_are_named_as_ddps_not_as_no_collective(cli, tmp_path):
+    script = tmp_path / "ddp_init.py"
+    script.write_text(DDP_SCRIPT.format(before_ddp="load_more_data()"))
+    report = launch_report(cli, script)
+    rank0 = block_of(report, 0)
+    assert "waiting in DistributedDataParallel's check that every rank has the same parameters" in rank0
+    assert "not in a collective" not in rank0
+    assert f"{script}:{line_with(script, 'model = DDP(')} in main" in rank0
+    assert "rank 1 is in load_more_data" in report
+
+
+def test_torchdoctors_own_agreement_all_reduce_is_named_not_hidden_behind_the_users_line():
+    import torchdoctor.memory as memory
+
+    torch_dir = importlib.util.find_spec("torch").submodule_search_locations[0]
+    source = Path(memory.__file__).read_text().splitlines()
+    wrapper = next(i for i, line in enumerate(source, 1) if "def run_with_batch_size" in line) + 1
+    reduce = next(i for i, line in enumerate(source, 1) if "dist.all_reduce(" in line)
+    here = frames_of(sys._getframe())
+    stack = here + [
+        Frame(memory.__file__, wrapper, "run_with_batch_size"),
+        Frame(memory.__file__, reduce, "_all_reduce_outcomes"),
+        Frame(os.path.join(torch_dir, "distributed", "c10d_logger.py"), 81, "wrapper"),
+        Frame(os.path.join(torch_dir, "distributed", "distributed_c10d.py"), 3245, "all_reduce"),
+    ]
+    assert collective_of(stack) == (
+        f"torch.distributed.all_reduce inside torchdoctor's run_with_batch_size (memory.py:{wrapper}), "
+        "which every rank must reach"
+    )
+    verdict = diagnosis([RankStack(0, 1, "h", stack), RankStack(1, 2, "h", here)])
+    assert "every rank must call the function that contains it" in verdict
+    assert "if rank" not in verdict
+
+
+def test_a_thousand_ranks_in_one_place_are_one_line_and_the_odd_one_stands_out():
+    torch_dir = importlib.util.find_spec("torch").submodule_search_locations[0]
+    here = frames_of(sys._getframe())
+    waiting = here + [Frame(os.path.join(torch_dir, "distributed", "distributed_c10d.py"), 4800, "barrier")]
+    stacks = [RankStack(r, 100 + r, f"node{r // 8}", waiting) for r in range(1000) if r != 517]
+    stacks.append(RankStack(517, 9, "node64", here))
+    report = format_report(stacks, 30)
+    lines = report.splitlines()
+    assert "ranks 0-516, 518-999 (999 ranks on 125 hosts): waiting in torch.distributed.barrier" in lines
+    assert "rank 517 (pid 9, node64): not in a collective" in lines
+    assert "rank(s) 517 never reached torch.distributed.barrier, where rank(s) 0-516, 518-999 wait" in report
+    assert len(lines) < 20
 
 
 def test_launch_watchdog_gets_the_stack_of_a_rank_stuck_in_c_code_holding_the_gil(cli, tmp_path):

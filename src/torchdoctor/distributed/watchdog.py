@@ -44,6 +44,11 @@ from torchdoctor.distributed.ranks import current, from_environment
 
 # Set by `torchdoctor launch --watchdog` for its workers.
 DIR_VARIABLE = "TORCHDOCTOR_WATCHDOG_DIR"
+# The launcher creates this file in its folder to ask every worker for its flight-recorder dump.
+FLIGHT_RECORDER_REQUEST = "flight-recorder.request"
+# torch's names for the recorder's ring buffer size, new and old; a user's own setting is left alone.
+FLIGHT_RECORDER_VARIABLES = ("TORCH_FR_BUFFER_SIZE", "TORCH_NCCL_TRACE_BUFFER_SIZE")
+FLIGHT_RECORDER_ENTRIES = 2000
 SECONDS_VARIABLE = "TORCHDOCTOR_WATCHDOG_SECONDS"
 # The launcher sends it to a stuck worker and faulthandler writes the stack. Not SIGUSR1/SIGUSR2: Lightning
 # and SLURM set-ups use those to requeue a job. A real-time signal nobody else uses, where there are some.
@@ -62,6 +67,20 @@ _LIBRARY_DIRS = tuple(
     }
 )
 _OWN_DIR = os.path.dirname(os.path.dirname(os.path.realpath(__file__))) + os.sep
+# DistributedDataParallel's own collectives (torch/nn/parallel/distributed.py, torch/distributed/utils.py),
+# by the function a stack shows: the user's line is `DDP(model)` or `model(x)`, not a collective.
+_DDP_STEPS = {
+    "_verify_param_shape_across_processes": "check that every rank has the same parameters",
+    "_sync_module_states": "broadcast of the parameters and buffers from rank 0",
+    "_sync_params_and_buffers": "broadcast of the parameters and buffers from rank 0",
+    "_distributed_broadcast_coalesced": "broadcast of the parameters and buffers",
+    "_sync_buffers": "buffer broadcast before forward",
+    "_sync_module_buffers": "buffer broadcast before forward",
+    "_default_broadcast_coalesced": "buffer broadcast before forward",
+    "_check_global_requires_backward_grad_sync": "join check (all_reduce) before forward",
+    "_match_all_reduce_for_bwd_pass": "join shadow all_reduce",
+    "_pre_forward": "collectives before forward (bucket rebuild, buffer sync)",
+}
 
 
 @dataclass(frozen=True)
@@ -118,13 +137,31 @@ def frames_of(frame) -> list[Frame]:
 
 
 def collective_of(frames: list[Frame]) -> str | None:
-    """``"torch.distributed.barrier"`` when the stack is inside a collective called from user code, else None."""
+    """``"torch.distributed.barrier"`` when the stack is inside a collective called from user code, else None.
+
+    Collectives that are not on the user's line are named for whose they are: DistributedDataParallel's
+    (its parameter broadcast, its buffer sync, the gradients' all-reduce in ``backward()``) and torchdoctor's
+    own (``find_executable_batch_size``'s agreement across ranks: the user's line only calls the function)."""
     user = [i for i, f in enumerate(frames) if is_user_code(f.file)]
-    for frame in frames[user[-1] + 1 if user else 0 :]:
+    below = frames[user[-1] + 1 if user else 0 :]
+    ours = next(
+        (f for f in below if f.file.replace(os.sep, "/").startswith(_OWN_DIR.replace(os.sep, "/"))), None
+    )
+    for frame in below:
         path = frame.file.replace(os.sep, "/")
+        if path.endswith("torch/nn/parallel/distributed.py") or path.endswith("torch/distributed/utils.py"):
+            ddp = _DDP_STEPS.get(frame.function)
+            if ddp:
+                return f"DistributedDataParallel's {ddp} ({frame.function})"
         for package in ("torch/distributed/", "torchdoctor/distributed/"):
             if package in path and frame.function in COLLECTIVES:
-                return f"{package.split('/')[0]}.distributed.{frame.function}"
+                name = f"{package.split('/')[0]}.distributed.{frame.function}"
+                if ours is not None and not ours.file.endswith(("debug.py", "agreement.py", "operations.py")):
+                    where = f"{os.path.basename(ours.file)}:{ours.line}"
+                    return (
+                        f"{name} inside torchdoctor's {ours.function} ({where}), which every rank must reach"
+                    )
+                return name
         if "torch/autograd/" in path and frame.function in ("backward", "_engine_run_backward"):
             # DistributedDataParallel all-reduces the gradients inside backward and waits for it there
             return "backward() (under DDP, the gradients' all-reduce)"
@@ -138,23 +175,33 @@ def collective_of(frames: list[Frame]) -> str | None:
     return None
 
 
-def describe(stack: RankStack) -> list[str]:
-    """The lines of the report for one rank: the verdict, then the user's frames innermost first."""
-    facts = ", ".join(part for part in (f"pid {stack.pid}" if stack.pid else "", stack.host) if part)
-    who = f"rank {stack.rank}" + (f" ({facts})" if facts else "")
+def where_it_is(stack: RankStack) -> tuple[str, list[Frame]]:
+    """What one rank is doing, in words (``"waiting in torch.distributed.barrier"``), and the frames to show
+    under it: the user's, innermost first."""
     if not stack.frames:
-        return [f"{who}: no stack: {stack.note or 'unknown'}"]
+        return f"no stack: {stack.note or 'unknown'}", []
     collective = collective_of(stack.frames)
     user = [f for f in stack.frames if is_user_code(f.file)]
     innermost = stack.frames[-1]
     if collective:
-        lines = [f"{who}: waiting in {collective}"]
+        head = f"waiting in {collective}"
     elif user and innermost is not user[-1]:
-        lines = [f"{who}: not in a collective; in {innermost.function} ({innermost.file}:{innermost.line})"]
+        head = f"not in a collective; in {innermost.function} ({innermost.file}:{innermost.line})"
     else:
-        lines = [f"{who}: not in a collective"]
+        head = "not in a collective"
     shown = user[-4:] if user else stack.frames[-4:]
-    return lines + [f"    {frame}{_source(frame)}" for frame in reversed(shown)]
+    return head, list(reversed(shown))
+
+
+def describe(stack: RankStack) -> list[str]:
+    """The lines of the report for one rank: the verdict, then the user's frames innermost first."""
+    head, shown = where_it_is(stack)
+    return [f"{_who(stack)}: {head}"] + [f"    {frame}{_source(frame)}" for frame in shown]
+
+
+def _who(stack: RankStack) -> str:
+    facts = ", ".join(part for part in (f"pid {stack.pid}" if stack.pid else "", stack.host) if part)
+    return f"rank {stack.rank}" + (f" ({facts})" if facts else "")
 
 
 def _source(frame: Frame, limit: int = 60) -> str:
@@ -165,24 +212,67 @@ def _source(frame: Frame, limit: int = 60) -> str:
     return f": {text if len(text) <= limit else text[: limit - 1] + '…'}"
 
 
-def diagnosis(stacks: list[RankStack]) -> str:
-    """One sentence on what the stacks say: which ranks wait where the others never came."""
+def grouped(stacks: list[RankStack]) -> list[str]:
+    """One block per place: ranks in the same state with the same frames share one line (``ranks 0-999``),
+    so the odd ones out stand out; a rank alone keeps its pid and host."""
+    places: dict[tuple, list[RankStack]] = {}
+    for stack in sorted(stacks, key=lambda s: s.rank):
+        head, shown = where_it_is(stack)
+        places.setdefault((head, tuple(shown)), []).append(stack)
+    lines = []
+    for (head, shown), members in sorted(places.items(), key=lambda item: item[1][0].rank):
+        if len(members) == 1:
+            who = _who(members[0])
+        else:
+            hosts = {m.host for m in members if m.host}
+            on = f" on {len(hosts)} hosts" if len(hosts) > 1 else (f", {hosts.pop()}" if hosts else "")
+            who = f"ranks {_ranks(m.rank for m in members)} ({len(members)} ranks{on})"
+        lines.append(f"{who}: {head}")
+        lines += [f"    {frame}{_source(frame)}" for frame in shown]
+    return lines
+
+
+def diagnosis(stacks: list[RankStack], records: dict | None = None) -> str:
+    """What the stacks (and, when given, the ranks' flight-recorder records) say: which ranks never came
+    to the collective the others wait in, where they are instead, and what to look for."""
+    if records:
+        joined = _joined_verdict(stacks, records)
+        if joined:
+            return joined
     waiting: dict[str, list[int]] = {}
-    elsewhere = []
+    elsewhere: list[RankStack] = []
     for stack in stacks:
         collective = collective_of(stack.frames) if stack.frames else None
         if collective:
             waiting.setdefault(collective, []).append(stack.rank)
         else:
-            elsewhere.append(stack.rank)
+            elsewhere.append(stack)
     if len(waiting) == 1 and elsewhere:
         ((collective, ranks),) = waiting.items()
-        return (
-            f"rank(s) {_ranks(elsewhere)} never reached {collective}, where rank(s) {_ranks(ranks)} wait: "
-            "look for a condition on the rank (an `if rank == ...`, an early `return` or `break`) before it."
+        absent = [s.rank for s in elsewhere]
+        waiters = [s for s in stacks if s.rank in ranks]
+        left = _left_the_loop(waiters, elsewhere)
+        if left:
+            return left
+        finished = [s.rank for s in elsewhere if not s.frames and "returned" in s.note]
+        if finished and len(finished) == len(absent):
+            return (
+                f"{_count(finished)} had already finished the script while {_count(ranks)} wait in {collective}: "
+                "the ranks made different numbers of collective calls (a loop that ran longer on some ranks, "
+                "uneven data per rank, a condition on the rank)."
+            )
+        if "inside torchdoctor's" in collective:
+            return (
+                f"{_count(absent)} never reached {collective}, where {_count(ranks)} wait: every rank must call the "
+                "function that contains it the same number of times."
+            )
+        hint = _rank_condition_hint(waiters[:1] + elsewhere)
+        return f"{_count(absent)} never reached {collective}, where {_count(ranks)} wait: " + (
+            hint
+            or "look for a condition on the rank (an `if rank == ...`, an early `return` or `break`) before it."
         )
     if len(waiting) > 1:
-        places = "; ".join(f"rank(s) {_ranks(r)} in {c}" for c, r in waiting.items())
+        places = "; ".join(f"{_count(r)} in {c}" for c, r in waiting.items())
         return f"the ranks wait in different collectives ({places}): they must call them in the same order."
     if waiting:
         ((collective, ranks),) = waiting.items()
@@ -190,19 +280,139 @@ def diagnosis(stacks: list[RankStack]) -> str:
     return "no rank is in a collective: the run is stuck in the script itself."
 
 
-def format_report(stacks: list[RankStack], timeout: float, extra: str = "") -> str:
-    """The hang report: one block per rank, then the diagnosis."""
+def _count(ranks) -> str:
+    return f"rank(s) {_ranks(ranks)}"
+
+
+def _user_frame(stack: RankStack) -> Frame | None:
+    return next((f for f in reversed(stack.frames) if is_user_code(f.file)), None)
+
+
+def _left_the_loop(waiters: list[RankStack], elsewhere: list[RankStack]) -> str:
+    """When the waiting ranks are inside a loop of the user's code and the others are past it (or have
+    finished), the ranks ran different numbers of iterations: say so."""
+    from torchdoctor.explain.flight_recorder import enclosing_loop
+
+    frame = _user_frame(waiters[0]) if waiters else None
+    loop = enclosing_loop(frame.file, frame.line) if frame else None
+    if loop is None:
+        return ""
+    first, last = loop
+    out = []
+    for stack in elsewhere:
+        inside = any(f.file == frame.file and first <= f.line <= last for f in stack.frames)
+        if inside or not (stack.frames or "returned" in stack.note or "exited" in stack.note):
+            return ""
+        out.append(stack)
+    place = "; ".join(
+        f"rank {s.rank} is in {s.frames[-1].function} ({s.frames[-1].file}:{s.frames[-1].line})"
+        if s.frames
+        else f"rank {s.rank}: {s.note}"
+        for s in out[:4]
+    )
+    collective = collective_of(waiters[0].frames)
+    return (
+        f"{_count([s.rank for s in out])} left the loop at {frame.file}:{first}-{last} while "
+        f"{_count([s.rank for s in waiters])} still run it, waiting in {collective} ({frame.file}:{frame.line}); "
+        f"{place}. The ranks ran different numbers of iterations: give every rank the same number of batches "
+        "(DistributedSampler(drop_last=True), data split evenly), or run the loop under DDP's "
+        "`with model.join():`, which lets ranks with fewer batches finish."
+    )
+
+
+def _rank_condition_hint(stacks: list[RankStack]) -> str:
+    """The innermost condition on the rank around any of the user's frames of these ranks, named."""
+    from torchdoctor.explain.flight_recorder import rank_condition
+
+    for stack in stacks:
+        for frame in reversed(stack.frames):
+            found = rank_condition(frame.file, frame.line) if is_user_code(frame.file) else None
+            if found:
+                return f"rank {stack.rank}'s line {frame.file}:{frame.line} sits under a condition on the rank, {found}."
+    return ""
+
+
+def _joined_verdict(stacks: list[RankStack], records: dict) -> str:
+    """The flight recorder's first disagreement per process group, joined with where the ranks that are
+    behind are now: ``rank 1 never entered all_reduce #3 (train.py:10): it is in save_checkpoint (...)``."""
+    from torchdoctor.explain import flight_recorder as fr
+
+    by_rank = {s.rank: s for s in stacks}
+    sentences = []
+    for d in fr.disagreements(records, sorted(by_rank)):
+        finding = fr.to_finding(d)
+        if d.kind != "never_entered":
+            sentences.append(finding.summary + ".")
+            continue
+        (example,) = d.examples.values()
+        entered = sorted(r for ranks in d.entered.values() for r in ranks)
+        text = f"{fr.who(d.behind)} never entered {example.shape()}{_ddp_where(example)}, which {fr.who(entered)} entered"
+        now = [_is_now(by_rank[rank]) for rank in d.behind[:6] if rank in by_rank]
+        sentences.append(text + (": " + "; ".join(now) if now else "") + ".")
+        waiters = [by_rank[r] for r in entered if r in by_rank][:1]
+        elsewhere = [by_rank[r] for r in d.behind if r in by_rank]
+        left = _left_the_loop(waiters, elsewhere) if waiters and elsewhere else ""
+        if left:
+            sentences.append(left)
+            continue
+        call = fr.user_call(example.frames)
+        condition = fr.rank_condition(call.file, call.line) if call else None
+        if condition:
+            sentences.append(
+                f"{call.file}:{call.line} sits under a condition on the rank, {condition}: "
+                "every rank must make the same collective calls."
+            )
+        else:
+            sentences.append(_rank_condition_hint(elsewhere) or fr.to_finding(d).fix.splitlines()[0])
+    return "\n".join(sentences)
+
+
+def _is_now(stack: RankStack) -> str:
+    """``"rank 1 is in save_checkpoint (train.py:44), called from train.py:20 in main"``."""
+    if not stack.frames:
+        return f"rank {stack.rank}: {stack.note or 'no stack'}"
+    user = _user_frame(stack)
+    collective = collective_of(stack.frames)
+    if collective:
+        return f"rank {stack.rank} waits in {collective}" + (f" ({user})" if user else "")
+    innermost = stack.frames[-1]
+    callers = [f for f in stack.frames[:-1] if is_user_code(f.file)]
+    called = f", called from {callers[-1]}" if callers else ""
+    return f"rank {stack.rank} is in {innermost.function} ({innermost.file}:{innermost.line}){called}"
+
+
+def _ddp_where(collective) -> str:
+    from torchdoctor.explain import flight_recorder as fr
+
+    if any(
+        f.function in ("backward", "_engine_run_backward") and "autograd" in f.file for f in collective.frames
+    ):
+        call = fr.user_call(collective.frames)
+        return (
+            f" (DDP's gradient all-reduce, in backward() at {call.file}:{call.line})"
+            if call
+            else " (in backward)"
+        )
+    return fr.where(collective)
+
+
+def format_report(
+    stacks: list[RankStack], timeout: float, extra: str = "", records: dict | None = None
+) -> str:
+    """The hang report: where every rank is (ranks in the same place on one line), then the diagnosis,
+    joined with the ranks' flight-recorder ``records`` (rank -> `RankRecord`) when there are any."""
     lines = [f"torchdoctor: hang: no progress for {timeout:g}s. Where every rank is:", ""]
-    for stack in sorted(stacks, key=lambda s: s.rank):
-        lines += describe(stack)
-    lines += ["", diagnosis(stacks)]
+    lines += grouped(stacks)
+    lines += ["", diagnosis(stacks, records)]
     if extra:
         lines.append(extra)
     return "\n".join(lines) + "\n"
 
 
-def _ranks(ranks: list[int]) -> str:
-    return ", ".join(str(r) for r in sorted(ranks))
+def _ranks(ranks) -> str:
+    from torchdoctor.explain.flight_recorder import ranks_text
+
+    return ranks_text(list(ranks))
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -227,16 +437,18 @@ def _stack_signature(frame) -> tuple:
 
 class ProgressSampler:
     """A daemon thread that looks at the main thread's stack every ``interval`` seconds and calls
-    ``on_progress()`` when it moved or `heartbeat()` was called, and ``on_idle(idle_seconds)`` when not."""
+    ``on_progress()`` when it moved or `heartbeat()` was called, and ``on_idle(idle_seconds)`` when not;
+    ``on_tick()`` first, every time."""
 
     def __init__(
         self,
         interval: float,
         on_progress: Callable[[], None] = lambda: None,
         on_idle: Callable[[float], None] = lambda idle: None,
+        on_tick: Callable[[], None] = lambda: None,
     ) -> None:
         self.interval = interval
-        self.on_progress, self.on_idle = on_progress, on_idle
+        self.on_progress, self.on_idle, self.on_tick = on_progress, on_idle, on_tick
         self._stop = threading.Event()
         self._main = threading.main_thread().ident
         self._thread = threading.Thread(target=self._run, name="torchdoctor-watchdog", daemon=True)
@@ -251,6 +463,7 @@ class ProgressSampler:
     def _run(self) -> None:
         last_signature, last_beat, last_move = None, _beat[0], time.monotonic()
         while not self._stop.wait(self.interval):
+            self.on_tick()
             frame = sys._current_frames().get(self._main)
             signature = _stack_signature(frame)
             del frame
@@ -286,12 +499,49 @@ def prepare_worker(script: str, environ=None) -> None:
         "host": info.host,
         "main_thread": threading.main_thread().ident,
         "script": os.path.realpath(script),
+        "world_size": info.world_size,
+        "node": environ.get("GROUP_RANK", "0"),
+        "nodes": environ.get("GROUP_WORLD_SIZE", "1"),
+        "store": [environ.get("MASTER_ADDR", ""), environ.get("MASTER_PORT", "")],
+        "run_id": environ.get("TORCHELASTIC_RUN_ID", ""),
     }
     Path(f"{base}.json.tmp").write_text(json.dumps(meta))
     os.replace(f"{base}.json.tmp", f"{base}.json")  # the launcher never reads half a file
+    if not any(environ.get(name) for name in FLIGHT_RECORDER_VARIABLES):
+        # torch reads it when the first process group is made, after this: the script's collectives are
+        # recorded (a few microseconds each) so a hang report can say which one each rank entered
+        environ[FLIGHT_RECORDER_VARIABLES[0]] = str(FLIGHT_RECORDER_ENTRIES)
     interval = min(1.0, float(environ.get(SECONDS_VARIABLE, "5")) / 5)
-    sampler = ProgressSampler(interval, on_progress=lambda: _touch(beat_file)).start()
+    request, answered = Path(directory) / FLIGHT_RECORDER_REQUEST, []
+
+    def answer() -> None:
+        if not answered and request.exists():
+            answered.append(True)
+            write_flight_record(base)
+
+    sampler = ProgressSampler(interval, on_progress=lambda: _touch(beat_file), on_tick=answer).start()
     _worker.update(stack_file=stack_file, sampler=sampler, done=Path(f"{base}.done"))
+
+
+def write_flight_record(base: Path | str) -> None:
+    """Write this process's flight-recorder dump to ``<base>.fr`` (whole, or not at all), or ``<base>.fr-none``
+    when it has none (torch.distributed never loaded, or the dump failed: the reason is in the file)."""
+    c10d = sys.modules.get("torch._C._distributed_c10d")
+    why = "torch.distributed was never used"
+    data = b""
+    if c10d is not None and hasattr(c10d, "_dump_fr_trace"):
+        try:
+            data = c10d._dump_fr_trace()
+        except Exception as error:  # an old torch, a backend without a recorder: the stacks still speak
+            why = f"{type(error).__name__}: {error}"
+    try:
+        if data:
+            Path(f"{base}.fr.tmp").write_bytes(data)
+            os.replace(f"{base}.fr.tmp", f"{base}.fr")
+        else:
+            Path(f"{base}.fr-none").write_text(why)
+    except OSError:  # the launcher removed its folder: the run is over anyway
+        pass
 
 
 def _touch(path: Path) -> None:
@@ -366,6 +616,10 @@ def collect_stacks(directory: Path, wait: float = 5.0) -> list[RankStack]:
     workers = workers_in(directory)
     asked = []
     stacks = []
+    try:
+        (directory / FLIGHT_RECORDER_REQUEST).touch()  # each worker's sampler thread answers within a second
+    except OSError:
+        pass
     for worker in workers:
         stack = RankStack(worker["rank"], worker["pid"], worker.get("host", ""))
         stacks.append(stack)
@@ -383,8 +637,10 @@ def collect_stacks(directory: Path, wait: float = 5.0) -> list[RankStack]:
     deadline = time.monotonic() + wait
     pending = list(asked)
     sizes: dict[int, int] = {}
-    while pending and time.monotonic() < deadline:
+    recording = [w["rank"] for w, _ in asked]
+    while (pending or recording) and time.monotonic() < deadline:
         time.sleep(0.1)
+        recording = [r for r in recording if not _answered(directory / f"rank{r}")]
         for worker, stack in list(pending):
             path = directory / f"rank{worker['rank']}.stack"
             size = path.stat().st_size if path.exists() else 0
@@ -397,6 +653,25 @@ def collect_stacks(directory: Path, wait: float = 5.0) -> list[RankStack]:
     for _, stack in pending:
         stack.note = f"did not answer within {wait:g}s"
     return stacks
+
+
+def _answered(base: Path) -> bool:
+    return Path(f"{base}.fr").exists() or Path(f"{base}.fr-none").exists()
+
+
+def read_flight_records(directory: Path) -> dict:
+    """Rank -> `RankRecord` for every ``rank<N>.fr`` in ``directory`` that reads (the workers wrote them,
+    but they are still read as plain data only)."""
+    from torchdoctor.explain import flight_recorder
+
+    records = {}
+    for path in sorted(directory.glob("rank*.fr")):
+        try:
+            record = flight_recorder.read_dump(path)
+        except (OSError, ValueError):
+            continue
+        records[record.rank] = record
+    return records
 
 
 @dataclass
@@ -444,8 +719,10 @@ def supervise(
         if process.poll() is not None:  # finished while we looked: not a hang
             break
         stop_run()
-        where = f"Full stacks: {directory}/rank*.stack. The run was stopped."
-        result = Supervision(1, format_report(stacks, timeout, where))
+        records = read_flight_records(directory)
+        where = f"Full stacks: {directory}/rank*.stack"
+        where += f", flight-recorder dumps: {directory}/rank*.fr" if records else ""
+        result = Supervision(1, format_report(stacks, timeout, where + ". The run was stopped.", records))
     for pump in pumps:
         pump.join(timeout=5)  # an orphaned worker may hold the pipe open; do not wait for it forever
     return result or Supervision(process.wait())

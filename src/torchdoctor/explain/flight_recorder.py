@@ -16,12 +16,13 @@ a dump is a file from whoever sent it (`safe_pickle`).
 from __future__ import annotations
 
 import ast
+import functools
 import json
 import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from torchdoctor.explain import safe_pickle
 from torchdoctor.findings import Finding
@@ -322,14 +323,17 @@ def _pg_order(pg: str) -> tuple:
 
 
 def ranks_text(ranks: list[int]) -> str:
-    """``"0-3, 5, 7"``: runs of consecutive ranks folded, so a thousand ranks fit on a line."""
+    """``"0-3, 5, 7, 8"``: runs of three or more consecutive ranks folded, so a thousand ranks fit on a line."""
     ranks = sorted(set(ranks))
     parts, start = [], None
     for i, rank in enumerate(ranks):
         if start is None:
             start = rank
         if i + 1 == len(ranks) or ranks[i + 1] != rank + 1:
-            parts.append(str(start) if start == rank else f"{start}-{rank}")
+            if rank - start >= 2:
+                parts.append(f"{start}-{rank}")
+            else:
+                parts += [str(r) for r in range(start, rank + 1)]
             start = None
     return ", ".join(parts)
 
@@ -360,21 +364,59 @@ def where(collective: Collective) -> str:
     return f" ({call.file}:{call.line} in {call.function})" if call else ""
 
 
-def rank_condition(file: str, line: int) -> tuple[int, str] | None:
-    """The innermost ``if``/``while`` around ``file:line`` whose test tells ranks apart (``if rank == 0:``,
-    ``if self.gpu_id == 0:``), as (its line, its source), when this machine has the file."""
+@functools.lru_cache(maxsize=64)  # a report asks about the same few files for every rank
+def _parsed(file: str) -> tuple[str, ast.Module] | None:
     try:
+        if os.path.getsize(file) > 10_000_000:
+            return None
         source = Path(file).read_text(errors="replace")
-        tree = ast.parse(source)
-    except (OSError, SyntaxError, ValueError):
+        return source, ast.parse(source)
+    except (OSError, SyntaxError, ValueError, RecursionError, MemoryError):
         return None
+
+
+class Condition(NamedTuple):
+    """A condition on the rank around a line: its line, its source, and whether the line is in its ``else``."""
+
+    line: int
+    code: str
+    in_else: bool = False
+
+    def __str__(self) -> str:
+        return f"line {self.line}: `{self.code}`" + (" (in its else branch)" if self.in_else else "")
+
+
+def rank_condition(file: str, line: int) -> Condition | None:
+    """The innermost ``if``/``while`` around ``file:line`` whose test tells ranks apart (``if rank == 0:``,
+    ``if self.gpu_id == 0:``), when this machine has the file."""
+    parsed = _parsed(file)
+    if parsed is None:
+        return None
+    source, tree = parsed
     lines = source.splitlines()
     found = None
     for node in ast.walk(tree):
         if isinstance(node, (ast.If, ast.While)) and node.lineno < line <= (node.end_lineno or node.lineno):
             test = ast.get_source_segment(source, node.test) or ""
             if RANK_WORDS.search(test) and (found is None or node.lineno > found[0]):
-                found = (node.lineno, lines[node.lineno - 1].strip())
+                in_else = bool(node.orelse) and node.orelse[0].lineno <= line
+                found = Condition(node.lineno, lines[node.lineno - 1].strip(), in_else)
+    return found
+
+
+def enclosing_loop(file: str, line: int) -> tuple[int, int] | None:
+    """The first and last line of the innermost ``for``/``while`` loop around ``file:line`` (the training
+    loop a rank waits in), when this machine has the file."""
+    parsed = _parsed(file)
+    if parsed is None:
+        return None
+    found = None
+    for node in ast.walk(parsed[1]):
+        if isinstance(node, (ast.For, ast.While, ast.AsyncFor)) and node.lineno < line <= (
+            node.end_lineno or 0
+        ):
+            if found is None or node.lineno > found[0]:
+                found = (node.lineno, node.end_lineno or node.lineno)
     return found
 
 
@@ -449,8 +491,8 @@ def _divergence_fix(d: Disagreement, example: Collective) -> str:
         condition = rank_condition(call.file, call.line)
         if condition:
             lines.append(
-                f"{call.file}:{call.line} sits under a condition on the rank, line {condition[0]}: "
-                f"`{condition[1]}`: every rank of the group must make the same collective calls; move the "
+                f"{call.file}:{call.line} sits under a condition on the rank, {condition}: "
+                "every rank of the group must make the same collective calls; move the "
                 "collective out of it, or make the other ranks call it too."
             )
     lines.append(
