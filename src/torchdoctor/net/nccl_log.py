@@ -17,10 +17,14 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
+from torchdoctor.explain.kinds_comm import NCCL_WARN_DEFAULT_HINT, NCCL_WARN_HINTS
 from torchdoctor.findings import Finding
 
 # "node01:63120:63120 [0] NCCL INFO ..." possibly behind a "(pid=909608) " or "[default0]:" prefix
-_LINE = re.compile(r"(?P<host>[\w.\-]+):(?P<pid>\d+):(?P<tid>\d+) \[(?P<dev>\d+)\] (?P<rest>.*)$")
+# (bounded repeats: a 100,000-character line must not cost 100,000 squared steps)
+_LINE = re.compile(
+    r"(?P<host>[\w.\-]{1,255}):(?P<pid>\d{1,10}):(?P<tid>\d{1,10}) \[(?P<dev>\d{1,4})\] (?P<rest>.*)$"
+)
 _VERSION = re.compile(r"NCCL version (?P<version>\d+\.\d+\.\d+[\w.+\-]*)")
 _CHANNEL = re.compile(
     r"Channel \d+(?:/\d+)? : (?P<src>\d+)\[[^\]]*\] -> (?P<dst>\d+)\[[^\]]*\]"
@@ -30,48 +34,13 @@ _NET_DEVICES = re.compile(r"NET/(?P<kind>IB|Socket) : Using (?P<devices>.+?)(?: 
 _DEVICE = re.compile(r"\[(?P<index>\d+)\](?P<name>[^\s:]+(?::\d+/\w+)?)(?::(?P<addr>[^\s<]+)<\d+>)?")
 _BOOTSTRAP = re.compile(r"Bootstrap : Using (?P<devices>.+?)\s*$")
 _NETWORK = re.compile(r"Using network (?P<network>\S+)")
-_WARN = re.compile(r"(?:(?P<where>\S+:\d+) )?NCCL WARN (?P<message>.*?)\s*$")
+_WARN = re.compile(r"(?:(?P<where>\S{1,200}:\d{1,8}) )?NCCL WARN (?P<message>.*?)\s*$")
 
-# (pattern, hint): the first that matches a WARN message gives its hint
-WARN_HINTS = (
-    (
-        r"peer access is not supported|failed to open CUDA IPC handle|P2P",
-        "GPU peer-to-peer does not work between these GPUs: NCCL_P2P_DISABLE=1 (and check `nvidia-smi topo -m`; "
-        "PCIe ACS or the IOMMU often blocks P2P)",
-    ),
-    (
-        r"ibv_|IB|RoCE|mlx5",
-        "InfiniBand/RoCE setup failed: try NCCL_IB_DISABLE=1 to confirm, then check `ulimit -l` (must be "
-        "unlimited), `ibv_devinfo`, and NCCL_IB_HCA / NCCL_IB_GID_INDEX for RoCE",
-    ),
-    (
-        r"has already checked in",
-        "Two processes claimed the same rank: a stale job on the same MASTER_PORT, or the launcher and the "
-        "script both spawning ranks; kill leftovers (`pgrep -af python`) and use a fresh MASTER_PORT",
-    ),
-    (
-        r"Connect to .* failed|No route to host|Connection refused|connection abort",
-        "A peer's NCCL port cannot be reached: open the firewall between the hosts (NCCL uses random ports) and "
-        "pin the interface with NCCL_SOCKET_IFNAME=<iface>",
-    ),
-    (
-        r"Connection closed by remote peer|recv failed|Socket recv",
-        "The other side went away: look at the first failing rank's log; this one is a consequence",
-    ),
-    (
-        r"Failed to execute operation",
-        "A consequence of the connection failure above it",
-    ),
-    (
-        r"no socket interface|NCCL_SOCKET_IFNAME|Bootstrap",
-        "NCCL picked no or the wrong interface: NCCL_SOCKET_IFNAME=<iface> (see `ip -br addr`)",
-    ),
-    (
-        r"Cuda failure|CUDA",
-        "A CUDA error inside NCCL: check `nvidia-smi` for Xid errors and that the driver matches torch's CUDA",
-    ),
-)
-DEFAULT_HINT = "Rerun with NCCL_DEBUG_SUBSYS=ALL for the calls around it"
+# (pattern, hint): the first that matches a WARN message gives its hint; one copy, shared with `explain`
+WARN_HINTS = NCCL_WARN_HINTS
+DEFAULT_HINT = NCCL_WARN_DEFAULT_HINT
+# A line longer than this is cut: nobody's NCCL line is, and the patterns stay linear in the input.
+MAX_LINE = 64 * 1024
 
 
 @dataclass
@@ -126,10 +95,11 @@ def summarise(text: str) -> NcclSummary:
     pending: list[tuple[str, str, str, str]] = []
     seen_warnings: set[tuple[str, str]] = set()
     for raw in text.splitlines():
+        raw = raw[:MAX_LINE]
         version = _VERSION.search(raw)
         if version and version.group("version") not in summary.versions:
             summary.versions.append(version.group("version"))
-        match = _LINE.search(raw)
+        match = _LINE.search(raw) if "] " in raw else None  # the cheap test first: most lines are not NCCL's
         if not match:
             continue
         summary.lines += 1

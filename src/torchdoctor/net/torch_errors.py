@@ -10,18 +10,47 @@ which collective timed out — the facts a verdict names, and what to try next f
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 from typing import Any
 
-NCCL_DEBUG_HINT = (
-    "NCCL_DEBUG=INFO torchdoctor net --nccl-debug   # shows each rank's transport and the failing call"
+# The patterns and hints are explain's (one copy of what torch prints): `torchdoctor.explain.kinds_comm`.
+from torchdoctor.explain.kinds_comm import (  # noqa: E402
+    ADDRESS_FAILED as _ADDRESS_FAILED,
 )
-REACH_HINT = (
-    "From every other host, check the port is reachable: nc -zv {host} {port}\n"
-    "Open the port in the firewall, or pick a free one (MASTER_PORT / --rdzv-endpoint HOST:PORT).\n"
-    "Use the interface the hosts share: export NCCL_SOCKET_IFNAME=<iface> GLOO_SOCKET_IFNAME=<iface>"
+from torchdoctor.explain.kinds_comm import (
+    GLOO_TIMEOUT as _GLOO_TIMEOUT,
 )
+from torchdoctor.explain.kinds_comm import (
+    LAST_ERROR as _LAST_ERROR,
+)
+from torchdoctor.explain.kinds_comm import (
+    LAST_WORK as _LAST_WORK,
+)
+from torchdoctor.explain.kinds_comm import (
+    NCCL_DEBUG_HINT,
+    REACH_HINT,
+)
+from torchdoctor.explain.kinds_comm import (
+    NCCL_ERROR as _NCCL_ERROR,
+)
+from torchdoctor.explain.kinds_comm import (
+    NO_INTERFACE as _NO_INTERFACE,
+)
+from torchdoctor.explain.kinds_comm import (
+    PEER_CLOSED as _PEER_CLOSED,
+)
+from torchdoctor.explain.kinds_comm import (
+    RENDEZVOUS as _RENDEZVOUS,
+)
+from torchdoctor.explain.kinds_comm import (
+    UNREACHABLE_PATTERNS as _UNREACHABLE,
+)
+from torchdoctor.explain.kinds_comm import (
+    WATCHDOG as _WATCHDOG,
+)
+from torchdoctor.explain.kinds_comm import bogus_host as _bogus  # noqa: E402
+
+__all__ = ["NCCL_DEBUG_HINT", "REACH_HINT", "Problem", "classify"]
 
 
 @dataclass
@@ -33,50 +62,6 @@ class Problem:
     summary: str
     fix: str
     facts: dict[str, Any] = field(default_factory=dict)
-
-
-# The endpoint a client was trying to reach, as torch names it (host as given, port)
-_UNREACHABLE = (
-    # [c10d] The client socket has timed out after 60s while trying to connect to (IP1, 2222).
-    re.compile(
-        r"timed out after (?P<after>\d+m?s) while trying to connect to \((?P<host>[^,\s]+), (?P<port>\d+)\)"
-    ),
-    # ... timed out after 60s while trying to connect to 10.0.0.1:1234
-    re.compile(
-        r"timed out after (?P<after>\d+m?s) while trying to connect to (?P<host>[^\s:()]+):(?P<port>\d+)"
-    ),
-    # failed to connect to any network address of (0.0.188.125, 59771)
-    re.compile(r"failed to connect to any network address of \((?P<host>[^,\s]+), (?P<port>\d+)\)"),
-    # TCP client failed to connect/validate to host 10.231.0.1:29400 - retrying
-    re.compile(r"failed to connect/validate to host (?P<host>[^\s:]+):(?P<port>\d+)"),
-    # NCCL's socketStartConnect: Connect to 10.0.0.2<52822> failed : No route to host
-    re.compile(r"Connect to (?P<host>[^\s<]+)<(?P<port>\d+)> failed ?: (?P<reason>[^\n]+)"),
-)
-# One resolved address that failed, with the reason: adds the why to the endpoint above it.
-# failed to connect to [::ffff:0.104.99.143]:47389 (errno: 110 - Connection timed out)
-_ADDRESS_FAILED = re.compile(
-    r"failed to connect to \[?(?P<host>[^\s\]]+?)\]?:(?P<port>\d+) \(errno: (?P<errno>\d+) - (?P<reason>[^)]+)\)"
-)
-_NCCL_ERROR = re.compile(
-    r"NCCL error in: (?P<where>\S+?), (?P<reason>[^,\n]+?)(?: \(run with NCCL_DEBUG=INFO for details\))?, "
-    r"NCCL version (?P<version>[\w.+]+)"
-)
-_LAST_ERROR = re.compile(r"Last error:[ \t]*\n(?P<last>[^\n]*)")
-_WATCHDOG = re.compile(
-    r"\[Rank (?P<rank>\d+)\] Watchdog caught collective operation timeout: WorkNCCL\(SeqNum=(?P<seq>\d+), "
-    r"OpType=(?P<op>\w+),.*?Timeout\(ms\)=(?P<timeout_ms>\d+)\) ran for (?P<ran_ms>\d+) milliseconds"
-)
-_LAST_WORK = re.compile(
-    r"last enqueued NCCL work: (?P<enqueued>\d+), last completed NCCL work: (?P<completed>\d+)"
-)
-_RENDEZVOUS = re.compile(r"(?P<error>Rendezvous(?:Connection|Timeout|Closed)?Error): (?P<message>[^\n\"]+)")
-_PEER_CLOSED = re.compile(r"Connection closed by (?:remote )?peer \[?(?P<host>[^\s\]<]+)\]?[:<](?P<port>\d+)")
-_GLOO_TIMEOUT = re.compile(r"Timed out waiting (?P<ms>\d+)ms for (?P<op>\w+) operation")
-
-
-def _bogus(host: str) -> bool:
-    """A host torch produced from a mis-parsed numeric host name: 0.x.x.x, or a bare number."""
-    return host.isdigit() or host.startswith("0.") or host.startswith("::ffff:0.")
 
 
 def _unreachable(text: str) -> list[Problem]:
@@ -114,9 +99,9 @@ def _unreachable(text: str) -> list[Problem]:
 
 def _nccl_errors(text: str) -> list[Problem]:
     found: dict[tuple[str, str], Problem] = {}
-    lasts = [m.group("last").strip() for m in _LAST_ERROR.finditer(text)]
+    lasts = [m.group("last_error").strip() for m in _LAST_ERROR.finditer(text)]
     for match in _NCCL_ERROR.finditer(text):
-        reason, version = match.group("reason").strip(), match.group("version")
+        reason, version = match.group("reason").strip(), match.group("nccl_version")
         if (reason, version) in found:
             continue
         last = next((line for line in lasts if line), "")
@@ -171,19 +156,17 @@ def _watchdog(text: str) -> list[Problem]:
         problem.summary = f"{op} (collective #{seq}) did not complete within {seconds:g}s on rank(s) {', '.join(map(str, ranks))}"
         if last:
             problem.facts.update(
-                last_enqueued=int(last.group("enqueued")), last_completed=int(last.group("completed"))
+                last_enqueued=int(last.group("last_enqueued")),
+                last_completed=int(last.group("last_completed")),
             )
     return list(by_work.values())
-
-
-_NO_INTERFACE = re.compile(r"Unable to find address for: (?P<name>\S+)")
 
 
 def classify(text: str) -> list[Problem]:
     """Every distinct communication failure in ``text`` (a traceback, a launcher's output, a log)."""
     problems = _unreachable(text) + _nccl_errors(text) + _watchdog(text)
     for match in _NO_INTERFACE.finditer(text):
-        name = match.group("name")
+        name = match.group("interface")
         problems.append(
             Problem(
                 "interface",
@@ -198,10 +181,10 @@ def classify(text: str) -> list[Problem]:
         problems.append(
             Problem(
                 "collective_timeout",
-                f"gloo timed out after {int(match.group('ms')) / 1000:g}s waiting for a {match.group('op')}",
+                f"gloo timed out after {int(match.group('timeout_ms')) / 1000:g}s waiting for a {match.group('op')}",
                 "A peer stopped sending: find the rank that is elsewhere or gone, and check the link "
                 "(GLOO_SOCKET_IFNAME=<iface>).",
-                {"op": match.group("op"), "timeout_ms": int(match.group("ms"))},
+                {"op": match.group("op"), "timeout_ms": int(match.group("timeout_ms"))},
             )
         )
         break
