@@ -8,9 +8,9 @@ Per checked collective, under a key of its own (``<group>/<seq>``), each rank
    gets back how many ranks have arrived and whether any of them saw a mismatch;
 3. the last to arrive writes the verdict (``ok`` or ``mismatch``); the others ``wait`` for it and read it.
 
-That is 4 requests for most ranks and 6 for the last (it also deletes the keys nobody will read again), whatever
-the number of ranks; the store serves 4 N + 2 per collective where every rank reading every other's entry cost
-N (N + 2). Only when something is wrong does each rank write its details (``entry/<rank>``) and read the others'.
+That is 4 requests for most ranks, 3 for the last, and 7 for the first, which, having to wait anyway, deletes
+the keys of the collectives before that nobody will read again; whatever the number of ranks, the store serves
+4 N + 2 requests per collective, where every rank reading every other's entry cost N (N + 1) keys. Only when something is wrong does each rank write its details (``entry/<rank>``) and read the others'.
 A rank that waits longer than the debug timeout writes ``timeout`` as the verdict with ``compare_set`` (so it
 races cleanly with a late last arrival): every waiting rank then reports, and a straggler that comes later reads
 ``timeout`` and raises too. Nothing here is a collective, so nothing here can hang on a mismatch.
@@ -19,6 +19,8 @@ races cleanly with a late last arrival): every waiting rank then reports, and a 
 from __future__ import annotations
 
 import json
+import queue
+import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
@@ -38,25 +40,26 @@ def check_in(
     size: int,
     timeout: float,
     waiting_for: Callable[[float], str] | None = None,
-    previous: str | None = None,
+    previous: tuple[str | None, str | None] | None = None,
     on_slow: Callable[[], None] | None = None,
 ) -> str:
     """Arrive at the collective ``key`` of a group of ``size`` ranks: ``ok``, ``mismatch`` or ``timeout``.
 
-    ``previous`` is the key of the group's collective before this one: its verdict is deleted by the last rank
-    to arrive here (every rank has read it by then).
+    ``previous`` holds the keys of the group's two collectives before this one, the latest first: the first rank
+    to arrive here deletes the fingerprint and counter of the one and the verdict of the other (every rank is
+    done with them once one rank is here). Only keys of a collective the ranks agreed on are deleted: after a
+    mismatch or a timeout the details stay for everyone to read.
     """
     first = store.compare_set(f"{key}/fp", "", fingerprint)
     count = store.add(f"{key}/n", 1 if first == fingerprint.encode() else MISMATCH)
     verdict_key = f"{key}/verdict"
     if count & _ARRIVED >= size:
-        verdict = store.compare_set(verdict_key, "", "mismatch" if count >> 32 else "ok").decode()
-        if verdict == "ok":
-            store.delete_key(f"{key}/fp")
-            store.delete_key(f"{key}/n")
-            if previous:
-                store.delete_key(f"{previous}/verdict")
-        return verdict
+        return store.compare_set(verdict_key, "", "mismatch" if count >> 32 else "ok").decode()
+    if count & _ARRIVED == 1 and previous:  # this rank would only be waiting
+        if previous[0]:
+            _delete_later(store, f"{previous[0]}/fp", f"{previous[0]}/n")
+        if previous[1]:
+            _delete_later(store, f"{previous[1]}/verdict")
     if wait_for_keys(store, [verdict_key], timeout, waiting_for, on_slow):
         return store.compare_set(verdict_key, _READ, _READ).decode()
     return store.compare_set(verdict_key, "", "timeout").decode()
@@ -138,6 +141,34 @@ def grouped(values: Mapping[int, str]) -> list[str]:
 def ranks_text(ranks: Sequence[int]) -> str:
     """``2``, ``2, 5`` or ``0-511, 513`` (runs of three or more as ranges)."""
     return ", ".join(line.split(":")[0].split(" ", 1)[1] for line in grouped(dict.fromkeys(ranks, "")))
+
+
+_deletions: queue.SimpleQueue = queue.SimpleQueue()
+_deleter: list[threading.Thread] = []
+
+
+def _delete_later(store: Any, *keys: str) -> None:
+    """Delete ``keys`` from a thread of its own, on its own connection: off this rank's path to the collective."""
+    if not _deleter or not _deleter[0].is_alive():
+        try:
+            clone = store.clone()
+        except (AttributeError, RuntimeError):  # cannot clone: delete here and now
+            for key in keys:
+                store.delete_key(key)
+            return
+        _deleter[:] = [threading.Thread(target=_delete_forever, args=(clone,), daemon=True)]
+        _deleter[0].start()
+    for key in keys:
+        _deletions.put(key)
+
+
+def _delete_forever(store: Any) -> None:
+    while True:
+        key = _deletions.get()
+        try:
+            store.delete_key(key)
+        except Exception:  # the store went away: the job is over
+            return
 
 
 def _listed(store: Any, key: str) -> set[int]:

@@ -213,10 +213,12 @@ def check_collective(
         len(members),
         wait,
         waiting_for,
-        previous=f"{prefix}/{seq - 1}" if seq > 1 else None,
+        previous=_agreed_before(prefix, seq),
         on_slow=lambda: agreement.add_me(store, key, me),  # from now on the others can tell this rank is here
     )
     if verdict == "ok":
+        _agreed.setdefault(group_key, set()).add(seq)
+        _agreed[group_key].discard(seq - 3)
         problem = mismatch_message({me: entry}, backend=str(dist.get_backend(group)))
     elif verdict == "mismatch":
         entries = agreement.entries_after_mismatch(store, key, members, me, entry, wait)
@@ -430,6 +432,18 @@ def _members(dist: Any, group: Any) -> list[int]:
     if group is dist.GroupMember.NON_GROUP_MEMBER:
         return []
     return sorted(dist.get_process_group_ranks(group))
+
+
+_agreed: dict[str, set[int]] = {}  # group key -> recent collectives every rank agreed on
+
+
+def _agreed_before(prefix: str, seq: int) -> tuple[str | None, str | None]:
+    """The keys of collectives ``seq - 1`` and ``seq - 2``, where all agreed (their keys can go), else None."""
+    agreed = _agreed.get(prefix.rsplit("/", 1)[1], set())
+    return (
+        f"{prefix}/{seq - 1}" if seq - 1 in agreed else None,
+        f"{prefix}/{seq - 2}" if seq - 2 in agreed else None,
+    )
 
 
 def _job_store(dist: Any) -> Any:
