@@ -26,7 +26,8 @@ from typing import Any
 import yaml
 from yaml.reader import ReaderError
 
-from torchdoctor.distributed.launch import MAX_NNODES, MAX_NPROC_PER_NODE
+from torchdoctor.distributed.launch import MAX_NNODES
+from torchdoctor.distributed.torchrun import MAX_NPROC_PER_NODE
 from torchdoctor.errors import BadInput, require_count, require_seconds
 
 # key -> (type the value must have, what the error says it should be)
@@ -37,7 +38,7 @@ USED_KEYS: dict[str, tuple[tuple[type, ...], str]] = {
     "main_process_ip": ((str,), "a host name or IP address"),
     "main_process_port": ((int,), "a port number"),
     "rdzv_backend": ((str,), "static or c10d"),
-    "gpu_ids": ((str, int), 'a list of GPU indices such as "0,1", or all'),
+    "gpu_ids": ((str, int, list), 'GPU indices such as "0,1" or [0, 1], or all'),
     "debug": ((bool,), "true or false"),
     "watchdog": ((int, float), "a number of seconds"),
 }
@@ -100,6 +101,7 @@ def load_config(path: str | Path) -> Settings:
         line = data[: error.start].count(b"\n") + 1
         byte = data[error.start]
         raise BadInput(f"{path} line {line}: not UTF-8 text (byte 0x{byte:02x}); save it as UTF-8") from None
+    _refuse_deep_nesting(path, text)
     try:
         root = yaml.compose(text, Loader=yaml.SafeLoader)
     except yaml.YAMLError as error:
@@ -143,7 +145,7 @@ def load_config(path: str | Path) -> Settings:
         if not isinstance(value, types) or (bool not in types and isinstance(value, bool)):
             raise BadInput(f"{where} {value!r} should be {expected}")
         _check_range(key, value, where)
-        settings[key] = value
+        settings[key] = _gpu_ids(value, where) if key == "gpu_ids" else value
         settings.where[key] = where
     return settings
 
@@ -166,6 +168,50 @@ def _check_range(key: str, value: Any, where: str) -> None:
         raise BadInput(f"{where} {value!r}: choose static or c10d")
     elif key == "watchdog":
         require_seconds(where, value)
+
+
+def _gpu_ids(value: Any, where: str) -> str:
+    """``gpu_ids`` as ``CUDA_VISIBLE_DEVICES`` wants it: ``all``, or indices (or GPU UUIDs) joined by commas.
+
+    accelerate writes ``all`` or ``0,1``; YAML also gives ``0`` (a number) and ``[0, 1]`` (a list)."""
+    if value == "all":
+        return value
+    parts = value if isinstance(value, list) else str(value).split(",")
+    ids = []
+    for part in parts:
+        if isinstance(part, bool) or not isinstance(part, (int, str)):
+            raise BadInput(f"{where} {value!r}: {part!r} is not a GPU index (give e.g. 0,1 or all)")
+        text = str(part).strip()
+        if not (text.isascii() and text.isdigit()) and not text.startswith(("GPU-", "MIG-")):
+            raise BadInput(f"{where} {value!r}: {text!r} is not a GPU index (give e.g. 0,1 or all)")
+        if text in ids:
+            raise BadInput(f"{where} {value!r}: GPU {text} is listed twice")
+        ids.append(text)
+    if not ids:
+        raise BadInput(f"{where} {value!r}: no GPU named (give e.g. 0,1 or all)")
+    return ",".join(ids)
+
+
+# A launch config is flat `key: value` lines; PyYAML builds nested values recursively, and a few thousand
+# levels exhaust Python's stack. Checked on PyYAML's event stream, which is read without recursion.
+MAX_NESTING = 20
+
+
+def _refuse_deep_nesting(path: Path, text: str) -> None:
+    depth = 0
+    try:
+        for event in yaml.parse(text, Loader=yaml.SafeLoader):
+            if isinstance(event, (yaml.MappingStartEvent, yaml.SequenceStartEvent)):
+                depth += 1
+                if depth > MAX_NESTING:
+                    raise BadInput(
+                        f"{path} line {event.start_mark.line + 1}: nested more than {MAX_NESTING} levels "
+                        "deep; a launch config is `key: value` lines"
+                    )
+            elif isinstance(event, (yaml.MappingEndEvent, yaml.SequenceEndEvent)):
+                depth -= 1
+    except yaml.YAMLError:
+        return  # malformed: `load_config` names the line
 
 
 def _yaml_problem(path: Path, text: str, error: yaml.YAMLError) -> str:

@@ -80,8 +80,8 @@ def check_host(host: str, timeout: float = TIMEOUT) -> Finding:
     thread.start()
     thread.join(timeout)
     fix = (
-        f"getent hosts {host}   # prints nothing when this machine cannot resolve it\n"
-        f"Add '<address> {host}' to /etc/hosts on every node, fix DNS, or give the IP address instead."
+        f"`getent hosts {host}` prints nothing here: add '<address> {host}' to /etc/hosts on every node, "
+        "fix DNS, or give the IP address instead"
     )
     if "addresses" in result:
         return Finding(
@@ -124,8 +124,8 @@ def check_port_free(
             f"this node hosts the rendezvous, but {host} ({', '.join(addresses)}) is not one of its "
             "addresses: the nodes, this one included, would wait for a store nobody opens",
             details,
-            "Give an address of this machine (127.0.0.1 on one node; on several, one the others reach: "
-            "`hostname -I`), or start this node with a node rank other than 0.",
+            "give an address of this machine (127.0.0.1 on one node; on several, one the others reach: "
+            "`hostname -I`), or start this node with a node rank other than 0",
         )
     try:
         with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
@@ -151,7 +151,7 @@ def check_port_free(
             f"port {port} is already taken on this node{who}",
             details,
             _other_port_fix(host, port, port_flag)
-            + ("\nOr stop that process, if it is an old run: kill " + str(holder["pid"]) if holder else ""),
+            + (f", or stop that process if it is an old run (kill {holder['pid']})" if holder else ""),
         )
     return Finding("dist.preflight_port", "ok", f"port {port} is free on this node", details)
 
@@ -160,8 +160,8 @@ def _other_port_fix(host: str, port: int, port_flag: str) -> str:
     free = free_port_near(port)
     if port_flag == "--rdzv-endpoint":
         shown = f"[{host}]" if ":" in host else host
-        return f"Pick a free port on every node: --rdzv-endpoint {shown}:{free}"
-    return f"Pick a free port on every node: {port_flag} {free}"
+        return f"pick a free port on every node: --rdzv-endpoint {shown}:{free}"
+    return f"pick a free port on every node: {port_flag} {free}"
 
 
 def free_port_near(port: int) -> int:
@@ -201,7 +201,7 @@ def port_holder(port: int, root: Path = Path("/")) -> dict | None:
                 command = (proc / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
             except OSError:
                 command = ""
-            return {"pid": int(proc.name), "command": command.strip()[:120] or "?"}
+            return {"pid": int(proc.name), "command": " ".join(command.split())[:120] or "?"}
     return None
 
 
@@ -236,7 +236,7 @@ def check_reachable(host: str, port: int, single_node: bool = False, timeout: fl
                 f"nothing listens on {host}:{port}, and this is the only node: the rendezvous would "
                 "wait for a store nobody opens",
                 details,
-                "On one node leave the address out (or give 127.0.0.1, or --standalone).",
+                "on one node leave the address out (or give 127.0.0.1, or --standalone)",
             )
         return Finding(
             "dist.preflight_reach",
@@ -250,8 +250,8 @@ def check_reachable(host: str, port: int, single_node: bool = False, timeout: fl
             "fail" if single_node else "warn",
             f"no answer from {host}:{port} in {timeout:g}s",
             details,
-            f"Check the address and that a firewall lets port {port} through: "
-            f"`nc -vz {host} {port}` from this node.",
+            f"check the address and that a firewall lets port {port} through: "
+            f"`nc -vz {host} {port}` from this node",
         )
     except OSError as error:
         why = error.strerror or str(error)
@@ -260,7 +260,7 @@ def check_reachable(host: str, port: int, single_node: bool = False, timeout: fl
             "fail",
             f"cannot reach {host}:{port} from this node: {why}",
             {**details, "error": why},
-            f"Check the address: `ip route get {host}` shows how this node would reach it.",
+            f"check the address: `ip route get {host}` shows how this node would reach it",
         )
     return Finding("dist.preflight_reach", "ok", f"{host}:{port} answers", details)
 

@@ -115,25 +115,28 @@ def stop(
     """Stop ``process`` (a launcher from `start`) and every process under it; the number of processes
     that were still running.
 
-    Each signal goes to the process group of every process found, then up to ``grace`` seconds for them
-    all to end before the next signal; SIGKILL is waited for too. Returns once they are gone or all
+    The first signal goes to the launcher alone (torch's agent then stops its workers itself), each
+    further one to the process group of every process found; after each, up to ``grace`` seconds for
+    them all to end. A launcher that has already ended leaves orphans: they get every signal. Returns once they are gone or all
     signals are sent. Safe to call on a launcher that has already ended (its orphans are still found)."""
     mark = _marks.get(process.pid)
     targets = _processes_under(process.pid, mark)
     found = len(targets)
     own_group = os.getpgrp()
-    for signum in signals:
+    for number, signum in enumerate(signals):
         targets |= _processes_under(process.pid, mark)
         targets = {t for t in targets if _alive(t)}
         if not targets and process.poll() is not None:
             break
-        for group in {_group(pid) for pid, _ in targets} - {None, own_group}:
-            _send(os.killpg, group, signum)
-        for pid, _ in targets:
-            if _group(pid) == own_group:  # never signal our own group: that is us
-                _send(os.kill, pid, signum)
-        if process.poll() is None:
+        if number == 0 and process.poll() is None:
+            # the launcher first, alone: torch's agent stops its workers in order when it can
             _send(process.send_signal, signum)
+        else:
+            for group in {_group(pid) for pid, _ in targets} - {None, own_group}:
+                _send(os.killpg, group, signum)
+            for pid, _ in targets:
+                if _group(pid) == own_group:  # never signal our own group: that is us
+                    _send(os.kill, pid, signum)
         deadline = time.monotonic() + grace
         while time.monotonic() < deadline:
             process.poll()  # reap the launcher: a zombie would count as alive
