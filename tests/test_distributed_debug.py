@@ -2,6 +2,7 @@
 torch.distributed scripts are checked once enable() ran."""
 
 import json
+import re
 
 import pytest
 import torch.distributed as dist
@@ -228,3 +229,61 @@ def test_mismatch_message_names_each_field():
     text = debug.mismatch_message({0: same, 1: same}, backend="nccl")
     assert text.startswith("Cannot apply desired operation: the NCCL backend only communicates CUDA tensors")
     assert "Input devices:\n  - Process 0: cpu\n  - Process 1: cpu" in text
+
+
+ACCELERATE_GATHER = """
+import json, torch
+from accelerate.state import PartialState
+from accelerate.utils import gather
+import torchdoctor.distributed.debug as debug
+
+debug.enable()  # what `torchdoctor launch --debug` does in every worker
+state = PartialState(cpu=True)
+rank = state.process_index
+predictions = torch.zeros(4 if rank == 0 else 3, 2)  # an uneven last batch
+try:
+    gather(predictions)
+except debug.DistributedOperationException as error:
+    print(json.dumps({"error": str(error)}), flush=True)
+state.destroy_process_group()
+"""
+
+
+def test_debug_names_the_users_line_under_accelerate_and_the_fix_for_an_uneven_batch(tmp_path):
+    results = run_ranks(ACCELERATE_GATHER, tmp_path, nprocs=2, timeout=120)
+    line = ACCELERATE_GATHER.splitlines().index("    gather(predictions)") + 1
+    for result in results:
+        assert result.returncode == 0, result.output
+        error = json.loads(result.stdout.strip().splitlines()[-1])["error"]
+        assert "Operation: `torch.distributed.all_gather`" in error
+        assert "  - Process 0: [4, 2]\n  - Process 1: [3, 2]" in error
+        for rank in (0, 1):  # the user's call, not accelerate/utils/operations.py
+            assert re.search(rf"  - Process {rank}: \S*script_\d+\.py:{line} in <module>", error), error
+        assert "accelerate" not in error.split("Called from:")[1].split("\n\n")[0]
+        fix = error.split("\n\n")[-1]
+        assert fix.startswith("Fix: the ranks hold different numbers of rows in dimension 0 (4, 3)")
+        for advice in (
+            "pad_across_processes(tensor, dim=0)",
+            "drop_last=True",
+            "even_batches=True",
+            "gather_object",
+        ):
+            assert advice in fix
+
+
+def test_shape_fix_names_the_dimension_or_says_nothing():
+    assert "dimension 1 (5, 7)" in debug.shape_fix([[2, 5], [2, 7]])
+    assert "pad_across_processes(tensor, dim=1, pad_index=...)" in debug.shape_fix([[2, 5], [2, 7]])
+    assert "different numbers of dimensions (2, 1)" in debug.shape_fix([[2, 5], [5]])
+    assert debug.shape_fix([[2, 5], [3, 7]]) == ""  # two dimensions differ: no confident advice
+    nested = [{"a": [1], "b": [4, 2]}, {"a": [1], "b": [3, 2]}]
+    assert "dimension 0 (4, 3)" in debug.shape_fix(nested)
+
+
+def test_nested_tensors_have_a_signature_instead_of_a_crash():
+    import torch
+
+    nested = torch.nested.nested_tensor([torch.zeros(3), torch.zeros(1)])
+    signature = debug.tensor_signature({"x": nested})
+    assert signature["shape"] == {"x": {"nested": [[3], [1]]}}
+    assert signature["dtype"] == {"x": "torch.float32"}

@@ -71,3 +71,50 @@ def test_single_process_returns_the_input_like_accelerate():
         td.reduce(t, reduction="median")
     with pytest.raises(TypeError, match="Unsupported type str"):
         td.reduce({"a": "not a tensor"})
+
+
+def test_nested_tensor_is_left_unpadded_with_accelerates_warning():
+    nested = torch.nested.nested_tensor([[1, 2, 3], [1], [1, 2]])
+    with pytest.warns(td.CannotPadNestedTensorWarning, match="cannot pad a nested tensor"):
+        assert td.pad_across_processes(nested) is nested
+    with pytest.warns(td.CannotPadNestedTensorWarning):
+        padded = td.pad_across_processes({"nested": nested, "plain": torch.ones(2)})
+    assert padded["nested"] is nested and padded["plain"].tolist() == [1.0, 1.0]
+    tensor = torch.randn(4, 3, 10)
+    assert td.pad_across_processes(tensor, dim=-1).shape == (4, 3, 10)
+    assert td.pad_across_processes(tensor, dim=-4) is tensor
+
+
+ACCELERATE_SWITCH = """
+import json, warnings, torch, torch.distributed as dist
+import torchdoctor.distributed as td
+
+dist.init_process_group("gloo")
+rank = dist.get_rank()
+out = {"debug on": td.debug_mode_enabled()}
+nested = torch.nested.nested_tensor([torch.zeros(2), torch.zeros(1 + rank)])
+with warnings.catch_warnings(record=True) as caught:
+    warnings.simplefilter("always")
+    out["nested left as is"] = td.pad_across_processes(nested) is nested
+out["warned"] = [w.category.__name__ for w in caught if "nested" in str(w.message)]
+out["pad"] = td.pad_across_processes(torch.ones(1 + rank)).tolist()
+try:
+    td.broadcast(torch.zeros(1, 5) if rank == 0 else torch.zeros(1, 2, 5))
+except td.DistributedOperationException as error:
+    out["mismatch"] = str(error).splitlines()[0]
+print(json.dumps(out), flush=True)
+dist.destroy_process_group()
+"""
+
+
+def test_accelerate_debug_mode_variable_turns_debug_mode_on(tmp_path):
+    results = run_ranks(ACCELERATE_SWITCH, tmp_path, nprocs=2, env={"ACCELERATE_DEBUG_MODE": "1"})
+    for rank, result in enumerate(results):
+        assert result.returncode == 0, result.output
+        out = json.loads(result.stdout.strip().splitlines()[-1])
+        assert out["debug on"] is True
+        assert out["nested left as is"] and out["warned"] == ["CannotPadNestedTensorWarning"]
+        assert out["pad"] == ([1.0, 0.0] if rank == 0 else [1.0, 1.0])
+        assert out["mismatch"] == (
+            "Cannot apply desired operation due to shape mismatches. All shapes across devices must be valid."
+        )
