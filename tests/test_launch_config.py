@@ -6,9 +6,9 @@ from torchdoctor.distributed.bootstrap import STARTED_VARIABLE, mark_started
 from torchdoctor.distributed.config import load_config
 from torchdoctor.distributed.launch import (
     LaunchOptions,
-    check_script,
     merge,
     never_joined,
+    parse_command_line,
     torchrun_command,
     validate,
     worker_environment,
@@ -58,18 +58,37 @@ def test_a_config_written_by_accelerate_loads(tmp_path):
     }
 
 
+def given(*argv: str) -> LaunchOptions:
+    """What `torchdoctor launch ARGV train.py` was asked for."""
+    return parse_command_line([*argv, "train.py"])
+
+
 def test_num_processes_counts_every_machine_like_accelerate(tmp_path):
-    options = merge(LaunchOptions(), load_config(write(tmp_path, ACCELERATE_CONFIG)))
-    assert (options.nproc_per_node, options.nnodes, options.node_rank) == (4, 2, 1)
-    assert (options.master_addr, options.master_port, options.debug) == ("10.0.0.1", 29600, True)
+    flags = merge(given(), load_config(write(tmp_path, ACCELERATE_CONFIG))).flags
+    assert (flags["nproc_per_node"], flags["nnodes"], flags["node_rank"]) == ("4", "2", 1)
+    assert (flags["master_addr"], flags["master_port"]) == ("10.0.0.1", 29600)
 
 
 def test_the_command_line_wins_over_the_file(tmp_path):
     settings = load_config(write(tmp_path, ACCELERATE_CONFIG))
-    given = LaunchOptions(nproc_per_node=3, nnodes=1, node_rank=0, master_port=1234, watchdog=60)
-    options = merge(given, settings)
-    assert (options.nproc_per_node, options.nnodes, options.node_rank) == (3, 1, 0)
-    assert (options.master_addr, options.master_port, options.watchdog) == ("10.0.0.1", 1234, 60)
+    options = merge(
+        given(
+            "--nproc_per_node",
+            "3",
+            "--nnodes",
+            "1",
+            "--node-rank",
+            "0",
+            "--master_port=1234",
+            "--watchdog",
+            "60",
+        ),
+        settings,
+    )
+    flags = options.flags
+    assert (flags["nproc_per_node"], flags["nnodes"], flags["node_rank"]) == ("3", "1", 0)
+    assert (flags["master_addr"], flags["master_port"], options.watchdog) == ("10.0.0.1", 1234, 60)
+    assert options.debug is True
 
 
 def test_unknown_key_is_named_with_file_and_line(tmp_path):
@@ -146,18 +165,18 @@ def test_values_that_cannot_work_are_named_with_file_line_and_key(tmp_path):
 def test_a_value_from_the_file_that_clashes_with_another_is_named_by_file_and_line(tmp_path):
     path = write(tmp_path, "num_machines: 2\nmachine_rank: 1\n")
     with pytest.raises(BadInput) as error:  # the command line's --nnodes 1 leaves no rank 1
-        validate(merge(LaunchOptions(nnodes=1), load_config(path)))
+        validate(merge(given("--nnodes", "1"), load_config(path)))
     assert str(error.value) == f"{path} line 2: machine_rank: 1: must be between 0 and 0, as --nnodes is 1"
     path = write(tmp_path, "num_processes: 3\n")
     with pytest.raises(BadInput, match=r"config.yaml line 1: num_processes: 3 processes cannot be shared"):
-        merge(LaunchOptions(nnodes=2), load_config(path))
+        merge(given("--nnodes", "2"), load_config(path))
     path = write(tmp_path, "num_processes: 4096\nnum_machines: 2\n")
     with pytest.raises(BadInput, match=r"line 1: num_processes: 4096 .* is 2048 per machine; at most 1024"):
-        merge(LaunchOptions(), load_config(path))
+        merge(given(), load_config(path))
     # a bad --nnodes is named as such, not as the per-node count the file's total would give
     path = write(tmp_path, "num_processes: 4\n")
-    with pytest.raises(BadInput, match=r"^--nnodes -1: must be between 1 and"):
-        validate(merge(LaunchOptions(nnodes=-1), load_config(path)))
+    with pytest.raises(BadInput, match=r"^--nnodes 0: must be between 1 and"):
+        merge(given("--nnodes", "0"), load_config(path))
 
 
 def test_empty_file_and_null_values_mean_not_set(tmp_path):
@@ -166,70 +185,216 @@ def test_empty_file_and_null_values_mean_not_set(tmp_path):
 
 
 def test_accelerates_minus_one_processes_means_not_said():
-    assert merge(LaunchOptions(), {"num_processes": -1}).nproc_per_node is None
+    assert "nproc_per_node" not in merge(given(), {"num_processes": -1}).flags
 
 
 def test_uneven_process_count_is_refused():
     with pytest.raises(BadInput, match="7 processes cannot be shared evenly by 2 machines"):
-        merge(LaunchOptions(), {"num_processes": 7, "num_machines": 2})
+        merge(given(), {"num_processes": 7, "num_machines": 2})
 
 
-def test_bad_values_are_refused_naming_them():
-    for options, text in (
-        (LaunchOptions(nproc_per_node=0), "--nproc-per-node 0"),
+def test_a_range_of_nodes_shares_the_processes_by_its_largest_count():
+    assert merge(given("--nnodes", "1:4"), {"num_processes": 8}).flags["nproc_per_node"] == "2"
+
+
+@pytest.mark.parametrize(
+    "text, expected",
+    [
+        ("gpu_ids: all\n", "all"),
+        ("gpu_ids: 0,1\n", "0,1"),
+        ("gpu_ids: '0, 3'\n", "0,3"),
+        ("gpu_ids: 2\n", "2"),
+        ("gpu_ids: [0, 1]\n", "0,1"),
+        ("gpu_ids:\n  - 1\n  - 3\n", "1,3"),
+        ("gpu_ids: ['GPU-8c3f0d1e', 1]\n", "GPU-8c3f0d1e,1"),
+    ],
+)
+def test_gpu_ids_as_accelerate_and_yaml_write_them(tmp_path, text, expected):
+    assert load_config(write(tmp_path, text))["gpu_ids"] == expected
+
+
+@pytest.mark.parametrize(
+    "text, message",
+    [
+        ("gpu_ids: 0,banana\n", "'0,banana': 'banana' is not a GPU index"),
+        ("gpu_ids: '0,,1'\n", "'0,,1': '' is not a GPU index"),
+        ("gpu_ids: -1\n", "-1: '-1' is not a GPU index"),
+        ("gpu_ids: [0, x]\n", "'x' is not a GPU index"),
+        ("gpu_ids: [0, [1]]\n", "[1] is not a GPU index"),
+        ("gpu_ids: [0, true]\n", "True is not a GPU index"),
+        ("gpu_ids: [0, 1.5]\n", "1.5 is not a GPU index"),
+        ("gpu_ids: [0, 0]\n", "GPU 0 is listed twice"),
+        ("gpu_ids: []\n", "no GPU named"),
+        ("gpu_ids: 'ALL'\n", "'ALL' is not a GPU index"),
+        ("gpu_ids: ０\n", "is not a GPU index"),
+        ("gpu_ids: {a: 1}\n", "should be GPU indices"),
+        ("gpu_ids: true\n", "should be GPU indices"),
+    ],
+)
+def test_gpu_ids_that_are_not_gpu_indices_are_refused_naming_them(tmp_path, text, message):
+    path = write(tmp_path, text)
+    with pytest.raises(BadInput) as error:
+        load_config(path)
+    assert str(error.value).startswith(f"{path} line 1: gpu_ids:") and message in str(error.value)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "debug: " + "[" * 3000 + "]" * 3000 + "\n",
+        "fsdp_config: " + "{a: " * 3000 + "1" + "}" * 3000 + "\n",
+        "".join("  " * i + f"k{i}:\n" for i in range(2000)) + "  " * 2000 + "v: 1\n",
+        "gpu_ids: " + "[" * 25 + "0" + "]" * 25 + "\n",
+        "mixed_precision:\n" + "- " * 500 + "x\n",
+    ],
+)
+def test_deeply_nested_yaml_is_one_line_not_a_recursion_error(tmp_path, text):
+    path = write(tmp_path, text)
+    with pytest.raises(BadInput) as error:
+        load_config(path)
+    assert str(error.value).startswith(f"{path} line ") and "nested more than 20 levels deep" in str(
+        error.value
+    )
+
+
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        (["--nproc-per-node", "0"], "--nproc-per-node 0: must be between 1 and 1024"),
         (
-            LaunchOptions(nproc_per_node=10**20),
-            "--nproc-per-node 100000000000000000000: must be between 1 and 1024",
+            ["--nproc_per_node", "99999999999999999999"],
+            "--nproc-per-node 99999999999999999999: must be between 1",
         ),
-        (LaunchOptions(nnodes=100_001), "--nnodes 100001: must be between 1 and 100000"),
-        (LaunchOptions(watchdog=float("inf")), "--watchdog inf"),
-        (LaunchOptions(nnodes=2, node_rank=2), "--node-rank 2"),
-        (LaunchOptions(master_port=70000), "--master-port 70000"),
-        (LaunchOptions(watchdog=-1), "--watchdog -1"),
-        (LaunchOptions(rdzv_backend="etcd"), "rdzv_backend 'etcd'"),
-    ):
-        with pytest.raises(BadInput, match=text):
-            validate(options)
+        (["--nproc-per-node", "two"], "--nproc-per-node two: give a number, or one of auto, cpu, gpu, xpu"),
+        (["--nproc-per-node", "-1"], "--nproc-per-node -1: give a number"),
+        (["--nnodes", "100001"], "--nnodes 100001: must be between 1 and 100000"),
+        (["--nnodes", "0"], "--nnodes 0: must be between 1 and"),
+        (["--nnodes", "3:2"], "--nnodes 3:2: need 1 <= MIN <= MAX"),
+        (["--nnodes", "1:2:3"], "--nnodes 1:2:3: give a number of nodes, or MIN:MAX"),
+        (["--nnodes", "x"], "--nnodes x: give a number of nodes"),
+        (["--nnodes", "2", "--node-rank", "2"], "--node-rank 2: must be between 0 and 1, as --nnodes is 2"),
+        (["--node_rank", "1"], "--node-rank 1: must be between 0 and 0, as there is 1 node"),
+        (["--node-rank", "-1"], "--node-rank -1"),
+        (["--master-port", "70000"], "--master-port 70000: must be between 1 and 65535"),
+        (["--master_port", "0"], "--master-port 0"),
+        (["--master-addr", ""], "--master-addr '': give a host name"),
+        (["--master-addr", "a b"], "--master-addr 'a b'"),
+        (["--local-addr", " "], "--local-addr ' '"),
+        (["--rdzv-endpoint", "[::1:29400"], "--rdzv-endpoint: rendezvous endpoint '[::1:29400'"),
+        (["--rdzv_endpoint", "h:99999"], "port '99999' is not a number from 1 to 65535"),
+        (["--rdzv-endpoint", "::1:29400"], "put an IPv6 address in brackets"),
+        (["--rdzv-backend", ""], "--rdzv-backend '': choose static or c10d"),
+        (["--rdzv-conf", "join_timeout"], "--rdzv-conf 'join_timeout': 'join_timeout' is not KEY=VALUE"),
+        (["--rdzv-conf", "a=1,,b=2"], "'' is not KEY=VALUE"),
+        (["--max-restarts", "-1"], "--max-restarts -1: must be between 0"),
+        (["--monitor-interval", "nan"], "--monitor-interval nan: must be a number of seconds"),
+        (["--monitor-interval", "0"], "--monitor-interval 0"),
+        (["--redirects", "7"], "--redirects '7': give 0 (none), 1 (stdout), 2 (stderr) or 3 (both)"),
+        (["-r", "0:9"], "--redirects '0:9'"),
+        (["--tee", "x"], "--tee 'x'"),
+        (["-t", "-1"], "--tee '-1'"),
+        (["--local-ranks-filter", "0,a"], "--local-ranks-filter '0,a'"),
+        (["--signals-to-handle", "SIGNOPE"], "no signal 'SIGNOPE'"),
+        (["--shutdown-timeout", "-5"], "--shutdown-timeout -5"),
+        (["--watchdog", "0"], "--watchdog 0: must be a number of seconds above 0"),
+        (["--watchdog", "nan"], "--watchdog nan"),
+        (["--watchdog=-inf"], "--watchdog -inf"),
+        (["--watchdog", "soon"], "--watchdog 'soon': not a number of seconds"),
+        (["--no-python", "--debug"], "--debug needs a Python script"),
+        (["--no-python", "--watchdog", "5"], "--watchdog needs a Python script"),
+        (["--no-python", "-m"], "--no-python and -m/--module together"),
+    ],
+)
+def test_values_that_cannot_work_are_refused_naming_them(argv, message):
+    with pytest.raises(BadInput) as error:
+        validate(merge(given(*argv), {}))
+    assert message in str(error.value)
 
 
-def test_a_mistyped_option_or_a_directory_is_not_called_a_missing_file(tmp_path):
-    with pytest.raises(BadInput, match=r"^no such option: --bogus \("):
-        check_script("--bogus")
-    with pytest.raises(BadInput, match=r"^no such option: --nproc \("):
-        check_script("--nproc=2")
-    with pytest.raises(BadInput, match=r"is a directory"):
-        check_script(str(tmp_path))
-    with pytest.raises(BadInput, match=r"^script 'missing.py': no such file$"):
-        check_script("missing.py")
-    check_script(str(write(tmp_path, "print(1)\n", "train.py")))
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        (["--bogus", "t.py"], "no such option: --bogus (see `torchdoctor launch --help`"),
+        (
+            ["--nproc", "2", "t.py"],
+            "ambiguous option: --nproc could match --nproc-per-node, --nproc_per_node",
+        ),
+        (["--nproc-per-node"], "argument --nproc-per-node/--nproc_per_node: expected one argument"),
+        (
+            ["--start-method", "thread", "t.py"],
+            "invalid choice: 'thread' (choose from 'spawn', 'fork', 'forkserver')",
+        ),
+        (["--max-restarts", "x", "t.py"], "argument --max-restarts/--max_restarts: invalid int value: 'x'"),
+        (["--node-rank", "1.5", "t.py"], "invalid int value: '1.5'"),
+        (["--numa-binding", "all", "t.py"], "invalid choice: 'all'"),
+        ([], "no script given: torchdoctor launch [OPTIONS] SCRIPT [ARGS]"),
+        (["--debug"], "no script given"),
+    ],
+)
+def test_command_lines_torchs_parser_refuses_are_one_message(argv, message):
+    with pytest.raises(BadInput) as error:
+        parse_command_line(argv)
+    assert message in str(error.value)
+
+
+def test_every_torchrun_flag_is_taken_in_each_of_its_spellings():
+    from torch.distributed.run import get_args_parser
+
+    values = {"start_method": "fork", "numa_binding": "node", "nnodes": "1:2", "redirects": "3", "tee": "1"}
+    for action in get_args_parser()._actions:
+        if not action.option_strings or action.dest == "help":
+            continue
+        for spelling in action.option_strings:
+            argv = [spelling] if action.nargs == 0 else [spelling, values.get(action.dest, "7")]
+            options = parse_command_line([*argv, "train.py", "--lr", "3"])
+            assert action.dest in options.flags, spelling
+            assert options.program == ["train.py", "--lr", "3"]
+
+
+def test_only_what_was_said_is_passed_on_in_torchruns_spelling():
+    options = parse_command_line(
+        ["--nproc_per_node=2", "--rdzv_backend", "c10d", "--rdzv_endpoint", "h:1", "-r", "3", "-t", "1",
+         "--local_addr", "10.0.0.2", "--max_restarts", "2", "--role", "trainer", "--run_path", "t.py", "x"]
+    )  # fmt: skip
+    command = torchrun_command(options, log_dir="/tmp/logs")
+    assert command[1:3] == ["-m", "torchdoctor.distributed.torchrun"]
+    assert command[3:] == [
+        "--nproc-per-node=2", "--rdzv-backend=c10d", "--rdzv-endpoint=h:1", "--redirects=3", "--tee=1",
+        "--local-addr=10.0.0.2", "--max-restarts=2", "--role=trainer", "--log-dir=/tmp/logs", "t.py", "x",
+    ]  # fmt: skip
 
 
 def test_the_rendezvous_waits_as_long_as_the_watchdog_or_torchs_600_seconds():
-    static = LaunchOptions(nnodes=2, node_rank=1, master_addr="h0", master_port=29400)
-    for watchdog, conf in ((None, "timeout=600"), (2.5, "timeout=3"), (300, "timeout=300")):
-        static.watchdog = watchdog
-        command = torchrun_command(static, "t.py", [])
-        assert command[command.index("--rdzv-conf") + 1] == conf
-    c10d = LaunchOptions(nnodes=2, master_addr="h0", master_port=29400, rdzv_backend="c10d")
-    for watchdog, conf in ((None, "join_timeout=600"), (5, "join_timeout=5,read_timeout=5")):
-        c10d.watchdog = watchdog
-        command = torchrun_command(c10d, "t.py", [])
-        assert command[command.index("--rdzv-conf") + 1] == conf
-    assert "--rdzv-conf" not in torchrun_command(LaunchOptions(watchdog=5), "t.py", [])
+    static = ["--nnodes", "2", "--node-rank", "1", "--master-addr", "h0", "--master-port", "29400"]
+    for watchdog, conf in (
+        ([], "timeout=600"),
+        (["--watchdog", "2.5"], "timeout=3"),
+        (["--watchdog", "300"], "timeout=300"),
+    ):
+        assert f"--rdzv-conf={conf}" in torchrun_command(given(*static, *watchdog))
+    c10d = ["--nnodes", "2", "--rdzv-backend", "c10d", "--rdzv-endpoint", "h0:29400"]
+    for watchdog, conf in (([], "join_timeout=600"), (["--watchdog", "5"], "join_timeout=5,read_timeout=5")):
+        assert f"--rdzv-conf={conf}" in torchrun_command(given(*c10d, *watchdog))
+    # the user's own settings win
+    mine = torchrun_command(
+        given(*c10d, "--watchdog", "5", "--rdzv-conf", "join_timeout=30,last_call_timeout=2")
+    )
+    assert "--rdzv-conf=join_timeout=30,read_timeout=5,last_call_timeout=2" in mine
+    assert not any(a.startswith("--rdzv-conf") for a in torchrun_command(given("--watchdog", "5")))
 
 
 def test_the_nodes_that_never_joined_are_named():
-    two = LaunchOptions(nnodes=2, node_rank=1, master_addr="h0", master_port=29400)
+    two = given("--nnodes", "2", "--node-rank", "1", "--master-addr", "h0", "--master-port", "29400")
     assert never_joined(two, 12.4).startswith(
         "torchdoctor: node rank 1 of 2 waited 12s for the other node (node rank 0) at h0:29400; none came."
     )
-    four = LaunchOptions(nnodes=4, node_rank=0, master_port=29400)
+    four = given("--nnodes", "4", "--node-rank", "0", "--master-port", "29400")
     assert (
         "node rank 0 of 4 waited 5s for the other nodes (node ranks 1 to 3) at 127.0.0.1:29400; not all"
         in (never_joined(four, 5))
     )
-    c10d = LaunchOptions(nnodes=3, master_addr="h0", rdzv_backend="c10d")
-    assert "at the c10d rendezvous h0:29500 for 3 nodes in all" in never_joined(c10d, 5)
+    c10d = given("--nnodes", "3", "--rdzv-endpoint", "h0", "--rdzv-backend", "c10d")
+    assert "at the c10d rendezvous h0:29400 for 3 nodes in all" in never_joined(c10d, 5)
 
 
 def test_each_worker_leaves_a_mark_once_past_the_rendezvous(tmp_path):
@@ -240,25 +405,12 @@ def test_each_worker_leaves_a_mark_once_past_the_rendezvous(tmp_path):
 
 
 def test_one_node_runs_standalone_and_the_script_runs_in_the_bootstrap():
-    command = torchrun_command(LaunchOptions(nproc_per_node=2), "train.py", ["--lr", "3"])
-    assert command[:3] == [sys.executable, "-m", "torch.distributed.run"]
-    assert "--standalone" in command and command[command.index("--nproc-per-node") + 1] == "2"
-    assert command[-5:] == ["-m", "torchdoctor.distributed.bootstrap", "train.py", "--lr", "3"]
-
-
-def test_several_nodes_use_the_static_or_c10d_rendezvous():
-    static = torchrun_command(
-        LaunchOptions(nproc_per_node=4, nnodes=2, node_rank=1, master_addr="10.0.0.1", master_port=29600),
-        "train.py",
-        [],
-    )
-    assert "--standalone" not in static
-    for flag, value in (("--nnodes", "2"), ("--node-rank", "1"), ("--master-addr", "10.0.0.1")):
-        assert static[static.index(flag) + 1] == value
-    c10d = torchrun_command(
-        LaunchOptions(nnodes=2, master_addr="h0", master_port=29400, rdzv_backend="c10d"), "t.py", []
-    )
-    assert c10d[c10d.index("--rdzv-endpoint") + 1] == "h0:29400"
+    command = torchrun_command(parse_command_line(["--nproc-per-node", "2", "train.py", "--lr", "3"]))
+    assert command[:3] == [sys.executable, "-m", "torchdoctor.distributed.torchrun"]
+    assert "--standalone" in command and "--nproc-per-node=2" in command
+    assert command[-3:] == ["train.py", "--lr", "3"]
+    # saying where to meet, even on one node, is taken as said
+    assert "--standalone" not in torchrun_command(given("--master-port", "29600"))
 
 
 def test_worker_environment_turns_on_debug_mode_and_picks_gpus():
