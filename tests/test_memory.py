@@ -1,6 +1,7 @@
 import inspect
 import logging
 import math
+import re
 import weakref
 
 import pytest
@@ -10,6 +11,10 @@ from torchdoctor import find_executable_batch_size
 from torchdoctor.memory import is_out_of_memory
 
 IMPOSSIBLE_BYTES = 2**62  # more than any machine has: the CPU allocator refuses it for real
+
+
+# Gaudi's allocator (habana_frameworks), as accelerate's should_reduce_batch_size expects it
+HPU_OUT_OF_MEMORY = "[Rank:0] FATAL ERROR :: MODULE:PT_DEVMEM Allocation failed for size::2147483648 (2048)MB"
 
 
 def cuda_oom(size):
@@ -36,9 +41,54 @@ def real_cpu_allocator_error():
     pytest.fail("allocating 2**62 bytes succeeded")
 
 
+def accelerate_finder():
+    from accelerate.utils import find_executable_batch_size
+
+    return find_executable_batch_size
+
+
+@pytest.mark.parametrize(
+    ("start", "limit"), [(1, 0), (16, 0), (128, 8), (128, 37), (128, 128), (512, 100), (512, 500)]
+)
+def test_the_default_tries_the_sizes_accelerate_tries(start, limit):
+    ours, theirs = [], []
+    try:
+        expected = accelerate_finder()(fits_up_to(limit, theirs), start)()
+    except RuntimeError as error:
+        expected = error
+    try:
+        found = find_executable_batch_size(fits_up_to(limit, ours), start)()
+    except RuntimeError as error:
+        found = error
+    assert ours == theirs
+    if isinstance(expected, RuntimeError):
+        assert str(found).startswith(str(expected)), (found, expected)
+    else:
+        assert found == expected
+
+
+def test_reduce_batch_size_fn_is_the_third_positional_argument_as_in_accelerate():
+    sizes = iter([100, 50])
+    ours, theirs = [], []
+    found = find_executable_batch_size(fits_up_to(60, ours), 128, lambda: next(sizes))()
+    sizes = iter([100, 50])
+    expected = accelerate_finder()(fits_up_to(60, theirs), 128, lambda: next(sizes))()
+    assert found == expected and ours == theirs == [128, 100, 50]
+
+
+def test_starting_at_zero_raises_accelerates_error_when_called():
+    train = find_executable_batch_size(fits_up_to(8, []), 0)  # no error yet, as in accelerate
+    with pytest.raises(
+        RuntimeError, match=r"^No executable batch size found, reached zero\. starting_batch_size=0"
+    ):
+        train()
+    with pytest.raises(RuntimeError, match="reached zero. starting_batch_size=-4"):
+        find_executable_batch_size(starting_batch_size=-4)(fits_up_to(8, []))()
+
+
 def test_halve_returns_the_first_power_of_two_step_that_fits():
     tries = []
-    train = find_executable_batch_size(fits_up_to(37, tries), 128)
+    train = find_executable_batch_size(fits_up_to(37, tries), 128, search="halve")
     assert train("model") == (32, ("model",))
     assert tries == [128, 64, 32]
 
@@ -65,7 +115,7 @@ def test_real_cpu_allocator_failure_is_out_of_memory_and_retried():
     assert is_out_of_memory(real_cpu_allocator_error())
     tries = []
 
-    @find_executable_batch_size(starting_batch_size=64)
+    @find_executable_batch_size(starting_batch_size=64, search="halve")
     def train(batch_size):
         tries.append(batch_size)
         per_sample = IMPOSSIBLE_BYTES if batch_size > 10 else 1024
@@ -93,6 +143,8 @@ def test_real_cpu_allocator_failure_is_out_of_memory_and_retried():
             "cuDNN error: CUDNN_STATUS_NOT_SUPPORTED. This error may appear if you passed in a non-"
         ),
         RuntimeError("CUDA error: CUBLAS_STATUS_ALLOC_FAILED when calling `cublasCreate(handle)`"),
+        RuntimeError(HPU_OUT_OF_MEMORY),
+        RuntimeError("NPU out of memory. Tried to allocate 2.00 GiB (NPU 0; 60.97 GiB total capacity)"),
     ],
 )
 def test_out_of_memory_messages_of_every_device(error):
@@ -123,6 +175,8 @@ def test_agrees_with_accelerate_on_the_errors_it_knows():
         real_cpu_allocator_error(),
         cuda_oom(64),
         RuntimeError("MPS backend out of memory (MPS allocated: 1 GB)"),
+        RuntimeError(HPU_OUT_OF_MEMORY),
+        RuntimeError("XPU out of memory. Tried to allocate 512.00 MiB"),
         RuntimeError("cuDNN error: CUDNN_STATUS_NOT_SUPPORTED. This error may appear"),
         RuntimeError("Expected all tensors to be on the same device"),
         ValueError("nope"),
@@ -143,7 +197,7 @@ def test_other_errors_propagate_unchanged():
 
     with pytest.raises(ValueError) as raised:
         train()
-    assert raised.value is bad and tries == [128, 64]
+    assert raised.value is bad and tries == [128, 115]
 
     device_assert = RuntimeError("CUDA error: device-side assert triggered")
     with pytest.raises(RuntimeError) as raised:
@@ -153,8 +207,12 @@ def test_other_errors_propagate_unchanged():
 
 def test_reaching_zero_names_the_smallest_size_tried():
     tries = []
-    with pytest.raises(RuntimeError, match="out of memory even at batch size 1, the smallest tried"):
-        find_executable_batch_size(fits_up_to(0, tries), 8)()
+    with pytest.raises(RuntimeError) as raised:
+        find_executable_batch_size(fits_up_to(0, tries), 8, search="halve")()
+    assert str(raised.value) == (
+        "No executable batch size found, reached zero. `train` ran out of memory even at batch size 1, "
+        "the smallest tried"
+    )
     assert tries == [8, 4, 2, 1]
 
 
@@ -215,15 +273,15 @@ def test_bad_arguments_name_the_value():
         find_executable_batch_size(lambda batch_size: None, search="linear")
     with pytest.raises(ValueError, match="search='linear'"):
         find_executable_batch_size(search="linear")  # as a decorator: refused before it wraps anything
-    with pytest.raises(ValueError, match="starting_batch_size=0"):
-        find_executable_batch_size(lambda batch_size: None, 0)
+    with pytest.raises(ValueError, match="timeout=0"):
+        find_executable_batch_size(lambda batch_size: None, timeout=0)
     with pytest.raises(TypeError, match="starting_batch_size='64'"):
         find_executable_batch_size(lambda batch_size: None, "64")
 
 
 def test_a_later_call_starts_from_the_size_found():
     tries = []
-    train = find_executable_batch_size(fits_up_to(40, tries), 128)
+    train = find_executable_batch_size(fits_up_to(40, tries), 128, search="halve")
     train()
     train()
     assert tries == [128, 64, 32, 32]
@@ -252,7 +310,12 @@ def test_memory_of_a_failed_try_is_freed_before_the_next():
 def test_a_log_line_per_try(caplog):
     with caplog.at_level(logging.INFO, logger="torchdoctor.memory"):
         find_executable_batch_size(fits_up_to(37, []), 128, search="binary")()
-    lines = [record.getMessage() for record in caplog.records if record.name == "torchdoctor.memory"]
+    # the rank prefix belongs to the rank-aware logger (torchdoctor.distributed.logging), not to us
+    lines = [
+        re.sub(r"^\[(?:RANK|rank) \d+\] ", "", record.getMessage())
+        for record in caplog.records
+        if record.name == "torchdoctor.memory"
+    ]
     assert lines[0].startswith(
         "find_executable_batch_size: batch size 128: out of memory (CUDA out of memory."
     )
@@ -277,7 +340,8 @@ def test_reduce_batch_size_fn_returning_zero_or_not_an_int_is_named():
         return 0
 
     with pytest.raises(
-        ValueError, match="reduce_batch_size_fn to_zero returned 0 after batch size 128 ran out"
+        RuntimeError,
+        match=r"^No executable batch size found, reached zero\. reduce_batch_size_fn to_zero returned 0 after",
     ):
         find_executable_batch_size(fits_up_to(60, []), 128, reduce_batch_size_fn=to_zero)()
     with pytest.raises(ValueError, match=r"returned 64.0 after batch size 128"):
