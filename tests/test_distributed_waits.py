@@ -107,3 +107,35 @@ def test_a_skipped_in_order_message_delays_the_next_rank_by_the_timeout_and_says
         "rank 2 logs without waiting for it" in waiting.stderr
     )
     assert re.search(r"torchdoctor: waited \d+ s of 7 for rank 1 to log in-order message #1", waiting.stderr)
+
+
+STUCK_BEFORE_ANY_COLLECTIVE = """
+import time, torch, torch.distributed as dist
+import torchdoctor.distributed.debug as debug
+
+debug.enable()
+dist.init_process_group("gloo")
+if dist.get_rank() == 1:
+    time.sleep(120)  # stuck loading data: never reaches a checked collective
+try:
+    dist.all_reduce(torch.ones(1))
+except debug.DistributedOperationException as error:
+    print(error, flush=True)
+"""
+
+
+def test_a_rank_stuck_before_its_first_collective_still_says_where_it_is(tmp_path):
+    results = run_ranks(
+        STUCK_BEFORE_ANY_COLLECTIVE,
+        tmp_path,
+        nprocs=2,
+        env={"TORCHDOCTOR_DEBUG_TIMEOUT": "3"},
+        wait_for=[0],
+        timeout=90,
+    )
+    out = results[0].stdout
+    assert out.startswith("Process 1 did not reach collective #1 within 3 s"), results[0].output
+    assert (
+        "  - Process 1: never reached a checked collective\n    where it is now (innermost call last):" in out
+    )
+    assert out.rstrip().endswith("time.sleep(120)  # stuck loading data: never reaches a checked collective")

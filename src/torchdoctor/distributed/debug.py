@@ -141,6 +141,12 @@ def enable(timeout: float | None = None) -> None:
         original = getattr(dist, name)
         _originals[name] = original
         setattr(dist, name, _checked(name, original))
+    # A rank must be able to say where it is even if it never reaches a checked collective.
+    if dist.is_initialized():
+        _answer_where_i_am(dist)
+    else:
+        _originals["init_process_group"] = dist.init_process_group
+        dist.init_process_group = _answering_after(dist.init_process_group)
 
 
 def disable() -> None:
@@ -367,6 +373,25 @@ def _checked(name: str, original: Callable) -> Callable:
         return original(*args, **kwargs)
 
     wrapper.__torchdoctor_original__ = original
+    return wrapper
+
+
+def _answer_where_i_am(dist: Any) -> None:
+    store = _job_store(dist)
+    if store is not None:
+        stacks.start_responder(store, dist.get_rank())
+
+
+def _answering_after(init_process_group: Callable) -> Callable:
+    @functools.wraps(init_process_group)
+    def wrapper(*args, **kwargs):
+        result = init_process_group(*args, **kwargs)
+        import torch.distributed as dist
+
+        _answer_where_i_am(dist)
+        return result
+
+    wrapper.__torchdoctor_original__ = init_process_group
     return wrapper
 
 
