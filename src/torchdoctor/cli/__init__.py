@@ -48,6 +48,8 @@ def main(argv: list[str] | None = None) -> int:
     try:
         result = app(args=argv, prog_name="torchdoctor", standalone_mode=False)
     except typer.Exit as done:
+        if isinstance(done.__cause__, KeyboardInterrupt):  # typer turns Ctrl-C into a silent Exit(130)
+            print("torchdoctor: interrupted", file=sys.stderr)
         return done.exit_code
     except _UsageError as error:
         if type(error).__name__ == "NoArgsIsHelpError":
