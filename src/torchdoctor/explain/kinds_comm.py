@@ -149,6 +149,11 @@ def _watchdog(hits: list[Hit], ctx: Context) -> tuple[str, str]:
         )
     if story.get("stuck_s"):
         summary = f"the NCCL watchdog got stuck for {story['stuck_s']} s (a CUDA or NCCL call hangs)"
+    if not late and len(story["timed_out"]) > 1:
+        summary += (
+            ". Every rank in this log waited in it: the one that did not arrive is not in this log "
+            "(pass every rank's log, or the --log-dir folder)"
+        )
     who = f"rank {rank_list(late)}" if late else "the rank that did not arrive"
     fix = (
         f"One rank did not reach {what} while the others waited in it. Find out what {who} was doing at "
