@@ -187,11 +187,12 @@ WATCHDOG_TIMEOUT = Recogniser(
         "last completed NCCL work",
         "Timed out waiting",
         "watchdog got stuck for",
+        "Heartbeat monitor timed out",
     ),
     match=R(
         r"ollective operation timeout|Some NCCL operations have failed or timed out|"
         r"last enqueued (?:NCCL )?work: \d+, last completed|Timed out waiting \d+ms for \w+ operation|"
-        r"watchdog got stuck for \d+ seconds"
+        r"watchdog got stuck for \d+ seconds|Heartbeat monitor timed out"
     ),
     facts=(
         R(r"\[Rank (?P<msg_rank>\d+)\]"),
@@ -270,6 +271,7 @@ RANK_DIVERGENCE = Recogniser(
         "op.preamble.length <= op.nbytes",
         "Message truncated : received",
         "due to shape mismatches",
+        "appears not to match sizes of the same param in process",
     ),
     facts=(
         R(
@@ -285,6 +287,7 @@ RANK_DIVERGENCE = Recogniser(
             r"Rank (?P<rank_a>\d+) has (?P<params_a>\d+) params, while rank (?P<rank_b>\d+) has inconsistent (?P<params_b>\d+)"
         ),
         R(r"local size (?P<size_a>\d+) remote size (?P<size_b>\d+)"),
+        R(r"op\.preamble\.length <= op\.nbytes\. (?P<size_a>\d+) vs (?P<size_b>\d+)"),
         R(r"received (?P<size_a>\d+) bytes instead of (?P<size_b>\d+)"),
         R(r"around rank (?P<rank_a>\d+)"),
     ),
@@ -314,6 +317,16 @@ def _rendezvous(hits: list[Hit], ctx: Context) -> tuple[str, str]:
         error = first(hits, "error") or first(hits, "what") or "the rendezvous failed"
         message = first(hits, "message", "")
         summary = f"{error}: {message}".rstrip(": ") + on_ranks(hits)
+        if first(hits, "joined"):
+            summary = (
+                f"only {first(hits, 'joined')} of {first(hits, 'expected')} processes reached the store: the "
+                "others never started, or cannot reach MASTER_ADDR:MASTER_PORT"
+            )
+        elif first(hits, "worker_count"):
+            summary += (
+                f" ({first(hits, 'worker_count')} of {first(hits, 'world_size')} processes arrived at the "
+                "barrier)"
+            )
         fix = (
             "Every node must be started with the same --rdzv-endpoint (or MASTER_ADDR / MASTER_PORT), "
             "--rdzv-id and --nnodes, and the endpoint's host must be reachable from all of them.\n"
@@ -364,7 +377,10 @@ RENDEZVOUS_OR_PORT = Recogniser(
         "expected, but not set",
         "connect() timed out",
         "has already checked in",
+        "clients joined",
     ),
+    # a warning torch prints on hosts without IPv6 before it tries IPv4: not a failure
+    reject=R(r"errno: 97 - Address family not supported"),
     facts=(
         R(r"(?P<in_use>[Aa]ddress already in use|EADDRINUSE)"),
         R(r"port: (?P<port>\d+), useIpv6"),
@@ -375,6 +391,8 @@ RENDEZVOUS_OR_PORT = Recogniser(
         R(r"environment variable (?P<missing_var>\w+) expected, but not set"),
         R(r"(?P<what>Timed out initializing process group in store based barrier)"),
         R(r"(?P<what>rank \d+ of \d+ ranks has already checked in)"),
+        R(r"(?P<what>waiting for clients\. (?P<joined>\d+)/(?P<expected>\d+) clients joined)"),
+        R(r"world_size=(?P<world_size>\d+), worker_count=(?P<worker_count>\d+)"),
     ),
     describe=_rendezvous,
 )
@@ -409,6 +427,24 @@ def _network(hits: list[Hit], ctx: Context) -> tuple[str, str]:
             "in SLURM: PropagateResourceLimitsExcept=MEMLOCK), or the device is not usable in this "
             "container (--device /dev/infiniband, --cap-add IPC_LOCK).\n"
             "NCCL_IB_DISABLE=1 confirms it (NCCL falls back to sockets); NCCL_IB_HCA=<nic> picks the NIC."
+        )
+        return summary, fix
+    if "gloo_host" in facts:
+        host = facts["gloo_host"]
+        summary = (
+            f"gloo cannot connect to {host}:{facts['gloo_port']} ({facts['gloo_reason'].strip()})"
+            + on_ranks(hits)
+        )
+        loopback = host.startswith("127.") or host in ("localhost", "::1")
+        fix = (
+            "This host announced a loopback address to the others: its host name resolves to "
+            f"{host} (/etc/hosts). "
+            if loopback
+            else "A peer's gloo port cannot be reached. "
+        ) + (
+            "Pin the interface the hosts share:\n"
+            "export GLOO_SOCKET_IFNAME=<iface> NCCL_SOCKET_IFNAME=<iface>   # see `ip -br addr`\n"
+            "and open the firewall between the hosts (gloo and NCCL use random ports)."
         )
         return summary, fix
     if "connect_host" in facts:
@@ -450,8 +486,14 @@ NETWORK_INTERFACE = Recogniser(
         "is neither AF_INET",
         "Got completion",
         "Call to ibv_",
-        "socketStartConnect: Connect to",
+        "Connect to",
         "No usable listening interface found",
+        "gloo/transport/tcp/pair.cc",
+    ),
+    match=R(
+        r"no socket interface found|Unable to find address for|is neither AF_INET|Got completion|Call to ibv_|"
+        r"Connect to [^\s<]{1,255}<\d+> failed|No usable listening interface found|"
+        r"pair\.cc:\d+\] connect \[?[^\s\]]{1,255}\]?:\d+: "
     ),
     facts=(
         R(r"(?P<what>Bootstrap : no socket interface found|No usable listening interface found)"),
@@ -459,6 +501,9 @@ NETWORK_INTERFACE = Recogniser(
         R(r"connecting to address\s+with family (?P<family>\d+) is neither AF_INET"),
         R(r"Got completion (?:from peer (?P<ib_peer>\S{1,100}) )?with (?:error |status=)(?P<ib_status>\d+)"),
         R(r"Call to (?P<ibv_call>ibv_\w+) failed"),
+        R(
+            r"\] connect \[?(?P<gloo_host>[^\s\]]{1,255})\]?:(?P<gloo_port>\d+): (?P<gloo_reason>[^\n]{1,100})"
+        ),
         R(
             r"Connect to (?P<connect_host>[^\s<]{1,255})<(?P<connect_port>\d+)> failed ?: (?P<connect_reason>[^\n]{1,200})"
         ),
@@ -620,6 +665,7 @@ BACKEND_UNAVAILABLE = Recogniser(
         "No backend type associated with device type",
         "build without libuv support",
         "built without libuv support",
+        "has no attribute 'init_process_group'",
     ),
     facts=(
         R(r"doesn't have (?P<backend>NCCL|MPI|Gloo|UCC)\b"),

@@ -208,6 +208,7 @@ NO_KERNEL_IMAGE = Recogniser(
         "is not compatible with the current PyTorch installation",
         "cudaErrorNoKernelImageForDevice",
         "PyTorch no longer supports this GPU because it is too old",
+        "CUDA error: invalid device function",
     ),
     span=2,
     facts=(
@@ -362,6 +363,20 @@ def _build(hits: list[Hit], ctx: Context) -> tuple[str, str]:
             "Install the CUDA toolkit (nvcc) matching torch.version.cuda and export "
             "CUDA_HOME=/usr/local/cuda-<version>; `torchdoctor env` lists the toolkits.",
         )
+    if facts.get("missing_header"):
+        return (
+            f"the build cannot find the CUDA header {facts['missing_header']}",
+            "The CUDA toolkit (its headers, not only the runtime) is not installed or not found: install the "
+            "toolkit matching torch.version.cuda (e.g. cuda-toolkit-12-4 / conda install -c nvidia cuda-toolkit) "
+            "and export CUDA_HOME=/usr/local/cuda-<version>; `torchdoctor env` lists the toolkits.",
+        )
+    if facts.get("no_ninja"):
+        return ("torch's extension builder needs ninja", "pip install ninja   # then build again")
+    if facts.get("old_compiler"):
+        return (
+            "the host compiler is too old for torch's headers (they need C++17)",
+            "Build with gcc/g++ 9 or newer: export CC=gcc-11 CXX=g++-11 (sudo apt install g++-11).",
+        )
     extension = facts.get("extension")
     summary = "a CUDA/C++ extension failed to build" + (f": {extension}" if extension else "")
     fix = (
@@ -391,6 +406,13 @@ CUDA_BUILD = Recogniser(
         "CUDA_HOME environment variable is not set",
         "Error building extension",
         "Unsupported gpu architecture",
+        "nvcc' failed with exit",
+        "Error compiling objects for extension",
+        "Ninja is required to load C++ extensions",
+        "Command '['ninja', '-v'",
+        "fatal error: cuda",
+        "C++17 or later compatible compiler is required",
+        "Failed building wheel for",
     ),
     span=2,
     facts=(
@@ -406,6 +428,10 @@ CUDA_BUILD = Recogniser(
         R(r"Unsupported gpu architecture '(?P<arch>compute_\w+)'"),
         R(r"(?P<no_cuda_home>CUDA_HOME environment variable is not set)"),
         R(r"Error building extension '(?P<extension>[\w.\-]{1,100})'"),
+        R(r"Failed building wheel for (?P<extension>[\w.\-]{1,100})"),
+        R(r"fatal error: (?P<missing_header>cuda[\w/.]{0,60}\.h): No such file"),
+        R(r"(?P<no_ninja>Ninja is required)"),
+        R(r"(?P<old_compiler>C\+\+17 or later compatible compiler is required)"),
     ),
     describe=_build,
 )
@@ -452,6 +478,11 @@ def _no_cuda(hits: list[Hit], ctx: Context) -> tuple[str, str]:
         fix = (
             "This is a CPU-only build of torch. Install a CUDA build: pip install torch --index-url "
             "https://download.pytorch.org/whl/cu128 (pick the CUDA your driver supports; `nvidia-smi`)."
+        )
+    elif "mismatch" in what or "combination" in what:
+        fix = (
+            "The NVIDIA kernel module loaded is not the driver version installed (an upgrade without a reboot): "
+            "reboot, or reload the module (sudo rmmod nvidia_uvm nvidia_drm nvidia_modeset nvidia; nvidia-smi)."
         )
     elif "driver" in what:
         fix = "No NVIDIA driver is loaded: install it (sudo apt install cuda-drivers) and check `nvidia-smi`."
@@ -503,8 +534,33 @@ DEVICE_ASSERT = Recogniser(
     describe=_device_assert,
 )
 
+
+def _cpu_oom(hits: list[Hit], ctx: Context) -> tuple[str, str]:
+    asked = first(hits, "cpu_bytes")
+    summary = "host memory (RAM) ran out in torch's CPU allocator" + (
+        f": it asked for {asked} bytes" if asked else ""
+    )
+    fix = (
+        "This is host RAM, not GPU memory. Need less of it: load the model once (low_cpu_mem_usage=True, "
+        "device_map, or on rank 0 then broadcast), fewer DataLoader workers, memory-map the dataset; or run on "
+        "a machine (or job allocation) with more memory. A request far beyond the machine's RAM is a wrong size "
+        "computed by the code that asked."
+    )
+    return summary + on_ranks(hits), fix
+
+
+CPU_OOM = Recogniser(
+    # c10/core/impl/alloc_cpu.cpp ("DefaultCPUAllocator: can't allocate memory" / "not enough memory")
+    kind="cpu_oom",
+    title="host memory exhausted",
+    anchors=("DefaultCPUAllocator: can't allocate memory", "DefaultCPUAllocator: not enough memory"),
+    facts=(R(r"you tried to allocate (?P<cpu_bytes>\d+) bytes"),),
+    describe=_cpu_oom,
+)
+
 RECOGNISERS = (
     CUDA_OOM,
+    CPU_OOM,
     NO_KERNEL_IMAGE,
     DRIVER_TOO_OLD,
     INVALID_DEVICE_ORDINAL,

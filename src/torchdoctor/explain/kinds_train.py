@@ -57,13 +57,14 @@ NAN_OVERFLOW = Recogniser(
         "Loss is nan",
         "loss is nan",
         "gradients from `parameters` is non-finite",
+        "but found invalid values",
     ),
     facts=(
         R(r"(?P<min_scale>loss scale already at minimum)"),
         R(
             r"(?P<what>Function '\w+' returned nan values in its \w+ output|Loss became infinite or NaN at "
-            r"iteration=?\s*\d+|Detected inf/nan during batch_number=\d+|[Ll]oss(?:\W{1,3})(?:=|:|is) ?nan\b|"
-            r"is non-finite)"
+            r"iteration=?\s*\d+|Detected inf/nan during batch_number=\d+|[Ll]oss['\"]?\s{0,2}(?:=|:|is)\s{0,2}nan\b|"
+            r"is non-finite|but found invalid values)"
         ),
     ),
     describe=_nan,
@@ -167,6 +168,7 @@ DATALOADER_SHM = Recogniser(
         "unable to write to file </torch_",
         "unable to open shared memory object",
         "received 0 items of ancdata",
+        "Too many open files. Communication with the workers",
     ),
     absorbs=("worker_crash",),
     facts=(
@@ -175,7 +177,7 @@ DATALOADER_SHM = Recogniser(
             r"Unexpected bus error encountered in worker|unable to write to file </torch_[^>\n]{0,80}>[^\n]{0,80}|"
             r"unable to open shared memory object[^\n]{0,120})"
         ),
-        R(r"(?P<ancdata>received 0 items of ancdata)"),
+        R(r"(?P<ancdata>received 0 items of ancdata|Too many open files)"),
     ),
     describe=_shm,
 )

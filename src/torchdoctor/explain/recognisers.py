@@ -57,10 +57,13 @@ class Recogniser:
     absorbs: tuple[str, ...] = ()
     title: str = ""  # the kind in a few words, used when another finding names this one
     span: int = 0  # lines after the anchored one that belong to the message (facts are read there too)
+    reject: re.Pattern | None = None  # text that looks like this kind but is known noise
 
     def read(self, window: str) -> Facts | None:
         """The facts in ``window`` (a line and the lines after it), or None when it is not this kind."""
         found: Facts = {}
+        if self.reject is not None and self.reject.search(window):
+            return None
         if self.match is not None:
             matched = self.match.search(window)
             if matched is None:
