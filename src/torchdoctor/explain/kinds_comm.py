@@ -508,6 +508,7 @@ NETWORK_INTERFACE = Recogniser(
             r"Connect to (?P<connect_host>[^\s<]{1,255})<(?P<connect_port>\d+)> failed ?: (?P<connect_reason>[^\n]{1,200})"
         ),
     ),
+    absorbs=("nccl_error", "nccl_system_error"),
     describe=_network,
 )
 
@@ -559,6 +560,7 @@ NCCL_SYSTEM_ERROR = Recogniser(
         R(r"NCCL version (?P<nccl_version>\d[\w.+]*)"),
         LAST_ERROR,
     ),
+    absorbs=("nccl_error",),
     describe=_system_error,
 )
 

@@ -142,6 +142,7 @@ CUDA_OOM = Recogniser(
         R(_size("unallocated") + r" is reserved by PyTorch but unallocated"),
         R(r"Process (?P<other_pid>\d+) has " + _size("other") + r" memory in use"),
     ),
+    absorbs=("nccl_error",),
     describe=_oom,
 )
 

@@ -170,7 +170,7 @@ DATALOADER_SHM = Recogniser(
         "received 0 items of ancdata",
         "Too many open files. Communication with the workers",
     ),
-    absorbs=("worker_crash",),
+    absorbs=("worker_crash",),  # a DataLoader worker's bus error
     facts=(
         R(
             r"(?P<what>DataLoader worker \(pid[^\n)]{0,40}\) is killed by signal: [\w ]{1,40}|"
@@ -206,6 +206,7 @@ WORKER_KILLED = Recogniser(
         r"(?P<what>exitcode\s*:?\s*-9\b[^\n]{0,80}|Signal 9 \(SIGKILL\)[^\n]{0,80}|Signals\.SIGKILL|"
         r"signal SIGKILL|is killed by signal: Killed|Detected \d+ oom-kill event|Out of memory: Killed process \d+[^\n]{0,60}|^\s*Killed\s*$)"
     ),
+    absorbs=("child_failed",),
     describe=_killed,
 )
 
@@ -233,6 +234,7 @@ WORKER_CRASH = Recogniser(
         r"Fatal Python error: Segmentation fault|Segmentation fault \(core dumped\)|^\s*Segmentation fault\s*$|"
         r"Bus error \(core dumped\)|signal SIGSEGV|signal SIGBUS)"
     ),
+    absorbs=("child_failed",),
     describe=_crash,
 )
 

@@ -7,15 +7,6 @@ from torchdoctor.explain.ranks import hit_rank
 from torchdoctor.explain.recognisers import Context, Hit, rank_list
 from torchdoctor.findings import Finding
 
-# More specific kinds that the same failure also prints as a vaguer one: the vaguer one is dropped.
-_VAGUER = {
-    "nccl_system_error": ("nccl_error",),
-    "network_interface": ("nccl_error", "nccl_system_error"),
-    "cuda_oom": ("nccl_error",),
-    "worker_killed": ("child_failed",),
-    "worker_crash": ("child_failed",),
-}
-
 
 def role(kind: str, hits: list[Hit]) -> str:
     """``cause`` or ``consequence`` (an NCCL error that says another process exited is a consequence)."""
@@ -30,7 +21,7 @@ def findings(hits: list[Hit], ctx: Context, counts: dict[str, int] | None = None
     for hit in sorted(hits, key=lambda h: h.order):
         by_kind.setdefault(hit.kind, []).append(hit)
     for kind in list(by_kind):
-        for vaguer in (*BY_KIND[kind].absorbs, *_VAGUER.get(kind, ())):
+        for vaguer in BY_KIND[kind].absorbs:
             by_kind.pop(vaguer, None)
     roles = {kind: role(kind, kind_hits) for kind, kind_hits in by_kind.items()}
     causes = [k for k in by_kind if roles[k] == "cause"]
