@@ -3,6 +3,7 @@
 import json
 import re
 
+import pytest
 from rank_runner import run_ranks
 
 WORKER = r"""
@@ -72,6 +73,7 @@ def run_limited_ranks(tmp_path, limits):
     return reports
 
 
+@pytest.mark.timeout(400)
 def test_ranks_with_different_memory_end_with_the_same_batch_size(tmp_path):
     # rank 1 has the least memory: everybody must settle on what fits there
     reports = run_limited_ranks(tmp_path, [100, 37, 70])

@@ -12,6 +12,7 @@ while rank 0 goes on into DDP's gradient all-reduce and waits there for rank 1, 
 import json
 import re
 
+import pytest
 from rank_runner import run_ranks
 
 SCRIPT = r"""
@@ -123,6 +124,7 @@ RANK_1_OUT_OF_MEMORY = (
 FIX = "decorate a short probe (one training step that returns the batch size) instead of the whole training loop"
 
 
+@pytest.mark.timeout(400)  # two ranks importing transformers on a shared 2-core machine
 def test_the_rank_stuck_in_ddps_all_reduce_times_out_and_both_ranks_name_both_failures(tmp_path):
     # rank 0's all-reduce times out after the group's 10 s, before rank 1 gives up waiting (10 s + margin)
     rank0, rank1 = run_example(tmp_path, group_timeout=10)
@@ -138,6 +140,7 @@ def test_the_rank_stuck_in_ddps_all_reduce_times_out_and_both_ranks_name_both_fa
         assert FIX in error and "model.no_sync()" in error
 
 
+@pytest.mark.timeout(400)
 def test_the_rank_that_ran_out_says_whom_it_waits_for_and_gives_up_naming_both(tmp_path):
     # a collective that would wait a minute: the finder's own 12 s timeout ends it first
     rank0, rank1 = run_example(tmp_path, group_timeout=60, finder_timeout=12)
