@@ -192,6 +192,23 @@ PHRASINGS = [
         ["loss=nan"],
     ),
     ("RuntimeError: Distributed package doesn't have NCCL built in", "backend_unavailable", ["NCCL"]),
+    (
+        "node2:77:88 [1] init.cc:652 NCCL WARN Mismatched NCCL version detected : rank 0 version 21803 rank 8 "
+        "version 21602",
+        "nccl_version_mismatch",
+        ["NCCL 2.18.3", "NCCL 2.16.2"],
+    ),
+    (
+        "ImportError: /usr/lib/python3/dist-packages/torch/lib/libtorch_cuda.so: undefined symbol: "
+        "ncclCommRegister",
+        "extension_import",
+        ["ncclCommRegister"],
+    ),
+    (
+        "Gradient overflow.  Skipping step, loss scaler 0 reducing loss scale to 1.52587890625e-05",
+        "nan_overflow",
+        [],
+    ),
     ("RuntimeError: ProcessGroupNCCL is only supported with GPUs, no GPUs found!", "backend_unavailable", []),
     ("AssertionError: Torch not compiled with CUDA enabled", "cuda_unavailable", []),
     (
@@ -249,6 +266,7 @@ NOT_FAILURES = [
     "/usr/lib/python3/site-packages/transformers/trainer.py:1234: FutureWarning: `tokenizer` is deprecated",
     "NCCL INFO NET/Plugin : No plugin found (libnccl-net.so), using internal implementation",
     "epoch 1: val_loss=0.3421 val_acc=0.912 (best so far)",
+    "Gradient overflow.  Skipping step, loss scaler 0 reducing loss scale to 32768.0",
     "UserWarning: Attempting to run cuBLAS, but there was no current CUDA context! Attempting to set the primary "
     "context...",
 ]

@@ -769,7 +769,46 @@ GPU_P2P = Recogniser(
     describe=_p2p,
 )
 
+
+def _nccl_code(code: str) -> str:
+    """NCCL's integer version: 21803 -> 2.18.3 (2.9.9 and older: 2909 -> 2.9.9)."""
+    number = int(code)
+    if number >= 10000:
+        return f"{number // 10000}.{number // 100 % 100}.{number % 100}"
+    return f"{number // 1000}.{number // 100 % 10}.{number % 100}"
+
+
+def _version_mismatch(hits: list[Hit], ctx: Context) -> tuple[str, str]:
+    facts = merged(hits)
+    summary = "the ranks run different NCCL versions"
+    if facts.get("version_a"):
+        summary += (
+            f": rank {facts['rank_a']} has NCCL {_nccl_code(facts['version_a'])}, rank {facts['rank_b']} has "
+            f"NCCL {_nccl_code(facts['version_b'])}"
+        )
+    fix = (
+        "Every rank must load the same NCCL: install the same torch (and nvidia-nccl-cu* wheel) on every host, "
+        "and check what each one loads:\n"
+        "python -c 'import torch; print(torch.__version__, torch.cuda.nccl.version())'   # on every host\n"
+        "A system libnccl found first through LD_LIBRARY_PATH or LD_PRELOAD overrides the wheel's: remove it there."
+    )
+    return summary, fix
+
+
+NCCL_VERSION_MISMATCH = Recogniser(
+    # NCCL src/init.cc: "Mismatched NCCL version detected : rank %d version %d rank %d version %d"
+    kind="nccl_version_mismatch",
+    title="NCCL versions differ between ranks",
+    anchors=("Mismatched NCCL version detected",),
+    facts=(
+        R(r"rank (?P<rank_a>\d+) version (?P<version_a>\d+) rank (?P<rank_b>\d+) version (?P<version_b>\d+)"),
+    ),
+    absorbs=("nccl_error",),
+    describe=_version_mismatch,
+)
+
 RECOGNISERS = (
+    NCCL_VERSION_MISMATCH,
     DUPLICATE_GPU,
     GPU_P2P,
     RANK_DIVERGENCE,

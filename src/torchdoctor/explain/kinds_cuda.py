@@ -441,6 +441,14 @@ CUDA_BUILD = Recogniser(
 def _import(hits: list[Hit], ctx: Context) -> tuple[str, str]:
     facts = merged(hits)
     library = facts.get("library", "a compiled module")
+    if facts.get("symbol", "").startswith("nccl"):
+        summary = f"{library} needs {facts['symbol'][:60]}, which the NCCL library loaded does not have"
+        fix = (
+            "torch loaded a libnccl older than the one it was built with, usually a system NCCL found first "
+            "through LD_LIBRARY_PATH or LD_PRELOAD: remove it from there, or install the nvidia-nccl-cu* wheel "
+            "version this torch asks for (pip show torch lists it)."
+        )
+        return summary, fix
     if facts.get("symbol"):
         summary = f"{library} was built against another torch: undefined symbol {facts['symbol'][:120]}"
         fix = (

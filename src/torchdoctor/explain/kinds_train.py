@@ -58,9 +58,14 @@ NAN_OVERFLOW = Recogniser(
         "loss is nan",
         "gradients from `parameters` is non-finite",
         "but found invalid values",
+        "Gradient overflow",
     ),
+    # apex halving its loss scale is normal now and then; down to a fraction it means every step overflows
+    match=R(r"^(?!.*Gradient overflow)|reducing loss scale to (?:0(?:\.\d+)?|\d(?:\.\d+)?e-\d+)\b"),
     facts=(
-        R(r"(?P<min_scale>loss scale already at minimum)"),
+        R(
+            r"(?P<min_scale>loss scale already at minimum|reducing loss scale to (?:0(?:\.\d+)?|\d(?:\.\d+)?e-\d+)\b)"
+        ),
         R(
             r"(?P<what>Function '\w+' returned nan values in its \w+ output|Loss became infinite or NaN at "
             r"iteration=?\s*\d+|Detected inf/nan during batch_number=\d+|[Ll]oss['\"]?\s{0,2}(?:=|:|is)\s{0,2}nan\b|"

@@ -34,6 +34,7 @@ TRIGGERS: tuple[bytes, ...] = (
     b"too old",  # "The NVIDIA driver on your system is too old" as a UserWarning
     b"=nan",  # loss=nan in a progress bar
     b": nan",  # loss: nan, 'loss': nan
+    b"overflow",  # apex: Gradient overflow.  Skipping step, ... reducing loss scale to 0.5
     b"inf/nan",  # Detected inf/nan during batch_number= (transformers' and torchdoctor's overflow detector)
 )
 # Settings are printed at start-up (NCCL INFO ... NCCL_SOCKET_IFNAME set to, an environment dump): they are
