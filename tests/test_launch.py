@@ -1,4 +1,4 @@
-"""`torchdoctor launch` with real workers under torch.distributed.run (CPU, no process group needed)."""
+"""`torchdoctor launch` with real workers under torch.distributed.run (CPU, gloo)."""
 
 import json
 import os
@@ -9,7 +9,9 @@ import sys
 import textwrap
 import time
 
-from torchdoctor.distributed.watchdog import is_alive
+import pytest
+
+from torchdoctor.cli import main
 
 REPORT_SCRIPT = textwrap.dedent(
     """
@@ -20,7 +22,8 @@ REPORT_SCRIPT = textwrap.dedent(
 
     dist.init_process_group("gloo")
     total = torch.ones(1)
-    dist.all_reduce(total)  # the two nodes really form one job
+    dist.all_reduce(total)  # the ranks really form one job
+    print("rank", dist.get_rank(), "says hello")
     with open(os.path.join(os.environ["OUT_DIR"], f"rank{dist.get_rank()}.json"), "w") as f:
         json.dump({
             "name": __name__,
@@ -35,11 +38,46 @@ REPORT_SCRIPT = textwrap.dedent(
     """
 )
 
+FAILING_SCRIPT = textwrap.dedent(
+    """
+    import os
+
+    def load_batch():
+        raise ValueError("bad batch on rank " + os.environ["RANK"])
+
+    load_batch()
+    """
+)
+
+SLEEPER = textwrap.dedent(
+    """
+    import os, sys, time
+    path = os.path.join(sys.argv[1], "pid." + os.environ["LOCAL_RANK"])
+    with open(path + ".tmp", "w") as f:
+        f.write(str(os.getpid()))
+    os.replace(path + ".tmp", path)
+    time.sleep(300)
+    """
+)
+
 
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
+
+
+def launch(*args, env=None, cwd=None, timeout=240):
+    """`torchdoctor launch ARGS` in a real process."""
+    full_env = dict(os.environ, COLUMNS="200", **(env or {}))
+    return subprocess.run(
+        [sys.executable, "-m", "torchdoctor", "launch", *args],
+        capture_output=True, text=True, env=full_env, cwd=cwd, timeout=timeout,
+    )  # fmt: skip
+
+
+def reports(out):
+    return [json.loads(p.read_text()) for p in sorted(out.glob("rank*.json"))]
 
 
 def test_two_nodes_one_from_a_config_file_one_from_flags_run_the_script_as_python_would(tmp_path):
@@ -54,8 +92,8 @@ def test_two_nodes_one_from_a_config_file_one_from_flags_run_the_script_as_pytho
     out = tmp_path / "out"
     out.mkdir()
     node0 = ["launch", "--config", str(config), "--nproc-per-node", "1"]  # ...but the command line wins
-    node1 = ["launch", "--nnodes", "2", "--node-rank", "1", "--master-addr", "127.0.0.1"]
-    node1 += ["--master-port", str(port), "--nproc-per-node", "1", "--debug"]
+    node1 = ["launch", "--nnodes", "2", "--node_rank", "1", "--master_addr", "127.0.0.1"]  # torchrun's other
+    node1 += ["--master_port", str(port), "--nproc_per_node", "1", "--debug"]  # spelling
     script_args = [str(script), "--lr", "3", "--debug"]
     env = dict(os.environ, OUT_DIR=str(out), COLUMNS="200")
     nodes = [
@@ -65,125 +103,274 @@ def test_two_nodes_one_from_a_config_file_one_from_flags_run_the_script_as_pytho
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             text=True,
-        )
+        )  # fmt: skip
         for args in (node0, node1)
     ]
     try:
-        results = [node.communicate(timeout=100) for node in nodes]
+        results = [node.communicate(timeout=240) for node in nodes]
     finally:
         for node in nodes:
             node.kill()
     assert [node.returncode for node in nodes] == [0, 0], results
-    reports = sorted(out.glob("rank*.json"))
-    assert [p.name for p in reports] == ["rank0.json", "rank1.json"]  # 1 per node, not the file's 4 / 2
-    for path in reports:
-        seen = json.loads(path.read_text())
-        assert seen["name"] == "__main__"
-        assert seen["argv"] == script_args  # options after the script are its own
-        assert seen["path0"] == str(tmp_path)
-        assert (seen["world"], seen["sum"]) == (2, 2.0)
-        assert seen["debug_env"] == "1" and seen["debug_on"] is True  # `debug: true` and `--debug`
+    seen = reports(out)
+    assert len(seen) == 2  # 1 per node, not the file's 4 / 2
+    for report in seen:
+        assert report["name"] == "__main__"
+        assert report["argv"] == script_args  # options after the script are its own
+        assert report["path0"] == str(tmp_path)
+        assert (report["world"], report["sum"]) == (2, 2.0)
+        assert report["debug_env"] == "1" and report["debug_on"] is True  # `debug: true` and `--debug`
 
 
-def test_a_failing_worker_fails_the_run(cli, tmp_path):
+SPELLINGS = {
+    "dash": ["--nproc-per-node", "2", "--rdzv-backend", "c10d", "--rdzv-endpoint", "127.0.0.1:{port}",
+             "--rdzv-id", "job7", "--rdzv-conf", "join_timeout=120", "--max-restarts", "0",
+             "--monitor-interval", "0.2", "--start-method", "spawn", "--role", "trainer", "--log-dir", "{logs}",
+             "--redirects", "3", "--local-addr", "127.0.0.1", "--local-ranks-filter", "0", "-m"],
+    "underscore": ["--nproc_per_node=2", "--rdzv_backend=c10d", "--rdzv_endpoint=127.0.0.1:{port}",
+                   "--rdzv_id=job7", "--rdzv_conf=join_timeout=120", "--max_restarts=0",
+                   "--monitor_interval=0.2", "--start_method=spawn", "--role=trainer", "--log_dir={logs}",
+                   "-r", "3", "--local_addr=127.0.0.1", "--local_ranks_filter=0", "--module"],
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("spelling", SPELLINGS)
+def test_a_two_rank_torchrun_command_line_runs_as_torchrun_would_in_either_spelling(tmp_path, spelling):
+    package = tmp_path / "mypkg"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    (package / "train.py").write_text(REPORT_SCRIPT)
+    out, logs = tmp_path / "out", tmp_path / "logs"
+    out.mkdir()
+    flags = [a.format(port=free_port(), logs=logs) for a in SPELLINGS[spelling]]
+    result = launch(*flags, "mypkg.train", "--epochs", "2", env={"OUT_DIR": str(out)}, cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    seen = reports(out)
+    assert [(r["world"], r["sum"], r["name"]) for r in seen] == [(2, 2.0, "__main__")] * 2
+    assert all(r["argv"] == [str(package / "train.py"), "--epochs", "2"] for r in seen)  # as `python -m`
+    assert "says hello" not in result.stdout  # --redirects 3: into the log folder instead
+    kept = sorted(p.read_text().strip() for p in logs.glob("*/attempt_0/*/stdout.log"))
+    assert kept == ["rank 0 says hello", "rank 1 says hello"]
+
+
+def test_a_failing_script_is_named_in_torchruns_summary_and_its_traceback_is_the_users_own(tmp_path):
     script = tmp_path / "fail.py"
-    script.write_text("import sys\nsys.exit(3)\n")
-    result = cli("launch", str(script))
-    assert result.returncode != 0
+    script.write_text(FAILING_SCRIPT)
+    result = launch("--nproc-per-node", "2", str(script))
+    assert result.returncode == 1, result.stderr
+    assert f"{script} FAILED" in result.stderr
+    assert "bootstrap" not in result.stderr and "ChildFailedError" in result.stderr
+    tracebacks = result.stderr.split("Traceback (most recent call last):\n")[1:]
+    assert len(tracebacks) == 2, result.stderr
+    for text in tracebacks:
+        frames = [line for line in text.splitlines() if line.startswith("  File ")]
+        assert frames == [
+            f'  File "{script}", line 7, in <module>',
+            f'  File "{script}", line 5, in load_batch',
+        ], text  # no frame of ours, nor runpy's
+        assert "ValueError: bad batch on rank " in text
+    assert "run.py" not in result.stderr.split("ChildFailedError")[-1]  # the agent's own traceback is gone
 
 
-def test_bad_input_is_one_line_and_exit_2(cli, tmp_path):
-    script = tmp_path / "train.py"
-    script.write_text("print('never runs')\n")
-    bad = tmp_path / "bad.yaml"
-    bad.write_text("num_processes: 2\nnum_procs: 3\n")
-    cases = {
-        ("launch", str(tmp_path / "missing.py")): "missing.py': no such file",
-        ("launch", "--config", str(bad), str(script)): "bad.yaml line 2: unknown key 'num_procs'",
-        ("launch", "--config", str(tmp_path / "none.yaml"), str(script)): "none.yaml: cannot read it",
-        ("launch", "--watchdog", "0", str(script)): "--watchdog 0: must be a number of seconds above 0",
-        ("launch", "--watchdog", "nan", str(script)): "--watchdog nan: must be a number of seconds",
-        ("launch", "--nproc-per-node", "two", str(script)): "--nproc-per-node",
-        # torchrun would take these and sit there
-        ("launch", "--nproc-per-node", "99999999999999999999", str(script)): (
-            "--nproc-per-node 99999999999999999999: must be between 1 and 1024"
-        ),
-        ("launch", "--nnodes", "100001", str(script)): "--nnodes 100001: must be between 1 and 100000",
-        ("launch", "--bogus", str(script)): "no such option: --bogus",
-        ("launch", str(tmp_path)): f"script '{tmp_path}': is a directory",
-    }
-    for args, message in cases.items():
-        result = cli(*args)
-        assert result.returncode == 2, (args, result.stderr)
-        lines = result.stderr.strip().splitlines()
-        assert len(lines) == 1 and message in lines[0], (args, result.stderr)
-        assert "never runs" not in result.stdout
+@pytest.mark.parametrize("signum, name", [(signal.SIGINT, "Ctrl-C"), (signal.SIGTERM, "SIGTERM")])
+def test_ctrl_c_stops_every_process_removes_the_temp_folder_and_says_one_line(tmp_path, signum, name):
+    script = tmp_path / "sleeper.py"
+    script.write_text(SLEEPER)
+    temp = tmp_path / "tmp"
+    temp.mkdir()
+    launcher = subprocess.Popen(
+        [sys.executable, "-m", "torchdoctor", "launch", "--nproc-per-node", "2", str(script), str(tmp_path)],
+        env=dict(os.environ, TMPDIR=str(temp)),
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        start_new_session=True,  # a terminal of its own: Ctrl-C goes to its foreground process group
+    )  # fmt: skip
+    try:
+        deadline = time.monotonic() + 180
+        while len(list(tmp_path.glob("pid.?"))) < 2:
+            assert launcher.poll() is None and time.monotonic() < deadline, launcher.communicate()
+            time.sleep(0.2)
+        workers = [int(p.read_text()) for p in tmp_path.glob("pid.?")]
+        agent = parent_of(workers[0])
+        assert list(temp.iterdir())  # the launch's own folder, while it runs
+        os.killpg(launcher.pid, signum)  # what the terminal does on Ctrl-C (or `kill`, `scancel`)
+        out, err = launcher.communicate(timeout=120)
+    finally:
+        if launcher.poll() is None:
+            launcher.kill()
+    assert launcher.returncode == 128 + signum, err
+    assert "Traceback" not in err and "KeyboardInterrupt" not in err and "SignalException" not in err, err
+    assert "closing signal" not in err and "death signal" not in err, err
+    assert (
+        err.strip().splitlines()[-1]
+        == f"torchdoctor: stopped by {name}; ended the 3 processes of this launch"
+    )
+    assert err.count("torchdoctor:") == 1, err
+    assert not [pid for pid in [agent, *workers] if running(pid)]
+    assert list(temp.iterdir()) == []
 
 
-def test_broken_config_files_are_one_line_naming_file_line_and_key(cli, tmp_path):
-    script = tmp_path / "train.py"
-    script.write_text("print('never runs')\n")
-    cases = {
-        b"[1]: 2\n": "line 1: a key must be a plain name, not a list",
-        b"debug: true\n? [a, b]\n: 1\n": "line 2: a key must be a plain name, not a list",
-        b"debug: !!python/object:os.system x\n": "line 1: debug: could not determine a constructor",
-        b"num_processes: !!int abc\n": "line 1: num_processes: 'abc' is not a valid int",
-        b"debug: true\nnum_processes: 2\xff\n": "line 2: not UTF-8 text (byte 0xff)",
-        b"num_processes: 4\nnum_machines: -1\n": "line 2: num_machines: -1: must be between 1 and 100000",
-        b"watchdog: .nan\n": "line 1: watchdog: nan: must be a number of seconds",
-        b"num_processes: 0\n": "line 1: num_processes: 0: must be -1 (not said) or between 1 and",
-        b"num_machines: 2\nmachine_rank: 2\n": "line 2: machine_rank: 2: must be between 0 and 1",
-    }
-    for number, (text, message) in enumerate(cases.items()):
-        config = tmp_path / f"config{number}.yaml"
-        config.write_bytes(text)
-        result = cli("launch", "--config", str(config), str(script))
-        assert result.returncode == 2, (text, result.stderr)
-        lines = result.stderr.strip().splitlines()
-        assert len(lines) == 1 and lines[0].startswith(f"torchdoctor: error: {config} line"), result.stderr
-        assert message in lines[0] and "--" not in lines[0], (text, result.stderr)  # no flag was typed
+def parent_of(pid: int) -> int:
+    with open(f"/proc/{pid}/stat") as f:
+        return int(f.read().rsplit(")", 1)[1].split()[1])
 
 
-def test_a_node_whose_peer_never_comes_says_so_within_the_watchdogs_time(cli, tmp_path):
+def running(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] not in ("Z", "X")
+    except OSError:
+        return False
+
+
+def test_a_node_whose_peer_never_comes_says_so_after_the_watchdogs_time(tmp_path):
     script = tmp_path / "train.py"
     script.write_text("print('never runs')\n")
     port = free_port()
-    began = time.monotonic()
-    result = cli(
-        "launch", "--nnodes", "2", "--node-rank", "0", "--master-addr", "127.0.0.1",
-        "--master-port", str(port), "--watchdog", "3", str(script),
-        timeout=100,
+    result = launch(
+        "--nnodes", "2", "--node-rank", "0", "--master-addr", "127.0.0.1",
+        "--master-port", str(port), "--watchdog", "3", "-v", str(script),
     )  # fmt: skip
-    waited = time.monotonic() - began
     assert result.returncode != 0
     assert "never runs" not in result.stdout
+    assert "--rdzv-conf=timeout=3 " in result.stderr  # torchrun was told to wait 3 s, not 600
     last = result.stderr.strip().splitlines()[-1]
     assert last.startswith("torchdoctor: node rank 0 of 2 waited "), result.stderr
     assert f"for the other node (node rank 1) at 127.0.0.1:{port}; none came." in last, result.stderr
-    assert 3 <= int(last.split("waited ")[1].split("s ")[0]) <= waited + 1  # torchrun waited 3 s, not 600
 
 
-def test_sigterm_to_the_launcher_stops_the_workers_too(tmp_path):
-    script = tmp_path / "sleeper.py"
-    script.write_text(
-        "import os, sys, time\nopen(sys.argv[1], 'w').write(str(os.getpid()))\ntime.sleep(90)\n"
+def test_one_node_with_a_wrong_address_is_named_before_torchrun_starts(tmp_path):
+    script = tmp_path / "train.py"
+    script.write_text("print('never runs')\n")
+    result = launch("--master-addr", "192.0.2.1", "--master-port", str(free_port()), str(script))
+    assert result.returncode == 1
+    assert "never runs" not in result.stdout
+    (line,) = result.stderr.strip().splitlines()  # torchrun never started: nothing of its own
+    assert line.startswith(
+        "torchdoctor: error: this node hosts the rendezvous, but 192.0.2.1 (192.0.2.1) is not one of its addresses"
     )
-    pid_file = tmp_path / "worker.pid"
-    launcher = subprocess.Popen(
-        [sys.executable, "-m", "torchdoctor", "launch", str(script), str(pid_file)],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    try:
-        deadline = time.monotonic() + 60
-        while not (pid_file.exists() and pid_file.read_text()) and time.monotonic() < deadline:
-            time.sleep(0.2)
-        worker = int(pid_file.read_text())
-        launcher.send_signal(signal.SIGTERM)  # what `scancel` or `kill` does
-        assert launcher.wait(timeout=60) != 0
-    finally:
-        launcher.kill()
-    deadline = time.monotonic() + 30
-    while is_alive(worker) and time.monotonic() < deadline:
-        time.sleep(0.2)
-    assert not is_alive(worker)
+
+
+# In-process from here: these stop before any process starts.
+
+
+def run(capsys, *args):
+    code = main(["launch", *args])
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err.strip().splitlines()
+
+
+@pytest.fixture
+def script(tmp_path):
+    path = tmp_path / "train.py"
+    path.write_text("print('never runs')\n")
+    return path
+
+
+@pytest.fixture
+def taken_port():
+    with socket.socket() as holder:
+        holder.bind(("", 0))
+        holder.listen(1)
+        yield holder.getsockname()[1]
+
+
+@pytest.mark.parametrize(
+    "make_args, message",
+    [
+        (lambda p: ["--master-port", str(p)], "port {p} is already taken on this node, by pid"),
+        (
+            lambda p: ["--master_port", str(p), "--nnodes", "2"],
+            "pick a free port on every node: --master-port ",
+        ),
+        (
+            lambda p: ["--rdzv-backend", "c10d", "--rdzv-endpoint", f"localhost:{p}", "--nnodes", "2"],
+            "pick a free port on every node: --rdzv-endpoint localhost:",
+        ),
+        (lambda p: ["--master-addr", "nosuch.invalid"], "rendezvous host 'nosuch.invalid' does not resolve"),
+        (lambda p: ["--master-addr", "x" * 300], "`getent hosts xxxxxxx"),
+        (
+            lambda p: [
+                "--rdzv-backend",
+                "c10d",
+                "--rdzv-endpoint",
+                "no-such-node.invalid:29400",
+                "--nnodes",
+                "2",
+            ],
+            "`getent hosts no-such-node.invalid` prints nothing here",
+        ),
+        (lambda p: ["--master-addr", "192.0.2.1", "--master-port", "29555"], "is not one of its addresses"),
+        (lambda p: ["--master-addr", "198.51.100.1", "--nnodes", "1:2"], "is not one of its addresses"),
+    ],
+)
+def test_a_rendezvous_that_cannot_work_is_one_line_with_its_fix(
+    capsys, script, taken_port, make_args, message
+):
+    code, out, lines = run(capsys, *make_args(taken_port), str(script))
+    assert code == 1 and "never runs" not in out
+    assert len(lines) == 1 and lines[0].startswith("torchdoctor: error: ")
+    assert message.format(p=taken_port) in lines[0]
+
+
+@pytest.mark.parametrize("variable, value", [("GLOO_SOCKET_IFNAME", "eth99"), ("NCCL_SOCKET_IFNAME", "nosuch"),
+                                             ("GLOO_SOCKET_IFNAME", "lo,wlan7")])  # fmt: skip
+def test_a_socket_interface_that_does_not_exist_stops_the_launch(
+    capsys, monkeypatch, script, variable, value
+):
+    monkeypatch.setenv(variable, value)
+    code, out, lines = run(capsys, "--nproc-per-node", "2", str(script))
+    assert code == 1 and len(lines) == 1
+    assert "no such network interface on this node" in lines[0] and "(there are: " in lines[0]
+
+
+@pytest.mark.parametrize(
+    "make_args, message",
+    [
+        (lambda t: [str(t / ("a" * 300 + ".py"))], "script {t}/aaaa"),
+        (lambda t: [str(t / ("a" * 300 + ".py"))], ": name too long (303 characters"),
+        (lambda t: [str(t / ("d" * 5000) / "x.py")], ": name too long"),
+        (lambda t: [str(t / "missing.py")], "script {t}/missing.py: does not exist"),
+        (lambda t: [str(t)], "script {t}: is a folder, not a file"),
+        (lambda t: [str(t / "train.py" / "x.py")], "is a file, not a folder"),
+        (lambda t: [str(t / "loop.py")], "a symbolic link loop"),
+        (lambda t: ["-m", "my pkg"], "-m 'my pkg': give a module name"),
+        (lambda t: ["-m", "pkg/train.py"], "-m 'pkg/train.py': give a module name"),
+        (
+            lambda t: ["--no-python", "no-such-program-here"],
+            "program 'no-such-program-here' (--no-python): not found",
+        ),
+        (lambda t: ["--bogus", str(t / "train.py")], "no such option: --bogus"),
+        (lambda t: ["--config", str(t / "none.yaml"), str(t / "train.py")], "none.yaml: cannot read it"),
+        (
+            lambda t: ["--config", str(t / "deep.yaml"), str(t / "train.py")],
+            "nested more than 20 levels deep",
+        ),
+        (lambda t: ["--config", str(t / "banana.yaml"), str(t / "train.py")], "'banana' is not a GPU index"),
+        (
+            lambda t: ["--log-dir", str(t / "train.py"), str(t / "train.py")],
+            "--log-dir {t}/train.py: is a file",
+        ),
+    ],
+)
+def test_bad_input_is_one_line_and_exit_2(capsys, tmp_path, script, make_args, message):
+    (tmp_path / "loop.py").symlink_to(tmp_path / "loop.py")
+    (tmp_path / "deep.yaml").write_text("fsdp_config: " + "[" * 3000 + "]" * 3000 + "\n")
+    (tmp_path / "banana.yaml").write_text('gpu_ids: "0,banana"\n')
+    code, out, lines = run(capsys, *make_args(tmp_path))
+    assert code == 2 and "never runs" not in out
+    assert len(lines) == 1 and lines[0].startswith("torchdoctor: error: "), lines
+    assert message.format(t=tmp_path) in lines[0]
+
+
+def test_help_lists_every_torchrun_flag_and_ours(capsys):
+    from torch.distributed.run import get_args_parser
+
+    code = main(["launch", "--help"])
+    text = capsys.readouterr().out
+    assert code == 0
+    for action in get_args_parser()._actions:
+        for spelling in action.option_strings:
+            if not spelling.count("_"):  # argparse's usage shows the first spelling, the list shows all
+                assert spelling in text
+    for ours in ("--debug", "--watchdog SECONDS", "--config FILE", "--verbose"):
+        assert ours in text
