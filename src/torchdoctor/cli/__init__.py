@@ -48,8 +48,6 @@ def main(argv: list[str] | None = None) -> int:
     try:
         result = app(args=argv, prog_name="torchdoctor", standalone_mode=False)
     except typer.Exit as done:
-        if isinstance(done.__cause__, KeyboardInterrupt):  # typer turns Ctrl-C into a silent Exit(130)
-            print("torchdoctor: interrupted", file=sys.stderr)
         return done.exit_code
     except _UsageError as error:
         if type(error).__name__ == "NoArgsIsHelpError":
@@ -65,4 +63,6 @@ def main(argv: list[str] | None = None) -> int:
     except (typer.Abort, KeyboardInterrupt):
         print("torchdoctor: interrupted", file=sys.stderr)
         return 130
+    if result == 130:  # Ctrl-C: typer turns it into exit status 130 without a word
+        print("torchdoctor: interrupted", file=sys.stderr)
     return result if isinstance(result, int) else 0
