@@ -95,6 +95,23 @@ def test_all_ranks_timed_out_the_lowest_last_completed_is_the_one_behind(tmp_pat
     assert "Rank 0 never got there (its last completed work is 99, the others' 100)" in finding.summary
 
 
+def test_ranks_waiting_in_different_collectives_are_each_named(tmp_path):
+    log = tmp_path / "run.log"
+    log.write_text(timeout_line(0, seq=5, op="BROADCAST") + timeout_line(1, seq=6) + timeout_line(2, seq=6))
+    (finding,) = explain([str(log)])
+    assert "rank 0 in BROADCAST #5, ranks 1-2 in ALLREDUCE #6" in finding.summary
+    assert "Rank 0 never got there" in finding.summary
+
+
+def test_net_read_log_is_explain_plus_the_nccl_summary():
+    from torchdoctor.net.read_log import read_log_findings
+
+    found = read_log_findings(FIXTURES / "nccl" / "socket-connect-abort-proxy-failure.log")
+    ids = [f.id for f in found]
+    assert ids[:2] == ["log.network_interface", "log.peer_closed"] and "net.nccl" in ids
+    assert [f.id for f in read_log_findings(FIXTURES / "logs" / "033_cuda_oom.txt")] == ["log.cuda_oom"]
+
+
 def test_slurm_per_task_files_give_the_ranks(tmp_path):
     (tmp_path / "job_42.0.out").write_text(STEPS)
     for rank in (1, 2):

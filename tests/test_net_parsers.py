@@ -98,6 +98,18 @@ def test_socket_failure_lists_all_four_warnings_in_order():
     assert messages[0].startswith("socketStartConnect") and messages[-1].startswith("Socket recv failed")
 
 
+def test_long_lines_are_read_in_linear_time():
+    """A 100,000-character line took minutes with the old unbounded patterns; now it is a blink (no timing
+    asserted: a quadratic reader would run past the suite's timeout)."""
+    for line in (
+        "node01:1:2 [0] " + "x" * 100_000,
+        "a" * 100_000 + "] " + "b:" * 50_000,
+        "z NCCL WARN " * 9000,
+    ):
+        nccl_log.summarise(line + "\nnode01:1:2 [0] NCCL INFO Channel 00 : 0[0] -> 1[0] via P2P/IPC\n")
+    assert nccl_log.summarise("n:1:2 [0] NCCL WARN " + "w" * 100_000).warnings[0]["message"].startswith("www")
+
+
 def test_output_without_nccl_is_a_skip():
     (finding,) = nccl_log.findings(nccl_log.summarise("[vm:0] OK (rank 0/2)\n"))
     assert finding.status == "skip"

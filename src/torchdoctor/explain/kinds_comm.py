@@ -132,7 +132,15 @@ def _watchdog(hits: list[Hit], ctx: Context) -> tuple[str, str]:
         parts.append(story["numel"])
     if story["timeout_ms"]:
         parts.append(f"timeout {_seconds(story['timeout_ms'])} (Timeout(ms)={story['timeout_ms']})")
-    if story["timed_out"]:
+    if len(story["groups"]) > 1:
+        parts.append(
+            "ranks wait in different collectives: "
+            + ", ".join(
+                f"rank{'s' if len(r) > 1 else ''} {rank_list(r)} in {o or '?'} #{q or '?'}"
+                for (o, q), r in sorted(story["groups"].items(), key=lambda item: int(item[0][1] or 0))
+            )
+        )
+    elif story["timed_out"]:
         parts.append(
             f"timed out on rank{'s' if len(story['timed_out']) > 1 else ''} {rank_list(story['timed_out'])}"
         )

@@ -72,6 +72,10 @@ def timeout_story(hits: list[Hit], ctx: Context) -> dict:
     numel = numel.replace("numel_in", "NumelIn").replace("numel_out", "NumelOut")
     if same.get("shape"):
         numel = (numel + ", " if numel else "") + f"TensorShape=[{same['shape']}]"
+    groups: dict[tuple, list[int]] = {}
+    for rank, facts in sorted(per_rank.items()):
+        if facts.get("op") or facts.get("seq"):
+            groups.setdefault((facts.get("op"), facts.get("seq")), []).append(rank)
     timeouts = [f.get("timeout_ms") for f in everyone if f.get("timeout_ms")]
     timed_out = sorted(per_rank)
     completed = {r: int(f["last_completed"]) for r, f in per_rank.items() if f.get("last_completed")}
@@ -86,6 +90,7 @@ def timeout_story(hits: list[Hit], ctx: Context) -> dict:
             (f.get("pg_name") or f.get("pg") for f in everyone if f.get("pg") or f.get("pg_name")), None
         ),
         "stuck_s": next((f["stuck_s"] for f in everyone if f.get("stuck_s")), None),
+        "groups": groups,
         "late": [],
         "late_why": "",
     }
