@@ -1,4 +1,9 @@
 import json
+import os
+import subprocess
+import sys
+
+import pytest
 
 from torchdoctor import __version__
 from torchdoctor.checks import discover, run_one
@@ -82,3 +87,128 @@ def test_a_crashed_checks_traceback_is_shown_with_verbose_only():
 def test_discovery_finds_check_functions_in_source_order():
     names = [fn.__name__ for fn in discover(["torchdoctor.system"])]
     assert names[:3] == ["check_python", "check_torch", "check_accelerators"]
+
+
+LONG = "n" * 300
+
+
+def _bad_input_cases(tmp_path):
+    """(arguments, words the one line must hold) for every command of ours, many bad values per flag."""
+    (tmp_path / "bin.dat").write_bytes(b"\0")
+    (tmp_path / "loop").symlink_to(tmp_path / "loop")
+    os.mkfifo(tmp_path / "pipe")
+    crlf, twice, huge = tmp_path / "crlf.txt", tmp_path / "twice.txt", tmp_path / "huge.txt"
+    crlf.write_bytes(b"node1 slots=2\r\n")
+    twice.write_text("node1 slots=2\nnode1 slots=2\n")
+    huge.write_text("node1 slots=99999999999999999999\n")
+    good = tmp_path / "hosts.txt"
+    good.write_text("node1\n")
+    cases = []
+    for command in ("env", "check"):
+        cases += [
+            ([command, "--root", ""], "--root '': empty"),
+            ([command, "--root", LONG], "name too long (300 characters"),
+            ([command, "--root", str(tmp_path / "bin.dat")], "bin.dat: is a file, not a folder"),
+            ([command, "--root", str(tmp_path / "bin.dat" / "x")], "bin.dat is a file, not a folder"),
+            ([command, "--root", str(tmp_path / "loop")], "a symbolic link loop"),
+            ([command, "--root", str(tmp_path / "nowhere")], "nowhere: does not exist"),
+        ]
+    cases += [
+        (["report", "-o", LONG], "name too long (300 characters"),
+        (["report", "-o", str(tmp_path / LONG)], "name too long (300 characters"),
+        (["report", "-o", str(tmp_path / "bin.dat" / "x")], "bin.dat is a file, not a folder"),
+        (["report", "-o", str(tmp_path / "missing" / "x")], "missing does not exist"),
+        (["report", "-o", str(tmp_path / "loop")], "a symbolic link loop"),
+        (["report", "-o", str(tmp_path)], "is a folder, not a file"),
+        (["report", "-o", str(tmp_path / "pipe")], "a named pipe that nothing reads"),
+        (["report", "-o", ""], "-o '': empty"),
+        (["report", "--skip", "bogus"], "--skip bogus: unknown area"),
+        (["check", "--skip", "everything"], "--skip everything: unknown area"),
+        (
+            ["env", "--deepspeed-build", "--arch", "99.9"],
+            "'99.9': not the compute capability of any NVIDIA GPU",
+        ),
+        (["env", "--deepspeed-build", "--arch", "8.0;8.1"], "'8.1': not the compute capability"),
+        (["env", "--deepspeed-build", "--arch", "0.0+PTX"], "'0.0+PTX': not the compute capability"),
+        (["env", "--deepspeed-build", "--arch", "sm_90"], "'sm_90' is not a compute capability"),
+        (
+            ["scale", "--devices", "one", "--per-device-batch", "8", "--target-devices", "2"],
+            "--devices 'one': must be a whole number",
+        ),
+        (
+            ["scale", "--devices", "1.5", "--per-device-batch", "8", "--target-devices", "2"],
+            "--devices '1.5': must be a whole number",
+        ),
+        (
+            ["scale", "--devices", "", "--per-device-batch", "8", "--target-devices", "2"],
+            "--devices '': must be a whole number",
+        ),
+        (
+            ["scale", "--devices", "2", "--per-device-batch", "eight", "--target-devices", "2"],
+            "--per-device-batch 'eight'",
+        ),
+        (
+            ["scale", "--devices", "2", "--per-device-batch", "8", "--target-devices", "0x2"],
+            "--target-devices '0x2'",
+        ),
+        (["mpi", "-f", str(good), "-n", "abc"], "-n 'abc': must be a whole number"),
+        (["mpi", "-f", str(good), "--timeout", "soon"], "--timeout 'soon': must be a number"),
+        (["mpi", "-f", str(crlf)], "ends in CR LF"),
+        (["mpi", "-f", str(twice)], "host node1 is listed twice (lines 1 and 2)"),
+        (["mpi", "-f", str(huge)], "slots 99999999999999999999 is more than mpirun can count"),
+        (["mpi", "-f", str(tmp_path / "loop")], "a symbolic link loop"),
+        (["mpi", "-f", LONG], "name too long"),
+        (["check", "--bogus"], "no such option: --bogus (see"),  # no misleading "did you mean --verbose"
+        (["check", "--verbos"], "no such option: --verbos (did you mean --verbose?)"),
+        (["env", "--jsn"], "no such option: --jsn (did you mean --json?)"),
+    ]
+    return cases
+
+
+def test_bad_input_to_every_command_is_one_line_naming_the_value(tmp_path, capsys):
+    from torchdoctor.cli import main
+
+    for args, words in _bad_input_cases(tmp_path):
+        status = main(args)
+        captured = capsys.readouterr()
+        lines = captured.err.strip().splitlines()
+        assert status == 2, (args, captured.err)
+        assert len(lines) == 1 and lines[0].startswith("torchdoctor: error: "), (args, captured.err)
+        assert words in lines[0], (args, lines[0])
+        assert "Input should be" not in lines[0] and "Possible options" not in lines[0]
+
+
+@pytest.mark.timeout(600)  # a handful of real CLI runs on a shared machine
+def test_output_to_a_reader_that_leaves_exits_quietly_with_the_commands_status():
+    """`torchdoctor X | head -1`: no BrokenPipeError, no message, the status X has alone (the reader here,
+    `true`, is gone before the first line is written, so every run meets the closed pipe)."""
+    broken = {"TORCH_DISTRIBUTED_DEBUG": "ALL"}  # sys.torch fails: status 1, piped or not
+    for command, environment, status in [
+        ("--help", {}, 0),
+        ("scale --devices 2 --per-device-batch 8 --target-devices 4", {}, 0),
+        ("env --skip-nothing-here", {}, 2),  # a usage error is still said, on stderr, with its status
+        ("env --json", {}, None),
+        ("check --skip net --skip env", broken, 1),
+        ("report --skip net --skip env", broken, 1),
+    ]:
+        env = {**os.environ, "COLUMNS": "200", **environment}
+        if status is None:
+            alone = subprocess.run(
+                [sys.executable, "-m", "torchdoctor", *command.split()],
+                capture_output=True,
+                env=env,
+                timeout=300,
+            )
+            status = alone.returncode
+        piped = subprocess.run(
+            ["bash", "-c", f"set -o pipefail; '{sys.executable}' -m torchdoctor {command} | true"],
+            capture_output=True,
+            text=True,
+            env=env,
+            timeout=300,
+        )
+        assert piped.returncode == status, (command, piped.stderr[-2000:])
+        if status != 2:
+            assert piped.stderr == "", (command, piped.stderr[-2000:])
+        else:
+            assert piped.stderr.startswith("torchdoctor: error: no such option: --skip-nothing-here")

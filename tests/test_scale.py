@@ -134,7 +134,7 @@ def test_cli_json(cli):
         (["--devices", "0"], "--devices 0: expected a positive int"),
         (["--max-per-device-batch", "-2"], "--max-per-device-batch -2: expected a positive int"),
         (["--lr", "nan"], "--lr nan: expected a positive number"),
-        (["--target-devices", "two"], "Invalid value for '--target-devices'"),
+        (["--target-devices", "two"], "--target-devices 'two': must be a whole number"),
     ],
 )
 def test_cli_bad_values_exit_2_with_one_line(cli, args, message):

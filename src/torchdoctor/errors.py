@@ -14,6 +14,15 @@ class BadInput(Exception):
     """
 
 
+def wrong_value(flag: str, value: object, expected: str) -> BadInput:
+    """The error for a value of the wrong kind, naming it as typed.
+
+    >>> print(wrong_value("--devices", "one", "a whole number"))
+    --devices 'one': must be a whole number
+    """
+    return BadInput(f"{flag} {value!r}: must be {expected}")
+
+
 def require_seconds(flag: str, value: float | None, maximum: float = 7 * 24 * 3600) -> None:
     """Raise `BadInput` unless ``value`` (when given) is a finite number of seconds in (0, ``maximum``].
 

@@ -6,7 +6,10 @@ and exit status 2, never a traceback.
 
 from __future__ import annotations
 
+import difflib
 import importlib
+import io
+import os
 import pkgutil
 import sys
 
@@ -14,7 +17,7 @@ import typer
 
 from torchdoctor import __version__
 from torchdoctor.cli.app import app
-from torchdoctor.errors import BadInput
+from torchdoctor.errors import BadInput, wrong_value
 
 # typer >= 0.22 vendors its own click; find its exception classes through a public one.
 _ClickException = next(c for c in typer.BadParameter.__mro__ if c.__name__ == "ClickException")
@@ -42,9 +45,88 @@ def _root(
     """Finds out why a PyTorch training run is broken, and says how to fix it."""
 
 
+# pydantic's error types, as the value checks of errors.py word them
+_EXPECTED = {
+    "int_parsing": "a whole number",
+    "int_from_float": "a whole number",
+    "int_type": "a whole number",
+    "float_parsing": "a number",
+    "float_type": "a number",
+    "bool_parsing": "true or false",
+}
+
+
+def _usage_message(error) -> str:
+    """Click's and pydantic's usage errors in our words: the flag, the value as typed, what it must be."""
+    name = type(error).__name__
+    if name == "NoSuchOption":
+        typed = error.option_name
+        # click suggests any option difflib finds (--bogus -> --verbose); keep the ones that look like a typo
+        close = [
+            p
+            for p in sorted(error.possibilities or ())
+            if p.startswith(typed) or difflib.SequenceMatcher(None, typed, p).ratio() >= 0.8
+        ]
+        return f"no such option: {typed}" + (f" (did you mean {' or '.join(close)}?)" if close else "")
+    cause = error.__cause__
+    param = getattr(error, "param", None)
+    if name == "BadParameter" and param is not None and callable(getattr(cause, "errors", None)):
+        first = cause.errors()[0]
+        expected = _EXPECTED.get(first.get("type", ""))
+        if expected is None:
+            said = str(first.get("msg", cause))
+            expected = said.removeprefix("Input should be ") if said.startswith("Input should be ") else None
+        if expected is not None:
+            flag = param.opts[0] if param.param_type_name == "option" else param.human_readable_name
+            return str(wrong_value(flag, first.get("input"), expected))
+    return error.format_message()
+
+
+class _UntilTheReaderLeaves:
+    """Standard output that, once its reader is gone (``torchdoctor check | head -1``), drops what is
+    written instead of raising, so the command finishes and exits with its own status."""
+
+    def __init__(self, stream) -> None:
+        self._stream = stream
+        self.reader_gone = False
+
+    def write(self, text: str) -> int:
+        if not self.reader_gone:
+            try:
+                return self._stream.write(text)
+            except BrokenPipeError:
+                self._drop_the_rest()
+        return len(text)
+
+    def flush(self) -> None:
+        if not self.reader_gone:
+            try:
+                self._stream.flush()
+            except BrokenPipeError:
+                self._drop_the_rest()
+
+    def _drop_the_rest(self) -> None:
+        self.reader_gone = True
+        try:  # the interpreter's own last flush goes nowhere instead of failing
+            os.dup2(os.open(os.devnull, os.O_WRONLY), self._stream.fileno())
+        except (OSError, ValueError, AttributeError, io.UnsupportedOperation):
+            pass
+
+    def __getattr__(self, name: str):
+        return getattr(self._stream, name)
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run the CLI with ``argv`` (default: ``sys.argv[1:]``) and return its exit status."""
     _load_commands()
+    stdout, sys.stdout = sys.stdout, _UntilTheReaderLeaves(sys.stdout)
+    try:
+        return _run(argv)
+    finally:
+        sys.stdout = stdout
+
+
+def _run(argv: list[str] | None) -> int:
     try:
         result = app(args=argv, prog_name="torchdoctor", standalone_mode=False)
     except typer.Exit as done:
@@ -54,7 +136,7 @@ def main(argv: list[str] | None = None) -> int:
             print(error.format_message())
             return 2
         where = f" (see `{error.ctx.command_path} --help`)" if error.ctx is not None else ""
-        print(f"torchdoctor: error: {error.format_message()}{where}", file=sys.stderr)
+        print(f"torchdoctor: error: {_usage_message(error)}{where}", file=sys.stderr)
         return 2
     except (BadInput, _ClickException) as error:
         message = error.format_message() if isinstance(error, _ClickException) else str(error)

@@ -142,6 +142,11 @@ def parse_arch_list(value: str) -> list[str]:
             raise ValueError(
                 f"TORCH_CUDA_ARCH_LIST entry {entry!r} is not a compute capability like '8.6' or '9.0+PTX'"
             )
+        if entry_capability(entry) not in CUDA_FOR_ARCH:
+            raise ValueError(
+                f"TORCH_CUDA_ARCH_LIST entry {entry!r}: not the compute capability of any NVIDIA GPU "
+                f"torchdoctor knows ({', '.join(CUDA_FOR_ARCH)})"
+            )
     return entries
 
 
