@@ -1,5 +1,8 @@
 """Batch-size finders side by side: tries needed and batch size found, torchdoctor vs accelerate.
 
+torchdoctor's default search is accelerate's (×0.9), so its row must match accelerate's try for try; "halve"
+and "binary" are the options.
+
 The same training function runs out of memory (a real ``torch.OutOfMemoryError``) above a threshold; each
 finder starts from the same size. A try on a GPU costs a real forward/backward (seconds to minutes), so the
 number of tries is the cost; the batch size found, as a share of the largest that fits, is the gain.
@@ -27,10 +30,19 @@ def training_function(limit: int, tries: list[int]):
     return train
 
 
-def run(finder, limit: int, start: int, **options) -> tuple[int, int]:
+def run(finder, limit: int, start: int, **options) -> tuple[int, list[int]]:
     tries: list[int] = []
     found = finder(training_function(limit, tries), start, **options)()
-    return found, len(tries)
+    return found, tries
+
+
+FINDERS = ("accelerate", "default", "halve", "binary")
+HEADINGS = {
+    "accelerate": "accelerate",
+    "default": "torchdoctor default",
+    "halve": "torchdoctor halve",
+    "binary": "torchdoctor binary",
+}
 
 
 def main() -> None:
@@ -48,37 +60,39 @@ def main() -> None:
     limits = [37, 300, 500] if args.quick else [3, 37, 100, 200, 300, 400, 500, 511]
     limits = [limit for limit in limits if limit < start]
     print(f"starting batch size {start}; accelerate {accelerate.__version__} (×0.9 per out-of-memory)")
-    header = f"{'fits up to':>10} | {'accelerate':>17} | {'torchdoctor halve':>17} | {'torchdoctor binary':>18} | binary vs accelerate"
+    header = f"{'fits up to':>10} | " + " | ".join(f"{HEADINGS[key]:>19}" for key in FINDERS)
     print(header)
     print("-" * len(header))
-    totals = {"acc": [0, 0.0], "halve": [0, 0.0], "binary": [0, 0.0]}
+    totals = {key: [0, 0.0] for key in FINDERS}
+    same_sizes = True
     for limit in limits:
         rows = {
-            "acc": run(accelerate_finder, limit, start),
-            "halve": run(ours, limit, start),
+            "accelerate": run(accelerate_finder, limit, start),
+            "default": run(ours, limit, start),
+            "halve": run(ours, limit, start, search="halve"),
             "binary": run(ours, limit, start, search="binary"),
         }
+        same_sizes &= rows["default"] == rows["accelerate"]
         for key, (found, tries) in rows.items():
-            totals[key][0] += tries
+            totals[key][0] += len(tries)
             totals[key][1] += found / limit
-        (acc_found, acc_tries), (_, _), (bin_found, bin_tries) = rows.values()
-        cells = [f"{found:>4} in {tries:>2} tries" for found, tries in rows.values()]
-        print(
-            f"{limit:>10} | {cells[0]:>17} | {cells[1]:>17} | {cells[2]:>18} | "
-            f"{bin_tries / acc_tries:.2f}× tries, {bin_found / acc_found:.2f}× batch"
-        )
-    n, acc_tries = len(limits), totals["acc"][0]
+        cells = [f"{found:>4} in {len(tries):>2} tries" for found, tries in rows.values()]
+        print(f"{limit:>10} | " + " | ".join(f"{cell:>19}" for cell in cells))
+    n, acc_tries = len(limits), totals["accelerate"][0]
     print("-" * len(header))
-    tries = ", ".join(
-        f"{name} {totals[key][0]} ({totals[key][0] / acc_tries:.2f}×)"
-        for key, name in (("acc", "accelerate"), ("halve", "halve"), ("binary", "binary"))
+    print(
+        "tries in all:  "
+        + ", ".join(
+            f"{HEADINGS[key]} {totals[key][0]} ({totals[key][0] / acc_tries:.2f}×)" for key in FINDERS
+        )
     )
-    shares = ", ".join(
-        f"{name} {100 * totals[key][1] / n:.1f}%"
-        for key, name in (("acc", "accelerate"), ("halve", "halve"), ("binary", "binary"))
+    print(
+        "batch found, mean share of the largest that fits:  "
+        + ", ".join(f"{HEADINGS[key]} {100 * totals[key][1] / n:.1f}%" for key in FINDERS)
     )
-    print(f"tries in all: {tries}")
-    print(f"batch found, mean share of the largest that fits: {shares}")
+    print(
+        f"torchdoctor's default tried the same sizes as accelerate, in the same order: {'yes' if same_sizes else 'NO'}"
+    )
 
 
 if __name__ == "__main__":
