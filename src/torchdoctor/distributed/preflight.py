@@ -302,6 +302,6 @@ def check_interfaces(environ: Mapping[str, str], present: list[str] | None = Non
         "fail",
         f"no such network interface on this node: {named} (there are: {', '.join(present)})",
         details,
-        f"export {missing[0][0]}=<one of {', '.join(present)}>   # the one the other nodes reach "
-        "(`ip -br addr`)",
+        f"export {missing[0][0]}=<one of {', '.join(present)}>, the one the other nodes reach "
+        "(`ip -br addr` shows their addresses)",
     )
