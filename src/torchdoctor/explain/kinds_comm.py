@@ -1,9 +1,10 @@
-"""Kinds of failure between ranks: collectives that time out or disagree, rendezvous, network, NCCL itself.
+"""Kinds of failure in the communication layer: rendezvous and ports, network interfaces, NCCL itself.
 
 The message texts are torch's (``torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp``, ``TCPStore``/
 ``socket.cpp``, ``distributed_c10d.py``, ``elastic/rendezvous``) and NCCL's (``src/misc/socket.cc``,
 ``src/transport/net_ib.cc``, ``src/include/shm.h``, ``src/init.cc``) as printed across torch 1.x-2.x.
-`net.torch_errors` and `net.nccl_log` read their patterns and hints from here.
+`net.torch_errors` and `net.nccl_log` read their patterns and hints from here; `kinds_ranks` holds the kinds
+about what the ranks did relative to each other (timeouts, divergence, a worker's exit).
 """
 
 from __future__ import annotations
@@ -17,7 +18,6 @@ from torchdoctor.explain.recognisers import (
     first,
     merged,
     on_ranks,
-    rank_list,
 )
 
 R = re.compile
@@ -112,195 +112,6 @@ def bogus_host(host: str) -> bool:
     """A host torch produced from a misread host name (0.x.x.x, a bare number) or a netmask (255.x.x.x)."""
     host = host.removeprefix("::ffff:")
     return host.isdigit() or host.startswith("0.") or host.startswith("255.")
-
-
-def _seconds(ms) -> str:
-    return f"{int(ms) / 1000:g} s"
-
-
-# -- collective timeouts --------------------------------------------------------------------------------
-
-
-def _watchdog(hits: list[Hit], ctx: Context) -> tuple[str, str]:
-    from torchdoctor.explain.ranks import timeout_story
-
-    story = timeout_story(hits, ctx)
-    op, seq = story["op"], story["seq"]
-    what = f"{op} (SeqNum {seq})" if seq is not None else (op or "a collective")
-    parts = [f"collective timed out: {what}"]
-    if story["numel"]:
-        parts.append(story["numel"])
-    if story["timeout_ms"]:
-        parts.append(f"timeout {_seconds(story['timeout_ms'])} (Timeout(ms)={story['timeout_ms']})")
-    if len(story["groups"]) > 1:
-        parts.append(
-            "ranks wait in different collectives: "
-            + ", ".join(
-                f"rank{'s' if len(r) > 1 else ''} {rank_list(r)} in {o or '?'} #{q or '?'}"
-                for (o, q), r in sorted(story["groups"].items(), key=lambda item: int(item[0][1] or 0))
-            )
-        )
-    elif story["timed_out"]:
-        parts.append(
-            f"timed out on rank{'s' if len(story['timed_out']) > 1 else ''} {rank_list(story['timed_out'])}"
-        )
-    if story["last_completed"] is not None:
-        parts.append(f"last completed work {story['last_completed']}")
-    if story["pg"]:
-        parts.append(f"process group {story['pg']}")
-    summary = "; ".join(parts)
-    late = story["late"]
-    if late:
-        summary += (
-            f". Rank{'s' if len(late) > 1 else ''} {rank_list(late)} never got there "
-            f"({story['late_why']}): the ranks that waited are victims"
-        )
-    if story.get("stuck_s"):
-        summary = f"the NCCL watchdog got stuck for {story['stuck_s']} s (a CUDA or NCCL call hangs)"
-    if not late and len(story["timed_out"]) > 1:
-        summary += (
-            ". Every rank in this log waited in it: the one that did not arrive is not in this log "
-            "(pass every rank's log, or the --log-dir folder)"
-        )
-    who = f"rank {rank_list(late)}" if late else "the rank that did not arrive"
-    fix = (
-        f"One rank did not reach {what} while the others waited in it. Find out what {who} was doing at "
-        "that moment: its own log just before the timeout, or, on the next hang,\n"
-        f"{WATCHDOG_HINT}\n"
-        "The usual reasons: one rank busy saving a checkpoint, running evaluation / validation on rank 0 only, "
-        "or skipping a collective under a condition on the rank (`if rank == 0:`).\n"
-        "Make every rank take part (or wait in a dist.barrier() after the lone work), or, when the lone work "
-        "is legitimately long (a big checkpoint save), raise the timeout:\n"
-        "init_process_group(..., timeout=timedelta(minutes=60))   # transformers: ddp_timeout; "
-        "accelerate: InitProcessGroupKwargs(timeout=...)"
-    )
-    if story.get("stuck_s"):
-        fix = (
-            "The watchdog thread itself hung in a CUDA/NCCL call: check `nvidia-smi` and `dmesg` for Xid "
-            "errors on that GPU; TORCH_NCCL_ENABLE_MONITORING=0 stops the heartbeat monitor from killing the "
-            "job while you look.\n" + fix
-        )
-    return summary, fix
-
-
-WATCHDOG_TIMEOUT = Recogniser(
-    # torch c10d ProcessGroupNCCL.cpp (checkTimeout / watchdogHandler), 1.8 .. 2.x; gloo unbound_buffer.cc
-    kind="nccl_watchdog_timeout",
-    title="collective timeout",
-    role="consequence",
-    anchors=(
-        "Watchdog caught collective operation timeout",
-        "Caught collective operation timeout",
-        "Some NCCL operations have failed or timed out",
-        "last completed NCCL work",
-        "Timed out waiting",
-        "watchdog got stuck for",
-        "Heartbeat monitor timed out",
-    ),
-    match=R(
-        r"ollective operation timeout|Some NCCL operations have failed or timed out|"
-        r"last enqueued (?:NCCL )?work: \d+, last completed|Timed out waiting \d+ms for \w+ operation|"
-        r"watchdog got stuck for \d+ seconds|Heartbeat monitor timed out"
-    ),
-    facts=(
-        R(r"\[Rank (?P<msg_rank>\d+)\]"),
-        R(r"\bRank (?P<msg_rank>\d+)\]"),
-        R(r"SeqNum=(?P<seq>\d+)"),
-        R(r"OpType=(?P<op>\w+)"),
-        R(r"NumelIn=(?P<numel_in>\d+)"),
-        R(r"NumelOut=(?P<numel_out>\d+)"),
-        R(r"TensorShape=\[(?P<shape>[^\]]{0,200})\]"),
-        R(r"Timeout\(ms\)=(?P<timeout_ms>\d+)"),
-        R(r"ran for (?P<ran_ms>\d+) milliseconds"),
-        LAST_WORK,
-        R(r"\[PG (?:ID )?(?P<pg>\d+)"),
-        R(r"\((?P<pg_name>\w+)\) Rank \d+\]"),
-        GLOO_TIMEOUT,
-        R(r"watchdog got stuck for (?P<stuck_s>\d+) seconds"),
-    ),
-    describe=_watchdog,
-)
-
-
-def _divergence(hits: list[Hit], ctx: Context) -> tuple[str, str]:
-    facts = hits[0].facts
-    if "params_a" in facts:
-        summary = (
-            f"the model differs between ranks: rank {facts['rank_a']} has {facts['params_a']} parameters, "
-            f"rank {facts['rank_b']} has {facts['params_b']}"
-        )
-        fix = (
-            "Build the same model on every rank: no layer created only on some ranks, no per-rank config or "
-            "random architecture choice; load the checkpoint on every rank before wrapping it in DDP."
-        )
-        return summary, fix
-    parts = []
-    if "rank_a" in facts:
-        one = f"rank {facts['rank_a']} ran {facts.get('op', 'a collective')}"
-        if facts.get("seq"):
-            one += f" #{facts['seq']}"
-        if facts.get("shape") is not None:
-            one += f" of shape [{facts['shape']}]"
-        if facts.get("dtype"):
-            one += f" {facts['dtype']}"
-        parts.append(one)
-    if "rank_b" in facts:
-        other = f"rank {facts['rank_b']} ran {facts.get('op_b', 'another collective')}"
-        if facts.get("shape_b") is not None:
-            other += f" of shape [{facts['shape_b']}]"
-        parts.append(other)
-    if "size_a" in facts:
-        parts.append(f"sizes differ: {facts['size_a']} bytes here, {facts['size_b']} on the peer")
-    summary = "ranks disagree on the collective they run" + (": " + ", ".join(parts) if parts else "")
-    fix = (
-        "The ranks called different collectives (or the same one with different sizes): a collective inside "
-        "a branch that not every rank takes. Look for `if rank == 0:` around a collective or a barrier, a "
-        "decision that differs per rank (a checkpoint every N minutes by each rank's own clock, a random or "
-        "data-dependent early stop, an uneven last batch).\n"
-        "Decide on one rank and broadcast the decision (dist.broadcast_object_list) so every rank takes the "
-        "same branch, e.g. whether to save a checkpoint now.\n"
-        "torchdoctor launch --debug ...   # checks each collective's op and shapes on every rank and names "
-        "the file:line"
-    )
-    return summary, fix
-
-
-RANK_DIVERGENCE = Recogniser(
-    # torch c10d ProcessGroupWrapper (TORCH_DISTRIBUTED_DEBUG=DETAIL), DDP's model verification,
-    # NCCL init.cc / net_ib.cc / enqueue mismatch warnings, gloo pair.cc, accelerate's debug mode
-    kind="rank_divergence",
-    title="ranks ran different collectives",
-    anchors=(
-        "Detected mismatch between collectives on ranks",
-        "is running inconsistent collective",
-        "Mismatched collective detected",
-        "collective mismatch error",
-        "DDP expects same model across all ranks",
-        "op.preamble.length <= op.nbytes",
-        "Message truncated : received",
-        "due to shape mismatches",
-        "appears not to match sizes of the same param in process",
-    ),
-    facts=(
-        R(
-            r"Rank (?P<rank_a>\d+) is running (?:inconsistent )?collective: CollectiveFingerPrint\("
-            r"(?:SequenceNumber=(?P<seq>\d+),\s*)?OpType=(?P<op>\w+)"
-            r"(?:,\s*TensorShape=\[(?P<shape>[^\]]{0,200})\])?(?:,\s*TensorDtypes=(?P<dtype>\w+))?"
-        ),
-        R(
-            r"but Rank (?P<rank_b>\d+) is running (?:inconsistent )?collective: CollectiveFingerPrint\("
-            r"(?:SequenceNumber=\d+,\s*)?OpType=(?P<op_b>\w+)(?:,\s*TensorShape=\[(?P<shape_b>[^\]]{0,200})\])?"
-        ),
-        R(
-            r"Rank (?P<rank_a>\d+) has (?P<params_a>\d+) params, while rank (?P<rank_b>\d+) has inconsistent (?P<params_b>\d+)"
-        ),
-        R(r"local size (?P<size_a>\d+) remote size (?P<size_b>\d+)"),
-        R(r"op\.preamble\.length <= op\.nbytes\. (?P<size_a>\d+) vs (?P<size_b>\d+)"),
-        R(r"received (?P<size_a>\d+) bytes instead of (?P<size_b>\d+)"),
-        R(r"around rank (?P<rank_a>\d+)"),
-    ),
-    describe=_divergence,
-)
 
 
 # -- rendezvous, ports, network -----------------------------------------------------------------------
@@ -687,76 +498,6 @@ BACKEND_UNAVAILABLE = Recogniser(
 )
 
 
-def _peer_gone(hits: list[Hit], ctx: Context) -> tuple[str, str]:
-    host = first(hits, "host")
-    summary = (
-        "a peer closed the connection" + (f" ({host}:{first(hits, 'port')})" if host else "") + on_ranks(hits)
-    )
-    return summary, (
-        "The rank on the other side died or was killed first: its own error is the cause, this is the "
-        "consequence. Look at that rank's log (pass the folder of every rank's log to explain)."
-    )
-
-
-PEER_GONE = Recogniser(
-    # gloo pair.cc / NCCL socket.cc: "Connection closed by peer", "Connection reset by peer"
-    kind="peer_closed",
-    title="a peer went away",
-    role="consequence",
-    anchors=(
-        "Connection closed by",
-        "Connection reset by peer",
-        "remote process exited or there was a network error",
-    ),
-    facts=(PEER_CLOSED,),
-    describe=_peer_gone,
-)
-
-
-def _child_failed(hits: list[Hit], ctx: Context) -> tuple[str, str]:
-    facts = next((h.facts for h in hits if "exitcode" in h.facts), hits[0].facts)
-    rank, code = facts.get("failed_rank"), facts.get("exitcode")
-    host = facts.get("host")
-    summary = "torchrun: a worker failed"
-    if rank is not None:
-        summary += f": rank {rank}"
-    if host:
-        summary += f" on {host}"
-    if code is not None:
-        summary += f" exited with {code}"
-    error_file = facts.get("error_file")
-    fix = (
-        "This is torchrun's summary; the cause is in that rank's own output above it (its traceback). "
-        "Pass every rank's log (the --log-dir folder, or --tee 3 output) to torchdoctor explain."
-    )
-    if error_file and error_file != "<N/A>":
-        fix += f"\nIts error file: {error_file}"
-    elif code == "1":
-        fix += (
-            "\nDecorate the entry point with @torch.distributed.elastic.multiprocessing.errors.record so "
-            "that torchrun prints the worker's traceback here."
-        )
-    return summary, fix
-
-
-CHILD_FAILED = Recogniser(
-    # torch distributed/elastic/multiprocessing/errors/__init__.py (ChildFailedError format), elastic agent
-    kind="child_failed",
-    title="a worker failed",
-    role="consequence",
-    anchors=("Root Cause (first observed failure)", "ChildFailedError", "failed (exitcode:"),
-    span=8,
-    facts=(
-        R(r"host\s*:\s*(?P<host>\S{1,255})"),
-        R(r"\brank\s*:\s*(?P<failed_rank>\d+)"),
-        R(r"exitcode\s*:\s*(?P<exitcode>-?\d+)"),
-        R(r"error_file\s*:\s*(?P<error_file>\S{1,500})"),
-        R(r"local_rank:\s*(?P<local_rank>\d+)"),
-    ),
-    describe=_child_failed,
-)
-
-
 def _p2p(hits: list[Hit], ctx: Context) -> tuple[str, str]:
     facts = merged(hits)
     summary = (
@@ -815,17 +556,14 @@ NCCL_VERSION_MISMATCH = Recogniser(
     describe=_version_mismatch,
 )
 
+
 RECOGNISERS = (
     NCCL_VERSION_MISMATCH,
     DUPLICATE_GPU,
     GPU_P2P,
-    RANK_DIVERGENCE,
     NETWORK_INTERFACE,
     NCCL_SYSTEM_ERROR,
     BACKEND_UNAVAILABLE,
     RENDEZVOUS_OR_PORT,
     NCCL_ERROR_OTHER,
-    WATCHDOG_TIMEOUT,
-    PEER_GONE,
-    CHILD_FAILED,
 )

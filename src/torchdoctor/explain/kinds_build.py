@@ -1,0 +1,180 @@
+"""Kinds of failure in building and loading compiled extensions: nvcc and the host compiler, CUDA versions,
+missing headers, ninja, and modules built against another torch.
+
+The message texts are ``torch/utils/cpp_extension.py``'s (``_check_cuda_version``, ``CUDA_MISMATCH_MESSAGE``),
+nvcc's (``crt/host_config.h``), pip's and the dynamic loader's.
+"""
+
+from __future__ import annotations
+
+import re
+
+from torchdoctor.explain.recognisers import Context, Hit, Recogniser, merged
+
+R = re.compile
+
+
+# -- building CUDA extensions -------------------------------------------------------------------------
+
+
+def _build(hits: list[Hit], ctx: Context) -> tuple[str, str]:
+    facts = merged(hits)
+    if facts.get("compiler_version"):
+        compiler = facts["compiler"]
+        summary = (
+            f"{compiler} {facts['compiler_version']} is newer than CUDA {facts['cuda_version']} accepts "
+            f"(at most {facts['max_version']})"
+        )
+        major = facts["max_version"].split(".")[0]
+        fix = _older_compiler(major)
+        return summary, fix
+    if facts.get("max_gcc"):
+        summary = (
+            f"nvcc refuses the host compiler: gcc versions later than {facts['max_gcc']} are not supported"
+        )
+        return summary, _older_compiler(facts["max_gcc"])
+    if facts.get("cuda_version") and facts.get("torch_cuda"):
+        summary = (
+            f"the CUDA toolkit used for the build (CUDA {facts['cuda_version']}) is not the one PyTorch was "
+            f"compiled with (CUDA {facts['torch_cuda']})"
+        )
+        fix = (
+            f"Make them agree: install the PyTorch built for CUDA {facts['cuda_version'].split('.')[0]}.x (pip "
+            f"install torch --index-url https://download.pytorch.org/whl/cu<XY>), or build with a CUDA "
+            f"{facts['torch_cuda']} toolkit:\n"
+            f"export CUDA_HOME=/usr/local/cuda-{facts['torch_cuda']} PATH=/usr/local/cuda-{facts['torch_cuda']}/bin:$PATH\n"
+            "torchdoctor env   # lists the toolkits found and which one a build uses"
+        )
+        return summary, fix
+    if facts.get("arch"):
+        return (
+            f"nvcc does not know the GPU architecture {facts['arch']}",
+            "This CUDA toolkit is too old for that architecture: use a newer toolkit, or leave the architecture "
+            "out of TORCH_CUDA_ARCH_LIST.",
+        )
+    if facts.get("no_cuda_home"):
+        return (
+            "CUDA_HOME is not set and no CUDA toolkit was found for the build",
+            "Install the CUDA toolkit (nvcc) matching torch.version.cuda and export "
+            "CUDA_HOME=/usr/local/cuda-<version>; `torchdoctor env` lists the toolkits.",
+        )
+    if facts.get("missing_header"):
+        return (
+            f"the build cannot find the CUDA header {facts['missing_header']}",
+            "The CUDA toolkit (its headers, not only the runtime) is not installed or not found: install the "
+            "toolkit matching torch.version.cuda (e.g. cuda-toolkit-12-4 / conda install -c nvidia cuda-toolkit) "
+            "and export CUDA_HOME=/usr/local/cuda-<version>; `torchdoctor env` lists the toolkits.",
+        )
+    if facts.get("no_ninja"):
+        return ("torch's extension builder needs ninja", "pip install ninja   # then build again")
+    if facts.get("old_compiler"):
+        return (
+            "the host compiler is too old for torch's headers (they need C++17)",
+            "Build with gcc/g++ 9 or newer: export CC=gcc-11 CXX=g++-11 (sudo apt install g++-11).",
+        )
+    extension = facts.get("extension")
+    summary = "a CUDA/C++ extension failed to build" + (f": {extension}" if extension else "")
+    fix = (
+        "The compiler's own first `error:` line above says why. `torchdoctor env` checks the usual causes: "
+        "the CUDA toolkit against torch's CUDA, the host compiler against nvcc, TORCH_CUDA_ARCH_LIST."
+    )
+    return summary, fix
+
+
+def _older_compiler(major: str) -> str:
+    return (
+        f"Build with a host compiler CUDA supports (g++ {major} or older) and point the build at it:\n"
+        f"sudo apt install gcc-{major} g++-{major}   # or: conda install -c conda-forge gxx={major}\n"
+        f"export CC=gcc-{major} CXX=g++-{major} CUDAHOSTCXX=g++-{major}\n"
+        "Or use a newer CUDA toolkit that accepts your g++ (`torchdoctor env` checks the pair)."
+    )
+
+
+CUDA_BUILD = Recogniser(
+    # torch/utils/cpp_extension.py (_check_cuda_version, CUDA_MISMATCH_MESSAGE), nvcc crt/host_config.h
+    kind="cuda_build",
+    title="CUDA extension build failed",
+    anchors=(
+        "is greater than the maximum required version by CUDA",
+        "mismatches the version that was used to compile",
+        "unsupported GNU version",
+        "CUDA_HOME environment variable is not set",
+        "Error building extension",
+        "Unsupported gpu architecture",
+        "nvcc' failed with exit",
+        "Error compiling objects for extension",
+        "Ninja is required to load C++ extensions",
+        "Command '['ninja', '-v'",
+        "fatal error: cuda",
+        "C++17 or later compatible compiler is required",
+        "Failed building wheel for",
+    ),
+    span=2,
+    facts=(
+        R(
+            r"version of (?P<compiler>g\+\+|gcc|c\+\+|clang\+\+|clang) \((?P<compiler_version>[\d.]+)\) is greater "
+            r"than the maximum required version by CUDA (?P<cuda_version>[\d.]+) \((?P<max_version>[\d.]+)\)"
+        ),
+        R(r"gcc versions later than (?P<max_gcc>\d+) are not supported"),
+        R(
+            r"detected CUDA version \((?P<cuda_version>[\d.]+)\) mismatches the version that was used to "
+            r"compile\s+PyTorch \((?P<torch_cuda>[\d.]+)\)"
+        ),
+        R(r"Unsupported gpu architecture '(?P<arch>compute_\w+)'"),
+        R(r"(?P<no_cuda_home>CUDA_HOME environment variable is not set)"),
+        R(r"Error building extension '(?P<extension>[\w.\-]{1,100})'"),
+        R(r"Failed building wheel for (?P<extension>[\w.\-]{1,100})"),
+        R(r"fatal error: (?P<missing_header>cuda[\w/.]{0,60}\.h): No such file"),
+        R(r"(?P<no_ninja>Ninja is required)"),
+        R(r"(?P<old_compiler>C\+\+17 or later compatible compiler is required)"),
+    ),
+    describe=_build,
+)
+
+
+def _import(hits: list[Hit], ctx: Context) -> tuple[str, str]:
+    facts = merged(hits)
+    library = facts.get("library", "a compiled module")
+    if facts.get("symbol", "").startswith("nccl"):
+        summary = f"{library} needs {facts['symbol'][:60]}, which the NCCL library loaded does not have"
+        fix = (
+            "torch loaded a libnccl older than the one it was built with, usually a system NCCL found first "
+            "through LD_LIBRARY_PATH or LD_PRELOAD: remove it from there, or install the nvidia-nccl-cu* wheel "
+            "version this torch asks for (pip show torch lists it)."
+        )
+        return summary, fix
+    if facts.get("symbol"):
+        summary = f"{library} was built against another torch: undefined symbol {facts['symbol'][:120]}"
+        fix = (
+            "A compiled extension must be built against the torch (and CUDA) it runs with. Rebuild or "
+            "reinstall it now that torch is installed:\n"
+            "pip install --force-reinstall --no-build-isolation --no-cache-dir <that package>\n"
+            "or install the wheel published for your torch version."
+        )
+    else:
+        summary = f"cannot load {library}: the shared library is not installed or not on the search path"
+        fix = (
+            f"{library} belongs to a CUDA (or other) runtime this package was built for: install the package "
+            "build that matches torch.version.cuda, or that runtime; `ldd` on the module shows what is missing."
+        )
+    return summary, fix
+
+
+EXTENSION_IMPORT = Recogniser(
+    # the dynamic loader's messages as Python's ImportError prints them
+    kind="extension_import",
+    title="compiled extension does not load",
+    anchors=("undefined symbol", "cannot open shared object file"),
+    match=R(r"(?:Import|OS)Error: [^\n]{0,300}(?:undefined symbol|cannot open shared object file)"),
+    facts=(
+        R(r"(?P<library>[\w.\-/]{1,200}\.so[\w.]*): undefined symbol: (?P<symbol>\S{1,400})"),
+        R(r"(?P<library>[\w.\-]{1,200}\.so[\w.]*): cannot open shared object file"),
+    ),
+    describe=_import,
+)
+
+
+RECOGNISERS = (
+    CUDA_BUILD,
+    EXTENSION_IMPORT,
+)
