@@ -9,6 +9,7 @@ from torch import nn
 lightning = pytest.importorskip("lightning")
 
 from torchdoctor.integrations.lightning import DebugUnderflowOverflowCallback  # noqa: E402
+from torchdoctor.numerics.advice import BROKEN_WEIGHTS_FIX, MIXED_PRECISION_FIX  # noqa: E402
 from torchdoctor.numerics.detector import InfNanDetected  # noqa: E402
 
 
@@ -21,10 +22,13 @@ class Regression(lightning.LightningModule):
         self.model = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 1))
         self.call_self = call_self
         if plant_overflow:  # weights grown until the second layer's output no longer fits in fp32
-            with torch.no_grad():
-                self.model[0].weight.mul_(1e20)
-                self.model[2].weight.mul_(1e20)
+            self.grow_weights(1e20)
         self.batches_seen = []
+
+    def grow_weights(self, factor: float) -> None:
+        with torch.no_grad():
+            self.model[0].weight.mul_(factor)
+            self.model[2].weight.mul_(factor)
 
     def forward(self, x):
         return self.model(x)
@@ -49,9 +53,10 @@ def loader():
     return torch.utils.data.DataLoader(data, batch_size=4)
 
 
-def fit(module, callback, max_steps=3):
+def fit(module, callback, max_steps=3, precision="32-true"):
     trainer = lightning.Trainer(
         accelerator="cpu",
+        precision=precision,
         max_steps=max_steps,
         logger=False,
         enable_checkpointing=False,
@@ -131,3 +136,31 @@ def test_an_exception_outside_the_forward_takes_the_hooks_off_too():
     with pytest.raises(RuntimeError, match="the loss function broke"):
         fit(module, callback)
     assert callback.detector is None and hook_count(module) == 0
+
+
+def test_16_true_precision_is_told_to_train_in_mixed_precision():
+    """precision="16-true" makes the weights fp16 themselves: keep_in_fp32 cannot apply, "16-mixed" is the fix."""
+    module = Regression()
+    module.grow_weights(600)  # finite in fp16 (|w| < 300), but the second layer's output passes 65504
+    callback = DebugUnderflowOverflowCallback(file=io.StringIO())
+    with pytest.raises(InfNanDetected) as error:
+        fit(module, callback, precision="16-true")
+    report = error.value.report
+    assert (error.value.module_name, error.value.batch_number) == ("model.2", 0)
+    assert module.model[2].weight.dtype == torch.float16 and torch.isfinite(module.model[2].weight).all()
+    assert report.rstrip("\n").endswith(f"so no module can be kept in fp32\n{MIXED_PRECISION_FIX}")
+    assert 'precision="16-mixed" or "bf16-mixed"' in report and "keep_in_fp32(model" not in report
+    assert callback.detector is None and hook_count(module) == 0
+
+
+def test_weights_an_optimizer_step_made_inf_are_called_broken():
+    """Batch 0 is finite but close to fp16's limit; its gradient step makes model.0's weights inf in fp16."""
+    module = Regression()
+    module.grow_weights(300)
+    with pytest.raises(InfNanDetected) as error:
+        fit(module, DebugUnderflowOverflowCallback(file=io.StringIO()), precision="16-true")
+    assert (error.value.module_name, error.value.batch_number) == ("model.0", 1)
+    assert error.value.report.rstrip("\n").endswith(
+        "the weights are already broken: model.0.weight, model.0.bias hold infs; no change of precision "
+        f"(keep_in_fp32 included) brings them back\n{BROKEN_WEIGHTS_FIX}"
+    )

@@ -48,3 +48,36 @@ def test_each_dump_names_its_rank_and_host(tmp_path):
     host = from_environment(os.environ).host
     header = f"Detected inf/nan during batch_number=0\non rank 1 of 2 (host {host})\nLast 2 forward"
     assert header in rank1, rank1
+
+
+HEADROOM_WORKER = textwrap.dedent(
+    """
+    import io
+    import torch
+    import torch.distributed as dist
+    from torch import nn
+    from torchdoctor import DebugUnderflowOverflow
+
+    dist.init_process_group("gloo")
+    rank = dist.get_rank()
+    model = nn.Sequential(nn.Linear(2, 2), nn.Dropout(0.0)).half()
+    with torch.no_grad():
+        model[0].weight.copy_(torch.eye(2) * (1.5e4 if rank == 1 else 1.0))
+        model[0].bias.zero_()
+    with DebugUnderflowOverflow(model, file=io.StringIO()) as detector:
+        for _ in range(2):
+            model(torch.tensor([[4.0, 1.0]], dtype=torch.float16))
+    print(f"warnings {detector.warnings}")
+    dist.barrier()
+    dist.destroy_process_group()
+    """
+)
+
+
+def test_headroom_warnings_name_their_rank_and_host(tmp_path):
+    rank0, rank1 = (result.output for result in run_ranks(HEADROOM_WORKER, tmp_path, nprocs=2, timeout=90))
+    host = from_environment(os.environ).host
+    assert "warnings []" in rank0, rank0
+    # once, for the Linear that made the tensor (not for the Dropout and the Sequential passing it on)
+    expected = f"0 output reached 6.00e+04 = 92% of float16 max on rank 1 of 2 (host {host})"
+    assert f"warnings [{expected!r}]" in rank1, rank1

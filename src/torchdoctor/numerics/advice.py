@@ -1,32 +1,95 @@
-"""What to try once the overflow dump has named the module that went bad: the line the dump ends with."""
+"""What to try once the overflow dump has named the module that went bad: the lines the dump ends with.
+
+Only for a bad frame that computed in fp16/bf16/fp8 (an fp32 dump stays transformers' text, byte for byte):
+
+- a weight that is itself inf/nan: the weights are already broken, and no precision setting brings them back;
+- weights in half precision (``model.half()``, Lightning ``precision="16-true"``): nothing can be kept in fp32,
+  so train in mixed precision instead (fp32 weights, half-precision computation);
+- otherwise, under autocast with fp32 weights: the ``keep_in_fp32(...)`` call for the block that overflowed.
+"""
 
 from __future__ import annotations
 
 import torch
 
 from torchdoctor.numerics.fp32 import suggestion
-from torchdoctor.numerics.frames import Frame
+from torchdoctor.numerics.frames import Entry, Frame
 from torchdoctor.numerics.precision import LIMITS
 
 _REDUCED_PRECISION = set(LIMITS)
 _HALF = (torch.float16, torch.bfloat16)
 
+BROKEN_WEIGHTS_FIX = (
+    "fix: restore the last good checkpoint, then lower the learning rate or clip gradients "
+    "(torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0) before optimizer.step())"
+)
+MIXED_PRECISION_FIX = (
+    "fix: train in mixed precision instead: fp32 weights, fp16/bf16 computation under torch.autocast "
+    '(Lightning precision="16-mixed" or "bf16-mixed"; Hugging Face TrainingArguments(fp16=True) or bf16=True)'
+)
+
 
 def fix_for(model: torch.nn.Module, frame: Frame) -> str:
-    """The ``keep_in_fp32(...)`` line to try when the bad frame computed in reduced precision under autocast.
+    """The lines the overflow dump ends with for its last (bad) frame; "" when there is nothing sure to say.
 
-    Not for the root, and not where the weights themselves are fp16/bf16 (``model.half()``): keeping a
-    module in fp32 needs fp32 weights, so there the fix is to train with autocast instead.
+    >>> fix_for(model, frame)  # doctest: +SKIP
+    'torchdoctor.keep_in_fp32(model, "encoder.block.1.layer.1.DenseReluDense")'
     """
-    if not frame.module_name or not any(e.dtype in _REDUCED_PRECISION for e in frame.entries):
+    if not any(e.dtype in _REDUCED_PRECISION for e in frame.entries):
         return ""
+    broken = [e for e in frame.entries if e.bad and _is_weight(e)]
+    if broken:
+        return broken_weights(frame.module_name, broken)
+    name, module = _block(model, frame.module_name)
+    half = _half_dtypes(module) or (_half_dtypes(model) if not _has_parameters(module) else [])
+    if half:
+        return half_weights(half)
+    if not frame.module_name or module is None:
+        return ""
+    return suggestion(name)
+
+
+def broken_weights(module_name: str, entries: list[Entry]) -> str:
+    """The weights themselves hold inf/nan: say so, and what brings a run back from there."""
+    prefix = f"{module_name}." if module_name else ""
+    names = ", ".join(f"{prefix}{e.name}" for e in entries)
+    what = " and ".join(sorted({word for e in entries for word in (e.notes or {}).get("has", ["infs"])}))
+    holds = "holds" if len(entries) == 1 else "hold"
+    return (
+        f"the weights are already broken: {names} {holds} {what}; no change of precision (keep_in_fp32 "
+        "included) brings them back\n" + BROKEN_WEIGHTS_FIX
+    )
+
+
+def half_weights(dtypes: list[str]) -> str:
+    """The weights are fp16/bf16 themselves: nothing can be kept in fp32; mixed precision is the fix."""
+    return (
+        f'the weights are {" and ".join(dtypes)} (model.half(), or Lightning precision="16-true"/"bf16-true"), '
+        "so no module can be kept in fp32\n" + MIXED_PRECISION_FIX
+    )
+
+
+def _is_weight(entry: Entry) -> bool:
+    """A parameter's own line (``weight``, ``bias``), not an input, output or gradient."""
+    return not entry.name.startswith(("input", "output", "grad_")) and not entry.name.endswith(".grad")
+
+
+def _block(model: torch.nn.Module, name: str) -> tuple[str, torch.nn.Module | None]:
+    """The module to keep in fp32 for a bad frame of ``name``: a leaf that overflowed (a Linear, a Dropout)
+    is best kept with the block that feeds it."""
     modules = dict(model.named_modules())
-    name = frame.module_name
     module = modules.get(name)
-    # a leaf that overflowed (a Linear, a Dropout) is best kept in fp32 with the block that feeds it
     if module is not None and not any(True for _ in module.children()) and "." in name:
         name = name.rsplit(".", 1)[0]
         module = modules.get(name, module)
-    if module is None or any(p.dtype in _HALF for p in module.parameters()):
-        return ""
-    return suggestion(name)
+    return name, module
+
+
+def _has_parameters(module: torch.nn.Module | None) -> bool:
+    return module is not None and any(True for _ in module.parameters())
+
+
+def _half_dtypes(module: torch.nn.Module | None) -> list[str]:
+    if module is None:
+        return []
+    return sorted({str(p.dtype).removeprefix("torch.") for p in module.parameters() if p.dtype in _HALF})

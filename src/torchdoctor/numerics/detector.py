@@ -32,10 +32,11 @@ Where it differs from transformers' (all on purpose):
   all output (stdout by default, like transformers).
 
 Beyond it (issue 7): ``check_gradients=True`` watches the backward pass too; fp16/bf16/fp8 values that pass
-``headroom`` (50%) of their dtype's largest value are warned about once per module and slot; fp8 e4m3fn
+``headroom`` (50%) of their dtype's largest value are warned about once per module and slot, and once per
+tensor (not again where it is passed on unchanged), with the rank when there are several; fp8 e4m3fn
 saturation is counted; ``underflow=True`` measures the share of zeros and subnormals in fp16/bf16 tensors
 (always shown in traced batches) and prints a summary per batch; the dump is data too (``detector.frames``,
-``to_json()``, ``report.plot("overflow.png")``) and ends with the ``keep_in_fp32(...)`` call to try.
+``to_json()``, ``report.plot("overflow.png")``) and, for fp16/bf16, ends with the fix to try (`advice`).
 
 What a batch is: one call of the root module's forward, and the backward that follows it. Under gradient
 accumulation every micro-batch is a batch. Under activation checkpointing the recomputed forward calls of
@@ -98,8 +99,8 @@ class DebugUnderflowOverflow:
         logger: a ``logging.Logger`` to send the output to instead (dumps at ERROR, warnings at WARNING).
         sync: "auto" (accelerators: read back once per batch; CPU: at once), "batch" or "frame".
         check_gradients: also watch the backward pass (module gradients and parameter gradients).
-        headroom: warn once per module and slot when an fp16/bf16/fp8 value passes this fraction of its
-            dtype's largest value; None turns it off.
+        headroom: warn once per module and slot (and once per tensor) when an fp16/bf16/fp8 value passes
+            this fraction of its dtype's largest value; None turns it off.
         underflow: measure the share of zeros and subnormals in fp16/bf16 tensors and print it per batch.
 
     Examples:
@@ -146,6 +147,7 @@ class DebugUnderflowOverflow:
         self._banner: int | None = 0  # "*** Starting batch number=N ***" goes into the next frame
         self._pending: list[RawFrame] = []  # frames whose statistics are still on the device
         self._warned: set[tuple[str, str, str]] = set()
+        self._values_warned: dict[int, Measurement] = {}  # this batch's values past the headroom, by identity
         self._underflow: dict[str, list] = {}  # direction -> [tiny, numel, worst share, worst slot]
         self._measurer = Measurer(sync, underflow)
         self._measure_activation = self._measurer.activation
@@ -230,6 +232,7 @@ class DebugUnderflowOverflow:
         self._record(raw, end_of_batch=is_root)
         if is_root:
             measurer.new_batch()
+            self._values_warned.clear()
             self._gradients.end_of_forward()
             self._summarise_underflow(batch, "forward")
         if self.abort_after_batch_num is not None and self.batch_number > self.abort_after_batch_num:
@@ -248,6 +251,7 @@ class DebugUnderflowOverflow:
     def _backward_pass_ended(self) -> None:
         if self._pending:
             self._flush()
+        self._values_warned.clear()
         self._summarise_underflow(self._finished_batch()[0], "backward")
 
     # -- reading back, tracing, dumping ----------------------------------------------------------------
@@ -285,19 +289,26 @@ class DebugUnderflowOverflow:
             self._dump_and_raise(raw, buffer)
 
     def _check_precision(self, raw: RawFrame, slot: str, m: Measurement) -> None:
-        """Headroom and saturation warnings (once per module, slot and kind), underflow totals."""
+        """Headroom and saturation warnings (once per module, slot and kind; once per tensor), underflow totals."""
         dtype, high, notes = m.dtype, m.abs_max, m.notes or {}
         # what a module receives was produced elsewhere, and warned about there
         produced = not slot.startswith(("input", "grad_output"))
-        where = raw.module_name or raw.class_name
-        if produced and self.headroom is not None and (where, slot, "headroom") not in self._warned:
-            message = headroom_message(where, slot, dtype, high, self.headroom)
+        if produced:
+            where = raw.module_name or raw.class_name
+            # a tensor passed on unchanged (Dropout, an identity, a parent returning its child's output) is
+            # the same measurement: it was warned about where it was made
+            passed_on = id(m) in self._values_warned
+            message = headroom_message(where, slot, dtype, high, self.headroom) if self.headroom else ""
             if message:
-                self._warned.add((where, slot, "headroom"))
-                self._warn(message)
-        if produced and notes.get("saturated") and (where, slot, "saturated") not in self._warned:
-            self._warned.add((where, slot, "saturated"))
-            self._warn(saturation_message(where, slot, dtype, notes["saturated"], notes.get("numel")))
+                self._values_warned[id(m)] = m
+                if not passed_on and (where, slot, "headroom") not in self._warned:
+                    self._warned.add((where, slot, "headroom"))
+                    self._warn(message)
+            if notes.get("saturated"):
+                self._values_warned[id(m)] = m
+                if not passed_on and (where, slot, "saturated") not in self._warned:
+                    self._warned.add((where, slot, "saturated"))
+                    self._warn(saturation_message(where, slot, dtype, notes["saturated"], notes.get("numel")))
         if "tiny" in notes:
             totals = self._underflow.setdefault(raw.direction, [0, 0, -1.0, ""])
             totals[0] += notes["tiny"]
@@ -360,6 +371,7 @@ class DebugUnderflowOverflow:
         buffer.clear()
         self._pending = []
         self._measurer.new_batch()
+        self._values_warned.clear()
         self._gradients.start_afresh()
         where = frame.module_name or "the model"
         raise InfNanDetected(
@@ -373,6 +385,11 @@ class DebugUnderflowOverflow:
         )
 
     def _warn(self, message: str) -> None:
+        from torchdoctor.distributed.ranks import current
+
+        rank = current()
+        if rank.distributed:  # the same words as the dump's rank line
+            message = f"{message} on rank {rank.rank} of {rank.world_size} (host {rank.host})"
         self.warnings.append(message)
         if self.logger is not None:
             self.logger.warning(message)

@@ -1,0 +1,150 @@
+"""What the overflow dump tells the user to do, on real models (T5 and GPT-2 from configs, no hub).
+
+The fix must fit the cause: a weight that is itself inf/nan cannot be saved by a precision change; weights that
+are fp16/bf16 themselves cannot be kept in fp32; only fp32 weights under autocast get ``keep_in_fp32``.
+"""
+
+from __future__ import annotations
+
+import io
+
+import pytest
+import torch
+from models import tiny_t5
+from transformers import GPT2Config, GPT2LMHeadModel
+
+from torchdoctor.numerics.advice import BROKEN_WEIGHTS_FIX, MIXED_PRECISION_FIX
+from torchdoctor.numerics.detector import DebugUnderflowOverflow, InfNanDetected
+
+
+def tiny_gpt2() -> GPT2LMHeadModel:
+    torch.manual_seed(0)
+    config = GPT2Config(
+        vocab_size=64,
+        n_positions=16,
+        n_embd=16,
+        n_layer=2,
+        n_head=2,
+        resid_pdrop=0.0,
+        embd_pdrop=0.0,
+        attn_pdrop=0.0,
+        bos_token_id=0,
+        eos_token_id=0,
+    )
+    return GPT2LMHeadModel(config).train()
+
+
+def t5_batch():
+    generator = torch.Generator().manual_seed(0)
+    return {
+        "input_ids": torch.randint(1, 64, (2, 6), generator=generator),
+        "labels": torch.randint(1, 64, (2, 4), generator=generator),
+    }
+
+
+def gpt2_batch():
+    ids = torch.randint(0, 64, (2, 8), generator=torch.Generator().manual_seed(0))
+    return {"input_ids": ids, "labels": ids}
+
+
+def peak_output(model, module, batch, autocast: bool) -> float:
+    seen = []
+    handle = module.register_forward_hook(lambda m, args, output: seen.append(output.abs().max().item()))
+    with torch.no_grad(), torch.autocast("cpu", dtype=torch.float16, enabled=autocast):
+        model(**batch)
+    handle.remove()
+    return seen[-1]
+
+
+def dump_of(model, batch, autocast: bool = True) -> InfNanDetected:
+    with DebugUnderflowOverflow(model, file=io.StringIO()), pytest.raises(InfNanDetected) as caught:
+        with torch.autocast("cpu", dtype=torch.float16, enabled=autocast):
+            model(**batch).loss.backward()
+    return caught.value
+
+
+T5_WO = "encoder.block.1.layer.1.DenseReluDense.wo"
+GPT2_C_PROJ = "transformer.h.0.mlp.c_proj"
+
+
+@pytest.mark.parametrize(
+    "build, batch, module_name, parameter, value",
+    [
+        (tiny_t5, t5_batch, T5_WO, "weight", float("inf")),
+        (tiny_t5, t5_batch, T5_WO, "weight", float("nan")),
+        (tiny_gpt2, gpt2_batch, GPT2_C_PROJ, "weight", float("-inf")),
+        (tiny_gpt2, gpt2_batch, GPT2_C_PROJ, "bias", float("nan")),
+    ],
+)
+def test_a_broken_weight_is_called_broken_not_given_keep_in_fp32(build, batch, module_name, parameter, value):
+    model = build()
+    with torch.no_grad():
+        getattr(model.get_submodule(module_name), parameter).view(-1)[0] = value
+    error = dump_of(model, batch())  # under autocast: the computation is fp16, the weights fp32
+    assert error.module_name == module_name
+    word = "nans" if value != value else "infs"
+    assert error.report.rstrip("\n").endswith(
+        f"output\nthe weights are already broken: {module_name}.{parameter} holds {word}; no change of "
+        f"precision (keep_in_fp32 included) brings them back\n{BROKEN_WEIGHTS_FIX}"
+    )
+    assert "torchdoctor.keep_in_fp32(" not in error.report
+
+
+def t5_half_whose_block_overflows():
+    """A T5 in fp16 (``model.half()``) whose wo output passes 65504 while every weight stays finite."""
+    model = tiny_t5(dropout_rate=0.0)
+    block = model.get_submodule("encoder.block.1.layer.1.DenseReluDense")
+    with torch.no_grad():
+        block.wi.weight.mul_(30)
+        block.wo.weight.mul_(2e5 / peak_output(model, block.wo, t5_batch(), autocast=False))
+    model.half()
+    assert all(torch.isfinite(p).all() for p in model.parameters())
+    return model
+
+
+def test_half_precision_weights_are_told_to_use_mixed_precision():
+    model = t5_half_whose_block_overflows()
+    error = dump_of(model, t5_batch(), autocast=False)
+    assert error.module_name == T5_WO
+    assert error.report.rstrip("\n").endswith(
+        'output\nthe weights are float16 (model.half(), or Lightning precision="16-true"/"bf16-true"), '
+        f"so no module can be kept in fp32\n{MIXED_PRECISION_FIX}"
+    )
+    assert "torchdoctor.keep_in_fp32(" not in error.report
+    # doing what it says: the same weights in fp32 under autocast, and the fix for that case is offered
+    model.float()
+    error = dump_of(model, t5_batch(), autocast=True)
+    assert error.report.rstrip("\n").endswith(
+        'output\ntorchdoctor.keep_in_fp32(model, "encoder.block.1.layer.1.DenseReluDense")'
+    )
+
+
+def test_fp32_weights_under_autocast_keep_the_keep_in_fp32_line():
+    # weights that fit fp32 but not fp16: autocast's cast is what overflows, so keeping the block in fp32 helps
+    model = tiny_gpt2()
+    mlp = model.get_submodule("transformer.h.0.mlp")
+    with torch.no_grad():
+        mlp.c_proj.weight.mul_(1e5 / mlp.c_proj.weight.abs().max())
+    error = dump_of(model, gpt2_batch())
+    assert error.module_name == GPT2_C_PROJ
+    assert error.report.rstrip("\n").endswith(
+        'output\ntorchdoctor.keep_in_fp32(model, "transformer.h.0.mlp")'
+    )
+
+
+def test_headroom_is_warned_once_through_dropout_and_the_parent_module():
+    """GPT-2's MLP: c_proj's output goes through its Dropout and out of the MLP as the same tensor."""
+    model = tiny_gpt2()
+    mlp = model.get_submodule("transformer.h.0.mlp")
+    with torch.no_grad():
+        mlp.c_fc.weight.mul_(300)
+        mlp.c_proj.weight.mul_(4e4 / peak_output(model, mlp.c_proj, gpt2_batch(), autocast=True))
+    out = io.StringIO()
+    with DebugUnderflowOverflow(model, file=out) as detector:
+        for _ in range(2):
+            with torch.autocast("cpu", dtype=torch.float16):
+                loss = model(**gpt2_batch()).loss
+            loss.backward()
+            model.zero_grad()
+    assert detector.warnings == [f"{GPT2_C_PROJ} output reached 4.00e+04 = 61% of float16 max"]
+    assert out.getvalue() == detector.warnings[0] + "\n"
