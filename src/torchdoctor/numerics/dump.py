@@ -32,7 +32,7 @@ class OverflowReport(str):
     """The dump text (a ``str``, as printed) that also carries the frames as data.
 
     ``report.frames`` lists `Frame`s, ``report.to_json()`` serialises them, ``report.plot("overflow.png")``
-    draws abs-max per frame (needs matplotlib).
+    draws abs-max per frame (needs matplotlib: ``pip install 'torchdoctor[plot]'``).
     """
 
     frames: list[Frame]
@@ -72,7 +72,10 @@ class OverflowReport(str):
         return json.dumps(self.to_dict(), indent=indent)
 
     def plot(self, path: str, title: str | None = None) -> str:
-        """Draw abs max per frame (log scale) to ``path`` (PNG, SVG, … by extension); returns ``path``."""
+        """Draw abs max per frame (log scale) to ``path`` (PNG, SVG, … by extension); returns ``path``.
+
+        Needs matplotlib: ``pip install 'torchdoctor[plot]'`` (the ``ImportError`` says so).
+        """
         from torchdoctor.numerics.plot import plot_frames
 
         where = self.module_name or (self.frames[-1].class_name if self.frames else "the model")
