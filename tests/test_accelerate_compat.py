@@ -195,6 +195,11 @@ def test_accelerates_own_script_on_two_ranks(case, two_rank_results):
     _check(two_rank_results, case)
 
 
+def test_no_test_of_the_files_taken_whole_is_left_out(one_process_results):
+    ran = {case for case in one_process_results if not case.startswith("test_utils.py::")}
+    assert ran == {f"{f}::{t}" for f in ("test_memory_utils.py", "test_logging.py") for t in ONE_PROCESS[f]}
+
+
 def test_the_harness_rewrites_imports_only_and_refuses_names_it_cannot_map():
     source = (
         "import torch\n"
