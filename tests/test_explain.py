@@ -185,6 +185,15 @@ def test_binary_input_is_read_without_error(tmp_path):
     assert finding.id == "log.unrecognised"
 
 
+def test_binary_files_in_a_folder_are_skipped_not_read(tmp_path):
+    (tmp_path / "model.pt").write_bytes(b"PK\x03\x04" + b"\0" * 200_000 + b"RuntimeError: CUDA out of memory")
+    (tmp_path / "train.log").write_text(STEPS)
+    (finding,) = explain([str(tmp_path)])
+    assert finding.id == "log.unrecognised" and finding.details["binary_files_skipped"] == [
+        str(tmp_path / "model.pt")
+    ]
+
+
 def test_crlf_colour_codes_and_bad_utf8(tmp_path):
     log = tmp_path / "win.log"
     coloured = "\x1b[31m" + OOM.replace("\n", "") + "\x1b[0m"

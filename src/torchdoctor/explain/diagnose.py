@@ -11,7 +11,7 @@ from pathlib import Path
 
 from torchdoctor.explain import flight_recorder
 from torchdoctor.explain.collect import Collector
-from torchdoctor.explain.inputs import logs
+from torchdoctor.explain.inputs import logs, looks_binary
 from torchdoctor.explain.verdict import findings
 from torchdoctor.findings import Finding
 
@@ -26,9 +26,13 @@ def explain(paths: list[str] | tuple[str, ...] = (), stdin=None) -> list[Finding
     collector = Collector()
     dumps: list[Path] = []
     notes: list[Finding] = []
+    skipped: list[str] = []
     for log in logs(list(paths), stdin):
         if log.path is not None and flight_recorder.looks_like_dump(log.head):
             dumps.append(log.path)
+            continue
+        if log.in_folder and looks_binary(log.head):  # a checkpoint beside the logs: not worth reading
+            skipped.append(log.source)
             continue
         collector.read(log.stream, log.source, log.rank, log.head)
         if log.stream.truncated:
@@ -46,6 +50,8 @@ def explain(paths: list[str] | tuple[str, ...] = (), stdin=None) -> list[Finding
         found = _merge(found, flight_recorder.explain_dumps(dumps))
     if not any(f.status in ("fail", "warn") for f in found):
         found.append(_nothing(collector))
+        if skipped:
+            found[-1].details["binary_files_skipped"] = skipped[:20]
     return found + notes
 
 

@@ -29,6 +29,7 @@ class Log:
     rank: int | None
     head: bytes
     path: Path | None = None
+    in_folder: bool = False  # found by walking a folder, not named by the user
 
 
 class _Prefixed:
@@ -49,6 +50,12 @@ class _Prefixed:
             )
             return data
         return self._stream.read(size)
+
+
+def looks_binary(head: bytes) -> bool:
+    """A checkpoint, a core dump, an image: NUL bytes in more than 1% of the first 64 KiB (a log has none)."""
+    sample = head[: 1 << 16]
+    return bool(sample) and sample.count(0) > len(sample) // 100
 
 
 def files_under(folder: Path) -> list[Path]:
@@ -173,7 +180,9 @@ def logs(paths: list[str], stdin=None) -> Iterator[Log]:
                     continue
                 opened += 1
                 with stream:
-                    yield as_log(stream, str(file), ranks.get(file), file)
+                    log = as_log(stream, str(file), ranks.get(file), file)
+                    log.in_folder = True
+                    yield log
             if not opened:
                 raise BadInput(f"explain {given}: a folder with no readable file in it")
             continue
