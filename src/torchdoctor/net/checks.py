@@ -29,10 +29,17 @@ def check_communication(
                 {"launcher": info.launcher},
             )
         ]
-    try:
-        import torch.distributed as dist
-    except ImportError as error:
-        return [Finding("net.smoke", "skip", f"torch cannot be imported: {error}")]
+    from torchdoctor.torch_import import import_torch
+
+    failure = import_torch()
+    if failure is not None:
+        return [
+            Finding(
+                "net.smoke", "skip", f"needs torch, which cannot be imported here (see sys.torch): {failure}"
+            )
+        ]
+    import torch.distributed as dist
+
     if not dist.is_available() or not dist.is_gloo_available():
         return [
             Finding(

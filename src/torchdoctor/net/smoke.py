@@ -67,6 +67,11 @@ def run_net(
     status = status or Status(enabled=False)
     info = from_environment(environ)
     if info.launcher != "none":
+        _refuse_launch_flags(options, info)
+    unusable = _preflight(options, info, environ) or _torch_unusable(environ)
+    if unusable:
+        return NetResult(unusable)
+    if info.launcher != "none":
         result = _as_rank(options, info, status, out or sys.stdout, show_now, worker)
     else:
         result = _alone(options, status, environ, worker)
@@ -81,7 +86,6 @@ def run_net(
 
 def _as_rank(options, info: RankInfo, status, out, show_now, worker: str) -> NetResult:
     """Under torchrun / srun / mpirun this process is one rank; rank 0 reports, the others only failures."""
-    _refuse_launch_flags(options, info)
     timeout = options.timeout
 
     def on_timeout(stuck: RankState) -> None:  # the watchdog ends the process right after: show it now
@@ -121,6 +125,58 @@ def _refuse_launch_flags(options: NetOptions, info: RankInfo) -> None:
             f"which decides how ranks start and where they log; give {'it' if len(given) == 1 else 'them'} "
             "to the launcher, or run `torchdoctor net` alone"
         )
+
+
+def _torch_unusable(environ: Mapping[str, str]) -> list[Finding]:
+    """A failed ``net.smoke`` when torch cannot even be imported here (the ranks would all die the same way)."""
+    from torchdoctor.torch_import import blamed_variables, fix_for, import_torch, import_traceback
+
+    failure = import_torch()
+    if failure is None:
+        return []
+    return [
+        Finding(
+            "net.smoke",
+            "fail",
+            f"torch cannot be imported here, so no rank can start: {failure}",
+            {"error": failure},
+            fix_for(blamed_variables(failure, import_traceback(), environ), environ),
+        )
+    ]
+
+
+def _preflight(options: NetOptions, info: RankInfo, environ: Mapping[str, str]) -> list[Finding]:
+    """What would make the rendezvous fail, found in seconds before any rank starts: a host that does not
+    resolve, and on the host that opens the store, a port already taken or an address not of this host.
+
+    Alone on one host that is ``MASTER_ADDR``/``MASTER_PORT`` when set (a real launch would use them); over
+    hosts the ``--rdzv-endpoint``. Reaching the endpoint from the other hosts is judged by the run itself,
+    which names the host that cannot.
+    """
+    from torchdoctor.distributed.preflight import check_host, check_port_free, is_local_address
+    from torchdoctor.distributed.torchrun import parse_endpoint
+
+    if info.launcher != "none":
+        return []
+    if options.rdzv_endpoint:
+        host, port = parse_endpoint(options.rdzv_endpoint)
+        flag, port_given = "--rdzv-endpoint", True
+    elif environ.get("MASTER_ADDR") or environ.get("MASTER_PORT"):
+        host, port = environ.get("MASTER_ADDR") or "127.0.0.1", int(environ.get("MASTER_PORT") or 0)
+        flag, port_given = "MASTER_PORT", bool(port)
+    else:
+        return []
+    resolved = check_host(host)
+    if resolved.status == "fail":
+        return [resolved]
+    addresses = resolved.details["addresses"]
+    local = any(is_local_address(a) for a in addresses)
+    if options.rdzv_endpoint and not local:
+        return []  # another host opens the store there
+    if not local or port_given:
+        found = check_port_free(host, port, local, flag, addresses)
+        return [found] if found.status == "fail" else []
+    return []
 
 
 def _alone(options: NetOptions, status: Status, environ: Mapping[str, str], worker: str) -> NetResult:

@@ -161,6 +161,7 @@ class _folders:
 
 def _fork_rank(env: dict[str, str], options: WorkerOptions, worker: str, logs: Path, group: int) -> int:
     """Fork one rank into process group ``group`` (0: a new one); the child never returns from here."""
+    parent = os.getpid()
     pid = os.fork()
     if pid:
         try:
@@ -170,6 +171,7 @@ def _fork_rank(env: dict[str, str], options: WorkerOptions, worker: str, logs: P
         return pid
     code = 1
     try:
+        _die_with_parent(parent)
         os.setpgid(0, group)
         signal.signal(signal.SIGINT, signal.SIG_DFL)  # the parent decides what Ctrl-C stops
         for fd, name in ((1, "stdout.log"), (2, "stderr.log")):
@@ -193,6 +195,19 @@ def _fork_rank(env: dict[str, str], options: WorkerOptions, worker: str, logs: P
             except Exception:
                 pass
         os._exit(code)
+
+
+def _die_with_parent(parent: int) -> None:
+    """Have the kernel end this rank if the command that forked it dies, however it dies (SIGKILL included)."""
+    import ctypes
+
+    pr_set_pdeathsig = 1
+    try:
+        ctypes.CDLL(None, use_errno=True).prctl(pr_set_pdeathsig, signal.SIGKILL)
+    except (OSError, AttributeError):  # not Linux: the parent's own clean-up still stops us
+        pass
+    if os.getppid() != parent:  # it died before the line above
+        os._exit(1)
 
 
 def _wait_for_ranks(

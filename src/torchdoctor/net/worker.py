@@ -150,6 +150,7 @@ class Worker:
         self.state_dir = Path(folder) if folder else None
         self.store = self.side_store = self.base_store = None
         self.prefix = ""
+        self.hosts_store = False
         self.watchdog: _Watchdog | None = None
         self.lock = threading.Lock()
 
@@ -255,6 +256,16 @@ class Worker:
         if self.options.bench:
             self.bench(device, on_row)
         dist.destroy_process_group()
+        self.leave()
+
+    def leave(self) -> None:
+        """The last word in the store. When rank 0 hosts the store (not torch's agent), it stays until every
+        rank has said it, so that no rank's last write finds the store gone."""
+        info = self.info
+        self.store.set(f"left/{info.rank}", "1")
+        if info.rank == 0 and self.hosts_store:
+            keys = [f"left/{r}" for r in range(info.world_size)]
+            self.store.wait(keys, timedelta(seconds=self.options.timeout))
 
     def record_failure(self, error: Exception) -> None:
         state, why = self.state, str(error).strip()
@@ -275,11 +286,12 @@ class Worker:
             self.state.master = f"{addr}:{port}"
             self.save()
             agent_store = self.environ.get("TORCHELASTIC_USE_AGENT_STORE") == "True"
+            self.hosts_store = self.info.rank == 0 and not agent_store
             self.base_store = dist.TCPStore(
                 addr,
                 port,
                 None,
-                is_master=self.info.rank == 0 and not agent_store,
+                is_master=self.hosts_store,
                 timeout=timedelta(seconds=self.options.timeout),
                 wait_for_workers=False,
             )
