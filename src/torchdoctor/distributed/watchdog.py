@@ -346,7 +346,15 @@ def _joined_verdict(stacks: list[RankStack], records: dict) -> str:
             continue
         (example,) = d.examples.values()
         entered = sorted(r for ranks in d.entered.values() for r in ranks)
-        text = f"{fr.who(d.behind)} never entered {example.shape()}{_ddp_where(example)}, which {fr.who(entered)} entered"
+        if not example.frames:  # dumped without stacks: the ranks waiting in it show where it was called
+            live = next(
+                (by_rank[r].frames for r in entered if r in by_rank and collective_of(by_rank[r].frames)), []
+            )
+            example.frames = [fr.Call(f.file, f.line, f.function) for f in live]
+        text = (
+            f"{fr.who(d.behind)} never entered {example.shape()}{_ddp_where(example)}, "
+            f"which {fr.who(entered)} entered"
+        )
         now = [_is_now(by_rank[rank]) for rank in d.behind[:6] if rank in by_rank]
         sentences.append(text + (": " + "; ".join(now) if now else "") + ".")
         waiters = [by_rank[r] for r in entered if r in by_rank][:1]
@@ -397,11 +405,14 @@ def _ddp_where(collective) -> str:
 
 
 def format_report(
-    stacks: list[RankStack], timeout: float, extra: str = "", records: dict | None = None
+    stacks: list[RankStack], timeout: float, extra: str = "", records: dict | None = None, nodes: int = 1
 ) -> str:
     """The hang report: where every rank is (ranks in the same place on one line), then the diagnosis,
     joined with the ranks' flight-recorder ``records`` (rank -> `RankRecord`) when there are any."""
-    lines = [f"torchdoctor: hang: no progress for {timeout:g}s. Where every rank is:", ""]
+    scope = "Where every rank is:"
+    if nodes > 1:
+        scope = f"Where every rank of the job ({len(stacks)} ranks on {nodes} nodes) is:"
+    lines = [f"torchdoctor: hang: no progress for {timeout:g}s. {scope}", ""]
     lines += grouped(stacks)
     lines += ["", diagnosis(stacks, records)]
     if extra:
@@ -504,6 +515,7 @@ def prepare_worker(script: str, environ=None) -> None:
         "nodes": environ.get("GROUP_WORLD_SIZE", "1"),
         "store": [environ.get("MASTER_ADDR", ""), environ.get("MASTER_PORT", "")],
         "run_id": environ.get("TORCHELASTIC_RUN_ID", ""),
+        "restart": environ.get("TORCHELASTIC_RESTART_COUNT", "0"),
     }
     Path(f"{base}.json.tmp").write_text(json.dumps(meta))
     os.replace(f"{base}.json.tmp", f"{base}.json")  # the launcher never reads half a file
@@ -523,15 +535,21 @@ def prepare_worker(script: str, environ=None) -> None:
     _worker.update(stack_file=stack_file, sampler=sampler, done=Path(f"{base}.done"))
 
 
-def write_flight_record(base: Path | str) -> None:
+def write_flight_record(base: Path | str, stack_wait: float = 2.0) -> None:
     """Write this process's flight-recorder dump to ``<base>.fr`` (whole, or not at all), or ``<base>.fr-none``
     when it has none (torch.distributed never loaded, or the dump failed: the reason is in the file)."""
     c10d = sys.modules.get("torch._C._distributed_c10d")
     why = "torch.distributed was never used"
     data = b""
     if c10d is not None and hasattr(c10d, "_dump_fr_trace"):
+        # With a gloo collective in flight, writing out the recorded Python stacks can wait for that
+        # collective to end (torch 2.13), which at a hang is never: give it two seconds, then dump without.
+        whole: list = []
         try:
-            data = c10d._dump_fr_trace()
+            asking = threading.Thread(target=lambda: whole.append(c10d._dump_fr_trace()), daemon=True)
+            asking.start()
+            asking.join(stack_wait)
+            data = whole[0] if whole else c10d._dump_fr_trace(includeStackTraces=False)
         except Exception as error:  # an old torch, a backend without a recorder: the stacks still speak
             why = f"{type(error).__name__}: {error}"
     try:
@@ -706,6 +724,8 @@ def supervise(
     for pump in pumps:
         pump.start()
     result = None
+    job: JobExchange | None = None
+    looked_for_job = False
     while result is None and process.poll() is None:
         time.sleep(poll)
         if start_timeout is not None and time.monotonic() - began > start_timeout:
@@ -713,19 +733,150 @@ def supervise(
                 stop_run()
                 result = Supervision(1)
                 break
-        if stuck_for(directory, last_output[0]) < timeout:
+        if not looked_for_job:  # once this node's workers have started: are there other nodes?
+            workers = workers_in(directory)
+            if workers:
+                looked_for_job = True
+                job = JobExchange.connect(workers)
+        asked = job is not None and job.asked()
+        if not asked and stuck_for(directory, last_output[0]) < timeout:
             continue
         stacks = collect_stacks(directory)
+        records = read_flight_records(directory)
+        if job is not None:
+            result = Supervision(1, job.report(stacks, records, directory, timeout, stop_run))
+            break
         if process.poll() is not None:  # finished while we looked: not a hang
             break
         stop_run()
-        records = read_flight_records(directory)
         where = f"Full stacks: {directory}/rank*.stack"
         where += f", flight-recorder dumps: {directory}/rank*.fr" if records else ""
         result = Supervision(1, format_report(stacks, timeout, where + ". The run was stopped.", records))
     for pump in pumps:
         pump.join(timeout=5)  # an orphaned worker may hold the pipe open; do not wait for it forever
     return result or Supervision(process.wait())
+
+
+class JobExchange:
+    """How the launchers of a job on several nodes make one hang report, through the job's own store (the
+    one torchrun's agent hosts and the workers use): each node posts one summary of its ranks (stacks and
+    the newest flight-recorder entries), and the node hosting rank 0 reads them all and reports for the
+    whole job. A constant number of store requests per node and hang, plus one check a second while the
+    run lasts (has another node seen a hang?)."""
+
+    def __init__(self, store, node: int, nodes: int, world: int, hosts_rank0: bool, host: str) -> None:
+        self.store, self.node, self.nodes, self.world = store, node, nodes, world
+        self.hosts_rank0, self.host = hosts_rank0, host
+        self._checked = 0.0
+
+    @classmethod
+    def connect(cls, workers: list[dict], timeout: float = 30) -> JobExchange | None:
+        """The exchange for this node's ``workers`` (their ``rank*.json``), or None on one node or when the
+        store cannot be reached (each node then reports its own ranks, as before)."""
+        first = workers[0]
+        try:
+            nodes, node = int(first.get("nodes", 1)), int(first.get("node", 0))
+            address, port = first.get("store", ["", ""])
+            if nodes < 2 or not address or not port:
+                return None
+            from datetime import timedelta
+
+            from torch.distributed import PrefixStore, TCPStore
+
+            store = TCPStore(address, int(port), is_master=False, timeout=timedelta(seconds=timeout))
+        except Exception:  # noqa: BLE001 - no store, no exchange: this node still reports its own ranks
+            return None
+        prefix = f"torchdoctor/hang/{first.get('run_id', '')}/{first.get('restart', '0')}/"
+        hosts_rank0 = any(w["rank"] == 0 for w in workers)
+        world = int(first.get("world_size", 0))
+        return cls(PrefixStore(prefix, store), node, nodes, world, hosts_rank0, first.get("host", ""))
+
+    def asked(self, every: float = 1.0) -> bool:
+        """Whether any node saw a hang (one store request, at most once every ``every`` seconds)."""
+        if time.monotonic() - self._checked < every:
+            return False
+        self._checked = time.monotonic()
+        try:
+            return self.store.check(["asked"])
+        except Exception:  # noqa: BLE001 - the store went with node 0's agent: the run is ending
+            return False
+
+    def report(
+        self, stacks: list[RankStack], records: dict, directory: Path, timeout: float, stop_run, collect=20.0
+    ) -> str:
+        """Post this node's ranks; on the node hosting rank 0, wait (at most ``collect`` s) for every node's,
+        stop the run and return the report for the whole job; elsewhere wait until it is out, stop this
+        node's run and return a short report that says where the verdict is."""
+        from torchdoctor.explain import flight_recorder as fr
+
+        summary = {
+            "node": self.node,
+            "host": self.host,
+            "directory": str(directory),
+            "stacks": [{**_stack_dict(s), "note": s.note} for s in stacks],
+            "records": [fr.digest(r) for r in records.values()],
+        }
+        try:
+            self.store.set(f"node/{self.node}", json.dumps(summary))
+            self.store.add("asked", 1)
+        except Exception as error:  # noqa: BLE001
+            stop_run()
+            return format_report(stacks, timeout, f"(the other nodes are unreachable: {error})", records)
+        if not self.hosts_rank0:
+            self._wait_for(["reported"], collect + 10)
+            stop_run()
+            return self._local_report(stacks, timeout, directory)
+        summaries, missing = self._gather(collect)
+        all_stacks, all_records, folders = [], {}, []
+        for node in summaries:
+            for s in node["stacks"]:
+                frames = [Frame(*f) for f in s["frames"]]
+                all_stacks.append(RankStack(s["rank"], s["pid"], s["host"], frames, s.get("note", "")))
+            all_records.update({d["rank"]: fr.from_digest(d) for d in node["records"]})
+            folders.append(f"{node['host']}:{node['directory']}")
+        known = {s.rank for s in all_stacks}
+        why = f"its node (node {', '.join(map(str, missing))}) did not answer within {collect:g}s"
+        all_stacks += [RankStack(r, note=why) for r in range(self.world) if r not in known]
+        try:
+            self.store.set("reported", "1")
+        except Exception:  # noqa: BLE001 - the others stop by themselves when the store goes
+            pass
+        stop_run()
+        extra = f"Full stacks and flight-recorder dumps, per node: {', '.join(folders)}. The run was stopped."
+        return format_report(all_stacks, timeout, extra, all_records, nodes=self.nodes)
+
+    def _gather(self, collect: float) -> tuple[list[dict], list[int]]:
+        keys = [f"node/{n}" for n in range(self.nodes)]
+        self._wait_for(keys, collect)
+        summaries, missing = [], []
+        for node, key in enumerate(keys):
+            try:
+                summaries.append(json.loads(self.store.get(key)) if self.store.check([key]) else None)
+            except Exception:  # noqa: BLE001
+                summaries.append(None)
+            if summaries[-1] is None:
+                missing.append(node)
+        return [s for s in summaries if s], missing
+
+    def _wait_for(self, keys: list[str], seconds: float) -> None:
+        """One request that returns when every key is there, or after ``seconds``."""
+        from datetime import timedelta
+
+        try:
+            self.store.wait(keys, timedelta(seconds=seconds))
+        except Exception:  # noqa: BLE001 - not all came, or the store went with node 0's agent
+            pass
+
+    def _local_report(self, stacks: list[RankStack], timeout: float, directory: Path) -> str:
+        head = f"torchdoctor: hang: no progress for {timeout:g}s. This node's ranks ({self.host}, node {self.node}):"
+        lines = [head, ""] + grouped(stacks)
+        lines += [
+            "",
+            "The verdict for the whole job is in the report of the node that hosts rank 0.",
+            f"Full stacks: {directory}/rank*.stack, flight-recorder dumps: {directory}/rank*.fr. "
+            "The run was stopped.",
+        ]
+        return "\n".join(lines) + "\n"
 
 
 def _pump(pipe, out: TextIO, last_output: list[float]) -> None:

@@ -604,3 +604,47 @@ def _unreadable(path: Path, why: str) -> Finding:
         {"file": str(path), "reason": why},
         "Nothing in it was run. A dump is written by torch (TORCH_FR_DUMP_TEMP_FILE); check where this file came from.",
     )
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Digests: what a node sends the node that reports for the whole job
+
+
+def digest(record: RankRecord, keep: int = 4) -> dict:
+    """The newest ``keep`` collectives of each process group of ``record``, as JSON-able data: enough to find
+    where the ranks part ways at a hang (the older ones agreed, or the job would have stopped there)."""
+    groups = {}
+    for pg, collectives in record.collectives.items():
+        groups[pg] = [
+            [c.seq, c.op, c.input_sizes, c.output_sizes, c.input_dtypes, c.output_dtypes, c.completed]
+            + [[[f.file, f.line, f.function] for f in c.frames[-12:]]]
+            for c in collectives[-keep:]
+        ]
+    dropped = any(len(c) > keep for c in record.collectives.values())
+    return {
+        "rank": record.rank,
+        "source": record.source,
+        "complete": record.complete and not dropped,
+        "truncated": record.truncated,
+        "pg_names": record.pg_names,
+        "pg_ranks": record.pg_ranks,
+        "collectives": groups,
+    }
+
+
+def from_digest(data: dict) -> RankRecord:
+    """The `RankRecord` a `digest` stands for (its older collectives dropped, as a ring buffer drops them)."""
+    record = RankRecord(
+        int(data["rank"]),
+        str(data.get("source", "")),
+        complete=bool(data.get("complete")),
+        truncated=bool(data.get("truncated")),
+        pg_names=dict(data.get("pg_names") or {}),
+        pg_ranks={k: [int(r) for r in v] for k, v in (data.get("pg_ranks") or {}).items()},
+    )
+    for pg, rows in (data.get("collectives") or {}).items():
+        record.collectives[pg] = [
+            Collective(pg, seq, op, ins, outs, in_types, out_types, done, [Call(*f) for f in frames])
+            for seq, op, ins, outs, in_types, out_types, done, frames in rows
+        ]
+    return record
