@@ -4,15 +4,8 @@ import pytest
 
 from torchdoctor.distributed.bootstrap import STARTED_VARIABLE, mark_started
 from torchdoctor.distributed.config import load_config
-from torchdoctor.distributed.launch import (
-    LaunchOptions,
-    merge,
-    never_joined,
-    parse_command_line,
-    torchrun_command,
-    validate,
-    worker_environment,
-)
+from torchdoctor.distributed.launch import never_joined, torchrun_command, worker_environment
+from torchdoctor.distributed.launch_options import LaunchOptions, merge, parse_command_line, validate
 from torchdoctor.errors import BadInput
 
 ACCELERATE_CONFIG = """\

@@ -23,7 +23,7 @@ def launch(ctx: typer.Context) -> None:
     """
     from torchdoctor.distributed.config import load_config
     from torchdoctor.distributed.launch import launch as run
-    from torchdoctor.distributed.launch import merge, parse_command_line
+    from torchdoctor.distributed.launch_options import merge, parse_command_line
 
     try:
         given = parse_command_line(list(ctx.args))

@@ -26,7 +26,7 @@ from typing import Any
 import yaml
 from yaml.reader import ReaderError
 
-from torchdoctor.distributed.launch import MAX_NNODES
+from torchdoctor.distributed.launch_options import MAX_NNODES
 from torchdoctor.distributed.torchrun import MAX_NPROC_PER_NODE
 from torchdoctor.errors import BadInput, require_count, require_seconds
 

@@ -1,0 +1,321 @@
+"""What ``torchdoctor launch`` was asked for: torchrun's command line read by torch's own parser, our flags,
+the config file's values merged in, and every value checked (`BadInput` naming the flag, or the file and line).
+
+The accepted flags are derived from ``torch.distributed.run.get_args_parser()``, so they cannot drift from
+torchrun's: both spellings (``--nproc-per-node``/``--nproc_per_node``), ``-m``, ``--standalone``, the
+rendezvous flags, ``-r``/``-t``, … Only what the user said is kept, to be passed on as said.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import signal
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from torchdoctor.distributed import torchrun
+from torchdoctor.distributed.torchrun import MAX_NPROC_PER_NODE, flag
+from torchdoctor.errors import BadInput, require_count, require_folder, require_readable_file, require_seconds
+
+MAX_NNODES = 100_000
+MAX_RESTARTS = 1_000_000
+# The ports torchrun uses when none is given: static (--master-port) and c10d (--rdzv-endpoint HOST).
+STATIC_PORT, C10D_PORT = 29500, 29400
+# `nproc_per_node` words torch knows besides a number (torch.distributed.run.determine_local_world_size).
+NPROC_WORDS = ("auto", "cpu", "gpu", "xpu")
+# accelerate's config key -> torchrun's flag (its argparse name)
+CONFIG_FLAGS = {
+    "num_machines": "nnodes",
+    "machine_rank": "node_rank",
+    "main_process_ip": "master_addr",
+    "main_process_port": "master_port",
+    "rdzv_backend": "rdzv_backend",
+}
+
+
+@dataclass
+class LaunchOptions:
+    """Everything ``torchdoctor launch`` was asked for.
+
+    ``flags`` are torchrun's flags that were said, keyed by their argparse name (``nproc_per_node``,
+    ``rdzv_endpoint``, ``module``, …) with the values torch's parser gives them. ``program`` is the script
+    (or module, with ``module``) and its arguments."""
+
+    flags: dict[str, Any] = field(default_factory=dict)
+    program: list[str] = field(default_factory=list)
+    gpu_ids: str | None = None
+    debug: bool = False
+    watchdog: float | None = None
+    config: str | None = None
+    verbose: bool = False
+    # flag -> where its value came from when not from the command line: "config.yaml line 3: num_machines:"
+    sources: dict[str, str] = field(default_factory=dict)
+
+    def said(self, name: str) -> str:
+        """How the user gave flag ``name``: its config file line, else the flag."""
+        return self.sources.get(name, flag(name))
+
+
+# ---------------------------------------------------------------------------------------------------------
+# The command line
+
+
+def command_line_parser() -> argparse.ArgumentParser:
+    """torch's own torchrun parser with ``torchdoctor launch``'s flags added; an option left out is absent
+    from the result (not torch's default), so that only what the user said is passed on."""
+    from torch.distributed.run import get_args_parser
+
+    parser = get_args_parser()
+    parser.prog = "torchdoctor launch"
+    parser.description = (
+        "Run a training script as torchrun does (every torchrun flag, as torchrun spells it), with "
+        "debug-mode collectives, a hang watchdog, a config file and checks before the start. Options "
+        "after the script go to the script. Exit status: the run's; 2 for bad input; 1 when a check "
+        "before the start failed; 130 after Ctrl-C."
+    )
+    for action in parser._actions:  # argparse keeps no public list of them
+        if action.option_strings and action.dest != "help":
+            action.default = argparse.SUPPRESS
+    ours = parser.add_argument_group("torchdoctor")
+    ours.add_argument(
+        "--debug", action="store_true", help="Check every collective's shapes across ranks first."
+    )
+    ours.add_argument(
+        "--watchdog",
+        metavar="SECONDS",
+        help="After SECONDS without progress: report where every rank waits, stop the run. On several "
+        "nodes, also the longest wait for the other nodes to join (else torch's 600).",
+    )
+    ours.add_argument("--config", metavar="FILE", help="YAML settings (accelerate's config keys).")
+    ours.add_argument("--verbose", "-v", action="store_true", help="Print the torchrun command line first.")
+
+    def refuse(message: str):
+        raise BadInput(_usage_message(message))
+
+    parser.error = refuse
+    return parser
+
+
+def _usage_message(message: str) -> str:
+    if message.startswith("unrecognized arguments:"):
+        unknown = message.split(":", 1)[1].split()[0]
+        return (
+            f"no such option: {unknown} (see `torchdoctor launch --help`; options after the script go "
+            "to the script)"
+        )
+    if message.startswith("the following arguments are required"):
+        return "no script given: torchdoctor launch [OPTIONS] SCRIPT [ARGS] (see `torchdoctor launch --help`)"
+    return message
+
+
+def parse_command_line(argv: list[str]) -> LaunchOptions:
+    """The options of ``torchdoctor launch ARGV``; raises `BadInput` for anything torch's parser or ours
+    refuses. ``--help`` prints the help and raises `SystemExit` (0)."""
+    parsed = vars(command_line_parser().parse_args(argv))
+    ours = {name: parsed.pop(name, None) for name in ("debug", "watchdog", "config", "verbose")}
+    program = [parsed.pop("training_script"), *parsed.pop("training_script_args")]
+    return LaunchOptions(
+        flags=parsed,
+        program=program,
+        debug=bool(ours["debug"]),
+        watchdog=_seconds("--watchdog", ours["watchdog"]),
+        config=ours["config"],
+        verbose=bool(ours["verbose"]),
+    )
+
+
+def _seconds(name: str, text: str | None) -> float | None:
+    if text is None:
+        return None
+    try:
+        value = float(text)
+    except ValueError:
+        raise BadInput(f"{name} {text!r}: not a number of seconds") from None
+    require_seconds(name, value)
+    return value
+
+
+# ---------------------------------------------------------------------------------------------------------
+# The config file
+
+
+def merge(cli: LaunchOptions, config: Mapping) -> LaunchOptions:
+    """The options in effect: the command line where it said something, else the config file.
+
+    The file counts ``num_processes`` over every machine, as accelerate does; torchrun wants it per node.
+    A value taken from the file keeps its file and line (from `load_config`'s ``where``) in ``sources``.
+    """
+    where = getattr(config, "where", {})
+    flags, sources = dict(cli.flags), dict(cli.sources)
+    for key, name in CONFIG_FLAGS.items():
+        if name not in flags and config.get(key) is not None:
+            flags[name] = str(config[key]) if name == "nnodes" else config[key]
+            sources[name] = where.get(key, f"{key}:")
+    total = config.get("num_processes", -1)
+    if "nproc_per_node" not in flags and total > 0:  # accelerate writes -1 for "not said"
+        machines = nnodes_range(flags.get("nnodes"), sources)[1]
+        said = where.get("num_processes", "num_processes:")
+        counted = "num_machines" if "nnodes" in sources else "--nnodes"
+        if total % machines:
+            raise BadInput(
+                f"{said} {total} processes cannot be shared evenly by {machines} machines "
+                f"({counted}); make it a multiple"
+            )
+        if total // machines > MAX_NPROC_PER_NODE:
+            raise BadInput(
+                f"{said} {total} processes over {machines} machines ({counted}) is {total // machines} per "
+                f"machine; at most {MAX_NPROC_PER_NODE}"
+            )
+        flags["nproc_per_node"] = str(total // machines)
+        sources["nproc_per_node"] = said
+    gpu_ids = cli.gpu_ids if cli.gpu_ids is not None else config.get("gpu_ids")
+    for key, given in (("gpu_ids", cli.gpu_ids), ("watchdog", cli.watchdog)):
+        if given is None and key in where:
+            sources[key] = where[key]
+    return LaunchOptions(
+        flags=flags,
+        program=list(cli.program),
+        gpu_ids=None if gpu_ids is None else str(gpu_ids),
+        debug=cli.debug or bool(config.get("debug", False)),
+        watchdog=cli.watchdog if cli.watchdog is not None else config.get("watchdog"),
+        config=cli.config,
+        verbose=cli.verbose,
+        sources=sources,
+    )
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Checking the values
+
+
+def nnodes_range(text: str | None, sources: Mapping[str, str] | None = None) -> tuple[int, int]:
+    """``"2"`` -> (2, 2), ``"1:4"`` -> (1, 4), as torchrun reads ``--nnodes``; None -> (1, 1).
+    Raises `BadInput` naming the value."""
+    if text is None:
+        return 1, 1
+    said = (sources or {}).get("nnodes", "--nnodes")
+    parts = str(text).split(":")
+    if len(parts) > 2 or not all(p.strip().isascii() and p.strip().isdigit() for p in parts):
+        raise BadInput(f"{said} {text}: give a number of nodes, or MIN:MAX (e.g. 1:4)")
+    low, high = int(parts[0]), int(parts[-1])
+    if not 1 <= low <= high <= MAX_NNODES:
+        if len(parts) == 1:
+            raise BadInput(f"{said} {text}: must be between 1 and {MAX_NNODES}")
+        raise BadInput(f"{said} {text}: need 1 <= MIN <= MAX <= {MAX_NNODES}")
+    return low, high
+
+
+def validate(options: LaunchOptions) -> None:
+    """Raise `BadInput` naming the first value that cannot work: its flag, or its config file and line."""
+    flags, said = options.flags, options.said
+    nproc = flags.get("nproc_per_node")
+    if nproc is not None and str(nproc) not in NPROC_WORDS:
+        if not (str(nproc).isascii() and str(nproc).strip().isdigit()):
+            raise BadInput(
+                f"{said('nproc_per_node')} {nproc}: give a number, or one of {', '.join(NPROC_WORDS)}"
+            )
+        require_count(said("nproc_per_node"), int(nproc), 1, MAX_NPROC_PER_NODE)
+    _, most = nnodes_range(flags.get("nnodes"), options.sources)
+    rank = flags.get("node_rank")
+    if rank is not None and not 0 <= rank < most:
+        counted = f"{'num_machines' if 'nnodes' in options.sources else '--nnodes'} is {flags.get('nnodes')}"
+        raise BadInput(
+            f"{said('node_rank')} {rank}: must be between 0 and {most - 1}, as "
+            + (counted if "nnodes" in flags else "there is 1 node (--nnodes not given)")
+        )
+    require_count(said("master_port"), flags.get("master_port"), 1, 65535)
+    for name in ("master_addr", "local_addr"):
+        value = flags.get(name)
+        if value is not None and (not value.strip() or any(c.isspace() for c in value)):
+            raise BadInput(f"{said(name)} {value!r}: give a host name or an IP address")
+    if flags.get("rdzv_endpoint"):
+        try:
+            torchrun.parse_endpoint(flags["rdzv_endpoint"], default_port=C10D_PORT)
+        except ValueError as error:
+            raise BadInput(f"{said('rdzv_endpoint')}: {error}") from None
+    backend = flags.get("rdzv_backend")
+    if backend is not None and "rdzv_backend" in options.sources and backend not in ("static", "c10d"):
+        raise BadInput(f"{said('rdzv_backend')} {backend!r}: choose static or c10d")
+    if backend is not None and not str(backend).strip():
+        raise BadInput(f"{said('rdzv_backend')} '': choose static or c10d (or another backend torch has)")
+    conf = flags.get("rdzv_conf")
+    if conf:
+        for item in conf.split(","):
+            key, equals, value = item.partition("=")
+            if not (equals and key.strip() and value.strip()):
+                raise BadInput(f"--rdzv-conf {conf!r}: {item!r} is not KEY=VALUE (e.g. join_timeout=600)")
+    require_count("--max-restarts", flags.get("max_restarts"), 0, MAX_RESTARTS)
+    if flags.get("monitor_interval") is not None:
+        require_seconds("--monitor-interval", flags["monitor_interval"], maximum=3600)
+    if flags.get("shutdown_timeout") is not None:
+        require_count("--shutdown-timeout", flags["shutdown_timeout"], 0, 7 * 24 * 3600)
+    for name in ("redirects", "tee"):
+        if flags.get(name) is not None:
+            _check_std(name, flags[name])
+    ranks = flags.get("local_ranks_filter")
+    if ranks and not all(r.strip().isascii() and r.strip().isdigit() for r in ranks.split(",")):
+        raise BadInput(f"--local-ranks-filter {ranks!r}: give local ranks separated by commas, e.g. 0,1")
+    for name in ("signals_to_handle",):
+        for sig in str(flags.get(name) or "").split(","):
+            if sig.strip() and not hasattr(signal, sig.strip()):
+                raise BadInput(
+                    f"--signals-to-handle {flags[name]!r}: no signal {sig.strip()!r} (e.g. SIGTERM,SIGINT)"
+                )
+    log_dir = flags.get("log_dir")
+    if log_dir is not None and os.path.lexists(log_dir):
+        require_folder("--log-dir", log_dir)
+    elif log_dir is not None and not log_dir.strip():
+        raise BadInput("--log-dir '': empty; give a folder")
+    if options.gpu_ids is not None:
+        _check_gpu_ids(options)
+    if options.watchdog is not None:
+        require_seconds(said("watchdog"), options.watchdog)
+    if flags.get("no_python") and (options.debug or options.watchdog is not None):
+        asked = "--debug" if options.debug else "--watchdog"
+        raise BadInput(
+            f"{asked} needs a Python script, and --no-python runs {options.program[0]!r} as a program"
+        )
+    if flags.get("no_python") and flags.get("module"):
+        raise BadInput("--no-python and -m/--module together: -m runs a Python module, --no-python a program")
+
+
+def _check_std(name: str, value: str) -> None:
+    """torch's own reading of ``--redirects``/``--tee``: ``0``-``3``, or ``LOCAL_RANK:N,...``."""
+    from torch.distributed.elastic.multiprocessing.api import Std
+
+    try:
+        Std.from_str(str(value))
+    except (ValueError, KeyError, TypeError):
+        raise BadInput(
+            f"{flag(name)} {value!r}: give 0 (none), 1 (stdout), 2 (stderr) or 3 (both), or per local rank "
+            "such as 0:3,1:1"
+        ) from None
+
+
+def _check_gpu_ids(options: LaunchOptions) -> None:
+    ids = options.gpu_ids
+    if ids == "all":
+        return
+    said = options.sources.get("gpu_ids", "gpu_ids:")
+    parts = [p.strip() for p in str(ids).split(",")]
+    for part in parts:
+        if not (part.isascii() and part.isdigit()) and not part.startswith(("GPU-", "MIG-")):
+            raise BadInput(f"{said} {ids!r}: {part!r} is not a GPU index (give e.g. 0,1 or all)")
+
+
+def check_script(options: LaunchOptions) -> None:
+    """Raise `BadInput` unless the program can be started: a readable script file (a module is found
+    by the workers themselves; with ``--no-python`` an executable)."""
+    target = options.program[0]
+    if options.flags.get("module"):
+        if not target.strip() or any(c.isspace() or c in "/\\" for c in target):
+            raise BadInput(f"-m {target!r}: give a module name such as pkg.train")
+        return
+    if options.flags.get("no_python"):
+        if shutil.which(target) is None:
+            raise BadInput(f"program {target!r} (--no-python): not found, or not executable")
+        return
+    require_readable_file("script", target)
