@@ -3,8 +3,8 @@
 Real gloo jobs of 2, 4 and 8 ranks on this machine (the store hosted by this process, as torchrun's agent hosts
 it). Every rank's store is wrapped in a counter of requests (calls) and of keys they touch, and runs:
 
-- checked ``all_reduce`` calls with the design in ``src/`` (agreement through ``compare_set``/``add`` and one
-  verdict key), and with the design it replaced, kept here only for comparison: each rank writes its entry,
+- checked ``all_reduce`` calls with the design in ``src/`` (``add`` to a counter named after the fingerprint;
+  the rank that completes it sets one ``ok`` key the others wait for), and with the design it replaced, kept here only for comparison: each rank writes its entry,
   reads every other rank's (``multi_get``), deletes its previous one;
 - ``in_order`` log messages (a token passed from rank to rank through the store);
 - timings, fastest of several alternating rounds: plain ``all_reduce`` of 8 floats and of 1M floats (4 MB), the

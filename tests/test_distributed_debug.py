@@ -55,7 +55,7 @@ dist.destroy_process_group()  # exiting with a live gloo group sometimes aborts 
 
 
 def test_mismatches_raise_on_every_rank_with_accelerate_wording(tmp_path):
-    results = run_ranks(MISMATCHES, tmp_path, nprocs=2, env={"TORCHDOCTOR_DEBUG_MODE": "1"})
+    results = run_ranks(MISMATCHES, tmp_path, nprocs=2, env={"TORCHDOCTOR_DEBUG_MODE": "1"}, timeout=240)
     cases = [results_by_case(r.stdout) for r in results]
     for rank, result in enumerate(results):
         assert result.returncode == 0, result.output

@@ -51,7 +51,7 @@ def test_a_skipped_collective_is_announced_while_waiting_and_ctrl_c_stops_the_wa
         assert lines, result.stderr
         assert re.match(
             r"torchdoctor: waited \d+ s of 100 for rank 2 at collective #2 `torch.distributed.barrier` "
-            rf"\(2 of 3 arrived; this is rank {rank} at .*script_\d+\.py:\d+ in <module>; "
+            rf"\(2 of 3 waiting; this is rank {rank} at .*script_\d+\.py:\d+ in <module>; "
             r"TORCHDOCTOR_DEBUG_TIMEOUT=100\)$",
             lines[0],
         ), lines[0]
@@ -139,3 +139,48 @@ def test_a_rank_stuck_before_its_first_collective_still_says_where_it_is(tmp_pat
         "  - Process 1: never reached a checked collective\n    where it is now (innermost call last):" in out
     )
     assert out.rstrip().endswith("time.sleep(120)  # stuck loading data: never reaches a checked collective")
+
+
+LATE_MISMATCH_THEN_LATE_RANK = """
+import time, torch, torch.distributed as dist
+import torchdoctor.distributed.debug as debug
+
+debug.enable(timeout=60)
+dist.init_process_group("gloo")
+rank = dist.get_rank()
+if rank == 1:
+    time.sleep(4)  # arrives late, and with another shape: still a mismatch, not a timeout
+try:
+    dist.all_reduce(torch.zeros(2 if rank == 1 else 3))
+except debug.DistributedOperationException as error:
+    print("first:", str(error).splitlines()[0], flush=True)
+debug.enable(timeout=6)
+if rank == 2:
+    time.sleep(14)  # the others give up after 6 s; this rank comes afterwards
+try:
+    dist.barrier()
+except debug.DistributedOperationException as error:
+    print("second:", str(error).splitlines()[0], flush=True)
+"""
+
+
+def test_a_late_mismatch_is_a_mismatch_and_a_rank_arriving_after_the_timeout_raises_too(tmp_path):
+    results = run_ranks(LATE_MISMATCH_THEN_LATE_RANK, tmp_path, nprocs=3, timeout=150)
+    for rank, result in enumerate(results):
+        assert result.returncode == 0, result.output
+        lines = result.stdout.splitlines()
+        assert lines[0] == (
+            "first: Cannot apply desired operation due to shape mismatches. All shapes across devices must be valid."
+        ), result.output
+        if rank == 2:  # it must not go on into a barrier nobody else is in
+            assert re.fullmatch(
+                r"second: This process reached collective #2 `torch.distributed.barrier` at \S+\.py:\d+ in "
+                r"<module> after the others had stopped waiting for it \(TORCHDOCTOR_DEBUG_TIMEOUT=6 s\): they "
+                r"raised this error there, naming it\.",
+                lines[1],
+            ), lines[1]
+        else:
+            assert lines[1] == (
+                "second: Process 2 did not reach collective #2 within 6 s "
+                "(TORCHDOCTOR_DEBUG_TIMEOUT); the others are waiting for them."
+            )

@@ -1,19 +1,23 @@
-"""The ranks agree on a collective through the job's store in a constant number of requests per rank.
+"""The ranks agree on a collective through the job's store in two requests per rank.
 
-Per checked collective, under a key of its own (``<group>/<seq>``), each rank
+Per checked collective, under a key of its own (``<group>/<seq>``), each rank ``add``s 1 to a counter named
+after its fingerprint (a hash of the operation and the signature): ``<key>/<fingerprint>``. The rank that brings
+that counter to the group's size knows that every rank has arrived with the same fingerprint: it ``set``s
+``<key>/ok``, which every other rank is ``wait``ing for. Two requests per rank, whatever the number of ranks;
+2 N for the job, where every rank reading every other rank's entry cost N (N + 1) keys. The first rank to arrive,
+which would only be waiting, also hands the deletion of the keys of the collective two before this one to a
+thread of its own (every rank is past them by then).
 
-1. ``compare_set``s its fingerprint (a hash of the operation and the signature) into ``fp``: the first rank's
-   sticks, and every later one learns whether it matches — a mismatch is seen by at least one rank;
-2. ``add``s to the counter ``n``: 1 when it matched, ``MISMATCH`` (1 plus one in the high bits) when not, and
-   gets back how many ranks have arrived and whether any of them saw a mismatch;
-3. the last to arrive writes the verdict (``ok`` or ``mismatch``); the others ``wait`` for it and read it.
+When something is wrong, nobody sets ``ok``; after a quiet couple of seconds each waiting rank adds
+``rank:fingerprint`` to the list ``<key>/here`` and looks at it about once a second:
 
-That is 4 requests for most ranks, 3 for the last, and 7 for the first, which, having to wait anyway, deletes
-the keys of the collectives before that nobody will read again; whatever the number of ranks, the store serves
-4 N + 2 requests per collective, where every rank reading every other's entry cost N (N + 1) keys. Only when something is wrong does each rank write its details (``entry/<rank>``) and read the others'.
-A rank that waits longer than the debug timeout writes ``timeout`` as the verdict with ``compare_set`` (so it
-races cleanly with a late last arrival): every waiting rank then reports, and a straggler that comes later reads
-``timeout`` and raises too. Nothing here is a collective, so nothing here can hang on a mismatch.
+- two different fingerprints on the list: a mismatch. ``compare_set`` writes ``mismatch`` into ``<key>/bad``;
+- its own wait reaches the timeout: it adds ``TIMED_OUT`` to its fingerprint's counter. Below the group's size,
+  no later rank can complete that counter (each sees the mark), so it is safe to ``compare_set`` ``timeout``
+  into ``<key>/bad``; at the size, the last rank has just arrived and ``ok`` is on its way.
+
+The first verdict written in ``bad`` stands; every rank reads it, writes its details (``entry/<rank>``) and
+reads those of the ranks on the list. Nothing here is a collective, so nothing here can hang on a mismatch.
 """
 
 from __future__ import annotations
@@ -25,93 +29,100 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from torchdoctor.distributed.waiting import wait_for_keys
+from torchdoctor.distributed.waiting import QUIET_SECONDS, wait_for_keys
 
-MISMATCH = 1 + (1 << 32)
-_ARRIVED = (1 << 32) - 1
-_READ = "\x00"  # compare_set with this never matches a verdict: it only reads the value
-GRACE_SECONDS = 3.0  # after a timeout, how long the waiting ranks take to say who they are
+TIMED_OUT = 1 << 32
+POLL_SECONDS = 1.0  # how often a slow rank looks for a verdict or a second fingerprint
+GRACE_SECONDS = QUIET_SECONDS + 2 * POLL_SECONDS  # for every waiting rank to put itself on the list
 
 
 def check_in(
     store: Any,
     key: str,
     fingerprint: str,
+    me: int,
     size: int,
     timeout: float,
     waiting_for: Callable[[float], str] | None = None,
-    previous: tuple[str | None, str | None] | None = None,
-    on_slow: Callable[[], None] | None = None,
+    stale_keys: Sequence[str] = (),
 ) -> str:
-    """Arrive at the collective ``key`` of a group of ``size`` ranks: ``ok``, ``mismatch`` or ``timeout``.
+    """Arrive at the collective ``key`` of a group of ``size`` ranks: ``ok``, ``mismatch``, ``timeout``, or
+    ``late`` when the others had already given up waiting for this rank.
 
-    ``previous`` holds the keys of the group's two collectives before this one, the latest first: the first rank
-    to arrive here deletes the fingerprint and counter of the one and the verdict of the other (every rank is
-    done with them once one rank is here). Only keys of a collective the ranks agreed on are deleted: after a
-    mismatch or a timeout the details stay for everyone to read.
+    ``stale_keys`` (of a collective every rank is past) are deleted off this rank's path if it arrives first.
     """
-    first = store.compare_set(f"{key}/fp", "", fingerprint)
-    count = store.add(f"{key}/n", 1 if first == fingerprint.encode() else MISMATCH)
-    verdict_key = f"{key}/verdict"
-    if count & _ARRIVED >= size:
-        return store.compare_set(verdict_key, "", "mismatch" if count >> 32 else "ok").decode()
-    if count & _ARRIVED == 1 and previous:  # this rank would only be waiting
-        if previous[0]:
-            _delete_later(store, f"{previous[0]}/fp", f"{previous[0]}/n")
-        if previous[1]:
-            _delete_later(store, f"{previous[1]}/verdict")
-    if wait_for_keys(store, [verdict_key], timeout, waiting_for, on_slow):
-        return store.compare_set(verdict_key, _READ, _READ).decode()
-    return store.compare_set(verdict_key, "", "timeout").decode()
+    counter, ok, bad = f"{key}/{fingerprint}", f"{key}/ok", f"{key}/bad"
+    arrived = store.add(counter, 1)
+    if arrived == size:
+        store.set(ok, "1")
+        return "ok"
+    if arrived >= TIMED_OUT:  # the others gave up on this collective before this rank came
+        return "late"
+    if arrived == 1 and stale_keys:
+        _delete_later(store, stale_keys)
+    listed: list[bool] = []
+
+    def on_slow() -> None:  # from now on the others can tell this rank is here, and with what
+        store.append(f"{key}/here", f"{me}:{fingerprint},")
+        listed.append(True)
+
+    last_look = [0.0]
+
+    def stop_waiting() -> bool:
+        if time.monotonic() - last_look[0] < POLL_SECONDS:
+            return False
+        last_look[0] = time.monotonic()
+        if store.check([bad]):
+            return True
+        if len(set(who_is_here(store, key).values())) > 1:
+            store.compare_set(bad, "", "mismatch")
+            return True
+        return False
+
+    if wait_for_keys(store, [ok], timeout, waiting_for, on_slow, stop_waiting):
+        return "ok"
+    if not store.check([bad]):  # our own timeout
+        if store.add(counter, TIMED_OUT) % TIMED_OUT >= size:  # the last rank came just now
+            return "ok" if wait_for_keys(store, [ok], timeout) else _verdict(store, bad, timeout)
+        store.compare_set(bad, "", "timeout")
+    return _verdict(store, bad, timeout)
 
 
-def who_is_missing(store: Any, key: str, members: Sequence[int]) -> tuple[int, list[int], list[int]]:
-    """While waiting at ``key``: (ranks arrived, ranks known to be waiting, ranks known not to be).
+def who_is_here(store: Any, key: str) -> dict[int, str]:
+    """The ranks that said they wait at ``key`` (after a quiet couple of seconds), with their fingerprints."""
+    if not store.check([f"{key}/here"]):
+        return {}
+    here = {}
+    for item in store.get(f"{key}/here").decode().split(","):
+        if item:
+            rank, _, fingerprint = item.partition(":")
+            here[int(rank)] = fingerprint
+    return here
 
-    Each rank adds itself to the ``waiting`` list the first time it is asked: one request, then one to read.
+
+def entries_of_those_here(
+    store: Any, key: str, members: Sequence[int], me: int, fingerprint: str, entry: Mapping[str, Any]
+) -> dict[int, dict]:
+    """After a verdict other than ``ok``: the details of every rank waiting at ``key`` (this one included).
+
+    Ranks that arrived within the last seconds join the list within ``GRACE_SECONDS``; those still absent then
+    are the missing ones.
     """
-    arrived = store.add(f"{key}/n", 0) & _ARRIVED
-    waiting = _listed(store, f"{key}/waiting")
-    not_waiting = [r for r in members if r not in waiting]
-    return arrived, sorted(waiting), not_waiting
-
-
-def add_me(store: Any, key: str, me: int) -> None:
-    """Put this rank on the list of ranks waiting at ``key``."""
-    store.append(f"{key}/waiting", f"{me},")
-
-
-def entries_after_mismatch(
-    store: Any, key: str, members: Sequence[int], me: int, entry: Mapping[str, Any], timeout: float
-) -> dict[int, dict]:
-    """Every rank's entry, once all ranks arrived and one of them saw a mismatch."""
     store.set(f"{key}/entry/{me}", json.dumps(entry, default=str))
-    keys = [f"{key}/entry/{r}" for r in members]
-    if not wait_for_keys(store, keys, timeout):
-        raise TimeoutError(f"not every rank wrote its details within {timeout:g} s")
-    return {r: json.loads(value) for r, value in zip(members, store.multi_get(keys), strict=True)}
-
-
-def entries_after_timeout(
-    store: Any, key: str, members: Sequence[int], me: int, entry: Mapping[str, Any]
-) -> dict[int, dict]:
-    """The entries of the ranks waiting at ``key`` after a timeout; ranks absent from it are the missing ones."""
-    store.set(f"{key}/entry/{me}", json.dumps(entry, default=str))
-    listed = _listed(store, f"{key}/waiting")
-    if me not in listed:
-        add_me(store, key, me)
+    if me not in who_is_here(store, key):
+        store.append(f"{key}/here", f"{me}:{fingerprint},")
     deadline = time.monotonic() + GRACE_SECONDS
-    while True:  # the other waiting ranks learn of the timeout within one request: give them a moment
-        arrived = store.add(f"{key}/n", 0) & _ARRIVED
-        listed = _listed(store, f"{key}/waiting")
-        if len(listed) >= arrived or time.monotonic() > deadline:
+    while True:
+        here = who_is_here(store, key)
+        if len(here) >= len(members) or time.monotonic() > deadline:
             break
-        time.sleep(0.05)
-    ranks = [r for r in members if r in listed]
+        time.sleep(0.1)
+    ranks = [r for r in members if r in here and r != me]
     keys = [f"{key}/entry/{r}" for r in ranks]
-    found = {r: json.loads(v) for r, v in zip(ranks, store.multi_get(keys), strict=True)} if keys else {}
-    found[me] = dict(entry)
-    return found
+    found = {me: dict(entry)}
+    if keys and wait_for_keys(store, keys, GRACE_SECONDS):  # each writes its entry before it lists itself
+        found.update({r: json.loads(v) for r, v in zip(ranks, store.multi_get(keys), strict=True)})
+    return dict(sorted(found.items()))
 
 
 def grouped(values: Mapping[int, str]) -> list[str]:
@@ -143,11 +154,17 @@ def ranks_text(ranks: Sequence[int]) -> str:
     return ", ".join(line.split(":")[0].split(" ", 1)[1] for line in grouped(dict.fromkeys(ranks, "")))
 
 
+def _verdict(store: Any, bad: str, timeout: float) -> str:
+    if not wait_for_keys(store, [bad], timeout):
+        return "timeout"
+    return store.get(bad).decode()
+
+
 _deletions: queue.SimpleQueue = queue.SimpleQueue()
 _deleter: list[threading.Thread] = []
 
 
-def _delete_later(store: Any, *keys: str) -> None:
+def _delete_later(store: Any, keys: Sequence[str]) -> None:
     """Delete ``keys`` from a thread of its own, on its own connection: off this rank's path to the collective."""
     if not _deleter or not _deleter[0].is_alive():
         try:
@@ -169,9 +186,3 @@ def _delete_forever(store: Any) -> None:
             store.delete_key(key)
         except Exception:  # the store went away: the job is over
             return
-
-
-def _listed(store: Any, key: str) -> set[int]:
-    if not store.check([key]):
-        return set()
-    return {int(r) for r in store.get(key).decode().split(",") if r}

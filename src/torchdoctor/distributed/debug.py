@@ -200,38 +200,33 @@ def check_collective(
     fingerprint = _fingerprint(operation, signature)
 
     def waiting_for(seconds: float) -> str:
-        arrived, _, not_waiting = agreement.who_is_missing(store, key, members)
-        late = len(members) - arrived
-        who = (
-            f"rank {agreement.ranks_text(not_waiting)}"
-            if len(not_waiting) == late
-            else f"{late} more rank{'s' if late != 1 else ''}"
-        )
+        here = agreement.who_is_here(store, key)
+        here.setdefault(me, fingerprint)
+        late = [r for r in members if r not in here]
         return (
-            f"{who} at collective #{seq} `{operation}` ({arrived} of {len(members)} arrived; this is "
-            f"rank {me} at {entry['site']}; TORCHDOCTOR_DEBUG_TIMEOUT={wait:g})"
+            f"rank {agreement.ranks_text(late)} at collective #{seq} `{operation}` ({len(here)} of "
+            f"{len(members)} waiting; this is rank {me} at {entry['site']}; TORCHDOCTOR_DEBUG_TIMEOUT={wait:g})"
         )
 
-    verdict = agreement.check_in(
-        store,
-        key,
-        fingerprint,
-        len(members),
-        wait,
-        waiting_for,
-        previous=_agreed_before(prefix, seq),
-        on_slow=lambda: agreement.add_me(store, key, me),  # from now on the others can tell this rank is here
-    )
+    agreed = _agreed.setdefault(group_key, {})
+    before = agreed.pop(seq - 2, None)  # every rank is past collective seq - 2 once one rank is here
+    stale = (f"{prefix}/{seq - 2}/{before}", f"{prefix}/{seq - 2}/ok") if before else ()
+    verdict = agreement.check_in(store, key, fingerprint, me, len(members), wait, waiting_for, stale)
     if verdict == "ok":
-        _agreed.setdefault(group_key, set()).add(seq)
-        _agreed[group_key].discard(seq - 3)
+        agreed[seq] = fingerprint
         problem = mismatch_message({me: entry}, backend=str(dist.get_backend(group)))
-    elif verdict == "mismatch":
-        entries = agreement.entries_after_mismatch(store, key, members, me, entry, wait)
-        problem = mismatch_message(entries, backend=str(dist.get_backend(group)))
+    elif verdict == "late":
+        problem = (
+            f"This process reached collective #{seq} `{operation}` at {entry['site']} after the others had "
+            f"stopped waiting for it (TORCHDOCTOR_DEBUG_TIMEOUT={wait:g} s): they raised this error there, "
+            "naming it."
+        )
     else:
-        entries = agreement.entries_after_timeout(store, key, members, me, entry)
-        problem = _missing_message(store, group_key, seq, members, entries, wait)
+        entries = agreement.entries_of_those_here(store, key, members, me, fingerprint, entry)
+        if verdict == "mismatch":
+            problem = mismatch_message(entries, backend=str(dist.get_backend(group)))
+        else:
+            problem = _missing_message(store, group_key, seq, members, entries, wait)
     if problem:
         raise DistributedOperationException(problem)
 
@@ -459,16 +454,7 @@ def _members(dist: Any, group: Any) -> list[int]:
     return sorted(dist.get_process_group_ranks(group))
 
 
-_agreed: dict[str, set[int]] = {}  # group key -> recent collectives every rank agreed on
-
-
-def _agreed_before(prefix: str, seq: int) -> tuple[str | None, str | None]:
-    """The keys of collectives ``seq - 1`` and ``seq - 2``, where all agreed (their keys can go), else None."""
-    agreed = _agreed.get(prefix.rsplit("/", 1)[1], set())
-    return (
-        f"{prefix}/{seq - 1}" if seq - 1 in agreed else None,
-        f"{prefix}/{seq - 2}" if seq - 2 in agreed else None,
-    )
+_agreed: dict[str, dict[int, str]] = {}  # group key -> {seq: fingerprint} of recent collectives all agreed on
 
 
 def _job_store(dist: Any) -> Any:
@@ -488,9 +474,12 @@ def _missing_message(
     store: Any, group_key: str, seq: int, members: list[int], waiting: Mapping[int, dict], wait: float
 ) -> str:
     missing = [r for r in members if r not in waiting]
-    if not missing:  # everyone turned up just as the timeout struck
-        return ""
     operation = waiting[min(waiting)]["operation"]
+    if not missing:  # the last one arrived during the grace period: it reports itself as late
+        return (
+            f"Collective #{seq} `{operation}`: a process arrived only after the others had waited "
+            f"{wait:g} s (TORCHDOCTOR_DEBUG_TIMEOUT); see its own error for where it was."
+        )
     lines = [
         f"{'Process' if len(missing) == 1 else 'Processes'} {agreement.ranks_text(missing)} "
         f"did not reach collective #{seq} within {wait:g} s "

@@ -26,12 +26,14 @@ def wait_for_keys(
     timeout: float,
     waiting_for: Callable[[float], str] | None = None,
     on_slow: Callable[[], None] | None = None,
+    stop_waiting: Callable[[], bool] | None = None,
 ) -> bool:
     """Wait until every one of ``keys`` is in ``store``: True, or False once ``timeout`` seconds have passed.
 
     ``waiting_for(seconds_waited)`` says whom we wait for; its text goes to stderr as
     ``torchdoctor: waited 15 s of 300 for …`` while the wait goes on. Errors other than the timeout
-    (the store itself went away) are raised. ``on_slow()`` runs once, when the quiet first part of the wait ends.
+    (the store itself went away) are raised. ``on_slow()`` runs once, when the quiet first part of the wait ends;
+    then ``stop_waiting()``, asked twice a second, may end the wait early (False is returned).
     """
     started = time.monotonic()
     quiet = min(QUIET_SECONDS, timeout)
@@ -55,6 +57,8 @@ def wait_for_keys(
     threading.Thread(target=wait_in_background, name="torchdoctor-store-wait", daemon=True).start()
     next_line = started + FIRST_LINE_SECONDS
     while not finished.wait(0.5):  # short sleeps: Ctrl-C raises KeyboardInterrupt here
+        if stop_waiting is not None and stop_waiting():
+            return False
         now = time.monotonic()
         if waiting_for is not None and now >= next_line:
             next_line = now + LINE_EVERY_SECONDS
