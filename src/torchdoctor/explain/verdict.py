@@ -33,6 +33,9 @@ def findings(hits: list[Hit], ctx: Context, counts: dict[str, int] | None = None
         recogniser = BY_KIND[kind]
         summary, fix = recogniser.describe(kind_hits, ctx)
         details = _details(kind, kind_hits, roles[kind], counts)
+        versions = {k: v for k, v in ctx.facts.items() if k.endswith("_version")}
+        if versions:
+            details["versions"] = versions  # what the log says it ran with, for the person reading -v
         status = "fail"
         if roles[kind] != "cause" and causes:
             lead = BY_KIND[causes[0]]
@@ -50,11 +53,10 @@ def _details(kind: str, hits: list[Hit], role_: str, counts: dict[str, int] | No
         for key, value in hit.facts.items():
             facts.setdefault(key, value)
     facts.pop("msg_rank", None)
-    return {
-        "kind": kind,
-        "role": role_,
-        "ranks": rank_list(ranks) if ranks else "",
-        "seen": (counts or {}).get(kind, len(hits)),
-        "where": [f"{h.source}:{h.line}" for h in hits[:5]],
-        "facts": facts,
-    }
+    details = (
+        {"kind": kind, "role": role_, "ranks": rank_list(ranks)} if ranks else {"kind": kind, "role": role_}
+    )
+    details["seen"] = (counts or {}).get(kind, len(hits))
+    details["where"] = [f"{h.source}:{h.line}" for h in hits[:5]]
+    details["facts"] = facts
+    return details
