@@ -346,14 +346,16 @@ def _system_error(hits: list[Hit], ctx: Context) -> tuple[str, str]:
     if "ermission denied" in facts.get("shm_error", ""):
         fix = (
             "NCCL cannot create its shared-memory segment in /dev/shm: permission denied for this user.\n"
-            "Give /dev/shm its usual permissions: sudo chmod 1777 /dev/shm (world-writable, sticky)."
+            "Give /dev/shm its usual permissions: sudo chmod 1777 /dev/shm (world-writable, sticky); in a "
+            "container, run it with --ipc=host or mount a writable /dev/shm."
         )
         return summary, fix
     fix = (
         "A system call inside NCCL failed. The most common one is NCCL's shared memory (/dev/shm) between "
         "the GPUs of one host: in Docker it is 64 MB unless the container runs with --ipc=host (or "
         "--shm-size=16g); on Kubernetes mount an emptyDir with medium: Memory at /dev/shm. Check "
-        "`df -h /dev/shm` and that it is writable; NCCL_SHM_DISABLE=1 confirms it.\n"
+        "`df -h /dev/shm` and that it is writable; NCCL_SHM_DISABLE=1 confirms it (NCCL_P2P_DISABLE=1 and "
+        "NCCL_IB_DISABLE=1 rule out the other transports).\n"
         "To see the failing call:\n" + NCCL_DEBUG_HINT
     )
     return summary, fix

@@ -92,14 +92,15 @@ def _oom(hits: list[Hit], ctx: Context) -> tuple[str, str]:
         )
         lines.append(
             f"This is fragmentation, not a lack of memory: {why}. Let the allocator grow segments instead of "
-            "splitting fixed blocks:\nexport PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True   # torch >= 2.1"
+            "splitting fixed blocks:\nexport PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True   # torch >= 2.1 "
+            "(older: max_split_size_mb:128)"
         )
     elif already and (fragmented or room_left):
         lines.append(
             "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True is already set, so this is a real shortage."
         )
     lines.append(
-        "To need less memory: a smaller batch (torchdoctor's find_executable_batch_size finds the largest that "
+        "To need less memory: a smaller batch size (torchdoctor's find_executable_batch_size finds the largest that "
         "fits; keep the effective batch with gradient accumulation), mixed precision (fp16 / bf16 autocast, "
         "or the script's --fp16 / --bf16 option), gradient checkpointing, or shard the model (FSDP / ZeRO)."
     )
@@ -300,7 +301,8 @@ def _ordinal(hits: list[Hit], ctx: Context) -> tuple[str, str]:
         "most the number of GPUs this process sees (`nvidia-smi -L`, and CUDA_VISIBLE_DEVICES, which renumbers "
         "them from 0), e.g.\n"
         "CUDA_VISIBLE_DEVICES=0,1,2 torchrun --nproc_per_node=3 train.py\n"
-        "Each process should use torch.cuda.set_device(int(os.environ['LOCAL_RANK']))."
+        "Each process should use torch.cuda.set_device(int(os.environ['LOCAL_RANK'])). A checkpoint saved on "
+        "another GPU is loaded with torch.load(path, map_location='cpu')."
     )
     return summary, fix
 

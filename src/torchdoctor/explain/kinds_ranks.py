@@ -70,7 +70,8 @@ def _watchdog(hits: list[Hit], ctx: Context) -> tuple[str, str]:
         "that moment: its own log just before the timeout, or, on the next hang,\n"
         f"{WATCHDOG_HINT}\n"
         "The usual reasons: one rank busy saving a checkpoint, running evaluation / validation on rank 0 only, "
-        "or skipping a collective under a condition on the rank (`if rank == 0:`).\n"
+        "skipping a collective under a condition on the rank (`if rank == 0:`), or stuck loading data. If every "
+        "rank is in the collective, the network stalled: rerun with NCCL_DEBUG=INFO.\n"
         "Make every rank take part (or wait in a dist.barrier() after the lone work), or, when the lone work "
         "is legitimately long (a big checkpoint save), raise the timeout:\n"
         "init_process_group(..., timeout=timedelta(minutes=60))   # transformers: ddp_timeout; "
@@ -162,7 +163,8 @@ def _divergence(hits: list[Hit], ctx: Context) -> tuple[str, str]:
         "Decide on one rank and broadcast the decision (dist.broadcast_object_list) so every rank takes the "
         "same branch, e.g. whether to save a checkpoint now.\n"
         "torchdoctor launch --debug ...   # checks each collective's op and shapes on every rank and names "
-        "the file:line"
+        "the file:line\n"
+        "(TORCH_DISTRIBUTED_DEBUG=DETAIL makes torch itself check every collective, at a cost.)"
     )
     return summary, fix
 

@@ -120,7 +120,8 @@ def _twice(hits: list[Hit], ctx: Context) -> tuple[str, str]:
         "checkpointing:\n"
         "torch.utils.checkpoint.checkpoint(fn, x, use_reentrant=False)   # transformers: "
         'model.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": False})\n'
-        "or, when the graph is the same every step, DistributedDataParallel(..., static_graph=True)."
+        "or, when the graph is the same every step, DistributedDataParallel(..., static_graph=True) (older "
+        "torch: model._set_static_graph())."
     )
     return summary, fix
 
