@@ -276,3 +276,14 @@ NOT_FAILURES = [
 def test_not_a_failure(text):
     (finding,) = explain(["-"], stdin=io.BytesIO((text + "\n").encode()))
     assert finding.id == "log.unrecognised", finding.summary
+
+
+def test_every_anchor_alone_or_garbled_gives_findings_not_a_crash():
+    """An anchor with none of the facts around it (a log cut mid-message) still gives a finding or none."""
+    from torchdoctor.explain.kinds import RECOGNISERS
+
+    for recogniser in RECOGNISERS:
+        for anchor in recogniser.anchors:
+            for text in (anchor, f"RuntimeError: {anchor} :: (( [[ 0x{anchor[::-1]}", f"Error {anchor}" * 3):
+                found = explain(["-"], stdin=io.BytesIO(text.encode()))
+                assert found and all(f.summary for f in found), (recogniser.kind, text)
