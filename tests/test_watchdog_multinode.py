@@ -1,0 +1,70 @@
+"""One hang verdict for a job on two hosts: network namespaces joined by a veth pair (the fixture of the
+multi-node `net` tests), `torchdoctor launch --watchdog` on each, one rank on the second host stuck."""
+
+import shutil
+import textwrap
+from pathlib import Path
+
+from test_net_multinode import _finish, _start, two_hosts  # noqa: F401 - two_hosts is a fixture
+
+PORT = 29411
+
+SCRIPT = """
+import time
+import torch
+import torch.distributed as dist
+
+
+def save_checkpoint():
+    time.sleep(120)  # a save that never ends
+
+
+dist.init_process_group("gloo")
+rank = dist.get_rank()
+x = torch.ones(4)
+for step in range(3):
+    dist.all_reduce(x)
+    if step == 1 and rank == 3:
+        save_checkpoint()
+"""
+
+
+def test_the_node_hosting_rank_0_reports_for_the_whole_job(two_hosts, tmp_path):  # noqa: F811
+    a, b = two_hosts
+    script = tmp_path / "train.py"
+    script.write_text(textwrap.dedent(SCRIPT))
+    at = {
+        t: script.read_text().splitlines().index(t) + 1
+        for t in ("    dist.all_reduce(x)", "        save_checkpoint()")
+    }
+    launch = ["-m", "torchdoctor", "launch", "--nnodes", "2", "--nproc-per-node", "2", "--watchdog", "5"]
+    launch += ["--master-addr", a.address, "--master-port", str(PORT)]
+    started = [
+        _start(host, *launch, "--node-rank", str(node), str(script)) for node, host in enumerate((a, b))
+    ]
+    (code_a, out_a, err_a), (code_b, out_b, err_b) = _finish(started)
+    assert (code_a, code_b) == (1, 1), (err_a, err_b)
+    report = err_a[err_a.index("torchdoctor: hang:") :]
+    assert "Where every rank of the job (4 ranks on 2 nodes) is:" in report
+    lines = report.splitlines()
+    assert "ranks 0-2 (3 ranks on 2 hosts): waiting in torch.distributed.all_reduce" in lines
+    assert any(
+        line.startswith("rank 3 (pid ") and f", {b.name}): not in a collective" in line for line in lines
+    )
+    assert (
+        f"rank 3 never entered all_reduce #3 [4] Float ({script}:{at['    dist.all_reduce(x)']} in <module>), "
+        f"which ranks 0-2 entered: rank 3 is in save_checkpoint ({script}:" in report
+    )
+    assert f"called from {script}:{at['        save_checkpoint()']} in <module>" in report
+    assert "`if step == 1 and rank == 3:`" in report
+    folders = report.split("per node: ")[1].split(". The run was stopped")[0].split(", ")
+    assert sorted(f.split(":")[0] for f in folders) == sorted([a.name, b.name])
+    for folder in folders:  # each node's full stacks stay in its own log folder
+        kept = Path(folder.split(":", 1)[1])
+        assert any(kept.glob("rank*.stack")) and any(kept.glob("rank*.fr"))
+        shutil.rmtree(kept)
+    # the other node shows its own ranks and says where the verdict is, without a verdict of its own
+    local = err_b[err_b.index("torchdoctor: hang:") :]
+    assert f"This node's ranks ({b.name}, node 1):" in local
+    assert "The verdict for the whole job is in the report of the node that hosts rank 0." in local
+    assert "never entered" not in local
