@@ -172,14 +172,21 @@ def test_a_failing_script_is_named_in_torchruns_summary_and_its_traceback_is_the
     assert "run.py" not in result.stderr.split("ChildFailedError")[-1]  # the agent's own traceback is gone
 
 
-@pytest.mark.parametrize("signum, name", [(signal.SIGINT, "Ctrl-C"), (signal.SIGTERM, "SIGTERM")])
-def test_ctrl_c_stops_every_process_removes_the_temp_folder_and_says_one_line(tmp_path, signum, name):
+@pytest.mark.parametrize(
+    "signum, name, flags",
+    [
+        (signal.SIGINT, "Ctrl-C", []),
+        (signal.SIGTERM, "SIGTERM", []),
+        (signal.SIGINT, "Ctrl-C", ["--watchdog", "600"]),
+    ],
+)
+def test_ctrl_c_stops_every_process_removes_the_temp_folder_and_says_one_line(tmp_path, signum, name, flags):
     script = tmp_path / "sleeper.py"
     script.write_text(SLEEPER)
     temp = tmp_path / "tmp"
     temp.mkdir()
     launcher = subprocess.Popen(
-        [sys.executable, "-m", "torchdoctor", "launch", "--nproc-per-node", "2", str(script), str(tmp_path)],
+        [sys.executable, "-m", "torchdoctor", "launch", "--nproc-per-node", "2", *flags, str(script), str(tmp_path)],
         env=dict(os.environ, TMPDIR=str(temp)),
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
         start_new_session=True,  # a terminal of its own: Ctrl-C goes to its foreground process group
@@ -200,10 +207,12 @@ def test_ctrl_c_stops_every_process_removes_the_temp_folder_and_says_one_line(tm
     assert launcher.returncode == 128 + signum, err
     assert "Traceback" not in err and "KeyboardInterrupt" not in err and "SignalException" not in err, err
     assert "closing signal" not in err and "death signal" not in err, err
-    assert (
-        err.strip().splitlines()[-1]
-        == f"torchdoctor: stopped by {name}; ended the 3 processes of this launch"
+    said = (
+        "torchdoctor: interrupted"
+        if signum == signal.SIGINT
+        else (f"torchdoctor: stopped by {name}; ended the 3 processes of this launch")
     )
+    assert err.strip().splitlines()[-1] == said, err
     assert err.count("torchdoctor:") == 1, err
     assert not [pid for pid in [agent, *workers] if running(pid)]
     assert list(temp.iterdir()) == []

@@ -248,12 +248,16 @@ def _wait(process: subprocess.Popen) -> int:
 
 
 def _interrupted(signum: int, stream) -> int:
+    """Stop what this launch started; 128 + ``signum``. After Ctrl-C the command line says "interrupted"
+    (as every command does); after SIGTERM, nobody at a terminal asked: say what stopped the run."""
     stopped = 0
     for process in list(_running):
         stopped += torchrun.stop(process, grace=STOP_GRACE)
-    name = "Ctrl-C" if signum == signal.SIGINT else signal.Signals(signum).name
-    stream.write(f"torchdoctor: stopped by {name}; ended the {stopped} processes of this launch\n")
-    stream.flush()
+        _running.remove(process)
+    if signum != signal.SIGINT:
+        name = signal.Signals(signum).name
+        stream.write(f"torchdoctor: stopped by {name}; ended the {stopped} processes of this launch\n")
+        stream.flush()
     return 128 + signum
 
 
