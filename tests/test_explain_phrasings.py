@@ -278,6 +278,30 @@ def test_not_a_failure(text):
     assert finding.id == "log.unrecognised", finding.summary
 
 
+TITLES = [
+    ("CUDA out of memory. Tried to allocate 20.00 MiB (GPU 0; 7.79 GiB total capacity)", "cuda_oom"),
+    (
+        "Expected to have finished reduction in the prior iteration before starting a new one",
+        "ddp_unused_parameters",
+    ),
+    ("Distributed package doesn't have NCCL built in", "backend_unavailable"),
+    ("no kernel image is available for execution on the device", "no_kernel_image"),
+    ("Duplicate GPU detected : rank 1 and rank 0 both on CUDA device 1000", "duplicate_gpu"),
+    ("Current loss scale already at minimum - cannot decrease scale anymore. Exiting run.", "nan_overflow"),
+    (
+        "DataLoader worker (pid 12) is killed by signal: Bus error. It is possible that dataloader's workers are out "
+        "of shared memory.",
+        "dataloader_shm",
+    ),
+]
+
+
+@pytest.mark.parametrize("title, kind", TITLES)
+def test_an_issue_title_without_its_exception_prefix(title, kind):
+    found = explain(["-"], stdin=io.BytesIO(title.encode()))
+    assert found[0].id == f"log.{kind}"
+
+
 def test_every_anchor_alone_or_garbled_gives_findings_not_a_crash():
     """An anchor with none of the facts around it (a log cut mid-message) still gives a finding or none."""
     from torchdoctor.explain.kinds import RECOGNISERS

@@ -10,6 +10,7 @@ from torchdoctor.explain.recognisers import Context, Hit
 
 # A log that repeats one failure a million times still gives a bounded report.
 MAX_HITS_PER_KIND = 1000
+SHORT = 256 * 1024  # bytes: a log this small has every line looked at
 _ERROR_LINE = re.compile(r"^\s*(?:[\w.]+\.)?\w*(?:Error|Exception)\b(?::|$)")
 
 
@@ -30,7 +31,10 @@ class Collector:
         self.ctx.ranks |= ranks_in_head(head)
         if head:
             self._context(head.decode("utf-8", "replace"))
-        for window in windows(stream):
+        # A short paste (all of it in its head) is read line by line: an issue title quotes a message without
+        # the "RuntimeError:" that holds the trigger. A long log is read through the triggers.
+        short = len(head) < SHORT
+        for window in windows(stream, every_line=short):
             self._window(window, source, rank)
 
     def _window(self, window: Window, source: str, file_rank: int | None) -> None:

@@ -84,10 +84,12 @@ def ranks_in_head(head: bytes) -> set[int]:
     return {int(m.group(1)) for m in _FIRST_RANKS.finditer(head)}
 
 
-def windows(stream, chunk_size: int = CHUNK) -> Iterator[Window]:
+def windows(stream, chunk_size: int = CHUNK, every_line: bool = False) -> Iterator[Window]:
     """Every candidate line of a binary ``stream``, in order, with the lines after it.
 
-    Memory stays within a chunk plus a few cut lines, whatever the input (no newline at all, NUL bytes).
+    ``every_line``: every line is a candidate, not only those with a trigger (for a short paste, where an
+    issue title may quote a message without its ``RuntimeError:``). Memory stays within a chunk plus a few cut
+    lines, whatever the input (no newline at all, NUL bytes).
     """
     read: Callable[[int], bytes] = stream.read
     carry = b""
@@ -106,7 +108,7 @@ def windows(stream, chunk_size: int = CHUNK) -> Iterator[Window]:
             limit = buf.rfind(b"\n") + 1
             if len(buf) - limit > MAX_LINE:  # a line longer than MAX_LINE: cut it
                 limit = len(buf) - _HALF
-        starts = _candidate_starts(buf, limit)
+        starts = _line_starts(buf, limit) if every_line else _candidate_starts(buf, limit)
         line_number, counted_to = first_line, 0
         resume = limit  # where the next buffer starts
         for start in starts:
@@ -162,6 +164,16 @@ def _candidate_starts(buf: bytes, limit: int) -> list[int]:
             nl = buf.find(b"\n", at, at + _HALF)
             at = find(trigger, (nl if nl >= 0 else at + len(trigger)), limit)
     return sorted(starts)
+
+
+def _line_starts(buf: bytes, limit: int) -> list[int]:
+    """Start offsets of every line in ``buf[:limit]``."""
+    starts, at = [0], buf.find(b"\n", 0, limit)
+    while at >= 0:
+        if at + 1 < limit:
+            starts.append(at + 1)
+        at = buf.find(b"\n", at + 1, limit)
+    return starts
 
 
 def _line_start(buf: bytes, at: int) -> int:
