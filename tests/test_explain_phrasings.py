@@ -287,6 +287,13 @@ TITLES = [
     ("Distributed package doesn't have NCCL built in", "backend_unavailable"),
     ("no kernel image is available for execution on the device", "no_kernel_image"),
     ("Duplicate GPU detected : rank 1 and rank 0 both on CUDA device 1000", "duplicate_gpu"),
+    (
+        'RuntimeError: device >= 0 && device < num_gpus INTERNAL ASSERT FAILED at "../aten/src/ATen/cuda/'
+        'CUDAContext.cpp":50',
+        "invalid_device_ordinal",
+    ),
+    ("RuntimeError: DataLoader worker (pid 2207) is killed by signal: Bus error.", "dataloader_shm"),
+    ("Loss is NaN, stopping training", "nan_overflow"),
     ("Current loss scale already at minimum - cannot decrease scale anymore. Exiting run.", "nan_overflow"),
     (
         "DataLoader worker (pid 12) is killed by signal: Bus error. It is possible that dataloader's workers are out "

@@ -312,7 +312,12 @@ INVALID_DEVICE_ORDINAL = Recogniser(
     # DataParallel's "Invalid device id"
     kind="invalid_device_ordinal",
     title="GPU index that does not exist",
-    anchors=("invalid device ordinal", "Invalid device id", "but torch.cuda.device_count() is"),
+    anchors=(
+        "invalid device ordinal",
+        "Invalid device id",
+        "but torch.cuda.device_count() is",
+        "device >= 0 && device < num_gpus",
+    ),
     span=8,
     facts=(
         R(r"on CUDA device (?P<load_device>\d+) but torch\.cuda\.device_count\(\) is (?P<device_count>\d+)"),

@@ -56,6 +56,10 @@ NAN_OVERFLOW = Recogniser(
         "Loss: nan",
         "Loss is nan",
         "loss is nan",
+        "Loss is NaN",
+        "loss is NaN",
+        "loss: NaN",
+        "loss=NaN",
         "gradients from `parameters` is non-finite",
         "but found invalid values",
         "Gradient overflow",
@@ -68,7 +72,7 @@ NAN_OVERFLOW = Recogniser(
         ),
         R(
             r"(?P<what>Function '\w+' returned nan values in its \w+ output|Loss became infinite or NaN at "
-            r"iteration=?\s*\d+|Detected inf/nan during batch_number=\d+|[Ll]oss['\"]?\s{0,2}(?:=|:|is)\s{0,2}nan\b|"
+            r"iteration=?\s*\d+|Detected inf/nan during batch_number=\d+|[Ll]oss['\"]?\s{0,2}(?:=|:|is)\s{0,2}(?:nan|NaN)\b|"
             r"is non-finite|but found invalid values)"
         ),
     ),
@@ -175,6 +179,7 @@ DATALOADER_SHM = Recogniser(
         "unable to open shared memory object",
         "received 0 items of ancdata",
         "Too many open files. Communication with the workers",
+        "is killed by signal: Bus error",
     ),
     absorbs=("worker_crash",),  # a DataLoader worker's bus error
     facts=(
