@@ -267,6 +267,7 @@ NOT_FAILURES = [
     "NCCL INFO NET/Plugin : No plugin found (libnccl-net.so), using internal implementation",
     "epoch 1: val_loss=0.3421 val_acc=0.912 (best so far)",
     "Gradient overflow.  Skipping step, loss scaler 0 reducing loss scale to 32768.0",
+    "python: ../nptl/pthread_mutex_lock.c:81: __pthread_mutex_lock: Assertion `mutex->__data.__owner == 0` failed.",
     "UserWarning: Attempting to run cuBLAS, but there was no current CUDA context! Attempting to set the primary "
     "context...",
 ]

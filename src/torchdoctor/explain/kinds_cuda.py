@@ -385,7 +385,8 @@ DEVICE_ASSERT = Recogniser(
     kind="device_assert",
     title="device-side assertion",
     anchors=("device-side assert triggered", "Assertion `"),
-    match=R(r"device-side assert triggered|Assertion `[^`]{1,300}` failed"),
+    # a kernel's assert names its .cu file; glibc's and other C asserts look the same otherwise
+    match=R(r"device-side assert triggered|\.cuh?:\d+:[^\n]{0,300}Assertion `[^`]{1,300}` failed"),
     facts=(R(r"Assertion `(?P<assertion>[^`]{1,300})` failed"),),
     describe=_device_assert,
 )
