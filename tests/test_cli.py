@@ -1,5 +1,8 @@
+import contextlib
+import io
 import json
 import os
+import re
 import subprocess
 import sys
 
@@ -212,3 +215,109 @@ def test_output_to_a_reader_that_leaves_exits_quietly_with_the_commands_status()
             assert piped.stderr == "", (command, piped.stderr[-2000:])
         else:
             assert piped.stderr.startswith("torchdoctor: error: no such option: --skip-nothing-here")
+
+
+def _on_a_terminal(args, env=None, timeout=300):
+    """Run the CLI with stdout and stderr on a pseudo-terminal; everything it wrote there, as text."""
+    import pty
+    import select
+
+    leader, follower = pty.openpty()
+    process = subprocess.Popen(
+        [sys.executable, "-m", "torchdoctor", *args],
+        stdout=follower,
+        stderr=follower,
+        env={**os.environ, "TERM": "xterm-256color", "COLUMNS": "200", **(env or {})},
+    )
+    os.close(follower)
+    seen = b""
+    try:
+        while True:
+            ready, _, _ = select.select([leader], [], [], timeout)
+            if not ready:
+                raise AssertionError(f"torchdoctor {' '.join(args)} wrote nothing for {timeout}s")
+            try:
+                chunk = os.read(leader, 65536)
+            except OSError:  # the follower side closed: the process is done
+                break
+            if not chunk:
+                break
+            seen += chunk
+    finally:
+        os.close(leader)
+        status = process.wait(timeout=timeout)
+    return status, seen.decode(errors="replace")
+
+
+@pytest.mark.timeout(600)
+def test_check_says_what_it_is_doing_on_a_terminal_only(cli):
+    args = ["check", "--skip", "net", "--skip", "env"]
+    status, shown = _on_a_terminal(args)
+    # the line is redrawn a dozen times a second: which checks it caught depends on their speed
+    assert status == 0 and re.search(r"checking (sys|dist|gpu)\.\w+…", shown), shown
+    piped = cli(*args, timeout=300)
+    assert piped.returncode == 0 and piped.stderr == "" and "checking" not in piped.stdout
+
+
+@pytest.mark.timeout(600)
+def test_colour_on_a_terminal_none_in_a_pipe_or_with_no_color(cli):
+    args = ["check", "--skip", "net", "--skip", "env", "--skip", "dist"]
+    _, coloured = _on_a_terminal(args)
+    assert "\x1b[" in coloured
+    _, plain = _on_a_terminal([*args, "--no-color"])
+    assert "\x1b[" not in plain.replace("\x1b[?25l", "").replace("\x1b[?25h", "").split("✓", 1)[1], plain
+    piped = cli(*args, timeout=300)
+    assert "\x1b" not in piped.stdout and "✓" in piped.stdout
+
+
+COMMANDS = ["check", "env", "report", "mpi", "scale", "net", "launch", "explain"]
+
+
+def test_every_command_takes_h_and_no_color():
+    from torchdoctor.cli import main
+
+    for command in COMMANDS:
+        outputs = {}
+        for flag in ("-h", "--help"):
+            with contextlib.redirect_stdout(io.StringIO()) as out:
+                assert main([command, flag]) == 0, (command, flag)
+            outputs[flag] = out.getvalue()
+        assert outputs["-h"] == outputs["--help"] and outputs["-h"], command
+        if command != "launch":  # launch prints torchrun's own help, its flags as torchrun spells them
+            assert "--no-color" in outputs["-h"], command
+    with contextlib.redirect_stdout(io.StringIO()) as out:
+        assert main(["-h"]) == 0
+    statuses = re.findall(r"^\s+(\d+)\s+(\w+)", out.getvalue(), flags=re.MULTILINE)
+    assert statuses == [("0", "nothing"), ("1", "a"), ("2", "bad"), ("130", "interrupted")], out.getvalue()
+    assert "--install-completion" in out.getvalue() and "--show-completion" in out.getvalue()
+
+
+def test_shell_completion_completes_commands_and_flags():
+    env = {**os.environ, "_TORCHDOCTOR_COMPLETE": "complete_bash"}
+    for words, cword, expected in [
+        ("torchdoctor ch", "1", "check"),
+        ("torchdoctor check --sk", "2", "--skip"),
+    ]:
+        done = subprocess.run(
+            [sys.executable, "-m", "torchdoctor"],
+            env={**env, "COMP_WORDS": words, "COMP_CWORD": cword},
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        assert done.returncode == 0 and done.stdout.split() == [expected], done
+    script = subprocess.run(
+        [sys.executable, "-m", "torchdoctor", "--show-completion", "bash"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert script.returncode == 0 and "_TORCHDOCTOR_COMPLETE=complete_bash" in script.stdout
+
+
+def test_check_timeout_reaches_the_checks_that_wait():
+    from torchdoctor.checks import discover
+
+    (smoke,) = discover(["torchdoctor.net.checks"], timeout=7)
+    assert smoke.__name__ == "check_communication" and smoke.keywords == {"timeout": 7}
+    assert all(not hasattr(c, "keywords") for c in discover(["torchdoctor.system"], timeout=7))

@@ -2,6 +2,7 @@
 
 import functools
 import importlib.metadata
+import json
 import os
 import stat
 import subprocess
@@ -191,3 +192,22 @@ def test_cli_report_output_that_cannot_be_written_fails_before_the_checks(cli, t
     result = cli("report", "-o", str(fresh), "--skip", "bogus", timeout=60)
     assert result.returncode == 2 and "--skip bogus: unknown area" in result.stderr
     assert not fresh.exists()
+
+
+def test_cli_report_json_has_the_same_facts_and_no_secret(cli, tmp_path):
+    out = tmp_path / "issue.json"
+    env = {**SECRETS, "NCCL_SOCKET_IFNAME": "eth0"}
+    result = cli("report", "--json", "-o", str(out), "--skip", "net", "--skip", "env", env=env, timeout=120)
+    text = out.read_text()
+    for secret in NEVER_SHOWN:
+        assert secret not in text, secret
+    data = json.loads(text)
+    assert set(data) == {"versions", "gpus", "packages", "status", "findings", "environment"}
+    assert data["versions"]["torch"] == torch.__version__ and data["packages"]["torch"] == torch.__version__
+    assert data["environment"]["NCCL_SOCKET_IFNAME"] == "eth0"
+    assert data["environment"]["NCCL_IB_AUTH_TOKEN"] == "<redacted>"
+    ids = [f["id"] for f in data["findings"]]
+    assert "sys.python" in ids and not any(i.startswith(("net.", "env.")) for i in ids)
+    assert result.returncode == (1 if data["status"] == "fail" else 0)
+    on_stdout = cli("report", "--json", "--skip", "net", "--skip", "env", env=env, timeout=120)
+    assert json.loads(on_stdout.stdout)["versions"]["torch"] == torch.__version__

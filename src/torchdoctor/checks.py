@@ -68,10 +68,13 @@ def select_areas(skip: Iterable[str] = ()) -> tuple[list[str], list[Finding]]:
     return modules, broken
 
 
-def discover(modules: Iterable[str] = CHECK_MODULES, root: str | Path = "/") -> list[Callable[[], object]]:
+def discover(
+    modules: Iterable[str] = CHECK_MODULES, root: str | Path = "/", timeout: float | None = None
+) -> list[Callable[[], object]]:
     """Every ``check_*`` function defined in ``modules``, in source order, ready to call with no argument.
 
-    The checks of an area that defines ``scan`` get its one look at the machine (under ``root``).
+    The checks of an area that defines ``scan`` get its one look at the machine (under ``root``); a check
+    that waits on something (it takes ``timeout``) gets ``timeout`` when one is given.
     """
     found = []
     for name in modules:
@@ -82,6 +85,13 @@ def discover(modules: Iterable[str] = CHECK_MODULES, root: str | Path = "/") -> 
             if attr.startswith("check_") and inspect.isfunction(fn) and fn.__module__ == module.__name__
         ]
         functions.sort(key=lambda fn: fn.__code__.co_firstlineno)
+        if timeout is not None:
+            functions = [
+                functools.wraps(fn)(functools.partial(fn, timeout=timeout))
+                if "timeout" in inspect.signature(fn).parameters
+                else fn
+                for fn in functions
+            ]
         scan = getattr(module, "scan", None)
         if scan is not None:
             look = functools.cache(functools.partial(scan, root=root))
@@ -98,20 +108,25 @@ def _given(check: Callable, look: Callable[[], object]) -> Callable[[], object]:
     return with_the_scan
 
 
+def check_id(check: Callable) -> str:
+    """The finding id a check's crash is filed under, and its name while it runs: ``env.toolkits``."""
+    area = getattr(inspect.getmodule(check), "AREA", "internal")
+    return f"{area}.{check.__name__.removeprefix('check_')}"
+
+
 def run_one(check: Callable[[], object]) -> list[Finding]:
     """Call one check with its defaults; a check that crashes becomes a warning naming the error, with the
     traceback in its details (shown with ``-v``)."""
     try:
         result = check()
     except Exception as error:  # a broken check must not hide the others' verdicts
-        area = getattr(inspect.getmodule(check), "AREA", "internal")
         name = check.__name__.removeprefix("check_")
         where = {"check": f"{check.__module__}.{check.__name__}", "traceback": traceback.format_exc()}
         failure = import_failure()
         if failure is not None and isinstance(error, ImportError):
             return [
                 Finding(
-                    f"{area}.{name}",
+                    check_id(check),
                     "skip",
                     f"needs torch, which cannot be imported here (see sys.torch): {failure}",
                     where,
@@ -119,7 +134,7 @@ def run_one(check: Callable[[], object]) -> list[Finding]:
             ]
         return [
             Finding(
-                f"{area}.{name}",
+                check_id(check),
                 "warn",
                 f"the {name} check itself crashed: {type(error).__name__}: {error}",
                 where,
@@ -131,9 +146,14 @@ def run_one(check: Callable[[], object]) -> list[Finding]:
     return [result] if isinstance(result, Finding) else list(result)
 
 
-def run_checks(checks: Iterable[Callable[[], object]] | None = None) -> list[Finding]:
-    """Run ``checks`` (default: all discovered ones) and return their findings in order."""
+def run_checks(
+    checks: Iterable[Callable[[], object]] | None = None, starting: Callable[[str], None] | None = None
+) -> list[Finding]:
+    """Run ``checks`` (default: all discovered ones) and return their findings in order; ``starting`` is
+    told the id of each check before it runs (for a status line)."""
     findings: list[Finding] = []
     for check in discover() if checks is None else checks:
+        if starting is not None:
+            starting(check_id(check))
         findings += run_one(check)
     return findings

@@ -7,7 +7,10 @@ renders them. Statuses: ``ok`` (all is well), ``warn`` (works, but something wil
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
+from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -58,12 +61,32 @@ def to_json(findings: list[Finding]) -> str:
     )
 
 
+def make_console(stderr: bool = False):
+    """A rich console: colours only on a terminal, and none at all (no dim or bold either) under
+    ``NO_COLOR`` (which ``--no-color`` sets)."""
+    from rich.console import Console
+
+    plain = os.environ.get("NO_COLOR", "") != ""
+    return Console(stderr=stderr, color_system=None if plain else "auto")
+
+
+@contextlib.contextmanager
+def status_line(text: str) -> Iterator[Callable[[str], None]]:
+    """A spinner on stderr saying what is being done, while the block runs; it yields a function that
+    changes the text. Nothing is shown when stderr is not a terminal (logs, pipes, CI)."""
+    console = make_console(stderr=True)
+    if not console.is_terminal:
+        yield lambda _text: None
+        return
+    with console.status(text) as status:
+        yield lambda said: status.update(said)
+
+
 def render_human(findings: list[Finding], console=None, verbose: bool = False) -> None:
     """One line per finding (``✓ ! ✗ –``), the fix indented under each that is not ok, details with ``-v``."""
-    from rich.console import Console
     from rich.markup import escape
 
-    console = console or Console()
+    console = console or make_console()
     for f in findings:
         mark, colour = _MARKS[f.status]
         console.print(

@@ -10,6 +10,7 @@ directory (written ``~``).
 from __future__ import annotations
 
 import importlib.metadata
+import json
 import os
 import platform
 import re
@@ -17,7 +18,7 @@ import sys
 from collections.abc import Callable, Iterable, Mapping
 
 from torchdoctor.env.torch_facts import from_torch
-from torchdoctor.findings import Finding, render_markdown
+from torchdoctor.findings import Finding, render_markdown, worst
 from torchdoctor.runner import CommandResult, run_command
 from torchdoctor.system import visible_accelerators
 from torchdoctor.torch_import import import_torch
@@ -287,3 +288,22 @@ def make_report(
 ) -> str:
     """The whole report for this machine, with ``findings`` (from `torchdoctor.checks.run_checks`) in it."""
     return render_report(versions(run), gpus(), package_versions(), findings, relevant_environment(environ))
+
+
+def make_report_json(
+    findings: list[Finding],
+    environ: Mapping[str, str] | None = None,
+    run: Callable[..., CommandResult] = run_command,
+    home: str | None = None,
+) -> str:
+    """The facts of `make_report` as JSON (versions, GPUs, packages, findings, environment), scrubbed alike."""
+    data = {
+        "versions": versions(run),
+        "gpus": gpus(),
+        "packages": package_versions(),
+        "status": worst(findings),
+        "findings": [f.to_dict() for f in findings],
+        "environment": relevant_environment(environ),
+    }
+    # scrubbed as text: a secret or the home folder may sit anywhere, in a key or deep in a finding's details
+    return scrub(json.dumps(data, indent=2, default=str), home) + "\n"

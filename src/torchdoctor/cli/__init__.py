@@ -30,6 +30,39 @@ def _load_commands() -> None:
             importlib.import_module(f"{__name__}.{info.name}")
 
 
+def _no_color(value: bool) -> None:
+    if value:
+        os.environ["NO_COLOR"] = "1"  # https://no-color.org: rich reads it for every console made after this
+
+
+def _options_of_every_command() -> list:
+    """The options every command takes (``--no-color``), built by typer as it builds each command's own."""
+    shared = typer.Typer()
+
+    @shared.command()
+    def every_command(
+        no_color: bool = typer.Option(
+            False, "--no-color", callback=_no_color, is_eager=True, help="Print without colours."
+        ),
+    ) -> None:
+        """Never run: it only holds the shared options."""
+
+    params = typer.main.get_command(shared).params
+    for param in params:
+        param.expose_value = False  # handled by its callback; the commands' functions do not take it
+    return params
+
+
+def _command_line():
+    """The click group of every command, each with the shared options added."""
+    _load_commands()
+    group = typer.main.get_command(app)
+    shared = _options_of_every_command()
+    for command in group.commands.values():
+        command.params += [p for p in shared if p.name not in {q.name for q in command.params}]
+    return group
+
+
 def _version(value: bool) -> None:
     if value:
         print(f"torchdoctor {__version__}")
@@ -118,17 +151,20 @@ class _UntilTheReaderLeaves:
 
 def main(argv: list[str] | None = None) -> int:
     """Run the CLI with ``argv`` (default: ``sys.argv[1:]``) and return its exit status."""
-    _load_commands()
+    group = _command_line()
     stdout, sys.stdout = sys.stdout, _UntilTheReaderLeaves(sys.stdout)
+    no_color = os.environ.get("NO_COLOR")
     try:
-        return _run(argv)
+        return _run(group, argv)
     finally:
         sys.stdout = stdout
+        if no_color is None:  # --no-color lasts one run (main is also called in-process, by tests)
+            os.environ.pop("NO_COLOR", None)
 
 
-def _run(argv: list[str] | None) -> int:
+def _run(group, argv: list[str] | None) -> int:
     try:
-        result = app(args=argv, prog_name="torchdoctor", standalone_mode=False)
+        result = group.main(args=argv, prog_name="torchdoctor", standalone_mode=False)
     except typer.Exit as done:
         return done.exit_code
     except _UsageError as error:

@@ -4,13 +4,23 @@ from __future__ import annotations
 
 import typer
 
+# "\b" keeps click from rewrapping the table
+EXIT_STATUSES = """\b
+Exit status of every command:
+  0    nothing failed (warnings allowed)
+  1    a check failed
+  2    bad usage or bad input (one line on stderr naming the value)
+  130  interrupted (Ctrl-C)"""
+
 app = typer.Typer(
     name="torchdoctor",
     help="Finds out why a PyTorch training run is broken, and says how to fix it.",
-    add_completion=False,
+    epilog=EXIT_STATUSES,
+    add_completion=True,  # --install-completion / --show-completion
     no_args_is_help=True,
     pretty_exceptions_enable=False,
     rich_markup_mode=None,
+    context_settings={"help_option_names": ["-h", "--help"]},  # every command inherits both
 )
 
 JSON = typer.Option(False, "--json", help="Print the findings as JSON instead of text.")

@@ -15,11 +15,23 @@ def check(
         [], "--skip", metavar="AREA", help="Leave out an area (sys, env, dist, net, gpu)."
     ),
     root: str = ROOT,
+    timeout: float | None = typer.Option(
+        None,
+        "--timeout",
+        metavar="SECONDS",
+        help="How long the communication test waits at each stage.  [default: 10]",
+    ),
 ) -> None:
     """Run every check that applies to this machine and print one report."""
     from torchdoctor.checks import discover, run_checks, select_areas
-    from torchdoctor.errors import require_folder
+    from torchdoctor.errors import require_folder, require_seconds
+    from torchdoctor.findings import status_line
 
     require_folder("--root", root)
+    require_seconds("--timeout", timeout, maximum=3600)
     modules, broken = select_areas(skip)
-    report(broken + run_checks(discover(modules, root=root)), as_json, verbose)
+    with status_line("checking this machine") as say:
+        findings = run_checks(
+            discover(modules, root=root, timeout=timeout), lambda name: say(f"checking {name}…")
+        )
+    report(broken + findings, as_json, verbose)

@@ -19,18 +19,20 @@ def report_command(
     skip: list[str] = typer.Option(
         [], "--skip", metavar="AREA", help="Leave out a slow area's checks (sys, env, dist, net, gpu)."
     ),
+    as_json: bool = typer.Option(False, "--json", help="The same facts as JSON instead of Markdown."),
 ) -> None:
     """Print a Markdown report to paste into a GitHub issue: versions, GPUs, packages, findings, env vars."""
     from torchdoctor.checks import discover, run_checks, select_areas
-    from torchdoctor.findings import exit_code
-    from torchdoctor.report import make_report
+    from torchdoctor.findings import exit_code, status_line
+    from torchdoctor.report import make_report, make_report_json
 
     if output is not None:
         require_writable_file("-o", output)  # now, not after every check has run
         output = Path(output)
     modules, broken = select_areas(skip)
-    findings = broken + run_checks(discover(modules))
-    text = make_report(findings)
+    with status_line("gathering the report") as say:
+        findings = broken + run_checks(discover(modules), lambda name: say(f"checking {name}…"))
+        text = make_report_json(findings) if as_json else make_report(findings)
     if output is None:
         sys.stdout.write(text)
     else:
