@@ -175,6 +175,19 @@ def test_healthy_training_output_is_not_a_failure(tmp_path):
     assert "ValueError: some script bug" in finding.summary and "torchdoctor report" in finding.fix
 
 
+def test_a_long_megatron_log_counts_nan_only_as_a_value(tmp_path):
+    step = " iteration {} | lm loss: 2.3E+00 | number of nan iterations: 0 |{}\n"
+    log = tmp_path / "megatron.log"
+    log.write_text("".join(step.format(i, "") for i in range(5000)))
+    assert log.stat().st_size > 256 * 1024  # read through the triggers, not line by line
+    (healthy,) = explain([str(log)])
+    assert healthy.id == "log.unrecognised"
+    with log.open("a") as out:
+        out.write(step.format(5000, " lm loss: nan |"))
+    (diverged,) = explain([str(log)])
+    assert diverged.id == "log.nan_overflow" and diverged.details["where"] == [f"{log}:5001"]
+
+
 # -- any input --------------------------------------------------------------------------------------------
 
 

@@ -19,8 +19,9 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
 # Literal text one of which every recognised line holds. Each costs one bytes.find pass over the input, so
-# the list is short and each entry is rare in a healthy run's output (not "nan", which Megatron prints on
-# every step; not "default", part of every "[default0]:" prefix).
+# the list is short and each entry is rare in a healthy run's output ("nan", which Megatron prints on every
+# step as "number of nan iterations", counts only after "=", ": ", "is ", "= " or "/", see `_nan_counts`;
+# not "default", part of every "[default0]:" prefix).
 TRIGGERS: tuple[bytes, ...] = (
     b"rror",  # Error, error: nearly every failure
     b"imeout",  # Timeout(ms)=, collective operation timeout, Socket Timeout
@@ -32,10 +33,8 @@ TRIGGERS: tuple[bytes, ...] = (
     b"exitcode",  # torchrun's failure summary
     b"not compatible",  # "... with CUDA capability sm_86 is not compatible with the current PyTorch"
     b"too old",  # "The NVIDIA driver on your system is too old" as a UserWarning
-    b"=nan",  # loss=nan in a progress bar
-    b": nan",  # loss: nan, 'loss': nan
+    b"nan",  # loss=nan, loss: nan, 'loss': nan, Loss is nan, inf/nan (only those, see _nan_counts)
     b"overflow",  # apex: Gradient overflow.  Skipping step, ... reducing loss scale to 0.5
-    b"inf/nan",  # Detected inf/nan during batch_number= (transformers' and torchdoctor's overflow detector)
 )
 # Settings are printed at start-up (NCCL INFO ... NCCL_SOCKET_IFNAME set to, an environment dump): they are
 # read from the head of each log (`Collector.read`) rather than costing a pass each over the whole of it.
@@ -159,11 +158,19 @@ def _candidate_starts(buf: bytes, limit: int) -> list[int]:
         find = buf.find
         at = find(trigger, 0, limit)
         while at >= 0:
-            start = _line_start(buf, at)
-            starts.add(start)
+            if trigger == b"nan" and not _nan_counts(buf, at):
+                at = find(trigger, at + 3, limit)  # the next "nan" on the same line may count
+                continue
+            starts.add(_line_start(buf, at))
             nl = buf.find(b"\n", at, at + _HALF)
             at = find(trigger, (nl if nl >= 0 else at + len(trigger)), limit)
     return sorted(starts)
+
+
+def _nan_counts(buf: bytes, at: int) -> bool:
+    """A "nan" at ``at`` that is a value: after "=", "/", ": ", "= " or "is " (not "number of nan iterations")."""
+    before = buf[max(0, at - 2) : at]
+    return before[-1:] in (b"=", b"/") or before in (b": ", b"= ", b"s ")
 
 
 def _line_starts(buf: bytes, limit: int) -> list[int]:
