@@ -363,11 +363,14 @@ def _joined_verdict(stacks: list[RankStack], records: dict) -> str:
         if left:
             sentences.append(left)
             continue
-        call = fr.user_call(example.frames)
-        condition = fr.rank_condition(call.file, call.line) if call else None
-        if condition:
+        # the lone collective, or a call on its way there, under a condition on the rank: that is the line
+        calls = [f for f in reversed(example.frames) if not fr.is_library(f.file)]
+        found = next(
+            ((c, fr.rank_condition(c.file, c.line)) for c in calls if fr.rank_condition(c.file, c.line)), None
+        )
+        if found:
             sentences.append(
-                f"{call.file}:{call.line} sits under a condition on the rank, {condition}: "
+                f"{found[0].file}:{found[0].line} sits under a condition on the rank, {found[1]}: "
                 "every rank must make the same collective calls."
             )
         else:
