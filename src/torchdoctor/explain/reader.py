@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 
 # Literal text one of which every recognised line holds. Each costs one bytes.find pass over the input, so
 # the list is short and each entry is rare in a healthy run's output ("nan", which Megatron prints on every
-# step as "number of nan iterations", counts only after "=", ": ", "is ", "= " or "/", see `_nan_counts`;
+# step as "number of nan iterations", counts only after "=", ": ", "is ", "= " or "/", see `_NAN_AFTER`;
 # not "default", part of every "[default0]:" prefix).
 TRIGGERS: tuple[bytes, ...] = (
     b"rror",  # Error, error: nearly every failure
@@ -42,6 +42,10 @@ MAX_LINE = 64 * 1024  # longer lines are cut to this much around the trigger
 CHUNK = 8 * 2**20
 FOLLOWING = 8  # lines after a candidate kept with it (torchrun's failure block is 7)
 _HALF = MAX_LINE // 2
+# A "nan" is a value right after "=" or "/" ("loss=nan", "inf/nan"), or after ": ", "= ", "s " ("loss: nan",
+# "loss = nan", "Loss is nan"); not in "number of nan iterations".
+_NAN_AFTER = frozenset(b"=/")
+_NAN_AFTER_SPACE = frozenset(b":=s")
 _ANSI = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]{0,256}(?:\x07|\x1b\\)")
 _RANK_PREFIX = re.compile(r"^\s*\[(?:rank|default)(\d{1,6})\]:\s?")
 _FIRST_RANKS = re.compile(rb"(?m)^\[(?:rank|default)(\d{1,6})\]:")
@@ -158,19 +162,17 @@ def _candidate_starts(buf: bytes, limit: int) -> list[int]:
         find = buf.find
         at = find(trigger, 0, limit)
         while at >= 0:
-            if trigger == b"nan" and not _nan_counts(buf, at):
-                at = find(trigger, at + 3, limit)  # the next "nan" on the same line may count
-                continue
+            if trigger == b"nan":  # inline: Megatron logs hold one per step
+                before = buf[at - 1] if at else 0
+                if not (
+                    before in _NAN_AFTER or (before == 32 and at > 1 and buf[at - 2] in _NAN_AFTER_SPACE)
+                ):
+                    at = find(trigger, at + 3, limit)  # the next "nan" on the same line may count
+                    continue
             starts.add(_line_start(buf, at))
             nl = buf.find(b"\n", at, at + _HALF)
             at = find(trigger, (nl if nl >= 0 else at + len(trigger)), limit)
     return sorted(starts)
-
-
-def _nan_counts(buf: bytes, at: int) -> bool:
-    """A "nan" at ``at`` that is a value: after "=", "/", ": ", "= " or "is " (not "number of nan iterations")."""
-    before = buf[max(0, at - 2) : at]
-    return before[-1:] in (b"=", b"/") or before in (b": ", b"= ", b"s ")
 
 
 def _line_starts(buf: bytes, limit: int) -> list[int]:
