@@ -1,9 +1,11 @@
 """What the hang watchdog costs a training loop: the same CPU training steps without and with
-``torchdoctor.watch_for_hangs`` (its sampling thread) plus a ``heartbeat()`` per step, in one run.
+``torchdoctor.watch_for_hangs`` (its sampling thread) plus a ``heartbeat()`` per step, in one run; and what
+the flight recorder that ``torchdoctor launch --watchdog`` turns on (``TORCH_FR_BUFFER_SIZE=2000``) costs a
+collective: a real 2-rank gloo job timing ``all_reduce`` of 8 floats, with the recorder off and on.
 
-Alternates the two set-ups in many short rounds, so a busy machine hurts both alike, and reports each one's
-best time and the median of the per-round ratios. Prints milliseconds per step, the ratios, and what one
-``heartbeat()`` call costs.
+Alternates the set-ups in many short rounds, so a busy machine hurts both alike, and reports each one's
+best time and the median of the per-round ratios. Prints milliseconds per step, microseconds per
+all_reduce, the ratios, and what one ``heartbeat()`` call costs.
 
     python benchmarks/watchdog_overhead.py [--quick]
 """
@@ -11,8 +13,12 @@ best time and the median of the per-round ratios. Prints milliseconds per step, 
 from __future__ import annotations
 
 import argparse
+import os
+import subprocess
+import sys
 import time
 import timeit
+from datetime import timedelta
 
 import torch
 
@@ -30,6 +36,51 @@ def steps(model: torch.nn.Module, optimizer, data: torch.Tensor, count: int, bea
         if beat:
             torchdoctor.heartbeat()
     return time.perf_counter() - start
+
+
+RANK_SCRIPT = """
+import sys, time, torch, torch.distributed as dist
+dist.init_process_group("gloo")
+x = torch.ones(8)
+for _ in range(200):
+    dist.all_reduce(x)
+dist.barrier()
+start = time.perf_counter()
+for _ in range({count}):
+    dist.all_reduce(x)
+elapsed = time.perf_counter() - start
+if dist.get_rank() == 0:
+    print(elapsed / {count} * 1e6)
+dist.destroy_process_group()
+"""
+
+
+def all_reduce_us(recorder_entries: int, count: int) -> float:
+    """Microseconds per ``all_reduce`` of 8 floats in a fresh 2-rank gloo job, the recorder holding
+    ``recorder_entries`` (0: off); the rank processes start as torchrun's would, on a store of ours."""
+    import torch.distributed as dist
+
+    store = dist.TCPStore("127.0.0.1", 0, 2, True, timedelta(seconds=120), wait_for_workers=False)
+    code = RANK_SCRIPT.format(count=count)
+    ranks = []
+    for rank in range(2):
+        env = {
+            **os.environ,
+            "MASTER_ADDR": "127.0.0.1",
+            "MASTER_PORT": str(store.port),
+            "RANK": str(rank),
+            "WORLD_SIZE": "2",
+            "TORCHELASTIC_USE_AGENT_STORE": "True",
+            "OMP_NUM_THREADS": "1",
+            "TORCH_FR_BUFFER_SIZE": str(recorder_entries),
+        }
+        env.pop("TORCH_NCCL_TRACE_BUFFER_SIZE", None)
+        ranks.append(
+            subprocess.Popen([sys.executable, "-c", code], env=env, stdout=subprocess.PIPE, text=True)
+        )
+    outputs = [rank.communicate(timeout=300)[0] for rank in ranks]
+    del store
+    return float(outputs[0].strip().splitlines()[-1])
 
 
 def main() -> None:
@@ -55,13 +106,26 @@ def main() -> None:
     beat_ns = min(timeit.repeat(torchdoctor.heartbeat, number=100_000, repeat=3)) / 100_000 * 1e9
 
     best_plain, best_watched = min(plain) / count * 1e3, min(watched) / count * 1e3
-    print(f"{'training step (2-layer MLP, CPU)':<40} {'ms/step':>10}")
-    print(f"{'without watchdog':<40} {best_plain:>10.3f}")
-    print(f"{'watch_for_hangs + heartbeat() per step':<40} {best_watched:>10.3f}")
-    print(f"{'ratio of the best times':<40} {best_watched / best_plain:>10.3f}")
+    print(f"{'training step (2-layer MLP, CPU)':<46} {'ms/step':>10}")
+    print(f"{'without watchdog':<46} {best_plain:>10.3f}")
+    print(f"{'watch_for_hangs + heartbeat() per step':<46} {best_watched:>10.3f}")
+    print(f"{'ratio of the best times':<46} {best_watched / best_plain:>10.3f}")
     ratios = sorted(w / p for w, p in zip(watched, plain, strict=True))
-    print(f"{'median ratio over ' + str(rounds) + ' paired rounds':<40} {ratios[len(ratios) // 2]:>10.3f}")
-    print(f"{'one heartbeat() call':<40} {beat_ns:>8.0f} ns")
+    print(f"{'median ratio over ' + str(rounds) + ' paired rounds':<46} {ratios[len(ratios) // 2]:>10.3f}")
+    print(f"{'one heartbeat() call':<46} {beat_ns:>8.0f} ns")
+
+    jobs, count = (2, 2000) if args.quick else (5, 5000)
+    off, on = [], []
+    for _ in range(jobs):
+        off.append(all_reduce_us(0, count))
+        on.append(all_reduce_us(2000, count))
+    print()
+    print(f"{'all_reduce of 8 floats, 2 ranks, gloo':<46} {'us/call':>10}")
+    print(f"{'flight recorder off':<46} {min(off):>10.1f}")
+    print(f"{'TORCH_FR_BUFFER_SIZE=2000 (launch --watchdog)':<46} {min(on):>10.1f}")
+    print(f"{'ratio of the best times':<46} {min(on) / min(off):>10.3f}")
+    ratios = sorted(b / a for a, b in zip(off, on, strict=True))
+    print(f"{'median ratio over ' + str(jobs) + ' paired jobs':<46} {ratios[len(ratios) // 2]:>10.3f}")
 
 
 if __name__ == "__main__":
