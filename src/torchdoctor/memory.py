@@ -303,13 +303,16 @@ class _Search:
 
     def _agree(self, attempt: int, size: int, outcome: str, message: str, error) -> dict[int, dict]:
         entry = {"outcome": outcome, "size": size, "error": message}
-        if self.agreement is not None:
+        if self.agreement is not None and error is not None:
+            # No retry can follow another error: tell the others and go at once, with what they said so far
+            # (a rank waiting for us in a collective is released when we leave)
             try:
-                return self.agreement.outcomes(attempt, size, outcome, message)
-            except RuntimeError as lost:
-                if error is not None:  # our own error says more than a store that went away with the others
-                    raise error from lost
-                raise
+                self.agreement.publish(attempt, size, outcome, message)
+                return self.agreement.posted(attempt)
+            except RuntimeError as lost:  # the store went away with the others: our own error says more
+                raise error from lost
+        if self.agreement is not None:
+            return self.agreement.outcomes(attempt, size, outcome, message)
         if self.ranks > 1:
             return _all_reduce_outcomes(outcome, message)
         return {0: entry}

@@ -50,8 +50,7 @@ class Agreement:
 
         Raises ``RuntimeError`` naming the ranks that did not finish after the timeout.
         """
-        mine = {"outcome": outcome, "size": size, "error": message, "function": self.name}
-        self.store.set(self._done(attempt, self.rank), json.dumps(mine))
+        mine = self.publish(attempt, size, outcome, message)
         others = [rank for rank in range(self.world) if rank != self.rank]
         start = time.monotonic()
         next_notice, pause = 10.0, 0.02
@@ -66,6 +65,17 @@ class Agreement:
             time.sleep(pause)
             pause = min(pause * 2, 0.2)
         return {rank: self._read(attempt, rank) for rank in range(self.world)}
+
+    def publish(self, attempt: int, size: int, outcome: str, message: str) -> dict:
+        """Tell the others how try ``attempt`` ended here."""
+        mine = {"outcome": outcome, "size": size, "error": message, "function": self.name}
+        self.store.set(self._done(attempt, self.rank), json.dumps(mine))
+        return mine
+
+    def posted(self, attempt: int) -> dict[int, dict]:
+        """The outcomes of try ``attempt`` published so far, without waiting for the rest."""
+        done = [rank for rank in range(self.world) if self.store.check([self._done(attempt, rank)])]
+        return {rank: self._read(attempt, rank) for rank in done}
 
     def _done(self, attempt: int, rank: int) -> str:
         return f"{self.prefix}/{attempt}/done/{rank}"
