@@ -249,3 +249,47 @@ def test_no_status_line_when_stderr_is_not_a_terminal(cli):
     result = cli("net", timeout=RUN_LIMIT_S)
     assert result.returncode == 0, result.stdout + result.stderr
     assert result.stderr == ""
+
+
+def test_status_line_on_a_terminal_stderr_only(tmp_path):
+    """With stderr on a terminal, `net` says what it is doing there; stdout (findings) stays plain."""
+    import pty
+    import select
+
+    leader, follower = pty.openpty()
+    env = {**os.environ, "TERM": "xterm", "COLUMNS": "120"}
+    command = [
+        sys.executable,
+        "-m",
+        "torchdoctor",
+        "net",
+        "--bench",
+        "--sizes=1M",
+        "--iters=2",
+        "--ops=all_reduce",
+    ]
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=follower, env=env)
+    os.close(follower)
+    said = b""
+    until = time.monotonic() + RUN_LIMIT_S
+    try:
+        while time.monotonic() < until:
+            ready, _, _ = select.select([leader], [], [], 0.5)
+            if ready:
+                try:
+                    chunk = os.read(leader, 65536)
+                except OSError:  # the terminal closed with the process
+                    break
+                if not chunk:
+                    break
+                said += chunk
+            elif process.poll() is not None:
+                break
+        out = process.communicate(timeout=60)[0]
+    finally:
+        if process.poll() is None:
+            process.kill()
+        os.close(leader)
+    assert process.returncode == 0, (out, said)
+    assert b"starting" in said  # drawn as soon as the line starts; later states may pass between refreshes
+    assert b"\x1b[" not in out and b"2 ranks on 1 host" in out

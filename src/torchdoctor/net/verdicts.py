@@ -52,7 +52,7 @@ def launcher_failures(output: str) -> dict[int, dict[str, Any]]:
 
 
 def verdicts(
-    reports: Mapping[int, RankState],
+    states: Mapping[int, RankState],
     world_size: int,
     timeout: float,
     output: str = "",
@@ -64,7 +64,7 @@ def verdicts(
 ) -> list[Finding]:
     """Findings for one run of the smoke test.
 
-    ``reports`` maps rank -> that rank's `RankState`; ranks without one are named from the others'
+    ``states`` maps rank -> that rank's `RankState`; ranks without one are named from the others'
     observations, how their process ended (``exits``, as `launcher_failures` gives them) or the launcher's
     ``output``. ``finished`` is False when the ranks had to be stopped at the deadline. ``expected_reports``
     is how many ranks report here (default all of them; one host's share in a multi-node run, 1 for a single
@@ -72,39 +72,39 @@ def verdicts(
     fails.
     """
     hosts: dict[int, str] = {}
-    for report in reports.values():
-        hosts.update({int(r): h for r, h in report.joined.items()})
-    hosts.update({r: rep.host for r, rep in reports.items() if rep.host})
+    for state in states.values():
+        hosts.update({int(r): h for r, h in state.joined.items()})
+    hosts.update({r: state.host for r, state in states.items() if state.host})
     failed = {**launcher_failures(output), **(exits or {})}
     for rank, failure in failed.items():
         hosts.setdefault(rank, failure["host"])
 
     findings: list[Finding] = []
-    crashes = _crashes(reports, failed, hosts)
+    crashes = _crashes(states, failed, hosts)
     findings += crashes
     if not crashes:
-        findings += _never_joined(reports, world_size, timeout, hosts)
-    findings += _wrong_values(reports, hosts)
+        findings += _never_joined(states, world_size, timeout, hosts)
+    findings += _wrong_values(states, hosts)
     if not findings:
-        findings += _stuck(reports, timeout, hosts)
+        findings += _stuck(states, timeout, hosts)
     if not findings:
-        findings += _other_errors(reports, hosts)
+        findings += _other_errors(states, hosts)
     expected = world_size if expected_reports is None else expected_reports
-    if not findings and output and (failed or not finished or len(reports) < expected):
+    if not findings and output and (failed or not finished or len(states) < expected):
         findings += _launcher_problems(output, timeout, endpoint, nnodes)
     if not findings:
-        done = [r for r, rep in reports.items() if rep.stage == "done"]
-        if reports and len(done) >= expected:
-            return [_passed(reports, world_size)]
-        findings.append(_incomplete(reports, world_size, expected, finished, hosts))
+        done = [r for r, state in states.items() if state.stage == "done"]
+        if states and len(done) >= expected:
+            return [_passed(states, world_size)]
+        findings.append(_incomplete(states, world_size, expected, finished, hosts))
     return findings
 
 
-def _crashes(reports, failed, hosts) -> list[Finding]:
+def _crashes(states, failed, hosts) -> list[Finding]:
     findings = []
-    for rank, report in sorted(reports.items()):
-        error = report.error
-        if error is None or report.missing or report.stuck or report.wrong:
+    for rank, state in sorted(states.items()):
+        error = state.error
+        if error is None or state.missing or state.stuck or state.wrong:
             continue
         if error.stage in COLLECTIVE_STAGES or error.stage == "store":
             continue  # a communication failure, judged below
@@ -120,7 +120,7 @@ def _crashes(reports, failed, hosts) -> list[Finding]:
         )
     for rank, failure in sorted(failed.items()):
         if failure.get("killed") or failure["exitcode"] >= 0:
-            continue  # a normal exit status is a failure the rank's own report explains
+            continue  # a normal exit status is a failure the rank's own state explains
         findings.append(
             Finding(
                 "net.crash",
@@ -134,17 +134,17 @@ def _crashes(reports, failed, hosts) -> list[Finding]:
     return findings
 
 
-def _never_joined(reports, world_size, timeout, hosts) -> list[Finding]:
+def _never_joined(states, world_size, timeout, hosts) -> list[Finding]:
     missing, seen_by, master = set(), [], ""
-    for rank, report in reports.items():
-        if report.missing:
-            missing |= set(report.missing)
+    for rank, state in states.items():
+        if state.missing:
+            missing |= set(state.missing)
             seen_by.append(rank)
-        master = master or report.master
+        master = master or state.master
     unreached = {
-        rank: report for rank, report in reports.items() if report.error and report.error.stage == "store"
+        rank: state for rank, state in states.items() if state.error and state.error.stage == "store"
     }
-    launchers = {report.launcher for report in reports.values()}
+    launchers = {state.launcher for state in states.values()}
     findings = []
     if missing:
         names = ", ".join(_who(r, hosts) for r in sorted(missing))
@@ -166,31 +166,31 @@ def _never_joined(reports, world_size, timeout, hosts) -> list[Finding]:
                 ),
             )
         )
-    for rank, report in sorted(unreached.items()):
-        master = report.master or "MASTER_ADDR:MASTER_PORT"
+    for rank, state in sorted(unreached.items()):
+        master = state.master or "MASTER_ADDR:MASTER_PORT"
         host, _, port = master.rpartition(":")
-        facts = next((p.facts for p in classify(report.error.message) if p.kind == "unreachable"), {})
+        facts = next((p.facts for p in classify(state.error.message) if p.kind == "unreachable"), {})
         why = facts.get("reason") or (f"timed out after {facts['after']}" if "after" in facts else "")
         findings.append(
             Finding(
                 "net.join",
                 "fail",
                 f"{_who(rank, hosts)} cannot reach rank 0's store at {master}"
-                + (f" ({why})" if why else f": {report.error.message[:300]}"),
-                {"rank": rank, "master": master, "error": report.error.facts()},
+                + (f" ({why})" if why else f": {state.error.message[:300]}"),
+                {"rank": rank, "master": master, "error": state.error.facts()},
                 REACH_HINT.format(host=host, port=port),
             )
         )
     return findings
 
 
-def _wrong_values(reports, hosts) -> list[Finding]:
+def _wrong_values(states, hosts) -> list[Finding]:
     wrong: dict[int, Any] = {}
     seen_by = []
-    for rank, report in reports.items():
-        if report.wrong:
+    for rank, state in states.items():
+        if state.wrong:
             seen_by.append(rank)
-            for item in report.wrong:
+            for item in state.wrong:
                 wrong.setdefault(item.rank, item)
     if not wrong:
         return []
@@ -214,11 +214,11 @@ def _wrong_values(reports, hosts) -> list[Finding]:
     ]
 
 
-def _stuck(reports, timeout, hosts) -> list[Finding]:
+def _stuck(states, timeout, hosts) -> list[Finding]:
     by_stage: dict[str, dict[str, Any]] = {}
-    for rank, report in reports.items():
-        stuck = report.stuck
-        if stuck is None or report.error is None or report.error.type != "Timeout":
+    for rank, state in states.items():
+        stuck = state.stuck
+        if stuck is None or state.error is None or state.error.type != "Timeout":
             continue
         entry = by_stage.setdefault(
             stuck.stage, {"waiting": [], "not_entered": set(), "failed": {}, "stages": {}}
@@ -252,7 +252,7 @@ def _stuck(reports, timeout, hosts) -> list[Finding]:
             summary = (
                 f"{stage} did not complete within {timeout:g}s: {_ranks(late)} never entered it ({where})"
             )
-            pids = {int(r): pid for rep in reports.values() for r, pid in rep.pids.items()}
+            pids = {int(r): pid for state in states.values() for r, pid in state.pids.items()}
             dumps = [f"py-spy dump --pid {pids[r]}   # {_who(r, hosts)}" for r in late if r in pids]
             fix = (
                 f"{_ranks(late).capitalize()} is elsewhere: see where with py-spy (pip install py-spy) on its host:\n"
@@ -269,22 +269,22 @@ def _stuck(reports, timeout, hosts) -> list[Finding]:
     return findings
 
 
-def _other_errors(reports, hosts) -> list[Finding]:
+def _other_errors(states, hosts) -> list[Finding]:
     """Failures inside the backend, one finding per distinct error (naming every rank that had it)."""
     groups: dict[tuple[str, str], list[int]] = {}
-    for rank, report in sorted(reports.items()):
-        if report.error is not None:
-            groups.setdefault((report.error.stage, report.error.message), []).append(rank)
+    for rank, state in sorted(states.items()):
+        if state.error is not None:
+            groups.setdefault((state.error.stage, state.error.message), []).append(rank)
     findings = []
     for (stage, _message), ranks in groups.items():
-        error = reports[ranks[0]].error
+        error = states[ranks[0]].error
         problems = classify(f"{error.message}\n{error.where}")
         hint = problems[0] if problems else None
         names = sorted({hosts.get(r, "?") for r in ranks})
         where = f"{_ranks(ranks)} on {', '.join(names)}"
         fix = (hint.fix if hint else NCCL_DEBUG_HINT) + "\n" + _TRY_NEXT
         if hint and hint.kind == "interface":
-            interfaces = reports[ranks[0]].interfaces
+            interfaces = states[ranks[0]].interfaces
             fix = hint.fix + (f"\n{names[0]} has: {', '.join(interfaces)}" if interfaces else "")
         findings.append(
             Finding(
@@ -300,7 +300,7 @@ def _other_errors(reports, hosts) -> list[Finding]:
 
 
 def _launcher_problems(output, timeout, endpoint, nnodes) -> list[Finding]:
-    """The launcher failed before the workers could report: read its output."""
+    """The launcher failed before the workers could state: read its output."""
     this_host = socket.gethostname()
     findings = []
     for problem in classify(output):
@@ -328,14 +328,14 @@ def _launcher_problems(output, timeout, endpoint, nnodes) -> list[Finding]:
     return findings
 
 
-def _incomplete(reports, world_size, expected, finished, hosts) -> Finding:
-    stages = {r: rep.stage for r, rep in sorted(reports.items())}
-    absent = sorted(set(range(world_size)) - set(reports)) if expected == world_size else []
+def _incomplete(states, world_size, expected, finished, hosts) -> Finding:
+    stages = {r: state.stage for r, state in sorted(states.items())}
+    absent = sorted(set(range(world_size)) - set(states)) if expected == world_size else []
     parts = [f"{_who(r, hosts)} stopped at {s}" for r, s in stages.items() if s != "done"]
-    if not reports:
+    if not states:
         parts.append(f"no rank reported (expected {expected})")
     if absent:
-        parts.append(f"no report from {_ranks(absent)}")
+        parts.append(f"no state from {_ranks(absent)}")
     why = "the launcher was stopped at its deadline" if not finished else "the launcher gave up"
     return Finding(
         "net.smoke",
@@ -346,11 +346,11 @@ def _incomplete(reports, world_size, expected, finished, hosts) -> Finding:
     )
 
 
-def _passed(reports, world_size) -> Finding:
-    first = reports.get(0) or next(iter(reports.values()))
-    hosts = sorted({h for rep in reports.values() for h in [rep.host, *rep.joined.values()]})
+def _passed(states, world_size) -> Finding:
+    first = states.get(0) or next(iter(states.values()))
+    hosts = sorted({h for state in states.values() for h in [state.host, *state.joined.values()]})
     versions = first.versions
-    devices = sorted({rep.device for rep in reports.values()})
+    devices = sorted({state.device for state in states.values()})
     where = f"{len(hosts)} host{'s' if len(hosts) > 1 else ''} ({', '.join(hosts)})"
     build = f"torch {versions.get('torch')}" if versions else ""
     build += f", NCCL {versions['nccl']}" if versions.get("nccl") else ""
@@ -362,7 +362,7 @@ def _passed(reports, world_size) -> Finding:
         {
             "backend": first.backend,
             "hosts": hosts,
-            "ranks": {str(r): f"{rep.host}:{rep.local_rank}" for r, rep in sorted(reports.items())},
+            "ranks": {str(r): f"{state.host}:{state.local_rank}" for r, state in sorted(states.items())},
             "versions": versions,
         },
     )
