@@ -209,6 +209,37 @@ class _Reduce:
         return (os.system, (f"touch {self.marker}",))
 
 
+@pytest.mark.parametrize(
+    "name, raw",
+    [
+        ("GLOBAL+REDUCE, protocol 0", b"cos\nsystem\n(S'touch {m}'\ntR."),
+        ("INST", b"(S'touch {m}'\nios\nsystem\n."),
+        ("OBJ", b"\x80\x02(cos\nsystem\nS'touch {m}'\no."),
+        ("STACK_GLOBAL+REDUCE", b"\x80\x04\x8c\x02os\x8c\x06system\x93\x8c\x08touch {m}\x85R."),
+        ("NEWOBJ", b"\x80\x02cbuiltins\nobject\n)\x81."),
+        ("extension code", b"\x80\x02\x82\x01."),
+        ("persistent id", b"\x80\x02Pfoo\n."),
+        ("BUILD on a dict", b"\x80\x02}}b."),
+        ("bad opcode", b"\x80\x02\xff\xff"),
+        ("empty", b""),
+        ("only a header", b"\x80\x02"),
+        ("huge length", b"\x80\x04\x8e\xff\xff\xff\xff\xff\xff\xff\x7f."),
+    ],
+)
+def test_every_way_a_pickle_can_call_or_break_is_one_refusal(tmp_path, name, raw):
+    marker = tmp_path / "ran"
+    path = tmp_path / "rank0.fr"
+    raw = raw.replace(b"{m}", str(marker).encode())
+    if b"\x8c\x08touch" in raw:  # fix the length byte of the command for the marker's path
+        command = b"touch " + str(marker).encode()
+        raw = raw.replace(b"\x8c\x08touch " + str(marker).encode(), b"\x8c" + bytes([len(command)]) + command)
+    path.write_bytes(raw)
+    (finding,) = explain_dumps([path])
+    assert finding.id == "log.unreadable_dump", (name, finding)
+    assert "\n" not in finding.summary and len(finding.summary) < 400
+    assert not marker.exists()
+
+
 def test_pickles_too_deep_or_too_large_to_be_a_dump_are_refused():
     deep = b"\x80\x02" + b"]" * 200 + b"a" * 199 + b"."  # 200 nested lists
     with pytest.raises(safe_pickle.UnsafePickle, match="nested more than"):

@@ -62,12 +62,12 @@ def loads(data: bytes) -> Loaded:
         truncated = False
     except UnsafePickle:
         raise
-    except (EOFError, pickle.UnpicklingError, ValueError, IndexError, KeyError, TypeError) as error:
-        value, truncated = _salvage(data, error)
     except RecursionError:
         raise UnsafePickle("nested too deeply to be plain data") from None
     except MemoryError:
         raise UnsafePickle("it asks for more memory than a dump takes") from None
+    except Exception as error:  # noqa: BLE001 - a cut-off file, or opcodes that do not fit together
+        value, truncated = _salvage(data, error)
     # Each object a reader meets costs the pickle at least a byte, unless it is shared (a 2-byte memo
     # reference): more visits than that is a pickle built to make readers walk forever.
     _check_plain(value, min(MAX_OBJECTS, 2 * len(data) + 10_000))
@@ -92,9 +92,11 @@ def _salvage(data: bytes, first_error: Exception) -> tuple[Any, bool]:
         raise
     except (EOFError, pickle.UnpicklingError) as error:
         if "truncated" not in str(error) and not isinstance(error, EOFError):
-            raise UnsafePickle(f"not a readable pickle ({error})") from None
+            raise UnsafePickle(f"not a readable pickle ({_short(error)})") from None
+    except (RecursionError, MemoryError):
+        raise UnsafePickle("it asks for more memory or nesting than a dump takes") from None
     except Exception as error:  # noqa: BLE001 - anything else the opcodes do wrong is a broken file
-        raise UnsafePickle(f"not a readable pickle ({type(error).__name__}: {error})") from None
+        raise UnsafePickle(f"not a readable pickle ({type(error).__name__}: {_short(error)})") from None
     stack = list(getattr(unpickler, "stack", []))
     meta = [list(level) for level in getattr(unpickler, "metastack", [])]
     while meta:
@@ -109,6 +111,11 @@ def _salvage(data: bytes, first_error: Exception) -> tuple[Any, bool]:
     if not stack:
         raise UnsafePickle(f"the file ends before any data ({first_error})")
     return stack[0], True
+
+
+def _short(error: BaseException, limit: int = 120) -> str:
+    text = " ".join(str(error).split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 def _check_plain(value: Any, most: int) -> None:
