@@ -51,14 +51,20 @@ def run_command(
             env=None if env is None else dict(env),
             start_new_session=True,
         )
-    except OSError as error:
-        return CommandResult(args, None, error=f"{error.strerror or error}: {args[0]}")
+    except OSError as error:  # e.g. PermissionError: Permission denied: /opt/cuda/bin/nvcc
+        return CommandResult(
+            args, None, error=f"{type(error).__name__}: {error.strerror or error}: {args[0]}"
+        )
     try:
         stdout, stderr = process.communicate(input=input, timeout=timeout)
     except subprocess.TimeoutExpired:
         _kill_group(process)
         stdout, stderr = process.communicate()
         return CommandResult(args, None, stdout or "", stderr or "", error=f"timed out after {timeout:g}s")
+    except BaseException:  # Ctrl-C: its own session would outlive us
+        _kill_group(process)
+        process.wait()
+        raise
     return CommandResult(args, process.returncode, stdout, stderr)
 
 

@@ -39,6 +39,8 @@ def report_command(
         try:
             output.write_text(text)
         except OSError as error:
-            raise BadInput(f"-o {output}: cannot write it: {error.strerror or error}") from None
+            raise BadInput(
+                f"-o {output}: cannot write it: {type(error).__name__}: {error.strerror or error}"
+            ) from None
         print(f"wrote {output} ({len(text.splitlines())} lines): paste it into the issue", file=sys.stderr)
     raise typer.Exit(exit_code(findings))
