@@ -117,3 +117,42 @@ def test_ranks_with_different_memory_end_with_the_same_batch_size(tmp_path):
         assert report["crash"].startswith(
             "RuntimeError: `crash_on_rank_1` failed on rank(s) 1 at batch size 64"
         )
+
+
+LATE_WORKER = r"""
+import datetime, logging, time
+import torch.distributed as dist
+from torchdoctor import find_executable_batch_size
+
+logging.basicConfig(level=logging.INFO, format="%(name)s: %(message)s")
+dist.init_process_group("gloo", timeout=datetime.timedelta(seconds=60))
+rank = dist.get_rank()
+
+def train(batch_size):
+    if rank == 1:
+        time.sleep(11)  # a slow rank, still inside: waited for, not given up on
+    return batch_size
+
+print("found", find_executable_batch_size(train, 8)(), flush=True)
+if rank == 0:  # rank 1 never calls this one
+    try:
+        find_executable_batch_size(train, 8, timeout=2)()
+    except RuntimeError as error:
+        print("error", error, flush=True)
+dist.destroy_process_group()
+"""
+
+
+@pytest.mark.timeout(400)
+def test_a_slow_rank_is_waited_for_with_word_of_whom_and_a_missing_one_is_named(tmp_path):
+    rank0, rank1 = run_ranks(LATE_WORKER, tmp_path, nprocs=2, timeout=300)
+    assert rank0.returncode == 0 and rank1.returncode == 0, rank0.output + rank1.output
+    assert "found 8" in rank0.stdout and "found 8" in rank1.stdout
+    assert (
+        "find_executable_batch_size: rank 0 waits for rank 1 (still inside `train` at batch size 8) to finish "
+        "try 1 (10 s of 71 s)" in rank0.stderr  # the group's 60 s, plus 10% and 5 s
+    )
+    assert (
+        "error find_executable_batch_size: rank 1 (has not started `train` at batch size 8 yet) did not finish "
+        "try 1 within 2 s; rank(s) 0 finished it and waited for them" in rank0.stdout
+    )
