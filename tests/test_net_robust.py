@@ -45,6 +45,8 @@ def _alive(pid: int) -> bool:
 
 # Each way `net` starts ranks: forked here (a long bench keeps them busy), and under torch's launcher over
 # hosts (waiting at the rendezvous for a second host that never comes).
+# SIGTERM (a scheduler's stop, `kill PID`) is handled the same way.
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM], ids=["ctrl-c", "sigterm"])
 @pytest.mark.parametrize(
     "args, ranks_started",
     [
@@ -53,7 +55,7 @@ def _alive(pid: int) -> bool:
     ],
     ids=["forked", "over-hosts"],
 )
-def test_ctrl_c_stops_everything_and_leaves_nothing(tmp_path, args, ranks_started):
+def test_ctrl_c_stops_everything_and_leaves_nothing(tmp_path, args, ranks_started, signum):
     temp = tmp_path / "tmp"
     temp.mkdir()
     with socket.socket() as probe:
@@ -73,7 +75,7 @@ def test_ctrl_c_stops_everything_and_leaves_nothing(tmp_path, args, ranks_starte
         assert process.poll() is None and seen, f"the ranks never started: {process.communicate()}"
         time.sleep(1)
         seen |= _children(process.pid)
-        process.send_signal(signal.SIGINT)
+        process.send_signal(signum)
         out, err = process.communicate(timeout=60)
     finally:
         if process.poll() is None:

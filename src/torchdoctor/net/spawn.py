@@ -24,7 +24,8 @@ import tempfile
 import time
 import traceback
 import uuid
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -121,7 +122,7 @@ def fork_ranks(
     )
     environ.pop("TORCHELASTIC_USE_AGENT_STORE", None)
     host = socket.gethostname()
-    with _folders(log_dir) as (state_dir, logs_at):
+    with _sigterm_as_interrupt(), _folders(log_dir) as (state_dir, logs_at):
         environ[STATE_DIR_VARIABLE] = str(state_dir)
         run = logs_at / f"td-{uuid.uuid4().hex[:8]}" / "attempt_0"
         pids: dict[int, int] = {}
@@ -138,6 +139,24 @@ def fork_ranks(
         return RanksRun(
             read_states(state_dir), nproc, finished, logs_at, exits=exits, logs=worker_logs(logs_at)
         )
+
+
+@contextmanager
+def _sigterm_as_interrupt() -> Iterator[None]:
+    """While ranks run, SIGTERM stops them and cleans up as Ctrl-C does (a scheduler's stop, ``kill PID``)."""
+
+    def interrupt(signum, frame) -> None:
+        raise KeyboardInterrupt
+
+    try:
+        previous = signal.signal(signal.SIGTERM, interrupt)
+    except ValueError:  # not the main thread: leave SIGTERM as it is
+        yield
+        return
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
 
 
 class _folders:
@@ -294,7 +313,7 @@ def launch_over_hosts(
 
     environ = dict(os.environ if environ is None else environ)
     environ.setdefault("OMP_NUM_THREADS", "1")
-    with _folders(log_dir) as (state_dir, logs_at):
+    with _sigterm_as_interrupt(), _folders(log_dir) as (state_dir, logs_at):
         environ[STATE_DIR_VARIABLE] = str(state_dir)
         command = launcher_command(nproc, options, logs_at, nnodes, endpoint, rdzv_id, worker)
         with tempfile.TemporaryFile(mode="w+") as output:
