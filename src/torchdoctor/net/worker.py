@@ -265,7 +265,13 @@ class Worker:
         self.store.set(f"left/{info.rank}", "1")
         if info.rank == 0 and self.hosts_store:
             keys = [f"left/{r}" for r in range(info.world_size)]
-            self.store.wait(keys, timedelta(seconds=self.options.timeout))
+            try:
+                self.store.wait(keys, timedelta(seconds=self.options.timeout))
+            except Exception:
+                late = [r for r in range(info.world_size) if not self.store.check([keys[r]])]
+                raise TimeoutError(
+                    f"rank(s) {_list(late)} did not finish within {self.options.timeout:g}s after the test"
+                ) from None
 
     def record_failure(self, error: Exception) -> None:
         state, why = self.state, str(error).strip()
