@@ -191,6 +191,18 @@ def test_a_long_megatron_log_counts_nan_only_as_a_value(tmp_path):
 # -- any input --------------------------------------------------------------------------------------------
 
 
+def test_the_end_of_a_long_log_is_read_line_by_line(tmp_path):
+    """A run killed by the kernel ends with the shell's bare "Killed": no trigger, but at the end of the log."""
+    log = tmp_path / "run.log"
+    log.write_text(STEPS * 100 + "Killed\n")
+    assert log.stat().st_size > 256 * 1024
+    (finding,) = explain([str(log)])
+    assert finding.id == "log.worker_killed"
+    log.write_text("Killed\n" + STEPS * 100)  # far from the end, a bare word is not looked at
+    (finding,) = explain([str(log)])
+    assert finding.id == "log.unrecognised"
+
+
 def test_binary_input_is_read_without_error(tmp_path):
     log = tmp_path / "core"
     log.write_bytes(os.urandom(300_000) + b"\0\xff\xfe")
@@ -255,6 +267,23 @@ def test_windows_are_the_same_whatever_the_chunk_size(chunk):
     expected = [(w.number, w.line, w.following[:2], w.also) for w in windows(io.BytesIO(text.encode()))]
     assert lines == expected and len(expected) == 6
     assert expected[0][0] == 201 and expected[1][3] == [203, 204]
+
+
+@pytest.mark.parametrize("chunk", [7, 64, 1000])
+def test_the_tail_read_line_by_line_is_the_same_whatever_the_chunk_size(chunk):
+    text = (STEPS + "Segmentation fault (core dumped)\n" + OOM) * 3
+    tail_from = len(text.encode()) // 2
+
+    def seen(size):
+        return [
+            (w.number, w.line) for w in windows(io.BytesIO(text.encode()), size, every_line_from=tail_from)
+        ]
+
+    assert seen(chunk) == seen(1 << 20)
+    numbers = [n for n, _ in seen(1 << 20)]
+    assert (
+        numbers[0] == 202 and len(numbers) > 200
+    )  # the first segfault line is before the tail and numbers == sorted(set(numbers))
 
 
 def test_a_line_longer_than_the_cap_is_cut_not_held(tmp_path):

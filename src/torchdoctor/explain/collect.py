@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 
 from torchdoctor.explain.kinds import CONTEXT_FACTS, RECOGNISERS
-from torchdoctor.explain.reader import Window, ranks_in_head, windows
+from torchdoctor.explain.reader import TAIL, Window, ranks_in_head, windows
 from torchdoctor.explain.recognisers import Context, Hit
 
 # A log that repeats one failure a million times still gives a bounded report.
@@ -23,8 +23,11 @@ class Collector:
         self._per_kind: dict[str, int] = {}
         self._order = 0
 
-    def read(self, stream, source: str, rank: int | None = None, head: bytes = b"") -> None:
-        """Read one log (a binary stream) whose text came from ``source`` (and ``rank``, when known)."""
+    def read(
+        self, stream, source: str, rank: int | None = None, head: bytes = b"", size: int | None = None
+    ) -> None:
+        """Read one log (a binary stream) whose text came from ``source`` (and ``rank``, when known); a
+        ``size`` in bytes has its last `TAIL` bytes read line by line."""
         self.ctx.sources.append(source)
         if rank is not None:
             self.ctx.ranks.add(rank)
@@ -34,7 +37,8 @@ class Collector:
         # A short paste (all of it in its head) is read line by line: an issue title quotes a message without
         # the "RuntimeError:" that holds the trigger. A long log is read through the triggers.
         short = len(head) < SHORT
-        for window in windows(stream, every_line=short):
+        tail_from = size - TAIL if size is not None and size > TAIL else None
+        for window in windows(stream, every_line=short, every_line_from=tail_from):
             self._window(window, source, rank)
 
     def _window(self, window: Window, source: str, file_rank: int | None) -> None:

@@ -34,7 +34,7 @@ def explain(paths: list[str] | tuple[str, ...] = (), stdin=None) -> list[Finding
         if log.in_folder and looks_binary(log.head):  # a checkpoint beside the logs: not worth reading
             skipped.append(log.source)
             continue
-        collector.read(log.stream, log.source, log.rank, log.head)
+        collector.read(log.stream, log.source, log.rank, log.head, log.size)
         if log.stream.truncated:
             notes.append(
                 Finding(

@@ -7,6 +7,7 @@ read is named in one line, a folder is walked without following links out of it.
 from __future__ import annotations
 
 import gzip
+import io
 import os
 import stat
 import zlib
@@ -30,6 +31,7 @@ class Log:
     head: bytes
     path: Path | None = None
     in_folder: bool = False  # found by walking a folder, not named by the user
+    size: int | None = None  # bytes, for a regular uncompressed file
 
 
 class _Prefixed:
@@ -110,7 +112,8 @@ def as_log(stream, source: str, rank: int | None, path: Path | None = None) -> L
     """Wrap a binary stream: peek at its head, and decompress it when it is gzip."""
     head = _read_head(stream, source)
     truncated = ""
-    if head.startswith(_GZIP_MAGIC):
+    zipped = head.startswith(_GZIP_MAGIC)
+    if zipped:
         unzipped = _Safe(gzip.GzipFile(fileobj=_Prefixed(head, stream)), source)
         pieces, size = [], 0
         while size < HEAD:  # in pieces: a file cut short still gives what came before the cut
@@ -122,7 +125,14 @@ def as_log(stream, source: str, rank: int | None, path: Path | None = None) -> L
         head, stream, truncated = b"".join(pieces), unzipped, unzipped.truncated
     safe = _Safe(_Prefixed(head, stream), source)
     safe.truncated = truncated
-    return Log(safe, source, rank, head, path)
+    size = None
+    if not zipped and hasattr(stream, "fileno"):
+        try:
+            status = os.fstat(stream.fileno())
+            size = status.st_size if stat.S_ISREG(status.st_mode) else None
+        except (OSError, ValueError, io.UnsupportedOperation):
+            size = None
+    return Log(safe, source, rank, head, path, size=size)
 
 
 class _Safe:

@@ -1,9 +1,9 @@
 """Finding the few lines of a log that can be about a failure, in time linear in its size and bounded memory.
 
-A log is read in chunks. A line is a *candidate* only when it holds one of a few literal `TRIGGERS` (every
-failure message torch, NCCL, CUDA or the compiler prints holds one: ``Error``, ``Timeout``, ``NCCL WARN``,
-``Exception``, ...), found with ``bytes.find``, which runs at memory speed; only those lines are decoded and
-handed to the recognisers, with the few lines after them (a message printed over several lines, NCCL's
+A log is read in chunks. Far from its end, a line is a *candidate* only when it holds one of a few literal
+`TRIGGERS` (``Error``, ``Timeout``, ``NCCL WARN``, ``Exception``, ...), found with ``bytes.find``, which
+runs at memory speed; a short log and the last `TAIL` bytes of a long one are looked at line by line. Only
+candidates are decoded and handed to the recognisers, with the few lines after them (a message printed over several lines, NCCL's
 ``Last error:``). A line longer than `MAX_LINE` is cut around the trigger, so one 2 GB line costs no more
 than 2 GB of short ones.
 
@@ -18,27 +18,26 @@ import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
-# Literal text one of which every recognised line holds. Each costs one bytes.find pass over the input, so
-# the list is short and each entry is rare in a healthy run's output ("nan", which Megatron prints on every
+# Literal text one of which a failure line far from the end of a long log holds (Python prints exceptions as
+# "SomethingError:"; C++ torch logs its timeouts; NCCL warns). Each costs one bytes.find pass over the input,
+# so the list is short and each entry is rare in a healthy run's output ("nan", which Megatron prints on every
 # step as "number of nan iterations", counts only after "=", ": ", "is ", "= " or "/", see `_NAN_AFTER`;
-# not "default", part of every "[default0]:" prefix).
+# not "default", part of every "[default0]:" prefix). A short log, and the last `TAIL` bytes of a long one,
+# have every line looked at: a shell's "Killed", "Segmentation fault (core dumped)", a warning's
+# "... is not compatible with the current PyTorch installation" need no trigger there.
 TRIGGERS: tuple[bytes, ...] = (
     b"rror",  # Error, error: nearly every failure
     b"imeout",  # Timeout(ms)=, collective operation timeout, Socket Timeout
-    b"imed out",  # timed out, Timed out waiting
     b"WARN",  # NCCL WARN
     b"xception",  # Exception, ChildFailedError's traceback
-    b"Killed",  # the shell's "Killed", the kernel's "Killed process"
-    b"egmentation",  # Segmentation fault (core dumped)
     b"exitcode",  # torchrun's failure summary
-    b"not compatible",  # "... with CUDA capability sm_86 is not compatible with the current PyTorch"
     b"too old",  # "The NVIDIA driver on your system is too old" as a UserWarning
-    b"nan",  # loss=nan, loss: nan, 'loss': nan, Loss is nan, inf/nan (only those, see _nan_counts)
-    b"overflow",  # apex: Gradient overflow.  Skipping step, ... reducing loss scale to 0.5
+    b"nan",  # loss=nan, loss: nan, 'loss': nan, Loss is nan, inf/nan (only those, see _NAN_AFTER)
 )
 # Settings are printed at start-up (NCCL INFO ... NCCL_SOCKET_IFNAME set to, an environment dump): they are
 # read from the head of each log (`Collector.read`) rather than costing a pass each over the whole of it.
 MAX_LINE = 64 * 1024  # longer lines are cut to this much around the trigger
+TAIL = 256 * 1024  # the end of a log, where a run that died says why, is read line by line
 CHUNK = 8 * 2**20
 FOLLOWING = 8  # lines after a candidate kept with it (torchrun's failure block is 7)
 _HALF = MAX_LINE // 2
@@ -87,15 +86,19 @@ def ranks_in_head(head: bytes) -> set[int]:
     return {int(m.group(1)) for m in _FIRST_RANKS.finditer(head)}
 
 
-def windows(stream, chunk_size: int = CHUNK, every_line: bool = False) -> Iterator[Window]:
+def windows(
+    stream, chunk_size: int = CHUNK, every_line: bool = False, every_line_from: int | None = None
+) -> Iterator[Window]:
     """Every candidate line of a binary ``stream``, in order, with the lines after it.
 
     ``every_line``: every line is a candidate, not only those with a trigger (for a short paste, where an
-    issue title may quote a message without its ``RuntimeError:``). Memory stays within a chunk plus a few cut
-    lines, whatever the input (no newline at all, NUL bytes).
+    issue title may quote a message without its ``RuntimeError:``); ``every_line_from``: the same from that
+    byte offset on (the end of a long log, where a run that died printed why). Memory stays within a chunk
+    plus a few cut lines, whatever the input (no newline at all, NUL bytes).
     """
     read: Callable[[int], bytes] = stream.read
     carry = b""
+    offset = 0  # byte offset of carry[0] in the input
     first_line = 1  # line number of carry[0]
     pending: set[int] = set()  # line numbers announced as candidates by the line before them
     eof = False
@@ -111,7 +114,13 @@ def windows(stream, chunk_size: int = CHUNK, every_line: bool = False) -> Iterat
             limit = buf.rfind(b"\n") + 1
             if len(buf) - limit > MAX_LINE:  # a line longer than MAX_LINE: cut it
                 limit = len(buf) - _HALF
-        starts = _line_starts(buf, limit) if every_line else _candidate_starts(buf, limit)
+        if every_line:
+            starts = _line_starts(buf, limit)
+        else:
+            starts = _candidate_starts(buf, limit)
+            if every_line_from is not None and offset + limit > every_line_from:
+                tail = _line_starts(buf, limit, max(0, every_line_from - offset))
+                starts = sorted(set(starts).union(tail))
         line_number, counted_to = first_line, 0
         resume = limit  # where the next buffer starts
         for start in starts:
@@ -144,6 +153,7 @@ def windows(stream, chunk_size: int = CHUNK, every_line: bool = False) -> Iterat
         if resume < limit:
             limit = resume
         first_line += buf.count(b"\n", 0, limit)
+        offset += limit
         pending = {n for n in pending if n >= first_line}
         carry = buf[limit:]
         if eof and carry:  # the deferred tail at the end of the input: nothing more will come
@@ -175,9 +185,10 @@ def _candidate_starts(buf: bytes, limit: int) -> list[int]:
     return sorted(starts)
 
 
-def _line_starts(buf: bytes, limit: int) -> list[int]:
-    """Start offsets of every line in ``buf[:limit]``."""
-    starts, at = [0], buf.find(b"\n", 0, limit)
+def _line_starts(buf: bytes, limit: int, lowest: int = 0) -> list[int]:
+    """Start offsets of every line in ``buf[lowest:limit]`` (the first one from ``lowest`` on)."""
+    starts = [0] if lowest == 0 else []
+    at = buf.find(b"\n", max(0, lowest - 1), limit)
     while at >= 0:
         if at + 1 < limit:
             starts.append(at + 1)
