@@ -198,9 +198,15 @@ def test_the_end_of_a_long_log_is_read_line_by_line(tmp_path):
     assert log.stat().st_size > 256 * 1024
     (finding,) = explain([str(log)])
     assert finding.id == "log.worker_killed"
-    log.write_text("Killed\n" + STEPS * 100)  # far from the end, a bare word is not looked at
+    log.write_text(STEPS * 50 + "Killed\n" + STEPS * 50)  # far from both ends, a bare word is not looked at
     (finding,) = explain([str(log)])
     assert finding.id == "log.unrecognised"
+    log.write_text(
+        "UserWarning: CUDA initialization: The NVIDIA driver on your system is too old (found version 11040)\n"
+        + STEPS * 100
+    )  # the start of a long log is read line by line too: a warning and a run that went on, on the CPU
+    (finding,) = explain([str(log)])
+    assert finding.id == "log.driver_too_old" and "CUDA up to 11.4" in finding.summary
 
 
 def test_binary_input_is_read_without_error(tmp_path):

@@ -27,7 +27,7 @@ class Collector:
         self, stream, source: str, rank: int | None = None, head: bytes = b"", size: int | None = None
     ) -> None:
         """Read one log (a binary stream) whose text came from ``source`` (and ``rank``, when known); a
-        ``size`` in bytes has its last `TAIL` bytes read line by line."""
+        ``size`` in bytes has its last `TAIL` bytes read line by line, as every log has its first."""
         self.ctx.sources.append(source)
         if rank is not None:
             self.ctx.ranks.add(rank)
@@ -38,7 +38,7 @@ class Collector:
         # the "RuntimeError:" that holds the trigger. A long log is read through the triggers.
         short = len(head) < SHORT
         tail_from = size - TAIL if size is not None and size > TAIL else None
-        for window in windows(stream, every_line=short, every_line_from=tail_from):
+        for window in windows(stream, every_line=short, every_line_from=tail_from, every_line_to=TAIL):
             self._window(window, source, rank)
 
     def _window(self, window: Window, source: str, file_rank: int | None) -> None:

@@ -2,7 +2,7 @@
 
 A log is read in chunks. Far from its end, a line is a *candidate* only when it holds one of a few literal
 `TRIGGERS` (``Error``, ``Timeout``, ``NCCL WARN``, ``Exception``, ...), found with ``bytes.find``, which
-runs at memory speed; a short log and the last `TAIL` bytes of a long one are looked at line by line. Only
+runs at memory speed; a short log and the first and last `TAIL` bytes of a long one are looked at line by line. Only
 candidates are decoded and handed to the recognisers, with the few lines after them (a message printed over several lines, NCCL's
 ``Last error:``). A line longer than `MAX_LINE` is cut around the trigger, so one 2 GB line costs no more
 than 2 GB of short ones.
@@ -22,22 +22,22 @@ from dataclasses import dataclass, field
 # "SomethingError:"; C++ torch logs its timeouts; NCCL warns). Each costs one bytes.find pass over the input,
 # so the list is short and each entry is rare in a healthy run's output ("nan", which Megatron prints on every
 # step as "number of nan iterations", counts only after "=", ": ", "is ", "= " or "/", see `_NAN_AFTER`;
-# not "default", part of every "[default0]:" prefix). A short log, and the last `TAIL` bytes of a long one,
-# have every line looked at: a shell's "Killed", "Segmentation fault (core dumped)", a warning's
-# "... is not compatible with the current PyTorch installation" need no trigger there.
+# not "default", part of every "[default0]:" prefix). A short log, and the first and last `TAIL` bytes of a
+# long one, have every line looked at: what a run prints as it starts (CUDA's and NCCL's warnings: "The
+# NVIDIA driver on your system is too old", "... is not compatible with the current PyTorch installation")
+# and as it dies (torchrun's "exitcode : -9", a shell's "Killed", "Segmentation fault (core dumped)") needs no
+# trigger there.
 TRIGGERS: tuple[bytes, ...] = (
     b"rror",  # Error, error: nearly every failure
     b"imeout",  # Timeout(ms)=, collective operation timeout, Socket Timeout
     b"WARN",  # NCCL WARN
     b"xception",  # Exception, ChildFailedError's traceback
-    b"exitcode",  # torchrun's failure summary
-    b"too old",  # "The NVIDIA driver on your system is too old" as a UserWarning
     b"nan",  # loss=nan, loss: nan, 'loss': nan, Loss is nan, inf/nan (only those, see _NAN_AFTER)
 )
 # Settings are printed at start-up (NCCL INFO ... NCCL_SOCKET_IFNAME set to, an environment dump): they are
 # read from the head of each log (`Collector.read`) rather than costing a pass each over the whole of it.
 MAX_LINE = 64 * 1024  # longer lines are cut to this much around the trigger
-TAIL = 256 * 1024  # the end of a log, where a run that died says why, is read line by line
+TAIL = 256 * 1024  # the start and the end of a log are read line by line: where a run warns and dies
 CHUNK = 8 * 2**20
 FOLLOWING = 8  # lines after a candidate kept with it (torchrun's failure block is 7)
 _HALF = MAX_LINE // 2
@@ -87,14 +87,19 @@ def ranks_in_head(head: bytes) -> set[int]:
 
 
 def windows(
-    stream, chunk_size: int = CHUNK, every_line: bool = False, every_line_from: int | None = None
+    stream,
+    chunk_size: int = CHUNK,
+    every_line: bool = False,
+    every_line_from: int | None = None,
+    every_line_to: int = 0,
 ) -> Iterator[Window]:
     """Every candidate line of a binary ``stream``, in order, with the lines after it.
 
     ``every_line``: every line is a candidate, not only those with a trigger (for a short paste, where an
     issue title may quote a message without its ``RuntimeError:``); ``every_line_from``: the same from that
-    byte offset on (the end of a long log, where a run that died printed why). Memory stays within a chunk
-    plus a few cut lines, whatever the input (no newline at all, NUL bytes).
+    byte offset on (the end of a long log, where a run that died printed why); ``every_line_to``: the same up
+    to that byte offset (the start of a log, where CUDA and NCCL warn as they start). Memory stays within a
+    chunk plus a few cut lines, whatever the input (no newline at all, NUL bytes).
     """
     read: Callable[[int], bytes] = stream.read
     carry = b""
@@ -118,9 +123,13 @@ def windows(
             starts = _line_starts(buf, limit)
         else:
             starts = _candidate_starts(buf, limit)
+            extra: list[int] = []
             if every_line_from is not None and offset + limit > every_line_from:
-                tail = _line_starts(buf, limit, max(0, every_line_from - offset))
-                starts = sorted(set(starts).union(tail))
+                extra += _line_starts(buf, limit, max(0, every_line_from - offset))
+            if offset < every_line_to:
+                extra += _line_starts(buf, min(limit, every_line_to - offset))
+            if extra:
+                starts = sorted(set(starts).union(extra))
         line_number, counted_to = first_line, 0
         resume = limit  # where the next buffer starts
         for start in starts:
