@@ -1,11 +1,11 @@
 """Finding the few lines of a log that can be about a failure, in time linear in its size and bounded memory.
 
-A log is read in chunks. Far from its end, a line is a *candidate* only when it holds one of a few literal
-`TRIGGERS` (``Error``, ``Timeout``, ``NCCL WARN``, ``Exception``, ...), found with ``bytes.find``, which
-runs at memory speed; a short log and the first and last `TAIL` bytes of a long one are looked at line by line. Only
-candidates are decoded and handed to the recognisers, with the few lines after them (a message printed over several lines, NCCL's
-``Last error:``). A line longer than `MAX_LINE` is cut around the trigger, so one 2 GB line costs no more
-than 2 GB of short ones.
+A log is read in chunks. Far from both of its ends, a line is a *candidate* only when it holds one of a few
+literal `TRIGGERS` (``Error``, ``Timeout``, ``NCCL WARN``, ``Exception``, ...), found with ``bytes.find``,
+which runs at memory speed; a short log, and the first and last `TAIL` bytes of a long one, are looked at
+line by line. Only candidates are decoded and handed to the recognisers, with the few lines after them (a
+message printed over several lines, NCCL's ``Last error:``). A line longer than `MAX_LINE` is cut around the
+trigger, so one 2 GB line costs no more than 2 GB of short ones.
 
     >>> import io
     >>> [w.line for w in windows(io.BytesIO(b"step 1\\nRuntimeError: boom\\nstep 2\\n"))]
