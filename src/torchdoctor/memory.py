@@ -222,7 +222,7 @@ class _Search:
     """One call of the wrapped function: the sizes tried, and what the ranks agreed after each."""
 
     def __init__(
-        self, function: Callable, name: str, search: str, reduce_fn: Callable | None, timeout
+        self, function: Callable, name: str, search: str, reduce_fn: Callable | None, timeout: float | None
     ) -> None:
         self.function, self.name, self.search, self.reduce_fn = function, name, search, reduce_fn
         self.log = _logger()
@@ -241,7 +241,7 @@ class _Search:
         tries = 0
         while True:
             if size < 1:
-                raise RuntimeError(self._reached_zero(size, too_big, start))
+                raise RuntimeError(self._reached_zero(too_big, start))
             tries += 1
             statuses, result = self._try(tries, size, args, kwargs)
             out_of_memory = sorted(
@@ -358,7 +358,7 @@ class _Search:
             )
         return number
 
-    def _reached_zero(self, size: int, too_big: int | None, start: int) -> str:
+    def _reached_zero(self, too_big: int | None, start: int) -> str:
         if too_big is None:
             return f"{REACHED_ZERO} starting_batch_size={start}: start from a positive batch size"
         return (
