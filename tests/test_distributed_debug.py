@@ -8,7 +8,7 @@ import pytest
 import torch.distributed as dist
 from rank_runner import run_ranks
 
-from torchdoctor.distributed import debug
+from torchdoctor.distributed import debug, messages
 
 ISSUE_EXAMPLE = """\
 Cannot apply desired operation due to shape mismatches. All shapes across devices must be valid.
@@ -217,16 +217,16 @@ def test_enable_is_idempotent_and_disable_restores_the_originals():
 
 def test_mismatch_message_names_each_field():
     same = {"operation": "op", "shape": [2], "dtype": "torch.float32", "device": "cpu", "site": "a.py:1 in f"}
-    assert debug.mismatch_message({0: same, 1: dict(same, site="a.py:9 in g")}) == ""
-    text = debug.mismatch_message({0: same, 1: dict(same, device="cuda", site="b.py:3 in h")})
+    assert messages.mismatch_message({0: same, 1: dict(same, site="a.py:9 in g")}) == ""
+    text = messages.mismatch_message({0: same, 1: dict(same, device="cuda", site="b.py:3 in h")})
     assert text.startswith("Cannot apply desired operation due to device mismatches. All devices across")
     assert text.endswith("Called from:\n  - Process 0: a.py:1 in f\n  - Process 1: b.py:3 in h")
-    text = debug.mismatch_message({0: dict(same, src=0), 1: dict(same, src=1)})
+    text = messages.mismatch_message({0: dict(same, src=0), 1: dict(same, src=1)})
     assert "Input source ranks:\n  - Process 0: 0\n  - Process 1: 1" in text
-    assert debug.mismatch_message({0: same, 1: same}, backend="gloo") == ""
-    text = debug.mismatch_message({0: same, 1: dict(same, device="cuda")}, backend="nccl")
+    assert messages.mismatch_message({0: same, 1: same}, backend="gloo") == ""
+    text = messages.mismatch_message({0: same, 1: dict(same, device="cuda")}, backend="nccl")
     assert text.startswith("Cannot apply desired operation due to device mismatches")
-    text = debug.mismatch_message({0: same, 1: same}, backend="nccl")
+    text = messages.mismatch_message({0: same, 1: same}, backend="nccl")
     assert text.startswith("Cannot apply desired operation: the NCCL backend only communicates CUDA tensors")
     assert "Input devices:\n  - Process 0: cpu\n  - Process 1: cpu" in text
 
@@ -272,12 +272,12 @@ def test_debug_names_the_users_line_under_accelerate_and_the_fix_for_an_uneven_b
 
 
 def test_shape_fix_names_the_dimension_or_says_nothing():
-    assert "dimension 1 (5, 7)" in debug.shape_fix([[2, 5], [2, 7]])
-    assert "pad_across_processes(tensor, dim=1, pad_index=...)" in debug.shape_fix([[2, 5], [2, 7]])
-    assert "different numbers of dimensions (2, 1)" in debug.shape_fix([[2, 5], [5]])
-    assert debug.shape_fix([[2, 5], [3, 7]]) == ""  # two dimensions differ: no confident advice
+    assert "dimension 1 (5, 7)" in messages.shape_fix([[2, 5], [2, 7]])
+    assert "pad_across_processes(tensor, dim=1, pad_index=...)" in messages.shape_fix([[2, 5], [2, 7]])
+    assert "different numbers of dimensions (2, 1)" in messages.shape_fix([[2, 5], [5]])
+    assert messages.shape_fix([[2, 5], [3, 7]]) == ""  # two dimensions differ: no confident advice
     nested = [{"a": [1], "b": [4, 2]}, {"a": [1], "b": [3, 2]}]
-    assert "dimension 0 (4, 3)" in debug.shape_fix(nested)
+    assert "dimension 0 (4, 3)" in messages.shape_fix(nested)
 
 
 def test_nested_tensors_have_a_signature_instead_of_a_crash():
