@@ -348,7 +348,7 @@ def is_library(path: str) -> bool:
     dump (``site-packages``, ``dist-packages``, ``lib/python3.x``), or torchdoctor's own."""
     if _LIBRARY.search(path):
         return True
-    from torchdoctor.distributed.watchdog import is_user_code
+    from torchdoctor.distributed.hang_report import is_user_code
 
     return not is_user_code(path) if os.path.isabs(path) and os.path.exists(path) else False
 

@@ -1,0 +1,137 @@
+"""One hang report for a job on several nodes, made by the launchers through the job's own store.
+
+Each node's `torchdoctor launch --watchdog` watches its own workers. At a hang the launchers meet in the
+store torchrun's agent hosts (the one the workers use; under a key prefix of ours): the first node to see a
+hang says so there, every node posts one summary of its ranks (their stacks and newest flight-recorder
+entries), and the node that hosts rank 0 reads them all and prints the verdict for the whole job.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+
+from torchdoctor.distributed.hang_report import Frame, RankStack, format_report, grouped, stack_dict
+
+
+class JobExchange:
+    """How the launchers of a job on several nodes make one hang report, through the job's own store (the
+    one torchrun's agent hosts and the workers use): each node posts one summary of its ranks (stacks and
+    the newest flight-recorder entries), and the node hosting rank 0 reads them all and reports for the
+    whole job. A constant number of store requests per node and hang, plus one check a second while the
+    run lasts (has another node seen a hang?)."""
+
+    def __init__(self, store, node: int, nodes: int, world: int, hosts_rank0: bool, host: str) -> None:
+        self.store, self.node, self.nodes, self.world = store, node, nodes, world
+        self.hosts_rank0, self.host = hosts_rank0, host
+        self._checked = 0.0
+
+    @classmethod
+    def connect(cls, workers: list[dict], timeout: float = 30) -> JobExchange | None:
+        """The exchange for this node's ``workers`` (their ``rank*.json``), or None on one node or when the
+        store cannot be reached (each node then reports its own ranks, as before)."""
+        first = workers[0]
+        try:
+            nodes, node = int(first.get("nodes", 1)), int(first.get("node", 0))
+            address, port = first.get("store", ["", ""])
+            if nodes < 2 or not address or not port:
+                return None
+            from datetime import timedelta
+
+            from torch.distributed import PrefixStore, TCPStore
+
+            store = TCPStore(address, int(port), is_master=False, timeout=timedelta(seconds=timeout))
+        except Exception:  # noqa: BLE001 - no store, no exchange: this node still reports its own ranks
+            return None
+        prefix = f"torchdoctor/hang/{first.get('run_id', '')}/{first.get('restart', '0')}/"
+        hosts_rank0 = any(w["rank"] == 0 for w in workers)
+        world = int(first.get("world_size", 0))
+        return cls(PrefixStore(prefix, store), node, nodes, world, hosts_rank0, first.get("host", ""))
+
+    def asked(self, every: float = 1.0) -> bool:
+        """Whether any node saw a hang (one store request, at most once every ``every`` seconds)."""
+        if time.monotonic() - self._checked < every:
+            return False
+        self._checked = time.monotonic()
+        try:
+            return self.store.check(["asked"])
+        except Exception:  # noqa: BLE001 - the store went with node 0's agent: the run is ending
+            return False
+
+    def report(
+        self, stacks: list[RankStack], records: dict, directory: Path, timeout: float, stop_run, collect=20.0
+    ) -> str:
+        """Post this node's ranks; on the node hosting rank 0, wait (at most ``collect`` s) for every node's,
+        stop the run and return the report for the whole job; elsewhere wait until it is out, stop this
+        node's run and return a short report that says where the verdict is."""
+        from torchdoctor.explain import flight_recorder as fr
+
+        summary = {
+            "node": self.node,
+            "host": self.host,
+            "directory": str(directory),
+            "stacks": [{**stack_dict(s), "note": s.note} for s in stacks],
+            "records": [fr.digest(r) for r in records.values()],
+        }
+        try:
+            self.store.set(f"node/{self.node}", json.dumps(summary))
+            self.store.add("asked", 1)
+        except Exception as error:  # noqa: BLE001
+            stop_run()
+            return format_report(stacks, timeout, f"(the other nodes are unreachable: {error})", records)
+        if not self.hosts_rank0:
+            self._wait_for(["reported"], collect + 10)
+            stop_run()
+            return self._local_report(stacks, timeout, directory)
+        summaries, missing = self._gather(collect)
+        all_stacks, all_records, folders = [], {}, []
+        for node in summaries:
+            for s in node["stacks"]:
+                frames = [Frame(*f) for f in s["frames"]]
+                all_stacks.append(RankStack(s["rank"], s["pid"], s["host"], frames, s.get("note", "")))
+            all_records.update({d["rank"]: fr.from_digest(d) for d in node["records"]})
+            folders.append(f"{node['host']}:{node['directory']}")
+        known = {s.rank for s in all_stacks}
+        why = f"its node (node {', '.join(map(str, missing))}) did not answer within {collect:g}s"
+        all_stacks += [RankStack(r, note=why) for r in range(self.world) if r not in known]
+        try:
+            self.store.set("reported", "1")
+        except Exception:  # noqa: BLE001 - the others stop by themselves when the store goes
+            pass
+        stop_run()
+        extra = f"Full stacks and flight-recorder dumps, per node: {', '.join(folders)}. The run was stopped."
+        return format_report(all_stacks, timeout, extra, all_records, nodes=self.nodes)
+
+    def _gather(self, collect: float) -> tuple[list[dict], list[int]]:
+        keys = [f"node/{n}" for n in range(self.nodes)]
+        self._wait_for(keys, collect)
+        summaries, missing = [], []
+        for node, key in enumerate(keys):
+            try:
+                summaries.append(json.loads(self.store.get(key)) if self.store.check([key]) else None)
+            except Exception:  # noqa: BLE001
+                summaries.append(None)
+            if summaries[-1] is None:
+                missing.append(node)
+        return [s for s in summaries if s], missing
+
+    def _wait_for(self, keys: list[str], seconds: float) -> None:
+        """One request that returns when every key is there, or after ``seconds``."""
+        from datetime import timedelta
+
+        try:
+            self.store.wait(keys, timedelta(seconds=seconds))
+        except Exception:  # noqa: BLE001 - not all came, or the store went with node 0's agent
+            pass
+
+    def _local_report(self, stacks: list[RankStack], timeout: float, directory: Path) -> str:
+        head = f"torchdoctor: hang: no progress for {timeout:g}s. This node's ranks ({self.host}, node {self.node}):"
+        lines = [head, ""] + grouped(stacks)
+        lines += [
+            "",
+            "The verdict for the whole job is in the report of the node that hosts rank 0.",
+            f"Full stacks: {directory}/rank*.stack, flight-recorder dumps: {directory}/rank*.fr. "
+            "The run was stopped.",
+        ]
+        return "\n".join(lines) + "\n"
