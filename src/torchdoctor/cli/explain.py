@@ -13,7 +13,7 @@ from torchdoctor.cli.app import JSON, VERBOSE, app, report
 def explain(
     paths: list[str] = typer.Argument(
         None,
-        metavar="[PATH]...",
+        metavar="PATH",
         help="Log files (.gz too) or folders of per-rank logs and flight-recorder dumps; none or - : stdin.",
         show_default=False,
     ),
