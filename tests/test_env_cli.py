@@ -135,3 +135,15 @@ def test_empty_or_sloppy_arch_lists(cli, tmp_path):
     assert result.returncode == 0, result.stderr
     data = json.loads(result.stdout)
     assert data["arch_list"] == "8.0;9.0+PTX" and 'TORCH_CUDA_ARCH_LIST="8.0;9.0+PTX" ' in data["command"]
+
+
+def test_env_under_an_environment_that_breaks_import_torch(cli, tmp_path):
+    result = cli(
+        "env", "--json", "--root", str(tmp_path), env={"TORCH_DISTRIBUTED_DEBUG": "ALL"}, timeout=180
+    )
+    assert result.returncode == 1 and result.stderr == "", result.stderr[-2000:]
+    findings = json.loads(result.stdout)["findings"]
+    assert findings[0]["id"] == "sys.torch" and "TORCH_DISTRIBUTED_DEBUG='ALL'" in findings[0]["summary"]
+    ids = [f["id"] for f in findings[1:]]
+    assert ids[:3] == ["env.toolkits", "env.build_toolkit", "env.toolkit_mismatch"], ids
+    assert not any("crashed" in f["summary"] for f in findings)

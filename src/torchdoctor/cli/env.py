@@ -39,8 +39,13 @@ def env(
         _print_deepspeed_build(wheel, arch, root, as_json)
         raise typer.Exit(0)
     from torchdoctor.checks import discover, run_checks
+    from torchdoctor.system import check_torch
+    from torchdoctor.torch_import import import_failure
 
-    report(run_checks(discover(["torchdoctor.env.checks"], root=root)), as_json, verbose)
+    findings = run_checks(discover(["torchdoctor.env.checks"], root=root))
+    if import_failure() is not None:  # the facts above come from torch's version file: say why
+        findings.insert(0, check_torch())
+    report(findings, as_json, verbose)
 
 
 def _print_deepspeed_build(wheel: bool, arch_value: str | None, root: Path, as_json: bool) -> None:
