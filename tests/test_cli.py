@@ -161,6 +161,8 @@ def _bad_input_cases(tmp_path):
         (["mpi", "-f", str(huge)], "slots 99999999999999999999 is more than mpirun can count"),
         (["mpi", "-f", str(tmp_path / "loop")], "a symbolic link loop"),
         (["mpi", "-f", LONG], "name too long"),
+        (["mpi", "-f", ""], "hostfile '': empty"),
+        (["mpi", "-f", str(tmp_path)], "is a folder, not a file"),
         (["check", "--bogus"], "no such option: --bogus (see"),  # no misleading "did you mean --verbose"
         (["check", "--verbos"], "no such option: --verbos (did you mean --verbose?)"),
         (["env", "--jsn"], "no such option: --jsn (did you mean --json?)"),

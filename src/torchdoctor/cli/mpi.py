@@ -15,8 +15,8 @@ _MAX_SSH_TIMEOUT = 3600
 
 @app.command()
 def mpi(
-    hostfile: Path = typer.Option(
-        ..., "--hostfile", "-f", help="Open MPI (host slots=N) or MPICH (host:N) hostfile."
+    hostfile: str = typer.Option(
+        ..., "--hostfile", "-f", metavar="FILE", help="Open MPI (host slots=N) or MPICH (host:N) hostfile."
     ),
     n: int | None = typer.Option(
         None, "-n", "-np", help="Run on the first N hosts.  [default: every host in the hostfile]"
@@ -32,7 +32,8 @@ def mpi(
 
     require_seconds("--timeout", timeout)  # nan, inf or 1e13 would reach subprocess's wait and crash it
     require_seconds("--ssh-timeout", ssh_timeout, maximum=_MAX_SSH_TIMEOUT)
-    entries = parse_hostfile(hostfile)
+    entries = parse_hostfile(hostfile)  # a str: Path('') would read as '.'
+    hostfile = Path(hostfile)
     hosts = len(distinct_hosts(entries))
     n = hosts if n is None else n
     if n < 1 or n > hosts:

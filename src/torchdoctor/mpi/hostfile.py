@@ -141,8 +141,8 @@ def parse_hostfile(path: str | Path) -> list[HostfileEntry]:
 
     Raises `BadInput` when the file is missing, unreadable, has no host, or a line is malformed.
     """
-    path = Path(path)
     data = read_file("hostfile", path, limit=_MAX_HOSTFILE_BYTES)
+    path = Path(path)
     lines = data.decode(errors="replace").split("\n")
     entries: list[HostfileEntry] = []
     first_line: dict[str, int] = {}
