@@ -300,6 +300,31 @@ def test_ddps_own_collectives_are_named_as_ddps_not_as_no_collective(cli, tmp_pa
     assert "rank 1 is in load_more_data" in report
 
 
+def test_left_the_loop_is_said_only_of_a_rank_past_the_loop_not_of_one_that_has_not_reached_it(tmp_path):
+    torch_dir = importlib.util.find_spec("torch").submodule_search_locations[0]
+    script = tmp_path / "train.py"
+    script.write_text(
+        "def main():\n"  # 1
+        "    load_data()\n"  # 2
+        "    for batch in loader:\n"  # 3
+        "        loss = model(batch)\n"  # 4
+        "        loss.backward()\n"  # 5
+        "    evaluate()\n"  # 6
+        "main()\n"  # 7
+    )
+    top = [Frame(str(script), 7, "<module>")]
+    backward = [Frame(os.path.join(torch_dir, "autograd", "graph.py"), 841, "_engine_run_backward")]
+    waiting = RankStack(0, 1, "h", top + [Frame(str(script), 5, "main")] + backward)
+    past = RankStack(1, 2, "h", top + [Frame(str(script), 6, "main"), Frame(str(script), 1, "evaluate")])
+    before = RankStack(1, 2, "h", top + [Frame(str(script), 2, "main"), Frame(str(script), 1, "load_data")])
+    inside = RankStack(1, 2, "h", top + [Frame(str(script), 4, "main")])
+    assert "rank(s) 1 left the loop at" in diagnosis([waiting, past])
+    for other in (before, inside):
+        assert "left the loop" not in diagnosis([waiting, other])
+    finished = RankStack(1, note="its script had already returned")
+    assert "rank(s) 1 left the loop at" in diagnosis([waiting, finished])
+
+
 def test_torchdoctors_own_agreement_all_reduce_is_named_not_hidden_behind_the_users_line():
     import torchdoctor.memory as memory
 

@@ -263,9 +263,9 @@ def _left_the_loop(waiters: list[RankStack], elsewhere: list[RankStack]) -> str:
     first, last = loop
     out = []
     for stack in elsewhere:
-        inside = any(f.file == frame.file and first <= f.line <= last for f in stack.frames)
-        if inside or not (stack.frames or "returned" in stack.note or "exited" in stack.note):
-            return ""
+        finished = not stack.frames and ("returned" in stack.note or "exited" in stack.note)
+        if not finished and not _past(waiters[0].frames, stack.frames, frame, last):
+            return ""  # inside the loop too, not there yet, or no telling: no claim
         out.append(stack)
     place = "; ".join(
         f"rank {s.rank} is in {s.frames[-1].function} ({s.frames[-1].file}:{s.frames[-1].line})"
@@ -281,6 +281,20 @@ def _left_the_loop(waiters: list[RankStack], elsewhere: list[RankStack]) -> str:
         "(DistributedSampler(drop_last=True), data split evenly), or run the loop under DDP's "
         "`with model.join():`, which lets ranks with fewer batches finish."
     )
+
+
+def _past(waiter: list[Frame], other: list[Frame], loop_frame: Frame, loop_end: int) -> bool:
+    """Whether ``other`` is past the loop ``waiter`` is in: walking both stacks from the outermost frame, at
+    the first frame where they stand on different lines of the same function, ``other`` is further down
+    (past the loop's last line, in the loop's own function; past the call, in an outer one)."""
+    for mine, theirs in zip(waiter, other, strict=False):
+        if (mine.file, mine.function) != (theirs.file, theirs.function):
+            return False
+        if mine.line != theirs.line:
+            if mine is loop_frame:
+                return theirs.line > loop_end
+            return theirs.line > mine.line
+    return False
 
 
 def _rank_condition_hint(stacks: list[RankStack]) -> str:

@@ -42,7 +42,7 @@ RANK_WORDS = re.compile(
 )
 _LIBRARY = re.compile(r"[/\\](site-packages|dist-packages|lib[/\\]python\d[\d.]*)[/\\]|^<")
 _NEEDED = frozenset(
-    "collective_seq_id process_group profiling_name input_sizes output_sizes input_dtypes output_dtypes".split()
+    "process_group profiling_name input_sizes output_sizes input_dtypes output_dtypes".split()
 )
 _RANK_IN_NAME = re.compile(r"(\d+)(?:\.[A-Za-z]+)?$")
 
@@ -181,7 +181,8 @@ def parse(data: dict, rank: int, source: str = "", truncated: bool = False) -> R
 def _collective(entry: dict) -> Collective | None:
     if entry.get("is_p2p"):
         return None
-    seq, group = entry.get("collective_seq_id"), entry.get("process_group")
+    # torch 2.3 and older wrote one ``seq_id`` for collectives and p2p alike
+    seq, group = entry.get("collective_seq_id", entry.get("seq_id")), entry.get("process_group")
     if not isinstance(seq, int) or seq <= 0:
         return None
     if isinstance(group, (list, tuple)) and group:
