@@ -5,6 +5,7 @@ import shutil
 import textwrap
 from pathlib import Path
 
+import pytest
 from test_net_multinode import _finish, _start, two_hosts  # noqa: F401 - two_hosts is a fixture
 
 PORT = 29411
@@ -29,7 +30,8 @@ for step in range(3):
 """
 
 
-def test_the_node_hosting_rank_0_reports_for_the_whole_job(two_hosts, tmp_path):  # noqa: F811
+@pytest.mark.parametrize("rendezvous", ["static", "c10d"])
+def test_the_node_hosting_rank_0_reports_for_the_whole_job(two_hosts, tmp_path, rendezvous):  # noqa: F811
     a, b = two_hosts
     script = tmp_path / "train.py"
     script.write_text(textwrap.dedent(SCRIPT))
@@ -38,18 +40,34 @@ def test_the_node_hosting_rank_0_reports_for_the_whole_job(two_hosts, tmp_path):
         for t in ("    dist.all_reduce(x)", "        save_checkpoint()")
     }
     launch = ["-m", "torchdoctor", "launch", "--nnodes", "2", "--nproc-per-node", "2", "--watchdog", "5"]
-    launch += ["--master-addr", a.address, "--master-port", str(PORT)]
+    if rendezvous == "static":
+        launch += ["--master-addr", a.address, "--master-port", str(PORT)]
+        per_node = [["--node-rank", "0"], ["--node-rank", "1"]]
+    else:  # c10d gives out the node ranks itself: either host may end up with rank 0
+        launch += [
+            "--rdzv-backend",
+            "c10d",
+            "--rdzv-endpoint",
+            f"{a.address}:{PORT}",
+            "--rdzv-id",
+            a.namespace,
+        ]
+        per_node = [[], []]
     started = [
-        _start(host, *launch, "--node-rank", str(node), str(script)) for node, host in enumerate((a, b))
+        _start(host, *launch, *extra, str(script)) for extra, host in zip(per_node, (a, b), strict=True)
     ]
-    (code_a, out_a, err_a), (code_b, out_b, err_b) = _finish(started)
+    (code_a, _, err_a), (code_b, _, err_b) = _finish(started)
     assert (code_a, code_b) == (1, 1), (err_a, err_b)
-    report = err_a[err_a.index("torchdoctor: hang:") :]
+    (report,) = [
+        e[e.index("torchdoctor: hang:") :] for e in (err_a, err_b) if "Where every rank of the job" in e
+    ]
+    (local,) = [e[e.index("torchdoctor: hang:") :] for e in (err_a, err_b) if "This node's ranks" in e]
+    second = a if "This node's ranks" in err_a else b  # the node without rank 0: ranks 2 and 3
     assert "Where every rank of the job (4 ranks on 2 nodes) is:" in report
     lines = report.splitlines()
     assert "ranks 0-2 (3 ranks on 2 hosts): waiting in torch.distributed.all_reduce" in lines
     assert any(
-        line.startswith("rank 3 (pid ") and f", {b.name}): not in a collective" in line for line in lines
+        line.startswith("rank 3 (pid ") and f", {second.name}): not in a collective" in line for line in lines
     )
     assert (
         f"rank 3 never entered all_reduce #3 [4] Float ({script}:{at['    dist.all_reduce(x)']} in <module>), "
@@ -64,7 +82,6 @@ def test_the_node_hosting_rank_0_reports_for_the_whole_job(two_hosts, tmp_path):
         assert any(kept.glob("rank*.stack")) and any(kept.glob("rank*.fr"))
         shutil.rmtree(kept)
     # the other node shows its own ranks and says where the verdict is, without a verdict of its own
-    local = err_b[err_b.index("torchdoctor: hang:") :]
-    assert f"This node's ranks ({b.name}, node 1):" in local
+    assert f"This node's ranks ({second.name}, node 1):" in local
     assert "The verdict for the whole job is in the report of the node that hosts rank 0." in local
     assert "never entered" not in local
