@@ -9,6 +9,7 @@ entries), and the node that hosts rank 0 reads them all and prints the verdict f
 from __future__ import annotations
 
 import json
+import sys
 import time
 from pathlib import Path
 
@@ -28,7 +29,7 @@ class JobExchange:
         self._checked = 0.0
 
     @classmethod
-    def connect(cls, workers: list[dict], timeout: float = 30) -> JobExchange | None:
+    def connect(cls, workers: list[dict], timeout: float = 10) -> JobExchange | None:
         """The exchange for this node's ``workers`` (their ``rank*.json``), or None on one node or when the
         store cannot be reached (each node then reports its own ranks, as before)."""
         first = workers[0]
@@ -42,6 +43,7 @@ class JobExchange:
             from torch.distributed import PrefixStore, TCPStore
 
             store = TCPStore(address, int(port), is_master=False, timeout=timedelta(seconds=timeout))
+            store.check(["asked"])  # reachable now, or no exchange
         except Exception:  # noqa: BLE001 - no store, no exchange: this node still reports its own ranks
             return None
         prefix = f"torchdoctor/hang/{first.get('run_id', '')}/{first.get('restart', '0')}/"
@@ -81,7 +83,9 @@ class JobExchange:
             stop_run()
             return format_report(stacks, timeout, f"(the other nodes are unreachable: {error})", records)
         if not self.hosts_rank0:
-            self._wait_for(["reported"], collect + 10)
+            self._wait_for(
+                ["reported"], collect + 10, "the node that hosts rank 0 to report for the whole job"
+            )
             stop_run()
             return self._local_report(stacks, timeout, directory)
         summaries, missing = self._gather(collect)
@@ -105,7 +109,12 @@ class JobExchange:
 
     def _gather(self, collect: float) -> tuple[list[dict], list[int]]:
         keys = [f"node/{n}" for n in range(self.nodes)]
-        self._wait_for(keys, collect)
+        others = [n for n in range(self.nodes) if n != self.node]
+        self._wait_for(
+            keys,
+            collect,
+            f"the other node{'s' if len(others) > 1 else ''} ({_nodes(others)}) to send their ranks",
+        )
         summaries, missing = [], []
         for node, key in enumerate(keys):
             try:
@@ -116,14 +125,32 @@ class JobExchange:
                 missing.append(node)
         return [s for s in summaries if s], missing
 
-    def _wait_for(self, keys: list[str], seconds: float) -> None:
-        """One request that returns when every key is there, or after ``seconds``."""
+    def _wait_for(self, keys: list[str], seconds: float, whom: str) -> None:
+        """Until every key is there, at most ``seconds``: one blocking request a second (so Ctrl-C is
+        not held up), saying on stderr whom it waits for when they are not there at once."""
         from datetime import timedelta
 
+        deadline = time.monotonic() + seconds
+        told = False
+        while True:
+            left = deadline - time.monotonic()
+            try:
+                self.store.wait(keys, timedelta(seconds=max(0.01, min(1.0, left))))
+                return
+            except Exception:  # noqa: BLE001 - not all there yet, or the store went with node 0's agent
+                if left <= 0 or not self._store_alive():
+                    return
+            if not told:
+                sys.stderr.write(f"torchdoctor: hang: waiting up to {seconds:g}s for {whom}\n")
+                sys.stderr.flush()
+                told = True
+
+    def _store_alive(self) -> bool:
         try:
-            self.store.wait(keys, timedelta(seconds=seconds))
-        except Exception:  # noqa: BLE001 - not all came, or the store went with node 0's agent
-            pass
+            self.store.check(["asked"])
+            return True
+        except Exception:  # noqa: BLE001
+            return False
 
     def _local_report(self, stacks: list[RankStack], timeout: float, directory: Path) -> str:
         head = f"torchdoctor: hang: no progress for {timeout:g}s. This node's ranks ({self.host}, node {self.node}):"
@@ -135,3 +162,9 @@ class JobExchange:
             "The run was stopped.",
         ]
         return "\n".join(lines) + "\n"
+
+
+def _nodes(nodes: list[int]) -> str:
+    from torchdoctor.explain.flight_recorder import ranks_text
+
+    return f"node{'s' if len(nodes) > 1 else ''} {ranks_text(nodes)}"
