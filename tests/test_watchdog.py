@@ -1,5 +1,6 @@
 """The hang watchdog: stacks read for real (faulthandler, live frames), and real hung 2-rank runs."""
 
+import contextlib
 import faulthandler
 import importlib.util
 import os
@@ -162,7 +163,22 @@ def test_the_sampler_sees_a_main_thread_that_does_not_move_and_counts_heartbeats
 def test_launch_watchdog_reports_where_each_rank_waits_and_ends_the_run(cli, tmp_path):
     script, line_of = hang_script(tmp_path)
     result = cli("launch", "--nproc-per-node", "2", "--watchdog", "3", str(script), timeout=100)
+    with kept_folder(result) as kept:
+        check_the_two_rank_report(result, script, line_of, kept)
+
+
+@contextlib.contextmanager
+def kept_folder(result):
+    """The folder the watchdog kept after a hang, removed after the block, whatever the block asserts."""
     assert result.returncode == 1, result.stderr
+    kept = Path(result.stderr.split("Full stacks: ")[1].split("/rank*.stack")[0])
+    try:
+        yield kept
+    finally:
+        shutil.rmtree(kept, ignore_errors=True)
+
+
+def check_the_two_rank_report(result, script, line_of, kept):
     report = result.stderr[result.stderr.index("torchdoctor: hang: no progress for 3s") :]
     rank0, rank1 = block_of(report, 0), block_of(report, 1)
     assert "waiting in torch.distributed.barrier" in rank0.splitlines()[0]
@@ -179,19 +195,15 @@ def test_launch_watchdog_reports_where_each_rank_waits_and_ends_the_run(cli, tmp
     pids = [int(block.split("(pid ")[1].split(",")[0]) for block in (rank0, rank1)]
     assert not any(is_alive(pid) for pid in pids)  # the run was ended, not left hanging
     assert result.stdout.count("ready") == 2  # the workers' output went through
-    kept = Path(report.split("Full stacks: ")[1].split("/rank*.stack")[0])
     assert "in barrier" in (kept / "rank0.stack").read_text()  # faulthandler's own dump, kept for the user
     assert {"rank0.fr", "rank1.fr"} <= {p.name for p in kept.iterdir()}  # and every rank's flight recorder
-    shutil.rmtree(kept)
 
 
 def launch_report(cli, script, nproc=2, watchdog="3"):
     """Run ``script`` under ``torchdoctor launch --watchdog``; the hang report (the run must hang)."""
     result = cli("launch", "--nproc-per-node", str(nproc), "--watchdog", watchdog, str(script), timeout=200)
-    assert result.returncode == 1, result.stderr
-    report = result.stderr[result.stderr.index("torchdoctor: hang:") :]
-    shutil.rmtree(report.split("Full stacks: ")[1].split("/rank*.stack")[0])
-    return report
+    with kept_folder(result):
+        return result.stderr[result.stderr.index("torchdoctor: hang:") :]
 
 
 def line_with(script, text):
@@ -368,11 +380,10 @@ def test_launch_watchdog_gets_the_stack_of_a_rank_stuck_in_c_code_holding_the_gi
         'parse("a" * 30 + "b")  # ends by itself within minutes, should the test fail\n'
     )
     result = cli("launch", "--watchdog", "2", str(script), timeout=100)
-    assert result.returncode == 1, result.stderr
-    rank0 = block_of(result.stderr[result.stderr.index("torchdoctor: hang:") :], 0)
-    assert "not in a collective; in match" in rank0 and f"{script}:5 in parse" in rank0
-    assert "no rank is in a collective" in result.stderr
-    shutil.rmtree(result.stderr.split("Full stacks: ")[1].split("/rank*.stack")[0])
+    with kept_folder(result):
+        rank0 = block_of(result.stderr[result.stderr.index("torchdoctor: hang:") :], 0)
+        assert "not in a collective; in match" in rank0 and f"{script}:5 in parse" in rank0
+        assert "no rank is in a collective" in result.stderr
 
 
 def test_launch_watchdog_leaves_a_run_that_makes_progress_alone(cli, tmp_path):

@@ -1,6 +1,7 @@
 """One hang verdict for a job on two hosts: network namespaces joined by a veth pair (the fixture of the
 multi-node `net` tests), `torchdoctor launch --watchdog` on each, one rank on the second host stuck."""
 
+import re
 import shutil
 import textwrap
 from pathlib import Path
@@ -35,10 +36,6 @@ def test_the_node_hosting_rank_0_reports_for_the_whole_job(two_hosts, tmp_path, 
     a, b = two_hosts
     script = tmp_path / "train.py"
     script.write_text(textwrap.dedent(SCRIPT))
-    at = {
-        t: script.read_text().splitlines().index(t) + 1
-        for t in ("    dist.all_reduce(x)", "        save_checkpoint()")
-    }
     launch = ["-m", "torchdoctor", "launch", "--nnodes", "2", "--nproc-per-node", "2", "--watchdog", "5"]
     if rendezvous == "static":
         launch += ["--master-addr", a.address, "--master-port", str(PORT)]
@@ -57,6 +54,19 @@ def test_the_node_hosting_rank_0_reports_for_the_whole_job(two_hosts, tmp_path, 
         _start(host, *launch, *extra, str(script)) for extra, host in zip(per_node, (a, b), strict=True)
     ]
     (code_a, _, err_a), (code_b, _, err_b) = _finish(started)
+    kept = {Path(f) for f in re.findall(r"/\S*torchdoctor-watchdog-[\w]+", err_a + err_b)}
+    try:
+        check_the_job_report(a, b, script, code_a, err_a, code_b, err_b)
+    finally:
+        for folder in kept:
+            shutil.rmtree(folder, ignore_errors=True)
+
+
+def check_the_job_report(a, b, script, code_a, err_a, code_b, err_b):
+    at = {
+        t: script.read_text().splitlines().index(t) + 1
+        for t in ("    dist.all_reduce(x)", "        save_checkpoint()")
+    }
     assert (code_a, code_b) == (1, 1), (err_a, err_b)
     (report,) = [
         e[e.index("torchdoctor: hang:") :] for e in (err_a, err_b) if "Where every rank of the job" in e
@@ -80,7 +90,6 @@ def test_the_node_hosting_rank_0_reports_for_the_whole_job(two_hosts, tmp_path, 
     for folder in folders:  # each node's full stacks stay in its own log folder
         kept = Path(folder.split(":", 1)[1])
         assert any(kept.glob("rank*.stack")) and any(kept.glob("rank*.fr"))
-        shutil.rmtree(kept)
     # the other node shows its own ranks and says where the verdict is, without a verdict of its own
     assert f"This node's ranks ({second.name}, node 1):" in local
     assert "The verdict for the whole job is in the report of the node that hosts rank 0." in local
