@@ -480,3 +480,27 @@ def test_supervise_stops_a_run_whose_workers_never_start_within_the_start_timeou
         finishing.kill()
         finishing.wait()
     assert stopped == [True] and result.returncode == 0
+
+
+@pytest.mark.parametrize(
+    "path, function, named",
+    [
+        ("nn/parallel/distributed.py", "_distributed_broadcast_coalesced", "broadcast of the parameters"),
+        ("nn/parallel/distributed.py", "_sync_buffers", "buffer broadcast before forward"),
+        ("nn/parallel/distributed.py", "_pre_forward", "collectives before forward"),
+        ("nn/parallel/distributed.py", "_check_global_requires_backward_grad_sync", "join check"),
+        ("distributed/utils.py", "_sync_params_and_buffers", "broadcast of the parameters and buffers"),
+        ("distributed/utils.py", "_verify_param_shape_across_processes", "same parameters"),
+    ],
+)
+def test_every_collective_ddp_makes_itself_is_named_as_ddps(path, function, named):
+    torch_dir = importlib.util.find_spec("torch").submodule_search_locations[0]
+    here = frames_of(sys._getframe())
+    ddp = here + [
+        Frame(os.path.join(torch_dir, "nn", "modules", "module.py"), 1775, "_call_impl"),
+        Frame(os.path.join(torch_dir, *path.split("/")), 100, function),
+    ]
+    found = collective_of(ddp)
+    assert found is not None and found.startswith("DistributedDataParallel's") and named in found
+    report = format_report([RankStack(0, 1, "h", ddp), RankStack(1, 2, "h", here)], 30)
+    assert "rank 0 (pid 1, h): waiting in DistributedDataParallel's" in report
