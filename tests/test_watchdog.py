@@ -423,7 +423,7 @@ def test_watch_for_hangs_in_the_script_under_plain_torchrun(tmp_path):
         "2",
         str(script),
     ]
-    env = dict(os.environ, PYTHONUNBUFFERED="1")
+    env = dict(os.environ, PYTHONUNBUFFERED="1", TORCH_FR_BUFFER_SIZE="100")  # the user's own recorder
     result = subprocess.run(command, capture_output=True, text=True, timeout=100, env=env)
     assert result.returncode != 0
     assert result.stderr.count("torchdoctor: hang:") == 1, result.stderr  # one report, not one per rank
@@ -434,6 +434,8 @@ def test_watch_for_hangs_in_the_script_under_plain_torchrun(tmp_path):
         and f"{script}:{line_of['dist.barrier()']} in main" in rank0
     )
     assert "not in a collective" in rank1 and f"{script}:{line_of['time.sleep(']} in wait_elsewhere" in rank1
+    # joined with the flight recorder the user turned on, as under `launch --watchdog`
+    assert f"rank 1 never entered barrier #1 ({script}:{line_of['dist.barrier()']} in main)" in report
 
 
 def test_watch_for_hangs_alone_reports_this_process_and_exits(tmp_path):

@@ -177,20 +177,7 @@ def prepare_worker(script: str, environ=None) -> None:
 def write_flight_record(base: Path | str, stack_wait: float = 2.0) -> None:
     """Write this process's flight-recorder dump to ``<base>.fr`` (whole, or not at all), or ``<base>.fr-none``
     when it has none (torch.distributed never loaded, or the dump failed: the reason is in the file)."""
-    c10d = sys.modules.get("torch._C._distributed_c10d")
-    why = "torch.distributed was never used"
-    data = b""
-    if c10d is not None and hasattr(c10d, "_dump_fr_trace"):
-        # With a gloo collective in flight, writing out the recorded Python stacks can wait for that
-        # collective to end (torch 2.13), which at a hang is never: give it two seconds, then dump without.
-        whole: list = []
-        try:
-            asking = threading.Thread(target=lambda: whole.append(c10d._dump_fr_trace()), daemon=True)
-            asking.start()
-            asking.join(stack_wait)
-            data = whole[0] if whole else c10d._dump_fr_trace(includeStackTraces=False)
-        except Exception as error:  # an old torch, a backend without a recorder: the stacks still speak
-            why = f"{type(error).__name__}: {error}"
+    data, why = own_flight_record(stack_wait)
     try:
         if data:
             Path(f"{base}.fr.tmp").write_bytes(data)
@@ -199,6 +186,39 @@ def write_flight_record(base: Path | str, stack_wait: float = 2.0) -> None:
             Path(f"{base}.fr-none").write_text(why)
     except OSError:  # the launcher removed its folder: the run is over anyway
         pass
+
+
+def own_flight_record(stack_wait: float = 2.0) -> tuple[bytes, str]:
+    """This process's flight-recorder dump (torch's pickle), or ``b""`` and why there is none."""
+    c10d = sys.modules.get("torch._C._distributed_c10d")
+    if c10d is None or not hasattr(c10d, "_dump_fr_trace"):
+        return b"", "torch.distributed was never used"
+    # With a gloo collective in flight, writing out the recorded Python stacks can wait for that
+    # collective to end (torch 2.13), which at a hang is never: give it two seconds, then dump without.
+    whole: list = []
+    try:
+        asking = threading.Thread(target=lambda: whole.append(c10d._dump_fr_trace()), daemon=True)
+        asking.start()
+        asking.join(stack_wait)
+        return (whole[0] if whole else c10d._dump_fr_trace(includeStackTraces=False)), ""
+    except Exception as error:  # an old torch, a backend without a recorder: the stacks still speak
+        return b"", f"{type(error).__name__}: {error}"
+
+
+def _own_digest(rank: int) -> dict | None:
+    """This rank's newest flight-recorder entries for a library-mode report, when the user turned the
+    recorder on (``TORCH_FR_BUFFER_SIZE``); None otherwise."""
+    if not any(os.environ.get(name, "0") not in ("", "0") for name in FLIGHT_RECORDER_VARIABLES):
+        return None
+    data, _ = own_flight_record()
+    if not data:
+        return None
+    from torchdoctor.explain import flight_recorder, safe_pickle
+
+    try:
+        return flight_recorder.digest(flight_recorder.parse(safe_pickle.loads(data).data, rank))
+    except (ValueError, TypeError):
+        return None
 
 
 def _touch(path: Path) -> None:
@@ -453,14 +473,14 @@ class HangWatch:
             return
         try:
             first = store.add(_KEY + "asked", 1) == 1
-            store.set(f"{_KEY}stack/{rank}", json.dumps(stack_dict(own)))
+            store.set(f"{_KEY}stack/{rank}", json.dumps({**stack_dict(own), "record": _own_digest(rank)}))
             if not first:
                 return self._wait_and_exit(store)
-            stacks = _read_stacks(store, world, self.collect)
+            stacks, records = _read_stacks(store, world, self.collect)
         except Exception as error:  # the store died with rank 0: report what this rank knows
             self._finish(format_report([own], self.timeout, f"(other ranks unreachable: {error})"))
             return
-        self._write(format_report(stacks, self.timeout))
+        self._write(format_report(stacks, self.timeout, records=records))
         try:
             store.set(_KEY + "reported", "1")  # the others exit once the report is out
         except Exception:
@@ -473,7 +493,7 @@ class HangWatch:
             if store is None or not store.check([_KEY + "asked"]) or store.check([f"{_KEY}stack/{rank}"]):
                 return False
             own = RankStack(rank, os.getpid(), current().host, _main_frames())
-            store.set(f"{_KEY}stack/{rank}", json.dumps(stack_dict(own)))
+            store.set(f"{_KEY}stack/{rank}", json.dumps({**stack_dict(own), "record": _own_digest(rank)}))
         except Exception:
             return False
         self._wait_and_exit(store)
@@ -546,12 +566,15 @@ def _main_frames() -> list[Frame]:
     return frames_of(frame) if frame is not None else []
 
 
-def _read_stacks(store, world: int, collect: float) -> list[RankStack]:
+def _read_stacks(store, world: int, collect: float) -> tuple[list[RankStack], dict]:
+    """Every rank's stack from the store, and its flight-recorder record where it sent one."""
+    from torchdoctor.explain.flight_recorder import from_digest
+
     deadline = time.monotonic() + collect
     keys = {rank: f"{_KEY}stack/{rank}" for rank in range(world)}
     while time.monotonic() < deadline and not store.check(list(keys.values())):
         time.sleep(0.2)
-    stacks = []
+    stacks, records = [], {}
     for rank, key in keys.items():
         if not store.check([key]):
             stacks.append(RankStack(rank, note=f"did not answer within {collect:g}s"))
@@ -559,4 +582,6 @@ def _read_stacks(store, world: int, collect: float) -> list[RankStack]:
         data = json.loads(store.get(key))
         frames = [Frame(*f) for f in data["frames"]]
         stacks.append(RankStack(data["rank"], data["pid"], data["host"], frames))
-    return stacks
+        if data.get("record"):
+            records[data["rank"]] = from_digest(data["record"])
+    return stacks, records
