@@ -69,8 +69,8 @@ class Worker(worker.Worker):
 
 def main(argv: list[str] | None = None) -> int:
     """``torchdoctor net [--json] [--timeout S]`` with this module's `Worker` in every rank."""
-    from torchdoctor.cli.app import report
-    from torchdoctor.cli.net import show_findings, show_ranks
+    from torchdoctor.cli.app import exit_with_findings, show_findings
+    from torchdoctor.cli.net import show_ranks
     from torchdoctor.net.options import net_options
     from torchdoctor.net.smoke import run_net
 
@@ -90,7 +90,7 @@ def main(argv: list[str] | None = None) -> int:
     if not args.json:
         show_ranks(result)
     try:
-        report(result.findings, args.json, False)
+        exit_with_findings(result.findings, args.json, False)
     except BaseException as done:  # typer.Exit carries the exit status
         return getattr(done, "exit_code", 1)
     return 0

@@ -30,12 +30,16 @@ ROOT = typer.Option(
 )
 
 
-def report(findings, as_json: bool, verbose: bool) -> None:
-    """Render ``findings`` (human or JSON) and exit 0, or 1 when a check failed."""
-    from torchdoctor.findings import exit_code, render_human, to_json
+def show_findings(findings, as_json: bool, verbose: bool) -> None:
+    """Render ``findings``: JSON, or one line per finding with the fix under it (``-v``: the facts too)."""
+    from torchdoctor.findings import render_human, to_json
 
-    if as_json:
-        print(to_json(findings))
-    else:
-        render_human(findings, verbose=verbose)
+    print(to_json(findings)) if as_json else render_human(findings, verbose=verbose)
+
+
+def exit_with_findings(findings, as_json: bool, verbose: bool) -> None:
+    """Render ``findings`` and exit 0, or 1 when a check failed."""
+    from torchdoctor.findings import exit_code
+
+    show_findings(findings, as_json, verbose)
     raise typer.Exit(exit_code(findings))

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import typer
 
-from torchdoctor.cli.app import JSON, ROOT, VERBOSE, app, report
+from torchdoctor.cli.app import JSON, ROOT, VERBOSE, app, exit_with_findings
 
 
 @app.command()
@@ -34,4 +34,4 @@ def check(
         findings = run_checks(
             discover(modules, root=root, timeout=timeout), lambda name: say(f"checking {name}…")
         )
-    report(broken + findings, as_json, verbose)
+    exit_with_findings(broken + findings, as_json, verbose)

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import typer
 
-from torchdoctor.cli.app import JSON, ROOT, VERBOSE, app, report
+from torchdoctor.cli.app import JSON, ROOT, VERBOSE, app, exit_with_findings
 from torchdoctor.errors import BadInput, require_folder
 
 
@@ -45,7 +45,7 @@ def env(
     findings = run_checks(discover(["torchdoctor.env.checks"], root=root))
     if import_failure() is not None:  # the facts above come from torch's version file: say why
         findings.insert(0, check_torch())
-    report(findings, as_json, verbose)
+    exit_with_findings(findings, as_json, verbose)
 
 
 def _print_deepspeed_build(wheel: bool, arch_value: str | None, root: Path, as_json: bool) -> None:

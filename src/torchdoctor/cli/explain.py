@@ -6,7 +6,7 @@ import sys
 
 import typer
 
-from torchdoctor.cli.app import JSON, VERBOSE, app, report
+from torchdoctor.cli.app import JSON, VERBOSE, app, exit_with_findings
 
 
 @app.command()
@@ -26,4 +26,4 @@ def explain(
     """
     from torchdoctor.explain.diagnose import explain as diagnose
 
-    report(diagnose(paths or [], stdin=sys.stdin), as_json, verbose)
+    exit_with_findings(diagnose(paths or [], stdin=sys.stdin), as_json, verbose)

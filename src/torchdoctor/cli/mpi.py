@@ -6,7 +6,7 @@ from pathlib import Path
 
 import typer
 
-from torchdoctor.cli.app import JSON, VERBOSE, app, report
+from torchdoctor.cli.app import JSON, VERBOSE, app, exit_with_findings
 from torchdoctor.errors import BadInput, require_seconds
 
 # An ssh login that needs more than an hour to connect is not going to carry an MPI job.
@@ -40,7 +40,7 @@ def mpi(
         raise BadInput(
             f"-n {n}: the sanity run starts one process per host and {hostfile} lists {hosts} host(s)"
         )
-    report(
+    exit_with_findings(
         diagnose(hostfile, entries, n, timeout=timeout, connect_timeout=ssh_timeout),
         as_json,
         verbose,

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import typer
 
-from torchdoctor.cli.app import JSON, VERBOSE, app, report
+from torchdoctor.cli.app import JSON, VERBOSE, app, exit_with_findings, show_findings
 from torchdoctor.errors import BadInput
 
 # Flags that still mean something with --read-log (it only reads saved text).
@@ -94,7 +94,7 @@ def net(
         from torchdoctor.net.read_log import read_log_findings
 
         _reject_flags_beside_read_log(ctx)
-        report(read_log_findings(*read_log), as_json, verbose)
+        exit_with_findings(read_log_findings(*read_log), as_json, verbose)
     from torchdoctor.net.options import net_options
     from torchdoctor.net.smoke import run_net
     from torchdoctor.net.status import Status
@@ -113,7 +113,7 @@ def net(
         raise typer.Exit(0)  # rank 0 speaks for the job; the others only when they saw a failure
     if not as_json:
         show_ranks(result)
-    report(result.findings, as_json, verbose)
+    exit_with_findings(result.findings, as_json, verbose)
 
 
 def _reject_flags_beside_read_log(ctx: typer.Context) -> None:
@@ -143,9 +143,3 @@ def show_ranks(result) -> None:
 
         title = f"collective bandwidth, {result.rows[0]['ranks']} ranks, {result.backend}"
         Console().print(table(result.rows, title=title))
-
-
-def show_findings(findings, as_json: bool, verbose: bool) -> None:
-    from torchdoctor.findings import render_human, to_json
-
-    print(to_json(findings)) if as_json else render_human(findings, verbose=verbose)

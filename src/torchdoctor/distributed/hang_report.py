@@ -17,6 +17,8 @@ import sysconfig
 import traceback
 from dataclasses import dataclass, field
 
+from torchdoctor.explain.flight_recorder import Frame
+
 COLLECTIVES = frozenset(
     "barrier monitored_barrier all_reduce all_gather all_gather_object all_gather_into_tensor "
     "reduce_scatter reduce_scatter_tensor broadcast broadcast_object_list reduce gather gather_object "
@@ -44,16 +46,6 @@ _DDP_STEPS = {
     "_match_all_reduce_for_bwd_pass": "join shadow all_reduce",
     "_pre_forward": "collectives before forward (bucket rebuild, buffer sync)",
 }
-
-
-@dataclass(frozen=True)
-class Frame:
-    file: str
-    line: int
-    function: str
-
-    def __str__(self) -> str:
-        return f"{self.file}:{self.line} in {self.function}"
 
 
 @dataclass

@@ -48,8 +48,8 @@ _RANK_IN_NAME = re.compile(r"(\d+)(?:\.[A-Za-z]+)?$")
 
 
 @dataclass(frozen=True)
-class Call:
-    """One frame of a recorded stack: ``train.py:10 in main``."""
+class Frame:
+    """One frame of a stack (recorded in a dump, or taken from a live rank): ``train.py:10 in main``."""
 
     file: str
     line: int
@@ -71,7 +71,7 @@ class Collective:
     input_dtypes: list = field(default_factory=list)
     output_dtypes: list = field(default_factory=list)
     completed: bool | None = None
-    frames: list[Call] = field(default_factory=list)  # outermost first
+    frames: list[Frame] = field(default_factory=list)  # outermost first
 
     def shape(self) -> str:
         """``all_reduce #3 [4] Float``."""
@@ -213,13 +213,13 @@ def _plain_list(value: Any) -> list:
     return list(value) if isinstance(value, (list, tuple)) else []
 
 
-def _calls(frames: Any) -> list[Call]:
+def _calls(frames: Any) -> list[Frame]:
     calls = []
     for frame in frames if isinstance(frames, list) else []:
         if isinstance(frame, dict):
             line = frame.get("line")
             calls.append(
-                Call(
+                Frame(
                     str(frame.get("filename", "?")),
                     line if isinstance(line, int) else 0,
                     str(frame.get("name")),
@@ -354,7 +354,7 @@ def is_library(path: str) -> bool:
     return not is_user_code(path) if os.path.isabs(path) and os.path.exists(path) else False
 
 
-def user_call(frames: list[Call]) -> Call | None:
+def user_call(frames: list[Frame]) -> Frame | None:
     """The innermost frame of the user's own code (frames outermost first)."""
     return next((f for f in reversed(frames) if not is_library(f.file)), None)
 
@@ -645,7 +645,7 @@ def from_digest(data: dict) -> RankRecord:
     )
     for pg, rows in (data.get("collectives") or {}).items():
         record.collectives[pg] = [
-            Collective(pg, seq, op, ins, outs, in_types, out_types, done, [Call(*f) for f in frames])
+            Collective(pg, seq, op, ins, outs, in_types, out_types, done, [Frame(*f) for f in frames])
             for seq, op, ins, outs, in_types, out_types, done, frames in rows
         ]
     return record
