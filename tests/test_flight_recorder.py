@@ -298,3 +298,20 @@ def test_rank_conditions_are_found_in_the_users_source(tmp_path):
     assert rank_condition(str(source), 7) is None  # a condition, but not on the rank
     assert rank_condition(str(tmp_path / "gone.py"), 1) is None
     assert ranks_text([5, 0, 1, 2, 3, 7, 8]) == "0-3, 5, 7, 8"
+
+
+def test_a_cut_anywhere_is_a_truncated_dump_never_a_mismatch(tmp_path):
+    """Every byte a writer can stop at: the file is named as cut off, never unreadable, and the half-written
+    entry (keys missing, or a size/dtype list cut short) never reads as a mismatch."""
+    paths = []
+    for path in sorted((FIXTURES / "skip_one_all_reduce").glob("rank*.fr")):
+        paths.append(tmp_path / path.name)
+        shutil.copy(path, paths[-1])
+    whole = paths[2].read_bytes()
+    wrong = []
+    for cut in range(3, len(whole)):  # the first bytes hold no data at all
+        paths[2].write_bytes(whole[:cut])
+        found = by_id(explain_dumps(paths))
+        if "log.truncated_dump" not in found or "log.collective_mismatch" in found:
+            wrong.append((cut, sorted(found)))
+    assert not wrong, wrong[:5]

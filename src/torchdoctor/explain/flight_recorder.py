@@ -155,9 +155,11 @@ def parse(data: dict, rank: int, source: str = "", truncated: bool = False) -> R
     record = RankRecord(rank, source or f"rank {rank}'s dump", truncated=truncated)
     record_ids = []
     entries = [e for e in data.get("entries") or [] if isinstance(e, dict)]
-    if truncated:  # the entry being written when the file was cut lacks its last keys: leave it out
+    if truncated:
+        # The entry being written when the file was cut may lack keys, or hold a list cut short (sizes,
+        # dtypes) that would read as a mismatch: leave the last one out whatever it looks like.
         keys = max((len(e) for e in entries), default=0)
-        entries = [e for e in entries if len(e) == keys and _NEEDED <= e.keys()]
+        entries = [e for e in entries[:-1] if len(e) == keys and _NEEDED <= e.keys()]
     for entry in entries:
         if isinstance(entry.get("record_id"), int):
             record_ids.append(entry["record_id"])

@@ -85,18 +85,19 @@ def load(path: Path) -> Loaded:
 def _salvage(data: bytes, first_error: Exception) -> tuple[Any, bool]:
     """Run the pickle again with the pure-Python unpickler and, where it stops for want of input, close
     every container still open, the way the missing opcodes would have."""
-    unpickler = _PlainUnpickler(io.BytesIO(data))
+    source = io.BytesIO(data)
+    unpickler = _PlainUnpickler(source)
     try:
         return unpickler.load(), False
     except UnsafePickle:
         raise
-    except (EOFError, pickle.UnpicklingError) as error:
-        if "truncated" not in str(error) and not isinstance(error, EOFError):
-            raise UnsafePickle(f"not a readable pickle ({_short(error)})") from None
     except (RecursionError, MemoryError):
         raise UnsafePickle("it asks for more memory or nesting than a dump takes") from None
     except Exception as error:  # noqa: BLE001 - anything else the opcodes do wrong is a broken file
-        raise UnsafePickle(f"not a readable pickle ({type(error).__name__}: {_short(error)})") from None
+        # A cut inside an opcode's argument surfaces as EOFError, struct.error or IndexError, depending on
+        # the opcode: what tells a cut-off file from a broken one is that the reader ran out of bytes.
+        if source.tell() < len(data):
+            raise UnsafePickle(f"not a readable pickle ({type(error).__name__}: {_short(error)})") from None
     stack = list(getattr(unpickler, "stack", []))
     meta = [list(level) for level in getattr(unpickler, "metastack", [])]
     while meta:
