@@ -319,7 +319,7 @@ def _joined_verdict(stacks: list[RankStack], records: dict) -> str:
             live = next(
                 (by_rank[r].frames for r in entered if r in by_rank and collective_of(by_rank[r].frames)), []
             )
-            example.frames = [fr.Call(f.file, f.line, f.function) for f in live]
+            example.frames = [Frame(f.file, f.line, f.function) for f in live]
         text = (
             f"{fr.who(d.behind)} never entered {example.shape()}{_ddp_where(example)}, "
             f"which {fr.who(entered)} entered"
