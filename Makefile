@@ -26,7 +26,7 @@ check: $(VENV)/.installed
 test: $(VENV)/.installed-test
 	$(BIN)/ruff check src tests benchmarks
 	$(BIN)/ruff format --check -q src tests benchmarks
-	$(BIN)/python -m pytest -q
+	$(BIN)/python -m pytest -q -n 3  # 3 workers on 2 cores: most tests wait on processes, not the CPU
 
 bench: $(VENV)/.installed-test
 	for b in benchmarks/*.py; do $(BIN)/python $$b || exit 1; done
