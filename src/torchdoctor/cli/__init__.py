@@ -11,7 +11,9 @@ import importlib
 import io
 import os
 import pkgutil
+import signal
 import sys
+import threading
 
 import typer
 
@@ -149,22 +151,51 @@ class _UntilTheReaderLeaves:
         return getattr(self._stream, name)
 
 
+class _Interrupts:
+    """Ctrl-C while a command runs: remembered as well as raised, because a library that catches too much
+    (a bare ``except:`` in an import) can swallow the KeyboardInterrupt, and the run must still end in 130."""
+
+    def __init__(self) -> None:
+        self.seen = False
+        self.previous = None
+
+    def _on_sigint(self, signum, frame) -> None:
+        self.seen = True
+        raise KeyboardInterrupt
+
+    def __enter__(self) -> _Interrupts:
+        if threading.current_thread() is threading.main_thread():
+            self.previous = signal.signal(signal.SIGINT, self._on_sigint)
+        return self
+
+    def __exit__(self, *exc) -> None:
+        if self.previous is None:
+            return
+        # Interrupted: the verdict is given and the process is ending, so a second Ctrl-C must not turn the
+        # exit into a traceback or a death by signal. Otherwise (main is also called in-process) put it back.
+        signal.signal(signal.SIGINT, signal.SIG_IGN if self.seen else self.previous)
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run the CLI with ``argv`` (default: ``sys.argv[1:]``) and return its exit status."""
-    group = _command_line()
     stdout, sys.stdout = sys.stdout, _UntilTheReaderLeaves(sys.stdout)
     no_color = os.environ.get("NO_COLOR")
     try:
-        return _run(group, argv)
+        with _Interrupts() as interrupts:
+            status = _run(argv)
+        if interrupts.seen and status != 130:  # the interrupt was swallowed on the way
+            print("torchdoctor: interrupted", file=sys.stderr)
+            status = 130
+        return status
     finally:
         sys.stdout = stdout
         if no_color is None:  # --no-color lasts one run (main is also called in-process, by tests)
             os.environ.pop("NO_COLOR", None)
 
 
-def _run(group, argv: list[str] | None) -> int:
+def _run(argv: list[str] | None) -> int:
     try:
-        result = group.main(args=argv, prog_name="torchdoctor", standalone_mode=False)
+        result = _command_line().main(args=argv, prog_name="torchdoctor", standalone_mode=False)
     except typer.Exit as done:
         return done.exit_code
     except _UsageError as error:
@@ -184,3 +215,23 @@ def _run(group, argv: list[str] | None) -> int:
     if result == 130:  # Ctrl-C: typer turns it into exit status 130 without a word
         print("torchdoctor: interrupted", file=sys.stderr)
     return result if isinstance(result, int) else 0
+
+
+def run() -> None:
+    """The console script: `main`, then exit with its status. The verdict is out by then, so a Ctrl-C while
+    the interpreter shuts down (torch's exit handlers take a moment) is ignored rather than printed as a
+    traceback from an exit handler."""
+    status = main()
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+    if status == 130:
+        # Interrupted, and everything we started is stopped. CPython 3.11 remembers a KeyboardInterrupt that
+        # passed through C code running Python during an import, even once caught, and would end the process
+        # by SIGINT (status -2) instead of 130: leave without the interpreter's own exit.
+        for stream in (sys.stdout, sys.stderr):
+            try:
+                stream.flush()
+            except (OSError, ValueError):
+                pass
+        os._exit(130)
+    sys.exit(status)

@@ -181,8 +181,13 @@ class _folders:
 def _fork_rank(env: dict[str, str], options: WorkerOptions, worker: str, logs: Path, group: int) -> int:
     """Fork one rank into process group ``group`` (0: a new one); the child never returns from here."""
     parent = os.getpid()
+    # Ctrl-C or SIGTERM in the instant after the fork would reach the child while it still has the parent's
+    # handlers (a traceback on the parent's terminal): hold them until the child has its own.
+    stop_signals = {signal.SIGINT, signal.SIGTERM}
+    held = signal.pthread_sigmask(signal.SIG_BLOCK, stop_signals)
     pid = os.fork()
     if pid:
+        signal.pthread_sigmask(signal.SIG_SETMASK, held)
         try:
             os.setpgid(pid, group or pid)  # both sides set it, so it holds whichever runs first
         except OSError:  # the child got there first, or is already gone
@@ -190,9 +195,11 @@ def _fork_rank(env: dict[str, str], options: WorkerOptions, worker: str, logs: P
         return pid
     code = 1
     try:
+        for signum in stop_signals:  # the parent decides what Ctrl-C stops; a signal held meanwhile ends us
+            signal.signal(signum, signal.SIG_DFL)
+        signal.pthread_sigmask(signal.SIG_SETMASK, held)
         _die_with_parent(parent)
         os.setpgid(0, group)
-        signal.signal(signal.SIGINT, signal.SIG_DFL)  # the parent decides what Ctrl-C stops
         for fd, name in ((1, "stdout.log"), (2, "stderr.log")):
             os.dup2(os.open(logs / name, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644), fd)
         # fresh file objects: a lock the parent's other threads held at the fork stays held in the old ones
