@@ -3,6 +3,7 @@ import io
 import json
 import os
 import re
+import shlex
 import subprocess
 import sys
 
@@ -308,8 +309,10 @@ def test_shell_completion_completes_commands_and_flags():
             timeout=120,
         )
         assert done.returncode == 0 and done.stdout.split() == [expected], done
+    # typer names the shell it was started from (its parent process), as a user's bash would start it; the
+    # `; true` keeps bash from replacing itself with the command
     script = subprocess.run(
-        [sys.executable, "-m", "torchdoctor", "--show-completion", "bash"],
+        ["bash", "-c", f"{shlex.quote(sys.executable)} -m torchdoctor --show-completion; true"],
         capture_output=True,
         text=True,
         timeout=120,
