@@ -161,7 +161,8 @@ def test_a_failing_script_is_named_in_torchruns_summary_and_its_traceback_is_the
     assert f"{script} FAILED" in result.stderr
     assert "bootstrap" not in result.stderr and "ChildFailedError" in result.stderr
     tracebacks = result.stderr.split("Traceback (most recent call last):\n")[1:]
-    assert len(tracebacks) == 2, result.stderr
+    # one or both: torchrun stops the other rank when the first fails, sometimes before it has raised
+    assert len(tracebacks) in (1, 2), result.stderr
     for text in tracebacks:
         frames = [line for line in text.splitlines() if line.startswith("  File ")]
         assert frames == [
