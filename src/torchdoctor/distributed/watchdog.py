@@ -152,6 +152,7 @@ def prepare_worker(script: str, environ=None) -> None:
         "world_size": info.world_size,
         "node": environ.get("GROUP_RANK", "0"),
         "nodes": environ.get("GROUP_WORLD_SIZE", "1"),
+        "local_world_size": environ.get("LOCAL_WORLD_SIZE", "1"),
         "store": [environ.get("MASTER_ADDR", ""), environ.get("MASTER_PORT", "")],
         "run_id": environ.get("TORCHELASTIC_RUN_ID", ""),
         "restart": environ.get("TORCHELASTIC_RESTART_COUNT", "0"),
@@ -392,9 +393,10 @@ def supervise(
                 stop_run()
                 result = Supervision(1)
                 break
-        if not looked_for_job:  # once this node's workers have started: are there other nodes?
+        if not looked_for_job:  # once all of this node's workers have started: are there other nodes?
             workers = workers_in(directory)
-            if workers:
+            # all of them: whether this node hosts rank 0 is only known once rank 0's file is there too
+            if workers and len(workers) >= int(workers[0].get("local_world_size", 1)):
                 looked_for_job = True
                 job = JobExchange.connect(workers)
         asked = job is not None and job.asked()
