@@ -1,5 +1,6 @@
 import os
 import shutil
+import socket
 import subprocess
 import sys
 import tempfile
@@ -103,3 +104,12 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config):
         terminalreporter.section("left behind by the tests (the run fails)", red=True, bold=True)
         for line in left:
             terminalreporter.line(line, red=True)
+
+
+@pytest.fixture
+def taken_port():
+    """A port something else listens on (this test process), as an old run would."""
+    with socket.socket() as holder:
+        holder.bind(("", 0))
+        holder.listen(1)
+        yield holder.getsockname()[1]

@@ -276,14 +276,6 @@ def script(tmp_path):
     return path
 
 
-@pytest.fixture
-def taken_port():
-    with socket.socket() as holder:
-        holder.bind(("", 0))
-        holder.listen(1)
-        yield holder.getsockname()[1]
-
-
 @pytest.mark.parametrize(
     "make_args, message",
     [

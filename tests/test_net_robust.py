@@ -86,15 +86,6 @@ def test_ctrl_c_stops_everything_and_leaves_nothing(tmp_path, args, ranks_starte
     assert list(temp.iterdir()) == []
 
 
-@pytest.fixture
-def taken_port():
-    """A port something else listens on, as an old run would."""
-    with socket.socket() as holder:
-        holder.bind(("", 0))
-        holder.listen(1)
-        yield holder.getsockname()[1]
-
-
 @pytest.mark.parametrize(
     "args, env",
     [

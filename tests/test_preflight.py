@@ -18,14 +18,6 @@ from torchdoctor.distributed.preflight import (
 PRESENT = ["eth0", "ib0", "lo"]
 
 
-@pytest.fixture
-def taken_port():
-    with socket.socket() as holder:
-        holder.bind(("", 0))
-        holder.listen(1)
-        yield holder.getsockname()[1]
-
-
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("", 0))
