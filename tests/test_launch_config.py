@@ -2,11 +2,11 @@ import sys
 
 import pytest
 
-from torchdoctor.distributed.bootstrap import STARTED_VARIABLE, mark_started
-from torchdoctor.distributed.config import load_config
-from torchdoctor.distributed.launch import never_joined, torchrun_command, worker_environment
-from torchdoctor.distributed.launch_options import LaunchOptions, merge, parse_command_line, validate
 from torchdoctor.errors import BadInput
+from torchdoctor.launch.bootstrap import STARTED_VARIABLE, mark_started
+from torchdoctor.launch.config import load_config
+from torchdoctor.launch.options import LaunchOptions, merge, parse_command_line, validate
+from torchdoctor.launch.run import never_joined, torchrun_command, worker_environment
 
 ACCELERATE_CONFIG = """\
 compute_environment: LOCAL_MACHINE
@@ -350,7 +350,7 @@ def test_only_what_was_said_is_passed_on_in_torchruns_spelling():
          "--local_addr", "10.0.0.2", "--max_restarts", "2", "--role", "trainer", "--run_path", "t.py", "x"]
     )  # fmt: skip
     command = torchrun_command(options, log_dir="/tmp/logs")
-    assert command[1:3] == ["-m", "torchdoctor.distributed.torchrun"]
+    assert command[1:3] == ["-m", "torchdoctor.launch.torchrun"]
     assert command[3:] == [
         "--nproc-per-node=2", "--rdzv-backend=c10d", "--rdzv-endpoint=h:1", "--redirects=3", "--tee=1",
         "--local-addr=10.0.0.2", "--max-restarts=2", "--role=trainer", "--log-dir=/tmp/logs", "t.py", "x",
@@ -399,7 +399,7 @@ def test_each_worker_leaves_a_mark_once_past_the_rendezvous(tmp_path):
 
 def test_one_node_runs_standalone_and_the_script_runs_in_the_bootstrap():
     command = torchrun_command(parse_command_line(["--nproc-per-node", "2", "train.py", "--lr", "3"]))
-    assert command[:3] == [sys.executable, "-m", "torchdoctor.distributed.torchrun"]
+    assert command[:3] == [sys.executable, "-m", "torchdoctor.launch.torchrun"]
     assert "--standalone" in command and "--nproc-per-node=2" in command
     assert command[-3:] == ["train.py", "--lr", "3"]
     # saying where to meet, even on one node, is taken as said

@@ -218,7 +218,7 @@ def test_iterations_default_each_on_its_own():
 
 
 def test_rendezvous_endpoint_is_host_and_port():
-    from torchdoctor.distributed.torchrun import parse_endpoint
+    from torchdoctor.launch.torchrun import parse_endpoint
 
     assert parse_endpoint("node01:29400") == ("node01", 29400)
     assert parse_endpoint("[fe80::1]:1") == ("fe80::1", 1)

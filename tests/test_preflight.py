@@ -5,7 +5,7 @@ import socket
 
 import pytest
 
-from torchdoctor.distributed.preflight import (
+from torchdoctor.launch.preflight import (
     check_host,
     check_interfaces,
     check_port_free,

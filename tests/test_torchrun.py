@@ -9,7 +9,7 @@ import time
 
 import pytest
 
-from torchdoctor.distributed.torchrun import parse_endpoint, start, stop, torchrun_command
+from torchdoctor.launch.torchrun import parse_endpoint, start, stop, torchrun_command
 
 SLEEPER = textwrap.dedent(
     """
@@ -89,7 +89,7 @@ def _start_sleepers(tmp_path, launcher="torch.distributed.run"):
     return process, [int(p.read_text()) for p in tmp_path.glob("pid.?")]
 
 
-@pytest.mark.parametrize("launcher", ["torch.distributed.run", "torchdoctor.distributed.torchrun"])
+@pytest.mark.parametrize("launcher", ["torch.distributed.run", "torchdoctor.launch.torchrun"])
 def test_stop_ends_the_launcher_and_every_worker_in_their_own_sessions(tmp_path, launcher):
     process, workers = _start_sleepers(tmp_path, launcher)
     assert all(os.getsid(w) == w for w in workers)  # torch gives each worker a session: killpg is not enough

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 import torchdoctor
-from torchdoctor.distributed.watchdog import (
+from torchdoctor.hang.watchdog import (
     Frame,
     ProgressSampler,
     RankStack,

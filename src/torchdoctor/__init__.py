@@ -23,8 +23,8 @@ _EXPORTS = {
     "check_trigger": "torchdoctor.distributed.trigger",
     "set_breakpoint": "torchdoctor.distributed.trigger",
     "check_breakpoint": "torchdoctor.distributed.trigger",
-    "watch_for_hangs": "torchdoctor.distributed.watchdog",
-    "heartbeat": "torchdoctor.distributed.watchdog",
+    "watch_for_hangs": "torchdoctor.hang.watchdog",
+    "heartbeat": "torchdoctor.hang.watchdog",
     # memory and reproducibility
     "find_executable_batch_size": "torchdoctor.memory",
     "seed_everything": "torchdoctor.reproducibility",

@@ -21,9 +21,9 @@ def launch(ctx: typer.Context) -> None:
 
     See `torchdoctor launch --help` for every flag.
     """
-    from torchdoctor.distributed.config import load_config
-    from torchdoctor.distributed.launch import launch as run
-    from torchdoctor.distributed.launch_options import merge, parse_command_line
+    from torchdoctor.launch.config import load_config
+    from torchdoctor.launch.options import merge, parse_command_line
+    from torchdoctor.launch.run import launch as run
 
     try:
         given = parse_command_line(list(ctx.args))

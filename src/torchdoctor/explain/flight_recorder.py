@@ -15,17 +15,23 @@ a dump is a file from whoever sent it (`safe_pickle`).
 
 from __future__ import annotations
 
-import ast
-import functools
 import json
-import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any
 
 from torchdoctor.explain import safe_pickle
 from torchdoctor.findings import Finding
+from torchdoctor.hang.source import (  # noqa: F401 - read from here too
+    RANK_WORDS,
+    Condition,
+    Frame,
+    enclosing_loop,
+    is_library,
+    rank_condition,
+    user_call,
+)
 
 # Operations whose tensors must have the same sizes on every rank (gather, scatter, all_to_all and the
 # p2p ones legitimately differ).
@@ -34,29 +40,10 @@ SAME_SIZES = frozenset(
     "_allgather_base all_gather_into_tensor allgather allgather_coalesced reduce_scatter "
     "_reduce_scatter_base reduce_scatter_tensor reduce_scatter_tensor_coalesced".split()
 )
-# A condition that tells ranks apart: ``if rank == 0``, ``if self.gpu_id == 0``, ``is_main_process``.
-RANK_WORDS = re.compile(
-    r"\b(\w*rank\w*|gpu_id|local_gpu|device_id|is_main_process|is_local_main_process|is_world_process_zero|"
-    r"is_global_zero|process_index|local_process_index|main_process)\b",
-    re.IGNORECASE,
-)
-_LIBRARY = re.compile(r"[/\\](site-packages|dist-packages|lib[/\\]python\d[\d.]*)[/\\]|^<")
 _NEEDED = frozenset(
     "process_group profiling_name input_sizes output_sizes input_dtypes output_dtypes".split()
 )
 _RANK_IN_NAME = re.compile(r"(\d+)(?:\.[A-Za-z]+)?$")
-
-
-@dataclass(frozen=True)
-class Frame:
-    """One frame of a stack (recorded in a dump, or taken from a live rank): ``train.py:10 in main``."""
-
-    file: str
-    line: int
-    function: str
-
-    def __str__(self) -> str:
-        return f"{self.file}:{self.line} in {self.function}"
 
 
 @dataclass
@@ -346,81 +333,10 @@ def who(ranks: list[int]) -> str:
     return f"rank{'s' if len(set(ranks)) > 1 else ''} {ranks_text(ranks)}"
 
 
-def is_library(path: str) -> bool:
-    """A frame of an installed package or the standard library, on this machine or the one that wrote the
-    dump (``site-packages``, ``dist-packages``, ``lib/python3.x``), or torchdoctor's own."""
-    if _LIBRARY.search(path):
-        return True
-    from torchdoctor.distributed.hang_report import is_user_code
-
-    return not is_user_code(path) if os.path.isabs(path) and os.path.exists(path) else False
-
-
-def user_call(frames: list[Frame]) -> Frame | None:
-    """The innermost frame of the user's own code (frames outermost first)."""
-    return next((f for f in reversed(frames) if not is_library(f.file)), None)
-
-
 def where(collective: Collective) -> str:
     """``" (train.py:10 in main)"`` for the user's line that called it, or nothing when the stack is unknown."""
     call = user_call(collective.frames)
     return f" ({call.file}:{call.line} in {call.function})" if call else ""
-
-
-@functools.lru_cache(maxsize=64)  # a report asks about the same few files for every rank
-def _parsed(file: str) -> tuple[str, ast.Module] | None:
-    try:
-        if os.path.getsize(file) > 10_000_000:
-            return None
-        source = Path(file).read_text(errors="replace")
-        return source, ast.parse(source)
-    except (OSError, SyntaxError, ValueError, RecursionError, MemoryError):
-        return None
-
-
-class Condition(NamedTuple):
-    """A condition on the rank around a line: its line, its source, and whether the line is in its ``else``."""
-
-    line: int
-    code: str
-    in_else: bool = False
-
-    def __str__(self) -> str:
-        return f"line {self.line}: `{self.code}`" + (" (in its else branch)" if self.in_else else "")
-
-
-def rank_condition(file: str, line: int) -> Condition | None:
-    """The innermost ``if``/``while`` around ``file:line`` whose test tells ranks apart (``if rank == 0:``,
-    ``if self.gpu_id == 0:``), when this machine has the file."""
-    parsed = _parsed(file)
-    if parsed is None:
-        return None
-    source, tree = parsed
-    lines = source.splitlines()
-    found = None
-    for node in ast.walk(tree):
-        if isinstance(node, (ast.If, ast.While)) and node.lineno < line <= (node.end_lineno or node.lineno):
-            test = ast.get_source_segment(source, node.test) or ""
-            if RANK_WORDS.search(test) and (found is None or node.lineno > found[0]):
-                in_else = bool(node.orelse) and node.orelse[0].lineno <= line
-                found = Condition(node.lineno, lines[node.lineno - 1].strip(), in_else)
-    return found
-
-
-def enclosing_loop(file: str, line: int) -> tuple[int, int] | None:
-    """The first and last line of the innermost ``for``/``while`` loop around ``file:line`` (the training
-    loop a rank waits in), when this machine has the file."""
-    parsed = _parsed(file)
-    if parsed is None:
-        return None
-    found = None
-    for node in ast.walk(parsed[1]):
-        if isinstance(node, (ast.For, ast.While, ast.AsyncFor)) and node.lineno < line <= (
-            node.end_lineno or 0
-        ):
-            if found is None or node.lineno > found[0]:
-                found = (node.lineno, node.end_lineno or node.lineno)
-    return found
 
 
 def _stack_lines(collective: Collective, limit: int = 6) -> list[str]:

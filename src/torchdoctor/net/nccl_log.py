@@ -17,7 +17,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
-from torchdoctor.explain.kinds_comm import NCCL_WARN_DEFAULT_HINT, NCCL_WARN_HINTS
+from torchdoctor.explain.kinds.comm import NCCL_WARN_DEFAULT_HINT, NCCL_WARN_HINTS
 from torchdoctor.findings import Finding
 
 # "node01:63120:63120 [0] NCCL INFO ..." possibly behind a "(pid=909608) " or "[default0]:" prefix

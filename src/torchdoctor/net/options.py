@@ -6,8 +6,8 @@ import math
 from dataclasses import dataclass
 from pathlib import Path
 
-from torchdoctor.distributed.torchrun import MAX_NPROC_PER_NODE, parse_endpoint
 from torchdoctor.errors import BadInput, require_count, require_seconds, require_writable_file
+from torchdoctor.launch.torchrun import MAX_NPROC_PER_NODE, parse_endpoint
 from torchdoctor.net.worker import WorkerOptions
 
 # --expect-busbw above this is a typo: NVLink 5 moves 1.8 TB/s per GPU.

@@ -153,8 +153,8 @@ def _preflight(options: NetOptions, info: RankInfo, environ: Mapping[str, str]) 
     hosts the ``--rdzv-endpoint``. Reaching the endpoint from the other hosts is judged by the run itself,
     which names the host that cannot.
     """
-    from torchdoctor.distributed.preflight import check_host, check_port_free, is_local_address
-    from torchdoctor.distributed.torchrun import parse_endpoint
+    from torchdoctor.launch.preflight import check_host, check_port_free, is_local_address
+    from torchdoctor.launch.torchrun import parse_endpoint
 
     if info.launcher != "none":
         return []

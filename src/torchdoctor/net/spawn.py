@@ -316,7 +316,7 @@ def launch_over_hosts(
     worker: str = DEFAULT_WORKER,
 ) -> RanksRun:
     """This host's ``nproc`` ranks of a run over ``nnodes`` hosts, under torch's elastic launcher."""
-    from torchdoctor.distributed import torchrun
+    from torchdoctor.launch import torchrun
 
     environ = dict(os.environ if environ is None else environ)
     environ.setdefault("OMP_NUM_THREADS", "1")
@@ -348,7 +348,7 @@ def launcher_command(
     """The ``torch.distributed.run`` command line that starts this host's ranks of a run over hosts."""
     import math
 
-    from torchdoctor.distributed.torchrun import parse_endpoint, torchrun_command
+    from torchdoctor.launch.torchrun import parse_endpoint, torchrun_command
 
     if not (math.isfinite(options.timeout) and options.timeout > 0):
         raise ValueError(f"timeout={options.timeout!r}: must be a finite number of seconds above 0")

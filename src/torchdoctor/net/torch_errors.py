@@ -13,19 +13,19 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-# The patterns and hints are explain's (one copy of what torch prints): `torchdoctor.explain.kinds_comm`.
-from torchdoctor.explain.kinds_comm import ADDRESS_FAILED as _ADDRESS_FAILED
-from torchdoctor.explain.kinds_comm import GLOO_TIMEOUT as _GLOO_TIMEOUT
-from torchdoctor.explain.kinds_comm import LAST_ERROR as _LAST_ERROR
-from torchdoctor.explain.kinds_comm import LAST_WORK as _LAST_WORK
-from torchdoctor.explain.kinds_comm import NCCL_DEBUG_HINT, REACH_HINT
-from torchdoctor.explain.kinds_comm import NCCL_ERROR as _NCCL_ERROR
-from torchdoctor.explain.kinds_comm import NO_INTERFACE as _NO_INTERFACE
-from torchdoctor.explain.kinds_comm import PEER_CLOSED as _PEER_CLOSED
-from torchdoctor.explain.kinds_comm import RENDEZVOUS as _RENDEZVOUS
-from torchdoctor.explain.kinds_comm import UNREACHABLE_PATTERNS as _UNREACHABLE
-from torchdoctor.explain.kinds_comm import WATCHDOG as _WATCHDOG
-from torchdoctor.explain.kinds_comm import bogus_host as _bogus
+# The patterns and hints are explain's (one copy of what torch prints): `torchdoctor.explain.kinds.comm`.
+from torchdoctor.explain.kinds.comm import ADDRESS_FAILED as _ADDRESS_FAILED
+from torchdoctor.explain.kinds.comm import GLOO_TIMEOUT as _GLOO_TIMEOUT
+from torchdoctor.explain.kinds.comm import LAST_ERROR as _LAST_ERROR
+from torchdoctor.explain.kinds.comm import LAST_WORK as _LAST_WORK
+from torchdoctor.explain.kinds.comm import NCCL_DEBUG_HINT, REACH_HINT
+from torchdoctor.explain.kinds.comm import NCCL_ERROR as _NCCL_ERROR
+from torchdoctor.explain.kinds.comm import NO_INTERFACE as _NO_INTERFACE
+from torchdoctor.explain.kinds.comm import PEER_CLOSED as _PEER_CLOSED
+from torchdoctor.explain.kinds.comm import RENDEZVOUS as _RENDEZVOUS
+from torchdoctor.explain.kinds.comm import UNREACHABLE_PATTERNS as _UNREACHABLE
+from torchdoctor.explain.kinds.comm import WATCHDOG as _WATCHDOG
+from torchdoctor.explain.kinds.comm import bogus_host as _bogus
 
 __all__ = ["NCCL_DEBUG_HINT", "REACH_HINT", "Problem", "classify"]
 

@@ -16,9 +16,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from torchdoctor.distributed import torchrun
-from torchdoctor.distributed.torchrun import MAX_NPROC_PER_NODE, flag
 from torchdoctor.errors import BadInput, require_count, require_folder, require_readable_file, require_seconds
+from torchdoctor.launch import torchrun
+from torchdoctor.launch.torchrun import MAX_NPROC_PER_NODE, flag
 
 MAX_NNODES = 100_000
 MAX_RESTARTS = 1_000_000

@@ -13,7 +13,7 @@ import sys
 import time
 from pathlib import Path
 
-from torchdoctor.distributed.hang_report import Frame, RankStack, format_report, grouped, stack_dict
+from torchdoctor.hang.report import Frame, RankStack, format_report, grouped, stack_dict
 
 
 class JobExchange:

@@ -6,8 +6,8 @@ session of its own, so stopping torchrun's process group is not enough: `stop` f
 launcher, by parent and by a mark in its environment (a worker orphaned by a dead agent keeps it), and
 signals each one's process group, SIGINT, then SIGTERM, then SIGKILL, each after a bounded grace.
 
-Run as ``python -m torchdoctor.distributed.torchrun [torchrun flags] SCRIPT ARGS`` it is torchrun itself,
-except that each worker starts in ``torchdoctor.distributed.bootstrap``, the failure summary names SCRIPT
+Run as ``python -m torchdoctor.launch.torchrun [torchrun flags] SCRIPT ARGS`` it is torchrun itself,
+except that each worker starts in ``torchdoctor.launch.bootstrap``, the failure summary names SCRIPT
 rather than the bootstrap, and a stop signal ends it without torch's pages of traceback.
 """
 
@@ -28,7 +28,7 @@ MAX_NPROC_PER_NODE = 1024
 # Every process under a launcher we start carries this in its environment, so that one orphaned by its
 # parent's death is still found.
 MARK_VARIABLE = "TORCHDOCTOR_LAUNCHER"
-BOOTSTRAP = "torchdoctor.distributed.bootstrap"
+BOOTSTRAP = "torchdoctor.launch.bootstrap"
 
 _marks: dict[int, str] = {}  # launcher pid -> the mark its processes carry
 
@@ -204,7 +204,7 @@ def _processes_under(root: int, mark: str | None) -> set[tuple[int, int]]:
 
 
 # ---------------------------------------------------------------------------------------------------------
-# python -m torchdoctor.distributed.torchrun
+# python -m torchdoctor.launch.torchrun
 
 
 class _QuietShutdown(logging.Filter):

@@ -1,6 +1,6 @@
 """``torchdoctor launch``: run what `launch_options` read under torch's own launcher, with our additions.
 
-Every worker starts in ``torchdoctor.distributed.bootstrap`` (debug mode, watchdog hooks); the rendezvous is
+Every worker starts in ``torchdoctor.launch.bootstrap`` (debug mode, watchdog hooks); the rendezvous is
 checked before torchrun starts (`preflight`); a hang watchdog on request; Ctrl-C or SIGTERM stops every
 process the launch started and removes its temporary files.
 
@@ -25,9 +25,10 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from torchdoctor.distributed import preflight, torchrun, watchdog
-from torchdoctor.distributed.bootstrap import STARTED_VARIABLE
-from torchdoctor.distributed.launch_options import (
+from torchdoctor.hang import watchdog
+from torchdoctor.launch import preflight, torchrun
+from torchdoctor.launch.bootstrap import STARTED_VARIABLE
+from torchdoctor.launch.options import (
     C10D_PORT,
     STATIC_PORT,
     LaunchOptions,
@@ -122,10 +123,10 @@ def torchrun_flags(options: LaunchOptions, log_dir: str | None = None) -> dict[s
 
 
 def torchrun_command(options: LaunchOptions, log_dir: str | None = None) -> list[str]:
-    """The command line that runs the program: torchrun (through `torchdoctor.distributed.torchrun`, so
+    """The command line that runs the program: torchrun (through `torchdoctor.launch.torchrun`, so
     that each worker starts in the bootstrap and torchrun's summary names the script)."""
     return torchrun.torchrun_command(
-        torchrun_flags(options, log_dir), options.program, launcher="torchdoctor.distributed.torchrun"
+        torchrun_flags(options, log_dir), options.program, launcher="torchdoctor.launch.torchrun"
     )
 
 

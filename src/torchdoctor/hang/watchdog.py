@@ -36,8 +36,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TextIO
 
-from torchdoctor.distributed.hang_job import JobExchange
-from torchdoctor.distributed.hang_report import (  # noqa: F401 - the names the watchdog's users import
+from torchdoctor.distributed.ranks import current, from_environment
+from torchdoctor.hang.job import JobExchange
+from torchdoctor.hang.report import (  # noqa: F401 - the names the watchdog's users import
     COLLECTIVES,
     Frame,
     RankStack,
@@ -51,7 +52,6 @@ from torchdoctor.distributed.hang_report import (  # noqa: F401 - the names the 
     parse_faulthandler,
     stack_dict,
 )
-from torchdoctor.distributed.ranks import current, from_environment
 
 # Set by `torchdoctor launch --watchdog` for its workers.
 DIR_VARIABLE = "TORCHDOCTOR_WATCHDOG_DIR"
@@ -125,7 +125,7 @@ class ProgressSampler:
 
 
 # ---------------------------------------------------------------------------------------------------------
-# Launcher mode: the worker side (called by torchdoctor.distributed.bootstrap)
+# Launcher mode: the worker side (called by torchdoctor.launch.bootstrap)
 
 _worker: dict = {}  # what prepare_worker set up: the open stack file (faulthandler writes to it), ...
 

@@ -26,9 +26,9 @@ from typing import Any
 import yaml
 from yaml.reader import ReaderError
 
-from torchdoctor.distributed.launch_options import MAX_NNODES
-from torchdoctor.distributed.torchrun import MAX_NPROC_PER_NODE
 from torchdoctor.errors import BadInput, require_count, require_seconds
+from torchdoctor.launch.options import MAX_NNODES
+from torchdoctor.launch.torchrun import MAX_NPROC_PER_NODE
 
 # key -> (type the value must have, what the error says it should be)
 USED_KEYS: dict[str, tuple[tuple[type, ...], str]] = {

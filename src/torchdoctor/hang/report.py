@@ -5,7 +5,7 @@ whose (the user's, DistributedDataParallel's, torchdoctor's own), groups ranks i
 line, and joins the stacks with the ranks' flight-recorder records (`torchdoctor.explain.flight_recorder`)
 into one verdict: which rank never entered which collective, where it is instead, and the line of the user's
 code that explains it (a condition on the rank, a loop some ranks left early). Used by the hang watchdog
-(`torchdoctor.distributed.watchdog`) on one node and, through `hang_job`, for a job on many.
+(`torchdoctor.hang.watchdog`) on one node and, through `hang_job`, for a job on many.
 """
 
 from __future__ import annotations
@@ -13,11 +13,10 @@ from __future__ import annotations
 import linecache
 import os
 import re
-import sysconfig
 import traceback
 from dataclasses import dataclass, field
 
-from torchdoctor.explain.flight_recorder import Frame
+from torchdoctor.hang.source import Frame, is_ours, is_user_code  # noqa: F401 - read from here too
 
 COLLECTIVES = frozenset(
     "barrier monitored_barrier all_reduce all_gather all_gather_object all_gather_into_tensor "
@@ -25,13 +24,6 @@ COLLECTIVES = frozenset(
     "scatter scatter_object_list all_to_all all_to_all_single send recv isend irecv batch_isend_irecv "
     "init_process_group new_group destroy_process_group pad_across_processes".split()
 )
-_LIBRARY_DIRS = tuple(
-    {
-        os.path.realpath(sysconfig.get_paths()[k]) + os.sep
-        for k in ("stdlib", "platstdlib", "purelib", "platlib")
-    }
-)
-_OWN_DIR = os.path.dirname(os.path.dirname(os.path.realpath(__file__))) + os.sep
 # DistributedDataParallel's own collectives (torch/nn/parallel/distributed.py, torch/distributed/utils.py),
 # by the function a stack shows: the user's line is `DDP(model)` or `model(x)`, not a collective.
 _DDP_STEPS = {
@@ -63,14 +55,6 @@ class RankStack:
 # Reading stacks
 
 
-def is_user_code(path: str) -> bool:
-    """False for the standard library, installed packages, torchdoctor itself and frozen modules."""
-    if path.startswith("<"):
-        return False
-    real = os.path.realpath(path)
-    return not real.startswith(_LIBRARY_DIRS) and not real.startswith(_OWN_DIR)
-
-
 def parse_faulthandler(text: str) -> dict[int, list[Frame]]:
     """Thread id -> frames (outermost first) from what ``faulthandler`` writes."""
     threads: dict[int, list[Frame]] = {}
@@ -99,9 +83,7 @@ def collective_of(frames: list[Frame]) -> str | None:
     own (``find_executable_batch_size``'s agreement across ranks: the user's line only calls the function)."""
     user = [i for i, f in enumerate(frames) if is_user_code(f.file)]
     below = frames[user[-1] + 1 if user else 0 :]
-    ours = next(
-        (f for f in below if f.file.replace(os.sep, "/").startswith(_OWN_DIR.replace(os.sep, "/"))), None
-    )
+    ours = next((f for f in below if is_ours(f.file)), None)
     for frame in below:
         path = frame.file.replace(os.sep, "/")
         if path.endswith("torch/nn/parallel/distributed.py") or path.endswith("torch/distributed/utils.py"):
@@ -246,7 +228,7 @@ def _user_frame(stack: RankStack) -> Frame | None:
 def _left_the_loop(waiters: list[RankStack], elsewhere: list[RankStack]) -> str:
     """When the waiting ranks are inside a loop of the user's code and the others are past it (or have
     finished), the ranks ran different numbers of iterations: say so."""
-    from torchdoctor.explain.flight_recorder import enclosing_loop
+    from torchdoctor.hang.source import enclosing_loop
 
     frame = _user_frame(waiters[0]) if waiters else None
     loop = enclosing_loop(frame.file, frame.line) if frame else None
@@ -291,7 +273,7 @@ def _past(waiter: list[Frame], other: list[Frame], loop_frame: Frame, loop_end: 
 
 def _rank_condition_hint(stacks: list[RankStack]) -> str:
     """The innermost condition on the rank around any of the user's frames of these ranks, named."""
-    from torchdoctor.explain.flight_recorder import rank_condition
+    from torchdoctor.hang.source import rank_condition
 
     for stack in stacks:
         for frame in reversed(stack.frames):

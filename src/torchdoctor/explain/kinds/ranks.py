@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 
-from torchdoctor.explain.kinds_comm import GLOO_TIMEOUT, LAST_WORK, PEER_CLOSED, WATCHDOG_HINT
+from torchdoctor.explain.kinds.comm import GLOO_TIMEOUT, LAST_WORK, PEER_CLOSED, WATCHDOG_HINT
 from torchdoctor.explain.recognisers import Context, Hit, Recogniser, first, on_ranks, rank_list
 
 R = re.compile

@@ -8,15 +8,15 @@ from __future__ import annotations
 
 import re
 
-from torchdoctor.explain import kinds_build, kinds_comm, kinds_cuda, kinds_ranks, kinds_train
+from torchdoctor.explain.kinds import build, comm, cuda, ranks, train
 from torchdoctor.explain.recognisers import Recogniser
 
 RECOGNISERS: tuple[Recogniser, ...] = (
-    *kinds_cuda.RECOGNISERS,
-    *kinds_build.RECOGNISERS,
-    *kinds_train.RECOGNISERS,
-    *kinds_comm.RECOGNISERS,
-    *kinds_ranks.RECOGNISERS,
+    *cuda.RECOGNISERS,
+    *build.RECOGNISERS,
+    *train.RECOGNISERS,
+    *comm.RECOGNISERS,
+    *ranks.RECOGNISERS,
 )
 BY_KIND = {r.kind: r for r in RECOGNISERS}
 

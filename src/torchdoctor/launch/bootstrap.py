@@ -1,4 +1,4 @@
-"""What every worker of ``torchdoctor launch`` runs first: ``python -m torchdoctor.distributed.bootstrap
+"""What every worker of ``torchdoctor launch`` runs first: ``python -m torchdoctor.launch.bootstrap
 script.py ARGS`` (or ``--module pkg.train ARGS``), started by torchrun.
 
 It turns on debug mode when ``TORCHDOCTOR_DEBUG_MODE`` asks for it, lets the hang watchdog see the worker's
@@ -40,7 +40,7 @@ def main(argv: list[str] | None = None) -> None:
     module = bool(argv) and argv[0] == "--module"
     argv = argv[1:] if module else argv
     if not argv:
-        sys.exit("usage: python -m torchdoctor.distributed.bootstrap [--module] script.py [args...]")
+        sys.exit("usage: python -m torchdoctor.launch.bootstrap [--module] script.py [args...]")
     target = argv[0]
     mark_started()
     from torchdoctor.distributed.debug import debug_mode_enabled
@@ -49,7 +49,7 @@ def main(argv: list[str] | None = None) -> None:
         from torchdoctor.distributed.debug import enable
 
         enable()
-    from torchdoctor.distributed.watchdog import prepare_worker, worker_finished
+    from torchdoctor.hang.watchdog import prepare_worker, worker_finished
 
     prepare_worker(_module_file(target) if module else target)
     try:

@@ -1,0 +1,125 @@
+"""Where a rank is in its source: stack frames, "is this the user's code", the condition on the rank around a
+line and the loop it sits in.
+
+One answer to each question for the hang report, the flight recorder, debug mode and explain.
+"""
+
+from __future__ import annotations
+
+import ast
+import functools
+import os
+import re
+import sysconfig
+from dataclasses import dataclass
+from pathlib import Path
+from typing import NamedTuple
+
+# A condition that tells ranks apart: ``if rank == 0``, ``if self.gpu_id == 0``, ``is_main_process``.
+RANK_WORDS = re.compile(
+    r"\b(\w*rank\w*|gpu_id|local_gpu|device_id|is_main_process|is_local_main_process|is_world_process_zero|"
+    r"is_global_zero|process_index|local_process_index|main_process)\b",
+    re.IGNORECASE,
+)
+_LIBRARY = re.compile(r"[/\\](site-packages|dist-packages|lib[/\\]python\d[\d.]*)[/\\]|^<")
+_LIBRARY_DIRS = tuple(
+    {
+        os.path.realpath(sysconfig.get_paths()[k]) + os.sep
+        for k in ("stdlib", "platstdlib", "purelib", "platlib")
+    }
+)
+_OWN_DIR = os.path.dirname(os.path.dirname(os.path.realpath(__file__))) + os.sep
+
+
+@dataclass(frozen=True)
+class Frame:
+    """One frame of a stack (recorded in a dump, or taken from a live rank): ``train.py:10 in main``."""
+
+    file: str
+    line: int
+    function: str
+
+    def __str__(self) -> str:
+        return f"{self.file}:{self.line} in {self.function}"
+
+
+def is_user_code(path: str) -> bool:
+    """False for the standard library, installed packages, torchdoctor itself and frozen modules."""
+    if _LIBRARY.search(path):
+        return False
+    if not (os.path.isabs(path) and os.path.exists(path)):
+        return True  # a frame from another machine's dump: the path pattern above is all there is
+    real = os.path.realpath(path)
+    return not real.startswith(_LIBRARY_DIRS) and not real.startswith(_OWN_DIR)
+
+
+def is_ours(path: str) -> bool:
+    """A frame of torchdoctor itself (its wrappers sit between the user's call and torch's)."""
+    return path.replace(os.sep, "/").startswith(_OWN_DIR.replace(os.sep, "/"))
+
+
+def is_library(path: str) -> bool:
+    """A frame of an installed package or the standard library, on this machine or the one that wrote the
+    dump (``site-packages``, ``dist-packages``, ``lib/python3.x``), or torchdoctor's own."""
+    return not is_user_code(path)
+
+
+def user_call(frames: list[Frame]) -> Frame | None:
+    """The innermost frame of the user's own code (frames outermost first)."""
+    return next((f for f in reversed(frames) if not is_library(f.file)), None)
+
+
+@functools.lru_cache(maxsize=64)  # a report asks about the same few files for every rank
+def _parsed(file: str) -> tuple[str, ast.Module] | None:
+    try:
+        if os.path.getsize(file) > 10_000_000:
+            return None
+        source = Path(file).read_text(errors="replace")
+        return source, ast.parse(source)
+    except (OSError, SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+
+
+class Condition(NamedTuple):
+    """A condition on the rank around a line: its line, its source, and whether the line is in its ``else``."""
+
+    line: int
+    code: str
+    in_else: bool = False
+
+    def __str__(self) -> str:
+        return f"line {self.line}: `{self.code}`" + (" (in its else branch)" if self.in_else else "")
+
+
+def rank_condition(file: str, line: int) -> Condition | None:
+    """The innermost ``if``/``while`` around ``file:line`` whose test tells ranks apart (``if rank == 0:``,
+    ``if self.gpu_id == 0:``), when this machine has the file."""
+    parsed = _parsed(file)
+    if parsed is None:
+        return None
+    source, tree = parsed
+    lines = source.splitlines()
+    found = None
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.If, ast.While)) and node.lineno < line <= (node.end_lineno or node.lineno):
+            test = ast.get_source_segment(source, node.test) or ""
+            if RANK_WORDS.search(test) and (found is None or node.lineno > found[0]):
+                in_else = bool(node.orelse) and node.orelse[0].lineno <= line
+                found = Condition(node.lineno, lines[node.lineno - 1].strip(), in_else)
+    return found
+
+
+def enclosing_loop(file: str, line: int) -> tuple[int, int] | None:
+    """The first and last line of the innermost ``for``/``while`` loop around ``file:line`` (the training
+    loop a rank waits in), when this machine has the file."""
+    parsed = _parsed(file)
+    if parsed is None:
+        return None
+    found = None
+    for node in ast.walk(parsed[1]):
+        if isinstance(node, (ast.For, ast.While, ast.AsyncFor)) and node.lineno < line <= (
+            node.end_lineno or 0
+        ):
+            if found is None or node.lineno > found[0]:
+                found = (node.lineno, node.end_lineno or node.lineno)
+    return found
