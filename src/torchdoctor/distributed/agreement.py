@@ -29,7 +29,7 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from torchdoctor.distributed.waiting import QUIET_SECONDS, wait_for_keys
+from torchdoctor.distributed.waiting import QUIET_SECONDS, clone_store, wait_for_keys
 
 TIMED_OUT = 1 << 32
 POLL_SECONDS = 1.0  # how often a slow rank looks for a verdict or a second fingerprint
@@ -167,9 +167,8 @@ _deleter: list[threading.Thread] = []
 def _delete_later(store: Any, keys: Sequence[str]) -> None:
     """Delete ``keys`` from a thread of its own, on its own connection: off this rank's path to the collective."""
     if not _deleter or not _deleter[0].is_alive():
-        try:
-            clone = store.clone()
-        except (AttributeError, RuntimeError):  # cannot clone: delete here and now
+        clone = clone_store(store)
+        if clone is None:  # no second connection: delete here and now
             for key in keys:
                 store.delete_key(key)
             return

@@ -17,7 +17,10 @@ import traceback
 from datetime import timedelta
 from typing import Any
 
+from torchdoctor.distributed.waiting import clone_store, wait_shared
+
 ANSWER_SECONDS = 5.0
+LOOK_EVERY_SECONDS = 1.0  # on a connection shared with the rank's own requests (a torch that cannot clone)
 STACK_FRAMES = 12
 _PREFIX = "torchdoctor/stack"
 
@@ -33,12 +36,14 @@ def start_responder(store: Any, rank: int) -> None:
         thread = _responders.get(rank)
         if thread is not None and thread.is_alive():
             return
-        try:
-            clone = store.clone()  # its own connection: a blocked wait must not hold up the rank's requests
-        except (AttributeError, RuntimeError):
-            return  # a store that cannot be cloned: no answers (the waiting ranks say so)
+        # Its own connection, so that a blocked wait does not hold up the rank's requests; where torch cannot
+        # make one, a look once a second on the shared one (a check is one short request).
+        clone = clone_store(store)
         thread = threading.Thread(
-            target=_answer_forever, args=(clone, rank), name="torchdoctor-stack-responder", daemon=True
+            target=_answer_forever,
+            args=(clone or store, rank, clone is None),
+            name="torchdoctor-stack-responder",
+            daemon=True,
         )
         _responders[rank] = thread
         thread.start()
@@ -52,8 +57,6 @@ def ask_all(
     ``question`` names the occasion (e.g. ``world/12``): ranks asking about the same occasion share the
     answers. All questions go out first, then the answers are awaited within one ``timeout``.
     """
-    from torchdoctor.distributed.waiting import _wait
-
     answers: dict[int, dict | None] = {}
     keys = {rank: f"{_PREFIX}/{rank}/answer/{question}" for rank in ranks}
     for rank, key in keys.items():
@@ -62,7 +65,7 @@ def ask_all(
     deadline = time.monotonic() + timeout
     for rank, key in keys.items():
         answers[rank] = None
-        if _wait(store, [key], deadline - time.monotonic()):
+        if wait_shared(store, [key], deadline - time.monotonic()):
             try:
                 answers[rank] = json.loads(store.get(key))
             except ValueError:
@@ -78,11 +81,16 @@ def main_thread_stack(limit: int = STACK_FRAMES) -> str:
     return "".join(traceback.format_stack(frame, limit=limit)).rstrip()
 
 
-def _answer_forever(store: Any, rank: int) -> None:
+def _answer_forever(store: Any, rank: int, shared: bool) -> None:
     ask_key = f"{_PREFIX}/{rank}/ask"
     while True:
         try:
-            store.wait([ask_key], timedelta(days=365))
+            if shared:
+                time.sleep(LOOK_EVERY_SECONDS)
+                if not store.check([ask_key]):
+                    continue
+            else:
+                store.wait([ask_key], timedelta(days=365))
             question = store.get(ask_key).decode(errors="replace")
             store.delete_key(ask_key)
             text = json.dumps({"stack": main_thread_stack(), "last": dict(last_checked)})

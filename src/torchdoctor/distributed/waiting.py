@@ -4,6 +4,11 @@ A store ``wait`` blocks in C++: while it does, Python cannot act on Ctrl-C. So a
 ``QUIET_SECONDS`` (the normal case: one request, no thread); beyond that the rest of the wait moves to a daemon
 thread on its own connection, while this thread wakes twice a second (so Ctrl-C lands) and prints on stderr,
 after ``FIRST_LINE_SECONDS`` and then every ``LINE_EVERY_SECONDS``, whom it is waiting for.
+
+A torch whose stores cannot be cloned (2.4 and older) has one connection per process, and a blocked ``wait``
+holds it: every other request of the process (the check that spots a mismatch among them) would queue behind it
+until the wait timed out; and a ``wait`` that times out there leaves a warning per call. There the whole wait is
+made of ``check`` requests on this thread, closer together at first (an answer usually comes in milliseconds).
 """
 
 from __future__ import annotations
@@ -18,6 +23,7 @@ from typing import Any
 QUIET_SECONDS = 2.0
 FIRST_LINE_SECONDS = 5.0
 LINE_EVERY_SECONDS = 10.0
+POLL_PAUSE_SECONDS = 0.1  # the longest pause between two checks, on a connection that cannot be cloned
 
 
 def wait_for_keys(
@@ -36,6 +42,9 @@ def wait_for_keys(
     then ``stop_waiting()``, asked twice a second, may end the wait early (False is returned).
     """
     started = time.monotonic()
+    own_connection = clone_store(store)
+    if own_connection is None:
+        return _poll(store, keys, started, timeout, waiting_for, on_slow, stop_waiting)
     quiet = min(QUIET_SECONDS, timeout)
     if _wait(store, keys, quiet):
         return True
@@ -48,7 +57,7 @@ def wait_for_keys(
 
     def wait_in_background() -> None:
         try:
-            outcome["arrived"] = _wait(_clone(store), keys, timeout - (time.monotonic() - started))
+            outcome["arrived"] = _wait(own_connection, keys, timeout - (time.monotonic() - started))
         except Exception as error:  # handed to the waiting thread, which raises it
             outcome["error"] = error
         finally:
@@ -68,6 +77,43 @@ def wait_for_keys(
     return bool(outcome.get("arrived"))
 
 
+def _poll(
+    store: Any,
+    keys: list[str],
+    started: float,
+    timeout: float,
+    waiting_for: Callable[[float], str] | None = None,
+    on_slow: Callable[[], None] | None = None,
+    stop_waiting: Callable[[], bool] | None = None,
+) -> bool:
+    """`wait_for_keys` made of ``check`` requests, for a store this torch cannot clone."""
+    next_line, pause, slow = started + FIRST_LINE_SECONDS, 0.001, False
+    while True:
+        if store.check(keys):
+            return True
+        now = time.monotonic()
+        if now - started >= timeout:
+            return False
+        if not slow and now - started >= QUIET_SECONDS:
+            slow = True
+            if on_slow is not None:
+                on_slow()
+        if slow and stop_waiting is not None and stop_waiting():
+            return False
+        if waiting_for is not None and now >= next_line:
+            next_line = now + LINE_EVERY_SECONDS
+            say(f"waited {now - started:.0f} s of {timeout:g} for {_describe(waiting_for, now - started)}")
+        time.sleep(min(pause, max(timeout - (now - started), 0)))
+        pause = min(pause * 2, POLL_PAUSE_SECONDS)
+
+
+def wait_shared(store: Any, keys: list[str], seconds: float) -> bool:
+    """Wait up to ``seconds`` for ``keys``: a plain ``wait`` where the store can be cloned, else ``check``s."""
+    if clone_store(store) is None:
+        return _poll(store, keys, time.monotonic(), seconds)
+    return _wait(store, keys, seconds)
+
+
 def say(line: str) -> None:
     """One ``torchdoctor: …`` line on stderr, flushed at once (other ranks' lines interleave with it)."""
     print(f"torchdoctor: {line}", file=sys.stderr, flush=True)
@@ -85,11 +131,12 @@ def _wait(store: Any, keys: list[str], seconds: float) -> bool:
     return True
 
 
-def _clone(store: Any) -> Any:
+def clone_store(store: Any) -> Any:
+    """A second connection to ``store`` (``store.clone()``), or None where this torch cannot make one."""
     try:
         return store.clone()
-    except (AttributeError, RuntimeError):  # a store that cannot be cloned: share it (it locks per request)
-        return store
+    except (AttributeError, RuntimeError):
+        return None
 
 
 def _describe(waiting_for: Callable[[float], str], seconds: float) -> str:

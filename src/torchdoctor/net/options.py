@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import os
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -141,3 +142,31 @@ def require_nccl_build() -> None:
             f"--backend nccl: nccl needs a CUDA build of torch, and this one (torch {torch.__version__}) is a "
             "CPU build; use --backend gloo, or install a CUDA build of torch"
         )
+    gpus, why = visible_gpus()
+    if gpus == 0:
+        raise BadInput(
+            f"--backend nccl: torch {torch.__version__} is a CUDA build, but no GPU is visible here ({why}), "
+            "so there is nothing for nccl to test; run it on a GPU node (e.g. under srun), or use --backend gloo"
+        )
+
+
+def visible_gpus() -> tuple[int, str]:
+    """(how many CUDA devices this process sees, why none when it sees none), without CUDA's start-up warning."""
+    import warnings
+
+    import torch
+
+    visible = os.environ.get("CUDA_VISIBLE_DEVICES")
+    with warnings.catch_warnings():
+        warnings.simplefilter(
+            "ignore"
+        )  # "CUDA initialization: Found no NVIDIA driver ..." is said below instead
+        count = torch.cuda.device_count()
+    if count:
+        return count, ""
+    if visible is not None and not visible.strip():
+        return 0, "CUDA_VISIBLE_DEVICES is empty"
+    if visible is not None:
+        return 0, f"CUDA_VISIBLE_DEVICES={visible!r}, and torch sees none of them"
+    driver = "an NVIDIA driver" if os.path.exists("/proc/driver/nvidia/version") else "no NVIDIA driver"
+    return 0, f"torch sees no CUDA device; this machine has {driver}"

@@ -1,0 +1,134 @@
+"""Run torchdoctor's tests under another torch and another Python, each in a cached venv of its own.
+
+CI keeps its one pin (constraints.txt); this is how the README's table of versions tried is made:
+
+    python benchmarks/compat.py --python 3.10 --torch 2.13.0
+    python benchmarks/compat.py --python 3.11 --torch 2.4.1 --lane processes
+    python benchmarks/compat.py --python 3.12 --torch 2.15.0 --lane all
+
+A venv is built once under ``~/.cache/torchdoctor-compat/py<PY>-torch<TORCH>`` (``--fresh`` rebuilds it): the
+Python from pyenv (``~/.pyenv/versions/<PY>*``) or ``python<PY>`` on PATH, ``torch==<TORCH>`` from PyPI (older
+releases come as CUDA builds of several GB; they run on a machine without a GPU), then torchdoctor with its test
+extras under constraints.txt less its torch pin and less the peers a given torch is too old for.
+
+Lanes: ``fast`` is the tests that start no process (``-m "not processes"``, the fast lane of ``make test-fast``);
+``processes`` is a set of real multi-process cases: debug mode on raw and wrapped collectives, the hang watchdog,
+``net`` and ``explain`` on a real run; ``all`` is both. It prints one line per lane with pytest's counts, and exits 1
+if a lane failed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import glob
+import os
+import re
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+CACHE = Path(os.environ.get("TORCHDOCTOR_COMPAT_CACHE", Path.home() / ".cache" / "torchdoctor-compat"))
+PROCESS_CASES = [
+    "tests/test_distributed_debug.py",
+    "tests/test_distributed_operations.py",
+    "tests/test_watchdog.py",
+    "tests/test_net_smoke.py",
+    "tests/test_explain.py",
+]
+
+
+def find_python(version: str) -> str:
+    """The interpreter for ``version`` ("3.10"): pyenv's, else ``python3.10`` on PATH."""
+    found = sorted(glob.glob(str(Path.home() / ".pyenv" / "versions" / f"{version}.*" / "bin" / "python3")))
+    if found:
+        return found[-1]
+    on_path = shutil.which(f"python{version}")
+    if on_path:
+        return on_path
+    sys.exit(f"compat: no Python {version} here (looked in ~/.pyenv/versions and for python{version} on PATH)")
+
+
+def constraints_without(torch_version: str, folder: Path) -> Path:
+    """constraints.txt with ``torch==torch_version`` for its torch pin, so that no peer upgrades it."""
+    lines = [
+        line
+        for line in (ROOT / "constraints.txt").read_text().splitlines()
+        if not re.match(r"\s*torch\s*[=<>!~]", line)
+    ] + [f"torch=={torch_version}"]
+    path = folder / "constraints-compat.txt"
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def build(python: str, torch_version: str, venv: Path, fresh: bool) -> Path:
+    """The venv's interpreter, built (once) with torch==torch_version and torchdoctor[test]."""
+    marker = venv / ".compat-installed"
+    if fresh and venv.exists():
+        shutil.rmtree(venv)
+    if marker.exists():
+        return venv / "bin" / "python"
+    venv.parent.mkdir(parents=True, exist_ok=True)
+    subprocess.run([python, "-m", "venv", str(venv)], check=True)
+    pip = [str(venv / "bin" / "python"), "-m", "pip", "install", "-q", "--no-cache-dir"]
+    # This machine's pip config caps torch at the releases on its disk; a compat venv asks PyPI for any release.
+    env = {**os.environ, "PIP_CONFIG_FILE": os.devnull}
+    subprocess.run([*pip, "--upgrade", "pip"], check=True, env=env)
+    subprocess.run([*pip, f"torch=={torch_version}"], check=True, env=env)
+    constraints = constraints_without(torch_version, venv)
+    subprocess.run([*pip, "-c", str(constraints), "-e", f"{ROOT}[test]"], check=True, env=env)
+    marker.write_text(f"torch=={torch_version}\n")
+    return venv / "bin" / "python"
+
+
+def run_lane(python: Path, lane: str, workers: int) -> tuple[bool, str, float]:
+    """(passed, pytest's closing line, seconds) for one lane."""
+    command = [str(python), "-m", "pytest", "-q", "-p", "no:cacheprovider", "-n", str(workers)]
+    command += ["-m", "not processes"] if lane == "fast" else PROCESS_CASES
+    # Nothing of the dev venv may leak in: the compat venv has torchdoctor installed in editable mode.
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
+    started = time.monotonic()
+    done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, env=env)
+    seconds = time.monotonic() - started
+    summary = next(
+        (line.strip("= ") for line in reversed(done.stdout.splitlines()) if re.search(r"\d+ (passed|failed)", line)),
+        done.stdout.strip().splitlines()[-1] if done.stdout.strip() else done.stderr.strip()[-300:],
+    )
+    if done.returncode != 0:
+        print(done.stdout[-6000:], file=sys.stderr)
+    return done.returncode == 0, summary, seconds
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--python", default=f"{sys.version_info.major}.{sys.version_info.minor}")
+    parser.add_argument("--torch", required=True, help="a torch release on PyPI, e.g. 2.4.1")
+    parser.add_argument("--lane", choices=("fast", "processes", "all"), default="all")
+    parser.add_argument("--workers", type=int, default=3)
+    parser.add_argument("--fresh", action="store_true", help="rebuild the cached venv")
+    parser.add_argument("--build-only", action="store_true", help="build the venv, run nothing")
+    args = parser.parse_args()
+    python = find_python(args.python)
+    venv = CACHE / f"py{args.python}-torch{args.torch}"
+    interpreter = build(python, args.torch, venv, args.fresh)
+    versions = subprocess.run(
+        [str(interpreter), "-c", "import sys, torch; print(sys.version.split()[0], torch.__version__)"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.split()
+    if args.build_only:
+        print(f"Python {versions[0]}  torch {versions[1]}  built in {venv}")
+        return 0
+    failed = False
+    for lane in ("fast", "processes") if args.lane == "all" else (args.lane,):
+        passed, summary, seconds = run_lane(interpreter, lane, args.workers)
+        failed |= not passed
+        print(f"Python {versions[0]}  torch {versions[1]}  {lane:<9}  {'ok  ' if passed else 'FAIL'}  {summary}  ({seconds:.0f} s)")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
