@@ -2,7 +2,9 @@
 
 ``NET_FAULTS=RANK:KIND[,RANK:KIND...]`` in a rank's environment, KIND one of ``no_join`` (the rank never
 connects), ``crash`` (raises after joining), ``wrong_value`` (contributes a wrong value to the all_reduce),
-``skip_collective`` (never enters the all_reduce).
+``skip_collective`` (never enters the all_reduce); for ``--find-bad``: ``flip_bit`` (one bit of its seeded result
+flipped, as a faulty ALU or memory would) and ``busy_core`` (the rank shares one core with two busy processes,
+and yields to them).
 
 Two uses: as the worker module the tests name (``run_net(..., worker="net_faults")``, this folder on the path),
 whose `Worker` plants the faults; and as a command that runs ``torchdoctor net``'s test with it, alone or as a
@@ -15,13 +17,16 @@ from __future__ import annotations
 
 import argparse
 import os
+import subprocess
 import sys
 import time
+
+import torch
 
 from torchdoctor.net import worker
 
 FAULTS_VARIABLE = "NET_FAULTS"
-FAULTS = ("no_join", "crash", "wrong_value", "skip_collective")
+FAULTS = ("no_join", "crash", "wrong_value", "skip_collective", "flip_bit", "busy_core")
 
 
 def parse_faults(text: str | None) -> dict[int, str]:
@@ -61,6 +66,35 @@ class Worker(worker.Worker):
             self._hang()
         super().check_all_reduce(device)
 
+    def seeded_digest(self, device) -> dict:
+        if self.fault != "flip_bit":
+            return super().seeded_digest(device)
+        from torchdoctor.net.find_bad import digest_of, seeded_result
+
+        values = seeded_result(device)
+        bits = values.view(torch.int32)
+        bits[7, 7] ^= 1 << 3
+        return digest_of(values, device)
+
+    def find_bad(self, device, peers) -> None:
+        if self.fault != "busy_core":
+            return super().find_bad(device, peers)
+        # Pinned to one core with two busy processes, and yielding to them (10 nice levels below them): whatever
+        # else runs on the machine, this rank gets a small share of what the others get.
+        core = min(os.sched_getaffinity(0))
+        spin = f"import os; os.sched_setaffinity(0, {{{core}}})\nwhile True: pass"
+        busy = [subprocess.Popen([sys.executable, "-c", spin]) for _ in range(2)]
+        os.sched_setaffinity(0, {core})
+        niceness = os.getpriority(os.PRIO_PROCESS, 0)
+        os.setpriority(os.PRIO_PROCESS, 0, min(niceness + 10, 19))
+        try:
+            super().find_bad(device, peers)
+        finally:
+            os.setpriority(os.PRIO_PROCESS, 0, niceness)
+            for process in busy:
+                process.kill()
+                process.wait()
+
     def contribute(self, marks, payload) -> None:
         if self.fault == "wrong_value":
             marks[self.info.rank] += 41
@@ -77,10 +111,12 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="net_faults")
     parser.add_argument("--json", action="store_true")
     parser.add_argument("--timeout", type=float, default=30.0)
+    parser.add_argument("--nproc-per-node", type=int, default=None)
+    parser.add_argument("--find-bad", action="store_true")
     args = parser.parse_args(argv)
     parse_faults(os.environ.get(FAULTS_VARIABLE))  # a typo in a test fails here, not as a passing run
     result = run_net(
-        net_options(timeout=args.timeout),
+        net_options(timeout=args.timeout, nproc_per_node=args.nproc_per_node, find_bad=args.find_bad),
         out=sys.stderr if args.json else sys.stdout,
         show_now=lambda findings: show_findings(findings, args.json, False),
         worker="net_faults",

@@ -47,6 +47,11 @@ def net(
         None, "--log-dir", help="Where each rank's output is kept (default: a temp dir)."
     ),
     bench: bool = typer.Option(False, "--bench", help="Measure collective bandwidth over a sweep of sizes."),
+    find_bad: bool = typer.Option(
+        False,
+        "--find-bad",
+        help="Find the slow link, slow rank or silently wrong rank: halves, then pairs, each against its peers.",
+    ),
     ops: str = typer.Option(
         None,
         "--ops",
@@ -101,7 +106,7 @@ def net(
 
     options = net_options(
         timeout, backend, nproc_per_node, nnodes, rdzv_endpoint, rdzv_id, nccl_debug, log_dir, bench, ops, sizes,
-        iters, warmup, expect_busbw, plot,
+        iters, warmup, expect_busbw, plot, find_bad=find_bad,
     )  # fmt: skip
     result = run_net(
         options,

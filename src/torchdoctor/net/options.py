@@ -56,6 +56,7 @@ def net_options(
     warmup: int | None = None,
     expect_busbw: float | None = None,
     plot: Path | None = None,
+    find_bad: bool = False,
 ) -> NetOptions:
     """The flags of ``torchdoctor net`` as they were typed, checked, as one `NetOptions`; raises `BadInput`."""
     from torchdoctor.net.bandwidth import MAX_SIZE, OPS, human_size, parse_size
@@ -117,6 +118,7 @@ def net_options(
         sizes=tuple(size_list),
         warmup=warmup,
         iters=iters,
+        find_bad=find_bad,
     )
     return NetOptions(
         worker, nproc_per_node, nnodes, rdzv_endpoint, rdzv_id, nccl_debug, log_dir, expect_busbw, plot

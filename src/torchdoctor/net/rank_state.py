@@ -14,7 +14,18 @@ from pathlib import Path
 from typing import Any
 
 # The order a rank goes through; a verdict names the last stage a rank reached.
-STAGES = ("started", "store", "joined", "init", "all_reduce", "barrier", "memory", "done", "bench")
+STAGES = (
+    "started",
+    "store",
+    "joined",
+    "init",
+    "all_reduce",
+    "barrier",
+    "memory",
+    "done",
+    "find_bad",
+    "bench",
+)
 COLLECTIVE_STAGES = ("init", "all_reduce", "barrier")
 
 
@@ -79,6 +90,7 @@ class RankState:
     versions: dict[str, Any] = field(default_factory=dict)
     bench: list[dict[str, Any]] = field(default_factory=list)
     bench_total: int = 0
+    find_bad: dict[str, Any] = field(default_factory=dict)  # rank 0: the --find-bad measurements
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)

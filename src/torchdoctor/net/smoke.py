@@ -47,6 +47,7 @@ class NetResult:
     backend: str = "?"
     lines: list[str] = field(default_factory=list)  # "[host:0] OK (rank 0/2)", from ranks in other processes
     silent: bool = False  # a rank other than 0 under an outer launcher, with nothing wrong: it says nothing
+    find_bad: dict[str, Any] = field(default_factory=dict)  # rank 0's --find-bad measurements
 
 
 def run_net(
@@ -81,7 +82,17 @@ def run_net(
         )
     elif options.bench:
         result.findings += bench_findings(result.rows, result.backend, options.expect_busbw, options.plot)
+    if options.worker.find_bad and not result.silent:
+        result.findings += _find_bad_findings(result, options)
     return result
+
+
+def _find_bad_findings(result: NetResult, options: NetOptions) -> list[Finding]:
+    from torchdoctor.net import find_bad
+
+    if not result.find_bad and options.nnodes > 1 and worst(result.findings) != "fail":
+        return [Finding("net.find_bad", "skip", "--find-bad is reported on the host that has rank 0")]
+    return find_bad.findings(result.find_bad)
 
 
 def _as_rank(options, info: RankInfo, status, out, show_now, worker: str) -> NetResult:
@@ -102,7 +113,7 @@ def _as_rank(options, info: RankInfo, status, out, show_now, worker: str) -> Net
         )
     findings = verdicts({info.rank: state}, info.world_size, timeout, expected_reports=1)
     silent = info.rank != 0 and worst(findings) != "fail"
-    return NetResult(findings, state.bench, state.backend or "?", silent=silent)
+    return NetResult(findings, state.bench, state.backend or "?", silent=silent, find_bad=state.find_bad)
 
 
 def _refuse_launch_flags(options: NetOptions, info: RankInfo) -> None:
@@ -225,7 +236,8 @@ def _alone(options: NetOptions, status: Status, environ: Mapping[str, str], work
     ]
     first = next((s for _, s in sorted(ran.states.items()) if s.bench), None)
     backend = next((f.details.get("backend") for f in findings if f.id == "net.smoke"), None) or "?"
-    return NetResult(findings, first.bench if first else [], backend, lines)
+    searched = next((s.find_bad for _, s in sorted(ran.states.items()) if s.find_bad), {})
+    return NetResult(findings, first.bench if first else [], backend, lines, find_bad=searched)
 
 
 def _start(options, nproc, over_hosts, log_dir, environ, status, worker) -> RanksRun:
@@ -233,6 +245,7 @@ def _start(options, nproc, over_hosts, log_dir, environ, status, worker) -> Rank
 
     steps = len(options.worker.ops) * len(options.worker.sizes or max(DEFAULT_SIZES.values(), key=len))
     deadline = STARTUP_ALLOWANCE_S + 4 * options.timeout + (steps * options.timeout if options.bench else 0)
+    deadline += options.timeout if options.worker.find_bad else 0
     world_size = nproc * options.nnodes
 
     def on_poll(states: dict[int, RankState]) -> None:

@@ -55,6 +55,7 @@ class WorkerOptions:
     sizes: tuple[int, ...] = ()  # bytes; empty: the backend's default sweep
     warmup: int | None = None  # None: the backend's default (see torchdoctor.net.bandwidth.DEFAULT_ITERS)
     iters: int | None = None
+    find_bad: bool = False
 
     def to_json(self) -> str:
         return json.dumps(asdict(self))
@@ -253,6 +254,8 @@ class Worker:
         self.barrier()
         self.check_memory(device)
         self.say_done()
+        if self.options.find_bad:
+            self.find_bad(device, peers)
         if self.options.bench:
             self.bench(device, on_row)
         dist.destroy_process_group()
@@ -414,6 +417,23 @@ class Worker:
         self.say(f"OK (rank {self.info.rank}/{self.info.world_size})")
         if self.info.rank == 0:
             self.say(_versions_line(self.state.versions))
+
+    def find_bad(self, device, peers) -> None:
+        """The rounds of `torchdoctor.net.find_bad`; rank 0 keeps the measurements for the verdict."""
+        from torchdoctor.net.find_bad import run_rounds
+
+        with self.stage("find_bad", watched=True):
+            record = run_rounds(self.info.rank, self.info.world_size, peers, device, self.seeded_digest)
+        if self.info.rank == 0:
+            self.state.find_bad = record
+        self.state.stage = "done"  # the smoke test passed before the rounds began
+        self.save()
+
+    def seeded_digest(self, device) -> dict:
+        """This rank's hash of the seeded computation every rank runs alike."""
+        from torchdoctor.net.find_bad import digest_of, seeded_result
+
+        return digest_of(seeded_result(device), device)
 
     def bench(self, device, on_row) -> None:
         from torchdoctor.net.bandwidth import run_sweep
