@@ -227,7 +227,11 @@ def findings(
     """
     if not rows:
         return [
-            Finding("net.bandwidth", "skip", "no bandwidth measured (the smoke test did not get that far)")
+            Finding(
+                "net.bandwidth",
+                "skip",
+                "no bandwidth measured (the run did not get through its first size: see the findings above)",
+            )
         ]
     best = peaks(rows)
     ranks = next(iter(best.values()))["ranks"]

@@ -214,6 +214,10 @@ def _wrong_values(states, hosts) -> list[Finding]:
     ]
 
 
+_FIND_BAD = "Name the slow link or rank: torchdoctor net --find-bad (on the same hosts, with the same flags)"
+_SLOW_SIGNS = ("peer_closed", "collective_timeout")  # what the ranks around a slow link report
+
+
 def _stuck(states, timeout, hosts) -> list[Finding]:
     by_stage: dict[str, dict[str, Any]] = {}
     for rank, state in states.items():
@@ -237,6 +241,18 @@ def _stuck(states, timeout, hosts) -> list[Finding]:
             "failed": {str(r): text for r, text in failed.items()},
             "stages": entry["stages"],
         }
+        consequences = [classify(text) for text in failed.values()]
+        if failed and not late and all(c and c[0].kind in _SLOW_SIGNS for c in consequences):
+            # Every rank was in the stage and alive; those that "failed" only saw a peer give up at its own
+            # timeout. That is a slow link (or a timeout too short for it), not a dead rank.
+            summary = (
+                f"{stage} did not complete within {timeout:g}s although every rank was in it and alive: a link "
+                f"too slow for this timeout, not a dead rank ({_ranks(sorted(failed))} only saw a peer give up "
+                "at its own timeout)"
+            )
+            fix = _FIND_BAD + f"\nor give the stage more time: --timeout {max(2 * timeout, 60):g}"
+            findings.append(Finding("net.slow", "fail", summary, details, fix))
+            continue
         if failed:  # the others wait on a rank that already failed: name it and why
             parts, problems = [], []
             for r, text in sorted(failed.items()):
@@ -261,10 +277,10 @@ def _stuck(states, timeout, hosts) -> list[Finding]:
             )
         else:
             summary = (
-                f"{stage} did not complete within {timeout:g}s although all ranks entered it: "
-                "the link between them is stuck"
+                f"{stage} did not complete within {timeout:g}s although all ranks entered it and were alive: "
+                "a link between them is too slow for this timeout, or stuck"
             )
-            fix = NCCL_DEBUG_HINT + "\n" + _TRY_NEXT
+            fix = _FIND_BAD + "\n" + NCCL_DEBUG_HINT + "\n" + _TRY_NEXT
         findings.append(Finding("net.collective", "fail", summary, details, fix))
     return findings
 
