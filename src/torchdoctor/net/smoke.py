@@ -235,7 +235,8 @@ def _alone(options: NetOptions, status: Status, environ: Mapping[str, str], work
         if line.startswith("[") and "NCCL" not in line
     ]
     first = next((s for _, s in sorted(ran.states.items()) if s.bench), None)
-    backend = next((f.details.get("backend") for f in findings if f.id == "net.smoke"), None) or "?"
+    backend = next((f.details.get("backend") for f in findings if f.id == "net.smoke"), None)
+    backend = backend or next((s.backend for _, s in sorted(ran.states.items()) if s.backend), None) or "?"
     searched = next((s.find_bad for _, s in sorted(ran.states.items()) if s.find_bad), {})
     return NetResult(findings, first.bench if first else [], backend, lines, find_bad=searched)
 
