@@ -1,0 +1,151 @@
+"""How `torchdoctor explain` does on the corpus of real failure logs sampled by symptom (tests/fixtures/corpus).
+
+Every file labelled in FOLDER/SOURCES.md is explained on its own (`explain([path])`), and the lead finding is
+compared with the label. Printed, per family and overall:
+
+- kind: the share whose lead finding is `log.<kind>`;
+- keywords: the share of fix keywords found (case-insensitively) in the lead finding's fix;
+- recognised: the share whose lead finding is not `log.unrecognised`;
+- confidently wrong: the share whose lead names a wrong kind (not `log.unrecognised`) without saying it is only
+  "likely" (`details["confidence"]`; a finding without one counts as certain).
+
+An exception raised by `explain` on a file counts as a miss and is printed; it never stops the run.
+
+    python benchmarks/explain_corpus.py tests/fixtures/corpus/train
+    python benchmarks/explain_corpus.py -v tests/fixtures/corpus/train     # and every miss, one a line
+
+The held-out half (tests/fixtures/corpus/heldout) is measured for the report only: nobody tunes on it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import sys
+from collections import defaultdict
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from torchdoctor.explain.diagnose import explain
+
+UNRECOGNISED = "log.unrecognised"
+
+
+@dataclass
+class Label:
+    """One labelled file: what should lead, the keywords its fix should name, its family."""
+
+    file: str
+    kind: str
+    keywords: list[str]
+    family: str
+
+
+@dataclass
+class Tally:
+    """Counts over a group of files."""
+
+    n: int = 0
+    right: int = 0
+    keywords: int = 0
+    recalled: int = 0
+    recognised: int = 0
+    confidently_wrong: int = 0
+    misses: list[str] = field(default_factory=list)
+
+
+def labels(folder: Path) -> list[Label]:
+    """The labelled files of ``folder/SOURCES.md`` (columns: file | thread | kind | cause | keywords | how |
+    edits | family | query)."""
+    found = []
+    for line in (folder / "SOURCES.md").read_text(encoding="utf-8").splitlines():
+        cells = [c.strip() for c in re.split(r"(?<!\\)\|", line)]
+        if len(cells) > 9 and cells[1].startswith("`") and cells[1].endswith(".txt`"):
+            found.append(Label(cells[1].strip("`"), cells[3], re.findall(r"`([^`]+)`", cells[5]), cells[8]))
+    return found
+
+
+def _confident(finding) -> bool:
+    return finding.details.get("confidence") != "likely"
+
+
+def measure(folders: list[Path]) -> dict[str, Tally]:
+    """``{family: Tally}`` plus ``"all"`` over every labelled file in ``folders``."""
+    tallies: dict[str, Tally] = defaultdict(Tally)
+    for folder in folders:
+        for label in labels(folder):
+            path = folder / label.file
+            groups = (tallies[label.family], tallies["all"])
+            for t in groups:
+                t.n += 1
+                t.keywords += len(label.keywords)
+            try:
+                lead = explain([str(path)])[0]
+            except Exception as e:  # noqa: BLE001 - a crash on one log is a miss to report, not a stop
+                for t in groups:
+                    t.misses.append(f"{path}: {label.kind}: explain raised {type(e).__name__}: {e}")
+                continue
+            fix = (lead.fix or "").lower()
+            hit = [w for w in label.keywords if w.lower() in fix]
+            right = lead.id == f"log.{label.kind}"
+            wrong_and_sure = not right and lead.id != UNRECOGNISED and _confident(lead)
+            for t in groups:
+                t.right += right
+                t.recalled += len(hit)
+                t.recognised += lead.id != UNRECOGNISED
+                t.confidently_wrong += wrong_and_sure
+                if not right or len(hit) < len(label.keywords):
+                    missed = [w for w in label.keywords if w not in hit]
+                    t.misses.append(
+                        f"{path}: want log.{label.kind}, got {lead.id}"
+                        + (" (certain)" if wrong_and_sure else "")
+                        + (f"; fix lacks {missed}" if missed else "")
+                    )
+    return dict(tallies)
+
+
+def _pct(a: int, b: int) -> str:
+    return f"{100 * a / b:5.1f}%" if b else "    -"
+
+
+def table(tallies: dict[str, Tally]) -> str:
+    """The per-family table, `all` last."""
+    rows = [
+        f"{'family':<16} {'n':>4} {'kind':>7} {'keywords':>9} {'recognised':>11} {'conf. wrong':>12}",
+    ]
+    order = sorted(k for k in tallies if k != "all") + ["all"]
+    for name in order:
+        t = tallies.get(name)
+        if t is None:
+            continue
+        rows.append(
+            f"{name:<16} {t.n:>4} {_pct(t.right, t.n):>7} {_pct(t.recalled, t.keywords):>9} "
+            f"{_pct(t.recognised, t.n):>11} {_pct(t.confidently_wrong, t.n):>12}"
+        )
+    return "\n".join(rows)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Measure the folders given and print the table (and the misses with ``-v``)."""
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("folders", nargs="+", type=Path, help="folders with a SOURCES.md table")
+    parser.add_argument("-v", "--verbose", action="store_true", help="list every miss, one a line")
+    args = parser.parse_args(argv)
+    for folder in args.folders:
+        if not (folder / "SOURCES.md").is_file():
+            print(f"explain_corpus: {folder}/SOURCES.md not found", file=sys.stderr)
+            return 2
+    tallies = measure(args.folders)
+    if "all" not in tallies:
+        print("explain_corpus: no labelled files in " + ", ".join(map(str, args.folders)), file=sys.stderr)
+        return 2
+    print(table(tallies))
+    if args.verbose:
+        print()
+        for line in tallies["all"].misses:
+            print(line)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

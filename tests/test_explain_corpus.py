@@ -1,0 +1,69 @@
+"""The corpus of real failure logs sampled by symptom (tests/fixtures/corpus): every file is labelled, no thread
+is in both halves, nothing is empty. Accuracy is measured by benchmarks/explain_corpus.py, not asserted here."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+CORPUS = Path(__file__).parent / "fixtures" / "corpus"
+HALVES = ("train", "heldout")
+
+
+def rows(half: str) -> dict[str, list[str]]:
+    """``{file: cells}`` of the table in ``half/SOURCES.md``."""
+    found = {}
+    for line in (CORPUS / half / "SOURCES.md").read_text(encoding="utf-8").splitlines():
+        cells = [c.strip() for c in re.split(r"(?<!\\)\|", line)]
+        if len(cells) > 2 and cells[1].startswith("`") and cells[1].endswith(".txt`"):
+            found[cells[1].strip("`")] = cells
+    return found
+
+
+@pytest.mark.parametrize("half", HALVES)
+def test_every_file_is_labelled_with_source_kind_family_and_how(half):
+    table = rows(half)
+    files = sorted(p.name for p in (CORPUS / half).glob("*.txt"))
+    assert files, f"no logs in {half}"
+    assert sorted(table) == files, f"{half}: files and SOURCES.md rows differ"
+    for name, cells in table.items():
+        assert len(cells) >= 11, f"{half}/{name}: expected 9 columns, got {cells}"
+        _, _, thread, kind, cause, _, how, _, family, query = cells[:10]
+        assert re.search(r"\(https://github\.com/[^)]+/(issues|pull)/\d+\)", thread), f"{name}: no thread URL"
+        assert re.fullmatch(r"[a-z][a-z0-9_]*", kind), f"{name}: kind {kind!r}"
+        assert family in {
+            "comm",
+            "rendezvous",
+            "launcher",
+            "memory",
+            "build",
+            "driver",
+            "deepspeed",
+            "fsdp_checkpoint",
+            "device_placement",
+            "ddp_usage",
+            "numerics",
+            "data",
+            "other",
+        }, f"{name}: family {family!r}"
+        assert cause and how and query, f"{name}: cause, how it was established and query must be filled"
+
+
+def test_no_thread_in_both_halves_and_none_twice():
+    threads = {
+        half: [re.search(r"\((https://[^)]+)\)", c[2]).group(1) for c in rows(half).values()]
+        for half in HALVES
+    }
+    every = threads["train"] + threads["heldout"]
+    assert len(every) == len(set(every)), "a thread appears twice"
+    assert not set(threads["train"]) & set(threads["heldout"])
+
+
+def test_numbers_are_global_and_files_not_empty():
+    names = [p.name for half in HALVES for p in (CORPUS / half).glob("*.txt")]
+    assert len(names) == len(set(names)), "a number is used in both halves"
+    for half in HALVES:
+        for path in (CORPUS / half).glob("*.txt"):
+            assert path.read_text(encoding="utf-8").strip(), f"{path} is empty"
