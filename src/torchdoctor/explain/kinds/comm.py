@@ -423,7 +423,18 @@ NCCL_ERROR_OTHER = Recogniser(
 
 
 def _duplicate_gpu(hits: list[Hit], ctx: Context) -> tuple[str, str]:
-    facts = hits[0].facts
+    facts = next((h.facts for h in hits if "detected" in h.facts), None)
+    if facts is None:
+        return (
+            "NCCL invalid usage: most often two ranks on one GPU (more processes than GPUs, or every rank on "
+            "cuda:0)" + on_ranks(hits),
+            "Start at most one process per GPU (--nproc_per_node = the number of GPUs on that host) and make "
+            "each rank pick its own before init_process_group:\n"
+            "torch.cuda.set_device(int(os.environ['LOCAL_RANK']))\n"
+            "Do not set CUDA_VISIBLE_DEVICES to one GPU for every rank of a host; with one GPU per host, "
+            "LOCAL_RANK is 0 on each. If the ranks do have GPUs of their own, rerun with NCCL_DEBUG=INFO: "
+            "the WARN line before the error names the misuse.",
+        )
     summary = (
         f"duplicate GPU: rank {facts.get('rank_a', '?')} and rank {facts.get('rank_b', '?')} both on CUDA "
         f"device {facts.get('bus_id', '?')} (bus id)"
@@ -442,8 +453,15 @@ DUPLICATE_GPU = Recogniser(
     # NCCL src/init.cc: "Duplicate GPU detected : rank %d and rank %d both on CUDA device %lx"
     kind="duplicate_gpu",
     title="two ranks on one GPU",
-    anchors=("Duplicate GPU detected",),
-    facts=(R(r"rank (?P<rank_a>\d+) and rank (?P<rank_b>\d+) both on CUDA device (?P<bus_id>\w+)"),),
+    anchors=("Duplicate GPU detected", "invalid usage"),
+    templates=("nccl:duplicate-gpu-detected-rank-and-rank", "nccl:invalid-usage-run-with-nccl-debug"),
+    match=R(r"Duplicate GPU detected|NCCL[^\n]{0,300}invalid usage|ncclInvalidUsage"),
+    facts=(
+        R(r"rank (?P<rank_a>\d+) and rank (?P<rank_b>\d+) both on CUDA device (?P<bus_id>\w+)"),
+        R(r"(?P<detected>Duplicate GPU detected)"),
+    ),
+    # "invalid usage" alone is any misuse of NCCL; two ranks on one GPU is its usual cause at start-up
+    confirm=lambda hits, ctx: any("detected" in h.facts for h in hits),
     absorbs=("nccl_error", "nccl_system_error"),
     describe=_duplicate_gpu,
 )
@@ -461,6 +479,19 @@ def _backend(hits: list[Hit], ctx: Context) -> tuple[str, str]:
         return (
             "the NCCL backend needs GPUs, and this process sees none",
             "Use backend='gloo' on CPU, or make the GPUs visible (CUDA_VISIBLE_DEVICES, --gpus all in Docker).",
+        )
+    if facts.get("rdzv_scheme") or facts.get("no_distributed"):
+        what = (
+            f"no rendezvous handler for {facts['rdzv_scheme']}://"
+            if facts.get("rdzv_scheme")
+            else "this torch was built without torch.distributed"
+        )
+        return (
+            f"{what}: this torch build lacks part of torch.distributed (a Windows or macOS build, or a custom one)",
+            "Check with python -c 'import torch.distributed as d; print(d.is_available())'. On Windows torch "
+            "has only gloo and the file:// / env:// rendezvous (no tcp:// store in old versions, no NCCL): use "
+            "init_method='env://' (or file://) with backend='gloo', or train on Linux (WSL2 works), where the "
+            "official torch wheels have NCCL and every rendezvous.",
         )
     backend = facts.get("backend", "NCCL")
     summary = f"this torch has no {backend} backend (Distributed package doesn't have {backend} built in)"
@@ -489,12 +520,17 @@ BACKEND_UNAVAILABLE = Recogniser(
         "build without libuv support",
         "built without libuv support",
         "has no attribute 'init_process_group'",
+        "No rendezvous handler for",
+        "PyTorch built without distributed support",
+        "has no attribute '_c10d_init'",
     ),
     facts=(
         R(r"doesn't have (?P<backend>NCCL|MPI|Gloo|UCC)\b"),
         R(r"(?P<no_gpus>only supported with GPUs)"),
         R(r"associated with device type (?P<device_type>\w+)"),
         R(r"(?P<libuv>without libuv)"),
+        R(r"No rendezvous handler for (?P<rdzv_scheme>\w+)://"),
+        R(r"(?P<no_distributed>built without distributed support|has no attribute '_c10d_init')"),
     ),
     describe=_backend,
 )

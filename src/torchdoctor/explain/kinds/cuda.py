@@ -415,7 +415,49 @@ CPU_OOM = Recogniser(
     describe=_cpu_oom,
 )
 
+
+def _bf16(hits: list[Hit], ctx: Context) -> tuple[str, str]:
+    summary = "this GPU does not support bfloat16 (bf16 needs compute capability 8.0, Ampere, or newer)"
+    fix = (
+        "Train in fp16 with loss scaling instead (--fp16 / mixed_precision='fp16', "
+        "torch.autocast(dtype=torch.float16) with a GradScaler), or in fp32; choose it at run time with "
+        'torch.cuda.is_bf16_supported(). DeepSpeed: "fp16": {"enabled": true} and bf16 disabled.'
+    )
+    return summary + on_ranks(hits), fix
+
+
+BF16_UNSUPPORTED = Recogniser(
+    kind="bf16_unsupported",
+    title="bf16 on a GPU without it",
+    anchors=("does not support bfloat16", "doesn't support bf16"),
+    templates=("transformers:your-setup-doesn-support-bf16-gpu", "torch_native:bf16-not-supported"),
+    describe=_bf16,
+)
+
+
+def _driver_mismatch(hits: list[Hit], ctx: Context) -> tuple[str, str]:
+    return (
+        "the NVIDIA driver's kernel module and its user-space libraries are different versions "
+        "(NVML: Driver/library version mismatch)",
+        "The driver was upgraded (often by unattended upgrades) while the old kernel module stays loaded. "
+        "Reboot the machine; without a reboot, stop every GPU process and reload the module "
+        "(sudo rmmod nvidia_uvm nvidia_drm nvidia_modeset nvidia && sudo modprobe nvidia). "
+        "In a container, the host's driver must match the libraries mounted into it.",
+    )
+
+
+DRIVER_MISMATCH = Recogniser(
+    kind="driver_mismatch",
+    title="driver module and libraries differ",
+    anchors=("Driver/library version mismatch",),
+    templates=("system:nvml-driver-library-mismatch",),
+    describe=_driver_mismatch,
+)
+
+
 RECOGNISERS = (
+    BF16_UNSUPPORTED,
+    DRIVER_MISMATCH,
     CUDA_OOM,
     CPU_OOM,
     NO_KERNEL_IMAGE,
