@@ -51,6 +51,10 @@ CONTEXT_FACTS: tuple[tuple[str, re.Pattern], ...] = (
     # evidence a recogniser's confidence depends on, wherever the log states it
     ("SyncB", re.compile(r"(?P<saw_syncbn>SyncBatchNorm|SyncBN)")),
     ("--local_rank=", re.compile(r"'(?P<injected_local_rank>--local_rank=\d+)'")),
+    (
+        "torch.distributed.launch is deprecated",
+        re.compile(r"(?P<deprecated_launch>torch\.distributed\.launch is deprecated)"),
+    ),
     placement.REPLICA,
     (
         "spawn",

@@ -106,6 +106,13 @@ def _older_compiler(major: str) -> str:
 CUDA_BUILD = Recogniser(
     # torch/utils/cpp_extension.py (_check_cuda_version, CUDA_MISMATCH_MESSAGE), nvcc crt/host_config.h
     kind="cuda_build",
+    templates=(
+        "torch:the-current-installed-version-of-is-2",
+        "torch:cuda-home-environment-variable-is-not",
+        "system:nvcc-unsupported-arch",
+        "torch:ninja-is-required-to-load-extensions",
+        "system:ld-cannot-find",
+    ),
     title="CUDA extension build failed",
     anchors=(
         "is greater than the maximum required version by CUDA",
@@ -187,6 +194,11 @@ def _import(hits: list[Hit], ctx: Context) -> tuple[str, str]:
 EXTENSION_IMPORT = Recogniser(
     # the dynamic loader's messages as Python's ImportError prints them
     kind="extension_import",
+    templates=(
+        "system:ld-undefined-symbol",
+        "system:ld-cannot-open-shared-object",
+        "system:glibcxx-not-found",
+    ),
     title="compiled extension does not load",
     anchors=("undefined symbol", "cannot open shared object file", "version `GLIBCXX_"),
     match=R(

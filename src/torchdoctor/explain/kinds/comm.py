@@ -181,6 +181,16 @@ def _rendezvous(hits: list[Hit], ctx: Context) -> tuple[str, str]:
 RENDEZVOUS_OR_PORT = Recogniser(
     # torch c10d socket.cpp / TCPStore.cpp, distributed/rendezvous.py, elastic/rendezvous/api.py
     kind="rendezvous_or_port",
+    templates=(
+        "system:address-already-in-use",
+        "torch_cpp:the-client-socket-has-failed-to",
+        "torch_cpp:the-client-socket-has-timed-out",
+        "torch_cpp:tcp-client-failed-to-connect-validate",
+        "torch:timed-out-initializing-process-group-in",
+        "torch:environment-variable-expected-but-not-set",
+        "nccl:bootstrap-root-rank-of-ranks-has",
+        "torch_cpp:timed-out-after-seconds-waiting-for",
+    ),
     title="rendezvous failed",
     anchors=(
         "Address already in use",
@@ -298,6 +308,14 @@ NETWORK_INTERFACE = Recogniser(
     # NCCL src/misc/socket.cc (ncclSocketInit, socketStartConnect), src/bootstrap.cc, transport/net_ib.cc,
     # misc/ibvwrap.cc; gloo's "Unable to find address for"
     kind="network_interface",
+    templates=(
+        "nccl:bootstrap-no-socket-interface-found",
+        "nccl:ncclsocketinit-connecting-to-address-with-family",
+        "nccl:net-ib-gin-got-completion-from",
+        "nccl:call-to-ibv-poll-cq-returned",
+        "nccl:ncclossocketpollconnect-to-failed-with-error",
+        "nccl:net-socket-no-usable-listening-interface",
+    ),
     title="network interface problem",
     anchors=(
         "no socket interface found",
@@ -364,6 +382,7 @@ def _system_error(hits: list[Hit], ctx: Context) -> tuple[str, str]:
 NCCL_SYSTEM_ERROR = Recogniser(
     # NCCL src/include/shm.h / misc/shmutils.cc, ncclSystemError (ncclResult 2); torch's DistBackendError text
     kind="nccl_system_error",
+    templates=("nccl:unhandled-system-error-run-with-nccl",),
     title="NCCL system error",
     anchors=(
         "unhandled system error",
@@ -413,6 +432,7 @@ def _nccl_error(hits: list[Hit], ctx: Context) -> tuple[str, str]:
 NCCL_ERROR_OTHER = Recogniser(
     # torch c10d NCCLUtils.hpp C10D_NCCL_CHECK: "NCCL error in: <file>:<line>, <reason>, NCCL version <v>"
     kind="nccl_error",
+    templates=("torch_native:nccl-error-in",),
     title="NCCL error",
     anchors=("NCCL error in:", "NCCL Error "),
     match=R(r"NCCL error in: [^\n]{1,300}NCCL version|NCCL Error \d+: "),
@@ -512,6 +532,13 @@ def _backend(hits: list[Hit], ctx: Context) -> tuple[str, str]:
 BACKEND_UNAVAILABLE = Recogniser(
     # torch distributed_c10d.py: "Distributed package doesn't have NCCL built in"; ProcessGroupNCCL.cpp
     kind="backend_unavailable",
+    templates=(
+        "torch:distributed-package-doesn-have-mpi-built",
+        "torch_native:processgroupnccl-only-gpus",
+        "torch_cpp:no-backend-type-associated-with-device",
+        "torch_cpp:use-libuv-was-requested-but-pytorch",
+        "torch:no-rendezvous-handler-for",
+    ),
     title="backend not available",
     anchors=(
         "Distributed package doesn't have",
@@ -547,6 +574,10 @@ def _p2p(hits: list[Hit], ctx: Context) -> tuple[str, str]:
 GPU_P2P = Recogniser(
     # NCCL src/transport/p2p.cc ("failed to open CUDA IPC handle"), cudaErrorPeerAccessUnsupported (217)
     kind="gpu_p2p",
+    templates=(
+        "cuda_runtime:peer-access-unsupported",
+        "nccl:failed-to-open-cuda-ipc-handle",
+    ),
     title="GPU peer-to-peer failure",
     anchors=("peer access is not supported", "failed to open CUDA IPC handle"),
     facts=(
@@ -585,6 +616,7 @@ def _version_mismatch(hits: list[Hit], ctx: Context) -> tuple[str, str]:
 NCCL_VERSION_MISMATCH = Recogniser(
     # NCCL src/init.cc: "Mismatched NCCL version detected : rank %d version %d rank %d version %d"
     kind="nccl_version_mismatch",
+    templates=("nccl:mismatched-nccl-version-detected-rank-version",),
     title="NCCL versions differ between ranks",
     anchors=("Mismatched NCCL version detected",),
     facts=(

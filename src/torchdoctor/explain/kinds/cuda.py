@@ -111,6 +111,7 @@ CUDA_OOM = Recogniser(
     # c10/cuda/CUDACachingAllocator.cpp (the message across torch 1.x-2.x), torch.OutOfMemoryError,
     # NCCL's "Cuda failure 'out of memory'"
     kind="cuda_oom",
+    templates=("torch_native:cuda-out-of-memory",),
     title="CUDA out of memory",
     anchors=(
         "CUDA out of memory",
@@ -204,6 +205,7 @@ NO_KERNEL_IMAGE = Recogniser(
     # torch/cuda/__init__.py (_check_capability: "... is not compatible with the current PyTorch installation"),
     # cudaErrorNoKernelImageForDevice
     kind="no_kernel_image",
+    templates=("cuda_runtime:no-kernel-image",),
     title="no kernel image for this GPU",
     anchors=(
         "no kernel image is available for execution on the device",
@@ -267,6 +269,10 @@ DRIVER_TOO_OLD = Recogniser(
     # c10/cuda/CUDAFunctions.cpp ("The NVIDIA driver on your system is too old (found version %d)"),
     # cudaErrorInsufficientDriver (35), cudaErrorCompatNotSupportedOnDevice (804)
     kind="driver_too_old",
+    templates=(
+        "cuda_runtime:insufficient-driver",
+        "cuda_runtime:compat-not-supported",
+    ),
     title="NVIDIA driver too old",
     anchors=(
         "driver on your system is too old",
@@ -311,6 +317,10 @@ INVALID_DEVICE_ORDINAL = Recogniser(
     # cudaErrorInvalidDevice (10, "invalid device ordinal"); torch/serialization.py's device check;
     # DataParallel's "Invalid device id"
     kind="invalid_device_ordinal",
+    templates=(
+        "cuda_runtime:invalid-device-ordinal",
+        "torch:invalid-device-id",
+    ),
     title="GPU index that does not exist",
     anchors=(
         "invalid device ordinal",
@@ -353,6 +363,7 @@ def _no_cuda(hits: list[Hit], ctx: Context) -> tuple[str, str]:
 CUDA_UNAVAILABLE = Recogniser(
     # torch/cuda/__init__.py (_lazy_init), c10/cuda
     kind="cuda_unavailable",
+    templates=("torch:torch-not-compiled-with-cuda-enabled",),
     title="no usable CUDA",
     anchors=(
         "Torch not compiled with CUDA enabled",
@@ -383,6 +394,7 @@ def _device_assert(hits: list[Hit], ctx: Context) -> tuple[str, str]:
 DEVICE_ASSERT = Recogniser(
     # aten CUDA kernels' CUDA_KERNEL_ASSERT; cudaErrorAssert
     kind="device_assert",
+    templates=("cuda_runtime:device-side-assert",),
     title="device-side assertion",
     anchors=("device-side assert triggered", "Assertion `"),
     # a kernel's assert names its .cu file; glibc's and other C asserts look the same otherwise
@@ -409,6 +421,7 @@ def _cpu_oom(hits: list[Hit], ctx: Context) -> tuple[str, str]:
 CPU_OOM = Recogniser(
     # c10/core/impl/alloc_cpu.cpp ("DefaultCPUAllocator: can't allocate memory" / "not enough memory")
     kind="cpu_oom",
+    templates=("torch_native:cpu-allocator-cannot-allocate",),
     title="host memory exhausted",
     anchors=("DefaultCPUAllocator: can't allocate memory", "DefaultCPUAllocator: not enough memory"),
     facts=(R(r"you tried to allocate (?P<cpu_bytes>\d+) bytes"),),

@@ -46,7 +46,6 @@ LOCAL_RANK_ARGUMENT = Recogniser(
     templates=(
         "system:argparse-unrecognized-arguments",
         "system:argparse-arguments-required",
-        "torch:the-module-torch-distributed-launch-is",
     ),
     match=R(r"unrecognized arguments: [^\n]{0,300}?(?:--|–|—)local[_-]rank|arguments are required"),
     facts=(
@@ -55,7 +54,12 @@ LOCAL_RANK_ARGUMENT = Recogniser(
         R(r"error: (?P<argparse_error>the following arguments are required: [^\n]{1,200})"),
     ),
     # "arguments are required" alone is any argparse failure; the launcher's --local_rank in the log confirms it
-    confirm=lambda hits, ctx: any("bad_arg" in h.facts for h in hits) or "injected_local_rank" in ctx.facts,
+    # (torch:the-module-torch-distributed-launch-is, the launcher's deprecation warning, is evidence too)
+    confirm=lambda hits, ctx: (
+        any("bad_arg" in h.facts for h in hits)
+        or "injected_local_rank" in ctx.facts
+        or "deprecated_launch" in ctx.facts
+    ),
     describe=_local_rank,
 )
 

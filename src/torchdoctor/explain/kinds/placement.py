@@ -69,6 +69,12 @@ DEVICE_MISMATCH = Recogniser(
         ),
         R(r"Input type \((?P<device_a>[\w.]{1,40})\) and weight type \((?P<device_b>[\w.]{1,40})\)"),
     ),
+    # two GPUs in one process has several causes (device_map, DataParallel, a launcher's GPU split): which
+    # one is certain only with DataParallel's "in replica N" or a CPU tensor in it
+    confirm=lambda hits, ctx: (
+        "replica" in ctx.facts
+        or any("cpu" in (h.facts.get("device_a", "") + h.facts.get("device_b", "")).lower() for h in hits)
+    ),
     describe=_devices,
 )
 

@@ -182,6 +182,14 @@ RANK_DIVERGENCE = Recogniser(
     # torch c10d ProcessGroupWrapper (TORCH_DISTRIBUTED_DEBUG=DETAIL), DDP's model verification,
     # NCCL init.cc / net_ib.cc / enqueue mismatch warnings, gloo pair.cc, accelerate's debug mode
     kind="rank_divergence",
+    templates=(
+        "torch_cpp:detected-mismatch-between-collectives-on-ranks",
+        "nccl:mismatched-collective-detected-please-check-your",
+        "nccl:net-ib-req-tag-peer-collective",
+        "torch_cpp:ddp-expects-same-model-across-all",
+        "nccl:message-truncated-received-bytes-instead-of",
+        "accelerate:cannot-apply-desired-operation-due-to",
+    ),
     title="ranks ran different collectives",
     anchors=(
         "Detected mismatch between collectives on ranks",
@@ -230,6 +238,11 @@ def _peer_gone(hits: list[Hit], ctx: Context) -> tuple[str, str]:
 PEER_GONE = Recogniser(
     # gloo pair.cc / NCCL socket.cc: "Connection closed by peer", "Connection reset by peer"
     kind="peer_closed",
+    templates=(
+        "nccl:socketprogress-connection-closed-by-remote-peer",
+        "system:connection-reset-by-peer",
+        "nccl:remote-process-exited-or-there-was",
+    ),
     title="a peer went away",
     role="consequence",
     anchors=(

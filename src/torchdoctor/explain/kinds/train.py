@@ -43,6 +43,10 @@ NAN_OVERFLOW = Recogniser(
     # DeepSpeed runtime/fp16/loss_scaler.py, torch/autograd anomaly mode, detectron2, transformers'
     # debug_utils and torchdoctor's detector, clip_grad_norm_(error_if_nonfinite=True)
     kind="nan_overflow",
+    templates=(
+        "deepspeed:current-loss-scale-already-at-minimum",
+        "torch_native:anomaly-returned-nan",
+    ),
     title="NaN / overflow",
     anchors=(
         "loss scale already at minimum",
@@ -99,6 +103,7 @@ def _unused(hits: list[Hit], ctx: Context) -> tuple[str, str]:
 DDP_UNUSED_PARAMETERS = Recogniser(
     # torch/csrc/distributed/c10d/reducer.cpp ("Expected to have finished reduction in the prior iteration")
     kind="ddp_unused_parameters",
+    templates=("torch_cpp:expected-to-have-finished-reduction-in",),
     title="DDP unused parameters",
     anchors=("Expected to have finished reduction in the prior iteration",),
     span=6,
@@ -133,6 +138,7 @@ def _twice(hits: list[Hit], ctx: Context) -> tuple[str, str]:
 DDP_READY_TWICE = Recogniser(
     # torch/csrc/distributed/c10d/reducer.cpp ("Expected to mark a variable ready only once")
     kind="ddp_ready_twice",
+    templates=("torch_cpp:expected-to-mark-variable-ready-only",),
     title="DDP parameter marked ready twice",
     anchors=("Expected to mark a variable ready only once", "has been marked as ready twice"),
     span=2,
@@ -171,6 +177,7 @@ DATALOADER_SHM = Recogniser(
     # torch/utils/data/_utils/signal_handling.py and worker.py, torch/csrc/DataLoader.cpp,
     # torch/multiprocessing (MapAllocator "unable to write to file </torch_...>")
     kind="dataloader_shm",
+    templates=("torch:too-many-open-files-communication-with",),
     title="DataLoader shared memory",
     anchors=(
         "out of shared memory",
@@ -244,6 +251,10 @@ def _crash(hits: list[Hit], ctx: Context) -> tuple[str, str]:
 WORKER_CRASH = Recogniser(
     # torchrun's failure summary (exitcode -11 / -7), the shell's "Segmentation fault (core dumped)"
     kind="worker_crash",
+    templates=(
+        "torch:failed-exitcode-local-rank-pid-of",
+        "system:segfault",
+    ),
     title="process crashed",
     anchors=("exitcode", "SIGSEGV", "Segmentation fault", "Bus error", "SIGBUS"),
     match=R(
