@@ -244,6 +244,7 @@ def files_at(repo: Path, tag: str, folders: tuple[str, ...], suffixes: tuple[str
 
 
 _WARN = re.compile(r'\bWARN\(\s*"((?:[^"\\\n]|\\.)*)"')
+_ENV_INFO = re.compile(r'\bINFO\(\s*NCCL_\w+\s*,\s*"([^"\n]*set by environment to[^"\n]*)"')
 _ERROR_STRING = re.compile(
     r'case nccl\w+\s*:\s*return\s+"([^"]+)"|return\s+"((?:unhandled|invalid|internal|remote)[^"]+)"'
 )
@@ -257,6 +258,8 @@ def from_nccl(repo: Path) -> list[tuple[str, str, str]]:
         for file, text in files_at(repo, tag, ("src",), (".cc", ".h", ".cu", ".cpp")).items():
             for found in _WARN.finditer(text):
                 rows.append((clean(found.group(1).replace("\\n", "\n")), file, ""))
+            for found in _ENV_INFO.finditer(text):  # the settings NCCL says it took from the environment
+                rows.append((clean(found.group(1)), file, ""))
             for found in _ERROR_STRING.finditer(text):
                 rows.append((clean(found.group(1) or found.group(2)), file, ""))
     rows = [r for r in rows if worth_keeping(r[0])]

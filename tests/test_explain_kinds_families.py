@@ -109,6 +109,37 @@ CASES = [
         ["libcurand"],
     ),
     ("RuntimeError: No rendezvous handler for tcp://\n", "backend_unavailable", ["Linux", "gloo"]),
+    # a public thread on dist.broadcast in an ImageNet example
+    ("dist.broadcast: RuntimeError: Tensors must be contiguous\n", "noncontiguous_tensor", [".contiguous()"]),
+    (
+        "RuntimeError: Attempting to deserialize object on a CUDA device but torch.cuda.is_available() is False. "
+        "If you are running on a CPU-only machine, please use torch.load with map_location=torch.device('cpu') "
+        "to map your storages to the CPU.\n",
+        "checkpoint_device_map",
+        ["map_location='cpu'"],
+    ),
+    (
+        "Exception: Could not find the transformer layer class to wrap in the model.\n",
+        "fsdp_wrap_config",
+        ["default_config.yaml"],
+    ),
+    (
+        "RuntimeError: use_libuv was requested but PyTorch was build without libuv support\n",
+        "libuv_unavailable",
+        ["USE_LIBUV=0"],
+    ),
+    (
+        "[W socket.cpp:601] [c10d] The IPv4 network addresses of (user, 53821) cannot be retrieved (gai error: -3 - "
+        "Temporary failure in name resolution).\n",
+        "hostname_resolution",
+        ["/etc/hosts", "'user'"],
+    ),
+    (
+        "Spotllm:73025:73112 [0] NCCL INFO NCCL_GRAPH_FILE set by environment to /opt/microsoft/ncv4/graph.xml\n"
+        "ncclSystemError: System call (e.g. socket, malloc) or external library call failed or device error.\n",
+        "nccl_env_value",
+        ["unset NCCL_GRAPH_FILE"],
+    ),
 ]
 
 
@@ -167,3 +198,30 @@ def test_a_certain_cause_leads_a_likely_one():
 def test_torchrun_summary_alone_is_only_likely():
     found = lead("torch.distributed.elastic.multiprocessing.errors.ChildFailedError\n")
     assert found.id == "log.child_failed" and found.details["confidence"] == "likely"
+
+
+def test_an_nccl_setting_without_a_failure_is_no_finding():
+    found = lead(
+        "host:1:2 [0] NCCL INFO NCCL_GRAPH_FILE set by environment to /opt/graph.xml\nstep 1 loss=0.5\n"
+    )
+    assert found.id == "log.unrecognised"
+
+
+def test_ipv6_lookup_alone_and_gloo_refused_are_only_likely():
+    ipv6 = lead(
+        "[W socket.cpp:601] [c10d] The IPv6 network addresses of (node1, 29500) cannot be retrieved (gai error: "
+        "-3 - Temporary failure in name resolution).\n"
+    )
+    assert ipv6.id == "log.hostname_resolution" and ipv6.details["confidence"] == "likely"
+    refused = lead(
+        "RuntimeError: [../third_party/gloo/gloo/transport/tcp/pair.cc:799] connect \n[127.0.1.1]:29591: "
+        "Connection refused\n"
+    )
+    assert refused.id == "log.network_interface" and refused.details["confidence"] == "likely"
+    assert "firewall" in refused.fix
+
+
+def test_a_bare_unhandled_cuda_error_is_likely_and_names_the_upgrade():
+    found = lead("ProcessGroupNCCL.cpp:260, unhandled cuda error\n")
+    assert found.id == "log.nccl_error" and found.details["confidence"] == "likely"
+    assert "upgrade" in found.fix

@@ -65,6 +65,9 @@ class Recogniser:
     reject: re.Pattern | None = None  # text that looks like this kind but is known noise
     templates: tuple[str, ...] = ()  # ids of the catalog templates the anchors come from
     confirm: Callable[[list[Hit], Context], bool] | None = None  # None: the anchor alone is certain
+    # facts of the whole log one of which must be there for the kind to count at all (a setting every run
+    # prints is a finding only beside the failure it causes)
+    requires: tuple[str, ...] = ()
 
     def confidence(self, hits: list[Hit], ctx: Context) -> str:
         """``certain`` when the anchor and its confirming evidence are there, ``likely`` when only the anchor."""

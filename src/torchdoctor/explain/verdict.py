@@ -21,6 +21,10 @@ def findings(hits: list[Hit], ctx: Context, counts: dict[str, int] | None = None
     for hit in sorted(hits, key=lambda h: h.order):
         by_kind.setdefault(hit.kind, []).append(hit)
     for kind in list(by_kind):
+        needed = BY_KIND[kind].requires
+        if needed and not any(fact in ctx.facts for fact in needed):
+            del by_kind[kind]
+    for kind in list(by_kind):
         for vaguer in BY_KIND[kind].absorbs:
             by_kind.pop(vaguer, None)
     roles = {kind: role(kind, kind_hits) for kind, kind_hits in by_kind.items()}

@@ -56,6 +56,13 @@ CONTEXT_FACTS: tuple[tuple[str, re.Pattern], ...] = (
         re.compile(r"(?P<deprecated_launch>torch\.distributed\.launch is deprecated)"),
     ),
     placement.REPLICA,
+    ("ncclSystemError", re.compile(r"(?P<saw_nccl_failure>ncclSystemError)")),
+    (
+        "nccl",
+        re.compile(
+            r"(?P<saw_nccl_failure>unhandled system error|ncclInternalError|ncclInvalidUsage|NCCL error in:)"
+        ),
+    ),
     (
         "spawn",
         re.compile(r"(?P<saw_spawn>ddp_spawn|mp\.spawn|start_processes|multiprocessing[/\\]spawn\.py)"),

@@ -110,4 +110,60 @@ CHECKPOINT_INCOMPLETE = Recogniser(
 )
 
 
-RECOGNISERS = (STATE_DICT_KEYS, CHECKPOINT_INCOMPLETE)
+def _device_map(hits: list[Hit], ctx: Context) -> tuple[str, str]:
+    facts = merged(hits)
+    device = facts.get("saved_device", "a CUDA device").strip()
+    summary = f"the checkpoint was saved on {device}, which this machine does not have" + (
+        f" (it sees {facts['count']} GPU(s))" if facts.get("count") else " (no CUDA here)"
+    )
+    fix = (
+        "torch.load puts every tensor back on the device it was saved from unless told otherwise: load it "
+        "onto the CPU and move the model after, torch.load(path, map_location='cpu'), or straight onto this "
+        "rank's GPU: torch.load(path, map_location=f'cuda:{LOCAL_RANK}'). Save from model.cpu() (or rank 0's "
+        "state_dict moved to CPU) to make checkpoints portable."
+    )
+    return summary + on_ranks(hits), fix
+
+
+CHECKPOINT_DEVICE_MAP = Recogniser(
+    kind="checkpoint_device_map",
+    title="checkpoint saved on a device this machine lacks",
+    anchors=("Attempting to deserialize object on",),
+    templates=("torch:attempting-to-deserialize-object-on-device",),
+    # the variant naming a device index this machine lacks is invalid_device_ordinal's (its fix says the same)
+    match=R(r"is_available\(\) is False"),
+    facts=(
+        R(r"deserialize object on (?:a )?(?P<saved_device>CUDA device(?: \d+)?)"),
+        R(r"device_count\(\) is (?P<count>\d+)"),
+    ),
+    absorbs=("cuda_unavailable",),
+    describe=_device_map,
+)
+
+
+def _fsdp_wrap(hits: list[Hit], ctx: Context) -> tuple[str, str]:
+    layer = merged(hits).get("layer", "").strip()
+    summary = "FSDP's auto-wrap names a transformer layer class the model does not have" + (
+        f" ({layer})" if layer else ""
+    )
+    fix = (
+        "fsdp_transformer_layer_cls_to_wrap (accelerate's fsdp_config, or TrainingArguments' fsdp_config) must "
+        "name this model's block class (LlamaDecoderLayer, GPT2Block, ...: print(model) shows it). A leftover "
+        "accelerate config from another project is the usual source: check ~/.cache/huggingface/accelerate/"
+        "default_config.yaml (accelerate env prints the one in use), rerun `accelerate config`, or pass "
+        "--config_file explicitly; with FSDP not wanted, set distributed_type to MULTI_GPU there."
+    )
+    return summary + on_ranks(hits), fix
+
+
+FSDP_WRAP_CONFIG = Recogniser(
+    kind="fsdp_wrap_config",
+    title="FSDP wrap class not in the model",
+    anchors=("Could not find the transformer layer class",),
+    templates=("accelerate:could-not-find-the-transformer-layer",),
+    facts=(R(r"transformer layer class (?P<layer>\w{1,100}) in the model"),),
+    describe=_fsdp_wrap,
+)
+
+
+RECOGNISERS = (CHECKPOINT_DEVICE_MAP, FSDP_WRAP_CONFIG, STATE_DICT_KEYS, CHECKPOINT_INCOMPLETE)

@@ -54,12 +54,16 @@ DEVICE_MISMATCH = Recogniser(
         "tensors to be on the same device",
         "module must have its parameters and buffers on device",
         "should be the same or input should be a MKLDNN tensor",
+        "Expected object of backend",
+        "Expected object of device type",
     ),
     templates=(
         "torch_native:expected-all-tensors-same-device",
         "torch_native:expected-all-tensors-same-device-got",
         "torch:module-must-have-its-parameters-and",
         "torch_native:input-type-and-weight-type",
+        "torch_native:expected-object-of-backend",
+        "torch_native:expected-object-of-device-type",
     ),
     facts=(
         R(r"found at least two devices,\s*(?P<device_a>[\w:]{1,20}) and (?P<device_b>[\w:]{1,20})"),
@@ -68,6 +72,10 @@ DEVICE_MISMATCH = Recogniser(
             r"(?P<device_b>[\w:]{1,20})"
         ),
         R(r"Input type \((?P<device_a>[\w.]{1,40})\) and weight type \((?P<device_b>[\w.]{1,40})\)"),
+        R(
+            r"Expected object of (?:backend|device type) (?P<device_a>\w{1,20}) but got (?:backend|device type) "
+            r"(?P<device_b>\w{1,20})"
+        ),
     ),
     # two GPUs in one process has several causes (device_map, DataParallel, a launcher's GPU split): which
     # one is certain only with DataParallel's "in replica N" or a CPU tensor in it
@@ -175,4 +183,23 @@ SYNCBN_MISUSE = Recogniser(
 )
 
 
-RECOGNISERS = (DEVICE_MAP_DISTRIBUTED, CPU_TENSOR_NCCL, DEVICE_MISMATCH, SYNCBN_MISUSE)
+def _contiguous(hits: list[Hit], ctx: Context) -> tuple[str, str]:
+    return (
+        "a non-contiguous tensor was handed to a collective (NCCL and gloo take contiguous tensors only)"
+        + on_ranks(hits),
+        "Make the tensor contiguous before the collective: dist.broadcast(t.contiguous(), src) (and copy back "
+        "with t.copy_(...) when the result must land in a view), or build it contiguous (no .t(), .expand(), "
+        "slicing of the last dimension). In a custom autograd Function, call grad.contiguous() in backward.",
+    )
+
+
+NONCONTIGUOUS_TENSOR = Recogniser(
+    kind="noncontiguous_tensor",
+    title="non-contiguous tensor in a collective",
+    anchors=("Tensors must be contiguous",),
+    templates=("torch_native:tensors-must-be-contiguous",),
+    describe=_contiguous,
+)
+
+
+RECOGNISERS = (DEVICE_MAP_DISTRIBUTED, CPU_TENSOR_NCCL, NONCONTIGUOUS_TENSOR, DEVICE_MISMATCH, SYNCBN_MISUSE)
