@@ -58,7 +58,8 @@ ORDER = (
 
 _MESSAGE_CALLS = re.compile(
     r"(?:Error|Exception|Warning|warn|warning|warning_once|error|critical|fatal|exception|"
-    r"rank_zero_warn|rank_zero_info|info|log_dist|logger_warning|print_rank_0|_raise|raise_\w*|fail|deprecated)$"
+    r"rank_zero_warn|rank_zero_info|info|log_dist|logger_warning|print_rank_0|_raise|raise_\w*|fail|deprecated|"
+    r"_log_and_throw)$"
 )
 
 
@@ -94,7 +95,8 @@ def python_messages(source: str) -> list[str]:
     found = []
     for node in ast.walk(tree):
         if isinstance(node, ast.Call) and node.args and _MESSAGE_CALLS.search(_call_name(node)):
-            text = _text(node.args[0])
+            # _log_and_throw(RuntimeError, "message"): the message is the first text argument
+            text = next((t for t in map(_text, node.args[:2]) if t is not None), None)
             if text is not None:
                 found.append(text)
         elif isinstance(node, (ast.Assign, ast.AugAssign, ast.Return)) and node.value is not None:
@@ -305,6 +307,7 @@ def extract(site: Path, nccl: Path, deepspeed: Path) -> dict[str, list[tuple[str
                 "torch/utils/data/*.py",
                 "torch/utils/data/_utils/*.py",
                 "torch/utils/cpp_extension.py",
+                "torch/autograd/__init__.py",
             ],
             torch_version,
         ),

@@ -140,6 +140,36 @@ CASES = [
         "nccl_env_value",
         ["unset NCCL_GRAPH_FILE"],
     ),
+    (
+        "slurmstepd: error: execve(): torchrun: No such file or directory\n"
+        "srun: error: g1301: task 0: Exited with exit code 2\n",
+        "broken_install",
+        ["python -m torch.distributed.run"],
+    ),
+    (
+        "RuntimeError: CUDA tensor detected and the MPI used doesn't have CUDA-aware MPI support\n",
+        "mpi_implementation",
+        ["nccl", "CUDA-aware"],
+    ),
+    (
+        "RuntimeError: Cannot re-initialize CUDA in forked subprocess. To use CUDA with multiprocessing, you must "
+        "use the 'spawn' start method\n",
+        "cuda_fork",
+        ["set_start_method('spawn')"],
+    ),
+    (
+        "RuntimeError: DistributedDataParallel is not needed when a module doesn't have any parameter that "
+        "requires a gradient.\n",
+        "ddp_no_grad_params",
+        ["torch.no_grad()"],
+    ),
+    (
+        "lightning_fabric.utilities.exceptions.MisconfigurationException: You set `devices=2` in Lightning, but "
+        "the number of tasks per node configured in SLURM `--ntasks-per-node=1` does not match. HINT: Set "
+        "`devices=1`.\n",
+        "slurm_env",
+        ["--ntasks-per-node", "devices=2"],
+    ),
 ]
 
 
@@ -225,3 +255,13 @@ def test_a_bare_unhandled_cuda_error_is_likely_and_names_the_upgrade():
     found = lead("ProcessGroupNCCL.cpp:260, unhandled cuda error\n")
     assert found.id == "log.nccl_error" and found.details["confidence"] == "likely"
     assert "upgrade" in found.fix
+
+
+def test_a_non_scalar_backward_is_certain_only_with_dataparallel():
+    bare = lead("RuntimeError: grad can be implicitly created only for scalar outputs\n")
+    assert bare.id == "log.dp_nonscalar_loss" and bare.details["confidence"] == "likely"
+    dp = lead(
+        '  File "torch/nn/parallel/data_parallel.py", line 171, in forward\n'
+        "RuntimeError: grad can be implicitly created only for scalar outputs\n"
+    )
+    assert dp.details["confidence"] == "certain" and "loss.mean()" in dp.fix

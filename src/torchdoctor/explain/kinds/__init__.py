@@ -56,6 +56,8 @@ CONTEXT_FACTS: tuple[tuple[str, re.Pattern], ...] = (
         re.compile(r"(?P<deprecated_launch>torch\.distributed\.launch is deprecated)"),
     ),
     placement.REPLICA,
+    ("DataParallel", re.compile(r"(?P<saw_dataparallel>(?<!Distributed)DataParallel)")),
+    ("data_parallel.py", re.compile(r"(?P<saw_dataparallel>data_parallel\.py)")),
     ("ncclSystemError", re.compile(r"(?P<saw_nccl_failure>ncclSystemError)")),
     (
         "nccl",

@@ -119,4 +119,65 @@ RANK_ENV_MISSING = Recogniser(
 )
 
 
-RECOGNISERS = (LAUNCH_COMMAND, LOCAL_RANK_ARGUMENT, RANK_ENV_MISSING)
+def _slurm(hits: list[Hit], ctx: Context) -> tuple[str, str]:
+    facts = merged(hits)
+    summary = "Lightning and SLURM disagree on the tasks per node" + (
+        f": devices={facts['devices']}, --ntasks-per-node={facts['ntasks']}" if facts.get("devices") else ""
+    )
+    fix = (
+        "Under SLURM, Lightning starts one process per task: --ntasks-per-node must equal Trainer(devices=N) "
+        "(and --nodes equal num_nodes), with --gres=gpu:N; use --ntasks-per-node, not --ntasks, and start "
+        "the script with srun python train.py inside the sbatch script. A SLURM_* variable left from an "
+        "interactive allocation (salloc) is read as a job: unset SLURM_NTASKS SLURM_JOB_NAME, or run with "
+        "Lightning's plugins=[LightningEnvironment()]."
+    )
+    return summary + on_ranks(hits), fix
+
+
+SLURM_ENV = Recogniser(
+    kind="slurm_env",
+    title="SLURM tasks and Lightning devices disagree",
+    anchors=(
+        "but the number of tasks per node configured in SLURM",
+        "in your SLURM bash script, but this variable",
+    ),
+    templates=("lightning:you-set-devices-in-lightning-but", "lightning:you-set-ntasks-in-your-slurm"),
+    facts=(
+        R(
+            r"devices=(?P<devices>\d+)` in Lightning, but the number of tasks per node configured in SLURM "
+            r"`--ntasks-per-node=(?P<ntasks>\d+)`"
+        ),
+    ),
+    describe=_slurm,
+)
+
+
+def _missing_launcher(hits: list[Hit], ctx: Context) -> tuple[str, str]:
+    command = merged(hits).get("command", "torchrun")
+    return (
+        f"{command} is not installed in the environment the job runs in" + on_ranks(hits),
+        f"The job's environment has no {command} on PATH (another conda env / module than the one torch is in, "
+        "or srun starting it before the environment is activated). Activate the environment (or module load "
+        "the one with torch) inside the job script before srun, or start the launcher through the Python that "
+        "has torch: python -m torch.distributed.run ... (what torchrun runs).",
+    )
+
+
+MISSING_LAUNCHER = Recogniser(
+    kind="broken_install",
+    title="launcher missing from the environment",
+    anchors=("error: execve(): ", ": command not found"),
+    match=R(
+        r"(?:execve\(\): |^|\s)(?:torchrun|deepspeed|accelerate)(?:: No such file| ?: command not found)"
+    ),
+    templates=("system:slurm-execve-no-such-file", "system:shell-command-not-found"),
+    facts=(
+        R(
+            r"(?:execve\(\): |^|\s)(?P<command>torchrun|deepspeed|accelerate)(?:: No such file| ?: command not found)"
+        ),
+    ),
+    describe=_missing_launcher,
+)
+
+
+RECOGNISERS = (LAUNCH_COMMAND, LOCAL_RANK_ARGUMENT, RANK_ENV_MISSING, SLURM_ENV, MISSING_LAUNCHER)

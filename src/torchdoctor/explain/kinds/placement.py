@@ -202,4 +202,95 @@ NONCONTIGUOUS_TENSOR = Recogniser(
 )
 
 
-RECOGNISERS = (DEVICE_MAP_DISTRIBUTED, CPU_TENSOR_NCCL, NONCONTIGUOUS_TENSOR, DEVICE_MISMATCH, SYNCBN_MISUSE)
+def _cuda_fork(hits: list[Hit], ctx: Context) -> tuple[str, str]:
+    return (
+        "CUDA was initialised in the parent and then used in a forked subprocess" + on_ranks(hits),
+        "A forked child cannot use the parent's CUDA context. Start the workers with spawn: "
+        "torch.multiprocessing.set_start_method('spawn') (or mp.spawn / DataLoader(multiprocessing_context="
+        "'spawn')), or keep CUDA out of the parent until the workers exist: no .cuda() or torch.cuda calls at "
+        "import time or in the Dataset's __init__; DataLoader workers should return CPU tensors.",
+    )
+
+
+CUDA_FORK = Recogniser(
+    kind="cuda_fork",
+    title="CUDA used in a forked subprocess",
+    anchors=("Cannot re-initialize CUDA in forked subprocess",),
+    templates=("torch:cannot-re-initialize-cuda-in-forked",),
+    describe=_cuda_fork,
+)
+
+
+def _nonscalar(hits: list[Hit], ctx: Context) -> tuple[str, str]:
+    dp = "saw_dataparallel" in ctx.facts
+    return (
+        (
+            "DataParallel returned one loss per GPU (a vector), and backward() needs a scalar"
+            if dp
+            else "backward() was called on a tensor that is not a scalar (one loss per GPU under DataParallel?)"
+        )
+        + on_ranks(hits),
+        "nn.DataParallel gathers the loss each replica returns into a vector of one value per GPU: reduce it "
+        "before backward, loss = loss.mean() (or .sum()); with your own non-scalar output pass its gradient: "
+        "out.backward(torch.ones_like(out)). DistributedDataParallel keeps one scalar loss per process.",
+    )
+
+
+DP_NONSCALAR_LOSS = Recogniser(
+    kind="dp_nonscalar_loss",
+    title="backward on a per-GPU loss vector",
+    anchors=("grad can be implicitly created only for scalar outputs",),
+    templates=("torch:grad-can-be-implicitly-created-only-2",),
+    # any non-scalar backward prints it; DataParallel in the log makes the per-GPU loss the cause
+    confirm=lambda hits, ctx: "saw_dataparallel" in ctx.facts,
+    describe=_nonscalar,
+)
+
+
+def _no_grad(hits: list[Hit], ctx: Context) -> tuple[str, str]:
+    return (
+        "DistributedDataParallel wraps a module with no parameter that requires a gradient" + on_ranks(hits),
+        "DDP synchronises gradients, so a frozen module (a teacher, a reference or EMA model, an encoder with "
+        "requires_grad=False) must not be wrapped: use it as it is (under torch.no_grad()), wrap only the "
+        "trained module, or unfreeze what should train before wrapping.",
+    )
+
+
+DDP_NO_GRAD_PARAMS = Recogniser(
+    kind="ddp_no_grad_params",
+    title="DDP around a module without trainable parameters",
+    anchors=("doesn't have any parameter that requires a gradient",),
+    templates=("torch:distributeddataparallel-is-not-needed-when-module",),
+    describe=_no_grad,
+)
+
+
+def _mpi(hits: list[Hit], ctx: Context) -> tuple[str, str]:
+    return (
+        "the MPI backend got a CUDA tensor, and this MPI is not CUDA-aware" + on_ranks(hits),
+        "Use the NCCL backend for GPU tensors (RCCL on ROCm: backend='nccl' there too), keeping MPI only to "
+        "start the processes; or move tensors to the CPU for MPI collectives; or build torch against a "
+        "CUDA-aware Open MPI (ompi_info --parsable --all | grep mpi_built_with_cuda_support:value).",
+    )
+
+
+MPI_IMPLEMENTATION = Recogniser(
+    kind="mpi_implementation",
+    title="MPI without CUDA support",
+    anchors=("doesn't have CUDA-aware MPI support",),
+    templates=("torch_native:mpi-not-cuda-aware",),
+    describe=_mpi,
+)
+
+
+RECOGNISERS = (
+    CUDA_FORK,
+    DP_NONSCALAR_LOSS,
+    DDP_NO_GRAD_PARAMS,
+    MPI_IMPLEMENTATION,
+    DEVICE_MAP_DISTRIBUTED,
+    CPU_TENSOR_NCCL,
+    NONCONTIGUOUS_TENSOR,
+    DEVICE_MISMATCH,
+    SYNCBN_MISUSE,
+)
