@@ -3,7 +3,7 @@
 The message texts are torch's (``torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp``, ``TCPStore``/
 ``socket.cpp``, ``distributed_c10d.py``, ``elastic/rendezvous``) and NCCL's (``src/misc/socket.cc``,
 ``src/transport/net_ib.cc``, ``src/include/shm.h``, ``src/init.cc``) as printed across torch 1.x-2.x.
-`net.torch_errors` and `net.nccl_log` read their patterns and hints from here; `kinds_ranks` holds the kinds
+`net.torch_errors` and `net.nccl_log` read their patterns and hints from here; `kinds/ranks.py` holds the kinds
 about what the ranks did relative to each other (timeouts, divergence, a worker's exit).
 """
 
