@@ -185,7 +185,7 @@ def _no_kernel(hits: list[Hit], ctx: Context) -> tuple[str, str]:
         cuda = _MIN_CUDA.get(sm)
         need = f"a torch built with CUDA {cuda} or newer" if cuda else "a newer torch build"
         fix = (
-            f"This torch was not compiled for sm_{sm}. Install {need} that includes sm_{sm}, e.g.\n"
+            f"This torch was not compiled for sm_{sm}. Reinstall PyTorch as {need} that includes sm_{sm}, e.g.\n"
             f"pip install torch --index-url https://download.pytorch.org/whl/{_wheel_for(cuda or '12.8')}\n"
             f"(conda: pytorch-cuda=<that CUDA version> -c pytorch -c nvidia). Check with:\n"
             "python -c 'import torch; print(torch.version.cuda, torch.cuda.get_arch_list())'\n"
@@ -195,7 +195,7 @@ def _no_kernel(hits: list[Hit], ctx: Context) -> tuple[str, str]:
         fix = (
             "This torch, or a CUDA extension, was not built for this GPU's architecture. Compare\n"
             "python -c 'import torch; print(torch.cuda.get_device_capability(), torch.cuda.get_arch_list())'\n"
-            "Install a torch build that lists your sm_XY; rebuild an extension (apex, flash-attn, a custom op) "
+            "Reinstall PyTorch with a build that lists your sm_XY (a newer PyTorch for a newer GPU); rebuild an extension (apex, flash-attn, a custom op) "
             "with TORCH_CUDA_ARCH_LIST set to your GPU's capability (`torchdoctor env` shows both)."
         )
     return summary, fix
@@ -303,8 +303,8 @@ def _ordinal(hits: list[Hit], ctx: Context) -> tuple[str, str]:
     if facts.get("set_device"):
         summary += f" (in {facts['set_device'].strip()})"
     fix = (
-        "More processes than visible GPUs, or a device index past the last GPU. --nproc_per_node must be at "
-        "most the number of GPUs this process sees (`nvidia-smi -L`, and CUDA_VISIBLE_DEVICES, which renumbers "
+        "More processes than visible GPUs, or a device index past the last GPU. --nproc_per_node "
+        "(accelerate: --num_processes) must be at most the number of GPUs this process sees (`nvidia-smi -L`, and CUDA_VISIBLE_DEVICES, which renumbers "
         "them from 0), e.g.\n"
         "CUDA_VISIBLE_DEVICES=0,1,2 torchrun --nproc_per_node=3 train.py\n"
         "Each process should use torch.cuda.set_device(int(os.environ['LOCAL_RANK'])). A checkpoint saved on "
@@ -386,7 +386,7 @@ def _device_assert(hits: list[Hit], ctx: Context) -> tuple[str, str]:
         "Almost always an index out of range inside a kernel: a class label >= the number of classes (or "
         "-1 without ignore_index), a token id >= the embedding size (a tokenizer with added tokens needs "
         "model.resize_token_embeddings). Run one step with CUDA_LAUNCH_BLOCKING=1 (or on CPU) to get the exact "
-        "line, and check min/max of the labels or ids."
+        "line, and check the data: min/max of the labels or ids."
     )
     return summary, fix
 
