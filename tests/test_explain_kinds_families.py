@@ -265,3 +265,23 @@ def test_a_non_scalar_backward_is_certain_only_with_dataparallel():
         "RuntimeError: grad can be implicitly created only for scalar outputs\n"
     )
     assert dp.details["confidence"] == "certain" and "loss.mean()" in dp.fix
+
+
+def test_an_empty_weight_is_zero3s_only_with_zero3_in_the_log():
+    # huggingface/trl: a reference model copied from a ZeRO-3 partitioned one
+    bare = lead("RuntimeError: 'weight' must be 2-D\n")
+    assert bare.id == "log.zero3_partitioned_weights" and bare.details["confidence"] == "likely"
+    zero = lead(
+        "[INFO] [stage3.py:130:__init__] Reduce bucket size 500000000\nRuntimeError: 'weight' must be 2-D\n"
+    )
+    assert zero.details["confidence"] == "certain" and "from_pretrained" in zero.fix
+
+
+def test_a_zero_checkpoint_from_another_world_size_names_both_sizes():
+    found = lead(
+        "AssertionError: The checkpoint being loaded used a DP world size of 8 but the current world size is 4. "
+        "Automatic adjustment of ZeRO's optimizer state partitioning with a new world size is not currently "
+        "supported.\n"
+    )
+    assert found.id == "log.checkpoint_world_size"
+    assert "8" in found.summary and "4" in found.summary and "ds_to_universal" in found.fix

@@ -166,4 +166,35 @@ FSDP_WRAP_CONFIG = Recogniser(
 )
 
 
-RECOGNISERS = (CHECKPOINT_DEVICE_MAP, FSDP_WRAP_CONFIG, STATE_DICT_KEYS, CHECKPOINT_INCOMPLETE)
+def _world_size(hits: list[Hit], ctx: Context) -> tuple[str, str]:
+    facts = merged(hits)
+    summary = "the checkpoint was saved by a different number of processes" + (
+        f" (data-parallel world size {facts['saved']}, now {facts['now']})" if facts.get("saved") else ""
+    )
+    fix = (
+        "ZeRO's optimizer state (and the per-GPU RNG states a Trainer saves) is split per rank: resume with the "
+        "same number of GPUs it was saved with, or convert it: DeepSpeed's universal checkpoint "
+        "(python -m deepspeed.checkpoint.ds_to_universal --input_folder <ckpt>/global_stepN --output_folder "
+        '<ckpt>/global_stepN_universal, then "checkpoint": {"load_universal": true}), or keep only the weights '
+        "(zero_to_fp32.py in the checkpoint folder) and start the optimizer afresh."
+    )
+    return summary + on_ranks(hits), fix
+
+
+CHECKPOINT_WORLD_SIZE = Recogniser(
+    kind="checkpoint_world_size",
+    title="checkpoint from another number of processes",
+    anchors=("The checkpoint being loaded used a DP world size of",),
+    templates=("deepspeed:the-checkpoint-being-loaded-used-dp",),
+    facts=(R(r"DP world size of (?P<saved>\d+) but the current world size is (?P<now>\d+)"),),
+    describe=_world_size,
+)
+
+
+RECOGNISERS = (
+    CHECKPOINT_WORLD_SIZE,
+    CHECKPOINT_DEVICE_MAP,
+    FSDP_WRAP_CONFIG,
+    STATE_DICT_KEYS,
+    CHECKPOINT_INCOMPLETE,
+)

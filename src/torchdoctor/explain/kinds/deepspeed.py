@@ -122,4 +122,35 @@ DEEPSPEED_OP_BUILD = Recogniser(
 )
 
 
-RECOGNISERS = (DEEPSPEED_CONFIG_MISMATCH, DEEPSPEED_OP_BUILD)
+def _zero3_weights(hits: list[Hit], ctx: Context) -> tuple[str, str]:
+    zero = "saw_zero3" in ctx.facts
+    summary = (
+        "a layer's weight is empty: under DeepSpeed ZeRO-3 a parameter outside the engine's forward is a "
+        "partitioned placeholder of shape [0]"
+        if zero
+        else "a layer's weight is not 2-D (under DeepSpeed ZeRO-3: a partitioned placeholder used outside the "
+        "engine)"
+    ) + on_ranks(hits)
+    fix = (
+        "ZeRO-3 splits every parameter across the ranks and gathers it only inside the engine's forward; "
+        "elsewhere a parameter has shape [0]. A second model (a reference / teacher / EMA model) copied from "
+        "the partitioned one (deepcopy, create_reference_model) holds those placeholders: load it on its own "
+        "with from_pretrained (inside the same HfDeepSpeedConfig / zero.Init) and hand it to "
+        "deepspeed.initialize too, or read a weight outside forward under "
+        "deepspeed.zero.GatheredParameters(param)."
+    )
+    return summary, fix
+
+
+ZERO3_PARTITIONED_WEIGHTS = Recogniser(
+    kind="zero3_partitioned_weights",
+    title="ZeRO-3 partitioned weights used outside the engine",
+    anchors=("'weight' must be 2-D",),
+    templates=("torch_native:embedding-weight-must-be-2d",),
+    # an embedding's weight is not 2-D for other reasons too; ZeRO-3 in the log makes this the cause
+    confirm=lambda hits, ctx: "saw_zero3" in ctx.facts,
+    describe=_zero3_weights,
+)
+
+
+RECOGNISERS = (DEEPSPEED_CONFIG_MISMATCH, DEEPSPEED_OP_BUILD, ZERO3_PARTITIONED_WEIGHTS)
