@@ -285,3 +285,15 @@ def test_a_zero_checkpoint_from_another_world_size_names_both_sizes():
     )
     assert found.id == "log.checkpoint_world_size"
     assert "8" in found.summary and "4" in found.summary and "ds_to_universal" in found.fix
+
+
+def test_cudas_insufficient_driver_alone_is_likely_and_names_a_machine_without_one():
+    # Akegarasu/lora-scripts#101: a machine with an Intel iGPU only
+    found = lead(
+        "Error CUDA driver version is insufficient for CUDA runtime version at line 167 in file "
+        "D:\\ai\\tool\\bitsandbytes\\csrc\\ops.cu\n"
+    )
+    assert found.id == "log.driver_too_old" and found.details["confidence"] == "likely"
+    assert "no NVIDIA driver or GPU at all" in found.fix
+    sure = lead("UserWarning: The NVIDIA driver on your system is too old (found version 10010).\n")
+    assert sure.details["confidence"] == "certain"

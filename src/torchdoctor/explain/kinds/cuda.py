@@ -244,7 +244,9 @@ def _driver(hits: list[Hit], ctx: Context) -> tuple[str, str]:
         supported = _cuda_version(facts["found_version"])
         summary += f": it supports CUDA up to {supported} (found version {facts['found_version']})"
     elif facts.get("insufficient"):
-        summary += ": CUDA driver version is insufficient for CUDA runtime version"
+        summary += (
+            ": CUDA driver version is insufficient for CUDA runtime version (or no NVIDIA driver at all)"
+        )
     torch_version = facts.get("torch_version") or ctx.facts.get("torch_version")
     if torch_version:
         summary += f"; torch {torch_version}"
@@ -254,6 +256,12 @@ def _driver(hits: list[Hit], ctx: Context) -> tuple[str, str]:
         "highest CUDA it supports):\n"
         "sudo apt install cuda-drivers   # from NVIDIA's CUDA repository; or nvidia-driver-<version>, then reboot"
     )
+    if facts.get("insufficient") and not supported:
+        fix += (
+            "\nThe CUDA runtime says the same when there is no NVIDIA driver or GPU at all (an integrated or "
+            "non-NVIDIA GPU, a container started without --gpus): if `nvidia-smi` finds no GPU, this machine "
+            "cannot run the CUDA build; use a machine with an NVIDIA GPU, or the CPU build."
+        )
     if supported:
         older = [w for w in _WHEELS if tuple(map(int, w.split("."))) <= tuple(map(int, supported.split(".")))]
         if older:
@@ -284,8 +292,12 @@ DRIVER_TOO_OLD = Recogniser(
     facts=(
         R(r"too old \(found version (?P<found_version>\d{4,6})\)"),
         R(r"(?P<insufficient>driver version is insufficient)"),
+        R(r"(?P<compat>forward compatibility was attempted)"),
         R(r"\btorch[ =]=?(?P<torch_version>\d+\.\d+(?:\.\d+)?[\w.+]*)"),
     ),
+    # cudart's "insufficient" is also what a machine with no NVIDIA driver at all gets: the driver's own
+    # version (torch's "found version N") or an NVIDIA stack in the log makes it certain
+    confirm=lambda hits, ctx: any("found_version" in h.facts or "compat" in h.facts for h in hits),
     describe=_driver,
 )
 
