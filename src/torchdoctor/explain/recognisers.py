@@ -7,7 +7,12 @@ that turn the facts of every place it was seen into a summary and a fix. ``role`
 root cause or what a cause elsewhere leads to (a watchdog timeout on the ranks that waited). ``absorbs``
 lists the vaguer kinds the same failure also prints (``duplicate_gpu`` arrives as an NCCL "invalid usage").
 
-Adding a kind is one `Recogniser` in one of the ``kinds_*`` modules and one fixture test.
+``templates`` cites the ids of the catalog templates (`torchdoctor.explain.catalog`) the anchors are taken
+from. ``confirm`` is for a kind whose anchor is a word other failures print too (a bare "timeout", "Killed", a
+launcher's "failed"): it says whether the evidence that makes the kind certain is there; without it the finding
+is only "likely", and ranks below a certain one.
+
+Adding a kind is one `Recogniser` in one of the ``kinds/`` modules and one test on a real log line.
 """
 
 from __future__ import annotations
@@ -58,6 +63,17 @@ class Recogniser:
     title: str = ""  # the kind in a few words, used when another finding names this one
     span: int = 0  # lines after the anchored one that belong to the message (facts are read there too)
     reject: re.Pattern | None = None  # text that looks like this kind but is known noise
+    templates: tuple[str, ...] = ()  # ids of the catalog templates the anchors come from
+    confirm: Callable[[list[Hit], Context], bool] | None = None  # None: the anchor alone is certain
+    # facts of the whole log one of which must be there for the kind to count at all (a setting every run
+    # prints is a finding only beside the failure it causes)
+    requires: tuple[str, ...] = ()
+
+    def confidence(self, hits: list[Hit], ctx: Context) -> str:
+        """``certain`` when the anchor and its confirming evidence are there, ``likely`` when only the anchor."""
+        if self.confirm is None or self.confirm(hits, ctx):
+            return "certain"
+        return "likely"
 
     def read(self, window: str) -> Facts | None:
         """The facts in ``window`` (a line and the lines after it), or None when it is not this kind."""
@@ -76,6 +92,15 @@ class Recogniser:
                     if value is not None:
                         found.setdefault(key, value)
         return found
+
+
+def has_fact(key: str) -> Callable[[list[Hit], Context], bool]:
+    """A ``confirm`` that holds when any hit, or the whole log's context, has fact ``key``."""
+
+    def confirmed(hits: list[Hit], ctx: Context) -> bool:
+        return any(key in h.facts for h in hits) or key in ctx.facts
+
+    return confirmed
 
 
 def first(hits: list[Hit], key: str, default: Any = None) -> Any:

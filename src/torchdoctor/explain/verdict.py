@@ -21,18 +21,28 @@ def findings(hits: list[Hit], ctx: Context, counts: dict[str, int] | None = None
     for hit in sorted(hits, key=lambda h: h.order):
         by_kind.setdefault(hit.kind, []).append(hit)
     for kind in list(by_kind):
+        needed = BY_KIND[kind].requires
+        if needed and not any(fact in ctx.facts for fact in needed):
+            del by_kind[kind]
+    for kind in list(by_kind):
         for vaguer in BY_KIND[kind].absorbs:
             by_kind.pop(vaguer, None)
     roles = {kind: role(kind, kind_hits) for kind, kind_hits in by_kind.items()}
-    causes = [k for k in by_kind if roles[k] == "cause"]
+    sure = {kind: BY_KIND[kind].confidence(kind_hits, ctx) for kind, kind_hits in by_kind.items()}
+    # a certain cause leads a likely one (stable: earliest first within each)
+    causes = sorted((k for k in by_kind if roles[k] == "cause"), key=lambda k: sure[k] != "certain")
     ctx.cause_ranks = {r for k in causes for h in by_kind[k] if (r := hit_rank(h)) is not None}
-    ordered = causes + [k for k in by_kind if roles[k] != "cause"]
+    rest = sorted((k for k in by_kind if roles[k] != "cause"), key=lambda k: sure[k] != "certain")
+    ordered = causes + rest
     found = []
     for kind in ordered:
         kind_hits = by_kind[kind]
         recogniser = BY_KIND[kind]
         summary, fix = recogniser.describe(kind_hits, ctx)
         details = _details(kind, kind_hits, roles[kind], counts)
+        details["confidence"] = sure[kind]
+        if sure[kind] == "likely":
+            summary = f"likely: {summary}"
         versions = {k: v for k, v in ctx.facts.items() if k.endswith("_version")}
         if versions:
             details["versions"] = versions  # what the log says it ran with, for the person reading -v

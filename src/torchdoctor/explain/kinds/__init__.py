@@ -8,12 +8,26 @@ from __future__ import annotations
 
 import re
 
-from torchdoctor.explain.kinds import build, comm, cuda, ranks, train
+from torchdoctor.explain.kinds import (
+    build,
+    checkpoint,
+    comm,
+    cuda,
+    deepspeed,
+    launchers,
+    placement,
+    ranks,
+    train,
+)
 from torchdoctor.explain.recognisers import Recogniser
 
 RECOGNISERS: tuple[Recogniser, ...] = (
     *cuda.RECOGNISERS,
+    *deepspeed.RECOGNISERS,
     *build.RECOGNISERS,
+    *placement.RECOGNISERS,
+    *checkpoint.RECOGNISERS,
+    *launchers.RECOGNISERS,
     *train.RECOGNISERS,
     *comm.RECOGNISERS,
     *ranks.RECOGNISERS,
@@ -34,5 +48,29 @@ CONTEXT_FACTS: tuple[tuple[str, re.Pattern], ...] = (
         ),
     ),
     ("NCCL version", re.compile(r"NCCL version (?P<nccl_version>\d[\w.+]*)")),
+    # evidence a recogniser's confidence depends on, wherever the log states it
+    ("SyncB", re.compile(r"(?P<saw_syncbn>SyncBatchNorm|SyncBN)")),
+    ("--local_rank=", re.compile(r"'(?P<injected_local_rank>--local_rank=\d+)'")),
+    (
+        "torch.distributed.launch is deprecated",
+        re.compile(r"(?P<deprecated_launch>torch\.distributed\.launch is deprecated)"),
+    ),
+    placement.REPLICA,
+    ("zero", re.compile(r"(?P<saw_zero3>zero_stage[\"'=: ]{1,4}3|ZeRO[- ]?(?:Stage )?3|zero3|stage3\.py)")),
+    ("ZeRO", re.compile(r"(?P<saw_zero3>ZeRO[- ]?(?:Stage )?3)")),
+    ("stage3.py", re.compile(r"(?P<saw_zero3>zero/stage3\.py|\[stage3\.py:)")),
+    ("DataParallel", re.compile(r"(?P<saw_dataparallel>(?<!Distributed)DataParallel)")),
+    ("data_parallel.py", re.compile(r"(?P<saw_dataparallel>data_parallel\.py)")),
+    ("ncclSystemError", re.compile(r"(?P<saw_nccl_failure>ncclSystemError)")),
+    (
+        "nccl",
+        re.compile(
+            r"(?P<saw_nccl_failure>unhandled system error|ncclInternalError|ncclInvalidUsage|NCCL error in:)"
+        ),
+    ),
+    (
+        "spawn",
+        re.compile(r"(?P<saw_spawn>ddp_spawn|mp\.spawn|start_processes|multiprocessing[/\\]spawn\.py)"),
+    ),
     ("torch", re.compile(r"\b(?:torch|PyTorch version:?)[ =]=?(?P<torch_version>\d+\.\d+\.\d+[\w.+]*)")),
 )

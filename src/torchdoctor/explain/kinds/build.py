@@ -17,7 +17,20 @@ R = re.compile
 # -- building CUDA extensions -------------------------------------------------------------------------
 
 
+def _missing_lib(lib: str) -> tuple[str, str]:
+    summary = f"the linker found no lib{lib}.so to link the extension against (-l{lib})"
+    fix = (
+        f"The library (or only its unversioned lib{lib}.so link) is missing from the CUDA/library folders the "
+        f"build searches. Find it: ls $CUDA_HOME/lib64/lib{lib}*; if only lib{lib}.so.N is there, link it:\n"
+        f"ln -s $CUDA_HOME/lib64/lib{lib}.so.N $CUDA_HOME/lib64/lib{lib}.so   # or install the toolkit's "
+        f"dev package (the full CUDA toolkit, not the runtime), and set LIBRARY_PATH=$CUDA_HOME/lib64"
+    )
+    return summary, fix
+
+
 def _build(hits: list[Hit], ctx: Context) -> tuple[str, str]:
+    if any("missing_lib" in h.facts for h in hits):
+        return _missing_lib(next(h.facts["missing_lib"] for h in hits if "missing_lib" in h.facts))
     facts = merged(hits)
     if facts.get("compiler_version"):
         compiler = facts["compiler"]
@@ -93,6 +106,13 @@ def _older_compiler(major: str) -> str:
 CUDA_BUILD = Recogniser(
     # torch/utils/cpp_extension.py (_check_cuda_version, CUDA_MISMATCH_MESSAGE), nvcc crt/host_config.h
     kind="cuda_build",
+    templates=(
+        "torch:the-current-installed-version-of-is-2",
+        "torch:cuda-home-environment-variable-is-not",
+        "system:nvcc-unsupported-arch",
+        "torch:ninja-is-required-to-load-extensions",
+        "system:ld-cannot-find",
+    ),
     title="CUDA extension build failed",
     anchors=(
         "is greater than the maximum required version by CUDA",
@@ -108,6 +128,7 @@ CUDA_BUILD = Recogniser(
         "fatal error: cuda",
         "C++17 or later compatible compiler is required",
         "Failed building wheel for",
+        "cannot find -l",
     ),
     span=2,
     facts=(
@@ -127,6 +148,7 @@ CUDA_BUILD = Recogniser(
         R(r"fatal error: (?P<missing_header>cuda[\w/.]{0,60}\.h): No such file"),
         R(r"(?P<no_ninja>Ninja is required)"),
         R(r"(?P<old_compiler>C\+\+17 or later compatible compiler is required)"),
+        R(r"cannot find -l(?P<missing_lib>[\w+-]{1,60})"),
     ),
     describe=_build,
 )
@@ -135,6 +157,15 @@ CUDA_BUILD = Recogniser(
 def _import(hits: list[Hit], ctx: Context) -> tuple[str, str]:
     facts = merged(hits)
     library = facts.get("library", "a compiled module")
+    if facts.get("glibcxx"):
+        summary = f"the libstdc++ loaded is older than a compiled module needs ({facts['glibcxx']} not found)"
+        fix = (
+            "A module was built with a newer compiler than the libstdc++ the process loads (often the system's, "
+            "or an old one in a conda env). Put a newer libstdc++ first: conda install -c conda-forge "
+            "libstdcxx-ng (in that env), or LD_LIBRARY_PATH=$CONDA_PREFIX/lib; check with "
+            "strings $(find / -name 'libstdc++.so.6' 2>/dev/null | head -1) | grep GLIBCXX."
+        )
+        return summary, fix
     if facts.get("symbol", "").startswith("nccl"):
         summary = f"{library} needs {facts['symbol'][:60]}, which the NCCL library loaded does not have"
         fix = (
@@ -163,10 +194,20 @@ def _import(hits: list[Hit], ctx: Context) -> tuple[str, str]:
 EXTENSION_IMPORT = Recogniser(
     # the dynamic loader's messages as Python's ImportError prints them
     kind="extension_import",
+    templates=(
+        "system:ld-undefined-symbol",
+        "system:ld-cannot-open-shared-object",
+        "system:glibcxx-not-found",
+    ),
     title="compiled extension does not load",
-    anchors=("undefined symbol", "cannot open shared object file"),
-    match=R(r"(?:Import|OS)Error: [^\n]{0,300}(?:undefined symbol|cannot open shared object file)"),
+    anchors=("undefined symbol", "cannot open shared object file", "version `GLIBCXX_"),
+    match=R(
+        r"(?:Import|OS)Error: [^\n]{0,300}(?:undefined symbol|cannot open shared object file|version `GLIBCXX_)"
+    ),
     facts=(
+        R(
+            r"(?P<library>[\w.\-/+]{0,200}libstdc\+\+\.so[\w.]*): version `(?P<glibcxx>GLIBCXX_[\d.]+)' not found"
+        ),
         R(r"(?P<library>[\w.\-/]{1,200}\.so[\w.]*): undefined symbol: (?P<symbol>\S{1,400})"),
         R(r"(?P<library>[\w.\-]{1,200}\.so[\w.]*): cannot open shared object file"),
     ),

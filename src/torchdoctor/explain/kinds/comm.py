@@ -3,7 +3,7 @@
 The message texts are torch's (``torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp``, ``TCPStore``/
 ``socket.cpp``, ``distributed_c10d.py``, ``elastic/rendezvous``) and NCCL's (``src/misc/socket.cc``,
 ``src/transport/net_ib.cc``, ``src/include/shm.h``, ``src/init.cc``) as printed across torch 1.x-2.x.
-`net.torch_errors` and `net.nccl_log` read their patterns and hints from here; `kinds_ranks` holds the kinds
+`net.torch_errors` and `net.nccl_log` read their patterns and hints from here; `kinds/ranks.py` holds the kinds
 about what the ranks did relative to each other (timeouts, divergence, a worker's exit).
 """
 
@@ -181,6 +181,16 @@ def _rendezvous(hits: list[Hit], ctx: Context) -> tuple[str, str]:
 RENDEZVOUS_OR_PORT = Recogniser(
     # torch c10d socket.cpp / TCPStore.cpp, distributed/rendezvous.py, elastic/rendezvous/api.py
     kind="rendezvous_or_port",
+    templates=(
+        "system:address-already-in-use",
+        "torch_cpp:the-client-socket-has-failed-to",
+        "torch_cpp:the-client-socket-has-timed-out",
+        "torch_cpp:tcp-client-failed-to-connect-validate",
+        "torch:timed-out-initializing-process-group-in",
+        "torch:environment-variable-expected-but-not-set",
+        "nccl:bootstrap-root-rank-of-ranks-has",
+        "torch_cpp:timed-out-after-seconds-waiting-for",
+    ),
     title="rendezvous failed",
     anchors=(
         "Address already in use",
@@ -298,6 +308,14 @@ NETWORK_INTERFACE = Recogniser(
     # NCCL src/misc/socket.cc (ncclSocketInit, socketStartConnect), src/bootstrap.cc, transport/net_ib.cc,
     # misc/ibvwrap.cc; gloo's "Unable to find address for"
     kind="network_interface",
+    templates=(
+        "nccl:bootstrap-no-socket-interface-found",
+        "nccl:ncclsocketinit-connecting-to-address-with-family",
+        "nccl:net-ib-gin-got-completion-from",
+        "nccl:call-to-ibv-poll-cq-returned",
+        "nccl:ncclossocketpollconnect-to-failed-with-error",
+        "nccl:net-socket-no-usable-listening-interface",
+    ),
     title="network interface problem",
     anchors=(
         "no socket interface found",
@@ -312,7 +330,7 @@ NETWORK_INTERFACE = Recogniser(
     match=R(
         r"no socket interface found|Unable to find address for|is neither AF_INET|Got completion|Call to ibv_|"
         r"Connect to [^\s<]{1,255}<\d+> failed|No usable listening interface found|"
-        r"pair\.cc:\d+\] connect \[?[^\s\]]{1,255}\]?:\d+: "
+        r"pair\.cc:\d+\] connect\s{1,3}\[?[^\s\]]{1,255}\]?:\d+: "
     ),
     facts=(
         R(r"(?P<what>Bootstrap : no socket interface found|No usable listening interface found)"),
@@ -321,11 +339,18 @@ NETWORK_INTERFACE = Recogniser(
         R(r"Got completion (?:from peer (?P<ib_peer>\S{1,100}) )?with (?:error |status=)(?P<ib_status>\d+)"),
         R(r"Call to (?P<ibv_call>ibv_\w+) failed"),
         R(
-            r"\] connect \[?(?P<gloo_host>[^\s\]]{1,255})\]?:(?P<gloo_port>\d+): (?P<gloo_reason>[^\n]{1,100})"
+            r"\] connect\s{1,3}\[?(?P<gloo_host>[^\s\]]{1,255})\]?:(?P<gloo_port>\d+): (?P<gloo_reason>[^\n]{1,100})"
         ),
         R(
             r"Connect to (?P<connect_host>[^\s<]{1,255})<(?P<connect_port>\d+)> failed ?: (?P<connect_reason>[^\n]{1,200})"
         ),
+    ),
+    span=1,  # gloo prints "connect" and the address on two lines
+    # "Connection refused" is what any dead or unready peer gets: only likely an interface / firewall problem
+    confirm=lambda hits, ctx: (
+        not all(
+            "refused" in (h.facts.get("gloo_reason", "") + h.facts.get("connect_reason", "")) for h in hits
+        )
     ),
     absorbs=("nccl_error", "nccl_system_error"),
     describe=_network,
@@ -364,6 +389,7 @@ def _system_error(hits: list[Hit], ctx: Context) -> tuple[str, str]:
 NCCL_SYSTEM_ERROR = Recogniser(
     # NCCL src/include/shm.h / misc/shmutils.cc, ncclSystemError (ncclResult 2); torch's DistBackendError text
     kind="nccl_system_error",
+    templates=("nccl:unhandled-system-error-run-with-nccl",),
     title="NCCL system error",
     anchors=(
         "unhandled system error",
@@ -388,7 +414,7 @@ NCCL_SYSTEM_ERROR = Recogniser(
 
 def _nccl_error(hits: list[Hit], ctx: Context) -> tuple[str, str]:
     facts = merged(hits)
-    reason = facts.get("reason", "error").strip()
+    reason = facts.get("reason", facts.get("bare", "error")).strip()
     version = facts.get("nccl_version")
     last = facts.get("last_error", "").strip()
     summary = (
@@ -397,10 +423,12 @@ def _nccl_error(hits: list[Hit], ctx: Context) -> tuple[str, str]:
     lowered = f"{reason} {last}".lower()
     if "remote process exited" in lowered or "network error" in lowered:
         fix = "Another rank died or its host dropped off the network first: its own error is the cause."
-    elif "cuda" in lowered:
+    elif "cuda" in lowered or facts.get("bare"):
         fix = (
             "A CUDA error inside NCCL: check `nvidia-smi` and `dmesg` for Xid errors; try without GPU "
-            "peer-to-peer: NCCL_P2P_DISABLE=1\n" + NCCL_DEBUG_HINT
+            "peer-to-peer: NCCL_P2P_DISABLE=1\n" + NCCL_DEBUG_HINT + "\nOld NCCL releases (those of torch "
+            "1.x) had CUDA-error bugs fixed later: upgrade torch (it brings its NCCL) or the nvidia-nccl-cu* "
+            "wheel."
         )
     else:
         fix = (
@@ -413,9 +441,12 @@ def _nccl_error(hits: list[Hit], ctx: Context) -> tuple[str, str]:
 NCCL_ERROR_OTHER = Recogniser(
     # torch c10d NCCLUtils.hpp C10D_NCCL_CHECK: "NCCL error in: <file>:<line>, <reason>, NCCL version <v>"
     kind="nccl_error",
+    templates=("torch_native:nccl-error-in", "nccl:unhandled-cuda-error-2"),
     title="NCCL error",
-    anchors=("NCCL error in:", "NCCL Error "),
-    match=R(r"NCCL error in: [^\n]{1,300}NCCL version|NCCL Error \d+: "),
+    anchors=("NCCL error in:", "NCCL Error ", "unhandled cuda error"),
+    match=R(r"NCCL error in: [^\n]{1,300}NCCL version|NCCL Error \d+: |(?P<bare>unhandled cuda error)"),
+    # torch's "NCCL error in: ..." names the call; a bare reason line (an old torch) is only likely this kind
+    confirm=lambda hits, ctx: any("bare" not in h.facts for h in hits),
     span=3,
     facts=(NCCL_ERROR, R(r"NCCL Error \d+: (?P<reason>[^\n]{1,100})"), LAST_ERROR),
     describe=_nccl_error,
@@ -423,7 +454,18 @@ NCCL_ERROR_OTHER = Recogniser(
 
 
 def _duplicate_gpu(hits: list[Hit], ctx: Context) -> tuple[str, str]:
-    facts = hits[0].facts
+    facts = next((h.facts for h in hits if "detected" in h.facts), None)
+    if facts is None:
+        return (
+            "NCCL invalid usage: most often two ranks on one GPU (more processes than GPUs, or every rank on "
+            "cuda:0)" + on_ranks(hits),
+            "Start at most one process per GPU (--nproc_per_node = the number of GPUs on that host) and make "
+            "each rank pick its own before init_process_group:\n"
+            "torch.cuda.set_device(int(os.environ['LOCAL_RANK']))\n"
+            "Do not set CUDA_VISIBLE_DEVICES to one GPU for every rank of a host; with one GPU per host, "
+            "LOCAL_RANK is 0 on each. If the ranks do have GPUs of their own, rerun with NCCL_DEBUG=INFO: "
+            "the WARN line before the error names the misuse.",
+        )
     summary = (
         f"duplicate GPU: rank {facts.get('rank_a', '?')} and rank {facts.get('rank_b', '?')} both on CUDA "
         f"device {facts.get('bus_id', '?')} (bus id)"
@@ -442,8 +484,15 @@ DUPLICATE_GPU = Recogniser(
     # NCCL src/init.cc: "Duplicate GPU detected : rank %d and rank %d both on CUDA device %lx"
     kind="duplicate_gpu",
     title="two ranks on one GPU",
-    anchors=("Duplicate GPU detected",),
-    facts=(R(r"rank (?P<rank_a>\d+) and rank (?P<rank_b>\d+) both on CUDA device (?P<bus_id>\w+)"),),
+    anchors=("Duplicate GPU detected", "invalid usage"),
+    templates=("nccl:duplicate-gpu-detected-rank-and-rank", "nccl:invalid-usage-run-with-nccl-debug"),
+    match=R(r"Duplicate GPU detected|NCCL[^\n]{0,300}invalid usage|ncclInvalidUsage"),
+    facts=(
+        R(r"rank (?P<rank_a>\d+) and rank (?P<rank_b>\d+) both on CUDA device (?P<bus_id>\w+)"),
+        R(r"(?P<detected>Duplicate GPU detected)"),
+    ),
+    # "invalid usage" alone is any misuse of NCCL; two ranks on one GPU is its usual cause at start-up
+    confirm=lambda hits, ctx: any("detected" in h.facts for h in hits),
     absorbs=("nccl_error", "nccl_system_error"),
     describe=_duplicate_gpu,
 )
@@ -451,16 +500,23 @@ DUPLICATE_GPU = Recogniser(
 
 def _backend(hits: list[Hit], ctx: Context) -> tuple[str, str]:
     facts = merged(hits)
-    if facts.get("libuv"):
-        return (
-            "this torch was built without libuv, which the TCPStore asked for",
-            "Set USE_LIBUV=0 in the environment of the launcher (torch 2.4+ on Windows), or pass "
-            "use_libuv=False to the store.",
-        )
     if facts.get("no_gpus"):
         return (
             "the NCCL backend needs GPUs, and this process sees none",
             "Use backend='gloo' on CPU, or make the GPUs visible (CUDA_VISIBLE_DEVICES, --gpus all in Docker).",
+        )
+    if facts.get("rdzv_scheme") or facts.get("no_distributed"):
+        what = (
+            f"no rendezvous handler for {facts['rdzv_scheme']}://"
+            if facts.get("rdzv_scheme")
+            else "this torch was built without torch.distributed"
+        )
+        return (
+            f"{what}: this torch build lacks part of torch.distributed (a Windows or macOS build, or a custom one)",
+            "Check with python -c 'import torch.distributed as d; print(d.is_available())'. On Windows torch "
+            "has only gloo and the file:// / env:// rendezvous (no tcp:// store in old versions, no NCCL): use "
+            "init_method='env://' (or file://) with backend='gloo', or train on Linux (WSL2 works), where the "
+            "official torch wheels have NCCL and every rendezvous.",
         )
     backend = facts.get("backend", "NCCL")
     summary = f"this torch has no {backend} backend (Distributed package doesn't have {backend} built in)"
@@ -481,20 +537,28 @@ def _backend(hits: list[Hit], ctx: Context) -> tuple[str, str]:
 BACKEND_UNAVAILABLE = Recogniser(
     # torch distributed_c10d.py: "Distributed package doesn't have NCCL built in"; ProcessGroupNCCL.cpp
     kind="backend_unavailable",
+    templates=(
+        "torch:distributed-package-doesn-have-mpi-built",
+        "torch_native:processgroupnccl-only-gpus",
+        "torch_cpp:no-backend-type-associated-with-device",
+        "torch:no-rendezvous-handler-for",
+    ),
     title="backend not available",
     anchors=(
         "Distributed package doesn't have",
         "ProcessGroupNCCL is only supported with GPUs",
         "No backend type associated with device type",
-        "build without libuv support",
-        "built without libuv support",
         "has no attribute 'init_process_group'",
+        "No rendezvous handler for",
+        "PyTorch built without distributed support",
+        "has no attribute '_c10d_init'",
     ),
     facts=(
         R(r"doesn't have (?P<backend>NCCL|MPI|Gloo|UCC)\b"),
         R(r"(?P<no_gpus>only supported with GPUs)"),
         R(r"associated with device type (?P<device_type>\w+)"),
-        R(r"(?P<libuv>without libuv)"),
+        R(r"No rendezvous handler for (?P<rdzv_scheme>\w+)://"),
+        R(r"(?P<no_distributed>built without distributed support|has no attribute '_c10d_init')"),
     ),
     describe=_backend,
 )
@@ -511,6 +575,10 @@ def _p2p(hits: list[Hit], ctx: Context) -> tuple[str, str]:
 GPU_P2P = Recogniser(
     # NCCL src/transport/p2p.cc ("failed to open CUDA IPC handle"), cudaErrorPeerAccessUnsupported (217)
     kind="gpu_p2p",
+    templates=(
+        "cuda_runtime:peer-access-unsupported",
+        "nccl:failed-to-open-cuda-ipc-handle",
+    ),
     title="GPU peer-to-peer failure",
     anchors=("peer access is not supported", "failed to open CUDA IPC handle"),
     facts=(
@@ -549,6 +617,7 @@ def _version_mismatch(hits: list[Hit], ctx: Context) -> tuple[str, str]:
 NCCL_VERSION_MISMATCH = Recogniser(
     # NCCL src/init.cc: "Mismatched NCCL version detected : rank %d version %d rank %d version %d"
     kind="nccl_version_mismatch",
+    templates=("nccl:mismatched-nccl-version-detected-rank-version",),
     title="NCCL versions differ between ranks",
     anchors=("Mismatched NCCL version detected",),
     facts=(
@@ -559,7 +628,103 @@ NCCL_VERSION_MISMATCH = Recogniser(
 )
 
 
+def _libuv(hits: list[Hit], ctx: Context) -> tuple[str, str]:
+    return (
+        "this torch was built without libuv, which the TCPStore asks for by default since torch 2.4 "
+        "(the Windows builds)" + on_ranks(hits),
+        "Set USE_LIBUV=0 in the environment of the launcher (set USE_LIBUV=0 before torchrun / accelerate "
+        "launch on Windows), or pass use_libuv=False to the TCPStore. On one machine with one GPU no store is "
+        "needed: configure accelerate for a single GPU (`accelerate config`: no distributed training) or run "
+        "plain python.",
+    )
+
+
+LIBUV_UNAVAILABLE = Recogniser(
+    # torch TCPStore.cpp: "use_libuv was requested but PyTorch was build without libuv support"
+    kind="libuv_unavailable",
+    title="TCPStore without libuv",
+    anchors=("build without libuv support", "built without libuv support"),
+    templates=("torch_cpp:use-libuv-was-requested-but-pytorch",),
+    describe=_libuv,
+)
+
+
+def _hostname(hits: list[Hit], ctx: Context) -> tuple[str, str]:
+    facts = merged(hits)
+    host = facts.get("unresolved_host", "this host")
+    return (
+        f"the host name {host!r} does not resolve ({facts.get('gai', 'name resolution failed').strip()})"
+        + on_ranks(hits),
+        f"torch's store looks up {host} to find its own address. Make the name resolve on every host: add "
+        f"'<this host's IP> {host}' to /etc/hosts (or fix DNS), or give torchrun an address instead: "
+        "--rdzv-endpoint <IP>:29500 / MASTER_ADDR=<IP>. A warning about IPv6 alone is harmless when IPv4 works.",
+    )
+
+
+HOSTNAME_RESOLUTION = Recogniser(
+    # torch socket.cpp: "The {IPv4 |IPv6 }network addresses of ({}, {}) cannot be retrieved (gai error: ...)"
+    kind="hostname_resolution",
+    title="host name does not resolve",
+    anchors=("network addresses of (",),
+    templates=("torch_cpp:the-network-addresses-of-cannot-be",),
+    match=R(
+        r"(?P<family>IPv4|IPv6)? ?network addresses of \((?P<unresolved_host>[^,\s]{1,255}), \d+\) cannot be "
+        r"retrieved \(gai error: (?P<gai>[^)]{1,100})\)"
+    ),
+    # IPv6 failing alone is printed by runs that work; an IPv4 failure (or any without the family) confirms it
+    confirm=lambda hits, ctx: any(h.facts.get("family") != "IPv6" for h in hits),
+    describe=_hostname,
+)
+
+
+# NCCL settings that, set by a machine image or an old script, break NCCL where they do not fit: (name, why)
+RISKY_NCCL_SETTINGS = {
+    "NCCL_GRAPH_FILE": "a saved topology graph for another machine; meant for debugging, never for production",
+    "NCCL_TOPO_FILE": "a topology file describing another machine",
+    "NCCL_ALGO": "forces one algorithm, which some collectives or sizes cannot use",
+    "NCCL_PROTO": "forces one protocol (Simple/LL/LL128), unsafe on some platforms (LL128)",
+    "NCCL_NET_GDR_LEVEL": "forces GPUDirect RDMA where the platform may not support it",
+    "NCCL_P2P_LEVEL": "forces peer-to-peer over links that may not carry it",
+    "NCCL_IB_HCA": "names InfiniBand devices this host may not have",
+    "NCCL_NET": "names a network plugin that may not be loaded",
+}
+
+
+def _nccl_env(hits: list[Hit], ctx: Context) -> tuple[str, str]:
+    settings = {h.facts["setting"]: h.facts.get("value", "").strip() for h in hits if "setting" in h.facts}
+    named = "; ".join(f"{k}={v}" for k, v in settings.items())
+    why = "; ".join(f"{k}: {RISKY_NCCL_SETTINGS[k]}" for k in settings if k in RISKY_NCCL_SETTINGS)
+    return (
+        f"NCCL failed with {named} set in its environment" + on_ranks(hits),
+        f"These settings override what NCCL detects ({why}). Unset them and run again: unset "
+        + " ".join(settings)
+        + " (look for them in the machine image's /etc/nccl.conf, ~/.nccl.conf, the container's ENV, "
+        "or the job script); keep them only if the failure stays without them.",
+    )
+
+
+NCCL_ENV_VALUE = Recogniser(
+    # NCCL src/misc/param.cc: "%s set by environment to %s" (INFO), next to an NCCL failure
+    kind="nccl_env_value",
+    title="an NCCL setting that breaks it",
+    anchors=tuple(f"{name} set by environment to" for name in RISKY_NCCL_SETTINGS),
+    templates=(
+        "nccl:nccl-graph-file-set-by-environment",
+        "nccl:nccl-topo-file-set-by-environment",
+        "nccl:nccl-proto-set-by-environment-to",
+        "nccl:set-by-environment-to-2",
+    ),
+    facts=(R(r"(?P<setting>NCCL_[A-Z_]{2,40}) set by environment to (?P<value>\S{1,300})"),),
+    requires=("saw_nccl_failure",),
+    absorbs=("nccl_system_error", "nccl_error"),
+    describe=_nccl_env,
+)
+
+
 RECOGNISERS = (
+    NCCL_ENV_VALUE,
+    LIBUV_UNAVAILABLE,
+    HOSTNAME_RESOLUTION,
     NCCL_VERSION_MISMATCH,
     DUPLICATE_GPU,
     GPU_P2P,

@@ -111,6 +111,7 @@ CUDA_OOM = Recogniser(
     # c10/cuda/CUDACachingAllocator.cpp (the message across torch 1.x-2.x), torch.OutOfMemoryError,
     # NCCL's "Cuda failure 'out of memory'"
     kind="cuda_oom",
+    templates=("torch_native:cuda-out-of-memory",),
     title="CUDA out of memory",
     anchors=(
         "CUDA out of memory",
@@ -184,7 +185,7 @@ def _no_kernel(hits: list[Hit], ctx: Context) -> tuple[str, str]:
         cuda = _MIN_CUDA.get(sm)
         need = f"a torch built with CUDA {cuda} or newer" if cuda else "a newer torch build"
         fix = (
-            f"This torch was not compiled for sm_{sm}. Install {need} that includes sm_{sm}, e.g.\n"
+            f"This torch was not compiled for sm_{sm}. Reinstall PyTorch as {need} that includes sm_{sm}, e.g.\n"
             f"pip install torch --index-url https://download.pytorch.org/whl/{_wheel_for(cuda or '12.8')}\n"
             f"(conda: pytorch-cuda=<that CUDA version> -c pytorch -c nvidia). Check with:\n"
             "python -c 'import torch; print(torch.version.cuda, torch.cuda.get_arch_list())'\n"
@@ -194,7 +195,7 @@ def _no_kernel(hits: list[Hit], ctx: Context) -> tuple[str, str]:
         fix = (
             "This torch, or a CUDA extension, was not built for this GPU's architecture. Compare\n"
             "python -c 'import torch; print(torch.cuda.get_device_capability(), torch.cuda.get_arch_list())'\n"
-            "Install a torch build that lists your sm_XY; rebuild an extension (apex, flash-attn, a custom op) "
+            "Reinstall PyTorch with a build that lists your sm_XY (a newer PyTorch for a newer GPU); rebuild an extension (apex, flash-attn, a custom op) "
             "with TORCH_CUDA_ARCH_LIST set to your GPU's capability (`torchdoctor env` shows both)."
         )
     return summary, fix
@@ -204,6 +205,7 @@ NO_KERNEL_IMAGE = Recogniser(
     # torch/cuda/__init__.py (_check_capability: "... is not compatible with the current PyTorch installation"),
     # cudaErrorNoKernelImageForDevice
     kind="no_kernel_image",
+    templates=("cuda_runtime:no-kernel-image",),
     title="no kernel image for this GPU",
     anchors=(
         "no kernel image is available for execution on the device",
@@ -242,7 +244,9 @@ def _driver(hits: list[Hit], ctx: Context) -> tuple[str, str]:
         supported = _cuda_version(facts["found_version"])
         summary += f": it supports CUDA up to {supported} (found version {facts['found_version']})"
     elif facts.get("insufficient"):
-        summary += ": CUDA driver version is insufficient for CUDA runtime version"
+        summary += (
+            ": CUDA driver version is insufficient for CUDA runtime version (or no NVIDIA driver at all)"
+        )
     torch_version = facts.get("torch_version") or ctx.facts.get("torch_version")
     if torch_version:
         summary += f"; torch {torch_version}"
@@ -252,6 +256,12 @@ def _driver(hits: list[Hit], ctx: Context) -> tuple[str, str]:
         "highest CUDA it supports):\n"
         "sudo apt install cuda-drivers   # from NVIDIA's CUDA repository; or nvidia-driver-<version>, then reboot"
     )
+    if facts.get("insufficient") and not supported:
+        fix += (
+            "\nThe CUDA runtime says the same when there is no NVIDIA driver or GPU at all (an integrated or "
+            "non-NVIDIA GPU, a container started without --gpus): if `nvidia-smi` finds no GPU, this machine "
+            "cannot run the CUDA build; use a machine with an NVIDIA GPU, or the CPU build."
+        )
     if supported:
         older = [w for w in _WHEELS if tuple(map(int, w.split("."))) <= tuple(map(int, supported.split(".")))]
         if older:
@@ -267,6 +277,10 @@ DRIVER_TOO_OLD = Recogniser(
     # c10/cuda/CUDAFunctions.cpp ("The NVIDIA driver on your system is too old (found version %d)"),
     # cudaErrorInsufficientDriver (35), cudaErrorCompatNotSupportedOnDevice (804)
     kind="driver_too_old",
+    templates=(
+        "cuda_runtime:insufficient-driver",
+        "cuda_runtime:compat-not-supported",
+    ),
     title="NVIDIA driver too old",
     anchors=(
         "driver on your system is too old",
@@ -278,8 +292,12 @@ DRIVER_TOO_OLD = Recogniser(
     facts=(
         R(r"too old \(found version (?P<found_version>\d{4,6})\)"),
         R(r"(?P<insufficient>driver version is insufficient)"),
+        R(r"(?P<compat>forward compatibility was attempted)"),
         R(r"\btorch[ =]=?(?P<torch_version>\d+\.\d+(?:\.\d+)?[\w.+]*)"),
     ),
+    # cudart's "insufficient" is also what a machine with no NVIDIA driver at all gets: the driver's own
+    # version (torch's "found version N") or an NVIDIA stack in the log makes it certain
+    confirm=lambda hits, ctx: any("found_version" in h.facts or "compat" in h.facts for h in hits),
     describe=_driver,
 )
 
@@ -297,8 +315,8 @@ def _ordinal(hits: list[Hit], ctx: Context) -> tuple[str, str]:
     if facts.get("set_device"):
         summary += f" (in {facts['set_device'].strip()})"
     fix = (
-        "More processes than visible GPUs, or a device index past the last GPU. --nproc_per_node must be at "
-        "most the number of GPUs this process sees (`nvidia-smi -L`, and CUDA_VISIBLE_DEVICES, which renumbers "
+        "More processes than visible GPUs, or a device index past the last GPU. --nproc_per_node "
+        "(accelerate: --num_processes) must be at most the number of GPUs this process sees (`nvidia-smi -L`, and CUDA_VISIBLE_DEVICES, which renumbers "
         "them from 0), e.g.\n"
         "CUDA_VISIBLE_DEVICES=0,1,2 torchrun --nproc_per_node=3 train.py\n"
         "Each process should use torch.cuda.set_device(int(os.environ['LOCAL_RANK'])). A checkpoint saved on "
@@ -311,6 +329,10 @@ INVALID_DEVICE_ORDINAL = Recogniser(
     # cudaErrorInvalidDevice (10, "invalid device ordinal"); torch/serialization.py's device check;
     # DataParallel's "Invalid device id"
     kind="invalid_device_ordinal",
+    templates=(
+        "cuda_runtime:invalid-device-ordinal",
+        "torch:invalid-device-id",
+    ),
     title="GPU index that does not exist",
     anchors=(
         "invalid device ordinal",
@@ -353,6 +375,7 @@ def _no_cuda(hits: list[Hit], ctx: Context) -> tuple[str, str]:
 CUDA_UNAVAILABLE = Recogniser(
     # torch/cuda/__init__.py (_lazy_init), c10/cuda
     kind="cuda_unavailable",
+    templates=("torch:torch-not-compiled-with-cuda-enabled",),
     title="no usable CUDA",
     anchors=(
         "Torch not compiled with CUDA enabled",
@@ -375,7 +398,7 @@ def _device_assert(hits: list[Hit], ctx: Context) -> tuple[str, str]:
         "Almost always an index out of range inside a kernel: a class label >= the number of classes (or "
         "-1 without ignore_index), a token id >= the embedding size (a tokenizer with added tokens needs "
         "model.resize_token_embeddings). Run one step with CUDA_LAUNCH_BLOCKING=1 (or on CPU) to get the exact "
-        "line, and check min/max of the labels or ids."
+        "line, and check the data: min/max of the labels or ids."
     )
     return summary, fix
 
@@ -383,6 +406,7 @@ def _device_assert(hits: list[Hit], ctx: Context) -> tuple[str, str]:
 DEVICE_ASSERT = Recogniser(
     # aten CUDA kernels' CUDA_KERNEL_ASSERT; cudaErrorAssert
     kind="device_assert",
+    templates=("cuda_runtime:device-side-assert",),
     title="device-side assertion",
     anchors=("device-side assert triggered", "Assertion `"),
     # a kernel's assert names its .cu file; glibc's and other C asserts look the same otherwise
@@ -409,13 +433,56 @@ def _cpu_oom(hits: list[Hit], ctx: Context) -> tuple[str, str]:
 CPU_OOM = Recogniser(
     # c10/core/impl/alloc_cpu.cpp ("DefaultCPUAllocator: can't allocate memory" / "not enough memory")
     kind="cpu_oom",
+    templates=("torch_native:cpu-allocator-cannot-allocate",),
     title="host memory exhausted",
     anchors=("DefaultCPUAllocator: can't allocate memory", "DefaultCPUAllocator: not enough memory"),
     facts=(R(r"you tried to allocate (?P<cpu_bytes>\d+) bytes"),),
     describe=_cpu_oom,
 )
 
+
+def _bf16(hits: list[Hit], ctx: Context) -> tuple[str, str]:
+    summary = "this GPU does not support bfloat16 (bf16 needs compute capability 8.0, Ampere, or newer)"
+    fix = (
+        "Train in fp16 with loss scaling instead (--fp16 / mixed_precision='fp16', "
+        "torch.autocast(dtype=torch.float16) with a GradScaler), or in fp32; choose it at run time with "
+        'torch.cuda.is_bf16_supported(). DeepSpeed: "fp16": {"enabled": true} and bf16 disabled.'
+    )
+    return summary + on_ranks(hits), fix
+
+
+BF16_UNSUPPORTED = Recogniser(
+    kind="bf16_unsupported",
+    title="bf16 on a GPU without it",
+    anchors=("does not support bfloat16", "doesn't support bf16"),
+    templates=("transformers:your-setup-doesn-support-bf16-gpu", "torch_native:bf16-not-supported"),
+    describe=_bf16,
+)
+
+
+def _driver_mismatch(hits: list[Hit], ctx: Context) -> tuple[str, str]:
+    return (
+        "the NVIDIA driver's kernel module and its user-space libraries are different versions "
+        "(NVML: Driver/library version mismatch)",
+        "The driver was upgraded (often by unattended upgrades) while the old kernel module stays loaded. "
+        "Reboot the machine; without a reboot, stop every GPU process and reload the module "
+        "(sudo rmmod nvidia_uvm nvidia_drm nvidia_modeset nvidia && sudo modprobe nvidia). "
+        "In a container, the host's driver must match the libraries mounted into it.",
+    )
+
+
+DRIVER_MISMATCH = Recogniser(
+    kind="driver_mismatch",
+    title="driver module and libraries differ",
+    anchors=("Driver/library version mismatch",),
+    templates=("system:nvml-driver-library-mismatch",),
+    describe=_driver_mismatch,
+)
+
+
 RECOGNISERS = (
+    BF16_UNSUPPORTED,
+    DRIVER_MISMATCH,
     CUDA_OOM,
     CPU_OOM,
     NO_KERNEL_IMAGE,

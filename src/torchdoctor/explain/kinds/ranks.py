@@ -105,6 +105,15 @@ WATCHDOG_TIMEOUT = Recogniser(
         r"last enqueued (?:NCCL )?work: \d+, last completed|Timed out waiting \d+ms for \w+ operation|"
         r"watchdog got stuck for \d+ seconds|Heartbeat monitor timed out"
     ),
+    templates=(
+        "torch_native:watchdog-caught-collective-timeout",
+        "torch_native:some-nccl-operations-failed",
+        "torch_native:heartbeat-monitor-timed-out",
+    ),
+    # "failed or timed out" is printed after an NCCL error too: the watchdog's timeout line makes it certain
+    confirm=lambda hits, ctx: any(
+        "op" in h.facts or "timeout_ms" in h.facts or "ran_ms" in h.facts for h in hits
+    ),
     facts=(
         R(r"\[Rank (?P<msg_rank>\d+)\]"),
         R(r"\bRank (?P<msg_rank>\d+)\]"),
@@ -173,6 +182,14 @@ RANK_DIVERGENCE = Recogniser(
     # torch c10d ProcessGroupWrapper (TORCH_DISTRIBUTED_DEBUG=DETAIL), DDP's model verification,
     # NCCL init.cc / net_ib.cc / enqueue mismatch warnings, gloo pair.cc, accelerate's debug mode
     kind="rank_divergence",
+    templates=(
+        "torch_cpp:detected-mismatch-between-collectives-on-ranks",
+        "nccl:mismatched-collective-detected-please-check-your",
+        "nccl:net-ib-req-tag-peer-collective",
+        "torch_cpp:ddp-expects-same-model-across-all",
+        "nccl:message-truncated-received-bytes-instead-of",
+        "accelerate:cannot-apply-desired-operation-due-to",
+    ),
     title="ranks ran different collectives",
     anchors=(
         "Detected mismatch between collectives on ranks",
@@ -221,6 +238,11 @@ def _peer_gone(hits: list[Hit], ctx: Context) -> tuple[str, str]:
 PEER_GONE = Recogniser(
     # gloo pair.cc / NCCL socket.cc: "Connection closed by peer", "Connection reset by peer"
     kind="peer_closed",
+    templates=(
+        "nccl:socketprogress-connection-closed-by-remote-peer",
+        "system:connection-reset-by-peer",
+        "nccl:remote-process-exited-or-there-was",
+    ),
     title="a peer went away",
     role="consequence",
     anchors=(
@@ -265,6 +287,9 @@ CHILD_FAILED = Recogniser(
     title="a worker failed",
     role="consequence",
     anchors=("Root Cause (first observed failure)", "ChildFailedError", "failed (exitcode:"),
+    templates=("torch:failed-exitcode-local-rank-pid-of", "torch:failed-exitcode-local-rank-pid-of-2"),
+    # torchrun's summary names the rank that failed, never why: alone it is only a lead to that rank's log
+    confirm=lambda hits, ctx: False,
     span=8,
     facts=(
         R(r"host\s*:\s*(?P<host>\S{1,255})"),

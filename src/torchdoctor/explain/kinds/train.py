@@ -43,6 +43,10 @@ NAN_OVERFLOW = Recogniser(
     # DeepSpeed runtime/fp16/loss_scaler.py, torch/autograd anomaly mode, detectron2, transformers'
     # debug_utils and torchdoctor's detector, clip_grad_norm_(error_if_nonfinite=True)
     kind="nan_overflow",
+    templates=(
+        "deepspeed:current-loss-scale-already-at-minimum",
+        "torch_native:anomaly-returned-nan",
+    ),
     title="NaN / overflow",
     anchors=(
         "loss scale already at minimum",
@@ -99,6 +103,7 @@ def _unused(hits: list[Hit], ctx: Context) -> tuple[str, str]:
 DDP_UNUSED_PARAMETERS = Recogniser(
     # torch/csrc/distributed/c10d/reducer.cpp ("Expected to have finished reduction in the prior iteration")
     kind="ddp_unused_parameters",
+    templates=("torch_cpp:expected-to-have-finished-reduction-in",),
     title="DDP unused parameters",
     anchors=("Expected to have finished reduction in the prior iteration",),
     span=6,
@@ -133,6 +138,7 @@ def _twice(hits: list[Hit], ctx: Context) -> tuple[str, str]:
 DDP_READY_TWICE = Recogniser(
     # torch/csrc/distributed/c10d/reducer.cpp ("Expected to mark a variable ready only once")
     kind="ddp_ready_twice",
+    templates=("torch_cpp:expected-to-mark-variable-ready-only",),
     title="DDP parameter marked ready twice",
     anchors=("Expected to mark a variable ready only once", "has been marked as ready twice"),
     span=2,
@@ -171,6 +177,7 @@ DATALOADER_SHM = Recogniser(
     # torch/utils/data/_utils/signal_handling.py and worker.py, torch/csrc/DataLoader.cpp,
     # torch/multiprocessing (MapAllocator "unable to write to file </torch_...>")
     kind="dataloader_shm",
+    templates=("torch:too-many-open-files-communication-with",),
     title="DataLoader shared memory",
     anchors=(
         "out of shared memory",
@@ -215,7 +222,13 @@ WORKER_KILLED = Recogniser(
     anchors=("exitcode", "SIGKILL", "oom-kill", "Killed process", "Killed"),
     match=R(
         r"(?P<what>exitcode\s*:?\s*-9\b[^\n]{0,80}|Signal 9 \(SIGKILL\)[^\n]{0,80}|Signals\.SIGKILL|"
-        r"signal SIGKILL|is killed by signal: Killed|Detected \d+ oom-kill event|Out of memory: Killed process \d+[^\n]{0,60}|^\s*Killed\s*$)"
+        r"signal SIGKILL|is killed by signal: Killed|Detected \d+ oom-kill event|Out of memory: Killed process \d+[^\n]{0,60}|^\s*Killed\s*$|"
+        r"line \d+: +\d+ Killed\b[^\n]{0,80})"
+    ),
+    templates=("system:shell-killed", "system:oom-killer"),
+    # a shell's bare "Killed" is any SIGKILL (a user's kill -9 too); exitcode -9 / the OOM killer confirm it
+    confirm=lambda hits, ctx: any(
+        not h.facts.get("what", "").strip().startswith(("Killed", "line")) for h in hits
     ),
     absorbs=("child_failed",),
     describe=_killed,
@@ -238,6 +251,10 @@ def _crash(hits: list[Hit], ctx: Context) -> tuple[str, str]:
 WORKER_CRASH = Recogniser(
     # torchrun's failure summary (exitcode -11 / -7), the shell's "Segmentation fault (core dumped)"
     kind="worker_crash",
+    templates=(
+        "torch:failed-exitcode-local-rank-pid-of",
+        "system:segfault",
+    ),
     title="process crashed",
     anchors=("exitcode", "SIGSEGV", "Segmentation fault", "Bus error", "SIGBUS"),
     match=R(
@@ -249,7 +266,78 @@ WORKER_CRASH = Recogniser(
     describe=_crash,
 )
 
+
+def _module_attribute(hits: list[Hit], ctx: Context) -> tuple[str, str]:
+    facts = merged(hits)
+    wrapper, attribute = facts.get("wrapper", "DistributedDataParallel"), facts.get("attribute", "...")
+    summary = f"'{wrapper}' object has no attribute '{attribute}': the attribute is on the wrapped model"
+    fix = (
+        f"{wrapper} wraps the model; its own attributes and methods are on .module: "
+        f"model.module.{attribute} (keep a reference to the bare model: raw = model.module, or "
+        "accelerator.unwrap_model(model)). Only forward goes through the wrapper; save "
+        "model.module.state_dict() so the checkpoint keys carry no 'module.' prefix."
+    )
+    return summary + on_ranks(hits), fix
+
+
+DDP_MODULE_ATTRIBUTE = Recogniser(
+    kind="ddp_module_attribute",
+    title="attribute of the model asked of its DDP wrapper",
+    anchors=("'DistributedDataParallel' object has no attribute", "'DataParallel' object has no attribute"),
+    templates=("torch:object-has-no-attribute",),
+    facts=(
+        R(r"'(?P<wrapper>(?:Distributed)?DataParallel)' object has no attribute '(?P<attribute>\w{1,100})'"),
+    ),
+    describe=_module_attribute,
+)
+
+
+def _spawn(hits: list[Hit], ctx: Context) -> tuple[str, str]:
+    facts = merged(hits)
+    if facts.get("bootstrapping"):
+        return (
+            "a process was started while the main module was still being imported (spawn start method "
+            "without the main guard)" + on_ranks(hits),
+            "With the spawn start method (Windows, macOS, mp.spawn, DataLoader workers, ddp_spawn) every child "
+            "imports the main module again: put the entry point under the main guard:\n"
+            "if __name__ == '__main__':\n    main()",
+        )
+    what = facts.get("what", "an object cannot be pickled").strip()
+    summary = f"an object handed to the spawned processes cannot be pickled: {what[:160]}" + on_ranks(hits)
+    fix = (
+        "Spawned processes (mp.spawn, Lightning's ddp_spawn, DataLoader workers on Windows/macOS) receive the "
+        "model, the data and the callbacks pickled. Use a launcher that starts the script itself instead: "
+        "torchrun, or Lightning's strategy='ddp' instead of 'ddp_spawn'; or make the object picklable (no "
+        "lambdas, open files, ctypes pointers or locks as attributes; build them inside the worker)."
+    )
+    return summary, fix
+
+
+SPAWN_PICKLING = Recogniser(
+    kind="spawn_pickling",
+    title="object cannot be pickled for a spawned process",
+    anchors=("cannot be pickled", "Can't pickle", "can't pickle"),
+    templates=("system:pickle-cannot-pickle", "system:ctypes-cannot-be-pickled"),
+    facts=(R(r"(?P<what>(?:[\w ]{0,60}cannot be pickled|[Cc]an't pickle [^\n]{1,160}))"),),
+    # pickling fails outside spawn too; a spawn in the log confirms it
+    confirm=lambda hits, ctx: "saw_spawn" in ctx.facts,
+    describe=_spawn,
+)
+
+SPAWN_MAIN_GUARD = Recogniser(
+    kind="spawn_main_guard",
+    title="no main guard for spawned processes",
+    anchors=("An attempt has been made to start a new process before the",),
+    templates=("system:multiprocessing-bootstrapping",),
+    facts=(R(r"(?P<bootstrapping>An attempt has been made to start a new process)"),),
+    describe=_spawn,
+)
+
+
 RECOGNISERS = (
+    DDP_MODULE_ATTRIBUTE,
+    SPAWN_MAIN_GUARD,
+    SPAWN_PICKLING,
     NAN_OVERFLOW,
     DDP_UNUSED_PARAMETERS,
     DDP_READY_TWICE,

@@ -1,0 +1,451 @@
+"""The catalog of message templates `explain` knows: how it is built from the sources, and its coverage table.
+
+    python benchmarks/catalog_coverage.py                 # the coverage table (Markdown), as in docs/catalog.md
+    python benchmarks/catalog_coverage.py --write-doc     # regenerate docs/catalog.md
+    python benchmarks/catalog_coverage.py --extract       # rebuild src/torchdoctor/explain/catalog/*.tsv
+
+``--extract`` reads the sources a distributed run's messages come from and writes one TSV per source:
+
+- torch: the installed wheel's Python (``torch/distributed``, DDP/DataParallel/SyncBatchNorm, serialization,
+  ``torch.cuda``, the DataLoader) through `ast` (raise / warn / log calls with a literal message), its C++
+  headers (``TORCH_CHECK``/``C10_THROW_ERROR`` literals) and the literal strings of ``libtorch_cpu.so`` that
+  sit beside a ``torch/csrc/distributed`` source path (the reducer, TCPStore, socket, ProcessGroupGloo);
+- nccl: every ``WARN("...")`` format in ``src/`` of a fetched NVIDIA/nccl, with the release tags that print it;
+- deepspeed: engine, ZeRO, config, launcher, comm, op_builder of a fetched deepspeedai/DeepSpeed, with tags;
+- accelerate, lightning, transformers: the installed packages' state/launch/utils, strategies/connectors,
+  Trainer;
+- cuda: the CUDA runtime's error strings (``cudaGetErrorString``), listed in ``cuda_runtime.tsv`` by hand
+  (no source of libcudart is public) and kept as they are.
+
+The ``kind`` of a template is the recogniser whose anchor is in it (one of its lines), or empty.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import re
+import subprocess
+import sys
+from collections import Counter
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "src"))
+
+from torchdoctor.explain.catalog import CATALOG_DIR, Template, load, write  # noqa: E402
+
+DOC = ROOT / "docs" / "catalog.md"
+NCCL_TAGS = (
+    "v2.4.8-1 v2.7.8-1 v2.10.3-1 v2.12.12-1 v2.14.3-1 v2.16.5-1 v2.18.6-1 v2.19.4-1 v2.20.5-1 v2.21.5-1 "
+    "v2.23.4-1 v2.25.1-1 v2.27.7-1 v2.28.9-1 v2.30.7-1"
+).split()
+DEEPSPEED_TAGS = "v0.6.7 v0.9.5 v0.10.3 v0.12.6 v0.14.5 v0.15.4 v0.16.9 v0.17.6 v0.18.9 v0.19.5".split()
+ORDER = (
+    "torch",
+    "torch_cpp",
+    "torch_native",
+    "nccl",
+    "cuda_runtime",
+    "deepspeed",
+    "accelerate",
+    "lightning",
+    "transformers",
+    "system",
+)
+
+# -- Python sources: literal messages of raise / warn / log calls ------------------------------------------
+
+_MESSAGE_CALLS = re.compile(
+    r"(?:Error|Exception|Warning|warn|warning|warning_once|error|critical|fatal|exception|"
+    r"rank_zero_warn|rank_zero_info|info|log_dist|logger_warning|print_rank_0|_raise|raise_\w*|fail|deprecated|"
+    r"_log_and_throw)$"
+)
+
+
+def _text(node: ast.AST) -> str | None:
+    """The message a node evaluates to, with ``{}`` where a value goes; None when nothing of it is literal."""
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return node.value
+    if isinstance(node, ast.JoinedStr):
+        return "".join(v.value if isinstance(v, ast.Constant) else "{}" for v in node.values)
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
+        left, right = _text(node.left), _text(node.right)
+        if left is None and right is None:
+            return None
+        return (left if left is not None else "{}") + (right if right is not None else "{}")
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mod):
+        return _text(node.left)
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "format":
+        return _text(node.func.value)
+    return None
+
+
+def _call_name(node: ast.Call) -> str:
+    func = node.func
+    return func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
+
+
+def python_messages(source: str) -> list[str]:
+    """Literal messages of the raise / warning / log calls in one Python file."""
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return []
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and node.args and _MESSAGE_CALLS.search(_call_name(node)):
+            # _log_and_throw(RuntimeError, "message"): the message is the first text argument
+            text = next((t for t in map(_text, node.args[:2]) if t is not None), None)
+            if text is not None:
+                found.append(text)
+        elif isinstance(node, (ast.Assign, ast.AugAssign, ast.Return)) and node.value is not None:
+            # msg = f"Caught {...} {self.where}.", error_msgs.append(...), return f"Weights only load failed..."
+            targets = getattr(node, "targets", None) or [getattr(node, "target", None)]
+            names = [t.id for t in targets if isinstance(t, ast.Name)]
+            if isinstance(node, ast.Return) or any(
+                re.search(r"msg|message|err|hint|where", n) for n in names
+            ):
+                text = _text(node.value)
+                if text is not None:
+                    found.append(text)
+    return found
+
+
+def worth_keeping(text: str) -> bool:
+    """A message a person reads: a few words of literal text, not a format code or an identifier."""
+    literal = re.sub(r"\{[^{}]*\}|%[-\d.]*[sdilfxugzp]+", " ", text)
+    return len(re.findall(r"[A-Za-z]{2,}", literal)) >= 3 and len(literal.strip()) >= 15
+
+
+def clean(text: str) -> str:
+    """One template as printed: whitespace runs as one space (newlines kept), at most 400 characters."""
+    lines = [re.sub(r"[ \t]+", " ", line).strip() for line in text.strip().splitlines()]
+    return "\n".join(line for line in lines if line)[:400]
+
+
+def from_python(root: Path, patterns: list[str], version: str) -> list[tuple[str, str, str]]:
+    """(template, file, versions) for the messages of the Python files under ``root`` matching ``patterns``."""
+    rows = []
+    for pattern in patterns:
+        for path in sorted(root.glob(pattern)):
+            if "/test" in str(path) or not path.is_file():
+                continue
+            relative = str(path.relative_to(root))
+            for text in python_messages(path.read_text(errors="replace")):
+                if worth_keeping(text):
+                    rows.append((clean(text), relative, version))
+    return rows
+
+
+# -- C++ sources --------------------------------------------------------------------------------------------
+
+_CPP_MACRO = re.compile(
+    r"\b(TORCH_CHECK\w*|C10_THROW_ERROR|TORCH_WARN\w*|C10D_THROW_ERROR|TORCH_INTERNAL_ASSERT)\("
+)
+_CPP_STRING = re.compile(r'"((?:[^"\\\n]|\\.)*)"')
+
+
+def cpp_messages(source: str) -> list[str]:
+    """The literal parts of the messages of the checks in one C++ file, ``{}`` between them."""
+    found = []
+    for macro in _CPP_MACRO.finditer(source):
+        depth, at = 1, macro.end()
+        while at < len(source) and depth:
+            depth += {"(": 1, ")": -1}.get(source[at], 0)
+            at += 1
+        args = source[macro.end() : at - 1]
+        pieces = _CPP_STRING.findall(args)
+        if pieces:
+            found.append("{}".join(p.encode().decode("unicode_escape", "replace") for p in pieces))
+    return found
+
+
+def from_libtorch(site: Path, version: str) -> list[tuple[str, str, str]]:
+    """Literal strings of ``libtorch_cpu.so`` beside a ``torch/csrc/distributed`` source path (the linker keeps
+    one file's strings together), attributed to that file."""
+    library = site / "torch" / "lib" / "libtorch_cpu.so"
+    out = subprocess.run(["strings", "-n", "16", str(library)], capture_output=True, text=True, check=True)
+    rows, current, since = [], None, 0
+    for line in out.stdout.splitlines():
+        path = re.search(r"(torch/csrc/distributed/[\w/]+\.(?:cpp|hpp|h))", line)
+        if path and line.strip().startswith("/"):
+            current, since = path.group(1), 0
+            continue
+        since += 1
+        if current is None or since > 400:
+            current = None
+            continue
+        if "INTERNAL ASSERT FAILED" in line or not worth_keeping(line) or not re.match(r"^[\[A-Z(a-z]", line):
+            continue
+        if re.search(r"[_:]{2}|\w\(\)|\.cpp|\.h\b|^[a-z_]+$", line):  # symbols, not messages
+            continue
+        rows.append((clean(line), current, version))
+    return rows
+
+
+def from_headers(site: Path, version: str) -> list[tuple[str, str, str]]:
+    """The check messages of the C++ headers the torch wheel ships (c10d's Utils.hpp, NCCLUtils.hpp, ...)."""
+    include = site / "torch" / "include"
+    rows = []
+    for folder in ("torch/csrc/distributed/c10d", "c10/cuda"):
+        for path in sorted((include / folder).glob("*.h*")):
+            for text in cpp_messages(path.read_text(errors="replace")):
+                if worth_keeping(text):
+                    rows.append((clean(text), str(path.relative_to(include)), version))
+    return rows
+
+
+# -- sources with release tags -------------------------------------------------------------------------------
+
+
+def _git(repo: Path, *args: str) -> str:
+    return subprocess.run(["git", "-C", str(repo), *args], capture_output=True, text=True, check=True).stdout
+
+
+def tags_holding(repo: Path, tags: list[str], folder: str, rows: list[tuple[str, str, str]]) -> list:
+    """``rows`` with their versions: the first and last of ``tags`` whose ``folder`` holds the template's
+    longest literal piece."""
+    texts = {}
+    for tag in tags:
+        texts[tag] = _git(repo, "grep", "-h", "-I", "", tag, "--", folder)
+    head = "HEAD"
+    result = []
+    for template, file, _ in rows:
+        piece = max(re.split(r"\{[^{}]*\}|%[-\d.]*[a-z]+|\n", template), key=len).strip()
+        holding = [t for t in tags if piece in texts[t]]
+        versions = f"{holding[0]}..{holding[-1]}" if holding else head
+        if holding and holding[-1] == tags[-1] and len(holding) == len(tags):
+            versions = f"{holding[0]}+"
+        elif holding and holding[-1] == tags[-1]:
+            versions = f"{holding[0]}+"
+        result.append((template, file, versions.replace("-1", "")))
+    return result
+
+
+def files_at(repo: Path, tag: str, folders: tuple[str, ...], suffixes: tuple[str, ...]) -> dict[str, str]:
+    """``{path: text}`` of the files under ``folders`` at ``tag`` whose names end in ``suffixes``."""
+    names = [
+        n
+        for n in _git(repo, "ls-tree", "-r", "--name-only", tag, "--", *folders).splitlines()
+        if n.endswith(suffixes) and "/test" not in n
+    ]
+    batch = subprocess.run(
+        ["git", "-C", str(repo), "cat-file", "--batch"],
+        input="".join(f"{tag}:{n}\n" for n in names).encode(),
+        capture_output=True,
+        check=True,
+    ).stdout
+    texts, at = {}, 0
+    for name in names:
+        header_end = batch.index(b"\n", at)
+        size = int(batch[at:header_end].split()[2])
+        texts[name] = batch[header_end + 1 : header_end + 1 + size].decode("utf-8", "replace")
+        at = header_end + 1 + size + 1
+    return texts
+
+
+_WARN = re.compile(r'\bWARN\(\s*"((?:[^"\\\n]|\\.)*)"')
+_ENV_INFO = re.compile(r'\bINFO\(\s*NCCL_\w+\s*,\s*"([^"\n]*set by environment to[^"\n]*)"')
+_ERROR_STRING = re.compile(
+    r'case nccl\w+\s*:\s*return\s+"([^"]+)"|return\s+"((?:unhandled|invalid|internal|remote)[^"]+)"'
+)
+
+
+def from_nccl(repo: Path) -> list[tuple[str, str, str]]:
+    """Every ``WARN("...")`` format in NCCL's ``src/`` and the strings of ``ncclGetErrorString``, over the
+    release tags and HEAD (a message a later release dropped is still printed by the NCCL users run)."""
+    rows = []
+    for tag in [*reversed(NCCL_TAGS), "HEAD"]:
+        for file, text in files_at(repo, tag, ("src",), (".cc", ".h", ".cu", ".cpp")).items():
+            for found in _WARN.finditer(text):
+                rows.append((clean(found.group(1).replace("\\n", "\n")), file, ""))
+            for found in _ENV_INFO.finditer(text):  # the settings NCCL says it took from the environment
+                rows.append((clean(found.group(1)), file, ""))
+            for found in _ERROR_STRING.finditer(text):
+                rows.append((clean(found.group(1) or found.group(2)), file, ""))
+    rows = [r for r in rows if worth_keeping(r[0])]
+    return tags_holding(repo, NCCL_TAGS, "src", rows)
+
+
+def from_deepspeed(repo: Path) -> list[tuple[str, str, str]]:
+    """The messages of DeepSpeed's engine, ZeRO, config, launcher, comm, utils and op builders, over a few
+    releases and HEAD."""
+    folders = ("deepspeed/runtime", "deepspeed/launcher", "deepspeed/comm", "deepspeed/utils", "op_builder")
+    rows = []
+    for tag in ("HEAD", "v0.16.9", "v0.12.6", "v0.9.5"):
+        for file, text in files_at(repo, tag, folders, (".py",)).items():
+            for message in python_messages(text):
+                if worth_keeping(message):
+                    rows.append((clean(message), file, ""))
+    return tags_holding(repo, DEEPSPEED_TAGS, "deepspeed", rows)
+
+
+CUDA_RUNTIME = ROOT / "src" / "torchdoctor" / "explain" / "catalog" / "cuda_runtime.tsv"
+
+
+def extract(site: Path, nccl: Path, deepspeed: Path) -> dict[str, list[tuple[str, str, str]]]:
+    """Every source's (template, file, versions), read from the installed packages and the fetched mirrors."""
+    import accelerate
+    import lightning
+    import torch
+    import transformers
+
+    torch_version = torch.__version__.split("+")[0]
+    rows = {
+        "torch": from_python(
+            site,
+            [
+                "torch/distributed/**/*.py",
+                "torch/nn/parallel/*.py",
+                "torch/nn/modules/batchnorm.py",
+                "torch/serialization.py",
+                "torch/_utils.py",
+                "torch/nn/modules/module.py",
+                "torch/cuda/__init__.py",
+                "torch/cuda/memory.py",
+                "torch/utils/data/*.py",
+                "torch/utils/data/_utils/*.py",
+                "torch/utils/cpp_extension.py",
+                "torch/autograd/__init__.py",
+            ],
+            torch_version,
+        ),
+        "torch_cpp": from_headers(site, torch_version) + from_libtorch(site, torch_version),
+        "accelerate": from_python(
+            site,
+            [
+                "accelerate/state.py",
+                "accelerate/accelerator.py",
+                "accelerate/commands/launch.py",
+                "accelerate/utils/*.py",
+            ],
+            accelerate.__version__,
+        ),
+        "lightning": from_python(
+            site,
+            [
+                "lightning/pytorch/strategies/*.py",
+                "lightning/pytorch/trainer/connectors/*.py",
+                "lightning/fabric/strategies/*.py",
+                "lightning/fabric/plugins/environments/*.py",
+                "lightning/fabric/utilities/distributed.py",
+            ],
+            lightning.__version__,
+        ),
+        "transformers": from_python(
+            site,
+            [
+                "transformers/trainer.py",
+                "transformers/training_args.py",
+                "transformers/trainer_utils.py",
+                "transformers/integrations/deepspeed.py",
+                "transformers/integrations/fsdp.py",
+                "transformers/modeling_utils.py",
+            ],
+            transformers.__version__,
+        ),
+    }
+    if nccl.exists():
+        rows["nccl"] = from_nccl(nccl)
+    if deepspeed.exists():
+        rows["deepspeed"] = from_deepspeed(deepspeed)
+    return rows
+
+
+def kind_of(template: str) -> str:
+    """The kind whose recogniser has an anchor in one of the template's lines (placeholders left as they are)."""
+    from torchdoctor.explain.kinds import RECOGNISERS
+
+    for recogniser in RECOGNISERS:
+        if any(anchor in line for line in template.splitlines() for anchor in recogniser.anchors):
+            return recogniser.kind
+    return ""
+
+
+def slug(text: str, words: int = 6) -> str:
+    """A few words of a template, lower case, for its id."""
+    literal = re.sub(r"\{[^{}]*\}|%[-\d.]*[a-z]+", " ", text)
+    return "-".join(w.lower() for w in re.findall(r"[A-Za-z][A-Za-z0-9]+", literal)[:words])
+
+
+def build(rows: dict[str, list[tuple[str, str, str]]]) -> dict[str, list[Template]]:
+    """Templates with ids (``source:slug``, unique) and kinds; a template printed by several files is kept once."""
+    result = {}
+    for source, source_rows in rows.items():
+        seen: set[str] = set()
+        ids: Counter = Counter()
+        templates = []
+        for template, file, versions in source_rows:
+            if template in seen:
+                continue
+            seen.add(template)
+            base = f"{source}:{slug(template)}"
+            ids[base] += 1
+            ident = base if ids[base] == 1 else f"{base}-{ids[base]}"
+            templates.append(Template(ident, template, file, versions, kind_of(template), source))
+        result[source] = templates
+    return result
+
+
+def refresh_kinds() -> None:
+    """Recompute every template's kind from today's recognisers, keeping its id, text, file and versions."""
+    for source, templates in load().items():
+        write(source, [t._replace(kind=kind_of(t.text)) for t in templates])
+
+
+def table() -> str:
+    """The coverage table: per source, its templates and how many map to a kind, and the kinds they map to."""
+    catalog = load()
+    lines = ["| source | templates | mapped to a kind | kinds |", "|---|---:|---:|---|"]
+    total = mapped = 0
+    for source in sorted(catalog, key=lambda s: ORDER.index(s) if s in ORDER else len(ORDER)):
+        templates = catalog[source]
+        kinds = Counter(t.kind for t in templates if t.kind)
+        total += len(templates)
+        mapped += sum(kinds.values())
+        names = ", ".join(f"{k} ({n})" for k, n in sorted(kinds.items(), key=lambda kv: (-kv[1], kv[0])))
+        lines.append(f"| {source} | {len(templates)} | {sum(kinds.values())} | {names} |")
+    lines.append(f"| **all** | **{total}** | **{mapped}** | |")
+    return "\n".join(lines)
+
+
+def document() -> str:
+    """docs/catalog.md: what the catalog is and its coverage table."""
+    return (
+        "# The catalog of messages `explain` knows\n\n"
+        "Generated by `python benchmarks/catalog_coverage.py --write-doc` from "
+        "`src/torchdoctor/explain/catalog/*.tsv` (one file per source; columns: id, template as printed with "
+        "`{}`/`%s` where a value goes, source file, versions that print it, kind, source). The TSVs are "
+        "rebuilt from the sources with `--extract` (see the script's docstring for what is read); a template's "
+        "kind is the recogniser whose anchor is in it. Every recogniser cites the template ids it is anchored "
+        "on (`Recogniser.templates`), and `tests/test_explain_catalog.py` checks each cited id exists and that "
+        "the recogniser's anchor matches its text.\n\n" + table() + "\n"
+    )
+
+
+def main() -> int:
+    """Print the coverage table, or rebuild the catalog (``--extract``) or the doc (``--write-doc``)."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--extract", action="store_true", help="rebuild the TSVs from the sources")
+    parser.add_argument("--refresh-kinds", action="store_true", help="recompute kinds from the recognisers")
+    parser.add_argument("--write-doc", action="store_true", help=f"write {DOC.relative_to(ROOT)}")
+    parser.add_argument("--site", type=Path, default=Path(__import__("torch").__file__).parent.parent)
+    parser.add_argument("--nccl", type=Path, default=Path("/work/.mirror/NVIDIA+nccl/repo"))
+    parser.add_argument("--deepspeed", type=Path, default=Path("/work/.mirror/deepspeedai+DeepSpeed/repo"))
+    args = parser.parse_args()
+    if args.extract:
+        for source, templates in build(extract(args.site, args.nccl, args.deepspeed)).items():
+            write(source, templates)
+            print(f"{source}: {len(templates)} templates -> {CATALOG_DIR / (source + '.tsv')}")
+    if args.refresh_kinds:
+        refresh_kinds()
+    if args.write_doc:
+        DOC.parent.mkdir(exist_ok=True)
+        DOC.write_text(document())
+    print(table())
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

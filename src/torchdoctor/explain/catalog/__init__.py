@@ -1,0 +1,81 @@
+"""The message templates the sources of a distributed run print, as data: one TSV per source.
+
+Each row: ``id`` (``source:a-few-words``), the template as printed (``{}`` / ``%s`` where a value goes, ``\\n``
+between its lines), the source file, the versions that print it (``v2.18.6+``: that release and later;
+empty: the one version read), the kind of failure it belongs to (empty: none yet) and the source.
+``benchmarks/catalog_coverage.py`` builds the files from the sources and prints the coverage table.
+
+    >>> by_id()["nccl:duplicate-gpu-detected-rank-and-rank"].kind
+    'duplicate_gpu'
+"""
+
+from __future__ import annotations
+
+from functools import cache
+from pathlib import Path
+from typing import NamedTuple
+
+CATALOG_DIR = Path(__file__).parent
+COLUMNS = ("id", "template", "file", "versions", "kind")
+
+
+class Template(NamedTuple):
+    """One message as its source prints it."""
+
+    id: str
+    text: str
+    file: str
+    versions: str
+    kind: str
+    source: str
+
+
+def _escape(text: str) -> str:
+    return text.replace("\\", "\\\\").replace("\t", "\\t").replace("\n", "\\n")
+
+
+def _unescape(text: str) -> str:
+    out, at = [], 0
+    while at < len(text):
+        char = text[at]
+        if char == "\\" and at + 1 < len(text):
+            out.append({"n": "\n", "t": "\t", "\\": "\\"}.get(text[at + 1], text[at + 1]))
+            at += 2
+            continue
+        out.append(char)
+        at += 1
+    return "".join(out)
+
+
+def read(path: Path) -> list[Template]:
+    """The templates of one TSV file (its name is the source)."""
+    rows = []
+    for line in path.read_text(encoding="utf-8").splitlines()[1:]:
+        cells = line.split("\t")
+        if len(cells) >= 5:
+            ident, text, file, versions, kind = (_unescape(c) for c in cells[:5])
+            rows.append(Template(ident, text, file, versions, kind, path.stem))
+    return rows
+
+
+@cache
+def load() -> dict[str, list[Template]]:
+    """Every source's templates, ``{source: [Template, ...]}``."""
+    return {path.stem: read(path) for path in sorted(CATALOG_DIR.glob("*.tsv"))}
+
+
+@cache
+def by_id() -> dict[str, Template]:
+    """Every template by its id."""
+    return {t.id: t for templates in load().values() for t in templates}
+
+
+def write(source: str, templates: list[Template]) -> Path:
+    """Write one source's templates to ``<source>.tsv`` (used by the generator, not at run time)."""
+    path = CATALOG_DIR / f"{source}.tsv"
+    lines = ["\t".join(COLUMNS)]
+    lines += ["\t".join(_escape(c) for c in (t.id, t.text, t.file, t.versions, t.kind)) for t in templates]
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    load.cache_clear()
+    by_id.cache_clear()
+    return path

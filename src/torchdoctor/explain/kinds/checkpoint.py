@@ -1,0 +1,200 @@
+"""Kinds of failure loading a checkpoint: state-dict keys that do not match, a checkpoint without its state.
+
+The message texts are torch's (``nn/modules/module.py``: ``load_state_dict``; ``serialization.py``) and
+transformers' (``integrations/deepspeed.py``: ``deepspeed_load_checkpoint``), as the catalog holds them.
+"""
+
+from __future__ import annotations
+
+import re
+
+from torchdoctor.explain.recognisers import Context, Hit, Recogniser, merged, on_ranks
+
+R = re.compile
+
+# the wrappers whose attribute name ends up in front of every key of a state dict saved through them
+PREFIXES = (
+    ("module.", "DistributedDataParallel / DataParallel"),
+    ("_orig_mod.", "torch.compile"),
+    ("_fsdp_wrapped_module.", "FSDP"),
+    ("_checkpoint_wrapped_module.", "activation checkpointing"),
+)
+
+
+def _state_dict(hits: list[Hit], ctx: Context) -> tuple[str, str]:
+    facts = merged(hits)
+    keys = " ".join(str(h.facts.get("keys", "")) for h in hits)
+    summary = "the checkpoint's state dict does not match the model" + (
+        f" ({facts['model']})" if facts.get("model") else ""
+    )
+    for prefix, wrapper in PREFIXES:
+        if f'"{prefix}' in keys or f"'{prefix}" in keys:
+            summary += f": its keys start with {prefix!r} (saved through {wrapper})"
+            fix = (
+                f"The state dict was saved from the {wrapper} wrapper, so every key starts with {prefix!r}. "
+                "Save the inner model next time (model.module.state_dict() under DDP), and load this one with "
+                "the prefix taken off:\n"
+                f"state = {{k.removeprefix({prefix!r}): v for k, v in state.items()}}   # then load_state_dict"
+                "(state)\n(or torch.nn.modules.utils.consume_prefix_in_state_dict_if_present(state, "
+                f"{prefix!r}))"
+            )
+            return summary + on_ranks(hits), fix
+    if facts.get("size_param"):
+        summary += f": size mismatch for {facts['size_param']}"
+        fix = (
+            "The checkpoint was saved from a model of another shape (another config: vocabulary, hidden size, "
+            "number of classes). Build the model with the checkpoint's own config, or load with "
+            "strict=False and leave the mismatched layers (e.g. a new head) to be trained; "
+            "transformers: ignore_mismatched_sizes=True."
+        )
+        return summary + on_ranks(hits), fix
+    fix = (
+        "Missing / unexpected keys: the checkpoint is from another model or another wrapping. Compare "
+        "a few keys of both (list(state)[:5] and list(model.state_dict())[:5]): a 'module.' (DDP), "
+        "'_orig_mod.' (torch.compile) or '_fsdp_wrapped_module.' (FSDP) prefix is taken off with "
+        "k.removeprefix(...); under FSDP/DCP load with torch.distributed.checkpoint and the same "
+        "state_dict_type it was saved with; strict=False only when the missing keys are meant to be new."
+    )
+    return summary + on_ranks(hits), fix
+
+
+STATE_DICT_KEYS = Recogniser(
+    kind="state_dict_keys",
+    title="state dict does not match the model",
+    anchors=(
+        "Error(s) in loading state_dict",
+        "Missing key(s) in state_dict",
+        "Unexpected key(s) in state_dict",
+        "in state_dict",
+    ),
+    match=R(
+        r"[Kk]ey\(s\) in state_dict|loading state_dict|(?:unexpected|missing) key ['\"][^'\"\n]{1,300}['\"] in state_dict"
+    ),
+    templates=(
+        "torch:error-in-loading-state-dict-for",
+        "torch_native:missing-keys-in-state-dict",
+        "torch_native:unexpected-keys-in-state-dict",
+        "torch_native:unexpected-key-in-state-dict-old",
+    ),
+    span=4,
+    facts=(
+        R(r"Error\(s\) in loading state_dict for (?P<model>\w{1,100})"),
+        R(r"(?P<keys>(?:Missing|Unexpected) key\(s\) in state_dict: [^\n]{0,2000})"),
+        R(r"(?P<keys>(?:unexpected|missing) key ['\"][^'\"\n]{1,300}['\"] in state_dict)"),
+        R(r"size mismatch for (?P<size_param>[\w.]{1,200}):"),
+    ),
+    describe=_state_dict,
+)
+
+
+def _incomplete(hits: list[Hit], ctx: Context) -> tuple[str, str]:
+    facts = merged(hits)
+    path = facts.get("path", "").strip()
+    summary = "DeepSpeed could not resume from the checkpoint" + (f" {path}" if path else "")
+    fix = (
+        "The checkpoint folder has no DeepSpeed state (no global_step*/ folder with the optimizer and model "
+        "states, no 'latest' file): it was saved with save_only_model=True (--save_only_model), or only the "
+        "weights were kept. Save full checkpoints (save_only_model=False) to resume; to start from these "
+        "weights alone, load them as the model (from_pretrained) and do not pass resume_from_checkpoint."
+    )
+    return summary + on_ranks(hits), fix
+
+
+CHECKPOINT_INCOMPLETE = Recogniser(
+    kind="checkpoint_incomplete",
+    title="checkpoint without its training state",
+    anchors=("[deepspeed] failed to resume from checkpoint",),
+    templates=("transformers:deepspeed-failed-to-resume-from-checkpoint",),
+    facts=(R(r"failed to resume from checkpoint (?P<path>\S{1,500})"),),
+    describe=_incomplete,
+)
+
+
+def _device_map(hits: list[Hit], ctx: Context) -> tuple[str, str]:
+    facts = merged(hits)
+    device = facts.get("saved_device", "a CUDA device").strip()
+    summary = f"the checkpoint was saved on {device}, which this machine does not have" + (
+        f" (it sees {facts['count']} GPU(s))" if facts.get("count") else " (no CUDA here)"
+    )
+    fix = (
+        "torch.load puts every tensor back on the device it was saved from unless told otherwise: load it "
+        "onto the CPU and move the model after, torch.load(path, map_location='cpu'), or straight onto this "
+        "rank's GPU: torch.load(path, map_location=f'cuda:{LOCAL_RANK}'). Save from model.cpu() (or rank 0's "
+        "state_dict moved to CPU) to make checkpoints portable."
+    )
+    return summary + on_ranks(hits), fix
+
+
+CHECKPOINT_DEVICE_MAP = Recogniser(
+    kind="checkpoint_device_map",
+    title="checkpoint saved on a device this machine lacks",
+    anchors=("Attempting to deserialize object on",),
+    templates=("torch:attempting-to-deserialize-object-on-device",),
+    # the variant naming a device index this machine lacks is invalid_device_ordinal's (its fix says the same)
+    match=R(r"is_available\(\) is False"),
+    facts=(
+        R(r"deserialize object on (?:a )?(?P<saved_device>CUDA device(?: \d+)?)"),
+        R(r"device_count\(\) is (?P<count>\d+)"),
+    ),
+    absorbs=("cuda_unavailable",),
+    describe=_device_map,
+)
+
+
+def _fsdp_wrap(hits: list[Hit], ctx: Context) -> tuple[str, str]:
+    layer = merged(hits).get("layer", "").strip()
+    summary = "FSDP's auto-wrap names a transformer layer class the model does not have" + (
+        f" ({layer})" if layer else ""
+    )
+    fix = (
+        "fsdp_transformer_layer_cls_to_wrap (accelerate's fsdp_config, or TrainingArguments' fsdp_config) must "
+        "name this model's block class (LlamaDecoderLayer, GPT2Block, ...: print(model) shows it). A leftover "
+        "accelerate config from another project is the usual source: check ~/.cache/huggingface/accelerate/"
+        "default_config.yaml (accelerate env prints the one in use), rerun `accelerate config`, or pass "
+        "--config_file explicitly; with FSDP not wanted, set distributed_type to MULTI_GPU there."
+    )
+    return summary + on_ranks(hits), fix
+
+
+FSDP_WRAP_CONFIG = Recogniser(
+    kind="fsdp_wrap_config",
+    title="FSDP wrap class not in the model",
+    anchors=("Could not find the transformer layer class",),
+    templates=("accelerate:could-not-find-the-transformer-layer",),
+    facts=(R(r"transformer layer class (?P<layer>\w{1,100}) in the model"),),
+    describe=_fsdp_wrap,
+)
+
+
+def _world_size(hits: list[Hit], ctx: Context) -> tuple[str, str]:
+    facts = merged(hits)
+    summary = "the checkpoint was saved by a different number of processes" + (
+        f" (data-parallel world size {facts['saved']}, now {facts['now']})" if facts.get("saved") else ""
+    )
+    fix = (
+        "ZeRO's optimizer state (and the per-GPU RNG states a Trainer saves) is split per rank: resume with the "
+        "same number of GPUs it was saved with, or convert it: DeepSpeed's universal checkpoint "
+        "(python -m deepspeed.checkpoint.ds_to_universal --input_folder <ckpt>/global_stepN --output_folder "
+        '<ckpt>/global_stepN_universal, then "checkpoint": {"load_universal": true}), or keep only the weights '
+        "(zero_to_fp32.py in the checkpoint folder) and start the optimizer afresh."
+    )
+    return summary + on_ranks(hits), fix
+
+
+CHECKPOINT_WORLD_SIZE = Recogniser(
+    kind="checkpoint_world_size",
+    title="checkpoint from another number of processes",
+    anchors=("The checkpoint being loaded used a DP world size of",),
+    templates=("deepspeed:the-checkpoint-being-loaded-used-dp",),
+    facts=(R(r"DP world size of (?P<saved>\d+) but the current world size is (?P<now>\d+)"),),
+    describe=_world_size,
+)
+
+
+RECOGNISERS = (
+    CHECKPOINT_WORLD_SIZE,
+    CHECKPOINT_DEVICE_MAP,
+    FSDP_WRAP_CONFIG,
+    STATE_DICT_KEYS,
+    CHECKPOINT_INCOMPLETE,
+)

@@ -1,0 +1,156 @@
+"""Kinds of failure in DeepSpeed's set-up: its config disagreeing with the script's, its ops that do not build.
+
+The message texts are transformers' (``integrations/deepspeed.py``: ``trainer_config_finalize``), accelerate's
+(``utils/dataclasses.py``: the DeepSpeed plugin) and DeepSpeed's (``op_builder/builder.py``), as the catalog
+(`torchdoctor.explain.catalog`) holds them.
+"""
+
+from __future__ import annotations
+
+import re
+
+from torchdoctor.explain.recognisers import Context, Hit, Recogniser, merged, on_ranks
+
+R = re.compile
+
+
+def _config_mismatch(hits: list[Hit], ctx: Context) -> tuple[str, str]:
+    facts = merged(hits)
+    if facts.get("ignored"):
+        ignored = facts["ignored"].strip()
+        summary = (
+            "accelerate's config sets DeepSpeed options that the DeepSpeed config file also owns: "
+            f"{ignored[:200]}" + on_ranks(hits)
+        )
+        fix = (
+            "With deepspeed_config_file, the DeepSpeed JSON alone decides zero_stage, gradient accumulation, "
+            "clipping, offload and mixed precision. Remove those keys from the accelerate config (often a "
+            "leftover default: ~/.cache/huggingface/accelerate/default_config.yaml), or write a new one with "
+            "`accelerate config` (it asks only what a deepspeed_config_file leaves open), and keep the values "
+            "in the DeepSpeed JSON."
+        )
+        return summary, fix
+    pairs = [
+        f"ds {h.facts['ds_key']}={h.facts['ds_value']} vs {h.facts['hf_key']}={h.facts['hf_value']}"
+        for h in hits
+        if "ds_key" in h.facts
+    ]
+    summary = "the DeepSpeed config disagrees with the script's TrainingArguments" + (
+        f": {'; '.join(pairs[:3])}" if pairs else ""
+    )
+    key = facts.get("ds_key", "")
+    example = (
+        '"bf16": {"enabled": "auto"}'
+        if key.startswith("bf16")
+        else '"fp16": {"enabled": "auto"}'
+        if key.startswith("fp16")
+        else f'"{key or "train_micro_batch_size_per_gpu"}": "auto"'
+    )
+    fix = (
+        'transformers fills every DeepSpeed value set to "auto" from TrainingArguments, and refuses one set '
+        f'to something else. Set the value to "auto" in the DeepSpeed JSON ({example}), or pass the matching '
+        "argument so both agree (--bf16 / --fp16, --per_device_train_batch_size, "
+        "--gradient_accumulation_steps, --learning_rate)."
+    )
+    return summary + on_ranks(hits), fix
+
+
+DEEPSPEED_CONFIG_MISMATCH = Recogniser(
+    kind="deepspeed_config_mismatch",
+    title="DeepSpeed config disagrees with the script",
+    anchors=(
+        "DeepSpeed config values that mismatch",
+        "the following accelerate config variables will be ignored",
+    ),
+    templates=(
+        "transformers:please-correct-the-following-deepspeed-config",
+        "accelerate:please-correct-the-following-deepspeed-config",
+        "accelerate:when-using-deepspeed-config-file-the",
+    ),
+    span=6,
+    facts=(
+        R(r"- ds (?P<ds_key>[\w.]+)=(?P<ds_value>\S{1,40}) vs (?P<hf_key>hf [\w|.]+)=(?P<hf_value>\S{1,40})"),
+        R(r"will be ignored: (?P<ignored>\[[^\]\n]{0,400}\]?)"),
+    ),
+    describe=_config_mismatch,
+)
+
+
+def _op_build(hits: list[Hit], ctx: Context) -> tuple[str, str]:
+    facts = merged(hits)
+    if facts.get("installed_cuda"):
+        summary = (
+            f"DeepSpeed cannot build its ops: the CUDA toolkit is {facts['installed_cuda']}, torch was built "
+            f"with CUDA {facts['torch_cuda']}"
+        )
+        fix = (
+            "DeepSpeed compiles its ops with the nvcc on PATH (CUDA_HOME), which must match torch's CUDA "
+            f"({facts['torch_cuda']}): install that toolkit and point CUDA_HOME at it, or install the torch "
+            "built for the toolkit you have. Check with `ds_report` (and `torchdoctor env`)."
+        )
+        return summary, fix
+    op = facts.get("op", "an op")
+    summary = f"DeepSpeed could not load the {op} op" + (
+        f": {facts['why'].strip()}" if facts.get("why") else ""
+    )
+    fix = (
+        "DeepSpeed builds its ops just in time, which needs ninja, a CUDA toolkit (nvcc) that matches torch's "
+        "CUDA, and a compiler. Run `ds_report` to see which ops are compatible; pip install ninja; or "
+        "prebuild: DS_BUILD_OPS=1 pip install deepspeed (DS_BUILD_FUSED_ADAM=1 for one op)."
+    )
+    return summary, fix
+
+
+DEEPSPEED_OP_BUILD = Recogniser(
+    kind="deepspeed_op_build",
+    title="DeepSpeed op build failure",
+    anchors=("DeepSpeed Op Builder: Installed CUDA version", "Unable to JIT load the"),
+    templates=(
+        "deepspeed:deepspeed-op-builder-installed-cuda-version",
+        "deepspeed:unable-to-jit-load-the-op",
+        "deepspeed:unable-to-jit-load-the-op-2",
+    ),
+    facts=(
+        R(
+            r"Installed CUDA version (?P<installed_cuda>[\d.]+) does not match the version torch was compiled "
+            r"with (?P<torch_cuda>[\d.]+)"
+        ),
+        R(r"Unable to JIT load the (?P<op>\w+) op due to (?P<why>[^\n]{1,200})"),
+    ),
+    absorbs=("cuda_build",),
+    describe=_op_build,
+)
+
+
+def _zero3_weights(hits: list[Hit], ctx: Context) -> tuple[str, str]:
+    zero = "saw_zero3" in ctx.facts
+    summary = (
+        "a layer's weight is empty: under DeepSpeed ZeRO-3 a parameter outside the engine's forward is a "
+        "partitioned placeholder of shape [0]"
+        if zero
+        else "a layer's weight is not 2-D (under DeepSpeed ZeRO-3: a partitioned placeholder used outside the "
+        "engine)"
+    ) + on_ranks(hits)
+    fix = (
+        "ZeRO-3 splits every parameter across the ranks and gathers it only inside the engine's forward; "
+        "elsewhere a parameter has shape [0]. A second model (a reference / teacher / EMA model) copied from "
+        "the partitioned one (deepcopy, create_reference_model) holds those placeholders: load it on its own "
+        "with from_pretrained (inside the same HfDeepSpeedConfig / zero.Init) and hand it to "
+        "deepspeed.initialize too, or read a weight outside forward under "
+        "deepspeed.zero.GatheredParameters(param)."
+    )
+    return summary, fix
+
+
+ZERO3_PARTITIONED_WEIGHTS = Recogniser(
+    kind="zero3_partitioned_weights",
+    title="ZeRO-3 partitioned weights used outside the engine",
+    anchors=("'weight' must be 2-D",),
+    templates=("torch_native:embedding-weight-must-be-2d",),
+    # an embedding's weight is not 2-D for other reasons too; ZeRO-3 in the log makes this the cause
+    confirm=lambda hits, ctx: "saw_zero3" in ctx.facts,
+    describe=_zero3_weights,
+)
+
+
+RECOGNISERS = (DEEPSPEED_CONFIG_MISMATCH, DEEPSPEED_OP_BUILD, ZERO3_PARTITIONED_WEIGHTS)

@@ -1,0 +1,183 @@
+"""Kinds of failure in how the run was started: a launcher's arguments the script does not take, launcher options
+after the script, a rank's environment a scheduler did not set.
+
+The message texts are argparse's (``unrecognized arguments``, ``the following arguments are required``), torch's
+(``distributed/rendezvous.py``: ``environment variable RANK expected, but not set``; ``distributed/launch.py``),
+and DeepSpeed's launcher (``launcher/launch.py``: ``spawned with command``), as the catalog holds them.
+"""
+
+from __future__ import annotations
+
+import re
+
+from torchdoctor.explain.recognisers import Context, Hit, Recogniser, merged, on_ranks
+
+R = re.compile
+
+LAUNCHER_OPTIONS = r"-m torch\.distributed\.(?:launch|run)|--nproc[_-]per[_-]node|--nnodes|--master[_-]port|--master[_-]addr|--node[_-]rank"
+
+
+def _local_rank(hits: list[Hit], ctx: Context) -> tuple[str, str]:
+    facts = merged(hits)
+    prog = facts.get("prog", "the script")
+    injected = facts.get("bad_arg") or ctx.facts.get("injected_local_rank")
+    if injected:
+        summary = f"{prog} does not accept the {injected.strip()} argument its launcher adds"
+    else:
+        summary = (
+            f"{prog} stopped on its arguments ({facts.get('argparse_error', 'argparse error').strip()[:160]}): "
+            "a launcher may have added or moved arguments"
+        )
+    fix = (
+        "torch.distributed.launch and the deepspeed launcher pass --local_rank=N (torch 2.x: --local-rank=N) "
+        "to every worker. Use torchrun instead, which passes nothing and sets LOCAL_RANK in the environment "
+        "(read it with int(os.environ['LOCAL_RANK'])), or make the script accept it:\n"
+        "parser.add_argument('--local-rank', '--local_rank', type=int, default=0)\n"
+        "A script that starts its own workers (detectron2's --num-gpus, a YAML-only entry point) must be run "
+        "with plain python and its own option, not under a launcher."
+    )
+    return summary + on_ranks(hits), fix
+
+
+LOCAL_RANK_ARGUMENT = Recogniser(
+    kind="local_rank_argument",
+    title="the launcher's --local_rank argument",
+    anchors=("unrecognized arguments: ", "error: the following arguments are required"),
+    templates=(
+        "system:argparse-unrecognized-arguments",
+        "system:argparse-arguments-required",
+    ),
+    match=R(r"unrecognized arguments: [^\n]{0,300}?(?:--|–|—)local[_-]rank|arguments are required"),
+    facts=(
+        R(r"(?P<prog>[\w./-]{1,100}): error:"),
+        R(r"unrecognized arguments: [^\n]{0,300}?(?P<bad_arg>(?:--|–|—)local[_-]rank(?:=\d+)?)"),
+        R(r"error: (?P<argparse_error>the following arguments are required: [^\n]{1,200})"),
+    ),
+    # "arguments are required" alone is any argparse failure; the launcher's --local_rank in the log confirms it
+    # (torch:the-module-torch-distributed-launch-is, the launcher's deprecation warning, is evidence too)
+    confirm=lambda hits, ctx: (
+        any("bad_arg" in h.facts for h in hits)
+        or "injected_local_rank" in ctx.facts
+        or "deprecated_launch" in ctx.facts
+    ),
+    describe=_local_rank,
+)
+
+
+def _launch_command(hits: list[Hit], ctx: Context) -> tuple[str, str]:
+    facts = merged(hits)
+    prog = facts.get("prog", "train.py")
+    summary = f"{prog} received the launcher's own options ({facts.get('options', '').strip()[:120]})"
+    fix = (
+        "The launcher and its options come before the script, the script's arguments after it:\n"
+        f"python -m torch.distributed.launch {prog}  ->  python -m torch.distributed.launch --nproc_per_node=2 "
+        f"{prog} <script args>\nor, on torch 1.10+: torchrun --nproc_per_node=2 {prog} <script args>"
+    )
+    return summary + on_ranks(hits), fix
+
+
+LAUNCH_COMMAND = Recogniser(
+    kind="launch_command",
+    title="launcher options after the script",
+    anchors=("unrecognized arguments: ",),
+    templates=("system:argparse-unrecognized-arguments",),
+    match=R(rf"unrecognized arguments: (?P<options>[^\n]{{0,300}}?(?:{LAUNCHER_OPTIONS})[^\n]{{0,200}})"),
+    facts=(R(r"(?P<prog>[\w./-]{1,100}): error:"),),
+    absorbs=("local_rank_argument",),
+    describe=_launch_command,
+)
+
+
+def _rank_env(hits: list[Hit], ctx: Context) -> tuple[str, str]:
+    var = merged(hits).get("missing_var", "RANK")
+    summary = (
+        f"environment variable {var} is not set: init_process_group(init_method='env://') was started "
+        "without a torch launcher" + on_ranks(hits)
+    )
+    fix = (
+        "env:// reads RANK, WORLD_SIZE, MASTER_ADDR and MASTER_PORT (and LOCAL_RANK for the GPU), which "
+        "torchrun sets. Start the script with torchrun --nproc_per_node=N (one torchrun per node under "
+        "srun/mpirun), or set them from the scheduler before init_process_group:\n"
+        "mpirun: RANK=$OMPI_COMM_WORLD_RANK WORLD_SIZE=$OMPI_COMM_WORLD_SIZE "
+        "LOCAL_RANK=$OMPI_COMM_WORLD_LOCAL_RANK\n"
+        "srun: RANK=$SLURM_PROCID WORLD_SIZE=$SLURM_NTASKS LOCAL_RANK=$SLURM_LOCALID, and "
+        "MASTER_ADDR=$(scontrol show hostnames $SLURM_JOB_NODELIST | head -n1) MASTER_PORT=29500"
+    )
+    return summary, fix
+
+
+RANK_ENV_MISSING = Recogniser(
+    kind="rank_env_missing",
+    title="rank environment not set",
+    anchors=("expected, but not set",),
+    templates=("torch:environment-variable-expected-but-not-set",),
+    # the rank's identity; a missing MASTER_ADDR / MASTER_PORT is the rendezvous' (rendezvous_or_port)
+    match=R(r"environment variable (?:RANK|WORLD_SIZE|LOCAL_RANK|LOCAL_WORLD_SIZE) expected"),
+    facts=(R(r"environment variable (?P<missing_var>\w+) expected, but not set"),),
+    absorbs=("rendezvous_or_port",),
+    describe=_rank_env,
+)
+
+
+def _slurm(hits: list[Hit], ctx: Context) -> tuple[str, str]:
+    facts = merged(hits)
+    summary = "Lightning and SLURM disagree on the tasks per node" + (
+        f": devices={facts['devices']}, --ntasks-per-node={facts['ntasks']}" if facts.get("devices") else ""
+    )
+    fix = (
+        "Under SLURM, Lightning starts one process per task: --ntasks-per-node must equal Trainer(devices=N) "
+        "(and --nodes equal num_nodes), with --gres=gpu:N; use --ntasks-per-node, not --ntasks, and start "
+        "the script with srun python train.py inside the sbatch script. A SLURM_* variable left from an "
+        "interactive allocation (salloc) is read as a job: unset SLURM_NTASKS SLURM_JOB_NAME, or run with "
+        "Lightning's plugins=[LightningEnvironment()]."
+    )
+    return summary + on_ranks(hits), fix
+
+
+SLURM_ENV = Recogniser(
+    kind="slurm_env",
+    title="SLURM tasks and Lightning devices disagree",
+    anchors=(
+        "but the number of tasks per node configured in SLURM",
+        "in your SLURM bash script, but this variable",
+    ),
+    templates=("lightning:you-set-devices-in-lightning-but", "lightning:you-set-ntasks-in-your-slurm"),
+    facts=(
+        R(
+            r"devices=(?P<devices>\d+)` in Lightning, but the number of tasks per node configured in SLURM "
+            r"`--ntasks-per-node=(?P<ntasks>\d+)`"
+        ),
+    ),
+    describe=_slurm,
+)
+
+
+def _missing_launcher(hits: list[Hit], ctx: Context) -> tuple[str, str]:
+    command = merged(hits).get("command", "torchrun")
+    return (
+        f"{command} is not installed in the environment the job runs in" + on_ranks(hits),
+        f"The job's environment has no {command} on PATH (another conda env / module than the one torch is in, "
+        "or srun starting it before the environment is activated). Activate the environment (or module load "
+        "the one with torch) inside the job script before srun, or start the launcher through the Python that "
+        "has torch: python -m torch.distributed.run ... (what torchrun runs).",
+    )
+
+
+MISSING_LAUNCHER = Recogniser(
+    kind="broken_install",
+    title="launcher missing from the environment",
+    anchors=("error: execve(): ", ": command not found"),
+    match=R(
+        r"(?:execve\(\): |^|\s)(?:torchrun|deepspeed|accelerate)(?:: No such file| ?: command not found)"
+    ),
+    templates=("system:slurm-execve-no-such-file", "system:shell-command-not-found"),
+    facts=(
+        R(
+            r"(?:execve\(\): |^|\s)(?P<command>torchrun|deepspeed|accelerate)(?:: No such file| ?: command not found)"
+        ),
+    ),
+    describe=_missing_launcher,
+)
+
+
+RECOGNISERS = (LAUNCH_COMMAND, LOCAL_RANK_ARGUMENT, RANK_ENV_MISSING, SLURM_ENV, MISSING_LAUNCHER)

@@ -1,0 +1,296 @@
+"""Kinds of failure about where tensors and models are: on different devices, a CPU tensor handed to NCCL, a
+model spread over GPUs in a multi-process run, SyncBatchNorm and DataParallel used where they cannot work.
+
+The message texts are ATen's device checks, torch's (``ProcessGroupNCCL.cpp``, ``nn/parallel``,
+``nn/modules/batchnorm.py``, ``distributed_c10d.py``) and accelerate's / transformers' (``device_map``), as the
+catalog holds them.
+"""
+
+from __future__ import annotations
+
+import re
+
+from torchdoctor.explain.recognisers import Context, Hit, Recogniser, has_fact, merged, on_ranks
+
+R = re.compile
+
+
+def _devices(hits: list[Hit], ctx: Context) -> tuple[str, str]:
+    facts = merged(hits)
+    a, b = facts.get("device_a", ""), facts.get("device_b", "")
+    summary = "tensors on different devices" + (f": {a} and {b}" if a and b else "")
+    replica = facts.get("replica") or ctx.facts.get("replica")
+    if replica:
+        summary += f" (in DataParallel replica {replica})"
+    both_gpus = a.startswith("cuda") and b.startswith("cuda")
+    if replica:
+        fix = (
+            "Under nn.DataParallel every replica runs forward on its own GPU, and a tensor the model makes or "
+            "keeps on a fixed device (torch.zeros(..., device='cuda:0'), a plain attribute rather than a "
+            "registered buffer) stays on cuda:0. Create tensors on the input's device (x.device), register "
+            "state with register_buffer; better, use DistributedDataParallel (one process per GPU), or train "
+            "on one device (CUDA_VISIBLE_DEVICES=0)."
+        )
+    elif both_gpus:
+        fix = (
+            "One process uses two GPUs: the model is spread over them (device_map='auto', a split meant for "
+            "one big model) or a tensor is created on a fixed cuda:N. With one process per GPU (DDP/torchrun), "
+            "keep everything on the rank's device: device = torch.device('cuda', LOCAL_RANK), "
+            "device_map={'': LOCAL_RANK}; or let the process see one GPU only: CUDA_VISIBLE_DEVICES=0."
+        )
+    else:
+        fix = (
+            "A tensor is still on the CPU (or on another GPU) while the model is on the GPU: move inputs, "
+            "labels and any tensor created in forward to the model's device (x.to(device), "
+            "torch.zeros(..., device=x.device)), and move the model before building the optimizer."
+        )
+    return summary + on_ranks(hits), fix
+
+
+DEVICE_MISMATCH = Recogniser(
+    kind="device_mismatch",
+    title="tensors on different devices",
+    anchors=(
+        "tensors to be on the same device",
+        "module must have its parameters and buffers on device",
+        "should be the same or input should be a MKLDNN tensor",
+        "Expected object of backend",
+        "Expected object of device type",
+    ),
+    templates=(
+        "torch_native:expected-all-tensors-same-device",
+        "torch_native:expected-all-tensors-same-device-got",
+        "torch:module-must-have-its-parameters-and",
+        "torch_native:input-type-and-weight-type",
+        "torch_native:expected-object-of-backend",
+        "torch_native:expected-object-of-device-type",
+    ),
+    facts=(
+        R(r"found at least two devices,\s*(?P<device_a>[\w:]{1,20}) and (?P<device_b>[\w:]{1,20})"),
+        R(
+            r"on device (?P<device_a>[\w:]{1,20}) \(device_ids\[0\]\) but found one of them on device: "
+            r"(?P<device_b>[\w:]{1,20})"
+        ),
+        R(r"Input type \((?P<device_a>[\w.]{1,40})\) and weight type \((?P<device_b>[\w.]{1,40})\)"),
+        R(
+            r"Expected object of (?:backend|device type) (?P<device_a>\w{1,20}) but got (?:backend|device type) "
+            r"(?P<device_b>\w{1,20})"
+        ),
+    ),
+    # two GPUs in one process has several causes (device_map, DataParallel, a launcher's GPU split): which
+    # one is certain only with DataParallel's "in replica N" or a CPU tensor in it
+    confirm=lambda hits, ctx: (
+        "replica" in ctx.facts
+        or any("cpu" in (h.facts.get("device_a", "") + h.facts.get("device_b", "")).lower() for h in hits)
+    ),
+    describe=_devices,
+)
+
+# "Caught RuntimeError in replica 1 on device 1." before the error it wraps: read as a fact of the log
+REPLICA = ("in replica", R(r"Caught \w+ in replica (?P<replica>\d+) on device (?P<replica_device>\d+)"))
+
+
+def _cpu_tensor(hits: list[Hit], ctx: Context) -> tuple[str, str]:
+    summary = "a CPU tensor was handed to an NCCL collective (NCCL takes CUDA tensors only)" + on_ranks(hits)
+    fix = (
+        "Move the tensor to the rank's GPU before the collective: t = t.to(torch.device('cuda', LOCAL_RANK)) "
+        "(after torch.cuda.set_device(LOCAL_RANK)); metrics and Python numbers gathered at the end of an "
+        "epoch are the usual culprits. For CPU tensors use a gloo group "
+        "(dist.new_group(backend='gloo')) or init_process_group(backend='cpu:gloo,cuda:nccl')."
+    )
+    return summary, fix
+
+
+CPU_TENSOR_NCCL = Recogniser(
+    kind="cpu_tensor_nccl",
+    title="CPU tensor in an NCCL collective",
+    anchors=("Tensors must be CUDA and dense",),
+    templates=("torch_native:tensors-must-be-cuda-and-dense",),
+    describe=_cpu_tensor,
+)
+
+
+def _device_map(hits: list[Hit], ctx: Context) -> tuple[str, str]:
+    summary = (
+        "a model loaded with device_map='auto' (spread over this process's GPUs) is trained by several "
+        "processes" + on_ranks(hits)
+    )
+    fix = (
+        "device_map='auto' is model parallelism inside one process; a multi-process launch (torchrun, "
+        "accelerate launch --multi_gpu, deepspeed) already gives each process its own GPU. Either run one "
+        "process (accelerate launch --num_processes=1, or plain python) and keep device_map='auto', or drop "
+        "device_map for data parallel training (device_map={'': PartialState().process_index} per process)."
+    )
+    return summary, fix
+
+
+DEVICE_MAP_DISTRIBUTED = Recogniser(
+    kind="device_map_distributed",
+    title="device_map model in a multi-process run",
+    anchors=(
+        "has been loaded with `device_map='auto'` in any distributed mode",
+        "contains `DTensor` parameters",
+    ),
+    templates=(
+        "accelerate:you-can-train-model-that-has",
+        "accelerate:your-model-contains-dtensor-parameters-which",
+    ),
+    describe=_device_map,
+)
+
+
+def _syncbn(hits: list[Hit], ctx: Context) -> tuple[str, str]:
+    facts = merged(hits)
+    if facts.get("syncbn_device"):
+        return (
+            "SyncBatchNorm got an input on the CPU: it runs on GPUs only" + on_ranks(hits),
+            "Move the model and inputs to the GPU (model.cuda(LOCAL_RANK)) before the forward pass, or convert "
+            "SyncBatchNorm back to BatchNorm (norm_cfg type='BN') to run on the CPU.",
+        )
+    syncbn = "saw_syncbn" in ctx.facts
+    summary = (
+        "SyncBatchNorm (SyncBN) is used, but no process group was initialised: it only works in a "
+        "distributed run"
+        if syncbn
+        else "the default process group is not initialised: a distributed call (SyncBN, a collective, "
+        "DistributedSampler) ran in a run that never called init_process_group"
+    )
+    fix = (
+        "SyncBatchNorm synchronises statistics across processes, so it needs init_process_group: in a "
+        "single-process run (a notebook, python train.py) use plain BatchNorm (SyncBN -> BN, e.g. "
+        "norm_cfg=dict(type='BN')); or start the run with torchrun --nproc_per_node=N so the script "
+        "initialises the process group before building the model."
+    )
+    return summary + on_ranks(hits), fix
+
+
+SYNCBN_MISUSE = Recogniser(
+    kind="syncbn_misuse",
+    title="SyncBatchNorm outside a distributed run",
+    anchors=(
+        "Default process group has not been initialized",
+        "Default process group is not initialized",
+        "SyncBatchNorm expected input tensor to be on GPU",
+    ),
+    templates=(
+        "torch:default-process-group-has-not-been",
+        "torch:syncbatchnorm-expected-input-tensor-to-be",
+    ),
+    facts=(R(r"(?P<syncbn_device>SyncBatchNorm expected input tensor to be on GPU)"),),
+    # "Default process group ..." is any distributed call without init; SyncBN in the log makes it certain
+    confirm=lambda hits, ctx: "saw_syncbn" in ctx.facts or has_fact("syncbn_device")(hits, ctx),
+    describe=_syncbn,
+)
+
+
+def _contiguous(hits: list[Hit], ctx: Context) -> tuple[str, str]:
+    return (
+        "a non-contiguous tensor was handed to a collective (NCCL and gloo take contiguous tensors only)"
+        + on_ranks(hits),
+        "Make the tensor contiguous before the collective: dist.broadcast(t.contiguous(), src) (and copy back "
+        "with t.copy_(...) when the result must land in a view), or build it contiguous (no .t(), .expand(), "
+        "slicing of the last dimension). In a custom autograd Function, call grad.contiguous() in backward.",
+    )
+
+
+NONCONTIGUOUS_TENSOR = Recogniser(
+    kind="noncontiguous_tensor",
+    title="non-contiguous tensor in a collective",
+    anchors=("Tensors must be contiguous",),
+    templates=("torch_native:tensors-must-be-contiguous",),
+    describe=_contiguous,
+)
+
+
+def _cuda_fork(hits: list[Hit], ctx: Context) -> tuple[str, str]:
+    return (
+        "CUDA was initialised in the parent and then used in a forked subprocess" + on_ranks(hits),
+        "A forked child cannot use the parent's CUDA context. Start the workers with spawn: "
+        "torch.multiprocessing.set_start_method('spawn') (or mp.spawn / DataLoader(multiprocessing_context="
+        "'spawn')), or keep CUDA out of the parent until the workers exist: no .cuda() or torch.cuda calls at "
+        "import time or in the Dataset's __init__; DataLoader workers should return CPU tensors.",
+    )
+
+
+CUDA_FORK = Recogniser(
+    kind="cuda_fork",
+    title="CUDA used in a forked subprocess",
+    anchors=("Cannot re-initialize CUDA in forked subprocess",),
+    templates=("torch:cannot-re-initialize-cuda-in-forked",),
+    describe=_cuda_fork,
+)
+
+
+def _nonscalar(hits: list[Hit], ctx: Context) -> tuple[str, str]:
+    dp = "saw_dataparallel" in ctx.facts
+    return (
+        (
+            "DataParallel returned one loss per GPU (a vector), and backward() needs a scalar"
+            if dp
+            else "backward() was called on a tensor that is not a scalar (one loss per GPU under DataParallel?)"
+        )
+        + on_ranks(hits),
+        "nn.DataParallel gathers the loss each replica returns into a vector of one value per GPU: reduce it "
+        "before backward, loss = loss.mean() (or .sum()); with your own non-scalar output pass its gradient: "
+        "out.backward(torch.ones_like(out)). DistributedDataParallel keeps one scalar loss per process.",
+    )
+
+
+DP_NONSCALAR_LOSS = Recogniser(
+    kind="dp_nonscalar_loss",
+    title="backward on a per-GPU loss vector",
+    anchors=("grad can be implicitly created only for scalar outputs",),
+    templates=("torch:grad-can-be-implicitly-created-only-2",),
+    # any non-scalar backward prints it; DataParallel in the log makes the per-GPU loss the cause
+    confirm=lambda hits, ctx: "saw_dataparallel" in ctx.facts,
+    describe=_nonscalar,
+)
+
+
+def _no_grad(hits: list[Hit], ctx: Context) -> tuple[str, str]:
+    return (
+        "DistributedDataParallel wraps a module with no parameter that requires a gradient" + on_ranks(hits),
+        "DDP synchronises gradients, so a frozen module (a teacher, a reference or EMA model, an encoder with "
+        "requires_grad=False) must not be wrapped: use it as it is (under torch.no_grad()), wrap only the "
+        "trained module, or unfreeze what should train before wrapping.",
+    )
+
+
+DDP_NO_GRAD_PARAMS = Recogniser(
+    kind="ddp_no_grad_params",
+    title="DDP around a module without trainable parameters",
+    anchors=("doesn't have any parameter that requires a gradient",),
+    templates=("torch:distributeddataparallel-is-not-needed-when-module",),
+    describe=_no_grad,
+)
+
+
+def _mpi(hits: list[Hit], ctx: Context) -> tuple[str, str]:
+    return (
+        "the MPI backend got a CUDA tensor, and this MPI is not CUDA-aware" + on_ranks(hits),
+        "Use the NCCL backend for GPU tensors (RCCL on ROCm: backend='nccl' there too), keeping MPI only to "
+        "start the processes; or move tensors to the CPU for MPI collectives; or build torch against a "
+        "CUDA-aware Open MPI (ompi_info --parsable --all | grep mpi_built_with_cuda_support:value).",
+    )
+
+
+MPI_IMPLEMENTATION = Recogniser(
+    kind="mpi_implementation",
+    title="MPI without CUDA support",
+    anchors=("doesn't have CUDA-aware MPI support",),
+    templates=("torch_native:mpi-not-cuda-aware",),
+    describe=_mpi,
+)
+
+
+RECOGNISERS = (
+    CUDA_FORK,
+    DP_NONSCALAR_LOSS,
+    DDP_NO_GRAD_PARAMS,
+    MPI_IMPLEMENTATION,
+    DEVICE_MAP_DISTRIBUTED,
+    CPU_TENSOR_NCCL,
+    NONCONTIGUOUS_TENSOR,
+    DEVICE_MISMATCH,
+    SYNCBN_MISUSE,
+)

@@ -1,0 +1,69 @@
+"""The catalog of message templates: every recogniser cites templates that exist and that its anchors match."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from torchdoctor.explain.catalog import by_id, load
+from torchdoctor.explain.kinds import RECOGNISERS
+
+_PLACEHOLDER = re.compile(r"\{[^{}]*\}|%[-\d.]*l{0,2}[sdiuxfgzp]")
+
+
+def anchored(anchor: str, template: str) -> bool:
+    """Whether ``anchor`` is text the template prints: in one of its lines, or (where the template has a
+    placeholder inside the anchor's words) holding one of its literal pieces of 10 characters or more."""
+    for line in template.splitlines():
+        if anchor in line:
+            return True
+        for piece in _PLACEHOLDER.split(line):
+            piece = piece.strip(" '\"`.:,")
+            if len(piece) >= 10 and (piece in anchor or anchor in piece):
+                return True
+    return False
+
+
+def test_every_source_has_templates_with_unique_ids():
+    catalog = load()
+    assert {
+        "torch",
+        "torch_cpp",
+        "nccl",
+        "cuda_runtime",
+        "deepspeed",
+        "accelerate",
+        "lightning",
+        "transformers",
+    } <= set(catalog)
+    ids = [t.id for templates in catalog.values() for t in templates]
+    assert len(ids) == len(set(ids))
+    assert all(t.text and t.file for templates in catalog.values() for t in templates)
+
+
+@pytest.mark.parametrize("recogniser", RECOGNISERS, ids=lambda r: r.kind)
+def test_recogniser_cites_templates_its_anchors_match(recogniser):
+    assert recogniser.templates, f"{recogniser.kind} cites no catalog template"
+    templates = by_id()
+    for ident in recogniser.templates:
+        assert ident in templates, f"{recogniser.kind} cites {ident}, which is not in the catalog"
+        text = templates[ident].text
+        assert any(anchored(a, text) for a in recogniser.anchors), (
+            f"{recogniser.kind}: no anchor of {recogniser.anchors} matches {ident}: {text!r}"
+        )
+
+
+def test_a_template_kind_is_a_recogniser_whose_anchor_it_holds():
+    kinds = {r.kind: r for r in RECOGNISERS}
+    for templates in load().values():
+        for t in templates:
+            if t.kind:
+                assert t.kind in kinds, f"{t.id} maps to unknown kind {t.kind}"
+                assert any(a in line for line in t.text.splitlines() for a in kinds[t.kind].anchors), t.id
+
+
+def test_anchored_refuses_text_the_template_does_not_print():
+    assert anchored("Tensors must be CUDA and dense", "Tensors must be CUDA and dense")
+    assert anchored("'DistributedDataParallel' object has no attribute", "'{}' object has no attribute '{}'")
+    assert not anchored("Duplicate GPU detected", "Mismatched NCCL version detected : rank %d version %d")

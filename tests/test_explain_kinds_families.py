@@ -1,0 +1,299 @@
+"""The kinds of the families a sample by symptom turned up (DeepSpeed, checkpoints, device placement,
+launchers, spawn, bf16, drivers), each on a real log line from a public thread, and how sure each finding is.
+
+The lines are copied verbatim from the threads named beside them (also in the corpus of h19corpus).
+"""
+
+from __future__ import annotations
+
+import io
+
+import pytest
+
+from torchdoctor.explain.diagnose import explain
+
+
+def lead(text: str):
+    """The first finding for ``text`` read as a pasted log."""
+    return explain(["-"], stdin=io.BytesIO(text.encode()))[0]
+
+
+CASES = [
+    # hiyouga/LlamaFactory#3224
+    (
+        "ValueError: Please correct the following DeepSpeed config values that mismatch TrainingArguments values:\n"
+        "- ds bf16.enabled=True vs hf bf16|bf16_full_eval=False\n"
+        "The easiest method is to set these DeepSpeed config values to 'auto'.\n",
+        "deepspeed_config_mismatch",
+        ["bf16.enabled=True", "auto"],
+    ),
+    # yuvalkirstain/PickScore#2
+    (
+        "ValueError: When using `deepspeed_config_file`, the following accelerate config variables will be ignored: "
+        "['gradient_accumulation_steps', 'gradient_clipping',\n'zero_stage', 'offload_optimizer_device']\n",
+        "deepspeed_config_mismatch",
+        ["accelerate config"],
+    ),
+    # andyzoujm/representation-engineering#45
+    (
+        "ValueError: You can't train a model that has been loaded with `device_map='auto'` in any distributed "
+        "mode. Please rerun your script specifying `--num_processes=1` or by launching with `python "
+        "{{myscript.py}}`.\n",
+        "device_map_distributed",
+        ["num_processes=1", "device_map"],
+    ),
+    # kaist-avelab/K-Lane#6 (DataParallel)
+    (
+        "RuntimeError: Caught RuntimeError in replica 1 on device 1.\n"
+        "RuntimeError: Expected all tensors to be on the same device, but found at least two devices, cuda:1 and "
+        "cuda:0!\n",
+        "device_mismatch",
+        ["register_buffer", "DataParallel"],
+    ),
+    # detectron2#2449
+    (
+        "train_net.py: error: unrecognized arguments: --local_rank=0\n",
+        "local_rank_argument",
+        ["--local-rank"],
+    ),
+    # rosinality/ocr-pytorch#1
+    (
+        "train.py: error: unrecognized arguments: -m torch.distributed.launch --nproc_per_node 2\n",
+        "launch_command",
+        ["python -m torch.distributed.launch train.py"],
+    ),
+    # rwth-i6/i6_core#444
+    (
+        "ValueError: Error initializing torch.distributed using env:// rendezvous: environment variable RANK "
+        "expected, but not set\n",
+        "rank_env_missing",
+        ["torchrun", "OMPI_COMM_WORLD_RANK", "SLURM_PROCID"],
+    ),
+    # Haochen-Wang409/ross#13
+    (
+        "ValueError: [deepspeed] failed to resume from checkpoint /ckpt/checkpoint-5439\n",
+        "checkpoint_incomplete",
+        ["save_only_model"],
+    ),
+    # a DDP checkpoint loaded into the bare model (torch's load_state_dict message)
+    (
+        "RuntimeError: Error(s) in loading state_dict for ResNet:\n"
+        '\tMissing key(s) in state_dict: "conv1.weight", "bn1.weight".\n'
+        '\tUnexpected key(s) in state_dict: "module.conv1.weight", "module.bn1.weight".\n',
+        "state_dict_keys",
+        ["removeprefix('module.')"],
+    ),
+    # a CPU tensor in an NCCL all_reduce (ProcessGroupNCCL's check)
+    ("RuntimeError: Tensors must be CUDA and dense\n", "cpu_tensor_nccl", ["cuda", "gloo"]),
+    # one of the DDP wrapper's attributes (a public thread's line)
+    (
+        "AttributeError: 'DistributedDataParallel' object has no attribute 'encode_stage_2_inputs'\n",
+        "ddp_module_attribute",
+        ["model.module.encode_stage_2_inputs"],
+    ),
+    (
+        "RuntimeError: Current CUDA Device does not support bfloat16. Please switch dtype to float16.\n",
+        "bf16_unsupported",
+        ["is_bf16_supported", "fp16"],
+    ),
+    ("Failed to initialize NVML: Driver/library version mismatch\n", "driver_mismatch", ["Reboot"]),
+    (
+        "RuntimeError:\n        An attempt has been made to start a new process before the\n"
+        "        current process has finished its bootstrapping phase.\n",
+        "spawn_main_guard",
+        ["__main__"],
+    ),
+    (
+        "/usr/bin/ld: cannot find -lcurand\ncollect2: error: ld returned 1 exit status\n",
+        "cuda_build",
+        ["libcurand"],
+    ),
+    ("RuntimeError: No rendezvous handler for tcp://\n", "backend_unavailable", ["Linux", "gloo"]),
+    # a public thread on dist.broadcast in an ImageNet example
+    ("dist.broadcast: RuntimeError: Tensors must be contiguous\n", "noncontiguous_tensor", [".contiguous()"]),
+    (
+        "RuntimeError: Attempting to deserialize object on a CUDA device but torch.cuda.is_available() is False. "
+        "If you are running on a CPU-only machine, please use torch.load with map_location=torch.device('cpu') "
+        "to map your storages to the CPU.\n",
+        "checkpoint_device_map",
+        ["map_location='cpu'"],
+    ),
+    (
+        "Exception: Could not find the transformer layer class to wrap in the model.\n",
+        "fsdp_wrap_config",
+        ["default_config.yaml"],
+    ),
+    (
+        "RuntimeError: use_libuv was requested but PyTorch was build without libuv support\n",
+        "libuv_unavailable",
+        ["USE_LIBUV=0"],
+    ),
+    (
+        "[W socket.cpp:601] [c10d] The IPv4 network addresses of (user, 53821) cannot be retrieved (gai error: -3 - "
+        "Temporary failure in name resolution).\n",
+        "hostname_resolution",
+        ["/etc/hosts", "'user'"],
+    ),
+    (
+        "Spotllm:73025:73112 [0] NCCL INFO NCCL_GRAPH_FILE set by environment to /opt/microsoft/ncv4/graph.xml\n"
+        "ncclSystemError: System call (e.g. socket, malloc) or external library call failed or device error.\n",
+        "nccl_env_value",
+        ["unset NCCL_GRAPH_FILE"],
+    ),
+    (
+        "slurmstepd: error: execve(): torchrun: No such file or directory\n"
+        "srun: error: g1301: task 0: Exited with exit code 2\n",
+        "broken_install",
+        ["python -m torch.distributed.run"],
+    ),
+    (
+        "RuntimeError: CUDA tensor detected and the MPI used doesn't have CUDA-aware MPI support\n",
+        "mpi_implementation",
+        ["nccl", "CUDA-aware"],
+    ),
+    (
+        "RuntimeError: Cannot re-initialize CUDA in forked subprocess. To use CUDA with multiprocessing, you must "
+        "use the 'spawn' start method\n",
+        "cuda_fork",
+        ["set_start_method('spawn')"],
+    ),
+    (
+        "RuntimeError: DistributedDataParallel is not needed when a module doesn't have any parameter that "
+        "requires a gradient.\n",
+        "ddp_no_grad_params",
+        ["torch.no_grad()"],
+    ),
+    (
+        "lightning_fabric.utilities.exceptions.MisconfigurationException: You set `devices=2` in Lightning, but "
+        "the number of tasks per node configured in SLURM `--ntasks-per-node=1` does not match. HINT: Set "
+        "`devices=1`.\n",
+        "slurm_env",
+        ["--ntasks-per-node", "devices=2"],
+    ),
+]
+
+
+@pytest.mark.parametrize(("text", "kind", "words"), CASES, ids=[c[1] for c in CASES])
+def test_real_line_names_its_kind_and_fix(text, kind, words):
+    finding = lead(text)
+    assert finding.id == f"log.{kind}", (finding.id, finding.summary)
+    for word in words:
+        assert word.lower() in (finding.summary + finding.fix).lower(), (word, finding.summary, finding.fix)
+    assert finding.details["confidence"] in ("certain", "likely")
+
+
+def test_default_group_without_syncbn_is_only_likely_and_with_it_certain():
+    bare = lead("AssertionError: Default process group is not initialized\n")
+    assert bare.id == "log.syncbn_misuse"
+    assert bare.details["confidence"] == "likely" and bare.summary.startswith("likely: ")
+    with_syncbn = lead(
+        '  File "mmcv/cnn/bricks/norm.py", line 12, in SyncBatchNorm\n'
+        "AssertionError: Default process group is not initialized\n"
+    )
+    assert with_syncbn.details["confidence"] == "certain" and "SyncBN" in with_syncbn.fix
+
+
+def test_nccl_failed_or_timed_out_alone_is_likely():
+    # karpathy/nanoGPT#55: the watchdog's generic line without its timeout line
+    found = lead(
+        "[E ProcessGroupNCCL.cpp:455] Some NCCL operations have failed or timed out. Due to the asynchronous "
+        "nature of CUDA kernels, subsequent GPU operations might run on corrupted/incomplete data.\n"
+    )
+    assert found.id == "log.nccl_watchdog_timeout" and found.details["confidence"] == "likely"
+
+
+def test_invalid_usage_is_likely_duplicate_gpu_and_the_detected_line_certain():
+    likely = lead(
+        "RuntimeError: NCCL error in: /opt/conda/torch/lib/c10d/ProcessGroupNCCL.cpp:911, invalid usage, "
+        "NCCL version 2.7.8\n"
+    )
+    assert likely.id == "log.duplicate_gpu" and likely.details["confidence"] == "likely"
+    assert "nproc_per_node" in likely.fix
+    sure = lead("init.cc:521 NCCL WARN Duplicate GPU detected : rank 0 and rank 1 both on CUDA device 2000\n")
+    assert sure.id == "log.duplicate_gpu" and sure.details["confidence"] == "certain"
+
+
+def test_a_certain_cause_leads_a_likely_one():
+    found = explain(
+        ["-"],
+        stdin=io.BytesIO(
+            b"AssertionError: Default process group is not initialized\n"
+            b"RuntimeError: Tensors must be CUDA and dense\n"
+        ),
+    )
+    assert [f.id for f in found[:2]] == ["log.cpu_tensor_nccl", "log.syncbn_misuse"]
+    assert [f.details["confidence"] for f in found[:2]] == ["certain", "likely"]
+
+
+def test_torchrun_summary_alone_is_only_likely():
+    found = lead("torch.distributed.elastic.multiprocessing.errors.ChildFailedError\n")
+    assert found.id == "log.child_failed" and found.details["confidence"] == "likely"
+
+
+def test_an_nccl_setting_without_a_failure_is_no_finding():
+    found = lead(
+        "host:1:2 [0] NCCL INFO NCCL_GRAPH_FILE set by environment to /opt/graph.xml\nstep 1 loss=0.5\n"
+    )
+    assert found.id == "log.unrecognised"
+
+
+def test_ipv6_lookup_alone_and_gloo_refused_are_only_likely():
+    ipv6 = lead(
+        "[W socket.cpp:601] [c10d] The IPv6 network addresses of (node1, 29500) cannot be retrieved (gai error: "
+        "-3 - Temporary failure in name resolution).\n"
+    )
+    assert ipv6.id == "log.hostname_resolution" and ipv6.details["confidence"] == "likely"
+    refused = lead(
+        "RuntimeError: [../third_party/gloo/gloo/transport/tcp/pair.cc:799] connect \n[127.0.1.1]:29591: "
+        "Connection refused\n"
+    )
+    assert refused.id == "log.network_interface" and refused.details["confidence"] == "likely"
+    assert "firewall" in refused.fix
+
+
+def test_a_bare_unhandled_cuda_error_is_likely_and_names_the_upgrade():
+    found = lead("ProcessGroupNCCL.cpp:260, unhandled cuda error\n")
+    assert found.id == "log.nccl_error" and found.details["confidence"] == "likely"
+    assert "upgrade" in found.fix
+
+
+def test_a_non_scalar_backward_is_certain_only_with_dataparallel():
+    bare = lead("RuntimeError: grad can be implicitly created only for scalar outputs\n")
+    assert bare.id == "log.dp_nonscalar_loss" and bare.details["confidence"] == "likely"
+    dp = lead(
+        '  File "torch/nn/parallel/data_parallel.py", line 171, in forward\n'
+        "RuntimeError: grad can be implicitly created only for scalar outputs\n"
+    )
+    assert dp.details["confidence"] == "certain" and "loss.mean()" in dp.fix
+
+
+def test_an_empty_weight_is_zero3s_only_with_zero3_in_the_log():
+    # huggingface/trl: a reference model copied from a ZeRO-3 partitioned one
+    bare = lead("RuntimeError: 'weight' must be 2-D\n")
+    assert bare.id == "log.zero3_partitioned_weights" and bare.details["confidence"] == "likely"
+    zero = lead(
+        "[INFO] [stage3.py:130:__init__] Reduce bucket size 500000000\nRuntimeError: 'weight' must be 2-D\n"
+    )
+    assert zero.details["confidence"] == "certain" and "from_pretrained" in zero.fix
+
+
+def test_a_zero_checkpoint_from_another_world_size_names_both_sizes():
+    found = lead(
+        "AssertionError: The checkpoint being loaded used a DP world size of 8 but the current world size is 4. "
+        "Automatic adjustment of ZeRO's optimizer state partitioning with a new world size is not currently "
+        "supported.\n"
+    )
+    assert found.id == "log.checkpoint_world_size"
+    assert "8" in found.summary and "4" in found.summary and "ds_to_universal" in found.fix
+
+
+def test_cudas_insufficient_driver_alone_is_likely_and_names_a_machine_without_one():
+    # Akegarasu/lora-scripts#101: a machine with an Intel iGPU only
+    found = lead(
+        "Error CUDA driver version is insufficient for CUDA runtime version at line 167 in file "
+        "D:\\ai\\tool\\bitsandbytes\\csrc\\ops.cu\n"
+    )
+    assert found.id == "log.driver_too_old" and found.details["confidence"] == "likely"
+    assert "no NVIDIA driver or GPU at all" in found.fix
+    sure = lead("UserWarning: The NVIDIA driver on your system is too old (found version 10010).\n")
+    assert sure.details["confidence"] == "certain"
