@@ -1,0 +1,147 @@
+"""Turning the straggler watch on in a worker: ``torchdoctor launch --stragglers`` does it in every worker;
+any other launcher calls `watch_for_stragglers` at the top of the script.
+
+Every rank records its steps (`record`, `hooks`) and sets one store key per window once the process group
+exists; global rank 0 judges the windows (`aggregate`, `verdict`) and prints a verdict line on stderr when a
+rank holds the others back for a sustained stretch. At the end rank 0 prints a summary per rank and, given a
+folder, writes ``stragglers.json`` (the findings) and ``stragglers.png`` (the picture) there.
+"""
+
+from __future__ import annotations
+
+import atexit
+import json
+import os
+import sys
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from torchdoctor.stragglers import hooks
+from torchdoctor.stragglers.aggregate import Aggregator
+from torchdoctor.stragglers.record import WINDOW, StepRecord, end_key, window_key
+
+ENABLED_VARIABLE = "TORCHDOCTOR_STRAGGLERS"
+DIR_VARIABLE = "TORCHDOCTOR_STRAGGLERS_DIR"
+JSON_NAME, PLOT_NAME = "stragglers.json", "stragglers.png"
+
+_state: dict[str, Any] = {}
+
+
+def stragglers_enabled(environ: Mapping[str, str] | None = None) -> bool:
+    """Whether ``TORCHDOCTOR_STRAGGLERS`` asks for the watch (``1``, ``true``, ``yes``, ``on``)."""
+    environ = os.environ if environ is None else environ
+    return environ.get(ENABLED_VARIABLE, "").strip().lower() in ("1", "true", "yes", "on")
+
+
+def watch_for_stragglers(
+    output_dir: str | os.PathLike | None = None, window: int = WINDOW, stream=None
+) -> None:
+    """Watch this rank's steps and, on global rank 0, name the rank that holds the others back, and why.
+
+    Call it once in every rank, before the training loop (before or after ``init_process_group``); nothing
+    else in the script changes. ``output_dir`` (default ``TORCHDOCTOR_STRAGGLERS_DIR``) receives
+    ``stragglers.json`` and ``stragglers.png`` at the end; verdicts and the summary go to ``stream``
+    (default stderr). Idempotent.
+
+    Example::
+
+        import torchdoctor
+        torchdoctor.watch_for_stragglers("runs/today")
+    """
+    if _state:
+        return
+    if not isinstance(window, int) or window < 3:
+        raise ValueError(f"window={window!r}: give a whole number of steps, at least 3")
+    directory = output_dir if output_dir is not None else os.environ.get(DIR_VARIABLE) or None
+    record = StepRecord(window)
+    record.publish = _publish
+    _state.update(record=record, dir=directory, stream=stream, store=None, rank=None, aggregator=None)
+    hooks.install(record)
+    atexit.register(finish)
+
+
+def _connect() -> bool:
+    """Find the job's store once the default process group exists; start rank 0's reader."""
+    import torch.distributed as dist
+
+    if not (dist.is_available() and dist.is_initialized()):
+        return False
+    try:
+        store = dist.distributed_c10d._get_default_store()
+    except (RuntimeError, ValueError, AttributeError):  # e.g. MPI has no store: nothing to publish to
+        return False
+    _state["store"], _state["rank"] = store, dist.get_rank()
+    if _state["rank"] == 0 and dist.get_world_size() > 1:
+        aggregator = Aggregator(store, dist.get_world_size(), _state["stream"])
+        aggregator.start()
+        _state["aggregator"] = aggregator
+    return True
+
+
+def _publish(window: int, text: str) -> None:
+    if _state.get("store") is None and not _connect():
+        return
+    try:
+        _state["store"].set(window_key(window, _state["rank"]), text)
+    except Exception as error:  # noqa: BLE001 - the store is gone (the job is ending); never break the training
+        _state["record"].publish = None
+        _say(f"torchdoctor: stragglers: stopped publishing this rank's steps: {error}")
+    if _state.get("aggregator") is not None:
+        _state["aggregator"].own_latest = window
+
+
+def finish() -> None:
+    """The run is over: publish the last steps; on rank 0 judge what is left, print the summary and write
+    the files. Called by the launcher's bootstrap (and at exit); does nothing the second time."""
+    record = _state.get("record")
+    if record is None or _state.get("finished"):
+        return
+    _state["finished"] = True
+    hooks.uninstall()
+    record.flush()
+    store = _state.get("store")
+    if store is None:
+        return
+    try:
+        store.set(end_key(_state["rank"]), json.dumps({"last_window": record.latest, "steps": record.steps}))
+    except Exception:  # noqa: BLE001 - the store is gone: rank 0 says whom it missed
+        pass
+    aggregator = _state.get("aggregator")
+    if aggregator is not None:
+        _report(aggregator, aggregator.finish())
+
+
+def _report(aggregator: Aggregator, missing: list[int]) -> None:
+    from torchdoctor.findings import to_json
+    from torchdoctor.stragglers.summary import findings, summary_lines
+
+    lines = summary_lines(aggregator.verdicts, aggregator.tracker.said)
+    if missing:
+        lines.append(
+            f"  ranks {', '.join(map(str, missing))} did not say they were done: their last steps are missing"
+        )
+    if aggregator.problem:
+        lines.append(f"  {aggregator.problem}")
+    directory = _state.get("dir")
+    if directory:
+        try:
+            folder = Path(directory)
+            folder.mkdir(parents=True, exist_ok=True)
+            (folder / JSON_NAME).write_text(
+                to_json(findings(aggregator.verdicts, aggregator.tracker.said)) + "\n"
+            )
+            from torchdoctor.stragglers.plot import plot_steps
+
+            picture = plot_steps(aggregator.verdicts, folder / PLOT_NAME, aggregator.tracker.said)
+            wrote = [str(folder / JSON_NAME)] + ([str(picture)] if picture else [])
+            lines.append(f"  wrote {' and '.join(wrote)}")
+        except OSError as error:
+            lines.append(f"  could not write to {directory}: {error.strerror or error}")
+    _say("\n".join(lines))
+
+
+def _say(text: str) -> None:
+    stream = _state.get("stream") or sys.stderr
+    stream.write(text + "\n")
+    stream.flush()
