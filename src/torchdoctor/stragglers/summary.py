@@ -61,6 +61,7 @@ def summary_lines(verdicts: list[WindowVerdict], said: list[dict[str, Any]]) -> 
 def findings(verdicts: list[WindowVerdict], said: list[dict[str, Any]]) -> list[Finding]:
     """``dist.straggler`` and one ``dist.straggler.rank<N>`` per rank."""
     ranks = per_rank(verdicts)
+    windows = [_window_facts(v) for v in verdicts]
     found = []
     if said:
         last = said[-1]
@@ -69,7 +70,7 @@ def findings(verdicts: list[WindowVerdict], said: list[dict[str, Any]]) -> list[
                 "dist.straggler",
                 "warn",
                 last["line"].removeprefix("torchdoctor: straggler: "),
-                {"verdicts": said},
+                {"verdicts": said, "windows": windows},
                 _fix(last["cause"], last["rank"]),
             )
         )
@@ -84,6 +85,18 @@ def findings(verdicts: list[WindowVerdict], said: list[dict[str, Any]]) -> list[
     for rank, medians in ranks.items():
         found.append(Finding(f"dist.straggler.rank{rank}", "ok", _rank_summary(rank, medians), medians))
     return found
+
+
+def _window_facts(verdict: WindowVerdict) -> dict[str, Any]:
+    """One window in the JSON: its straggler (or None) and each rank's lateness (ms) and share of steps last."""
+    return {
+        "window": verdict.window,
+        "straggler": verdict.straggler,
+        "slower": round(verdict.slower, 4),
+        "cause": verdict.cause,
+        "late_ms": {r: None if w.late is None else round(w.late * 1000, 2) for r, w in verdict.ranks.items()},
+        "last_share": {r: round(w.last_share, 2) for r, w in verdict.ranks.items()},
+    }
 
 
 def _rank_summary(rank: int, r: dict[str, Any]) -> str:

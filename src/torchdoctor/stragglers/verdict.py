@@ -5,7 +5,7 @@ What differs is when each rank *arrives* at its last collective of the step: the
 the others wait for it inside the collective (they are the victims, never named). Per step and per group
 this gives each rank's lateness (its arrival minus the earliest) and its wait (the latest arrival minus its
 own). A rank is a straggler in a window when its median lateness is a sizeable part of the step; the verdict
-needs the same rank in `SUSTAINED` windows in a row, so a one-off stall (a garbage collection, a checkpoint
+needs the same rank in `SUSTAINED` of the last `SUSTAINED` + 1 windows, so a one-off stall (a garbage collection, a checkpoint
 that every rank writes) never makes one. Without any collective to compare at, the rank whose own work (step
 minus time in collectives) is longest is the candidate.
 
@@ -27,8 +27,8 @@ SLOWER = 0.03
 MIN_SECONDS = 0.001
 # ...and arrives last in at least this share of the window's steps (a rank slowed on purpose is last in
 # nearly every step; under noise the last one changes from step to step).
-LAST_SHARE = 0.7
-# The verdict needs the same rank in this many windows in a row (3 windows of 10 steps: 30 steps).
+LAST_SHARE = 0.6
+# The verdict needs the same rank in this many of the last SUSTAINED + 1 windows (3 of 4 windows of 10 steps).
 SUSTAINED = 3
 CAUSES = ("input", "host", "device", "communication")
 
@@ -209,24 +209,26 @@ class Tracker:
     _current: tuple[int, str] | None = None
 
     def feed(self, verdict: WindowVerdict) -> str | None:
-        """Add the next window's verdict; the verdict line when a rank has now been the straggler for
-        `sustained` windows in a row (for a cause not yet said for it), else None."""
+        """Add the next window's verdict; the verdict line when one rank has been the straggler in
+        `sustained` of the last `sustained` + 1 windows, this one included (for a cause not yet said for
+        it), else None. One noisy window neither makes a verdict nor breaks one."""
         self.history.append(verdict)
-        recent = self.history[-self.sustained :]
-        if len(recent) < self.sustained or any(v.straggler is None for v in recent):
-            if verdict.straggler is None:
-                self._current = None
+        recent = self.history[-(self.sustained + 1) :]
+        rank = verdict.straggler
+        if rank is None:
+            if all(v.straggler is None for v in recent[-2:]):
+                self._current = None  # over: a new stretch gets a new line
             return None
-        rank = recent[-1].straggler
-        if any(v.straggler != rank for v in recent):
+        mine = [v for v in recent if v.straggler == rank]
+        if len(mine) < self.sustained:
             return None
-        causes = [v.cause for v in recent]
+        causes = [v.cause for v in mine]
         cause = max(set(causes), key=causes.count)
         if self._current == (rank, cause):
             return None
         self._current = (rank, cause)
-        same = [v for v in recent if v.cause == cause]
-        slower = statistics.median(v.slower for v in recent)
+        same = [v for v in mine if v.cause == cause]
+        slower = statistics.median(v.slower for v in mine)
         steps = sum(v.steps for v in recent)
         host = recent[-1].ranks[rank].host
         line = (

@@ -1,0 +1,116 @@
+"""The straggler watch: the verdict from the ranks' windows, and `torchdoctor launch --stragglers` with real
+gloo ranks running tests/straggler_train.py (DDP, a DataLoader, SGD; nothing of torchdoctor's in it)."""
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from torchdoctor.stragglers.verdict import SUSTAINED, Tracker, judge_window
+
+HERE = Path(__file__).parent
+SCRIPT = HERE / "straggler_train.py"
+
+
+def window(slow: int | None = None, late: float = 0.015, data: float = 0.0, ranks: int = 3, steps: int = 10):
+    """A window as the ranks publish it: every rank steps 50 ms; ``slow`` reaches each step's collective
+    ``late`` seconds after the others (having spent ``data`` more in next()), and they wait for it."""
+    published = {}
+    for rank in range(ranks):
+        rows = []
+        for step in range(steps):
+            t = 1000.0 + step * 0.05 + 0.0001 * ((rank * 7 + step * 3) % 5)  # a little jitter
+            behind = late if rank == slow else 0.0
+            waits = 0.0 if rank == slow or slow is None else late
+            rows.append(
+                [0.05, 0.002 + (data if rank == slow else 0.0), 0.005 + waits, 0.03, [["world", t + behind]]]
+            )
+        published[rank] = {"host": f"h{rank}", "rows": rows}
+    return published
+
+
+def test_the_late_rank_is_named_with_its_cause_and_its_victims_are_not():
+    verdict = judge_window(0, window(slow=2, late=0.015, data=0.015))
+    assert verdict.straggler == 2
+    assert verdict.cause == "input"
+    assert "next() 17 ms vs median 2.0 ms" in verdict.cause_text
+    assert verdict.slower == pytest.approx(0.015 / 0.035, rel=0.05)  # the others' own 35 ms, 15 ms more
+
+
+def test_a_healthy_window_names_nobody():
+    assert judge_window(0, window()).straggler is None
+
+
+def test_a_verdict_needs_a_sustained_stretch_and_a_one_off_stall_makes_none():
+    tracker = Tracker()
+    lines = [
+        tracker.feed(judge_window(n, window(slow=1, data=0.015) if n == 2 else window())) for n in range(6)
+    ]
+    assert lines == [None] * 6  # one slow window: a garbage collection, a checkpoint
+    lines = [tracker.feed(judge_window(6 + n, window(slow=1, data=0.015))) for n in range(SUSTAINED)]
+    assert lines[:-1] == [None] * (SUSTAINED - 1)
+    assert lines[-1].startswith(
+        f"torchdoctor: straggler: rank 1 (host h1) 43% slower over the last {10 * (SUSTAINED + 1)} steps"
+    )
+    assert lines[-1].endswith("input pipeline (next() 17 ms vs median 2.0 ms)")
+    assert tracker.feed(judge_window(9, window(slow=1, data=0.015))) is None  # said once
+
+
+def test_subgroups_are_compared_within_themselves():
+    published = window(slow=None, ranks=4)
+    for rank in (2, 3):  # a second data-parallel group, reaching its collective 30 ms after group 0-1
+        for row in published[rank]["rows"]:
+            row[4] = [["2-3", row[4][0][1] + 0.03]]
+    for row in published[0]["rows"]:
+        row[4] = [["0-1", row[4][0][1]]]
+    for row in published[1]["rows"]:
+        row[4] = [["0-1", row[4][0][1]]]
+    assert judge_window(0, published).straggler is None
+
+
+def launch(tmp_path, env, steps=50):
+    out = tmp_path / "out"
+    full = dict(os.environ, STEPS=str(steps), **env)
+    done = subprocess.run(
+        [sys.executable, "-m", "torchdoctor", "launch", "--nproc-per-node", "2", "--stragglers",
+         "--stragglers-dir", str(out), str(SCRIPT)],
+        capture_output=True, text=True, env=full, timeout=300,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr[-3000:]
+    return done.stderr, out
+
+
+def test_launch_names_a_rank_with_a_slow_data_loader(tmp_path):
+    stderr, out = launch(tmp_path, {"FAULT": "input", "AMOUNT": "0.3", "SLOW_RANK": "1"})
+    verdicts = [line for line in stderr.splitlines() if line.startswith("torchdoctor: straggler:")]
+    assert verdicts, stderr[-3000:]
+    assert all(line.startswith("torchdoctor: straggler: rank 1 ") for line in verdicts), verdicts
+    assert "input pipeline (next()" in verdicts[0]
+    report = json.loads((out / "stragglers.json").read_text())
+    first = report["findings"][0]
+    assert first["id"] == "dist.straggler" and first["status"] == "warn"
+    assert first["details"]["verdicts"][0]["cause"] == "input"
+    assert {f["id"] for f in report["findings"][1:]} == {"dist.straggler.rank0", "dist.straggler.rank1"}
+    assert (out / "stragglers.png").stat().st_size > 1000
+    assert "torchdoctor: stragglers: " in stderr and "  rank 1 (host " in stderr
+
+
+def test_launch_names_nobody_in_a_healthy_run(tmp_path):
+    stderr, out = launch(tmp_path, {})
+    assert "torchdoctor: straggler:" not in stderr, stderr[-3000:]
+    assert "no rank was slower for a sustained stretch" in stderr
+    assert json.loads((out / "stragglers.json").read_text())["findings"][0]["status"] == "ok"
+
+
+def test_a_stragglers_dir_that_is_a_file_is_one_line(tmp_path):
+    file = tmp_path / "taken"
+    file.write_text("x")
+    done = subprocess.run(
+        [sys.executable, "-m", "torchdoctor", "launch", "--stragglers-dir", str(file), str(SCRIPT)],
+        capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert done.returncode == 2
+    assert done.stderr.strip().count("\n") == 0 and "--stragglers-dir" in done.stderr, done.stderr
