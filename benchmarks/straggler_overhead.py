@@ -135,7 +135,10 @@ def main() -> None:
         return
     print(f"# load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores", flush=True)
     cost = hook_cost()
-    print(f"hooks alone: {cost * 1e6:.1f} µs per step (one next(), one all_reduce, one optimizer step)", flush=True)
+    print(
+        f"hooks alone: {cost * 1e6:.1f} µs per step (one next(), one all_reduce, one optimizer step)",
+        flush=True,
+    )
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(ROOT / "src"), os.environ.get("PYTHONPATH", "")]))
     command = [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc-per-node", "2", __file__,
                "--worker", "--blocks", str(args.blocks), "--steps", str(args.steps), "--width", str(args.width),

@@ -29,10 +29,11 @@ SLOW_FROM = int(os.environ.get("SLOW_FROM", "0"))
 PERIOD = int(os.environ.get("PERIOD", "0"))
 OFF = int(os.environ.get("OFF", "0"))
 
-torch.set_num_threads(int(os.environ.get("THREADS", "1")))
-torch.manual_seed(0)
 dist.init_process_group("gloo")
 rank = dist.get_rank()
+# THREADS=2 THREADS_1=1: rank 1 gets fewer threads than the others (the mixed-devices case on a CPU)
+torch.set_num_threads(int(os.environ.get(f"THREADS_{rank}", os.environ.get("THREADS", "1"))))
+torch.manual_seed(0)
 faulty = rank == SLOW_RANK
 model = torch.nn.Sequential(
     *[torch.nn.Sequential(torch.nn.Linear(WIDTH, WIDTH), torch.nn.ReLU()) for _ in range(LAYERS)]

@@ -83,6 +83,7 @@ def launch(tmp_path, env, steps=50):
     return done.stderr, out
 
 
+@pytest.mark.timeout(600)  # real ranks on a shared machine
 def test_launch_names_a_rank_with_a_slow_data_loader(tmp_path):
     stderr, out = launch(tmp_path, {"FAULT": "input", "AMOUNT": "0.3", "SLOW_RANK": "1"})
     verdicts = [line for line in stderr.splitlines() if line.startswith("torchdoctor: straggler:")]
@@ -98,11 +99,48 @@ def test_launch_names_a_rank_with_a_slow_data_loader(tmp_path):
     assert "torchdoctor: stragglers: " in stderr and "  rank 1 (host " in stderr
 
 
+@pytest.mark.timeout(600)  # real ranks on a shared machine
 def test_launch_names_nobody_in_a_healthy_run(tmp_path):
     stderr, out = launch(tmp_path, {})
     assert "torchdoctor: straggler:" not in stderr, stderr[-3000:]
     assert "no rank was slower for a sustained stretch" in stderr
     assert json.loads((out / "stragglers.json").read_text())["findings"][0]["status"] == "ok"
+
+
+def test_rank_balance_names_the_slow_rank_and_how_to_share_the_batch():
+    from torchdoctor.gpu_balance import rank_balance_verdict
+
+    fast = {"rank": 0, "host": "h1", "name": "CPU, 2 threads", "gflops": 20.0, "copy_gbps": 5.0}
+    slow = {"rank": 1, "host": "h2", "name": "CPU, 1 thread", "gflops": 10.0, "copy_gbps": 5.0}
+    finding = rank_balance_verdict([slow, fast])
+    assert finding.status == "warn"
+    assert finding.summary == (
+        "rank 1 (host h2, CPU, 1 thread) holds the run back: its matmul runs at 50% of rank 0's (10 vs 20 "
+        "GFLOPS), so every step waits for it and 33% of the ranks' compute idles"
+    )
+    assert "rank 0 67%, rank 1 33% of the global batch (of 64: 43, 21)" in finding.fix
+    assert "leave out" not in finding.fix  # 2 × 10 = 20 ties 1 × 20: keeping both is not worse
+    third = dict(slow, rank=2, gflops=4.0)
+    assert "# or leave out rank 2: 2 × 10 GFLOPS beats 3 × 4" in rank_balance_verdict([fast, slow, third]).fix
+    assert rank_balance_verdict([fast, dict(fast, rank=1, gflops=19.0)]).status == "ok"
+
+
+@pytest.mark.timeout(600)  # real ranks on a shared machine
+def test_launch_measures_each_ranks_device(tmp_path):
+    stderr, out = launch(tmp_path, {"THREADS": "2", "THREADS_1": "1"}, steps=20)
+    balance = [
+        f for f in json.loads((out / "stragglers.json").read_text())["findings"] if f["id"] == "gpu.balance"
+    ]
+    assert len(balance) == 1, stderr[-3000:]
+    ranks = balance[0]["details"]["ranks"]
+    assert [(r["rank"], r["threads"]) for r in ranks] == [(0, 2), (1, 1)]
+    assert all(r["gflops"] > 0 and r["copy_gbps"] > 0 for r in ranks)
+    # which rank is slower depends on the machine's load (two threads on a busy machine can lose to one):
+    # the verdict must name the rank that measured slower, whichever it is
+    if balance[0]["status"] == "warn":
+        slowest = min(ranks, key=lambda r: r["gflops"])["rank"]
+        assert balance[0]["summary"].startswith(f"rank {slowest} (host ")
+        assert "(gpu.balance)" in stderr
 
 
 def test_a_stragglers_dir_that_is_a_file_is_one_line(tmp_path):

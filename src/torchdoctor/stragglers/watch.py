@@ -19,7 +19,7 @@ from typing import Any
 
 from torchdoctor.stragglers import hooks
 from torchdoctor.stragglers.aggregate import Aggregator
-from torchdoctor.stragglers.record import WINDOW, StepRecord, end_key, window_key
+from torchdoctor.stragglers.record import KEY_PREFIX, WINDOW, StepRecord, end_key, window_key
 
 ENABLED_VARIABLE = "TORCHDOCTOR_STRAGGLERS"
 DIR_VARIABLE = "TORCHDOCTOR_STRAGGLERS_DIR"
@@ -35,14 +35,19 @@ def stragglers_enabled(environ: Mapping[str, str] | None = None) -> bool:
 
 
 def watch_for_stragglers(
-    output_dir: str | os.PathLike | None = None, window: int = WINDOW, stream=None
+    output_dir: str | os.PathLike | None = None,
+    window: int = WINDOW,
+    stream=None,
+    measure_devices: bool = True,
 ) -> None:
     """Watch this rank's steps and, on global rank 0, name the rank that holds the others back, and why.
 
     Call it once in every rank, before the training loop (before or after ``init_process_group``); nothing
     else in the script changes. ``output_dir`` (default ``TORCHDOCTOR_STRAGGLERS_DIR``) receives
     ``stragglers.json`` and ``stragglers.png`` at the end; verdicts and the summary go to ``stream``
-    (default stderr). Idempotent.
+    (default stderr). With ``measure_devices`` every rank also measures its device once (a short matmul and a
+    copy, `torchdoctor.gpu_balance.measure_device`) and the summary says which rank's device holds the run
+    back (``gpu.balance``). Idempotent.
 
     Example::
 
@@ -57,6 +62,7 @@ def watch_for_stragglers(
     record = StepRecord(window)
     record.publish = _publish
     _state.update(record=record, dir=directory, stream=stream, store=None, rank=None, aggregator=None)
+    _state["measure"] = measure_devices
     hooks.install(record)
     atexit.register(finish)
 
@@ -72,11 +78,38 @@ def _connect() -> bool:
     except (RuntimeError, ValueError, AttributeError):  # e.g. MPI has no store: nothing to publish to
         return False
     _state["store"], _state["rank"] = store, dist.get_rank()
+    if _state["measure"] and dist.get_world_size() > 1:
+        _measure_device(store, _state["rank"], _state["record"].host)
     if _state["rank"] == 0 and dist.get_world_size() > 1:
         aggregator = Aggregator(store, dist.get_world_size(), _state["stream"])
         aggregator.start()
         _state["aggregator"] = aggregator
     return True
+
+
+def device_key(rank: int) -> str:
+    """The store key of ``rank``'s device figures."""
+    return f"{KEY_PREFIX}/device/r{rank}"
+
+
+def _measure_device(store: Any, rank: int, host: str) -> None:
+    from torchdoctor.gpu_balance import measure_device
+
+    try:
+        figures = measure_device()
+    except RuntimeError as error:  # a device out of memory: the balance is left out, the watch goes on
+        _say(f"torchdoctor: stragglers: could not measure rank {rank}'s device: {str(error).splitlines()[0]}")
+        return
+    store.set(device_key(rank), json.dumps({"rank": rank, "host": host, **figures}))
+
+
+def _device_balance(store: Any, world_size: int):
+    """The ``gpu.balance`` finding from the devices the ranks measured, or None when fewer than two did."""
+    from torchdoctor.gpu_balance import rank_balance_verdict
+
+    keys = [device_key(rank) for rank in range(world_size)]
+    figures = [json.loads(store.get(key)) for key in keys if store.check([key])]
+    return rank_balance_verdict(figures) if len(figures) >= 2 else None
 
 
 def _publish(window: int, text: str) -> None:
@@ -117,6 +150,17 @@ def _report(aggregator: Aggregator, missing: list[int]) -> None:
     from torchdoctor.stragglers.summary import findings, summary_lines
 
     lines = summary_lines(aggregator.verdicts, aggregator.tracker.said)
+    found = findings(aggregator.verdicts, aggregator.tracker.said)
+    try:
+        balance = _device_balance(aggregator.store, aggregator.world_size)
+    except Exception as error:  # noqa: BLE001 - the store is gone: the balance is left out, and said so
+        balance = None
+        lines.append(f"  the devices' figures could not be read: {error}")
+    if balance is not None:
+        found.append(balance)
+        mark = "!" if balance.status == "warn" else "✓"
+        lines.append(f"  {mark} {balance.summary} (gpu.balance)")
+        lines += [f"      {fix}" for fix in balance.fix.splitlines()]
     if missing:
         lines.append(
             f"  ranks {', '.join(map(str, missing))} did not say they were done: their last steps are missing"
@@ -128,9 +172,7 @@ def _report(aggregator: Aggregator, missing: list[int]) -> None:
         try:
             folder = Path(directory)
             folder.mkdir(parents=True, exist_ok=True)
-            (folder / JSON_NAME).write_text(
-                to_json(findings(aggregator.verdicts, aggregator.tracker.said)) + "\n"
-            )
+            (folder / JSON_NAME).write_text(to_json(found) + "\n")
             from torchdoctor.stragglers.plot import plot_steps
 
             picture = plot_steps(aggregator.verdicts, folder / PLOT_NAME, aggregator.tracker.said)
