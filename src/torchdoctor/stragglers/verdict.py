@@ -28,6 +28,8 @@ MIN_SECONDS = 0.001
 # ...and arrives last in at least this share of the window's steps (a rank slowed on purpose is last in
 # nearly every step; under noise the last one changes from step to step).
 LAST_SHARE = 0.6
+# The cause found must account for at least this share of how late the rank is.
+EXPLAINED = 0.5
 # The verdict needs the same rank in this many of the last SUSTAINED + 1 windows (3 of 4 windows of 10 steps).
 SUSTAINED = 3
 CAUSES = ("input", "host", "device", "communication")
@@ -167,8 +169,8 @@ def judge_window(number: int, window: Mapping[int, Mapping[str, Any]]) -> Window
         behind = candidate.own - base
     if base <= 0 or behind < MIN_SECONDS or behind / base < SLOWER:
         return verdict
-    cause, text = _cause(candidate, others)
-    if cause is None:
+    cause, text = _cause(candidate, others, behind)
+    if cause is None:  # late, but no part of its own step says why: no verdict rather than a guess
         return verdict
     verdict.straggler, verdict.slower, verdict.cause, verdict.cause_text = (
         candidate.rank,
@@ -179,9 +181,10 @@ def judge_window(number: int, window: Mapping[int, Mapping[str, Any]]) -> Window
     return verdict
 
 
-def _cause(slow: RankWindow, others: list[RankWindow]) -> tuple[str | None, str]:
+def _cause(slow: RankWindow, others: list[RankWindow], behind: float) -> tuple[str | None, str]:
     """The part of ``slow``'s step that exceeds the others' median most for its step-to-step spread (a
-    steady 3 ms more in next() says more than 3 ms more of a compute that varies by 10 ms), in words."""
+    steady 3 ms more in next() says more than 3 ms more of a compute that varies by 10 ms), in words; None
+    when that part explains less than `EXPLAINED` of the ``behind`` seconds the rank is late by."""
     median = {
         name: statistics.median(getattr(r, name) for r in others) for name in ("data", "compute", "cpu")
     }
@@ -199,7 +202,7 @@ def _cause(slow: RankWindow, others: list[RankWindow]) -> tuple[str | None, str]
         return excess[part] / (noise + 0.0005)  # half a millisecond: timer and scheduling noise
 
     part = max(excess, key=weight)
-    if excess[part] <= 0:
+    if excess[part] < EXPLAINED * behind:
         return None, ""
     if part == "input":
         return "input", f"input pipeline (next() {_ms(slow.data)} vs median {_ms(median['data'])})"
