@@ -48,7 +48,12 @@ def plot_steps(
         ax.stackplot(
             x, *stacks, colors=[c for _, c in PARTS], labels=[LABELS[p] for p, _ in PARTS], step="post"
         )
-        title = f"rank {rank}" + (f"  — straggler ({named[rank]})" if rank in named else "")
+        for verdict in said or []:
+            if verdict["rank"] == rank:  # where the verdict line was said
+                ax.axvline((verdict["window"] + 1) * WINDOW, color="#b00000", linewidth=1, linestyle="--")
+        title = f"rank {rank}" + (
+            f"  — straggler ({named[rank]}), said at the dashed line" if rank in named else ""
+        )
         ax.set_title(title, fontsize=9, loc="left", color="#b00000" if rank in named else "black")
         ax.set_ylabel("ms / step", fontsize=8)
         ax.tick_params(labelsize=7)
