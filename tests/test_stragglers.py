@@ -153,3 +153,22 @@ def test_a_stragglers_dir_that_is_a_file_is_one_line(tmp_path):
     )  # fmt: skip
     assert done.returncode == 2
     assert done.stderr.strip().count("\n") == 0 and "--stragglers-dir" in done.stderr, done.stderr
+
+
+def test_the_flags_and_the_config_turn_the_watch_on_in_every_worker(tmp_path):
+    from torchdoctor.launch.config import load_config
+    from torchdoctor.launch.options import merge, parse_command_line
+    from torchdoctor.launch.run import worker_environment
+
+    given = parse_command_line(["--stragglers", "--log-dir", str(tmp_path), "train.py"])
+    env = worker_environment(given, {"PATH": "/bin"})
+    assert env["TORCHDOCTOR_STRAGGLERS"] == "1" and env["TORCHDOCTOR_STRAGGLERS_DIR"] == str(tmp_path)
+    assert "TORCHDOCTOR_STRAGGLERS" not in worker_environment(parse_command_line(["train.py"]), {})
+    assert parse_command_line(["--stragglers-dir", "out", "train.py"]).stragglers  # a folder implies it
+    config = tmp_path / "launch.yaml"
+    config.write_text("stragglers: true\nstragglers_dir: runs/x\n")
+    merged = merge(parse_command_line(["train.py"]), load_config(config))
+    assert merged.stragglers and merged.stragglers_dir == "runs/x"
+    config.write_text("stragglers: 3\n")
+    with pytest.raises(Exception, match=r"line 1: stragglers: 3 should be true or false"):
+        load_config(config)
