@@ -25,6 +25,7 @@ _EXPORTS = {
     "check_breakpoint": "torchdoctor.distributed.trigger",
     "watch_for_hangs": "torchdoctor.hang.watchdog",
     "heartbeat": "torchdoctor.hang.watchdog",
+    "watch_for_stragglers": "torchdoctor.stragglers.watch",
     # memory and reproducibility
     "find_executable_batch_size": "torchdoctor.memory",
     "seed_everything": "torchdoctor.reproducibility",

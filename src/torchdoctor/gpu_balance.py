@@ -3,6 +3,11 @@
 With data parallelism every GPU gets the same batch and every step waits for the slowest GPU, so the GPU with
 the least memory limits the batch and the slowest one sets the pace. `measure_gpus` takes the figures (memory,
 a short fp16 matmul throughput) and `balance_verdict` turns given figures into a verdict.
+
+In a running job (``torchdoctor launch --stragglers``) every rank measures its own device with `measure_device`
+(a short matmul and a copy, with the threads and the device the rank really has) and `rank_balance_verdict`
+says which rank holds the run back, by how much, and how to rebalance: each rank's share of the global batch
+in proportion to its speed, or which ranks to leave out.
 """
 
 from __future__ import annotations
@@ -49,6 +54,126 @@ def measure_gpus(size: int = 4096, repeats: int = 10) -> list[dict[str, Any]]:
         del a, b
         torch.cuda.empty_cache()
     return gpus
+
+
+def measure_device(device: Any = None, seconds: float = 0.1) -> dict[str, Any]:
+    """This process's device as the training sees it: matmul throughput (GFLOPS; fp16 on a GPU, fp32 on the
+    CPU with torch's current thread count) and copy bandwidth (GB/s; host to device on a GPU, memory to
+    memory on the CPU), the best of three short runs of about ``seconds`` each."""
+    import torch
+
+    device = torch.device(device) if device is not None else _current_device(torch)
+    on_gpu = device.type != "cpu"
+    size, dtype = (2048, torch.float16) if on_gpu else (256, torch.float32)
+    a = torch.randn(size, size, device=device, dtype=dtype)
+    b = torch.randn(size, size, device=device, dtype=dtype)
+    source = torch.empty(
+        16 * 2**20 // 4, dtype=torch.float32, pin_memory=on_gpu and torch.cuda.is_available()
+    )
+    target = torch.empty_like(source, device=device)
+
+    def timed(work, count: int, deadline: float = float("inf")) -> float:
+        _sync(torch, device)
+        start = time.perf_counter()
+        done = 0
+        while done < count and (done == 0 or time.perf_counter() < deadline):
+            work()
+            done += 1
+        _sync(torch, device)
+        return (time.perf_counter() - start) / done
+
+    a @ b  # warm-up: the kernel is picked, clocks ramp up
+    target.copy_(source)
+    matmul = min(
+        timed(lambda: a @ b, max(1, int(seconds / max(timed(lambda: a @ b, 1), 1e-6)))) for _ in range(3)
+    )
+    copy = min(timed(lambda: target.copy_(source), 3) for _ in range(3))
+    return {
+        "device": str(device),
+        "name": torch.cuda.get_device_name(device)
+        if device.type == "cuda"
+        else _cpu_name(torch.get_num_threads()),
+        "threads": torch.get_num_threads(),
+        "gflops": round(2 * size**3 / matmul / 1e9, 2),
+        "copy_gbps": round(source.numel() * 4 / copy / 1e9, 2),
+    }
+
+
+def rank_balance_verdict(ranks: list[dict[str, Any]]) -> Finding:
+    """The ``gpu.balance`` verdict for the ranks of a job, from each rank's `measure_device` figures plus
+    ``rank`` and ``host``: the rank with the slowest matmul holds every step back.
+
+    >>> rank_balance_verdict([
+    ...     {"rank": 0, "host": "a", "name": "A100", "gflops": 150000.0, "copy_gbps": 20.0},
+    ...     {"rank": 1, "host": "b", "name": "RTX 3090", "gflops": 71000.0, "copy_gbps": 12.0},
+    ... ]).summary.split(":")[0]
+    'rank 1 (host b, RTX 3090) holds the run back'
+    """
+    ranks = sorted(ranks, key=lambda r: r["rank"])
+    details: dict[str, Any] = {"ranks": ranks, "threshold": BALANCED}
+    if len(ranks) < 2:
+        return Finding("gpu.balance", "skip", "one rank measured: balance needs two or more", details)
+    slowest = min(ranks, key=lambda r: r["gflops"])
+    fastest = max(ranks, key=lambda r: r["gflops"])
+    ratio = slowest["gflops"] / fastest["gflops"]
+    total = sum(r["gflops"] for r in ranks)
+    idle = 1 - len(ranks) * slowest["gflops"] / total
+    details |= {"speed_ratio": round(ratio, 3), "idle": round(idle, 3)}
+    if ratio >= BALANCED:
+        return Finding(
+            "gpu.balance",
+            "ok",
+            f"{len(ranks)} ranks balanced: matmul {slowest['gflops']:g}–{fastest['gflops']:g} GFLOPS",
+            details,
+        )
+    shares = {r["rank"]: r["gflops"] / total for r in ranks}
+    per_rank = ", ".join(f"rank {rank} {share:.0%}" for rank, share in shares.items())
+    example = _batch_split(shares, 32 * len(ranks))
+    fixes = [
+        f"# per-rank batch sizes in proportion to speed: {per_rank} of the global batch "
+        f"(of {32 * len(ranks)}: {', '.join(map(str, example))}); weight each rank's loss by its share",
+    ]
+    chosen = _fastest_set([dict(r, tflops=r["gflops"], index=r["rank"]) for r in ranks])
+    if len(chosen) < len(ranks):
+        left_out = sorted({r["rank"] for r in ranks} - {r["rank"] for r in chosen})
+        pace = min(r["gflops"] for r in chosen)
+        fixes.append(
+            f"# or leave out rank{'s' if len(left_out) > 1 else ''} {', '.join(map(str, left_out))}: "
+            f"{len(chosen)} × {pace:g} GFLOPS beats {len(ranks)} × {slowest['gflops']:g} at rank "
+            f"{slowest['rank']}'s pace"
+        )
+    summary = (
+        f"rank {slowest['rank']} (host {slowest['host']}, {slowest['name']}) holds the run back: its matmul "
+        f"runs at {ratio:.0%} of rank {fastest['rank']}'s ({slowest['gflops']:g} vs {fastest['gflops']:g} "
+        f"GFLOPS), so every step waits for it and {idle:.0%} of the ranks' compute idles"
+    )
+    return Finding("gpu.balance", "warn", summary, details, "\n".join(fixes))
+
+
+def _batch_split(shares: Mapping[int, float], total: int) -> list[int]:
+    """``total`` samples shared out in proportion to ``shares`` (largest remainders), at least 1 each."""
+    raw = {rank: share * total for rank, share in shares.items()}
+    sizes = {rank: max(1, int(value)) for rank, value in raw.items()}
+    for rank in sorted(raw, key=lambda r: raw[r] - int(raw[r]), reverse=True)[
+        : max(0, total - sum(sizes.values()))
+    ]:
+        sizes[rank] += 1
+    return [sizes[rank] for rank in sorted(sizes)]
+
+
+def _cpu_name(threads: int) -> str:
+    return f"CPU, {threads} thread{'s' if threads > 1 else ''}"
+
+
+def _current_device(torch: Any) -> Any:
+    if torch.cuda.is_available() and torch.cuda.is_initialized():
+        return torch.device("cuda", torch.cuda.current_device())
+    return torch.device("cpu")
+
+
+def _sync(torch: Any, device: Any) -> None:
+    if device.type == "cuda":
+        torch.cuda.synchronize(device)
 
 
 def balance_verdict(gpus: list[dict[str, Any]], environ: Mapping[str, str] | None = None) -> Finding:

@@ -1,7 +1,8 @@
 """What every worker of ``torchdoctor launch`` runs first: ``python -m torchdoctor.launch.bootstrap
 script.py ARGS`` (or ``--module pkg.train ARGS``), started by torchrun.
 
-It turns on debug mode when ``TORCHDOCTOR_DEBUG_MODE`` asks for it, lets the hang watchdog see the worker's
+It turns on debug mode when ``TORCHDOCTOR_DEBUG_MODE`` asks for it, the straggler watch when
+``TORCHDOCTOR_STRAGGLERS`` does, lets the hang watchdog see the worker's
 progress and ask for its stack, then runs the script as ``python script.py ARGS`` would (``python -m
 pkg.train ARGS`` for a module): ``__name__`` is ``"__main__"``, ``sys.argv[1:]`` is ``ARGS`` and the script's
 folder (the current one for a module) is first on ``sys.path``. An exception the script does not catch is
@@ -49,6 +50,12 @@ def main(argv: list[str] | None = None) -> None:
         from torchdoctor.distributed.debug import enable
 
         enable()
+    from torchdoctor.stragglers.watch import stragglers_enabled
+
+    if stragglers_enabled():
+        from torchdoctor.stragglers.watch import watch_for_stragglers
+
+        watch_for_stragglers()
     from torchdoctor.hang.watchdog import prepare_worker, worker_finished
 
     prepare_worker(_module_file(target) if module else target)
@@ -70,6 +77,10 @@ def main(argv: list[str] | None = None) -> None:
         sys.exit(1)
     finally:
         worker_finished()
+        if stragglers_enabled():
+            from torchdoctor.stragglers.watch import finish
+
+            finish()
 
 
 def _module_file(name: str) -> str:

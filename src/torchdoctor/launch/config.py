@@ -11,6 +11,8 @@ A config written by ``accelerate config`` works as it is. The keys torchdoctor a
     gpu_ids: all              # or "0,1": becomes CUDA_VISIBLE_DEVICES
     debug: true               # debug-mode collectives in every worker
     watchdog: 300             # torchdoctor's own: seconds without progress before the hang report
+    stragglers: true          # torchdoctor's own: name the rank that holds the others back
+    stragglers_dir: runs/x    # where the straggler watch writes stragglers.json and stragglers.png
 
 Every other key accelerate defines (``mixed_precision``, ``distributed_type``, ``fsdp_config``, …) is accepted
 and has no effect, since the run goes through ``torch.distributed.run`` rather than accelerate's launcher.
@@ -41,6 +43,8 @@ USED_KEYS: dict[str, tuple[tuple[type, ...], str]] = {
     "gpu_ids": ((str, int, list), 'GPU indices such as "0,1" or [0, 1], or all'),
     "debug": ((bool,), "true or false"),
     "watchdog": ((int, float), "a number of seconds"),
+    "stragglers": ((bool,), "true or false"),
+    "stragglers_dir": ((str,), "a folder"),
 }
 
 # Keys accelerate's config classes define (accelerate/commands/config/config_args.py) that only

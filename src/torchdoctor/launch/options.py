@@ -49,6 +49,8 @@ class LaunchOptions:
     gpu_ids: str | None = None
     debug: bool = False
     watchdog: float | None = None
+    stragglers: bool = False
+    stragglers_dir: str | None = None
     config: str | None = None
     verbose: bool = False
     # flag -> where its value came from when not from the command line: "config.yaml line 3: num_machines:"
@@ -89,6 +91,17 @@ def command_line_parser() -> argparse.ArgumentParser:
         help="After SECONDS without progress: report where every rank waits, stop the run. On several "
         "nodes, also the longest wait for the other nodes to join (else torch's 600).",
     )
+    ours.add_argument(
+        "--stragglers",
+        action="store_true",
+        help="Name the rank that holds the others back, and why (input, host, device, communication); a "
+        "summary per rank at the end.",
+    )
+    ours.add_argument(
+        "--stragglers-dir",
+        metavar="DIR",
+        help="Where --stragglers writes stragglers.json and stragglers.png (default: --log-dir, if given).",
+    )
     ours.add_argument("--config", metavar="FILE", help="YAML settings (accelerate's config keys).")
     ours.add_argument("--verbose", "-v", action="store_true", help="Print the torchrun command line first.")
 
@@ -115,13 +128,16 @@ def parse_command_line(argv: list[str]) -> LaunchOptions:
     """The options of ``torchdoctor launch ARGV``; raises `BadInput` for anything torch's parser or ours
     refuses. ``--help`` prints the help and raises `SystemExit` (0)."""
     parsed = vars(command_line_parser().parse_args(argv))
-    ours = {name: parsed.pop(name, None) for name in ("debug", "watchdog", "config", "verbose")}
+    names = ("debug", "watchdog", "stragglers", "stragglers_dir", "config", "verbose")
+    ours = {name: parsed.pop(name, None) for name in names}
     program = [parsed.pop("training_script"), *parsed.pop("training_script_args")]
     return LaunchOptions(
         flags=parsed,
         program=program,
         debug=bool(ours["debug"]),
         watchdog=_seconds("--watchdog", ours["watchdog"]),
+        stragglers=bool(ours["stragglers"]) or ours["stragglers_dir"] is not None,
+        stragglers_dir=ours["stragglers_dir"],
         config=ours["config"],
         verbose=bool(ours["verbose"]),
     )
@@ -172,7 +188,11 @@ def merge(cli: LaunchOptions, config: Mapping) -> LaunchOptions:
         flags["nproc_per_node"] = str(total // machines)
         sources["nproc_per_node"] = said
     gpu_ids = cli.gpu_ids if cli.gpu_ids is not None else config.get("gpu_ids")
-    for key, given in (("gpu_ids", cli.gpu_ids), ("watchdog", cli.watchdog)):
+    for key, given in (
+        ("gpu_ids", cli.gpu_ids),
+        ("watchdog", cli.watchdog),
+        ("stragglers_dir", cli.stragglers_dir),
+    ):
         if given is None and key in where:
             sources[key] = where[key]
     return LaunchOptions(
@@ -181,6 +201,8 @@ def merge(cli: LaunchOptions, config: Mapping) -> LaunchOptions:
         gpu_ids=None if gpu_ids is None else str(gpu_ids),
         debug=cli.debug or bool(config.get("debug", False)),
         watchdog=cli.watchdog if cli.watchdog is not None else config.get("watchdog"),
+        stragglers=cli.stragglers or bool(config.get("stragglers", False)),
+        stragglers_dir=cli.stragglers_dir if cli.stragglers_dir is not None else config.get("stragglers_dir"),
         config=cli.config,
         verbose=cli.verbose,
         sources=sources,
@@ -273,8 +295,15 @@ def validate(options: LaunchOptions) -> None:
         _check_gpu_ids(options)
     if options.watchdog is not None:
         require_seconds(said("watchdog"), options.watchdog)
-    if flags.get("no_python") and (options.debug or options.watchdog is not None):
-        asked = "--debug" if options.debug else "--watchdog"
+    if options.stragglers_dir is not None:
+        if os.path.lexists(options.stragglers_dir):
+            require_folder(said("stragglers_dir"), options.stragglers_dir)
+        elif not options.stragglers_dir.strip():
+            raise BadInput(f"{said('stragglers_dir')} '': empty; give a folder")
+    if flags.get("no_python") and (options.debug or options.watchdog is not None or options.stragglers):
+        asked = (
+            "--debug" if options.debug else "--watchdog" if options.watchdog is not None else "--stragglers"
+        )
         raise BadInput(
             f"{asked} needs a Python script, and --no-python runs {options.program[0]!r} as a program"
         )

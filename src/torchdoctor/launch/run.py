@@ -171,6 +171,13 @@ def worker_environment(options: LaunchOptions, environ: Mapping[str, str] | None
         env["TORCHDOCTOR_DEBUG_MODE"] = "1"
     if options.gpu_ids not in (None, "all"):
         env["CUDA_VISIBLE_DEVICES"] = options.gpu_ids
+    if options.stragglers:
+        from torchdoctor.stragglers.watch import DIR_VARIABLE, ENABLED_VARIABLE
+
+        env[ENABLED_VARIABLE] = "1"
+        folder = options.stragglers_dir or options.flags.get("log_dir")
+        if folder:
+            env[DIR_VARIABLE] = os.path.abspath(folder)
     return env
 
 

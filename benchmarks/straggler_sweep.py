@@ -1,0 +1,135 @@
+"""How well `torchdoctor launch --stragglers` names a planted straggler, and how often it names one in a
+healthy run.
+
+Real gloo ranks run tests/straggler_train.py (DDP, a DataLoader, SGD) under ``torchdoctor launch
+--stragglers``. One rank gets a fault in episodes: in every PERIOD steps it is off for OFF steps, then on for
+the rest — a slower data loader (input), extra matmuls (device), a busy process on its core (host), or its
+all-reduces ending late (communication, planted under torch.distributed by tests/straggler_faults) — at 5%,
+10% and 30% of the measured step. An episode is *named* when a verdict line names the planted rank within 50
+steps of the fault's start; *right cause* when that line gives the planted cause. Healthy runs count every
+verdict as a false alarm. A verdict naming another rank than the planted one is a victim named.
+
+    python benchmarks/straggler_sweep.py                 # the full sweep (long: run it niced)
+    python benchmarks/straggler_sweep.py --quick         # one run per fault at 30%, 300 healthy steps
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+SCRIPT = ROOT / "tests" / "straggler_train.py"
+FAULTS_DIR = ROOT / "tests" / "straggler_faults"
+EXPECTED = {"input": "input", "compute": "device", "host": "host", "comm": "communication"}
+PERIOD, OFF, WITHIN = 100, 40, 50
+
+
+def run(ranks: int, steps: int, env: dict[str, str]) -> tuple[list[dict], str, float]:
+    """One launch; the verdicts it said, its stderr, the seconds it took."""
+    with tempfile.TemporaryDirectory(prefix="straggler-sweep-") as out:
+        full = dict(os.environ, STEPS=str(steps), **env)
+        full["PYTHONPATH"] = os.pathsep.join([str(FAULTS_DIR), str(ROOT / "src"), full.get("PYTHONPATH", "")])
+        command = [sys.executable, "-m", "torchdoctor", "launch", "--nproc-per-node", str(ranks), "--stragglers",
+                   "--stragglers-dir", out, str(SCRIPT)]  # fmt: skip
+        began = time.monotonic()
+        done = subprocess.run(command, capture_output=True, text=True, env=full, timeout=1800)
+        seconds = time.monotonic() - began
+        report = Path(out) / "stragglers.json"
+        if done.returncode != 0 or not report.exists():
+            sys.stderr.write(done.stderr[-3000:])
+            raise SystemExit(f"run failed ({done.returncode}): {env}")
+        found = json.loads(report.read_text())["findings"][0]
+        return found.get("details", {}).get("verdicts", []), done.stderr, seconds
+
+
+def score_planted(verdicts: list[dict], slow: int, fault: str, steps: int) -> dict[str, int]:
+    """Per episode: named in time, with the right cause; and verdicts naming another rank."""
+    episodes = [
+        (start + OFF, start + PERIOD) for start in range(0, steps, PERIOD) if start + OFF < steps - 10
+    ]
+    named = right = 0
+    for begin, _end in episodes:
+        hits = [
+            v for v in verdicts if v["rank"] == slow and begin < (v["window"] + 1) * 10 <= begin + WITHIN + 1
+        ]
+        named += bool(hits)
+        right += any(v["cause"] == EXPECTED[fault] for v in hits)
+    victims = sum(v["rank"] != slow for v in verdicts)
+    return {"episodes": len(episodes), "named": named, "right": right, "victims": victims}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--ranks", type=int, default=2)
+    parser.add_argument("--steps", type=int, default=500, help="steps per planted run (5 episodes in 500)")
+    parser.add_argument("--repeats", type=int, default=1, help="planted runs per fault and amount")
+    parser.add_argument("--healthy-steps", type=int, default=10_000)
+    parser.add_argument("--healthy-run", type=int, default=1000, help="steps per healthy run")
+    parser.add_argument("--faults", default="input,compute,host,comm")
+    parser.add_argument("--amounts", default="0.05,0.1,0.3")
+    parser.add_argument("--quick", action="store_true")
+    args = parser.parse_args()
+    if args.quick:
+        args.amounts, args.steps, args.healthy_steps, args.healthy_run = "0.3", 200, 300, 300
+    load = os.getloadavg()[0]
+    print(
+        f"# {args.ranks} gloo ranks on {os.cpu_count()} cores, load average {load:.1f} at the start",
+        flush=True,
+    )
+    print("fault         amount  episodes  named  right cause  victims named  seconds", flush=True)
+    totals = {"episodes": 0, "named": 0, "right": 0, "victims": 0}
+    for fault in args.faults.split(","):
+        for amount in args.amounts.split(","):
+            cell = {"episodes": 0, "named": 0, "right": 0, "victims": 0}
+            seconds = 0.0
+            for repeat in range(args.repeats):
+                slow = (repeat + 1) % args.ranks
+                env = {
+                    "FAULT": fault,
+                    "AMOUNT": amount,
+                    "SLOW_RANK": str(slow),
+                    "PERIOD": str(PERIOD),
+                    "OFF": str(OFF),
+                }
+                verdicts, _, took = run(args.ranks, args.steps, env)
+                seconds += took
+                for key, value in score_planted(verdicts, slow, fault, args.steps).items():
+                    cell[key] += value
+            for key in totals:
+                totals[key] += cell[key]
+            print(
+                f"{fault:<13} {float(amount):>5.0%}  {cell['episodes']:>8}  {cell['named']:>5}  {cell['right']:>11}  "
+                f"{cell['victims']:>13}  {seconds:>7.0f}",
+                flush=True,
+            )
+    if totals["episodes"]:
+        print(
+            f"planted: named within {WITHIN} steps {totals['named']}/{totals['episodes']} "
+            f"({totals['named'] / totals['episodes']:.0%}), right cause {totals['right']}/{totals['episodes']} "
+            f"({totals['right'] / totals['episodes']:.0%}), victims named {totals['victims']}",
+            flush=True,
+        )
+    healthy_steps = alarms = 0
+    while healthy_steps < args.healthy_steps:
+        verdicts, _, _ = run(args.ranks, args.healthy_run, {})
+        healthy_steps += args.healthy_run
+        alarms += len(verdicts)
+        for verdict in verdicts:
+            print(f"  false alarm: {verdict['line']}", flush=True)
+    if healthy_steps:
+        print(
+            f"healthy: {alarms} false alarms in {healthy_steps} steps = {alarms * 10_000 / healthy_steps:.1f} "
+            f"per 10,000 steps; load average {os.getloadavg()[0]:.1f} at the end",
+            flush=True,
+        )
+
+
+if __name__ == "__main__":
+    main()

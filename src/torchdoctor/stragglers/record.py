@@ -1,0 +1,134 @@
+"""The per-step record of one rank: how long each step took and where the time went.
+
+A step runs from one optimizer step to the next (or from one outermost forward to the next when the script
+has no optimizer). Within it the hooks (`torchdoctor.stragglers.hooks`) add up the time spent waiting for data
+(the DataLoader's ``next()``) and inside collectives, and stamp the wall-clock time this rank arrived at its
+last collective of the step. Everything else is the rank's own compute: its CPU time (``time.process_time``)
+tells host contention (a core shared with another process) from more work. At the first `ARRIVALS`
+collectives of each step the rank notes the group and the wall-clock time it arrived: comparing them across
+ranks tells who arrived last (the straggler) and who waited (its victims).
+
+Every `WINDOW` steps the rank publishes its rows under one store key (`window_key`), which rank 0 reads
+(`torchdoctor.stragglers.aggregate`): one ``set`` per rank per window, never a collective.
+"""
+
+from __future__ import annotations
+
+import json
+import socket
+import threading
+import time
+from typing import Any
+
+WINDOW = 10  # steps per published window
+ARRIVALS = 8  # collectives per step whose arrival is noted
+KEY_PREFIX = "torchdoctor/straggler"
+# A row: step seconds, data seconds, collective seconds, CPU seconds of the compute, and the arrivals:
+# [[group, wall-clock time], ...] at the step's first collectives, in order.
+FIELDS = ("step", "data", "comm", "cpu", "arrivals")
+
+
+def window_key(window: int, rank: int) -> str:
+    """The store key of ``rank``'s rows of window ``window``."""
+    return f"{KEY_PREFIX}/w{window}/r{rank}"
+
+
+def end_key(rank: int) -> str:
+    """The store key a rank sets when its run is over: how many windows it published."""
+    return f"{KEY_PREFIX}/end/r{rank}"
+
+
+class StepRecord:
+    """What one rank measured, step by step, and the publishing of it.
+
+    The hooks call `add_data`, `add_comm`, `arrived` and `step_boundary`; ``publish(window, text)`` gets
+    each full window's JSON text (`torchdoctor.stragglers.watch` sets it in the store); without it the rows
+    are dropped.
+    """
+
+    def __init__(self, window: int = WINDOW) -> None:
+        self.window = window
+        self.rows: list[list[Any]] = []  # rows not yet published
+        self.published = 0  # windows published
+        self.latest = -1  # the number of the latest window published
+        self.steps = 0
+        self.host = socket.gethostname()
+        self.publish = None
+        self._lock = threading.Lock()
+        self._reset(time.perf_counter(), time.process_time())
+        self._started = False
+
+    def _reset(self, now: float, cpu_now: float) -> None:
+        self.begin, self.cpu_begin = now, cpu_now
+        self.data = self.comm = self.cpu_elsewhere = 0.0
+        self.arrivals: list[list] = []
+        self.ddp_ready: float | None = None
+        self.ddp_done = 0.0
+
+    def add_data(self, seconds: float, cpu: float) -> None:
+        """Time (and CPU time) spent in a DataLoader ``next()``."""
+        self.data += seconds
+        self.cpu_elsewhere += cpu
+
+    def add_comm(self, seconds: float, cpu: float) -> None:
+        """Time (and CPU time) spent inside a collective."""
+        self.comm += seconds
+        self.cpu_elsewhere += cpu
+
+    def arrived(self, group: str, wall: float) -> None:
+        """This rank reached a collective of ``group`` at wall-clock time ``wall``."""
+        if len(self.arrivals) < ARRIVALS:
+            self.arrivals.append([group, round(wall, 6)])
+
+    def ddp_bucket_ready(self, group: str, now: float, wall: float) -> None:
+        """DDP's last gradient bucket of this backward is ready: from here the rank waits for the others."""
+        self.ddp_ready = now
+        self.arrived(group, wall)
+
+    def ddp_bucket_done(self, now: float) -> None:
+        """A DDP all-reduce finished (called on the communication thread)."""
+        if now > self.ddp_done:
+            self.ddp_done = now
+
+    def restart(self) -> None:
+        """Forget the steps so far: from here steps are counted at the optimizer's step, the same point on
+        every rank (the forwards counted before it, a calibration or a warm-up, differ from rank to rank)."""
+        with self._lock:
+            self.rows, self.steps, self._started = [], 0, False
+        self.step_boundary()
+
+    def step_boundary(self) -> None:
+        """One step is over: keep its row, publish a full window."""
+        now, cpu_now = time.perf_counter(), time.process_time()
+        if not self._started:  # the first boundary starts the first step
+            self._started = True
+            self._reset(now, cpu_now)
+            return
+        comm = self.comm
+        if self.ddp_ready is not None and self.ddp_done > self.ddp_ready:
+            comm += self.ddp_done - self.ddp_ready
+        step = now - self.begin
+        cpu = max(0.0, cpu_now - self.cpu_begin - self.cpu_elsewhere)
+        self.rows.append([step, self.data, min(comm, step), cpu, self.arrivals])
+        self.steps += 1
+        self._reset(now, cpu_now)
+        if len(self.rows) >= self.window:
+            self.flush()
+
+    def flush(self) -> None:
+        """Publish the rows kept so far as their window, numbered by step (window ``w`` holds steps
+        ``w * window`` to ``(w + 1) * window - 1`` on every rank); nothing when there are none."""
+        with self._lock:
+            if not self.rows:
+                return
+            if self.publish is None:  # no process group yet: nobody to compare with
+                self.rows = []
+                return
+            first = self.steps - len(self.rows)
+            text = json.dumps(
+                {"first_step": first, "host": self.host, "rows": self.rows}, separators=(",", ":")
+            )
+            self.rows = []
+            self.latest = first // self.window
+            self.publish(self.latest, text)
+            self.published += 1

@@ -1,0 +1,112 @@
+"""The end of the run: one line per rank (where its step went), the findings for ``--json``.
+
+Ids: ``dist.straggler`` (ok, or warn naming the straggler and its cause) and ``dist.straggler.rank<N>`` for
+each rank's medians.
+"""
+
+from __future__ import annotations
+
+import statistics
+from typing import Any
+
+from torchdoctor.findings import Finding
+from torchdoctor.stragglers.verdict import WindowVerdict
+
+
+def per_rank(verdicts: list[WindowVerdict]) -> dict[int, dict[str, Any]]:
+    """Each rank's medians over the windows, in milliseconds, and the steps it published."""
+    table: dict[int, dict[str, list[float]]] = {}
+    steps: dict[int, int] = {}
+    hosts: dict[int, str] = {}
+    for verdict in verdicts:
+        for rank, w in verdict.ranks.items():
+            columns = table.setdefault(rank, {})
+            for name in ("step", "data", "compute", "comm", "transfer"):
+                columns.setdefault(name, []).append(getattr(w, name))
+            if w.wait is not None:
+                columns.setdefault("wait", []).append(w.wait)
+                columns.setdefault("late", []).append(w.late)
+            steps[rank] = steps.get(rank, 0) + verdict.steps
+            hosts[rank] = w.host
+    result = {}
+    for rank in sorted(table):
+        medians = {name: round(statistics.median(v) * 1000, 2) for name, v in table[rank].items()}
+        result[rank] = {"host": hosts[rank], "steps": steps[rank], **medians}
+    return result
+
+
+def summary_lines(verdicts: list[WindowVerdict], said: list[dict[str, Any]]) -> list[str]:
+    """The end-of-run summary: a head line, then one line per rank."""
+    ranks = per_rank(verdicts)
+    if not ranks:
+        return [
+            "torchdoctor: stragglers: no steps to compare (no optimizer step or forward seen on two ranks)"
+        ]
+    total = max(r["steps"] for r in ranks.values())
+    if said:
+        named = "; ".join(f"rank {s['rank']} ({s['cause']}, {s['slower']:.0%} slower)" for s in said)
+        head = f"torchdoctor: stragglers: {total} steps on {len(ranks)} ranks; held back by {named}"
+    else:
+        head = f"torchdoctor: stragglers: {total} steps on {len(ranks)} ranks; no rank was slower for a sustained stretch"
+    lines = [head]
+    for rank, r in ranks.items():
+        waiting = f", waiting for peers {r['wait']:g}" if "wait" in r else ""
+        lines.append(
+            f"  rank {rank} (host {r['host']}): step {r['step']:g} ms = data {r['data']:g} + compute "
+            f"{r['compute']:g} + collectives {r['comm']:g}{waiting} (medians over {r['steps']} steps)"
+        )
+    return lines
+
+
+def findings(verdicts: list[WindowVerdict], said: list[dict[str, Any]]) -> list[Finding]:
+    """``dist.straggler`` and one ``dist.straggler.rank<N>`` per rank."""
+    ranks = per_rank(verdicts)
+    windows = [_window_facts(v) for v in verdicts]
+    found = []
+    if said:
+        last = said[-1]
+        found.append(
+            Finding(
+                "dist.straggler",
+                "warn",
+                last["line"].removeprefix("torchdoctor: straggler: "),
+                {"verdicts": said, "windows": windows},
+                _fix(last["cause"], last["rank"]),
+            )
+        )
+    elif ranks:
+        found.append(
+            Finding(
+                "dist.straggler", "ok", f"no straggler over {len(verdicts)} windows of {len(ranks)} ranks"
+            )
+        )
+    else:
+        found.append(Finding("dist.straggler", "skip", "no steps to compare"))
+    for rank, medians in ranks.items():
+        found.append(Finding(f"dist.straggler.rank{rank}", "ok", _rank_summary(rank, medians), medians))
+    return found
+
+
+def _window_facts(verdict: WindowVerdict) -> dict[str, Any]:
+    """One window in the JSON: its straggler (or None) and each rank's lateness (ms) and share of steps last."""
+    return {
+        "window": verdict.window,
+        "straggler": verdict.straggler,
+        "slower": round(verdict.slower, 4),
+        "cause": verdict.cause,
+        "late_ms": {r: None if w.late is None else round(w.late * 1000, 2) for r, w in verdict.ranks.items()},
+        "last_share": {r: round(w.last_share, 2) for r, w in verdict.ranks.items()},
+    }
+
+
+def _rank_summary(rank: int, r: dict[str, Any]) -> str:
+    return f"rank {rank}: step {r['step']:g} ms, data {r['data']:g}, compute {r['compute']:g}, collectives {r['comm']:g}"
+
+
+def _fix(cause: str, rank: int) -> str:
+    return {
+        "input": f"give rank {rank}'s DataLoader more workers (num_workers), pin_memory, or faster storage",
+        "host": f"find what else runs on rank {rank}'s cores (top, taskset) and move it, or pin the ranks to cores",
+        "device": f"compare rank {rank}'s device with the others (`torchdoctor check --only gpu`); give it less work",
+        "communication": f"check rank {rank}'s network link (`torchdoctor net`)",
+    }.get(cause, "")

@@ -1,0 +1,125 @@
+"""A small DDP training run over gloo for the straggler tests and benchmarks: a DataLoader, a model, an
+optimizer, and nothing of torchdoctor's in it. A fault is planted on one rank from the environment
+(tests/ only; nothing in src/ knows them):
+
+    SLOW_RANK=1 FAULT=input|compute|comm|host AMOUNT=0.3   # 30% of the step more on rank 1
+    STEPS=80  WIDTH=256  LAYERS=8  SLOW_FROM=0
+
+``input`` sleeps in the dataset, ``compute`` runs extra matmuls, ``comm`` delays the loss all-reduce
+(tests/straggler_faults/sitecustomize.py, under torch.distributed), ``host`` shares the rank's core with a busy process
+(started by the benchmark). The base step is measured before the loop, so AMOUNT is a share of it.
+"""
+
+import os
+import time
+
+import torch
+import torch.distributed as dist
+from torch.nn.parallel import DistributedDataParallel
+
+STEPS = int(os.environ.get("STEPS", "80"))
+WIDTH = int(os.environ.get("WIDTH", "256"))
+LAYERS = int(os.environ.get("LAYERS", "8"))
+BATCH = int(os.environ.get("BATCH", "64"))
+SLOW_RANK = int(os.environ.get("SLOW_RANK", "-1"))
+FAULT = os.environ.get("FAULT", "")
+AMOUNT = float(os.environ.get("AMOUNT", "0"))
+SLOW_FROM = int(os.environ.get("SLOW_FROM", "0"))
+# Episodes for the sweep: in every PERIOD steps the fault is off for the first OFF steps, then on.
+PERIOD = int(os.environ.get("PERIOD", "0"))
+OFF = int(os.environ.get("OFF", "0"))
+
+dist.init_process_group("gloo")
+rank = dist.get_rank()
+# THREADS=2 THREADS_1=1: rank 1 gets fewer threads than the others (the mixed-devices case on a CPU)
+torch.set_num_threads(int(os.environ.get(f"THREADS_{rank}", os.environ.get("THREADS", "1"))))
+torch.manual_seed(0)
+faulty = rank == SLOW_RANK
+model = torch.nn.Sequential(
+    *[torch.nn.Sequential(torch.nn.Linear(WIDTH, WIDTH), torch.nn.ReLU()) for _ in range(LAYERS)]
+)
+ddp = DistributedDataParallel(model)
+optimizer = torch.optim.SGD(ddp.parameters(), lr=0.001)
+
+
+def base_step_seconds() -> float:
+    """The step's compute measured here, the largest over the ranks (the script's own all-reduce)."""
+    x = torch.randn(BATCH, WIDTH)
+    for _ in range(3):
+        model(x).sum().backward()
+    start = time.perf_counter()
+    for _ in range(5):
+        model(x).sum().backward()
+    seconds = torch.tensor([(time.perf_counter() - start) / 5])
+    dist.all_reduce(seconds, op=dist.ReduceOp.MAX)
+    return seconds.item()
+
+
+BASE = base_step_seconds()
+os.environ["STRAGGLER_DELAY"] = str(BASE * AMOUNT)  # read by straggler_faults/sitecustomize.py (FAULT=comm)
+step_now = [0]
+busy = None
+if faulty and FAULT == "host":  # a busy process on this rank's core, in bursts, AMOUNT of the time
+    import multiprocessing
+
+    core = sorted(os.sched_getaffinity(0))[rank % len(os.sched_getaffinity(0))]
+    os.sched_setaffinity(0, {core})
+    on = multiprocessing.get_context("fork").Event()
+
+    def spin(on, core, share):
+        os.sched_setaffinity(0, {core})
+        while True:
+            on.wait()
+            until = time.perf_counter() + 0.01 * share
+            while time.perf_counter() < until:
+                pass
+            time.sleep(0.01 * (1 - share))
+
+    busy = multiprocessing.get_context("fork").Process(
+        target=spin, args=(on, core, min(1.0, 2 * AMOUNT)), daemon=True
+    )
+    busy.start()
+
+
+def fault_on(step: int) -> bool:
+    if not faulty or step < SLOW_FROM:
+        return False
+    return PERIOD == 0 or step % PERIOD >= OFF
+
+
+class Batches(torch.utils.data.Dataset):
+    def __len__(self):
+        return 10**9
+
+    def __getitem__(self, index):
+        if FAULT == "input" and fault_on(step_now[0]):
+            time.sleep(BASE * AMOUNT)
+        return torch.randn(BATCH, WIDTH), torch.randn(BATCH, WIDTH)
+
+
+loader = torch.utils.data.DataLoader(Batches(), batch_size=None)
+extra = torch.randn(WIDTH, WIDTH)
+for step, (x, y) in enumerate(loader):
+    step_now[0] = step
+    if step >= STEPS:
+        break
+    now_on = fault_on(step)
+    os.environ["STRAGGLER_ON"] = "1" if now_on and FAULT == "comm" else "0"
+    if busy is not None:
+        on.set() if now_on else on.clear()
+    loss = torch.nn.functional.mse_loss(ddp(x), y)
+    if FAULT == "compute" and now_on:
+        with torch.no_grad():  # AMOUNT of the model's own matmuls again, forward only
+            h = x
+            for _ in range(max(1, round(3 * AMOUNT * LAYERS))):
+                h = torch.relu(h @ extra)
+    loss.backward()
+    logged = loss.detach().clone()
+    dist.all_reduce(logged)  # the loss averaged for the log, as many scripts do
+    optimizer.step()
+    optimizer.zero_grad()
+if rank == 0:
+    print(f"done {STEPS} steps, base step {BASE * 1000:.1f} ms", flush=True)
+if busy is not None:
+    busy.kill()
+dist.destroy_process_group()
