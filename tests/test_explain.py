@@ -198,9 +198,9 @@ def test_the_end_of_a_long_log_is_read_line_by_line(tmp_path):
     assert log.stat().st_size > 256 * 1024
     (finding,) = explain([str(log)])
     assert finding.id == "log.worker_killed"
-    log.write_text(STEPS * 50 + "Killed\n" + STEPS * 50)  # far from both ends, a bare word is not looked at
+    log.write_text(STEPS * 50 + "Killed\n" + STEPS * 50)  # far from both ends: "Killed" is a trigger
     (finding,) = explain([str(log)])
-    assert finding.id == "log.unrecognised"
+    assert finding.id == "log.worker_killed"
     log.write_text(
         "UserWarning: CUDA initialization: The NVIDIA driver on your system is too old (found version 11040)\n"
         + STEPS * 100
@@ -287,9 +287,8 @@ def test_the_tail_read_line_by_line_is_the_same_whatever_the_chunk_size(chunk):
 
     assert seen(chunk) == seen(1 << 20)
     numbers = [n for n, _ in seen(1 << 20)]
-    assert (
-        numbers[0] == 202 and len(numbers) > 200
-    )  # the first segfault line is before the tail and numbers == sorted(set(numbers))
+    # the first segfault line, before the tail, is a candidate by its own trigger
+    assert numbers[0] == 201 and len(numbers) > 200 and numbers == sorted(set(numbers))
 
 
 def test_a_line_longer_than_the_cap_is_cut_not_held(tmp_path):

@@ -32,6 +32,15 @@ class Log:
     path: Path | None = None
     in_folder: bool = False  # found by walking a folder, not named by the user
     size: int | None = None  # bytes, for a regular uncompressed file
+    attempt: int | None = None  # torchrun's restart: the N of an ``attempt_N`` folder on its path
+
+
+def attempt_of(path: Path) -> int | None:
+    """The restart a torchrun ``--log-dir`` file belongs to: ``run/attempt_1/0/stderr.log`` -> 1."""
+    for part in reversed(path.parts[:-1]):
+        if part.startswith("attempt_") and part[8:].isdigit():
+            return int(part[8:])
+    return None
 
 
 class _Prefixed:
@@ -176,6 +185,11 @@ def logs(paths: list[str], stdin=None) -> Iterator[Log]:
                 )
             yield as_log(getattr(stdin, "buffer", stdin), "<stdin>", None)
             continue
+        if not given.strip():
+            raise BadInput(
+                'explain: an empty path was given (an unset variable, as in `explain "$LOG"`?): '
+                "name a log file or folder, or - for standard input"
+            )
         path = Path(given)
         if not os.path.lexists(path):
             raise BadInput(f"explain {given}: no such file or folder")
@@ -191,7 +205,7 @@ def logs(paths: list[str], stdin=None) -> Iterator[Log]:
                 opened += 1
                 with stream:
                     log = as_log(stream, str(file), ranks.get(file), file)
-                    log.in_folder = True
+                    log.in_folder, log.attempt = True, attempt_of(file)
                     yield log
             if not opened:
                 raise BadInput(f"explain {given}: a folder with no readable file in it")
