@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from torchdoctor.explain.first_failure import Raised, exception_at
+from torchdoctor.explain.first_failure import Raised, cut, exception_at
 from torchdoctor.explain.kinds import CONTEXT_FACTS, RECOGNISERS
 from torchdoctor.explain.reader import TAIL, Window, ranks_in_head, windows
 from torchdoctor.explain.recognisers import Context, Hit, Recogniser
@@ -16,6 +16,8 @@ SHORT = 256 * 1024  # bytes: a log this small has every line looked at
 _ERROR_LINE = re.compile(r"^\s*(?:[\w.]+\.)?\w*(?:Error|Exception)\b(?::|$)")
 _ROOT_CAUSE = re.compile(r"^\s*rank\s*:\s*(?P<rank>\d+)")
 _FAILURE_SUMMARY = "Root Cause (first observed failure)"
+_LIGHTNING = ("pytorch_lightning", "lightning/pytorch", "lightning.pytorch", "lightning_fabric")
+_PID = re.compile(r"\(pid: (\d+)\)")
 
 
 def any_anchor(recognisers: tuple[Recogniser, ...]) -> re.Pattern:
@@ -51,7 +53,9 @@ class Collector:
             self.ctx.ranks.add(rank)
         self.ctx.ranks |= ranks_in_head(head)
         if head:
-            self._context(head.decode("utf-8", "replace"))
+            text = head.decode("utf-8", "replace")
+            self._context(text)
+            self._framework(text)
         # A short paste (all of it in its head) is read line by line: an issue title quotes a message without
         # the "RuntimeError:" that holds the trigger. A long log is read through the triggers.
         short = len(head) < SHORT
@@ -80,14 +84,18 @@ class Collector:
         self._order += 1
         self._context(line)
         if _ERROR_LINE.match(line):
-            self.ctx.last_error_line = line.strip()[:300]
+            self.ctx.last_error_line = cut(line.strip(), 300)
         if before is not None and len(self.raised) < MAX_RAISED:
             raised = exception_at(line, before, following)
             if raised is not None:
+                self._framework("\n".join(before))
                 raised.source, raised.line, raised.rank, raised.order = source, number, rank, self._order
                 self.raised.append(raised)
                 if raised.traceback:
                     self.ctx.facts["traceback_in_input"] = True
+        if "(pid: " in line:  # torchrun names each failed worker's pid: "exitcode  : 1 (pid: 144)"
+            for pid in _PID.findall(line):
+                self.ctx.facts.setdefault("worker_pids", set()).add(pid)
         if line.startswith(_FAILURE_SUMMARY):
             self.ctx.facts["failure_summary_in_input"] = True
             root = next((m for text in following[:4] if (m := _ROOT_CAUSE.match(text))), None)
@@ -106,6 +114,12 @@ class Collector:
             self._per_kind[recogniser.kind] = count + 1
             if count < MAX_HITS_PER_KIND:
                 self.hits.append(Hit(recogniser.kind, facts, source, number, rank, self._order))
+
+    def _framework(self, text: str) -> None:
+        """The framework that built the DDP wrapper, from its paths in a traceback or its start-up lines:
+        its users fix things in its options, not in torch's."""
+        if "framework" not in self.ctx.facts and any(name in text for name in _LIGHTNING):
+            self.ctx.facts["framework"] = "lightning"
 
     def _context(self, text: str) -> None:
         for literal, pattern in CONTEXT_FACTS:

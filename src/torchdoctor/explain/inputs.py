@@ -6,6 +6,7 @@ read is named in one line, a folder is walked without following links out of it.
 
 from __future__ import annotations
 
+import codecs
 import gzip
 import io
 import os
@@ -61,6 +62,38 @@ class _Prefixed:
             )
             return data
         return self._stream.read(size)
+
+
+class _Utf16:
+    """A UTF-16 stream (PowerShell's ``>`` writes logs so) read as UTF-8, in pieces."""
+
+    def __init__(self, stream, encoding: str) -> None:
+        self._stream = stream
+        self._decoder = codecs.getincrementaldecoder(encoding)(errors="replace")
+
+    def read(self, size: int = -1) -> bytes:
+        while True:
+            raw = self._stream.read(size if size < 0 else max(2, size))
+            text = self._decoder.decode(raw or b"", final=not raw)
+            if text or not raw:
+                return text.encode("utf-8")
+
+
+def utf16_encoding(head: bytes) -> str | None:
+    """``utf-16`` for a byte-order mark, ``utf-16-le``/``-be`` for ASCII text with a NUL after (before) each
+    character and no mark; None for anything else."""
+    sample = head[: 1 << 12]
+    if head.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):  # and text after it, not bytes by chance
+        high = sample[3::2] if head.startswith(codecs.BOM_UTF16_LE) else sample[2::2]
+        return "utf-16" if len(high) < 2 or high.count(0) >= 0.5 * len(high) else None
+    if len(sample) < 64:
+        return None
+    even, odd = sample[0::2], sample[1::2]
+    if odd.count(0) > 0.9 * len(odd) and even.count(0) < 0.1 * len(even):
+        return "utf-16-le"
+    if even.count(0) > 0.9 * len(even) and odd.count(0) < 0.1 * len(odd):
+        return "utf-16-be"
+    return None
 
 
 def looks_binary(head: bytes) -> bool:
@@ -132,6 +165,10 @@ def as_log(stream, source: str, rank: int | None, path: Path | None = None) -> L
             pieces.append(piece)
             size += len(piece)
         head, stream, truncated = b"".join(pieces), unzipped, unzipped.truncated
+    encoding = utf16_encoding(head)
+    if encoding:
+        stream = _Utf16(_Prefixed(head, stream), encoding)
+        head = _read_head(stream, source)
     safe = _Safe(_Prefixed(head, stream), source)
     safe.truncated = truncated
     size = None

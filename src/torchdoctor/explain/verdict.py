@@ -74,12 +74,19 @@ def findings(
         if versions:
             details["versions"] = versions  # what the log says it ran with, for the person reading -v
         status = "fail"
+        if lead is None and kind == "child_failed" and "nccl_watchdog_timeout" in by_kind:
+            # the watchdog takes its process down (SIGABRT, exit -6) once it reports: torchrun's summary of
+            # that exit is the same failure, not a second one
+            summary += " — the watchdog taking its process down after the collective timeout above"
+            details["consequence_of"] = "log.nccl_watchdog_timeout"
+            status = "warn"
+            fix = "Follows from the collective timeout above: see its fix."
         if roles[kind] != "cause" and lead is not None:
             summary += f" — a consequence of the {lead[0]} above (log.{lead[1]})"
             details["consequence_of"] = f"log.{lead[1]}"
             status = "warn"
-            if unknown is not None:  # its own fix asks for the failing rank's log: it is here, above
-                fix = f"Fix the {lead[0]} above: this one follows from it."
+            # its own fix would ask for the failing rank's log, or treat the symptom: the cause is above
+            fix = f"Fix the {lead[0]} above: this one follows from it."
         found.append(Finding(f"log.{kind}", status, summary, details, fix))
     if not found and first is None and raised:
         victim = min(raised, key=lambda r: r.order)  # only victims' errors: name the first of them
