@@ -69,7 +69,8 @@ class Collector:
         self._line(window.line, window.following, window.number, source, rank, window.before)
         for number in window.also:
             at = number - window.number - 1
-            self._line(window.following[at], window.following[at + 1 :], number, source, rank)
+            above = [*window.before, window.line, *window.following[:at]]  # the traceback above it
+            self._line(window.following[at], window.following[at + 1 :], number, source, rank, above)
 
     def _line(
         self,

@@ -105,10 +105,12 @@ def _covers(hit: Hit, raised: Raised) -> bool:
 def _unrecognised(raised: Raised, ctx: Context) -> Finding:
     """The exception that started the failure, which no known kind covers: named, not explained."""
     who = f"rank {raised.rank}" if raised.rank is not None else "the run"
+    first = raised.rank is not None and len(ctx.ranks | {raised.rank}) > 1 and not raised.consequence
     worker = f" (in its {raised.worker})" if raised.worker else ""
-    summary = f"{who} failed first{worker}: {raised.text()} at {first_failure.where(raised)}"
-    if raised.consequence:
-        summary = f"{who} failed{worker}: {raised.text()} at {first_failure.where(raised)}"
+    text = raised.text()
+    if raised.detail and text.endswith(":"):  # "Error(s) in loading state_dict for Net:" and what follows
+        text = first_failure.cut(f"{text} {raised.detail[0]}")
+    summary = f"{who} failed{' first' if first else ''}{worker}: {text} at {first_failure.where(raised)}"
     summary += "; torchdoctor knows no fix for this error"
     details: dict = {
         "kind": "unrecognised",

@@ -222,7 +222,9 @@ WORKER_KILLED = Recogniser(
     anchors=("exitcode", "SIGKILL", "oom-kill", "Killed process", "Killed"),
     match=R(
         r"(?P<what>exitcode\s*:?\s*-9\b[^\n]{0,80}|Signal 9 \(SIGKILL\)[^\n]{0,80}|Signals\.SIGKILL|"
-        r"signal SIGKILL|is killed by signal: Killed|Detected \d+ oom-kill event|Out of memory: Killed process \d+[^\n]{0,60}|^\s*Killed\s*$)"
+        r"signal SIGKILL|is killed by signal: Killed|Detected \d+ oom-kill event|Out of memory: Killed process \d+[^\n]{0,60}|^\s*Killed\s*$|"
+        # bash's report of a job step it ran: "slurm_script: line 9:  4711 Killed   python train.py"
+        r": line \d+: +\d+ Killed\b[^\n]{0,80})"
     ),
     absorbs=("child_failed",),
     describe=_killed,
