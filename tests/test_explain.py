@@ -171,8 +171,12 @@ def test_healthy_training_output_is_not_a_failure(tmp_path):
         + "Traceback (most recent call last):\nValueError: some script bug\n"
     )
     (finding,) = explain([str(log)])
-    assert finding.id == "log.unrecognised" and finding.status == "skip"
+    # no kind for it, but a traceback is a failure (exit 1): the error is named, not explained
+    assert finding.id == "log.unrecognised" and finding.status == "fail"
     assert "ValueError: some script bug" in finding.summary and "torchdoctor report" in finding.fix
+    log.write_text(log.read_text().split("Traceback")[0])
+    (finding,) = explain([str(log)])
+    assert finding.id == "log.unrecognised" and finding.status == "skip"
 
 
 def test_a_long_megatron_log_counts_nan_only_as_a_value(tmp_path):

@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 TRIGGERS: tuple[bytes, ...] = (
     b"rror",  # Error, error: nearly every failure
     b"imeout",  # Timeout(ms)=, collective operation timeout, Socket Timeout
-    b"WARN",  # NCCL WARN
+    b"NCCL WARN",  # NCCL prints every warning so (debug.cc); the long literal skips faster than "WARN"
     b"xception",  # Exception, ChildFailedError's traceback
     b"nan",  # loss=nan, loss: nan, 'loss': nan, Loss is nan, inf/nan (only those, see _NAN_AFTER)
     # how a process dies, wherever in the log it is (a restarted job goes on writing after it): torchrun's
@@ -50,6 +50,7 @@ _HALF = MAX_LINE // 2
 # A "nan" is a value right after "=" or "/" ("loss=nan", "inf/nan"), or after ": ", "= ", "s " ("loss: nan",
 # "loss = nan", "Loss is nan"); not in "number of nan iterations".
 _NAN_AFTER = frozenset(b"=/")
+_MEGATRON_NAN = b"number of nan iterations"
 _NAN_AFTER_SPACE = frozenset(b":=s")
 _ANSI = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]{0,256}(?:\x07|\x1b\\)")
 # torchrun --tee prefixes a line with the local rank ("[default1]:") and torch with the global one
@@ -152,6 +153,14 @@ def windows(
             if extra:
                 starts = sorted(set(starts).union(extra))
         line_number, counted_to = first_line, 0
+        seen: dict[int, tuple[str, int | None]] = {}  # where every line is a candidate, each is cleaned once
+
+        def cleaned(begin: int, end: int, buf: bytes = buf, seen: dict = seen) -> tuple[str, int | None]:
+            found = seen.get(begin)
+            if found is None:
+                found = seen[begin] = clean(buf[begin:end])
+            return found
+
         resume = limit  # where the next buffer starts
         for start in starts:
             end = _line_end(buf, start)
@@ -172,8 +181,8 @@ def windows(
             if line_number in pending:
                 pending.discard(line_number)
                 continue
-            line, rank = clean(buf[start:end])
-            following = [clean(buf[s:e])[0] for s, e in following_spans]
+            line, rank = cleaned(start, end)
+            following = [cleaned(s, e)[0] for s, e in following_spans]
             window = Window(line, following, line_number, rank)
             if (b"rror" in buf[start:end] or b"xception" in buf[start:end]) and EXCEPTION_LINE.match(line):
                 window.before = _lines_before(buf, start)
@@ -184,7 +193,7 @@ def windows(
             yield window
         if resume < limit:
             limit = resume
-        first_line += buf.count(b"\n", 0, limit)
+        first_line = line_number + buf.count(b"\n", counted_to, limit)  # counted up to counted_to already
         offset += limit
         pending = {n for n in pending if n >= first_line}
         carry = buf[limit:]
@@ -226,6 +235,8 @@ def _candidate_starts(buf: bytes, limit: int) -> list[int]:
     starts: set[int] = set()
     for trigger in TRIGGERS:
         find = buf.find
+        if trigger == b"nan" and buf.count(b"nan", 0, limit) == buf.count(_MEGATRON_NAN, 0, limit):
+            continue  # every "nan" is Megatron's "number of nan iterations": two counts instead of a loop
         at = find(trigger, 0, limit)
         while at >= 0:
             if trigger == b"nan":  # inline: Megatron logs hold one per step
