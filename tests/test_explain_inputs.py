@@ -364,3 +364,24 @@ def test_a_long_error_is_cut_after_a_word():
     (finding,) = explain(["-"], stdin=io.BytesIO(text.encode()))
     quoted = finding.details["exception"]
     assert quoted.endswith(f"{word} …") and len(quoted) < 260
+
+
+def test_the_earliest_error_by_the_times_the_logs_state_leads(tmp_path):
+    """Two ranks each raised an error of their own; the folder is read rank 0 first, but rank 1's logging
+    line says it failed 40 seconds earlier."""
+
+    def rank_log(rank: int, when: str, error: str) -> str:
+        return (
+            f"{when},120 - INFO - train.py:88 - rank {rank} step 1200\n"
+            "Traceback (most recent call last):\n"
+            f'  File "/home/me/train.py", line {90 + rank}, in main\n    step(batch)\n'
+            f"{error}\n"
+        )
+
+    (tmp_path / "rank0.log").write_text(rank_log(0, "2026-11-24 20:22:05", "KeyError: 'labels'"))
+    (tmp_path / "rank1.log").write_text(rank_log(1, "2026-11-24 20:21:25", "ValueError: empty batch"))
+    found = explain([str(tmp_path)])
+    assert found[0].summary.startswith("rank 1 failed first: ValueError: empty batch"), found[0].summary
+    (tmp_path / "rank1.log").write_text(rank_log(1, "2026-11-24 20:23:25", "ValueError: empty batch"))
+    found = explain([str(tmp_path)])
+    assert found[0].summary.startswith("rank 0 failed first: KeyError: 'labels'"), found[0].summary

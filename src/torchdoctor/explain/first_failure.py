@@ -2,8 +2,8 @@
 
 When one rank raises, the others fail after it with errors about *it* ("Connection closed by peer", an NCCL
 communicator aborted, torchrun's SIGTERM). Those are consequences; the rank whose own exception is not one of
-them, the first by torchrun's "Root Cause (first observed failure)" and then by the order of the log, is the
-one that started it — whether or not torchdoctor knows that kind of error.
+them, the first by torchrun's "Root Cause (first observed failure)", then by the times the logs state, then by
+the order of the input, is the one that started it — whether or not torchdoctor knows that kind of error.
 
     >>> raised = exception_at("RuntimeError: boom", ['  File "train.py", line 3, in main', "    boom()"], [])
     >>> raised.type, raised.message, str(raised.frame)
@@ -31,6 +31,10 @@ _FRAME = re.compile(r'^\s*File "(?P<file>[^"]{1,500})", line (?P<line>\d+), in (
 _WORKER = re.compile(r"^Caught (?P<type>\w+) in DataLoader worker process (?P<worker>\d+)")
 _TRACEBACK = re.compile(r"^\s*(?:Original )?Traceback \(most recent call last\):")
 MAX_TEXT = 240  # characters of a message quoted in a summary
+# When a line was written: ISO dates (Python's logging, torchrun's summary "2026-11-24_20:21:45"), glog's
+# "E1124 20:21:45.417000"; compared only between errors that both carry the same form
+_ISO = re.compile(r"(?P<date>\d{4}-\d\d-\d\d)[ T_](?P<time>\d\d:\d\d:\d\d)(?:[.,](?P<frac>\d{1,9}))?")
+_GLOG = re.compile(r"\b[IWEF](?P<date>\d{4}) (?P<time>\d\d:\d\d:\d\d)\.(?P<frac>\d{1,9})")
 
 
 @dataclass
@@ -48,6 +52,7 @@ class Raised:
     rank: int | None = None
     order: int = 0
     worker: str = ""  # "DataLoader worker process 0" when a worker raised it
+    stamp: tuple[str, str] | None = None  # (form, sortable time) of the nearest time stated above it
 
     @property
     def consequence(self) -> bool:
@@ -84,6 +89,7 @@ def exception_at(line: str, before: list[str], following: list[str]) -> Raised |
             ):
                 break
             raised.detail.append(cut(extra.strip(), 400))
+    raised.stamp = _stamp([*before, line])
     frames: list[tuple[Frame, str]] = []
     for at, text in enumerate(before):
         if _TRACEBACK.match(text):
@@ -101,9 +107,20 @@ def exception_at(line: str, before: list[str], following: list[str]) -> Raised |
     return raised
 
 
+def _stamp(lines: list[str]) -> tuple[str, str] | None:
+    """The time the last line that states one was written, as (form, text that sorts in time order)."""
+    for text in reversed(lines):
+        for form, pattern in (("iso", _ISO), ("glog", _GLOG)):
+            found = pattern.search(text)
+            if found:
+                return form, f"{found['date']} {found['time']}.{(found['frac'] or '').ljust(9, '0')}"
+    return None
+
+
 def initiating(raised: list[Raised], root_rank: int | None = None) -> Raised | None:
     """The exception that started the failure: a cause's (not a victim's), on the rank torchrun observed
-    failing first when it says so, else the first in the input; a DataLoader worker's original exception in
+    failing first when it says so, else the earliest by the times the logs state (when every one states
+    one, in the same form), else the first in the input; a DataLoader worker's original exception in
     place of the "Caught ... in DataLoader worker" that reports it. None when every exception is a victim's."""
     causes = [r for r in _unwrapped(raised) if not r.consequence]
     if not causes:
@@ -112,6 +129,9 @@ def initiating(raised: list[Raised], root_rank: int | None = None) -> Raised | N
         on_root = [r for r in causes if r.rank == root_rank]
         if on_root:
             return min(on_root, key=lambda r: r.order)
+    forms = {r.stamp[0] if r.stamp else None for r in causes}
+    if len(forms) == 1 and None not in forms:  # every one says when, in the same form: the earliest
+        return min(causes, key=lambda r: (r.stamp, r.order))
     return min(causes, key=lambda r: r.order)
 
 

@@ -129,8 +129,10 @@ def _unrecognised(raised: Raised, ctx: Context) -> Finding:
     if raised.worker:
         details["worker"] = raised.worker
     lines = [
-        f"This error started the failure; the others' errors follow from it. Read it where it was raised: "
+        f"This error started the failure; the other ranks' errors follow from it. It was raised at "
         f"{first_failure.where(raised)}."
+        if first
+        else f"The run stopped on this error, raised at {first_failure.where(raised)}."
     ]
     lines += [f"    {d}" for d in raised.detail[:3]]
     lines.append(
