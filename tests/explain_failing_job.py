@@ -49,14 +49,17 @@ def main() -> None:
     tensor = torch.ones(4)
     dist.all_reduce(tensor)
     print(f"rank {rank}: step 0 done", flush=True)
-    group = dist.new_group(timeout=timedelta(seconds=8))  # a hang is found in seconds, not minutes
+    # every rank is connected now (a short timeout earlier would fail the connecting on a loaded machine):
+    # from here a hang is found in seconds, not minutes
+    if mode == "restart":
+        dist.distributed_c10d._set_pg_timeout(timedelta(seconds=8))
     if mode == "dataloader":
         loader = torch.utils.data.DataLoader(Shards(), batch_size=2, num_workers=1)
         for batch in loader:
             dist.all_reduce(batch)
     else:
         train_step(rank, mode, attempt)
-        dist.all_reduce(tensor, group=group)
+        dist.all_reduce(tensor)
     dist.barrier()
     dist.destroy_process_group()
 
