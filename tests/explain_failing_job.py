@@ -44,7 +44,21 @@ def train_step(rank: int, mode: str, attempt: int) -> None:
 def main() -> None:
     mode = sys.argv[1]
     attempt = int(os.environ.get("TORCHELASTIC_RESTART_COUNT", "0"))
-    dist.init_process_group("gloo", timeout=timedelta(seconds=120))
+    # torchrun's store outlives a restart; the gloo addresses the last attempt's ranks left in it would be
+    # read by this attempt's ranks (connection refused), so each attempt keeps its keys apart
+    agent_store = dist.TCPStore(
+        os.environ["MASTER_ADDR"],
+        int(os.environ["MASTER_PORT"]),
+        is_master=False,
+        timeout=timedelta(seconds=120),
+    )
+    dist.init_process_group(
+        "gloo",
+        store=dist.PrefixStore(f"attempt_{attempt}", agent_store),
+        rank=int(os.environ["RANK"]),
+        world_size=int(os.environ["WORLD_SIZE"]),
+        timeout=timedelta(seconds=120),
+    )
     rank = dist.get_rank()
     tensor = torch.ones(4)
     dist.all_reduce(tensor)

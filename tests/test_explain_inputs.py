@@ -90,10 +90,8 @@ def test_a_log_dir_leads_with_the_rank_that_failed_first(failed_jobs, mode):
     assert f"{HERE}:" in lead.details["frame"] and line in lead.summary
     if mode == "dataloader":
         assert lead.details["worker"] == "DataLoader worker process 0"
-    victims = [f for f in found[1:] if f.id == "log.peer_closed"]
-    assert victims and all(
-        f.status == "warn" and f.details["consequence_of"] == "log.unrecognised" for f in victims
-    )
+    # rank 0 says its peer went away, unless torchrun stopped it first (one traceback or two, by timing)
+    assert all(f.status == "warn" and f.details["consequence_of"] == "log.unrecognised" for f in found[1:])
     assert not any("pass the folder" in f.fix or "--log-dir folder" in f.fix for f in found)
 
 
