@@ -61,6 +61,9 @@ EXCEPTION_LINE = re.compile(
     r"^\s*(?:[A-Za-z_][\w]*\.)*(?P<type>[A-Z]\w*(?:Error|Exception|Interrupt|Exit))(?::\s?(?P<message>.*)|\s*$)"
 )
 BEFORE = 40  # lines above an exception line kept: its traceback's innermost frames
+MAX_TRACEBACKS = (
+    1000  # exception lines per input given the lines above them (a log of a million costs no more)
+)
 _FIRST_RANKS = re.compile(rb"(?m)^\[(?:rank|default)(\d{1,6})\]:")
 
 
@@ -124,6 +127,7 @@ def windows(
     offset = 0  # byte offset of carry[0] in the input
     first_line = 1  # line number of carry[0]
     pending: set[int] = set()  # line numbers announced as candidates by the line before them
+    tracebacks_left = MAX_TRACEBACKS
     eof = False
     while not eof:
         data = read(chunk_size)
@@ -184,8 +188,13 @@ def windows(
             line, rank = cleaned(start, end)
             following = [cleaned(s, e)[0] for s, e in following_spans]
             window = Window(line, following, line_number, rank)
-            if (b"rror" in buf[start:end] or b"xception" in buf[start:end]) and EXCEPTION_LINE.match(line):
+            if (
+                tracebacks_left
+                and (b"rror" in buf[start:end] or b"xception" in buf[start:end])
+                and EXCEPTION_LINE.match(line)
+            ):
                 window.before = _lines_before(buf, start)
+                tracebacks_left -= 1
             if line.rstrip().endswith(":") and following:
                 # "RuntimeError:" / "Last error:" with the message on the next lines
                 window.also = [line_number + 1 + i for i in range(min(2, len(following)))]
