@@ -229,7 +229,7 @@ PHRASINGS = [
         "  rank      : 3 (local_rank: 1)\n  exitcode  : -9 (pid: 8459)\n  error_file: <N/A>\n"
         "  traceback : Signal 9 (SIGKILL) received by PID 8459",
         "worker_killed",
-        ["exitcode  : -9"],
+        ["exit code -9"],
     ),
     ("Segmentation fault (core dumped)", "worker_crash", []),
     (

@@ -22,7 +22,8 @@ def explain(
 ) -> None:
     """Diagnose a failed run from its logs: the root cause first, with the fix for what the log shows.
 
-    Exit status 1 when a failure was recognised, 0 when nothing was.
+    Exit status 1 when a failure was recognised or the input shows one (a traceback, torchrun's failure
+    summary), 0 when it does not, 2 for a path that is missing, unreadable or empty.
     """
     from torchdoctor.explain.diagnose import explain as diagnose
 

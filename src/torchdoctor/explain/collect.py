@@ -4,14 +4,30 @@ from __future__ import annotations
 
 import re
 
+from torchdoctor.explain.first_failure import Raised, cut, exception_at
 from torchdoctor.explain.kinds import CONTEXT_FACTS, RECOGNISERS
 from torchdoctor.explain.reader import TAIL, Window, ranks_in_head, windows
-from torchdoctor.explain.recognisers import Context, Hit
+from torchdoctor.explain.recognisers import Context, Hit, Recogniser
 
 # A log that repeats one failure a million times still gives a bounded report.
 MAX_HITS_PER_KIND = 1000
+MAX_RAISED = 500  # exceptions kept per invocation (the first ones: what started it is early)
 SHORT = 256 * 1024  # bytes: a log this small has every line looked at
 _ERROR_LINE = re.compile(r"^\s*(?:[\w.]+\.)?\w*(?:Error|Exception)\b(?::|$)")
+_ROOT_CAUSE = re.compile(r"^\s*rank\s*:\s*(?P<rank>\d+)")
+_FAILURE_SUMMARY = "Root Cause (first observed failure)"
+_LIGHTNING = ("pytorch_lightning", "lightning/pytorch", "lightning.pytorch", "lightning_fabric")
+_PID = re.compile(r"\(pid: (\d+)\)")
+
+
+def any_anchor(recognisers: tuple[Recogniser, ...]) -> re.Pattern:
+    """One pattern of every anchor: a line with none (most of the first and last 256 KB of a log, read
+    line by line) is passed over by one search instead of one ``in`` per anchor."""
+    anchors = sorted({a for r in recognisers for a in r.anchors}, key=len, reverse=True)
+    return re.compile("|".join(re.escape(a) for a in anchors))
+
+
+_ANCHORS = any_anchor(RECOGNISERS)
 
 
 class Collector:
@@ -22,40 +38,72 @@ class Collector:
         self.ctx = Context()
         self._per_kind: dict[str, int] = {}
         self._order = 0
+        self.raised: list[Raised] = []  # every exception line, in input order (the first `MAX_RAISED`)
+        self.root_rank: int | None = None  # torchrun's "Root Cause (first observed failure)" rank
 
     def read(
         self, stream, source: str, rank: int | None = None, head: bytes = b"", size: int | None = None
     ) -> None:
-        """Read one log (a binary stream) whose text came from ``source`` (and ``rank``, when known); a
-        ``size`` in bytes has its last `TAIL` bytes read line by line, as every log has its first."""
+        """Read one log (a binary stream) whose text came from ``source`` (and ``rank``, when known).
+
+        Its first and last `TAIL` bytes are read line by line, whether it is a file, a pipe or a gzip file
+        (``size`` is no longer needed for that: the end is held back as it is read)."""
         self.ctx.sources.append(source)
         if rank is not None:
             self.ctx.ranks.add(rank)
         self.ctx.ranks |= ranks_in_head(head)
         if head:
-            self._context(head.decode("utf-8", "replace"))
+            text = head.decode("utf-8", "replace")
+            self._context(text)
+            self._framework(text)
         # A short paste (all of it in its head) is read line by line: an issue title quotes a message without
         # the "RuntimeError:" that holds the trigger. A long log is read through the triggers.
         short = len(head) < SHORT
-        tail_from = size - TAIL if size is not None and size > TAIL else None
-        for window in windows(stream, every_line=short, every_line_from=tail_from, every_line_to=TAIL):
+        for window in windows(stream, every_line=short, every_line_to=TAIL, every_line_last=TAIL):
             self._window(window, source, rank)
 
     def _window(self, window: Window, source: str, file_rank: int | None) -> None:
         rank = window.rank if window.rank is not None else file_rank
         if window.rank is not None:
             self.ctx.ranks.add(window.rank)
-        self._line(window.line, window.following, window.number, source, rank)
+        self._line(window.line, window.following, window.number, source, rank, window.before)
         for number in window.also:
             at = number - window.number - 1
-            self._line(window.following[at], window.following[at + 1 :], number, source, rank)
+            above = [*window.before, window.line, *window.following[:at]]  # the traceback above it
+            self._line(window.following[at], window.following[at + 1 :], number, source, rank, above)
 
-    def _line(self, line: str, following: list[str], number: int, source: str, rank: int | None) -> None:
+    def _line(
+        self,
+        line: str,
+        following: list[str],
+        number: int,
+        source: str,
+        rank: int | None,
+        before: list[str] | None = None,
+    ) -> None:
         self.ctx.candidates += 1
         self._order += 1
         self._context(line)
         if _ERROR_LINE.match(line):
-            self.ctx.last_error_line = line.strip()[:300]
+            self.ctx.last_error_line = cut(line.strip(), 300)
+        if before is not None and len(self.raised) < MAX_RAISED:
+            raised = exception_at(line, before, following)
+            if raised is not None:
+                self._framework("\n".join(before))
+                raised.source, raised.line, raised.rank, raised.order = source, number, rank, self._order
+                self.raised.append(raised)
+                if raised.traceback:
+                    self.ctx.facts["traceback_in_input"] = True
+        if "(pid: " in line:  # torchrun names each failed worker's pid: "exitcode  : 1 (pid: 144)"
+            for pid in _PID.findall(line):
+                self.ctx.facts.setdefault("worker_pids", set()).add(pid)
+        if line.startswith(_FAILURE_SUMMARY):
+            self.ctx.facts["failure_summary_in_input"] = True
+            root = next((m for text in following[:4] if (m := _ROOT_CAUSE.match(text))), None)
+            if root and self.root_rank is None:
+                self.root_rank = int(root["rank"])
+        if _ANCHORS.search(line) is None:  # most lines: no anchor at all, one search says so
+            return
         for recogniser in RECOGNISERS:
             if not any(anchor in line for anchor in recogniser.anchors):
                 continue
@@ -67,6 +115,12 @@ class Collector:
             self._per_kind[recogniser.kind] = count + 1
             if count < MAX_HITS_PER_KIND:
                 self.hits.append(Hit(recogniser.kind, facts, source, number, rank, self._order))
+
+    def _framework(self, text: str) -> None:
+        """The framework that built the DDP wrapper, from its paths in a traceback or its start-up lines:
+        its users fix things in its options, not in torch's."""
+        if "framework" not in self.ctx.facts and any(name in text for name in _LIGHTNING):
+            self.ctx.facts["framework"] = "lightning"
 
     def _context(self, text: str) -> None:
         for literal, pattern in CONTEXT_FACTS:

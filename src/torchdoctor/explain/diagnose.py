@@ -12,7 +12,7 @@ from pathlib import Path
 from torchdoctor.explain import flight_recorder
 from torchdoctor.explain.collect import Collector
 from torchdoctor.explain.inputs import logs, looks_binary
-from torchdoctor.explain.verdict import findings
+from torchdoctor.explain.verdict import per_attempt
 from torchdoctor.findings import Finding
 
 
@@ -24,6 +24,7 @@ def explain(paths: list[str] | tuple[str, ...] = (), stdin=None) -> list[Finding
     ``skip``). Raises `BadInput` naming a path that is missing or unreadable.
     """
     collector = Collector()
+    collectors: dict[int | None, Collector] = {}  # one per torchrun restart (attempt_N folder)
     dumps: list[Path] = []
     notes: list[Finding] = []
     skipped: list[str] = []
@@ -34,6 +35,7 @@ def explain(paths: list[str] | tuple[str, ...] = (), stdin=None) -> list[Finding
         if log.in_folder and looks_binary(log.head):  # a checkpoint beside the logs: not worth reading
             skipped.append(log.source)
             continue
+        collector = collectors.setdefault(log.attempt, Collector())
         collector.read(log.stream, log.source, log.rank, log.head, log.size)
         if log.stream.truncated:
             notes.append(
@@ -44,11 +46,10 @@ def explain(paths: list[str] | tuple[str, ...] = (), stdin=None) -> list[Finding
                     {"file": log.source},
                 )
             )
-    counts = {hit.kind: collector.count(hit.kind) for hit in collector.hits}
-    found = findings(collector.hits, collector.ctx, counts)
+    found = per_attempt(collectors)
     if dumps:
         found = _merge(found, flight_recorder.explain_dumps(dumps))
-    if not any(f.status in ("fail", "warn") for f in found):
+    if not any(f.status in ("fail", "warn") or f.id == "log.unrecognised" for f in found):
         found.append(_nothing(collector))
         if skipped:
             found[-1].details["binary_files_skipped"] = skipped[:20]

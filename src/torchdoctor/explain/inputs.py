@@ -6,6 +6,7 @@ read is named in one line, a folder is walked without following links out of it.
 
 from __future__ import annotations
 
+import codecs
 import gzip
 import io
 import os
@@ -32,6 +33,15 @@ class Log:
     path: Path | None = None
     in_folder: bool = False  # found by walking a folder, not named by the user
     size: int | None = None  # bytes, for a regular uncompressed file
+    attempt: int | None = None  # torchrun's restart: the N of an ``attempt_N`` folder on its path
+
+
+def attempt_of(path: Path) -> int | None:
+    """The restart a torchrun ``--log-dir`` file belongs to: ``run/attempt_1/0/stderr.log`` -> 1."""
+    for part in reversed(path.parts[:-1]):
+        if part.startswith("attempt_") and part[8:].isdigit():
+            return int(part[8:])
+    return None
 
 
 class _Prefixed:
@@ -52,6 +62,38 @@ class _Prefixed:
             )
             return data
         return self._stream.read(size)
+
+
+class _Utf16:
+    """A UTF-16 stream (PowerShell's ``>`` writes logs so) read as UTF-8, in pieces."""
+
+    def __init__(self, stream, encoding: str) -> None:
+        self._stream = stream
+        self._decoder = codecs.getincrementaldecoder(encoding)(errors="replace")
+
+    def read(self, size: int = -1) -> bytes:
+        while True:
+            raw = self._stream.read(size if size < 0 else max(2, size))
+            text = self._decoder.decode(raw or b"", final=not raw)
+            if text or not raw:
+                return text.encode("utf-8")
+
+
+def utf16_encoding(head: bytes) -> str | None:
+    """``utf-16`` for a byte-order mark, ``utf-16-le``/``-be`` for ASCII text with a NUL after (before) each
+    character and no mark; None for anything else."""
+    sample = head[: 1 << 12]
+    if head.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):  # and text after it, not bytes by chance
+        high = sample[3::2] if head.startswith(codecs.BOM_UTF16_LE) else sample[2::2]
+        return "utf-16" if len(high) < 2 or high.count(0) >= 0.5 * len(high) else None
+    if len(sample) < 64:
+        return None
+    even, odd = sample[0::2], sample[1::2]
+    if odd.count(0) > 0.9 * len(odd) and even.count(0) < 0.1 * len(even):
+        return "utf-16-le"
+    if even.count(0) > 0.9 * len(even) and odd.count(0) < 0.1 * len(odd):
+        return "utf-16-be"
+    return None
 
 
 def looks_binary(head: bytes) -> bool:
@@ -123,6 +165,10 @@ def as_log(stream, source: str, rank: int | None, path: Path | None = None) -> L
             pieces.append(piece)
             size += len(piece)
         head, stream, truncated = b"".join(pieces), unzipped, unzipped.truncated
+    encoding = utf16_encoding(head)
+    if encoding:
+        stream = _Utf16(_Prefixed(head, stream), encoding)
+        head = _read_head(stream, source)
     safe = _Safe(_Prefixed(head, stream), source)
     safe.truncated = truncated
     size = None
@@ -176,6 +222,11 @@ def logs(paths: list[str], stdin=None) -> Iterator[Log]:
                 )
             yield as_log(getattr(stdin, "buffer", stdin), "<stdin>", None)
             continue
+        if not given.strip():
+            raise BadInput(
+                'explain: an empty path was given (an unset variable, as in `explain "$LOG"`?): '
+                "name a log file or folder, or - for standard input"
+            )
         path = Path(given)
         if not os.path.lexists(path):
             raise BadInput(f"explain {given}: no such file or folder")
@@ -191,7 +242,7 @@ def logs(paths: list[str], stdin=None) -> Iterator[Log]:
                 opened += 1
                 with stream:
                     log = as_log(stream, str(file), ranks.get(file), file)
-                    log.in_folder = True
+                    log.in_folder, log.attempt = True, attempt_of(file)
                     yield log
             if not opened:
                 raise BadInput(f"explain {given}: a folder with no readable file in it")

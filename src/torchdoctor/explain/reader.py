@@ -30,9 +30,15 @@ from dataclasses import dataclass, field
 TRIGGERS: tuple[bytes, ...] = (
     b"rror",  # Error, error: nearly every failure
     b"imeout",  # Timeout(ms)=, collective operation timeout, Socket Timeout
-    b"WARN",  # NCCL WARN
+    b"NCCL WARN",  # NCCL prints every warning so (debug.cc); the long literal skips faster than "WARN"
     b"xception",  # Exception, ChildFailedError's traceback
     b"nan",  # loss=nan, loss: nan, 'loss': nan, Loss is nan, inf/nan (only those, see _NAN_AFTER)
+    # how a process dies, wherever in the log it is (a restarted job goes on writing after it): torchrun's
+    # "failed (exitcode: -9)" and its summary's "exitcode  : -11", a shell's "Killed" and "Segmentation
+    # fault" ("Bus error" holds "rror"); long literals, so each pass skips fast
+    b"exitcode",
+    b"Killed",
+    b"egmentation fault",
 )
 # Settings are printed at start-up (NCCL INFO ... NCCL_SOCKET_IFNAME set to, an environment dump): they are
 # read from the head of each log (`Collector.read`) rather than costing a pass each over the whole of it.
@@ -44,9 +50,20 @@ _HALF = MAX_LINE // 2
 # A "nan" is a value right after "=" or "/" ("loss=nan", "inf/nan"), or after ": ", "= ", "s " ("loss: nan",
 # "loss = nan", "Loss is nan"); not in "number of nan iterations".
 _NAN_AFTER = frozenset(b"=/")
+_MEGATRON_NAN = b"number of nan iterations"
 _NAN_AFTER_SPACE = frozenset(b":=s")
 _ANSI = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]{0,256}(?:\x07|\x1b\\)")
-_RANK_PREFIX = re.compile(r"^\s*\[(?:rank|default)(\d{1,6})\]:\s?")
+# torchrun --tee prefixes a line with the local rank ("[default1]:") and torch with the global one
+# ("[rank1]:"): with both, the last one (the global rank) is the line's rank
+_RANK_PREFIX = re.compile(r"^\s*(?:\[(?:rank|default)(\d{1,6})\]:\s?)+")
+# "RuntimeError: boom", "torch.OutOfMemoryError: CUDA out of memory", "ValueError" alone on its line
+EXCEPTION_LINE = re.compile(
+    r"^\s*(?:[A-Za-z_][\w]*\.)*(?P<type>[A-Z]\w*(?:Error|Exception|Interrupt|Exit))(?::\s?(?P<message>.*)|\s*$)"
+)
+BEFORE = 40  # lines above an exception line kept: its traceback's innermost frames
+MAX_TRACEBACKS = (
+    1000  # exception lines per input given the lines above them (a log of a million costs no more)
+)
 _FIRST_RANKS = re.compile(rb"(?m)^\[(?:rank|default)(\d{1,6})\]:")
 
 
@@ -59,6 +76,7 @@ class Window:
     number: int  # 1-based line number in its file
     rank: int | None = None  # from a ``[rank3]:`` / ``[default3]:`` prefix
     also: list[int] = field(default_factory=list)  # numbers of following lines that are candidates too
+    before: list[str] = field(default_factory=list)  # for an exception line: the traceback lines above it
 
     def text(self, span: int) -> str:
         """The line and ``span`` lines after it, as one string."""
@@ -92,20 +110,24 @@ def windows(
     every_line: bool = False,
     every_line_from: int | None = None,
     every_line_to: int = 0,
+    every_line_last: int = 0,
 ) -> Iterator[Window]:
     """Every candidate line of a binary ``stream``, in order, with the lines after it.
 
     ``every_line``: every line is a candidate, not only those with a trigger (for a short paste, where an
     issue title may quote a message without its ``RuntimeError:``); ``every_line_from``: the same from that
     byte offset on (the end of a long log, where a run that died printed why); ``every_line_to``: the same up
-    to that byte offset (the start of a log, where CUDA and NCCL warn as they start). Memory stays within a
-    chunk plus a few cut lines, whatever the input (no newline at all, NUL bytes).
+    to that byte offset (the start of a log, where CUDA and NCCL warn as they start); ``every_line_last``:
+    the same for that many bytes at the end, found without knowing the size: the last bytes read are held
+    back until the input ends, so a pipe is read as the file it came from. Memory stays within a chunk, the
+    bytes held back and a few cut lines, whatever the input (no newline at all, NUL bytes).
     """
     read: Callable[[int], bytes] = stream.read
     carry = b""
     offset = 0  # byte offset of carry[0] in the input
     first_line = 1  # line number of carry[0]
     pending: set[int] = set()  # line numbers announced as candidates by the line before them
+    tracebacks_left = MAX_TRACEBACKS
     eof = False
     while not eof:
         data = read(chunk_size)
@@ -115,10 +137,14 @@ def windows(
             return
         if eof:
             limit = len(buf)
+            if every_line_last and every_line_from is None:  # the end is known now, and still in buf
+                every_line_from = max(0, offset + len(buf) - every_line_last)
         else:
             limit = buf.rfind(b"\n") + 1
             if len(buf) - limit > MAX_LINE:  # a line longer than MAX_LINE: cut it
                 limit = len(buf) - _HALF
+            if every_line_last:
+                limit = min(limit, _held_back(buf, every_line_last))
         if every_line:
             starts = _line_starts(buf, limit)
         else:
@@ -131,6 +157,14 @@ def windows(
             if extra:
                 starts = sorted(set(starts).union(extra))
         line_number, counted_to = first_line, 0
+        seen: dict[int, tuple[str, int | None]] = {}  # where every line is a candidate, each is cleaned once
+
+        def cleaned(begin: int, end: int, buf: bytes = buf, seen: dict = seen) -> tuple[str, int | None]:
+            found = seen.get(begin)
+            if found is None:
+                found = seen[begin] = clean(buf[begin:end])
+            return found
+
         resume = limit  # where the next buffer starts
         for start in starts:
             end = _line_end(buf, start)
@@ -151,9 +185,16 @@ def windows(
             if line_number in pending:
                 pending.discard(line_number)
                 continue
-            line, rank = clean(buf[start:end])
-            following = [clean(buf[s:e])[0] for s, e in following_spans]
+            line, rank = cleaned(start, end)
+            following = [cleaned(s, e)[0] for s, e in following_spans]
             window = Window(line, following, line_number, rank)
+            if (
+                tracebacks_left
+                and (b"rror" in buf[start:end] or b"xception" in buf[start:end])
+                and EXCEPTION_LINE.match(line)
+            ):
+                window.before = _lines_before(buf, start)
+                tracebacks_left -= 1
             if line.rstrip().endswith(":") and following:
                 # "RuntimeError:" / "Last error:" with the message on the next lines
                 window.also = [line_number + 1 + i for i in range(min(2, len(following)))]
@@ -161,13 +202,37 @@ def windows(
             yield window
         if resume < limit:
             limit = resume
-        first_line += buf.count(b"\n", 0, limit)
+        first_line = line_number + buf.count(b"\n", counted_to, limit)  # counted up to counted_to already
         offset += limit
         pending = {n for n in pending if n >= first_line}
         carry = buf[limit:]
         if eof and carry:  # the deferred tail at the end of the input: nothing more will come
             eof = False
             read = _empty
+
+
+def _lines_before(buf: bytes, start: int) -> list[str]:
+    """Up to `BEFORE` lines above the line at ``start`` (cleaned), as far as ``buf`` reaches back."""
+    lowest = max(0, start - BEFORE * 400)
+    lines: list[str] = []
+    end = start - 1
+    while end > lowest and len(lines) < BEFORE:
+        begin = buf.rfind(b"\n", lowest, end) + 1
+        if begin == 0 and lowest > 0:
+            break  # the line is cut by how far we look back
+        lines.append(clean(buf[begin:end])[0])
+        end = begin - 1
+    return lines[::-1]
+
+
+def _held_back(buf: bytes, keep: int) -> int:
+    """Where to stop in ``buf`` so that at least its last ``keep`` bytes wait for the next read: at a line's
+    start, or, when no line starts within `MAX_LINE` of that point, in the middle of the long line."""
+    keep_from = len(buf) - keep
+    if keep_from <= 0:
+        return 0
+    cut = buf.rfind(b"\n", max(0, keep_from - MAX_LINE), keep_from) + 1
+    return cut if cut > 0 else max(0, keep_from - _HALF)
 
 
 def _empty(_size: int) -> bytes:
@@ -179,6 +244,8 @@ def _candidate_starts(buf: bytes, limit: int) -> list[int]:
     starts: set[int] = set()
     for trigger in TRIGGERS:
         find = buf.find
+        if trigger == b"nan" and buf.count(b"nan", 0, limit) == buf.count(_MEGATRON_NAN, 0, limit):
+            continue  # every "nan" is Megatron's "number of nan iterations": two counts instead of a loop
         at = find(trigger, 0, limit)
         while at >= 0:
             if trigger == b"nan":  # inline: Megatron logs hold one per step

@@ -1,11 +1,20 @@
-"""From hits to findings: one per kind, the root cause first, consequences named as such."""
+"""From hits to findings: one per kind, the root cause first, consequences named as such.
+
+The exception that started the failure (`first_failure.initiating`) leads when no known kind covers it:
+the first error of the first rank that failed, with the user's line, rather than a victim's error that
+torchdoctor happens to know.
+"""
 
 from __future__ import annotations
 
+from torchdoctor.explain import first_failure
+from torchdoctor.explain.first_failure import Raised
 from torchdoctor.explain.kinds import BY_KIND
 from torchdoctor.explain.ranks import hit_rank
 from torchdoctor.explain.recognisers import Context, Hit, rank_list
 from torchdoctor.findings import Finding
+
+NEAR = 60  # lines: a known kind seen this close to an exception, in the same file and rank, is that exception
 
 
 def role(kind: str, hits: list[Hit]) -> str:
@@ -15,8 +24,18 @@ def role(kind: str, hits: list[Hit]) -> str:
     return BY_KIND[kind].role
 
 
-def findings(hits: list[Hit], ctx: Context, counts: dict[str, int] | None = None) -> list[Finding]:
-    """One finding per kind seen, causes first (earliest first), then what they led to."""
+def findings(
+    hits: list[Hit],
+    ctx: Context,
+    counts: dict[str, int] | None = None,
+    raised: list[Raised] | None = None,
+    root_rank: int | None = None,
+) -> list[Finding]:
+    """One finding per kind seen, causes first (earliest first), then what they led to.
+
+    ``raised``: every exception the input shows; the one that started the failure leads as
+    ``log.unrecognised`` when no known kind covers it (``root_rank``: torchrun's first observed failure).
+    """
     by_kind: dict[str, list[Hit]] = {}
     for hit in sorted(hits, key=lambda h: h.order):
         by_kind.setdefault(hit.kind, []).append(hit)
@@ -31,10 +50,28 @@ def findings(hits: list[Hit], ctx: Context, counts: dict[str, int] | None = None
     sure = {kind: BY_KIND[kind].confidence(kind_hits, ctx) for kind, kind_hits in by_kind.items()}
     # a certain cause leads a likely one (stable: earliest first within each)
     causes = sorted((k for k in by_kind if roles[k] == "cause"), key=lambda k: sure[k] != "certain")
+    first = first_failure.initiating(raised or [], root_rank)
+    unknown = None
+    if first is not None and not any(_covers(h, first) for k in causes for h in by_kind[k]):
+        earliest = min((h.order for k in causes for h in by_kind[k]), default=None)
+        if not causes or root_rank == first.rank or (earliest is not None and first.order < earliest):
+            unknown = _unrecognised(first, ctx)
+    elif first is not None and causes:
+        # the known cause on the rank that failed first leads, a certain one before a likely one
+        causes.sort(key=lambda k: (not any(_covers(h, first) for h in by_kind[k]), sure[k] != "certain"))
     ctx.cause_ranks = {r for k in causes for h in by_kind[k] if (r := hit_rank(h)) is not None}
+    if unknown is not None and first.rank is not None:
+        ctx.cause_ranks.add(first.rank)
     rest = sorted((k for k in by_kind if roles[k] != "cause"), key=lambda k: sure[k] != "certain")
     ordered = causes + rest
-    found = []
+    found = [unknown] if unknown is not None else []
+    lead = (
+        (f"error on rank {first.rank}" if first.rank is not None else "error", "unrecognised")
+        if unknown is not None
+        else (BY_KIND[causes[0]].title, causes[0])
+        if causes
+        else None
+    )
     for kind in ordered:
         kind_hits = by_kind[kind]
         recogniser = BY_KIND[kind]
@@ -47,13 +84,75 @@ def findings(hits: list[Hit], ctx: Context, counts: dict[str, int] | None = None
         if versions:
             details["versions"] = versions  # what the log says it ran with, for the person reading -v
         status = "fail"
-        if roles[kind] != "cause" and causes:
-            lead = BY_KIND[causes[0]]
-            summary += f" — a consequence of the {lead.title} above (log.{lead.kind})"
-            details["consequence_of"] = f"log.{lead.kind}"
+        if lead is None and kind == "child_failed" and "nccl_watchdog_timeout" in by_kind:
+            # the watchdog takes its process down (SIGABRT, exit -6) once it reports: torchrun's summary of
+            # that exit is the same failure, not a second one
+            summary += " — the watchdog taking its process down after the collective timeout above"
+            details["consequence_of"] = "log.nccl_watchdog_timeout"
             status = "warn"
+            fix = "Follows from the collective timeout above: see its fix."
+        if roles[kind] != "cause" and lead is not None:
+            summary += f" — a consequence of the {lead[0]} above (log.{lead[1]})"
+            details["consequence_of"] = f"log.{lead[1]}"
+            status = "warn"
+            # its own fix would ask for the failing rank's log, or treat the symptom: the cause is above
+            fix = f"Fix the {lead[0]} above: this one follows from it."
         found.append(Finding(f"log.{kind}", status, summary, details, fix))
+    if not found and first is None and raised:
+        victim = min(raised, key=lambda r: r.order)  # only victims' errors: name the first of them
+        found.append(_unrecognised(victim, ctx))
     return found
+
+
+def _covers(hit: Hit, raised: Raised) -> bool:
+    """The known kind ``hit`` is the exception ``raised``: read on the same rank, or, rank unknown, a few
+    lines from it in the same file."""
+    if raised.rank is not None:
+        return hit_rank(hit) == raised.rank
+    return hit.source == raised.source and hit.rank is None and abs(hit.line - raised.line) <= NEAR
+
+
+def _unrecognised(raised: Raised, ctx: Context) -> Finding:
+    """The exception that started the failure, which no known kind covers: named, not explained."""
+    who = f"rank {raised.rank}" if raised.rank is not None else "the run"
+    first = raised.rank is not None and len(ctx.ranks | {raised.rank}) > 1 and not raised.consequence
+    worker = f" (in its {raised.worker})" if raised.worker else ""
+    text = raised.text()
+    if raised.detail and text.endswith(":"):  # "Error(s) in loading state_dict for Net:" and what follows
+        text = first_failure.cut(f"{text} {raised.detail[0]}")
+    summary = f"{who} failed{' first' if first else ''}{worker}: {text} at {first_failure.where(raised)}"
+    summary += "; torchdoctor knows no fix for this error"
+    details: dict = {
+        "kind": "unrecognised",
+        "role": "cause",
+        "exception": raised.text(),
+        "where": [f"{raised.source}:{raised.line}" if raised.source else f"line {raised.line}"],
+    }
+    if raised.rank is not None:
+        details["ranks"] = str(raised.rank)
+    if raised.frame is not None:
+        details["frame"] = str(raised.frame)
+        if raised.code:
+            details["code"] = raised.code
+    if raised.detail:
+        details["detail"] = raised.detail
+    if raised.worker:
+        details["worker"] = raised.worker
+    lines = [
+        f"This error started the failure; the other ranks' errors follow from it. It was raised at "
+        f"{first_failure.where(raised)}."
+        if first
+        else f"The run stopped on this error, raised at {first_failure.where(raised)}."
+    ]
+    lines += [f"    {d}" for d in raised.detail[:3]]
+    lines.append(
+        "torchdoctor has no recipe for it, so it will not guess one. If it is not your code's own error, "
+        "paste the log with the machine's facts into an issue:\n"
+        "torchdoctor report > report.md   # the machine, torch, CUDA, NCCL and the checks, as Markdown"
+    )
+    clear = raised.traceback or bool(ctx.facts.get("failure_summary_in_input"))
+    status = "fail" if clear else "skip"
+    return Finding("log.unrecognised", status, summary, details, "\n".join(lines))
 
 
 def _details(kind: str, hits: list[Hit], role_: str, counts: dict[str, int] | None) -> dict:
@@ -70,3 +169,25 @@ def _details(kind: str, hits: list[Hit], role_: str, counts: dict[str, int] | No
     details["where"] = [f"{h.source}:{h.line}" for h in hits[:5]]
     details["facts"] = facts
     return details
+
+
+def per_attempt(collectors: dict) -> list[Finding]:
+    """Findings of each torchrun restart on its own (``{attempt: Collector}``; None: files of no attempt),
+    the last attempt first: what ended the job leads, and an earlier attempt's failure is not blamed for
+    a later one's."""
+    if not collectors:
+        return []
+    numbered = sorted((a for a in collectors if a is not None), reverse=True)
+    order = [*numbered, *([None] if None in collectors else [])]
+    found: list[Finding] = []
+    for attempt in order:
+        collector = collectors[attempt]
+        counts = {hit.kind: collector.count(hit.kind) for hit in collector.hits}
+        those = findings(collector.hits, collector.ctx, counts, collector.raised, collector.root_rank)
+        if len(order) > 1 and attempt is not None:
+            label = f"attempt {attempt}" + (" (the last)" if attempt == numbered[0] else "")
+            for finding in those:
+                finding.summary = f"{label}: {finding.summary}"
+                finding.details["attempt"] = attempt
+        found += those
+    return found

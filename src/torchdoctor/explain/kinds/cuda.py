@@ -48,8 +48,13 @@ def _oom(hits: list[Hit], ctx: Context) -> tuple[str, str]:
     ):
         if name in facts:
             parts.append(f"{_shown(facts, name)} {label}")
+    other_is_self = "other" in facts and _other_is_this_process(facts, ctx)
     if "other" in facts:
-        parts.append(f"process {facts['other_pid']} holds {_shown(facts, 'other')}")
+        parts.append(
+            f"process {facts['other_pid']} (this one, as the host numbers it) holds {_shown(facts, 'other')}"
+            if other_is_self
+            else f"process {facts['other_pid']} holds {_shown(facts, 'other')}"
+        )
     where = f" on GPU {gpu}" if gpu is not None else ""
     summary = f"CUDA out of memory{where}{on_ranks(hits)}" + (": " + ", ".join(parts) if parts else "")
     request, total = _bytes(facts, "request"), _bytes(facts, "total")
@@ -77,7 +82,7 @@ def _oom(hits: list[Hit], ctx: Context) -> tuple[str, str]:
         and unallocated >= 0.1 * total
     )
     room_left = free is not None and request is not None and free >= 2 * request
-    if "other" in facts:
+    if "other" in facts and not other_is_self:
         lines.append(
             f"Another process (pid {facts['other_pid']}) holds {_shown(facts, 'other')} of this GPU: stop it "
             "or use another GPU (`nvidia-smi` lists them); with several ranks, check none shares a GPU."
@@ -105,6 +110,21 @@ def _oom(hits: list[Hit], ctx: Context) -> tuple[str, str]:
         "or the script's --fp16 / --bf16 option), gradient checkpointing, or shard the model (FSDP / ZeRO)."
     )
     return summary, "\n".join(lines)
+
+
+def _other_is_this_process(facts: dict, ctx: Context) -> bool:
+    """Whether torch's "Process 144 has 77.93 GiB memory in use" is the failing process itself: in a
+    container torch cannot tell its own host pid, so it lists itself among the others. It is when the log's
+    own summary names pid 144 as one of its workers ("(pid: 144)"), or when that process and what PyTorch
+    holds here could not both fit on the GPU."""
+    if facts.get("other_pid") in ctx.facts.get("worker_pids", ()):
+        return True
+    other, total, free = _bytes(facts, "other"), _bytes(facts, "total"), _bytes(facts, "free")
+    held = sum(v for v in (_bytes(facts, "allocated"), _bytes(facts, "unallocated")) if v is not None)
+    if other is None or total is None or not held:
+        return False
+    used = total - free if free is not None else total
+    return other + held > used + 0.02 * total
 
 
 CUDA_OOM = Recogniser(

@@ -59,7 +59,7 @@ def _watchdog(hits: list[Hit], ctx: Context) -> tuple[str, str]:
         )
     if story.get("stuck_s"):
         summary = f"the NCCL watchdog got stuck for {story['stuck_s']} s (a CUDA or NCCL call hangs)"
-    if not late and len(story["timed_out"]) > 1:
+    if not late and not story.get("stuck_s"):  # one rank's log too: the late one is elsewhere
         summary += (
             ". Every rank in this log waited in it: the one that did not arrive is not in this log "
             "(pass every rank's log, or the --log-dir folder)"
@@ -262,10 +262,13 @@ def _child_failed(hits: list[Hit], ctx: Context) -> tuple[str, str]:
     summary = "torchrun: a worker failed"
     if rank is not None:
         summary += f": rank {rank}"
+    elif facts.get("local_rank") is not None:
+        summary += f": local rank {facts['local_rank']}"
     if host:
         summary += f" on {host}"
     if code is not None:
-        summary += f" exited with {code}"
+        named = rank is not None or facts.get("local_rank") is not None
+        summary += f" exited with {code}" if named else f", exit code {code}"
     error_file = facts.get("error_file")
     fix = (
         "This is torchrun's summary; the cause is in that rank's own output above it (its traceback). "

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 
+from torchdoctor.explain.quote import quote
 from torchdoctor.explain.recognisers import Context, Hit, Recogniser, first, merged, on_ranks
 
 R = re.compile
@@ -27,7 +28,7 @@ def _nan(hits: list[Hit], ctx: Context) -> tuple[str, str]:
             "whose output overflows."
         )
         return summary + on_ranks(hits), fix
-    what = facts.get("what", "NaN or inf in the loss or gradients").strip()
+    what = quote(facts.get("what", "NaN or inf in the loss or gradients"))
     summary = f"the loss or gradients became NaN/inf: {what}" + on_ranks(hits)
     fix = (
         "Find the first module whose activations or gradients overflow: torchdoctor's DebugUnderflowOverflow "
@@ -97,6 +98,12 @@ def _unused(hits: list[Hit], ctx: Context) -> tuple[str, str]:
         "DistributedDataParallel(model, find_unused_parameters=True)   # costs a graph traversal per step\n"
         "TORCH_DISTRIBUTED_DEBUG=DETAIL names the parameters that got no gradient."
     )
+    if ctx.facts.get("framework") == "lightning":  # Lightning builds the DDP wrapper: tell its Trainer
+        fix = fix.replace(
+            "DistributedDataParallel(model, find_unused_parameters=True)   # costs a graph traversal per step",
+            'Trainer(strategy="ddp_find_unused_parameters_true")   # Lightning >= 2.0; 1.x: '
+            "strategy=DDPStrategy(find_unused_parameters=True); costs a graph traversal per step",
+        )
     return summary, fix
 
 
@@ -203,7 +210,7 @@ DATALOADER_SHM = Recogniser(
 
 def _killed(hits: list[Hit], ctx: Context) -> tuple[str, str]:
     facts = merged(hits)
-    what = facts.get("what", "a worker was killed with SIGKILL").strip()
+    what = quote(facts.get("what", "a worker was killed with SIGKILL"))
     summary = f"a process was killed (SIGKILL): {what}" + on_ranks(hits)
     fix = (
         "Nothing in the program stops it with SIGKILL: the kernel's out-of-memory killer (host RAM, not GPU "
@@ -237,7 +244,7 @@ WORKER_KILLED = Recogniser(
 
 def _crash(hits: list[Hit], ctx: Context) -> tuple[str, str]:
     facts = merged(hits)
-    what = facts.get("what", "a worker crashed").strip()
+    what = quote(facts.get("what", "a worker crashed"))
     summary = f"a process crashed: {what}" + on_ranks(hits)
     fix = (
         "A crash in native code (a CUDA extension, a library built for another torch, a driver problem) or, "

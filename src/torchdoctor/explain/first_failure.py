@@ -1,0 +1,174 @@
+"""The error that started a failure: the first exception on the first rank that failed, and the user's line.
+
+When one rank raises, the others fail after it with errors about *it* ("Connection closed by peer", an NCCL
+communicator aborted, torchrun's SIGTERM). Those are consequences; the rank whose own exception is not one of
+them, the first by torchrun's "Root Cause (first observed failure)", then by the times the logs state, then by
+the order of the input, is the one that started it — whether or not torchdoctor knows that kind of error.
+
+    >>> raised = exception_at("RuntimeError: boom", ['  File "train.py", line 3, in main', "    boom()"], [])
+    >>> raised.type, raised.message, str(raised.frame)
+    ('RuntimeError', 'boom', 'train.py:3 in main')
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from torchdoctor.explain.reader import EXCEPTION_LINE
+from torchdoctor.hang.source import Frame, is_library
+
+# Messages of an error that another rank's failure caused (gloo's pair.cc, NCCL's remote-exit error, the
+# ranks torchrun stops once one failed, a collective that timed out waiting for a rank that left).
+_CONSEQUENCE = re.compile(
+    r"Connection (?:closed|reset) by peer|remote process exited|Broken pipe|NCCL communicator was aborted|"
+    r"collective operation timeout|Timed out waiting|Process \d+ terminated with signal|"
+    r"Received \d+ death signal|Signal \d+ \(SIG\w+\) received|ProcessExitedException|"
+    r"was aborted by the user|Some NCCL operations have failed or timed out"
+)
+_CONSEQUENCE_TYPES = frozenset({"ChildFailedError", "SignalException", "KeyboardInterrupt", "SystemExit"})
+_FRAME = re.compile(r'^\s*File "(?P<file>[^"]{1,500})", line (?P<line>\d+), in (?P<function>\S{1,200})')
+_WORKER = re.compile(r"^Caught (?P<type>\w+) in DataLoader worker process (?P<worker>\d+)")
+_TRACEBACK = re.compile(r"^\s*(?:Original )?Traceback \(most recent call last\):")
+MAX_TEXT = 240  # characters of a message quoted in a summary
+# When a line was written: ISO dates (Python's logging, torchrun's summary "2026-11-24_20:21:45"), glog's
+# "E1124 20:21:45.417000"; compared only between errors that both carry the same form
+_ISO = re.compile(r"(?P<date>\d{4}-\d\d-\d\d)[ T_](?P<time>\d\d:\d\d:\d\d)(?:[.,](?P<frac>\d{1,9}))?")
+_GLOG = re.compile(r"\b[IWEF](?P<date>\d{4}) (?P<time>\d\d:\d\d:\d\d)\.(?P<frac>\d{1,9})")
+
+
+@dataclass
+class Raised:
+    """One exception a log shows: its type and message, where it was raised, and whether it is a victim's."""
+
+    type: str
+    message: str
+    detail: list[str] = field(default_factory=list)  # the lines a message ending in ":" continues on
+    frame: Frame | None = None  # the innermost frame of the user's code in its traceback
+    code: str = ""  # the source line of that frame, as the traceback printed it
+    traceback: bool = False  # a "Traceback (most recent call last):" or frames above it
+    source: str = ""
+    line: int = 0
+    rank: int | None = None
+    order: int = 0
+    worker: str = ""  # "DataLoader worker process 0" when a worker raised it
+    stamp: tuple[str, str] | None = None  # (form, sortable time) of the nearest time stated above it
+
+    @property
+    def consequence(self) -> bool:
+        """True when the message says another process failed first."""
+        return self.type in _CONSEQUENCE_TYPES or bool(_CONSEQUENCE.search(self.message))
+
+    def text(self) -> str:
+        """``RuntimeError: boom`` (cut at a word, never mid-word)."""
+        return cut(f"{self.type}: {self.message}" if self.message else self.type)
+
+
+def cut(text: str, limit: int = MAX_TEXT) -> str:
+    """``text`` up to ``limit`` characters, cut after a whole word and marked with an ellipsis."""
+    text = " ".join(text.split())
+    if len(text) <= limit:
+        return text
+    head = text[:limit]
+    space = head.rfind(" ")
+    return (head[:space] if space > limit // 2 else head).rstrip(" ,;:") + " …"
+
+
+def exception_at(line: str, before: list[str], following: list[str]) -> Raised | None:
+    """The exception a line states, with the user's frame from the traceback lines ``before`` it and the
+    detail lines ``following`` a message that ends in ``:``; None when the line is not an exception."""
+    found = EXCEPTION_LINE.match(line)
+    if found is None:
+        return None
+    message = (found.group("message") or "").strip()
+    raised = Raised(found.group("type"), message)
+    if message.endswith(":") or not message:
+        for extra in following[:6]:
+            if not extra.strip() or not (
+                extra[:1].isspace() or extra.lstrip().startswith(("Missing", "Unexp"))
+            ):
+                break
+            raised.detail.append(cut(extra.strip(), 400))
+    raised.stamp = _stamp([*before, line])
+    frames: list[tuple[Frame, str]] = []
+    for at, text in enumerate(before):
+        if _TRACEBACK.match(text):
+            frames, raised.traceback = [], True  # only the frames of the last traceback above the line
+            continue
+        framed = _FRAME.match(text)
+        if framed:
+            code = before[at + 1].strip() if at + 1 < len(before) else ""
+            code = "" if _FRAME.match(code) or set(code) <= set("^~ ") else code
+            frames.append((Frame(framed["file"], int(framed["line"]), framed["function"]), code))
+    if frames:
+        raised.traceback = True
+        users = [f for f in frames if not is_library(f[0].file)]
+        raised.frame, raised.code = (users or frames)[-1]
+    return raised
+
+
+def _stamp(lines: list[str]) -> tuple[str, str] | None:
+    """The time the last line that states one was written, as (form, text that sorts in time order)."""
+    for text in reversed(lines):
+        for form, pattern in (("iso", _ISO), ("glog", _GLOG)):
+            found = pattern.search(text)
+            if found:
+                return form, f"{found['date']} {found['time']}.{(found['frac'] or '').ljust(9, '0')}"
+    return None
+
+
+def initiating(raised: list[Raised], root_rank: int | None = None) -> Raised | None:
+    """The exception that started the failure: a cause's (not a victim's), on the rank torchrun observed
+    failing first when it says so, else the earliest by the times the logs state (when every one states
+    one, in the same form), else the first in the input; a DataLoader worker's original exception in
+    place of the "Caught ... in DataLoader worker" that reports it. None when every exception is a victim's."""
+    causes = [r for r in _unwrapped(raised) if not r.consequence]
+    if not causes:
+        return None
+    if root_rank is not None:
+        on_root = [r for r in causes if r.rank == root_rank]
+        if on_root:
+            return min(on_root, key=lambda r: r.order)
+    forms = {r.stamp[0] if r.stamp else None for r in causes}
+    if len(forms) == 1 and None not in forms:  # every one says when, in the same form: the earliest
+        return min(causes, key=lambda r: (r.stamp, r.order))
+    return min(causes, key=lambda r: r.order)
+
+
+def _unwrapped(raised: list[Raised]) -> list[Raised]:
+    """Each "Caught X in DataLoader worker process N" replaced by the worker's original X that follows it."""
+    kept: list[Raised] = []
+    skip: set[int] = set()
+    for at, item in enumerate(raised):
+        if id(item) in skip:
+            continue
+        worker = _WORKER.match(item.message)
+        if worker:
+            original = next(
+                (
+                    later
+                    for later in raised[at + 1 :]
+                    if later.source == item.source
+                    and later.rank == item.rank
+                    and later.type == worker["type"]
+                    and 0 < later.line - item.line <= 200
+                    and not _WORKER.match(later.message)
+                ),
+                None,
+            )
+            if original is not None:
+                skip.add(id(original))
+                original.worker = f"DataLoader worker process {worker['worker']}"
+                original.order = item.order
+                kept.append(original)
+                continue
+        kept.append(item)
+    return kept
+
+
+def where(raised: Raised) -> str:
+    """``train.py:12 in main (`raise RuntimeError(...)`)`` or, without a frame, the log's file and line."""
+    if raised.frame is None:
+        return f"{raised.source}:{raised.line}" if raised.source else f"line {raised.line}"
+    text = str(raised.frame)
+    return text + (f": {cut(raised.code, 120)}" if raised.code else "")
