@@ -135,7 +135,7 @@ def test_an_exception_outside_the_forward_takes_the_hooks_off_too():
     assert callback.detector is None and hook_count(module) == 0
 
 
-def test_16_true_precision_is_told_to_train_in_mixed_precision():
+def test_16_true_precision_is_told_to_train_in_mixed_precision(caplog):
     """precision="16-true" makes the weights fp16 themselves: keep_in_fp32 cannot apply, "16-mixed" is the fix."""
     module = Regression()
     module.grow_weights(600)  # finite in fp16 (|w| < 300), but the second layer's output passes 65504
@@ -148,6 +148,8 @@ def test_16_true_precision_is_told_to_train_in_mixed_precision():
     assert message.endswith(f"so no module can be kept in fp32\n{MIXED_PRECISION_FIX}")
     assert 'precision="16-mixed" or "bf16-mixed"' in message and "keep_in_fp32(model" not in message
     assert report.endswith("output\n\n\n") and MIXED_PRECISION_FIX not in report  # the dump is transformers'
+    logged = [r.getMessage() for r in caplog.records if r.name == "torchdoctor.integrations._attach"]
+    assert logged == [f"inf/nan in forward of model.2, batch 0; what to try:\n{report.advice}"]
     assert callback.detector is None and hook_count(module) == 0
 
 
