@@ -235,14 +235,19 @@ PROCESS_TESTS = {
         "test_watch_for_hangs_in_the_script_under_plain_torchrun",
     },
 }
-_FAST_LANE = pytest.StashKey[bool]()
+# fixtures that start processes: `cli` runs the command line, `job` (test_flight_recorder) a 3-rank torchrun
+PROCESS_FIXTURES = {"cli", "job"}
 
 
 def starts_processes(item) -> bool:
     """Whether ``item`` is one of the tests that start a process (the `processes` mark)."""
     module = item.module.__name__ if item.module is not None else ""
     name = getattr(item, "originalname", item.name)
-    return "cli" in item.fixturenames or module in PROCESS_MODULES or name in PROCESS_TESTS.get(module, ())
+    return (
+        not PROCESS_FIXTURES.isdisjoint(item.fixturenames)
+        or module in PROCESS_MODULES
+        or name in PROCESS_TESTS.get(module, ())
+    )
 
 
 def pytest_collection_modifyitems(config, items):
@@ -251,22 +256,46 @@ def pytest_collection_modifyitems(config, items):
             item.add_marker(pytest.mark.processes)
 
 
-@pytest.fixture(autouse=True)
-def _no_process_in_the_fast_lane(request, monkeypatch):
-    """Under ``-m "not processes"``, starting a process fails the test naming where to mark it."""
-    if "not processes" not in (request.config.option.markexpr or ""):
+class StartsAProcess(BaseException):  # not an Exception: code under test must not swallow it
+    """Raised in the fast lane where a test starts a process."""
+
+
+def _refuse(*args, **kwargs):  # module level: a test may pickle what it finds in `os`
+    raise StartsAProcess(args[:1])
+
+
+_STARTERS = [
+    (subprocess.Popen, "_execute_child"),
+    (os, "fork"),
+    (os, "posix_spawn"),
+    (os, "posix_spawnp"),
+    (multiprocessing.util, "spawnv_passfds"),
+]
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_protocol(item, nextitem):
+    """Under ``-m "not processes"`` no test may start a process, in its fixtures (module-wide ones included)
+    or its body: the test fails, naming where to mark it."""
+    if "not processes" not in (item.config.option.markexpr or ""):
         yield
         return
+    saved = [(owner, name, getattr(owner, name)) for owner, name in _STARTERS]
+    for owner, name, _ in saved:
+        setattr(owner, name, _refuse)
+    try:
+        yield
+    finally:
+        for owner, name, original in saved:
+            setattr(owner, name, original)
 
-    def refuse(*args, **kwargs):
-        pytest.fail(
-            f"{request.node.nodeid} starts a process, so it belongs to `make test`, not `make test-fast`: "
-            f"name it in PROCESS_TESTS in tests/conftest.py",
-            pytrace=False,
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    outcome = yield
+    report = outcome.get_result()
+    if call.excinfo is not None and call.excinfo.errisinstance(StartsAProcess):
+        report.longrepr = (
+            f"{item.nodeid} starts a process, so it belongs to `make test`, not `make test-fast`: "
+            "name it (or its module, or the fixture that starts it) in tests/conftest.py"
         )
-
-    monkeypatch.setattr(subprocess.Popen, "_execute_child", refuse)
-    for name in ("fork", "posix_spawn", "posix_spawnp", "system"):
-        monkeypatch.setattr(os, name, refuse)
-    monkeypatch.setattr(multiprocessing.util, "spawnv_passfds", refuse)
-    yield
