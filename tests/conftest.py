@@ -129,6 +129,7 @@ PROCESS_MODULES = {
     "test_env_cli",
     "test_env_deepspeed",
     "test_env_toolkits",
+    "test_lanes",
     "test_memory_distributed",
     "test_memory_hang",
     "test_mpi_real",
