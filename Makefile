@@ -1,12 +1,13 @@
 # Two commands do all the set-up on a fresh machine with Python 3.11 and pip:
 #   make check   installs torchdoctor into .venv and runs `torchdoctor check`
 #   make test    installs it with the test dependencies into .venv and runs the test suite
+#   make test-fast  only the tests that start no process (the `processes` mark of tests/conftest.py)
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 PIP := $(BIN)/python -m pip
 
-.PHONY: check test lint bench clean
+.PHONY: check test test-fast lint bench clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -27,6 +28,9 @@ test: $(VENV)/.installed-test
 	$(BIN)/ruff check src tests benchmarks
 	$(BIN)/ruff format --check -q src tests benchmarks
 	$(BIN)/python -m pytest -q -n 3  # 3 workers on 2 cores: most tests wait on processes, not the CPU
+
+test-fast: $(VENV)/.installed-test
+	$(BIN)/python -m pytest -q -n 2 -m "not processes"  # CPU-bound: one worker per core
 
 bench: $(VENV)/.installed-test
 	for b in benchmarks/*.py; do $(BIN)/python $$b || exit 1; done

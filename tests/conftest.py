@@ -1,3 +1,4 @@
+import multiprocessing.util
 import os
 import shutil
 import socket
@@ -113,3 +114,189 @@ def taken_port():
         holder.bind(("", 0))
         holder.listen(1)
         yield holder.getsockname()[1]
+
+
+# -- two lanes: `make test-fast` runs `pytest -m "not processes"`, `make test` runs everything ---------------
+# A test is marked `processes` here and nowhere else: every test that uses the `cli` fixture, every test of
+# the modules in PROCESS_MODULES, and the tests named in PROCESS_TESTS. In the fast lane a test that starts a
+# process anyway fails, saying to name it here, so the lane stays what it says.
+PROCESS_MODULES = {
+    "test_accelerate_compat",
+    "test_cli_interrupt",
+    "test_distributed_operations",
+    "test_distributed_trigger",
+    "test_distributed_waits",
+    "test_env_cli",
+    "test_env_deepspeed",
+    "test_env_toolkits",
+    "test_lanes",
+    "test_memory_distributed",
+    "test_memory_hang",
+    "test_mpi_real",
+    "test_net_multinode",
+    "test_net_robust",
+    "test_net_smoke",
+    "test_numerics_ranks",
+    "test_runner",
+    "test_watchdog_multinode",
+}
+PROCESS_TESTS = {
+    "test_check_ids": {
+        "test_env_checks_on_fake_machines_emit_their_own_id",
+        "test_gpu_and_mpi_checks_emit_their_own_id",
+    },
+    "test_cli": {
+        "test_bad_input_to_every_command_is_one_line_naming_the_value",
+        "test_output_to_a_reader_that_leaves_exits_quietly_with_the_commands_status",
+        "test_shell_completion_completes_commands_and_flags",
+    },
+    "test_distributed_debug": {
+        "test_debug_names_the_users_line_under_accelerate_and_the_fix_for_an_uneven_batch",
+        "test_mismatches_raise_on_every_rank_with_accelerate_wording",
+        "test_plain_torch_distributed_script_checked_after_enable",
+        "test_rank_that_never_arrives_is_named_within_the_timeout",
+    },
+    "test_distributed_logging": {
+        "test_in_order_on_three_ranks_with_different_levels",
+    },
+    "test_env_arch": {
+        "test_cpu_torch_reads_gpus_from_nvidia_smi",
+        "test_nvcc_too_old_for_the_gpu_names_an_installed_toolkit_that_can",
+        "test_set_arch_list_is_checked",
+        "test_unset_arch_list_warns_with_the_value_for_mixed_gpus",
+        "test_what_nvcc_lists_wins_over_the_table",
+    },
+    "test_env_compiler": {
+        "test_cc_too_new_is_fixed_through_cc",
+        "test_cxx_that_torch_checks_is_fixed_through_the_variables",
+        "test_gcc_too_new_fails_with_the_symlink_fix",
+        "test_gcc_versions_read_from_real_outputs",
+        "test_no_older_gcc_installed_prints_the_install_line",
+        "test_running_the_printed_fix_makes_the_check_pass",
+        "test_table_limit_for_real_nvcc_versions",
+        "test_this_machines_real_nvcc_and_gcc",
+    },
+    "test_env_fakes": {
+        "test_fake_nvcc_prints_the_recorded_version",
+        "test_fake_nvidia_smi_answers_both_queries",
+    },
+    "test_errors": {
+        "test_no_permission_is_named_as_such",
+    },
+    "test_flight_recorder": {
+        "test_the_rank_that_skipped_an_all_reduce_is_named_with_the_collective_and_the_line",
+    },
+    "test_integrations_attach": {
+        "test_importing_torchdoctor_imports_neither_transformers_nor_lightning",
+    },
+    "test_integrations_transformers": {
+        "test_two_ranks_each_dump_says_its_rank_and_names_the_models_own_modules",
+    },
+    "test_launch": {
+        "test_a_failing_script_is_named_in_torchruns_summary_and_its_traceback_is_the_users_own",
+        "test_a_node_whose_peer_never_comes_says_so_after_the_watchdogs_time",
+        "test_a_two_rank_torchrun_command_line_runs_as_torchrun_would_in_either_spelling",
+        "test_ctrl_c_stops_every_process_removes_the_temp_folder_and_says_one_line",
+        "test_one_node_with_a_wrong_address_is_named_before_torchrun_starts",
+        "test_two_nodes_one_from_a_config_file_one_from_flags_run_the_script_as_python_would",
+    },
+    "test_mpi_checks": {
+        "test_diagnose_skips_the_sanity_run_when_ssh_fails",
+        "test_mpirun_flavour_read_from_the_real_version_command",
+        "test_sanity_run_failures_give_the_fix_for_what_mpirun_said",
+        "test_sanity_run_uses_each_flavours_options_and_compares_hostnames",
+        "test_ssh_failures_are_named_per_host_with_their_fix",
+        "test_ssh_ok_skipped_for_local_hosts_and_missing_ssh",
+    },
+    "test_net_bandwidth": {
+        "test_a_real_gloo_sweep_is_judged_per_collective_with_gloo_advice",
+        "test_plot_without_matplotlib_names_the_extra",
+    },
+    "test_numerics_plot": {
+        "test_plot_names_the_missing_extra_without_matplotlib",
+    },
+    "test_report": {
+        "test_package_versions_do_not_import_the_packages",
+        "test_versions_read_the_driver_and_nvcc_from_real_commands",
+    },
+    "test_reproducibility": {
+        "test_another_process_draws_the_same_numbers_whatever_its_hash_seed",
+    },
+    "test_system_checks": {
+        "test_import_torch_is_tried_once_and_a_second_import_is_a_plain_import_error",
+    },
+    "test_torchrun": {
+        "test_stop_ends_the_launcher_and_every_worker_in_their_own_sessions",
+        "test_stop_finds_the_workers_of_a_launcher_that_died_first",
+        "test_stop_on_a_launcher_that_ended_by_itself_is_harmless",
+    },
+    "test_watchdog": {
+        "test_supervise_stops_a_run_whose_workers_never_start_within_the_start_timeout",
+        "test_watch_for_hangs_alone_reports_this_process_and_exits",
+        "test_watch_for_hangs_in_the_script_under_plain_torchrun",
+    },
+}
+# fixtures that start processes: `cli` runs the command line, `job` (test_flight_recorder) a 3-rank torchrun
+PROCESS_FIXTURES = {"cli", "job"}
+
+
+def starts_processes(item) -> bool:
+    """Whether ``item`` is one of the tests that start a process (the `processes` mark)."""
+    module = item.module.__name__ if item.module is not None else ""
+    name = getattr(item, "originalname", item.name)
+    return (
+        not PROCESS_FIXTURES.isdisjoint(item.fixturenames)
+        or module in PROCESS_MODULES
+        or name in PROCESS_TESTS.get(module, ())
+    )
+
+
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        if starts_processes(item):
+            item.add_marker(pytest.mark.processes)
+
+
+class StartsAProcess(BaseException):  # not an Exception: code under test must not swallow it
+    """Raised in the fast lane where a test starts a process."""
+
+
+def _refuse(*args, **kwargs):  # module level: a test may pickle what it finds in `os`
+    raise StartsAProcess(args[:1])
+
+
+_STARTERS = [
+    (subprocess.Popen, "_execute_child"),
+    (os, "fork"),
+    (os, "posix_spawn"),
+    (os, "posix_spawnp"),
+    (multiprocessing.util, "spawnv_passfds"),
+]
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_protocol(item, nextitem):
+    """Under ``-m "not processes"`` no test may start a process, in its fixtures (module-wide ones included)
+    or its body: the test fails, naming where to mark it."""
+    if "not processes" not in (item.config.option.markexpr or ""):
+        yield
+        return
+    saved = [(owner, name, getattr(owner, name)) for owner, name in _STARTERS]
+    for owner, name, _ in saved:
+        setattr(owner, name, _refuse)
+    try:
+        yield
+    finally:
+        for owner, name, original in saved:
+            setattr(owner, name, original)
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    outcome = yield
+    report = outcome.get_result()
+    if call.excinfo is not None and call.excinfo.errisinstance(StartsAProcess):
+        report.longrepr = (
+            f"{item.nodeid} starts a process, so it belongs to `make test`, not `make test-fast`: "
+            "name it (or its module, or the fixture that starts it) in tests/conftest.py"
+        )

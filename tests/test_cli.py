@@ -324,5 +324,5 @@ def test_check_timeout_reaches_the_checks_that_wait():
     from torchdoctor.checks import discover
 
     (smoke,) = discover(["torchdoctor.net.checks"], timeout=7)
-    assert smoke.__name__ == "check_communication" and smoke.keywords == {"timeout": 7}
+    assert smoke.__name__ == "check_smoke" and smoke.keywords == {"timeout": 7}
     assert all(not hasattr(c, "keywords") for c in discover(["torchdoctor.system"], timeout=7))

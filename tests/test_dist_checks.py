@@ -4,8 +4,8 @@ from torchdoctor.distributed.checks import (
     check_debug_mode,
     check_nccl_debug,
     check_nccl_error_handling,
-    check_timeout_variables,
-    check_torch_distributed_debug,
+    check_timeout,
+    check_torch_debug,
 )
 
 
@@ -78,18 +78,18 @@ def test_monitoring_off_warns():
 
 
 def test_timeout_variables_nobody_reads_warn_with_the_real_setting():
-    assert check_timeout_variables({}) is None
-    finding = check_timeout_variables({"NCCL_TIMEOUT": "1800"})
+    assert check_timeout({}) is None
+    finding = check_timeout({"NCCL_TIMEOUT": "1800"})
     assert finding.id == "dist.timeout" and finding.status == "warn"
     assert "NCCL_TIMEOUT=1800" in finding.summary and "init_process_group" in finding.fix
-    heartbeat = check_timeout_variables({"TORCH_NCCL_HEARTBEAT_TIMEOUT_SEC": "10m"})
+    heartbeat = check_timeout({"TORCH_NCCL_HEARTBEAT_TIMEOUT_SEC": "10m"})
     assert heartbeat.status == "warn" and "'10m'" in heartbeat.summary
 
 
 def test_torch_distributed_debug_levels():
-    assert check_torch_distributed_debug({}).status == "ok"
-    assert "DETAIL" in check_torch_distributed_debug({"TORCH_DISTRIBUTED_DEBUG": "DETAIL"}).summary
-    bad = check_torch_distributed_debug({"TORCH_DISTRIBUTED_DEBUG": "VERBOSE"})
+    assert check_torch_debug({}).status == "ok"
+    assert "DETAIL" in check_torch_debug({"TORCH_DISTRIBUTED_DEBUG": "DETAIL"}).summary
+    bad = check_torch_debug({"TORCH_DISTRIBUTED_DEBUG": "VERBOSE"})
     assert bad.status == "warn" and "'VERBOSE'" in bad.summary and bad.fix
 
 

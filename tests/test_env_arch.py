@@ -4,7 +4,7 @@ and arch lists of real "not compatible" reports, and fake nvcc/nvidia-smi on PAT
 import re
 
 import pytest
-from test_env_fakes import environ, fixture, nvidia_smi, toolkit
+from env_fakes import environ, fixture, nvidia_smi, toolkit
 
 from torchdoctor.env.arch import covers, has_kernel, nvcc_can_target, parse_arch_list, recommended_arch_list
 from torchdoctor.env.checks import check_arch_list, check_gpu_arch

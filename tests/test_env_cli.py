@@ -4,7 +4,7 @@ import json
 import os
 
 import torch
-from test_env_fakes import nvidia_smi
+from env_fakes import nvidia_smi
 
 
 def test_env_json_on_this_machine(cli):

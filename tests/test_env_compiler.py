@@ -6,7 +6,7 @@ import shutil
 import subprocess
 
 import pytest
-from test_env_fakes import environ, printing, toolkit
+from env_fakes import environ, printing, toolkit
 
 from torchdoctor.env.checks import check_host_compiler
 from torchdoctor.env.compiler import compiler_version, newest_gcc, newest_gcc_from_table

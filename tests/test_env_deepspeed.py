@@ -4,7 +4,7 @@ command; and the driver and NCCL checks through a fake nvidia-smi."""
 import importlib.util
 
 import pytest
-from test_env_fakes import environ, nvidia_smi, script, toolkit
+from env_fakes import environ, nvidia_smi, script, toolkit
 
 from torchdoctor.env.checks import check_deepspeed, check_driver, check_nccl
 from torchdoctor.env.deepspeed import find_deepspeed, libaio_headers, prebuild_command

@@ -5,7 +5,7 @@ import shutil
 import subprocess
 
 import pytest
-from test_env_fakes import environ, fixture, nvidia_smi, script, toolkit
+from env_fakes import environ, fixture, nvidia_smi, script, toolkit
 
 from torchdoctor.env.checks import check_build_toolkit, check_toolkit_mismatch, check_toolkits
 from torchdoctor.env.machine import scan

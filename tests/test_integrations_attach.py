@@ -5,6 +5,7 @@ import sys
 
 import pytest
 import torch
+from helpers import hook_count
 from torch import nn
 
 from torchdoctor.integrations._attach import Attached, options
@@ -19,10 +20,6 @@ class TwoLayers(nn.Module):
 
     def forward(self, x):
         return self.second(self.first(x))
-
-
-def hook_count(model: nn.Module) -> int:
-    return sum(len(m._forward_hooks) + len(m._forward_pre_hooks) for m in model.modules())
 
 
 def overflowing_input() -> torch.Tensor:

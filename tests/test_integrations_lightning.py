@@ -4,6 +4,7 @@ import io
 
 import pytest
 import torch
+from helpers import hook_count
 from torch import nn
 
 lightning = pytest.importorskip("lightning")
@@ -66,10 +67,6 @@ def fit(module, callback, max_steps=3, precision="32-true"):
     )
     trainer.fit(module, loader())
     return trainer
-
-
-def hook_count(module) -> int:
-    return sum(len(m._forward_hooks) + len(m._forward_pre_hooks) for m in module.modules())
 
 
 def test_planted_overflow_caught_report_names_the_module_and_the_hooks_come_off(capsys):
@@ -138,18 +135,21 @@ def test_an_exception_outside_the_forward_takes_the_hooks_off_too():
     assert callback.detector is None and hook_count(module) == 0
 
 
-def test_16_true_precision_is_told_to_train_in_mixed_precision():
+def test_16_true_precision_is_told_to_train_in_mixed_precision(caplog):
     """precision="16-true" makes the weights fp16 themselves: keep_in_fp32 cannot apply, "16-mixed" is the fix."""
     module = Regression()
     module.grow_weights(600)  # finite in fp16 (|w| < 300), but the second layer's output passes 65504
     callback = DebugUnderflowOverflowCallback(file=io.StringIO())
     with pytest.raises(InfNanDetected) as error:
         fit(module, callback, precision="16-true")
-    report = error.value.report
+    report, message = error.value.report, str(error.value)
     assert (error.value.module_name, error.value.batch_number) == ("model.2", 0)
     assert module.model[2].weight.dtype == torch.float16 and torch.isfinite(module.model[2].weight).all()
-    assert report.rstrip("\n").endswith(f"so no module can be kept in fp32\n{MIXED_PRECISION_FIX}")
-    assert 'precision="16-mixed" or "bf16-mixed"' in report and "keep_in_fp32(model" not in report
+    assert message.endswith(f"so no module can be kept in fp32\n{MIXED_PRECISION_FIX}")
+    assert 'precision="16-mixed" or "bf16-mixed"' in message and "keep_in_fp32(model" not in message
+    assert report.endswith("output\n\n\n") and MIXED_PRECISION_FIX not in report  # the dump is transformers'
+    logged = [r.getMessage() for r in caplog.records if r.name == "torchdoctor.integrations._attach"]
+    assert logged == [f"inf/nan in forward of model.2, batch 0; what to try:\n{report.advice}"]
     assert callback.detector is None and hook_count(module) == 0
 
 
@@ -160,7 +160,8 @@ def test_weights_an_optimizer_step_made_inf_are_called_broken():
     with pytest.raises(InfNanDetected) as error:
         fit(module, DebugUnderflowOverflowCallback(file=io.StringIO()), precision="16-true")
     assert (error.value.module_name, error.value.batch_number) == ("model.0", 1)
-    assert error.value.report.rstrip("\n").endswith(
+    assert str(error.value).endswith(
         "the weights are already broken: model.0.weight, model.0.bias hold infs; no change of precision "
         f"(keep_in_fp32 included) brings them back\n{BROKEN_WEIGHTS_FIX}"
     )
+    assert BROKEN_WEIGHTS_FIX not in error.value.report

@@ -6,6 +6,7 @@ import os
 
 import pytest
 import torch
+from helpers import hook_count
 from rank_runner import run_ranks
 
 transformers = pytest.importorskip("transformers")
@@ -57,10 +58,6 @@ def make_trainer(tmp_path, model, callbacks, **overrides):
     }
     args = transformers.TrainingArguments(**{**settings, **overrides})
     return transformers.Trainer(model=model, args=args, train_dataset=Pairs(), callbacks=callbacks)
-
-
-def hook_count(model) -> int:
-    return sum(len(m._forward_hooks) + len(m._forward_pre_hooks) for m in model.modules())
 
 
 class Watcher(transformers.TrainerCallback):

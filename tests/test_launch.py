@@ -3,13 +3,13 @@
 import json
 import os
 import signal
-import socket
 import subprocess
 import sys
 import textwrap
 import time
 
 import pytest
+from helpers import free_port
 
 from torchdoctor.cli import main
 
@@ -59,12 +59,6 @@ SLEEPER = textwrap.dedent(
     time.sleep(300)
     """
 )
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def launch(*args, env=None, cwd=None, timeout=240):

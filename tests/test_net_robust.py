@@ -4,13 +4,13 @@ without CUDA asked for NCCL, and bad values of every flag (one line, exit 2, nev
 import json
 import os
 import signal
-import socket
 import subprocess
 import sys
 import time
 from pathlib import Path
 
 import pytest
+from helpers import free_port
 
 RUN_LIMIT_S = 120
 
@@ -58,9 +58,7 @@ def _alive(pid: int) -> bool:
 def test_ctrl_c_stops_everything_and_leaves_nothing(tmp_path, args, ranks_started, signum):
     temp = tmp_path / "tmp"
     temp.mkdir()
-    with socket.socket() as probe:
-        probe.bind(("", 0))
-        port = probe.getsockname()[1]
+    port = free_port()
     env = {**os.environ, "TMPDIR": str(temp), "COLUMNS": "200"}
     command = [sys.executable, "-m", "torchdoctor", "net", *(a.format(port=port) for a in args)]
     process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)

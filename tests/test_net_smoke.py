@@ -11,7 +11,7 @@ import pytest
 from net_faults import FAULTS_VARIABLE, parse_faults
 
 from torchdoctor.net.bandwidth import bus_factor
-from torchdoctor.net.checks import check_communication
+from torchdoctor.net.checks import check_smoke
 
 # Every run is bounded: the stage timeout inside the workers, and this outside, so a hang fails the test.
 RUN_LIMIT_S = 100
@@ -126,7 +126,7 @@ def _json_blocks(text: str):
 
 
 def test_check_runs_two_local_gloo_ranks():
-    (finding,) = check_communication()
+    (finding,) = check_smoke()
     assert finding.id == "net.smoke" and finding.status == "ok", finding
     host = socket.gethostname()
     assert finding.details["backend"] == "gloo"
@@ -141,7 +141,7 @@ def test_fault_injection_spec():
 
 
 def test_check_skips_inside_a_launched_rank():
-    (finding,) = check_communication(environ={"RANK": "1", "WORLD_SIZE": "2"})
+    (finding,) = check_smoke(environ={"RANK": "1", "WORLD_SIZE": "2"})
     assert finding.status == "skip" and "torchrun" in finding.summary
 
 

@@ -7,6 +7,7 @@ are fp16/bf16 themselves cannot be kept in fp32; only fp32 weights under autocas
 from __future__ import annotations
 
 import io
+import json
 
 import pytest
 import torch
@@ -63,6 +64,14 @@ def dump_of(model, batch, autocast: bool = True) -> InfNanDetected:
     return caught.value
 
 
+def assert_advised(error, advice):
+    """The advice ends the exception's message and is ``report.advice``; the dump ends at the last frame, as
+    transformers' does."""
+    assert str(error).endswith(f" batch {error.batch_number}.\n{advice}")
+    assert error.report.advice == advice and json.loads(error.report.to_json())["advice"] == advice
+    assert error.report.endswith("output\n\n\n") and advice.splitlines()[0] not in error.report
+
+
 T5_WO = "encoder.block.1.layer.1.DenseReluDense.wo"
 GPT2_C_PROJ = "transformer.h.0.mlp.c_proj"
 
@@ -83,11 +92,12 @@ def test_a_broken_weight_is_called_broken_not_given_keep_in_fp32(build, batch, m
     error = dump_of(model, batch())  # under autocast: the computation is fp16, the weights fp32
     assert error.module_name == module_name
     word = "nans" if value != value else "infs"
-    assert error.report.rstrip("\n").endswith(
-        f"output\nthe weights are already broken: {module_name}.{parameter} holds {word}; no change of "
+    advice = (
+        f"the weights are already broken: {module_name}.{parameter} holds {word}; no change of "
         f"precision (keep_in_fp32 included) brings them back\n{BROKEN_WEIGHTS_FIX}"
     )
-    assert "torchdoctor.keep_in_fp32(" not in error.report
+    assert_advised(error, advice)
+    assert "torchdoctor.keep_in_fp32(" not in str(error)
 
 
 def t5_half_whose_block_overflows():
@@ -106,17 +116,16 @@ def test_half_precision_weights_are_told_to_use_mixed_precision():
     model = t5_half_whose_block_overflows()
     error = dump_of(model, t5_batch(), autocast=False)
     assert error.module_name == T5_WO
-    assert error.report.rstrip("\n").endswith(
-        'output\nthe weights are float16 (model.half(), or Lightning precision="16-true"/"bf16-true"), '
-        f"so no module can be kept in fp32\n{MIXED_PRECISION_FIX}"
+    assert_advised(
+        error,
+        'the weights are float16 (model.half(), or Lightning precision="16-true"/"bf16-true"), '
+        f"so no module can be kept in fp32\n{MIXED_PRECISION_FIX}",
     )
-    assert "torchdoctor.keep_in_fp32(" not in error.report
+    assert "torchdoctor.keep_in_fp32(" not in str(error)
     # doing what it says: the same weights in fp32 under autocast, and the fix for that case is offered
     model.float()
     error = dump_of(model, t5_batch(), autocast=True)
-    assert error.report.rstrip("\n").endswith(
-        'output\ntorchdoctor.keep_in_fp32(model, "encoder.block.1.layer.1.DenseReluDense")'
-    )
+    assert_advised(error, 'torchdoctor.keep_in_fp32(model, "encoder.block.1.layer.1.DenseReluDense")')
 
 
 def test_fp32_weights_under_autocast_keep_the_keep_in_fp32_line():
@@ -127,9 +136,7 @@ def test_fp32_weights_under_autocast_keep_the_keep_in_fp32_line():
         mlp.c_proj.weight.mul_(1e5 / mlp.c_proj.weight.abs().max())
     error = dump_of(model, gpt2_batch())
     assert error.module_name == GPT2_C_PROJ
-    assert error.report.rstrip("\n").endswith(
-        'output\ntorchdoctor.keep_in_fp32(model, "transformer.h.0.mlp")'
-    )
+    assert_advised(error, 'torchdoctor.keep_in_fp32(model, "transformer.h.0.mlp")')
 
 
 def test_headroom_is_warned_once_through_dropout_and_the_parent_module():

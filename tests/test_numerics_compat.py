@@ -19,11 +19,13 @@ from transformers.debug_utils import DebugUnderflowOverflow as TransformersDetec
 from transformers.debug_utils import detect_overflow as transformers_detect_overflow
 
 import torchdoctor
+from torchdoctor.numerics.advice import MIXED_PRECISION_FIX
 from torchdoctor.numerics.detector import DebugUnderflowOverflow, InfNanDetected, detect_overflow
 
 
-def run_batches(make_detector, model, batches, plant=None, **options):
-    """Run ``batches`` through ``model`` under a detector; return (stdout, the ValueError raised or None)."""
+def run_batches(make_detector, model, batches, plant=None, autocast=False, **options):
+    """Run ``batches`` through ``model`` under a detector (each batch under fp16 autocast with ``autocast``);
+    return (stdout, the ValueError raised or None)."""
     out = io.StringIO()
     error = None
     torch.manual_seed(1234)  # same dropout masks for both detectors
@@ -33,7 +35,9 @@ def run_batches(make_detector, model, batches, plant=None, **options):
             for number, batch in enumerate(batches):
                 if plant is not None:
                     plant(model, number)
-                result = model(**batch) if isinstance(batch, dict) else model(batch)
+                # autocast per batch, as a training loop does: its cache of fp16 weights lasts one block
+                with torch.autocast("cpu", dtype=torch.float16, enabled=autocast):
+                    result = model(**batch) if isinstance(batch, dict) else model(batch)
                 if hasattr(result, "loss") and result.loss is not None:
                     result.loss.backward()
         except ValueError as raised:
@@ -96,10 +100,56 @@ def test_dump_is_byte_identical_to_transformers():
     assert "Detected inf/nan during batch_number=2" in theirs
     assert ours == theirs
     assert isinstance(our_error, InfNanDetected) and isinstance(our_error, ValueError)
-    assert str(our_error).startswith(str(their_error))
+    assert str(our_error) == f"{their_error} First inf/nan in forward of fc1 (Linear), batch 2."
     assert our_error.batch_number == 2
     assert our_error.module_name == "fc1"
     assert our_error.report in ours
+
+
+def test_a_half_precision_dump_is_identical_and_the_advice_is_in_the_error():
+    """fp16 weights whose output passes 65504: the dump stays transformers' text, whole; what to do about it
+    (train in mixed precision) is the error's last lines."""
+
+    def overflow_in_fp16(model, number):
+        if number == 2:
+            with torch.no_grad():
+                model.fc0.weight.fill_(3e4)  # finite in fp16, under the headroom warning; its output is not
+
+    ours, our_error = run_batches(
+        DebugUnderflowOverflow, small_mlp().half(), half_batches(), overflow_in_fp16, max_frames_to_save=5
+    )
+    theirs, their_error = run_batches(
+        TransformersDetector, small_mlp().half(), half_batches(), overflow_in_fp16, max_frames_to_save=5
+    )
+    assert "Detected inf/nan during batch_number=2" in theirs and "float16" not in theirs
+    assert ours == theirs
+    assert str(our_error) == (
+        f"{their_error} First inf/nan in forward of fc0 (Linear), batch 2.\n"
+        'the weights are float16 (model.half(), or Lightning precision="16-true"/"bf16-true"), so no module '
+        f"can be kept in fp32\n{MIXED_PRECISION_FIX}"
+    )
+
+
+def test_an_autocast_dump_is_identical_and_the_keep_in_fp32_call_is_in_the_error():
+    def too_big_for_fp16(model, number):
+        if number == 1:
+            with torch.no_grad():
+                model.fc1.weight.fill_(1e5)  # fp32 weights; autocast's cast to fp16 makes them inf
+
+    ours, our_error = run_batches(DebugUnderflowOverflow, small_mlp(), mlp_batches(), too_big_for_fp16, True)
+    theirs, their_error = run_batches(
+        TransformersDetector, small_mlp(), mlp_batches(), too_big_for_fp16, True
+    )
+    assert "Detected inf/nan during batch_number=1" in theirs
+    assert ours == theirs
+    assert str(our_error) == (
+        f'{their_error} First inf/nan in forward of fc1 (Linear), batch 1.\ntorchdoctor.keep_in_fp32(model, "fc1")'
+    )
+    assert our_error.report.advice == 'torchdoctor.keep_in_fp32(model, "fc1")'
+
+
+def half_batches(n=4):
+    return [batch.half() for batch in mlp_batches(n)]
 
 
 def test_keeping_no_frames_is_identical_too():

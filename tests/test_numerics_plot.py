@@ -22,6 +22,9 @@ def fp16_overflow_report():
         model[2].weight.mul_(3e4)
     with DebugUnderflowOverflow(model, file=io.StringIO()), pytest.raises(InfNanDetected) as caught:
         model(torch.full((2, 4), 30.0, dtype=torch.float16))
+    assert "keep_in_fp32" not in str(
+        caught.value
+    )  # fp16 weights (model.half()): keeping in fp32 cannot apply
     return caught.value.report
 
 

@@ -156,7 +156,7 @@ def t5_whose_block_overflows_fp16():
     return model, batch
 
 
-def test_the_dump_ends_with_the_fp32_fix_and_the_fix_works():
+def test_the_error_ends_with_the_fp32_fix_and_the_fix_works():
     model, batch = t5_whose_block_overflows_fp16()
     out = io.StringIO()
     with DebugUnderflowOverflow(model, file=out), pytest.raises(InfNanDetected) as caught:
@@ -166,10 +166,11 @@ def test_the_dump_ends_with_the_fp32_fix_and_the_fix_works():
     line = suggestion("encoder.block.1.layer.1.DenseReluDense")
     assert line == 'torchdoctor.keep_in_fp32(model, "encoder.block.1.layer.1.DenseReluDense")'
     dump = caught.value.report
-    assert dump.rstrip("\n").endswith(f"output\n{line}")
+    assert str(caught.value).endswith(f"\n{line}") and dump.advice == line
+    assert dump.rstrip("\n").endswith("output") and line not in out.getvalue()  # the dump is transformers'
     assert out.getvalue().endswith(dump + "\n")
 
-    # doing what the dump says: the same batch now runs clean under the detector
+    # doing what the error says: the same batch now runs clean under the detector
     with torchdoctor.keep_in_fp32(model, "encoder.block.1.layer.1.DenseReluDense"):
         with DebugUnderflowOverflow(model, file=io.StringIO()), torch.autocast("cpu", dtype=torch.float16):
             loss = model(**batch).loss

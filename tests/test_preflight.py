@@ -4,6 +4,7 @@ import os
 import socket
 
 import pytest
+from helpers import free_port
 
 from torchdoctor.launch.preflight import (
     check_host,
@@ -16,12 +17,6 @@ from torchdoctor.launch.preflight import (
 )
 
 PRESENT = ["eth0", "ib0", "lo"]
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("", 0))
-        return s.getsockname()[1]
 
 
 @pytest.mark.parametrize(

@@ -2,6 +2,7 @@ import signal
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 from torchdoctor.runner import run_command
 
@@ -16,12 +17,34 @@ def test_output_and_status_captured():
     assert (result.returncode, result.stdout, result.stderr, result.ok) == (3, "out\n", "err\n", False)
 
 
+def background_child(tmp_path: Path) -> tuple[str, Path, Path]:
+    """A shell script that starts a child in the background (which would touch ``marker`` after 30 s and
+    writes its pid to ``pid_file``), then waits: (script, marker, pid_file)."""
+    marker, pid_file = tmp_path / "child-still-alive", tmp_path / "child.pid"
+    return f"(sleep 30; touch {marker}) & echo $! > {pid_file}; sleep 60", marker, pid_file
+
+
+def ended(pid_file: Path, within: float = 30.0) -> bool:
+    """Whether the process named in ``pid_file`` is gone (or a zombie) within ``within`` seconds: polled, so
+    a test waits only as long as the process takes to go."""
+    pid = int(pid_file.read_text())
+    deadline = time.monotonic() + within
+    while time.monotonic() < deadline:
+        try:
+            state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+        except FileNotFoundError:
+            return True
+        if state in ("Z", "X"):
+            return True
+        time.sleep(0.05)
+    return False
+
+
 def test_timeout_ends_the_command_and_its_children(tmp_path):
-    marker = tmp_path / "child-still-alive"
-    script = f"(sleep 3; touch {marker}) & sleep 30"
+    script, marker, pid_file = background_child(tmp_path)
     result = run_command(["bash", "-c", script], timeout=0.5)
     assert result.error == "timed out after 0.5s"
-    subprocess.run(["sleep", "3.5"])
+    assert ended(pid_file), "the background child outlived the timeout"
     assert not marker.exists(), "the background child outlived the timeout"
 
 
@@ -34,8 +57,9 @@ def test_a_program_that_cannot_run_names_the_error_type(tmp_path):
 
 def test_ctrl_c_ends_the_command_and_its_children(tmp_path):
     """The command runs in its own session (so a timeout can end its children); Ctrl-C must end it too."""
-    started, marker = tmp_path / "started", tmp_path / "child-still-alive"
-    script = f"touch {started}; (sleep 3; touch {marker}) & sleep 30"
+    started = tmp_path / "started"
+    script, marker, pid_file = background_child(tmp_path)
+    script = f"touch {started}; {script}"
     caller = subprocess.Popen(
         [
             sys.executable,
@@ -46,10 +70,10 @@ def test_ctrl_c_ends_the_command_and_its_children(tmp_path):
         text=True,
     )
     deadline = time.monotonic() + 60
-    while not started.exists():
+    while not (started.exists() and pid_file.exists() and pid_file.read_text().strip()):
         assert time.monotonic() < deadline and caller.poll() is None, "the command never started"
         time.sleep(0.05)
     caller.send_signal(signal.SIGINT)
     assert caller.wait(timeout=60) != 0 and "KeyboardInterrupt" in caller.stderr.read()
-    subprocess.run(["sleep", "3.5"])
+    assert ended(pid_file), "the background child outlived Ctrl-C"
     assert not marker.exists(), "the background child outlived Ctrl-C"

@@ -2,6 +2,9 @@
 
 Like `brew doctor`, a check is any function named ``check_*`` in one of the area modules below; it returns
 ``None``, a `Finding` or a list of them. Adding a check means writing one function; nothing to register.
+Its id is its area and its name (``check_kernel`` in ``sys``: ``sys.kernel``), and it makes its findings with
+`verdict_of`, which fills that id in: no id is typed by hand, so a finding, a crash and the status line all
+name the check by the same id, the one ``torchdoctor check --list`` shows and ``--only`` takes.
 
 An area whose checks read the same picture of the machine (``env``: toolkits, torch's build, GPUs) defines
 ``scan(root=...)``; its checks take what ``scan`` returns as their one argument, scanned once, when the
@@ -13,6 +16,7 @@ from __future__ import annotations
 import functools
 import importlib
 import inspect
+import re
 import traceback
 from collections.abc import Callable, Iterable
 from pathlib import Path
@@ -112,6 +116,42 @@ def check_id(check: Callable) -> str:
     """The finding id a check's crash is filed under, and its name while it runs: ``env.toolkits``."""
     area = getattr(inspect.getmodule(check), "AREA", "internal")
     return f"{area}.{check.__name__.removeprefix('check_')}"
+
+
+def verdict_of(check: Callable) -> Callable[..., Finding]:
+    """How a check makes its findings: `Finding` with the check's id already in, so that no id is typed by
+    hand and none can differ from the one the check runs under.
+
+    >>> from torchdoctor.system import check_kernel
+    >>> verdict_of(check_kernel)("ok", "Linux kernel 6.1").id
+    'sys.kernel'
+    """
+    return functools.partial(Finding, check_id(check))
+
+
+def looks_at(check: Callable) -> str:
+    """What a check looks at, in one line: the first sentence of its docstring (for ``check --list``)."""
+    paragraph = " ".join((inspect.getdoc(check) or "").split("\n\n")[0].split())
+    return re.split(r"(?<=\.)\s", paragraph)[0].replace("``", "`")
+
+
+def pick(checks: Iterable[Callable], only: Iterable[str], skip: Iterable[str] = ()) -> list[Callable]:
+    """The ``checks`` whose id is in ``only``, in their order (all of them when ``only`` is empty). Raises
+    `BadInput`, naming the known ids, for an id no check has.
+
+    >>> from torchdoctor.system import check_kernel, check_shm
+    >>> [check_id(c) for c in pick([check_kernel, check_shm], ["sys.shm"])]
+    ['sys.shm']
+    """
+    checks, wanted = list(checks), list(dict.fromkeys(only))
+    known = [check_id(c) for c in checks]
+    for name in wanted:
+        if name in known:
+            continue
+        if name.split(".")[0] in set(skip):
+            raise BadInput(f"--only {name}: its area is left out by --skip {name.split('.')[0]}")
+        raise BadInput(f"--only {name}: no such check; choose from {', '.join(known)}")
+    return [c for c, name in zip(checks, known, strict=True) if name in wanted or not wanted]
 
 
 def run_one(check: Callable[[], object]) -> list[Finding]:

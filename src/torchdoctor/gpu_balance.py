@@ -17,6 +17,7 @@ import time
 from collections.abc import Mapping
 from typing import Any
 
+from torchdoctor.checks import verdict_of
 from torchdoctor.findings import Finding
 
 AREA = "gpu"
@@ -185,6 +186,7 @@ def balance_verdict(gpus: list[dict[str, Any]], environ: Mapping[str, str] | Non
     ... ]).summary.split("; ")[0]
     'GPU 1 (RTX 3090, 24 GiB) limits the batch to what fits in 24 GiB (GPU 0 has 80 GiB)'
     """
+    verdict = verdict_of(check_balance)
     environ = os.environ if environ is None else environ
     details: dict[str, Any] = {"gpus": gpus, "threshold": BALANCED}
     smallest = min(gpus, key=lambda g: g["memory_gib"])
@@ -229,9 +231,8 @@ def balance_verdict(gpus: list[dict[str, Any]], environ: Mapping[str, str] | Non
                 f"use identical GPUs (list them: nvidia-smi --query-gpu=index,name,memory.total --format=csv)"
             )
     if problems:
-        return Finding("gpu.balance", "warn", "; ".join(problems), details, "\n".join(fixes))
-    return Finding(
-        "gpu.balance",
+        return verdict("warn", "; ".join(problems), details, "\n".join(fixes))
+    return verdict(
         "ok",
         f"{len(gpus)} GPUs balanced: {smallest['memory_gib']:g}–{largest['memory_gib']:g} GiB, "
         f"{slowest['tflops']:g}–{fastest['tflops']:g} TFLOPS fp16 matmul",
@@ -243,6 +244,7 @@ def check_balance(
     gpus: list[dict[str, Any]] | None = None, environ: Mapping[str, str] | None = None
 ) -> Finding:
     """Mixed GPUs: the smallest memory limits the batch, the slowest GPU sets the pace (needs 2+ GPUs)."""
+    verdict = verdict_of(check_balance)
     if gpus is None:
         import torch
 
@@ -252,8 +254,7 @@ def check_balance(
         try:
             gpus = measure_gpus()
         except RuntimeError as error:  # a GPU full of another job's tensors: say so, judge nothing
-            return Finding(
-                "gpu.balance",
+            return verdict(
                 "skip",
                 f"could not measure the {count} GPUs: {str(error).splitlines()[0]}",
                 {"gpus": count},
@@ -264,8 +265,9 @@ def check_balance(
 
 
 def _skip(count: int) -> Finding:
+    verdict = verdict_of(check_balance)
     seen = "no GPU visible" if count == 0 else "1 GPU visible"
-    return Finding("gpu.balance", "skip", f"{seen}: GPU balance applies to 2 or more GPUs", {"gpus": count})
+    return verdict("skip", f"{seen}: GPU balance applies to 2 or more GPUs", {"gpus": count})
 
 
 def _label(gpu: dict[str, Any]) -> str:

@@ -8,6 +8,7 @@ import sys
 
 from packaging.version import Version
 
+from torchdoctor.checks import verdict_of
 from torchdoctor.findings import Finding
 from torchdoctor.torch_import import blamed_variables, fix_for, import_torch, import_traceback
 
@@ -26,6 +27,7 @@ def torch_build(version: str, cuda: str | None, hip: str | None) -> str:
 
 def check_python(version_info=sys.version_info, executable: str = sys.executable) -> Finding:
     """Python 3.9 is the oldest that torch 2.x supports; older is a failure."""
+    verdict = verdict_of(check_python)
     version = ".".join(str(part) for part in version_info[:3])
     details = {
         "version": version,
@@ -33,18 +35,18 @@ def check_python(version_info=sys.version_info, executable: str = sys.executable
         "implementation": platform.python_implementation(),
     }
     if tuple(version_info[:2]) < (3, 9):
-        return Finding(
-            "sys.python",
+        return verdict(
             "fail",
             f"Python {version} is too old for torch 2.x",
             details,
             "Install Python 3.10 or newer and recreate the virtual environment.",
         )
-    return Finding("sys.python", "ok", f"Python {version} ({executable})", details)
+    return verdict("ok", f"Python {version} ({executable})", details)
 
 
 def check_torch(version: str | None = None, cuda: str | None = None, hip: str | None = None) -> Finding:
     """The installed torch: its version (2.1 or newer) and what it was built for (CPU, CUDA, ROCm)."""
+    verdict = verdict_of(check_torch)
     if version is None:
         failure = import_torch()
         if failure is not None:
@@ -55,21 +57,20 @@ def check_torch(version: str | None = None, cuda: str | None = None, hip: str | 
     build = torch_build(version, cuda, hip)
     details = {"version": version, "build": build, "cuda": cuda, "hip": hip}
     if Version(Version(version).base_version) < MIN_TORCH:
-        return Finding(
-            "sys.torch",
+        return verdict(
             "fail",
             f"torch {version} is older than {MIN_TORCH}, the oldest torchdoctor supports",
             details,
             f"pip install --upgrade 'torch>={MIN_TORCH}'",
         )
-    return Finding("sys.torch", "ok", f"torch {version} ({build} build)", details)
+    return verdict("ok", f"torch {version} ({build} build)", details)
 
 
 def _torch_import_failed(failure: str) -> Finding:
     """``import torch`` failed: name the variable to blame when one is, with its fix."""
+    verdict = verdict_of(check_torch)
     if failure.startswith("ModuleNotFoundError: No module named 'torch'"):
-        return Finding(
-            "sys.torch",
+        return verdict(
             "fail",
             "torch is not installed",
             {"error": failure},
@@ -78,8 +79,7 @@ def _torch_import_failed(failure: str) -> Finding:
     trace = import_traceback()
     blamed = blamed_variables(failure, trace)
     because = f" because of {', '.join(f'{n}={os.environ[n]!r}' for n in blamed)}" if blamed else ""
-    return Finding(
-        "sys.torch",
+    return verdict(
         "fail",
         f"import torch fails{because}: {failure.rstrip('.:')}; the checks that need torch are skipped",
         {"error": failure, "variables": {n: os.environ[n] for n in blamed}, "traceback": trace},
@@ -112,6 +112,7 @@ def visible_accelerators() -> dict:
 
 def check_accelerators(seen: dict | None = None, build: str | None = None, environ=None) -> Finding:
     """Which GPUs this process sees; a CUDA/ROCm build that sees none is a warning with the likely cause."""
+    verdict = verdict_of(check_accelerators)
     import os
 
     environ = os.environ if environ is None else environ
@@ -123,27 +124,24 @@ def check_accelerators(seen: dict | None = None, build: str | None = None, envir
     gpus = seen.get("cuda", [])
     if gpus:
         names = ", ".join(f"{g['index']}: {g['name']} (sm_{g['capability'].replace('.', '')})" for g in gpus)
-        return Finding("sys.accelerators", "ok", f"{len(gpus)} GPU(s) visible — {names}", seen)
+        return verdict("ok", f"{len(gpus)} GPU(s) visible — {names}", seen)
     if seen.get("mps"):
-        return Finding("sys.accelerators", "ok", "Apple MPS device visible", seen)
+        return verdict("ok", "Apple MPS device visible", seen)
     if seen.get("xpu"):
-        return Finding("sys.accelerators", "ok", f"{seen['xpu']} Intel XPU device(s) visible", seen)
+        return verdict("ok", f"{seen['xpu']} Intel XPU device(s) visible", seen)
     if build and build != "CPU":
         hidden = environ.get("CUDA_VISIBLE_DEVICES")
         if hidden is not None and hidden.strip() in ("", "-1"):
             fix = f"CUDA_VISIBLE_DEVICES={hidden!r} hides every GPU: unset it or list the GPUs to use."
         else:
             fix = "Run `nvidia-smi` (or `rocm-smi`): if it fails, the driver is missing or not loaded."
-        return Finding(
-            "sys.accelerators",
+        return verdict(
             "warn",
             f"torch is a {build} build but sees no GPU",
             seen | {"build": build},
             fix,
         )
-    return Finding(
-        "sys.accelerators", "ok", "no GPU visible; CPU build of torch (communication tests use gloo)", seen
-    )
+    return verdict("ok", "no GPU visible; CPU build of torch (communication tests use gloo)", seen)
 
 
 MIN_KERNEL = (5, 5)
@@ -155,29 +153,27 @@ def check_kernel(release: str | None = None, system: str | None = None) -> Findi
     >>> check_kernel("5.4.0-42-generic", "Linux").status
     'warn'
     """
+    verdict = verdict_of(check_kernel)
     import re
 
     release = platform.release() if release is None else release
     system = platform.system() if system is None else system
     details = {"system": system, "release": release}
     if system != "Linux":
-        return Finding("sys.kernel", "skip", f"not Linux ({system} {release}): no kernel check", details)
+        return verdict("skip", f"not Linux ({system} {release}): no kernel check", details)
     match = re.match(r"(\d+)\.(\d+)", release)
     if match is None:
-        return Finding(
-            "sys.kernel", "skip", f"Linux kernel release {release!r} has no version number", details
-        )
+        return verdict("skip", f"Linux kernel release {release!r} has no version number", details)
     version = (int(match[1]), int(match[2]))
     if version < MIN_KERNEL:
-        return Finding(
-            "sys.kernel",
+        return verdict(
             "warn",
             f"Linux kernel {release} is older than 5.5: multi-process runs are known to hang on it",
             details,
             "Upgrade the kernel to 5.5 or newer and reboot (in a container, upgrade the host: the kernel "
             "is the host's).\nUbuntu 20.04: sudo apt install --install-recommends linux-generic-hwe-20.04",
         )
-    return Finding("sys.kernel", "ok", f"Linux kernel {release}", details)
+    return verdict("ok", f"Linux kernel {release}", details)
 
 
 # DataLoader workers hand every batch over through /dev/shm, and NCCL's intra-node transport keeps its
@@ -191,15 +187,15 @@ def check_shm(
 ) -> Finding:
     """``/dev/shm`` (shared memory for DataLoader workers and NCCL) smaller than 1 GiB, or with less than
     1 GiB free, is a warning."""
+    verdict = verdict_of(check_shm)
     import os
     import shutil
 
     if size_bytes is None:
         if not os.path.isdir(path):
             if platform.system() != "Linux":
-                return Finding("sys.shm", "skip", f"no {path} on {platform.system()}", {"path": path})
-            return Finding(
-                "sys.shm",
+                return verdict("skip", f"no {path} on {platform.system()}", {"path": path})
+            return verdict(
                 "warn",
                 f"{path} does not exist: DataLoader workers and NCCL cannot share memory",
                 {"path": path},
@@ -211,8 +207,7 @@ def check_shm(
     size, free = _gib(size_bytes), _gib(free_bytes) if free_bytes is not None else None
     free_text = f", {free} free" if free is not None else ""
     if size_bytes < MIN_SHM_BYTES:
-        return Finding(
-            "sys.shm",
+        return verdict(
             "warn",
             f"{path} is only {size}{free_text}: DataLoader workers and NCCL need at least 1 GiB "
             "(docker's default is 64 MiB)",
@@ -221,14 +216,13 @@ def check_shm(
             f"outside a container: sudo mount -o remount,size=8G {path}",
         )
     if free_bytes is not None and free_bytes < MIN_SHM_BYTES:
-        return Finding(
-            "sys.shm",
+        return verdict(
             "warn",
             f"{path} is {size} but only {free} is free: something fills it (files crashed runs left behind?)",
             details,
             f"du -sh {path}/* | sort -h | tail   # then remove what no running job uses",
         )
-    return Finding("sys.shm", "ok", f"{path} is {size}{free_text}", details)
+    return verdict("ok", f"{path} is {size}{free_text}", details)
 
 
 def _gib(size: int) -> str:

@@ -14,6 +14,10 @@ def check(
     skip: list[str] = typer.Option(
         [], "--skip", metavar="AREA", help="Leave out an area (sys, env, dist, net, gpu)."
     ),
+    only: list[str] = typer.Option(
+        [], "--only", metavar="ID", help="Run only this check (repeatable); --list shows the ids."
+    ),
+    listing: bool = typer.Option(False, "--list", help="List the checks, one id a line, and run none."),
     root: str = ROOT,
     timeout: float | None = typer.Option(
         None,
@@ -23,15 +27,34 @@ def check(
     ),
 ) -> None:
     """Run every check that applies to this machine and print one report."""
-    from torchdoctor.checks import discover, run_checks, select_areas
+    from torchdoctor.checks import discover, pick, run_checks, select_areas
     from torchdoctor.errors import require_folder, require_seconds
     from torchdoctor.findings import status_line
 
     require_folder("--root", root)
     require_seconds("--timeout", timeout, maximum=3600)
     modules, broken = select_areas(skip)
+    checks = pick(discover(modules, root=root, timeout=timeout), only, skip)
+    if listing:
+        _list(checks, broken, as_json)
+        raise typer.Exit(0)
+    if only:  # an area that cannot be imported has no checks to pick from; its warning stays
+        broken = [f for f in broken if any(name.startswith(f.id.split(".")[0] + ".") for name in only)]
     with status_line("checking this machine") as say:
-        findings = run_checks(
-            discover(modules, root=root, timeout=timeout), lambda name: say(f"checking {name}…")
-        )
+        findings = run_checks(checks, lambda name: say(f"checking {name}…"))
     exit_with_findings(broken + findings, as_json, verbose)
+
+
+def _list(checks, broken, as_json: bool) -> None:
+    """One line per check, its id and what it looks at; an area that cannot be imported, with the error."""
+    import json
+
+    from torchdoctor.checks import check_id, looks_at
+
+    rows = [(check_id(c), looks_at(c)) for c in checks] + [(f.id, f.summary) for f in broken]
+    if as_json:
+        print(json.dumps([{"id": name, "looks_at": text} for name, text in rows], indent=2))
+        return
+    width = max((len(name) for name, _ in rows), default=0)
+    for name, text in rows:
+        print(f"{name:{width}}  {text}")

@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 
+from torchdoctor.checks import verdict_of
 from torchdoctor.findings import Finding
 
 AREA = "dist"
@@ -38,6 +39,7 @@ def _environ(environ: Mapping[str, str] | None) -> Mapping[str, str]:
 def check_debug_mode(environ: Mapping[str, str] | None = None) -> Finding:
     """Whether torchdoctor's debug-mode collectives are on, which variable turned them on, and whether the
     timeout setting is valid. ``ACCELERATE_DEBUG_MODE`` (``accelerate launch --debug``) counts too."""
+    verdict = verdict_of(check_debug_mode)
     from torchdoctor.distributed.debug import ACCELERATE_TRUE_VALUES, debug_mode_source
 
     environ = _environ(environ)
@@ -50,16 +52,14 @@ def check_debug_mode(environ: Mapping[str, str] | None = None) -> Finding:
         "TORCHDOCTOR_DEBUG_TIMEOUT": timeout,
     }
     if mode is not None and mode.strip().lower() not in _ON + _OFF:
-        return Finding(
-            "dist.debug_mode",
+        return verdict(
             "warn",
             f"TORCHDOCTOR_DEBUG_MODE={mode!r} is neither on (1) nor off (0)",
             details,
             "export TORCHDOCTOR_DEBUG_MODE=1   # or: torchdoctor launch --debug script.py",
         )
     if theirs is not None and theirs.strip().lower() not in ACCELERATE_TRUE_VALUES + _ACCELERATE_FALSE:
-        return Finding(
-            "dist.debug_mode",
+        return verdict(
             "warn",
             f"ACCELERATE_DEBUG_MODE={theirs!r} is neither on (1) nor off (0): accelerate refuses it",
             details,
@@ -71,8 +71,7 @@ def check_debug_mode(environ: Mapping[str, str] | None = None) -> Finding:
         except ValueError:
             seconds = -1.0
         if not seconds > 0:
-            return Finding(
-                "dist.debug_mode",
+            return verdict(
                 "warn",
                 f"TORCHDOCTOR_DEBUG_TIMEOUT={timeout!r} is not a positive number of seconds",
                 details,
@@ -83,22 +82,19 @@ def check_debug_mode(environ: Mapping[str, str] | None = None) -> Finding:
     details["enabled_by"] = source
     if source is not None:
         limit = f", timeout {timeout}s" if timeout is not None else ""
-        return Finding(
-            "dist.debug_mode",
+        return verdict(
             "ok",
             f"debug mode on ({source}={environ[source]}): collectives compare shapes across ranks first{limit} "
             "(slower; for debugging)",
             details,
         )
     if theirs is not None and theirs.strip().lower() in ACCELERATE_TRUE_VALUES:
-        return Finding(
-            "dist.debug_mode",
+        return verdict(
             "ok",
             f"debug mode off: TORCHDOCTOR_DEBUG_MODE={mode} overrides ACCELERATE_DEBUG_MODE={theirs}",
             details,
         )
-    return Finding(
-        "dist.debug_mode",
+    return verdict(
         "ok",
         "debug mode off (a shape mismatch in a collective hangs; TORCHDOCTOR_DEBUG_MODE=1 turns it on)",
         details,
@@ -107,14 +103,14 @@ def check_debug_mode(environ: Mapping[str, str] | None = None) -> Finding:
 
 def check_nccl_error_handling(environ: Mapping[str, str] | None = None) -> Finding:
     """Whether a NCCL collective that times out is aborted (the run fails) or left to hang forever."""
+    verdict = verdict_of(check_nccl_error_handling)
     environ = _environ(environ)
     details = {name: environ.get(name) for name in (*_RENAMED, *_RENAMED.values())}
     details["TORCH_NCCL_ENABLE_MONITORING"] = environ.get("TORCH_NCCL_ENABLE_MONITORING")
     old = [name for name in _RENAMED if name in environ and _RENAMED[name] not in environ]
     if old:
         renames = "\n".join(f"export {_RENAMED[n]}={environ[n]} && unset {n}" for n in old)
-        return Finding(
-            "dist.nccl_error_handling",
+        return verdict(
             "warn",
             f"{', '.join(old)}: deprecated name(s); torch reads {', '.join(_RENAMED[n] for n in old)}",
             details,
@@ -122,8 +118,7 @@ def check_nccl_error_handling(environ: Mapping[str, str] | None = None) -> Findi
         )
     mode = environ.get("TORCH_NCCL_ASYNC_ERROR_HANDLING", "3").strip()
     if mode not in _ASYNC_MODES:
-        return Finding(
-            "dist.nccl_error_handling",
+        return verdict(
             "warn",
             f"TORCH_NCCL_ASYNC_ERROR_HANDLING={mode!r} is not one of 0, 1, 2, 3",
             details,
@@ -131,8 +126,7 @@ def check_nccl_error_handling(environ: Mapping[str, str] | None = None) -> Findi
         )
     blocking = environ.get("TORCH_NCCL_BLOCKING_WAIT", "0").strip().lower() in _ON
     if mode == "0" and not blocking:
-        return Finding(
-            "dist.nccl_error_handling",
+        return verdict(
             "warn",
             "TORCH_NCCL_ASYNC_ERROR_HANDLING=0: a NCCL collective that times out is never aborted, "
             "the run hangs instead of failing",
@@ -140,29 +134,27 @@ def check_nccl_error_handling(environ: Mapping[str, str] | None = None) -> Findi
             "unset TORCH_NCCL_ASYNC_ERROR_HANDLING   # or: export TORCH_NCCL_ASYNC_ERROR_HANDLING=1",
         )
     if environ.get("TORCH_NCCL_ENABLE_MONITORING", "1").strip().lower() in _OFF:
-        return Finding(
-            "dist.nccl_error_handling",
+        return verdict(
             "warn",
             "TORCH_NCCL_ENABLE_MONITORING=0: a NCCL watchdog that is itself stuck is never killed",
             details,
             "unset TORCH_NCCL_ENABLE_MONITORING",
         )
     how = "blocking wait (the caller raises after the timeout)" if blocking else _ASYNC_MODES[mode]
-    return Finding(
-        "dist.nccl_error_handling",
+    return verdict(
         "ok",
         f"a timed-out NCCL collective is aborted ({how}; timeout = init_process_group(timeout=...))",
         details,
     )
 
 
-def check_timeout_variables(environ: Mapping[str, str] | None = None) -> Finding | None:
+def check_timeout(environ: Mapping[str, str] | None = None) -> Finding | None:
     """Variables that look like a collective timeout but that nothing reads, and a bad heartbeat timeout."""
+    verdict = verdict_of(check_timeout)
     environ = _environ(environ)
     ignored = [name for name in _NOT_READ if name in environ]
     if ignored:
-        return Finding(
-            "dist.timeout",
+        return verdict(
             "warn",
             f"{', '.join(f'{n}={environ[n]}' for n in ignored)}: neither torch nor NCCL reads "
             f"{'this variable' if len(ignored) == 1 else 'these variables'}",
@@ -172,8 +164,7 @@ def check_timeout_variables(environ: Mapping[str, str] | None = None) -> Finding
         )
     heartbeat = environ.get("TORCH_NCCL_HEARTBEAT_TIMEOUT_SEC")
     if heartbeat is not None and not heartbeat.strip().isdigit():
-        return Finding(
-            "dist.timeout",
+        return verdict(
             "warn",
             f"TORCH_NCCL_HEARTBEAT_TIMEOUT_SEC={heartbeat!r} is not a whole number of seconds",
             {"TORCH_NCCL_HEARTBEAT_TIMEOUT_SEC": heartbeat},
@@ -182,21 +173,20 @@ def check_timeout_variables(environ: Mapping[str, str] | None = None) -> Finding
     return None
 
 
-def check_torch_distributed_debug(environ: Mapping[str, str] | None = None) -> Finding:
+def check_torch_debug(environ: Mapping[str, str] | None = None) -> Finding:
     """``TORCH_DISTRIBUTED_DEBUG``: an invalid level makes ``init_process_group`` fail; DETAIL is slow."""
+    verdict = verdict_of(check_torch_debug)
     environ = _environ(environ)
     level = environ.get("TORCH_DISTRIBUTED_DEBUG")
     details = {"TORCH_DISTRIBUTED_DEBUG": level}
     if level is None:
-        return Finding(
-            "dist.torch_debug",
+        return verdict(
             "ok",
             "TORCH_DISTRIBUTED_DEBUG unset (DETAIL checks collective consistency, at a cost)",
             details,
         )
     if level.upper() not in _TORCH_DEBUG_LEVELS:
-        return Finding(
-            "dist.torch_debug",
+        return verdict(
             "warn",
             f"TORCH_DISTRIBUTED_DEBUG={level!r} is not one of {', '.join(_TORCH_DEBUG_LEVELS)}: "
             "init_process_group will fail",
@@ -204,33 +194,31 @@ def check_torch_distributed_debug(environ: Mapping[str, str] | None = None) -> F
             "export TORCH_DISTRIBUTED_DEBUG=DETAIL   # or unset it",
         )
     if level.upper() == "DETAIL":
-        return Finding(
-            "dist.torch_debug",
+        return verdict(
             "ok",
             "TORCH_DISTRIBUTED_DEBUG=DETAIL: every collective is checked for consistency (slow; for debugging)",
             details,
         )
-    return Finding("dist.torch_debug", "ok", f"TORCH_DISTRIBUTED_DEBUG={level}", details)
+    return verdict("ok", f"TORCH_DISTRIBUTED_DEBUG={level}", details)
 
 
 def check_nccl_debug(environ: Mapping[str, str] | None = None) -> Finding:
     """``NCCL_DEBUG``: an unknown level is ignored by NCCL; unset, a NCCL error says little."""
+    verdict = verdict_of(check_nccl_debug)
     environ = _environ(environ)
     level = environ.get("NCCL_DEBUG")
     details = {"NCCL_DEBUG": level, "NCCL_DEBUG_SUBSYS": environ.get("NCCL_DEBUG_SUBSYS")}
     if level is None:
-        return Finding(
-            "dist.nccl_debug",
+        return verdict(
             "ok",
             "NCCL_DEBUG unset (to see why NCCL fails or hangs: export NCCL_DEBUG=INFO)",
             details,
         )
     if level.upper() not in _NCCL_DEBUG_LEVELS:
-        return Finding(
-            "dist.nccl_debug",
+        return verdict(
             "warn",
             f"NCCL_DEBUG={level!r} is not one of {', '.join(_NCCL_DEBUG_LEVELS)}: NCCL ignores it",
             details,
             "export NCCL_DEBUG=INFO",
         )
-    return Finding("dist.nccl_debug", "ok", f"NCCL_DEBUG={level.upper()}", details)
+    return verdict("ok", f"NCCL_DEBUG={level.upper()}", details)

@@ -12,6 +12,7 @@ from collections.abc import Iterable
 
 from packaging.version import Version
 
+from torchdoctor.checks import verdict_of
 from torchdoctor.env import arch, compiler, deepspeed, driver, toolkits
 from torchdoctor.env.machine import Machine, scan  # noqa: F401  scan: this area's one look (checks.discover)
 from torchdoctor.env.toolkits import Toolkit
@@ -56,26 +57,27 @@ def _matching_toolkit(found: Iterable[Toolkit], cuda: str) -> Toolkit | None:
 
 def check_toolkits(machine: Machine) -> Finding:
     """Every CUDA toolkit on the machine, with its version and whether bin/, lib64/ and libcudart exist."""
+    verdict = verdict_of(check_toolkits)
     facts = machine.torch
     found = machine.toolkits
     details = {"toolkits": [t.to_dict() for t in found]}
     if not found:
         if facts.cuda:
-            return Finding(
-                "env.toolkits",
+            return verdict(
                 "warn",
                 f"no CUDA toolkit found: torch (CUDA {facts.cuda}) runs, but {NO_EXTENSIONS}",
                 details,
                 _install_toolkit_hint(facts.cuda),
             )
-        return Finding("env.toolkits", "skip", "no CUDA toolkit found", details)
+        return verdict("skip", "no CUDA toolkit found", details)
     listed = "; ".join(t.describe() for t in found)
-    return Finding("env.toolkits", "ok", f"{len(found)} CUDA toolkit(s): {listed}", details)
+    return verdict("ok", f"{len(found)} CUDA toolkit(s): {listed}", details)
 
 
 def check_build_toolkit(machine: Machine) -> Finding:
     """The toolkit an extension build would use (torch's order: CUDA_HOME, CUDA_PATH, nvcc on PATH,
     /usr/local/cuda), and whether CUDA_HOME, PATH and LD_LIBRARY_PATH agree on it."""
+    verdict = verdict_of(check_build_toolkit)
     environ, facts = machine.environ, machine.torch
     found = machine.toolkits
     set_home = next((name for name in ("CUDA_HOME", "CUDA_PATH") if environ.get(name)), None)
@@ -85,8 +87,7 @@ def check_build_toolkit(machine: Machine) -> Finding:
             if facts.cuda
             else next((t for t in found if not t.missing), None)
         )
-        return Finding(
-            "env.build_toolkit",
+        return verdict(
             "fail",
             f"{set_home}={environ[set_home]} does not exist",
             {"variable": set_home, "value": environ[set_home]},
@@ -94,7 +95,7 @@ def check_build_toolkit(machine: Machine) -> Finding:
         )
     chosen = machine.build_toolkit
     if chosen is None:
-        return Finding("env.build_toolkit", "skip", "no CUDA toolkit for an extension build to use", {})
+        return verdict("skip", "no CUDA toolkit for an extension build to use", {})
     how = next(
         h for h in chosen.found_as if h in ("CUDA_HOME", "CUDA_PATH", "nvcc on PATH", "/usr/local/cuda")
     )
@@ -109,8 +110,7 @@ def check_build_toolkit(machine: Machine) -> Finding:
             if replacement
             else _install_toolkit_hint(chosen.version or facts.cuda or "12.8")
         )
-        return Finding(
-            "env.build_toolkit",
+        return verdict(
             status,
             f"builds would use {chosen.home} (by {how}), which lacks {', '.join(chosen.missing)}",
             details,
@@ -131,23 +131,22 @@ def check_build_toolkit(machine: Machine) -> Finding:
     details |= {"nvcc_on_path": nvcc_on_path, "first_libcudart": cudart, "disagreements": disagreements}
     summary = f"builds use {chosen.home} (CUDA {chosen.version}, by {how})"
     if disagreements:
-        return Finding(
-            "env.build_toolkit",
+        return verdict(
             "warn",
             f"{summary}, but {'; '.join(disagreements)}",
             details,
             toolkits.prepend_lines(chosen),
         )
-    return Finding("env.build_toolkit", "ok", f"{summary}; PATH and LD_LIBRARY_PATH agree", details)
+    return verdict("ok", f"{summary}; PATH and LD_LIBRARY_PATH agree", details)
 
 
 def check_toolkit_mismatch(machine: Machine) -> Finding:
     """torch's CUDA against the toolkit a build would use: a major mismatch fails, a minor one warns
     (as torch's cpp_extension does); a CPU-only torch is said plainly."""
+    verdict = verdict_of(check_toolkit_mismatch)
     facts = machine.torch
     if facts.hip:
-        return Finding(
-            "env.toolkit_mismatch",
+        return verdict(
             "skip",
             f"torch {facts.version} is a ROCm build; CUDA toolkits do not apply",
         )
@@ -161,27 +160,24 @@ def check_toolkit_mismatch(machine: Machine) -> Finding:
         summary = f"torch {facts.version} is a CPU-only build: {NO_EXTENSIONS}"
         gpus = machine.gpus
         if not gpus:
-            return Finding("env.toolkit_mismatch", "skip", summary, details)
+            return verdict("skip", summary, details)
         version = machine.driver
         cuda = _newest_wheel_for_driver(version) or (chosen.version if chosen else None) or "12.8"
-        return Finding(
-            "env.toolkit_mismatch",
+        return verdict(
             "warn",
             f"{summary}, and it cannot use the {len(gpus)} GPU(s) nvidia-smi lists",
             details | {"gpus": [list(g) for g in gpus], "driver": version},
             f"pip install --force-reinstall torch --index-url {torch_index_url(cuda)}",
         )
     if chosen is None or not chosen.version:
-        return Finding(
-            "env.toolkit_mismatch",
+        return verdict(
             "skip",
             f"torch is built with CUDA {facts.cuda}; no toolkit to compare",
             details,
         )
     torch_cuda, toolkit_cuda = Version(facts.cuda), Version(chosen.version)
     if torch_cuda.release[:2] == toolkit_cuda.release[:2]:
-        return Finding(
-            "env.toolkit_mismatch",
+        return verdict(
             "ok",
             f"torch is built with CUDA {facts.cuda}, the toolkit at {chosen.home} is {chosen.version}",
             details,
@@ -201,8 +197,7 @@ def check_toolkit_mismatch(machine: Machine) -> Finding:
         if status == "fail"
         else "torch builds extensions but warns"
     )
-    return Finding(
-        "env.toolkit_mismatch",
+    return verdict(
         status,
         f"CUDA {kind} version mismatch: toolkit {chosen.home} is {chosen.version}, torch is built with {facts.cuda} ({effect})",
         details,
@@ -220,10 +215,11 @@ def _newest_wheel_for_driver(version: str | None) -> str | None:
 def check_host_compiler(machine: Machine) -> Finding:
     """The gcc nvcc will use (CC, else gcc/g++ in the toolkit's bin/ or on PATH), the CXX (or c++) torch
     checks, and CUDAHOSTCXX, against the newest gcc that toolkit's nvcc accepts."""
+    verdict = verdict_of(check_host_compiler)
     environ = machine.environ
     chosen = machine.build_toolkit
     if chosen is None or not chosen.version:
-        return Finding("env.host_compiler", "skip", "no CUDA toolkit, so no nvcc host compiler to check")
+        return verdict("skip", "no CUDA toolkit, so no nvcc host compiler to check")
     newest, source = compiler.newest_gcc(chosen)
     compilers = compiler.host_compilers(chosen, environ, machine.run)
     details = {
@@ -234,8 +230,7 @@ def check_host_compiler(machine: Machine) -> Finding:
         "compilers": [c.__dict__ for c in compilers],
     }
     if not compilers:
-        return Finding(
-            "env.host_compiler",
+        return verdict(
             "warn",
             "no gcc found on PATH: nvcc needs a host compiler",
             details,
@@ -252,8 +247,7 @@ def check_host_compiler(machine: Machine) -> Finding:
             lines = fix.splitlines()
             install = [line for line in lines if line.startswith("sudo apt")]
             fix = "\n".join([*install, lines[-1]])
-        return Finding(
-            "env.host_compiler",
+        return verdict(
             "fail",
             f"{described} is newer than CUDA {chosen.version}'s nvcc accepts (gcc {newest} at most): "
             "'#error -- unsupported GNU version!'",
@@ -263,31 +257,27 @@ def check_host_compiler(machine: Machine) -> Finding:
     unknown = [c for c in compilers if c.kind == "unknown" or not c.version]
     described = ", ".join(f"{c.kind} {c.version or '?'} ({c.path}, {c.chosen_by})" for c in compilers)
     if unknown:
-        return Finding(
-            "env.host_compiler",
+        return verdict(
             "warn",
             f"cannot tell what {', '.join(c.path for c in unknown)} is (`--version` gave no version)",
             details,
             f"Check it runs: {unknown[0].path} --version",
         )
     if any(c.kind == "clang" for c in compilers):
-        return Finding(
-            "env.host_compiler", "skip", f"{described}: torchdoctor checks gcc's limits only", details
-        )
+        return verdict("skip", f"{described}: torchdoctor checks gcc's limits only", details)
     limit = f"gcc ≤ {newest}" if newest else "no known gcc limit"
-    return Finding(
-        "env.host_compiler", "ok", f"{described}: accepted by CUDA {chosen.version}'s nvcc ({limit})", details
-    )
+    return verdict("ok", f"{described}: accepted by CUDA {chosen.version}'s nvcc ({limit})", details)
 
 
 def check_gpu_arch(machine: Machine) -> Finding:
     """Each GPU's compute capability: whether torch has a kernel for it ("no kernel image is available"
     otherwise) and whether the build toolkit's nvcc can compile for it."""
+    verdict = verdict_of(check_gpu_arch)
     facts = machine.torch
     gpus, seen_by = machine.gpus, machine.gpus_seen_by
     if not gpus:
         why = "torch sees none" if facts.cuda else "a CPU torch sees none"
-        return Finding("env.gpu_arch", "skip", f"no NVIDIA GPU visible ({why}; nvidia-smi lists none)")
+        return verdict("skip", f"no NVIDIA GPU visible ({why}; nvidia-smi lists none)")
     found, chosen = machine.toolkits, machine.build_toolkit
     listed = machine.nvcc_targets
     problems, fixes, rows = [], [], []
@@ -334,17 +324,18 @@ def check_gpu_arch(machine: Machine) -> Finding:
         "nvcc_targets": None if listed is None else list(listed),
     }
     if problems:
-        return Finding("env.gpu_arch", "fail", "; ".join(problems), details, "\n".join(dict.fromkeys(fixes)))
+        return verdict("fail", "; ".join(problems), details, "\n".join(dict.fromkeys(fixes)))
     names = ", ".join(f"{r['index']}: {r['name']} ({r['sm']})" for r in rows)
     note = "torch has kernels" if facts.cuda else "torch is CPU-only"
     if chosen and chosen.version:
         note += f", CUDA {chosen.version}'s nvcc can compile for them"
-    return Finding("env.gpu_arch", "ok", f"{names}: {note}", details)
+    return verdict("ok", f"{names}: {note}", details)
 
 
 def check_arch_list(machine: Machine) -> Finding:
     """``TORCH_CUDA_ARCH_LIST``: well-formed, covering every GPU here, compilable by the build toolkit;
     a warning with the value to use when it is unset."""
+    verdict = verdict_of(check_arch_list)
     environ, facts = machine.environ, machine.torch
     value = environ.get("TORCH_CUDA_ARCH_LIST", "").strip()
     gpus = machine.gpus
@@ -354,18 +345,14 @@ def check_arch_list(machine: Machine) -> Finding:
     if not value:
         if not facts.cuda:
             hint = f' (this machine\'s GPUs: "{recommended}")' if recommended else ""
-            return Finding(
-                "env.arch_list", "skip", f"TORCH_CUDA_ARCH_LIST not needed: torch is CPU-only{hint}", details
-            )
+            return verdict("skip", f"TORCH_CUDA_ARCH_LIST not needed: torch is CPU-only{hint}", details)
         if not gpus:
-            return Finding(
-                "env.arch_list",
+            return verdict(
                 "skip",
                 "TORCH_CUDA_ARCH_LIST unset and no GPU here: set it to the capabilities of the GPUs that will run what you build",
                 details,
             )
-        return Finding(
-            "env.arch_list",
+        return verdict(
             "warn",
             "TORCH_CUDA_ARCH_LIST is unset: an extension build guesses the architectures "
             "(every one it knows when it sees no GPU, as in `docker build`)",
@@ -373,8 +360,7 @@ def check_arch_list(machine: Machine) -> Finding:
             export,
         )
     if value == "native":
-        return Finding(
-            "env.arch_list",
+        return verdict(
             "ok",
             "TORCH_CUDA_ARCH_LIST=native: builds for the GPUs visible at build time",
             details,
@@ -382,9 +368,7 @@ def check_arch_list(machine: Machine) -> Finding:
     try:
         entries = arch.parse_arch_list(value)
     except ValueError as error:
-        return Finding(
-            "env.arch_list", "fail", str(error), details, export or 'export TORCH_CUDA_ARCH_LIST="8.6"'
-        )
+        return verdict("fail", str(error), details, export or 'export TORCH_CUDA_ARCH_LIST="8.6"')
     details["entries"] = entries
     problems = []
     chosen = machine.build_toolkit
@@ -403,23 +387,22 @@ def check_arch_list(machine: Machine) -> Finding:
     if uncovered:
         problems.append(f"no kernel for {', '.join(uncovered)}")
     if problems:
-        return Finding(
-            "env.arch_list",
+        return verdict(
             "fail",
             f'TORCH_CUDA_ARCH_LIST="{value}": {"; ".join(problems)}',
             details,
             export or 'export TORCH_CUDA_ARCH_LIST="8.6"',
         )
-    return Finding("env.arch_list", "ok", f'TORCH_CUDA_ARCH_LIST="{value}" covers the GPUs here', details)
+    return verdict("ok", f'TORCH_CUDA_ARCH_LIST="{value}" covers the GPUs here', details)
 
 
 def check_deepspeed(machine: Machine, search_path: Iterable[str] | None = None) -> Finding:
     """Whether DeepSpeed is installed, which ops were prebuilt (what ``ds_report`` shows), and whether they
     were built against the torch and CUDA installed now."""
+    verdict = verdict_of(check_deepspeed)
     package = deepspeed.find_deepspeed(search_path)
     if package is None:
-        return Finding(
-            "env.deepspeed",
+        return verdict(
             "skip",
             "DeepSpeed is not installed (`torchdoctor env --deepspeed-build` prints how to prebuild its ops)",
         )
@@ -434,9 +417,7 @@ def check_deepspeed(machine: Machine, search_path: Iterable[str] | None = None) 
     }
     name = f"DeepSpeed {install.version or '?'}"
     if not install.has_build_record:
-        return Finding(
-            "env.deepspeed", "ok", f"{name}: no build record; its ops compile on first use (JIT)", details
-        )
+        return verdict("ok", f"{name}: no build record; its ops compile on first use (JIT)", details)
     total = len(install.installed_ops)
     summary = f"{name}: {len(install.prebuilt)} of {total} ops prebuilt" + (
         f" ({', '.join(install.prebuilt)})" if install.prebuilt else "; the others compile on first use (JIT)"
@@ -452,22 +433,22 @@ def check_deepspeed(machine: Machine, search_path: Iterable[str] | None = None) 
     if install.prebuilt and built_cuda not in ("0.0", facts.cuda or "none"):
         stale.append(f"CUDA {built_cuda} (now {facts.cuda or 'none: CPU torch'})")
     if stale:
-        return Finding(
-            "env.deepspeed",
+        return verdict(
             "fail",
             f"{name}: its prebuilt ops were built against {' and '.join(stale)} and will not load",
             details,
             "pip uninstall -y deepspeed\n# then rebuild them for this torch; `torchdoctor env --deepspeed-build` prints the command",
         )
-    return Finding("env.deepspeed", "ok", summary, details)
+    return verdict("ok", summary, details)
 
 
 def check_driver(machine: Machine) -> Finding:
     """The NVIDIA driver against the minimum torch's CUDA and the build toolkit need."""
+    verdict = verdict_of(check_driver)
     facts = machine.torch
     version, why = machine.driver, machine.no_driver_because
     if version is None:
-        return Finding("env.driver", "skip", f"no NVIDIA driver to check ({why})", {"why": why})
+        return verdict("skip", f"no NVIDIA driver to check ({why})", {"why": why})
     chosen = machine.build_toolkit
     details = {
         "driver": version,
@@ -484,15 +465,13 @@ def check_driver(machine: Machine) -> Finding:
             fix = f"# install NVIDIA driver {needed} or newer: https://www.nvidia.com/drivers"
             if older and label == "torch's":
                 fix += f"\n# or a torch built for CUDA {older}, which this driver runs:\npip install --force-reinstall torch --index-url {torch_index_url(older)}"
-            return Finding(
-                "env.driver",
+            return verdict(
                 status,
                 f"driver {version} is older than {label} CUDA {cuda} needs ({needed} or newer)",
                 details,
                 fix,
             )
-    return Finding(
-        "env.driver",
+    return verdict(
         "ok",
         f"driver {version} runs CUDA {facts.cuda or details['toolkit_cuda'] or '?'}",
         details,
@@ -501,17 +480,15 @@ def check_driver(machine: Machine) -> Finding:
 
 def check_nccl(machine: Machine) -> Finding:
     """The NCCL version torch ships (CUDA builds)."""
+    verdict = verdict_of(check_nccl)
     facts = machine.torch
     if not facts.cuda:
-        return Finding(
-            "env.nccl", "skip", f"torch {facts.version} is not a CUDA build: no NCCL (gloo is used)"
-        )
+        return verdict("skip", f"torch {facts.version} is not a CUDA build: no NCCL (gloo is used)")
     if not facts.nccl:
-        return Finding(
-            "env.nccl",
+        return verdict(
             "warn",
             f"torch {facts.version} (CUDA {facts.cuda}) has no usable NCCL: multi-GPU runs fall back to gloo",
             {"torch": facts.version},
             f"pip install --force-reinstall torch --index-url {torch_index_url(facts.cuda)}",
         )
-    return Finding("env.nccl", "ok", f"torch ships NCCL {facts.nccl}", {"nccl": facts.nccl})
+    return verdict("ok", f"torch ships NCCL {facts.nccl}", {"nccl": facts.nccl})

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import logging
 import sys
 from typing import Any
 
 from torch import nn
 
 from torchdoctor.numerics.options import check_options
+
+logger = logging.getLogger(__name__)
 
 
 class Attached:
@@ -43,9 +46,11 @@ class Attached:
     def _leaving(self, module: nn.Module, args: Any, output: Any) -> None:
         at_entry = self._exception_at_entry.pop() if self._exception_at_entry else None
         # torch calls this hook from inside its `except` block when the forward raised
-        raised_inside = sys.exc_info()[1] is not at_entry
+        raised = sys.exc_info()[1]
+        raised_inside = raised is not at_entry
         if raised_inside and next(reversed(module._forward_hooks)) == self._handles[1].id:
             self.remove()
+            _log_advice(raised)
 
     def remove(self) -> None:
         """Take every hook off the model. Safe to call twice."""
@@ -54,6 +59,22 @@ class Attached:
             self.detector.remove()
             for handle in self._handles:
                 handle.remove()
+
+
+def _log_advice(raised: BaseException | None) -> None:
+    """The overflow's advice (what to try: the ``keep_in_fp32`` call, mixed precision) in the training log
+    too, as its own record: the dump stays transformers' text, and a trainer's log may be all one reads."""
+    from torchdoctor.numerics.detector import InfNanDetected
+
+    if isinstance(raised, InfNanDetected) and raised.report.advice:
+        where = raised.module_name or "the model"
+        logger.error(
+            "inf/nan in %s of %s, batch %d; what to try:\n%s",
+            raised.direction,
+            where,
+            raised.batch_number,
+            raised.report.advice,
+        )
 
 
 def options(

@@ -14,6 +14,7 @@ from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
+from torchdoctor.checks import verdict_of
 from torchdoctor.findings import Finding
 from torchdoctor.mpi.hostfile import HostfileEntry, as_style, distinct_hosts, styles
 from torchdoctor.runner import CommandResult, run_command
@@ -53,29 +54,30 @@ def identify_mpi(version_text: str) -> tuple[str, str]:
 
 def check_mpirun(run: Callable[..., CommandResult] = run_command) -> Finding:
     """Which ``mpirun`` is on ``PATH`` and which MPI it belongs to (Open MPI, MPICH, Intel MPI)."""
+    verdict = verdict_of(check_mpirun)
     result = run(["mpirun", "--version"], timeout=20)
     if result.returncode is None:
         summary = (
             "mpirun is not on PATH" if result.error.startswith("not found") else f"mpirun: {result.error}"
         )
-        return Finding("mpi.mpirun", "fail", summary, {"error": result.error}, INSTALL_MPI)
+        return verdict("fail", summary, {"error": result.error}, INSTALL_MPI)
     text = result.stdout + result.stderr
     flavour, version = identify_mpi(text)
     details = {"flavour": flavour, "version": version, "version_output": text.strip()[:500]}
     if flavour == "unknown":
         first = text.strip().splitlines()[0] if text.strip() else "(nothing)"
-        return Finding(
-            "mpi.mpirun",
+        return verdict(
             "warn",
             f"mpirun --version printed {first!r}: not Open MPI, MPICH or Intel MPI; trying MPICH's options",
             details,
             "Check `which mpirun`; " + INSTALL_MPI,
         )
-    return Finding("mpi.mpirun", "ok", f"mpirun is {FLAVOUR_NAMES[flavour]} {version}", details)
+    return verdict("ok", f"mpirun is {FLAVOUR_NAMES[flavour]} {version}", details)
 
 
 def check_hostfile(path: Path, entries: list[HostfileEntry], flavour: str) -> Finding:
     """The hosts and slots the hostfile lists, and whether its syntax is the one this ``mpirun`` reads."""
+    verdict = verdict_of(check_hostfile)
     hosts = distinct_hosts(entries)
     details = {
         "path": str(path),
@@ -94,15 +96,14 @@ def check_hostfile(path: Path, entries: list[HostfileEntry], flavour: str) -> Fi
     if wrong:
         bad = next(e for e in entries if e.style == wrong[0])
         example = f"{bad.host}:{bad.slots}" if wrong[0] == "mpich" else f"{bad.host} slots={bad.slots}"
-        return Finding(
-            "mpi.hostfile",
+        return verdict(
             "fail",
             f"hostfile {path} line {bad.line} ({example!r}) is {FLAVOUR_NAMES[wrong[0]]} syntax, "
             f"but mpirun is {FLAVOUR_NAMES[flavour]}",
             details,
             f"Rewrite {path} in {FLAVOUR_NAMES[flavour]}'s syntax:\n{as_style(entries, wanted)}",
         )
-    return Finding("mpi.hostfile", "ok", summary, details)
+    return verdict("ok", summary, details)
 
 
 def local_names() -> set[str]:
@@ -160,17 +161,17 @@ def check_ssh(
     connect_timeout: int = 5,
 ) -> Finding:
     """Passwordless ssh (``ssh -o BatchMode=yes``) to every host that is not this machine, in parallel."""
+    verdict = verdict_of(check_ssh)
     here = {n.lower() for n in (local_names() if names_of_this_host is None else names_of_this_host)}
     hosts = [e.host for e in distinct_hosts(entries)]
     remote = [h for h in hosts if h.rpartition("@")[2].lower() not in here]
     if not remote:
-        return Finding("mpi.ssh", "skip", "every host is this machine: mpirun needs no ssh", {"hosts": hosts})
+        return verdict("skip", "every host is this machine: mpirun needs no ssh", {"hosts": hosts})
     with ThreadPoolExecutor(max_workers=min(16, len(remote))) as pool:
         results = list(pool.map(lambda h: _try_ssh(h, run, connect_timeout), remote))
     failed = [r for r in results if not r["ok"]]
     if all(r["error"] == "not found: ssh" for r in results):
-        return Finding(
-            "mpi.ssh",
+        return verdict(
             "fail",
             f"ssh is not on PATH; mpirun needs it to start processes on {', '.join(remote)}",
             {"remote": remote},
@@ -178,14 +179,11 @@ def check_ssh(
         )
     details = {"results": results, "local": [h for h in hosts if h not in remote]}
     if not failed:
-        return Finding(
-            "mpi.ssh", "ok", f"passwordless ssh works to {len(remote)} host(s): {', '.join(remote)}", details
-        )
+        return verdict("ok", f"passwordless ssh works to {len(remote)} host(s): {', '.join(remote)}", details)
     reasons = "; ".join(f"{r['host']}: {_telling_line(r['error'], last=True)}" for r in failed[:4])
     more = f"; and {len(failed) - 4} more" if len(failed) > 4 else ""
     fixes = "\n".join(f"# {r['host']}\n{ssh_fix(r['host'], r['error'])}" for r in failed)
-    return Finding(
-        "mpi.ssh",
+    return verdict(
         "fail",
         f"passwordless ssh fails to {len(failed)} of {len(remote)} host(s) — {reasons}{more}",
         details,
@@ -283,6 +281,7 @@ def check_hostnames(
     resolve: Callable[[str], str] = socket.gethostbyname,
 ) -> Finding:
     """Run ``hostname`` with ``mpirun`` once on each of the first ``n`` hosts; compare what comes back."""
+    verdict = verdict_of(check_hostnames)
     here = {x.lower() for x in (local_names() if names_of_this_host is None else names_of_this_host)}
     command = sanity_command(flavour, hostfile, n)
     expected = [e.host for e in distinct_hosts(entries)[:n]]
@@ -298,8 +297,7 @@ def check_hostnames(
             else f"failed ({result.error or f'exit {result.returncode}'})"
         )
         last = _telling_line(result.stderr)
-        return Finding(
-            "mpi.hostnames",
+        return verdict(
             "fail",
             f"`{' '.join(command)}` {why}" + (f": {last}" if last else ""),
             details,
@@ -316,14 +314,12 @@ def check_hostnames(
         else:
             unmatched.remove(match)
     if not missing and not unmatched:
-        return Finding(
-            "mpi.hostnames",
+        return verdict(
             "ok",
             f"mpirun ran hostname on {len(expected)} host(s) and each answered: {', '.join(reported)}",
             details,
         )
-    return Finding(
-        "mpi.hostnames",
+    return verdict(
         "fail",
         f"mpirun ran on {', '.join(reported) or 'no host'}; expected {', '.join(expected)}"
         + (f" (no answer from {', '.join(missing)})" if missing else ""),
@@ -356,8 +352,7 @@ def diagnose(
     blockers = [f for f in findings if f.status == "fail"]
     if blockers:
         findings.append(
-            Finding(
-                "mpi.hostnames",
+            verdict_of(check_hostnames)(
                 "skip",
                 f"mpirun sanity run not tried: {', '.join(f.id for f in blockers)} failed; fix that first",
                 {"blocked_by": [f.id for f in blockers]},

@@ -5,25 +5,28 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 
+from torchdoctor.checks import check_id, verdict_of
 from torchdoctor.distributed.ranks import from_environment
 from torchdoctor.findings import Finding
 
 AREA = "net"
 
 
-def check_communication(
+def check_smoke(
     nproc: int = 2, timeout: float = 10.0, environ: Mapping[str, str] | None = None
 ) -> list[Finding]:
     """Two local gloo ranks, forked from this process: join, all_reduce checked, barrier, memory.
 
     Short on purpose (gloo, 2 ranks, a 10 s wait per stage); ``torchdoctor net`` runs the full test on the GPUs.
+    Its findings are ``net.smoke``'s; the id `torchdoctor net` files one under (``net.join``, ``net.crash``, …)
+    stays in its details as ``stage``.
     """
+    verdict = verdict_of(check_smoke)
     environ = dict(os.environ if environ is None else environ)
     info = from_environment(environ)
     if info.launcher != "none":
         return [
-            Finding(
-                "net.smoke",
+            verdict(
                 "skip",
                 f"running as rank {info.rank} under {info.launcher}: the local test would start more processes",
                 {"launcher": info.launcher},
@@ -33,17 +36,12 @@ def check_communication(
 
     failure = import_torch()
     if failure is not None:
-        return [
-            Finding(
-                "net.smoke", "skip", f"needs torch, which cannot be imported here (see sys.torch): {failure}"
-            )
-        ]
+        return [verdict("skip", f"needs torch, which cannot be imported here (see sys.torch): {failure}")]
     import torch.distributed as dist
 
     if not dist.is_available() or not dist.is_gloo_available():
         return [
-            Finding(
-                "net.smoke",
+            verdict(
                 "fail",
                 "this torch build has no torch.distributed/gloo support",
                 {},
@@ -54,4 +52,9 @@ def check_communication(
     from torchdoctor.net.smoke import run_net
 
     options = net_options(timeout=timeout, backend="gloo", nproc_per_node=nproc)
-    return run_net(options, environ=environ).findings
+    return [
+        f
+        if f.id == check_id(check_smoke)
+        else verdict(f.status, f.summary, {"stage": f.id, **f.details}, f.fix)
+        for f in run_net(options, environ=environ).findings
+    ]

@@ -1,6 +1,7 @@
-"""What to try once the overflow dump has named the module that went bad: the lines the dump ends with.
+"""What to try once the overflow dump has named the module that went bad: the lines `InfNanDetected`'s message
+ends with (and ``report.advice``); the dump itself stays transformers' text.
 
-Only for a bad frame that computed in fp16/bf16/fp8 (an fp32 dump stays transformers' text, byte for byte):
+Only for a bad frame that computed in fp16/bf16/fp8 (an fp32 frame gets no advice):
 
 - a weight that is itself inf/nan: the weights are already broken, and no precision setting brings them back;
 - weights in half precision (``model.half()``, Lightning ``precision="16-true"``): nothing can be kept in fp32,
@@ -30,7 +31,8 @@ MIXED_PRECISION_FIX = (
 
 
 def fix_for(model: torch.nn.Module, frame: Frame) -> str:
-    """The lines the overflow dump ends with for its last (bad) frame; "" when there is nothing sure to say.
+    """What to try for the dump's last (bad) frame, for the exception's message; "" when there is nothing sure
+    to say.
 
     >>> fix_for(model, frame)  # doctest: +SKIP
     'torchdoctor.keep_in_fp32(model, "encoder.block.1.layer.1.DenseReluDense")'

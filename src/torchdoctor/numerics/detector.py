@@ -36,7 +36,8 @@ Beyond it (issue 7): ``check_gradients=True`` watches the backward pass too; fp1
 tensor (not again where it is passed on unchanged), with the rank when there are several; fp8 e4m3fn
 saturation is counted; ``underflow=True`` measures the share of zeros and subnormals in fp16/bf16 tensors
 (always shown in traced batches) and prints a summary per batch; the dump is data too (``detector.frames``,
-``to_json()``, ``report.plot("overflow.png")``) and, for fp16/bf16, ends with the fix to try (`advice`).
+``to_json()``, ``report.plot("overflow.png")``); for fp16/bf16 the exception's message ends with the fix to try
+(`advice`, also ``report.advice``), while the dump itself stays transformers' text.
 
 What a batch is: one call of the root module's forward, and the backward that follows it. Under gradient
 accumulation every micro-batch is a batch. Under activation checkpointing the recomputed forward calls of
@@ -74,7 +75,8 @@ class InfNanDetected(ValueError):
 
     ``batch_number`` (0-indexed batch it happened in), ``module_name`` (qualified name of the module whose
     frame first went bad, ``""`` for the root), ``report`` (the dump text, with ``.frames``, ``.to_json()``,
-    ``.plot()``), ``direction`` ("forward" or "backward").
+    ``.plot()``), ``direction`` ("forward" or "backward"). For an fp16/bf16 frame the message ends with what
+    to try (``report.advice``: the ``keep_in_fp32`` call, mixed precision, or a broken weight).
     """
 
     def __init__(
@@ -350,13 +352,8 @@ class DebugUnderflowOverflow:
         frame = frames[-1] if frames else raw.frame()  # max_frames_to_save=0 keeps none
         rank = current()
         rank_line = f"on rank {rank.rank} of {rank.world_size} (host {rank.host})" if rank.distributed else ""
-        text = dump_text(
-            frames,
-            raw.header_batch,
-            frame.direction,
-            extra_header=rank_line,
-            tail=fix_for(self.model, frame),
-        )
+        text = dump_text(frames, raw.header_batch, frame.direction, extra_header=rank_line)
+        advice = fix_for(self.model, frame)  # into the exception, not the dump: that stays transformers' text
         report = OverflowReport(
             text,
             frames,
@@ -364,6 +361,7 @@ class DebugUnderflowOverflow:
             frame.batch_number,
             frame.direction,
             rank={"rank": rank.rank, "world_size": rank.world_size, "host": rank.host},
+            advice=advice,
         )
         self.report = report
         self._print(text, error=True)
@@ -377,7 +375,8 @@ class DebugUnderflowOverflow:
         raise InfNanDetected(
             "DebugUnderflowOverflow: inf/nan detected, aborting as there is no point running further. "
             "Please scroll up above this traceback to see the activation values prior to this event. "
-            f"First inf/nan in {frame.direction} of {where} ({frame.class_name}), batch {frame.batch_number}.",
+            f"First inf/nan in {frame.direction} of {where} ({frame.class_name}), batch {frame.batch_number}."
+            + (f"\n{advice}" if advice else ""),
             frame.batch_number,
             frame.module_name,
             report,

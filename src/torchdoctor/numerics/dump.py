@@ -1,5 +1,6 @@
-"""The overflow dump: the text printed at the first inf/nan (transformers' text, byte for byte, plus our extra
-lines), and `OverflowReport`, that text carrying its frames as data (JSON, a plot).
+"""The overflow dump: the text printed at the first inf/nan (transformers' text, byte for byte, plus the frame
+lines transformers cannot see and, with several ranks, the rank line), and `OverflowReport`, that text carrying
+its frames as data (JSON, a plot). What to try next (`advice`) is not part of it: it goes into the exception.
 """
 
 from __future__ import annotations
@@ -11,9 +12,9 @@ from torchdoctor.numerics.frames import COLUMNS, Frame
 
 
 def dump_text(
-    frames: list[Frame], header_batch: int, direction: str = "forward", extra_header: str = "", tail: str = ""
+    frames: list[Frame], header_batch: int, direction: str = "forward", extra_header: str = ""
 ) -> str:
-    """What transformers prints at the first inf/nan, plus our optional extra header line and last line."""
+    """What transformers prints at the first inf/nan, plus our optional extra header line (the rank)."""
     where = " in backward" if direction == "backward" else ""
     lines = [
         "",
@@ -22,7 +23,6 @@ def dump_text(
         f"Last {len(frames)} {direction} frames:",
         COLUMNS,
         "\n".join(f.text() for f in frames),
-        *([tail] if tail else []),
         "\n\n",
     ]
     return "\n".join(lines)
@@ -32,7 +32,8 @@ class OverflowReport(str):
     """The dump text (a ``str``, as printed) that also carries the frames as data.
 
     ``report.frames`` lists `Frame`s, ``report.to_json()`` serialises them, ``report.plot("overflow.png")``
-    draws abs-max per frame (needs matplotlib: ``pip install 'torchdoctor[plot]'``).
+    draws abs-max per frame (needs matplotlib: ``pip install 'torchdoctor[plot]'``). ``report.advice`` is what
+    to try next (`torchdoctor.numerics.advice`; "" when there is nothing sure to say), kept out of the text.
     """
 
     frames: list[Frame]
@@ -40,6 +41,7 @@ class OverflowReport(str):
     batch_number: int
     direction: str
     rank: dict[str, Any]
+    advice: str
 
     def __new__(
         cls,
@@ -49,6 +51,7 @@ class OverflowReport(str):
         batch_number: int,
         direction: str = "forward",
         rank: dict[str, Any] | None = None,
+        advice: str = "",
     ) -> OverflowReport:
         report = super().__new__(cls, text)
         report.frames = list(frames)
@@ -56,6 +59,7 @@ class OverflowReport(str):
         report.batch_number = batch_number
         report.direction = direction
         report.rank = rank or {}
+        report.advice = advice
         return report
 
     def to_dict(self) -> dict[str, Any]:
@@ -65,6 +69,7 @@ class OverflowReport(str):
             "batch_number": self.batch_number,
             "module": self.module_name,
             "rank": self.rank,
+            "advice": self.advice,
             "frames": [f.to_dict() for f in self.frames],
         }
 

@@ -23,7 +23,7 @@ _LOW_PRECISION = (torch.float16, torch.bfloat16)
 
 
 def suggestion(module_name: str) -> str:
-    """The line to try once ``module_name`` is found to overflow; the overflow dump ends with it.
+    """The line to try once ``module_name`` is found to overflow; the overflow error (`InfNanDetected`) ends with it.
 
     >>> suggestion("encoder.block.2.layer.1.DenseReluDense")
     'torchdoctor.keep_in_fp32(model, "encoder.block.2.layer.1.DenseReluDense")'
