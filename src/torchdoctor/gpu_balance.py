@@ -110,10 +110,11 @@ def rank_balance_verdict(ranks: list[dict[str, Any]]) -> Finding:
     ... ]).summary.split(":")[0]
     'rank 1 (host b, RTX 3090) holds the run back'
     """
+    verdict = verdict_of(check_balance)  # the same verdict as the check's, measured in a job instead
     ranks = sorted(ranks, key=lambda r: r["rank"])
     details: dict[str, Any] = {"ranks": ranks, "threshold": BALANCED}
     if len(ranks) < 2:
-        return Finding("gpu.balance", "skip", "one rank measured: balance needs two or more", details)
+        return verdict("skip", "one rank measured: balance needs two or more", details)
     slowest = min(ranks, key=lambda r: r["gflops"])
     fastest = max(ranks, key=lambda r: r["gflops"])
     ratio = slowest["gflops"] / fastest["gflops"]
@@ -121,8 +122,7 @@ def rank_balance_verdict(ranks: list[dict[str, Any]]) -> Finding:
     idle = 1 - len(ranks) * slowest["gflops"] / total
     details |= {"speed_ratio": round(ratio, 3), "idle": round(idle, 3)}
     if ratio >= BALANCED:
-        return Finding(
-            "gpu.balance",
+        return verdict(
             "ok",
             f"{len(ranks)} ranks balanced: matmul {slowest['gflops']:g}–{fastest['gflops']:g} GFLOPS",
             details,
@@ -148,7 +148,7 @@ def rank_balance_verdict(ranks: list[dict[str, Any]]) -> Finding:
         f"runs at {ratio:.0%} of rank {fastest['rank']}'s ({slowest['gflops']:g} vs {fastest['gflops']:g} "
         f"GFLOPS), so every step waits for it and {idle:.0%} of the ranks' compute idles"
     )
-    return Finding("gpu.balance", "warn", summary, details, "\n".join(fixes))
+    return verdict("warn", summary, details, "\n".join(fixes))
 
 
 def _batch_split(shares: Mapping[int, float], total: int) -> list[int]:
