@@ -97,7 +97,7 @@ def test_ranks_with_different_memory_end_with_the_same_batch_size(tmp_path):
         "find_executable_batch_size: batch size 128: out of memory on rank 0 " + too_big
     )
     assert lines(reports[0])[1:5] == [
-        "find_executable_batch_size: batch size 128: out of memory on rank(s) 0, 1, 2 of 3",
+        "find_executable_batch_size: batch size 128: out of memory on rank(s) 0-2 of 3",
         "find_executable_batch_size: batch size 64: out of memory on rank(s) 1 of 3",
         "find_executable_batch_size: batch size 32: fits on all 3 ranks",
         "find_executable_batch_size: settled on batch size 32 after 3 tries",

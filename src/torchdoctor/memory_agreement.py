@@ -15,6 +15,8 @@ import json
 import time
 from typing import Any
 
+from torchdoctor.rank_list import ranks_text
+
 FITS, OUT_OF_MEMORY, OTHER_ERROR = "fits", "out of memory", "error"
 DEFAULT_TIMEOUT = 1800.0  # torch's default for a gloo process group, when the group does not say
 _KEY_PREFIX = "torchdoctor/batch_size"
@@ -127,10 +129,11 @@ class Agreement:
         text = f"find_executable_batch_size: {whom} did not finish try {attempt} within {waited:.0f} s"
         if not out_of_memory:
             return (
-                text + f"; rank(s) {_ranks(sorted(r for r, _ in failures))} finished it and waited for them"
+                text
+                + f"; rank(s) {ranks_text(sorted(r for r, _ in failures))} finished it and waited for them"
             )
         return (
-            f"{text}, while rank(s) {_ranks(out_of_memory)} ran out of memory at batch size {size}"
+            f"{text}, while rank(s) {ranks_text(out_of_memory)} ran out of memory at batch size {size}"
             f" ({describe(failures)}). The ranks still inside `{self.name}` are most likely waiting in a "
             f"collective (DDP's gradient all-reduce) for ranks that left on their out-of-memory error. Fix: {FIX}"
         )
@@ -140,12 +143,12 @@ def failure_message(name: str, size: int, statuses: dict[int, dict], crashed: li
     """The error of a rank whose try went fine (or ran out of memory) while another rank's failed otherwise."""
     out_of_memory = [rank for rank, entry in statuses.items() if entry["outcome"] == OUT_OF_MEMORY]
     text = (
-        f"`{name}` failed on rank(s) {_ranks(crashed)} at batch size {size} with an error that is not "
+        f"`{name}` failed on rank(s) {ranks_text(crashed)} at batch size {size} with an error that is not "
         f"out-of-memory ({describe([(r, statuses[r]) for r in crashed])})"
     )
     if out_of_memory:
         text += (
-            f", while rank(s) {_ranks(out_of_memory)} ran out of memory at that size "
+            f", while rank(s) {ranks_text(out_of_memory)} ran out of memory at that size "
             f"({describe([(r, statuses[r]) for r in out_of_memory])}). A rank that fits waits for one that "
             f"left on its out-of-memory error in the next collective until that collective times out. Fix: {FIX}"
         )
@@ -180,10 +183,6 @@ def _group_timeout(dist: Any) -> float:
     if not seconds or seconds <= 0:
         seconds = DEFAULT_TIMEOUT
     return seconds * 1.1 + 5
-
-
-def _ranks(ranks: list[int]) -> str:
-    return ", ".join(map(str, ranks))
 
 
 def has_store() -> bool:
