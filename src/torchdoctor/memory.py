@@ -180,7 +180,11 @@ def find_executable_batch_size(
         _refuse_batch_size_argument(function, name, args, kwargs)
         free_device_memory()
         options = _Search(function, name, search, reduce_batch_size_fn, timeout)
-        size, result = options.run(args, kwargs, state["batch_size"])
+        try:
+            size, result = options.run(args, kwargs, state["batch_size"])
+        finally:
+            if options.agreement is not None:
+                options.agreement.leave()
         state["batch_size"] = size
         return result
 

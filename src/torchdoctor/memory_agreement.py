@@ -42,10 +42,26 @@ class Agreement:
         self.rank, self.world = dist.get_rank(), dist.get_world_size()
         self.timeout = _group_timeout(dist) if timeout is None else timeout
         self.prefix = f"{_KEY_PREFIX}/{_searches}"
+        self.attempts = 0  # the last try this rank started: every rank makes the same tries
 
     def starting(self, attempt: int, size: int) -> None:
         """Tell the others this rank is inside the function for try ``attempt`` at ``size``."""
+        self.attempts = max(self.attempts, attempt)
         self.store.set(f"{self.prefix}/{attempt}/inside/{self.rank}", str(size))
+
+    def leave(self) -> None:
+        """This rank is done with the search (settled or failed): the last rank to leave, when every other
+        has read what it needed, deletes the search's keys from the store, which outlives the search."""
+        try:
+            if self.store.add(f"{self.prefix}/left", 1) < self.world:
+                return
+            for attempt in range(1, self.attempts + 1):
+                for rank in range(self.world):
+                    self.store.delete_key(f"{self.prefix}/{attempt}/inside/{rank}")
+                    self.store.delete_key(self._done(attempt, rank))
+            self.store.delete_key(f"{self.prefix}/left")
+        except (RuntimeError, NotImplementedError, AttributeError):  # the store went away, or cannot delete
+            pass
 
     def outcomes(self, attempt: int, size: int, outcome: str, message: str) -> dict[int, dict]:
         """Publish this rank's outcome of try ``attempt`` and return every rank's, once all have one.

@@ -95,10 +95,18 @@ def preflight_findings(options: LaunchOptions, environ: Mapping[str, str] | None
         host,
         port,
         hosted_here=hosted,
-        port_flag="--rdzv-endpoint" if options.flags.get("rdzv_endpoint") else "--master-port",
+        port_flag=_port_said(options),
         single_node=nnodes_range(options.flags.get("nnodes"))[1] == 1,
         environ=environ,
     )
+
+
+def _port_said(options: LaunchOptions) -> str:
+    """How the user gave the rendezvous port: ``--rdzv-endpoint``, ``--master-port`` or its ``PET_*``
+    variable (a config file's port is fixed with the flag)."""
+    name = "rdzv_endpoint" if options.flags.get("rdzv_endpoint") else "master_port"
+    source = options.sources.get(name, "")
+    return source if source.startswith("PET_") else torchrun.flag(name)
 
 
 def torchrun_flags(options: LaunchOptions, log_dir: str | None = None) -> dict[str, Any]:
