@@ -16,7 +16,7 @@ import re
 import traceback
 from dataclasses import dataclass, field
 
-from torchdoctor.hang.source import Frame, is_ours, is_user_code  # noqa: F401 - read from here too
+from torchdoctor.hang.source import Frame, is_ours, is_user_code, user_call  # noqa: F401 - read from here too
 from torchdoctor.rank_list import ranks_text
 
 COLLECTIVES = frozenset(
@@ -223,7 +223,7 @@ def _count(ranks) -> str:
 
 
 def _user_frame(stack: RankStack) -> Frame | None:
-    return next((f for f in reversed(stack.frames) if is_user_code(f.file)), None)
+    return user_call(stack.frames)
 
 
 def _left_the_loop(waiters: list[RankStack], elsewhere: list[RankStack]) -> str:
