@@ -21,7 +21,7 @@ LOGS = FIXTURES / "logs"
 # What each summary must name: the facts a person would act on, as the log states them.
 FACTS = {
     "002_nccl_watchdog_timeout.txt": ["BROADCAST", "3348", "rank 3", "1800", "54607872", "3347"],
-    "006_nccl_watchdog_timeout.txt": ["ALLREDUCE", "28956", "ranks 4-5", "600", "28955"],
+    "006_nccl_watchdog_timeout.txt": ["ALLREDUCE", "28956", "ranks 4, 5", "600", "28955"],
     "008_rank_divergence.txt": ["BROADCAST", "rank 0", "[4]", "Float"],
     "010_rendezvous_or_port.txt": ["already in use", "29500"],
     "011_rendezvous_or_port.txt": ["255.255.0.0", "29500", "Connection timed out"],

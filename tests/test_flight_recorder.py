@@ -12,7 +12,8 @@ from pathlib import Path
 import pytest
 
 from torchdoctor.explain import safe_pickle
-from torchdoctor.explain.flight_recorder import explain_dumps, looks_like_dump, rank_condition, ranks_text
+from torchdoctor.explain.flight_recorder import explain_dumps, looks_like_dump, rank_condition
+from torchdoctor.rank_list import ranks_text
 
 FIXTURES = Path(__file__).parent / "fixtures" / "flight_recorder"
 JOB = FIXTURES / "skip_job.py"

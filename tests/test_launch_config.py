@@ -6,7 +6,7 @@ from torchdoctor.errors import BadInput
 from torchdoctor.launch.bootstrap import STARTED_VARIABLE, mark_started
 from torchdoctor.launch.config import load_config
 from torchdoctor.launch.options import LaunchOptions, merge, parse_command_line, validate
-from torchdoctor.launch.run import never_joined, torchrun_command, worker_environment
+from torchdoctor.launch.run import never_joined, program_command, worker_environment
 
 ACCELERATE_CONFIG = """\
 compute_environment: LOCAL_MACHINE
@@ -349,7 +349,7 @@ def test_only_what_was_said_is_passed_on_in_torchruns_spelling():
         ["--nproc_per_node=2", "--rdzv_backend", "c10d", "--rdzv_endpoint", "h:1", "-r", "3", "-t", "1",
          "--local_addr", "10.0.0.2", "--max_restarts", "2", "--role", "trainer", "--run_path", "t.py", "x"]
     )  # fmt: skip
-    command = torchrun_command(options, log_dir="/tmp/logs")
+    command = program_command(options, log_dir="/tmp/logs")
     assert command[1:3] == ["-m", "torchdoctor.launch.torchrun"]
     assert command[3:] == [
         "--nproc-per-node=2", "--rdzv-backend=c10d", "--rdzv-endpoint=h:1", "--redirects=3", "--tee=1",
@@ -364,16 +364,16 @@ def test_the_rendezvous_waits_as_long_as_the_watchdog_or_torchs_600_seconds():
         (["--watchdog", "2.5"], "timeout=3"),
         (["--watchdog", "300"], "timeout=300"),
     ):
-        assert f"--rdzv-conf={conf}" in torchrun_command(given(*static, *watchdog))
+        assert f"--rdzv-conf={conf}" in program_command(given(*static, *watchdog))
     c10d = ["--nnodes", "2", "--rdzv-backend", "c10d", "--rdzv-endpoint", "h0:29400"]
     for watchdog, conf in (([], "join_timeout=600"), (["--watchdog", "5"], "join_timeout=5,read_timeout=5")):
-        assert f"--rdzv-conf={conf}" in torchrun_command(given(*c10d, *watchdog))
+        assert f"--rdzv-conf={conf}" in program_command(given(*c10d, *watchdog))
     # the user's own settings win
-    mine = torchrun_command(
+    mine = program_command(
         given(*c10d, "--watchdog", "5", "--rdzv-conf", "join_timeout=30,last_call_timeout=2")
     )
     assert "--rdzv-conf=join_timeout=30,read_timeout=5,last_call_timeout=2" in mine
-    assert not any(a.startswith("--rdzv-conf") for a in torchrun_command(given("--watchdog", "5")))
+    assert not any(a.startswith("--rdzv-conf") for a in program_command(given("--watchdog", "5")))
 
 
 def test_the_nodes_that_never_joined_are_named():
@@ -382,9 +382,8 @@ def test_the_nodes_that_never_joined_are_named():
         "torchdoctor: node rank 1 of 2 waited 12s for the other node (node rank 0) at h0:29400; none came."
     )
     four = given("--nnodes", "4", "--node-rank", "0", "--master-port", "29400")
-    assert (
-        "node rank 0 of 4 waited 5s for the other nodes (node ranks 1 to 3) at 127.0.0.1:29400; not all"
-        in (never_joined(four, 5))
+    assert "node rank 0 of 4 waited 5s for the other nodes (node ranks 1-3) at 127.0.0.1:29400; not all" in (
+        never_joined(four, 5)
     )
     c10d = given("--nnodes", "3", "--rdzv-endpoint", "h0", "--rdzv-backend", "c10d")
     assert "at the c10d rendezvous h0:29400 for 3 nodes in all" in never_joined(c10d, 5)
@@ -398,12 +397,12 @@ def test_each_worker_leaves_a_mark_once_past_the_rendezvous(tmp_path):
 
 
 def test_one_node_runs_standalone_and_the_script_runs_in_the_bootstrap():
-    command = torchrun_command(parse_command_line(["--nproc-per-node", "2", "train.py", "--lr", "3"]))
+    command = program_command(parse_command_line(["--nproc-per-node", "2", "train.py", "--lr", "3"]))
     assert command[:3] == [sys.executable, "-m", "torchdoctor.launch.torchrun"]
     assert "--standalone" in command and "--nproc-per-node=2" in command
     assert command[-3:] == ["train.py", "--lr", "3"]
     # saying where to meet, even on one node, is taken as said
-    assert "--standalone" not in torchrun_command(given("--master-port", "29600"))
+    assert "--standalone" not in program_command(given("--master-port", "29600"))
 
 
 def test_worker_environment_turns_on_debug_mode_and_picks_gpus():

@@ -59,6 +59,13 @@ for x, y in torch.utils.data.DataLoader(data, batch_size=batch_size, sampler=sam
     torch.nn.functional.mse_loss(model(x), y).backward()  # all-reduces: would hang on unequal step counts
     steps += 1
 report["ddp"] = [batch_size, steps]
+dist.barrier()  # every rank has left every search: its keys must be gone from the store
+store = dist.distributed_c10d._get_default_store()
+keys = [f"torchdoctor/batch_size/{n}/left" for n in range(1, 6)] + [
+    f"torchdoctor/batch_size/{n}/{attempt}/{kind}/{r}"
+    for n in range(1, 6) for attempt in range(1, 12) for kind in ("inside", "done") for r in range(3)
+]
+report["left_keys"] = [key for key in keys if store.check([key])]
 print(json.dumps(report), flush=True)
 dist.destroy_process_group()
 """
@@ -86,6 +93,7 @@ def test_ranks_with_different_memory_end_with_the_same_batch_size(tmp_path):
 
     # 400 samples over 3 ranks, 134 each: 4 steps of up to 36 on every rank
     assert [r["ddp"] for r in reports] == [[36, 4]] * 3
+    assert reports[0]["left_keys"] == []  # the search's store keys were deleted by the last rank out
 
     # each rank logs its own out-of-memory errors; rank 0 alone logs what the ranks agreed
     def lines(report):
@@ -97,7 +105,7 @@ def test_ranks_with_different_memory_end_with_the_same_batch_size(tmp_path):
         "find_executable_batch_size: batch size 128: out of memory on rank 0 " + too_big
     )
     assert lines(reports[0])[1:5] == [
-        "find_executable_batch_size: batch size 128: out of memory on rank(s) 0, 1, 2 of 3",
+        "find_executable_batch_size: batch size 128: out of memory on rank(s) 0-2 of 3",
         "find_executable_batch_size: batch size 64: out of memory on rank(s) 1 of 3",
         "find_executable_batch_size: batch size 32: fits on all 3 ranks",
         "find_executable_batch_size: settled on batch size 32 after 3 tries",

@@ -9,7 +9,7 @@ import time
 
 import pytest
 
-from torchdoctor.launch.torchrun import parse_endpoint, start, stop, torchrun_command
+from torchdoctor.launch.torchrun import command_from_flags, parse_endpoint, start, stop
 
 SLEEPER = textwrap.dedent(
     """
@@ -24,7 +24,7 @@ SLEEPER = textwrap.dedent(
 
 
 def test_flags_are_written_in_torchruns_dash_spelling_in_order():
-    command = torchrun_command(
+    command = command_from_flags(
         {"nnodes": "1:2", "rdzv_endpoint": "h:29400", "standalone": False, "module": True, "log_dir": None},
         ["pkg.train", "--lr", "3"],
         python="python",
@@ -76,7 +76,7 @@ def _running(pid: int) -> bool:
 def _start_sleepers(tmp_path, launcher="torch.distributed.run"):
     script = tmp_path / "sleeper.py"
     script.write_text(SLEEPER)
-    command = torchrun_command(
+    command = command_from_flags(
         {"standalone": True, "nproc_per_node": 2, "log_dir": tmp_path / "logs"},
         [str(script), str(tmp_path)],
         launcher=launcher,

@@ -23,11 +23,11 @@ from torchdoctor.hang.watchdog import (
     format_report,
     frames_of,
     heartbeat,
-    is_alive,
     parse_faulthandler,
     supervise,
     watch_for_hangs,
 )
+from torchdoctor.process_state import is_running
 
 HANG_SCRIPT = textwrap.dedent(
     """
@@ -193,7 +193,7 @@ def check_the_two_rank_report(result, script, line_of, kept):
         and "`if rank == 1:` (in its else branch)" in report
     )
     pids = [int(block.split("(pid ")[1].split(",")[0]) for block in (rank0, rank1)]
-    assert not any(is_alive(pid) for pid in pids)  # the run was ended, not left hanging
+    assert not any(is_running(pid) for pid in pids)  # the run was ended, not left hanging
     assert result.stdout.count("ready") == 2  # the workers' output went through
     assert "in barrier" in (kept / "rank0.stack").read_text()  # faulthandler's own dump, kept for the user
     assert {"rank0.fr", "rank1.fr"} <= {p.name for p in kept.iterdir()}  # and every rank's flight recorder

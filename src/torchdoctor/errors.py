@@ -110,6 +110,41 @@ def _path_error(flag: str, path: Path, error: OSError, doing: str) -> BadInput:
     return BadInput(f"{flag} {_shown(path)}: {reason}")
 
 
+# File systems the kernel makes up as it is read: a name there is not a file one can write output to.
+KERNEL_FILE_SYSTEMS = {
+    "proc": "the kernel's view of the processes",
+    "sysfs": "the kernel's view of the devices",
+    "cgroup": "the kernel's control groups",
+    "cgroup2": "the kernel's control groups",
+    "debugfs": "the kernel's debugging files",
+    "tracefs": "the kernel's tracing files",
+    "securityfs": "the kernel's security files",
+    "configfs": "the kernel's configuration files",
+    "bpf": "the kernel's BPF objects",
+}
+
+
+def _kernel_file_system(path: Path) -> tuple[str, str] | None:
+    """(mount point, what it is) when ``path`` lies in one of `KERNEL_FILE_SYSTEMS` (``/proc``, ``/sys``),
+    from ``/proc/self/mountinfo``; None elsewhere, or when this system does not say."""
+    real = os.path.realpath(path)
+    try:
+        lines = Path("/proc/self/mountinfo").read_text().splitlines()
+    except OSError:
+        return None
+    found = ("", "")
+    for line in lines:
+        fields, _, rest = line.partition(" - ")
+        parts = fields.split()
+        if len(parts) < 5 or not rest:
+            continue
+        point = parts[4].replace("\\040", " ")  # the kernel writes a space in a mount point as \040
+        inside = real == point or real.startswith(point.rstrip("/") + "/")
+        if inside and len(point) >= len(found[0]):
+            found = (point, rest.split()[0])
+    return (found[0], KERNEL_FILE_SYSTEMS[found[1]]) if found[1] in KERNEL_FILE_SYSTEMS else None
+
+
 def require_writable_file(flag: str, path: str | os.PathLike) -> None:
     """Raise `BadInput` unless a file can be written at ``path`` now (not after a long run); never blocks.
 
@@ -122,6 +157,11 @@ def require_writable_file(flag: str, path: str | os.PathLike) -> None:
     if not os.fspath(path):
         raise BadInput(f"{flag} '': empty; give a file name")
     path = Path(path)
+    kernel = _kernel_file_system(path)
+    if kernel is not None:
+        raise BadInput(
+            f"{flag} {_shown(path)}: {kernel[0]} is {kernel[1]}, not a place for files; give a path on disk"
+        )
     try:
         # O_NONBLOCK: a named pipe nobody reads fails here (ENXIO) instead of blocking forever
         descriptor = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_EXCL | os.O_NONBLOCK, 0o666)

@@ -19,6 +19,7 @@ from typing import Any
 
 from torchdoctor import memory_agreement
 from torchdoctor.memory_agreement import FITS, OTHER_ERROR, OUT_OF_MEMORY
+from torchdoctor.rank_list import ranks_text
 
 SEARCHES = ("tenth", "halve", "binary")
 # accelerate's error, word for word: scripts and tests match on it
@@ -179,7 +180,11 @@ def find_executable_batch_size(
         _refuse_batch_size_argument(function, name, args, kwargs)
         free_device_memory()
         options = _Search(function, name, search, reduce_batch_size_fn, timeout)
-        size, result = options.run(args, kwargs, state["batch_size"])
+        try:
+            size, result = options.run(args, kwargs, state["batch_size"])
+        finally:
+            if options.agreement is not None:
+                options.agreement.leave()
         state["batch_size"] = size
         return result
 
@@ -326,7 +331,7 @@ class _Search:
             self.log.info(
                 "find_executable_batch_size: batch size %d: out of memory on rank(s) %s of %d",
                 size,
-                ", ".join(map(str, out_of_memory)),
+                ranks_text(out_of_memory),
                 self.ranks,
             )
 

@@ -15,6 +15,8 @@ import json
 import time
 from typing import Any
 
+from torchdoctor.rank_list import ranks_text
+
 FITS, OUT_OF_MEMORY, OTHER_ERROR = "fits", "out of memory", "error"
 DEFAULT_TIMEOUT = 1800.0  # torch's default for a gloo process group, when the group does not say
 _KEY_PREFIX = "torchdoctor/batch_size"
@@ -40,10 +42,26 @@ class Agreement:
         self.rank, self.world = dist.get_rank(), dist.get_world_size()
         self.timeout = _group_timeout(dist) if timeout is None else timeout
         self.prefix = f"{_KEY_PREFIX}/{_searches}"
+        self.attempts = 0  # the last try this rank started: every rank makes the same tries
 
     def starting(self, attempt: int, size: int) -> None:
         """Tell the others this rank is inside the function for try ``attempt`` at ``size``."""
+        self.attempts = max(self.attempts, attempt)
         self.store.set(f"{self.prefix}/{attempt}/inside/{self.rank}", str(size))
+
+    def leave(self) -> None:
+        """This rank is done with the search (settled or failed): the last rank to leave, when every other
+        has read what it needed, deletes the search's keys from the store, which outlives the search."""
+        try:
+            if self.store.add(f"{self.prefix}/left", 1) < self.world:
+                return
+            for attempt in range(1, self.attempts + 1):
+                for rank in range(self.world):
+                    self.store.delete_key(f"{self.prefix}/{attempt}/inside/{rank}")
+                    self.store.delete_key(self._done(attempt, rank))
+            self.store.delete_key(f"{self.prefix}/left")
+        except (RuntimeError, NotImplementedError, AttributeError):  # the store went away, or cannot delete
+            pass
 
     def outcomes(self, attempt: int, size: int, outcome: str, message: str) -> dict[int, dict]:
         """Publish this rank's outcome of try ``attempt`` and return every rank's, once all have one.
@@ -127,10 +145,11 @@ class Agreement:
         text = f"find_executable_batch_size: {whom} did not finish try {attempt} within {waited:.0f} s"
         if not out_of_memory:
             return (
-                text + f"; rank(s) {_ranks(sorted(r for r, _ in failures))} finished it and waited for them"
+                text
+                + f"; rank(s) {ranks_text(sorted(r for r, _ in failures))} finished it and waited for them"
             )
         return (
-            f"{text}, while rank(s) {_ranks(out_of_memory)} ran out of memory at batch size {size}"
+            f"{text}, while rank(s) {ranks_text(out_of_memory)} ran out of memory at batch size {size}"
             f" ({describe(failures)}). The ranks still inside `{self.name}` are most likely waiting in a "
             f"collective (DDP's gradient all-reduce) for ranks that left on their out-of-memory error. Fix: {FIX}"
         )
@@ -140,12 +159,12 @@ def failure_message(name: str, size: int, statuses: dict[int, dict], crashed: li
     """The error of a rank whose try went fine (or ran out of memory) while another rank's failed otherwise."""
     out_of_memory = [rank for rank, entry in statuses.items() if entry["outcome"] == OUT_OF_MEMORY]
     text = (
-        f"`{name}` failed on rank(s) {_ranks(crashed)} at batch size {size} with an error that is not "
+        f"`{name}` failed on rank(s) {ranks_text(crashed)} at batch size {size} with an error that is not "
         f"out-of-memory ({describe([(r, statuses[r]) for r in crashed])})"
     )
     if out_of_memory:
         text += (
-            f", while rank(s) {_ranks(out_of_memory)} ran out of memory at that size "
+            f", while rank(s) {ranks_text(out_of_memory)} ran out of memory at that size "
             f"({describe([(r, statuses[r]) for r in out_of_memory])}). A rank that fits waits for one that "
             f"left on its out-of-memory error in the next collective until that collective times out. Fix: {FIX}"
         )
@@ -180,10 +199,6 @@ def _group_timeout(dist: Any) -> float:
     if not seconds or seconds <= 0:
         seconds = DEFAULT_TIMEOUT
     return seconds * 1.1 + 5
-
-
-def _ranks(ranks: list[int]) -> str:
-    return ", ".join(map(str, ranks))
 
 
 def has_store() -> bool:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 
@@ -20,6 +21,7 @@ def net(
     nproc_per_node: int = typer.Option(
         None,
         "--nproc-per-node",
+        "--nproc_per_node",  # torchrun's other spelling, which `launch` takes too
         metavar="N",
         show_default=False,
         help="Local workers to start (default: one per GPU, 2 without GPUs).",
@@ -36,15 +38,18 @@ def net(
     rdzv_endpoint: str = typer.Option(
         "",
         "--rdzv-endpoint",
+        "--rdzv_endpoint",
         metavar="HOST:PORT",
         help="c10d rendezvous of a multi-host run (on one of the hosts).",
     ),
-    rdzv_id: str = typer.Option("torchdoctor-net", "--rdzv-id", help="Same on every host of one run."),
+    rdzv_id: str = typer.Option(
+        "torchdoctor-net", "--rdzv-id", "--rdzv_id", help="Same on every host of one run."
+    ),
     nccl_debug: bool = typer.Option(
         False, "--nccl-debug", help="Run with NCCL_DEBUG=INFO, keep each rank's log, summarise it."
     ),
     log_dir: Path = typer.Option(
-        None, "--log-dir", help="Where each rank's output is kept (default: a temp dir)."
+        None, "--log-dir", "--log_dir", help="Where each rank's output is kept (default: a temp dir)."
     ),
     bench: bool = typer.Option(False, "--bench", help="Measure collective bandwidth over a sweep of sizes."),
     find_bad: bool = typer.Option(
@@ -100,9 +105,16 @@ def net(
 
         _reject_flags_beside_read_log(ctx)
         exit_with_findings(read_log_findings(*read_log), as_json, verbose)
-    from torchdoctor.net.options import net_options
+    from torchdoctor.net.options import TORCHRUN_VARIABLES, net_options, torchrun_defaults
     from torchdoctor.net.smoke import run_net
     from torchdoctor.net.status import Status
+
+    said = {name for name in TORCHRUN_VARIABLES if _given(ctx, name)}
+    from_torchrun = torchrun_defaults(said, os.environ)  # what torchrun would take from PET_* variables
+    nproc_per_node = from_torchrun.get("nproc_per_node", nproc_per_node)
+    nnodes = from_torchrun.get("nnodes", nnodes)
+    rdzv_endpoint = from_torchrun.get("rdzv_endpoint", rdzv_endpoint)
+    rdzv_id = from_torchrun.get("rdzv_id", rdzv_id)
 
     options = net_options(
         timeout, backend, nproc_per_node, nnodes, rdzv_endpoint, rdzv_id, nccl_debug, log_dir, bench, ops, sizes,
@@ -119,6 +131,11 @@ def net(
     if not as_json:
         show_ranks(result)
     exit_with_findings(result.findings, as_json, verbose)
+
+
+def _given(ctx: typer.Context, name: str) -> bool:
+    source = ctx.get_parameter_source(name)
+    return source is not None and source.name not in ("DEFAULT", "DEFAULT_MAP")
 
 
 def _reject_flags_beside_read_log(ctx: typer.Context) -> None:

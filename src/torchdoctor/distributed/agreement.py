@@ -125,35 +125,6 @@ def entries_of_those_here(
     return dict(sorted(found.items()))
 
 
-def grouped(values: Mapping[int, str]) -> list[str]:
-    """``Process r: value`` per rank, three or more consecutive ranks with the same value on one line.
-
-    >>> grouped({0: "a", 1: "a", 2: "a", 3: "b"})
-    ['Processes 0-2: a', 'Process 3: b']
-    """
-    ranks = sorted(values)
-    lines, start = [], 0
-    while start < len(ranks):
-        end = start
-        while (
-            end + 1 < len(ranks)
-            and ranks[end + 1] == ranks[end] + 1
-            and values[ranks[end + 1]] == values[ranks[start]]
-        ):
-            end += 1
-        if end - start >= 2:
-            lines.append(f"Processes {ranks[start]}-{ranks[end]}: {values[ranks[start]]}")
-        else:
-            lines += [f"Process {r}: {values[r]}" for r in ranks[start : end + 1]]
-        start = end + 1
-    return lines
-
-
-def ranks_text(ranks: Sequence[int]) -> str:
-    """``2``, ``2, 5`` or ``0-511, 513`` (runs of three or more as ranges)."""
-    return ", ".join(line.split(":")[0].split(" ", 1)[1] for line in grouped(dict.fromkeys(ranks, "")))
-
-
 def _verdict(store: Any, bad: str, timeout: float) -> str:
     if not wait_for_keys(store, [bad], timeout):
         return "timeout"

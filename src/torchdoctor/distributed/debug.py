@@ -33,6 +33,8 @@ from typing import Any
 
 from torchdoctor.distributed import agreement, stacks
 from torchdoctor.distributed.messages import mismatch_message, missing_message
+from torchdoctor.hang.source import is_user_code
+from torchdoctor.rank_list import who
 
 DEFAULT_TIMEOUT = 300.0
 TRUE_VALUES = ("1", "true", "yes", "on")
@@ -195,7 +197,7 @@ def check_collective(
         here.setdefault(me, fingerprint)
         late = [r for r in members if r not in here]
         return (
-            f"rank {agreement.ranks_text(late)} at collective #{seq} `{operation}` ({len(here)} of "
+            f"{who(late)} at collective #{seq} `{operation}` ({len(here)} of "
             f"{len(members)} waiting; this is rank {me} at {entry['site']}; TORCHDOCTOR_DEBUG_TIMEOUT={wait:g})"
         )
 
@@ -223,11 +225,10 @@ def check_collective(
 
 
 def call_site() -> str:
-    """``file:line in function`` of the innermost caller outside torchdoctor, torch, accelerate, transformers
-    and lightning: the user's line, not the library's."""
-    skip = _library_dirs()
+    """``file:line in function`` of the innermost caller in the user's own code (`hang.source.is_user_code`,
+    as the hang report decides): the user's line, not an installed library's or torchdoctor's."""
     frame = sys._getframe(1)
-    while frame is not None and frame.f_code.co_filename.startswith(skip):
+    while frame is not None and not _is_user_file(frame.f_code.co_filename):
         frame = frame.f_back
     if frame is None:
         return "<unknown>"
@@ -388,23 +389,14 @@ def shape_of(tensor: Any) -> Any:
     return list(tensor.shape)
 
 
-# the user's call site is the innermost frame outside these (and torchdoctor)
-LIBRARIES = ("torch", "accelerate", "transformers", "lightning", "lightning_fabric", "pytorch_lightning")
-_library_cache: dict[tuple[str, ...], tuple[str, ...]] = {}
+_user_files: dict[str, bool] = {}  # file -> is_user_code(file): asked at every checked collective
 
 
-def _library_dirs() -> tuple[str, ...]:
-    loaded = tuple(name for name in LIBRARIES if name in sys.modules)
-    dirs = _library_cache.get(loaded)
-    if dirs is None:
-        here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-        found = [here]
-        for name in loaded:
-            path = getattr(sys.modules[name], "__file__", None)
-            if path:
-                found.append(os.path.dirname(os.path.abspath(path)))
-        dirs = _library_cache[loaded] = tuple(d + os.sep for d in found)
-    return dirs
+def _is_user_file(filename: str) -> bool:
+    found = _user_files.get(filename)
+    if found is None:
+        found = _user_files[filename] = is_user_code(filename)
+    return found
 
 
 def _short_path(filename: str) -> str:

@@ -10,7 +10,8 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from torchdoctor.distributed import agreement, stacks
+from torchdoctor.distributed import stacks
+from torchdoctor.rank_list import grouped, who
 
 # signature field -> how the error names its values (plural), compared in this order
 FIELDS = {
@@ -51,7 +52,7 @@ def mismatch_message(entries: Mapping[int, Mapping[str, Any]], backend: str = ""
     for field, plural in FIELDS.items():
         values = [entries[r].get(field) for r in ranks]
         if any(v != values[0] for v in values):
-            lines = "\n  - ".join(agreement.grouped({r: _show(entries[r].get(field)) for r in ranks}))
+            lines = "\n  - ".join(grouped({r: _show(entries[r].get(field)) for r in ranks}))
             fix = shape_fix(values) if field == "shape" else ""
             return (
                 f"Cannot apply desired operation due to {field} mismatches. "
@@ -133,14 +134,14 @@ def missing_message(
             f"{wait:g} s (TORCHDOCTOR_DEBUG_TIMEOUT); see its own error for where it was."
         )
     lines = [
-        f"{'Process' if len(missing) == 1 else 'Processes'} {agreement.ranks_text(missing)} "
+        f"{who(missing, 'Process', 'Processes')} "
         f"did not reach collective #{seq} within {wait:g} s "
         "(TORCHDOCTOR_DEBUG_TIMEOUT); the others are waiting for them.",
         "",
         f"Operation: `{operation}`",
         "Waiting at it:",
     ]
-    lines += [f"  - {line}" for line in agreement.grouped({r: e["site"] for r, e in waiting.items()})]
+    lines += [f"  - {line}" for line in grouped({r: e["site"] for r, e in waiting.items()})]
     lines.append("Missing:")
     answers = stacks.ask_all(store, missing[:MISSING_ASKED], f"{group_key}/{seq}")
     for rank in missing[:MISSING_ASKED]:
@@ -161,7 +162,7 @@ def missing_message(
         lines.append("    where it is now (innermost call last):")
         lines += ["      " + line for line in answer.get("stack", "").splitlines()]
     if len(missing) > MISSING_ASKED:
-        lines.append(f"  - Processes {agreement.ranks_text(missing[MISSING_ASKED:])}: not asked")
+        lines.append(f"  - {who(missing[MISSING_ASKED:], 'Process', 'Processes')}: not asked")
     return "\n".join(lines)
 
 
@@ -169,7 +170,7 @@ def _sites_block(entries: Mapping[int, Mapping[str, Any]]) -> str:
     if not any("site" in entry for entry in entries.values()):
         return ""
     sites = {r: entries[r].get("site", "<unknown>") for r in entries}
-    return "\nCalled from:\n  - " + "\n  - ".join(agreement.grouped(sites))
+    return "\nCalled from:\n  - " + "\n  - ".join(grouped(sites))
 
 
 def _show(value: Any) -> str:

@@ -32,6 +32,7 @@ from torchdoctor.hang.source import (  # noqa: F401 - read from here too
     rank_condition,
     user_call,
 )
+from torchdoctor.rank_list import who
 
 # Operations whose tensors must have the same sizes on every rank (gather, scatter, all_to_all and the
 # p2p ones legitimately differ).
@@ -310,27 +311,6 @@ def _pg_order(pg: str) -> tuple:
 
 # ---------------------------------------------------------------------------------------------------------
 # Saying it
-
-
-def ranks_text(ranks: list[int]) -> str:
-    """``"0-3, 5, 7, 8"``: runs of three or more consecutive ranks folded, so a thousand ranks fit on a line."""
-    ranks = sorted(set(ranks))
-    parts, start = [], None
-    for i, rank in enumerate(ranks):
-        if start is None:
-            start = rank
-        if i + 1 == len(ranks) or ranks[i + 1] != rank + 1:
-            if rank - start >= 2:
-                parts.append(f"{start}-{rank}")
-            else:
-                parts += [str(r) for r in range(start, rank + 1)]
-            start = None
-    return ", ".join(parts)
-
-
-def who(ranks: list[int]) -> str:
-    """``"rank 3"`` or ``"ranks 0-2"``."""
-    return f"rank{'s' if len(set(ranks)) > 1 else ''} {ranks_text(ranks)}"
 
 
 def where(collective: Collective) -> str:

@@ -22,6 +22,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from torchdoctor.rank_list import who
+
 Facts = dict[str, Any]
 
 
@@ -122,28 +124,12 @@ def ranks_of(hits: list[Hit]) -> list[int]:
     return sorted({h.rank for h in hits if h.rank is not None})
 
 
-def rank_list(ranks: list[int]) -> str:
-    """``[0, 1, 2, 5]`` -> ``"0-2, 5"``: a report about many ranks groups neighbours."""
-    parts: list[str] = []
-    start = previous = None
-    for rank in sorted(set(ranks)):
-        if previous is not None and rank == previous + 1:
-            previous = rank
-            continue
-        if start is not None:
-            parts.append(str(start) if start == previous else f"{start}-{previous}")
-        start = previous = rank
-    if start is not None:
-        parts.append(str(start) if start == previous else f"{start}-{previous}")
-    return ", ".join(parts)
-
-
 def on_ranks(hits: list[Hit]) -> str:
     """`` on rank 3`` / `` on ranks 0-2`` / ``""`` when no rank is known."""
     ranks = ranks_of(hits)
     if not ranks:
         return ""
-    return f" on rank {ranks[0]}" if len(ranks) == 1 else f" on ranks {rank_list(ranks)}"
+    return f" on {who(ranks)}"
 
 
 def where(hits: list[Hit]) -> str:

@@ -11,8 +11,9 @@ from torchdoctor.explain import first_failure
 from torchdoctor.explain.first_failure import Raised
 from torchdoctor.explain.kinds import BY_KIND
 from torchdoctor.explain.ranks import hit_rank
-from torchdoctor.explain.recognisers import Context, Hit, rank_list
+from torchdoctor.explain.recognisers import Context, Hit
 from torchdoctor.findings import Finding
+from torchdoctor.rank_list import ranks_text
 
 NEAR = 60  # lines: a known kind seen this close to an exception, in the same file and rank, is that exception
 
@@ -163,7 +164,7 @@ def _details(kind: str, hits: list[Hit], role_: str, counts: dict[str, int] | No
             facts.setdefault(key, value)
     facts.pop("msg_rank", None)
     details = (
-        {"kind": kind, "role": role_, "ranks": rank_list(ranks)} if ranks else {"kind": kind, "role": role_}
+        {"kind": kind, "role": role_, "ranks": ranks_text(ranks)} if ranks else {"kind": kind, "role": role_}
     )
     details["seen"] = (counts or {}).get(kind, len(hits))
     details["where"] = [f"{h.source}:{h.line}" for h in hits[:5]]

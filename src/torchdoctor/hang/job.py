@@ -14,6 +14,7 @@ import time
 from pathlib import Path
 
 from torchdoctor.hang.report import Frame, RankStack, format_report, grouped, stack_dict
+from torchdoctor.rank_list import who
 
 
 class JobExchange:
@@ -97,7 +98,7 @@ class JobExchange:
             all_records.update({d["rank"]: fr.from_digest(d) for d in node["records"]})
             folders.append(f"{node['host']}:{node['directory']}")
         known = {s.rank for s in all_stacks}
-        why = f"its node (node {', '.join(map(str, missing))}) did not answer within {collect:g}s"
+        why = f"its node ({who(missing, 'node')}) did not answer within {collect:g}s"
         all_stacks += [RankStack(r, note=why) for r in range(self.world) if r not in known]
         try:
             self.store.set("reported", "1")
@@ -113,7 +114,7 @@ class JobExchange:
         self._wait_for(
             keys,
             collect,
-            f"the other node{'s' if len(others) > 1 else ''} ({_nodes(others)}) to send their ranks",
+            f"the other node{'s' if len(others) > 1 else ''} ({who(others, 'node')}) to send their ranks",
         )
         summaries, missing = [], []
         for node, key in enumerate(keys):
@@ -162,9 +163,3 @@ class JobExchange:
             "The run was stopped.",
         ]
         return "\n".join(lines) + "\n"
-
-
-def _nodes(nodes: list[int]) -> str:
-    from torchdoctor.explain.flight_recorder import ranks_text
-
-    return f"node{'s' if len(nodes) > 1 else ''} {ranks_text(nodes)}"

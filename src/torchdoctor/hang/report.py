@@ -16,7 +16,8 @@ import re
 import traceback
 from dataclasses import dataclass, field
 
-from torchdoctor.hang.source import Frame, is_ours, is_user_code  # noqa: F401 - read from here too
+from torchdoctor.hang.source import Frame, is_ours, is_user_code, user_call  # noqa: F401 - read from here too
+from torchdoctor.rank_list import ranks_text
 
 COLLECTIVES = frozenset(
     "barrier monitored_barrier all_reduce all_gather all_gather_object all_gather_into_tensor "
@@ -163,7 +164,7 @@ def grouped(stacks: list[RankStack]) -> list[str]:
         else:
             hosts = {m.host for m in members if m.host}
             on = f" on {len(hosts)} hosts" if len(hosts) > 1 else (f", {hosts.pop()}" if hosts else "")
-            who = f"ranks {_ranks(m.rank for m in members)} ({len(members)} ranks{on})"
+            who = f"ranks {ranks_text(m.rank for m in members)} ({len(members)} ranks{on})"
         lines.append(f"{who}: {head}")
         lines += [f"    {frame}{_source(frame)}" for frame in shown]
     return lines
@@ -218,11 +219,11 @@ def diagnosis(stacks: list[RankStack], records: dict | None = None) -> str:
 
 
 def _count(ranks) -> str:
-    return f"rank(s) {_ranks(ranks)}"
+    return f"rank(s) {ranks_text(ranks)}"
 
 
 def _user_frame(stack: RankStack) -> Frame | None:
-    return next((f for f in reversed(stack.frames) if is_user_code(f.file)), None)
+    return user_call(stack.frames)
 
 
 def _left_the_loop(waiters: list[RankStack], elsewhere: list[RankStack]) -> str:
@@ -372,12 +373,6 @@ def format_report(
     if extra:
         lines.append(extra)
     return "\n".join(lines) + "\n"
-
-
-def _ranks(ranks) -> str:
-    from torchdoctor.explain.flight_recorder import ranks_text
-
-    return ranks_text(list(ranks))
 
 
 def stack_dict(stack: RankStack) -> dict:

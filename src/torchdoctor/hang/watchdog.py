@@ -52,6 +52,7 @@ from torchdoctor.hang.report import (  # noqa: F401 - the names the watchdog's u
     parse_faulthandler,
     stack_dict,
 )
+from torchdoctor.process_state import is_running, started_at
 
 # Set by `torchdoctor launch --watchdog` for its workers.
 DIR_VARIABLE = "TORCHDOCTOR_WATCHDOG_DIR"
@@ -146,6 +147,7 @@ def prepare_worker(script: str, environ=None) -> None:
     meta = {
         "rank": info.rank,
         "pid": os.getpid(),
+        "started": started_at(),  # with the pid, names this process: the pid may be reused
         "host": info.host,
         "main_thread": threading.main_thread().ident,
         "script": os.path.realpath(script),
@@ -246,20 +248,6 @@ def worker_finished() -> None:
 # Launcher mode: the launcher side
 
 
-def is_alive(pid: int) -> bool:
-    try:
-        with open(f"/proc/{pid}/stat") as stat:
-            return stat.read().rsplit(")", 1)[1].split()[0] not in ("Z", "X")
-    except (FileNotFoundError, ProcessLookupError):
-        return False
-    except OSError:  # no /proc: ask the kernel
-        try:
-            os.kill(pid, 0)
-        except ProcessLookupError:
-            return False
-        return True
-
-
 def workers_in(directory: Path) -> list[dict]:
     workers = []
     for path in sorted(directory.glob("rank*.json")):
@@ -304,7 +292,7 @@ def collect_stacks(directory: Path, wait: float = 5.0) -> list[RankStack]:
         if (directory / f"rank{worker['rank']}.done").exists():
             stack.note = "its script had already returned"
             continue
-        if not is_alive(worker["pid"]):
+        if not is_running(worker["pid"], worker.get("started")):
             stack.note = "the process had already exited"
             continue
         try:

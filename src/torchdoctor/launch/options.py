@@ -158,11 +158,13 @@ def _seconds(name: str, text: str | None) -> float | None:
 # The config file
 
 
-def merge(cli: LaunchOptions, config: Mapping) -> LaunchOptions:
-    """The options in effect: the command line where it said something, else the config file.
+def merge(cli: LaunchOptions, config: Mapping, environ: Mapping[str, str] | None = None) -> LaunchOptions:
+    """The options in effect: the command line where it said something, else the config file, else
+    torchrun's ``PET_*`` variables in ``environ`` (default ``os.environ``; torchrun reads them too).
 
     The file counts ``num_processes`` over every machine, as accelerate does; torchrun wants it per node.
-    A value taken from the file keeps its file and line (from `load_config`'s ``where``) in ``sources``.
+    A value taken from the file keeps its file and line (from `load_config`'s ``where``) in ``sources``,
+    one taken from the environment its variable (``PET_MASTER_PORT``).
     """
     where = getattr(config, "where", {})
     flags, sources = dict(cli.flags), dict(cli.sources)
@@ -171,6 +173,9 @@ def merge(cli: LaunchOptions, config: Mapping) -> LaunchOptions:
             flags[name] = str(config[key]) if name == "nnodes" else config[key]
             sources[name] = where.get(key, f"{key}:")
     total = config.get("num_processes", -1)
+    for name, (value, variable) in torchrun_environment(environ).items():
+        if name not in flags and not (name == "nproc_per_node" and total > 0):  # the file's count wins
+            flags[name], sources[name] = value, variable
     if "nproc_per_node" not in flags and total > 0:  # accelerate writes -1 for "not said"
         machines = nnodes_range(flags.get("nnodes"), sources)[1]
         said = where.get("num_processes", "num_processes:")
@@ -207,6 +212,36 @@ def merge(cli: LaunchOptions, config: Mapping) -> LaunchOptions:
         verbose=cli.verbose,
         sources=sources,
     )
+
+
+def torchrun_environment(environ: Mapping[str, str] | None = None) -> dict[str, tuple[Any, str]]:
+    """The flags torchrun takes from ``PET_<FLAG>`` variables when its command line leaves them out
+    (``PET_NPROC_PER_NODE=4``, ``PET_MASTER_PORT=29600``): ``{name: (value, variable)}``, values read as
+    torch's parser reads them. Raises `BadInput` naming a variable torch could not read."""
+    from torch.distributed.argparse_util import check_env, env
+    from torch.distributed.run import get_args_parser
+
+    environ = os.environ if environ is None else environ
+    found: dict[str, tuple[Any, str]] = {}
+    for action in get_args_parser()._actions:  # argparse keeps no public list of them
+        variable = f"PET_{action.dest.upper()}"
+        if not isinstance(action, (env, check_env)) or variable not in environ:
+            continue
+        text = environ[variable]
+        try:
+            if isinstance(action, check_env):  # torch: bool(int(value))
+                if int(text):
+                    found[action.dest] = (True, variable)
+            else:
+                found[action.dest] = (action.type(text) if action.type else text, variable)
+        except (ValueError, TypeError):
+            wanted = "0 or 1" if isinstance(action, check_env) else f"a value for {flag(action.dest)}"
+            if action.type in (int, float):
+                wanted = "a whole number" if action.type is int else "a number"
+            raise BadInput(
+                f"{variable}={text!r} (torchrun reads it as {flag(action.dest)}): give {wanted}"
+            ) from None
+    return found
 
 
 # ---------------------------------------------------------------------------------------------------------

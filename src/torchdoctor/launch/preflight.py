@@ -158,10 +158,11 @@ def check_port_free(
 
 def _other_port_fix(host: str, port: int, port_flag: str) -> str:
     free = free_port_near(port)
-    if port_flag == "--rdzv-endpoint":
+    between = "=" if port_flag.isupper() else " "  # a variable (PET_MASTER_PORT, MASTER_PORT), or a flag
+    if port_flag in ("--rdzv-endpoint", "PET_RDZV_ENDPOINT"):
         shown = f"[{host}]" if ":" in host else host
-        return f"pick a free port on every node: --rdzv-endpoint {shown}:{free}"
-    return f"pick a free port on every node: {port_flag} {free}"
+        return f"pick a free port on every node: {port_flag}{between}{shown}:{free}"
+    return f"pick a free port on every node: {port_flag}{between}{free}"
 
 
 def free_port_near(port: int) -> int:

@@ -36,6 +36,7 @@ from torchdoctor.launch.options import (
     nnodes_range,
     validate,
 )
+from torchdoctor.rank_list import who
 
 # What torch.distributed.run waits at the rendezvous when not told otherwise (static `timeout`, c10d
 # `join_timeout`), in torch 2.1 to 2.13.
@@ -94,10 +95,18 @@ def preflight_findings(options: LaunchOptions, environ: Mapping[str, str] | None
         host,
         port,
         hosted_here=hosted,
-        port_flag="--rdzv-endpoint" if options.flags.get("rdzv_endpoint") else "--master-port",
+        port_flag=_port_said(options),
         single_node=nnodes_range(options.flags.get("nnodes"))[1] == 1,
         environ=environ,
     )
+
+
+def _port_said(options: LaunchOptions) -> str:
+    """How the user gave the rendezvous port: ``--rdzv-endpoint``, ``--master-port`` or its ``PET_*``
+    variable (a config file's port is fixed with the flag)."""
+    name = "rdzv_endpoint" if options.flags.get("rdzv_endpoint") else "master_port"
+    source = options.sources.get(name, "")
+    return source if source.startswith("PET_") else torchrun.flag(name)
 
 
 def torchrun_flags(options: LaunchOptions, log_dir: str | None = None) -> dict[str, Any]:
@@ -122,10 +131,10 @@ def torchrun_flags(options: LaunchOptions, log_dir: str | None = None) -> dict[s
     return flags
 
 
-def torchrun_command(options: LaunchOptions, log_dir: str | None = None) -> list[str]:
+def program_command(options: LaunchOptions, log_dir: str | None = None) -> list[str]:
     """The command line that runs the program: torchrun (through `torchdoctor.launch.torchrun`, so
     that each worker starts in the bootstrap and torchrun's summary names the script)."""
-    return torchrun.torchrun_command(
+    return torchrun.command_from_flags(
         torchrun_flags(options, log_dir), options.program, launcher="torchdoctor.launch.torchrun"
     )
 
@@ -144,7 +153,7 @@ def never_joined(options: LaunchOptions, waited: float) -> str:
     else:
         rank = options.flags.get("node_rank") or 0
         others = [r for r in range(nnodes) if r != rank]
-        which = f"node rank {others[0]}" if len(others) == 1 else f"node ranks {_span(others)}"
+        which = who(others, "node rank")
         head = (
             f"torchdoctor: node rank {rank} of {nnodes} waited {waited:.0f}s for the other "
             f"node{'s' if len(others) > 1 else ''} ({which}) at {where}; "
@@ -155,13 +164,6 @@ def never_joined(options: LaunchOptions, waited: float) -> str:
         f"{head} Start `torchdoctor launch` on every node with --nnodes {nnodes}, {start}"
         f"the same --master-addr/--master-port, and check that each can reach {where} (address, firewall).\n"
     )
-
-
-def _span(ranks: list[int]) -> str:
-    """``"1 to 3"`` for consecutive ranks, else ``"0, 2"``."""
-    if len(ranks) > 2 and ranks == list(range(ranks[0], ranks[-1] + 1)):
-        return f"{ranks[0]} to {ranks[-1]}"
-    return ", ".join(str(r) for r in ranks)
 
 
 def worker_environment(options: LaunchOptions, environ: Mapping[str, str] | None = None) -> dict[str, str]:
@@ -217,7 +219,7 @@ def launch(options: LaunchOptions, stream=None) -> int:
     directory = Path(tempfile.mkdtemp(prefix=prefix))
     result = watchdog.Supervision(1)
     try:
-        command = torchrun_command(options, str(directory / "torchrun"))
+        command = program_command(options, str(directory / "torchrun"))
         if options.verbose:
             stream.write(f"torchdoctor: running {shlex.join(command)}\n")
             stream.flush()

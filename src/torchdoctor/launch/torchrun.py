@@ -1,6 +1,6 @@
 """torch's elastic launcher, ``python -m torch.distributed.run``: its command line, starting it, stopping it.
 
-The one place that writes a torchrun command line (`torchrun_command`), starts one so that it can be stopped
+The one place that writes a torchrun command line (`command_from_flags`), starts one so that it can be stopped
 whole (`start`), and stops it with everything it started (`stop`). torchrun's agent starts each worker in a
 session of its own, so stopping torchrun's process group is not enough: `stop` finds every process under the
 launcher, by parent and by a mark in its environment (a worker orphaned by a dead agent keeps it), and
@@ -23,6 +23,8 @@ import uuid
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 
+from torchdoctor.process_state import is_running, stat_of
+
 # Far above any real machine; a value past it is a typo, which torchrun would not refuse.
 MAX_NPROC_PER_NODE = 1024
 # Every process under a launcher we start carries this in its environment, so that one orphaned by its
@@ -39,7 +41,7 @@ def flag(name: str) -> str:
     return "--" + name.replace("_", "-")
 
 
-def torchrun_command(
+def command_from_flags(
     flags: Mapping[str, object],
     program: Sequence[str],
     python: str = sys.executable,
@@ -51,7 +53,7 @@ def torchrun_command(
     ``True`` is a bare flag, ``False`` and ``None`` leave it out. ``program`` is the script or module and its
     arguments.
 
-    >>> torchrun_command({"standalone": True, "nproc_per_node": 2}, ["train.py"], python="python")
+    >>> command_from_flags({"standalone": True, "nproc_per_node": 2}, ["train.py"], python="python")
     ['python', '-m', 'torch.distributed.run', '--standalone', '--nproc-per-node=2', 'train.py']
     """
     command = [python, "-m", launcher]
@@ -125,7 +127,7 @@ def stop(
     own_group = os.getpgrp()
     for number, signum in enumerate(signals):
         targets |= _processes_under(process.pid, mark)
-        targets = {t for t in targets if _alive(t)}
+        targets = {t for t in targets if is_running(*t)}
         if not targets and process.poll() is not None:
             break
         if number == 0 and process.poll() is None:
@@ -140,7 +142,7 @@ def stop(
         deadline = time.monotonic() + grace
         while time.monotonic() < deadline:
             process.poll()  # reap the launcher: a zombie would count as alive
-            if process.returncode is not None and not any(_alive(t) for t in targets):
+            if process.returncode is not None and not any(is_running(*t) for t in targets):
                 break
             time.sleep(0.05)
     _marks.pop(process.pid, None)
@@ -154,24 +156,9 @@ def _send(action, *args) -> None:
         pass
 
 
-def _stat(pid: int) -> tuple[int, int, int, str] | None:
-    """(parent pid, process group, start time, state) from ``/proc/PID/stat``, or None when gone."""
-    try:
-        text = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return None
-    fields = text[text.rindex(")") + 2 :].split()  # the command name may hold spaces and parentheses
-    return int(fields[1]), int(fields[2]), int(fields[19]), fields[0]
-
-
-def _alive(target: tuple[int, int]) -> bool:
-    stat = _stat(target[0])
-    return stat is not None and stat[2] == target[1] and stat[3] not in ("Z", "X")
-
-
 def _group(pid: int) -> int | None:
-    stat = _stat(pid)
-    return None if stat is None else stat[1]
+    stat = stat_of(pid)
+    return None if stat is None else stat.group
 
 
 def _processes_under(root: int, mark: str | None) -> set[tuple[int, int]]:
@@ -180,12 +167,12 @@ def _processes_under(root: int, mark: str | None) -> set[tuple[int, int]]:
     table = {}
     for entry in Path("/proc").iterdir():
         if entry.name.isdigit():
-            stat = _stat(int(entry.name))
-            if stat is not None and stat[3] not in ("Z", "X"):
+            stat = stat_of(int(entry.name))
+            if stat is not None and stat.state not in ("Z", "X"):
                 table[int(entry.name)] = stat
     children: dict[int, list[int]] = {}
     for pid, stat in table.items():
-        children.setdefault(stat[0], []).append(pid)
+        children.setdefault(stat.parent, []).append(pid)
     found, todo = set(), [root]
     if mark is not None:
         needle = f"{MARK_VARIABLE}={mark}".encode()
@@ -197,8 +184,8 @@ def _processes_under(root: int, mark: str | None) -> set[tuple[int, int]]:
                 pass
     while todo:
         pid = todo.pop()
-        if pid in table and (pid, table[pid][2]) not in found:
-            found.add((pid, table[pid][2]))
+        if pid in table and (pid, table[pid].started) not in found:
+            found.add((pid, table[pid].started))
             todo.extend(children.get(pid, []))
     return found
 

@@ -27,8 +27,8 @@ import time
 from collections.abc import Mapping
 from typing import Any
 
-from torchdoctor.explain.flight_recorder import who
 from torchdoctor.findings import Finding
+from torchdoctor.rank_list import who
 
 SEED = 20261124
 LINK_BYTES = 4 * 2**20  # what each half's all_reduce and each pair's exchange moves

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import math
 import os
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from torchdoctor.errors import BadInput, require_count, require_seconds, require_writable_file
 from torchdoctor.launch.torchrun import MAX_NPROC_PER_NODE, parse_endpoint
@@ -15,6 +17,45 @@ from torchdoctor.net.worker import WorkerOptions
 MAX_EXPECT_BUSBW = 100_000.0  # GB/s
 MAX_ITERS = 100_000
 DEFAULT_OPS = ("all_reduce", "all_gather", "reduce_scatter", "broadcast")
+
+
+# The flags net shares with torchrun, and the variables torchrun takes them from when not given (PET_<FLAG>).
+TORCHRUN_VARIABLES = {
+    "nproc_per_node": "PET_NPROC_PER_NODE",
+    "nnodes": "PET_NNODES",
+    "rdzv_endpoint": "PET_RDZV_ENDPOINT",
+    "rdzv_id": "PET_RDZV_ID",
+}
+
+
+def torchrun_defaults(said: Collection[str], environ: Mapping[str, str]) -> dict[str, Any]:
+    """torchrun's ``PET_*`` values for the flags of `TORCHRUN_VARIABLES` not in ``said``, as net reads them
+    (``{"nproc_per_node": 4}``); none for a rank someone else started. Raises `BadInput` naming a variable
+    net cannot use."""
+    from torchdoctor.distributed.ranks import from_environment
+
+    if from_environment(environ).launcher != "none":  # the launcher has read them already
+        return {}
+    found: dict[str, Any] = {}
+    for name, variable in TORCHRUN_VARIABLES.items():
+        text = environ.get(variable)
+        if name in said or text is None:
+            continue
+        if name in ("nproc_per_node", "nnodes"):
+            if not (text.strip().isascii() and text.strip().isdigit()):
+                what = "processes per host" if name == "nproc_per_node" else "hosts (not a range)"
+                raise BadInput(f"{variable}={text!r}: torchdoctor net takes a number of {what} there")
+            found[name] = int(text)
+            most = MAX_NPROC_PER_NODE if name == "nproc_per_node" else 1_000_000
+            require_count(variable, found[name], minimum=1, maximum=most)
+        else:
+            found[name] = text.strip()
+    if found.get("rdzv_endpoint"):
+        try:
+            parse_endpoint(found["rdzv_endpoint"])
+        except ValueError as error:
+            raise BadInput(f"PET_RDZV_ENDPOINT: {error}") from None
+    return found
 
 
 @dataclass(frozen=True)

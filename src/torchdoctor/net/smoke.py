@@ -160,9 +160,9 @@ def _preflight(options: NetOptions, info: RankInfo, environ: Mapping[str, str]) 
     """What would make the rendezvous fail, found in seconds before any rank starts: a host that does not
     resolve, and on the host that opens the store, a port already taken or an address not of this host.
 
-    Alone on one host that is ``MASTER_ADDR``/``MASTER_PORT`` when set (a real launch would use them); over
-    hosts the ``--rdzv-endpoint``. Reaching the endpoint from the other hosts is judged by the run itself,
-    which names the host that cannot.
+    Alone on one host that is ``PET_MASTER_ADDR``/``PET_MASTER_PORT`` (torchrun's) or ``MASTER_ADDR``/
+    ``MASTER_PORT`` when set (a real launch would use them); over hosts the ``--rdzv-endpoint``. Reaching
+    the endpoint from the other hosts is judged by the run itself, which names the host that cannot.
     """
     from torchdoctor.launch.preflight import check_host, check_port_free, is_local_address
     from torchdoctor.launch.torchrun import parse_endpoint
@@ -172,9 +172,10 @@ def _preflight(options: NetOptions, info: RankInfo, environ: Mapping[str, str]) 
     if options.rdzv_endpoint:
         host, port = parse_endpoint(options.rdzv_endpoint)
         flag, port_given = "--rdzv-endpoint", True
-    elif environ.get("MASTER_ADDR") or environ.get("MASTER_PORT"):
-        host, port = environ.get("MASTER_ADDR") or "127.0.0.1", int(environ.get("MASTER_PORT") or 0)
-        flag, port_given = "MASTER_PORT", bool(port)
+    elif _master(environ, "ADDR") or _master(environ, "PORT"):
+        host, port = _master(environ, "ADDR") or "127.0.0.1", int(_master(environ, "PORT") or 0)
+        flag = "PET_MASTER_PORT" if environ.get("PET_MASTER_PORT") else "MASTER_PORT"
+        port_given = bool(port)
     else:
         return []
     resolved = check_host(host)
@@ -188,6 +189,11 @@ def _preflight(options: NetOptions, info: RankInfo, environ: Mapping[str, str]) 
         found = check_port_free(host, port, local, flag, addresses)
         return [found] if found.status == "fail" else []
     return []
+
+
+def _master(environ: Mapping[str, str], what: str) -> str | None:
+    """``PET_MASTER_ADDR``/``_PORT`` (torchrun's, which a torchrun launch would use), else ``MASTER_*``."""
+    return environ.get(f"PET_MASTER_{what}") or environ.get(f"MASTER_{what}")
 
 
 def _alone(options: NetOptions, status: Status, environ: Mapping[str, str], worker: str) -> NetResult:
@@ -265,7 +271,7 @@ def _start(options, nproc, over_hosts, log_dir, environ, status, worker) -> Rank
             on_poll,
             worker,
         )
-    address = (environ.get("MASTER_ADDR") or "127.0.0.1", int(environ.get("MASTER_PORT") or free_port()))
+    address = (_master(environ, "ADDR") or "127.0.0.1", int(_master(environ, "PORT") or free_port()))
     return fork_ranks(nproc, options.worker, address, deadline, log_dir, environ, on_poll, worker)
 
 

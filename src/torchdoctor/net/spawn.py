@@ -348,7 +348,7 @@ def launcher_command(
     """The ``torch.distributed.run`` command line that starts this host's ranks of a run over hosts."""
     import math
 
-    from torchdoctor.launch.torchrun import parse_endpoint, torchrun_command
+    from torchdoctor.launch.torchrun import command_from_flags, parse_endpoint
 
     if not (math.isfinite(options.timeout) and options.timeout > 0):
         raise ValueError(f"timeout={options.timeout!r}: must be a finite number of seconds above 0")
@@ -368,7 +368,7 @@ def launcher_command(
         "redirects": 3,
         "module": True,
     }
-    return torchrun_command(flags, [DEFAULT_WORKER, options.to_json(), worker])
+    return command_from_flags(flags, [DEFAULT_WORKER, options.to_json(), worker])
 
 
 def _wait_for_launcher(process, deadline: float, state_dir: Path, on_poll: OnPoll | None) -> bool:

@@ -26,6 +26,7 @@ from torchdoctor.explain.kinds.comm import RENDEZVOUS as _RENDEZVOUS
 from torchdoctor.explain.kinds.comm import UNREACHABLE_PATTERNS as _UNREACHABLE
 from torchdoctor.explain.kinds.comm import WATCHDOG as _WATCHDOG
 from torchdoctor.explain.kinds.comm import bogus_host as _bogus
+from torchdoctor.rank_list import ranks_text
 
 __all__ = ["NCCL_DEBUG_HINT", "REACH_HINT", "Problem", "classify"]
 
@@ -130,7 +131,9 @@ def _watchdog(text: str) -> list[Problem]:
         ranks = sorted(problem.facts["ranks"])
         problem.facts["ranks"] = ranks
         seconds = problem.facts["timeout_ms"] / 1000
-        problem.summary = f"{op} (collective #{seq}) did not complete within {seconds:g}s on rank(s) {', '.join(map(str, ranks))}"
+        problem.summary = (
+            f"{op} (collective #{seq}) did not complete within {seconds:g}s on rank(s) {ranks_text(ranks)}"
+        )
         if last:
             problem.facts.update(
                 last_enqueued=int(last.group("last_enqueued")),

@@ -15,6 +15,7 @@ from typing import Any
 from torchdoctor.findings import Finding
 from torchdoctor.net.rank_state import COLLECTIVE_STAGES, RankState
 from torchdoctor.net.torch_errors import NCCL_DEBUG_HINT, REACH_HINT, classify
+from torchdoctor.rank_list import who
 
 # torchrun's failure block: "rank : 1 (local_rank: 1)" ... "exitcode : -11 (pid: 42)" ... "traceback : ..."
 _FAILURE = re.compile(
@@ -25,11 +26,6 @@ _TRY_NEXT = (
     "Then, one at a time: NCCL_P2P_DISABLE=1 (GPU peer-to-peer), NCCL_IB_DISABLE=1 (InfiniBand), "
     "NCCL_SOCKET_IFNAME=<iface> / GLOO_SOCKET_IFNAME=<iface> (the interface the hosts share)"
 )
-
-
-def _ranks(ranks) -> str:
-    ranks = sorted(set(ranks))
-    return ("rank " if len(ranks) == 1 else "ranks ") + ", ".join(str(r) for r in ranks)
 
 
 def _who(rank: int, hosts: Mapping[int, str]) -> str:
@@ -204,7 +200,7 @@ def _wrong_values(states, hosts) -> list[Finding]:
         Finding(
             "net.all_reduce",
             "fail",
-            f"all_reduce returned wrong values on {_ranks(seen_by)}: " + "; ".join(parts),
+            f"all_reduce returned wrong values on {who(seen_by)}: " + "; ".join(parts),
             {"wrong": [vars(w) for w in wrong.values()], "seen_by": sorted(seen_by)},
             "Data was corrupted in transit, silently. Try without GPU peer-to-peer:\n"
             "NCCL_P2P_DISABLE=1 torchdoctor net\n"
@@ -261,17 +257,15 @@ def _stuck(states, timeout, hosts) -> list[Finding]:
                 said = f"{text.split(':', 1)[0]}: {found[0].summary}" if found else text
                 parts.append(f"{_who(r, hosts)} {said}")
             summary = f"{stage} did not complete within {timeout:g}s: {'; '.join(parts)}"
-            on = ", ".join(sorted({hosts[r] for r in failed if r in hosts})) or f"{_ranks(failed)}'s host"
+            on = ", ".join(sorted({hosts[r] for r in failed if r in hosts})) or f"{who(failed)}'s host"
             fix = (problems[0].fix if problems else NCCL_DEBUG_HINT) + f"\n(on {on})"
         elif late:
             where = "; ".join(f"{_who(r, hosts)} last at {entry['stages'].get(str(r), '?')}" for r in late)
-            summary = (
-                f"{stage} did not complete within {timeout:g}s: {_ranks(late)} never entered it ({where})"
-            )
+            summary = f"{stage} did not complete within {timeout:g}s: {who(late)} never entered it ({where})"
             pids = {int(r): pid for state in states.values() for r, pid in state.pids.items()}
             dumps = [f"py-spy dump --pid {pids[r]}   # {_who(r, hosts)}" for r in late if r in pids]
             fix = (
-                f"{_ranks(late).capitalize()} is elsewhere: see where with py-spy (pip install py-spy) on its host:\n"
+                f"{who(late).capitalize()} is elsewhere: see where with py-spy (pip install py-spy) on its host:\n"
                 + ("\n".join(dumps) if dumps else "py-spy dump --pid PID")
                 + "\nIn training code this is a rank that skipped a collective or stopped early."
             )
@@ -297,7 +291,7 @@ def _other_errors(states, hosts) -> list[Finding]:
         problems = classify(f"{error.message}\n{error.where}")
         hint = problems[0] if problems else None
         names = sorted({hosts.get(r, "?") for r in ranks})
-        where = f"{_ranks(ranks)} on {', '.join(names)}"
+        where = f"{who(ranks)} on {', '.join(names)}"
         fix = (hint.fix if hint else NCCL_DEBUG_HINT) + "\n" + _TRY_NEXT
         if hint and hint.kind == "interface":
             interfaces = states[ranks[0]].interfaces
@@ -351,7 +345,7 @@ def _incomplete(states, world_size, expected, finished, hosts) -> Finding:
     if not states:
         parts.append(f"no rank reported (expected {expected})")
     if absent:
-        parts.append(f"no state from {_ranks(absent)}")
+        parts.append(f"no state from {who(absent)}")
     why = "the launcher was stopped at its deadline" if not finished else "the launcher gave up"
     return Finding(
         "net.smoke",

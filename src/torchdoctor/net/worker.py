@@ -38,6 +38,7 @@ from torchdoctor.net.rank_state import (
     WrongSum,
     save_state,
 )
+from torchdoctor.rank_list import ranks_text
 
 STATE_DIR_VARIABLE = "TORCHDOCTOR_NET_STATE_DIR"
 DEFAULT_MASTER_PORT = 29500
@@ -273,7 +274,7 @@ class Worker:
             except Exception:
                 late = [r for r in range(info.world_size) if not self.store.check([keys[r]])]
                 raise TimeoutError(
-                    f"rank(s) {_list(late)} did not finish within {self.options.timeout:g}s after the test"
+                    f"rank(s) {ranks_text(late)} did not finish within {self.options.timeout:g}s after the test"
                 ) from None
 
     def record_failure(self, error: Exception) -> None:
@@ -330,8 +331,8 @@ class Worker:
             state.pids = {str(r): p["pid"] for r, p in peers.items()}
             if state.missing:
                 raise TimeoutError(
-                    f"rank(s) {_list(state.missing)} never joined within {self.options.timeout:g}s "
-                    f"(joined: {_list(present)})"
+                    f"rank(s) {ranks_text(state.missing)} never joined within {self.options.timeout:g}s "
+                    f"(joined: {ranks_text(present)})"
                 )
         return peers
 
@@ -391,7 +392,7 @@ class Worker:
             if wrong:
                 raise ArithmeticError(
                     "all_reduce returned a wrong sum for the contribution of rank(s) "
-                    + _list([w.rank for w in wrong])
+                    + ranks_text([w.rank for w in wrong])
                 )
 
     def contribute(self, marks, payload) -> None:
@@ -472,7 +473,7 @@ def versions() -> dict[str, Any]:
             }
             for i in range(torch.cuda.device_count())
         ]
-        found["arch_list"] = torch.cuda.get_arch_list()
+        found["arch_list"] = torch.cuda.get_archranks_text()
     return found
 
 
@@ -492,10 +493,6 @@ def _stage_index(stage: str) -> float:
     name = stage.removesuffix(" done")
     index = STAGES.index(name) if name in STAGES else -1
     return index + (0.5 if stage.endswith(" done") else 0)
-
-
-def _list(ranks) -> str:
-    return ", ".join(str(r) for r in ranks)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -11,7 +11,8 @@ from __future__ import annotations
 import re
 
 from torchdoctor.explain.kinds.comm import GLOO_TIMEOUT, LAST_WORK, PEER_CLOSED, WATCHDOG_HINT
-from torchdoctor.explain.recognisers import Context, Hit, Recogniser, first, on_ranks, rank_list
+from torchdoctor.explain.recognisers import Context, Hit, Recogniser, first, on_ranks
+from torchdoctor.rank_list import who
 
 R = re.compile
 
@@ -38,14 +39,12 @@ def _watchdog(hits: list[Hit], ctx: Context) -> tuple[str, str]:
         parts.append(
             "ranks wait in different collectives: "
             + ", ".join(
-                f"rank{'s' if len(r) > 1 else ''} {rank_list(r)} in {o or '?'} #{q or '?'}"
+                f"{who(r)} in {o or '?'} #{q or '?'}"
                 for (o, q), r in sorted(story["groups"].items(), key=lambda item: int(item[0][1] or 0))
             )
         )
     elif story["timed_out"]:
-        parts.append(
-            f"timed out on rank{'s' if len(story['timed_out']) > 1 else ''} {rank_list(story['timed_out'])}"
-        )
+        parts.append(f"timed out on {who(story['timed_out'])}")
     if story["last_completed"] is not None:
         parts.append(f"last completed work {story['last_completed']}")
     if story["pg"]:
@@ -54,7 +53,7 @@ def _watchdog(hits: list[Hit], ctx: Context) -> tuple[str, str]:
     late = story["late"]
     if late:
         summary += (
-            f". Rank{'s' if len(late) > 1 else ''} {rank_list(late)} never got there "
+            f". {who(late).capitalize()} never got there "
             f"({story['late_why']}): the ranks that waited are victims"
         )
     if story.get("stuck_s"):
@@ -64,9 +63,9 @@ def _watchdog(hits: list[Hit], ctx: Context) -> tuple[str, str]:
             ". Every rank in this log waited in it: the one that did not arrive is not in this log "
             "(pass every rank's log, or the --log-dir folder)"
         )
-    who = f"rank {rank_list(late)}" if late else "the rank that did not arrive"
+    late_ranks = who(late) if late else "the rank that did not arrive"
     fix = (
-        f"One rank did not reach {what} while the others waited in it. Find out what {who} was doing at "
+        f"One rank did not reach {what} while the others waited in it. Find out what {late_ranks} was doing at "
         "that moment: its own log just before the timeout, or, on the next hang,\n"
         f"{WATCHDOG_HINT}\n"
         "The usual reasons: one rank busy saving a checkpoint, running evaluation / validation on rank 0 only, "
