@@ -243,7 +243,7 @@ def _stuck(states, timeout, hosts) -> list[Finding]:
             # timeout. That is a slow link (or a timeout too short for it), not a dead rank.
             summary = (
                 f"{stage} did not complete within {timeout:g}s although every rank was in it and alive: a link "
-                f"too slow for this timeout, not a dead rank ({_ranks(sorted(failed))} only saw a peer give up "
+                f"too slow for this timeout, not a dead rank ({who(sorted(failed))} only saw a peer give up "
                 "at its own timeout)"
             )
             fix = _FIND_BAD + f"\nor give the stage more time: --timeout {max(2 * timeout, 60):g}"
