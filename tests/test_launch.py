@@ -178,7 +178,10 @@ def test_a_failing_script_is_named_in_torchruns_summary_and_its_traceback_is_the
     [
         (signal.SIGINT, "Ctrl-C", []),
         (signal.SIGTERM, "SIGTERM", []),
+        (signal.SIGHUP, "SIGHUP", []),  # the terminal closed, ssh dropped
+        (signal.SIGQUIT, "SIGQUIT", []),
         (signal.SIGINT, "Ctrl-C", ["--watchdog", "600"]),
+        (signal.SIGHUP, "SIGHUP", ["--watchdog", "600"]),
     ],
 )
 def test_ctrl_c_stops_every_process_removes_the_temp_folder_and_says_one_line(tmp_path, signum, name, flags):

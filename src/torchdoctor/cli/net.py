@@ -95,8 +95,11 @@ def net(
 
         _reject_flags_beside_read_log(ctx)
         exit_with_findings(read_log_findings(*read_log), as_json, verbose)
+    from torchdoctor import environment
     from torchdoctor.net.options import net_options
     from torchdoctor.net.smoke import run_net
+
+    environment.require_valid(environment.RENDEZVOUS)  # MASTER_PORT=abc: one line, as `check` says it
     from torchdoctor.net.status import Status
 
     options = net_options(

@@ -257,6 +257,8 @@ def main(argv: list[str] | None = None) -> None:
         sys.exit(1)
     except SignalException as stopped:
         sys.exit(128 + int(stopped.sigval))
+    except KeyboardInterrupt:  # stopped before the workers started (at the rendezvous): no traceback either
+        sys.exit(130)
 
 
 if __name__ == "__main__":

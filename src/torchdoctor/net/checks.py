@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 
+from torchdoctor import environment
 from torchdoctor.distributed.ranks import from_environment
 from torchdoctor.findings import Finding
 
@@ -19,6 +20,16 @@ def check_communication(
     Short on purpose (gloo, 2 ranks, a 10 s wait per stage); ``torchdoctor net`` runs the full test on the GPUs.
     """
     environ = dict(os.environ if environ is None else environ)
+    wrong = environment.problems(environ, environment.RENDEZVOUS)
+    if wrong:  # `net` refuses to start on these; dist.environment says what is wrong and how to fix it
+        return [
+            Finding(
+                "net.smoke",
+                "skip",
+                f"not run: {wrong[0]} (see dist.environment)",
+                {p.variable.name: p.value for p in wrong},
+            )
+        ]
     info = from_environment(environ)
     if info.launcher != "none":
         return [

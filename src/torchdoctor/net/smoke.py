@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from torchdoctor.distributed.ranks import RankInfo, from_environment
-from torchdoctor.errors import BadInput
+from torchdoctor.errors import BadInput, require_writable_folder
 from torchdoctor.findings import Finding, worst
 from torchdoctor.net.options import NetOptions
 from torchdoctor.net.rank_state import RankState
@@ -187,7 +187,7 @@ def _alone(options: NetOptions, status: Status, environ: Mapping[str, str], work
         environ.setdefault("NCCL_DEBUG_SUBSYS", "INIT,BOOTSTRAP,ENV,NET")
     log_dir, made = options.log_dir, None
     if log_dir is not None:
-        _require_log_dir(log_dir)
+        require_writable_folder("--log-dir", log_dir)
     elif options.nccl_debug:  # kept after the run: the NCCL finding points at it
         log_dir = made = Path(tempfile.mkdtemp(prefix="torchdoctor-net-logs-"))
     nproc = options.nproc_per_node or default_nproc(environ)
@@ -253,20 +253,6 @@ def _start(options, nproc, over_hosts, log_dir, environ, status, worker) -> Rank
         )
     address = (environ.get("MASTER_ADDR") or "127.0.0.1", int(environ.get("MASTER_PORT") or free_port()))
     return fork_ranks(nproc, options.worker, address, deadline, log_dir, environ, on_poll, worker)
-
-
-def _require_log_dir(path: Path) -> None:
-    """Create ``path`` (a folder) now and check a file can be written in it, or raise `BadInput`."""
-    try:
-        path.mkdir(parents=True, exist_ok=True)
-        with tempfile.TemporaryFile(dir=path):
-            pass
-    except FileExistsError:
-        raise BadInput(f"--log-dir {path}: exists and is not a folder") from None
-    except OSError as error:
-        raise BadInput(
-            f"--log-dir {path}: cannot create or write this folder ({error.strerror or error})"
-        ) from None
 
 
 def bench_findings(
