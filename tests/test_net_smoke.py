@@ -169,7 +169,7 @@ def test_check_skips_inside_a_launched_rank():
         (["--sizes=1M,0"], "'0'"),
         (["--sizes=,"], "--sizes ','"),
         # --log-dir and --plot are checked before any worker starts
-        (["--log-dir=/etc/passwd"], "--log-dir /etc/passwd: exists and is not a folder"),
+        (["--log-dir=/etc/passwd"], "--log-dir /etc/passwd: is a file, not a folder"),
         (["--log-dir=/proc/foo/bar"], "--log-dir /proc/foo/bar"),
         (["--bench", "--plot=/proc/x.png"], "--plot /proc/x.png: "),
         (["--rdzv-endpoint=foo:bar", "--nnodes=2", "--timeout=3"], "port 'bar'"),

@@ -20,6 +20,7 @@ import typer
 from torchdoctor import __version__
 from torchdoctor.cli.app import app
 from torchdoctor.errors import BadInput, wrong_value
+from torchdoctor.findings import fall_back_to_ascii
 
 # typer >= 0.22 vendors its own click; find its exception classes through a public one.
 _ClickException = next(c for c in typer.BadParameter.__mro__ if c.__name__ == "ClickException")
@@ -178,6 +179,8 @@ class _Interrupts:
 
 def main(argv: list[str] | None = None) -> int:
     """Run the CLI with ``argv`` (default: ``sys.argv[1:]``) and return its exit status."""
+    for stream in (sys.stdout, sys.stderr):  # a terminal that cannot show ✓ gets + instead of a traceback
+        fall_back_to_ascii(stream)
     stdout, sys.stdout = sys.stdout, _UntilTheReaderLeaves(sys.stdout)
     no_color = os.environ.get("NO_COLOR")
     try:
