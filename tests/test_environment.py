@@ -90,7 +90,11 @@ def test_check_and_the_run_refuse_a_bad_value_in_the_same_words(name, value):
         require_valid(None, environ)
     assert str(raised.value).startswith(said)
     assert isinstance(raised.value, ValueError)  # what a script sees
-    finding = checks.check_debug_mode(environ) if name in environment.DEBUG_MODE else checks.check_environment(environ)
+    finding = (
+        checks.check_debug_mode(environ)
+        if name in environment.DEBUG_MODE
+        else checks.check_environment(environ)
+    )
     assert finding.status == "fail"
     assert said in finding.summary
     assert f"export {name}=" in finding.fix
@@ -123,7 +127,13 @@ def run(command, env, **kwargs):
 
 @pytest.mark.parametrize(
     "name, value",
-    [("MASTER_PORT", "abc"), ("MASTER_PORT", "99999"), ("MASTER_ADDR", "a b"), ("RANK", "x"), ("SLURM_JOB_ID", "j")],
+    [
+        ("MASTER_PORT", "abc"),
+        ("MASTER_PORT", "99999"),
+        ("MASTER_ADDR", "a b"),
+        ("RANK", "x"),
+        ("SLURM_JOB_ID", "j"),
+    ],
 )
 def test_net_refuses_in_one_line_and_check_says_the_same(name, value, tmp_path):
     result = run(["-m", "torchdoctor", "net", "--nproc-per-node", "2"], {name: value})
@@ -132,7 +142,8 @@ def test_net_refuses_in_one_line_and_check_says_the_same(name, value, tmp_path):
     said = str(problems({name: value})[0])
     assert line.startswith(f"torchdoctor: error: {said}")
     checked = run(
-        ["-m", "torchdoctor", "check", "--json", "--skip", "sys", "--skip", "env", "--skip", "gpu"], {name: value}
+        ["-m", "torchdoctor", "check", "--json", "--skip", "sys", "--skip", "env", "--skip", "gpu"],
+        {name: value},
     )
     assert checked.returncode == 1, checked.stderr
     findings = {f["id"]: f for f in json.loads(checked.stdout)["findings"]}

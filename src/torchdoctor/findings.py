@@ -137,7 +137,11 @@ def render_human(findings: list[Finding], console=None, verbose: bool = False) -
                     for line in value.rstrip().splitlines():
                         console.print(f"      [dim]{escape(line)}[/]", highlight=False, soft_wrap=True)
                     continue
-                console.print(f"    [dim]{escape(str(key))}: {escape(_short(value))}[/]", highlight=False)
+                # whole and on one line: the facts are what -v is for, and a pipe is not 80 columns wide
+                fact = value if isinstance(value, str) else json.dumps(value, default=str)
+                console.print(
+                    f"    [dim]{escape(str(key))}: {escape(fact)}[/]", highlight=False, soft_wrap=True
+                )
     counts = {s: sum(f.status == s for f in findings) for s in STATUSES}
     verdict = worst(findings)
     colour = _MARKS[verdict][1]
@@ -160,8 +164,3 @@ def render_markdown(findings: list[Finding]) -> str:
         for f in fixes:
             lines += ["", f"**{f.id}** — how to fix:", "", "```", f.fix, "```"]
     return "\n".join(lines) + "\n"
-
-
-def _short(value: Any, limit: int = 300) -> str:
-    text = value if isinstance(value, str) else json.dumps(value, default=str)
-    return text if len(text) <= limit else text[: limit - 1] + "…"

@@ -63,6 +63,11 @@ def _command_line():
     shared = _options_of_every_command()
     for command in group.commands.values():
         command.params += [p for p in shared if p.name not in {q.name for q in command.params}]
+        for param in command.params:
+            if param.param_type_name == "argument" and param.nargs != 1:  # `PATH...`, not `PATH <list[str]>`
+                shown = f"{param.metavar or param.name.upper()}..."
+                param.display_type_rich = lambda ctx: None
+                param._rich_display_name = lambda shown=shown: shown
     return group
 
 
@@ -202,9 +207,9 @@ def _run(argv: list[str] | None) -> int:
     except typer.Exit as done:
         return done.exit_code
     except _UsageError as error:
-        if type(error).__name__ == "NoArgsIsHelpError":
+        if type(error).__name__ == "NoArgsIsHelpError":  # asked for nothing: the help is the answer
             print(error.format_message())
-            return 2
+            return 0
         where = f" (see `{error.ctx.command_path} --help`)" if error.ctx is not None else ""
         print(f"torchdoctor: error: {_usage_message(error)}{where}", file=sys.stderr)
         return 2

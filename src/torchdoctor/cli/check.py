@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import typer
 
-from torchdoctor.cli.app import JSON, ROOT, VERBOSE, app, exit_with_findings
+from torchdoctor.cli.app import JSON, ROOT, VERBOSE, app, areas_to_skip, exit_with_findings
 
 
 @app.command()
@@ -12,7 +12,10 @@ def check(
     as_json: bool = JSON,
     verbose: bool = VERBOSE,
     skip: list[str] = typer.Option(
-        [], "--skip", metavar="AREA", help="Leave out an area (sys, env, dist, net, gpu)."
+        [],
+        "--skip",
+        metavar="AREA",
+        help="Leave out an area (sys, env, dist, net, gpu); several: --skip net,env.",
     ),
     root: str = ROOT,
     timeout: float | None = typer.Option(
@@ -23,13 +26,15 @@ def check(
     ),
 ) -> None:
     """Run every check that applies to this machine and print one report."""
-    from torchdoctor.checks import discover, run_checks, select_areas
-    from torchdoctor.errors import require_folder, require_seconds
+    from torchdoctor.checks import AREAS, discover, run_checks, select_areas
+    from torchdoctor.errors import BadInput, require_folder, require_seconds
     from torchdoctor.findings import status_line
 
     require_folder("--root", root)
     require_seconds("--timeout", timeout, maximum=3600)
-    modules, broken = select_areas(skip)
+    modules, broken = select_areas(areas_to_skip(skip))
+    if not modules and not broken:
+        raise BadInput(f"--skip {','.join(AREAS)}: every area is left out, so nothing would be checked")
     with status_line("checking this machine") as say:
         findings = run_checks(
             discover(modules, root=root, timeout=timeout), lambda name: say(f"checking {name}…")

@@ -60,7 +60,7 @@ def _print_deepspeed_build(wheel: bool, arch_value: str | None, root: Path, as_j
     notes = []
     if arch_value is not None:
         try:
-            entries = arch.parse_arch_list(arch_value)
+            entries = arch.parse_arch_list(arch_value, any_case=True)
         except ValueError as error:
             raise BadInput(f"--arch {arch_value!r}: {error}") from None
         if not entries:  # "" or ";": the build would silently target whatever torch guesses

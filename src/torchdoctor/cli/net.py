@@ -39,7 +39,12 @@ def net(
         metavar="HOST:PORT",
         help="c10d rendezvous of a multi-host run (on one of the hosts).",
     ),
-    rdzv_id: str = typer.Option("torchdoctor-net", "--rdzv-id", help="Same on every host of one run."),
+    rdzv_id: str = typer.Option(
+        None,
+        "--rdzv-id",
+        show_default=False,
+        help="Same on every host of one run (with --rdzv-endpoint; default: torchdoctor-net).",
+    ),
     nccl_debug: bool = typer.Option(
         False, "--nccl-debug", help="Run with NCCL_DEBUG=INFO, keep each rank's log, summarise it."
     ),

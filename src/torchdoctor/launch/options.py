@@ -97,6 +97,7 @@ def command_line_parser() -> argparse.ArgumentParser:
     )
     ours.add_argument("--config", metavar="FILE", help="YAML settings (accelerate's config keys).")
     ours.add_argument("--verbose", "-v", action="store_true", help="Print the torchrun command line first.")
+    ours.add_argument("--no-color", action="store_true", help="Print without colours (as every command).")
 
     def refuse(message: str):
         raise BadInput(_usage_message(message))
@@ -121,7 +122,9 @@ def parse_command_line(argv: list[str]) -> LaunchOptions:
     """The options of ``torchdoctor launch ARGV``; raises `BadInput` for anything torch's parser or ours
     refuses. ``--help`` prints the help and raises `SystemExit` (0)."""
     parsed = vars(command_line_parser().parse_args(argv))
-    ours = {name: parsed.pop(name, None) for name in ("debug", "watchdog", "config", "verbose")}
+    ours = {name: parsed.pop(name, None) for name in ("debug", "watchdog", "config", "verbose", "no_color")}
+    if ours["no_color"]:
+        os.environ["NO_COLOR"] = "1"  # as the other commands' --no-color: https://no-color.org
     program = [parsed.pop("training_script"), *parsed.pop("training_script_args")]
     return LaunchOptions(
         flags=parsed,

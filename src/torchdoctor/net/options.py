@@ -45,7 +45,7 @@ def net_options(
     nproc_per_node: int | None = None,
     nnodes: int = 1,
     rdzv_endpoint: str = "",
-    rdzv_id: str = "torchdoctor-net",
+    rdzv_id: str | None = None,
     nccl_debug: bool = False,
     log_dir: Path | None = None,
     bench: bool = False,
@@ -66,6 +66,11 @@ def net_options(
     require_count("--nnodes", nnodes, minimum=1)
     if nnodes > 1 and not rdzv_endpoint:
         raise BadInput(f"--nnodes {nnodes} needs --rdzv-endpoint HOST:PORT (got {rdzv_endpoint!r})")
+    if rdzv_id is not None and not rdzv_endpoint:  # it names a rendezvous; without one it would do nothing
+        raise BadInput(f"--rdzv-id {rdzv_id!r} only applies with --rdzv-endpoint HOST:PORT (several hosts)")
+    if rdzv_id is not None and not rdzv_id.strip():
+        raise BadInput("--rdzv-id '': give a name, the same on every host")
+    rdzv_id = rdzv_id or "torchdoctor-net"
     if rdzv_endpoint:
         try:
             parse_endpoint(rdzv_endpoint)

@@ -211,7 +211,16 @@ def _alone(options: NetOptions, status: Status, environ: Mapping[str, str], work
         nnodes=options.nnodes,
         exits=ran.exits,
     )
-    if options.nccl_debug:
+    backend_used = next((f.details.get("backend") for f in findings if f.id == "net.smoke"), None)
+    if options.nccl_debug and backend_used != "nccl":
+        if made is not None:  # NCCL wrote nothing: no empty folder is left behind
+            shutil.rmtree(made, ignore_errors=True)
+        findings.append(
+            Finding(
+                "net.nccl", "skip", f"--nccl-debug: the ranks used {backend_used or 'no backend'}, not NCCL"
+            )
+        )
+    elif options.nccl_debug:
         from torchdoctor.net.nccl_log import findings as nccl_findings
         from torchdoctor.net.nccl_log import summarise
 
