@@ -20,8 +20,8 @@ Every bad line is a `BadInput` naming the file, the line number and the line, so
 from __future__ import annotations
 
 import ipaddress
-import socket
 import re
+import socket
 from dataclasses import dataclass
 from pathlib import Path
 
