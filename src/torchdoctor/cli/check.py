@@ -27,11 +27,12 @@ def check(
 ) -> None:
     """Run every check that applies to this machine and print one report."""
     from torchdoctor.checks import AREAS, discover, run_checks, select_areas
-    from torchdoctor.errors import BadInput, require_folder, require_seconds
+    from torchdoctor.errors import BadInput, require_folder
     from torchdoctor.findings import status_line
+    from torchdoctor.net.options import require_stage_timeout
 
     require_folder("--root", root)
-    require_seconds("--timeout", timeout, maximum=3600)
+    require_stage_timeout("--timeout", timeout, maximum=3600)
     modules, broken = select_areas(areas_to_skip(skip))
     if not modules and not broken:
         raise BadInput(f"--skip {','.join(AREAS)}: every area is left out, so nothing would be checked")

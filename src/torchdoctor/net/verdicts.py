@@ -27,6 +27,17 @@ _TRY_NEXT = (
 )
 
 
+# Below this a stage that timed out may have needed longer, not a rank or the network: the verdict says so.
+SHORT_TIMEOUT = 10.0
+
+
+def _too_short(timeout: float) -> str:
+    """What a verdict about a wait adds when the wait was short: the timeout may be the cause."""
+    if timeout >= SHORT_TIMEOUT:
+        return ""
+    return f"; the --timeout of {timeout:g}s may be too short for this stage: try --timeout 30 first"
+
+
 def _ranks(ranks) -> str:
     ranks = sorted(set(ranks))
     return ("rank " if len(ranks) == 1 else "ranks ") + ", ".join(str(r) for r in ranks)
@@ -154,7 +165,8 @@ def _never_joined(states, world_size, timeout, hosts) -> list[Finding]:
             Finding(
                 "net.join",
                 "fail",
-                f"{names} never joined within {timeout:g}s ({len(joined)} of {world_size} ranks did)",
+                f"{names} never joined within {timeout:g}s ({len(joined)} of {world_size} ranks did)"
+                + _too_short(timeout),
                 {"missing": sorted(missing), "joined": joined, "seen_by": seen_by, "master": master},
                 f"Check that every host started the job with the same WORLD_SIZE/--nnodes and can reach {master}.\n"
                 + REACH_HINT.format(host=host or "MASTER_ADDR", port=port or "MASTER_PORT")
@@ -171,6 +183,8 @@ def _never_joined(states, world_size, timeout, hosts) -> list[Finding]:
         host, _, port = master.rpartition(":")
         facts = next((p.facts for p in classify(state.error.message) if p.kind == "unreachable"), {})
         why = facts.get("reason") or (f"timed out after {facts['after']}" if "after" in facts else "")
+        if "after" in facts:
+            why += _too_short(timeout)
         findings.append(
             Finding(
                 "net.join",
@@ -244,13 +258,14 @@ def _stuck(states, timeout, hosts) -> list[Finding]:
                 problems += found
                 said = f"{text.split(':', 1)[0]}: {found[0].summary}" if found else text
                 parts.append(f"{_who(r, hosts)} {said}")
-            summary = f"{stage} did not complete within {timeout:g}s: {'; '.join(parts)}"
+            summary = f"{stage} did not complete within {timeout:g}s: {'; '.join(parts)}{_too_short(timeout)}"
             on = ", ".join(sorted({hosts[r] for r in failed if r in hosts})) or f"{_ranks(failed)}'s host"
             fix = (problems[0].fix if problems else NCCL_DEBUG_HINT) + f"\n(on {on})"
         elif late:
             where = "; ".join(f"{_who(r, hosts)} last at {entry['stages'].get(str(r), '?')}" for r in late)
             summary = (
                 f"{stage} did not complete within {timeout:g}s: {_ranks(late)} never entered it ({where})"
+                + _too_short(timeout)
             )
             pids = {int(r): pid for state in states.values() for r, pid in state.pids.items()}
             dumps = [f"py-spy dump --pid {pids[r]}   # {_who(r, hosts)}" for r in late if r in pids]
@@ -260,9 +275,10 @@ def _stuck(states, timeout, hosts) -> list[Finding]:
                 + "\nIn training code this is a rank that skipped a collective or stopped early."
             )
         else:
-            summary = (
-                f"{stage} did not complete within {timeout:g}s although all ranks entered it: "
-                "the link between them is stuck"
+            summary = f"{stage} did not complete within {timeout:g}s although all ranks entered it: " + (
+                "it may only need longer" + _too_short(timeout)
+                if timeout < SHORT_TIMEOUT
+                else "the link between them is stuck"
             )
             fix = NCCL_DEBUG_HINT + "\n" + _TRY_NEXT
         findings.append(Finding("net.collective", "fail", summary, details, fix))
