@@ -157,7 +157,7 @@ def parse_arch_list(value: str, any_case: bool = False) -> list[str]:
         if not _ENTRY.match(entry):
             raise ValueError(
                 f"TORCH_CUDA_ARCH_LIST entry {entry!r} is not a compute capability like '8.6' or '9.0+PTX', "
-                f"nor a name ({', '.join(NAMED_ARCHES)})"
+                "nor a name such as Ampere"
             )
         if entry_capability(entry) not in CUDA_FOR_ARCH:
             raise ValueError(
