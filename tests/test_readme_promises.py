@@ -61,7 +61,9 @@ def test_the_exit_statuses_the_readme_gives_are_the_tools(capsys):
     main(["--help"])
     text = capsys.readouterr().out
     for status in promised:
-        assert re.search(rf"^\s+{status}\s+\S", text, re.M), f"exit status {status} is not in torchdoctor --help"
+        assert re.search(rf"^\s+{status}\s+\S", text, re.M), (
+            f"exit status {status} is not in torchdoctor --help"
+        )
 
 
 @pytest.mark.parametrize(
