@@ -345,7 +345,7 @@ def test_a_socket_interface_that_does_not_exist_stops_the_launch(
             "program 'no-such-program-here' (--no-python): not found",
         ),
         (lambda t: ["--bogus", str(t / "train.py")], "no such option: --bogus"),
-        (lambda t: ["--config", str(t / "none.yaml"), str(t / "train.py")], "none.yaml: cannot read it"),
+        (lambda t: ["--config", str(t / "none.yaml"), str(t / "train.py")], "none.yaml: does not exist"),
         (
             lambda t: ["--config", str(t / "deep.yaml"), str(t / "train.py")],
             "nested more than 20 levels deep",
