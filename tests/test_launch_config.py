@@ -109,7 +109,9 @@ def test_wrong_types_and_shapes_are_named(tmp_path):
         load_config(write(tmp_path, "num_processes: 2\ndebug: 1\n"))
     with pytest.raises(BadInput, match=r"line 1: expected `key: value` lines"):
         load_config(write(tmp_path, "- num_processes\n"))
-    with pytest.raises(BadInput, match=r"--config .*nope.yaml: does not exist"):  # the words of every file flag
+    with pytest.raises(
+        BadInput, match=r"--config .*nope.yaml: does not exist"
+    ):  # the words of every file flag
         load_config(tmp_path / "nope.yaml")
 
 

@@ -24,7 +24,7 @@ class NetOptions:
     nproc_per_node: int | None = None  # None: one per GPU, 2 without
     nnodes: int = 1
     rdzv_endpoint: str = ""
-    rdzv_id: str = "torchdoctor-net"
+    rdzv_id: str | None = None  # None: torchdoctor-net
     nccl_debug: bool = False
     log_dir: Path | None = None
     expect_busbw: float | None = None
@@ -86,11 +86,8 @@ def net_options(
     require_count("--nnodes", nnodes, minimum=1)
     if nnodes > 1 and not rdzv_endpoint:
         raise BadInput(f"--nnodes {nnodes} needs --rdzv-endpoint HOST:PORT (got {rdzv_endpoint!r})")
-    if rdzv_id is not None and not rdzv_endpoint:  # it names a rendezvous; without one it would do nothing
-        raise BadInput(f"--rdzv-id {rdzv_id!r} only applies with --rdzv-endpoint HOST:PORT (several hosts)")
     if rdzv_id is not None and not rdzv_id.strip():
         raise BadInput("--rdzv-id '': give a name, the same on every host")
-    rdzv_id = rdzv_id or "torchdoctor-net"
     if rdzv_endpoint:
         try:
             parse_endpoint(rdzv_endpoint)

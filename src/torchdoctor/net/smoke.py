@@ -113,7 +113,7 @@ def _refuse_launch_flags(options: NetOptions, info: RankInfo) -> None:
             ("--nproc-per-node", options.nproc_per_node),
             ("--nnodes", options.nnodes if options.nnodes != 1 else None),
             ("--rdzv-endpoint", options.rdzv_endpoint or None),
-            ("--rdzv-id", options.rdzv_id if options.rdzv_id != "torchdoctor-net" else None),
+            ("--rdzv-id", options.rdzv_id),
             ("--nccl-debug", options.nccl_debug or None),
             ("--log-dir", options.log_dir),
         )
@@ -181,6 +181,12 @@ def _preflight(options: NetOptions, info: RankInfo, environ: Mapping[str, str]) 
 
 def _alone(options: NetOptions, status: Status, environ: Mapping[str, str], worker: str) -> NetResult:
     """Start the ranks (forked here, or under torch's launcher over several hosts) and judge what they left."""
+    if (
+        options.rdzv_id is not None and not options.rdzv_endpoint
+    ):  # it names a rendezvous: alone it does nothing
+        raise BadInput(
+            f"--rdzv-id {options.rdzv_id!r} only applies with --rdzv-endpoint HOST:PORT (several hosts)"
+        )
     environ = dict(environ)
     if options.nccl_debug:
         environ["NCCL_DEBUG"] = "INFO"
@@ -253,7 +259,7 @@ def _start(options, nproc, over_hosts, log_dir, environ, status, worker) -> Rank
             options.worker,
             options.nnodes,
             options.rdzv_endpoint,
-            options.rdzv_id,
+            options.rdzv_id or "torchdoctor-net",
             deadline,
             log_dir,
             environ,
