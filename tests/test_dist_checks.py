@@ -16,12 +16,12 @@ def test_debug_mode_off_by_default_and_on_with_the_variable():
     assert on.status == "ok" and "debug mode on" in on.summary and "30s" in on.summary
 
 
-def test_debug_mode_bad_values_warn_naming_them():
+def test_debug_mode_bad_values_fail_naming_them():  # the run refuses them (tests/test_environment.py)
     bad = check_debug_mode({"TORCHDOCTOR_DEBUG_MODE": "maybe"})
-    assert bad.status == "warn" and "'maybe'" in bad.summary and "TORCHDOCTOR_DEBUG_MODE=1" in bad.fix
+    assert bad.status == "fail" and "'maybe'" in bad.summary and "TORCHDOCTOR_DEBUG_MODE=1" in bad.fix
     for timeout in ("soon", "0", "-5"):
         finding = check_debug_mode({"TORCHDOCTOR_DEBUG_MODE": "1", "TORCHDOCTOR_DEBUG_TIMEOUT": timeout})
-        assert finding.status == "warn" and repr(timeout) in finding.summary, timeout
+        assert finding.status == "fail" and repr(timeout) in finding.summary, timeout
 
 
 def test_debug_mode_says_which_variable_turned_it_on():
@@ -36,7 +36,7 @@ def test_debug_mode_says_which_variable_turned_it_on():
         and "TORCHDOCTOR_DEBUG_MODE=0 overrides ACCELERATE_DEBUG_MODE=1" in off.summary
     )
     bad = check_debug_mode({"ACCELERATE_DEBUG_MODE": "sometimes"})
-    assert bad.status == "warn" and "ACCELERATE_DEBUG_MODE='sometimes'" in bad.summary
+    assert bad.status == "fail" and "ACCELERATE_DEBUG_MODE='sometimes'" in bad.summary
 
 
 def test_debug_mode_check_agrees_with_debug_mode_itself():

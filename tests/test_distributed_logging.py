@@ -102,7 +102,7 @@ def test_accelerate_log_level_is_read_and_ours_wins(fresh_logger, monkeypatch):
     assert get_logger(fresh_logger.name, log_level="warning").logger.level == logging.WARNING
     monkeypatch.delenv("TORCHDOCTOR_LOG_LEVEL")
     monkeypatch.setenv("ACCELERATE_LOG_LEVEL", "noisy")
-    with pytest.raises(ValueError, match="ACCELERATE_LOG_LEVEL='noisy' is not a log level"):
+    with pytest.raises(ValueError, match="ACCELERATE_LOG_LEVEL='noisy': must be a log level"):
         get_logger(fresh_logger.name)
 
 

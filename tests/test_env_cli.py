@@ -100,7 +100,7 @@ def test_bad_arch_value_is_named(capsys):
     err = capsys.readouterr().err
     assert err == (
         "torchdoctor: error: --arch '8.0;sm_86': TORCH_CUDA_ARCH_LIST entry 'sm_86' is not a compute "
-        "capability like '8.6' or '9.0+PTX'\n"
+        "capability like '8.6' or '9.0+PTX', nor a name such as Ampere\n"
     )
 
 

@@ -172,7 +172,10 @@ def test_a_failing_script_is_named_in_torchruns_summary_and_its_traceback_is_the
     [
         (signal.SIGINT, "Ctrl-C", []),
         (signal.SIGTERM, "SIGTERM", []),
+        (signal.SIGHUP, "SIGHUP", []),  # the terminal closed, ssh dropped
+        (signal.SIGQUIT, "SIGQUIT", []),
         (signal.SIGINT, "Ctrl-C", ["--watchdog", "600"]),
+        (signal.SIGHUP, "SIGHUP", ["--watchdog", "600"]),
     ],
 )
 def test_ctrl_c_stops_every_process_removes_the_temp_folder_and_says_one_line(tmp_path, signum, name, flags):
@@ -336,7 +339,7 @@ def test_a_socket_interface_that_does_not_exist_stops_the_launch(
             "program 'no-such-program-here' (--no-python): not found",
         ),
         (lambda t: ["--bogus", str(t / "train.py")], "no such option: --bogus"),
-        (lambda t: ["--config", str(t / "none.yaml"), str(t / "train.py")], "none.yaml: cannot read it"),
+        (lambda t: ["--config", str(t / "none.yaml"), str(t / "train.py")], "none.yaml: does not exist"),
         (
             lambda t: ["--config", str(t / "deep.yaml"), str(t / "train.py")],
             "nested more than 20 levels deep",

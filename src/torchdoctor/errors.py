@@ -1,9 +1,11 @@
 """Errors the CLI turns into one line on stderr and exit status 2, and the checks of values that raise them."""
 
+import contextlib
 import errno
 import math
 import os
 import stat
+import tempfile
 from pathlib import Path
 
 
@@ -179,6 +181,68 @@ def require_writable_file(flag: str, path: str | os.PathLike) -> None:
     os.close(descriptor)
     if created:
         path.unlink(missing_ok=True)
+
+
+# File systems of the kernel's: a folder there cannot hold a log, whatever the permissions say
+_KERNEL_FILE_SYSTEMS = {
+    "proc", "sysfs", "devpts", "cgroup", "cgroup2", "debugfs", "tracefs", "securityfs", "pstore", "bpf",
+    "configfs", "fusectl", "mqueue", "binfmt_misc", "efivarfs",
+}  # fmt: skip
+
+
+def _kernel_file_system(path: Path) -> tuple[str, str] | None:
+    """``(mount point, type)`` when ``path`` lies on one of the kernel's file systems (``/proc``, ``/sys``)."""
+    try:
+        mounts = Path("/proc/self/mounts").read_text().splitlines()
+    except OSError:
+        return None
+    target = os.path.abspath(path)
+    best = None
+    for line in mounts:
+        fields = line.split()
+        if len(fields) < 3:
+            continue
+        point = fields[1].replace("\\040", " ")
+        inside = target == point or target.startswith(point.rstrip("/") + "/")
+        if inside and (best is None or len(point) > len(best[0])):
+            best = (point, fields[2])
+    return best if best is not None and best[1] in _KERNEL_FILE_SYSTEMS else None
+
+
+def require_writable_folder(flag: str, path: str | os.PathLike, keep: bool = True) -> None:
+    """Raise `BadInput` unless ``path`` is, or can be made, a folder where files can be written — now, not
+    after a run that has started. The folders it makes stay when ``keep``, else they are removed again.
+
+    Shared by every ``--log-dir``:
+
+    >>> require_writable_folder("--log-dir", "/proc/logs")
+    Traceback (most recent call last):
+    torchdoctor.errors.BadInput: --log-dir /proc/logs: under /proc, the kernel's proc file system, which cannot hold files
+    """
+    if not os.fspath(path).strip():
+        raise BadInput(f"{flag} '': empty; give a folder")
+    path = Path(path)
+    kernel = _kernel_file_system(path)
+    if kernel is not None:
+        raise BadInput(
+            f"{flag} {path}: under {kernel[0]}, the kernel's {kernel[1]} file system, which cannot hold files"
+        )
+    made = [p for p in (path, *path.parents) if not os.path.lexists(p)][::-1]
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+        with tempfile.TemporaryFile(dir=path):
+            pass
+    except FileExistsError:
+        raise BadInput(f"{flag} {path}: is a file, not a folder") from None
+    except NotADirectoryError:
+        raise BadInput(f"{flag} {_shown(path)}: {_first_broken_folder(path / 'x')}") from None
+    except OSError as error:
+        raise _path_error(flag, path, error, "write") from None
+    finally:
+        if not keep:
+            for folder in reversed(made):
+                with contextlib.suppress(OSError):
+                    folder.rmdir()
 
 
 def _open_for_reading(flag: str, path: str | os.PathLike) -> tuple[Path, os.stat_result]:

@@ -7,6 +7,7 @@ renders them. Statuses: ``ok`` (all is well), ``warn`` (works, but something wil
 
 from __future__ import annotations
 
+import codecs
 import contextlib
 import json
 import os
@@ -17,6 +18,40 @@ from typing import Any
 STATUSES = ("ok", "warn", "fail", "skip")
 _SEVERITY = {"skip": 0, "ok": 0, "warn": 1, "fail": 2}
 _MARKS = {"ok": ("✓", "green"), "warn": ("!", "yellow"), "fail": ("✗", "red"), "skip": ("–", "dim")}
+# What a terminal that cannot show a character (PYTHONIOENCODING=ascii, a latin-1 locale) gets instead;
+# anything else it cannot show becomes "?".
+ASCII_FALLBACK = {
+    "✓": "+", "✗": "x", "–": "-", "—": "-", "…": "...", "×": "x", "≤": "<=", "≥": ">=", "→": "->",
+    "←": "<-", "≈": "~", "µ": "u", "±": "+/-", "‘": "'", "’": "'", "“": '"', "”": '"', "•": "*", "≠": "!=",
+}  # fmt: skip
+_FALLBACK_ERRORS = "torchdoctor-ascii"
+
+
+def _ascii_fallback(error: UnicodeError) -> tuple[str, int]:
+    if not isinstance(error, UnicodeEncodeError):
+        raise error
+    text = error.object[error.start : error.end]
+    return "".join(ASCII_FALLBACK.get(c, "?") for c in text), error.end
+
+
+codecs.register_error(_FALLBACK_ERRORS, _ascii_fallback)
+
+
+def shows_marks(stream) -> bool:
+    """Whether ``stream`` can show the marks (``✓ ! ✗ –``) as they are; not under ``PYTHONIOENCODING=ascii``
+    or a latin-1 terminal."""
+    try:
+        "".join(mark for mark, _ in _MARKS.values()).encode(getattr(stream, "encoding", None) or "ascii")
+    except (UnicodeEncodeError, LookupError):
+        return False
+    return True
+
+
+def fall_back_to_ascii(stream) -> None:
+    """Make ``stream`` (stdout, stderr) write ASCII stand-ins (``+ ! x -``, ``...``) for what its encoding
+    cannot show, instead of raising `UnicodeEncodeError` halfway through a report."""
+    if not shows_marks(stream) and hasattr(stream, "reconfigure"):
+        stream.reconfigure(errors=_FALLBACK_ERRORS)
 
 
 @dataclass
@@ -102,7 +137,11 @@ def render_human(findings: list[Finding], console=None, verbose: bool = False) -
                     for line in value.rstrip().splitlines():
                         console.print(f"      [dim]{escape(line)}[/]", highlight=False, soft_wrap=True)
                     continue
-                console.print(f"    [dim]{escape(str(key))}: {escape(_short(value))}[/]", highlight=False)
+                # whole and on one line: the facts are what -v is for, and a pipe is not 80 columns wide
+                fact = value if isinstance(value, str) else json.dumps(value, default=str)
+                console.print(
+                    f"    [dim]{escape(str(key))}: {escape(fact)}[/]", highlight=False, soft_wrap=True
+                )
     counts = {s: sum(f.status == s for f in findings) for s in STATUSES}
     verdict = worst(findings)
     colour = _MARKS[verdict][1]
@@ -125,8 +164,3 @@ def render_markdown(findings: list[Finding]) -> str:
         for f in fixes:
             lines += ["", f"**{f.id}** — how to fix:", "", "```", f.fix, "```"]
     return "\n".join(lines) + "\n"
-
-
-def _short(value: Any, limit: int = 300) -> str:
-    text = value if isinstance(value, str) else json.dumps(value, default=str)
-    return text if len(text) <= limit else text[: limit - 1] + "…"

@@ -85,6 +85,8 @@ class ScalePlan:
     same_per_device_batch: BatchSetup | None  # the reference's per-device batch kept; None above the max
     base_learning_rate: float | None
     warnings: list[str]
+    # under a max per-device batch: the fewest micro-steps per optimizer step, when fewer than ``keep``'s
+    fewer_steps: BatchSetup | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -96,6 +98,7 @@ class ScalePlan:
             "same_per_device_batch": self.same_per_device_batch and self.same_per_device_batch.to_dict(),
             "base_learning_rate": self.base_learning_rate,
             "warnings": self.warnings,
+            "fewer_steps": self.fewer_steps and self.fewer_steps.to_dict(),
         }
 
 
@@ -166,6 +169,20 @@ def scale_setup(
             f"({effective} is not a multiple of {target_devices}); "
             f"closest: {shown}. Scale the learning rate with the effective batch (linear or sqrt)."
         )
+    fewer = None
+    if max_per_device_batch is not None:
+        fewer = setup(*_fewest_micro_steps(effective / target_devices, max_per_device_batch))
+        if fewer.grad_accumulation < keep.grad_accumulation:
+            change = fewer.effective_batch / effective - 1
+            saved = 1 - fewer.grad_accumulation / keep.grad_accumulation
+            warnings.append(
+                f"{_product(keep)} takes {keep.grad_accumulation} micro-steps per optimizer step; "
+                f"{_product(fewer)} = {fewer.effective_batch} ({change:+.2%} effective batch) takes "
+                f"{fewer.grad_accumulation}, {saved:.0%} fewer: prefer it unless the exact effective batch "
+                "matters, with the learning rate scaled as shown."
+            )
+        else:
+            fewer = None
     if keep.per_device_batch > per_device_batch and max_per_device_batch is None:
         warnings.append(
             f"the per-device batch grows from {per_device_batch} to {keep.per_device_batch}: if it runs out "
@@ -189,6 +206,7 @@ def scale_setup(
         ),
         base_learning_rate=learning_rate,
         warnings=warnings,
+        fewer_steps=fewer,
     )
 
 
@@ -226,6 +244,18 @@ def _fewest_steps(samples: int, max_batch: int | None) -> tuple[int, int]:
             return samples // steps, steps
     batch = next(b for b in range(root, 0, -1) if samples % b == 0)  # then the divisors up to √samples
     return batch, samples // batch
+
+
+def _fewest_micro_steps(per_device: float, max_batch: int) -> tuple[int, int]:
+    """(batch, steps) with batch ≤ ``max_batch``, the fewest steps, and batch × steps nearest ``per_device``
+    (a tie goes to fewer steps): 341 under 20 is 20 × 17 = 340, not 11 × 31.
+
+    >>> _fewest_micro_steps(341, 20), _fewest_micro_steps(48, 7)
+    ((20, 17), (7, 7))
+    """
+    least = max(1, math.ceil(per_device / max_batch))
+    options = [(min(max_batch, max(1, round(per_device / s))), s) for s in (least - 1, least) if s >= 1]
+    return min(options, key=lambda o: (abs(o[0] * o[1] - per_device), o[1]))
 
 
 def _learning_rates(base: float | None, ratio: float) -> dict[str, float]:

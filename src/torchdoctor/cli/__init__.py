@@ -20,6 +20,7 @@ import typer
 from torchdoctor import __version__
 from torchdoctor.cli.app import app
 from torchdoctor.errors import BadInput, wrong_value
+from torchdoctor.findings import fall_back_to_ascii
 
 # typer >= 0.22 vendors its own click; find its exception classes through a public one.
 _ClickException = next(c for c in typer.BadParameter.__mro__ if c.__name__ == "ClickException")
@@ -62,6 +63,11 @@ def _command_line():
     shared = _options_of_every_command()
     for command in group.commands.values():
         command.params += [p for p in shared if p.name not in {q.name for q in command.params}]
+        for param in command.params:
+            if param.param_type_name == "argument" and param.nargs != 1:  # `PATH...`, not `PATH <list[str]>`
+                shown = f"{param.metavar or param.name.upper()}..."
+                param.display_type_rich = lambda ctx: None
+                param._rich_display_name = lambda shown=shown: shown
     return group
 
 
@@ -178,6 +184,8 @@ class _Interrupts:
 
 def main(argv: list[str] | None = None) -> int:
     """Run the CLI with ``argv`` (default: ``sys.argv[1:]``) and return its exit status."""
+    for stream in (sys.stdout, sys.stderr):  # a terminal that cannot show ✓ gets + instead of a traceback
+        fall_back_to_ascii(stream)
     stdout, sys.stdout = sys.stdout, _UntilTheReaderLeaves(sys.stdout)
     no_color = os.environ.get("NO_COLOR")
     try:
@@ -199,9 +207,9 @@ def _run(argv: list[str] | None) -> int:
     except typer.Exit as done:
         return done.exit_code
     except _UsageError as error:
-        if type(error).__name__ == "NoArgsIsHelpError":
+        if type(error).__name__ == "NoArgsIsHelpError":  # asked for nothing: the help is the answer
             print(error.format_message())
-            return 2
+            return 0
         where = f" (see `{error.ctx.command_path} --help`)" if error.ctx is not None else ""
         print(f"torchdoctor: error: {_usage_message(error)}{where}", file=sys.stderr)
         return 2

@@ -30,6 +30,12 @@ ROOT = typer.Option(
 )
 
 
+def areas_to_skip(given: list[str]) -> list[str]:
+    """``--skip`` as typed, in the words of the areas: ``--skip net,env`` and ``--skip NET`` as ``net``, ``env``;
+    an unknown one is refused by `torchdoctor.checks.select_areas`, naming the choices."""
+    return [part.strip().lower() for value in given for part in value.split(",") if part.strip()]
+
+
 def show_findings(findings, as_json: bool, verbose: bool) -> None:
     """Render ``findings``: JSON, or one line per finding with the fix under it (``-v``: the facts too)."""
     from torchdoctor.findings import render_human, to_json

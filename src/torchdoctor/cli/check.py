@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import typer
 
-from torchdoctor.cli.app import JSON, ROOT, VERBOSE, app, exit_with_findings
+from torchdoctor.cli.app import JSON, ROOT, VERBOSE, app, areas_to_skip, exit_with_findings
 
 
 @app.command()
@@ -12,7 +12,10 @@ def check(
     as_json: bool = JSON,
     verbose: bool = VERBOSE,
     skip: list[str] = typer.Option(
-        [], "--skip", metavar="AREA", help="Leave out an area (sys, env, dist, net, gpu)."
+        [],
+        "--skip",
+        metavar="AREA",
+        help="Leave out an area (sys, env, dist, net, gpu); several: --skip net,env.",
     ),
     only: list[str] = typer.Option(
         [], "--only", metavar="ID", help="Run only this check (repeatable); --list shows the ids."
@@ -27,14 +30,18 @@ def check(
     ),
 ) -> None:
     """Run every check that applies to this machine and print one report."""
-    from torchdoctor.checks import discover, pick, run_checks, select_areas
-    from torchdoctor.errors import require_folder, require_seconds
+    from torchdoctor.checks import AREAS, discover, pick, run_checks, select_areas
+    from torchdoctor.errors import BadInput, require_folder
     from torchdoctor.findings import status_line
+    from torchdoctor.net.options import require_stage_timeout
 
     require_folder("--root", root)
-    require_seconds("--timeout", timeout, maximum=3600)
-    modules, broken = select_areas(skip)
-    checks = pick(discover(modules, root=root, timeout=timeout), only, skip)
+    require_stage_timeout("--timeout", timeout, maximum=3600)
+    skipped = areas_to_skip(skip)
+    modules, broken = select_areas(skipped)
+    if not modules and not broken:
+        raise BadInput(f"--skip {','.join(AREAS)}: every area is left out, so nothing would be checked")
+    checks = pick(discover(modules, root=root, timeout=timeout), only, skipped)
     if listing:
         _list(checks, broken, as_json)
         raise typer.Exit(0)

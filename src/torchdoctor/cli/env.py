@@ -60,7 +60,7 @@ def _print_deepspeed_build(wheel: bool, arch_value: str | None, root: Path, as_j
     notes = []
     if arch_value is not None:
         try:
-            entries = arch.parse_arch_list(arch_value)
+            entries = arch.parse_arch_list(arch_value, any_case=True)
         except ValueError as error:
             raise BadInput(f"--arch {arch_value!r}: {error}") from None
         if not entries:  # "" or ";": the build would silently target whatever torch guesses
@@ -76,7 +76,7 @@ def _print_deepspeed_build(wheel: bool, arch_value: str | None, root: Path, as_j
                 "no GPU found here: add TORCH_CUDA_ARCH_LIST with the compute capabilities of the GPUs that "
                 'will run it (--arch "8.0;9.0" fills it in)'
             )
-    headers = deepspeed.libaio_headers(root)
+    headers = deepspeed.libaio_headers(root, machine.environ)
     if headers is None:
         notes.append(
             f"DS_BUILD_AIO=1 left out: libaio headers not found ({root / 'usr/include/libaio.h'}); "

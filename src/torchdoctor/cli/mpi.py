@@ -28,11 +28,12 @@ def mpi(
 ) -> None:
     """Check mpirun, the hostfile, passwordless ssh to each host, then run `hostname` once per host."""
     from torchdoctor.mpi.checks import diagnose
-    from torchdoctor.mpi.hostfile import distinct_hosts, parse_hostfile
+    from torchdoctor.mpi.hostfile import distinct_hosts, parse_hostfile, refuse_aliases
 
     require_seconds("--timeout", timeout)  # nan, inf or 1e13 would reach subprocess's wait and crash it
     require_seconds("--ssh-timeout", ssh_timeout, maximum=_MAX_SSH_TIMEOUT)
     entries = parse_hostfile(hostfile)  # a str: Path('') would read as '.'
+    refuse_aliases(hostfile, entries)
     hostfile = Path(hostfile)
     hosts = len(distinct_hosts(entries))
     n = hosts if n is None else n

@@ -43,7 +43,11 @@ def net(
         help="c10d rendezvous of a multi-host run (on one of the hosts).",
     ),
     rdzv_id: str = typer.Option(
-        "torchdoctor-net", "--rdzv-id", "--rdzv_id", help="Same on every host of one run."
+        None,
+        "--rdzv-id",
+        "--rdzv_id",
+        show_default=False,
+        help="Same on every host of one run (with --rdzv-endpoint; default: torchdoctor-net).",
     ),
     nccl_debug: bool = typer.Option(
         False, "--nccl-debug", help="Run with NCCL_DEBUG=INFO, keep each rank's log, summarise it."
@@ -105,8 +109,11 @@ def net(
 
         _reject_flags_beside_read_log(ctx)
         exit_with_findings(read_log_findings(*read_log), as_json, verbose)
+    from torchdoctor import environment
     from torchdoctor.net.options import TORCHRUN_VARIABLES, net_options, torchrun_defaults
     from torchdoctor.net.smoke import run_net
+
+    environment.require_valid(environment.RENDEZVOUS)  # MASTER_PORT=abc: one line, as `check` says it
     from torchdoctor.net.status import Status
 
     said = {name for name in TORCHRUN_VARIABLES if _given(ctx, name)}

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import typer
 
-from torchdoctor.cli.app import app
+from torchdoctor.cli.app import app, areas_to_skip
 from torchdoctor.errors import BadInput, require_writable_file
 
 
@@ -29,7 +29,7 @@ def report_command(
     if output is not None:
         require_writable_file("-o", output)  # now, not after every check has run
         output = Path(output)
-    modules, broken = select_areas(skip)
+    modules, broken = select_areas(areas_to_skip(skip))
     with status_line("gathering the report") as say:
         findings = broken + run_checks(discover(modules), lambda name: say(f"checking {name}…"))
         text = make_report_json(findings) if as_json else make_report(findings)

@@ -91,6 +91,8 @@ def _render(plan) -> str:
             (f"closest {'below' if o.effective_batch < ref.effective_batch else 'above'}", o)
             for o in plan.closest
         ]
+    if plan.fewer_steps is not None:
+        rows.append(("fewest micro-steps", plan.fewer_steps))
     if plan.same_per_device_batch is not None:
         rows.append((f"keeps {ref.per_device_batch} per device", plan.same_per_device_batch))
     header = f"{'':<28}{'per device':>10}  {'accumulation':>12}  {'effective batch':>15}"

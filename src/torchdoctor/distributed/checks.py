@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 
+from torchdoctor import environment
 from torchdoctor.checks import verdict_of
 from torchdoctor.findings import Finding
 
@@ -16,7 +17,6 @@ AREA = "dist"
 
 _ON = ("1", "true", "yes", "on")
 _OFF = ("0", "false", "no", "off", "")
-_ACCELERATE_FALSE = ("0", "false", "no", "off", "n", "f", "")  # accelerate's str_to_bool
 
 # torch >= 2.2 reads the TORCH_-prefixed names; the bare NCCL_ ones still work, with a deprecation warning.
 _RENAMED = {
@@ -36,6 +36,31 @@ def _environ(environ: Mapping[str, str] | None) -> Mapping[str, str]:
     return os.environ if environ is None else environ
 
 
+def check_environment(environ: Mapping[str, str] | None = None) -> Finding:
+    """Every variable a run reads (the rendezvous, the launchers' rank set-up, torchrun's ``PET_*``, the log
+    level), each with a value its reader accepts; the run refuses the same values in the same words."""
+    verdict = verdict_of(check_environment)
+    environ = _environ(environ)
+    checked = [name for name in environment.BY_NAME if name not in environment.DEBUG_MODE]
+    wrong = environment.problems(environ, checked)
+    if wrong:
+        return _environment_finding(verdict, wrong, {p.variable.name: p.value for p in wrong})
+    seen = {name: environ[name] for name in checked if environ.get(name, "").strip()}
+    return verdict(
+        "ok",
+        f"{len(seen)} of the {len(checked)} variables a run reads are set, each to a value it accepts"
+        if seen
+        else "none of the variables a run reads (MASTER_PORT, RANK, PET_*, ...) is set",
+        seen,
+    )
+
+
+def _environment_finding(verdict, wrong: list, details: dict) -> Finding:
+    """A failure naming each variable with a value its reader refuses, and who reads it."""
+    said = "; ".join(f"{p} (read by {p.variable.read_by})" for p in wrong)
+    return verdict("fail", said, details, "\n".join(p.fix for p in wrong))
+
+
 def check_debug_mode(environ: Mapping[str, str] | None = None) -> Finding:
     """Whether torchdoctor's debug-mode collectives are on, which variable turned them on, and whether the
     timeout setting is valid. ``ACCELERATE_DEBUG_MODE`` (``accelerate launch --debug``) counts too."""
@@ -51,32 +76,9 @@ def check_debug_mode(environ: Mapping[str, str] | None = None) -> Finding:
         "ACCELERATE_DEBUG_MODE": theirs,
         "TORCHDOCTOR_DEBUG_TIMEOUT": timeout,
     }
-    if mode is not None and mode.strip().lower() not in _ON + _OFF:
-        return verdict(
-            "warn",
-            f"TORCHDOCTOR_DEBUG_MODE={mode!r} is neither on (1) nor off (0)",
-            details,
-            "export TORCHDOCTOR_DEBUG_MODE=1   # or: torchdoctor launch --debug script.py",
-        )
-    if theirs is not None and theirs.strip().lower() not in ACCELERATE_TRUE_VALUES + _ACCELERATE_FALSE:
-        return verdict(
-            "warn",
-            f"ACCELERATE_DEBUG_MODE={theirs!r} is neither on (1) nor off (0): accelerate refuses it",
-            details,
-            "export ACCELERATE_DEBUG_MODE=1   # or: export TORCHDOCTOR_DEBUG_MODE=1",
-        )
-    if timeout is not None:
-        try:
-            seconds = float(timeout)
-        except ValueError:
-            seconds = -1.0
-        if not seconds > 0:
-            return verdict(
-                "warn",
-                f"TORCHDOCTOR_DEBUG_TIMEOUT={timeout!r} is not a positive number of seconds",
-                details,
-                "export TORCHDOCTOR_DEBUG_TIMEOUT=60",
-            )
+    wrong = environment.problems(environ, environment.DEBUG_MODE)
+    if wrong:  # the run refuses these values with the same words (BadEnvironment)
+        return _environment_finding(verdict, wrong, details)
     source = debug_mode_source(environ)
     details["enabled"] = source is not None
     details["enabled_by"] = source

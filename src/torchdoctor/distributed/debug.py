@@ -31,14 +31,15 @@ import threading
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from torchdoctor import environment
 from torchdoctor.distributed import agreement, stacks
 from torchdoctor.distributed.messages import mismatch_message, missing_message
 from torchdoctor.hang.source import is_user_code
 from torchdoctor.rank_list import who
 
 DEFAULT_TIMEOUT = 300.0
-TRUE_VALUES = ("1", "true", "yes", "on")
-ACCELERATE_TRUE_VALUES = ("1", "true", "yes", "on", "y", "t")  # accelerate's str_to_bool
+TRUE_VALUES = environment.ON_VALUES
+ACCELERATE_TRUE_VALUES = environment.ACCELERATE_ON_VALUES  # accelerate's str_to_bool
 CHECKED_CALLS = (
     "all_reduce",
     "all_gather",
@@ -81,10 +82,10 @@ def debug_mode_source(environ: Mapping[str, str] | None = None) -> str | None:
     'ACCELERATE_DEBUG_MODE'
     """
     environ = os.environ if environ is None else environ
-    ours = environ.get("TORCHDOCTOR_DEBUG_MODE", "").strip().lower()
-    if ours:
-        return "TORCHDOCTOR_DEBUG_MODE" if ours in TRUE_VALUES else None
-    if environ.get("ACCELERATE_DEBUG_MODE", "").strip().lower() in ACCELERATE_TRUE_VALUES:
+    ours = environment.is_on("TORCHDOCTOR_DEBUG_MODE", environ)  # BadEnvironment for a value such as 'banana'
+    if ours is not None:
+        return "TORCHDOCTOR_DEBUG_MODE" if ours else None
+    if environment.is_on("ACCELERATE_DEBUG_MODE", environ):
         return "ACCELERATE_DEBUG_MODE"
     return None
 
@@ -102,13 +103,8 @@ def debug_timeout(environ: Mapping[str, str] | None = None) -> float:
     value = environ.get("TORCHDOCTOR_DEBUG_TIMEOUT", "").strip()
     if not value:
         return DEFAULT_TIMEOUT
-    try:
-        seconds = float(value)
-    except ValueError:
-        seconds = -1.0
-    if not seconds > 0:
-        raise ValueError(f"TORCHDOCTOR_DEBUG_TIMEOUT={value!r} is not a positive number of seconds")
-    return seconds
+    environment.require_valid(["TORCHDOCTOR_DEBUG_TIMEOUT"], environ)
+    return float(value)
 
 
 def enable(timeout: float | None = None) -> None:

@@ -20,6 +20,7 @@ import os
 import sys
 from typing import Any
 
+from torchdoctor import environment
 from torchdoctor.distributed import ranks
 
 _KEY_PREFIX = "torchdoctor/log"
@@ -119,8 +120,10 @@ def get_logger(name: str, log_level: str | int | None = None) -> RankLogger:
     where = "log_level"
     level: str | int | None = log_level
     if level is None:
-        where = next((v for v in LEVEL_VARIABLES if os.environ.get(v)), "")
-        level = os.environ.get(where) or None
+        where = next((v for v in LEVEL_VARIABLES if os.environ.get(v, "").strip()), "")
+        if where:
+            environment.require_valid([where])  # the words `check` uses for it (dist.environment)
+        level = os.environ.get(where, "").strip() or None
     logger = logging.getLogger(name)
     if level is not None:
         try:

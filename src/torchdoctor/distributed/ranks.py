@@ -12,6 +12,8 @@ import socket
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from torchdoctor import environment
+
 # (launcher, rank, world size, local rank, local world size), first match wins
 _LAUNCHER_VARS = (
     ("torchrun", "RANK", "WORLD_SIZE", "LOCAL_RANK", "LOCAL_WORLD_SIZE"),
@@ -58,6 +60,8 @@ def from_environment(environ: Mapping[str, str] | None = None) -> RankInfo:
     host = environ.get("SLURMD_NODENAME") or socket.gethostname()
     for launcher, rank, world, local, local_world in _LAUNCHER_VARS:
         if rank in environ:
+            # a value the launcher could not have meant (RANK=abc) is said, not read as rank 0
+            environment.require_valid((rank, world, local, local_world), environ)
             return RankInfo(
                 rank=_int(environ.get(rank), 0),
                 world_size=_int(environ.get(world), 1),

@@ -126,27 +126,45 @@ def recommended_arch_list(capabilities: Iterable[str]) -> str:
     return ";".join(sorted(set(capabilities), key=capability_number))
 
 
-def parse_arch_list(value: str) -> list[str]:
+def parse_arch_list(value: str, any_case: bool = False) -> list[str]:
     """The entries of a ``TORCH_CUDA_ARCH_LIST`` (``;`` or space separated, names expanded).
 
-    Raises ValueError naming an entry that is neither ``X.Y[+PTX]`` nor a known name.
+    Raises ValueError naming an entry that is neither ``X.Y[+PTX]`` nor a known name. torch reads the names
+    as spelled here (``Ampere``); ``any_case`` takes ``ampere`` too (our own ``--arch``, which writes the
+    list out for torch). A name that already ends in PTX (``Turing`` is ``7.5+PTX``) takes no ``+PTX``.
 
     >>> parse_arch_list("Ampere;9.0+PTX")
     ['8.0', '8.6+PTX', '9.0+PTX']
     """
-    for name, expansion in NAMED_ARCHES.items():  # combined names first, as torch does
-        value = value.replace(name, expansion)
-    entries = [e for e in re.split(r"[;\s]+", value.strip()) if e]
-    for entry in entries:
+    by_lower = {name.lower(): name for name in NAMED_ARCHES}
+    entries = []
+    for entry in (e for e in re.split(r"[;\s]+", value.strip()) if e):
+        name, plus_ptx = (entry[:-4], True) if entry.lower().endswith("+ptx") else (entry, False)
+        known = by_lower.get(name.lower())
+        if known is not None and known != name and not any_case:
+            raise ValueError(f"TORCH_CUDA_ARCH_LIST entry {entry!r}: torch reads the name only as {known!r}")
+        if known is not None:
+            expansion = NAMED_ARCHES[known].split(";")
+            if plus_ptx and expansion[-1].endswith("+PTX"):
+                raise ValueError(
+                    f"TORCH_CUDA_ARCH_LIST entry {entry!r}: {known} is already {NAMED_ARCHES[known]} "
+                    f"(with PTX); write {known}"
+                )
+            if plus_ptx:
+                expansion[-1] += "+PTX"
+            entries += expansion
+            continue
         if not _ENTRY.match(entry):
             raise ValueError(
-                f"TORCH_CUDA_ARCH_LIST entry {entry!r} is not a compute capability like '8.6' or '9.0+PTX'"
+                f"TORCH_CUDA_ARCH_LIST entry {entry!r} is not a compute capability like '8.6' or '9.0+PTX', "
+                "nor a name such as Ampere"
             )
         if entry_capability(entry) not in CUDA_FOR_ARCH:
             raise ValueError(
                 f"TORCH_CUDA_ARCH_LIST entry {entry!r}: not the compute capability of any NVIDIA GPU "
                 f"torchdoctor knows ({', '.join(CUDA_FOR_ARCH)})"
             )
+        entries.append(entry)
     return entries
 
 

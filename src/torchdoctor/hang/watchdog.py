@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import faulthandler
 import json
+import math
 import os
 import signal
 import subprocess
@@ -527,8 +528,13 @@ def watch_for_hangs(
 
         torchdoctor.watch_for_hangs(300)
     """
-    if not timeout > 0:
-        raise ValueError(f"watch_for_hangs: timeout={timeout!r} must be a positive number of seconds")
+    for name, value in (("timeout", timeout), ("collect", collect)):
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise TypeError(f"watch_for_hangs: {name}={value!r} must be a number of seconds, e.g. 600")
+        if not (math.isfinite(value) and value > 0):
+            raise ValueError(f"watch_for_hangs: {name}={value!r} must be a positive number of seconds")
+    if exit_code is not None and (isinstance(exit_code, bool) or not isinstance(exit_code, int)):
+        raise TypeError(f"watch_for_hangs: exit_code={exit_code!r} must be a whole number or None")
     while _watching:  # a second call replaces the first rather than adding a second watcher
         _watching.pop().stop()
     _watching.append(HangWatch(timeout, exit_code, stream, collect).start())

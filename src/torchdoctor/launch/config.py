@@ -28,7 +28,7 @@ from typing import Any
 import yaml
 from yaml.reader import ReaderError
 
-from torchdoctor.errors import BadInput, require_count, require_seconds
+from torchdoctor.errors import BadInput, read_file, require_count, require_seconds
 from torchdoctor.launch.options import MAX_NNODES
 from torchdoctor.launch.torchrun import MAX_NPROC_PER_NODE
 
@@ -95,10 +95,7 @@ def load_config(path: str | Path) -> Settings:
     or a value of the wrong type or out of range. Keys set to ``null`` count as not set.
     """
     path = Path(path)
-    try:
-        data = path.read_bytes()
-    except OSError as error:
-        raise BadInput(f"--config {path}: cannot read it: {error.strerror or error}") from None
+    data = read_file("--config", path, limit=MAX_CONFIG_BYTES)  # a config is a few lines, not /dev/zero
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as error:
@@ -113,6 +110,7 @@ def load_config(path: str | Path) -> Settings:
     settings = Settings()
     if root is None:
         return settings
+    _refuse_a_tag_on_the_whole_file(path, text)
     if not isinstance(root, yaml.MappingNode):
         raise BadInput(f"{path} line {root.start_mark.line + 1}: expected `key: value` lines, got {root.tag}")
     loader = yaml.SafeLoader("")
@@ -199,6 +197,19 @@ def _gpu_ids(value: Any, where: str) -> str:
 # A launch config is flat `key: value` lines; PyYAML builds nested values recursively, and a few thousand
 # levels exhaust Python's stack. Checked on PyYAML's event stream, which is read without recursion.
 MAX_NESTING = 20
+MAX_CONFIG_BYTES = 1 << 20  # accelerate's configs are under 1 KiB; a 50 MB one took 28 s to parse
+
+
+def _refuse_a_tag_on_the_whole_file(path: Path, text: str) -> None:
+    """A tag before the first key (``--- !!python/object:os.system``) is refused, as one on a value is."""
+    for event in yaml.parse(text, Loader=yaml.SafeLoader):
+        if isinstance(event, yaml.NodeEvent):
+            if getattr(event, "tag", None) is not None:
+                raise BadInput(
+                    f"{path} line {event.start_mark.line + 1}: the tag {event.tag!r} on the whole file is not "
+                    "allowed; write plain `key: value` lines"
+                )
+            return
 
 
 def _refuse_deep_nesting(path: Path, text: str) -> None:

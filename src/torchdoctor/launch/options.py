@@ -16,7 +16,13 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from torchdoctor.errors import BadInput, require_count, require_folder, require_readable_file, require_seconds
+from torchdoctor.errors import (
+    BadInput,
+    require_count,
+    require_readable_file,
+    require_seconds,
+    require_writable_folder,
+)
 from torchdoctor.launch import torchrun
 from torchdoctor.launch.torchrun import MAX_NPROC_PER_NODE, flag
 
@@ -104,6 +110,7 @@ def command_line_parser() -> argparse.ArgumentParser:
     )
     ours.add_argument("--config", metavar="FILE", help="YAML settings (accelerate's config keys).")
     ours.add_argument("--verbose", "-v", action="store_true", help="Print the torchrun command line first.")
+    ours.add_argument("--no-color", action="store_true", help="Print without colours (as every command).")
 
     def refuse(message: str):
         raise BadInput(_usage_message(message))
@@ -128,8 +135,10 @@ def parse_command_line(argv: list[str]) -> LaunchOptions:
     """The options of ``torchdoctor launch ARGV``; raises `BadInput` for anything torch's parser or ours
     refuses. ``--help`` prints the help and raises `SystemExit` (0)."""
     parsed = vars(command_line_parser().parse_args(argv))
-    names = ("debug", "watchdog", "stragglers", "stragglers_dir", "config", "verbose")
+    names = ("debug", "watchdog", "stragglers", "stragglers_dir", "config", "verbose", "no_color")
     ours = {name: parsed.pop(name, None) for name in names}
+    if ours["no_color"]:
+        os.environ["NO_COLOR"] = "1"  # as the other commands' --no-color: https://no-color.org
     program = [parsed.pop("training_script"), *parsed.pop("training_script_args")]
     return LaunchOptions(
         flags=parsed,
@@ -321,11 +330,13 @@ def validate(options: LaunchOptions) -> None:
                 raise BadInput(
                     f"--signals-to-handle {flags[name]!r}: no signal {sig.strip()!r} (e.g. SIGTERM,SIGINT)"
                 )
-    log_dir = flags.get("log_dir")
-    if log_dir is not None and os.path.lexists(log_dir):
-        require_folder("--log-dir", log_dir)
-    elif log_dir is not None and not log_dir.strip():
-        raise BadInput("--log-dir '': empty; give a folder")
+    if flags.get("log_dir") is not None:  # torchrun would fail 3 s in, with its traceback
+        require_writable_folder("--log-dir", flags["log_dir"], keep=False)
+    if flags.get("standalone") and nnodes_range(flags.get("nnodes"), options.sources)[1] > 1:
+        raise BadInput(
+            f"--standalone runs one node alone, and {said('nnodes')} is {flags['nnodes']}: drop --standalone "
+            "and give every node --rdzv-endpoint HOST:PORT (or --master-addr/--master-port)"
+        )
     if options.gpu_ids is not None:
         _check_gpu_ids(options)
     if options.watchdog is not None:
@@ -377,9 +388,33 @@ def check_script(options: LaunchOptions) -> None:
     if options.flags.get("module"):
         if not target.strip() or any(c.isspace() or c in "/\\" for c in target):
             raise BadInput(f"-m {target!r}: give a module name such as pkg.train")
+        _require_module(target)
         return
     if options.flags.get("no_python"):
         if shutil.which(target) is None:
             raise BadInput(f"program {target!r} (--no-python): not found, or not executable")
         return
     require_readable_file("script", target)
+
+
+def _require_module(name: str) -> None:
+    """Raise `BadInput` unless ``python -m name`` would find the module from here, as the workers do (they
+    start in this folder, first on ``sys.path``). Only looked for, part by part: nothing of it is imported."""
+    import importlib.machinery
+    import sys
+
+    places = [os.getcwd(), *sys.path]
+    for depth, part in enumerate(name.split(".")):
+        if not part.isidentifier():
+            raise BadInput(f"-m {name}: {part!r} is not a module name (letters, digits, _)")
+        spec = importlib.machinery.PathFinder.find_spec(part, places)
+        if spec is None and depth == 0 and part in sys.builtin_module_names:
+            return
+        if spec is None:
+            where = (
+                os.getcwd() + " or the installed packages"
+                if depth == 0
+                else ".".join(name.split(".")[:depth])
+            )
+            raise BadInput(f"-m {name}: no module {part!r} in {where}")
+        places = list(spec.submodule_search_locations or [])

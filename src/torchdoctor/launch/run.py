@@ -25,6 +25,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from torchdoctor import environment
 from torchdoctor.hang import watchdog
 from torchdoctor.launch import preflight, torchrun
 from torchdoctor.launch.bootstrap import STARTED_VARIABLE
@@ -45,6 +46,14 @@ TORCH_RENDEZVOUS_TIMEOUT = 600
 RENDEZVOUS_GRACE = 60
 # Seconds the workers get to end after Ctrl-C, per signal, before the next one (SIGTERM, then SIGKILL).
 STOP_GRACE = 5.0
+# Signals that would end the launcher and leave torchrun, in a session of its own, running without it:
+# Ctrl-C, kill/scancel, the terminal closing or ssh dropping (SIGHUP), Ctrl-\\, and the user signals and the
+# alarm, whose default is to end the process too.
+STOP_SIGNALS = tuple(
+    getattr(signal, name)
+    for name in ("SIGINT", "SIGTERM", "SIGHUP", "SIGQUIT", "SIGUSR1", "SIGUSR2", "SIGALRM")
+    if hasattr(signal, name)
+)
 
 
 def rendezvous_timeout(options: LaunchOptions) -> int:
@@ -206,6 +215,8 @@ def launch(options: LaunchOptions, stream=None) -> int:
     """
     check_script(options)
     validate(options)
+    # what torchrun and the workers read from here: refused now in the words `check` uses, not in every rank
+    environment.require_valid(environment.TORCHRUN + environment.DEBUG_MODE + environment.LOG_LEVEL)
     stream = stream or sys.stderr
     found = preflight_findings(options)
     for finding in found:
@@ -266,20 +277,23 @@ def _interrupted(signum: int, stream) -> int:
         _running.remove(process)
     if signum != signal.SIGINT:
         name = signal.Signals(signum).name
-        stream.write(f"torchdoctor: stopped by {name}; ended the {stopped} processes of this launch\n")
-        stream.flush()
+        try:  # after SIGHUP the terminal may be gone
+            stream.write(f"torchdoctor: stopped by {name}; ended the {stopped} processes of this launch\n")
+            stream.flush()
+        except (OSError, ValueError):
+            pass
     return 128 + signum
 
 
 @contextlib.contextmanager
 def _stopped_by_signals():
-    """While the run lasts, SIGINT and SIGTERM raise `Stopped` in the main thread, so that the launcher
+    """While the run lasts, each of `STOP_SIGNALS` raises `Stopped` in the main thread, so that the launcher
     stops everything it started instead of dying alone and leaving the workers behind."""
     if threading.current_thread() is not threading.main_thread():  # only it may set handlers
         yield
         return
     _signals["pending"] = 0
-    previous = {signum: signal.signal(signum, _raise_stopped) for signum in (signal.SIGINT, signal.SIGTERM)}
+    previous = {signum: signal.signal(signum, _raise_stopped) for signum in STOP_SIGNALS}
     try:
         yield
     finally:
@@ -305,8 +319,8 @@ _signals = {"starting": False, "pending": 0}
 
 
 def _raise_stopped(signum, frame) -> None:
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # a second Ctrl-C must not cut the stop short
-    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    for other in STOP_SIGNALS:  # a second Ctrl-C (or the SIGTERM after a SIGHUP) must not cut the stop short
+        signal.signal(other, signal.SIG_IGN)
     if _signals["starting"]:
         _signals["pending"] = signum
         return

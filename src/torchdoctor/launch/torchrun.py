@@ -225,6 +225,13 @@ def _quiet_shutdown() -> None:
 def main(argv: list[str] | None = None) -> None:
     """torchrun, with each worker started in the bootstrap, the failure summary naming the user's script,
     and no traceback of the agent's own when a signal stops it (exit 128 + the signal's number)."""
+    try:
+        _main(argv)
+    except KeyboardInterrupt:  # stopped before the workers started (importing torch, at the rendezvous)
+        sys.exit(130)
+
+
+def _main(argv: list[str] | None) -> None:
     from torch.distributed import run as torch_run
     from torch.distributed.elastic.multiprocessing.api import SignalException
     from torch.distributed.elastic.multiprocessing.errors import ChildFailedError

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import ipaddress
 import re
+import socket
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -194,3 +195,45 @@ def as_style(entries: list[HostfileEntry], style: str) -> str:
         else:
             lines.append(f"{e.host}:{e.slots}")
     return "\n".join(lines)
+
+
+def _addresses(name: str) -> set[str]:
+    """The addresses ``name`` resolves to; none when it does not resolve (the ssh check names that host)."""
+    try:
+        return {info[4][0] for info in socket.getaddrinfo(name, None, proto=socket.IPPROTO_TCP)}
+    except (OSError, UnicodeError):  # socket.gaierror, or a name too long to encode
+        return set()
+
+
+def _this_machine(addresses: set[str]) -> bool:
+    """Whether the addresses are this machine's: loopback, or one a socket can be bound to here."""
+    from torchdoctor.launch.preflight import is_local_address
+
+    return any(ipaddress.ip_address(a.split("%")[0]).is_loopback or is_local_address(a) for a in addresses)
+
+
+def refuse_aliases(
+    path: str | Path, entries: list[HostfileEntry], resolve=_addresses, timeout: float = 10.0
+) -> None:
+    """Raise `BadInput` when two lines name one machine under two names (``localhost`` and ``127.0.0.1``, a
+    host and its address): mpirun would start twice the processes there and the sanity run would wait for
+    a host that is not another one. Names are resolved side by side, for at most ``timeout`` seconds."""
+    import concurrent.futures
+
+    hosts = distinct_hosts(entries)
+    pool = concurrent.futures.ThreadPoolExecutor(max_workers=min(32, len(hosts)))
+    futures = {entry: pool.submit(resolve, entry.hostname) for entry in hosts}
+    concurrent.futures.wait(futures.values(), timeout=timeout)
+    pool.shutdown(wait=False, cancel_futures=True)  # a name still resolving is left to the ssh check
+    machines: dict[str, HostfileEntry] = {}
+    for entry, future in futures.items():
+        addresses = future.result() if future.done() and future.exception() is None else set()
+        keys = {"this machine"} if addresses and _this_machine(addresses) else addresses
+        for key in sorted(keys):
+            first = machines.setdefault(key, entry)
+            if first is not entry:
+                same = "are both this machine" if key == "this machine" else f"both resolve to {key}"
+                raise BadInput(
+                    f"hostfile {path} lines {first.line} and {entry.line}: {first.hostname} and {entry.hostname} "
+                    f"{same}, one machine under two names; list it once, with its slots added up"
+                )

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 
+from torchdoctor import environment
 from torchdoctor.checks import check_id, verdict_of
 from torchdoctor.distributed.ranks import from_environment
 from torchdoctor.findings import Finding
@@ -23,6 +24,15 @@ def check_smoke(
     """
     verdict = verdict_of(check_smoke)
     environ = dict(os.environ if environ is None else environ)
+    wrong = environment.problems(environ, environment.RENDEZVOUS)
+    if wrong:  # `net` refuses to start on these; dist.environment says what is wrong and how to fix it
+        return [
+            verdict(
+                "skip",
+                f"not run: {wrong[0]} (see dist.environment)",
+                {p.variable.name: p.value for p in wrong},
+            )
+        ]
     info = from_environment(environ)
     if info.launcher != "none":
         return [

@@ -66,7 +66,7 @@ class NetOptions:
     nproc_per_node: int | None = None  # None: one per GPU, 2 without
     nnodes: int = 1
     rdzv_endpoint: str = ""
-    rdzv_id: str = "torchdoctor-net"
+    rdzv_id: str | None = None  # None: torchdoctor-net
     nccl_debug: bool = False
     log_dir: Path | None = None
     expect_busbw: float | None = None
@@ -81,13 +81,33 @@ class NetOptions:
         return self.worker.bench
 
 
+# The shortest wait any stage of the test can pass in: a rank's process starts, imports torch and joins the
+# store in about a second at best; below that a timeout is a verdict about the timeout, not the network.
+SHORTEST_STAGE = 1.0
+
+
+def require_stage_timeout(flag: str, timeout: float | None, maximum: float = 7 * 24 * 3600) -> None:
+    """Raise `BadInput` unless ``timeout`` is a number of seconds long enough for a stage of the test.
+
+    >>> require_stage_timeout("--timeout", 0.001)
+    Traceback (most recent call last):
+    torchdoctor.errors.BadInput: --timeout 0.001: too short for any stage of the test (starting a rank and joining its store take about a second at best); give at least 1
+    """
+    require_seconds(flag, timeout, maximum)
+    if timeout is not None and timeout < SHORTEST_STAGE:
+        raise BadInput(
+            f"{flag} {timeout:g}: too short for any stage of the test (starting a rank and joining its store "
+            f"take about a second at best); give at least {SHORTEST_STAGE:g}"
+        )
+
+
 def net_options(
     timeout: float = 30.0,
     backend: str = "auto",
     nproc_per_node: int | None = None,
     nnodes: int = 1,
     rdzv_endpoint: str = "",
-    rdzv_id: str = "torchdoctor-net",
+    rdzv_id: str | None = None,
     nccl_debug: bool = False,
     log_dir: Path | None = None,
     bench: bool = False,
@@ -102,13 +122,15 @@ def net_options(
     """The flags of ``torchdoctor net`` as they were typed, checked, as one `NetOptions`; raises `BadInput`."""
     from torchdoctor.net.bandwidth import MAX_SIZE, OPS, human_size, parse_size
 
-    require_seconds("--timeout", timeout)
+    require_stage_timeout("--timeout", timeout)
     if backend not in ("auto", "nccl", "gloo"):
         raise BadInput(f"--backend {backend}: choose auto, nccl or gloo")
     require_count("--nproc-per-node", nproc_per_node, minimum=1, maximum=MAX_NPROC_PER_NODE)
     require_count("--nnodes", nnodes, minimum=1)
     if nnodes > 1 and not rdzv_endpoint:
         raise BadInput(f"--nnodes {nnodes} needs --rdzv-endpoint HOST:PORT (got {rdzv_endpoint!r})")
+    if rdzv_id is not None and not rdzv_id.strip():
+        raise BadInput("--rdzv-id '': give a name, the same on every host")
     if rdzv_endpoint:
         try:
             parse_endpoint(rdzv_endpoint)

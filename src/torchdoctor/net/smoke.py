@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from torchdoctor.distributed.ranks import RankInfo, from_environment
-from torchdoctor.errors import BadInput
+from torchdoctor.errors import BadInput, require_writable_folder
 from torchdoctor.findings import Finding, worst
 from torchdoctor.net.options import NetOptions
 from torchdoctor.net.rank_state import RankState
@@ -124,7 +124,7 @@ def _refuse_launch_flags(options: NetOptions, info: RankInfo) -> None:
             ("--nproc-per-node", options.nproc_per_node),
             ("--nnodes", options.nnodes if options.nnodes != 1 else None),
             ("--rdzv-endpoint", options.rdzv_endpoint or None),
-            ("--rdzv-id", options.rdzv_id if options.rdzv_id != "torchdoctor-net" else None),
+            ("--rdzv-id", options.rdzv_id),
             ("--nccl-debug", options.nccl_debug or None),
             ("--log-dir", options.log_dir),
         )
@@ -198,13 +198,19 @@ def _master(environ: Mapping[str, str], what: str) -> str | None:
 
 def _alone(options: NetOptions, status: Status, environ: Mapping[str, str], worker: str) -> NetResult:
     """Start the ranks (forked here, or under torch's launcher over several hosts) and judge what they left."""
+    if (
+        options.rdzv_id is not None and not options.rdzv_endpoint
+    ):  # it names a rendezvous: alone it does nothing
+        raise BadInput(
+            f"--rdzv-id {options.rdzv_id!r} only applies with --rdzv-endpoint HOST:PORT (several hosts)"
+        )
     environ = dict(environ)
     if options.nccl_debug:
         environ["NCCL_DEBUG"] = "INFO"
         environ.setdefault("NCCL_DEBUG_SUBSYS", "INIT,BOOTSTRAP,ENV,NET")
     log_dir, made = options.log_dir, None
     if log_dir is not None:
-        _require_log_dir(log_dir)
+        require_writable_folder("--log-dir", log_dir)
     elif options.nccl_debug:  # kept after the run: the NCCL finding points at it
         log_dir = made = Path(tempfile.mkdtemp(prefix="torchdoctor-net-logs-"))
     nproc = options.nproc_per_node or default_nproc(environ)
@@ -228,7 +234,16 @@ def _alone(options: NetOptions, status: Status, environ: Mapping[str, str], work
         nnodes=options.nnodes,
         exits=ran.exits,
     )
-    if options.nccl_debug:
+    backend_used = next((f.details.get("backend") for f in findings if f.id == "net.smoke"), None)
+    if options.nccl_debug and backend_used != "nccl":
+        if made is not None:  # NCCL wrote nothing: no empty folder is left behind
+            shutil.rmtree(made, ignore_errors=True)
+        findings.append(
+            Finding(
+                "net.nccl", "skip", f"--nccl-debug: the ranks used {backend_used or 'no backend'}, not NCCL"
+            )
+        )
+    elif options.nccl_debug:
         from torchdoctor.net.nccl_log import findings as nccl_findings
         from torchdoctor.net.nccl_log import summarise
 
@@ -264,7 +279,7 @@ def _start(options, nproc, over_hosts, log_dir, environ, status, worker) -> Rank
             options.worker,
             options.nnodes,
             options.rdzv_endpoint,
-            options.rdzv_id,
+            options.rdzv_id or "torchdoctor-net",
             deadline,
             log_dir,
             environ,
@@ -273,20 +288,6 @@ def _start(options, nproc, over_hosts, log_dir, environ, status, worker) -> Rank
         )
     address = (_master(environ, "ADDR") or "127.0.0.1", int(_master(environ, "PORT") or free_port()))
     return fork_ranks(nproc, options.worker, address, deadline, log_dir, environ, on_poll, worker)
-
-
-def _require_log_dir(path: Path) -> None:
-    """Create ``path`` (a folder) now and check a file can be written in it, or raise `BadInput`."""
-    try:
-        path.mkdir(parents=True, exist_ok=True)
-        with tempfile.TemporaryFile(dir=path):
-            pass
-    except FileExistsError:
-        raise BadInput(f"--log-dir {path}: exists and is not a folder") from None
-    except OSError as error:
-        raise BadInput(
-            f"--log-dir {path}: cannot create or write this folder ({error.strerror or error})"
-        ) from None
 
 
 def bench_findings(

@@ -28,6 +28,17 @@ _TRY_NEXT = (
 )
 
 
+# Below this a stage that timed out may have needed longer, not a rank or the network: the verdict says so.
+SHORT_TIMEOUT = 10.0
+
+
+def _too_short(timeout: float) -> str:
+    """What a verdict about a wait adds when the wait was short: the timeout may be the cause."""
+    if timeout >= SHORT_TIMEOUT:
+        return ""
+    return f"; the --timeout of {timeout:g}s may be too short for this stage: try --timeout 30 first"
+
+
 def _who(rank: int, hosts: Mapping[int, str]) -> str:
     host = hosts.get(rank)
     return f"rank {rank}" + (f" on {host}" if host else "")
@@ -150,7 +161,8 @@ def _never_joined(states, world_size, timeout, hosts) -> list[Finding]:
             Finding(
                 "net.join",
                 "fail",
-                f"{names} never joined within {timeout:g}s ({len(joined)} of {world_size} ranks did)",
+                f"{names} never joined within {timeout:g}s ({len(joined)} of {world_size} ranks did)"
+                + _too_short(timeout),
                 {"missing": sorted(missing), "joined": joined, "seen_by": seen_by, "master": master},
                 f"Check that every host started the job with the same WORLD_SIZE/--nnodes and can reach {master}.\n"
                 + REACH_HINT.format(host=host or "MASTER_ADDR", port=port or "MASTER_PORT")
@@ -167,6 +179,8 @@ def _never_joined(states, world_size, timeout, hosts) -> list[Finding]:
         host, _, port = master.rpartition(":")
         facts = next((p.facts for p in classify(state.error.message) if p.kind == "unreachable"), {})
         why = facts.get("reason") or (f"timed out after {facts['after']}" if "after" in facts else "")
+        if "after" in facts:
+            why += _too_short(timeout)
         findings.append(
             Finding(
                 "net.join",
@@ -256,12 +270,15 @@ def _stuck(states, timeout, hosts) -> list[Finding]:
                 problems += found
                 said = f"{text.split(':', 1)[0]}: {found[0].summary}" if found else text
                 parts.append(f"{_who(r, hosts)} {said}")
-            summary = f"{stage} did not complete within {timeout:g}s: {'; '.join(parts)}"
+            summary = f"{stage} did not complete within {timeout:g}s: {'; '.join(parts)}{_too_short(timeout)}"
             on = ", ".join(sorted({hosts[r] for r in failed if r in hosts})) or f"{who(failed)}'s host"
             fix = (problems[0].fix if problems else NCCL_DEBUG_HINT) + f"\n(on {on})"
         elif late:
             where = "; ".join(f"{_who(r, hosts)} last at {entry['stages'].get(str(r), '?')}" for r in late)
-            summary = f"{stage} did not complete within {timeout:g}s: {who(late)} never entered it ({where})"
+            summary = (
+                f"{stage} did not complete within {timeout:g}s: {who(late)} never entered it ({where})"
+                + _too_short(timeout)
+            )
             pids = {int(r): pid for state in states.values() for r, pid in state.pids.items()}
             dumps = [f"py-spy dump --pid {pids[r]}   # {_who(r, hosts)}" for r in late if r in pids]
             fix = (
@@ -272,7 +289,11 @@ def _stuck(states, timeout, hosts) -> list[Finding]:
         else:
             summary = (
                 f"{stage} did not complete within {timeout:g}s although all ranks entered it and were alive: "
-                "a link between them is too slow for this timeout, or stuck"
+                + (
+                    "it may only need longer" + _too_short(timeout)
+                    if timeout < SHORT_TIMEOUT
+                    else "a link between them is too slow for this timeout, or stuck"
+                )
             )
             fix = _FIND_BAD + "\n" + NCCL_DEBUG_HINT + "\n" + _TRY_NEXT
         findings.append(Finding("net.collective", "fail", summary, details, fix))

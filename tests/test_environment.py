@@ -1,0 +1,203 @@
+"""Every environment variable a run reads, set to a bad value: `check` fails on it with its fix, and the run
+(`net`, `launch`, the library) refuses it in one line, exit 2 (a `ValueError` in a script), in the same words."""
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+from torchdoctor import environment
+from torchdoctor.distributed import checks
+from torchdoctor.environment import BadEnvironment, problems, require_valid
+
+# (variable, a value its reader cannot use): one or more per variable we read
+BAD = [
+    ("MASTER_ADDR", "node 01"),
+    ("MASTER_ADDR", "node01:29500"),
+    ("MASTER_PORT", "abc"),
+    ("MASTER_PORT", "99999"),
+    ("MASTER_PORT", "0"),
+    ("MASTER_PORT", "-1"),
+    ("RANK", "x"),
+    ("WORLD_SIZE", "0"),
+    ("LOCAL_RANK", "1.5"),
+    ("LOCAL_WORLD_SIZE", "two"),
+    ("GROUP_RANK", "-1"),
+    ("TORCHELASTIC_RESTART_COUNT", "?"),
+    ("PET_NNODES", "2:1"),
+    ("PET_NNODES", "many"),
+    ("PET_NPROC_PER_NODE", "0"),
+    ("PET_NODE_RANK", "first"),
+    ("PET_MAX_RESTARTS", "-3"),
+    ("PET_MASTER_ADDR", "a b"),
+    ("PET_MASTER_PORT", "70000"),
+    ("PET_RDZV_ENDPOINT", "node01:99999"),
+    ("PET_RDZV_ENDPOINT", "node01:port"),
+    ("PET_MONITOR_INTERVAL", "0"),
+    ("SLURM_PROCID", "x"),
+    ("SLURM_NTASKS", "0"),
+    ("SLURM_LOCALID", "-1"),
+    ("SLURM_NTASKS_PER_NODE", "2(x)"),
+    ("SLURM_JOB_ID", "job42"),
+    ("SLURM_NNODES", "0"),
+    ("OMPI_COMM_WORLD_RANK", "r0"),
+    ("OMPI_COMM_WORLD_SIZE", "0"),
+    ("OMPI_COMM_WORLD_LOCAL_RANK", "x"),
+    ("OMPI_COMM_WORLD_LOCAL_SIZE", "0"),
+    ("PMI_RANK", "x"),
+    ("PMI_SIZE", "0"),
+    ("MPI_LOCALRANKID", "x"),
+    ("MPI_LOCALNRANKS", "0"),
+    ("TORCHDOCTOR_LOG_LEVEL", "LOUD"),
+    ("ACCELERATE_LOG_LEVEL", "verbose"),
+    ("TORCHDOCTOR_DEBUG_MODE", "banana"),
+    ("ACCELERATE_DEBUG_MODE", "maybe"),
+    ("TORCHDOCTOR_DEBUG_TIMEOUT", "0"),
+    ("TORCHDOCTOR_DEBUG_TIMEOUT", "nan"),
+    ("TORCHDOCTOR_DEBUG_TIMEOUT", "soon"),
+]
+GOOD = [
+    ("MASTER_ADDR", "node-01.cluster"),
+    ("MASTER_ADDR", "fe80::1%eth0"),
+    ("MASTER_PORT", "65535"),
+    ("PET_NNODES", "1:4"),
+    ("PET_NPROC_PER_NODE", "gpu"),
+    ("PET_RDZV_ENDPOINT", "[::1]:29400"),
+    ("PET_RDZV_ENDPOINT", "node01"),
+    ("SLURM_NTASKS_PER_NODE", "2(x3),1"),
+    ("TORCHDOCTOR_LOG_LEVEL", "info"),
+    ("ACCELERATE_LOG_LEVEL", "20"),
+    ("TORCHDOCTOR_DEBUG_MODE", "Off"),
+    ("ACCELERATE_DEBUG_MODE", "t"),
+    ("TORCHDOCTOR_DEBUG_TIMEOUT", "0.5"),
+]
+
+
+def test_the_table_covers_every_variable_we_read():
+    assert {name for name, _ in BAD} == set(environment.BY_NAME)
+
+
+@pytest.mark.parametrize("name, value", BAD)
+def test_check_and_the_run_refuse_a_bad_value_in_the_same_words(name, value):
+    environ = {name: value}
+    (found,) = problems(environ)
+    said = str(found)
+    assert said.startswith(f"{name}={value!r}: must be ")
+    with pytest.raises(BadEnvironment) as raised:
+        require_valid(None, environ)
+    assert str(raised.value).startswith(said)
+    assert isinstance(raised.value, ValueError)  # what a script sees
+    finding = (
+        checks.check_debug_mode(environ)
+        if name in environment.DEBUG_MODE
+        else checks.check_environment(environ)
+    )
+    assert finding.status == "fail"
+    assert said in finding.summary
+    assert f"export {name}=" in finding.fix
+
+
+@pytest.mark.parametrize("name, value", GOOD)
+def test_good_values_pass(name, value):
+    assert problems({name: value}) == []
+    assert checks.check_environment({name: value}).status == "ok"
+
+
+@pytest.mark.parametrize(
+    "rank, world", [("RANK", "WORLD_SIZE"), ("SLURM_PROCID", "SLURM_NTASKS"), ("PMI_RANK", "PMI_SIZE")]
+)
+def test_a_rank_not_below_the_number_of_ranks(rank, world):
+    (found,) = problems({rank: "2", world: "2"})
+    assert str(found) == f"{rank}='2': must be below {world}=2 (ranks count from 0)"
+
+
+def run(command, env, **kwargs):
+    return subprocess.run(
+        [sys.executable, *command],
+        env={**os.environ, "COLUMNS": "200", **env},
+        capture_output=True,
+        text=True,
+        timeout=120,
+        **kwargs,
+    )
+
+
+@pytest.mark.parametrize(
+    "name, value",
+    [
+        ("MASTER_PORT", "abc"),
+        ("MASTER_PORT", "99999"),
+        ("MASTER_ADDR", "a b"),
+        ("RANK", "x"),
+        ("SLURM_JOB_ID", "j"),
+    ],
+)
+def test_net_refuses_in_one_line_and_check_says_the_same(name, value, tmp_path):
+    result = run(["-m", "torchdoctor", "net", "--nproc-per-node", "2"], {name: value})
+    assert result.returncode == 2, result.stderr
+    (line,) = result.stderr.strip().splitlines()
+    said = str(problems({name: value})[0])
+    assert line.startswith(f"torchdoctor: error: {said}")
+    checked = run(
+        ["-m", "torchdoctor", "check", "--json", "--skip", "sys", "--skip", "env", "--skip", "gpu"],
+        {name: value},
+    )
+    assert checked.returncode == 1, checked.stderr
+    findings = {f["id"]: f for f in json.loads(checked.stdout)["findings"]}
+    assert said in findings["dist.environment"]["summary"]
+    assert findings["net.smoke"]["status"] == "skip"  # not a crash of the check, nor a verdict about ranks
+
+
+@pytest.mark.parametrize(
+    "name, value",
+    [
+        ("TORCHDOCTOR_LOG_LEVEL", "LOUD"),
+        ("TORCHDOCTOR_DEBUG_MODE", "banana"),
+        ("TORCHDOCTOR_DEBUG_TIMEOUT", "-5"),
+        ("PET_NNODES", "x"),
+        ("PET_MASTER_PORT", "99999"),
+    ],
+)
+def test_launch_refuses_before_any_rank_starts(name, value, tmp_path):
+    script = tmp_path / "train.py"
+    script.write_text("print('started')\n")
+    result = run(["-m", "torchdoctor", "launch", "--nproc-per-node", "2", str(script)], {name: value})
+    assert result.returncode == 2, result.stderr
+    (line,) = result.stderr.strip().splitlines()
+    assert line.startswith(f"torchdoctor: error: {problems({name: value})[0]}")
+    assert "started" not in result.stdout
+
+
+LIBRARY = textwrap.dedent(
+    """
+    import sys, torchdoctor
+    from torchdoctor.distributed import debug_mode_enabled
+    try:
+        {call}
+    except ValueError as error:
+        print(type(error).__name__, error)
+    else:
+        print("accepted")
+    """
+)
+
+
+@pytest.mark.parametrize(
+    "name, value, call",
+    [
+        ("TORCHDOCTOR_LOG_LEVEL", "LOUD", "torchdoctor.get_logger(__name__)"),
+        ("ACCELERATE_LOG_LEVEL", "LOUD", "torchdoctor.get_logger(__name__)"),
+        ("TORCHDOCTOR_DEBUG_MODE", "banana", "debug_mode_enabled()"),  # was silently off
+        ("ACCELERATE_DEBUG_MODE", "maybe", "debug_mode_enabled()"),
+        ("RANK", "x", "torchdoctor.distributed.ranks.from_environment()"),
+    ],
+)
+def test_the_library_raises_naming_the_variable_and_value(name, value, call, tmp_path):
+    script = tmp_path / "script.py"
+    script.write_text(LIBRARY.format(call=call))
+    result = run([str(script)], {name: value})
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.startswith(f"BadEnvironment {problems({name: value})[0]}"), result.stdout
