@@ -341,11 +341,8 @@ def validate(options: LaunchOptions) -> None:
         _check_gpu_ids(options)
     if options.watchdog is not None:
         require_seconds(said("watchdog"), options.watchdog)
-    if options.stragglers_dir is not None:
-        if os.path.lexists(options.stragglers_dir):
-            require_folder(said("stragglers_dir"), options.stragglers_dir)
-        elif not options.stragglers_dir.strip():
-            raise BadInput(f"{said('stragglers_dir')} '': empty; give a folder")
+    if options.stragglers_dir is not None:  # a folder we write, as every --log-dir
+        require_writable_folder(said("stragglers_dir"), options.stragglers_dir, keep=False)
     if flags.get("no_python") and (options.debug or options.watchdog is not None or options.stragglers):
         asked = (
             "--debug" if options.debug else "--watchdog" if options.watchdog is not None else "--stragglers"
