@@ -176,8 +176,8 @@ PHRASINGS = [
     (
         "RuntimeError: Attempting to deserialize object on CUDA device 2 but torch.cuda.device_count() is 1. "
         "Please use torch.load with map_location to map your storages to an existing device.",
-        "invalid_device_ordinal",
-        ["device 2", "is 1"],
+        "checkpoint_device_map",
+        ["CUDA device 2", "sees 1 GPU"],
     ),
     (
         "RuntimeError: Function 'LogSoftmaxBackward0' returned nan values in its 0th output.",

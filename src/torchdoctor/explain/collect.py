@@ -66,7 +66,8 @@ class Collector:
             count = self._per_kind.get(recogniser.kind, 0)
             self._per_kind[recogniser.kind] = count + 1
             if count < MAX_HITS_PER_KIND:
-                self.hits.append(Hit(recogniser.kind, facts, source, number, rank, self._order))
+                specific = recogniser.specific_on(line)
+                self.hits.append(Hit(recogniser.kind, facts, source, number, rank, self._order, specific))
 
     def _context(self, text: str) -> None:
         for literal, pattern in CONTEXT_FACTS:

@@ -7,6 +7,12 @@ from torchdoctor.explain.ranks import hit_rank
 from torchdoctor.explain.recognisers import Context, Hit, rank_list
 from torchdoctor.findings import Finding
 
+CAUSE_NOT_FOUND = "the cause is not in this log (this is what it led to)"
+LOOK_FOR_CAUSE = (
+    "The cause is the first rank that failed: find it (torchrun's Root Cause block, the earliest error by time) "
+    "and read that rank's own log; `torchdoctor explain FOLDER` with every rank's log names it."
+)
+
 
 def role(kind: str, hits: list[Hit]) -> str:
     """``cause`` or ``consequence`` (an NCCL error that says another process exited is a consequence)."""
@@ -32,6 +38,8 @@ def findings(hits: list[Hit], ctx: Context, counts: dict[str, int] | None = None
     # a certain cause leads a likely one (stable: earliest first within each)
     causes = sorted((k for k in by_kind if roles[k] == "cause"), key=lambda k: sure[k] != "certain")
     ctx.cause_ranks = {r for k in causes for h in by_kind[k] if (r := hit_rank(h)) is not None}
+    if not causes:  # only consequences: what they follow from is not in this log, so none of them is certain
+        sure = dict.fromkeys(sure, "likely")
     rest = sorted((k for k in by_kind if roles[k] != "cause"), key=lambda k: sure[k] != "certain")
     ordered = causes + rest
     found = []
@@ -52,6 +60,10 @@ def findings(hits: list[Hit], ctx: Context, counts: dict[str, int] | None = None
             summary += f" — a consequence of the {lead.title} above (log.{lead.kind})"
             details["consequence_of"] = f"log.{lead.kind}"
             status = "warn"
+        elif roles[kind] != "cause" and kind == rest[0]:
+            summary += f"; {CAUSE_NOT_FOUND}"
+            fix = f"{fix}\n{LOOK_FOR_CAUSE}" if LOOK_FOR_CAUSE not in fix else fix
+            details["cause"] = "not found in this log"
         found.append(Finding(f"log.{kind}", status, summary, details, fix))
     return found
 

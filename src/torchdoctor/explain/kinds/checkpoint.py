@@ -129,11 +129,14 @@ CHECKPOINT_DEVICE_MAP = Recogniser(
     kind="checkpoint_device_map",
     title="checkpoint saved on a device this machine lacks",
     anchors=("Attempting to deserialize object on",),
-    templates=("torch:attempting-to-deserialize-object-on-device",),
-    # the variant naming a device index this machine lacks is invalid_device_ordinal's (its fix says the same)
-    match=R(r"is_available\(\) is False"),
+    templates=(
+        "torch:attempting-to-deserialize-object-on-device",
+        "torch:attempting-to-deserialize-object-on-device-2",
+    ),
+    # both of torch.load's variants: no CUDA here, or a device index past this machine's last GPU
+    match=R(r"is_available\(\) is False|device_count\(\) is \d+"),
     facts=(
-        R(r"deserialize object on (?:a )?(?P<saved_device>CUDA device(?: \d+)?)"),
+        R(r"deserialize object on (?:a )?(?P<saved_device>(?:CUDA|cuda) device(?: \d+)?)"),
         R(r"device_count\(\) is (?P<count>\d+)"),
     ),
     absorbs=("cuda_unavailable",),

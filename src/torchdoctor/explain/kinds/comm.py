@@ -208,6 +208,17 @@ RENDEZVOUS_OR_PORT = Recogniser(
         "has already checked in",
         "clients joined",
     ),
+    # a store that cannot be reached or timed out is what every rank sees when rank 0 died first, a wrong
+    # MASTER_ADDR or a firewall: only "likely" a rendezvous problem; a port in use, a closed rendezvous are certain
+    generic=(
+        "The client socket has failed to connect",
+        "The client socket has timed out after",
+        "failed to connect/validate to host",
+        "RendezvousConnectionError",
+        "RendezvousTimeoutError",
+        "Timed out initializing process group in store based barrier",
+        "connect() timed out",
+    ),
     # a warning torch prints on hosts without IPv6 before it tries IPv4: not a failure
     reject=R(r"errno: 97 - Address family not supported"),
     facts=(
@@ -397,6 +408,8 @@ NCCL_SYSTEM_ERROR = Recogniser(
         "shm_open failed",
         "creating shared memory segment",
     ),
+    # NCCL returns ncclSystemError for any failed system call (a socket too): certain only with the shm line
+    generic=("unhandled system error", "ncclSystemError"),
     span=2,
     facts=(
         R(

@@ -250,6 +250,11 @@ PEER_GONE = Recogniser(
         "Connection reset by peer",
         "remote process exited or there was a network error",
     ),
+    generic=(
+        "Connection closed by",
+        "Connection reset by peer",
+        "remote process exited or there was a network error",
+    ),
     facts=(PEER_CLOSED,),
     describe=_peer_gone,
 )

@@ -1,0 +1,95 @@
+"""How sure explain is: certain only on evidence specific to the cause (recognisers.py's rule), held uniformly."""
+
+import io
+
+from torchdoctor.explain.diagnose import explain
+from torchdoctor.explain.kinds import RECOGNISERS
+from torchdoctor.explain.recognisers import GENERIC_WORDS
+
+# Anchors that hold a generic word but whose recogniser's `match` only takes the specific case, with why.
+NARROWED = {
+    (
+        "worker_crash",
+        "exitcode",
+    ): "its match takes only exitcode -11 / -7 (SIGSEGV / SIGBUS), the crash itself",
+    ("dataloader_shm", "is killed by signal: Bus error"): "a DataLoader worker's bus error is its /dev/shm",
+}
+
+
+def explained(text: str):
+    return explain(["-"], stdin=io.BytesIO(text.encode()))
+
+
+def test_every_anchor_on_a_generic_word_is_declared_generic_or_confirmed():
+    undeclared = []
+    for recogniser in RECOGNISERS:
+        for anchor in recogniser.anchors:
+            if not any(word in anchor.lower() for word in GENERIC_WORDS):
+                continue
+            if anchor in recogniser.generic or recogniser.confirm is not None:
+                continue
+            if recogniser.role == "consequence" or (recogniser.kind, anchor) in NARROWED:
+                continue
+            undeclared.append((recogniser.kind, anchor))
+    assert undeclared == [], "anchors on a word other failures print too, neither generic nor confirmed"
+
+
+def test_generic_anchors_are_anchors():
+    for recogniser in RECOGNISERS:
+        assert set(recogniser.generic) <= set(recogniser.anchors), recogniser.kind
+
+
+def test_a_bare_unhandled_system_error_is_likely_and_the_shm_line_makes_it_certain():
+    # tests/fixtures/logs/025_nccl_system_error.txt's last line
+    (bare, *_) = explained("RuntimeError: NCCL Error 2: unhandled system error\n")
+    assert bare.id == "log.nccl_system_error" and bare.details["confidence"] == "likely"
+    assert bare.summary.startswith("likely: ")
+    (sure, *_) = explained(
+        "node1:123:456 [0] NCCL INFO include/shm.h:28 -> 2\n"
+        "node1:123:456 [0] NCCL WARN Error while creating shared memory segment /dev/shm/nccl-wpBXyL "
+        "(size 9637888)\n"
+        "RuntimeError: NCCL error in: ../torch/lib/c10d/ProcessGroupNCCL.cpp:825, unhandled system error, "
+        "NCCL version 2.7.8\n"
+    )
+    assert sure.id == "log.nccl_system_error" and sure.details["confidence"] == "certain"
+
+
+def test_a_store_that_timed_out_is_only_likely_a_rendezvous_problem_and_a_port_in_use_certain():
+    # tests/fixtures/torch/c10d-rendezvous-connection-error-short.txt
+    (timed_out, *_) = explained(
+        "[E socket.cpp:860] [c10d] The client socket has timed out after 60s while trying to connect to "
+        "10.0.0.1:1234\n"
+    )
+    assert timed_out.id == "log.rendezvous_or_port" and timed_out.details["confidence"] == "likely"
+    (in_use, *_) = explained(
+        "RuntimeError: The server socket has failed to listen on any local network address. The server socket "
+        "has failed to bind to [::]:29500 (errno: 98 - Address already in use).\n"
+    )
+    assert in_use.id == "log.rendezvous_or_port" and in_use.details["confidence"] == "certain"
+
+
+def test_only_consequences_lead_likely_and_say_the_cause_is_not_in_the_log():
+    # tests/fixtures/torch/watchdog-timeout-allreduce-600000ms.txt: one rank's timeout, the late rank absent
+    (lead, *_) = explained(
+        "[rank0]:[E626 06:24:44.159932949 ProcessGroupNCCL.cpp:616] [Rank 0] Watchdog caught collective "
+        "operation timeout: WorkNCCL(SeqNum=808, OpType=ALLREDUCE, NumelIn=9801523, NumelOut=9801523, "
+        "Timeout(ms)=600000) ran for 600030 milliseconds before timing out.\n"
+    )
+    assert lead.id == "log.nccl_watchdog_timeout" and lead.details["confidence"] == "likely"
+    assert "the cause is not in this log" in lead.summary
+    assert "first rank that failed" in lead.fix
+
+
+def test_a_peer_that_closed_alone_is_likely_and_under_a_cause_a_consequence():
+    peer = "RuntimeError: [/opt/pytorch/third_party/gloo/gloo/transport/tcp/pair.cc:598] Connection closed by peer [10.0.0.2]:52441\n"
+    (alone, *_) = explained(peer)
+    assert alone.id == "log.peer_closed" and alone.details["confidence"] == "likely"
+    assert "the cause is not in this log" in alone.summary
+    found = explained(
+        "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total capacity "
+        "of 79.15 GiB of which 1.02 GiB is free.\n" + peer
+    )
+    assert [f.id for f in found[:2]] == ["log.cuda_oom", "log.peer_closed"]
+    assert found[0].details["confidence"] == "certain"
+    assert found[1].details.get("consequence_of") == "log.cuda_oom"
+    assert "the cause is not in this log" not in found[1].summary
