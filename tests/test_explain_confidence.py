@@ -93,3 +93,25 @@ def test_a_peer_that_closed_alone_is_likely_and_under_a_cause_a_consequence():
     assert found[0].details["confidence"] == "certain"
     assert found[1].details.get("consequence_of") == "log.cuda_oom"
     assert "the cause is not in this log" not in found[1].summary
+
+
+def test_an_ib_completion_error_is_only_likely_an_interface_problem_and_names_a_faulty_link():
+    # tests/fixtures/logs/018_network_interface.txt (NVIDIA/nccl#426): the thread found the GID index; the
+    # same line is what a faulty link or a peer that died first prints
+    (found, *_) = explained(
+        "-worker-1:946:988 [0] transport/net_ib.cc:839 NCCL WARN NET/IB : Got completion with error 12, "
+        "opcode 1, len 0, vendor err 129\n"
+    )
+    assert found.id == "log.network_interface" and found.details["confidence"] == "likely"
+    assert "NCCL_IB_GID_INDEX" in found.fix and "faulty link" in found.fix
+
+
+def test_ddps_parameter_check_across_ranks_is_a_model_mismatch_not_a_collective_one():
+    # torch reducer.cpp's _verify_param_shape_across_processes (catalog torch_cpp:ddp-expects-same-model-across-all)
+    (found, *_) = explained(
+        "RuntimeError: DDP expects same model across all ranks, but Rank 0 has 200 params, while rank 1 has "
+        "inconsistent 198 params.\n"
+    )
+    assert found.id == "log.ddp_model_mismatch" and found.details["confidence"] == "certain"
+    assert "rank 0 has 200 parameters, rank 1 has 198" in found.summary
+    assert "same parameters" in found.fix

@@ -49,7 +49,7 @@ PHRASINGS = [
     (
         "RuntimeError: DDP expects same model across all ranks, but Rank 0 has 200 params, while rank 1 has "
         "inconsistent 198 params.",
-        "rank_divergence",
+        "ddp_model_mismatch",
         ["200", "198"],
     ),
     (

@@ -253,11 +253,14 @@ def _network(hits: list[Hit], ctx: Context) -> tuple[str, str]:
         peer = f" from {facts['ib_peer']}" if facts.get("ib_peer") else ""
         summary = f"InfiniBand/RoCE completion error {status}{peer}: {meaning}" + on_ranks(hits)
         fix = (
-            "The bootstrap over TCP worked but the first RDMA transfer failed: the NICs cannot talk over "
-            "RoCE/IB with these settings. On RoCE pick the RoCE v2 GID of the NIC on every host: "
-            "NCCL_IB_GID_INDEX=3 (list them with `show_gids`), and the same NCCL_IB_TC / traffic class.\n"
-            "NCCL_IB_DISABLE=1 confirms it (NCCL falls back to sockets); check `ibv_devinfo` and the link "
-            "with `ib_write_bw` between the two hosts."
+            "An RDMA transfer between two hosts failed. If it is the first one (the bootstrap over TCP worked), "
+            "the NICs cannot talk over RoCE/IB with these settings: on RoCE pick the RoCE v2 GID of the NIC on "
+            "every host, NCCL_IB_GID_INDEX=3 (list them with `show_gids`), and the same NCCL_IB_TC / traffic "
+            "class. If the run had been training, it is a faulty link (cable, switch port, HCA: `ibstat` "
+            "shows the port State, `perfquery` its error counters) or the peer process died first (read its "
+            "log).\n"
+            "NCCL_IB_DISABLE=1 confirms it is the fabric (NCCL falls back to sockets); test the link with "
+            "`ib_write_bw` between the two hosts."
         )
         return summary, fix
     if "ibv_call" in facts:
@@ -357,11 +360,13 @@ NETWORK_INTERFACE = Recogniser(
         ),
     ),
     span=1,  # gloo prints "connect" and the address on two lines
-    # "Connection refused" is what any dead or unready peer gets: only likely an interface / firewall problem
-    confirm=lambda hits, ctx: (
-        not all(
-            "refused" in (h.facts.get("gloo_reason", "") + h.facts.get("connect_reason", "")) for h in hits
-        )
+    # "Connection refused" is what any dead or unready peer gets, and an IB completion error (status 12, a
+    # timeout) what RoCE settings the hosts do not share, a faulty link and a peer that died first all print:
+    # only likely an interface / firewall problem. The rest (no interface found, a verbs call) is certain.
+    confirm=lambda hits, ctx: any(
+        "refused" not in (h.facts.get("gloo_reason", "") + h.facts.get("connect_reason", ""))
+        and "ib_status" not in h.facts
+        for h in hits
     ),
     absorbs=("nccl_error", "nccl_system_error"),
     describe=_network,
