@@ -462,9 +462,10 @@ NCCL_ERROR_OTHER = Recogniser(
     templates=("torch_native:nccl-error-in", "nccl:unhandled-cuda-error-2"),
     title="NCCL error",
     anchors=("NCCL error in:", "NCCL Error ", "unhandled cuda error"),
+    # an NCCL error with no more specific kind recognised is only what a cause elsewhere led to, or one of
+    # several (a version's bug, the fabric, a peer): never certain
+    generic=("NCCL error in:", "NCCL Error ", "unhandled cuda error"),
     match=R(r"NCCL error in: [^\n]{1,300}NCCL version|NCCL Error \d+: |(?P<bare>unhandled cuda error)"),
-    # torch's "NCCL error in: ..." names the call; a bare reason line (an old torch) is only likely this kind
-    confirm=lambda hits, ctx: any("bare" not in h.facts for h in hits),
     span=3,
     facts=(NCCL_ERROR, R(r"NCCL Error \d+: (?P<reason>[^\n]{1,100})"), LAST_ERROR),
     describe=_nccl_error,
