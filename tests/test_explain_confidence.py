@@ -76,8 +76,26 @@ def test_only_consequences_lead_likely_and_say_the_cause_is_not_in_the_log():
         "Timeout(ms)=600000) ran for 600030 milliseconds before timing out.\n"
     )
     assert lead.id == "log.nccl_watchdog_timeout" and lead.details["confidence"] == "likely"
-    assert "the cause is not in this log" in lead.summary
-    assert "first rank that failed" in lead.fix
+    assert "the cause is not in this log" in lead.summary and lead.details["cause"] == "not found in this log"
+    assert "its own log" in lead.fix  # where to look: the rank that did not arrive
+
+
+def test_torchruns_summary_alone_says_to_find_the_first_rank_that_failed():
+    (lead, *_) = explained(
+        "torch.distributed.elastic.multiprocessing.errors.ChildFailedError:\n"
+        "============================================================\n"
+        "train.py FAILED\n"
+        "------------------------------------------------------------\n"
+        "Root Cause (first observed failure):\n"
+        "[0]:\n"
+        "  time      : 2024-05-02_10:11:12\n"
+        "  host      : node1\n"
+        "  rank      : 1 (local_rank: 1)\n"
+        "  exitcode  : 1 (pid: 4242)\n"
+        "  error_file: <N/A>\n"
+    )
+    assert lead.id == "log.child_failed" and lead.details["confidence"] == "likely"
+    assert "the cause is not in this log" in lead.summary and "rank 1" in lead.summary
 
 
 def test_a_peer_that_closed_alone_is_likely_and_under_a_cause_a_consequence():

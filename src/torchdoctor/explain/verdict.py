@@ -62,7 +62,7 @@ def findings(hits: list[Hit], ctx: Context, counts: dict[str, int] | None = None
             status = "warn"
         elif roles[kind] != "cause" and kind == rest[0]:
             summary += f"; {CAUSE_NOT_FOUND}"
-            fix = f"{fix}\n{LOOK_FOR_CAUSE}" if LOOK_FOR_CAUSE not in fix else fix
+            fix = fix if "rank's" in fix else f"{fix}\n{LOOK_FOR_CAUSE}"  # unless it says where already
             details["cause"] = "not found in this log"
         found.append(Finding(f"log.{kind}", status, summary, details, fix))
     return found
