@@ -133,3 +133,13 @@ def test_ddps_parameter_check_across_ranks_is_a_model_mismatch_not_a_collective_
     assert found.id == "log.ddp_model_mismatch" and found.details["confidence"] == "certain"
     assert "rank 0 has 200 parameters, rank 1 has 198" in found.summary
     assert "same parameters" in found.fix
+
+
+def test_a_rank_that_checked_in_twice_is_two_processes_with_one_rank():
+    # tests/fixtures/nccl/ib-bootstrap-rank-already-checked-in.log (Lightning-AI/pytorch-lightning#14986)
+    (found, *_) = explained(
+        "node01:18569:18835 [0] bootstrap.cc:131 NCCL WARN Bootstrap Root : rank 1 of 8 ranks has already "
+        "checked in\n"
+    )
+    assert found.id == "log.duplicate_node_rank" and found.details["confidence"] == "certain"
+    assert "rank 1 of 8" in found.summary and "--node_rank" in found.fix

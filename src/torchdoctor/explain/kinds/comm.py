@@ -188,7 +188,6 @@ RENDEZVOUS_OR_PORT = Recogniser(
         "torch_cpp:tcp-client-failed-to-connect-validate",
         "torch:timed-out-initializing-process-group-in",
         "torch:environment-variable-expected-but-not-set",
-        "nccl:bootstrap-root-rank-of-ranks-has",
         "torch_cpp:timed-out-after-seconds-waiting-for",
     ),
     title="rendezvous failed",
@@ -205,7 +204,6 @@ RENDEZVOUS_OR_PORT = Recogniser(
         "Timed out initializing process group in store based barrier",
         "expected, but not set",
         "connect() timed out",
-        "has already checked in",
         "clients joined",
     ),
     # a store that cannot be reached or timed out is what every rank sees when rank 0 died first, a wrong
@@ -230,11 +228,38 @@ RENDEZVOUS_OR_PORT = Recogniser(
         RENDEZVOUS,
         R(r"environment variable (?P<missing_var>\w+) expected, but not set"),
         R(r"(?P<what>Timed out initializing process group in store based barrier)"),
-        R(r"(?P<what>rank \d+ of \d+ ranks has already checked in)"),
         R(r"(?P<what>waiting for clients\. (?P<joined>\d+)/(?P<expected>\d+) clients joined)"),
         R(r"world_size=(?P<world_size>\d+), worker_count=(?P<worker_count>\d+)"),
     ),
     describe=_rendezvous,
+)
+
+
+def _same_rank(hits: list[Hit], ctx: Context) -> tuple[str, str]:
+    facts = merged(hits)
+    summary = (
+        f"two processes claimed rank {facts.get('dup_rank', '?')} of {facts.get('dup_world', '?')}: NCCL's "
+        "bootstrap saw that rank check in twice" + on_ranks(hits)
+    )
+    fix = (
+        "Every process must have its own rank. Most often two nodes were started with the same --node_rank: "
+        "give each node its own, 0 to nnodes-1 (SLURM: --node_rank=$SLURM_NODEID; or let the c10d rendezvous "
+        "number them: --rdzv-backend=c10d --rdzv-endpoint=HOST:PORT without --node_rank). Otherwise a stale "
+        "job still runs on the same MASTER_PORT (kill it: `pgrep -af python`; use a fresh port), or both the "
+        "launcher and the script spawn ranks (one of torchrun / mp.spawn, not both)."
+    )
+    return summary, fix
+
+
+DUPLICATE_NODE_RANK = Recogniser(
+    # NCCL src/bootstrap.cc (bootstrapRoot): "Bootstrap Root : rank %d of %d ranks has already checked in"
+    kind="duplicate_node_rank",
+    templates=("nccl:bootstrap-root-rank-of-ranks-has",),
+    title="two processes with the same rank",
+    anchors=("has already checked in",),
+    match=R(r"rank (?P<dup_rank>\d+) of (?P<dup_world>\d+) ranks has already checked in"),
+    absorbs=("nccl_error", "nccl_system_error", "nccl_watchdog_timeout"),
+    describe=_same_rank,
 )
 
 
@@ -750,6 +775,7 @@ RECOGNISERS = (
     NETWORK_INTERFACE,
     NCCL_SYSTEM_ERROR,
     BACKEND_UNAVAILABLE,
+    DUPLICATE_NODE_RANK,
     RENDEZVOUS_OR_PORT,
     NCCL_ERROR_OTHER,
 )
