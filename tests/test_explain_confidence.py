@@ -135,11 +135,27 @@ def test_ddps_parameter_check_across_ranks_is_a_model_mismatch_not_a_collective_
     assert "same parameters" in found.fix
 
 
-def test_a_rank_that_checked_in_twice_is_two_processes_with_one_rank():
+def test_a_rank_that_checked_in_twice_is_likely_a_duplicate_node_rank():
     # tests/fixtures/nccl/ib-bootstrap-rank-already-checked-in.log (Lightning-AI/pytorch-lightning#14986)
     (found, *_) = explained(
         "node01:18569:18835 [0] bootstrap.cc:131 NCCL WARN Bootstrap Root : rank 1 of 8 ranks has already "
         "checked in\n"
     )
-    assert found.id == "log.duplicate_node_rank" and found.details["confidence"] == "certain"
-    assert "rank 1 of 8" in found.summary and "--node_rank" in found.fix
+    # which of the three ways to get two processes with one rank, the line cannot say
+    assert found.id == "log.duplicate_node_rank" and found.details["confidence"] == "likely"
+    assert "rank 1 of 8" in found.summary
+    assert "--node_rank" in found.fix and "MASTER_PORT" in found.fix and "mp.spawn" in found.fix
+
+
+def test_a_gloo_or_store_timeout_is_a_collective_timeout_not_nccls_watchdog():
+    # gloo's unbound_buffer.cc (tests/test_explain_phrasings.py) and torch elastic's store barrier
+    # (catalog torch:timed-out-waiting-on-barrier-on)
+    for line in (
+        "RuntimeError: [../third_party/gloo/gloo/transport/tcp/unbound_buffer.cc:133] Timed out waiting "
+        "1800000ms for send operation to complete\n",
+        "torch.distributed.DistStoreError: Timed out waiting on barrier on rank 1, for key prefix: "
+        "torchelastic/agent/terminal_state (world_size=2, missing_ranks=[0], timeout=300)\n",
+    ):
+        (found, *_) = explained(line)
+        assert found.id == "log.collective_timeout", (line, found.id)
+        assert found.details["confidence"] == "likely" and "the cause is not in this log" in found.summary

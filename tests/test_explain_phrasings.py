@@ -29,7 +29,7 @@ PHRASINGS = [
     (
         "RuntimeError: [../third_party/gloo/gloo/transport/tcp/unbound_buffer.cc:133] Timed out waiting 1800000ms "
         "for send operation to complete",
-        "nccl_watchdog_timeout",
+        "collective_timeout",
         ["send", "1800 s"],
     ),
     (

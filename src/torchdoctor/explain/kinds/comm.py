@@ -258,7 +258,10 @@ DUPLICATE_NODE_RANK = Recogniser(
     title="two processes with the same rank",
     anchors=("has already checked in",),
     match=R(r"rank (?P<dup_rank>\d+) of (?P<dup_world>\d+) ranks has already checked in"),
-    absorbs=("nccl_error", "nccl_system_error", "nccl_watchdog_timeout"),
+    # two processes with one rank, for certain; but which of three ways (the same --node_rank on two nodes, a
+    # stale job on the port, a launcher and a script both spawning) the line cannot say: likely
+    generic=("has already checked in",),
+    absorbs=("nccl_error", "nccl_system_error", "nccl_watchdog_timeout", "collective_timeout"),
     describe=_same_rank,
 )
 

@@ -96,13 +96,12 @@ WATCHDOG_TIMEOUT = Recogniser(
         "Caught collective operation timeout",
         "Some NCCL operations have failed or timed out",
         "last completed NCCL work",
-        "Timed out waiting",
         "watchdog got stuck for",
         "Heartbeat monitor timed out",
     ),
     match=R(
         r"ollective operation timeout|Some NCCL operations have failed or timed out|"
-        r"last enqueued (?:NCCL )?work: \d+, last completed|Timed out waiting \d+ms for \w+ operation|"
+        r"last enqueued (?:NCCL )?work: \d+, last completed|"
         r"watchdog got stuck for \d+ seconds|Heartbeat monitor timed out"
     ),
     templates=(
@@ -127,8 +126,26 @@ WATCHDOG_TIMEOUT = Recogniser(
         LAST_WORK,
         R(r"\[PG (?:ID )?(?P<pg>\d+)"),
         R(r"\((?P<pg_name>\w+)\) Rank \d+\]"),
-        GLOO_TIMEOUT,
         R(r"watchdog got stuck for (?P<stuck_s>\d+) seconds"),
+    ),
+    describe=_watchdog,
+)
+
+
+COLLECTIVE_TIMEOUT = Recogniser(
+    # gloo transport/tcp/unbound_buffer.cc: "Timed out waiting <N>ms for <send|recv> operation to complete";
+    # torch elastic utils/store.py: "Timed out waiting on barrier on rank ..." — a collective or a store
+    # barrier that is not NCCL's, where the log tells it apart from the NCCL watchdog's timeout
+    kind="collective_timeout",
+    title="collective timeout",
+    role="consequence",
+    anchors=("Timed out waiting",),
+    match=R(r"Timed out waiting \d+ms for \w+ operation|Timed out waiting on barrier on rank"),
+    templates=("torch:timed-out-waiting-on-barrier-on",),
+    facts=(
+        GLOO_TIMEOUT,
+        R(r"missing_ranks=\[?(?P<missing>[\d, ]{1,200})"),
+        R(r"timeout=(?P<timeout_s>[\d.]+)"),
     ),
     describe=_watchdog,
 )
@@ -335,6 +352,7 @@ RECOGNISERS = (
     DDP_MODEL_MISMATCH,
     RANK_DIVERGENCE,
     WATCHDOG_TIMEOUT,
+    COLLECTIVE_TIMEOUT,
     PEER_GONE,
     CHILD_FAILED,
 )
