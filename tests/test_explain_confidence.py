@@ -159,3 +159,27 @@ def test_a_gloo_or_store_timeout_is_a_collective_timeout_not_nccls_watchdog():
         (found, *_) = explained(line)
         assert found.id == "log.collective_timeout", (line, found.id)
         assert found.details["confidence"] == "likely" and "the cause is not in this log" in found.summary
+
+
+def test_a_state_dict_error_is_a_prefix_only_with_the_prefix_and_a_size_mismatch_another_model():
+    # torch module.py's load_state_dict messages (catalog torch:error-in-loading-state-dict-for,
+    # torch_native:missing-keys-in-state-dict, torch_native:size-mismatch-for)
+    head = "RuntimeError: Error(s) in loading state_dict for ResNet:\n"
+    (prefix, *_) = explained(
+        head + '\tMissing key(s) in state_dict: "conv1.weight", "bn1.weight". \n'
+        '\tUnexpected key(s) in state_dict: "module.conv1.weight", "module.bn1.weight". \n'
+    )
+    assert prefix.id == "log.state_dict_keys" and prefix.details["confidence"] == "certain"
+    assert "module." in prefix.fix
+    (other, *_) = explained(
+        head + '\tMissing key(s) in state_dict: "layer5.0.weight". \n'
+        '\tUnexpected key(s) in state_dict: "head.weight". \n'
+    )
+    assert other.id == "log.state_dict_keys" and other.details["confidence"] == "likely"
+    (shape, *_) = explained(
+        head + "\tsize mismatch for fc.weight: copying a param with shape torch.Size([1000, 2048]) from "
+        "checkpoint, the shape in current model is torch.Size([10, 2048]).\n"
+    )
+    assert shape.id == "log.model_checkpoint_mismatch" and shape.details["confidence"] == "certain"
+    assert "fc.weight" in shape.summary and "torch.Size([10, 2048])" in shape.summary
+    assert "config" in shape.fix
