@@ -128,7 +128,7 @@ OTHER_RECORDINGS = {
     "torch/watchdog-thread-terminated-allgather-cpp-frames.txt": "nccl_watchdog_timeout",
     "torch/watchdog-timeout-allreduce-600000ms.txt": "nccl_watchdog_timeout",
     "torch/watchdog-timeout-coalesced-taking-process-down.txt": "nccl_watchdog_timeout",
-    "nccl/ib-bootstrap-rank-already-checked-in.log": "rendezvous_or_port",
+    "nccl/ib-bootstrap-rank-already-checked-in.log": "duplicate_node_rank",
     "nccl/ib-roce-ibv-create-cq-failed.log": "network_interface",
     "nccl/p2p-ipc-peer-access-not-supported.log": "gpu_p2p",
     "nccl/socket-connect-abort-proxy-failure.log": "network_interface",

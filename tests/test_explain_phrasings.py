@@ -29,7 +29,7 @@ PHRASINGS = [
     (
         "RuntimeError: [../third_party/gloo/gloo/transport/tcp/unbound_buffer.cc:133] Timed out waiting 1800000ms "
         "for send operation to complete",
-        "nccl_watchdog_timeout",
+        "collective_timeout",
         ["send", "1800 s"],
     ),
     (
@@ -49,7 +49,7 @@ PHRASINGS = [
     (
         "RuntimeError: DDP expects same model across all ranks, but Rank 0 has 200 params, while rank 1 has "
         "inconsistent 198 params.",
-        "rank_divergence",
+        "ddp_model_mismatch",
         ["200", "198"],
     ),
     (
@@ -176,8 +176,8 @@ PHRASINGS = [
     (
         "RuntimeError: Attempting to deserialize object on CUDA device 2 but torch.cuda.device_count() is 1. "
         "Please use torch.load with map_location to map your storages to an existing device.",
-        "invalid_device_ordinal",
-        ["device 2", "is 1"],
+        "checkpoint_device_map",
+        ["CUDA device 2", "sees 1 GPU"],
     ),
     (
         "RuntimeError: Function 'LogSoftmaxBackward0' returned nan values in its 0th output.",

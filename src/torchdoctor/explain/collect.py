@@ -114,7 +114,8 @@ class Collector:
             count = self._per_kind.get(recogniser.kind, 0)
             self._per_kind[recogniser.kind] = count + 1
             if count < MAX_HITS_PER_KIND:
-                self.hits.append(Hit(recogniser.kind, facts, source, number, rank, self._order))
+                specific = recogniser.specific_on(line)
+                self.hits.append(Hit(recogniser.kind, facts, source, number, rank, self._order, specific))
 
     def _framework(self, text: str) -> None:
         """The framework that built the DDP wrapper, from its paths in a traceback or its start-up lines:

@@ -8,9 +8,18 @@ root cause or what a cause elsewhere leads to (a watchdog timeout on the ranks t
 lists the vaguer kinds the same failure also prints (``duplicate_gpu`` arrives as an NCCL "invalid usage").
 
 ``templates`` cites the ids of the catalog templates (`torchdoctor.explain.catalog`) the anchors are taken
-from. ``confirm`` is for a kind whose anchor is a word other failures print too (a bare "timeout", "Killed", a
-launcher's "failed"): it says whether the evidence that makes the kind certain is there; without it the finding
-is only "likely", and ranks below a certain one.
+from.
+
+How sure a finding is follows one rule (`Recogniser.confidence`): a finding is *certain* only when the log
+carries evidence specific to that cause — the exact message its source prints for that cause and for nothing
+else. An anchor that other failures print too (a bare timeout, "Connection refused/reset", "Killed", an exit
+code, NCCL's "unhandled system error", a collective's bare RuntimeError) is listed in ``generic``: a hit on it
+alone makes the finding *likely*. ``confirm``, where a recogniser has one, names the confirming facts instead
+(the WARN line that says which system call failed, exitcode -9 beside "Killed"): the finding is certain exactly
+when they are there. A likely finding ranks below a certain one. A *consequence* (a peer that closed, torchrun's
+summary, a victim's timeout) is never certain when no cause is in the log: verdict.py then says the cause was
+not found and where to look. `GENERIC_WORDS` lists the words that make an anchor generic; a test holds every
+recogniser to it.
 
 Adding a kind is one `Recogniser` in one of the ``kinds/`` modules and one test on a real log line.
 """
@@ -37,6 +46,7 @@ class Hit:
     line: int
     rank: int | None = None
     order: int = 0  # position in the whole input, for "what happened first"
+    specific: bool = True  # False: only a generic anchor of its recogniser was on the line
 
 
 @dataclass
@@ -70,12 +80,22 @@ class Recogniser:
     # facts of the whole log one of which must be there for the kind to count at all (a setting every run
     # prints is a finding only beside the failure it causes)
     requires: tuple[str, ...] = ()
+    # anchors other failures print too (see GENERIC_WORDS): a hit on one of them alone is only "likely"
+    generic: tuple[str, ...] = ()
 
     def confidence(self, hits: list[Hit], ctx: Context) -> str:
-        """``certain`` when the anchor and its confirming evidence are there, ``likely`` when only the anchor."""
-        if self.confirm is None or self.confirm(hits, ctx):
-            return "certain"
-        return "likely"
+        """``certain`` when the log holds evidence specific to this cause, else ``likely``.
+
+        With a ``confirm``: certain exactly when its confirming facts are there. Without: certain when some
+        hit came from a specific anchor (one not in ``generic``).
+        """
+        if self.confirm is not None:
+            return "certain" if self.confirm(hits, ctx) else "likely"
+        return "certain" if any(h.specific for h in hits) else "likely"
+
+    def specific_on(self, line: str) -> bool:
+        """Whether ``line`` holds one of this kind's specific anchors (not only a generic one)."""
+        return not self.generic or any(a in line for a in self.anchors if a not in self.generic)
 
     def read(self, window: str) -> Facts | None:
         """The facts in ``window`` (a line and the lines after it), or None when it is not this kind."""
@@ -94,6 +114,28 @@ class Recogniser:
                     if value is not None:
                         found.setdefault(key, value)
         return found
+
+
+# Words other failures print too: an anchor holding one is generic, and its recogniser either lists it in
+# ``generic`` or has a ``confirm`` (test_explain_confidence.py checks every recogniser against this list).
+GENERIC_WORDS: tuple[str, ...] = (
+    "timed out",
+    "timeout",
+    "connection refused",
+    "connection reset",
+    "connection closed",
+    "killed",
+    "exitcode",
+    "exit code",
+    "unhandled system error",
+    "ncclsystemerror",
+    "nccl error",
+    "unhandled cuda error",
+    "invalid usage",
+    "unspecified launch failure",
+    "failed to connect",
+    "network error",
+)
 
 
 def has_fact(key: str) -> Callable[[list[Hit], Context], bool]:

@@ -17,6 +17,12 @@ from torchdoctor.rank_list import ranks_text
 
 NEAR = 60  # lines: a known kind seen this close to an exception, in the same file and rank, is that exception
 
+CAUSE_NOT_FOUND = "the cause is not in this log (this is what it led to)"
+LOOK_FOR_CAUSE = (
+    "The cause is the first rank that failed: find it (torchrun's Root Cause block, the earliest error by time) "
+    "and read that rank's own log; `torchdoctor explain FOLDER` with every rank's log names it."
+)
+
 
 def role(kind: str, hits: list[Hit]) -> str:
     """``cause`` or ``consequence`` (an NCCL error that says another process exited is a consequence)."""
@@ -63,6 +69,8 @@ def findings(
     ctx.cause_ranks = {r for k in causes for h in by_kind[k] if (r := hit_rank(h)) is not None}
     if unknown is not None and first.rank is not None:
         ctx.cause_ranks.add(first.rank)
+    if not causes and unknown is None:  # only consequences: what they follow from is not in this log
+        sure = dict.fromkeys(sure, "likely")
     rest = sorted((k for k in by_kind if roles[k] != "cause"), key=lambda k: sure[k] != "certain")
     ordered = causes + rest
     found = [unknown] if unknown is not None else []
@@ -98,6 +106,10 @@ def findings(
             status = "warn"
             # its own fix would ask for the failing rank's log, or treat the symptom: the cause is above
             fix = f"Fix the {lead[0]} above: this one follows from it."
+        elif roles[kind] != "cause" and kind == rest[0] and "consequence_of" not in details:
+            summary += f"; {CAUSE_NOT_FOUND}"
+            fix = fix if "rank's" in fix else f"{fix}\n{LOOK_FOR_CAUSE}"  # unless it says where already
+            details["cause"] = "not found in this log"
         found.append(Finding(f"log.{kind}", status, summary, details, fix))
     if not found and first is None and raised:
         victim = min(raised, key=lambda r: r.order)  # only victims' errors: name the first of them

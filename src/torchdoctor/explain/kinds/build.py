@@ -114,6 +114,16 @@ CUDA_BUILD = Recogniser(
         "system:ld-cannot-find",
     ),
     title="CUDA extension build failed",
+    # lines that say only that a build failed (any compile or link error prints them): likely alone; the
+    # reason lines (a compiler or CUDA version, a missing CUDA_HOME, an architecture) make it certain
+    generic=(
+        "Error building extension",
+        "nvcc' failed with exit",
+        "Error compiling objects for extension",
+        "Command '['ninja', '-v'",
+        "Failed building wheel for",
+        "cannot find -l",
+    ),
     anchors=(
         "is greater than the maximum required version by CUDA",
         "mismatches the version that was used to compile",

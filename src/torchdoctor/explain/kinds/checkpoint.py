@@ -83,7 +83,45 @@ STATE_DICT_KEYS = Recogniser(
         R(r"(?P<keys>(?:unexpected|missing) key ['\"][^'\"\n]{1,300}['\"] in state_dict)"),
         R(r"size mismatch for (?P<size_param>[\w.]{1,200}):"),
     ),
+    # "Error(s) in loading state_dict" is printed for a wrapper's key prefix and for a checkpoint of another
+    # model alike: certain only when the keys show a known prefix
+    confirm=lambda hits, ctx: any(
+        f'"{prefix}' in str(h.facts.get("keys", "")) or f"'{prefix}" in str(h.facts.get("keys", ""))
+        for h in hits
+        for prefix, _ in PREFIXES
+    ),
     describe=_state_dict,
+)
+
+
+def _model_mismatch(hits: list[Hit], ctx: Context) -> tuple[str, str]:
+    facts = merged(hits)
+    summary = (
+        f"the checkpoint is from a model of another shape: size mismatch for {facts.get('param', '?')} "
+        f"(checkpoint {facts.get('saved_shape', '?')}, this model {facts.get('model_shape', '?')})"
+    )
+    fix = (
+        "The weights were saved from another model (another version, config or architecture: vocabulary, "
+        "hidden size, number of classes). Build the model with the checkpoint's own config, or take the "
+        "checkpoint that matches this code; to keep the rest and train the mismatched layers anew (a new "
+        "head), load with strict=False after dropping them (transformers: ignore_mismatched_sizes=True)."
+    )
+    return summary + on_ranks(hits), fix
+
+
+MODEL_CHECKPOINT_MISMATCH = Recogniser(
+    # torch nn/modules/module.py _load_from_state_dict: "size mismatch for {}: copying a param with shape {}
+    # from checkpoint, the shape in current model is {}."
+    kind="model_checkpoint_mismatch",
+    title="checkpoint of a model of another shape",
+    anchors=("size mismatch for",),
+    templates=("torch_native:size-mismatch-for",),
+    match=R(
+        r"size mismatch for (?P<param>[\w.]{1,200}): copying a param with shape (?P<saved_shape>[^\n]{1,100}?) "
+        r"from checkpoint, the shape in current model is (?P<model_shape>[^\n]{1,100}?)\.?$"
+    ),
+    absorbs=("state_dict_keys",),
+    describe=_model_mismatch,
 )
 
 
@@ -129,11 +167,14 @@ CHECKPOINT_DEVICE_MAP = Recogniser(
     kind="checkpoint_device_map",
     title="checkpoint saved on a device this machine lacks",
     anchors=("Attempting to deserialize object on",),
-    templates=("torch:attempting-to-deserialize-object-on-device",),
-    # the variant naming a device index this machine lacks is invalid_device_ordinal's (its fix says the same)
-    match=R(r"is_available\(\) is False"),
+    templates=(
+        "torch:attempting-to-deserialize-object-on-device",
+        "torch:attempting-to-deserialize-object-on-device-2",
+    ),
+    # both of torch.load's variants: no CUDA here, or a device index past this machine's last GPU
+    match=R(r"is_available\(\) is False|device_count\(\) is \d+"),
     facts=(
-        R(r"deserialize object on (?:a )?(?P<saved_device>CUDA device(?: \d+)?)"),
+        R(r"deserialize object on (?:a )?(?P<saved_device>(?:CUDA|cuda) device(?: \d+)?)"),
         R(r"device_count\(\) is (?P<count>\d+)"),
     ),
     absorbs=("cuda_unavailable",),
@@ -195,6 +236,7 @@ RECOGNISERS = (
     CHECKPOINT_WORLD_SIZE,
     CHECKPOINT_DEVICE_MAP,
     FSDP_WRAP_CONFIG,
+    MODEL_CHECKPOINT_MISMATCH,
     STATE_DICT_KEYS,
     CHECKPOINT_INCOMPLETE,
 )

@@ -188,7 +188,6 @@ RENDEZVOUS_OR_PORT = Recogniser(
         "torch_cpp:tcp-client-failed-to-connect-validate",
         "torch:timed-out-initializing-process-group-in",
         "torch:environment-variable-expected-but-not-set",
-        "nccl:bootstrap-root-rank-of-ranks-has",
         "torch_cpp:timed-out-after-seconds-waiting-for",
     ),
     title="rendezvous failed",
@@ -205,8 +204,18 @@ RENDEZVOUS_OR_PORT = Recogniser(
         "Timed out initializing process group in store based barrier",
         "expected, but not set",
         "connect() timed out",
-        "has already checked in",
         "clients joined",
+    ),
+    # a store that cannot be reached or timed out is what every rank sees when rank 0 died first, a wrong
+    # MASTER_ADDR or a firewall: only "likely" a rendezvous problem; a port in use, a closed rendezvous are certain
+    generic=(
+        "The client socket has failed to connect",
+        "The client socket has timed out after",
+        "failed to connect/validate to host",
+        "RendezvousConnectionError",
+        "RendezvousTimeoutError",
+        "Timed out initializing process group in store based barrier",
+        "connect() timed out",
     ),
     # a warning torch prints on hosts without IPv6 before it tries IPv4: not a failure
     reject=R(r"errno: 97 - Address family not supported"),
@@ -219,11 +228,41 @@ RENDEZVOUS_OR_PORT = Recogniser(
         RENDEZVOUS,
         R(r"environment variable (?P<missing_var>\w+) expected, but not set"),
         R(r"(?P<what>Timed out initializing process group in store based barrier)"),
-        R(r"(?P<what>rank \d+ of \d+ ranks has already checked in)"),
         R(r"(?P<what>waiting for clients\. (?P<joined>\d+)/(?P<expected>\d+) clients joined)"),
         R(r"world_size=(?P<world_size>\d+), worker_count=(?P<worker_count>\d+)"),
     ),
     describe=_rendezvous,
+)
+
+
+def _same_rank(hits: list[Hit], ctx: Context) -> tuple[str, str]:
+    facts = merged(hits)
+    summary = (
+        f"two processes claimed rank {facts.get('dup_rank', '?')} of {facts.get('dup_world', '?')}: NCCL's "
+        "bootstrap saw that rank check in twice" + on_ranks(hits)
+    )
+    fix = (
+        "Every process must have its own rank. Most often two nodes were started with the same --node_rank: "
+        "give each node its own, 0 to nnodes-1 (SLURM: --node_rank=$SLURM_NODEID; or let the c10d rendezvous "
+        "number them: --rdzv-backend=c10d --rdzv-endpoint=HOST:PORT without --node_rank). Otherwise a stale "
+        "job still runs on the same MASTER_PORT (kill it: `pgrep -af python`; use a fresh port), or both the "
+        "launcher and the script spawn ranks (one of torchrun / mp.spawn, not both)."
+    )
+    return summary, fix
+
+
+DUPLICATE_NODE_RANK = Recogniser(
+    # NCCL src/bootstrap.cc (bootstrapRoot): "Bootstrap Root : rank %d of %d ranks has already checked in"
+    kind="duplicate_node_rank",
+    templates=("nccl:bootstrap-root-rank-of-ranks-has",),
+    title="two processes with the same rank",
+    anchors=("has already checked in",),
+    match=R(r"rank (?P<dup_rank>\d+) of (?P<dup_world>\d+) ranks has already checked in"),
+    # two processes with one rank, for certain; but which of three ways (the same --node_rank on two nodes, a
+    # stale job on the port, a launcher and a script both spawning) the line cannot say: likely
+    generic=("has already checked in",),
+    absorbs=("nccl_error", "nccl_system_error", "nccl_watchdog_timeout", "collective_timeout"),
+    describe=_same_rank,
 )
 
 
@@ -242,11 +281,14 @@ def _network(hits: list[Hit], ctx: Context) -> tuple[str, str]:
         peer = f" from {facts['ib_peer']}" if facts.get("ib_peer") else ""
         summary = f"InfiniBand/RoCE completion error {status}{peer}: {meaning}" + on_ranks(hits)
         fix = (
-            "The bootstrap over TCP worked but the first RDMA transfer failed: the NICs cannot talk over "
-            "RoCE/IB with these settings. On RoCE pick the RoCE v2 GID of the NIC on every host: "
-            "NCCL_IB_GID_INDEX=3 (list them with `show_gids`), and the same NCCL_IB_TC / traffic class.\n"
-            "NCCL_IB_DISABLE=1 confirms it (NCCL falls back to sockets); check `ibv_devinfo` and the link "
-            "with `ib_write_bw` between the two hosts."
+            "An RDMA transfer between two hosts failed. If it is the first one (the bootstrap over TCP worked), "
+            "the NICs cannot talk over RoCE/IB with these settings: on RoCE pick the RoCE v2 GID of the NIC on "
+            "every host, NCCL_IB_GID_INDEX=3 (list them with `show_gids`), and the same NCCL_IB_TC / traffic "
+            "class. If the run had been training, it is a faulty link (cable, switch port, HCA: `ibstat` "
+            "shows the port State, `perfquery` its error counters) or the peer process died first (read its "
+            "log).\n"
+            "NCCL_IB_DISABLE=1 confirms it is the fabric (NCCL falls back to sockets); test the link with "
+            "`ib_write_bw` between the two hosts."
         )
         return summary, fix
     if "ibv_call" in facts:
@@ -346,11 +388,13 @@ NETWORK_INTERFACE = Recogniser(
         ),
     ),
     span=1,  # gloo prints "connect" and the address on two lines
-    # "Connection refused" is what any dead or unready peer gets: only likely an interface / firewall problem
-    confirm=lambda hits, ctx: (
-        not all(
-            "refused" in (h.facts.get("gloo_reason", "") + h.facts.get("connect_reason", "")) for h in hits
-        )
+    # "Connection refused" is what any dead or unready peer gets, and an IB completion error (status 12, a
+    # timeout) what RoCE settings the hosts do not share, a faulty link and a peer that died first all print:
+    # only likely an interface / firewall problem. The rest (no interface found, a verbs call) is certain.
+    confirm=lambda hits, ctx: any(
+        "refused" not in (h.facts.get("gloo_reason", "") + h.facts.get("connect_reason", ""))
+        and "ib_status" not in h.facts
+        for h in hits
     ),
     absorbs=("nccl_error", "nccl_system_error"),
     describe=_network,
@@ -397,6 +441,8 @@ NCCL_SYSTEM_ERROR = Recogniser(
         "shm_open failed",
         "creating shared memory segment",
     ),
+    # NCCL returns ncclSystemError for any failed system call (a socket too): certain only with the shm line
+    generic=("unhandled system error", "ncclSystemError"),
     span=2,
     facts=(
         R(
@@ -444,9 +490,10 @@ NCCL_ERROR_OTHER = Recogniser(
     templates=("torch_native:nccl-error-in", "nccl:unhandled-cuda-error-2"),
     title="NCCL error",
     anchors=("NCCL error in:", "NCCL Error ", "unhandled cuda error"),
+    # an NCCL error with no more specific kind recognised is only what a cause elsewhere led to, or one of
+    # several (a version's bug, the fabric, a peer): never certain
+    generic=("NCCL error in:", "NCCL Error ", "unhandled cuda error"),
     match=R(r"NCCL error in: [^\n]{1,300}NCCL version|NCCL Error \d+: |(?P<bare>unhandled cuda error)"),
-    # torch's "NCCL error in: ..." names the call; a bare reason line (an old torch) is only likely this kind
-    confirm=lambda hits, ctx: any("bare" not in h.facts for h in hits),
     span=3,
     facts=(NCCL_ERROR, R(r"NCCL Error \d+: (?P<reason>[^\n]{1,100})"), LAST_ERROR),
     describe=_nccl_error,
@@ -731,6 +778,7 @@ RECOGNISERS = (
     NETWORK_INTERFACE,
     NCCL_SYSTEM_ERROR,
     BACKEND_UNAVAILABLE,
+    DUPLICATE_NODE_RANK,
     RENDEZVOUS_OR_PORT,
     NCCL_ERROR_OTHER,
 )

@@ -324,13 +324,6 @@ DRIVER_TOO_OLD = Recogniser(
 
 def _ordinal(hits: list[Hit], ctx: Context) -> tuple[str, str]:
     facts = merged(hits)
-    if facts.get("load_device"):
-        summary = (
-            f"a checkpoint saved on CUDA device {facts['load_device']} is loaded where torch.cuda.device_count() "
-            f"is {facts['device_count']}"
-        )
-        fix = "Load it onto a device that exists: torch.load(path, map_location='cpu') (or f'cuda:{LOCAL_RANK}')."
-        return summary, fix
     summary = "invalid device ordinal: a process asked for a GPU index that does not exist" + on_ranks(hits)
     if facts.get("set_device"):
         summary += f" (in {facts['set_device'].strip()})"
@@ -346,8 +339,8 @@ def _ordinal(hits: list[Hit], ctx: Context) -> tuple[str, str]:
 
 
 INVALID_DEVICE_ORDINAL = Recogniser(
-    # cudaErrorInvalidDevice (10, "invalid device ordinal"); torch/serialization.py's device check;
-    # DataParallel's "Invalid device id"
+    # cudaErrorInvalidDevice (10, "invalid device ordinal"); DataParallel's "Invalid device id". torch.load's
+    # "deserialize object on CUDA device N but torch.cuda.device_count() is M" is checkpoint_device_map's
     kind="invalid_device_ordinal",
     templates=(
         "cuda_runtime:invalid-device-ordinal",
@@ -357,14 +350,10 @@ INVALID_DEVICE_ORDINAL = Recogniser(
     anchors=(
         "invalid device ordinal",
         "Invalid device id",
-        "but torch.cuda.device_count() is",
         "device >= 0 && device < num_gpus",
     ),
     span=8,
-    facts=(
-        R(r"on CUDA device (?P<load_device>\d+) but torch\.cuda\.device_count\(\) is (?P<device_count>\d+)"),
-        R(r"(?P<set_device>torch\.cuda\.set_device\([^\n)]{0,100}\))"),
-    ),
+    facts=(R(r"(?P<set_device>torch\.cuda\.set_device\([^\n)]{0,100}\))"),),
     describe=_ordinal,
 )
 

@@ -95,13 +95,12 @@ WATCHDOG_TIMEOUT = Recogniser(
         "Caught collective operation timeout",
         "Some NCCL operations have failed or timed out",
         "last completed NCCL work",
-        "Timed out waiting",
         "watchdog got stuck for",
         "Heartbeat monitor timed out",
     ),
     match=R(
         r"ollective operation timeout|Some NCCL operations have failed or timed out|"
-        r"last enqueued (?:NCCL )?work: \d+, last completed|Timed out waiting \d+ms for \w+ operation|"
+        r"last enqueued (?:NCCL )?work: \d+, last completed|"
         r"watchdog got stuck for \d+ seconds|Heartbeat monitor timed out"
     ),
     templates=(
@@ -126,25 +125,73 @@ WATCHDOG_TIMEOUT = Recogniser(
         LAST_WORK,
         R(r"\[PG (?:ID )?(?P<pg>\d+)"),
         R(r"\((?P<pg_name>\w+)\) Rank \d+\]"),
-        GLOO_TIMEOUT,
         R(r"watchdog got stuck for (?P<stuck_s>\d+) seconds"),
     ),
     describe=_watchdog,
 )
 
 
-def _divergence(hits: list[Hit], ctx: Context) -> tuple[str, str]:
-    facts = hits[0].facts
+COLLECTIVE_TIMEOUT = Recogniser(
+    # gloo transport/tcp/unbound_buffer.cc: "Timed out waiting <N>ms for <send|recv> operation to complete";
+    # torch elastic utils/store.py: "Timed out waiting on barrier on rank ..." — a collective or a store
+    # barrier that is not NCCL's, where the log tells it apart from the NCCL watchdog's timeout
+    kind="collective_timeout",
+    title="collective timeout",
+    role="consequence",
+    anchors=("Timed out waiting",),
+    match=R(r"Timed out waiting \d+ms for \w+ operation|Timed out waiting on barrier on rank"),
+    templates=("torch:timed-out-waiting-on-barrier-on",),
+    facts=(
+        GLOO_TIMEOUT,
+        R(r"missing_ranks=\[?(?P<missing>[\d, ]{1,200})"),
+        R(r"timeout=(?P<timeout_s>[\d.]+)"),
+    ),
+    describe=_watchdog,
+)
+
+
+def _model_mismatch(hits: list[Hit], ctx: Context) -> tuple[str, str]:
+    facts = {k: v for h in hits for k, v in h.facts.items()}
     if "params_a" in facts:
         summary = (
-            f"the model differs between ranks: rank {facts['rank_a']} has {facts['params_a']} parameters, "
+            f"DDP: the model differs between ranks: rank {facts['rank_a']} has {facts['params_a']} parameters, "
             f"rank {facts['rank_b']} has {facts['params_b']}"
         )
-        fix = (
-            "Build the same model on every rank: no layer created only on some ranks, no per-rank config or "
-            "random architecture choice; load the checkpoint on every rank before wrapping it in DDP."
+    else:
+        summary = (
+            "DDP: a parameter's shape differs between ranks (DDP checks every rank builds the same model)"
         )
-        return summary, fix
+    fix = (
+        "DistributedDataParallel requires the same parameters, in the same order and shapes, on every rank. "
+        "Build the model identically everywhere: no layer created only on some ranks (`if rank == 0:`), no "
+        "per-rank config, vocabulary or random architecture choice; load the checkpoint on every rank before "
+        "wrapping; wrap the model in DDP once (not a DDP inside a DDP)."
+    )
+    return summary + on_ranks(hits), fix
+
+
+DDP_MODEL_MISMATCH = Recogniser(
+    # torch c10d reducer.cpp / comm.cpp: DDP's _verify_param_shape_across_processes at construction
+    # ("DDP expects same model across all ranks, but Rank N has M params, while rank K has inconsistent L
+    # params"; torch <= 1.x: "... appears not to match sizes of the same param in process 0")
+    kind="ddp_model_mismatch",
+    templates=("torch_cpp:ddp-expects-same-model-across-all",),
+    title="model that differs between ranks",
+    anchors=(
+        "DDP expects same model across all ranks",
+        "appears not to match sizes of the same param in process",
+    ),
+    facts=(
+        R(
+            r"Rank (?P<rank_a>\d+) has (?P<params_a>\d+) params, while rank (?P<rank_b>\d+) has inconsistent (?P<params_b>\d+)"
+        ),
+    ),
+    describe=_model_mismatch,
+)
+
+
+def _divergence(hits: list[Hit], ctx: Context) -> tuple[str, str]:
+    facts = hits[0].facts
     parts = []
     if "rank_a" in facts:
         one = f"rank {facts['rank_a']} ran {facts.get('op', 'a collective')}"
@@ -185,7 +232,6 @@ RANK_DIVERGENCE = Recogniser(
         "torch_cpp:detected-mismatch-between-collectives-on-ranks",
         "nccl:mismatched-collective-detected-please-check-your",
         "nccl:net-ib-req-tag-peer-collective",
-        "torch_cpp:ddp-expects-same-model-across-all",
         "nccl:message-truncated-received-bytes-instead-of",
         "accelerate:cannot-apply-desired-operation-due-to",
     ),
@@ -195,11 +241,9 @@ RANK_DIVERGENCE = Recogniser(
         "is running inconsistent collective",
         "Mismatched collective detected",
         "collective mismatch error",
-        "DDP expects same model across all ranks",
         "op.preamble.length <= op.nbytes",
         "Message truncated : received",
         "due to shape mismatches",
-        "appears not to match sizes of the same param in process",
     ),
     facts=(
         R(
@@ -210,9 +254,6 @@ RANK_DIVERGENCE = Recogniser(
         R(
             r"but Rank (?P<rank_b>\d+) is running (?:inconsistent )?collective: CollectiveFingerPrint\("
             r"(?:SequenceNumber=\d+,\s*)?OpType=(?P<op_b>\w+)(?:,\s*TensorShape=\[(?P<shape_b>[^\]]{0,200})\])?"
-        ),
-        R(
-            r"Rank (?P<rank_a>\d+) has (?P<params_a>\d+) params, while rank (?P<rank_b>\d+) has inconsistent (?P<params_b>\d+)"
         ),
         R(r"local size (?P<size_a>\d+) remote size (?P<size_b>\d+)"),
         R(r"op\.preamble\.length <= op\.nbytes\. (?P<size_a>\d+) vs (?P<size_b>\d+)"),
@@ -245,6 +286,11 @@ PEER_GONE = Recogniser(
     title="a peer went away",
     role="consequence",
     anchors=(
+        "Connection closed by",
+        "Connection reset by peer",
+        "remote process exited or there was a network error",
+    ),
+    generic=(
         "Connection closed by",
         "Connection reset by peer",
         "remote process exited or there was a network error",
@@ -305,8 +351,10 @@ CHILD_FAILED = Recogniser(
 
 
 RECOGNISERS = (
+    DDP_MODEL_MISMATCH,
     RANK_DIVERGENCE,
     WATCHDOG_TIMEOUT,
+    COLLECTIVE_TIMEOUT,
     PEER_GONE,
     CHILD_FAILED,
 )

@@ -269,6 +269,8 @@ WORKER_CRASH = Recogniser(
         r"Fatal Python error: Segmentation fault|Segmentation fault \(core dumped\)|^\s*Segmentation fault\s*$|"
         r"Bus error \(core dumped\)|signal SIGSEGV|signal SIGBUS)"
     ),
+    # a crash is a symptom: a broken extension, a library's bug, a driver, a full /dev/shm all print it
+    generic=("exitcode", "SIGSEGV", "Segmentation fault", "Bus error", "SIGBUS"),
     absorbs=("child_failed",),
     describe=_crash,
 )
