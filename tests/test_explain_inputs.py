@@ -115,9 +115,7 @@ def test_each_restart_is_its_own_failure_the_last_first(failed_jobs):
     found = explain([str(log_dir)])
     last = [f for f in found if f.details.get("attempt") == 1]
     earlier = [f for f in found if f.details.get("attempt") == 0]
-    assert found[0] is last[0] and found[0].id == "log.nccl_watchdog_timeout", [
-        (f.id, f.summary) for f in found
-    ]
+    assert found[0] is last[0] and found[0].id == "log.collective_timeout", [(f.id, f.summary) for f in found]
     assert (
         found[0].summary.startswith("attempt 1 (the last): ") and "Rank 1 never got there" in found[0].summary
     )
@@ -209,10 +207,10 @@ def test_utf16_logs_are_read(tmp_path, encoding):
     """PowerShell's `>` writes UTF-16 with a byte-order mark; without one it is still recognised."""
     text = (
         "step 1\r\nTraceback (most recent call last):\r\n"
-        '  File "train.py", line 3, in main\r\n    model.load_state_dict(state)\r\n'
-        "RuntimeError: Error(s) in loading state_dict for Net:\r\n"
-        '\tMissing key(s) in state_dict: "fc.weight", "fc.bias". \r\n'
-        '\tUnexpected key(s) in state_dict: "module.fc.weight", "module.fc.bias". \r\n'
+        '  File "train.py", line 3, in main\r\n    gadget.load_widgets(state)\r\n'
+        "RuntimeError: Error(s) in loading widgets for Gadget:\r\n"
+        '\tMissing widget(s): "knob", "dial". \r\n'
+        '\tUnexpected widget(s): "lever". \r\n'
     )
     log = tmp_path / "run.log"
     log.write_bytes(text.encode(encoding))
@@ -226,27 +224,27 @@ def test_utf16_logs_are_read(tmp_path, encoding):
 
 
 def test_an_unrecognised_failure_names_its_error_its_line_and_exits_1(cli, tmp_path):
-    """A traceback is a failure even when torchdoctor knows no kind for it: exit 1, and the keys under
-    'Error(s) in loading state_dict' are kept."""
+    """A traceback is a failure even when torchdoctor knows no kind for it: exit 1, and the lines under a
+    header such as 'Error(s) in loading ... for ...:' are kept (a state_dict's keys have a kind of their own)."""
     log = tmp_path / "run.log"
     log.write_text(
         "loading checkpoint\nTraceback (most recent call last):\n"
         '  File "/home/me/train.py", line 40, in <module>\n    main()\n'
-        '  File "/home/me/train.py", line 31, in main\n    model.load_state_dict(torch.load(path))\n'
-        '  File "/usr/lib/python3/site-packages/torch/nn/modules/module.py", line 2581, in load_state_dict\n'
+        '  File "/home/me/train.py", line 31, in main\n    gadget.load_widgets(torch.load(path))\n'
+        '  File "/usr/lib/python3/site-packages/gadgets/core.py", line 2581, in load_widgets\n'
         "    raise RuntimeError(\n"
-        "RuntimeError: Error(s) in loading state_dict for Net:\n"
-        '\tMissing key(s) in state_dict: "fc.weight", "fc.bias". \n'
-        '\tUnexpected key(s) in state_dict: "module.fc.weight", "module.fc.bias". \n'
+        "RuntimeError: Error(s) in loading widgets for Gadget:\n"
+        '\tMissing widget(s): "knob", "dial". \n'
+        '\tUnexpected widget(s): "lever". \n'
     )
     (finding,) = explain([str(log)])
     assert finding.id == "log.unrecognised" and finding.status == "fail"
     assert finding.details["frame"] == "/home/me/train.py:31 in main"
     assert finding.details["detail"] == [
-        'Missing key(s) in state_dict: "fc.weight", "fc.bias".',
-        'Unexpected key(s) in state_dict: "module.fc.weight", "module.fc.bias".',
+        'Missing widget(s): "knob", "dial".',
+        'Unexpected widget(s): "lever".',
     ]
-    assert 'Missing key(s) in state_dict: "fc.weight"' in finding.summary
+    assert 'Missing widget(s): "knob"' in finding.summary
     assert cli("explain", str(log)).returncode == 1
     (bare,) = explain(["-"], stdin=io.BytesIO(b"ValueError: an odd value\n"))  # a line, no traceback
     assert (
