@@ -525,6 +525,20 @@ def _unreadable(path: Path, why: str) -> Finding:
     )
 
 
+def fill_call_sites(record: RankRecord, calls: dict[str, list[tuple[int, int, str, list[Frame]]]]) -> None:
+    """Give the collectives of ``record`` that were dumped without their stack the call site the worker
+    noted itself (`torchdoctor.hang.calls`): process group -> ``(first_seq, last_seq, op, frames)``."""
+    for pg, collectives in record.collectives.items():
+        noted = calls.get(pg, [])
+        for collective in collectives:
+            if collective.frames:
+                continue
+            for first, last, _op, frames in noted:
+                if first <= collective.seq <= last:
+                    collective.frames = list(frames)
+                    break
+
+
 # ---------------------------------------------------------------------------------------------------------
 # Digests: what a node sends the node that reports for the whole job
 

@@ -26,6 +26,7 @@ from __future__ import annotations
 import faulthandler
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -37,11 +38,14 @@ from pathlib import Path
 from typing import TextIO
 
 from torchdoctor.distributed.ranks import current, from_environment
+from torchdoctor.hang import calls
+from torchdoctor.hang.files import RankFiles
 from torchdoctor.hang.job import JobExchange
 from torchdoctor.hang.report import (  # noqa: F401 - the names the watchdog's users import
     COLLECTIVES,
     Frame,
     RankStack,
+    Verdict,
     collective_of,
     describe,
     diagnosis,
@@ -51,6 +55,7 @@ from torchdoctor.hang.report import (  # noqa: F401 - the names the watchdog's u
     is_user_code,
     parse_faulthandler,
     stack_dict,
+    verdict,
 )
 
 # Set by `torchdoctor launch --watchdog` for its workers.
@@ -165,14 +170,34 @@ def prepare_worker(script: str, environ=None) -> None:
         environ[FLIGHT_RECORDER_VARIABLES[0]] = str(FLIGHT_RECORDER_ENTRIES)
     interval = min(1.0, float(environ.get(SECONDS_VARIABLE, "5")) / 5)
     request, answered = Path(directory) / FLIGHT_RECORDER_REQUEST, []
+    files = RankFiles(Path(directory), info.rank)
 
     def answer() -> None:
+        dist = sys.modules.get("torch.distributed")
+        if dist is not None and getattr(dist, "all_reduce", None) is not None:
+            calls.record_calls(dist)  # once torch.distributed is there; the script looks it up at each call
+        calls.write_calls(files.calls)
         if not answered and request.exists():
             answered.append(True)
             write_flight_record(base)
 
-    sampler = ProgressSampler(interval, on_progress=lambda: _touch(beat_file), on_tick=answer).start()
+    def moved() -> None:
+        _touch(beat_file)
+        _note_where(files.where)
+
+    sampler = ProgressSampler(interval, on_progress=moved, on_tick=answer).start()
     _worker.update(stack_file=stack_file, sampler=sampler, done=Path(f"{base}.done"))
+
+
+def _note_where(path: Path) -> None:
+    """Write where the main thread is now (its frames, outermost first) to ``path``: what is left of a rank
+    that is killed or calls ``os._exit`` (at most one sampling interval old)."""
+    frames = _main_frames()
+    try:
+        Path(f"{path}.tmp").write_text(json.dumps([[f.file, f.line, f.function] for f in frames]))
+        os.replace(f"{path}.tmp", path)
+    except OSError:  # the launcher removed its folder: the run is over anyway
+        pass
 
 
 def write_flight_record(base: Path | str, stack_wait: float = 2.0) -> None:
@@ -247,17 +272,59 @@ def worker_finished() -> None:
 
 
 def is_alive(pid: int) -> bool:
+    """Whether process ``pid`` is running (a zombie is not)."""
+    state = process_state(pid)
+    if state is None:
+        return False
+    return state[0] not in ("Z", "X")
+
+
+# /proc/PID/stat's state letters, for a rank that does not answer: what its silence means
+_STATES = {
+    "T": "its process is stopped (SIGSTOP or Ctrl-Z, a debugger, a scheduler's suspend): it runs nothing "
+    "until `kill -CONT {pid}`",
+    "t": "its process is stopped by a debugger (ptrace): it runs nothing until the debugger lets go",
+    "D": "its process waits inside the kernel, uninterruptibly (disk, network filesystem or driver I/O; "
+    "or swapping){wchan}",
+    "Z": "its process has exited (a zombie its parent has not collected)",
+    "R": "its process is running but did not answer: busy in a C call that blocks signals, or starved of "
+    "CPU (swapping, an oversubscribed node)",
+    "S": "its process sleeps in a C call{wchan} and did not answer the signal",
+}
+
+
+def process_state(pid: int) -> tuple[str, str] | None:
+    """``(state letter, wait channel)`` from ``/proc/PID/stat`` and ``/proc/PID/wchan``; None when the
+    process is gone (``("?", "")`` where there is no ``/proc``)."""
     try:
         with open(f"/proc/{pid}/stat") as stat:
-            return stat.read().rsplit(")", 1)[1].split()[0] not in ("Z", "X")
+            state = stat.read().rsplit(")", 1)[1].split()[0]  # the command name may hold ")"
     except (FileNotFoundError, ProcessLookupError):
-        return False
+        return None
     except OSError:  # no /proc: ask the kernel
         try:
             os.kill(pid, 0)
         except ProcessLookupError:
-            return False
-        return True
+            return None
+        except OSError:  # someone else's process: it is there
+            pass
+        return "?", ""
+    try:
+        with open(f"/proc/{pid}/wchan") as wchan:
+            channel = wchan.read().strip()
+    except OSError:
+        channel = ""
+    return state, "" if channel in ("0", "") else channel
+
+
+def silence(pid: int) -> str:
+    """What it means that process ``pid`` gave no stack: ``"its process is stopped (...)"``."""
+    state = process_state(pid)
+    if state is None:
+        return "the process had already exited"
+    letter, channel = state
+    said = _STATES.get(letter, f"its process state is {letter!r}")
+    return said.format(pid=pid, wchan=f" (in {channel})" if channel else "")
 
 
 def workers_in(directory: Path) -> list[dict]:
@@ -323,33 +390,80 @@ def collect_stacks(directory: Path, wait: float = 5.0) -> list[RankStack]:
             path = directory / f"rank{worker['rank']}.stack"
             size = path.stat().st_size if path.exists() else 0
             if size and sizes.get(stack.rank) == size:  # written, and no longer growing
-                threads = parse_faulthandler(path.read_text(errors="replace"))
+                try:
+                    threads = parse_faulthandler(path.read_text(errors="replace"))
+                except OSError as error:
+                    stack.note = f"its stack file {path} could not be read: {error.strerror or error}"
+                    pending.remove((worker, stack))
+                    continue
                 # faulthandler lists the oldest thread, the main one, last
                 stack.frames = threads.get(worker.get("main_thread")) or [[], *threads.values()][-1]
                 pending.remove((worker, stack))
             sizes[stack.rank] = size
-    for _, stack in pending:
-        stack.note = f"did not answer within {wait:g}s"
+    for worker, stack in pending:
+        stack.note = f"did not answer within {wait:g}s: {silence(worker['pid'])}"
+        stack.last_seen = _last_seen(directory, stack.rank)
+    for stack in stacks:
+        if not stack.frames and not stack.last_seen:
+            stack.last_seen = _last_seen(directory, stack.rank)
     return stacks
+
+
+def _last_seen(directory: Path, rank: int) -> list[Frame]:
+    """Where the rank's sampler last saw its main thread move (``rank<N>.where``), or nothing."""
+    try:
+        return [Frame(*f) for f in json.loads(RankFiles(directory, rank).where.read_text())]
+    except (OSError, ValueError, TypeError):  # never written (a rank that never moved): nothing seen
+        return []
 
 
 def _answered(base: Path) -> bool:
     return Path(f"{base}.fr").exists() or Path(f"{base}.fr-none").exists()
 
 
-def read_flight_records(directory: Path) -> dict:
+def read_flight_records(directory: Path, notes: dict[int, list[str]] | None = None) -> dict:
     """Rank -> `RankRecord` for every ``rank<N>.fr`` in ``directory`` that reads (the workers wrote them,
-    but they are still read as plain data only)."""
-    from torchdoctor.explain import flight_recorder
+    but they are still read as plain data only), with the call sites of ``rank<N>.calls`` filled in where
+    the dump has no stacks. Why a rank has no record goes into ``notes`` (rank -> reasons)."""
+    from torchdoctor.explain import flight_recorder, safe_pickle
 
+    notes = {} if notes is None else notes
     records = {}
     for path in sorted(directory.glob("rank*.fr")):
         try:
             record = flight_recorder.read_dump(path)
-        except (OSError, ValueError):
+        except (OSError, ValueError, safe_pickle.UnsafePickle) as error:
+            rank = _rank_of(path)
+            notes.setdefault(rank, []).append(f"its dump {path.name} was not read: {error}")
             continue
+        if record.truncated:
+            notes.setdefault(record.rank, []).append(
+                f"its dump {path.name} is cut off; read what is before the cut"
+            )
         records[record.rank] = record
+    for path in sorted(directory.glob("rank*.fr-none")):
+        rank = _rank_of(path)
+        if rank not in records:
+            try:
+                why = path.read_text(errors="replace").strip()
+            except OSError as error:
+                why = error.strerror or str(error)
+            notes.setdefault(rank, []).append(f"it wrote no dump: {why}")
+    for path in sorted(directory.glob("rank*.calls")):
+        rank = _rank_of(path)
+        try:
+            noted = calls.read_calls(path)
+        except (OSError, ValueError, TypeError) as error:
+            notes.setdefault(rank, []).append(f"its call sites {path.name} were not read: {error}")
+            continue
+        if rank in records:
+            flight_recorder.fill_call_sites(records[rank], noted)
     return records
+
+
+def _rank_of(path: Path) -> int:
+    match = re.match(r"rank(\d+)\.", path.name)
+    return int(match[1]) if match else -1
 
 
 @dataclass
@@ -402,20 +516,39 @@ def supervise(
         asked = job is not None and job.asked()
         if not asked and stuck_for(directory, last_output[0]) < timeout:
             continue
+        fired = time.monotonic()
         stacks = collect_stacks(directory)
-        records = read_flight_records(directory)
+        notes: dict[int, list[str]] = {}
+        records = read_flight_records(directory, notes)
+        for stack in stacks:
+            stack.evidence += notes.get(stack.rank, [])
         if job is not None:
             result = Supervision(1, job.report(stacks, records, directory, timeout, stop_run))
             break
         if process.poll() is not None:  # finished while we looked: not a hang
             break
-        stop_run()
         where = f"Full stacks: {directory}/rank*.stack"
         where += f", flight-recorder dumps: {directory}/rank*.fr" if records else ""
-        result = Supervision(1, format_report(stacks, timeout, where + ". The run was stopped.", records))
+        found = verdict(stacks, records)
+        text = format_report(stacks, timeout, where + ". The run was stopped.", records, found=found)
+        write_verdict(directory, found, time.monotonic() - fired)
+        stop_run()
+        result = Supervision(1, text)
     for pump in pumps:
         pump.join(timeout=5)  # an orphaned worker may hold the pipe open; do not wait for it forever
     return result or Supervision(process.wait())
+
+
+VERDICT_FILE = "verdict.json"
+
+
+def write_verdict(directory: Path, found: Verdict, seconds: float) -> None:
+    """``verdict.json`` in the kept folder: the verdict for scripts (culprit ranks, file and line, kind)
+    and how many seconds it took from the watchdog firing."""
+    try:
+        (directory / VERDICT_FILE).write_text(json.dumps({**found.to_dict(), "seconds": round(seconds, 2)}))
+    except OSError:  # the folder went: the report on stderr still says it all
+        pass
 
 
 def _pump(pipe, out: TextIO, last_output: list[float]) -> None:
