@@ -5,7 +5,7 @@ watchdog firing to the verdict; for the healthy jobs, whether anything was blame
 again from their kept folders with evidence taken away (stacks missing for some ranks, dumps missing or cut
 for up to half of the ranks), as `torchdoctor explain FOLDER` reads them. Prints the README's table.
 
-    python benchmarks/hang_corpus.py [--watchdog 2] [--only NAME ...] [--json out.json]
+    python benchmarks/hang_corpus.py [--watchdog 4] [--only NAME ...] [--json out.json]
 """
 
 from __future__ import annotations
@@ -58,21 +58,12 @@ def run_fault(script: Path, watchdog: float, timeout: float = 240) -> dict:
         "returncode": done.returncode,
         "wall": time.monotonic() - began,
     }
-    kept = re.search(r"Full stacks: (\S+)/rank\*\.stack", done.stderr)
+    kept = re.search(r"(?:Full stacks|What each rank left): (\S+)/rank\*", done.stderr)
     result["folder"] = kept[1] if kept else None
     verdict_file = Path(kept[1]) / "verdict.json" if kept else None
-    if verdict_file and verdict_file.exists():
-        result["verdict"] = json.loads(verdict_file.read_text())
-    else:
-        failed = re.search(r"^torchdoctor: failed: .*", done.stderr, re.M)
-        result["verdict"] = _failure_verdict(done.stderr) if failed else None
+    result["verdict"] = json.loads(verdict_file.read_text()) if verdict_file and verdict_file.exists() else None
     result["stderr_tail"] = done.stderr[-3000:]
     return result
-
-
-def _failure_verdict(stderr: str) -> dict | None:
-    match = re.search(r"^torchdoctor: verdict: (\{.*\})$", stderr, re.M)
-    return json.loads(match[1]) if match else None
 
 
 def score(result: dict, script: Path) -> dict:
@@ -128,7 +119,7 @@ def rejudge(folder: Path) -> dict:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--watchdog", type=float, default=2.0)
+    parser.add_argument("--watchdog", type=float, default=4.0)
     parser.add_argument("--only", nargs="*", default=None)
     parser.add_argument("--json", type=Path, default=None)
     args = parser.parse_args(argv)

@@ -525,18 +525,41 @@ def _unreadable(path: Path, why: str) -> Finding:
     )
 
 
-def fill_call_sites(record: RankRecord, calls: dict[str, list[tuple[int, int, str, list[Frame]]]]) -> None:
+def fill_call_sites(record: RankRecord, calls: dict[str, list]) -> None:
     """Give the collectives of ``record`` that were dumped without their stack the call site the worker
-    noted itself (`torchdoctor.hang.calls`): process group -> ``(first_seq, last_seq, op, frames)``."""
+    noted itself (`torchdoctor.hang.calls`: process group -> its `Call` s)."""
     for pg, collectives in record.collectives.items():
         noted = calls.get(pg, [])
         for collective in collectives:
             if collective.frames:
                 continue
-            for first, last, _op, frames in noted:
-                if first <= collective.seq <= last:
-                    collective.frames = list(frames)
+            for call in noted:
+                if call.first <= collective.seq <= call.last:
+                    collective.frames = list(call.frames)
                     break
+
+
+def from_calls(rank: int, calls: dict[str, list], source: str = "") -> RankRecord:
+    """A `RankRecord` made of the calls a worker noted (`torchdoctor.hang.calls`), for a rank that left no
+    dump: a killed rank, or a job that failed before anyone asked for one. A call that used several
+    sequence numbers (``all_gather_object``) stands for the first of them."""
+    record = RankRecord(rank, source or f"rank {rank}'s noted calls", complete=False)
+    for pg, noted in calls.items():
+        record.collectives[pg] = [
+            Collective(
+                pg,
+                call.first,
+                call.op,
+                [call.shape] if call.shape is not None else [],
+                [],
+                [call.dtype] if call.dtype else [],
+                [],
+                True if call.last > call.first else None,
+                list(call.frames),
+            )
+            for call in noted
+        ]
+    return record
 
 
 # ---------------------------------------------------------------------------------------------------------

@@ -5,20 +5,22 @@ collective in flight, torch 2.13 holds the recorded stacks back (`watchdog.own_f
 without them), and a rank that was killed or called ``os._exit`` leaves no dump at all. So under
 ``torchdoctor launch --watchdog`` each worker also notes, for the newest collectives it called through
 ``torch.distributed``: the process group, the sequence numbers the call used (torch's own count, the flight
-recorder's ``collective_seq_id``), the operation and the caller's frames. The watchdog's sampler thread writes
-them to ``rank<N>.calls`` at most once a second, so a rank that dies leaves its calls up to a second before.
+recorder's ``collective_seq_id``), the operation, the tensor's shape and dtype, and the caller's frames, into
+``rank<N>.calls``: a file mapped into memory, written as the call starts, so a rank that is aborted (gloo's
+size check) or killed right after leaves it. The cost is a few microseconds per collective.
 """
 
 from __future__ import annotations
 
-import collections
+import importlib.abc
+import importlib.util
 import inspect
 import json
-import os
+import mmap
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from torchdoctor.hang.source import Frame
 
@@ -29,11 +31,51 @@ RECORDED = (
     "scatter scatter_object_list monitored_barrier"
 ).split()
 KEEP = 64  # calls kept: a hang or a failure is decided by the newest few
-FRAMES = 12  # caller frames kept per call, innermost first
+FRAMES = 10  # caller frames kept per call, innermost first
+SLOT = 2048  # bytes per call in the file: 8 (last sequence number) + 4 (length) + the call as JSON
+_HEAD = 8  # the file starts with the number of calls noted so far
 
-_calls: collections.deque = collections.deque(maxlen=KEEP)
+_ring: list = []  # [mmap, calls noted so far] once `open_ring` opened the file
 _originals: dict[str, Callable] = {}
-_changes = [0, 0]  # calls noted or returned so far, and that count when the file was last written
+
+
+def open_ring(path: Path | str) -> None:
+    """Note calls in ``path``, a file of `KEEP` slots mapped into memory: what a call writes there is in the
+    file at once (the kernel keeps it), so a rank that aborts or is killed a microsecond later leaves it."""
+    with open(path, "wb") as file:
+        file.truncate(_HEAD + KEEP * SLOT)
+    with open(path, "r+b") as file:
+        _ring[:] = [mmap.mmap(file.fileno(), _HEAD + KEEP * SLOT), 0]
+
+
+def record_calls_on_import() -> None:
+    """Wrap ``torch.distributed``'s collectives as soon as it is imported (or now, if it is)."""
+    dist = sys.modules.get("torch.distributed")
+    if dist is not None and hasattr(dist, "all_reduce"):
+        record_calls(dist)
+        return
+    sys.meta_path.insert(0, _WhenImported())
+
+
+class _WhenImported(importlib.abc.MetaPathFinder):
+    """Finds nothing itself; when ``torch.distributed`` is found by the others, wraps it once loaded."""
+
+    def find_spec(self, name, path=None, target=None):
+        if name != "torch.distributed":
+            return None
+        sys.meta_path.remove(self)  # once: the search below must not find this finder again
+        spec = importlib.util.find_spec(name)
+        if spec is None or spec.loader is None:
+            return spec
+        load = spec.loader.exec_module
+
+        def exec_module(module):
+            load(module)
+            if hasattr(module, "all_reduce"):
+                record_calls(module)
+
+        spec.loader.exec_module = exec_module
+        return spec
 
 
 def record_calls(dist: Any) -> None:
@@ -54,27 +96,56 @@ def record_calls(dist: Any) -> None:
 
 def _noting(dist: Any, name: str, original: Callable, group_at: int) -> Callable:
     def wrapper(*args, **kwargs):
+        if not _ring:
+            return original(*args, **kwargs)
         group = kwargs.get("group", args[group_at] if 0 <= group_at < len(args) else None)
         try:
             pg = group if group is not None else dist.distributed_c10d._get_default_group()
             before = pg._get_sequence_number_for_group()
-            call = [pg.group_name, before, before, name, _caller_frames()]
+            tensor = _first_tensor(args)
+            shape = list(tensor.shape) if tensor is not None else None
+            dtype = str(tensor.dtype).replace("torch.", "") if tensor is not None else None
+            slot = _note([pg.group_name, before, name, _caller_frames(), shape, dtype], before)
         except Exception:  # noqa: BLE001 - no group yet, or a torch without these: the call itself says why
             return original(*args, **kwargs)
-        _calls.append(call)
-        _changes[0] += 1
         try:
             return original(*args, **kwargs)
         finally:
             try:
-                call[2] = pg._get_sequence_number_for_group()
-                _changes[0] += 1
+                _ring[0][slot : slot + 8] = pg._get_sequence_number_for_group().to_bytes(
+                    8, "little", signed=True
+                )
             except Exception:  # noqa: BLE001 - the group was destroyed meanwhile; the count stays open
                 pass
 
     wrapper.__wrapped__ = original
     wrapper.__name__ = name
     return wrapper
+
+
+def _note(call: list, before: int) -> int:
+    """Write one call into the next slot of the ring; the slot's offset."""
+    ring, count = _ring
+    data = json.dumps(call).encode()
+    while len(data) > SLOT - 12 and call[3]:  # a deep stack: keep the innermost frames that fit
+        call[3] = call[3][: len(call[3]) // 2]
+        data = json.dumps(call).encode()
+    slot = _HEAD + (count % KEEP) * SLOT
+    ring[slot : slot + 12] = before.to_bytes(8, "little", signed=True) + len(data).to_bytes(4, "little")
+    ring[slot + 12 : slot + 12 + len(data)] = data
+    _ring[1] = count + 1
+    ring[0:_HEAD] = (count + 1).to_bytes(8, "little")
+    return slot
+
+
+def _first_tensor(args: tuple):
+    """The tensor a collective sends (its first tensor argument, or the first of a list), or None."""
+    for arg in args[:2]:
+        if hasattr(arg, "dtype") and hasattr(arg, "shape"):
+            return arg
+        if isinstance(arg, list) and arg and hasattr(arg[0], "dtype") and hasattr(arg[0], "shape"):
+            return arg[0]
+    return None
 
 
 def _caller_frames() -> list:
@@ -85,40 +156,34 @@ def _caller_frames() -> list:
     return frames
 
 
-def write_calls(path: Path | str) -> None:
-    """Write the calls noted so far to ``path`` (whole, or not at all), when there are new ones."""
-    count = _changes[0]
-    if count == _changes[1]:
-        return
-    rows = [list(call) for call in list(_calls)]
-    try:
-        Path(f"{path}.tmp").write_text(json.dumps(rows))
-        os.replace(f"{path}.tmp", path)
-    except OSError:  # the launcher removed its folder: the run is over anyway
-        return
-    _changes[1] = count
+class Call(NamedTuple):
+    """One collective call as a worker noted it."""
+
+    first: int  # the first sequence number it used in its group (torch's count, the flight recorder's)
+    last: int  # the last one: more than one for the collectives built on others; ``first`` until it returns
+    op: str
+    frames: list[Frame]  # outermost first
+    shape: list | None = None  # of the tensor it sends, when it sends one
+    dtype: str | None = None  # ``float32``
 
 
-def read_calls(path: Path) -> dict[str, list[tuple[int, int, str, list[Frame]]]]:
-    """Process group -> its calls, oldest first: ``(first_seq, last_seq, operation, frames outermost first)``;
-    ``last_seq`` equals ``first_seq`` while the call has not returned. Raises ``OSError`` or ``ValueError``
-    with what is wrong with the file."""
-    rows = json.loads(path.read_text())
-    if not isinstance(rows, list):
-        raise ValueError("not a list of calls")
+def read_calls(path: Path) -> dict[str, list[Call]]:
+    """Process group -> its calls, oldest first. Raises ``OSError`` or ``ValueError`` with what is wrong
+    with the file."""
+    data = path.read_bytes()
+    if len(data) != _HEAD + KEEP * SLOT:
+        raise ValueError(f"{len(data)} bytes, not the {_HEAD + KEEP * SLOT} of a ring of calls")
+    count = int.from_bytes(data[:_HEAD], "little")
     groups: dict[str, list] = {}
-    for row in rows:
-        if not (
-            isinstance(row, list) and len(row) == 5 and isinstance(row[1], int) and isinstance(row[2], int)
-        ):
-            raise ValueError(f"a call that does not read: {str(row)[:80]}")
-        pg, before, after, op, frames = row
-        groups.setdefault(str(pg), []).append(
-            (
-                before + 1,
-                max(after, before + 1),
-                str(op),
-                [Frame(str(f), int(n), str(c)) for f, n, c in frames][::-1],
-            )
-        )
+    for index in range(max(0, count - KEEP), count):
+        slot = _HEAD + (index % KEEP) * SLOT
+        after = int.from_bytes(data[slot : slot + 8], "little", signed=True)
+        size = int.from_bytes(data[slot + 8 : slot + 12], "little")
+        try:
+            pg, before, op, frames, shape, dtype = json.loads(data[slot + 12 : slot + 12 + size])
+            where = [Frame(str(f), int(n), str(c)) for f, n, c in frames][::-1]
+        except (ValueError, TypeError) as error:
+            raise ValueError(f"call {index} does not read: {error}") from None
+        last = max(after, before + 1)
+        groups.setdefault(str(pg), []).append(Call(before + 1, last, str(op), where, shape, dtype))
     return groups

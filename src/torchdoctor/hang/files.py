@@ -76,4 +76,4 @@ def ranks_with_files(directory: Path) -> list[int]:
 
 def is_watchdog_folder(directory: Path) -> bool:
     """Whether ``directory`` is a folder ``launch --watchdog`` left (its ``rank<N>.json`` or ``.stack``)."""
-    return directory.is_dir() and any(directory.glob("rank*.json")) or any(directory.glob("rank*.stack"))
+    return directory.is_dir() and (any(directory.glob("rank*.json")) or any(directory.glob("rank*.stack")))

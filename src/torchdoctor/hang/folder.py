@@ -8,10 +8,13 @@ and the verdict is made from the rest, as the watchdog made it at the time.
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
+from torchdoctor.findings import Finding
+from torchdoctor.hang.failure import failure_verdict
 from torchdoctor.hang.files import RankFiles, ranks_with_files
-from torchdoctor.hang.report import RankStack, Verdict, parse_faulthandler, verdict
+from torchdoctor.hang.report import RankStack, Verdict, grouped, parse_faulthandler, verdict
 from torchdoctor.hang.source import Frame
 
 
@@ -59,7 +62,9 @@ def _main_thread(files: RankFiles, main: int | None) -> tuple[list[Frame], str]:
 
 
 def folder_verdict(directory: Path) -> tuple[list[RankStack], dict, Verdict]:
-    """The stacks, the flight-recorder records and the verdict for the watchdog folder ``directory``."""
+    """The stacks, the flight-recorder records and the verdict for the watchdog folder ``directory``: the
+    hang verdict when the ranks left stacks, the failed job's verdict (`failure.failure_verdict`) when they
+    left none and some rank died or raised."""
     from torchdoctor.hang.watchdog import read_flight_records
 
     stacks = stacks_in(directory)
@@ -69,4 +74,54 @@ def folder_verdict(directory: Path) -> tuple[list[RankStack], dict, Verdict]:
     for rank, reasons in notes.items():
         if rank in by_rank:
             by_rank[rank].evidence += reasons
+    if not any(s.frames for s in stacks):
+        failed = failure_verdict(directory, _torchrun_output(directory))
+        if failed is not None:
+            return stacks, records, failed
     return stacks, records, verdict(stacks, records)
+
+
+def _torchrun_output(directory: Path) -> str:
+    """What torchrun wrote about the workers' exits, where its log folder is there (``torchrun/``)."""
+    texts = []
+    for path in sorted((directory / "torchrun").rglob("error.json"))[:64]:
+        try:
+            texts.append(path.read_text(errors="replace"))
+        except OSError:  # one error file fewer: the ranks' own files still speak
+            continue
+    return "\n".join(texts)
+
+
+OURS = re.compile(
+    r"^(rank\d+\.(json|stack|fr|fr-none|calls|where|done|beat|tmp)|verdict\.json|flight-recorder\.request|started\.\d+\.\d+)$"
+)
+
+
+def is_ours(path: Path) -> bool:
+    """A file of ours in a watchdog folder (read by `folder_finding`, not as a log)."""
+    return bool(OURS.match(path.name))
+
+
+def folder_finding(directory: Path) -> Finding:
+    """`torchdoctor explain FOLDER`'s finding for a watchdog folder: the same verdict the watchdog gave."""
+    stacks, records, found = folder_verdict(directory)
+    details = {
+        **found.to_dict(),
+        "folder": str(directory),
+        "ranks": [s.rank for s in stacks],
+        "dumps": sorted(records),
+        "evidence_not_used": {s.rank: s.evidence for s in stacks if s.evidence},
+    }
+    lines = found.text.splitlines()
+    summary = lines[0] if lines else found.kind
+    rest = lines[1:]
+    if found.culprits:
+        where = f" at {found.where.file}:{found.where.line}" if found.where else ""
+        rest.append(f"Culprit: rank(s) {', '.join(map(str, found.culprits))}{where}.")
+    if found.kind in ("all_inside", "stuck", "unclear") or not found.culprits:
+        status = "warn"
+    else:
+        status = "fail"
+    where_ranks = grouped(stacks) if any(s.frames for s in stacks) else []
+    fix = "\n".join(rest + ([""] + where_ranks if where_ranks else []))
+    return Finding("log.hang_verdict", status, summary, details, fix or None)

@@ -16,7 +16,7 @@ import re
 import traceback
 from dataclasses import dataclass, field
 
-from torchdoctor.hang.source import Frame, is_ours, is_user_code  # noqa: F401 - read from here too
+from torchdoctor.hang.source import Frame, condition_on_chain, is_ours, is_user_code  # noqa: F401 - read from here too
 
 COLLECTIVES = frozenset(
     "barrier monitored_barrier all_reduce all_gather all_gather_object all_gather_into_tensor "
@@ -51,6 +51,9 @@ class RankStack:
     note: str = ""  # why there is no stack: "exited", "did not answer within 5s", ...
     last_seen: list[Frame] = field(default_factory=list)  # where it was last seen moving, when no stack
     evidence: list[str] = field(default_factory=list)  # what of this rank could not be read, and why
+    helpers: list[tuple[int, list[Frame]]] = field(
+        default_factory=list
+    )  # (pid, frames) of its DataLoader workers
 
 
 @dataclass
@@ -121,7 +124,9 @@ def collective_of(frames: list[Frame]) -> str | None:
         for package in ("torch/distributed/", "torchdoctor/distributed/"):
             if package in path and frame.function in COLLECTIVES:
                 name = f"{package.split('/')[0]}.distributed.{frame.function}"
-                if ours is not None and not ours.file.endswith(("debug.py", "agreement.py", "operations.py")):
+                if ours is not None and not ours.file.endswith(
+                    ("debug.py", "agreement.py", "operations.py", "calls.py")
+                ):
                     where = f"{os.path.basename(ours.file)}:{ours.line}"
                     return (
                         f"{name} inside torchdoctor's {ours.function} ({where}), which every rank must reach"
@@ -144,12 +149,19 @@ def where_it_is(stack: RankStack) -> tuple[str, list[Frame]]:
     """What one rank is doing, in words (``"waiting in torch.distributed.barrier"``), and the frames to show
     under it: the user's, innermost first."""
     if not stack.frames:
+        seen = [f for f in stack.last_seen if is_user_code(f.file)][-4:]
+        if seen:
+            return f"no stack: {stack.note or 'unknown'}; last seen moving at", list(reversed(seen))
         return f"no stack: {stack.note or 'unknown'}", []
     collective = collective_of(stack.frames)
     user = [f for f in stack.frames if is_user_code(f.file)]
     innermost = stack.frames[-1]
+    helper = next(((pid, [f for f in fs if is_user_code(f.file)]) for pid, fs in stack.helpers), None)
     if collective:
         head = f"waiting in {collective}"
+    elif helper and helper[1]:
+        head = f"not in a collective; waiting for its DataLoader worker (pid {helper[0]}), which is in"
+        return head, list(reversed(helper[1][-4:]))
     elif user and innermost is not user[-1]:
         head = f"not in a collective; in {innermost.function} ({innermost.file}:{innermost.line})"
     else:
@@ -290,6 +302,12 @@ def _count(ranks) -> str:
 
 
 def _user_frame(stack: RankStack) -> Frame | None:
+    """The innermost frame of the user's code where this rank is: in its DataLoader worker when it waits
+    for one (the worker holds the rank back), else in its own main thread."""
+    for _, frames in stack.helpers:
+        inner = next((f for f in reversed(frames) if is_user_code(f.file)), None)
+        if inner:
+            return inner
     return next((f for f in reversed(stack.frames) if is_user_code(f.file)), None)
 
 
@@ -352,18 +370,6 @@ def _rank_condition_hint(stacks: list[RankStack]) -> tuple[str, str]:
     return "", ""
 
 
-def condition_on_chain(frames: list[Frame]):
-    """The innermost of the user's frames (the whole call chain, not only the innermost) that sits under a
-    condition on the rank, and that condition: ``(frame, Condition)``, or None."""
-    from torchdoctor.hang.source import rank_condition
-
-    for frame in reversed(frames):
-        found = rank_condition(frame.file, frame.line) if is_user_code(frame.file) else None
-        if found:
-            return frame, found
-    return None
-
-
 def _joined_verdict(stacks: list[RankStack], records: dict) -> Verdict | None:
     """The flight recorder's first disagreement per process group, joined with where the ranks that are
     behind are now: ``rank 1 never entered all_reduce #3 (train.py:10): it is in save_checkpoint (...)``."""
@@ -387,7 +393,7 @@ def _joined_verdict(stacks: list[RankStack], records: dict) -> Verdict | None:
         if d.kind == "pending":
             one = _pending(d, by_rank)
         elif d.kind != "never_entered":
-            one = _mismatch(d, by_rank)
+            one = mismatch_verdict(d, by_rank)
         else:
             one = _never_entered(d, by_rank)
         verdicts.append(one)
@@ -456,6 +462,12 @@ def _never_entered(d, by_rank: dict[int, RankStack]) -> Verdict:
             where = Frame(frame.file, found.line, frame.function)
     else:
         hint, found = _rank_condition_hint(elsewhere)
+        stuck = culprit is not None and culprit.frames and not collective_of(culprit.frames)
+        if not hint and stuck and where is not None:
+            hint = (
+                f"rank {culprit.rank} is held up at {where.file}:{where.line}, not on another path: find out why "
+                "that line does not return (a slow or hung filesystem, a lock, a child process, a network call)."
+            )
         sentences.append(hint or fr.to_finding(d).fix.splitlines()[0])
         condition = condition or found
     silent = [by_rank[r] for r in d.behind if r in by_rank and not by_rank[r].frames]
@@ -466,7 +478,7 @@ def _never_entered(d, by_rank: dict[int, RankStack]) -> Verdict:
     return verdict
 
 
-def _mismatch(d, by_rank: dict[int, RankStack]) -> Verdict:
+def mismatch_verdict(d, by_rank: dict[int, RankStack]) -> Verdict:
     """Ranks entered collective #N with different operations, sizes or dtypes: the rank(s) on their own
     (the smaller side, or the side whose call sits under a condition on the rank) caused it."""
     from torchdoctor.explain import flight_recorder as fr
@@ -495,7 +507,7 @@ def _mismatch(d, by_rank: dict[int, RankStack]) -> Verdict:
             f"{fr.who(culprits)} took another path there; every rank must make the same collective calls."
         )
     else:
-        sentences.append(f"{fr.who(culprits)} is the odd one out. " + finding.fix.splitlines()[0])
+        sentences.append(f"{fr.who(culprits).capitalize()} is the odd one out. " + finding.fix.splitlines()[0])
     verdict = Verdict("\n".join(sentences), "mismatch", culprits, where, condition)
     verdict.share = 1 - len(culprits) / sum(len(r) for r in d.entered.values())
     return verdict
@@ -555,6 +567,13 @@ def _is_now(stack: RankStack) -> str:
     innermost = stack.frames[-1]
     callers = [f for f in stack.frames[:-1] if is_user_code(f.file)]
     called = f", called from {callers[-1]}" if callers else ""
+    for pid, frames in stack.helpers:
+        inner = next((f for f in reversed(frames) if is_user_code(f.file)), None)
+        if inner:
+            return (
+                f"rank {stack.rank} waits for its DataLoader worker (pid {pid}), which is in {inner.function} "
+                f"({inner.file}:{inner.line}){called}"
+            )
     return f"rank {stack.rank} is in {innermost.function} ({innermost.file}:{innermost.line}){called}"
 
 

@@ -23,6 +23,7 @@ line (a checkpoint save, one huge kernel) without output or `heartbeat()` counts
 
 from __future__ import annotations
 
+import collections
 import faulthandler
 import json
 import os
@@ -32,6 +33,7 @@ import subprocess
 import sys
 import threading
 import time
+import traceback
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -39,6 +41,7 @@ from typing import TextIO
 
 from torchdoctor.distributed.ranks import current, from_environment
 from torchdoctor.hang import calls
+from torchdoctor.hang.failure import failure_verdict
 from torchdoctor.hang.files import RankFiles
 from torchdoctor.hang.job import JobExchange
 from torchdoctor.hang.report import (  # noqa: F401 - the names the watchdog's users import
@@ -68,6 +71,7 @@ FLIGHT_RECORDER_ENTRIES = 2000
 SECONDS_VARIABLE = "TORCHDOCTOR_WATCHDOG_SECONDS"
 # The launcher sends it to a stuck worker and faulthandler writes the stack. Not SIGUSR1/SIGUSR2: Lightning
 # and SLURM set-ups use those to requeue a job. A real-time signal nobody else uses, where there are some.
+FRAMES_KEPT = 12  # frames of a worker's error kept in rank<N>.done
 DUMP_SIGNAL = signal.SIGRTMIN + 5 if hasattr(signal, "SIGRTMIN") else signal.SIGUSR2
 
 # ---------------------------------------------------------------------------------------------------------
@@ -80,6 +84,14 @@ def heartbeat() -> None:
     """Tell the watchdog this rank is making progress: call it once per step where one step may sit on a
     single line for longer than the watchdog's timeout (a long C call, a slow ``next(loader)``)."""
     _beat[0] = time.monotonic()
+
+
+IMPORT_GRACE = 120.0
+
+
+def _importing(frame) -> bool:
+    """Whether the innermost frame is the import machinery's (a module being loaded)."""
+    return frame is not None and frame.f_code.co_filename.startswith("<frozen importlib")
 
 
 def _stack_signature(frame) -> tuple:
@@ -121,7 +133,14 @@ class ProgressSampler:
             self.on_tick()
             frame = sys._current_frames().get(self._main)
             signature = _stack_signature(frame)
+            importing = _importing(frame)
             del frame
+            # loading a large extension (``import torch``) sits on one line for seconds on a busy machine:
+            # that is progress, for at most IMPORT_GRACE seconds (an import that never ends is a hang too)
+            if importing and time.monotonic() - last_move < IMPORT_GRACE:
+                last_signature = signature
+                self.on_progress()
+                continue
             if signature != last_signature or _beat[0] != last_beat:
                 last_signature, last_beat, last_move = signature, _beat[0], time.monotonic()
                 self.on_progress()
@@ -172,11 +191,13 @@ def prepare_worker(script: str, environ=None) -> None:
     request, answered = Path(directory) / FLIGHT_RECORDER_REQUEST, []
     files = RankFiles(Path(directory), info.rank)
 
+    try:
+        calls.open_ring(files.calls)
+        calls.record_calls_on_import()
+    except OSError:  # no room for the file: the flight recorder and the stacks still speak
+        pass
+
     def answer() -> None:
-        dist = sys.modules.get("torch.distributed")
-        if dist is not None and getattr(dist, "all_reduce", None) is not None:
-            calls.record_calls(dist)  # once torch.distributed is there; the script looks it up at each call
-        calls.write_calls(files.calls)
         if not answered and request.exists():
             answered.append(True)
             write_flight_record(base)
@@ -254,15 +275,29 @@ def _touch(path: Path) -> None:
         pass
 
 
-def worker_finished() -> None:
-    """The script returned (or raised): tell the launcher, and from now on ignore its stack signal, since
-    faulthandler lets go of it while the interpreter shuts down and the signal would then kill the worker."""
+def worker_finished(error: BaseException | None = None) -> None:
+    """The script returned (or raised ``error``): tell the launcher (with the error, where and when, so that
+    a failed job's verdict can tell the rank that failed first from the ones that failed because of it), and
+    from now on ignore the stack signal, since faulthandler lets go of it while the interpreter shuts down
+    and the signal would then kill the worker."""
     if not _worker:
         return
     _worker["sampler"].stop()
     faulthandler.unregister(DUMP_SIGNAL)
     signal.signal(DUMP_SIGNAL, signal.SIG_IGN)
-    _worker["done"].touch()
+    said = {}
+    if error is not None:
+        frames = [Frame(f.filename, f.lineno or 0, f.name) for f in traceback.extract_tb(error.__traceback__)]
+        message = str(error).strip().splitlines()
+        said = {
+            "error": f"{type(error).__name__}: {message[0] if message else ''}"[:500],
+            "frames": [[f.file, f.line, f.function] for f in frames[-FRAMES_KEPT:]],
+            "time": time.time(),
+        }
+    try:
+        _worker["done"].write_text(json.dumps(said) if said else "")
+    except OSError:  # the launcher removed its folder: the run is over anyway
+        pass
     _worker["stack_file"].close()
     _worker.clear()
 
@@ -342,8 +377,12 @@ def stuck_for(directory: Path, last_output: float = 0.0, now: float | None = Non
     ``time.time()``); 0 while no worker has started the script yet (see ``supervise``'s ``start_timeout``)."""
     now = time.time() if now is None else now
     latest = None
-    running = [w for w in workers_in(directory) if not (directory / f"rank{w['rank']}.done").exists()]
-    if not running:  # the scripts have all returned: a slow exit is not a hang
+    running = [
+        w
+        for w in workers_in(directory)
+        if not RankFiles(directory, w["rank"]).done.exists() and is_alive(w["pid"])
+    ]
+    if not running:  # the scripts have all returned or died: a slow exit, or a failure, is not a hang
         return 0.0
     for worker in running:
         try:
@@ -406,7 +445,54 @@ def collect_stacks(directory: Path, wait: float = 5.0) -> list[RankStack]:
     for stack in stacks:
         if not stack.frames and not stack.last_seen:
             stack.last_seen = _last_seen(directory, stack.rank)
+        elif stack.pid and waits_for_loader(stack.frames):
+            stack.helpers = _loader_workers(directory / f"rank{stack.rank}.stack", stack.pid)
     return stacks
+
+
+def waits_for_loader(frames: list[Frame]) -> bool:
+    """Whether the innermost frames wait for a DataLoader worker's batch."""
+    return any(
+        f.file.replace(os.sep, "/").endswith("torch/utils/data/dataloader.py")
+        and f.function in ("_try_get_data", "_get_data")
+        for f in frames[-6:]
+    )
+
+
+def _loader_workers(stack_file: Path, pid: int, wait: float = 3.0) -> list[tuple[int, list[Frame]]]:
+    """The stacks of ``pid``'s child processes (its DataLoader workers, forked with faulthandler's handler
+    and the open stack file): each is asked in turn, and its dump read from the end of the file."""
+    found = []
+    for child in _children(pid):
+        try:
+            before = stack_file.stat().st_size
+            os.kill(child, DUMP_SIGNAL)
+        except OSError:  # gone meanwhile, or the file went with the folder
+            continue
+        deadline, size = time.monotonic() + wait, -1
+        while time.monotonic() < deadline:
+            time.sleep(0.1)
+            now = stack_file.stat().st_size if stack_file.exists() else 0
+            if now > before and now == size:
+                break
+            size = now
+        with open(stack_file, "rb") as dump:
+            dump.seek(before)
+            threads = parse_faulthandler(dump.read().decode(errors="replace"))
+        if threads:
+            found.append((child, list(threads.values())[-1]))
+    return found
+
+
+def _children(pid: int) -> list[int]:
+    """The child processes of ``pid`` (from ``/proc/PID/task/*/children``); none where there is no /proc."""
+    children = []
+    try:
+        for task in Path(f"/proc/{pid}/task").iterdir():
+            children += [int(c) for c in (task / "children").read_text().split()]
+    except (OSError, ValueError):  # gone, or no /proc: no helpers to ask
+        pass
+    return children
 
 
 def _last_seen(directory: Path, rank: int) -> list[Frame]:
@@ -491,9 +577,10 @@ def supervise(
     (the caller knows which nodes it waited for)."""
     began = time.monotonic()
     last_output = [time.time()]
+    said: collections.deque = collections.deque(maxlen=64)  # torchrun's last output: its failure summary
     pumps = [
-        threading.Thread(target=_pump, args=(pipe, out, last_output), daemon=True)
-        for pipe, out in ((process.stdout, sys.stdout), (process.stderr, sys.stderr))
+        threading.Thread(target=_pump, args=(pipe, out, last_output, keep), daemon=True)
+        for pipe, out, keep in ((process.stdout, sys.stdout, None), (process.stderr, sys.stderr, said))
     ]
     for pump in pumps:
         pump.start()
@@ -536,7 +623,25 @@ def supervise(
         result = Supervision(1, text)
     for pump in pumps:
         pump.join(timeout=5)  # an orphaned worker may hold the pipe open; do not wait for it forever
-    return result or Supervision(process.wait())
+    if result is None:
+        result = Supervision(process.wait())
+        if result.returncode != 0:
+            result.report = _failure_report(directory, b"".join(said).decode(errors="replace"))
+    return result
+
+
+def _failure_report(directory: Path, torchrun_output: str) -> str:
+    """The verdict for a job that failed: which rank failed first and where (`failure.failure_verdict`)."""
+    found = failure_verdict(directory, torchrun_output)
+    if found is None:
+        return ""
+    write_verdict(directory, found, 0.0)
+    lines = [f"torchdoctor: failed: {found.text}"]
+    if found.culprits:
+        where = f" at {found.where.file}:{found.where.line}" if found.where else ""
+        lines.append(f"Culprit: rank(s) {', '.join(map(str, found.culprits))}{where}.")
+    lines.append(f"What each rank left: {directory}/rank*; the verdict as JSON: {directory}/{VERDICT_FILE}.")
+    return "\n".join(lines) + "\n"
 
 
 VERDICT_FILE = "verdict.json"
@@ -551,14 +656,17 @@ def write_verdict(directory: Path, found: Verdict, seconds: float) -> None:
         pass
 
 
-def _pump(pipe, out: TextIO, last_output: list[float]) -> None:
-    """Copy ``pipe`` to ``out`` as it comes (no line buffering: progress bars use \\r), noting the time."""
+def _pump(pipe, out: TextIO, last_output: list[float], keep: collections.deque | None = None) -> None:
+    """Copy ``pipe`` to ``out`` as it comes (no line buffering: progress bars use \\r), noting the time
+    (and keeping the last chunks in ``keep``)."""
     target = getattr(out, "buffer", None)
     while True:
         chunk = os.read(pipe.fileno(), 65536)
         if not chunk:
             return
         last_output[0] = time.time()
+        if keep is not None:
+            keep.append(chunk)
         if target is not None:
             target.write(chunk)
         else:
