@@ -87,6 +87,11 @@ def failure_verdict(directory: Path, torchrun_output: str = "") -> Verdict | Non
             text += f"; its last collective call was {call}"
             if _mtime(files.calls) > _mtime(files.where) or where is None:  # the newer of the two
                 frames, where = call_frames, _user_frame(call_frames)
+        ended = _ended_itself(files)
+        if ended:  # it ended itself: that line, exactly
+            how, frames = ended
+            where = _user_frame(frames) or where
+            text = f"{_who(culprits)} ended itself with {how} at {where}, without a Python error"
     elif causes:
         first, said = causes[0]
         culprits = [first]
@@ -156,6 +161,15 @@ def _last_call(directory: Path, rank: int) -> tuple[str, list[Frame]]:
         return "", []
     where = _user_frame(last.frames)
     return f"{last.op} #{last.first}" + (f" at {where}" if where else ""), last.frames
+
+
+def _ended_itself(files: RankFiles) -> tuple[str, list[Frame]] | None:
+    """``("os._exit(3)", frames)`` from ``rank<N>.exit``, or None."""
+    try:
+        said = json.loads(files.exit.read_text())
+        return str(said["how"]), [Frame(*f) for f in said["frames"]]
+    except (OSError, ValueError, TypeError, KeyError):  # not there: it did not end itself through Python
+        return None
 
 
 def _mtime(path: Path) -> float:

@@ -13,7 +13,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-_RANK_FILE = re.compile(r"^rank(\d+)\.(json|stack|fr|fr-none|calls|where|done|beat)$")
+_RANK_FILE = re.compile(r"^rank(\d+)\.(json|stack|fr|fr-none|calls|where|done|beat|exit)$")
 
 
 @dataclass(frozen=True)
@@ -58,6 +58,11 @@ class RankFiles:
     @property
     def no_dump(self) -> Path:
         return self._named("fr-none")
+
+    @property
+    def exit(self) -> Path:
+        """Where the process ended itself without a Python error (``os._exit``, a signal to itself)."""
+        return self._named("exit")
 
     @property
     def done(self) -> Path:

@@ -93,7 +93,7 @@ def _torchrun_output(directory: Path) -> str:
 
 
 OURS = re.compile(
-    r"^(rank\d+\.(json|stack|fr|fr-none|calls|where|done|beat|tmp)|verdict\.json|flight-recorder\.request|started\.\d+\.\d+)$"
+    r"^(rank\d+\.(json|stack|fr|fr-none|calls|where|done|beat|exit|tmp)|verdict\.json|flight-recorder\.request|started\.\d+\.\d+)$"
 )
 
 

@@ -507,7 +507,9 @@ def mismatch_verdict(d, by_rank: dict[int, RankStack]) -> Verdict:
             f"{fr.who(culprits)} took another path there; every rank must make the same collective calls."
         )
     else:
-        sentences.append(f"{fr.who(culprits).capitalize()} is the odd one out. " + finding.fix.splitlines()[0])
+        sentences.append(
+            f"{fr.who(culprits).capitalize()} is the odd one out. " + finding.fix.splitlines()[0]
+        )
     verdict = Verdict("\n".join(sentences), "mismatch", culprits, where, condition)
     verdict.share = 1 - len(culprits) / sum(len(r) for r in d.entered.values())
     return verdict

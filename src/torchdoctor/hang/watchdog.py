@@ -196,6 +196,7 @@ def prepare_worker(script: str, environ=None) -> None:
         calls.record_calls_on_import()
     except OSError:  # no room for the file: the flight recorder and the stacks still speak
         pass
+    _note_exits(files.exit)
 
     def answer() -> None:
         if not answered and request.exists():
@@ -208,6 +209,37 @@ def prepare_worker(script: str, environ=None) -> None:
 
     sampler = ProgressSampler(interval, on_progress=moved, on_tick=answer).start()
     _worker.update(stack_file=stack_file, sampler=sampler, done=Path(f"{base}.done"))
+
+
+def _note_exits(path: Path) -> None:
+    """Note where this process ends itself without a Python error: ``os._exit()`` (wrapped) and a signal it
+    sends itself (an audit hook on ``os.kill``), so a failed job's verdict can name the line. Only this
+    process: a DataLoader worker forked from it ends with ``os._exit`` too."""
+    me, real_exit = os.getpid(), os._exit
+
+    def note(how: str) -> None:
+        if os.getpid() != me:
+            return
+        frames = _main_frames() if threading.current_thread() is threading.main_thread() else []
+        frames = frames or frames_of(sys._getframe(2))
+        try:
+            path.write_text(
+                json.dumps({"how": how, "frames": [[f.file, f.line, f.function] for f in frames]})
+            )
+        except OSError:  # the launcher removed its folder: the run is over anyway
+            pass
+
+    def exit_noted(code: int) -> None:
+        note(f"os._exit({code})")
+        real_exit(code)
+
+    def on_audit(event: str, args: tuple) -> None:
+        if event == "os.kill" and args and args[0] in (me, 0) and args[1] not in (0, DUMP_SIGNAL):
+            name = signal.Signals(args[1]).name if args[1] in signal.Signals._value2member_map_ else args[1]
+            note(f"os.kill(own pid, {name})")
+
+    os._exit = exit_noted
+    sys.addaudithook(on_audit)
 
 
 def _note_where(path: Path) -> None:
