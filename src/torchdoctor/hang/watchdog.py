@@ -94,6 +94,32 @@ def _importing(frame) -> bool:
     return frame is not None and frame.f_code.co_filename.startswith("<frozen importlib")
 
 
+def _waits_for_loader_frame(frame) -> bool:
+    """Whether the main thread (its innermost frames) waits for a DataLoader worker's batch."""
+    for _ in range(6):
+        if frame is None:
+            return False
+        if frame.f_code.co_name in ("_try_get_data", "_get_data") and frame.f_code.co_filename.endswith(
+            "dataloader.py"
+        ):
+            return True
+        frame = frame.f_back
+    return False
+
+
+def _children_cpu(pid: int) -> int:
+    """CPU ticks (user + system) the child processes of ``pid`` have used so far; 0 where there is no /proc."""
+    total = 0
+    for child in _children(pid):
+        try:
+            with open(f"/proc/{child}/stat") as stat:
+                fields = stat.read().rsplit(")", 1)[1].split()
+            total += int(fields[11]) + int(fields[12])
+        except (OSError, ValueError, IndexError):  # gone meanwhile: it works no more
+            continue
+    return total
+
+
 def _stack_signature(frame) -> tuple:
     signature = []
     while frame is not None:
@@ -118,6 +144,7 @@ class ProgressSampler:
         self.on_progress, self.on_idle, self.on_tick = on_progress, on_idle, on_tick
         self._stop = threading.Event()
         self._main = threading.main_thread().ident
+        self._children_busy = 0  # CPU ticks of this process's children (DataLoader workers) last seen
         self._thread = threading.Thread(target=self._run, name="torchdoctor-watchdog", daemon=True)
 
     def start(self) -> ProgressSampler:
@@ -134,7 +161,15 @@ class ProgressSampler:
             frame = sys._current_frames().get(self._main)
             signature = _stack_signature(frame)
             importing = _importing(frame)
+            loading = signature == last_signature and _waits_for_loader_frame(frame)
             del frame
+            if loading:  # the main thread waits for a DataLoader worker: progress while the worker works
+                busy = _children_cpu(os.getpid())
+                if busy > self._children_busy:
+                    self._children_busy = busy
+                    last_move = time.monotonic()
+                    self.on_progress()
+                    continue
             # loading a large extension (``import torch``) sits on one line for seconds on a busy machine:
             # that is progress, for at most IMPORT_GRACE seconds (an import that never ends is a hang too)
             if importing and time.monotonic() - last_move < IMPORT_GRACE:
@@ -199,8 +234,14 @@ def prepare_worker(script: str, environ=None) -> None:
     _note_exits(files.exit)
 
     def answer() -> None:
-        if not answered and request.exists():
-            answered.append(True)
+        try:
+            asked = request.stat().st_mtime_ns
+        except OSError:  # not asked (yet)
+            return
+        if (
+            asked not in answered
+        ):  # each request once (a request while the ranks imported is followed by another)
+            answered.append(asked)
             write_flight_record(base)
 
     def moved() -> None:
@@ -436,9 +477,14 @@ def collect_stacks(directory: Path, wait: float = 5.0) -> list[RankStack]:
         (directory / FLIGHT_RECORDER_REQUEST).touch()  # each worker's sampler thread answers within a second
     except OSError:
         pass
+    start_at: dict[int, int] = {}  # where each stack file ends before this request: a second one appends
     for worker in workers:
         stack = RankStack(worker["rank"], worker["pid"], worker.get("host", ""))
         stacks.append(stack)
+        try:
+            start_at[stack.rank] = (directory / f"rank{worker['rank']}.stack").stat().st_size
+        except OSError:
+            start_at[stack.rank] = 0
         if (directory / f"rank{worker['rank']}.done").exists():
             stack.note = "its script had already returned"
             continue
@@ -460,9 +506,11 @@ def collect_stacks(directory: Path, wait: float = 5.0) -> list[RankStack]:
         for worker, stack in list(pending):
             path = directory / f"rank{worker['rank']}.stack"
             size = path.stat().st_size if path.exists() else 0
-            if size and sizes.get(stack.rank) == size:  # written, and no longer growing
+            if size > start_at[stack.rank] and sizes.get(stack.rank) == size:  # written, no longer growing
                 try:
-                    threads = parse_faulthandler(path.read_text(errors="replace"))
+                    with open(path, "rb") as dump:
+                        dump.seek(start_at[stack.rank])
+                        threads = parse_faulthandler(dump.read().decode(errors="replace"))
                 except OSError as error:
                     stack.note = f"its stack file {path} could not be read: {error.strerror or error}"
                     pending.remove((worker, stack))
@@ -533,6 +581,15 @@ def _last_seen(directory: Path, rank: int) -> list[Frame]:
         return [Frame(*f) for f in json.loads(RankFiles(directory, rank).where.read_text())]
     except (OSError, ValueError, TypeError):  # never written (a rank that never moved): nothing seen
         return []
+
+
+def _still_importing(stacks: list[RankStack], running_for: float) -> bool:
+    """Whether every rank that is not in a collective is loading a module, early in the run: while a
+    large extension loads (``import torch`` on a busy machine) the sampler thread cannot run, so no
+    progress is seen, but the import ends by itself."""
+    importing = [s for s in stacks if s.frames and s.frames[-1].file.startswith("<frozen importlib")]
+    elsewhere = [s for s in stacks if s.frames and not collective_of(s.frames) and s not in importing]
+    return bool(importing) and not elsewhere and running_for < IMPORT_GRACE
 
 
 def _answered(base: Path) -> bool:
@@ -637,6 +694,15 @@ def supervise(
             continue
         fired = time.monotonic()
         stacks = collect_stacks(directory)
+        if not asked and _still_importing(stacks, time.monotonic() - began):
+            last_output[0] = time.time()  # loading a module (its thread starved of the GIL) is not a hang
+            for path in [
+                directory / FLIGHT_RECORDER_REQUEST,
+                *directory.glob("rank*.fr"),
+                *directory.glob("rank*.fr-none"),
+            ]:
+                path.unlink(missing_ok=True)  # asked again, answered again, at the real hang
+            continue
         notes: dict[int, list[str]] = {}
         records = read_flight_records(directory, notes)
         for stack in stacks:
