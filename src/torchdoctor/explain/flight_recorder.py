@@ -539,11 +539,30 @@ def fill_call_sites(record: RankRecord, calls: dict[str, list]) -> None:
                     break
 
 
+# torch's dtype names as the flight recorder writes them (c10's ScalarType names)
+TORCH_DTYPES = {
+    "float32": "Float",
+    "float64": "Double",
+    "float16": "Half",
+    "bfloat16": "BFloat16",
+    "int64": "Long",
+    "int32": "Int",
+    "int16": "Short",
+    "int8": "Char",
+    "uint8": "Byte",
+    "bool": "Bool",
+    "complex64": "ComplexFloat",
+    "complex128": "ComplexDouble",
+}
+
+
 def from_calls(rank: int, calls: dict[str, list], source: str = "") -> RankRecord:
     """A `RankRecord` made of the calls a worker noted (`torchdoctor.hang.calls`), for a rank that left no
     dump: a killed rank, or a job that failed before anyone asked for one. A call that used several
     sequence numbers (``all_gather_object``) stands for the first of them."""
-    record = RankRecord(rank, source or f"rank {rank}'s noted calls", complete=False)
+    # it holds only the calls made through torch.distributed's Python functions (not DDP's own): a sequence
+    # number it lacks is unknown, never "not entered" (read as a ring buffer cut short)
+    record = RankRecord(rank, source or f"rank {rank}'s noted calls", complete=False, truncated=True)
     for pg, noted in calls.items():
         record.collectives[pg] = [
             Collective(
@@ -552,7 +571,7 @@ def from_calls(rank: int, calls: dict[str, list], source: str = "") -> RankRecor
                 call.op,
                 [call.shape] if call.shape is not None else [],
                 [],
-                [call.dtype] if call.dtype else [],
+                [TORCH_DTYPES.get(call.dtype, call.dtype)] if call.dtype else [],
                 [],
                 True if call.last > call.first else None,
                 list(call.frames),

@@ -74,11 +74,18 @@ def folder_verdict(directory: Path) -> tuple[list[RankStack], dict, Verdict]:
     for rank, reasons in notes.items():
         if rank in by_rank:
             by_rank[rank].evidence += reasons
-    if not any(s.frames for s in stacks):
+    if not any(_has_stack(RankFiles(directory, s.rank)) for s in stacks):  # no stack asked for: a failed job
         failed = failure_verdict(directory, _torchrun_output(directory))
         if failed is not None:
             return stacks, records, failed
     return stacks, records, verdict(stacks, records)
+
+
+def _has_stack(files: RankFiles) -> bool:
+    try:
+        return files.stack.stat().st_size > 0
+    except OSError:  # no stack file: nothing was asked of this rank
+        return False
 
 
 def _torchrun_output(directory: Path) -> str:

@@ -497,6 +497,16 @@ def mismatch_verdict(d, by_rank: dict[int, RankStack]) -> Verdict:
         sentences.append("Which side is the odd one out cannot be told: " + finding.fix.splitlines()[0])
         return Verdict("\n".join(sentences), "mismatch")
     culprits = list(d.entered[odd])
+    # the odd ones are past the loop the others still run: uneven iterations, not a condition on the rank
+    waiters = [
+        by_rank[r] for s, ranks in sides if s != odd for r in ranks if r in by_rank and by_rank[r].frames
+    ]
+    gone = [by_rank[r] for r in culprits if r in by_rank]
+    left = _left_the_loop(waiters[:1], gone) if waiters and gone and len(gone) == len(culprits) else None
+    if left is not None:
+        left.text = "\n".join([finding.summary + ".", left.text])
+        left.share = 1 - len(culprits) / sum(len(r) for r in d.entered.values())
+        return left
     call = fr.user_call(d.examples[odd].frames)
     found = conditions[odd] or next((conditions[s] for s, _ in sides if s != odd and conditions[s]), None)
     where, condition = call, ""
@@ -526,9 +536,28 @@ def _pending(d, by_rank: dict[int, RankStack]) -> Verdict:
     text = f"{fr.who(entered)} entered {example.shape()}{_ddp_where(example)} and wait in it; " + "; ".join(
         _is_now(s) for s in suspects[:6]
     )
-    waiting_too = [s.rank for s in suspects if s.frames and collective_of(s.frames)]
+    waiting_too = [s for s in suspects if s.frames and collective_of(s.frames)]
     if waiting_too and len(waiting_too) == len(suspects):
-        return _all_inside(list(by_rank.values()), {}) or Verdict(text + ".", "all_inside")
+        entered_in = {collective_of(by_rank[r].frames) for r in entered if r in by_rank and by_rank[r].frames}
+        elsewhere = [s for s in waiting_too if collective_of(s.frames) not in entered_in]
+        if (
+            entered_in and elsewhere
+        ):  # the suspects wait in another collective than the others: on another path
+            found = condition_on_chain(elsewhere[0].frames)
+            where = (
+                Frame(found[0].file, found[1].line, found[0].function) if found else _user_frame(elsewhere[0])
+            )
+            more = (
+                f"\n{found[0].file}:{found[0].line} sits under a condition on the rank, {found[1]}."
+                if found
+                else ""
+            )
+            verdict = Verdict(
+                text + "." + more, "order", [s.rank for s in elsewhere], where, str(found[1]) if found else ""
+            )
+            verdict.share = len(entered) / max(1, len(entered) + len(elsewhere))
+            return verdict
+        return _all_inside(list(by_rank.values()), {}) or Verdict(text + ".", "unclear")
     culprits = [s.rank for s in suspects if not (s.frames and collective_of(s.frames))]
     culprit = by_rank.get(culprits[0]) if len(culprits) == 1 else None
     where = _user_frame(culprit) if culprit is not None and culprit.frames else None
@@ -546,6 +575,14 @@ def _all_inside(stacks: list[RankStack], records: dict) -> Verdict | None:
     if not stacks or len(places) != 1 or None in places or any(not s.frames for s in stacks):
         return None
     (collective,) = places
+    unknown = [s.rank for s in stacks if records and s.rank not in records]
+    if unknown:  # the stacks agree, but which collective (which #N) each rank is in is not known for all
+        return Verdict(
+            f"every rank waits in {collective}, but {_count(unknown)} left no record of its collectives, so "
+            "whether they all wait in the same one cannot be told; no rank is blamed. Find their flight-recorder "
+            "dumps, or rerun under `torchdoctor launch --watchdog`.",
+            "unclear",
+        )
     newest = {max((c[-1].seq for c in r.collectives.values() if c), default=0) for r in records.values()}
     number = f" #{newest.pop()}" if len(newest) == 1 else ""
     return Verdict(

@@ -633,6 +633,8 @@ def read_flight_records(directory: Path, notes: dict[int, list[str]] | None = No
             continue
         if rank in records:
             flight_recorder.fill_call_sites(records[rank], noted)
+        elif noted:  # no dump (killed, stopped, cut away): what it called still compares
+            records[rank] = flight_recorder.from_calls(rank, noted, str(path))
     return records
 
 
