@@ -67,8 +67,9 @@ class Collective:
         return " ".join(part for part in (f"{self.op} #{self.seq}", sizes, dtypes) if part)
 
     def signature(self) -> tuple:
-        sizes = (repr(self.input_sizes), repr(self.output_sizes)) if self.op in SAME_SIZES else ()
-        return (self.op, sizes, tuple(d for d in (*self.input_dtypes, *self.output_dtypes)))
+        # what the rank sent: a rank known by its noted calls alone (`from_calls`) has no output side
+        sizes = repr(self.input_sizes or self.output_sizes) if self.op in SAME_SIZES else ""
+        return (self.op, sizes, tuple(self.input_dtypes or self.output_dtypes))
 
 
 @dataclass
