@@ -61,7 +61,9 @@ def run_fault(script: Path, watchdog: float, timeout: float = 240) -> dict:
     kept = re.search(r"(?:Full stacks|What each rank left): (\S+)/rank\*", done.stderr)
     result["folder"] = kept[1] if kept else None
     verdict_file = Path(kept[1]) / "verdict.json" if kept else None
-    result["verdict"] = json.loads(verdict_file.read_text()) if verdict_file and verdict_file.exists() else None
+    result["verdict"] = (
+        json.loads(verdict_file.read_text()) if verdict_file and verdict_file.exists() else None
+    )
     result["stderr_tail"] = done.stderr[-3000:]
     return result
 

@@ -51,7 +51,9 @@ def test_a_barrier_under_a_condition_two_frames_up_is_blamed_on_the_condition(cl
     assert found["culprits"] == [planted["culprit"]] and found["kind"] == "mismatch"
     assert found["where"] == {"file": str(script), "line": planted["line"]}
     assert "`if self.gpu_id == 0 and epoch % self.save_every == 0:" in result.stderr
-    assert f"Culprit: rank(s) 0 at {script}:{planted['line']}; rank(s) 1, 2 wait because of it." in result.stderr
+    assert (
+        f"Culprit: rank(s) 0 at {script}:{planted['line']}; rank(s) 1, 2 wait because of it." in result.stderr
+    )
     # the same verdict after the fact, from the folder, with explain
     explained = cli("explain", "--json", str(folder), timeout=120)
     hang = next(f for f in json.loads(explained.stdout)["findings"] if f["id"] == "log.hang_verdict")
