@@ -922,9 +922,16 @@ def _read_stacks(store, world: int, collect: float) -> tuple[list[RankStack], di
         if not store.check([key]):
             stacks.append(RankStack(rank, note=f"did not answer within {collect:g}s"))
             continue
-        data = json.loads(store.get(key))
-        frames = [Frame(*f) for f in data["frames"]]
-        stacks.append(RankStack(data["rank"], data["pid"], data["host"], frames))
-        if data.get("record"):
-            records[data["rank"]] = from_digest(data["record"])
+        try:
+            data = json.loads(store.get(key))
+            frames = [Frame(*f) for f in data["frames"]]
+            stacks.append(RankStack(data["rank"], data["pid"], data["host"], frames))
+        except (ValueError, TypeError, KeyError) as error:
+            stacks.append(RankStack(rank, note=f"its stack did not read: {error!r}"))
+            continue
+        try:
+            if data.get("record"):
+                records[data["rank"]] = from_digest(data["record"])
+        except (ValueError, TypeError, KeyError) as error:
+            stacks[-1].evidence.append(f"its flight-recorder digest did not read: {error!r}")
     return stacks, records
