@@ -127,3 +127,10 @@ def test_evidence_that_does_not_read_is_named_with_its_reason(tmp_path):
     assert "its call sites rank2.calls were not read" in notes[2][0]
     with pytest.raises(ValueError):
         read_calls(tmp_path / "rank2.calls")
+
+
+def test_a_digest_row_that_does_not_read_is_refused_by_name_not_unpacked_wrongly():
+    from torchdoctor.explain.flight_recorder import from_digest
+
+    with pytest.raises(ValueError, match="a digest row of process group 0 is not 8 fields"):
+        from_digest({"rank": 1, "collectives": {"0": [[3, "all_reduce"]]}})

@@ -19,7 +19,7 @@ import json
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from torchdoctor.explain import safe_pickle
 from torchdoctor.findings import Finding
@@ -586,14 +586,60 @@ def from_calls(rank: int, calls: dict[str, list], source: str = "") -> RankRecor
 # Digests: what a node sends the node that reports for the whole job
 
 
+class DigestRow(NamedTuple):
+    """One collective in a `digest`, in the order it travels as a JSON list."""
+
+    seq: int
+    op: str
+    input_sizes: list
+    output_sizes: list
+    input_dtypes: list
+    output_dtypes: list
+    completed: bool | None
+    frames: list  # [file, line, function], outermost first
+
+    @classmethod
+    def read(cls, pg: str, row: Any) -> Collective:
+        """The `Collective` a row stands for; ``ValueError`` naming what is wrong with it."""
+        if not isinstance(row, (list, tuple)) or len(row) != len(cls._fields):
+            raise ValueError(
+                f"a digest row of process group {pg} is not {len(cls._fields)} fields: {str(row)[:80]}"
+            )
+        r = cls(*row)
+        if not isinstance(r.seq, int) or not isinstance(r.frames, list):
+            raise ValueError(f"a digest row of process group {pg} does not read: {str(row)[:80]}")
+        frames = [Frame(str(f[0]), int(f[1]), str(f[2])) for f in r.frames]
+        return Collective(
+            pg,
+            r.seq,
+            str(r.op),
+            r.input_sizes,
+            r.output_sizes,
+            r.input_dtypes,
+            r.output_dtypes,
+            r.completed,
+            frames,
+        )
+
+
 def digest(record: RankRecord, keep: int = 4) -> dict:
     """The newest ``keep`` collectives of each process group of ``record``, as JSON-able data: enough to find
     where the ranks part ways at a hang (the older ones agreed, or the job would have stopped there)."""
     groups = {}
     for pg, collectives in record.collectives.items():
         groups[pg] = [
-            [c.seq, c.op, c.input_sizes, c.output_sizes, c.input_dtypes, c.output_dtypes, c.completed]
-            + [[[f.file, f.line, f.function] for f in c.frames[-12:]]]
+            list(
+                DigestRow(
+                    c.seq,
+                    c.op,
+                    c.input_sizes,
+                    c.output_sizes,
+                    c.input_dtypes,
+                    c.output_dtypes,
+                    c.completed,
+                    [[f.file, f.line, f.function] for f in c.frames[-12:]],
+                )
+            )
             for c in collectives[-keep:]
         ]
     dropped = any(len(c) > keep for c in record.collectives.values())
@@ -619,8 +665,5 @@ def from_digest(data: dict) -> RankRecord:
         pg_ranks={k: [int(r) for r in v] for k, v in (data.get("pg_ranks") or {}).items()},
     )
     for pg, rows in (data.get("collectives") or {}).items():
-        record.collectives[pg] = [
-            Collective(pg, seq, op, ins, outs, in_types, out_types, done, [Frame(*f) for f in frames])
-            for seq, op, ins, outs, in_types, out_types, done, frames in rows
-        ]
+        record.collectives[pg] = [DigestRow.read(pg, row) for row in rows]
     return record
