@@ -177,19 +177,24 @@ def _table(rows: list[dict], variants: list[dict]) -> str:
         )
         top = (v.get("culprits") or ["-"])[0]
         line_ok = {True: "yes", False: "no", None: "n/a"}[r.get("line_ok")]
+        seconds = (
+            "failed job"
+            if v.get("kind") in ("failed", "mismatch") and r["ends"] != "hang"
+            else v.get("seconds", "-")
+        )
         lines.append(
             f"| {r['fault']} | {r['ranks']} | {planted} | {top} {'✓' if r.get('rank_ok') else '✗'} | "
-            f"{r.get('named', '-')} | {line_ok} | {v.get('seconds', '-')} |"
+            f"{r.get('named', '-')} | {line_ok} | {seconds} |"
         )
     faulty = [r for r in rows if r["culprit"] is not None]
     healthy = [r for r in rows if r["culprit"] is None]
     with_line = [r for r in faulty if r.get("line_ok") is not None]
-    seconds = [r["verdict"]["seconds"] for r in faulty if r.get("verdict") and "seconds" in r["verdict"]]
+    seconds = [r["verdict"]["seconds"] for r in faulty if r.get("verdict") and r["ends"] == "hang"]
     lines += [
         "",
         f"top-1 culprit rank: {sum(r['rank_ok'] for r in faulty)}/{len(faulty)}; "
         f"culprit file:line: {sum(r['line_ok'] for r in with_line)}/{len(with_line)} (where a line can be known); "
-        f"seconds from firing to verdict: max {max(seconds, default=0):.1f}; "
+        f"seconds from the watchdog firing to the verdict (hangs): max {max(seconds, default=0):.1f}; "
         f"false verdicts on healthy jobs: {sum(r['false'] or not r['rank_ok'] for r in healthy)}/{len(healthy)}",
     ]
     for how in ("stacks", "dumps", "cut"):
