@@ -74,7 +74,8 @@ def folder_verdict(directory: Path) -> tuple[list[RankStack], dict, Verdict]:
     for rank, reasons in notes.items():
         if rank in by_rank:
             by_rank[rank].evidence += reasons
-    asked = (directory / "flight-recorder.request").exists()  # the watchdog fired: a hang, whatever is missing
+    # the watchdog fired (it asked for the dumps): a hang, whatever is missing
+    asked = (directory / "flight-recorder.request").exists()
     if not asked and not any(_has_stack(RankFiles(directory, s.rank)) for s in stacks):  # a failed job
         failed = failure_verdict(directory, _torchrun_output(directory))
         if failed is not None:
