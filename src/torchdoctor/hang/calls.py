@@ -15,7 +15,6 @@ from __future__ import annotations
 import importlib.abc
 import importlib.util
 import inspect
-import json
 import mmap
 import sys
 from collections.abc import Callable
@@ -31,8 +30,8 @@ RECORDED = (
     "scatter scatter_object_list monitored_barrier"
 ).split()
 KEEP = 64  # calls kept: a hang or a failure is decided by the newest few
-FRAMES = 10  # caller frames kept per call, innermost first
-SLOT = 2048  # bytes per call in the file: 8 (last sequence number) + 4 (length) + the call as JSON
+FRAMES = 8  # caller frames kept per call, innermost first
+SLOT = 2048  # bytes per call in the file: 8 (last sequence number) + 4 (length) + the call (`_encode`)
 _HEAD = 8  # the file starts with the number of calls noted so far
 
 _ring: list = []  # [mmap, calls noted so far] once `open_ring` opened the file
@@ -123,13 +122,29 @@ def _noting(dist: Any, name: str, original: Callable, group_at: int) -> Callable
     return wrapper
 
 
+def _encode(call: list) -> bytes:
+    """One call as lines of tab-separated fields (a tenth of what JSON costs per collective): the group,
+    the sequence number before it, the operation, the shape, the dtype; then one line per frame."""
+    pg, before, op, frames, shape, dtype = call
+    head = f"{pg}\t{before}\t{op}\t{'-' if shape is None else ','.join(map(str, shape))}\t{dtype or '-'}"
+    return "\n".join([head, *[f"{f}\t{n}\t{c}" for f, n, c in frames]]).encode(errors="replace")
+
+
+def _decode(data: bytes) -> tuple[str, int, str, list, list | None, str | None]:
+    head, *lines = data.decode(errors="replace").split("\n")
+    pg, before, op, shape, dtype = head.split("\t")
+    frames = [(f, int(n), c) for f, n, c in (line.rsplit("\t", 2) for line in lines)]
+    sizes = None if shape == "-" else [int(d) for d in shape.split(",") if d]
+    return pg, int(before), op, frames, sizes, None if dtype == "-" else dtype
+
+
 def _note(call: list, before: int) -> int:
     """Write one call into the next slot of the ring; the slot's offset."""
     ring, count = _ring
-    data = json.dumps(call).encode()
+    data = _encode(call)
     while len(data) > SLOT - 12 and call[3]:  # a deep stack: keep the innermost frames that fit
         call[3] = call[3][: len(call[3]) // 2]
-        data = json.dumps(call).encode()
+        data = _encode(call)
     slot = _HEAD + (count % KEEP) * SLOT
     ring[slot : slot + 12] = before.to_bytes(8, "little", signed=True) + len(data).to_bytes(4, "little")
     ring[slot + 12 : slot + 12 + len(data)] = data
@@ -180,8 +195,8 @@ def read_calls(path: Path) -> dict[str, list[Call]]:
         after = int.from_bytes(data[slot : slot + 8], "little", signed=True)
         size = int.from_bytes(data[slot + 8 : slot + 12], "little")
         try:
-            pg, before, op, frames, shape, dtype = json.loads(data[slot + 12 : slot + 12 + size])
-            where = [Frame(str(f), int(n), str(c)) for f, n, c in frames][::-1]
+            pg, before, op, frames, shape, dtype = _decode(data[slot + 12 : slot + 12 + size])
+            where = [Frame(f, n, c) for f, n, c in frames][::-1]
         except (ValueError, TypeError) as error:
             raise ValueError(f"call {index} does not read: {error}") from None
         last = max(after, before + 1)
