@@ -1,7 +1,8 @@
 """What the hang watchdog costs a training loop: the same CPU training steps without and with
 ``torchdoctor.watch_for_hangs`` (its sampling thread) plus a ``heartbeat()`` per step, in one run; and what
 the flight recorder that ``torchdoctor launch --watchdog`` turns on (``TORCH_FR_BUFFER_SIZE=2000``) costs a
-collective: a real 2-rank gloo job timing ``all_reduce`` of 8 floats, with the recorder off and on.
+collective: a real 2-rank gloo job timing ``all_reduce`` of 8 floats, with the recorder off, on, and on with
+each call's site noted (`torchdoctor.hang.calls`, which ``launch --watchdog`` adds too).
 
 Alternates the set-ups in many short rounds, so a busy machine hurts both alike, and reports each one's
 best time and the median of the per-round ratios. Prints milliseconds per step, microseconds per
@@ -39,7 +40,11 @@ def steps(model: torch.nn.Module, optimizer, data: torch.Tensor, count: int, bea
 
 
 RANK_SCRIPT = """
-import sys, time, torch, torch.distributed as dist
+import sys, tempfile, time, torch, torch.distributed as dist
+if {notes}:  # what `launch --watchdog` adds besides the recorder: each call's site noted
+    from torchdoctor.hang import calls
+    calls.open_ring(tempfile.mkstemp(prefix="watchdog-overhead-")[1])
+    calls.record_calls(dist)
 dist.init_process_group("gloo")
 x = torch.ones(8)
 for _ in range(200):
@@ -55,13 +60,14 @@ dist.destroy_process_group()
 """
 
 
-def all_reduce_us(recorder_entries: int, count: int) -> float:
+def all_reduce_us(recorder_entries: int, count: int, notes: bool = False) -> float:
     """Microseconds per ``all_reduce`` of 8 floats in a fresh 2-rank gloo job, the recorder holding
-    ``recorder_entries`` (0: off); the rank processes start as torchrun's would, on a store of ours."""
+    ``recorder_entries`` (0: off), each call's site noted (`torchdoctor.hang.calls`) with ``notes``; the
+    rank processes start as torchrun's would, on a store of ours."""
     import torch.distributed as dist
 
     store = dist.TCPStore("127.0.0.1", 0, 2, True, timedelta(seconds=120), wait_for_workers=False)
-    code = RANK_SCRIPT.format(count=count)
+    code = RANK_SCRIPT.format(count=count, notes=notes)
     ranks = []
     for rank in range(2):
         env = {
@@ -115,16 +121,21 @@ def main() -> None:
     print(f"{'one heartbeat() call':<46} {beat_ns:>8.0f} ns")
 
     jobs, count = (2, 2000) if args.quick else (5, 5000)
-    off, on = [], []
+    off, on, noted = [], [], []
     for _ in range(jobs):
         off.append(all_reduce_us(0, count))
         on.append(all_reduce_us(2000, count))
+        noted.append(all_reduce_us(2000, count, notes=True))
     print()
     print(f"{'all_reduce of 8 floats, 2 ranks, gloo':<46} {'us/call':>10}")
     print(f"{'flight recorder off':<46} {min(off):>10.1f}")
     print(f"{'TORCH_FR_BUFFER_SIZE=2000 (launch --watchdog)':<46} {min(on):>10.1f}")
     print(f"{'ratio of the best times':<46} {min(on) / min(off):>10.3f}")
     ratios = sorted(b / a for a, b in zip(off, on, strict=True))
+    print(f"{'median ratio over ' + str(jobs) + ' paired jobs':<46} {ratios[len(ratios) // 2]:>10.3f}")
+    print(f"{'+ call sites noted (all of launch --watchdog)':<46} {min(noted):>10.1f}")
+    print(f"{'ratio to recorder off, best times':<46} {min(noted) / min(off):>10.3f}")
+    ratios = sorted(b / a for a, b in zip(off, noted, strict=True))
     print(f"{'median ratio over ' + str(jobs) + ' paired jobs':<46} {ratios[len(ratios) // 2]:>10.3f}")
 
 

@@ -12,6 +12,8 @@ say so while waiting, and end with an error naming every rank's failure and the 
 from __future__ import annotations
 
 import json
+import sys
+import threading
 import time
 from typing import Any
 
@@ -43,11 +45,43 @@ class Agreement:
         self.timeout = _group_timeout(dist) if timeout is None else timeout
         self.prefix = f"{_KEY_PREFIX}/{_searches}"
         self.attempts = 0  # the last try this rank started: every rank makes the same tries
+        self._seen_blocked: dict[int, str] = {}
+        self._watch: _BlockedWatch | None = None
 
     def starting(self, attempt: int, size: int) -> None:
-        """Tell the others this rank is inside the function for try ``attempt`` at ``size``."""
+        """Tell the others this rank is inside the function for try ``attempt`` at ``size``, and, while it
+        is, whether it sits blocked in a collective (`_BlockedWatch`)."""
         self.attempts = max(self.attempts, attempt)
         self.store.set(f"{self.prefix}/{attempt}/inside/{self.rank}", str(size))
+        self._watch = _BlockedWatch(self.store, self._blocked(attempt, self.rank)).start()
+
+    def _blocked(self, attempt: int, rank: int) -> str:
+        return f"{self.prefix}/{attempt}/blocked/{rank}"
+
+    def _deadlocked(self, attempt: int, size: int, mine: dict, missing: list[int]) -> str:
+        """The error to end on when a rank still inside the function is blocked in a collective: this rank
+        has left the function and calls no collective before every rank's outcome is in, so that
+        collective never completes. Empty while no missing rank is blocked."""
+        blocked = {}
+        for rank in missing:
+            key = self._blocked(attempt, rank)
+            if self.store.check([key]):
+                blocked[rank] = self.store.get(key).decode(errors="replace")
+        # the same wait at two looks a second apart (not one the rank has just come out of)
+        lasting = {r: w for r, w in blocked.items() if self._seen_blocked.get(r) == w}
+        self._seen_blocked = blocked
+        if not lasting:
+            return ""
+        where = "; ".join(
+            f"rank {rank} waits in {what.rsplit(' (wait ', 1)[0]}" for rank, what in sorted(lasting.items())
+        )
+        text = (
+            f"find_executable_batch_size: deadlock at batch size {size} (try {attempt}): {where} inside "
+            f"`{self.name}`, for rank {self.rank}, which has left it"
+        )
+        if mine["outcome"] == OUT_OF_MEMORY:
+            text += f" on its out-of-memory error ({mine['error']})"
+        return text + f". Nobody can go on, so stopping now rather than at the timeout. Fix: {FIX}"
 
     def leave(self) -> None:
         """This rank is done with the search (settled or failed): the last rank to leave, when every other
@@ -59,6 +93,7 @@ class Agreement:
                 for rank in range(self.world):
                     self.store.delete_key(f"{self.prefix}/{attempt}/inside/{rank}")
                     self.store.delete_key(self._done(attempt, rank))
+                    self.store.delete_key(self._blocked(attempt, rank))
             self.store.delete_key(f"{self.prefix}/left")
         except (RuntimeError, NotImplementedError, AttributeError):  # the store went away, or cannot delete
             pass
@@ -71,9 +106,14 @@ class Agreement:
         mine = self.publish(attempt, size, outcome, message)
         others = [rank for rank in range(self.world) if rank != self.rank]
         start = time.monotonic()
-        next_notice, pause = 10.0, 0.02
+        next_notice, pause, next_look = 10.0, 0.02, 1.0
         while not self.store.check([self._done(attempt, rank) for rank in others]):
             waited = time.monotonic() - start
+            if waited >= next_look:  # once a second: is a rank still inside blocked in a collective?
+                next_look = waited + 1.0
+                deadlock = self._deadlocked(attempt, size, mine, self._missing(attempt, others)[0])
+                if deadlock:
+                    raise RuntimeError(deadlock)
             if waited >= next_notice or waited >= self.timeout:
                 missing, seen = self._missing(attempt, others)
                 if waited >= self.timeout:
@@ -86,6 +126,8 @@ class Agreement:
 
     def publish(self, attempt: int, size: int, outcome: str, message: str) -> dict:
         """Tell the others how try ``attempt`` ended here."""
+        if self._watch is not None:
+            self._watch.stop()
         mine = {"outcome": outcome, "size": size, "error": message, "function": self.name}
         self.store.set(self._done(attempt, self.rank), json.dumps(mine))
         return mine
@@ -153,6 +195,56 @@ class Agreement:
             f" ({describe(failures)}). The ranks still inside `{self.name}` are most likely waiting in a "
             f"collective (DDP's gradient all-reduce) for ranks that left on their out-of-memory error. Fix: {FIX}"
         )
+
+
+class _BlockedWatch:
+    """While this rank runs a try: a thread that looks at the main thread's stack every half second and,
+    once it has sat in the same collective for a second, says so in the store (``key``), so that a rank
+    that has left the function knows at once that the collective will never complete."""
+
+    def __init__(self, store: Any, key: str, every: float = 0.5) -> None:
+        self.store, self.key, self.every = store, key, every
+        self._stop = threading.Event()
+        self._main = threading.main_thread().ident
+
+    def start(self) -> _BlockedWatch:
+        threading.Thread(target=self._run, name="torchdoctor-batch-size-watch", daemon=True).start()
+        return self
+
+    def stop(self) -> None:
+        self._stop.set()
+
+    def _run(self) -> None:
+        from torchdoctor.hang.report import collective_of, frames_of
+
+        seen, said, episodes = None, False, 0
+        while not self._stop.wait(self.every):
+            frame = sys._current_frames().get(self._main)
+            where = collective_of(frames_of(frame)) if frame is not None else None
+            signature = (
+                where,
+                id(frame.f_code) if frame is not None else None,
+                frame.f_lineno if frame else 0,
+            )
+            del frame
+            try:
+                if where and signature == seen and not said:
+                    episodes += (
+                        1  # a new value each time: a rank that reads it twice knows it is the same wait
+                    )
+                    self.store.set(self.key, f"{where} (wait {episodes})")
+                    said = True
+                elif said and signature != seen:  # it moved on: no longer blocked
+                    self.store.delete_key(self.key)
+                    said = False
+            except Exception:  # noqa: BLE001 - the store went with another rank: its error says why
+                return
+            seen = signature
+        if said:
+            try:
+                self.store.delete_key(self.key)
+            except Exception:  # noqa: BLE001 - the store went with another rank: nothing left to tidy
+                pass
 
 
 def failure_message(name: str, size: int, statuses: dict[int, dict], crashed: list[int]) -> str:

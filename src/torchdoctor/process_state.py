@@ -48,3 +48,12 @@ def is_running(pid: int, started: int | None = None) -> bool:
     except PermissionError:  # someone else's process: it runs, but it is not ours
         return started is None
     return True
+
+
+def wait_channel(pid: int) -> str:
+    """Where in the kernel process ``pid`` sleeps (``/proc/PID/wchan``), or "" when it runs or cannot be told."""
+    try:
+        channel = Path(f"/proc/{pid}/wchan").read_text().strip()
+    except OSError:
+        return ""
+    return "" if channel in ("0", "") else channel

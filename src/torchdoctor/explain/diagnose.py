@@ -14,6 +14,8 @@ from torchdoctor.explain.collect import Collector
 from torchdoctor.explain.inputs import logs, looks_binary
 from torchdoctor.explain.verdict import per_attempt
 from torchdoctor.findings import Finding
+from torchdoctor.hang.files import is_watchdog_folder
+from torchdoctor.hang.folder import folder_finding, is_ours
 
 
 def explain(paths: list[str] | tuple[str, ...] = (), stdin=None) -> list[Finding]:
@@ -28,7 +30,11 @@ def explain(paths: list[str] | tuple[str, ...] = (), stdin=None) -> list[Finding
     dumps: list[Path] = []
     notes: list[Finding] = []
     skipped: list[str] = []
+    watched = [Path(p).resolve() for p in paths if p != "-" and is_watchdog_folder(Path(p))]
+    hangs = [folder_finding(folder) for folder in watched]
     for log in logs(list(paths), stdin):
+        if log.path is not None and log.path.resolve().parent in watched and is_ours(log.path):
+            continue  # read with its folder: the hang verdict above
         if log.path is not None and flight_recorder.looks_like_dump(log.head):
             dumps.append(log.path)
             continue
@@ -49,6 +55,7 @@ def explain(paths: list[str] | tuple[str, ...] = (), stdin=None) -> list[Finding
     found = per_attempt(collectors)
     if dumps:
         found = _merge(found, flight_recorder.explain_dumps(dumps))
+    found = hangs + found
     if not any(f.status in ("fail", "warn") or f.id == "log.unrecognised" for f in found):
         found.append(_nothing(collector))
         if skipped:

@@ -19,7 +19,7 @@ import json
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from torchdoctor.explain import safe_pickle
 from torchdoctor.findings import Finding
@@ -68,8 +68,9 @@ class Collective:
         return " ".join(part for part in (f"{self.op} #{self.seq}", sizes, dtypes) if part)
 
     def signature(self) -> tuple:
-        sizes = (repr(self.input_sizes), repr(self.output_sizes)) if self.op in SAME_SIZES else ()
-        return (self.op, sizes, tuple(d for d in (*self.input_dtypes, *self.output_dtypes)))
+        # what the rank sent: a rank known by its noted calls alone (`from_calls`) has no output side
+        sizes = repr(self.input_sizes or self.output_sizes) if self.op in SAME_SIZES else ""
+        return (self.op, sizes, tuple(self.input_dtypes or self.output_dtypes))
 
 
 @dataclass
@@ -505,8 +506,100 @@ def _unreadable(path: Path, why: str) -> Finding:
     )
 
 
+def fill_call_sites(record: RankRecord, calls: dict[str, list]) -> None:
+    """Give the collectives of ``record`` that were dumped without their stack the call site the worker
+    noted itself (`torchdoctor.hang.calls`: process group -> its `Call` s)."""
+    for pg, collectives in record.collectives.items():
+        noted = calls.get(pg, [])
+        for collective in collectives:
+            if collective.frames:
+                continue
+            for call in noted:
+                if call.first <= collective.seq <= call.last:
+                    collective.frames = list(call.frames)
+                    break
+
+
+# torch's dtype names as the flight recorder writes them (c10's ScalarType names)
+TORCH_DTYPES = {
+    "float32": "Float",
+    "float64": "Double",
+    "float16": "Half",
+    "bfloat16": "BFloat16",
+    "int64": "Long",
+    "int32": "Int",
+    "int16": "Short",
+    "int8": "Char",
+    "uint8": "Byte",
+    "bool": "Bool",
+    "complex64": "ComplexFloat",
+    "complex128": "ComplexDouble",
+}
+
+
+def from_calls(rank: int, calls: dict[str, list], source: str = "") -> RankRecord:
+    """A `RankRecord` made of the calls a worker noted (`torchdoctor.hang.calls`), for a rank that left no
+    dump: a killed rank, or a job that failed before anyone asked for one. A call that used several
+    sequence numbers (``all_gather_object``) stands for the first of them."""
+    # it holds only the calls made through torch.distributed's Python functions (not DDP's own): a sequence
+    # number it lacks is unknown, never "not entered" (read as a ring buffer cut short)
+    record = RankRecord(rank, source or f"rank {rank}'s noted calls", complete=False, truncated=True)
+    for pg, noted in calls.items():
+        record.collectives[pg] = [
+            Collective(
+                pg,
+                call.first,
+                call.op,
+                [call.shape] if call.shape is not None else [],
+                [],
+                [TORCH_DTYPES.get(call.dtype, call.dtype)] if call.dtype else [],
+                [],
+                True if call.last > call.first else None,
+                list(call.frames),
+            )
+            for call in noted
+        ]
+    return record
+
+
 # ---------------------------------------------------------------------------------------------------------
 # Digests: what a node sends the node that reports for the whole job
+
+
+class DigestRow(NamedTuple):
+    """One collective in a `digest`, in the order it travels as a JSON list."""
+
+    seq: int
+    op: str
+    input_sizes: list
+    output_sizes: list
+    input_dtypes: list
+    output_dtypes: list
+    completed: bool | None
+    frames: list  # [file, line, function], outermost first
+
+    @classmethod
+    def read(cls, pg: str, row: Any) -> Collective:
+        """The `Collective` a row stands for; ``ValueError`` naming what is wrong with it."""
+        if not isinstance(row, (list, tuple)) or len(row) != len(cls._fields):
+            raise ValueError(
+                f"a digest row of process group {pg} is not {len(cls._fields)} fields: {str(row)[:80]}"
+            )
+        r = cls(*row)
+        if not isinstance(r.seq, int) or not isinstance(r.frames, list):
+            raise ValueError(f"a digest row of process group {pg} does not read: {str(row)[:80]}")
+        frames = [Frame(str(f[0]), int(f[1]), str(f[2])) for f in r.frames]
+        return Collective(
+            pg,
+            r.seq,
+            str(r.op),
+            r.input_sizes,
+            r.output_sizes,
+            r.input_dtypes,
+            r.output_dtypes,
+            r.completed,
+            frames,
+        )
 
 
 def digest(record: RankRecord, keep: int = 4) -> dict:
@@ -515,8 +608,18 @@ def digest(record: RankRecord, keep: int = 4) -> dict:
     groups = {}
     for pg, collectives in record.collectives.items():
         groups[pg] = [
-            [c.seq, c.op, c.input_sizes, c.output_sizes, c.input_dtypes, c.output_dtypes, c.completed]
-            + [[[f.file, f.line, f.function] for f in c.frames[-12:]]]
+            list(
+                DigestRow(
+                    c.seq,
+                    c.op,
+                    c.input_sizes,
+                    c.output_sizes,
+                    c.input_dtypes,
+                    c.output_dtypes,
+                    c.completed,
+                    [[f.file, f.line, f.function] for f in c.frames[-12:]],
+                )
+            )
             for c in collectives[-keep:]
         ]
     dropped = any(len(c) > keep for c in record.collectives.values())
@@ -542,8 +645,5 @@ def from_digest(data: dict) -> RankRecord:
         pg_ranks={k: [int(r) for r in v] for k, v in (data.get("pg_ranks") or {}).items()},
     )
     for pg, rows in (data.get("collectives") or {}).items():
-        record.collectives[pg] = [
-            Collective(pg, seq, op, ins, outs, in_types, out_types, done, [Frame(*f) for f in frames])
-            for seq, op, ins, outs, in_types, out_types, done, frames in rows
-        ]
+        record.collectives[pg] = [DigestRow.read(pg, row) for row in rows]
     return record

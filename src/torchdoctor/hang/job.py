@@ -74,7 +74,7 @@ class JobExchange:
             "node": self.node,
             "host": self.host,
             "directory": str(directory),
-            "stacks": [{**stack_dict(s), "note": s.note} for s in stacks],
+            "stacks": [{**stack_dict(s), "note": s.note, "evidence": s.evidence} for s in stacks],
             "records": [fr.digest(r) for r in records.values()],
         }
         try:
@@ -91,12 +91,31 @@ class JobExchange:
             return self._local_report(stacks, timeout, directory)
         summaries, missing = self._gather(collect)
         all_stacks, all_records, folders = [], {}, []
+        unread: dict[int, list[str]] = {}  # rank -> why part of what its node sent did not read
         for node in summaries:
-            for s in node["stacks"]:
-                frames = [Frame(*f) for f in s["frames"]]
-                all_stacks.append(RankStack(s["rank"], s["pid"], s["host"], frames, s.get("note", "")))
-            all_records.update({d["rank"]: fr.from_digest(d) for d in node["records"]})
-            folders.append(f"{node['host']}:{node['directory']}")
+            for s in node.get("stacks") or []:
+                try:
+                    frames = [Frame(*f) for f in s["frames"]]
+                    stack = RankStack(s["rank"], s["pid"], s["host"], frames, s.get("note", ""))
+                except (KeyError, TypeError, ValueError) as error:
+                    rank = s.get("rank", -1) if isinstance(s, dict) else -1
+                    unread.setdefault(rank, []).append(
+                        f"its stack from node {node.get('node')} did not read: {error!r}"
+                    )
+                    continue
+                stack.evidence = list(s.get("evidence") or [])
+                all_stacks.append(stack)
+            for d in node.get("records") or []:
+                try:
+                    record = fr.from_digest(d)
+                except (KeyError, TypeError, ValueError) as error:
+                    rank = d.get("rank", -1) if isinstance(d, dict) else -1
+                    unread.setdefault(rank, []).append(f"its flight-recorder digest did not read: {error!r}")
+                    continue
+                all_records[record.rank] = record
+            folders.append(f"{node.get('host', '?')}:{node.get('directory', '?')}")
+        for stack in all_stacks:
+            stack.evidence += unread.get(stack.rank, [])
         known = {s.rank for s in all_stacks}
         why = f"its node ({who(missing, 'node')}) did not answer within {collect:g}s"
         all_stacks += [RankStack(r, note=why) for r in range(self.world) if r not in known]
@@ -119,8 +138,10 @@ class JobExchange:
         summaries, missing = [], []
         for node, key in enumerate(keys):
             try:
-                summaries.append(json.loads(self.store.get(key)) if self.store.check([key]) else None)
-            except Exception:  # noqa: BLE001
+                summary = json.loads(self.store.get(key)) if self.store.check([key]) else None
+                summaries.append(summary if isinstance(summary, dict) else None)
+            except Exception as error:  # noqa: BLE001 - a store error or a summary that is not JSON: named below
+                sys.stderr.write(f"torchdoctor: hang: node {node}'s summary did not read: {error}\n")
                 summaries.append(None)
             if summaries[-1] is None:
                 missing.append(node)

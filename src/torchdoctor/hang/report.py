@@ -16,7 +16,7 @@ import re
 import traceback
 from dataclasses import dataclass, field
 
-from torchdoctor.hang.source import Frame, is_ours, is_user_code, user_call  # noqa: F401 - read from here too
+from torchdoctor.hang.source import Frame, condition_on_chain, is_ours, is_user_code, user_call  # noqa: F401 - read from here too
 from torchdoctor.rank_list import ranks_text
 
 COLLECTIVES = frozenset(
@@ -50,6 +50,37 @@ class RankStack:
     host: str = ""
     frames: list[Frame] = field(default_factory=list)
     note: str = ""  # why there is no stack: "exited", "did not answer within 5s", ...
+    last_seen: list[Frame] = field(default_factory=list)  # where it was last seen moving, when no stack
+    evidence: list[str] = field(default_factory=list)  # what of this rank could not be read, and why
+    helpers: list[tuple[int, list[Frame]]] = field(
+        default_factory=list
+    )  # (pid, frames) of its DataLoader workers
+
+
+@dataclass
+class Verdict:
+    """What the report concludes: the kind of fault, the rank(s) that caused it and the line (``where``);
+    ``culprits`` is empty when the evidence cannot decide."""
+
+    text: str
+    kind: (
+        str  # never_entered | mismatch | order | left_loop | finished | silent | all_inside | stuck | unclear
+    )
+    culprits: list[int] = field(default_factory=list)
+    where: Frame | None = None
+    condition: str = ""
+    share: float = field(default=0.0, repr=False)  # how many of the group's ranks went the other way
+
+    def to_dict(self) -> dict:
+        """JSON-able, for ``verdict.json``."""
+        where = {"file": self.where.file, "line": self.where.line} if self.where else None
+        return {
+            "kind": self.kind,
+            "culprits": self.culprits,
+            "where": where,
+            "condition": self.condition,
+            "text": self.text,
+        }
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -94,7 +125,9 @@ def collective_of(frames: list[Frame]) -> str | None:
         for package in ("torch/distributed/", "torchdoctor/distributed/"):
             if package in path and frame.function in COLLECTIVES:
                 name = f"{package.split('/')[0]}.distributed.{frame.function}"
-                if ours is not None and not ours.file.endswith(("debug.py", "agreement.py", "operations.py")):
+                if ours is not None and not ours.file.endswith(
+                    ("debug.py", "agreement.py", "operations.py", "calls.py")
+                ):
                     where = f"{os.path.basename(ours.file)}:{ours.line}"
                     return (
                         f"{name} inside torchdoctor's {ours.function} ({where}), which every rank must reach"
@@ -117,12 +150,19 @@ def where_it_is(stack: RankStack) -> tuple[str, list[Frame]]:
     """What one rank is doing, in words (``"waiting in torch.distributed.barrier"``), and the frames to show
     under it: the user's, innermost first."""
     if not stack.frames:
+        seen = [f for f in stack.last_seen if is_user_code(f.file)][-4:]
+        if seen:
+            return f"no stack: {stack.note or 'unknown'}; last seen moving at", list(reversed(seen))
         return f"no stack: {stack.note or 'unknown'}", []
     collective = collective_of(stack.frames)
     user = [f for f in stack.frames if is_user_code(f.file)]
     innermost = stack.frames[-1]
+    helper = next(((pid, [f for f in fs if is_user_code(f.file)]) for pid, fs in stack.helpers), None)
     if collective:
         head = f"waiting in {collective}"
+    elif helper and helper[1]:
+        head = f"not in a collective; waiting for its DataLoader worker (pid {helper[0]}), which is in"
+        return head, list(reversed(helper[1][-4:]))
     elif user and innermost is not user[-1]:
         head = f"not in a collective; in {innermost.function} ({innermost.file}:{innermost.line})"
     else:
@@ -173,9 +213,14 @@ def grouped(stacks: list[RankStack]) -> list[str]:
 def diagnosis(stacks: list[RankStack], records: dict | None = None) -> str:
     """What the stacks (and, when given, the ranks' flight-recorder records) say: which ranks never came
     to the collective the others wait in, where they are instead, and what to look for."""
+    return verdict(stacks, records).text
+
+
+def verdict(stacks: list[RankStack], records: dict | None = None) -> Verdict:
+    """`diagnosis` as a `Verdict`: the culprit rank(s) and line, the kind, the text."""
     if records:
         joined = _joined_verdict(stacks, records)
-        if joined:
+        if joined is not None:
             return joined
     waiting: dict[str, list[int]] = {}
     elsewhere: list[RankStack] = []
@@ -194,28 +239,63 @@ def diagnosis(stacks: list[RankStack], records: dict | None = None) -> str:
             return left
         finished = [s.rank for s in elsewhere if not s.frames and "returned" in s.note]
         if finished and len(finished) == len(absent):
-            return (
+            return Verdict(
                 f"{_count(finished)} had already finished the script while {_count(ranks)} wait in {collective}: "
                 "the ranks made different numbers of collective calls (a loop that ran longer on some ranks, "
-                "uneven data per rank, a condition on the rank)."
+                "uneven data per rank, a condition on the rank).",
+                "finished",
+                finished,
             )
+        culprit = elsewhere[0] if len(elsewhere) == 1 else None
+        where = _user_frame(culprit) if culprit else None
         if "inside torchdoctor's" in collective:
-            return (
+            return Verdict(
                 f"{_count(absent)} never reached {collective}, where {_count(ranks)} wait: every rank must call the "
-                "function that contains it the same number of times."
+                "function that contains it the same number of times.",
+                "never_entered",
+                absent,
+                where,
             )
-        hint = _rank_condition_hint(waiters[:1] + elsewhere)
-        return f"{_count(absent)} never reached {collective}, where {_count(ranks)} wait: " + (
+        hint, condition = _rank_condition_hint(waiters[:1] + elsewhere)
+        text = f"{_count(absent)} never reached {collective}, where {_count(ranks)} wait: " + (
             hint
             or "look for a condition on the rank (an `if rank == ...`, an early `return` or `break`) before it."
         )
+        return Verdict(text + _silent_text(elsewhere), "never_entered", absent, where, condition)
     if len(waiting) > 1:
         places = "; ".join(f"{_count(r)} in {c}" for c, r in waiting.items())
-        return f"the ranks wait in different collectives ({places}): they must call them in the same order."
+        odd = min(waiting.values(), key=len)
+        alone = odd if sum(len(r) == len(odd) for r in waiting.values()) == 1 else []
+        return Verdict(
+            f"the ranks wait in different collectives ({places}): they must call them in the same order.",
+            "order",
+            alone,
+            _user_frame(next(s for s in stacks if s.rank == alone[0])) if alone else None,
+        )
+    silent = [s for s in stacks if not s.frames]
+    if waiting and silent:
+        ((collective, ranks),) = waiting.items()
+        return Verdict(
+            f"{_count(ranks)} wait in {collective}; {_count([s.rank for s in silent])} gave no stack."
+            + _silent_text(silent),
+            "silent",
+            [s.rank for s in silent],
+        )
     if waiting:
         ((collective, ranks),) = waiting.items()
-        return f"every rank waits in {collective}: a rank on another node, or a peer process, never came."
-    return "no rank is in a collective: the run is stuck in the script itself."
+        return Verdict(
+            f"every rank waits in {collective}: a rank on another node, or a peer process, never came.",
+            "all_inside",
+        )
+    return Verdict("no rank is in a collective: the run is stuck in the script itself.", "stuck")
+
+
+def _silent_text(stacks: list[RankStack]) -> str:
+    """`` Rank 1 did not answer: its process is stopped (...)``, for the ranks that gave no stack."""
+    said = [
+        f"rank {s.rank}: {s.note}" for s in stacks if not s.frames and s.note and "returned" not in s.note
+    ]
+    return (" " + "; ".join(said) + ".") if said else ""
 
 
 def _count(ranks) -> str:
@@ -223,10 +303,16 @@ def _count(ranks) -> str:
 
 
 def _user_frame(stack: RankStack) -> Frame | None:
+    """The innermost frame of the user's code where this rank is: in its DataLoader worker when it waits
+    for one (the worker holds the rank back), else in its own main thread."""
+    for _, frames in stack.helpers:
+        inner = next((f for f in reversed(frames) if is_user_code(f.file)), None)
+        if inner:
+            return inner
     return user_call(stack.frames)
 
 
-def _left_the_loop(waiters: list[RankStack], elsewhere: list[RankStack]) -> str:
+def _left_the_loop(waiters: list[RankStack], elsewhere: list[RankStack]) -> Verdict | None:
     """When the waiting ranks are inside a loop of the user's code and the others are past it (or have
     finished), the ranks ran different numbers of iterations: say so."""
     from torchdoctor.hang.source import enclosing_loop
@@ -234,13 +320,13 @@ def _left_the_loop(waiters: list[RankStack], elsewhere: list[RankStack]) -> str:
     frame = _user_frame(waiters[0]) if waiters else None
     loop = enclosing_loop(frame.file, frame.line) if frame else None
     if loop is None:
-        return ""
+        return None
     first, last = loop
     out = []
     for stack in elsewhere:
         finished = not stack.frames and ("returned" in stack.note or "exited" in stack.note)
         if not finished and not _past(waiters[0].frames, stack.frames, frame, last):
-            return ""  # inside the loop too, not there yet, or no telling: no claim
+            return None  # inside the loop too, not there yet, or no telling: no claim
         out.append(stack)
     place = "; ".join(
         f"rank {s.rank} is in {s.frames[-1].function} ({s.frames[-1].file}:{s.frames[-1].line})"
@@ -249,13 +335,14 @@ def _left_the_loop(waiters: list[RankStack], elsewhere: list[RankStack]) -> str:
         for s in out[:4]
     )
     collective = collective_of(waiters[0].frames)
-    return (
+    text = (
         f"{_count([s.rank for s in out])} left the loop at {frame.file}:{first}-{last} while "
         f"{_count([s.rank for s in waiters])} still run it, waiting in {collective} ({frame.file}:{frame.line}); "
         f"{place}. The ranks ran different numbers of iterations: give every rank the same number of batches "
         "(DistributedSampler(drop_last=True), data split evenly), or run the loop under DDP's "
         "`with model.join():`, which lets ranks with fewer batches finish."
     )
+    return Verdict(text, "left_loop", [s.rank for s in out], Frame(frame.file, first, frame.function))
 
 
 def _past(waiter: list[Frame], other: list[Frame], loop_frame: Frame, loop_end: int) -> bool:
@@ -272,68 +359,247 @@ def _past(waiter: list[Frame], other: list[Frame], loop_frame: Frame, loop_end: 
     return False
 
 
-def _rank_condition_hint(stacks: list[RankStack]) -> str:
-    """The innermost condition on the rank around any of the user's frames of these ranks, named."""
-    from torchdoctor.hang.source import rank_condition
-
+def _rank_condition_hint(stacks: list[RankStack]) -> tuple[str, str]:
+    """The innermost condition on the rank around any of the user's frames of these ranks, named; and the
+    condition alone."""
     for stack in stacks:
-        for frame in reversed(stack.frames):
-            found = rank_condition(frame.file, frame.line) if is_user_code(frame.file) else None
-            if found:
-                return f"rank {stack.rank}'s line {frame.file}:{frame.line} sits under a condition on the rank, {found}."
-    return ""
+        found = condition_on_chain(stack.frames)
+        if found:
+            frame, condition = found
+            text = f"rank {stack.rank}'s line {frame.file}:{frame.line} sits under a condition on the rank, {condition}."
+            return text, str(condition)
+    return "", ""
 
 
-def _joined_verdict(stacks: list[RankStack], records: dict) -> str:
+def _joined_verdict(stacks: list[RankStack], records: dict) -> Verdict | None:
     """The flight recorder's first disagreement per process group, joined with where the ranks that are
     behind are now: ``rank 1 never entered all_reduce #3 (train.py:10): it is in save_checkpoint (...)``."""
     from torchdoctor.explain import flight_recorder as fr
 
     by_rank = {s.rank: s for s in stacks}
-    sentences = []
-    for d in fr.disagreements(records, sorted(by_rank)):
-        finding = fr.to_finding(d)
-        if d.kind != "never_entered":
-            sentences.append(finding.summary + ".")
-            continue
-        (example,) = d.examples.values()
-        entered = sorted(r for ranks in d.entered.values() for r in ranks)
-        if not example.frames:  # dumped without stacks: the ranks waiting in it show where it was called
-            live = next(
-                (by_rank[r].frames for r in entered if r in by_rank and collective_of(by_rank[r].frames)), []
-            )
-            example.frames = [Frame(f.file, f.line, f.function) for f in live]
-        text = (
-            f"{fr.who(d.behind)} never entered {example.shape()}{_ddp_where(example)}, "
-            f"which {fr.who(entered)} entered"
-        )
-        now = [_is_now(by_rank[rank]) for rank in d.behind[:6] if rank in by_rank]
-        sentences.append(text + (": " + "; ".join(now) if now else "") + ".")
-        waiters = [by_rank[r] for r in entered if r in by_rank][:1]
-        elsewhere = [by_rank[r] for r in d.behind if r in by_rank]
-        left = _left_the_loop(waiters, elsewhere) if waiters and elsewhere else ""
-        if left:
-            sentences.append(left)
-            continue
-        # the lone collective, or a call on its way there, under a condition on the rank: that is the line
-        calls = [f for f in reversed(example.frames) if not fr.is_library(f.file)]
-        found = next(
-            ((c, fr.rank_condition(c.file, c.line)) for c in calls if fr.rank_condition(c.file, c.line)), None
-        )
-        if found:
-            sentences.append(
-                f"{found[0].file}:{found[0].line} sits under a condition on the rank, {found[1]}: "
-                "every rank must make the same collective calls."
-            )
+    found = fr.disagreements(records, sorted(by_rank))
+    if not found:
+        return _all_inside(stacks, records)
+    sentences: list[str] = []
+    verdicts: list[Verdict] = []
+    for d in found:
+        for example in d.examples.values():
+            if not example.frames:  # dumped without stacks: the ranks waiting in it show where it was called
+                ranks = next(r for s, r in d.entered.items() if d.examples[s] is example)
+                live = next(
+                    (by_rank[r].frames for r in ranks if r in by_rank and collective_of(by_rank[r].frames)),
+                    [],
+                )
+                example.frames = [Frame(f.file, f.line, f.function) for f in live]
+        if d.kind == "pending":
+            one = _pending(d, by_rank)
+        elif d.kind != "never_entered":
+            one = mismatch_verdict(d, by_rank)
         else:
-            sentences.append(_rank_condition_hint(elsewhere) or fr.to_finding(d).fix.splitlines()[0])
-    return "\n".join(sentences)
+            one = _never_entered(d, by_rank)
+        verdicts.append(one)
+        sentences.append(one.text)
+    # the culprit of the whole job: a rank that is behind in a group most of whose ranks went on (a lone
+    # rank on another path), before one whose group is split evenly
+    best = max(verdicts, key=_weight)
+    if len([v for v in verdicts if v.kind == "never_entered"]) > 1 and best.kind == "never_entered":
+        behind_in_collective = [
+            r for v in verdicts for r in v.culprits if r in by_rank and collective_of(by_rank[r].frames)
+        ]
+        if behind_in_collective:  # every group waits for a rank that waits in another group: a cycle
+            best = Verdict(best.text, "order", best.culprits, best.where, best.condition)
+            sentences.append(
+                f"Each group waits for a rank that waits in another group: {fr.who(best.culprits)} called the "
+                "groups' collectives in another order than the others; every rank must call them in the same "
+                "order."
+            )
+    text = "\n".join(sentences)
+    return Verdict(text, best.kind, best.culprits, best.where, best.condition)
+
+
+def _weight(v: Verdict) -> tuple:
+    rank = {"never_entered": 3, "mismatch": 3, "left_loop": 3, "silent": 2, "all_inside": 0}.get(v.kind, 1)
+    return (bool(v.culprits), rank, v.share)
+
+
+def _never_entered(d, by_rank: dict[int, RankStack]) -> Verdict:
+    from torchdoctor.explain import flight_recorder as fr
+
+    (example,) = d.examples.values()
+    entered = sorted(r for ranks in d.entered.values() for r in ranks)
+    text = f"{fr.who(d.behind)} never entered {example.shape()}{_ddp_where(example)}, which {fr.who(entered)} entered"
+    now = [_is_now(by_rank[rank]) for rank in d.behind[:6] if rank in by_rank]
+    sentences = [text + (": " + "; ".join(now) if now else "") + "."]
+    culprits = list(d.behind)
+    culprit = by_rank.get(culprits[0]) if len(culprits) == 1 else None
+    waiters = [by_rank[r] for r in entered if r in by_rank][:1]
+    elsewhere = [by_rank[r] for r in d.behind if r in by_rank]
+    left = _left_the_loop(waiters, elsewhere) if waiters and elsewhere else None
+    if left:
+        left.text = "\n".join([*sentences, left.text])
+        left.share = len(entered) / (len(entered) + len(d.behind))
+        return left
+    # where the culprit is: stuck outside any collective, its own line; on another collective (another
+    # path), the condition on the rank along its call chain that sent it there
+    where, condition = None, ""
+    if culprit is not None and culprit.frames:
+        where = _user_frame(culprit)
+        on_chain = condition_on_chain(culprit.frames)
+        if on_chain and collective_of(culprit.frames):
+            where, condition = (
+                Frame(on_chain[0].file, on_chain[1].line, on_chain[0].function),
+                str(on_chain[1]),
+            )
+    # the lone collective, or a call on its way there, under a condition on the rank: that is the line
+    on_entered = condition_on_chain(example.frames)
+    if on_entered:
+        frame, found = on_entered
+        sentences.append(
+            f"{frame.file}:{frame.line} sits under a condition on the rank, {found}: "
+            "every rank must make the same collective calls."
+        )
+        condition = condition or str(found)
+        if where is None:
+            where = Frame(frame.file, found.line, frame.function)
+    else:
+        hint, found = _rank_condition_hint(elsewhere)
+        stuck = culprit is not None and culprit.frames and not collective_of(culprit.frames)
+        if not hint and stuck and where is not None:
+            hint = (
+                f"rank {culprit.rank} is held up at {where.file}:{where.line}, not on another path: find out why "
+                "that line does not return (a slow or hung filesystem, a lock, a child process, a network call)."
+            )
+        sentences.append(hint or fr.to_finding(d).fix.splitlines()[0])
+        condition = condition or found
+    silent = [by_rank[r] for r in d.behind if r in by_rank and not by_rank[r].frames]
+    verdict = Verdict(
+        "\n".join(sentences) + _silent_text(silent), "never_entered", culprits, where, condition
+    )
+    verdict.share = len(entered) / (len(entered) + len(d.behind))
+    return verdict
+
+
+def mismatch_verdict(d, by_rank: dict[int, RankStack]) -> Verdict:
+    """Ranks entered collective #N with different operations, sizes or dtypes: the rank(s) on their own
+    (the smaller side, or the side whose call sits under a condition on the rank) caused it."""
+    from torchdoctor.explain import flight_recorder as fr
+
+    finding = fr.to_finding(d)
+    sides = sorted(d.entered.items(), key=lambda item: len(item[1]))
+    conditions = {s: condition_on_chain(d.examples[s].frames) for s, _ in sides}
+    smallest = [s for s, r in sides if len(r) == len(sides[0][1])]
+    if len(smallest) == 1:
+        odd = smallest[0]
+    else:  # as many on each side: the side that took a path under a condition on the rank
+        conditioned = [s for s in smallest if conditions[s]]
+        odd = conditioned[0] if len(conditioned) == 1 else None
+    sentences = [finding.summary + "."]
+    if odd is None:
+        sentences.append("Which side is the odd one out cannot be told: " + finding.fix.splitlines()[0])
+        return Verdict("\n".join(sentences), "mismatch")
+    culprits = list(d.entered[odd])
+    # the odd ones are past the loop the others still run: uneven iterations, not a condition on the rank
+    waiters = [
+        by_rank[r] for s, ranks in sides if s != odd for r in ranks if r in by_rank and by_rank[r].frames
+    ]
+    gone = [by_rank[r] for r in culprits if r in by_rank]
+    left = _left_the_loop(waiters[:1], gone) if waiters and gone and len(gone) == len(culprits) else None
+    if left is not None:
+        left.text = "\n".join([finding.summary + ".", left.text])
+        left.share = 1 - len(culprits) / sum(len(r) for r in d.entered.values())
+        return left
+    call = fr.user_call(d.examples[odd].frames)
+    found = conditions[odd] or next((conditions[s] for s, _ in sides if s != odd and conditions[s]), None)
+    where, condition = call, ""
+    if found:
+        where, condition = Frame(found[0].file, found[1].line, found[0].function), str(found[1])
+        sentences.append(
+            f"{found[0].file}:{found[0].line} sits under a condition on the rank, {found[1]}: "
+            f"{fr.who(culprits)} took another path there; every rank must make the same collective calls."
+        )
+    else:
+        sentences.append(
+            f"{fr.who(culprits).capitalize()} is the odd one out. " + finding.fix.splitlines()[0]
+        )
+    verdict = Verdict("\n".join(sentences), "mismatch", culprits, where, condition)
+    verdict.share = 1 - len(culprits) / sum(len(r) for r in d.entered.values())
+    return verdict
+
+
+def _pending(d, by_rank: dict[int, RankStack]) -> Verdict:
+    """Every rank with a dump entered #N and it never completed; the ranks without one are the suspects:
+    named, with what their process is doing when that is known."""
+    from torchdoctor.explain import flight_recorder as fr
+
+    (example,) = d.examples.values()
+    entered = sorted(r for ranks in d.entered.values() for r in ranks)
+    suspects = [by_rank[r] for r in d.unknown if r in by_rank]
+    text = f"{fr.who(entered)} entered {example.shape()}{_ddp_where(example)} and wait in it; " + "; ".join(
+        _is_now(s) for s in suspects[:6]
+    )
+    waiting_too = [s for s in suspects if s.frames and collective_of(s.frames)]
+    if waiting_too and len(waiting_too) == len(suspects):
+        entered_in = {collective_of(by_rank[r].frames) for r in entered if r in by_rank and by_rank[r].frames}
+        elsewhere = [s for s in waiting_too if collective_of(s.frames) not in entered_in]
+        if (
+            entered_in and elsewhere
+        ):  # the suspects wait in another collective than the others: on another path
+            found = condition_on_chain(elsewhere[0].frames)
+            where = (
+                Frame(found[0].file, found[1].line, found[0].function) if found else _user_frame(elsewhere[0])
+            )
+            more = (
+                f"\n{found[0].file}:{found[0].line} sits under a condition on the rank, {found[1]}."
+                if found
+                else ""
+            )
+            verdict = Verdict(
+                text + "." + more, "order", [s.rank for s in elsewhere], where, str(found[1]) if found else ""
+            )
+            verdict.share = len(entered) / max(1, len(entered) + len(elsewhere))
+            return verdict
+        return _all_inside(list(by_rank.values()), {}) or Verdict(text + ".", "unclear")
+    culprits = [s.rank for s in suspects if not (s.frames and collective_of(s.frames))]
+    culprit = by_rank.get(culprits[0]) if len(culprits) == 1 else None
+    where = _user_frame(culprit) if culprit is not None and culprit.frames else None
+    verdict = Verdict(
+        text + ".", "silent" if culprit and not culprit.frames else "never_entered", culprits, where
+    )
+    verdict.share = len(entered) / max(1, len(entered) + len(culprits))
+    return verdict
+
+
+def _all_inside(stacks: list[RankStack], records: dict) -> Verdict | None:
+    """Every rank waits in the same collective, and no record says anyone is behind: nothing in the job
+    points at a rank, so it says so rather than blame one."""
+    places = {collective_of(s.frames) for s in stacks if s.frames}
+    if not stacks or len(places) != 1 or None in places or any(not s.frames for s in stacks):
+        return None
+    (collective,) = places
+    unknown = [s.rank for s in stacks if records and s.rank not in records]
+    if unknown:  # the stacks agree, but which collective (which #N) each rank is in is not known for all
+        return Verdict(
+            f"every rank waits in {collective}, but {_count(unknown)} left no record of its collectives, so "
+            "whether they all wait in the same one cannot be told; no rank is blamed. Find their flight-recorder "
+            "dumps, or rerun under `torchdoctor launch --watchdog`.",
+            "unclear",
+        )
+    newest = {max((c[-1].seq for c in r.collectives.values() if c), default=0) for r in records.values()}
+    number = f" #{newest.pop()}" if len(newest) == 1 else ""
+    return Verdict(
+        f"every rank is inside {collective}{number}: the ranks agree and none is behind, so the device or the "
+        "network is suspected, not a rank. Next: `torchdoctor net` (can the ranks reach each other, at what "
+        "bandwidth), `torchdoctor check` on each node, and the NCCL/gloo logs (NCCL_DEBUG=INFO).",
+        "all_inside",
+    )
 
 
 def _is_now(stack: RankStack) -> str:
     """``"rank 1 is in save_checkpoint (train.py:44), called from train.py:20 in main"``."""
     if not stack.frames:
-        return f"rank {stack.rank}: {stack.note or 'no stack'}"
+        seen = _user_frame(RankStack(stack.rank, frames=stack.last_seen)) if stack.last_seen else None
+        last = f"; last seen moving at {seen}" if seen else ""
+        return f"rank {stack.rank}: {stack.note or 'no stack'}{last}"
     user = _user_frame(stack)
     collective = collective_of(stack.frames)
     if collective:
@@ -341,6 +607,13 @@ def _is_now(stack: RankStack) -> str:
     innermost = stack.frames[-1]
     callers = [f for f in stack.frames[:-1] if is_user_code(f.file)]
     called = f", called from {callers[-1]}" if callers else ""
+    for pid, frames in stack.helpers:
+        inner = next((f for f in reversed(frames) if is_user_code(f.file)), None)
+        if inner:
+            return (
+                f"rank {stack.rank} waits for its DataLoader worker (pid {pid}), which is in {inner.function} "
+                f"({inner.file}:{inner.line}){called}"
+            )
     return f"rank {stack.rank} is in {innermost.function} ({innermost.file}:{innermost.line}){called}"
 
 
@@ -360,7 +633,12 @@ def _ddp_where(collective) -> str:
 
 
 def format_report(
-    stacks: list[RankStack], timeout: float, extra: str = "", records: dict | None = None, nodes: int = 1
+    stacks: list[RankStack],
+    timeout: float,
+    extra: str = "",
+    records: dict | None = None,
+    nodes: int = 1,
+    found: Verdict | None = None,
 ) -> str:
     """The hang report: where every rank is (ranks in the same place on one line), then the diagnosis,
     joined with the ranks' flight-recorder ``records`` (rank -> `RankRecord`) when there are any."""
@@ -369,7 +647,20 @@ def format_report(
         scope = f"Where every rank of the job ({len(stacks)} ranks on {nodes} nodes) is:"
     lines = [f"torchdoctor: hang: no progress for {timeout:g}s. {scope}", ""]
     lines += grouped(stacks)
-    lines += ["", diagnosis(stacks, records)]
+    found = found or verdict(stacks, records)
+    lines += ["", found.text]
+    if found.culprits:
+        where = f" at {found.where.file}:{found.where.line}" if found.where else ""
+        others = [s.rank for s in stacks if s.rank not in found.culprits]
+        lines.append(
+            f"Culprit: {_count(found.culprits)}{where}"
+            + (f"; {_count(others)} wait because of it." if others else ".")
+        )
+    missing = [
+        f"rank {s.rank}: {'; '.join(s.evidence)}" for s in sorted(stacks, key=lambda s: s.rank) if s.evidence
+    ]
+    if missing:
+        lines.append("Evidence not used: " + "; ".join(missing) + ".")
     if extra:
         lines.append(extra)
     return "\n".join(lines) + "\n"

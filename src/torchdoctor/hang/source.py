@@ -109,6 +109,16 @@ def rank_condition(file: str, line: int) -> Condition | None:
     return found
 
 
+def condition_on_chain(frames: list[Frame]) -> tuple[Frame, Condition] | None:
+    """The innermost of the user's frames (along the whole call chain, not only the innermost frame) that
+    sits under a condition on the rank, and that condition; None when no frame does."""
+    for frame in reversed(frames):
+        found = rank_condition(frame.file, frame.line) if is_user_code(frame.file) else None
+        if found:
+            return frame, found
+    return None
+
+
 def enclosing_loop(file: str, line: int) -> tuple[int, int] | None:
     """The first and last line of the innermost ``for``/``while`` loop around ``file:line`` (the training
     loop a rank waits in), when this machine has the file."""

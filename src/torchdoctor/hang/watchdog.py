@@ -23,26 +23,33 @@ line (a checkpoint save, one huge kernel) without output or `heartbeat()` counts
 
 from __future__ import annotations
 
+import collections
 import faulthandler
 import json
 import math
 import os
+import re
 import signal
 import subprocess
 import sys
 import threading
 import time
+import traceback
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TextIO
 
 from torchdoctor.distributed.ranks import current, from_environment
+from torchdoctor.hang import calls
+from torchdoctor.hang.failure import failure_verdict
+from torchdoctor.hang.files import RankFiles
 from torchdoctor.hang.job import JobExchange
 from torchdoctor.hang.report import (  # noqa: F401 - the names the watchdog's users import
     COLLECTIVES,
     Frame,
     RankStack,
+    Verdict,
     collective_of,
     describe,
     diagnosis,
@@ -52,8 +59,9 @@ from torchdoctor.hang.report import (  # noqa: F401 - the names the watchdog's u
     is_user_code,
     parse_faulthandler,
     stack_dict,
+    verdict,
 )
-from torchdoctor.process_state import is_running, started_at
+from torchdoctor.process_state import is_running, started_at, stat_of, wait_channel
 
 # Set by `torchdoctor launch --watchdog` for its workers.
 DIR_VARIABLE = "TORCHDOCTOR_WATCHDOG_DIR"
@@ -65,6 +73,7 @@ FLIGHT_RECORDER_ENTRIES = 2000
 SECONDS_VARIABLE = "TORCHDOCTOR_WATCHDOG_SECONDS"
 # The launcher sends it to a stuck worker and faulthandler writes the stack. Not SIGUSR1/SIGUSR2: Lightning
 # and SLURM set-ups use those to requeue a job. A real-time signal nobody else uses, where there are some.
+FRAMES_KEPT = 12  # frames of a worker's error kept in rank<N>.done
 DUMP_SIGNAL = signal.SIGRTMIN + 5 if hasattr(signal, "SIGRTMIN") else signal.SIGUSR2
 
 # ---------------------------------------------------------------------------------------------------------
@@ -77,6 +86,40 @@ def heartbeat() -> None:
     """Tell the watchdog this rank is making progress: call it once per step where one step may sit on a
     single line for longer than the watchdog's timeout (a long C call, a slow ``next(loader)``)."""
     _beat[0] = time.monotonic()
+
+
+IMPORT_GRACE = 120.0
+
+
+def _importing(frame) -> bool:
+    """Whether the innermost frame is the import machinery's (a module being loaded)."""
+    return frame is not None and frame.f_code.co_filename.startswith("<frozen importlib")
+
+
+def _waits_for_loader_frame(frame) -> bool:
+    """Whether the main thread (its innermost frames) waits for a DataLoader worker's batch."""
+    for _ in range(6):
+        if frame is None:
+            return False
+        if frame.f_code.co_name in ("_try_get_data", "_get_data") and frame.f_code.co_filename.endswith(
+            "dataloader.py"
+        ):
+            return True
+        frame = frame.f_back
+    return False
+
+
+def _children_cpu(pid: int) -> int:
+    """CPU ticks (user + system) the child processes of ``pid`` have used so far; 0 where there is no /proc."""
+    total = 0
+    for child in _children(pid):
+        try:
+            with open(f"/proc/{child}/stat") as stat:
+                fields = stat.read().rsplit(")", 1)[1].split()
+            total += int(fields[11]) + int(fields[12])
+        except (OSError, ValueError, IndexError):  # gone meanwhile: it works no more
+            continue
+    return total
 
 
 def _stack_signature(frame) -> tuple:
@@ -103,6 +146,7 @@ class ProgressSampler:
         self.on_progress, self.on_idle, self.on_tick = on_progress, on_idle, on_tick
         self._stop = threading.Event()
         self._main = threading.main_thread().ident
+        self._children_busy = 0  # CPU ticks of this process's children (DataLoader workers) last seen
         self._thread = threading.Thread(target=self._run, name="torchdoctor-watchdog", daemon=True)
 
     def start(self) -> ProgressSampler:
@@ -118,7 +162,22 @@ class ProgressSampler:
             self.on_tick()
             frame = sys._current_frames().get(self._main)
             signature = _stack_signature(frame)
+            importing = _importing(frame)
+            loading = signature == last_signature and _waits_for_loader_frame(frame)
             del frame
+            if loading:  # the main thread waits for a DataLoader worker: progress while the worker works
+                busy = _children_cpu(os.getpid())
+                if busy > self._children_busy:
+                    self._children_busy = busy
+                    last_move = time.monotonic()
+                    self.on_progress()
+                    continue
+            # loading a large extension (``import torch``) sits on one line for seconds on a busy machine:
+            # that is progress, for at most IMPORT_GRACE seconds (an import that never ends is a hang too)
+            if importing and time.monotonic() - last_move < IMPORT_GRACE:
+                last_signature = signature
+                self.on_progress()
+                continue
             if signature != last_signature or _beat[0] != last_beat:
                 last_signature, last_beat, last_move = signature, _beat[0], time.monotonic()
                 self.on_progress()
@@ -168,14 +227,74 @@ def prepare_worker(script: str, environ=None) -> None:
         environ[FLIGHT_RECORDER_VARIABLES[0]] = str(FLIGHT_RECORDER_ENTRIES)
     interval = min(1.0, float(environ.get(SECONDS_VARIABLE, "5")) / 5)
     request, answered = Path(directory) / FLIGHT_RECORDER_REQUEST, []
+    files = RankFiles(Path(directory), info.rank)
+
+    try:
+        calls.open_ring(files.calls)
+        calls.record_calls_on_import()
+    except OSError:  # no room for the file: the flight recorder and the stacks still speak
+        pass
+    _note_exits(files.exit)
 
     def answer() -> None:
-        if not answered and request.exists():
-            answered.append(True)
+        try:
+            asked = request.stat().st_mtime_ns
+        except OSError:  # not asked (yet)
+            return
+        if (
+            asked not in answered
+        ):  # each request once (a request while the ranks imported is followed by another)
+            answered.append(asked)
             write_flight_record(base)
 
-    sampler = ProgressSampler(interval, on_progress=lambda: _touch(beat_file), on_tick=answer).start()
+    def moved() -> None:
+        _touch(beat_file)
+        _note_where(files.where)
+
+    sampler = ProgressSampler(interval, on_progress=moved, on_tick=answer).start()
     _worker.update(stack_file=stack_file, sampler=sampler, done=Path(f"{base}.done"))
+
+
+def _note_exits(path: Path) -> None:
+    """Note where this process ends itself without a Python error: ``os._exit()`` (wrapped) and a signal it
+    sends itself (an audit hook on ``os.kill``), so a failed job's verdict can name the line. Only this
+    process: a DataLoader worker forked from it ends with ``os._exit`` too."""
+    me, real_exit = os.getpid(), os._exit
+
+    def note(how: str) -> None:
+        if os.getpid() != me:
+            return
+        frames = _main_frames() if threading.current_thread() is threading.main_thread() else []
+        frames = frames or frames_of(sys._getframe(2))
+        try:
+            path.write_text(
+                json.dumps({"how": how, "frames": [[f.file, f.line, f.function] for f in frames]})
+            )
+        except OSError:  # the launcher removed its folder: the run is over anyway
+            pass
+
+    def exit_noted(code: int) -> None:
+        note(f"os._exit({code})")
+        real_exit(code)
+
+    def on_audit(event: str, args: tuple) -> None:
+        if event == "os.kill" and args and args[0] in (me, 0) and args[1] not in (0, DUMP_SIGNAL):
+            name = signal.Signals(args[1]).name if args[1] in signal.Signals._value2member_map_ else args[1]
+            note(f"os.kill(own pid, {name})")
+
+    os._exit = exit_noted
+    sys.addaudithook(on_audit)
+
+
+def _note_where(path: Path) -> None:
+    """Write where the main thread is now (its frames, outermost first) to ``path``: what is left of a rank
+    that is killed or calls ``os._exit`` (at most one sampling interval old)."""
+    frames = _main_frames()
+    try:
+        Path(f"{path}.tmp").write_text(json.dumps([[f.file, f.line, f.function] for f in frames]))
+        os.replace(f"{path}.tmp", path)
+    except OSError:  # the launcher removed its folder: the run is over anyway
+        pass
 
 
 def write_flight_record(base: Path | str, stack_wait: float = 2.0) -> None:
@@ -232,21 +351,59 @@ def _touch(path: Path) -> None:
         pass
 
 
-def worker_finished() -> None:
-    """The script returned (or raised): tell the launcher, and from now on ignore its stack signal, since
-    faulthandler lets go of it while the interpreter shuts down and the signal would then kill the worker."""
+def worker_finished(error: BaseException | None = None) -> None:
+    """The script returned (or raised ``error``): tell the launcher (with the error, where and when, so that
+    a failed job's verdict can tell the rank that failed first from the ones that failed because of it), and
+    from now on ignore the stack signal, since faulthandler lets go of it while the interpreter shuts down
+    and the signal would then kill the worker."""
     if not _worker:
         return
     _worker["sampler"].stop()
     faulthandler.unregister(DUMP_SIGNAL)
     signal.signal(DUMP_SIGNAL, signal.SIG_IGN)
-    _worker["done"].touch()
+    said = {}
+    if error is not None:
+        frames = [Frame(f.filename, f.lineno or 0, f.name) for f in traceback.extract_tb(error.__traceback__)]
+        message = str(error).strip().splitlines()
+        said = {
+            "error": f"{type(error).__name__}: {message[0] if message else ''}"[:500],
+            "frames": [[f.file, f.line, f.function] for f in frames[-FRAMES_KEPT:]],
+            "time": time.time(),
+        }
+    try:
+        _worker["done"].write_text(json.dumps(said) if said else "")
+    except OSError:  # the launcher removed its folder: the run is over anyway
+        pass
     _worker["stack_file"].close()
     _worker.clear()
 
 
 # ---------------------------------------------------------------------------------------------------------
 # Launcher mode: the launcher side
+
+
+# /proc/PID/stat's state letters, for a rank that does not answer: what its silence means
+_STATES = {
+    "T": "its process is stopped (SIGSTOP or Ctrl-Z, a debugger, a scheduler's suspend): it runs nothing "
+    "until `kill -CONT {pid}`",
+    "t": "its process is stopped by a debugger (ptrace): it runs nothing until the debugger lets go",
+    "D": "its process waits inside the kernel, uninterruptibly (disk, network filesystem or driver I/O; "
+    "or swapping){wchan}",
+    "Z": "its process has exited (a zombie its parent has not collected)",
+    "R": "its process is running but did not answer: busy in a C call that blocks signals, or starved of "
+    "CPU (swapping, an oversubscribed node)",
+    "S": "its process sleeps in a C call{wchan} and did not answer the signal",
+}
+
+
+def silence(pid: int) -> str:
+    """What it means that process ``pid`` gave no stack: ``"its process is stopped (...)"``."""
+    stat = stat_of(pid)
+    if stat is None:
+        return "the process had already exited"
+    letter, channel = stat.state, wait_channel(pid)
+    said = _STATES.get(letter, f"its process state is {letter!r}")
+    return said.format(pid=pid, wchan=f" (in {channel})" if channel else "")
 
 
 def workers_in(directory: Path) -> list[dict]:
@@ -264,8 +421,12 @@ def stuck_for(directory: Path, last_output: float = 0.0, now: float | None = Non
     ``time.time()``); 0 while no worker has started the script yet (see ``supervise``'s ``start_timeout``)."""
     now = time.time() if now is None else now
     latest = None
-    running = [w for w in workers_in(directory) if not (directory / f"rank{w['rank']}.done").exists()]
-    if not running:  # the scripts have all returned: a slow exit is not a hang
+    running = [
+        w
+        for w in workers_in(directory)
+        if not RankFiles(directory, w["rank"]).done.exists() and is_running(w["pid"], w.get("started"))
+    ]
+    if not running:  # the scripts have all returned or died: a slow exit, or a failure, is not a hang
         return 0.0
     for worker in running:
         try:
@@ -287,9 +448,14 @@ def collect_stacks(directory: Path, wait: float = 5.0) -> list[RankStack]:
         (directory / FLIGHT_RECORDER_REQUEST).touch()  # each worker's sampler thread answers within a second
     except OSError:
         pass
+    start_at: dict[int, int] = {}  # where each stack file ends before this request: a second one appends
     for worker in workers:
         stack = RankStack(worker["rank"], worker["pid"], worker.get("host", ""))
         stacks.append(stack)
+        try:
+            start_at[stack.rank] = (directory / f"rank{worker['rank']}.stack").stat().st_size
+        except OSError:
+            start_at[stack.rank] = 0
         if (directory / f"rank{worker['rank']}.done").exists():
             stack.note = "its script had already returned"
             continue
@@ -311,34 +477,141 @@ def collect_stacks(directory: Path, wait: float = 5.0) -> list[RankStack]:
         for worker, stack in list(pending):
             path = directory / f"rank{worker['rank']}.stack"
             size = path.stat().st_size if path.exists() else 0
-            if size and sizes.get(stack.rank) == size:  # written, and no longer growing
-                threads = parse_faulthandler(path.read_text(errors="replace"))
+            if size > start_at[stack.rank] and sizes.get(stack.rank) == size:  # written, no longer growing
+                try:
+                    with open(path, "rb") as dump:
+                        dump.seek(start_at[stack.rank])
+                        threads = parse_faulthandler(dump.read().decode(errors="replace"))
+                except OSError as error:
+                    stack.note = f"its stack file {path} could not be read: {error.strerror or error}"
+                    pending.remove((worker, stack))
+                    continue
                 # faulthandler lists the oldest thread, the main one, last
                 stack.frames = threads.get(worker.get("main_thread")) or [[], *threads.values()][-1]
                 pending.remove((worker, stack))
             sizes[stack.rank] = size
-    for _, stack in pending:
-        stack.note = f"did not answer within {wait:g}s"
+    for worker, stack in pending:
+        stack.note = f"did not answer within {wait:g}s: {silence(worker['pid'])}"
+        stack.last_seen = _last_seen(directory, stack.rank)
+    for stack in stacks:
+        if not stack.frames and not stack.last_seen:
+            stack.last_seen = _last_seen(directory, stack.rank)
+        elif stack.pid and waits_for_loader(stack.frames):
+            stack.helpers = _loader_workers(directory / f"rank{stack.rank}.stack", stack.pid)
     return stacks
+
+
+def waits_for_loader(frames: list[Frame]) -> bool:
+    """Whether the innermost frames wait for a DataLoader worker's batch."""
+    return any(
+        f.file.replace(os.sep, "/").endswith("torch/utils/data/dataloader.py")
+        and f.function in ("_try_get_data", "_get_data")
+        for f in frames[-6:]
+    )
+
+
+def _loader_workers(stack_file: Path, pid: int, wait: float = 3.0) -> list[tuple[int, list[Frame]]]:
+    """The stacks of ``pid``'s child processes (its DataLoader workers, forked with faulthandler's handler
+    and the open stack file): each is asked in turn, and its dump read from the end of the file."""
+    found = []
+    for child in _children(pid):
+        try:
+            before = stack_file.stat().st_size
+            os.kill(child, DUMP_SIGNAL)
+        except OSError:  # gone meanwhile, or the file went with the folder
+            continue
+        deadline, size = time.monotonic() + wait, -1
+        while time.monotonic() < deadline:
+            time.sleep(0.1)
+            now = stack_file.stat().st_size if stack_file.exists() else 0
+            if now > before and now == size:
+                break
+            size = now
+        with open(stack_file, "rb") as dump:
+            dump.seek(before)
+            threads = parse_faulthandler(dump.read().decode(errors="replace"))
+        if threads:
+            found.append((child, list(threads.values())[-1]))
+    return found
+
+
+def _children(pid: int) -> list[int]:
+    """The child processes of ``pid`` (from ``/proc/PID/task/*/children``); none where there is no /proc."""
+    children = []
+    try:
+        for task in Path(f"/proc/{pid}/task").iterdir():
+            children += [int(c) for c in (task / "children").read_text().split()]
+    except (OSError, ValueError):  # gone, or no /proc: no helpers to ask
+        pass
+    return children
+
+
+def _last_seen(directory: Path, rank: int) -> list[Frame]:
+    """Where the rank's sampler last saw its main thread move (``rank<N>.where``), or nothing."""
+    try:
+        return [Frame(*f) for f in json.loads(RankFiles(directory, rank).where.read_text())]
+    except (OSError, ValueError, TypeError):  # never written (a rank that never moved): nothing seen
+        return []
+
+
+def _still_importing(stacks: list[RankStack], running_for: float) -> bool:
+    """Whether every rank that is not in a collective is loading a module, early in the run: while a
+    large extension loads (``import torch`` on a busy machine) the sampler thread cannot run, so no
+    progress is seen, but the import ends by itself."""
+    importing = [s for s in stacks if s.frames and s.frames[-1].file.startswith("<frozen importlib")]
+    elsewhere = [s for s in stacks if s.frames and not collective_of(s.frames) and s not in importing]
+    return bool(importing) and not elsewhere and running_for < IMPORT_GRACE
 
 
 def _answered(base: Path) -> bool:
     return Path(f"{base}.fr").exists() or Path(f"{base}.fr-none").exists()
 
 
-def read_flight_records(directory: Path) -> dict:
+def read_flight_records(directory: Path, notes: dict[int, list[str]] | None = None) -> dict:
     """Rank -> `RankRecord` for every ``rank<N>.fr`` in ``directory`` that reads (the workers wrote them,
-    but they are still read as plain data only)."""
-    from torchdoctor.explain import flight_recorder
+    but they are still read as plain data only), with the call sites of ``rank<N>.calls`` filled in where
+    the dump has no stacks. Why a rank has no record goes into ``notes`` (rank -> reasons)."""
+    from torchdoctor.explain import flight_recorder, safe_pickle
 
+    notes = {} if notes is None else notes
     records = {}
     for path in sorted(directory.glob("rank*.fr")):
         try:
             record = flight_recorder.read_dump(path)
-        except (OSError, ValueError):
+        except (OSError, ValueError, safe_pickle.UnsafePickle) as error:
+            rank = _rank_of(path)
+            notes.setdefault(rank, []).append(f"its dump {path.name} was not read: {error}")
             continue
+        if record.truncated:
+            notes.setdefault(record.rank, []).append(
+                f"its dump {path.name} is cut off; read what is before the cut"
+            )
         records[record.rank] = record
+    for path in sorted(directory.glob("rank*.fr-none")):
+        rank = _rank_of(path)
+        if rank not in records:
+            try:
+                why = path.read_text(errors="replace").strip()
+            except OSError as error:
+                why = error.strerror or str(error)
+            notes.setdefault(rank, []).append(f"it wrote no dump: {why}")
+    for path in sorted(directory.glob("rank*.calls")):
+        rank = _rank_of(path)
+        try:
+            noted = calls.read_calls(path)
+        except (OSError, ValueError, TypeError) as error:
+            notes.setdefault(rank, []).append(f"its call sites {path.name} were not read: {error}")
+            continue
+        if rank in records:
+            flight_recorder.fill_call_sites(records[rank], noted)
+        elif noted:  # no dump (killed, stopped, cut away): what it called still compares
+            records[rank] = flight_recorder.from_calls(rank, noted, str(path))
     return records
+
+
+def _rank_of(path: Path) -> int:
+    match = re.match(r"rank(\d+)\.", path.name)
+    return int(match[1]) if match else -1
 
 
 @dataclass
@@ -366,9 +639,10 @@ def supervise(
     (the caller knows which nodes it waited for)."""
     began = time.monotonic()
     last_output = [time.time()]
+    said: collections.deque = collections.deque(maxlen=64)  # torchrun's last output: its failure summary
     pumps = [
-        threading.Thread(target=_pump, args=(pipe, out, last_output), daemon=True)
-        for pipe, out in ((process.stdout, sys.stdout), (process.stderr, sys.stderr))
+        threading.Thread(target=_pump, args=(pipe, out, last_output, keep), daemon=True)
+        for pipe, out, keep in ((process.stdout, sys.stdout, None), (process.stderr, sys.stderr, said))
     ]
     for pump in pumps:
         pump.start()
@@ -391,30 +665,79 @@ def supervise(
         asked = job is not None and job.asked()
         if not asked and stuck_for(directory, last_output[0]) < timeout:
             continue
+        fired = time.monotonic()
         stacks = collect_stacks(directory)
-        records = read_flight_records(directory)
+        if not asked and _still_importing(stacks, time.monotonic() - began):
+            last_output[0] = time.time()  # loading a module (its thread starved of the GIL) is not a hang
+            for path in [
+                directory / FLIGHT_RECORDER_REQUEST,
+                *directory.glob("rank*.fr"),
+                *directory.glob("rank*.fr-none"),
+            ]:
+                path.unlink(missing_ok=True)  # asked again, answered again, at the real hang
+            continue
+        notes: dict[int, list[str]] = {}
+        records = read_flight_records(directory, notes)
+        for stack in stacks:
+            stack.evidence += notes.get(stack.rank, [])
         if job is not None:
             result = Supervision(1, job.report(stacks, records, directory, timeout, stop_run))
             break
         if process.poll() is not None:  # finished while we looked: not a hang
             break
-        stop_run()
         where = f"Full stacks: {directory}/rank*.stack"
         where += f", flight-recorder dumps: {directory}/rank*.fr" if records else ""
-        result = Supervision(1, format_report(stacks, timeout, where + ". The run was stopped.", records))
+        found = verdict(stacks, records)
+        text = format_report(stacks, timeout, where + ". The run was stopped.", records, found=found)
+        write_verdict(directory, found, time.monotonic() - fired)
+        stop_run()
+        result = Supervision(1, text)
     for pump in pumps:
         pump.join(timeout=5)  # an orphaned worker may hold the pipe open; do not wait for it forever
-    return result or Supervision(process.wait())
+    if result is None:
+        result = Supervision(process.wait())
+        if result.returncode != 0:
+            result.report = _failure_report(directory, b"".join(said).decode(errors="replace"))
+    return result
 
 
-def _pump(pipe, out: TextIO, last_output: list[float]) -> None:
-    """Copy ``pipe`` to ``out`` as it comes (no line buffering: progress bars use \\r), noting the time."""
+def _failure_report(directory: Path, torchrun_output: str) -> str:
+    """The verdict for a job that failed: which rank failed first and where (`failure.failure_verdict`)."""
+    found = failure_verdict(directory, torchrun_output)
+    if found is None:
+        return ""
+    write_verdict(directory, found, 0.0)
+    lines = [f"torchdoctor: failed: {found.text}"]
+    if found.culprits:
+        where = f" at {found.where.file}:{found.where.line}" if found.where else ""
+        lines.append(f"Culprit: rank(s) {', '.join(map(str, found.culprits))}{where}.")
+    lines.append(f"What each rank left: {directory}/rank*; the verdict as JSON: {directory}/{VERDICT_FILE}.")
+    return "\n".join(lines) + "\n"
+
+
+VERDICT_FILE = "verdict.json"
+
+
+def write_verdict(directory: Path, found: Verdict, seconds: float) -> None:
+    """``verdict.json`` in the kept folder: the verdict for scripts (culprit ranks, file and line, kind)
+    and how many seconds it took from the watchdog firing."""
+    try:
+        (directory / VERDICT_FILE).write_text(json.dumps({**found.to_dict(), "seconds": round(seconds, 2)}))
+    except OSError:  # the folder went: the report on stderr still says it all
+        pass
+
+
+def _pump(pipe, out: TextIO, last_output: list[float], keep: collections.deque | None = None) -> None:
+    """Copy ``pipe`` to ``out`` as it comes (no line buffering: progress bars use \\r), noting the time
+    (and keeping the last chunks in ``keep``)."""
     target = getattr(out, "buffer", None)
     while True:
         chunk = os.read(pipe.fileno(), 65536)
         if not chunk:
             return
         last_output[0] = time.time()
+        if keep is not None:
+            keep.append(chunk)
         if target is not None:
             target.write(chunk)
         else:
@@ -575,9 +898,16 @@ def _read_stacks(store, world: int, collect: float) -> tuple[list[RankStack], di
         if not store.check([key]):
             stacks.append(RankStack(rank, note=f"did not answer within {collect:g}s"))
             continue
-        data = json.loads(store.get(key))
-        frames = [Frame(*f) for f in data["frames"]]
-        stacks.append(RankStack(data["rank"], data["pid"], data["host"], frames))
-        if data.get("record"):
-            records[data["rank"]] = from_digest(data["record"])
+        try:
+            data = json.loads(store.get(key))
+            frames = [Frame(*f) for f in data["frames"]]
+            stacks.append(RankStack(data["rank"], data["pid"], data["host"], frames))
+        except (ValueError, TypeError, KeyError) as error:
+            stacks.append(RankStack(rank, note=f"its stack did not read: {error!r}"))
+            continue
+        try:
+            if data.get("record"):
+                records[data["rank"]] = from_digest(data["record"])
+        except (ValueError, TypeError, KeyError) as error:
+            stacks[-1].evidence.append(f"its flight-recorder digest did not read: {error!r}")
     return stacks, records

@@ -59,6 +59,7 @@ def main(argv: list[str] | None = None) -> None:
     from torchdoctor.hang.watchdog import prepare_worker, worker_finished
 
     prepare_worker(_module_file(target) if module else target)
+    failed = None
     try:
         if module:
             sys.argv = ["-m", *argv[1:]]  # runpy puts the module's file name in argv[0], as `python -m` does
@@ -73,10 +74,11 @@ def main(argv: list[str] | None = None) -> None:
     except KeyboardInterrupt:
         sys.exit(INTERRUPTED_EXIT)  # the launcher was stopped; it says so once, for every worker
     except BaseException as error:  # noqa: BLE001 - printed as Python would, then the same exit status
+        failed = error
         _print_from_users_frame(error)
         sys.exit(1)
     finally:
-        worker_finished()
+        worker_finished(failed)
         if stragglers_enabled():
             from torchdoctor.stragglers.watch import finish
 

@@ -337,7 +337,7 @@ def _run_watched(
     start_timeout = rendezvous_timeout(options) + RENDEZVOUS_GRACE if several else None
     process = _start(command, env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     try:
-        return watchdog.supervise(
+        supervision = watchdog.supervise(
             process,
             directory,
             options.watchdog,
@@ -350,5 +350,5 @@ def _run_watched(
         torchrun.stop(process, grace=STOP_GRACE)
         _running.remove(process)
         raise
-    else:
-        _running.remove(process)
+    _running.remove(process)  # finished: a later stop signal has nothing of this run to end
+    return supervision

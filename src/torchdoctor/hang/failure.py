@@ -1,0 +1,187 @@
+"""A verdict for a job that failed rather than hung: which rank failed first, where, and which failed after it.
+
+When one rank dies, the others fail as its consequence ("Connection closed by peer" in their collective),
+and torchrun's "first observed failure" is often one of those victims: it cannot tell them apart. The
+watchdog's folder can: a rank whose script raised left ``rank<N>.done`` with its error, where and when; a
+rank that was killed (SIGKILL: the out-of-memory killer) or left through ``os._exit`` left no ``.done`` at
+all, only where it was last seen moving (``rank<N>.where``) and its collectives' call sites (``.calls``).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+from torchdoctor.explain import flight_recorder as fr
+from torchdoctor.hang.calls import read_calls
+from torchdoctor.hang.files import RankFiles, ranks_with_files
+from torchdoctor.hang.report import Verdict, mismatch_verdict
+from torchdoctor.hang.source import Frame, condition_on_chain, is_user_code
+
+# A collective that failed because a peer went away: the consequence, never the cause.
+_PEER_GONE = re.compile(
+    r"Connection (closed|reset) by peer|Broken pipe|Connection refused|ECONNRESET|EPIPE|"
+    r"NCCL communicator was aborted|ProcessGroup.*(abort|shut ?down)|Timed out|timeout",
+    re.IGNORECASE,
+)
+# torchrun's failure summary: ``rank      : 1 (local_rank: 1)`` then ``exitcode  : -9 (pid: 123)``
+_SUMMARY = re.compile(r"rank\s*:\s*(\d+).*?\n\s*exitcode\s*:\s*(-?\d+)", re.S)
+
+
+def finished_with(files: RankFiles) -> dict | None:
+    """What ``rank<N>.done`` says: ``{"error": ..., "frames": [...], "time": ...}`` (no ``error`` when the
+    script returned), or None when the rank never finished its script."""
+    try:
+        text = files.done.read_text()
+    except OSError:
+        return None
+    try:
+        said = json.loads(text) if text.strip() else {}
+    except ValueError:
+        said = {}
+    return said if isinstance(said, dict) else {}
+
+
+def exit_codes(torchrun_output: str) -> dict[int, int]:
+    """Rank -> exit code, from torchrun's failure summary (negative: the signal that ended it)."""
+    return {int(rank): int(code) for rank, code in _SUMMARY.findall(torchrun_output)}
+
+
+def failure_verdict(directory: Path, torchrun_output: str = "") -> Verdict | None:
+    """Which rank failed first and where, from the watchdog's folder of a failed job; None when no worker
+    left anything (the job failed before any script started: torchrun said why)."""
+    ranks = ranks_with_files(directory)
+    if not ranks:
+        return None
+    codes = exit_codes(torchrun_output)
+    died, raised, returned = [], [], []
+    for rank in ranks:
+        files = RankFiles(directory, rank)
+        said = finished_with(files)
+        if said is None:
+            died.append(rank)
+        elif said.get("error"):
+            raised.append((rank, said))
+        else:
+            returned.append(rank)
+    mismatch = _mismatch_in_calls(directory, ranks)
+    if mismatch is not None:  # the ranks called one collective with different tensors: that came first
+        after = [r for r in ranks if r not in mismatch.culprits]
+        text = mismatch.text + f"\nThe job failed on it; {_who(after)} failed as its consequence."
+        return Verdict(text, "mismatch", mismatch.culprits, mismatch.where, mismatch.condition)
+    # a rank torchrun stopped (SIGTERM, -15) after another failed is a victim; one that died otherwise is not
+    died_alone = [r for r in died if codes.get(r) != -15]
+    causes = [(r, s) for r, s in raised if not _PEER_GONE.search(s["error"])]
+    causes.sort(key=lambda item: item[1].get("time", 0))
+    if died_alone:
+        culprits = died_alone
+        files = RankFiles(directory, culprits[0])
+        frames = _last_seen(directory, culprits[0])
+        how = _how_it_died(codes.get(culprits[0]))
+        where = _user_frame(frames)
+        text = f"{_who(culprits)} died without a Python error ({how})"
+        text += f", last seen at {where}" if where else ", and was never seen in the script's code"
+        call, call_frames = _last_call(directory, culprits[0])
+        if call:
+            text += f"; its last collective call was {call}"
+            if _mtime(files.calls) > _mtime(files.where) or where is None:  # the newer of the two
+                frames, where = call_frames, _user_frame(call_frames)
+        ended = _ended_itself(files)
+        if ended:  # it ended itself: that line, exactly
+            how, frames = ended
+            where = _user_frame(frames) or where
+            text = f"{_who(culprits)} ended itself with {how} at {where}, without a Python error"
+    elif causes:
+        first, said = causes[0]
+        culprits = [first]
+        frames = [Frame(*f) for f in said.get("frames", [])]
+        where = _user_frame(frames)
+        text = f"rank {first} failed first: {said['error']}" + (f" at {where}" if where else "")
+    else:
+        return None
+    victims = [r for r, _ in raised if r not in culprits]
+    if victims:
+        text += f". {_who(victims).capitalize()} failed after it, as its consequence (their collective lost its peer)"
+    stopped = [r for r in died if r not in culprits]
+    if stopped:
+        text += f"; torchrun stopped {_who(stopped)}"
+    condition = condition_on_chain(frames) if frames else None
+    if condition:
+        text += (
+            f". {condition[0].file}:{condition[0].line} sits under a condition on the rank, {condition[1]}"
+        )
+    return Verdict(text + ".", "failed", culprits, where)
+
+
+def _mismatch_in_calls(directory: Path, ranks: list[int]) -> Verdict | None:
+    """The first collective the ranks called with different operations, sizes or dtypes, by their noted
+    calls (gloo aborts a rank on a size mismatch, which then leaves no dump)."""
+    records = {}
+    for rank in ranks:
+        try:
+            records[rank] = fr.from_calls(rank, read_calls(RankFiles(directory, rank).calls))
+        except (OSError, ValueError, TypeError):  # no calls noted by this rank: the others still compare
+            continue
+    for d in fr.disagreements(records, ranks):
+        if d.kind in ("op", "sizes", "dtypes"):
+            found = mismatch_verdict(d, {})
+            if found.culprits:
+                return found
+    return None
+
+
+def _how_it_died(code: int | None) -> str:
+    if code is None:
+        return "killed by a signal or os._exit; torchrun's summary says which"
+    if code == -9:
+        return "killed by SIGKILL: the kernel's out-of-memory killer (see `dmesg`), or a `kill -9`"
+    if code < 0:
+        return f"killed by signal {-code}"
+    return f"exit code {code} with no Python error: os._exit() or a C library's exit()"
+
+
+def _last_seen(directory: Path, rank: int) -> list[Frame]:
+    try:
+        return [Frame(*f) for f in json.loads(RankFiles(directory, rank).where.read_text())]
+    except (OSError, ValueError, TypeError):  # never written: the rank never moved
+        return []
+
+
+def _last_call(directory: Path, rank: int) -> tuple[str, list[Frame]]:
+    """``"all_reduce #3 at train.py:17 in main"`` and its frames: the rank's newest collective call noted."""
+    try:
+        groups = read_calls(RankFiles(directory, rank).calls)
+    except (OSError, ValueError, TypeError):  # no calls noted: nothing to add
+        return "", []
+    last = max(
+        (call for calls in groups.values() for call in calls[-1:]), key=lambda c: c.first, default=None
+    )
+    if last is None:
+        return "", []
+    where = _user_frame(last.frames)
+    return f"{last.op} #{last.first}" + (f" at {where}" if where else ""), last.frames
+
+
+def _ended_itself(files: RankFiles) -> tuple[str, list[Frame]] | None:
+    """``("os._exit(3)", frames)`` from ``rank<N>.exit``, or None."""
+    try:
+        said = json.loads(files.exit.read_text())
+        return str(said["how"]), [Frame(*f) for f in said["frames"]]
+    except (OSError, ValueError, TypeError, KeyError):  # not there: it did not end itself through Python
+        return None
+
+
+def _mtime(path: Path) -> float:
+    try:
+        return path.stat().st_mtime
+    except OSError:  # not written: older than anything
+        return 0.0
+
+
+def _user_frame(frames: list[Frame]) -> Frame | None:
+    return next((f for f in reversed(frames) if is_user_code(f.file)), None)
+
+
+def _who(ranks: list[int]) -> str:
+    return fr.who(ranks)

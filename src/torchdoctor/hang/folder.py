@@ -1,0 +1,136 @@
+"""The hang verdict after the fact, from the folder ``torchdoctor launch --watchdog`` left.
+
+Reads what each rank left (`torchdoctor.hang.files`): its stack, its flight-recorder dump, its call sites,
+where it was last seen moving; a rank whose file is missing, empty or unreadable is kept with the reason,
+and the verdict is made from the rest, as the watchdog made it at the time.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+from torchdoctor.findings import Finding
+from torchdoctor.hang.failure import failure_verdict
+from torchdoctor.hang.files import RankFiles, ranks_with_files
+from torchdoctor.hang.report import RankStack, Verdict, grouped, parse_faulthandler, verdict
+from torchdoctor.hang.source import Frame
+
+
+def stacks_in(directory: Path) -> list[RankStack]:
+    """One `RankStack` per rank that left a file in ``directory``: its main thread's frames from
+    ``rank<N>.stack``, or the reason there are none."""
+    stacks = []
+    for rank in ranks_with_files(directory):
+        files = RankFiles(directory, rank)
+        meta = _meta(files)
+        stack = RankStack(rank, meta.get("pid"), str(meta.get("host", "")))
+        stacks.append(stack)
+        if files.done.exists():
+            stack.note = "its script had already returned"
+        else:
+            stack.frames, stack.note = _main_thread(files, meta.get("main_thread"))
+        if not stack.frames:
+            try:
+                stack.last_seen = [Frame(*f) for f in json.loads(files.where.read_text())]
+            except (OSError, ValueError, TypeError):  # never written: the rank never moved, or is gone
+                pass
+    return stacks
+
+
+def _meta(files: RankFiles) -> dict:
+    try:
+        meta = json.loads(files.meta.read_text())
+        return meta if isinstance(meta, dict) else {}
+    except (OSError, ValueError):  # the stack and dump still speak for the rank
+        return {}
+
+
+def _main_thread(files: RankFiles, main: int | None) -> tuple[list[Frame], str]:
+    try:
+        text = files.stack.read_text(errors="replace")
+    except FileNotFoundError:
+        return [], "no stack file"
+    except OSError as error:
+        return [], f"its stack file could not be read: {error.strerror or error}"
+    threads = parse_faulthandler(text)
+    if not threads:
+        return [], "its stack file is empty (the rank did not answer the watchdog's signal)"
+    # faulthandler lists the oldest thread, the main one, last
+    return threads.get(main) or list(threads.values())[-1], ""
+
+
+def folder_verdict(directory: Path) -> tuple[list[RankStack], dict, Verdict]:
+    """The stacks, the flight-recorder records and the verdict for the watchdog folder ``directory``: the
+    hang verdict when the ranks left stacks, the failed job's verdict (`failure.failure_verdict`) when they
+    left none and some rank died or raised."""
+    from torchdoctor.hang.watchdog import read_flight_records
+
+    stacks = stacks_in(directory)
+    notes: dict[int, list[str]] = {}
+    records = read_flight_records(directory, notes)
+    by_rank = {s.rank: s for s in stacks}
+    for rank, reasons in notes.items():
+        if rank in by_rank:
+            by_rank[rank].evidence += reasons
+    # the watchdog fired (it asked for the dumps): a hang, whatever is missing
+    asked = (directory / "flight-recorder.request").exists()
+    if not asked and not any(_has_stack(RankFiles(directory, s.rank)) for s in stacks):  # a failed job
+        failed = failure_verdict(directory, _torchrun_output(directory))
+        if failed is not None:
+            return stacks, records, failed
+    return stacks, records, verdict(stacks, records)
+
+
+def _has_stack(files: RankFiles) -> bool:
+    try:
+        return files.stack.stat().st_size > 0
+    except OSError:  # no stack file: nothing was asked of this rank
+        return False
+
+
+def _torchrun_output(directory: Path) -> str:
+    """What torchrun wrote about the workers' exits, where its log folder is there (``torchrun/``)."""
+    texts = []
+    for path in sorted((directory / "torchrun").rglob("error.json"))[:64]:
+        try:
+            texts.append(path.read_text(errors="replace"))
+        except OSError:  # one error file fewer: the ranks' own files still speak
+            continue
+    return "\n".join(texts)
+
+
+OURS = re.compile(
+    r"^(rank\d+\.(json|stack|fr|fr-none|calls|where|done|beat|exit|tmp)|verdict\.json|flight-recorder\.request|started\.\d+\.\d+)$"
+)
+
+
+def is_ours(path: Path) -> bool:
+    """A file of ours in a watchdog folder (read by `folder_finding`, not as a log)."""
+    return bool(OURS.match(path.name))
+
+
+def folder_finding(directory: Path) -> Finding:
+    """`torchdoctor explain FOLDER`'s finding for a watchdog folder: the same verdict the watchdog gave."""
+    stacks, records, found = folder_verdict(directory)
+    details = {
+        **found.to_dict(),
+        "folder": str(directory),
+        "ranks": [s.rank for s in stacks],
+        "dumps": sorted(records),
+        "evidence_not_used": {s.rank: s.evidence for s in stacks if s.evidence},
+    }
+    lines = found.text.splitlines()
+    summary = lines[0] if lines else found.kind
+    rest = lines[1:]
+    if found.culprits:
+        where = f" at {found.where.file}:{found.where.line}" if found.where else ""
+        rest.append(f"Culprit: rank(s) {', '.join(map(str, found.culprits))}{where}.")
+    if found.kind in ("all_inside", "stuck", "unclear") or not found.culprits:
+        status = "warn"
+    else:
+        status = "fail"
+    where_ranks = grouped(stacks) if any(s.frames for s in stacks) else []
+    fix = "\n".join(rest + ([""] + where_ranks if where_ranks else []))
+    return Finding("log.hang_verdict", status, summary, details, fix or None)

@@ -1,0 +1,136 @@
+"""The culprit, not the victims: a few representative faults of the planted-fault corpus (tests/hang_faults),
+each a real gloo job under `torchdoctor launch --watchdog`; the whole corpus is benchmarks/hang_corpus.py."""
+
+import json
+import re
+import shutil
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from torchdoctor.hang.calls import read_calls
+from torchdoctor.hang.folder import folder_verdict
+from torchdoctor.hang.report import RankStack, verdict
+from torchdoctor.hang.source import Frame
+from torchdoctor.hang.watchdog import read_flight_records, silence
+
+FAULTS = Path(__file__).parent / "hang_faults"
+sys.path.insert(0, str(Path(__file__).parent.parent / "benchmarks"))
+from hang_corpus import header, take_away  # noqa: E402 - the corpus's own reading of a fault's header
+
+
+def run_fault(cli, name: str, watchdog: str = "4"):
+    """Run one planted fault; its header, the launcher's stderr, the folder it kept and its verdict.json."""
+    script = FAULTS / f"{name}.py"
+    planted = header(script)
+    result = cli(
+        "launch", "--nproc-per-node", str(planted["ranks"]), "--watchdog", watchdog, str(script), timeout=200
+    )
+    kept = re.search(r"(?:Full stacks|What each rank left): (\S+)/rank\*", result.stderr)
+    assert kept, result.stderr[-3000:]
+    folder = Path(kept[1])
+    return script, planted, result, folder, json.loads((folder / "verdict.json").read_text())
+
+
+@pytest.fixture
+def kept():
+    folders = []
+    yield folders
+    for folder in folders:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def test_a_barrier_under_a_condition_two_frames_up_is_blamed_on_the_condition(cli, kept):
+    script, planted, result, folder, found = run_fault(cli, "snapshot_frames_up")
+    kept.append(folder)
+    assert result.returncode == 1
+    # the culprit: rank 0, at the condition two frames above the barrier, not at the barrier itself
+    assert found["culprits"] == [planted["culprit"]] and found["kind"] == "mismatch"
+    assert found["where"] == {"file": str(script), "line": planted["line"]}
+    assert "`if self.gpu_id == 0 and epoch % self.save_every == 0:" in result.stderr
+    assert (
+        f"Culprit: rank(s) 0 at {script}:{planted['line']}; rank(s) 1, 2 wait because of it." in result.stderr
+    )
+    # the same verdict after the fact, from the folder, with explain
+    explained = cli("explain", "--json", str(folder), timeout=120)
+    hang = next(f for f in json.loads(explained.stdout)["findings"] if f["id"] == "log.hang_verdict")
+    assert hang["details"]["culprits"] == [0] and hang["details"]["where"]["line"] == planted["line"]
+    # and with evidence taken away: a stack gone, dumps gone or cut for half of the ranks
+    for how in ("stacks", "dumps", "cut"):
+        copy = take_away(folder, planted["ranks"], how, seed=0)
+        kept.append(copy)
+        _, _, again = folder_verdict(copy)
+        assert again.culprits in ([], [0]), (how, again)
+
+
+def test_a_stopped_rank_is_named_as_stopped_not_its_victims(cli, kept):
+    _, planted, result, folder, found = run_fault(cli, "frozen_rank")
+    kept.append(folder)
+    assert found["culprits"] == [planted["culprit"]]
+    assert "rank 1: did not answer within" in result.stderr and "its process is stopped" in result.stderr
+    assert "kill -CONT" in result.stderr
+
+
+def test_a_killed_rank_is_the_culprit_of_the_failed_job_not_torchruns_first_observed(cli, kept):
+    script, planted, result, folder, found = run_fault(cli, "dead_rank_kill")
+    kept.append(folder)
+    assert result.returncode != 0 and found["kind"] == "failed"
+    assert found["culprits"] == [1] and found["where"] == {"file": str(script), "line": planted["line"]}
+    assert "rank 1 died without a Python error (killed by SIGKILL" in result.stderr
+    assert "Ranks 0, 2 failed after it, as its consequence" in result.stderr
+    # after the fact too
+    assert folder_verdict(folder)[2].culprits == [1]
+
+
+def test_a_rank_that_does_not_answer_is_described_by_its_process_state():
+    sleeper = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    try:
+        sleeper.send_signal(signal.SIGSTOP)
+        for _ in range(100):
+            if "stopped" in silence(sleeper.pid):
+                break
+            subprocess.run(["sleep", "0.05"])
+        assert "its process is stopped" in silence(sleeper.pid)
+        assert f"kill -CONT {sleeper.pid}" in silence(sleeper.pid)
+    finally:
+        sleeper.kill()
+        sleeper.wait()
+    assert silence(sleeper.pid) == "the process had already exited"
+
+
+def test_when_every_rank_waits_in_the_same_collective_no_rank_is_blamed(tmp_path):
+    import importlib.util
+    import os
+
+    torch_dir = importlib.util.find_spec("torch").submodule_search_locations[0]
+    script = tmp_path / "train.py"
+    script.write_text("import torch.distributed as dist\ndist.all_reduce(x)\n")
+    inside = [
+        Frame(str(script), 2, "<module>"),
+        Frame(os.path.join(torch_dir, "distributed", "distributed_c10d.py"), 3252, "all_reduce"),
+    ]
+    found = verdict([RankStack(r, 10 + r, "h", list(inside)) for r in range(4)])
+    assert found.culprits == [] and found.kind == "all_inside"
+
+
+def test_evidence_that_does_not_read_is_named_with_its_reason(tmp_path):
+    (tmp_path / "rank0.fr").write_bytes(b"\x80\x04not a pickle at all")
+    (tmp_path / "rank1.fr-none").write_text("torch.distributed was never used")
+    (tmp_path / "rank2.calls").write_text("{not json")
+    notes: dict = {}
+    assert read_flight_records(tmp_path, notes) == {}
+    assert "its dump rank0.fr was not read" in notes[0][0]
+    assert notes[1] == ["it wrote no dump: torch.distributed was never used"]
+    assert "its call sites rank2.calls were not read" in notes[2][0]
+    with pytest.raises(ValueError):
+        read_calls(tmp_path / "rank2.calls")
+
+
+def test_a_digest_row_that_does_not_read_is_refused_by_name_not_unpacked_wrongly():
+    from torchdoctor.explain.flight_recorder import from_digest
+
+    with pytest.raises(ValueError, match="a digest row of process group 0 is not 8 fields"):
+        from_digest({"rank": 1, "collectives": {"0": [[3, "all_reduce"]]}})
