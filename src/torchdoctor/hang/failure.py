@@ -18,6 +18,7 @@ from torchdoctor.hang.calls import read_calls
 from torchdoctor.hang.files import RankFiles, ranks_with_files
 from torchdoctor.hang.report import Verdict, mismatch_verdict
 from torchdoctor.hang.source import Frame, condition_on_chain, is_user_code
+from torchdoctor.rank_list import who
 
 # A collective that failed because a peer went away: the consequence, never the cause.
 _PEER_GONE = re.compile(
@@ -184,4 +185,4 @@ def _user_frame(frames: list[Frame]) -> Frame | None:
 
 
 def _who(ranks: list[int]) -> str:
-    return fr.who(ranks)
+    return who(ranks)

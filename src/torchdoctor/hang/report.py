@@ -17,7 +17,7 @@ import traceback
 from dataclasses import dataclass, field
 
 from torchdoctor.hang.source import Frame, condition_on_chain, is_ours, is_user_code, user_call  # noqa: F401 - read from here too
-from torchdoctor.rank_list import ranks_text
+from torchdoctor.rank_list import ranks_text, who
 
 COLLECTIVES = frozenset(
     "barrier monitored_barrier all_reduce all_gather all_gather_object all_gather_into_tensor "
@@ -409,7 +409,7 @@ def _joined_verdict(stacks: list[RankStack], records: dict) -> Verdict | None:
         if behind_in_collective:  # every group waits for a rank that waits in another group: a cycle
             best = Verdict(best.text, "order", best.culprits, best.where, best.condition)
             sentences.append(
-                f"Each group waits for a rank that waits in another group: {fr.who(best.culprits)} called the "
+                f"Each group waits for a rank that waits in another group: {who(best.culprits)} called the "
                 "groups' collectives in another order than the others; every rank must call them in the same "
                 "order."
             )
@@ -427,7 +427,9 @@ def _never_entered(d, by_rank: dict[int, RankStack]) -> Verdict:
 
     (example,) = d.examples.values()
     entered = sorted(r for ranks in d.entered.values() for r in ranks)
-    text = f"{fr.who(d.behind)} never entered {example.shape()}{_ddp_where(example)}, which {fr.who(entered)} entered"
+    text = (
+        f"{who(d.behind)} never entered {example.shape()}{_ddp_where(example)}, which {who(entered)} entered"
+    )
     now = [_is_now(by_rank[rank]) for rank in d.behind[:6] if rank in by_rank]
     sentences = [text + (": " + "; ".join(now) if now else "") + "."]
     culprits = list(d.behind)
@@ -515,12 +517,10 @@ def mismatch_verdict(d, by_rank: dict[int, RankStack]) -> Verdict:
         where, condition = Frame(found[0].file, found[1].line, found[0].function), str(found[1])
         sentences.append(
             f"{found[0].file}:{found[0].line} sits under a condition on the rank, {found[1]}: "
-            f"{fr.who(culprits)} took another path there; every rank must make the same collective calls."
+            f"{who(culprits)} took another path there; every rank must make the same collective calls."
         )
     else:
-        sentences.append(
-            f"{fr.who(culprits).capitalize()} is the odd one out. " + finding.fix.splitlines()[0]
-        )
+        sentences.append(f"{who(culprits).capitalize()} is the odd one out. " + finding.fix.splitlines()[0])
     verdict = Verdict("\n".join(sentences), "mismatch", culprits, where, condition)
     verdict.share = 1 - len(culprits) / sum(len(r) for r in d.entered.values())
     return verdict
@@ -529,12 +529,11 @@ def mismatch_verdict(d, by_rank: dict[int, RankStack]) -> Verdict:
 def _pending(d, by_rank: dict[int, RankStack]) -> Verdict:
     """Every rank with a dump entered #N and it never completed; the ranks without one are the suspects:
     named, with what their process is doing when that is known."""
-    from torchdoctor.explain import flight_recorder as fr
 
     (example,) = d.examples.values()
     entered = sorted(r for ranks in d.entered.values() for r in ranks)
     suspects = [by_rank[r] for r in d.unknown if r in by_rank]
-    text = f"{fr.who(entered)} entered {example.shape()}{_ddp_where(example)} and wait in it; " + "; ".join(
+    text = f"{who(entered)} entered {example.shape()}{_ddp_where(example)} and wait in it; " + "; ".join(
         _is_now(s) for s in suspects[:6]
     )
     waiting_too = [s for s in suspects if s.frames and collective_of(s.frames)]
