@@ -38,7 +38,16 @@ def forked(faults: str, nproc: int) -> tuple[dict, float]:
     ]
     started = time.monotonic()
     done = subprocess.run([*command, "--timeout=60"], capture_output=True, text=True, env=env, timeout=300)
-    return json.loads(done.stdout), time.monotonic() - started
+    return _report(done.stdout, done.stderr), time.monotonic() - started
+
+
+def _report(out: str, err: str) -> dict:
+    """The JSON report of a run, or one saying the run gave none (its stderr's end shown)."""
+    try:
+        return json.loads(out)
+    except ValueError:
+        print(f"a run gave no report: {err.strip()[-500:]}", file=sys.stderr)
+        return {"findings": [{"id": "no_report", "status": "fail", "summary": err[-200:], "details": {}}]}
 
 
 def over_hosts(slow: int | None) -> tuple[dict, float]:
@@ -53,7 +62,7 @@ def over_hosts(slow: int | None) -> tuple[dict, float]:
     finally:
         _remove(made)
     for _, out, _ in outputs:
-        report = json.loads(out) if out.strip() else {"findings": []}
+        report = _report(out, "") if out.strip() else {"findings": []}
         if any(f["id"] != "net.find_bad" or f["status"] != "skip" for f in report["findings"][1:]):
             report["hosts"] = [h[1] for h in hosts]
             return report, seconds
@@ -64,7 +73,9 @@ def blamed(report: dict) -> list[tuple[str, object]]:
     """(finding id, rank or host) of every blame in a report."""
     found = []
     for finding in report["findings"]:
-        if finding["id"] in ("net.slow_link",):
+        if finding["id"] == "no_report":
+            found.append(("no report", None))
+        elif finding["id"] == "net.slow_link":
             found.append((finding["id"], finding["details"]["host"]))
         elif finding["id"] in ("net.slow_rank", "net.silent_corruption"):
             found.append((finding["id"], finding["details"]["rank"]))
