@@ -121,6 +121,16 @@ def taken_port():
 # the modules in PROCESS_MODULES, and the tests named in PROCESS_TESTS. In the fast lane a test that starts a
 # process anyway fails, saying to name it here, so the lane stays what it says.
 PROCESS_MODULES = {
+    "test_environment",
+    "test_errors_kernel_files",
+    "test_flags_say_what_they_do",
+    "test_hang_corpus",
+    "test_net_find_bad",
+    "test_launch_stops",
+    "test_output_encodings",
+    "test_process_state",
+    "test_stragglers",
+    "test_written_places",
     "test_accelerate_compat",
     "test_cli_interrupt",
     "test_distributed_operations",
@@ -141,6 +151,11 @@ PROCESS_MODULES = {
     "test_watchdog_multinode",
 }
 PROCESS_TESTS = {
+    "test_explain_inputs": {
+        "test_a_log_dir_leads_with_the_rank_that_failed_first",
+        "test_each_restart_is_its_own_failure_the_last_first",
+        "test_a_pipe_a_file_and_a_folder_give_the_same_verdict",
+    },
     "test_check_ids": {
         "test_env_checks_on_fake_machines_emit_their_own_id",
         "test_gpu_and_mpi_checks_emit_their_own_id",

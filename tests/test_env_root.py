@@ -5,7 +5,7 @@ import json
 import os
 
 import pytest
-from test_env_fakes import printing, toolkit
+from env_fakes import printing, toolkit
 
 from torchdoctor.env.machine import under_root
 
