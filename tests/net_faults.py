@@ -127,7 +127,7 @@ def main(argv: list[str] | None = None) -> int:
         show_ranks(result)
     try:
         exit_with_findings(result.findings, args.json, False)
-    except BaseException as done:  # typer.Exit carries the exit status
+    except BaseException as done:  # noqa: BLE001 - typer.Exit carries the exit status
         return getattr(done, "exit_code", 1)
     return 0
 

@@ -57,7 +57,7 @@ def select_areas(skip: Iterable[str] = ()) -> tuple[list[str], list[Finding]]:
             continue
         try:
             importlib.import_module(module)
-        except Exception as error:  # reported as a finding, not raised
+        except Exception as error:  # noqa: BLE001 - reported as a finding, not raised
             broken.append(
                 Finding(
                     f"{area}.import",
@@ -159,7 +159,7 @@ def run_one(check: Callable[[], object]) -> list[Finding]:
     traceback in its details (shown with ``-v``)."""
     try:
         result = check()
-    except Exception as error:  # a broken check must not hide the others' verdicts
+    except Exception as error:  # noqa: BLE001 - a broken check must not hide the others' verdicts
         name = check.__name__.removeprefix("check_")
         where = {"check": f"{check.__module__}.{check.__name__}", "traceback": traceback.format_exc()}
         failure = import_failure()

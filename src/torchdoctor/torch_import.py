@@ -39,7 +39,7 @@ def import_torch() -> str | None:
     _tried = True
     try:
         import torch  # noqa: F401
-    except Exception as error:
+    except Exception as error:  # noqa: BLE001 - whatever breaks `import torch` becomes a finding, not a crash
         said = _first_sentence(str(error))
         _failure = f"{type(error).__name__}: {said}" if said else type(error).__name__
         _traceback = traceback.format_exc()

@@ -154,5 +154,5 @@ def _delete_forever(store: Any) -> None:
         key = _deletions.get()
         try:
             store.delete_key(key)
-        except Exception:  # the store went away: the job is over
+        except Exception:  # noqa: BLE001 - the store went away: the job is over
             return

@@ -95,5 +95,5 @@ def _answer_forever(store: Any, rank: int, shared: bool) -> None:
             store.delete_key(ask_key)
             text = json.dumps({"stack": main_thread_stack(), "last": dict(last_checked)})
             store.set(f"{_PREFIX}/{rank}/answer/{question}", text)
-        except Exception:  # the store went away (the job ended): nobody is left to ask
+        except Exception:  # noqa: BLE001 - the store went away (the job ended): nobody is left to ask
             return

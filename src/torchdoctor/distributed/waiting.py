@@ -58,7 +58,7 @@ def wait_for_keys(
     def wait_in_background() -> None:
         try:
             outcome["arrived"] = _wait(own_connection, keys, timeout - (time.monotonic() - started))
-        except Exception as error:  # handed to the waiting thread, which raises it
+        except Exception as error:  # noqa: BLE001 - handed to the waiting thread, which raises it
             outcome["error"] = error
         finally:
             finished.set()
@@ -142,5 +142,5 @@ def clone_store(store: Any) -> Any:
 def _describe(waiting_for: Callable[[float], str], seconds: float) -> str:
     try:
         return waiting_for(seconds)
-    except Exception as error:  # a progress line must never end the wait
+    except Exception as error:  # noqa: BLE001 - a progress line must never end the wait
         return f"the other ranks (could not tell which: {error})"

@@ -45,7 +45,7 @@ def from_torch() -> TorchFacts:
         try:
             version = torch.cuda.nccl.version()
             nccl = ".".join(map(str, version)) if isinstance(version, tuple) else str(version)
-        except Exception:  # torch built without NCCL (USE_NCCL=0) or its library failed to load
+        except Exception:  # noqa: BLE001 - torch built without NCCL (USE_NCCL=0) or its library failed to load
             nccl = None
     return TorchFacts(torch.__version__, cuda, hip, arch_list, gpus, nccl)
 

@@ -324,7 +324,7 @@ def own_flight_record(stack_wait: float = 2.0) -> tuple[bytes, str]:
         asking.start()
         asking.join(stack_wait)
         return (whole[0] if whole else c10d._dump_fr_trace(includeStackTraces=False)), ""
-    except Exception as error:  # an old torch, a backend without a recorder: the stacks still speak
+    except Exception as error:  # noqa: BLE001 - an old torch, a backend without a recorder: the stacks still speak
         return b"", f"{type(error).__name__}: {error}"
 
 
@@ -791,13 +791,13 @@ class HangWatch:
             if not first:
                 return self._wait_and_exit(store)
             stacks, records = _read_stacks(store, world, self.collect)
-        except Exception as error:  # the store died with rank 0: report what this rank knows
+        except Exception as error:  # noqa: BLE001 - the store died with rank 0: report what this rank knows
             self._finish(format_report([own], self.timeout, f"(other ranks unreachable: {error})"))
             return
         self._write(format_report(stacks, self.timeout, records=records))
         try:
             store.set(_KEY + "reported", "1")  # the others exit once the report is out
-        except Exception:
+        except Exception:  # noqa: BLE001 - the store's host may be gone with the job: the report stands without it
             pass
         self._finish("")
 
@@ -808,7 +808,7 @@ class HangWatch:
                 return False
             own = RankStack(rank, os.getpid(), current().host, _main_frames())
             store.set(f"{_KEY}stack/{rank}", json.dumps({**stack_dict(own), "record": _own_digest(rank)}))
-        except Exception:
+        except Exception:  # noqa: BLE001 - the store's host may be gone with the job: the report stands without it
             return False
         self._wait_and_exit(store)
         return True
@@ -819,7 +819,7 @@ class HangWatch:
             try:
                 if store.check([_KEY + "reported"]):
                     break
-            except Exception:
+            except Exception:  # noqa: BLE001 - the store's host may be gone with the job: the report stands without it
                 break
             time.sleep(0.2)
         self._finish("")
@@ -874,7 +874,7 @@ def _store_and_rank():
             from torch.distributed.distributed_c10d import _get_default_store
 
             return _get_default_store(), dist.get_rank(), dist.get_world_size()
-    except Exception:  # no usable store: this rank reports alone
+    except Exception:  # noqa: BLE001 - no usable store: this rank reports alone
         pass
     info = current()
     return None, info.rank, info.world_size

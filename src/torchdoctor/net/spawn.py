@@ -212,13 +212,13 @@ def _fork_rank(env: dict[str, str], options: WorkerOptions, worker: str, logs: P
         torch.set_num_threads(int(env.get("OMP_NUM_THREADS", "1")))
         state = importlib.import_module(worker).Worker(options, env).run()
         code = 1 if state.error else 0
-    except BaseException:
+    except BaseException:  # noqa: BLE001 - a forked rank reports whatever ended it, then leaves by os._exit
         traceback.print_exc()
     finally:
         for stream in (sys.stdout, sys.stderr):
             try:
                 stream.flush()
-            except Exception:
+            except Exception:  # noqa: BLE001 - a closed stream at exit must not keep a forked rank from leaving
                 pass
         os._exit(code)
 

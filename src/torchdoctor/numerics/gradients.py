@@ -146,7 +146,7 @@ class GradientWatch:
             if isinstance(x, torch.Tensor) and x.requires_grad:
                 try:
                     alias = x.view_as(x)
-                except Exception:  # no view for this kind of tensor: its grad_input is left out
+                except Exception:  # noqa: BLE001 - no view for this kind of tensor: its grad_input is left out
                     continue
                 if aliases is None:
                     aliases = []
@@ -340,7 +340,7 @@ def _hook_grad(t: torch.Tensor, hook: Any) -> bool:
             return False
         node.register_prehook(hook)
         return True
-    except Exception:
+    except Exception:  # noqa: BLE001 - any tensor type (subclasses, fakes, meta) may refuse this: the detector must not break the user's step
         return False
 
 

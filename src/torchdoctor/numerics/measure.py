@@ -104,7 +104,7 @@ class Measurer:
                 else (t.data_ptr(), t.dtype, t.shape, t.stride())
             )
             version = t._version
-        except Exception:  # no storage (sparse, nested, subclasses) or no version counter (inference tensors)
+        except Exception:  # noqa: BLE001 - no storage (sparse, nested, subclasses) or no version counter (inference tensors)
             return self.tensor(t)
         cached = self._activations.get(key)
         if cached is not None and cached[1] == version and cached[0]() is not None:
@@ -136,7 +136,7 @@ class Measurer:
                 low, high = low.item(), high.item()
                 if high == high and high != _INF:
                     return Measurement("", low, high, dtype, None, None)
-            except Exception:  # empty, sparse, nested, …: the general path labels them
+            except Exception:  # noqa: BLE001 - empty, sparse, nested, …: the general path labels them
                 pass
         dtype = ""
         try:
@@ -154,7 +154,7 @@ class Measurer:
             low, high = low.item(), high.item()
             if notes:
                 notes = {k: v.item() if isinstance(v, torch.Tensor) else v for k, v in notes.items()}
-        except Exception:  # never crash the training being watched
+        except Exception:  # noqa: BLE001 - never crash the training being watched
             return Measurement("unreadable", None, None, dtype, None, None)
         has = None
         if not (high == high and high != _INF):
@@ -167,5 +167,5 @@ def _version(t: torch.Tensor) -> int | None:
     """The tensor's in-place modification counter; None where it has none (inference tensors)."""
     try:
         return t._version
-    except Exception:
+    except Exception:  # noqa: BLE001 - any tensor type (subclasses, fakes, meta) may refuse this: the detector must not break the user's step
         return None

@@ -75,7 +75,7 @@ def _plain(t: torch.Tensor) -> torch.Tensor:
             names, _ = flatten()
             if names:
                 return _plain(getattr(t, names[0]))
-        except Exception:  # a subclass with an unusual flatten: measure it as it is
+        except Exception:  # noqa: BLE001 - a subclass with an unusual flatten: measure it as it is
             pass
     return t
 
@@ -94,7 +94,7 @@ def abs_min_max_lazy(t: torch.Tensor, scratch: dict | None = None) -> tuple[torc
             if scratch is not None and t.is_cpu and t.dtype in _SCRATCH_DTYPES:
                 return torch.aminmax(torch.abs(t, out=scratch_for(t, scratch)))
             return torch.aminmax(t.abs())
-        except Exception:
+        except Exception:  # noqa: BLE001 - any tensor type (subclasses, fakes, meta) may refuse this: the detector must not break the user's step
             pass
     values, implicit_zeros, label = values_of(t)
     if label:
@@ -143,7 +143,7 @@ def abs_min_max(t: torch.Tensor) -> tuple[float, float] | str:
             if isinstance(result, str):
                 return result
             return float(result[0].item()), float(result[1].item())
-    except Exception:
+    except Exception:  # noqa: BLE001 - any tensor type (subclasses, fakes, meta) may refuse this: the detector must not break the user's step
         return "unreadable"
 
 
@@ -155,5 +155,5 @@ def nan_and_inf(t: torch.Tensor) -> tuple[bool, bool]:
             if label or values is None or not (values.is_floating_point() or values.is_complex()):
                 return False, False
             return bool(torch.isnan(values).any().item()), bool(torch.isinf(values).any().item())
-    except Exception:
+    except Exception:  # noqa: BLE001 - any tensor type (subclasses, fakes, meta) may refuse this: the detector must not break the user's step
         return False, False

@@ -96,6 +96,6 @@ def children(value: Any) -> list[tuple[Any, Any]]:
             return list(enumerate(value))
         if dataclasses.is_dataclass(value) and not isinstance(value, type):
             return [(f.name, getattr(value, f.name)) for f in dataclasses.fields(value)]
-    except Exception:  # a container that fails to list itself is just "not a tensor"
+    except Exception:  # noqa: BLE001 - a container that fails to list itself is just "not a tensor"
         pass
     return []
