@@ -123,12 +123,19 @@ KERNEL_FILE_SYSTEMS = {
     "securityfs": "the kernel's security files",
     "configfs": "the kernel's configuration files",
     "bpf": "the kernel's BPF objects",
+    "devpts": "the kernel's terminals",
+    "pstore": "the kernel's crash records",
+    "fusectl": "the kernel's FUSE controls",
+    "mqueue": "the kernel's message queues",
+    "binfmt_misc": "the kernel's program formats",
+    "efivarfs": "the firmware's variables",
 }
 
 
 def _kernel_file_system(path: Path) -> tuple[str, str] | None:
     """(mount point, what it is) when ``path`` lies in one of `KERNEL_FILE_SYSTEMS` (``/proc``, ``/sys``),
-    from ``/proc/self/mountinfo``; None elsewhere, or when this system does not say."""
+    from ``/proc/self/mountinfo``; None elsewhere, or when this system does not say. One answer for every
+    file and folder we are told to write."""
     real = os.path.realpath(path)
     try:
         lines = Path("/proc/self/mountinfo").read_text().splitlines()
@@ -183,32 +190,6 @@ def require_writable_file(flag: str, path: str | os.PathLike) -> None:
         path.unlink(missing_ok=True)
 
 
-# File systems of the kernel's: a folder there cannot hold a log, whatever the permissions say
-_KERNEL_FILE_SYSTEMS = {
-    "proc", "sysfs", "devpts", "cgroup", "cgroup2", "debugfs", "tracefs", "securityfs", "pstore", "bpf",
-    "configfs", "fusectl", "mqueue", "binfmt_misc", "efivarfs",
-}  # fmt: skip
-
-
-def _kernel_file_system(path: Path) -> tuple[str, str] | None:
-    """``(mount point, type)`` when ``path`` lies on one of the kernel's file systems (``/proc``, ``/sys``)."""
-    try:
-        mounts = Path("/proc/self/mounts").read_text().splitlines()
-    except OSError:
-        return None
-    target = os.path.abspath(path)
-    best = None
-    for line in mounts:
-        fields = line.split()
-        if len(fields) < 3:
-            continue
-        point = fields[1].replace("\\040", " ")
-        inside = target == point or target.startswith(point.rstrip("/") + "/")
-        if inside and (best is None or len(point) > len(best[0])):
-            best = (point, fields[2])
-    return best if best is not None and best[1] in _KERNEL_FILE_SYSTEMS else None
-
-
 def require_writable_folder(flag: str, path: str | os.PathLike, keep: bool = True) -> None:
     """Raise `BadInput` unless ``path`` is, or can be made, a folder where files can be written — now, not
     after a run that has started. The folders it makes stay when ``keep``, else they are removed again.
@@ -217,7 +198,7 @@ def require_writable_folder(flag: str, path: str | os.PathLike, keep: bool = Tru
 
     >>> require_writable_folder("--log-dir", "/proc/logs")
     Traceback (most recent call last):
-    torchdoctor.errors.BadInput: --log-dir /proc/logs: under /proc, the kernel's proc file system, which cannot hold files
+    torchdoctor.errors.BadInput: --log-dir /proc/logs: under /proc, the kernel's view of the processes, which cannot hold files
     """
     if not os.fspath(path).strip():
         raise BadInput(f"{flag} '': empty; give a folder")
@@ -225,7 +206,7 @@ def require_writable_folder(flag: str, path: str | os.PathLike, keep: bool = Tru
     kernel = _kernel_file_system(path)
     if kernel is not None:
         raise BadInput(
-            f"{flag} {path}: under {kernel[0]}, the kernel's {kernel[1]} file system, which cannot hold files"
+            f"{flag} {path}: under {kernel[0]}, {kernel[1]}, which cannot hold files"
         )
     made = [p for p in (path, *path.parents) if not os.path.lexists(p)][::-1]
     try:

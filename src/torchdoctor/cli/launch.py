@@ -21,6 +21,7 @@ def launch(ctx: typer.Context) -> None:
 
     See `torchdoctor launch --help` for every flag.
     """
+    from torchdoctor import environment
     from torchdoctor.launch.config import load_config
     from torchdoctor.launch.options import merge, parse_command_line
     from torchdoctor.launch.run import launch as run
@@ -30,4 +31,6 @@ def launch(ctx: typer.Context) -> None:
     except SystemExit as done:  # --help
         raise typer.Exit(done.code or 0) from None
     settings = load_config(given.config) if given.config is not None else {}
+    # torchrun's PET_* variables are read into the options below: a bad one is said as `check` says it
+    environment.require_valid(environment.TORCHRUN + environment.DEBUG_MODE + environment.LOG_LEVEL)
     raise typer.Exit(run(merge(given, settings)))
