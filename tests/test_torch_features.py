@@ -53,7 +53,7 @@ def test_a_wait_on_a_store_that_cannot_clone_is_made_of_checks_and_sees_a_key_se
     server = dist.TCPStore("127.0.0.1", 0, 1, True, timedelta(seconds=30), wait_for_workers=False)
     store = WithoutClone(server)
     assert not can_clone(store) and clone_store(store) is None
-    assert can_clone(server)
+    assert can_clone(server) == hasattr(server, "clone")  # torch 2.13: True; 2.4: False
     seen = []
 
     def stop_waiting():  # asked on the same connection while the wait goes on: it must get answers
