@@ -11,10 +11,13 @@ Python from pyenv (``~/.pyenv/versions/<PY>*``) or ``python<PY>`` on PATH, ``tor
 releases come as CUDA builds of several GB; they run on a machine without a GPU), then torchdoctor with its test
 extras under constraints.txt less its torch pin and less the peers a given torch is too old for.
 
-Lanes: ``fast`` is the tests that start no process (``-m "not processes"``, the fast lane of ``make test-fast``);
-``processes`` is a set of real multi-process cases: debug mode on raw and wrapped collectives, the hang watchdog,
-``net`` and ``explain`` on a real run; ``all`` is both. It prints one line per lane with pytest's counts, and exits 1
-if a lane failed.
+Lanes: ``processes`` is a set of real multi-process cases: debug mode on raw and wrapped collectives, the hang
+watchdog, ``net`` and ``explain`` on a real run; ``rest`` is the rest of ``tests/`` less the two that build network
+namespaces (their names are the machine's, shared with whoever else runs them; CI runs them on its pin); ``all`` is
+both. It prints one line per lane with pytest's counts, and exits 1 if a lane failed.
+
+The tests run against the checkout this script is in (its ``src/`` first on ``PYTHONPATH``), whatever checkout the
+venv's editable install points at: one venv serves every worktree.
 """
 
 from __future__ import annotations
@@ -38,6 +41,7 @@ PROCESS_CASES = [
     "tests/test_net_smoke.py",
     "tests/test_explain.py",
 ]
+NAMESPACE_TESTS = ["tests/test_net_multinode.py", "tests/test_watchdog_multinode.py"]
 
 
 def find_python(version: str) -> str:
@@ -92,12 +96,18 @@ def build(python: str, torch_version: str, venv: Path, fresh: bool) -> Path:
     return venv / "bin" / "python"
 
 
-def run_lane(python: Path, lane: str, workers: int) -> tuple[bool, str, float]:
+def run_lane(python: Path, lane: str, workers: int, extra: list[str]) -> tuple[bool, str, float]:
     """(passed, pytest's closing line, seconds) for one lane."""
-    command = [str(python), "-m", "pytest", "-q", "-p", "no:cacheprovider", "-n", str(workers)]
-    command += ["-m", "not processes"] if lane == "fast" else PROCESS_CASES
-    # Nothing of the dev venv may leak in: the compat venv has torchdoctor installed in editable mode.
+    command = [str(python), "-m", "pytest", "-q", "-p", "no:cacheprovider", "-n", str(workers), *extra]
+    if any(arg.startswith("tests/") for arg in extra):
+        pass  # the tests named after --: the lane gives only its name
+    elif lane == "processes":
+        command += PROCESS_CASES
+    else:
+        command += [f"--ignore={path}" for path in PROCESS_CASES + NAMESPACE_TESTS] + ["tests"]
+    # Nothing of the dev venv may leak in, and this checkout's source wins over the venv's editable install.
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
+    env["PYTHONPATH"] = str(ROOT / "src")
     started = time.monotonic()
     done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, env=env)
     seconds = time.monotonic() - started
@@ -109,8 +119,11 @@ def run_lane(python: Path, lane: str, workers: int) -> tuple[bool, str, float]:
         ),
         done.stdout.strip().splitlines()[-1] if done.stdout.strip() else done.stderr.strip()[-300:],
     )
+    log = python.parent.parent / f"last-{lane}.log"
+    log.write_text(done.stdout + done.stderr)
     if done.returncode != 0:
         print(done.stdout[-6000:], file=sys.stderr)
+        print(f"compat: pytest's whole output is in {log}", file=sys.stderr)
     return done.returncode == 0, summary, seconds
 
 
@@ -120,8 +133,9 @@ def main() -> int:
     )
     parser.add_argument("--python", default=f"{sys.version_info.major}.{sys.version_info.minor}")
     parser.add_argument("--torch", required=True, help="a torch release on PyPI, e.g. 2.4.1")
-    parser.add_argument("--lane", choices=("fast", "processes", "all"), default="all")
+    parser.add_argument("--lane", choices=("processes", "rest", "all"), default="all")
     parser.add_argument("--workers", type=int, default=3)
+    parser.add_argument("pytest_args", nargs="*", help="more pytest arguments (after --), e.g. -- -k debug")
     parser.add_argument("--fresh", action="store_true", help="rebuild the cached venv")
     parser.add_argument("--build-only", action="store_true", help="build the venv, run nothing")
     args = parser.parse_args()
@@ -138,8 +152,8 @@ def main() -> int:
         print(f"Python {versions[0]}  torch {versions[1]}  built in {venv}")
         return 0
     failed = False
-    for lane in ("fast", "processes") if args.lane == "all" else (args.lane,):
-        passed, summary, seconds = run_lane(interpreter, lane, args.workers)
+    for lane in ("processes", "rest") if args.lane == "all" else (args.lane,):
+        passed, summary, seconds = run_lane(interpreter, lane, args.workers, args.pytest_args)
         failed |= not passed
         print(
             f"Python {versions[0]}  torch {versions[1]}  {lane:<9}  {'ok  ' if passed else 'FAIL'}  {summary}  ({seconds:.0f} s)"

@@ -65,6 +65,7 @@ def run_ranks(
             "WORLD_SIZE": str(nprocs),
             "LOCAL_WORLD_SIZE": str(nprocs),
             "TORCHELASTIC_USE_AGENT_STORE": "True",  # the store above, as torchrun's agent hosts it
+            "TORCHELASTIC_RESTART_COUNT": "0",  # set by torchrun's agent too; torch 2.4 reads it with the above
             "OMP_NUM_THREADS": "1",
             **(env or {}),
         }

@@ -42,14 +42,16 @@ def wait_for_keys(
     then ``stop_waiting()``, asked twice a second, may end the wait early (False is returned).
     """
     started = time.monotonic()
-    own_connection = clone_store(store)
-    if own_connection is None:
+    if not can_clone(store):
         return _poll(store, keys, started, timeout, waiting_for, on_slow, stop_waiting)
     quiet = min(QUIET_SECONDS, timeout)
     if _wait(store, keys, quiet):
         return True
     if quiet >= timeout:
         return False
+    own_connection = clone_store(store)  # only now: a connection per wait would cost every collective one
+    if own_connection is None:  # a store of a kind that cannot be cloned after all: checks for the rest
+        return _poll(store, keys, started, timeout, waiting_for, on_slow, stop_waiting)
     if on_slow is not None:
         on_slow()
     outcome: dict[str, Any] = {}
@@ -109,7 +111,7 @@ def _poll(
 
 def wait_shared(store: Any, keys: list[str], seconds: float) -> bool:
     """Wait up to ``seconds`` for ``keys``: a plain ``wait`` where the store can be cloned, else ``check``s."""
-    if clone_store(store) is None:
+    if not can_clone(store):
         return _poll(store, keys, time.monotonic(), seconds)
     return _wait(store, keys, seconds)
 
@@ -131,11 +133,16 @@ def _wait(store: Any, keys: list[str], seconds: float) -> bool:
     return True
 
 
+def can_clone(store: Any) -> bool:
+    """Whether this torch's store has ``clone`` (2.5 and newer): asked without opening a connection."""
+    return callable(getattr(store, "clone", None))
+
+
 def clone_store(store: Any) -> Any:
     """A second connection to ``store`` (``store.clone()``), or None where this torch cannot make one."""
     try:
         return store.clone()
-    except (AttributeError, RuntimeError):
+    except (AttributeError, RuntimeError, TypeError):  # no clone (torch 2.4), or a store kind that lacks it
         return None
 
 

@@ -314,8 +314,12 @@ def write_flight_record(base: Path | str, stack_wait: float = 2.0) -> None:
 def own_flight_record(stack_wait: float = 2.0) -> tuple[bytes, str]:
     """This process's flight-recorder dump (torch's pickle), or ``b""`` and why there is none."""
     c10d = sys.modules.get("torch._C._distributed_c10d")
-    if c10d is None or not hasattr(c10d, "_dump_fr_trace"):
+    if c10d is None:
         return b"", "torch.distributed was never used"
+    if not hasattr(c10d, "_dump_fr_trace"):  # torch 2.4 has only _dump_nccl_trace, and no recorder for gloo
+        import torch
+
+        return b"", f"torch {torch.__version__} has no flight recorder to dump (no _dump_fr_trace)"
     # With a gloo collective in flight, writing out the recorded Python stacks can wait for that
     # collective to end (torch 2.13), which at a hang is never: give it two seconds, then dump without.
     whole: list = []
@@ -686,7 +690,7 @@ def supervise(
         if process.poll() is not None:  # finished while we looked: not a hang
             break
         where = f"Full stacks: {directory}/rank*.stack"
-        where += f", flight-recorder dumps: {directory}/rank*.fr" if records else ""
+        where += f", flight-recorder dumps: {directory}/rank*.fr" if records else _no_records(directory)
         found = verdict(stacks, records)
         text = format_report(stacks, timeout, where + ". The run was stopped.", records, found=found)
         write_verdict(directory, found, time.monotonic() - fired)
@@ -725,6 +729,18 @@ def write_verdict(directory: Path, found: Verdict, seconds: float) -> None:
         (directory / VERDICT_FILE).write_text(json.dumps({**found.to_dict(), "seconds": round(seconds, 2)}))
     except OSError:  # the folder went: the report on stderr still says it all
         pass
+
+
+def _no_records(directory: Path) -> str:
+    """Why there are no flight-recorder dumps, as the workers said (``rank<N>.fr-none``), when one can tell."""
+    for path in sorted(directory.glob("rank*.fr-none")):
+        try:
+            why = path.read_text().strip()
+        except OSError:  # the launcher removed its folder: the run is over anyway
+            return ""
+        if "no flight recorder" in why:
+            return f"; no flight-recorder dumps ({why}): the verdict rests on the stacks"
+    return ""
 
 
 def _pump(pipe, out: TextIO, last_output: list[float], keep: collections.deque | None = None) -> None:
