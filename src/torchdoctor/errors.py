@@ -205,9 +205,7 @@ def require_writable_folder(flag: str, path: str | os.PathLike, keep: bool = Tru
     path = Path(path)
     kernel = _kernel_file_system(path)
     if kernel is not None:
-        raise BadInput(
-            f"{flag} {path}: under {kernel[0]}, {kernel[1]}, which cannot hold files"
-        )
+        raise BadInput(f"{flag} {path}: under {kernel[0]}, {kernel[1]}, which cannot hold files")
     made = [p for p in (path, *path.parents) if not os.path.lexists(p)][::-1]
     try:
         path.mkdir(parents=True, exist_ok=True)
