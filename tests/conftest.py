@@ -121,6 +121,7 @@ def taken_port():
 # the modules in PROCESS_MODULES, and the tests named in PROCESS_TESTS. In the fast lane a test that starts a
 # process anyway fails, saying to name it here, so the lane stays what it says.
 PROCESS_MODULES = {
+    "test_store_without_clone",
     "test_environment",
     "test_errors_kernel_files",
     "test_flags_say_what_they_do",
