@@ -46,8 +46,8 @@ def test_torch_builds_named():
     assert check_torch("2.13.0+cpu", None, None).summary == "torch 2.13.0+cpu (CPU build)"
     assert "CUDA 12.8" in check_torch("2.7.0", "12.8", None).summary
     assert "ROCm 6.2" in check_torch("2.5.1", None, "6.2.41133").summary
-    old = check_torch("2.0.1", "11.8", None)
-    assert old.status == "fail" and "2.0.1" in old.summary
+    old = check_torch("2.3.1", "11.8", None)  # older than the oldest tried (pyproject.toml: torch>=2.4)
+    assert old.status == "fail" and "2.3.1" in old.summary and "2.4" in old.summary
 
 
 def test_cuda_build_without_gpu_warns_and_names_the_hiding_variable():

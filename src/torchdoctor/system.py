@@ -13,7 +13,7 @@ from torchdoctor.findings import Finding
 from torchdoctor.torch_import import blamed_variables, fix_for, import_torch, import_traceback
 
 AREA = "sys"
-MIN_TORCH = Version("2.1")
+MIN_TORCH = Version("2.4")  # the oldest tried (benchmarks/compat.py; the README's table)
 
 
 def torch_build(version: str, cuda: str | None, hip: str | None) -> str:
@@ -45,7 +45,7 @@ def check_python(version_info=sys.version_info, executable: str = sys.executable
 
 
 def check_torch(version: str | None = None, cuda: str | None = None, hip: str | None = None) -> Finding:
-    """The installed torch: its version (2.1 or newer) and what it was built for (CPU, CUDA, ROCm)."""
+    """The installed torch: its version (2.4 or newer) and what it was built for (CPU, CUDA, ROCm)."""
     verdict = verdict_of(check_torch)
     if version is None:
         failure = import_torch()
