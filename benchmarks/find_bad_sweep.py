@@ -18,6 +18,7 @@ import secrets
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -37,7 +38,10 @@ def forked(faults: str, nproc: int) -> tuple[dict, float]:
         f"--nproc-per-node={nproc}",
     ]
     started = time.monotonic()
-    done = subprocess.run([*command, "--timeout=60"], capture_output=True, text=True, env=env, timeout=300)
+    with tempfile.TemporaryDirectory(prefix="findbad-sweep-") as folder:  # where the pair picture goes
+        done = subprocess.run(
+            [*command, "--timeout=60"], capture_output=True, text=True, env=env, timeout=300, cwd=folder
+        )
     return _report(done.stdout, done.stderr), time.monotonic() - started
 
 
@@ -57,7 +61,8 @@ def over_hosts(slow: int | None) -> tuple[dict, float]:
     hosts, made = make_hosts(secrets.token_hex(2), slow=slow)
     try:
         started = time.monotonic()
-        outputs = run_on_hosts(hosts, 300)
+        with tempfile.TemporaryDirectory(prefix="findbad-sweep-") as folder:
+            outputs = run_on_hosts(hosts, 300, Path(folder))
         seconds = time.monotonic() - started
     finally:
         _remove(made)

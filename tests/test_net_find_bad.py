@@ -18,14 +18,16 @@ from pathlib import Path
 
 import pytest
 
-from torchdoctor.net.find_bad import findings, pairs_to_test, split_by_host
+from torchdoctor.net.find_bad import findings, pairs_to_test, reference_pairs, split_by_host
+from torchdoctor.net.pair_matrix import matrix_text, named_slow, pair_matrix, picture_finding
 
 TESTS = Path(__file__).parent
 WITH_FAULTS = str(TESTS / "net_faults.py")
 RUN_LIMIT_S = 150
 
 
-def _net_with_faults(faults: str, nproc: int = 4) -> tuple[int, dict]:
+def _net_with_faults(faults: str, folder: Path, nproc: int = 4) -> tuple[int, dict]:
+    """A `net --find-bad --json` run with ``faults`` planted, in ``folder`` (where the pair picture goes)."""
     env = {**os.environ, "NET_FAULTS": faults, "PYTHONPATH": os.pathsep.join([str(TESTS), *sys.path])}
     done = subprocess.run(
         [sys.executable, WITH_FAULTS, "--json", "--find-bad", f"--nproc-per-node={nproc}", "--timeout=60"],
@@ -33,6 +35,7 @@ def _net_with_faults(faults: str, nproc: int = 4) -> tuple[int, dict]:
         text=True,
         env=env,
         timeout=RUN_LIMIT_S,
+        cwd=folder,
     )
     return done.returncode, json.loads(done.stdout)
 
@@ -44,20 +47,62 @@ def _by_id(report: dict) -> dict[str, list[dict]]:
     return found
 
 
-def test_healthy_ranks_are_told_so():
-    code, report = _net_with_faults("")
+PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
+
+
+def test_healthy_ranks_are_told_so_with_their_pair_bandwidths_drawn_beside_the_run(tmp_path):
+    code, report = _net_with_faults("", tmp_path)
     found = _by_id(report)
     assert code == 0, report
-    assert set(found) == {"net.smoke", "net.find_bad"}, report
+    assert set(found) == {"net.smoke", "net.find_bad", "net.find_bad_picture"}, report
     (verdict,) = found["net.find_bad"]
     assert (
         verdict["status"] == "ok"
         and "no slow link, slow rank or silent corruption among 4 ranks" in verdict["summary"]
+        and "2 pair(s)" in verdict["summary"]
+    )
+    (picture,) = found["net.find_bad_picture"]
+    assert picture["status"] == "ok" and picture["details"]["picture"] == str(tmp_path / "find-bad-pairs.png")
+    assert (tmp_path / "find-bad-pairs.png").read_bytes()[:8] == PNG_MAGIC
+    matrix = picture["details"]["pair_matrix"]  # in --json: the reference pairs, ranks two by two on one host
+    assert [p["ranks"] for p in matrix["pairs"]] == [[0, 1], [2, 3]] and all(
+        p["gbs"] > 0 for p in matrix["pairs"]
     )
 
 
-def test_a_flipped_bit_names_its_rank():
-    code, report = _net_with_faults("2:flip_bit")
+def test_the_pair_matrix_is_printed_and_drawn_where_asked(tmp_path):
+    picture = tmp_path / "pairs" / "mine.png"
+    picture.parent.mkdir()
+    done = subprocess.run(
+        [sys.executable, "-m", "torchdoctor", "net", "--find-bad", "--nproc-per-node=2", "--timeout=60"]
+        + [f"--pairs-plot={picture}"],
+        capture_output=True,
+        text=True,
+        timeout=RUN_LIMIT_S,
+        cwd=tmp_path,
+        env={**os.environ, "COLUMNS": "200"},
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "point-to-point bandwidth between ranks, MB/s" in done.stdout, done.stdout
+    row = next(line for line in done.stdout.splitlines() if line.startswith("rank 0 ("))
+    assert row.split()[-2] == "·" and float(row.split()[-1]) > 0  # rank 0 to itself, rank 0 to rank 1
+    assert f"drawn in {picture}" in done.stdout
+    assert picture.read_bytes()[:8] == PNG_MAGIC
+    assert not (tmp_path / "find-bad-pairs.png").exists()
+
+
+def test_pairs_plot_without_find_bad_is_refused(tmp_path):
+    done = subprocess.run(
+        [sys.executable, "-m", "torchdoctor", "net", f"--pairs-plot={tmp_path / 'x.png'}"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 2 and "--pairs-plot" in done.stderr and "--find-bad" in done.stderr, done.stderr
+
+
+def test_a_flipped_bit_names_its_rank(tmp_path):
+    code, report = _net_with_faults("2:flip_bit", tmp_path)
     found = _by_id(report)
     assert code == 1, report
     (corrupt,) = found["net.silent_corruption"]
@@ -66,10 +111,10 @@ def test_a_flipped_bit_names_its_rank():
     assert "dcgmi diag" in corrupt["fix"]
 
 
-def test_a_rank_sharing_its_core_with_busy_processes_is_named():
+def test_a_rank_sharing_its_core_with_busy_processes_is_named(tmp_path):
     if len(os.sched_getaffinity(0)) < 2:
         pytest.skip("one core only: every rank shares it")
-    code, report = _net_with_faults("1:busy_core", nproc=3)
+    code, report = _net_with_faults("1:busy_core", tmp_path, nproc=3)
     found = _by_id(report)
     speeds = [(f["details"].get("speed"), f["details"].get("speed_again")) for f in report["findings"]]
     assert code == 1, speeds
@@ -135,13 +180,61 @@ def test_a_rank_slow_only_once_is_not_blamed():
     assert slow.id == "net.slow_rank" and slow.details["rank"] == 3 and "0.10×" in slow.summary
 
 
+def test_reference_pairs_when_nothing_is_suspect_go_host_beside_host_or_rank_beside_rank():
+    assert reference_pairs([0, 1, 2, 3, 4], {0: "a", 1: "a", 2: "b", 3: "c", 4: "d"}) == [
+        (0, 2, "reference"),
+        (3, 4, "reference"),
+    ]
+    assert reference_pairs([0, 1, 2], {0: "a", 1: "a", 2: "a"}) == [(0, 1, "reference")]
+
+
+def test_the_text_matrix_marks_the_slow_pair_at_its_best_timing():
+    pairs = [
+        {"ranks": [2, 0], "kind": "suspect", "gbs": 0.012, "rtt_ms": 2.0},
+        {"ranks": [3, 1], "kind": "suspect", "gbs": 0.9, "rtt_ms": 0.1},
+    ]
+    again = [dict(pairs[0], gbs=0.014), dict(pairs[1], gbs=0.7)]
+    record = _record(pairs, again=again)
+    found = findings(record)
+    assert named_slow(found) == {(0, 2): "h2"}
+    text = matrix_text(pair_matrix(record), named_slow(found))
+    lines = text.splitlines()
+    assert lines[2].split() == ["rank", "0", "(h0)", "·", "·", "14.0!", "·"]
+    assert lines[4].split() == ["rank", "2", "(h2)", "14.0!", "·", "·", "·"]
+    assert lines[3].split()[-1] == "900.0"  # the pair of ranks 1 and 3 at its better timing
+    nine = {"hosts": {str(r): f"h{r}" for r in range(9)}, "rounds": [{"what": "pairs", "pairs": [
+        {"ranks": [r, r + 1], "kind": "reference", "gbs": 1.0, "rtt_ms": 0.1} for r in range(0, 8, 2)
+    ] + [{"ranks": [7, 8], "kind": "reference", "gbs": 1.0, "rtt_ms": 0.1}]}]}  # fmt: skip
+    assert matrix_text(pair_matrix(nine)) is None  # nine ranks: the picture and --json only
+
+
+def test_without_matplotlib_the_picture_is_one_line_and_nothing_breaks(tmp_path, monkeypatch):
+    pairs = [{"ranks": [2, 0], "kind": "reference", "gbs": 0.5, "rtt_ms": 0.1}]
+    for name in [m for m in sys.modules if m == "matplotlib" or m.startswith("matplotlib.")]:
+        monkeypatch.delitem(sys.modules, name)
+    monkeypatch.setitem(sys.modules, "matplotlib", None)  # import matplotlib raises ImportError
+    matrix, said = picture_finding(_record(pairs), tmp_path / "p.png")
+    assert (
+        said.status == "skip" and "matplotlib is not installed" in said.summary and "\n" not in said.summary
+    )
+    assert matrix["pairs"] and not (tmp_path / "p.png").exists()
+
+
+def test_a_picture_that_cannot_be_written_is_a_warning_naming_the_path(tmp_path):
+    pairs = [{"ranks": [2, 0], "kind": "reference", "gbs": 0.5, "rtt_ms": 0.1}]
+    where = tmp_path / "gone" / "p.png"
+    _, said = picture_finding(_record(pairs), where)
+    assert said.status == "warn" and str(where) in said.summary and "--pairs-plot" in said.fix
+
+
 def test_no_measurements_is_said_plainly():
     (skipped,) = findings({})
     assert skipped.status == "skip" and "smoke test failed first" in skipped.summary
 
 
-def run_on_hosts(hosts, limit: float = RUN_LIMIT_S) -> list[tuple[int, str, str]]:
-    """``torchdoctor net --find-bad`` on every host at once; (exit status, stdout, stderr) per host."""
+def run_on_hosts(hosts, limit: float = RUN_LIMIT_S, folder: Path | None = None) -> list[tuple[int, str, str]]:
+    """``torchdoctor net --find-bad`` on every host at once, in ``folder`` (where rank 0's host draws the pair
+    picture); (exit status, stdout, stderr) per host."""
     first = hosts[0]
     processes = []
     for namespace, name, _, inside, _ in hosts:
@@ -177,6 +270,7 @@ def run_on_hosts(hosts, limit: float = RUN_LIMIT_S) -> list[tuple[int, str, str]
                 text=True,
                 env=env,
                 start_new_session=True,
+                cwd=folder,
             )
         )
     outputs = []
@@ -227,9 +321,15 @@ def four_hosts_one_slow():
 
 def make_hosts(tag: str, slow: int | None) -> tuple[list[tuple[str, str, str, str, str]], list[str]]:
     """(namespace, host name, address, its interface, the bridge's end) per host, and the namespaces made."""
-    switch = f"tdfb-{tag}-sw"
+    switch = f"findbad-{tag}-sw"  # every name starts findbad: other tests may make namespaces beside these
     hosts = [
-        (f"tdfb-{tag}-{i}", f"fbhost-{tag}-{i}", f"10.233.7.{i + 1}", f"fb{tag}h{i}", f"fb{tag}s{i}")
+        (
+            f"findbad-{tag}-{i}",
+            f"fbhost-{tag}-{i}",
+            f"10.233.7.{i + 1}",
+            f"findbad{tag}h{i}",
+            f"findbad{tag}s{i}",
+        )
         for i in range(4)
     ]
     made: list[str] = []
@@ -287,9 +387,9 @@ def _remove(namespaces: list[str]) -> None:
 
 
 @pytest.mark.timeout(RUN_LIMIT_S + 60)
-def test_a_throttled_link_among_four_hosts_is_named(four_hosts_one_slow):
+def test_a_throttled_link_among_four_hosts_is_named(four_hosts_one_slow, tmp_path):
     hosts = four_hosts_one_slow
-    outputs = run_on_hosts(hosts)
+    outputs = run_on_hosts(hosts, folder=tmp_path)
     reports = [json.loads(out) for _, out, _ in outputs if out.strip()]
     verdicts = [
         f
@@ -301,3 +401,9 @@ def test_a_throttled_link_among_four_hosts_is_named(four_hosts_one_slow):
     assert len(slow) == 1, outputs
     assert slow[0]["details"]["host"] == hosts[2][1] and slow[0]["details"]["interface"] == hosts[2][3]
     assert slow[0]["details"]["rounds"] <= 5  # the speeds, ceil(log2 4) halves and pairs, and the pairs again
+    (picture,) = [f for f in verdicts if f["id"] == "net.find_bad_picture"]
+    assert (tmp_path / "find-bad-pairs.png").read_bytes()[:8] == PNG_MAGIC
+    pair = tuple(sorted((slow[0]["details"]["rank"], slow[0]["details"]["partner"])))
+    text = matrix_text(picture["details"]["pair_matrix"], {pair: hosts[2][1]})
+    row = next(line for line in text.splitlines() if line.startswith(f"rank 2 ({hosts[2][1]})"))
+    assert row.count("!") == 1, text  # the slow pair is marked in the matrix, on host 2's row

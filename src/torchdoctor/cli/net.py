@@ -90,6 +90,12 @@ def net(
         None, "--expect-busbw", metavar="GBPS", help="Fail when the peak busbw is below 90% of this."
     ),
     plot: Path = typer.Option(None, "--plot", metavar="FILE.png", help="Draw busbw against message size."),
+    pairs_plot: Path = typer.Option(
+        None,
+        "--pairs-plot",
+        metavar="FILE.png",
+        help="Where --find-bad draws the pair bandwidths (default: find-bad-pairs.png in --log-dir, else here).",
+    ),
     read_log: list[Path] = typer.Option(
         [],
         "--read-log",
@@ -125,7 +131,7 @@ def net(
 
     options = net_options(
         timeout, backend, nproc_per_node, nnodes, rdzv_endpoint, rdzv_id, nccl_debug, log_dir, bench, ops, sizes,
-        iters, warmup, expect_busbw, plot, find_bad=find_bad,
+        iters, warmup, expect_busbw, plot, find_bad=find_bad, pairs_plot=pairs_plot,
     )  # fmt: skip
     result = run_net(
         options,
@@ -165,6 +171,8 @@ def show_ranks(result) -> None:
     """What the ranks printed, then the bandwidth table."""
     for line in result.lines:
         print(line)
+    if result.pair_text:
+        print(result.pair_text)
     if result.rows:
         from rich.console import Console
 

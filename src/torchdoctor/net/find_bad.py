@@ -9,8 +9,9 @@ Every rank of the smoke test, once it passed, runs the same rounds (`run_rounds`
    by host, and each half times an ``all_reduce`` inside itself, both at once; the slower half stays suspect
    while it is several times slower than the other, and is split again;
 4. **pairs**: each suspect host sends to a host already cleared (timed twice when it looks slow), and two
-   cleared hosts to each other for
-   reference (point-to-point bandwidth and latency).
+   cleared hosts to each other for reference (point-to-point bandwidth and latency); when nothing is suspect,
+   one round of reference pairs only (host beside host, or on one host rank beside rank), the figures a
+   healthy job is told and `torchdoctor.net.pair_matrix` draws.
 
 Every test moves a fixed, small amount of data, so a link a hundred times slower is measured, not timed out.
 Rank 0 keeps the measurements; `findings` judges them: the slow link (host, interface) or the slow rank, against
@@ -79,6 +80,10 @@ def run_rounds(rank: int, world: int, peers: Mapping[int, Mapping[str, Any]], de
         record["rounds"].append({"what": "pairs", "pairs": timed})
         if slow_pairs(timed):  # timed again: a passing load on the machine must not blame a link
             record["rounds"].append({"what": "pairs again", "pairs": _time_pairs(rank, pairs, device)})
+    elif world > 1:  # nothing suspect: a round of reference pairs, the figures a healthy job is told
+        record["rounds"].append(
+            {"what": "pairs", "pairs": _time_pairs(rank, reference_pairs(list(range(world)), hosts), device)}
+        )
     dist.barrier()
     record["seconds"] = round(time.monotonic() - started, 2)
     return record
@@ -114,6 +119,22 @@ def pairs_to_test(
     if first is not None and second is not None:
         pairs.append((first, second, "reference"))
     return pairs
+
+
+def reference_pairs(ranks: list[int], hosts: Mapping[int, str]) -> list[tuple[int, int, str]]:
+    """Disjoint pairs for reference when nothing is suspect: the first rank of each host beside the next host's
+    (two by two, in host order); on one host, its ranks two by two.
+
+    >>> reference_pairs([0, 1, 2, 3], {0: "a", 1: "a", 2: "b", 3: "c"})
+    [(0, 2, 'reference')]
+    >>> reference_pairs([0, 1, 2, 3], {0: "a", 1: "a", 2: "a", 3: "a"})
+    [(0, 1, 'reference'), (2, 3, 'reference')]
+    """
+    first_of: dict[str, int] = {}
+    for r in ranks:
+        first_of.setdefault(hosts[r], r)
+    chosen = list(first_of.values()) if len(first_of) > 1 else ranks
+    return [(chosen[i], chosen[i + 1], "reference") for i in range(0, len(chosen) - 1, 2)]
 
 
 def used_interface() -> str:
@@ -322,6 +343,11 @@ def findings(record: Mapping[str, Any] | None) -> list[Finding]:
     if halves:
         seconds = halves[0]["seconds"]
         summary += f"; halves' all_reduce {_ms(seconds[0])} and {_ms(seconds[1])}"
+    timed = sorted(p["gbs"] for p in pairs if "gbs" in p)
+    if timed:
+        summary += f"; {len(timed)} pair(s) {_rate(timed[0])}" + (
+            f"–{_rate(timed[-1])}" if len(timed) > 1 else ""
+        )
     return [Finding("net.find_bad", "ok", summary, {**record, "pairs": pairs})]
 
 
@@ -431,6 +457,7 @@ def slow_links(record: Mapping[str, Any], hosts: Mapping[int, str]) -> list[Find
                     "rank": rank,
                     "host": hosts[rank],
                     "interface": interface,
+                    "partner": partner,
                     "gbs": pair["gbs"],
                     "reference_gbs": reference,
                 },

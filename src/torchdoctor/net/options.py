@@ -71,6 +71,7 @@ class NetOptions:
     log_dir: Path | None = None
     expect_busbw: float | None = None
     plot: Path | None = None
+    pairs_plot: Path | None = None  # --find-bad's pair picture; None: find-bad-pairs.png in --log-dir or here
 
     @property
     def timeout(self) -> float:
@@ -118,6 +119,7 @@ def net_options(
     expect_busbw: float | None = None,
     plot: Path | None = None,
     find_bad: bool = False,
+    pairs_plot: Path | None = None,
 ) -> NetOptions:
     """The flags of ``torchdoctor net`` as they were typed, checked, as one `NetOptions`; raises `BadInput`."""
     from torchdoctor.net.bandwidth import MAX_SIZE, OPS, human_size, parse_size
@@ -160,6 +162,12 @@ def net_options(
         )
     if plot is not None:
         _require_plot(plot)
+    if pairs_plot is not None and not find_bad:
+        raise BadInput(
+            f"--pairs-plot {pairs_plot}: the pair picture comes from --find-bad; add it (or leave it out)"
+        )
+    if pairs_plot is not None:
+        _require_plot(pairs_plot, "--pairs-plot")
     bench = bench or expect_busbw is not None or plot is not None
     bench_only = [
         flag
@@ -184,18 +192,27 @@ def net_options(
         find_bad=find_bad,
     )
     return NetOptions(
-        worker, nproc_per_node, nnodes, rdzv_endpoint, rdzv_id, nccl_debug, log_dir, expect_busbw, plot
+        worker,
+        nproc_per_node,
+        nnodes,
+        rdzv_endpoint,
+        rdzv_id,
+        nccl_debug,
+        log_dir,
+        expect_busbw,
+        plot,
+        pairs_plot,
     )
 
 
-def _require_plot(plot: Path) -> None:
+def _require_plot(plot: Path, flag: str = "--plot") -> None:
     if plot.suffix.lower() != ".png":
-        raise BadInput(f"--plot {plot}: give a file name ending in .png")
-    require_writable_file("--plot", plot)
+        raise BadInput(f"{flag} {plot}: give a file name ending in .png")
+    require_writable_file(flag, plot)
     try:
         import matplotlib  # noqa: F401
     except ImportError:
-        raise BadInput("--plot needs matplotlib: pip install 'torchdoctor[plot]'") from None
+        raise BadInput(f"{flag} needs matplotlib: pip install 'torchdoctor[plot]'") from None
 
 
 def require_nccl_build() -> None:

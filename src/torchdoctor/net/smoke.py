@@ -48,6 +48,7 @@ class NetResult:
     lines: list[str] = field(default_factory=list)  # "[host:0] OK (rank 0/2)", from ranks in other processes
     silent: bool = False  # a rank other than 0 under an outer launcher, with nothing wrong: it says nothing
     find_bad: dict[str, Any] = field(default_factory=dict)  # rank 0's --find-bad measurements
+    pair_text: str = ""  # --find-bad's pair matrix as text, when it is small
 
 
 def run_net(
@@ -92,7 +93,25 @@ def _find_bad_findings(result: NetResult, options: NetOptions) -> list[Finding]:
 
     if not result.find_bad and options.nnodes > 1 and worst(result.findings) != "fail":
         return [Finding("net.find_bad", "skip", "--find-bad is reported on the host that has rank 0")]
-    return find_bad.findings(result.find_bad)
+    found = find_bad.findings(result.find_bad)
+    if result.find_bad:
+        found += _pair_picture(result, found, options)
+    return found
+
+
+def _pair_picture(result: NetResult, found: list[Finding], options: NetOptions) -> list[Finding]:
+    """The pair matrix: as text on the result when small, drawn where --pairs-plot says (else beside the logs
+    of --log-dir, else in the current folder), and in --json."""
+    from torchdoctor.net import pair_matrix
+
+    slow = pair_matrix.named_slow(found)
+    path = options.pairs_plot or (options.log_dir or Path.cwd()) / pair_matrix.PICTURE_NAME
+    matrix, said = pair_matrix.picture_finding(result.find_bad, path, slow)
+    result.pair_text = pair_matrix.matrix_text(matrix, slow) or ""
+    if said is None:
+        return []
+    said.details["pair_matrix"] = matrix
+    return [said]
 
 
 def _as_rank(options, info: RankInfo, status, out, show_now, worker: str) -> NetResult:
