@@ -30,6 +30,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from torchdoctor.findings import Finding
+from torchdoctor.net.baseline import against_baseline, baseline_findings, baseline_for, sentence, where_is
 from torchdoctor.rank_list import who
 
 SEED = 20261124
@@ -54,6 +55,7 @@ def run_rounds(rank: int, world: int, peers: Mapping[int, Mapping[str, Any]], de
         "rounds": [],
     }
     record["interfaces"] = _gather({"interface": used_interface()})
+    record["devices"] = _gather(device_identity(device))
     record["digests"] = _gather(digest(device))
     record["speed"] = _speeds(rank, world, device, list(range(world)))
     record["rounds"].append({"what": "the same seeded computation and each rank's speed"})
@@ -174,6 +176,22 @@ def seeded_result(device: Any) -> Any:
     return values
 
 
+def device_identity(device: Any) -> dict:
+    """``{"model", "index", "pci_bus"}`` of this rank's device (``"cpu"``, None, None on a CPU): what the
+    verdict names a GPU by."""
+    import torch
+
+    if device.type != "cuda":
+        return {"model": "cpu", "index": None, "pci_bus": None}
+    properties = torch.cuda.get_device_properties(device)
+    bus = getattr(properties, "pci_bus_id", None)  # newer torch only: the verdict then names the index alone
+    pci = None
+    if bus is not None:
+        domain, slot = getattr(properties, "pci_domain_id", 0), getattr(properties, "pci_device_id", 0)
+        pci = f"{domain:04x}:{bus:02x}:{slot:02x}.0"
+    return {"model": torch.cuda.get_device_name(device), "index": device.index, "pci_bus": pci}
+
+
 def digest_of(values: Any, device: Any) -> dict:
     """An order-sensitive hash of ``values``' bits, with the device model (results compare within one model)."""
     import torch
@@ -202,10 +220,13 @@ def _speeds(rank: int, world: int, device: Any, order: list[int]) -> dict[str, d
     import torch.distributed as dist
 
     passes: list[dict[str, float]] = []
-    threads = torch.get_num_threads()
+    threads, precision = torch.get_num_threads(), torch.get_float32_matmul_precision()
     try:
         if device.type == "cpu":
             torch.set_num_threads(1)
+        torch.set_float32_matmul_precision(
+            "highest"
+        )  # plain FP32, not TF32: what the baseline's peaks are for
         for turn in range(PASSES * world):
             if device.type == "cuda" or order[(turn + turn // world) % world] == rank:
                 passes.append(_speed(device))
@@ -215,6 +236,7 @@ def _speeds(rank: int, world: int, device: Any, order: list[int]) -> dict[str, d
                 break  # GPUs measure at once: no turns
     finally:
         torch.set_num_threads(threads)
+        torch.set_float32_matmul_precision(precision)
     return _gather({k: round(statistics.median(p[k] for p in passes), 2) for k in passes[0]})
 
 
@@ -327,10 +349,11 @@ def findings(record: Mapping[str, Any] | None) -> list[Finding]:
     found = corrupt_ranks(record, hosts) + slow_ranks(record, hosts)
     slow_hosts = {hosts[int(f.details["rank"])] for f in found if f.id == "net.slow_rank"}
     found += [f for f in slow_links(record, hosts) if f.details["host"] not in slow_hosts]
-    for finding in found:
+    below = [f for f in baseline_findings(record, hosts) if f.details.get("rank") not in _ranks(found)]
+    for finding in found + below:
         finding.details.update(rounds=len(record["rounds"]), seconds=record["seconds"])
     if found:
-        return found
+        return found + below
     pairs = [p for r in record["rounds"] if r["what"] == "pairs" for p in r["pairs"]]
     halves = [r for r in record["rounds"] if r["what"] == "halves"]
     speed = record["speed"]
@@ -343,12 +366,38 @@ def findings(record: Mapping[str, Any] | None) -> list[Finding]:
     if halves:
         seconds = halves[0]["seconds"]
         summary += f"; halves' all_reduce {_ms(seconds[0])} and {_ms(seconds[1])}"
+    summary += "; " + _baseline_words(record)
     timed = sorted(p["gbs"] for p in pairs if "gbs" in p)
     if timed:
         summary += f"; {len(timed)} pair(s) {_rate(timed[0])}" + (
             f"–{_rate(timed[-1])}" if len(timed) > 1 else ""
         )
-    return [Finding("net.find_bad", "ok", summary, {**record, "pairs": pairs})]
+    return [Finding("net.find_bad", "ok", summary, {**record, "pairs": pairs})] + below
+
+
+def _ranks(found: list[Finding]) -> set[int]:
+    return {int(f.details["rank"]) for f in found if "rank" in f.details}
+
+
+def _baseline_words(record: Mapping[str, Any]) -> str:
+    """The ranks' matmul against their GPU model's stored baseline, in a few words (or why there is none)."""
+    models = {str(d.get("model", "cpu")) for d in (record.get("devices") or {}).values()} or {"cpu"}
+    if models == {"cpu"}:
+        return "no stored baseline on CPUs (the ranks are compared with each other only)"
+    known = {m: baseline_for(m) for m in models}
+    unknown = sorted(m for m, row in known.items() if row is None)
+    if unknown:
+        return f"no stored baseline for {', '.join(unknown)} (compared with each other only)"
+    devices = record["devices"]
+    shares = sorted(
+        s["matmul_gflops"] / known[devices[r]["model"]].expected("matmul_gflops")
+        for r, s in record["speed"].items()
+        if s and r in devices
+    )
+    if not shares:
+        return "no speed measured to set beside the stored baseline"
+    names = ", ".join(sorted({row.model for row in known.values() if row}))
+    return f"matmul at {shares[0]:.0%}–{shares[-1]:.0%} of what the {names} does (stored baseline)"
 
 
 def corrupt_ranks(record: Mapping[str, Any], hosts: Mapping[int, str]) -> list[Finding]:
@@ -409,16 +458,22 @@ def slow_ranks(record: Mapping[str, Any], hosts: Mapping[int, str]) -> list[Find
         if rank not in again:
             continue
         what, unit = ("matmul", "GFLOP/s") if slow["measure"] == "matmul_gflops" else ("memory copy", "GB/s")
-        found.append(
-            Finding(
-                "net.slow_rank",
-                "fail",
-                f"rank {rank} (host {hosts[rank]}) is slow: {what} {slow['value']:g} {unit} against a median of "
-                f"{slow['median']:g} for the other ranks ({slow['share']:.2f}×, the same when measured again); "
-                "the job runs at its pace",
-                {**slow, "host": hosts[rank]},
-                _slow_rank_fix(hosts[rank], record["device"]),
+        device = (record.get("devices") or {}).get(str(rank)) or {}
+        model = str(device.get("model", "cpu"))
+        summary = (
+            f"rank {rank} ({where_is(rank, hosts[rank], device)}) is slow: {what} {slow['value']:g} {unit} against "
+            f"a median of {slow['median']:g} for the other ranks ({slow['share']:.2f}×, the same when measured "
+            "again); the job runs at its pace"
+        )
+        details = {**slow, "host": hosts[rank], **{k: v for k, v in device.items() if v is not None}}
+        compared = against_baseline(slow["measure"], slow["value"], model) if model != "cpu" else None
+        if compared is not None:
+            summary += "; " + sentence(
+                rank, f"GPU {device.get('index')}", model, slow["measure"], slow["value"]
             )
+            details["baseline"] = compared
+        found.append(
+            Finding("net.slow_rank", "fail", summary, details, _slow_rank_fix(hosts[rank], record["device"]))
         )
     return found
 
