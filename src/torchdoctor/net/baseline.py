@@ -174,7 +174,8 @@ def baseline_findings(record: Mapping[str, Any], hosts: Mapping[int, str]) -> li
                 "net.below_baseline",
                 "warn",
                 f"{who([b[0] for b in below])} run at {shares[0]:.0%}–{shares[-1]:.0%} of what their GPU model "
-                f"does ({below[0][4]['model']}, from {below[0][4]['source']}): slow alike, so no comparison among "
+                f"does ({below[0][4]['model']}, figures from {_page(below[0][4]['source'])}): slow alike, so no comparison "
+                "among "
                 "them shows it",
                 {
                     "ranks": [b[0] for b in below],
@@ -188,12 +189,17 @@ def baseline_findings(record: Mapping[str, Any], hosts: Mapping[int, str]) -> li
             "net.below_baseline",
             "warn",
             sentence(rank, where_is(rank, hosts[rank], devices.get(str(rank))), model, measure, value)
-            + f" (figures: {compared['source']})",
+            + f" (figures from {_page(compared['source'])})",
             {"rank": rank, "host": hosts[rank], "measure": measure, "value": value, **compared},
             _fix(hosts[rank]),
         )
         for rank, measure, value, model, compared in below
     ]
+
+
+def _page(source: str) -> str:
+    """The page a table row's figures come from, without the note after it."""
+    return source.split(" (")[0]
 
 
 def _fix(host: str) -> str:
