@@ -82,7 +82,9 @@ def run_rounds(rank: int, world: int, peers: Mapping[int, Mapping[str, Any]], de
         record["rounds"].append({"what": "pairs", "pairs": timed})
         if slow_pairs(timed):  # timed again: a passing load on the machine must not blame a link
             record["rounds"].append({"what": "pairs again", "pairs": _time_pairs(rank, pairs, device)})
-    elif world > 1:  # nothing suspect: a round of reference pairs, the figures a healthy job is told
+    elif (
+        world > 1
+    ):  # nothing suspect (or two hosts: one link, no telling which end): reference pairs, for the figures
         record["rounds"].append(
             {"what": "pairs", "pairs": _time_pairs(rank, reference_pairs(list(range(world)), hosts), device)}
         )
