@@ -18,6 +18,8 @@ import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
+from torchdoctor.explain.literals import finder
+
 # Literal text one of which a failure line far from the end of a long log holds (Python prints exceptions as
 # "SomethingError:"; C++ torch logs its timeouts; NCCL warns). Each costs one bytes.find pass over the input,
 # so the list is short and each entry is rare in a healthy run's output ("nan", which Megatron prints on every
@@ -242,23 +244,38 @@ def _empty(_size: int) -> bytes:
 def _candidate_starts(buf: bytes, limit: int) -> list[int]:
     """Start offsets of the lines in ``buf[:limit]`` that hold a trigger, each once, in order."""
     starts: set[int] = set()
+    find = finder(buf)
     for trigger in TRIGGERS:
-        find = buf.find
-        if trigger == b"nan" and buf.count(b"nan", 0, limit) == buf.count(_MEGATRON_NAN, 0, limit):
-            continue  # every "nan" is Megatron's "number of nan iterations": two counts instead of a loop
+        if trigger == b"nan":
+            _nan_starts(buf, limit, find, starts)
+            continue
         at = find(trigger, 0, limit)
         while at >= 0:
-            if trigger == b"nan":  # inline: Megatron logs hold one per step
-                before = buf[at - 1] if at else 0
-                if not (
-                    before in _NAN_AFTER or (before == 32 and at > 1 and buf[at - 2] in _NAN_AFTER_SPACE)
-                ):
-                    at = find(trigger, at + 3, limit)  # the next "nan" on the same line may count
-                    continue
             starts.add(_line_start(buf, at))
-            nl = buf.find(b"\n", at, at + _HALF)
+            nl = buf.find(b"\n", at, at + _HALF)  # one byte: memchr
             at = find(trigger, (nl if nl >= 0 else at + len(trigger)), limit)
     return sorted(starts)
+
+
+def _nan_starts(buf: bytes, limit: int, find: Callable[[bytes, int, int], int], starts: set[int]) -> None:
+    """Add the starts of the lines in ``buf[:limit]`` with a "nan" that is a value (`_NAN_AFTER`).
+
+    Megatron prints "number of nan iterations" on every step: when every "nan" of the chunk is one of
+    those (two counts say so, faster than a search, and faster than deleting them and searching again), none
+    is looked at in turn.
+    """
+    first = find(b"nan", 0, limit)
+    if first < 0 or buf.count(b"nan", first, limit) == buf.count(_MEGATRON_NAN, max(0, first - 10), limit):
+        return  # "number of " is 10 bytes
+    at = first
+    while at >= 0:  # bytes.find: in a chunk that has them, "nan"s are many and a ctypes call costs more
+        before = buf[at - 1] if at else 0
+        if before in _NAN_AFTER or (before == 32 and at > 1 and buf[at - 2] in _NAN_AFTER_SPACE):
+            starts.add(_line_start(buf, at))
+            nl = buf.find(b"\n", at, at + _HALF)
+            at = buf.find(b"nan", (nl if nl >= 0 else at + 3), limit)
+        else:
+            at = buf.find(b"nan", at + 3, limit)  # the next "nan" on the same line may count
 
 
 def _line_starts(buf: bytes, limit: int, lowest: int = 0) -> list[int]:
