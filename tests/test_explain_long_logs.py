@@ -1,0 +1,220 @@
+"""`explain` on long logs: real failure lines and real fixture logs buried in megabytes of real healthy output,
+read from a file, a pipe and a folder — the same verdict from each, at sizes past the 256 KB read line by line
+and past the reader's chunk, with a line cut by a chunk's end; and the fast searches the reader uses against
+the plain ones they replace.
+
+The healthy output is NCCL's and an all-reduce benchmark's from two complete runs (tests/fixtures/nccl, see its
+SOURCES.md), repeated to the size wanted.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import re
+import threading
+from pathlib import Path
+
+import pytest
+
+from torchdoctor.explain.collect import any_anchor, literal_tree
+from torchdoctor.explain.diagnose import explain
+from torchdoctor.explain.inputs import HEAD
+from torchdoctor.explain.kinds import RECOGNISERS
+from torchdoctor.explain.literals import finder
+from torchdoctor.explain.reader import CHUNK, TAIL, TRIGGERS
+
+FIXTURES = Path(__file__).parent / "fixtures"
+HEALTHY = b"".join(
+    (FIXTURES / "nccl" / name).read_bytes()
+    for name in ("multi-node-ib-4x8gpu.log", "single-node-p2p-ipc.log")
+)
+
+
+def healthy(size: int) -> bytes:
+    """At least ``size`` bytes of real healthy output, whole lines."""
+    return HEALTHY * (size // len(HEALTHY) + 1)
+
+
+def test_the_healthy_output_holds_no_trigger(tmp_path):
+    """Otherwise the tests below would not show that the end of a log is read line by line."""
+    assert not any(trigger in HEALTHY for trigger in TRIGGERS)
+    assert [f.id for f in explain_bytes(healthy(2 * TAIL), "file", tmp_path)] == ["log.unrecognised"]
+
+
+def through_a_pipe(data: bytes):
+    """``cat log | torchdoctor explain``: findings read from a real pipe that a thread fills."""
+    read_end, write_end = os.pipe()
+
+    def fill() -> None:
+        with os.fdopen(write_end, "wb") as pipe:
+            try:
+                pipe.write(data)
+            except BrokenPipeError:  # the reader stopped early: the test fails on what it found
+                pass
+
+    writer = threading.Thread(target=fill, daemon=True)
+    writer.start()
+    with os.fdopen(read_end, "rb") as pipe:
+        found = explain(["-"], stdin=pipe)
+    writer.join(timeout=60)
+    assert not writer.is_alive(), "the pipe's writer is still blocked 60 s after explain returned"
+    return found
+
+
+def explain_bytes(data: bytes, how: str, folder: Path):
+    """The findings for ``data`` given as a file, a pipe or a folder holding it (written under ``folder``)."""
+    if how == "pipe":
+        return through_a_pipe(data)
+    log = folder / "logs" / "LOG"
+    log.parent.mkdir(parents=True, exist_ok=True)
+    log.write_bytes(data)
+    return explain([str(log.parent if how == "folder" else log)])
+
+
+def verdict(found, folder: Path) -> list[tuple]:
+    """What a user reads, the log's name taken out (``<stdin>`` for a pipe, the path for a file)."""
+    name = str(folder / "logs" / "LOG")
+    return [(f.id, f.status, f.summary.replace(name, "LOG").replace("<stdin>", "LOG"), f.fix) for f in found]
+
+
+def same_from_all_three(data: bytes, folder: Path) -> list[tuple]:
+    """The verdict from a file, asserted to be the verdict from a pipe and from a folder too."""
+    from_file = verdict(explain_bytes(data, "file", folder), folder)
+    assert verdict(explain_bytes(data, "pipe", folder), folder) == from_file
+    assert verdict(explain_bytes(data, "folder", folder), folder) == from_file
+    return from_file
+
+
+# -- the end of a log (issue 19: a pipe lost it past 256 KB) ---------------------------------------------
+
+ENDS = {
+    # torchrun's line for a worker the kernel killed (ERROR in capitals: no trigger holds it)
+    "exitcode -9": (
+        "ERROR:torch.distributed.elastic.multiprocessing.api:failed (exitcode: -9) local_rank: 0 (pid: 4711) "
+        "of binary: /usr/bin/python3",
+        "log.worker_killed",
+    ),
+    "SIGKILL": ("  traceback : Signal 9 (SIGKILL) received by PID 4711", "log.worker_killed"),
+    "nvcc fatal": ("nvcc fatal   : Unsupported gpu architecture 'compute_90'", "log.cuda_build"),
+}
+SIZES = {"past 256 KB": TAIL + 40_000, "past a chunk": HEAD + CHUNK + 100_000}
+
+
+@pytest.mark.parametrize("size", sorted(SIZES))
+@pytest.mark.parametrize("end", sorted(ENDS))
+def test_the_last_line_of_a_long_log_is_found_from_a_file_a_pipe_and_a_folder(tmp_path, end, size):
+    line, kind = ENDS[end]
+    data = healthy(SIZES[size])[: SIZES[size]]
+    data = data[: data.rfind(b"\n") + 1] + line.encode() + b"\n"
+    assert len(data) > SIZES[size] - len(HEALTHY)
+    found = same_from_all_three(data, tmp_path)
+    assert found[0][0] == kind, found
+
+
+# -- a death in the middle, wherever a chunk ends (item 5) ---------------------------------------------
+
+DEATHS = {
+    "Segmentation fault": ("Segmentation fault (core dumped)", "log.worker_crash"),
+    "Bus error": ("Bus error (core dumped)", "log.worker_crash"),
+    "Killed": (
+        "/var/spool/slurmd/job42/slurm_script: line 9: 4711 Killed  python train.py",
+        "log.worker_killed",
+    ),
+    "exitcode -9": (
+        "E1124 20:21:45.417000 9070 torch/distributed/elastic/multiprocessing/api.py:1002] failed "
+        "(exitcode: -9) local_rank: 1 (pid: 9319) of binary: /usr/bin/python",
+        "log.worker_killed",
+    ),
+}
+# where the line starts, against where a chunk of the reader ends: the head is read first, then CHUNKs
+PLACES = {
+    "cut by the head's end": HEAD - 10,
+    "cut by a chunk's end": HEAD + CHUNK - 10,
+    "right after a chunk's end": HEAD + CHUNK,
+}
+
+
+def death_at(death: str, place: str) -> bytes:
+    """Healthy output with ``death``'s line starting at ``place``, and more than `TAIL` bytes after it."""
+    before = healthy(PLACES[place])[: PLACES[place]]
+    data = before + DEATHS[death][0].encode() + b"\n" + healthy(2 * TAIL)
+    assert len(data) - PLACES[place] > TAIL and PLACES[place] > TAIL  # far from both ends
+    return data
+
+
+@pytest.mark.parametrize("death", sorted(DEATHS))
+def test_a_death_cut_by_a_chunks_end_is_found_from_a_file_a_pipe_and_a_folder(tmp_path, death):
+    found = same_from_all_three(death_at(death, "cut by a chunk's end"), tmp_path)
+    assert found[0][0] == DEATHS[death][1], found
+
+
+@pytest.mark.parametrize("place", sorted(PLACES))
+@pytest.mark.parametrize("death", sorted(DEATHS))
+def test_a_death_in_the_middle_of_a_long_log_is_found_wherever_a_chunk_ends(tmp_path, death, place):
+    """The line is found, and numbered right: the lines of every chunk before it are counted."""
+    data = death_at(death, place)
+    found = explain_bytes(data, "file", tmp_path)
+    assert found[0].id == DEATHS[death][1], [(f.id, f.summary) for f in found]
+    line_number = data.count(b"\n", 0, PLACES[place]) + 1
+    assert found[0].details["where"][0] == f"{tmp_path / 'logs' / 'LOG'}:{line_number}", found[0].details
+
+
+# -- real failure logs padded to megabytes: same verdict, same kinds as the log alone --------------------
+
+PADDED = (
+    "002_nccl_watchdog_timeout.txt",
+    "032_cuda_oom.txt",
+    "037_dataloader_shm.txt",
+    "062_duplicate_gpu.txt",
+)
+IN_THE_MIDDLE = ("002_nccl_watchdog_timeout.txt", "037_dataloader_shm.txt")
+
+
+@pytest.mark.parametrize("name", PADDED)
+def test_a_real_failure_after_a_megabyte_of_healthy_output_reads_the_same_three_ways(tmp_path, name):
+    """The log at the end of 1.2 MB of healthy output: the same kinds as the log alone, from each input."""
+    alone = explain([str(FIXTURES / "logs" / name)])
+    data = healthy(1_200_000) + (FIXTURES / "logs" / name).read_bytes()
+    assert len(data) > 1_000_000
+    found = same_from_all_three(data, tmp_path)
+    assert [f[0] for f in found] == [f.id for f in alone]
+
+
+@pytest.mark.parametrize("name", IN_THE_MIDDLE)
+def test_a_real_failure_in_the_middle_of_healthy_output_reads_the_same_three_ways(tmp_path, name):
+    """The log across a chunk's end with megabytes of healthy output on both sides: the kind it leads with is
+    still found from each input, far from both ends where only lines with a trigger are read."""
+    alone = explain([str(FIXTURES / "logs" / name)])
+    data = healthy(HEAD + CHUNK - 2000) + (FIXTURES / "logs" / name).read_bytes() + healthy(2 * TAIL)
+    found = same_from_all_three(data, tmp_path)
+    assert found[0][0] == alone[0].id, found
+
+
+# -- the fast searches give what the plain ones give --------------------------------------------------
+
+
+def test_memmem_finds_what_bytes_find_finds():
+    rng = random.Random(19)
+    for _ in range(3000):
+        buf = bytes(rng.choice(b"rorEx\nnan ") for _ in range(rng.randrange(0, 80)))
+        literal = bytes(rng.choice(b"rorEx\nna") for _ in range(rng.randrange(1, 5)))
+        start, end = rng.randrange(0, len(buf) + 2), rng.randrange(0, len(buf) + 3)
+        assert finder(buf)(literal, start, end) == buf.find(literal, start, end), (buf, literal, start, end)
+    big = healthy(3 * 2**20) + b"RuntimeError: boom\n"
+    for trigger in TRIGGERS:
+        assert finder(big)(trigger, 0, len(big)) == big.find(trigger), trigger
+
+
+def test_the_tree_of_anchors_finds_the_lines_the_list_of_anchors_finds():
+    anchors = sorted({a for r in RECOGNISERS for a in r.anchors})
+    flat = re.compile("|".join(re.escape(a) for a in sorted(anchors, key=len, reverse=True)))
+    tree = any_anchor(RECOGNISERS)
+    lines = [line for line in HEALTHY.decode().splitlines()[:2000]]
+    rng = random.Random(19)
+    for anchor in anchors:
+        lines.append(f"{rng.choice(lines)} {anchor}{rng.choice(['', ' x', ':'])}")
+        lines.append(anchor[:-1])  # an anchor cut short is not an anchor (unless a shorter one is in it)
+    for line in lines:
+        assert (tree.search(line) is None) == (flat.search(line) is None), line
+    assert literal_tree(["ab", "abc"]).search("xabx") and not literal_tree(["abc"]).search("ab")
