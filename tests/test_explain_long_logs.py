@@ -9,6 +9,7 @@ SOURCES.md), repeated to the size wanted.
 
 from __future__ import annotations
 
+import io
 import os
 import random
 import re
@@ -22,7 +23,7 @@ from torchdoctor.explain.diagnose import explain
 from torchdoctor.explain.inputs import HEAD
 from torchdoctor.explain.kinds import RECOGNISERS
 from torchdoctor.explain.literals import finder
-from torchdoctor.explain.reader import CHUNK, TAIL, TRIGGERS
+from torchdoctor.explain.reader import CHUNK, TAIL, TRIGGERS, windows
 
 FIXTURES = Path(__file__).parent / "fixtures"
 HEALTHY = b"".join(
@@ -200,7 +201,9 @@ def test_memmem_finds_what_bytes_find_finds():
         buf = bytes(rng.choice(b"rorEx\nnan ") for _ in range(rng.randrange(0, 80)))
         literal = bytes(rng.choice(b"rorEx\nna") for _ in range(rng.randrange(1, 5)))
         start, end = rng.randrange(0, len(buf) + 2), rng.randrange(0, len(buf) + 3)
-        assert finder(buf)(literal, start, end) == buf.find(literal, start, end), (buf, literal, start, end)
+        expected = buf.find(literal, start, end)
+        assert finder(buf)(literal, start, end) == expected, (buf, literal, start, end)
+        assert finder(bytearray(buf))(literal, start, end) == expected, (buf, literal, start, end)
     big = healthy(3 * 2**20) + b"RuntimeError: boom\n"
     for trigger in TRIGGERS:
         assert finder(big)(trigger, 0, len(big)) == big.find(trigger), trigger
@@ -218,3 +221,28 @@ def test_the_tree_of_anchors_finds_the_lines_the_list_of_anchors_finds():
     for line in lines:
         assert (tree.search(line) is None) == (flat.search(line) is None), line
     assert literal_tree(["ab", "abc"]).search("xabx") and not literal_tree(["abc"]).search("ab")
+
+
+class ReadOnly:
+    """A stream with ``read`` and nothing else (no ``readinto``), as some wrappers are."""
+
+    def __init__(self, data: bytes) -> None:
+        self._stream = io.BytesIO(data)
+
+    def read(self, size: int = -1) -> bytes:
+        return self._stream.read(size)
+
+
+def test_a_stream_that_can_only_read_gives_the_same_windows_and_a_long_held_back_end_fits():
+    """The reader fills one buffer in place where the stream can, reads and copies where it cannot; an end
+    held back that is longer than the room kept for it grows the buffer."""
+    data = healthy(3 * 2**20) + b"RuntimeError: boom\n" + healthy(2 * 2**20) + b"Killed\n"
+    options = {"chunk_size": 2**20, "every_line_to": TAIL, "every_line_last": 3 * 2**20}
+    into = [(w.number, w.line, w.following) for w in windows(io.BytesIO(data), **options)]
+    read = [(w.number, w.line, w.following) for w in windows(ReadOnly(data), **options)]
+    assert into == read
+    numbers = {line: number for number, line, _ in into if line in ("RuntimeError: boom", "Killed")}
+    assert numbers == {
+        "RuntimeError: boom": data[: data.index(b"RuntimeError")].count(b"\n") + 1,
+        "Killed": data.count(b"\n"),
+    }

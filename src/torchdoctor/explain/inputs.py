@@ -63,6 +63,19 @@ class _Prefixed:
             return data
         return self._stream.read(size)
 
+    def readinto(self, buffer) -> int | None:
+        """Read into ``buffer`` (a writable memoryview), the head first: no new object for each read."""
+        if self._head:
+            data = self.read(len(buffer))
+            buffer[: len(data)] = data
+            return len(data)
+        readinto = getattr(self._stream, "readinto", None)
+        if readinto is None:
+            data = self._stream.read(len(buffer)) or b""
+            buffer[: len(data)] = data
+            return len(data)
+        return readinto(buffer)
+
 
 class _Utf16:
     """A UTF-16 stream (PowerShell's ``>`` writes logs so) read as UTF-8, in pieces."""
@@ -198,6 +211,25 @@ class _Safe:
         except (EOFError, gzip.BadGzipFile, zlib.error) as error:
             self.truncated = self.truncated or str(error) or "the compressed data ends early"
             return b""
+        except OSError as error:
+            raise BadInput(f"explain {self._source}: {error.strerror or error}") from None
+
+    def readinto(self, buffer) -> int:
+        """`read` into ``buffer`` (a writable memoryview), with the same errors; 0 at the end."""
+        if self.truncated and not isinstance(self._stream, _Prefixed):
+            return 0
+        readinto = getattr(self._stream, "readinto", None)
+        try:
+            if readinto is None:
+                data = self._stream.read(len(buffer)) or b""
+                buffer[: len(data)] = data
+                return len(data)
+            return readinto(buffer) or 0
+        except BlockingIOError:
+            return 0
+        except (EOFError, gzip.BadGzipFile, zlib.error) as error:
+            self.truncated = self.truncated or str(error) or "the compressed data ends early"
+            return 0
         except OSError as error:
             raise BadInput(f"explain {self._source}: {error.strerror or error}") from None
 

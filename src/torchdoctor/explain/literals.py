@@ -10,6 +10,8 @@ there). Where there is no ``memmem`` (Windows), `finder` gives ``bytes.find`` it
     >>> find = finder(b"step 1 loss=2.1\\nRuntimeError: boom\\n")
     >>> find(b"rror", 0, 36), find(b"rror", 0, 10), find(b"Killed", 0, 36)
     (24, -1, -1)
+    >>> finder(bytearray(b"step 1 loss=nan\\n"))(b"nan", 0, 16)
+    12
 """
 
 from __future__ import annotations
@@ -32,20 +34,28 @@ def _load_memmem():
 _MEMMEM = _load_memmem()
 
 
-def finder(buf: bytes) -> Callable[[bytes, int, int], int]:
+def finder(buf: bytes | bytearray) -> Callable[[bytes, int, int], int]:
     """A ``find(literal, start, end)`` over ``buf``: the offset of the first ``literal`` wholly inside
-    ``buf[start:end]``, or -1 — what ``buf.find(literal, start, end)`` returns, faster for a rare literal.
+    ``buf[start:end]``, or -1 — what ``buf.find(literal, start, end)`` returns for offsets from 0 on, faster
+    for a rare literal.
 
-    ``buf`` must be `bytes` (immutable, so the address handed to C stays valid while it is alive); the
-    function returned holds it.
+    The function returned holds ``buf`` (a bytearray cannot change size until it is dropped), so the address
+    handed to C stays valid.
     """
     memmem = _MEMMEM
-    if memmem is None or type(buf) is not bytes:
+    if memmem is None or type(buf) not in (bytes, bytearray):
         return buf.find
-    base = ctypes.cast(buf, ctypes.c_void_p).value or 0
+    if type(buf) is bytes:
+        held = buf
+        base = ctypes.cast(buf, ctypes.c_void_p).value or 0
+    else:
+        if not buf:
+            return buf.find
+        held = ctypes.c_char.from_buffer(buf)  # its first byte, in place: an export of buf's memory
+        base = ctypes.addressof(held)
     size = len(buf)
 
-    def find(literal: bytes, start: int, end: int, buf: bytes = buf) -> int:
+    def find(literal: bytes, start: int, end: int, held: object = held) -> int:
         start, end = max(0, start), min(end, size)
         if end - start < len(literal) or not literal:
             return buf.find(literal, start, end)  # the edge cases, answered as bytes.find does
