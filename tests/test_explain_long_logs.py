@@ -23,7 +23,7 @@ from torchdoctor.explain.diagnose import explain
 from torchdoctor.explain.inputs import HEAD
 from torchdoctor.explain.kinds import RECOGNISERS
 from torchdoctor.explain.literals import finder
-from torchdoctor.explain.reader import CHUNK, TAIL, TRIGGERS, windows
+from torchdoctor.explain.reader import CHUNK, MAX_LINE, TAIL, TRIGGERS, windows
 
 FIXTURES = Path(__file__).parent / "fixtures"
 HEALTHY = b"".join(
@@ -246,3 +246,13 @@ def test_a_stream_that_can_only_read_gives_the_same_windows_and_a_long_held_back
         "RuntimeError: boom": data[: data.index(b"RuntimeError")].count(b"\n") + 1,
         "Killed": data.count(b"\n"),
     }
+
+
+def test_a_long_line_dense_with_triggers_gives_a_window_per_cut_not_per_trigger():
+    """One 4 MB line (no newline) with "Error" every 2 KB: each window reads up to MAX_LINE of the line, so
+    the triggers inside it start no window of their own (there were 2,000 windows of 9 x 64 KB here, and
+    gigabytes of memory for a 20 MB log)."""
+    data = (b"x" * 2000 + b"RuntimeError ") * 2000
+    found = list(windows(io.BytesIO(data), every_line_to=0, every_line_last=0))
+    assert 0 < len(found) <= 2 * len(data) // MAX_LINE + 2, len(found)
+    assert all("RuntimeError" in w.line for w in found)

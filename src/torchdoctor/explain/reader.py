@@ -167,14 +167,9 @@ def windows(
             if extra:
                 starts = sorted(set(starts).union(extra))
         line_number, counted_to = first_line, 0
-        seen: dict[int, tuple[str, int | None]] = {}  # where every line is a candidate, each is cleaned once
-
-        def cleaned(begin: int, end: int, buf: bytearray = buf, seen: dict = seen) -> tuple[str, int | None]:
-            found = seen.get(begin)
-            if found is None:
-                found = seen[begin] = clean(buf[begin:end])
-            return found
-
+        # the last window's lines, cleaned: where every line is a candidate, the next window shares all but
+        # one of them (only those are kept, so a chunk of long lines cut in pieces holds no more than a window)
+        seen: dict[int, tuple[str, int | None]] = {}
         resume = limit  # where the next buffer starts
         for start in starts:
             end = _line_end(buf, size, start)
@@ -195,8 +190,13 @@ def windows(
             if line_number in pending:
                 pending.discard(line_number)
                 continue
-            line, rank = cleaned(start, end)
-            following = [cleaned(s, e)[0] for s, e in following_spans]
+            now = {}
+            for begin, stop in ((start, end), *following_spans):
+                found = seen.get(begin)
+                now[begin] = clean(buf[begin:stop]) if found is None else found
+            seen = now
+            line, rank = now[start]
+            following = [now[begin][0] for begin, _ in following_spans]
             window = Window(line, following, line_number, rank)
             if (
                 tracebacks_left
@@ -274,9 +274,11 @@ def _candidate_starts(buf: bytearray, limit: int, size: int) -> list[int]:
             continue
         at = find(trigger, 0, limit)
         while at >= 0:
-            starts.add(_line_start(buf, at))
-            nl = buf.find(b"\n", at, min(size, at + _HALF))  # one byte: memchr
-            at = find(trigger, (nl if nl >= 0 else at + len(trigger)), limit)
+            start = _line_start(buf, at)
+            starts.add(start)
+            # on from the end of what the window of this line reads: a line longer than MAX_LINE that holds
+            # the trigger every 2 KB gives a window per MAX_LINE, not one per trigger
+            at = find(trigger, max(at + len(trigger), _line_end(buf, size, start)), limit)
     return sorted(starts)
 
 
@@ -296,9 +298,9 @@ def _nan_starts(
     while at >= 0:  # bytes.find: in a chunk that has them, "nan"s are many and a ctypes call costs more
         before = buf[at - 1] if at else 0
         if before in _NAN_AFTER or (before == 32 and at > 1 and buf[at - 2] in _NAN_AFTER_SPACE):
-            starts.add(_line_start(buf, at))
-            nl = buf.find(b"\n", at, min(size, at + _HALF))
-            at = buf.find(b"nan", (nl if nl >= 0 else at + 3), limit)
+            start = _line_start(buf, at)
+            starts.add(start)
+            at = buf.find(b"nan", max(at + 3, _line_end(buf, size, start)), limit)
         else:
             at = buf.find(b"nan", at + 3, limit)  # the next "nan" on the same line may count
 
