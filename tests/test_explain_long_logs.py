@@ -256,3 +256,21 @@ def test_a_long_line_dense_with_triggers_gives_a_window_per_cut_not_per_trigger(
     found = list(windows(io.BytesIO(data), every_line_to=0, every_line_last=0))
     assert 0 < len(found) <= 2 * len(data) // MAX_LINE + 2, len(found)
     assert all("RuntimeError" in w.line for w in found)
+
+
+def test_a_long_utf16_log_with_letters_that_grow_in_utf8_reads_as_its_utf8_twin(tmp_path):
+    """PowerShell's ``>`` writes UTF-16: "é" and "训" take 2 bytes there and 2 and 3 in UTF-8, so a read of N
+    bytes decodes to more than N; the reader's buffer gets no more than it asked for, and nothing is lost."""
+    text = "é训" * 40 + "\n"  # as many letters with a NUL in UTF-16 as without: still read as UTF-16
+    text = text * 100_000 + "Killed\n"
+    assert len(text[:4096].encode("utf-8")) > len(text[:4096].encode("utf-16-le"))
+    as_utf8, as_utf16 = tmp_path / "utf8.log", tmp_path / "utf16.log"
+    as_utf8.write_bytes(text.encode())
+    as_utf16.write_bytes(text.encode("utf-16"))
+    assert len(text.encode("utf-16")) > HEAD + CHUNK + TAIL
+    found = [(f.id, f.summary) for f in explain([str(as_utf16)])]
+    assert found[0][0] == "log.worker_killed", found
+    assert found == [
+        (i, s.replace(str(as_utf8), str(as_utf16)))
+        for i, s in ((f.id, f.summary) for f in explain([str(as_utf8)]))
+    ]

@@ -83,13 +83,20 @@ class _Utf16:
     def __init__(self, stream, encoding: str) -> None:
         self._stream = stream
         self._decoder = codecs.getincrementaldecoder(encoding)(errors="replace")
+        self._decoded = b""  # UTF-8 decoded beyond what the last read asked for
+        self._ended = False
 
     def read(self, size: int = -1) -> bytes:
-        while True:
+        """Up to ``size`` bytes of UTF-8 (all that is left for -1): 2 bytes of UTF-16 can be 3 of UTF-8, and
+        a reader that fills a buffer of ``size`` bytes gets no more than that."""
+        while not self._ended and (size < 0 or not self._decoded):
             raw = self._stream.read(size if size < 0 else max(2, size))
-            text = self._decoder.decode(raw or b"", final=not raw)
-            if text or not raw:
-                return text.encode("utf-8")
+            self._ended = not raw
+            self._decoded += self._decoder.decode(raw or b"", final=not raw).encode("utf-8")
+        if size < 0:
+            size = len(self._decoded)
+        data, self._decoded = self._decoded[:size], self._decoded[size:]
+        return data
 
 
 def utf16_encoding(head: bytes) -> str | None:
