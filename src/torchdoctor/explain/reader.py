@@ -1,8 +1,8 @@
 """Finding the few lines of a log that can be about a failure, in time linear in its size and bounded memory.
 
 A log is read in chunks. Far from both of its ends, a line is a *candidate* only when it holds one of a few
-literal `TRIGGERS` (``Error``, ``Timeout``, ``NCCL WARN``, ``Exception``, ...), found with ``bytes.find``,
-which runs at memory speed; a short log, and the first and last `TAIL` bytes of a long one, are looked at
+literal `TRIGGERS` (``Error``, ``Timeout``, ``NCCL WARN``, ``Exception``, ...), found with the C library's
+``memmem`` (`literals.finder`), one pass each over a buffer filled in place; a short log, and the first and last `TAIL` bytes of a long one, are looked at
 line by line. Only candidates are decoded and handed to the recognisers, with the few lines after them (a
 message printed over several lines, NCCL's ``Last error:``). A line longer than `MAX_LINE` is cut around the
 trigger, so one 2 GB line costs no more than 2 GB of short ones.
@@ -21,10 +21,10 @@ from dataclasses import dataclass, field
 from torchdoctor.explain.literals import finder
 
 # Literal text one of which a failure line far from the end of a long log holds (Python prints exceptions as
-# "SomethingError:"; C++ torch logs its timeouts; NCCL warns). Each costs one bytes.find pass over the input,
-# so the list is short and each entry is rare in a healthy run's output ("nan", which Megatron prints on every
-# step as "number of nan iterations", counts only after "=", ": ", "is ", "= " or "/", see `_NAN_AFTER`;
-# not "default", part of every "[default0]:" prefix). A short log, and the first and last `TAIL` bytes of a
+# "SomethingError:"; C++ torch logs its timeouts; NCCL warns). Each costs one pass over the input (the C
+# library's memmem, `literals.finder`), so the list is short and each entry is rare in a healthy run's output
+# ("nan", which Megatron prints on every step as "number of nan iterations", counts only after "=", ": ",
+# "is ", "= " or "/", see `_NAN_AFTER`; not "default", part of every "[default0]:" prefix). A short log, and the first and last `TAIL` bytes of a
 # long one, have every line looked at: what a run prints as it starts (CUDA's and NCCL's warnings: "The
 # NVIDIA driver on your system is too old", "... is not compatible with the current PyTorch installation")
 # and as it dies (torchrun's "exitcode : -9", a shell's "Killed", "Segmentation fault (core dumped)") needs no
@@ -47,9 +47,8 @@ TRIGGERS: tuple[bytes, ...] = (
 MAX_LINE = 64 * 1024  # longer lines are cut to this much around the trigger
 TAIL = 256 * 1024  # the start and the end of a log are read line by line: where a run warns and dies
 CHUNK = 8 * 2**20
-_CARRIED = (
-    1 << 20
-)  # room for what a chunk carries over to the next: a cut line, the end held back (<= 640 KB)
+# room kept for what a chunk carries over to the next: a cut line, the end held back (640 KB at most)
+_CARRIED = 1 << 20
 FOLLOWING = 8  # lines after a candidate kept with it (torchrun's failure block is 7)
 _HALF = MAX_LINE // 2
 # A "nan" is a value right after "=" or "/" ("loss=nan", "inf/nan"), or after ": ", "= ", "s " ("loss: nan",
