@@ -2,8 +2,8 @@
 
 A log is read in chunks. Far from both of its ends, a line is a *candidate* only when it holds one of a few
 literal `TRIGGERS` (``Error``, ``Timeout``, ``NCCL WARN``, ``Exception``, ...), found with the C library's
-``memmem`` (`literals.finder`), one pass each over a buffer filled in place; a short log, and the first and last `TAIL` bytes of a long one, are looked at
-line by line. Only candidates are decoded and handed to the recognisers, with the few lines after them (a
+``memmem`` (`literals.finder`), one pass each over a buffer filled in place; a short log, and the first and
+last `TAIL` bytes of a long one, are looked at line by line. Only candidates are decoded and handed to the recognisers, with the few lines after them (a
 message printed over several lines, NCCL's ``Last error:``). A line longer than `MAX_LINE` is cut around the
 trigger, so one 2 GB line costs no more than 2 GB of short ones.
 
