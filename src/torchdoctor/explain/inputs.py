@@ -63,6 +63,19 @@ class _Prefixed:
             return data
         return self._stream.read(size)
 
+    def readinto(self, buffer) -> int | None:
+        """Read into ``buffer`` (a writable memoryview), the head first: no new object for each read."""
+        if self._head:
+            data = self.read(len(buffer))
+            buffer[: len(data)] = data
+            return len(data)
+        readinto = getattr(self._stream, "readinto", None)
+        if readinto is None:
+            data = self._stream.read(len(buffer)) or b""
+            buffer[: len(data)] = data
+            return len(data)
+        return readinto(buffer)
+
 
 class _Utf16:
     """A UTF-16 stream (PowerShell's ``>`` writes logs so) read as UTF-8, in pieces."""
@@ -70,13 +83,20 @@ class _Utf16:
     def __init__(self, stream, encoding: str) -> None:
         self._stream = stream
         self._decoder = codecs.getincrementaldecoder(encoding)(errors="replace")
+        self._decoded = b""  # UTF-8 decoded beyond what the last read asked for
+        self._ended = False
 
     def read(self, size: int = -1) -> bytes:
-        while True:
+        """Up to ``size`` bytes of UTF-8 (all that is left for -1): 2 bytes of UTF-16 can be 3 of UTF-8, and
+        a reader that fills a buffer of ``size`` bytes gets no more than that."""
+        while not self._ended and (size < 0 or not self._decoded):
             raw = self._stream.read(size if size < 0 else max(2, size))
-            text = self._decoder.decode(raw or b"", final=not raw)
-            if text or not raw:
-                return text.encode("utf-8")
+            self._ended = not raw
+            self._decoded += self._decoder.decode(raw or b"", final=not raw).encode("utf-8")
+        if size < 0:
+            size = len(self._decoded)
+        data, self._decoded = self._decoded[:size], self._decoded[size:]
+        return data
 
 
 def utf16_encoding(head: bytes) -> str | None:
@@ -198,6 +218,25 @@ class _Safe:
         except (EOFError, gzip.BadGzipFile, zlib.error) as error:
             self.truncated = self.truncated or str(error) or "the compressed data ends early"
             return b""
+        except OSError as error:
+            raise BadInput(f"explain {self._source}: {error.strerror or error}") from None
+
+    def readinto(self, buffer) -> int:
+        """`read` into ``buffer`` (a writable memoryview), with the same errors; 0 at the end."""
+        if self.truncated and not isinstance(self._stream, _Prefixed):
+            return 0
+        readinto = getattr(self._stream, "readinto", None)
+        try:
+            if readinto is None:
+                data = self._stream.read(len(buffer)) or b""
+                buffer[: len(data)] = data
+                return len(data)
+            return readinto(buffer) or 0
+        except BlockingIOError:
+            return 0
+        except (EOFError, gzip.BadGzipFile, zlib.error) as error:
+            self.truncated = self.truncated or str(error) or "the compressed data ends early"
+            return 0
         except OSError as error:
             raise BadInput(f"explain {self._source}: {error.strerror or error}") from None
 

@@ -1,9 +1,9 @@
 """Finding the few lines of a log that can be about a failure, in time linear in its size and bounded memory.
 
 A log is read in chunks. Far from both of its ends, a line is a *candidate* only when it holds one of a few
-literal `TRIGGERS` (``Error``, ``Timeout``, ``NCCL WARN``, ``Exception``, ...), found with ``bytes.find``,
-which runs at memory speed; a short log, and the first and last `TAIL` bytes of a long one, are looked at
-line by line. Only candidates are decoded and handed to the recognisers, with the few lines after them (a
+literal `TRIGGERS` (``Error``, ``Timeout``, ``NCCL WARN``, ``Exception``, ...), found with the C library's
+``memmem`` (`literals.finder`), one pass each over a buffer filled in place; a short log, and the first and
+last `TAIL` bytes of a long one, are looked at line by line. Only candidates are decoded and handed to the recognisers, with the few lines after them (a
 message printed over several lines, NCCL's ``Last error:``). A line longer than `MAX_LINE` is cut around the
 trigger, so one 2 GB line costs no more than 2 GB of short ones.
 
@@ -18,11 +18,13 @@ import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
+from torchdoctor.explain.literals import finder
+
 # Literal text one of which a failure line far from the end of a long log holds (Python prints exceptions as
-# "SomethingError:"; C++ torch logs its timeouts; NCCL warns). Each costs one bytes.find pass over the input,
-# so the list is short and each entry is rare in a healthy run's output ("nan", which Megatron prints on every
-# step as "number of nan iterations", counts only after "=", ": ", "is ", "= " or "/", see `_NAN_AFTER`;
-# not "default", part of every "[default0]:" prefix). A short log, and the first and last `TAIL` bytes of a
+# "SomethingError:"; C++ torch logs its timeouts; NCCL warns). Each costs one pass over the input (the C
+# library's memmem, `literals.finder`), so the list is short and each entry is rare in a healthy run's output
+# ("nan", which Megatron prints on every step as "number of nan iterations", counts only after "=", ": ",
+# "is ", "= " or "/", see `_NAN_AFTER`; not "default", part of every "[default0]:" prefix). A short log, and the first and last `TAIL` bytes of a
 # long one, have every line looked at: what a run prints as it starts (CUDA's and NCCL's warnings: "The
 # NVIDIA driver on your system is too old", "... is not compatible with the current PyTorch installation")
 # and as it dies (torchrun's "exitcode : -9", a shell's "Killed", "Segmentation fault (core dumped)") needs no
@@ -45,6 +47,8 @@ TRIGGERS: tuple[bytes, ...] = (
 MAX_LINE = 64 * 1024  # longer lines are cut to this much around the trigger
 TAIL = 256 * 1024  # the start and the end of a log are read line by line: where a run warns and dies
 CHUNK = 8 * 2**20
+# room kept for what a chunk carries over to the next: a cut line, the end held back (640 KB at most)
+_CARRIED = 1 << 20
 FOLLOWING = 8  # lines after a candidate kept with it (torchrun's failure block is 7)
 _HALF = MAX_LINE // 2
 # A "nan" is a value right after "=" or "/" ("loss=nan", "inf/nan"), or after ": ", "= ", "s " ("loss: nan",
@@ -122,33 +126,38 @@ def windows(
     back until the input ends, so a pipe is read as the file it came from. Memory stays within a chunk, the
     bytes held back and a few cut lines, whatever the input (no newline at all, NUL bytes).
     """
-    read: Callable[[int], bytes] = stream.read
-    carry = b""
-    offset = 0  # byte offset of carry[0] in the input
-    first_line = 1  # line number of carry[0]
+    fill = _filler(stream)
+    # One buffer for the whole input, the bytes carried over moved to its front: a fresh 8 MB object per
+    # chunk costs the kernel a page fault per 4 KB (a tenth of the reading time on a 500 MB log).
+    buf = bytearray(chunk_size + _CARRIED)
+    size = 0  # bytes of buf in use: what was carried over, then what was read
+    offset = 0  # byte offset of buf[0] in the input
+    first_line = 1  # line number of buf[0]
     pending: set[int] = set()  # line numbers announced as candidates by the line before them
     tracebacks_left = MAX_TRACEBACKS
-    eof = False
+    eof = ended = False
     while not eof:
-        data = read(chunk_size)
-        eof = not data
-        buf = carry + data if carry else data
-        if not buf:
+        if len(buf) < size + chunk_size:  # more carried over than `_CARRIED` (a long every_line_last)
+            buf.extend(bytes(size + chunk_size - len(buf)))
+        got = 0 if ended else fill(buf, size, chunk_size)
+        eof = ended = not got
+        size += got
+        if not size:
             return
         if eof:
-            limit = len(buf)
+            limit = size
             if every_line_last and every_line_from is None:  # the end is known now, and still in buf
-                every_line_from = max(0, offset + len(buf) - every_line_last)
+                every_line_from = max(0, offset + size - every_line_last)
         else:
-            limit = buf.rfind(b"\n") + 1
-            if len(buf) - limit > MAX_LINE:  # a line longer than MAX_LINE: cut it
-                limit = len(buf) - _HALF
+            limit = buf.rfind(b"\n", 0, size) + 1
+            if size - limit > MAX_LINE:  # a line longer than MAX_LINE: cut it
+                limit = size - _HALF
             if every_line_last:
-                limit = min(limit, _held_back(buf, every_line_last))
+                limit = min(limit, _held_back(buf, size, every_line_last))
         if every_line:
             starts = _line_starts(buf, limit)
         else:
-            starts = _candidate_starts(buf, limit)
+            starts = _candidate_starts(buf, limit, size)
             extra: list[int] = []
             if every_line_from is not None and offset + limit > every_line_from:
                 extra += _line_starts(buf, limit, max(0, every_line_from - offset))
@@ -157,27 +166,22 @@ def windows(
             if extra:
                 starts = sorted(set(starts).union(extra))
         line_number, counted_to = first_line, 0
-        seen: dict[int, tuple[str, int | None]] = {}  # where every line is a candidate, each is cleaned once
-
-        def cleaned(begin: int, end: int, buf: bytes = buf, seen: dict = seen) -> tuple[str, int | None]:
-            found = seen.get(begin)
-            if found is None:
-                found = seen[begin] = clean(buf[begin:end])
-            return found
-
+        # the last window's lines, cleaned: where every line is a candidate, the next window shares all but
+        # one of them (only those are kept, so a chunk of long lines cut in pieces holds no more than a window)
+        seen: dict[int, tuple[str, int | None]] = {}
         resume = limit  # where the next buffer starts
         for start in starts:
-            end = _line_end(buf, start)
+            end = _line_end(buf, size, start)
             window_end, following_spans = end, []
             for _ in range(FOLLOWING):
                 next_start = window_end + 1
-                if next_start >= len(buf):
+                if next_start >= size:
                     break
-                next_end = _line_end(buf, next_start)
+                next_end = _line_end(buf, size, next_start)
                 following_spans.append((next_start, next_end))
                 window_end = next_end
-            incomplete = window_end >= len(buf) or len(following_spans) < FOLLOWING
-            if not eof and incomplete and len(buf) - start < (FOLLOWING + 2) * MAX_LINE:
+            incomplete = window_end >= size or len(following_spans) < FOLLOWING
+            if not eof and incomplete and size - start < (FOLLOWING + 2) * MAX_LINE:
                 resume = min(resume, start)  # its following lines are in the next chunk: read it again
                 break
             line_number += buf.count(b"\n", counted_to, start)
@@ -185,12 +189,17 @@ def windows(
             if line_number in pending:
                 pending.discard(line_number)
                 continue
-            line, rank = cleaned(start, end)
-            following = [cleaned(s, e)[0] for s, e in following_spans]
+            now = {}
+            for begin, stop in ((start, end), *following_spans):
+                found = seen.get(begin)
+                now[begin] = clean(buf[begin:stop]) if found is None else found
+            seen = now
+            line, rank = now[start]
+            following = [now[begin][0] for begin, _ in following_spans]
             window = Window(line, following, line_number, rank)
             if (
                 tracebacks_left
-                and (b"rror" in buf[start:end] or b"xception" in buf[start:end])
+                and (buf.find(b"rror", start, end) >= 0 or buf.find(b"xception", start, end) >= 0)
                 and EXCEPTION_LINE.match(line)
             ):
                 window.before = _lines_before(buf, start)
@@ -205,13 +214,31 @@ def windows(
         first_line = line_number + buf.count(b"\n", counted_to, limit)  # counted up to counted_to already
         offset += limit
         pending = {n for n in pending if n >= first_line}
-        carry = buf[limit:]
-        if eof and carry:  # the deferred tail at the end of the input: nothing more will come
+        buf[: size - limit] = buf[limit:size]  # the carry, to the front (the same length: no reallocation)
+        size -= limit
+        if eof and size:  # the deferred tail at the end of the input: nothing more will come
             eof = False
-            read = _empty
 
 
-def _lines_before(buf: bytes, start: int) -> list[str]:
+def _filler(stream) -> Callable[[bytearray, int, int], int]:
+    """``fill(buf, at, most)``: read up to ``most`` bytes of ``stream`` into ``buf[at:]``; 0 at its end.
+
+    Straight into ``buf`` where the stream can (a file, gzip); else read and copied.
+    """
+    readinto = getattr(stream, "readinto", None)
+
+    def fill(buf: bytearray, at: int, most: int) -> int:
+        with memoryview(buf) as view:
+            if readinto is not None:
+                return readinto(view[at : at + most]) or 0  # None: a FIFO with nothing written yet
+            data = stream.read(most) or b""
+            view[at : at + len(data)] = data
+            return len(data)
+
+    return fill
+
+
+def _lines_before(buf: bytearray, start: int) -> list[str]:
     """Up to `BEFORE` lines above the line at ``start`` (cleaned), as far as ``buf`` reaches back."""
     lowest = max(0, start - BEFORE * 400)
     lines: list[str] = []
@@ -225,43 +252,59 @@ def _lines_before(buf: bytes, start: int) -> list[str]:
     return lines[::-1]
 
 
-def _held_back(buf: bytes, keep: int) -> int:
-    """Where to stop in ``buf`` so that at least its last ``keep`` bytes wait for the next read: at a line's
-    start, or, when no line starts within `MAX_LINE` of that point, in the middle of the long line."""
-    keep_from = len(buf) - keep
+def _held_back(buf: bytearray, size: int, keep: int) -> int:
+    """Where to stop in ``buf[:size]`` so that at least its last ``keep`` bytes wait for the next read: at a
+    line's start, or, when no line starts within `MAX_LINE` of that point, in the middle of the long line."""
+    keep_from = size - keep
     if keep_from <= 0:
         return 0
     cut = buf.rfind(b"\n", max(0, keep_from - MAX_LINE), keep_from) + 1
     return cut if cut > 0 else max(0, keep_from - _HALF)
 
 
-def _empty(_size: int) -> bytes:
-    return b""
-
-
-def _candidate_starts(buf: bytes, limit: int) -> list[int]:
-    """Start offsets of the lines in ``buf[:limit]`` that hold a trigger, each once, in order."""
+def _candidate_starts(buf: bytearray, limit: int, size: int) -> list[int]:
+    """Start offsets of the lines in ``buf[:limit]`` that hold a trigger, each once, in order (``buf[:size]``
+    is the data, the rest is stale)."""
     starts: set[int] = set()
+    find = finder(buf)
     for trigger in TRIGGERS:
-        find = buf.find
-        if trigger == b"nan" and buf.count(b"nan", 0, limit) == buf.count(_MEGATRON_NAN, 0, limit):
-            continue  # every "nan" is Megatron's "number of nan iterations": two counts instead of a loop
+        if trigger == b"nan":
+            _nan_starts(buf, limit, size, find, starts)
+            continue
         at = find(trigger, 0, limit)
         while at >= 0:
-            if trigger == b"nan":  # inline: Megatron logs hold one per step
-                before = buf[at - 1] if at else 0
-                if not (
-                    before in _NAN_AFTER or (before == 32 and at > 1 and buf[at - 2] in _NAN_AFTER_SPACE)
-                ):
-                    at = find(trigger, at + 3, limit)  # the next "nan" on the same line may count
-                    continue
-            starts.add(_line_start(buf, at))
-            nl = buf.find(b"\n", at, at + _HALF)
-            at = find(trigger, (nl if nl >= 0 else at + len(trigger)), limit)
+            start = _line_start(buf, at)
+            starts.add(start)
+            # on from the end of what the window of this line reads: a line longer than MAX_LINE that holds
+            # the trigger every 2 KB gives a window per MAX_LINE, not one per trigger
+            at = find(trigger, max(at + len(trigger), _line_end(buf, size, start)), limit)
     return sorted(starts)
 
 
-def _line_starts(buf: bytes, limit: int, lowest: int = 0) -> list[int]:
+def _nan_starts(
+    buf: bytearray, limit: int, size: int, find: Callable[[bytes, int, int], int], starts: set[int]
+) -> None:
+    """Add the starts of the lines in ``buf[:limit]`` with a "nan" that is a value (`_NAN_AFTER`).
+
+    Megatron prints "number of nan iterations" on every step: when every "nan" of the chunk is one of
+    those (two counts say so, faster than a search, and faster than deleting them and searching again), none
+    is looked at in turn.
+    """
+    first = find(b"nan", 0, limit)
+    if first < 0 or buf.count(b"nan", first, limit) == buf.count(_MEGATRON_NAN, max(0, first - 10), limit):
+        return  # "number of " is 10 bytes
+    at = first
+    while at >= 0:  # bytes.find: in a chunk that has them, "nan"s are many and a ctypes call costs more
+        before = buf[at - 1] if at else 0
+        if before in _NAN_AFTER or (before == 32 and at > 1 and buf[at - 2] in _NAN_AFTER_SPACE):
+            start = _line_start(buf, at)
+            starts.add(start)
+            at = buf.find(b"nan", max(at + 3, _line_end(buf, size, start)), limit)
+        else:
+            at = buf.find(b"nan", at + 3, limit)  # the next "nan" on the same line may count
+
+
+def _line_starts(buf: bytearray, limit: int, lowest: int = 0) -> list[int]:
     """Start offsets of every line in ``buf[lowest:limit]`` (the first one from ``lowest`` on)."""
     starts = [0] if lowest == 0 else []
     at = buf.find(b"\n", max(0, lowest - 1), limit)
@@ -272,12 +315,12 @@ def _line_starts(buf: bytes, limit: int, lowest: int = 0) -> list[int]:
     return starts
 
 
-def _line_start(buf: bytes, at: int) -> int:
+def _line_start(buf: bytearray, at: int) -> int:
     lowest = max(0, at - _HALF)
     newline = buf.rfind(b"\n", lowest, at)
     return newline + 1 if newline >= 0 else lowest
 
 
-def _line_end(buf: bytes, start: int) -> int:
-    newline = buf.find(b"\n", start, start + MAX_LINE)
-    return newline if newline >= 0 else min(len(buf), start + MAX_LINE)
+def _line_end(buf: bytearray, size: int, start: int) -> int:
+    newline = buf.find(b"\n", start, min(size, start + MAX_LINE))
+    return newline if newline >= 0 else min(size, start + MAX_LINE)
