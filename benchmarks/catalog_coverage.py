@@ -337,6 +337,7 @@ def extract(site: Path, nccl: Path, deepspeed: Path) -> dict[str, list[tuple[str
             site,
             [
                 "transformers/trainer.py",
+                "transformers/utils/versions.py",
                 "transformers/training_args.py",
                 "transformers/trainer_utils.py",
                 "transformers/integrations/deepspeed.py",

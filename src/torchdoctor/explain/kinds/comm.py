@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 
 from torchdoctor.explain.recognisers import (
+    Alternative,
     Context,
     Hit,
     Recogniser,
@@ -397,6 +398,15 @@ NETWORK_INTERFACE = Recogniser(
         for h in hits
     ),
     absorbs=("nccl_error", "nccl_system_error"),
+    also=(
+        Alternative(
+            "network_fault",
+            "a faulty InfiniBand/RoCE link or port between the hosts (or a peer that died first)",
+            "Test the link on its own: ib_write_bw between the two hosts, `ibstat` (State: Active, no "
+            "rising error counters: perfquery), and the other host's log for a failure before this one; "
+            "NCCL_IB_DISABLE=1 confirms it is the IB path.",
+        ),
+    ),
     describe=_network,
 )
 
@@ -496,23 +506,53 @@ NCCL_ERROR_OTHER = Recogniser(
     match=R(r"NCCL error in: [^\n]{1,300}NCCL version|NCCL Error \d+: |(?P<bare>unhandled cuda error)"),
     span=3,
     facts=(NCCL_ERROR, R(r"NCCL Error \d+: (?P<reason>[^\n]{1,100})"), LAST_ERROR),
+    also=(
+        Alternative(
+            "nccl_bug_upgrade",
+            "a bug of the NCCL release in use, fixed in a later one",
+            "Upgrade NCCL: a newer torch brings a newer NCCL (pip install -U torch; see "
+            "python -c 'import torch; print(torch.cuda.nccl.version())'), or install a newer nvidia-nccl-cu12 "
+            "wheel; NCCL's release notes list what each release fixed.",
+        ),
+    ),
     describe=_nccl_error,
 )
 
 
+def _network_fault(hits: list[Hit], ctx: Context) -> tuple[str, str]:
+    event = first(hits, "ib_event", "an error event")
+    return (
+        f"the InfiniBand/RoCE adapter reported {event}: a fault of the link, port or adapter"
+        + on_ranks(hits),
+        "A hardware or fabric fault, not a setting of the job: check the port on that host (`ibstat`: State "
+        "Active, Physical state LinkUp; `perfquery` for symbol/link-down counters; `dmesg` for mlx5 errors), "
+        "reseat or replace the cable/port, or leave the host out of the job. Until then NCCL_IB_DISABLE=1 runs "
+        "over TCP sockets (slower) to confirm the IB path is the problem.",
+    )
+
+
+NETWORK_FAULT = Recogniser(
+    # NCCL src/transport/net_ib.cc, the thread that reads the adapter's asynchronous events:
+    # WARN("NET/IB : Got async event : %s", ibv_event_type_str(event)) — every event but "communication
+    # established" is printed
+    kind="network_fault",
+    title="faulty InfiniBand/RoCE link",
+    anchors=("Got async event",),
+    templates=("nccl:net-ib-got-async-event", "nccl:net-ib-got-async-event-2"),
+    facts=(R(r"Got async event : (?P<ib_event>[^\n]{1,80})"),),
+    # port error, a fatal/catastrophic error and a lost link name a fault; other events (a GID table change,
+    # a port coming back) are only a sign of one
+    confirm=lambda hits, ctx: any(
+        re.search(r"port error|fatal|catastrophic|link|death", h.facts.get("ib_event", ""), re.IGNORECASE)
+        for h in hits
+    ),
+    absorbs=("nccl_error", "nccl_system_error", "network_interface"),
+    describe=_network_fault,
+)
+
+
 def _duplicate_gpu(hits: list[Hit], ctx: Context) -> tuple[str, str]:
-    facts = next((h.facts for h in hits if "detected" in h.facts), None)
-    if facts is None:
-        return (
-            "NCCL invalid usage: most often two ranks on one GPU (more processes than GPUs, or every rank on "
-            "cuda:0)" + on_ranks(hits),
-            "Start at most one process per GPU (--nproc_per_node = the number of GPUs on that host) and make "
-            "each rank pick its own before init_process_group:\n"
-            "torch.cuda.set_device(int(os.environ['LOCAL_RANK']))\n"
-            "Do not set CUDA_VISIBLE_DEVICES to one GPU for every rank of a host; with one GPU per host, "
-            "LOCAL_RANK is 0 on each. If the ranks do have GPUs of their own, rerun with NCCL_DEBUG=INFO: "
-            "the WARN line before the error names the misuse.",
-        )
+    facts = next((h.facts for h in hits if "detected" in h.facts), {})
     summary = (
         f"duplicate GPU: rank {facts.get('rank_a', '?')} and rank {facts.get('rank_b', '?')} both on CUDA "
         f"device {facts.get('bus_id', '?')} (bus id)"
@@ -527,20 +567,61 @@ def _duplicate_gpu(hits: list[Hit], ctx: Context) -> tuple[str, str]:
     return summary, fix
 
 
+def _gpu_selection(hits: list[Hit], ctx: Context) -> tuple[str, str]:
+    pick = (
+        "Make each rank pick its own GPU from LOCAL_RANK (not RANK, which counts across hosts) before "
+        "init_process_group:\n"
+        "torch.cuda.set_device(int(os.environ['LOCAL_RANK']))\n"
+        "Start at most one process per GPU (--nproc_per_node = the number of GPUs on that host), and do not set "
+        "CUDA_VISIBLE_DEVICES to one GPU for every rank of a host; with one GPU per host, LOCAL_RANK is 0 on each."
+    )
+    if any("busy" in h.facts for h in hits):
+        return (
+            "the GPU this process chose is busy or unavailable: another process holds it (a GPU in "
+            "exclusive-process mode, two ranks on one GPU, another job) or it is not usable" + on_ranks(hits),
+            pick + "\nCheck who holds the GPUs and their compute mode: nvidia-smi; nvidia-smi -q | grep "
+            "'Compute Mode' (Exclusive_Process allows one process per GPU; a scheduler that hands out GPUs in "
+            "that mode also sets CUDA_VISIBLE_DEVICES itself: do not overwrite it in the script). Stop leftover "
+            "processes of an earlier run. If no other process holds it, the GPU itself may be gone: "
+            "dmesg | grep -i xid (79: fallen off the bus) — then the host needs a GPU reset or a reboot.",
+        )
+    return (
+        "NCCL invalid usage: most often the ranks picked their GPUs wrongly (two ranks on one GPU, every rank "
+        "on cuda:0, the device taken from RANK instead of LOCAL_RANK)" + on_ranks(hits),
+        pick
+        + "\nIf the ranks do have GPUs of their own, rerun with NCCL_DEBUG=WARN: the WARN line before the "
+        "error names the misuse.",
+    )
+
+
+GPU_SELECTION = Recogniser(
+    # NCCL's ncclInvalidUsage ("invalid usage (run with NCCL_DEBUG=WARN for details)") is any misuse of its API;
+    # at start-up it is nearly always the ranks' choice of GPU. cudaErrorDevicesUnavailable (46): the GPU is
+    # held by another process in exclusive mode, or is unusable.
+    kind="gpu_selection",
+    title="ranks on the wrong GPUs",
+    anchors=("invalid usage", "busy or unavailable"),
+    templates=("nccl:invalid-usage-run-with-nccl-debug", "cuda_runtime:devices-unavailable"),
+    match=R(r"NCCL[^\n]{0,300}invalid usage|ncclInvalidUsage|(?P<busy>busy or unavailable)"),
+    # both messages name what went wrong, not which choice caused it: only likely
+    generic=("invalid usage", "busy or unavailable"),
+    absorbs=("nccl_error", "nccl_system_error"),
+    describe=_gpu_selection,
+)
+
+
 DUPLICATE_GPU = Recogniser(
     # NCCL src/init.cc: "Duplicate GPU detected : rank %d and rank %d both on CUDA device %lx"
     kind="duplicate_gpu",
     title="two ranks on one GPU",
-    anchors=("Duplicate GPU detected", "invalid usage"),
-    templates=("nccl:duplicate-gpu-detected-rank-and-rank", "nccl:invalid-usage-run-with-nccl-debug"),
-    match=R(r"Duplicate GPU detected|NCCL[^\n]{0,300}invalid usage|ncclInvalidUsage"),
+    anchors=("Duplicate GPU detected",),
+    templates=("nccl:duplicate-gpu-detected-rank-and-rank",),
+    match=R(r"Duplicate GPU detected"),
     facts=(
         R(r"rank (?P<rank_a>\d+) and rank (?P<rank_b>\d+) both on CUDA device (?P<bus_id>\w+)"),
         R(r"(?P<detected>Duplicate GPU detected)"),
     ),
-    # "invalid usage" alone is any misuse of NCCL; two ranks on one GPU is its usual cause at start-up
-    confirm=lambda hits, ctx: any("detected" in h.facts for h in hits),
-    absorbs=("nccl_error", "nccl_system_error"),
+    absorbs=("nccl_error", "nccl_system_error", "gpu_selection"),
     describe=_duplicate_gpu,
 )
 
@@ -774,7 +855,9 @@ RECOGNISERS = (
     HOSTNAME_RESOLUTION,
     NCCL_VERSION_MISMATCH,
     DUPLICATE_GPU,
+    GPU_SELECTION,
     GPU_P2P,
+    NETWORK_FAULT,
     NETWORK_INTERFACE,
     NCCL_SYSTEM_ERROR,
     BACKEND_UNAVAILABLE,

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 
-from torchdoctor.explain.recognisers import Context, Hit, Recogniser, has_fact, merged, on_ranks
+from torchdoctor.explain.recognisers import Alternative, Context, Hit, Recogniser, merged, on_ranks
 
 R = re.compile
 
@@ -147,38 +147,63 @@ def _syncbn(hits: list[Hit], ctx: Context) -> tuple[str, str]:
             "Move the model and inputs to the GPU (model.cuda(LOCAL_RANK)) before the forward pass, or convert "
             "SyncBatchNorm back to BatchNorm (norm_cfg type='BN') to run on the CPU.",
         )
-    syncbn = "saw_syncbn" in ctx.facts
-    summary = (
+    return (
         "SyncBatchNorm (SyncBN) is used, but no process group was initialised: it only works in a "
-        "distributed run"
-        if syncbn
-        else "the default process group is not initialised: a distributed call (SyncBN, a collective, "
-        "DistributedSampler) ran in a run that never called init_process_group"
+        "distributed run" + on_ranks(hits),
+        SYNCBN_FIX,
     )
-    fix = (
-        "SyncBatchNorm synchronises statistics across processes, so it needs init_process_group: in a "
-        "single-process run (a notebook, python train.py) use plain BatchNorm (SyncBN -> BN, e.g. "
-        "norm_cfg=dict(type='BN')); or start the run with torchrun --nproc_per_node=N so the script "
-        "initialises the process group before building the model."
+
+
+SYNCBN_FIX = (
+    "SyncBatchNorm synchronises statistics across processes, so it needs init_process_group: in a "
+    "single-process run (a notebook, python train.py) use plain BatchNorm (SyncBN -> BN, e.g. "
+    "norm_cfg=dict(type='BN')); or start the run with torchrun --nproc_per_node=N so the script "
+    "initialises the process group before building the model."
+)
+NO_GROUP = (
+    "Default process group has not been initialized",
+    "Default process group is not initialized",
+)
+
+
+def _not_launched(hits: list[Hit], ctx: Context) -> tuple[str, str]:
+    return (
+        "the default process group is not initialised: a distributed call (a collective, DistributedSampler, "
+        "DDP, get_rank) ran in a process that never called init_process_group — most often the script was "
+        "started as one plain python process instead of by a distributed launcher" + on_ranks(hits),
+        "Start it with the launcher the code expects, one process per GPU, e.g.\n"
+        "torchrun --nproc_per_node=<GPUs> train.py   # or: accelerate launch / deepspeed / srun\n"
+        "and make sure the script calls torch.distributed.init_process_group() (directly or through its "
+        "framework's distributed option) before the first distributed call. To run on one GPU without a "
+        "launcher, take the single-process path (no DistributedSampler, no DDP, no dist.* calls).",
     )
-    return summary + on_ranks(hits), fix
+
+
+NOT_LAUNCHED_DISTRIBUTED = Recogniser(
+    kind="not_launched_distributed",
+    title="distributed code in a process that was not started distributed",
+    anchors=NO_GROUP,
+    templates=("torch:default-process-group-has-not-been",),
+    # the message says no process group exists, not why: a plain `python train.py`, an init the code skipped,
+    # or SyncBatchNorm in a single-process run — only likely, with the SyncBN reading named beside it
+    confirm=lambda hits, ctx: False,
+    also=(Alternative("syncbn_misuse", "SyncBatchNorm in a single-process run", SYNCBN_FIX),),
+    describe=_not_launched,
+)
 
 
 SYNCBN_MISUSE = Recogniser(
     kind="syncbn_misuse",
     title="SyncBatchNorm outside a distributed run",
-    anchors=(
-        "Default process group has not been initialized",
-        "Default process group is not initialized",
-        "SyncBatchNorm expected input tensor to be on GPU",
-    ),
+    anchors=(*NO_GROUP, "SyncBatchNorm expected input tensor to be on GPU"),
     templates=(
         "torch:default-process-group-has-not-been",
         "torch:syncbatchnorm-expected-input-tensor-to-be",
     ),
     facts=(R(r"(?P<syncbn_device>SyncBatchNorm expected input tensor to be on GPU)"),),
-    # "Default process group ..." is any distributed call without init; SyncBN in the log makes it certain
-    confirm=lambda hits, ctx: "saw_syncbn" in ctx.facts or has_fact("syncbn_device")(hits, ctx),
+    # "Default process group ..." is any distributed call without init: SyncBN only when the log shows it
+    requires=("saw_syncbn",),
+    absorbs=("not_launched_distributed",),
     describe=_syncbn,
 )
 
@@ -292,5 +317,6 @@ RECOGNISERS = (
     CPU_TENSOR_NCCL,
     NONCONTIGUOUS_TENSOR,
     DEVICE_MISMATCH,
+    NOT_LAUNCHED_DISTRIBUTED,
     SYNCBN_MISUSE,
 )

@@ -350,6 +350,35 @@ CHILD_FAILED = Recogniser(
 )
 
 
+def _shutdown(hits: list[Hit], ctx: Context) -> tuple[str, str]:
+    return (
+        "the process group was never destroyed: the run ended without destroy_process_group"
+        + on_ranks(hits)
+        + " — a run that hangs or crashes at exit (after training finished) does so here",
+        "End the script the same way on every rank, after everything that talks to the other ranks or "
+        "runs in the background is done:\n"
+        "    wandb.finish()          # and other loggers / DataLoader workers / threads\n"
+        "    dist.barrier()          # every rank reaches the end (no rank-0-only work still running)\n"
+        "    dist.destroy_process_group()\n"
+        "A rank that returns early (or a logger process still running) leaves the others waiting in their last "
+        "collective, or keeps the job alive after training.",
+    )
+
+
+SHUTDOWN_HANG = Recogniser(
+    # torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp (torch 2.4+), printed from ~ProcessGroupNCCL at exit
+    kind="shutdown_hang",
+    title="exit without destroy_process_group",
+    anchors=("has NOT been destroyed before we destruct",),
+    templates=("torch_native:process-group-has-not-been-destroyed",),
+    # every run that exits without cleaning up prints it, healthy or not: a finding only when nothing else in
+    # the log explains the failure, and then only likely
+    fallback=True,
+    confirm=lambda hits, ctx: False,
+    describe=_shutdown,
+)
+
+
 RECOGNISERS = (
     DDP_MODEL_MISMATCH,
     RANK_DIVERGENCE,
@@ -357,4 +386,5 @@ RECOGNISERS = (
     COLLECTIVE_TIMEOUT,
     PEER_GONE,
     CHILD_FAILED,
+    SHUTDOWN_HANG,
 )

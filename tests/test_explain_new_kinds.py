@@ -1,0 +1,153 @@
+"""The kinds a sample by symptom turned up beyond the first ones (the versions installed, a script not started
+distributed, the ranks' choice of GPU, a faulty IB link, an exit without destroy_process_group), and the rule
+that where one message fits two causes both are named, the likelier first.
+
+Each input is a real line: from the corpus (tests/fixtures/corpus/train, its SOURCES.md names the thread), printed
+here by the installed package itself, or a message template quoted from its source (said beside it).
+"""
+
+from __future__ import annotations
+
+import io
+from pathlib import Path
+
+import pytest
+
+from torchdoctor.explain.diagnose import explain
+
+CORPUS = Path(__file__).parent / "fixtures" / "corpus" / "train"
+
+
+def explained(text: str):
+    return explain(["-"], stdin=io.BytesIO(text.encode()))
+
+
+def test_a_type_error_inside_an_installed_package_is_likely_that_versions_bug():
+    # tests/fixtures/corpus/train/163.txt (modelscope/ms-swift, fixed in ms-swift): the paste starts inside
+    # the frame, its path cut before the quote
+    (found, *_) = explain([str(CORPUS / "163.txt")])
+    assert found.id == "log.library_version_bug" and found.details["confidence"] == "likely"
+    assert found.details["package"] == "transformers" and found.summary.startswith("likely: ")
+    assert "training_args.py:1887" in found.summary and "self.fsdp" in found.fix
+    assert "pip install -U transformers" in found.fix
+
+
+def test_an_error_a_library_raises_on_purpose_or_one_in_the_users_code_is_no_library_bug():
+    frames = (
+        "Traceback (most recent call last):\n"
+        '  File "/home/u/train.py", line 9, in <module>\n'
+        "    main()\n"
+        '  File "/opt/conda/lib/python3.10/site-packages/transformers/training_args.py", line 1500, in __post_init__\n'
+        "    raise ValueError(msg)\n"
+    )
+    (on_purpose, *_) = explained(
+        frames + "ValueError: --load_best_model_at_end requires the save and eval strategy to match\n"
+    )
+    assert on_purpose.id == "log.unrecognised"
+    (own, *_) = explained(
+        'Traceback (most recent call last):\n  File "/home/u/train.py", line 9, in <module>\n'
+        "    x = cfg['lr'] + None\nTypeError: unsupported operand type(s) for +: 'float' and 'NoneType'\n"
+    )
+    assert own.id == "log.unrecognised"
+
+
+def test_a_version_check_that_failed_names_the_requirement_and_what_is_installed():
+    # the message transformers' own check prints (transformers/utils/versions.py), raised here for real
+    from transformers.utils.versions import require_version
+
+    with pytest.raises(ImportError) as raised:
+        require_version("torch>=99.0")
+    (found, *_) = explained(f"ImportError: {raised.value}\n")
+    assert found.id == "log.dependency_version" and found.details["confidence"] == "certain"
+    assert "torch>=99.0 is needed" in found.summary and "pip install 'torch>=99.0'" in found.fix
+    # Lightning's check, as lightning/pytorch/strategies/deepspeed.py words it (catalog
+    # lightning:pytorch-requires-deepspeed-detected-deepspeed-version)
+    (found, *_) = explained(
+        "RuntimeError: PyTorch >= 2.6 requires DeepSpeed >= 0.16.0. Detected DeepSpeed version: 0.14.4. Please "
+        "upgrade by running `pip install -U 'deepspeed>=0.16.0'`.\n"
+    )
+    assert found.id == "log.dependency_version" and "0.14.4 is installed" in found.summary
+    assert "pip install -U 'DeepSpeed>=0.16.0'" in found.fix
+
+
+def test_a_name_that_cannot_be_imported_is_only_likely_a_version_mismatch():
+    # CPython's own message, raised here for real
+    with pytest.raises(ImportError) as raised:
+        exec("from json import no_such_name_in_json")
+    (found, *_) = explained(f"ImportError: {raised.value}\n")
+    assert found.id == "log.dependency_version" and found.details["confidence"] == "likely"
+    assert "json has no no_such_name_in_json" in found.summary and "pip show json" in found.fix
+
+
+def test_a_busy_gpu_is_likely_a_wrong_choice_of_gpu_and_names_the_gpu_that_fell_off():
+    # cudaErrorDevicesUnavailable as torch prints it (catalog cuda_runtime:devices-unavailable); the line is
+    # quoted verbatim in public cluster docs (an LSF GPU queue in exclusive-process mode, Determined with MPS)
+    (found, *_) = explained("RuntimeError: CUDA error: all CUDA-capable devices are busy or unavailable\n")
+    assert found.id == "log.gpu_selection" and found.details["confidence"] == "likely"
+    assert "Exclusive_Process" in found.fix and "CUDA_VISIBLE_DEVICES" in found.fix and "xid" in found.fix
+
+
+def test_an_ib_port_error_is_a_faulty_link_and_a_completion_error_names_it_as_the_second_reading():
+    # quoted from a public write-up of OPT-175B's training failures: "p2p_plugin.c:141 NCCL WARN NET/IB : Got
+    # async event : port error" (NCCL net_ib.cc prints every async event of the adapter)
+    (found, *_) = explained(
+        "node3:1234:1290 [0] p2p_plugin.c:141 NCCL WARN NET/IB : Got async event : port error\n"
+    )
+    assert found.id == "log.network_fault" and found.details["confidence"] == "certain"
+    assert "port error" in found.summary and "ibstat" in found.fix
+    # tests/fixtures/logs/018_network_interface.txt's line (NVIDIA/nccl#426): the GID index there, a faulty
+    # link elsewhere — the likelier first, the other named
+    (completion, *_) = explained(
+        "-worker-1:946:988 [0] transport/net_ib.cc:839 NCCL WARN NET/IB : Got completion with error 12, "
+        "opcode 1, len 0, vendor err 129\n"
+    )
+    assert completion.id == "log.network_interface" and completion.details["alternatives"] == [
+        "log.network_fault"
+    ]
+    assert completion.summary.index("likely: ") < completion.summary.index("faulty InfiniBand/RoCE link")
+    assert "ib_write_bw" in completion.fix
+
+
+SHUTDOWN = (
+    # as torch 2.4+ prints it (torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp; catalog
+    # torch_native:process-group-has-not-been-destroyed), with the rank prefix torch adds
+    "[rank0]:[W1007 09:55:53.400347903 ProcessGroupNCCL.cpp:1253] Warning: WARNING: process group has NOT been "
+    "destroyed before we destruct ProcessGroupNCCL. On normal program exit, the application should call "
+    "destroy_process_group to ensure that any pending NCCL operations have finished in this process. In rare "
+    "cases this process can exit before this point and block the progress of another member of the process "
+    "group. This constraint has always been present,  but this warning has only been added since PyTorch 2.4 "
+    "(function operator())\n"
+)
+
+
+def test_an_exit_without_destroy_process_group_is_a_likely_finding_only_when_nothing_else_is():
+    (alone, *_) = explained("step 100 loss=0.12\ntraining finished\n" + SHUTDOWN)
+    assert alone.id == "log.shutdown_hang" and alone.details["confidence"] == "likely"
+    assert "destroy_process_group()" in alone.fix and "wandb.finish()" in alone.fix
+    beside = explained(
+        "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total capacity of "
+        "79.15 GiB of which 1.02 GiB is free.\n" + SHUTDOWN
+    )
+    assert beside[0].id == "log.cuda_oom" and "log.shutdown_hang" not in [f.id for f in beside]
+    raised = explained(
+        'Traceback (most recent call last):\n  File "/home/u/train.py", line 9, in <module>\n    main()\n'
+        "ValueError: planted failure\n" + SHUTDOWN
+    )
+    assert "log.shutdown_hang" not in [f.id for f in raised]
+
+
+def test_a_victims_generic_error_never_leads_over_the_error_that_started_it():
+    # rank 1 fails first with its own error; rank 0 then cannot reach the store (a bare client timeout, which
+    # any dead peer causes): the first error leads, the store's timeout does not
+    found = explained(
+        "[rank1]: Traceback (most recent call last):\n"
+        '[rank1]:   File "/home/u/train.py", line 20, in <module>\n'
+        "[rank1]:     load(shard)\n"
+        "[rank1]: FileNotFoundError: [Errno 2] No such file or directory: '/data/shard-7.bin'\n"
+        "[rank0]: [E socket.cpp:860] [c10d] The client socket has timed out after 60s while trying to connect to "
+        "10.0.0.1:29500\n"
+    )
+    assert found[0].id == "log.unrecognised" and "rank 1" in found[0].summary
+    assert all(
+        f.details.get("confidence") != "certain" for f in found[1:] if f.id == "log.rendezvous_or_port"
+    )
