@@ -87,7 +87,7 @@ def _call_name(node: ast.Call) -> str:
 
 
 def python_messages(source: str) -> list[str]:
-    """Literal messages of the raise / warning / log calls in one Python file."""
+    """Literal messages of the raise / warning / log calls and the asserts in one Python file."""
     try:
         tree = ast.parse(source)
     except SyntaxError:
@@ -97,6 +97,11 @@ def python_messages(source: str) -> list[str]:
         if isinstance(node, ast.Call) and node.args and _MESSAGE_CALLS.search(_call_name(node)):
             # _log_and_throw(RuntimeError, "message"): the message is the first text argument
             text = next((t for t in map(_text, node.args[:2]) if t is not None), None)
+            if text is not None:
+                found.append(text)
+        elif isinstance(node, ast.Assert) and node.msg is not None:
+            # assert cond, f"Check batch related parameters. ...": DeepSpeed checks its config so
+            text = _text(node.msg)
             if text is not None:
                 found.append(text)
         elif isinstance(node, (ast.Assign, ast.AugAssign, ast.Return)) and node.value is not None:

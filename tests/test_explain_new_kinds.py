@@ -151,3 +151,48 @@ def test_a_victims_generic_error_never_leads_over_the_error_that_started_it():
     assert all(
         f.details.get("confidence") != "certain" for f in found[1:] if f.id == "log.rendezvous_or_port"
     )
+
+
+def test_a_cpu_tensor_on_a_group_without_a_cpu_backend_is_a_cpu_tensor_in_an_nccl_collective():
+    # torch 2.x's words for what torch 1.x's ProcessGroupNCCL called "Tensors must be CUDA and dense", raised
+    # here for real: a one-rank group whose only backend is for CUDA tensors, handed a CPU tensor
+    import torch
+    import torch.distributed as dist
+
+    dist.init_process_group(backend="cuda:gloo", store=dist.HashStore(), rank=0, world_size=1)
+    try:
+        with pytest.raises(RuntimeError) as raised:
+            dist.all_reduce(torch.ones(2))
+    finally:
+        dist.destroy_process_group()
+    (found, *_) = explained(f"[rank1]: RuntimeError: {raised.value}\n")
+    assert found.id == "log.cpu_tensor_nccl" and found.details["confidence"] == "certain"
+    assert "rank 1" in found.summary and "gloo" in found.fix
+
+
+def test_tensors_on_two_gpus_name_the_model_spread_by_device_map_and_the_gpu_mapping_as_well():
+    # tests/fixtures/corpus/train/098.txt (EvolvingLMMs-Lab/lmms-eval): the thread found device_map='auto' under
+    # accelerate launch; the same line is what a wrong rank-to-GPU mapping prints
+    (found, *_) = explain([str(CORPUS / "098.txt")])
+    assert found.id == "log.device_mismatch" and found.details["confidence"] == "likely"
+    assert found.details["alternatives"] == ["log.device_map_distributed", "log.gpu_selection"]
+    assert "device_map={'': int(os.environ['LOCAL_RANK'])}" in found.fix and "LOCAL_RANK" in found.fix
+
+
+def test_no_gpus_visible_is_only_likely_and_names_a_wrong_cuda_visible_devices():
+    # as torch's CUDA initialisation prints it (torch/csrc/cuda, not in a CPU wheel) when no GPU is visible
+    (found, *_) = explained("RuntimeError: No CUDA GPUs are available\n")
+    assert found.id == "log.cuda_unavailable" and found.details["confidence"] == "likely"
+    assert found.details["alternatives"] == ["log.gpu_selection"] and "nvidia-docker" in found.fix
+
+
+def test_deepspeeds_batch_check_names_the_three_numbers_and_auto():
+    # deepspeed/runtime/config.py _batch_assertion (catalog deepspeed:check-batch-related-parameters-train-batch),
+    # as its f-string prints it for a config written for 8 GPUs run on 4
+    (found, *_) = explained(
+        "AssertionError: Check batch related parameters. train_batch_size is not equal to micro_batch_per_gpu * "
+        "gradient_acc_step * world_size 256 != 8 * 4 * 4\n"
+    )
+    assert found.id == "log.deepspeed_config_mismatch" and found.details["confidence"] == "certain"
+    assert "256 != micro batch 8 x gradient accumulation 4 x world size 4" in found.summary
+    assert '"auto"' in found.fix

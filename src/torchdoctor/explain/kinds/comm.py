@@ -688,6 +688,7 @@ BACKEND_UNAVAILABLE = Recogniser(
         R(r"No rendezvous handler for (?P<rdzv_scheme>\w+)://"),
         R(r"(?P<no_distributed>built without distributed support|has no attribute '_c10d_init')"),
     ),
+    reject=R(r"associated with device type cpu\b"),  # a CPU tensor on an NCCL group: cpu_tensor_nccl
     describe=_backend,
 )
 

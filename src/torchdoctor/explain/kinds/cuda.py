@@ -8,7 +8,16 @@ from __future__ import annotations
 
 import re
 
-from torchdoctor.explain.recognisers import Context, Hit, Recogniser, first, merged, on_ranks, size_in_bytes
+from torchdoctor.explain.recognisers import (
+    Alternative,
+    Context,
+    Hit,
+    Recogniser,
+    first,
+    merged,
+    on_ranks,
+    size_in_bytes,
+)
 
 R = re.compile
 _SIZE = r"(?P<{0}>\d+(?:\.\d+)?) ?(?P<{0}_unit>[KMGTPE]?i?B)\b"
@@ -376,7 +385,8 @@ def _no_cuda(hits: list[Hit], ctx: Context) -> tuple[str, str]:
     else:
         fix = (
             "No GPU is visible to this process: CUDA_VISIBLE_DEVICES is empty or wrong, or the container was "
-            "started without the GPUs (docker run --gpus all)."
+            "started without the GPUs (docker run --gpus all; older Docker: nvidia-docker run), or the machine "
+            "has no NVIDIA GPU at all (`nvidia-smi -L`)."
         )
     return what + on_ranks(hits), fix
 
@@ -394,6 +404,17 @@ CUDA_UNAVAILABLE = Recogniser(
     facts=(
         R(
             r"(?P<what>Torch not compiled with CUDA enabled|Found no NVIDIA driver on your system|No CUDA GPUs are available)"
+        ),
+    ),
+    # "No CUDA GPUs are available" says none is visible, not why: a container or machine without them, or
+    # CUDA_VISIBLE_DEVICES naming GPUs this process does not have
+    generic=("No CUDA GPUs are available",),
+    also=(
+        Alternative(
+            "gpu_selection",
+            "CUDA_VISIBLE_DEVICES naming GPUs that are not there",
+            "Set CUDA_VISIBLE_DEVICES to indices `nvidia-smi -L` lists (or unset it), and do not set it inside "
+            "the script after a scheduler has set it.",
         ),
     ),
     describe=_no_cuda,

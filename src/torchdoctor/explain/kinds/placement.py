@@ -83,6 +83,21 @@ DEVICE_MISMATCH = Recogniser(
         "replica" in ctx.facts
         or any("cpu" in (h.facts.get("device_a", "") + h.facts.get("device_b", "")).lower() for h in hits)
     ),
+    also=(
+        Alternative(
+            "device_map_distributed",
+            "a model spread over the GPUs (device_map='auto') in a run of several processes",
+            "Under a multi-process launcher each process keeps the whole model on its own GPU: load it with "
+            "device_map={'': int(os.environ['LOCAL_RANK'])} (or no device_map), or run one process "
+            "(--num_processes=1) and let device_map spread the model.",
+        ),
+        Alternative(
+            "gpu_selection",
+            "ranks that picked their GPUs wrongly",
+            "Each rank uses the GPU of its LOCAL_RANK (torch.cuda.set_device(LOCAL_RANK)); check how the "
+            "launcher or the cluster (SLURM_NTASKS_PER_NODE, CUDA_VISIBLE_DEVICES) maps ranks to GPUs.",
+        ),
+    ),
     describe=_devices,
 )
 
@@ -104,8 +119,13 @@ def _cpu_tensor(hits: list[Hit], ctx: Context) -> tuple[str, str]:
 CPU_TENSOR_NCCL = Recogniser(
     kind="cpu_tensor_nccl",
     title="CPU tensor in an NCCL collective",
-    anchors=("Tensors must be CUDA and dense",),
-    templates=("torch_native:tensors-must-be-cuda-and-dense",),
+    # torch 1.x ProcessGroupNCCL's check; torch 2.x's dispatcher says it as "No backend type associated with
+    # device type cpu" when the group has only NCCL
+    anchors=("Tensors must be CUDA and dense", "No backend type associated with device type cpu"),
+    templates=(
+        "torch_native:tensors-must-be-cuda-and-dense",
+        "torch_cpp:no-backend-type-associated-with-device",
+    ),
     describe=_cpu_tensor,
 )
 

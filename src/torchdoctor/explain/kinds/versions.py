@@ -67,7 +67,7 @@ DEPENDENCY_VERSION = Recogniser(
     kind="dependency_version",
     title="package version the code does not support",
     templates=(
-        "transformers:is-required-for-a-normal-functioning",
+        "transformers:is-required-for-normal-functioning-of",
         "accelerate:fsdp-requires-pytorch",
         "accelerate:deepspeed-tp-requires-deepspeed-please-update-2",
         "lightning:pytorch-requires-deepspeed-detected-deepspeed-version",
