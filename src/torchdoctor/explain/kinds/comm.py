@@ -482,16 +482,30 @@ def _nccl_error(hits: list[Hit], ctx: Context) -> tuple[str, str]:
     elif "cuda" in lowered or facts.get("bare"):
         fix = (
             "A CUDA error inside NCCL: check `nvidia-smi` and `dmesg` for Xid errors; try without GPU "
-            "peer-to-peer: NCCL_P2P_DISABLE=1\n" + NCCL_DEBUG_HINT + "\nOld NCCL releases (those of torch "
-            "1.x) had CUDA-error bugs fixed later: upgrade torch (it brings its NCCL) or the nvidia-nccl-cu* "
-            "wheel."
+            "peer-to-peer: NCCL_P2P_DISABLE=1\n" + NCCL_DEBUG_HINT
         )
     else:
         fix = (
             "Rerun with NCCL's log to see the failing call:\n" + NCCL_DEBUG_HINT + "\nThen try "
             "NCCL_IB_DISABLE=1 (InfiniBand) or NCCL_P2P_DISABLE=1 (GPU peer-to-peer) to isolate it."
         )
+    if version and _older(version, OLDEST_SHIPPED_NCCL):
+        fix += (
+            f"\nNCCL {version} is older than {'.'.join(map(str, OLDEST_SHIPPED_NCCL))}, the NCCL the oldest torch "
+            "still supported (2.4) ships: the bugs fixed since are many, so upgrade torch (or the nvidia-nccl "
+            "wheel) before digging further."
+        )
     return summary, fix
+
+
+# the nvidia-nccl-cu12 version torch 2.4's wheels require (torch 2.5: 2.21.5)
+OLDEST_SHIPPED_NCCL = (2, 20, 5)
+
+
+def _older(version: str, than: tuple[int, ...]) -> bool:
+    """Whether NCCL ``version`` ("2.7.8", "2.18.1+cuda12.1") is older than ``than``; False when unreadable."""
+    numbers = re.findall(r"\d+", version.split("+")[0])[:3]
+    return bool(numbers) and tuple(int(n) for n in numbers) < than
 
 
 NCCL_ERROR_OTHER = Recogniser(
@@ -510,9 +524,10 @@ NCCL_ERROR_OTHER = Recogniser(
         Alternative(
             "nccl_bug_upgrade",
             "a bug of the NCCL release in use, fixed in a later one",
-            "Upgrade NCCL: a newer torch brings a newer NCCL (pip install -U torch; see "
+            "Try a newer NCCL: upgrade torch, which brings its own (pip install -U torch; see "
             "python -c 'import torch; print(torch.cuda.nccl.version())'), or install a newer nvidia-nccl-cu12 "
-            "wheel; NCCL's release notes list what each release fixed.",
+            "wheel; NCCL's release notes list what each release fixed (old releases, those of torch 1.x, had "
+            "CUDA-error bugs fixed later).",
         ),
     ),
     describe=_nccl_error,

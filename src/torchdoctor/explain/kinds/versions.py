@@ -121,7 +121,7 @@ def library_bug(raised: Raised) -> tuple[str, str, str] | None:
     package = inside["package"]
     code = f" (`{cut(raised.raised_code, 120)}`)" if raised.raised_code else ""
     summary = (
-        f"{raised.text()} raised inside {package} ({raised.raised_in}{code}), not in your code: "
+        f"{raised.text()} raised inside {package} ({raised.raised_in}), not in your code: "
         f"a bug of the {package} version installed, or a value it does not expect from its caller"
     )
     fix = (
