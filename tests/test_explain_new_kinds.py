@@ -196,3 +196,65 @@ def test_deepspeeds_batch_check_names_the_three_numbers_and_auto():
     assert found.id == "log.deepspeed_config_mismatch" and found.details["confidence"] == "certain"
     assert "256 != micro batch 8 x gradient accumulation 4 x world size 4" in found.summary
     assert '"auto"' in found.fix
+
+
+# NCCL WARN lines as NCCL prints them (the catalog ids beside each; the prefix "host:pid:tid [dev]" as NCCL's
+# debug.cc writes it)
+NCCL_LINES = [
+    # src/enqueue.cc ArgsCheck (nccl:allocated-on-device-mismatchs-with-nccl)
+    (
+        "node1:123:456 [0] enqueue.cc:215 NCCL WARN AllReduce : sendbuff allocated on device 1 mismatchs with "
+        "NCCL device 0\n",
+        "gpu_selection",
+        "certain",
+        ["GPU 1", "GPU 0", "LOCAL_RANK"],
+    ),
+    # src/transport/net_socket.cc (nccl:net-socket-peer-message-truncated-receiving)
+    (
+        "node1:5:6 [1] NCCL WARN NET/Socket : peer 10.0.0.2<43210> message truncated : receiving 1048576 bytes "
+        "instead of 65536. If you believe your socket network is in a healthy state, there may be a mismatch in "
+        "collective sizes or environment settings (e.g. NCCL_PROTO, NCCL_ALGO) between ranks\n",
+        "rank_divergence",
+        "likely",
+        ["1048576", "NCCL_PROTO"],
+    ),
+    # src/init.cc (nccl:cuda-driver-version-found-is-minimum)
+    (
+        "node1:5:6 [1] init.cc:1234 NCCL WARN CUDA Driver version found is 11040. Minimum requirement is 11080\n",
+        "driver_too_old",
+        "certain",
+        ["11.4"],
+    ),
+    # src/transport/net.cc, NCCL 2.25+ (nccl:nccl-version-mismatch-with-remote-peer)
+    (
+        "node1:5:6 [1] NCCL WARN NCCL version mismatch with remote peer 10.0.0.2<43210> (local: 22505, remote "
+        "22103)\n",
+        "nccl_version_mismatch",
+        "certain",
+        ["same NCCL"],
+    ),
+    # src/transport/p2p.cc (nccl:failed-to-peer-with-device)
+    (
+        "node1:5:6 [1] NCCL WARN failed to peer with device 3: 217 peer access is not supported between these "
+        "two devices\n",
+        "gpu_p2p",
+        "certain",
+        ["NCCL_P2P_DISABLE"],
+    ),
+]
+
+
+@pytest.mark.parametrize(("line", "kind", "confidence", "words"), NCCL_LINES, ids=[c[1] for c in NCCL_LINES])
+def test_nccl_warnings_of_other_releases_name_their_kind(line, kind, confidence, words):
+    (found, *_) = explained(line)
+    assert found.id == f"log.{kind}" and found.details["confidence"] == confidence, found.summary
+    for word in words:
+        assert word in found.summary + found.fix, word
+
+
+def test_an_insufficient_driver_alone_names_a_machine_without_nvidia_as_the_other_reading():
+    # tests/fixtures/corpus/train/033.txt (lora-scripts#101): bitsandbytes' CUDA call on a machine whose only GPU
+    # is Intel's; cudart says "insufficient" when there is no NVIDIA driver at all
+    (found, *_) = explain([str(CORPUS / "033.txt")])
+    assert found.id == "log.driver_too_old" and found.details["confidence"] == "likely"
+    assert found.details["alternatives"] == ["log.cuda_unavailable"] and "nvidia-smi" in found.fix

@@ -590,6 +590,14 @@ def _gpu_selection(hits: list[Hit], ctx: Context) -> tuple[str, str]:
         "Start at most one process per GPU (--nproc_per_node = the number of GPUs on that host), and do not set "
         "CUDA_VISIBLE_DEVICES to one GPU for every rank of a host; with one GPU per host, LOCAL_RANK is 0 on each."
     )
+    found = next((h.facts for h in hits if "buffer_device" in h.facts), None)
+    if found is not None:
+        return (
+            f"the {found['buffer']} of a collective is on GPU {found['buffer_device']}, the rank's NCCL "
+            f"communicator on GPU {found['nccl_device']}: the rank did not make its own GPU current"
+            + on_ranks(hits),
+            pick + "\nCreate the tensors on that device (torch.device('cuda', LOCAL_RANK)), not on cuda:0.",
+        )
     if any("busy" in h.facts for h in hits):
         return (
             "the GPU this process chose is busy or unavailable: another process holds it (a GPU in "
@@ -615,9 +623,18 @@ GPU_SELECTION = Recogniser(
     # held by another process in exclusive mode, or is unusable.
     kind="gpu_selection",
     title="ranks on the wrong GPUs",
-    anchors=("invalid usage", "busy or unavailable"),
-    templates=("nccl:invalid-usage-run-with-nccl-debug", "cuda_runtime:devices-unavailable"),
-    match=R(r"NCCL[^\n]{0,300}invalid usage|ncclInvalidUsage|(?P<busy>busy or unavailable)"),
+    anchors=("invalid usage", "busy or unavailable", "mismatchs with NCCL device"),
+    templates=(
+        "nccl:invalid-usage-run-with-nccl-debug",
+        "cuda_runtime:devices-unavailable",
+        # NCCL src/enqueue.cc (ArgsCheck): a buffer on another GPU than the communicator's: the rank did not
+        # make its own GPU current (torch.cuda.set_device) before the collective
+        "nccl:allocated-on-device-mismatchs-with-nccl",
+    ),
+    match=R(
+        r"NCCL[^\n]{0,300}invalid usage|ncclInvalidUsage|(?P<busy>busy or unavailable)|"
+        r"(?P<buffer>\w+) allocated on device (?P<buffer_device>\d+) mismatchs with NCCL device (?P<nccl_device>\d+)"
+    ),
     # both messages name what went wrong, not which choice caused it: only likely
     generic=("invalid usage", "busy or unavailable"),
     absorbs=("nccl_error", "nccl_system_error"),
@@ -722,11 +739,15 @@ GPU_P2P = Recogniser(
     templates=(
         "cuda_runtime:peer-access-unsupported",
         "nccl:failed-to-open-cuda-ipc-handle",
+        "nccl:failed-to-peer-with-device",  # NCCL src/transport/p2p.cc, cudaDeviceEnablePeerAccess failed
     ),
     title="GPU peer-to-peer failure",
-    anchors=("peer access is not supported", "failed to open CUDA IPC handle"),
+    anchors=("peer access is not supported", "failed to open CUDA IPC handle", "failed to peer with device"),
     facts=(
-        R(r"(?P<what>failed to open CUDA IPC handle[^\n]{0,120}|peer access is not supported[^\n]{0,80})"),
+        R(
+            r"(?P<what>failed to open CUDA IPC handle[^\n]{0,120}|peer access is not supported[^\n]{0,80}|"
+            r"failed to peer with device[^\n]{0,80})"
+        ),
     ),
     absorbs=("nccl_error",),
     describe=_p2p,
@@ -761,9 +782,12 @@ def _version_mismatch(hits: list[Hit], ctx: Context) -> tuple[str, str]:
 NCCL_VERSION_MISMATCH = Recogniser(
     # NCCL src/init.cc: "Mismatched NCCL version detected : rank %d version %d rank %d version %d"
     kind="nccl_version_mismatch",
-    templates=("nccl:mismatched-nccl-version-detected-rank-version",),
+    templates=(
+        "nccl:mismatched-nccl-version-detected-rank-version",
+        "nccl:nccl-version-mismatch-with-remote-peer",  # NCCL 2.25+ src/transport/net.cc
+    ),
     title="NCCL versions differ between ranks",
-    anchors=("Mismatched NCCL version detected",),
+    anchors=("Mismatched NCCL version detected", "NCCL version mismatch with remote peer"),
     facts=(
         R(r"rank (?P<rank_a>\d+) version (?P<version_a>\d+) rank (?P<rank_b>\d+) version (?P<version_b>\d+)"),
     ),

@@ -309,10 +309,12 @@ DRIVER_TOO_OLD = Recogniser(
     templates=(
         "cuda_runtime:insufficient-driver",
         "cuda_runtime:compat-not-supported",
+        "nccl:cuda-driver-version-found-is-minimum",  # NCCL src/init.cc
     ),
     title="NVIDIA driver too old",
     anchors=(
         "driver on your system is too old",
+        "CUDA Driver version found is",
         "driver version is insufficient for CUDA runtime version",
         "forward compatibility was attempted on non supported HW",
         "cudaErrorInsufficientDriver",
@@ -320,6 +322,7 @@ DRIVER_TOO_OLD = Recogniser(
     span=2,
     facts=(
         R(r"too old \(found version (?P<found_version>\d{4,6})\)"),
+        R(r"CUDA Driver version found is (?P<found_version>\d{4,6})"),
         R(r"(?P<insufficient>driver version is insufficient)"),
         R(r"(?P<compat>forward compatibility was attempted)"),
         R(r"\btorch[ =]=?(?P<torch_version>\d+\.\d+(?:\.\d+)?[\w.+]*)"),
@@ -327,6 +330,15 @@ DRIVER_TOO_OLD = Recogniser(
     # cudart's "insufficient" is also what a machine with no NVIDIA driver at all gets: the driver's own
     # version (torch's "found version N") or an NVIDIA stack in the log makes it certain
     confirm=lambda hits, ctx: any("found_version" in h.facts or "compat" in h.facts for h in hits),
+    also=(
+        Alternative(
+            "cuda_unavailable",
+            "no NVIDIA driver or no NVIDIA GPU at all (the CUDA runtime says the same then)",
+            "Check that the machine has an NVIDIA GPU and its driver: nvidia-smi (no such command, or no GPU "
+            "listed: install the driver, or in a container start it with --gpus all / nvidia-docker). Without "
+            "an NVIDIA GPU, run a CPU build of torch.",
+        ),
+    ),
     describe=_driver,
 )
 

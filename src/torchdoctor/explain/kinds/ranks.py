@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 
 from torchdoctor.explain.kinds.comm import GLOO_TIMEOUT, LAST_WORK, PEER_CLOSED, WATCHDOG_HINT
-from torchdoctor.explain.recognisers import Context, Hit, Recogniser, first, on_ranks
+from torchdoctor.explain.recognisers import Alternative, Context, Hit, Recogniser, first, on_ranks
 from torchdoctor.rank_list import who
 
 R = re.compile
@@ -233,6 +233,7 @@ RANK_DIVERGENCE = Recogniser(
         "nccl:mismatched-collective-detected-please-check-your",
         "nccl:net-ib-req-tag-peer-collective",
         "nccl:message-truncated-received-bytes-instead-of",
+        "nccl:net-socket-peer-message-truncated-receiving",
         "accelerate:cannot-apply-desired-operation-due-to",
     ),
     title="ranks ran different collectives",
@@ -243,7 +244,19 @@ RANK_DIVERGENCE = Recogniser(
         "collective mismatch error",
         "op.preamble.length <= op.nbytes",
         "Message truncated : received",
+        "message truncated : receiving",
         "due to shape mismatches",
+    ),
+    # NCCL's socket transport says it itself: a truncated message is different collective sizes on the ranks,
+    # or settings (NCCL_PROTO, NCCL_ALGO) that differ between them, or an unhealthy network
+    generic=("message truncated : receiving",),
+    also=(
+        Alternative(
+            "nccl_env_value",
+            "NCCL settings that differ between the ranks",
+            "Set the NCCL_* variables the same on every host, or unset them (NCCL_PROTO, NCCL_ALGO above all): "
+            "env | grep NCCL_ on each host, and the job script's exports.",
+        ),
     ),
     facts=(
         R(
@@ -257,7 +270,7 @@ RANK_DIVERGENCE = Recogniser(
         ),
         R(r"local size (?P<size_a>\d+) remote size (?P<size_b>\d+)"),
         R(r"op\.preamble\.length <= op\.nbytes\. (?P<size_a>\d+) vs (?P<size_b>\d+)"),
-        R(r"received (?P<size_a>\d+) bytes instead of (?P<size_b>\d+)"),
+        R(r"receiv(?:ed|ing) (?P<size_a>\d+) bytes instead of (?P<size_b>\d+)"),
         R(r"around rank (?P<rank_a>\d+)"),
     ),
     describe=_divergence,
