@@ -258,3 +258,25 @@ def test_an_insufficient_driver_alone_names_a_machine_without_nvidia_as_the_othe
     (found, *_) = explain([str(CORPUS / "033.txt")])
     assert found.id == "log.driver_too_old" and found.details["confidence"] == "likely"
     assert found.details["alternatives"] == ["log.cuda_unavailable"] and "nvidia-smi" in found.fix
+
+
+def test_mpichs_mpiexec_refusing_open_mpis_argument_is_a_mix_of_mpi_implementations():
+    # the lines MPICH's Hydra prints (catalog system:mpich-hydra-unrecognized-argument), as quoted in public
+    # threads where mpi4py built against one MPI was started by another's mpiexec
+    (found, *_) = explained(
+        "[mpiexec@r001] match_arg (utils/args/args.c:159): unrecognized argument pmi_args\n"
+        "[mpiexec@r001] HYDU_parse_array (utils/args/args.c:174): argument matching returned error\n"
+    )
+    assert found.id == "log.mpi_implementation" and found.details["confidence"] == "certain"
+    assert "pmi_args" in found.summary and "mpiexec --version" in found.fix
+    (typo, *_) = explained("[mpiexec@r001] match_arg (utils/args/args.c:159): unrecognized argument nprocs\n")
+    assert typo.id == "log.mpi_implementation" and typo.details["confidence"] == "likely"
+
+
+def test_a_hostfile_the_deepspeed_launcher_cannot_read_is_a_launch_command_problem():
+    # deepspeed/launcher/runner.py (catalog deepspeed:hostfile-is-empty-or-not-formatted)
+    (found, *_) = explained(
+        "ValueError: Hostfile is empty or not formatted correctly, unable to proceed with launching.\n"
+    )
+    assert found.id == "log.launch_command" and found.details["confidence"] == "certain"
+    assert "slots=" in found.fix and "--num_nodes" in found.fix

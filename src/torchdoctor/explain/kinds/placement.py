@@ -311,6 +311,17 @@ DDP_NO_GRAD_PARAMS = Recogniser(
 
 
 def _mpi(hits: list[Hit], ctx: Context) -> tuple[str, str]:
+    argument = merged(hits).get("hydra_argument")
+    if argument:
+        return (
+            f"MPICH's mpiexec (Hydra) does not know the argument {argument}: the command, or the program it "
+            "starts, was written for another MPI (Open MPI's options, a program built against Open MPI)"
+            + on_ranks(hits),
+            "Use one MPI throughout: check which one runs (mpiexec --version; `which mpirun mpiexec`) and which "
+            "one mpi4py / torch were built against (python -c 'import mpi4py; print(mpi4py.get_config())'). "
+            "Open MPI options (--allow-run-as-root, -x VAR, --oversubscribe, --mca) are MPICH's -genv VAR / "
+            "-f hostfile; or put Open MPI's mpirun first on PATH.",
+        )
     return (
         "the MPI backend got a CUDA tensor, and this MPI is not CUDA-aware" + on_ranks(hits),
         "Use the NCCL backend for GPU tensors (RCCL on ROCm: backend='nccl' there too), keeping MPI only to "
@@ -319,11 +330,31 @@ def _mpi(hits: list[Hit], ctx: Context) -> tuple[str, str]:
     )
 
 
+# Open MPI's own options and its PMI's argument: MPICH's Hydra not knowing one of them names the mix-up
+_OPEN_MPI_ARGUMENTS = {
+    "pmi_args",
+    "allow-run-as-root",
+    "oversubscribe",
+    "mca",
+    "map-by",
+    "bind-to",
+    "x",
+    "npernode",
+}
+
 MPI_IMPLEMENTATION = Recogniser(
     kind="mpi_implementation",
-    title="MPI without CUDA support",
-    anchors=("doesn't have CUDA-aware MPI support",),
-    templates=("torch_native:mpi-not-cuda-aware",),
+    title="MPI implementation that lacks what the job needs",
+    anchors=("doesn't have CUDA-aware MPI support", "): unrecognized argument "),
+    templates=("torch_native:mpi-not-cuda-aware", "system:mpich-hydra-unrecognized-argument"),
+    match=R(
+        r"doesn't have CUDA-aware MPI support|\[mpiexec@[^\]\s]{1,255}\] match_arg \([^)\n]{1,100}\): unrecognized"
+    ),
+    facts=(R(r"match_arg \([^)\n]{1,100}\): unrecognized argument (?P<hydra_argument>[\w-]{1,60})"),),
+    # Hydra refusing an argument is also a typo in the command: certain only for another MPI's argument
+    confirm=lambda hits, ctx: any(
+        h.facts.get("hydra_argument", "pmi_args").lstrip("-") in _OPEN_MPI_ARGUMENTS for h in hits
+    ),
     describe=_mpi,
 )
 
