@@ -280,3 +280,14 @@ def test_a_hostfile_the_deepspeed_launcher_cannot_read_is_a_launch_command_probl
     )
     assert found.id == "log.launch_command" and found.details["confidence"] == "certain"
     assert "slots=" in found.fix and "--num_nodes" in found.fix
+
+
+def test_a_quantized_model_on_another_gpu_than_the_process_is_a_device_map_problem():
+    # accelerate/accelerator.py prepare_model (catalog accelerate:you-can-train-model-that-has-4), as it words it
+    (found, *_) = explained(
+        "ValueError: You can't train a model that has been loaded in 8-bit or 4-bit precision on a different "
+        "device than the one you're training on. Make sure you loaded the model on the correct device using for "
+        "example `device_map={'':torch.cuda.current_device()}` or `device_map={'':torch.xpu.current_device()}`\n"
+    )
+    assert found.id == "log.device_map_distributed" and found.details["confidence"] == "certain"
+    assert "device_map={'': PartialState().process_index}" in found.fix

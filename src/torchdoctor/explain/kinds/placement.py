@@ -150,10 +150,13 @@ DEVICE_MAP_DISTRIBUTED = Recogniser(
     anchors=(
         "has been loaded with `device_map='auto'` in any distributed mode",
         "contains `DTensor` parameters",
+        "on a different device than the one you're training on",
     ),
     templates=(
         "accelerate:you-can-train-model-that-has",
         "accelerate:your-model-contains-dtensor-parameters-which",
+        # accelerate/accelerator.py prepare_model: a 4/8-bit model placed on another GPU than this process's
+        "accelerate:you-can-train-model-that-has-4",
     ),
     describe=_device_map,
 )
