@@ -291,3 +291,24 @@ def test_a_quantized_model_on_another_gpu_than_the_process_is_a_device_map_probl
     )
     assert found.id == "log.device_map_distributed" and found.details["confidence"] == "certain"
     assert "device_map={'': PartialState().process_index}" in found.fix
+
+
+def test_torchs_ops_raising_on_the_callers_values_are_no_library_bug():
+    # raised here for real: a token id past the embedding, a forward() called without its argument — the
+    # innermost frame is torch's, the mistake the caller's
+    import traceback
+
+    import torch
+
+    class Net(torch.nn.Module):
+        def forward(self, x, mask):
+            return x
+
+    for call in (lambda: torch.nn.Embedding(4, 2)(torch.tensor([7])), lambda: Net()(torch.ones(1))):
+        try:
+            call()
+        except (IndexError, TypeError):
+            text = traceback.format_exc()
+        assert "site-packages/torch/" in text
+        (found, *_) = explained(text)
+        assert found.id == "log.unrecognised", (found.id, text)

@@ -119,6 +119,13 @@ def library_bug(raised: Raised) -> tuple[str, str, str] | None:
     if inside is None:
         return None
     package = inside["package"]
+    path = raised.raised_in.file.replace("\\", "/")
+    if package == "torch" and "/torch/distributed/" not in path:
+        # torch's ops and nn raise these on the caller's values (a token id past the embedding, a forward()
+        # called with the wrong arguments): the user's data, not torch's version
+        return None
+    if "*args" in raised.raised_code and "**kwargs" in raised.raised_code:
+        return None  # a frame that only passes the caller's arguments on: the caller's mistake
     code = f" (`{cut(raised.raised_code, 120)}`)" if raised.raised_code else ""
     summary = (
         f"{raised.text()} raised inside {package} ({raised.raised_in}), not in your code: "
