@@ -312,3 +312,23 @@ def test_torchs_ops_raising_on_the_callers_values_are_no_library_bug():
         assert "site-packages/torch/" in text
         (found, *_) = explained(text)
         assert found.id == "log.unrecognised", (found.id, text)
+
+
+def test_a_library_that_cannot_be_opened_is_only_likely_an_extension_problem_unless_it_is_the_drivers():
+    # the dynamic loader's message (catalog system:ld-cannot-open-shared-object) as Python's ImportError/OSError
+    # prints it: a CUDA runtime's library is a build or an install that lacks it; the driver's is no driver
+    (runtime, *_) = explained(
+        "ImportError: libcudart.so.11.0: cannot open shared object file: No such file or directory\n"
+    )
+    assert runtime.id == "log.extension_import" and runtime.details["confidence"] == "likely"
+    assert runtime.details["alternatives"] == ["log.broken_install"]
+    (driver, *_) = explained(
+        "OSError: libcuda.so.1: cannot open shared object file: No such file or directory\n"
+    )
+    assert driver.id == "log.cuda_unavailable" and driver.details["confidence"] == "certain"
+    assert "--gpus all" in driver.fix and "log.extension_import" not in [
+        f.id
+        for f in explained(
+            "OSError: libcuda.so.1: cannot open shared object file: No such file or directory\n"
+        )
+    ]

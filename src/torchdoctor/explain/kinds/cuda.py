@@ -392,8 +392,12 @@ def _no_cuda(hits: list[Hit], ctx: Context) -> tuple[str, str]:
             "The NVIDIA kernel module loaded is not the driver version installed (an upgrade without a reboot): "
             "reboot, or reload the module (sudo rmmod nvidia_uvm nvidia_drm nvidia_modeset nvidia; nvidia-smi)."
         )
-    elif "driver" in what:
-        fix = "No NVIDIA driver is loaded: install it (sudo apt install cuda-drivers) and check `nvidia-smi`."
+    elif "driver" in what or "cannot open" in what:
+        fix = (
+            "No NVIDIA driver is loaded: install it (sudo apt install cuda-drivers) and check `nvidia-smi`; in a "
+            "container, start it with the GPUs (docker run --gpus all, or nvidia-docker), which mounts the "
+            "driver's libraries in."
+        )
     else:
         fix = (
             "No GPU is visible to this process: CUDA_VISIBLE_DEVICES is empty or wrong, or the container was "
@@ -406,16 +410,20 @@ def _no_cuda(hits: list[Hit], ctx: Context) -> tuple[str, str]:
 CUDA_UNAVAILABLE = Recogniser(
     # torch/cuda/__init__.py (_lazy_init), c10/cuda
     kind="cuda_unavailable",
-    templates=("torch:torch-not-compiled-with-cuda-enabled",),
+    templates=("torch:torch-not-compiled-with-cuda-enabled", "system:ld-cannot-open-shared-object"),
     title="no usable CUDA",
     anchors=(
         "Torch not compiled with CUDA enabled",
         "Found no NVIDIA driver on your system",
         "No CUDA GPUs are available",
+        # the driver's own libraries (the dynamic loader's message): no driver on the machine or in the container
+        "libcuda.so.1: cannot open shared object file: No such file or directory",
+        "libnvidia-ml.so.1: cannot open shared object file: No such file or directory",
     ),
     facts=(
         R(
-            r"(?P<what>Torch not compiled with CUDA enabled|Found no NVIDIA driver on your system|No CUDA GPUs are available)"
+            r"(?P<what>Torch not compiled with CUDA enabled|Found no NVIDIA driver on your system|No CUDA GPUs are available|"
+            r"(?:libcuda|libnvidia-ml)\.so\.1: cannot open shared object file)"
         ),
     ),
     # "No CUDA GPUs are available" says none is visible, not why: a container or machine without them, or
