@@ -259,6 +259,9 @@ def test_ipv6_lookup_alone_and_gloo_refused_are_only_likely():
     )
     assert refused.id == "log.network_interface" and refused.details["confidence"] == "likely"
     assert "firewall" in refused.fix
+    # tests/fixtures/corpus/train/063.txt's line: the thread found a firewall; the second reading is named,
+    # and only the one that fits a refused connection (not the faulty IB link an IB completion error names)
+    assert refused.details["alternatives"] == ["log.rendezvous_or_port"]
 
 
 def test_a_bare_unhandled_cuda_error_is_likely_and_names_the_upgrade():

@@ -74,6 +74,9 @@ class Alternative:
     kind: str
     title: str
     fix: str
+    when: tuple[
+        str, ...
+    ] = ()  # facts one of which the hits must have for this reading to apply (none: always)
 
 
 @dataclass(frozen=True)

@@ -95,7 +95,12 @@ def findings(
         details["confidence"] = sure[kind]
         if sure[kind] == "likely":
             summary = f"likely: {summary}"
-            others = [a for a in recogniser.also if a.kind not in by_kind]
+            others = [
+                a
+                for a in recogniser.also
+                if a.kind not in by_kind
+                and (not a.when or any(k in h.facts for h in kind_hits for k in a.when))
+            ]
             if others:  # the same message fits these too: name them after this one, not instead of it
                 summary += "; or " + "; or ".join(a.title for a in others)
                 details["alternatives"] = [f"log.{a.kind}" for a in others]

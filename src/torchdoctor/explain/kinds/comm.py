@@ -405,6 +405,15 @@ NETWORK_INTERFACE = Recogniser(
             "Test the link on its own: ib_write_bw between the two hosts, `ibstat` (State: Active, no "
             "rising error counters: perfquery), and the other host's log for a failure before this one; "
             "NCCL_IB_DISABLE=1 confirms it is the IB path.",
+            when=("ib_status",),
+        ),
+        Alternative(
+            "rendezvous_or_port",
+            "a firewall closing the ports the ranks connect on (or a peer not listening yet)",
+            "From the other host: nc -zv <host> <port>. gloo and NCCL connect on random ports besides "
+            "MASTER_PORT: open the firewall between the hosts for them (or allow the whole subnet), and check "
+            "the peer was up and listening when this one connected.",
+            when=("gloo_reason", "connect_reason"),
         ),
     ),
     describe=_network,
