@@ -4,6 +4,8 @@ Every file labelled in FOLDER/SOURCES.md is explained on its own (`explain([path
 compared with the label. Printed, per family and overall:
 
 - kind: the share whose lead finding is `log.<kind>`;
+- or named: the share whose lead is `log.<kind>` or names it as the other reading of a likely finding
+  (`details["alternatives"]`: one message printed for two causes, both named, the likelier first);
 - keywords: the share of fix keywords found (case-insensitively) in the lead finding's fix;
 - recognised: the share whose lead finding is not `log.unrecognised`;
 - confidently wrong: the share whose lead names a wrong kind (not `log.unrecognised`) without saying it is only
@@ -47,6 +49,7 @@ class Tally:
 
     n: int = 0
     right: int = 0
+    named: int = 0
     keywords: int = 0
     recalled: int = 0
     recognised: int = 0
@@ -88,9 +91,11 @@ def measure(folders: list[Path]) -> dict[str, Tally]:
             fix = (lead.fix or "").lower()
             hit = [w for w in label.keywords if w.lower() in fix]
             right = lead.id == f"log.{label.kind}"
+            named = right or f"log.{label.kind}" in lead.details.get("alternatives", [])
             wrong_and_sure = not right and lead.id != UNRECOGNISED and _confident(lead)
             for t in groups:
                 t.right += right
+                t.named += named
                 t.recalled += len(hit)
                 t.recognised += lead.id != UNRECOGNISED
                 t.confidently_wrong += wrong_and_sure
@@ -111,7 +116,8 @@ def _pct(a: int, b: int) -> str:
 def table(tallies: dict[str, Tally]) -> str:
     """The per-family table, `all` last."""
     rows = [
-        f"{'family':<16} {'n':>4} {'kind':>7} {'keywords':>9} {'recognised':>11} {'conf. wrong':>12}",
+        f"{'family':<16} {'n':>4} {'kind':>7} {'or named':>9} {'keywords':>9} {'recognised':>11} "
+        f"{'conf. wrong':>12}",
     ]
     order = sorted(k for k in tallies if k != "all") + ["all"]
     for name in order:
@@ -119,7 +125,7 @@ def table(tallies: dict[str, Tally]) -> str:
         if t is None:
             continue
         rows.append(
-            f"{name:<16} {t.n:>4} {_pct(t.right, t.n):>7} {_pct(t.recalled, t.keywords):>9} "
+            f"{name:<16} {t.n:>4} {_pct(t.right, t.n):>7} {_pct(t.named, t.n):>9} {_pct(t.recalled, t.keywords):>9} "
             f"{_pct(t.recognised, t.n):>11} {_pct(t.confidently_wrong, t.n):>12}"
         )
     return "\n".join(rows)

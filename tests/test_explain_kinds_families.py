@@ -182,14 +182,20 @@ def test_real_line_names_its_kind_and_fix(text, kind, words):
     assert finding.details["confidence"] in ("certain", "likely")
 
 
-def test_default_group_without_syncbn_is_only_likely_and_with_it_certain():
+def test_default_group_alone_is_likely_not_launched_and_names_syncbn_and_with_syncbn_certain():
+    # tests/fixtures/corpus/train/021.txt (UniverseNet#8): the thread found SyncBN in a single-process run; the
+    # same line is what any distributed call prints in a script started without a launcher
     bare = lead("AssertionError: Default process group is not initialized\n")
-    assert bare.id == "log.syncbn_misuse"
+    assert bare.id == "log.not_launched_distributed"
     assert bare.details["confidence"] == "likely" and bare.summary.startswith("likely: ")
+    assert bare.details["alternatives"] == ["log.syncbn_misuse"] and "SyncBatchNorm" in bare.summary
+    assert "torchrun" in bare.fix and "SyncBN -> BN" in bare.fix  # both fixes, the likelier first
+    assert bare.fix.index("torchrun") < bare.fix.index("SyncBN -> BN")
     with_syncbn = lead(
         '  File "mmcv/cnn/bricks/norm.py", line 12, in SyncBatchNorm\n'
         "AssertionError: Default process group is not initialized\n"
     )
+    assert with_syncbn.id == "log.syncbn_misuse"
     assert with_syncbn.details["confidence"] == "certain" and "SyncBN" in with_syncbn.fix
 
 
@@ -202,13 +208,17 @@ def test_nccl_failed_or_timed_out_alone_is_likely():
     assert found.id == "log.nccl_watchdog_timeout" and found.details["confidence"] == "likely"
 
 
-def test_invalid_usage_is_likely_duplicate_gpu_and_the_detected_line_certain():
+def test_invalid_usage_is_likely_gpu_selection_and_the_detected_line_a_certain_duplicate_gpu():
+    # tests/fixtures/corpus/train/048.txt (8 processes on 4 GPUs) and 079.txt (the device taken from RANK):
+    # the same NCCL line for both ways ranks pick their GPUs wrongly
     likely = lead(
         "RuntimeError: NCCL error in: /opt/conda/torch/lib/c10d/ProcessGroupNCCL.cpp:911, invalid usage, "
         "NCCL version 2.7.8\n"
     )
-    assert likely.id == "log.duplicate_gpu" and likely.details["confidence"] == "likely"
-    assert "nproc_per_node" in likely.fix
+    assert likely.id == "log.gpu_selection" and likely.details["confidence"] == "likely"
+    assert (
+        "nproc_per_node" in likely.fix and "LOCAL_RANK" in likely.fix and "CUDA_VISIBLE_DEVICES" in likely.fix
+    )
     sure = lead("init.cc:521 NCCL WARN Duplicate GPU detected : rank 0 and rank 1 both on CUDA device 2000\n")
     assert sure.id == "log.duplicate_gpu" and sure.details["confidence"] == "certain"
 
@@ -221,7 +231,7 @@ def test_a_certain_cause_leads_a_likely_one():
             b"RuntimeError: Tensors must be CUDA and dense\n"
         ),
     )
-    assert [f.id for f in found[:2]] == ["log.cpu_tensor_nccl", "log.syncbn_misuse"]
+    assert [f.id for f in found[:2]] == ["log.cpu_tensor_nccl", "log.not_launched_distributed"]
     assert [f.details["confidence"] for f in found[:2]] == ["certain", "likely"]
 
 
@@ -249,6 +259,9 @@ def test_ipv6_lookup_alone_and_gloo_refused_are_only_likely():
     )
     assert refused.id == "log.network_interface" and refused.details["confidence"] == "likely"
     assert "firewall" in refused.fix
+    # tests/fixtures/corpus/train/063.txt's line: the thread found a firewall; the second reading is named,
+    # and only the one that fits a refused connection (not the faulty IB link an IB completion error names)
+    assert refused.details["alternatives"] == ["log.rendezvous_or_port"]
 
 
 def test_a_bare_unhandled_cuda_error_is_likely_and_names_the_upgrade():

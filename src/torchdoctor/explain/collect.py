@@ -18,6 +18,7 @@ _ROOT_CAUSE = re.compile(r"^\s*rank\s*:\s*(?P<rank>\d+)")
 _FAILURE_SUMMARY = "Root Cause (first observed failure)"
 _LIGHTNING = ("pytorch_lightning", "lightning/pytorch", "lightning.pytorch", "lightning_fabric")
 _PID = re.compile(r"\(pid: (\d+)\)")
+_RECENT = 40  # lines read one by one kept, the traceback above a message whose line ends in ":"
 
 
 def any_anchor(recognisers: tuple[Recogniser, ...]) -> re.Pattern:
@@ -68,6 +69,7 @@ class Collector:
         self._order = 0
         self.raised: list[Raised] = []  # every exception line, in input order (the first `MAX_RAISED`)
         self.root_rank: int | None = None  # torchrun's "Root Cause (first observed failure)" rank
+        self._recent: list[tuple[int, str]] = []  # (number, line) of the last lines read one after another
 
     def read(
         self, stream, source: str, rank: int | None = None, head: bytes = b"", size: int | None = None
@@ -87,6 +89,7 @@ class Collector:
         # A short paste (all of it in its head) is read line by line: an issue title quotes a message without
         # the "RuntimeError:" that holds the trigger. A long log is read through the triggers.
         short = len(head) < SHORT
+        self._recent = []  # a new file: nothing is above its first line
         for window in windows(stream, every_line=short, every_line_to=TAIL, every_line_last=TAIL):
             self._window(window, source, rank)
 
@@ -95,10 +98,17 @@ class Collector:
         if window.rank is not None:
             self.ctx.ranks.add(window.rank)
         self._line(window.line, window.following, window.number, source, rank, window.before)
+        before = window.before
+        follows = bool(self._recent) and self._recent[-1][0] == window.number - 1
+        if not before and follows:  # the lines just read above it, where they are read one by one
+            before = [line for _, line in self._recent]
         for number in window.also:
             at = number - window.number - 1
-            above = [*window.before, window.line, *window.following[:at]]  # the traceback above it
+            above = [*before, window.line, *window.following[:at]]  # the traceback above it
             self._line(window.following[at], window.following[at + 1 :], number, source, rank, above)
+        if not follows:
+            self._recent = []  # lines were skipped: what came before is not the lines above
+        self._recent = [*self._recent[-(_RECENT - 1) :], (window.number, window.line)]
 
     def _line(
         self,

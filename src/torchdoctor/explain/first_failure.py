@@ -27,7 +27,10 @@ _CONSEQUENCE = re.compile(
     r"was aborted by the user|Some NCCL operations have failed or timed out"
 )
 _CONSEQUENCE_TYPES = frozenset({"ChildFailedError", "SignalException", "KeyboardInterrupt", "SystemExit"})
-_FRAME = re.compile(r'^\s*File "(?P<file>[^"]{1,500})", line (?P<line>\d+), in (?P<function>\S{1,200})')
+# a frame; a paste often starts inside one, its path cut before the quote that opened it
+_FRAME = re.compile(
+    r'^\s*(?:File "|(?=[^\s"]{1,500}\.py", line ))(?P<file>[^"]{1,500})", line (?P<line>\d+), in (?P<function>\S{1,200})'
+)
 _WORKER = re.compile(r"^Caught (?P<type>\w+) in DataLoader worker process (?P<worker>\d+)")
 _TRACEBACK = re.compile(r"^\s*(?:Original )?Traceback \(most recent call last\):")
 MAX_TEXT = 240  # characters of a message quoted in a summary
@@ -46,6 +49,8 @@ class Raised:
     detail: list[str] = field(default_factory=list)  # the lines a message ending in ":" continues on
     frame: Frame | None = None  # the innermost frame of the user's code in its traceback
     code: str = ""  # the source line of that frame, as the traceback printed it
+    raised_in: Frame | None = None  # the innermost frame of all: where the exception was raised
+    raised_code: str = ""  # its source line
     traceback: bool = False  # a "Traceback (most recent call last):" or frames above it
     source: str = ""
     line: int = 0
@@ -104,6 +109,7 @@ def exception_at(line: str, before: list[str], following: list[str]) -> Raised |
         raised.traceback = True
         users = [f for f in frames if not is_library(f[0].file)]
         raised.frame, raised.code = (users or frames)[-1]
+        raised.raised_in, raised.raised_code = frames[-1]
     return raised
 
 

@@ -21,6 +21,12 @@ summary, a victim's timeout) is never certain when no cause is in the log: verdi
 not found and where to look. `GENERIC_WORDS` lists the words that make an anchor generic; a test holds every
 recogniser to it.
 
+Where the same message is printed for more than one cause, the recogniser says so as data: ``also`` lists the
+other kinds it fits (`Alternative`: the kind, what it is in a few words, its fix), likelier first. A *likely*
+finding names them after its own, in its summary, its fix and ``details["alternatives"]``: the user reads
+both instead of acting on one guess. A ``fallback`` kind (a warning every run that exits without cleaning up
+prints) counts only when nothing else in the log explains the failure.
+
 Adding a kind is one `Recogniser` in one of the ``kinds/`` modules and one test on a real log line.
 """
 
@@ -62,6 +68,18 @@ class Context:
 
 
 @dataclass(frozen=True)
+class Alternative:
+    """Another cause the same message is printed for: its kind, what it is in a few words, its fix."""
+
+    kind: str
+    title: str
+    fix: str
+    when: tuple[
+        str, ...
+    ] = ()  # facts one of which the hits must have for this reading to apply (none: always)
+
+
+@dataclass(frozen=True)
 class Recogniser:
     """One kind of failure: how it is recognised, what is read from it, what to do about it."""
 
@@ -82,6 +100,10 @@ class Recogniser:
     requires: tuple[str, ...] = ()
     # anchors other failures print too (see GENERIC_WORDS): a hit on one of them alone is only "likely"
     generic: tuple[str, ...] = ()
+    # other causes the same message is printed for, likelier first: named after this one when it is likely
+    also: tuple[Alternative, ...] = ()
+    # a finding only when nothing else in the log is: a warning that healthy exits print too
+    fallback: bool = False
 
     def confidence(self, hits: list[Hit], ctx: Context) -> str:
         """``certain`` when the log holds evidence specific to this cause, else ``likely``.

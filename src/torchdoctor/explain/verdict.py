@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from torchdoctor.explain import first_failure
 from torchdoctor.explain.first_failure import Raised
-from torchdoctor.explain.kinds import BY_KIND
+from torchdoctor.explain.kinds import BY_KIND, versions
 from torchdoctor.explain.ranks import hit_rank
 from torchdoctor.explain.recognisers import Context, Hit
 from torchdoctor.findings import Finding
@@ -53,11 +53,14 @@ def findings(
     for kind in list(by_kind):
         for vaguer in BY_KIND[kind].absorbs:
             by_kind.pop(vaguer, None)
+    first = first_failure.initiating(raised or [], root_rank)
+    if first is not None or any(not BY_KIND[k].fallback for k in by_kind):
+        # a warning healthy exits print too says nothing beside a failure the log does show
+        by_kind = {k: h for k, h in by_kind.items() if not BY_KIND[k].fallback}
     roles = {kind: role(kind, kind_hits) for kind, kind_hits in by_kind.items()}
     sure = {kind: BY_KIND[kind].confidence(kind_hits, ctx) for kind, kind_hits in by_kind.items()}
     # a certain cause leads a likely one (stable: earliest first within each)
     causes = sorted((k for k in by_kind if roles[k] == "cause"), key=lambda k: sure[k] != "certain")
-    first = first_failure.initiating(raised or [], root_rank)
     unknown = None
     if first is not None and not any(_covers(h, first) for k in causes for h in by_kind[k]):
         earliest = min((h.order for k in causes for h in by_kind[k]), default=None)
@@ -75,7 +78,10 @@ def findings(
     ordered = causes + rest
     found = [unknown] if unknown is not None else []
     lead = (
-        (f"error on rank {first.rank}" if first.rank is not None else "error", "unrecognised")
+        (
+            f"error on rank {first.rank}" if first.rank is not None else "error",
+            unknown.id.removeprefix("log."),
+        )
         if unknown is not None
         else (BY_KIND[causes[0]].title, causes[0])
         if causes
@@ -89,6 +95,16 @@ def findings(
         details["confidence"] = sure[kind]
         if sure[kind] == "likely":
             summary = f"likely: {summary}"
+            others = [
+                a
+                for a in recogniser.also
+                if a.kind not in by_kind
+                and (not a.when or any(k in h.facts for h in kind_hits for k in a.when))
+            ]
+            if others:  # the same message fits these too: name them after this one, not instead of it
+                summary += "; or " + "; or ".join(a.title for a in others)
+                details["alternatives"] = [f"log.{a.kind}" for a in others]
+                fix += "".join(f"\nIf it is not that but {a.title}: {a.fix}" for a in others)
         versions = {k: v for k, v in ctx.facts.items() if k.endswith("_version")}
         if versions:
             details["versions"] = versions  # what the log says it ran with, for the person reading -v
@@ -126,7 +142,26 @@ def _covers(hit: Hit, raised: Raised) -> bool:
 
 
 def _unrecognised(raised: Raised, ctx: Context) -> Finding:
-    """The exception that started the failure, which no known kind covers: named, not explained."""
+    """The exception that started the failure, which no known kind covers: named, not explained — or, when
+    it was raised inside an installed package with a type a version's bug raises, that (likely)."""
+    bug = versions.library_bug(raised)
+    if bug is not None:
+        package, summary, fix = bug
+        details: dict = {
+            "kind": "library_version_bug",
+            "role": "cause",
+            "confidence": "likely",
+            "package": package,
+            "exception": raised.text(),
+            "where": [f"{raised.source}:{raised.line}" if raised.source else f"line {raised.line}"],
+            "raised_in": str(raised.raised_in),
+        }
+        if raised.rank is not None:
+            details["ranks"] = str(raised.rank)
+        if raised.frame is not None and raised.frame != raised.raised_in:
+            details["frame"] = str(raised.frame)  # the user's call that led there
+            fix += f"\nYour code reached it at {first_failure.where(raised)}."
+        return Finding("log.library_version_bug", "fail", f"likely: {summary}", details, fix)
     who = f"rank {raised.rank}" if raised.rank is not None else "the run"
     first = raised.rank is not None and len(ctx.ranks | {raised.rank}) > 1 and not raised.consequence
     worker = f" (in its {raised.worker})" if raised.worker else ""

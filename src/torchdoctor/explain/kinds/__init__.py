@@ -18,6 +18,7 @@ from torchdoctor.explain.kinds import (
     placement,
     ranks,
     train,
+    versions,
 )
 from torchdoctor.explain.recognisers import Recogniser
 
@@ -25,6 +26,7 @@ RECOGNISERS: tuple[Recogniser, ...] = (
     *cuda.RECOGNISERS,
     *deepspeed.RECOGNISERS,
     *build.RECOGNISERS,
+    *versions.RECOGNISERS,
     *placement.RECOGNISERS,
     *checkpoint.RECOGNISERS,
     *launchers.RECOGNISERS,

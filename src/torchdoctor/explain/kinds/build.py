@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 
-from torchdoctor.explain.recognisers import Context, Hit, Recogniser, merged
+from torchdoctor.explain.recognisers import Alternative, Context, Hit, Recogniser, merged
 
 R = re.compile
 
@@ -164,6 +164,10 @@ CUDA_BUILD = Recogniser(
 )
 
 
+# the NVIDIA driver's own libraries: one that cannot be opened means no driver (kinds/cuda.py)
+DRIVER_LIBRARY = R(r"(?:libcuda|libnvidia-ml)\.so[.\d]*: cannot open shared object file")
+
+
 def _import(hits: list[Hit], ctx: Context) -> tuple[str, str]:
     facts = merged(hits)
     library = facts.get("library", "a compiled module")
@@ -220,6 +224,19 @@ EXTENSION_IMPORT = Recogniser(
         ),
         R(r"(?P<library>[\w.\-/]{1,200}\.so[\w.]*): undefined symbol: (?P<symbol>\S{1,400})"),
         R(r"(?P<library>[\w.\-]{1,200}\.so[\w.]*): cannot open shared object file"),
+    ),
+    # "cannot open shared object file" is a missing runtime or a broken install: certain only for a compiled
+    # module that does not match (an undefined symbol, a libstdc++ too old)
+    confirm=lambda hits, ctx: any("symbol" in h.facts or "glibcxx" in h.facts for h in hits),
+    reject=DRIVER_LIBRARY,  # the driver's own library missing: no driver (kinds/cuda.py, cuda_unavailable)
+    also=(
+        Alternative(
+            "broken_install",
+            "an installation that lacks one of its own pieces",
+            "Reinstall the package that owns the library in the environment the job runs in (pip install "
+            "--force-reinstall <package>; for torch, the wheel of the CUDA your driver supports), and check "
+            "that no LD_LIBRARY_PATH points at another CUDA.",
+        ),
     ),
     describe=_import,
 )

@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 
 from torchdoctor.explain.recognisers import (
+    Alternative,
     Context,
     Hit,
     Recogniser,
@@ -397,6 +398,24 @@ NETWORK_INTERFACE = Recogniser(
         for h in hits
     ),
     absorbs=("nccl_error", "nccl_system_error"),
+    also=(
+        Alternative(
+            "network_fault",
+            "a faulty InfiniBand/RoCE link or port between the hosts (or a peer that died first)",
+            "Test the link on its own: ib_write_bw between the two hosts, `ibstat` (State: Active, no "
+            "rising error counters: perfquery), and the other host's log for a failure before this one; "
+            "NCCL_IB_DISABLE=1 confirms it is the IB path.",
+            when=("ib_status",),
+        ),
+        Alternative(
+            "rendezvous_or_port",
+            "a firewall closing the ports the ranks connect on (or a peer not listening yet)",
+            "From the other host: nc -zv <host> <port>. gloo and NCCL connect on random ports besides "
+            "MASTER_PORT: open the firewall between the hosts for them (or allow the whole subnet), and check "
+            "the peer was up and listening when this one connected.",
+            when=("gloo_reason", "connect_reason"),
+        ),
+    ),
     describe=_network,
 )
 
@@ -472,16 +491,30 @@ def _nccl_error(hits: list[Hit], ctx: Context) -> tuple[str, str]:
     elif "cuda" in lowered or facts.get("bare"):
         fix = (
             "A CUDA error inside NCCL: check `nvidia-smi` and `dmesg` for Xid errors; try without GPU "
-            "peer-to-peer: NCCL_P2P_DISABLE=1\n" + NCCL_DEBUG_HINT + "\nOld NCCL releases (those of torch "
-            "1.x) had CUDA-error bugs fixed later: upgrade torch (it brings its NCCL) or the nvidia-nccl-cu* "
-            "wheel."
+            "peer-to-peer: NCCL_P2P_DISABLE=1\n" + NCCL_DEBUG_HINT
         )
     else:
         fix = (
             "Rerun with NCCL's log to see the failing call:\n" + NCCL_DEBUG_HINT + "\nThen try "
             "NCCL_IB_DISABLE=1 (InfiniBand) or NCCL_P2P_DISABLE=1 (GPU peer-to-peer) to isolate it."
         )
+    if version and _older(version, OLDEST_SHIPPED_NCCL):
+        fix += (
+            f"\nNCCL {version} is older than {'.'.join(map(str, OLDEST_SHIPPED_NCCL))}, the NCCL the oldest torch "
+            "still supported (2.4) ships: the bugs fixed since are many, so upgrade torch (or the nvidia-nccl "
+            "wheel) before digging further."
+        )
     return summary, fix
+
+
+# the nvidia-nccl-cu12 version torch 2.4's wheels require (torch 2.5: 2.21.5)
+OLDEST_SHIPPED_NCCL = (2, 20, 5)
+
+
+def _older(version: str, than: tuple[int, ...]) -> bool:
+    """Whether NCCL ``version`` ("2.7.8", "2.18.1+cuda12.1") is older than ``than``; False when unreadable."""
+    numbers = re.findall(r"\d+", version.split("+")[0])[:3]
+    return bool(numbers) and tuple(int(n) for n in numbers) < than
 
 
 NCCL_ERROR_OTHER = Recogniser(
@@ -496,23 +529,54 @@ NCCL_ERROR_OTHER = Recogniser(
     match=R(r"NCCL error in: [^\n]{1,300}NCCL version|NCCL Error \d+: |(?P<bare>unhandled cuda error)"),
     span=3,
     facts=(NCCL_ERROR, R(r"NCCL Error \d+: (?P<reason>[^\n]{1,100})"), LAST_ERROR),
+    also=(
+        Alternative(
+            "nccl_bug_upgrade",
+            "a bug of the NCCL release in use, fixed in a later one",
+            "Try a newer NCCL: upgrade torch, which brings its own (pip install -U torch; see "
+            "python -c 'import torch; print(torch.cuda.nccl.version())'), or install a newer nvidia-nccl-cu12 "
+            "wheel; NCCL's release notes list what each release fixed (old releases, those of torch 1.x, had "
+            "CUDA-error bugs fixed later).",
+        ),
+    ),
     describe=_nccl_error,
 )
 
 
+def _network_fault(hits: list[Hit], ctx: Context) -> tuple[str, str]:
+    event = first(hits, "ib_event", "an error event")
+    return (
+        f"the InfiniBand/RoCE adapter reported {event}: a fault of the link, port or adapter"
+        + on_ranks(hits),
+        "A hardware or fabric fault, not a setting of the job: check the port on that host (`ibstat`: State "
+        "Active, Physical state LinkUp; `perfquery` for symbol/link-down counters; `dmesg` for mlx5 errors), "
+        "reseat or replace the cable/port, or leave the host out of the job. Until then NCCL_IB_DISABLE=1 runs "
+        "over TCP sockets (slower) to confirm the IB path is the problem.",
+    )
+
+
+NETWORK_FAULT = Recogniser(
+    # NCCL src/transport/net_ib.cc, the thread that reads the adapter's asynchronous events:
+    # WARN("NET/IB : Got async event : %s", ibv_event_type_str(event)) — every event but "communication
+    # established" is printed
+    kind="network_fault",
+    title="faulty InfiniBand/RoCE link",
+    anchors=("Got async event",),
+    templates=("nccl:net-ib-got-async-event", "nccl:net-ib-got-async-event-2"),
+    facts=(R(r"Got async event : (?P<ib_event>[^\n]{1,80})"),),
+    # port error, a fatal/catastrophic error and a lost link name a fault; other events (a GID table change,
+    # a port coming back) are only a sign of one
+    confirm=lambda hits, ctx: any(
+        re.search(r"port error|fatal|catastrophic|link|death", h.facts.get("ib_event", ""), re.IGNORECASE)
+        for h in hits
+    ),
+    absorbs=("nccl_error", "nccl_system_error", "network_interface"),
+    describe=_network_fault,
+)
+
+
 def _duplicate_gpu(hits: list[Hit], ctx: Context) -> tuple[str, str]:
-    facts = next((h.facts for h in hits if "detected" in h.facts), None)
-    if facts is None:
-        return (
-            "NCCL invalid usage: most often two ranks on one GPU (more processes than GPUs, or every rank on "
-            "cuda:0)" + on_ranks(hits),
-            "Start at most one process per GPU (--nproc_per_node = the number of GPUs on that host) and make "
-            "each rank pick its own before init_process_group:\n"
-            "torch.cuda.set_device(int(os.environ['LOCAL_RANK']))\n"
-            "Do not set CUDA_VISIBLE_DEVICES to one GPU for every rank of a host; with one GPU per host, "
-            "LOCAL_RANK is 0 on each. If the ranks do have GPUs of their own, rerun with NCCL_DEBUG=INFO: "
-            "the WARN line before the error names the misuse.",
-        )
+    facts = next((h.facts for h in hits if "detected" in h.facts), {})
     summary = (
         f"duplicate GPU: rank {facts.get('rank_a', '?')} and rank {facts.get('rank_b', '?')} both on CUDA "
         f"device {facts.get('bus_id', '?')} (bus id)"
@@ -527,20 +591,78 @@ def _duplicate_gpu(hits: list[Hit], ctx: Context) -> tuple[str, str]:
     return summary, fix
 
 
+def _gpu_selection(hits: list[Hit], ctx: Context) -> tuple[str, str]:
+    pick = (
+        "Make each rank pick its own GPU from LOCAL_RANK (not RANK, which counts across hosts) before "
+        "init_process_group:\n"
+        "torch.cuda.set_device(int(os.environ['LOCAL_RANK']))\n"
+        "Start at most one process per GPU (--nproc_per_node = the number of GPUs on that host), and do not set "
+        "CUDA_VISIBLE_DEVICES to one GPU for every rank of a host; with one GPU per host, LOCAL_RANK is 0 on each."
+    )
+    found = next((h.facts for h in hits if "buffer_device" in h.facts), None)
+    if found is not None:
+        return (
+            f"the {found['buffer']} of a collective is on GPU {found['buffer_device']}, the rank's NCCL "
+            f"communicator on GPU {found['nccl_device']}: the rank did not make its own GPU current"
+            + on_ranks(hits),
+            pick + "\nCreate the tensors on that device (torch.device('cuda', LOCAL_RANK)), not on cuda:0.",
+        )
+    if any("busy" in h.facts for h in hits):
+        return (
+            "the GPU this process chose is busy or unavailable: another process holds it (a GPU in "
+            "exclusive-process mode, two ranks on one GPU, another job) or it is not usable" + on_ranks(hits),
+            pick + "\nCheck who holds the GPUs and their compute mode: nvidia-smi; nvidia-smi -q | grep "
+            "'Compute Mode' (Exclusive_Process allows one process per GPU; a scheduler that hands out GPUs in "
+            "that mode also sets CUDA_VISIBLE_DEVICES itself: do not overwrite it in the script). Stop leftover "
+            "processes of an earlier run. If no other process holds it, the GPU itself may be gone: "
+            "dmesg | grep -i xid (79: fallen off the bus) — then the host needs a GPU reset or a reboot.",
+        )
+    return (
+        "NCCL invalid usage: most often the ranks picked their GPUs wrongly (two ranks on one GPU, every rank "
+        "on cuda:0, the device taken from RANK instead of LOCAL_RANK)" + on_ranks(hits),
+        pick
+        + "\nIf the ranks do have GPUs of their own, rerun with NCCL_DEBUG=WARN: the WARN line before the "
+        "error names the misuse.",
+    )
+
+
+GPU_SELECTION = Recogniser(
+    # NCCL's ncclInvalidUsage ("invalid usage (run with NCCL_DEBUG=WARN for details)") is any misuse of its API;
+    # at start-up it is nearly always the ranks' choice of GPU. cudaErrorDevicesUnavailable (46): the GPU is
+    # held by another process in exclusive mode, or is unusable.
+    kind="gpu_selection",
+    title="ranks on the wrong GPUs",
+    anchors=("invalid usage", "busy or unavailable", "mismatchs with NCCL device"),
+    templates=(
+        "nccl:invalid-usage-run-with-nccl-debug",
+        "cuda_runtime:devices-unavailable",
+        # NCCL src/enqueue.cc (ArgsCheck): a buffer on another GPU than the communicator's: the rank did not
+        # make its own GPU current (torch.cuda.set_device) before the collective
+        "nccl:allocated-on-device-mismatchs-with-nccl",
+    ),
+    match=R(
+        r"NCCL[^\n]{0,300}invalid usage|ncclInvalidUsage|(?P<busy>busy or unavailable)|"
+        r"(?P<buffer>\w+) allocated on device (?P<buffer_device>\d+) mismatchs with NCCL device (?P<nccl_device>\d+)"
+    ),
+    # both messages name what went wrong, not which choice caused it: only likely
+    generic=("invalid usage", "busy or unavailable"),
+    absorbs=("nccl_error", "nccl_system_error"),
+    describe=_gpu_selection,
+)
+
+
 DUPLICATE_GPU = Recogniser(
     # NCCL src/init.cc: "Duplicate GPU detected : rank %d and rank %d both on CUDA device %lx"
     kind="duplicate_gpu",
     title="two ranks on one GPU",
-    anchors=("Duplicate GPU detected", "invalid usage"),
-    templates=("nccl:duplicate-gpu-detected-rank-and-rank", "nccl:invalid-usage-run-with-nccl-debug"),
-    match=R(r"Duplicate GPU detected|NCCL[^\n]{0,300}invalid usage|ncclInvalidUsage"),
+    anchors=("Duplicate GPU detected",),
+    templates=("nccl:duplicate-gpu-detected-rank-and-rank",),
+    match=R(r"Duplicate GPU detected"),
     facts=(
         R(r"rank (?P<rank_a>\d+) and rank (?P<rank_b>\d+) both on CUDA device (?P<bus_id>\w+)"),
         R(r"(?P<detected>Duplicate GPU detected)"),
     ),
-    # "invalid usage" alone is any misuse of NCCL; two ranks on one GPU is its usual cause at start-up
-    confirm=lambda hits, ctx: any("detected" in h.facts for h in hits),
-    absorbs=("nccl_error", "nccl_system_error"),
+    absorbs=("nccl_error", "nccl_system_error", "gpu_selection"),
     describe=_duplicate_gpu,
 )
 
@@ -607,6 +729,7 @@ BACKEND_UNAVAILABLE = Recogniser(
         R(r"No rendezvous handler for (?P<rdzv_scheme>\w+)://"),
         R(r"(?P<no_distributed>built without distributed support|has no attribute '_c10d_init')"),
     ),
+    reject=R(r"associated with device type cpu\b"),  # a CPU tensor on an NCCL group: cpu_tensor_nccl
     describe=_backend,
 )
 
@@ -625,11 +748,15 @@ GPU_P2P = Recogniser(
     templates=(
         "cuda_runtime:peer-access-unsupported",
         "nccl:failed-to-open-cuda-ipc-handle",
+        "nccl:failed-to-peer-with-device",  # NCCL src/transport/p2p.cc, cudaDeviceEnablePeerAccess failed
     ),
     title="GPU peer-to-peer failure",
-    anchors=("peer access is not supported", "failed to open CUDA IPC handle"),
+    anchors=("peer access is not supported", "failed to open CUDA IPC handle", "failed to peer with device"),
     facts=(
-        R(r"(?P<what>failed to open CUDA IPC handle[^\n]{0,120}|peer access is not supported[^\n]{0,80})"),
+        R(
+            r"(?P<what>failed to open CUDA IPC handle[^\n]{0,120}|peer access is not supported[^\n]{0,80}|"
+            r"failed to peer with device[^\n]{0,80})"
+        ),
     ),
     absorbs=("nccl_error",),
     describe=_p2p,
@@ -664,9 +791,12 @@ def _version_mismatch(hits: list[Hit], ctx: Context) -> tuple[str, str]:
 NCCL_VERSION_MISMATCH = Recogniser(
     # NCCL src/init.cc: "Mismatched NCCL version detected : rank %d version %d rank %d version %d"
     kind="nccl_version_mismatch",
-    templates=("nccl:mismatched-nccl-version-detected-rank-version",),
+    templates=(
+        "nccl:mismatched-nccl-version-detected-rank-version",
+        "nccl:nccl-version-mismatch-with-remote-peer",  # NCCL 2.25+ src/transport/net.cc
+    ),
     title="NCCL versions differ between ranks",
-    anchors=("Mismatched NCCL version detected",),
+    anchors=("Mismatched NCCL version detected", "NCCL version mismatch with remote peer"),
     facts=(
         R(r"rank (?P<rank_a>\d+) version (?P<version_a>\d+) rank (?P<rank_b>\d+) version (?P<version_b>\d+)"),
     ),
@@ -774,7 +904,9 @@ RECOGNISERS = (
     HOSTNAME_RESOLUTION,
     NCCL_VERSION_MISMATCH,
     DUPLICATE_GPU,
+    GPU_SELECTION,
     GPU_P2P,
+    NETWORK_FAULT,
     NETWORK_INTERFACE,
     NCCL_SYSTEM_ERROR,
     BACKEND_UNAVAILABLE,

@@ -8,7 +8,16 @@ from __future__ import annotations
 
 import re
 
-from torchdoctor.explain.recognisers import Context, Hit, Recogniser, first, merged, on_ranks, size_in_bytes
+from torchdoctor.explain.recognisers import (
+    Alternative,
+    Context,
+    Hit,
+    Recogniser,
+    first,
+    merged,
+    on_ranks,
+    size_in_bytes,
+)
 
 R = re.compile
 _SIZE = r"(?P<{0}>\d+(?:\.\d+)?) ?(?P<{0}_unit>[KMGTPE]?i?B)\b"
@@ -300,10 +309,12 @@ DRIVER_TOO_OLD = Recogniser(
     templates=(
         "cuda_runtime:insufficient-driver",
         "cuda_runtime:compat-not-supported",
+        "nccl:cuda-driver-version-found-is-minimum",  # NCCL src/init.cc
     ),
     title="NVIDIA driver too old",
     anchors=(
         "driver on your system is too old",
+        "CUDA Driver version found is",
         "driver version is insufficient for CUDA runtime version",
         "forward compatibility was attempted on non supported HW",
         "cudaErrorInsufficientDriver",
@@ -311,6 +322,7 @@ DRIVER_TOO_OLD = Recogniser(
     span=2,
     facts=(
         R(r"too old \(found version (?P<found_version>\d{4,6})\)"),
+        R(r"CUDA Driver version found is (?P<found_version>\d{4,6})"),
         R(r"(?P<insufficient>driver version is insufficient)"),
         R(r"(?P<compat>forward compatibility was attempted)"),
         R(r"\btorch[ =]=?(?P<torch_version>\d+\.\d+(?:\.\d+)?[\w.+]*)"),
@@ -318,6 +330,15 @@ DRIVER_TOO_OLD = Recogniser(
     # cudart's "insufficient" is also what a machine with no NVIDIA driver at all gets: the driver's own
     # version (torch's "found version N") or an NVIDIA stack in the log makes it certain
     confirm=lambda hits, ctx: any("found_version" in h.facts or "compat" in h.facts for h in hits),
+    also=(
+        Alternative(
+            "cuda_unavailable",
+            "no NVIDIA driver or no NVIDIA GPU at all (the CUDA runtime says the same then)",
+            "Check that the machine has an NVIDIA GPU and its driver: nvidia-smi (no such command, or no GPU "
+            "listed: install the driver, or in a container start it with --gpus all / nvidia-docker). Without "
+            "an NVIDIA GPU, run a CPU build of torch.",
+        ),
+    ),
     describe=_driver,
 )
 
@@ -371,12 +392,17 @@ def _no_cuda(hits: list[Hit], ctx: Context) -> tuple[str, str]:
             "The NVIDIA kernel module loaded is not the driver version installed (an upgrade without a reboot): "
             "reboot, or reload the module (sudo rmmod nvidia_uvm nvidia_drm nvidia_modeset nvidia; nvidia-smi)."
         )
-    elif "driver" in what:
-        fix = "No NVIDIA driver is loaded: install it (sudo apt install cuda-drivers) and check `nvidia-smi`."
+    elif "driver" in what or "cannot open" in what:
+        fix = (
+            "No NVIDIA driver is loaded: install it (sudo apt install cuda-drivers) and check `nvidia-smi`; in a "
+            "container, start it with the GPUs (docker run --gpus all, or nvidia-docker), which mounts the "
+            "driver's libraries in."
+        )
     else:
         fix = (
             "No GPU is visible to this process: CUDA_VISIBLE_DEVICES is empty or wrong, or the container was "
-            "started without the GPUs (docker run --gpus all)."
+            "started without the GPUs (docker run --gpus all; older Docker: nvidia-docker run), or the machine "
+            "has no NVIDIA GPU at all (`nvidia-smi -L`)."
         )
     return what + on_ranks(hits), fix
 
@@ -384,16 +410,31 @@ def _no_cuda(hits: list[Hit], ctx: Context) -> tuple[str, str]:
 CUDA_UNAVAILABLE = Recogniser(
     # torch/cuda/__init__.py (_lazy_init), c10/cuda
     kind="cuda_unavailable",
-    templates=("torch:torch-not-compiled-with-cuda-enabled",),
+    templates=("torch:torch-not-compiled-with-cuda-enabled", "system:ld-cannot-open-shared-object"),
     title="no usable CUDA",
     anchors=(
         "Torch not compiled with CUDA enabled",
         "Found no NVIDIA driver on your system",
         "No CUDA GPUs are available",
+        # the driver's own libraries (the dynamic loader's message): no driver on the machine or in the container
+        "libcuda.so.1: cannot open shared object file: No such file or directory",
+        "libnvidia-ml.so.1: cannot open shared object file: No such file or directory",
     ),
     facts=(
         R(
-            r"(?P<what>Torch not compiled with CUDA enabled|Found no NVIDIA driver on your system|No CUDA GPUs are available)"
+            r"(?P<what>Torch not compiled with CUDA enabled|Found no NVIDIA driver on your system|No CUDA GPUs are available|"
+            r"(?:libcuda|libnvidia-ml)\.so\.1: cannot open shared object file)"
+        ),
+    ),
+    # "No CUDA GPUs are available" says none is visible, not why: a container or machine without them, or
+    # CUDA_VISIBLE_DEVICES naming GPUs this process does not have
+    generic=("No CUDA GPUs are available",),
+    also=(
+        Alternative(
+            "gpu_selection",
+            "CUDA_VISIBLE_DEVICES naming GPUs that are not there",
+            "Set CUDA_VISIBLE_DEVICES to indices `nvidia-smi -L` lists (or unset it), and do not set it inside "
+            "the script after a scheduler has set it.",
         ),
     ),
     describe=_no_cuda,

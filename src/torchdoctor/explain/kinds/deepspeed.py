@@ -16,6 +16,19 @@ R = re.compile
 
 def _config_mismatch(hits: list[Hit], ctx: Context) -> tuple[str, str]:
     facts = merged(hits)
+    if facts.get("train_batch"):
+        summary = (
+            f"DeepSpeed's batch sizes do not add up: train_batch_size {facts['train_batch']} != "
+            f"micro batch {facts['micro_batch']} x gradient accumulation {facts['grad_acc']} x world size "
+            f"{facts['world_size']}" + on_ranks(hits)
+        )
+        fix = (
+            "DeepSpeed requires train_batch_size = train_micro_batch_size_per_gpu x gradient_accumulation_steps "
+            "x the number of GPUs (world size). A config written for another number of GPUs breaks this: set the "
+            'three values in the DeepSpeed JSON to "auto" (with the HF Trainer / accelerate, which fill them '
+            "in), or leave train_batch_size out so DeepSpeed computes it, or recompute it for this world size."
+        )
+        return summary, fix
     if facts.get("ignored"):
         ignored = facts["ignored"].strip()
         summary = (
@@ -61,14 +74,17 @@ DEEPSPEED_CONFIG_MISMATCH = Recogniser(
     anchors=(
         "DeepSpeed config values that mismatch",
         "the following accelerate config variables will be ignored",
+        "train_batch_size is not equal to micro_batch_per_gpu",
     ),
     templates=(
         "transformers:please-correct-the-following-deepspeed-config",
         "accelerate:please-correct-the-following-deepspeed-config",
         "accelerate:when-using-deepspeed-config-file-the",
+        "deepspeed:check-batch-related-parameters-train-batch",  # deepspeed/runtime/config.py _batch_assertion
     ),
     span=6,
     facts=(
+        R(r"(?P<train_batch>\d+) != (?P<micro_batch>\d+) \* (?P<grad_acc>\d+) \* (?P<world_size>\d+)"),
         R(r"- ds (?P<ds_key>[\w.]+)=(?P<ds_value>\S{1,40}) vs (?P<hf_key>hf [\w|.]+)=(?P<hf_value>\S{1,40})"),
         R(r"will be ignored: (?P<ignored>\[[^\]\n]{0,400}\]?)"),
     ),

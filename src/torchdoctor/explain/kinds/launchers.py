@@ -66,6 +66,14 @@ LOCAL_RANK_ARGUMENT = Recogniser(
 
 def _launch_command(hits: list[Hit], ctx: Context) -> tuple[str, str]:
     facts = merged(hits)
+    if facts.get("hostfile"):
+        return (
+            f"the deepspeed launcher cannot use its hostfile: {facts['hostfile'].strip()}" + on_ranks(hits),
+            "The hostfile (--hostfile, default /job/hostfile) lists one host a line as `<host> slots=<GPUs>`, "
+            "e.g.\n    node1 slots=8\n    node2 slots=8\nwith host names every node resolves and reaches by "
+            "passwordless ssh (pdsh). --num_nodes must not exceed the hosts listed; without a hostfile deepspeed "
+            "runs on this machine only.",
+        )
     prog = facts.get("prog", "train.py")
     summary = f"{prog} received the launcher's own options ({facts.get('options', '').strip()[:120]})"
     fix = (
@@ -78,10 +86,25 @@ def _launch_command(hits: list[Hit], ctx: Context) -> tuple[str, str]:
 
 LAUNCH_COMMAND = Recogniser(
     kind="launch_command",
-    title="launcher options after the script",
-    anchors=("unrecognized arguments: ",),
-    templates=("system:argparse-unrecognized-arguments",),
-    match=R(rf"unrecognized arguments: (?P<options>[^\n]{{0,300}}?(?:{LAUNCHER_OPTIONS})[^\n]{{0,200}})"),
+    title="malformed launch command",
+    anchors=(
+        "unrecognized arguments: ",
+        "Hostfile is empty or not formatted correctly",
+        "Bad hostfile text",
+        "no extra nodes available via hostfile",
+    ),
+    templates=(
+        "system:argparse-unrecognized-arguments",
+        # deepspeed/launcher/runner.py: the hostfile the multi-node launcher reads
+        "deepspeed:hostfile-is-empty-or-not-formatted",
+        "deepspeed:bad-hostfile-text",
+        "deepspeed:num-nodes-is-but-no-extra",
+    ),
+    match=R(
+        rf"unrecognized arguments: (?P<options>[^\n]{{0,300}}?(?:{LAUNCHER_OPTIONS})[^\n]{{0,200}})|"
+        r"(?P<hostfile>Hostfile is empty or not formatted correctly|Bad hostfile text[^\n]{0,200}|"
+        r"Num nodes is >1 but no extra nodes available via hostfile)"
+    ),
     facts=(R(r"(?P<prog>[\w./-]{1,100}): error:"),),
     absorbs=("local_rank_argument",),
     describe=_launch_command,

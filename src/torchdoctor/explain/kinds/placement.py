@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 
-from torchdoctor.explain.recognisers import Context, Hit, Recogniser, has_fact, merged, on_ranks
+from torchdoctor.explain.recognisers import Alternative, Context, Hit, Recogniser, merged, on_ranks
 
 R = re.compile
 
@@ -83,6 +83,21 @@ DEVICE_MISMATCH = Recogniser(
         "replica" in ctx.facts
         or any("cpu" in (h.facts.get("device_a", "") + h.facts.get("device_b", "")).lower() for h in hits)
     ),
+    also=(
+        Alternative(
+            "device_map_distributed",
+            "a model spread over the GPUs (device_map='auto') in a run of several processes",
+            "Under a multi-process launcher each process keeps the whole model on its own GPU: load it with "
+            "device_map={'': int(os.environ['LOCAL_RANK'])} (or no device_map), or run one process "
+            "(--num_processes=1) and let device_map spread the model.",
+        ),
+        Alternative(
+            "gpu_selection",
+            "ranks that picked their GPUs wrongly",
+            "Each rank uses the GPU of its LOCAL_RANK (torch.cuda.set_device(LOCAL_RANK)); check how the "
+            "launcher or the cluster (SLURM_NTASKS_PER_NODE, CUDA_VISIBLE_DEVICES) maps ranks to GPUs.",
+        ),
+    ),
     describe=_devices,
 )
 
@@ -104,8 +119,13 @@ def _cpu_tensor(hits: list[Hit], ctx: Context) -> tuple[str, str]:
 CPU_TENSOR_NCCL = Recogniser(
     kind="cpu_tensor_nccl",
     title="CPU tensor in an NCCL collective",
-    anchors=("Tensors must be CUDA and dense",),
-    templates=("torch_native:tensors-must-be-cuda-and-dense",),
+    # torch 1.x ProcessGroupNCCL's check; torch 2.x's dispatcher says it as "No backend type associated with
+    # device type cpu" when the group has only NCCL
+    anchors=("Tensors must be CUDA and dense", "No backend type associated with device type cpu"),
+    templates=(
+        "torch_native:tensors-must-be-cuda-and-dense",
+        "torch_cpp:no-backend-type-associated-with-device",
+    ),
     describe=_cpu_tensor,
 )
 
@@ -130,10 +150,13 @@ DEVICE_MAP_DISTRIBUTED = Recogniser(
     anchors=(
         "has been loaded with `device_map='auto'` in any distributed mode",
         "contains `DTensor` parameters",
+        "on a different device than the one you're training on",
     ),
     templates=(
         "accelerate:you-can-train-model-that-has",
         "accelerate:your-model-contains-dtensor-parameters-which",
+        # accelerate/accelerator.py prepare_model: a 4/8-bit model placed on another GPU than this process's
+        "accelerate:you-can-train-model-that-has-4",
     ),
     describe=_device_map,
 )
@@ -147,38 +170,63 @@ def _syncbn(hits: list[Hit], ctx: Context) -> tuple[str, str]:
             "Move the model and inputs to the GPU (model.cuda(LOCAL_RANK)) before the forward pass, or convert "
             "SyncBatchNorm back to BatchNorm (norm_cfg type='BN') to run on the CPU.",
         )
-    syncbn = "saw_syncbn" in ctx.facts
-    summary = (
+    return (
         "SyncBatchNorm (SyncBN) is used, but no process group was initialised: it only works in a "
-        "distributed run"
-        if syncbn
-        else "the default process group is not initialised: a distributed call (SyncBN, a collective, "
-        "DistributedSampler) ran in a run that never called init_process_group"
+        "distributed run" + on_ranks(hits),
+        SYNCBN_FIX,
     )
-    fix = (
-        "SyncBatchNorm synchronises statistics across processes, so it needs init_process_group: in a "
-        "single-process run (a notebook, python train.py) use plain BatchNorm (SyncBN -> BN, e.g. "
-        "norm_cfg=dict(type='BN')); or start the run with torchrun --nproc_per_node=N so the script "
-        "initialises the process group before building the model."
+
+
+SYNCBN_FIX = (
+    "SyncBatchNorm synchronises statistics across processes, so it needs init_process_group: in a "
+    "single-process run (a notebook, python train.py) use plain BatchNorm (SyncBN -> BN, e.g. "
+    "norm_cfg=dict(type='BN')); or start the run with torchrun --nproc_per_node=N so the script "
+    "initialises the process group before building the model."
+)
+NO_GROUP = (
+    "Default process group has not been initialized",
+    "Default process group is not initialized",
+)
+
+
+def _not_launched(hits: list[Hit], ctx: Context) -> tuple[str, str]:
+    return (
+        "the default process group is not initialised: a distributed call (a collective, DistributedSampler, "
+        "DDP, get_rank) ran in a process that never called init_process_group — most often the script was "
+        "started as one plain python process instead of by a distributed launcher" + on_ranks(hits),
+        "Start it with the launcher the code expects, one process per GPU, e.g.\n"
+        "torchrun --nproc_per_node=<GPUs> train.py   # or: accelerate launch / deepspeed / srun\n"
+        "and make sure the script calls torch.distributed.init_process_group() (directly or through its "
+        "framework's distributed option) before the first distributed call. To run on one GPU without a "
+        "launcher, take the single-process path (no DistributedSampler, no DDP, no dist.* calls).",
     )
-    return summary + on_ranks(hits), fix
+
+
+NOT_LAUNCHED_DISTRIBUTED = Recogniser(
+    kind="not_launched_distributed",
+    title="distributed code in a process that was not started distributed",
+    anchors=NO_GROUP,
+    templates=("torch:default-process-group-has-not-been",),
+    # the message says no process group exists, not why: a plain `python train.py`, an init the code skipped,
+    # or SyncBatchNorm in a single-process run — only likely, with the SyncBN reading named beside it
+    confirm=lambda hits, ctx: False,
+    also=(Alternative("syncbn_misuse", "SyncBatchNorm in a single-process run", SYNCBN_FIX),),
+    describe=_not_launched,
+)
 
 
 SYNCBN_MISUSE = Recogniser(
     kind="syncbn_misuse",
     title="SyncBatchNorm outside a distributed run",
-    anchors=(
-        "Default process group has not been initialized",
-        "Default process group is not initialized",
-        "SyncBatchNorm expected input tensor to be on GPU",
-    ),
+    anchors=(*NO_GROUP, "SyncBatchNorm expected input tensor to be on GPU"),
     templates=(
         "torch:default-process-group-has-not-been",
         "torch:syncbatchnorm-expected-input-tensor-to-be",
     ),
     facts=(R(r"(?P<syncbn_device>SyncBatchNorm expected input tensor to be on GPU)"),),
-    # "Default process group ..." is any distributed call without init; SyncBN in the log makes it certain
-    confirm=lambda hits, ctx: "saw_syncbn" in ctx.facts or has_fact("syncbn_device")(hits, ctx),
+    # "Default process group ..." is any distributed call without init: SyncBN only when the log shows it
+    requires=("saw_syncbn",),
+    absorbs=("not_launched_distributed",),
     describe=_syncbn,
 )
 
@@ -266,6 +314,17 @@ DDP_NO_GRAD_PARAMS = Recogniser(
 
 
 def _mpi(hits: list[Hit], ctx: Context) -> tuple[str, str]:
+    argument = merged(hits).get("hydra_argument")
+    if argument:
+        return (
+            f"MPICH's mpiexec (Hydra) does not know the argument {argument}: the command, or the program it "
+            "starts, was written for another MPI (Open MPI's options, a program built against Open MPI)"
+            + on_ranks(hits),
+            "Use one MPI throughout: check which one runs (mpiexec --version; `which mpirun mpiexec`) and which "
+            "one mpi4py / torch were built against (python -c 'import mpi4py; print(mpi4py.get_config())'). "
+            "Open MPI options (--allow-run-as-root, -x VAR, --oversubscribe, --mca) are MPICH's -genv VAR / "
+            "-f hostfile; or put Open MPI's mpirun first on PATH.",
+        )
     return (
         "the MPI backend got a CUDA tensor, and this MPI is not CUDA-aware" + on_ranks(hits),
         "Use the NCCL backend for GPU tensors (RCCL on ROCm: backend='nccl' there too), keeping MPI only to "
@@ -274,11 +333,31 @@ def _mpi(hits: list[Hit], ctx: Context) -> tuple[str, str]:
     )
 
 
+# Open MPI's own options and its PMI's argument: MPICH's Hydra not knowing one of them names the mix-up
+_OPEN_MPI_ARGUMENTS = {
+    "pmi_args",
+    "allow-run-as-root",
+    "oversubscribe",
+    "mca",
+    "map-by",
+    "bind-to",
+    "x",
+    "npernode",
+}
+
 MPI_IMPLEMENTATION = Recogniser(
     kind="mpi_implementation",
-    title="MPI without CUDA support",
-    anchors=("doesn't have CUDA-aware MPI support",),
-    templates=("torch_native:mpi-not-cuda-aware",),
+    title="MPI implementation that lacks what the job needs",
+    anchors=("doesn't have CUDA-aware MPI support", "): unrecognized argument "),
+    templates=("torch_native:mpi-not-cuda-aware", "system:mpich-hydra-unrecognized-argument"),
+    match=R(
+        r"doesn't have CUDA-aware MPI support|\[mpiexec@[^\]\s]{1,255}\] match_arg \([^)\n]{1,100}\): unrecognized"
+    ),
+    facts=(R(r"match_arg \([^)\n]{1,100}\): unrecognized argument (?P<hydra_argument>[\w-]{1,60})"),),
+    # Hydra refusing an argument is also a typo in the command: certain only for another MPI's argument
+    confirm=lambda hits, ctx: any(
+        h.facts.get("hydra_argument", "pmi_args").lstrip("-") in _OPEN_MPI_ARGUMENTS for h in hits
+    ),
     describe=_mpi,
 )
 
@@ -292,5 +371,6 @@ RECOGNISERS = (
     CPU_TENSOR_NCCL,
     NONCONTIGUOUS_TENSOR,
     DEVICE_MISMATCH,
+    NOT_LAUNCHED_DISTRIBUTED,
     SYNCBN_MISUSE,
 )

@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 
 from torchdoctor.explain.kinds.comm import GLOO_TIMEOUT, LAST_WORK, PEER_CLOSED, WATCHDOG_HINT
-from torchdoctor.explain.recognisers import Context, Hit, Recogniser, first, on_ranks
+from torchdoctor.explain.recognisers import Alternative, Context, Hit, Recogniser, first, on_ranks
 from torchdoctor.rank_list import who
 
 R = re.compile
@@ -233,6 +233,7 @@ RANK_DIVERGENCE = Recogniser(
         "nccl:mismatched-collective-detected-please-check-your",
         "nccl:net-ib-req-tag-peer-collective",
         "nccl:message-truncated-received-bytes-instead-of",
+        "nccl:net-socket-peer-message-truncated-receiving",
         "accelerate:cannot-apply-desired-operation-due-to",
     ),
     title="ranks ran different collectives",
@@ -243,7 +244,19 @@ RANK_DIVERGENCE = Recogniser(
         "collective mismatch error",
         "op.preamble.length <= op.nbytes",
         "Message truncated : received",
+        "message truncated : receiving",
         "due to shape mismatches",
+    ),
+    # NCCL's socket transport says it itself: a truncated message is different collective sizes on the ranks,
+    # or settings (NCCL_PROTO, NCCL_ALGO) that differ between them, or an unhealthy network
+    generic=("message truncated : receiving",),
+    also=(
+        Alternative(
+            "nccl_env_value",
+            "NCCL settings that differ between the ranks",
+            "Set the NCCL_* variables the same on every host, or unset them (NCCL_PROTO, NCCL_ALGO above all): "
+            "env | grep NCCL_ on each host, and the job script's exports.",
+        ),
     ),
     facts=(
         R(
@@ -257,7 +270,7 @@ RANK_DIVERGENCE = Recogniser(
         ),
         R(r"local size (?P<size_a>\d+) remote size (?P<size_b>\d+)"),
         R(r"op\.preamble\.length <= op\.nbytes\. (?P<size_a>\d+) vs (?P<size_b>\d+)"),
-        R(r"received (?P<size_a>\d+) bytes instead of (?P<size_b>\d+)"),
+        R(r"receiv(?:ed|ing) (?P<size_a>\d+) bytes instead of (?P<size_b>\d+)"),
         R(r"around rank (?P<rank_a>\d+)"),
     ),
     describe=_divergence,
@@ -350,6 +363,35 @@ CHILD_FAILED = Recogniser(
 )
 
 
+def _shutdown(hits: list[Hit], ctx: Context) -> tuple[str, str]:
+    return (
+        "the process group was never destroyed: the run ended without destroy_process_group"
+        + on_ranks(hits)
+        + " — a run that hangs or crashes at exit (after training finished) does so here",
+        "End the script the same way on every rank, after everything that talks to the other ranks or "
+        "runs in the background is done:\n"
+        "    wandb.finish()          # and other loggers / DataLoader workers / threads\n"
+        "    dist.barrier()          # every rank reaches the end (no rank-0-only work still running)\n"
+        "    dist.destroy_process_group()\n"
+        "A rank that returns early (or a logger process still running) leaves the others waiting in their last "
+        "collective, or keeps the job alive after training.",
+    )
+
+
+SHUTDOWN_HANG = Recogniser(
+    # torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp (torch 2.4+), printed from ~ProcessGroupNCCL at exit
+    kind="shutdown_hang",
+    title="exit without destroy_process_group",
+    anchors=("has NOT been destroyed before we destruct",),
+    templates=("torch_native:process-group-has-not-been-destroyed",),
+    # every run that exits without cleaning up prints it, healthy or not: a finding only when nothing else in
+    # the log explains the failure, and then only likely
+    fallback=True,
+    confirm=lambda hits, ctx: False,
+    describe=_shutdown,
+)
+
+
 RECOGNISERS = (
     DDP_MODEL_MISMATCH,
     RANK_DIVERGENCE,
@@ -357,4 +399,5 @@ RECOGNISERS = (
     COLLECTIVE_TIMEOUT,
     PEER_GONE,
     CHILD_FAILED,
+    SHUTDOWN_HANG,
 )

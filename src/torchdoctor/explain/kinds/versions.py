@@ -1,0 +1,141 @@
+"""Kinds of failure that come from the versions installed: a package older or newer than the code needs, and
+an error raised inside a library rather than in the user's code (most often that version's bug).
+
+The messages are the packages' own version checks (``transformers/utils/versions.py``'s ``require_version``,
+accelerate's, Lightning's and DeepSpeed's "requires X >= v" checks) and CPython's ``cannot import name``.
+`library_bug` reads an exception no known kind covers: raised in an installed package's frame, of a type a
+caller's bad value or a version's bug raises (not a ValueError the library raises on purpose).
+"""
+
+from __future__ import annotations
+
+import re
+
+from torchdoctor.explain.first_failure import Raised, cut
+from torchdoctor.explain.recognisers import Context, Hit, Recogniser, merged, on_ranks
+
+R = re.compile
+
+# "requires PyTorch >= 2.2.0", "requires `accelerate>=1.1.0`", "requires deepspeed>=0.16.4"
+_REQUIRES = R(
+    r"(?P<what>[\w`' .>=-]{0,60}?)\brequires (?:a |the )?[`'\"]?(?P<package>[A-Za-z][\w-]{1,40})[`'\"]? ?"
+    r"(?:version )?>= ?(?P<needed>\d+(?:\.\w+)*)"
+)
+_NORMAL_FUNCTIONING = R(
+    r"(?P<requirement>[\w\-.<>=!~, ]{1,100}) is required for a normal functioning of this module, "
+    r"but found (?P<found>[\w\-.=+]{1,100})"
+)
+_CANNOT_IMPORT = R(r"cannot import name '(?P<name>\w{1,100})' from '(?P<module>[\w.]{1,200})'")
+_DETECTED = R(r"Detected (?P<package2>\w+) version: (?P<found2>\d+(?:\.[\w+]+)*)")
+
+
+def _dependency(hits: list[Hit], ctx: Context) -> tuple[str, str]:
+    facts = merged(hits)
+    if "requirement" in facts:
+        requirement, found = facts["requirement"].strip(), facts["found"]
+        package = re.split(r"[<>=!~ ]", requirement, maxsplit=1)[0]
+        return (
+            f"{requirement} is needed, {found} is installed" + on_ranks(hits),
+            f"Install the version the code needs, in the environment the job runs in:\n"
+            f"pip install '{requirement}'\n"
+            f"(or the versions the project's requirements file pins). Check with: pip show {package}",
+        )
+    if "package" in facts:
+        package, needed = facts["package"].strip("`'\""), facts["needed"]
+        what = facts.get("what", "").strip(" `'") or "this feature"
+        return (
+            f"{what} requires {package} >= {needed}"
+            + (f"; {facts['found2']} is installed" if "found2" in facts else "")
+            + on_ranks(hits),
+            f"Upgrade {package} to the version named (or turn the feature off):\n"
+            f"pip install -U '{package}>={needed}'\n"
+            "Then check that the other packages still agree: pip check",
+        )
+    name, module = facts.get("name", "?"), facts.get("module", "?")
+    top = module.split(".")[0]
+    return (
+        f"{module} has no {name}: the installed {top} is likely older or newer than the code that imports it"
+        + on_ranks(hits),
+        f"The installed {top} does not match the version the importing code was written for (a name added "
+        f"or removed between versions). Compare `pip show {top}` with the version the project's requirements "
+        f"pin, and install that one: pip install '{top}==<the pinned version>'. If {module} is your own module, "
+        "look for a circular import or a file of yours that shadows the package's name.",
+    )
+
+
+DEPENDENCY_VERSION = Recogniser(
+    kind="dependency_version",
+    title="package version the code does not support",
+    templates=(
+        "transformers:is-required-for-normal-functioning-of",
+        "accelerate:fsdp-requires-pytorch",
+        "accelerate:deepspeed-tp-requires-deepspeed-please-update-2",
+        "lightning:pytorch-requires-deepspeed-detected-deepspeed-version",
+        "transformers:using-the-trainer-with-pytorch-requires",
+        "system:cannot-import-name",
+    ),
+    anchors=(
+        "is required for a normal functioning of this module",
+        "requires PyTorch >=",
+        "requires deepspeed>=",
+        "requires DeepSpeed >=",
+        "requires `accelerate>=",
+        "cannot import name",
+    ),
+    # a name that cannot be imported is also a circular import or a file shadowing the package: only likely
+    generic=("cannot import name",),
+    match=R(
+        r"is required for a normal functioning|requires [`'\"]?[A-Za-z][\w-]{1,40}[`'\"]? ?(?:version )?>= ?\d|"
+        r"cannot import name '\w{1,100}' from '[\w.]{1,200}'"
+    ),
+    facts=(_NORMAL_FUNCTIONING, _REQUIRES, _CANNOT_IMPORT, _DETECTED),
+    describe=_dependency,
+)
+
+RECOGNISERS: tuple[Recogniser, ...] = (DEPENDENCY_VERSION,)
+
+# Exception types a library raises on a value it did not expect or on its own bug; ValueError, RuntimeError and
+# the like are also what a library raises on purpose to tell the user what is wrong, so they are not counted.
+BUG_TYPES = frozenset(
+    {
+        "TypeError",
+        "AttributeError",
+        "AssertionError",
+        "KeyError",
+        "IndexError",
+        "NameError",
+        "UnboundLocalError",
+    }
+)
+_PACKAGE = R(r"[/\\](?:site-packages|dist-packages)[/\\](?P<package>[A-Za-z_][\w]*)")
+
+
+def library_bug(raised: Raised) -> tuple[str, str, str] | None:
+    """(package, summary, fix) when ``raised`` was raised inside an installed package with a type its
+    version's bug (or a value it did not expect) raises; None otherwise."""
+    if raised.type not in BUG_TYPES or raised.raised_in is None:
+        return None
+    inside = _PACKAGE.search(raised.raised_in.file)
+    if inside is None:
+        return None
+    package = inside["package"]
+    path = raised.raised_in.file.replace("\\", "/")
+    if package == "torch" and "/torch/distributed/" not in path:
+        # torch's ops and nn raise these on the caller's values (a token id past the embedding, a forward()
+        # called with the wrong arguments): the user's data, not torch's version
+        return None
+    if "*args" in raised.raised_code and "**kwargs" in raised.raised_code:
+        return None  # a frame that only passes the caller's arguments on: the caller's mistake
+    code = f" (`{cut(raised.raised_code, 120)}`)" if raised.raised_code else ""
+    summary = (
+        f"{raised.text()} raised inside {package} ({raised.raised_in}), not in your code: "
+        f"a bug of the {package} version installed, or a value it does not expect from its caller"
+    )
+    fix = (
+        f"The error is raised in the code of {package}{code}. Most such errors are a bug of one version, or a "
+        f"version that does not match the package calling it: search the issues of {package} for the message, and "
+        f"update {package} (pip install -U {package}) — or install the version the project that calls it pins "
+        f"(pip show {package}; its requirements file). If the value it received comes from your code or "
+        "config, check it against the documentation of that version."
+    )
+    return package, summary, fix
