@@ -137,6 +137,10 @@ def main() -> None:
     print(f"{'ratio to recorder off, best times':<46} {min(noted) / min(off):>10.3f}")
     ratios = sorted(b / a for a, b in zip(off, noted, strict=True))
     print(f"{'median ratio over ' + str(jobs) + ' paired jobs':<46} {ratios[len(ratios) // 2]:>10.3f}")
+    print(f"{'call sites alone: ratio to recorder on, best':<46} {min(noted) / min(on):>10.3f}")
+    ratios = sorted(b / a for a, b in zip(on, noted, strict=True))
+    print(f"{'median ratio over ' + str(jobs) + ' paired jobs':<46} {ratios[len(ratios) // 2]:>10.3f}")
+    print(f"\nload average (1, 5, 15 min) at the end: {', '.join(f'{n:.1f}' for n in os.getloadavg())}")
 
 
 if __name__ == "__main__":
