@@ -134,3 +134,18 @@ def test_a_digest_row_that_does_not_read_is_refused_by_name_not_unpacked_wrongly
 
     with pytest.raises(ValueError, match="a digest row of process group 0 is not 8 fields"):
         from_digest({"rank": 1, "collectives": {"0": [[3, "all_reduce"]]}})
+
+
+def test_a_rank_stuck_in_destroy_process_group_is_shown_there_and_no_side_is_blamed_blindly(cli, kept):
+    # rank 1's unwaited async all_reduce pairs with rank 0's barrier as collective #4; gloo's teardown waits
+    # for it forever. Each rank's call sits under the same `if rank == 1: ... else:`, so which side is wrong
+    # cannot be told from the evidence: the verdict names the mismatch and both lines, and blames nobody.
+    script, planted, result, folder, found = run_fault(cli, "stuck_teardown")
+    kept.append(folder)
+    assert (
+        "inside destroy_process_group, which waits for this rank's collectives still in flight"
+        in result.stderr
+    )
+    assert "collective #4 has different operations on different ranks: rank 0: barrier #4" in result.stderr
+    assert f"rank 1: all_reduce #4 [4] Float ({script}:{planted['line'] + 1} in main)" in result.stderr
+    assert found["culprits"] == [] and "cannot be told" in result.stderr
