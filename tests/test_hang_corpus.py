@@ -136,6 +136,7 @@ def test_a_digest_row_that_does_not_read_is_refused_by_name_not_unpacked_wrongly
         from_digest({"rank": 1, "collectives": {"0": [[3, "all_reduce"]]}})
 
 
+@pytest.mark.timeout(300)  # a launch that imports torch on 2 ranks: minutes on a loaded 2-core machine
 def test_a_rank_stuck_in_destroy_process_group_is_shown_there_and_no_side_is_blamed_blindly(cli, kept):
     # rank 1's unwaited async all_reduce pairs with rank 0's barrier as collective #4; gloo's teardown waits
     # for it forever. Each rank's call sits under the same `if rank == 1: ... else:`, so which side is wrong

@@ -86,6 +86,7 @@ def wait_until_gone(pids, timeout=90.0):
     return [pid for pid in pids if running(pid)]
 
 
+@pytest.mark.timeout(360)  # waits up to 120 s for the workers to start, 90 s for them to end
 @pytest.mark.parametrize("flags", [(), ("--watchdog", "60")], ids=["plain", "watchdog"])
 def test_a_launcher_killed_with_sigkill_takes_torchrun_and_the_workers_along(tmp_path, flags):
     launcher, torchrun, workers = start_sleepers(tmp_path, *flags)
@@ -101,6 +102,7 @@ def test_a_launcher_killed_with_sigkill_takes_torchrun_and_the_workers_along(tmp
     assert not left, f"still running after the launcher was killed: {left} (torchrun {torchrun})"
 
 
+@pytest.mark.timeout(360)
 def test_workers_end_when_torchrun_itself_is_killed_with_sigkill(tmp_path):
     launcher, torchrun, workers = start_sleepers(tmp_path)
     try:
