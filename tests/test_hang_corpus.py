@@ -150,3 +150,38 @@ def test_a_rank_stuck_in_destroy_process_group_is_shown_there_and_no_side_is_bla
     assert "collective #4 has different operations on different ranks: rank 0: barrier #4" in result.stderr
     assert f"rank 1: all_reduce #4 [4] Float ({script}:{planted['line'] + 1} in main)" in result.stderr
     assert found["culprits"] == [] and "cannot be told" in result.stderr
+
+
+# torchrun's own lines at the end of a failed 2-rank job (dead_rank_exit, 2026-11-25): the agent's log line names
+# rank 1's exit code before the summary lists rank 0, stopped by torchrun, then rank 1
+TORCHRUN_TAIL = """\
+E1125 00:15:13.274000 22363 torch/distributed/elastic/multiprocessing/api.py:1002] failed (exitcode: 3) local_rank: 1 (pid: 22452) of binary: /work/main/.venv/bin/python
+ChildFailedError: 
+============================================================
+/work/wt/launchfix/tests/hang_faults/dead_rank_exit.py FAILED
+------------------------------------------------------------
+Failures:
+[1]:
+  time      : 2026-11-25_00:15:13
+  host      : localhost
+  rank      : 0 (local_rank: 0)
+  exitcode  : -15 (pid: 22451)  (SIGTERM)
+  error_file: <N/A>
+  traceback : Signal 15 (SIGTERM) received by PID 22451
+------------------------------------------------------------
+Root Cause (first observed failure):
+[0]:
+  time      : 2026-11-25_00:15:13
+  host      : localhost
+  rank      : 1 (local_rank: 1)
+  exitcode  : 3 (pid: 22452) 
+  error_file: <N/A>
+============================================================
+"""  # noqa: W291 - torchrun's trailing spaces, as it wrote them
+
+
+def test_each_rank_gets_its_own_exit_code_from_torchruns_summary_not_the_next_entrys():
+    from torchdoctor.hang.failure import exit_codes
+
+    # rank 0 was stopped by torchrun (a victim): were it given no code, it would be blamed with rank 1
+    assert exit_codes(TORCHRUN_TAIL) == {0: -15, 1: 3}
