@@ -52,7 +52,10 @@ def die_with_parent(parent: int, signum: int = signal.SIGKILL) -> bool:
 def dying_with_us(signum: int = signal.SIGTERM) -> Callable[[], None] | None:
     """A ``preexec_fn`` for `subprocess.Popen` that makes the command end with this process: it gets
     ``signum`` when we end, SIGKILL included. None where the kernel offers no such request (Popen then runs
-    nothing between fork and exec)."""
+    nothing between fork and exec).
+
+    The kernel ties the request to the thread that starts the command: start it from a thread that lives as
+    long as the command should (the one that waits for it)."""
     if _prctl is None:
         return None
     parent = os.getpid()
