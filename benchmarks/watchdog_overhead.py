@@ -6,9 +6,10 @@ each call's site noted (`torchdoctor.hang.calls`, which ``launch --watchdog`` ad
 
 Alternates the set-ups in many short rounds, so a busy machine hurts both alike, and reports each one's
 best time and the median of the per-round ratios. Prints milliseconds per step, microseconds per
-all_reduce, the ratios, and what one ``heartbeat()`` call costs.
+all_reduce (wall, and CPU of the calling thread: on a busy machine the wall time is mostly scheduling), the
+ratios, what one ``heartbeat()`` call costs, and the load average.
 
-    python benchmarks/watchdog_overhead.py [--quick]
+    python benchmarks/watchdog_overhead.py [--quick] [--other-source ../main/src]
 """
 
 from __future__ import annotations
@@ -50,20 +51,25 @@ x = torch.ones(8)
 for _ in range(200):
     dist.all_reduce(x)
 dist.barrier()
-start = time.perf_counter()
+start, cpu = time.perf_counter(), time.thread_time()
 for _ in range({count}):
     dist.all_reduce(x)
-elapsed = time.perf_counter() - start
+elapsed, cpu = time.perf_counter() - start, time.thread_time() - cpu
 if dist.get_rank() == 0:
-    print(elapsed / {count} * 1e6)
+    print(elapsed / {count} * 1e6, cpu / {count} * 1e6)
 dist.destroy_process_group()
 """
 
 
-def all_reduce_us(recorder_entries: int, count: int, notes: bool = False) -> float:
-    """Microseconds per ``all_reduce`` of 8 floats in a fresh 2-rank gloo job, the recorder holding
-    ``recorder_entries`` (0: off), each call's site noted (`torchdoctor.hang.calls`) with ``notes``; the
-    rank processes start as torchrun's would, on a store of ours."""
+def all_reduce_us(
+    recorder_entries: int, count: int, notes: bool = False, source: str | None = None
+) -> tuple[float, float]:
+    """Microseconds per ``all_reduce`` of 8 floats in a fresh 2-rank gloo job, and of them, the CPU time of
+    rank 0's calling thread (what the Python around the call costs; on a busy machine the wall time is
+    mostly waiting for the other rank to be scheduled). The recorder holds ``recorder_entries`` (0: off),
+    each call's site is noted (`torchdoctor.hang.calls`) with ``notes``, by the torchdoctor in ``source``
+    (a ``src`` folder; default: this one); the rank processes start as torchrun's would, on a store of
+    ours."""
     import torch.distributed as dist
 
     store = dist.TCPStore("127.0.0.1", 0, 2, True, timedelta(seconds=120), wait_for_workers=False)
@@ -80,18 +86,26 @@ def all_reduce_us(recorder_entries: int, count: int, notes: bool = False) -> flo
             "OMP_NUM_THREADS": "1",
             "TORCH_FR_BUFFER_SIZE": str(recorder_entries),
         }
+        if source:
+            env["PYTHONPATH"] = os.pathsep.join([source, env.get("PYTHONPATH", "")])
         env.pop("TORCH_NCCL_TRACE_BUFFER_SIZE", None)
         ranks.append(
             subprocess.Popen([sys.executable, "-c", code], env=env, stdout=subprocess.PIPE, text=True)
         )
     outputs = [rank.communicate(timeout=300)[0] for rank in ranks]
     del store
-    return float(outputs[0].strip().splitlines()[-1])
+    wall, cpu = outputs[0].strip().splitlines()[-1].split()
+    return float(wall), float(cpu)
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="fewer steps and rounds")
+    parser.add_argument(
+        "--other-source",
+        metavar="SRC",
+        help="also note call sites with the torchdoctor in this src folder (an older checkout), side by side",
+    )
     args = parser.parse_args()
     count, rounds = (100, 6) if args.quick else (150, 20)
     torch.manual_seed(0)
@@ -121,22 +135,30 @@ def main() -> None:
     print(f"{'one heartbeat() call':<46} {beat_ns:>8.0f} ns")
 
     jobs, count = (2, 2000) if args.quick else (5, 5000)
-    off, on, noted = [], [], []
+    setups = {
+        "flight recorder off": (0, False, None),
+        "TORCH_FR_BUFFER_SIZE=2000 (launch --watchdog)": (2000, False, None),
+        "+ call sites noted (all of launch --watchdog)": (2000, True, None),
+    }
+    if args.other_source:
+        setups[f"+ call sites noted by {args.other_source}"] = (2000, True, args.other_source)
+    times: dict[str, list] = {name: [] for name in setups}
     for _ in range(jobs):
-        off.append(all_reduce_us(0, count))
-        on.append(all_reduce_us(2000, count))
-        noted.append(all_reduce_us(2000, count, notes=True))
-    print()
-    print(f"{'all_reduce of 8 floats, 2 ranks, gloo':<46} {'us/call':>10}")
-    print(f"{'flight recorder off':<46} {min(off):>10.1f}")
-    print(f"{'TORCH_FR_BUFFER_SIZE=2000 (launch --watchdog)':<46} {min(on):>10.1f}")
-    print(f"{'ratio of the best times':<46} {min(on) / min(off):>10.3f}")
-    ratios = sorted(b / a for a, b in zip(off, on, strict=True))
-    print(f"{'median ratio over ' + str(jobs) + ' paired jobs':<46} {ratios[len(ratios) // 2]:>10.3f}")
-    print(f"{'+ call sites noted (all of launch --watchdog)':<46} {min(noted):>10.1f}")
-    print(f"{'ratio to recorder off, best times':<46} {min(noted) / min(off):>10.3f}")
-    ratios = sorted(b / a for a, b in zip(off, noted, strict=True))
-    print(f"{'median ratio over ' + str(jobs) + ' paired jobs':<46} {ratios[len(ratios) // 2]:>10.3f}")
+        for name, (entries, notes, source) in setups.items():
+            times[name].append(all_reduce_us(entries, count, notes, source))
+    off = times["flight recorder off"]
+    for column, label in ((0, "us/call"), (1, "us CPU/call")):
+        print()
+        print(f"{'all_reduce of 8 floats, 2 ranks, gloo':<52} {label:>11} {'ratio':>7} {'median':>7}")
+        for name, measured in times.items():
+            best = min(m[column] for m in measured) / min(o[column] for o in off)
+            ratios = sorted(m[column] / o[column] for m, o in zip(measured, off, strict=True))
+            print(
+                f"{name:<52} {min(m[column] for m in measured):>11.1f} {best:>7.3f} "
+                f"{ratios[len(ratios) // 2]:>7.3f}"
+            )
+    print(f"\n(ratio: of the best times to the recorder off; median: of the {jobs} paired jobs' ratios)")
+    print(f"load average (1, 5, 15 min) at the end: {', '.join(f'{n:.1f}' for n in os.getloadavg())}")
 
 
 if __name__ == "__main__":

@@ -53,6 +53,47 @@ def test_in_order_on_three_ranks_with_different_levels(tmp_path):
     assert ordered == expected
 
 
+SKIPPED_BY_A_LATER_RANK = """
+import logging, os, sys
+import torch.distributed as dist
+from torchdoctor import get_logger
+
+rank = int(os.environ["RANK"])
+logging.basicConfig(stream=sys.stdout, format="%(message)s")
+logger = get_logger("train", log_level="INFO")
+os.environ["TORCHDOCTOR_DEBUG_TIMEOUT"] = "30"  # a skipped message must not show up as a timeout
+dist.init_process_group("gloo")
+if rank == 0:  # rank 1 skips this one: its next message is the one rank 0 logs second
+    logger.info("saved a checkpoint", in_order=True)
+logger.info("epoch done", in_order=True)
+logger.info("loss", in_order=True)
+dist.barrier()
+dist.destroy_process_group()
+print("finished", flush=True)
+"""
+
+
+def test_a_message_skipped_by_a_later_rank_is_named_on_both_ranks(tmp_path):
+    results = run_ranks(SKIPPED_BY_A_LATER_RANK, tmp_path, nprocs=2, timeout=90)
+    for result in results:
+        assert result.returncode == 0 and "finished" in result.stdout, result.output
+    lines = {r: [line for line in result.stderr.splitlines() if "torchdoctor:" in line] for r, result in
+             enumerate(results)}  # fmt: skip
+    script = next(tmp_path.glob("*.py"))  # the script run_ranks wrote
+    at = {
+        t: n
+        for n, line in enumerate(script.read_text().splitlines(), 1)
+        for t in ("saved", "epoch")
+        if t in line
+    }
+    said = f"{script}:{at['saved']} 'saved a checkpoint'", f"{script}:{at['epoch']} 'epoch done'"
+    # each rank says it once, naming both messages and where each was logged; no timeout was waited out
+    assert len(lines[1]) == 1 and len(lines[0]) == 1, lines
+    assert f"in-order message #1 is {said[0]} on rank 0 but {said[1]} on rank 1" in lines[1][0]
+    assert f"in-order message #1 is {said[1]} on rank 1 but {said[0]} on rank 0" in lines[0][0]
+    assert "in_order=False" in lines[0][0]
+
+
 @pytest.fixture
 def fresh_logger():
     logger = logging.getLogger("torchdoctor-test-logging")

@@ -134,3 +134,54 @@ def test_a_digest_row_that_does_not_read_is_refused_by_name_not_unpacked_wrongly
 
     with pytest.raises(ValueError, match="a digest row of process group 0 is not 8 fields"):
         from_digest({"rank": 1, "collectives": {"0": [[3, "all_reduce"]]}})
+
+
+@pytest.mark.timeout(300)  # a launch that imports torch on 2 ranks: minutes on a loaded 2-core machine
+def test_a_rank_stuck_in_destroy_process_group_is_shown_there_and_no_side_is_blamed_blindly(cli, kept):
+    # rank 1's unwaited async all_reduce pairs with rank 0's barrier as collective #4; gloo's teardown waits
+    # for it forever. Each rank's call sits under the same `if rank == 1: ... else:`, so which side is wrong
+    # cannot be told from the evidence: the verdict names the mismatch and both lines, and blames nobody.
+    script, planted, result, folder, found = run_fault(cli, "stuck_teardown")
+    kept.append(folder)
+    assert (
+        "inside destroy_process_group, which waits for this rank's collectives still in flight"
+        in result.stderr
+    )
+    assert "collective #4 has different operations on different ranks: rank 0: barrier #4" in result.stderr
+    assert f"rank 1: all_reduce #4 [4] Float ({script}:{planted['line'] + 1} in main)" in result.stderr
+    assert found["culprits"] == [] and "cannot be told" in result.stderr
+
+
+# torchrun's own lines at the end of a failed 2-rank job (dead_rank_exit, 2026-11-25): the agent's log line names
+# rank 1's exit code before the summary lists rank 0, stopped by torchrun, then rank 1
+TORCHRUN_TAIL = """\
+E1125 00:15:13.274000 22363 torch/distributed/elastic/multiprocessing/api.py:1002] failed (exitcode: 3) local_rank: 1 (pid: 22452) of binary: /work/main/.venv/bin/python
+ChildFailedError: 
+============================================================
+/work/wt/launchfix/tests/hang_faults/dead_rank_exit.py FAILED
+------------------------------------------------------------
+Failures:
+[1]:
+  time      : 2026-11-25_00:15:13
+  host      : localhost
+  rank      : 0 (local_rank: 0)
+  exitcode  : -15 (pid: 22451)  (SIGTERM)
+  error_file: <N/A>
+  traceback : Signal 15 (SIGTERM) received by PID 22451
+------------------------------------------------------------
+Root Cause (first observed failure):
+[0]:
+  time      : 2026-11-25_00:15:13
+  host      : localhost
+  rank      : 1 (local_rank: 1)
+  exitcode  : 3 (pid: 22452) 
+  error_file: <N/A>
+============================================================
+"""  # noqa: W291 - torchrun's trailing spaces, as it wrote them
+
+
+def test_each_rank_gets_its_own_exit_code_from_torchruns_summary_not_the_next_entrys():
+    from torchdoctor.hang.failure import exit_codes
+
+    # rank 0 was stopped by torchrun (a victim): were it given no code, it would be blamed with rank 1
+    assert exit_codes(TORCHRUN_TAIL) == {0: -15, 1: 3}

@@ -50,3 +50,69 @@ def test_stopped_at_the_rendezvous_without_a_traceback(tmp_path, signum):
     assert len(err.strip().splitlines()) == 1, err
     assert "never runs" not in out
     assert not [pid for pid in torchrun if running(pid)]
+
+
+SLEEPER = """
+import os, pathlib, sys, time
+pathlib.Path(sys.argv[1], f"worker.{os.environ['RANK']}").write_text(str(os.getpid()))
+time.sleep(600)
+"""
+
+
+def start_sleepers(tmp_path, *flags):
+    """`torchdoctor launch` on 2 ranks that sleep; (launcher, torchrun pids, worker pids) once both sleep."""
+    script = tmp_path / "train.py"
+    script.write_text(SLEEPER)
+    launcher = subprocess.Popen(
+        [sys.executable, "-m", "torchdoctor", "launch", *flags, "--nproc-per-node", "2", str(script),
+         str(tmp_path)],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
+        env={**os.environ, "TMPDIR": str(tmp_path)},  # a launcher killed by SIGKILL cannot remove its folder
+    )  # fmt: skip
+    deadline = time.monotonic() + 120
+    while len(list(tmp_path.glob("worker.*"))) < 2:
+        assert launcher.poll() is None, launcher.returncode
+        assert time.monotonic() < deadline, "the two workers did not start within 120 s"
+        time.sleep(0.2)
+    time.sleep(0.5)  # each pid is written before its sleep starts
+    workers = [int(p.read_text()) for p in tmp_path.glob("worker.*")]
+    return launcher, children_of(launcher.pid), workers
+
+
+def wait_until_gone(pids, timeout=90.0):
+    deadline = time.monotonic() + timeout
+    while [pid for pid in pids if running(pid)] and time.monotonic() < deadline:
+        time.sleep(0.2)
+    return [pid for pid in pids if running(pid)]
+
+
+@pytest.mark.timeout(360)  # waits up to 120 s for the workers to start, 90 s for them to end
+@pytest.mark.parametrize("flags", [(), ("--watchdog", "60")], ids=["plain", "watchdog"])
+def test_a_launcher_killed_with_sigkill_takes_torchrun_and_the_workers_along(tmp_path, flags):
+    launcher, torchrun, workers = start_sleepers(tmp_path, *flags)
+    try:
+        assert len(torchrun) == 1 and all(running(pid) for pid in workers)
+        launcher.kill()  # SIGKILL: no handler of ours runs
+        launcher.wait(timeout=30)
+        left = wait_until_gone(torchrun + workers)
+    finally:
+        for pid in torchrun + workers:
+            if running(pid):
+                os.kill(pid, signal.SIGKILL)
+    assert not left, f"still running after the launcher was killed: {left} (torchrun {torchrun})"
+
+
+@pytest.mark.timeout(360)
+def test_workers_end_when_torchrun_itself_is_killed_with_sigkill(tmp_path):
+    launcher, torchrun, workers = start_sleepers(tmp_path)
+    try:
+        os.kill(torchrun[0], signal.SIGKILL)  # torch's agent gets no chance to stop its workers
+        left = wait_until_gone(workers)
+        launcher.wait(timeout=60)
+    finally:
+        for pid in workers:
+            if running(pid):
+                os.kill(pid, signal.SIGKILL)
+        if launcher.poll() is None:
+            launcher.kill()
+    assert not left, f"workers still running after torchrun was killed: {left}"

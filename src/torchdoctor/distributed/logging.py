@@ -3,10 +3,15 @@
 ``get_logger(name)`` wraps ``logging.getLogger(name)``; each call takes ``main_process_only=True`` (only rank 0
 logs) and ``in_order=False``. ``in_order=True`` makes every rank log, rank 0 first: rank *r* waits for rank
 *r-1*'s "done" key in the process group's store, logs, then sets its own; rank 0 waits for the last rank's key
-of the previous ordered message. That is no collective at all, and three store requests per rank per message:
+of the previous ordered message. That is no collective at all, and four store requests per rank per message:
 every rank takes part whatever its log level (so a rank that filters the message cannot leave the others
 waiting), a rank waiting more than a few seconds says on stderr for whom, Ctrl-C interrupts it, and a rank that
 never logs the message delays the next one by at most the debug timeout (``TORCHDOCTOR_DEBUG_TIMEOUT``).
+
+The ranks count their ordered messages, so a rank that skips one is a message behind from there on. Each
+"done" key holds the message's call site and text, and the rank that reads it compares: a rank whose turn
+comes for a message the previous rank did not log (it skipped that one, or logged one this rank skipped)
+says so on stderr, once, naming both messages and where each was logged.
 
 Every line starts with ``[RANK n] `` exactly as accelerate writes it, with one process too. The level comes
 from ``log_level``, else ``TORCHDOCTOR_LOG_LEVEL``, else accelerate's ``ACCELERATE_LOG_LEVEL``. The root logger
@@ -26,6 +31,8 @@ from torchdoctor.distributed import ranks
 _KEY_PREFIX = "torchdoctor/log"
 LEVEL_VARIABLES = ("TORCHDOCTOR_LOG_LEVEL", "ACCELERATE_LOG_LEVEL")  # the first one set wins
 _ordered_messages = 0
+_previous_ordered = ""  # what this process's previous in-order message was (`_which_message`)
+_out_of_step: list[str] = []  # the warning given when the ranks' in-order messages stopped matching
 # Python >= 3.11 counts stacklevel in frames outside logging itself; 3.10 would count its own frames too
 _COUNTS_OUR_FRAMES = sys.version_info >= (
     3,
@@ -78,7 +85,7 @@ class RankLogger(logging.LoggerAdapter):
             self.log(logging.WARNING, msg, *args, **kwargs)
 
     def _log_in_order(self, level: int, msg: object, args: tuple, kwargs: dict) -> None:
-        global _ordered_messages
+        global _ordered_messages, _previous_ordered
         info = _rank_info()
         store = _store() if info.distributed else None
         if store is None:  # nothing to order against: one process, or no process group yet
@@ -87,23 +94,54 @@ class RankLogger(logging.LoggerAdapter):
             return
         _ordered_messages += 1
         seq, last = _ordered_messages, info.world_size - 1
+        which = _which_message(msg)
         # rank r waits for rank r-1 of this message; rank 0 for the last rank of the previous one, so that
         # one message's lines all come out before the next message's
         if info.rank > 0:
-            before = f"{_KEY_PREFIX}/{seq}/{info.rank - 1}"
+            before, mine, other = f"{_KEY_PREFIX}/{seq}/{info.rank - 1}", which, info.rank - 1
         elif seq > 1:
-            before = f"{_KEY_PREFIX}/{seq - 1}/{last}"
+            before, mine, other = f"{_KEY_PREFIX}/{seq - 1}/{last}", _previous_ordered, last
         else:
             before = None
         if before:
-            _wait_for(store, before, info.rank - 1 if info.rank else last, seq - (info.rank == 0), info.rank)
+            if _wait_for(store, before, other, seq - (info.rank == 0), info.rank):
+                _compare(
+                    store.get(before).decode(errors="replace"), mine, other, seq - (info.rank == 0), info
+                )
         if self.isEnabledFor(level):  # checked after the wait: a filtered rank still passes the turn on
             self.logger.log(level, _prefixed(msg, info), *args, **kwargs)
             for handler in self.logger.handlers:
                 handler.flush()
-        store.set(f"{_KEY_PREFIX}/{seq}/{info.rank}", "1")
+        store.set(f"{_KEY_PREFIX}/{seq}/{info.rank}", which)
+        _previous_ordered = which
         if before:  # the key was only ever for this rank to read
             store.delete_key(before)
+
+
+def _which_message(msg: object) -> str:
+    """``"train.py:31 'done'"``: where the user logged ``msg`` (the first frame outside logging and this
+    module), and its text before formatting; the same on every rank for the same message."""
+    frame = sys._getframe(1)
+    while frame is not None and frame.f_code.co_filename in (__file__, logging.__file__):
+        frame = frame.f_back
+    where = f"{frame.f_code.co_filename}:{frame.f_lineno}" if frame is not None else "?"
+    text = str(msg)
+    return f"{where} {text[:80]!r}" if len(text) <= 80 else f"{where} {text[:77]!r}..."
+
+
+def _compare(theirs: str, mine: str, rank: int, message: int, info: ranks.RankInfo) -> None:
+    """Say once, on stderr, that rank ``rank``'s in-order message number ``message`` is not this rank's."""
+    if theirs == mine or _out_of_step:
+        return
+    from torchdoctor.distributed.waiting import say
+
+    _out_of_step.append(
+        f"in-order message #{message} is {theirs} on rank {rank} but {mine} on rank {info.rank}: one of them "
+        "skipped an in-order message the other logged, so from here on their lines may not come out in rank "
+        "order. Log an in_order message on every rank (a rank that should stay quiet can raise its log level), "
+        "or log it with in_order=False"
+    )
+    say(_out_of_step[0])
 
 
 def get_logger(name: str, log_level: str | int | None = None) -> RankLogger:
@@ -155,7 +193,8 @@ def _store():
     return None
 
 
-def _wait_for(store, key: str, rank: int, message: int, me: int) -> None:
+def _wait_for(store, key: str, rank: int, message: int, me: int) -> bool:
+    """Wait for rank ``rank``'s turn key ``key``; False, having said so on stderr, when it never came."""
     from torchdoctor.distributed.debug import debug_timeout
     from torchdoctor.distributed.waiting import say, wait_for_keys
 
@@ -169,6 +208,8 @@ def _wait_for(store, key: str, rank: int, message: int, me: int) -> None:
             f"rank {rank} did not log in-order message #{message} within {timeout:g} s "
             f"(TORCHDOCTOR_DEBUG_TIMEOUT); rank {me} logs without waiting for it"
         )
+        return False
+    return True
 
 
 def _prefixed(msg: object, info: ranks.RankInfo) -> object:

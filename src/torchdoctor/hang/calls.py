@@ -5,9 +5,14 @@ collective in flight, torch 2.13 holds the recorded stacks back (`watchdog.own_f
 without them), and a rank that was killed or called ``os._exit`` leaves no dump at all. So under
 ``torchdoctor launch --watchdog`` each worker also notes, for the newest collectives it called through
 ``torch.distributed``: the process group, the sequence numbers the call used (torch's own count, the flight
-recorder's ``collective_seq_id``), the operation, the tensor's shape and dtype, and the caller's frames, into
-``rank<N>.calls``: a file mapped into memory, written as the call starts, so a rank that is aborted (gloo's
-size check) or killed right after leaves it. The cost is a few microseconds per collective.
+recorder's ``collective_seq_id``), the operation, the tensor's shape and dtype, and the caller's frames (the
+direct caller, then the user's own code up the chain), into ``rank<N>.calls``: a file mapped into memory,
+written as the call starts, so a rank that is aborted (gloo's size check) or killed right after leaves it.
+
+A call writes numbers only, in one fixed-size slot: each name (a code object's file and function, a group, a
+dtype) is written once, when first met, and its number is what the slots hold; whether a code object is the
+user's and the line of each instruction offset are looked up once and remembered. The reader turns the
+numbers back into names. What it costs a collective is in ``benchmarks/watchdog_overhead.py``.
 """
 
 from __future__ import annotations
@@ -16,12 +21,13 @@ import importlib.abc
 import importlib.util
 import inspect
 import mmap
+import struct
 import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from torchdoctor.hang.source import Frame
+from torchdoctor.hang.source import Frame, is_user_code
 
 # The collectives a script calls by name; the ones built on others (``*_object``) count every call they make.
 RECORDED = (
@@ -30,21 +36,54 @@ RECORDED = (
     "scatter scatter_object_list monitored_barrier"
 ).split()
 KEEP = 64  # calls kept: a hang or a failure is decided by the newest few
-FRAMES = 8  # caller frames kept per call, innermost first
-SLOT = 2048  # bytes per call in the file: 8 (last sequence number) + 4 (length) + the call (`_encode`)
-_HEAD = 8  # the file starts with the number of calls noted so far
+FRAMES = 8  # caller frames kept per call, innermost first: the direct caller, then the user's own frames
+WALK = 64  # frames looked at per call, at most, for the user's (a deep library stack hides them otherwise)
+DIMS = 8  # dimensions of a shape kept; a tensor of more is noted without its shape
+
+# The file: a header, `KEEP` fixed slots, then the names the slots refer to by number (file and function of
+# a code object, group names, dtypes), each written once, when first met, so that a call writes only numbers.
+_COUNT = struct.Struct("<q")  # calls noted so far; also the "after" field of a slot
+_USED = struct.Struct("<ii")  # names written, bytes of the names area used
+_HEAD = _COUNT.size + _USED.size
+# a slot: sequence number after the call, before it, group, operation, dtype, number of dimensions,
+# number of frames; then the dimensions (8 bytes each), then (name, line) per frame (4 + 4 bytes)
+_SLOT_HEAD = struct.Struct("<qqiBibB")
+SLOT = _SLOT_HEAD.size + DIMS * 8 + FRAMES * 8
+_DIMS_AT = [struct.Struct(f"<{n}q") for n in range(DIMS + 1)]
+_FRAMES_AT = [struct.Struct(f"<{2 * n}i") for n in range(FRAMES + 1)]
+# the whole slot in one write, for each number of dimensions and of frames
+_SLOT_AT = [
+    [struct.Struct(f"<qqiBibB{d}q{(DIMS - d) * 8}x{2 * n}i") for n in range(FRAMES + 1)]
+    for d in range(DIMS + 1)
+]
+_NAMES = 256 * 1024  # bytes for names: thousands of call sites
+_SIZE = _HEAD + KEEP * SLOT + _NAMES
+_UNKNOWN = -1  # a name that no longer fits in the file
 
 _ring: list = []  # [mmap, calls noted so far] once `open_ring` opened the file
 _originals: dict[str, Callable] = {}
+_names: dict[Any, int] = {}  # name (str), dtype or code object -> its number in the file
+# id(code object) -> (its name's number * 2 + 1 if it is the user's code, {instruction offset: line}). By
+# id: a code object's own hash reads its whole bytecode, each time; and a frame's line (``f_lineno``) is
+# worked out from the code's line table, each time, ten times what its instruction offset costs. The code
+# objects are kept in `_pinned`, so that no id is reused.
+_codes: dict[int, tuple[int, dict[int, int]]] = {}
+_pinned: list = []
+_PIN_AT_MOST = 100_000  # code objects made on the fly (exec in a loop) are looked up afresh past this
+_names_used = [0, 0]  # names written, bytes used
 
 
 def open_ring(path: Path | str) -> None:
-    """Note calls in ``path``, a file of `KEEP` slots mapped into memory: what a call writes there is in the
-    file at once (the kernel keeps it), so a rank that aborts or is killed a microsecond later leaves it."""
+    """Note calls in ``path``, a file mapped into memory: what a call writes there is in the file at once
+    (the kernel keeps it), so a rank that aborts or is killed a microsecond later leaves it."""
     with open(path, "wb") as file:
-        file.truncate(_HEAD + KEEP * SLOT)
+        file.truncate(_SIZE)
     with open(path, "r+b") as file:
-        _ring[:] = [mmap.mmap(file.fileno(), _HEAD + KEEP * SLOT), 0]
+        _ring[:] = [mmap.mmap(file.fileno(), _SIZE), 0]
+    _names.clear()
+    _codes.clear()
+    _pinned.clear()
+    _names_used[:] = [0, 0]
 
 
 def record_calls_on_import() -> None:
@@ -94,26 +133,27 @@ def record_calls(dist: Any) -> None:
 
 
 def _noting(dist: Any, name: str, original: Callable, group_at: int) -> Callable:
+    world = dist.distributed_c10d._world  # its default_pg: _get_default_group() costs a microsecond more
+    op = RECORDED.index(name)
+    tensor_type = sys.modules["torch"].Tensor
+
     def wrapper(*args, **kwargs):
         if not _ring:
             return original(*args, **kwargs)
-        group = kwargs.get("group", args[group_at] if 0 <= group_at < len(args) else None)
+        group = kwargs.get("group") if kwargs else None
+        if group is None and 0 <= group_at < len(args):
+            group = args[group_at]
         try:
-            pg = group if group is not None else dist.distributed_c10d._get_default_group()
+            pg = group if group is not None else world.default_pg
             before = pg._get_sequence_number_for_group()
-            tensor = _first_tensor(args)
-            shape = list(tensor.shape) if tensor is not None else None
-            dtype = str(tensor.dtype).replace("torch.", "") if tensor is not None else None
-            slot = _note([pg.group_name, before, name, _caller_frames(), shape, dtype], before)
+            slot = _note(pg, before, op, _first_tensor(args, tensor_type), sys._getframe(1))
         except Exception:  # noqa: BLE001 - no group yet, or a torch without these: the call itself says why
             return original(*args, **kwargs)
         try:
             return original(*args, **kwargs)
         finally:
             try:
-                _ring[0][slot : slot + 8] = pg._get_sequence_number_for_group().to_bytes(
-                    8, "little", signed=True
-                )
+                _COUNT.pack_into(_ring[0], slot, pg._get_sequence_number_for_group())
             except Exception:  # noqa: BLE001 - the group was destroyed meanwhile; the count stays open
                 pass
 
@@ -122,53 +162,94 @@ def _noting(dist: Any, name: str, original: Callable, group_at: int) -> Callable
     return wrapper
 
 
-def _encode(call: list) -> bytes:
-    """One call as lines of tab-separated fields (a tenth of what JSON costs per collective): the group,
-    the sequence number before it, the operation, the shape, the dtype; then one line per frame."""
-    pg, before, op, frames, shape, dtype = call
-    head = f"{pg}\t{before}\t{op}\t{'-' if shape is None else ','.join(map(str, shape))}\t{dtype or '-'}"
-    return "\n".join([head, *[f"{f}\t{n}\t{c}" for f, n, c in frames]]).encode(errors="replace")
-
-
-def _decode(data: bytes) -> tuple[str, int, str, list, list | None, str | None]:
-    head, *lines = data.decode(errors="replace").split("\n")
-    pg, before, op, shape, dtype = head.split("\t")
-    frames = [(f, int(n), c) for f, n, c in (line.rsplit("\t", 2) for line in lines)]
-    sizes = None if shape == "-" else [int(d) for d in shape.split(",") if d]
-    return pg, int(before), op, frames, sizes, None if dtype == "-" else dtype
-
-
-def _note(call: list, before: int) -> int:
-    """Write one call into the next slot of the ring; the slot's offset."""
+def _note(pg: Any, before: int, op: int, tensor: Any, frame: Any) -> int:
+    """Write one call into the next slot of the ring, in numbers only; the slot's offset."""
     ring, count = _ring
-    data = _encode(call)
-    while len(data) > SLOT - 12 and call[3]:  # a deep stack: keep the innermost frames that fit
-        call[3] = call[3][: len(call[3]) // 2]
-        data = _encode(call)
     slot = _HEAD + (count % KEEP) * SLOT
-    ring[slot : slot + 12] = before.to_bytes(8, "little", signed=True) + len(data).to_bytes(4, "little")
-    ring[slot + 12 : slot + 12 + len(data)] = data
+    group = pg.group_name
+    number = _names.get(group)
+    if number is None:
+        number = _name(group, group)
+    if tensor is None:
+        dtype, shape = _UNKNOWN, ()
+        dims = -1
+    else:
+        dtype = _names.get(tensor.dtype)
+        if dtype is None:
+            dtype = _name(tensor.dtype, str(tensor.dtype).replace("torch.", ""))
+        shape = tensor.shape
+        dims = len(shape)
+        if dims > DIMS:  # noted without its shape
+            shape, dims = (), -1
+    where = _frames(frame)
+    _SLOT_AT[len(shape)][len(where) // 2].pack_into(
+        ring, slot, before, before, number, op, dtype, dims, len(where) // 2, *shape, *where
+    )
     _ring[1] = count + 1
-    ring[0:_HEAD] = (count + 1).to_bytes(8, "little")
+    _COUNT.pack_into(ring, 0, count + 1)
     return slot
 
 
-def _first_tensor(args: tuple):
+def _frames(frame: Any) -> list[int]:
+    """(name number, line) of the caller's frames, flat, innermost first: the direct caller whatever it is,
+    then only the user's own code (a library's frames between them tell nothing about the culprit)."""
+    found: list[int] = []
+    codes = _codes
+    for _ in range(WALK):
+        if frame is None:
+            break
+        known = codes.get(id(frame.f_code))
+        if known is None:
+            known = _learn(frame.f_code)
+        if known[0] & 1 or not found:
+            line = known[1].get(frame.f_lasti)
+            if line is None:
+                line = known[1][frame.f_lasti] = frame.f_lineno or 0
+            found += (known[0] >> 1, line)
+            if len(found) == 2 * FRAMES:
+                break
+        frame = frame.f_back
+    return found
+
+
+def _learn(code: Any) -> tuple[int, dict[int, int]]:
+    """A code object's name number * 2, + 1 when it is the user's code, and an empty map of its lines;
+    remembered for the next call. A name that did not fit is -1 (-2 or -1 here, which ``>> 1`` gives back
+    as -1)."""
+    text = f"{code.co_filename}\t{code.co_name}"
+    number = _names.get(text)
+    number = _name(text, text) if number is None else number
+    known = (number * 2 + int(is_user_code(code.co_filename)), {})
+    if len(_pinned) < _PIN_AT_MOST:
+        _pinned.append(code)
+        _codes[id(code)] = known
+    return known
+
+
+def _name(key: Any, text: str) -> int:
+    """Write ``text`` into the names area once; its number (`_UNKNOWN` when the area is full)."""
+    data = text.encode(errors="replace")
+    count, used = _names_used
+    if used + 4 + len(data) > _NAMES:
+        return _UNKNOWN  # not remembered: a later, shorter name may still fit
+    ring = _ring[0]
+    at = _HEAD + KEEP * SLOT + used
+    ring[at : at + 4] = len(data).to_bytes(4, "little")
+    ring[at + 4 : at + 4 + len(data)] = data
+    _names_used[:] = [count + 1, used + 4 + len(data)]
+    _USED.pack_into(ring, _COUNT.size, count + 1, used + 4 + len(data))  # after the name: never half read
+    _names[key] = count
+    return count
+
+
+def _first_tensor(args: tuple, tensor_type: type) -> Any:
     """The tensor a collective sends (its first tensor argument, or the first of a list), or None."""
     for arg in args[:2]:
-        if hasattr(arg, "dtype") and hasattr(arg, "shape"):
+        if isinstance(arg, tensor_type):
             return arg
-        if isinstance(arg, list) and arg and hasattr(arg[0], "dtype") and hasattr(arg[0], "shape"):
+        if isinstance(arg, list) and arg and isinstance(arg[0], tensor_type):
             return arg[0]
     return None
-
-
-def _caller_frames() -> list:
-    frame, frames = sys._getframe(2), []
-    while frame is not None and len(frames) < FRAMES:
-        frames.append((frame.f_code.co_filename, frame.f_lineno, frame.f_code.co_name))
-        frame = frame.f_back
-    return frames
 
 
 class Call(NamedTuple):
@@ -186,19 +267,38 @@ def read_calls(path: Path) -> dict[str, list[Call]]:
     """Process group -> its calls, oldest first. Raises ``OSError`` or ``ValueError`` with what is wrong
     with the file."""
     data = path.read_bytes()
-    if len(data) != _HEAD + KEEP * SLOT:
-        raise ValueError(f"{len(data)} bytes, not the {_HEAD + KEEP * SLOT} of a ring of calls")
-    count = int.from_bytes(data[:_HEAD], "little")
+    if len(data) != _SIZE:
+        raise ValueError(f"{len(data)} bytes, not the {_SIZE} of a ring of calls")
+    (count,) = _COUNT.unpack_from(data, 0)
+    names = _read_names(data)
     groups: dict[str, list] = {}
     for index in range(max(0, count - KEEP), count):
         slot = _HEAD + (index % KEEP) * SLOT
-        after = int.from_bytes(data[slot : slot + 8], "little", signed=True)
-        size = int.from_bytes(data[slot + 8 : slot + 12], "little")
-        try:
-            pg, before, op, frames, shape, dtype = _decode(data[slot + 12 : slot + 12 + size])
-            where = [Frame(f, n, c) for f, n, c in frames][::-1]
-        except (ValueError, TypeError) as error:
-            raise ValueError(f"call {index} does not read: {error}") from None
+        after, before, group, op, dtype, dims, depth = _SLOT_HEAD.unpack_from(data, slot)
+        if not (-1 <= group < len(names) and op < len(RECORDED) and dims <= DIMS and depth <= FRAMES):
+            raise ValueError(f"call {index} does not read: it names group {group}, operation {op}")
+        shape = list(_DIMS_AT[dims].unpack_from(data, slot + _SLOT_HEAD.size)) if dims >= 0 else None
+        flat = _FRAMES_AT[depth].unpack_from(data, slot + _SLOT_HEAD.size + DIMS * 8)
+        frames = [_frame(names, flat[i], flat[i + 1]) for i in range(0, len(flat), 2)][::-1]
         last = max(after, before + 1)
-        groups.setdefault(str(pg), []).append(Call(before + 1, last, str(op), where, shape, dtype))
+        kind = names[dtype] if 0 <= dtype < len(names) else None
+        pg = names[group] if group >= 0 else "?"  # its name no longer fitted in the file
+        groups.setdefault(pg, []).append(Call(before + 1, last, RECORDED[op], frames, shape, kind))
     return groups
+
+
+def _read_names(data: bytes) -> list[str]:
+    count, used = _USED.unpack_from(data, _COUNT.size)
+    if not (0 <= used <= _NAMES):
+        raise ValueError(f"its names area says {used} bytes used, of {_NAMES}")
+    names, at, end = [], _HEAD + KEEP * SLOT, _HEAD + KEEP * SLOT + used
+    while at < end and len(names) < count:
+        size = int.from_bytes(data[at : at + 4], "little")
+        names.append(data[at + 4 : at + 4 + size].decode(errors="replace"))
+        at += 4 + size
+    return names
+
+
+def _frame(names: list[str], number: int, line: int) -> Frame:
+    file, _, function = (names[number] if 0 <= number < len(names) else "?\t?").rpartition("\t")
+    return Frame(file, line, function)

@@ -26,8 +26,10 @@ _PEER_GONE = re.compile(
     r"NCCL communicator was aborted|ProcessGroup.*(abort|shut ?down)|Timed out|timeout",
     re.IGNORECASE,
 )
-# torchrun's failure summary: ``rank      : 1 (local_rank: 1)`` then ``exitcode  : -9 (pid: 123)``
-_SUMMARY = re.compile(r"rank\s*:\s*(\d+).*?\n\s*exitcode\s*:\s*(-?\d+)", re.S)
+# torchrun's failure summary: ``rank      : 1 (local_rank: 1)`` then, on the next line, ``exitcode  : -9 (pid:
+# 123)``. Line by line: the agent's log line "failed (exitcode: 3) local_rank: 1" must not pair rank 1 with the
+# exit code of the summary's next entry (another rank's).
+_SUMMARY = re.compile(r"^\s*rank\s*:\s*(\d+)[^\n]*\n\s*exitcode\s*:\s*(-?\d+)", re.M)
 
 
 def finished_with(files: RankFiles) -> dict | None:

@@ -158,8 +158,14 @@ def where_it_is(stack: RankStack) -> tuple[str, list[Frame]]:
     user = [f for f in stack.frames if is_user_code(f.file)]
     innermost = stack.frames[-1]
     helper = next(((pid, [f for f in fs if is_user_code(f.file)]) for pid, fs in stack.helpers), None)
+    teardown = _in_teardown(stack.frames)
     if collective:
         head = f"waiting in {collective}"
+    elif teardown:  # torch's destroy_process_group shuts each group down, which waits for its work in flight
+        head = (
+            "not in a collective; inside destroy_process_group, which waits for this rank's collectives still "
+            "in flight (one made with async_op=True and never waited for, or one no other rank makes)"
+        )
     elif helper and helper[1]:
         head = f"not in a collective; waiting for its DataLoader worker (pid {helper[0]}), which is in"
         return head, list(reversed(helper[1][-4:]))
@@ -169,6 +175,15 @@ def where_it_is(stack: RankStack) -> tuple[str, list[Frame]]:
         head = "not in a collective"
     shown = user[-4:] if user else stack.frames[-4:]
     return head, list(reversed(shown))
+
+
+def _in_teardown(frames: list[Frame]) -> bool:
+    """Inside torch's destroy_process_group, or on a line of the user's that calls it: gloo's group is shut
+    down as the function returns, when its last reference goes, so a rank stuck there may show no frame
+    of torch's."""
+    if any(f.function == "destroy_process_group" and not is_user_code(f.file) for f in frames):
+        return True
+    return bool(frames) and "destroy_process_group(" in _source(frames[-1], limit=1000)
 
 
 def describe(stack: RankStack) -> list[str]:

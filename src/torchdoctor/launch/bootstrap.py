@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import os
 import runpy
+import signal
 import sys
 import traceback
 
@@ -43,6 +44,7 @@ def main(argv: list[str] | None = None) -> None:
     if not argv:
         sys.exit("usage: python -m torchdoctor.launch.bootstrap [--module] script.py [args...]")
     target = argv[0]
+    _end_with_the_agent()
     mark_started()
     from torchdoctor.distributed.debug import debug_mode_enabled
 
@@ -83,6 +85,20 @@ def main(argv: list[str] | None = None) -> None:
             from torchdoctor.stragglers.watch import finish
 
             finish()
+
+
+def _end_with_the_agent(environ=None) -> None:
+    """Have the kernel end this worker when torch's agent that started it ends, even by SIGKILL (the agent
+    stops its workers itself on a signal it can catch); leave at once if it has ended already."""
+    from torchdoctor.launch.orphans import die_with_parent, is_orphaned
+    from torchdoctor.launch.torchrun import AGENT_VARIABLE
+
+    environ = os.environ if environ is None else environ
+    agent = environ.get(AGENT_VARIABLE, "")
+    if not agent.isdigit():  # not started by our torchrun
+        return
+    if not die_with_parent(int(agent), signal.SIGKILL) and is_orphaned(int(agent)):
+        sys.exit(1)  # nobody is left to read why
 
 
 def _module_file(name: str) -> str:

@@ -23,6 +23,7 @@ import uuid
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 
+from torchdoctor.launch.orphans import dying_with_us
 from torchdoctor.process_state import is_running, stat_of
 
 # Far above any real machine; a value past it is a typo, which torchrun would not refuse.
@@ -30,6 +31,9 @@ MAX_NPROC_PER_NODE = 1024
 # Every process under a launcher we start carries this in its environment, so that one orphaned by its
 # parent's death is still found.
 MARK_VARIABLE = "TORCHDOCTOR_LAUNCHER"
+# The pid of torch's agent, for its workers: each asks the kernel to end it when the agent ends (SIGKILL
+# included), as the agent asks to be ended when the launcher that started it does.
+AGENT_VARIABLE = "TORCHDOCTOR_AGENT_PID"
 BOOTSTRAP = "torchdoctor.launch.bootstrap"
 
 _marks: dict[int, str] = {}  # launcher pid -> the mark its processes carry
@@ -100,10 +104,14 @@ def parse_endpoint(text: str, default_port: int | None = None) -> tuple[str, int
 def start(command: Sequence[str], env: Mapping[str, str] | None = None, **popen) -> subprocess.Popen:
     """Start a launcher in a session of its own, its processes marked so that `stop` finds them all.
 
-    ``popen`` goes to `subprocess.Popen` (``stdout=``, ``stderr=``, ``stdin=``, ``cwd=``)."""
+    The launcher gets SIGTERM from the kernel when this process ends, however it ends (``kill -9``, the OOM
+    killer): torch's agent then stops its workers as it does on any SIGTERM, which ``stop`` cannot do for a
+    process that is gone. ``popen`` goes to `subprocess.Popen` (``stdout=``, ``stderr=``, ``stdin=``,
+    ``cwd=``)."""
     mark = uuid.uuid4().hex
     env = dict(os.environ if env is None else env)
     env[MARK_VARIABLE] = mark
+    popen.setdefault("preexec_fn", dying_with_us(signal.SIGTERM))
     process = subprocess.Popen(list(command), env=env, start_new_session=True, **popen)
     _marks[process.pid] = mark
     return process
@@ -243,6 +251,7 @@ def _main(argv: list[str] | None) -> None:
         args.training_script_args = [*module, name, *args.training_script_args]
         args.training_script, args.module, args.run_path = BOOTSTRAP, True, False
     _quiet_shutdown()
+    os.environ[AGENT_VARIABLE] = str(os.getpid())  # the agent runs in this process; the workers read it
     try:
         torch_run.run(args)
     except ChildFailedError as failed:

@@ -225,14 +225,9 @@ def _fork_rank(env: dict[str, str], options: WorkerOptions, worker: str, logs: P
 
 def _die_with_parent(parent: int) -> None:
     """Have the kernel end this rank if the command that forked it dies, however it dies (SIGKILL included)."""
-    import ctypes
+    from torchdoctor.launch.orphans import die_with_parent
 
-    pr_set_pdeathsig = 1
-    try:
-        ctypes.CDLL(None, use_errno=True).prctl(pr_set_pdeathsig, signal.SIGKILL)
-    except (OSError, AttributeError):  # not Linux: the parent's own clean-up still stops us
-        pass
-    if os.getppid() != parent:  # it died before the line above
+    if not die_with_parent(parent, signal.SIGKILL) and os.getppid() != parent:  # it died already
         os._exit(1)
 
 
