@@ -174,6 +174,7 @@ PROCESS_TESTS = {
     },
     "test_distributed_logging": {
         "test_in_order_on_three_ranks_with_different_levels",
+        "test_a_message_skipped_by_a_later_rank_is_named_on_both_ranks",
     },
     "test_env_arch": {
         "test_cpu_torch_reads_gpus_from_nvidia_smi",
