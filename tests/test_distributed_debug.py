@@ -217,7 +217,11 @@ def test_enable_is_idempotent_and_disable_restores_the_originals():
 
 def test_mismatch_message_names_each_field():
     same = {"operation": "op", "shape": [2], "dtype": "torch.float32", "device": "cpu", "site": "a.py:1 in f"}
-    assert messages.mismatch_message({0: same, 1: dict(same, site="a.py:9 in g")}) == ""
+    assert messages.mismatch_message({0: same, 1: dict(same)}) == ""
+    # the same call from two lines: a rank took another path (named since fingerprints include the call site)
+    text = messages.mismatch_message({0: same, 1: dict(same, site="a.py:9 in g")})
+    assert text.startswith("Cannot apply desired operation: the processes called `op` from different lines.")
+    assert text.endswith("Called from:\n  - Process 0: a.py:1 in f\n  - Process 1: a.py:9 in g")
     text = messages.mismatch_message({0: same, 1: dict(same, device="cuda", site="b.py:3 in h")})
     assert text.startswith("Cannot apply desired operation due to device mismatches. All devices across")
     assert text.endswith("Called from:\n  - Process 0: a.py:1 in f\n  - Process 1: b.py:3 in h")

@@ -14,6 +14,7 @@ import sys
 import threading
 import time
 import traceback
+from collections.abc import Callable
 from datetime import timedelta
 from typing import Any
 
@@ -73,12 +74,16 @@ def ask_all(
     return answers
 
 
-def main_thread_stack(limit: int = STACK_FRAMES) -> str:
-    """The main thread's Python stack, innermost frame last, at most ``limit`` frames."""
+def main_thread_stack(limit: int = STACK_FRAMES, skip: Callable[[str], bool] | None = None) -> str:
+    """The main thread's Python stack, innermost frame last, at most ``limit`` frames; ``skip(filename)``
+    leaves frames out (torchdoctor's own, where the user's script should be the last shown)."""
     frame = sys._current_frames().get(threading.main_thread().ident)
     if frame is None:
         return "(no main thread)"
-    return "".join(traceback.format_stack(frame, limit=limit)).rstrip()
+    summary = traceback.extract_stack(frame)
+    if skip is not None:
+        summary = traceback.StackSummary.from_list([f for f in summary if not skip(f.filename)])
+    return "".join(traceback.StackSummary.from_list(summary[-limit:]).format()).rstrip()
 
 
 def _answer_forever(store: Any, rank: int, shared: bool) -> None:
