@@ -403,6 +403,10 @@ def _group_key(dist: Any, group: Any, members: list[int]) -> str:
 
 
 def _forget_groups() -> None:
+    """The process group is going away: stop comparing (the store goes with it) and forget its groups."""
+    for watcher in _watcher:
+        watcher.stop()
+    _watcher.clear()
     _groups.clear()
     _by_key.clear()
 

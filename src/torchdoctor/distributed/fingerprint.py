@@ -17,6 +17,7 @@ divergence; `torchdoctor.distributed.debug` decides how each rank raises it.
 
 from __future__ import annotations
 
+import atexit
 import hashlib
 import json
 import threading
@@ -197,15 +198,23 @@ class Watcher:
         self.flagged: set[str] = set()  # groups in which this rank knows of a divergence
         self.handed: set[str] = set()  # groups whose recent calls this rank has handed over
         self.last_positions: dict[int, dict] = {}
+        self.stopped = threading.Event()
         self.thread = threading.Thread(target=self._run, name="torchdoctor-fingerprints", daemon=True)
 
     def start(self) -> None:
-        """Start watching, from a daemon thread."""
+        """Start watching, from a daemon thread, until `stop` (at the latest when the interpreter exits)."""
         self.thread.start()
+        atexit.register(self.stop)
+
+    def stop(self, seconds: float = 2.0) -> None:
+        """Stop watching and wait up to ``seconds`` for the thread to end: a daemon thread caught inside a store
+        request while the interpreter shuts down can hang the exit."""
+        self.stopped.set()
+        if self.thread.is_alive() and self.thread is not threading.current_thread():
+            self.thread.join(seconds)
 
     def _run(self) -> None:
-        while True:
-            time.sleep(PERIOD_SECONDS)
+        while not self.stopped.wait(PERIOD_SECONDS):
             try:
                 self.look_once()
             except Exception:  # noqa: BLE001 - the store went away (the job ended): nothing left to compare
