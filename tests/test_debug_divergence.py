@@ -180,3 +180,42 @@ def test_a_size_mismatch_on_one_rank_is_named_on_every_rank_with_the_reductions_
         # the fix fits a reduction: the same shape on every rank, not gather's padding
         assert "every rank must pass the same shape" in error
         assert "gather_object" not in error and "pad_across_processes" not in error
+
+
+MISSING_AT_A_REPEAT = """
+import time, torch, torch.distributed as dist
+import torchdoctor.distributed.debug as debug
+
+debug.enable()
+dist.init_process_group("gloo")
+rank = dist.get_rank()
+t = torch.ones(8)
+for i in range(20):
+    if i == 10 and rank == 1:
+        time.sleep(120)  # stuck loading data at its 11th step
+    dist.all_reduce(t)  # the step, made before: no check-in, only the fingerprint
+print("finished", flush=True)
+"""
+
+
+def test_a_rank_missing_at_a_repeated_collective_is_named_with_its_stack_at_the_timeout(tmp_path):
+    results = run_ranks(
+        MISSING_AT_A_REPEAT,
+        tmp_path,
+        nprocs=2,
+        env={"TORCHDOCTOR_DEBUG_TIMEOUT": "6"},
+        wait_for=[0],
+        timeout=150,
+    )
+    err = results[0].stderr
+    assert results[0].returncode == 1, results[0].output
+    assert re.search(
+        r"torchdoctor: waited \d+ s of 6 for rank 1 at collective #11 `torch.distributed.all_reduce` "
+        r"\(1 of 2 waiting; this is rank 0 at \S+\.py:\d+ in <module>; TORCHDOCTOR_DEBUG_TIMEOUT=6\)",
+        err,
+    ), err
+    assert "DistributedOperationException: Process 1 did not reach collective #11 within 6 s" in err, err
+    assert "  - Process 1: last seen at collective #10 `torch.distributed.all_reduce` at " in err
+    assert "time.sleep(120)  # stuck loading data at its 11th step" in err
+    assert "this rank is blocked inside collective #11 of the world group, which nothing" in err
+    assert results[1].returncode is None  # still asleep: killed by the runner

@@ -34,6 +34,7 @@ from typing import Any
 
 from torchdoctor import environment
 from torchdoctor.distributed import agreement, fingerprint, stacks
+from torchdoctor.distributed import waiting as waiting_module
 from torchdoctor.distributed.messages import divergence_message as _divergence_message
 from torchdoctor.distributed.messages import group_words, mismatch_message, missing_message
 from torchdoctor.hang.source import is_user_code
@@ -382,9 +383,17 @@ def _group_state(dist: Any, group: Any) -> fingerprint.Group | None:
     _groups[group] = g
     if me not in stacks._responders:
         stacks.start_responder(store, me)
+    stacks.last_calls = _last_calls
     if not _watcher:
         watcher = fingerprint.Watcher(
-            store, me, lambda: list(_by_key.values()), lambda: _inside[0], _diverged, divergence_message
+            store,
+            me,
+            lambda: list(_by_key.values()),
+            lambda: _inside[0],
+            _diverged,
+            divergence_message,
+            _still_waiting,
+            _late_message,
         )
         _watcher.append(watcher)
         watcher.start()
@@ -409,6 +418,53 @@ def _forget_groups() -> None:
     _watcher.clear()
     _groups.clear()
     _by_key.clear()
+
+
+_said: dict[tuple[str, int], float] = {}  # (group, seq) -> when this rank last said whom it waits for
+
+
+def _still_waiting(g: fingerprint.Group, seq: int, behind: list[int], waited: float) -> None:
+    """From the watcher: this rank waits inside collective ``seq`` of ``g`` for the ranks ``behind``. Says so
+    on stderr after a few seconds; at the debug-mode timeout, names them with their stacks and ends."""
+    wait = debug_timeout()
+    code = g.log[seq - g.log_base - 1] if seq > g.log_base else fingerprint.RAISED
+    entry = fingerprint.calls[code][1]
+    if waited >= wait:
+        store = _watcher[0].store
+        waiting = {r: dict(entry) for r in g.members if r not in behind}
+        problem = missing_message(store, g.key, seq, g.members, waiting, wait)
+        _watcher[0].give_up(g, seq)
+        _diverged(g, problem)
+        return
+    last = _said.get((g.key, seq))
+    if waited >= waiting_module.FIRST_LINE_SECONDS and (
+        last is None or time.monotonic() - last >= waiting_module.LINE_EVERY_SECONDS
+    ):
+        _said[(g.key, seq)] = time.monotonic()
+        waiting_module.say(
+            f"waited {waited:.0f} s of {wait:g} for {who(behind)} at collective #{seq} `{entry['operation']}` "
+            f"({len(g.members) - len(behind)} of {len(g.members)} waiting; this is rank {g.me} at "
+            f"{entry.get('site', '<unknown>')}; TORCHDOCTOR_DEBUG_TIMEOUT={wait:g})"
+        )
+
+
+def _late_message(group_key: str, seq: int, rank: int) -> str:
+    return (
+        f"Rank {rank} and the others stopped waiting for this process at collective #{seq} of "
+        f"{group_words(group_key)} after TORCHDOCTOR_DEBUG_TIMEOUT={debug_timeout():g} s (they raised there, "
+        "naming it); this process had not reached it."
+    )
+
+
+def _last_calls() -> dict[str, list]:
+    """Per group: [seq, operation, site] of this rank's last recorded collective (what a stack answer says)."""
+    last = {}
+    for key, g in list(_by_key.items()):
+        seq = g.seq
+        if seq > g.log_base:
+            entry = fingerprint.calls[g.log[seq - g.log_base - 1]][1]
+            last[key] = [seq, entry["operation"], entry.get("site", "<unknown>")]
+    return last
 
 
 def _peer_gone(error: RuntimeError) -> bool:
@@ -449,8 +505,8 @@ def _diverged(g: fingerprint.Group, problem: str) -> None:
     sys.stderr.write(
         f"Traceback (most recent call last):\n{stack}\n"
         f"torchdoctor.distributed.DistributedOperationException: {problem}\n"
-        f"torchdoctor: this rank is blocked inside collective #{seq} of {group_words(group_key)}, which can "
-        "never complete: ending the process (exit code 1)\n"
+        f"torchdoctor: this rank is blocked inside collective #{seq} of {group_words(group_key)}, which "
+        "nothing can call it back from: ending the process (exit code 1)\n"
     )
     sys.stderr.flush()
     os._exit(1)

@@ -187,10 +187,15 @@ class Watcher:
         inside: Callable[[], tuple[str, int] | None],
         on_divergence: Callable[[Group, str], None],
         describe: Callable[[str, int, dict[int, dict | None], dict[int, Any]], str],
+        on_waiting: Callable[[Group, int, list[int], float], None],
+        late: Callable[[str, int, int], str],
     ) -> None:
         self.store = clone_store(store) or store  # its own connection where torch can make one
         self.rank, self.groups, self.inside = rank, groups, inside
         self.on_divergence, self.describe = on_divergence, describe
+        self.on_waiting, self.late = on_waiting, late
+        self.gave_up: dict[str, int] = {}  # group key -> the collective at which this rank stopped waiting
+        self.inside_since: tuple[Any, float] | None = None
         self.requests = 0  # store requests made by this thread
         self.published: str | None = None
         self.known_ranks: set[int] = set()
@@ -231,7 +236,7 @@ class Watcher:
             g.fold()
             mine[g.key] = g.position(inside)
         diverged = [g.key for g in groups if g.key in self.flagged]
-        text = json.dumps({"groups": mine, "diverged": diverged})
+        text = json.dumps({"groups": mine, "diverged": diverged, "gave_up": self.gave_up})
         if text != self.published:
             self.store.set(f"{_PREFIX}/{self.rank}", text)
             self.requests += 1
@@ -240,6 +245,53 @@ class Watcher:
         positions = self._read(others)
         for g in groups:
             self._compare(g, positions)
+        for g in groups:
+            if g.verdict is None:
+                self._left_behind(g, positions)
+        self._waiting(inside, positions)
+
+    def _left_behind(self, g: Group, positions: dict[int, dict]) -> None:
+        """Another rank stopped waiting for this one at a collective of ``g`` this rank had not passed."""
+        for r, position in positions.items():
+            at = position.get("gave_up", {}).get(g.key)
+            if at is not None and g.folded < at:
+                self.on_divergence(g, self.late(g.key, at, r))
+                return
+
+    def _waiting(self, inside: tuple[str, int] | None, positions: dict[int, dict]) -> None:
+        """While this rank waits inside a collective that members have not reached: tell ``on_waiting``."""
+        if inside is None:
+            self.inside_since = None
+            return
+        now = time.monotonic()
+        if self.inside_since is None or self.inside_since[0] != inside:
+            self.inside_since = (inside, now)
+            return
+        g = next((x for x in self.groups() if x.key == inside[0]), None)
+        if g is None or g.verdict is not None:
+            return
+        seq = inside[1]
+        behind = []
+        for r in g.members:
+            if r == self.rank:
+                continue
+            theirs = positions.get(r, {}).get("groups", {}).get(g.key)
+            if theirs is None or (theirs[0] < seq and not (theirs[3] and theirs[3][0] == seq)):
+                behind.append(r)
+        if behind:
+            self.on_waiting(g, seq, behind, now - self.inside_since[1])
+
+    def give_up(self, g: Group, seq: int) -> None:
+        """Say to the others that this rank stopped waiting at collective ``seq`` of ``g``."""
+        self.gave_up[g.key] = seq
+        self.published = None
+        text = {
+            "groups": {g.key: g.position(self.inside())},
+            "diverged": sorted(self.flagged),
+            "gave_up": self.gave_up,
+        }
+        self.store.set(f"{_PREFIX}/{self.rank}", json.dumps(text))
+        self.requests += 1
 
     def _read(self, ranks: list[int]) -> dict[int, dict]:
         missing = [r for r in ranks if r not in self.known_ranks]

@@ -27,6 +27,8 @@ _PREFIX = "torchdoctor/stack"
 
 # what this rank last checked, per process group key: (sequence number, operation, call site)
 last_checked: dict[str, tuple[int, str, str]] = {}
+# or, where set, a function that says it (debug mode's running fingerprints: every collective, not only checked)
+last_calls: Callable[[], dict[str, list]] | None = None
 _responders: dict[int, threading.Thread] = {}  # rank -> its answering thread
 _lock = threading.Lock()
 
@@ -98,7 +100,8 @@ def _answer_forever(store: Any, rank: int, shared: bool) -> None:
                 store.wait([ask_key], timedelta(days=365))
             question = store.get(ask_key).decode(errors="replace")
             store.delete_key(ask_key)
-            text = json.dumps({"stack": main_thread_stack(), "last": dict(last_checked)})
+            last = dict(last_checked) if last_calls is None else last_calls()
+            text = json.dumps({"stack": main_thread_stack(), "last": last})
             store.set(f"{_PREFIX}/{rank}/answer/{question}", text)
         except Exception:  # noqa: BLE001 - the store went away (the job ended): nobody is left to ask
             return
