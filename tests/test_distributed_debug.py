@@ -140,6 +140,12 @@ def test_plain_torch_distributed_script_checked_after_enable(tmp_path):
         assert "  - Process 0: [4]\n  - Process 1: [6]" in stderr
         for other in (0, 1):
             assert f"  - Process {other}: {user}:{line} in <module>" in stderr
+        # the traceback ends at the user's line: torchdoctor's own frames (the wrapper, the check) are left out
+        frames = stderr.split("Traceback (most recent call last):\n")[1].split("torchdoctor.distributed.")[0]
+        assert "torchdoctor/" not in frames, frames
+        assert frames.rstrip().endswith("dist.all_reduce(grads)  # the bug: rank 1's tensor is longer"), (
+            frames
+        )
 
 
 MISSING_RANK = """
@@ -273,6 +279,19 @@ def test_debug_names_the_users_line_under_accelerate_and_the_fix_for_an_uneven_b
             "gather_object",
         ):
             assert advice in fix
+
+
+def test_shape_fix_fits_the_operation():
+    # a reduction or a broadcast needs the same shape everywhere: gather's padding would not help
+    for operation in ("torch.distributed.all_reduce", "torchdoctor.distributed.reduce"):
+        fix = messages.shape_fix([[4, 3], [2, 3]], operation)
+        assert "every rank must pass the same shape" in fix and "drop_last=True" in fix
+        assert "pad_across_processes" not in fix and "gather_object" not in fix
+    fix = messages.shape_fix([[4], [2]], "torch.distributed.broadcast")
+    assert "Allocate the receiving tensors with the source's shape" in fix
+    assert "pad_across_processes" not in fix
+    fix = messages.shape_fix([[4, 3], [2, 3]], "torch.distributed.all_gather")
+    assert "pad_across_processes(tensor, dim=0)" in fix and "gather_object" in fix
 
 
 def test_shape_fix_names_the_dimension_or_says_nothing():

@@ -544,6 +544,8 @@ def _install_trimming_hook() -> None:
     def hook(kind, error, tb):
         if isinstance(error, DistributedOperationException):
             tb = _trimmed(tb)
+            error.__traceback__ = tb  # what Python's own printing reads
+            error.__suppress_context__ = True  # a store wait it interrupted is no part of the user's story
         previous(kind, error, tb)
 
     hook.__torchdoctor_trims__ = True

@@ -39,6 +39,7 @@ _MASK = (1 << 64) - 1
 # code -> (digest, entry): every distinct call this process has made (entry: operation, site, signature)
 calls: list[tuple[int, dict]] = []
 RAISED = 0  # the code of a call that every rank raised at, in agreement: it never ran
+RAISED_DIGEST = 0
 
 
 def digest_of(entry: dict) -> int:
@@ -324,12 +325,14 @@ class Watcher:
                 if mine is not None and mine != h:
                     reason = f"histories differ at or before #{n}"
                     break
+            # a call checked in on one side: compared with the other's call there, unless that one raised at
+            # the same check-in (it found the mismatch first; the other is about to)
             if pending and pending[0] <= g.folded:
                 mine = g.digest_at(pending[0])
-                if mine is not None and mine != pending[1]:
+                if mine is not None and mine not in (pending[1], RAISED_DIGEST):
                     reason = f"rank {r} checks in at #{pending[0]} with another call"
                     break
-            if g.pending and n == g.pending[0] and _last != g.pending[1]:
+            if g.pending and n == g.pending[0] and _last not in (g.pending[1], RAISED_DIGEST):
                 reason = f"rank {r} made another call at #{n}"
                 break
         if reason is None and self._order_swap(g, positions):
