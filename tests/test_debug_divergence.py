@@ -219,3 +219,21 @@ def test_a_rank_missing_at_a_repeated_collective_is_named_with_its_stack_at_the_
     assert "time.sleep(120)  # stuck loading data at its 11th step" in err
     assert "this rank is blocked inside collective #11 of the world group, which nothing" in err
     assert results[1].returncode is None  # still asleep: killed by the runner
+
+
+def test_first_difference_finds_the_first_differing_call_or_the_swap():
+    from torchdoctor.distributed import fingerprint
+
+    a, b = {"operation": "all_reduce", "site": "t.py:1"}, {"operation": "all_reduce", "site": "t.py:2"}
+    entries = {"a": a, "b": b}
+    same = {"from": 0, "digests": ["a", "b", "a"], "pending": None, "entries": entries}
+    other = {"from": 0, "digests": ["a", "b", "b"], "pending": None, "entries": entries}
+    assert fingerprint.first_difference({0: same, 1: dict(same)}, {}) is None
+    assert fingerprint.first_difference({0: same, 1: other}, {}) == (3, {0: a, 1: b})
+    # one rank checking in with another call where the other made its third
+    pending = {"from": 0, "digests": ["a", "b"], "pending": "b", "entries": entries}
+    assert fingerprint.first_difference({0: same, 1: pending}, {}) == (3, {0: a, 1: b})
+    # a rank behind is only slow, unless it is blocked elsewhere (an order swap)
+    behind = {"from": 0, "digests": ["a", "b"], "pending": None, "entries": entries}
+    assert fingerprint.first_difference({0: same, 1: behind}, {1: None}) is None
+    assert fingerprint.first_difference({0: same, 1: behind}, {1: ["0-1@1", 7]}) == (3, {0: a, 1: None})

@@ -1,15 +1,19 @@
-"""Debug mode: every rank checks in before a collective, so a mismatch or a missing rank is an error, not a hang.
+"""Debug mode: the ranks compare what they call, so a mismatch or a missing rank is an error, not a hang.
 
-At each checked collective a rank checks in through the process group's own store (the ``TCPStore`` that
-``torchrun``/``init_process_group`` already run) with a fingerprint of what it is about to do: the operation,
-the shapes, dtypes and devices of its tensors, the source/destination rank. When every rank agrees that costs
-each rank a constant number of store requests (`torchdoctor.distributed.agreement`); only on a mismatch does
-every rank write its details (and its call site) and read the others', and every rank raises the same
-`DistributedOperationException`. The store needs no collective, so this can neither hang on a shape mismatch
-nor wait forever for a rank that never arrives: after ``TORCHDOCTOR_DEBUG_TIMEOUT`` seconds (default 300, under
-NCCL's own 10-minute watchdog so this message comes first) the error names the missing ranks, where every
-other rank is waiting, and where the missing ones are (their Python stacks, `torchdoctor.distributed.stacks`).
-While waiting longer than a few seconds, a rank says on stderr whom it is waiting for.
+Each rank keeps a running fingerprint of its collectives per process group (`torchdoctor.distributed.fingerprint`):
+a call it has made before (same operation, shapes, dtypes, devices, source rank, reduce op and call site) costs
+one number appended to a list, no store request and no waiting; a thread of its own compares the ranks'
+fingerprints through the job's ``TCPStore`` twice a second and, when they differ, every rank raises the same
+`DistributedOperationException`, naming the first call where they differ: at once if it runs Python, when its
+collective returns or fails, or, blocked in one for good, by ending the process with the error on stderr.
+
+A call new to a rank first checks in with the others (`torchdoctor.distributed.agreement`: two store requests
+per rank), so that a mismatch is named before the collective can hang or abort. Nothing here is a collective:
+it can hang neither on a mismatch nor on a missing rank. After ``TORCHDOCTOR_DEBUG_TIMEOUT`` seconds (default
+300, under NCCL's own 10-minute watchdog so this message comes first) the error names the missing ranks, where
+every other rank is waiting, and where the missing ones are (their Python stacks,
+`torchdoctor.distributed.stacks`). While waiting longer than a few seconds, a rank says on stderr whom it is
+waiting for.
 
 ``enable()`` also wraps the user's direct ``torch.distributed`` calls (``all_reduce``, ``all_gather``,
 ``all_gather_into_tensor``, ``reduce_scatter_tensor``, ``broadcast``, ``reduce``, ``barrier``) so existing DDP

@@ -397,9 +397,10 @@ class Watcher:
         }
         inside_of = {}
         for r in g.members:
-            if r == self.rank:
+            if r == self.rank:  # inside another group's collective, or checking in at one
                 inside = self.inside()
-                inside_of[r] = list(inside) if inside else None
+                checking = [[x.key, x.pending[0]] for x in self.groups() if x.pending and x.key != g.key]
+                inside_of[r] = list(inside) if inside and inside[0] != g.key else (checking or [None])[0]
             else:
                 inside_of[r] = _blocked_elsewhere(positions.get(r), g.key)
         found = first_difference(recents, inside_of)
