@@ -338,7 +338,7 @@ def _checked(name: str, original: Callable) -> Callable:
             _first_time(dist, g, operation, signature, site, (what, site), group, None)
         else:  # made before: one number on this rank's list, compared by the watcher thread
             g.log.append(code)
-        _inside[0] = g.key, g.seq
+        _inside[0] = g.key, g.log_base + len(g.log)
         try:
             result = original(*args, **kwargs)
         except RuntimeError as error:
