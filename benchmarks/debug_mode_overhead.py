@@ -2,7 +2,9 @@
 
 Measured in one run, side by side: plain ``torch.distributed.all_reduce`` without and with
 ``torchdoctor.distributed.debug.enable()``, and ``reduce(..., "sum")`` from torchdoctor and from accelerate,
-each with debug mode off and on. Prints microseconds per call and the ratios.
+each with debug mode off and on. Prints microseconds per call, the ratios, and the store requests each rank
+made per call while a case ran (counted by a wrapper around the job's store, its clones included: the
+watcher thread's and the stack responder's requests count too).
 
     python benchmarks/debug_mode_overhead.py [--quick]
 """
@@ -34,6 +36,9 @@ def worker(iterations: dict[str, int]) -> None:
 
     state = PartialState(cpu=True)
     assert state.distributed_type.value == "MULTI_CPU", state.distributed_type
+    requests = [0]
+    job_store = debug._job_store(dist)
+    debug._job_store = lambda _dist: Counting(job_store, requests)  # every request of ours goes through it
 
     def torch_all_reduce(t):
         dist.all_reduce(t)
@@ -64,21 +69,63 @@ def worker(iterations: dict[str, int]) -> None:
         tensor = torch.ones(numel)
         n = iterations[size_name]
         per_call: dict[str, list[float]] = {name: [] for name, _, _ in cases}
+        asked: dict[str, list[int]] = {name: [0, 0] for name, _, _ in cases}  # store requests, calls
         for _ in range(ROUNDS):
             for name, call, modes in cases:
                 set_modes(*modes)
                 call(tensor)  # warm-up
                 dist.barrier()
+                before = requests[0]
                 start = time.perf_counter()
                 for _ in range(n):
                     call(tensor)
                 per_call[name].append((time.perf_counter() - start) / n * 1e6)
+                asked[name][0] += requests[0] - before
+                asked[name][1] += n
         for name, times in per_call.items():
             results.setdefault(name, {})[size_name] = min(times)
+            results.setdefault(f"requests: {name}", {})[size_name] = asked[name][0] / asked[name][1]
+
+    # The hot path alone: the checked wrapper around a collective replaced by a no-op, against the no-op itself
+    # (both ranks make the same calls, so their fingerprints stay equal). Load adds to both alike.
+    def nothing(*args, **kwargs):
+        return None
+
+    checked_nothing = debug._checked("all_reduce", nothing)
+    small = torch.ones(8)
+    checked_nothing(small)  # new: checks in once
+    hot: dict[str, list[float]] = {"no-op": [], "checked no-op": []}
+    for _ in range(ROUNDS):
+        for name, call in (("no-op", nothing), ("checked no-op", checked_nothing)):
+            start = time.perf_counter()
+            for _ in range(20000):
+                call(small)
+            hot[name].append((time.perf_counter() - start) / 20000 * 1e6)
+    results["hot path"] = {"µs per repeated call": min(hot["checked no-op"]) - min(hot["no-op"])}
     set_modes(False, False, False)
     if dist.get_rank() == 0:
         print(json.dumps(results), flush=True)
     dist.destroy_process_group()
+
+
+class Counting:
+    """A store that counts every request made through it or through its clones."""
+
+    def __init__(self, inner, counter: list[int]) -> None:
+        self.inner, self.counter = inner, counter
+
+    def __getattr__(self, name):
+        attr = getattr(self.inner, name)
+        if name == "clone":
+            return lambda: Counting(attr(), self.counter)
+        if not callable(attr):
+            return attr
+
+        def counted(*args, **kwargs):
+            self.counter[0] += 1
+            return attr(*args, **kwargs)
+
+        return counted
 
 
 def main() -> None:
@@ -123,8 +170,15 @@ def main() -> None:
         f"debug-mode cost per collective, 2 ranks, gloo on CPU, {os.cpu_count()} cores, fastest of {ROUNDS} rounds"
     )
     print(f"{'':44}" + "".join(f"{name:>28}" for name in sizes))
+    hot_path = results.pop("hot path")["µs per repeated call"]
     for name, row in results.items():
-        print(f"{name:44}" + "".join(f"{row[s]:>25.1f} µs" for s in sizes))
+        if not name.startswith("requests: "):
+            print(f"{name:44}" + "".join(f"{row[s]:>25.1f} µs" for s in sizes))
+    print()
+    print("store requests per rank per call, rank 0, over every round (its first call checks in: 2 requests)")
+    for name in ("  … after torchdoctor debug.enable()", "torchdoctor.distributed.reduce, debug on"):
+        row = results[f"requests: {name}"]
+        print(f"{name:44}" + "".join(f"{row[s]:>28.4f}" for s in sizes))
     print()
     ratios = [
         (
@@ -148,6 +202,12 @@ def main() -> None:
             "accelerate.utils.reduce, debug on",
         ),
     ]
+    print(
+        f"hot path of a repeated checked call (wrapper around a no-op, less the no-op): {hot_path:.2f} µs, "
+        f"{hot_path / results['torch.distributed.all_reduce'][sizes[0]] * 100:.1f}% of this run's 8-float "
+        "all_reduce (the same load slows both)"
+    )
+    print()
     for label, top, bottom in ratios:
         print(f"{label:44}" + "".join(f"{results[top][s] / results[bottom][s]:>27.2f}x" for s in sizes))
 

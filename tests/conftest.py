@@ -122,6 +122,7 @@ def taken_port():
 # process anyway fails, saying to name it here, so the lane stays what it says.
 PROCESS_MODULES = {
     "test_store_without_clone",
+    "test_debug_divergence",
     "test_environment",
     "test_errors_kernel_files",
     "test_flags_say_what_they_do",

@@ -140,6 +140,11 @@ def test_plain_torch_distributed_script_checked_after_enable(tmp_path):
         assert "  - Process 0: [4]\n  - Process 1: [6]" in stderr
         for other in (0, 1):
             assert f"  - Process {other}: {user}:{line} in <module>" in stderr
+        # the traceback ends at the user's line: torchdoctor's own frames (the wrapper, the check) are left out
+        frames = stderr.split("Traceback (most recent call last):\n")[1].split("torchdoctor.distributed.")[0]
+        assert "torchdoctor/" not in frames, frames
+        shown = [line for line in frames.splitlines() if line.strip().strip("^~")]  # less 3.11's carets
+        assert shown[-1].endswith("dist.all_reduce(grads)  # the bug: rank 1's tensor is longer"), frames
 
 
 MISSING_RANK = """
@@ -217,7 +222,11 @@ def test_enable_is_idempotent_and_disable_restores_the_originals():
 
 def test_mismatch_message_names_each_field():
     same = {"operation": "op", "shape": [2], "dtype": "torch.float32", "device": "cpu", "site": "a.py:1 in f"}
-    assert messages.mismatch_message({0: same, 1: dict(same, site="a.py:9 in g")}) == ""
+    assert messages.mismatch_message({0: same, 1: dict(same)}) == ""
+    # the same call from two lines: a rank took another path (named since fingerprints include the call site)
+    text = messages.mismatch_message({0: same, 1: dict(same, site="a.py:9 in g")})
+    assert text.startswith("Cannot apply desired operation: the processes called `op` from different lines.")
+    assert text.endswith("Called from:\n  - Process 0: a.py:1 in f\n  - Process 1: a.py:9 in g")
     text = messages.mismatch_message({0: same, 1: dict(same, device="cuda", site="b.py:3 in h")})
     assert text.startswith("Cannot apply desired operation due to device mismatches. All devices across")
     assert text.endswith("Called from:\n  - Process 0: a.py:1 in f\n  - Process 1: b.py:3 in h")
@@ -269,6 +278,19 @@ def test_debug_names_the_users_line_under_accelerate_and_the_fix_for_an_uneven_b
             "gather_object",
         ):
             assert advice in fix
+
+
+def test_shape_fix_fits_the_operation():
+    # a reduction or a broadcast needs the same shape everywhere: gather's padding would not help
+    for operation in ("torch.distributed.all_reduce", "torchdoctor.distributed.reduce"):
+        fix = messages.shape_fix([[4, 3], [2, 3]], operation)
+        assert "every rank must pass the same shape" in fix and "drop_last=True" in fix
+        assert "pad_across_processes" not in fix and "gather_object" not in fix
+    fix = messages.shape_fix([[4], [2]], "torch.distributed.broadcast")
+    assert "Allocate the receiving tensors with the source's shape" in fix
+    assert "pad_across_processes" not in fix
+    fix = messages.shape_fix([[4, 3], [2, 3]], "torch.distributed.all_gather")
+    assert "pad_across_processes(tensor, dim=0)" in fix and "gather_object" in fix
 
 
 def test_shape_fix_names_the_dimension_or_says_nothing():

@@ -45,9 +45,11 @@ def check_in(
     timeout: float,
     waiting_for: Callable[[float], str] | None = None,
     stale_keys: Sequence[str] = (),
+    diverged: Callable[[], bool] | None = None,
 ) -> str:
-    """Arrive at the collective ``key`` of a group of ``size`` ranks: ``ok``, ``mismatch``, ``timeout``, or
-    ``late`` when the others had already given up waiting for this rank.
+    """Arrive at the collective ``key`` of a group of ``size`` ranks: ``ok``, ``mismatch``, ``timeout``,
+    ``late`` when the others had already given up waiting for this rank, or ``diverged`` when ``diverged()``
+    (asked while waiting: the ranks' running fingerprints differ) says the others will never come.
 
     ``stale_keys`` (of a collective every rank is past) are deleted off this rank's path if it arrives first.
     """
@@ -69,6 +71,8 @@ def check_in(
     last_look = [0.0]
 
     def stop_waiting() -> bool:
+        if diverged is not None and diverged():
+            return True
         if time.monotonic() - last_look[0] < POLL_SECONDS:
             return False
         last_look[0] = time.monotonic()
@@ -81,6 +85,8 @@ def check_in(
 
     if wait_for_keys(store, [ok], timeout, waiting_for, on_slow, stop_waiting):
         return "ok"
+    if diverged is not None and diverged() and not store.check([bad]):
+        return "diverged"
     if not store.check([bad]):  # our own timeout
         if store.add(counter, TIMED_OUT) % TIMED_OUT >= size:  # the last rank came just now
             return "ok" if wait_for_keys(store, [ok], timeout) else _verdict(store, bad, timeout)

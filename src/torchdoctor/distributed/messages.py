@@ -53,7 +53,7 @@ def mismatch_message(entries: Mapping[int, Mapping[str, Any]], backend: str = ""
         values = [entries[r].get(field) for r in ranks]
         if any(v != values[0] for v in values):
             lines = "\n  - ".join(grouped({r: _show(entries[r].get(field)) for r in ranks}))
-            fix = shape_fix(values) if field == "shape" else ""
+            fix = shape_fix(values, first["operation"]) if field == "shape" else ""
             return (
                 f"Cannot apply desired operation due to {field} mismatches. "
                 f"All {plural} across devices must be valid."
@@ -61,6 +61,15 @@ def mismatch_message(entries: Mapping[int, Mapping[str, Any]], backend: str = ""
                 + sites
                 + (f"\n\n{fix}" if fix else "")
             )
+    called_from = {r: entries[r].get("site") for r in ranks}
+    if len(set(called_from.values())) > 1 and all(called_from.values()):
+        return (
+            f"Cannot apply desired operation: the processes called `{first['operation']}` from different lines. "
+            "All processes must call the same collectives in the same order, and a call from another line "
+            "usually means a rank took another path (a condition on the rank, a loop that ran a different "
+            "number of times); if these lines are meant to pair up, call the collective from one line after "
+            "the branch." + _sites_block(entries)
+        )
     if backend == "nccl" and any("cpu" in json.dumps(entries[r].get("device")) for r in ranks):
         lines = "\n  - ".join(f"Process {r}: {_show(entries[r].get('device'))}" for r in ranks)
         return (
@@ -71,10 +80,15 @@ def mismatch_message(entries: Mapping[int, Mapping[str, Any]], backend: str = ""
     return ""
 
 
-def shape_fix(shapes: list[Any]) -> str:
+GATHERS = ("gather", "pad_across_processes")  # operations whose fix is to pad or gather objects
+
+
+def shape_fix(shapes: list[Any], operation: str = "gather") -> str:
     """How to fix the common shape mismatches (an uneven last batch, different sequence lengths), or ``""``.
 
-    ``shapes`` holds each rank's ``shape`` field: a shape, or nested lists/dicts of shapes.
+    ``shapes`` holds each rank's ``shape`` field: a shape, or nested lists/dicts of shapes; ``operation``
+    (its name) picks the advice that fits: padding and ``gather_object`` for a gather, the same shape on every
+    rank for a reduction or a broadcast.
 
     >>> shape_fix([[4, 3], [2, 3]]).splitlines()[0]
     'Fix: the ranks hold different numbers of rows in dimension 0 (4, 2), often an uneven last batch:'
@@ -93,6 +107,8 @@ def shape_fix(shapes: list[Any]) -> str:
         if len(dims) != 1:
             return ""
         dim, sizes = dims[0], ", ".join(str(s[dims[0]]) for s in found)
+        if not any(name in operation for name in GATHERS):
+            return _same_shape_fix(operation, dim, sizes)
         if dim == 0:
             return (
                 f"Fix: the ranks hold different numbers of rows in dimension 0 ({sizes}), often an uneven last "
@@ -108,6 +124,82 @@ def shape_fix(shapes: list[Any]) -> str:
             f"the longest first: `pad_across_processes(tensor, dim={dim}, pad_index=...)`."
         )
     return ""
+
+
+def _same_shape_fix(operation: str, dim: int, sizes: str) -> str:
+    name = operation.rsplit(".", 1)[-1]
+    where = f"in dimension {dim} ({sizes})"
+    if "broadcast" in name:
+        return (
+            f"Fix: the ranks' tensors differ {where}: `{name}` copies the source rank's tensor into a tensor of "
+            "the same shape on every other rank. Allocate the receiving tensors with the source's shape (send "
+            "the shape first, e.g. with `broadcast_object_list`), or broadcast a Python object instead."
+        )
+    what = "rows, often an uneven last batch" if dim == 0 else "sizes"
+    return (
+        f"Fix: the ranks' tensors differ {where} ({what}): `{name}` combines the ranks' tensors element by "
+        "element, so every rank must pass the same shape. Reduce a statistic of fixed shape instead of the "
+        "batch itself (a sum and a count: `torch.stack([loss.sum(), torch.tensor(float(len(batch)))])`), or "
+        "give every rank the same number of samples (`DataLoader(..., drop_last=True)`, accelerate's "
+        "`even_batches=True`)."
+    )
+
+
+def divergence_message(
+    group_key: str, seq: int, entries: Mapping[int, Mapping[str, Any] | None], blocked: Mapping[int, Any]
+) -> str:
+    """The error when the ranks' running fingerprints first differ at collective ``seq`` of a process group.
+
+    ``entries`` holds each rank's call there (None: it has not made one); ``blocked`` where a rank without
+    one is blocked instead (``[group key, seq]``), or None.
+    """
+    group = group_words(group_key)
+    made = {r: e for r, e in entries.items() if e is not None}
+    absent = sorted(r for r, e in entries.items() if e is None)
+    head = (
+        f"The ranks diverged at collective #{seq} of {group}: debug mode compared their running fingerprints "
+        "(operation, shapes, dtypes, call site of every collective) and they first differ there."
+    )
+    if absent:
+        lines = [head, "", f"Collective #{seq}:"]
+        lines += [
+            f"  - Process {r}: `{e['operation']}` at {e.get('site', '<unknown>')}" for r, e in made.items()
+        ]
+        for r in absent:
+            where = blocked.get(r)
+            if where:
+                lines.append(
+                    f"  - Process {r}: has not reached it; it is blocked in collective #{where[1]} of "
+                    f"{group_words(where[0])}"
+                )
+            else:
+                lines.append(f"  - Process {r}: has not reached it (it did not hand over its calls)")
+        if any(blocked.get(r) for r in absent):
+            lines += [
+                "",
+                "Each rank waits inside a collective the other has not reached: an order swap across process "
+                "groups, a deadlock no call will end. Fix: call the collectives of different groups in the same "
+                "order on every rank.",
+            ]
+        return "\n".join(lines)
+    text = mismatch_message(made)
+    if not text:
+        text = "Cannot apply desired operation: the processes made different calls at the same point." + (
+            _sites_block(made)
+        )
+    return head + "\n\n" + text
+
+
+def group_words(group_key: str) -> str:
+    """How an error names a process group from its key (``world``, ``0-1``, ``0-1@3``).
+
+    >>> group_words("0-1@3")
+    'the process group 3 (ranks 0-1)'
+    """
+    if group_key == "world":
+        return "the world group"
+    ranks, _, name = group_key.partition("@")
+    return f"the process group {name} (ranks {ranks})" if name else f"the process group of ranks {ranks}"
 
 
 def _shape_leaves(shape: Any):

@@ -14,6 +14,7 @@ import sys
 import threading
 import time
 import traceback
+from collections.abc import Callable
 from datetime import timedelta
 from typing import Any
 
@@ -26,6 +27,8 @@ _PREFIX = "torchdoctor/stack"
 
 # what this rank last checked, per process group key: (sequence number, operation, call site)
 last_checked: dict[str, tuple[int, str, str]] = {}
+# or, where set, a function that says it (debug mode's running fingerprints: every collective, not only checked)
+last_calls: Callable[[], dict[str, list]] | None = None
 _responders: dict[int, threading.Thread] = {}  # rank -> its answering thread
 _lock = threading.Lock()
 
@@ -73,12 +76,16 @@ def ask_all(
     return answers
 
 
-def main_thread_stack(limit: int = STACK_FRAMES) -> str:
-    """The main thread's Python stack, innermost frame last, at most ``limit`` frames."""
+def main_thread_stack(limit: int = STACK_FRAMES, skip: Callable[[str], bool] | None = None) -> str:
+    """The main thread's Python stack, innermost frame last, at most ``limit`` frames; ``skip(filename)``
+    leaves frames out (torchdoctor's own, where the user's script should be the last shown)."""
     frame = sys._current_frames().get(threading.main_thread().ident)
     if frame is None:
         return "(no main thread)"
-    return "".join(traceback.format_stack(frame, limit=limit)).rstrip()
+    summary = traceback.extract_stack(frame)
+    if skip is not None:
+        summary = traceback.StackSummary.from_list([f for f in summary if not skip(f.filename)])
+    return "".join(traceback.StackSummary.from_list(summary[-limit:]).format()).rstrip()
 
 
 def _answer_forever(store: Any, rank: int, shared: bool) -> None:
@@ -93,7 +100,8 @@ def _answer_forever(store: Any, rank: int, shared: bool) -> None:
                 store.wait([ask_key], timedelta(days=365))
             question = store.get(ask_key).decode(errors="replace")
             store.delete_key(ask_key)
-            text = json.dumps({"stack": main_thread_stack(), "last": dict(last_checked)})
+            last = dict(last_checked) if last_calls is None else last_calls()
+            text = json.dumps({"stack": main_thread_stack(), "last": last})
             store.set(f"{_PREFIX}/{rank}/answer/{question}", text)
         except Exception:  # noqa: BLE001 - the store went away (the job ended): nobody is left to ask
             return
