@@ -1,37 +1,44 @@
 """Which rank holds the others back, and why: plain functions over the windows the ranks published.
 
 In synchronous training every rank's step takes as long as the slowest rank's, so the step time names nobody.
-What differs is when each rank *arrives* at its last collective of the step: the straggler arrives last and
-the others wait for it inside the collective (they are the victims, never named). Per step and per group
-this gives each rank's lateness (its arrival minus the earliest) and its wait (the latest arrival minus its
-own). A rank is a straggler in a window when its median lateness is a sizeable part of the step; the verdict
-needs the same rank in `SUSTAINED` of the last `SUSTAINED` + 1 windows, so a one-off stall (a garbage collection, a checkpoint
-that every rank writes) never makes one. Without any collective to compare at, the rank whose own work (step
-minus time in collectives) is longest is the candidate.
+What differs is each rank's *own* work in the step: waiting for data, its compute, and its time in collectives
+besides waiting for the peers (the arrival skew at the step's collectives tells the wait). The straggler's own
+work is longer; its victims' is not — their extra time is all waiting, so they are never named.
 
-The cause is the part of the straggler's step that exceeds the other ranks' median most: waiting for data
-(input), its compute (host when the rank got less CPU than the others for it — a core shared with another
-process — else device), or its time in collectives besides waiting for peers (communication).
+Every rank is compared with its peers on the *same* step: its own work minus the median of the peers' on that
+step. Load that slows every rank alike (a busy shared machine, a noisy neighbour) cancels out step by step, and
+a one-off stall of one rank (a garbage collection) is one step of many. A rank is named when, over the last
+`STRETCH` steps, its excess is positive in at least `MAJORITY` of them, its median excess is at least `SLOWER`
+of the peers' own work and stands `NOISE_MARGIN` standard errors clear of the step-to-step spread of that
+difference (so a 5% slowdown is named where steps vary by 5%, and noise of the same size alone is not).
+
+The cause is the part of the straggler's step that carries the excess (medians of the same per-step
+differences): waiting for data (input), its compute (host when it got no more CPU time for it than the peers
+— a core shared with another process — else device), or its collectives besides waiting (communication).
 """
 
 from __future__ import annotations
 
+import math
 import statistics
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-# A window names a candidate when it delays the others by at least this much of their own step time...
-SLOWER = 0.03
-# ...and by at least this many seconds (timer and scheduling noise on a busy machine).
-MIN_SECONDS = 0.001
-# ...and arrives last in at least this share of the window's steps (a rank slowed on purpose is last in
-# nearly every step; under noise the last one changes from step to step).
-LAST_SHARE = 0.6
-# The cause found must account for at least this share of how late the rank is.
+# The steps compared: the latest STRETCH (at least MIN_STEPS of them on two ranks before any verdict).
+STRETCH = 40
+MIN_STEPS = 30
+# The first WARMUP steps are never judged (start-up: the first batches, allocations, the devices measured).
+WARMUP = 20
+# A rank is named when its own work exceeds the peers' median on at least MAJORITY of those steps...
+MAJORITY = 0.7
+# ...its median excess is at least SLOWER of the peers' own work and MIN_SECONDS (timer noise)...
+SLOWER = 0.025
+MIN_SECONDS = 0.0003
+# ...and NOISE_MARGIN standard errors of that median (from the step-to-step spread of the difference).
+NOISE_MARGIN = 3.5
+# The part named as the cause must carry at least this share of the excess, else the line says it is unclear.
 EXPLAINED = 0.5
-# The verdict needs the same rank in this many of the last SUSTAINED + 1 windows (3 of 4 windows of 10 steps).
-SUSTAINED = 3
 CAUSES = ("input", "host", "device", "communication")
 
 
@@ -71,6 +78,13 @@ class WindowVerdict:
     cause: str | None = None
     cause_text: str = ""
     steps: int = 0  # steps the window holds on every rank
+    parts: dict[int, list[tuple[float, ...]]] = field(default_factory=dict)  # rank -> per step, `PARTS`
+    first_step: int = 0  # the number of the window's first step
+    reason: str = ""  # the figures behind the straggler named (or the closest candidate), for the JSON
+
+
+# Per step and rank: own work (step minus waiting for peers), data, compute, collectives besides waiting, CPU.
+PARTS = ("own", "data", "compute", "transfer", "cpu")
 
 
 def rank_windows(window: Mapping[int, Mapping[str, Any]]) -> dict[int, RankWindow]:
@@ -146,81 +160,116 @@ def _arrival_gaps(arrivals: Mapping[int, list]) -> tuple[dict[int, float], dict[
     return late, wait
 
 
+def step_parts(window: Mapping[int, Mapping[str, Any]]) -> dict[int, list[tuple[float, ...]]]:
+    """Each rank's `PARTS` step by step, from the published rows ``{rank: {"host", "rows"}}``. The wait is
+    the arrival skew at the step's collectives; where a step has no collective to compare, all the time in
+    collectives counts as waiting (never as the rank's own work, so a victim is never made slow by it)."""
+    rows = {rank: data["rows"] for rank, data in window.items() if data.get("rows")}
+    steps = min((len(r) for r in rows.values()), default=0)
+    parts: dict[int, list[tuple[float, ...]]] = {rank: [] for rank in rows}
+    for index in range(steps):
+        _late, wait = _arrival_gaps({rank: table[index][4] for rank, table in rows.items()})
+        for rank, table in rows.items():
+            step, data, comm, cpu = (float(v) for v in table[index][:4])
+            waited = min(comm, wait[rank]) if rank in wait else comm
+            compute = max(0.0, step - data - comm)
+            parts[rank].append((step - waited, data, compute, comm - waited, cpu))
+    return parts
+
+
 def judge_window(number: int, window: Mapping[int, Mapping[str, Any]]) -> WindowVerdict:
-    """The verdict of one window: the rank that held the others back by at least `SLOWER` of their step,
-    and the part of its step that did it."""
+    """One window's medians per rank and its per-step parts; `judge_stretch` over the latest windows says
+    who the straggler is (`Tracker` does both)."""
     ranks = rank_windows(window)
     steps = min((len(data.get("rows") or []) for data in window.values()), default=0)
-    verdict = WindowVerdict(number, ranks, steps=steps)
-    if len(ranks) < 2:
-        return verdict
-    compared = [r for r in ranks.values() if r.late is not None]
-    if len(compared) >= 2:
-        candidate = max(compared, key=lambda r: r.late)
-        others = [r for r in compared if r.rank != candidate.rank]
-        behind = candidate.late - statistics.median(r.late for r in others)
-        base = statistics.median(r.step - (r.wait or 0.0) for r in others)
-        if candidate.last_share < LAST_SHARE:
-            return verdict
-    else:
-        candidate = max(ranks.values(), key=lambda r: r.own)
-        others = [r for r in ranks.values() if r.rank != candidate.rank]
-        base = statistics.median(r.own for r in others)
-        behind = candidate.own - base
-    if base <= 0 or behind < MIN_SECONDS or behind / base < SLOWER:
-        return verdict
-    cause, text = _cause(candidate, others, behind)
-    if cause is None:  # late, but no part of its own step says why: no verdict rather than a guess
-        return verdict
-    verdict.straggler, verdict.slower, verdict.cause, verdict.cause_text = (
-        candidate.rank,
-        behind / base,
-        cause,
-        text,
-    )
-    return verdict
+    first = min((int(data.get("first_step", 0)) for data in window.values()), default=0)
+    return WindowVerdict(number, ranks, steps=steps, parts=step_parts(window), first_step=first)
 
 
-def _cause(slow: RankWindow, others: list[RankWindow], behind: float) -> tuple[str | None, str]:
-    """The part of ``slow``'s step that exceeds the others' median most for its step-to-step spread (a
-    steady 3 ms more in next() says more than 3 ms more of a compute that varies by 10 ms), in words; None
-    when that part explains less than `EXPLAINED` of the ``behind`` seconds the rank is late by."""
-    median = {
-        name: statistics.median(getattr(r, name) for r in others) for name in ("data", "compute", "cpu")
-    }
-    median["transfer"] = statistics.median(r.transfer for r in others)
-    excess = {
-        "input": slow.data - median["data"],
-        "compute": slow.compute - median["compute"],
-        "communication": slow.transfer - median["transfer"],
-    }
-    spread_of = {"input": "data", "compute": "compute", "communication": "transfer"}
+def judge_stretch(windows: list[WindowVerdict]) -> tuple[int | None, float, str | None, str, str]:
+    """(straggler or None, how much slower, cause, cause in words, the figures) over the steps of
+    ``windows``: each rank against the median of its peers on the same steps."""
+    excess: dict[int, list[list[float]]] = {}  # rank -> per step: excess of each part over the peers' median
+    base: dict[int, list[float]] = {}  # rank -> per step: the peers' median own work
+    mine: dict[int, list[tuple[float, ...]]] = {}
+    peers_parts: dict[int, list[list[float]]] = {}
+    for verdict in windows:
+        if verdict.first_step < WARMUP:
+            continue
+        present = [rank for rank, table in verdict.parts.items() if table]
+        if len(present) < 2:
+            continue
+        steps = min(len(verdict.parts[rank]) for rank in present)
+        for index in range(steps):
+            for rank in present:
+                peers = [verdict.parts[p][index] for p in present if p != rank]
+                medians = [statistics.median(p[k] for p in peers) for k in range(len(PARTS))]
+                own = verdict.parts[rank][index]
+                excess.setdefault(rank, []).append([own[k] - medians[k] for k in range(len(PARTS))])
+                base.setdefault(rank, []).append(medians[0])
+                mine.setdefault(rank, []).append(own)
+                peers_parts.setdefault(rank, []).append(medians)
+    best: tuple[float, int] | None = None
+    reasons = []
+    for rank, rows in excess.items():
+        n = len(rows)
+        if n < MIN_STEPS:
+            continue
+        own_excess = [row[0] for row in rows]
+        middle = statistics.median(own_excess)
+        peers_own = statistics.median(base[rank])
+        if peers_own <= 0:
+            continue
+        ahead = sum(value > 0 for value in own_excess) / n
+        error = 1.4826 * _mad(own_excess) * 1.2533 / math.sqrt(n)  # the median's standard error
+        reasons.append(
+            f"rank {rank}: {middle / peers_own:+.1%} ({_ms(abs(middle))}) vs peers, ahead on {ahead:.0%} of "
+            f"{n} steps, {middle / error if error else float('inf'):.1f} standard errors"
+        )
+        if ahead < MAJORITY or middle < max(MIN_SECONDS, SLOWER * peers_own, NOISE_MARGIN * error):
+            continue
+        if best is None or middle / peers_own > best[0]:
+            best = (middle / peers_own, rank)
+    if best is None:
+        return None, 0.0, None, "", "; ".join(reasons)
+    slower, rank = best
+    cause, text = _cause(mine[rank], peers_parts[rank], excess[rank])
+    return rank, slower, cause, text, "; ".join(reasons)
 
-    def weight(part: str) -> float:
-        name = spread_of[part]
-        noise = slow.spread.get(name, 0.0) + statistics.median(r.spread.get(name, 0.0) for r in others)
-        return excess[part] / (noise + 0.0005)  # half a millisecond: timer and scheduling noise
 
-    part = max(excess, key=weight)
-    if excess[part] < EXPLAINED * behind:
-        return None, ""
-    if part == "input":
-        return "input", f"input pipeline (next() {_ms(slow.data)} vs median {_ms(median['data'])})"
-    if part == "communication":
+def _cause(
+    mine: list[tuple[float, ...]], peers: list[list[float]], excess: list[list[float]]
+) -> tuple[str | None, str]:
+    """The part carrying the straggler's excess, in words (medians of the per-step differences); None with
+    the parts listed when no part carries `EXPLAINED` of it."""
+    column = {name: k for k, name in enumerate(PARTS)}
+    extra = {name: statistics.median(row[k] for row in excess) for name, k in column.items()}
+    own_median = {name: statistics.median(row[k] for row in mine) for name, k in column.items()}
+    peer_median = {name: statistics.median(row[k] for row in peers) for name, k in column.items()}
+    compute = f"compute {_ms(own_median['compute'])} vs median {_ms(peer_median['compute'])}"
+    # A rank kept off its CPU (a core shared with another process) loses time in every part, its
+    # collectives included: compute that grew with no more CPU time for it says host first.
+    if extra["data"] < EXPLAINED * extra["own"] and extra["compute"] >= 0.3 * extra["own"]:
+        if extra["cpu"] < 0.5 * extra["compute"]:
+            return "host", (
+                f"host ({compute}, with {extra['cpu'] * 1000:+.1f} ms of CPU time: the CPU is shared "
+                "with other processes)"
+            )
+    part = max(("data", "compute", "transfer"), key=lambda name: extra[name])
+    if extra[part] < EXPLAINED * extra["own"]:
+        listed = ", ".join(f"{name} {extra[name] * 1000:+.1f} ms" for name in ("data", "compute", "transfer"))
+        return None, f"no single part explains it ({listed} per step vs the peers)"
+    if part == "data":
+        return (
+            "input",
+            f"input pipeline (next() {_ms(own_median['data'])} vs median {_ms(peer_median['data'])})",
+        )
+    if part == "transfer":
         return "communication", (
-            f"communication (collectives {_ms(slow.transfer)} vs median {_ms(median['transfer'])}, "
-            "waiting for peers left out)"
+            f"communication (collectives {_ms(own_median['transfer'])} vs median "
+            f"{_ms(peer_median['transfer'])}, waiting for peers left out)"
         )
-    # Compute that took longer with no more CPU time: the rank was kept off its CPU (host), else more work.
-    share = slow.cpu / slow.compute if slow.compute > 0 else 1.0
-    others_share = median["cpu"] / median["compute"] if median["compute"] > 0 else 1.0
-    extra_cpu = slow.cpu - median["cpu"]
-    if share < 0.85 * others_share and extra_cpu < 0.5 * excess["compute"]:
-        return "host", (
-            f"host (compute {_ms(slow.compute)} vs median {_ms(median['compute'])}, with "
-            f"{_ms(slow.cpu)} of CPU: the CPU is shared with other processes)"
-        )
-    return "device", f"device (compute {_ms(slow.compute)} vs median {_ms(median['compute'])})"
+    return "device", f"device ({compute})"
 
 
 def _ms(seconds: float) -> str:
@@ -231,40 +280,41 @@ def _ms(seconds: float) -> str:
 class Tracker:
     """Window verdicts in order -> the sustained verdicts, each said once (`feed` returns the new line)."""
 
-    sustained: int = SUSTAINED
+    stretch: int = STRETCH
     history: list[WindowVerdict] = field(default_factory=list)
     said: list[dict[str, Any]] = field(default_factory=list)
-    _current: tuple[int, str] | None = None
+    _current: int | None = None
+    _quiet: int = 0
 
     def feed(self, verdict: WindowVerdict) -> str | None:
-        """Add the next window's verdict; the verdict line when one rank has been the straggler in
-        `sustained` of the last `sustained` + 1 windows, this one included (for a cause not yet said for
-        it), else None. One noisy window neither makes a verdict nor breaks one."""
+        """Add the next window; judge the latest `stretch` steps (`judge_stretch`) and set the window's
+        straggler from it. Returns the verdict line when a rank is named that was not named in the current
+        stretch (two windows naming nobody end a stretch), else None."""
         self.history.append(verdict)
-        recent = self.history[-(self.sustained + 1) :]
-        rank = verdict.straggler
+        size = max(1, verdict.steps)
+        count = max(1, -(-self.stretch // size))
+        recent = self.history[-count:]
+        self.history = self.history[-count:]  # nothing older is judged again
+        rank, slower, cause, text, reason = judge_stretch(recent)
+        verdict.reason = reason
         if rank is None:
-            if all(v.straggler is None for v in recent[-2:]):
+            self._quiet += 1
+            if self._quiet >= 2:
                 self._current = None  # over: a new stretch gets a new line
             return None
-        mine = [v for v in recent if v.straggler == rank]
-        if len(mine) < self.sustained:
+        self._quiet = 0
+        verdict.straggler, verdict.slower, verdict.cause, verdict.cause_text = rank, slower, cause, text
+        if self._current == rank:  # one line per rank per stretch
             return None
-        causes = [v.cause for v in mine]
-        cause = max(set(causes), key=causes.count)
-        if self._current == (rank, cause):
-            return None
-        self._current = (rank, cause)
-        same = [v for v in mine if v.cause == cause]
-        slower = statistics.median(v.slower for v in mine)
+        self._current = rank
         steps = sum(v.steps for v in recent)
-        host = recent[-1].ranks[rank].host
+        host = verdict.ranks[rank].host if rank in verdict.ranks else "?"
         line = (
             f"torchdoctor: straggler: rank {rank} (host {host}) {slower:.0%} slower over the last {steps} "
-            f"steps: {same[-1].cause_text}"
+            f"steps: {text}"
         )
         self.said.append(
             {"rank": rank, "host": host, "cause": cause, "slower": round(slower, 4), "steps": steps,
-             "window": verdict.window, "line": line}
+             "window": verdict.window, "line": line, "figures": reason}
         )  # fmt: skip
         return line
