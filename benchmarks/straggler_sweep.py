@@ -81,7 +81,8 @@ def main() -> None:
     load = os.getloadavg()[0]
     counts = [int(n) for n in args.ranks.split(",")]
     print(
-        f"# {args.ranks} gloo ranks on {os.cpu_count()} cores, load average {load:.1f} at the start",
+        f"# {args.ranks} gloo ranks on {os.cpu_count()} cores, load average {load:.1f} at the start; "
+        f"model width {os.environ.get('WIDTH', '256')}",
         flush=True,
     )
     print("ranks  fault    amount  episodes  named  right cause  victims named  seconds", flush=True)
@@ -123,6 +124,11 @@ def main() -> None:
         verdicts, _, _ = run(ranks, args.healthy_run, {})
         healthy_steps += args.healthy_run
         alarms += len(verdicts)
+        print(
+            f"  healthy so far: {healthy_steps} steps ({ranks} ranks this run), {alarms} alarms, "
+            f"load average {os.getloadavg()[0]:.1f}",
+            flush=True,
+        )
         for verdict in verdicts:
             print(
                 f"  false alarm ({ranks} ranks, step {(verdict['window'] + 1) * 10}): {verdict['line']}",

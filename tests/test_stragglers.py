@@ -43,8 +43,9 @@ def window(
             latest = max(own.values())
             t = 1000.0 + (number * steps + step) * 0.1
             waits = latest - own[rank]
+            extra = data if rank == slow else 0.0  # its next() takes this much more, its compute not
             rows.append(
-                [latest + 0.005, 0.002 + (data if rank == slow else 0.0), 0.005 + waits, own[rank] - 0.002,
+                [latest + 0.005, 0.002 + extra, 0.005 + waits, own[rank] - 0.002 - extra,
                  [["world", t + own[rank]]]]
             )  # fmt: skip
         published[rank] = {"host": f"h{rank}", "rows": rows, "first_step": number * steps}

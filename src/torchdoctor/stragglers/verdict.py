@@ -83,8 +83,12 @@ class WindowVerdict:
     reason: str = ""  # the figures behind the straggler named (or the closest candidate), for the JSON
 
 
-# Per step and rank: own work (step minus waiting for peers), data, compute, collectives besides waiting, CPU.
-PARTS = ("own", "data", "compute", "transfer", "cpu")
+# Per step and rank: own work (step minus waiting for peers), and the parts of it a straggler cannot hide:
+# waiting for data, the CPU time of its compute, the time the kernel kept it waiting for a CPU (other
+# processes on its cores; else its compute's wall minus CPU time), its collectives besides waiting for the
+# peers. Each part -> the cause it names.
+PARTS = ("own", "data", "cpu", "offcpu", "transfer")
+CAUSE_OF = {"data": "input", "cpu": "device", "offcpu": "host", "transfer": "communication"}
 
 
 def rank_windows(window: Mapping[int, Mapping[str, Any]]) -> dict[int, RankWindow]:
@@ -135,6 +139,28 @@ def _mad(values: list[float]) -> float:
     return statistics.median(abs(v - middle) for v in values)
 
 
+def _late_exits(exits: Mapping[int, list]) -> dict[int, float]:
+    """One step's lateness leaving the collectives, per rank: at each blocking collective every rank noted
+    leaving (matched as in `_arrival_gaps`), its exit minus the earliest exit, summed over the step. Ranks
+    leave a collective together, whoever arrived last; one that leaves later spent longer in it itself."""
+    by_collective: dict[tuple[str, int], list[tuple[int, float]]] = {}
+    for rank, noted in exits.items():
+        seen: dict[str, int] = {}
+        for group, _wall, *out in noted or ():
+            place = seen.get(group, 0)
+            seen[group] = place + 1
+            if group != "?" and out:
+                by_collective.setdefault((group, place), []).append((rank, out[0]))
+    late: dict[int, float] = {}
+    for there in by_collective.values():
+        if len(there) < 2 or len(there) < len(exits):
+            continue
+        first = min(w for _, w in there)
+        for rank, wall in there:
+            late[rank] = late.get(rank, 0.0) + wall - first
+    return late
+
+
 def _arrival_gaps(arrivals: Mapping[int, list]) -> tuple[dict[int, float], dict[int, float]]:
     """One step's lateness and wait per rank: at each collective (matched across ranks by group and its
     place among the step's collectives of that group), a rank is late by its arrival minus the earliest and
@@ -142,7 +168,7 @@ def _arrival_gaps(arrivals: Mapping[int, list]) -> tuple[dict[int, float], dict[
     by_collective: dict[tuple[str, int], list[tuple[int, float]]] = {}
     for rank, noted in arrivals.items():
         seen: dict[str, int] = {}
-        for group, wall in noted or ():
+        for group, wall, *_out in noted or ():
             if group == "?":
                 continue
             place = seen.get(group, 0)
@@ -168,12 +194,17 @@ def step_parts(window: Mapping[int, Mapping[str, Any]]) -> dict[int, list[tuple[
     steps = min((len(r) for r in rows.values()), default=0)
     parts: dict[int, list[tuple[float, ...]]] = {rank: [] for rank in rows}
     for index in range(steps):
-        _late, wait = _arrival_gaps({rank: table[index][4] for rank, table in rows.items()})
+        noted = {rank: table[index][4] for rank, table in rows.items()}
+        _late, wait = _arrival_gaps(noted)
+        exits = _late_exits(noted)
         for rank, table in rows.items():
-            step, data, comm, cpu = (float(v) for v in table[index][:4])
+            row = table[index]
+            step, data, comm, cpu = (float(v) for v in row[:4])
             waited = min(comm, wait[rank]) if rank in wait else comm
             compute = max(0.0, step - data - comm)
-            parts[rank].append((step - waited, data, compute, comm - waited, cpu))
+            kept_off = float(row[5]) if len(row) > 5 and row[5] is not None else compute - cpu
+            transfer = exits.get(rank, comm - waited)
+            parts[rank].append((step - waited, data, cpu, kept_off, transfer))
     return parts
 
 
@@ -188,7 +219,10 @@ def judge_window(number: int, window: Mapping[int, Mapping[str, Any]]) -> Window
 
 def judge_stretch(windows: list[WindowVerdict]) -> tuple[int | None, float, str | None, str, str]:
     """(straggler or None, how much slower, cause, cause in words, the figures) over the steps of
-    ``windows``: each rank against the median of its peers on the same steps."""
+    ``windows``: each rank's parts against the median of its peers' on the same steps. A part names the
+    rank when it exceeds the peers' on `MAJORITY` of the steps, by a median of at least `SLOWER` of the
+    peers' own work and `NOISE_MARGIN` standard errors of that part's difference, and the rank's own work
+    is not shorter elsewhere by as much (its total excess within two standard errors of the part's)."""
     excess: dict[int, list[list[float]]] = {}  # rank -> per step: excess of each part over the peers' median
     base: dict[int, list[float]] = {}  # rank -> per step: the peers' median own work
     mine: dict[int, list[tuple[float, ...]]] = {}
@@ -209,67 +243,87 @@ def judge_stretch(windows: list[WindowVerdict]) -> tuple[int | None, float, str 
                 base.setdefault(rank, []).append(medians[0])
                 mine.setdefault(rank, []).append(own)
                 peers_parts.setdefault(rank, []).append(medians)
-    best: tuple[float, int] | None = None
+    best: tuple[float, int, str] | None = None
     reasons = []
     for rank, rows in excess.items():
         n = len(rows)
-        if n < MIN_STEPS:
+        peers_own = statistics.median(base[rank]) if rows else 0.0
+        if n < MIN_STEPS or peers_own <= 0:
             continue
-        own_excess = [row[0] for row in rows]
-        middle = statistics.median(own_excess)
-        peers_own = statistics.median(base[rank])
-        if peers_own <= 0:
-            continue
-        ahead = sum(value > 0 for value in own_excess) / n
-        error = 1.4826 * _mad(own_excess) * 1.2533 / math.sqrt(n)  # the median's standard error
+        own_middle, own_error = _median_and_error([row[0] for row in rows])
+        figures = []
+        passed: list[tuple[float, str]] = []
+        for k, name in enumerate(PARTS):
+            if name == "own":
+                continue
+            values = [row[k] for row in rows]
+            middle, error = _median_and_error(values)
+            ahead = sum(value > 0 for value in values) / n
+            z = middle / error if error else (float("inf") if middle > 0 else 0.0)
+            figures.append(f"{name} {middle * 1000:+.1f} ms ({ahead:.0%} ahead, {z:.1f} se)")
+            if (
+                ahead >= MAJORITY
+                and middle >= max(MIN_SECONDS, SLOWER * peers_own, NOISE_MARGIN * error)
+                and own_middle >= middle - 2 * own_error
+            ):
+                passed.append((middle, name))
+        if passed:
+            peer_cpu = statistics.median(row[PARTS.index("cpu")] for row in peers_parts[rank])
+            peer_off = statistics.median(row[PARTS.index("offcpu")] for row in peers_parts[rank])
+            per_cpu = max(0.0, peer_off) / peer_cpu if peer_cpu > 0 else 0.0
+            middle, name = _first_cause({part: m for m, part in passed}, per_cpu)
+            if best is None or middle / peers_own > best[0]:
+                best = (middle / peers_own, rank, name)
         reasons.append(
-            f"rank {rank}: {middle / peers_own:+.1%} ({_ms(abs(middle))}) vs peers, ahead on {ahead:.0%} of "
-            f"{n} steps, {middle / error if error else float('inf'):.1f} standard errors"
+            f"rank {rank} over {n} steps: own {own_middle / peers_own:+.1%} of the peers' "
+            f"{_ms(peers_own)}; " + ", ".join(figures)
         )
-        if ahead < MAJORITY or middle < max(MIN_SECONDS, SLOWER * peers_own, NOISE_MARGIN * error):
-            continue
-        if best is None or middle / peers_own > best[0]:
-            best = (middle / peers_own, rank)
     if best is None:
         return None, 0.0, None, "", "; ".join(reasons)
-    slower, rank = best
-    cause, text = _cause(mine[rank], peers_parts[rank], excess[rank])
-    return rank, slower, cause, text, "; ".join(reasons)
+    slower, rank, part = best
+    return rank, slower, CAUSE_OF[part], _cause_text(part, mine[rank], peers_parts[rank]), "; ".join(reasons)
 
 
-def _cause(
-    mine: list[tuple[float, ...]], peers: list[list[float]], excess: list[list[float]]
-) -> tuple[str | None, str]:
-    """The part carrying the straggler's excess, in words (medians of the per-step differences); None with
-    the parts listed when no part carries `EXPLAINED` of it."""
+def _first_cause(passed: dict[str, float], per_cpu: float) -> tuple[float, str]:
+    """(excess, part) of the part that says why, among those that passed. A rank kept off its CPU by other
+    processes is slower in every part, so waiting for a CPU goes first — but only the waiting beyond what
+    its extra CPU work brings on this machine now (``per_cpu``: the peers' wait per second of CPU time; more
+    compute on a busy machine also means more waiting for a CPU)."""
+    beyond = passed.get("offcpu", 0.0) - passed.get("cpu", 0.0) * per_cpu
+    others = {name: value for name, value in passed.items() if name != "offcpu"}
+    if "offcpu" in passed and beyond >= max(others.values(), default=0.0):
+        return passed["offcpu"], "offcpu"
+    if not others:  # only the waiting for a CPU stands out
+        return passed["offcpu"], "offcpu"
+    part = max(others, key=lambda name: others[name])
+    return others[part], part
+
+
+def _median_and_error(values: list[float]) -> tuple[float, float]:
+    """The median and its standard error (from the median absolute deviation: unmoved by a few stalls)."""
+    middle = statistics.median(values)
+    spread = 1.4826 * statistics.median(abs(v - middle) for v in values)
+    return middle, max(spread * 1.2533 / math.sqrt(len(values)), 1e-5)
+
+
+def _cause_text(part: str, mine: list[tuple[float, ...]], peers: list[list[float]]) -> str:
+    """The cause in words, with the rank's median of the part and the peers'."""
     column = {name: k for k, name in enumerate(PARTS)}
-    extra = {name: statistics.median(row[k] for row in excess) for name, k in column.items()}
-    own_median = {name: statistics.median(row[k] for row in mine) for name, k in column.items()}
-    peer_median = {name: statistics.median(row[k] for row in peers) for name, k in column.items()}
-    compute = f"compute {_ms(own_median['compute'])} vs median {_ms(peer_median['compute'])}"
-    # A rank kept off its CPU (a core shared with another process) loses time in every part, its
-    # collectives included: compute that grew with no more CPU time for it says host first.
-    if extra["data"] < EXPLAINED * extra["own"] and extra["compute"] >= 0.3 * extra["own"]:
-        if extra["cpu"] < 0.5 * extra["compute"]:
-            return "host", (
-                f"host ({compute}, with {extra['cpu'] * 1000:+.1f} ms of CPU time: the CPU is shared "
-                "with other processes)"
-            )
-    part = max(("data", "compute", "transfer"), key=lambda name: extra[name])
-    if extra[part] < EXPLAINED * extra["own"]:
-        listed = ", ".join(f"{name} {extra[name] * 1000:+.1f} ms" for name in ("data", "compute", "transfer"))
-        return None, f"no single part explains it ({listed} per step vs the peers)"
+    own = {name: statistics.median(row[k] for row in mine) for name, k in column.items()}
+    peer = {name: statistics.median(row[k] for row in peers) for name, k in column.items()}
     if part == "data":
-        return (
-            "input",
-            f"input pipeline (next() {_ms(own_median['data'])} vs median {_ms(peer_median['data'])})",
-        )
+        return f"input pipeline (next() {_ms(own['data'])} vs median {_ms(peer['data'])})"
     if part == "transfer":
-        return "communication", (
-            f"communication (collectives {_ms(own_median['transfer'])} vs median "
-            f"{_ms(peer_median['transfer'])}, waiting for peers left out)"
+        return (
+            f"communication (collectives {_ms(own['transfer'])} vs median {_ms(peer['transfer'])}, "
+            "waiting for peers left out)"
         )
-    return "device", f"device ({compute})"
+    if part == "offcpu":
+        return (
+            f"host (kept waiting for a CPU {_ms(own['offcpu'])} per step vs median {_ms(peer['offcpu'])}: "
+            "its cores are shared with other processes)"
+        )
+    return f"device (compute {_ms(own['cpu'])} vs median {_ms(peer['cpu'])})"
 
 
 def _ms(seconds: float) -> str:
