@@ -87,7 +87,8 @@ def main() -> None:
     )
     print("ranks  fault    amount  episodes  named  right cause  victims named  seconds", flush=True)
     totals = {"episodes": 0, "named": 0, "right": 0, "victims": 0}
-    cells = [(r, f, a) for r in counts for f in args.faults.split(",") for a in args.amounts.split(",")]
+    faults = [f for f in args.faults.split(",") if f]  # --faults "": the healthy runs only
+    cells = [(r, f, a) for r in counts for f in faults for a in args.amounts.split(",")]
     for ranks, fault, amount in cells:
         cell = {"episodes": 0, "named": 0, "right": 0, "victims": 0}
         seconds = 0.0

@@ -37,6 +37,11 @@ SLOWER = 0.025
 MIN_SECONDS = 0.0003
 # ...and NOISE_MARGIN standard errors of that median (from the step-to-step spread of the difference).
 NOISE_MARGIN = 3.5
+# The rank's own work as a whole must be longer too, on OWN_MAJORITY of the steps and OWN_MARGIN standard
+# errors clear (looser: it carries every part's noise), so that a part that differs by the rank's role in the
+# collectives (who leaves a ring last) names nobody whose step is not longer.
+OWN_MAJORITY = 0.65
+OWN_MARGIN = 2.5
 # The part named as the cause must carry at least this share of the excess, else the line says it is unclear.
 EXPLAINED = 0.5
 CAUSES = ("input", "host", "device", "communication")
@@ -221,8 +226,9 @@ def judge_stretch(windows: list[WindowVerdict]) -> tuple[int | None, float, str 
     """(straggler or None, how much slower, cause, cause in words, the figures) over the steps of
     ``windows``: each rank's parts against the median of its peers' on the same steps. A part names the
     rank when it exceeds the peers' on `MAJORITY` of the steps, by a median of at least `SLOWER` of the
-    peers' own work and `NOISE_MARGIN` standard errors of that part's difference, and the rank's own work
-    is not shorter elsewhere by as much (its total excess within two standard errors of the part's)."""
+    peers' own work and `NOISE_MARGIN` standard errors of that part's difference, the rank's own work as a
+    whole is longer too (`OWN_MAJORITY`, `OWN_MARGIN`) and not shorter elsewhere by as much (its total
+    excess within two standard errors of the part's)."""
     excess: dict[int, list[list[float]]] = {}  # rank -> per step: excess of each part over the peers' median
     base: dict[int, list[float]] = {}  # rank -> per step: the peers' median own work
     mine: dict[int, list[tuple[float, ...]]] = {}
@@ -250,7 +256,12 @@ def judge_stretch(windows: list[WindowVerdict]) -> tuple[int | None, float, str 
         peers_own = statistics.median(base[rank]) if rows else 0.0
         if n < MIN_STEPS or peers_own <= 0:
             continue
-        own_middle, own_error = _median_and_error([row[0] for row in rows])
+        own_values = [row[0] for row in rows]
+        own_middle, own_error = _median_and_error(own_values)
+        own_ahead = sum(value > 0 for value in own_values) / n
+        slower_overall = own_ahead >= OWN_MAJORITY and own_middle >= max(
+            MIN_SECONDS, SLOWER * peers_own, OWN_MARGIN * own_error
+        )
         figures = []
         passed: list[tuple[float, str]] = []
         for k, name in enumerate(PARTS):
@@ -262,7 +273,8 @@ def judge_stretch(windows: list[WindowVerdict]) -> tuple[int | None, float, str 
             z = middle / error if error else (float("inf") if middle > 0 else 0.0)
             figures.append(f"{name} {middle * 1000:+.1f} ms ({ahead:.0%} ahead, {z:.1f} se)")
             if (
-                ahead >= MAJORITY
+                slower_overall
+                and ahead >= MAJORITY
                 and middle >= max(MIN_SECONDS, SLOWER * peers_own, NOISE_MARGIN * error)
                 and own_middle >= middle - 2 * own_error
             ):
@@ -276,7 +288,8 @@ def judge_stretch(windows: list[WindowVerdict]) -> tuple[int | None, float, str 
                 best = (middle / peers_own, rank, name)
         reasons.append(
             f"rank {rank} over {n} steps: own {own_middle / peers_own:+.1%} of the peers' "
-            f"{_ms(peers_own)}; " + ", ".join(figures)
+            f"{_ms(peers_own)} ({own_ahead:.0%} ahead, {own_middle / own_error:.1f} se); "
+            + ", ".join(figures)
         )
     if best is None:
         return None, 0.0, None, "", "; ".join(reasons)
