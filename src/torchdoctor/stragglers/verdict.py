@@ -298,18 +298,22 @@ def judge_stretch(windows: list[WindowVerdict]) -> tuple[int | None, float, str 
 
 
 def _first_cause(passed: dict[str, float], per_cpu: float) -> tuple[float, str]:
-    """(excess, part) of the part that says why, among those that passed. A rank kept off its CPU by other
-    processes is slower in every part, so waiting for a CPU goes first — but only the waiting beyond what
-    its extra CPU work brings on this machine now (``per_cpu``: the peers' wait per second of CPU time; more
-    compute on a busy machine also means more waiting for a CPU)."""
-    beyond = passed.get("offcpu", 0.0) - passed.get("cpu", 0.0) * per_cpu
-    others = {name: value for name, value in passed.items() if name != "offcpu"}
-    if "offcpu" in passed and beyond >= max(others.values(), default=0.0):
-        return passed["offcpu"], "offcpu"
-    if not others:  # only the waiting for a CPU stands out
-        return passed["offcpu"], "offcpu"
-    part = max(others, key=lambda name: others[name])
-    return others[part], part
+    """(excess, part) of the part that says why, among those that passed. Waiting for data or more CPU
+    work come first: on a busy machine both also bring more waiting for a CPU (a wake-up after each sleep,
+    a longer queue for more work). Waiting for a CPU (host) wins over them only when it is more than twice
+    what they would bring (``per_cpu``: the peers' wait per second of CPU time), and over the collectives
+    when it is the longer; the collectives (communication) come last, as every slow rank leaves them late."""
+    work = {name: passed[name] for name in ("data", "cpu") if name in passed}
+    if "offcpu" in passed:
+        beyond = passed["offcpu"] - passed.get("cpu", 0.0) * per_cpu
+        if beyond >= 2 * max(work.values(), default=0.0) and passed["offcpu"] >= passed.get("transfer", 0.0):
+            return passed["offcpu"], "offcpu"
+    if work:
+        part = max(work, key=lambda name: work[name])
+        return work[part], part
+    if "transfer" in passed:
+        return passed["transfer"], "transfer"
+    return passed["offcpu"], "offcpu"
 
 
 def _median_and_error(values: list[float]) -> tuple[float, float]:
@@ -350,13 +354,14 @@ class Tracker:
     stretch: int = STRETCH
     history: list[WindowVerdict] = field(default_factory=list)
     said: list[dict[str, Any]] = field(default_factory=list)
-    _current: int | None = None
+    _current: tuple[int, str | None] | None = None
     _quiet: int = 0
 
     def feed(self, verdict: WindowVerdict) -> str | None:
         """Add the next window; judge the latest `stretch` steps (`judge_stretch`) and set the window's
         straggler from it. Returns the verdict line when a rank is named that was not named in the current
-        stretch (two windows naming nobody end a stretch), else None."""
+        stretch (two windows naming nobody end a stretch), or for a new cause held for two windows, else
+        None."""
         self.history.append(verdict)
         size = max(1, verdict.steps)
         count = max(1, -(-self.stretch // size))
@@ -371,9 +376,13 @@ class Tracker:
             return None
         self._quiet = 0
         verdict.straggler, verdict.slower, verdict.cause, verdict.cause_text = rank, slower, cause, text
-        if self._current == rank:  # one line per rank per stretch
+        if self._current == (rank, cause):
             return None
-        self._current = rank
+        if self._current is not None and self._current[0] == rank:
+            before = self.history[-2] if len(self.history) >= 2 else None
+            if before is None or (before.straggler, before.cause) != (rank, cause):
+                return None  # the same rank for another cause: said once it holds for two windows
+        self._current = (rank, cause)
         steps = sum(v.steps for v in recent)
         host = verdict.ranks[rank].host if rank in verdict.ranks else "?"
         line = (
