@@ -7,7 +7,8 @@ optimizer, and nothing of torchdoctor's in it. A fault is planted on one rank fr
 
 ``input`` sleeps in the dataset, ``compute`` runs extra matmuls, ``comm`` delays the loss all-reduce
 (tests/straggler_faults/sitecustomize.py, under torch.distributed), ``host`` shares the rank's core with a busy process
-(started by the benchmark). The base step is measured before the loop, so AMOUNT is a share of it.
+(started by the benchmark). The base step is measured before the loop, so AMOUNT is a share of it; in
+episodes (PERIOD, OFF >= 30) it is a share of the whole step measured over steps 5-24.
 """
 
 import os

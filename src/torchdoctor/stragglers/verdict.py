@@ -80,19 +80,13 @@ class WindowVerdict:
     window: int
     ranks: dict[int, RankWindow]
     straggler: int | None = None
-    slower: float = (
-        0.0  # how much longer its own work is than the others', as a fraction
-    )
+    slower: float = 0.0  # how much longer its own work is than the others', as a fraction
     cause: str | None = None
     cause_text: str = ""
     steps: int = 0  # steps the window holds on every rank
-    parts: dict[int, list[tuple[float, ...]]] = field(
-        default_factory=dict
-    )  # rank -> per step, `PARTS`
+    parts: dict[int, list[tuple[float, ...]]] = field(default_factory=dict)  # rank -> per step, `PARTS`
     first_step: int = 0  # the number of the window's first step
-    compared: dict | None = (
-        None  # rank -> per step: (its parts, the peers' medians), once computed
-    )
+    compared: dict | None = None  # rank -> per step: (its parts, the peers' medians), once computed
     reason: str = ""  # the figures behind the straggler named (or the closest candidate), for the JSON
 
 
@@ -117,9 +111,7 @@ def rank_windows(window: Mapping[int, Mapping[str, Any]]) -> dict[int, RankWindo
     wait: dict[int, list[float]] = {rank: [] for rank in rows}
     last: dict[int, int] = {rank: 0 for rank in rows}
     for index in range(steps):
-        step_late, step_wait = _arrival_gaps(
-            {rank: table[index][4] for rank, table in rows.items()}
-        )
+        step_late, step_wait = _arrival_gaps({rank: table[index][4] for rank, table in rows.items()})
         for rank, value in step_late.items():
             late[rank].append(value)
             wait[rank].append(step_wait[rank])
@@ -135,20 +127,14 @@ def rank_windows(window: Mapping[int, Mapping[str, Any]]) -> dict[int, RankWindo
         comm = statistics.median(r[2] for r in table)
         compute = statistics.median(max(0.0, r[0] - r[1] - r[2]) for r in table)
         cpu = statistics.median(r[3] for r in table)
-        rank_late = (
-            statistics.median(late[rank])
-            if len(late[rank]) * 2 >= steps and steps
-            else None
-        )
+        rank_late = statistics.median(late[rank]) if len(late[rank]) * 2 >= steps and steps else None
         rank_wait = statistics.median(wait[rank]) if rank_late is not None else None
         transfer = max(0.0, comm - rank_wait) if rank_wait is not None else comm
         waits = wait[rank] if len(wait[rank]) == steps else [rank_wait or 0.0] * steps
         spread = {
             "data": _mad([r[1] for r in table]),
             "compute": _mad([max(0.0, r[0] - r[1] - r[2]) for r in table]),
-            "transfer": _mad(
-                [max(0.0, r[2] - w) for r, w in zip(table, waits, strict=True)]
-            ),
+            "transfer": _mad([max(0.0, r[2] - w) for r, w in zip(table, waits, strict=True)]),
         }
         result[rank] = RankWindow(
             rank, str(window[rank].get("host", "?")), step, data, comm, compute, cpu, rank_late, rank_wait,
@@ -232,9 +218,7 @@ def step_parts(
             step, data, comm, cpu = (float(v) for v in row[:4])
             waited = min(comm, wait[rank]) if rank in wait else comm
             compute = max(0.0, step - data - comm)
-            kept_off = (
-                float(row[5]) if len(row) > 5 and row[5] is not None else compute - cpu
-            )
+            kept_off = float(row[5]) if len(row) > 5 and row[5] is not None else compute - cpu
             transfer = exits.get(rank, comm - waited)
             parts[rank].append((step - waited, data, cpu, kept_off, transfer))
     return parts
@@ -246,9 +230,7 @@ def judge_window(number: int, window: Mapping[int, Mapping[str, Any]]) -> Window
     ranks = rank_windows(window)
     steps = min((len(data.get("rows") or []) for data in window.values()), default=0)
     first = min((int(data.get("first_step", 0)) for data in window.values()), default=0)
-    return WindowVerdict(
-        number, ranks, steps=steps, parts=step_parts(window), first_step=first
-    )
+    return WindowVerdict(number, ranks, steps=steps, parts=step_parts(window), first_step=first)
 
 
 def judge_stretch(
@@ -260,9 +242,7 @@ def judge_stretch(
     peers' own work and `NOISE_MARGIN` standard errors of that part's difference, the rank's own work as a
     whole is longer too (`OWN_MAJORITY`, `OWN_MARGIN`) and not shorter elsewhere by as much (its total
     excess within two standard errors of the part's)."""
-    excess: dict[
-        int, list[list[float]]
-    ] = {}  # rank -> per step: excess of each part over the peers' median
+    excess: dict[int, list[list[float]]] = {}  # rank -> per step: excess of each part over the peers' median
     base: dict[int, list[float]] = {}  # rank -> per step: the peers' median own work
     mine: dict[int, list[tuple[float, ...]]] = {}
     peers_parts: dict[int, list[list[float]]] = {}
@@ -271,9 +251,7 @@ def judge_stretch(
             continue
         for rank, steps in _compared(verdict).items():
             for own, medians in steps:
-                excess.setdefault(rank, []).append(
-                    [own[k] - medians[k] for k in range(len(PARTS))]
-                )
+                excess.setdefault(rank, []).append([own[k] - medians[k] for k in range(len(PARTS))])
                 base.setdefault(rank, []).append(medians[0])
                 mine.setdefault(rank, []).append(own)
                 peers_parts.setdefault(rank, []).append(medians)
@@ -299,9 +277,7 @@ def judge_stretch(
             middle, error = _median_and_error(values)
             ahead = sum(value > 0 for value in values) / n
             z = middle / error if error else (float("inf") if middle > 0 else 0.0)
-            figures.append(
-                f"{name} {middle * 1000:+.1f} ms ({ahead:.0%} ahead, {z:.1f} se)"
-            )
+            figures.append(f"{name} {middle * 1000:+.1f} ms ({ahead:.0%} ahead, {z:.1f} se)")
             if (
                 slower_overall
                 and ahead >= MAJORITY
@@ -310,12 +286,8 @@ def judge_stretch(
             ):
                 passed.append((middle, name))
         if passed:
-            peer_cpu = statistics.median(
-                row[PARTS.index("cpu")] for row in peers_parts[rank]
-            )
-            peer_off = statistics.median(
-                row[PARTS.index("offcpu")] for row in peers_parts[rank]
-            )
+            peer_cpu = statistics.median(row[PARTS.index("cpu")] for row in peers_parts[rank])
+            peer_off = statistics.median(row[PARTS.index("offcpu")] for row in peers_parts[rank])
             per_cpu = max(0.0, peer_off) / peer_cpu if peer_cpu > 0 else 0.0
             middle, name = _first_cause({part: m for m, part in passed}, per_cpu)
             if best is None or middle / peers_own > best[0]:
@@ -345,9 +317,7 @@ def _compared(
     if verdict.compared is not None:
         return verdict.compared
     present = [rank for rank, table in verdict.parts.items() if table]
-    result: dict[int, list[tuple[tuple[float, ...], list[float]]]] = {
-        rank: [] for rank in present
-    }
+    result: dict[int, list[tuple[tuple[float, ...], list[float]]]] = {rank: [] for rank in present}
     if len(present) < 2:
         verdict.compared = {}
         return verdict.compared
@@ -356,9 +326,7 @@ def _compared(
         rows = {rank: verdict.parts[rank][index] for rank in present}
         columns = [sorted(row[k] for row in rows.values()) for k in range(len(PARTS))]
         for rank, row in rows.items():
-            result[rank].append(
-                (row, [_median_without(columns[k], row[k]) for k in range(len(PARTS))])
-            )
+            result[rank].append((row, [_median_without(columns[k], row[k]) for k in range(len(PARTS))]))
     verdict.compared = result
     return result
 
@@ -383,9 +351,7 @@ def _first_cause(passed: dict[str, float], per_cpu: float) -> tuple[float, str]:
     work = {name: passed[name] for name in ("data", "cpu") if name in passed}
     if "offcpu" in passed:
         beyond = passed["offcpu"] - passed.get("cpu", 0.0) * per_cpu
-        if beyond >= 2 * max(work.values(), default=0.0) and passed[
-            "offcpu"
-        ] >= passed.get("transfer", 0.0):
+        if beyond >= 2 * max(work.values(), default=0.0) and passed["offcpu"] >= passed.get("transfer", 0.0):
             return passed["offcpu"], "offcpu"
     if work:
         part = max(work, key=lambda name: work[name])
@@ -402,21 +368,13 @@ def _median_and_error(values: list[float]) -> tuple[float, float]:
     return middle, max(spread * 1.2533 / math.sqrt(len(values)), 1e-5)
 
 
-def _cause_text(
-    part: str, mine: list[tuple[float, ...]], peers: list[list[float]]
-) -> str:
+def _cause_text(part: str, mine: list[tuple[float, ...]], peers: list[list[float]]) -> str:
     """The cause in words, with the rank's median of the part and the peers'."""
     column = {name: k for k, name in enumerate(PARTS)}
-    own = {
-        name: statistics.median(row[k] for row in mine) for name, k in column.items()
-    }
-    peer = {
-        name: statistics.median(row[k] for row in peers) for name, k in column.items()
-    }
+    own = {name: statistics.median(row[k] for row in mine) for name, k in column.items()}
+    peer = {name: statistics.median(row[k] for row in peers) for name, k in column.items()}
     if part == "data":
-        return (
-            f"input pipeline (next() {_ms(own['data'])} vs median {_ms(peer['data'])})"
-        )
+        return f"input pipeline (next() {_ms(own['data'])} vs median {_ms(peer['data'])})"
     if part == "transfer":
         return (
             f"communication (collectives {_ms(own['transfer'])} vs median {_ms(peer['transfer'])}, "
@@ -431,9 +389,7 @@ def _cause_text(
 
 
 def _ms(seconds: float) -> str:
-    return (
-        f"{seconds * 1000:.0f} ms" if seconds >= 0.0095 else f"{seconds * 1000:.1f} ms"
-    )
+    return f"{seconds * 1000:.0f} ms" if seconds >= 0.0095 else f"{seconds * 1000:.1f} ms"
 
 
 @dataclass
