@@ -67,7 +67,7 @@ def score_planted(verdicts: list[dict], slow: int, fault: str, steps: int) -> di
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--ranks", type=int, default=2)
+    parser.add_argument("--ranks", default="2,4", help="rank counts, comma-separated")
     parser.add_argument("--steps", type=int, default=500, help="steps per planted run (5 episodes in 500)")
     parser.add_argument("--repeats", type=int, default=1, help="planted runs per fault and amount")
     parser.add_argument("--healthy-steps", type=int, default=10_000)
@@ -79,36 +79,39 @@ def main() -> None:
     if args.quick:
         args.amounts, args.steps, args.healthy_steps, args.healthy_run = "0.3", 200, 300, 300
     load = os.getloadavg()[0]
+    counts = [int(n) for n in args.ranks.split(",")]
     print(
-        f"# {args.ranks} gloo ranks on {os.cpu_count()} cores, load average {load:.1f} at the start",
+        f"# {args.ranks} gloo ranks on {os.cpu_count()} cores, load average {load:.1f} at the start; "
+        f"model width {os.environ.get('WIDTH', '256')}",
         flush=True,
     )
-    print("fault         amount  episodes  named  right cause  victims named  seconds", flush=True)
+    print("ranks  fault    amount  episodes  named  right cause  victims named  seconds", flush=True)
     totals = {"episodes": 0, "named": 0, "right": 0, "victims": 0}
-    for fault in args.faults.split(","):
-        for amount in args.amounts.split(","):
-            cell = {"episodes": 0, "named": 0, "right": 0, "victims": 0}
-            seconds = 0.0
-            for repeat in range(args.repeats):
-                slow = (repeat + 1) % args.ranks
-                env = {
-                    "FAULT": fault,
-                    "AMOUNT": amount,
-                    "SLOW_RANK": str(slow),
-                    "PERIOD": str(PERIOD),
-                    "OFF": str(OFF),
-                }
-                verdicts, _, took = run(args.ranks, args.steps, env)
-                seconds += took
-                for key, value in score_planted(verdicts, slow, fault, args.steps).items():
-                    cell[key] += value
-            for key in totals:
-                totals[key] += cell[key]
-            print(
-                f"{fault:<13} {float(amount):>5.0%}  {cell['episodes']:>8}  {cell['named']:>5}  {cell['right']:>11}  "
-                f"{cell['victims']:>13}  {seconds:>7.0f}",
-                flush=True,
-            )
+    faults = [f for f in args.faults.split(",") if f]  # --faults "": the healthy runs only
+    cells = [(r, f, a) for r in counts for f in faults for a in args.amounts.split(",")]
+    for ranks, fault, amount in cells:
+        cell = {"episodes": 0, "named": 0, "right": 0, "victims": 0}
+        seconds = 0.0
+        for repeat in range(args.repeats):
+            slow = (repeat + 1) % ranks
+            env = {
+                "FAULT": fault,
+                "AMOUNT": amount,
+                "SLOW_RANK": str(slow),
+                "PERIOD": str(PERIOD),
+                "OFF": str(OFF),
+            }
+            verdicts, _, took = run(ranks, args.steps, env)
+            seconds += took
+            for key, value in score_planted(verdicts, slow, fault, args.steps).items():
+                cell[key] += value
+        for key in totals:
+            totals[key] += cell[key]
+        print(
+            f"{ranks:>5}  {fault:<8} {float(amount):>5.0%}  {cell['episodes']:>8}  {cell['named']:>5}  {cell['right']:>11}  "
+            f"{cell['victims']:>13}  {seconds:>7.0f}",
+            flush=True,
+        )
     if totals["episodes"]:
         print(
             f"planted: named within {WITHIN} steps {totals['named']}/{totals['episodes']} "
@@ -118,11 +121,21 @@ def main() -> None:
         )
     healthy_steps = alarms = 0
     while healthy_steps < args.healthy_steps:
-        verdicts, _, _ = run(args.ranks, args.healthy_run, {})
+        ranks = counts[(healthy_steps // args.healthy_run) % len(counts)]
+        verdicts, _, _ = run(ranks, args.healthy_run, {})
         healthy_steps += args.healthy_run
         alarms += len(verdicts)
+        print(
+            f"  healthy so far: {healthy_steps} steps ({ranks} ranks this run), {alarms} alarms, "
+            f"load average {os.getloadavg()[0]:.1f}",
+            flush=True,
+        )
         for verdict in verdicts:
-            print(f"  false alarm: {verdict['line']}", flush=True)
+            print(
+                f"  false alarm ({ranks} ranks, step {(verdict['window'] + 1) * 10}): {verdict['line']}",
+                flush=True,
+            )
+            print(f"    {verdict.get('figures', '')}", flush=True)
     if healthy_steps:
         print(
             f"healthy: {alarms} false alarms in {healthy_steps} steps = {alarms * 10_000 / healthy_steps:.1f} "

@@ -7,7 +7,8 @@ optimizer, and nothing of torchdoctor's in it. A fault is planted on one rank fr
 
 ``input`` sleeps in the dataset, ``compute`` runs extra matmuls, ``comm`` delays the loss all-reduce
 (tests/straggler_faults/sitecustomize.py, under torch.distributed), ``host`` shares the rank's core with a busy process
-(started by the benchmark). The base step is measured before the loop, so AMOUNT is a share of it.
+(started by the benchmark). The base step is measured before the loop, so AMOUNT is a share of it; in
+episodes (PERIOD, OFF >= 30) it is a share of the whole step measured over steps 5-24.
 """
 
 import os
@@ -56,7 +57,11 @@ def base_step_seconds() -> float:
 
 
 BASE = base_step_seconds()
-os.environ["STRAGGLER_DELAY"] = str(BASE * AMOUNT)  # read by straggler_faults/sitecustomize.py (FAULT=comm)
+# The seconds a fault adds: AMOUNT of the base step, or, in episodes (PERIOD), of the whole step as measured
+# over steps 5-24 before the first episode (the slowest rank's median; under load it is far longer).
+PLANT = [BASE * AMOUNT]
+os.environ["STRAGGLER_DELAY"] = str(PLANT[0])  # read by straggler_faults/sitecustomize.py (FAULT=comm)
+started: list[float] = []
 step_now = [0]
 busy = None
 if faulty and FAULT == "host":  # a busy process on this rank's core, in bursts, AMOUNT of the time
@@ -93,7 +98,7 @@ class Batches(torch.utils.data.Dataset):
 
     def __getitem__(self, index):
         if FAULT == "input" and fault_on(step_now[0]):
-            time.sleep(BASE * AMOUNT)
+            time.sleep(PLANT[0])
         return torch.randn(BATCH, WIDTH), torch.randn(BATCH, WIDTH)
 
 
@@ -101,6 +106,13 @@ loader = torch.utils.data.DataLoader(Batches(), batch_size=None)
 extra = torch.randn(WIDTH, WIDTH)
 for step, (x, y) in enumerate(loader):
     step_now[0] = step
+    started.append(time.perf_counter())
+    if PERIOD and OFF >= 30 and step == 25:
+        gaps = sorted(b - a for a, b in zip(started[5:25], started[6:26], strict=True))
+        measured = torch.tensor([gaps[len(gaps) // 2]])
+        dist.all_reduce(measured, op=dist.ReduceOp.MAX)
+        PLANT[0] = measured.item() * AMOUNT
+        os.environ["STRAGGLER_DELAY"] = str(PLANT[0])
     if step >= STEPS:
         break
     now_on = fault_on(step)
@@ -109,17 +121,19 @@ for step, (x, y) in enumerate(loader):
         on.set() if now_on else on.clear()
     loss = torch.nn.functional.mse_loss(ddp(x), y)
     if FAULT == "compute" and now_on:
-        with torch.no_grad():  # AMOUNT of the model's own matmuls again, forward only
-            h = x
-            for _ in range(max(1, round(3 * AMOUNT * LAYERS))):
-                h = torch.relu(h @ extra)
+        with (
+            torch.no_grad()
+        ):  # matmuls for AMOUNT of the base step in CPU time (unmoved by the machine's load)
+            until = time.thread_time() + PLANT[0]
+            while time.thread_time() < until:
+                torch.relu(x @ extra)
     loss.backward()
     logged = loss.detach().clone()
     dist.all_reduce(logged)  # the loss averaged for the log, as many scripts do
     optimizer.step()
     optimizer.zero_grad()
 if rank == 0:
-    print(f"done {STEPS} steps, base step {BASE * 1000:.1f} ms", flush=True)
+    print(f"done {STEPS} steps, base step {BASE * 1000:.1f} ms, planted {PLANT[0] * 1000:.1f} ms", flush=True)
 if busy is not None:
     busy.kill()
 dist.destroy_process_group()

@@ -130,11 +130,11 @@ def _hook_data_loader(record: StepRecord) -> None:
 
     @functools.wraps(original)
     def timed_next(self):
-        start, cpu = time.perf_counter(), time.process_time()
+        start, cpu = time.perf_counter(), time.thread_time()
         try:
             return original(self)
         finally:
-            record.add_data(time.perf_counter() - start, time.process_time() - cpu)
+            record.add_data(time.perf_counter() - start, time.thread_time() - cpu)
 
     _BaseDataLoaderIter.__next__ = timed_next
     _undo.append(lambda: setattr(_BaseDataLoaderIter, "__next__", original))
@@ -166,12 +166,16 @@ def _timed(original: Callable, record: StepRecord, group_position: int | None) -
             group = kwargs["group"] if "group" in kwargs else (
                 args[group_position] if len(args) > group_position else None
             )  # fmt: skip
-            record.arrived(group_key(group), time.time())
-        start, cpu = time.perf_counter(), time.process_time()
+            entry = record.arrived(group_key(group), time.time())
+        else:
+            entry = None
+        start, cpu = time.perf_counter(), time.thread_time()
         try:
             return original(*args, **kwargs)
         finally:
-            record.add_comm(time.perf_counter() - start, time.process_time() - cpu)
+            record.add_comm(time.perf_counter() - start, time.thread_time() - cpu)
+            if not kwargs.get("async_op"):
+                record.left(entry, time.time())
 
     wrapper.__torchdoctor_original__ = original
     return wrapper
@@ -212,7 +216,7 @@ def _timed_all_reduce(record: StepRecord) -> Callable:
         tensor.div_(group.size())
 
         def done(future):
-            record.ddp_bucket_done(time.perf_counter())
+            record.ddp_bucket_done(time.perf_counter(), time.time())
             return future.value()[0]
 
         return all_reduce(tensor, group=group, async_op=True).get_future().then(done)

@@ -3,8 +3,8 @@
 A step runs from one optimizer step to the next (or from one outermost forward to the next when the script
 has no optimizer). Within it the hooks (`torchdoctor.stragglers.hooks`) add up the time spent waiting for data
 (the DataLoader's ``next()``) and inside collectives, and stamp the wall-clock time this rank arrived at its
-last collective of the step. Everything else is the rank's own compute: its CPU time (``time.process_time``)
-tells host contention (a core shared with another process) from more work. At the first `ARRIVALS`
+last collective of the step. Everything else is the rank's own compute: its thread's CPU time (``time.thread_time``)
+and the time the kernel kept it waiting for a CPU tell host contention (a core shared with another process) from more work. At the first `ARRIVALS`
 collectives of each step the rank notes the group and the wall-clock time it arrived: comparing them across
 ranks tells who arrived last (the straggler) and who waited (its victims).
 
@@ -15,6 +15,7 @@ Every `WINDOW` steps the rank publishes its rows under one store key (`window_ke
 from __future__ import annotations
 
 import json
+import os
 import socket
 import threading
 import time
@@ -23,9 +24,11 @@ from typing import Any
 WINDOW = 10  # steps per published window
 ARRIVALS = 8  # collectives per step whose arrival is noted
 KEY_PREFIX = "torchdoctor/straggler"
-# A row: step seconds, data seconds, collective seconds, CPU seconds of the compute, and the arrivals:
-# [[group, wall-clock time], ...] at the step's first collectives, in order.
-FIELDS = ("step", "data", "comm", "cpu", "arrivals")
+# A row: step seconds, data seconds, collective seconds, CPU seconds of the compute (this thread's), the
+# arrivals: [[group, wall-clock time in, out], ...] at the step's first collectives, in order (out only for
+# blocking ones), and the seconds the
+# thread was ready to run but kept off the CPU (the kernel's run-queue wait; None where there is none).
+FIELDS = ("step", "data", "comm", "cpu", "arrivals", "runq")
 
 
 def window_key(window: int, rank: int) -> str:
@@ -55,8 +58,10 @@ class StepRecord:
         self.host = socket.gethostname()
         self.publish = None
         self._lock = threading.Lock()
-        self._reset(time.perf_counter(), time.process_time())
+        self._reset(time.perf_counter(), time.thread_time())
         self._started = False
+        self._runq_fd: int | None = None
+        self._runq_begin = 0.0
 
     def _reset(self, now: float, cpu_now: float) -> None:
         self.begin, self.cpu_begin = now, cpu_now
@@ -64,6 +69,8 @@ class StepRecord:
         self.arrivals: list[list] = []
         self.ddp_ready: float | None = None
         self.ddp_done = 0.0
+        self.ddp_entry: list | None = None
+        self.ddp_left = 0.0
 
     def add_data(self, seconds: float, cpu: float) -> None:
         """Time (and CPU time) spent in a DataLoader ``next()``."""
@@ -75,20 +82,32 @@ class StepRecord:
         self.comm += seconds
         self.cpu_elsewhere += cpu
 
-    def arrived(self, group: str, wall: float) -> None:
-        """This rank reached a collective of ``group`` at wall-clock time ``wall``."""
+    def arrived(self, group: str, wall: float) -> list | None:
+        """This rank reached a collective of ``group`` at wall-clock time ``wall``; the entry noted (`left`
+        adds when the rank left it), or None past `ARRIVALS`."""
         if len(self.arrivals) < ARRIVALS:
-            self.arrivals.append([group, round(wall, 6)])
+            entry = [group, round(wall, 6)]
+            self.arrivals.append(entry)
+            return entry
+        return None
+
+    @staticmethod
+    def left(entry: list | None, wall: float) -> None:
+        """The rank left the blocking collective noted as ``entry`` at wall-clock time ``wall``: a rank whose
+        collectives end later than its peers' same collectives is slow in communication itself."""
+        if entry is not None and len(entry) == 2:
+            entry.append(round(wall, 6))
 
     def ddp_bucket_ready(self, group: str, now: float, wall: float) -> None:
         """DDP's last gradient bucket of this backward is ready: from here the rank waits for the others."""
         self.ddp_ready = now
-        self.arrived(group, wall)
+        self.ddp_entry = self.arrived(group, wall)
 
-    def ddp_bucket_done(self, now: float) -> None:
+    def ddp_bucket_done(self, now: float, wall: float) -> None:
         """A DDP all-reduce finished (called on the communication thread)."""
         if now > self.ddp_done:
             self.ddp_done = now
+            self.ddp_left = wall
 
     def restart(self) -> None:
         """Forget the steps so far: from here steps are counted at the optimizer's step, the same point on
@@ -99,21 +118,42 @@ class StepRecord:
 
     def step_boundary(self) -> None:
         """One step is over: keep its row, publish a full window."""
-        now, cpu_now = time.perf_counter(), time.process_time()
+        now, cpu_now = time.perf_counter(), time.thread_time()
+        runq = self._run_queue_wait()
         if not self._started:  # the first boundary starts the first step
             self._started = True
             self._reset(now, cpu_now)
+            self._runq_begin = runq if runq is not None else 0.0
             return
         comm = self.comm
         if self.ddp_ready is not None and self.ddp_done > self.ddp_ready:
             comm += self.ddp_done - self.ddp_ready
+            self.left(self.ddp_entry, self.ddp_left)
         step = now - self.begin
         cpu = max(0.0, cpu_now - self.cpu_begin - self.cpu_elsewhere)
-        self.rows.append([step, self.data, min(comm, step), cpu, self.arrivals])
+        kept_off = None if runq is None else round(max(0.0, runq - self._runq_begin), 6)
+        self._runq_begin = runq if runq is not None else 0.0
+        self.rows.append([step, self.data, min(comm, step), cpu, self.arrivals, kept_off])
         self.steps += 1
         self._reset(now, cpu_now)
         if len(self.rows) >= self.window:
             self.flush()
+
+    def _run_queue_wait(self) -> float | None:
+        """Seconds this thread (the training's: the one that steps) has waited for a CPU so far, from
+        Linux's ``/proc/self/task/<tid>/schedstat``; None elsewhere."""
+        if self._runq_fd is None:
+            try:
+                self._runq_fd = os.open(f"/proc/self/task/{threading.get_native_id()}/schedstat", os.O_RDONLY)
+            except OSError:  # not Linux, or no schedstat: the host part falls back to wall minus CPU time
+                self._runq_fd = -1
+        if self._runq_fd < 0:
+            return None
+        try:
+            return int(os.pread(self._runq_fd, 100, 0).split()[1]) / 1e9
+        except (OSError, IndexError, ValueError):  # the file went away or changed shape: stop reading it
+            self._runq_fd = -1
+            return None
 
     def flush(self) -> None:
         """Publish the rows kept so far as their window, numbered by step (window ``w`` holds steps

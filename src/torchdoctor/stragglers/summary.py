@@ -96,6 +96,7 @@ def _window_facts(verdict: WindowVerdict) -> dict[str, Any]:
         "cause": verdict.cause,
         "late_ms": {r: None if w.late is None else round(w.late * 1000, 2) for r, w in verdict.ranks.items()},
         "last_share": {r: round(w.last_share, 2) for r, w in verdict.ranks.items()},
+        "figures": verdict.reason,
     }
 
 

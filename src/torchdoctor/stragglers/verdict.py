@@ -1,37 +1,50 @@
 """Which rank holds the others back, and why: plain functions over the windows the ranks published.
 
 In synchronous training every rank's step takes as long as the slowest rank's, so the step time names nobody.
-What differs is when each rank *arrives* at its last collective of the step: the straggler arrives last and
-the others wait for it inside the collective (they are the victims, never named). Per step and per group
-this gives each rank's lateness (its arrival minus the earliest) and its wait (the latest arrival minus its
-own). A rank is a straggler in a window when its median lateness is a sizeable part of the step; the verdict
-needs the same rank in `SUSTAINED` of the last `SUSTAINED` + 1 windows, so a one-off stall (a garbage collection, a checkpoint
-that every rank writes) never makes one. Without any collective to compare at, the rank whose own work (step
-minus time in collectives) is longest is the candidate.
+What differs is each rank's *own* work in the step: waiting for data, its compute, and its time in collectives
+besides waiting for the peers (the arrival skew at the step's collectives tells the wait). The straggler's own
+work is longer; its victims' is not — their extra time is all waiting, so they are never named.
 
-The cause is the part of the straggler's step that exceeds the other ranks' median most: waiting for data
-(input), its compute (host when the rank got less CPU than the others for it — a core shared with another
-process — else device), or its time in collectives besides waiting for peers (communication).
+Every rank is compared with its peers on the *same* step: its own work minus the median of the peers' on that
+step. Load that slows every rank alike (a busy shared machine, a noisy neighbour) cancels out step by step, and
+a one-off stall of one rank (a garbage collection) is one step of many. A rank is named when, over the last
+`STRETCH` steps, its excess is positive in at least `MAJORITY` of them, its median excess is at least `SLOWER`
+of the peers' own work and stands `NOISE_MARGIN` standard errors clear of the step-to-step spread of that
+difference (so a 5% slowdown is named where steps vary by 5%, and noise of the same size alone is not).
+
+The cause is the part of the straggler's step that carries the excess (medians of the same per-step
+differences): waiting for data (input), its compute (host when it got no more CPU time for it than the peers
+— a core shared with another process — else device), or its collectives besides waiting (communication).
 """
 
 from __future__ import annotations
 
+import bisect
+import math
 import statistics
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-# A window names a candidate when it delays the others by at least this much of their own step time...
-SLOWER = 0.03
-# ...and by at least this many seconds (timer and scheduling noise on a busy machine).
-MIN_SECONDS = 0.001
-# ...and arrives last in at least this share of the window's steps (a rank slowed on purpose is last in
-# nearly every step; under noise the last one changes from step to step).
-LAST_SHARE = 0.6
-# The cause found must account for at least this share of how late the rank is.
+# The steps compared: the latest STRETCH (at least MIN_STEPS of them on two ranks before any verdict).
+STRETCH = 40
+MIN_STEPS = 30
+# The first WARMUP steps are never judged (start-up: the first batches, allocations, the devices measured).
+WARMUP = 20
+# A rank is named when its own work exceeds the peers' median on at least MAJORITY of those steps...
+MAJORITY = 0.7
+# ...its median excess is at least SLOWER of the peers' own work and MIN_SECONDS (timer noise)...
+SLOWER = 0.025
+MIN_SECONDS = 0.0003
+# ...and NOISE_MARGIN standard errors of that median (from the step-to-step spread of the difference).
+NOISE_MARGIN = 3.5
+# The rank's own work as a whole must be longer too, on OWN_MAJORITY of the steps and OWN_MARGIN standard
+# errors clear (looser: it carries every part's noise), so that a part that differs by the rank's role in the
+# collectives (who leaves a ring last) names nobody whose step is not longer.
+OWN_MAJORITY = 0.65
+OWN_MARGIN = 2.5
+# The part named as the cause must carry at least this share of the excess, else the line says it is unclear.
 EXPLAINED = 0.5
-# The verdict needs the same rank in this many of the last SUSTAINED + 1 windows (3 of 4 windows of 10 steps).
-SUSTAINED = 3
 CAUSES = ("input", "host", "device", "communication")
 
 
@@ -71,6 +84,23 @@ class WindowVerdict:
     cause: str | None = None
     cause_text: str = ""
     steps: int = 0  # steps the window holds on every rank
+    parts: dict[int, list[tuple[float, ...]]] = field(default_factory=dict)  # rank -> per step, `PARTS`
+    first_step: int = 0  # the number of the window's first step
+    compared: dict | None = None  # rank -> per step: (its parts, the peers' medians), once computed
+    reason: str = ""  # the figures behind the straggler named (or the closest candidate), for the JSON
+
+
+# Per step and rank: own work (step minus waiting for peers), and the parts of it a straggler cannot hide:
+# waiting for data, the CPU time of its compute, the time the kernel kept it waiting for a CPU (other
+# processes on its cores; else its compute's wall minus CPU time), its collectives besides waiting for the
+# peers. Each part -> the cause it names.
+PARTS = ("own", "data", "cpu", "offcpu", "transfer")
+CAUSE_OF = {
+    "data": "input",
+    "cpu": "device",
+    "offcpu": "host",
+    "transfer": "communication",
+}
 
 
 def rank_windows(window: Mapping[int, Mapping[str, Any]]) -> dict[int, RankWindow]:
@@ -121,14 +151,38 @@ def _mad(values: list[float]) -> float:
     return statistics.median(abs(v - middle) for v in values)
 
 
-def _arrival_gaps(arrivals: Mapping[int, list]) -> tuple[dict[int, float], dict[int, float]]:
+def _late_exits(exits: Mapping[int, list]) -> dict[int, float]:
+    """One step's lateness leaving the collectives, per rank: at each blocking collective every rank noted
+    leaving (matched as in `_arrival_gaps`), its exit minus the earliest exit, summed over the step. Ranks
+    leave a collective together, whoever arrived last; one that leaves later spent longer in it itself."""
+    by_collective: dict[tuple[str, int], list[tuple[int, float]]] = {}
+    for rank, noted in exits.items():
+        seen: dict[str, int] = {}
+        for group, _wall, *out in noted or ():
+            place = seen.get(group, 0)
+            seen[group] = place + 1
+            if group != "?" and out:
+                by_collective.setdefault((group, place), []).append((rank, out[0]))
+    late: dict[int, float] = {}
+    for there in by_collective.values():
+        if len(there) < 2 or len(there) < len(exits):
+            continue
+        first = min(w for _, w in there)
+        for rank, wall in there:
+            late[rank] = late.get(rank, 0.0) + wall - first
+    return late
+
+
+def _arrival_gaps(
+    arrivals: Mapping[int, list],
+) -> tuple[dict[int, float], dict[int, float]]:
     """One step's lateness and wait per rank: at each collective (matched across ranks by group and its
     place among the step's collectives of that group), a rank is late by its arrival minus the earliest and
     waits the latest arrival minus its own; summed over the step."""
     by_collective: dict[tuple[str, int], list[tuple[int, float]]] = {}
     for rank, noted in arrivals.items():
         seen: dict[str, int] = {}
-        for group, wall in noted or ():
+        for group, wall, *_out in noted or ():
             if group == "?":
                 continue
             place = seen.get(group, 0)
@@ -146,81 +200,192 @@ def _arrival_gaps(arrivals: Mapping[int, list]) -> tuple[dict[int, float], dict[
     return late, wait
 
 
+def step_parts(
+    window: Mapping[int, Mapping[str, Any]],
+) -> dict[int, list[tuple[float, ...]]]:
+    """Each rank's `PARTS` step by step, from the published rows ``{rank: {"host", "rows"}}``. The wait is
+    the arrival skew at the step's collectives; where a step has no collective to compare, all the time in
+    collectives counts as waiting (never as the rank's own work, so a victim is never made slow by it)."""
+    rows = {rank: data["rows"] for rank, data in window.items() if data.get("rows")}
+    steps = min((len(r) for r in rows.values()), default=0)
+    parts: dict[int, list[tuple[float, ...]]] = {rank: [] for rank in rows}
+    for index in range(steps):
+        noted = {rank: table[index][4] for rank, table in rows.items()}
+        _late, wait = _arrival_gaps(noted)
+        exits = _late_exits(noted)
+        for rank, table in rows.items():
+            row = table[index]
+            step, data, comm, cpu = (float(v) for v in row[:4])
+            waited = min(comm, wait[rank]) if rank in wait else comm
+            compute = max(0.0, step - data - comm)
+            kept_off = float(row[5]) if len(row) > 5 and row[5] is not None else compute - cpu
+            transfer = exits.get(rank, comm - waited)
+            parts[rank].append((step - waited, data, cpu, kept_off, transfer))
+    return parts
+
+
 def judge_window(number: int, window: Mapping[int, Mapping[str, Any]]) -> WindowVerdict:
-    """The verdict of one window: the rank that held the others back by at least `SLOWER` of their step,
-    and the part of its step that did it."""
+    """One window's medians per rank and its per-step parts; `judge_stretch` over the latest windows says
+    who the straggler is (`Tracker` does both)."""
     ranks = rank_windows(window)
     steps = min((len(data.get("rows") or []) for data in window.values()), default=0)
-    verdict = WindowVerdict(number, ranks, steps=steps)
-    if len(ranks) < 2:
-        return verdict
-    compared = [r for r in ranks.values() if r.late is not None]
-    if len(compared) >= 2:
-        candidate = max(compared, key=lambda r: r.late)
-        others = [r for r in compared if r.rank != candidate.rank]
-        behind = candidate.late - statistics.median(r.late for r in others)
-        base = statistics.median(r.step - (r.wait or 0.0) for r in others)
-        if candidate.last_share < LAST_SHARE:
-            return verdict
-    else:
-        candidate = max(ranks.values(), key=lambda r: r.own)
-        others = [r for r in ranks.values() if r.rank != candidate.rank]
-        base = statistics.median(r.own for r in others)
-        behind = candidate.own - base
-    if base <= 0 or behind < MIN_SECONDS or behind / base < SLOWER:
-        return verdict
-    cause, text = _cause(candidate, others, behind)
-    if cause is None:  # late, but no part of its own step says why: no verdict rather than a guess
-        return verdict
-    verdict.straggler, verdict.slower, verdict.cause, verdict.cause_text = (
-        candidate.rank,
-        behind / base,
-        cause,
-        text,
+    first = min((int(data.get("first_step", 0)) for data in window.values()), default=0)
+    return WindowVerdict(number, ranks, steps=steps, parts=step_parts(window), first_step=first)
+
+
+def judge_stretch(
+    windows: list[WindowVerdict],
+) -> tuple[int | None, float, str | None, str, str]:
+    """(straggler or None, how much slower, cause, cause in words, the figures) over the steps of
+    ``windows``: each rank's parts against the median of its peers' on the same steps. A part names the
+    rank when it exceeds the peers' on `MAJORITY` of the steps, by a median of at least `SLOWER` of the
+    peers' own work and `NOISE_MARGIN` standard errors of that part's difference, the rank's own work as a
+    whole is longer too (`OWN_MAJORITY`, `OWN_MARGIN`) and not shorter elsewhere by as much (its total
+    excess within two standard errors of the part's)."""
+    excess: dict[int, list[list[float]]] = {}  # rank -> per step: excess of each part over the peers' median
+    base: dict[int, list[float]] = {}  # rank -> per step: the peers' median own work
+    mine: dict[int, list[tuple[float, ...]]] = {}
+    peers_parts: dict[int, list[list[float]]] = {}
+    for verdict in windows:
+        if verdict.first_step < WARMUP:
+            continue
+        for rank, steps in _compared(verdict).items():
+            for own, medians in steps:
+                excess.setdefault(rank, []).append([own[k] - medians[k] for k in range(len(PARTS))])
+                base.setdefault(rank, []).append(medians[0])
+                mine.setdefault(rank, []).append(own)
+                peers_parts.setdefault(rank, []).append(medians)
+    best: tuple[float, int, str] | None = None
+    reasons = []
+    for rank, rows in excess.items():
+        n = len(rows)
+        peers_own = statistics.median(base[rank]) if rows else 0.0
+        if n < MIN_STEPS or peers_own <= 0:
+            continue
+        own_values = [row[0] for row in rows]
+        own_middle, own_error = _median_and_error(own_values)
+        own_ahead = sum(value > 0 for value in own_values) / n
+        slower_overall = own_ahead >= OWN_MAJORITY and own_middle >= max(
+            MIN_SECONDS, SLOWER * peers_own, OWN_MARGIN * own_error
+        )
+        figures = []
+        passed: list[tuple[float, str]] = []
+        for k, name in enumerate(PARTS):
+            if name == "own":
+                continue
+            values = [row[k] for row in rows]
+            middle, error = _median_and_error(values)
+            ahead = sum(value > 0 for value in values) / n
+            z = middle / error if error else (float("inf") if middle > 0 else 0.0)
+            figures.append(f"{name} {middle * 1000:+.1f} ms ({ahead:.0%} ahead, {z:.1f} se)")
+            if (
+                slower_overall
+                and ahead >= MAJORITY
+                and middle >= max(MIN_SECONDS, SLOWER * peers_own, NOISE_MARGIN * error)
+                and own_middle >= middle - 2 * own_error
+            ):
+                passed.append((middle, name))
+        if passed:
+            peer_cpu = statistics.median(row[PARTS.index("cpu")] for row in peers_parts[rank])
+            peer_off = statistics.median(row[PARTS.index("offcpu")] for row in peers_parts[rank])
+            per_cpu = max(0.0, peer_off) / peer_cpu if peer_cpu > 0 else 0.0
+            middle, name = _first_cause({part: m for m, part in passed}, per_cpu)
+            if best is None or middle / peers_own > best[0]:
+                best = (middle / peers_own, rank, name)
+        reasons.append(
+            f"rank {rank} over {n} steps: own {own_middle / peers_own:+.1%} of the peers' "
+            f"{_ms(peers_own)} ({own_ahead:.0%} ahead, {own_middle / own_error:.1f} se); "
+            + ", ".join(figures)
+        )
+    if best is None:
+        return None, 0.0, None, "", "; ".join(reasons)
+    slower, rank, part = best
+    return (
+        rank,
+        slower,
+        CAUSE_OF[part],
+        _cause_text(part, mine[rank], peers_parts[rank]),
+        "; ".join(reasons),
     )
-    return verdict
 
 
-def _cause(slow: RankWindow, others: list[RankWindow], behind: float) -> tuple[str | None, str]:
-    """The part of ``slow``'s step that exceeds the others' median most for its step-to-step spread (a
-    steady 3 ms more in next() says more than 3 ms more of a compute that varies by 10 ms), in words; None
-    when that part explains less than `EXPLAINED` of the ``behind`` seconds the rank is late by."""
-    median = {
-        name: statistics.median(getattr(r, name) for r in others) for name in ("data", "compute", "cpu")
-    }
-    median["transfer"] = statistics.median(r.transfer for r in others)
-    excess = {
-        "input": slow.data - median["data"],
-        "compute": slow.compute - median["compute"],
-        "communication": slow.transfer - median["transfer"],
-    }
-    spread_of = {"input": "data", "compute": "compute", "communication": "transfer"}
+def _compared(
+    verdict: WindowVerdict,
+) -> dict[int, list[tuple[tuple[float, ...], list[float]]]]:
+    """Per rank and step of one window: its parts and the median of its peers' parts on that step.
+    Computed once per window (kept on it): one sort per step and part, whatever the number of ranks."""
+    if verdict.compared is not None:
+        return verdict.compared
+    present = [rank for rank, table in verdict.parts.items() if table]
+    result: dict[int, list[tuple[tuple[float, ...], list[float]]]] = {rank: [] for rank in present}
+    if len(present) < 2:
+        verdict.compared = {}
+        return verdict.compared
+    steps = min(len(verdict.parts[rank]) for rank in present)
+    for index in range(steps):
+        rows = {rank: verdict.parts[rank][index] for rank in present}
+        columns = [sorted(row[k] for row in rows.values()) for k in range(len(PARTS))]
+        for rank, row in rows.items():
+            result[rank].append((row, [_median_without(columns[k], row[k]) for k in range(len(PARTS))]))
+    verdict.compared = result
+    return result
 
-    def weight(part: str) -> float:
-        name = spread_of[part]
-        noise = slow.spread.get(name, 0.0) + statistics.median(r.spread.get(name, 0.0) for r in others)
-        return excess[part] / (noise + 0.0005)  # half a millisecond: timer and scheduling noise
 
-    part = max(excess, key=weight)
-    if excess[part] < EXPLAINED * behind:
-        return None, ""
-    if part == "input":
-        return "input", f"input pipeline (next() {_ms(slow.data)} vs median {_ms(median['data'])})"
-    if part == "communication":
-        return "communication", (
-            f"communication (collectives {_ms(slow.transfer)} vs median {_ms(median['transfer'])}, "
+def _median_without(ordered: list[float], value: float) -> float:
+    """The median of the sorted ``ordered`` with one ``value`` taken out."""
+    gone = bisect.bisect_left(ordered, value)
+    left = len(ordered) - 1
+
+    def at(j: int) -> float:
+        return ordered[j] if j < gone else ordered[j + 1]
+
+    return at(left // 2) if left % 2 else (at(left // 2 - 1) + at(left // 2)) / 2
+
+
+def _first_cause(passed: dict[str, float], per_cpu: float) -> tuple[float, str]:
+    """(excess, part) of the part that says why, among those that passed. Waiting for data or more CPU
+    work come first: on a busy machine both also bring more waiting for a CPU (a wake-up after each sleep,
+    a longer queue for more work). Waiting for a CPU (host) wins over them only when it is more than twice
+    what they would bring (``per_cpu``: the peers' wait per second of CPU time), and over the collectives
+    when it is the longer; the collectives (communication) come last, as every slow rank leaves them late."""
+    work = {name: passed[name] for name in ("data", "cpu") if name in passed}
+    if "offcpu" in passed:
+        beyond = passed["offcpu"] - passed.get("cpu", 0.0) * per_cpu
+        if beyond >= 2 * max(work.values(), default=0.0) and passed["offcpu"] >= passed.get("transfer", 0.0):
+            return passed["offcpu"], "offcpu"
+    if work:
+        part = max(work, key=lambda name: work[name])
+        return work[part], part
+    if "transfer" in passed:
+        return passed["transfer"], "transfer"
+    return passed["offcpu"], "offcpu"
+
+
+def _median_and_error(values: list[float]) -> tuple[float, float]:
+    """The median and its standard error (from the median absolute deviation: unmoved by a few stalls)."""
+    middle = statistics.median(values)
+    spread = 1.4826 * statistics.median(abs(v - middle) for v in values)
+    return middle, max(spread * 1.2533 / math.sqrt(len(values)), 1e-5)
+
+
+def _cause_text(part: str, mine: list[tuple[float, ...]], peers: list[list[float]]) -> str:
+    """The cause in words, with the rank's median of the part and the peers'."""
+    column = {name: k for k, name in enumerate(PARTS)}
+    own = {name: statistics.median(row[k] for row in mine) for name, k in column.items()}
+    peer = {name: statistics.median(row[k] for row in peers) for name, k in column.items()}
+    if part == "data":
+        return f"input pipeline (next() {_ms(own['data'])} vs median {_ms(peer['data'])})"
+    if part == "transfer":
+        return (
+            f"communication (collectives {_ms(own['transfer'])} vs median {_ms(peer['transfer'])}, "
             "waiting for peers left out)"
         )
-    # Compute that took longer with no more CPU time: the rank was kept off its CPU (host), else more work.
-    share = slow.cpu / slow.compute if slow.compute > 0 else 1.0
-    others_share = median["cpu"] / median["compute"] if median["compute"] > 0 else 1.0
-    extra_cpu = slow.cpu - median["cpu"]
-    if share < 0.85 * others_share and extra_cpu < 0.5 * excess["compute"]:
-        return "host", (
-            f"host (compute {_ms(slow.compute)} vs median {_ms(median['compute'])}, with "
-            f"{_ms(slow.cpu)} of CPU: the CPU is shared with other processes)"
+    if part == "offcpu":
+        return (
+            f"host (kept waiting for a CPU {_ms(own['offcpu'])} per step vs median {_ms(peer['offcpu'])}: "
+            "its cores are shared with other processes)"
         )
-    return "device", f"device (compute {_ms(slow.compute)} vs median {_ms(median['compute'])})"
+    return f"device (compute {_ms(own['cpu'])} vs median {_ms(peer['cpu'])})"
 
 
 def _ms(seconds: float) -> str:
@@ -231,40 +396,51 @@ def _ms(seconds: float) -> str:
 class Tracker:
     """Window verdicts in order -> the sustained verdicts, each said once (`feed` returns the new line)."""
 
-    sustained: int = SUSTAINED
+    stretch: int = STRETCH
     history: list[WindowVerdict] = field(default_factory=list)
     said: list[dict[str, Any]] = field(default_factory=list)
-    _current: tuple[int, str] | None = None
+    _current: tuple[int, str | None] | None = None
+    _quiet: int = 0
 
     def feed(self, verdict: WindowVerdict) -> str | None:
-        """Add the next window's verdict; the verdict line when one rank has been the straggler in
-        `sustained` of the last `sustained` + 1 windows, this one included (for a cause not yet said for
-        it), else None. One noisy window neither makes a verdict nor breaks one."""
+        """Add the next window; judge the latest `stretch` steps (`judge_stretch`) and set the window's
+        straggler from it. Returns the verdict line when a rank is named that was not named in the current
+        stretch (two windows naming nobody end a stretch), or for a new cause held for two windows, else
+        None."""
         self.history.append(verdict)
-        recent = self.history[-(self.sustained + 1) :]
-        rank = verdict.straggler
+        size = max(1, verdict.steps)
+        count = max(1, -(-self.stretch // size))
+        recent = self.history[-count:]
+        self.history = self.history[-count:]  # nothing older is judged again
+        rank, slower, cause, text, reason = judge_stretch(recent)
+        verdict.reason = reason
         if rank is None:
-            if all(v.straggler is None for v in recent[-2:]):
+            self._quiet += 1
+            if self._quiet >= 2:
                 self._current = None  # over: a new stretch gets a new line
             return None
-        mine = [v for v in recent if v.straggler == rank]
-        if len(mine) < self.sustained:
-            return None
-        causes = [v.cause for v in mine]
-        cause = max(set(causes), key=causes.count)
+        self._quiet = 0
+        verdict.straggler, verdict.slower, verdict.cause, verdict.cause_text = (
+            rank,
+            slower,
+            cause,
+            text,
+        )
         if self._current == (rank, cause):
             return None
+        if self._current is not None and self._current[0] == rank:
+            before = self.history[-2] if len(self.history) >= 2 else None
+            if before is None or (before.straggler, before.cause) != (rank, cause):
+                return None  # the same rank for another cause: said once it holds for two windows
         self._current = (rank, cause)
-        same = [v for v in mine if v.cause == cause]
-        slower = statistics.median(v.slower for v in mine)
         steps = sum(v.steps for v in recent)
-        host = recent[-1].ranks[rank].host
+        host = verdict.ranks[rank].host if rank in verdict.ranks else "?"
         line = (
             f"torchdoctor: straggler: rank {rank} (host {host}) {slower:.0%} slower over the last {steps} "
-            f"steps: {same[-1].cause_text}"
+            f"steps: {text}"
         )
         self.said.append(
             {"rank": rank, "host": host, "cause": cause, "slower": round(slower, 4), "steps": steps,
-             "window": verdict.window, "line": line}
+             "window": verdict.window, "line": line, "figures": reason}
         )  # fmt: skip
         return line
