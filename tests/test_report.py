@@ -206,7 +206,9 @@ def test_cli_report_json_has_the_same_facts_and_no_secret(cli, tmp_path):
         assert secret not in text, secret
     data = json.loads(text)
     assert set(data) == {"versions", "gpus", "packages", "status", "findings", "environment"}
-    assert data["versions"]["torch"] == torch.__version__ and data["packages"]["torch"] == torch.__version__
+    assert data["versions"]["torch"] == torch.__version__
+    # packages are the installed metadata: PyPI's CUDA wheels say 2.13.0 there and 2.13.0+cu130 in __version__
+    assert data["packages"]["torch"] == importlib.metadata.version("torch")
     assert data["environment"]["NCCL_SOCKET_IFNAME"] == "eth0"
     assert data["environment"]["NCCL_IB_AUTH_TOKEN"] == "<redacted>"
     ids = [f["id"] for f in data["findings"]]

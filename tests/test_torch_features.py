@@ -1,6 +1,7 @@
 """What a torch lacks is said, not taken for something else: the flight recorder of torch 2.4 (no
 ``_dump_fr_trace``) and a store without ``clone`` (see also test_store_without_clone.py)."""
 
+import json
 import sys
 import types
 from datetime import timedelta
@@ -26,6 +27,26 @@ def test_a_torch_without_dump_fr_trace_is_named_and_the_report_says_the_stacks_d
         f"; no flight-recorder dumps (torch {torch.__version__} has no flight recorder to dump "
         "(no _dump_fr_trace)): the verdict rests on the stacks"
     )
+
+
+def test_library_mode_says_why_the_recorder_the_user_turned_on_sent_nothing(monkeypatch):
+    monkeypatch.setitem(
+        sys.modules, "torch._C._distributed_c10d", types.SimpleNamespace(_dump_nccl_trace=lambda: b"")
+    )
+    assert not watchdog.has_flight_recorder(sys.modules["torch._C._distributed_c10d"])
+    monkeypatch.delenv("TORCH_FR_BUFFER_SIZE", raising=False)
+    monkeypatch.delenv("TORCH_NCCL_TRACE_BUFFER_SIZE", raising=False)
+    assert watchdog._own_digest(0) == {"record": None}  # not turned on: nothing to say
+    monkeypatch.setenv("TORCH_FR_BUFFER_SIZE", "100")
+    sent = watchdog._own_digest(0)
+    why = f"torch {torch.__version__} has no flight recorder to dump (no _dump_fr_trace)"
+    assert sent == {"record": None, "no_record": why}
+    store = dist.TCPStore("127.0.0.1", 0, 1, True, timedelta(seconds=30), wait_for_workers=False)
+    stack = {"rank": 0, "pid": 1, "host": "here", "frames": [["train.py", 3, "main"]]}
+    store.set(f"{watchdog._KEY}stack/0", json.dumps({**stack, **sent}))
+    stacks, records = watchdog._read_stacks(store, 1, 5)
+    assert records == {}
+    assert stacks[0].evidence == [f"it sent no flight-recorder record: {why}"]
 
 
 def test_a_rank_that_never_used_torch_distributed_is_not_called_an_old_torch(monkeypatch, tmp_path):

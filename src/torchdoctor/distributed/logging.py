@@ -30,14 +30,12 @@ from torchdoctor.distributed import ranks
 
 _KEY_PREFIX = "torchdoctor/log"
 LEVEL_VARIABLES = ("TORCHDOCTOR_LOG_LEVEL", "ACCELERATE_LOG_LEVEL")  # the first one set wins
-_ordered_messages = 0
+_ordered_messages = 0  # in_order messages logged so far by this process; the same on every rank
 _previous_ordered = ""  # what this process's previous in-order message was (`_which_message`)
 _out_of_step: list[str] = []  # the warning given when the ranks' in-order messages stopped matching
-# Python >= 3.11 counts stacklevel in frames outside logging itself; 3.10 would count its own frames too
-_COUNTS_OUR_FRAMES = sys.version_info >= (
-    3,
-    11,
-)  # in_order messages logged so far by this process; the same on every rank
+# stacklevel: Python >= 3.11 counts only the frames outside logging itself; 3.10 counts every frame from the
+# one that called Logger.log, then skips logging's own. Between the user and Logger.log there are only our
+# frames and at most one of logging's (LoggerAdapter.info) just above the user's, so one count serves both.
 
 
 class RankLogger(logging.LoggerAdapter):
@@ -57,11 +55,10 @@ class RankLogger(logging.LoggerAdapter):
         **kwargs: Any,
     ) -> None:
         """Log ``msg`` on rank 0 only (``main_process_only``), or on every rank in rank order (``in_order``)."""
-        if _COUNTS_OUR_FRAMES:  # 2 = the user's frame, the one above this method (and LoggerAdapter.info)
-            kwargs.setdefault("stacklevel", 2)
+        # the user's frame, the one above this method (and LoggerAdapter.info)
+        kwargs.setdefault("stacklevel", 2)
         if in_order:
-            if _COUNTS_OUR_FRAMES:
-                kwargs["stacklevel"] += 1
+            kwargs["stacklevel"] += 1
             self._log_in_order(level, msg, args, kwargs)
             return
         if not self.isEnabledFor(level):
@@ -80,8 +77,7 @@ class RankLogger(logging.LoggerAdapter):
         key = (str(msg), args)
         if key not in self._warned:
             self._warned.add(key)
-            if _COUNTS_OUR_FRAMES:
-                kwargs.setdefault("stacklevel", 3)
+            kwargs.setdefault("stacklevel", 3)
             self.log(logging.WARNING, msg, *args, **kwargs)
 
     def _log_in_order(self, level: int, msg: object, args: tuple, kwargs: dict) -> None:

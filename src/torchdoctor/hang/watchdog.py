@@ -311,12 +311,18 @@ def write_flight_record(base: Path | str, stack_wait: float = 2.0) -> None:
         pass
 
 
+def has_flight_recorder(c10d) -> bool:
+    """Whether this torch (its ``torch._C._distributed_c10d``) can dump its flight recorder for every backend:
+    torch 2.4 has only ``_dump_nccl_trace``, and no recorder for gloo."""
+    return hasattr(c10d, "_dump_fr_trace")
+
+
 def own_flight_record(stack_wait: float = 2.0) -> tuple[bytes, str]:
     """This process's flight-recorder dump (torch's pickle), or ``b""`` and why there is none."""
     c10d = sys.modules.get("torch._C._distributed_c10d")
     if c10d is None:
         return b"", "torch.distributed was never used"
-    if not hasattr(c10d, "_dump_fr_trace"):  # torch 2.4 has only _dump_nccl_trace, and no recorder for gloo
+    if not has_flight_recorder(c10d):
         import torch
 
         return b"", f"torch {torch.__version__} has no flight recorder to dump (no _dump_fr_trace)"
@@ -332,20 +338,21 @@ def own_flight_record(stack_wait: float = 2.0) -> tuple[bytes, str]:
         return b"", f"{type(error).__name__}: {error}"
 
 
-def _own_digest(rank: int) -> dict | None:
-    """This rank's newest flight-recorder entries for a library-mode report, when the user turned the
-    recorder on (``TORCH_FR_BUFFER_SIZE``); None otherwise."""
+def _own_digest(rank: int) -> dict:
+    """This rank's newest flight-recorder entries for a library-mode report (``{"record": digest}``), when the
+    user turned the recorder on (``TORCH_FR_BUFFER_SIZE``); else ``{"record": None}``, with why there is
+    none (``"no_record"``) when the user turned it on and this torch cannot dump it."""
     if not any(os.environ.get(name, "0") not in ("", "0") for name in FLIGHT_RECORDER_VARIABLES):
-        return None
-    data, _ = own_flight_record()
+        return {"record": None}
+    data, why = own_flight_record()
     if not data:
-        return None
+        return {"record": None, "no_record": why}
     from torchdoctor.explain import flight_recorder, safe_pickle
 
     try:
-        return flight_recorder.digest(flight_recorder.parse(safe_pickle.loads(data).data, rank))
-    except (ValueError, TypeError):
-        return None
+        return {"record": flight_recorder.digest(flight_recorder.parse(safe_pickle.loads(data).data, rank))}
+    except (ValueError, TypeError) as error:
+        return {"record": None, "no_record": f"its dump did not read: {error}"}
 
 
 def _touch(path: Path) -> None:
@@ -690,7 +697,8 @@ def supervise(
         if process.poll() is not None:  # finished while we looked: not a hang
             break
         where = f"Full stacks: {directory}/rank*.stack"
-        where += f", flight-recorder dumps: {directory}/rank*.fr" if records else _no_records(directory)
+        dumps = any(directory.glob("rank*.fr"))  # records may come from call sites alone (rank*.calls)
+        where += f", flight-recorder dumps: {directory}/rank*.fr" if dumps else _no_records(directory)
         found = verdict(stacks, records)
         text = format_report(stacks, timeout, where + ". The run was stopped.", records, found=found)
         write_verdict(directory, found, time.monotonic() - fired)
@@ -803,7 +811,7 @@ class HangWatch:
             return
         try:
             first = store.add(_KEY + "asked", 1) == 1
-            store.set(f"{_KEY}stack/{rank}", json.dumps({**stack_dict(own), "record": _own_digest(rank)}))
+            store.set(f"{_KEY}stack/{rank}", json.dumps({**stack_dict(own), **_own_digest(rank)}))
             if not first:
                 return self._wait_and_exit(store)
             stacks, records = _read_stacks(store, world, self.collect)
@@ -823,7 +831,7 @@ class HangWatch:
             if store is None or not store.check([_KEY + "asked"]) or store.check([f"{_KEY}stack/{rank}"]):
                 return False
             own = RankStack(rank, os.getpid(), current().host, _main_frames())
-            store.set(f"{_KEY}stack/{rank}", json.dumps({**stack_dict(own), "record": _own_digest(rank)}))
+            store.set(f"{_KEY}stack/{rank}", json.dumps({**stack_dict(own), **_own_digest(rank)}))
         except Exception:  # noqa: BLE001 - the store's host may be gone with the job: the report stands without it
             return False
         self._wait_and_exit(store)
@@ -924,6 +932,8 @@ def _read_stacks(store, world: int, collect: float) -> tuple[list[RankStack], di
         try:
             if data.get("record"):
                 records[data["rank"]] = from_digest(data["record"])
+            elif data.get("no_record"):
+                stacks[-1].evidence.append(f"it sent no flight-recorder record: {data['no_record']}")
         except (ValueError, TypeError, KeyError) as error:
             stacks[-1].evidence.append(f"its flight-recorder digest did not read: {error!r}")
     return stacks, records
