@@ -57,13 +57,22 @@ def find_python(version: str) -> str:
     )
 
 
+# Peers whose pinned release turns itself off under an older torch, and the newest release that does not:
+# transformers 5 needs torch >= 2.6 ("Disabling PyTorch because PyTorch >= 2.6 is required"); 4.57 takes 2.1.
+OLDER_PEERS = (((2, 6), "transformers", "transformers==4.57.3"),)
+
+
 def constraints_without(torch_version: str, folder: Path) -> Path:
-    """constraints.txt with ``torch==torch_version`` for its torch pin, so that no peer upgrades it."""
+    """constraints.txt with ``torch==torch_version`` for its torch pin, so that no peer upgrades it, and the
+    peers this torch is too old for (`OLDER_PEERS`) pinned to a release that still runs on it."""
+    release = tuple(int(part) for part in re.findall(r"\d+", torch_version)[:2])
+    older = {name: pin for below, name, pin in OLDER_PEERS if release < below}
     lines = [
         line
         for line in (ROOT / "constraints.txt").read_text().splitlines()
         if not re.match(r"\s*torch\s*[=<>!~]", line)
-    ] + [f"torch=={torch_version}"]
+        and not any(re.match(rf"\s*{name}\s*[=<>!~]", line) for name in older)
+    ] + [f"torch=={torch_version}", *older.values()]
     path = folder / "constraints-compat.txt"
     path.write_text("\n".join(lines) + "\n")
     return path
