@@ -274,24 +274,25 @@ def call_site() -> str:
     return _site_text(_site_key(sys._getframe(1)))
 
 
-def _site_key(frame: Any) -> tuple[Any, int] | None:
-    """(code object, line) of the innermost frame from ``frame`` out that is the user's code: cheap to repeat."""
+def _site_key(frame: Any) -> tuple[int, int] | None:
+    """(id of the code object, line) of the innermost frame from ``frame`` out that is the user's code: cheap to
+    repeat (hashing a code object reads its bytecode, and equal code from two files compares equal)."""
     user = _user_codes
     while frame is not None:
         code = frame.f_code
-        found = user.get(code)
-        if found is None:
-            found = user[code] = _is_user_file(code.co_filename)
-        if found:
-            return code, frame.f_lineno
+        known = user.get(id(code))
+        if known is None or known[0] is not code:
+            known = user[id(code)] = (code, _is_user_file(code.co_filename))
+        if known[1]:
+            return id(code), frame.f_lineno
         frame = frame.f_back
     return None
 
 
-def _site_text(site: tuple[Any, int] | None) -> str:
+def _site_text(site: tuple[int, int] | None) -> str:
     if site is None:
         return "<unknown>"
-    code, line = site
+    code, line = _user_codes[site[0]][0], site[1]
     name = _site_names.get(code.co_filename)
     if name is None:
         name = _site_names[code.co_filename] = _short_path(code.co_filename)
@@ -363,7 +364,9 @@ _groups: dict[Any, fingerprint.Group] = {}  # process group object (None: the wo
 _by_key: dict[str, fingerprint.Group] = {}
 _inside: list[tuple[str, int] | None] = [None]  # (group key, seq) of the collective the main thread is inside
 _watcher: list[fingerprint.Watcher] = []
-_user_codes: dict[Any, bool] = {}  # code object -> is the user's code
+# id(code object) -> (the code object, kept alive so that its id stays its own; is it the user's code). Not
+# keyed by the code object itself: equal code compiled from two files compares equal, whatever its file.
+_user_codes: dict[int, tuple[Any, bool]] = {}
 GRACE_SECONDS = 2.0  # a rank blocked in a collective after a divergence: time for the peer's exit to free it
 
 
