@@ -318,3 +318,22 @@ def pytest_runtest_makereport(item, call):
             f"{item.nodeid} starts a process, so it belongs to `make test`, not `make test-fast`: "
             "name it (or its module, or the fixture that starts it) in tests/conftest.py"
         )
+
+
+@pytest.fixture(autouse=True)
+def _ctrl_c_left_as_found():
+    """A test that leaves Ctrl-C ignored or blocked in the worker breaks every later test of that worker that
+    starts a process and presses Ctrl-C (children inherit both): put it back, and fail the test that did it."""
+    import signal
+
+    handler = signal.getsignal(signal.SIGINT)
+    mask = signal.pthread_sigmask(signal.SIG_BLOCK, [])
+    yield
+    now_handler = signal.getsignal(signal.SIGINT)
+    now_mask = signal.pthread_sigmask(signal.SIG_SETMASK, mask)
+    if now_handler is not handler:
+        signal.signal(signal.SIGINT, handler)
+    assert now_handler is handler and now_mask == mask, (
+        f"this test left SIGINT's handler {now_handler!r} (was {handler!r}) and the blocked signals "
+        f"{sorted(now_mask)} (were {sorted(mask)})"
+    )
