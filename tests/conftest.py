@@ -320,20 +320,31 @@ def pytest_runtest_makereport(item, call):
         )
 
 
+def _sigint_state() -> tuple[str, str]:
+    """Whether this process ignores and whether its main thread blocks SIGINT, as the kernel has it (a C
+    library can change either without Python's `signal.getsignal` knowing)."""
+    bits = {}
+    with open("/proc/self/status") as status:
+        for line in status:
+            name, _, value = line.partition(":")
+            if name in ("SigIgn", "SigBlk"):
+                bits[name] = "yes" if int(value, 16) & (1 << (2 - 1)) else "no"
+    return bits.get("SigIgn", "?"), bits.get("SigBlk", "?")
+
+
 @pytest.fixture(autouse=True)
 def _ctrl_c_left_as_found():
     """A test that leaves Ctrl-C ignored or blocked in the worker breaks every later test of that worker that
     starts a process and presses Ctrl-C (children inherit both): put it back, and fail the test that did it."""
     import signal
 
-    handler = signal.getsignal(signal.SIGINT)
+    handler, state = signal.getsignal(signal.SIGINT), _sigint_state()
     mask = signal.pthread_sigmask(signal.SIG_BLOCK, [])
     yield
-    now_handler = signal.getsignal(signal.SIGINT)
+    now_handler, now_state = signal.getsignal(signal.SIGINT), _sigint_state()
     now_mask = signal.pthread_sigmask(signal.SIG_SETMASK, mask)
-    if now_handler is not handler:
-        signal.signal(signal.SIGINT, handler)
-    assert now_handler is handler and now_mask == mask, (
-        f"this test left SIGINT's handler {now_handler!r} (was {handler!r}) and the blocked signals "
-        f"{sorted(now_mask)} (were {sorted(mask)})"
+    signal.signal(signal.SIGINT, handler)  # also resets what a C library set behind Python's back
+    assert (now_handler, now_state, now_mask) == (handler, state, mask), (
+        f"this test left SIGINT's handler {now_handler!r} (was {handler!r}), (ignored, blocked) {now_state} "
+        f"(was {state}), the blocked signals {sorted(now_mask)} (were {sorted(mask)})"
     )
