@@ -11,6 +11,7 @@ Every run is bounded: a rank still running at the timeout is killed and reported
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import sys
 import textwrap
@@ -21,6 +22,13 @@ from datetime import timedelta
 from pathlib import Path
 
 SRC = str(Path(__file__).resolve().parents[1] / "src")
+
+
+def ctrl_c_as_at_a_terminal() -> None:
+    """In a child before it runs: Ctrl-C (SIGINT) neither ignored nor blocked, as a shell started from a terminal
+    has it, whatever the test worker that starts the child inherited or holds at that moment."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, [signal.SIGINT])
 
 
 @dataclass
@@ -77,6 +85,7 @@ def run_ranks(
                     env=rank_env,
                     stdout=out,
                     stderr=err,
+                    preexec_fn=ctrl_c_as_at_a_terminal,
                 ),
                 out,
                 err,

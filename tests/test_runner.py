@@ -4,6 +4,8 @@ import sys
 import time
 from pathlib import Path
 
+from rank_runner import ctrl_c_as_at_a_terminal
+
 from torchdoctor.runner import run_command
 
 
@@ -68,6 +70,7 @@ def test_ctrl_c_ends_the_command_and_its_children(tmp_path):
         ],
         stderr=subprocess.PIPE,
         text=True,
+        preexec_fn=ctrl_c_as_at_a_terminal,
     )
     deadline = time.monotonic() + 60
     while not (started.exists() and pid_file.exists() and pid_file.read_text().strip()):
