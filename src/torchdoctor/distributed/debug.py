@@ -41,7 +41,7 @@ from torchdoctor.distributed import agreement, fingerprint, stacks
 from torchdoctor.distributed import waiting as waiting_module
 from torchdoctor.distributed.messages import divergence_message as _divergence_message
 from torchdoctor.distributed.messages import group_words, mismatch_message, missing_message
-from torchdoctor.hang.source import is_user_code
+from torchdoctor.hang.source import is_user_code_object, known_code
 from torchdoctor.rank_list import who
 
 DEFAULT_TIMEOUT = 300.0
@@ -276,14 +276,10 @@ def call_site() -> str:
 
 def _site_key(frame: Any) -> tuple[int, int] | None:
     """(id of the code object, line) of the innermost frame from ``frame`` out that is the user's code: cheap to
-    repeat (hashing a code object reads its bytecode, and equal code from two files compares equal)."""
-    user = _user_codes
+    repeat (`hang.source.is_user_code_object` remembers its verdict per code object, by id)."""
     while frame is not None:
         code = frame.f_code
-        known = user.get(id(code))
-        if known is None or known[0] is not code:
-            known = user[id(code)] = (code, _is_user_file(code.co_filename))
-        if known[1]:
+        if is_user_code_object(code):
             return id(code), frame.f_lineno
         frame = frame.f_back
     return None
@@ -292,7 +288,9 @@ def _site_key(frame: Any) -> tuple[int, int] | None:
 def _site_text(site: tuple[int, int] | None) -> str:
     if site is None:
         return "<unknown>"
-    code, line = _user_codes[site[0]][0], site[1]
+    code, line = known_code(site[0]), site[1]
+    if code is None:
+        return "<unknown>"
     name = _site_names.get(code.co_filename)
     if name is None:
         name = _site_names[code.co_filename] = _short_path(code.co_filename)
@@ -364,9 +362,6 @@ _groups: dict[Any, fingerprint.Group] = {}  # process group object (None: the wo
 _by_key: dict[str, fingerprint.Group] = {}
 _inside: list[tuple[str, int] | None] = [None]  # (group key, seq) of the collective the main thread is inside
 _watcher: list[fingerprint.Watcher] = []
-# id(code object) -> (the code object, kept alive so that its id stays its own; is it the user's code). Not
-# keyed by the code object itself: equal code compiled from two files compares equal, whatever its file.
-_user_codes: dict[int, tuple[Any, bool]] = {}
 GRACE_SECONDS = 2.0  # a rank blocked in a collective after a divergence: time for the peer's exit to free it
 
 
@@ -753,16 +748,6 @@ def shape_of(tensor: Any) -> Any:
     if getattr(tensor, "is_nested", False):
         return {"nested": [list(part.shape) for part in tensor.unbind()]}
     return list(tensor.shape)
-
-
-_user_files: dict[str, bool] = {}  # file -> is_user_code(file): asked at every checked collective
-
-
-def _is_user_file(filename: str) -> bool:
-    found = _user_files.get(filename)
-    if found is None:
-        found = _user_files[filename] = is_user_code(filename)
-    return found
 
 
 def _short_path(filename: str) -> str:

@@ -27,7 +27,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from torchdoctor.hang.source import Frame, is_user_code
+from torchdoctor.hang.source import Frame, is_user_code_object
 
 # The collectives a script calls by name; the ones built on others (``*_object``) count every call they make.
 RECORDED = (
@@ -219,7 +219,7 @@ def _learn(code: Any) -> tuple[int, dict[int, int]]:
     text = f"{code.co_filename}\t{code.co_name}"
     number = _names.get(text)
     number = _name(text, text) if number is None else number
-    known = (number * 2 + int(is_user_code(code.co_filename)), {})
+    known = (number * 2 + int(is_user_code_object(code)), {})
     if len(_pinned) < _PIN_AT_MOST:
         _pinned.append(code)
         _codes[id(code)] = known

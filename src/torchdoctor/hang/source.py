@@ -13,7 +13,7 @@ import re
 import sysconfig
 from dataclasses import dataclass
 from pathlib import Path
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 # A condition that tells ranks apart: ``if rank == 0``, ``if self.gpu_id == 0``, ``is_main_process``.
 RANK_WORDS = re.compile(
@@ -51,6 +51,34 @@ def is_user_code(path: str) -> bool:
         return True  # a frame from another machine's dump: the path pattern above is all there is
     real = os.path.realpath(path)
     return not real.startswith(_LIBRARY_DIRS) and not real.startswith(_OWN_DIR)
+
+
+# id(code object) -> (the code object, kept alive so that its id stays its own; is it the user's code). Asked for
+# every frame a checked collective or a noted call walks, so by id: a code object's own hash reads its whole
+# bytecode each time, and equal code compiled from two files compares equal whatever its file.
+_CODE_VERDICTS: dict[int, tuple[Any, bool]] = {}
+_FILE_VERDICTS: dict[str, bool] = {}
+_KEEP_AT_MOST = 100_000  # code objects made on the fly (exec in a loop) are judged afresh past this
+
+
+def is_user_code_object(code: Any) -> bool:
+    """`is_user_code` of a code object's file, remembered per code object (the hot paths of debug mode and of
+    the noted calls ask it for every frame they walk)."""
+    known = _CODE_VERDICTS.get(id(code))
+    if known is not None and known[0] is code:
+        return known[1]
+    verdict = _FILE_VERDICTS.get(code.co_filename)
+    if verdict is None:
+        verdict = _FILE_VERDICTS[code.co_filename] = is_user_code(code.co_filename)
+    if len(_CODE_VERDICTS) < _KEEP_AT_MOST:
+        _CODE_VERDICTS[id(code)] = (code, verdict)
+    return verdict
+
+
+def known_code(code_id: int) -> Any:
+    """The code object `is_user_code_object` was asked about under this id (None if it was not kept)."""
+    known = _CODE_VERDICTS.get(code_id)
+    return None if known is None else known[0]
 
 
 def is_ours(path: str) -> bool:
