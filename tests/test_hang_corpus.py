@@ -141,10 +141,11 @@ def test_a_digest_row_that_does_not_read_is_refused_by_name_not_unpacked_wrongly
 
 
 @pytest.mark.timeout(300)  # a launch that imports torch on 2 ranks: minutes on a loaded 2-core machine
-def test_a_rank_stuck_in_destroy_process_group_is_shown_there_and_no_side_is_blamed_blindly(cli, kept):
+def test_a_rank_stuck_in_destroy_process_group_past_its_unfinished_call_is_the_culprit(cli, kept):
     # rank 1's unwaited async all_reduce pairs with rank 0's barrier as collective #4; gloo's teardown waits
-    # for it forever. Each rank's call sits under the same `if rank == 1: ... else:`, so which side is wrong
-    # cannot be told from the evidence: the verdict names the mismatch and both lines, and blames nobody.
+    # for it forever. Each rank's call sits under the same `if rank == 1: ... else:`, so the condition alone
+    # cannot tell the sides apart; the stacks can: rank 1 went past #4 (its call returned unfinished) into the
+    # teardown, while rank 0 still waits inside its barrier.
     script, planted, result, folder, found = run_fault(cli, "stuck_teardown")
     kept.append(folder)
     assert (
@@ -153,7 +154,9 @@ def test_a_rank_stuck_in_destroy_process_group_is_shown_there_and_no_side_is_bla
     )
     assert "collective #4 has different operations on different ranks: rank 0: barrier #4" in result.stderr
     assert f"rank 1: all_reduce #4 [4] Float ({script}:{planted['line'] + 1} in main)" in result.stderr
-    assert found["culprits"] == [] and "cannot be told" in result.stderr
+    assert "Rank 1 went past collective #4 without it completing" in result.stderr
+    assert found["culprits"] == [planted["culprit"]] and found["kind"] == "mismatch"
+    assert found["where"] == {"file": str(script), "line": planted["line"]}
 
 
 # torchrun's own lines at the end of a failed 2-rank job (dead_rank_exit, 2026-11-25): the agent's log line names

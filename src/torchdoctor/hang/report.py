@@ -505,12 +505,17 @@ def mismatch_verdict(d, by_rank: dict[int, RankStack]) -> Verdict:
     sides = sorted(d.entered.items(), key=lambda item: len(item[1]))
     conditions = {s: condition_on_chain(d.examples[s].frames) for s, _ in sides}
     smallest = [s for s, r in sides if len(r) == len(sides[0][1])]
+    moved_on = ""
     if len(smallest) == 1:
         odd = smallest[0]
     else:  # as many on each side: the side that took a path under a condition on the rank
         conditioned = [s for s in smallest if conditions[s]]
         odd = conditioned[0] if len(conditioned) == 1 else None
+        if odd is None:
+            odd, moved_on = _moved_on_to_teardown(d, smallest, by_rank)
     sentences = [finding.summary + "."]
+    if moved_on:
+        sentences.append(moved_on)
     if odd is None:
         sentences.append("Which side is the odd one out cannot be told: " + finding.fix.splitlines()[0])
         return Verdict("\n".join(sentences), "mismatch")
@@ -539,6 +544,39 @@ def mismatch_verdict(d, by_rank: dict[int, RankStack]) -> Verdict:
     verdict = Verdict("\n".join(sentences), "mismatch", culprits, where, condition)
     verdict.share = 1 - len(culprits) / sum(len(r) for r in d.entered.values())
     return verdict
+
+
+def _moved_on_to_teardown(d, sides: list, by_rank: dict[int, RankStack]) -> tuple[object, str]:
+    """Of two equal sides of a mismatch, the one whose ranks all left collective #N behind unfinished and sit in
+    destroy_process_group, while every rank of the others still waits inside a collective: their call returned
+    before any peer joined it (``async_op=True``, never waited for), so theirs is the call no other rank makes.
+    (None, "") where the stacks do not show exactly that."""
+
+    def ranks_of(side) -> list[RankStack]:
+        return [by_rank[r] for r in d.entered[side] if r in by_rank and by_rank[r].frames]
+
+    def all_torn_down(side) -> bool:
+        found = ranks_of(side)
+        return len(found) == len(d.entered[side]) and all(
+            _in_teardown(s.frames) and not collective_of(s.frames) for s in found
+        )
+
+    def all_waiting(side) -> bool:
+        found = ranks_of(side)
+        return len(found) == len(d.entered[side]) and all(collective_of(s.frames) for s in found)
+
+    torn = [s for s in sides if all_torn_down(s)]
+    if len(torn) != 1 or not all(all_waiting(s) for s in d.entered if s != torn[0]):
+        return None, ""
+    ranks = who(d.entered[torn[0]])
+    sits = "sits" if len(d.entered[torn[0]]) == 1 else "sit"
+    return torn[0], (
+        f"{ranks.capitalize()} went past collective #{d.seq} without it completing and now {sits} in "
+        "destroy_process_group, which waits for it, while the others wait inside theirs: the call of "
+        f"{ranks} returned before any peer joined it (made with async_op=True and never waited for), so it is "
+        "the one no other rank makes. Make that call on every rank, and wait for what an async_op=True call "
+        "returns (work.wait()) before the teardown."
+    )
 
 
 def _pending(d, by_rank: dict[int, RankStack]) -> Verdict:
