@@ -2,6 +2,7 @@
 all_reduce, the same dumps with a rank's file missing, cut off, or edited for a size or dtype mismatch (gloo
 aborts on a real one), NCCL's layout, and pickles that must be refused without running anything."""
 
+import ast
 import os
 import pickle
 import shutil
@@ -13,6 +14,7 @@ import pytest
 
 from torchdoctor.explain import safe_pickle
 from torchdoctor.explain.flight_recorder import explain_dumps, looks_like_dump, rank_condition
+from torchdoctor.hang.source import _taken_by_few
 from torchdoctor.rank_list import ranks_text
 
 FIXTURES = Path(__file__).parent / "fixtures" / "flight_recorder"
@@ -295,10 +297,26 @@ def test_rank_conditions_are_found_in_the_users_source(tmp_path):
         "        if epoch % 10 == 0:\n"
         "            dist.barrier()\n"
     )
-    assert rank_condition(str(source), 5) == (3, "if self.gpu_id == 0:", False)
+    assert rank_condition(str(source), 5) == (3, "if self.gpu_id == 0:", False, True)  # a branch few take
     assert rank_condition(str(source), 7) is None  # a condition, but not on the rank
     assert rank_condition(str(tmp_path / "gone.py"), 1) is None
     assert ranks_text([5, 0, 1, 2, 3, 7, 8]) == "0-3, 5, 7, 8"
+
+
+def test_which_ranks_take_a_branch_is_read_from_the_condition(tmp_path):
+    def few(test: str):
+        return _taken_by_few(ast.parse(test, mode="eval").body)
+
+    assert few("rank == 0") is True and few("dist.get_rank() == 3") is True
+    assert few("self.gpu_id == 0 and epoch % self.save_every == 0") is True  # narrowed further
+    assert few("rank != 1") is False and few("not accelerator.is_main_process") is False
+    assert few("trainer.is_global_zero") is True
+    # neither: half the ranks, a range, a value that is the same on every rank
+    assert few("rank % 2 == 0") is None and few("rank < 4") is None and few("args.local_rank == -1") is None
+    source = tmp_path / "train.py"
+    source.write_text("if rank != 1:\n    dist.all_reduce(x)\nelse:\n    dist.barrier()\n")
+    assert rank_condition(str(source), 2).few is False  # most ranks take the if
+    assert rank_condition(str(source), 4).few is True  # so few take the else
 
 
 def test_a_cut_anywhere_is_a_truncated_dump_never_a_mismatch(tmp_path):

@@ -157,6 +157,14 @@ def test_a_rank_stuck_in_destroy_process_group_past_its_unfinished_call_is_the_c
     assert "Rank 1 went past collective #4 without it completing" in result.stderr
     assert found["culprits"] == [planted["culprit"]] and found["kind"] == "mismatch"
     assert found["where"] == {"file": str(script), "line": planted["line"]}
+    # rank 0's dump cut in half, then gone: what rank 0 called at #4 is unknown, but rank 1's stack still
+    # shows it went past its unfinished #4 into the teardown while rank 0 waits in a barrier
+    dump = folder / "rank0.fr"
+    for remove in (lambda: dump.write_bytes(dump.read_bytes()[: len(dump.read_bytes()) // 2]), dump.unlink):
+        remove()
+        _, _, again = folder_verdict(folder)
+        assert again.culprits == [1] and again.where.line == planted["line"], again.text
+        assert "went past collective #4 without it completing" in again.text
 
 
 # torchrun's own lines at the end of a failed 2-rank job (dead_rank_exit, 2026-11-25): the agent's log line names

@@ -469,6 +469,15 @@ def _never_entered(d, by_rank: dict[int, RankStack]) -> Verdict:
             )
     # the lone collective, or a call on its way there, under a condition on the rank: that is the line
     on_entered = condition_on_chain(example.frames)
+    went_on = [s for s in elsewhere if s.frames and collective_of(s.frames)]
+    if on_entered and on_entered[1].few and went_on and len(went_on) == len(d.behind):
+        # ``if rank == 3: all_reduce(...)`` entered by the few it names, while the others went on to another
+        # collective: the call only they make is the odd one, not the others' absence from it
+        culprits, culprit, where, condition = list(entered), None, None, ""
+        sentences.append(
+            f"Only the rank(s) the condition names make this call; {who(d.behind)} went on to another "
+            f"collective: {who(entered)} took the extra path."
+        )
     if on_entered:
         frame, found = on_entered
         sentences.append(
@@ -492,7 +501,8 @@ def _never_entered(d, by_rank: dict[int, RankStack]) -> Verdict:
     verdict = Verdict(
         "\n".join(sentences) + _silent_text(silent), "never_entered", culprits, where, condition
     )
-    verdict.share = len(entered) / (len(entered) + len(d.behind))
+    others = len(entered) + len(d.behind) - len(culprits)
+    verdict.share = others / (len(entered) + len(d.behind))
     return verdict
 
 
@@ -508,11 +518,13 @@ def mismatch_verdict(d, by_rank: dict[int, RankStack]) -> Verdict:
     moved_on = ""
     if len(smallest) == 1:
         odd = smallest[0]
-    else:  # as many on each side: the side that took a path under a condition on the rank
-        conditioned = [s for s in smallest if conditions[s]]
-        odd = conditioned[0] if len(conditioned) == 1 else None
+    else:  # as many on each side: the side on the branch of a condition on the rank that few ranks take
+        odd = _odd_by_condition(smallest, conditions)
+        torn, moved_on = _moved_on_to_teardown(d, smallest, by_rank)
         if odd is None:
-            odd, moved_on = _moved_on_to_teardown(d, smallest, by_rank)
+            odd = torn
+        elif torn is not None and torn != odd:  # the two readings disagree: neither is said
+            odd, moved_on = None, ""
     sentences = [finding.summary + "."]
     if moved_on:
         sentences.append(moved_on)
@@ -546,6 +558,17 @@ def mismatch_verdict(d, by_rank: dict[int, RankStack]) -> Verdict:
     return verdict
 
 
+def _odd_by_condition(sides: list, conditions: dict) -> object:
+    """Of sides with as many ranks each, the one whose call sits on a branch few ranks take (``if rank == 0:``),
+    or the only one left when the others' sit on a branch most ranks take (``if rank != 1:``); None when the
+    conditions cannot tell (none, or ``if rank % 2 == 0:``)."""
+    few = [s for s in sides if conditions[s] and conditions[s][1].few is True]
+    if len(few) == 1:
+        return few[0]
+    rest = [s for s in sides if not (conditions[s] and conditions[s][1].few is False)]
+    return rest[0] if len(rest) == 1 and len(rest) < len(sides) else None
+
+
 def _moved_on_to_teardown(d, sides: list, by_rank: dict[int, RankStack]) -> tuple[object, str]:
     """Of two equal sides of a mismatch, the one whose ranks all left collective #N behind unfinished and sit in
     destroy_process_group, while every rank of the others still waits inside a collective: their call returned
@@ -557,9 +580,7 @@ def _moved_on_to_teardown(d, sides: list, by_rank: dict[int, RankStack]) -> tupl
 
     def all_torn_down(side) -> bool:
         found = ranks_of(side)
-        return len(found) == len(d.entered[side]) and all(
-            _in_teardown(s.frames) and not collective_of(s.frames) for s in found
-        )
+        return len(found) == len(d.entered[side]) and _all_torn_down(found)
 
     def all_waiting(side) -> bool:
         found = ranks_of(side)
@@ -568,12 +589,24 @@ def _moved_on_to_teardown(d, sides: list, by_rank: dict[int, RankStack]) -> tupl
     torn = [s for s in sides if all_torn_down(s)]
     if len(torn) != 1 or not all(all_waiting(s) for s in d.entered if s != torn[0]):
         return None, ""
-    ranks = who(d.entered[torn[0]])
-    sits = "sits" if len(d.entered[torn[0]]) == 1 else "sit"
-    return torn[0], (
-        f"{ranks.capitalize()} went past collective #{d.seq} without it completing and now {sits} in "
+    return torn[0], _moved_on_text(d.entered[torn[0]], d.seq)
+
+
+def _all_torn_down(stacks: list[RankStack]) -> bool:
+    """Every one of these ranks has a stack, and it is in destroy_process_group, not in a collective."""
+    return bool(stacks) and all(
+        s.frames and _in_teardown(s.frames) and not collective_of(s.frames) for s in stacks
+    )
+
+
+def _moved_on_text(ranks: list[int], seq: int) -> str:
+    """Why ranks in destroy_process_group past an unfinished collective #seq made the call no one else makes."""
+    named = who(ranks)
+    sits = "sits" if len(ranks) == 1 else "sit"
+    return (
+        f"{named.capitalize()} went past collective #{seq} without it completing and now {sits} in "
         "destroy_process_group, which waits for it, while the others wait inside theirs: the call of "
-        f"{ranks} returned before any peer joined it (made with async_op=True and never waited for), so it is "
+        f"{named} returned before any peer joined it (made with async_op=True and never waited for), so it is "
         "the one no other rank makes. Make that call on every rank, and wait for what an async_op=True call "
         "returns (work.wait()) before the teardown."
     )
@@ -583,6 +616,8 @@ def _pending(d, by_rank: dict[int, RankStack]) -> Verdict:
     """Every rank with a dump entered #N and it never completed; the ranks without one are the suspects:
     named, with what their process is doing when that is known."""
 
+    from torchdoctor.explain import flight_recorder as fr
+
     (example,) = d.examples.values()
     entered = sorted(r for ranks in d.entered.values() for r in ranks)
     suspects = [by_rank[r] for r in d.unknown if r in by_rank]
@@ -590,6 +625,28 @@ def _pending(d, by_rank: dict[int, RankStack]) -> Verdict:
         _is_now(s) for s in suspects[:6]
     )
     waiting_too = [s for s in suspects if s.frames and collective_of(s.frames)]
+    went_past = [by_rank[r] for r in entered if r in by_rank]
+    if waiting_too and len(waiting_too) == len(suspects) and len(went_past) == len(entered):
+        if _all_torn_down(went_past):  # their #N never completed, yet they left it: it was async, unpaired
+            found = condition_on_chain(example.frames)
+            where = (
+                Frame(found[0].file, found[1].line, found[0].function)
+                if found
+                else fr.user_call(example.frames)
+            )
+            text = (
+                f"{who(entered)} entered {example.shape()} and went on without it completing; "
+                + "; ".join(_is_now(s) for s in suspects[:6])
+            )
+            verdict = Verdict(
+                f"{text}.\n{_moved_on_text(entered, example.seq)}",
+                "mismatch",
+                list(entered),
+                where,
+                str(found[1]) if found else "",
+            )
+            verdict.share = len(suspects) / (len(entered) + len(suspects))
+            return verdict
     if waiting_too and len(waiting_too) == len(suspects):
         entered_in = {collective_of(by_rank[r].frames) for r in entered if r in by_rank and by_rank[r].frames}
         elsewhere = [s for s in waiting_too if collective_of(s.frames) not in entered_in]

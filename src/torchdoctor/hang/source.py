@@ -109,11 +109,14 @@ def _parsed(file: str) -> tuple[str, ast.Module] | None:
 
 
 class Condition(NamedTuple):
-    """A condition on the rank around a line: its line, its source, and whether the line is in its ``else``."""
+    """A condition on the rank around a line: its line, its source, whether the line is in its ``else``, and
+    whether the branch the line is on is taken by few ranks (``if rank == 0:``; ``else:`` of ``if rank != 1:``:
+    True), by most (False) or cannot be told from the source (None)."""
 
     line: int
     code: str
     in_else: bool = False
+    few: bool | None = None
 
     def __str__(self) -> str:
         return f"line {self.line}: `{self.code}`" + (" (in its else branch)" if self.in_else else "")
@@ -133,8 +136,44 @@ def rank_condition(file: str, line: int) -> Condition | None:
             test = ast.get_source_segment(source, node.test) or ""
             if RANK_WORDS.search(test) and (found is None or node.lineno > found[0]):
                 in_else = bool(node.orelse) and node.orelse[0].lineno <= line
-                found = Condition(node.lineno, lines[node.lineno - 1].strip(), in_else)
+                few = _taken_by_few(node.test)
+                if few is not None and in_else:
+                    few = not few
+                found = Condition(node.lineno, lines[node.lineno - 1].strip(), in_else, few)
     return found
+
+
+def _taken_by_few(test: ast.expr) -> bool | None:
+    """Whether a test on the rank is true on few ranks (``rank == 0``, ``is_main_process``), on most
+    (``rank != 1``, ``not is_main_process``), or neither can be told (``rank % 2 == 0``, ``rank < 4``)."""
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        inner = _taken_by_few(test.operand)
+        return None if inner is None else not inner
+    if isinstance(test, ast.BoolOp):
+        parts = [_taken_by_few(value) for value in test.values]
+        if isinstance(test.op, ast.And):  # one narrow part makes the whole narrow
+            return True if True in parts else (False if parts and all(p is False for p in parts) else None)
+        return False if False in parts else (True if parts and all(p is True for p in parts) else None)
+    if isinstance(test, ast.Compare) and len(test.ops) == 1:
+        sides = (test.left, test.comparators[0])
+        if any(_is_rank(side) for side in sides) and any(isinstance(side, ast.Constant) for side in sides):
+            if isinstance(test.ops[0], (ast.Eq, ast.Is)):
+                return True
+            if isinstance(test.ops[0], (ast.NotEq, ast.IsNot)):
+                return False
+        return None
+    if _is_rank(test):  # ``if state.is_main_process:``, ``if trainer.is_global_zero:``
+        name = test.attr if isinstance(test, ast.Attribute) else getattr(test, "id", "")
+        return True if "main" in name or "zero" in name else None
+    return None
+
+
+def _is_rank(node: ast.expr) -> bool:
+    """A bare name, attribute or call that names the rank (``rank``, ``self.gpu_id``, ``dist.get_rank()``)."""
+    if isinstance(node, ast.Call):
+        node = node.func
+    name = node.attr if isinstance(node, ast.Attribute) else getattr(node, "id", None)
+    return isinstance(name, str) and bool(RANK_WORDS.fullmatch(name))
 
 
 def condition_on_chain(frames: list[Frame]) -> tuple[Frame, Condition] | None:
