@@ -86,6 +86,11 @@ def test_fp8_e4m3fn_saturation_is_counted():
     x = torch.tensor([1000.0, -500.0, 3.0, 448.0])  # casts saturate at ±448: 1000 and -500 are lost silently
     with DebugUnderflowOverflow(model, trace_batch_nums=[0], file=out) as detector:
         y = model(x)
+    if torch.isnan(
+        y[:2].float()
+    ).all():  # torch 2.4 on CPU casts what does not fit to nan (2.13 saturates at ±448)
+        assert "     nan      nan output\n" in out.getvalue() and "output has nans" in out.getvalue()
+        return
     assert torch.isfinite(y.float()).all()  # no inf to detect
     text = out.getvalue()
     assert "0.00e+00 4.48e+02 output\n      3 saturated output\n" in text.replace("3.00e+00", "0.00e+00")
