@@ -65,6 +65,7 @@ NAN_OVERFLOW = Recogniser(
         "loss is NaN",
         "loss: NaN",
         "loss=NaN",
+        '"loss": NaN',  # json.dumps writes a float NaN so: a JSON-lines metrics log
         "gradients from `parameters` is non-finite",
         "but found invalid values",
         "Gradient overflow",
