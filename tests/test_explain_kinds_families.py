@@ -216,6 +216,10 @@ def test_invalid_usage_is_likely_gpu_selection_and_the_detected_line_a_certain_d
         "NCCL version 2.7.8\n"
     )
     assert likely.id == "log.gpu_selection" and likely.details["confidence"] == "likely"
+    # NCCL's init returns invalid usage after its duplicate-GPU WARN, shown only with NCCL_DEBUG=WARN
+    assert (
+        likely.details["alternatives"] == ["log.duplicate_gpu"] and "two ranks on one GPU" in likely.summary
+    )
     assert (
         "nproc_per_node" in likely.fix and "LOCAL_RANK" in likely.fix and "CUDA_VISIBLE_DEVICES" in likely.fix
     )
@@ -310,3 +314,45 @@ def test_cudas_insufficient_driver_alone_is_likely_and_names_a_machine_without_o
     assert "no NVIDIA driver or GPU at all" in found.fix
     sure = lead("UserWarning: The NVIDIA driver on your system is too old (found version 10010).\n")
     assert sure.details["confidence"] == "certain"
+
+
+def test_an_extensions_undefined_symbol_names_the_package_to_reinstall():
+    # tests/fixtures/corpus/train/141.txt (torch_scatter built for another torch): the package is in the path
+    found = lead(
+        "OSError: /GPUFS/.conda/envs/tor17/lib/python3.6/site-packages/torch_scatter/_version_cuda.so: undefined "
+        "symbol: _ZN3c105ErrorC1ENS_14SourceLocationESs\n"
+    )
+    assert found.id == "log.extension_import"
+    assert "--no-cache-dir torch_scatter\n" in found.fix and "<that package>" not in found.fix
+    # a module alone in site-packages is often named otherwise than what pip installs: not guessed
+    alone = lead(
+        "ImportError: /usr/lib/python3/dist-packages/flash_attn_2_cuda.cpython-310-x86_64-linux-gnu.so: undefined "
+        "symbol: _ZN3c104cuda9SetDeviceEi\n"
+    )
+    assert alone.id == "log.extension_import" and "<that package>" in alone.fix
+
+
+def test_a_gpu_missing_from_the_build_names_the_wheel_tag_of_the_cuda_it_needs():
+    # tests/fixtures/corpus/train/128.txt: sm_86 needs CUDA 11.1, the +cu111 wheels
+    found = lead(
+        "NVIDIA GeForce RTX 3080 Laptop GPU with CUDA capability sm_86 is not compatible with the current PyTorch "
+        "installation.\nThe current PyTorch install supports CUDA capabilities sm_37 sm_50 sm_60 sm_70.\n"
+    )
+    assert found.id == "log.no_kernel_image" and "CUDA 11.1 or newer (+cu111 or later)" in found.fix
+
+
+def test_is_available_answered_false_is_likely_no_usable_cuda_and_true_or_a_branch_is_nothing():
+    # tests/fixtures/corpus/train/134.txt (floydhub/dockerfiles#3: a GPU image started with plain docker run)
+    found = lead(
+        "$ sudo docker run  -t -i floydhub/pytorch:latest-gpu-py3 ipython\n"
+        "In [1]: import torch\n\nIn [2]: torch.cuda.is_available()\nOut[2]: False\n"
+    )
+    assert found.id == "log.cuda_unavailable" and found.details["confidence"] == "likely"
+    assert "nvidia-docker" in found.fix and "is_available() is False" in found.summary
+    shell = lead('$ python -c "import torch; print(torch.cuda.is_available())"\nFalse\n')
+    assert shell.id == "log.cuda_unavailable"
+    assert lead(">>> torch.cuda.is_available()\nTrue\n").id == "log.unrecognised"
+    branch = lead(
+        '  File "train.py", line 3, in <module>\n    if torch.cuda.is_available():\nRuntimeError: boom\n'
+    )
+    assert branch.id == "log.unrecognised"
