@@ -356,3 +356,27 @@ def test_is_available_answered_false_is_likely_no_usable_cuda_and_true_or_a_bran
         '  File "train.py", line 3, in <module>\n    if torch.cuda.is_available():\nRuntimeError: boom\n'
     )
     assert branch.id == "log.unrecognised"
+
+
+DEEPSPEED_ASSERT = (  # tests/fixtures/corpus/train/156.txt (hiyouga/LlamaFactory#3634), as pasted
+    'File ".../lib/python3.9/site-packages/deepspeed/runtime/zero/stage3.py", line 525, in defragment\n'
+    "    assert len(set(t.dtype for t in tensors)) == 1\n"
+)
+
+
+def test_a_traceback_cut_after_an_assert_inside_a_library_is_likely_that_librarys_bug():
+    """Python prints the AssertionError right after the frame's `assert` line: a paste that ends there was
+    cut before it, and the assert failed where the frame says."""
+    found = lead(DEEPSPEED_ASSERT + "\n")
+    assert found.id == "log.library_version_bug" and found.details["confidence"] == "likely"
+    assert found.details["package"] == "deepspeed" and "assert len(set(t.dtype" in found.fix
+    assert "its line is cut from the log" in found.summary
+    # with its exception line, the same reading from the line itself
+    whole = lead(DEEPSPEED_ASSERT + "AssertionError\n")
+    assert whole.id == "log.library_version_bug" and "cut from the log" not in whole.summary
+
+
+def test_an_assert_line_that_is_not_the_end_of_the_log_or_is_the_users_own_is_no_library_bug():
+    assert lead(DEEPSPEED_ASSERT + "step 2 loss=1.23\n").id == "log.unrecognised"
+    own = lead('  File "/home/me/train.py", line 12, in main\n    assert batch.shape[0] == 8\n')
+    assert own.id == "log.unrecognised" and own.details["frame"] == "/home/me/train.py:12 in main"
