@@ -7,6 +7,7 @@ The lines are copied verbatim from the threads named beside them (also in the co
 from __future__ import annotations
 
 import io
+from pathlib import Path
 
 import pytest
 
@@ -206,6 +207,14 @@ def test_nccl_failed_or_timed_out_alone_is_likely():
         "nature of CUDA kernels, subsequent GPU operations might run on corrupted/incomplete data.\n"
     )
     assert found.id == "log.nccl_watchdog_timeout" and found.details["confidence"] == "likely"
+    # which collective, and whether any went through, is not said: the network between the hosts is the
+    # other reading (the thread's: InfiniBand unusable between the two nodes)
+    assert found.details["alternatives"] == ["log.network_interface"] and "NCCL_IB_DISABLE=1" in found.fix
+    # after thousands of collectives went through, the network path is not the reading
+    path = Path(__file__).parent / "fixtures" / "logs" / "002_nccl_watchdog_timeout.txt"
+    later = explain([str(path)])[0]
+    assert later.id == "log.nccl_watchdog_timeout" and "SeqNum 3348" in later.summary
+    assert "alternatives" not in later.details and "NCCL_IB_DISABLE" not in later.fix
 
 
 def test_invalid_usage_is_likely_gpu_selection_and_the_detected_line_a_certain_duplicate_gpu():
