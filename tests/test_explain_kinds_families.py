@@ -389,3 +389,15 @@ def test_an_assert_line_that_is_not_the_end_of_the_log_or_is_the_users_own_is_no
     assert lead(DEEPSPEED_ASSERT + "step 2 loss=1.23\n").id == "log.unrecognised"
     own = lead('  File "/home/me/train.py", line 12, in main\n    assert batch.shape[0] == 8\n')
     assert own.id == "log.unrecognised" and own.details["frame"] == "/home/me/train.py:12 in main"
+
+
+def test_dataparallels_own_device_check_is_certain_and_says_to_put_the_model_on_device_ids_0():
+    # tests/fixtures/corpus/train/154.txt: torch/nn/parallel/data_parallel.py checks the module is on
+    # device_ids[0] before it scatters; that message has one cause, unlike two GPUs met in an op
+    found = lead(
+        "RuntimeError: module must have its parameters and buffers on device cuda:0 (device_ids[0]) but found one "
+        "of them on device: cuda:1\n"
+    )
+    assert found.id == "log.device_mismatch" and found.details["confidence"] == "certain"
+    assert "DataParallel" in found.summary and "device_ids" in found.fix and "model.to('cuda:0')" in found.fix
+    assert "alternatives" not in found.details
