@@ -401,3 +401,22 @@ def test_dataparallels_own_device_check_is_certain_and_says_to_put_the_model_on_
     assert found.id == "log.device_mismatch" and found.details["confidence"] == "certain"
     assert "DataParallel" in found.summary and "device_ids" in found.fix and "model.to('cuda:0')" in found.fix
     assert "alternatives" not in found.details
+
+
+# deepspeed/launcher/launch.py's sigkill_handler: logger.error(f"{cmd} exits with return code = {code}"), in
+# DeepSpeed's log format (deepspeedai/DeepSpeed#3232 shows -9 after a host ran out of memory, #3989 -11)
+DEEPSPEED_EXIT = (
+    "[2023-04-14 13:11:27,879] [INFO] [launch.py:428:sigkill_handler] Killing subprocess 13266\n"
+    "[2023-04-14 13:11:27,885] [ERROR] [launch.py:434:sigkill_handler] ['/usr/bin/python3', '-u', 'main.py', "
+    "'--local_rank=0', '--zero_stage', '2', '--deepspeed'] exits with return code = {code}\n"
+)
+
+
+def test_the_deepspeed_launchers_return_code_of_a_signal_is_read_as_torchruns_exitcode_is():
+    killed = lead(DEEPSPEED_EXIT.format(code=-9))
+    assert killed.id == "log.worker_killed" and "exits with return code = -9" in killed.summary
+    assert "out-of-memory killer" in killed.fix
+    crashed = lead(DEEPSPEED_EXIT.format(code=-11))
+    assert crashed.id == "log.worker_crash" and crashed.details["confidence"] == "likely"
+    # a worker that exited 1 raised an error of its own, elsewhere in the log: nothing to name here
+    assert lead(DEEPSPEED_EXIT.format(code=1)).id == "log.unrecognised"

@@ -227,13 +227,15 @@ WORKER_KILLED = Recogniser(
     # torchrun's failure summary (exitcode -9), the kernel's OOM killer, SLURM's cgroup OOM handler
     kind="worker_killed",
     title="killed with SIGKILL",
-    anchors=("exitcode", "SIGKILL", "oom-kill", "Killed process", "Killed"),
+    # the deepspeed launcher's "[ERROR] [launch.py:434:sigkill_handler] [<cmd>] exits with return code = -9"
+    anchors=("exitcode", "SIGKILL", "oom-kill", "Killed process", "Killed", "exits with return code = -9"),
     match=R(
         r"(?P<what>exitcode\s*:?\s*-9\b[^\n]{0,80}|Signal 9 \(SIGKILL\)[^\n]{0,80}|Signals\.SIGKILL|"
+        r"exits with return code = -9\b|"
         r"signal SIGKILL|is killed by signal: Killed|Detected \d+ oom-kill event|Out of memory: Killed process \d+[^\n]{0,60}|^\s*Killed\s*$|"
         r"line \d+: +\d+ Killed\b[^\n]{0,80})"
     ),
-    templates=("system:shell-killed", "system:oom-killer"),
+    templates=("system:shell-killed", "system:oom-killer", "deepspeed:exits-with-return-code"),
     # a shell's bare "Killed" is any SIGKILL (a user's kill -9 too); exitcode -9 / the OOM killer confirm it
     confirm=lambda hits, ctx: any(
         not h.facts.get("what", "").strip().startswith(("Killed", "line")) for h in hits
@@ -262,16 +264,33 @@ WORKER_CRASH = Recogniser(
     templates=(
         "torch:failed-exitcode-local-rank-pid-of",
         "system:segfault",
+        "deepspeed:exits-with-return-code",
     ),
     title="process crashed",
-    anchors=("exitcode", "SIGSEGV", "Segmentation fault", "Bus error", "SIGBUS"),
+    anchors=(
+        "exitcode",
+        "SIGSEGV",
+        "Segmentation fault",
+        "Bus error",
+        "SIGBUS",
+        "exits with return code = -11",
+        "exits with return code = -7",
+    ),
     match=R(
-        r"(?P<what>exitcode\s*:?\s*-(?:11|7)\b[^\n]{0,80}|Signal (?:11|7) \((?:SIGSEGV|SIGBUS)\)[^\n]{0,60}|"
+        r"(?P<what>exitcode\s*:?\s*-(?:11|7)\b[^\n]{0,80}|exits with return code = -(?:11|7)\b|Signal (?:11|7) \((?:SIGSEGV|SIGBUS)\)[^\n]{0,60}|"
         r"Fatal Python error: Segmentation fault|Segmentation fault \(core dumped\)|^\s*Segmentation fault\s*$|"
         r"Bus error \(core dumped\)|signal SIGSEGV|signal SIGBUS)"
     ),
     # a crash is a symptom: a broken extension, a library's bug, a driver, a full /dev/shm all print it
-    generic=("exitcode", "SIGSEGV", "Segmentation fault", "Bus error", "SIGBUS"),
+    generic=(
+        "exitcode",
+        "SIGSEGV",
+        "Segmentation fault",
+        "Bus error",
+        "SIGBUS",
+        "exits with return code = -11",
+        "exits with return code = -7",
+    ),
     absorbs=("child_failed",),
     describe=_crash,
 )
