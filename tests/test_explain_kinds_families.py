@@ -420,3 +420,21 @@ def test_the_deepspeed_launchers_return_code_of_a_signal_is_read_as_torchruns_ex
     assert crashed.id == "log.worker_crash" and crashed.details["confidence"] == "likely"
     # a worker that exited 1 raised an error of its own, elsewhere in the log: nothing to name here
     assert lead(DEEPSPEED_EXIT.format(code=1)).id == "log.unrecognised"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # slurmstepd's cgroup v2 report and srun's task state (slurm; nextflow-io/nextflow#5932 shows both)
+        "slurmstepd: error: Detected 1 oom_kill event in StepId=11300781.0. Some of the step tasks have been OOM "
+        "Killed.\n",
+        "srun: error: gpu-node-07: task 3: Out Of Memory\n",
+        # the cgroup v1 report
+        "slurmstepd: error: Detected 2 oom-kill event(s) in step 3756240.batch cgroup. Some of your processes may "
+        "have been killed by the cgroup out-of-memory handler.\n",
+    ],
+)
+def test_slurms_out_of_memory_reports_are_a_certain_kill_by_the_oom_killer(text):
+    found = lead(text)
+    assert found.id == "log.worker_killed" and found.details["confidence"] == "certain", found.summary
+    assert "out-of-memory killer" in found.fix and "sacct" in found.fix

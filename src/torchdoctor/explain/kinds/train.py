@@ -228,14 +228,31 @@ WORKER_KILLED = Recogniser(
     kind="worker_killed",
     title="killed with SIGKILL",
     # the deepspeed launcher's "[ERROR] [launch.py:434:sigkill_handler] [<cmd>] exits with return code = -9"
-    anchors=("exitcode", "SIGKILL", "oom-kill", "Killed process", "Killed", "exits with return code = -9"),
+    # SLURM: slurmstepd's cgroup OOM report (v1: "oom-kill event(s)", v2: "oom_kill event"), srun's task state
+    anchors=(
+        "exitcode",
+        "SIGKILL",
+        "oom-kill",
+        "oom_kill event",
+        "Out Of Memory",
+        "Killed process",
+        "Killed",
+        "exits with return code = -9",
+    ),
     match=R(
         r"(?P<what>exitcode\s*:?\s*-9\b[^\n]{0,80}|Signal 9 \(SIGKILL\)[^\n]{0,80}|Signals\.SIGKILL|"
         r"exits with return code = -9\b|"
-        r"signal SIGKILL|is killed by signal: Killed|Detected \d+ oom-kill event|Out of memory: Killed process \d+[^\n]{0,60}|^\s*Killed\s*$|"
+        r"signal SIGKILL|is killed by signal: Killed|Detected \d+ oom[-_]kill event|task [\d,\-]+: Out Of Memory|Out of memory: Killed process \d+[^\n]{0,60}|^\s*Killed\s*$|"
         r"line \d+: +\d+ Killed\b[^\n]{0,80})"
     ),
-    templates=("system:shell-killed", "system:oom-killer", "deepspeed:exits-with-return-code"),
+    templates=(
+        "system:shell-killed",
+        "system:oom-killer",
+        "deepspeed:exits-with-return-code",
+        "system:slurm-oom-kill-events",
+        "system:slurm-oom-kill-event",
+        "system:srun-task-out-of-memory",
+    ),
     # a shell's bare "Killed" is any SIGKILL (a user's kill -9 too); exitcode -9 / the OOM killer confirm it
     confirm=lambda hits, ctx: any(
         not h.facts.get("what", "").strip().startswith(("Killed", "line")) for h in hits
