@@ -256,6 +256,11 @@ def test_bytes_after_a_byte_order_mark_are_not_read_as_utf16():
     checkpoint = codecs.BOM_UTF16_LE + bytes(range(256)) * 16
     assert utf16_encoding(checkpoint) is None
     assert utf16_encoding(codecs.BOM_UTF16_LE + "\ud800".encode("utf-16-le", "surrogatepass") * 100) is None
+    # UTF-8 with a few stray NULs, all at odd offsets: its newlines are not UTF-16 newlines
+    stray = bytearray(("训练 step 1 loss=2.31\n" * 200).encode())
+    for at in (101, 303, 505, 707, 909):
+        stray[at] = 0
+    assert utf16_encoding(bytes(stray)) is None
     assert utf16_encoding("训练\n".encode("utf-16")) == "utf-16"
     assert utf16_encoding(("训练 step 1\n" * 10).encode("utf-16-le")) == "utf-16-le"
 

@@ -133,13 +133,14 @@ def _nuls_on_one_side(nul: bytes, other: bytes, least: int = 1) -> bool:
 def _utf16_text(sample: bytes, encoding: str) -> bool:
     """Whether ``sample`` (the start of a file, cut anywhere) decodes as ``encoding`` to text: no error,
     at most 1% control characters other than tab, newline, CR and ESC (random bytes give unpaired
-    surrogates)."""
+    surrogates), and lines: past 200 characters, a newline (UTF-8 read as UTF-16 pairs its newline byte
+    with the next one, so it has none)."""
     try:
         text = codecs.getincrementaldecoder(encoding)("strict").decode(sample, final=False)
     except UnicodeDecodeError:
         return False
     controls = sum(1 for char in text if char < " " and char not in "\t\n\r\x1b")
-    return controls <= 0.01 * len(text)
+    return controls <= 0.01 * len(text) and (len(text) <= 200 or "\n" in text)
 
 
 def looks_binary(head: bytes) -> bool:
