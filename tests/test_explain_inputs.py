@@ -16,6 +16,7 @@ import pytest
 
 from torchdoctor.errors import BadInput
 from torchdoctor.explain.diagnose import explain
+from torchdoctor.explain.inputs import utf16_encoding
 from torchdoctor.explain.reader import TAIL
 
 JOB = Path(__file__).with_name("explain_failing_job.py")
@@ -221,6 +222,47 @@ def test_utf16_logs_are_read(tmp_path, encoding):
         (f.id, f.summary) for f in plain
     ]
     assert found[0].details["frame"] == "train.py:3 in main"
+
+
+CJK_PASTES = (
+    Path(__file__).parent / "fixtures" / "logs" / "010_rendezvous_or_port.txt",
+    Path(__file__).parent / "fixtures" / "corpus" / "train" / "052.txt",
+)
+
+
+@pytest.mark.parametrize("encoding", ["utf-16", "utf-16-le", "utf-16-be"])
+@pytest.mark.parametrize("paste", CJK_PASTES, ids=lambda p: p.name)
+def test_utf16_logs_in_chinese_are_read_as_their_utf8_twin(tmp_path, paste, encoding):
+    """Real pastes from Chinese users (the reporter's words, then the error), as PowerShell's `>` writes them
+    (UTF-16 with a byte-order mark) and without the mark: a CJK character has no NUL byte, so a log mostly
+    in Chinese has few; it is still read as UTF-16 from a file and a pipe, with the verdict of its UTF-8."""
+    text = paste.read_text(encoding="utf-8")
+    # the first 4 KB in Chinese: the reporter's own sentence, as a run that prints in Chinese fills a log
+    words = text.split("：")[0]
+    assert words and all(ord(char) > 0x2E80 for char in words)
+    for body in (text, f"{words}\n" * (4096 // len(words)) + text):
+        plain = [(f.id, f.summary) for f in explain(["-"], stdin=io.BytesIO(body.encode()))]
+        assert plain[0][0] != "log.unrecognised"
+        log = tmp_path / "run.log"
+        log.write_bytes(body.encode(encoding))
+        from_file = [(f.id, f.summary.replace(str(log), "<stdin>")) for f in explain([str(log)])]
+        from_pipe = [(f.id, f.summary) for f in explain(["-"], stdin=io.BytesIO(body.encode(encoding)))]
+        assert from_file == from_pipe == plain
+
+
+def test_bytes_after_a_byte_order_mark_are_not_read_as_utf16():
+    """A byte-order mark before bytes that are not UTF-16 text (a NUL every other byte and no more, or
+    unpaired surrogates) does not make a binary file a log."""
+    checkpoint = codecs.BOM_UTF16_LE + bytes(range(256)) * 16
+    assert utf16_encoding(checkpoint) is None
+    assert utf16_encoding(codecs.BOM_UTF16_LE + "\ud800".encode("utf-16-le", "surrogatepass") * 100) is None
+    # UTF-8 with a few stray NULs, all at odd offsets: its newlines are not UTF-16 newlines
+    stray = bytearray(("训练 step 1 loss=2.31\n" * 200).encode())
+    for at in (101, 303, 505, 707, 909):
+        stray[at] = 0
+    assert utf16_encoding(bytes(stray)) is None
+    assert utf16_encoding("训练\n".encode("utf-16")) == "utf-16"
+    assert utf16_encoding(("训练 step 1\n" * 10).encode("utf-16-le")) == "utf-16-le"
 
 
 def test_an_unrecognised_failure_names_its_error_its_line_and_exits_1(cli, tmp_path):

@@ -7,6 +7,7 @@ The lines are copied verbatim from the threads named beside them (also in the co
 from __future__ import annotations
 
 import io
+from pathlib import Path
 
 import pytest
 
@@ -206,6 +207,14 @@ def test_nccl_failed_or_timed_out_alone_is_likely():
         "nature of CUDA kernels, subsequent GPU operations might run on corrupted/incomplete data.\n"
     )
     assert found.id == "log.nccl_watchdog_timeout" and found.details["confidence"] == "likely"
+    # which collective, and whether any went through, is not said: the network between the hosts is the
+    # other reading (the thread's: InfiniBand unusable between the two nodes)
+    assert found.details["alternatives"] == ["log.network_interface"] and "NCCL_IB_DISABLE=1" in found.fix
+    # after thousands of collectives went through, the network path is not the reading
+    path = Path(__file__).parent / "fixtures" / "logs" / "002_nccl_watchdog_timeout.txt"
+    later = explain([str(path)])[0]
+    assert later.id == "log.nccl_watchdog_timeout" and "SeqNum 3348" in later.summary
+    assert "alternatives" not in later.details and "NCCL_IB_DISABLE" not in later.fix
 
 
 def test_invalid_usage_is_likely_gpu_selection_and_the_detected_line_a_certain_duplicate_gpu():
@@ -216,6 +225,10 @@ def test_invalid_usage_is_likely_gpu_selection_and_the_detected_line_a_certain_d
         "NCCL version 2.7.8\n"
     )
     assert likely.id == "log.gpu_selection" and likely.details["confidence"] == "likely"
+    # NCCL's init returns invalid usage after its duplicate-GPU WARN, shown only with NCCL_DEBUG=WARN
+    assert (
+        likely.details["alternatives"] == ["log.duplicate_gpu"] and "two ranks on one GPU" in likely.summary
+    )
     assert (
         "nproc_per_node" in likely.fix and "LOCAL_RANK" in likely.fix and "CUDA_VISIBLE_DEVICES" in likely.fix
     )
@@ -310,3 +323,118 @@ def test_cudas_insufficient_driver_alone_is_likely_and_names_a_machine_without_o
     assert "no NVIDIA driver or GPU at all" in found.fix
     sure = lead("UserWarning: The NVIDIA driver on your system is too old (found version 10010).\n")
     assert sure.details["confidence"] == "certain"
+
+
+def test_an_extensions_undefined_symbol_names_the_package_to_reinstall():
+    # tests/fixtures/corpus/train/141.txt (torch_scatter built for another torch): the package is in the path
+    found = lead(
+        "OSError: /GPUFS/.conda/envs/tor17/lib/python3.6/site-packages/torch_scatter/_version_cuda.so: undefined "
+        "symbol: _ZN3c105ErrorC1ENS_14SourceLocationESs\n"
+    )
+    assert found.id == "log.extension_import"
+    assert "--no-cache-dir torch_scatter\n" in found.fix and "<that package>" not in found.fix
+    # a module alone in site-packages is often named otherwise than what pip installs: not guessed
+    alone = lead(
+        "ImportError: /usr/lib/python3/dist-packages/flash_attn_2_cuda.cpython-310-x86_64-linux-gnu.so: undefined "
+        "symbol: _ZN3c104cuda9SetDeviceEi\n"
+    )
+    assert alone.id == "log.extension_import" and "<that package>" in alone.fix
+
+
+def test_a_gpu_missing_from_the_build_names_the_wheel_tag_of_the_cuda_it_needs():
+    # tests/fixtures/corpus/train/128.txt: sm_86 needs CUDA 11.1, the +cu111 wheels
+    found = lead(
+        "NVIDIA GeForce RTX 3080 Laptop GPU with CUDA capability sm_86 is not compatible with the current PyTorch "
+        "installation.\nThe current PyTorch install supports CUDA capabilities sm_37 sm_50 sm_60 sm_70.\n"
+    )
+    assert found.id == "log.no_kernel_image" and "CUDA 11.1 or newer (+cu111 or later)" in found.fix
+
+
+def test_is_available_answered_false_is_likely_no_usable_cuda_and_true_or_a_branch_is_nothing():
+    # tests/fixtures/corpus/train/134.txt (floydhub/dockerfiles#3: a GPU image started with plain docker run)
+    found = lead(
+        "$ sudo docker run  -t -i floydhub/pytorch:latest-gpu-py3 ipython\n"
+        "In [1]: import torch\n\nIn [2]: torch.cuda.is_available()\nOut[2]: False\n"
+    )
+    assert found.id == "log.cuda_unavailable" and found.details["confidence"] == "likely"
+    assert "nvidia-docker" in found.fix and "is_available() is False" in found.summary
+    shell = lead('$ python -c "import torch; print(torch.cuda.is_available())"\nFalse\n')
+    assert shell.id == "log.cuda_unavailable"
+    assert lead(">>> torch.cuda.is_available()\nTrue\n").id == "log.unrecognised"
+    branch = lead(
+        '  File "train.py", line 3, in <module>\n    if torch.cuda.is_available():\nRuntimeError: boom\n'
+    )
+    assert branch.id == "log.unrecognised"
+
+
+DEEPSPEED_ASSERT = (  # tests/fixtures/corpus/train/156.txt (hiyouga/LlamaFactory#3634), as pasted
+    'File ".../lib/python3.9/site-packages/deepspeed/runtime/zero/stage3.py", line 525, in defragment\n'
+    "    assert len(set(t.dtype for t in tensors)) == 1\n"
+)
+
+
+def test_a_traceback_cut_after_an_assert_inside_a_library_is_likely_that_librarys_bug():
+    """Python prints the AssertionError right after the frame's `assert` line: a paste that ends there was
+    cut before it, and the assert failed where the frame says."""
+    found = lead(DEEPSPEED_ASSERT + "\n")
+    assert found.id == "log.library_version_bug" and found.details["confidence"] == "likely"
+    assert found.details["package"] == "deepspeed" and "assert len(set(t.dtype" in found.fix
+    assert "its line is cut from the log" in found.summary
+    # with its exception line, the same reading from the line itself
+    whole = lead(DEEPSPEED_ASSERT + "AssertionError\n")
+    assert whole.id == "log.library_version_bug" and "cut from the log" not in whole.summary
+
+
+def test_an_assert_line_that_is_not_the_end_of_the_log_or_is_the_users_own_is_no_library_bug():
+    assert lead(DEEPSPEED_ASSERT + "step 2 loss=1.23\n").id == "log.unrecognised"
+    own = lead('  File "/home/me/train.py", line 12, in main\n    assert batch.shape[0] == 8\n')
+    assert own.id == "log.unrecognised" and own.details["frame"] == "/home/me/train.py:12 in main"
+
+
+def test_dataparallels_own_device_check_is_certain_and_says_to_put_the_model_on_device_ids_0():
+    # tests/fixtures/corpus/train/154.txt: torch/nn/parallel/data_parallel.py checks the module is on
+    # device_ids[0] before it scatters; that message has one cause, unlike two GPUs met in an op
+    found = lead(
+        "RuntimeError: module must have its parameters and buffers on device cuda:0 (device_ids[0]) but found one "
+        "of them on device: cuda:1\n"
+    )
+    assert found.id == "log.device_mismatch" and found.details["confidence"] == "certain"
+    assert "DataParallel" in found.summary and "device_ids" in found.fix and "model.to('cuda:0')" in found.fix
+    assert "alternatives" not in found.details
+
+
+# deepspeed/launcher/launch.py's sigkill_handler: logger.error(f"{cmd} exits with return code = {code}"), in
+# DeepSpeed's log format (deepspeedai/DeepSpeed#3232 shows -9 after a host ran out of memory, #3989 -11)
+DEEPSPEED_EXIT = (
+    "[2023-04-14 13:11:27,879] [INFO] [launch.py:428:sigkill_handler] Killing subprocess 13266\n"
+    "[2023-04-14 13:11:27,885] [ERROR] [launch.py:434:sigkill_handler] ['/usr/bin/python3', '-u', 'main.py', "
+    "'--local_rank=0', '--zero_stage', '2', '--deepspeed'] exits with return code = {code}\n"
+)
+
+
+def test_the_deepspeed_launchers_return_code_of_a_signal_is_read_as_torchruns_exitcode_is():
+    killed = lead(DEEPSPEED_EXIT.format(code=-9))
+    assert killed.id == "log.worker_killed" and "exits with return code = -9" in killed.summary
+    assert "out-of-memory killer" in killed.fix
+    crashed = lead(DEEPSPEED_EXIT.format(code=-11))
+    assert crashed.id == "log.worker_crash" and crashed.details["confidence"] == "likely"
+    # a worker that exited 1 raised an error of its own, elsewhere in the log: nothing to name here
+    assert lead(DEEPSPEED_EXIT.format(code=1)).id == "log.unrecognised"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # slurmstepd's cgroup v2 report and srun's task state (slurm; nextflow-io/nextflow#5932 shows both)
+        "slurmstepd: error: Detected 1 oom_kill event in StepId=11300781.0. Some of the step tasks have been OOM "
+        "Killed.\n",
+        "srun: error: gpu-node-07: task 3: Out Of Memory\n",
+        # the cgroup v1 report
+        "slurmstepd: error: Detected 2 oom-kill event(s) in step 3756240.batch cgroup. Some of your processes may "
+        "have been killed by the cgroup out-of-memory handler.\n",
+    ],
+)
+def test_slurms_out_of_memory_reports_are_a_certain_kill_by_the_oom_killer(text):
+    found = lead(text)
+    assert found.id == "log.worker_killed" and found.details["confidence"] == "certain", found.summary
+    assert "out-of-memory killer" in found.fix and "sacct" in found.fix

@@ -10,6 +10,7 @@ SOURCES.md), repeated to the size wanted.
 from __future__ import annotations
 
 import io
+import json
 import os
 import random
 import re
@@ -127,6 +128,15 @@ DEATHS = {
         "(exitcode: -9) local_rank: 1 (pid: 9319) of binary: /usr/bin/python",
         "log.worker_killed",
     ),
+    # lines no "Error" is on, that can be alone in the middle of a long log (issue 19, round 3): nvcc's own
+    # line as it prints it ("%s fatal   : %s"), a JIT build printing on and a restarted job writing after it
+    "nvcc fatal": ("nvcc fatal   : Unsupported gpu architecture 'compute_90'", "log.cuda_build"),
+    # the capitalised value, as the torchvision reference scripts print it and as json.dumps writes a float NaN
+    "Loss is NaN": ("Loss is NaN, stopping training", "log.nan_overflow"),
+    "JSON NaN": (
+        json.dumps({"loss": float("nan"), "learning_rate": 1.9e-05, "step": 1200}),
+        "log.nan_overflow",
+    ),
 }
 # where the line starts, against where a chunk of the reader ends: the head is read first, then CHUNKs
 PLACES = {
@@ -169,7 +179,8 @@ PADDED = (
     "037_dataloader_shm.txt",
     "062_duplicate_gpu.txt",
 )
-IN_THE_MIDDLE = ("002_nccl_watchdog_timeout.txt", "037_dataloader_shm.txt")
+# the out-of-memory line is found by its "OutOfMemoryError", with no trigger of its own
+IN_THE_MIDDLE = ("002_nccl_watchdog_timeout.txt", "032_cuda_oom.txt", "037_dataloader_shm.txt")
 
 
 @pytest.mark.parametrize("name", PADDED)
@@ -190,6 +201,16 @@ def test_a_real_failure_in_the_middle_of_healthy_output_reads_the_same_three_way
     data = healthy(HEAD + CHUNK - 2000) + (FIXTURES / "logs" / name).read_bytes() + healthy(2 * TAIL)
     found = same_from_all_three(data, tmp_path)
     assert found[0][0] == alone[0].id, found
+
+
+def test_a_sigkill_summary_in_the_middle_is_found_by_the_exitcode_line_above_it(tmp_path):
+    """torchrun's "traceback : Signal 9 (SIGKILL)" holds no trigger: it is read among the lines after
+    "exitcode : -9" (a real paste, train/110 of the corpus), megabytes from both ends."""
+    paste = (FIXTURES / "corpus" / "train" / "110.txt").read_bytes()
+    assert not any(trigger in paste.splitlines()[-1] for trigger in TRIGGERS)
+    data = healthy(HEAD + CHUNK - 2000) + paste + b"\n" + healthy(2 * TAIL)
+    found = same_from_all_three(data, tmp_path)
+    assert found[0][0] == "log.worker_killed", found
 
 
 # -- the fast searches give what the plain ones give --------------------------------------------------

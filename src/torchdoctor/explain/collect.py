@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from torchdoctor.explain.first_failure import Raised, cut, exception_at
+from torchdoctor.explain.first_failure import Raised, cut, cut_after_assert, exception_at
 from torchdoctor.explain.kinds import CONTEXT_FACTS, RECOGNISERS
 from torchdoctor.explain.reader import TAIL, Window, ranks_in_head, windows
 from torchdoctor.explain.recognisers import Context, Hit, Recogniser
@@ -92,6 +92,12 @@ class Collector:
         self._recent = []  # a new file: nothing is above its first line
         for window in windows(stream, every_line=short, every_line_to=TAIL, every_line_last=TAIL):
             self._window(window, source, rank)
+        cut_short = cut_after_assert([line for _, line in self._recent])
+        if cut_short is not None and len(self.raised) < MAX_RAISED:
+            self._order += 1
+            cut_short.source, cut_short.rank, cut_short.order = source, rank, self._order
+            cut_short.line = self._recent[-1][0]  # the assert's line: the exception's is not in the log
+            self.raised.append(cut_short)
 
     def _window(self, window: Window, source: str, file_rank: int | None) -> None:
         rank = window.rank if window.rank is not None else file_rank

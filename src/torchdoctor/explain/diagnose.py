@@ -15,7 +15,6 @@ from torchdoctor.explain.inputs import logs, looks_binary
 from torchdoctor.explain.verdict import per_attempt
 from torchdoctor.findings import Finding
 from torchdoctor.hang.files import is_watchdog_folder
-from torchdoctor.hang.folder import folder_finding, is_ours
 
 
 def explain(paths: list[str] | tuple[str, ...] = (), stdin=None) -> list[Finding]:
@@ -31,9 +30,13 @@ def explain(paths: list[str] | tuple[str, ...] = (), stdin=None) -> list[Finding
     notes: list[Finding] = []
     skipped: list[str] = []
     watched = [Path(p).resolve() for p in paths if p != "-" and is_watchdog_folder(Path(p))]
-    hangs = [folder_finding(folder) for folder in watched]
+    hangs, is_ours = [], None
+    if watched:  # the hang folder's reader only where there is one (its imports cost each start ~10 ms)
+        from torchdoctor.hang.folder import folder_finding, is_ours
+
+        hangs = [folder_finding(folder) for folder in watched]
     for log in logs(list(paths), stdin):
-        if log.path is not None and log.path.resolve().parent in watched and is_ours(log.path):
+        if is_ours and log.path is not None and log.path.resolve().parent in watched and is_ours(log.path):
             continue  # read with its folder: the hang verdict above
         if log.path is not None and flight_recorder.looks_like_dump(log.head):
             dumps.append(log.path)

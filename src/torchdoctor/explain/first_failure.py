@@ -113,6 +113,22 @@ def exception_at(line: str, before: list[str], following: list[str]) -> Raised |
     return raised
 
 
+def cut_after_assert(lines: list[str]) -> Raised | None:
+    """The AssertionError of a traceback that ``lines`` (the last lines of a log, in order) end inside: a
+    frame and its ``assert`` line, the exception line that Python prints next cut off (a user pasted the
+    traceback's end without it). None unless the last two lines that are not blank are exactly that.
+
+    >>> raised = cut_after_assert(['File "/x/site-packages/deepspeed/zero.py", line 5, in f', "    assert a == b"])
+    >>> raised.type, raised.raised_code, raised.message
+    ('AssertionError', 'assert a == b', '(its line is cut from the log)')
+    """
+    shown = [line for line in lines if line.strip()]
+    if len(shown) < 2 or not shown[-1].strip().startswith("assert ") or not _FRAME.match(shown[-2]):
+        return None
+    raised = exception_at("AssertionError: (its line is cut from the log)", shown, [])
+    return raised if raised is not None and raised.raised_code == shown[-1].strip() else None
+
+
 def _stamp(lines: list[str]) -> tuple[str, str] | None:
     """The time the last line that states one was written, as (form, text that sorts in time order)."""
     for text in reversed(lines):

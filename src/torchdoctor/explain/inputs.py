@@ -100,20 +100,47 @@ class _Utf16:
 
 
 def utf16_encoding(head: bytes) -> str | None:
-    """``utf-16`` for a byte-order mark, ``utf-16-le``/``-be`` for ASCII text with a NUL after (before) each
-    character and no mark; None for anything else."""
+    """``utf-16`` for a byte-order mark followed by text, ``utf-16-le``/``-be`` for text with a NUL after
+    (before) its ASCII characters and no mark; None for anything else.
+
+    Text: the first 4 KB decode as UTF-16 without an error and hold almost no control characters. A log
+    mostly in Chinese or Japanese has few NULs (a CJK character has none: only its newlines and digits
+    have one), so what tells the byte order is the side they are on: the odd bytes in UTF-16-LE.
+    """
     sample = head[: 1 << 12]
     if head.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):  # and text after it, not bytes by chance
-        high = sample[3::2] if head.startswith(codecs.BOM_UTF16_LE) else sample[2::2]
-        return "utf-16" if len(high) < 2 or high.count(0) >= 0.5 * len(high) else None
+        if len(sample) < 6:
+            return "utf-16"
+        little = head.startswith(codecs.BOM_UTF16_LE)
+        nul, other = (sample[3::2], sample[2::2]) if little else (sample[2::2], sample[3::2])
+        return "utf-16" if _nuls_on_one_side(nul, other) and _utf16_text(sample, "utf-16") else None
     if len(sample) < 64:
         return None
     even, odd = sample[0::2], sample[1::2]
-    if odd.count(0) > 0.9 * len(odd) and even.count(0) < 0.1 * len(even):
-        return "utf-16-le"
-    if even.count(0) > 0.9 * len(even) and odd.count(0) < 0.1 * len(odd):
-        return "utf-16-be"
+    for encoding, nul, other in (("utf-16-le", odd, even), ("utf-16-be", even, odd)):
+        if _nuls_on_one_side(nul, other, least=4):
+            return encoding if _utf16_text(sample, encoding) else None
     return None
+
+
+def _nuls_on_one_side(nul: bytes, other: bytes, least: int = 1) -> bool:
+    """Each ASCII character of UTF-16 (a log's newlines and digits, in any language) has a NUL on one side;
+    UTF-8 has no NUL at all, a binary file has them on both sides."""
+    nuls = nul.count(0)
+    return nuls >= least and other.count(0) <= nuls // 20
+
+
+def _utf16_text(sample: bytes, encoding: str) -> bool:
+    """Whether ``sample`` (the start of a file, cut anywhere) decodes as ``encoding`` to text: no error,
+    at most 1% control characters other than tab, newline, CR and ESC (random bytes give unpaired
+    surrogates), and lines: past 200 characters, a newline (UTF-8 read as UTF-16 pairs its newline byte
+    with the next one, so it has none)."""
+    try:
+        text = codecs.getincrementaldecoder(encoding)("strict").decode(sample, final=False)
+    except UnicodeDecodeError:
+        return False
+    controls = sum(1 for char in text if char < " " and char not in "\t\n\r\x1b")
+    return controls <= 0.01 * len(text) and (len(text) <= 200 or "\n" in text)
 
 
 def looks_binary(head: bytes) -> bool:

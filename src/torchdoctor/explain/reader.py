@@ -41,7 +41,21 @@ TRIGGERS: tuple[bytes, ...] = (
     b"exitcode",
     b"Killed",
     b"egmentation fault",
+    # nvcc's and ptxas' "nvcc fatal   : Unsupported gpu architecture 'compute_90'" (their "%s fatal   : %s"):
+    # a build's real cause, printed above the "Error building extension" it leads to; "fatal error:" holds
+    # "rror" already. The long literal skips faster than "fatal".
+    b"fatal   :",
+    # the capitalised value after a space: "Loss is NaN", "loss: NaN", JSON's {"loss": NaN}, "infinite or
+    # NaN"; rare in a healthy run's output (unlike "nan"), so every one counts. Four bytes skip faster than
+    # "NaN" (Python itself prints a float NaN as "nan").
+    b" NaN",
 )
+# What needs no trigger of its own, because the line beside it has one: torchrun's summary prints "traceback :
+# Signal 9 (SIGKILL) received by PID" among the lines after its "exitcode : -9" (`FOLLOWING`); "CUDA out of
+# memory" is raised as an OutOfMemoryError or RuntimeError ("rror"); the watchdog's "Some NCCL operations have
+# failed or timed out" comes right after its "collective operation timeout"; NCCL's own failures are "NCCL
+# WARN" lines. Each trigger costs a pass (0.02 s to 0.04 s per 100 MB on this machine), so one is added only for a line that
+# can be alone.
 # Settings are printed at start-up (NCCL INFO ... NCCL_SOCKET_IFNAME set to, an environment dump): they are
 # read from the head of each log (`Collector.read`) rather than costing a pass each over the whole of it.
 MAX_LINE = 64 * 1024  # longer lines are cut to this much around the trigger

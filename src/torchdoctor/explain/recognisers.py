@@ -77,6 +77,7 @@ class Alternative:
     when: tuple[
         str, ...
     ] = ()  # facts one of which the hits must have for this reading to apply (none: always)
+    unless: tuple[str, ...] = ()  # facts none of the hits may have for this reading to apply
 
 
 @dataclass(frozen=True)

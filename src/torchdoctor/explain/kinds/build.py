@@ -168,6 +168,18 @@ CUDA_BUILD = Recogniser(
 DRIVER_LIBRARY = R(r"(?:libcuda|libnvidia-ml)\.so[.\d]*: cannot open shared object file")
 
 
+# a package folder only: a module alone in site-packages (flash_attn_2_cuda.cpython-310-...so) is often named
+# otherwise than what pip installs (flash-attn)
+_SITE_PACKAGE = re.compile(r"[/\\](?:site|dist)-packages[/\\](?P<package>[A-Za-z_]\w*)[/\\]")
+
+
+def _installed_package(library: str) -> str | None:
+    """The package a compiled module's path is in (``.../site-packages/torch_scatter/_version_cuda.so`` ->
+    ``torch_scatter``; pip takes it: ``_`` and ``-`` are one), None outside a package folder there."""
+    found = _SITE_PACKAGE.search(library)
+    return found["package"] if found and found["package"] != "torch" else None
+
+
 def _import(hits: list[Hit], ctx: Context) -> tuple[str, str]:
     facts = merged(hits)
     library = facts.get("library", "a compiled module")
@@ -190,11 +202,12 @@ def _import(hits: list[Hit], ctx: Context) -> tuple[str, str]:
         return summary, fix
     if facts.get("symbol"):
         summary = f"{library} was built against another torch: undefined symbol {facts['symbol'][:120]}"
+        package = _installed_package(library) or "<that package>"
         fix = (
             "A compiled extension must be built against the torch (and CUDA) it runs with. Rebuild or "
             "reinstall it now that torch is installed:\n"
-            "pip install --force-reinstall --no-build-isolation --no-cache-dir <that package>\n"
-            "or install the wheel published for your torch version."
+            f"pip install --force-reinstall --no-build-isolation --no-cache-dir {package}\n"
+            f"or install the {package} wheel published for your torch and CUDA version."
         )
     else:
         summary = f"cannot load {library}: the shared library is not installed or not on the search path"

@@ -618,8 +618,8 @@ def _gpu_selection(hits: list[Hit], ctx: Context) -> tuple[str, str]:
             "dmesg | grep -i xid (79: fallen off the bus) — then the host needs a GPU reset or a reboot.",
         )
     return (
-        "NCCL invalid usage: most often the ranks picked their GPUs wrongly (two ranks on one GPU, every rank "
-        "on cuda:0, the device taken from RANK instead of LOCAL_RANK)" + on_ranks(hits),
+        "NCCL invalid usage: most often the ranks picked their GPUs wrongly (every rank on cuda:0, the device "
+        "taken from RANK instead of LOCAL_RANK)" + on_ranks(hits),
         pick
         + "\nIf the ranks do have GPUs of their own, rerun with NCCL_DEBUG=WARN: the WARN line before the "
         "error names the misuse.",
@@ -641,11 +641,22 @@ GPU_SELECTION = Recogniser(
         "nccl:allocated-on-device-mismatchs-with-nccl",
     ),
     match=R(
-        r"NCCL[^\n]{0,300}invalid usage|ncclInvalidUsage|(?P<busy>busy or unavailable)|"
+        r"(?P<invalid_usage>NCCL[^\n]{0,300}invalid usage|ncclInvalidUsage)|(?P<busy>busy or unavailable)|"
         r"(?P<buffer>\w+) allocated on device (?P<buffer_device>\d+) mismatchs with NCCL device (?P<nccl_device>\d+)"
     ),
     # both messages name what went wrong, not which choice caused it: only likely
     generic=("invalid usage", "busy or unavailable"),
+    # NCCL's init returns ncclInvalidUsage after its "Duplicate GPU detected" WARN, which only NCCL_DEBUG=WARN
+    # shows: an "invalid usage" alone may be two ranks on one GPU
+    also=(
+        Alternative(
+            "duplicate_gpu",
+            "two ranks on one GPU (more processes on a host than it has GPUs)",
+            "Start one process per GPU: --nproc_per_node (torchrun) or --num_processes (accelerate) = the number "
+            "of GPUs of the host (nvidia-smi -L), and set each rank's GPU from LOCAL_RANK.",
+            when=("invalid_usage",),
+        ),
+    ),
     absorbs=("nccl_error", "nccl_system_error"),
     describe=_gpu_selection,
 )

@@ -212,7 +212,12 @@ def _no_kernel(hits: list[Hit], ctx: Context) -> tuple[str, str]:
     summary += on_ranks(hits)
     if sm:
         cuda = _MIN_CUDA.get(sm)
-        need = f"a torch built with CUDA {cuda} or newer" if cuda else "a newer torch build"
+        # the wheel's local version names the CUDA it was built with: torch 1.8.0+cu111
+        need = (
+            f"a torch built with CUDA {cuda} or newer (+cu{cuda.replace('.', '')} or later)"
+            if cuda
+            else "a newer torch build"
+        )
         fix = (
             f"This torch was not compiled for sm_{sm}. Reinstall PyTorch as {need} that includes sm_{sm}, e.g.\n"
             f"pip install torch --index-url https://download.pytorch.org/whl/{_wheel_for(cuda or '12.8')}\n"
@@ -382,6 +387,8 @@ INVALID_DEVICE_ORDINAL = Recogniser(
 def _no_cuda(hits: list[Hit], ctx: Context) -> tuple[str, str]:
     facts = merged(hits)
     what = facts.get("what", "CUDA is not available")
+    if what.endswith("is_available()"):
+        what = "torch.cuda.is_available() is False: this process sees no usable GPU"
     if "compiled" in what:
         fix = (
             "This is a CPU-only build of torch. Install a CUDA build: pip install torch --index-url "
@@ -419,16 +426,27 @@ CUDA_UNAVAILABLE = Recogniser(
         # the driver's own libraries (the dynamic loader's message): no driver on the machine or in the container
         "libcuda.so.1: cannot open shared object file: No such file or directory",
         "libnvidia-ml.so.1: cannot open shared object file: No such file or directory",
+        # torch's own answer, as a user shows it: `python -c "...print(torch.cuda.is_available())"`, the
+        # REPL (">>> torch.cuda.is_available()" / IPython's "Out[2]: False"), only with False below or beside
+        "cuda.is_available()",
     ),
+    # the line itself, or is_available() answered False (the next line, or "returns False" on it): a
+    # script's `if torch.cuda.is_available():` in a traceback is not a finding
+    match=R(
+        r"^(?![^\n]*cuda\.is_available\(\))|"
+        r"cuda\.is_available\(\)[)\"']{0,3}[ \t]*(?:\n(?:Out\[\d+\]:[ \t]*)?|[^\n]{0,12}\b(?:returns?|is|gives)[ \t]+)"
+        r"False\b"
+    ),
+    span=1,
     facts=(
         R(
             r"(?P<what>Torch not compiled with CUDA enabled|Found no NVIDIA driver on your system|No CUDA GPUs are available|"
-            r"(?:libcuda|libnvidia-ml)\.so\.1: cannot open shared object file)"
+            r"(?:libcuda|libnvidia-ml)\.so\.1: cannot open shared object file|torch\.cuda\.is_available\(\))"
         ),
     ),
     # "No CUDA GPUs are available" says none is visible, not why: a container or machine without them, or
-    # CUDA_VISIBLE_DEVICES naming GPUs this process does not have
-    generic=("No CUDA GPUs are available",),
+    # CUDA_VISIBLE_DEVICES naming GPUs this process does not have; so does is_available() being False
+    generic=("No CUDA GPUs are available", "cuda.is_available()"),
     also=(
         Alternative(
             "gpu_selection",

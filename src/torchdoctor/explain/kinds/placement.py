@@ -23,6 +23,16 @@ def _devices(hits: list[Hit], ctx: Context) -> tuple[str, str]:
     if replica:
         summary += f" (in DataParallel replica {replica})"
     both_gpus = a.startswith("cuda") and b.startswith("cuda")
+    if facts.get("device_ids"):  # DataParallel's check before it scatters: the model is not on device_ids[0]
+        summary = f"nn.DataParallel runs on {a} (device_ids[0]) but the model has parameters on {b}"
+        fix = (
+            "DataParallel gathers on the first GPU of device_ids, and the model must be there before it is "
+            f"wrapped: model.to('{a}') then nn.DataParallel(model, device_ids=[...]) with {a} first; to use "
+            f"other GPUs, list the one the model is on first (device_ids=[{b.split(':')[-1]}, ...]) or choose "
+            "them with CUDA_VISIBLE_DEVICES so device_ids count from 0. Where the script takes its list of GPUs "
+            "from an option, move the model to the first GPU of that same list."
+        )
+        return summary + on_ranks(hits), fix
     if replica:
         fix = (
             "Under nn.DataParallel every replica runs forward on its own GPU, and a tensor the model makes or "
@@ -68,7 +78,7 @@ DEVICE_MISMATCH = Recogniser(
     facts=(
         R(r"found at least two devices,\s*(?P<device_a>[\w:]{1,20}) and (?P<device_b>[\w:]{1,20})"),
         R(
-            r"on device (?P<device_a>[\w:]{1,20}) \(device_ids\[0\]\) but found one of them on device: "
+            r"on device (?P<device_a>[\w:]{1,20}) \((?P<device_ids>device_ids)\[0\]\) but found one of them on device: "
             r"(?P<device_b>[\w:]{1,20})"
         ),
         R(r"Input type \((?P<device_a>[\w.]{1,40})\) and weight type \((?P<device_b>[\w.]{1,40})\)"),
@@ -78,9 +88,11 @@ DEVICE_MISMATCH = Recogniser(
         ),
     ),
     # two GPUs in one process has several causes (device_map, DataParallel, a launcher's GPU split): which
-    # one is certain only with DataParallel's "in replica N" or a CPU tensor in it
+    # one is certain only with DataParallel's "in replica N" or its own device_ids[0] check
+    # (torch/nn/parallel/data_parallel.py), or a CPU tensor in it
     confirm=lambda hits, ctx: (
         "replica" in ctx.facts
+        or any("device_ids" in h.facts for h in hits)
         or any("cpu" in (h.facts.get("device_a", "") + h.facts.get("device_b", "")).lower() for h in hits)
     ),
     also=(

@@ -112,10 +112,24 @@ WATCHDOG_TIMEOUT = Recogniser(
     confirm=lambda hits, ctx: any(
         "op" in h.facts or "timeout_ms" in h.facts or "ran_ms" in h.facts for h in hits
     ),
+    # the line alone does not say which collective, nor whether a rank was late: every rank may be in it and
+    # the network between the hosts be what never delivers (InfiniBand that does not work there, an interface
+    # the hosts do not reach each other on); not after ten collectives went through (SeqNum >= 10)
+    also=(
+        Alternative(
+            "network_interface",
+            "a network path between the hosts that NCCL cannot use",
+            "Rerun with NCCL_DEBUG=INFO and read which transport each rank chose (NET/IB or NET/Socket, and "
+            "the interface); if the hosts' InfiniBand is not usable between them, NCCL_IB_DISABLE=1 runs over "
+            "TCP, and NCCL_SOCKET_IFNAME=<the interface the hosts reach each other on> picks the right one.",
+            unless=("carried",),
+        ),
+    ),
     facts=(
         R(r"\[Rank (?P<msg_rank>\d+)\]"),
         R(r"\bRank (?P<msg_rank>\d+)\]"),
         R(r"SeqNum=(?P<seq>\d+)"),
+        R(r"SeqNum=(?P<carried>[1-9]\d+)"),  # ten collectives or more went through the network
         R(r"OpType=(?P<op>\w+)"),
         R(r"NumelIn=(?P<numel_in>\d+)"),
         R(r"NumelOut=(?P<numel_out>\d+)"),

@@ -65,6 +65,7 @@ NAN_OVERFLOW = Recogniser(
         "loss is NaN",
         "loss: NaN",
         "loss=NaN",
+        '"loss": NaN',  # json.dumps writes a float NaN so: a JSON-lines metrics log
         "gradients from `parameters` is non-finite",
         "but found invalid values",
         "Gradient overflow",
@@ -226,13 +227,32 @@ WORKER_KILLED = Recogniser(
     # torchrun's failure summary (exitcode -9), the kernel's OOM killer, SLURM's cgroup OOM handler
     kind="worker_killed",
     title="killed with SIGKILL",
-    anchors=("exitcode", "SIGKILL", "oom-kill", "Killed process", "Killed"),
+    # the deepspeed launcher's "[ERROR] [launch.py:434:sigkill_handler] [<cmd>] exits with return code = -9"
+    # SLURM: slurmstepd's cgroup OOM report (v1: "oom-kill event(s)", v2: "oom_kill event"), srun's task state
+    anchors=(
+        "exitcode",
+        "SIGKILL",
+        "oom-kill",
+        "oom_kill event",
+        "Out Of Memory",
+        "Killed process",
+        "Killed",
+        "exits with return code = -9",
+    ),
     match=R(
         r"(?P<what>exitcode\s*:?\s*-9\b[^\n]{0,80}|Signal 9 \(SIGKILL\)[^\n]{0,80}|Signals\.SIGKILL|"
-        r"signal SIGKILL|is killed by signal: Killed|Detected \d+ oom-kill event|Out of memory: Killed process \d+[^\n]{0,60}|^\s*Killed\s*$|"
+        r"exits with return code = -9\b|"
+        r"signal SIGKILL|is killed by signal: Killed|Detected \d+ oom[-_]kill event|task [\d,\-]+: Out Of Memory|Out of memory: Killed process \d+[^\n]{0,60}|^\s*Killed\s*$|"
         r"line \d+: +\d+ Killed\b[^\n]{0,80})"
     ),
-    templates=("system:shell-killed", "system:oom-killer"),
+    templates=(
+        "system:shell-killed",
+        "system:oom-killer",
+        "deepspeed:exits-with-return-code",
+        "system:slurm-oom-kill-events",
+        "system:slurm-oom-kill-event",
+        "system:srun-task-out-of-memory",
+    ),
     # a shell's bare "Killed" is any SIGKILL (a user's kill -9 too); exitcode -9 / the OOM killer confirm it
     confirm=lambda hits, ctx: any(
         not h.facts.get("what", "").strip().startswith(("Killed", "line")) for h in hits
@@ -261,16 +281,33 @@ WORKER_CRASH = Recogniser(
     templates=(
         "torch:failed-exitcode-local-rank-pid-of",
         "system:segfault",
+        "deepspeed:exits-with-return-code",
     ),
     title="process crashed",
-    anchors=("exitcode", "SIGSEGV", "Segmentation fault", "Bus error", "SIGBUS"),
+    anchors=(
+        "exitcode",
+        "SIGSEGV",
+        "Segmentation fault",
+        "Bus error",
+        "SIGBUS",
+        "exits with return code = -11",
+        "exits with return code = -7",
+    ),
     match=R(
-        r"(?P<what>exitcode\s*:?\s*-(?:11|7)\b[^\n]{0,80}|Signal (?:11|7) \((?:SIGSEGV|SIGBUS)\)[^\n]{0,60}|"
+        r"(?P<what>exitcode\s*:?\s*-(?:11|7)\b[^\n]{0,80}|exits with return code = -(?:11|7)\b|Signal (?:11|7) \((?:SIGSEGV|SIGBUS)\)[^\n]{0,60}|"
         r"Fatal Python error: Segmentation fault|Segmentation fault \(core dumped\)|^\s*Segmentation fault\s*$|"
         r"Bus error \(core dumped\)|signal SIGSEGV|signal SIGBUS)"
     ),
     # a crash is a symptom: a broken extension, a library's bug, a driver, a full /dev/shm all print it
-    generic=("exitcode", "SIGSEGV", "Segmentation fault", "Bus error", "SIGBUS"),
+    generic=(
+        "exitcode",
+        "SIGSEGV",
+        "Segmentation fault",
+        "Bus error",
+        "SIGBUS",
+        "exits with return code = -11",
+        "exits with return code = -7",
+    ),
     absorbs=("child_failed",),
     describe=_crash,
 )
