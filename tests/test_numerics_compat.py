@@ -304,10 +304,28 @@ def test_t5_dump_has_transformers_lines_plus_extras_only():
     assert "keep_in_fp32" not in ours
 
 
+def once_per_call(trace: str) -> str:
+    """``trace`` with a module's frame printed again right after itself dropped: transformers before 5 hooks a
+    module once per parent holding it (T5's ``shared`` embedding is also ``encoder.embed_tokens`` and
+    ``decoder.embed_tokens``), so each call of it prints its frame three times; torchdoctor hooks it once."""
+    frames: list[list[str]] = []
+    for line in trace.splitlines():
+        header = line[:18] == " " * 18 and line[18:19] not in (
+            "",
+            " ",
+        )  # "                  shared Embedding"
+        if header or not frames:
+            frames.append([line])
+        else:
+            frames[-1].append(line)
+    kept = [frame for i, frame in enumerate(frames) if i == 0 or frame != frames[i - 1]]
+    return "\n".join(line for frame in kept for line in frame) + ("\n" if trace.endswith("\n") else "")
+
+
 def test_t5_trace_has_transformers_lines_plus_extras_only():
     ours, _ = run_batches(DebugUnderflowOverflow, tiny_t5(), t5_batches(1), trace_batch_nums=[0])
     theirs, _ = run_batches(TransformersDetector, tiny_t5(), t5_batches(1), trace_batch_nums=[0])
-    added = assert_only_extra_lines(theirs, ours)
+    added = assert_only_extra_lines(once_per_call(theirs), ours)
     # the root's ModelOutput, opened: transformers only says "not a tensor output"
     assert any(line.endswith(" output[loss]") for line in added)
     assert any(line.endswith(" output[logits]") for line in added)
