@@ -46,10 +46,14 @@ def main() -> None:
     attempt = int(os.environ.get("TORCHELASTIC_RESTART_COUNT", "0"))
     # torchrun's store outlives a restart; the gloo addresses the last attempt's ranks left in it would be
     # read by this attempt's ranks (connection refused), so each attempt keeps its keys apart
+    # torchrun's agent hosts the store where TORCHELASTIC_USE_AGENT_STORE says so (torch 2.13); torch 2.4 says
+    # False: there rank 0 hosts it, as env:// would
+    hosted_by_rank_0 = os.environ.get("TORCHELASTIC_USE_AGENT_STORE", "True") == "False"
     agent_store = dist.TCPStore(
         os.environ["MASTER_ADDR"],
         int(os.environ["MASTER_PORT"]),
-        is_master=False,
+        world_size=int(os.environ["WORLD_SIZE"]) if hosted_by_rank_0 else None,
+        is_master=hosted_by_rank_0 and os.environ["RANK"] == "0",
         timeout=timedelta(seconds=120),
     )
     dist.init_process_group(
