@@ -10,13 +10,15 @@ import sys
 from pathlib import Path
 
 import pytest
+import torch
 
 from torchdoctor.hang.calls import read_calls
 from torchdoctor.hang.folder import folder_verdict
 from torchdoctor.hang.report import RankStack, verdict
 from torchdoctor.hang.source import Frame
-from torchdoctor.hang.watchdog import read_flight_records, silence
+from torchdoctor.hang.watchdog import has_flight_recorder, read_flight_records, silence
 
+FLIGHT_RECORDER = has_flight_recorder(torch._C._distributed_c10d)  # torch 2.4 has none to dump
 FAULTS = Path(__file__).parent / "hang_faults"
 sys.path.insert(0, str(Path(__file__).parent.parent / "benchmarks"))
 from hang_corpus import header, take_away  # noqa: E402 - the corpus's own reading of a fault's header
@@ -47,8 +49,11 @@ def test_a_barrier_under_a_condition_two_frames_up_is_blamed_on_the_condition(cl
     script, planted, result, folder, found = run_fault(cli, "snapshot_frames_up")
     kept.append(folder)
     assert result.returncode == 1
-    # the culprit: rank 0, at the condition two frames above the barrier, not at the barrier itself
-    assert found["culprits"] == [planted["culprit"]] and found["kind"] == "mismatch"
+    # the culprit: rank 0, at the condition two frames above the barrier, not at the barrier itself. With the
+    # flight recorder, a mismatch at one collective; without one (torch 2.4), the noted calls and the stacks
+    # show the ranks in different collectives, an order
+    kinds = ("mismatch",) if FLIGHT_RECORDER else ("mismatch", "order")
+    assert found["culprits"] == [planted["culprit"]] and found["kind"] in kinds, found
     assert found["where"] == {"file": str(script), "line": planted["line"]}
     assert "`if self.gpu_id == 0 and epoch % self.save_every == 0:" in result.stderr
     assert (
@@ -160,11 +165,14 @@ def test_a_rank_stuck_in_destroy_process_group_past_its_unfinished_call_is_the_c
     # rank 0's dump cut in half, then gone: what rank 0 called at #4 is unknown, but rank 1's stack still
     # shows it went past its unfinished #4 into the teardown while rank 0 waits in a barrier
     dump = folder / "rank0.fr"
-    for remove in (lambda: dump.write_bytes(dump.read_bytes()[: len(dump.read_bytes()) // 2]), dump.unlink):
-        remove()
+    if not FLIGHT_RECORDER:  # torch 2.4 writes no dump to take away
+        return
+    dump.write_bytes(dump.read_bytes()[: dump.stat().st_size // 2])
+    for _ in ("cut", "gone"):
         _, _, again = folder_verdict(folder)
         assert again.culprits == [1] and again.where.line == planted["line"], again.text
         assert "went past collective #4 without it completing" in again.text
+        dump.unlink(missing_ok=True)
 
 
 # torchrun's own lines at the end of a failed 2-rank job (dead_rank_exit, 2026-11-25): the agent's log line names

@@ -281,11 +281,21 @@ def verdict(stacks: list[RankStack], records: dict | None = None) -> Verdict:
         places = "; ".join(f"{_count(r)} in {c}" for c, r in waiting.items())
         odd = min(waiting.values(), key=len)
         alone = odd if sum(len(r) == len(odd) for r in waiting.values()) == 1 else []
+        text = f"the ranks wait in different collectives ({places}): they must call them in the same order."
+        if not alone:
+            return Verdict(text, "order")
+        first = next(s for s in stacks if s.rank == alone[0])
+        found = condition_on_chain(first.frames)
+        if not found:
+            return Verdict(text, "order", alone, _user_frame(first))
+        frame, condition = found  # the call chain of the odd rank(s) passed a condition on the rank
         return Verdict(
-            f"the ranks wait in different collectives ({places}): they must call them in the same order.",
+            f"{text}\n{frame.file}:{frame.line} sits under a condition on the rank, {condition}: "
+            f"{_count(alone)} took another path there; every rank must make the same collective calls.",
             "order",
             alone,
-            _user_frame(next(s for s in stacks if s.rank == alone[0])) if alone else None,
+            Frame(frame.file, condition.line, frame.function),
+            str(condition),
         )
     silent = [s for s in stacks if not s.frames]
     if waiting and silent:
