@@ -281,7 +281,6 @@ def judge_stretch(
         if n < MIN_STEPS or peers_own <= 0 or (usual is not None and rank not in usual):
             continue
         habit = usual[rank] if usual is not None else [(0.0, 0.0)] * len(PARTS)
-
         own_values, own_middle, own_error = _beyond_usual(rows, 0, habit)
         own_ahead = sum(value > 0 for value in own_values) / n
         slower_overall = own_ahead >= OWN_MAJORITY and own_middle >= max(
@@ -362,12 +361,16 @@ class Usual:
         return self.taken >= BASELINE
 
     def figures(self) -> dict[int, list[tuple[float, float]]]:
-        """Per rank with `MIN_STEPS` or more: (median, standard error) of each part's usual excess."""
-        return {
-            rank: [_median_and_error([row[k] for row in rows]) for k in range(len(PARTS))]
-            for rank, rows in self.steps.items()
-            if len(rows) >= MIN_STEPS
-        }
+        """Per rank with `MIN_STEPS` or more: (median, standard error) of each part's usual excess, the
+        median no less than nothing: a rank's habit of being longer than its peers is forgiven, a habit of
+        being shorter is not held against it (with two ranks one's habit is the other's mirror: when the
+        late one's lag shrinks, the other has not become slower)."""
+        result = {}
+        for rank, rows in self.steps.items():
+            if len(rows) >= MIN_STEPS:
+                usual = [_median_and_error([row[k] for row in rows]) for k in range(len(PARTS))]
+                result[rank] = [(max(0.0, middle), error) for middle, error in usual]
+        return result
 
 
 def _compared(
