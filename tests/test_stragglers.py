@@ -151,14 +151,19 @@ def test_a_rank_that_always_leaves_collectives_last_is_not_named_until_it_slows_
         tracker = Tracker()
         lines = [tracker.feed(judge_window(n, window(n, seed=seed, **lagging))) for n in range(40)]
         assert lines == [None] * 40, seed
-        # then it leaves them 4 ms later still (11% of the step more than its usual): named, for that
+        # its lag grows to 12 ms: a habitual last leaver's lag grows with the machine's load, so its exits
+        # are not judged (nor counted in its own work)
         lines = [
-            tracker.feed(judge_window(n, window(n, seed=seed, lagging=1, lag=0.012))) for n in range(40, 45)
+            tracker.feed(judge_window(n, window(n, seed=seed, lagging=1, lag=0.012))) for n in range(40, 50)
         ]
+        assert lines == [None] * 10, seed
+        # then its next() takes 4 ms longer (11% of the step): slower than its own usual, named for that
+        slowed = {"slow": 1, "late": 0.004, "data": 0.004, "lagging": 1, "lag": 0.012}
+        lines = [tracker.feed(judge_window(n, window(n, seed=seed, **slowed))) for n in range(50, 55)]
         said = [line for line in lines if line]
         assert len(said) == 1 and said[0].startswith("torchdoctor: straggler: rank 1 "), lines
-        assert "communication (" in said[0] and "usually +8.0 ms" in said[0], said
-        assert tracker.said[0]["cause"] == "communication"
+        assert "input pipeline (next() 6.0 ms vs median 2.0 ms)" in said[0], said
+        assert tracker.said[0]["cause"] == "input"
 
 
 def test_subgroups_are_compared_within_themselves():

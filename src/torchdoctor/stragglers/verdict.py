@@ -60,6 +60,11 @@ EXPLAINED = 0.5
 BASELINE = 40
 SETTLE = 5
 HISTORY = 200
+# A rank that left its collectives later than the peers' median on at least HABIT of its usual steps leaves
+# them last by its place in the algorithm (gloo): how much later grows and shrinks with the machine's load
+# (0.2 ms on a quiet machine, 5 ms on a busy one, within one run), so its exits say nothing of its link:
+# they are not judged, and left out of its own work (usual and judged alike).
+HABIT = 0.6
 CAUSES = ("input", "host", "device", "communication")
 
 
@@ -116,6 +121,7 @@ CAUSE_OF = {
     "offcpu": "host",
     "transfer": "communication",
 }
+TRANSFER = PARTS.index("transfer")
 
 
 def rank_windows(window: Mapping[int, Mapping[str, Any]]) -> dict[int, RankWindow]:
@@ -250,12 +256,12 @@ def judge_window(number: int, window: Mapping[int, Mapping[str, Any]]) -> Window
 
 def judge_stretch(
     windows: list[WindowVerdict],
-    usual: Mapping[int, list[tuple[float, float]]] | None = None,
+    usual: Mapping[int, list[tuple[float, float, bool]]] | None = None,
 ) -> tuple[int | None, float, str | None, str, str]:
     """(straggler or None, how much slower, cause, cause in words, the figures) over the steps of
     ``windows``: each rank's parts against the median of its peers' on the same steps, less the rank's
-    ``usual`` difference per part ((median, standard error) per `PARTS`, from `Usual`; without it none: a
-    rank absent from a given ``usual`` is not judged). A part names the rank when it exceeds the peers' by
+    ``usual`` difference per part ((median, standard error, whether judged) per `PARTS`, from `Usual`;
+    without it none: a rank absent from a given ``usual`` is not judged). A part names the rank when it exceeds the peers' by
     more than usual on `MAJORITY` of the steps, by a median of at least `SLOWER` of the peers' own work and
     `NOISE_MARGIN` standard errors (the stretch's and the usual's together), the rank's own work as a whole
     is longer than usual too (`OWN_MAJORITY`, `OWN_MARGIN`) and not shorter elsewhere by as much (its total
@@ -280,7 +286,9 @@ def judge_stretch(
         peers_own = statistics.median(base[rank]) if rows else 0.0
         if n < MIN_STEPS or peers_own <= 0 or (usual is not None and rank not in usual):
             continue
-        habit = usual[rank] if usual is not None else [(0.0, 0.0)] * len(PARTS)
+        habit = usual[rank] if usual is not None else [(0.0, 0.0, True)] * len(PARTS)
+        if not habit[TRANSFER][2]:  # leaves last by habit: its exits' lateness is the algorithm's
+            rows = _without_exits(rows)
         own_values, own_middle, own_error = _beyond_usual(rows, 0, habit)
         own_ahead = sum(value > 0 for value in own_values) / n
         slower_overall = own_ahead >= OWN_MAJORITY and own_middle >= max(
@@ -289,7 +297,7 @@ def judge_stretch(
         figures = []
         passed: list[tuple[float, str]] = []
         for k, name in enumerate(PARTS):
-            if name == "own":
+            if name == "own" or not habit[k][2]:
                 continue
             values, middle, error = _beyond_usual(rows, k, habit)
             ahead = sum(value > 0 for value in values) / n
@@ -330,8 +338,14 @@ def judge_stretch(
     )
 
 
+def _without_exits(rows: list[list[float]]) -> list[list[float]]:
+    """Per-step excesses with the lateness leaving the collectives taken out of the own work (for a rank
+    that leaves them last by habit: it starts its next step that much later, its own work looks longer)."""
+    return [[row[0] - row[TRANSFER], *row[1:]] for row in rows]
+
+
 def _beyond_usual(
-    rows: list[list[float]], k: int, habit: list[tuple[float, float]]
+    rows: list[list[float]], k: int, habit: list[tuple[float, float, bool]]
 ) -> tuple[list[float], float, float]:
     """Part ``k``'s per-step excess over the peers beyond the rank's usual, its median and standard error
     (the stretch's and the usual's together)."""
@@ -360,16 +374,23 @@ class Usual:
         """Whether the first `BASELINE` steps are in."""
         return self.taken >= BASELINE
 
-    def figures(self) -> dict[int, list[tuple[float, float]]]:
-        """Per rank with `MIN_STEPS` or more: (median, standard error) of each part's usual excess, the
-        median no less than nothing: a rank's habit of being longer than its peers is forgiven, a habit of
-        being shorter is not held against it (with two ranks one's habit is the other's mirror: when the
-        late one's lag shrinks, the other has not become slower)."""
+    def figures(self) -> dict[int, list[tuple[float, float, bool]]]:
+        """Per rank with `MIN_STEPS` or more: (median, standard error, whether judged) of each part's usual
+        excess, the median no less than nothing: a rank's habit of being longer than its peers is forgiven,
+        a habit of being shorter is not held against it (with two ranks one's habit is the other's mirror:
+        when the late one's lag shrinks, the other has not become slower). The exits of a rank that leaves
+        collectives last by habit (`HABIT`) are not judged."""
         result = {}
         for rank, rows in self.steps.items():
             if len(rows) >= MIN_STEPS:
+                last = sum(row[TRANSFER] > 0 for row in rows) / len(rows)
+                if last >= HABIT:
+                    rows = _without_exits(rows)
                 usual = [_median_and_error([row[k] for row in rows]) for k in range(len(PARTS))]
-                result[rank] = [(max(0.0, middle), error) for middle, error in usual]
+                result[rank] = [
+                    (max(0.0, middle), error, k != TRANSFER or last < HABIT)
+                    for k, (middle, error) in enumerate(usual)
+                ]
         return result
 
 
