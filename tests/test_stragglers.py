@@ -243,9 +243,12 @@ def test_launch_a_rank_that_always_leaves_collectives_last_is_named_only_once_it
     # by its place (tests/straggler_faults); against the peers alone it was a communication straggler
     lag = {"LAG_RANK": "1", "LAG": "1.0"}
     stderr, _ = launch(tmp_path, lag, steps=120)
-    # nobody named; a machine shared with the rest of the suite may truly keep a rank off its CPU for a
-    # stretch (the kernel's run queue shows it): that alone may be said, as host
-    assert all(": host (kept waiting for a CPU" in line for line in verdict_lines(stderr)), stderr[-3000:]
+    # nobody named for its exits (the peer-relative rule named it, step 70 or so, every run). A machine
+    # shared with the rest of the suite may truly keep a rank off its CPU, or cost its thread more CPU time,
+    # for a stretch (benchmarks/straggler_sweep.py: ~20 such lines per 10,000 healthy steps at load 9): that
+    # alone may be said
+    said = verdict_lines(stderr)
+    assert all(": host (kept waiting for a CPU" in line or ": device (compute" in line for line in said), said
     # the same rank's data loader 30% of the step slower from step 70 (PERIOD/OFF: the step measured over
     # steps 5-24): slower than its own usual, named for it
     slowed = dict(lag, FAULT="input", AMOUNT="0.3", SLOW_RANK="1", PERIOD="1000", OFF="70")
