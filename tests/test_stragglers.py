@@ -243,7 +243,7 @@ def test_launch_a_rank_that_always_leaves_collectives_last_is_named_only_once_it
     # by its place (tests/straggler_faults); against the peers alone it was a communication straggler
     lag = {"LAG_RANK": "1", "LAG": "1.0"}
     stderr, _ = launch(tmp_path, lag, steps=120)
-    # nobody named for its exits (the peer-relative rule named it, step 70 or so, every run). A machine
+    # nobody named for its exits (the peer-relative rule before it named rank 1 here: communication). A machine
     # shared with the rest of the suite may truly keep a rank off its CPU, or cost its thread more CPU time,
     # for a stretch (benchmarks/straggler_sweep.py: ~20 such lines per 10,000 healthy steps at load 9): that
     # alone may be said
