@@ -5,9 +5,13 @@ Real gloo ranks run tests/straggler_train.py (DDP, a DataLoader, SGD) under ``to
 --stragglers``. One rank gets a fault in episodes: in every PERIOD steps it is off for OFF steps, then on for
 the rest — a slower data loader (input), extra matmuls (device), a busy process on its core (host), or its
 all-reduces ending late (communication, planted under torch.distributed by tests/straggler_faults) — at 5%,
-10% and 30% of the measured step. An episode is *named* when a verdict line names the planted rank within 50
-steps of the fault's start; *right cause* when that line gives the planted cause. Healthy runs count every
-verdict as a false alarm. A verdict naming another rank than the planted one is a victim named.
+10% and 30% of the measured step. The first FIRST steps of a run are healthy (warm-up, then each rank's usual
+difference to its peers is taken), so the episodes start at FIRST + OFF. The planted rank cycles over the ranks
+from run to run (``--planted-rank`` fixes it): rank 0, the one that reads and judges the windows, is planted as
+often as the others. An episode is *named* when a verdict line names the planted rank within 50 steps of the
+fault's start; *right cause* when that line gives the planted cause (else the causes it gave are tallied as
+*wrong causes*). Healthy runs count every verdict as a false alarm. A verdict naming another rank than the
+planted one is a victim named.
 
     python benchmarks/straggler_sweep.py                 # the full sweep (long: run it niced)
     python benchmarks/straggler_sweep.py --quick         # one run per fault at 30%, 300 healthy steps
@@ -22,13 +26,16 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections import Counter
 from pathlib import Path
+
+from torchdoctor.stragglers.verdict import BASELINE, WARMUP
 
 ROOT = Path(__file__).resolve().parent.parent
 SCRIPT = ROOT / "tests" / "straggler_train.py"
 FAULTS_DIR = ROOT / "tests" / "straggler_faults"
 EXPECTED = {"input": "input", "compute": "device", "host": "host", "comm": "communication"}
-PERIOD, OFF, WITHIN = 100, 40, 50
+PERIOD, OFF, WITHIN, FIRST = 100, 40, 50, 100
 
 
 def run(ranks: int, steps: int, env: dict[str, str]) -> tuple[list[dict], str, float]:
@@ -49,26 +56,44 @@ def run(ranks: int, steps: int, env: dict[str, str]) -> tuple[list[dict], str, f
         return found.get("details", {}).get("verdicts", []), done.stderr, seconds
 
 
-def score_planted(verdicts: list[dict], slow: int, fault: str, steps: int) -> dict[str, int]:
-    """Per episode: named in time, with the right cause; and verdicts naming another rank."""
+def score_planted(verdicts: list[dict], slow: int, fault: str, steps: int) -> tuple[dict[str, int], Counter]:
+    """Per episode: named in time, with the right cause; verdicts naming another rank; and the causes
+    named for the planted rank in episodes where none was right."""
     episodes = [
-        (start + OFF, start + PERIOD) for start in range(0, steps, PERIOD) if start + OFF < steps - 10
+        (start + OFF, start + PERIOD)
+        for start in range(0, steps, PERIOD)
+        if start + OFF >= FIRST and start + OFF < steps - 10
     ]
     named = right = 0
+    wrong: Counter = Counter()
     for begin, _end in episodes:
         hits = [
             v for v in verdicts if v["rank"] == slow and begin < (v["window"] + 1) * 10 <= begin + WITHIN + 1
         ]
         named += bool(hits)
-        right += any(v["cause"] == EXPECTED[fault] for v in hits)
+        good = any(v["cause"] == EXPECTED[fault] for v in hits)
+        right += good
+        if hits and not good:
+            wrong.update(v["cause"] for v in hits)
     victims = sum(v["rank"] != slow for v in verdicts)
-    return {"episodes": len(episodes), "named": named, "right": right, "victims": victims}
+    return {"episodes": len(episodes), "named": named, "right": right, "victims": victims}, wrong
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--ranks", default="2,4", help="rank counts, comma-separated")
-    parser.add_argument("--steps", type=int, default=500, help="steps per planted run (5 episodes in 500)")
+    parser.add_argument(
+        "--steps",
+        type=int,
+        default=500,
+        help=f"steps per planted run (the first {FIRST} healthy; 4 episodes in 500)",
+    )
+    parser.add_argument(
+        "--planted-rank",
+        type=int,
+        default=None,
+        help="the rank planted in every run (default: 0, 1, ... run by run)",
+    )
     parser.add_argument("--repeats", type=int, default=1, help="planted runs per fault and amount")
     parser.add_argument("--healthy-steps", type=int, default=10_000)
     parser.add_argument("--healthy-run", type=int, default=1000, help="steps per healthy run")
@@ -77,7 +102,7 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true")
     args = parser.parse_args()
     if args.quick:
-        args.amounts, args.steps, args.healthy_steps, args.healthy_run = "0.3", 200, 300, 300
+        args.amounts, args.steps, args.healthy_steps, args.healthy_run = "0.3", 300, 300, 300
     load = os.getloadavg()[0]
     counts = [int(n) for n in args.ranks.split(",")]
     print(
@@ -85,45 +110,66 @@ def main() -> None:
         f"model width {os.environ.get('WIDTH', '256')}",
         flush=True,
     )
-    print("ranks  fault    amount  episodes  named  right cause  victims named  seconds", flush=True)
+    print(
+        "ranks  fault    amount  planted  episodes  named  right cause  victims named  seconds  wrong causes",
+        flush=True,
+    )
     totals = {"episodes": 0, "named": 0, "right": 0, "victims": 0}
+    all_wrong: Counter = Counter()
+    runs = 0
     faults = [f for f in args.faults.split(",") if f]  # --faults "": the healthy runs only
     cells = [(r, f, a) for r in counts for f in faults for a in args.amounts.split(",")]
     for ranks, fault, amount in cells:
         cell = {"episodes": 0, "named": 0, "right": 0, "victims": 0}
         seconds = 0.0
-        for repeat in range(args.repeats):
-            slow = (repeat + 1) % ranks
+        planted: list[int] = []
+        wrong: Counter = Counter()
+        for _repeat in range(args.repeats):
+            slow = args.planted_rank if args.planted_rank is not None else runs % ranks
+            runs += 1
+            planted.append(slow)
             env = {
                 "FAULT": fault,
                 "AMOUNT": amount,
                 "SLOW_RANK": str(slow),
                 "PERIOD": str(PERIOD),
                 "OFF": str(OFF),
+                "SLOW_FROM": str(FIRST),
             }
             verdicts, _, took = run(ranks, args.steps, env)
             seconds += took
-            for key, value in score_planted(verdicts, slow, fault, args.steps).items():
+            scores, wrong_here = score_planted(verdicts, slow, fault, args.steps)
+            for key, value in scores.items():
                 cell[key] += value
+            wrong.update(wrong_here)
+            for verdict in verdicts:
+                if verdict["rank"] != slow:
+                    print(f"  victim named (planted rank {slow}): {verdict['line']}", flush=True)
         for key in totals:
             totals[key] += cell[key]
+        all_wrong.update(wrong)
         print(
-            f"{ranks:>5}  {fault:<8} {float(amount):>5.0%}  {cell['episodes']:>8}  {cell['named']:>5}  {cell['right']:>11}  "
-            f"{cell['victims']:>13}  {seconds:>7.0f}",
+            f"{ranks:>5}  {fault:<8} {float(amount):>5.0%}  {','.join(map(str, planted)):>7}  {cell['episodes']:>8}  "
+            f"{cell['named']:>5}  {cell['right']:>11}  {cell['victims']:>13}  {seconds:>7.0f}  "
+            + (", ".join(f"{cause} {n}" for cause, n in wrong.most_common()) or "-"),
             flush=True,
         )
     if totals["episodes"]:
         print(
             f"planted: named within {WITHIN} steps {totals['named']}/{totals['episodes']} "
             f"({totals['named'] / totals['episodes']:.0%}), right cause {totals['right']}/{totals['episodes']} "
-            f"({totals['right'] / totals['episodes']:.0%}), victims named {totals['victims']}",
+            f"({totals['right'] / totals['episodes']:.0%}), victims named {totals['victims']}; wrong causes: "
+            + (", ".join(f"{cause} {n}" for cause, n in all_wrong.most_common()) or "none")
+            + f"; load average {os.getloadavg()[0]:.1f}",
             flush=True,
         )
-    healthy_steps = alarms = 0
+    healthy_steps = alarms = judged = 0
+    by_cause: Counter = Counter()
     while healthy_steps < args.healthy_steps:
         ranks = counts[(healthy_steps // args.healthy_run) % len(counts)]
         verdicts, _, _ = run(ranks, args.healthy_run, {})
         healthy_steps += args.healthy_run
+        judged += max(0, args.healthy_run - WARMUP - BASELINE)  # the first steps are never judged
         alarms += len(verdicts)
         print(
             f"  healthy so far: {healthy_steps} steps ({ranks} ranks this run), {alarms} alarms, "
@@ -131,6 +177,7 @@ def main() -> None:
             flush=True,
         )
         for verdict in verdicts:
+            by_cause[f"{verdict['cause']} (rank {verdict['rank']} of {ranks})"] += 1
             print(
                 f"  false alarm ({ranks} ranks, step {(verdict['window'] + 1) * 10}): {verdict['line']}",
                 flush=True,
@@ -138,10 +185,13 @@ def main() -> None:
             print(f"    {verdict.get('figures', '')}", flush=True)
     if healthy_steps:
         print(
-            f"healthy: {alarms} false alarms in {healthy_steps} steps = {alarms * 10_000 / healthy_steps:.1f} "
-            f"per 10,000 steps; load average {os.getloadavg()[0]:.1f} at the end",
+            f"healthy: {alarms} false alarms in {healthy_steps} steps ({judged} judged) = "
+            f"{alarms * 10_000 / healthy_steps:.1f} per 10,000 steps ({alarms * 10_000 / max(1, judged):.1f} per "
+            f"10,000 judged); load average {os.getloadavg()[0]:.1f} at the end",
             flush=True,
         )
+        if by_cause:
+            print("  by cause: " + ", ".join(f"{what} {n}" for what, n in by_cause.most_common()), flush=True)
 
 
 if __name__ == "__main__":

@@ -4,6 +4,7 @@ optimizer, and nothing of torchdoctor's in it. A fault is planted on one rank fr
 
     SLOW_RANK=1 FAULT=input|compute|comm|host AMOUNT=0.3   # 30% of the step more on rank 1
     STEPS=80  WIDTH=256  LAYERS=8  SLOW_FROM=0
+    LAG_RANK=1 LAG=1.0   # rank 1 always leaves the loss all-reduce 100% of the base step late (healthy)
 
 ``input`` sleeps in the dataset, ``compute`` runs extra matmuls, ``comm`` delays the loss all-reduce
 (tests/straggler_faults/sitecustomize.py, under torch.distributed), ``host`` shares the rank's core with a busy process
@@ -61,6 +62,7 @@ BASE = base_step_seconds()
 # over steps 5-24 before the first episode (the slowest rank's median; under load it is far longer).
 PLANT = [BASE * AMOUNT]
 os.environ["STRAGGLER_DELAY"] = str(PLANT[0])  # read by straggler_faults/sitecustomize.py (FAULT=comm)
+os.environ["STRAGGLER_LAG"] = str(BASE * float(os.environ.get("LAG", "0")))  # and this with LAG_RANK
 started: list[float] = []
 step_now = [0]
 busy = None

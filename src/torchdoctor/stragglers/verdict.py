@@ -15,6 +15,15 @@ difference (so a 5% slowdown is named where steps vary by 5%, and noise of the s
 The cause is the part of the straggler's step that carries the excess (medians of the same per-step
 differences): waiting for data (input), its compute (host when it got no more CPU time for it than the peers
 — a core shared with another process — else device), or its collectives besides waiting (communication).
+
+Some differences to the peers are the rank's own habit in a healthy job, not a slowdown: with gloo, who leaves
+a collective last depends on the rank's place in the algorithm (one rank leaves ~5 ms after the others, step
+after step, and so starts its next step later), and rank 0 also reads and judges the windows. So each part is
+judged against the rank's *usual* difference to its peers (`Usual`): the median over the first `BASELINE`
+steps after warm-up, then over the latest `HISTORY` steps that named nobody for `SETTLE` windows after them.
+A rank that always leaves 5 ms last is not a straggler; one that becomes 5% slower than its own usual is. A
+rank slower from its very start is therefore not named here (its medians are in the end summary, its device
+in ``gpu.balance``).
 """
 
 from __future__ import annotations
@@ -45,6 +54,17 @@ OWN_MAJORITY = 0.65
 OWN_MARGIN = 2.5
 # The part named as the cause must carry at least this share of the excess, else the line says it is unclear.
 EXPLAINED = 0.5
+# Each rank's usual difference to its peers: the first BASELINE steps judged (taken as healthy: nothing is named
+# before they are in), then a window joins once SETTLE windows after it named nobody (the onset of a slowdown,
+# named within them, never becomes usual); the latest HISTORY steps kept.
+BASELINE = 40
+SETTLE = 5
+HISTORY = 200
+# A rank that left its collectives later than the peers' median on at least HABIT of its usual steps leaves
+# them last by its place in the algorithm (gloo): how much later grows and shrinks with the machine's load
+# (0.2 ms on a quiet machine, 5 ms on a busy one, within one run), so its exits say nothing of its link:
+# they are not judged, and left out of its own work (usual and judged alike).
+HABIT = 0.6
 CAUSES = ("input", "host", "device", "communication")
 
 
@@ -101,6 +121,7 @@ CAUSE_OF = {
     "offcpu": "host",
     "transfer": "communication",
 }
+TRANSFER = PARTS.index("transfer")
 
 
 def rank_windows(window: Mapping[int, Mapping[str, Any]]) -> dict[int, RankWindow]:
@@ -235,12 +256,15 @@ def judge_window(number: int, window: Mapping[int, Mapping[str, Any]]) -> Window
 
 def judge_stretch(
     windows: list[WindowVerdict],
+    usual: Mapping[int, list[tuple[float, float, bool]]] | None = None,
 ) -> tuple[int | None, float, str | None, str, str]:
     """(straggler or None, how much slower, cause, cause in words, the figures) over the steps of
-    ``windows``: each rank's parts against the median of its peers' on the same steps. A part names the
-    rank when it exceeds the peers' on `MAJORITY` of the steps, by a median of at least `SLOWER` of the
-    peers' own work and `NOISE_MARGIN` standard errors of that part's difference, the rank's own work as a
-    whole is longer too (`OWN_MAJORITY`, `OWN_MARGIN`) and not shorter elsewhere by as much (its total
+    ``windows``: each rank's parts against the median of its peers' on the same steps, less the rank's
+    ``usual`` difference per part ((median, standard error, whether judged) per `PARTS`, from `Usual`;
+    without it none: a rank absent from a given ``usual`` is not judged). A part names the rank when it exceeds the peers' by
+    more than usual on `MAJORITY` of the steps, by a median of at least `SLOWER` of the peers' own work and
+    `NOISE_MARGIN` standard errors (the stretch's and the usual's together), the rank's own work as a whole
+    is longer than usual too (`OWN_MAJORITY`, `OWN_MARGIN`) and not shorter elsewhere by as much (its total
     excess within two standard errors of the part's)."""
     excess: dict[int, list[list[float]]] = {}  # rank -> per step: excess of each part over the peers' median
     base: dict[int, list[float]] = {}  # rank -> per step: the peers' median own work
@@ -260,10 +284,12 @@ def judge_stretch(
     for rank, rows in excess.items():
         n = len(rows)
         peers_own = statistics.median(base[rank]) if rows else 0.0
-        if n < MIN_STEPS or peers_own <= 0:
+        if n < MIN_STEPS or peers_own <= 0 or (usual is not None and rank not in usual):
             continue
-        own_values = [row[0] for row in rows]
-        own_middle, own_error = _median_and_error(own_values)
+        habit = usual[rank] if usual is not None else [(0.0, 0.0, True)] * len(PARTS)
+        if not habit[TRANSFER][2]:  # leaves last by habit: its exits' lateness is the algorithm's
+            rows = _without_exits(rows)
+        own_values, own_middle, own_error = _beyond_usual(rows, 0, habit)
         own_ahead = sum(value > 0 for value in own_values) / n
         slower_overall = own_ahead >= OWN_MAJORITY and own_middle >= max(
             MIN_SECONDS, SLOWER * peers_own, OWN_MARGIN * own_error
@@ -271,13 +297,15 @@ def judge_stretch(
         figures = []
         passed: list[tuple[float, str]] = []
         for k, name in enumerate(PARTS):
-            if name == "own":
+            if name == "own" or not habit[k][2]:
                 continue
-            values = [row[k] for row in rows]
-            middle, error = _median_and_error(values)
+            values, middle, error = _beyond_usual(rows, k, habit)
             ahead = sum(value > 0 for value in values) / n
             z = middle / error if error else (float("inf") if middle > 0 else 0.0)
-            figures.append(f"{name} {middle * 1000:+.1f} ms ({ahead:.0%} ahead, {z:.1f} se)")
+            figures.append(
+                f"{name} {middle * 1000:+.1f} ms beyond usual {habit[k][0] * 1000:+.1f} ({ahead:.0%} ahead, "
+                f"{z:.1f} se)"
+            )
             if (
                 slower_overall
                 and ahead >= MAJORITY
@@ -294,19 +322,76 @@ def judge_stretch(
                 best = (middle / peers_own, rank, name)
         reasons.append(
             f"rank {rank} over {n} steps: own {own_middle / peers_own:+.1%} of the peers' "
-            f"{_ms(peers_own)} ({own_ahead:.0%} ahead, {own_middle / own_error:.1f} se); "
-            + ", ".join(figures)
+            f"{_ms(peers_own)} beyond usual {habit[0][0] * 1000:+.1f} ms ({own_ahead:.0%} ahead, "
+            f"{own_middle / own_error:.1f} se); " + ", ".join(figures)
         )
     if best is None:
         return None, 0.0, None, "", "; ".join(reasons)
     slower, rank, part = best
+    habit = usual[rank] if usual is not None else None
     return (
         rank,
         slower,
         CAUSE_OF[part],
-        _cause_text(part, mine[rank], peers_parts[rank]),
+        _cause_text(part, mine[rank], peers_parts[rank], habit[PARTS.index(part)][0] if habit else 0.0),
         "; ".join(reasons),
     )
+
+
+def _without_exits(rows: list[list[float]]) -> list[list[float]]:
+    """Per-step excesses with the lateness leaving the collectives taken out of the own work (for a rank
+    that leaves them last by habit: it starts its next step that much later, its own work looks longer)."""
+    return [[row[0] - row[TRANSFER], *row[1:]] for row in rows]
+
+
+def _beyond_usual(
+    rows: list[list[float]], k: int, habit: list[tuple[float, float, bool]]
+) -> tuple[list[float], float, float]:
+    """Part ``k``'s per-step excess over the peers beyond the rank's usual, its median and standard error
+    (the stretch's and the usual's together)."""
+    values = [row[k] - habit[k][0] for row in rows]
+    middle, error = _median_and_error(values)
+    return values, middle, math.hypot(error, habit[k][1])
+
+
+@dataclass
+class Usual:
+    """Each rank's usual difference to its peers, part by part: the per-step excess over the peers' median
+    on the steps taken as healthy (`BASELINE`, `SETTLE`, `HISTORY`)."""
+
+    steps: dict[int, list[list[float]]] = field(default_factory=dict)  # rank -> per step: excess per part
+    taken: int = 0  # steps taken so far (the first BASELINE form it)
+
+    def add(self, verdict: WindowVerdict) -> None:
+        """Take the window's steps as usual (the latest `HISTORY` per rank are kept)."""
+        for rank, steps in _compared(verdict).items():
+            kept = self.steps.setdefault(rank, [])
+            kept.extend([own[k] - medians[k] for k in range(len(PARTS))] for own, medians in steps)
+            del kept[:-HISTORY]
+        self.taken += verdict.steps
+
+    def ready(self) -> bool:
+        """Whether the first `BASELINE` steps are in."""
+        return self.taken >= BASELINE
+
+    def figures(self) -> dict[int, list[tuple[float, float, bool]]]:
+        """Per rank with `MIN_STEPS` or more: (median, standard error, whether judged) of each part's usual
+        excess, the median no less than nothing: a rank's habit of being longer than its peers is forgiven,
+        a habit of being shorter is not held against it (with two ranks one's habit is the other's mirror:
+        when the late one's lag shrinks, the other has not become slower). The exits of a rank that leaves
+        collectives last by habit (`HABIT`) are not judged."""
+        result = {}
+        for rank, rows in self.steps.items():
+            if len(rows) >= MIN_STEPS:
+                last = sum(row[TRANSFER] > 0 for row in rows) / len(rows)
+                if last >= HABIT:
+                    rows = _without_exits(rows)
+                usual = [_median_and_error([row[k] for row in rows]) for k in range(len(PARTS))]
+                result[rank] = [
+                    (max(0.0, middle), error, k != TRANSFER or last < HABIT)
+                    for k, (middle, error) in enumerate(usual)
+                ]
+        return result
 
 
 def _compared(
@@ -368,24 +453,28 @@ def _median_and_error(values: list[float]) -> tuple[float, float]:
     return middle, max(spread * 1.2533 / math.sqrt(len(values)), 1e-5)
 
 
-def _cause_text(part: str, mine: list[tuple[float, ...]], peers: list[list[float]]) -> str:
-    """The cause in words, with the rank's median of the part and the peers'."""
+def _cause_text(
+    part: str, mine: list[tuple[float, ...]], peers: list[list[float]], usual: float = 0.0
+) -> str:
+    """The cause in words, with the rank's median of the part and the peers', and the rank's usual
+    difference to them when it is not nothing."""
     column = {name: k for k, name in enumerate(PARTS)}
     own = {name: statistics.median(row[k] for row in mine) for name, k in column.items()}
     peer = {name: statistics.median(row[k] for row in peers) for name, k in column.items()}
+    habit = f"; usually {usual * 1000:+.1f} ms" if abs(usual) >= 0.00005 else ""
     if part == "data":
-        return f"input pipeline (next() {_ms(own['data'])} vs median {_ms(peer['data'])})"
+        return f"input pipeline (next() {_ms(own['data'])} vs median {_ms(peer['data'])}{habit})"
     if part == "transfer":
         return (
             f"communication (collectives {_ms(own['transfer'])} vs median {_ms(peer['transfer'])}, "
-            "waiting for peers left out)"
+            f"waiting for peers left out{habit})"
         )
     if part == "offcpu":
         return (
-            f"host (kept waiting for a CPU {_ms(own['offcpu'])} per step vs median {_ms(peer['offcpu'])}: "
-            "its cores are shared with other processes)"
+            f"host (kept waiting for a CPU {_ms(own['offcpu'])} per step vs median {_ms(peer['offcpu'])}"
+            f"{habit}: its cores are shared with other processes)"
         )
-    return f"device (compute {_ms(own['cpu'])} vs median {_ms(peer['cpu'])})"
+    return f"device (compute {_ms(own['cpu'])} vs median {_ms(peer['cpu'])}{habit})"
 
 
 def _ms(seconds: float) -> str:
@@ -399,26 +488,39 @@ class Tracker:
     stretch: int = STRETCH
     history: list[WindowVerdict] = field(default_factory=list)
     said: list[dict[str, Any]] = field(default_factory=list)
+    usual: Usual = field(default_factory=Usual)
+    pending: list[WindowVerdict] = field(default_factory=list)  # windows waiting to become usual
     _current: tuple[int, str | None] | None = None
     _quiet: int = 0
 
     def feed(self, verdict: WindowVerdict) -> str | None:
-        """Add the next window; judge the latest `stretch` steps (`judge_stretch`) and set the window's
-        straggler from it. Returns the verdict line when a rank is named that was not named in the current
-        stretch (two windows naming nobody end a stretch), or for a new cause held for two windows, else
-        None."""
+        """Add the next window; judge the latest `stretch` steps (`judge_stretch`, against the ranks'
+        `Usual`) and set the window's straggler from it. Returns the verdict line when a rank is named that
+        was not named in the current stretch (two windows naming nobody end a stretch), or for a new cause
+        held for two windows, else None. Until the first `BASELINE` steps after warm-up are in, they are
+        taken as usual and nothing is judged; later a window becomes usual once `SETTLE` windows after it
+        named nobody."""
         self.history.append(verdict)
         size = max(1, verdict.steps)
         count = max(1, -(-self.stretch // size))
         recent = self.history[-count:]
         self.history = self.history[-count:]  # nothing older is judged again
-        rank, slower, cause, text, reason = judge_stretch(recent)
+        if verdict.first_step < WARMUP:
+            return None
+        if not self.usual.ready():
+            self.usual.add(verdict)
+            return None
+        rank, slower, cause, text, reason = judge_stretch(recent, self.usual.figures())
         verdict.reason = reason
         if rank is None:
+            self.pending.append(verdict)
+            while len(self.pending) > SETTLE:
+                self.usual.add(self.pending.pop(0))
             self._quiet += 1
             if self._quiet >= 2:
                 self._current = None  # over: a new stretch gets a new line
             return None
+        self.pending = []  # the onset of what was named: never usual
         self._quiet = 0
         verdict.straggler, verdict.slower, verdict.cause, verdict.cause_text = (
             rank,
