@@ -69,6 +69,7 @@ def worker(iterations: dict[str, int]) -> None:
         tensor = torch.ones(numel)
         n = iterations[size_name]
         per_call: dict[str, list[float]] = {name: [] for name, _, _ in cases}
+        cpu_per_call: dict[str, list[float]] = {name: [] for name, _, _ in cases}
         asked: dict[str, list[int]] = {name: [0, 0] for name, _, _ in cases}  # store requests, calls
         for _ in range(ROUNDS):
             for name, call, modes in cases:
@@ -76,14 +77,16 @@ def worker(iterations: dict[str, int]) -> None:
                 call(tensor)  # warm-up
                 dist.barrier()
                 before = requests[0]
-                start = time.perf_counter()
+                start, cpu_start = time.perf_counter(), time.process_time()
                 for _ in range(n):
                     call(tensor)
                 per_call[name].append((time.perf_counter() - start) / n * 1e6)
+                cpu_per_call[name].append((time.process_time() - cpu_start) / n * 1e6)
                 asked[name][0] += requests[0] - before
                 asked[name][1] += n
         for name, times in per_call.items():
             results.setdefault(name, {})[size_name] = min(times)
+            results.setdefault(f"cpu: {name}", {})[size_name] = min(cpu_per_call[name])
             results.setdefault(f"requests: {name}", {})[size_name] = asked[name][0] / asked[name][1]
 
     # The hot path alone: the checked wrapper around a collective replaced by a no-op, against the no-op itself
@@ -172,8 +175,14 @@ def main() -> None:
     print(f"{'':44}" + "".join(f"{name:>28}" for name in sizes))
     hot_path = results.pop("hot path")["µs per repeated call"]
     for name, row in results.items():
-        if not name.startswith("requests: "):
+        if not name.startswith(("requests: ", "cpu: ")):
             print(f"{name:44}" + "".join(f"{row[s]:>25.1f} µs" for s in sizes))
+    print()
+    print("CPU time per call, rank 0's process (every thread: gloo's, the watcher's), fastest round: what")
+    print("debug mode adds is CPU work, and CPU time moves less than wall time when others share the cores")
+    for name in ("torch.distributed.all_reduce", "  … after torchdoctor debug.enable()"):
+        row = results[f"cpu: {name}"]
+        print(f"{name:44}" + "".join(f"{row[s]:>25.1f} µs" for s in sizes))
     print()
     print("store requests per rank per call, rank 0, over every round (its first call checks in: 2 requests)")
     for name in ("  … after torchdoctor debug.enable()", "torchdoctor.distributed.reduce, debug on"):
@@ -210,6 +219,14 @@ def main() -> None:
     print()
     for label, top, bottom in ratios:
         print(f"{label:44}" + "".join(f"{results[top][s] / results[bottom][s]:>27.2f}x" for s in sizes))
+    top, bottom = (
+        results["cpu:   … after torchdoctor debug.enable()"],
+        results["cpu: torch.distributed.all_reduce"],
+    )
+    print(
+        f"{'torch all_reduce, CPU time: checked / plain':44}"
+        + "".join(f"{top[s] / bottom[s]:>27.2f}x" for s in sizes)
+    )
 
 
 if __name__ == "__main__":
