@@ -13,6 +13,7 @@ import pytest
 import torch
 
 from torchdoctor.hang.calls import read_calls
+from torchdoctor.hang.failure import exit_codes
 from torchdoctor.hang.folder import folder_verdict
 from torchdoctor.hang.report import RankStack, verdict
 from torchdoctor.hang.source import Frame
@@ -90,7 +91,14 @@ def test_a_killed_rank_is_the_culprit_of_the_failed_job_not_torchruns_first_obse
     stopped = re.search(r"torchrun stopped (ranks? [\d, ]+)", result.stderr)
     named = [int(r) for m in (after, stopped) if m for r in re.findall(r"\d+", m.group(1))]
     assert sorted(named) == [0, 2], result.stderr
-    # after the fact too
+    # after the fact too; also where torchrun stopped ranks 0 and 2 before they could raise (no rank*.done):
+    # only torchrun's summary, kept in the folder, tells them from ranks that died on their own
+    assert folder_verdict(folder)[2].culprits == [1]
+    codes = exit_codes((folder / "torchrun.exits").read_text())
+    assert codes[1] == -9 and sorted(codes) == [0, 1, 2], codes
+    for rank in (0, 2):
+        if codes[rank] == -15:  # stopped by torchrun: as if before it could raise
+            (folder / f"rank{rank}.done").unlink(missing_ok=True)
     assert folder_verdict(folder)[2].culprits == [1]
 
 

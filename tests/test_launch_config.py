@@ -348,10 +348,11 @@ def test_every_torchrun_flag_is_taken_in_each_of_its_spellings():
 
     values = {"start_method": "fork", "numa_binding": "node", "nnodes": "1:2", "redirects": "3", "tee": "1"}
     for action in get_args_parser()._actions:
-        if not action.option_strings or action.dest == "help":
-            continue
+        if not action.option_strings or action.dest in ("help", "print_completion"):
+            continue  # these print and end at once (torch 2.15's --print-completion as --help), as torchrun does
         for spelling in action.option_strings:
-            argv = [spelling] if action.nargs == 0 else [spelling, values.get(action.dest, "7")]
+            value = values.get(action.dest, action.choices[0] if action.choices else "7")
+            argv = [spelling] if action.nargs == 0 else [spelling, str(value)]
             options = parse_command_line([*argv, "train.py", "--lr", "3"])
             assert action.dest in options.flags, spelling
             assert options.program == ["train.py", "--lr", "3"]

@@ -51,6 +51,22 @@ def exit_codes(torchrun_output: str) -> dict[int, int]:
     return {int(rank): int(code) for rank, code in _SUMMARY.findall(torchrun_output)}
 
 
+EXITS_FILE = "torchrun.exits"  # torchrun's summary of the workers' exits, kept in the folder for `explain`
+
+
+def keep_exit_codes(directory: Path, torchrun_output: str) -> None:
+    """Write the exit codes of torchrun's summary into the folder, in the summary's own form: its error files
+    say nothing of the ranks it stopped (``error_file: <N/A>``), and without their SIGTERM a rank stopped
+    before it could raise reads as one that died on its own."""
+    codes = exit_codes(torchrun_output)
+    if codes:
+        text = "".join(f"rank : {rank}\nexitcode : {code}\n" for rank, code in sorted(codes.items()))
+        try:
+            (directory / EXITS_FILE).write_text(text)
+        except OSError:  # the folder is gone or full: the verdict printed now still stands
+            pass
+
+
 def failure_verdict(directory: Path, torchrun_output: str = "") -> Verdict | None:
     """Which rank failed first and where, from the watchdog's folder of a failed job; None when no worker
     left anything (the job failed before any script started: torchrun said why)."""

@@ -12,7 +12,7 @@ import re
 from pathlib import Path
 
 from torchdoctor.findings import Finding
-from torchdoctor.hang.failure import failure_verdict
+from torchdoctor.hang.failure import EXITS_FILE, failure_verdict
 from torchdoctor.hang.files import RankFiles, ranks_with_files
 from torchdoctor.hang.report import RankStack, Verdict, grouped, parse_faulthandler, verdict
 from torchdoctor.hang.source import Frame
@@ -91,18 +91,19 @@ def _has_stack(files: RankFiles) -> bool:
 
 
 def _torchrun_output(directory: Path) -> str:
-    """What torchrun wrote about the workers' exits, where its log folder is there (``torchrun/``)."""
+    """What torchrun said about the workers' exits: its summary's exit codes, kept by the launcher, and its
+    error files, where its log folder is there (``torchrun/``)."""
     texts = []
-    for path in sorted((directory / "torchrun").rglob("error.json"))[:64]:
+    for path in [directory / EXITS_FILE, *sorted((directory / "torchrun").rglob("error.json"))[:64]]:
         try:
             texts.append(path.read_text(errors="replace"))
-        except OSError:  # one error file fewer: the ranks' own files still speak
+        except OSError:  # one file fewer (an older folder has no torchrun.exits): the ranks' own files speak
             continue
     return "\n".join(texts)
 
 
 OURS = re.compile(
-    r"^(rank\d+\.(json|stack|fr|fr-none|calls|where|done|beat|exit|tmp)|verdict\.json|flight-recorder\.request|started\.\d+\.\d+)$"
+    r"^(rank\d+\.(json|stack|fr|fr-none|calls|where|done|beat|exit|tmp)|verdict\.json|torchrun\.exits|flight-recorder\.request|started\.\d+\.\d+)$"
 )
 
 

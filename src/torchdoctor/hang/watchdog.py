@@ -42,7 +42,7 @@ from typing import TextIO
 
 from torchdoctor.distributed.ranks import current, from_environment
 from torchdoctor.hang import calls
-from torchdoctor.hang.failure import failure_verdict
+from torchdoctor.hang.failure import failure_verdict, keep_exit_codes
 from torchdoctor.hang.files import RankFiles
 from torchdoctor.hang.job import JobExchange
 from torchdoctor.hang.report import (  # noqa: F401 - the names the watchdog's users import
@@ -715,6 +715,7 @@ def supervise(
 
 def _failure_report(directory: Path, torchrun_output: str) -> str:
     """The verdict for a job that failed: which rank failed first and where (`failure.failure_verdict`)."""
+    keep_exit_codes(directory, torchrun_output)
     found = failure_verdict(directory, torchrun_output)
     if found is None:
         return ""
