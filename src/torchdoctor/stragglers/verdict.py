@@ -21,10 +21,7 @@ a collective last depends on the rank's place in the algorithm (one rank leaves 
 after step, and so starts its next step later), and rank 0 also reads and judges the windows. So each part is
 judged against the rank's *usual* difference to its peers (`Usual`): the median over the first `BASELINE`
 steps after warm-up, then over the latest `HISTORY` steps that named nobody for `SETTLE` windows after them.
-A rank that always leaves 5 ms last is not a straggler; one that becomes 5% slower than its own usual is.
-Every part but the exits is judged with the rank's work *without* its lateness leaving the collectives (a rank
-that leaves later starts its next step later: with two ranks, the peer's lag would hide a slowdown of the
-same size); the exits are judged on their own against their usual. A
+A rank that always leaves 5 ms last is not a straggler; one that becomes 5% slower than its own usual is. A
 rank slower from its very start is therefore not named here (its medians are in the end summary, its device
 in ``gpu.balance``).
 """
@@ -50,8 +47,7 @@ SLOWER = 0.025
 MIN_SECONDS = 0.0003
 # ...and NOISE_MARGIN standard errors of that median (from the step-to-step spread of the difference).
 NOISE_MARGIN = 3.5
-# The rank's work as a whole must be longer too (its own work with its exit lateness for `communication`,
-# without it for the other causes), on OWN_MAJORITY of the steps and OWN_MARGIN standard
+# The rank's own work as a whole must be longer too, on OWN_MAJORITY of the steps and OWN_MARGIN standard
 # errors clear (looser: it carries every part's noise), so that a part that differs by the rank's role in the
 # collectives (who leaves a ring last) names nobody whose step is not longer.
 OWN_MAJORITY = 0.65
@@ -67,7 +63,7 @@ HISTORY = 200
 # A rank that left its collectives later than the peers' median on at least HABIT of its usual steps leaves
 # them last by its place in the algorithm (gloo): how much later grows and shrinks with the machine's load
 # (0.2 ms on a quiet machine, 5 ms on a busy one, within one run), so its exits say nothing of its link:
-# they are not judged. (No rank's exit lateness counts in its work: see `PARTS`.)
+# they are not judged, and left out of its own work (usual and judged alike).
 HABIT = 0.6
 CAUSES = ("input", "host", "device", "communication")
 
@@ -117,11 +113,8 @@ class WindowVerdict:
 # Per step and rank: own work (step minus waiting for peers), and the parts of it a straggler cannot hide:
 # waiting for data, the CPU time of its compute, the time the kernel kept it waiting for a CPU (other
 # processes on its cores; else its compute's wall minus CPU time), its collectives besides waiting for the
-# peers (its lateness leaving them, where exits are noted); and its work: own work less that lateness. A rank
-# that leaves a collective later starts its next step that much later, so its own work carries its exit lag;
-# its work does not (with two ranks, the peer's exit lag would hide a slowdown of the same size on the other).
-# Each part -> the cause it names.
-PARTS = ("own", "data", "cpu", "offcpu", "transfer", "work")
+# peers. Each part -> the cause it names.
+PARTS = ("own", "data", "cpu", "offcpu", "transfer")
 CAUSE_OF = {
     "data": "input",
     "cpu": "device",
@@ -129,7 +122,6 @@ CAUSE_OF = {
     "transfer": "communication",
 }
 TRANSFER = PARTS.index("transfer")
-WORK = PARTS.index("work")
 
 
 def rank_windows(window: Mapping[int, Mapping[str, Any]]) -> dict[int, RankWindow]:
@@ -249,8 +241,7 @@ def step_parts(
             compute = max(0.0, step - data - comm)
             kept_off = float(row[5]) if len(row) > 5 and row[5] is not None else compute - cpu
             transfer = exits.get(rank, comm - waited)
-            own = step - waited
-            parts[rank].append((own, data, cpu, kept_off, transfer, own - transfer))
+            parts[rank].append((step - waited, data, cpu, kept_off, transfer))
     return parts
 
 
@@ -272,8 +263,8 @@ def judge_stretch(
     ``usual`` difference per part ((median, standard error, whether judged) per `PARTS`, from `Usual`;
     without it none: a rank absent from a given ``usual`` is not judged). A part names the rank when it exceeds the peers' by
     more than usual on `MAJORITY` of the steps, by a median of at least `SLOWER` of the peers' own work and
-    `NOISE_MARGIN` standard errors (the stretch's and the usual's together), the rank's work as a whole
-    (without its exit lateness; with it, for the exits themselves) is longer than usual too (`OWN_MAJORITY`, `OWN_MARGIN`) and not shorter elsewhere by as much (its total
+    `NOISE_MARGIN` standard errors (the stretch's and the usual's together), the rank's own work as a whole
+    is longer than usual too (`OWN_MAJORITY`, `OWN_MARGIN`) and not shorter elsewhere by as much (its total
     excess within two standard errors of the part's)."""
     excess: dict[int, list[list[float]]] = {}  # rank -> per step: excess of each part over the peers' median
     base: dict[int, list[float]] = {}  # rank -> per step: the peers' median own work
@@ -296,15 +287,18 @@ def judge_stretch(
         if n < MIN_STEPS or peers_own <= 0 or (usual is not None and rank not in usual):
             continue
         habit = usual[rank] if usual is not None else [(0.0, 0.0, True)] * len(PARTS)
-        whole = {k: _whole(rows, k, habit, peers_own) for k in (0, WORK)}
+        if not habit[TRANSFER][2]:  # leaves last by habit: its exits' lateness is the algorithm's
+            rows = _without_exits(rows)
+        own_values, own_middle, own_error = _beyond_usual(rows, 0, habit)
+        own_ahead = sum(value > 0 for value in own_values) / n
+        slower_overall = own_ahead >= OWN_MAJORITY and own_middle >= max(
+            MIN_SECONDS, SLOWER * peers_own, OWN_MARGIN * own_error
+        )
         figures = []
         passed: list[tuple[float, str]] = []
         for k, name in enumerate(PARTS):
-            if name in ("own", "work") or not habit[k][2]:
+            if name == "own" or not habit[k][2]:
                 continue
-            # the exits are judged with the own work that carries them; every other part with the work
-            # without them (a peer's exit lag, or the rank's own habit of leaving last, hides nothing)
-            slower_overall, own_middle, own_error = whole[0 if k == TRANSFER else WORK]
             values, middle, error = _beyond_usual(rows, k, habit)
             ahead = sum(value > 0 for value in values) / n
             z = middle / error if error else (float("inf") if middle > 0 else 0.0)
@@ -327,10 +321,9 @@ def judge_stretch(
             if best is None or middle / peers_own > best[0]:
                 best = (middle / peers_own, rank, name)
         reasons.append(
-            f"rank {rank} over {n} steps: work {whole[WORK][1] / peers_own:+.1%} of the peers' own "
-            f"{_ms(peers_own)} beyond usual {habit[WORK][0] * 1000:+.1f} ms "
-            f"({whole[WORK][1] / whole[WORK][2]:.1f} se), own {whole[0][1] / peers_own:+.1%} beyond usual "
-            f"{habit[0][0] * 1000:+.1f} ms ({whole[0][1] / whole[0][2]:.1f} se); " + ", ".join(figures)
+            f"rank {rank} over {n} steps: own {own_middle / peers_own:+.1%} of the peers' "
+            f"{_ms(peers_own)} beyond usual {habit[0][0] * 1000:+.1f} ms ({own_ahead:.0%} ahead, "
+            f"{own_middle / own_error:.1f} se); " + ", ".join(figures)
         )
     if best is None:
         return None, 0.0, None, "", "; ".join(reasons)
@@ -345,16 +338,10 @@ def judge_stretch(
     )
 
 
-def _whole(
-    rows: list[list[float]], k: int, habit: list[tuple[float, float, bool]], peers_own: float
-) -> tuple[bool, float, float]:
-    """(longer than usual, median excess beyond usual, its standard error) of the rank's work as a whole
-    (part ``k``: own work, or work without exit lateness): longer on `OWN_MAJORITY` of the steps, by at
-    least `SLOWER` of the peers' own work and `OWN_MARGIN` standard errors."""
-    values, middle, error = _beyond_usual(rows, k, habit)
-    ahead = sum(value > 0 for value in values) / max(1, len(values))
-    longer = ahead >= OWN_MAJORITY and middle >= max(MIN_SECONDS, SLOWER * peers_own, OWN_MARGIN * error)
-    return longer, middle, error
+def _without_exits(rows: list[list[float]]) -> list[list[float]]:
+    """Per-step excesses with the lateness leaving the collectives taken out of the own work (for a rank
+    that leaves them last by habit: it starts its next step that much later, its own work looks longer)."""
+    return [[row[0] - row[TRANSFER], *row[1:]] for row in rows]
 
 
 def _beyond_usual(
@@ -397,6 +384,8 @@ class Usual:
         for rank, rows in self.steps.items():
             if len(rows) >= MIN_STEPS:
                 last = sum(row[TRANSFER] > 0 for row in rows) / len(rows)
+                if last >= HABIT:
+                    rows = _without_exits(rows)
                 usual = [_median_and_error([row[k] for row in rows]) for k in range(len(PARTS))]
                 result[rank] = [
                     (max(0.0, middle), error, k != TRANSFER or last < HABIT)
