@@ -361,9 +361,11 @@ class Usual:
 
     steps: dict[int, list[list[float]]] = field(default_factory=dict)  # rank -> per step: excess per part
     taken: int = 0  # steps taken so far (the first BASELINE form it)
+    _figures: dict | None = field(default=None, repr=False)  # what `figures` found since the last `add`
 
     def add(self, verdict: WindowVerdict) -> None:
         """Take the window's steps as usual (the latest `HISTORY` per rank are kept)."""
+        self._figures = None
         for rank, steps in _compared(verdict).items():
             kept = self.steps.setdefault(rank, [])
             kept.extend([own[k] - medians[k] for k in range(len(PARTS))] for own, medians in steps)
@@ -379,7 +381,10 @@ class Usual:
         excess, the median no less than nothing: a rank's habit of being longer than its peers is forgiven,
         a habit of being shorter is not held against it (with two ranks one's habit is the other's mirror:
         when the late one's lag shrinks, the other has not become slower). The exits of a rank that leaves
-        collectives last by habit (`HABIT`) are not judged."""
+        collectives last by habit (`HABIT`) are not judged. Worked out again only after an `add`: most windows
+        add nothing."""
+        if self._figures is not None:
+            return self._figures
         result = {}
         for rank, rows in self.steps.items():
             if len(rows) >= MIN_STEPS:
@@ -391,6 +396,7 @@ class Usual:
                     (max(0.0, middle), error, k != TRANSFER or last < HABIT)
                     for k, (middle, error) in enumerate(usual)
                 ]
+        self._figures = result
         return result
 
 

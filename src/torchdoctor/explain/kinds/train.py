@@ -275,6 +275,17 @@ def _crash(hits: list[Hit], ctx: Context) -> tuple[str, str]:
     return summary, fix
 
 
+# every line a crash is seen by is also what makes it a symptom, not a cause: anchors and generic alike
+_CRASH_LINES = (
+    "exitcode",
+    "SIGSEGV",
+    "Segmentation fault",
+    "Bus error",
+    "SIGBUS",
+    "exits with return code = -11",
+    "exits with return code = -7",
+)
+
 WORKER_CRASH = Recogniser(
     # torchrun's failure summary (exitcode -11 / -7), the shell's "Segmentation fault (core dumped)"
     kind="worker_crash",
@@ -284,30 +295,14 @@ WORKER_CRASH = Recogniser(
         "deepspeed:exits-with-return-code",
     ),
     title="process crashed",
-    anchors=(
-        "exitcode",
-        "SIGSEGV",
-        "Segmentation fault",
-        "Bus error",
-        "SIGBUS",
-        "exits with return code = -11",
-        "exits with return code = -7",
-    ),
+    anchors=_CRASH_LINES,
     match=R(
         r"(?P<what>exitcode\s*:?\s*-(?:11|7)\b[^\n]{0,80}|exits with return code = -(?:11|7)\b|Signal (?:11|7) \((?:SIGSEGV|SIGBUS)\)[^\n]{0,60}|"
         r"Fatal Python error: Segmentation fault|Segmentation fault \(core dumped\)|^\s*Segmentation fault\s*$|"
         r"Bus error \(core dumped\)|signal SIGSEGV|signal SIGBUS)"
     ),
     # a crash is a symptom: a broken extension, a library's bug, a driver, a full /dev/shm all print it
-    generic=(
-        "exitcode",
-        "SIGSEGV",
-        "Segmentation fault",
-        "Bus error",
-        "SIGBUS",
-        "exits with return code = -11",
-        "exits with return code = -7",
-    ),
+    generic=_CRASH_LINES,
     absorbs=("child_failed",),
     describe=_crash,
 )
