@@ -14,6 +14,8 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import random
+import statistics
 import subprocess
 import sys
 import time
@@ -21,6 +23,7 @@ from datetime import timedelta
 
 SIZES = {"small (8 floats)": 8, "medium (1M floats, 4 MB)": 1 << 20}
 ROUNDS = 9
+PAIRS = dict(zip(SIZES, (4000, 2000), strict=True))  # call-by-call pairs (a tenth with --quick)
 
 
 def worker(iterations: dict[str, int]) -> None:
@@ -106,9 +109,72 @@ def worker(iterations: dict[str, int]) -> None:
             hot[name].append((time.perf_counter() - start) / 20000 * 1e6)
     results["hot path"] = {"µs per repeated call": min(hot["checked no-op"]) - min(hot["no-op"])}
     set_modes(False, False, False)
+    results["paired"] = paired_calls(dist, torch, debug, iterations)
     if dist.get_rank() == 0:
         print(json.dumps(results), flush=True)
     dist.destroy_process_group()
+
+
+def paired_calls(dist, torch, debug, iterations: dict[str, int]) -> dict[str, dict[str, float]]:
+    """Plain and checked ``all_reduce`` call by call, in alternating order (plain first, then checked first),
+    each call timed alone: whatever the machine does at a moment falls on both alike, and the median of the
+    pairs' differences is what the check adds. Both ranks make the same calls in the same order."""
+    plain = dist.all_reduce  # debug mode is off here: the original
+    checked = debug._checked("all_reduce", plain)
+    out: dict[str, dict[str, float]] = {}
+    for size_name, numel in SIZES.items():
+        tensor = torch.ones(numel)
+        pairs = PAIRS[size_name] // (10 if iterations["quick"] else 1)
+        checked(tensor)  # its first call checks in with the other rank
+        plain(tensor)
+        dist.barrier()
+        times: dict[str, list[float]] = {"plain": [], "checked": []}
+        differences, cpu_differences = [], []
+        cpu_times: dict[str, list[float]] = {"plain": [], "checked": []}
+        for i in range(pairs):
+            order = (
+                (("plain", plain), ("checked", checked))
+                if i % 2 == 0
+                else (("checked", checked), ("plain", plain))
+            )
+            took, cpu = {}, {}
+            for name, call in order:
+                start, cpu_start = time.perf_counter(), time.thread_time()
+                call(tensor)
+                took[name] = (time.perf_counter() - start) * 1e6
+                cpu[name] = (time.thread_time() - cpu_start) * 1e6
+                times[name].append(took[name])
+                cpu_times[name].append(cpu[name])
+            differences.append(took["checked"] - took["plain"])
+            cpu_differences.append(cpu["checked"] - cpu["plain"])
+        plain_median = statistics.median(times["plain"])
+        out[size_name] = {
+            "pairs": pairs,
+            "plain": plain_median,
+            "checked": statistics.median(times["checked"]),
+            "added": statistics.median(differences),
+            "added_low": _quantile(differences, 0.25),
+            "added_high": _quantile(differences, 0.75),
+            "added_ci": _median_interval(differences),
+            "cpu_plain": statistics.median(cpu_times["plain"]),
+            "cpu_checked": statistics.median(cpu_times["checked"]),
+            "cpu_added": statistics.median(cpu_differences),
+            "cpu_added_low": _quantile(cpu_differences, 0.25),
+            "cpu_added_high": _quantile(cpu_differences, 0.75),
+        }
+    return out
+
+
+def _median_interval(values: list[float], resamples: int = 500) -> tuple[float, float]:
+    """A 95% bootstrap interval of the median (fixed seed: the same data gives the same interval)."""
+    pick = random.Random(0).choices
+    medians = sorted(statistics.median(pick(values, k=len(values))) for _ in range(resamples))
+    return medians[int(0.025 * resamples)], medians[int(0.975 * resamples) - 1]
+
+
+def _quantile(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
 
 
 class Counting:
@@ -142,7 +208,7 @@ def main() -> None:
 
     import torch.distributed as dist
 
-    iterations = dict(zip(SIZES, (30, 3) if args.quick else (150, 10), strict=True))
+    iterations = {**dict(zip(SIZES, (30, 3) if args.quick else (150, 10), strict=True)), "quick": args.quick}
     # the job's store lives here, as torchrun's agent hosts it
     store = dist.TCPStore("127.0.0.1", 0, 2, True, timedelta(seconds=300), wait_for_workers=False)
     env = {
@@ -174,6 +240,7 @@ def main() -> None:
     )
     print(f"{'':44}" + "".join(f"{name:>28}" for name in sizes))
     hot_path = results.pop("hot path")["µs per repeated call"]
+    paired = results.pop("paired")
     for name, row in results.items():
         if not name.startswith(("requests: ", "cpu: ")):
             print(f"{name:44}" + "".join(f"{row[s]:>25.1f} µs" for s in sizes))
@@ -219,6 +286,25 @@ def main() -> None:
     print()
     for label, top, bottom in ratios:
         print(f"{label:44}" + "".join(f"{results[top][s] / results[bottom][s]:>27.2f}x" for s in sizes))
+    print()
+    print("call by call: plain and checked all_reduce alternating, each call timed alone (medians; the added")
+    print(
+        "time is the median of the pairs' differences, with its quartiles; the ratio's 95% interval bootstrapped)"
+    )
+    for s in sizes:
+        row = paired[s]
+        low, high = row["added_ci"]
+        print(
+            f"  {s:26} {row['pairs']:>5} pairs: plain {row['plain']:8.1f} µs, checked {row['checked']:8.1f} µs, "
+            f"added {row['added']:+7.1f} µs [{row['added_low']:+.0f}, {row['added_high']:+.0f}] "
+            f"= {(row['plain'] + row['added']) / row['plain']:.3f}x "
+            f"(95%: {(row['plain'] + low) / row['plain']:.3f}–{(row['plain'] + high) / row['plain']:.3f}x)"
+        )
+        print(
+            f"  {'':26} calling thread's CPU time: plain {row['cpu_plain']:.1f} µs, checked {row['cpu_checked']:.1f} µs, added {row['cpu_added']:+7.1f} µs "
+            f"[{row['cpu_added_low']:+.0f}, {row['cpu_added_high']:+.0f}] "
+            f"= {(row['plain'] + row['cpu_added']) / row['plain']:.3f}x of the plain call's wall time"
+        )
     top, bottom = (
         results["cpu:   … after torchdoctor debug.enable()"],
         results["cpu: torch.distributed.all_reduce"],
