@@ -28,13 +28,15 @@ def window(
     kept_off: float = 0.0,
     lagging: int | None = None,
     lag: float = 0.0,
+    busy: float = 0.0,
 ):
     """Window ``number`` as the ranks publish it: every rank's own work is 35 ms plus noise (±``noise``,
     different on every rank and step); ``slow`` reaches each step's collective ``late`` seconds after the
     others (having spent ``data`` of it more in next(), and ``kept_off`` of it waiting for a CPU, in the
     kernel's run queue), and they wait for it. ``load`` seconds more on every rank alike (a busy machine) on
     every other step. ``lagging`` leaves every collective ``lag`` seconds after the others (its place in the
-    algorithm), so it also starts each step that much later: its step looks ``lag`` longer, the others wait."""
+    algorithm), so it also starts each step that much later: its step looks ``lag`` longer, the others wait.
+    ``busy``: every rank waits that much of its compute for a CPU (a busier machine)."""
     import random
 
     rng = random.Random(seed * 1000 + number)
@@ -50,7 +52,7 @@ def window(
             t = 1000.0 + (number * steps + step) * 0.1
             waits = latest - own[rank] - after[rank]
             extra = data if rank == slow else 0.0  # its next() takes this much more, its compute not
-            queued = kept_off if rank == slow else 0.0
+            queued = (kept_off if rank == slow else 0.0) + busy
             noted = [["world", t + own[rank] + after[rank]]]
             if lagging is not None:  # exits noted: everyone leaves at the same time but ``lagging``
                 noted[0].append(t + latest + 0.005 + after[rank])
@@ -151,19 +153,41 @@ def test_a_rank_that_always_leaves_collectives_last_is_not_named_until_it_slows_
         tracker = Tracker()
         lines = [tracker.feed(judge_window(n, window(n, seed=seed, **lagging))) for n in range(40)]
         assert lines == [None] * 40, seed
-        # its lag grows to 12 ms: a habitual last leaver's lag grows with the machine's load, so its exits
-        # are not judged (nor counted in its own work)
-        lines = [
-            tracker.feed(judge_window(n, window(n, seed=seed, lagging=1, lag=0.012))) for n in range(40, 50)
-        ]
+        # its lag grows to 12 ms as every rank waits 3 ms more per step for a CPU: a habitual last leaver's
+        # lag grows with the machine's load, so its exits are not held against it (nor counted in its work)
+        busier = {"lagging": 1, "lag": 0.012, "busy": 0.003}
+        lines = [tracker.feed(judge_window(n, window(n, seed=seed, **busier))) for n in range(40, 50)]
         assert lines == [None] * 10, seed
         # then its next() takes 4 ms longer (11% of the step): slower than its own usual, named for that
-        slowed = {"slow": 1, "late": 0.004, "data": 0.004, "lagging": 1, "lag": 0.012}
+        slowed = {"slow": 1, "late": 0.004, "data": 0.004, **busier}
         lines = [tracker.feed(judge_window(n, window(n, seed=seed, **slowed))) for n in range(50, 55)]
         said = [line for line in lines if line]
         assert len(said) == 1 and said[0].startswith("torchdoctor: straggler: rank 1 "), lines
         assert "input pipeline (next() 6.0 ms vs median 2.0 ms)" in said[0], said
         assert tracker.said[0]["cause"] == "input"
+
+
+def test_a_habitual_last_leaver_leaving_later_on_a_machine_no_busier_is_named_for_communication():
+    # rank 1 leaves every collective 8 ms after the others by habit; then 4 ms later still (11% of the step)
+    # while no rank waits longer for a CPU: its link, not the machine's load. 4 ms more waiting for a CPU on
+    # every rank instead would explain it (the test above): named only where the machine is no busier.
+    for seed in range(5):
+        tracker = Tracker()
+        for n in range(40):
+            assert tracker.feed(judge_window(n, window(n, seed=seed, lagging=1, lag=0.008))) is None
+        lines = [
+            tracker.feed(judge_window(n, window(n, seed=seed, lagging=1, lag=0.012))) for n in range(40, 46)
+        ]
+        said = [line for line in lines if line]
+        assert len(said) == 1 and said[0].startswith("torchdoctor: straggler: rank 1 (host h1) "), lines
+        assert ": communication (collectives " in said[0] and "usually +8.0 ms" in said[0], said
+        busier = {"lagging": 1, "lag": 0.012, "busy": 0.004}
+        tracker = Tracker()
+        for n in range(40):
+            tracker.feed(judge_window(n, window(n, seed=seed, lagging=1, lag=0.008)))
+        assert [tracker.feed(judge_window(n, window(n, seed=seed, **busier))) for n in range(40, 46)] == [
+            None
+        ] * 6
 
 
 def test_subgroups_are_compared_within_themselves():

@@ -257,6 +257,7 @@ def judge_window(number: int, window: Mapping[int, Mapping[str, Any]]) -> Window
 def judge_stretch(
     windows: list[WindowVerdict],
     usual: Mapping[int, list[tuple[float, float, bool]]] | None = None,
+    usual_load: float | None = None,
 ) -> tuple[int | None, float, str | None, str, str]:
     """(straggler or None, how much slower, cause, cause in words, the figures) over the steps of
     ``windows``: each rank's parts against the median of its peers' on the same steps, less the rank's
@@ -265,7 +266,9 @@ def judge_stretch(
     more than usual on `MAJORITY` of the steps, by a median of at least `SLOWER` of the peers' own work and
     `NOISE_MARGIN` standard errors (the stretch's and the usual's together), the rank's own work as a whole
     is longer than usual too (`OWN_MAJORITY`, `OWN_MARGIN`) and not shorter elsewhere by as much (its total
-    excess within two standard errors of the part's)."""
+    excess within two standard errors of the part's). The exits of a rank that leaves collectives last by
+    habit are judged only against ``usual_load`` (`Usual.load`): beyond its usual lateness by more than twice
+    what the machine's rise in waiting for a CPU since then could bring (`_leaver_slowed`)."""
     excess: dict[int, list[list[float]]] = {}  # rank -> per step: excess of each part over the peers' median
     base: dict[int, list[float]] = {}  # rank -> per step: the peers' median own work
     mine: dict[int, list[tuple[float, ...]]] = {}
@@ -287,6 +290,7 @@ def judge_stretch(
         if n < MIN_STEPS or peers_own <= 0 or (usual is not None and rank not in usual):
             continue
         habit = usual[rank] if usual is not None else [(0.0, 0.0, True)] * len(PARTS)
+        leaver_rows = rows
         if not habit[TRANSFER][2]:  # leaves last by habit: its exits' lateness is the algorithm's
             rows = _without_exits(rows)
         own_values, own_middle, own_error = _beyond_usual(rows, 0, habit)
@@ -313,6 +317,11 @@ def judge_stretch(
                 and own_middle >= middle - 2 * own_error
             ):
                 passed.append((middle, name))
+        if not habit[TRANSFER][2] and usual_load is not None:
+            slowed = _leaver_slowed(leaver_rows, habit, peers_own, _load(peers_parts[rank]) - usual_load)
+            figures.append(slowed[1])
+            if slowed[0] is not None:
+                passed.append((slowed[0], "transfer"))
         if passed:
             peer_cpu = statistics.median(row[PARTS.index("cpu")] for row in peers_parts[rank])
             peer_off = statistics.median(row[PARTS.index("offcpu")] for row in peers_parts[rank])
@@ -344,6 +353,40 @@ def _without_exits(rows: list[list[float]]) -> list[list[float]]:
     return [[row[0] - row[TRANSFER], *row[1:]] for row in rows]
 
 
+def _leaver_slowed(
+    rows: list[list[float]], habit: list[tuple[float, float, bool]], peers_own: float, load_rise: float
+) -> tuple[float | None, str]:
+    """(the excess, or None; the figures) of the exits of a rank that leaves collectives last by habit. Its
+    lateness follows the machine's load (a rank the kernel wakes later leaves later), so it counts only where
+    it grew by more than twice the rise in the ranks' waiting for a CPU per step since its usual was taken,
+    and by the same test as every part (`MAJORITY`, `SLOWER`, `NOISE_MARGIN`); its own work with the exits
+    in must be longer than usual too (`OWN_MAJORITY`, `OWN_MARGIN`). A slow link on it is named; a busier
+    machine is not."""
+    values, middle, error = _beyond_usual(rows, TRANSFER, habit)
+    usual_own = habit[0][0] + habit[TRANSFER][0]
+    own_values, own_middle, own_error = _beyond_usual(rows, 0, [(usual_own, habit[0][1], True)])
+    n = len(values)
+    ahead = sum(value > 0 for value in values) / n
+    own_ahead = sum(value > 0 for value in own_values) / n
+    z = middle / error if error else 0.0
+    figures = (
+        f"exits (last by habit) {middle * 1000:+.1f} ms beyond usual {habit[TRANSFER][0] * 1000:+.1f} "
+        f"({ahead:.0%} ahead, {z:.1f} se; waiting for a CPU {load_rise * 1000:+.1f} ms since usual)"
+    )
+    named = (
+        ahead >= MAJORITY
+        and middle >= max(MIN_SECONDS, SLOWER * peers_own, NOISE_MARGIN * error, 2 * max(0.0, load_rise))
+        and own_ahead >= OWN_MAJORITY
+        and own_middle >= max(MIN_SECONDS, SLOWER * peers_own, OWN_MARGIN * own_error)
+    )
+    return (middle if named else None), figures
+
+
+def _load(peers: list[list[float]]) -> float:
+    """How long the ranks waited for a CPU per step, over a stretch: the median of the peers' medians."""
+    return statistics.median(row[PARTS.index("offcpu")] for row in peers)
+
+
 def _beyond_usual(
     rows: list[list[float]], k: int, habit: list[tuple[float, float, bool]]
 ) -> tuple[list[float], float, float]:
@@ -360,17 +403,27 @@ class Usual:
     on the steps taken as healthy (`BASELINE`, `SETTLE`, `HISTORY`)."""
 
     steps: dict[int, list[list[float]]] = field(default_factory=dict)  # rank -> per step: excess per part
+    waits: list[float] = field(default_factory=list)  # per step: the ranks' median wait for a CPU
     taken: int = 0  # steps taken so far (the first BASELINE form it)
     _figures: dict | None = field(default=None, repr=False)  # what `figures` found since the last `add`
 
     def add(self, verdict: WindowVerdict) -> None:
         """Take the window's steps as usual (the latest `HISTORY` per rank are kept)."""
         self._figures = None
-        for rank, steps in _compared(verdict).items():
+        compared = _compared(verdict)
+        for rank, steps in compared.items():
             kept = self.steps.setdefault(rank, [])
             kept.extend([own[k] - medians[k] for k in range(len(PARTS))] for own, medians in steps)
             del kept[:-HISTORY]
+        offcpu = PARTS.index("offcpu")
+        for index in range(min((len(steps) for steps in compared.values()), default=0)):
+            self.waits.append(statistics.median(steps[index][0][offcpu] for steps in compared.values()))
+        del self.waits[:-HISTORY]
         self.taken += verdict.steps
+
+    def load(self) -> float | None:
+        """The ranks' usual wait for a CPU per step (None before any step is in)."""
+        return statistics.median(self.waits) if self.waits else None
 
     def ready(self) -> bool:
         """Whether the first `BASELINE` steps are in."""
@@ -516,7 +569,7 @@ class Tracker:
         if not self.usual.ready():
             self.usual.add(verdict)
             return None
-        rank, slower, cause, text, reason = judge_stretch(recent, self.usual.figures())
+        rank, slower, cause, text, reason = judge_stretch(recent, self.usual.figures(), self.usual.load())
         verdict.reason = reason
         if rank is None:
             self.pending.append(verdict)
