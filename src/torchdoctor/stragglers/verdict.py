@@ -60,6 +60,9 @@ EXPLAINED = 0.5
 BASELINE = 40
 SETTLE = 5
 HISTORY = 200
+# The usual figures are worked out again once REFRESH steps joined them (rank 0's reader judges every window;
+# working them out from HISTORY steps per rank at every window cost it 3.8 ms per window at 8 ranks).
+REFRESH = 50
 # A rank that left its collectives later than the peers' median on at least HABIT of its usual steps leaves
 # them last by its place in the algorithm (gloo): how much later grows and shrinks with the machine's load
 # (0.2 ms on a quiet machine, 5 ms on a busy one, within one run), so its exits say nothing of its link:
@@ -405,11 +408,13 @@ class Usual:
     steps: dict[int, list[list[float]]] = field(default_factory=dict)  # rank -> per step: excess per part
     waits: list[float] = field(default_factory=list)  # per step: the ranks' median wait for a CPU
     taken: int = 0  # steps taken so far (the first BASELINE form it)
-    _figures: dict | None = field(default=None, repr=False)  # what `figures` found since the last `add`
+    _figures: dict | None = field(default=None, repr=False)  # what `figures` found, at `_figured` steps
+    _figured: int = field(default=0, repr=False)
 
     def add(self, verdict: WindowVerdict) -> None:
         """Take the window's steps as usual (the latest `HISTORY` per rank are kept)."""
-        self._figures = None
+        if self.taken - self._figured >= REFRESH:
+            self._figures = None
         compared = _compared(verdict)
         for rank, steps in compared.items():
             kept = self.steps.setdefault(rank, [])
@@ -434,10 +439,11 @@ class Usual:
         excess, the median no less than nothing: a rank's habit of being longer than its peers is forgiven,
         a habit of being shorter is not held against it (with two ranks one's habit is the other's mirror:
         when the late one's lag shrinks, the other has not become slower). The exits of a rank that leaves
-        collectives last by habit (`HABIT`) are not judged. Worked out again only after an `add`: most windows
-        add nothing."""
+        collectives last by habit (`HABIT`) are not judged. Worked out again once `REFRESH` steps were added
+        since: a healthy run adds every window, and the usual of `HISTORY` steps moves slowly."""
         if self._figures is not None:
             return self._figures
+        self._figured = self.taken
         result = {}
         for rank, rows in self.steps.items():
             if len(rows) >= MIN_STEPS:
