@@ -190,6 +190,22 @@ def test_a_habitual_last_leaver_leaving_later_on_a_machine_no_busier_is_named_fo
         ] * 6
 
 
+def test_a_rank_leaving_later_on_a_busier_machine_is_not_named_for_its_link():
+    # rank 1 leaves collectives with the others, then 4 ms after them: named for communication when nothing
+    # else changed; not when every rank also waits 3 ms more per step for a CPU (the kernel wakes them later)
+    for seed in range(3):
+        lines = {}
+        for busy in (0.0, 0.003):
+            tracker = Tracker()
+            for n in range(40):
+                assert tracker.feed(judge_window(n, window(n, seed=seed, lagging=1, lag=0.0))) is None
+            later = {"lagging": 1, "lag": 0.004, "busy": busy}
+            said = [tracker.feed(judge_window(n, window(n, seed=seed, **later))) for n in range(40, 46)]
+            lines[busy] = [line for line in said if line]
+        assert len(lines[0.0]) == 1 and ": communication (collectives " in lines[0.0][0], lines
+        assert lines[0.003] == [], lines
+
+
 def test_subgroups_are_compared_within_themselves():
     windows = []
     for n in range(3, 7):

@@ -269,9 +269,9 @@ def judge_stretch(
     more than usual on `MAJORITY` of the steps, by a median of at least `SLOWER` of the peers' own work and
     `NOISE_MARGIN` standard errors (the stretch's and the usual's together), the rank's own work as a whole
     is longer than usual too (`OWN_MAJORITY`, `OWN_MARGIN`) and not shorter elsewhere by as much (its total
-    excess within two standard errors of the part's). The exits of a rank that leaves collectives last by
-    habit are judged only against ``usual_load`` (`Usual.load`): beyond its usual lateness by more than twice
-    what the machine's rise in waiting for a CPU since then could bring (`_leaver_slowed`)."""
+    excess within two standard errors of the part's). Lateness leaving the collectives counts only beyond
+    twice the rank's rise in waiting for a CPU since its usual (`_waiting_rise`, from ``usual_load``,
+    `Usual.load`); for a rank that leaves them last by habit, beyond its usual lateness (`_leaver_slowed`)."""
     excess: dict[int, list[list[float]]] = {}  # rank -> per step: excess of each part over the peers' median
     base: dict[int, list[float]] = {}  # rank -> per step: the peers' median own work
     mine: dict[int, list[tuple[float, ...]]] = {}
@@ -296,6 +296,7 @@ def judge_stretch(
         leaver_rows = rows
         if not habit[TRANSFER][2]:  # leaves last by habit: its exits' lateness is the algorithm's
             rows = _without_exits(rows)
+        rise = _waiting_rise(rows, habit, peers_parts[rank], usual_load)
         own_values, own_middle, own_error = _beyond_usual(rows, 0, habit)
         own_ahead = sum(value > 0 for value in own_values) / n
         slower_overall = own_ahead >= OWN_MAJORITY and own_middle >= max(
@@ -318,10 +319,11 @@ def judge_stretch(
                 and ahead >= MAJORITY
                 and middle >= max(MIN_SECONDS, SLOWER * peers_own, NOISE_MARGIN * error)
                 and own_middle >= middle - 2 * own_error
+                and (name != "transfer" or middle >= 2 * rise)
             ):
                 passed.append((middle, name))
         if not habit[TRANSFER][2] and usual_load is not None:
-            slowed = _leaver_slowed(leaver_rows, habit, peers_own, _load(peers_parts[rank]) - usual_load)
+            slowed = _leaver_slowed(leaver_rows, habit, peers_own, rise)
             figures.append(slowed[1])
             if slowed[0] is not None:
                 passed.append((slowed[0], "transfer"))
@@ -357,11 +359,11 @@ def _without_exits(rows: list[list[float]]) -> list[list[float]]:
 
 
 def _leaver_slowed(
-    rows: list[list[float]], habit: list[tuple[float, float, bool]], peers_own: float, load_rise: float
+    rows: list[list[float]], habit: list[tuple[float, float, bool]], peers_own: float, rise: float
 ) -> tuple[float | None, str]:
     """(the excess, or None; the figures) of the exits of a rank that leaves collectives last by habit. Its
     lateness follows the machine's load (a rank the kernel wakes later leaves later), so it counts only where
-    it grew by more than twice the rise in the ranks' waiting for a CPU per step since its usual was taken,
+    it grew by more than twice the rise in its waiting for a CPU per step since its usual (`_waiting_rise`),
     and by the same test as every part (`MAJORITY`, `SLOWER`, `NOISE_MARGIN`); its own work with the exits
     in must be longer than usual too (`OWN_MAJORITY`, `OWN_MARGIN`). A slow link on it is named; a busier
     machine is not."""
@@ -374,20 +376,32 @@ def _leaver_slowed(
     z = middle / error if error else 0.0
     figures = (
         f"exits (last by habit) {middle * 1000:+.1f} ms beyond usual {habit[TRANSFER][0] * 1000:+.1f} "
-        f"({ahead:.0%} ahead, {z:.1f} se; waiting for a CPU {load_rise * 1000:+.1f} ms since usual)"
+        f"({ahead:.0%} ahead, {z:.1f} se; waiting for a CPU {rise * 1000:+.1f} ms since usual)"
     )
     named = (
         ahead >= MAJORITY
-        and middle >= max(MIN_SECONDS, SLOWER * peers_own, NOISE_MARGIN * error, 2 * max(0.0, load_rise))
+        and middle >= max(MIN_SECONDS, SLOWER * peers_own, NOISE_MARGIN * error, 2 * rise)
         and own_ahead >= OWN_MAJORITY
         and own_middle >= max(MIN_SECONDS, SLOWER * peers_own, OWN_MARGIN * own_error)
     )
     return (middle if named else None), figures
 
 
-def _load(peers: list[list[float]]) -> float:
-    """How long the ranks waited for a CPU per step, over a stretch: the median of the peers' medians."""
-    return statistics.median(row[PARTS.index("offcpu")] for row in peers)
+def _waiting_rise(
+    rows: list[list[float]],
+    habit: list[tuple[float, float, bool]],
+    peers: list[list[float]],
+    usual: float | None,
+) -> float:
+    """How much longer the rank waits for a CPU per step than when its usual was taken: the peers' rise (the
+    median of their medians against ``usual``, `Usual.load`) plus its own beyond its usual difference to
+    them. A rank the kernel wakes later leaves its collectives later: lateness up to twice this is the
+    machine's, not the link's (0 without ``usual``)."""
+    if usual is None:
+        return 0.0
+    offcpu = PARTS.index("offcpu")
+    peers_rise = statistics.median(row[offcpu] for row in peers) - usual
+    return max(0.0, peers_rise + max(0.0, _beyond_usual(rows, offcpu, habit)[1]))
 
 
 def _beyond_usual(
