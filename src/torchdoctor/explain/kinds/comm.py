@@ -580,6 +580,8 @@ def _duplicate_gpu(hits: list[Hit], ctx: Context) -> tuple[str, str]:
     summary = (
         f"duplicate GPU: rank {facts.get('rank_a', '?')} and rank {facts.get('rank_b', '?')} both on CUDA "
         f"device {facts.get('bus_id', '?')} (bus id)"
+        if facts.get("rank_a")
+        else "duplicate GPU: two ranks of one communicator use the same GPU"
     )
     fix = (
         "Two processes use the same GPU. Each must pick its own before init_process_group and before "
@@ -666,12 +668,16 @@ DUPLICATE_GPU = Recogniser(
     # NCCL src/init.cc: "Duplicate GPU detected : rank %d and rank %d both on CUDA device %lx"
     kind="duplicate_gpu",
     title="two ranks on one GPU",
-    anchors=("Duplicate GPU detected",),
-    templates=("nccl:duplicate-gpu-detected-rank-and-rank",),
-    match=R(r"Duplicate GPU detected"),
+    anchors=("Duplicate GPU detected", "Multiple Ranks are using the same GPU"),
+    templates=(
+        "nccl:duplicate-gpu-detected-rank-and-rank",
+        # NCCL 2.30+ src/init.cc words the same check this way
+        "nccl:multiple-ranks-are-using-the-same",
+    ),
+    match=R(r"Duplicate GPU detected|Multiple Ranks are using the same GPU"),
     facts=(
         R(r"rank (?P<rank_a>\d+) and rank (?P<rank_b>\d+) both on CUDA device (?P<bus_id>\w+)"),
-        R(r"(?P<detected>Duplicate GPU detected)"),
+        R(r"(?P<detected>Duplicate GPU detected|Multiple Ranks are using the same GPU)"),
     ),
     absorbs=("nccl_error", "nccl_system_error", "gpu_selection"),
     describe=_duplicate_gpu,
@@ -747,6 +753,13 @@ BACKEND_UNAVAILABLE = Recogniser(
 
 def _p2p(hits: list[Hit], ctx: Context) -> tuple[str, str]:
     facts = merged(hits)
+    if facts.get("rtx4000"):
+        return (
+            "accelerate refuses to start on RTX 4000-series GPUs with NCCL's P2P/InfiniBand paths enabled"
+            + on_ranks(hits),
+            "These consumer cards have no GPU peer-to-peer: start the script with `accelerate launch` (which "
+            "sets them), or export NCCL_P2P_DISABLE=1 NCCL_IB_DISABLE=1 before it starts.",
+        )
     summary = (
         f"GPU peer-to-peer does not work here: {facts.get('what', 'peer access is not supported').strip()}"
     )
@@ -760,14 +773,22 @@ GPU_P2P = Recogniser(
         "cuda_runtime:peer-access-unsupported",
         "nccl:failed-to-open-cuda-ipc-handle",
         "nccl:failed-to-peer-with-device",  # NCCL src/transport/p2p.cc, cudaDeviceEnablePeerAccess failed
+        # accelerate/state.py: consumer RTX 4000 cards have no P2P/IB; it refuses to start without the two vars
+        "accelerate:using-rtx-series-doesn-support-faster",
     ),
     title="GPU peer-to-peer failure",
-    anchors=("peer access is not supported", "failed to open CUDA IPC handle", "failed to peer with device"),
+    anchors=(
+        "peer access is not supported",
+        "failed to open CUDA IPC handle",
+        "failed to peer with device",
+        "Using RTX 4000 series doesn't support faster communication",
+    ),
     facts=(
         R(
             r"(?P<what>failed to open CUDA IPC handle[^\n]{0,120}|peer access is not supported[^\n]{0,80}|"
-            r"failed to peer with device[^\n]{0,80})"
+            r"failed to peer with device[^\n]{0,80}|Using RTX 4000 series doesn't support faster communication)"
         ),
+        R(r"(?P<rtx4000>Using RTX 4000 series doesn't support faster communication)"),
     ),
     absorbs=("nccl_error",),
     describe=_p2p,
