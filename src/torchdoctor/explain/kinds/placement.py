@@ -255,7 +255,7 @@ DEVICE_MAP_DISTRIBUTED = Recogniser(
     facts=(
         R(rf"(?P<ddp_device_ids>{DDP_DEVICE_IDS})"),
         R(r"module\s+parameters \{(?P<ddp_params>[^}]{0,600})\}"),
-        R(rf"(?P<no_mesh>{NO_MESH}) (?P<mesh_op>[\w.]{{1,80}})"),
+        R(rf"(?P<no_mesh>{NO_MESH})(?: for (?P<mesh_op>[\w.]{{1,80}}?)!?(?:\s|$))?"),
     ),
     confirm=_device_map_sure,
     also=(
