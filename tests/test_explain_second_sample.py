@@ -181,3 +181,21 @@ def test_new_source_messages_for_known_kinds():
         "RuntimeError: " + template("deepspeed:deepspeed-requires-the-local-rank-environment", a="") + "\n"
     )
     assert local_rank.id == "log.rank_env_missing" and "LOCAL_RANK" in local_rank.summary
+
+
+def test_fsdp_flat_parameter_checks_name_the_wrapping_to_change():
+    # torch/distributed/fsdp/_flat_param.py and _init_utils.py, as the catalog quotes them
+    grads = explained("ValueError: " + template("torch:must-flatten-tensors-with-uniform-requires") + "\n")
+    assert grads.id == "log.fsdp_wrap_config" and "use_orig_params=True" in grads.fix
+    # the same pasted without backticks, in torch 2.0's wording
+    assert (
+        explained("ValueError: FlatParameter requires uniform requires_grad\n").id == "log.fsdp_wrap_config"
+    )
+    dtypes = explained(
+        "ValueError: "
+        + template("torch:must-flatten-tensors-with-uniform-dtype", a="torch.float16", b="torch.float32")
+        + "\n"
+    )
+    assert dtypes.id == "log.fsdp_wrap_config" and "torch.float16 and torch.float32" in dtypes.summary
+    cpu = explained("ValueError: " + template("torch:the-module-has-cpu-parameters-or") + "\n")
+    assert cpu.id == "log.fsdp_wrap_config" and "device_id" in cpu.fix
