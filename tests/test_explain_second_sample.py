@@ -199,3 +199,10 @@ def test_fsdp_flat_parameter_checks_name_the_wrapping_to_change():
     assert dtypes.id == "log.fsdp_wrap_config" and "torch.float16 and torch.float32" in dtypes.summary
     cpu = explained("ValueError: " + template("torch:the-module-has-cpu-parameters-or") + "\n")
     assert cpu.id == "log.fsdp_wrap_config" and "device_id" in cpu.fix
+
+
+def test_accelerate_multinode_without_master_addr():
+    # accelerate/state.py, as the catalog quotes it
+    found = explained("ValueError: " + template("accelerate:tried-to-launch-on-distributed-with") + "\n")
+    assert found.id == "log.rendezvous_or_port" and "MASTER_ADDR" in found.summary
+    assert "export MASTER_ADDR" in found.fix

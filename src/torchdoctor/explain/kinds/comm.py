@@ -190,6 +190,8 @@ RENDEZVOUS_OR_PORT = Recogniser(
         "torch:timed-out-initializing-process-group-in",
         "torch:environment-variable-expected-but-not-set",
         "torch_cpp:timed-out-after-seconds-waiting-for",
+        # accelerate/state.py: a multi-node launch without MASTER_ADDR
+        "accelerate:tried-to-launch-on-distributed-with",
     ),
     title="rendezvous failed",
     anchors=(
@@ -206,6 +208,7 @@ RENDEZVOUS_OR_PORT = Recogniser(
         "expected, but not set",
         "connect() timed out",
         "clients joined",
+        "env was not set, please try exporting rank 0's hostname",
     ),
     # a store that cannot be reached or timed out is what every rank sees when rank 0 died first, a wrong
     # MASTER_ADDR or a firewall: only "likely" a rendezvous problem; a port in use, a closed rendezvous are certain
@@ -228,6 +231,7 @@ RENDEZVOUS_OR_PORT = Recogniser(
         ADDRESS_FAILED,
         RENDEZVOUS,
         R(r"environment variable (?P<missing_var>\w+) expected, but not set"),
+        R(r"but `?(?P<missing_var>MASTER_ADDR)`? env was not set"),
         R(r"(?P<what>Timed out initializing process group in store based barrier)"),
         R(r"(?P<what>waiting for clients\. (?P<joined>\d+)/(?P<expected>\d+) clients joined)"),
         R(r"world_size=(?P<world_size>\d+), worker_count=(?P<worker_count>\d+)"),
