@@ -206,3 +206,16 @@ def test_accelerate_multinode_without_master_addr():
     found = explained("ValueError: " + template("accelerate:tried-to-launch-on-distributed-with") + "\n")
     assert found.id == "log.rendezvous_or_port" and "MASTER_ADDR" in found.summary
     assert "export MASTER_ADDR" in found.fix
+
+
+def test_deepspeeds_refusals_of_its_config_say_what_to_change():
+    untested = explained("AssertionError: " + template("deepspeed:you-are-using-an-untested-zero") + "\n")
+    assert untested.id == "log.deepspeed_config_mismatch" and "zero_allow_untested_optimizer" in untested.fix
+    stage = explained(
+        "AssertionError: " + template("deepspeed:zero-stage-requires-an-optimizer", a="3") + "\n"
+    )
+    assert stage.id == "log.deepspeed_config_mismatch" and "optimizer=" in stage.fix
+    # another library's "requires an optimizer" is not DeepSpeed's
+    assert (
+        explained("ValueError: this scheduler requires an optimizer\n").id != "log.deepspeed_config_mismatch"
+    )

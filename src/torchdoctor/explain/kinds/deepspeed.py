@@ -17,8 +17,40 @@ from torchdoctor.explain.recognisers import Context, Hit, Recogniser, merged, on
 R = re.compile
 
 
+# DeepSpeed's own refusals of a config that does not fit the script (deepspeed/runtime/engine.py, config.py),
+# each with what to change: (anchor, fix)
+CONFIG_REFUSALS: tuple[tuple[str, str], ...] = (
+    (
+        "You are using an untested ZeRO Optimizer",
+        'ZeRO is tested with DeepSpeed\'s own optimizers: name one in the config ("optimizer": {"type": "AdamW", '
+        '"params": {...}}) instead of passing a client optimizer, or add "zero_allow_untested_optimizer": true '
+        "to the config to use yours.",
+    ),
+    (
+        "Amp and ZeRO are not currently compatible",
+        'Remove the "amp" section of the DeepSpeed config and use "fp16": {"enabled": true} (or "bf16"), which '
+        "ZeRO supports.",
+    ),
+    (
+        "requires an optimizer",
+        "ZeRO partitions the optimizer's state, so it needs one: pass optimizer= (or model_parameters=) to "
+        'deepspeed.initialize, or define "optimizer" in the config; for inference only, use stage 0 or '
+        "deepspeed.init_inference.",
+    ),
+    (
+        "'max_grad_norm' is not supported as an optimizer parameter",
+        'Move max_grad_norm out of the optimizer\'s params: DeepSpeed clips with "gradient_clipping": <norm> at '
+        "the top level of its config.",
+    ),
+)
+
+
 def _config_mismatch(hits: list[Hit], ctx: Context) -> tuple[str, str]:
     facts = merged(hits)
+    refusal = facts.get("refusal")
+    if refusal:
+        fix = next(f for anchor, f in CONFIG_REFUSALS if anchor in refusal)
+        return f"DeepSpeed refuses its config: {quote(refusal)}" + on_ranks(hits), fix
     if facts.get("train_batch"):
         summary = (
             f"DeepSpeed's batch sizes do not add up: train_batch_size {facts['train_batch']} != "
@@ -115,6 +147,7 @@ DEEPSPEED_CONFIG_MISMATCH = Recogniser(
         "is set in the DeepSpeed config file",
         "bfloat16 and fp16 modes cannot be simultaneously enabled",
         "requires you to pass at least one of training or evaluation dataloaders",
+        *(anchor for anchor, _ in CONFIG_REFUSALS),
     ),
     templates=(
         "transformers:please-correct-the-following-deepspeed-config",
@@ -126,12 +159,24 @@ DEEPSPEED_CONFIG_MISMATCH = Recogniser(
         "deepspeed:bfloat16-and-fp16-modes-cannot-be",  # deepspeed/runtime/config.py
         # accelerate/accelerator.py _prepare_deepspeed: an "auto" micro batch size with no dataloader to read
         "accelerate:when-using-deepspeed-accelerate-prepare-requires",
+        # deepspeed/runtime/engine.py: the config's optimizer, precision and clipping against ZeRO
+        "deepspeed:you-are-using-an-untested-zero",
+        "deepspeed:amp-and-zero-are-not-currently",
+        "deepspeed:zero-stage-requires-an-optimizer",
+        "deepspeed:max-grad-norm-is-not-supported",
     ),
     span=6,
+    # "requires an optimizer" is DeepSpeed's only after "zero stage N"
+    reject=R(r"(?<!zero stage \d )requires an optimizer"),
     facts=(
         R(r"(?P<train_batch>\d+) != (?P<micro_batch>\d+) \* (?P<grad_acc>\d+) \* (?P<world_size>\d+)"),
         R(r"- ds (?P<ds_key>[\w.]+)=(?P<ds_value>\S{1,40}) vs (?P<hf_key>hf [\w|.]+)=(?P<hf_value>\S{1,40})"),
         R(r"will be ignored: (?P<ignored>\[[^\]\n]{0,400}\]?)"),
+        R(
+            r"(?P<refusal>(?:You are using an untested ZeRO Optimizer|Amp and ZeRO are not currently compatible|"
+            r"zero stage \d requires an optimizer|'max_grad_norm' is not supported as an optimizer parameter)"
+            r"[^\n]{0,200})"
+        ),
         R(r"(?P<no_batch_size>requires you to pass at least one of training or evaluation dataloaders)"),
         R(r"(?P<both_precisions>bfloat16 and fp16 modes cannot be simultaneously enabled)"),
         R(
