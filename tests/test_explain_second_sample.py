@@ -219,3 +219,10 @@ def test_deepspeeds_refusals_of_its_config_say_what_to_change():
     assert (
         explained("ValueError: this scheduler requires an optimizer\n").id != "log.deepspeed_config_mismatch"
     )
+
+
+def test_fsdp_device_id_against_the_current_gpu():
+    text = template("torch:inconsistent-compute-device-and-device-id", a="1", b="cuda:0", c="cuda:1")
+    found = explained(f"ValueError: {text}\n")
+    assert found.id == "log.gpu_selection" and found.details["confidence"] == "certain"
+    assert "(cuda:1)" in found.summary and "set_device" in found.fix

@@ -605,6 +605,13 @@ def _gpu_selection(hits: list[Hit], ctx: Context) -> tuple[str, str]:
         "Start at most one process per GPU (--nproc_per_node = the number of GPUs on that host), and do not set "
         "CUDA_VISIBLE_DEVICES to one GPU for every rank of a host; with one GPU per host, LOCAL_RANK is 0 on each."
     )
+    fsdp = next((h.facts for h in hits if "fsdp_device" in h.facts), None)
+    if fsdp is not None:
+        return (
+            f"FSDP's device_id ({fsdp['fsdp_id']}) is not the rank's current GPU ({fsdp['fsdp_device']})"
+            + on_ranks(hits),
+            pick + "\nThen pass that same device to FSDP: device_id=torch.cuda.current_device().",
+        )
     found = next((h.facts for h in hits if "buffer_device" in h.facts), None)
     if found is not None:
         return (
@@ -638,17 +645,26 @@ GPU_SELECTION = Recogniser(
     # held by another process in exclusive mode, or is unusable.
     kind="gpu_selection",
     title="ranks on the wrong GPUs",
-    anchors=("invalid usage", "busy or unavailable", "mismatchs with NCCL device"),
+    anchors=(
+        "invalid usage",
+        "busy or unavailable",
+        "mismatchs with NCCL device",
+        "Inconsistent compute device and `device_id`",
+    ),
     templates=(
         "nccl:invalid-usage-run-with-nccl-debug",
         "cuda_runtime:devices-unavailable",
         # NCCL src/enqueue.cc (ArgsCheck): a buffer on another GPU than the communicator's: the rank did not
         # make its own GPU current (torch.cuda.set_device) before the collective
         "nccl:allocated-on-device-mismatchs-with-nccl",
+        # torch/distributed/fsdp/_init_utils.py: FSDP's device_id against the rank's current device
+        "torch:inconsistent-compute-device-and-device-id",
     ),
     match=R(
         r"(?P<invalid_usage>NCCL[^\n]{0,300}invalid usage|ncclInvalidUsage)|(?P<busy>busy or unavailable)|"
-        r"(?P<buffer>\w+) allocated on device (?P<buffer_device>\d+) mismatchs with NCCL device (?P<nccl_device>\d+)"
+        r"(?P<buffer>\w+) allocated on device (?P<buffer_device>\d+) mismatchs with NCCL device (?P<nccl_device>\d+)|"
+        r"Inconsistent compute device and `device_id` on rank \d+: (?P<fsdp_device>[\w:]{1,20}) vs "
+        r"(?P<fsdp_id>[\w:]{1,20})"
     ),
     # both messages name what went wrong, not which choice caused it: only likely
     generic=("invalid usage", "busy or unavailable"),
