@@ -15,7 +15,11 @@
 - accelerate, lightning, transformers: the installed packages' state/launch/utils, strategies/connectors,
   Trainer;
 - cuda: the CUDA runtime's error strings (``cudaGetErrorString``), listed in ``cuda_runtime.tsv`` by hand
-  (no source of libcudart is public) and kept as they are.
+  (no source of libcudart is public) and kept as they are;
+- kept by hand too, each row naming its source file: ``torch_native.tsv`` (torch's C++ messages as printed,
+  older releases' included), ``system.tsv`` (the OS, the loader, SLURM, CPython, shells) and ``third_party.tsv``
+  (messages of other packages a training script runs through: python-fire's argument parser, timm's optimizer
+  factory). ``--extract`` leaves these files as they are.
 
 The ``kind`` of a template is the recogniser whose anchor is in it (one of its lines), or empty.
 """
@@ -52,6 +56,7 @@ ORDER = (
     "lightning",
     "transformers",
     "system",
+    "third_party",
 )
 
 # -- Python sources: literal messages of raise / warn / log calls ------------------------------------------

@@ -76,7 +76,7 @@ class Alternative:
     fix: str
     when: tuple[
         str, ...
-    ] = ()  # facts one of which the hits must have for this reading to apply (none: always)
+    ] = ()  # facts one of which the hits (or the whole log) must have for this reading to apply (none: always)
     unless: tuple[str, ...] = ()  # facts none of the hits may have for this reading to apply
 
 

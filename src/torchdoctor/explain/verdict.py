@@ -99,7 +99,11 @@ def findings(
                 a
                 for a in recogniser.also
                 if a.kind not in by_kind
-                and (not a.when or any(k in h.facts for h in kind_hits for k in a.when))
+                and (
+                    not a.when
+                    or any(k in h.facts for h in kind_hits for k in a.when)
+                    or any(k in ctx.facts for k in a.when)
+                )
                 and not any(k in h.facts for h in kind_hits for k in a.unless)
             ]
             if others:  # the same message fits these too: name them after this one, not instead of it

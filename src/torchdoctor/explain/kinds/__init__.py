@@ -61,6 +61,8 @@ CONTEXT_FACTS: tuple[tuple[str, re.Pattern], ...] = (
     ("zero", re.compile(r"(?P<saw_zero3>zero_stage[\"'=: ]{1,4}3|ZeRO[- ]?(?:Stage )?3|zero3|stage3\.py)")),
     ("ZeRO", re.compile(r"(?P<saw_zero3>ZeRO[- ]?(?:Stage )?3)")),
     ("stage3.py", re.compile(r"(?P<saw_zero3>zero/stage3\.py|\[stage3\.py:)")),
+    ("deepspeed", re.compile(r"(?P<saw_deepspeed>\bdeepspeed[\\/.]|\bdeepspeed\b)")),
+    ("DeepSpeed", re.compile(r"(?P<saw_deepspeed>DeepSpeed)")),
     ("DataParallel", re.compile(r"(?P<saw_dataparallel>(?<!Distributed)DataParallel)")),
     ("data_parallel.py", re.compile(r"(?P<saw_dataparallel>data_parallel\.py)")),
     ("ncclSystemError", re.compile(r"(?P<saw_nccl_failure>ncclSystemError)")),

@@ -89,7 +89,9 @@ def _build(hits: list[Hit], ctx: Context) -> tuple[str, str]:
     summary = "a CUDA/C++ extension failed to build" + (f": {extension}" if extension else "")
     fix = (
         "The compiler's own first `error:` line above says why. `torchdoctor env` checks the usual causes: "
-        "the CUDA toolkit against torch's CUDA, the host compiler against nvcc, TORCH_CUDA_ARCH_LIST."
+        "the CUDA toolkit against torch's CUDA, the host compiler against nvcc, TORCH_CUDA_ARCH_LIST. The build "
+        "uses the nvcc of CUDA_HOME (else the one on PATH): when none is found or it is another CUDA than "
+        "torch.version.cuda, export CUDA_HOME=/usr/local/cuda-<torch's CUDA> and build again."
     )
     return summary, fix
 
@@ -183,6 +185,16 @@ def _installed_package(library: str) -> str | None:
 def _import(hits: list[Hit], ctx: Context) -> tuple[str, str]:
     facts = merged(hits)
     library = facts.get("library", "a compiled module")
+    if facts.get("apex"):
+        summary = "the fused optimizers need NVIDIA apex built with its C++/CUDA extensions, which this process lacks"
+        fix = (
+            "Install apex with its extensions (a plain `pip install apex` is an unrelated package, and apex "
+            "built without --cuda_ext has no fused kernels), with the nvcc of torch's CUDA on PATH / CUDA_HOME:\n"
+            "git clone https://github.com/NVIDIA/apex && cd apex && pip install -v --no-build-isolation "
+            "--config-settings '--build-option=--cpp_ext' --config-settings '--build-option=--cuda_ext' .\n"
+            "or choose a non-fused optimizer (timm: --opt momentum / adamw instead of fusedmomentum / fusedadam)."
+        )
+        return summary, fix
     if facts.get("glibcxx"):
         summary = f"the libstdc++ loaded is older than a compiled module needs ({facts['glibcxx']} not found)"
         fix = (
@@ -200,7 +212,17 @@ def _import(hits: list[Hit], ctx: Context) -> tuple[str, str]:
             "version this torch asks for (pip show torch lists it)."
         )
         return summary, fix
-    if facts.get("symbol"):
+    if facts.get("symbol") and not _torch_abi(facts["symbol"]):
+        summary = f"{library} does not load: undefined symbol {facts['symbol'][:120]}"
+        package = _installed_package(library) or "<that package>"
+        fix = (
+            "The module needs a symbol the libraries loaded before it do not provide. Most often it was built "
+            "against another torch (or CUDA): rebuild or reinstall it against the torch installed now:\n"
+            f"pip install --force-reinstall --no-build-isolation --no-cache-dir {package}\n"
+            "If the symbol is torch's own and the extension is freshly built, the torch build may not export "
+            "it: reinstall or upgrade torch."
+        )
+    elif facts.get("symbol"):
         summary = f"{library} was built against another torch: undefined symbol {facts['symbol'][:120]}"
         package = _installed_package(library) or "<that package>"
         fix = (
@@ -218,6 +240,12 @@ def _import(hits: list[Hit], ctx: Context) -> tuple[str, str]:
     return summary, fix
 
 
+def _torch_abi(symbol: str) -> bool:
+    """Whether an undefined symbol is a C++ name of torch's own libraries (c10::, at::, torch::, caffe2::):
+    an extension that misses one was built against another torch, whatever else is going on."""
+    return bool(re.match(r"_ZN?K?(?:2at|3c10|5torch|6caffe2)|nccl", symbol))
+
+
 EXTENSION_IMPORT = Recogniser(
     # the dynamic loader's messages as Python's ImportError prints them
     kind="extension_import",
@@ -225,22 +253,33 @@ EXTENSION_IMPORT = Recogniser(
         "system:ld-undefined-symbol",
         "system:ld-cannot-open-shared-object",
         "system:glibcxx-not-found",
+        "third_party:timm-apex-and-cuda-required-for-fused",  # timm's optimizer factory: apex's fused optimizers
     ),
     title="compiled extension does not load",
-    anchors=("undefined symbol", "cannot open shared object file", "version `GLIBCXX_"),
+    anchors=(
+        "undefined symbol",
+        "cannot open shared object file",
+        "version `GLIBCXX_",
+        "APEX and CUDA required for fused optimizers",
+    ),
     match=R(
-        r"(?:Import|OS)Error: [^\n]{0,300}(?:undefined symbol|cannot open shared object file|version `GLIBCXX_)"
+        r"(?:Import|OS)Error: [^\n]{0,300}(?:undefined symbol|cannot open shared object file|version `GLIBCXX_)|"
+        r"(?P<apex>APEX and CUDA required for fused optimizers)"
     ),
     facts=(
         R(
             r"(?P<library>[\w.\-/+]{0,200}libstdc\+\+\.so[\w.]*): version `(?P<glibcxx>GLIBCXX_[\d.]+)' not found"
         ),
         R(r"(?P<library>[\w.\-/]{1,200}\.so[\w.]*): undefined symbol: (?P<symbol>\S{1,400})"),
+        R(r"undefined symbol: (?P<plain_symbol>(?!_Z|nccl)[A-Za-z]\w{0,200})"),
         R(r"(?P<library>[\w.\-]{1,200}\.so[\w.]*): cannot open shared object file"),
     ),
     # "cannot open shared object file" is a missing runtime or a broken install: certain only for a compiled
-    # module that does not match (an undefined symbol, a libstdc++ too old)
-    confirm=lambda hits, ctx: any("symbol" in h.facts or "glibcxx" in h.facts for h in hits),
+    # module that does not match (torch's own C++ symbol missing, a libstdc++ too old); a plain C symbol
+    # missing has other causes too (a torch build that does not export it, the load order)
+    confirm=lambda hits, ctx: any(
+        "glibcxx" in h.facts or _torch_abi(h.facts.get("symbol", "")) for h in hits
+    ),
     reject=DRIVER_LIBRARY,  # the driver's own library missing: no driver (kinds/cuda.py, cuda_unavailable)
     also=(
         Alternative(
@@ -249,6 +288,20 @@ EXTENSION_IMPORT = Recogniser(
             "Reinstall the package that owns the library in the environment the job runs in (pip install "
             "--force-reinstall <package>; for torch, the wheel of the CUDA your driver supports), and check "
             "that no LD_LIBRARY_PATH points at another CUDA.",
+        ),
+        Alternative(
+            "library_version_bug",
+            "a torch build that does not export a symbol its extensions link against",
+            "Reinstall or upgrade torch (pip install -U --force-reinstall torch, the wheel for your CUDA): a "
+            "build that drops a symbol extensions need is fixed by the next one; then rebuild the extension.",
+            when=("plain_symbol",),
+        ),
+        Alternative(
+            "cuda_unavailable",
+            "CUDA not available to torch in this process",
+            "Check python -c 'import torch; print(torch.cuda.is_available())': False means a CPU-only torch or "
+            "no usable GPU/driver (`torchdoctor env`).",
+            when=("apex",),
         ),
     ),
     describe=_import,

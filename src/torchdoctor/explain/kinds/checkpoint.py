@@ -183,7 +183,34 @@ CHECKPOINT_DEVICE_MAP = Recogniser(
 
 
 def _fsdp_wrap(hits: list[Hit], ctx: Context) -> tuple[str, str]:
-    layer = merged(hits).get("layer", "").strip()
+    facts = merged(hits)
+    if facts.get("mixed_grad"):
+        return (
+            "FSDP flattens one unit whose parameters mix requires_grad=True and False (a frozen model with "
+            "trainable adapters, e.g. LoRA)" + on_ranks(hits),
+            "FSDP1 flattens each wrapped unit into one FlatParameter, which is frozen or not as a whole. Use "
+            "use_orig_params=True (accelerate's fsdp_use_orig_params: true, TrainingArguments' fsdp_config "
+            '{"use_orig_params": true}), or wrap the trainable layers in units of their own (PEFT\'s '
+            "fsdp_auto_wrap_policy(model), a lambda_auto_wrap_policy around them).",
+        )
+    if facts.get("dtype_a"):
+        return (
+            f"FSDP flattens one unit whose parameters have different dtypes ({facts['dtype_a']} and "
+            f"{facts['dtype_b']})" + on_ranks(hits),
+            "Every parameter of a wrapped unit must have one dtype: cast the model before wrapping "
+            "(model.to(torch.bfloat16), including adapters created in float32 on a half-precision base) and let "
+            "FSDP's MixedPrecision policy (accelerate: mixed_precision) choose the compute dtype, or keep the "
+            "model in float32 and use that policy.",
+        )
+    if facts.get("cpu_module"):
+        return (
+            "FSDP got a module still on the CPU with sync_module_states=True (or parameters on both CPU and GPU)"
+            + on_ranks(hits),
+            "Pass device_id=torch.cuda.current_device() (after torch.cuda.set_device(LOCAL_RANK)) to FSDP so it "
+            "moves the module to the rank's GPU, or move it there before wrapping; accelerate and the Trainer do "
+            "this when fsdp_sync_module_states and cpu_ram_efficient_loading are set together.",
+        )
+    layer = facts.get("layer", "").strip()
     summary = "FSDP's auto-wrap names a transformer layer class the model does not have" + (
         f" ({layer})" if layer else ""
     )
@@ -199,10 +226,35 @@ def _fsdp_wrap(hits: list[Hit], ctx: Context) -> tuple[str, str]:
 
 FSDP_WRAP_CONFIG = Recogniser(
     kind="fsdp_wrap_config",
-    title="FSDP wrap class not in the model",
-    anchors=("Could not find the transformer layer class",),
-    templates=("accelerate:could-not-find-the-transformer-layer",),
-    facts=(R(r"transformer layer class (?P<layer>\w{1,100}) in the model"),),
+    title="FSDP wrapped wrongly",
+    anchors=(
+        "Could not find the transformer layer class",
+        "Must flatten tensors with uniform `requires_grad`",
+        "requires uniform `requires_grad`",
+        "uniform requires_grad",  # the same, pasted without its backticks
+        "Must flatten tensors with uniform dtype",
+        "requires uniform dtype but got",
+        "has CPU parameters or buffers when",
+        "To support a module with both CPU and GPU params, please pass in device_id",
+    ),
+    templates=(
+        "accelerate:could-not-find-the-transformer-layer",
+        # torch/distributed/fsdp/_flat_param.py: one FlatParameter per wrapped unit (torch 2.1+ wording, and
+        # flat_param.py's of torch 1.13-2.0)
+        "torch:must-flatten-tensors-with-uniform-requires",
+        "torch_native:flatparameter-requires-uniform-requires-grad",
+        "torch:must-flatten-tensors-with-uniform-dtype",
+        "torch_native:flatparameter-requires-uniform-dtype",
+        # torch/distributed/fsdp/_init_utils.py: a CPU module with sync_module_states, or one split CPU/GPU
+        "torch:the-module-has-cpu-parameters-or",
+        "torch:to-support-module-with-both-cpu",
+    ),
+    facts=(
+        R(r"transformer layer class (?P<layer>\w{1,100}) in the model"),
+        R(r"(?P<mixed_grad>uniform `?requires_grad`?)"),
+        R(r"uniform dtype but got (?P<dtype_a>[\w.]{1,40}) and (?P<dtype_b>[\w.]{1,40})"),
+        R(r"(?P<cpu_module>has CPU parameters or buffers when|both CPU and GPU params)"),
+    ),
     describe=_fsdp_wrap,
 )
 

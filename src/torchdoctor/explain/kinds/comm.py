@@ -190,6 +190,8 @@ RENDEZVOUS_OR_PORT = Recogniser(
         "torch:timed-out-initializing-process-group-in",
         "torch:environment-variable-expected-but-not-set",
         "torch_cpp:timed-out-after-seconds-waiting-for",
+        # accelerate/state.py: a multi-node launch without MASTER_ADDR
+        "accelerate:tried-to-launch-on-distributed-with",
     ),
     title="rendezvous failed",
     anchors=(
@@ -206,6 +208,7 @@ RENDEZVOUS_OR_PORT = Recogniser(
         "expected, but not set",
         "connect() timed out",
         "clients joined",
+        "env was not set, please try exporting rank 0's hostname",
     ),
     # a store that cannot be reached or timed out is what every rank sees when rank 0 died first, a wrong
     # MASTER_ADDR or a firewall: only "likely" a rendezvous problem; a port in use, a closed rendezvous are certain
@@ -228,6 +231,7 @@ RENDEZVOUS_OR_PORT = Recogniser(
         ADDRESS_FAILED,
         RENDEZVOUS,
         R(r"environment variable (?P<missing_var>\w+) expected, but not set"),
+        R(r"but `?(?P<missing_var>MASTER_ADDR)`? env was not set"),
         R(r"(?P<what>Timed out initializing process group in store based barrier)"),
         R(r"(?P<what>waiting for clients\. (?P<joined>\d+)/(?P<expected>\d+) clients joined)"),
         R(r"world_size=(?P<world_size>\d+), worker_count=(?P<worker_count>\d+)"),
@@ -580,6 +584,8 @@ def _duplicate_gpu(hits: list[Hit], ctx: Context) -> tuple[str, str]:
     summary = (
         f"duplicate GPU: rank {facts.get('rank_a', '?')} and rank {facts.get('rank_b', '?')} both on CUDA "
         f"device {facts.get('bus_id', '?')} (bus id)"
+        if facts.get("rank_a")
+        else "duplicate GPU: two ranks of one communicator use the same GPU"
     )
     fix = (
         "Two processes use the same GPU. Each must pick its own before init_process_group and before "
@@ -599,6 +605,13 @@ def _gpu_selection(hits: list[Hit], ctx: Context) -> tuple[str, str]:
         "Start at most one process per GPU (--nproc_per_node = the number of GPUs on that host), and do not set "
         "CUDA_VISIBLE_DEVICES to one GPU for every rank of a host; with one GPU per host, LOCAL_RANK is 0 on each."
     )
+    fsdp = next((h.facts for h in hits if "fsdp_device" in h.facts), None)
+    if fsdp is not None:
+        return (
+            f"FSDP's device_id ({fsdp['fsdp_id']}) is not the rank's current GPU ({fsdp['fsdp_device']})"
+            + on_ranks(hits),
+            pick + "\nThen pass that same device to FSDP: device_id=torch.cuda.current_device().",
+        )
     found = next((h.facts for h in hits if "buffer_device" in h.facts), None)
     if found is not None:
         return (
@@ -632,17 +645,26 @@ GPU_SELECTION = Recogniser(
     # held by another process in exclusive mode, or is unusable.
     kind="gpu_selection",
     title="ranks on the wrong GPUs",
-    anchors=("invalid usage", "busy or unavailable", "mismatchs with NCCL device"),
+    anchors=(
+        "invalid usage",
+        "busy or unavailable",
+        "mismatchs with NCCL device",
+        "Inconsistent compute device and `device_id`",
+    ),
     templates=(
         "nccl:invalid-usage-run-with-nccl-debug",
         "cuda_runtime:devices-unavailable",
         # NCCL src/enqueue.cc (ArgsCheck): a buffer on another GPU than the communicator's: the rank did not
         # make its own GPU current (torch.cuda.set_device) before the collective
         "nccl:allocated-on-device-mismatchs-with-nccl",
+        # torch/distributed/fsdp/_init_utils.py: FSDP's device_id against the rank's current device
+        "torch:inconsistent-compute-device-and-device-id",
     ),
     match=R(
         r"(?P<invalid_usage>NCCL[^\n]{0,300}invalid usage|ncclInvalidUsage)|(?P<busy>busy or unavailable)|"
-        r"(?P<buffer>\w+) allocated on device (?P<buffer_device>\d+) mismatchs with NCCL device (?P<nccl_device>\d+)"
+        r"(?P<buffer>\w+) allocated on device (?P<buffer_device>\d+) mismatchs with NCCL device (?P<nccl_device>\d+)|"
+        r"Inconsistent compute device and `device_id` on rank \d+: (?P<fsdp_device>[\w:]{1,20}) vs "
+        r"(?P<fsdp_id>[\w:]{1,20})"
     ),
     # both messages name what went wrong, not which choice caused it: only likely
     generic=("invalid usage", "busy or unavailable"),
@@ -666,12 +688,16 @@ DUPLICATE_GPU = Recogniser(
     # NCCL src/init.cc: "Duplicate GPU detected : rank %d and rank %d both on CUDA device %lx"
     kind="duplicate_gpu",
     title="two ranks on one GPU",
-    anchors=("Duplicate GPU detected",),
-    templates=("nccl:duplicate-gpu-detected-rank-and-rank",),
-    match=R(r"Duplicate GPU detected"),
+    anchors=("Duplicate GPU detected", "Multiple Ranks are using the same GPU"),
+    templates=(
+        "nccl:duplicate-gpu-detected-rank-and-rank",
+        # NCCL 2.30+ src/init.cc words the same check this way
+        "nccl:multiple-ranks-are-using-the-same",
+    ),
+    match=R(r"Duplicate GPU detected|Multiple Ranks are using the same GPU"),
     facts=(
         R(r"rank (?P<rank_a>\d+) and rank (?P<rank_b>\d+) both on CUDA device (?P<bus_id>\w+)"),
-        R(r"(?P<detected>Duplicate GPU detected)"),
+        R(r"(?P<detected>Duplicate GPU detected|Multiple Ranks are using the same GPU)"),
     ),
     absorbs=("nccl_error", "nccl_system_error", "gpu_selection"),
     describe=_duplicate_gpu,
@@ -747,6 +773,13 @@ BACKEND_UNAVAILABLE = Recogniser(
 
 def _p2p(hits: list[Hit], ctx: Context) -> tuple[str, str]:
     facts = merged(hits)
+    if facts.get("rtx4000"):
+        return (
+            "accelerate refuses to start on RTX 4000-series GPUs with NCCL's P2P/InfiniBand paths enabled"
+            + on_ranks(hits),
+            "These consumer cards have no GPU peer-to-peer: start the script with `accelerate launch` (which "
+            "sets them), or export NCCL_P2P_DISABLE=1 NCCL_IB_DISABLE=1 before it starts.",
+        )
     summary = (
         f"GPU peer-to-peer does not work here: {facts.get('what', 'peer access is not supported').strip()}"
     )
@@ -760,14 +793,22 @@ GPU_P2P = Recogniser(
         "cuda_runtime:peer-access-unsupported",
         "nccl:failed-to-open-cuda-ipc-handle",
         "nccl:failed-to-peer-with-device",  # NCCL src/transport/p2p.cc, cudaDeviceEnablePeerAccess failed
+        # accelerate/state.py: consumer RTX 4000 cards have no P2P/IB; it refuses to start without the two vars
+        "accelerate:using-rtx-series-doesn-support-faster",
     ),
     title="GPU peer-to-peer failure",
-    anchors=("peer access is not supported", "failed to open CUDA IPC handle", "failed to peer with device"),
+    anchors=(
+        "peer access is not supported",
+        "failed to open CUDA IPC handle",
+        "failed to peer with device",
+        "Using RTX 4000 series doesn't support faster communication",
+    ),
     facts=(
         R(
             r"(?P<what>failed to open CUDA IPC handle[^\n]{0,120}|peer access is not supported[^\n]{0,80}|"
-            r"failed to peer with device[^\n]{0,80})"
+            r"failed to peer with device[^\n]{0,80}|Using RTX 4000 series doesn't support faster communication)"
         ),
+        R(r"(?P<rtx4000>Using RTX 4000 series doesn't support faster communication)"),
     ),
     absorbs=("nccl_error",),
     describe=_p2p,

@@ -1,7 +1,9 @@
-"""Kinds of failure in DeepSpeed's set-up: its config disagreeing with the script's, its ops that do not build.
+"""Kinds of failure in DeepSpeed's set-up: its config disagreeing with the script's, its ops that do not build,
+ZeRO-3's partitioned weights used outside the engine, its distributed backend used before it was initialised.
 
 The message texts are transformers' (``integrations/deepspeed.py``: ``trainer_config_finalize``), accelerate's
-(``utils/dataclasses.py``: the DeepSpeed plugin) and DeepSpeed's (``op_builder/builder.py``), as the catalog
+(``utils/dataclasses.py``: the DeepSpeed plugin; ``accelerator.py``) and DeepSpeed's (``op_builder/builder.py``,
+``runtime/config.py``, ``comm/comm.py``, ``runtime/zero/partition_parameters.py``), as the catalog
 (`torchdoctor.explain.catalog`) holds them.
 """
 
@@ -9,13 +11,46 @@ from __future__ import annotations
 
 import re
 
+from torchdoctor.explain.quote import quote
 from torchdoctor.explain.recognisers import Context, Hit, Recogniser, merged, on_ranks
 
 R = re.compile
 
 
+# DeepSpeed's own refusals of a config that does not fit the script (deepspeed/runtime/engine.py, config.py),
+# each with what to change: (anchor, fix)
+CONFIG_REFUSALS: tuple[tuple[str, str], ...] = (
+    (
+        "You are using an untested ZeRO Optimizer",
+        'ZeRO is tested with DeepSpeed\'s own optimizers: name one in the config ("optimizer": {"type": "AdamW", '
+        '"params": {...}}) instead of passing a client optimizer, or add "zero_allow_untested_optimizer": true '
+        "to the config to use yours.",
+    ),
+    (
+        "Amp and ZeRO are not currently compatible",
+        'Remove the "amp" section of the DeepSpeed config and use "fp16": {"enabled": true} (or "bf16"), which '
+        "ZeRO supports.",
+    ),
+    (
+        "requires an optimizer",
+        "ZeRO partitions the optimizer's state, so it needs one: pass optimizer= (or model_parameters=) to "
+        'deepspeed.initialize, or define "optimizer" in the config; for inference only, use stage 0 or '
+        "deepspeed.init_inference.",
+    ),
+    (
+        "'max_grad_norm' is not supported as an optimizer parameter",
+        'Move max_grad_norm out of the optimizer\'s params: DeepSpeed clips with "gradient_clipping": <norm> at '
+        "the top level of its config.",
+    ),
+)
+
+
 def _config_mismatch(hits: list[Hit], ctx: Context) -> tuple[str, str]:
     facts = merged(hits)
+    refusal = facts.get("refusal")
+    if refusal:
+        fix = next(f for anchor, f in CONFIG_REFUSALS if anchor in refusal)
+        return f"DeepSpeed refuses its config: {quote(refusal)}" + on_ranks(hits), fix
     if facts.get("train_batch"):
         summary = (
             f"DeepSpeed's batch sizes do not add up: train_batch_size {facts['train_batch']} != "
@@ -27,6 +62,40 @@ def _config_mismatch(hits: list[Hit], ctx: Context) -> tuple[str, str]:
             "x the number of GPUs (world size). A config written for another number of GPUs breaks this: set the "
             'three values in the DeepSpeed JSON to "auto" (with the HF Trainer / accelerate, which fill them '
             "in), or leave train_batch_size out so DeepSpeed computes it, or recompute it for this world size."
+        )
+        return summary, fix
+    if facts.get("mp_arg"):
+        summary = (
+            f"accelerate's mixed precision ({facts['mp_arg']}) disagrees with the DeepSpeed config, which enables "
+            f"{facts['mp_config']}" + on_ranks(hits)
+        )
+        fix = (
+            "With DeepSpeed the config file decides the precision, and accelerate refuses a different "
+            '--mixed_precision. Make them agree: enable the same one in the DeepSpeed JSON ("bf16": '
+            '{"enabled": true} or "fp16": {...}, or "enabled": "auto" to follow the script), or pass the '
+            f"matching --mixed_precision {facts['mp_config']} (HF Trainer: --bf16 / --fp16). The value accelerate "
+            "uses comes from --mixed_precision, its config file (accelerate config) or the ACCELERATE_MIXED_PRECISION "
+            "variable that the Trainer's --bf16 / --fp16 set: check all three."
+        )
+        return summary, fix
+    if facts.get("no_batch_size"):
+        summary = (
+            "accelerate cannot fill DeepSpeed's train_micro_batch_size_per_gpu: no dataloader with a batch_size "
+            "was passed to prepare()" + on_ranks(hits)
+        )
+        fix = (
+            "With DeepSpeed, accelerate reads the micro batch size from a dataloader given to "
+            "accelerator.prepare(). Pass the training (or evaluation) DataLoader to the same prepare() call as "
+            'the model, or write an integer train_micro_batch_size_per_gpu (not "auto") in the DeepSpeed '
+            "config (accelerate: AcceleratorState().deepspeed_plugin.deepspeed_config)."
+        )
+        return summary, fix
+    if facts.get("both_precisions"):
+        summary = "the DeepSpeed config enables both bf16 and fp16" + on_ranks(hits)
+        fix = (
+            'DeepSpeed runs in one of them: keep "bf16": {"enabled": true} (Ampere or newer) or "fp16", '
+            'and set the other to false (or both to "auto" with the HF Trainer / accelerate, which enable the '
+            "one --bf16 / --fp16 / --mixed_precision asks for)."
         )
         return summary, fix
     if facts.get("ignored"):
@@ -75,18 +144,45 @@ DEEPSPEED_CONFIG_MISMATCH = Recogniser(
         "DeepSpeed config values that mismatch",
         "the following accelerate config variables will be ignored",
         "train_batch_size is not equal to micro_batch_per_gpu",
+        "is set in the DeepSpeed config file",
+        "bfloat16 and fp16 modes cannot be simultaneously enabled",
+        "requires you to pass at least one of training or evaluation dataloaders",
+        *(anchor for anchor, _ in CONFIG_REFUSALS),
     ),
     templates=(
         "transformers:please-correct-the-following-deepspeed-config",
         "accelerate:please-correct-the-following-deepspeed-config",
         "accelerate:when-using-deepspeed-config-file-the",
         "deepspeed:check-batch-related-parameters-train-batch",  # deepspeed/runtime/config.py _batch_assertion
+        # accelerate/utils/dataclasses.py DeepSpeedPlugin.set_mixed_precision
+        "accelerate:mixed-precision-arg-cannot-be-set",
+        "deepspeed:bfloat16-and-fp16-modes-cannot-be",  # deepspeed/runtime/config.py
+        # accelerate/accelerator.py _prepare_deepspeed: an "auto" micro batch size with no dataloader to read
+        "accelerate:when-using-deepspeed-accelerate-prepare-requires",
+        # deepspeed/runtime/engine.py: the config's optimizer, precision and clipping against ZeRO
+        "deepspeed:you-are-using-an-untested-zero",
+        "deepspeed:amp-and-zero-are-not-currently",
+        "deepspeed:zero-stage-requires-an-optimizer",
+        "deepspeed:max-grad-norm-is-not-supported",
     ),
     span=6,
+    # "requires an optimizer" is DeepSpeed's only after "zero stage N"
+    reject=R(r"(?<!zero stage \d )requires an optimizer"),
     facts=(
         R(r"(?P<train_batch>\d+) != (?P<micro_batch>\d+) \* (?P<grad_acc>\d+) \* (?P<world_size>\d+)"),
         R(r"- ds (?P<ds_key>[\w.]+)=(?P<ds_value>\S{1,40}) vs (?P<hf_key>hf [\w|.]+)=(?P<hf_value>\S{1,40})"),
         R(r"will be ignored: (?P<ignored>\[[^\]\n]{0,400}\]?)"),
+        R(
+            r"(?P<refusal>(?:You are using an untested ZeRO Optimizer|Amp and ZeRO are not currently compatible|"
+            r"zero stage \d requires an optimizer|'max_grad_norm' is not supported as an optimizer parameter)"
+            r"[^\n]{0,200})"
+        ),
+        R(r"(?P<no_batch_size>requires you to pass at least one of training or evaluation dataloaders)"),
+        R(r"(?P<both_precisions>bfloat16 and fp16 modes cannot be simultaneously enabled)"),
+        R(
+            r"mixed_precision`? arg cannot be set to `?(?P<mp_arg>\w{1,10})`? when `?(?P<mp_config>\w{1,10})`? is set in "
+            r"the DeepSpeed config"
+        ),
     ),
     describe=_config_mismatch,
 )
@@ -169,4 +265,55 @@ ZERO3_PARTITIONED_WEIGHTS = Recogniser(
 )
 
 
-RECOGNISERS = (DEEPSPEED_CONFIG_MISMATCH, DEEPSPEED_OP_BUILD, ZERO3_PARTITIONED_WEIGHTS)
+def _init_order(hits: list[Hit], ctx: Context) -> tuple[str, str]:
+    facts = merged(hits)
+    if facts.get("zero_init_world"):
+        summary = (
+            "zero.Init saw a process group of one rank while the launcher started "
+            f"{facts['zero_init_world']}: a single-rank group was initialised before DeepSpeed's"
+            + on_ranks(hits)
+        )
+    else:
+        summary = (
+            "DeepSpeed's distributed backend was used before it was initialised "
+            f"({quote(facts.get('what', 'backend not set'))})" + on_ranks(hits)
+        )
+    fix = (
+        "Initialise the distributed backend first, in every process, before anything that uses deepspeed.comm "
+        "(building a model with MoE / sequence-parallel layers, zero.Init, from_pretrained under ZeRO-3, "
+        "dist.get_rank()):\n"
+        "import deepspeed; deepspeed.init_distributed()   # calls torch.distributed.init_process_group\n"
+        "A script that calls torch.distributed.init_process_group itself must still call "
+        "deepspeed.init_distributed() (it reuses the group), or let deepspeed.initialize(...) do it "
+        "(dist_init_required=True, the default). With the HF Trainer, create the TrainingArguments (which "
+        "initialise it) before from_pretrained. Start the script with the deepspeed launcher or torchrun so "
+        "every rank has RANK / WORLD_SIZE."
+    )
+    return summary, fix
+
+
+DEEPSPEED_INIT_ORDER = Recogniser(
+    kind="deepspeed_init_order",
+    title="DeepSpeed used before its distributed backend was initialised",
+    anchors=(
+        "DeepSpeed backend not set, please initialize it",
+        "Distributed backend is not initialized. Please set dist_init_required",
+        "zero.Init resolved a process group of world_size=1",
+    ),
+    templates=(
+        "deepspeed:deepspeed-backend-not-set-please-initialize",  # deepspeed/comm/comm.py
+        "deepspeed:distributed-backend-is-not-initialized-please",  # deepspeed/comm/comm.py
+        "deepspeed:zero-init-resolved-process-group-of",  # deepspeed/runtime/zero/partition_parameters.py
+    ),
+    facts=(
+        R(
+            r"(?P<what>DeepSpeed backend not set|Distributed backend is not initialized|"
+            r"zero\.Init resolved a process group of world_size=1)"
+        ),
+        R(r"launcher environment reports WORLD_SIZE=(?P<zero_init_world>\d+)"),
+    ),
+    describe=_init_order,
+)
+
+
+RECOGNISERS = (DEEPSPEED_CONFIG_MISMATCH, DEEPSPEED_OP_BUILD, ZERO3_PARTITIONED_WEIGHTS, DEEPSPEED_INIT_ORDER)

@@ -42,15 +42,26 @@ def _local_rank(hits: list[Hit], ctx: Context) -> tuple[str, str]:
 LOCAL_RANK_ARGUMENT = Recogniser(
     kind="local_rank_argument",
     title="the launcher's --local_rank argument",
-    anchors=("unrecognized arguments: ", "error: the following arguments are required"),
+    anchors=(
+        "unrecognized arguments: ",
+        "error: the following arguments are required",
+        "Could not consume arg: ",
+    ),
     templates=(
         "system:argparse-unrecognized-arguments",
         "system:argparse-arguments-required",
+        "third_party:fire-could-not-consume-arg",  # a fire.Fire entry point handed --local_rank
     ),
-    match=R(r"unrecognized arguments: [^\n]{0,300}?(?:--|–|—)local[_-]rank|arguments are required"),
+    match=R(
+        r"(?:unrecognized arguments|Could not consume arg): [^\n]{0,300}?(?:--|–|—)local[_-]rank|"
+        r"arguments are required"
+    ),
     facts=(
         R(r"(?P<prog>[\w./-]{1,100}): error:"),
-        R(r"unrecognized arguments: [^\n]{0,300}?(?P<bad_arg>(?:--|–|—)local[_-]rank(?:=\d+)?)"),
+        R(
+            r"(?:unrecognized arguments|Could not consume arg): [^\n]{0,300}?"
+            r"(?P<bad_arg>(?:--|–|—)local[_-]rank(?:=\d+)?)"
+        ),
         R(r"error: (?P<argparse_error>the following arguments are required: [^\n]{1,200})"),
     ),
     # "arguments are required" alone is any argparse failure; the launcher's --local_rank in the log confirms it
@@ -72,7 +83,9 @@ def _launch_command(hits: list[Hit], ctx: Context) -> tuple[str, str]:
             "The hostfile (--hostfile, default /job/hostfile) lists one host a line as `<host> slots=<GPUs>`, "
             "e.g.\n    node1 slots=8\n    node2 slots=8\nwith host names every node resolves and reaches by "
             "passwordless ssh (pdsh). --num_nodes must not exceed the hosts listed; without a hostfile deepspeed "
-            "runs on this machine only.",
+            "runs on this machine only. deepspeed checks each host with `ssh -o PasswordAuthentication=no "
+            "<host> hostname`: set up passwordless ssh (ssh-copy-id <host>) from the launching node, or remove "
+            "the hostfile to run on this node alone.",
         )
     prog = facts.get("prog", "train.py")
     summary = f"{prog} received the launcher's own options ({facts.get('options', '').strip()[:120]})"
@@ -92,6 +105,10 @@ LAUNCH_COMMAND = Recogniser(
         "Hostfile is empty or not formatted correctly",
         "Bad hostfile text",
         "no extra nodes available via hostfile",
+        "Hostfile contains a bad entry",
+        "not found in hostfile",
+        "was not reachable via ssh",
+        "Hostfile contains multiple entries for",
     ),
     templates=(
         "system:argparse-unrecognized-arguments",
@@ -99,11 +116,17 @@ LAUNCH_COMMAND = Recogniser(
         "deepspeed:hostfile-is-empty-or-not-formatted",
         "deepspeed:bad-hostfile-text",
         "deepspeed:num-nodes-is-but-no-extra",
+        "deepspeed:hostfile-contains-bad-entry-unable-to",
+        "deepspeed:hostname-not-found-in-hostfile",
+        "deepspeed:using-hostfile-at-but-host-was",
+        "deepspeed:hostfile-contains-multiple-entries-for-unable",
     ),
     match=R(
         rf"unrecognized arguments: (?P<options>[^\n]{{0,300}}?(?:{LAUNCHER_OPTIONS})[^\n]{{0,200}})|"
         r"(?P<hostfile>Hostfile is empty or not formatted correctly|Bad hostfile text[^\n]{0,200}|"
-        r"Num nodes is >1 but no extra nodes available via hostfile)"
+        r"Num nodes is >1 but no extra nodes available via hostfile|Hostfile contains a bad entry[^\n]{0,200}|"
+        r"Hostname '[^'\n]{0,100}' not found in hostfile|Hostfile contains multiple entries for[^\n]{0,100}|"
+        r"host=[^\n]{0,100} was not reachable via ssh[^\n]{0,200})"
     ),
     facts=(R(r"(?P<prog>[\w./-]{1,100}): error:"),),
     absorbs=("local_rank_argument",),
@@ -132,11 +155,20 @@ def _rank_env(hits: list[Hit], ctx: Context) -> tuple[str, str]:
 RANK_ENV_MISSING = Recogniser(
     kind="rank_env_missing",
     title="rank environment not set",
-    anchors=("expected, but not set",),
-    templates=("torch:environment-variable-expected-but-not-set",),
+    anchors=("expected, but not set", "DeepSpeed requires the LOCAL_RANK environment variable"),
+    templates=(
+        "torch:environment-variable-expected-but-not-set",
+        "deepspeed:deepspeed-requires-the-local-rank-environment",  # deepspeed/comm/comm.py init_distributed
+    ),
     # the rank's identity; a missing MASTER_ADDR / MASTER_PORT is the rendezvous' (rendezvous_or_port)
-    match=R(r"environment variable (?:RANK|WORLD_SIZE|LOCAL_RANK|LOCAL_WORLD_SIZE) expected"),
-    facts=(R(r"environment variable (?P<missing_var>\w+) expected, but not set"),),
+    match=R(
+        r"environment variable (?:RANK|WORLD_SIZE|LOCAL_RANK|LOCAL_WORLD_SIZE) expected|"
+        r"DeepSpeed requires the LOCAL_RANK environment variable"
+    ),
+    facts=(
+        R(r"environment variable (?P<missing_var>\w+) expected, but not set"),
+        R(r"DeepSpeed requires the (?P<missing_var>LOCAL_RANK) environment variable"),
+    ),
     absorbs=("rendezvous_or_port",),
     describe=_rank_env,
 )

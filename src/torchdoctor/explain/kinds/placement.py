@@ -14,6 +14,10 @@ from torchdoctor.explain.recognisers import Alternative, Context, Hit, Recognise
 
 R = re.compile
 
+# torch/nn/parallel/distributed.py (DDP's device_ids check) and torch/distributed/tensor/_dispatch.py
+DDP_DEVICE_IDS = "device_ids and output_device arguments only work with single-device"
+NO_MESH = "found no DeviceMesh from dtensor args"
+
 
 def _devices(hits: list[Hit], ctx: Context) -> tuple[str, str]:
     facts = merged(hits)
@@ -23,6 +27,15 @@ def _devices(hits: list[Hit], ctx: Context) -> tuple[str, str]:
     if replica:
         summary += f" (in DataParallel replica {replica})"
     both_gpus = a.startswith("cuda") and b.startswith("cuda")
+    if facts.get("ddp_cpu"):
+        summary = "DDP was given device_ids for a model with parameters still on the CPU" + on_ranks(hits)
+        fix = (
+            "Move the model to the rank's GPU before wrapping it: model.to(torch.device('cuda', LOCAL_RANK)) "
+            "(after torch.cuda.set_device(LOCAL_RANK)), then DistributedDataParallel(model, "
+            "device_ids=[LOCAL_RANK]). A layer created after .to() (or converted, e.g. SyncBatchNorm built "
+            "on the CPU) must be moved too; wrap a CPU model without device_ids."
+        )
+        return summary, fix
     if facts.get("device_ids"):  # DataParallel's check before it scatters: the model is not on device_ids[0]
         summary = f"nn.DataParallel runs on {a} (device_ids[0]) but the model has parameters on {b}"
         fix = (
@@ -66,6 +79,8 @@ DEVICE_MISMATCH = Recogniser(
         "should be the same or input should be a MKLDNN tensor",
         "Expected object of backend",
         "Expected object of device type",
+        "tensors are located on different GPUs",
+        DDP_DEVICE_IDS,
     ),
     templates=(
         "torch_native:expected-all-tensors-same-device",
@@ -74,7 +89,12 @@ DEVICE_MISMATCH = Recogniser(
         "torch_native:input-type-and-weight-type",
         "torch_native:expected-object-of-backend",
         "torch_native:expected-object-of-device-type",
+        "torch_native:tensors-located-on-different-gpus",  # THCUNN common.h (torch 0.x)
+        "torch:distributeddataparallel-device-ids-and-output-device",  # with a CPU parameter in the set
     ),
+    # DDP's device_ids message is this kind only when a parameter is still on the CPU
+    match=R(rf"(?s)^(?!.*{DDP_DEVICE_IDS}).|{DDP_DEVICE_IDS}.*device\(type='cpu'\)"),
+    span=3,
     facts=(
         R(r"found at least two devices,\s*(?P<device_a>[\w:]{1,20}) and (?P<device_b>[\w:]{1,20})"),
         R(
@@ -82,6 +102,7 @@ DEVICE_MISMATCH = Recogniser(
             r"(?P<device_b>[\w:]{1,20})"
         ),
         R(r"Input type \((?P<device_a>[\w.]{1,40})\) and weight type \((?P<device_b>[\w.]{1,40})\)"),
+        R(r"module\s+parameters \{(?P<ddp_cpu>[^}]{0,600}type='cpu'[^}]{0,600})\}"),
         R(
             r"Expected object of (?:backend|device type) (?P<device_a>\w{1,20}) but got (?:backend|device type) "
             r"(?P<device_b>\w{1,20})"
@@ -92,7 +113,7 @@ DEVICE_MISMATCH = Recogniser(
     # (torch/nn/parallel/data_parallel.py), or a CPU tensor in it
     confirm=lambda hits, ctx: (
         "replica" in ctx.facts
-        or any("device_ids" in h.facts for h in hits)
+        or any("device_ids" in h.facts or "ddp_cpu" in h.facts for h in hits)
         or any("cpu" in (h.facts.get("device_a", "") + h.facts.get("device_b", "")).lower() for h in hits)
     ),
     also=(
@@ -142,18 +163,70 @@ CPU_TENSOR_NCCL = Recogniser(
 )
 
 
+def _gpus_in(params: str) -> int:
+    """How many distinct CUDA devices a DDP message's ``module parameters {...}`` set names."""
+    return len(set(re.findall(r"type='cuda', index=(\d+)", params)))
+
+
 def _device_map(hits: list[Hit], ctx: Context) -> tuple[str, str]:
-    summary = (
-        "a model loaded with device_map='auto' (spread over this process's GPUs) is trained by several "
-        "processes" + on_ranks(hits)
-    )
+    facts = merged(hits)
     fix = (
         "device_map='auto' is model parallelism inside one process; a multi-process launch (torchrun, "
         "accelerate launch --multi_gpu, deepspeed) already gives each process its own GPU. Either run one "
         "process (accelerate launch --num_processes=1, or plain python) and keep device_map='auto', or drop "
         "device_map for data parallel training (device_map={'': PartialState().process_index} per process)."
     )
+    if facts.get("no_mesh"):
+        summary = (
+            f"a plain collective ({facts.get('mesh_op', 'c10d')}) got DTensor parameters: the model was built "
+            "tensor-parallel (from_pretrained with device_map / tp_plan under torchrun) and then handed to "
+            "DDP or a plain process group" + on_ranks(hits)
+        )
+        fix = (
+            "Under torchrun, transformers' from_pretrained(device_map='auto' or tp_plan='auto') shards the model "
+            "with tensor parallelism (DTensors over a DeviceMesh); DDP's broadcast of its parameters then finds "
+            "no mesh. For data parallel training load it whole on the rank's GPU: "
+            "from_pretrained(..., device_map={'': LOCAL_RANK}) (or device_map='cuda' after "
+            "torch.cuda.set_device(LOCAL_RANK)); for tensor parallelism keep the DTensors and wrap with the "
+            "same DeviceMesh (FSDP/fully_shard(device_mesh=...)), not with DDP."
+        )
+        return summary, fix
+    if facts.get("ddp_device_ids"):
+        params = facts.get("ddp_params", "")
+        gpus = _gpus_in(params)
+        summary = (
+            f"DDP was given device_ids for a model whose parameters are on {gpus} GPUs"
+            if gpus > 1
+            else "DDP was given device_ids for a model that is not on one GPU"
+        ) + on_ranks(hits)
+        fix = (
+            "DistributedDataParallel(model, device_ids=[LOCAL_RANK]) needs the whole model on that one GPU. A "
+            "model spread over GPUs (from_pretrained(device_map='auto'), a manual split) is model parallelism: "
+            "load it on the rank's GPU for data parallel training (device_map={'': LOCAL_RANK}), or keep it "
+            "spread in one process and wrap it without device_ids. Under accelerate, a one-process run "
+            "(--num_processes 1) must not be wrapped in DDP at all: an accelerate that still chooses multi-GPU "
+            "there is a bug of that version: upgrade accelerate."
+        )
+        return summary, fix
+    summary = (
+        "a model loaded with device_map='auto' (spread over this process's GPUs) is trained by several "
+        "processes" + on_ranks(hits)
+    )
     return summary, fix
+
+
+def _device_map_sure(hits: list[Hit], ctx: Context) -> bool:
+    """accelerate's own checks are certain; DDP's device_ids check only when its message names parameters on
+    two GPUs or more; a DTensor without a mesh never alone (tensor parallelism has other ways to get there)."""
+    for hit in hits:
+        if hit.facts.get("no_mesh"):
+            continue
+        if hit.facts.get("ddp_device_ids"):
+            if _gpus_in(hit.facts.get("ddp_params", "")) > 1:
+                return True
+            continue
+        return True
+    return False
 
 
 DEVICE_MAP_DISTRIBUTED = Recogniser(
@@ -163,12 +236,43 @@ DEVICE_MAP_DISTRIBUTED = Recogniser(
         "has been loaded with `device_map='auto'` in any distributed mode",
         "contains `DTensor` parameters",
         "on a different device than the one you're training on",
+        DDP_DEVICE_IDS,
+        NO_MESH,
     ),
     templates=(
         "accelerate:you-can-train-model-that-has",
         "accelerate:your-model-contains-dtensor-parameters-which",
         # accelerate/accelerator.py prepare_model: a 4/8-bit model placed on another GPU than this process's
         "accelerate:you-can-train-model-that-has-4",
+        # torch/nn/parallel/distributed.py: DDP's check of device_ids against the module's devices
+        "torch:distributeddataparallel-device-ids-and-output-device",
+        # torch/distributed/tensor/_dispatch.py: a DTensor reaching an op without a mesh (DDP's broadcast)
+        "torch:found-no-devicemesh-from-dtensor-args",
+    ),
+    # DDP's device_ids message with a CPU parameter in it is a model not moved to the GPU (device_mismatch)
+    match=R(rf"(?s)^(?!.*{DDP_DEVICE_IDS}).|{DDP_DEVICE_IDS}(?:(?!device\(type='cpu'\)).)*$"),
+    span=3,
+    facts=(
+        R(rf"(?P<ddp_device_ids>{DDP_DEVICE_IDS})"),
+        R(r"module\s+parameters \{(?P<ddp_params>[^}]{0,600})\}"),
+        R(rf"(?P<no_mesh>{NO_MESH})(?: for (?P<mesh_op>[\w.]{{1,80}}?)!?(?:\s|$))?"),
+    ),
+    confirm=_device_map_sure,
+    also=(
+        Alternative(
+            "device_mesh_config",
+            "tensor-parallel (DTensor) parameters wrapped with a process group instead of their DeviceMesh",
+            "Give FSDP / fully_shard the DeviceMesh the tensor parallelism uses (device_mesh=mesh['dp'], a "
+            "2-D mesh for TP + FSDP), not a process_group, and do not wrap DTensor parameters in DDP.",
+            when=("no_mesh",),
+        ),
+        Alternative(
+            "library_version_bug",
+            "a one-process accelerate run still wrapped in DDP (an accelerate bug)",
+            "With accelerate launch --num_processes 1 and a model spread by device_map, upgrade accelerate "
+            "(pip install -U accelerate): the run must not be wrapped in DDP.",
+            when=("ddp_device_ids",),
+        ),
     ),
     describe=_device_map,
 )
@@ -178,9 +282,10 @@ def _syncbn(hits: list[Hit], ctx: Context) -> tuple[str, str]:
     facts = merged(hits)
     if facts.get("syncbn_device"):
         return (
-            "SyncBatchNorm got an input on the CPU: it runs on GPUs only" + on_ranks(hits),
-            "Move the model and inputs to the GPU (model.cuda(LOCAL_RANK)) before the forward pass, or convert "
-            "SyncBatchNorm back to BatchNorm (norm_cfg type='BN') to run on the CPU.",
+            "SyncBatchNorm runs on GPUs only, and it got a CPU input or a model still on the CPU"
+            + on_ranks(hits),
+            "Move the model and inputs to the GPU (model.cuda(LOCAL_RANK)) before wrapping it in DDP and before "
+            "the forward pass, or convert SyncBatchNorm back to BatchNorm (norm_cfg type='BN') to run on the CPU.",
         )
     return (
         "SyncBatchNorm (SyncBN) is used, but no process group was initialised: it only works in a "
@@ -222,7 +327,18 @@ NOT_LAUNCHED_DISTRIBUTED = Recogniser(
     # the message says no process group exists, not why: a plain `python train.py`, an init the code skipped,
     # or SyncBatchNorm in a single-process run — only likely, with the SyncBN reading named beside it
     confirm=lambda hits, ctx: False,
-    also=(Alternative("syncbn_misuse", "SyncBatchNorm in a single-process run", SYNCBN_FIX),),
+    also=(
+        Alternative("syncbn_misuse", "SyncBatchNorm in a single-process run", SYNCBN_FIX),
+        # deepspeed/comm/comm.py: DeepSpeed code (MoE groups, zero.Init, its comm) calling torch.distributed
+        # before deepspeed.init_distributed() ran
+        Alternative(
+            "deepspeed_init_order",
+            "DeepSpeed used before deepspeed.init_distributed()",
+            "Call deepspeed.init_distributed() in every process before building the model (MoE layers, "
+            "zero.Init) or calling dist.*; deepspeed.initialize(...) does it only when it runs first.",
+            when=("saw_deepspeed",),
+        ),
+    ),
     describe=_not_launched,
 )
 
@@ -230,12 +346,22 @@ NOT_LAUNCHED_DISTRIBUTED = Recogniser(
 SYNCBN_MISUSE = Recogniser(
     kind="syncbn_misuse",
     title="SyncBatchNorm outside a distributed run",
-    anchors=(*NO_GROUP, "SyncBatchNorm expected input tensor to be on GPU"),
+    anchors=(
+        *NO_GROUP,
+        "SyncBatchNorm expected input tensor to be on GPU",
+        "SyncBatchNorm layers only work with GPU modules",
+    ),
     templates=(
         "torch:default-process-group-has-not-been",
         "torch:syncbatchnorm-expected-input-tensor-to-be",
+        "torch:syncbatchnorm-layers-only-work-with-gpu",  # torch/nn/parallel/distributed.py, DDP's check
     ),
-    facts=(R(r"(?P<syncbn_device>SyncBatchNorm expected input tensor to be on GPU)"),),
+    facts=(
+        R(
+            r"(?P<syncbn_device>SyncBatchNorm expected input tensor to be on GPU|"
+            r"SyncBatchNorm layers only work with GPU modules)"
+        ),
+    ),
     # "Default process group ..." is any distributed call without init: SyncBN only when the log shows it
     requires=("saw_syncbn",),
     absorbs=("not_launched_distributed",),
