@@ -206,6 +206,21 @@ def test_a_rank_leaving_later_on_a_busier_machine_is_not_named_for_its_link():
         assert lines[0.003] == [], lines
 
 
+def test_the_end_summary_names_a_rank_once_per_cause_however_many_stretches():
+    from torchdoctor.stragglers.summary import summary_lines
+
+    windows = [judge_window(n, window(n)) for n in range(3)]
+    said = [
+        {"rank": 1, "cause": "input", "slower": 0.13},
+        {"rank": 1, "cause": "input", "slower": 0.15},
+        {"rank": 2, "cause": "host", "slower": 0.2},
+    ]
+    head = summary_lines(windows, said)[0]
+    assert head.endswith("held back by rank 1 (input, 15% slower, 2 stretches); rank 2 (host, 20% slower)"), (
+        head
+    )
+
+
 def test_subgroups_are_compared_within_themselves():
     windows = []
     for n in range(3, 7):

@@ -44,7 +44,15 @@ def summary_lines(verdicts: list[WindowVerdict], said: list[dict[str, Any]]) -> 
         ]
     total = max(r["steps"] for r in ranks.values())
     if said:
-        named = "; ".join(f"rank {s['rank']} ({s['cause']}, {s['slower']:.0%} slower)" for s in said)
+        # one entry per rank and cause, however many stretches it held for
+        stretches: dict[tuple[int, str], list[dict]] = {}
+        for s in said:
+            stretches.setdefault((s["rank"], s["cause"]), []).append(s)
+        named = "; ".join(
+            f"rank {rank} ({cause}, {max(s['slower'] for s in these):.0%} slower"
+            + (f", {len(these)} stretches)" if len(these) > 1 else ")")
+            for (rank, cause), these in stretches.items()
+        )
         head = f"torchdoctor: stragglers: {total} steps on {len(ranks)} ranks; held back by {named}"
     else:
         head = f"torchdoctor: stragglers: {total} steps on {len(ranks)} ranks; no rank was slower for a sustained stretch"

@@ -116,8 +116,8 @@ class WindowVerdict:
 # Per step and rank: own work (step minus waiting for peers), and the parts of it a straggler cannot hide:
 # waiting for data, the CPU time of its compute, the time the kernel kept it waiting for a CPU (other
 # processes on its cores; else its compute's wall minus CPU time), its collectives besides waiting for the
-# peers. Each part -> the cause it names.
-PARTS = ("own", "data", "cpu", "offcpu", "transfer")
+# peers; and the own work less the waiting for a CPU (`WORK`). Each part -> the cause it names.
+PARTS = ("own", "data", "cpu", "offcpu", "transfer", "work")
 CAUSE_OF = {
     "data": "input",
     "cpu": "device",
@@ -125,6 +125,10 @@ CAUSE_OF = {
     "transfer": "communication",
 }
 TRANSFER = PARTS.index("transfer")
+# The own work less the waiting for a CPU: what the rank did or waited for by itself. Where ranks share cores
+# (more ranks than cores) one that sleeps in next() hands its core to the others and waits less for it
+# later, so its own work is longer by less than the sleep and varies with the sharing; this is not.
+WORK = PARTS.index("work")
 
 
 def rank_windows(window: Mapping[int, Mapping[str, Any]]) -> dict[int, RankWindow]:
@@ -244,7 +248,7 @@ def step_parts(
             compute = max(0.0, step - data - comm)
             kept_off = float(row[5]) if len(row) > 5 and row[5] is not None else compute - cpu
             transfer = exits.get(rank, comm - waited)
-            parts[rank].append((step - waited, data, cpu, kept_off, transfer))
+            parts[rank].append((step - waited, data, cpu, kept_off, transfer, step - waited - kept_off))
     return parts
 
 
@@ -268,7 +272,8 @@ def judge_stretch(
     without it none: a rank absent from a given ``usual`` is not judged). A part names the rank when it exceeds the peers' by
     more than usual on `MAJORITY` of the steps, by a median of at least `SLOWER` of the peers' own work and
     `NOISE_MARGIN` standard errors (the stretch's and the usual's together), the rank's own work as a whole
-    is longer than usual too (`OWN_MAJORITY`, `OWN_MARGIN`) and not shorter elsewhere by as much (its total
+    is longer than usual too (`OWN_MAJORITY`, `OWN_MARGIN`; for waiting for data and CPU work, its own work
+    less its waiting for a CPU may stand for it: `WORK`) and not shorter elsewhere by as much (its total
     excess within two standard errors of the part's). Lateness leaving the collectives counts only beyond
     twice the rank's rise in waiting for a CPU since its usual (`_waiting_rise`, from ``usual_load``,
     `Usual.load`); for a rank that leaves them last by habit, beyond its usual lateness (`_leaver_slowed`)."""
@@ -302,10 +307,18 @@ def judge_stretch(
         slower_overall = own_ahead >= OWN_MAJORITY and own_middle >= max(
             MIN_SECONDS, SLOWER * peers_own, OWN_MARGIN * own_error
         )
-        figures = []
+        work_values, work_middle, work_error = _beyond_usual(rows, WORK, habit)
+        work_ahead = sum(value > 0 for value in work_values) / n
+        slower_work = work_ahead >= OWN_MAJORITY and work_middle >= max(
+            MIN_SECONDS, SLOWER * peers_own, OWN_MARGIN * work_error
+        )
+        figures = [
+            f"work {work_middle * 1000:+.1f} ms beyond usual {habit[WORK][0] * 1000:+.1f} ({work_ahead:.0%} "
+            f"ahead, {work_middle / work_error:.1f} se)"
+        ]
         passed: list[tuple[float, str]] = []
         for k, name in enumerate(PARTS):
-            if name == "own" or not habit[k][2]:
+            if name in ("own", "work") or not habit[k][2]:
                 continue
             values, middle, error = _beyond_usual(rows, k, habit)
             ahead = sum(value > 0 for value in values) / n
@@ -314,11 +327,15 @@ def judge_stretch(
                 f"{name} {middle * 1000:+.1f} ms beyond usual {habit[k][0] * 1000:+.1f} ({ahead:.0%} ahead, "
                 f"{z:.1f} se)"
             )
+            # the rank's step must be longer as a whole, and not shorter elsewhere by as much: its own work,
+            # or for data and CPU work its work without waiting for a CPU (`WORK`)
+            wholes = [(slower_overall, own_middle, own_error)]
+            if name in ("data", "cpu"):
+                wholes.append((slower_work, work_middle, work_error))
             if (
-                slower_overall
+                any(slower and whole >= middle - 2 * spread for slower, whole, spread in wholes)
                 and ahead >= MAJORITY
                 and middle >= max(MIN_SECONDS, SLOWER * peers_own, NOISE_MARGIN * error)
-                and own_middle >= middle - 2 * own_error
                 and (name != "transfer" or middle >= 2 * rise)
             ):
                 passed.append((middle, name))
@@ -355,7 +372,7 @@ def judge_stretch(
 def _without_exits(rows: list[list[float]]) -> list[list[float]]:
     """Per-step excesses with the lateness leaving the collectives taken out of the own work (for a rank
     that leaves them last by habit: it starts its next step that much later, its own work looks longer)."""
-    return [[row[0] - row[TRANSFER], *row[1:]] for row in rows]
+    return [[row[0] - row[TRANSFER], *row[1:WORK], row[WORK] - row[TRANSFER]] for row in rows]
 
 
 def _leaver_slowed(
