@@ -272,8 +272,8 @@ def judge_stretch(
     without it none: a rank absent from a given ``usual`` is not judged). A part names the rank when it exceeds the peers' by
     more than usual on `MAJORITY` of the steps, by a median of at least `SLOWER` of the peers' own work and
     `NOISE_MARGIN` standard errors (the stretch's and the usual's together), the rank's own work as a whole
-    is longer than usual too (`OWN_MAJORITY`, `OWN_MARGIN`; for waiting for data and CPU work, its own work
-    less its waiting for a CPU may stand for it: `WORK`) and not shorter elsewhere by as much (its total
+    is longer than usual too (`OWN_MAJORITY`, `OWN_MARGIN`; for waiting for data, its own work less its
+    waiting for a CPU may stand for it: `WORK`) and not shorter elsewhere by as much (its total
     excess within two standard errors of the part's). Lateness leaving the collectives counts only beyond
     twice the rank's rise in waiting for a CPU since its usual (`_waiting_rise`, from ``usual_load``,
     `Usual.load`); for a rank that leaves them last by habit, beyond its usual lateness (`_leaver_slowed`)."""
@@ -328,9 +328,10 @@ def judge_stretch(
                 f"{z:.1f} se)"
             )
             # the rank's step must be longer as a whole, and not shorter elsewhere by as much: its own work,
-            # or for data and CPU work its work without waiting for a CPU (`WORK`)
+            # or for waiting for data its work without waiting for a CPU (`WORK`: a rank that sleeps hands
+            # its core to the others; one that computes does not, and its CPU time is judged as it is)
             wholes = [(slower_overall, own_middle, own_error)]
-            if name in ("data", "cpu"):
+            if name == "data":
                 wholes.append((slower_work, work_middle, work_error))
             if (
                 any(slower and whole >= middle - 2 * spread for slower, whole, spread in wholes)
