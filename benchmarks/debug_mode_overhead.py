@@ -14,12 +14,13 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import random
 import statistics
 import subprocess
 import sys
 import time
 from datetime import timedelta
+
+from intervals import median_interval  # benchmarks/intervals.py, beside this file
 
 SIZES = {"small (8 floats)": 8, "medium (1M floats, 4 MB)": 1 << 20}
 ROUNDS = 9
@@ -155,7 +156,7 @@ def paired_calls(dist, torch, debug, iterations: dict[str, int]) -> dict[str, di
             "added": statistics.median(differences),
             "added_low": _quantile(differences, 0.25),
             "added_high": _quantile(differences, 0.75),
-            "added_ci": _median_interval(differences),
+            "added_ci": median_interval(differences, resamples=500),
             "cpu_plain": statistics.median(cpu_times["plain"]),
             "cpu_checked": statistics.median(cpu_times["checked"]),
             "cpu_added": statistics.median(cpu_differences),
@@ -163,13 +164,6 @@ def paired_calls(dist, torch, debug, iterations: dict[str, int]) -> dict[str, di
             "cpu_added_high": _quantile(cpu_differences, 0.75),
         }
     return out
-
-
-def _median_interval(values: list[float], resamples: int = 500) -> tuple[float, float]:
-    """A 95% bootstrap interval of the median (fixed seed: the same data gives the same interval)."""
-    pick = random.Random(0).choices
-    medians = sorted(statistics.median(pick(values, k=len(values))) for _ in range(resamples))
-    return medians[int(0.025 * resamples)], medians[int(0.975 * resamples) - 1]
 
 
 def _quantile(values: list[float], q: float) -> float:

@@ -13,12 +13,13 @@ from __future__ import annotations
 
 import argparse
 import os
-import random
 import statistics
 import subprocess
 import sys
 import time
 from pathlib import Path
+
+from intervals import median_interval  # benchmarks/intervals.py, beside this file
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -80,22 +81,20 @@ def worker(blocks: int, steps: int, width: int, layers: int, batch: int) -> None
         print(
             f"step {statistics.median(a for a, _ in off) * 1000:.1f} ms without the watch, "
             f"{statistics.median(a for a, _ in on) * 1000:.1f} ms with it; median ratio of neighbouring blocks "
-            f"{statistics.median(ratios):.4f} (95%: {_median_interval(ratios)}; blocks: "
+            f"{statistics.median(ratios):.4f} (95%: {_interval_text(ratios)}; blocks: "
             f"{', '.join(f'{r:.3f}' for r in ratios)}); CPU time of "
             f"the training thread per step {statistics.median(b for _, b in off) * 1000:.1f} vs "
             f"{statistics.median(b for _, b in on) * 1000:.1f} ms, median ratio {statistics.median(cpu_ratios):.4f} "
-            f"(95%: {_median_interval(cpu_ratios)}; blocks: {', '.join(f'{r:.3f}' for r in cpu_ratios)})",
+            f"(95%: {_interval_text(cpu_ratios)}; blocks: {', '.join(f'{r:.3f}' for r in cpu_ratios)})",
             flush=True,
         )
     dist.barrier()
     dist.destroy_process_group()
 
 
-def _median_interval(values: list[float], resamples: int = 1000) -> str:
-    """A 95% bootstrap interval of the median, as text (fixed seed: the same blocks give the same interval)."""
-    pick = random.Random(0).choices
-    medians = sorted(statistics.median(pick(values, k=len(values))) for _ in range(resamples))
-    return f"{medians[int(0.025 * resamples)]:.4f}–{medians[int(0.975 * resamples) - 1]:.4f}"
+def _interval_text(values: list[float]) -> str:
+    low, high = median_interval(values)
+    return f"{low:.4f}–{high:.4f}"
 
 
 def hook_cost(iterations: int = 20_000) -> float:

@@ -129,6 +129,7 @@ TRANSFER = PARTS.index("transfer")
 # (more ranks than cores) one that sleeps in next() hands its core to the others and waits less for it
 # later, so its own work is longer by less than the sleep and varies with the sharing; this is not.
 WORK = PARTS.index("work")
+OFFCPU = PARTS.index("offcpu")
 
 
 def rank_windows(window: Mapping[int, Mapping[str, Any]]) -> dict[int, RankWindow]:
@@ -302,16 +303,8 @@ def judge_stretch(
         if not habit[TRANSFER][2]:  # leaves last by habit: its exits' lateness is the algorithm's
             rows = _without_exits(rows)
         rise = _waiting_rise(rows, habit, peers_parts[rank], usual_load)
-        own_values, own_middle, own_error = _beyond_usual(rows, 0, habit)
-        own_ahead = sum(value > 0 for value in own_values) / n
-        slower_overall = own_ahead >= OWN_MAJORITY and own_middle >= max(
-            MIN_SECONDS, SLOWER * peers_own, OWN_MARGIN * own_error
-        )
-        work_values, work_middle, work_error = _beyond_usual(rows, WORK, habit)
-        work_ahead = sum(value > 0 for value in work_values) / n
-        slower_work = work_ahead >= OWN_MAJORITY and work_middle >= max(
-            MIN_SECONDS, SLOWER * peers_own, OWN_MARGIN * work_error
-        )
+        slower_overall, own_middle, own_error, own_ahead = _whole(rows, 0, habit, peers_own)
+        slower_work, work_middle, work_error, work_ahead = _whole(rows, WORK, habit, peers_own)
         figures = [
             f"work {work_middle * 1000:+.1f} ms beyond usual {habit[WORK][0] * 1000:+.1f} ({work_ahead:.0%} "
             f"ahead, {work_middle / work_error:.1f} se)"
@@ -347,7 +340,7 @@ def judge_stretch(
                 passed.append((slowed[0], "transfer"))
         if passed:
             peer_cpu = statistics.median(row[PARTS.index("cpu")] for row in peers_parts[rank])
-            peer_off = statistics.median(row[PARTS.index("offcpu")] for row in peers_parts[rank])
+            peer_off = statistics.median(row[OFFCPU] for row in peers_parts[rank])
             per_cpu = max(0.0, peer_off) / peer_cpu if peer_cpu > 0 else 0.0
             middle, name = _first_cause({part: m for m, part in passed}, per_cpu)
             if best is None or middle / peers_own > best[0]:
@@ -370,6 +363,18 @@ def judge_stretch(
     )
 
 
+def _whole(
+    rows: list[list[float]], k: int, habit: list[tuple[float, float, bool]], peers_own: float
+) -> tuple[bool, float, float, float]:
+    """(longer than usual, median excess beyond usual, its standard error, share of steps ahead) of the
+    rank's work as a whole (part ``k``: own work, or `WORK`): longer on `OWN_MAJORITY` of the steps, by at
+    least `SLOWER` of the peers' own work and `OWN_MARGIN` standard errors."""
+    values, middle, error = _beyond_usual(rows, k, habit)
+    ahead = sum(value > 0 for value in values) / max(1, len(values))
+    longer = ahead >= OWN_MAJORITY and middle >= max(MIN_SECONDS, SLOWER * peers_own, OWN_MARGIN * error)
+    return longer, middle, error, ahead
+
+
 def _without_exits(rows: list[list[float]]) -> list[list[float]]:
     """Per-step excesses with the lateness leaving the collectives taken out of the own work (for a rank
     that leaves them last by habit: it starts its next step that much later, its own work looks longer)."""
@@ -386,11 +391,9 @@ def _leaver_slowed(
     in must be longer than usual too (`OWN_MAJORITY`, `OWN_MARGIN`). A slow link on it is named; a busier
     machine is not."""
     values, middle, error = _beyond_usual(rows, TRANSFER, habit)
-    usual_own = habit[0][0] + habit[TRANSFER][0]
-    own_values, own_middle, own_error = _beyond_usual(rows, 0, [(usual_own, habit[0][1], True)])
-    n = len(values)
-    ahead = sum(value > 0 for value in values) / n
-    own_ahead = sum(value > 0 for value in own_values) / n
+    with_exits = [(habit[0][0] + habit[TRANSFER][0], habit[0][1], True)]  # its usual own work, exits in
+    longer = _whole(rows, 0, with_exits, peers_own)[0]
+    ahead = sum(value > 0 for value in values) / len(values)
     z = middle / error if error else 0.0
     figures = (
         f"exits (last by habit) {middle * 1000:+.1f} ms beyond usual {habit[TRANSFER][0] * 1000:+.1f} "
@@ -399,8 +402,7 @@ def _leaver_slowed(
     named = (
         ahead >= MAJORITY
         and middle >= max(MIN_SECONDS, SLOWER * peers_own, NOISE_MARGIN * error, 2 * rise)
-        and own_ahead >= OWN_MAJORITY
-        and own_middle >= max(MIN_SECONDS, SLOWER * peers_own, OWN_MARGIN * own_error)
+        and longer
     )
     return (middle if named else None), figures
 
@@ -417,9 +419,8 @@ def _waiting_rise(
     machine's, not the link's (0 without ``usual``)."""
     if usual is None:
         return 0.0
-    offcpu = PARTS.index("offcpu")
-    peers_rise = statistics.median(row[offcpu] for row in peers) - usual
-    return max(0.0, peers_rise + max(0.0, _beyond_usual(rows, offcpu, habit)[1]))
+    peers_rise = statistics.median(row[OFFCPU] for row in peers) - usual
+    return max(0.0, peers_rise + max(0.0, _beyond_usual(rows, OFFCPU, habit)[1]))
 
 
 def _beyond_usual(
@@ -452,9 +453,8 @@ class Usual:
             kept = self.steps.setdefault(rank, [])
             kept.extend([own[k] - medians[k] for k in range(len(PARTS))] for own, medians in steps)
             del kept[:-HISTORY]
-        offcpu = PARTS.index("offcpu")
         for index in range(min((len(steps) for steps in compared.values()), default=0)):
-            self.waits.append(statistics.median(steps[index][0][offcpu] for steps in compared.values()))
+            self.waits.append(statistics.median(steps[index][0][OFFCPU] for steps in compared.values()))
         del self.waits[:-HISTORY]
         self.taken += verdict.steps
 
