@@ -1,12 +1,20 @@
 """What the straggler watch costs a training step, side by side with the same run without it.
 
-Two gloo ranks (torch's launcher) train two equal DDP models in alternating blocks of steps: one block
-with the watch off (torch's own DDP all-reduce, no hooks), the next with it on (`watch_for_stragglers`:
-the optimizer, DataLoader and collective hooks, DDP's timed comm hook, a store key per window, rank 0's
-reader). The ratio of the blocks' median step times is the overhead; pairs of neighbouring blocks share the
-machine's load. The hooks' own time per step is also measured directly, without the training around it.
+Two gloo ranks (torch's launcher) train one DDP model in pairs of short blocks of steps (`--block`, 25): one
+block with the watch off (no hooks), the next with it on (`watch_for_stragglers`: the optimizer, DataLoader,
+collective, DDP forward/backward and last-gradient hooks, a store key per window; installed before the block
+and taken off after it, outside the timing), in alternating order. A step is the DataLoader's ``next()``, the
+forward, the backward (DDP's own all-reduce either way: no comm hook) and the optimizer step. The k-th
+steps of the two blocks of a pair are paired: the median of those differences is the cost, with a 95%
+interval that resamples whole pairs of blocks (neighbouring steps share the machine's load; the medians of
+blocks of 10 steps spread by ±20% on this VM, so blocks alone cannot resolve 0.5%). The first step after
+installing costs ~0.2 ms more (hooks set up again; a run installs once), so the figure errs high by about
+that over the block. Measured both in wall-clock time and in the training thread's CPU time. Rank 0's reader thread (it judges
+each window, polling every 0.5 s) runs throughout, under both steps of a pair, so its cost is not in the
+difference: the README gives it on its own (CPU per window judged). The hooks' own time per step is also
+measured directly, without the training around it.
 
-    python benchmarks/straggler_overhead.py [--blocks 10] [--steps 20] [--width 768]
+    python benchmarks/straggler_overhead.py [--pairs 80] [--block 25] [--width 512]
 """
 
 from __future__ import annotations
@@ -19,12 +27,14 @@ import sys
 import time
 from pathlib import Path
 
-from intervals import median_interval  # benchmarks/intervals.py, beside this file
+from intervals import clustered_median_interval  # benchmarks/intervals.py, beside this file
 
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def worker(blocks: int, steps: int, width: int, layers: int, batch: int) -> None:
+def worker(pairs: int, block: int, width: int, layers: int, batch: int) -> None:
+    import itertools
+
     import torch
     import torch.distributed as dist
     from torch.nn.parallel import DistributedDataParallel
@@ -41,65 +51,68 @@ def worker(blocks: int, steps: int, width: int, layers: int, batch: int) -> None
         net = DistributedDataParallel(torch.nn.Sequential(*layers_))
         return net, torch.optim.SGD(net.parameters(), lr=1e-4)
 
-    plain, watched = model(), model()
+    net, optimizer = model()
     data = torch.utils.data.TensorDataset(torch.randn(batch * 8, width), torch.randn(batch * 8, width))
     loader = torch.utils.data.DataLoader(data, batch_size=batch)
+    batches = itertools.chain.from_iterable(
+        itertools.repeat(loader)
+    )  # a new iterator (hooked or not) per epoch
 
-    def run_block(net, optimizer) -> tuple[float, float]:
-        """The block's median step: wall-clock seconds, and the training thread's CPU seconds (unmoved by
-        the time other processes hold the CPU: what the hooks cost where the machine is shared)."""
-        times, cpu, done = [], [], 0
-        while done < steps:
-            for x, y in loader:
-                start, start_cpu = time.perf_counter(), time.thread_time()
-                loss = torch.nn.functional.mse_loss(net(x), y)
-                loss.backward()
-                optimizer.step()
-                optimizer.zero_grad()
-                times.append(time.perf_counter() - start)
-                cpu.append(time.thread_time() - start_cpu)
-                done += 1
-                if done == steps:
-                    break
-        return statistics.median(times), statistics.median(cpu)
+    def step(net, optimizer) -> tuple[float, float]:
+        """One step: wall-clock seconds, and the training thread's CPU seconds (unmoved by the time other
+        processes hold the CPU: what the hooks cost where the machine is shared)."""
+        start, start_cpu = time.perf_counter(), time.thread_time()
+        x, y = next(batches)
+        loss = torch.nn.functional.mse_loss(net(x), y)
+        loss.backward()
+        optimizer.step()
+        optimizer.zero_grad()
+        return time.perf_counter() - start, time.thread_time() - start_cpu
 
     torchdoctor.watch_for_stragglers(stream=open(os.devnull, "w"))  # noqa: SIM115 - verdicts are not the point here
     record = watch._state["record"]
-    run_block(*watched)  # warm-up: DDP registers the timed hook, buckets are rebuilt
+    for _ in range(20):  # warm-up: the watched model's last gradient is learned, buckets are rebuilt
+        step(net, optimizer)
     hooks.uninstall()
-    run_block(*plain)
-    off, on = [], []
-    for _ in range(blocks):
-        off.append(run_block(*plain))
-        hooks.install(record)
-        on.append(run_block(*watched))
-        hooks.uninstall()
+    off, wall, cpu = [], [], []
+    for pair in range(pairs):
+        blocks = {}
+        for watching in (False, True) if pair % 2 else (True, False):  # the same order on every rank
+            if watching:
+                hooks.install(record)
+            blocks[watching] = [step(net, optimizer) for _ in range(block)]
+            if watching:
+                hooks.uninstall()
+        off += blocks[False]
+        wall.append([b[0] - a[0] for a, b in zip(blocks[False], blocks[True], strict=True)])
+        cpu.append([b[1] - a[1] for a, b in zip(blocks[False], blocks[True], strict=True)])
     hooks.install(record)  # so that finish() reads a consistent state
     if dist.get_rank() == 0:
-        ratios = sorted(b[0] / a[0] for a, b in zip(off, on, strict=True))
-        cpu_ratios = sorted(b[1] / a[1] for a, b in zip(off, on, strict=True))
+        base, base_cpu = (statistics.median(t[i] for t in off) for i in (0, 1))
         print(
-            f"step {statistics.median(a for a, _ in off) * 1000:.1f} ms without the watch, "
-            f"{statistics.median(a for a, _ in on) * 1000:.1f} ms with it; median ratio of neighbouring blocks "
-            f"{statistics.median(ratios):.4f} (95%: {_interval_text(ratios)}; blocks: "
-            f"{', '.join(f'{r:.3f}' for r in ratios)}); CPU time of "
-            f"the training thread per step {statistics.median(b for _, b in off) * 1000:.1f} vs "
-            f"{statistics.median(b for _, b in on) * 1000:.1f} ms, median ratio {statistics.median(cpu_ratios):.4f} "
-            f"(95%: {_interval_text(cpu_ratios)}; blocks: {', '.join(f'{r:.3f}' for r in cpu_ratios)})",
+            f"step {base * 1000:.1f} ms without the watch ({pairs} pairs of {block} steps), CPU "
+            f"{base_cpu * 1000:.1f} ms; "
+            f"with it: wall {_ratio(wall, base)}, the training thread's CPU {_ratio(cpu, base_cpu)}",
             flush=True,
         )
     dist.barrier()
     dist.destroy_process_group()
 
 
-def _interval_text(values: list[float]) -> str:
-    low, high = median_interval(values)
-    return f"{low:.4f}–{high:.4f}"
+def _ratio(blocks: list[list[float]], base: float) -> str:
+    """The median difference as a ratio to ``base``, with its 95% interval and the difference in µs."""
+    low, high = clustered_median_interval(blocks)
+    median = statistics.median([value for block in blocks for value in block])
+    return (
+        f"{1 + median / base:.4f}x (95%: {1 + low / base:.4f}–{1 + high / base:.4f}; "
+        f"{median * 1e6:+.0f} µs per step)"
+    )
 
 
 def hook_cost(iterations: int = 20_000) -> float:
-    """CPU seconds the hooks add to one step with one next(), one all-reduce and one optimizer step, measured
-    on a process group of one (the collective itself costs ~nothing there, so what is left is ours)."""
+    """CPU seconds the hooks add to one step with one next(), one all-reduce, a DDP forward and backward and
+    one optimizer step, measured on a process group of one (the collectives cost little there, and the
+    same with and without the hooks: what is left is ours)."""
     import tempfile
 
     import torch
@@ -111,9 +124,10 @@ def hook_cost(iterations: int = 20_000) -> float:
     with tempfile.NamedTemporaryFile() as rendezvous:
         dist.init_process_group("gloo", init_method=f"file://{rendezvous.name}", rank=0, world_size=1)
         tensor = torch.zeros(1)
-        parameter = torch.nn.Parameter(torch.zeros(1))
-        optimizer = torch.optim.SGD([parameter], lr=0.1)
+        ddp = torch.nn.parallel.DistributedDataParallel(torch.nn.Linear(1, 1))
+        optimizer = torch.optim.SGD(ddp.parameters(), lr=0.1)
         loader = torch.utils.data.DataLoader(range(10**9), batch_size=None)
+        x = torch.ones(1, 1)
 
         def loop() -> float:
             it = iter(loader)
@@ -121,6 +135,7 @@ def hook_cost(iterations: int = 20_000) -> float:
             for _ in range(iterations):
                 next(it)
                 dist.all_reduce(tensor)
+                ddp(x).sum().backward()
                 optimizer.step()
             return (time.thread_time() - start) / iterations
 
@@ -138,25 +153,26 @@ def hook_cost(iterations: int = 20_000) -> float:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--blocks", type=int, default=10)
-    parser.add_argument("--steps", type=int, default=20)
-    parser.add_argument("--width", type=int, default=768)
+    parser.add_argument("--pairs", type=int, default=80, help="pairs of blocks")
+    parser.add_argument("--block", type=int, default=25, help="steps per block")
+    parser.add_argument("--width", type=int, default=512)
     parser.add_argument("--layers", type=int, default=8)
     parser.add_argument("--batch", type=int, default=128)
     parser.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.worker:
-        worker(args.blocks, args.steps, args.width, args.layers, args.batch)
+        worker(args.pairs, args.block, args.width, args.layers, args.batch)
         return
     print(f"# load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores", flush=True)
     cost = hook_cost()
     print(
-        f"hooks alone: {cost * 1e6:.1f} µs of CPU time per step (one next(), one all_reduce, one optimizer step)",
+        f"hooks alone: {cost * 1e6:.1f} µs of CPU time per step (one next(), one all_reduce, a DDP forward and "
+        "backward, one optimizer step)",
         flush=True,
     )
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(ROOT / "src"), os.environ.get("PYTHONPATH", "")]))
     command = [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc-per-node", "2", __file__,
-               "--worker", "--blocks", str(args.blocks), "--steps", str(args.steps), "--width", str(args.width),
+               "--worker", "--pairs", str(args.pairs), "--block", str(args.block), "--width", str(args.width),
                "--layers", str(args.layers), "--batch", str(args.batch)]  # fmt: skip
     done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=3600)
     lines = [line for line in done.stdout.splitlines() if line.startswith("step ")]

@@ -6,8 +6,8 @@ change to the user's code.
   optimizer is seen);
 * waiting for data: ``DataLoader`` iterators' ``__next__`` (every loader, single- or multi-process);
 * waiting for the peers: ``torch.distributed``'s collectives wrapped as debug mode wraps them, and DDP's
-  gradient all-reduce through a comm hook equal to DDP's default (registered at the first forward, only
-  when the user registered none) that stamps when the last bucket is ready and when the reduction ends.
+  gradient all-reduce from when the last gradient is ready (a hook on that parameter) to the end of the
+  backward, which waits for it (no comm hook: DDP keeps its own all-reduce).
 
 Nothing here calls a collective of its own.
 """
@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import functools
 import time
+import weakref
 from collections.abc import Callable
 from typing import Any
 
@@ -42,6 +43,7 @@ POINT_TO_POINT = ("send", "recv")  # waiting, but no common arrival to compare
 
 _undo: list[Callable[[], None]] = []
 _group_keys: dict[int, str] = {}
+_in_backward = [0]  # backward passes running (torch.autograd.backward, wrapped by _hook_ddp)
 
 
 def install(record: StepRecord) -> None:
@@ -82,14 +84,12 @@ def group_key(group: Any) -> str:
 def _hook_optimizer(record: StepRecord) -> None:
     from torch.optim.optimizer import register_optimizer_step_pre_hook
 
-    first: list[int] = []
-
     def before_step(optimizer, args, kwargs) -> None:
-        if not first:
-            first.append(id(optimizer))
+        if record.optimizer is None:
+            record.optimizer = id(optimizer)
             _stop_forward_boundaries()
             record.restart()
-        elif id(optimizer) == first[0]:
+        elif id(optimizer) == record.optimizer:
             record.step_boundary()
 
     handle = register_optimizer_step_pre_hook(before_step)
@@ -101,6 +101,8 @@ _forward_handles: list[Any] = []
 
 def _hook_forward(record: StepRecord) -> None:
     """Until an optimizer steps: a step starts with each outermost forward."""
+    if record.optimizer is not None:  # installed again: the optimizer marks the steps
+        return
     from torch.nn.modules.module import register_module_forward_hook, register_module_forward_pre_hook
 
     depth = [0]
@@ -162,6 +164,8 @@ def _wrap(owner: Any, name: str, wrapper: Callable) -> None:
 def _timed(original: Callable, record: StepRecord, group_position: int | None) -> Callable:
     @functools.wraps(original)
     def wrapper(*args, **kwargs):
+        if _in_backward[0] and kwargs.get("async_op"):  # a DDP comm hook's bucket: timed as DDP's reduction
+            return original(*args, **kwargs)
         if group_position is not None:
             group = kwargs["group"] if "group" in kwargs else (
                 args[group_position] if len(args) > group_position else None
@@ -181,44 +185,106 @@ def _timed(original: Callable, record: StepRecord, group_position: int | None) -
     return wrapper
 
 
+LEARN = 3  # synchronised backward passes over which each DDP model's last-ready gradients are learned
+LEARNED = "_torchdoctor_last_gradients"  # the DDP model's attribute that keeps them (ids of its parameters)
+
+
 def _hook_ddp(record: StepRecord) -> None:
-    """DDP reduces gradients in C++; a comm hook equal to its default all-reduce shows when this rank's
-    last bucket was ready (its own backward done) and when the reduction ended (the peers arrived)."""
+    """DDP reduces gradients in C++. Without a comm hook (DDP going through any Python comm hook costs ~3% of
+    a step, torch's own default hook too): a post-accumulate-grad hook on the parameter whose gradient is
+    ready last stamps when this rank's own backward was done (its last bucket goes out), and the end of
+    ``torch.autograd.backward`` — DDP waits for its reductions before the backward returns — when the peers
+    had arrived. Which parameter is last is learned: every parameter is hooked for the first `LEARN`
+    synchronised backward passes, then only those that were last (kept on the model for the next install)."""
     try:
+        import torch.autograd
         from torch.nn.parallel import DistributedDataParallel
     except ImportError:  # a torch built without distributed
         return
+    pending: list[_DdpTiming] = []  # the models whose gradients were ready in the running backward
     original_forward = DistributedDataParallel.forward
+    original_backward = torch.autograd.backward
+    timings: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # model -> _DdpTiming
 
     @functools.wraps(original_forward)
     def forward(self, *args, **kwargs):
-        if not getattr(self, "_torchdoctor_timed", False):
-            self._torchdoctor_timed = True
-            if not getattr(self, "_comm_hooks", None):  # the user's own hook stays: then DDP is not timed
-                self.register_comm_hook(self.process_group, _timed_all_reduce(record))
+        timing = timings.get(self)
+        if timing is None:
+            timing = timings[self] = _DdpTiming(self, pending)
+        timing.sync = self.require_backward_grad_sync and torch.is_grad_enabled()
         return original_forward(self, *args, **kwargs)
 
+    @functools.wraps(original_backward)
+    def backward(*args, **kwargs):
+        _in_backward[0] += 1
+        try:
+            result = original_backward(*args, **kwargs)
+        except BaseException:
+            for timing in pending:
+                timing.ready = None
+            pending.clear()
+            raise
+        finally:
+            _in_backward[0] -= 1
+        if pending:
+            done, done_wall = time.perf_counter(), time.time()
+            for timing in pending:
+                timing.reduced(record, done, done_wall)
+            pending.clear()
+        return result
+
     DistributedDataParallel.forward = forward
-    _undo.append(lambda: setattr(DistributedDataParallel, "forward", original_forward))
+    torch.autograd.backward = backward
+
+    def undo() -> None:
+        DistributedDataParallel.forward = original_forward
+        torch.autograd.backward = original_backward
+        for timing in list(timings.values()):
+            timing.remove()
+        timings.clear()
+
+    _undo.append(undo)
 
 
-def _timed_all_reduce(record: StepRecord) -> Callable:
-    """DDP's default hook (``default_hooks.allreduce_hook``: divide, then all-reduce), timed."""
-    import torch.distributed as dist
+class _DdpTiming:
+    """One DDP model's hooks and stamps: its gradients' readiness in the running backward."""
 
-    all_reduce = getattr(dist.all_reduce, "__torchdoctor_original__", dist.all_reduce)
+    def __init__(self, ddp: Any, pending: list) -> None:
+        self.group = group_key(ddp.process_group)
+        self.pending = pending
+        self.sync = False
+        self.ready: tuple[float, float, int] | None = None  # the latest gradient ready: when, wall, which
+        if not hasattr(ddp, LEARNED):
+            setattr(ddp, LEARNED, set())
+        self.lasts: set[int] = getattr(ddp, LEARNED)
+        self.learning = 0 if self.lasts else LEARN
+        self.handles = {
+            id(p): p.register_post_accumulate_grad_hook(self._gradient_ready)
+            for p in ddp.module.parameters()
+            if p.requires_grad and (self.learning or id(p) in self.lasts)
+        }
 
-    def timed_all_reduce(process_group, bucket):
-        group = process_group if process_group is not None else dist.group.WORLD
-        if bucket.is_last():
-            record.ddp_bucket_ready(group_key(group), time.perf_counter(), time.time())
-        tensor = bucket.buffer()
-        tensor.div_(group.size())
+    def _gradient_ready(self, parameter: Any) -> None:
+        if self.ready is None:
+            self.pending.append(self)
+        self.ready = (time.perf_counter(), time.time(), id(parameter))
 
-        def done(future):
-            record.ddp_bucket_done(time.perf_counter(), time.time())
-            return future.value()[0]
+    def reduced(self, record: StepRecord, done: float, done_wall: float) -> None:
+        """The backward that made this model's gradients ready returned at ``done`` (wall ``done_wall``)."""
+        ready, ready_wall, last = self.ready
+        self.ready = None
+        if not self.sync:  # under no_sync(), or a backward DDP did not prepare for: nothing was reduced
+            return
+        record.ddp_reduced(self.group, ready, ready_wall, done, done_wall)
+        if self.learning:
+            self.lasts.add(last)
+            self.learning -= 1
+            if not self.learning:
+                for key in [key for key in self.handles if key not in self.lasts]:
+                    self.handles.pop(key).remove()
 
-        return all_reduce(tensor, group=group, async_op=True).get_future().then(done)
-
-    return timed_all_reduce
+    def remove(self) -> None:
+        """Take the hooks off the parameters."""
+        for handle in self.handles.values():
+            handle.remove()
+        self.handles.clear()

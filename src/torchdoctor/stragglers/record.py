@@ -57,6 +57,7 @@ class StepRecord:
         self.steps = 0
         self.host = socket.gethostname()
         self.publish = None
+        self.optimizer: int | None = None  # the id of the optimizer whose steps mark the steps, once seen
         self._lock = threading.Lock()
         self._reset(time.perf_counter(), time.thread_time())
         self._started = False
@@ -67,10 +68,6 @@ class StepRecord:
         self.begin, self.cpu_begin = now, cpu_now
         self.data = self.comm = self.cpu_elsewhere = 0.0
         self.arrivals: list[list] = []
-        self.ddp_ready: float | None = None
-        self.ddp_done = 0.0
-        self.ddp_entry: list | None = None
-        self.ddp_left = 0.0
 
     def add_data(self, seconds: float, cpu: float) -> None:
         """Time (and CPU time) spent in a DataLoader ``next()``."""
@@ -98,16 +95,11 @@ class StepRecord:
         if entry is not None and len(entry) == 2:
             entry.append(round(wall, 6))
 
-    def ddp_bucket_ready(self, group: str, now: float, wall: float) -> None:
-        """DDP's last gradient bucket of this backward is ready: from here the rank waits for the others."""
-        self.ddp_ready = now
-        self.ddp_entry = self.arrived(group, wall)
-
-    def ddp_bucket_done(self, now: float, wall: float) -> None:
-        """A DDP all-reduce finished (called on the communication thread)."""
-        if now > self.ddp_done:
-            self.ddp_done = now
-            self.ddp_left = wall
+    def ddp_reduced(self, group: str, ready: float, ready_wall: float, done: float, done_wall: float) -> None:
+        """DDP's gradients of one backward: this rank's last one was ready at ``ready`` (wall-clock
+        ``ready_wall``: it arrived at the reduction), and the backward returned, reduced, at ``done``."""
+        self.comm += max(0.0, done - ready)
+        self.left(self.arrived(group, ready_wall), done_wall)
 
     def restart(self) -> None:
         """Forget the steps so far: from here steps are counted at the optimizer's step, the same point on
@@ -126,9 +118,6 @@ class StepRecord:
             self._runq_begin = runq if runq is not None else 0.0
             return
         comm = self.comm
-        if self.ddp_ready is not None and self.ddp_done > self.ddp_ready:
-            comm += self.ddp_done - self.ddp_ready
-            self.left(self.ddp_entry, self.ddp_left)
         step = now - self.begin
         cpu = max(0.0, cpu_now - self.cpu_begin - self.cpu_elsewhere)
         kept_off = None if runq is None else round(max(0.0, runq - self._runq_begin), 6)
