@@ -1,8 +1,10 @@
 """Kinds of failure in building and loading compiled extensions: nvcc and the host compiler, CUDA versions,
 missing headers, ninja, and modules built against another torch.
 
-The message texts are ``torch/utils/cpp_extension.py``'s (``_check_cuda_version``, ``CUDA_MISMATCH_MESSAGE``),
-nvcc's (``crt/host_config.h``), pip's and the dynamic loader's.
+The message texts are ``torch/utils/cpp_extension.py``'s (``_check_cuda_version``, ``CUDA_MISMATCH_MESSAGE``,
+``_join_cuda_home``), nvcc's (``crt/host_config.h``), DeepSpeed's op builder's (``op_builder/builder.py``: its ops
+are CUDA extensions built just in time, and a build that fails there is this kind with DeepSpeed's fix), pip's and
+the dynamic loader's.
 """
 
 from __future__ import annotations
@@ -28,10 +30,62 @@ def _missing_lib(lib: str) -> tuple[str, str]:
     return summary, fix
 
 
+DEEPSPEED_BUILD_HINT = (
+    "DeepSpeed builds its ops (fused_adam, cpu_adam, ...) just in time with torch's extension builder: it needs "
+    "ninja, a CUDA toolkit whose nvcc matches torch.version.cuda (CUDA_HOME) and a host compiler nvcc accepts. "
+    "`ds_report` lists which ops can build; after fixing, clear the half-built ones (rm -rf "
+    "~/.cache/torch_extensions) or prebuild them: DS_BUILD_OPS=1 pip install deepspeed --no-cache-dir "
+    "(DS_BUILD_FUSED_ADAM=1 / DS_BUILD_CPU_ADAM=1 for one op)."
+)
+
+
+def _deepspeed_build(facts: dict) -> tuple[str, str] | None:
+    """DeepSpeed's op builder's own reasons (op_builder/builder.py), or None when none is in the facts."""
+    op = facts.get("op") or facts.get("op2") or "an op"
+    if facts.get("ds_arch"):
+        return (
+            f"DeepSpeed cannot choose the GPU architectures to build {op} for: {facts['ds_arch'].strip()}",
+            "The op builder asks the visible GPUs for their compute capability; with none visible (a build "
+            "node without GPUs, CUDA_VISIBLE_DEVICES empty) or CUDA already initialised in a forked process it "
+            'cannot. Name them: export TORCH_CUDA_ARCH_LIST="8.0;8.6;9.0" (your GPUs\' capabilities, '
+            "nvidia-smi --query-gpu=compute_cap --format=csv), then build again.\n" + DEEPSPEED_BUILD_HINT,
+        )
+    if facts.get("cpu_adam_missing"):
+        return (
+            "DeepSpeed's CPU Adam (ZeRO-Offload's optimizer) has no compiled op: cpu_adam failed to build or load "
+            "earlier in the log (this AttributeError is printed when the half-made optimizer is deleted)",
+            "The cause is the first error above it (the cpu_adam build: CUDA_HOME, nvcc against torch's CUDA, "
+            "the compiler, ninja). " + DEEPSPEED_BUILD_HINT,
+        )
+    if facts.get("why"):
+        why = facts["why"].strip()
+        if "ninja" in why:
+            return (
+                f"DeepSpeed could not build the {op} op: ninja is not installed",
+                "pip install ninja\n" + DEEPSPEED_BUILD_HINT,
+            )
+        return (f"DeepSpeed could not load the {op} op: {why[:200]}", DEEPSPEED_BUILD_HINT)
+    return None
+
+
 def _build(hits: list[Hit], ctx: Context) -> tuple[str, str]:
     if any("missing_lib" in h.facts for h in hits):
         return _missing_lib(next(h.facts["missing_lib"] for h in hits if "missing_lib" in h.facts))
     facts = merged(hits)
+    deepspeed = "saw_deepspeed" in ctx.facts or "ds_builder" in facts
+    if facts.get("compiler_version") and facts.get("min_version"):
+        compiler = facts["compiler"]
+        return (
+            f"{compiler} {facts['compiler_version']} is older than CUDA {facts['cuda_version']} needs "
+            f"(at least {facts['min_version']})",
+            "Build with a newer host compiler: sudo apt install gcc-11 g++-11 (or conda install -c conda-forge "
+            "gxx=11) and export CC=gcc-11 CXX=g++-11 CUDAHOSTCXX=g++-11; `torchdoctor env` checks the pair.",
+        )
+    ds_reason = _deepspeed_build(facts)
+    if ds_reason and not any(
+        k in facts for k in ("compiler_version", "max_gcc", "torch_cuda", "no_cuda_home", "no_nvcc")
+    ):
+        return ds_reason
     if facts.get("compiler_version"):
         compiler = facts["compiler"]
         summary = (
@@ -51,6 +105,8 @@ def _build(hits: list[Hit], ctx: Context) -> tuple[str, str]:
             f"the CUDA toolkit used for the build (CUDA {facts['cuda_version']}) is not the one PyTorch was "
             f"compiled with (CUDA {facts['torch_cuda']})"
         )
+        if deepspeed:
+            summary = "DeepSpeed cannot build its ops: " + summary
         fix = (
             f"Make them agree: install the PyTorch built for CUDA {facts['cuda_version'].split('.')[0]}.x (pip "
             f"install torch --index-url https://download.pytorch.org/whl/cu<XY>), or build with a CUDA "
@@ -58,6 +114,8 @@ def _build(hits: list[Hit], ctx: Context) -> tuple[str, str]:
             f"export CUDA_HOME=/usr/local/cuda-{facts['torch_cuda']} PATH=/usr/local/cuda-{facts['torch_cuda']}/bin:$PATH\n"
             "torchdoctor env   # lists the toolkits found and which one a build uses"
         )
+        if deepspeed:
+            fix += "\n" + DEEPSPEED_BUILD_HINT
         return summary, fix
     if facts.get("arch"):
         return (
@@ -65,12 +123,22 @@ def _build(hits: list[Hit], ctx: Context) -> tuple[str, str]:
             "This CUDA toolkit is too old for that architecture: use a newer toolkit, or leave the architecture "
             "out of TORCH_CUDA_ARCH_LIST.",
         )
-    if facts.get("no_cuda_home"):
-        return (
-            "CUDA_HOME is not set and no CUDA toolkit was found for the build",
-            "Install the CUDA toolkit (nvcc) matching torch.version.cuda and export "
-            "CUDA_HOME=/usr/local/cuda-<version>; `torchdoctor env` lists the toolkits.",
+    if facts.get("no_cuda_home") or facts.get("no_nvcc"):
+        where = facts.get("no_nvcc")
+        summary = (
+            f"the build found no nvcc ({where.strip()[:120]})"
+            if where
+            else "CUDA_HOME is not set and no CUDA toolkit was found for the build"
         )
+        fix = (
+            "Install the CUDA toolkit (nvcc, not only the runtime the torch wheel brings) matching "
+            "torch.version.cuda and export CUDA_HOME=/usr/local/cuda-<version> (with $CUDA_HOME/bin/nvcc in it); "
+            "`torchdoctor env` lists the toolkits."
+        )
+        if deepspeed:
+            summary = "DeepSpeed cannot build its ops: " + summary
+            fix += "\n" + DEEPSPEED_BUILD_HINT
+        return summary, fix
     if facts.get("missing_header"):
         return (
             f"the build cannot find the CUDA header {facts['missing_header']}",
@@ -85,6 +153,8 @@ def _build(hits: list[Hit], ctx: Context) -> tuple[str, str]:
             "the host compiler is too old for torch's headers (they need C++17)",
             "Build with gcc/g++ 9 or newer: export CC=gcc-11 CXX=g++-11 (sudo apt install g++-11).",
         )
+    if ds_reason:
+        return ds_reason
     extension = facts.get("extension")
     summary = "a CUDA/C++ extension failed to build" + (f": {extension}" if extension else "")
     fix = (
@@ -93,7 +163,17 @@ def _build(hits: list[Hit], ctx: Context) -> tuple[str, str]:
         "uses the nvcc of CUDA_HOME (else the one on PATH): when none is found or it is another CUDA than "
         "torch.version.cuda, export CUDA_HOME=/usr/local/cuda-<torch's CUDA> and build again."
     )
+    if deepspeed or extension in DEEPSPEED_OPS:
+        fix += "\n" + DEEPSPEED_BUILD_HINT
     return summary, fix
+
+
+# the ops DeepSpeed builds just in time (op_builder/*.py NAME): an extension of that name failing is its build
+DEEPSPEED_OPS = frozenset(
+    "fused_adam cpu_adam cpu_adagrad cpu_lion fused_lamb fused_lion transformer_inference transformer utils "
+    "async_io quantizer sparse_attn stochastic_transformer spatial_inference ragged_device_ops ragged_ops "
+    "inference_core_ops cutlass_ops evoformer_attn fp_quantizer gds random_ltd".split()
+)
 
 
 def _older_compiler(major: str) -> str:
@@ -106,14 +186,29 @@ def _older_compiler(major: str) -> str:
 
 
 CUDA_BUILD = Recogniser(
-    # torch/utils/cpp_extension.py (_check_cuda_version, CUDA_MISMATCH_MESSAGE), nvcc crt/host_config.h
+    # torch/utils/cpp_extension.py (_check_cuda_version, CUDA_MISMATCH_MESSAGE), nvcc crt/host_config.h,
+    # DeepSpeed op_builder/builder.py (its JIT-built ops)
     kind="cuda_build",
     templates=(
         "torch:the-current-installed-version-of-is-2",
+        "torch:the-current-installed-version-of-is",  # the compiler older than CUDA's minimum
         "torch:cuda-home-environment-variable-is-not",
+        "torch:nvcc-not-found-at-ensure-cuda",  # _join_cuda_home: CUDA_HOME without bin/nvcc
         "system:nvcc-unsupported-arch",
         "torch:ninja-is-required-to-load-extensions",
         "system:ld-cannot-find",
+        "system:ninja-build-stopped",
+        # DeepSpeed's op builder: toolkit against torch's CUDA, no CUDA_HOME / nvcc, ninja, architectures
+        "deepspeed:deepspeed-op-builder-installed-cuda-version",
+        "deepspeed:unable-to-jit-load-the-op",
+        "deepspeed:unable-to-jit-load-the-op-2",
+        "deepspeed:cuda-home-does-not-exist-unable",
+        "deepspeed:unable-to-run-unable-to-compile",
+        "deepspeed:unable-to-load-op-due-to",
+        "deepspeed:deepspeed-jit-builder-for-found-no",
+        "deepspeed:deepspeed-jit-builder-for-cannot-probe",
+        # deepspeed/ops/adam/cpu_adam.py __del__ after CPUAdamBuilder().load() failed
+        "third_party:deepspeed-cpuadam-no-ds-opt-adam",
     ),
     title="CUDA extension build failed",
     # lines that say only that a build failed (any compile or link error prints them): likely alone; the
@@ -125,6 +220,9 @@ CUDA_BUILD = Recogniser(
         "Command '['ninja', '-v'",
         "Failed building wheel for",
         "cannot find -l",
+        "ninja: build stopped",
+        # the optimizer's op is missing: its build failed earlier (that error, when in the log, says why)
+        "object has no attribute 'ds_opt_adam'",
     ),
     anchors=(
         "is greater than the maximum required version by CUDA",
@@ -141,7 +239,20 @@ CUDA_BUILD = Recogniser(
         "C++17 or later compatible compiler is required",
         "Failed building wheel for",
         "cannot find -l",
+        "ninja: build stopped",
+        "is less than the minimum required version by CUDA",
+        "nvcc not found at '",
+        "DeepSpeed Op Builder: Installed CUDA version",
+        "Unable to JIT load the",
+        "CUDA_HOME does not exist, unable to compile CUDA op",
+        "unable to compile CUDA op(s)",
+        "op due to no compute capabilities remaining",
+        "found no CUDA devices. Set TORCH_CUDA_ARCH_LIST",
+        "cannot probe CUDA device capabilities in a forked subprocess",
+        "object has no attribute 'ds_opt_adam'",
     ),
+    # DeepSpeed prints the mismatch as a warning too, when the pair is known to work or DS_SKIP_CUDA_CHECK=1
+    reject=R(r"accepting this combination|Allowing this combination"),
     span=2,
     facts=(
         R(
@@ -161,6 +272,25 @@ CUDA_BUILD = Recogniser(
         R(r"(?P<no_ninja>Ninja is required)"),
         R(r"(?P<old_compiler>C\+\+17 or later compatible compiler is required)"),
         R(r"cannot find -l(?P<missing_lib>[\w+-]{1,60})"),
+        R(
+            r"version of (?P<compiler>g\+\+|gcc|c\+\+|clang\+\+|clang) \((?P<compiler_version>[\d.]+)\) is less "
+            r"than the minimum required version by CUDA (?P<cuda_version>[\d.]+) \((?P<min_version>[\d.]+)\)"
+        ),
+        R(
+            r"(?P<no_nvcc>nvcc not found at '[^'\n]{1,200}'|Unable to run [^\n,]{1,200}, unable to compile CUDA op)"
+        ),
+        R(
+            r"(?P<ds_builder>DeepSpeed Op Builder): Installed CUDA version (?P<cuda_version>[\d.]+) does not match"
+        ),
+        R(r"does not match the version torch was compiled with (?P<torch_cuda>\d+\.\d+)"),
+        R(r"(?P<no_cuda_home>CUDA_HOME does not exist), unable to compile CUDA op"),
+        R(r"Unable to JIT load the (?P<op>\w+) op due to (?P<why>[^\n]{1,200})"),
+        R(
+            r"(?P<ds_arch>Unable to load (?P<op>\w+) op due to no compute capabilities remaining after filtering|"
+            r"DeepSpeed JIT builder for '(?P<op2>\w+)' (?:found no CUDA devices|cannot probe CUDA device "
+            r"capabilities in a forked subprocess))"
+        ),
+        R(r"'DeepSpeedCPUAdam' object has no attribute '(?P<cpu_adam_missing>ds_opt_adam)'"),
     ),
     describe=_build,
 )
@@ -185,6 +315,30 @@ def _installed_package(library: str) -> str | None:
 def _import(hits: list[Hit], ctx: Context) -> tuple[str, str]:
     facts = merged(hits)
     library = facts.get("library", "a compiled module")
+    if facts.get("ds_prebuilt"):
+        what = facts["ds_prebuilt"]
+        built = (
+            f" ({facts['ds_built']} at install, {facts['ds_runtime']} now)" if facts.get("ds_built") else ""
+        )
+        summary = f"DeepSpeed's prebuilt ops were compiled against another {what}{built}"
+        fix = (
+            "DeepSpeed was installed with its ops compiled (DS_BUILD_OPS=1, or a wheel) for the torch/CUDA of that "
+            "moment, and torch changed since. Reinstall it against the torch installed now:\n"
+            "pip uninstall -y deepspeed && DS_BUILD_OPS=1 pip install deepspeed --no-cache-dir --no-build-isolation\n"
+            "(or without DS_BUILD_OPS, to build each op just in time), or go back to the torch it was built with."
+        )
+        return summary, fix
+    if facts.get("jit_cache") and not facts.get("symbol"):
+        summary = (
+            f"the just-in-time build of {facts['jit_cache']} is missing: its build failed or was interrupted"
+        )
+        fix = (
+            "torch's extension builder (DeepSpeed's ops, other JIT extensions) left a half-built folder in "
+            "~/.cache/torch_extensions (TORCH_EXTENSIONS_DIR): the first build error in the log says why it "
+            "failed (ninja, nvcc, the compiler), or two ranks built it at once. Delete it and build again on "
+            "one rank first:\nrm -rf ~/.cache/torch_extensions   # then rerun; `ds_report` checks DeepSpeed's ops"
+        )
+        return summary, fix
     if facts.get("apex"):
         summary = "the fused optimizers need NVIDIA apex built with its C++/CUDA extensions, which this process lacks"
         fix = (
@@ -254,6 +408,9 @@ EXTENSION_IMPORT = Recogniser(
         "system:ld-cannot-open-shared-object",
         "system:glibcxx-not-found",
         "third_party:timm-apex-and-cuda-required-for-fused",  # timm's optimizer factory: apex's fused optimizers
+        # DeepSpeed op_builder/builder.py: ops prebuilt at install against another torch / CUDA
+        "deepspeed:pytorch-version-mismatch-deepspeed-ops-were",
+        "deepspeed:cuda-version-mismatch-deepspeed-ops-were",
     ),
     title="compiled extension does not load",
     anchors=(
@@ -261,10 +418,12 @@ EXTENSION_IMPORT = Recogniser(
         "cannot open shared object file",
         "version `GLIBCXX_",
         "APEX and CUDA required for fused optimizers",
+        "DeepSpeed ops were compiled and installed with a different version",
     ),
     match=R(
         r"(?:Import|OS)Error: [^\n]{0,300}(?:undefined symbol|cannot open shared object file|version `GLIBCXX_)|"
-        r"(?P<apex>APEX and CUDA required for fused optimizers)"
+        r"(?P<apex>APEX and CUDA required for fused optimizers)|"
+        r"(?P<ds_prebuilt>PyTorch|CUDA|HIP) version mismatch! DeepSpeed ops were compiled"
     ),
     facts=(
         R(
@@ -273,12 +432,17 @@ EXTENSION_IMPORT = Recogniser(
         R(r"(?P<library>[\w.\-/]{1,200}\.so[\w.]*): undefined symbol: (?P<symbol>\S{1,400})"),
         R(r"undefined symbol: (?P<plain_symbol>(?!_Z|nccl)[A-Za-z]\w{0,200})"),
         R(r"(?P<library>[\w.\-]{1,200}\.so[\w.]*): cannot open shared object file"),
+        R(r"(?P<jit_cache>torch_extensions[/\\][^\s:]{0,200}\.so)"),
+        R(
+            r"Install \w+ version=(?P<ds_built>[\w.+]{1,40}), Runtime \w+ version=(?P<ds_runtime>[\w.+]{1,40})"
+        ),
     ),
     # "cannot open shared object file" is a missing runtime or a broken install: certain only for a compiled
     # module that does not match (torch's own C++ symbol missing, a libstdc++ too old); a plain C symbol
     # missing has other causes too (a torch build that does not export it, the load order)
     confirm=lambda hits, ctx: any(
-        "glibcxx" in h.facts or _torch_abi(h.facts.get("symbol", "")) for h in hits
+        "glibcxx" in h.facts or "ds_prebuilt" in h.facts or _torch_abi(h.facts.get("symbol", ""))
+        for h in hits
     ),
     reject=DRIVER_LIBRARY,  # the driver's own library missing: no driver (kinds/cuda.py, cuda_unavailable)
     also=(

@@ -456,22 +456,30 @@ def _system_error(hits: list[Hit], ctx: Context) -> tuple[str, str]:
 NCCL_SYSTEM_ERROR = Recogniser(
     # NCCL src/include/shm.h / misc/shmutils.cc, ncclSystemError (ncclResult 2); torch's DistBackendError text
     kind="nccl_system_error",
-    templates=("nccl:unhandled-system-error-run-with-nccl",),
+    templates=(
+        "nccl:unhandled-system-error-run-with-nccl",
+        # NCCL's shared memory in /dev/shm, as 2.12+ words its failures (misc/shmutils.cc, os/linux.cc)
+        "nccl:error-failed-to-extend-to-bytes-2",
+        "nccl:error-failed-to-create-shared-memory",
+    ),
     title="NCCL system error",
     anchors=(
         "unhandled system error",
         "ncclSystemError",
         "shm_open failed",
         "creating shared memory segment",
+        "Error: failed to extend ",
+        "failed to create shared memory file",
     ),
     # NCCL returns ncclSystemError for any failed system call (a socket too): certain only with the shm line
     generic=("unhandled system error", "ncclSystemError"),
     span=2,
     facts=(
         R(
-            r"(?P<shm_error>(?:Call to )?shm_open failed ?: [^\n]{1,100}|Error while creating shared memory segment [^\n(]{1,200})"
+            r"(?P<shm_error>(?:Call to )?shm_open failed ?: [^\n]{1,100}|Error while creating shared memory segment [^\n(]{1,200}|"
+            r"failed to extend [^\n]{1,200}|failed to create shared memory file [^\n]{1,200})"
         ),
-        R(r"\(size (?P<shm_size>\d+)\)"),
+        R(r"(?:\(size |failed to extend \S{1,200} to )(?P<shm_size>\d+)"),
         NCCL_ERROR,
         R(r"NCCL version (?P<nccl_version>\d[\w.+]*)"),
         LAST_ERROR,

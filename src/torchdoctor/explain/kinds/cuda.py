@@ -371,12 +371,15 @@ INVALID_DEVICE_ORDINAL = Recogniser(
     templates=(
         "cuda_runtime:invalid-device-ordinal",
         "torch:invalid-device-id",
+        # torch/distributed/elastic/agent/server/local_elastic_agent.py: torchrun's nproc_per_node past the GPUs
+        "torch:local-rank-exceeds-available-gpus-in",
     ),
     title="GPU index that does not exist",
     anchors=(
         "invalid device ordinal",
         "Invalid device id",
         "device >= 0 && device < num_gpus",
+        "exceeds available GPUs in CUDA_VISIBLE_DEVICES",
     ),
     span=8,
     facts=(R(r"(?P<set_device>torch\.cuda\.set_device\([^\n)]{0,100}\))"),),
@@ -417,10 +420,19 @@ def _no_cuda(hits: list[Hit], ctx: Context) -> tuple[str, str]:
 CUDA_UNAVAILABLE = Recogniser(
     # torch/cuda/__init__.py (_lazy_init), c10/cuda
     kind="cuda_unavailable",
-    templates=("torch:torch-not-compiled-with-cuda-enabled", "system:ld-cannot-open-shared-object"),
+    templates=(
+        "torch:torch-not-compiled-with-cuda-enabled",
+        "system:ld-cannot-open-shared-object",
+        "deepspeed:unable-to-proceed-no-gpu-resources",  # deepspeed/launcher/runner.py: no GPU on this host
+        "torch:cuda-is-not-available",  # torch/distributed/run.py: --nproc_per_node=gpu without CUDA
+        "lightning:can-not-run-on-your-system",  # accelerator connector: accelerator="gpu" without CUDA
+    ),
     title="no usable CUDA",
     anchors=(
         "Torch not compiled with CUDA enabled",
+        "Unable to proceed, no GPU resources available",
+        "Cuda is not available.",
+        "can not run on your system since the accelerator is not available",
         "Found no NVIDIA driver on your system",
         "No CUDA GPUs are available",
         # the driver's own libraries (the dynamic loader's message): no driver on the machine or in the container
@@ -441,12 +453,20 @@ CUDA_UNAVAILABLE = Recogniser(
     facts=(
         R(
             r"(?P<what>Torch not compiled with CUDA enabled|Found no NVIDIA driver on your system|No CUDA GPUs are available|"
+            r"Unable to proceed, no GPU resources available|Cuda is not available|"
+            r"`?\w+`? can not run on your system since the accelerator is not available|"
             r"(?:libcuda|libnvidia-ml)\.so\.1: cannot open shared object file|torch\.cuda\.is_available\(\))"
         ),
     ),
     # "No CUDA GPUs are available" says none is visible, not why: a container or machine without them, or
     # CUDA_VISIBLE_DEVICES naming GPUs this process does not have; so does is_available() being False
-    generic=("No CUDA GPUs are available", "cuda.is_available()"),
+    generic=(
+        "No CUDA GPUs are available",
+        "cuda.is_available()",
+        "Unable to proceed, no GPU resources available",
+        "Cuda is not available.",
+        "can not run on your system since the accelerator is not available",
+    ),
     also=(
         Alternative(
             "gpu_selection",

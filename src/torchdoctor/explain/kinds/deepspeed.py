@@ -1,5 +1,6 @@
-"""Kinds of failure in DeepSpeed's set-up: its config disagreeing with the script's, its ops that do not build,
-ZeRO-3's partitioned weights used outside the engine, its distributed backend used before it was initialised.
+"""Kinds of failure in DeepSpeed's set-up: its config disagreeing with the script's, ZeRO-3's partitioned weights
+used outside the engine, its distributed backend used before it was initialised. (Its ops that do not build are
+``cuda_build``, kinds/build.py: they are CUDA extensions built just in time.)
 
 The message texts are transformers' (``integrations/deepspeed.py``: ``trainer_config_finalize``), accelerate's
 (``utils/dataclasses.py``: the DeepSpeed plugin; ``accelerator.py``) and DeepSpeed's (``op_builder/builder.py``,
@@ -188,52 +189,6 @@ DEEPSPEED_CONFIG_MISMATCH = Recogniser(
 )
 
 
-def _op_build(hits: list[Hit], ctx: Context) -> tuple[str, str]:
-    facts = merged(hits)
-    if facts.get("installed_cuda"):
-        summary = (
-            f"DeepSpeed cannot build its ops: the CUDA toolkit is {facts['installed_cuda']}, torch was built "
-            f"with CUDA {facts['torch_cuda']}"
-        )
-        fix = (
-            "DeepSpeed compiles its ops with the nvcc on PATH (CUDA_HOME), which must match torch's CUDA "
-            f"({facts['torch_cuda']}): install that toolkit and point CUDA_HOME at it, or install the torch "
-            "built for the toolkit you have. Check with `ds_report` (and `torchdoctor env`)."
-        )
-        return summary, fix
-    op = facts.get("op", "an op")
-    summary = f"DeepSpeed could not load the {op} op" + (
-        f": {facts['why'].strip()}" if facts.get("why") else ""
-    )
-    fix = (
-        "DeepSpeed builds its ops just in time, which needs ninja, a CUDA toolkit (nvcc) that matches torch's "
-        "CUDA, and a compiler. Run `ds_report` to see which ops are compatible; pip install ninja; or "
-        "prebuild: DS_BUILD_OPS=1 pip install deepspeed (DS_BUILD_FUSED_ADAM=1 for one op)."
-    )
-    return summary, fix
-
-
-DEEPSPEED_OP_BUILD = Recogniser(
-    kind="deepspeed_op_build",
-    title="DeepSpeed op build failure",
-    anchors=("DeepSpeed Op Builder: Installed CUDA version", "Unable to JIT load the"),
-    templates=(
-        "deepspeed:deepspeed-op-builder-installed-cuda-version",
-        "deepspeed:unable-to-jit-load-the-op",
-        "deepspeed:unable-to-jit-load-the-op-2",
-    ),
-    facts=(
-        R(
-            r"Installed CUDA version (?P<installed_cuda>[\d.]+) does not match the version torch was compiled "
-            r"with (?P<torch_cuda>[\d.]+)"
-        ),
-        R(r"Unable to JIT load the (?P<op>\w+) op due to (?P<why>[^\n]{1,200})"),
-    ),
-    absorbs=("cuda_build",),
-    describe=_op_build,
-)
-
-
 def _zero3_weights(hits: list[Hit], ctx: Context) -> tuple[str, str]:
     zero = "saw_zero3" in ctx.facts
     summary = (
@@ -316,4 +271,4 @@ DEEPSPEED_INIT_ORDER = Recogniser(
 )
 
 
-RECOGNISERS = (DEEPSPEED_CONFIG_MISMATCH, DEEPSPEED_OP_BUILD, ZERO3_PARTITIONED_WEIGHTS, DEEPSPEED_INIT_ORDER)
+RECOGNISERS = (DEEPSPEED_CONFIG_MISMATCH, ZERO3_PARTITIONED_WEIGHTS, DEEPSPEED_INIT_ORDER)

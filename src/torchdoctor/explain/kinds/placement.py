@@ -236,6 +236,7 @@ DEVICE_MAP_DISTRIBUTED = Recogniser(
         "has been loaded with `device_map='auto'` in any distributed mode",
         "contains `DTensor` parameters",
         "on a different device than the one you're training on",
+        "precision on multiple devices in any distributed mode",
         DDP_DEVICE_IDS,
         NO_MESH,
     ),
@@ -244,6 +245,8 @@ DEVICE_MAP_DISTRIBUTED = Recogniser(
         "accelerate:your-model-contains-dtensor-parameters-which",
         # accelerate/accelerator.py prepare_model: a 4/8-bit model placed on another GPU than this process's
         "accelerate:you-can-train-model-that-has-4",
+        # accelerate/accelerator.py prepare_model: a 4/8-bit model spread over GPUs (device_map) in a DDP run
+        "accelerate:you-can-train-model-that-has-2",
         # torch/nn/parallel/distributed.py: DDP's check of device_ids against the module's devices
         "torch:distributeddataparallel-device-ids-and-output-device",
         # torch/distributed/tensor/_dispatch.py: a DTensor reaching an op without a mesh (DDP's broadcast)
