@@ -88,6 +88,15 @@ NAN_OVERFLOW = Recogniser(
 
 def _unused(hits: list[Hit], ctx: Context) -> tuple[str, str]:
     facts = merged(hits)
+    if facts.get("zero_unused"):
+        return (
+            "DeepSpeed ZeRO: some parameters got no gradient (not used in producing the loss)"
+            + on_ranks(hits),
+            "A trainable parameter did not take part in the loss this step (an unused layer or head, a branch "
+            "not taken). Remove it or freeze it (requires_grad=False), or let ZeRO skip it: "
+            '"zero_optimization": {"ignore_unused_parameters": true} in the DeepSpeed config (stage 2 refuses '
+            "by default; a model whose used parameters change between steps needs it).",
+        )
     summary = "DDP: some parameters got no gradient (not used in producing the loss)" + on_ranks(hits)
     names = facts.get("names") or facts.get("indices")
     if names:
@@ -111,11 +120,19 @@ def _unused(hits: list[Hit], ctx: Context) -> tuple[str, str]:
 DDP_UNUSED_PARAMETERS = Recogniser(
     # torch/csrc/distributed/c10d/reducer.cpp ("Expected to have finished reduction in the prior iteration")
     kind="ddp_unused_parameters",
-    templates=("torch_cpp:expected-to-have-finished-reduction-in",),
+    templates=(
+        "torch_cpp:expected-to-have-finished-reduction-in",
+        # deepspeed/runtime/zero/stage_1_and_2.py: ZeRO's own check of parameters without a gradient
+        "deepspeed:this-assert-indicates-that-your-module",
+    ),
     title="DDP unused parameters",
-    anchors=("Expected to have finished reduction in the prior iteration",),
+    anchors=(
+        "Expected to have finished reduction in the prior iteration",
+        "This assert indicates that your module has parameters that",
+    ),
     span=6,
     facts=(
+        R(r"(?P<zero_unused>This assert indicates that your module has parameters that)"),
         R(r"Parameters which did not receive grad for rank \d+: (?P<names>[^\n]{1,400})"),
         R(r"Parameter indices which did not receive grad for rank \d+: (?P<indices>[^\n]{1,400})"),
     ),
@@ -126,6 +143,18 @@ DDP_UNUSED_PARAMETERS = Recogniser(
 def _twice(hits: list[Hit], ctx: Context) -> tuple[str, str]:
     index = first(hits, "index")
     name = first(hits, "name")
+    if first(hits, "zero_twice"):
+        return (
+            f"DeepSpeed ZeRO: the gradient of parameter {first(hits, 'zero_twice')} was computed twice in one "
+            "backward" + on_ranks(hits),
+            "ZeRO reduces each parameter's gradient once per backward; a second one comes from reentrant "
+            "activation checkpointing around layers that run twice, a module (or tied weight) used twice in one "
+            "forward, or two backward() calls per step. Use non-reentrant checkpointing "
+            '(transformers: gradient_checkpointing_kwargs={"use_reentrant": False}; torch.utils.checkpoint.'
+            "checkpoint(..., use_reentrant=False)), call engine.backward once per step, or turn off "
+            'reduce_scatter/contiguous_gradients ("zero_optimization": {"stage": 2, "reduce_scatter": false}) '
+            "for a parameter that is shared on purpose.",
+        )
     summary = (
         "DDP: a parameter was marked ready twice in one iteration"
         + (f" (parameter {name or 'at index ' + index})" if (name or index) else "")
@@ -146,11 +175,20 @@ def _twice(hits: list[Hit], ctx: Context) -> tuple[str, str]:
 DDP_READY_TWICE = Recogniser(
     # torch/csrc/distributed/c10d/reducer.cpp ("Expected to mark a variable ready only once")
     kind="ddp_ready_twice",
-    templates=("torch_cpp:expected-to-mark-variable-ready-only",),
+    templates=(
+        "torch_cpp:expected-to-mark-variable-ready-only",
+        # deepspeed/runtime/zero/stage_1_and_2.py: ZeRO's check of a gradient reduced twice
+        "deepspeed:the-parameter-has-already-been-reduced",
+    ),
     title="DDP parameter marked ready twice",
-    anchors=("Expected to mark a variable ready only once", "has been marked as ready twice"),
+    anchors=(
+        "Expected to mark a variable ready only once",
+        "has been marked as ready twice",
+        "has already been reduced. Gradient computed twice for this partition",
+    ),
     span=2,
     facts=(
+        R(r"The parameter (?P<zero_twice>\S{1,60}) has already been reduced"),
         R(
             r"Parameter at index (?P<index>\d+)(?: with name (?P<name>\S{1,200}))? has been marked as ready twice"
         ),
