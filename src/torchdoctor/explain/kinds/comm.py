@@ -461,6 +461,10 @@ NCCL_SYSTEM_ERROR = Recogniser(
         # NCCL's shared memory in /dev/shm, as 2.12+ words its failures (misc/shmutils.cc, os/linux.cc)
         "nccl:error-failed-to-extend-to-bytes-2",
         "nccl:error-failed-to-create-shared-memory",
+        # include/checks.h SYSCHECK on the /dev/shm segment (NCCL up to 2.11: posix_fallocate, mmap)
+        "nccl:call-to-posix-fallocate-failed",
+        "nccl:call-to-mmap-failed",
+        "nccl:call-to-shm-open-failed",
     ),
     title="NCCL system error",
     anchors=(
@@ -470,6 +474,8 @@ NCCL_SYSTEM_ERROR = Recogniser(
         "creating shared memory segment",
         "Error: failed to extend ",
         "failed to create shared memory file",
+        "Call to posix_fallocate failed",
+        "Call to mmap failed",
     ),
     # NCCL returns ncclSystemError for any failed system call (a socket too): certain only with the shm line
     generic=("unhandled system error", "ncclSystemError"),
@@ -477,7 +483,8 @@ NCCL_SYSTEM_ERROR = Recogniser(
     facts=(
         R(
             r"(?P<shm_error>(?:Call to )?shm_open failed ?: [^\n]{1,100}|Error while creating shared memory segment [^\n(]{1,200}|"
-            r"failed to extend [^\n]{1,200}|failed to create shared memory file [^\n]{1,200})"
+            r"failed to extend [^\n]{1,200}|failed to create shared memory file [^\n]{1,200}|"
+            r"Call to (?:posix_fallocate|mmap) failed ?: [^\n]{1,100})"
         ),
         R(r"(?:\(size |failed to extend \S{1,200} to )(?P<shm_size>\d+)"),
         NCCL_ERROR,
