@@ -284,6 +284,7 @@ CUDA_BUILD = Recogniser(
         ),
         R(r"does not match the version torch was compiled with (?P<torch_cuda>\d+\.\d+)"),
         R(r"(?P<no_cuda_home>CUDA_HOME does not exist), unable to compile CUDA op"),
+        R(r"(?P<ds_builder>unable to compile CUDA op)"),  # DeepSpeed's words: its op builder
         R(r"Unable to JIT load the (?P<op>\w+) op due to (?P<why>[^\n]{1,200})"),
         R(
             r"(?P<ds_arch>Unable to load (?P<op>\w+) op due to no compute capabilities remaining after filtering|"
