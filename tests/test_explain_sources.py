@@ -302,3 +302,43 @@ def test_a_known_message_away_from_the_error_that_started_the_failure_is_only_li
         f"{shm}\n[rank1]: RuntimeError: NCCL error in: ProcessGroupNCCL.cpp:1691, unhandled system error\n"
     )
     assert found.id == "log.nccl_system_error" and found.details["confidence"] == "certain"
+
+
+# -- the compiler and the loader around an extension build -------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("message", "words"),
+    [
+        (template("system:which-cxx-failed"), "build-essential"),
+        (
+            "host_config.h(160): fatal error C1189: " + template("system:nvcc-unsupported-msvc"),
+            "Visual Studio",
+        ),
+        (template("system:msvc-required"), "Build Tools"),
+        (template("system:nvcc-cannot-find-cl"), "Native Tools"),
+        ("csrc/ext.cpp:1:10: " + template("system:gcc-missing-header", "Python.h"), "python3-dev"),
+        ("kernel.cu:3:10: " + template("system:gcc-missing-header", "cusparse.h"), "CUDA_HOME"),
+    ],
+)
+def test_a_build_without_its_compiler_or_headers(message, words):
+    found = explained(message)
+    assert found.id == "log.cuda_build" and found.details["confidence"] == "certain", found
+    assert words in found.fix
+
+
+def test_torchs_own_library_missing_under_an_extension_is_torch_not_imported_first():
+    found = explained("ImportError: " + template("system:ld-cannot-open-shared-object", "libc10.so"))
+    assert found.id == "log.import_torch_first" and found.details["confidence"] == "likely"
+    assert "import torch" in found.fix and "log.broken_install" in found.details["alternatives"]
+    # another library missing stays an extension that does not load
+    found = explained("ImportError: " + template("system:ld-cannot-open-shared-object", "libcudart.so.11.0"))
+    assert found.id == "log.extension_import"
+
+
+def test_batchnorm_given_one_sample():
+    found = explained(
+        "ValueError: " + template("torch_cpp:expected-more-than-value-per-channel") + " torch.Size([1, 256])"
+    )
+    assert found.id == "log.batchnorm_single_sample" and found.details["confidence"] == "certain"
+    assert "drop_last=True" in found.fix and "[1, 256]" in found.summary

@@ -146,6 +146,33 @@ def _build(hits: list[Hit], ctx: Context) -> tuple[str, str]:
             "toolkit matching torch.version.cuda (e.g. cuda-toolkit-12-4 / conda install -c nvidia cuda-toolkit) "
             "and export CUDA_HOME=/usr/local/cuda-<version>; `torchdoctor env` lists the toolkits.",
         )
+    if facts.get("no_cxx"):
+        return (
+            "no C++ compiler on PATH: torch's extension builder found no c++",
+            "Install one: sudo apt install build-essential (g++), conda install -c conda-forge gxx, or point "
+            "the build at one: export CXX=/path/to/g++.",
+        )
+    if facts.get("msvc"):
+        msvc = facts["msvc"]
+        if "unsupported Microsoft Visual Studio" in msvc:
+            return (
+                "nvcc refuses this Visual Studio: it is newer (or older) than the CUDA toolkit supports",
+                "Install the Visual Studio (Build Tools) release this CUDA lists as supported and build from its "
+                "x64 Native Tools prompt, or a CUDA toolkit that supports your Visual Studio; nvcc's "
+                "-allow-unsupported-compiler skips the check at your own risk.",
+            )
+        return (
+            "no Microsoft C++ compiler (cl.exe) for the build on Windows",
+            "Install the Microsoft C++ Build Tools (Visual Studio Build Tools, workload 'Desktop development "
+            "with C++') and build from the 'x64 Native Tools Command Prompt' (so cl.exe is on PATH), with the "
+            "CUDA toolkit matching torch.version.cuda; or install a prebuilt wheel of the package.",
+        )
+    if facts.get("python_headers"):
+        return (
+            "the build cannot find Python.h: Python's development headers are not installed",
+            "Install the headers of the Python the build runs with: sudo apt install python3-dev (python3.X-dev "
+            "for the exact version), or build in a conda environment (its Python ships them).",
+        )
     if facts.get("no_ninja"):
         return ("torch's extension builder needs ninja", "pip install ninja   # then build again")
     if facts.get("old_compiler"):
@@ -198,6 +225,11 @@ CUDA_BUILD = Recogniser(
         "torch:ninja-is-required-to-load-extensions",
         "system:ld-cannot-find",
         "system:ninja-build-stopped",
+        "system:gcc-missing-header",  # a CUDA library's header, or Python.h
+        "system:which-cxx-failed",
+        "system:msvc-required",
+        "system:nvcc-unsupported-msvc",
+        "system:nvcc-cannot-find-cl",
         # DeepSpeed's op builder: toolkit against torch's CUDA, no CUDA_HOME / nvcc, ninja, architectures
         "deepspeed:deepspeed-op-builder-installed-cuda-version",
         "deepspeed:unable-to-jit-load-the-op",
@@ -236,6 +268,17 @@ CUDA_BUILD = Recogniser(
         "Ninja is required to load C++ extensions",
         "Command '['ninja', '-v'",
         "fatal error: cuda",
+        "fatal error: cublas",
+        "fatal error: cusparse",
+        "fatal error: curand",
+        "fatal error: cusolver",
+        "fatal error: cufft",
+        "fatal error: nvToolsExt",
+        "fatal error: Python.h",
+        "Command '['which', 'c++']' returned non-zero exit status",
+        "Microsoft Visual C++ 14.0 or greater is required",
+        "unsupported Microsoft Visual Studio version",
+        "Cannot find compiler 'cl.exe' in PATH",
         "C++17 or later compatible compiler is required",
         "Failed building wheel for",
         "cannot find -l",
@@ -268,7 +311,13 @@ CUDA_BUILD = Recogniser(
         R(r"(?P<no_cuda_home>CUDA_HOME environment variable is not set)"),
         R(r"Error building extension '(?P<extension>[\w.\-]{1,100})'"),
         R(r"Failed building wheel for (?P<extension>[\w.\-]{1,100})"),
-        R(r"fatal error: (?P<missing_header>cuda[\w/.]{0,60}\.h): No such file"),
+        R(r"fatal error: (?P<missing_header>(?:cu|nv)[\w/.]{0,60}\.h): No such file"),
+        R(r"fatal error: (?P<python_headers>Python\.h): No such file"),
+        R(r"(?P<no_cxx>Command '\['which', 'c\+\+'\]' returned non-zero exit status)"),
+        R(
+            r"(?P<msvc>Microsoft Visual C\+\+ 14\.0 or greater is required|unsupported Microsoft Visual Studio "
+            r"version|Cannot find compiler 'cl\.exe' in PATH)"
+        ),
         R(r"(?P<no_ninja>Ninja is required)"),
         R(r"(?P<old_compiler>C\+\+17 or later compatible compiler is required)"),
         R(r"cannot find -l(?P<missing_lib>[\w+-]{1,60})"),
@@ -473,7 +522,56 @@ EXTENSION_IMPORT = Recogniser(
 )
 
 
+def _torch_first(hits: list[Hit], ctx: Context) -> tuple[str, str]:
+    library = merged(hits).get("torch_library", "libc10.so")
+    return (
+        f"a compiled extension was loaded before torch: {library} (torch's own library) is not loaded yet",
+        "torch's extensions link against its libraries (libc10.so, libtorch*.so) without a path to them; "
+        "`import torch` loads them first. Import torch before the extension (import torch, then import "
+        "<extension>; also in a package's __init__.py), and run with the Python whose site-packages has the "
+        "torch the extension was built for (`python -c 'import torch; print(torch.__file__)'`).",
+    )
+
+
+IMPORT_TORCH_FIRST = Recogniser(
+    # the dynamic loader's message for one of torch's own libraries (torch/lib): an extension links against
+    # them without an rpath and relies on `import torch` having loaded them (torch/__init__.py _load_global_deps)
+    kind="import_torch_first",
+    title="extension imported before torch",
+    anchors=tuple(
+        f"{library}.so: cannot open shared object file: No such file or directory"
+        for library in (
+            "libc10",
+            "libc10_cuda",
+            "libtorch",
+            "libtorch_cpu",
+            "libtorch_cuda",
+            "libtorch_python",
+            "libshm",
+        )
+    ),
+    templates=("system:ld-cannot-open-shared-object",),
+    match=R(
+        r"lib(?:c10|c10_cuda|torch|torch_cpu|torch_cuda|torch_python|shm)\.so: cannot open shared object file"
+    ),
+    facts=(R(r"(?P<torch_library>lib(?:c10|c10_cuda|torch|torch_cpu|torch_cuda|torch_python|shm)\.so)"),),
+    # torch missing from the environment (or another env's extension) says the same
+    confirm=lambda hits, ctx: False,
+    absorbs=("extension_import",),
+    also=(
+        Alternative(
+            "broken_install",
+            "no torch (or another torch) in the environment the extension runs in",
+            "Check `python -c 'import torch'` with the same Python; install the torch the extension was built "
+            "for, or rebuild the extension against the torch installed.",
+        ),
+    ),
+    describe=_torch_first,
+)
+
+
 RECOGNISERS = (
+    IMPORT_TORCH_FIRST,
     CUDA_BUILD,
     EXTENSION_IMPORT,
 )

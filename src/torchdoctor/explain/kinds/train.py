@@ -197,6 +197,34 @@ DDP_READY_TWICE = Recogniser(
 )
 
 
+def _single_sample(hits: list[Hit], ctx: Context) -> tuple[str, str]:
+    size = first(hits, "input_size")
+    summary = "BatchNorm in training mode got a batch of one sample" + (
+        f" (input size {size})" if size else ""
+    )
+    if "saw_dataparallel" in ctx.facts:
+        summary += ": DataParallel split the batch so one replica got a single sample"
+    return (
+        summary + on_ranks(hits),
+        "BatchNorm needs more than one value per channel to compute batch statistics in training. A last "
+        "batch of one (the dataset size modulo the batch size), or DataParallel's split of a small batch over "
+        "GPUs (a batch smaller than 2 x the number of GPUs), gives a replica one sample: use "
+        "DataLoader(..., drop_last=True) and a batch size of at least 2 per GPU; at inference call "
+        "model.eval() first; for batches of one by design, use GroupNorm/LayerNorm instead.",
+    )
+
+
+BATCHNORM_SINGLE_SAMPLE = Recogniser(
+    # torch/nn/functional.py _verify_batch_size (batch_norm in training mode)
+    kind="batchnorm_single_sample",
+    title="BatchNorm given a single sample",
+    anchors=("Expected more than 1 value per channel when training",),
+    templates=("torch_cpp:expected-more-than-value-per-channel",),
+    facts=(R(r"got input size (?P<input_size>torch\.Size\(\[[\d, ]{1,60}\]\)|\[[\d, ]{1,60}\])"),),
+    describe=_single_sample,
+)
+
+
 def _shm(hits: list[Hit], ctx: Context) -> tuple[str, str]:
     facts = merged(hits)
     what = facts.get("what", "a DataLoader worker ran out of shared memory").strip()
@@ -420,6 +448,7 @@ RECOGNISERS = (
     NAN_OVERFLOW,
     DDP_UNUSED_PARAMETERS,
     DDP_READY_TWICE,
+    BATCHNORM_SINGLE_SAMPLE,
     DATALOADER_SHM,
     WORKER_KILLED,
     WORKER_CRASH,
