@@ -342,3 +342,29 @@ def test_batchnorm_given_one_sample():
     )
     assert found.id == "log.batchnorm_single_sample" and found.details["confidence"] == "certain"
     assert "drop_last=True" in found.fix and "[1, 256]" in found.summary
+
+
+# -- the store and NCCL's bootstrap connections --------------------------------------------------------------
+
+
+def test_the_stores_host_gone_is_a_consequence():
+    found = explained(
+        "torch.distributed.DistNetworkError: " + template("torch_cpp:failed-to-recv-got-bytes-connection-2")
+    )
+    assert found.id == "log.peer_closed" and found.details["confidence"] == "likely"
+    assert found.details.get("cause") == "not found in this log"
+
+
+def test_old_nccls_connect_failure_names_the_firewall_when_refused():
+    nccl = (
+        "RuntimeError: NCCL error in: ProcessGroupNCCL.cpp:514, unhandled system error, NCCL version 2.7.8\n"
+    )
+    refused = "node2:42:42 [0] include/socket.h:403 NCCL WARN " + template(
+        "nccl:call-to-connect-failed", "Connection refused"
+    )
+    found = explained(f"{refused}\n{nccl}")
+    assert found.id == "log.network_interface" and found.details["confidence"] == "likely"
+    assert "log.rendezvous_or_port" in found.details["alternatives"]
+    no_route = "node2:42:42 [0] NCCL WARN " + template("nccl:call-to-connect-failed", "No route to host")
+    found = explained(f"{no_route}\n{nccl}")
+    assert found.id == "log.network_interface" and found.details["confidence"] == "certain"

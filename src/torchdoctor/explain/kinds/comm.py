@@ -362,6 +362,7 @@ NETWORK_INTERFACE = Recogniser(
         "nccl:call-to-ibv-poll-cq-returned",
         "nccl:ncclossocketpollconnect-to-failed-with-error",
         "nccl:net-socket-no-usable-listening-interface",
+        "nccl:call-to-connect-failed",  # include/socket.h up to 2.10: SYSCHECK(connect(...), "connect")
     ),
     title="network interface problem",
     anchors=(
@@ -373,9 +374,11 @@ NETWORK_INTERFACE = Recogniser(
         "Connect to",
         "No usable listening interface found",
         "gloo/transport/tcp/pair.cc",
+        "Call to connect failed",
     ),
     match=R(
         r"no socket interface found|Unable to find address for|is neither AF_INET|Got completion|Call to ibv_|"
+        r"Call to connect failed|"
         r"Connect to [^\s<]{1,255}<\d+> failed|No usable listening interface found|"
         r"pair\.cc:\d+\] connect\s{1,3}\[?[^\s\]]{1,255}\]?:\d+: "
     ),
@@ -391,6 +394,7 @@ NETWORK_INTERFACE = Recogniser(
         R(
             r"Connect to (?P<connect_host>[^\s<]{1,255})<(?P<connect_port>\d+)> failed ?: (?P<connect_reason>[^\n]{1,200})"
         ),
+        R(r"Call to connect failed ?: (?P<connect_reason>[^\n]{1,200})"),
     ),
     span=1,  # gloo prints "connect" and the address on two lines
     # "Connection refused" is what any dead or unready peer gets, and an IB completion error (status 12, a

@@ -309,6 +309,9 @@ PEER_GONE = Recogniser(
         "nccl:socketprogress-connection-closed-by-remote-peer",
         "system:connection-reset-by-peer",
         "nccl:remote-process-exited-or-there-was",
+        # torch/csrc/distributed/c10d/Utils.hpp (recvBytes/sendBytes): the TCPStore's host went away
+        "torch_cpp:failed-to-recv-got-bytes-connection-2",
+        "torch_cpp:failed-to-send-sent-bytes-connection-2",
     ),
     title="a peer went away",
     role="consequence",
@@ -316,11 +319,13 @@ PEER_GONE = Recogniser(
         "Connection closed by",
         "Connection reset by peer",
         "remote process exited or there was a network error",
+        "Connection was likely closed. Did the remote server shutdown or crash?",
     ),
     generic=(
         "Connection closed by",
         "Connection reset by peer",
         "remote process exited or there was a network error",
+        "Connection was likely closed. Did the remote server shutdown or crash?",
     ),
     facts=(PEER_CLOSED,),
     describe=_peer_gone,
