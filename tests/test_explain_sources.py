@@ -368,3 +368,39 @@ def test_old_nccls_connect_failure_names_the_firewall_when_refused():
     no_route = "node2:42:42 [0] NCCL WARN " + template("nccl:call-to-connect-failed", "No route to host")
     found = explained(f"{no_route}\n{nccl}")
     assert found.id == "log.network_interface" and found.details["confidence"] == "certain"
+
+
+def test_the_launchers_own_argument_parser():
+    found = explained(
+        "usage: torchrun [-h] [--nnodes NNODES] [--nproc-per-node NPROC_PER_NODE]\n"
+        "torchrun: error: the following arguments are required: training_script, training_script_args\n"
+    )
+    assert found.id == "log.launch_command" and found.details["confidence"] == "certain"
+    assert "torchrun --help" in found.fix
+    # the script's own parser handed the launcher's --local-rank is still the script's
+    assert (
+        explained("train.py: error: unrecognized arguments: --local-rank=0").id == "log.local_rank_argument"
+    )
+
+
+@pytest.mark.parametrize(
+    "ident",
+    [
+        "transformers:using-fsdp-xxx-together-with-deepspeed",
+        "transformers:zero-inference-only-makes-sense-with",
+    ],
+)
+def test_the_trainers_refusals_of_deepspeed_settings(ident):
+    found = explained("ValueError: " + template(ident))
+    assert found.id == "log.deepspeed_config_mismatch" and found.details["confidence"] == "certain"
+    assert template(ident)[:30] in found.summary
+
+
+def test_nvlink_without_p2p_is_a_p2p_failure():
+    found = explained("NCCL WARN " + template("nccl:p2p-is-disabled-between-nvlink-connected-2", "0", "1"))
+    assert found.id == "log.gpu_p2p" and found.details["confidence"] == "certain"
+
+
+def test_transformers_device_map_warning_under_torchrun_is_only_likely():
+    found = explained(template("transformers:you-ve-set-device-map-auto"))
+    assert found.id == "log.device_map_distributed" and found.details["confidence"] == "likely"

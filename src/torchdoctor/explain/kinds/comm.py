@@ -814,6 +814,8 @@ GPU_P2P = Recogniser(
         "nccl:failed-to-peer-with-device",  # NCCL src/transport/p2p.cc, cudaDeviceEnablePeerAccess failed
         # accelerate/state.py: consumer RTX 4000 cards have no P2P/IB; it refuses to start without the two vars
         "accelerate:using-rtx-series-doesn-support-faster",
+        # NCCL src/graph/paths.cc: NVML says P2P is off between GPUs that NVLink joins (a hardware issue)
+        "nccl:p2p-is-disabled-between-nvlink-connected-2",
     ),
     title="GPU peer-to-peer failure",
     anchors=(
@@ -821,11 +823,13 @@ GPU_P2P = Recogniser(
         "failed to open CUDA IPC handle",
         "failed to peer with device",
         "Using RTX 4000 series doesn't support faster communication",
+        "P2P is disabled between NVLINK connected GPUs",
     ),
     facts=(
         R(
             r"(?P<what>failed to open CUDA IPC handle[^\n]{0,120}|peer access is not supported[^\n]{0,80}|"
-            r"failed to peer with device[^\n]{0,80}|Using RTX 4000 series doesn't support faster communication)"
+            r"failed to peer with device[^\n]{0,80}|Using RTX 4000 series doesn't support faster communication|"
+            r"P2P is disabled between NVLINK connected GPUs \d+ and \d+)"
         ),
         R(r"(?P<rtx4000>Using RTX 4000 series doesn't support faster communication)"),
     ),

@@ -73,6 +73,33 @@ CONFIG_REFUSALS: tuple[tuple[str, str], ...] = (
         "save the sharded checkpoint and convert it with zero_to_fp32.py.",
     ),
     (
+        "together with --deepspeed is not possible",
+        "The HF Trainer runs one of them: drop --fsdp (and fsdp_config) to use the DeepSpeed config, or drop "
+        "--deepspeed to use FSDP (an accelerate config that enables both is the same conflict).",
+    ),
+    (
+        "isn't supported yet with DeepSpeed Zero-3",
+        "auto_find_batch_size retries with smaller batches, which ZeRO-3's partitioned engine cannot: set "
+        "per_device_train_batch_size yourself (drop --auto_find_batch_size), or use ZeRO stage 2 / 1 or FSDP.",
+    ),
+    (
+        "therefore it's not possible to automatically fill out the following `auto` entries in the DeepSpeed",
+        "transformers fills the ZeRO-3 bucket sizes ('auto') from the model's hidden_size, which this model's "
+        "config lacks: write numbers for those entries (reduce_bucket_size, stage3_prefetch_bucket_size, "
+        'stage3_param_persistence_threshold) in the DeepSpeed config instead of "auto".',
+    ),
+    (
+        "ZeRO inference only makes sense with ZeRO Stage 3",
+        'Evaluation or prediction without training needs "zero_optimization": {"stage": 3} in the DeepSpeed '
+        "config (stage 1 and 2 partition only optimizer state), or run it without --deepspeed.",
+    ),
+    (
+        "that was not initialized for DeepSpeed, but also passed in a `deepspeed` configuration",
+        "An Accelerator/PartialState was created before the TrainingArguments without DeepSpeed, and the "
+        "arguments then ask for it: create the TrainingArguments (with deepspeed=...) first, or start with "
+        "`accelerate launch` with a DeepSpeed config, or set use_configured_state=False.",
+    ),
+    (
         "'max_grad_norm' is not supported as an optimizer parameter",
         'Move max_grad_norm out of the optimizer\'s params: DeepSpeed clips with "gradient_clipping": <norm> at '
         "the top level of its config.",
@@ -85,7 +112,7 @@ def _config_mismatch(hits: list[Hit], ctx: Context) -> tuple[str, str]:
     refusal = facts.get("refusal")
     if refusal:
         fix = next(f for anchor, f in CONFIG_REFUSALS if anchor in refusal)
-        return f"DeepSpeed refuses its config: {quote(refusal)}" + on_ranks(hits), fix
+        return f"DeepSpeed refuses its config: {quote(refusal.strip())}" + on_ranks(hits), fix
     if facts.get("train_batch"):
         summary = (
             f"DeepSpeed's batch sizes do not add up: train_batch_size {facts['train_batch']} != "
@@ -209,6 +236,12 @@ DEEPSPEED_CONFIG_MISMATCH = Recogniser(
         "accelerate:either-specify-scheduler-in-the-config",
         "accelerate:at-least-one-of-the-dataloaders",
         "accelerate:cannot-get-bit-model-weights-because",
+        # transformers/trainer.py, training_args.py, integrations/deepspeed.py: the Trainer's own refusals
+        "transformers:using-fsdp-xxx-together-with-deepspeed",
+        "transformers:auto-find-batch-size-isn-supported",
+        "transformers:the-model-config-file-has-neither",
+        "transformers:zero-inference-only-makes-sense-with",
+        "transformers:tried-to-use-an-already-configured",
     ),
     span=6,
     # "requires an optimizer" is DeepSpeed's only after "zero stage N"
@@ -218,7 +251,7 @@ DEEPSPEED_CONFIG_MISMATCH = Recogniser(
         R(r"- ds (?P<ds_key>[\w.]+)=(?P<ds_value>\S{1,40}) vs (?P<hf_key>hf [\w|.]+)=(?P<hf_value>\S{1,40})"),
         R(r"will be ignored: (?P<ignored>\[[^\]\n]{0,400}\]?)"),
         R(
-            r"(?P<refusal>(?:"
+            r"(?P<refusal>[^\n:]{0,150}?(?:"
             + "|".join(
                 re.escape(anchor) for anchor, _ in CONFIG_REFUSALS if anchor != "requires an optimizer"
             )

@@ -171,6 +171,16 @@ def _launch_command(hits: list[Hit], ctx: Context) -> tuple[str, str]:
             "<host> hostname`: set up passwordless ssh (ssh-copy-id <host>) from the launching node, or remove "
             "the hostfile to run on this node alone.",
         )
+    if facts.get("launcher_error"):
+        launcher, error = facts["launcher_prog"].strip(), facts["launcher_error"].strip()
+        launcher = "accelerate launch" if launcher.startswith("accelerate") else launcher
+        return (
+            f"the launcher refused its own command line: {launcher}: error: {error[:200]}" + on_ranks(hits),
+            f"{launcher}'s own options go before the script, the script's after it, spelled as "
+            f"`{launcher} --help` lists them (torchrun: --nproc_per_node / --nproc-per-node, "
+            "--nnodes, --node_rank, --master_addr, --master_port, --rdzv-endpoint), and the script's path must "
+            "be there:\ntorchrun --nproc_per_node=2 train.py --your-args",
+        )
     prog = facts.get("prog", "train.py")
     summary = f"{prog} received the launcher's own options ({facts.get('options', '').strip()[:120]})"
     fix = (
@@ -205,6 +215,10 @@ LAUNCH_COMMAND = Recogniser(
         'is not in "MIN:MAX" format',
         "Unsupported nproc_per_node value",
         "is not compatible with an interactive environment",
+        "torchrun: error: ",
+        "launch.py: error: ",
+        "deepspeed: error: ",
+        "launch: error: ",
     ),
     templates=(
         "system:argparse-unrecognized-arguments",
@@ -249,7 +263,10 @@ LAUNCH_COMMAND = Recogniser(
         r"(?P<rdzv_format>The hostname of the rendezvous endpoint [^\n]{0,200}|The port number of the rendezvous "
         r"endpoint [^\n]{0,120}|nnodes=[^\n]{0,40} is not in \"MIN:MAX\" format|Unsupported nproc_per_node value: "
         r"[^\n]{0,40})|"
-        r"(?P<interactive>`?(?:Trainer|Fabric)\(strategy=[^\n]{0,60}\)`? is not compatible with an interactive environment)"
+        r"(?P<interactive>`?(?:Trainer|Fabric)\(strategy=[^\n]{0,60}\)`? is not compatible with an interactive environment)|"
+        # the launcher's own argparse (torchrun, torch.distributed.launch/run, deepspeed, accelerate launch)
+        r"(?:^|\s)(?P<launcher_prog>torchrun|launch\.py|run\.py|deepspeed|accelerate <command> \[<args>\] launch): "
+        r"error: (?P<launcher_error>[^\n]{1,300})"
     ),
     facts=(R(r"(?P<prog>[\w./-]{1,100}): error:"),),
     absorbs=("local_rank_argument",),
