@@ -404,3 +404,44 @@ def test_nvlink_without_p2p_is_a_p2p_failure():
 def test_transformers_device_map_warning_under_torchrun_is_only_likely():
     found = explained(template("transformers:you-ve-set-device-map-auto"))
     assert found.id == "log.device_map_distributed" and found.details["confidence"] == "likely"
+
+
+# -- what torch's own out-of-memory message says, read whole (c10/cuda/CUDACachingAllocator.cpp) -------------
+
+OOM = (
+    "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate {request}. GPU 0 has a total capacity of "
+    "31.36 GiB of which {free} is free. Including non-PyTorch memory, this process has {process} memory in use. "
+    "Of the allocated memory {allocated} is allocated by PyTorch, and {unallocated} is reserved by PyTorch but "
+    "unallocated. If reserved but unallocated memory is large try setting "
+    "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True to avoid fragmentation."
+)
+
+
+def test_memory_this_process_holds_outside_pytorch_is_named():
+    found = explained(
+        OOM.format(
+            request="1024.00 MiB",
+            free="462.06 MiB",
+            process="30.88 GiB",
+            allocated="5.94 GiB",
+            unallocated="673.03 MiB",
+        )
+    )
+    assert found.id == "log.cuda_oom"
+    assert "another library's in the same process" in found.fix
+    # free + reserved-but-unallocated cover the request after the allocator released its cache: fragmentation
+    assert "expandable_segments:True" in found.fix
+
+
+def test_a_plain_shortage_is_not_called_fragmentation():
+    found = explained(
+        OOM.format(
+            request="2.00 GiB",
+            free="100.00 MiB",
+            process="31.20 GiB",
+            allocated="30.90 GiB",
+            unallocated="20.00 MiB",
+        )
+    )
+    assert found.id == "log.cuda_oom"
+    assert "fragmentation" not in found.fix and "another library" not in found.fix

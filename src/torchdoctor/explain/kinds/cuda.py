@@ -89,8 +89,26 @@ def _oom(hits: list[Hit], ctx: Context) -> tuple[str, str]:
         and total is not None
         and unallocated >= request
         and unallocated >= 0.1 * total
+    ) or (
+        # the allocator frees its cached blocks and retries before it raises: what is still reserved but
+        # unallocated sits in segments partly in use, so free + that covering the request is fragmentation
+        unallocated is not None
+        and free is not None
+        and request is not None
+        and free + unallocated >= request
+        and unallocated >= 0.25 * request
     )
     room_left = free is not None and request is not None and free >= 2 * request
+    process = _bytes(facts, "process")
+    torch_held = (allocated or 0.0) + (unallocated or 0.0)
+    if process is not None and torch_held and process - torch_held > max(0.5 * process, 2**30):
+        lines.append(
+            f"Of the {_shown(facts, 'process')} this process holds on the GPU, PyTorch's allocator has only "
+            f"{torch_held / 2**30:.2f} GiB: the rest is another library's in the same process (JAX or "
+            "TensorFlow preallocating most of the GPU, NCCL's buffers, a CUDA extension's own allocations). "
+            "Stop that preallocation (JAX: XLA_PYTHON_CLIENT_PREALLOCATE=false; TensorFlow: "
+            "set_memory_growth) or give it another GPU."
+        )
     if "other" in facts and not other_is_self:
         lines.append(
             f"Another process (pid {facts['other_pid']}) holds {_shown(facts, 'other')} of this GPU: stop it "
@@ -104,8 +122,10 @@ def _oom(hits: list[Hit], ctx: Context) -> tuple[str, str]:
             if fragmented
             else f"the GPU still had {_shown(facts, 'free')} free for a {_shown(facts, 'request')} request"
         )
+        foreign = any(line.startswith("Of the ") for line in lines)
         lines.append(
-            f"This is fragmentation, not a lack of memory: {why}. Let the allocator grow segments instead of "
+            ("Fragmentation adds to it" if foreign else "This is fragmentation, not a lack of memory")
+            + f": {why}. Let the allocator grow segments instead of "
             "splitting fixed blocks:\nexport PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True   # torch >= 2.1 "
             "(older: max_split_size_mb:128)"
         )
