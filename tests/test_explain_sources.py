@@ -445,3 +445,21 @@ def test_a_plain_shortage_is_not_called_fragmentation():
     )
     assert found.id == "log.cuda_oom"
     assert "fragmentation" not in found.fix and "another library" not in found.fix
+
+
+def test_waiting_for_rank_zeros_nccl_id_is_rank_zeros_doing():
+    line = "[rank3]: torch.distributed.DistBackendError: " + template(
+        "torch_native:retrieving-ncclUniqueId-from-rank-0", "3", "0", "0", "Socket Timeout"
+    )
+    found = explained(line)
+    assert found.id == "log.collective_timeout" and found.details["confidence"] == "likely"
+    assert "rank 0" in found.fix and "wandb login" in found.fix
+    # rank 0's own error in the same log leads; the waiting rank's is what it led to
+    rank0 = (
+        "[rank0]: Traceback (most recent call last):\n"
+        '[rank0]:   File "train.py", line 12, in <module>\n'
+        "[rank0]:     data = load()\n"
+        "[rank0]: FileNotFoundError: [Errno 2] No such file or directory: 'data/train.json'\n"
+    )
+    found = explained(rank0 + line)
+    assert found.id == "log.unrecognised" and "FileNotFoundError" in found.summary

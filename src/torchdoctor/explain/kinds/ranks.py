@@ -145,22 +145,43 @@ WATCHDOG_TIMEOUT = Recogniser(
 )
 
 
+def _timeout(hits: list[Hit], ctx: Context) -> tuple[str, str]:
+    if not first(hits, "unique_id"):
+        return _watchdog(hits, ctx)
+    ranks = on_ranks(hits)
+    return (
+        "waited for rank 0 to hand out NCCL's communicator id and timed out: rank 0 did not reach the "
+        f"process group's NCCL set-up in time{ranks}",
+        "Rank 0 creates NCCL's id when it reaches its first collective (or init with device_id) and the "
+        "others wait for it in the store. Rank 0 either failed first (its own error is the cause: read rank "
+        "0's log), or was busy elsewhere longer than the store's timeout: waiting for input (wandb login: run "
+        "`wandb login` or WANDB_MODE=offline), downloading or preprocessing alone before the first collective "
+        "(do it before init_process_group, or raise init_process_group(timeout=timedelta(minutes=60))), or on "
+        "a host the others cannot reach (MASTER_ADDR, firewall).",
+    )
+
+
 COLLECTIVE_TIMEOUT = Recogniser(
     # gloo transport/tcp/unbound_buffer.cc: "Timed out waiting <N>ms for <send|recv> operation to complete";
     # torch elastic utils/store.py: "Timed out waiting on barrier on rank ..." — a collective or a store
-    # barrier that is not NCCL's, where the log tells it apart from the NCCL watchdog's timeout
+    # barrier that is not NCCL's, where the log tells it apart from the NCCL watchdog's timeout;
+    # ProcessGroupNCCL.cpp broadcastUniqueNCCLID: the other ranks' store get of rank 0's ncclUniqueId timed out
     kind="collective_timeout",
     title="collective timeout",
     role="consequence",
-    anchors=("Timed out waiting",),
-    match=R(r"Timed out waiting \d+ms for \w+ operation|Timed out waiting on barrier on rank"),
-    templates=("torch:timed-out-waiting-on-barrier-on",),
+    anchors=("Timed out waiting", "retrieving ncclUniqueId from [0]"),
+    match=R(
+        r"Timed out waiting \d+ms for \w+ operation|Timed out waiting on barrier on rank|"
+        r"retrieving ncclUniqueId from \[0\][^\n]{0,300}(?:Socket Timeout|wait timeout|[Tt]imed out|timeout after)"
+    ),
+    templates=("torch:timed-out-waiting-on-barrier-on", "torch_native:retrieving-ncclUniqueId-from-rank-0"),
     facts=(
+        R(r"(?P<unique_id>retrieving ncclUniqueId from \[0\])"),
         GLOO_TIMEOUT,
         R(r"missing_ranks=\[?(?P<missing>[\d, ]{1,200})"),
         R(r"timeout=(?P<timeout_s>[\d.]+)"),
     ),
-    describe=_watchdog,
+    describe=_timeout,
 )
 
 
