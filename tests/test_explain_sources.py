@@ -463,3 +463,22 @@ def test_waiting_for_rank_zeros_nccl_id_is_rank_zeros_doing():
     )
     found = explained(rank0 + line)
     assert found.id == "log.unrecognised" and "FileNotFoundError" in found.summary
+
+
+@pytest.mark.parametrize(
+    ("message", "kind"),
+    [
+        ("RuntimeError: " + template("torch:attempted-to-get-default-timeout-for"), "backend_unavailable"),
+        (
+            "RuntimeError: " + template("torch:default-backend-not-registered-for-device", "cuda"),
+            "backend_unavailable",
+        ),
+        (
+            "ValueError: " + template("torch:device-id-is-out-of-range", "cuda:4", "4"),
+            "invalid_device_ordinal",
+        ),
+    ],
+)
+def test_init_process_groups_own_checks(message, kind):
+    found = explained(message)
+    assert found.id == f"log.{kind}" and found.details["confidence"] == "certain"

@@ -767,6 +767,11 @@ BACKEND_UNAVAILABLE = Recogniser(
         "torch_native:processgroupnccl-only-gpus",
         "torch_cpp:no-backend-type-associated-with-device",
         "torch:no-rendezvous-handler-for",
+        # torch/distributed/distributed_c10d.py: a torch without NCCL asked for its timeout; a device type no
+        # backend was registered for; an accelerator torch has no backend for
+        "torch:attempted-to-get-default-timeout-for",
+        "torch:default-backend-not-registered-for-device",
+        "torch:we-detected-accelerator-on-your-machine",
     ),
     title="backend not available",
     anchors=(
@@ -777,9 +782,14 @@ BACKEND_UNAVAILABLE = Recogniser(
         "No rendezvous handler for",
         "PyTorch built without distributed support",
         "has no attribute '_c10d_init'",
+        "but NCCL support is not compiled",
+        "Default backend not registered for device",
+        "But we don't know which communication backend to use for this accelerator",
     ),
     facts=(
         R(r"doesn't have (?P<backend>NCCL|MPI|Gloo|UCC)\b"),
+        R(r"(?P<backend>NCCL) support is not compiled"),
+        R(r"Default backend not registered for device : (?P<device_type>\w+)"),
         R(r"(?P<no_gpus>only supported with GPUs)"),
         R(r"associated with device type (?P<device_type>\w+)"),
         R(r"No rendezvous handler for (?P<rdzv_scheme>\w+)://"),

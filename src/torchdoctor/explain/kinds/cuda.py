@@ -393,6 +393,7 @@ INVALID_DEVICE_ORDINAL = Recogniser(
         "torch:invalid-device-id",
         # torch/distributed/elastic/agent/server/local_elastic_agent.py: torchrun's nproc_per_node past the GPUs
         "torch:local-rank-exceeds-available-gpus-in",
+        "torch:device-id-is-out-of-range",  # distributed_c10d.py: init_process_group(device_id=...) past the GPUs
     ),
     title="GPU index that does not exist",
     anchors=(
@@ -400,6 +401,7 @@ INVALID_DEVICE_ORDINAL = Recogniser(
         "Invalid device id",
         "device >= 0 && device < num_gpus",
         "exceeds available GPUs in CUDA_VISIBLE_DEVICES",
+        "Please use a device index less than the number of accelerators available",
     ),
     span=8,
     facts=(R(r"(?P<set_device>torch\.cuda\.set_device\([^\n)]{0,100}\))"),),
