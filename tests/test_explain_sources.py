@@ -482,3 +482,13 @@ def test_waiting_for_rank_zeros_nccl_id_is_rank_zeros_doing():
 def test_init_process_groups_own_checks(message, kind):
     found = explained(message)
     assert found.id == f"log.{kind}" and found.details["confidence"] == "certain"
+
+
+def test_accelerate_launchs_own_checks():
+    found = explained("ValueError: " + template("accelerate:you-need-to-use-at-least"))
+    assert found.id == "log.launch_command" and "--num_processes" in found.fix
+    found = explained(
+        "ConnectionError: " + template("accelerate:tried-to-launch-distributed-communication-on", "29500")
+    )
+    assert found.id == "log.rendezvous_or_port" and found.details["confidence"] == "certain"
+    assert "--main_process_port" in found.fix and "29500" in found.summary

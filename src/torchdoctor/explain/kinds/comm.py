@@ -127,7 +127,8 @@ def _rendezvous(hits: list[Hit], ctx: Context) -> tuple[str, str]:
         fix = (
             f"Another job (or a leftover of an earlier run) holds port {port_number}. Pick a free port:\n"
             f"torchrun --master_port={int(port_number) + 1 if port_number.isdigit() else 29501} ...   "
-            "# or MASTER_PORT=..., --rdzv-endpoint HOST:PORT, torch.distributed.launch --master_port\n"
+            "# or MASTER_PORT=..., --rdzv-endpoint HOST:PORT, torch.distributed.launch --master_port, "
+            "accelerate launch --main_process_port (0: the next free one)\n"
             f"See who holds it: ss -ltnp | grep :{port_number}   (kill leftovers: pgrep -af python)"
         )
         return summary, fix
@@ -192,12 +193,15 @@ RENDEZVOUS_OR_PORT = Recogniser(
         "torch_cpp:timed-out-after-seconds-waiting-for",
         # accelerate/state.py: a multi-node launch without MASTER_ADDR
         "accelerate:tried-to-launch-on-distributed-with",
+        # accelerate/commands/launch.py: its check that the main process port is free
+        "accelerate:tried-to-launch-distributed-communication-on",
     ),
     title="rendezvous failed",
     anchors=(
         "Address already in use",
         "address already in use",
         "EADDRINUSE",
+        "but another process is utilizing it",
         "The client socket has failed to connect",
         "The client socket has timed out after",
         "failed to connect/validate to host",
@@ -224,7 +228,8 @@ RENDEZVOUS_OR_PORT = Recogniser(
     # a warning torch prints on hosts without IPv6 before it tries IPv4: not a failure
     reject=R(r"errno: 97 - Address family not supported"),
     facts=(
-        R(r"(?P<in_use>[Aa]ddress already in use|EADDRINUSE)"),
+        R(r"(?P<in_use>[Aa]ddress already in use|EADDRINUSE|another process is utilizing it)"),
+        R(r"communication on port `(?P<port>\d+)`"),
         R(r"port: (?P<port>\d+), useIpv6"),
         R(r"failed to bind to \[?[^\s\]]{0,255}\]?:(?P<port>\d+)"),
         *UNREACHABLE_PATTERNS[:4],

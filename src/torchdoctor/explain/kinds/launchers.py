@@ -147,6 +147,14 @@ LAUNCHER_REFUSALS: tuple[tuple[str, str, str], ...] = (
         "gpu/cpu/auto.\n" + RENDEZVOUS_ARGS_FIX,
     ),
     (
+        "accelerate_mode",
+        "accelerate launch refuses its options: they ask for more than one mode or too few processes/GPUs",
+        "accelerate launch takes one of --cpu / --multi_gpu / --use_deepspeed / --use_fsdp (or the config "
+        "file's distributed_type), and --multi_gpu needs --num_processes 2 or more and at least two GPUs in "
+        "--gpu_ids (or --gpu_ids all). Pass --num_processes with a config file that does not set it, or run "
+        "`accelerate config` again for this machine.",
+    ),
+    (
         "interactive",
         "Lightning refuses DDP in an interactive environment (a notebook, or python -i)",
         "DDP starts one process per GPU by re-running the script, which a notebook cannot do: run the code as "
@@ -215,6 +223,10 @@ LAUNCH_COMMAND = Recogniser(
         'is not in "MIN:MAX" format',
         "Unsupported nproc_per_node value",
         "is not compatible with an interactive environment",
+        "`--use_deepspeed`, `--use_fsdp` at a time",
+        "You need to use at least 2 processes to use `--multi_gpu`",
+        "Less than two GPU ids were configured and tried to run on multiple GPUs",
+        "You need to manually pass in `--num_processes` using this config yaml",
         "torchrun: error: ",
         "launch.py: error: ",
         "deepspeed: error: ",
@@ -246,6 +258,11 @@ LAUNCH_COMMAND = Recogniser(
         "torch:unsupported-nproc-per-node-value",
         # lightning/pytorch/trainer/connectors/accelerator_connector.py: DDP in a notebook
         "lightning:trainer-strategy-is-not-compatible-with",
+        # accelerate/commands/launch.py: its own checks of the launch options
+        "accelerate:you-can-only-use-one-of",
+        "accelerate:you-need-to-use-at-least",
+        "accelerate:less-than-two-gpu-ids-were",
+        "accelerate:you-need-to-manually-pass-in",
     ),
     match=R(
         rf"unrecognized arguments: (?P<options>[^\n]{{0,300}}?(?:{LAUNCHER_OPTIONS})[^\n]{{0,200}})|"
@@ -263,6 +280,9 @@ LAUNCH_COMMAND = Recogniser(
         r"(?P<rdzv_format>The hostname of the rendezvous endpoint [^\n]{0,200}|The port number of the rendezvous "
         r"endpoint [^\n]{0,120}|nnodes=[^\n]{0,40} is not in \"MIN:MAX\" format|Unsupported nproc_per_node value: "
         r"[^\n]{0,40})|"
+        r"(?P<accelerate_mode>You can only use one of `--cpu`[^\n]{0,120}|You need to use at least 2 processes to "
+        r"use `--multi_gpu`|Less than two GPU ids were configured[^\n]{0,80}|You need to manually pass in "
+        r"`--num_processes` using this config yaml)|"
         r"(?P<interactive>`?(?:Trainer|Fabric)\(strategy=[^\n]{0,60}\)`? is not compatible with an interactive environment)|"
         # the launcher's own argparse (torchrun, torch.distributed.launch/run, deepspeed, accelerate launch)
         r"(?:^|\s)(?P<launcher_prog>torchrun|launch\.py|run\.py|deepspeed|accelerate <command> \[<args>\] launch): "
