@@ -492,3 +492,18 @@ def test_accelerate_launchs_own_checks():
     )
     assert found.id == "log.rendezvous_or_port" and found.details["confidence"] == "certain"
     assert "--main_process_port" in found.fix and "29500" in found.summary
+
+
+@pytest.mark.parametrize(
+    ("message", "kind"),
+    [
+        (template("lightning:you-set-num-nodes-in-lightning", "2", "1", "1"), "slurm_env"),
+        (template("lightning:you-set-devices-and-num-nodes", "4", "1", "4", "1", "2"), "launch_command"),
+        (template("lightning:you-selected-trainer-strategy-but-process", "ddp_notebook"), "launch_command"),
+        (template("lightning:the-selected-device-indices-don-match", "[2, 3]"), "gpu_selection"),
+        (template("lightning:torch-distributed-is-not-available-cannot"), "backend_unavailable"),
+    ],
+)
+def test_lightnings_connectors_and_environments(message, kind):
+    found = explained("ValueError: " + message)
+    assert found.id == f"log.{kind}" and found.details["confidence"] == "certain", found

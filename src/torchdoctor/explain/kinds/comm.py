@@ -636,6 +636,13 @@ def _gpu_selection(hits: list[Hit], ctx: Context) -> tuple[str, str]:
             + on_ranks(hits),
             pick + "\nThen pass that same device to FSDP: device_id=torch.cuda.current_device().",
         )
+    if any("lightning_indices" in h.facts for h in hits):
+        return (
+            "Lightning's devices were chosen by GPU index, and those indices are not the processes' local ranks"
+            + on_ranks(hits),
+            "Under a launcher (torchrun, srun) each process's GPU is its LOCAL_RANK: pick the GPUs with "
+            "CUDA_VISIBLE_DEVICES=2,3 (they become 0,1) and pass Trainer(devices=2), not devices=[2, 3].",
+        )
     found = next((h.facts for h in hits if "buffer_device" in h.facts), None)
     if found is not None:
         return (
@@ -674,6 +681,7 @@ GPU_SELECTION = Recogniser(
         "busy or unavailable",
         "mismatchs with NCCL device",
         "Inconsistent compute device and `device_id`",
+        "don't match the local rank values of processes",
     ),
     templates=(
         "nccl:invalid-usage-run-with-nccl-debug",
@@ -683,12 +691,15 @@ GPU_SELECTION = Recogniser(
         "nccl:allocated-on-device-mismatchs-with-nccl",
         # torch/distributed/fsdp/_init_utils.py: FSDP's device_id against the rank's current device
         "torch:inconsistent-compute-device-and-device-id",
+        # lightning/fabric/strategies/ddp.py: devices chosen by index that are not the local ranks' GPUs
+        "lightning:the-selected-device-indices-don-match",
     ),
     match=R(
         r"(?P<invalid_usage>NCCL[^\n]{0,300}invalid usage|ncclInvalidUsage)|(?P<busy>busy or unavailable)|"
         r"(?P<buffer>\w+) allocated on device (?P<buffer_device>\d+) mismatchs with NCCL device (?P<nccl_device>\d+)|"
         r"Inconsistent compute device and `device_id` on rank \d+: (?P<fsdp_device>[\w:]{1,20}) vs "
-        r"(?P<fsdp_id>[\w:]{1,20})"
+        r"(?P<fsdp_id>[\w:]{1,20})|"
+        r"(?P<lightning_indices>The selected device indices [^\n]{0,60} don't match the local rank values)"
     ),
     # both messages name what went wrong, not which choice caused it: only likely
     generic=("invalid usage", "busy or unavailable"),
@@ -777,6 +788,7 @@ BACKEND_UNAVAILABLE = Recogniser(
         "torch:attempted-to-get-default-timeout-for",
         "torch:default-backend-not-registered-for-device",
         "torch:we-detected-accelerator-on-your-machine",
+        "lightning:torch-distributed-is-not-available-cannot",  # lightning/fabric/utilities/distributed.py
     ),
     title="backend not available",
     anchors=(
@@ -790,6 +802,7 @@ BACKEND_UNAVAILABLE = Recogniser(
         "but NCCL support is not compiled",
         "Default backend not registered for device",
         "But we don't know which communication backend to use for this accelerator",
+        "torch.distributed is not available. Cannot initialize distributed process group",
     ),
     facts=(
         R(r"doesn't have (?P<backend>NCCL|MPI|Gloo|UCC)\b"),
@@ -798,7 +811,10 @@ BACKEND_UNAVAILABLE = Recogniser(
         R(r"(?P<no_gpus>only supported with GPUs)"),
         R(r"associated with device type (?P<device_type>\w+)"),
         R(r"No rendezvous handler for (?P<rdzv_scheme>\w+)://"),
-        R(r"(?P<no_distributed>built without distributed support|has no attribute '_c10d_init')"),
+        R(
+            r"(?P<no_distributed>built without distributed support|has no attribute '_c10d_init'|"
+            r"torch\.distributed is not available\. Cannot initialize)"
+        ),
     ),
     reject=R(r"associated with device type cpu\b"),  # a CPU tensor on an NCCL group: cpu_tensor_nccl
     describe=_backend,

@@ -155,6 +155,19 @@ LAUNCHER_REFUSALS: tuple[tuple[str, str, str], ...] = (
         "`accelerate config` again for this machine.",
     ),
     (
+        "lightning_world",
+        "Lightning's devices x num_nodes is not the world size the launcher started",
+        "Under torchrun (or another launcher) Lightning takes the processes it was given: Trainer(devices=...) "
+        "must equal --nproc_per_node and num_nodes= --nnodes, so that devices x num_nodes is the world size; "
+        "or start the script with plain python and let Lightning launch its own processes.",
+    ),
+    (
+        "lightning_fork",
+        "Lightning's fork-based strategy is not available on this platform",
+        "Process forking (strategy='ddp_fork' / 'ddp_notebook') works on Linux only: on Windows and macOS use "
+        "strategy='ddp_spawn', or run the script with strategy='ddp' (a script, not a notebook).",
+    ),
+    (
         "interactive",
         "Lightning refuses DDP in an interactive environment (a notebook, or python -i)",
         "DDP starts one process per GPU by re-running the script, which a notebook cannot do: run the code as "
@@ -225,6 +238,8 @@ LAUNCH_COMMAND = Recogniser(
         "is not compatible with an interactive environment",
         "`--use_deepspeed`, `--use_fsdp` at a time",
         "You need to use at least 2 processes to use `--multi_gpu`",
+        "in Lightning, but the product (",
+        "but process forking is not supported on this platform",
         "Less than two GPU ids were configured and tried to run on multiple GPUs",
         "You need to manually pass in `--num_processes` using this config yaml",
         "torchrun: error: ",
@@ -263,6 +278,9 @@ LAUNCH_COMMAND = Recogniser(
         "accelerate:you-need-to-use-at-least",
         "accelerate:less-than-two-gpu-ids-were",
         "accelerate:you-need-to-manually-pass-in",
+        # lightning: devices x num_nodes against torchrun's world size; a fork strategy off Linux
+        "lightning:you-set-devices-and-num-nodes",
+        "lightning:you-selected-trainer-strategy-but-process",
     ),
     match=R(
         rf"unrecognized arguments: (?P<options>[^\n]{{0,300}}?(?:{LAUNCHER_OPTIONS})[^\n]{{0,200}})|"
@@ -283,6 +301,9 @@ LAUNCH_COMMAND = Recogniser(
         r"(?P<accelerate_mode>You can only use one of `--cpu`[^\n]{0,120}|You need to use at least 2 processes to "
         r"use `--multi_gpu`|Less than two GPU ids were configured[^\n]{0,80}|You need to manually pass in "
         r"`--num_processes` using this config yaml)|"
+        r"(?P<lightning_world>You set `devices=\d+` and `num_nodes=\d+` in Lightning, but the product [^\n]{0,80})|"
+        r"(?P<lightning_fork>You selected `Trainer\(strategy=[^\n]{0,40}\)` but process forking is not supported "
+        r"on this platform)|"
         r"(?P<interactive>`?(?:Trainer|Fabric)\(strategy=[^\n]{0,60}\)`? is not compatible with an interactive environment)|"
         # the launcher's own argparse (torchrun, torch.distributed.launch/run, deepspeed, accelerate launch)
         r"(?:^|\s)(?P<launcher_prog>torchrun|launch\.py|run\.py|deepspeed|accelerate <command> \[<args>\] launch): "
@@ -336,6 +357,13 @@ RANK_ENV_MISSING = Recogniser(
 
 def _slurm(hits: list[Hit], ctx: Context) -> tuple[str, str]:
     facts = merged(hits)
+    if facts.get("slurm_nodes"):
+        return (
+            f"Lightning and SLURM disagree on the nodes: num_nodes={facts['num_nodes']}, --nodes={facts['slurm_nodes']}"
+            + on_ranks(hits),
+            "Trainer(num_nodes=N) must equal the job's #SBATCH --nodes=N (and devices= its --ntasks-per-node, "
+            "with --gres=gpu:devices); start the script with srun python train.py inside the sbatch script.",
+        )
     summary = "Lightning and SLURM disagree on the tasks per node" + (
         f": devices={facts['devices']}, --ntasks-per-node={facts['ntasks']}" if facts.get("devices") else ""
     )
@@ -355,9 +383,18 @@ SLURM_ENV = Recogniser(
     anchors=(
         "but the number of tasks per node configured in SLURM",
         "in your SLURM bash script, but this variable",
+        "but the number of nodes configured in SLURM",
     ),
-    templates=("lightning:you-set-devices-in-lightning-but", "lightning:you-set-ntasks-in-your-slurm"),
+    templates=(
+        "lightning:you-set-devices-in-lightning-but",
+        "lightning:you-set-ntasks-in-your-slurm",
+        "lightning:you-set-num-nodes-in-lightning",  # lightning/fabric/plugins/environments/slurm.py
+    ),
     facts=(
+        R(
+            r"num_nodes=(?P<num_nodes>\d+)` in Lightning, but the number of nodes configured in SLURM "
+            r"`--nodes=(?P<slurm_nodes>\d+)`"
+        ),
         R(
             r"devices=(?P<devices>\d+)` in Lightning, but the number of tasks per node configured in SLURM "
             r"`--ntasks-per-node=(?P<ntasks>\d+)`"
