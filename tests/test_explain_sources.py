@@ -507,3 +507,50 @@ def test_accelerate_launchs_own_checks():
 def test_lightnings_connectors_and_environments(message, kind):
     found = explained("ValueError: " + message)
     assert found.id == f"log.{kind}" and found.details["confidence"] == "certain", found
+
+
+@pytest.mark.parametrize(
+    ("message", "words"),
+    [
+        (template("system:nvcc-unknown-std"), "C++17"),
+        (template("system:ptxas-unknown-gpu-name", "sm_90"), "sm_90"),
+        (template("system:gcc11-parameter-packs", "435:145"), "GCC 11"),
+        ("csrc/a.cu:1:10: " + template("system:clang-header-not-found", "cuda_runtime.h"), "cuda_runtime.h"),
+    ],
+)
+def test_what_nvcc_ptxas_and_the_compilers_say(message, words):
+    found = explained(message)
+    assert found.id == "log.cuda_build" and found.details["confidence"] == "certain", found
+    assert words in found.summary
+
+
+def test_a_failed_command_is_a_build_failure_only_for_a_compiler():
+    found = explained(template("system:distutils-command-failed", "/usr/bin/gcc", "1"))
+    assert found.id == "log.cuda_build" and found.details["confidence"] == "likely"
+    assert explained(template("system:distutils-command-failed", "bash", "1")).id != "log.cuda_build"
+
+
+@pytest.mark.parametrize(
+    ("message", "confidence", "words"),
+    [
+        (template("system:openmpi-exited-on-signal", "3", "1234", "n1"), "certain", "SIGKILL"),
+        (template("system:srun-task-killed", "node12", "3"), "likely", "SIGKILL"),
+        (
+            template("system:slurm-time-limit", "4242", "node12", "2024-03-01T10:00:00"),
+            "certain",
+            "time limit",
+        ),
+    ],
+)
+def test_the_schedulers_kill_reports(message, confidence, words):
+    found = explained(message)
+    assert found.id == "log.worker_killed" and found.details["confidence"] == confidence
+    assert words in found.summary
+
+
+def test_deepspeeds_loss_scale_at_its_minimum_is_an_overflow_and_above_it_is_not():
+    line = "[deepspeed] " + template("deepspeed:deepspeed-fp16-dynamic-loss-scale-overflow", "1", "1")
+    found = explained(line)
+    assert found.id == "log.nan_overflow" and "bf16" in found.fix
+    line = "[deepspeed] " + template("deepspeed:deepspeed-fp16-dynamic-loss-scale-overflow", "65536", "32768")
+    assert explained(line).id == "log.unrecognised"

@@ -146,6 +146,20 @@ def _build(hits: list[Hit], ctx: Context) -> tuple[str, str]:
             "toolkit matching torch.version.cuda (e.g. cuda-toolkit-12-4 / conda install -c nvidia cuda-toolkit) "
             "and export CUDA_HOME=/usr/local/cuda-<version>; `torchdoctor env` lists the toolkits.",
         )
+    if facts.get("nvcc_std"):
+        return (
+            f"this nvcc does not know C++17 ({facts['nvcc_std'].strip()}): the CUDA toolkit is older than torch needs",
+            "torch 2.x builds its extensions as C++17, which nvcc accepts from CUDA 11 on: use the toolkit that "
+            "matches torch.version.cuda (export CUDA_HOME=/usr/local/cuda-<that version>, PATH=$CUDA_HOME/bin:"
+            "$PATH), not an old one first on PATH; `torchdoctor env` lists the toolkits and which one builds.",
+        )
+    if facts.get("packs"):
+        return (
+            "nvcc of CUDA 11.0-11.5 fails on GCC 11's <functional> ('parameter packs not expanded'): a known "
+            "incompatibility of that pair",
+            "Build with GCC 10 or older for this toolkit (export CC=gcc-10 CXX=g++-10 CUDAHOSTCXX=g++-10), or use "
+            "CUDA 11.6 or newer with GCC 11 (the toolkit matching torch.version.cuda).",
+        )
     if facts.get("no_cxx"):
         return (
             "no C++ compiler on PATH: torch's extension builder found no c++",
@@ -230,6 +244,11 @@ CUDA_BUILD = Recogniser(
         "system:msvc-required",
         "system:nvcc-unsupported-msvc",
         "system:nvcc-cannot-find-cl",
+        "system:nvcc-unknown-std",
+        "system:ptxas-unknown-gpu-name",
+        "system:gcc11-parameter-packs",
+        "system:clang-header-not-found",
+        "system:distutils-command-failed",
         # DeepSpeed's op builder: toolkit against torch's CUDA, no CUDA_HOME / nvcc, ninja, architectures
         "deepspeed:deepspeed-op-builder-installed-cuda-version",
         "deepspeed:unable-to-jit-load-the-op",
@@ -248,6 +267,7 @@ CUDA_BUILD = Recogniser(
     generic=(
         "Error building extension",
         "nvcc' failed with exit",
+        "' failed with exit",
         "Error compiling objects for extension",
         "Command '['ninja', '-v'",
         "Failed building wheel for",
@@ -279,6 +299,11 @@ CUDA_BUILD = Recogniser(
         "Microsoft Visual C++ 14.0 or greater is required",
         "unsupported Microsoft Visual Studio version",
         "Cannot find compiler 'cl.exe' in PATH",
+        "Value 'c++17' is not defined for option 'std'",
+        "is not defined for option 'gpu-name'",
+        "parameter packs not expanded with '...'",
+        "fatal error: 'cu",
+        "' failed with exit",
         "C++17 or later compatible compiler is required",
         "Failed building wheel for",
         "cannot find -l",
@@ -294,8 +319,12 @@ CUDA_BUILD = Recogniser(
         "cannot probe CUDA device capabilities in a forked subprocess",
         "object has no attribute 'ds_opt_adam'",
     ),
-    # DeepSpeed prints the mismatch as a warning too, when the pair is known to work or DS_SKIP_CUDA_CHECK=1
-    reject=R(r"accepting this combination|Allowing this combination"),
+    # DeepSpeed prints the mismatch as a warning too, when the pair is known to work or DS_SKIP_CUDA_CHECK=1;
+    # setuptools' "command '...' failed with exit" counts only for a compiler
+    reject=R(
+        r"accepting this combination|Allowing this combination|"
+        r"^(?![^\n]*(?:gcc|g\+\+|c\+\+|nvcc|cl\.exe|clang|hipcc|ninja)['\s])[^\n]*command '[^'\n]*' failed with exit"
+    ),
     span=2,
     facts=(
         R(
@@ -311,7 +340,10 @@ CUDA_BUILD = Recogniser(
         R(r"(?P<no_cuda_home>CUDA_HOME environment variable is not set)"),
         R(r"Error building extension '(?P<extension>[\w.\-]{1,100})'"),
         R(r"Failed building wheel for (?P<extension>[\w.\-]{1,100})"),
-        R(r"fatal error: (?P<missing_header>(?:cu|nv)[\w/.]{0,60}\.h): No such file"),
+        R(r"fatal error: '?(?P<missing_header>(?:cu|nv)[\w/.]{0,60}\.h)'?(?:: No such file| file not found)"),
+        R(r"(?P<nvcc_std>nvcc fatal\s*: Value 'c\+\+17' is not defined for option 'std')"),
+        R(r"Value '(?P<arch>(?:sm|compute)_\d+\w?)' is not defined for option 'gpu-name'"),
+        R(r"(?P<packs>parameter packs not expanded with '\.\.\.')"),
         R(r"fatal error: (?P<python_headers>Python\.h): No such file"),
         R(r"(?P<no_cxx>Command '\['which', 'c\+\+'\]' returned non-zero exit status)"),
         R(

@@ -47,6 +47,9 @@ NAN_OVERFLOW = Recogniser(
     templates=(
         "deepspeed:current-loss-scale-already-at-minimum",
         "torch_native:anomaly-returned-nan",
+        # deepspeed/runtime/fp16/loss_scaler.py, fused_optimizer.py: a step skipped at the minimum scale (1)
+        "deepspeed:deepspeed-fp16-dynamic-loss-scale-overflow",
+        "deepspeed:attempted-loss-scale-reducing-to",
     ),
     title="NaN / overflow",
     anchors=(
@@ -69,12 +72,18 @@ NAN_OVERFLOW = Recogniser(
         "gradients from `parameters` is non-finite",
         "but found invalid values",
         "Gradient overflow",
+        "Attempted loss scale: ",
     ),
-    # apex halving its loss scale is normal now and then; down to a fraction it means every step overflows
-    match=R(r"^(?!.*Gradient overflow)|reducing loss scale to (?:0(?:\.\d+)?|\d(?:\.\d+)?e-\d+)\b"),
+    # apex / DeepSpeed halving the loss scale is normal now and then; down to its minimum (DeepSpeed's default
+    # min_loss_scale is 1) or a fraction it means every step overflows
+    match=R(
+        r"^(?!.*(?:Gradient overflow|Attempted loss scale: ))|reducing loss scale to (?:0(?:\.\d+)?|\d(?:\.\d+)?e-\d+)\b|"
+        r"Attempted loss scale: [^\n]{0,40}reducing to (?:1(?:\.0+)?|0(?:\.\d+)?|\d(?:\.\d+)?e-\d+)(?![\d.])"
+    ),
     facts=(
         R(
-            r"(?P<min_scale>loss scale already at minimum|reducing loss scale to (?:0(?:\.\d+)?|\d(?:\.\d+)?e-\d+)\b)"
+            r"(?P<min_scale>loss scale already at minimum|reducing loss scale to (?:0(?:\.\d+)?|\d(?:\.\d+)?e-\d+)\b|"
+            r"Attempted loss scale: [^\n]{0,40}reducing to (?:1(?:\.0+)?|0(?:\.\d+)?)(?![\d.]))"
         ),
         R(
             r"(?P<what>Function '\w+' returned nan values in its \w+ output|Loss became infinite or NaN at "
@@ -277,6 +286,14 @@ DATALOADER_SHM = Recogniser(
 
 def _killed(hits: list[Hit], ctx: Context) -> tuple[str, str]:
     facts = merged(hits)
+    if "TIME LIMIT" in facts.get("what", ""):
+        return (
+            f"SLURM killed the job at its time limit: {quote(facts['what'])}" + on_ranks(hits),
+            "The job ran past its --time (#SBATCH --time=HH:MM:SS): ask for more time (within the partition's "
+            "limit, sinfo -o '%P %l'), or save checkpoints often and resubmit to resume (Lightning's "
+            "SLURM auto-requeue, --signal=USR1@90). If the run should have ended earlier, it hung: see where "
+            "with torchdoctor launch --watchdog.",
+        )
     what = quote(facts.get("what", "a worker was killed with SIGKILL"))
     summary = f"a process was killed (SIGKILL): {what}" + on_ranks(hits)
     fix = (
@@ -304,12 +321,14 @@ WORKER_KILLED = Recogniser(
         "Killed process",
         "Killed",
         "exits with return code = -9",
+        "DUE TO TIME LIMIT",
     ),
     match=R(
         r"(?P<what>exitcode\s*:?\s*-9\b[^\n]{0,80}|Signal 9 \(SIGKILL\)[^\n]{0,80}|Signals\.SIGKILL|"
         r"exits with return code = -9\b|"
         r"signal SIGKILL|is killed by signal: Killed|Detected \d+ oom[-_]kill event|task [\d,\-]+: Out Of Memory|Out of memory: Killed process \d+[^\n]{0,60}|^\s*Killed\s*$|"
-        r"line \d+: +\d+ Killed\b[^\n]{0,80})"
+        r"line \d+: +\d+ Killed\b[^\n]{0,80}|exited on signal 9 \(Killed\)|task [\d,\-]+: Killed|"
+        r"CANCELLED AT [^\n]{0,40} DUE TO TIME LIMIT)"
     ),
     templates=(
         "system:shell-killed",
@@ -318,10 +337,16 @@ WORKER_KILLED = Recogniser(
         "system:slurm-oom-kill-events",
         "system:slurm-oom-kill-event",
         "system:srun-task-out-of-memory",
+        "system:openmpi-exited-on-signal",
+        "system:srun-task-killed",
+        "system:slurm-time-limit",
     ),
     # a shell's bare "Killed" is any SIGKILL (a user's kill -9 too); exitcode -9 / the OOM killer confirm it
+    # srun's "task N: Killed" is any SIGKILL too (a time limit, scancel): likely
     confirm=lambda hits, ctx: any(
-        not h.facts.get("what", "").strip().startswith(("Killed", "line")) for h in hits
+        not h.facts.get("what", "").strip().startswith(("Killed", "line"))
+        and not h.facts.get("what", "").strip().endswith(": Killed")
+        for h in hits
     ),
     absorbs=("child_failed",),
     describe=_killed,
