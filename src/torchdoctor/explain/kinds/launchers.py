@@ -243,7 +243,6 @@ LAUNCH_COMMAND = Recogniser(
         "Less than two GPU ids were configured and tried to run on multiple GPUs",
         "You need to manually pass in `--num_processes` using this config yaml",
         "torchrun: error: ",
-        "launch.py: error: ",
         "deepspeed: error: ",
         "launch: error: ",
     ),
@@ -305,8 +304,9 @@ LAUNCH_COMMAND = Recogniser(
         r"(?P<lightning_fork>You selected `Trainer\(strategy=[^\n]{0,40}\)` but process forking is not supported "
         r"on this platform)|"
         r"(?P<interactive>`?(?:Trainer|Fabric)\(strategy=[^\n]{0,60}\)`? is not compatible with an interactive environment)|"
-        # the launcher's own argparse (torchrun, torch.distributed.launch/run, deepspeed, accelerate launch)
-        r"(?:^|\s)(?P<launcher_prog>torchrun|launch\.py|run\.py|deepspeed|accelerate <command> \[<args>\] launch): "
+        # the launcher's own argparse (torchrun, deepspeed, accelerate launch); not "launch.py" / "run.py", the
+        # progs of python -m torch.distributed.launch/run, which a training script is often named too
+        r"(?:^|\s)(?P<launcher_prog>torchrun|deepspeed|accelerate <command> \[<args>\] launch): "
         r"error: (?P<launcher_error>[^\n]{1,300})"
     ),
     facts=(R(r"(?P<prog>[\w./-]{1,100}): error:"),),
