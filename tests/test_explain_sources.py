@@ -554,3 +554,14 @@ def test_deepspeeds_loss_scale_at_its_minimum_is_an_overflow_and_above_it_is_not
     assert found.id == "log.nan_overflow" and "bf16" in found.fix
     line = "[deepspeed] " + template("deepspeed:deepspeed-fp16-dynamic-loss-scale-overflow", "65536", "32768")
     assert explained(line).id == "log.unrecognised"
+
+
+def test_a_worker_that_exited_with_argparses_code_names_the_command_line():
+    line = "ERROR:torch.distributed.elastic.multiprocessing.api:" + template(
+        "torch:failed-exitcode-local-rank-pid-of-2", "2", "0", "55662", "/usr/bin/python3"
+    )
+    found = explained(line)
+    assert found.id == "log.child_failed" and found.details["confidence"] == "likely"
+    assert "log.local_rank_argument" in found.details["alternatives"]
+    line = line.replace("(exitcode: 2)", "(exitcode: 1)")
+    assert "alternatives" not in explained(line).details

@@ -398,6 +398,20 @@ CHILD_FAILED = Recogniser(
         R(r"exitcode\s*:\s*(?P<exitcode>-?\d+)"),
         R(r"error_file\s*:\s*(?P<error_file>\S{1,500})"),
         R(r"local_rank:\s*(?P<local_rank>\d+)"),
+        # argparse exits with status 2 when it refuses a command line (Lib/argparse.py ArgumentParser.error)
+        R(r"exitcode\s*:\s*(?P<argparse_exit>2)\b"),
+    ),
+    also=(
+        Alternative(
+            "local_rank_argument",
+            "the script's argument parser refusing its command line (argparse exits with code 2), most often "
+            "the --local_rank / --local-rank a launcher adds",
+            "Run one worker's command by hand to see argparse's message; torch.distributed.launch and the "
+            "deepspeed launcher pass --local_rank=N (torch 2.x: --local-rank=N): accept both spellings "
+            "(parser.add_argument('--local-rank', '--local_rank', type=int, default=0)) or use torchrun, which "
+            "passes nothing and sets LOCAL_RANK.",
+            when=("argparse_exit",),
+        ),
     ),
     describe=_child_failed,
 )
