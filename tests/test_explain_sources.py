@@ -565,3 +565,10 @@ def test_a_worker_that_exited_with_argparses_code_names_the_command_line():
     assert "log.local_rank_argument" in found.details["alternatives"]
     line = line.replace("(exitcode: 2)", "(exitcode: 1)")
     assert "alternatives" not in explained(line).details
+
+
+def test_ddps_static_graph_and_glooss_contiguity_checks():
+    found = explained("RuntimeError: " + template("torch_cpp:expected-to-have-finished-reduction-in-2"))
+    assert found.id == "log.ddp_unused_parameters" and "static_graph" in found.fix
+    found = explained("RuntimeError: " + template("torch_cpp:input-tensor-has-to-be-contiguous"))
+    assert found.id == "log.noncontiguous_tensor" and found.details["confidence"] == "certain"

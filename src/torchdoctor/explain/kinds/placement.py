@@ -389,8 +389,11 @@ def _contiguous(hits: list[Hit], ctx: Context) -> tuple[str, str]:
 NONCONTIGUOUS_TENSOR = Recogniser(
     kind="noncontiguous_tensor",
     title="non-contiguous tensor in a collective",
-    anchors=("Tensors must be contiguous",),
-    templates=("torch_native:tensors-must-be-contiguous",),
+    anchors=("Tensors must be contiguous", "input tensor has to be contiguous"),
+    templates=(
+        "torch_native:tensors-must-be-contiguous",
+        "torch_cpp:input-tensor-has-to-be-contiguous",  # torch/csrc/distributed/c10d (gloo's collectives)
+    ),
     describe=_contiguous,
 )
 

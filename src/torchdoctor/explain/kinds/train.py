@@ -97,6 +97,15 @@ NAN_OVERFLOW = Recogniser(
 
 def _unused(hits: list[Hit], ctx: Context) -> tuple[str, str]:
     facts = merged(hits)
+    if facts.get("static_graph"):
+        return (
+            "DDP with static_graph=True: a parameter used in one iteration went unused in the next"
+            + on_ranks(hits),
+            "static_graph=True promises DDP the same used parameters every step, and this model changes them "
+            "(a branch taken only sometimes, a frozen or skipped layer). Drop static_graph (DistributedDataParallel("
+            "model, find_unused_parameters=True) for a graph that changes), or make every step use the same "
+            "parameters.",
+        )
     if facts.get("zero_unused"):
         return (
             "DeepSpeed ZeRO: some parameters got no gradient (not used in producing the loss)"
@@ -142,6 +151,7 @@ DDP_UNUSED_PARAMETERS = Recogniser(
     span=6,
     facts=(
         R(r"(?P<zero_unused>This assert indicates that your module has parameters that)"),
+        R(r"(?P<static_graph>not compatible with static_graph set to True)"),
         R(r"Parameters which did not receive grad for rank \d+: (?P<names>[^\n]{1,400})"),
         R(r"Parameter indices which did not receive grad for rank \d+: (?P<indices>[^\n]{1,400})"),
     ),
