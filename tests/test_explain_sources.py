@@ -572,3 +572,13 @@ def test_ddps_static_graph_and_glooss_contiguity_checks():
     assert found.id == "log.ddp_unused_parameters" and "static_graph" in found.fix
     found = explained("RuntimeError: " + template("torch_cpp:input-tensor-has-to-be-contiguous"))
     assert found.id == "log.noncontiguous_tensor" and found.details["confidence"] == "certain"
+
+
+def test_an_attribute_a_librarys_module_lacks_is_a_version_the_caller_was_not_written_for():
+    found = explained(
+        template("system:module-has-no-attribute", "deepspeed.runtime.zero", "GatheredParameters")
+    )
+    assert found.id == "log.dependency_version" and found.details["confidence"] == "likely"
+    assert "pip install 'deepspeed==" in found.fix
+    # a module of the user's own is not guessed at
+    assert explained(template("system:module-has-no-attribute", "mylib", "foo")).id == "log.unrecognised"
