@@ -223,6 +223,9 @@ def tags_holding(repo: Path, tags: list[str], folder: str, rows: list[tuple[str,
     result = []
     for template, file, _ in rows:
         piece = max(re.split(r"\{[^{}]*\}|%[-\d.]*[a-z]+|\n", template), key=len).strip()
+        syscheck = re.fullmatch(r"Call to (\w+) failed : %s", template)
+        if syscheck:  # the source holds only the call's name, as SYSCHECK's argument
+            piece = f'"{syscheck.group(1)}"'
         holding = [t for t in tags if piece in texts[t]]
         versions = f"{holding[0]}..{holding[-1]}" if holding else head
         if holding and holding[-1] == tags[-1] and len(holding) == len(tags):
@@ -257,6 +260,8 @@ def files_at(repo: Path, tag: str, folders: tuple[str, ...], suffixes: tuple[str
 
 _WARN = re.compile(r'\bWARN\(\s*"((?:[^"\\\n]|\\.)*)"')
 _ENV_INFO = re.compile(r'\bINFO\(\s*NCCL_\w+\s*,\s*"([^"\n]*set by environment to[^"\n]*)"')
+# SYSCHECK(statement, "name") and its kin print WARN("Call to " name " failed : %s", strerror(errno))
+_SYSCHECK = re.compile(r'\bSYSCHECK\w*\((?:[^;"]|"[^"]*"(?!\s*[,)]\s*(?:\w+\s*,\s*\w+\s*)?\)))*?,\s*"(\w+)"')
 _ERROR_STRING = re.compile(
     r'case nccl\w+\s*:\s*return\s+"([^"]+)"|return\s+"((?:unhandled|invalid|internal|remote)[^"]+)"'
 )
@@ -274,6 +279,8 @@ def from_nccl(repo: Path) -> list[tuple[str, str, str]]:
                 rows.append((clean(found.group(1)), file, ""))
             for found in _ERROR_STRING.finditer(text):
                 rows.append((clean(found.group(1) or found.group(2)), file, ""))
+            for found in _SYSCHECK.finditer(text):  # the system call's name is the message
+                rows.append((f"Call to {found.group(1)} failed : %s", file, ""))
     rows = [r for r in rows if worth_keeping(r[0])]
     return tags_holding(repo, NCCL_TAGS, "src", rows)
 

@@ -15,6 +15,7 @@ An exception raised by `explain` on a file counts as a miss and is printed; it n
 
     python benchmarks/explain_corpus.py tests/fixtures/corpus/train
     python benchmarks/explain_corpus.py -v tests/fixtures/corpus/train     # and every miss, one a line
+    python benchmarks/explain_corpus.py --samples 001-163,164-205 tests/fixtures/corpus/heldout   # per sample too
 
 The held-out half (tests/fixtures/corpus/heldout) is measured for the report only: nobody tunes on it.
 """
@@ -72,11 +73,31 @@ def _confident(finding) -> bool:
     return finding.details.get("confidence") != "likely"
 
 
-def measure(folders: list[Path]) -> dict[str, Tally]:
-    """``{family: Tally}`` plus ``"all"`` over every labelled file in ``folders``."""
+def number(file: str) -> int:
+    """The corpus number of ``file`` (``"042.txt"`` -> 42; -1 when it has none)."""
+    found = re.match(r"(\d+)", file)
+    return int(found.group(1)) if found else -1
+
+
+def sample_ranges(text: str) -> list[tuple[int, int]]:
+    """``"001-163,164-205"`` -> ``[(1, 163), (164, 205)]``: the files of each sample by symptom."""
+    ranges = []
+    for part in text.split(","):
+        low, _, high = part.strip().partition("-")
+        if not low.isdigit() or not (high or low).isdigit():
+            raise ValueError(f"a sample is FIRST-LAST (e.g. 164-205), got {part.strip()!r}")
+        ranges.append((int(low), int(high or low)))
+    return ranges
+
+
+def measure(folders: list[Path], only: tuple[int, int] | None = None) -> dict[str, Tally]:
+    """``{family: Tally}`` plus ``"all"`` over every labelled file in ``folders`` (``only``: the files whose
+    number is in that inclusive range)."""
     tallies: dict[str, Tally] = defaultdict(Tally)
     for folder in folders:
         for label in labels(folder):
+            if only is not None and not only[0] <= number(label.file) <= only[1]:
+                continue
             path = folder / label.file
             groups = (tallies[label.family], tallies["all"])
             for t in groups:
@@ -136,7 +157,17 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("folders", nargs="+", type=Path, help="folders with a SOURCES.md table")
     parser.add_argument("-v", "--verbose", action="store_true", help="list every miss, one a line")
+    parser.add_argument(
+        "--samples",
+        default="",
+        help="also a table per sample, by file numbers: e.g. 001-163,164-205 (one run, every table)",
+    )
     args = parser.parse_args(argv)
+    try:
+        ranges = sample_ranges(args.samples) if args.samples else []
+    except ValueError as e:
+        print(f"explain_corpus: {e}", file=sys.stderr)
+        return 2
     for folder in args.folders:
         if not (folder / "SOURCES.md").is_file():
             print(f"explain_corpus: {folder}/SOURCES.md not found", file=sys.stderr)
@@ -146,6 +177,11 @@ def main(argv: list[str] | None = None) -> int:
         print("explain_corpus: no labelled files in " + ", ".join(map(str, args.folders)), file=sys.stderr)
         return 2
     print(table(tallies))
+    for low, high in ranges:
+        part = measure(args.folders, (low, high))
+        print(f"\nfiles {low:03d}-{high:03d}: {part['all'].n if 'all' in part else 0} logs")
+        if "all" in part:
+            print(table(part))
     if args.verbose:
         print()
         for line in tallies["all"].misses:

@@ -67,3 +67,19 @@ def test_numbers_are_global_and_files_not_empty():
     for half in HALVES:
         for path in (CORPUS / half).glob("*.txt"):
             assert path.read_text(encoding="utf-8").strip(), f"{path} is empty"
+
+
+def test_the_benchmark_splits_a_half_by_sample(capsys):
+    import sys
+
+    sys.path.insert(0, str(Path(__file__).parent.parent / "benchmarks"))
+    import explain_corpus
+
+    assert explain_corpus.sample_ranges("001-163,164-205") == [(1, 163), (164, 205)]
+    with pytest.raises(ValueError, match="FIRST-LAST"):
+        explain_corpus.sample_ranges("1-x")
+    assert explain_corpus.main(["--samples", "001-163,164-205", str(CORPUS / "train")]) == 0
+    out = capsys.readouterr().out
+    first, second = len(rows("train")), 0
+    second = sum(1 for name in rows("train") if int(name[:3]) >= 164)
+    assert f"files 001-163: {first - second} logs" in out and f"files 164-205: {second} logs" in out

@@ -24,7 +24,8 @@ _CONSEQUENCE = re.compile(
     r"Connection (?:closed|reset) by peer|remote process exited|Broken pipe|NCCL communicator was aborted|"
     r"collective operation timeout|Timed out waiting|Process \d+ terminated with signal|"
     r"Received \d+ death signal|Signal \d+ \(SIG\w+\) received|ProcessExitedException|"
-    r"was aborted by the user|Some NCCL operations have failed or timed out"
+    r"was aborted by the user|Some NCCL operations have failed or timed out|Connection was likely closed\. Did the remote|"
+    r"retrieving ncclUniqueId from \[0\]"
 )
 _CONSEQUENCE_TYPES = frozenset({"ChildFailedError", "SignalException", "KeyboardInterrupt", "SystemExit"})
 # a frame; a paste often starts inside one, its path cut before the quote that opened it

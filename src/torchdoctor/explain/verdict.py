@@ -69,6 +69,15 @@ def findings(
     elif first is not None and causes:
         # the known cause on the rank that failed first leads, a certain one before a likely one
         causes.sort(key=lambda k: (not any(_covers(h, first) for h in by_kind[k]), sure[k] != "certain"))
+    if (
+        unknown is None
+        and first is not None
+        and causes
+        and not any(_covers(h, first) for h in by_kind[causes[0]])
+    ):
+        # the exception that started the failure is another one, which no known kind covers: what leads is
+        # only a likely reading of it (its message was printed, but not as the error that stopped the run)
+        sure[causes[0]] = "likely"
     ctx.cause_ranks = {r for k in causes for h in by_kind[k] if (r := hit_rank(h)) is not None}
     if unknown is not None and first.rank is not None:
         ctx.cause_ranks.add(first.rank)

@@ -1,8 +1,10 @@
 """Kinds of failure in building and loading compiled extensions: nvcc and the host compiler, CUDA versions,
 missing headers, ninja, and modules built against another torch.
 
-The message texts are ``torch/utils/cpp_extension.py``'s (``_check_cuda_version``, ``CUDA_MISMATCH_MESSAGE``),
-nvcc's (``crt/host_config.h``), pip's and the dynamic loader's.
+The message texts are ``torch/utils/cpp_extension.py``'s (``_check_cuda_version``, ``CUDA_MISMATCH_MESSAGE``,
+``_join_cuda_home``), nvcc's (``crt/host_config.h``), DeepSpeed's op builder's (``op_builder/builder.py``: its ops
+are CUDA extensions built just in time, and a build that fails there is this kind with DeepSpeed's fix), pip's and
+the dynamic loader's.
 """
 
 from __future__ import annotations
@@ -28,10 +30,62 @@ def _missing_lib(lib: str) -> tuple[str, str]:
     return summary, fix
 
 
+DEEPSPEED_BUILD_HINT = (
+    "DeepSpeed builds its ops (fused_adam, cpu_adam, ...) just in time with torch's extension builder: it needs "
+    "ninja, a CUDA toolkit whose nvcc matches torch.version.cuda (CUDA_HOME) and a host compiler nvcc accepts. "
+    "`ds_report` lists which ops can build; after fixing, clear the half-built ones (rm -rf "
+    "~/.cache/torch_extensions) or prebuild them: DS_BUILD_OPS=1 pip install deepspeed --no-cache-dir "
+    "(DS_BUILD_FUSED_ADAM=1 / DS_BUILD_CPU_ADAM=1 for one op)."
+)
+
+
+def _deepspeed_build(facts: dict) -> tuple[str, str] | None:
+    """DeepSpeed's op builder's own reasons (op_builder/builder.py), or None when none is in the facts."""
+    op = facts.get("op") or facts.get("op2") or "an op"
+    if facts.get("ds_arch"):
+        return (
+            f"DeepSpeed cannot choose the GPU architectures to build {op} for: {facts['ds_arch'].strip()}",
+            "The op builder asks the visible GPUs for their compute capability; with none visible (a build "
+            "node without GPUs, CUDA_VISIBLE_DEVICES empty) or CUDA already initialised in a forked process it "
+            'cannot. Name them: export TORCH_CUDA_ARCH_LIST="8.0;8.6;9.0" (your GPUs\' capabilities, '
+            "nvidia-smi --query-gpu=compute_cap --format=csv), then build again.\n" + DEEPSPEED_BUILD_HINT,
+        )
+    if facts.get("cpu_adam_missing"):
+        return (
+            "DeepSpeed's CPU Adam (ZeRO-Offload's optimizer) has no compiled op: cpu_adam failed to build or load "
+            "earlier in the log (this AttributeError is printed when the half-made optimizer is deleted)",
+            "The cause is the first error above it (the cpu_adam build: CUDA_HOME, nvcc against torch's CUDA, "
+            "the compiler, ninja). " + DEEPSPEED_BUILD_HINT,
+        )
+    if facts.get("why"):
+        why = facts["why"].strip()
+        if "ninja" in why:
+            return (
+                f"DeepSpeed could not build the {op} op: ninja is not installed",
+                "pip install ninja\n" + DEEPSPEED_BUILD_HINT,
+            )
+        return (f"DeepSpeed could not load the {op} op: {why[:200]}", DEEPSPEED_BUILD_HINT)
+    return None
+
+
 def _build(hits: list[Hit], ctx: Context) -> tuple[str, str]:
     if any("missing_lib" in h.facts for h in hits):
         return _missing_lib(next(h.facts["missing_lib"] for h in hits if "missing_lib" in h.facts))
     facts = merged(hits)
+    deepspeed = "saw_deepspeed" in ctx.facts or "ds_builder" in facts
+    if facts.get("compiler_version") and facts.get("min_version"):
+        compiler = facts["compiler"]
+        return (
+            f"{compiler} {facts['compiler_version']} is older than CUDA {facts['cuda_version']} needs "
+            f"(at least {facts['min_version']})",
+            "Build with a newer host compiler: sudo apt install gcc-11 g++-11 (or conda install -c conda-forge "
+            "gxx=11) and export CC=gcc-11 CXX=g++-11 CUDAHOSTCXX=g++-11; `torchdoctor env` checks the pair.",
+        )
+    ds_reason = _deepspeed_build(facts)
+    if ds_reason and not any(
+        k in facts for k in ("compiler_version", "max_gcc", "torch_cuda", "no_cuda_home", "no_nvcc")
+    ):
+        return ds_reason
     if facts.get("compiler_version"):
         compiler = facts["compiler"]
         summary = (
@@ -51,6 +105,8 @@ def _build(hits: list[Hit], ctx: Context) -> tuple[str, str]:
             f"the CUDA toolkit used for the build (CUDA {facts['cuda_version']}) is not the one PyTorch was "
             f"compiled with (CUDA {facts['torch_cuda']})"
         )
+        if deepspeed:
+            summary = "DeepSpeed cannot build its ops: " + summary
         fix = (
             f"Make them agree: install the PyTorch built for CUDA {facts['cuda_version'].split('.')[0]}.x (pip "
             f"install torch --index-url https://download.pytorch.org/whl/cu<XY>), or build with a CUDA "
@@ -58,6 +114,8 @@ def _build(hits: list[Hit], ctx: Context) -> tuple[str, str]:
             f"export CUDA_HOME=/usr/local/cuda-{facts['torch_cuda']} PATH=/usr/local/cuda-{facts['torch_cuda']}/bin:$PATH\n"
             "torchdoctor env   # lists the toolkits found and which one a build uses"
         )
+        if deepspeed:
+            fix += "\n" + DEEPSPEED_BUILD_HINT
         return summary, fix
     if facts.get("arch"):
         return (
@@ -65,18 +123,69 @@ def _build(hits: list[Hit], ctx: Context) -> tuple[str, str]:
             "This CUDA toolkit is too old for that architecture: use a newer toolkit, or leave the architecture "
             "out of TORCH_CUDA_ARCH_LIST.",
         )
-    if facts.get("no_cuda_home"):
-        return (
-            "CUDA_HOME is not set and no CUDA toolkit was found for the build",
-            "Install the CUDA toolkit (nvcc) matching torch.version.cuda and export "
-            "CUDA_HOME=/usr/local/cuda-<version>; `torchdoctor env` lists the toolkits.",
+    if facts.get("no_cuda_home") or facts.get("no_nvcc"):
+        where = facts.get("no_nvcc")
+        summary = (
+            f"the build found no nvcc ({where.strip()[:120]})"
+            if where
+            else "CUDA_HOME is not set and no CUDA toolkit was found for the build"
         )
+        fix = (
+            "Install the CUDA toolkit (nvcc, not only the runtime the torch wheel brings) matching "
+            "torch.version.cuda and export CUDA_HOME=/usr/local/cuda-<version> (with $CUDA_HOME/bin/nvcc in it); "
+            "`torchdoctor env` lists the toolkits."
+        )
+        if deepspeed:
+            summary = "DeepSpeed cannot build its ops: " + summary
+            fix += "\n" + DEEPSPEED_BUILD_HINT
+        return summary, fix
     if facts.get("missing_header"):
         return (
             f"the build cannot find the CUDA header {facts['missing_header']}",
             "The CUDA toolkit (its headers, not only the runtime) is not installed or not found: install the "
             "toolkit matching torch.version.cuda (e.g. cuda-toolkit-12-4 / conda install -c nvidia cuda-toolkit) "
             "and export CUDA_HOME=/usr/local/cuda-<version>; `torchdoctor env` lists the toolkits.",
+        )
+    if facts.get("nvcc_std"):
+        return (
+            f"this nvcc does not know C++17 ({facts['nvcc_std'].strip()}): the CUDA toolkit is older than torch needs",
+            "torch 2.x builds its extensions as C++17, which nvcc accepts from CUDA 11 on: use the toolkit that "
+            "matches torch.version.cuda (export CUDA_HOME=/usr/local/cuda-<that version>, PATH=$CUDA_HOME/bin:"
+            "$PATH), not an old one first on PATH; `torchdoctor env` lists the toolkits and which one builds.",
+        )
+    if facts.get("packs"):
+        return (
+            "nvcc of CUDA 11.0-11.5 fails on GCC 11's <functional> ('parameter packs not expanded'): a known "
+            "incompatibility of that pair",
+            "Build with GCC 10 or older for this toolkit (export CC=gcc-10 CXX=g++-10 CUDAHOSTCXX=g++-10), or use "
+            "CUDA 11.6 or newer with GCC 11 (the toolkit matching torch.version.cuda).",
+        )
+    if facts.get("no_cxx"):
+        return (
+            "no C++ compiler on PATH: torch's extension builder found no c++",
+            "Install one: sudo apt install build-essential (g++), conda install -c conda-forge gxx, or point "
+            "the build at one: export CXX=/path/to/g++.",
+        )
+    if facts.get("msvc"):
+        msvc = facts["msvc"]
+        if "unsupported Microsoft Visual Studio" in msvc:
+            return (
+                "nvcc refuses this Visual Studio: it is newer (or older) than the CUDA toolkit supports",
+                "Install the Visual Studio (Build Tools) release this CUDA lists as supported and build from its "
+                "x64 Native Tools prompt, or a CUDA toolkit that supports your Visual Studio; nvcc's "
+                "-allow-unsupported-compiler skips the check at your own risk.",
+            )
+        return (
+            "no Microsoft C++ compiler (cl.exe) for the build on Windows",
+            "Install the Microsoft C++ Build Tools (Visual Studio Build Tools, workload 'Desktop development "
+            "with C++') and build from the 'x64 Native Tools Command Prompt' (so cl.exe is on PATH), with the "
+            "CUDA toolkit matching torch.version.cuda; or install a prebuilt wheel of the package.",
+        )
+    if facts.get("python_headers"):
+        return (
+            "the build cannot find Python.h: Python's development headers are not installed",
+            "Install the headers of the Python the build runs with: sudo apt install python3-dev (python3.X-dev "
+            "for the exact version), or build in a conda environment (its Python ships them).",
         )
     if facts.get("no_ninja"):
         return ("torch's extension builder needs ninja", "pip install ninja   # then build again")
@@ -85,6 +194,8 @@ def _build(hits: list[Hit], ctx: Context) -> tuple[str, str]:
             "the host compiler is too old for torch's headers (they need C++17)",
             "Build with gcc/g++ 9 or newer: export CC=gcc-11 CXX=g++-11 (sudo apt install g++-11).",
         )
+    if ds_reason:
+        return ds_reason
     extension = facts.get("extension")
     summary = "a CUDA/C++ extension failed to build" + (f": {extension}" if extension else "")
     fix = (
@@ -93,7 +204,17 @@ def _build(hits: list[Hit], ctx: Context) -> tuple[str, str]:
         "uses the nvcc of CUDA_HOME (else the one on PATH): when none is found or it is another CUDA than "
         "torch.version.cuda, export CUDA_HOME=/usr/local/cuda-<torch's CUDA> and build again."
     )
+    if deepspeed or extension in DEEPSPEED_OPS:
+        fix += "\n" + DEEPSPEED_BUILD_HINT
     return summary, fix
+
+
+# the ops DeepSpeed builds just in time (op_builder/*.py NAME): an extension of that name failing is its build
+DEEPSPEED_OPS = frozenset(
+    "fused_adam cpu_adam cpu_adagrad cpu_lion fused_lamb fused_lion transformer_inference transformer utils "
+    "async_io quantizer sparse_attn stochastic_transformer spatial_inference ragged_device_ops ragged_ops "
+    "inference_core_ops cutlass_ops evoformer_attn fp_quantizer gds random_ltd".split()
+)
 
 
 def _older_compiler(major: str) -> str:
@@ -106,14 +227,39 @@ def _older_compiler(major: str) -> str:
 
 
 CUDA_BUILD = Recogniser(
-    # torch/utils/cpp_extension.py (_check_cuda_version, CUDA_MISMATCH_MESSAGE), nvcc crt/host_config.h
+    # torch/utils/cpp_extension.py (_check_cuda_version, CUDA_MISMATCH_MESSAGE), nvcc crt/host_config.h,
+    # DeepSpeed op_builder/builder.py (its JIT-built ops)
     kind="cuda_build",
     templates=(
         "torch:the-current-installed-version-of-is-2",
+        "torch:the-current-installed-version-of-is",  # the compiler older than CUDA's minimum
         "torch:cuda-home-environment-variable-is-not",
+        "torch:nvcc-not-found-at-ensure-cuda",  # _join_cuda_home: CUDA_HOME without bin/nvcc
         "system:nvcc-unsupported-arch",
         "torch:ninja-is-required-to-load-extensions",
         "system:ld-cannot-find",
+        "system:ninja-build-stopped",
+        "system:gcc-missing-header",  # a CUDA library's header, or Python.h
+        "system:which-cxx-failed",
+        "system:msvc-required",
+        "system:nvcc-unsupported-msvc",
+        "system:nvcc-cannot-find-cl",
+        "system:nvcc-unknown-std",
+        "system:ptxas-unknown-gpu-name",
+        "system:gcc11-parameter-packs",
+        "system:clang-header-not-found",
+        "system:distutils-command-failed",
+        # DeepSpeed's op builder: toolkit against torch's CUDA, no CUDA_HOME / nvcc, ninja, architectures
+        "deepspeed:deepspeed-op-builder-installed-cuda-version",
+        "deepspeed:unable-to-jit-load-the-op",
+        "deepspeed:unable-to-jit-load-the-op-2",
+        "deepspeed:cuda-home-does-not-exist-unable",
+        "deepspeed:unable-to-run-unable-to-compile",
+        "deepspeed:unable-to-load-op-due-to",
+        "deepspeed:deepspeed-jit-builder-for-found-no",
+        "deepspeed:deepspeed-jit-builder-for-cannot-probe",
+        # deepspeed/ops/adam/cpu_adam.py __del__ after CPUAdamBuilder().load() failed
+        "third_party:deepspeed-cpuadam-no-ds-opt-adam",
     ),
     title="CUDA extension build failed",
     # lines that say only that a build failed (any compile or link error prints them): likely alone; the
@@ -121,10 +267,14 @@ CUDA_BUILD = Recogniser(
     generic=(
         "Error building extension",
         "nvcc' failed with exit",
+        "' failed with exit",
         "Error compiling objects for extension",
         "Command '['ninja', '-v'",
         "Failed building wheel for",
         "cannot find -l",
+        "ninja: build stopped",
+        # the optimizer's op is missing: its build failed earlier (that error, when in the log, says why)
+        "object has no attribute 'ds_opt_adam'",
     ),
     anchors=(
         "is greater than the maximum required version by CUDA",
@@ -138,9 +288,42 @@ CUDA_BUILD = Recogniser(
         "Ninja is required to load C++ extensions",
         "Command '['ninja', '-v'",
         "fatal error: cuda",
+        "fatal error: cublas",
+        "fatal error: cusparse",
+        "fatal error: curand",
+        "fatal error: cusolver",
+        "fatal error: cufft",
+        "fatal error: nvToolsExt",
+        "fatal error: Python.h",
+        "Command '['which', 'c++']' returned non-zero exit status",
+        "Microsoft Visual C++ 14.0 or greater is required",
+        "unsupported Microsoft Visual Studio version",
+        "Cannot find compiler 'cl.exe' in PATH",
+        "Value 'c++17' is not defined for option 'std'",
+        "is not defined for option 'gpu-name'",
+        "parameter packs not expanded with '...'",
+        "fatal error: 'cu",
+        "' failed with exit",
         "C++17 or later compatible compiler is required",
         "Failed building wheel for",
         "cannot find -l",
+        "ninja: build stopped",
+        "is less than the minimum required version by CUDA",
+        "nvcc not found at '",
+        "DeepSpeed Op Builder: Installed CUDA version",
+        "Unable to JIT load the",
+        "CUDA_HOME does not exist, unable to compile CUDA op",
+        "unable to compile CUDA op(s)",
+        "op due to no compute capabilities remaining",
+        "found no CUDA devices. Set TORCH_CUDA_ARCH_LIST",
+        "cannot probe CUDA device capabilities in a forked subprocess",
+        "object has no attribute 'ds_opt_adam'",
+    ),
+    # DeepSpeed prints the mismatch as a warning too, when the pair is known to work or DS_SKIP_CUDA_CHECK=1;
+    # setuptools' "command '...' failed with exit" counts only for a compiler
+    reject=R(
+        r"accepting this combination|Allowing this combination|"
+        r"^(?![^\n]*(?:gcc|g\+\+|c\+\+|nvcc|cl\.exe|clang|hipcc|ninja)['\s])[^\n]*command '[^'\n]*' failed with exit"
     ),
     span=2,
     facts=(
@@ -157,10 +340,39 @@ CUDA_BUILD = Recogniser(
         R(r"(?P<no_cuda_home>CUDA_HOME environment variable is not set)"),
         R(r"Error building extension '(?P<extension>[\w.\-]{1,100})'"),
         R(r"Failed building wheel for (?P<extension>[\w.\-]{1,100})"),
-        R(r"fatal error: (?P<missing_header>cuda[\w/.]{0,60}\.h): No such file"),
+        R(r"fatal error: '?(?P<missing_header>(?:cu|nv)[\w/.]{0,60}\.h)'?(?:: No such file| file not found)"),
+        R(r"(?P<nvcc_std>nvcc fatal\s*: Value 'c\+\+17' is not defined for option 'std')"),
+        R(r"Value '(?P<arch>(?:sm|compute)_\d+\w?)' is not defined for option 'gpu-name'"),
+        R(r"(?P<packs>parameter packs not expanded with '\.\.\.')"),
+        R(r"fatal error: (?P<python_headers>Python\.h): No such file"),
+        R(r"(?P<no_cxx>Command '\['which', 'c\+\+'\]' returned non-zero exit status)"),
+        R(
+            r"(?P<msvc>Microsoft Visual C\+\+ 14\.0 or greater is required|unsupported Microsoft Visual Studio "
+            r"version|Cannot find compiler 'cl\.exe' in PATH)"
+        ),
         R(r"(?P<no_ninja>Ninja is required)"),
         R(r"(?P<old_compiler>C\+\+17 or later compatible compiler is required)"),
         R(r"cannot find -l(?P<missing_lib>[\w+-]{1,60})"),
+        R(
+            r"version of (?P<compiler>g\+\+|gcc|c\+\+|clang\+\+|clang) \((?P<compiler_version>[\d.]+)\) is less "
+            r"than the minimum required version by CUDA (?P<cuda_version>[\d.]+) \((?P<min_version>[\d.]+)\)"
+        ),
+        R(
+            r"(?P<no_nvcc>nvcc not found at '[^'\n]{1,200}'|Unable to run [^\n,]{1,200}, unable to compile CUDA op)"
+        ),
+        R(
+            r"(?P<ds_builder>DeepSpeed Op Builder): Installed CUDA version (?P<cuda_version>[\d.]+) does not match"
+        ),
+        R(r"does not match the version torch was compiled with (?P<torch_cuda>\d+\.\d+)"),
+        R(r"(?P<no_cuda_home>CUDA_HOME does not exist), unable to compile CUDA op"),
+        R(r"(?P<ds_builder>unable to compile CUDA op)"),  # DeepSpeed's words: its op builder
+        R(r"Unable to JIT load the (?P<op>\w+) op due to (?P<why>[^\n]{1,200})"),
+        R(
+            r"(?P<ds_arch>Unable to load (?P<op>\w+) op due to no compute capabilities remaining after filtering|"
+            r"DeepSpeed JIT builder for '(?P<op2>\w+)' (?:found no CUDA devices|cannot probe CUDA device "
+            r"capabilities in a forked subprocess))"
+        ),
+        R(r"'DeepSpeedCPUAdam' object has no attribute '(?P<cpu_adam_missing>ds_opt_adam)'"),
     ),
     describe=_build,
 )
@@ -185,6 +397,30 @@ def _installed_package(library: str) -> str | None:
 def _import(hits: list[Hit], ctx: Context) -> tuple[str, str]:
     facts = merged(hits)
     library = facts.get("library", "a compiled module")
+    if facts.get("ds_prebuilt"):
+        what = facts["ds_prebuilt"]
+        built = (
+            f" ({facts['ds_built']} at install, {facts['ds_runtime']} now)" if facts.get("ds_built") else ""
+        )
+        summary = f"DeepSpeed's prebuilt ops were compiled against another {what}{built}"
+        fix = (
+            "DeepSpeed was installed with its ops compiled (DS_BUILD_OPS=1, or a wheel) for the torch/CUDA of that "
+            "moment, and torch changed since. Reinstall it against the torch installed now:\n"
+            "pip uninstall -y deepspeed && DS_BUILD_OPS=1 pip install deepspeed --no-cache-dir --no-build-isolation\n"
+            "(or without DS_BUILD_OPS, to build each op just in time), or go back to the torch it was built with."
+        )
+        return summary, fix
+    if facts.get("jit_cache") and not facts.get("symbol"):
+        summary = (
+            f"the just-in-time build of {facts['jit_cache']} is missing: its build failed or was interrupted"
+        )
+        fix = (
+            "torch's extension builder (DeepSpeed's ops, other JIT extensions) left a half-built folder in "
+            "~/.cache/torch_extensions (TORCH_EXTENSIONS_DIR): the first build error in the log says why it "
+            "failed (ninja, nvcc, the compiler), or two ranks built it at once. Delete it and build again on "
+            "one rank first:\nrm -rf ~/.cache/torch_extensions   # then rerun; `ds_report` checks DeepSpeed's ops"
+        )
+        return summary, fix
     if facts.get("apex"):
         summary = "the fused optimizers need NVIDIA apex built with its C++/CUDA extensions, which this process lacks"
         fix = (
@@ -254,6 +490,9 @@ EXTENSION_IMPORT = Recogniser(
         "system:ld-cannot-open-shared-object",
         "system:glibcxx-not-found",
         "third_party:timm-apex-and-cuda-required-for-fused",  # timm's optimizer factory: apex's fused optimizers
+        # DeepSpeed op_builder/builder.py: ops prebuilt at install against another torch / CUDA
+        "deepspeed:pytorch-version-mismatch-deepspeed-ops-were",
+        "deepspeed:cuda-version-mismatch-deepspeed-ops-were",
     ),
     title="compiled extension does not load",
     anchors=(
@@ -261,10 +500,12 @@ EXTENSION_IMPORT = Recogniser(
         "cannot open shared object file",
         "version `GLIBCXX_",
         "APEX and CUDA required for fused optimizers",
+        "DeepSpeed ops were compiled and installed with a different version",
     ),
     match=R(
         r"(?:Import|OS)Error: [^\n]{0,300}(?:undefined symbol|cannot open shared object file|version `GLIBCXX_)|"
-        r"(?P<apex>APEX and CUDA required for fused optimizers)"
+        r"(?P<apex>APEX and CUDA required for fused optimizers)|"
+        r"(?P<ds_prebuilt>PyTorch|CUDA|HIP) version mismatch! DeepSpeed ops were compiled"
     ),
     facts=(
         R(
@@ -273,12 +514,17 @@ EXTENSION_IMPORT = Recogniser(
         R(r"(?P<library>[\w.\-/]{1,200}\.so[\w.]*): undefined symbol: (?P<symbol>\S{1,400})"),
         R(r"undefined symbol: (?P<plain_symbol>(?!_Z|nccl)[A-Za-z]\w{0,200})"),
         R(r"(?P<library>[\w.\-]{1,200}\.so[\w.]*): cannot open shared object file"),
+        R(r"(?P<jit_cache>torch_extensions[/\\][^\s:]{0,200}\.so)"),
+        R(
+            r"Install \w+ version=(?P<ds_built>[\w.+]{1,40}), Runtime \w+ version=(?P<ds_runtime>[\w.+]{1,40})"
+        ),
     ),
     # "cannot open shared object file" is a missing runtime or a broken install: certain only for a compiled
     # module that does not match (torch's own C++ symbol missing, a libstdc++ too old); a plain C symbol
     # missing has other causes too (a torch build that does not export it, the load order)
     confirm=lambda hits, ctx: any(
-        "glibcxx" in h.facts or _torch_abi(h.facts.get("symbol", "")) for h in hits
+        "glibcxx" in h.facts or "ds_prebuilt" in h.facts or _torch_abi(h.facts.get("symbol", ""))
+        for h in hits
     ),
     reject=DRIVER_LIBRARY,  # the driver's own library missing: no driver (kinds/cuda.py, cuda_unavailable)
     also=(
@@ -308,7 +554,56 @@ EXTENSION_IMPORT = Recogniser(
 )
 
 
+def _torch_first(hits: list[Hit], ctx: Context) -> tuple[str, str]:
+    library = merged(hits).get("torch_library", "libc10.so")
+    return (
+        f"a compiled extension was loaded before torch: {library} (torch's own library) is not loaded yet",
+        "torch's extensions link against its libraries (libc10.so, libtorch*.so) without a path to them; "
+        "`import torch` loads them first. Import torch before the extension (import torch, then import "
+        "<extension>; also in a package's __init__.py), and run with the Python whose site-packages has the "
+        "torch the extension was built for (`python -c 'import torch; print(torch.__file__)'`).",
+    )
+
+
+IMPORT_TORCH_FIRST = Recogniser(
+    # the dynamic loader's message for one of torch's own libraries (torch/lib): an extension links against
+    # them without an rpath and relies on `import torch` having loaded them (torch/__init__.py _load_global_deps)
+    kind="import_torch_first",
+    title="extension imported before torch",
+    anchors=tuple(
+        f"{library}.so: cannot open shared object file: No such file or directory"
+        for library in (
+            "libc10",
+            "libc10_cuda",
+            "libtorch",
+            "libtorch_cpu",
+            "libtorch_cuda",
+            "libtorch_python",
+            "libshm",
+        )
+    ),
+    templates=("system:ld-cannot-open-shared-object",),
+    match=R(
+        r"lib(?:c10|c10_cuda|torch|torch_cpu|torch_cuda|torch_python|shm)\.so: cannot open shared object file"
+    ),
+    facts=(R(r"(?P<torch_library>lib(?:c10|c10_cuda|torch|torch_cpu|torch_cuda|torch_python|shm)\.so)"),),
+    # torch missing from the environment (or another env's extension) says the same
+    confirm=lambda hits, ctx: False,
+    absorbs=("extension_import",),
+    also=(
+        Alternative(
+            "broken_install",
+            "no torch (or another torch) in the environment the extension runs in",
+            "Check `python -c 'import torch'` with the same Python; install the torch the extension was built "
+            "for, or rebuild the extension against the torch installed.",
+        ),
+    ),
+    describe=_torch_first,
+)
+
+
 RECOGNISERS = (
+    IMPORT_TORCH_FIRST,
     CUDA_BUILD,
     EXTENSION_IMPORT,
 )

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 
-from torchdoctor.explain.recognisers import Context, Hit, Recogniser, merged, on_ranks
+from torchdoctor.explain.recognisers import Alternative, Context, Hit, Recogniser, merged, on_ranks
 
 R = re.compile
 
@@ -120,6 +120,8 @@ MODEL_CHECKPOINT_MISMATCH = Recogniser(
         r"size mismatch for (?P<param>[\w.]{1,200}): copying a param with shape (?P<saved_shape>[^\n]{1,100}?) "
         r"from checkpoint, the shape in current model is (?P<model_shape>[^\n]{1,100}?)\.?$"
     ),
+    # a parameter of shape [0] in the model is a ZeRO-3 partition, not another architecture (kinds/deepspeed.py)
+    reject=R(r"the shape in current model is torch\.Size\(\[0\]\)"),
     absorbs=("state_dict_keys",),
     describe=_model_mismatch,
 )
@@ -129,6 +131,12 @@ def _incomplete(hits: list[Hit], ctx: Context) -> tuple[str, str]:
     facts = merged(hits)
     path = facts.get("path", "").strip()
     summary = "DeepSpeed could not resume from the checkpoint" + (f" {path}" if path else "")
+    if facts.get("missing_state"):
+        summary = f"DeepSpeed's checkpoint lacks {facts['missing_state'].strip()}"
+    elif facts.get("no_latest"):
+        summary = (
+            f"DeepSpeed found no 'latest' file in the checkpoint folder: {facts['no_latest'].strip()[:200]}"
+        )
     fix = (
         "The checkpoint folder has no DeepSpeed state (no global_step*/ folder with the optimizer and model "
         "states, no 'latest' file): it was saved with save_only_model=True (--save_only_model), or only the "
@@ -141,9 +149,44 @@ def _incomplete(hits: list[Hit], ctx: Context) -> tuple[str, str]:
 CHECKPOINT_INCOMPLETE = Recogniser(
     kind="checkpoint_incomplete",
     title="checkpoint without its training state",
-    anchors=("[deepspeed] failed to resume from checkpoint",),
-    templates=("transformers:deepspeed-failed-to-resume-from-checkpoint",),
-    facts=(R(r"failed to resume from checkpoint (?P<path>\S{1,500})"),),
+    anchors=(
+        "[deepspeed] failed to resume from checkpoint",
+        "Unable to find latest file at",
+        "_optim_states.pt",
+        "_model_states.pt",
+    ),
+    templates=(
+        "transformers:deepspeed-failed-to-resume-from-checkpoint",
+        "deepspeed:unable-to-find-latest-file-at",  # deepspeed/runtime/engine.py load_checkpoint without a tag
+        # the per-rank files of a DeepSpeed checkpoint (engine.py _get_ckpt_name / _get_zero_ckpt_name;
+        # utils/zero_to_fp32.py counts them)
+        "deepspeed:expected-of-optim-states-pt-under",
+        "third_party:deepspeed-model-states-file",
+    ),
+    # a state file named in an error that says it is not there (the traceback's own lines name them too)
+    match=R(
+        r"failed to resume|Unable to find latest file|"
+        r"(?:No such file or directory|not found|does not exist|Expected \d+ of)[^\n]{0,300}_(?:optim|model)_states\.pt|"
+        r"_(?:optim|model)_states\.pt[^\n]{0,60}(?:No such file|not found|does not exist)"
+    ),
+    facts=(
+        R(r"failed to resume from checkpoint (?P<path>\S{1,500})"),
+        R(r"(?P<missing_state>[\w.\-]{0,80}_(?:optim|model)_states\.pt)"),
+        R(r"Unable to find latest file at (?P<no_latest>[^\n,]{1,300})"),
+    ),
+    # a missing per-rank file is also what a world size other than the saved one asks for, and a wrong path
+    # what a missing 'latest' says: certain only with the Trainer's own "failed to resume"
+    confirm=lambda hits, ctx: any("path" in h.facts for h in hits),
+    also=(
+        Alternative(
+            "checkpoint_world_size",
+            "a resume with another number of GPUs than the checkpoint was saved with (ZeRO's per-rank files)",
+            "Resume with the number of GPUs the checkpoint was saved with (count its zero_pp_rank_*_optim_states.pt "
+            "files), or convert it to a universal checkpoint (python -m deepspeed.checkpoint.ds_to_universal) "
+            'and load it with "checkpoint": {"load_universal": true}.',
+            when=("missing_state",),
+        ),
+    ),
     describe=_incomplete,
 )
 

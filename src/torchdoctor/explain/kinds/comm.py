@@ -127,7 +127,8 @@ def _rendezvous(hits: list[Hit], ctx: Context) -> tuple[str, str]:
         fix = (
             f"Another job (or a leftover of an earlier run) holds port {port_number}. Pick a free port:\n"
             f"torchrun --master_port={int(port_number) + 1 if port_number.isdigit() else 29501} ...   "
-            "# or MASTER_PORT=..., --rdzv-endpoint HOST:PORT, torch.distributed.launch --master_port\n"
+            "# or MASTER_PORT=..., --rdzv-endpoint HOST:PORT, torch.distributed.launch --master_port, "
+            "accelerate launch --main_process_port (0: the next free one)\n"
             f"See who holds it: ss -ltnp | grep :{port_number}   (kill leftovers: pgrep -af python)"
         )
         return summary, fix
@@ -192,12 +193,15 @@ RENDEZVOUS_OR_PORT = Recogniser(
         "torch_cpp:timed-out-after-seconds-waiting-for",
         # accelerate/state.py: a multi-node launch without MASTER_ADDR
         "accelerate:tried-to-launch-on-distributed-with",
+        # accelerate/commands/launch.py: its check that the main process port is free
+        "accelerate:tried-to-launch-distributed-communication-on",
     ),
     title="rendezvous failed",
     anchors=(
         "Address already in use",
         "address already in use",
         "EADDRINUSE",
+        "but another process is utilizing it",
         "The client socket has failed to connect",
         "The client socket has timed out after",
         "failed to connect/validate to host",
@@ -224,7 +228,8 @@ RENDEZVOUS_OR_PORT = Recogniser(
     # a warning torch prints on hosts without IPv6 before it tries IPv4: not a failure
     reject=R(r"errno: 97 - Address family not supported"),
     facts=(
-        R(r"(?P<in_use>[Aa]ddress already in use|EADDRINUSE)"),
+        R(r"(?P<in_use>[Aa]ddress already in use|EADDRINUSE|another process is utilizing it)"),
+        R(r"communication on port `(?P<port>\d+)`"),
         R(r"port: (?P<port>\d+), useIpv6"),
         R(r"failed to bind to \[?[^\s\]]{0,255}\]?:(?P<port>\d+)"),
         *UNREACHABLE_PATTERNS[:4],
@@ -362,6 +367,7 @@ NETWORK_INTERFACE = Recogniser(
         "nccl:call-to-ibv-poll-cq-returned",
         "nccl:ncclossocketpollconnect-to-failed-with-error",
         "nccl:net-socket-no-usable-listening-interface",
+        "nccl:call-to-connect-failed",  # include/socket.h up to 2.10: SYSCHECK(connect(...), "connect")
     ),
     title="network interface problem",
     anchors=(
@@ -373,9 +379,11 @@ NETWORK_INTERFACE = Recogniser(
         "Connect to",
         "No usable listening interface found",
         "gloo/transport/tcp/pair.cc",
+        "Call to connect failed",
     ),
     match=R(
         r"no socket interface found|Unable to find address for|is neither AF_INET|Got completion|Call to ibv_|"
+        r"Call to connect failed|"
         r"Connect to [^\s<]{1,255}<\d+> failed|No usable listening interface found|"
         r"pair\.cc:\d+\] connect\s{1,3}\[?[^\s\]]{1,255}\]?:\d+: "
     ),
@@ -391,6 +399,7 @@ NETWORK_INTERFACE = Recogniser(
         R(
             r"Connect to (?P<connect_host>[^\s<]{1,255})<(?P<connect_port>\d+)> failed ?: (?P<connect_reason>[^\n]{1,200})"
         ),
+        R(r"Call to connect failed ?: (?P<connect_reason>[^\n]{1,200})"),
     ),
     span=1,  # gloo prints "connect" and the address on two lines
     # "Connection refused" is what any dead or unready peer gets, and an IB completion error (status 12, a
@@ -456,22 +465,37 @@ def _system_error(hits: list[Hit], ctx: Context) -> tuple[str, str]:
 NCCL_SYSTEM_ERROR = Recogniser(
     # NCCL src/include/shm.h / misc/shmutils.cc, ncclSystemError (ncclResult 2); torch's DistBackendError text
     kind="nccl_system_error",
-    templates=("nccl:unhandled-system-error-run-with-nccl",),
+    templates=(
+        "nccl:unhandled-system-error-run-with-nccl",
+        # NCCL's shared memory in /dev/shm, as 2.12+ words its failures (misc/shmutils.cc, os/linux.cc)
+        "nccl:error-failed-to-extend-to-bytes-2",
+        "nccl:error-failed-to-create-shared-memory",
+        # include/checks.h SYSCHECK on the /dev/shm segment (NCCL up to 2.11: posix_fallocate, mmap)
+        "nccl:call-to-posix-fallocate-failed",
+        "nccl:call-to-mmap-failed",
+        "nccl:call-to-shm-open-failed",
+    ),
     title="NCCL system error",
     anchors=(
         "unhandled system error",
         "ncclSystemError",
         "shm_open failed",
         "creating shared memory segment",
+        "Error: failed to extend ",
+        "failed to create shared memory file",
+        "Call to posix_fallocate failed",
+        "Call to mmap failed",
     ),
     # NCCL returns ncclSystemError for any failed system call (a socket too): certain only with the shm line
     generic=("unhandled system error", "ncclSystemError"),
     span=2,
     facts=(
         R(
-            r"(?P<shm_error>(?:Call to )?shm_open failed ?: [^\n]{1,100}|Error while creating shared memory segment [^\n(]{1,200})"
+            r"(?P<shm_error>(?:Call to )?shm_open failed ?: [^\n]{1,100}|Error while creating shared memory segment [^\n(]{1,200}|"
+            r"failed to extend [^\n]{1,200}|failed to create shared memory file [^\n]{1,200}|"
+            r"Call to (?:posix_fallocate|mmap) failed ?: [^\n]{1,100})"
         ),
-        R(r"\(size (?P<shm_size>\d+)\)"),
+        R(r"(?:\(size |failed to extend \S{1,200} to )(?P<shm_size>\d+)"),
         NCCL_ERROR,
         R(r"NCCL version (?P<nccl_version>\d[\w.+]*)"),
         LAST_ERROR,
@@ -612,6 +636,13 @@ def _gpu_selection(hits: list[Hit], ctx: Context) -> tuple[str, str]:
             + on_ranks(hits),
             pick + "\nThen pass that same device to FSDP: device_id=torch.cuda.current_device().",
         )
+    if any("lightning_indices" in h.facts for h in hits):
+        return (
+            "Lightning's devices were chosen by GPU index, and those indices are not the processes' local ranks"
+            + on_ranks(hits),
+            "Under a launcher (torchrun, srun) each process's GPU is its LOCAL_RANK: pick the GPUs with "
+            "CUDA_VISIBLE_DEVICES=2,3 (they become 0,1) and pass Trainer(devices=2), not devices=[2, 3].",
+        )
     found = next((h.facts for h in hits if "buffer_device" in h.facts), None)
     if found is not None:
         return (
@@ -650,6 +681,7 @@ GPU_SELECTION = Recogniser(
         "busy or unavailable",
         "mismatchs with NCCL device",
         "Inconsistent compute device and `device_id`",
+        "don't match the local rank values of processes",
     ),
     templates=(
         "nccl:invalid-usage-run-with-nccl-debug",
@@ -659,12 +691,15 @@ GPU_SELECTION = Recogniser(
         "nccl:allocated-on-device-mismatchs-with-nccl",
         # torch/distributed/fsdp/_init_utils.py: FSDP's device_id against the rank's current device
         "torch:inconsistent-compute-device-and-device-id",
+        # lightning/fabric/strategies/ddp.py: devices chosen by index that are not the local ranks' GPUs
+        "lightning:the-selected-device-indices-don-match",
     ),
     match=R(
         r"(?P<invalid_usage>NCCL[^\n]{0,300}invalid usage|ncclInvalidUsage)|(?P<busy>busy or unavailable)|"
         r"(?P<buffer>\w+) allocated on device (?P<buffer_device>\d+) mismatchs with NCCL device (?P<nccl_device>\d+)|"
         r"Inconsistent compute device and `device_id` on rank \d+: (?P<fsdp_device>[\w:]{1,20}) vs "
-        r"(?P<fsdp_id>[\w:]{1,20})"
+        r"(?P<fsdp_id>[\w:]{1,20})|"
+        r"(?P<lightning_indices>The selected device indices [^\n]{0,60} don't match the local rank values)"
     ),
     # both messages name what went wrong, not which choice caused it: only likely
     generic=("invalid usage", "busy or unavailable"),
@@ -748,6 +783,12 @@ BACKEND_UNAVAILABLE = Recogniser(
         "torch_native:processgroupnccl-only-gpus",
         "torch_cpp:no-backend-type-associated-with-device",
         "torch:no-rendezvous-handler-for",
+        # torch/distributed/distributed_c10d.py: a torch without NCCL asked for its timeout; a device type no
+        # backend was registered for; an accelerator torch has no backend for
+        "torch:attempted-to-get-default-timeout-for",
+        "torch:default-backend-not-registered-for-device",
+        "torch:we-detected-accelerator-on-your-machine",
+        "lightning:torch-distributed-is-not-available-cannot",  # lightning/fabric/utilities/distributed.py
     ),
     title="backend not available",
     anchors=(
@@ -758,13 +799,22 @@ BACKEND_UNAVAILABLE = Recogniser(
         "No rendezvous handler for",
         "PyTorch built without distributed support",
         "has no attribute '_c10d_init'",
+        "but NCCL support is not compiled",
+        "Default backend not registered for device",
+        "But we don't know which communication backend to use for this accelerator",
+        "torch.distributed is not available. Cannot initialize distributed process group",
     ),
     facts=(
         R(r"doesn't have (?P<backend>NCCL|MPI|Gloo|UCC)\b"),
+        R(r"(?P<backend>NCCL) support is not compiled"),
+        R(r"Default backend not registered for device : (?P<device_type>\w+)"),
         R(r"(?P<no_gpus>only supported with GPUs)"),
         R(r"associated with device type (?P<device_type>\w+)"),
         R(r"No rendezvous handler for (?P<rdzv_scheme>\w+)://"),
-        R(r"(?P<no_distributed>built without distributed support|has no attribute '_c10d_init')"),
+        R(
+            r"(?P<no_distributed>built without distributed support|has no attribute '_c10d_init'|"
+            r"torch\.distributed is not available\. Cannot initialize)"
+        ),
     ),
     reject=R(r"associated with device type cpu\b"),  # a CPU tensor on an NCCL group: cpu_tensor_nccl
     describe=_backend,
@@ -795,6 +845,8 @@ GPU_P2P = Recogniser(
         "nccl:failed-to-peer-with-device",  # NCCL src/transport/p2p.cc, cudaDeviceEnablePeerAccess failed
         # accelerate/state.py: consumer RTX 4000 cards have no P2P/IB; it refuses to start without the two vars
         "accelerate:using-rtx-series-doesn-support-faster",
+        # NCCL src/graph/paths.cc: NVML says P2P is off between GPUs that NVLink joins (a hardware issue)
+        "nccl:p2p-is-disabled-between-nvlink-connected-2",
     ),
     title="GPU peer-to-peer failure",
     anchors=(
@@ -802,11 +854,13 @@ GPU_P2P = Recogniser(
         "failed to open CUDA IPC handle",
         "failed to peer with device",
         "Using RTX 4000 series doesn't support faster communication",
+        "P2P is disabled between NVLINK connected GPUs",
     ),
     facts=(
         R(
             r"(?P<what>failed to open CUDA IPC handle[^\n]{0,120}|peer access is not supported[^\n]{0,80}|"
-            r"failed to peer with device[^\n]{0,80}|Using RTX 4000 series doesn't support faster communication)"
+            r"failed to peer with device[^\n]{0,80}|Using RTX 4000 series doesn't support faster communication|"
+            r"P2P is disabled between NVLINK connected GPUs \d+ and \d+)"
         ),
         R(r"(?P<rtx4000>Using RTX 4000 series doesn't support faster communication)"),
     ),

@@ -89,8 +89,26 @@ def _oom(hits: list[Hit], ctx: Context) -> tuple[str, str]:
         and total is not None
         and unallocated >= request
         and unallocated >= 0.1 * total
+    ) or (
+        # the allocator frees its cached blocks and retries before it raises: what is still reserved but
+        # unallocated sits in segments partly in use, so free + that covering the request is fragmentation
+        unallocated is not None
+        and free is not None
+        and request is not None
+        and free + unallocated >= request
+        and unallocated >= 0.25 * request
     )
     room_left = free is not None and request is not None and free >= 2 * request
+    process = _bytes(facts, "process")
+    torch_held = (allocated or 0.0) + (unallocated or 0.0)
+    if process is not None and torch_held and process - torch_held > max(0.5 * process, 2**30):
+        lines.append(
+            f"Of the {_shown(facts, 'process')} this process holds on the GPU, PyTorch's allocator has only "
+            f"{torch_held / 2**30:.2f} GiB: the rest is another library's in the same process (JAX or "
+            "TensorFlow preallocating most of the GPU, NCCL's buffers, a CUDA extension's own allocations). "
+            "Stop that preallocation (JAX: XLA_PYTHON_CLIENT_PREALLOCATE=false; TensorFlow: "
+            "set_memory_growth) or give it another GPU."
+        )
     if "other" in facts and not other_is_self:
         lines.append(
             f"Another process (pid {facts['other_pid']}) holds {_shown(facts, 'other')} of this GPU: stop it "
@@ -104,8 +122,10 @@ def _oom(hits: list[Hit], ctx: Context) -> tuple[str, str]:
             if fragmented
             else f"the GPU still had {_shown(facts, 'free')} free for a {_shown(facts, 'request')} request"
         )
+        foreign = any(line.startswith("Of the ") for line in lines)
         lines.append(
-            f"This is fragmentation, not a lack of memory: {why}. Let the allocator grow segments instead of "
+            ("Fragmentation adds to it" if foreign else "This is fragmentation, not a lack of memory")
+            + f": {why}. Let the allocator grow segments instead of "
             "splitting fixed blocks:\nexport PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True   # torch >= 2.1 "
             "(older: max_split_size_mb:128)"
         )
@@ -371,12 +391,17 @@ INVALID_DEVICE_ORDINAL = Recogniser(
     templates=(
         "cuda_runtime:invalid-device-ordinal",
         "torch:invalid-device-id",
+        # torch/distributed/elastic/agent/server/local_elastic_agent.py: torchrun's nproc_per_node past the GPUs
+        "torch:local-rank-exceeds-available-gpus-in",
+        "torch:device-id-is-out-of-range",  # distributed_c10d.py: init_process_group(device_id=...) past the GPUs
     ),
     title="GPU index that does not exist",
     anchors=(
         "invalid device ordinal",
         "Invalid device id",
         "device >= 0 && device < num_gpus",
+        "exceeds available GPUs in CUDA_VISIBLE_DEVICES",
+        "Please use a device index less than the number of accelerators available",
     ),
     span=8,
     facts=(R(r"(?P<set_device>torch\.cuda\.set_device\([^\n)]{0,100}\))"),),
@@ -417,10 +442,19 @@ def _no_cuda(hits: list[Hit], ctx: Context) -> tuple[str, str]:
 CUDA_UNAVAILABLE = Recogniser(
     # torch/cuda/__init__.py (_lazy_init), c10/cuda
     kind="cuda_unavailable",
-    templates=("torch:torch-not-compiled-with-cuda-enabled", "system:ld-cannot-open-shared-object"),
+    templates=(
+        "torch:torch-not-compiled-with-cuda-enabled",
+        "system:ld-cannot-open-shared-object",
+        "deepspeed:unable-to-proceed-no-gpu-resources",  # deepspeed/launcher/runner.py: no GPU on this host
+        "torch:cuda-is-not-available",  # torch/distributed/run.py: --nproc_per_node=gpu without CUDA
+        "lightning:can-not-run-on-your-system",  # accelerator connector: accelerator="gpu" without CUDA
+    ),
     title="no usable CUDA",
     anchors=(
         "Torch not compiled with CUDA enabled",
+        "Unable to proceed, no GPU resources available",
+        "Cuda is not available.",
+        "can not run on your system since the accelerator is not available",
         "Found no NVIDIA driver on your system",
         "No CUDA GPUs are available",
         # the driver's own libraries (the dynamic loader's message): no driver on the machine or in the container
@@ -441,12 +475,20 @@ CUDA_UNAVAILABLE = Recogniser(
     facts=(
         R(
             r"(?P<what>Torch not compiled with CUDA enabled|Found no NVIDIA driver on your system|No CUDA GPUs are available|"
+            r"Unable to proceed, no GPU resources available|Cuda is not available|"
+            r"`?\w+`? can not run on your system since the accelerator is not available|"
             r"(?:libcuda|libnvidia-ml)\.so\.1: cannot open shared object file|torch\.cuda\.is_available\(\))"
         ),
     ),
     # "No CUDA GPUs are available" says none is visible, not why: a container or machine without them, or
     # CUDA_VISIBLE_DEVICES naming GPUs this process does not have; so does is_available() being False
-    generic=("No CUDA GPUs are available", "cuda.is_available()"),
+    generic=(
+        "No CUDA GPUs are available",
+        "cuda.is_available()",
+        "Unable to proceed, no GPU resources available",
+        "Cuda is not available.",
+        "can not run on your system since the accelerator is not available",
+    ),
     also=(
         Alternative(
             "gpu_selection",

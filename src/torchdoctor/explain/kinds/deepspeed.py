@@ -1,5 +1,6 @@
-"""Kinds of failure in DeepSpeed's set-up: its config disagreeing with the script's, its ops that do not build,
-ZeRO-3's partitioned weights used outside the engine, its distributed backend used before it was initialised.
+"""Kinds of failure in DeepSpeed's set-up: its config disagreeing with the script's, ZeRO-3's partitioned weights
+used outside the engine, its distributed backend used before it was initialised. (Its ops that do not build are
+``cuda_build``, kinds/build.py: they are CUDA extensions built just in time.)
 
 The message texts are transformers' (``integrations/deepspeed.py``: ``trainer_config_finalize``), accelerate's
 (``utils/dataclasses.py``: the DeepSpeed plugin; ``accelerator.py``) and DeepSpeed's (``op_builder/builder.py``,
@@ -38,6 +39,67 @@ CONFIG_REFUSALS: tuple[tuple[str, str], ...] = (
         "deepspeed.init_inference.",
     ),
     (
+        "You are using ZeRO-Offload with a client provided optimizer",
+        "ZeRO-Offload runs the optimizer step on the CPU and by default accepts only DeepSpeed's CPU "
+        "optimizer: use deepspeed.ops.adam.DeepSpeedCPUAdam, or name the optimizer in the DeepSpeed config "
+        '("optimizer": {"type": "AdamW", ...}; with the HF Trainer drop --optim or use the config\'s), or allow '
+        'yours with "zero_force_ds_cpu_optimizer": false at the top level of the config.',
+    ),
+    (
+        "You cannot specify an optimizer in the config file and in the code at the same time",
+        'With accelerate + DeepSpeed the optimizer comes from one place: remove "optimizer" (and '
+        '"scheduler") from the DeepSpeed config to use the one the script builds, or build '
+        "accelerate.utils.DummyOptim(params) / DummyScheduler(optimizer) in the script to use the config's.",
+    ),
+    (
+        "You cannot specify a scheduler in the config file and in the code at the same time",
+        'Remove "scheduler" from the DeepSpeed config to use the script\'s, or pass '
+        "accelerate.utils.DummyScheduler(optimizer) in the script to use the config's.",
+    ),
+    (
+        "You cannot create a `DummyOptim` without specifying an optimizer in the config file",
+        'DummyOptim stands for the optimizer of the DeepSpeed config: add "optimizer": {"type": "AdamW", '
+        '"params": {...}} to the config, or build a real torch optimizer in the script.',
+    ),
+    (
+        "Either specify a scheduler in the config file or pass in the `lr_scheduler_callable`",
+        'Add "scheduler" to the DeepSpeed config, or give DummyScheduler an lr_scheduler_callable (or pass a '
+        "real scheduler built on the script's optimizer).",
+    ),
+    (
+        "Cannot get 16bit model weights because `stage3_gather_16bit_weights_on_model_save`",
+        'Under ZeRO-3 the weights are split over the ranks: set "stage3_gather_16bit_weights_on_model_save": '
+        'true in "zero_optimization" (accelerate: zero3_save_16bit_model: true) so saving gathers them, or '
+        "save the sharded checkpoint and convert it with zero_to_fp32.py.",
+    ),
+    (
+        "together with --deepspeed is not possible",
+        "The HF Trainer runs one of them: drop --fsdp (and fsdp_config) to use the DeepSpeed config, or drop "
+        "--deepspeed to use FSDP (an accelerate config that enables both is the same conflict).",
+    ),
+    (
+        "isn't supported yet with DeepSpeed Zero-3",
+        "auto_find_batch_size retries with smaller batches, which ZeRO-3's partitioned engine cannot: set "
+        "per_device_train_batch_size yourself (drop --auto_find_batch_size), or use ZeRO stage 2 / 1 or FSDP.",
+    ),
+    (
+        "therefore it's not possible to automatically fill out the following `auto` entries in the DeepSpeed",
+        "transformers fills the ZeRO-3 bucket sizes ('auto') from the model's hidden_size, which this model's "
+        "config lacks: write numbers for those entries (reduce_bucket_size, stage3_prefetch_bucket_size, "
+        'stage3_param_persistence_threshold) in the DeepSpeed config instead of "auto".',
+    ),
+    (
+        "ZeRO inference only makes sense with ZeRO Stage 3",
+        'Evaluation or prediction without training needs "zero_optimization": {"stage": 3} in the DeepSpeed '
+        "config (stage 1 and 2 partition only optimizer state), or run it without --deepspeed.",
+    ),
+    (
+        "that was not initialized for DeepSpeed, but also passed in a `deepspeed` configuration",
+        "An Accelerator/PartialState was created before the TrainingArguments without DeepSpeed, and the "
+        "arguments then ask for it: create the TrainingArguments (with deepspeed=...) first, or start with "
+        "`accelerate launch` with a DeepSpeed config, or set use_configured_state=False.",
+    ),
+    (
         "'max_grad_norm' is not supported as an optimizer parameter",
         'Move max_grad_norm out of the optimizer\'s params: DeepSpeed clips with "gradient_clipping": <norm> at '
         "the top level of its config.",
@@ -50,7 +112,7 @@ def _config_mismatch(hits: list[Hit], ctx: Context) -> tuple[str, str]:
     refusal = facts.get("refusal")
     if refusal:
         fix = next(f for anchor, f in CONFIG_REFUSALS if anchor in refusal)
-        return f"DeepSpeed refuses its config: {quote(refusal)}" + on_ranks(hits), fix
+        return f"DeepSpeed refuses its config: {quote(refusal.strip())}" + on_ranks(hits), fix
     if facts.get("train_batch"):
         summary = (
             f"DeepSpeed's batch sizes do not add up: train_batch_size {facts['train_batch']} != "
@@ -147,6 +209,7 @@ DEEPSPEED_CONFIG_MISMATCH = Recogniser(
         "is set in the DeepSpeed config file",
         "bfloat16 and fp16 modes cannot be simultaneously enabled",
         "requires you to pass at least one of training or evaluation dataloaders",
+        "has `None` as batch size. Please set an integer value in `train_micro_batch_size_per_gpu`",
         *(anchor for anchor, _ in CONFIG_REFUSALS),
     ),
     templates=(
@@ -164,6 +227,21 @@ DEEPSPEED_CONFIG_MISMATCH = Recogniser(
         "deepspeed:amp-and-zero-are-not-currently",
         "deepspeed:zero-stage-requires-an-optimizer",
         "deepspeed:max-grad-norm-is-not-supported",
+        "deepspeed:you-are-using-zero-offload-with",  # engine.py: zero_force_ds_cpu_optimizer
+        # accelerate/accelerator.py _prepare_deepspeed: optimizer/scheduler in the config and in the code,
+        # a DataLoader without a batch size for an "auto" micro batch; get_state_dict under ZeRO-3
+        "accelerate:you-cannot-specify-an-optimizer-in",
+        "accelerate:you-cannot-specify-scheduler-in-the",
+        "accelerate:you-cannot-create-dummyoptim-without-specifying",
+        "accelerate:either-specify-scheduler-in-the-config",
+        "accelerate:at-least-one-of-the-dataloaders",
+        "accelerate:cannot-get-bit-model-weights-because",
+        # transformers/trainer.py, training_args.py, integrations/deepspeed.py: the Trainer's own refusals
+        "transformers:using-fsdp-xxx-together-with-deepspeed",
+        "transformers:auto-find-batch-size-isn-supported",
+        "transformers:the-model-config-file-has-neither",
+        "transformers:zero-inference-only-makes-sense-with",
+        "transformers:tried-to-use-an-already-configured",
     ),
     span=6,
     # "requires an optimizer" is DeepSpeed's only after "zero stage N"
@@ -173,11 +251,16 @@ DEEPSPEED_CONFIG_MISMATCH = Recogniser(
         R(r"- ds (?P<ds_key>[\w.]+)=(?P<ds_value>\S{1,40}) vs (?P<hf_key>hf [\w|.]+)=(?P<hf_value>\S{1,40})"),
         R(r"will be ignored: (?P<ignored>\[[^\]\n]{0,400}\]?)"),
         R(
-            r"(?P<refusal>(?:You are using an untested ZeRO Optimizer|Amp and ZeRO are not currently compatible|"
-            r"zero stage \d requires an optimizer|'max_grad_norm' is not supported as an optimizer parameter)"
-            r"[^\n]{0,200})"
+            r"(?P<refusal>[^\n:]{0,150}?(?:"
+            + "|".join(
+                re.escape(anchor) for anchor, _ in CONFIG_REFUSALS if anchor != "requires an optimizer"
+            )
+            + r"|zero stage \d requires an optimizer)[^\n]{0,200})"
         ),
-        R(r"(?P<no_batch_size>requires you to pass at least one of training or evaluation dataloaders)"),
+        R(
+            r"(?P<no_batch_size>requires you to pass at least one of training or evaluation dataloaders|has `None` "
+            r"as batch size)"
+        ),
         R(r"(?P<both_precisions>bfloat16 and fp16 modes cannot be simultaneously enabled)"),
         R(
             r"mixed_precision`? arg cannot be set to `?(?P<mp_arg>\w{1,10})`? when `?(?P<mp_config>\w{1,10})`? is set in "
@@ -188,54 +271,21 @@ DEEPSPEED_CONFIG_MISMATCH = Recogniser(
 )
 
 
-def _op_build(hits: list[Hit], ctx: Context) -> tuple[str, str]:
-    facts = merged(hits)
-    if facts.get("installed_cuda"):
-        summary = (
-            f"DeepSpeed cannot build its ops: the CUDA toolkit is {facts['installed_cuda']}, torch was built "
-            f"with CUDA {facts['torch_cuda']}"
-        )
-        fix = (
-            "DeepSpeed compiles its ops with the nvcc on PATH (CUDA_HOME), which must match torch's CUDA "
-            f"({facts['torch_cuda']}): install that toolkit and point CUDA_HOME at it, or install the torch "
-            "built for the toolkit you have. Check with `ds_report` (and `torchdoctor env`)."
-        )
-        return summary, fix
-    op = facts.get("op", "an op")
-    summary = f"DeepSpeed could not load the {op} op" + (
-        f": {facts['why'].strip()}" if facts.get("why") else ""
-    )
-    fix = (
-        "DeepSpeed builds its ops just in time, which needs ninja, a CUDA toolkit (nvcc) that matches torch's "
-        "CUDA, and a compiler. Run `ds_report` to see which ops are compatible; pip install ninja; or "
-        "prebuild: DS_BUILD_OPS=1 pip install deepspeed (DS_BUILD_FUSED_ADAM=1 for one op)."
-    )
-    return summary, fix
-
-
-DEEPSPEED_OP_BUILD = Recogniser(
-    kind="deepspeed_op_build",
-    title="DeepSpeed op build failure",
-    anchors=("DeepSpeed Op Builder: Installed CUDA version", "Unable to JIT load the"),
-    templates=(
-        "deepspeed:deepspeed-op-builder-installed-cuda-version",
-        "deepspeed:unable-to-jit-load-the-op",
-        "deepspeed:unable-to-jit-load-the-op-2",
-    ),
-    facts=(
-        R(
-            r"Installed CUDA version (?P<installed_cuda>[\d.]+) does not match the version torch was compiled "
-            r"with (?P<torch_cuda>[\d.]+)"
-        ),
-        R(r"Unable to JIT load the (?P<op>\w+) op due to (?P<why>[^\n]{1,200})"),
-    ),
-    absorbs=("cuda_build",),
-    describe=_op_build,
-)
-
-
 def _zero3_weights(hits: list[Hit], ctx: Context) -> tuple[str, str]:
     zero = "saw_zero3" in ctx.facts
+    facts = merged(hits)
+    if facts.get("empty_param"):
+        return (
+            f"loading weights into {facts['empty_param']}, whose shape in the model is [0]: the model's "
+            "parameters are ZeRO-3 partitions (each rank holds a slice; outside the engine they are empty)"
+            + on_ranks(hits),
+            "Under ZeRO-3 (deepspeed.zero.Init, HfDeepSpeedConfig, accelerate/Trainer with zero_stage 3) a "
+            "model's parameters are partitioned as it is built, so model.load_state_dict(...) sees shape [0]. "
+            "Load through the path that gathers them: from_pretrained(...) (transformers handles ZeRO-3), "
+            "engine.load_checkpoint(dir) for a DeepSpeed checkpoint, or load inside "
+            "deepspeed.zero.GatheredParameters(list(model.parameters()), modifier_rank=0); or load the weights "
+            "before the model is partitioned (before deepspeed.initialize / outside zero.Init).",
+        )
     summary = (
         "a layer's weight is empty: under DeepSpeed ZeRO-3 a parameter outside the engine's forward is a "
         "partitioned placeholder of shape [0]"
@@ -257,10 +307,25 @@ def _zero3_weights(hits: list[Hit], ctx: Context) -> tuple[str, str]:
 ZERO3_PARTITIONED_WEIGHTS = Recogniser(
     kind="zero3_partitioned_weights",
     title="ZeRO-3 partitioned weights used outside the engine",
-    anchors=("'weight' must be 2-D",),
-    templates=("torch_native:embedding-weight-must-be-2d",),
-    # an embedding's weight is not 2-D for other reasons too; ZeRO-3 in the log makes this the cause
-    confirm=lambda hits, ctx: "saw_zero3" in ctx.facts,
+    anchors=("'weight' must be 2-D", "torch.Size([0])"),
+    templates=(
+        "torch_native:embedding-weight-must-be-2d",
+        "torch_native:size-mismatch-for-zero3-partition",
+    ),
+    # torch.Size([0]) counts only as the shape a state dict is loaded into
+    match=R(r"^(?![^\n]*torch\.Size\(\[0\]\))|the shape in current model is torch\.Size\(\[0\]\)"),
+    facts=(
+        R(
+            r"size mismatch for (?P<empty_param>[\w.]{1,200}): [^\n]{0,200}current model is torch\.Size\(\[0\]\)"
+        ),
+    ),
+    # an embedding's weight is not 2-D for other reasons too; ZeRO-3 in the log makes this the cause (for a
+    # state dict loaded into [0]-shaped parameters, DeepSpeed in the log does)
+    confirm=lambda hits, ctx: (
+        "saw_zero3" in ctx.facts
+        or ("saw_deepspeed" in ctx.facts and any("empty_param" in h.facts for h in hits))
+    ),
+    absorbs=("state_dict_keys", "model_checkpoint_mismatch"),
     describe=_zero3_weights,
 )
 
@@ -316,4 +381,4 @@ DEEPSPEED_INIT_ORDER = Recogniser(
 )
 
 
-RECOGNISERS = (DEEPSPEED_CONFIG_MISMATCH, DEEPSPEED_OP_BUILD, ZERO3_PARTITIONED_WEIGHTS, DEEPSPEED_INIT_ORDER)
+RECOGNISERS = (DEEPSPEED_CONFIG_MISMATCH, ZERO3_PARTITIONED_WEIGHTS, DEEPSPEED_INIT_ORDER)

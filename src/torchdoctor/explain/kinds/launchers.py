@@ -21,6 +21,19 @@ def _local_rank(hits: list[Hit], ctx: Context) -> tuple[str, str]:
     facts = merged(hits)
     prog = facts.get("prog", "the script")
     injected = facts.get("bad_arg") or ctx.facts.get("injected_local_rank")
+    if facts.get("ds_local_rank"):
+        summary = (
+            f"the script's --local_rank ({facts['ds_local_rank']}) is not the LOCAL_RANK the launcher set "
+            f"({facts['env_local_rank']}): DeepSpeed refuses the mismatch"
+        )
+        fix = (
+            "The launcher (deepspeed, torchrun) sets LOCAL_RANK for every worker; a --local_rank of the script's "
+            "own (a default, a value in a shell script or a launch config) disagrees with it. Drop the argument "
+            "(or its default other than -1) and read the rank from the environment: "
+            "local_rank = int(os.environ['LOCAL_RANK']), or pass it through unchanged (the deepspeed launcher "
+            "passes --local_rank=N itself; do not add another)."
+        )
+        return summary + on_ranks(hits), fix
     if injected:
         summary = f"{prog} does not accept the {injected.strip()} argument its launcher adds"
     else:
@@ -46,15 +59,17 @@ LOCAL_RANK_ARGUMENT = Recogniser(
         "unrecognized arguments: ",
         "error: the following arguments are required",
         "Could not consume arg: ",
+        "Mismatch in local rank setting, args.local_rank=",
     ),
     templates=(
         "system:argparse-unrecognized-arguments",
         "system:argparse-arguments-required",
         "third_party:fire-could-not-consume-arg",  # a fire.Fire entry point handed --local_rank
+        "deepspeed:mismatch-in-local-rank-setting-args",  # deepspeed/runtime/engine.py _configure_with_arguments
     ),
     match=R(
         r"(?:unrecognized arguments|Could not consume arg): [^\n]{0,300}?(?:--|–|—)local[_-]rank|"
-        r"arguments are required"
+        r"arguments are required|Mismatch in local rank setting"
     ),
     facts=(
         R(r"(?P<prog>[\w./-]{1,100}): error:"),
@@ -63,11 +78,15 @@ LOCAL_RANK_ARGUMENT = Recogniser(
             r"(?P<bad_arg>(?:--|–|—)local[_-]rank(?:=\d+)?)"
         ),
         R(r"error: (?P<argparse_error>the following arguments are required: [^\n]{1,200})"),
+        R(
+            r"Mismatch in local rank setting, args\.local_rank=(?P<ds_local_rank>-?\d+) but "
+            r"env\['LOCAL_RANK'\]=(?P<env_local_rank>-?\d+)"
+        ),
     ),
     # "arguments are required" alone is any argparse failure; the launcher's --local_rank in the log confirms it
     # (torch:the-module-torch-distributed-launch-is, the launcher's deprecation warning, is evidence too)
     confirm=lambda hits, ctx: (
-        any("bad_arg" in h.facts for h in hits)
+        any("bad_arg" in h.facts or "ds_local_rank" in h.facts for h in hits)
         or "injected_local_rank" in ctx.facts
         or "deprecated_launch" in ctx.facts
     ),
@@ -75,8 +94,94 @@ LOCAL_RANK_ARGUMENT = Recogniser(
 )
 
 
+RENDEZVOUS_ARGS_FIX = (
+    "Every node runs the same command but its own --node_rank, 0 to nnodes-1:\n"
+    "torchrun --nnodes=2 --node_rank=<0|1> --nproc_per_node=8 --master_addr=<node 0's IP> --master_port=29500 "
+    "train.py\nor let the c10d rendezvous number the nodes (no --node_rank): torchrun --nnodes=2 "
+    "--nproc_per_node=8 --rdzv-backend=c10d --rdzv-endpoint=<node 0's IP>:29500 --rdzv-id=<job id> train.py"
+)
+
+# (fact, what it is, what to do): the launchers' own refusals of their command line, as the sources word them
+LAUNCHER_REFUSALS: tuple[tuple[str, str, str], ...] = (
+    (
+        "ds_launcher",
+        "the deepspeed launcher's multi-node backend is not installed",
+        "A hostfile with more than this host makes deepspeed start the other nodes through pdsh (or "
+        "--launcher openmpi / mvapich / slurm / impi / mpich). Install the one you use on the launching node "
+        "(apt install pdsh; check `which pdsh`) with passwordless ssh to every host, or choose one that is "
+        "there: deepspeed --launcher openmpi --hostfile hostfile train.py. Without a hostfile (or "
+        "--num_nodes 1) deepspeed runs on this node only.",
+    ),
+    (
+        "ds_no_ssh",
+        "deepspeed --no_ssh was started without this node's --node_rank",
+        "With --no_ssh every node starts the launcher itself and must say which it is: deepspeed --no_ssh "
+        "--node_rank=<0..nnodes-1> --master_addr=<node 0's IP> --master_port=29500 --hostfile hostfile "
+        "train.py (the same hostfile on every node).",
+    ),
+    (
+        "ds_master_addr",
+        "the deepspeed launcher could not find this host's address for the master",
+        "deepspeed takes the first address `hostname -I` prints; on a host where that fails (a container, "
+        "macOS) name it: deepspeed --master_addr=<this host's IP> --master_port=29500 ...",
+    ),
+    (
+        "ds_include",
+        "the deepspeed launcher's --include/--exclude (or --num_nodes/--num_gpus beside them) do not fit the "
+        "hostfile",
+        "--include/--exclude name hosts and GPU slots of the hostfile (host1:0,1@host2:2); they replace "
+        "--num_nodes/--num_gpus (use one or the other), and each host named must be in the hostfile with enough "
+        "slots.",
+    ),
+    (
+        "static_rdzv",
+        "torchrun's static rendezvous (several nodes, no c10d endpoint) lacks this node's rank or the master's "
+        "address",
+        RENDEZVOUS_ARGS_FIX,
+    ),
+    (
+        "rdzv_format",
+        "torchrun's rendezvous arguments are malformed",
+        "--rdzv-endpoint (and --master_addr/--master_port) is HOST:PORT with a host name or an IP address and a "
+        "port 0-65535 (no scheme, no path); --nnodes is N or MIN:MAX; --nproc_per_node is a number or "
+        "gpu/cpu/auto.\n" + RENDEZVOUS_ARGS_FIX,
+    ),
+    (
+        "accelerate_mode",
+        "accelerate launch refuses its options: they ask for more than one mode or too few processes/GPUs",
+        "accelerate launch takes one of --cpu / --multi_gpu / --use_deepspeed / --use_fsdp (or the config "
+        "file's distributed_type), and --multi_gpu needs --num_processes 2 or more and at least two GPUs in "
+        "--gpu_ids (or --gpu_ids all). Pass --num_processes with a config file that does not set it, or run "
+        "`accelerate config` again for this machine.",
+    ),
+    (
+        "lightning_world",
+        "Lightning's devices x num_nodes is not the world size the launcher started",
+        "Under torchrun (or another launcher) Lightning takes the processes it was given: Trainer(devices=...) "
+        "must equal --nproc_per_node and num_nodes= --nnodes, so that devices x num_nodes is the world size; "
+        "or start the script with plain python and let Lightning launch its own processes.",
+    ),
+    (
+        "lightning_fork",
+        "Lightning's fork-based strategy is not available on this platform",
+        "Process forking (strategy='ddp_fork' / 'ddp_notebook') works on Linux only: on Windows and macOS use "
+        "strategy='ddp_spawn', or run the script with strategy='ddp' (a script, not a notebook).",
+    ),
+    (
+        "interactive",
+        "Lightning refuses DDP in an interactive environment (a notebook, or python -i)",
+        "DDP starts one process per GPU by re-running the script, which a notebook cannot do: run the code as "
+        "a script (python train.py, or torchrun/srun), or in the notebook use Trainer(strategy='ddp_notebook') "
+        "(fork-based) or devices=1.",
+    ),
+)
+
+
 def _launch_command(hits: list[Hit], ctx: Context) -> tuple[str, str]:
     facts = merged(hits)
+    for key, what, fix in LAUNCHER_REFUSALS:
+        if facts.get(key):
+            return f"{what}: {facts[key].strip()[:200]}" + on_ranks(hits), fix
     if facts.get("hostfile"):
         return (
             f"the deepspeed launcher cannot use its hostfile: {facts['hostfile'].strip()}" + on_ranks(hits),
@@ -86,6 +191,16 @@ def _launch_command(hits: list[Hit], ctx: Context) -> tuple[str, str]:
             "runs on this machine only. deepspeed checks each host with `ssh -o PasswordAuthentication=no "
             "<host> hostname`: set up passwordless ssh (ssh-copy-id <host>) from the launching node, or remove "
             "the hostfile to run on this node alone.",
+        )
+    if facts.get("launcher_error"):
+        launcher, error = facts["launcher_prog"].strip(), facts["launcher_error"].strip()
+        launcher = "accelerate launch" if launcher.startswith("accelerate") else launcher
+        return (
+            f"the launcher refused its own command line: {launcher}: error: {error[:200]}" + on_ranks(hits),
+            f"{launcher}'s own options go before the script, the script's after it, spelled as "
+            f"`{launcher} --help` lists them (torchrun: --nproc_per_node / --nproc-per-node, "
+            "--nnodes, --node_rank, --master_addr, --master_port, --rdzv-endpoint), and the script's path must "
+            "be there:\ntorchrun --nproc_per_node=2 train.py --your-args",
         )
     prog = facts.get("prog", "train.py")
     summary = f"{prog} received the launcher's own options ({facts.get('options', '').strip()[:120]})"
@@ -109,6 +224,27 @@ LAUNCH_COMMAND = Recogniser(
         "not found in hostfile",
         "was not reachable via ssh",
         "Hostfile contains multiple entries for",
+        "' not installed.",
+        "Launching training without ssh, but --node_rank is not set correctly",
+        "Unable to detect suitable master address via",
+        "' specified on host '",
+        "Cannot specify num_nodes/gpus with include/exclude",
+        "is absent in RendezvousParameters",
+        "Port is absent in endpoint",
+        "must be a dot-separated list of labels, an IPv4 address, or an IPv6 address",
+        "must be an integer between 0 and 65536",
+        'is not in "MIN:MAX" format',
+        "Unsupported nproc_per_node value",
+        "is not compatible with an interactive environment",
+        "`--use_deepspeed`, `--use_fsdp` at a time",
+        "You need to use at least 2 processes to use `--multi_gpu`",
+        "in Lightning, but the product (",
+        "but process forking is not supported on this platform",
+        "Less than two GPU ids were configured and tried to run on multiple GPUs",
+        "You need to manually pass in `--num_processes` using this config yaml",
+        "torchrun: error: ",
+        "deepspeed: error: ",
+        "launch: error: ",
     ),
     templates=(
         "system:argparse-unrecognized-arguments",
@@ -120,13 +256,58 @@ LAUNCH_COMMAND = Recogniser(
         "deepspeed:hostname-not-found-in-hostfile",
         "deepspeed:using-hostfile-at-but-host-was",
         "deepspeed:hostfile-contains-multiple-entries-for-unable",
+        # deepspeed/launcher/runner.py: its multi-node backend, --no_ssh, the master's address, include/exclude
+        "deepspeed:launcher-not-installed",
+        "deepspeed:launching-training-without-ssh-but-node",
+        "deepspeed:unable-to-detect-suitable-master-address",
+        "deepspeed:no-slot-specified-on-host",
+        "deepspeed:cannot-specify-num-nodes-gpus-with",
+        # torch/distributed/elastic/rendezvous/static_tcp_rendezvous.py, rendezvous/utils.py, run.py
+        "torch:rank-is-absent-in-rendezvousparameters-try",
+        "torch:endpoint-is-absent-in-rendezvousparameterstry-add",
+        "torch:port-is-absent-in-endpoint-try",
+        "torch:the-hostname-of-the-rendezvous-endpoint",
+        "torch:the-port-number-of-the-rendezvous",
+        "torch:nnodes-is-not-in-min-max",
+        "torch:unsupported-nproc-per-node-value",
+        # lightning/pytorch/trainer/connectors/accelerator_connector.py: DDP in a notebook
+        "lightning:trainer-strategy-is-not-compatible-with",
+        # accelerate/commands/launch.py: its own checks of the launch options
+        "accelerate:you-can-only-use-one-of",
+        "accelerate:you-need-to-use-at-least",
+        "accelerate:less-than-two-gpu-ids-were",
+        "accelerate:you-need-to-manually-pass-in",
+        # lightning: devices x num_nodes against torchrun's world size; a fork strategy off Linux
+        "lightning:you-set-devices-and-num-nodes",
+        "lightning:you-selected-trainer-strategy-but-process",
     ),
     match=R(
         rf"unrecognized arguments: (?P<options>[^\n]{{0,300}}?(?:{LAUNCHER_OPTIONS})[^\n]{{0,200}})|"
         r"(?P<hostfile>Hostfile is empty or not formatted correctly|Bad hostfile text[^\n]{0,200}|"
         r"Num nodes is >1 but no extra nodes available via hostfile|Hostfile contains a bad entry[^\n]{0,200}|"
         r"Hostname '[^'\n]{0,100}' not found in hostfile|Hostfile contains multiple entries for[^\n]{0,100}|"
-        r"host=[^\n]{0,100} was not reachable via ssh[^\n]{0,200})"
+        r"host=[^\n]{0,100} was not reachable via ssh[^\n]{0,200})|"
+        r"(?P<ds_launcher>launcher '\w{1,20}' not installed)|"
+        r"(?P<ds_no_ssh>Launching training without ssh, but --node_rank is not set correctly)|"
+        r"(?P<ds_master_addr>Unable to detect suitable master address via[^\n]{0,100})|"
+        r"(?P<ds_include>No slot '[^'\n]{0,40}' specified on host '[^'\n]{0,100}'|"
+        r"Cannot specify num_nodes/gpus with include/exclude)|"
+        r"(?P<static_rdzv>(?:rank|endpoint) is absent in RendezvousParameters[^\n]{0,120}|"
+        r"Port is absent in endpoint[^\n]{0,120})|"
+        r"(?P<rdzv_format>The hostname of the rendezvous endpoint [^\n]{0,200}|The port number of the rendezvous "
+        r"endpoint [^\n]{0,120}|nnodes=[^\n]{0,40} is not in \"MIN:MAX\" format|Unsupported nproc_per_node value: "
+        r"[^\n]{0,40})|"
+        r"(?P<accelerate_mode>You can only use one of `--cpu`[^\n]{0,120}|You need to use at least 2 processes to "
+        r"use `--multi_gpu`|Less than two GPU ids were configured[^\n]{0,80}|You need to manually pass in "
+        r"`--num_processes` using this config yaml)|"
+        r"(?P<lightning_world>You set `devices=\d+` and `num_nodes=\d+` in Lightning, but the product [^\n]{0,80})|"
+        r"(?P<lightning_fork>You selected `Trainer\(strategy=[^\n]{0,40}\)` but process forking is not supported "
+        r"on this platform)|"
+        r"(?P<interactive>`?(?:Trainer|Fabric)\(strategy=[^\n]{0,60}\)`? is not compatible with an interactive environment)|"
+        # the launcher's own argparse (torchrun, deepspeed, accelerate launch); not "launch.py" / "run.py", the
+        # progs of python -m torch.distributed.launch/run, which a training script is often named too
+        r"(?:^|\s)(?P<launcher_prog>torchrun|deepspeed|accelerate <command> \[<args>\] launch): "
+        r"error: (?P<launcher_error>[^\n]{1,300})"
     ),
     facts=(R(r"(?P<prog>[\w./-]{1,100}): error:"),),
     absorbs=("local_rank_argument",),
@@ -176,6 +357,13 @@ RANK_ENV_MISSING = Recogniser(
 
 def _slurm(hits: list[Hit], ctx: Context) -> tuple[str, str]:
     facts = merged(hits)
+    if facts.get("slurm_nodes"):
+        return (
+            f"Lightning and SLURM disagree on the nodes: num_nodes={facts['num_nodes']}, --nodes={facts['slurm_nodes']}"
+            + on_ranks(hits),
+            "Trainer(num_nodes=N) must equal the job's #SBATCH --nodes=N (and devices= its --ntasks-per-node, "
+            "with --gres=gpu:devices); start the script with srun python train.py inside the sbatch script.",
+        )
     summary = "Lightning and SLURM disagree on the tasks per node" + (
         f": devices={facts['devices']}, --ntasks-per-node={facts['ntasks']}" if facts.get("devices") else ""
     )
@@ -195,9 +383,18 @@ SLURM_ENV = Recogniser(
     anchors=(
         "but the number of tasks per node configured in SLURM",
         "in your SLURM bash script, but this variable",
+        "but the number of nodes configured in SLURM",
     ),
-    templates=("lightning:you-set-devices-in-lightning-but", "lightning:you-set-ntasks-in-your-slurm"),
+    templates=(
+        "lightning:you-set-devices-in-lightning-but",
+        "lightning:you-set-ntasks-in-your-slurm",
+        "lightning:you-set-num-nodes-in-lightning",  # lightning/fabric/plugins/environments/slurm.py
+    ),
     facts=(
+        R(
+            r"num_nodes=(?P<num_nodes>\d+)` in Lightning, but the number of nodes configured in SLURM "
+            r"`--nodes=(?P<slurm_nodes>\d+)`"
+        ),
         R(
             r"devices=(?P<devices>\d+)` in Lightning, but the number of tasks per node configured in SLURM "
             r"`--ntasks-per-node=(?P<ntasks>\d+)`"

@@ -219,7 +219,7 @@ def _device_map_sure(hits: list[Hit], ctx: Context) -> bool:
     """accelerate's own checks are certain; DDP's device_ids check only when its message names parameters on
     two GPUs or more; a DTensor without a mesh never alone (tensor parallelism has other ways to get there)."""
     for hit in hits:
-        if hit.facts.get("no_mesh"):
+        if hit.facts.get("no_mesh") or hit.facts.get("device_map_warning"):
             continue
         if hit.facts.get("ddp_device_ids"):
             if _gpus_in(hit.facts.get("ddp_params", "")) > 1:
@@ -236,6 +236,8 @@ DEVICE_MAP_DISTRIBUTED = Recogniser(
         "has been loaded with `device_map='auto'` in any distributed mode",
         "contains `DTensor` parameters",
         "on a different device than the one you're training on",
+        "precision on multiple devices in any distributed mode",
+        "You've set device_map=`auto` while triggering a distributed run with torchrun",
         DDP_DEVICE_IDS,
         NO_MESH,
     ),
@@ -244,6 +246,10 @@ DEVICE_MAP_DISTRIBUTED = Recogniser(
         "accelerate:your-model-contains-dtensor-parameters-which",
         # accelerate/accelerator.py prepare_model: a 4/8-bit model placed on another GPU than this process's
         "accelerate:you-can-train-model-that-has-4",
+        # accelerate/accelerator.py prepare_model: a 4/8-bit model spread over GPUs (device_map) in a DDP run
+        "accelerate:you-can-train-model-that-has-2",
+        # transformers/modeling_utils.py: its warning when from_pretrained(device_map="auto") runs under torchrun
+        "transformers:you-ve-set-device-map-auto",
         # torch/nn/parallel/distributed.py: DDP's check of device_ids against the module's devices
         "torch:distributeddataparallel-device-ids-and-output-device",
         # torch/distributed/tensor/_dispatch.py: a DTensor reaching an op without a mesh (DDP's broadcast)
@@ -255,6 +261,7 @@ DEVICE_MAP_DISTRIBUTED = Recogniser(
     facts=(
         R(rf"(?P<ddp_device_ids>{DDP_DEVICE_IDS})"),
         R(r"module\s+parameters \{(?P<ddp_params>[^}]{0,600})\}"),
+        R(r"(?P<device_map_warning>You've set device_map=`auto` while triggering a distributed run)"),
         R(rf"(?P<no_mesh>{NO_MESH})(?: for (?P<mesh_op>[\w.]{{1,80}}?)!?(?:\s|$))?"),
     ),
     confirm=_device_map_sure,
@@ -382,8 +389,11 @@ def _contiguous(hits: list[Hit], ctx: Context) -> tuple[str, str]:
 NONCONTIGUOUS_TENSOR = Recogniser(
     kind="noncontiguous_tensor",
     title="non-contiguous tensor in a collective",
-    anchors=("Tensors must be contiguous",),
-    templates=("torch_native:tensors-must-be-contiguous",),
+    anchors=("Tensors must be contiguous", "input tensor has to be contiguous"),
+    templates=(
+        "torch_native:tensors-must-be-contiguous",
+        "torch_cpp:input-tensor-has-to-be-contiguous",  # torch/csrc/distributed/c10d (gloo's collectives)
+    ),
     describe=_contiguous,
 )
 

@@ -145,22 +145,43 @@ WATCHDOG_TIMEOUT = Recogniser(
 )
 
 
+def _timeout(hits: list[Hit], ctx: Context) -> tuple[str, str]:
+    if not first(hits, "unique_id"):
+        return _watchdog(hits, ctx)
+    ranks = on_ranks(hits)
+    return (
+        "waited for rank 0 to hand out NCCL's communicator id and timed out: rank 0 did not reach the "
+        f"process group's NCCL set-up in time{ranks}",
+        "Rank 0 creates NCCL's id when it reaches its first collective (or init with device_id) and the "
+        "others wait for it in the store. Rank 0 either failed first (its own error is the cause: read rank "
+        "0's log), or was busy elsewhere longer than the store's timeout: waiting for input (wandb login: run "
+        "`wandb login` or WANDB_MODE=offline), downloading or preprocessing alone before the first collective "
+        "(do it before init_process_group, or raise init_process_group(timeout=timedelta(minutes=60))), or on "
+        "a host the others cannot reach (MASTER_ADDR, firewall).",
+    )
+
+
 COLLECTIVE_TIMEOUT = Recogniser(
     # gloo transport/tcp/unbound_buffer.cc: "Timed out waiting <N>ms for <send|recv> operation to complete";
     # torch elastic utils/store.py: "Timed out waiting on barrier on rank ..." — a collective or a store
-    # barrier that is not NCCL's, where the log tells it apart from the NCCL watchdog's timeout
+    # barrier that is not NCCL's, where the log tells it apart from the NCCL watchdog's timeout;
+    # ProcessGroupNCCL.cpp broadcastUniqueNCCLID: the other ranks' store get of rank 0's ncclUniqueId timed out
     kind="collective_timeout",
     title="collective timeout",
     role="consequence",
-    anchors=("Timed out waiting",),
-    match=R(r"Timed out waiting \d+ms for \w+ operation|Timed out waiting on barrier on rank"),
-    templates=("torch:timed-out-waiting-on-barrier-on",),
+    anchors=("Timed out waiting", "retrieving ncclUniqueId from [0]"),
+    match=R(
+        r"Timed out waiting \d+ms for \w+ operation|Timed out waiting on barrier on rank|"
+        r"retrieving ncclUniqueId from \[0\][^\n]{0,300}(?:Socket Timeout|wait timeout|[Tt]imed out|timeout after)"
+    ),
+    templates=("torch:timed-out-waiting-on-barrier-on", "torch_native:retrieving-ncclUniqueId-from-rank-0"),
     facts=(
+        R(r"(?P<unique_id>retrieving ncclUniqueId from \[0\])"),
         GLOO_TIMEOUT,
         R(r"missing_ranks=\[?(?P<missing>[\d, ]{1,200})"),
         R(r"timeout=(?P<timeout_s>[\d.]+)"),
     ),
-    describe=_watchdog,
+    describe=_timeout,
 )
 
 
@@ -309,6 +330,9 @@ PEER_GONE = Recogniser(
         "nccl:socketprogress-connection-closed-by-remote-peer",
         "system:connection-reset-by-peer",
         "nccl:remote-process-exited-or-there-was",
+        # torch/csrc/distributed/c10d/Utils.hpp (recvBytes/sendBytes): the TCPStore's host went away
+        "torch_cpp:failed-to-recv-got-bytes-connection-2",
+        "torch_cpp:failed-to-send-sent-bytes-connection-2",
     ),
     title="a peer went away",
     role="consequence",
@@ -316,11 +340,13 @@ PEER_GONE = Recogniser(
         "Connection closed by",
         "Connection reset by peer",
         "remote process exited or there was a network error",
+        "Connection was likely closed. Did the remote server shutdown or crash?",
     ),
     generic=(
         "Connection closed by",
         "Connection reset by peer",
         "remote process exited or there was a network error",
+        "Connection was likely closed. Did the remote server shutdown or crash?",
     ),
     facts=(PEER_CLOSED,),
     describe=_peer_gone,
@@ -372,6 +398,20 @@ CHILD_FAILED = Recogniser(
         R(r"exitcode\s*:\s*(?P<exitcode>-?\d+)"),
         R(r"error_file\s*:\s*(?P<error_file>\S{1,500})"),
         R(r"local_rank:\s*(?P<local_rank>\d+)"),
+        # argparse exits with status 2 when it refuses a command line (Lib/argparse.py ArgumentParser.error)
+        R(r"exitcode\s*:\s*(?P<argparse_exit>2)\b"),
+    ),
+    also=(
+        Alternative(
+            "local_rank_argument",
+            "the script's argument parser refusing its command line (argparse exits with code 2), most often "
+            "the --local_rank / --local-rank a launcher adds",
+            "Run one worker's command by hand to see argparse's message; torch.distributed.launch and the "
+            "deepspeed launcher pass --local_rank=N (torch 2.x: --local-rank=N): accept both spellings "
+            "(parser.add_argument('--local-rank', '--local_rank', type=int, default=0)) or use torchrun, which "
+            "passes nothing and sets LOCAL_RANK.",
+            when=("argparse_exit",),
+        ),
     ),
     describe=_child_failed,
 )

@@ -47,6 +47,9 @@ NAN_OVERFLOW = Recogniser(
     templates=(
         "deepspeed:current-loss-scale-already-at-minimum",
         "torch_native:anomaly-returned-nan",
+        # deepspeed/runtime/fp16/loss_scaler.py, fused_optimizer.py: a step skipped at the minimum scale (1)
+        "deepspeed:deepspeed-fp16-dynamic-loss-scale-overflow",
+        "deepspeed:attempted-loss-scale-reducing-to",
     ),
     title="NaN / overflow",
     anchors=(
@@ -69,12 +72,18 @@ NAN_OVERFLOW = Recogniser(
         "gradients from `parameters` is non-finite",
         "but found invalid values",
         "Gradient overflow",
+        "Attempted loss scale: ",
     ),
-    # apex halving its loss scale is normal now and then; down to a fraction it means every step overflows
-    match=R(r"^(?!.*Gradient overflow)|reducing loss scale to (?:0(?:\.\d+)?|\d(?:\.\d+)?e-\d+)\b"),
+    # apex / DeepSpeed halving the loss scale is normal now and then; down to its minimum (DeepSpeed's default
+    # min_loss_scale is 1) or a fraction it means every step overflows
+    match=R(
+        r"^(?!.*(?:Gradient overflow|Attempted loss scale: ))|reducing loss scale to (?:0(?:\.\d+)?|\d(?:\.\d+)?e-\d+)\b|"
+        r"Attempted loss scale: [^\n]{0,40}reducing to (?:1(?:\.0+)?|0(?:\.\d+)?|\d(?:\.\d+)?e-\d+)(?![\d.])"
+    ),
     facts=(
         R(
-            r"(?P<min_scale>loss scale already at minimum|reducing loss scale to (?:0(?:\.\d+)?|\d(?:\.\d+)?e-\d+)\b)"
+            r"(?P<min_scale>loss scale already at minimum|reducing loss scale to (?:0(?:\.\d+)?|\d(?:\.\d+)?e-\d+)\b|"
+            r"Attempted loss scale: [^\n]{0,40}reducing to (?:1(?:\.0+)?|0(?:\.\d+)?)(?![\d.]))"
         ),
         R(
             r"(?P<what>Function '\w+' returned nan values in its \w+ output|Loss became infinite or NaN at "
@@ -88,6 +97,24 @@ NAN_OVERFLOW = Recogniser(
 
 def _unused(hits: list[Hit], ctx: Context) -> tuple[str, str]:
     facts = merged(hits)
+    if facts.get("static_graph"):
+        return (
+            "DDP with static_graph=True: a parameter used in one iteration went unused in the next"
+            + on_ranks(hits),
+            "static_graph=True promises DDP the same used parameters every step, and this model changes them "
+            "(a branch taken only sometimes, a frozen or skipped layer). Drop static_graph (DistributedDataParallel("
+            "model, find_unused_parameters=True) for a graph that changes), or make every step use the same "
+            "parameters.",
+        )
+    if facts.get("zero_unused"):
+        return (
+            "DeepSpeed ZeRO: some parameters got no gradient (not used in producing the loss)"
+            + on_ranks(hits),
+            "A trainable parameter did not take part in the loss this step (an unused layer or head, a branch "
+            "not taken). Remove it or freeze it (requires_grad=False), or let ZeRO skip it: "
+            '"zero_optimization": {"ignore_unused_parameters": true} in the DeepSpeed config (stage 2 refuses '
+            "by default; a model whose used parameters change between steps needs it).",
+        )
     summary = "DDP: some parameters got no gradient (not used in producing the loss)" + on_ranks(hits)
     names = facts.get("names") or facts.get("indices")
     if names:
@@ -111,11 +138,20 @@ def _unused(hits: list[Hit], ctx: Context) -> tuple[str, str]:
 DDP_UNUSED_PARAMETERS = Recogniser(
     # torch/csrc/distributed/c10d/reducer.cpp ("Expected to have finished reduction in the prior iteration")
     kind="ddp_unused_parameters",
-    templates=("torch_cpp:expected-to-have-finished-reduction-in",),
+    templates=(
+        "torch_cpp:expected-to-have-finished-reduction-in",
+        # deepspeed/runtime/zero/stage_1_and_2.py: ZeRO's own check of parameters without a gradient
+        "deepspeed:this-assert-indicates-that-your-module",
+    ),
     title="DDP unused parameters",
-    anchors=("Expected to have finished reduction in the prior iteration",),
+    anchors=(
+        "Expected to have finished reduction in the prior iteration",
+        "This assert indicates that your module has parameters that",
+    ),
     span=6,
     facts=(
+        R(r"(?P<zero_unused>This assert indicates that your module has parameters that)"),
+        R(r"(?P<static_graph>not compatible with static_graph set to True)"),
         R(r"Parameters which did not receive grad for rank \d+: (?P<names>[^\n]{1,400})"),
         R(r"Parameter indices which did not receive grad for rank \d+: (?P<indices>[^\n]{1,400})"),
     ),
@@ -126,6 +162,18 @@ DDP_UNUSED_PARAMETERS = Recogniser(
 def _twice(hits: list[Hit], ctx: Context) -> tuple[str, str]:
     index = first(hits, "index")
     name = first(hits, "name")
+    if first(hits, "zero_twice"):
+        return (
+            f"DeepSpeed ZeRO: the gradient of parameter {first(hits, 'zero_twice')} was computed twice in one "
+            "backward" + on_ranks(hits),
+            "ZeRO reduces each parameter's gradient once per backward; a second one comes from reentrant "
+            "activation checkpointing around layers that run twice, a module (or tied weight) used twice in one "
+            "forward, or two backward() calls per step. Use non-reentrant checkpointing "
+            '(transformers: gradient_checkpointing_kwargs={"use_reentrant": False}; torch.utils.checkpoint.'
+            "checkpoint(..., use_reentrant=False)), call engine.backward once per step, or turn off "
+            'reduce_scatter/contiguous_gradients ("zero_optimization": {"stage": 2, "reduce_scatter": false}) '
+            "for a parameter that is shared on purpose.",
+        )
     summary = (
         "DDP: a parameter was marked ready twice in one iteration"
         + (f" (parameter {name or 'at index ' + index})" if (name or index) else "")
@@ -146,16 +194,53 @@ def _twice(hits: list[Hit], ctx: Context) -> tuple[str, str]:
 DDP_READY_TWICE = Recogniser(
     # torch/csrc/distributed/c10d/reducer.cpp ("Expected to mark a variable ready only once")
     kind="ddp_ready_twice",
-    templates=("torch_cpp:expected-to-mark-variable-ready-only",),
+    templates=(
+        "torch_cpp:expected-to-mark-variable-ready-only",
+        # deepspeed/runtime/zero/stage_1_and_2.py: ZeRO's check of a gradient reduced twice
+        "deepspeed:the-parameter-has-already-been-reduced",
+    ),
     title="DDP parameter marked ready twice",
-    anchors=("Expected to mark a variable ready only once", "has been marked as ready twice"),
+    anchors=(
+        "Expected to mark a variable ready only once",
+        "has been marked as ready twice",
+        "has already been reduced. Gradient computed twice for this partition",
+    ),
     span=2,
     facts=(
+        R(r"The parameter (?P<zero_twice>\S{1,60}) has already been reduced"),
         R(
             r"Parameter at index (?P<index>\d+)(?: with name (?P<name>\S{1,200}))? has been marked as ready twice"
         ),
     ),
     describe=_twice,
+)
+
+
+def _single_sample(hits: list[Hit], ctx: Context) -> tuple[str, str]:
+    size = first(hits, "input_size")
+    summary = "BatchNorm in training mode got a batch of one sample" + (
+        f" (input size {size})" if size else ""
+    )
+    if "saw_dataparallel" in ctx.facts:
+        summary += ": DataParallel split the batch so one replica got a single sample"
+    return (
+        summary + on_ranks(hits),
+        "BatchNorm needs more than one value per channel to compute batch statistics in training. A last "
+        "batch of one (the dataset size modulo the batch size), or DataParallel's split of a small batch over "
+        "GPUs (a batch smaller than 2 x the number of GPUs), gives a replica one sample: use "
+        "DataLoader(..., drop_last=True) and a batch size of at least 2 per GPU; at inference call "
+        "model.eval() first; for batches of one by design, use GroupNorm/LayerNorm instead.",
+    )
+
+
+BATCHNORM_SINGLE_SAMPLE = Recogniser(
+    # torch/nn/functional.py _verify_batch_size (batch_norm in training mode)
+    kind="batchnorm_single_sample",
+    title="BatchNorm given a single sample",
+    anchors=("Expected more than 1 value per channel when training",),
+    templates=("torch_cpp:expected-more-than-value-per-channel",),
+    facts=(R(r"got input size (?P<input_size>torch\.Size\(\[[\d, ]{1,60}\]\)|\[[\d, ]{1,60}\])"),),
+    describe=_single_sample,
 )
 
 
@@ -211,6 +296,14 @@ DATALOADER_SHM = Recogniser(
 
 def _killed(hits: list[Hit], ctx: Context) -> tuple[str, str]:
     facts = merged(hits)
+    if "TIME LIMIT" in facts.get("what", ""):
+        return (
+            f"SLURM killed the job at its time limit: {quote(facts['what'])}" + on_ranks(hits),
+            "The job ran past its --time (#SBATCH --time=HH:MM:SS): ask for more time (within the partition's "
+            "limit, sinfo -o '%P %l'), or save checkpoints often and resubmit to resume (Lightning's "
+            "SLURM auto-requeue, --signal=USR1@90). If the run should have ended earlier, it hung: see where "
+            "with torchdoctor launch --watchdog.",
+        )
     what = quote(facts.get("what", "a worker was killed with SIGKILL"))
     summary = f"a process was killed (SIGKILL): {what}" + on_ranks(hits)
     fix = (
@@ -238,12 +331,14 @@ WORKER_KILLED = Recogniser(
         "Killed process",
         "Killed",
         "exits with return code = -9",
+        "DUE TO TIME LIMIT",
     ),
     match=R(
         r"(?P<what>exitcode\s*:?\s*-9\b[^\n]{0,80}|Signal 9 \(SIGKILL\)[^\n]{0,80}|Signals\.SIGKILL|"
         r"exits with return code = -9\b|"
         r"signal SIGKILL|is killed by signal: Killed|Detected \d+ oom[-_]kill event|task [\d,\-]+: Out Of Memory|Out of memory: Killed process \d+[^\n]{0,60}|^\s*Killed\s*$|"
-        r"line \d+: +\d+ Killed\b[^\n]{0,80})"
+        r"line \d+: +\d+ Killed\b[^\n]{0,80}|exited on signal 9 \(Killed\)|task [\d,\-]+: Killed|"
+        r"CANCELLED AT [^\n]{0,40} DUE TO TIME LIMIT)"
     ),
     templates=(
         "system:shell-killed",
@@ -252,10 +347,16 @@ WORKER_KILLED = Recogniser(
         "system:slurm-oom-kill-events",
         "system:slurm-oom-kill-event",
         "system:srun-task-out-of-memory",
+        "system:openmpi-exited-on-signal",
+        "system:srun-task-killed",
+        "system:slurm-time-limit",
     ),
     # a shell's bare "Killed" is any SIGKILL (a user's kill -9 too); exitcode -9 / the OOM killer confirm it
+    # srun's "task N: Killed" is any SIGKILL too (a time limit, scancel): likely
     confirm=lambda hits, ctx: any(
-        not h.facts.get("what", "").strip().startswith(("Killed", "line")) for h in hits
+        not h.facts.get("what", "").strip().startswith(("Killed", "line"))
+        and not h.facts.get("what", "").strip().endswith(": Killed")
+        for h in hits
     ),
     absorbs=("child_failed",),
     describe=_killed,
@@ -382,6 +483,7 @@ RECOGNISERS = (
     NAN_OVERFLOW,
     DDP_UNUSED_PARAMETERS,
     DDP_READY_TWICE,
+    BATCHNORM_SINGLE_SAMPLE,
     DATALOADER_SHM,
     WORKER_KILLED,
     WORKER_CRASH,

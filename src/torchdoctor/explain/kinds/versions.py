@@ -27,6 +27,15 @@ _NORMAL_FUNCTIONING = R(
 )
 _CANNOT_IMPORT = R(r"cannot import name '(?P<name>\w{1,100})' from '(?P<module>[\w.]{1,200})'")
 _DETECTED = R(r"Detected (?P<package2>\w+) version: (?P<found2>\d+(?:\.[\w+]+)*)")
+# the libraries a training script runs through whose API moves between releases: an attribute missing from one
+# of their modules is a caller written for another release (CPython Objects/moduleobject.c's AttributeError)
+LIBRARIES = (
+    "deepspeed|accelerate|transformers|peft|trl|lightning|pytorch_lightning|lightning_fabric|apex|bitsandbytes|"
+    "flash_attn|xformers|timm|torchvision|torchaudio|diffusers|datasets|megatron|fairscale|torchmetrics"
+)
+_NO_ATTRIBUTE = R(
+    rf"module '(?P<module>(?:{LIBRARIES})(?:\.[\w.]{{1,150}})?)' has no attribute '(?P<name>\w{{1,100}})'"
+)
 
 
 def _dependency(hits: list[Hit], ctx: Context) -> tuple[str, str]:
@@ -53,6 +62,15 @@ def _dependency(hits: list[Hit], ctx: Context) -> tuple[str, str]:
         )
     name, module = facts.get("name", "?"), facts.get("module", "?")
     top = module.split(".")[0]
+    if facts.get("no_attribute"):
+        return (
+            f"module {module} has no attribute {name}: the installed {top} is older or newer than the code "
+            "that uses it" + on_ranks(hits),
+            f"{name} was added to or removed from {top} between releases, and the code calling it was written "
+            f"for another one. Install the {top} version the calling project pins (its requirements file; pip "
+            f"show {top} for the one installed): pip install '{top}==<that version>', or update the calling "
+            "package to a release written for this one.",
+        )
     return (
         f"{module} has no {name}: the installed {top} is likely older or newer than the code that imports it"
         + on_ranks(hits),
@@ -73,6 +91,7 @@ DEPENDENCY_VERSION = Recogniser(
         "lightning:pytorch-requires-deepspeed-detected-deepspeed-version",
         "transformers:using-the-trainer-with-pytorch-requires",
         "system:cannot-import-name",
+        "system:module-has-no-attribute",
     ),
     anchors=(
         "is required for a normal functioning of this module",
@@ -81,14 +100,23 @@ DEPENDENCY_VERSION = Recogniser(
         "requires DeepSpeed >=",
         "requires `accelerate>=",
         "cannot import name",
+        "AttributeError: module '",
     ),
-    # a name that cannot be imported is also a circular import or a file shadowing the package: only likely
-    generic=("cannot import name",),
+    # a name that cannot be imported is also a circular import or a file shadowing the package, an attribute a
+    # library's module lacks also a bug of that release: only likely
+    generic=("cannot import name", "AttributeError: module '"),
     match=R(
         r"is required for a normal functioning|requires [`'\"]?[A-Za-z][\w-]{1,40}[`'\"]? ?(?:version )?>= ?\d|"
-        r"cannot import name '\w{1,100}' from '[\w.]{1,200}'"
+        r"cannot import name '\w{1,100}' from '[\w.]{1,200}'|" + _NO_ATTRIBUTE.pattern
     ),
-    facts=(_NORMAL_FUNCTIONING, _REQUIRES, _CANNOT_IMPORT, _DETECTED),
+    facts=(
+        _NORMAL_FUNCTIONING,
+        _REQUIRES,
+        _CANNOT_IMPORT,
+        _DETECTED,
+        _NO_ATTRIBUTE,
+        R(rf"(?P<no_attribute>module '(?:{LIBRARIES})[\w.]*' has no attribute)"),
+    ),
     describe=_dependency,
 )
 
