@@ -46,7 +46,7 @@ def run(ranks: int, steps: int, env: dict[str, str]) -> tuple[list[dict], str, f
         command = [sys.executable, "-m", "torchdoctor", "launch", "--nproc-per-node", str(ranks), "--stragglers",
                    "--stragglers-dir", out, str(SCRIPT)]  # fmt: skip
         began = time.monotonic()
-        done = subprocess.run(command, capture_output=True, text=True, env=full, timeout=1800)
+        done = _launch(command, full)
         seconds = time.monotonic() - began
         report = Path(out) / "stragglers.json"
         if done.returncode != 0 or not report.exists():
@@ -54,6 +54,24 @@ def run(ranks: int, steps: int, env: dict[str, str]) -> tuple[list[dict], str, f
             raise SystemExit(f"run failed ({done.returncode}): {env}")
         found = json.loads(report.read_text())["findings"][0]
         return found.get("details", {}).get("verdicts", []), done.stderr, seconds
+
+
+def _launch(command: list[str], env: dict[str, str]) -> subprocess.CompletedProcess:
+    """Run one launch; on Ctrl-C or the 30-minute limit, stop it as a terminal would (SIGTERM: the launch
+    stops its ranks) and wait for it, rather than kill it and leave its ranks running."""
+    with subprocess.Popen(
+        command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env
+    ) as launch:
+        try:
+            stdout, stderr = launch.communicate(timeout=1800)
+        except (KeyboardInterrupt, subprocess.TimeoutExpired):
+            launch.terminate()
+            try:
+                launch.communicate(timeout=60)
+            except subprocess.TimeoutExpired:
+                launch.kill()
+            raise
+    return subprocess.CompletedProcess(command, launch.returncode, stdout, stderr)
 
 
 def score_planted(verdicts: list[dict], slow: int, fault: str, steps: int) -> tuple[dict[str, int], Counter]:

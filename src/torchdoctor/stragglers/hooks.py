@@ -181,7 +181,6 @@ def _timed(original: Callable, record: StepRecord, group_position: int | None) -
             if not kwargs.get("async_op"):
                 record.left(entry, time.time())
 
-    wrapper.__torchdoctor_original__ = original
     return wrapper
 
 
