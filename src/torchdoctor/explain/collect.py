@@ -19,6 +19,15 @@ _FAILURE_SUMMARY = "Root Cause (first observed failure)"
 _LIGHTNING = ("pytorch_lightning", "lightning/pytorch", "lightning.pytorch", "lightning_fabric")
 _PID = re.compile(r"\(pid: (\d+)\)")
 _RECENT = 40  # lines read one by one kept, the traceback above a message whose line ends in ":"
+# A message retyped in prose (an issue's text, a word processor, a chat) often has typographic quotes:
+# ‘DeepSpeedCPUAdam’ object has no attribute ‘ds_opt_adam’. The sources print straight ones.
+_TYPOGRAPHIC = str.maketrans({"\u2018": "'", "\u2019": "'", "\u201c": '"', "\u201d": '"'})
+_CURLY = ("\u2018", "\u2019", "\u201c", "\u201d")
+
+
+def straight_quotes(line: str) -> str:
+    """``line`` with typographic quotes (‘ ’ “ ”) as the straight ones the sources print."""
+    return line.translate(_TYPOGRAPHIC) if any(q in line for q in _CURLY) else line
 
 
 def any_anchor(recognisers: tuple[Recogniser, ...]) -> re.Pattern:
@@ -127,6 +136,7 @@ class Collector:
     ) -> None:
         self.ctx.candidates += 1
         self._order += 1
+        line = straight_quotes(line)
         self._context(line)
         if _ERROR_LINE.match(line):
             self.ctx.last_error_line = cut(line.strip(), 300)
@@ -151,7 +161,11 @@ class Collector:
         for recogniser in RECOGNISERS:
             if not any(anchor in line for anchor in recogniser.anchors):
                 continue
-            text = "\n".join([line, *following[: recogniser.span]]) if recogniser.span else line
+            text = (
+                "\n".join([line, *map(straight_quotes, following[: recogniser.span])])
+                if recogniser.span
+                else line
+            )
             facts = recogniser.read(text)
             if facts is None:
                 continue

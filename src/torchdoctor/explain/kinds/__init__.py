@@ -65,6 +65,8 @@ CONTEXT_FACTS: tuple[tuple[str, re.Pattern], ...] = (
     ("DeepSpeed", re.compile(r"(?P<saw_deepspeed>DeepSpeed)")),
     ("DataParallel", re.compile(r"(?P<saw_dataparallel>(?<!Distributed)DataParallel)")),
     ("data_parallel.py", re.compile(r"(?P<saw_dataparallel>data_parallel\.py)")),
+    # scatter_gather.py's gather_map: DataParallel gathering its replicas' outputs
+    ("gather_map", re.compile(r"(?P<saw_dataparallel>\bgather_map\b)")),
     ("ncclSystemError", re.compile(r"(?P<saw_nccl_failure>ncclSystemError)")),
     (
         "nccl",

@@ -55,7 +55,10 @@ def _deepspeed_build(facts: dict) -> tuple[str, str] | None:
             "DeepSpeed's CPU Adam (ZeRO-Offload's optimizer) has no compiled op: cpu_adam failed to build or load "
             "earlier in the log (this AttributeError is printed when the half-made optimizer is deleted)",
             "The cause is the first error above it (the cpu_adam build: CUDA_HOME, nvcc against torch's CUDA, "
-            "the compiler, ninja). " + DEEPSPEED_BUILD_HINT,
+            "the compiler, ninja). On CUDA the CPU ops (cpu_adam, cpu_adagrad, cpu_lion) also link CUDA's "
+            "random-number library (op_builder's TorchCPUOpBuilder adds -lcurand): the toolkit in CUDA_HOME "
+            "must have lib64/libcurand.so (a runtime-only container image or a pip/conda CUDA without curand "
+            "lacks it: use a -devel image or install the toolkit's curand). " + DEEPSPEED_BUILD_HINT,
         )
     if facts.get("why"):
         why = facts["why"].strip()
@@ -421,6 +424,23 @@ def _import(hits: list[Hit], ctx: Context) -> tuple[str, str]:
             "one rank first:\nrm -rf ~/.cache/torch_extensions   # then rerun; `ds_report` checks DeepSpeed's ops"
         )
         return summary, fix
+    if facts.get("no_kernel_op"):
+        namespace, backend = facts["no_kernel_op"].split("::")[0], facts["no_kernel_backend"]
+        summary = (
+            f"{facts['no_kernel_op']} has no {backend} kernel in the build loaded: the compiled {namespace} "
+            f"extension was built without {backend} (or an older build of it is loaded instead)"
+        )
+        fix = (
+            f"Ops of {namespace}:: come from its compiled extension, and this one was loaded without {backend} "
+            "kernels: a CPU-only build (no nvcc/CUDA_HOME when it was built), a stale build that shadows the "
+            "right one (two _C*.so files, an old build/ folder first on the path), or a wheel for another torch "
+            f"or CUDA. See which file is loaded (python -c 'import {namespace}; print({namespace}.__file__)'), "
+            "remove stale builds (pip uninstall until it is gone; rm -rf build/ and stray .so files), and "
+            f"rebuild or reinstall it with {backend} for the torch installed (nvcc on PATH, CUDA_HOME set, "
+            "FORCE_CUDA=1 where the package reads it; torchvision/torchaudio: the wheel from the same index "
+            "as torch)."
+        )
+        return summary, fix
     if facts.get("apex"):
         summary = "the fused optimizers need NVIDIA apex built with its C++/CUDA extensions, which this process lacks"
         fix = (
@@ -493,6 +513,9 @@ EXTENSION_IMPORT = Recogniser(
         # DeepSpeed op_builder/builder.py: ops prebuilt at install against another torch / CUDA
         "deepspeed:pytorch-version-mismatch-deepspeed-ops-were",
         "deepspeed:cuda-version-mismatch-deepspeed-ops-were",
+        # aten/src/ATen/core/dispatch/OperatorEntry.cpp: an op of an extension's namespace without a kernel
+        # for the GPU backend
+        "torch_native:could-not-run-with-arguments-from-backend",
     ),
     title="compiled extension does not load",
     anchors=(
@@ -501,9 +524,13 @@ EXTENSION_IMPORT = Recogniser(
         "version `GLIBCXX_",
         "APEX and CUDA required for fused optimizers",
         "DeepSpeed ops were compiled and installed with a different version",
+        "' with arguments from the '",
     ),
     match=R(
         r"(?:Import|OS)Error: [^\n]{0,300}(?:undefined symbol|cannot open shared object file|version `GLIBCXX_)|"
+        # torch's own ops (aten::, prim::) and the quantized ones, CPU-only by design, are not an extension's
+        r"Could not run '(?P<no_kernel_op>(?!aten::|prim::|_?quantized::)\w{1,60}::\w{1,100})' with arguments "
+        r"from the '(?P<no_kernel_backend>CUDA|HIP)' backend|"
         r"(?P<apex>APEX and CUDA required for fused optimizers)|"
         r"(?P<ds_prebuilt>PyTorch|CUDA|HIP) version mismatch! DeepSpeed ops were compiled"
     ),
@@ -522,6 +549,7 @@ EXTENSION_IMPORT = Recogniser(
     # "cannot open shared object file" is a missing runtime or a broken install: certain only for a compiled
     # module that does not match (torch's own C++ symbol missing, a libstdc++ too old); a plain C symbol
     # missing has other causes too (a torch build that does not export it, the load order)
+    # an op without a GPU kernel may also be one its package never wrote for the GPU: only likely
     confirm=lambda hits, ctx: any(
         "glibcxx" in h.facts or "ds_prebuilt" in h.facts or _torch_abi(h.facts.get("symbol", ""))
         for h in hits

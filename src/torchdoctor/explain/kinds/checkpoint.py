@@ -327,7 +327,62 @@ CHECKPOINT_WORLD_SIZE = Recogniser(
 )
 
 
+def _torn_checkpoint(hits: list[Hit], ctx: Context) -> tuple[str, str]:
+    facts = merged(hits)
+    what = (facts.get("zip_error") or facts.get("missing_record") or "").strip()
+    return (
+        "the checkpoint file is not a whole archive (torch.load" + (f": {what[:120]}" if what else "") + "): "
+        "it was written by several processes at once, or its save or copy did not finish" + on_ranks(hits),
+        "torch.save writes a zip archive whose directory comes last: a file two ranks wrote at the same time, or "
+        "one cut short (a job killed while saving, a full disk, an interrupted download), fails to load. Save on "
+        "one process only, the main process (rank 0):\n"
+        "if torch.distributed.get_rank() == 0: torch.save(state, path)\n"
+        "torch.distributed.barrier()   # the others wait before loading it\n"
+        "(Lightning, accelerate and the HF Trainer already do; a script's own save in the training loop often "
+        "does not). Write to a temporary name and rename it when done, so a cut save never replaces a good "
+        "file; this file is lost: load an earlier checkpoint or download it again.",
+    )
+
+
+CONCURRENT_CHECKPOINT_WRITE = Recogniser(
+    # caffe2/serialize/inline_container.cc (PyTorchStreamReader): the zip's central directory or a record is
+    # missing. Several ranks writing one file and a save cut short leave the same torn archive: only likely,
+    # certain when the log shows more than one rank
+    kind="concurrent_checkpoint_write",
+    title="checkpoint file torn by concurrent or interrupted writes",
+    anchors=(
+        "PytorchStreamReader failed reading zip archive",
+        "PytorchStreamReader failed locating file",
+        "] . file not found: ",
+        # the zip's records are archive/data/<n>, archive/data.pkl: the same message, however the line was typed
+        "file not found: archive/",
+    ),
+    templates=(
+        "torch_native:pytorchstreamreader-failed-reading-zip-archive",
+        "torch_native:pytorchstreamreader-failed-locating-file",
+        "torch_native:inline-container-file-not-found",
+    ),
+    match=R(
+        r"PytorchStreamReader failed (?:reading|locating)|inline_container\.cc:\d+\] ?\. file not found: "
+    ),
+    facts=(
+        R(r"failed reading zip archive: (?P<zip_error>[^\n]{1,120})"),
+        R(r"(?P<missing_record>(?:file not found: |failed locating file )[\w./-]{0,119}[\w/-])"),
+    ),
+    confirm=lambda hits, ctx: len(ctx.ranks) > 1,
+    also=(
+        Alternative(
+            "checkpoint_truncated",
+            "a save, copy or download cut short (a job killed while saving, a full disk)",
+            "Load an earlier checkpoint or download the file again (compare its size with the source's); save to "
+            "a temporary name and rename it when done.",
+        ),
+    ),
+    describe=_torn_checkpoint,
+)
+
 RECOGNISERS = (
+    CONCURRENT_CHECKPOINT_WRITE,
     CHECKPOINT_WORLD_SIZE,
     CHECKPOINT_DEVICE_MAP,
     FSDP_WRAP_CONFIG,

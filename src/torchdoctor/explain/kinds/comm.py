@@ -629,6 +629,18 @@ def _gpu_selection(hits: list[Hit], ctx: Context) -> tuple[str, str]:
         "Start at most one process per GPU (--nproc_per_node = the number of GPUs on that host), and do not set "
         "CUDA_VISIBLE_DEVICES to one GPU for every rank of a host; with one GPU per host, LOCAL_RANK is 0 on each."
     )
+    odd = next((h.facts for h in hits if "odd_gpu" in h.facts), None)
+    if odd is not None:
+        return (
+            f"the GPUs of this run are not alike (DataParallel warns GPU {odd['odd_gpu']} has less than 75% of "
+            f"the memory or cores of GPU {odd['big_gpu']}) and NCCL failed right after: GPUs of different "
+            "models in one job" + on_ranks(hits),
+            f"Leave the odd GPU out so that the job runs on GPUs of one model: CUDA_VISIBLE_DEVICES=<the other "
+            f"GPUs' indices, without {odd['odd_gpu']}> python train.py (or nn.DataParallel(model, "
+            "device_ids=[...]) without it); nvidia-smi -L lists the models. NCCL (which DataParallel uses to "
+            "broadcast the weights) may fail between GPUs of different architectures, and the slowest one sets "
+            "every step's pace anyway.",
+        )
     fsdp = next((h.facts for h in hits if "fsdp_device" in h.facts), None)
     if fsdp is not None:
         return (
@@ -679,6 +691,7 @@ GPU_SELECTION = Recogniser(
     anchors=(
         "invalid usage",
         "busy or unavailable",
+        "There is an imbalance between your GPUs",
         "mismatchs with NCCL device",
         "Inconsistent compute device and `device_id`",
         "don't match the local rank values of processes",
@@ -693,16 +706,23 @@ GPU_SELECTION = Recogniser(
         "torch:inconsistent-compute-device-and-device-id",
         # lightning/fabric/strategies/ddp.py: devices chosen by index that are not the local ranks' GPUs
         "lightning:the-selected-device-indices-don-match",
+        # torch/nn/parallel/data_parallel.py (_check_balance): GPUs of unequal size in one DataParallel, here
+        # only when an NCCL failure follows within the lines after it
+        "torch_native:dataparallel-imbalance-between-gpus",
     ),
     match=R(
         r"(?P<invalid_usage>NCCL[^\n]{0,300}invalid usage|ncclInvalidUsage)|(?P<busy>busy or unavailable)|"
         r"(?P<buffer>\w+) allocated on device (?P<buffer_device>\d+) mismatchs with NCCL device (?P<nccl_device>\d+)|"
         r"Inconsistent compute device and `device_id` on rank \d+: (?P<fsdp_device>[\w:]{1,20}) vs "
         r"(?P<fsdp_id>[\w:]{1,20})|"
-        r"(?P<lightning_indices>The selected device indices [^\n]{0,60} don't match the local rank values)"
+        r"(?P<lightning_indices>The selected device indices [^\n]{0,60} don't match the local rank values)|"
+        r"There is an imbalance between your GPUs\. You may want to exclude GPU (?P<odd_gpu>\d+) which\s+has "
+        r"less than 75% of the memory or cores of GPU (?P<big_gpu>\d+)\.(?=[\s\S]{0,900}?(?:NCCL|nccl)\w* ?"
+        r"(?:[Ee]rror|WARN|[Ii]nvalid|[Uu]nhandled))"
     ),
+    span=8,
     # both messages name what went wrong, not which choice caused it: only likely
-    generic=("invalid usage", "busy or unavailable"),
+    generic=("invalid usage", "busy or unavailable", "There is an imbalance between your GPUs"),
     # NCCL's init returns ncclInvalidUsage after its "Duplicate GPU detected" WARN, which only NCCL_DEBUG=WARN
     # shows: an "invalid usage" alone may be two ranks on one GPU
     also=(
@@ -764,7 +784,10 @@ def _backend(hits: list[Hit], ctx: Context) -> tuple[str, str]:
     fix = (
         "Windows and macOS builds of torch have no NCCL (and only some have MPI): use the gloo backend, "
         "init_process_group(backend='gloo') (or change nccl to gloo in the training config). For NCCL, run on "
-        "Linux with a CUDA build of torch."
+        "Linux with a CUDA build of torch: on Linux this message means the torch installed is a CPU-only or "
+        "broken one (torch.version.cuda is None, torch.distributed.is_nccl_available() is False) — reinstall "
+        "the CUDA build from pytorch.org's index (pip install torch --index-url "
+        "https://download.pytorch.org/whl/cu<XY>, or conda's pytorch-cuda) in the environment the job runs in."
     )
     if facts.get("device_type"):
         summary = f"no backend for device type {facts['device_type']} (a tensor on the wrong device for the backend)"

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 
-from torchdoctor.explain.recognisers import Context, Hit, Recogniser, merged, on_ranks
+from torchdoctor.explain.recognisers import Alternative, Context, Hit, Recogniser, merged, on_ranks
 
 R = re.compile
 
@@ -103,6 +103,15 @@ RENDEZVOUS_ARGS_FIX = (
 
 # (fact, what it is, what to do): the launchers' own refusals of their command line, as the sources word them
 LAUNCHER_REFUSALS: tuple[tuple[str, str, str], ...] = (
+    (
+        "rdzv_port0",
+        "the workers wait for a TCPStore on port 0: the rendezvous endpoint (or MASTER_PORT) the launch was "
+        "given has no port, so nothing ever listens there",
+        "Give the rendezvous a real port: torchrun --rdzv-endpoint=HOST:29500 (or --master_port=29500 with the "
+        "default static rendezvous), and check what builds the torchrun command (a job launcher's own rdzv "
+        "settings) for an endpoint without its :PORT. On one node, torchrun --standalone --nproc_per_node=N "
+        "picks a free local port itself.",
+    ),
     (
         "ds_launcher",
         "the deepspeed launcher's multi-node backend is not installed",
@@ -228,6 +237,7 @@ LAUNCH_COMMAND = Recogniser(
         "Launching training without ssh, but --node_rank is not set correctly",
         "Unable to detect suitable master address via",
         "' specified on host '",
+        "is listening yet, will retry",
         "Cannot specify num_nodes/gpus with include/exclude",
         "is absent in RendezvousParameters",
         "Port is absent in endpoint",
@@ -259,6 +269,8 @@ LAUNCH_COMMAND = Recogniser(
         # deepspeed/launcher/runner.py: its multi-node backend, --no_ssh, the master's address, include/exclude
         "deepspeed:launcher-not-installed",
         "deepspeed:launching-training-without-ssh-but-node",
+        # torch/csrc/distributed/c10d/socket.cpp: the client's retry while the store is not up, here on port 0
+        "torch_cpp:no-socket-on-is-listening-yet",
         "deepspeed:unable-to-detect-suitable-master-address",
         "deepspeed:no-slot-specified-on-host",
         "deepspeed:cannot-specify-num-nodes-gpus-with",
@@ -290,6 +302,7 @@ LAUNCH_COMMAND = Recogniser(
         r"(?P<ds_launcher>launcher '\w{1,20}' not installed)|"
         r"(?P<ds_no_ssh>Launching training without ssh, but --node_rank is not set correctly)|"
         r"(?P<ds_master_addr>Unable to detect suitable master address via[^\n]{0,100})|"
+        r"No socket on \((?P<rdzv_port0>[^,()\s]{1,255}), 0\) is listening yet|"
         r"(?P<ds_include>No slot '[^'\n]{0,40}' specified on host '[^'\n]{0,100}'|"
         r"Cannot specify num_nodes/gpus with include/exclude)|"
         r"(?P<static_rdzv>(?:rank|endpoint) is absent in RendezvousParameters[^\n]{0,120}|"
@@ -309,8 +322,26 @@ LAUNCH_COMMAND = Recogniser(
         r"(?:^|\s)(?P<launcher_prog>torchrun|deepspeed|accelerate <command> \[<args>\] launch): "
         r"error: (?P<launcher_error>[^\n]{1,300})"
     ),
-    facts=(R(r"(?P<prog>[\w./-]{1,100}): error:"),),
+    facts=(
+        R(r"(?P<prog>[\w./-]{1,100}): error:"),
+        # the launcher writes --include=localhost:<CUDA_VISIBLE_DEVICES> itself, on a single node only
+        R(r"(?P<ds_no_slot>No slot '[^'\n]{0,40}' specified on host 'localhost')"),
+    ),
     absorbs=("local_rank_argument",),
+    # deepspeed's "No slot 'N' specified on host" is an --include naming a slot the host lacks, which the
+    # launcher itself writes from CUDA_VISIBLE_DEVICES (runner.py: "setting --include=localhost:0,2") and,
+    # before deepspeedai/DeepSpeed#6530 (2024), checked against 0..count-1: only likely
+    confirm=lambda hits, ctx: not all(h.facts.get("ds_no_slot") for h in hits),
+    also=(
+        Alternative(
+            "library_version_bug",
+            "the deepspeed launcher's own handling of CUDA_VISIBLE_DEVICES (fixed in DeepSpeed in 2024)",
+            "With CUDA_VISIBLE_DEVICES=0,2 the launcher passes --include localhost:0,2 itself, and releases "
+            "before deepspeedai/DeepSpeed#6530 refuse GPU ids that are not 0..n-1: upgrade DeepSpeed (pip "
+            "install -U deepspeed), or unset CUDA_VISIBLE_DEVICES and pass deepspeed --include localhost:0,2.",
+            when=("ds_no_slot",),
+        ),
+    ),
     describe=_launch_command,
 )
 

@@ -75,6 +75,9 @@ DEVICE_MISMATCH = Recogniser(
     title="tensors on different devices",
     anchors=(
         "tensors to be on the same device",
+        # torch.cat's check (aten/src/ATen/native/TensorShape.cpp): "(torch.cat(): a|A)ll input tensors must be
+        # on the same device. Received cuda:0 and cuda:1" (torch.stack and gathers of a list go through it too)
+        "must be on the same device. Received ",
         "module must have its parameters and buffers on device",
         "should be the same or input should be a MKLDNN tensor",
         "Expected object of backend",
@@ -85,6 +88,8 @@ DEVICE_MISMATCH = Recogniser(
     templates=(
         "torch_native:expected-all-tensors-same-device",
         "torch_native:expected-all-tensors-same-device-got",
+        "torch_native:cat-all-input-tensors-same-device",
+        "torch_native:cat-all-input-tensors-same-device-2",
         "torch:module-must-have-its-parameters-and",
         "torch_native:input-type-and-weight-type",
         "torch_native:expected-object-of-backend",
@@ -97,6 +102,7 @@ DEVICE_MISMATCH = Recogniser(
     span=3,
     facts=(
         R(r"found at least two devices,\s*(?P<device_a>[\w:]{1,20}) and (?P<device_b>[\w:]{1,20})"),
+        R(r"same device\. Received (?P<device_a>[\w:]{1,20}) and (?P<device_b>[\w:]{1,20})"),
         R(
             r"on device (?P<device_a>[\w:]{1,20}) \((?P<device_ids>device_ids)\[0\]\) but found one of them on device: "
             r"(?P<device_b>[\w:]{1,20})"
@@ -510,7 +516,43 @@ MPI_IMPLEMENTATION = Recogniser(
 )
 
 
+def _dp_output(hits: list[Hit], ctx: Context) -> tuple[str, str]:
+    return (
+        "nn.DataParallel could not gather the replicas' outputs: forward returned something its gather does "
+        "not combine (a torch.distributions object, a custom class, a None or a number inside a dict)"
+        + on_ranks(hits),
+        "DataParallel's gather (torch/nn/parallel/scatter_gather.py) concatenates tensors and goes into "
+        "tuples, lists and dicts of tensors only. Return tensors from forward (a distribution's parameters "
+        "rather than the distribution; the loss computed inside forward), or use DistributedDataParallel "
+        "(one process per GPU), which never gathers outputs; on one GPU, do not wrap the model.",
+    )
+
+
+DATAPARALLEL_OUTPUT = Recogniser(
+    # CPython's zip() raising inside scatter_gather.py's gather_map (`type(out)(map(gather_map,
+    # zip(*outputs)))`) when an output is neither a tensor nor a container of tensors; any zip over a
+    # non-iterable prints it, so only with DataParallel (or its gather_map) in the log, and only likely: a
+    # framework's own DataParallel wrapper returning such outputs is that framework's bug
+    kind="dataparallel_output",
+    title="DataParallel output that cannot be gathered",
+    anchors=("must support iteration",),
+    templates=("system:zip-argument-must-support-iteration",),
+    match=R(r"zip argument (?:#\d+ )?must support iteration"),
+    requires=("saw_dataparallel",),
+    generic=("must support iteration",),
+    also=(
+        Alternative(
+            "library_version_bug",
+            "a training framework's own DataParallel wrapper (a dp strategy) returning such outputs",
+            "If a framework runs the DataParallel for you (e.g. PyTorch Lightning's 'dp' strategy), this is a "
+            "bug of some of its releases: upgrade it (pip install -U pytorch-lightning) or use its ddp strategy.",
+        ),
+    ),
+    describe=_dp_output,
+)
+
 RECOGNISERS = (
+    DATAPARALLEL_OUTPUT,
     CUDA_FORK,
     DP_NONSCALAR_LOSS,
     DDP_NO_GRAD_PARAMS,

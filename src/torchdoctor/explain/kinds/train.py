@@ -476,7 +476,31 @@ SPAWN_MAIN_GUARD = Recogniser(
 )
 
 
+def _sampler_shuffle(hits: list[Hit], ctx: Context) -> tuple[str, str]:
+    return (
+        "a DataLoader was given both a sampler and shuffle=True" + on_ranks(hits),
+        "A sampler decides the order itself, so DataLoader refuses shuffle=True beside it. Under distributed "
+        "training pass the shuffle to the sampler and leave the DataLoader's off:\n"
+        "sampler = DistributedSampler(dataset, shuffle=True)\n"
+        "loader = DataLoader(dataset, batch_size=..., sampler=sampler, shuffle=False)\n"
+        "and call sampler.set_epoch(epoch) at the start of each epoch. Where a library builds the DataLoader, "
+        "turn its shuffle option off for distributed runs, or update it (a release that hard-codes "
+        "shuffle=True next to its own sampler has this bug).",
+    )
+
+
+DATALOADER_SAMPLER_SHUFFLE = Recogniser(
+    # torch/utils/data/dataloader.py: DataLoader.__init__ checks its options before anything is loaded
+    kind="dataloader_sampler_shuffle",
+    title="DataLoader given both a sampler and shuffle",
+    anchors=("sampler option is mutually exclusive with shuffle",),
+    templates=("torch:sampler-option-is-mutually-exclusive-with",),
+    reject=R(r"batch_sampler option is mutually exclusive"),
+    describe=_sampler_shuffle,
+)
+
 RECOGNISERS = (
+    DATALOADER_SAMPLER_SHUFFLE,
     DDP_MODULE_ATTRIBUTE,
     SPAWN_MAIN_GUARD,
     SPAWN_PICKLING,

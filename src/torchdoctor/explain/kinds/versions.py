@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 
 from torchdoctor.explain.first_failure import Raised, cut
-from torchdoctor.explain.recognisers import Context, Hit, Recogniser, merged, on_ranks
+from torchdoctor.explain.recognisers import Alternative, Context, Hit, Recogniser, merged, on_ranks
 
 R = re.compile
 
@@ -35,6 +35,15 @@ LIBRARIES = (
 )
 _NO_ATTRIBUTE = R(
     rf"module '(?P<module>(?:{LIBRARIES})(?:\.[\w.]{{1,150}})?)' has no attribute '(?P<name>\w{{1,100}})'"
+)
+# DeepSpeed's engine and optimizer classes (deepspeed/runtime/engine.py, zero/stage_1_and_2.py, zero/stage3.py,
+# fp16/*.py, pipe/engine.py), whose attributes transformers' Trainer, accelerate and Lightning call into: one
+# missing is a caller written for another DeepSpeed release (or that release's bug). Not cpu_adam's
+# ds_opt_adam, which is a failed op build (build.py).
+_DS_OBJECT = R(
+    r"'(?P<ds_class>DeepSpeed(?:Engine|ZeroOptimizer\w{0,20}|Light\w{0,20}|Hybrid\w{0,20})|"
+    r"(?:FP16|BF16)_\w{0,40}Optimizer\w{0,20}|PipelineEngine|DeepSpeedZeRoOffload)' object has no attribute "
+    r"'(?P<ds_attribute>(?!ds_opt_adam')\w{1,100})'"
 )
 
 
@@ -59,6 +68,18 @@ def _dependency(hits: list[Hit], ctx: Context) -> tuple[str, str]:
             f"Upgrade {package} to the version named (or turn the feature off):\n"
             f"pip install -U '{package}>={needed}'\n"
             "Then check that the other packages still agree: pip check",
+        )
+    if facts.get("ds_class"):
+        cls, attribute = facts["ds_class"], facts["ds_attribute"]
+        return (
+            f"'{cls}' object has no attribute '{attribute}': the code calling DeepSpeed (transformers' Trainer, "
+            "accelerate, Lightning) was likely written for another DeepSpeed release, or the other way round"
+            + on_ranks(hits),
+            f"DeepSpeed's {cls} gained or lost {attribute} between releases, and the package calling it expects "
+            "the other. Install versions that agree: pip show deepspeed accelerate transformers, then upgrade "
+            "the caller to a release written for this DeepSpeed (pip install -U accelerate transformers) or "
+            "install the DeepSpeed release the project pins (pip install 'deepspeed==<that version>'); the "
+            "calling package's issues name the pairs that work.",
         )
     name, module = facts.get("name", "?"), facts.get("module", "?")
     top = module.split(".")[0]
@@ -92,6 +113,7 @@ DEPENDENCY_VERSION = Recogniser(
         "transformers:using-the-trainer-with-pytorch-requires",
         "system:cannot-import-name",
         "system:module-has-no-attribute",
+        "system:object-has-no-attribute",
     ),
     anchors=(
         "is required for a normal functioning of this module",
@@ -101,13 +123,31 @@ DEPENDENCY_VERSION = Recogniser(
         "requires `accelerate>=",
         "cannot import name",
         "AttributeError: module '",
+        "ZeroOptimizer' object has no attribute '",
+        "ZeroOptimizer_Stage3' object has no attribute '",
+        "Optimizer_Stage3' object has no attribute '",
+        "DeepSpeedEngine' object has no attribute '",
+        "PipelineEngine' object has no attribute '",
+        "DeepSpeedZeRoOffload' object has no attribute '",
     ),
     # a name that cannot be imported is also a circular import or a file shadowing the package, an attribute a
-    # library's module lacks also a bug of that release: only likely
-    generic=("cannot import name", "AttributeError: module '"),
+    # library's module or object lacks also a bug of that release: only likely
+    generic=(
+        "cannot import name",
+        "AttributeError: module '",
+        "ZeroOptimizer' object has no attribute '",
+        "ZeroOptimizer_Stage3' object has no attribute '",
+        "Optimizer_Stage3' object has no attribute '",
+        "DeepSpeedEngine' object has no attribute '",
+        "PipelineEngine' object has no attribute '",
+        "DeepSpeedZeRoOffload' object has no attribute '",
+    ),
     match=R(
         r"is required for a normal functioning|requires [`'\"]?[A-Za-z][\w-]{1,40}[`'\"]? ?(?:version )?>= ?\d|"
-        r"cannot import name '\w{1,100}' from '[\w.]{1,200}'|" + _NO_ATTRIBUTE.pattern
+        r"cannot import name '\w{1,100}' from '[\w.]{1,200}'|"
+        + _NO_ATTRIBUTE.pattern
+        + "|"
+        + _DS_OBJECT.pattern
     ),
     facts=(
         _NORMAL_FUNCTIONING,
@@ -116,6 +156,16 @@ DEPENDENCY_VERSION = Recogniser(
         _DETECTED,
         _NO_ATTRIBUTE,
         R(rf"(?P<no_attribute>module '(?:{LIBRARIES})[\w.]*' has no attribute)"),
+        _DS_OBJECT,
+    ),
+    also=(
+        Alternative(
+            "library_version_bug",
+            "a bug of the release installed",
+            "Search the package's issues for the message: a release that broke it is usually fixed in the next "
+            "one (pip install -U <package>) or avoided by the one before it.",
+            when=("ds_class",),
+        ),
     ),
     describe=_dependency,
 )
