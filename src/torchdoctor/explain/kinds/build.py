@@ -120,6 +120,14 @@ def _build(hits: list[Hit], ctx: Context) -> tuple[str, str]:
         if deepspeed:
             fix += "\n" + DEEPSPEED_BUILD_HINT
         return summary, fix
+    if facts.get("torch_arch"):
+        return (
+            f"torch's extension builder does not know the architecture {facts['torch_arch']} "
+            "(TORCH_CUDA_ARCH_LIST, or the GPU it detected)",
+            "TORCH_CUDA_ARCH_LIST lists compute capabilities as this torch names them, separated by ; or spaces "
+            '(e.g. TORCH_CUDA_ARCH_LIST="8.0;8.6;9.0+PTX"): correct or unset it; a GPU newer than this torch '
+            "release needs a newer torch (and CUDA toolkit) to build for it.",
+        )
     if facts.get("arch"):
         return (
             f"nvcc does not know the GPU architecture {facts['arch']}",
@@ -263,6 +271,8 @@ CUDA_BUILD = Recogniser(
         "deepspeed:deepspeed-jit-builder-for-cannot-probe",
         # deepspeed/ops/adam/cpu_adam.py __del__ after CPUAdamBuilder().load() failed
         "third_party:deepspeed-cpuadam-no-ds-opt-adam",
+        # torch/utils/cpp_extension.py _get_cuda_arch_flags: TORCH_CUDA_ARCH_LIST (or the GPU) it cannot name
+        "torch:unknown-cuda-arch-or-gpu-not",
     ),
     title="CUDA extension build failed",
     # lines that say only that a build failed (any compile or link error prints them): likely alone; the
@@ -321,6 +331,7 @@ CUDA_BUILD = Recogniser(
         "found no CUDA devices. Set TORCH_CUDA_ARCH_LIST",
         "cannot probe CUDA device capabilities in a forked subprocess",
         "object has no attribute 'ds_opt_adam'",
+        "Unknown CUDA arch (",
     ),
     # DeepSpeed prints the mismatch as a warning too, when the pair is known to work or DS_SKIP_CUDA_CHECK=1;
     # setuptools' "command '...' failed with exit" counts only for a compiler
@@ -340,6 +351,7 @@ CUDA_BUILD = Recogniser(
             r"compile\s+PyTorch \((?P<torch_cuda>[\d.]+)\)"
         ),
         R(r"Unsupported gpu architecture '(?P<arch>compute_\w+)'"),
+        R(r"Unknown CUDA arch \((?P<torch_arch>[^)\n]{1,60})\) or GPU not supported"),
         R(r"(?P<no_cuda_home>CUDA_HOME environment variable is not set)"),
         R(r"Error building extension '(?P<extension>[\w.\-]{1,100})'"),
         R(r"Failed building wheel for (?P<extension>[\w.\-]{1,100})"),

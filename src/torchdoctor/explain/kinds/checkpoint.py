@@ -114,11 +114,22 @@ MODEL_CHECKPOINT_MISMATCH = Recogniser(
     # from checkpoint, the shape in current model is {}."
     kind="model_checkpoint_mismatch",
     title="checkpoint of a model of another shape",
-    anchors=("size mismatch for",),
-    templates=("torch_native:size-mismatch-for",),
+    anchors=("size mismatch for", "Size mismatch between saved "),
+    templates=(
+        "torch_native:size-mismatch-for",
+        # torch/distributed/checkpoint/default_planner.py: a distributed checkpoint loaded into another shape
+        "torch:size-mismatch-between-saved-and-current",
+    ),
     match=R(
         r"size mismatch for (?P<param>[\w.]{1,200}): copying a param with shape (?P<saved_shape>[^\n]{1,100}?) "
-        r"from checkpoint, the shape in current model is (?P<model_shape>[^\n]{1,100}?)\.?$"
+        r"from checkpoint, the shape in current model is (?P<model_shape>[^\n]{1,100}?)\.?$|"
+        r"Size mismatch between saved [^\n]{1,100} and current: [^\n]{1,100} for [\w.]{1,200}"
+    ),
+    facts=(
+        R(
+            r"Size mismatch between saved (?P<saved_shape>[^\n]{1,100}?) and current: (?P<model_shape>[^\n]{1,100}?) "
+            r"for (?P<param>[\w.]{1,200})"
+        ),
     ),
     # a parameter of shape [0] in the model is a ZeRO-3 partition, not another architecture (kinds/deepspeed.py)
     reject=R(r"the shape in current model is torch\.Size\(\[0\]\)"),

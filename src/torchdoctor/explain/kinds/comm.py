@@ -474,13 +474,18 @@ NCCL_SYSTEM_ERROR = Recogniser(
         "nccl:call-to-posix-fallocate-failed",
         "nccl:call-to-mmap-failed",
         "nccl:call-to-shm-open-failed",
+        # os/linux.cc, os/windows.cc, misc/shmutils.cc: "Error while %s shared memory segment %s (size %ld)",
+        # creating or attaching to the segment in /dev/shm
+        "nccl:error-while-shared-memory-segment-size",
+        "nccl:error-while-shared-memory-segment-size-2",
+        "nccl:error-while-shared-memory-segment-size-3",
     ),
     title="NCCL system error",
     anchors=(
         "unhandled system error",
         "ncclSystemError",
         "shm_open failed",
-        "creating shared memory segment",
+        "shared memory segment",
         "Error: failed to extend ",
         "failed to create shared memory file",
         "Call to posix_fallocate failed",
@@ -491,7 +496,8 @@ NCCL_SYSTEM_ERROR = Recogniser(
     span=2,
     facts=(
         R(
-            r"(?P<shm_error>(?:Call to )?shm_open failed ?: [^\n]{1,100}|Error while creating shared memory segment [^\n(]{1,200}|"
+            r"(?P<shm_error>(?:Call to )?shm_open failed ?: [^\n]{1,100}|Error while (?:creating|attaching to) shared memory "
+            r"segment [^\n(]{1,200}|"
             r"failed to extend [^\n]{1,200}|failed to create shared memory file [^\n]{1,200}|"
             r"Call to (?:posix_fallocate|mmap) failed ?: [^\n]{1,100})"
         ),

@@ -1,0 +1,267 @@
+"""Round seven of the catalog's coverage: templates of the paths a failing multi-GPU run goes through (torch's
+distributed_c10d / run.py / elastic / DDP / cpp_extension / torch.cuda / distributed checkpoint, NCCL's WARN
+lines, DeepSpeed's engine / ZeRO / launcher, accelerate's launch and operations) mapped to the kinds they
+belong to. Each case is the catalog template itself (its id beside it) with its placeholders filled with
+plausible values, prefixed as the source raises or logs it.
+"""
+
+from __future__ import annotations
+
+import io
+
+import pytest
+
+from torchdoctor.explain.catalog import by_id
+from torchdoctor.explain.diagnose import explain
+
+
+def explained(text: str):
+    (found, *_) = explain(["-"], stdin=io.BytesIO(text.encode()))
+    return found
+
+
+def template(ident: str, *values: str) -> str:
+    """A catalog template with its placeholders (``{}``, ``%s``, ``%d``, ``%ld``) filled in order."""
+    text = by_id()[ident].text
+    for value in values:
+        for mark in ("{}", "%s", "%ld", "%d"):
+            if mark in text:
+                text = text.replace(mark, value, 1)
+                break
+    return text
+
+
+NCCL_WARN = "node03:41872:41990 [2] NCCL WARN "
+
+# (template id, values, prefix, kind, confidence, words in the summary or the fix)
+CASES = [
+    # torch/distributed/run.py, elastic launch config: torchrun refusing its own options
+    ("torch:local-ranks-filter-must-be-comma", (), "ValueError: ", "launch_command", "certain", ["torchrun"]),
+    ("torch:don-use-both-the-no-python", (), "ValueError: ", "launch_command", "certain", ["--no-python"]),
+    ("torch:min-nodes-must-be-and-max", ("0", "2"), "ValueError: ", "launch_command", "certain", ["MIN:MAX"]),
+    ("torch:max-restarts-must-be", (), "ValueError: ", "launch_command", "certain", ["--max-restarts"]),
+    # accelerate/commands/launch.py
+    (
+        "accelerate:module-and-no-python-cannot-be",
+        (),
+        "ValueError: ",
+        "launch_command",
+        "certain",
+        ["--module"],
+    ),
+    # deepspeed/launcher/runner.py, multinode_runner.py
+    (
+        "deepspeed:no-local-rank-argument-is-not",
+        (),
+        "ValueError: ",
+        "launch_command",
+        "certain",
+        ["--no_local_rank"],
+    ),
+    (
+        "deepspeed:mpich-requires-same-number-of-devices",
+        (),
+        "ValueError: ",
+        "launch_command",
+        "certain",
+        ["slots"],
+    ),
+    (
+        "deepspeed:intel-mpi-requires-same-number-of",
+        (),
+        "ValueError: ",
+        "launch_command",
+        "certain",
+        ["slots"],
+    ),
+    (
+        "deepspeed:mvapich-requires-same-number-of-devices",
+        (),
+        "ValueError: ",
+        "launch_command",
+        "certain",
+        ["slots"],
+    ),
+    (
+        "deepspeed:mpiname-does-not-exist-mvapich-is",
+        (),
+        "RuntimeError: ",
+        "launch_command",
+        "certain",
+        ["multi-node backend is not installed"],
+    ),
+    # torch/distributed/distributed_c10d.py get_node_local_rank(): not started by a launcher
+    (
+        "torch:local-rank-is-not-in-the",
+        (),
+        "RuntimeError: ",
+        "rank_env_missing",
+        "certain",
+        ["LOCAL_RANK", "torchrun"],
+    ),
+    # accelerate/utils/launch.py: an MPI launch with no MPI
+    (
+        "accelerate:mpirun-or-mpiexec-were-not-found",
+        (),
+        "FileNotFoundError: ",
+        "broken_install",
+        "certain",
+        ["mpirun", "openmpi"],
+    ),
+    # torch/cuda/__init__.py
+    (
+        "torch:device-is-not-visible-cuda-visible",
+        ("3", "0,1"),
+        "RuntimeError: ",
+        "invalid_device_ordinal",
+        "certain",
+        ["CUDA_VISIBLE_DEVICES"],
+    ),
+    (
+        "torch:pytorch-was-compiled-without-cuda-support",
+        (),
+        "RuntimeError: ",
+        "cuda_unavailable",
+        "certain",
+        ["CPU-only build"],
+    ),
+    # accelerate/utils/environment.py: no accelerator at all (or one CUDA_VISIBLE_DEVICES hides): likely
+    (
+        "accelerate:there-are-currently-no-available-devices",
+        (),
+        "ValueError: ",
+        "cuda_unavailable",
+        "likely",
+        ["nvidia-smi"],
+    ),
+    # deepspeed/runtime/engine.py: bf16 on a GPU without it
+    ("deepspeed:type-bf16-is-not-supported-on", (), "ValueError: ", "bf16_unsupported", "certain", ["fp16"]),
+    # torch/nn/parallel/distributed.py: a module with CPU and GPU parameters
+    (
+        "torch:distributeddataparallel-input-module-must-be-on",
+        ("{'cpu', 'cuda'}",),
+        "ValueError: ",
+        "device_mismatch",
+        "certain",
+        ["CPU", "Move the model"],
+    ),
+    # accelerate/utils/operations.py verify_operation: a CPU tensor given to a collective
+    (
+        "accelerate:one-or-more-of-the-tensors",
+        ("accelerate.utils.gather", "GPU", "MULTI_GPU", "GPU", "accelerate.utils.gather"),
+        "TypeError: ",
+        "cpu_tensor_nccl",
+        "certain",
+        ["accelerate.utils.gather", "LOCAL_RANK"],
+    ),
+    # torch/utils/cpp_extension.py _get_cuda_arch_flags
+    (
+        "torch:unknown-cuda-arch-or-gpu-not",
+        ("12.0a",),
+        "ValueError: ",
+        "cuda_build",
+        "certain",
+        ["12.0a", "TORCH_CUDA_ARCH_LIST"],
+    ),
+    # torch/distributed/checkpoint/default_planner.py: a distributed checkpoint of another model's shape
+    (
+        "torch:size-mismatch-between-saved-and-current",
+        ("torch.Size([32000, 4096])", "torch.Size([32001, 4096])", "model.embed_tokens.weight"),
+        "ValueError: ",
+        "model_checkpoint_mismatch",
+        "certain",
+        ["model.embed_tokens.weight", "32001"],
+    ),
+    # NCCL os/linux.cc, misc/shmutils.cc, os/windows.cc: the /dev/shm segment
+    (
+        "nccl:error-while-shared-memory-segment-size",
+        ("creating", "/dev/shm/nccl-Xb4zQ1", "9637888", "No space left on device", "28"),
+        NCCL_WARN,
+        "nccl_system_error",
+        "certain",
+        ["/dev/shm"],
+    ),
+    (
+        "nccl:error-while-shared-memory-segment-size-2",
+        ("attaching to", "nccl-shm-recv-b7948f4", "4460544"),
+        NCCL_WARN,
+        "nccl_system_error",
+        "certain",
+        ["/dev/shm"],
+    ),
+    (
+        "nccl:error-while-shared-memory-segment-size-3",
+        ("creating", "nccl-shm-send-0c1d2e3", "4460544"),
+        NCCL_WARN,
+        "nccl_system_error",
+        "certain",
+        ["/dev/shm"],
+    ),
+    # deepspeed/runtime/engine.py, zero/partition_parameters.py, zero/mics.py
+    (
+        "deepspeed:train-batch-size-must-be-divisible",
+        (),
+        "AssertionError: ",
+        "deepspeed_config_mismatch",
+        "certain",
+        ["train_micro_batch_size_per_gpu"],
+    ),
+    (
+        "deepspeed:bfloat16-and-fp16-cannot-be-enabled",
+        (),
+        "AssertionError: ",
+        "deepspeed_config_mismatch",
+        "certain",
+        ["bf16"],
+    ),
+    (
+        "deepspeed:parameters-cannot-be-scattered-without-initializing",
+        (),
+        "AssertionError: ",
+        "deepspeed_init_order",
+        "certain",
+        ["deepspeed.init_distributed()"],
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("ident", "values", "prefix", "kind", "confidence", "words"), CASES, ids=[c[0] for c in CASES]
+)
+def test_a_mapped_template_is_read_as_its_kind(ident, values, prefix, kind, confidence, words):
+    assert by_id()[ident].kind == kind, f"{ident} is mapped to {by_id()[ident].kind!r} in the catalog"
+    text = prefix + template(ident, *values)
+    assert not any(mark in text for mark in ("{}", "%s", "%d")), text
+    found = explained(text + "\n")
+    assert found.id == f"log.{kind}", (text, found.id, found.summary)
+    assert found.details["confidence"] == confidence, (text, found.summary)
+    said = found.summary + "\n" + found.fix
+    for word in words:
+        assert word in said, (word, said)
+
+
+def test_every_mapped_template_of_this_round_has_its_case():
+    # the templates this round mapped are each read from their own text above (none mapped without a test)
+    covered = {case[0] for case in CASES}
+    recognised = {ident for ident, t in by_id().items() if t.kind}
+    assert covered <= recognised
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        # torchelastic retrying its store on another random port, and accelerate moving to a free port: both go on
+        "[W1125 09:12:03.112] torch.distributed.elastic.utils.distributed: port: 41233 already in use, attempt: [1/3]",
+        "Port `29500` is already in use. Accelerate will attempt to launch in a standalone-like mode by finding an "
+        "open port automatically for this session.",
+        # NCCL's INFO lines about its shared memory on a healthy run
+        "node03:41872:41990 [2] NCCL INFO Channel 00/0 : 0[0] -> 1[1] via P2P/CUMEM/read",
+        # torchrun's banner and DeepSpeed's config dump name the same options without refusing them
+        "INFO:torch.distributed.run:Using nproc_per_node=8.",
+        "[INFO] [config.py:1000:print]   bfloat16_enabled ............. True",
+        "[INFO] [config.py:1000:print]   train_batch_size ............. 64",
+    ],
+)
+def test_healthy_lines_beside_the_new_anchors_are_not_findings(line):
+    found = explained(line + "\n")
+    assert found.id == "log.unrecognised" or found.status != "fail", (line, found.id, found.summary)
