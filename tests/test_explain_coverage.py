@@ -197,6 +197,62 @@ CASES = [
         "certain",
         ["/dev/shm"],
     ),
+    # torch/distributed/device_mesh.py, fsdp/_fully_shard/_fsdp_init.py: a DeviceMesh that does not fit the run
+    (
+        "torch:mesh-should-not-be-bigger-than",
+        ("4", "8"),
+        "RuntimeError: ",
+        "device_mesh_config",
+        "certain",
+        ["asks for 8 ranks", "4 processes", "WORLD_SIZE"],
+    ),
+    (
+        "torch:devicemesh-only-support-homogeneous-hardware-but",
+        ("12", "8", "cuda"),
+        "RuntimeError: ",
+        "device_mesh_config",
+        "certain",
+        ["12 ranks", "8 GPUs"],
+    ),
+    (
+        "torch:please-init-the-mesh-for-hsdp",
+        (),
+        "AssertionError: ",
+        "device_mesh_config",
+        "certain",
+        ["mesh_dim_names", "('replicate', 'shard')"],
+    ),
+    # torch/distributed/fsdp/_exec_order_utils.py: FSDP's all-gathers differ between the ranks
+    (
+        "torch:forward-order-differs-across-ranks",
+        (),
+        "RuntimeError: ",
+        "rank_divergence",
+        "certain",
+        ["ranks disagree"],
+    ),
+    (
+        "torch:rank-is-all-gathering-parameters-while",
+        ("Forward order differs across ranks:", "0", "3", "1", "4"),
+        "RuntimeError: ",
+        "rank_divergence",
+        "certain",
+        ["rank 0 all-gathers 3 parameters", "rank 1 4 parameters"],
+    ),
+    (
+        "torch:rank-is-all-gathering-parameters-for",
+        (
+            "Forward order differs across ranks:",
+            "0",
+            "['layers.3.mlp.weight']",
+            "1",
+            "['layers.4.mlp.weight']",
+        ),
+        "RuntimeError: ",
+        "rank_divergence",
+        "certain",
+        ["layers.3.mlp.weight"],
+    ),
     # deepspeed/runtime/engine.py, zero/partition_parameters.py, zero/mics.py
     (
         "deepspeed:train-batch-size-must-be-divisible",

@@ -574,6 +574,54 @@ DATAPARALLEL_OUTPUT = Recogniser(
     describe=_dp_output,
 )
 
+
+def _mesh(hits: list[Hit], ctx: Context) -> tuple[str, str]:
+    facts = merged(hits)
+    if facts.get("mesh_ranks"):
+        summary = f"the DeviceMesh asks for {facts['mesh_ranks']} ranks but the run has {facts['world_size']} processes"
+    elif facts.get("hetero_ranks"):
+        summary = (
+            f"the DeviceMesh needs the same number of GPUs on every node: {facts['hetero_ranks']} ranks do not "
+            f"split into nodes of {facts['hetero_gpus']} GPUs"
+        )
+    else:
+        summary = "HSDP's 2-D DeviceMesh was built without mesh_dim_names"
+    fix = (
+        "The mesh's shape must multiply to the world size the launcher started (nnodes x nproc_per_node), with "
+        "the inner (tensor-parallel) dimension within one node: init_device_mesh('cuda', (dp, tp), "
+        "mesh_dim_names=('dp', 'tp')) with dp * tp == WORLD_SIZE and tp dividing the GPUs per node (every node "
+        "with the same number of GPUs); compute dp from int(os.environ['WORLD_SIZE']) rather than a constant. "
+        "HSDP (fully_shard / FSDP HYBRID_SHARD) takes a 2-D mesh named ('replicate', 'shard'), and FSDP combined "
+        "with tensor parallelism takes the mesh's data-parallel slice (device_mesh=mesh['dp']), not a process group."
+    )
+    return summary + on_ranks(hits), fix
+
+
+DEVICE_MESH_CONFIG = Recogniser(
+    kind="device_mesh_config",
+    title="DeviceMesh that does not fit the run",
+    anchors=(
+        "Mesh should not be bigger than default world size",
+        "DeviceMesh only support homogeneous hardware",
+        "Please init the 2D mesh for HSDP with mesh_dim_names specified",
+    ),
+    templates=(
+        # torch/distributed/device_mesh.py: the mesh against the processes started and the GPUs per node
+        "torch:mesh-should-not-be-bigger-than",
+        "torch:devicemesh-only-support-homogeneous-hardware-but",
+        # torch/distributed/fsdp/_fully_shard/_fsdp_init.py: HSDP's mesh
+        "torch:please-init-the-mesh-for-hsdp",
+    ),
+    facts=(
+        R(r"bigger than default world size (?P<world_size>\d+), but found (?P<mesh_ranks>\d+) ranks"),
+        R(
+            r"homogeneous hardware, but found (?P<hetero_ranks>\d+) ranks and (?P<hetero_gpus>\d+) \w+ devices"
+        ),
+    ),
+    describe=_mesh,
+)
+
+
 RECOGNISERS = (
     DATAPARALLEL_OUTPUT,
     CUDA_FORK,
@@ -581,6 +629,7 @@ RECOGNISERS = (
     DDP_NO_GRAD_PARAMS,
     MPI_IMPLEMENTATION,
     DEVICE_MAP_DISTRIBUTED,
+    DEVICE_MESH_CONFIG,
     CPU_TENSOR_NCCL,
     NONCONTIGUOUS_TENSOR,
     DEVICE_MISMATCH,
