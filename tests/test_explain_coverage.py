@@ -8,6 +8,7 @@ plausible values, prefixed as the source raises or logs it.
 from __future__ import annotations
 
 import io
+import re
 
 import pytest
 
@@ -20,14 +21,15 @@ def explained(text: str):
     return found
 
 
+PLACEHOLDER = re.compile(r"\{\}|%(?:ld|lu|lx|zu|d|s|u|p|x)")
+
+
 def template(ident: str, *values: str) -> str:
-    """A catalog template with its placeholders (``{}``, ``%s``, ``%d``, ``%ld``) filled in order."""
+    """A catalog template with its placeholders (``{}``, ``%s``, ``%d``, ``%p``, ...) filled in the order they
+    appear, as the source's format call fills them."""
     text = by_id()[ident].text
     for value in values:
-        for mark in ("{}", "%s", "%ld", "%d"):
-            if mark in text:
-                text = text.replace(mark, value, 1)
-                break
+        text = PLACEHOLDER.sub(value.replace("\\", "\\\\"), text, count=1)
     return text
 
 
@@ -253,6 +255,71 @@ CASES = [
         "certain",
         ["layers.3.mlp.weight"],
     ),
+    # NCCL transport/net_ib.cc: the adapter's fatal events (a faulty link or port), NICs of two link types
+    (
+        "nccl:net-ib-async-fatal-event",
+        ("mlx5_0", "1", "local catastrophic error"),
+        NCCL_WARN,
+        "network_fault",
+        "certain",
+        ["local catastrophic error", "ibstat"],
+    ),
+    (
+        "nccl:net-ib-async-fatal-event-on",
+        ("mlx5_1", "1", "0x55d0c2a1", "3", "-1", "CQ error"),
+        NCCL_WARN,
+        "network_fault",
+        "certain",
+        ["CQ error"],
+    ),
+    (
+        "nccl:net-ib-async-fatal-event-on-2",
+        ("mlx5_2", "1", "0x55d0c2b0", "4711", "3", "1", "2", "6", "99"),
+        NCCL_WARN,
+        "network_fault",
+        "certain",
+        ["async fatal event on QP"],
+    ),
+    (
+        "nccl:net-ib-async-fatal-event-on-3",
+        ("mlx5_0", "1", "0x55d0c2c8", "SRQ limit reached"),
+        NCCL_WARN,
+        "network_fault",
+        "certain",
+        ["SRQ limit reached"],
+    ),
+    (
+        "nccl:net-ib-async-fatal-event-on-4",
+        ("mlx5_0", "1", "0x55d0c2a1", "CQ error"),
+        NCCL_WARN,
+        "network_fault",
+        "certain",
+        ["CQ error"],
+    ),
+    (
+        "nccl:net-ib-async-fatal-event-on-5",
+        ("mlx5_3", "1", "0x55d0c2b0", "QP fatal error"),
+        NCCL_WARN,
+        "network_fault",
+        "certain",
+        ["QP fatal error"],
+    ),
+    (
+        "nccl:net-ib-attempted-to-connect-incompatible",
+        ("0", "mlx5_0", "1", "IB", "1", "mlx5_4", "1", "RoCE"),
+        NCCL_WARN,
+        "network_interface",
+        "certain",
+        ["NCCL_IB_HCA", "link_layer"],
+    ),
+    (
+        "nccl:net-ib-attempted-to-connect-incompatible-2",
+        ("0", "mlx5_0", "1", "IB", "1", "mlx5_4", "1", "RoCE"),
+        NCCL_WARN,
+        "network_interface",
+        "certain",
+        ["mlx5_4"],
+    ),
     # deepspeed/runtime/engine.py, zero/partition_parameters.py, zero/mics.py
     (
         "deepspeed:train-batch-size-must-be-divisible",
@@ -287,7 +354,7 @@ CASES = [
 def test_a_mapped_template_is_read_as_its_kind(ident, values, prefix, kind, confidence, words):
     assert by_id()[ident].kind == kind, f"{ident} is mapped to {by_id()[ident].kind!r} in the catalog"
     text = prefix + template(ident, *values)
-    assert not any(mark in text for mark in ("{}", "%s", "%d")), text
+    assert not PLACEHOLDER.search(text), text
     found = explained(text + "\n")
     assert found.id == f"log.{kind}", (text, found.id, found.summary)
     assert found.details["confidence"] == confidence, (text, found.summary)
