@@ -255,6 +255,32 @@ CASES = [
         "certain",
         ["layers.3.mlp.weight"],
     ),
+    # torch.distributed.checkpoint: keys of the model and of the checkpoint that differ (a prefix or another
+    # model: likely, as torch's own "Error(s) in loading state_dict" is without a known prefix)
+    (
+        "torch:missing-key-in-checkpoint-state-dict",
+        ("model.layers.0.self_attn.q_proj.weight",),
+        "RuntimeError: ",
+        "state_dict_keys",
+        "likely",
+        ["state dict"],
+    ),
+    (
+        "torch:checkpoint-at-is-missing-keys",
+        ("/ckpt/step_100", "['optimizer']"),
+        "RuntimeError: ",
+        "state_dict_keys",
+        "likely",
+        ["state dict"],
+    ),
+    (
+        "torch:an-unexpected-key-exists-fqn-is",
+        ("lm_head.weight", "lm_head.weight"),
+        "RuntimeError: ",
+        "state_dict_keys",
+        "likely",
+        ["state dict"],
+    ),
     # NCCL transport/net_ib.cc: the adapter's fatal events (a faulty link or port), NICs of two link types
     (
         "nccl:net-ib-async-fatal-event",
