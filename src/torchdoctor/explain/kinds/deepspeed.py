@@ -107,6 +107,31 @@ CONFIG_REFUSALS: tuple[tuple[str, str], ...] = (
         "computes it, or recompute it for this world size.",
     ),
     (
+        "optimizer requires dynamic loss scaling",
+        "This DeepSpeed optimizer (1-bit Adam/LAMB, 0/1 Adam, LAMB) works with dynamic loss scaling only: set "
+        '"fp16": {"enabled": true, "loss_scale": 0} (0 = dynamic) in the DeepSpeed config, or use bf16.',
+    ),
+    (
+        "MoE is not supported with ZeRO Stage 3",
+        'DeepSpeed\'s native MoE layers run under ZeRO stage 1 or 2: set "zero_optimization": {"stage": 2} (or 1), '
+        "or use AutoEP where this release offers it.",
+    ),
+    (
+        "MoE not supported with Stage 3",
+        'DeepSpeed\'s MoE layers run under ZeRO stage 1 or 2: set "zero_optimization": {"stage": 2} (or 1).',
+    ),
+    (
+        '"offload_param" must be defined in DeepSpeed Config',
+        "zero.Init was asked to place parameters on the CPU or NVMe (remote_device) but the config has no "
+        '"offload_param" section: add "zero_optimization": {"stage": 3, "offload_param": {"device": "cpu"}} (or '
+        '"nvme" with "nvme_path"), or do not pass remote_device.',
+    ),
+    (
+        '"nvme_path" in DeepSpeed Config cannot be None',
+        'Parameters offloaded to NVMe need a folder on a fast local disk: "offload_param": {"device": "nvme", '
+        '"nvme_path": "/local_nvme"} in the DeepSpeed config, or offload to "cpu" instead.',
+    ),
+    (
         "'max_grad_norm' is not supported as an optimizer parameter",
         'Move max_grad_norm out of the optimizer\'s params: DeepSpeed clips with "gradient_clipping": <norm> at '
         "the top level of its config.",
@@ -230,6 +255,12 @@ DEEPSPEED_CONFIG_MISMATCH = Recogniser(
         "deepspeed:bfloat16-and-fp16-modes-cannot-be",  # deepspeed/runtime/config.py
         "deepspeed:bfloat16-and-fp16-cannot-be-enabled",  # zero/partition_parameters.py: zero.Init's own check
         "deepspeed:train-batch-size-must-be-divisible",  # runtime/engine.py: batch against the DP world size
+        # runtime/engine.py, zero/partition_parameters.py: the config against the optimizer, MoE and offload
+        "deepspeed:deepspeed-optimizer-requires-dynamic-loss-scaling",
+        "deepspeed:native-deepspeed-moe-is-not-supported",
+        "deepspeed:moe-not-supported-with-stage",
+        "deepspeed:offload-param-must-be-defined-in",
+        "deepspeed:nvme-path-in-deepspeed-config-cannot",
         # accelerate/accelerator.py _prepare_deepspeed: an "auto" micro batch size with no dataloader to read
         "accelerate:when-using-deepspeed-accelerate-prepare-requires",
         # deepspeed/runtime/engine.py: the config's optimizer, precision and clipping against ZeRO
