@@ -253,6 +253,7 @@ CUDA_BUILD = Recogniser(
         "system:gcc-missing-header",  # a CUDA library's header, or Python.h
         "system:which-cxx-failed",
         "system:msvc-required",
+        "torch:msvc-is-required-to-load-extensions",  # torch/utils/cpp_extension.py on Windows without cl.exe
         "system:nvcc-unsupported-msvc",
         "system:nvcc-cannot-find-cl",
         "system:nvcc-unknown-std",
@@ -310,6 +311,7 @@ CUDA_BUILD = Recogniser(
         "fatal error: Python.h",
         "Command '['which', 'c++']' returned non-zero exit status",
         "Microsoft Visual C++ 14.0 or greater is required",
+        "MSVC is required to load C++ extensions",
         "unsupported Microsoft Visual Studio version",
         "Cannot find compiler 'cl.exe' in PATH",
         "Value 'c++17' is not defined for option 'std'",
@@ -362,7 +364,8 @@ CUDA_BUILD = Recogniser(
         R(r"fatal error: (?P<python_headers>Python\.h): No such file"),
         R(r"(?P<no_cxx>Command '\['which', 'c\+\+'\]' returned non-zero exit status)"),
         R(
-            r"(?P<msvc>Microsoft Visual C\+\+ 14\.0 or greater is required|unsupported Microsoft Visual Studio "
+            r"(?P<msvc>Microsoft Visual C\+\+ 14\.0 or greater is required|MSVC is required to load C\+\+ extensions|"
+            r"unsupported Microsoft Visual Studio "
             r"version|Cannot find compiler 'cl\.exe' in PATH)"
         ),
         R(r"(?P<no_ninja>Ninja is required)"),

@@ -153,7 +153,9 @@ LAUNCHER_REFUSALS: tuple[tuple[str, str, str], ...] = (
         "torchrun's rendezvous arguments are malformed",
         "--rdzv-endpoint (and --master_addr/--master_port) is HOST:PORT with a host name or an IP address and a "
         "port 0-65535 (no scheme, no path); --nnodes is N or MIN:MAX; --nproc_per_node is a number or "
-        "gpu/cpu/auto.\n" + RENDEZVOUS_ARGS_FIX,
+        "gpu/cpu/auto; --rdzv-backend is c10d (or static, etcd, etcd-v2); --rdzv-conf is key=value pairs "
+        "separated by commas (join_timeout=900,read_timeout=60), numbers and true/false as values.\n"
+        + RENDEZVOUS_ARGS_FIX,
     ),
     (
         "accelerate_mode",
@@ -261,6 +263,11 @@ LAUNCH_COMMAND = Recogniser(
         "must be an integer between 0 and 65536",
         'is not in "MIN:MAX" format',
         "Unsupported nproc_per_node value",
+        # torch/distributed/elastic/rendezvous/api.py, utils.py: --rdzv-backend, --nnodes, --rdzv-conf as parsed
+        "number of rendezvous nodes (",
+        "is not registered. Did you forget to call",
+        "The rendezvous configuration string must be in format",
+        "The rendezvous configuration option '",
         "is not compatible with an interactive environment",
         "`--use_deepspeed`, `--use_fsdp` at a time",
         "You need to use at least 2 processes to use `--multi_gpu`",
@@ -308,6 +315,13 @@ LAUNCH_COMMAND = Recogniser(
         "torch:the-port-number-of-the-rendezvous",
         "torch:nnodes-is-not-in-min-max",
         "torch:unsupported-nproc-per-node-value",
+        "torch:the-minimum-number-of-rendezvous-nodes",
+        "torch:the-maximum-number-of-rendezvous-nodes",
+        "torch:the-rendezvous-backend-is-not-registered",
+        "torch:the-rendezvous-configuration-string-must-be",
+        "torch:the-rendezvous-configuration-option-does-not",
+        "torch:the-rendezvous-configuration-option-does-not-2",
+        "torch:the-rendezvous-configuration-option-must-have",
         # lightning/pytorch/trainer/connectors/accelerator_connector.py: DDP in a notebook
         "lightning:trainer-strategy-is-not-compatible-with",
         # accelerate/commands/launch.py: its own checks of the launch options
@@ -353,7 +367,9 @@ LAUNCH_COMMAND = Recogniser(
         r"Port is absent in endpoint[^\n]{0,120})|"
         r"(?P<rdzv_format>The hostname of the rendezvous endpoint [^\n]{0,200}|The port number of the rendezvous "
         r"endpoint [^\n]{0,120}|nnodes=[^\n]{0,40} is not in \"MIN:MAX\" format|Unsupported nproc_per_node value: "
-        r"[^\n]{0,40})|"
+        r"[^\n]{0,40}|The (?:minimum|maximum) number of rendezvous nodes \([^\n]{0,200}|The rendezvous backend "
+        r"'[^'\n]{0,60}' is not registered[^\n]{0,100}|The rendezvous configuration (?:string must be in format|"
+        r"option '[^'\n]{0,60}' (?:does not represent a valid|must have a value))[^\n]{0,80})|"
         r"(?P<accelerate_mode>You can only use one of `--cpu`[^\n]{0,120}|You need to use at least 2 processes to "
         r"use `--multi_gpu`|Less than two GPU ids were configured[^\n]{0,80}|You need to manually pass in "
         r"`--num_processes` using this config yaml)|"
