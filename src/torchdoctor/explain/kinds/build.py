@@ -120,6 +120,14 @@ def _build(hits: list[Hit], ctx: Context) -> tuple[str, str]:
         if deepspeed:
             fix += "\n" + DEEPSPEED_BUILD_HINT
         return summary, fix
+    if facts.get("torch_arch"):
+        return (
+            f"torch's extension builder does not know the architecture {facts['torch_arch']} "
+            "(TORCH_CUDA_ARCH_LIST, or the GPU it detected)",
+            "TORCH_CUDA_ARCH_LIST lists compute capabilities as this torch names them, separated by ; or spaces "
+            '(e.g. TORCH_CUDA_ARCH_LIST="8.0;8.6;9.0+PTX"): correct or unset it; a GPU newer than this torch '
+            "release needs a newer torch (and CUDA toolkit) to build for it.",
+        )
     if facts.get("arch"):
         return (
             f"nvcc does not know the GPU architecture {facts['arch']}",
@@ -245,6 +253,7 @@ CUDA_BUILD = Recogniser(
         "system:gcc-missing-header",  # a CUDA library's header, or Python.h
         "system:which-cxx-failed",
         "system:msvc-required",
+        "torch:msvc-is-required-to-load-extensions",  # torch/utils/cpp_extension.py on Windows without cl.exe
         "system:nvcc-unsupported-msvc",
         "system:nvcc-cannot-find-cl",
         "system:nvcc-unknown-std",
@@ -263,6 +272,8 @@ CUDA_BUILD = Recogniser(
         "deepspeed:deepspeed-jit-builder-for-cannot-probe",
         # deepspeed/ops/adam/cpu_adam.py __del__ after CPUAdamBuilder().load() failed
         "third_party:deepspeed-cpuadam-no-ds-opt-adam",
+        # torch/utils/cpp_extension.py _get_cuda_arch_flags: TORCH_CUDA_ARCH_LIST (or the GPU) it cannot name
+        "torch:unknown-cuda-arch-or-gpu-not",
     ),
     title="CUDA extension build failed",
     # lines that say only that a build failed (any compile or link error prints them): likely alone; the
@@ -300,6 +311,7 @@ CUDA_BUILD = Recogniser(
         "fatal error: Python.h",
         "Command '['which', 'c++']' returned non-zero exit status",
         "Microsoft Visual C++ 14.0 or greater is required",
+        "MSVC is required to load C++ extensions",
         "unsupported Microsoft Visual Studio version",
         "Cannot find compiler 'cl.exe' in PATH",
         "Value 'c++17' is not defined for option 'std'",
@@ -321,6 +333,7 @@ CUDA_BUILD = Recogniser(
         "found no CUDA devices. Set TORCH_CUDA_ARCH_LIST",
         "cannot probe CUDA device capabilities in a forked subprocess",
         "object has no attribute 'ds_opt_adam'",
+        "Unknown CUDA arch (",
     ),
     # DeepSpeed prints the mismatch as a warning too, when the pair is known to work or DS_SKIP_CUDA_CHECK=1;
     # setuptools' "command '...' failed with exit" counts only for a compiler
@@ -340,6 +353,7 @@ CUDA_BUILD = Recogniser(
             r"compile\s+PyTorch \((?P<torch_cuda>[\d.]+)\)"
         ),
         R(r"Unsupported gpu architecture '(?P<arch>compute_\w+)'"),
+        R(r"Unknown CUDA arch \((?P<torch_arch>[^)\n]{1,60})\) or GPU not supported"),
         R(r"(?P<no_cuda_home>CUDA_HOME environment variable is not set)"),
         R(r"Error building extension '(?P<extension>[\w.\-]{1,100})'"),
         R(r"Failed building wheel for (?P<extension>[\w.\-]{1,100})"),
@@ -350,7 +364,8 @@ CUDA_BUILD = Recogniser(
         R(r"fatal error: (?P<python_headers>Python\.h): No such file"),
         R(r"(?P<no_cxx>Command '\['which', 'c\+\+'\]' returned non-zero exit status)"),
         R(
-            r"(?P<msvc>Microsoft Visual C\+\+ 14\.0 or greater is required|unsupported Microsoft Visual Studio "
+            r"(?P<msvc>Microsoft Visual C\+\+ 14\.0 or greater is required|MSVC is required to load C\+\+ extensions|"
+            r"unsupported Microsoft Visual Studio "
             r"version|Cannot find compiler 'cl\.exe' in PATH)"
         ),
         R(r"(?P<no_ninja>Ninja is required)"),

@@ -66,21 +66,34 @@ STATE_DICT_KEYS = Recogniser(
         "Missing key(s) in state_dict",
         "Unexpected key(s) in state_dict",
         "in state_dict",
+        # torch.distributed.checkpoint: a key of the model the checkpoint lacks, a key the model lacks
+        "Missing key in checkpoint state_dict",
+        " is missing keys: ",
+        "An unexpected key, ",
     ),
     match=R(
-        r"[Kk]ey\(s\) in state_dict|loading state_dict|(?:unexpected|missing) key ['\"][^'\"\n]{1,300}['\"] in state_dict"
+        r"[Kk]ey\(s\) in state_dict|loading state_dict|(?:unexpected|missing) key ['\"][^'\"\n]{1,300}['\"] in state_dict|"
+        r"Missing key in checkpoint state_dict: |Checkpoint at [^\n]{1,300} is missing keys: |"
+        r"An unexpected key, [^\n]{1,300}, exists\. FQN is "
     ),
     templates=(
         "torch:error-in-loading-state-dict-for",
         "torch_native:missing-keys-in-state-dict",
         "torch_native:unexpected-keys-in-state-dict",
         "torch_native:unexpected-key-in-state-dict-old",
+        "torch:missing-key-in-checkpoint-state-dict",  # distributed/checkpoint/default_planner.py
+        "torch:checkpoint-at-is-missing-keys",  # distributed/checkpoint/_experimental/checkpointer.py
+        "torch:an-unexpected-key-exists-fqn-is",  # distributed/checkpoint/state_dict.py set_state_dict
     ),
     span=4,
     facts=(
         R(r"Error\(s\) in loading state_dict for (?P<model>\w{1,100})"),
         R(r"(?P<keys>(?:Missing|Unexpected) key\(s\) in state_dict: [^\n]{0,2000})"),
         R(r"(?P<keys>(?:unexpected|missing) key ['\"][^'\"\n]{1,300}['\"] in state_dict)"),
+        R(
+            r"(?P<keys>Missing key in checkpoint state_dict: [^\n]{1,300}|is missing keys: [^\n]{1,2000}|"
+            r"An unexpected key, [^\n]{1,300}, exists)"
+        ),
         R(r"size mismatch for (?P<size_param>[\w.]{1,200}):"),
     ),
     # "Error(s) in loading state_dict" is printed for a wrapper's key prefix and for a checkpoint of another
@@ -114,11 +127,22 @@ MODEL_CHECKPOINT_MISMATCH = Recogniser(
     # from checkpoint, the shape in current model is {}."
     kind="model_checkpoint_mismatch",
     title="checkpoint of a model of another shape",
-    anchors=("size mismatch for",),
-    templates=("torch_native:size-mismatch-for",),
+    anchors=("size mismatch for", "Size mismatch between saved "),
+    templates=(
+        "torch_native:size-mismatch-for",
+        # torch/distributed/checkpoint/default_planner.py: a distributed checkpoint loaded into another shape
+        "torch:size-mismatch-between-saved-and-current",
+    ),
     match=R(
         r"size mismatch for (?P<param>[\w.]{1,200}): copying a param with shape (?P<saved_shape>[^\n]{1,100}?) "
-        r"from checkpoint, the shape in current model is (?P<model_shape>[^\n]{1,100}?)\.?$"
+        r"from checkpoint, the shape in current model is (?P<model_shape>[^\n]{1,100}?)\.?$|"
+        r"Size mismatch between saved [^\n]{1,100} and current: [^\n]{1,100} for [\w.]{1,200}"
+    ),
+    facts=(
+        R(
+            r"Size mismatch between saved (?P<saved_shape>[^\n]{1,100}?) and current: (?P<model_shape>[^\n]{1,100}?) "
+            r"for (?P<param>[\w.]{1,200})"
+        ),
     ),
     # a parameter of shape [0] in the model is a ZeRO-3 partition, not another architecture (kinds/deepspeed.py)
     reject=R(r"the shape in current model is torch\.Size\(\[0\]\)"),

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 
+from torchdoctor.explain.quote import quote
 from torchdoctor.explain.recognisers import (
     Alternative,
     Context,
@@ -280,6 +281,16 @@ def _network(hits: list[Hit], ctx: Context) -> tuple[str, str]:
     facts = merged(hits)
     ifname = ctx.facts.get("socket_ifname")
     set_to = f" (NCCL_SOCKET_IFNAME is set to {ifname})" if ifname else ""
+    if facts.get("incompatible_nics"):
+        return (
+            "NCCL paired network adapters of different kinds across the hosts: "
+            + quote(facts["incompatible_nics"].strip())
+            + on_ranks(hits),
+            "The NICs NCCL chose on the two hosts do not share a link layer (InfiniBand against RoCE/Ethernet, or "
+            "ports of different speeds). Select the same kind on every host: NCCL_IB_HCA=<the IB (or RoCE) "
+            "devices, e.g. mlx5_0,mlx5_1> (`ibv_devinfo` shows each port's link_layer), or leave the odd ones out "
+            "with NCCL_IB_HCA=^mlx5_2.",
+        )
     if "ib_status" in facts:
         status = int(facts["ib_status"])
         meaning = {
@@ -368,6 +379,9 @@ NETWORK_INTERFACE = Recogniser(
         "nccl:ncclossocketpollconnect-to-failed-with-error",
         "nccl:net-socket-no-usable-listening-interface",
         "nccl:call-to-connect-failed",  # include/socket.h up to 2.10: SYSCHECK(connect(...), "connect")
+        # transport/net_ib.cc: NICs of different link types (InfiniBand against RoCE) paired across the hosts
+        "nccl:net-ib-attempted-to-connect-incompatible",
+        "nccl:net-ib-attempted-to-connect-incompatible-2",
     ),
     title="network interface problem",
     anchors=(
@@ -380,15 +394,17 @@ NETWORK_INTERFACE = Recogniser(
         "No usable listening interface found",
         "gloo/transport/tcp/pair.cc",
         "Call to connect failed",
+        "Attempted to connect incompatible devices",
     ),
     match=R(
         r"no socket interface found|Unable to find address for|is neither AF_INET|Got completion|Call to ibv_|"
-        r"Call to connect failed|"
+        r"Call to connect failed|Attempted to connect incompatible devices|"
         r"Connect to [^\s<]{1,255}<\d+> failed|No usable listening interface found|"
         r"pair\.cc:\d+\] connect\s{1,3}\[?[^\s\]]{1,255}\]?:\d+: "
     ),
     facts=(
         R(r"(?P<what>Bootstrap : no socket interface found|No usable listening interface found)"),
+        R(r"(?P<incompatible_nics>Attempted to connect incompatible devices: [^\n]{1,200})"),
         NO_INTERFACE,
         R(r"connecting to address\s+with family (?P<family>\d+) is neither AF_INET"),
         R(r"Got completion (?:from peer (?P<ib_peer>\S{1,100}) )?with (?:error |status=)(?P<ib_status>\d+)"),
@@ -474,13 +490,18 @@ NCCL_SYSTEM_ERROR = Recogniser(
         "nccl:call-to-posix-fallocate-failed",
         "nccl:call-to-mmap-failed",
         "nccl:call-to-shm-open-failed",
+        # os/linux.cc, os/windows.cc, misc/shmutils.cc: "Error while %s shared memory segment %s (size %ld)",
+        # creating or attaching to the segment in /dev/shm
+        "nccl:error-while-shared-memory-segment-size",
+        "nccl:error-while-shared-memory-segment-size-2",
+        "nccl:error-while-shared-memory-segment-size-3",
     ),
     title="NCCL system error",
     anchors=(
         "unhandled system error",
         "ncclSystemError",
         "shm_open failed",
-        "creating shared memory segment",
+        "shared memory segment",
         "Error: failed to extend ",
         "failed to create shared memory file",
         "Call to posix_fallocate failed",
@@ -491,7 +512,8 @@ NCCL_SYSTEM_ERROR = Recogniser(
     span=2,
     facts=(
         R(
-            r"(?P<shm_error>(?:Call to )?shm_open failed ?: [^\n]{1,100}|Error while creating shared memory segment [^\n(]{1,200}|"
+            r"(?P<shm_error>(?:Call to )?shm_open failed ?: [^\n]{1,100}|Error while (?:creating|attaching to) shared memory "
+            r"segment [^\n(]{1,200}|"
             r"failed to extend [^\n]{1,200}|failed to create shared memory file [^\n]{1,200}|"
             r"Call to (?:posix_fallocate|mmap) failed ?: [^\n]{1,100})"
         ),
@@ -589,13 +611,29 @@ NETWORK_FAULT = Recogniser(
     # established" is printed
     kind="network_fault",
     title="faulty InfiniBand/RoCE link",
-    anchors=("Got async event",),
-    templates=("nccl:net-ib-got-async-event", "nccl:net-ib-got-async-event-2"),
-    facts=(R(r"Got async event : (?P<ib_event>[^\n]{1,80})"),),
+    anchors=("Got async event", "async fatal event"),
+    templates=(
+        "nccl:net-ib-got-async-event",
+        "nccl:net-ib-got-async-event-2",
+        # transport/net_ib.cc, newer releases: the fatal events named as such (the port, a CQ, a QP, the SRQ)
+        "nccl:net-ib-async-fatal-event",
+        "nccl:net-ib-async-fatal-event-on",
+        "nccl:net-ib-async-fatal-event-on-2",
+        "nccl:net-ib-async-fatal-event-on-3",
+        "nccl:net-ib-async-fatal-event-on-4",
+        "nccl:net-ib-async-fatal-event-on-5",
+    ),
+    facts=(
+        R(r"Got async event : (?P<ib_event>[^\n]{1,80})"),
+        R(r"async fatal event(?: on (?:CQ|QP|SRQ)[^:\n]{0,100})?: (?P<ib_event>[^\n]{1,80})"),
+        R(r"(?P<ib_event>async fatal event(?: on (?:CQ|QP|SRQ))?)"),
+        R(r"(?P<ib_fatal>async fatal event)"),  # NCCL itself calls it fatal, whatever the event's own name
+    ),
     # port error, a fatal/catastrophic error and a lost link name a fault; other events (a GID table change,
     # a port coming back) are only a sign of one
     confirm=lambda hits, ctx: any(
-        re.search(r"port error|fatal|catastrophic|link|death", h.facts.get("ib_event", ""), re.IGNORECASE)
+        "ib_fatal" in h.facts
+        or re.search(r"port error|fatal|catastrophic|link|death", h.facts.get("ib_event", ""), re.IGNORECASE)
         for h in hits
     ),
     absorbs=("nccl_error", "nccl_system_error", "network_interface"),

@@ -394,6 +394,7 @@ INVALID_DEVICE_ORDINAL = Recogniser(
         # torch/distributed/elastic/agent/server/local_elastic_agent.py: torchrun's nproc_per_node past the GPUs
         "torch:local-rank-exceeds-available-gpus-in",
         "torch:device-id-is-out-of-range",  # distributed_c10d.py: init_process_group(device_id=...) past the GPUs
+        "torch:device-is-not-visible-cuda-visible",  # torch/cuda/__init__.py: an index CUDA_VISIBLE_DEVICES hides
     ),
     title="GPU index that does not exist",
     anchors=(
@@ -402,6 +403,7 @@ INVALID_DEVICE_ORDINAL = Recogniser(
         "device >= 0 && device < num_gpus",
         "exceeds available GPUs in CUDA_VISIBLE_DEVICES",
         "Please use a device index less than the number of accelerators available",
+        "is not visible (CUDA_VISIBLE_DEVICES=",
     ),
     span=8,
     facts=(R(r"(?P<set_device>torch\.cuda\.set_device\([^\n)]{0,100}\))"),),
@@ -448,6 +450,8 @@ CUDA_UNAVAILABLE = Recogniser(
         "deepspeed:unable-to-proceed-no-gpu-resources",  # deepspeed/launcher/runner.py: no GPU on this host
         "torch:cuda-is-not-available",  # torch/distributed/run.py: --nproc_per_node=gpu without CUDA
         "lightning:can-not-run-on-your-system",  # accelerator connector: accelerator="gpu" without CUDA
+        "torch:pytorch-was-compiled-without-cuda-support",  # torch/cuda/__init__.py: a CPU-only build
+        "accelerate:there-are-currently-no-available-devices",  # accelerate/utils/environment.py: no accelerator
     ),
     title="no usable CUDA",
     anchors=(
@@ -457,6 +461,8 @@ CUDA_UNAVAILABLE = Recogniser(
         "can not run on your system since the accelerator is not available",
         "Found no NVIDIA driver on your system",
         "No CUDA GPUs are available",
+        "PyTorch was compiled without CUDA support",
+        "There are currently no available devices found",
         # the driver's own libraries (the dynamic loader's message): no driver on the machine or in the container
         "libcuda.so.1: cannot open shared object file: No such file or directory",
         "libnvidia-ml.so.1: cannot open shared object file: No such file or directory",
@@ -474,7 +480,8 @@ CUDA_UNAVAILABLE = Recogniser(
     span=1,
     facts=(
         R(
-            r"(?P<what>Torch not compiled with CUDA enabled|Found no NVIDIA driver on your system|No CUDA GPUs are available|"
+            r"(?P<what>Torch not compiled with CUDA enabled|PyTorch was compiled without CUDA support|"
+            r"There are currently no available devices found|Found no NVIDIA driver on your system|No CUDA GPUs are available|"
             r"Unable to proceed, no GPU resources available|Cuda is not available|"
             r"`?\w+`? can not run on your system since the accelerator is not available|"
             r"(?:libcuda|libnvidia-ml)\.so\.1: cannot open shared object file|torch\.cuda\.is_available\(\))"
@@ -488,6 +495,7 @@ CUDA_UNAVAILABLE = Recogniser(
         "Unable to proceed, no GPU resources available",
         "Cuda is not available.",
         "can not run on your system since the accelerator is not available",
+        "There are currently no available devices found",
     ),
     also=(
         Alternative(
@@ -564,8 +572,16 @@ def _bf16(hits: list[Hit], ctx: Context) -> tuple[str, str]:
 BF16_UNSUPPORTED = Recogniser(
     kind="bf16_unsupported",
     title="bf16 on a GPU without it",
-    anchors=("does not support bfloat16", "doesn't support bf16"),
-    templates=("transformers:your-setup-doesn-support-bf16-gpu", "torch_native:bf16-not-supported"),
+    anchors=(
+        "does not support bfloat16",
+        "doesn't support bf16",
+        "Type bf16 is not supported on your device",
+    ),
+    templates=(
+        "transformers:your-setup-doesn-support-bf16-gpu",
+        "torch_native:bf16-not-supported",
+        "deepspeed:type-bf16-is-not-supported-on",  # deepspeed/runtime/engine.py: bf16 on a GPU without it
+    ),
     describe=_bf16,
 )
 

@@ -100,6 +100,38 @@ CONFIG_REFUSALS: tuple[tuple[str, str], ...] = (
         "`accelerate launch` with a DeepSpeed config, or set use_configured_state=False.",
     ),
     (
+        "Train batch size must be divisible by micro-batch data parallelism",
+        "DeepSpeed's train_batch_size must be train_micro_batch_size_per_gpu x gradient_accumulation_steps x "
+        "the data-parallel world size: a config written for another number of GPUs breaks it. Set the batch "
+        'values to "auto" (HF Trainer / accelerate fill them in), or leave train_batch_size out so DeepSpeed '
+        "computes it, or recompute it for this world size.",
+    ),
+    (
+        "optimizer requires dynamic loss scaling",
+        "This DeepSpeed optimizer (1-bit Adam/LAMB, 0/1 Adam, LAMB) works with dynamic loss scaling only: set "
+        '"fp16": {"enabled": true, "loss_scale": 0} (0 = dynamic) in the DeepSpeed config, or use bf16.',
+    ),
+    (
+        "MoE is not supported with ZeRO Stage 3",
+        'DeepSpeed\'s native MoE layers run under ZeRO stage 1 or 2: set "zero_optimization": {"stage": 2} (or 1), '
+        "or use AutoEP where this release offers it.",
+    ),
+    (
+        "MoE not supported with Stage 3",
+        'DeepSpeed\'s MoE layers run under ZeRO stage 1 or 2: set "zero_optimization": {"stage": 2} (or 1).',
+    ),
+    (
+        '"offload_param" must be defined in DeepSpeed Config',
+        "zero.Init was asked to place parameters on the CPU or NVMe (remote_device) but the config has no "
+        '"offload_param" section: add "zero_optimization": {"stage": 3, "offload_param": {"device": "cpu"}} (or '
+        '"nvme" with "nvme_path"), or do not pass remote_device.',
+    ),
+    (
+        '"nvme_path" in DeepSpeed Config cannot be None',
+        'Parameters offloaded to NVMe need a folder on a fast local disk: "offload_param": {"device": "nvme", '
+        '"nvme_path": "/local_nvme"} in the DeepSpeed config, or offload to "cpu" instead.',
+    ),
+    (
         "'max_grad_norm' is not supported as an optimizer parameter",
         'Move max_grad_norm out of the optimizer\'s params: DeepSpeed clips with "gradient_clipping": <norm> at '
         "the top level of its config.",
@@ -208,6 +240,7 @@ DEEPSPEED_CONFIG_MISMATCH = Recogniser(
         "train_batch_size is not equal to micro_batch_per_gpu",
         "is set in the DeepSpeed config file",
         "bfloat16 and fp16 modes cannot be simultaneously enabled",
+        "bfloat16 and fp16 cannot be enabled at once",
         "requires you to pass at least one of training or evaluation dataloaders",
         "has `None` as batch size. Please set an integer value in `train_micro_batch_size_per_gpu`",
         *(anchor for anchor, _ in CONFIG_REFUSALS),
@@ -220,6 +253,14 @@ DEEPSPEED_CONFIG_MISMATCH = Recogniser(
         # accelerate/utils/dataclasses.py DeepSpeedPlugin.set_mixed_precision
         "accelerate:mixed-precision-arg-cannot-be-set",
         "deepspeed:bfloat16-and-fp16-modes-cannot-be",  # deepspeed/runtime/config.py
+        "deepspeed:bfloat16-and-fp16-cannot-be-enabled",  # zero/partition_parameters.py: zero.Init's own check
+        "deepspeed:train-batch-size-must-be-divisible",  # runtime/engine.py: batch against the DP world size
+        # runtime/engine.py, zero/partition_parameters.py: the config against the optimizer, MoE and offload
+        "deepspeed:deepspeed-optimizer-requires-dynamic-loss-scaling",
+        "deepspeed:native-deepspeed-moe-is-not-supported",
+        "deepspeed:moe-not-supported-with-stage",
+        "deepspeed:offload-param-must-be-defined-in",
+        "deepspeed:nvme-path-in-deepspeed-config-cannot",
         # accelerate/accelerator.py _prepare_deepspeed: an "auto" micro batch size with no dataloader to read
         "accelerate:when-using-deepspeed-accelerate-prepare-requires",
         # deepspeed/runtime/engine.py: the config's optimizer, precision and clipping against ZeRO
@@ -261,7 +302,10 @@ DEEPSPEED_CONFIG_MISMATCH = Recogniser(
             r"(?P<no_batch_size>requires you to pass at least one of training or evaluation dataloaders|has `None` "
             r"as batch size)"
         ),
-        R(r"(?P<both_precisions>bfloat16 and fp16 modes cannot be simultaneously enabled)"),
+        R(
+            r"(?P<both_precisions>bfloat16 and fp16 modes cannot be simultaneously enabled|bfloat16 and fp16 cannot "
+            r"be enabled at once)"
+        ),
         R(
             r"mixed_precision`? arg cannot be set to `?(?P<mp_arg>\w{1,10})`? when `?(?P<mp_config>\w{1,10})`? is set in "
             r"the DeepSpeed config"
@@ -364,16 +408,19 @@ DEEPSPEED_INIT_ORDER = Recogniser(
         "DeepSpeed backend not set, please initialize it",
         "Distributed backend is not initialized. Please set dist_init_required",
         "zero.Init resolved a process group of world_size=1",
+        "Parameters cannot be scattered without initializing deepspeed.comm",
     ),
     templates=(
         "deepspeed:deepspeed-backend-not-set-please-initialize",  # deepspeed/comm/comm.py
         "deepspeed:distributed-backend-is-not-initialized-please",  # deepspeed/comm/comm.py
         "deepspeed:zero-init-resolved-process-group-of",  # deepspeed/runtime/zero/partition_parameters.py
+        "deepspeed:parameters-cannot-be-scattered-without-initializing",  # partition_parameters.py: zero.Init, no comm
     ),
     facts=(
         R(
             r"(?P<what>DeepSpeed backend not set|Distributed backend is not initialized|"
-            r"zero\.Init resolved a process group of world_size=1)"
+            r"zero\.Init resolved a process group of world_size=1|Parameters cannot be scattered without "
+            r"initializing deepspeed\.comm)"
         ),
         R(r"launcher environment reports WORLD_SIZE=(?P<zero_init_world>\d+)"),
     ),

@@ -153,7 +153,9 @@ LAUNCHER_REFUSALS: tuple[tuple[str, str, str], ...] = (
         "torchrun's rendezvous arguments are malformed",
         "--rdzv-endpoint (and --master_addr/--master_port) is HOST:PORT with a host name or an IP address and a "
         "port 0-65535 (no scheme, no path); --nnodes is N or MIN:MAX; --nproc_per_node is a number or "
-        "gpu/cpu/auto.\n" + RENDEZVOUS_ARGS_FIX,
+        "gpu/cpu/auto; --rdzv-backend is c10d (or static, etcd, etcd-v2); --rdzv-conf is key=value pairs "
+        "separated by commas (join_timeout=900,read_timeout=60), numbers and true/false as values.\n"
+        + RENDEZVOUS_ARGS_FIX,
     ),
     (
         "accelerate_mode",
@@ -175,6 +177,22 @@ LAUNCHER_REFUSALS: tuple[tuple[str, str, str], ...] = (
         "Lightning's fork-based strategy is not available on this platform",
         "Process forking (strategy='ddp_fork' / 'ddp_notebook') works on Linux only: on Windows and macOS use "
         "strategy='ddp_spawn', or run the script with strategy='ddp' (a script, not a notebook).",
+    ),
+    (
+        "launcher_options",
+        "the launcher refused a combination of its own options",
+        "torchrun: --nnodes is N or MIN:MAX with 0 < MIN <= MAX, --max-restarts 0 or more, "
+        "--local-ranks-filter a comma-separated list of local ranks (0,1), and --no-python and -m/--module "
+        "not together (accelerate launch: --module and --no_python not together); deepspeed's elastic "
+        "training takes no --no_local_rank. Check the command against `torchrun --help` (or the launcher's "
+        "own --help) and the script that builds it.",
+    ),
+    (
+        "ds_mpi_devices",
+        "the deepspeed launcher's MPI backend needs the same number of GPUs on every node",
+        "With --launcher mpich / impi / mvapich deepspeed starts the same number of processes on each host: "
+        "give every host in the hostfile the same slots=N (or --include the same number of GPUs on each), or "
+        "use the default pdsh launcher (or openmpi), which allows different counts.",
     ),
     (
         "interactive",
@@ -245,6 +263,11 @@ LAUNCH_COMMAND = Recogniser(
         "must be an integer between 0 and 65536",
         'is not in "MIN:MAX" format',
         "Unsupported nproc_per_node value",
+        # torch/distributed/elastic/rendezvous/api.py, utils.py: --rdzv-backend, --nnodes, --rdzv-conf as parsed
+        "number of rendezvous nodes (",
+        "is not registered. Did you forget to call",
+        "The rendezvous configuration string must be in format",
+        "The rendezvous configuration option '",
         "is not compatible with an interactive environment",
         "`--use_deepspeed`, `--use_fsdp` at a time",
         "You need to use at least 2 processes to use `--multi_gpu`",
@@ -255,6 +278,16 @@ LAUNCH_COMMAND = Recogniser(
         "torchrun: error: ",
         "deepspeed: error: ",
         "launch: error: ",
+        # torch/distributed/run.py and elastic's launch config: torchrun's own checks of its options
+        "--local_ranks_filter must be a comma-separated list of integers",
+        "Don't use both the '--no-python' flag and the '--module' flag",
+        "min_nodes must be > 0 and <= max_nodes",
+        "max_restarts must be >= 0",
+        # accelerate/commands/launch.py; deepspeed/launcher/runner.py
+        "--module and --no_python cannot be used together",
+        "--no_local_rank argument is not supported in Elastic training",
+        "requires same number of devices per node",
+        "mvapich is not installed properly",
     ),
     templates=(
         "system:argparse-unrecognized-arguments",
@@ -282,6 +315,13 @@ LAUNCH_COMMAND = Recogniser(
         "torch:the-port-number-of-the-rendezvous",
         "torch:nnodes-is-not-in-min-max",
         "torch:unsupported-nproc-per-node-value",
+        "torch:the-minimum-number-of-rendezvous-nodes",
+        "torch:the-maximum-number-of-rendezvous-nodes",
+        "torch:the-rendezvous-backend-is-not-registered",
+        "torch:the-rendezvous-configuration-string-must-be",
+        "torch:the-rendezvous-configuration-option-does-not",
+        "torch:the-rendezvous-configuration-option-does-not-2",
+        "torch:the-rendezvous-configuration-option-must-have",
         # lightning/pytorch/trainer/connectors/accelerator_connector.py: DDP in a notebook
         "lightning:trainer-strategy-is-not-compatible-with",
         # accelerate/commands/launch.py: its own checks of the launch options
@@ -292,6 +332,18 @@ LAUNCH_COMMAND = Recogniser(
         # lightning: devices x num_nodes against torchrun's world size; a fork strategy off Linux
         "lightning:you-set-devices-and-num-nodes",
         "lightning:you-selected-trainer-strategy-but-process",
+        # torch/distributed/run.py, launcher/api.py: torchrun's option checks (round seven)
+        "torch:local-ranks-filter-must-be-comma",
+        "torch:don-use-both-the-no-python",
+        "torch:min-nodes-must-be-and-max",
+        "torch:max-restarts-must-be",
+        "accelerate:module-and-no-python-cannot-be",
+        # deepspeed/launcher/runner.py, multinode_runner.py: elastic without --no_local_rank, the MPI backends
+        "deepspeed:no-local-rank-argument-is-not",
+        "deepspeed:mpich-requires-same-number-of-devices",
+        "deepspeed:intel-mpi-requires-same-number-of",
+        "deepspeed:mvapich-requires-same-number-of-devices",
+        "deepspeed:mpiname-does-not-exist-mvapich-is",
     ),
     match=R(
         rf"unrecognized arguments: (?P<options>[^\n]{{0,300}}?(?:{LAUNCHER_OPTIONS})[^\n]{{0,200}})|"
@@ -299,7 +351,13 @@ LAUNCH_COMMAND = Recogniser(
         r"Num nodes is >1 but no extra nodes available via hostfile|Hostfile contains a bad entry[^\n]{0,200}|"
         r"Hostname '[^'\n]{0,100}' not found in hostfile|Hostfile contains multiple entries for[^\n]{0,100}|"
         r"host=[^\n]{0,100} was not reachable via ssh[^\n]{0,200})|"
-        r"(?P<ds_launcher>launcher '\w{1,20}' not installed)|"
+        r"(?P<ds_launcher>launcher '\w{1,20}' not installed|mpiname does not exist, mvapich is not installed "
+        r"properly)|"
+        r"(?P<launcher_options>--local_ranks_filter must be a comma-separated list of integers[^\n]{0,80}|"
+        r"Don't use both the '--no-python' flag and the '--module' flag[^\n]{0,40}|min_nodes must be > 0 and "
+        r"<= max_nodes[^\n]{0,80}|max_restarts must be >= 0|--module and --no_python cannot be used together|"
+        r"--no_local_rank argument is not supported in Elastic training)|"
+        r"(?P<ds_mpi_devices>(?:MPICH|Intel MPI|mvapich) requires same number of devices per node)|"
         r"(?P<ds_no_ssh>Launching training without ssh, but --node_rank is not set correctly)|"
         r"(?P<ds_master_addr>Unable to detect suitable master address via[^\n]{0,100})|"
         r"No socket on \((?P<rdzv_port0>[^,()\s]{1,255}), 0\) is listening yet|"
@@ -309,7 +367,9 @@ LAUNCH_COMMAND = Recogniser(
         r"Port is absent in endpoint[^\n]{0,120})|"
         r"(?P<rdzv_format>The hostname of the rendezvous endpoint [^\n]{0,200}|The port number of the rendezvous "
         r"endpoint [^\n]{0,120}|nnodes=[^\n]{0,40} is not in \"MIN:MAX\" format|Unsupported nproc_per_node value: "
-        r"[^\n]{0,40})|"
+        r"[^\n]{0,40}|The (?:minimum|maximum) number of rendezvous nodes \([^\n]{0,200}|The rendezvous backend "
+        r"'[^'\n]{0,60}' is not registered[^\n]{0,100}|The rendezvous configuration (?:string must be in format|"
+        r"option '[^'\n]{0,60}' (?:does not represent a valid|must have a value))[^\n]{0,80})|"
         r"(?P<accelerate_mode>You can only use one of `--cpu`[^\n]{0,120}|You need to use at least 2 processes to "
         r"use `--multi_gpu`|Less than two GPU ids were configured[^\n]{0,80}|You need to manually pass in "
         r"`--num_processes` using this config yaml)|"
@@ -367,19 +427,25 @@ def _rank_env(hits: list[Hit], ctx: Context) -> tuple[str, str]:
 RANK_ENV_MISSING = Recogniser(
     kind="rank_env_missing",
     title="rank environment not set",
-    anchors=("expected, but not set", "DeepSpeed requires the LOCAL_RANK environment variable"),
+    anchors=(
+        "expected, but not set",
+        "DeepSpeed requires the LOCAL_RANK environment variable",
+        "LOCAL_RANK is not in the environment",
+    ),
     templates=(
         "torch:environment-variable-expected-but-not-set",
+        "torch:local-rank-is-not-in-the",  # distributed_c10d.py get_node_local_rank()
         "deepspeed:deepspeed-requires-the-local-rank-environment",  # deepspeed/comm/comm.py init_distributed
     ),
     # the rank's identity; a missing MASTER_ADDR / MASTER_PORT is the rendezvous' (rendezvous_or_port)
     match=R(
         r"environment variable (?:RANK|WORLD_SIZE|LOCAL_RANK|LOCAL_WORLD_SIZE) expected|"
-        r"DeepSpeed requires the LOCAL_RANK environment variable"
+        r"DeepSpeed requires the LOCAL_RANK environment variable|LOCAL_RANK is not in the environment"
     ),
     facts=(
         R(r"environment variable (?P<missing_var>\w+) expected, but not set"),
         R(r"DeepSpeed requires the (?P<missing_var>LOCAL_RANK) environment variable"),
+        R(r"(?P<missing_var>LOCAL_RANK) is not in the environment"),
     ),
     absorbs=("rendezvous_or_port",),
     describe=_rank_env,
@@ -437,6 +503,13 @@ SLURM_ENV = Recogniser(
 
 def _missing_launcher(hits: list[Hit], ctx: Context) -> tuple[str, str]:
     command = merged(hits).get("command", "torchrun")
+    if command.startswith("mpirun"):
+        return (
+            "accelerate launch was asked for an MPI launch but finds no mpirun or mpiexec" + on_ranks(hits),
+            "accelerate's multi-CPU launch starts the processes with mpirun: install an MPI (Open MPI: apt "
+            "install openmpi-bin; or Intel MPI, MVAPICH) and put its bin folder on PATH in the job's environment "
+            "(module load openmpi), or launch without MPI (accelerate launch --num_processes N, or torchrun).",
+        )
     return (
         f"{command} is not installed in the environment the job runs in" + on_ranks(hits),
         f"The job's environment has no {command} on PATH (another conda env / module than the one torch is in, "
@@ -449,15 +522,21 @@ def _missing_launcher(hits: list[Hit], ctx: Context) -> tuple[str, str]:
 MISSING_LAUNCHER = Recogniser(
     kind="broken_install",
     title="launcher missing from the environment",
-    anchors=("error: execve(): ", ": command not found"),
+    anchors=("error: execve(): ", ": command not found", "mpirun or mpiexec were not found"),
     match=R(
-        r"(?:execve\(\): |^|\s)(?:torchrun|deepspeed|accelerate)(?:: No such file| ?: command not found)"
+        r"(?:execve\(\): |^|\s)(?:torchrun|deepspeed|accelerate)(?:: No such file| ?: command not found)|"
+        r"mpirun or mpiexec were not found"
     ),
-    templates=("system:slurm-execve-no-such-file", "system:shell-command-not-found"),
+    templates=(
+        "system:slurm-execve-no-such-file",
+        "system:shell-command-not-found",
+        "accelerate:mpirun-or-mpiexec-were-not-found",  # accelerate/utils/launch.py: its MPI launch
+    ),
     facts=(
         R(
             r"(?:execve\(\): |^|\s)(?P<command>torchrun|deepspeed|accelerate)(?:: No such file| ?: command not found)"
         ),
+        R(r"(?P<command>mpirun or mpiexec) were not found"),
     ),
     describe=_missing_launcher,
 )

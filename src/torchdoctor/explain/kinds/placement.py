@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 
-from torchdoctor.explain.recognisers import Alternative, Context, Hit, Recogniser, merged, on_ranks
+from torchdoctor.explain.recognisers import Alternative, Context, Hit, Recogniser, first, merged, on_ranks
 
 R = re.compile
 
@@ -29,6 +29,11 @@ def _devices(hits: list[Hit], ctx: Context) -> tuple[str, str]:
     both_gpus = a.startswith("cuda") and b.startswith("cuda")
     if facts.get("ddp_cpu"):
         summary = "DDP was given device_ids for a model with parameters still on the CPU" + on_ranks(hits)
+        if facts.get("ddp_types"):
+            summary = (
+                f"DDP was given a model with parameters on the CPU and on the GPU ({facts['ddp_types']})"
+                + on_ranks(hits)
+            )
         fix = (
             "Move the model to the rank's GPU before wrapping it: model.to(torch.device('cuda', LOCAL_RANK)) "
             "(after torch.cuda.set_device(LOCAL_RANK)), then DistributedDataParallel(model, "
@@ -84,6 +89,7 @@ DEVICE_MISMATCH = Recogniser(
         "Expected object of device type",
         "tensors are located on different GPUs",
         DDP_DEVICE_IDS,
+        "input module must be on the same type of devices",
     ),
     templates=(
         "torch_native:expected-all-tensors-same-device",
@@ -96,6 +102,8 @@ DEVICE_MISMATCH = Recogniser(
         "torch_native:expected-object-of-device-type",
         "torch_native:tensors-located-on-different-gpus",  # THCUNN common.h (torch 0.x)
         "torch:distributeddataparallel-device-ids-and-output-device",  # with a CPU parameter in the set
+        # torch/nn/parallel/distributed.py: parameters on the CPU and a GPU in one module
+        "torch:distributeddataparallel-input-module-must-be-on",
     ),
     # DDP's device_ids message is this kind only when a parameter is still on the CPU
     match=R(rf"(?s)^(?!.*{DDP_DEVICE_IDS}).|{DDP_DEVICE_IDS}.*device\(type='cpu'\)"),
@@ -109,6 +117,9 @@ DEVICE_MISMATCH = Recogniser(
         ),
         R(r"Input type \((?P<device_a>[\w.]{1,40})\) and weight type \((?P<device_b>[\w.]{1,40})\)"),
         R(r"module\s+parameters \{(?P<ddp_cpu>[^}]{0,600}type='cpu'[^}]{0,600})\}"),
+        R(
+            r"input module parameters locate in (?P<ddp_types>\{(?P<ddp_cpu>[^}\n]{0,200}'cpu'[^}\n]{0,200})\})"
+        ),
         R(
             r"Expected object of (?:backend|device type) (?P<device_a>\w{1,20}) but got (?:backend|device type) "
             r"(?P<device_b>\w{1,20})"
@@ -146,6 +157,12 @@ REPLICA = ("in replica", R(r"Caught \w+ in replica (?P<replica>\d+) on device (?
 
 def _cpu_tensor(hits: list[Hit], ctx: Context) -> tuple[str, str]:
     summary = "a CPU tensor was handed to an NCCL collective (NCCL takes CUDA tensors only)" + on_ranks(hits)
+    operation = first(hits, "accelerate_op")
+    if operation:
+        summary = (
+            f"a tensor not on the GPU was passed to accelerate's {operation} (its collectives take tensors on "
+            "the process's device)" + on_ranks(hits)
+        )
     fix = (
         "Move the tensor to the rank's GPU before the collective: t = t.to(torch.device('cuda', LOCAL_RANK)) "
         "(after torch.cuda.set_device(LOCAL_RANK)); metrics and Python numbers gathered at the end of an "
@@ -160,11 +177,17 @@ CPU_TENSOR_NCCL = Recogniser(
     title="CPU tensor in an NCCL collective",
     # torch 1.x ProcessGroupNCCL's check; torch 2.x's dispatcher says it as "No backend type associated with
     # device type cpu" when the group has only NCCL
-    anchors=("Tensors must be CUDA and dense", "No backend type associated with device type cpu"),
+    anchors=(
+        "Tensors must be CUDA and dense",
+        "No backend type associated with device type cpu",
+        "while the `Accelerator` is configured for",
+    ),
     templates=(
         "torch_native:tensors-must-be-cuda-and-dense",
         "torch_cpp:no-backend-type-associated-with-device",
+        "accelerate:one-or-more-of-the-tensors",  # accelerate/utils/operations.py verify_operation
     ),
+    facts=(R(r"One or more of the tensors passed to (?P<accelerate_op>[\w.]{1,80}) were not on the"),),
     describe=_cpu_tensor,
 )
 
@@ -551,6 +574,54 @@ DATAPARALLEL_OUTPUT = Recogniser(
     describe=_dp_output,
 )
 
+
+def _mesh(hits: list[Hit], ctx: Context) -> tuple[str, str]:
+    facts = merged(hits)
+    if facts.get("mesh_ranks"):
+        summary = f"the DeviceMesh asks for {facts['mesh_ranks']} ranks but the run has {facts['world_size']} processes"
+    elif facts.get("hetero_ranks"):
+        summary = (
+            f"the DeviceMesh needs the same number of GPUs on every node: {facts['hetero_ranks']} ranks do not "
+            f"split into nodes of {facts['hetero_gpus']} GPUs"
+        )
+    else:
+        summary = "HSDP's 2-D DeviceMesh was built without mesh_dim_names"
+    fix = (
+        "The mesh's shape must multiply to the world size the launcher started (nnodes x nproc_per_node), with "
+        "the inner (tensor-parallel) dimension within one node: init_device_mesh('cuda', (dp, tp), "
+        "mesh_dim_names=('dp', 'tp')) with dp * tp == WORLD_SIZE and tp dividing the GPUs per node (every node "
+        "with the same number of GPUs); compute dp from int(os.environ['WORLD_SIZE']) rather than a constant. "
+        "HSDP (fully_shard / FSDP HYBRID_SHARD) takes a 2-D mesh named ('replicate', 'shard'), and FSDP combined "
+        "with tensor parallelism takes the mesh's data-parallel slice (device_mesh=mesh['dp']), not a process group."
+    )
+    return summary + on_ranks(hits), fix
+
+
+DEVICE_MESH_CONFIG = Recogniser(
+    kind="device_mesh_config",
+    title="DeviceMesh that does not fit the run",
+    anchors=(
+        "Mesh should not be bigger than default world size",
+        "DeviceMesh only support homogeneous hardware",
+        "Please init the 2D mesh for HSDP with mesh_dim_names specified",
+    ),
+    templates=(
+        # torch/distributed/device_mesh.py: the mesh against the processes started and the GPUs per node
+        "torch:mesh-should-not-be-bigger-than",
+        "torch:devicemesh-only-support-homogeneous-hardware-but",
+        # torch/distributed/fsdp/_fully_shard/_fsdp_init.py: HSDP's mesh
+        "torch:please-init-the-mesh-for-hsdp",
+    ),
+    facts=(
+        R(r"bigger than default world size (?P<world_size>\d+), but found (?P<mesh_ranks>\d+) ranks"),
+        R(
+            r"homogeneous hardware, but found (?P<hetero_ranks>\d+) ranks and (?P<hetero_gpus>\d+) \w+ devices"
+        ),
+    ),
+    describe=_mesh,
+)
+
+
 RECOGNISERS = (
     DATAPARALLEL_OUTPUT,
     CUDA_FORK,
@@ -558,6 +629,7 @@ RECOGNISERS = (
     DDP_NO_GRAD_PARAMS,
     MPI_IMPLEMENTATION,
     DEVICE_MAP_DISTRIBUTED,
+    DEVICE_MESH_CONFIG,
     CPU_TENSOR_NCCL,
     NONCONTIGUOUS_TENSOR,
     DEVICE_MISMATCH,

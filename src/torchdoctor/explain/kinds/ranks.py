@@ -244,6 +244,11 @@ def _divergence(hits: list[Hit], ctx: Context) -> tuple[str, str]:
         parts.append(other)
     if "size_a" in facts:
         parts.append(f"sizes differ: {facts['size_a']} bytes here, {facts['size_b']} on the peer")
+    if "fsdp_a" in facts:  # FSDP's check of its all-gathers across ranks
+        parts.append(
+            f"FSDP on rank {facts['fsdp_rank_a']} all-gathers {facts['fsdp_a']}, on rank {facts['fsdp_rank_b']} "
+            f"{facts['fsdp_b']}"
+        )
     summary = "ranks disagree on the collective they run" + (": " + ", ".join(parts) if parts else "")
     fix = (
         "The ranks called different collectives (or the same one with different sizes): a collective inside "
@@ -270,6 +275,11 @@ RANK_DIVERGENCE = Recogniser(
         "nccl:message-truncated-received-bytes-instead-of",
         "nccl:net-socket-peer-message-truncated-receiving",
         "accelerate:cannot-apply-desired-operation-due-to",
+        # torch/distributed/fsdp/_exec_order_utils.py (TORCH_DISTRIBUTED_DEBUG=INFO/DETAIL): FSDP's all-gathers
+        # checked across ranks on the first iteration
+        "torch:forward-order-differs-across-ranks",
+        "torch:rank-is-all-gathering-parameters-while",
+        "torch:rank-is-all-gathering-parameters-for",
     ),
     title="ranks ran different collectives",
     anchors=(
@@ -281,6 +291,8 @@ RANK_DIVERGENCE = Recogniser(
         "Message truncated : received",
         "message truncated : receiving",
         "due to shape mismatches",
+        "Forward order differs across ranks",
+        "is all-gathering ",
     ),
     # NCCL's socket transport says it itself: a truncated message is different collective sizes on the ranks,
     # or settings (NCCL_PROTO, NCCL_ALGO) that differ between them, or an unhealthy network
@@ -307,6 +319,10 @@ RANK_DIVERGENCE = Recogniser(
         R(r"op\.preamble\.length <= op\.nbytes\. (?P<size_a>\d+) vs (?P<size_b>\d+)"),
         R(r"receiv(?:ed|ing) (?P<size_a>\d+) bytes instead of (?P<size_b>\d+)"),
         R(r"around rank (?P<rank_a>\d+)"),
+        R(
+            r"rank (?P<fsdp_rank_a>\d+) is all-gathering (?P<fsdp_a>[^\n]{1,120}?) while rank (?P<fsdp_rank_b>\d+) is "
+            r"all-gathering (?P<fsdp_b>[^\n]{1,120}?)\s*$"
+        ),
     ),
     describe=_divergence,
 )
