@@ -95,3 +95,35 @@ def test_ctrl_c_at_any_moment_of_check_is_one_line_and_130(tmp_path):
     assert "import torch" in tried and len(tried) >= 2, (
         f"check finished before the signals: interrupted at {tried}"
     )
+
+
+class _RaisesOnCollection:
+    def __init__(self, error: BaseException) -> None:
+        self.error = error
+
+    def __del__(self):
+        raise self.error
+
+
+def test_ctrl_c_where_python_cannot_raise_it_is_remembered_not_printed(capsys):
+    # Ctrl-C that lands in a weakref callback during an import (or any __del__) is "unraisable": Python printed
+    # "Exception ignored in ... Traceback" on the terminal, in the middle of `check`'s status line
+    import gc
+
+    from torchdoctor.cli import _Interrupts
+
+    before, given = sys.unraisablehook, []
+    sys.unraisablehook = given.append  # the hook there was (Python's prints the traceback)
+    interrupts = _Interrupts()
+    try:
+        with interrupts:
+            _RaisesOnCollection(KeyboardInterrupt())
+            gc.collect()
+            assert interrupts.seen and given == []
+            _RaisesOnCollection(ValueError("not ours to hide"))  # anything else is still the hook's there was
+            gc.collect()
+            assert [type(u.exc_value) for u in given] == [ValueError]
+        assert capsys.readouterr().err == ""
+    finally:
+        signal.signal(signal.SIGINT, signal.default_int_handler)  # __exit__ ignores Ctrl-C once interrupted
+        sys.unraisablehook = before

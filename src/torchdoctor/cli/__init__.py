@@ -164,14 +164,25 @@ class _Interrupts:
     def __init__(self) -> None:
         self.seen = False
         self.previous = None
+        self.previous_unraisable = sys.unraisablehook
 
     def _on_sigint(self, signum, frame) -> None:
         self.seen = True
         raise KeyboardInterrupt
 
+    def _on_unraisable(self, unraisable) -> None:
+        """Ctrl-C that landed where Python cannot raise it (a weakref callback during an import, a
+        ``__del__``) is printed by Python as "Exception ignored in … Traceback": it is remembered instead,
+        and said as the one line. Anything else goes to the hook there was."""
+        if isinstance(unraisable.exc_value, KeyboardInterrupt):
+            self.seen = True
+            return
+        self.previous_unraisable(unraisable)
+
     def __enter__(self) -> _Interrupts:
         if threading.current_thread() is threading.main_thread():
             self.previous = signal.signal(signal.SIGINT, self._on_sigint)
+            self.previous_unraisable, sys.unraisablehook = sys.unraisablehook, self._on_unraisable
         return self
 
     def __exit__(self, *exc) -> None:
@@ -180,6 +191,8 @@ class _Interrupts:
         # Interrupted: the verdict is given and the process is ending, so a second Ctrl-C must not turn the
         # exit into a traceback or a death by signal. Otherwise (main is also called in-process) put it back.
         signal.signal(signal.SIGINT, signal.SIG_IGN if self.seen else self.previous)
+        if not self.seen:
+            sys.unraisablehook = self.previous_unraisable
 
 
 def main(argv: list[str] | None = None) -> int:
