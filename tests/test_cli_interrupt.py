@@ -112,7 +112,7 @@ def test_ctrl_c_where_python_cannot_raise_it_is_remembered_not_printed(capsys):
 
     from torchdoctor.cli import _Interrupts
 
-    before, given = sys.unraisablehook, []
+    before, handler, given = sys.unraisablehook, signal.getsignal(signal.SIGINT), []
     sys.unraisablehook = given.append  # the hook there was (Python's prints the traceback)
     interrupts = _Interrupts()
     try:
@@ -125,5 +125,5 @@ def test_ctrl_c_where_python_cannot_raise_it_is_remembered_not_printed(capsys):
             assert [type(u.exc_value) for u in given] == [ValueError]
         assert capsys.readouterr().err == ""
     finally:
-        signal.signal(signal.SIGINT, signal.default_int_handler)  # __exit__ ignores Ctrl-C once interrupted
+        signal.signal(signal.SIGINT, handler)  # __exit__ ignores Ctrl-C once interrupted
         sys.unraisablehook = before
