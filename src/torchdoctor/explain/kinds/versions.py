@@ -26,6 +26,17 @@ _NORMAL_FUNCTIONING = R(
     r"but found (?P<found>[\w\-.=+]{1,100})"
 )
 _CANNOT_IMPORT = R(r"cannot import name '(?P<name>\w{1,100})' from '(?P<module>[\w.]{1,200})'")
+# a name a module or a DeepSpeed object lacks: also a circular import, a shadowing file or a bug of that release
+_MISSING_NAMES = (
+    "cannot import name",
+    "AttributeError: module '",
+    "ZeroOptimizer' object has no attribute '",
+    "ZeroOptimizer_Stage3' object has no attribute '",
+    "Optimizer_Stage3' object has no attribute '",
+    "DeepSpeedEngine' object has no attribute '",
+    "PipelineEngine' object has no attribute '",
+    "DeepSpeedZeRoOffload' object has no attribute '",
+)
 _DETECTED = R(r"Detected (?P<package2>\w+) version: (?P<found2>\d+(?:\.[\w+]+)*)")
 # the libraries a training script runs through whose API moves between releases: an attribute missing from one
 # of their modules is a caller written for another release (CPython Objects/moduleobject.c's AttributeError)
@@ -121,27 +132,11 @@ DEPENDENCY_VERSION = Recogniser(
         "requires deepspeed>=",
         "requires DeepSpeed >=",
         "requires `accelerate>=",
-        "cannot import name",
-        "AttributeError: module '",
-        "ZeroOptimizer' object has no attribute '",
-        "ZeroOptimizer_Stage3' object has no attribute '",
-        "Optimizer_Stage3' object has no attribute '",
-        "DeepSpeedEngine' object has no attribute '",
-        "PipelineEngine' object has no attribute '",
-        "DeepSpeedZeRoOffload' object has no attribute '",
+        *_MISSING_NAMES,
     ),
     # a name that cannot be imported is also a circular import or a file shadowing the package, an attribute a
     # library's module or object lacks also a bug of that release: only likely
-    generic=(
-        "cannot import name",
-        "AttributeError: module '",
-        "ZeroOptimizer' object has no attribute '",
-        "ZeroOptimizer_Stage3' object has no attribute '",
-        "Optimizer_Stage3' object has no attribute '",
-        "DeepSpeedEngine' object has no attribute '",
-        "PipelineEngine' object has no attribute '",
-        "DeepSpeedZeRoOffload' object has no attribute '",
-    ),
+    generic=_MISSING_NAMES,
     match=R(
         r"is required for a normal functioning|requires [`'\"]?[A-Za-z][\w-]{1,40}[`'\"]? ?(?:version )?>= ?\d|"
         r"cannot import name '\w{1,100}' from '[\w.]{1,200}'|"
