@@ -7,19 +7,12 @@ plausible values, prefixed as the source raises or logs it.
 
 from __future__ import annotations
 
-import io
 import re
 
 import pytest
+from explaining import explained
 
 from torchdoctor.explain.catalog import by_id
-from torchdoctor.explain.diagnose import explain
-
-
-def explained(text: str):
-    (found, *_) = explain(["-"], stdin=io.BytesIO(text.encode()))
-    return found
-
 
 PLACEHOLDER = re.compile(r"\{\}|%(?:ld|lu|lx|zu|d|s|u|p|x)")
 

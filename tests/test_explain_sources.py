@@ -9,17 +9,10 @@ that started the failure.
 
 from __future__ import annotations
 
-import io
-
 import pytest
+from explaining import explained
 
 from torchdoctor.explain.catalog import by_id
-from torchdoctor.explain.diagnose import explain
-
-
-def explained(text: str):
-    (found, *_) = explain(["-"], stdin=io.BytesIO(text.encode()))
-    return found
 
 
 def template(ident: str, *values: str) -> str:

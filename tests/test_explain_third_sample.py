@@ -10,25 +10,10 @@ thread and what it established), or a message template quoted from the catalog (
 
 from __future__ import annotations
 
-import io
-from pathlib import Path
-
 import pytest
+from explaining import CORPUS, explained, lead
 
 from torchdoctor.explain.catalog import by_id
-from torchdoctor.explain.diagnose import explain
-
-CORPUS = Path(__file__).parent / "fixtures" / "corpus" / "train"
-
-
-def lead(name: str):
-    (found, *_) = explain([str(CORPUS / name)])
-    return found
-
-
-def explained(text: str):
-    (found, *_) = explain(["-"], stdin=io.BytesIO(text.encode()))
-    return found
 
 
 def template(ident: str, *values: str) -> str:

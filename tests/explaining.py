@@ -1,0 +1,24 @@
+"""What the explain tests feed `explain` and read back: a log of the corpus's train half, or a text given on
+standard input, and the lead finding. Not a test module; imported as ``from explaining import ...`` (pytest puts
+``tests/`` on ``sys.path``)."""
+
+from __future__ import annotations
+
+import io
+from pathlib import Path
+
+from torchdoctor.explain.diagnose import explain
+
+CORPUS = Path(__file__).parent / "fixtures" / "corpus" / "train"
+
+
+def lead(name: str):
+    """The lead finding on the corpus's train log ``name``."""
+    (found, *_) = explain([str(CORPUS / name)])
+    return found
+
+
+def explained(text: str):
+    """The lead finding on ``text`` read from standard input."""
+    (found, *_) = explain(["-"], stdin=io.BytesIO(text.encode()))
+    return found
