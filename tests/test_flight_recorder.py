@@ -24,6 +24,7 @@ JOB = FIXTURES / "skip_job.py"
 SKIPPED_LINE = next(
     i for i, line in enumerate(JOB.read_text().splitlines(), 1) if "rank 1 never comes" in line
 )
+CONDITION_LINE = next(i for i, line in enumerate(JOB.read_text().splitlines(), 1) if line == "if rank != 1:")
 
 
 @pytest.fixture(scope="module")
@@ -70,7 +71,7 @@ def test_the_rank_that_skipped_an_all_reduce_is_named_with_the_collective_and_th
     assert f"{JOB}:{SKIPPED_LINE} in <module>" in first.summary
     assert "which ranks 0, 2 entered" in first.summary
     assert "rank 1's last was broadcast #6 [2, 3] Double" in first.summary
-    assert f"line {SKIPPED_LINE - 1}: `if rank != 1:`:" in first.fix  # the condition on the rank, named
+    assert f"line {CONDITION_LINE}: `if rank != 1:`:" in first.fix  # the condition on the rank, named
     assert first.details["never_entered"] == [1]
     assert any(f"{JOB}:{SKIPPED_LINE}" in line for line in first.details["stacks"]["ranks 0, 2"])
     # the subgroup of ranks 0 and 2 agrees: no finding of its own
