@@ -22,6 +22,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -38,8 +39,11 @@ EXPECTED = {"input": "input", "compute": "device", "host": "host", "comm": "comm
 PERIOD, OFF, WITHIN, FIRST = 100, 40, 50, 100
 
 
-def run(ranks: int, steps: int, env: dict[str, str]) -> tuple[list[dict], str, float]:
-    """One launch; the verdicts it said, its stderr, the seconds it took."""
+def run(
+    ranks: int, steps: int, env: dict[str, str], keep: Path | None = None
+) -> tuple[list[dict], str, float]:
+    """One launch; the verdicts it said, its stderr, the seconds it took. With ``keep``, the run's raw windows
+    and what was planted are kept in a folder of their own there (``straggler_replay.py`` judges them again)."""
     with tempfile.TemporaryDirectory(prefix="straggler-sweep-") as out:
         full = dict(os.environ, STEPS=str(steps), **env)
         full["PYTHONPATH"] = os.pathsep.join([str(FAULTS_DIR), str(ROOT / "src"), full.get("PYTHONPATH", "")])
@@ -53,6 +57,11 @@ def run(ranks: int, steps: int, env: dict[str, str]) -> tuple[list[dict], str, f
             sys.stderr.write(done.stderr[-3000:])
             raise SystemExit(f"run failed ({done.returncode}): {env}")
         found = json.loads(report.read_text())["findings"][0]
+        if keep is not None:
+            kept = keep / f"run{len(list(keep.glob('run*'))):03d}"
+            kept.mkdir(parents=True)
+            shutil.copy(Path(out) / "stragglers-windows.jsonl", kept)
+            (kept / "run.json").write_text(json.dumps({"ranks": ranks, "steps": steps, **env}) + "\n")
         return found.get("details", {}).get("verdicts", []), done.stderr, seconds
 
 
@@ -123,6 +132,9 @@ def main() -> None:
     parser.add_argument("--faults", default="input,compute,host,comm")
     parser.add_argument("--amounts", default="0.05,0.1,0.3")
     parser.add_argument("--quick", action="store_true")
+    parser.add_argument(
+        "--keep", type=Path, default=None, help="keep every run's raw windows here, to judge them again"
+    )
     args = parser.parse_args()
     if args.quick:
         args.amounts, args.steps, args.healthy_steps, args.healthy_run = "0.3", 300, 300, 300
@@ -133,25 +145,15 @@ def main() -> None:
         f"model width {os.environ.get('WIDTH', '256')}",
         flush=True,
     )
-    print(
-        "ranks  fault    amount  planted  episodes  named  right cause  victims named  seconds  wrong causes",
-        flush=True,
-    )
-    totals = {"episodes": 0, "named": 0, "right": 0, "victims": 0}
-    all_wrong: Counter = Counter()
-    by_order: dict[int, list[bool]] = {}  # the n-th episode of a run: named or not, over every run
+    print(HEADER, flush=True)
+    tally = Tally()
     runs = 0
     faults = [f for f in args.faults.split(",") if f]  # --faults "": the healthy runs only
     cells = [(r, f, a) for r in counts for f in faults for a in args.amounts.split(",")]
     for ranks, fault, amount in cells:
-        cell = {"episodes": 0, "named": 0, "right": 0, "victims": 0}
-        seconds = 0.0
-        planted: list[int] = []
-        wrong: Counter = Counter()
         for _repeat in range(args.repeats):
             slow = args.planted_rank if args.planted_rank is not None else runs % ranks
             runs += 1
-            planted.append(slow)
             env = {
                 "FAULT": fault,
                 "AMOUNT": amount,
@@ -160,69 +162,127 @@ def main() -> None:
                 "OFF": str(OFF),
                 "SLOW_FROM": str(FIRST),
             }
-            verdicts, _, took = run(ranks, args.steps, env)
-            seconds += took
-            scores, wrong_here, in_order = score_planted(verdicts, slow, fault, args.steps)
-            for n, was_named in enumerate(in_order):
-                by_order.setdefault(n, []).append(was_named)
-            for key, value in scores.items():
-                cell[key] += value
-            wrong.update(wrong_here)
-            for verdict in verdicts:
-                if verdict["rank"] != slow:
-                    print(f"  victim named (planted rank {slow}): {verdict['line']}", flush=True)
-        for key in totals:
-            totals[key] += cell[key]
-        all_wrong.update(wrong)
+            verdicts, _, took = run(ranks, args.steps, env, args.keep)
+            tally.planted(ranks, fault, amount, slow, args.steps, verdicts, took)
+        tally.print_cell(ranks, fault, amount)
+    tally.print_planted()
+    healthy_steps = 0
+    while healthy_steps < args.healthy_steps:
+        ranks = counts[(healthy_steps // args.healthy_run) % len(counts)]
+        verdicts, _, _ = run(ranks, args.healthy_run, {}, args.keep)
+        healthy_steps += args.healthy_run
+        tally.healthy(ranks, args.healthy_run, verdicts)
         print(
-            f"{ranks:>5}  {fault:<8} {float(amount):>5.0%}  {','.join(map(str, planted)):>7}  {cell['episodes']:>8}  "
-            f"{cell['named']:>5}  {cell['right']:>11}  {cell['victims']:>13}  {seconds:>7.0f}  "
-            + (", ".join(f"{cause} {n}" for cause, n in wrong.most_common()) or "-"),
+            f"  healthy so far: {healthy_steps} steps ({ranks} ranks this run), {tally.alarms} alarms, "
+            f"load average {os.getloadavg()[0]:.1f}",
             flush=True,
         )
-    if totals["episodes"]:
+    tally.print_healthy()
+
+
+HEADER = "ranks  fault    amount  planted  episodes  named  right cause  victims named  seconds  wrong causes"
+
+
+class Tally:
+    """The sweep's counts, run by run (`planted`, `healthy`), and its tables (`print_*`): shared by the sweep
+    and by `straggler_replay.py`, which judges kept runs again."""
+
+    def __init__(self) -> None:
+        self.cells: dict[tuple, dict] = {}
+        self.by_order: dict[int, list[bool]] = {}  # the n-th episode of a run: named or not, over every run
+        self.healthy_steps = self.alarms = self.judged = 0
+        self.by_cause: Counter = Counter()
+
+    def planted(self, ranks: int, fault: str, amount: str, slow: int, steps: int, verdicts: list[dict],
+                seconds: float = 0.0) -> None:  # fmt: skip
+        """Count one planted run; print each verdict naming another rank than the planted one."""
+        cell = self.cells.setdefault(
+            (ranks, fault, amount),
+            {
+                "episodes": 0,
+                "named": 0,
+                "right": 0,
+                "victims": 0,
+                "seconds": 0.0,
+                "planted": [],
+                "wrong": Counter(),
+            },
+        )
+        scores, wrong, in_order = score_planted(verdicts, slow, fault, steps)
+        for key, value in scores.items():
+            cell[key] += value
+        cell["seconds"] += seconds
+        cell["planted"].append(slow)
+        cell["wrong"].update(wrong)
+        for n, was_named in enumerate(in_order):
+            self.by_order.setdefault(n, []).append(was_named)
+        for verdict in verdicts:
+            if verdict["rank"] != slow:
+                print(f"  victim named (planted rank {slow}): {verdict['line']}", flush=True)
+
+    def print_cell(self, ranks: int, fault: str, amount: str) -> None:
+        """One row of the planted table."""
+        cell = self.cells[(ranks, fault, amount)]
+        print(
+            f"{ranks:>5}  {fault:<8} {float(amount):>5.0%}  {','.join(map(str, cell['planted'])):>7}  "
+            f"{cell['episodes']:>8}  {cell['named']:>5}  {cell['right']:>11}  {cell['victims']:>13}  "
+            f"{cell['seconds']:>7.0f}  "
+            + (", ".join(f"{c} {n}" for c, n in cell["wrong"].most_common()) or "-"),
+            flush=True,
+        )
+
+    def print_planted(self, load: bool = True) -> None:
+        """The planted runs' totals and the episodes by their place in the run (and the load average now)."""
+        totals = {
+            key: sum(cell[key] for cell in self.cells.values())
+            for key in ("episodes", "named", "right", "victims")
+        }
+        if not totals["episodes"]:
+            return
+        wrong = sum((cell["wrong"] for cell in self.cells.values()), Counter())
         print(
             f"planted: named within {WITHIN} steps {totals['named']}/{totals['episodes']} "
             f"({totals['named'] / totals['episodes']:.0%}), right cause {totals['right']}/{totals['episodes']} "
             f"({totals['right'] / totals['episodes']:.0%}), victims named {totals['victims']}; wrong causes: "
-            + (", ".join(f"{cause} {n}" for cause, n in all_wrong.most_common()) or "none")
-            + f"; load average {os.getloadavg()[0]:.1f}",
+            + (", ".join(f"{cause} {n}" for cause, n in wrong.most_common()) or "none")
+            + (f"; load average {os.getloadavg()[0]:.1f}" if load else ""),
             flush=True,
         )
         print(
             "  named by the episode's place in its run: "
-            + ", ".join(f"#{n + 1} {sum(seen)}/{len(seen)}" for n, seen in sorted(by_order.items())),
+            + ", ".join(f"#{n + 1} {sum(seen)}/{len(seen)}" for n, seen in sorted(self.by_order.items())),
             flush=True,
         )
-    healthy_steps = alarms = judged = 0
-    by_cause: Counter = Counter()
-    while healthy_steps < args.healthy_steps:
-        ranks = counts[(healthy_steps // args.healthy_run) % len(counts)]
-        verdicts, _, _ = run(ranks, args.healthy_run, {})
-        healthy_steps += args.healthy_run
-        judged += max(0, args.healthy_run - WARMUP - BASELINE)  # the first steps are never judged
-        alarms += len(verdicts)
-        print(
-            f"  healthy so far: {healthy_steps} steps ({ranks} ranks this run), {alarms} alarms, "
-            f"load average {os.getloadavg()[0]:.1f}",
-            flush=True,
-        )
+
+    def healthy(self, ranks: int, steps: int, verdicts: list[dict]) -> None:
+        """Count one healthy run; print each verdict as a false alarm with its figures."""
+        self.healthy_steps += steps
+        self.judged += max(0, steps - WARMUP - BASELINE)  # the first steps are never judged
+        self.alarms += len(verdicts)
         for verdict in verdicts:
-            by_cause[f"{verdict['cause']} (rank {verdict['rank']} of {ranks})"] += 1
+            self.by_cause[f"{verdict['cause']} (rank {verdict['rank']} of {ranks})"] += 1
             print(
                 f"  false alarm ({ranks} ranks, step {(verdict['window'] + 1) * 10}): {verdict['line']}",
                 flush=True,
             )
             print(f"    {verdict.get('figures', '')}", flush=True)
-    if healthy_steps:
+
+    def print_healthy(self, load: bool = True) -> None:
+        """The healthy runs' false alarms per 10,000 steps (and the load average now)."""
+        if not self.healthy_steps:
+            return
         print(
-            f"healthy: {alarms} false alarms in {healthy_steps} steps ({judged} judged) = "
-            f"{alarms * 10_000 / healthy_steps:.1f} per 10,000 steps ({alarms * 10_000 / max(1, judged):.1f} per "
-            f"10,000 judged); load average {os.getloadavg()[0]:.1f} at the end",
+            f"healthy: {self.alarms} false alarms in {self.healthy_steps} steps ({self.judged} judged) = "
+            f"{self.alarms * 10_000 / self.healthy_steps:.1f} per 10,000 steps "
+            f"({self.alarms * 10_000 / max(1, self.judged):.1f} per 10,000 judged)"
+            + (f"; load average {os.getloadavg()[0]:.1f} at the end" if load else ""),
             flush=True,
         )
-        if by_cause:
-            print("  by cause: " + ", ".join(f"{what} {n}" for what, n in by_cause.most_common()), flush=True)
+        if self.by_cause:
+            print(
+                "  by cause: " + ", ".join(f"{what} {n}" for what, n in self.by_cause.most_common()),
+                flush=True,
+            )
 
 
 if __name__ == "__main__":

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from torchdoctor.stragglers.aggregate import judge_kept
 from torchdoctor.stragglers.verdict import BASELINE, STRETCH, WARMUP, Tracker, judge_stretch, judge_window
 
 HERE = Path(__file__).parent
@@ -291,6 +292,13 @@ def test_ddp_waiting_is_timed_from_the_last_gradient_to_the_end_of_the_backward(
         assert run["restored"]
 
 
+def test_a_kept_windows_file_that_is_not_one_is_refused_with_its_line(tmp_path):
+    kept = tmp_path / "stragglers-windows.jsonl"
+    kept.write_text('{"window": 0, "ranks": {}}\nnot json\n')
+    with pytest.raises(ValueError, match=r"stragglers-windows.jsonl:2: not a kept window"):
+        judge_kept(kept)
+
+
 def launch(tmp_path, env, steps=50):
     out = tmp_path / "out"
     full = dict(os.environ, STEPS=str(steps), **env)
@@ -329,6 +337,9 @@ def test_launch_names_a_rank_with_a_slow_data_loader(tmp_path):
     assert ids == {"dist.straggler.rank0", "dist.straggler.rank1", "gpu.balance"}
     assert (out / "stragglers.png").stat().st_size > 1000
     assert "torchdoctor: stragglers: " in stderr and "  rank 1 (host " in stderr
+    # the windows as rank 0 read them are kept: judged again, they say what the run said
+    again = judge_kept(out / "stragglers-windows.jsonl")
+    assert [v["line"] for v in again.said] == said
 
 
 @pytest.mark.timeout(600)  # real ranks on a shared machine

@@ -12,7 +12,7 @@ A config written by ``accelerate config`` works as it is. The keys torchdoctor a
     debug: true               # debug-mode collectives in every worker
     watchdog: 300             # torchdoctor's own: seconds without progress before the hang report
     stragglers: true          # torchdoctor's own: name the rank that holds the others back
-    stragglers_dir: runs/x    # where the straggler watch writes stragglers.json and stragglers.png
+    stragglers_dir: runs/x    # where the straggler watch writes stragglers.json, stragglers.png, stragglers-windows.jsonl
 
 Every other key accelerate defines (``mixed_precision``, ``distributed_type``, ``fsdp_config``, …) is accepted
 and has no effect, since the run goes through ``torch.distributed.run`` rather than accelerate's launcher.

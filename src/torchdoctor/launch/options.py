@@ -106,7 +106,7 @@ def command_line_parser() -> argparse.ArgumentParser:
     ours.add_argument(
         "--stragglers-dir",
         metavar="DIR",
-        help="Where --stragglers writes stragglers.json and stragglers.png (default: --log-dir, if given).",
+        help="Where --stragglers writes stragglers.json, stragglers.png and the raw windows (default: --log-dir, if given).",
     )
     ours.add_argument("--config", metavar="FILE", help="YAML settings (accelerate's config keys).")
     ours.add_argument("--verbose", "-v", action="store_true", help="Print the torchrun command line first.")

@@ -4,6 +4,9 @@ Each rank sets one key per window (`torchdoctor.stragglers.record.window_key`); 
 window's keys twice a second, reads them when every rank has set its own, judges the window
 (`torchdoctor.stragglers.verdict`) and deletes the keys. A rank that stops publishing (fewer steps, or no
 optimizer) holds nothing up: once rank 0 is `LAG` windows further, the window is judged with the ranks there.
+Given a ``kept`` path, every window read is written there as it is judged, one JSON line each (``{"window":
+N, "ranks": {rank: what it published}}``): the run's raw figures, to judge it again later
+(``benchmarks/straggler_replay.py``).
 """
 
 from __future__ import annotations
@@ -12,6 +15,7 @@ import json
 import sys
 import threading
 import time
+from pathlib import Path
 from typing import Any
 
 from torchdoctor.stragglers.record import end_key, window_key
@@ -25,8 +29,10 @@ END_TIMEOUT = 15.0  # seconds rank 0 waits at the end for the other ranks' last 
 class Aggregator:
     """Rank 0's reader: `start` the thread, `finish` at the end of the run."""
 
-    def __init__(self, store: Any, world_size: int, stream=None) -> None:
+    def __init__(self, store: Any, world_size: int, stream=None, kept: Path | None = None) -> None:
         self.store = store
+        self.kept = kept
+        self._kept_file = None
         self.world_size = world_size
         self.stream = stream
         self.tracker = Tracker()
@@ -69,6 +75,8 @@ class Aggregator:
         window = {rank: json.loads(self.store.get(keys[rank])) for rank in present}
         for rank in present:
             self.store.delete_key(keys[rank])
+        if self.kept is not None:
+            self._keep(window)
         verdict = judge_window(self.next_window, window)
         self.verdicts.append(verdict)
         self.next_window += 1
@@ -78,6 +86,19 @@ class Aggregator:
             stream.write(line + "\n")
             stream.flush()
         return True
+
+    def _keep(self, window: dict[int, Any]) -> None:
+        """Append the window as read to the `kept` file (opened at the first window)."""
+        try:
+            if self._kept_file is None:
+                self.kept.parent.mkdir(parents=True, exist_ok=True)
+                self._kept_file = open(self.kept, "w", encoding="utf-8")  # noqa: SIM115 - open for the run, closed in `finish`
+            self._kept_file.write(json.dumps({"window": self.next_window, "ranks": window}) + "\n")
+        except OSError as error:
+            self.problem = (
+                self.problem or f"could not keep the windows in {self.kept}: {error.strerror or error}"
+            )
+            self.kept = None
 
     def finish(self, timeout: float = END_TIMEOUT) -> list[int]:
         """Stop the thread, wait (at most ``timeout`` seconds) for every rank's end mark, judge what is
@@ -102,4 +123,23 @@ class Aggregator:
                     self.next_window += 1  # published by fewer than two ranks: nothing to compare
         except Exception as error:  # noqa: BLE001 - the store went away: the summary says what was read
             self.problem = self.problem or f"stopped reading the ranks' windows: {error}"
+        if self._kept_file is not None:
+            self._kept_file.close()
         return missing
+
+
+def judge_kept(path: Path) -> Tracker:
+    """Judge a run again from the windows an `Aggregator` kept (``stragglers-windows.jsonl``), in order, with
+    today's rules: the returned tracker's ``said`` holds the verdicts. A line that is not such a window is
+    refused with its number (ValueError)."""
+    tracker = Tracker()
+    with open(path, encoding="utf-8") as lines:
+        for number, line in enumerate(lines, 1):
+            try:
+                kept = json.loads(line)
+                window = {int(rank): figures for rank, figures in kept["ranks"].items()}
+                verdict = judge_window(int(kept["window"]), window)
+            except (ValueError, KeyError, TypeError, AttributeError, IndexError) as error:
+                raise ValueError(f"{path}:{number}: not a kept window ({error})") from None
+            tracker.feed(verdict)
+    return tracker

@@ -4,7 +4,8 @@ any other launcher calls `watch_for_stragglers` at the top of the script.
 Every rank records its steps (`record`, `hooks`) and sets one store key per window once the process group
 exists; global rank 0 judges the windows (`aggregate`, `verdict`) and prints a verdict line on stderr when a
 rank holds the others back for a sustained stretch. At the end rank 0 prints a summary per rank and, given a
-folder, writes ``stragglers.json`` (the findings) and ``stragglers.png`` (the picture) there.
+folder, writes ``stragglers.json`` (the findings) and ``stragglers.png`` (the picture) there, and keeps the
+windows as read in ``stragglers-windows.jsonl`` (to judge the run again later).
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ from torchdoctor.stragglers.record import KEY_PREFIX, WINDOW, StepRecord, end_ke
 
 ENABLED_VARIABLE = "TORCHDOCTOR_STRAGGLERS"
 DIR_VARIABLE = "TORCHDOCTOR_STRAGGLERS_DIR"
-JSON_NAME, PLOT_NAME = "stragglers.json", "stragglers.png"
+JSON_NAME, PLOT_NAME, WINDOWS_NAME = "stragglers.json", "stragglers.png", "stragglers-windows.jsonl"
 
 _state: dict[str, Any] = {}
 
@@ -44,7 +45,8 @@ def watch_for_stragglers(
 
     Call it once in every rank, before the training loop (before or after ``init_process_group``); nothing
     else in the script changes. ``output_dir`` (default ``TORCHDOCTOR_STRAGGLERS_DIR``) receives
-    ``stragglers.json`` and ``stragglers.png`` at the end; verdicts and the summary go to ``stream``
+    ``stragglers.json`` and ``stragglers.png`` at the end (and the raw windows as they were judged,
+    ``stragglers-windows.jsonl``); verdicts and the summary go to ``stream``
     (default stderr). With ``measure_devices`` every rank also measures its device once (a short matmul and a
     copy, `torchdoctor.gpu_balance.measure_device`) and the summary says which rank's device holds the run
     back (``gpu.balance``). Idempotent.
@@ -81,7 +83,8 @@ def _connect() -> bool:
     if _state["measure"] and dist.get_world_size() > 1:
         _measure_device(store, _state["rank"], _state["record"].host)
     if _state["rank"] == 0 and dist.get_world_size() > 1:
-        aggregator = Aggregator(store, dist.get_world_size(), _state["stream"])
+        kept = Path(_state["dir"]) / WINDOWS_NAME if _state["dir"] else None
+        aggregator = Aggregator(store, dist.get_world_size(), _state["stream"], kept)
         aggregator.start()
         _state["aggregator"] = aggregator
     return True
@@ -190,7 +193,13 @@ def _report(aggregator: Aggregator, missing: list[int]) -> None:
 
             picture = plot_steps(aggregator.verdicts, folder / PLOT_NAME, aggregator.tracker.said)
             wrote = [str(folder / JSON_NAME)] + ([str(picture)] if picture else [])
-            lines.append(f"  wrote {' and '.join(wrote)}")
+            if aggregator.kept is not None and aggregator.kept.exists():
+                wrote.append(f"the raw windows in {aggregator.kept.name}")
+            lines.append(
+                f"  wrote {', '.join(wrote[:-1])} and {wrote[-1]}"
+                if len(wrote) > 1
+                else f"  wrote {wrote[0]}"
+            )
         except OSError as error:
             lines.append(f"  could not write to {directory}: {error.strerror or error}")
     _say("\n".join(lines))
