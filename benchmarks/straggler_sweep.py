@@ -23,6 +23,7 @@ import argparse
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -111,6 +112,10 @@ def score_planted(
     return {"episodes": len(episodes), "named": named, "right": right, "victims": victims}, wrong, in_order
 
 
+def _stop(signum: int, _frame) -> None:
+    raise KeyboardInterrupt(f"signal {signum}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--ranks", default="2,4", help="rank counts, comma-separated")
@@ -136,6 +141,7 @@ def main() -> None:
         "--keep", type=Path, default=None, help="keep every run's raw windows here, to judge them again"
     )
     args = parser.parse_args()
+    signal.signal(signal.SIGTERM, _stop)  # stopped by kill as by Ctrl-C: the running launch stops its ranks
     if args.quick:
         args.amounts, args.steps, args.healthy_steps, args.healthy_run = "0.3", 300, 300, 300
     load = os.getloadavg()[0]
