@@ -478,9 +478,9 @@ def document() -> str:
         "a bare NCCL error) makes it only likely; where a kind has confirming facts, they decide instead. A "
         "likely finding names the other kinds the same message fits (`Recogniser.also`), after its own. Generated "
         "from the recognisers (`src/torchdoctor/explain/kinds/`):\n\n" + certainty_table() + "\n\n"
-        "`library_version_bug` has no anchor: it is read from the exception no kind covers, when it was raised "
-        "in an installed package's own frame with a type a version's bug raises (`kinds/versions.py`, "
-        "`library_bug`), and is always likely.\n"
+        "`library_version_bug` is read from the exception no kind covers, when it was raised in an installed "
+        "package's own frame with a type a version's bug raises (`kinds/versions.py`, `library_bug`), and from "
+        "the one anchor above (a refusal only some releases print); it is always likely.\n"
     )
 
 

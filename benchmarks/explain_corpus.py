@@ -15,7 +15,7 @@ An exception raised by `explain` on a file counts as a miss and is printed; it n
 
     python benchmarks/explain_corpus.py tests/fixtures/corpus/train
     python benchmarks/explain_corpus.py -v tests/fixtures/corpus/train     # and every miss, one a line
-    python benchmarks/explain_corpus.py --samples 001-163,164-205 tests/fixtures/corpus/heldout   # per sample too
+    python benchmarks/explain_corpus.py --samples 001-163,164-205,206-237,238-278 tests/fixtures/corpus/heldout   # per sample
 
 The held-out half (tests/fixtures/corpus/heldout) is measured for the report only: nobody tunes on it.
 """

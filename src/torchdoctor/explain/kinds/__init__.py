@@ -79,4 +79,9 @@ CONTEXT_FACTS: tuple[tuple[str, re.Pattern], ...] = (
         re.compile(r"(?P<saw_spawn>ddp_spawn|mp\.spawn|start_processes|multiprocessing[/\\]spawn\.py)"),
     ),
     ("torch", re.compile(r"\b(?:torch|PyTorch version:?)[ =]=?(?P<torch_version>\d+\.\d+\.\d+[\w.+]*)")),
+    # nn.Module.__getattr__ raising an AttributeError: the object that lacks the attribute is a torch module
+    (
+        "in __getattr__",
+        re.compile(r"(?P<nn_getattr>torch[/\\]nn[/\\]modules[/\\]module\.py\S*, line \d+, in __getattr__)"),
+    ),
 )

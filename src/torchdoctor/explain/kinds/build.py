@@ -192,6 +192,17 @@ def _build(hits: list[Hit], ctx: Context) -> tuple[str, str]:
             "with C++') and build from the 'x64 Native Tools Command Prompt' (so cl.exe is on PATH), with the "
             "CUDA toolkit matching torch.version.cuda; or install a prebuilt wheel of the package.",
         )
+    if facts.get("msbuild") and not facts.get("msvc"):
+        return (
+            "a CUDA build step failed inside a Visual Studio (MSBuild) build"
+            + (f": {facts['msbuild_project']}" if facts.get("msbuild_project") else ""),
+            "MSBuild only reports that the step (nvcc, or a CMake custom command running it) exited with an "
+            "error; the compiler's own error lines earlier in the build log say why. On Windows the usual cause is "
+            "a CUDA toolkit and a Visual Studio that do not support each other (nvcc's 'unsupported Microsoft "
+            "Visual Studio version', 'Host compiler targets unsupported OS'): install the CUDA release that "
+            "supports your Visual Studio (its release notes list them), or the Visual Studio toolset your CUDA "
+            "supports, then delete the build folder and build again from the x64 Native Tools prompt.",
+        )
     if facts.get("python_headers"):
         return (
             "the build cannot find Python.h: Python's development headers are not installed",
@@ -261,6 +272,9 @@ CUDA_BUILD = Recogniser(
         "system:gcc11-parameter-packs",
         "system:clang-header-not-found",
         "system:distutils-command-failed",
+        # MSBuild on Windows: a custom build step (CMake's nvcc commands) or CUDA's CudaCompile task failed
+        "system:msbuild-custom-build-exited",
+        "system:msbuild-cuda-command-exited",
         # DeepSpeed's op builder: toolkit against torch's CUDA, no CUDA_HOME / nvcc, ninja, architectures
         "deepspeed:deepspeed-op-builder-installed-cuda-version",
         "deepspeed:unable-to-jit-load-the-op",
@@ -289,6 +303,9 @@ CUDA_BUILD = Recogniser(
         "ninja: build stopped",
         # the optimizer's op is missing: its build failed earlier (that error, when in the log, says why)
         "object has no attribute 'ds_opt_adam'",
+        # MSBuild: any failed build step of a Visual Studio project prints these
+        "error MSB6006:",
+        "error MSB3721:",
     ),
     anchors=(
         "is greater than the maximum required version by CUDA",
@@ -334,6 +351,8 @@ CUDA_BUILD = Recogniser(
         "cannot probe CUDA device capabilities in a forked subprocess",
         "object has no attribute 'ds_opt_adam'",
         "Unknown CUDA arch (",
+        "error MSB6006:",
+        "error MSB3721:",
     ),
     # DeepSpeed prints the mismatch as a warning too, when the pair is known to work or DS_SKIP_CUDA_CHECK=1;
     # setuptools' "command '...' failed with exit" counts only for a compiler
@@ -391,6 +410,8 @@ CUDA_BUILD = Recogniser(
             r"capabilities in a forked subprocess))"
         ),
         R(r"'DeepSpeedCPUAdam' object has no attribute '(?P<cpu_adam_missing>ds_opt_adam)'"),
+        R(r"(?P<msbuild>error MSB(?:6006|3721)):"),
+        R(r"error MSB(?:6006|3721):[^\n]*\[(?P<msbuild_project>[^\]\n]{1,200}\.vcxproj)\]"),
     ),
     describe=_build,
 )

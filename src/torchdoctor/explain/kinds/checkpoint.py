@@ -1,7 +1,8 @@
 """Kinds of failure loading a checkpoint: state-dict keys that do not match, a checkpoint without its state.
 
 The message texts are torch's (``nn/modules/module.py``: ``load_state_dict``; ``serialization.py``) and
-transformers' (``integrations/deepspeed.py``: ``deepspeed_load_checkpoint``), as the catalog holds them.
+transformers' (``integrations/deepspeed.py``: ``deepspeed_load_checkpoint``), as the catalog holds them;
+``torch.load``'s weights-only unpickler (``serialization.py``, the default since PyTorch 2.6).
 """
 
 from __future__ import annotations
@@ -249,6 +250,58 @@ CHECKPOINT_DEVICE_MAP = Recogniser(
 )
 
 
+def _weights_only(hits: list[Hit], ctx: Context) -> tuple[str, str]:
+    facts = merged(hits)
+    blocked = facts.get("unsupported_global")
+    summary = "torch.load refused the checkpoint: its weights-only unpickler found " + (
+        f"a class it does not allow ({blocked})" if blocked else "an object it does not allow"
+    )
+    if facts.get("default_changed"):
+        summary += "; PyTorch 2.6 made weights_only=True torch.load's default"
+    if facts.get("operand"):
+        summary += (
+            f" (unsupported pickle operand {facts['operand']}: possibly not a torch checkpoint, or damaged)"
+        )
+    allow = (
+        f"torch.serialization.add_safe_globals([{blocked.rsplit('.', 1)[-1]}])   # import it from "
+        f"{blocked.rsplit('.', 1)[0]} first"
+        if blocked and "." in blocked
+        else "torch.serialization.add_safe_globals([<the class the message names>])"
+    )
+    fix = (
+        "Since PyTorch 2.6 torch.load(path) loads with weights_only=True, which only unpickles tensors and plain "
+        "containers; a checkpoint that also holds other objects (a config object, numpy scalars, a whole "
+        "pickled model or optimizer) is refused. If you trust the file, load it as before:\n"
+        "torch.load(path, weights_only=False)\n"
+        f"or keep weights_only=True and allow the class: {allow}\n"
+        "Where a library calls torch.load for you (a load_from_checkpoint, a resume), pass its weights_only "
+        "option or update it to a release written for PyTorch 2.6; save plain state_dicts to avoid this."
+    )
+    return summary + on_ranks(hits), fix
+
+
+WEIGHTS_ONLY_LOAD = Recogniser(
+    # torch/serialization.py (torch.load): _get_wo_message around the weights-only unpickler's error
+    kind="weights_only_load",
+    title="torch.load's weights-only unpickler refused the checkpoint",
+    anchors=("Weights only load failed",),
+    templates=(
+        "torch:weights-only-load-failed-this-file",
+        "torch:weights-only-load-failed",
+        "torch:weights-only-load-failed-2",
+    ),
+    span=6,
+    facts=(
+        R(r"Unsupported global: GLOBAL (?P<unsupported_global>[\w.]{1,200})"),
+        R(r"(?P<default_changed>In PyTorch 2\.6, we changed the default value)"),
+        R(r"Unsupported operand (?P<operand>\d+)"),
+    ),
+    # an unsupported pickle operand is also a file that is not a torch checkpoint, or a damaged one
+    confirm=lambda hits, ctx: not any("operand" in h.facts for h in hits),
+    describe=_weights_only,
+)
+
+
 def _fsdp_wrap(hits: list[Hit], ctx: Context) -> tuple[str, str]:
     facts = merged(hits)
     if facts.get("mixed_grad"):
@@ -409,6 +462,7 @@ RECOGNISERS = (
     CONCURRENT_CHECKPOINT_WRITE,
     CHECKPOINT_WORLD_SIZE,
     CHECKPOINT_DEVICE_MAP,
+    WEIGHTS_ONLY_LOAD,
     FSDP_WRAP_CONFIG,
     MODEL_CHECKPOINT_MISMATCH,
     STATE_DICT_KEYS,

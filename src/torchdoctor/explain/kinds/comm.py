@@ -771,6 +771,15 @@ GPU_SELECTION = Recogniser(
             "of GPUs of the host (nvidia-smi -L), and set each rank's GPU from LOCAL_RANK.",
             when=("invalid_usage",),
         ),
+        # torch/serialization.py restores a CUDA tensor inside `with torch.cuda.device(saved index)`: every rank
+        # loading a checkpoint saved from cuda:0 switches to GPU 0, which an exclusive-mode GPU refuses
+        Alternative(
+            "checkpoint_device_map",
+            "every rank restoring a checkpoint onto the GPU it was saved from (torch.load without map_location)",
+            "Load checkpoints onto the rank's own GPU or the CPU: torch.load(path, map_location=f'cuda:{LOCAL_RANK}') "
+            "(or map_location='cpu', then model.to(device)).",
+            when=("busy",),
+        ),
     ),
     absorbs=("nccl_error", "nccl_system_error"),
     describe=_gpu_selection,

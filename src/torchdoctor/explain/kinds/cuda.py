@@ -208,6 +208,12 @@ _MIN_CUDA = {
 }  # fmt: skip
 
 
+# The first PyTorch release whose official CUDA wheels list each architecture family (PyTorch's release notes:
+# sm_80 with the CUDA 11.0 wheels of 1.7.0, sm_86 with CUDA 11.1 in 1.8.0, sm_90 with CUDA 11.8 in 2.0.0,
+# Blackwell sm_100/sm_120 with CUDA 12.8 in 2.7.0). A GPU of a listed major version runs that major's kernels.
+_MIN_TORCH = {"80": "1.7", "86": "1.8", "90": "2.0", "100": "2.7", "101": "2.7", "120": "2.7", "121": "2.7"}
+
+
 def _wheel_for(cuda: str) -> str:
     """A torch wheel index that has the architecture (the oldest current one at or above ``cuda``)."""
     major, minor = (int(x) for x in cuda.split(".")[:2])
@@ -238,6 +244,8 @@ def _no_kernel(hits: list[Hit], ctx: Context) -> tuple[str, str]:
             if cuda
             else "a newer torch build"
         )
+        if sm in _MIN_TORCH:  # no earlier release has a wheel with it
+            need = need.replace("a torch built", f"PyTorch {_MIN_TORCH[sm]} or newer, built", 1)
         fix = (
             f"This torch was not compiled for sm_{sm}. Reinstall PyTorch as {need} that includes sm_{sm}, e.g.\n"
             f"pip install torch --index-url https://download.pytorch.org/whl/{_wheel_for(cuda or '12.8')}\n"
@@ -270,7 +278,9 @@ NO_KERNEL_IMAGE = Recogniser(
     ),
     span=2,
     facts=(
-        R(r"(?P<gpu_name>[A-Za-z][\w .\-/]{0,60}?) with CUDA capability sm_(?P<sm>\d+)"),
+        R(r"(?P<gpu_name>[A-Za-z][\w .\-/]{0,60}?) with CUDA capability\s+sm_(?P<sm>\d+)"),
+        # the warning wrapped by a terminal after "capability": the anchored line starts with the architecture
+        R(r"(?:^|\s)sm_(?P<sm>\d+) is not compatible with the current PyTorch"),
         R(r"supports CUDA capabilities (?P<supported>(?:(?:sm|compute)_\d+\w? ?){1,40})"),
         R(
             r"Found GPU\d+ (?P<gpu_name>[^\n]{1,60}?) which is of cuda capability (?P<too_old_capability>[\d.]+)"
@@ -559,6 +569,24 @@ CPU_OOM = Recogniser(
 )
 
 
+# accelerate/accelerator.py (Accelerator.__init__): one message for two causes, a torch older than 1.10 and a
+# GPU without bf16; the second is the one users meet (a V100 or T4 told to train in bf16)
+ACCELERATE_BF16 = "bf16 mixed precision requires PyTorch >= 1.10 and a supported device"
+
+
+def _torch_at_least(version: str, wanted: tuple[int, int]) -> bool:
+    parts = re.findall(r"\d+", version)[:2]
+    return len(parts) == 2 and (int(parts[0]), int(parts[1])) >= wanted
+
+
+def _bf16_sure(hits: list[Hit], ctx: Context) -> bool:
+    """Certain on a message that names the GPU; accelerate's two-cause message only beside a torch >= 1.10."""
+    if any(h.specific for h in hits):
+        return True
+    version = ctx.facts.get("torch_version", "")
+    return bool(version) and _torch_at_least(version, (1, 10))
+
+
 def _bf16(hits: list[Hit], ctx: Context) -> tuple[str, str]:
     summary = "this GPU does not support bfloat16 (bf16 needs compute capability 8.0, Ampere, or newer)"
     fix = (
@@ -576,11 +604,23 @@ BF16_UNSUPPORTED = Recogniser(
         "does not support bfloat16",
         "doesn't support bf16",
         "Type bf16 is not supported on your device",
+        ACCELERATE_BF16,
     ),
     templates=(
         "transformers:your-setup-doesn-support-bf16-gpu",
         "torch_native:bf16-not-supported",
         "deepspeed:type-bf16-is-not-supported-on",  # deepspeed/runtime/engine.py: bf16 on a GPU without it
+        "accelerate:bf16-mixed-precision-requires-pytorch-and",
+    ),
+    generic=(ACCELERATE_BF16,),
+    confirm=_bf16_sure,
+    also=(
+        Alternative(
+            "dependency_version",
+            "a PyTorch older than 1.10 (accelerate's message names both)",
+            "Upgrade PyTorch to 1.10 or newer (pip install -U torch); check with python -c 'import torch; "
+            "print(torch.__version__)'.",
+        ),
     ),
     describe=_bf16,
 )

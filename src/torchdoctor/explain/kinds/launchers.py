@@ -542,4 +542,54 @@ MISSING_LAUNCHER = Recogniser(
 )
 
 
-RECOGNISERS = (LAUNCH_COMMAND, LOCAL_RANK_ARGUMENT, RANK_ENV_MISSING, SLURM_ENV, MISSING_LAUNCHER)
+def _hangup(hits: list[Hit], ctx: Context) -> tuple[str, str]:
+    signal = merged(hits).get("signal")
+    if signal in ("SIGHUP", "1"):
+        summary = "torchrun got SIGHUP and stopped the workers: the terminal or SSH session that started it was closed"
+    else:
+        summary = (
+            "the launcher (torchrun) was stopped by a signal from outside and stopped the workers; the "
+            "signal is not in the log, and most often it is SIGHUP from a closed terminal or SSH session"
+        )
+    fix = (
+        "A run started from a terminal gets SIGHUP when the terminal or the SSH connection closes (nohup alone "
+        "does not always keep torchrun's workers alive). Run it inside tmux or screen (tmux new -s train, start "
+        "it there, detach with Ctrl-b d), or detach it fully: setsid nohup torchrun ... > train.log 2>&1 &, or "
+        "submit it as a batch job. If the signal was SIGTERM or SIGINT instead, a scheduler's time limit or "
+        "preemption, a kill, or Ctrl-C stopped it: check the job's time limit and resume from a checkpoint."
+    )
+    return summary + on_ranks(hits), fix
+
+
+TERMINAL_HANGUP = Recogniser(
+    # torch/distributed/elastic/multiprocessing/api.py (_terminate_process_handler: SignalException "Process
+    # {pid} got signal: {sigval}") and elastic/agent/server/api.py ("Received %s death signal, shutting down
+    # workers"): torchrun itself received SIGTERM, SIGINT, SIGHUP or SIGQUIT
+    kind="terminal_hangup",
+    title="the launcher got a hang-up signal (its terminal closed)",
+    anchors=("SignalException", "death signal, shutting down workers", "got signal: "),
+    templates=(
+        "torch:process-got-signal",
+        "torch:received-death-signal-shutting-down-workers",
+        "torch_native:elastic-signal-exception",
+    ),
+    span=2,
+    facts=(
+        R(r"got signal: (?:Signals\.)?(?P<signal>SIG[A-Z]+|\d+)"),
+        R(r"Received (?:Signals\.)?(?P<signal>SIG[A-Z]+|\d+) death signal"),
+    ),
+    # a signal named that is not the hang-up is a scheduler, a kill or Ctrl-C: not this kind
+    reject=R(r"(?:got signal: |Received )(?:Signals\.)?(?:SIGTERM|SIGINT|SIGQUIT|SIGKILL|15|2|3|9)\b"),
+    # certain only when the signal named is SIGHUP; the bare exception could be any of the four
+    confirm=lambda hits, ctx: any(h.facts.get("signal") in ("SIGHUP", "1") for h in hits),
+    describe=_hangup,
+)
+
+RECOGNISERS = (
+    LAUNCH_COMMAND,
+    LOCAL_RANK_ARGUMENT,
+    RANK_ENV_MISSING,
+    SLURM_ENV,
+    MISSING_LAUNCHER,
+    TERMINAL_HANGUP,
+)

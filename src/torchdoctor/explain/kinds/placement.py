@@ -342,7 +342,22 @@ NO_GROUP = (
 )
 
 
+# CPython os.py (_Environ.__getitem__): a script reading a variable that only a distributed launcher sets
+ENV_KEYS = ("KeyError: 'LOCAL_RANK'", "KeyError: 'RANK'", "KeyError: 'WORLD_SIZE'")
+
+
 def _not_launched(hits: list[Hit], ctx: Context) -> tuple[str, str]:
+    key = merged(hits).get("env_key")
+    if key:
+        return (
+            f"the script reads {key} from the environment (os.environ['{key}']), which only a distributed "
+            "launcher sets: it was started as a plain python process" + on_ranks(hits),
+            f"Start it with a launcher that sets {key} for every process, one per GPU:\n"
+            "torchrun --nproc_per_node=<GPUs> train.py   # or: python -m torch.distributed.launch --use_env, "
+            "deepspeed, accelerate launch (the project's run script shows which)\n"
+            f"To run one process without a launcher, read it with a default: int(os.environ.get('{key}', 0)) "
+            "and skip the distributed setup.",
+        )
     return (
         "the default process group is not initialised: a distributed call (a collective, DistributedSampler, "
         "DDP, get_rank) ran in a process that never called init_process_group — most often the script was "
@@ -358,13 +373,30 @@ def _not_launched(hits: list[Hit], ctx: Context) -> tuple[str, str]:
 NOT_LAUNCHED_DISTRIBUTED = Recogniser(
     kind="not_launched_distributed",
     title="distributed code in a process that was not started distributed",
-    anchors=NO_GROUP,
-    templates=("torch:default-process-group-has-not-been",),
+    anchors=(*NO_GROUP, *ENV_KEYS),
+    templates=(
+        "torch:default-process-group-has-not-been",
+        "system:environ-keyerror-local-rank",
+        "system:environ-keyerror-rank",
+        "system:environ-keyerror-world-size",
+    ),
+    facts=(R(r"KeyError: '(?P<env_key>LOCAL_RANK|RANK|WORLD_SIZE)'"),),
     # the message says no process group exists, not why: a plain `python train.py`, an init the code skipped,
     # or SyncBatchNorm in a single-process run — only likely, with the SyncBN reading named beside it
     confirm=lambda hits, ctx: False,
     also=(
-        Alternative("syncbn_misuse", "SyncBatchNorm in a single-process run", SYNCBN_FIX),
+        Alternative(
+            "syncbn_misuse", "SyncBatchNorm in a single-process run", SYNCBN_FIX, unless=("env_key",)
+        ),
+        # mpirun and srun start the processes but set their own variables (OMPI_COMM_WORLD_*, SLURM_*)
+        Alternative(
+            "rank_env_missing",
+            "a launcher that sets its own variables instead (mpirun, srun)",
+            "Under mpirun or srun export the torch names from the scheduler's before the script reads them: "
+            "LOCAL_RANK=$OMPI_COMM_WORLD_LOCAL_RANK (mpirun) or LOCAL_RANK=$SLURM_LOCALID, RANK=$SLURM_PROCID, "
+            "WORLD_SIZE=$SLURM_NTASKS (srun); or run one torchrun per node.",
+            when=("env_key",),
+        ),
         # deepspeed/comm/comm.py: DeepSpeed code (MoE groups, zero.Init, its comm) calling torch.distributed
         # before deepspeed.init_distributed() ran
         Alternative(
@@ -373,6 +405,7 @@ NOT_LAUNCHED_DISTRIBUTED = Recogniser(
             "Call deepspeed.init_distributed() in every process before building the model (MoE layers, "
             "zero.Init) or calling dist.*; deepspeed.initialize(...) does it only when it runs first.",
             when=("saw_deepspeed",),
+            unless=("env_key",),
         ),
     ),
     describe=_not_launched,

@@ -434,6 +434,42 @@ DDP_MODULE_ATTRIBUTE = Recogniser(
 )
 
 
+def _unwrapped(hits: list[Hit], ctx: Context) -> tuple[str, str]:
+    facts = merged(hits)
+    name = facts.get("unwrapped", "the model")
+    summary = (
+        f"'{name}' object has no attribute 'module': the code reads .module, which only a DataParallel / "
+        "DistributedDataParallel wrapper has, on a model that is not wrapped" + on_ranks(hits)
+    )
+    fix = (
+        "The script was written for a wrapped model (model.module is the model inside DDP or DataParallel) but "
+        "runs it unwrapped: on one GPU, without the launcher, or down a code path that skipped the wrapping. "
+        "Run it the way it expects (torchrun --nproc_per_node=<GPUs> ..., or the multi-GPU option of its "
+        "config), or make the access work both ways:\n"
+        "net = model.module if hasattr(model, 'module') else model   # accelerate: accelerator.unwrap_model(model)"
+    )
+    return summary, fix
+
+
+MODULE_ON_UNWRAPPED_MODEL = Recogniser(
+    # torch/nn/modules/module.py (Module.__getattr__): "'{}' object has no attribute '{}'" with 'module', the
+    # attribute DataParallel and DistributedDataParallel keep the wrapped model in
+    kind="module_on_unwrapped_model",
+    title=".module read on a model that is not wrapped",
+    anchors=("object has no attribute 'module'",),
+    templates=("torch:object-has-no-attribute", "system:object-has-no-attribute"),
+    facts=(R(r"'(?P<unwrapped>[\w.]{1,100})' object has no attribute 'module'"),),
+    # the wrappers themselves have .module; builtin objects are another mistake (a state dict, a path)
+    reject=R(
+        r"'(?:(?:Distributed)?DataParallel|\w*DistributedDataParallel|str|dict|list|tuple|NoneType|int|float|"
+        r"OrderedDict|function|method|module)' object has no attribute 'module'"
+    ),
+    # certain when the log shows nn.Module's __getattr__ raising it (the object is a torch module)
+    confirm=lambda hits, ctx: "nn_getattr" in ctx.facts,
+    describe=_unwrapped,
+)
+
+
 def _spawn(hits: list[Hit], ctx: Context) -> tuple[str, str]:
     facts = merged(hits)
     if facts.get("bootstrapping"):
@@ -442,7 +478,9 @@ def _spawn(hits: list[Hit], ctx: Context) -> tuple[str, str]:
             "without the main guard)" + on_ranks(hits),
             "With the spawn start method (Windows, macOS, mp.spawn, DataLoader workers, ddp_spawn) every child "
             "imports the main module again: put the entry point under the main guard:\n"
-            "if __name__ == '__main__':\n    main()",
+            "if __name__ == '__main__':\n    main()\n"
+            "Or, when the child processes are only the DataLoader's workers, load in the main process: "
+            "DataLoader(..., num_workers=0).",
         )
     what = facts.get("what", "an object cannot be pickled").strip()
     summary = f"an object handed to the spawned processes cannot be pickled: {what[:160]}" + on_ranks(hits)
@@ -502,6 +540,7 @@ DATALOADER_SAMPLER_SHUFFLE = Recogniser(
 RECOGNISERS = (
     DATALOADER_SAMPLER_SHUFFLE,
     DDP_MODULE_ATTRIBUTE,
+    MODULE_ON_UNWRAPPED_MODEL,
     SPAWN_MAIN_GUARD,
     SPAWN_PICKLING,
     NAN_OVERFLOW,

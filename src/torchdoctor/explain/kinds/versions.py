@@ -103,6 +103,17 @@ def _dependency(hits: list[Hit], ctx: Context) -> tuple[str, str]:
             f"show {top} for the one installed): pip install '{top}==<that version>', or update the calling "
             "package to a release written for this one.",
         )
+    if top == "torch":
+        return (
+            f"{module} has no {name}: the installed PyTorch is likely older or newer than the code that imports it"
+            + on_ranks(hits),
+            f"{name} is not in this PyTorch release (python -c 'import torch; print(torch.__version__)'): the "
+            "importing code was written for another one. A name that PyTorch added: upgrade it (pip install -U "
+            "torch, with the --index-url of your CUDA); one added very recently is only in the nightly builds "
+            "(pip install --pre torch --index-url https://download.pytorch.org/whl/nightly/<cu1xx>). A name it "
+            "removed (private modules such as torch._six go between releases): update the importing package to "
+            "a release written for your PyTorch, or install the PyTorch it pins.",
+        )
     return (
         f"{module} has no {name}: the installed {top} is likely older or newer than the code that imports it"
         + on_ranks(hits),
@@ -137,6 +148,8 @@ DEPENDENCY_VERSION = Recogniser(
     # a name that cannot be imported is also a circular import or a file shadowing the package, an attribute a
     # library's module or object lacks also a bug of that release: only likely
     generic=_MISSING_NAMES,
+    # accelerate's bf16 check names a torch version and a device in one message: bf16_unsupported reads it
+    reject=R(r"requires PyTorch >= [\d.]+ and a supported device"),
     match=R(
         r"is required for a normal functioning|requires [`'\"]?[A-Za-z][\w-]{1,40}[`'\"]? ?(?:version )?>= ?\d|"
         r"cannot import name '\w{1,100}' from '[\w.]{1,200}'|"
@@ -165,7 +178,40 @@ DEPENDENCY_VERSION = Recogniser(
     describe=_dependency,
 )
 
-RECOGNISERS: tuple[Recogniser, ...] = (DEPENDENCY_VERSION,)
+
+def _accelerate_8bit(hits: list[Hit], ctx: Context) -> tuple[str, str]:
+    return (
+        "accelerate refused to train an 8-bit model spread over several GPUs: the releases 0.17-0.19 refuse any "
+        "8-bit model whose device_map spans devices" + on_ranks(hits),
+        "Upgrade accelerate to 0.20.0 or newer (pip install -U accelerate): from that release a model spread "
+        "over the GPUs by device_map trains in one process (naive pipeline parallelism, python train.py, not a "
+        "multi-process launch). Under a multi-process launch each process must load its own copy on its own GPU "
+        "instead: device_map={'': int(os.environ['LOCAL_RANK'])}.",
+    )
+
+
+ACCELERATE_8BIT_MULTI_DEVICE = Recogniser(
+    # accelerate/accelerator.py prepare_model, v0.17.0-v0.19.x (huggingface/accelerate#1155); v0.20.0 (#1523)
+    # words it "... on multiple devices in any distributed mode." and refuses it only there
+    kind="library_version_bug",
+    title="an accelerate release that refuses 8-bit models spread over GPUs",
+    anchors=("8-bit precision on multiple devices.",),
+    templates=("third_party:accelerate-8bit-on-multiple-devices",),
+    # the same refusal is right in a multi-process run (each copy spread over the GPUs): only likely
+    confirm=lambda hits, ctx: False,
+    also=(
+        Alternative(
+            "device_map_distributed",
+            "an 8-bit model spread by device_map in a multi-process run",
+            "Under accelerate launch / torchrun load each process's copy on its own GPU: "
+            "from_pretrained(..., device_map={'': int(os.environ['LOCAL_RANK'])}), or run one process that spreads "
+            "the model (python train.py).",
+        ),
+    ),
+    describe=_accelerate_8bit,
+)
+
+RECOGNISERS: tuple[Recogniser, ...] = (DEPENDENCY_VERSION, ACCELERATE_8BIT_MULTI_DEVICE)
 
 # Exception types a library raises on a value it did not expect or on its own bug; ValueError, RuntimeError and
 # the like are also what a library raises on purpose to tell the user what is wrong, so they are not counted.
