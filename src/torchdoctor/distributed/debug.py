@@ -38,6 +38,7 @@ import time
 from collections.abc import Callable, Mapping
 from typing import Any
 
+# `groups.job_store` is called through its module, never imported by name: the benchmarks replace it there
 from torchdoctor.distributed import agreement, debug_settings, fingerprint, groups, stacks
 from torchdoctor.distributed.call_site import site_key, site_text
 from torchdoctor.distributed.debug_settings import debug_timeout
