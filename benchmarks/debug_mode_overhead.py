@@ -36,13 +36,13 @@ def worker(iterations: dict[str, int]) -> None:
     from accelerate.utils import reduce as accelerate_reduce
 
     import torchdoctor.distributed as td
-    from torchdoctor.distributed import debug
+    from torchdoctor.distributed import debug, groups
 
     state = PartialState(cpu=True)
     assert state.distributed_type.value == "MULTI_CPU", state.distributed_type
     requests = [0]
-    job_store = debug._job_store(dist)
-    debug._job_store = lambda _dist: Counting(job_store, requests)  # every request of ours goes through it
+    job_store = groups.job_store(dist)
+    groups.job_store = lambda _dist: Counting(job_store, requests)  # every request of ours goes through it
 
     def torch_all_reduce(t):
         dist.all_reduce(t)

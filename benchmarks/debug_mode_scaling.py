@@ -75,7 +75,9 @@ def worker(options: dict) -> None:
 
     dist.init_process_group("gloo")
     import torchdoctor.distributed.logging as td_logging
-    from torchdoctor.distributed import debug
+    from torchdoctor.distributed import debug, groups
+    from torchdoctor.distributed.call_site import call_site
+    from torchdoctor.distributed.signature import _one
 
     me, size = dist.get_rank(), dist.get_world_size()
     counts: Counter = Counter()
@@ -83,18 +85,18 @@ def worker(options: dict) -> None:
     store = CountingStore(real_store, counts)
     old_store = CountingStore(real_store.clone(), counts)  # the old design read through a clone too
     old_store._store.set_timeout(timedelta(seconds=300))
-    debug._job_store = lambda _dist: store  # the new design, unchanged, on the counting store
+    groups.job_store = lambda _dist: store  # the new design, unchanged, on the counting store
     td_logging._store = lambda: store
     plain = dist.all_reduce
     old_seq = [0]
 
     def checked_new(t):
-        debug.check_collective("torch.distributed.all_reduce", {**debug._one(t), "reduce op": "SUM"})
+        debug.check_collective("torch.distributed.all_reduce", {**_one(t), "reduce op": "SUM"})
         plain(t)
 
     def checked_old(t):
         old_seq[0] += 1
-        entry = {"operation": "torch.distributed.all_reduce", "site": debug.call_site(), **debug._one(t)}
+        entry = {"operation": "torch.distributed.all_reduce", "site": call_site(), **_one(t)}
         old_check_collective(old_store, old_seq[0], me, size, entry)
         plain(t)
 

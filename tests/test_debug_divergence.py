@@ -14,6 +14,7 @@ from rank_runner import run_ranks
 HEAD = """
 import json, sys, time, torch, torch.distributed as dist
 import torchdoctor.distributed.debug as debug
+from torchdoctor.distributed import DistributedOperationException
 
 debug.enable(timeout=120)  # far beyond the test's bound: what is named here is found by the fingerprints
 dist.init_process_group("gloo")
@@ -47,7 +48,7 @@ try:
             metrics_sync()
         time.sleep(0.02)
     print("no error", flush=True)
-except debug.DistributedOperationException as error:
+except DistributedOperationException as error:
     report(error, i)
 """
 )
@@ -103,7 +104,7 @@ try:
             dist.all_reduce(t, group=pair)
         time.sleep(0.02)
     print("no error", flush=True)
-except debug.DistributedOperationException as error:
+except DistributedOperationException as error:
     report(error, i)
 """
 )
@@ -133,7 +134,7 @@ try:
             dist.all_reduce(t)  # the usual step
         time.sleep(0.02)
     print("no error", flush=True)
-except debug.DistributedOperationException as error:
+except DistributedOperationException as error:
     report(error, i)
 """
 )
@@ -162,7 +163,7 @@ try:
         dist.all_reduce(grads)  # the step
         time.sleep(0.02)
     print("no error", flush=True)
-except debug.DistributedOperationException as error:
+except DistributedOperationException as error:
     report(error, i)
 """
 )
@@ -185,6 +186,7 @@ def test_a_size_mismatch_on_one_rank_is_named_on_every_rank_with_the_reductions_
 MISSING_AT_A_REPEAT = """
 import time, torch, torch.distributed as dist
 import torchdoctor.distributed.debug as debug
+from torchdoctor.distributed import DistributedOperationException
 
 debug.enable()
 dist.init_process_group("gloo")

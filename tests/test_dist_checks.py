@@ -40,7 +40,7 @@ def test_debug_mode_says_which_variable_turned_it_on():
 
 
 def test_debug_mode_check_agrees_with_debug_mode_itself():
-    from torchdoctor.distributed.debug import debug_mode_enabled
+    from torchdoctor.distributed.debug_settings import debug_mode_enabled
 
     for value in ("1", "true", "on", "0", "off", ""):
         for theirs in ({}, {"ACCELERATE_DEBUG_MODE": "1"}, {"ACCELERATE_DEBUG_MODE": "no"}):

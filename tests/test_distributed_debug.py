@@ -8,7 +8,7 @@ import pytest
 import torch.distributed as dist
 from rank_runner import run_ranks
 
-from torchdoctor.distributed import debug, messages
+from torchdoctor.distributed import debug, debug_settings, messages, signature
 
 ISSUE_EXAMPLE = """\
 Cannot apply desired operation due to shape mismatches. All shapes across devices must be valid.
@@ -117,6 +117,7 @@ print("unreachable", flush=True)
 LAUNCHER = """
 import runpy, sys
 import torchdoctor.distributed.debug as debug
+from torchdoctor.distributed import DistributedOperationException
 debug.enable()
 runpy.run_path(sys.argv[1] if len(sys.argv) > 1 else {user!r}, run_name="__main__")
 """
@@ -150,6 +151,7 @@ def test_plain_torch_distributed_script_checked_after_enable(tmp_path):
 MISSING_RANK = """
 import torch, torch.distributed as dist, time
 import torchdoctor.distributed.debug as debug
+from torchdoctor.distributed import DistributedOperationException
 
 debug.enable()
 dist.init_process_group("gloo")
@@ -164,7 +166,7 @@ def wait_for_everyone():
     dist.barrier()
 try:
     wait_for_everyone()
-except debug.DistributedOperationException as error:
+except DistributedOperationException as error:
     print(error, flush=True)
 """
 
@@ -190,15 +192,15 @@ def test_rank_that_never_arrives_is_named_within_the_timeout(tmp_path):
 
 
 def test_debug_mode_switch_and_timeout_setting():
-    assert debug.debug_mode_enabled({"TORCHDOCTOR_DEBUG_MODE": "1"})
-    assert debug.debug_mode_enabled({"TORCHDOCTOR_DEBUG_MODE": "True"})
-    assert not debug.debug_mode_enabled({"TORCHDOCTOR_DEBUG_MODE": "0"})
-    assert not debug.debug_mode_enabled({})
-    assert debug.debug_timeout({}) == debug.DEFAULT_TIMEOUT
-    assert debug.debug_timeout({"TORCHDOCTOR_DEBUG_TIMEOUT": "12.5"}) == 12.5
+    assert debug_settings.debug_mode_enabled({"TORCHDOCTOR_DEBUG_MODE": "1"})
+    assert debug_settings.debug_mode_enabled({"TORCHDOCTOR_DEBUG_MODE": "True"})
+    assert not debug_settings.debug_mode_enabled({"TORCHDOCTOR_DEBUG_MODE": "0"})
+    assert not debug_settings.debug_mode_enabled({})
+    assert debug_settings.debug_timeout({}) == debug_settings.DEFAULT_TIMEOUT
+    assert debug_settings.debug_timeout({"TORCHDOCTOR_DEBUG_TIMEOUT": "12.5"}) == 12.5
     for bad in ("soon", "0", "-3"):
         with pytest.raises(ValueError, match=f"TORCHDOCTOR_DEBUG_TIMEOUT='{bad}'"):
-            debug.debug_timeout({"TORCHDOCTOR_DEBUG_TIMEOUT": bad})
+            debug_settings.debug_timeout({"TORCHDOCTOR_DEBUG_TIMEOUT": bad})
 
 
 def test_enable_is_idempotent_and_disable_restores_the_originals():
@@ -209,7 +211,7 @@ def test_enable_is_idempotent_and_disable_restores_the_originals():
         debug.enable()
         assert all(getattr(dist, name) is wrapped[name] for name in debug.CHECKED_CALLS)
         assert all(wrapped[name] is not originals[name] for name in debug.CHECKED_CALLS)
-        assert debug.is_enabled() and debug.debug_timeout() == 7
+        assert debug.is_enabled() and debug_settings.debug_timeout() == 7
         with pytest.raises(ValueError, match="timeout=0"):
             debug.enable(timeout=0)
         with pytest.raises(TypeError, match="Expected parameter `tensor`"):  # torch's own words, not ours
@@ -217,7 +219,7 @@ def test_enable_is_idempotent_and_disable_restores_the_originals():
     finally:
         debug.disable()
     assert all(getattr(dist, name) is originals[name] for name in debug.CHECKED_CALLS)
-    assert not debug.is_enabled() and debug.debug_timeout({}) == debug.DEFAULT_TIMEOUT
+    assert not debug.is_enabled() and debug_settings.debug_timeout({}) == debug_settings.DEFAULT_TIMEOUT
 
 
 def test_mismatch_message_names_each_field():
@@ -245,6 +247,7 @@ import json, torch
 from accelerate.state import PartialState
 from accelerate.utils import gather
 import torchdoctor.distributed.debug as debug
+from torchdoctor.distributed import DistributedOperationException
 
 debug.enable()  # what `torchdoctor launch --debug` does in every worker
 state = PartialState(cpu=True)
@@ -252,7 +255,7 @@ rank = state.process_index
 predictions = torch.zeros(4 if rank == 0 else 3, 2)  # an uneven last batch
 try:
     gather(predictions)
-except debug.DistributedOperationException as error:
+except DistributedOperationException as error:
     print(json.dumps({"error": str(error)}), flush=True)
 state.destroy_process_group()
 """
@@ -306,6 +309,6 @@ def test_nested_tensors_have_a_signature_instead_of_a_crash():
     import torch
 
     nested = torch.nested.nested_tensor([torch.zeros(3), torch.zeros(1)])
-    signature = debug.tensor_signature({"x": nested})
-    assert signature["shape"] == {"x": {"nested": [[3], [1]]}}
-    assert signature["dtype"] == {"x": "torch.float32"}
+    found = signature.tensor_signature({"x": nested})
+    assert found["shape"] == {"x": {"nested": [[3], [1]]}}
+    assert found["dtype"] == {"x": "torch.float32"}

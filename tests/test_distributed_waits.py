@@ -18,6 +18,7 @@ SKIPPED_COLLECTIVE = (
     + """
 import time, torch, torch.distributed as dist
 import torchdoctor.distributed.debug as debug
+from torchdoctor.distributed import DistributedOperationException
 
 debug.enable()
 dist.init_process_group("gloo")
@@ -112,6 +113,7 @@ def test_a_skipped_in_order_message_delays_the_next_rank_by_the_timeout_and_says
 STUCK_BEFORE_ANY_COLLECTIVE = """
 import time, torch, torch.distributed as dist
 import torchdoctor.distributed.debug as debug
+from torchdoctor.distributed import DistributedOperationException
 
 debug.enable()
 dist.init_process_group("gloo")
@@ -119,7 +121,7 @@ if dist.get_rank() == 1:
     time.sleep(120)  # stuck loading data: never reaches a checked collective
 try:
     dist.all_reduce(torch.ones(1))
-except debug.DistributedOperationException as error:
+except DistributedOperationException as error:
     print(error, flush=True)
 """
 
@@ -144,6 +146,7 @@ def test_a_rank_stuck_before_its_first_collective_still_says_where_it_is(tmp_pat
 LATE_MISMATCH_THEN_LATE_RANK = """
 import time, torch, torch.distributed as dist
 import torchdoctor.distributed.debug as debug
+from torchdoctor.distributed import DistributedOperationException
 
 debug.enable(timeout=60)
 dist.init_process_group("gloo")
@@ -152,14 +155,14 @@ if rank == 1:
     time.sleep(4)  # arrives late, and with another shape: still a mismatch, not a timeout
 try:
     dist.all_reduce(torch.zeros(2 if rank == 1 else 3))
-except debug.DistributedOperationException as error:
+except DistributedOperationException as error:
     print("first:", str(error).splitlines()[0], flush=True)
 debug.enable(timeout=6)
 if rank == 2:
     time.sleep(14)  # the others give up after 6 s; this rank comes afterwards
 try:
     dist.barrier()
-except debug.DistributedOperationException as error:
+except DistributedOperationException as error:
     print("second:", str(error).splitlines()[0], flush=True)
 """
 

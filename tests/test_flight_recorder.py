@@ -14,9 +14,10 @@ import pytest
 import torch
 
 from torchdoctor.explain import safe_pickle
-from torchdoctor.explain.flight_recorder import explain_dumps, looks_like_dump, rank_condition
-from torchdoctor.hang.source import _taken_by_few
-from torchdoctor.hang.watchdog import has_flight_recorder
+from torchdoctor.explain.flight_recorder.findings import explain_dumps
+from torchdoctor.explain.flight_recorder.records import looks_like_dump
+from torchdoctor.hang.flight_records import has_flight_recorder
+from torchdoctor.hang.source import _taken_by_few, rank_condition
 from torchdoctor.rank_list import ranks_text
 
 FIXTURES = Path(__file__).parent / "fixtures" / "flight_recorder"

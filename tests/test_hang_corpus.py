@@ -13,11 +13,13 @@ import pytest
 import torch
 
 from torchdoctor.hang.calls import read_calls
+from torchdoctor.hang.collect import silence
 from torchdoctor.hang.failure import exit_codes
+from torchdoctor.hang.flight_records import has_flight_recorder, read_flight_records
 from torchdoctor.hang.folder import folder_verdict
-from torchdoctor.hang.report import RankStack, verdict
+from torchdoctor.hang.report import verdict
 from torchdoctor.hang.source import Frame
-from torchdoctor.hang.watchdog import has_flight_recorder, read_flight_records, silence
+from torchdoctor.hang.stacks import RankStack
 
 FLIGHT_RECORDER = has_flight_recorder(torch._C._distributed_c10d)  # torch 2.4 has none to dump
 FAULTS = Path(__file__).parent / "hang_faults"
@@ -147,7 +149,7 @@ def test_evidence_that_does_not_read_is_named_with_its_reason(tmp_path):
 
 
 def test_a_digest_row_that_does_not_read_is_refused_by_name_not_unpacked_wrongly():
-    from torchdoctor.explain.flight_recorder import from_digest
+    from torchdoctor.explain.flight_recorder.digest import from_digest
 
     with pytest.raises(ValueError, match="a digest row of process group 0 is not 8 fields"):
         from_digest({"rank": 1, "collectives": {"0": [[3, "all_reduce"]]}})

@@ -12,6 +12,7 @@ from rank_runner import run_ranks
 WITHOUT_CLONE = """
 import time, torch, torch.distributed as dist
 import torchdoctor.distributed.debug as debug
+from torchdoctor.distributed import DistributedOperationException
 
 
 class WithoutClone:
@@ -34,14 +35,14 @@ rank = dist.get_rank()
 dist.all_reduce(torch.ones(2))
 try:
     dist.all_reduce(torch.zeros(4 if rank == 0 else 5))
-except debug.DistributedOperationException as error:
+except DistributedOperationException as error:
     print("mismatch:", str(error).splitlines()[0], flush=True)
 debug.enable(timeout=4)
 if rank == 1:
     time.sleep(300)  # stuck in its data loader: rank 0 must still learn where it is
 try:
     dist.barrier()
-except debug.DistributedOperationException as error:
+except DistributedOperationException as error:
     print("timeout:", error, flush=True)
 """
 

@@ -10,7 +10,7 @@ import torch
 import torch.distributed as dist
 
 from torchdoctor.distributed.waiting import can_clone, clone_store, wait_for_keys
-from torchdoctor.hang import watchdog
+from torchdoctor.hang import flight_records, watch
 
 
 def test_a_torch_without_dump_fr_trace_is_named_and_the_report_says_the_stacks_decide(monkeypatch, tmp_path):
@@ -18,12 +18,12 @@ def test_a_torch_without_dump_fr_trace_is_named_and_the_report_says_the_stacks_d
     monkeypatch.setitem(
         sys.modules, "torch._C._distributed_c10d", types.SimpleNamespace(_dump_nccl_trace=lambda: b"")
     )
-    data, why = watchdog.own_flight_record()
+    data, why = flight_records.own_flight_record()
     assert data == b""
     assert why == f"torch {torch.__version__} has no flight recorder to dump (no _dump_fr_trace)"
     (tmp_path / "rank0.fr-none").write_text(why)
     (tmp_path / "rank1.fr-none").write_text(why)
-    assert watchdog._no_records(tmp_path) == (
+    assert flight_records.why_no_dumps(tmp_path) == (
         f"; no flight-recorder dumps (torch {torch.__version__} has no flight recorder to dump "
         "(no _dump_fr_trace)): the verdict rests on the stacks"
     )
@@ -33,27 +33,27 @@ def test_library_mode_says_why_the_recorder_the_user_turned_on_sent_nothing(monk
     monkeypatch.setitem(
         sys.modules, "torch._C._distributed_c10d", types.SimpleNamespace(_dump_nccl_trace=lambda: b"")
     )
-    assert not watchdog.has_flight_recorder(sys.modules["torch._C._distributed_c10d"])
+    assert not flight_records.has_flight_recorder(sys.modules["torch._C._distributed_c10d"])
     monkeypatch.delenv("TORCH_FR_BUFFER_SIZE", raising=False)
     monkeypatch.delenv("TORCH_NCCL_TRACE_BUFFER_SIZE", raising=False)
-    assert watchdog._own_digest(0) == {"record": None}  # not turned on: nothing to say
+    assert flight_records.own_digest(0) == {"record": None}  # not turned on: nothing to say
     monkeypatch.setenv("TORCH_FR_BUFFER_SIZE", "100")
-    sent = watchdog._own_digest(0)
+    sent = flight_records.own_digest(0)
     why = f"torch {torch.__version__} has no flight recorder to dump (no _dump_fr_trace)"
     assert sent == {"record": None, "no_record": why}
     store = dist.TCPStore("127.0.0.1", 0, 1, True, timedelta(seconds=30), wait_for_workers=False)
     stack = {"rank": 0, "pid": 1, "host": "here", "frames": [["train.py", 3, "main"]]}
-    store.set(f"{watchdog._KEY}stack/0", json.dumps({**stack, **sent}))
-    stacks, records = watchdog._read_stacks(store, 1, 5)
+    store.set(f"{watch._KEY}stack/0", json.dumps({**stack, **sent}))
+    stacks, records = watch._read_stacks(store, 1, 5)
     assert records == {}
     assert stacks[0].evidence == [f"it sent no flight-recorder record: {why}"]
 
 
 def test_a_rank_that_never_used_torch_distributed_is_not_called_an_old_torch(monkeypatch, tmp_path):
     monkeypatch.delitem(sys.modules, "torch._C._distributed_c10d", raising=False)
-    assert watchdog.own_flight_record() == (b"", "torch.distributed was never used")
+    assert flight_records.own_flight_record() == (b"", "torch.distributed was never used")
     (tmp_path / "rank0.fr-none").write_text("torch.distributed was never used")
-    assert watchdog._no_records(tmp_path) == ""
+    assert flight_records.why_no_dumps(tmp_path) == ""
 
 
 class WithoutClone:

@@ -13,9 +13,10 @@ import pytest
 import transformers
 
 import torchdoctor
-from torchdoctor.distributed.debug import call_site
-from torchdoctor.hang.report import RankStack, frames_of, where_it_is
+from torchdoctor.distributed.call_site import call_site
+from torchdoctor.hang.places import where_it_is
 from torchdoctor.hang.source import user_call
+from torchdoctor.hang.stacks import RankStack, frames_of
 
 PROBE = "def probe(call_site, frames_of, here):\n    return call_site(), frames_of(here())\n"
 

@@ -16,20 +16,14 @@ import torch
 import torch.distributed  # noqa: F401  (torch._C._distributed_c10d)
 
 import torchdoctor
-from torchdoctor.hang.watchdog import (
-    Frame,
-    ProgressSampler,
-    RankStack,
-    collective_of,
-    diagnosis,
-    format_report,
-    frames_of,
-    has_flight_recorder,
-    heartbeat,
-    parse_faulthandler,
-    supervise,
-    watch_for_hangs,
-)
+from torchdoctor.hang.flight_records import has_flight_recorder
+from torchdoctor.hang.places import collective_of
+from torchdoctor.hang.progress import ProgressSampler, heartbeat
+from torchdoctor.hang.report import diagnosis, format_report
+from torchdoctor.hang.source import Frame
+from torchdoctor.hang.stacks import RankStack, frames_of, parse_faulthandler
+from torchdoctor.hang.supervise import supervise
+from torchdoctor.hang.watch import watch_for_hangs
 from torchdoctor.process_state import is_running
 
 # torch 2.4 has no flight recorder for gloo: there the report gives the stacks' verdict and says why (the

@@ -23,8 +23,8 @@ _EXPORTS = {
     "check_trigger": "torchdoctor.distributed.trigger",
     "set_breakpoint": "torchdoctor.distributed.trigger",
     "check_breakpoint": "torchdoctor.distributed.trigger",
-    "watch_for_hangs": "torchdoctor.hang.watchdog",
-    "heartbeat": "torchdoctor.hang.watchdog",
+    "watch_for_hangs": "torchdoctor.hang.watch",
+    "heartbeat": "torchdoctor.hang.progress",
     "watch_for_stragglers": "torchdoctor.stragglers.watch",
     # memory and reproducibility
     "find_executable_batch_size": "torchdoctor.memory",

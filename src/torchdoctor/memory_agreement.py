@@ -215,7 +215,8 @@ class _BlockedWatch:
         self._stop.set()
 
     def _run(self) -> None:
-        from torchdoctor.hang.report import collective_of, frames_of
+        from torchdoctor.hang.places import collective_of
+        from torchdoctor.hang.stacks import frames_of
 
         seen, said, episodes = None, False, 0
         while not self._stop.wait(self.every):

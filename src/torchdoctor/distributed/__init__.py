@@ -3,7 +3,7 @@
 Importing this package does not import torch; the functions do when called.
 """
 
-from torchdoctor.distributed.debug import DistributedOperationException, debug_mode_enabled
+from torchdoctor.distributed.debug_settings import debug_mode_enabled
 from torchdoctor.distributed.logging import get_logger
 from torchdoctor.distributed.operations import (
     CannotPadNestedTensorWarning,
@@ -15,6 +15,7 @@ from torchdoctor.distributed.operations import (
     pad_across_processes,
     reduce,
 )
+from torchdoctor.distributed.raising import DistributedOperationException
 from torchdoctor.distributed.trigger import check_breakpoint, check_trigger, set_breakpoint, set_trigger
 
 __all__ = [

@@ -65,7 +65,7 @@ def check_debug_mode(environ: Mapping[str, str] | None = None) -> Finding:
     """Whether torchdoctor's debug-mode collectives are on, which variable turned them on, and whether the
     timeout setting is valid. ``ACCELERATE_DEBUG_MODE`` (``accelerate launch --debug``) counts too."""
     verdict = verdict_of(check_debug_mode)
-    from torchdoctor.distributed.debug import ACCELERATE_TRUE_VALUES, debug_mode_source
+    from torchdoctor.distributed.debug_settings import ACCELERATE_TRUE_VALUES, debug_mode_source
 
     environ = _environ(environ)
     mode = environ.get("TORCHDOCTOR_DEBUG_MODE")

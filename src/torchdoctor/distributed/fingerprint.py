@@ -12,7 +12,7 @@ inside another group's collective, are an order swap: a deadlock that no call wi
 
 On either, the ranks swap the digests of their recent calls and the details of each kind of call, and every
 rank builds the same error from them, naming the first call where they differ. This module finds and words the
-divergence; `torchdoctor.distributed.debug` decides how each rank raises it.
+divergence; `torchdoctor.distributed.groups` decides how each rank raises it.
 """
 
 from __future__ import annotations

@@ -191,7 +191,7 @@ def _store():
 
 def _wait_for(store, key: str, rank: int, message: int, me: int) -> bool:
     """Wait for rank ``rank``'s turn key ``key``; False, having said so on stderr, when it never came."""
-    from torchdoctor.distributed.debug import debug_timeout
+    from torchdoctor.distributed.debug_settings import debug_timeout
     from torchdoctor.distributed.waiting import say, wait_for_keys
 
     timeout = debug_timeout()

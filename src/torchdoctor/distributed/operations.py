@@ -15,7 +15,9 @@ from collections.abc import Mapping
 from typing import Any
 
 from torchdoctor.distributed import debug
-from torchdoctor.distributed.debug import DistributedOperationException
+from torchdoctor.distributed.debug_settings import debug_mode_enabled
+from torchdoctor.distributed.raising import DistributedOperationException
+from torchdoctor.distributed.signature import is_tensor, tensor_signature
 
 __all__ = [
     "CannotPadNestedTensorWarning",
@@ -191,10 +193,10 @@ def _dist():
 
 
 def _verify(operation: str, data: Any, extra: Mapping[str, Any] | None = None) -> None:
-    if not debug.debug_mode_enabled():
+    if not debug_mode_enabled():
         return
     debug.enable()  # debug mode covers the user's own torch.distributed calls too
-    signature = {} if data is None else debug.tensor_signature(data)
+    signature = {} if data is None else tensor_signature(data)
     debug.check_collective(operation, {**signature, **(extra or {})})
 
 
@@ -211,7 +213,7 @@ def _apply(function, data: Any, **kwargs) -> Any:
         return type(data)(items)
     if isinstance(data, Mapping):
         return type(data)({key: _apply(function, value, **kwargs) for key, value in data.items()})
-    if debug.is_tensor(data):
+    if is_tensor(data):
         return function(data, **kwargs)
     raise TypeError(
         f"Unsupported type {type(data).__name__} passed to `{function.__name__}`: only nested lists, tuples "

@@ -9,8 +9,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from torchdoctor.explain import flight_recorder
 from torchdoctor.explain.collect import Collector
+from torchdoctor.explain.flight_recorder.findings import explain_dumps
+from torchdoctor.explain.flight_recorder.records import looks_like_dump
 from torchdoctor.explain.inputs import logs, looks_binary
 from torchdoctor.explain.verdict import per_attempt
 from torchdoctor.findings import Finding
@@ -38,7 +39,7 @@ def explain(paths: list[str] | tuple[str, ...] = (), stdin=None) -> list[Finding
     for log in logs(list(paths), stdin):
         if is_ours and log.path is not None and log.path.resolve().parent in watched and is_ours(log.path):
             continue  # read with its folder: the hang verdict above
-        if log.path is not None and flight_recorder.looks_like_dump(log.head):
+        if log.path is not None and looks_like_dump(log.head):
             dumps.append(log.path)
             continue
         if log.in_folder and looks_binary(log.head):  # a checkpoint beside the logs: not worth reading
@@ -57,7 +58,7 @@ def explain(paths: list[str] | tuple[str, ...] = (), stdin=None) -> list[Finding
             )
     found = per_attempt(collectors)
     if dumps:
-        found = _merge(found, flight_recorder.explain_dumps(dumps))
+        found = _merge(found, explain_dumps(dumps))
     found = hangs + found
     if not any(f.status in ("fail", "warn") or f.id == "log.unrecognised" for f in found):
         found.append(_nothing(collector))

@@ -13,11 +13,13 @@ import json
 import re
 from pathlib import Path
 
-from torchdoctor.explain import flight_recorder as fr
+from torchdoctor.explain.flight_recorder.compare import disagreements
+from torchdoctor.explain.flight_recorder.records import from_calls
 from torchdoctor.hang.calls import read_calls
 from torchdoctor.hang.files import RankFiles, ranks_with_files
-from torchdoctor.hang.report import Verdict, mismatch_verdict
+from torchdoctor.hang.joined_verdict import mismatch_verdict
 from torchdoctor.hang.source import Frame, condition_on_chain, is_user_code
+from torchdoctor.hang.verdict import Verdict
 from torchdoctor.rank_list import who
 
 # A collective that failed because a peer went away: the consequence, never the cause.
@@ -139,10 +141,10 @@ def _mismatch_in_calls(directory: Path, ranks: list[int]) -> Verdict | None:
     records = {}
     for rank in ranks:
         try:
-            records[rank] = fr.from_calls(rank, read_calls(RankFiles(directory, rank).calls))
+            records[rank] = from_calls(rank, read_calls(RankFiles(directory, rank).calls))
         except (OSError, ValueError, TypeError):  # no calls noted by this rank: the others still compare
             continue
-    for d in fr.disagreements(records, ranks):
+    for d in disagreements(records, ranks):
         if d.kind in ("op", "sizes", "dtypes"):
             found = mismatch_verdict(d, {})
             if found.culprits:

@@ -14,8 +14,12 @@ from pathlib import Path
 from torchdoctor.findings import Finding
 from torchdoctor.hang.failure import EXITS_FILE, failure_verdict
 from torchdoctor.hang.files import RankFiles, ranks_with_files
-from torchdoctor.hang.report import RankStack, Verdict, grouped, parse_faulthandler, verdict
+from torchdoctor.hang.flight_records import read_flight_records
+from torchdoctor.hang.places import grouped
+from torchdoctor.hang.report import verdict
 from torchdoctor.hang.source import Frame
+from torchdoctor.hang.stacks import RankStack, parse_faulthandler
+from torchdoctor.hang.verdict import Verdict
 
 
 def stacks_in(directory: Path) -> list[RankStack]:
@@ -65,8 +69,6 @@ def folder_verdict(directory: Path) -> tuple[list[RankStack], dict, Verdict]:
     """The stacks, the flight-recorder records and the verdict for the watchdog folder ``directory``: the
     hang verdict when the ranks left stacks, the failed job's verdict (`failure.failure_verdict`) when they
     left none and some rank died or raised."""
-    from torchdoctor.hang.watchdog import read_flight_records
-
     stacks = stacks_in(directory)
     notes: dict[int, list[str]] = {}
     records = read_flight_records(directory, notes)

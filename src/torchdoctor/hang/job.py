@@ -13,7 +13,10 @@ import sys
 import time
 from pathlib import Path
 
-from torchdoctor.hang.report import Frame, RankStack, format_report, grouped, stack_dict
+from torchdoctor.hang.places import grouped
+from torchdoctor.hang.report import format_report
+from torchdoctor.hang.source import Frame
+from torchdoctor.hang.stacks import RankStack, stack_dict
 from torchdoctor.rank_list import who
 
 
@@ -68,14 +71,14 @@ class JobExchange:
         """Post this node's ranks; on the node hosting rank 0, wait (at most ``collect`` s) for every node's,
         stop the run and return the report for the whole job; elsewhere wait until it is out, stop this
         node's run and return a short report that says where the verdict is."""
-        from torchdoctor.explain import flight_recorder as fr
+        from torchdoctor.explain.flight_recorder.digest import digest, from_digest
 
         summary = {
             "node": self.node,
             "host": self.host,
             "directory": str(directory),
             "stacks": [{**stack_dict(s), "note": s.note, "evidence": s.evidence} for s in stacks],
-            "records": [fr.digest(r) for r in records.values()],
+            "records": [digest(r) for r in records.values()],
         }
         try:
             self.store.set(f"node/{self.node}", json.dumps(summary))
@@ -107,7 +110,7 @@ class JobExchange:
                 all_stacks.append(stack)
             for d in node.get("records") or []:
                 try:
-                    record = fr.from_digest(d)
+                    record = from_digest(d)
                 except (KeyError, TypeError, ValueError) as error:
                     rank = d.get("rank", -1) if isinstance(d, dict) else -1
                     unread.setdefault(rank, []).append(f"its flight-recorder digest did not read: {error!r}")

@@ -46,7 +46,7 @@ def main(argv: list[str] | None = None) -> None:
     target = argv[0]
     _end_with_the_agent()
     mark_started()
-    from torchdoctor.distributed.debug import debug_mode_enabled
+    from torchdoctor.distributed.debug_settings import debug_mode_enabled
 
     if debug_mode_enabled():
         from torchdoctor.distributed.debug import enable
@@ -58,7 +58,7 @@ def main(argv: list[str] | None = None) -> None:
         from torchdoctor.stragglers.watch import watch_for_stragglers
 
         watch_for_stragglers()
-    from torchdoctor.hang.watchdog import prepare_worker, worker_finished
+    from torchdoctor.hang.worker import prepare_worker, worker_finished
 
     prepare_worker(_module_file(target) if module else target)
     failed = None

@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from torchdoctor import environment
-from torchdoctor.hang import watchdog
+from torchdoctor.hang import supervise, worker
 from torchdoctor.launch import preflight, torchrun
 from torchdoctor.launch.bootstrap import STARTED_VARIABLE
 from torchdoctor.launch.options import (
@@ -228,7 +228,7 @@ def launch(options: LaunchOptions, stream=None) -> int:
         return 1
     prefix = "torchdoctor-launch-" if options.watchdog is None else "torchdoctor-watchdog-"
     directory = Path(tempfile.mkdtemp(prefix=prefix))
-    result = watchdog.Supervision(1)
+    result = supervise.Supervision(1)
     try:
         command = program_command(options, str(directory / "torchrun"))
         if options.verbose:
@@ -241,7 +241,7 @@ def launch(options: LaunchOptions, stream=None) -> int:
             try:
                 if options.watchdog is None:
                     process = _start(command, env)
-                    result = watchdog.Supervision(_wait(process))
+                    result = supervise.Supervision(_wait(process))
                 else:
                     result = _run_watched(command, env, directory, options)
             except Stopped as stop:
@@ -329,15 +329,15 @@ def _raise_stopped(signum, frame) -> None:
 
 def _run_watched(
     command: list[str], env: dict[str, str], directory: Path, options: LaunchOptions
-) -> watchdog.Supervision:
-    env[watchdog.DIR_VARIABLE] = str(directory)
-    env[watchdog.SECONDS_VARIABLE] = str(options.watchdog)
+) -> supervise.Supervision:
+    env[worker.DIR_VARIABLE] = str(directory)
+    env[worker.SECONDS_VARIABLE] = str(options.watchdog)
     # torchrun gives up on a missing node by itself; should it not, the launcher stops it a little later
     several = nnodes_range(options.flags.get("nnodes"))[1] > 1
     start_timeout = rendezvous_timeout(options) + RENDEZVOUS_GRACE if several else None
     process = _start(command, env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     try:
-        supervision = watchdog.supervise(
+        supervision = supervise.supervise(
             process,
             directory,
             options.watchdog,

@@ -1,0 +1,145 @@
+"""The ranks' flight-recorder records in the watchdog: a rank dumps its own when asked (or says why it has
+none), the launcher reads every worker's back from the watchdog's folder, joined with the call sites the
+workers noted (`torchdoctor.hang.calls`); in library mode a rank sends a digest of its newest entries.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import sys
+import threading
+from pathlib import Path
+
+from torchdoctor.hang import calls
+
+# The launcher creates this file in its folder to ask every worker for its flight-recorder dump.
+FLIGHT_RECORDER_REQUEST = "flight-recorder.request"
+# torch's names for the recorder's ring buffer size, new and old; a user's own setting is left alone.
+FLIGHT_RECORDER_VARIABLES = ("TORCH_FR_BUFFER_SIZE", "TORCH_NCCL_TRACE_BUFFER_SIZE")
+FLIGHT_RECORDER_ENTRIES = 2000
+
+
+def write_flight_record(base: Path | str, stack_wait: float = 2.0) -> None:
+    """Write this process's flight-recorder dump to ``<base>.fr`` (whole, or not at all), or ``<base>.fr-none``
+    when it has none (torch.distributed never loaded, or the dump failed: the reason is in the file)."""
+    data, why = own_flight_record(stack_wait)
+    try:
+        if data:
+            Path(f"{base}.fr.tmp").write_bytes(data)
+            os.replace(f"{base}.fr.tmp", f"{base}.fr")
+        else:
+            Path(f"{base}.fr-none").write_text(why)
+    except OSError:  # the launcher removed its folder: the run is over anyway
+        pass
+
+
+def has_flight_recorder(c10d) -> bool:
+    """Whether this torch (its ``torch._C._distributed_c10d``) can dump its flight recorder for every backend:
+    torch 2.4 has only ``_dump_nccl_trace``, and no recorder for gloo."""
+    return hasattr(c10d, "_dump_fr_trace")
+
+
+def own_flight_record(stack_wait: float = 2.0) -> tuple[bytes, str]:
+    """This process's flight-recorder dump (torch's pickle), or ``b""`` and why there is none."""
+    c10d = sys.modules.get("torch._C._distributed_c10d")
+    if c10d is None:
+        return b"", "torch.distributed was never used"
+    if not has_flight_recorder(c10d):
+        import torch
+
+        return b"", f"torch {torch.__version__} has no flight recorder to dump (no _dump_fr_trace)"
+    # With a gloo collective in flight, writing out the recorded Python stacks can wait for that
+    # collective to end (torch 2.13), which at a hang is never: give it two seconds, then dump without.
+    whole: list = []
+    try:
+        asking = threading.Thread(target=lambda: whole.append(c10d._dump_fr_trace()), daemon=True)
+        asking.start()
+        asking.join(stack_wait)
+        return (whole[0] if whole else c10d._dump_fr_trace(includeStackTraces=False)), ""
+    except Exception as error:  # noqa: BLE001 - an old torch, a backend without a recorder: the stacks still speak
+        return b"", f"{type(error).__name__}: {error}"
+
+
+def own_digest(rank: int) -> dict:
+    """This rank's newest flight-recorder entries for a library-mode report (``{"record": digest}``), when the
+    user turned the recorder on (``TORCH_FR_BUFFER_SIZE``); else ``{"record": None}``, with why there is
+    none (``"no_record"``) when the user turned it on and this torch cannot dump it."""
+    if not any(os.environ.get(name, "0") not in ("", "0") for name in FLIGHT_RECORDER_VARIABLES):
+        return {"record": None}
+    data, why = own_flight_record()
+    if not data:
+        return {"record": None, "no_record": why}
+    from torchdoctor.explain import safe_pickle
+    from torchdoctor.explain.flight_recorder.digest import digest
+    from torchdoctor.explain.flight_recorder.records import parse
+
+    try:
+        return {"record": digest(parse(safe_pickle.loads(data).data, rank))}
+    except (ValueError, TypeError) as error:
+        return {"record": None, "no_record": f"its dump did not read: {error}"}
+
+
+def answered(base: Path) -> bool:
+    """Whether the worker whose files start with ``base`` answered the request for its dump."""
+    return Path(f"{base}.fr").exists() or Path(f"{base}.fr-none").exists()
+
+
+def read_flight_records(directory: Path, notes: dict[int, list[str]] | None = None) -> dict:
+    """Rank -> `RankRecord` for every ``rank<N>.fr`` in ``directory`` that reads (the workers wrote them,
+    but they are still read as plain data only), with the call sites of ``rank<N>.calls`` filled in where
+    the dump has no stacks. Why a rank has no record goes into ``notes`` (rank -> reasons)."""
+    from torchdoctor.explain import safe_pickle
+    from torchdoctor.explain.flight_recorder.records import fill_call_sites, from_calls, read_dump
+
+    notes = {} if notes is None else notes
+    records = {}
+    for path in sorted(directory.glob("rank*.fr")):
+        try:
+            record = read_dump(path)
+        except (OSError, ValueError, safe_pickle.UnsafePickle) as error:
+            rank = _rank_of(path)
+            notes.setdefault(rank, []).append(f"its dump {path.name} was not read: {error}")
+            continue
+        if record.truncated:
+            notes.setdefault(record.rank, []).append(
+                f"its dump {path.name} is cut off; read what is before the cut"
+            )
+        records[record.rank] = record
+    for path in sorted(directory.glob("rank*.fr-none")):
+        rank = _rank_of(path)
+        if rank not in records:
+            try:
+                why = path.read_text(errors="replace").strip()
+            except OSError as error:
+                why = error.strerror or str(error)
+            notes.setdefault(rank, []).append(f"it wrote no dump: {why}")
+    for path in sorted(directory.glob("rank*.calls")):
+        rank = _rank_of(path)
+        try:
+            noted = calls.read_calls(path)
+        except (OSError, ValueError, TypeError) as error:
+            notes.setdefault(rank, []).append(f"its call sites {path.name} were not read: {error}")
+            continue
+        if rank in records:
+            fill_call_sites(records[rank], noted)
+        elif noted:  # no dump (killed, stopped, cut away): what it called still compares
+            records[rank] = from_calls(rank, noted, str(path))
+    return records
+
+
+def _rank_of(path: Path) -> int:
+    match = re.match(r"rank(\d+)\.", path.name)
+    return int(match[1]) if match else -1
+
+
+def why_no_dumps(directory: Path) -> str:
+    """Why there are no flight-recorder dumps, as the workers said (``rank<N>.fr-none``), when one can tell."""
+    for path in sorted(directory.glob("rank*.fr-none")):
+        try:
+            why = path.read_text().strip()
+        except OSError:  # the launcher removed its folder: the run is over anyway
+            return ""
+        if "no flight recorder" in why:
+            return f"; no flight-recorder dumps ({why}): the verdict rests on the stacks"
+    return ""

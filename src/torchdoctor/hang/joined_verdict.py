@@ -1,0 +1,355 @@
+"""The hang's verdict joined with the ranks' flight-recorder records: per process group, the first collective
+the ranks disagree on (`torchdoctor.explain.flight_recorder.compare`), joined with where the ranks that are behind are
+now: ``rank 1 never entered all_reduce #3 (train.py:10): it is in save_checkpoint (...)``.
+"""
+
+from __future__ import annotations
+
+from torchdoctor.explain.flight_recorder.compare import disagreements
+from torchdoctor.explain.flight_recorder.findings import to_finding, where_called
+from torchdoctor.hang.places import collective_of, in_teardown, ranks_named, silent_text, user_frame
+from torchdoctor.hang.source import Frame, condition_on_chain, is_user_code, user_call
+from torchdoctor.hang.stacks import RankStack
+from torchdoctor.hang.verdict import Verdict, left_the_loop, rank_condition_hint
+from torchdoctor.rank_list import who
+
+
+def joined_verdict(stacks: list[RankStack], records: dict) -> Verdict | None:
+    """The flight recorder's first disagreement per process group, joined with where the ranks that are
+    behind are now: ``rank 1 never entered all_reduce #3 (train.py:10): it is in save_checkpoint (...)``."""
+    by_rank = {s.rank: s for s in stacks}
+    found = disagreements(records, sorted(by_rank))
+    if not found:
+        return _all_inside(stacks, records)
+    sentences: list[str] = []
+    verdicts: list[Verdict] = []
+    for d in found:
+        for example in d.examples.values():
+            if not example.frames:  # dumped without stacks: the ranks waiting in it show where it was called
+                ranks = next(r for s, r in d.entered.items() if d.examples[s] is example)
+                live = next(
+                    (by_rank[r].frames for r in ranks if r in by_rank and collective_of(by_rank[r].frames)),
+                    [],
+                )
+                example.frames = [Frame(f.file, f.line, f.function) for f in live]
+        if d.kind == "pending":
+            one = _pending(d, by_rank)
+        elif d.kind != "never_entered":
+            one = mismatch_verdict(d, by_rank)
+        else:
+            one = _never_entered(d, by_rank)
+        verdicts.append(one)
+        sentences.append(one.text)
+    # the culprit of the whole job: a rank that is behind in a group most of whose ranks went on (a lone
+    # rank on another path), before one whose group is split evenly
+    best = max(verdicts, key=_weight)
+    if len([v for v in verdicts if v.kind == "never_entered"]) > 1 and best.kind == "never_entered":
+        behind_in_collective = [
+            r for v in verdicts for r in v.culprits if r in by_rank and collective_of(by_rank[r].frames)
+        ]
+        if behind_in_collective:  # every group waits for a rank that waits in another group: a cycle
+            best = Verdict(best.text, "order", best.culprits, best.where, best.condition)
+            sentences.append(
+                f"Each group waits for a rank that waits in another group: {who(best.culprits)} called the "
+                "groups' collectives in another order than the others; every rank must call them in the same "
+                "order."
+            )
+    text = "\n".join(sentences)
+    return Verdict(text, best.kind, best.culprits, best.where, best.condition)
+
+
+def _weight(v: Verdict) -> tuple:
+    rank = {"never_entered": 3, "mismatch": 3, "left_loop": 3, "silent": 2, "all_inside": 0}.get(v.kind, 1)
+    return (bool(v.culprits), rank, v.share)
+
+
+def _never_entered(d, by_rank: dict[int, RankStack]) -> Verdict:
+    (example,) = d.examples.values()
+    entered = sorted(r for ranks in d.entered.values() for r in ranks)
+    text = (
+        f"{who(d.behind)} never entered {example.shape()}{_ddp_where(example)}, which {who(entered)} entered"
+    )
+    now = [_is_now(by_rank[rank]) for rank in d.behind[:6] if rank in by_rank]
+    sentences = [text + (": " + "; ".join(now) if now else "") + "."]
+    culprits = list(d.behind)
+    culprit = by_rank.get(culprits[0]) if len(culprits) == 1 else None
+    waiters = [by_rank[r] for r in entered if r in by_rank][:1]
+    elsewhere = [by_rank[r] for r in d.behind if r in by_rank]
+    left = left_the_loop(waiters, elsewhere) if waiters and elsewhere else None
+    if left:
+        left.text = "\n".join([*sentences, left.text])
+        left.share = len(entered) / (len(entered) + len(d.behind))
+        return left
+    # where the culprit is: stuck outside any collective, its own line; on another collective (another
+    # path), the condition on the rank along its call chain that sent it there
+    where, condition = None, ""
+    if culprit is not None and culprit.frames:
+        where = user_frame(culprit)
+        on_chain = condition_on_chain(culprit.frames)
+        if on_chain and collective_of(culprit.frames):
+            where, condition = (
+                Frame(on_chain[0].file, on_chain[1].line, on_chain[0].function),
+                str(on_chain[1]),
+            )
+    # the lone collective, or a call on its way there, under a condition on the rank: that is the line
+    on_entered = condition_on_chain(example.frames)
+    went_on = [s for s in elsewhere if s.frames and collective_of(s.frames)]
+    if on_entered and on_entered[1].few and went_on and len(went_on) == len(d.behind):
+        # ``if rank == 3: all_reduce(...)`` entered by the few it names, while the others went on to another
+        # collective: the call only they make is the odd one, not the others' absence from it
+        culprits, culprit, where, condition = list(entered), None, None, ""
+        sentences.append(
+            f"Only the rank(s) the condition names make this call; {who(d.behind)} went on to another "
+            f"collective: {who(entered)} took the extra path."
+        )
+    if on_entered:
+        frame, found = on_entered
+        sentences.append(
+            f"{frame.file}:{frame.line} sits under a condition on the rank, {found}: "
+            "every rank must make the same collective calls."
+        )
+        condition = condition or str(found)
+        if where is None:
+            where = Frame(frame.file, found.line, frame.function)
+    else:
+        hint, found = rank_condition_hint(elsewhere)
+        stuck = culprit is not None and culprit.frames and not collective_of(culprit.frames)
+        if not hint and stuck and where is not None:
+            hint = (
+                f"rank {culprit.rank} is held up at {where.file}:{where.line}, not on another path: find out why "
+                "that line does not return (a slow or hung filesystem, a lock, a child process, a network call)."
+            )
+        sentences.append(hint or to_finding(d).fix.splitlines()[0])
+        condition = condition or found
+    silent = [by_rank[r] for r in d.behind if r in by_rank and not by_rank[r].frames]
+    verdict = Verdict("\n".join(sentences) + silent_text(silent), "never_entered", culprits, where, condition)
+    others = len(entered) + len(d.behind) - len(culprits)
+    verdict.share = others / (len(entered) + len(d.behind))
+    return verdict
+
+
+def mismatch_verdict(d, by_rank: dict[int, RankStack]) -> Verdict:
+    """Ranks entered collective #N with different operations, sizes or dtypes: the rank(s) on their own
+    (the smaller side, or the side whose call sits under a condition on the rank) caused it."""
+    finding = to_finding(d)
+    sides = sorted(d.entered.items(), key=lambda item: len(item[1]))
+    conditions = {s: condition_on_chain(d.examples[s].frames) for s, _ in sides}
+    smallest = [s for s, r in sides if len(r) == len(sides[0][1])]
+    moved_on = ""
+    if len(smallest) == 1:
+        odd = smallest[0]
+    else:  # as many on each side: the side on the branch of a condition on the rank that few ranks take
+        odd = _odd_by_condition(smallest, conditions)
+        torn, moved_on = _moved_on_to_teardown(d, smallest, by_rank)
+        if odd is None:
+            odd = torn
+        elif torn is not None and torn != odd:  # the two readings disagree: neither is said
+            odd, moved_on = None, ""
+    sentences = [finding.summary + "."]
+    if moved_on:
+        sentences.append(moved_on)
+    if odd is None:
+        sentences.append("Which side is the odd one out cannot be told: " + finding.fix.splitlines()[0])
+        return Verdict("\n".join(sentences), "mismatch")
+    culprits = list(d.entered[odd])
+    # the odd ones are past the loop the others still run: uneven iterations, not a condition on the rank
+    waiters = [
+        by_rank[r] for s, ranks in sides if s != odd for r in ranks if r in by_rank and by_rank[r].frames
+    ]
+    gone = [by_rank[r] for r in culprits if r in by_rank]
+    left = left_the_loop(waiters[:1], gone) if waiters and gone and len(gone) == len(culprits) else None
+    if left is not None:
+        left.text = "\n".join([finding.summary + ".", left.text])
+        left.share = 1 - len(culprits) / sum(len(r) for r in d.entered.values())
+        return left
+    call = user_call(d.examples[odd].frames)
+    found = conditions[odd] or next((conditions[s] for s, _ in sides if s != odd and conditions[s]), None)
+    where, condition = call, ""
+    if found:
+        where, condition = Frame(found[0].file, found[1].line, found[0].function), str(found[1])
+        sentences.append(
+            f"{found[0].file}:{found[0].line} sits under a condition on the rank, {found[1]}: "
+            f"{who(culprits)} took another path there; every rank must make the same collective calls."
+        )
+    else:
+        sentences.append(f"{who(culprits).capitalize()} is the odd one out. " + finding.fix.splitlines()[0])
+    verdict = Verdict("\n".join(sentences), "mismatch", culprits, where, condition)
+    verdict.share = 1 - len(culprits) / sum(len(r) for r in d.entered.values())
+    return verdict
+
+
+def _odd_by_condition(sides: list, conditions: dict) -> object:
+    """Of sides with as many ranks each, the one whose call sits on a branch few ranks take (``if rank == 0:``),
+    or the only one left when the others' sit on a branch most ranks take (``if rank != 1:``); None when the
+    conditions cannot tell (none, or ``if rank % 2 == 0:``)."""
+    few = [s for s in sides if conditions[s] and conditions[s][1].few is True]
+    if len(few) == 1:
+        return few[0]
+    rest = [s for s in sides if not (conditions[s] and conditions[s][1].few is False)]
+    return rest[0] if len(rest) == 1 and len(rest) < len(sides) else None
+
+
+def _moved_on_to_teardown(d, sides: list, by_rank: dict[int, RankStack]) -> tuple[object, str]:
+    """Of two equal sides of a mismatch, the one whose ranks all left collective #N behind unfinished and sit in
+    destroy_process_group, while every rank of the others still waits inside a collective: their call returned
+    before any peer joined it (``async_op=True``, never waited for), so theirs is the call no other rank makes.
+    (None, "") where the stacks do not show exactly that."""
+
+    def ranks_of(side) -> list[RankStack]:
+        return [by_rank[r] for r in d.entered[side] if r in by_rank and by_rank[r].frames]
+
+    def all_torn_down(side) -> bool:
+        found = ranks_of(side)
+        return len(found) == len(d.entered[side]) and _all_torn_down(found)
+
+    def all_waiting(side) -> bool:
+        found = ranks_of(side)
+        return len(found) == len(d.entered[side]) and all(collective_of(s.frames) for s in found)
+
+    torn = [s for s in sides if all_torn_down(s)]
+    if len(torn) != 1 or not all(all_waiting(s) for s in d.entered if s != torn[0]):
+        return None, ""
+    return torn[0], _moved_on_text(d.entered[torn[0]], d.seq)
+
+
+def _all_torn_down(stacks: list[RankStack]) -> bool:
+    """Every one of these ranks has a stack, and it is in destroy_process_group, not in a collective."""
+    return bool(stacks) and all(
+        s.frames and in_teardown(s.frames) and not collective_of(s.frames) for s in stacks
+    )
+
+
+def _moved_on_text(ranks: list[int], seq: int) -> str:
+    """Why ranks in destroy_process_group past an unfinished collective #seq made the call no one else makes."""
+    named = who(ranks)
+    sits = "sits" if len(ranks) == 1 else "sit"
+    return (
+        f"{named.capitalize()} went past collective #{seq} without it completing and now {sits} in "
+        "destroy_process_group, which waits for it, while the others wait inside theirs: the call of "
+        f"{named} returned before any peer joined it (made with async_op=True and never waited for), so it is "
+        "the one no other rank makes. Make that call on every rank, and wait for what an async_op=True call "
+        "returns (work.wait()) before the teardown."
+    )
+
+
+def _pending(d, by_rank: dict[int, RankStack]) -> Verdict:
+    """Every rank with a dump entered #N and it never completed; the ranks without one are the suspects:
+    named, with what their process is doing when that is known."""
+
+    (example,) = d.examples.values()
+    entered = sorted(r for ranks in d.entered.values() for r in ranks)
+    suspects = [by_rank[r] for r in d.unknown if r in by_rank]
+    text = f"{who(entered)} entered {example.shape()}{_ddp_where(example)} and wait in it; " + "; ".join(
+        _is_now(s) for s in suspects[:6]
+    )
+    waiting_too = [s for s in suspects if s.frames and collective_of(s.frames)]
+    went_past = [by_rank[r] for r in entered if r in by_rank]
+    if waiting_too and len(waiting_too) == len(suspects) and len(went_past) == len(entered):
+        if _all_torn_down(went_past):  # their #N never completed, yet they left it: it was async, unpaired
+            found = condition_on_chain(example.frames)
+            where = (
+                Frame(found[0].file, found[1].line, found[0].function) if found else user_call(example.frames)
+            )
+            text = (
+                f"{who(entered)} entered {example.shape()} and went on without it completing; "
+                + "; ".join(_is_now(s) for s in suspects[:6])
+            )
+            verdict = Verdict(
+                f"{text}.\n{_moved_on_text(entered, example.seq)}",
+                "mismatch",
+                list(entered),
+                where,
+                str(found[1]) if found else "",
+            )
+            verdict.share = len(suspects) / (len(entered) + len(suspects))
+            return verdict
+    if waiting_too and len(waiting_too) == len(suspects):
+        entered_in = {collective_of(by_rank[r].frames) for r in entered if r in by_rank and by_rank[r].frames}
+        elsewhere = [s for s in waiting_too if collective_of(s.frames) not in entered_in]
+        if (
+            entered_in and elsewhere
+        ):  # the suspects wait in another collective than the others: on another path
+            found = condition_on_chain(elsewhere[0].frames)
+            where = (
+                Frame(found[0].file, found[1].line, found[0].function) if found else user_frame(elsewhere[0])
+            )
+            more = (
+                f"\n{found[0].file}:{found[0].line} sits under a condition on the rank, {found[1]}."
+                if found
+                else ""
+            )
+            verdict = Verdict(
+                text + "." + more, "order", [s.rank for s in elsewhere], where, str(found[1]) if found else ""
+            )
+            verdict.share = len(entered) / max(1, len(entered) + len(elsewhere))
+            return verdict
+        return _all_inside(list(by_rank.values()), {}) or Verdict(text + ".", "unclear")
+    culprits = [s.rank for s in suspects if not (s.frames and collective_of(s.frames))]
+    culprit = by_rank.get(culprits[0]) if len(culprits) == 1 else None
+    where = user_frame(culprit) if culprit is not None and culprit.frames else None
+    verdict = Verdict(
+        text + ".", "silent" if culprit and not culprit.frames else "never_entered", culprits, where
+    )
+    verdict.share = len(entered) / max(1, len(entered) + len(culprits))
+    return verdict
+
+
+def _all_inside(stacks: list[RankStack], records: dict) -> Verdict | None:
+    """Every rank waits in the same collective, and no record says anyone is behind: nothing in the job
+    points at a rank, so it says so rather than blame one."""
+    places = {collective_of(s.frames) for s in stacks if s.frames}
+    if not stacks or len(places) != 1 or None in places or any(not s.frames for s in stacks):
+        return None
+    (collective,) = places
+    unknown = [s.rank for s in stacks if records and s.rank not in records]
+    if unknown:  # the stacks agree, but which collective (which #N) each rank is in is not known for all
+        return Verdict(
+            f"every rank waits in {collective}, but {ranks_named(unknown)} left no record of its collectives, so "
+            "whether they all wait in the same one cannot be told; no rank is blamed. Find their flight-recorder "
+            "dumps, or rerun under `torchdoctor launch --watchdog`.",
+            "unclear",
+        )
+    newest = {max((c[-1].seq for c in r.collectives.values() if c), default=0) for r in records.values()}
+    number = f" #{newest.pop()}" if len(newest) == 1 else ""
+    return Verdict(
+        f"every rank is inside {collective}{number}: the ranks agree and none is behind, so the device or the "
+        "network is suspected, not a rank. Next: `torchdoctor net` (can the ranks reach each other, at what "
+        "bandwidth), `torchdoctor check` on each node, and the NCCL/gloo logs (NCCL_DEBUG=INFO).",
+        "all_inside",
+    )
+
+
+def _is_now(stack: RankStack) -> str:
+    """``"rank 1 is in save_checkpoint (train.py:44), called from train.py:20 in main"``."""
+    if not stack.frames:
+        seen = user_frame(RankStack(stack.rank, frames=stack.last_seen)) if stack.last_seen else None
+        last = f"; last seen moving at {seen}" if seen else ""
+        return f"rank {stack.rank}: {stack.note or 'no stack'}{last}"
+    user = user_frame(stack)
+    collective = collective_of(stack.frames)
+    if collective:
+        return f"rank {stack.rank} waits in {collective}" + (f" ({user})" if user else "")
+    innermost = stack.frames[-1]
+    callers = [f for f in stack.frames[:-1] if is_user_code(f.file)]
+    called = f", called from {callers[-1]}" if callers else ""
+    for pid, frames in stack.helpers:
+        inner = next((f for f in reversed(frames) if is_user_code(f.file)), None)
+        if inner:
+            return (
+                f"rank {stack.rank} waits for its DataLoader worker (pid {pid}), which is in {inner.function} "
+                f"({inner.file}:{inner.line}){called}"
+            )
+    return f"rank {stack.rank} is in {innermost.function} ({innermost.file}:{innermost.line}){called}"
+
+
+def _ddp_where(collective) -> str:
+    if any(
+        f.function in ("backward", "_engine_run_backward") and "autograd" in f.file for f in collective.frames
+    ):
+        call = user_call(collective.frames)
+        return (
+            f" (DDP's gradient all-reduce, in backward() at {call.file}:{call.line})"
+            if call
+            else " (in backward)"
+        )
+    return where_called(collective)

@@ -1,0 +1,182 @@
+"""Launcher mode, in each worker: ``torchdoctor launch --watchdog`` starts every worker through
+`prepare_worker`, which lets the launcher see the worker's progress and ask for its stack (a signal,
+answered by ``faulthandler`` even in C code), and notes where the worker ends itself; `worker_finished` says
+that the script returned or how it failed. What a worker writes is named in `torchdoctor.hang.files`.
+"""
+
+from __future__ import annotations
+
+import faulthandler
+import json
+import os
+import signal
+import sys
+import threading
+import time
+import traceback
+from pathlib import Path
+
+from torchdoctor.distributed.ranks import from_environment
+from torchdoctor.hang import calls
+from torchdoctor.hang.files import RankFiles
+from torchdoctor.hang.flight_records import (
+    FLIGHT_RECORDER_ENTRIES,
+    FLIGHT_RECORDER_REQUEST,
+    FLIGHT_RECORDER_VARIABLES,
+    write_flight_record,
+)
+from torchdoctor.hang.progress import ProgressSampler, main_frames
+from torchdoctor.hang.source import Frame
+from torchdoctor.hang.stacks import frames_of
+from torchdoctor.process_state import started_at
+
+# Set by `torchdoctor launch --watchdog` for its workers.
+DIR_VARIABLE = "TORCHDOCTOR_WATCHDOG_DIR"
+SECONDS_VARIABLE = "TORCHDOCTOR_WATCHDOG_SECONDS"
+FRAMES_KEPT = 12  # frames of a worker's error kept in rank<N>.done
+# The launcher sends it to a stuck worker and faulthandler writes the stack. Not SIGUSR1/SIGUSR2: Lightning
+# and SLURM set-ups use those to requeue a job. A real-time signal nobody else uses, where there are some.
+DUMP_SIGNAL = signal.SIGRTMIN + 5 if hasattr(signal, "SIGRTMIN") else signal.SIGUSR2
+
+
+_worker: dict = {}  # what prepare_worker set up: the open stack file (faulthandler writes to it), ...
+
+
+def prepare_worker(script: str, environ=None) -> None:
+    """In a worker started by ``torchdoctor launch --watchdog``: let the launcher see progress and ask for
+    the stack. Does nothing when the launcher did not ask for a watchdog."""
+    environ = os.environ if environ is None else environ
+    directory = environ.get(DIR_VARIABLE)
+    if not directory:
+        return
+    info = from_environment(environ)
+    base = Path(directory) / f"rank{info.rank}"
+    stack_file = open(f"{base}.stack", "w")  # noqa: SIM115 - faulthandler writes to it until the end
+    faulthandler.register(DUMP_SIGNAL, file=stack_file, all_threads=True, chain=False)
+    beat_file = Path(f"{base}.beat")
+    beat_file.touch()
+    meta = {
+        "rank": info.rank,
+        "pid": os.getpid(),
+        "started": started_at(),  # with the pid, names this process: the pid may be reused
+        "host": info.host,
+        "main_thread": threading.main_thread().ident,
+        "script": os.path.realpath(script),
+        "world_size": info.world_size,
+        "node": environ.get("GROUP_RANK", "0"),
+        "nodes": environ.get("GROUP_WORLD_SIZE", "1"),
+        "local_world_size": environ.get("LOCAL_WORLD_SIZE", "1"),
+        "store": [environ.get("MASTER_ADDR", ""), environ.get("MASTER_PORT", "")],
+        "run_id": environ.get("TORCHELASTIC_RUN_ID", ""),
+        "restart": environ.get("TORCHELASTIC_RESTART_COUNT", "0"),
+    }
+    Path(f"{base}.json.tmp").write_text(json.dumps(meta))
+    os.replace(f"{base}.json.tmp", f"{base}.json")  # the launcher never reads half a file
+    if not any(environ.get(name) for name in FLIGHT_RECORDER_VARIABLES):
+        # torch reads it when the first process group is made, after this: the script's collectives are
+        # recorded (a few microseconds each) so a hang report can say which one each rank entered
+        environ[FLIGHT_RECORDER_VARIABLES[0]] = str(FLIGHT_RECORDER_ENTRIES)
+    interval = min(1.0, float(environ.get(SECONDS_VARIABLE, "5")) / 5)
+    request, answered = Path(directory) / FLIGHT_RECORDER_REQUEST, []
+    files = RankFiles(Path(directory), info.rank)
+
+    try:
+        calls.open_ring(files.calls)
+        calls.record_calls_on_import()
+    except OSError:  # no room for the file: the flight recorder and the stacks still speak
+        pass
+    _note_exits(files.exit)
+
+    def answer() -> None:
+        try:
+            asked = request.stat().st_mtime_ns
+        except OSError:  # not asked (yet)
+            return
+        if (
+            asked not in answered
+        ):  # each request once (a request while the ranks imported is followed by another)
+            answered.append(asked)
+            write_flight_record(base)
+
+    def moved() -> None:
+        _touch(beat_file)
+        _note_where(files.where)
+
+    sampler = ProgressSampler(interval, on_progress=moved, on_tick=answer).start()
+    _worker.update(stack_file=stack_file, sampler=sampler, done=Path(f"{base}.done"))
+
+
+def _note_exits(path: Path) -> None:
+    """Note where this process ends itself without a Python error: ``os._exit()`` (wrapped) and a signal it
+    sends itself (an audit hook on ``os.kill``), so a failed job's verdict can name the line. Only this
+    process: a DataLoader worker forked from it ends with ``os._exit`` too."""
+    me, real_exit = os.getpid(), os._exit
+
+    def note(how: str) -> None:
+        if os.getpid() != me:
+            return
+        frames = main_frames() if threading.current_thread() is threading.main_thread() else []
+        frames = frames or frames_of(sys._getframe(2))
+        try:
+            path.write_text(
+                json.dumps({"how": how, "frames": [[f.file, f.line, f.function] for f in frames]})
+            )
+        except OSError:  # the launcher removed its folder: the run is over anyway
+            pass
+
+    def exit_noted(code: int) -> None:
+        note(f"os._exit({code})")
+        real_exit(code)
+
+    def on_audit(event: str, args: tuple) -> None:
+        if event == "os.kill" and args and args[0] in (me, 0) and args[1] not in (0, DUMP_SIGNAL):
+            name = signal.Signals(args[1]).name if args[1] in signal.Signals._value2member_map_ else args[1]
+            note(f"os.kill(own pid, {name})")
+
+    os._exit = exit_noted
+    sys.addaudithook(on_audit)
+
+
+def _note_where(path: Path) -> None:
+    """Write where the main thread is now (its frames, outermost first) to ``path``: what is left of a rank
+    that is killed or calls ``os._exit`` (at most one sampling interval old)."""
+    frames = main_frames()
+    try:
+        Path(f"{path}.tmp").write_text(json.dumps([[f.file, f.line, f.function] for f in frames]))
+        os.replace(f"{path}.tmp", path)
+    except OSError:  # the launcher removed its folder: the run is over anyway
+        pass
+
+
+def _touch(path: Path) -> None:
+    try:
+        os.utime(path)
+    except OSError:  # the launcher removed its folder: the run is over anyway
+        pass
+
+
+def worker_finished(error: BaseException | None = None) -> None:
+    """The script returned (or raised ``error``): tell the launcher (with the error, where and when, so that
+    a failed job's verdict can tell the rank that failed first from the ones that failed because of it), and
+    from now on ignore the stack signal, since faulthandler lets go of it while the interpreter shuts down
+    and the signal would then kill the worker."""
+    if not _worker:
+        return
+    _worker["sampler"].stop()
+    faulthandler.unregister(DUMP_SIGNAL)
+    signal.signal(DUMP_SIGNAL, signal.SIG_IGN)
+    said = {}
+    if error is not None:
+        frames = [Frame(f.filename, f.lineno or 0, f.name) for f in traceback.extract_tb(error.__traceback__)]
+        message = str(error).strip().splitlines()
+        said = {
+            "error": f"{type(error).__name__}: {message[0] if message else ''}"[:500],
+            "frames": [[f.file, f.line, f.function] for f in frames[-FRAMES_KEPT:]],
+            "time": time.time(),
+        }
+    try:
+        _worker["done"].write_text(json.dumps(said) if said else "")
+    except OSError:  # the launcher removed its folder: the run is over anyway
+        pass
+    _worker["stack_file"].close()
+    _worker.clear()
