@@ -70,7 +70,7 @@ def stretch(first: int, count: int, **kwargs):
 
 
 def test_the_late_rank_is_named_with_its_cause_and_its_victims_are_not():
-    rank, slower, cause, text, _ = judge_stretch(stretch(3, 4, slow=2, late=0.015, data=0.015))
+    rank, slower, cause, text, *_ = judge_stretch(stretch(3, 4, slow=2, late=0.015, data=0.015))
     assert (rank, cause) == (2, "input")
     assert "next() 17 ms vs median 2.0 ms" in text
     assert slower == pytest.approx(0.015 / 0.035, rel=0.15)  # the others' own 35 ms, 15 ms more
@@ -87,9 +87,9 @@ def test_a_slowdown_of_five_percent_is_named_where_steps_vary_by_more():
 
 
 def test_a_rank_kept_off_its_cpu_is_host_and_more_work_is_device():
-    rank, _, cause, text, _ = judge_stretch(stretch(3, 4, slow=0, late=0.01, kept_off=0.01))
+    rank, _, cause, text, *_ = judge_stretch(stretch(3, 4, slow=0, late=0.01, kept_off=0.01))
     assert (rank, cause) == (0, "host") and "kept waiting for a CPU 11 ms per step vs median 1.0 ms" in text
-    rank, _, cause, text, _ = judge_stretch(stretch(3, 4, slow=0, late=0.01))
+    rank, _, cause, text, *_ = judge_stretch(stretch(3, 4, slow=0, late=0.01))
     assert (rank, cause) == (0, "device") and text.startswith("device (compute 43 ms vs median 33 ms")
 
 
@@ -112,6 +112,20 @@ def test_noise_alone_names_nobody():
         seed for seed in range(100) if judge_stretch(stretch(3, 4, noise=0.01, seed=seed))[0] is not None
     ]
     assert named == []
+
+
+def test_a_longer_next_is_named_where_the_whole_step_is_too_noisy_to_show_it():
+    # 3 ms more in next() on steps that vary by ±12 ms: the data part stands out at once, the whole step does
+    # not (its own noise); the rank's step must still not be shorter by as much elsewhere, and noise alone
+    # of that size names nobody
+    named = [
+        judge_stretch(stretch(3, 4, slow=1, late=0.003, data=0.003, noise=0.012, seed=seed))[:3:2]
+        for seed in range(40)
+    ]
+    assert named == [(1, "input")] * 40
+    assert [s for s in range(100) if judge_stretch(stretch(3, 4, noise=0.012, seed=s))[0] is not None] == []
+    # a next() longer by as much as the rank's compute is shorter (its step unchanged) is not a straggler
+    assert judge_stretch(stretch(3, 4, slow=1, late=0.0, data=0.003, noise=0.002))[0] is None
 
 
 def test_a_verdict_needs_a_sustained_stretch_and_a_one_off_stall_makes_none():

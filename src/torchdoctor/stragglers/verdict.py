@@ -33,7 +33,7 @@ import math
 import statistics
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 # The steps compared: the latest STRETCH (at least MIN_STEPS of them on two ranks before any verdict).
 STRETCH = 40
@@ -52,6 +52,10 @@ NOISE_MARGIN = 3.5
 # collectives (who leaves a ring last) names nobody whose step is not longer.
 OWN_MAJORITY = 0.65
 OWN_MARGIN = 2.5
+# For these parts the rank's own work need not be longer by OWN_MARGIN standard errors, only not shorter than the
+# part's excess by two (quiet parts: a next() longer by 6 ms at 26 standard errors is plain where the whole step,
+# ten times noisier on a busy machine, is not).
+CONSISTENT_ONLY = ("data",)
 # The part named as the cause must carry at least this share of the excess, else the line says it is unclear.
 EXPLAINED = 0.5
 # Each rank's usual difference to its peers: the first BASELINE steps judged (taken as healthy: nothing is named
@@ -262,19 +266,30 @@ def judge_window(number: int, window: Mapping[int, Mapping[str, Any]]) -> Window
     return WindowVerdict(number, ranks, steps=steps, parts=step_parts(window), first_step=first)
 
 
+class Stretch(NamedTuple):
+    """What `judge_stretch` found over the latest steps."""
+
+    rank: int | None  # the straggler, or None
+    slower: float  # how much longer its own work is than the peers', as a fraction
+    cause: str | None
+    text: str  # the cause in words
+    figures: str  # every rank's figures behind it, for the JSON
+
+
 def judge_stretch(
     windows: list[WindowVerdict],
     usual: Mapping[int, list[tuple[float, float, bool]]] | None = None,
     usual_load: float | None = None,
-) -> tuple[int | None, float, str | None, str, str]:
-    """(straggler or None, how much slower, cause, cause in words, the figures) over the steps of
+) -> Stretch:
+    """The straggler or None, how much slower, the cause, in words, the figures over the steps of
     ``windows``: each rank's parts against the median of its peers' on the same steps, less the rank's
     ``usual`` difference per part ((median, standard error, whether judged) per `PARTS`, from `Usual`;
     without it none: a rank absent from a given ``usual`` is not judged). A part names the rank when it exceeds the peers' by
     more than usual on `MAJORITY` of the steps, by a median of at least `SLOWER` of the peers' own work and
     `NOISE_MARGIN` standard errors (the stretch's and the usual's together), the rank's own work as a whole
     is longer than usual too (`OWN_MAJORITY`, `OWN_MARGIN`; for waiting for data, its own work less its
-    waiting for a CPU may stand for it: `WORK`) and not shorter elsewhere by as much (its total
+    waiting for a CPU may stand for it: `WORK`; for the parts in `CONSISTENT_ONLY` that test is waived) and
+    not shorter elsewhere by as much (its total
     excess within two standard errors of the part's). Lateness leaving the collectives counts only beyond
     twice the rank's rise in waiting for a CPU since its usual (`_waiting_rise`, from ``usual_load``,
     `Usual.load`); for a rank that leaves them last by habit, beyond its usual lateness (`_leaver_slowed`)."""
@@ -327,7 +342,10 @@ def judge_stretch(
             if name == "data":
                 wholes.append((slower_work, work_middle, work_error))
             if (
-                any(slower and whole >= middle - 2 * spread for slower, whole, spread in wholes)
+                any(
+                    (slower or name in CONSISTENT_ONLY) and whole >= middle - 2 * spread
+                    for slower, whole, spread in wholes
+                )
                 and ahead >= MAJORITY
                 and middle >= max(MIN_SECONDS, SLOWER * peers_own, NOISE_MARGIN * error)
                 and (name != "transfer" or middle >= 2 * rise)
@@ -351,10 +369,10 @@ def judge_stretch(
             f"{own_middle / own_error:.1f} se); " + ", ".join(figures)
         )
     if best is None:
-        return None, 0.0, None, "", "; ".join(reasons)
+        return Stretch(None, 0.0, None, "", "; ".join(reasons))
     slower, rank, part = best
     habit = usual[rank] if usual is not None else None
-    return (
+    return Stretch(
         rank,
         slower,
         CAUSE_OF[part],
