@@ -52,6 +52,9 @@ NOISE_MARGIN = 3.5
 # collectives (who leaves a ring last) names nobody whose step is not longer.
 OWN_MAJORITY = 0.65
 OWN_MARGIN = 2.5
+# Parts a rank sleeps in (waiting for data, a slow link): it hands its core to the others and later waits less
+# for it, so its work without the waiting for a CPU (`WORK`) may stand for its own work in the test of the whole.
+SLEEPING = ("data", "transfer")
 # For these parts the rank's own work need not be longer by OWN_MARGIN standard errors, only not shorter than the
 # part's excess by two (quiet parts: a next() longer by 6 ms at 26 standard errors is plain where the whole step,
 # ten times noisier on a busy machine, is not).
@@ -287,8 +290,8 @@ def judge_stretch(
     without it none: a rank absent from a given ``usual`` is not judged). A part names the rank when it exceeds the peers' by
     more than usual on `MAJORITY` of the steps, by a median of at least `SLOWER` of the peers' own work and
     `NOISE_MARGIN` standard errors (the stretch's and the usual's together), the rank's own work as a whole
-    is longer than usual too (`OWN_MAJORITY`, `OWN_MARGIN`; for waiting for data, its own work less its
-    waiting for a CPU may stand for it: `WORK`; for the parts in `CONSISTENT_ONLY` that test is waived) and
+    is longer than usual too (`OWN_MAJORITY`, `OWN_MARGIN`; for the parts a rank sleeps in, `SLEEPING`, its own
+    work less its waiting for a CPU may stand for it: `WORK`; for the parts in `CONSISTENT_ONLY` that test is waived) and
     not shorter elsewhere by as much (its total
     excess within two standard errors of the part's). Lateness leaving the collectives counts only beyond
     twice the rank's rise in waiting for a CPU since its usual (`_waiting_rise`, from ``usual_load``,
@@ -336,10 +339,10 @@ def judge_stretch(
                 f"{z:.1f} se)"
             )
             # the rank's step must be longer as a whole, and not shorter elsewhere by as much: its own work,
-            # or for waiting for data its work without waiting for a CPU (`WORK`: a rank that sleeps hands
+            # or for a part it sleeps in its work without waiting for a CPU (`WORK`: a rank that sleeps hands
             # its core to the others; one that computes does not, and its CPU time is judged as it is)
             wholes = [(slower_overall, own_middle, own_error)]
-            if name == "data":
+            if name in SLEEPING:
                 wholes.append((slower_work, work_middle, work_error))
             if (
                 any(
