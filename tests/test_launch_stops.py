@@ -2,6 +2,7 @@
 traceback of torchrun's, nothing left running."""
 
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -9,6 +10,9 @@ import time
 
 import pytest
 from test_launch import free_port, running
+
+from torchdoctor.launch.orphans import OWNER_FILE, temporary_folder
+from torchdoctor.process_state import started_at
 
 
 def children_of(pid: int) -> list[int]:
@@ -100,6 +104,16 @@ def test_a_launcher_killed_with_sigkill_takes_torchrun_and_the_workers_along(tmp
             if running(pid):
                 os.kill(pid, signal.SIGKILL)
     assert not left, f"still running after the launcher was killed: {left} (torchrun {torchrun})"
+    # its temporary folder is left (nothing of it ran), and removed when the next launch makes its own
+    prefix = "torchdoctor-launch-" if not flags else "torchdoctor-watchdog-"
+    abandoned = list(tmp_path.glob(f"{prefix}*"))
+    assert len(abandoned) == 1, abandoned
+    if not flags:
+        fresh = temporary_folder(prefix, tmp_path)
+        assert list(tmp_path.glob(f"{prefix}*")) == [fresh]
+        shutil.rmtree(fresh)
+    else:  # a watchdog's folder is kept after a hang on purpose (its report names the stacks in it)
+        shutil.rmtree(abandoned[0])
 
 
 @pytest.mark.timeout(360)
@@ -116,3 +130,23 @@ def test_workers_end_when_torchrun_itself_is_killed_with_sigkill(tmp_path):
         if launcher.poll() is None:
             launcher.kill()
     assert not left, f"workers still running after torchrun was killed: {left}"
+
+
+def test_a_new_temporary_folder_removes_only_those_whose_launcher_is_gone(tmp_path):
+    gone = subprocess.Popen(["sleep", "0.3"])
+    gone_mark = f"{gone.pid} {started_at(gone.pid)}"  # with its start time: a reused pid is another process
+    gone.wait()
+    marks = {"gone": gone_mark, "alive": f"{os.getpid()} {started_at()}", "mine": None}
+    for name, mark in marks.items():
+        folder = tmp_path / f"torchdoctor-launch-{name}"
+        folder.mkdir()
+        if mark is not None:
+            (folder / OWNER_FILE).write_text(mark)
+    (tmp_path / "torchdoctor-watchdog-gone").mkdir()
+    (tmp_path / "torchdoctor-watchdog-gone" / OWNER_FILE).write_text(gone_mark)
+    fresh = temporary_folder("torchdoctor-launch-", tmp_path)
+    left = sorted(p.name for p in tmp_path.iterdir())
+    assert left == sorted(
+        ["torchdoctor-launch-alive", "torchdoctor-launch-mine", "torchdoctor-watchdog-gone", fresh.name]
+    )
+    assert (fresh / OWNER_FILE).read_text().split()[0] == str(os.getpid())

@@ -8,14 +8,25 @@ its parent's pid (a process can only check that the parent it was started by is 
 
 Elsewhere (macOS, Windows) there is no such request: the parent's own clean-up on a signal it can catch is
 all there is, and these functions do nothing.
+
+Nor does a killed launcher remove its temporary folder: `temporary_folder` marks each one with its launcher
+(pid and start time), and removes, as it makes a new one, those whose launcher is gone.
 """
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import os
+import shutil
 import signal
+import tempfile
 from collections.abc import Callable
+from pathlib import Path
+
+from torchdoctor.process_state import is_running, started_at
+
+OWNER_FILE = "launcher"  # in each temporary folder: "<pid> <start time>" of the launch that made it
 
 PR_SET_PDEATHSIG = 1  # <linux/prctl.h>
 
@@ -78,3 +89,23 @@ def is_orphaned(parent: int) -> bool:
     except PermissionError:  # the pid belongs to another user now: not our parent any more
         return True
     return False  # alive, and not our parent: we were not started by it (or its pid was reused)
+
+
+def temporary_folder(prefix: str, root: str | os.PathLike | None = None) -> Path:
+    """A new temporary folder named ``prefix...`` under ``root`` (default: the system's), marked with this
+    process; first the folders of that prefix a launcher left behind when it was killed are removed (marked
+    by a process that is no longer running: SIGKILL gave it no chance). Folders without a mark, or of a
+    launcher still running, are left alone."""
+    root = Path(root if root is not None else tempfile.gettempdir())
+    for folder in root.glob(f"{prefix}*"):
+        try:
+            pid, started = (folder / OWNER_FILE).read_text().split()
+            alive = is_running(int(pid), None if started == "None" else int(started))
+        except (OSError, ValueError):  # no mark (not ours, or still being made), or unreadable: left alone
+            continue
+        if not alive:
+            shutil.rmtree(folder, ignore_errors=True)
+    folder = Path(tempfile.mkdtemp(prefix=prefix, dir=root))
+    with contextlib.suppress(OSError):  # unmarked, it is only never cleaned up after a kill
+        (folder / OWNER_FILE).write_text(f"{os.getpid()} {started_at()}")
+    return folder

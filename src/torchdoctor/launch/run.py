@@ -37,6 +37,7 @@ from torchdoctor.launch.options import (
     nnodes_range,
     validate,
 )
+from torchdoctor.launch.orphans import temporary_folder
 from torchdoctor.rank_list import who
 
 # What torch.distributed.run waits at the rendezvous when not told otherwise (static `timeout`, c10d
@@ -227,7 +228,9 @@ def launch(options: LaunchOptions, stream=None) -> int:
         stream.flush()
         return 1
     prefix = "torchdoctor-launch-" if options.watchdog is None else "torchdoctor-watchdog-"
-    directory = Path(tempfile.mkdtemp(prefix=prefix))
+    directory = (
+        temporary_folder(prefix) if options.watchdog is None else Path(tempfile.mkdtemp(prefix=prefix))
+    )
     result = supervise.Supervision(1)
     try:
         command = program_command(options, str(directory / "torchrun"))
