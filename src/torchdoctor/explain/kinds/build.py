@@ -220,6 +220,8 @@ def _build(hits: list[Hit], ctx: Context) -> tuple[str, str]:
         return ds_reason
     extension = facts.get("extension")
     summary = "a CUDA/C++ extension failed to build" + (f": {extension}" if extension else "")
+    if facts.get("compile_error") and not extension:
+        summary += f" ({facts['compile_error'].strip()[:160]})"
     fix = (
         "The compiler's own first `error:` line above says why. `torchdoctor env` checks the usual causes: "
         "the CUDA toolkit against torch's CUDA, the host compiler against nvcc, TORCH_CUDA_ARCH_LIST. The build "
@@ -275,6 +277,12 @@ CUDA_BUILD = Recogniser(
         # MSBuild on Windows: a custom build step (CMake's nvcc commands) or CUDA's CudaCompile task failed
         "system:msbuild-custom-build-exited",
         "system:msbuild-cuda-command-exited",
+        # the compiler's and linker's own error lines (gcc, GNU ld, nvcc's front end): a build failed, for
+        # whatever reason
+        "system:collect2-ld-returned",
+        "system:ld-undefined-reference",
+        "system:nvcc-identifier-undefined",
+        "system:gcc-no-matching-function",
         # DeepSpeed's op builder: toolkit against torch's CUDA, no CUDA_HOME / nvcc, ninja, architectures
         "deepspeed:deepspeed-op-builder-installed-cuda-version",
         "deepspeed:unable-to-jit-load-the-op",
@@ -306,6 +314,11 @@ CUDA_BUILD = Recogniser(
         # MSBuild: any failed build step of a Visual Studio project prints these
         "error MSB6006:",
         "error MSB3721:",
+        # gcc / ld / nvcc errors: the build failed; why (a toolkit, an API of another torch release) is elsewhere
+        "ld returned 1 exit status",
+        ": undefined reference to `",
+        'error: identifier "',
+        "error: no matching function for call to",
     ),
     anchors=(
         "is greater than the maximum required version by CUDA",
@@ -353,6 +366,22 @@ CUDA_BUILD = Recogniser(
         "Unknown CUDA arch (",
         "error MSB6006:",
         "error MSB3721:",
+        "ld returned 1 exit status",
+        ": undefined reference to `",
+        'error: identifier "',
+        "error: no matching function for call to",
+    ),
+    # an extension's source written for another torch / CUDA release fails the same way as a broken toolkit
+    also=(
+        Alternative(
+            "dependency_version",
+            "an extension whose source does not fit the installed torch or CUDA release",
+            "Install the extension's release built for this torch (its prebuilt wheel for torch X / CUDA Y, or "
+            "pip install '<package>==<version>' that its README lists for your torch), or the torch release it "
+            "supports; an `error: identifier ... is undefined` or `no matching function` names the API that "
+            "changed.",
+            when=("compile_error",),
+        ),
     ),
     # DeepSpeed prints the mismatch as a warning too, when the pair is known to work or DS_SKIP_CUDA_CHECK=1;
     # setuptools' "command '...' failed with exit" counts only for a compiler
@@ -411,6 +440,10 @@ CUDA_BUILD = Recogniser(
         ),
         R(r"'DeepSpeedCPUAdam' object has no attribute '(?P<cpu_adam_missing>ds_opt_adam)'"),
         R(r"(?P<msbuild>error MSB(?:6006|3721)):"),
+        R(
+            r"(?P<compile_error>collect2: error: ld returned 1 exit status|undefined reference to `[^'\n]{1,120}'|"
+            r"error: identifier \"[^\"\n]{1,80}\" is undefined|error: no matching function for call to [^\n]{1,120})"
+        ),
         R(r"error MSB(?:6006|3721):[^\n]*\[(?P<msbuild_project>[^\]\n]{1,200}\.vcxproj)\]"),
     ),
     describe=_build,
