@@ -314,6 +314,9 @@ CUDA_BUILD = Recogniser(
         # MSBuild: any failed build step of a Visual Studio project prints these
         "error MSB6006:",
         "error MSB3721:",
+        # DeepSpeed's "not compatible due to hardware/software issue": a build that failed, or a machine the op
+        # cannot run on (no CUDA GPU, a CPU-only torch, a GPU too old); the reason it appends decides
+        "Unable to JIT load the",
         # gcc / ld / nvcc errors: the build failed; why (a toolkit, an API of another torch release) is elsewhere
         "ld returned 1 exit status",
         ": undefined reference to `",
@@ -357,6 +360,7 @@ CUDA_BUILD = Recogniser(
         "nvcc not found at '",
         "DeepSpeed Op Builder: Installed CUDA version",
         "Unable to JIT load the",
+        "op due to ninja not being installed",
         "CUDA_HOME does not exist, unable to compile CUDA op",
         "unable to compile CUDA op(s)",
         "op due to no compute capabilities remaining",
@@ -381,6 +385,16 @@ CUDA_BUILD = Recogniser(
             "supports; an `error: identifier ... is undefined` or `no matching function` names the API that "
             "changed.",
             when=("compile_error",),
+        ),
+        Alternative(
+            "cuda_unavailable",
+            "a machine or torch build the op cannot run on (no CUDA GPU visible, a CPU-only torch, a GPU the op "
+            "does not support)",
+            "Check that this torch sees the GPU: python -c 'import torch; print(torch.version.cuda, "
+            "torch.cuda.is_available())' (None or False: install the CUDA build of torch, pip install torch "
+            "--index-url https://download.pytorch.org/whl/cu121); `ds_report` lists which ops are compatible "
+            "here and why not.",
+            when=("jit_incompatible",),
         ),
     ),
     # DeepSpeed prints the mismatch as a warning too, when the pair is known to work or DS_SKIP_CUDA_CHECK=1;
@@ -433,6 +447,7 @@ CUDA_BUILD = Recogniser(
         R(r"(?P<no_cuda_home>CUDA_HOME does not exist), unable to compile CUDA op"),
         R(r"(?P<ds_builder>unable to compile CUDA op)"),  # DeepSpeed's words: its op builder
         R(r"Unable to JIT load the (?P<op>\w+) op due to (?P<why>[^\n]{1,200})"),
+        R(r"(?P<jit_incompatible>op due to it not being compatible due to hardware/software issue)"),
         R(
             r"(?P<ds_arch>Unable to load (?P<op>\w+) op due to no compute capabilities remaining after filtering|"
             r"DeepSpeed JIT builder for '(?P<op2>\w+)' (?:found no CUDA devices|cannot probe CUDA device "

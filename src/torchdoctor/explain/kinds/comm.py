@@ -234,12 +234,35 @@ RENDEZVOUS_OR_PORT = Recogniser(
         "RendezvousTimeoutError",
         "Timed out initializing process group in store based barrier",
         "connect() timed out",
+        # a missing MASTER_ADDR is a plain `python train.py` as often as a scheduler without a launcher; a closed
+        # rendezvous and "N/M clients joined" are what the other nodes print when one of them failed or ended
+        # first (its agent closes the rendezvous; its ranks never reach the store)
+        "expected, but not set",
+        "RendezvousClosedError",
+        "clients joined",
         # elastic's c10d/etcd backends and the store's server socket: what a wrong endpoint, a firewall, a port
         # in use and a rank 0 that died first all print
         "The connection to the C10d store has failed",
         "The connection to etcd has failed",
         "Rendezvous timeout occurred in EtcdRendezvousHandler",
         "has failed to listen on any local network address",
+    ),
+    also=(
+        Alternative(
+            "not_launched_distributed",
+            "a script written for a distributed launch run as a plain process",
+            "Start it with torchrun --nproc_per_node=N (which sets MASTER_ADDR, MASTER_PORT, RANK, WORLD_SIZE), "
+            "or skip init_process_group when WORLD_SIZE is not in os.environ to run one process.",
+            when=("missing_var",),
+        ),
+        Alternative(
+            "peer_closed",
+            "another node that failed or ended first (its agent closes the rendezvous; its ranks never reach "
+            "the store)",
+            "Read the other nodes' logs for the first error: the rendezvous closes when one node's agent stops "
+            "(its workers failed past --max-restarts, or it finished), and a node that crashed never joins.",
+            when=("rdzv_closed", "joined"),
+        ),
     ),
     # a warning torch prints on hosts without IPv6 before it tries IPv4: not a failure
     reject=R(r"errno: 97 - Address family not supported"),
@@ -255,6 +278,7 @@ RENDEZVOUS_OR_PORT = Recogniser(
         R(r"but `?(?P<missing_var>MASTER_ADDR)`? env was not set"),
         R(r"(?P<what>Timed out initializing process group in store based barrier)"),
         R(r"(?P<what>waiting for clients\. (?P<joined>\d+)/(?P<expected>\d+) clients joined)"),
+        R(r"(?P<rdzv_closed>RendezvousClosedError)"),
         R(r"world_size=(?P<world_size>\d+), worker_count=(?P<worker_count>\d+)"),
     ),
     describe=_rendezvous,
@@ -491,7 +515,7 @@ NETWORK_INTERFACE = Recogniser(
     # only likely an interface / firewall problem. The rest (no interface found, a verbs call) is certain.
     # NCCL giving up its connect retries is the same: a peer that never answered, for whatever reason.
     confirm=lambda hits, ctx: any(
-        "refused" not in (h.facts.get("gloo_reason", "") + h.facts.get("connect_reason", ""))
+        not re.search(r"refused|reset", h.facts.get("gloo_reason", "") + h.facts.get("connect_reason", ""))
         and "ib_status" not in h.facts
         and "connect_retries" not in h.facts
         for h in hits

@@ -517,6 +517,19 @@ RANK_ENV_MISSING = Recogniser(
         R(r"(?P<missing_var>MPI) environment variables are not set"),
     ),
     absorbs=("rendezvous_or_port",),
+    # torch's env:// rendezvous says a variable is missing, not why: a scheduler (mpirun, srun) that started the
+    # processes without a torch launcher, or a plain `python train.py` of a script written for one. DeepSpeed's,
+    # LSF's and MPI discovery's own words name the launcher that was expected: those stay certain.
+    generic=("expected, but not set",),
+    also=(
+        Alternative(
+            "not_launched_distributed",
+            "a script written for a distributed launch run as a plain process",
+            "Start it the way its README does (torchrun --nproc_per_node=N train.py, or the repository's "
+            "launch script); to run one process without a launcher, skip init_process_group when WORLD_SIZE is "
+            "not in os.environ (or pass its single-GPU option).",
+        ),
+    ),
     describe=_rank_env,
 )
 
