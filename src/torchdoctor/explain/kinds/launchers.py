@@ -500,7 +500,7 @@ RANK_ENV_MISSING = Recogniser(
         "lightning:cannot-determine-world-size-environment-variable",
         "lightning:cannot-determine-global-rank-environment-variable",
         "lightning:cannot-determine-local-rank-environment-variable",
-        # deepspeed/comm/comm.py mpi_discovery: auto_mpi_discovery in a process no MPI launcher started
+        # deepspeed/launcher/multinode_runner.py: an MPI launch whose processes lack the MPI environment
         "deepspeed:mpi-environment-variables-are-not-set",
     ),
     # the rank's identity; a missing MASTER_ADDR / MASTER_PORT is the rendezvous' (rendezvous_or_port)
