@@ -156,6 +156,22 @@ CONFIG_REFUSALS: tuple[tuple[str, str], ...] = (
         "(relative paths are taken from where the job starts, on every node) or pass the dict itself.",
     ),
     (
+        "must divide distributed world size",
+        "Pipeline parallelism splits the world into num_stages pipelines of equal size: choose num_stages (the "
+        "PipelineModule's, or --pipeline-model-parallel-size) that divides the number of processes, or start "
+        "a number of processes that is a multiple of it.",
+    ),
+    (
+        "BF16Optimizer: requires bfloat16 to be enabled",
+        'The bf16 optimizer wraps a model in bfloat16: enable it in the config ("bf16": {"enabled": true}) or '
+        "drop what selects the bf16 optimizer (a ZeRO stage 0 bf16 setting from another config).",
+    ),
+    (
+        "Partial offloading only supported for ZeRO Stage 3",
+        'offload_optimizer\'s "ratio" (partial offload) works under ZeRO-3 only: set "zero_optimization": '
+        '{"stage": 3} or remove "ratio" (offload all of it, or none).',
+    ),
+    (
         "'max_grad_norm' is not supported as an optimizer parameter",
         'Move max_grad_norm out of the optimizer\'s params: DeepSpeed clips with "gradient_clipping": <norm> at '
         "the top level of its config.",
@@ -315,6 +331,9 @@ DEEPSPEED_CONFIG_MISMATCH = Recogniser(
         "deepspeed:is-not-supported-deepspeed-optimizer",
         "deepspeed:deepspeed-does-not-recognize-lr-scheduler",
         "deepspeed:expected-string-path-to-an-existing",
+        "deepspeed:num-stages-must-divide-distributed-world",  # runtime/pipe/module.py
+        "deepspeed:bf16optimizer-requires-bfloat16-to-be-enabled",  # runtime/bf16_optimizer.py
+        "deepspeed:partial-offloading-only-supported-for-zero",  # runtime/zero/config.py
     ),
     span=6,
     # "requires an optimizer" is DeepSpeed's only after "zero stage N"
