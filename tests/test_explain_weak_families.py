@@ -386,6 +386,14 @@ LIKELY = [
         "network_interface",
         "log.rendezvous_or_port",
     ),
+    # gloo's full mesh failed: the interface a host name resolves to, or a firewall
+    (
+        "RuntimeError: "
+        + template("torch_cpp:gloo-connectfullmesh-failed-with")
+        + " [../third_party/gloo/gloo/transport/tcp/pair.cc:144] no error",
+        "network_interface",
+        "log.rendezvous_or_port",
+    ),
     # a CUDA IPC handle refused: P2P, or a container without the host's IPC namespace
     (
         NCCL_WARN + template("nccl:rank-failed-to-get-cuda-ipc", "1", "0", IPC, "1", "invalid argument"),

@@ -378,6 +378,16 @@ def _network(hits: list[Hit], ctx: Context) -> tuple[str, str]:
             "and open the firewall between the hosts (gloo and NCCL use random ports)."
         )
         return summary, fix
+    if "gloo_mesh" in facts and "gloo_host" not in facts:
+        return (
+            f"gloo could not connect its ranks to each other ({quote(facts['gloo_mesh'].strip())})"
+            + on_ranks(hits),
+            "Each rank announces the address its host name resolves to, and gloo connects every pair of ranks "
+            "on random ports: a host name that resolves to 127.0.1.1 (/etc/hosts) or to an interface the other "
+            "hosts cannot reach, or a firewall, breaks it. Pin the interface the hosts share:\n"
+            "export GLOO_SOCKET_IFNAME=<iface> NCCL_SOCKET_IFNAME=<iface>   # see `ip -br addr`\n"
+            "and open the firewall between the hosts.",
+        )
     if "connect_retries" in facts and "connect_host" not in facts:
         summary = f"NCCL gave up connecting to a peer ({facts['connect_retries'].strip()})" + on_ranks(hits)
         fix = (
@@ -449,6 +459,8 @@ NETWORK_INTERFACE = Recogniser(
         "nccl:socketpollconnect-exceeded-retries",
         "nccl:socketpollconnect-exceeded-timeouts",
         "nccl:connect-returned-exceeded-error-retry-count",
+        # torch/csrc/distributed/c10d/ProcessGroupGloo.cpp: gloo could not connect its full mesh of pairs
+        "torch_cpp:gloo-connectfullmesh-failed-with",
     ),
     title="network interface problem",
     anchors=(
@@ -471,13 +483,14 @@ NETWORK_INTERFACE = Recogniser(
         "Connect: exceeded retries",
         "Connect: exceeded timeouts",
         "exceeded error retry count",
+        "Gloo connectFullMesh failed with",
     ),
     match=R(
         r"no socket interface found|Unable to find address for|is neither AF_INET|Got completion|Call to ibv_|"
         r"Call to connect failed|Attempted to connect incompatible devices|Socket : no interface found|"
         r"No interface found in the same subnet|device is incompatible with the local|Attempted to merge incompatible|"
         r"net devices with different link_layer|together with different link_layer|"
-        r"socket(?:Start|Poll)Connect: exceeded (?:retries|timeouts)|connect returned [^\n]{0,80}exceeded error retry|"
+        r"Gloo connectFullMesh failed with|socket(?:Start|Poll)Connect: exceeded (?:retries|timeouts)|connect returned [^\n]{0,80}exceeded error retry|"
         r"Connect to [^\s<]{1,255}<\d+> failed|No usable listening interface found|"
         r"pair\.cc:\d+\] connect\s{1,3}\[?[^\s\]]{1,255}\]?:\d+: "
     ),
@@ -492,6 +505,7 @@ NETWORK_INTERFACE = Recogniser(
         R(
             r"(?P<what>NET/Socket : no interface found|No interface found in the same subnet as remote address[^\n]{0,80})"
         ),
+        R(r"(?P<gloo_mesh>Gloo connectFullMesh failed with[^\n]{0,200})"),
         # the connect retries NCCL gives up after: the peer's address never answered
         R(
             r"(?P<connect_retries>socket(?:Start|Poll)Connect: exceeded (?:retries|timeouts) \(\d+\)|connect "
@@ -518,6 +532,7 @@ NETWORK_INTERFACE = Recogniser(
         not re.search(r"refused|reset", h.facts.get("gloo_reason", "") + h.facts.get("connect_reason", ""))
         and "ib_status" not in h.facts
         and "connect_retries" not in h.facts
+        and "gloo_mesh" not in h.facts
         for h in hits
     ),
     absorbs=("nccl_error", "nccl_system_error"),
@@ -536,7 +551,7 @@ NETWORK_INTERFACE = Recogniser(
             "From the other host: nc -zv <host> <port>. gloo and NCCL connect on random ports besides "
             "MASTER_PORT: open the firewall between the hosts for them (or allow the whole subnet), and check "
             "the peer was up and listening when this one connected.",
-            when=("gloo_reason", "connect_reason", "connect_retries"),
+            when=("gloo_reason", "connect_reason", "connect_retries", "gloo_mesh"),
         ),
     ),
     describe=_network,
