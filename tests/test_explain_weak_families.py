@@ -394,6 +394,17 @@ LIKELY = [
         "network_interface",
         "log.rendezvous_or_port",
     ),
+    # NCCL's proxy (proxy.cc): a local rank's proxy thread failed, or the rank went away
+    (
+        NCCL_WARN + template("nccl:proxy-call-to-rank-failed", "2", "Connect"),
+        "nccl_error",
+        "log.nccl_system_error",
+    ),
+    (
+        NCCL_WARN + template("nccl:proxy-service-failed-to-execute-operation", "1", "Connect", "2", "3"),
+        "nccl_error",
+        "log.nccl_system_error",
+    ),
     # a CUDA IPC handle refused: P2P, or a container without the host's IPC namespace
     (
         NCCL_WARN + template("nccl:rank-failed-to-get-cuda-ipc", "1", "0", IPC, "1", "invalid argument"),

@@ -679,16 +679,54 @@ def _older(version: str, than: tuple[int, ...]) -> bool:
 NCCL_ERROR_OTHER = Recogniser(
     # torch c10d NCCLUtils.hpp C10D_NCCL_CHECK: "NCCL error in: <file>:<line>, <reason>, NCCL version <v>"
     kind="nccl_error",
-    templates=("torch_native:nccl-error-in", "nccl:unhandled-cuda-error-2"),
+    templates=(
+        "torch_native:nccl-error-in",
+        "nccl:unhandled-cuda-error-2",
+        # src/proxy.cc: a local rank's proxy thread (shared memory, the network plugin) that failed or went away
+        "nccl:proxy-call-to-rank-failed",
+        "nccl:proxy-service-failed-to-execute-operation",
+    ),
     title="NCCL error",
-    anchors=("NCCL error in:", "NCCL Error ", "unhandled cuda error"),
+    anchors=(
+        "NCCL error in:",
+        "NCCL Error ",
+        "unhandled cuda error",
+        "Proxy Call to rank",
+        "Failed to execute operation",
+    ),
     # an NCCL error with no more specific kind recognised is only what a cause elsewhere led to, or one of
     # several (a version's bug, the fabric, a peer): never certain
-    generic=("NCCL error in:", "NCCL Error ", "unhandled cuda error"),
-    match=R(r"NCCL error in: [^\n]{1,300}NCCL version|NCCL Error \d+: |(?P<bare>unhandled cuda error)"),
+    generic=(
+        "NCCL error in:",
+        "NCCL Error ",
+        "unhandled cuda error",
+        "Proxy Call to rank",
+        "Failed to execute operation",
+    ),
+    match=R(
+        r"NCCL error in: [^\n]{1,300}NCCL version|NCCL Error \d+: |(?P<bare>unhandled cuda error)|"
+        r"Proxy Call to rank \d+ failed|Failed to execute operation \w+ from rank"
+    ),
     span=3,
-    facts=(NCCL_ERROR, R(r"NCCL Error \d+: (?P<reason>[^\n]{1,100})"), LAST_ERROR),
+    facts=(
+        NCCL_ERROR,
+        R(r"NCCL Error \d+: (?P<reason>[^\n]{1,100})"),
+        LAST_ERROR,
+        R(
+            r"(?P<proxy>(?P<reason>Proxy Call to rank \d+ failed \([^)\n]{1,40}\)|Failed to execute operation \w+ "
+            r"from rank \d+, retcode \d+))"
+        ),
+    ),
     also=(
+        Alternative(
+            "nccl_system_error",
+            "the shared memory or IPC the ranks of one host share (a container's small /dev/shm), or a local "
+            "rank that died first",
+            "NCCL's proxy threads talk to the host's other ranks through /dev/shm and a UNIX socket: run the "
+            "container with --ipc=host (or --shm-size=16g), check `df -h /dev/shm`, and read the other local "
+            "ranks' output for an earlier failure.",
+            when=("proxy",),
+        ),
         Alternative(
             "nccl_bug_upgrade",
             "a bug of the NCCL release in use, fixed in a later one",
