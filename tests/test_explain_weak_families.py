@@ -531,3 +531,38 @@ def test_the_deepspeed_launchers_summary_follows_the_workers_own_error():
     found = explained(text)
     assert found.id == "log.deepspeed_config_mismatch", (found.id, found.summary)
     assert found.details["confidence"] == "certain"
+
+
+PIP_BUILD = """Collecting flash-attn
+  Downloading flash_attn-2.5.8.tar.gz (2.5 MB)
+  Installing build dependencies: started
+  Installing build dependencies: finished with status 'done'
+  Getting requirements to build wheel: started
+  Getting requirements to build wheel: finished with status 'error'
+  error: subprocess-exited-with-error
+
+  × Getting requirements to build wheel did not run successfully.
+  │ exit code: 1
+  ╰─> [17 lines of output]
+      Traceback (most recent call last):
+        File "<string>", line 9, in <module>
+      ModuleNotFoundError: No module named 'torch'
+      [end of output]
+"""
+
+
+def test_a_pip_build_without_torch_is_build_isolation_and_names_a_missing_torch():
+    # pip's isolated build environment (pip/_internal/build_env.py) holds only the declared build requirements
+    found = explained(PIP_BUILD)
+    assert found.id == "log.build_isolation", (found.id, found.summary)
+    assert found.details["confidence"] == "likely"
+    assert "--no-build-isolation" in found.fix
+    assert "log.broken_install" in found.details.get("alternatives", [])
+
+
+def test_no_module_named_torch_outside_a_pip_build_is_not_build_isolation():
+    found = explained(
+        'Traceback (most recent call last):\n  File "train.py", line 1, in <module>\n'
+        "ModuleNotFoundError: No module named 'torch'\n"
+    )
+    assert found.id != "log.build_isolation", (found.id, found.summary)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 
-from torchdoctor.explain.recognisers import Alternative, Context, Hit, Recogniser, merged
+from torchdoctor.explain.recognisers import Alternative, Context, Hit, Recogniser, merged, on_ranks
 
 R = re.compile
 
@@ -714,7 +714,44 @@ IMPORT_TORCH_FIRST = Recogniser(
 )
 
 
+def _build_isolation(hits: list[Hit], ctx: Context) -> tuple[str, str]:
+    return (
+        "pip built the package in an isolated environment without torch: its setup imports torch and finds none"
+        + on_ranks(hits),
+        "pip builds a source package in a fresh environment holding only the build requirements it declares; a "
+        "package whose setup.py imports torch (flash-attn, apex, DeepSpeed's ops, torch-scatter, mmcv, ...) needs "
+        "the torch already installed: install torch (and ninja, packaging, wheel) first, then\n"
+        "pip install <package> --no-build-isolation\n"
+        "or install the package's prebuilt wheel for your torch and CUDA.",
+    )
+
+
+BUILD_ISOLATION = Recogniser(
+    # pip/_internal/build_env.py: a PEP 517 build runs in an isolated environment; the package's setup.py then
+    # raises CPython's "No module named 'torch'" there, and pip reports "Getting requirements to build wheel did
+    # not run successfully" (pip/_internal/exceptions.py InstallationSubprocessError)
+    kind="build_isolation",
+    title="pip building without the installed torch (build isolation)",
+    anchors=("No module named 'torch'",),
+    templates=("system:pip-build-no-module-torch",),
+    # only inside a pip build of a package: elsewhere the same error is a run without torch installed
+    requires=("pip_build",),
+    # torch may be missing from the environment altogether, which the same build prints: only likely
+    confirm=lambda hits, ctx: False,
+    also=(
+        Alternative(
+            "broken_install",
+            "torch not installed in this environment at all",
+            "Install torch into the environment pip installs into first (python -m pip install torch; check "
+            "with python -c 'import torch'), then build the package again.",
+        ),
+    ),
+    describe=_build_isolation,
+)
+
+
 RECOGNISERS = (
+    BUILD_ISOLATION,
     IMPORT_TORCH_FIRST,
     CUDA_BUILD,
     EXTENSION_IMPORT,
