@@ -501,38 +501,6 @@ def test_healthy_lines_beside_the_weak_family_anchors_are_not_findings(line):
     assert found.id == "log.unrecognised" or found.status != "fail", (line, found.id, found.summary)
 
 
-DS_SUMMARY = (
-    "[2026-11-25 10:02:11,402] [ERROR] [launch.py:321:sigkill_handler] ['/usr/bin/python', '-u', 'train.py', "
-    "'--local_rank=1', '--deepspeed', 'ds_config.json'] exits with return code = {code}"
-)
-
-
-def test_the_deepspeed_launchers_summary_is_a_consequence_that_points_at_the_worker():
-    # deepspeed/launcher/launch.py's sigkill_handler: a worker exited; why is in its own output, not here
-    found = explained(DS_SUMMARY.format(code=1) + "\n")
-    assert found.id == "log.child_failed", (found.id, found.summary)
-    assert found.details["confidence"] == "likely"
-    assert "deepspeed launcher" in found.summary and "exit code 1" in found.summary
-    assert "worker's own output" in found.fix
-
-
-def test_the_deepspeed_launchers_exit_2_names_the_argument_parser():
-    found = explained(DS_SUMMARY.format(code=2) + "\n")
-    assert found.id == "log.child_failed", (found.id, found.summary)
-    assert "log.local_rank_argument" in found.details.get("alternatives", []), found.details
-
-
-def test_the_deepspeed_launchers_summary_follows_the_workers_own_error():
-    text = (
-        "[rank1]: AssertionError: must provide optimizer during init in order to use backward\n"
-        + DS_SUMMARY.format(code=1)
-        + "\n"
-    )
-    found = explained(text)
-    assert found.id == "log.deepspeed_config_mismatch", (found.id, found.summary)
-    assert found.details["confidence"] == "certain"
-
-
 PIP_BUILD = """Collecting flash-attn
   Downloading flash_attn-2.5.8.tar.gz (2.5 MB)
   Installing build dependencies: started

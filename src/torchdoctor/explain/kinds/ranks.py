@@ -384,16 +384,6 @@ def _child_failed(hits: list[Hit], ctx: Context) -> tuple[str, str]:
         named = rank is not None or facts.get("local_rank") is not None
         summary += f" exited with {code}" if named else f", exit code {code}"
     error_file = facts.get("error_file")
-    if facts.get("ds_launcher"):
-        summary = "the deepspeed launcher: a worker failed" + (
-            f", exit code {code}" if code is not None else ""
-        )
-        return summary + on_ranks(hits), (
-            "This is the deepspeed launcher's summary (launcher/launch.py): it stops every worker once one exits. "
-            "The cause is in that worker's own output above it (its traceback, or the first error of the rank "
-            "that failed); with several nodes, in the node that failed first. Pass the whole output (every "
-            "node's) to torchdoctor explain."
-        )
     fix = (
         "This is torchrun's summary; the cause is in that rank's own output above it (its traceback). "
         "Pass every rank's log (the --log-dir folder, or --tee 3 output) to torchdoctor explain."
@@ -413,18 +403,8 @@ CHILD_FAILED = Recogniser(
     kind="child_failed",
     title="a worker failed",
     role="consequence",
-    # deepspeed/launcher/launch.py (sigkill_handler): "<cmd> exits with return code = N", its own summary
-    anchors=(
-        "Root Cause (first observed failure)",
-        "ChildFailedError",
-        "failed (exitcode:",
-        "exits with return code = ",
-    ),
-    templates=(
-        "torch:failed-exitcode-local-rank-pid-of",
-        "torch:failed-exitcode-local-rank-pid-of-2",
-        "deepspeed:exits-with-return-code",
-    ),
+    anchors=("Root Cause (first observed failure)", "ChildFailedError", "failed (exitcode:"),
+    templates=("torch:failed-exitcode-local-rank-pid-of", "torch:failed-exitcode-local-rank-pid-of-2"),
     # torchrun's summary names the rank that failed, never why: alone it is only a lead to that rank's log
     confirm=lambda hits, ctx: False,
     span=8,
@@ -436,8 +416,6 @@ CHILD_FAILED = Recogniser(
         R(r"local_rank:\s*(?P<local_rank>\d+)"),
         # argparse exits with status 2 when it refuses a command line (Lib/argparse.py ArgumentParser.error)
         R(r"exitcode\s*:\s*(?P<argparse_exit>2)\b"),
-        R(r"(?P<ds_launcher>exits with return code) = (?P<exitcode>-?\d+)"),
-        R(r"exits with return code = (?P<argparse_exit>2)\b"),
     ),
     also=(
         Alternative(
