@@ -302,6 +302,15 @@ CASES = [
         "certain",
         ["split", "ds_to_universal"],
     ),
+    # setuptools running a compiler that is not there (setuptools/_distutils/spawn.py)
+    (
+        "system:distutils-command-not-found",
+        ("x86_64-linux-gnu-gcc",),
+        "",
+        "cuda_build",
+        "certain",
+        ["x86_64-linux-gnu-gcc", "build-essential"],
+    ),
     (
         "deepspeed:unable-to-jit-load-the-op-2",
         ("fused_adam",),
@@ -428,6 +437,12 @@ LIKELY = [
         template("system:ld-undefined-reference", "ops.o", "c10::detail::torchCheckFail")
         + "\n"
         + template("system:collect2-ld-returned"),
+        "cuda_build",
+        "log.dependency_version",
+    ),
+    # pip's summary of a failed source build, alone: a build failed, why is not in these lines
+    (
+        template("system:pip-could-not-build-wheels", "flash-attn"),
         "cuda_build",
         "log.dependency_version",
     ),

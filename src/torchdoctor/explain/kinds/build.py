@@ -171,6 +171,15 @@ def _build(hits: list[Hit], ctx: Context) -> tuple[str, str]:
             "Build with GCC 10 or older for this toolkit (export CC=gcc-10 CXX=g++-10 CUDAHOSTCXX=g++-10), or use "
             "CUDA 11.6 or newer with GCC 11 (the toolkit matching torch.version.cuda).",
         )
+    if facts.get("missing_compiler"):
+        compiler = facts["missing_compiler"]
+        return (
+            f"the build runs {compiler}, which is not installed (or not on PATH)",
+            "Install the compiler the build names: sudo apt install build-essential (gcc, g++), or conda install "
+            f"-c conda-forge gxx; for nvcc, the CUDA toolkit (and CUDA_HOME pointing at it). Or point the build at "
+            f"one that is there: export CC=<gcc> CXX=<g++> (a {compiler} named by a conda env's sysconfig is the "
+            "conda compiler package: conda install -c conda-forge gxx_linux-64).",
+        )
     if facts.get("no_cxx"):
         return (
             "no C++ compiler on PATH: torch's extension builder found no c++",
@@ -283,6 +292,9 @@ CUDA_BUILD = Recogniser(
         "system:ld-undefined-reference",
         "system:nvcc-identifier-undefined",
         "system:gcc-no-matching-function",
+        # setuptools: the compiler it runs is not installed; pip's summary of any failed source build
+        "system:distutils-command-not-found",
+        "system:pip-could-not-build-wheels",
         # DeepSpeed's op builder: toolkit against torch's CUDA, no CUDA_HOME / nvcc, ninja, architectures
         "deepspeed:deepspeed-op-builder-installed-cuda-version",
         "deepspeed:unable-to-jit-load-the-op",
@@ -322,6 +334,7 @@ CUDA_BUILD = Recogniser(
         ": undefined reference to `",
         'error: identifier "',
         "error: no matching function for call to",
+        "Could not build wheels for",
     ),
     anchors=(
         "is greater than the maximum required version by CUDA",
@@ -374,6 +387,8 @@ CUDA_BUILD = Recogniser(
         ": undefined reference to `",
         'error: identifier "',
         "error: no matching function for call to",
+        "Could not build wheels for",
+        "' failed: No such file or directory",
     ),
     # an extension's source written for another torch / CUDA release fails the same way as a broken toolkit
     also=(
@@ -384,7 +399,7 @@ CUDA_BUILD = Recogniser(
             "pip install '<package>==<version>' that its README lists for your torch), or the torch release it "
             "supports; an `error: identifier ... is undefined` or `no matching function` names the API that "
             "changed.",
-            when=("compile_error",),
+            when=("compile_error", "extension"),
         ),
         Alternative(
             "cuda_unavailable",
@@ -419,6 +434,10 @@ CUDA_BUILD = Recogniser(
         R(r"(?P<no_cuda_home>CUDA_HOME environment variable is not set)"),
         R(r"Error building extension '(?P<extension>[\w.\-]{1,100})'"),
         R(r"Failed building wheel for (?P<extension>[\w.\-]{1,100})"),
+        R(r"Could not build wheels for (?P<extension>[\w.\-]{1,100})"),
+        R(
+            r"error: command '(?:[^'\n]{0,200}/)?(?P<missing_compiler>[\w.+-]{1,60})' failed: No such file or directory"
+        ),
         R(r"fatal error: '?(?P<missing_header>(?:cu|nv)[\w/.]{0,60}\.h)'?(?:: No such file| file not found)"),
         R(r"(?P<nvcc_std>nvcc fatal\s*: Value 'c\+\+17' is not defined for option 'std')"),
         R(r"Value '(?P<arch>(?:sm|compute)_\d+\w?)' is not defined for option 'gpu-name'"),
