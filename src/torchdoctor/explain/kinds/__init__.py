@@ -67,6 +67,22 @@ CONTEXT_FACTS: tuple[tuple[str, re.Pattern], ...] = (
     ("data_parallel.py", re.compile(r"(?P<saw_dataparallel>data_parallel\.py)")),
     # scatter_gather.py's gather_map: DataParallel gathering its replicas' outputs
     ("gather_map", re.compile(r"(?P<saw_dataparallel>\bgather_map\b)")),
+    # pip building a package from source (pip/_internal: the PEP 517 steps it names, the legacy setup.py ones)
+    *(
+        (
+            literal,
+            re.compile(
+                r"(?P<pip_build>Getting requirements to build (?:wheel|editable)|setup\.py egg_info|"
+                r"Preparing metadata \(pyproject\.toml\)|Building wheel for [\w.-]{1,100} \((?:setup\.py|pyproject\.toml)\))"
+            ),
+        )
+        for literal in (
+            "Getting requirements to build",
+            "egg_info",
+            "Preparing metadata",
+            "Building wheel for",
+        )
+    ),
     ("ncclSystemError", re.compile(r"(?P<saw_nccl_failure>ncclSystemError)")),
     (
         "nccl",

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 
-from torchdoctor.explain.recognisers import Alternative, Context, Hit, Recogniser, merged
+from torchdoctor.explain.recognisers import Alternative, Context, Hit, Recogniser, merged, on_ranks
 
 R = re.compile
 
@@ -171,6 +171,15 @@ def _build(hits: list[Hit], ctx: Context) -> tuple[str, str]:
             "Build with GCC 10 or older for this toolkit (export CC=gcc-10 CXX=g++-10 CUDAHOSTCXX=g++-10), or use "
             "CUDA 11.6 or newer with GCC 11 (the toolkit matching torch.version.cuda).",
         )
+    if facts.get("missing_compiler"):
+        compiler = facts["missing_compiler"]
+        return (
+            f"the build runs {compiler}, which is not installed (or not on PATH)",
+            "Install the compiler the build names: sudo apt install build-essential (gcc, g++), or conda install "
+            f"-c conda-forge gxx; for nvcc, the CUDA toolkit (and CUDA_HOME pointing at it). Or point the build at "
+            f"one that is there: export CC=<gcc> CXX=<g++> (a {compiler} named by a conda env's sysconfig is the "
+            "conda compiler package: conda install -c conda-forge gxx_linux-64).",
+        )
     if facts.get("no_cxx"):
         return (
             "no C++ compiler on PATH: torch's extension builder found no c++",
@@ -220,6 +229,8 @@ def _build(hits: list[Hit], ctx: Context) -> tuple[str, str]:
         return ds_reason
     extension = facts.get("extension")
     summary = "a CUDA/C++ extension failed to build" + (f": {extension}" if extension else "")
+    if facts.get("compile_error") and not extension:
+        summary += f" ({facts['compile_error'].strip()[:160]})"
     fix = (
         "The compiler's own first `error:` line above says why. `torchdoctor env` checks the usual causes: "
         "the CUDA toolkit against torch's CUDA, the host compiler against nvcc, TORCH_CUDA_ARCH_LIST. The build "
@@ -275,6 +286,15 @@ CUDA_BUILD = Recogniser(
         # MSBuild on Windows: a custom build step (CMake's nvcc commands) or CUDA's CudaCompile task failed
         "system:msbuild-custom-build-exited",
         "system:msbuild-cuda-command-exited",
+        # the compiler's and linker's own error lines (gcc, GNU ld, nvcc's front end): a build failed, for
+        # whatever reason
+        "system:collect2-ld-returned",
+        "system:ld-undefined-reference",
+        "system:nvcc-identifier-undefined",
+        "system:gcc-no-matching-function",
+        # setuptools: the compiler it runs is not installed; pip's summary of any failed source build
+        "system:distutils-command-not-found",
+        "system:pip-could-not-build-wheels",
         # DeepSpeed's op builder: toolkit against torch's CUDA, no CUDA_HOME / nvcc, ninja, architectures
         "deepspeed:deepspeed-op-builder-installed-cuda-version",
         "deepspeed:unable-to-jit-load-the-op",
@@ -306,6 +326,15 @@ CUDA_BUILD = Recogniser(
         # MSBuild: any failed build step of a Visual Studio project prints these
         "error MSB6006:",
         "error MSB3721:",
+        # DeepSpeed's "not compatible due to hardware/software issue": a build that failed, or a machine the op
+        # cannot run on (no CUDA GPU, a CPU-only torch, a GPU too old); the reason it appends decides
+        "Unable to JIT load the",
+        # gcc / ld / nvcc errors: the build failed; why (a toolkit, an API of another torch release) is elsewhere
+        "ld returned 1 exit status",
+        ": undefined reference to `",
+        'error: identifier "',
+        "error: no matching function for call to",
+        "Could not build wheels for",
     ),
     anchors=(
         "is greater than the maximum required version by CUDA",
@@ -344,6 +373,7 @@ CUDA_BUILD = Recogniser(
         "nvcc not found at '",
         "DeepSpeed Op Builder: Installed CUDA version",
         "Unable to JIT load the",
+        "op due to ninja not being installed",
         "CUDA_HOME does not exist, unable to compile CUDA op",
         "unable to compile CUDA op(s)",
         "op due to no compute capabilities remaining",
@@ -353,6 +383,34 @@ CUDA_BUILD = Recogniser(
         "Unknown CUDA arch (",
         "error MSB6006:",
         "error MSB3721:",
+        "ld returned 1 exit status",
+        ": undefined reference to `",
+        'error: identifier "',
+        "error: no matching function for call to",
+        "Could not build wheels for",
+        "' failed: No such file or directory",
+    ),
+    # an extension's source written for another torch / CUDA release fails the same way as a broken toolkit
+    also=(
+        Alternative(
+            "dependency_version",
+            "an extension whose source does not fit the installed torch or CUDA release",
+            "Install the extension's release built for this torch (its prebuilt wheel for torch X / CUDA Y, or "
+            "pip install '<package>==<version>' that its README lists for your torch), or the torch release it "
+            "supports; an `error: identifier ... is undefined` or `no matching function` names the API that "
+            "changed.",
+            when=("compile_error", "extension"),
+        ),
+        Alternative(
+            "cuda_unavailable",
+            "a machine or torch build the op cannot run on (no CUDA GPU visible, a CPU-only torch, a GPU the op "
+            "does not support)",
+            "Check that this torch sees the GPU: python -c 'import torch; print(torch.version.cuda, "
+            "torch.cuda.is_available())' (None or False: install the CUDA build of torch, pip install torch "
+            "--index-url https://download.pytorch.org/whl/cu121); `ds_report` lists which ops are compatible "
+            "here and why not.",
+            when=("jit_incompatible",),
+        ),
     ),
     # DeepSpeed prints the mismatch as a warning too, when the pair is known to work or DS_SKIP_CUDA_CHECK=1;
     # setuptools' "command '...' failed with exit" counts only for a compiler
@@ -376,6 +434,10 @@ CUDA_BUILD = Recogniser(
         R(r"(?P<no_cuda_home>CUDA_HOME environment variable is not set)"),
         R(r"Error building extension '(?P<extension>[\w.\-]{1,100})'"),
         R(r"Failed building wheel for (?P<extension>[\w.\-]{1,100})"),
+        R(r"Could not build wheels for (?P<extension>[\w.\-]{1,100})"),
+        R(
+            r"error: command '(?:[^'\n]{0,200}/)?(?P<missing_compiler>[\w.+-]{1,60})' failed: No such file or directory"
+        ),
         R(r"fatal error: '?(?P<missing_header>(?:cu|nv)[\w/.]{0,60}\.h)'?(?:: No such file| file not found)"),
         R(r"(?P<nvcc_std>nvcc fatal\s*: Value 'c\+\+17' is not defined for option 'std')"),
         R(r"Value '(?P<arch>(?:sm|compute)_\d+\w?)' is not defined for option 'gpu-name'"),
@@ -404,6 +466,7 @@ CUDA_BUILD = Recogniser(
         R(r"(?P<no_cuda_home>CUDA_HOME does not exist), unable to compile CUDA op"),
         R(r"(?P<ds_builder>unable to compile CUDA op)"),  # DeepSpeed's words: its op builder
         R(r"Unable to JIT load the (?P<op>\w+) op due to (?P<why>[^\n]{1,200})"),
+        R(r"(?P<jit_incompatible>op due to it not being compatible due to hardware/software issue)"),
         R(
             r"(?P<ds_arch>Unable to load (?P<op>\w+) op due to no compute capabilities remaining after filtering|"
             r"DeepSpeed JIT builder for '(?P<op2>\w+)' (?:found no CUDA devices|cannot probe CUDA device "
@@ -411,6 +474,10 @@ CUDA_BUILD = Recogniser(
         ),
         R(r"'DeepSpeedCPUAdam' object has no attribute '(?P<cpu_adam_missing>ds_opt_adam)'"),
         R(r"(?P<msbuild>error MSB(?:6006|3721)):"),
+        R(
+            r"(?P<compile_error>collect2: error: ld returned 1 exit status|undefined reference to `[^'\n]{1,120}'|"
+            r"error: identifier \"[^\"\n]{1,80}\" is undefined|error: no matching function for call to [^\n]{1,120})"
+        ),
         R(r"error MSB(?:6006|3721):[^\n]*\[(?P<msbuild_project>[^\]\n]{1,200}\.vcxproj)\]"),
     ),
     describe=_build,
@@ -666,7 +733,44 @@ IMPORT_TORCH_FIRST = Recogniser(
 )
 
 
+def _build_isolation(hits: list[Hit], ctx: Context) -> tuple[str, str]:
+    return (
+        "pip built the package in an isolated environment without torch: its setup imports torch and finds none"
+        + on_ranks(hits),
+        "pip builds a source package in a fresh environment holding only the build requirements it declares; a "
+        "package whose setup.py imports torch (flash-attn, apex, DeepSpeed's ops, torch-scatter, mmcv, ...) needs "
+        "the torch already installed: install torch (and ninja, packaging, wheel) first, then\n"
+        "pip install <package> --no-build-isolation\n"
+        "or install the package's prebuilt wheel for your torch and CUDA.",
+    )
+
+
+BUILD_ISOLATION = Recogniser(
+    # pip/_internal/build_env.py: a PEP 517 build runs in an isolated environment; the package's setup.py then
+    # raises CPython's "No module named 'torch'" there, and pip reports "Getting requirements to build wheel did
+    # not run successfully" (pip/_internal/exceptions.py InstallationSubprocessError)
+    kind="build_isolation",
+    title="pip building without the installed torch (build isolation)",
+    anchors=("No module named 'torch'",),
+    templates=("system:pip-build-no-module-torch",),
+    # only inside a pip build of a package: elsewhere the same error is a run without torch installed
+    requires=("pip_build",),
+    # torch may be missing from the environment altogether, which the same build prints: only likely
+    confirm=lambda hits, ctx: False,
+    also=(
+        Alternative(
+            "broken_install",
+            "torch not installed in this environment at all",
+            "Install torch into the environment pip installs into first (python -m pip install torch; check "
+            "with python -c 'import torch'), then build the package again.",
+        ),
+    ),
+    describe=_build_isolation,
+)
+
+
 RECOGNISERS = (
+    BUILD_ISOLATION,
     IMPORT_TORCH_FIRST,
     CUDA_BUILD,
     EXTENSION_IMPORT,

@@ -381,6 +381,17 @@ FSDP_WRAP_CONFIG = Recogniser(
 
 def _world_size(hits: list[Hit], ctx: Context) -> tuple[str, str]:
     facts = merged(hits)
+    if facts.get("mp_files"):
+        return (
+            "the checkpoint was saved with another model-parallel size: its mp_rank_* files cannot be "
+            f"{facts['mp_files'].replace('merge', 'merged').replace('split', 'split')} into this run's tensor-parallel ranks"
+            + on_ranks(hits),
+            "DeepSpeed merges or splits a model-parallel checkpoint only between sizes that divide each other "
+            "(2 files into 1 or 4 ranks, not 3): load it with the tensor/model-parallel size it was saved with "
+            "(mp_size, tp_size, --tensor-model-parallel-size), or convert it first (Megatron-DeepSpeed's "
+            "tools/checkpoint_util.py, or DeepSpeed's universal checkpoint: python -m "
+            "deepspeed.checkpoint.ds_to_universal).",
+        )
     summary = "the checkpoint was saved by a different number of processes" + (
         f" (data-parallel world size {facts['saved']}, now {facts['now']})" if facts.get("saved") else ""
     )
@@ -397,9 +408,20 @@ def _world_size(hits: list[Hit], ctx: Context) -> tuple[str, str]:
 CHECKPOINT_WORLD_SIZE = Recogniser(
     kind="checkpoint_world_size",
     title="checkpoint from another number of processes",
-    anchors=("The checkpoint being loaded used a DP world size of",),
-    templates=("deepspeed:the-checkpoint-being-loaded-used-dp",),
-    facts=(R(r"DP world size of (?P<saved>\d+) but the current world size is (?P<now>\d+)"),),
+    anchors=(
+        "The checkpoint being loaded used a DP world size of",
+        "Invalid checkpoints and world size for sd",
+    ),
+    templates=(
+        "deepspeed:the-checkpoint-being-loaded-used-dp",
+        # runtime/state_dict_factory.py: mp_rank_* files that do not merge or split into this model-parallel size
+        "deepspeed:invalid-checkpoints-and-world-size-for",
+        "deepspeed:invalid-checkpoints-and-world-size-for-2",
+    ),
+    facts=(
+        R(r"DP world size of (?P<saved>\d+) but the current world size is (?P<now>\d+)"),
+        R(r"Invalid checkpoints and world size for sd (?P<mp_files>merge|split)"),
+    ),
     describe=_world_size,
 )
 

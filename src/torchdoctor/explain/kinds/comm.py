@@ -196,6 +196,11 @@ RENDEZVOUS_OR_PORT = Recogniser(
         "accelerate:tried-to-launch-on-distributed-with",
         # accelerate/commands/launch.py: its check that the main process port is free
         "accelerate:tried-to-launch-distributed-communication-on",
+        # torch/distributed/elastic/rendezvous: c10d_rendezvous_backend.py, etcd_store.py, etcd_rendezvous.py
+        "torch:the-connection-to-the-c10d-store",
+        "torch:the-connection-to-etcd-has-failed",
+        "torch:rendezvous-timeout-occurred-in-etcdrendezvoushandler",
+        "torch_cpp:the-server-socket-has-failed-to-6",  # socket.cpp: no local address to listen on
     ),
     title="rendezvous failed",
     anchors=(
@@ -214,6 +219,10 @@ RENDEZVOUS_OR_PORT = Recogniser(
         "connect() timed out",
         "clients joined",
         "env was not set, please try exporting rank 0's hostname",
+        "The connection to the C10d store has failed",
+        "The connection to etcd has failed",
+        "Rendezvous timeout occurred in EtcdRendezvousHandler",
+        "has failed to listen on any local network address",
     ),
     # a store that cannot be reached or timed out is what every rank sees when rank 0 died first, a wrong
     # MASTER_ADDR or a firewall: only "likely" a rendezvous problem; a port in use, a closed rendezvous are certain
@@ -225,6 +234,35 @@ RENDEZVOUS_OR_PORT = Recogniser(
         "RendezvousTimeoutError",
         "Timed out initializing process group in store based barrier",
         "connect() timed out",
+        # a missing MASTER_ADDR is a plain `python train.py` as often as a scheduler without a launcher; a closed
+        # rendezvous and "N/M clients joined" are what the other nodes print when one of them failed or ended
+        # first (its agent closes the rendezvous; its ranks never reach the store)
+        "expected, but not set",
+        "RendezvousClosedError",
+        "clients joined",
+        # elastic's c10d/etcd backends and the store's server socket: what a wrong endpoint, a firewall, a port
+        # in use and a rank 0 that died first all print
+        "The connection to the C10d store has failed",
+        "The connection to etcd has failed",
+        "Rendezvous timeout occurred in EtcdRendezvousHandler",
+        "has failed to listen on any local network address",
+    ),
+    also=(
+        Alternative(
+            "not_launched_distributed",
+            "a script written for a distributed launch run as a plain process",
+            "Start it with torchrun --nproc_per_node=N (which sets MASTER_ADDR, MASTER_PORT, RANK, WORLD_SIZE), "
+            "or skip init_process_group when WORLD_SIZE is not in os.environ to run one process.",
+            when=("missing_var",),
+        ),
+        Alternative(
+            "peer_closed",
+            "another node that failed or ended first (its agent closes the rendezvous; its ranks never reach "
+            "the store)",
+            "Read the other nodes' logs for the first error: the rendezvous closes when one node's agent stops "
+            "(its workers failed past --max-restarts, or it finished), and a node that crashed never joins.",
+            when=("rdzv_closed", "joined"),
+        ),
     ),
     # a warning torch prints on hosts without IPv6 before it tries IPv4: not a failure
     reject=R(r"errno: 97 - Address family not supported"),
@@ -240,6 +278,7 @@ RENDEZVOUS_OR_PORT = Recogniser(
         R(r"but `?(?P<missing_var>MASTER_ADDR)`? env was not set"),
         R(r"(?P<what>Timed out initializing process group in store based barrier)"),
         R(r"(?P<what>waiting for clients\. (?P<joined>\d+)/(?P<expected>\d+) clients joined)"),
+        R(r"(?P<rdzv_closed>RendezvousClosedError)"),
         R(r"world_size=(?P<world_size>\d+), worker_count=(?P<worker_count>\d+)"),
     ),
     describe=_rendezvous,
@@ -339,6 +378,26 @@ def _network(hits: list[Hit], ctx: Context) -> tuple[str, str]:
             "and open the firewall between the hosts (gloo and NCCL use random ports)."
         )
         return summary, fix
+    if "gloo_mesh" in facts and "gloo_host" not in facts:
+        return (
+            f"gloo could not connect its ranks to each other ({quote(facts['gloo_mesh'].strip())})"
+            + on_ranks(hits),
+            "Each rank announces the address its host name resolves to, and gloo connects every pair of ranks "
+            "on random ports: a host name that resolves to 127.0.1.1 (/etc/hosts) or to an interface the other "
+            "hosts cannot reach, or a firewall, breaks it. Pin the interface the hosts share:\n"
+            "export GLOO_SOCKET_IFNAME=<iface> NCCL_SOCKET_IFNAME=<iface>   # see `ip -br addr`\n"
+            "and open the firewall between the hosts.",
+        )
+    if "connect_retries" in facts and "connect_host" not in facts:
+        summary = f"NCCL gave up connecting to a peer ({facts['connect_retries'].strip()})" + on_ranks(hits)
+        fix = (
+            "A peer's NCCL address never answered: NCCL picked an interface the hosts do not share (a docker "
+            "bridge, a virtual or a management NIC), or a firewall drops its ports, or the peer died first. "
+            "Pin the interface the hosts share: export NCCL_SOCKET_IFNAME=<iface> (see `ip -br addr`; "
+            "^docker,lo excludes), open the firewall between the hosts (NCCL uses random ports), and read the "
+            "peer's own log for an earlier failure.\n" + NCCL_DEBUG_HINT
+        )
+        return summary, fix
     if "connect_host" in facts:
         summary = (
             f"NCCL cannot connect to {facts['connect_host']}:{facts['connect_port']} "
@@ -382,6 +441,26 @@ NETWORK_INTERFACE = Recogniser(
         # transport/net_ib.cc: NICs of different link types (InfiniBand against RoCE) paired across the hosts
         "nccl:net-ib-attempted-to-connect-incompatible",
         "nccl:net-ib-attempted-to-connect-incompatible-2",
+        # misc/socket.cc, transport/net_socket.cc: no interface at all, or none on the peer's subnet
+        "nccl:net-socket-no-interface-found",
+        "nccl:net-no-interface-found-in-the",
+        # transport/net_ib.cc, net_ib/connect.cc: NICs of different link layers paired or merged across hosts
+        "nccl:net-ib-remote-device-is-incompatible",
+        "nccl:net-ib-remote-device-is-incompatible-2",
+        "nccl:net-ib-remote-device-is-incompatible-3",
+        "nccl:net-ib-attempted-to-merge-incompatible",
+        "nccl:net-ib-attempted-to-merge-incompatible-2",
+        "nccl:net-ib-can-connect-net-devices",
+        "nccl:net-ib-can-merge-net-devices",
+        "nccl:net-ib-trying-to-merge-multiple-2",
+        # misc/socket.cc: a peer's address that never answered (a firewall, the wrong interface, a dead peer)
+        "nccl:socketstartconnect-exceeded-retries",
+        "nccl:socketstartconnect-exceeded-timeouts",
+        "nccl:socketpollconnect-exceeded-retries",
+        "nccl:socketpollconnect-exceeded-timeouts",
+        "nccl:connect-returned-exceeded-error-retry-count",
+        # torch/csrc/distributed/c10d/ProcessGroupGloo.cpp: gloo could not connect its full mesh of pairs
+        "torch_cpp:gloo-connectfullmesh-failed-with",
     ),
     title="network interface problem",
     anchors=(
@@ -395,16 +474,43 @@ NETWORK_INTERFACE = Recogniser(
         "gloo/transport/tcp/pair.cc",
         "Call to connect failed",
         "Attempted to connect incompatible devices",
+        "Socket : no interface found",
+        "No interface found in the same subnet as remote address",
+        "device is incompatible with the local",
+        "Attempted to merge incompatible devices",
+        "net devices with different link_layer",
+        "together with different link_layer properties",
+        "Connect: exceeded retries",
+        "Connect: exceeded timeouts",
+        "exceeded error retry count",
+        "Gloo connectFullMesh failed with",
     ),
     match=R(
         r"no socket interface found|Unable to find address for|is neither AF_INET|Got completion|Call to ibv_|"
-        r"Call to connect failed|Attempted to connect incompatible devices|"
+        r"Call to connect failed|Attempted to connect incompatible devices|Socket : no interface found|"
+        r"No interface found in the same subnet|device is incompatible with the local|Attempted to merge incompatible|"
+        r"net devices with different link_layer|together with different link_layer|"
+        r"Gloo connectFullMesh failed with|socket(?:Start|Poll)Connect: exceeded (?:retries|timeouts)|connect returned [^\n]{0,80}exceeded error retry|"
         r"Connect to [^\s<]{1,255}<\d+> failed|No usable listening interface found|"
         r"pair\.cc:\d+\] connect\s{1,3}\[?[^\s\]]{1,255}\]?:\d+: "
     ),
     facts=(
         R(r"(?P<what>Bootstrap : no socket interface found|No usable listening interface found)"),
         R(r"(?P<incompatible_nics>Attempted to connect incompatible devices: [^\n]{1,200})"),
+        R(
+            r"(?P<incompatible_nics>(?:Remote \S{1,40} device is incompatible with the local|Attempted to merge "
+            r"incompatible devices|Can't (?:connect|merge) net devices with different link_layer|Trying to merge "
+            r"multiple devices together with different link_layer)[^\n]{0,200})"
+        ),
+        R(
+            r"(?P<what>NET/Socket : no interface found|No interface found in the same subnet as remote address[^\n]{0,80})"
+        ),
+        R(r"(?P<gloo_mesh>Gloo connectFullMesh failed with[^\n]{0,200})"),
+        # the connect retries NCCL gives up after: the peer's address never answered
+        R(
+            r"(?P<connect_retries>socket(?:Start|Poll)Connect: exceeded (?:retries|timeouts) \(\d+\)|connect "
+            r"returned [^\n]{0,80}exceeded error retry count[^\n]{0,20})"
+        ),
         NO_INTERFACE,
         R(r"connecting to address\s+with family (?P<family>\d+) is neither AF_INET"),
         R(r"Got completion (?:from peer (?P<ib_peer>\S{1,100}) )?with (?:error |status=)(?P<ib_status>\d+)"),
@@ -421,9 +527,12 @@ NETWORK_INTERFACE = Recogniser(
     # "Connection refused" is what any dead or unready peer gets, and an IB completion error (status 12, a
     # timeout) what RoCE settings the hosts do not share, a faulty link and a peer that died first all print:
     # only likely an interface / firewall problem. The rest (no interface found, a verbs call) is certain.
+    # NCCL giving up its connect retries is the same: a peer that never answered, for whatever reason.
     confirm=lambda hits, ctx: any(
-        "refused" not in (h.facts.get("gloo_reason", "") + h.facts.get("connect_reason", ""))
+        not re.search(r"refused|reset", h.facts.get("gloo_reason", "") + h.facts.get("connect_reason", ""))
         and "ib_status" not in h.facts
+        and "connect_retries" not in h.facts
+        and "gloo_mesh" not in h.facts
         for h in hits
     ),
     absorbs=("nccl_error", "nccl_system_error"),
@@ -442,7 +551,7 @@ NETWORK_INTERFACE = Recogniser(
             "From the other host: nc -zv <host> <port>. gloo and NCCL connect on random ports besides "
             "MASTER_PORT: open the firewall between the hosts for them (or allow the whole subnet), and check "
             "the peer was up and listening when this one connected.",
-            when=("gloo_reason", "connect_reason"),
+            when=("gloo_reason", "connect_reason", "connect_retries", "gloo_mesh"),
         ),
     ),
     describe=_network,
@@ -570,16 +679,54 @@ def _older(version: str, than: tuple[int, ...]) -> bool:
 NCCL_ERROR_OTHER = Recogniser(
     # torch c10d NCCLUtils.hpp C10D_NCCL_CHECK: "NCCL error in: <file>:<line>, <reason>, NCCL version <v>"
     kind="nccl_error",
-    templates=("torch_native:nccl-error-in", "nccl:unhandled-cuda-error-2"),
+    templates=(
+        "torch_native:nccl-error-in",
+        "nccl:unhandled-cuda-error-2",
+        # src/proxy.cc: a local rank's proxy thread (shared memory, the network plugin) that failed or went away
+        "nccl:proxy-call-to-rank-failed",
+        "nccl:proxy-service-failed-to-execute-operation",
+    ),
     title="NCCL error",
-    anchors=("NCCL error in:", "NCCL Error ", "unhandled cuda error"),
+    anchors=(
+        "NCCL error in:",
+        "NCCL Error ",
+        "unhandled cuda error",
+        "Proxy Call to rank",
+        "Failed to execute operation",
+    ),
     # an NCCL error with no more specific kind recognised is only what a cause elsewhere led to, or one of
     # several (a version's bug, the fabric, a peer): never certain
-    generic=("NCCL error in:", "NCCL Error ", "unhandled cuda error"),
-    match=R(r"NCCL error in: [^\n]{1,300}NCCL version|NCCL Error \d+: |(?P<bare>unhandled cuda error)"),
+    generic=(
+        "NCCL error in:",
+        "NCCL Error ",
+        "unhandled cuda error",
+        "Proxy Call to rank",
+        "Failed to execute operation",
+    ),
+    match=R(
+        r"NCCL error in: [^\n]{1,300}NCCL version|NCCL Error \d+: |(?P<bare>unhandled cuda error)|"
+        r"Proxy Call to rank \d+ failed|Failed to execute operation \w+ from rank"
+    ),
     span=3,
-    facts=(NCCL_ERROR, R(r"NCCL Error \d+: (?P<reason>[^\n]{1,100})"), LAST_ERROR),
+    facts=(
+        NCCL_ERROR,
+        R(r"NCCL Error \d+: (?P<reason>[^\n]{1,100})"),
+        LAST_ERROR,
+        R(
+            r"(?P<proxy>(?P<reason>Proxy Call to rank \d+ failed \([^)\n]{1,40}\)|Failed to execute operation \w+ "
+            r"from rank \d+, retcode \d+))"
+        ),
+    ),
     also=(
+        Alternative(
+            "nccl_system_error",
+            "the shared memory or IPC the ranks of one host share (a container's small /dev/shm), or a local "
+            "rank that died first",
+            "NCCL's proxy threads talk to the host's other ranks through /dev/shm and a UNIX socket: run the "
+            "container with --ipc=host (or --shm-size=16g), check `df -h /dev/shm`, and read the other local "
+            "ranks' output for an earlier failure.",
+            when=("proxy",),
+        ),
         Alternative(
             "nccl_bug_upgrade",
             "a bug of the NCCL release in use, fixed in a later one",
@@ -611,8 +758,9 @@ NETWORK_FAULT = Recogniser(
     # established" is printed
     kind="network_fault",
     title="faulty InfiniBand/RoCE link",
-    anchors=("Got async event", "async fatal event"),
+    anchors=("Got async event", "async fatal event", "Got async error event"),
     templates=(
+        "nccl:net-ib-got-async-error-event",  # transport/net_ib.cc, newer releases: the events it deems errors
         "nccl:net-ib-got-async-event",
         "nccl:net-ib-got-async-event-2",
         # transport/net_ib.cc, newer releases: the fatal events named as such (the port, a CQ, a QP, the SRQ)
@@ -625,6 +773,8 @@ NETWORK_FAULT = Recogniser(
     ),
     facts=(
         R(r"Got async event : (?P<ib_event>[^\n]{1,80})"),
+        R(r"Got async error event: (?P<ib_event>[^\n]{1,80})"),
+        R(r"(?P<ib_fatal>Got async error event)"),  # NCCL's own class: not the non-fatal events
         R(r"async fatal event(?: on (?:CQ|QP|SRQ)[^:\n]{0,100})?: (?P<ib_event>[^\n]{1,80})"),
         R(r"(?P<ib_event>async fatal event(?: on (?:CQ|QP|SRQ))?)"),
         R(r"(?P<ib_fatal>async fatal event)"),  # NCCL itself calls it fatal, whatever the event's own name
@@ -917,6 +1067,9 @@ GPU_P2P = Recogniser(
         "accelerate:using-rtx-series-doesn-support-faster",
         # NCCL src/graph/paths.cc: NVML says P2P is off between GPUs that NVLink joins (a hardware issue)
         "nccl:p2p-is-disabled-between-nvlink-connected-2",
+        # transport/p2p.cc: cudaIpcGetMemHandle refused (P2P off, or a container without the host's IPC)
+        "nccl:rank-failed-to-get-cuda-ipc",
+        "nccl:rank-failed-to-get-cuda-ipc-2",
     ),
     title="GPU peer-to-peer failure",
     anchors=(
@@ -925,10 +1078,24 @@ GPU_P2P = Recogniser(
         "failed to peer with device",
         "Using RTX 4000 series doesn't support faster communication",
         "P2P is disabled between NVLINK connected GPUs",
+        "failed to get CUDA IPC handle to device",
+    ),
+    # a CUDA IPC handle refused is P2P that does not work, or a container that does not share the host's IPC
+    # namespace / shared memory: only likely
+    generic=("failed to get CUDA IPC handle to device",),
+    also=(
+        Alternative(
+            "nccl_system_error",
+            "a container without the host's IPC namespace or enough shared memory",
+            "Run the container with --ipc=host (or --shm-size=16g and the same for every rank's container; "
+            "Kubernetes: an emptyDir of medium Memory on /dev/shm); NCCL_P2P_DISABLE=1 tells the two apart.",
+            when=("ipc_handle",),
+        ),
     ),
     facts=(
+        R(r"(?P<ipc_handle>failed to get CUDA IPC handle to device[^\n]{0,80})"),
         R(
-            r"(?P<what>failed to open CUDA IPC handle[^\n]{0,120}|peer access is not supported[^\n]{0,80}|"
+            r"(?P<what>failed to (?:open|get) CUDA IPC handle[^\n]{0,120}|peer access is not supported[^\n]{0,80}|"
             r"failed to peer with device[^\n]{0,80}|Using RTX 4000 series doesn't support faster communication|"
             r"P2P is disabled between NVLINK connected GPUs \d+ and \d+)"
         ),

@@ -132,6 +132,46 @@ CONFIG_REFUSALS: tuple[tuple[str, str], ...] = (
         '"nvme_path": "/local_nvme"} in the DeepSpeed config, or offload to "cpu" instead.',
     ),
     (
+        "must provide optimizer during init in order to use",
+        "engine.backward() / step() / scale() need the engine to own an optimizer: pass optimizer= (or "
+        'model_parameters=model.parameters()) to deepspeed.initialize, or define "optimizer" in the config; '
+        "for inference alone use deepspeed.init_inference or call the model without backward.",
+    ),
+    (
+        "is not a supported DeepSpeed Optimizer",
+        'The config\'s "optimizer": {"type": ...} names one DeepSpeed does not build (its types: Adam, AdamW, '
+        "Lamb, OneBitAdam, ZeroOneAdam, OneBitLamb, Lion, Muon, ...; check the spelling and this release's "
+        "list), or build the optimizer in the script and pass it as optimizer= instead.",
+    ),
+    (
+        "DeepSpeed does not recognize LR scheduler",
+        'The config\'s "scheduler": {"type": ...} names one DeepSpeed does not have (LRRangeTest, OneCycle, '
+        "WarmupLR, WarmupDecayLR, WarmupCosineLR): fix the name, or build the scheduler in the script and pass it "
+        "as lr_scheduler=.",
+    ),
+    (
+        "Expected a string path to an existing deepspeed config",
+        "The config given to deepspeed.initialize (config=, --deepspeed_config, TrainingArguments(deepspeed=)) "
+        "is neither a file that exists from the working directory of every rank nor a dict: check the path "
+        "(relative paths are taken from where the job starts, on every node) or pass the dict itself.",
+    ),
+    (
+        "must divide distributed world size",
+        "Pipeline parallelism splits the world into num_stages pipelines of equal size: choose num_stages (the "
+        "PipelineModule's, or --pipeline-model-parallel-size) that divides the number of processes, or start "
+        "a number of processes that is a multiple of it.",
+    ),
+    (
+        "BF16Optimizer: requires bfloat16 to be enabled",
+        'The bf16 optimizer wraps a model in bfloat16: enable it in the config ("bf16": {"enabled": true}) or '
+        "drop what selects the bf16 optimizer (a ZeRO stage 0 bf16 setting from another config).",
+    ),
+    (
+        "Partial offloading only supported for ZeRO Stage 3",
+        'offload_optimizer\'s "ratio" (partial offload) works under ZeRO-3 only: set "zero_optimization": '
+        '{"stage": 3} or remove "ratio" (offload all of it, or none).',
+    ),
+    (
         "'max_grad_norm' is not supported as an optimizer parameter",
         'Move max_grad_norm out of the optimizer\'s params: DeepSpeed clips with "gradient_clipping": <norm> at '
         "the top level of its config.",
@@ -283,6 +323,17 @@ DEEPSPEED_CONFIG_MISMATCH = Recogniser(
         "transformers:the-model-config-file-has-neither",
         "transformers:zero-inference-only-makes-sense-with",
         "transformers:tried-to-use-an-already-configured",
+        # deepspeed/runtime/engine.py, config.py: the engine without an optimizer, names it does not know, a
+        # config path that is not there
+        "deepspeed:must-provide-optimizer-during-init-in",
+        "deepspeed:must-provide-optimizer-during-init-in-2",
+        "deepspeed:must-provide-optimizer-during-init-in-3",
+        "deepspeed:is-not-supported-deepspeed-optimizer",
+        "deepspeed:deepspeed-does-not-recognize-lr-scheduler",
+        "deepspeed:expected-string-path-to-an-existing",
+        "deepspeed:num-stages-must-divide-distributed-world",  # runtime/pipe/module.py
+        "deepspeed:bf16optimizer-requires-bfloat16-to-be-enabled",  # runtime/bf16_optimizer.py
+        "deepspeed:partial-offloading-only-supported-for-zero",  # runtime/zero/config.py
     ),
     span=6,
     # "requires an optimizer" is DeepSpeed's only after "zero stage N"

@@ -85,10 +85,18 @@ LOCAL_RANK_ARGUMENT = Recogniser(
     ),
     # "arguments are required" alone is any argparse failure; the launcher's --local_rank in the log confirms it
     # (torch:the-module-torch-distributed-launch-is, the launcher's deprecation warning, is evidence too)
-    confirm=lambda hits, ctx: (
-        any("bad_arg" in h.facts or "ds_local_rank" in h.facts for h in hits)
-        or "injected_local_rank" in ctx.facts
-        or "deprecated_launch" in ctx.facts
+    # Not the launcher's deprecation warning or its --local_rank=N elsewhere in the log beside a "required"
+    # error: argparse reports missing required arguments before unknown ones, so a script stopped on those lacks
+    # its own arguments whatever the launcher added (certain only on the --local_rank argument itself)
+    confirm=lambda hits, ctx: any("bad_arg" in h.facts or "ds_local_rank" in h.facts for h in hits),
+    also=(
+        Alternative(
+            "launch_command",
+            "the script's own required arguments were not passed (or were put before the script's path)",
+            "Pass the arguments the error names after the script's path: torchrun --nproc_per_node=2 train.py "
+            "--config cfg.yaml (the launcher's options before the script, the script's after it).",
+            when=("argparse_error",),
+        ),
     ),
     describe=_local_rank,
 )
@@ -164,6 +172,13 @@ LAUNCHER_REFUSALS: tuple[tuple[str, str, str], ...] = (
         "file's distributed_type), and --multi_gpu needs --num_processes 2 or more and at least two GPUs in "
         "--gpu_ids (or --gpu_ids all). Pass --num_processes with a config file that does not set it, or run "
         "`accelerate config` again for this machine.",
+    ),
+    (
+        "accelerate_multinode",
+        "accelerate launch was asked for several machines without the main process's address",
+        "With --num_machines > 1 every machine runs the same accelerate launch with its own --machine_rank "
+        "(0 on the main one) and the main machine's --main_process_ip <node 0's IP> and --main_process_port "
+        "29500 (or the same values in each machine's accelerate config).",
     ),
     (
         "lightning_world",
@@ -288,6 +303,22 @@ LAUNCH_COMMAND = Recogniser(
         "--no_local_rank argument is not supported in Elastic training",
         "requires same number of devices per node",
         "mvapich is not installed properly",
+        # torch/distributed/run.py: a static rendezvous endpoint without host or port; --no-python without
+        # --use-env (torch.distributed.launch)
+        "is missing in endpoint",
+        "flag, you must also set the '--use-env' flag",
+        # deepspeed/launcher/runner.py, launch.py: elastic and include/exclude options it refuses
+        "Master Addr is required when elastic training is enabled",
+        "include_str and exclude_str are mutually exclusive",
+        "MIN:MAX format is only supported in elastic training",
+        "is not in MIN:MAX format",
+        "Max and Min nodes should be positive",
+        "Don't use both the '--no_python' flag and the '--module' flag",
+        "backend does not support worker include/exclusion",
+        "backend does not support limiting num nodes/gpus",
+        # accelerate/commands/launch.py: several machines without the main process's address
+        "When using multiple machines, you need to specify the main process",
+        "Your training script should be a python script and not",
     ),
     templates=(
         "system:argparse-unrecognized-arguments",
@@ -344,6 +375,23 @@ LAUNCH_COMMAND = Recogniser(
         "deepspeed:intel-mpi-requires-same-number-of",
         "deepspeed:mvapich-requires-same-number-of-devices",
         "deepspeed:mpiname-does-not-exist-mvapich-is",
+        # torch/distributed/run.py, launch.py
+        "torch:endpoint-is-missing-in-endpoint-try",
+        "torch:port-is-missing-in-endpoint-try",
+        "torch:when-using-the-no-python-flag",
+        # deepspeed/launcher/runner.py, launch.py, multinode_runner.py
+        "deepspeed:master-addr-is-required-when-elastic",
+        "deepspeed:include-str-and-exclude-str-are",
+        "deepspeed:min-max-format-is-only-supported",
+        "deepspeed:num-nodes-is-not-in-min",
+        "deepspeed:max-and-min-nodes-should-be",
+        "deepspeed:don-use-both-the-no-python",
+        "deepspeed:backend-does-not-support-worker-include",
+        "deepspeed:backend-does-not-support-limiting-num",
+        # accelerate/commands/launch.py
+        "accelerate:when-using-multiple-machines-you-need",
+        "accelerate:when-using-multiple-machines-you-need-2",
+        "accelerate:your-training-script-should-be-python",
     ),
     match=R(
         rf"unrecognized arguments: (?P<options>[^\n]{{0,300}}?(?:{LAUNCHER_OPTIONS})[^\n]{{0,200}})|"
@@ -356,15 +404,21 @@ LAUNCH_COMMAND = Recogniser(
         r"(?P<launcher_options>--local_ranks_filter must be a comma-separated list of integers[^\n]{0,80}|"
         r"Don't use both the '--no-python' flag and the '--module' flag[^\n]{0,40}|min_nodes must be > 0 and "
         r"<= max_nodes[^\n]{0,80}|max_restarts must be >= 0|--module and --no_python cannot be used together|"
-        r"--no_local_rank argument is not supported in Elastic training)|"
+        r"--no_local_rank argument is not supported in Elastic training|When using the '--no-python' flag, you "
+        r"must also set the '--use-env' flag|MIN:MAX format is only supported in elastic training|num_nodes "
+        r"[^\n]{0,20} is not in MIN:MAX format|Max and Min nodes should be positive|Don't use both the '--no_python' "
+        r"flag and the '--module' flag[^\n]{0,40}|Master Addr is required when elastic training is enabled|"
+        r"Your training script should be a python script and not[^\n]{0,100})|"
+        r"(?P<accelerate_multinode>When using multiple machines, you need to specify the main process (?:IP|port))|"
         r"(?P<ds_mpi_devices>(?:MPICH|Intel MPI|mvapich) requires same number of devices per node)|"
         r"(?P<ds_no_ssh>Launching training without ssh, but --node_rank is not set correctly)|"
         r"(?P<ds_master_addr>Unable to detect suitable master address via[^\n]{0,100})|"
         r"No socket on \((?P<rdzv_port0>[^,()\s]{1,255}), 0\) is listening yet|"
         r"(?P<ds_include>No slot '[^'\n]{0,40}' specified on host '[^'\n]{0,100}'|"
-        r"Cannot specify num_nodes/gpus with include/exclude)|"
+        r"Cannot specify num_nodes/gpus with include/exclude|include_str and exclude_str are mutually exclusive|"
+        r"\w{1,20} backend does not support (?:worker include/exclusion|limiting num nodes/gpus))|"
         r"(?P<static_rdzv>(?:rank|endpoint) is absent in RendezvousParameters[^\n]{0,120}|"
-        r"Port is absent in endpoint[^\n]{0,120})|"
+        r"Port is absent in endpoint[^\n]{0,120}|(?:Endpoint|port) is missing in endpoint[^\n]{0,120})|"
         r"(?P<rdzv_format>The hostname of the rendezvous endpoint [^\n]{0,200}|The port number of the rendezvous "
         r"endpoint [^\n]{0,120}|nnodes=[^\n]{0,40} is not in \"MIN:MAX\" format|Unsupported nproc_per_node value: "
         r"[^\n]{0,40}|The (?:minimum|maximum) number of rendezvous nodes \([^\n]{0,200}|The rendezvous backend "
@@ -408,9 +462,11 @@ LAUNCH_COMMAND = Recogniser(
 
 def _rank_env(hits: list[Hit], ctx: Context) -> tuple[str, str]:
     var = merged(hits).get("missing_var", "RANK")
-    summary = (
-        f"environment variable {var} is not set: init_process_group(init_method='env://') was started "
-        "without a torch launcher" + on_ranks(hits)
+    what = (
+        "the MPI launcher's environment variables are" if var == "MPI" else f"environment variable {var} is"
+    )
+    summary = f"{what} not set: the processes were started without the launcher that sets them" + on_ranks(
+        hits
     )
     fix = (
         "env:// reads RANK, WORLD_SIZE, MASTER_ADDR and MASTER_PORT (and LOCAL_RANK for the GPU), which "
@@ -419,7 +475,9 @@ def _rank_env(hits: list[Hit], ctx: Context) -> tuple[str, str]:
         "mpirun: RANK=$OMPI_COMM_WORLD_RANK WORLD_SIZE=$OMPI_COMM_WORLD_SIZE "
         "LOCAL_RANK=$OMPI_COMM_WORLD_LOCAL_RANK\n"
         "srun: RANK=$SLURM_PROCID WORLD_SIZE=$SLURM_NTASKS LOCAL_RANK=$SLURM_LOCALID, and "
-        "MASTER_ADDR=$(scontrol show hostnames $SLURM_JOB_NODELIST | head -n1) MASTER_PORT=29500"
+        "MASTER_ADDR=$(scontrol show hostnames $SLURM_JOB_NODELIST | head -n1) MASTER_PORT=29500\n"
+        "LSF (Lightning's LSFEnvironment): start the script with jsrun, which sets JSM_NAMESPACE_*; DeepSpeed's "
+        "MPI discovery: start it with mpirun (or use the deepspeed launcher / torchrun instead)."
     )
     return summary, fix
 
@@ -431,23 +489,47 @@ RANK_ENV_MISSING = Recogniser(
         "expected, but not set",
         "DeepSpeed requires the LOCAL_RANK environment variable",
         "LOCAL_RANK is not in the environment",
+        "Make sure you run your executable with `jsrun`",
+        "Ensure you are running the script with an MPI-compatible launcher",
     ),
     templates=(
         "torch:environment-variable-expected-but-not-set",
         "torch:local-rank-is-not-in-the",  # distributed_c10d.py get_node_local_rank()
         "deepspeed:deepspeed-requires-the-local-rank-environment",  # deepspeed/comm/comm.py init_distributed
+        # lightning/fabric/plugins/environments/lsf.py: an LSF job started without jsrun
+        "lightning:cannot-determine-world-size-environment-variable",
+        "lightning:cannot-determine-global-rank-environment-variable",
+        "lightning:cannot-determine-local-rank-environment-variable",
+        # deepspeed/launcher/multinode_runner.py: an MPI launch whose processes lack the MPI environment
+        "deepspeed:mpi-environment-variables-are-not-set",
     ),
     # the rank's identity; a missing MASTER_ADDR / MASTER_PORT is the rendezvous' (rendezvous_or_port)
     match=R(
         r"environment variable (?:RANK|WORLD_SIZE|LOCAL_RANK|LOCAL_WORLD_SIZE) expected|"
-        r"DeepSpeed requires the LOCAL_RANK environment variable|LOCAL_RANK is not in the environment"
+        r"DeepSpeed requires the LOCAL_RANK environment variable|LOCAL_RANK is not in the environment|"
+        r"Make sure you run your executable with `jsrun`|MPI environment variables are not set"
     ),
     facts=(
         R(r"environment variable (?P<missing_var>\w+) expected, but not set"),
         R(r"DeepSpeed requires the (?P<missing_var>LOCAL_RANK) environment variable"),
         R(r"(?P<missing_var>LOCAL_RANK) is not in the environment"),
+        R(r"Environment variable `(?P<missing_var>JSM_NAMESPACE_\w{1,20})` not found"),
+        R(r"(?P<missing_var>MPI) environment variables are not set"),
     ),
     absorbs=("rendezvous_or_port",),
+    # torch's env:// rendezvous says a variable is missing, not why: a scheduler (mpirun, srun) that started the
+    # processes without a torch launcher, or a plain `python train.py` of a script written for one. DeepSpeed's,
+    # LSF's and MPI discovery's own words name the launcher that was expected: those stay certain.
+    generic=("expected, but not set",),
+    also=(
+        Alternative(
+            "not_launched_distributed",
+            "a script written for a distributed launch run as a plain process",
+            "Start it the way its README does (torchrun --nproc_per_node=N train.py, or the repository's "
+            "launch script); to run one process without a launcher, skip init_process_group when WORLD_SIZE is "
+            "not in os.environ (or pass its single-GPU option).",
+        ),
+    ),
     describe=_rank_env,
 )
 
