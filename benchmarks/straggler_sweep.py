@@ -232,7 +232,7 @@ class Tally:
         print(
             f"{ranks:>5}  {fault:<8} {float(amount):>5.0%}  {','.join(map(str, cell['planted'])):>7}  "
             f"{cell['episodes']:>8}  {cell['named']:>5}  {cell['right']:>11}  {cell['victims']:>13}  "
-            f"{cell['seconds']:>7.0f}  "
+            f"{(format(cell['seconds'], '.0f') if cell['seconds'] else '-'):>7}  "  # replayed runs took no time
             + (", ".join(f"{c} {n}" for c, n in cell["wrong"].most_common()) or "-"),
             flush=True,
         )
