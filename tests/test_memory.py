@@ -1,3 +1,4 @@
+import gc
 import inspect
 import logging
 import math
@@ -11,6 +12,19 @@ from torchdoctor import find_executable_batch_size
 from torchdoctor.memory import is_out_of_memory
 
 IMPOSSIBLE_BYTES = 2**62  # more than any machine has: the CPU allocator refuses it for real
+
+
+@pytest.fixture(autouse=True)
+def _older_objects_frozen():
+    """Every try of ours and of accelerate's runs ``gc.collect()``, which in a test worker walks every object
+    of everything the worker imported and ran before (0.5 s and more a call late in the suite, a minute in all
+    for this file). Frozen (`gc.freeze`), those are skipped; what a test creates is still collected (see
+    test_memory_of_a_failed_try_is_freed_before_the_next)."""
+    gc.freeze()
+    try:
+        yield
+    finally:
+        gc.unfreeze()
 
 
 # Gaudi's allocator (habana_frameworks), as accelerate's should_reduce_batch_size expects it

@@ -55,10 +55,8 @@ def _print_deepspeed_build(wheel: bool, arch_value: str | None, root: Path, as_j
     from torchdoctor.env.checks import NO_EXTENSIONS
     from torchdoctor.env.machine import scan
 
-    machine = scan(root=root)
-    facts = machine.torch
-    notes = []
-    if arch_value is not None:
+    arch_list = None
+    if arch_value is not None:  # checked before the scan, which imports torch: a typo is refused at once
         try:
             entries = arch.parse_arch_list(arch_value, any_case=True)
         except ValueError as error:
@@ -68,7 +66,10 @@ def _print_deepspeed_build(wheel: bool, arch_value: str | None, root: Path, as_j
                 f'--arch {arch_value!r}: no compute capability in it; give one or more, e.g. --arch "8.0;9.0"'
             )
         arch_list = ";".join(entries)  # "8.0;;9.0" -> "8.0;9.0", names expanded
-    else:
+    machine = scan(root=root)
+    facts = machine.torch
+    notes = []
+    if arch_value is None:
         gpus = machine.gpus
         arch_list = arch.recommended_arch_list(c for _, c in gpus) if gpus else None
         if not arch_list:

@@ -70,6 +70,8 @@ def run_net(
     info = from_environment(environ)
     if info.launcher != "none":
         _refuse_launch_flags(options, info)
+    elif options.log_dir is not None:  # before torch's import (seconds): refused at once, nothing left made
+        require_writable_folder("--log-dir", options.log_dir, keep=False)
     unusable = _preflight(options, info, environ) or _torch_unusable(environ)
     if unusable:
         return NetResult(unusable)
