@@ -7,6 +7,7 @@ from __future__ import annotations
 import io
 from pathlib import Path
 
+from torchdoctor.explain.catalog import by_id
 from torchdoctor.explain.diagnose import explain
 
 CORPUS = Path(__file__).parent / "fixtures" / "corpus" / "train"
@@ -22,3 +23,12 @@ def explained(text: str):
     """The lead finding on ``text`` read from standard input."""
     (found, *_) = explain(["-"], stdin=io.BytesIO(text.encode()))
     return found
+
+
+def template(ident: str, *values: str) -> str:
+    """The catalog template ``ident`` with its ``{}`` placeholders filled in order (others left as printed:
+    `test_explain_coverage.template` fills ``%s``-style ones too)."""
+    text = by_id()[ident].text
+    for value in values:
+        text = text.replace("{}", value, 1)
+    return text

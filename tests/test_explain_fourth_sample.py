@@ -11,17 +11,7 @@ thread and what it established), or a message template quoted from the catalog (
 
 from __future__ import annotations
 
-from explaining import explained, lead
-
-from torchdoctor.explain.catalog import by_id
-
-
-def template(ident: str, *values: str) -> str:
-    """A catalog template with its placeholders filled in order (``{}``)."""
-    text = by_id()[ident].text
-    for value in values:
-        text = text.replace("{}", value, 1)
-    return text
+from explaining import explained, lead, template
 
 
 def test_a_cuda_build_step_failed_inside_visual_studio():

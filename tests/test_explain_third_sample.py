@@ -11,17 +11,7 @@ thread and what it established), or a message template quoted from the catalog (
 from __future__ import annotations
 
 import pytest
-from explaining import CORPUS, explained, lead
-
-from torchdoctor.explain.catalog import by_id
-
-
-def template(ident: str, *values: str) -> str:
-    """A catalog template with its placeholders filled in order (``{}``)."""
-    text = by_id()[ident].text
-    for value in values:
-        text = text.replace("{}", value, 1)
-    return text
+from explaining import CORPUS, explained, lead, template
 
 
 def test_torch_cat_on_two_devices():
