@@ -470,6 +470,12 @@ CASES = [
     ("ident", "values", "prefix", "kind", "confidence", "words"), CASES, ids=[c[0] for c in CASES]
 )
 def test_a_mapped_template_is_read_as_its_kind(ident, values, prefix, kind, confidence, words):
+    read_as_its_kind(ident, values, prefix, kind, confidence, words)
+
+
+def read_as_its_kind(ident, values, prefix, kind, confidence, words):
+    """Template ``ident`` filled with ``values`` after ``prefix``: its catalog kind is ``kind``, and explain
+    leads with that kind at ``confidence``, every one of ``words`` in its summary or fix."""
     assert by_id()[ident].kind == kind, f"{ident} is mapped to {by_id()[ident].kind!r} in the catalog"
     text = prefix + template(ident, *values)
     assert not PLACEHOLDER.search(text), text
