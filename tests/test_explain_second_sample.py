@@ -8,31 +8,7 @@ thread and what it established), or a message template quoted from the catalog (
 
 from __future__ import annotations
 
-import io
-from pathlib import Path
-
-from torchdoctor.explain.catalog import by_id
-from torchdoctor.explain.diagnose import explain
-
-CORPUS = Path(__file__).parent / "fixtures" / "corpus" / "train"
-
-
-def lead(name: str):
-    (found, *_) = explain([str(CORPUS / name)])
-    return found
-
-
-def explained(text: str):
-    (found, *_) = explain(["-"], stdin=io.BytesIO(text.encode()))
-    return found
-
-
-def template(ident: str, **values: str) -> str:
-    """A catalog template with its placeholders filled in order (``{}`` / ``%s``)."""
-    text = by_id()[ident].text
-    for value in values.values():
-        text = text.replace("{}", value, 1)
-    return text
+from explaining import explained, lead, template
 
 
 def test_deepspeed_used_before_init_distributed():
@@ -69,7 +45,7 @@ def test_accelerate_mixed_precision_against_the_deepspeed_config():
     assert "(bf16) disagrees" in found.summary and "enables fp16" in found.summary
     assert "--mixed_precision fp16" in found.fix and "bf16" in found.fix
     # the template as accelerate prints it, backticks included
-    printed = "ValueError: " + template("accelerate:mixed-precision-arg-cannot-be-set", a="fp16", b="bf16")
+    printed = "ValueError: " + template("accelerate:mixed-precision-arg-cannot-be-set", "fp16", "bf16")
     assert explained(printed).summary.startswith("accelerate's mixed precision (fp16)")
 
 
@@ -83,12 +59,10 @@ def test_deepspeed_config_checks_from_the_sources():
 
 
 def test_deepspeed_launcher_hostfile_and_ssh():
-    text = template(
-        "deepspeed:using-hostfile-at-but-host-was", a="/job/hostfile", b="node2", c="/job/hostfile"
-    )
+    text = template("deepspeed:using-hostfile-at-but-host-was", "/job/hostfile", "node2", "/job/hostfile")
     found = explained(f"[2024-01-06 11:41:34,489] [ERROR] [runner.py:449:main] {text}\n")
     assert found.id == "log.launch_command" and "passwordless ssh" in found.fix
-    bad = explained(template("deepspeed:hostfile-contains-bad-entry-unable-to", a="node1 slot=8") + "\n")
+    bad = explained(template("deepspeed:hostfile-contains-bad-entry-unable-to", "node1 slot=8") + "\n")
     assert bad.id == "log.launch_command"
 
 
@@ -178,7 +152,7 @@ def test_new_source_messages_for_known_kinds():
     )
     assert same_gpu.id == "log.duplicate_gpu" and "set_device" in same_gpu.fix
     local_rank = explained(
-        "RuntimeError: " + template("deepspeed:deepspeed-requires-the-local-rank-environment", a="") + "\n"
+        "RuntimeError: " + template("deepspeed:deepspeed-requires-the-local-rank-environment", "") + "\n"
     )
     assert local_rank.id == "log.rank_env_missing" and "LOCAL_RANK" in local_rank.summary
 
@@ -193,7 +167,7 @@ def test_fsdp_flat_parameter_checks_name_the_wrapping_to_change():
     )
     dtypes = explained(
         "ValueError: "
-        + template("torch:must-flatten-tensors-with-uniform-dtype", a="torch.float16", b="torch.float32")
+        + template("torch:must-flatten-tensors-with-uniform-dtype", "torch.float16", "torch.float32")
         + "\n"
     )
     assert dtypes.id == "log.fsdp_wrap_config" and "torch.float16 and torch.float32" in dtypes.summary
@@ -211,9 +185,7 @@ def test_accelerate_multinode_without_master_addr():
 def test_deepspeeds_refusals_of_its_config_say_what_to_change():
     untested = explained("AssertionError: " + template("deepspeed:you-are-using-an-untested-zero") + "\n")
     assert untested.id == "log.deepspeed_config_mismatch" and "zero_allow_untested_optimizer" in untested.fix
-    stage = explained(
-        "AssertionError: " + template("deepspeed:zero-stage-requires-an-optimizer", a="3") + "\n"
-    )
+    stage = explained("AssertionError: " + template("deepspeed:zero-stage-requires-an-optimizer", "3") + "\n")
     assert stage.id == "log.deepspeed_config_mismatch" and "optimizer=" in stage.fix
     # another library's "requires an optimizer" is not DeepSpeed's
     assert (
@@ -222,7 +194,7 @@ def test_deepspeeds_refusals_of_its_config_say_what_to_change():
 
 
 def test_fsdp_device_id_against_the_current_gpu():
-    text = template("torch:inconsistent-compute-device-and-device-id", a="1", b="cuda:0", c="cuda:1")
+    text = template("torch:inconsistent-compute-device-and-device-id", "1", "cuda:0", "cuda:1")
     found = explained(f"ValueError: {text}\n")
     assert found.id == "log.gpu_selection" and found.details["confidence"] == "certain"
     assert "(cuda:1)" in found.summary and "set_device" in found.fix
