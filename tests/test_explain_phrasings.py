@@ -90,7 +90,7 @@ PHRASINGS = [
     (
         "RuntimeError: Timed out initializing process group in store based barrier on rank: 1, for key: "
         "store_based_barrier_key:1 (world_size=2, worker_count=1, timeout=0:30:00)",
-        "rendezvous_or_port",
+        "collective_timeout",
         ["1 of 2"],
     ),
     (

@@ -25,7 +25,7 @@ _CONSEQUENCE = re.compile(
     r"collective operation timeout|Timed out waiting|Process \d+ terminated with signal|"
     r"Received \d+ death signal|Signal \d+ \(SIG\w+\) received|ProcessExitedException|"
     r"was aborted by the user|Some NCCL operations have failed or timed out|Connection was likely closed\. Did the remote|"
-    r"retrieving ncclUniqueId from \[0\]"
+    r"retrieving ncclUniqueId from \[0\]|imed out initializing process group in store based barrier"
 )
 _CONSEQUENCE_TYPES = frozenset({"ChildFailedError", "SignalException", "KeyboardInterrupt", "SystemExit"})
 # a frame; a paste often starts inside one, its path cut before the quote that opened it
@@ -53,6 +53,7 @@ class Raised:
     raised_in: Frame | None = None  # the innermost frame of all: where the exception was raised
     raised_code: str = ""  # its source line
     traceback: bool = False  # a "Traceback (most recent call last):" or frames above it
+    above: int = 0  # lines above the exception line that are its traceback (its header and frames)
     source: str = ""
     line: int = 0
     rank: int | None = None
@@ -97,15 +98,19 @@ def exception_at(line: str, before: list[str], following: list[str]) -> Raised |
             raised.detail.append(cut(extra.strip(), 400))
     raised.stamp = _stamp([*before, line])
     frames: list[tuple[Frame, str]] = []
+    start = None  # where the last traceback above the line begins (its header, or its first frame)
     for at, text in enumerate(before):
         if _TRACEBACK.match(text):
-            frames, raised.traceback = [], True  # only the frames of the last traceback above the line
+            frames, raised.traceback, start = [], True, at  # only the last traceback above the line
             continue
         framed = _FRAME.match(text)
         if framed:
+            start = at if start is None else start
             code = before[at + 1].strip() if at + 1 < len(before) else ""
             code = "" if _FRAME.match(code) or set(code) <= set("^~ ") else code
             frames.append((Frame(framed["file"], int(framed["line"]), framed["function"]), code))
+    if start is not None:
+        raised.above = len(before) - start
     if frames:
         raised.traceback = True
         users = [f for f in frames if not is_library(f[0].file)]

@@ -69,15 +69,29 @@ def findings(
     elif first is not None and causes:
         # the known cause on the rank that failed first leads, a certain one before a likely one
         causes.sort(key=lambda k: (not any(_covers(h, first) for h in by_kind[k]), sure[k] != "certain"))
+    initiating: Raised | None = None  # the error that stopped the run, when the lead is not it
     if (
         unknown is None
         and first is not None
         and causes
-        and not any(_covers(h, first) for h in by_kind[causes[0]])
+        and (
+            not any(_covers(h, first) for h in by_kind[causes[0]])
+            or not _is_initiating(causes[0], by_kind, first, ctx)
+        )
     ):
-        # the exception that started the failure is another one, which no known kind covers: what leads is
-        # only a likely reading of it (its message was printed, but not as the error that stopped the run)
+        # the exception that started the failure is another one: what leads is only a likely reading (its
+        # message was printed, but not as the error that stopped the run), and that error is named beside it
         sure[causes[0]] = "likely"
+        initiating = first
+    rivals: dict[str, list[str]] = {}
+    if first is None and unknown is None:
+        # no exception says which error stopped the run: two known causes, each certain of its own message,
+        # leave it open which one did, so neither is certain and each names the other
+        certain = [k for k in causes if sure[k] == "certain"]
+        if len(certain) > 1:
+            for kind in certain:
+                sure[kind] = "likely"
+                rivals[kind] = [k for k in certain if k != kind]
     ctx.cause_ranks = {r for k in causes for h in by_kind[k] if (r := hit_rank(h)) is not None}
     if unknown is not None and first.rank is not None:
         ctx.cause_ranks.add(first.rank)
@@ -119,6 +133,18 @@ def findings(
                 summary += "; or " + "; or ".join(a.title for a in others)
                 details["alternatives"] = [f"log.{a.kind}" for a in others]
                 fix += "".join(f"\nIf it is not that but {a.title}: {a.fix}" for a in others)
+            for other in rivals.get(kind, []):  # another known cause, as sure of its own message
+                summary += f"; or {BY_KIND[other].title} (log.{other}, also in this log)"
+                details.setdefault("alternatives", []).append(f"log.{other}")
+                fix += f"\nIf it is not that but {BY_KIND[other].title}: see log.{other} below."
+            if causes and kind == causes[0] and initiating is not None:
+                # what it read is a message printed beside the error that stopped the run: name that error too
+                summary += f"; the run stopped on {initiating.text()} at {first_failure.where(initiating)}"
+                details["initiating_error"] = initiating.text()
+                fix += (
+                    f"\nThe run stopped on {initiating.text()} ({first_failure.where(initiating)}): unless it "
+                    "follows from this, it is the cause; read it first."
+                )
         versions = {k: v for k, v in ctx.facts.items() if k.endswith("_version")}
         if versions:
             details["versions"] = versions  # what the log says it ran with, for the person reading -v
@@ -145,6 +171,28 @@ def findings(
         victim = min(raised, key=lambda r: r.order)  # only victims' errors: name the first of them
         found.append(_unrecognised(victim, ctx))
     return found
+
+
+def _is_initiating(kind: str, by_kind: dict[str, list[Hit]], raised: Raised, ctx: Context) -> bool:
+    """Whether the finding of ``kind`` reads the error that stopped the run: one of its lines is that
+    exception (its traceback, its message line, the lines its message goes on in), or its recogniser's
+    confirming facts are in the log. Anything else is a message printed beside the failure, not its cause."""
+    recogniser = BY_KIND[kind]
+    if recogniser.confirm is not None and recogniser.confirm(by_kind[kind], ctx):
+        return True
+    return any(_on(hit, raised, recogniser.span) for hit in by_kind[kind])
+
+
+def _on(hit: Hit, raised: Raised, span: int = 0) -> bool:
+    """``hit`` was read on the exception ``raised``: the same file and rank, between the top of its traceback
+    and the last line its message goes on in (a message's own lines after it: its detail, the recogniser's
+    span, or the three lines torch adds under an error, such as "CUDA kernel errors might be ...")."""
+    if hit.source != raised.source:
+        return False
+    rank = hit_rank(hit)
+    if raised.rank is not None and rank is not None and rank != raised.rank:
+        return False
+    return raised.line - raised.above <= hit.line <= raised.line + len(raised.detail) + max(span, 3)
 
 
 def _covers(hit: Hit, raised: Raised) -> bool:

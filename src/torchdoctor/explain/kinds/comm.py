@@ -189,7 +189,6 @@ RENDEZVOUS_OR_PORT = Recogniser(
         "torch_cpp:the-client-socket-has-failed-to",
         "torch_cpp:the-client-socket-has-timed-out",
         "torch_cpp:tcp-client-failed-to-connect-validate",
-        "torch:timed-out-initializing-process-group-in",
         "torch:environment-variable-expected-but-not-set",
         "torch_cpp:timed-out-after-seconds-waiting-for",
         # accelerate/state.py: a multi-node launch without MASTER_ADDR
@@ -214,7 +213,6 @@ RENDEZVOUS_OR_PORT = Recogniser(
         "RendezvousConnectionError",
         "RendezvousTimeoutError",
         "RendezvousClosedError",
-        "Timed out initializing process group in store based barrier",
         "expected, but not set",
         "connect() timed out",
         "clients joined",
@@ -232,7 +230,6 @@ RENDEZVOUS_OR_PORT = Recogniser(
         "failed to connect/validate to host",
         "RendezvousConnectionError",
         "RendezvousTimeoutError",
-        "Timed out initializing process group in store based barrier",
         "connect() timed out",
         # a missing MASTER_ADDR is a plain `python train.py` as often as a scheduler without a launcher; a closed
         # rendezvous and "N/M clients joined" are what the other nodes print when one of them failed or ended
@@ -276,7 +273,6 @@ RENDEZVOUS_OR_PORT = Recogniser(
         RENDEZVOUS,
         R(r"environment variable (?P<missing_var>\w+) expected, but not set"),
         R(r"but `?(?P<missing_var>MASTER_ADDR)`? env was not set"),
-        R(r"(?P<what>Timed out initializing process group in store based barrier)"),
         R(r"(?P<what>waiting for clients\. (?P<joined>\d+)/(?P<expected>\d+) clients joined)"),
         R(r"(?P<rdzv_closed>RendezvousClosedError)"),
         R(r"world_size=(?P<world_size>\d+), worker_count=(?P<worker_count>\d+)"),

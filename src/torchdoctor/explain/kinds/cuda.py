@@ -426,6 +426,11 @@ def _no_cuda(hits: list[Hit], ctx: Context) -> tuple[str, str]:
     what = facts.get("what", "CUDA is not available")
     if what.endswith("is_available()"):
         what = "torch.cuda.is_available() is False: this process sees no usable GPU"
+    if what.startswith("No CUDA runtime"):
+        what = (
+            "torch found no CUDA runtime while an extension was built or loaded (torch.cuda.is_available() is "
+            "False there)"
+        )
     if "compiled" in what:
         fix = (
             "This is a CPU-only build of torch. Install a CUDA build: pip install torch --index-url "
@@ -462,6 +467,9 @@ CUDA_UNAVAILABLE = Recogniser(
         "lightning:can-not-run-on-your-system",  # accelerator connector: accelerator="gpu" without CUDA
         "torch:pytorch-was-compiled-without-cuda-support",  # torch/cuda/__init__.py: a CPU-only build
         "accelerate:there-are-currently-no-available-devices",  # accelerate/utils/environment.py: no accelerator
+        # torch/utils/cpp_extension.py _find_cuda_home: printed when torch.cuda.is_available() is False while an
+        # extension is built or loaded (a container started without the GPUs, a CPU-only torch, no driver)
+        "torch:no-cuda-runtime-is-found-using",
     ),
     title="no usable CUDA",
     anchors=(
@@ -473,6 +481,7 @@ CUDA_UNAVAILABLE = Recogniser(
         "No CUDA GPUs are available",
         "PyTorch was compiled without CUDA support",
         "There are currently no available devices found",
+        "No CUDA runtime is found, using CUDA_HOME=",
         # the driver's own libraries (the dynamic loader's message): no driver on the machine or in the container
         "libcuda.so.1: cannot open shared object file: No such file or directory",
         "libnvidia-ml.so.1: cannot open shared object file: No such file or directory",
@@ -494,7 +503,8 @@ CUDA_UNAVAILABLE = Recogniser(
             r"There are currently no available devices found|Found no NVIDIA driver on your system|No CUDA GPUs are available|"
             r"Unable to proceed, no GPU resources available|Cuda is not available|"
             r"`?\w+`? can not run on your system since the accelerator is not available|"
-            r"(?:libcuda|libnvidia-ml)\.so\.1: cannot open shared object file|torch\.cuda\.is_available\(\))"
+            r"(?:libcuda|libnvidia-ml)\.so\.1: cannot open shared object file|torch\.cuda\.is_available\(\)|"
+            r"No CUDA runtime is found)"
         ),
     ),
     # "No CUDA GPUs are available" says none is visible, not why: a container or machine without them, or
@@ -506,6 +516,8 @@ CUDA_UNAVAILABLE = Recogniser(
         "Cuda is not available.",
         "can not run on your system since the accelerator is not available",
         "There are currently no available devices found",
+        # a CPU-only machine building wheels prints it too, and goes on with TORCH_CUDA_ARCH_LIST set
+        "No CUDA runtime is found, using CUDA_HOME=",
     ),
     also=(
         Alternative(

@@ -584,7 +584,20 @@ SLURM_ENV = Recogniser(
 
 
 def _missing_launcher(hits: list[Hit], ctx: Context) -> tuple[str, str]:
-    command = merged(hits).get("command", "torchrun")
+    facts = merged(hits)
+    if "command" not in facts and "module" in facts:
+        module = facts["module"]
+        return (
+            f"the Python that ran the script cannot import '{module}': the package is not installed in the "
+            "environment the job ran in" + on_ranks(hits),
+            f"Under torchrun, deepspeed or accelerate the workers run the launcher's own Python: a launcher from "
+            "another environment (a system install, `module load`, another conda env or virtual env) does not "
+            f"see this environment's packages. Compare `which torchrun` with `which python`, activate the virtual "
+            "env / conda env in the job script before launching, or launch through the Python that has the "
+            "package: python -m torch.distributed.run ... (what torchrun runs). If it is the same environment, "
+            f"the package is missing there: pip install {module.split('.')[0]}.",
+        )
+    command = facts.get("command", "torchrun")
     if command.startswith("mpirun"):
         return (
             "accelerate launch was asked for an MPI launch but finds no mpirun or mpiexec" + on_ranks(hits),
@@ -601,24 +614,53 @@ def _missing_launcher(hits: list[Hit], ctx: Context) -> tuple[str, str]:
     )
 
 
+_LAUNCHER = r"(?:torchrun|deepspeed|accelerate)"
+_NOT_FOUND = (
+    # bash "torchrun: command not found", dash "sh: 1: /env/bin/torchrun: not found", slurmstepd's execve,
+    # zsh "zsh: command not found: torchrun", Ubuntu's command-not-found "Command 'torchrun' not found"
+    rf"(?:execve\(\): |^|[\s/]){_LAUNCHER}(?:: No such file| ?: command not found|: not found)|"
+    rf"command not found: {_LAUNCHER}\b|[Cc]ommand '?{_LAUNCHER}'? not found"
+)
+
 MISSING_LAUNCHER = Recogniser(
     kind="broken_install",
-    title="launcher missing from the environment",
-    anchors=("error: execve(): ", ": command not found", "mpirun or mpiexec were not found"),
-    match=R(
-        r"(?:execve\(\): |^|\s)(?:torchrun|deepspeed|accelerate)(?:: No such file| ?: command not found)|"
-        r"mpirun or mpiexec were not found"
+    title="launcher or package missing from the environment the job runs in",
+    anchors=(
+        "error: execve(): ",
+        ": command not found",
+        ": not found",
+        "command not found: ",
+        "ommand torchrun not found",
+        "ommand 'torchrun' not found",
+        "ommand deepspeed not found",
+        "ommand 'deepspeed' not found",
+        "ommand accelerate not found",
+        "ommand 'accelerate' not found",
+        "' not found, but can be installed with",
+        "mpirun or mpiexec were not found",
+        "No module named '",
     ),
+    match=R(rf"{_NOT_FOUND}|mpirun or mpiexec were not found|No module named '(?!torch')[\w.]+'"),
     templates=(
         "system:slurm-execve-no-such-file",
         "system:shell-command-not-found",
+        "system:dash-command-not-found",
+        "system:zsh-command-not-found",
+        "system:ubuntu-command-not-found",
+        "system:python-no-module-named",
         "accelerate:mpirun-or-mpiexec-were-not-found",  # accelerate/utils/launch.py: its MPI launch
     ),
+    # a module the run cannot import is as often a package never installed as a launcher from another
+    # environment (its workers run its own Python): only likely, and the fix says how to tell them apart
+    generic=("No module named '",),
     facts=(
         R(
-            r"(?:execve\(\): |^|\s)(?P<command>torchrun|deepspeed|accelerate)(?:: No such file| ?: command not found)"
+            rf"(?:execve\(\): |^|[\s/])(?P<command>{_LAUNCHER})(?:: No such file| ?: command not found|: not found)"
         ),
+        R(rf"command not found: (?P<command>{_LAUNCHER})\b"),
+        R(rf"[Cc]ommand '?(?P<command>{_LAUNCHER})'? not found"),
         R(r"(?P<command>mpirun or mpiexec) were not found"),
+        R(r"No module named '(?P<module>(?!torch')[\w.]+)'"),
     ),
     describe=_missing_launcher,
 )

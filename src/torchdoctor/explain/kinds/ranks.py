@@ -145,7 +145,30 @@ WATCHDOG_TIMEOUT = Recogniser(
 )
 
 
+def _store_barrier(hits: list[Hit], ctx: Context) -> tuple[str, str]:
+    arrived, world = first(hits, "arrived"), first(hits, "world_size")
+    count = f" ({arrived} of {world} processes arrived)" if arrived and world else ""
+    waited = first(hits, "barrier_timeout")
+    summary = (
+        "the ranks waited in init_process_group's store-based barrier for every process to join and timed "
+        f"out{' after ' + waited if waited else ''}{count}: the store was reachable (the waiting ranks were in it), "
+        "a rank came too late or not at all" + on_ranks(hits)
+    )
+    fix = (
+        "init_process_group (and new_group) waits until all WORLD_SIZE processes have called it. Most often one "
+        "rank was busy alone before it for longer than the timeout (tokenising or preprocessing a big dataset, "
+        "downloading or loading a model on rank 0 only): do that work before the others wait, or raise the "
+        "timeout: init_process_group(..., timeout=timedelta(hours=2)) (transformers: "
+        "TrainingArguments(ddp_timeout=7200); DeepSpeed: deepspeed.init_distributed(timeout=...); accelerate: "
+        "InitProcessGroupKwargs(timeout=...)). Otherwise a rank failed before it (read the missing rank's own "
+        "log), or WORLD_SIZE counts more processes than were started (--nproc_per_node, --nnodes)."
+    )
+    return summary, fix
+
+
 def _timeout(hits: list[Hit], ctx: Context) -> tuple[str, str]:
+    if first(hits, "store_barrier"):
+        return _store_barrier(hits, ctx)
     if not first(hits, "unique_id"):
         return _watchdog(hits, ctx)
     ranks = on_ranks(hits)
@@ -169,13 +192,30 @@ COLLECTIVE_TIMEOUT = Recogniser(
     kind="collective_timeout",
     title="collective timeout",
     role="consequence",
-    anchors=("Timed out waiting", "retrieving ncclUniqueId from [0]"),
+    # torch distributed_c10d.py _store_based_barrier (init_process_group / new_group before torch 2.3, and with
+    # TORCH_DIST_INIT_BARRIER=1): "Timed out initializing process group in store based barrier on rank {}, for
+    # key: {} (world_size={}, worker_count={} | num_workers_joined={}, timeout={})"; the ranks that wait were
+    # in the store, so it is one rank late or missing, not an endpoint they cannot reach (a pasted line is
+    # often retyped in lower case: the anchor leaves out the first letter)
+    anchors=(
+        "Timed out waiting",
+        "retrieving ncclUniqueId from [0]",
+        "imed out initializing process group in store based barrier",
+    ),
     match=R(
         r"Timed out waiting \d+ms for \w+ operation|Timed out waiting on barrier on rank|"
-        r"retrieving ncclUniqueId from \[0\][^\n]{0,300}(?:Socket Timeout|wait timeout|[Tt]imed out|timeout after)"
+        r"retrieving ncclUniqueId from \[0\][^\n]{0,300}(?:Socket Timeout|wait timeout|[Tt]imed out|timeout after)|"
+        r"[Tt]imed out initializing process group in store based barrier"
     ),
-    templates=("torch:timed-out-waiting-on-barrier-on", "torch_native:retrieving-ncclUniqueId-from-rank-0"),
+    templates=(
+        "torch:timed-out-waiting-on-barrier-on",
+        "torch_native:retrieving-ncclUniqueId-from-rank-0",
+        "torch:timed-out-initializing-process-group-in",
+    ),
     facts=(
+        R(r"(?P<store_barrier>[Tt]imed out initializing process group in store based barrier)"),
+        R(r"world_size=(?P<world_size>\d+), (?:worker_count|num_workers_joined)=(?P<arrived>\d+)"),
+        R(r"timeout=(?P<barrier_timeout>\d+:\d\d:\d\d)"),
         R(r"(?P<unique_id>retrieving ncclUniqueId from \[0\])"),
         GLOO_TIMEOUT,
         R(r"missing_ranks=\[?(?P<missing>[\d, ]{1,200})"),

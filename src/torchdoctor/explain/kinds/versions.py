@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 
 from torchdoctor.explain.first_failure import Raised, cut
-from torchdoctor.explain.recognisers import Alternative, Context, Hit, Recogniser, merged, on_ranks
+from torchdoctor.explain.recognisers import Alternative, Context, Hit, Recogniser, first, merged, on_ranks
 
 R = re.compile
 
@@ -27,7 +27,13 @@ _NORMAL_FUNCTIONING = R(
 )
 _CANNOT_IMPORT = R(r"cannot import name '(?P<name>\w{1,100})' from '(?P<module>[\w.]{1,200})'")
 # a name a module or a DeepSpeed object lacks: also a circular import, a shadowing file or a bug of that release
+# pybind11 (pybind11.h, the dispatcher): a compiled function called with arguments its C++ signature does not
+# take, "causal_conv1d_fwd(): incompatible function arguments. The following argument types are supported:" --
+# the Python half of a package and its compiled extension (or two packages that call each other's kernels)
+# come from releases that disagree
+_INCOMPATIBLE = R(r"(?P<compiled>[\w.]{1,100})\(\): incompatible function arguments")
 _MISSING_NAMES = (
+    "(): incompatible function arguments",
     "cannot import name",
     "AttributeError: module '",
     "ZeroOptimizer' object has no attribute '",
@@ -92,6 +98,18 @@ def _dependency(hits: list[Hit], ctx: Context) -> tuple[str, str]:
             "install the DeepSpeed release the project pins (pip install 'deepspeed==<that version>'); the "
             "calling package's issues name the pairs that work.",
         )
+    if facts.get("compiled"):
+        function = facts["compiled"]
+        return (
+            f"{function}() was called with arguments its compiled code does not take: the Python code calling it "
+            "and the compiled extension that provides it come from versions that disagree" + on_ranks(hits),
+            f"The signature of {function} changed between releases: the package calling it and the compiled "
+            "extension it calls were installed at different versions (a prebuilt wheel for another release, "
+            "or one package upgraded without the other: causal-conv1d and mamba-ssm, flash-attn and the model "
+            "code). Install the pair of versions the project pins (its README or requirements file: pip install "
+            "'<package>==<version>' for each), uninstall both first so no stale build stays, and rebuild the "
+            "extension against the installed torch (pip install --no-build-isolation --no-cache-dir ...).",
+        )
     name, module = facts.get("name", "?"), facts.get("module", "?")
     top = module.split(".")[0]
     if facts.get("no_attribute"):
@@ -136,6 +154,7 @@ DEPENDENCY_VERSION = Recogniser(
         "system:cannot-import-name",
         "system:module-has-no-attribute",
         "system:object-has-no-attribute",
+        "third_party:pybind11-incompatible-function-arguments",
     ),
     anchors=(
         "is required for a normal functioning of this module",
@@ -153,6 +172,8 @@ DEPENDENCY_VERSION = Recogniser(
     match=R(
         r"is required for a normal functioning|requires [`'\"]?[A-Za-z][\w-]{1,40}[`'\"]? ?(?:version )?>= ?\d|"
         r"cannot import name '\w{1,100}' from '[\w.]{1,200}'|"
+        + _INCOMPATIBLE.pattern
+        + "|"
         + _NO_ATTRIBUTE.pattern
         + "|"
         + _DS_OBJECT.pattern
@@ -161,6 +182,7 @@ DEPENDENCY_VERSION = Recogniser(
         _NORMAL_FUNCTIONING,
         _REQUIRES,
         _CANNOT_IMPORT,
+        _INCOMPATIBLE,
         _DETECTED,
         _NO_ATTRIBUTE,
         R(rf"(?P<no_attribute>module '(?:{LIBRARIES})[\w.]*' has no attribute)"),
@@ -190,14 +212,65 @@ def _accelerate_8bit(hits: list[Hit], ctx: Context) -> tuple[str, str]:
     )
 
 
-ACCELERATE_8BIT_MULTI_DEVICE = Recogniser(
+def _wrapped_optimizer(hits: list[Hit], ctx: Context) -> tuple[str, str]:
+    wrapper = first(hits, "wrapper", "the optimizer")
+    summary = (
+        f"a learning-rate scheduler was given {wrapper}, an optimizer wrapper, where it checks for a "
+        "torch.optim.Optimizer" + on_ranks(hits)
+    )
+    if first(hits, "ds_wrapper"):
+        fix = (
+            f"{wrapper} is DeepSpeed's ZeRO / mixed-precision wrapper around your optimizer, not a torch "
+            "Optimizer. DeepSpeed's own schedulers unwrap it (deepspeed/runtime/lr_schedules.py get_torch_optimizer, "
+            "in the releases since 0.6.7 at least): an older DeepSpeed whose scheduler refuses it is a bug of that "
+            "release, so upgrade it (pip install -U deepspeed). With a torch scheduler, build it on the optimizer "
+            'inside (engine.optimizer.optimizer), or let deepspeed.initialize create it: a "scheduler" section '
+            "in the DeepSpeed config, or deepspeed.initialize(..., lr_scheduler=a callable taking the optimizer)."
+        )
+    else:
+        fix = (
+            f"{wrapper} wraps your optimizer (accelerate's AcceleratedOptimizer, a mixed-precision or ZeRO "
+            "wrapper): create the scheduler on the torch optimizer before it is wrapped, or on the one inside "
+            "(wrapper.optimizer), or upgrade the library whose scheduler refuses its own wrapper."
+        )
+    return summary, fix
+
+
+def _release_bug(hits: list[Hit], ctx: Context) -> tuple[str, str]:
+    if first(hits, "wrapper"):
+        return _wrapped_optimizer(hits, ctx)
+    return _accelerate_8bit(hits, ctx)
+
+
+LIBRARY_RELEASE_BUG = Recogniser(
     # accelerate/accelerator.py prepare_model, v0.17.0-v0.19.x (huggingface/accelerate#1155); v0.20.0 (#1523)
-    # words it "... on multiple devices in any distributed mode." and refuses it only there
+    # words it "... on multiple devices in any distributed mode." and refuses it only there.
+    # torch/optim/lr_scheduler.py LRScheduler.__init__ "{} is not an Optimizer" (every release; DeepSpeed's
+    # lr_schedules.py printed it too until it unwrapped its own optimizer, now "{} is not a subclass of
+    # torch.optim.Optimizer"): a scheduler given an optimizer wrapper, a DeepSpeed release's bug where the
+    # wrapper is DeepSpeed's own and so is the scheduler
     kind="library_version_bug",
-    title="an accelerate release that refuses 8-bit models spread over GPUs",
-    anchors=("8-bit precision on multiple devices.",),
-    templates=("third_party:accelerate-8bit-on-multiple-devices",),
-    # the same refusal is right in a multi-process run (each copy spread over the GPUs): only likely
+    title="a bug of the library release installed",
+    anchors=(
+        "8-bit precision on multiple devices.",
+        " is not an Optimizer",
+        " is not a subclass of torch.optim.Optimizer",
+    ),
+    match=R(
+        r"8-bit precision on multiple devices\.|\w+ is not (?:an Optimizer|a subclass of torch\.optim\.Optimizer)"
+    ),
+    templates=(
+        "third_party:accelerate-8bit-on-multiple-devices",
+        "torch_native:lr-scheduler-is-not-an-optimizer",
+        "deepspeed:is-not-subclass-of-torch-optim",
+    ),
+    facts=(
+        R(r"(?P<eight_bit>8-bit precision on multiple devices)"),
+        R(r"(?P<wrapper>\w+) is not (?:an Optimizer|a subclass of torch\.optim\.Optimizer)"),
+        R(r"(?P<ds_wrapper>\w*(?:DeepSpeed|ZeRO|Zero|FP16_|BF16_)\w*) is not (?:an|a subclass)"),
+    ),
+    # the same refusal is right in a multi-process run (each copy spread over the GPUs), and a wrapper handed
+    # to torch's own scheduler is the script's doing as often as a release's: only likely
     confirm=lambda hits, ctx: False,
     also=(
         Alternative(
@@ -206,12 +279,13 @@ ACCELERATE_8BIT_MULTI_DEVICE = Recogniser(
             "Under accelerate launch / torchrun load each process's copy on its own GPU: "
             "from_pretrained(..., device_map={'': int(os.environ['LOCAL_RANK'])}), or run one process that spreads "
             "the model (python train.py).",
+            when=("eight_bit",),
         ),
     ),
-    describe=_accelerate_8bit,
+    describe=_release_bug,
 )
 
-RECOGNISERS: tuple[Recogniser, ...] = (DEPENDENCY_VERSION, ACCELERATE_8BIT_MULTI_DEVICE)
+RECOGNISERS: tuple[Recogniser, ...] = (DEPENDENCY_VERSION, LIBRARY_RELEASE_BUG)
 
 # Exception types a library raises on a value it did not expect or on its own bug; ValueError, RuntimeError and
 # the like are also what a library raises on purpose to tell the user what is wrong, so they are not counted.
