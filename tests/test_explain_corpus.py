@@ -78,7 +78,10 @@ def test_the_benchmark_splits_a_half_by_sample(capsys):
     assert explain_corpus.sample_ranges("001-163,164-205") == [(1, 163), (164, 205)]
     with pytest.raises(ValueError, match="FIRST-LAST"):
         explain_corpus.sample_ranges("1-x")
-    assert explain_corpus.main(["--samples", "001-163,164-205,206-237,238-278,279-297", str(CORPUS / "train")]) == 0
+    assert (
+        explain_corpus.main(["--samples", "001-163,164-205,206-237,238-278,279-297", str(CORPUS / "train")])
+        == 0
+    )
     out = capsys.readouterr().out
     numbers = [int(name[:3]) for name in rows("train")]
     first = sum(1 for n in numbers if n <= 163)
