@@ -1,0 +1,255 @@
+"""Kinds of failure in which GPUs the ranks use: two ranks on one GPU, a rank on a GPU it should not use, GPUs
+that cannot reach each other peer-to-peer.
+
+The message texts are NCCL's (``src/init.cc`` "Duplicate GPU detected", ``src/transport/p2p.cc``), the CUDA
+runtime's and accelerate's, as printed across torch 1.x-2.x.
+"""
+
+from __future__ import annotations
+
+import re
+
+from torchdoctor.explain.kinds.comm import (
+    NCCL_DEBUG_HINT,
+    NCCL_WARN_HINTS,
+)
+from torchdoctor.explain.recognisers import (
+    Alternative,
+    Context,
+    Hit,
+    Recogniser,
+    merged,
+    on_ranks,
+)
+
+R = re.compile
+
+
+def _duplicate_gpu(hits: list[Hit], ctx: Context) -> tuple[str, str]:
+    facts = next((h.facts for h in hits if "detected" in h.facts), {})
+    summary = (
+        f"duplicate GPU: rank {facts.get('rank_a', '?')} and rank {facts.get('rank_b', '?')} both on CUDA "
+        f"device {facts.get('bus_id', '?')} (bus id)"
+        if facts.get("rank_a")
+        else "duplicate GPU: two ranks of one communicator use the same GPU"
+    )
+    fix = (
+        "Two processes use the same GPU. Each must pick its own before init_process_group and before "
+        "building the model:\n"
+        "torch.cuda.set_device(int(os.environ['LOCAL_RANK']))   # and device = f'cuda:{LOCAL_RANK}'\n"
+        "Remove any hard-coded device (cuda:0, a default GPU id, CUDA_VISIBLE_DEVICES set inside the "
+        "script), and start at most one process per GPU (--nproc_per_node)."
+    )
+    return summary, fix
+
+
+def _gpu_selection(hits: list[Hit], ctx: Context) -> tuple[str, str]:
+    pick = (
+        "Make each rank pick its own GPU from LOCAL_RANK (not RANK, which counts across hosts) before "
+        "init_process_group:\n"
+        "torch.cuda.set_device(int(os.environ['LOCAL_RANK']))\n"
+        "Start at most one process per GPU (--nproc_per_node = the number of GPUs on that host), and do not set "
+        "CUDA_VISIBLE_DEVICES to one GPU for every rank of a host; with one GPU per host, LOCAL_RANK is 0 on each."
+    )
+    odd = next((h.facts for h in hits if "odd_gpu" in h.facts), None)
+    if odd is not None:
+        return (
+            f"the GPUs of this run are not alike (DataParallel warns GPU {odd['odd_gpu']} has less than 75% of "
+            f"the memory or cores of GPU {odd['big_gpu']}) and NCCL failed right after: GPUs of different "
+            "models in one job" + on_ranks(hits),
+            f"Leave the odd GPU out so that the job runs on GPUs of one model: CUDA_VISIBLE_DEVICES=<the other "
+            f"GPUs' indices, without {odd['odd_gpu']}> python train.py (or nn.DataParallel(model, "
+            "device_ids=[...]) without it); nvidia-smi -L lists the models. NCCL (which DataParallel uses to "
+            "broadcast the weights) may fail between GPUs of different architectures, and the slowest one sets "
+            "every step's pace anyway.",
+        )
+    fsdp = next((h.facts for h in hits if "fsdp_device" in h.facts), None)
+    if fsdp is not None:
+        return (
+            f"FSDP's device_id ({fsdp['fsdp_id']}) is not the rank's current GPU ({fsdp['fsdp_device']})"
+            + on_ranks(hits),
+            pick + "\nThen pass that same device to FSDP: device_id=torch.cuda.current_device().",
+        )
+    if any("lightning_indices" in h.facts for h in hits):
+        return (
+            "Lightning's devices were chosen by GPU index, and those indices are not the processes' local ranks"
+            + on_ranks(hits),
+            "Under a launcher (torchrun, srun) each process's GPU is its LOCAL_RANK: pick the GPUs with "
+            "CUDA_VISIBLE_DEVICES=2,3 (they become 0,1) and pass Trainer(devices=2), not devices=[2, 3].",
+        )
+    found = next((h.facts for h in hits if "buffer_device" in h.facts), None)
+    if found is not None:
+        return (
+            f"the {found['buffer']} of a collective is on GPU {found['buffer_device']}, the rank's NCCL "
+            f"communicator on GPU {found['nccl_device']}: the rank did not make its own GPU current"
+            + on_ranks(hits),
+            pick + "\nCreate the tensors on that device (torch.device('cuda', LOCAL_RANK)), not on cuda:0.",
+        )
+    if any("busy" in h.facts for h in hits):
+        return (
+            "the GPU this process chose is busy or unavailable: another process holds it (a GPU in "
+            "exclusive-process mode, two ranks on one GPU, another job) or it is not usable" + on_ranks(hits),
+            pick + "\nCheck who holds the GPUs and their compute mode: nvidia-smi; nvidia-smi -q | grep "
+            "'Compute Mode' (Exclusive_Process allows one process per GPU; a scheduler that hands out GPUs in "
+            "that mode also sets CUDA_VISIBLE_DEVICES itself: do not overwrite it in the script). Stop leftover "
+            "processes of an earlier run. If no other process holds it, the GPU itself may be gone: "
+            "dmesg | grep -i xid (79: fallen off the bus) — then the host needs a GPU reset or a reboot.",
+        )
+    return (
+        "NCCL invalid usage: most often the ranks picked their GPUs wrongly (every rank on cuda:0, the device "
+        "taken from RANK instead of LOCAL_RANK)" + on_ranks(hits),
+        pick
+        + "\nIf the ranks do have GPUs of their own, rerun with NCCL_DEBUG=WARN: the WARN line before the "
+        "error names the misuse.",
+    )
+
+
+GPU_SELECTION = Recogniser(
+    # NCCL's ncclInvalidUsage ("invalid usage (run with NCCL_DEBUG=WARN for details)") is any misuse of its API;
+    # at start-up it is nearly always the ranks' choice of GPU. cudaErrorDevicesUnavailable (46): the GPU is
+    # held by another process in exclusive mode, or is unusable.
+    kind="gpu_selection",
+    title="ranks on the wrong GPUs",
+    anchors=(
+        "invalid usage",
+        "busy or unavailable",
+        "There is an imbalance between your GPUs",
+        "mismatchs with NCCL device",
+        "Inconsistent compute device and `device_id`",
+        "don't match the local rank values of processes",
+    ),
+    templates=(
+        "nccl:invalid-usage-run-with-nccl-debug",
+        "cuda_runtime:devices-unavailable",
+        # NCCL src/enqueue.cc (ArgsCheck): a buffer on another GPU than the communicator's: the rank did not
+        # make its own GPU current (torch.cuda.set_device) before the collective
+        "nccl:allocated-on-device-mismatchs-with-nccl",
+        # torch/distributed/fsdp/_init_utils.py: FSDP's device_id against the rank's current device
+        "torch:inconsistent-compute-device-and-device-id",
+        # lightning/fabric/strategies/ddp.py: devices chosen by index that are not the local ranks' GPUs
+        "lightning:the-selected-device-indices-don-match",
+        # torch/nn/parallel/data_parallel.py (_check_balance): GPUs of unequal size in one DataParallel, here
+        # only when an NCCL failure follows within the lines after it
+        "torch_native:dataparallel-imbalance-between-gpus",
+    ),
+    match=R(
+        r"(?P<invalid_usage>NCCL[^\n]{0,300}invalid usage|ncclInvalidUsage)|(?P<busy>busy or unavailable)|"
+        r"(?P<buffer>\w+) allocated on device (?P<buffer_device>\d+) mismatchs with NCCL device (?P<nccl_device>\d+)|"
+        r"Inconsistent compute device and `device_id` on rank \d+: (?P<fsdp_device>[\w:]{1,20}) vs "
+        r"(?P<fsdp_id>[\w:]{1,20})|"
+        r"(?P<lightning_indices>The selected device indices [^\n]{0,60} don't match the local rank values)|"
+        r"There is an imbalance between your GPUs\. You may want to exclude GPU (?P<odd_gpu>\d+) which\s+has "
+        r"less than 75% of the memory or cores of GPU (?P<big_gpu>\d+)\.(?=[\s\S]{0,900}?(?:NCCL|nccl)\w* ?"
+        r"(?:[Ee]rror|WARN|[Ii]nvalid|[Uu]nhandled))"
+    ),
+    span=8,
+    # both messages name what went wrong, not which choice caused it: only likely
+    generic=("invalid usage", "busy or unavailable", "There is an imbalance between your GPUs"),
+    # NCCL's init returns ncclInvalidUsage after its "Duplicate GPU detected" WARN, which only NCCL_DEBUG=WARN
+    # shows: an "invalid usage" alone may be two ranks on one GPU
+    also=(
+        Alternative(
+            "duplicate_gpu",
+            "two ranks on one GPU (more processes on a host than it has GPUs)",
+            "Start one process per GPU: --nproc_per_node (torchrun) or --num_processes (accelerate) = the number "
+            "of GPUs of the host (nvidia-smi -L), and set each rank's GPU from LOCAL_RANK.",
+            when=("invalid_usage",),
+        ),
+        # torch/serialization.py restores a CUDA tensor inside `with torch.cuda.device(saved index)`: every rank
+        # loading a checkpoint saved from cuda:0 switches to GPU 0, which an exclusive-mode GPU refuses
+        Alternative(
+            "checkpoint_device_map",
+            "every rank restoring a checkpoint onto the GPU it was saved from (torch.load without map_location)",
+            "Load checkpoints onto the rank's own GPU or the CPU: torch.load(path, map_location=f'cuda:{LOCAL_RANK}') "
+            "(or map_location='cpu', then model.to(device)).",
+            when=("busy",),
+        ),
+    ),
+    absorbs=("nccl_error", "nccl_system_error"),
+    describe=_gpu_selection,
+)
+
+
+DUPLICATE_GPU = Recogniser(
+    # NCCL src/init.cc: "Duplicate GPU detected : rank %d and rank %d both on CUDA device %lx"
+    kind="duplicate_gpu",
+    title="two ranks on one GPU",
+    anchors=("Duplicate GPU detected", "Multiple Ranks are using the same GPU"),
+    templates=(
+        "nccl:duplicate-gpu-detected-rank-and-rank",
+        # NCCL 2.30+ src/init.cc words the same check this way
+        "nccl:multiple-ranks-are-using-the-same",
+    ),
+    match=R(r"Duplicate GPU detected|Multiple Ranks are using the same GPU"),
+    facts=(
+        R(r"rank (?P<rank_a>\d+) and rank (?P<rank_b>\d+) both on CUDA device (?P<bus_id>\w+)"),
+        R(r"(?P<detected>Duplicate GPU detected|Multiple Ranks are using the same GPU)"),
+    ),
+    absorbs=("nccl_error", "nccl_system_error", "gpu_selection"),
+    describe=_duplicate_gpu,
+)
+
+
+def _p2p(hits: list[Hit], ctx: Context) -> tuple[str, str]:
+    facts = merged(hits)
+    if facts.get("rtx4000"):
+        return (
+            "accelerate refuses to start on RTX 4000-series GPUs with NCCL's P2P/InfiniBand paths enabled"
+            + on_ranks(hits),
+            "These consumer cards have no GPU peer-to-peer: start the script with `accelerate launch` (which "
+            "sets them), or export NCCL_P2P_DISABLE=1 NCCL_IB_DISABLE=1 before it starts.",
+        )
+    summary = (
+        f"GPU peer-to-peer does not work here: {facts.get('what', 'peer access is not supported').strip()}"
+    )
+    return summary + on_ranks(hits), NCCL_WARN_HINTS[0][1] + "\n" + NCCL_DEBUG_HINT
+
+
+GPU_P2P = Recogniser(
+    # NCCL src/transport/p2p.cc ("failed to open CUDA IPC handle"), cudaErrorPeerAccessUnsupported (217)
+    kind="gpu_p2p",
+    templates=(
+        "cuda_runtime:peer-access-unsupported",
+        "nccl:failed-to-open-cuda-ipc-handle",
+        "nccl:failed-to-peer-with-device",  # NCCL src/transport/p2p.cc, cudaDeviceEnablePeerAccess failed
+        # accelerate/state.py: consumer RTX 4000 cards have no P2P/IB; it refuses to start without the two vars
+        "accelerate:using-rtx-series-doesn-support-faster",
+        # NCCL src/graph/paths.cc: NVML says P2P is off between GPUs that NVLink joins (a hardware issue)
+        "nccl:p2p-is-disabled-between-nvlink-connected-2",
+        # transport/p2p.cc: cudaIpcGetMemHandle refused (P2P off, or a container without the host's IPC)
+        "nccl:rank-failed-to-get-cuda-ipc",
+        "nccl:rank-failed-to-get-cuda-ipc-2",
+    ),
+    title="GPU peer-to-peer failure",
+    anchors=(
+        "peer access is not supported",
+        "failed to open CUDA IPC handle",
+        "failed to peer with device",
+        "Using RTX 4000 series doesn't support faster communication",
+        "P2P is disabled between NVLINK connected GPUs",
+        "failed to get CUDA IPC handle to device",
+    ),
+    # a CUDA IPC handle refused is P2P that does not work, or a container that does not share the host's IPC
+    # namespace / shared memory: only likely
+    generic=("failed to get CUDA IPC handle to device",),
+    also=(
+        Alternative(
+            "nccl_system_error",
+            "a container without the host's IPC namespace or enough shared memory",
+            "Run the container with --ipc=host (or --shm-size=16g and the same for every rank's container; "
+            "Kubernetes: an emptyDir of medium Memory on /dev/shm); NCCL_P2P_DISABLE=1 tells the two apart.",
+            when=("ipc_handle",),
+        ),
+    ),
+    facts=(
+        R(r"(?P<ipc_handle>failed to get CUDA IPC handle to device[^\n]{0,80})"),
+        R(
+            r"(?P<what>failed to (?:open|get) CUDA IPC handle[^\n]{0,120}|peer access is not supported[^\n]{0,80}|"
+            r"failed to peer with device[^\n]{0,80}|Using RTX 4000 series doesn't support faster communication|"
+            r"P2P is disabled between NVLINK connected GPUs \d+ and \d+)"
+        ),
+        R(r"(?P<rtx4000>Using RTX 4000 series doesn't support faster communication)"),
+    ),
+    absorbs=("nccl_error",),
+    describe=_p2p,
+)

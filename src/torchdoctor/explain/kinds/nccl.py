@@ -1,0 +1,295 @@
+"""Kinds of failure NCCL itself reports: its error codes, an unhandled system error, ranks on different NCCL
+versions, and NCCL settings that break it where they do not fit.
+
+The message texts are NCCL's (``src/init.cc``, ``src/misc/socket.cc``, ``src/misc/param.cc``, ``src/include/shm.h``)
+and torch's ``ProcessGroupNCCL.cpp`` wrapping of them, as printed across torch 1.x-2.x. The patterns and hints
+both this module and ``kinds/comm.py`` read (an `NCCL WARN` line's hint, "Last error:") are ``comm``'s.
+"""
+
+from __future__ import annotations
+
+import re
+
+from torchdoctor.explain.kinds.comm import (
+    LAST_ERROR,
+    NCCL_DEBUG_HINT,
+    NCCL_ERROR,
+)
+from torchdoctor.explain.recognisers import (
+    Alternative,
+    Context,
+    Hit,
+    Recogniser,
+    merged,
+    on_ranks,
+)
+
+R = re.compile
+
+
+def _system_error(hits: list[Hit], ctx: Context) -> tuple[str, str]:
+    facts = merged(hits)
+    version = facts.get("nccl_version")
+    summary = "NCCL unhandled system error" + (f" (NCCL {version})" if version else "")
+    if facts.get("shm_error"):
+        summary += f": {facts['shm_error'].strip()}"
+        if facts.get("shm_size"):
+            summary += f" (segment of {facts['shm_size']} bytes)"
+    elif facts.get("last_error"):
+        summary += f": {facts['last_error'].strip()}"
+    summary += on_ranks(hits)
+    if "ermission denied" in facts.get("shm_error", ""):
+        fix = (
+            "NCCL cannot create its shared-memory segment in /dev/shm: permission denied for this user.\n"
+            "Give /dev/shm its usual permissions: sudo chmod 1777 /dev/shm (world-writable, sticky); in a "
+            "container, run it with --ipc=host or mount a writable /dev/shm."
+        )
+        return summary, fix
+    fix = (
+        "A system call inside NCCL failed. The most common one is NCCL's shared memory (/dev/shm) between "
+        "the GPUs of one host: in Docker it is 64 MB unless the container runs with --ipc=host (or "
+        "--shm-size=16g); on Kubernetes mount an emptyDir with medium: Memory at /dev/shm. Check "
+        "`df -h /dev/shm` and that it is writable; NCCL_SHM_DISABLE=1 confirms it (NCCL_P2P_DISABLE=1 and "
+        "NCCL_IB_DISABLE=1 rule out the other transports).\n"
+        "To see the failing call:\n" + NCCL_DEBUG_HINT
+    )
+    return summary, fix
+
+
+NCCL_SYSTEM_ERROR = Recogniser(
+    # NCCL src/include/shm.h / misc/shmutils.cc, ncclSystemError (ncclResult 2); torch's DistBackendError text
+    kind="nccl_system_error",
+    templates=(
+        "nccl:unhandled-system-error-run-with-nccl",
+        # NCCL's shared memory in /dev/shm, as 2.12+ words its failures (misc/shmutils.cc, os/linux.cc)
+        "nccl:error-failed-to-extend-to-bytes-2",
+        "nccl:error-failed-to-create-shared-memory",
+        # include/checks.h SYSCHECK on the /dev/shm segment (NCCL up to 2.11: posix_fallocate, mmap)
+        "nccl:call-to-posix-fallocate-failed",
+        "nccl:call-to-mmap-failed",
+        "nccl:call-to-shm-open-failed",
+        # os/linux.cc, os/windows.cc, misc/shmutils.cc: "Error while %s shared memory segment %s (size %ld)",
+        # creating or attaching to the segment in /dev/shm
+        "nccl:error-while-shared-memory-segment-size",
+        "nccl:error-while-shared-memory-segment-size-2",
+        "nccl:error-while-shared-memory-segment-size-3",
+    ),
+    title="NCCL system error",
+    anchors=(
+        "unhandled system error",
+        "ncclSystemError",
+        "shm_open failed",
+        "shared memory segment",
+        "Error: failed to extend ",
+        "failed to create shared memory file",
+        "Call to posix_fallocate failed",
+        "Call to mmap failed",
+    ),
+    # NCCL returns ncclSystemError for any failed system call (a socket too): certain only with the shm line
+    generic=("unhandled system error", "ncclSystemError"),
+    span=2,
+    facts=(
+        R(
+            r"(?P<shm_error>(?:Call to )?shm_open failed ?: [^\n]{1,100}|Error while (?:creating|attaching to) shared memory "
+            r"segment [^\n(]{1,200}|"
+            r"failed to extend [^\n]{1,200}|failed to create shared memory file [^\n]{1,200}|"
+            r"Call to (?:posix_fallocate|mmap) failed ?: [^\n]{1,100})"
+        ),
+        R(r"(?:\(size |failed to extend \S{1,200} to )(?P<shm_size>\d+)"),
+        NCCL_ERROR,
+        R(r"NCCL version (?P<nccl_version>\d[\w.+]*)"),
+        LAST_ERROR,
+    ),
+    absorbs=("nccl_error",),
+    describe=_system_error,
+)
+
+
+def _nccl_error(hits: list[Hit], ctx: Context) -> tuple[str, str]:
+    facts = merged(hits)
+    reason = facts.get("reason", facts.get("bare", "error")).strip()
+    version = facts.get("nccl_version")
+    last = facts.get("last_error", "").strip()
+    summary = (
+        f"NCCL {version + ': ' if version else ''}{reason}" + (f" — {last}" if last else "") + on_ranks(hits)
+    )
+    lowered = f"{reason} {last}".lower()
+    if "remote process exited" in lowered or "network error" in lowered:
+        fix = "Another rank died or its host dropped off the network first: its own error is the cause."
+    elif "cuda" in lowered or facts.get("bare"):
+        fix = (
+            "A CUDA error inside NCCL: check `nvidia-smi` and `dmesg` for Xid errors; try without GPU "
+            "peer-to-peer: NCCL_P2P_DISABLE=1\n" + NCCL_DEBUG_HINT
+        )
+    else:
+        fix = (
+            "Rerun with NCCL's log to see the failing call:\n" + NCCL_DEBUG_HINT + "\nThen try "
+            "NCCL_IB_DISABLE=1 (InfiniBand) or NCCL_P2P_DISABLE=1 (GPU peer-to-peer) to isolate it."
+        )
+    if version and _older(version, OLDEST_SHIPPED_NCCL):
+        fix += (
+            f"\nNCCL {version} is older than {'.'.join(map(str, OLDEST_SHIPPED_NCCL))}, the NCCL the oldest torch "
+            "still supported (2.4) ships: the bugs fixed since are many, so upgrade torch (or the nvidia-nccl "
+            "wheel) before digging further."
+        )
+    return summary, fix
+
+
+# the nvidia-nccl-cu12 version torch 2.4's wheels require (torch 2.5: 2.21.5)
+OLDEST_SHIPPED_NCCL = (2, 20, 5)
+
+
+def _older(version: str, than: tuple[int, ...]) -> bool:
+    """Whether NCCL ``version`` ("2.7.8", "2.18.1+cuda12.1") is older than ``than``; False when unreadable."""
+    numbers = re.findall(r"\d+", version.split("+")[0])[:3]
+    return bool(numbers) and tuple(int(n) for n in numbers) < than
+
+
+NCCL_ERROR_OTHER = Recogniser(
+    # torch c10d NCCLUtils.hpp C10D_NCCL_CHECK: "NCCL error in: <file>:<line>, <reason>, NCCL version <v>"
+    kind="nccl_error",
+    templates=(
+        "torch_native:nccl-error-in",
+        "nccl:unhandled-cuda-error-2",
+        # src/proxy.cc: a local rank's proxy thread (shared memory, the network plugin) that failed or went away
+        "nccl:proxy-call-to-rank-failed",
+        "nccl:proxy-service-failed-to-execute-operation",
+    ),
+    title="NCCL error",
+    anchors=(
+        "NCCL error in:",
+        "NCCL Error ",
+        "unhandled cuda error",
+        "Proxy Call to rank",
+        "Failed to execute operation",
+    ),
+    # an NCCL error with no more specific kind recognised is only what a cause elsewhere led to, or one of
+    # several (a version's bug, the fabric, a peer): never certain
+    generic=(
+        "NCCL error in:",
+        "NCCL Error ",
+        "unhandled cuda error",
+        "Proxy Call to rank",
+        "Failed to execute operation",
+    ),
+    match=R(
+        r"NCCL error in: [^\n]{1,300}NCCL version|NCCL Error \d+: |(?P<bare>unhandled cuda error)|"
+        r"Proxy Call to rank \d+ failed|Failed to execute operation \w+ from rank"
+    ),
+    span=3,
+    facts=(
+        NCCL_ERROR,
+        R(r"NCCL Error \d+: (?P<reason>[^\n]{1,100})"),
+        LAST_ERROR,
+        R(
+            r"(?P<proxy>(?P<reason>Proxy Call to rank \d+ failed \([^)\n]{1,40}\)|Failed to execute operation \w+ "
+            r"from rank \d+, retcode \d+))"
+        ),
+    ),
+    also=(
+        Alternative(
+            "nccl_system_error",
+            "the shared memory or IPC the ranks of one host share (a container's small /dev/shm), or a local "
+            "rank that died first",
+            "NCCL's proxy threads talk to the host's other ranks through /dev/shm and a UNIX socket: run the "
+            "container with --ipc=host (or --shm-size=16g), check `df -h /dev/shm`, and read the other local "
+            "ranks' output for an earlier failure.",
+            when=("proxy",),
+        ),
+        Alternative(
+            "nccl_bug_upgrade",
+            "a bug of the NCCL release in use, fixed in a later one",
+            "Try a newer NCCL: upgrade torch, which brings its own (pip install -U torch; see "
+            "python -c 'import torch; print(torch.cuda.nccl.version())'), or install a newer nvidia-nccl-cu12 "
+            "wheel; NCCL's release notes list what each release fixed (old releases, those of torch 1.x, had "
+            "CUDA-error bugs fixed later).",
+        ),
+    ),
+    describe=_nccl_error,
+)
+
+
+def _nccl_code(code: str) -> str:
+    """NCCL's integer version: 21803 -> 2.18.3 (2.9.9 and older: 2909 -> 2.9.9)."""
+    number = int(code)
+    if number >= 10000:
+        return f"{number // 10000}.{number // 100 % 100}.{number % 100}"
+    return f"{number // 1000}.{number // 100 % 10}.{number % 100}"
+
+
+def _version_mismatch(hits: list[Hit], ctx: Context) -> tuple[str, str]:
+    facts = merged(hits)
+    summary = "the ranks run different NCCL versions"
+    if facts.get("version_a"):
+        summary += (
+            f": rank {facts['rank_a']} has NCCL {_nccl_code(facts['version_a'])}, rank {facts['rank_b']} has "
+            f"NCCL {_nccl_code(facts['version_b'])}"
+        )
+    fix = (
+        "Every rank must load the same NCCL: install the same torch (and nvidia-nccl-cu* wheel) on every host, "
+        "and check what each one loads:\n"
+        "python -c 'import torch; print(torch.__version__, torch.cuda.nccl.version())'   # on every host\n"
+        "A system libnccl found first through LD_LIBRARY_PATH or LD_PRELOAD overrides the wheel's: remove it there."
+    )
+    return summary, fix
+
+
+NCCL_VERSION_MISMATCH = Recogniser(
+    # NCCL src/init.cc: "Mismatched NCCL version detected : rank %d version %d rank %d version %d"
+    kind="nccl_version_mismatch",
+    templates=(
+        "nccl:mismatched-nccl-version-detected-rank-version",
+        "nccl:nccl-version-mismatch-with-remote-peer",  # NCCL 2.25+ src/transport/net.cc
+    ),
+    title="NCCL versions differ between ranks",
+    anchors=("Mismatched NCCL version detected", "NCCL version mismatch with remote peer"),
+    facts=(
+        R(r"rank (?P<rank_a>\d+) version (?P<version_a>\d+) rank (?P<rank_b>\d+) version (?P<version_b>\d+)"),
+    ),
+    absorbs=("nccl_error",),
+    describe=_version_mismatch,
+)
+
+
+# NCCL settings that, set by a machine image or an old script, break NCCL where they do not fit: (name, why)
+RISKY_NCCL_SETTINGS = {
+    "NCCL_GRAPH_FILE": "a saved topology graph for another machine; meant for debugging, never for production",
+    "NCCL_TOPO_FILE": "a topology file describing another machine",
+    "NCCL_ALGO": "forces one algorithm, which some collectives or sizes cannot use",
+    "NCCL_PROTO": "forces one protocol (Simple/LL/LL128), unsafe on some platforms (LL128)",
+    "NCCL_NET_GDR_LEVEL": "forces GPUDirect RDMA where the platform may not support it",
+    "NCCL_P2P_LEVEL": "forces peer-to-peer over links that may not carry it",
+    "NCCL_IB_HCA": "names InfiniBand devices this host may not have",
+    "NCCL_NET": "names a network plugin that may not be loaded",
+}
+
+
+def _nccl_env(hits: list[Hit], ctx: Context) -> tuple[str, str]:
+    settings = {h.facts["setting"]: h.facts.get("value", "").strip() for h in hits if "setting" in h.facts}
+    named = "; ".join(f"{k}={v}" for k, v in settings.items())
+    why = "; ".join(f"{k}: {RISKY_NCCL_SETTINGS[k]}" for k in settings if k in RISKY_NCCL_SETTINGS)
+    return (
+        f"NCCL failed with {named} set in its environment" + on_ranks(hits),
+        f"These settings override what NCCL detects ({why}). Unset them and run again: unset "
+        + " ".join(settings)
+        + " (look for them in the machine image's /etc/nccl.conf, ~/.nccl.conf, the container's ENV, "
+        "or the job script); keep them only if the failure stays without them.",
+    )
+
+
+NCCL_ENV_VALUE = Recogniser(
+    # NCCL src/misc/param.cc: "%s set by environment to %s" (INFO), next to an NCCL failure
+    kind="nccl_env_value",
+    title="an NCCL setting that breaks it",
+    anchors=tuple(f"{name} set by environment to" for name in RISKY_NCCL_SETTINGS),
+    templates=(
+        "nccl:nccl-graph-file-set-by-environment",
+        "nccl:nccl-topo-file-set-by-environment",
+        "nccl:nccl-proto-set-by-environment-to",
+        "nccl:set-by-environment-to-2",
+    ),
+    facts=(R(r"(?P<setting>NCCL_[A-Z_]{2,40}) set by environment to (?P<value>\S{1,300})"),),
+    requires=("saw_nccl_failure",),
+    absorbs=("nccl_system_error", "nccl_error"),
+    describe=_nccl_env,
+)
