@@ -91,6 +91,13 @@ def test_unknown_key_is_named_with_file_and_line(tmp_path):
     assert str(error.value).startswith(f"{path} line 3: unknown key 'num_procs'")
 
 
+def test_an_empty_config_path_is_named_as_empty_not_as_the_current_folder(tmp_path, monkeypatch):
+    # `--config "$CFG"` with CFG unset: Path("") is ".", which read as "--config .: is a folder"
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(BadInput, match=r"^--config '': empty; give a path$"):
+        load_config("")
+
+
 def test_malformed_yaml_is_named_with_file_and_line(tmp_path):
     path = write(tmp_path, "num_processes: 2\ndebug: [true\n")
     with pytest.raises(BadInput) as error:
@@ -262,6 +269,7 @@ def test_deeply_nested_yaml_is_one_line_not_a_recursion_error(tmp_path, text):
         ),
         (["--nproc-per-node", "two"], "--nproc-per-node two: give a number, or one of auto, cpu, gpu, xpu"),
         (["--nproc-per-node", "-1"], "--nproc-per-node -1: give a number"),
+        (["--nproc-per-node", ""], "--nproc-per-node '': give a number"),
         (["--nnodes", "100001"], "--nnodes 100001: must be between 1 and 100000"),
         (["--nnodes", "0"], "--nnodes 0: must be between 1 and"),
         (["--nnodes", "3:2"], "--nnodes 3:2: need 1 <= MIN <= MAX"),

@@ -94,8 +94,9 @@ def load_config(path: str | Path) -> Settings:
     Raises `BadInput` naming the file and line for unreadable or malformed YAML, an unknown or repeated key,
     or a value of the wrong type or out of range. Keys set to ``null`` count as not set.
     """
-    path = Path(path)
+    # read before Path(): Path("") is ".", and an empty --config must be named as empty, not as a folder
     data = read_file("--config", path, limit=MAX_CONFIG_BYTES)  # a config is a few lines, not /dev/zero
+    path = Path(path)
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as error:

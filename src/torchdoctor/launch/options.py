@@ -281,7 +281,7 @@ def validate(options: LaunchOptions) -> None:
     if nproc is not None and str(nproc) not in NPROC_WORDS:
         if not (str(nproc).isascii() and str(nproc).strip().isdigit()):
             raise BadInput(
-                f"{said('nproc_per_node')} {nproc}: give a number, or one of {', '.join(NPROC_WORDS)}"
+                f"{said('nproc_per_node')} {str(nproc) or repr('')}: give a number, or one of {', '.join(NPROC_WORDS)}"
             )
         require_count(said("nproc_per_node"), int(nproc), 1, MAX_NPROC_PER_NODE)
     _, most = nnodes_range(flags.get("nnodes"), options.sources)
