@@ -128,6 +128,15 @@ def _bad_input_cases(tmp_path):
         (["report", "-o", ""], "-o '': empty"),
         (["report", "--skip", "bogus"], "--skip bogus: unknown area"),
         (["check", "--skip", "everything"], "--skip everything: unknown area"),
+        # an unset $VAR: an empty value is named as '', never quietly taken as "nothing" or as "." (Path(""))
+        (["check", "--skip", ""], "--skip '': no area in it; choose from sys, env"),
+        (["report", "--skip", " , "], "--skip ' , ': no area in it"),
+        (["check", "--only", ""], "--only '': no such check"),
+        (["net", "--read-log", ""], "--read-log '': empty"),
+        (["net", "--log-dir", ""], "--log-dir '': empty; give a folder"),
+        (["net", "--bench", "--plot", ""], "--plot '': empty"),
+        (["net", "--find-bad", "--pairs-plot", ""], "--pairs-plot '': empty"),
+        (["launch", "--config", "", "train.py"], "--config '': empty"),
         (
             ["env", "--deepspeed-build", "--arch", "99.9"],
             "'99.9': not the compute capability of any NVIDIA GPU",

@@ -150,7 +150,7 @@ def pick(checks: Iterable[Callable], only: Iterable[str], skip: Iterable[str] = 
             continue
         if name.split(".")[0] in set(skip):
             raise BadInput(f"--only {name}: its area is left out by --skip {name.split('.')[0]}")
-        raise BadInput(f"--only {name}: no such check; choose from {', '.join(known)}")
+        raise BadInput(f"--only {name or repr('')}: no such check; choose from {', '.join(known)}")
     return [c for c, name in zip(checks, known, strict=True) if name in wanted or not wanted]
 
 

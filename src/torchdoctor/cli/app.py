@@ -32,7 +32,14 @@ ROOT = typer.Option(
 
 def areas_to_skip(given: list[str]) -> list[str]:
     """``--skip`` as typed, in the words of the areas: ``--skip net,env`` and ``--skip NET`` as ``net``, ``env``;
-    an unknown one is refused by `torchdoctor.checks.select_areas`, naming the choices."""
+    an unknown one is refused by `torchdoctor.checks.select_areas`, naming the choices, and an empty one
+    (``--skip "$AREA"`` with AREA unset) here: left out, it would quietly skip nothing."""
+    from torchdoctor.checks import AREAS
+    from torchdoctor.errors import BadInput
+
+    for value in given:
+        if not value.replace(",", "").strip():
+            raise BadInput(f"--skip {value!r}: no area in it; choose from {', '.join(AREAS)}")
     return [part.strip().lower() for value in given for part in value.split(",") if part.strip()]
 
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 import sys
-from pathlib import Path
 
 import typer
 
@@ -52,7 +51,7 @@ def net(
     nccl_debug: bool = typer.Option(
         False, "--nccl-debug", help="Run with NCCL_DEBUG=INFO, keep each rank's log, summarise it."
     ),
-    log_dir: Path = typer.Option(
+    log_dir: str = typer.Option(
         None, "--log-dir", "--log_dir", help="Where each rank's output is kept (default: a temp dir)."
     ),
     bench: bool = typer.Option(False, "--bench", help="Measure collective bandwidth over a sweep of sizes."),
@@ -89,14 +88,14 @@ def net(
     expect_busbw: float = typer.Option(
         None, "--expect-busbw", metavar="GBPS", help="Fail when the peak busbw is below 90% of this."
     ),
-    plot: Path = typer.Option(None, "--plot", metavar="FILE.png", help="Draw busbw against message size."),
-    pairs_plot: Path = typer.Option(
+    plot: str = typer.Option(None, "--plot", metavar="FILE.png", help="Draw busbw against message size."),
+    pairs_plot: str = typer.Option(
         None,
         "--pairs-plot",
         metavar="FILE.png",
         help="Where --find-bad draws the pair bandwidths (default: find-bad-pairs.png in --log-dir, else here).",
     ),
-    read_log: list[Path] = typer.Option(
+    read_log: list[str] = typer.Option(
         [],
         "--read-log",
         metavar="FILE",

@@ -110,20 +110,23 @@ def net_options(
     rdzv_endpoint: str = "",
     rdzv_id: str | None = None,
     nccl_debug: bool = False,
-    log_dir: Path | None = None,
+    log_dir: str | os.PathLike | None = None,
     bench: bool = False,
     ops: str | None = None,
     sizes: str | None = None,
     iters: int | None = None,
     warmup: int | None = None,
     expect_busbw: float | None = None,
-    plot: Path | None = None,
+    plot: str | os.PathLike | None = None,
     find_bad: bool = False,
-    pairs_plot: Path | None = None,
+    pairs_plot: str | os.PathLike | None = None,
 ) -> NetOptions:
     """The flags of ``torchdoctor net`` as they were typed, checked, as one `NetOptions`; raises `BadInput`."""
     from torchdoctor.net.bandwidth import MAX_SIZE, OPS, human_size, parse_size
 
+    log_dir = _typed_path("--log-dir", log_dir, "a folder")
+    plot = _typed_path("--plot", plot, "a file name ending in .png")
+    pairs_plot = _typed_path("--pairs-plot", pairs_plot, "a file name ending in .png")
     require_stage_timeout("--timeout", timeout)
     if backend not in ("auto", "nccl", "gloo"):
         raise BadInput(f"--backend {backend}: choose auto, nccl or gloo")
@@ -203,6 +206,16 @@ def net_options(
         plot,
         pairs_plot,
     )
+
+
+def _typed_path(flag: str, value: str | os.PathLike | None, what: str) -> Path | None:
+    """``value`` as a `Path`, or None when the flag was not given; an empty one (``--log-dir "$DIR"`` with DIR
+    unset) is refused: ``Path("")`` is ``.``, which would quietly mean the current folder."""
+    if value is None:
+        return None
+    if not os.fspath(value):
+        raise BadInput(f"{flag} '': empty; give {what}")
+    return Path(value)
 
 
 def _require_plot(plot: Path, flag: str = "--plot") -> None:

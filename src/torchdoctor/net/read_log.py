@@ -7,6 +7,7 @@ added from `net.nccl_log`. A file with neither NCCL lines nor a failure is a war
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 from torchdoctor.errors import BadInput
@@ -16,7 +17,7 @@ from torchdoctor.findings import Finding
 NCCL_SUMMARY_LIMIT = 256 * 2**20
 
 
-def read_log_findings(*paths: Path) -> list[Finding]:
+def read_log_findings(*paths: str | Path) -> list[Finding]:
     """Findings for saved output at ``paths`` (files or folders), as `explain` gives them, with the NCCL summary.
 
     Raises `BadInput` naming a path that is missing or cannot be read.
@@ -26,7 +27,9 @@ def read_log_findings(*paths: Path) -> list[Finding]:
     from torchdoctor.net.nccl_log import findings as nccl_findings
     from torchdoctor.net.nccl_log import summarise
 
-    names = [str(p) for p in paths]
+    names = [os.fspath(p) for p in paths]
+    if "" in names:  # `--read-log "$LOG"` with LOG unset
+        raise BadInput("--read-log '': empty; give a saved log file or folder")
     try:
         found = explain(names)
         texts, notes = [], []
