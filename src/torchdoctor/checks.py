@@ -1,8 +1,10 @@
 """Finding and running the checks behind `torchdoctor check`.
 
-Like `brew doctor`, a check is any function named ``check_*`` in one of the area modules below; it returns
-``None``, a `Finding` or a list of them. Adding a check means writing one function; nothing to register.
-Its id is its area and its name (``check_kernel`` in ``sys``: ``sys.kernel``), and it makes its findings with
+Like `brew doctor`, a check is any function named ``check_*`` defined (not imported) in one of the area modules
+below; it returns ``None``, a `Finding` or a list of them. Adding a check means writing one function; nothing
+to register.
+Its id is its area and its name (``check_kernel`` in ``sys``: ``sys.kernel``; the area is the module's
+``AREA`` constant, so a new area's module sets ``AREA`` and is added to `AREAS`), and it makes its findings with
 `verdict_of`, which fills that id in: no id is typed by hand, so a finding, a crash and the status line all
 name the check by the same id, the one ``torchdoctor check --list`` shows and ``--only`` takes.
 
