@@ -115,3 +115,12 @@ def test_the_options_promised_on_every_command_are_there(command, capsys):
     assert {"-h", "--help", "--no-color"} <= flags, promised
     text = help_of(command, capsys)
     assert all(re.search(rf"(?<![\w-]){re.escape(f)}\b", text) for f in flags), (command, flags)
+
+
+def test_the_readme_lists_every_check_as_check_list_prints_it(capsys):
+    """`torchdoctor check --list` in the README is the tool's own output: a check added (or reworded) without
+    the README saying so is caught here, not by a newcomer comparing the two."""
+    shown = re.search(r"\$ torchdoctor check --list\n(.*?)\n\$ ", README, re.S).group(1)
+    assert main(["check", "--list"]) == 0
+    printed = capsys.readouterr().out.strip()
+    assert shown.strip() == printed, "the README's `torchdoctor check --list` differs from what it prints"
