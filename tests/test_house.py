@@ -134,3 +134,38 @@ def test_every_module_says_its_one_job_in_a_docstring():
         name for name in NO_DOCSTRING_YET if ast.get_docstring(ast.parse(all_modules()[name].read_text()))
     ]
     assert not written, f"{', '.join(written)} has its docstring now: take it out of NO_DOCSTRING_YET"
+
+
+def _required_arguments(script: Path) -> list[str]:
+    """The arguments a benchmark's argparse parser cannot run without: ``required=True``, or a positional one
+    with no ``nargs`` that allows none."""
+    needed = []
+    for node in ast.walk(ast.parse(script.read_text(encoding="utf-8"))):
+        if not (
+            isinstance(node, ast.Call) and getattr(node.func, "attr", "") == "add_argument" and node.args
+        ):
+            continue
+        name = ast.literal_eval(node.args[0])
+        keywords = {k.arg: k.value for k in node.keywords}
+        nargs = ast.literal_eval(keywords["nargs"]) if "nargs" in keywords else None
+        required = "required" in keywords and ast.literal_eval(keywords["required"])
+        if required or (not name.startswith("-") and nargs not in ("?", "*")):
+            needed.append(name)
+    return needed
+
+
+def test_make_bench_runs_only_benchmarks_that_need_no_argument():
+    """`make bench` runs every benchmark it names with no argument: one that needs one (compat.py's --torch)
+    would stop it there, as a glob over benchmarks/*.py did."""
+    root = PACKAGE.parent.parent
+    makefile = (root / "Makefile").read_text()
+    assert "RATIO_BENCHMARKS :=" in makefile, (
+        "make bench should name its benchmarks: a glob reaches compat.py"
+    )
+    listed = makefile.split("RATIO_BENCHMARKS :=", 1)[1].split("\n\n", 1)[0].replace("\\", " ").split()
+    assert "check_time" in listed, listed  # the list itself was read
+    for name in listed:
+        script = root / "benchmarks" / f"{name}.py"
+        assert script.is_file(), f"make bench names {script}, which does not exist"
+        assert not _required_arguments(script), f"{script.name} needs {_required_arguments(script)}"
+    assert _required_arguments(root / "benchmarks" / "compat.py") == ["--torch"]  # the scan finds one
