@@ -124,3 +124,14 @@ def test_the_readme_lists_every_check_as_check_list_prints_it(capsys):
     assert main(["check", "--list"]) == 0
     printed = capsys.readouterr().out.strip()
     assert shown.strip() == printed, "the README's `torchdoctor check --list` differs from what it prints"
+
+
+def test_every_link_inside_the_readme_leads_to_a_heading():
+    """The Tour's links, as GitHub makes a heading's anchor: lower case, punctuation dropped, spaces to hyphens."""
+    anchors = {
+        re.sub(r"[^\w\- ]", "", heading.strip().lower()).replace(" ", "-")
+        for heading in re.findall(r"^#+ (.*)$", README, re.M)
+    }
+    links = set(re.findall(r"\]\(#([^)]+)\)", README))
+    assert len(links) >= 10, links  # the Tour was read
+    assert not links - anchors, f"links to no heading: {sorted(links - anchors)}"
