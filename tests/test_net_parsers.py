@@ -321,3 +321,23 @@ def test_launcher_output_names_the_unreachable_rendezvous_host():
     )
     assert "reached the rendezvous at node01:29400 within 30s: 1 other node never came" in alone.summary
     assert "nc -zv node01 29400" in alone.fix
+
+
+@pytest.mark.parametrize("world_size", [1, 2])
+def test_a_passed_smoke_test_says_how_many_ranks_talked(world_size):
+    """`net --nproc-per-node 1` passes, but one rank talked to nobody: it says so, not "1 ranks ... talk"."""
+    from torchdoctor.net.rank_state import RankState
+    from torchdoctor.net.verdicts import verdicts
+
+    states = {
+        rank: RankState(rank, world_size, rank, "vm", "fork", stage="done", backend="gloo", device="cpu")
+        for rank in range(world_size)
+    }
+    [finding] = verdicts(states, world_size, timeout=10)
+    assert finding.status == "ok"
+    if world_size == 1:
+        assert finding.summary.startswith(
+            "1 rank on 1 host (vm), alone (nothing to talk to: give --nproc-per-node 2"
+        )
+    else:
+        assert finding.summary.startswith("2 ranks on 1 host (vm) talk to each other over gloo")

@@ -385,11 +385,17 @@ def _passed(states, world_size) -> Finding:
     where = f"{len(hosts)} host{'s' if len(hosts) > 1 else ''} ({', '.join(hosts)})"
     build = f"torch {versions.get('torch')}" if versions else ""
     build += f", NCCL {versions['nccl']}" if versions.get("nccl") else ""
+    # one rank talks to nobody: say what was tested, not "ranks talk to each other"
+    who = (
+        f"{world_size} ranks on {where} talk to each other"
+        if world_size > 1
+        else f"1 rank on {where}, alone (nothing to talk to: start 2 or more ranks to test communication), runs"
+    )
     return Finding(
         "net.smoke",
         "ok",
-        f"{world_size} ranks on {where} talk to each other over {first.backend}: all_reduce sum "
-        f"checked, barrier, memory on {', '.join(devices)}" + (f" ({build})" if build else ""),
+        f"{who} over {first.backend}: all_reduce sum checked, barrier, memory on {', '.join(devices)}"
+        + (f" ({build})" if build else ""),
         {
             "backend": first.backend,
             "hosts": hosts,
