@@ -337,7 +337,7 @@ def test_a_passed_smoke_test_says_how_many_ranks_talked(world_size):
     assert finding.status == "ok"
     if world_size == 1:
         assert finding.summary.startswith(
-            "1 rank on 1 host (vm), alone (nothing to talk to: give --nproc-per-node 2"
+            "1 rank on 1 host (vm), alone (nothing to talk to: start 2 or more ranks"
         )
     else:
         assert finding.summary.startswith("2 ranks on 1 host (vm) talk to each other over gloo")
