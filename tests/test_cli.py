@@ -40,6 +40,9 @@ def test_check_json_lists_sys_findings(cli):
 def test_python_too_old_fails_with_fix():
     finding = check_python(version_info=(3, 8, 10), executable="/usr/bin/python3.8")
     assert finding.status == "fail" and "3.8.10" in finding.summary and finding.fix
+    # the oldest it fails is the oldest pyproject.toml refuses, and the fix asks for the one it accepts
+    assert check_python(version_info=(3, 9, 18)).status == "fail" and "3.10" in finding.fix
+    assert check_python(version_info=(3, 10, 0)).status == "ok"
 
 
 def test_torch_builds_named():

@@ -26,7 +26,7 @@ def torch_build(version: str, cuda: str | None, hip: str | None) -> str:
 
 
 def check_python(version_info=sys.version_info, executable: str = sys.executable) -> Finding:
-    """Python 3.9 is the oldest that torch 2.x supports; older is a failure."""
+    """Python 3.10 is the oldest torchdoctor runs on (pyproject.toml: requires-python); older is a failure."""
     verdict = verdict_of(check_python)
     version = ".".join(str(part) for part in version_info[:3])
     details = {
@@ -34,10 +34,10 @@ def check_python(version_info=sys.version_info, executable: str = sys.executable
         "executable": executable,
         "implementation": platform.python_implementation(),
     }
-    if tuple(version_info[:2]) < (3, 9):
+    if tuple(version_info[:2]) < (3, 10):
         return verdict(
             "fail",
-            f"Python {version} is too old for torch 2.x",
+            f"Python {version} is too old: torchdoctor needs 3.10 or newer",
             details,
             "Install Python 3.10 or newer and recreate the virtual environment.",
         )
