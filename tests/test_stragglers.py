@@ -321,6 +321,9 @@ def test_ddp_waiting_is_timed_from_the_last_gradient_to_the_end_of_the_backward(
         # a row runs from one optimizer step to the next: rows 5-8 hold the backward passes rank 1 came late to
         waited = [row[2] for row in runs[0]["rows"][5:9]]
         assert all(seconds > 0.2 for seconds in waited), (kind, waited)  # rank 0 waited ~0.3 s for rank 1
+        if Path("/proc/self/schedstat").exists():  # Linux: the times the thread was put on a CPU, per step
+            assert all(row[6] >= 1 for row in runs[0]["rows"][5:9]), (kind, runs[0]["rows"][5:9])  # it slept
+            assert all(isinstance(row[6], int) and row[6] >= 0 for run in runs for row in run["rows"])
         assert all(row[2] < 0.15 for row in runs[1]["rows"][5:9]), (kind, runs[1]["rows"][5:9])  # rank 1 not
         for zero, one in zip(runs[0]["rows"][5:9], runs[1]["rows"][5:9], strict=True):
             (group, in0, out0), (_, in1, out1) = zero[4][0], one[4][0]
