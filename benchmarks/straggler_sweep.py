@@ -11,7 +11,8 @@ from run to run (``--planted-rank`` fixes it): rank 0, the one that reads and ju
 often as the others. An episode is *named* when a verdict line names the planted rank within 50 steps of the
 fault's start; *right cause* when that line gives the planted cause (else the causes it gave are tallied as
 *wrong causes*). Healthy runs count every verdict as a false alarm. A verdict naming another rank than the
-planted one is a victim named.
+planted one is a victim named when that rank waited for another over the stretch named (it arrived at the
+collectives before the latest), else a rank slower for real that was not planted (the machine's other work).
 
     python benchmarks/straggler_sweep.py                 # the full sweep (long: run it niced)
     python benchmarks/straggler_sweep.py --quick         # one run per fault at 30%, 300 healthy steps

@@ -138,14 +138,40 @@ def test_real_5_percent_slowdowns_on_a_busy_machine_are_named_in_every_episode(k
     benchmarks = str(HERE.parent / "benchmarks")
     if benchmarks not in sys.path:
         sys.path.insert(0, benchmarks)
+    from straggler_replay import lateness
     from straggler_sweep import score_planted  # the sweep's own scoring of an episode
 
     run = HERE / "fixtures" / "stragglers" / kept
     planted = json.loads((run / "run.json").read_text())
     said = judge_kept(run / "stragglers-windows.jsonl").said
-    scores, _, in_order = score_planted(said, int(planted["SLOW_RANK"]), planted["FAULT"], planted["steps"])
-    assert in_order == [True] * 4 and scores["victims"] == 0, said
+    late = lateness(run / "stragglers-windows.jsonl")
+    scores, _, in_order = score_planted(
+        said, int(planted["SLOW_RANK"]), planted["FAULT"], planted["steps"], late
+    )
+    assert in_order == [True] * 4 and scores["victims"] == scores["unplanted"] == 0, said
     assert scores["right"] >= right and sum(v["cause"] == cause for v in said) >= right, said
+
+
+def test_the_sweep_tells_a_victim_from_a_rank_the_others_waited_for():
+    # the sweep scores a line naming a rank other than the planted one: a victim when that rank waited for
+    # another over the stretch named (it arrived before the latest), else a rank slower for real, not planted
+    benchmarks = str(HERE.parent / "benchmarks")
+    if benchmarks not in sys.path:
+        sys.path.insert(0, benchmarks)
+    from straggler_sweep import score_planted, waited_for
+
+    from torchdoctor.stragglers.verdict import rank_windows
+
+    late = {
+        n: {rank: w.late * 1000 for rank, w in rank_windows(window(n, slow=2, late=0.01)).items()}
+        for n in range(4)
+    }
+    assert waited_for({"rank": 2, "window": 3}, late)  # rank 2 arrived 10 ms after the others
+    assert not waited_for({"rank": 0, "window": 3}, late)  # rank 0 waited for it
+    lines = [{"rank": 0, "window": 3, "cause": "device"}, {"rank": 2, "window": 3, "cause": "device"}]
+    scores, *_ = score_planted(lines, 1, "input", 100, late)  # rank 1 planted, neither named rank is
+    assert (scores["victims"], scores["unplanted"]) == (1, 1)
+    assert score_planted(lines, 1, "input", 100)[0]["victims"] == 2  # without the lateness: both victims
 
 
 def test_a_verdict_needs_a_sustained_stretch_and_a_one_off_stall_makes_none():
