@@ -393,8 +393,10 @@ FAULT_FROM, LAGGED_STEPS = 110, 190
 @pytest.fixture(scope="module")
 def healthy_run(tmp_path_factory):
     # nothing planted; rank 1 runs torch on 2 threads, rank 0 on 1 (each rank's device is measured as the
-    # training has it: test_launch_measures_each_ranks_device)
-    return launch(tmp_path_factory.mktemp("healthy"), {"THREADS_1": "2"}, HEALTHY_STEPS)
+    # training has it: test_launch_measures_each_ranks_device). OpenMP's idle thread sleeps instead of
+    # spinning (OMP_WAIT_POLICY): spinning, it took a core for the whole run, and the job twice the CPU time
+    env = {"THREADS_1": "2", "OMP_WAIT_POLICY": "PASSIVE"}
+    return launch(tmp_path_factory.mktemp("healthy"), env, HEALTHY_STEPS)
 
 
 @pytest.fixture(scope="module")
