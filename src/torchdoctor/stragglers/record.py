@@ -26,13 +26,12 @@ ARRIVALS = 8  # collectives per step whose arrival is noted
 KEY_PREFIX = "torchdoctor/straggler"
 # A row: step seconds, data seconds, collective seconds, CPU seconds of the compute (this thread's), the
 # arrivals: [[group, wall-clock time in, out], ...] at the step's first collectives, in order (out only for
-# blocking ones), the seconds the
-# thread was ready to run but kept off the CPU (the kernel's run-queue wait; None where there is none), and
-# the times the thread was put on a CPU in the step (the kernel's timeslices: every wake-up after a sleep, and
-# every time it got the CPU back from another thread; None where there is none). The last is recorded, not yet
-# judged: a busy process on the rank's core takes it off its CPU more often, which its waiting for a CPU,
-# dominated by the machine's load, does not show at 5% (docs/stragglers-measurements.md).
-FIELDS = ("step", "data", "comm", "cpu", "arrivals", "runq")
+# blocking ones), the seconds the thread was ready to run but kept off the CPU (the kernel's run-queue wait;
+# None where there is none), and the times the thread was put on a CPU in the step (every wake-up after a
+# sleep, every time it got the CPU back from another thread; None where there is none). The last is recorded,
+# not yet judged: a busy process on the rank's core should take the thread off its CPU more often, where its
+# waiting for a CPU, dominated by the machine's load, does not show a 5% share (the README's straggler figures).
+FIELDS = ("step", "data", "comm", "cpu", "arrivals", "runq", "switched")
 
 
 def window_key(window: int, rank: int) -> str:
