@@ -390,13 +390,34 @@ HEALTHY_STEPS = 120  # the first WARMUP + BASELINE = 60 are each rank's usual, t
 FAULT_FROM, LAGGED_STEPS = 110, 190
 
 
+def shared_launch(tmp_path_factory, name: str, env: dict[str, str], steps: int) -> tuple[str, Path]:
+    """`launch` once per test session, however many tests use it and whichever xdist workers run them: the
+    first to ask runs it, the others wait on a lock and read what it wrote (the wait is bounded by the
+    launch's own timeout). A failed launch is tried again by the next test that asks."""
+    import fcntl
+
+    root = tmp_path_factory.getbasetemp()
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        root = root.parent  # the session's folder, shared by its workers
+    folder = root / f"stragglers-{name}"
+    with open(root / f"stragglers-{name}.lock", "a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        kept = folder / "stderr.txt"
+        if kept.exists():
+            return kept.read_text(), folder / "out"
+        folder.mkdir(exist_ok=True)
+        stderr, out = launch(folder, env, steps)
+        kept.write_text(stderr)
+        return stderr, out
+
+
 @pytest.fixture(scope="module")
 def healthy_run(tmp_path_factory):
     # nothing planted; rank 1 runs torch on 2 threads, rank 0 on 1 (each rank's device is measured as the
     # training has it: test_launch_measures_each_ranks_device). OpenMP's idle thread sleeps instead of
     # spinning (OMP_WAIT_POLICY): spinning, it took a core for the whole run, and the job twice the CPU time
     env = {"THREADS_1": "2", "OMP_WAIT_POLICY": "PASSIVE"}
-    return launch(tmp_path_factory.mktemp("healthy"), env, HEALTHY_STEPS)
+    return shared_launch(tmp_path_factory, "healthy", env, HEALTHY_STEPS)
 
 
 @pytest.fixture(scope="module")
@@ -408,7 +429,7 @@ def lagged_run(tmp_path_factory):
     # often are: these tests are about the usual and the report, benchmarks/straggler_sweep.py about the size)
     env = {"LAG_RANK": "1", "LAG": "1.0", "FAULT": "input", "AMOUNT": "1.0", "SLOW_RANK": "1",
            "PERIOD": "1000", "OFF": str(FAULT_FROM)}  # fmt: skip
-    return launch(tmp_path_factory.mktemp("lagged"), env, LAGGED_STEPS)
+    return shared_launch(tmp_path_factory, "lagged", env, LAGGED_STEPS)
 
 
 def verdict_lines(stderr: str) -> list[str]:
