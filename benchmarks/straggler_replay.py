@@ -22,6 +22,20 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from straggler_sweep import HEADER, Tally  # noqa: E402 - the sweep's own scoring and tables
 
 from torchdoctor.stragglers.aggregate import judge_kept  # noqa: E402
+from torchdoctor.stragglers.verdict import rank_windows  # noqa: E402
+
+
+def lateness(kept: Path) -> dict[int, dict[int, float | None]]:
+    """Each kept window's median lateness per rank at the collectives, ms (as the run's report has it)."""
+    late = {}
+    with open(kept, encoding="utf-8") as lines:
+        for line in lines:
+            window = json.loads(line)
+            ranks = rank_windows({int(rank): figures for rank, figures in window["ranks"].items()})
+            late[int(window["window"])] = {
+                rank: None if r.late is None else r.late * 1000 for rank, r in ranks.items()
+            }
+    return late
 
 
 def main() -> None:
@@ -38,13 +52,14 @@ def main() -> None:
     for run in runs:
         facts = json.loads((run / "run.json").read_text())
         said = judge_kept(run / "stragglers-windows.jsonl").said
+        late = lateness(run / "stragglers-windows.jsonl")
         if "FAULT" in facts:
             cell = (facts["ranks"], facts["FAULT"], facts["AMOUNT"])
-            tally.planted(*cell, int(facts["SLOW_RANK"]), facts["steps"], said)
+            tally.planted(*cell, int(facts["SLOW_RANK"]), facts["steps"], said, late=late)
             if cell not in planted:
                 planted.append(cell)
         else:
-            tally.healthy(facts["ranks"], facts["steps"], said)
+            tally.healthy(facts["ranks"], facts["steps"], said, late)
     print(f"# {len(runs)} kept runs judged again", flush=True)
     if planted:
         print(HEADER)

@@ -11,7 +11,8 @@ from run to run (``--planted-rank`` fixes it): rank 0, the one that reads and ju
 often as the others. An episode is *named* when a verdict line names the planted rank within 50 steps of the
 fault's start; *right cause* when that line gives the planted cause (else the causes it gave are tallied as
 *wrong causes*). Healthy runs count every verdict as a false alarm. A verdict naming another rank than the
-planted one is a victim named.
+planted one is a victim named when that rank waited for another over the stretch named (it arrived at the
+collectives before the latest), else a rank slower for real that was not planted (the machine's other work).
 
     python benchmarks/straggler_sweep.py                 # the full sweep (long: run it niced)
     python benchmarks/straggler_sweep.py --quick         # one run per fault at 30%, 300 healthy steps
@@ -31,7 +32,7 @@ import time
 from collections import Counter
 from pathlib import Path
 
-from torchdoctor.stragglers.verdict import BASELINE, WARMUP
+from torchdoctor.stragglers.verdict import BASELINE, STRETCH, WARMUP
 
 ROOT = Path(__file__).resolve().parent.parent
 SCRIPT = ROOT / "tests" / "straggler_train.py"
@@ -42,9 +43,10 @@ PERIOD, OFF, WITHIN, FIRST = 100, 40, 50, 100
 
 def run(
     ranks: int, steps: int, env: dict[str, str], keep: Path | None = None
-) -> tuple[list[dict], str, float]:
-    """One launch; the verdicts it said, its stderr, the seconds it took. With ``keep``, the run's raw windows
-    and what was planted are kept in a folder of their own there (``straggler_replay.py`` judges them again)."""
+) -> tuple[list[dict], str, float, dict[int, dict[int, float | None]]]:
+    """One launch; the verdicts it said, its stderr, the seconds it took, each window's lateness per rank
+    (`waited_for`). With ``keep``, the run's raw windows and what was planted are kept in a folder of their own
+    there (``straggler_replay.py`` judges them again)."""
     with tempfile.TemporaryDirectory(prefix="straggler-sweep-") as out:
         full = dict(os.environ, STEPS=str(steps), **env)
         full["PYTHONPATH"] = os.pathsep.join([str(FAULTS_DIR), str(ROOT / "src"), full.get("PYTHONPATH", "")])
@@ -58,12 +60,16 @@ def run(
             sys.stderr.write(done.stderr[-3000:])
             raise SystemExit(f"run failed ({done.returncode}): {env}")
         found = json.loads(report.read_text())["findings"][0]
+        late = {
+            w["window"]: {int(r): ms for r, ms in w["late_ms"].items()}
+            for w in found.get("details", {}).get("windows", [])
+        }
         if keep is not None:
             kept = keep / f"run{len(list(keep.glob('run*'))):03d}"
             kept.mkdir(parents=True)
             shutil.copy(Path(out) / "stragglers-windows.jsonl", kept)
             (kept / "run.json").write_text(json.dumps({"ranks": ranks, "steps": steps, **env}) + "\n")
-        return found.get("details", {}).get("verdicts", []), done.stderr, seconds
+        return found.get("details", {}).get("verdicts", []), done.stderr, seconds, late
 
 
 def _launch(command: list[str], env: dict[str, str]) -> subprocess.CompletedProcess:
@@ -84,12 +90,34 @@ def _launch(command: list[str], env: dict[str, str]) -> subprocess.CompletedProc
     return subprocess.CompletedProcess(command, launch.returncode, stdout, stderr)
 
 
+def waited_for(verdict: dict, late: dict[int, dict[int, float | None]]) -> bool:
+    """Whether the rank a verdict names arrived last at the collectives over the stretch it names (the median
+    of its windows' lateness, ms, the largest of the ranks'): the others waited for it. A rank named that
+    waited for another is a victim; one the others waited for was slower, planted or not (the machine's
+    other work can slow a rank too)."""
+    windows = [
+        late[w] for w in range(verdict["window"] - STRETCH // 10 + 1, verdict["window"] + 1) if w in late
+    ]
+    medians = {}
+    for rank in {r for figures in windows for r in figures}:
+        values = sorted(f[rank] for f in windows if f.get(rank) is not None)
+        if values:
+            medians[rank] = values[len(values) // 2]
+    return bool(medians) and medians.get(verdict["rank"], -1.0) >= max(medians.values())
+
+
 def score_planted(
-    verdicts: list[dict], slow: int, fault: str, steps: int
+    verdicts: list[dict],
+    slow: int,
+    fault: str,
+    steps: int,
+    late: dict[int, dict[int, float | None]] | None = None,
 ) -> tuple[dict[str, int], Counter, list[bool]]:
-    """Per episode: named in time, with the right cause; verdicts naming another rank; the causes named for
-    the planted rank in episodes where none was right; and, in the run's order, whether each episode was
-    named (a missed episode's steps may enter the rank's usual figures and hide the next one)."""
+    """Per episode: named in time, with the right cause; verdicts naming another rank (with each window's
+    lateness per rank, ``late``: split into victims, ranks that waited for another, and ranks the others
+    waited for — `waited_for`; without it all are victims); the causes named for the planted rank in episodes
+    where none was right; and, in the run's order, whether each episode was named (a missed episode's steps
+    may enter the rank's usual figures and hide the next one)."""
     episodes = [
         (start + OFF, start + PERIOD)
         for start in range(0, steps, PERIOD)
@@ -108,8 +136,10 @@ def score_planted(
         right += good
         if hits and not good:
             wrong.update(v["cause"] for v in hits)
-    victims = sum(v["rank"] != slow for v in verdicts)
-    return {"episodes": len(episodes), "named": named, "right": right, "victims": victims}, wrong, in_order
+    others = [v for v in verdicts if v["rank"] != slow]
+    slower = sum(late is not None and waited_for(v, late) for v in others)
+    scores = {"episodes": len(episodes), "named": named, "right": right, "victims": len(others) - slower}
+    return {**scores, "unplanted": slower}, wrong, in_order
 
 
 def _stop(signum: int, _frame) -> None:
@@ -168,16 +198,16 @@ def main() -> None:
                 "OFF": str(OFF),
                 "SLOW_FROM": str(FIRST),
             }
-            verdicts, _, took = run(ranks, args.steps, env, args.keep)
-            tally.planted(ranks, fault, amount, slow, args.steps, verdicts, took)
+            verdicts, _, took, late = run(ranks, args.steps, env, args.keep)
+            tally.planted(ranks, fault, amount, slow, args.steps, verdicts, took, late)
         tally.print_cell(ranks, fault, amount)
     tally.print_planted()
     healthy_steps = 0
     while healthy_steps < args.healthy_steps:
         ranks = counts[(healthy_steps // args.healthy_run) % len(counts)]
-        verdicts, _, _ = run(ranks, args.healthy_run, {}, args.keep)
+        verdicts, _, _, late = run(ranks, args.healthy_run, {}, args.keep)
         healthy_steps += args.healthy_run
-        tally.healthy(ranks, args.healthy_run, verdicts)
+        tally.healthy(ranks, args.healthy_run, verdicts, late)
         print(
             f"  healthy so far: {healthy_steps} steps ({ranks} ranks this run), {tally.alarms} alarms, "
             f"load average {os.getloadavg()[0]:.1f}",
@@ -186,7 +216,10 @@ def main() -> None:
     tally.print_healthy()
 
 
-HEADER = "ranks  fault    amount  planted  episodes  named  right cause  victims named  seconds  wrong causes"
+HEADER = (
+    "ranks  fault    amount  planted  episodes  named  right cause  victims named  others slower  seconds  "
+    "wrong causes"
+)
 
 
 class Tally:
@@ -196,12 +229,13 @@ class Tally:
     def __init__(self) -> None:
         self.cells: dict[tuple, dict] = {}
         self.by_order: dict[int, list[bool]] = {}  # the n-th episode of a run: named or not, over every run
-        self.healthy_steps = self.alarms = self.judged = 0
+        self.healthy_steps = self.alarms = self.judged = self.alarms_waited_for = 0
         self.by_cause: Counter = Counter()
 
     def planted(self, ranks: int, fault: str, amount: str, slow: int, steps: int, verdicts: list[dict],
-                seconds: float = 0.0) -> None:  # fmt: skip
-        """Count one planted run; print each verdict naming another rank than the planted one."""
+                seconds: float = 0.0, late: dict | None = None) -> None:  # fmt: skip
+        """Count one planted run; print each verdict naming another rank than the planted one, and whether
+        the others waited for it (``late``: each window's lateness per rank, `waited_for`)."""
         cell = self.cells.setdefault(
             (ranks, fault, amount),
             {
@@ -209,12 +243,13 @@ class Tally:
                 "named": 0,
                 "right": 0,
                 "victims": 0,
+                "unplanted": 0,
                 "seconds": 0.0,
                 "planted": [],
                 "wrong": Counter(),
             },
         )
-        scores, wrong, in_order = score_planted(verdicts, slow, fault, steps)
+        scores, wrong, in_order = score_planted(verdicts, slow, fault, steps, late)
         for key, value in scores.items():
             cell[key] += value
         cell["seconds"] += seconds
@@ -224,7 +259,12 @@ class Tally:
             self.by_order.setdefault(n, []).append(was_named)
         for verdict in verdicts:
             if verdict["rank"] != slow:
-                print(f"  victim named (planted rank {slow}): {verdict['line']}", flush=True)
+                what = (
+                    "slower, not planted"
+                    if late is not None and waited_for(verdict, late)
+                    else "victim named"
+                )
+                print(f"  {what} (planted rank {slow}): {verdict['line']}", flush=True)
 
     def print_cell(self, ranks: int, fault: str, amount: str) -> None:
         """One row of the planted table."""
@@ -232,6 +272,7 @@ class Tally:
         print(
             f"{ranks:>5}  {fault:<8} {float(amount):>5.0%}  {','.join(map(str, cell['planted'])):>7}  "
             f"{cell['episodes']:>8}  {cell['named']:>5}  {cell['right']:>11}  {cell['victims']:>13}  "
+            f"{cell['unplanted']:>13}  "
             f"{(format(cell['seconds'], '.0f') if cell['seconds'] else '-'):>7}  "  # replayed runs took no time
             + (", ".join(f"{c} {n}" for c, n in cell["wrong"].most_common()) or "-"),
             flush=True,
@@ -241,7 +282,7 @@ class Tally:
         """The planted runs' totals and the episodes by their place in the run (and the load average now)."""
         totals = {
             key: sum(cell[key] for cell in self.cells.values())
-            for key in ("episodes", "named", "right", "victims")
+            for key in ("episodes", "named", "right", "victims", "unplanted")
         }
         if not totals["episodes"]:
             return
@@ -249,7 +290,9 @@ class Tally:
         print(
             f"planted: named within {WITHIN} steps {totals['named']}/{totals['episodes']} "
             f"({totals['named'] / totals['episodes']:.0%}), right cause {totals['right']}/{totals['episodes']} "
-            f"({totals['right'] / totals['episodes']:.0%}), victims named {totals['victims']}; wrong causes: "
+            f"({totals['right'] / totals['episodes']:.0%}), victims named {totals['victims']} (ranks that waited "
+            f"for another), others named {totals['unplanted']} (not planted; the others waited for them); "
+            "wrong causes: "
             + (", ".join(f"{cause} {n}" for cause, n in wrong.most_common()) or "none")
             + (f"; load average {os.getloadavg()[0]:.1f}" if load else ""),
             flush=True,
@@ -260,11 +303,13 @@ class Tally:
             flush=True,
         )
 
-    def healthy(self, ranks: int, steps: int, verdicts: list[dict]) -> None:
-        """Count one healthy run; print each verdict as a false alarm with its figures."""
+    def healthy(self, ranks: int, steps: int, verdicts: list[dict], late: dict | None = None) -> None:
+        """Count one healthy run; print each verdict as a false alarm with its figures (and, with ``late``,
+        count those naming the rank the others waited for: `waited_for`)."""
         self.healthy_steps += steps
         self.judged += max(0, steps - WARMUP - BASELINE)  # the first steps are never judged
         self.alarms += len(verdicts)
+        self.alarms_waited_for += sum(late is not None and waited_for(v, late) for v in verdicts)
         for verdict in verdicts:
             self.by_cause[f"{verdict['cause']} (rank {verdict['rank']} of {ranks})"] += 1
             print(
@@ -280,7 +325,8 @@ class Tally:
         print(
             f"healthy: {self.alarms} false alarms in {self.healthy_steps} steps ({self.judged} judged) = "
             f"{self.alarms * 10_000 / self.healthy_steps:.1f} per 10,000 steps "
-            f"({self.alarms * 10_000 / max(1, self.judged):.1f} per 10,000 judged)"
+            f"({self.alarms * 10_000 / max(1, self.judged):.1f} per 10,000 judged; "
+            f"{self.alarms_waited_for} of them the rank the others waited for)"
             + (f"; load average {os.getloadavg()[0]:.1f} at the end" if load else ""),
             flush=True,
         )

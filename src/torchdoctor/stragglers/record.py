@@ -26,9 +26,12 @@ ARRIVALS = 8  # collectives per step whose arrival is noted
 KEY_PREFIX = "torchdoctor/straggler"
 # A row: step seconds, data seconds, collective seconds, CPU seconds of the compute (this thread's), the
 # arrivals: [[group, wall-clock time in, out], ...] at the step's first collectives, in order (out only for
-# blocking ones), and the seconds the
-# thread was ready to run but kept off the CPU (the kernel's run-queue wait; None where there is none).
-FIELDS = ("step", "data", "comm", "cpu", "arrivals", "runq")
+# blocking ones), the seconds the thread was ready to run but kept off the CPU (the kernel's run-queue wait;
+# None where there is none), and the times the thread was put on a CPU in the step (every wake-up after a
+# sleep, every time it got the CPU back from another thread; None where there is none). The last is recorded,
+# not yet judged: a busy process on the rank's core should take the thread off its CPU more often, where its
+# waiting for a CPU, dominated by the machine's load, does not show a 5% share (the README's straggler figures).
+FIELDS = ("step", "data", "comm", "cpu", "arrivals", "runq", "switched")
 
 
 def window_key(window: int, rank: int) -> str:
@@ -63,6 +66,7 @@ class StepRecord:
         self._started = False
         self._runq_fd: int | None = None
         self._runq_begin = 0.0
+        self._slices_begin = 0
 
     def _reset(self, now: float, cpu_now: float) -> None:
         self.begin, self.cpu_begin = now, cpu_now
@@ -111,26 +115,27 @@ class StepRecord:
     def step_boundary(self) -> None:
         """One step is over: keep its row, publish a full window."""
         now, cpu_now = time.perf_counter(), time.thread_time()
-        runq = self._run_queue_wait()
+        runq, slices = self._scheduler() or (None, None)
         if not self._started:  # the first boundary starts the first step
             self._started = True
             self._reset(now, cpu_now)
-            self._runq_begin = runq if runq is not None else 0.0
+            self._runq_begin, self._slices_begin = runq or 0.0, slices or 0
             return
         comm = self.comm
         step = now - self.begin
         cpu = max(0.0, cpu_now - self.cpu_begin - self.cpu_elsewhere)
         kept_off = None if runq is None else round(max(0.0, runq - self._runq_begin), 6)
-        self._runq_begin = runq if runq is not None else 0.0
-        self.rows.append([step, self.data, min(comm, step), cpu, self.arrivals, kept_off])
+        switched = None if slices is None else max(0, slices - self._slices_begin)
+        self._runq_begin, self._slices_begin = runq or 0.0, slices or 0
+        self.rows.append([step, self.data, min(comm, step), cpu, self.arrivals, kept_off, switched])
         self.steps += 1
         self._reset(now, cpu_now)
         if len(self.rows) >= self.window:
             self.flush()
 
-    def _run_queue_wait(self) -> float | None:
-        """Seconds this thread (the training's: the one that steps) has waited for a CPU so far, from
-        Linux's ``/proc/self/task/<tid>/schedstat``; None elsewhere."""
+    def _scheduler(self) -> tuple[float, int] | None:
+        """(seconds this thread, the training's: the one that steps, has waited for a CPU so far; the times
+        it was put on a CPU so far), from Linux's ``/proc/self/task/<tid>/schedstat``; None elsewhere."""
         if self._runq_fd is None:
             try:
                 self._runq_fd = os.open(f"/proc/self/task/{threading.get_native_id()}/schedstat", os.O_RDONLY)
@@ -139,7 +144,8 @@ class StepRecord:
         if self._runq_fd < 0:
             return None
         try:
-            return int(os.pread(self._runq_fd, 100, 0).split()[1]) / 1e9
+            fields = os.pread(self._runq_fd, 100, 0).split()
+            return int(fields[1]) / 1e9, int(fields[2])
         except (OSError, IndexError, ValueError):  # the file went away or changed shape: stop reading it
             self._runq_fd = -1
             return None
