@@ -51,7 +51,7 @@ def test_a_name_the_headers_do_not_declare_is_a_source_written_for_another_torch
     # train/223: gcc's C front end on an extension that uses THTensor, gone from torch's headers
     found = lead("223.txt")
     assert found.id == "log.cuda_build" and found.details["confidence"] == "likely"
-    assert "THTensor" in found.summary and "another torch release" in found.summary
+    assert "THTensor" in found.summary and "torch API of another release" in found.summary
     assert found.details["alternatives"][0] == "log.library_version_bug"
     assert "version" in found.fix
 
@@ -256,3 +256,8 @@ def test_a_config_check_of_the_users_own_code_is_not_deepspeeds():
         ).replace(f"{_SITE}/", "/home/u/")
     )
     assert found.id == "log.unrecognised"
+
+
+def test_a_package_build_run_through_subprocess_is_not_a_worker():
+    text = template("system:subprocess-non-zero-exit", "['/usr/bin/python3', 'setup.py', 'bdist_wheel']", "1")
+    assert explained(text + "\n").id != "log.child_failed"

@@ -422,7 +422,7 @@ CUDA_BUILD = Recogniser(
     also=(
         Alternative(
             "library_version_bug",
-            "a source written for another torch release, or a bug of that release of it, fixed in a later one",
+            "a bug of the release of the package being built, which a later one (or a newer commit) fixes",
             "Install the release of the package written for the torch installed (or the torch it was written "
             "for); the project's issues or a newer commit usually carry the port.",
             when=("source_error", "torch_api"),

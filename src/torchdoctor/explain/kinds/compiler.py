@@ -165,13 +165,13 @@ def explain_source_error(message: str, torch_api: str | None) -> tuple[str, str]
     quoted = message.strip()[:160]
     if torch_api:
         summary = (
-            f"the source does not compile against the torch installed: {torch_api} is not in its headers "
-            f"(error: {quoted}): it was written for another torch release"
+            f"the source does not compile against the torch installed: its headers do not define {torch_api} "
+            f"(error: {quoted}), torch API of another release"
         )
         fix = (
-            f"{torch_api} is torch API this release does not have (removed since: TH/THC in torch 1.11, AT_CHECK "
-            "for TORCH_CHECK, tensor.data<T>() for data_ptr<T>(), tensor.type() for scalar_type(); or added "
-            "later than it). " + _VERSIONED_SOURCE
+            f"{torch_api} is torch API this release does not have: removed since (TH/THC in torch 1.11, AT_CHECK "
+            "replaced by TORCH_CHECK, tensor.data<T>() by data_ptr<T>()) or added after it. "
+            + _VERSIONED_SOURCE
         )
         return summary, fix
     summary = (

@@ -59,7 +59,10 @@ FACTS = (
     R(r"(?P<launcher>sigkill_handler|CalledProcessError|terminated with (?:exit code|signal)|srun: error)"),
 )
 # a command that is a build step, not a worker: the compiler's error above it is the failure (kinds/build.py)
-NOT_A_WORKER = R(r"Command '\['(?:ninja|which|nvcc|gcc|g\+\+|c\+\+|cmake|make|git|pip)['\]]")
+NOT_A_WORKER = R(
+    r"Command '\['(?:ninja|which|nvcc|gcc|g\+\+|c\+\+|cmake|make|git|pip)['\]]|"
+    r"Command '\[[^\]\n]{0,300}(?:setup\.py|bdist_wheel|build_ext|egg_info)"
+)
 
 _LAUNCHERS = {
     "sigkill_handler": "the deepspeed launcher",
