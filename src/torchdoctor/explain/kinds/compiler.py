@@ -129,8 +129,8 @@ def explain_header(header: str) -> tuple[str, str, bool]:
             f"the source includes {header}, one of torch's old C headers (TH/THC), which torch removed in 1.11: "
             "it was written for an older torch than the one installed",
             "TH and THC are gone from torch 1.11 on (their functions moved to ATen: THCudaCheck -> "
-            "C10_CUDA_CHECK / AT_CUDA_CHECK, THCState and THCudaMalloc -> c10::cuda's allocator, "
-            "at::cuda::getCurrentCUDAStream()). " + _VERSIONED_SOURCE,
+            "C10_CUDA_CHECK / AT_CUDA_CHECK, THCudaMalloc -> c10::cuda::CUDACachingAllocator::raw_alloc, the "
+            "current stream -> at::cuda::getCurrentCUDAStream(); THCState is dropped). " + _VERSIONED_SOURCE,
             True,
         )
     if torch_header:
