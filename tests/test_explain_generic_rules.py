@@ -261,3 +261,20 @@ def test_a_config_check_of_the_users_own_code_is_not_deepspeeds():
 def test_a_package_build_run_through_subprocess_is_not_a_worker():
     text = template("system:subprocess-non-zero-exit", "['/usr/bin/python3', 'setup.py', 'bdist_wheel']", "1")
     assert explained(text + "\n").id != "log.child_failed"
+
+
+# -- an import: a submodule a library's release does not have ------------------------------------------------
+
+
+@pytest.mark.parametrize("module", ["torch._six", "transformers.deepspeed", "accelerate.utils.deepspeed_x"])
+def test_a_missing_submodule_of_an_installed_library_is_its_version(module):
+    found = explained(template("system:python-no-module-named", module) + "\n")
+    assert found.id == "log.dependency_version" and found.details["confidence"] == "likely"
+    assert "log.broken_install" in found.details["alternatives"]
+    assert f"has no module {module}" in found.summary
+
+
+@pytest.mark.parametrize("module", ["mpi4py", "torch._C", "mypackage.models"])
+def test_a_package_not_installed_or_torch_broken_is_not_a_version(module):
+    # a top-level package missing is not installed; torch._C missing is a broken torch; one's own package: no
+    assert explained(template("system:python-no-module-named", module) + "\n").id != "log.dependency_version"

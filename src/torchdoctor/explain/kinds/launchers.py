@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 
+from torchdoctor.explain.kinds.versions import SUBMODULE
 from torchdoctor.explain.recognisers import Alternative, Context, Hit, Recogniser, merged, on_ranks
 
 R = re.compile
@@ -640,7 +641,11 @@ MISSING_LAUNCHER = Recogniser(
         "mpirun or mpiexec were not found",
         "No module named '",
     ),
-    match=R(rf"{_NOT_FOUND}|mpirun or mpiexec were not found|No module named '(?!torch')[\w.]+'"),
+    # a submodule of a library whose modules move between releases is a version, not a missing package
+    # (kinds/versions.py reads it): "No module named 'torch._six'"
+    match=R(
+        rf"{_NOT_FOUND}|mpirun or mpiexec were not found|No module named '(?!torch')(?!{SUBMODULE})[\w.]+'"
+    ),
     templates=(
         "system:slurm-execve-no-such-file",
         "system:shell-command-not-found",
@@ -660,7 +665,7 @@ MISSING_LAUNCHER = Recogniser(
         R(rf"command not found: (?P<command>{_LAUNCHER})\b"),
         R(rf"[Cc]ommand '?(?P<command>{_LAUNCHER})'? not found"),
         R(r"(?P<command>mpirun or mpiexec) were not found"),
-        R(r"No module named '(?P<module>(?!torch')[\w.]+)'"),
+        R(rf"No module named '(?P<module>(?!torch')(?!{SUBMODULE})[\w.]+)'"),
     ),
     describe=_missing_launcher,
 )
