@@ -278,3 +278,42 @@ def test_a_missing_submodule_of_an_installed_library_is_its_version(module):
 def test_a_package_not_installed_or_torch_broken_is_not_a_version(module):
     # a top-level package missing is not installed; torch._C missing is a broken torch; one's own package: no
     assert explained(template("system:python-no-module-named", module) + "\n").id != "log.dependency_version"
+
+
+# -- a CUDA runtime error: its class, wherever it is reported ------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "ident", ["illegal-address", "launch-failure", "misaligned-address", "illegal-instruction"]
+)
+def test_a_kernel_that_faulted_is_a_likely_library_bug_with_its_other_readings(ident):
+    # torch's C10_CUDA_CHECK: "CUDA error: <cudaGetErrorString>"
+    found = explained(f"RuntimeError: CUDA error: {template('cuda_runtime:' + ident)}\n")
+    assert found.id == "log.library_version_bug" and found.details["confidence"] == "likely"
+    assert "CUDA_LAUNCH_BLOCKING=1" in found.fix and "xid" in found.fix
+    assert found.details["alternatives"] == ["log.device_assert"]
+
+
+def test_a_kernel_fault_inside_nccl_names_an_nccl_release_not_an_index():
+    text = (
+        f"node1:1:2 [0] enqueue.cc:336 NCCL WARN Cuda failure '{template('cuda_runtime:illegal-address')}'\n"
+    )
+    found = explained(text)
+    assert found.id == "log.library_version_bug" and "NCCL launched" in found.summary
+    assert found.details["alternatives"] == ["log.nccl_bug_upgrade"]
+
+
+def test_a_sentence_that_quotes_a_kernel_fault_is_not_one():
+    assert explained("Is an illegal memory access was encountered error expected here?\n").id != (
+        "log.library_version_bug"
+    )
+
+
+def test_cuda_that_cannot_start_is_a_fork_or_the_driver():
+    found = explained(f"RuntimeError: CUDA error: {template('cuda_runtime:initialization-error')}\n")
+    assert found.id == "log.cuda_fork" and found.details["confidence"] == "likely"
+    assert "spawn" in found.fix and found.details["alternatives"] == ["log.driver_mismatch"]
+    # torch's own message for the fork stays certain
+    assert explained(template("torch:cannot-re-initialize-cuda-in-forked") + "\n").details["confidence"] == (
+        "certain"
+    )

@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 
 from torchdoctor.explain.first_failure import Raised, cut
+from torchdoctor.explain.kinds import cuda_errors
 from torchdoctor.explain.recognisers import Alternative, Context, Hit, Recogniser, first, merged, on_ranks
 
 R = re.compile
@@ -269,6 +270,11 @@ def _wrapped_optimizer(hits: list[Hit], ctx: Context) -> tuple[str, str]:
 
 
 def _release_bug(hits: list[Hit], ctx: Context) -> tuple[str, str]:
+    if first(hits, "kernel_fault"):
+        summary, fix = cuda_errors.kernel_fault(
+            first(hits, "kernel_fault"), bool(first(hits, "fault_in_nccl"))
+        )
+        return summary + on_ranks(hits), fix
     if first(hits, "wrapper"):
         return _wrapped_optimizer(hits, ctx)
     return _accelerate_8bit(hits, ctx)
@@ -287,16 +293,24 @@ LIBRARY_RELEASE_BUG = Recogniser(
         "8-bit precision on multiple devices.",
         " is not an Optimizer",
         " is not a subclass of torch.optim.Optimizer",
+        # a kernel that faulted, as torch or NCCL reports the CUDA runtime's string (kinds/cuda_errors.py)
+        *cuda_errors.KERNEL_FAULTS,
     ),
     match=R(
-        r"8-bit precision on multiple devices\.|\w+ is not (?:an Optimizer|a subclass of torch\.optim\.Optimizer)"
+        r"8-bit precision on multiple devices\.|\w+ is not (?:an Optimizer|a subclass of torch\.optim\.Optimizer)|"
+        + cuda_errors.KERNEL_FAULT.pattern
     ),
     templates=(
         "third_party:accelerate-8bit-on-multiple-devices",
         "torch_native:lr-scheduler-is-not-an-optimizer",
         "deepspeed:is-not-subclass-of-torch-optim",
+        *cuda_errors.KERNEL_FAULT_TEMPLATES,
     ),
+    # a kernel's fault names no kernel and no cause (a library's bug, bad input, a failing GPU)
+    generic=cuda_errors.KERNEL_FAULTS,
     facts=(
+        cuda_errors.KERNEL_FAULT,
+        cuda_errors.IN_NCCL,
         R(r"(?P<eight_bit>8-bit precision on multiple devices)"),
         R(r"(?P<wrapper>\w+) is not (?:an Optimizer|a subclass of torch\.optim\.Optimizer)"),
         R(r"(?P<ds_wrapper>\w*(?:DeepSpeed|ZeRO|Zero|FP16_|BF16_)\w*) is not (?:an|a subclass)"),
@@ -312,6 +326,22 @@ LIBRARY_RELEASE_BUG = Recogniser(
             "from_pretrained(..., device_map={'': int(os.environ['LOCAL_RANK'])}), or run one process that spreads "
             "the model (python train.py).",
             when=("eight_bit",),
+        ),
+        Alternative(
+            "device_assert",
+            "an index or size out of range in the kernel's input (which a device-side assert would name)",
+            "Run once with CUDA_LAUNCH_BLOCKING=1 (or on CPU, where the same op raises an IndexError that names "
+            "the value): labels outside [0, num_classes), token ids past the embedding, indices past a tensor's "
+            "size are the usual inputs a kernel reads out of bounds.",
+            when=("kernel_fault",),
+            unless=("fault_in_nccl",),
+        ),
+        Alternative(
+            "nccl_bug_upgrade",
+            "a bug of the NCCL release in use, fixed in a later one",
+            "Upgrade NCCL (the torch release that ships a newer one, or the nvidia-nccl-cu* wheel) and check the "
+            "NCCL release notes for the fix.",
+            when=("fault_in_nccl",),
         ),
     ),
     describe=_release_bug,
