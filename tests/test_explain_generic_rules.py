@@ -317,3 +317,44 @@ def test_cuda_that_cannot_start_is_a_fork_or_the_driver():
     assert explained(template("torch:cannot-re-initialize-cuda-in-forked") + "\n").details["confidence"] == (
         "certain"
     )
+
+
+# -- a build: what a device function or a linked symbol says ------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("line", "named"),
+    [
+        # atomicAdd on double exists from compute capability 6.0 (nvcc's EDG front end)
+        (
+            template("system:nvcc-no-instance-of-overloaded", "/src/ops/roi.cu", "48", "atomicAdd"),
+            "atomicAdd",
+        ),
+        # half arithmetic from 5.3
+        (template("system:nvcc-identifier-undefined", "/src/attn.cu", "120", "__hmul2"), "__hmul2"),
+    ],
+)
+def test_a_device_function_the_architecture_lacks_names_the_arch_list(line, named):
+    found = explained(line + "\n")
+    assert found.id == "log.cuda_build" and found.details["confidence"] == "likely"
+    assert named in found.summary and "TORCH_CUDA_ARCH_LIST" in found.fix
+
+
+def test_a_link_without_torchs_symbol_is_another_torch_or_abi():
+    found = explained(
+        "ext.cpp:(.text+0x1a4): "
+        + template("system:ld-undefined-reference", "ext.o", "c10::detail::torchCheckFail(char const*)")
+        + "\ncollect2: error: ld returned 1 exit status\n"
+    )
+    assert found.id == "log.cuda_build" and "torch's own symbol c10::detail::torchCheckFail" in found.summary
+    assert "_GLIBCXX_USE_CXX11_ABI" in found.fix
+
+
+def test_a_link_without_a_cuda_librarys_symbol_names_the_library():
+    found = explained(template("system:ld-undefined-reference", "x.o", "cublasLtMatmul") + "\n")
+    assert found.id == "log.cuda_build" and "libcublasLt" in found.summary and "-lcublasLt" in found.fix
+
+
+def test_an_undefined_reference_of_the_projects_own_names_no_library():
+    found = explained(template("system:ld-undefined-reference", "x.o", "roi_align_forward_cuda") + "\n")
+    assert found.id == "log.cuda_build" and "not linked with" not in found.summary

@@ -239,6 +239,13 @@ def _build(hits: list[Hit], ctx: Context) -> tuple[str, str]:
             "the host compiler is too old for torch's headers (they need C++17)",
             "Build with gcc/g++ 9 or newer: export CC=gcc-11 CXX=g++-11 (sudo apt install g++-11).",
         )
+    if facts.get("cuda_intrinsic"):
+        summary, fix = diagnostics.explain_old_architecture(facts["cuda_intrinsic"])
+        return summary, fix + ("\n" + DEEPSPEED_BUILD_HINT if deepspeed else "")
+    if facts.get("torch_symbol"):
+        return diagnostics.explain_torch_symbol(facts["torch_symbol"])
+    if facts.get("library_symbol"):
+        return diagnostics.explain_library_symbol(facts["library_symbol"])
     if facts.get("source_error"):
         # a name the headers do not declare: the source and the headers come from releases that disagree
         summary, fix = diagnostics.explain_source_error(facts["source_error"], facts.get("torch_api"))
@@ -425,7 +432,7 @@ CUDA_BUILD = Recogniser(
             "a bug of the release of the package being built, which a later one (or a newer commit) fixes",
             "Install the release of the package written for the torch installed (or the torch it was written "
             "for); the project's issues or a newer commit usually carry the port.",
-            when=("source_error", "torch_api"),
+            when=("source_error", "torch_api", "torch_symbol"),
         ),
         Alternative(
             "dependency_version",
@@ -434,7 +441,7 @@ CUDA_BUILD = Recogniser(
             "pip install '<package>==<version>' that its README lists for your torch), or the torch release it "
             "supports; an `error: identifier ... is undefined` or `no matching function` names the API that "
             "changed.",
-            when=("compile_error", "extension", "source_error", "torch_api"),
+            when=("compile_error", "extension", "source_error", "torch_api", "torch_symbol"),
         ),
         Alternative(
             "cuda_unavailable",
@@ -520,6 +527,9 @@ CUDA_BUILD = Recogniser(
         diagnostics.HEADER,
         diagnostics.SOURCE_ERROR,
         diagnostics.TORCH_API,
+        diagnostics.CUDA_INTRINSIC,
+        diagnostics.TORCH_SYMBOL,
+        diagnostics.LIBRARY_SYMBOL,
     ),
     describe=_build,
 )

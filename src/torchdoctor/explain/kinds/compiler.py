@@ -40,9 +40,26 @@ SOURCE_ERROR = R(
     r"(?:error|error C(?:2039|2065|3861|2664|2660)): (?P<source_error>[^\n]{0,160}?(?:was not declared in this scope|"
     r"has no member named|is not a member of|incomplete type|no member named|undeclared identifier|"
     r"does not name a type|unknown type name|identifier not found|cannot convert|invalid conversion|"
-    r"too (?:few|many) arguments|identifier \"[^\"\n]{1,80}\" is undefined|no matching function for call to)"
+    r"too (?:few|many) arguments|identifier \"[^\"\n]{1,80}\" is undefined|no matching function for call to|"
+    r"no instance of overloaded function)"
     r"[^\n]{0,120})"
 )
+# CUDA's device functions that only some architectures have (the CUDA C++ Programming Guide: atomicAdd on
+# double from compute capability 6.0, __nv_bfloat16 arithmetic from 8.0, half arithmetic from 5.3): missing from
+# the headers for the architecture compiled, they are a TORCH_CUDA_ARCH_LIST (or -gencode) too old for the source
+CUDA_INTRINSIC = R(
+    r"(?:\berror\b)[^\n]{0,200}?(?P<cuda_intrinsic>atomicAdd|__nv_bfloat16\w{0,20}|__hmul\w{0,6}|__hadd\w{0,6}|"
+    r"__hfma\w{0,6}|__float2bfloat16\w{0,10}|__bfloat162float|__hmax\w{0,6}|__hmin\w{0,6})\b"
+)
+# the linker on one of torch's own C++ symbols: the extension is linked against another torch, or compiled
+# with another C++ ABI (_GLIBCXX_USE_CXX11_ABI) than the torch it links (bfd/ldmisc.c's undefined reference)
+# the linker on a symbol of one of CUDA's libraries: the link lacks that library (its -l flag or its folder)
+LIBRARY_SYMBOL = R(
+    r"undefined reference to `(?P<library_symbol>(?:cublasLt|cublas|cudnn|cufft|curand|cusparse|cusolver|nccl|"
+    r"nvrtc|cuda)[A-Z_]\w{0,80})'"
+)
+_LIBRARIES = ("cublasLt", "cublas", "cudnn", "cufft", "curand", "cusparse", "cusolver", "nccl", "nvrtc")
+TORCH_SYMBOL = R(r"undefined reference to `(?P<torch_symbol>(?:at|c10|torch|caffe2)::[^'\n(]{1,120})")
 # torch's own C/C++ API in such a message: TH/THC (removed in torch 1.11), AT_* macros, at::/c10::/torch::
 TORCH_API = R(
     r"(?:\berror\b|error C\d{4})[^\n]{0,200}?(?<![\w/])"
@@ -70,6 +87,7 @@ SOURCE_ANCHORS = (
     "error: invalid conversion",
     "error: too few arguments",
     "error: too many arguments",
+    "no instance of overloaded function",
 )
 HEADER_ANCHORS = ("fatal error: ", "Cannot open include file: ")
 # a line with one of the anchors above that is not a compiler's error (prose, a Python exception's message)
@@ -97,6 +115,7 @@ TEMPLATES = (
     "system:gcc-invalid-conversion",
     "system:gcc-too-few-arguments",
     "system:gcc-too-many-arguments",
+    "system:nvcc-no-instance-of-overloaded",
 )
 
 _VERSIONED_SOURCE = (
@@ -184,3 +203,44 @@ def explain_source_error(message: str, torch_api: str | None) -> tuple[str, str]
         "another package's). " + _VERSIONED_SOURCE
     )
     return summary, fix
+
+
+def explain_old_architecture(intrinsic: str) -> tuple[str, str]:
+    """(summary, fix) for a CUDA device function the architecture compiled for does not have."""
+    return (
+        f"the build compiles for a GPU architecture older than the source needs: {intrinsic} does not exist "
+        "there (TORCH_CUDA_ARCH_LIST, or -gencode flags)",
+        "CUDA's device functions come with the architecture: atomicAdd on double from compute capability 6.0, "
+        "half arithmetic from 5.3, bfloat16 (__nv_bfloat16) from 8.0. The build compiles for every "
+        "architecture in TORCH_CUDA_ARCH_LIST (or, unset, the GPUs it sees; none seen: a list of old ones): "
+        'name only the GPUs you run on, e.g. export TORCH_CUDA_ARCH_LIST="8.0;8.6" (nvidia-smi '
+        "--query-gpu=compute_cap --format=csv), delete the build folder and build again.",
+    )
+
+
+def explain_torch_symbol(symbol: str) -> tuple[str, str]:
+    """(summary, fix) for a link that cannot find one of torch's own C++ symbols."""
+    return (
+        f"the link cannot find torch's own symbol {symbol[:100]}: the extension is built against another torch "
+        "(or with another C++ ABI) than the libtorch it links",
+        "Build it with the torch it will run with, through torch.utils.cpp_extension (which links that torch's "
+        "libraries and sets _GLIBCXX_USE_CXX11_ABI as torch was built: python -c 'import torch; "
+        "print(torch._C._GLIBCXX_USE_CXX11_ABI)'); with CMake, find_package(Torch) from that torch "
+        "(-DCMAKE_PREFIX_PATH=$(python -c 'import torch; print(torch.utils.cmake_prefix_path)')). If the "
+        "symbol is gone from this torch release, the source was written for another one: "
+        + _VERSIONED_SOURCE,
+    )
+
+
+def explain_library_symbol(symbol: str) -> tuple[str, str]:
+    """(summary, fix) for a link that cannot find a symbol of one of CUDA's libraries."""
+    library = next((name for name in _LIBRARIES if symbol.startswith(name)), "cudart")
+    return (
+        f"the link cannot find {symbol}: it is not linked with lib{library} (or that library is not where the "
+        "linker looks)",
+        f"Add the library to the link (torch's CUDAExtension: libraries=['{library}']; a Makefile or CMake: "
+        f"-l{library}) and its folder to the search path: export LIBRARY_PATH=$CUDA_HOME/lib64 (a pip-installed "
+        f"CUDA keeps it in site-packages/nvidia/*/lib; ls $CUDA_HOME/lib64/lib{library}*: only lib{library}.so.N "
+        f"there needs the unversioned link). A symbol the CUDA installed does not have at all means an older "
+        "CUDA than the source needs: build with the toolkit matching torch.version.cuda.",
+    )
