@@ -358,3 +358,29 @@ def test_a_link_without_a_cuda_librarys_symbol_names_the_library():
 def test_an_undefined_reference_of_the_projects_own_names_no_library():
     found = explained(template("system:ld-undefined-reference", "x.o", "roi_align_forward_cuda") + "\n")
     assert found.id == "log.cuda_build" and "not linked with" not in found.summary
+
+
+# -- an import: a package missing inside another package's own import ---------------------------------------------
+
+
+def test_a_module_missing_inside_a_packages_import_names_that_package():
+    found = explained(
+        "Traceback (most recent call last):\n"
+        '  File "/home/u/train.py", line 3, in <module>\n'
+        "    import deepspeed\n"
+        f'  File "{_SITE}/deepspeed/ops/transformer/inference/triton/__init__.py", line 6, in <module>\n'
+        "    import triton\n" + template("system:python-no-module-named", "triton") + "\n"
+    )
+    assert found.id == "log.broken_install" and found.details["confidence"] == "likely"
+    assert "deepspeed imports 'triton'" in found.summary and "pip install triton" in found.fix
+    assert found.details["facts"]["raised_in_package"] == "deepspeed"
+
+
+def test_a_module_missing_in_the_users_own_import_is_the_environments():
+    found = explained(
+        "Traceback (most recent call last):\n"
+        '  File "/home/u/train.py", line 3, in <module>\n'
+        "    import datasets\n" + template("system:python-no-module-named", "datasets") + "\n"
+    )
+    assert found.id == "log.broken_install" and "cannot import 'datasets'" in found.summary
+    assert "raised_in_package" not in found.details["facts"]

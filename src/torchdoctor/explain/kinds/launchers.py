@@ -588,6 +588,20 @@ def _missing_launcher(hits: list[Hit], ctx: Context) -> tuple[str, str]:
     facts = merged(hits)
     if "command" not in facts and "module" in facts:
         module = facts["module"]
+        importer = facts.get("raised_in_package")
+        top = module.split(".")[0]
+        if importer and importer not in (top, "importlib"):
+            # raised inside an installed package's own import: a dependency of that package is missing
+            return (
+                f"{importer} imports '{module}', which is not installed in the environment the job ran in: a "
+                f"dependency of {importer} (an optional one this feature needs, or one this {importer} release "
+                "requires)" + on_ranks(hits),
+                f"Install it in the same environment: pip install {top} (the version {importer} asks for: pip show "
+                f"{importer} lists its requirements; its docs name the extras, e.g. pip install '{importer}[...]'). "
+                f"If {importer} should not need it here, the installed {importer} release may import it by "
+                f"mistake or expect another version of it: upgrade or pin {importer} to the release your project "
+                "uses.",
+            )
         return (
             f"the Python that ran the script cannot import '{module}': the package is not installed in the "
             "environment the job ran in" + on_ranks(hits),
