@@ -26,9 +26,14 @@ def test_a_package_the_job_cannot_import_names_the_launchers_environment():
     assert "'datasets'" in found.summary
     assert "virtual env" in found.fix and "python -m torch.distributed.run" in found.fix
     assert "pip install datasets" in found.fix
-    text = template("system:python-no-module-named", "deepspeed.launcher")
+    text = template("system:python-no-module-named", "deepspeed")
     found = explained(f"Traceback (most recent call last):\n{text}\n")
     assert found.id == "log.broken_install" and "pip install deepspeed" in found.fix
+    # a submodule missing means the package itself was found (Python names the first part that is not there):
+    # its release, or a broken or shadowed install, lacks it (kinds/versions.py, the generic rules' round)
+    text = template("system:python-no-module-named", "deepspeed.launcher")
+    found = explained(f"Traceback (most recent call last):\n{text}\n")
+    assert found.id == "log.dependency_version" and found.details["alternatives"] == ["log.broken_install"]
     # torch itself missing is the isolated build's (or an unknown error), not this reading
     assert explained("ModuleNotFoundError: No module named 'torch'\n").id != "log.broken_install"
 

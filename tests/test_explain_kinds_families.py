@@ -418,8 +418,11 @@ def test_the_deepspeed_launchers_return_code_of_a_signal_is_read_as_torchruns_ex
     assert "out-of-memory killer" in killed.fix
     crashed = lead(DEEPSPEED_EXIT.format(code=-11))
     assert crashed.id == "log.worker_crash" and crashed.details["confidence"] == "likely"
-    # a worker that exited 1 raised an error of its own, elsewhere in the log: nothing to name here
-    assert lead(DEEPSPEED_EXIT.format(code=1)).id == "log.unrecognised"
+    # a worker that exited 1 raised an error of its own, elsewhere in the log: what the summary names is the
+    # worker that failed, never a cause (as torchrun's exitcode 1 is: kinds/exits.py)
+    failed = lead(DEEPSPEED_EXIT.format(code=1))
+    assert failed.id == "log.child_failed" and failed.details["confidence"] == "likely"
+    assert "the cause is not in this log" in failed.summary and "deepspeed launcher" in failed.summary
 
 
 @pytest.mark.parametrize(

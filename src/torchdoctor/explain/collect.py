@@ -25,6 +25,16 @@ _TYPOGRAPHIC = str.maketrans({"\u2018": "'", "\u2019": "'", "\u201c": '"', "\u20
 _CURLY = ("\u2018", "\u2019", "\u201c", "\u201d")
 
 
+_SITE_PACKAGE = re.compile(r"[/\\](?:site|dist)-packages[/\\](?P<package>[A-Za-z_]\w*)[/\\]")
+
+
+def raised_in_package(file: str) -> str | None:
+    """The installed package a frame's file is in (``.../site-packages/deepspeed/ops/x.py`` -> ``deepspeed``),
+    None outside site-packages / dist-packages."""
+    found = _SITE_PACKAGE.search(file)
+    return found["package"] if found else None
+
+
 def straight_quotes(line: str) -> str:
     """``line`` with typographic quotes (‘ ’ “ ”) as the straight ones the sources print."""
     return line.translate(_TYPOGRAPHIC) if any(q in line for q in _CURLY) else line
@@ -140,6 +150,7 @@ class Collector:
         self._context(line)
         if _ERROR_LINE.match(line):
             self.ctx.last_error_line = cut(line.strip(), 300)
+        raised = None
         if before is not None and len(self.raised) < MAX_RAISED:
             raised = exception_at(line, before, following)
             if raised is not None:
@@ -172,6 +183,12 @@ class Collector:
             count = self._per_kind.get(recogniser.kind, 0)
             self._per_kind[recogniser.kind] = count + 1
             if count < MAX_HITS_PER_KIND:
+                if raised is not None and raised.raised_in is not None:
+                    # the line is an exception: where it was raised is a fact of it (an installed package's
+                    # frame, not the user's), which a recogniser's fix can name
+                    package = raised_in_package(raised.raised_in.file)
+                    if package:
+                        facts = {**facts, "raised_in_package": package}
                 specific = recogniser.specific_on(line)
                 self.hits.append(Hit(recogniser.kind, facts, source, number, rank, self._order, specific))
 

@@ -27,7 +27,17 @@ _CONSEQUENCE = re.compile(
     r"was aborted by the user|Some NCCL operations have failed or timed out|Connection was likely closed\. Did the remote|"
     r"retrieving ncclUniqueId from \[0\]|imed out initializing process group in store based barrier"
 )
-_CONSEQUENCE_TYPES = frozenset({"ChildFailedError", "SignalException", "KeyboardInterrupt", "SystemExit"})
+# a launcher's report of a worker (or a build step) that failed: its own output above says why (kinds/exits.py)
+_CONSEQUENCE_TYPES = frozenset(
+    {
+        "ChildFailedError",
+        "SignalException",
+        "KeyboardInterrupt",
+        "SystemExit",
+        "ProcessExitedException",
+        "CalledProcessError",
+    }
+)
 # a frame; a paste often starts inside one, its path cut before the quote that opened it
 _FRAME = re.compile(
     r'^\s*(?:File "|(?=[^\s"]{1,500}\.py", line ))(?P<file>[^"]{1,500})", line (?P<line>\d+), in (?P<function>\S{1,200})'

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from torchdoctor.explain import first_failure
 from torchdoctor.explain.first_failure import Raised
-from torchdoctor.explain.kinds import BY_KIND, versions
+from torchdoctor.explain.kinds import BY_KIND, config_checks, versions
 from torchdoctor.explain.ranks import hit_rank
 from torchdoctor.explain.recognisers import Context, Hit
 from torchdoctor.findings import Finding
@@ -206,6 +206,22 @@ def _covers(hit: Hit, raised: Raised) -> bool:
 def _unrecognised(raised: Raised, ctx: Context) -> Finding:
     """The exception that started the failure, which no known kind covers: named, not explained — or, when
     it was raised inside an installed package with a type a version's bug raises, that (likely)."""
+    refused = config_checks.deepspeed_refusal(raised)
+    if refused is not None:
+        # DeepSpeed's config checks raised it (by its type or the frame): the config, not a DeepSpeed bug
+        summary, fix = refused
+        details = {
+            "kind": "deepspeed_config_mismatch",
+            "role": "cause",
+            "confidence": "likely",
+            "exception": raised.text(),
+            "where": [f"{raised.source}:{raised.line}" if raised.source else f"line {raised.line}"],
+            "alternatives": ["log.dependency_version"],
+        }
+        if raised.rank is not None:
+            details["ranks"] = str(raised.rank)
+        summary = f"likely: {summary}; or a config written for another DeepSpeed release"
+        return Finding("log.deepspeed_config_mismatch", "fail", summary, details, fix)
     bug = versions.library_bug(raised)
     if bug is not None:
         package, summary, fix = bug

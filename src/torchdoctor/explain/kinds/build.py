@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 
+from torchdoctor.explain.kinds import compiler as diagnostics
 from torchdoctor.explain.recognisers import Alternative, Context, Hit, Recogniser, merged, on_ranks
 
 R = re.compile
@@ -86,7 +87,16 @@ def _build(hits: list[Hit], ctx: Context) -> tuple[str, str]:
         )
     ds_reason = _deepspeed_build(facts)
     if ds_reason and not any(
-        k in facts for k in ("compiler_version", "max_gcc", "torch_cuda", "no_cuda_home", "no_nvcc")
+        k in facts
+        for k in (
+            "compiler_version",
+            "max_gcc",
+            "torch_cuda",
+            "no_cuda_home",
+            "no_nvcc",
+            "any_header",
+            "source_error",
+        )
     ):
         return ds_reason
     if facts.get("compiler_version"):
@@ -157,6 +167,10 @@ def _build(hits: list[Hit], ctx: Context) -> tuple[str, str]:
             "toolkit matching torch.version.cuda (e.g. cuda-toolkit-12-4 / conda install -c nvidia cuda-toolkit) "
             "and export CUDA_HOME=/usr/local/cuda-<version>; `torchdoctor env` lists the toolkits.",
         )
+    if facts.get("any_header") and not facts.get("python_headers"):
+        # the compiler's own error: which header it could not find says which package is missing
+        summary, fix, _ = diagnostics.explain_header(facts["any_header"])
+        return summary, fix + ("\n" + DEEPSPEED_BUILD_HINT if deepspeed else "")
     if facts.get("nvcc_std"):
         return (
             f"this nvcc does not know C++17 ({facts['nvcc_std'].strip()}): the CUDA toolkit is older than torch needs",
@@ -225,6 +239,19 @@ def _build(hits: list[Hit], ctx: Context) -> tuple[str, str]:
             "the host compiler is too old for torch's headers (they need C++17)",
             "Build with gcc/g++ 9 or newer: export CC=gcc-11 CXX=g++-11 (sudo apt install g++-11).",
         )
+    if facts.get("cuda_intrinsic"):
+        summary, fix = diagnostics.explain_old_architecture(facts["cuda_intrinsic"])
+        return summary, fix + ("\n" + DEEPSPEED_BUILD_HINT if deepspeed else "")
+    if facts.get("torch_symbol"):
+        return diagnostics.explain_torch_symbol(facts["torch_symbol"])
+    if facts.get("library_symbol"):
+        return diagnostics.explain_library_symbol(facts["library_symbol"])
+    if facts.get("source_error"):
+        # a name the headers do not declare: the source and the headers come from releases that disagree
+        summary, fix = diagnostics.explain_source_error(facts["source_error"], facts.get("torch_api"))
+        if facts.get("extension"):
+            summary = f"{facts['extension']}: {summary}"
+        return summary, fix + ("\n" + DEEPSPEED_BUILD_HINT if deepspeed else "")
     if ds_reason:
         return ds_reason
     extension = facts.get("extension")
@@ -308,6 +335,8 @@ CUDA_BUILD = Recogniser(
         "third_party:deepspeed-cpuadam-no-ds-opt-adam",
         # torch/utils/cpp_extension.py _get_cuda_arch_flags: TORCH_CUDA_ARCH_LIST (or the GPU) it cannot name
         "torch:unknown-cuda-arch-or-gpu-not",
+        # the compiler's first error line, whatever the package: a header not found, a name not declared
+        *diagnostics.TEMPLATES,
     ),
     title="CUDA extension build failed",
     # lines that say only that a build failed (any compile or link error prints them): likely alone; the
@@ -335,6 +364,10 @@ CUDA_BUILD = Recogniser(
         'error: identifier "',
         "error: no matching function for call to",
         "Could not build wheels for",
+        # any header not found, any name the headers do not declare: the class is read from the line
+        # (kinds/compiler.py); a CUDA toolkit's or Python's header has its own anchor above
+        *diagnostics.HEADER_ANCHORS,
+        *diagnostics.SOURCE_ANCHORS,
     ),
     anchors=(
         "is greater than the maximum required version by CUDA",
@@ -389,9 +422,18 @@ CUDA_BUILD = Recogniser(
         "error: no matching function for call to",
         "Could not build wheels for",
         "' failed: No such file or directory",
+        *diagnostics.HEADER_ANCHORS,
+        *diagnostics.SOURCE_ANCHORS,
     ),
     # an extension's source written for another torch / CUDA release fails the same way as a broken toolkit
     also=(
+        Alternative(
+            "library_version_bug",
+            "a bug of the release of the package being built, which a later one (or a newer commit) fixes",
+            "Install the release of the package written for the torch installed (or the torch it was written "
+            "for); the project's issues or a newer commit usually carry the port.",
+            when=("source_error", "torch_api", "torch_symbol"),
+        ),
         Alternative(
             "dependency_version",
             "an extension whose source does not fit the installed torch or CUDA release",
@@ -399,7 +441,7 @@ CUDA_BUILD = Recogniser(
             "pip install '<package>==<version>' that its README lists for your torch), or the torch release it "
             "supports; an `error: identifier ... is undefined` or `no matching function` names the API that "
             "changed.",
-            when=("compile_error", "extension"),
+            when=("compile_error", "extension", "source_error", "torch_api", "torch_symbol"),
         ),
         Alternative(
             "cuda_unavailable",
@@ -416,7 +458,8 @@ CUDA_BUILD = Recogniser(
     # setuptools' "command '...' failed with exit" counts only for a compiler
     reject=R(
         r"accepting this combination|Allowing this combination|"
-        r"^(?![^\n]*(?:gcc|g\+\+|c\+\+|nvcc|cl\.exe|clang|hipcc|ninja)['\s])[^\n]*command '[^'\n]*' failed with exit"
+        r"^(?![^\n]*(?:gcc|g\+\+|c\+\+|nvcc|cl\.exe|clang|hipcc|ninja)['\s])[^\n]*command '[^'\n]*' failed with exit|"
+        + diagnostics.NOT_A_DIAGNOSTIC
     ),
     span=2,
     facts=(
@@ -438,7 +481,9 @@ CUDA_BUILD = Recogniser(
         R(
             r"error: command '(?:[^'\n]{0,200}/)?(?P<missing_compiler>[\w.+-]{1,60})' failed: No such file or directory"
         ),
-        R(r"fatal error: '?(?P<missing_header>(?:cu|nv)[\w/.]{0,60}\.h)'?(?:: No such file| file not found)"),
+        R(
+            r"fatal error: '?(?P<missing_header>(?!cutlass)(?:cu|nv)[\w/.]{0,60}\.h)'?(?:: No such file| file not found)"
+        ),
         R(r"(?P<nvcc_std>nvcc fatal\s*: Value 'c\+\+17' is not defined for option 'std')"),
         R(r"Value '(?P<arch>(?:sm|compute)_\d+\w?)' is not defined for option 'gpu-name'"),
         R(r"(?P<packs>parameter packs not expanded with '\.\.\.')"),
@@ -479,6 +524,12 @@ CUDA_BUILD = Recogniser(
             r"error: identifier \"[^\"\n]{1,80}\" is undefined|error: no matching function for call to [^\n]{1,120})"
         ),
         R(r"error MSB(?:6006|3721):[^\n]*\[(?P<msbuild_project>[^\]\n]{1,200}\.vcxproj)\]"),
+        diagnostics.HEADER,
+        diagnostics.SOURCE_ERROR,
+        diagnostics.TORCH_API,
+        diagnostics.CUDA_INTRINSIC,
+        diagnostics.TORCH_SYMBOL,
+        diagnostics.LIBRARY_SYMBOL,
     ),
     describe=_build,
 )

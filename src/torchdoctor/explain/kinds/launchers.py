@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 
+from torchdoctor.explain.kinds.versions import SUBMODULE
 from torchdoctor.explain.recognisers import Alternative, Context, Hit, Recogniser, merged, on_ranks
 
 R = re.compile
@@ -587,6 +588,20 @@ def _missing_launcher(hits: list[Hit], ctx: Context) -> tuple[str, str]:
     facts = merged(hits)
     if "command" not in facts and "module" in facts:
         module = facts["module"]
+        importer = facts.get("raised_in_package")
+        top = module.split(".")[0]
+        if importer and importer not in (top, "importlib"):
+            # raised inside an installed package's own import: a dependency of that package is missing
+            return (
+                f"{importer} imports '{module}', which is not installed in the environment the job ran in: a "
+                f"dependency of {importer} (an optional one this feature needs, or one this {importer} release "
+                "requires)" + on_ranks(hits),
+                f"Install it in the same environment: pip install {top} (the version {importer} asks for: pip show "
+                f"{importer} lists its requirements; its docs name the extras, e.g. pip install '{importer}[...]'). "
+                f"If {importer} should not need it here, the installed {importer} release may import it by "
+                f"mistake or expect another version of it: upgrade or pin {importer} to the release your project "
+                "uses.",
+            )
         return (
             f"the Python that ran the script cannot import '{module}': the package is not installed in the "
             "environment the job ran in" + on_ranks(hits),
@@ -640,7 +655,11 @@ MISSING_LAUNCHER = Recogniser(
         "mpirun or mpiexec were not found",
         "No module named '",
     ),
-    match=R(rf"{_NOT_FOUND}|mpirun or mpiexec were not found|No module named '(?!torch')[\w.]+'"),
+    # a submodule of a library whose modules move between releases is a version, not a missing package
+    # (kinds/versions.py reads it): "No module named 'torch._six'"
+    match=R(
+        rf"{_NOT_FOUND}|mpirun or mpiexec were not found|No module named '(?!torch')(?!{SUBMODULE})[\w.]+'"
+    ),
     templates=(
         "system:slurm-execve-no-such-file",
         "system:shell-command-not-found",
@@ -660,7 +679,7 @@ MISSING_LAUNCHER = Recogniser(
         R(rf"command not found: (?P<command>{_LAUNCHER})\b"),
         R(rf"[Cc]ommand '?(?P<command>{_LAUNCHER})'? not found"),
         R(r"(?P<command>mpirun or mpiexec) were not found"),
-        R(r"No module named '(?P<module>(?!torch')[\w.]+)'"),
+        R(rf"No module named '(?P<module>(?!torch')(?!{SUBMODULE})[\w.]+)'"),
     ),
     describe=_missing_launcher,
 )

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 
+from torchdoctor.explain.kinds import cuda_errors
 from torchdoctor.explain.recognisers import Alternative, Context, Hit, Recogniser, first, merged, on_ranks
 
 R = re.compile
@@ -461,6 +462,15 @@ NONCONTIGUOUS_TENSOR = Recogniser(
 
 
 def _cuda_fork(hits: list[Hit], ctx: Context) -> tuple[str, str]:
+    if all("init_error" in h.facts for h in hits):
+        return (
+            "CUDA could not be initialised in this process (CUDA error: initialization error): most often CUDA "
+            "was already initialised in a parent that then forked it" + on_ranks(hits),
+            "A forked child (DataLoader workers, multiprocessing's default start on Linux) cannot use CUDA its "
+            "parent initialised: start them with spawn (torch.multiprocessing.set_start_method('spawn'), "
+            "DataLoader(multiprocessing_context='spawn')) or keep CUDA out of the parent until they exist. If no "
+            "fork is involved, the driver is in a bad state: nvidia-smi, and a reboot after a driver update.",
+        )
     return (
         "CUDA was initialised in the parent and then used in a forked subprocess" + on_ranks(hits),
         "A forked child cannot use the parent's CUDA context. Start the workers with spawn: "
@@ -473,8 +483,21 @@ def _cuda_fork(hits: list[Hit], ctx: Context) -> tuple[str, str]:
 CUDA_FORK = Recogniser(
     kind="cuda_fork",
     title="CUDA used in a forked subprocess",
-    anchors=("Cannot re-initialize CUDA in forked subprocess",),
-    templates=("torch:cannot-re-initialize-cuda-in-forked",),
+    # and the CUDA runtime's "initialization error", as torch or NCCL report it (kinds/cuda_errors.py): a fork
+    # after CUDA was initialised, or a driver in a bad state: only likely
+    anchors=("Cannot re-initialize CUDA in forked subprocess", *cuda_errors.INITIALIZATION),
+    templates=("torch:cannot-re-initialize-cuda-in-forked", cuda_errors.INITIALIZATION_TEMPLATE),
+    generic=cuda_errors.INITIALIZATION,
+    facts=(R(r"(?P<init_error>initialization error)"),),
+    also=(
+        Alternative(
+            "driver_mismatch",
+            "an NVIDIA driver in a bad state (updated without a reboot, its kernel module and libraries apart)",
+            "nvidia-smi shows whether the driver answers; after a driver update reboot (or reload the nvidia "
+            "kernel modules) so the module and the libraries are one version.",
+            when=("init_error",),
+        ),
+    ),
     describe=_cuda_fork,
 )
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 
+from torchdoctor.explain.kinds import exits
 from torchdoctor.explain.kinds.comm import GLOO_TIMEOUT, LAST_WORK, PEER_CLOSED, WATCHDOG_HINT
 from torchdoctor.explain.recognisers import Alternative, Context, Hit, Recogniser, first, on_ranks
 from torchdoctor.rank_list import who
@@ -410,10 +411,11 @@ PEER_GONE = Recogniser(
 
 
 def _child_failed(hits: list[Hit], ctx: Context) -> tuple[str, str]:
-    facts = next((h.facts for h in hits if "exitcode" in h.facts), hits[0].facts)
+    facts = next((h.facts for h in hits if "exitcode" in h.facts or "signal" in h.facts), hits[0].facts)
     rank, code = facts.get("failed_rank"), facts.get("exitcode")
     host = facts.get("host")
-    summary = "torchrun: a worker failed"
+    by = exits.launcher(facts)
+    summary = f"{by}: a worker failed"
     if rank is not None:
         summary += f": rank {rank}"
     elif facts.get("local_rank") is not None:
@@ -423,14 +425,19 @@ def _child_failed(hits: list[Hit], ctx: Context) -> tuple[str, str]:
     if code is not None:
         named = rank is not None or facts.get("local_rank") is not None
         summary += f" exited with {code}" if named else f", exit code {code}"
+    elif facts.get("signal"):
+        summary += f", ended by {facts['signal']}"
     error_file = facts.get("error_file")
     fix = (
-        "This is torchrun's summary; the cause is in that rank's own output above it (its traceback). "
+        f"This is {by}'s summary; the cause is in that rank's own output above it (its traceback). "
         "Pass every rank's log (the --log-dir folder, or --tee 3 output) to torchdoctor explain."
     )
+    ended = exits.how_it_ended(code, facts.get("signal"))
+    if ended:
+        fix += f"\nHow it ended: {ended}."
     if error_file and error_file != "<N/A>":
         fix += f"\nIts error file: {error_file}"
-    elif code == "1":
+    elif code == "1" and by == "torchrun":
         fix += (
             "\nDecorate the entry point with @torch.distributed.elastic.multiprocessing.errors.record so "
             "that torchrun prints the worker's traceback here."
@@ -443,8 +450,14 @@ CHILD_FAILED = Recogniser(
     kind="child_failed",
     title="a worker failed",
     role="consequence",
-    anchors=("Root Cause (first observed failure)", "ChildFailedError", "failed (exitcode:"),
-    templates=("torch:failed-exitcode-local-rank-pid-of", "torch:failed-exitcode-local-rank-pid-of-2"),
+    # and every other launcher's summary of a worker that failed (kinds/exits.py)
+    anchors=("Root Cause (first observed failure)", "ChildFailedError", "failed (exitcode:", *exits.ANCHORS),
+    templates=(
+        "torch:failed-exitcode-local-rank-pid-of",
+        "torch:failed-exitcode-local-rank-pid-of-2",
+        *exits.TEMPLATES,
+    ),
+    reject=exits.NOT_A_WORKER,
     # torchrun's summary names the rank that failed, never why: alone it is only a lead to that rank's log
     confirm=lambda hits, ctx: False,
     span=8,
@@ -454,8 +467,7 @@ CHILD_FAILED = Recogniser(
         R(r"exitcode\s*:\s*(?P<exitcode>-?\d+)"),
         R(r"error_file\s*:\s*(?P<error_file>\S{1,500})"),
         R(r"local_rank:\s*(?P<local_rank>\d+)"),
-        # argparse exits with status 2 when it refuses a command line (Lib/argparse.py ArgumentParser.error)
-        R(r"exitcode\s*:\s*(?P<argparse_exit>2)\b"),
+        *exits.FACTS,
     ),
     also=(
         Alternative(
@@ -467,6 +479,13 @@ CHILD_FAILED = Recogniser(
             "(parser.add_argument('--local-rank', '--local_rank', type=int, default=0)) or use torchrun, which "
             "passes nothing and sets LOCAL_RANK.",
             when=("argparse_exit",),
+        ),
+        Alternative(
+            "broken_install",
+            "a command the job runs that is not installed where it runs (the shell's exit status 127)",
+            "Run the worker's command by hand on that node, in the job's environment (which torchrun python; "
+            "module load / conda activate in the job script), and install or put on PATH what it cannot find.",
+            when=("not_found_exit",),
         ),
     ),
     describe=_child_failed,

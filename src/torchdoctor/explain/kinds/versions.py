@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 
 from torchdoctor.explain.first_failure import Raised, cut
+from torchdoctor.explain.kinds import cuda_errors
 from torchdoctor.explain.recognisers import Alternative, Context, Hit, Recogniser, first, merged, on_ranks
 
 R = re.compile
@@ -33,6 +34,7 @@ _CANNOT_IMPORT = R(r"cannot import name '(?P<name>\w{1,100})' from '(?P<module>[
 # come from releases that disagree
 _INCOMPATIBLE = R(r"(?P<compiled>[\w.]{1,100})\(\): incompatible function arguments")
 _MISSING_NAMES = (
+    "No module named '",
     "(): incompatible function arguments",
     "cannot import name",
     "AttributeError: module '",
@@ -50,6 +52,13 @@ LIBRARIES = (
     "deepspeed|accelerate|transformers|peft|trl|lightning|pytorch_lightning|lightning_fabric|apex|bitsandbytes|"
     "flash_attn|xformers|timm|torchvision|torchaudio|diffusers|datasets|megatron|fairscale|torchmetrics"
 )
+# a submodule of one of those libraries (or of torch) that cannot be imported: the library is installed, and its
+# release has no such module (torch._six went in torch 2.0, transformers.deepspeed moved to
+# transformers.integrations): the importing code was written for another release. torch._C is torch's own
+# extension: missing, it is a broken torch (or torch imported from its source folder), not a version
+SUBMODULE_NAME = rf"(?:torch\.(?!_C\b)|(?:{LIBRARIES})\.)[\w.]{{1,150}}"
+SUBMODULE = SUBMODULE_NAME + "'"
+_NO_SUBMODULE = R(rf"No module named '(?P<missing_submodule>{SUBMODULE_NAME})'")
 _NO_ATTRIBUTE = R(
     rf"module '(?P<module>(?:{LIBRARIES})(?:\.[\w.]{{1,150}})?)' has no attribute '(?P<name>\w{{1,100}})'"
 )
@@ -110,6 +119,18 @@ def _dependency(hits: list[Hit], ctx: Context) -> tuple[str, str]:
             "'<package>==<version>' for each), uninstall both first so no stale build stays, and rebuild the "
             "extension against the installed torch (pip install --no-build-isolation --no-cache-dir ...).",
         )
+    if facts.get("missing_submodule"):
+        module = facts["missing_submodule"]
+        top = module.split(".")[0]
+        return (
+            f"{top} is installed but has no module {module}: the code importing it was written for another "
+            f"{top} release" + on_ranks(hits),
+            f"Modules of {top} are added, moved and removed between releases (torch._six went in torch 2.0, "
+            "transformers.deepspeed moved to transformers.integrations): the package importing it expects "
+            f"another {top}. Install the {top} version the importing project pins (its requirements file; pip "
+            f"show {top} for the one installed), or update the importing package to a release written for this "
+            f"{top} (pip install -U <that package>).",
+        )
     name, module = facts.get("name", "?"), facts.get("module", "?")
     top = module.split(".")[0]
     if facts.get("no_attribute"):
@@ -152,6 +173,7 @@ DEPENDENCY_VERSION = Recogniser(
         "lightning:pytorch-requires-deepspeed-detected-deepspeed-version",
         "transformers:using-the-trainer-with-pytorch-requires",
         "system:cannot-import-name",
+        "system:python-no-module-named",  # a submodule of a library that moves its modules between releases
         "system:module-has-no-attribute",
         "system:object-has-no-attribute",
         "third_party:pybind11-incompatible-function-arguments",
@@ -172,6 +194,8 @@ DEPENDENCY_VERSION = Recogniser(
     match=R(
         r"is required for a normal functioning|requires [`'\"]?[A-Za-z][\w-]{1,40}[`'\"]? ?(?:version )?>= ?\d|"
         r"cannot import name '\w{1,100}' from '[\w.]{1,200}'|"
+        + _NO_SUBMODULE.pattern
+        + "|"
         + _INCOMPATIBLE.pattern
         + "|"
         + _NO_ATTRIBUTE.pattern
@@ -179,6 +203,7 @@ DEPENDENCY_VERSION = Recogniser(
         + _DS_OBJECT.pattern
     ),
     facts=(
+        _NO_SUBMODULE,
         _NORMAL_FUNCTIONING,
         _REQUIRES,
         _CANNOT_IMPORT,
@@ -195,6 +220,14 @@ DEPENDENCY_VERSION = Recogniser(
             "Search the package's issues for the message: a release that broke it is usually fixed in the next "
             "one (pip install -U <package>) or avoided by the one before it.",
             when=("ds_class",),
+        ),
+        Alternative(
+            "broken_install",
+            "an installation of the package that lacks its own pieces",
+            "Reinstall it in the environment the job runs in (pip install --force-reinstall <package>), and "
+            "check that no folder of the same name (a source checkout, a stale build) shadows it: python -c "
+            "'import <package>; print(<package>.__file__)'.",
+            when=("missing_submodule",),
         ),
     ),
     describe=_dependency,
@@ -237,6 +270,11 @@ def _wrapped_optimizer(hits: list[Hit], ctx: Context) -> tuple[str, str]:
 
 
 def _release_bug(hits: list[Hit], ctx: Context) -> tuple[str, str]:
+    if first(hits, "kernel_fault"):
+        summary, fix = cuda_errors.kernel_fault(
+            first(hits, "kernel_fault"), bool(first(hits, "fault_in_nccl"))
+        )
+        return summary + on_ranks(hits), fix
     if first(hits, "wrapper"):
         return _wrapped_optimizer(hits, ctx)
     return _accelerate_8bit(hits, ctx)
@@ -255,16 +293,24 @@ LIBRARY_RELEASE_BUG = Recogniser(
         "8-bit precision on multiple devices.",
         " is not an Optimizer",
         " is not a subclass of torch.optim.Optimizer",
+        # a kernel that faulted, as torch or NCCL reports the CUDA runtime's string (kinds/cuda_errors.py)
+        *cuda_errors.KERNEL_FAULTS,
     ),
     match=R(
-        r"8-bit precision on multiple devices\.|\w+ is not (?:an Optimizer|a subclass of torch\.optim\.Optimizer)"
+        r"8-bit precision on multiple devices\.|\w+ is not (?:an Optimizer|a subclass of torch\.optim\.Optimizer)|"
+        + cuda_errors.KERNEL_FAULT.pattern
     ),
     templates=(
         "third_party:accelerate-8bit-on-multiple-devices",
         "torch_native:lr-scheduler-is-not-an-optimizer",
         "deepspeed:is-not-subclass-of-torch-optim",
+        *cuda_errors.KERNEL_FAULT_TEMPLATES,
     ),
+    # a kernel's fault names no kernel and no cause (a library's bug, bad input, a failing GPU)
+    generic=cuda_errors.KERNEL_FAULTS,
     facts=(
+        cuda_errors.KERNEL_FAULT,
+        cuda_errors.IN_NCCL,
         R(r"(?P<eight_bit>8-bit precision on multiple devices)"),
         R(r"(?P<wrapper>\w+) is not (?:an Optimizer|a subclass of torch\.optim\.Optimizer)"),
         R(r"(?P<ds_wrapper>\w*(?:DeepSpeed|ZeRO|Zero|FP16_|BF16_)\w*) is not (?:an|a subclass)"),
@@ -280,6 +326,22 @@ LIBRARY_RELEASE_BUG = Recogniser(
             "from_pretrained(..., device_map={'': int(os.environ['LOCAL_RANK'])}), or run one process that spreads "
             "the model (python train.py).",
             when=("eight_bit",),
+        ),
+        Alternative(
+            "device_assert",
+            "an index or size out of range in the kernel's input (which a device-side assert would name)",
+            "Run once with CUDA_LAUNCH_BLOCKING=1 (or on CPU, where the same op raises an IndexError that names "
+            "the value): labels outside [0, num_classes), token ids past the embedding, indices past a tensor's "
+            "size are the usual inputs a kernel reads out of bounds.",
+            when=("kernel_fault",),
+            unless=("fault_in_nccl",),
+        ),
+        Alternative(
+            "nccl_bug_upgrade",
+            "a bug of the NCCL release in use, fixed in a later one",
+            "Upgrade NCCL (the torch release that ships a newer one, or the nvidia-nccl-cu* wheel) and check the "
+            "NCCL release notes for the fix.",
+            when=("fault_in_nccl",),
         ),
     ),
     describe=_release_bug,

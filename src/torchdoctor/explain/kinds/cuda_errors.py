@@ -1,0 +1,67 @@
+"""The class of a CUDA runtime error, wherever it is reported.
+
+The CUDA runtime's error strings (``cudaGetErrorString``, catalog ``cuda_runtime.tsv``) reach a log in several
+wrappers: torch's ``CUDA error: <string>`` (c10/cuda/CUDAException.h, C10_CUDA_CHECK), NCCL's ``NCCL WARN Cuda
+failure '<string>'`` (its CUDACHECK macro), an extension's own ``CUDA error: <string> at file:line``. The
+wrapper does not matter; the string's class does:
+
+- a kernel that faulted — ``an illegal memory access was encountered``, ``unspecified launch failure``,
+  ``misaligned address``, ``an illegal instruction was encountered``, ``hardware stack error``: reported
+  asynchronously, at whatever call came next, so the line that reports it is usually not the one at fault. A
+  kernel reads or writes memory it must not: most often a bug of the library whose kernel ran (torch, NCCL,
+  flash-attn or another extension) in the release installed, or an index that only a device-side assert would
+  name, or a GPU that is failing (Xid errors in ``dmesg``); never certain;
+- ``initialization error``: CUDA could not start in this process — most often CUDA was initialised in a
+  parent that then forked (DataLoader workers, multiprocessing's fork), or a driver in a bad state.
+
+The other strings have kinds of their own (``out of memory``: cuda_oom, ``device-side assert triggered``:
+device_assert, ``invalid device ordinal``, ``no kernel image``, ``peer access``, ``insufficient driver``).
+"""
+
+from __future__ import annotations
+
+import re
+
+R = re.compile
+
+KERNEL_FAULTS = (
+    "an illegal memory access was encountered",
+    "unspecified launch failure",
+    "misaligned address",
+    "an illegal instruction was encountered",
+    "hardware stack error",
+)
+KERNEL_FAULT_TEMPLATES = (
+    "cuda_runtime:illegal-address",
+    "cuda_runtime:launch-failure",
+    "cuda_runtime:misaligned-address",
+    "cuda_runtime:illegal-instruction",
+    "cuda_runtime:hardware-stack-error",
+)
+# the string as torch, NCCL or an extension reports it (not a sentence that quotes it)
+KERNEL_FAULT = R(
+    r"(?:CUDA error|Cuda failure|cudaError\w*|CUDA_ERROR_\w+)[:\s'\"(]{1,4}"
+    r"(?P<kernel_fault>" + "|".join(re.escape(f) for f in KERNEL_FAULTS) + ")"
+)
+# NCCL's WARN line: the kernel ran inside NCCL (its file names where it was reported)
+IN_NCCL = R(r"(?P<fault_in_nccl>NCCL WARN Cuda failure)")
+
+INITIALIZATION = ("CUDA error: initialization error", "Cuda failure 'initialization error'")
+INITIALIZATION_TEMPLATE = "cuda_runtime:initialization-error"
+
+
+def kernel_fault(fault: str, in_nccl: bool) -> tuple[str, str]:
+    """(summary, fix) for a kernel that faulted (``fault`` is the CUDA runtime's string)."""
+    where = "a kernel NCCL launched" if in_nccl else "a CUDA kernel"
+    summary = f"{where} faulted ({fault}): most often a bug of the library whose kernel ran, in the release installed"
+    fix = (
+        "CUDA reports a kernel's fault at the next call that checks for errors, so the line that reported it "
+        "is usually not the one at fault. Find the kernel: rerun with CUDA_LAUNCH_BLOCKING=1 (every launch "
+        "checked where it happens; add TORCH_USE_CUDA_DSA=1 for torch's device-side asserts), and look at "
+        "the traceback it then gives. A kernel of torch, NCCL or an extension (flash-attn, apex, xformers, "
+        "DeepSpeed's ops) that faults on valid input is a bug of that release: search its issues for the "
+        "message and upgrade it (pip install -U <package>; for NCCL, the torch release that ships a newer one). "
+        "If it happens at random places or on one GPU only, the GPU may be failing: `dmesg | grep -i xid` and "
+        "`nvidia-smi -q -d ECC`."
+    )
+    return summary, fix

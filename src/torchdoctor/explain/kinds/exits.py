@@ -1,0 +1,113 @@
+"""What a launcher's failure summary says: which worker failed first, and how it ended.
+
+Every launcher reports a worker that failed in its own words — torchrun's ``failed (exitcode: 1) local_rank: 3``
+and its Root Cause block, the deepspeed launcher's ``exits with return code = 1``, accelerate's
+``CalledProcessError: Command '[...]' returned non-zero exit status 1.`` (CPython's subprocess), mp.spawn's
+``process 1 terminated with exit code 1`` / ``with signal SIGABRT``, srun's ``task 3: Exited with exit code 1``.
+None of them says why: the worker's own output above says that. What the summary does say is how the worker
+ended, and that has a few classes (the exit status of a Python process, a shell's 128+N for signal N, the
+negative signal number Python's ``subprocess`` and torchrun report):
+
+- 1: an uncaught Python exception (the worker's traceback is the cause);
+- 2: argparse refusing the command line (Lib/argparse.py ``ArgumentParser.error``), most often the
+  ``--local_rank`` a launcher adds;
+- 126 / 127: the shell could not run the command (not executable / not found);
+- SIGABRT (-6, 134): native code aborted — a C++ exception or check in torch, NCCL or an extension (the NCCL
+  watchdog takes its process down so after a collective timed out);
+- SIGTERM (-15, 143) / SIGINT / SIGHUP: stopped from outside — the launcher stopping the others once one failed,
+  the scheduler (a time limit, preemption), a closed terminal;
+- SIGKILL (-9, 137) and SIGSEGV / SIGBUS (-11, 139, -7, 135) have kinds of their own (``worker_killed``,
+  ``worker_crash`` in kinds/train.py), read from the same lines.
+
+`kinds/ranks.py`'s ``child_failed`` reads these facts; what leads is still "the cause is not in this log".
+"""
+
+from __future__ import annotations
+
+import re
+
+R = re.compile
+
+ANCHORS = (
+    "exits with return code = ",  # deepspeed/launcher/launch.py sigkill_handler
+    "returned non-zero exit status",  # CPython subprocess.CalledProcessError (accelerate launch)
+    "' died with <Signals.",  # the same, a worker ended by a signal
+    "terminated with exit code",  # torch/multiprocessing/spawn.py ProcessExitedException
+    "terminated with signal",
+    "Exited with exit code",  # slurm srun
+)
+TEMPLATES = (
+    "deepspeed:exits-with-return-code",
+    "system:subprocess-non-zero-exit",
+    "system:subprocess-died-with-signal",
+    "torch_native:spawn-terminated-with-exit-code",
+    "torch_native:spawn-terminated-with-signal",
+    "system:srun-task-exited",
+)
+FACTS = (
+    R(r"exits with return code = (?P<exitcode>-?\d+)"),
+    R(r"returned non-zero exit status (?P<exitcode>-?\d+)"),
+    R(r"died with <Signals\.(?P<signal>SIG[A-Z]+): \d+>"),
+    R(
+        r"process (?P<failed_rank>\d+) terminated with (?:exit code (?P<exitcode>-?\d+)|signal (?P<signal>SIG[A-Z]+))"
+    ),
+    R(r"task (?P<failed_rank>\d+): Exited with exit code (?P<exitcode>\d+)"),
+    R(r"Signal \d+ \((?P<signal>SIG[A-Z]+)\)"),
+    # argparse exits with status 2 when it refuses a command line (Lib/argparse.py ArgumentParser.error)
+    R(r"(?:exitcode\s*:\s*|return code = |exit status |exit code )(?P<argparse_exit>2)\b"),
+    R(r"(?:exitcode\s*:\s*|return code = |exit status |exit code )(?P<not_found_exit>12[67])\b"),
+    R(r"(?P<launcher>sigkill_handler|CalledProcessError|terminated with (?:exit code|signal)|srun: error)"),
+)
+# a command that is a build step, not a worker: the compiler's error above it is the failure (kinds/build.py)
+NOT_A_WORKER = R(
+    r"Command '\['(?:ninja|which|nvcc|gcc|g\+\+|c\+\+|cmake|make|git|pip)['\]]|"
+    r"Command '\[[^\]\n]{0,300}(?:setup\.py|bdist_wheel|build_ext|egg_info)"
+)
+
+_LAUNCHERS = {
+    "sigkill_handler": "the deepspeed launcher",
+    "CalledProcessError": "the launcher (a subprocess it started)",
+    "terminated with exit code": "mp.spawn",
+    "terminated with signal": "mp.spawn",
+    "srun: error": "srun",
+}
+_SIGNALS = {
+    "-6": "SIGABRT",
+    "134": "SIGABRT",
+    "-15": "SIGTERM",
+    "143": "SIGTERM",
+    "-2": "SIGINT",
+    "-1": "SIGHUP",
+}
+
+
+def launcher(facts: dict) -> str:
+    """Which launcher wrote the summary, in the user's words (torchrun when none of the others)."""
+    return _LAUNCHERS.get(facts.get("launcher", ""), "torchrun")
+
+
+def how_it_ended(code: str | None, signal: str | None) -> str:
+    """What an exit status or signal says about how the worker ended (empty when it says nothing more).
+
+    >>> how_it_ended("-6", None)[:30]
+    'it aborted in native code (SIG'
+    """
+    signal = signal or _SIGNALS.get(code or "")
+    if signal == "SIGABRT":
+        return (
+            "it aborted in native code (SIGABRT): a C++ exception or check in torch, NCCL or an extension — the "
+            "NCCL watchdog ends its process this way after a collective timed out; that worker's last lines "
+            "(terminate called after ..., a watchdog timeout, an NCCL WARN) say which"
+        )
+    if signal in ("SIGTERM", "SIGINT", "SIGHUP"):
+        return (
+            f"it was stopped from outside ({signal}): by the launcher once another worker had failed (then that "
+            "one is the cause), by the scheduler (a time limit, preemption), or by a closed terminal"
+        )
+    if code == "1":
+        return "it raised a Python exception: its traceback, in that worker's own output, is the cause"
+    if code == "2":
+        return "exit status 2 is argparse refusing the command line (its usage message is in the worker's output)"
+    if code in ("126", "127"):
+        return "the shell could not run the command (127: not found, 126: not executable)"
+    return ""
