@@ -26,7 +26,7 @@ def torch_build(version: str, cuda: str | None, hip: str | None) -> str:
 
 
 def check_python(version_info=sys.version_info, executable: str = sys.executable) -> Finding:
-    """Python 3.10 is the oldest torchdoctor runs on (pyproject.toml: requires-python); older is a failure."""
+    """Python 3.10 or newer, as torchdoctor itself needs; older is a failure."""
     verdict = verdict_of(check_python)
     version = ".".join(str(part) for part in version_info[:3])
     details = {
