@@ -269,6 +269,56 @@ def starts_processes(item) -> bool:
     )
 
 
+# Modules whose tests read one real job run by a module-scoped fixture (several torch imports each). Under
+# xdist's plain `load` every worker that got some of their tests ran the job again; `make test` runs with
+# `--dist loadgroup`, for which `pytest_xdist_make_scheduler` below sends each of these modules whole to one
+# worker. (xdist's own `xdist_group` marks do not group under pytest 9: xdist 3.8 renames `item._nodeid`,
+# which pytest 9 no longer reads.)
+SHARED_JOB_MODULES = {
+    "test_accelerate_compat",  # accelerate's own tests: a pytest of their own, and 2 gloo ranks
+    "test_explain_inputs",  # three failing 2-rank torchrun jobs
+    "test_flight_recorder",  # a 3-rank torchrun job's flight-recorder dumps
+}
+
+
+def _module_and_name(nodeid: str) -> tuple[str, str]:
+    """``tests/test_x.py::test_y[case]`` -> ("test_x", "test_y")."""
+    path, _, rest = nodeid.partition("::")
+    return Path(path).stem, rest.split("[", 1)[0].rsplit("::", 1)[-1]
+
+
+def _dispatch_order(scope: str) -> int:
+    """Which work goes out first: the shared jobs, then what starts processes (the long tests), then the
+    in-process tests, which fill the last minutes evenly instead of a long test starting last on one worker."""
+    module, name = _module_and_name(scope)
+    if module in SHARED_JOB_MODULES and "::" not in scope:
+        return 0
+    return 1 if module in PROCESS_MODULES or name in PROCESS_TESTS.get(module, ()) else 2
+
+
+def pytest_xdist_make_scheduler(config, log):
+    """`--dist loadgroup`: every test on its own, one at a time to whichever worker is free (xdist's
+    `loadscope` with a scope per test), except that a module of `SHARED_JOB_MODULES` is one scope; the
+    process-starting tests go out first."""
+    if config.getoption("dist", None) != "loadgroup":
+        return None
+    from xdist.scheduler import LoadScopeScheduling
+
+    class SharedJobsTogether(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            path = nodeid.partition("::")[0]
+            return path if Path(path).stem in SHARED_JOB_MODULES else nodeid
+
+        def _assign_work_unit(self, node) -> None:
+            if not getattr(self, "ordered", False):  # the first unit to go out: the queue is complete
+                for scope in sorted(self.workqueue, key=_dispatch_order):
+                    self.workqueue.move_to_end(scope)
+                self.ordered = True
+            super()._assign_work_unit(node)
+
+    return SharedJobsTogether(config, log)
+
+
 def pytest_collection_modifyitems(config, items):
     for item in items:
         if starts_processes(item):
