@@ -216,6 +216,7 @@ PROCESS_TESTS = {
         "test_a_two_rank_torchrun_command_line_runs_as_torchrun_would_in_either_spelling",
         "test_ctrl_c_stops_every_process_removes_the_temp_folder_and_says_one_line",
         "test_one_node_with_a_wrong_address_is_named_before_torchrun_starts",
+        "test_a_refused_launch_never_imports_torch",
         "test_two_nodes_one_from_a_config_file_one_from_flags_run_the_script_as_python_would",
     },
     "test_mpi_checks": {
