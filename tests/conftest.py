@@ -44,6 +44,35 @@ def cli():
     return run_cli
 
 
+def run_here(*args: str, env: dict | None = None, timeout: float | None = None, cwd=None):
+    """`torchdoctor ARGS` through the same `main` a real process runs, in this process: what `run_cli`
+    returns, without a process of its own (whose Python start and imports cost up to 3 s of CPU). For the
+    many cases of one class of refusal, where one case through `cli` stands for the process boundary."""
+    import contextlib
+    import io
+
+    from torchdoctor.cli import main
+
+    saved, where = dict(os.environ), os.getcwd()
+    os.environ.update({"COLUMNS": "200", **(env or {})})
+    out, err = io.StringIO(), io.StringIO()
+    try:
+        if cwd is not None:
+            os.chdir(cwd)
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            status = main(list(args))
+    finally:
+        os.chdir(where)
+        os.environ.clear()
+        os.environ.update(saved)
+    return subprocess.CompletedProcess(["torchdoctor", *args], status, out.getvalue(), err.getvalue())
+
+
+@pytest.fixture
+def cli_here():
+    return run_here
+
+
 def _marked_processes(mark: str) -> dict[int, str]:
     """Processes other than this one whose environment holds ``_MARK=mark``: pid -> command line."""
     needle = f"{_MARK}={mark}".encode()
