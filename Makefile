@@ -9,6 +9,11 @@ PIP := $(BIN)/python -m pip
 
 .PHONY: check test test-fast lint bench clean
 
+# Let Python keep compiled modules (__pycache__, git-ignored) where the environment says not to: the suite starts
+# hundreds of processes that import torchdoctor, and every pytest worker rewrites the asserts of every test
+# module; without the cache each one compiles them again (7 s of CPU per worker for the rewrite alone).
+unexport PYTHONDONTWRITEBYTECODE
+
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 	$(PIP) install -q --upgrade pip
