@@ -9,6 +9,11 @@ PIP := $(BIN)/python -m pip
 
 .PHONY: check test test-fast lint bench clean
 
+# Let Python keep compiled modules (__pycache__, git-ignored) where the environment says not to: the suite starts
+# hundreds of processes that import torchdoctor, and every pytest worker rewrites the asserts of every test
+# module; without the cache each one compiles them again (7 s of CPU per worker for the rewrite alone).
+unexport PYTHONDONTWRITEBYTECODE
+
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 	$(PIP) install -q --upgrade pip
@@ -27,7 +32,7 @@ check: $(VENV)/.installed
 test: $(VENV)/.installed-test
 	$(BIN)/ruff check src tests benchmarks
 	$(BIN)/ruff format --check -q src tests benchmarks
-	$(BIN)/python -m pytest -q -n 3  # 3 workers on 2 cores: most tests wait on processes, not the CPU
+	$(BIN)/python -m pytest -q -n 3 --dist loadgroup  # 3 workers on 2 cores: most tests wait on processes, not the CPU; loadgroup: see SHARED_JOB_MODULES in tests/conftest.py
 
 test-fast: $(VENV)/.installed-test
 	$(BIN)/python -m pytest -q -n 2 -m "not processes"  # CPU-bound: one worker per core

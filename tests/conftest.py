@@ -44,6 +44,35 @@ def cli():
     return run_cli
 
 
+def run_here(*args: str, env: dict | None = None, timeout: float | None = None, cwd=None):
+    """`torchdoctor ARGS` through the same `main` a real process runs, in this process: what `run_cli`
+    returns, without a process of its own (whose Python start and imports cost up to 3 s of CPU). For the
+    many cases of one class of refusal, where one case through `cli` stands for the process boundary."""
+    import contextlib
+    import io
+
+    from torchdoctor.cli import main
+
+    saved, where = dict(os.environ), os.getcwd()
+    os.environ.update({"COLUMNS": "200", **(env or {})})
+    out, err = io.StringIO(), io.StringIO()
+    try:
+        if cwd is not None:
+            os.chdir(cwd)
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            status = main(list(args))
+    finally:
+        os.chdir(where)
+        os.environ.clear()
+        os.environ.update(saved)
+    return subprocess.CompletedProcess(["torchdoctor", *args], status, out.getvalue(), err.getvalue())
+
+
+@pytest.fixture
+def cli_here():
+    return run_here
+
+
 def _marked_processes(mark: str) -> dict[int, str]:
     """Processes other than this one whose environment holds ``_MARK=mark``: pid -> command line."""
     needle = f"{_MARK}={mark}".encode()
@@ -216,6 +245,7 @@ PROCESS_TESTS = {
         "test_a_two_rank_torchrun_command_line_runs_as_torchrun_would_in_either_spelling",
         "test_ctrl_c_stops_every_process_removes_the_temp_folder_and_says_one_line",
         "test_one_node_with_a_wrong_address_is_named_before_torchrun_starts",
+        "test_a_refused_launch_never_imports_torch",
         "test_two_nodes_one_from_a_config_file_one_from_flags_run_the_script_as_python_would",
     },
     "test_mpi_checks": {
@@ -267,6 +297,56 @@ def starts_processes(item) -> bool:
         or module in PROCESS_MODULES
         or name in PROCESS_TESTS.get(module, ())
     )
+
+
+# Modules whose tests read one real job run by a module-scoped fixture (several torch imports each). Under
+# xdist's plain `load` every worker that got some of their tests ran the job again; `make test` runs with
+# `--dist loadgroup`, for which `pytest_xdist_make_scheduler` below sends each of these modules whole to one
+# worker. (xdist's own `xdist_group` marks do not group under pytest 9: xdist 3.8 renames `item._nodeid`,
+# which pytest 9 no longer reads.)
+SHARED_JOB_MODULES = {
+    "test_accelerate_compat",  # accelerate's own tests: a pytest of their own, and 2 gloo ranks
+    "test_explain_inputs",  # three failing 2-rank torchrun jobs
+    "test_flight_recorder",  # a 3-rank torchrun job's flight-recorder dumps
+}
+
+
+def _module_and_name(nodeid: str) -> tuple[str, str]:
+    """``tests/test_x.py::test_y[case]`` -> ("test_x", "test_y")."""
+    path, _, rest = nodeid.partition("::")
+    return Path(path).stem, rest.split("[", 1)[0].rsplit("::", 1)[-1]
+
+
+def _dispatch_order(scope: str) -> int:
+    """Which work goes out first: the shared jobs, then what starts processes (the long tests), then the
+    in-process tests, which fill the last minutes evenly instead of a long test starting last on one worker."""
+    module, name = _module_and_name(scope)
+    if module in SHARED_JOB_MODULES and "::" not in scope:
+        return 0
+    return 1 if module in PROCESS_MODULES or name in PROCESS_TESTS.get(module, ()) else 2
+
+
+def pytest_xdist_make_scheduler(config, log):
+    """`--dist loadgroup`: every test on its own, one at a time to whichever worker is free (xdist's
+    `loadscope` with a scope per test), except that a module of `SHARED_JOB_MODULES` is one scope; the
+    process-starting tests go out first."""
+    if config.getoption("dist", None) != "loadgroup":
+        return None
+    from xdist.scheduler import LoadScopeScheduling
+
+    class SharedJobsTogether(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            path = nodeid.partition("::")[0]
+            return path if Path(path).stem in SHARED_JOB_MODULES else nodeid
+
+        def _assign_work_unit(self, node) -> None:
+            if not getattr(self, "ordered", False):  # the first unit to go out: the queue is complete
+                for scope in sorted(self.workqueue, key=_dispatch_order):
+                    self.workqueue.move_to_end(scope)
+                self.ordered = True
+            super()._assign_work_unit(node)
+
+    return SharedJobsTogether(config, log)
 
 
 def pytest_collection_modifyitems(config, items):

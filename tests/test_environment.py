@@ -125,6 +125,26 @@ def run(command, env, **kwargs):
     )
 
 
+# One case of each class runs every command in a real process, as a user would; the others run `check` and
+# `launch` in this process (the same `main`, so the same words and status), which has torch imported
+# already: a `check` or `launch` of its own would import it again for nothing (3 s of CPU each).
+REAL_PROCESS = {("MASTER_PORT", "abc"), ("TORCHDOCTOR_LOG_LEVEL", "LOUD")}
+
+
+def check_json(name, value, monkeypatch, capsys):
+    """`torchdoctor check --json` of the dist and net areas with ``name=value`` set: (status, findings)."""
+    args = ["check", "--json", "--skip", "sys", "--skip", "env", "--skip", "gpu"]
+    if (name, value) in REAL_PROCESS:
+        checked = run(["-m", "torchdoctor", *args], {name: value})
+        return checked.returncode, checked.stdout, checked.stderr
+    from torchdoctor.cli import main
+
+    monkeypatch.setenv(name, value)
+    status = main(args)
+    captured = capsys.readouterr()
+    return status, captured.out, captured.err
+
+
 @pytest.mark.parametrize(
     "name, value",
     [
@@ -135,18 +155,15 @@ def run(command, env, **kwargs):
         ("SLURM_JOB_ID", "j"),
     ],
 )
-def test_net_refuses_in_one_line_and_check_says_the_same(name, value, tmp_path):
-    result = run(["-m", "torchdoctor", "net", "--nproc-per-node", "2"], {name: value})
+def test_net_refuses_in_one_line_and_check_says_the_same(name, value, tmp_path, monkeypatch, capsys):
+    result = run(["-m", "torchdoctor", "net", "--nproc-per-node", "2"], {name: value})  # no torch import
     assert result.returncode == 2, result.stderr
     (line,) = result.stderr.strip().splitlines()
     said = str(problems({name: value})[0])
     assert line.startswith(f"torchdoctor: error: {said}")
-    checked = run(
-        ["-m", "torchdoctor", "check", "--json", "--skip", "sys", "--skip", "env", "--skip", "gpu"],
-        {name: value},
-    )
-    assert checked.returncode == 1, checked.stderr
-    findings = {f["id"]: f for f in json.loads(checked.stdout)["findings"]}
+    status, out, err = check_json(name, value, monkeypatch, capsys)
+    assert status == 1, err
+    findings = {f["id"]: f for f in json.loads(out)["findings"]}
     assert said in findings["dist.environment"]["summary"]
     assert findings["net.smoke"]["status"] == "skip"  # not a crash of the check, nor a verdict about ranks
 
@@ -161,14 +178,23 @@ def test_net_refuses_in_one_line_and_check_says_the_same(name, value, tmp_path):
         ("PET_MASTER_PORT", "99999"),
     ],
 )
-def test_launch_refuses_before_any_rank_starts(name, value, tmp_path):
+def test_launch_refuses_before_any_rank_starts(name, value, tmp_path, monkeypatch, capsys):
     script = tmp_path / "train.py"
     script.write_text("print('started')\n")
-    result = run(["-m", "torchdoctor", "launch", "--nproc-per-node", "2", str(script)], {name: value})
-    assert result.returncode == 2, result.stderr
-    (line,) = result.stderr.strip().splitlines()
+    args = ["launch", "--nproc-per-node", "2", str(script)]
+    if (name, value) in REAL_PROCESS:
+        result = run(["-m", "torchdoctor", *args], {name: value})
+        status, out, err = result.returncode, result.stdout, result.stderr
+    else:
+        from torchdoctor.cli import main
+
+        monkeypatch.setenv(name, value)
+        status = main(args)
+        out, err = capsys.readouterr()
+    assert status == 2, err
+    (line,) = err.strip().splitlines()
     assert line.startswith(f"torchdoctor: error: {problems({name: value})[0]}")
-    assert "started" not in result.stdout
+    assert "started" not in out
 
 
 LIBRARY = textwrap.dedent(

@@ -5,9 +5,7 @@ import torch
 from torch import nn
 
 transformers = pytest.importorskip("transformers")
-lightning = pytest.importorskip("lightning")
 
-from torchdoctor.integrations.lightning import DebugUnderflowOverflowCallback as LightningCallback  # noqa: E402
 from torchdoctor.integrations.transformers import (  # noqa: E402
     DebugUnderflowOverflowCallback as TrainerCallback,
 )
@@ -76,22 +74,11 @@ def test_hugging_face_trainer_backward_overflow_caught(tmp_path, capsys):
     assert not any(m._forward_hooks or m._backward_hooks for m in net.modules())
 
 
-class LightningNet(lightning.LightningModule):
-    def __init__(self, net):
-        super().__init__()
-        self.net = net
-
-    def forward(self, x, y):
-        return self.net(x, y)
-
-    def training_step(self, batch, batch_index):
-        return self(*batch)["loss"]
-
-    def configure_optimizers(self):
-        return torch.optim.SGD(self.parameters(), lr=0.01)
-
-
 def test_lightning_backward_overflow_caught_and_hooks_off(capsys):
+    lightning = pytest.importorskip("lightning")  # here, not at collection: 4 s of CPU in every xdist worker
+    from lightning_models import DebugUnderflowOverflowCallback as LightningCallback
+    from lightning_models import LightningNet
+
     net, x, y = dead_inputs()
     module = LightningNet(net)
     callback = LightningCallback(check_gradients=True)

@@ -7,73 +7,25 @@ import torch
 from helpers import hook_count
 from torch import nn
 
-lightning = pytest.importorskip("lightning")
-
-from torchdoctor.integrations.lightning import DebugUnderflowOverflowCallback  # noqa: E402
-from torchdoctor.numerics.advice import BROKEN_WEIGHTS_FIX, MIXED_PRECISION_FIX  # noqa: E402
-from torchdoctor.numerics.detector import InfNanDetected  # noqa: E402
+from torchdoctor.numerics.advice import BROKEN_WEIGHTS_FIX, MIXED_PRECISION_FIX
+from torchdoctor.numerics.detector import InfNanDetected
 
 
-class Regression(lightning.LightningModule):
-    """A two-layer regression; ``call_self`` picks ``self(x)`` or ``self.model(x)`` in ``training_step``."""
+@pytest.fixture
+def lm():
+    """`tests/lightning_models.py`: lightning (4 s of CPU to import) is imported by the tests that use it, not
+    at collection, which every pytest-xdist worker does for every file."""
+    pytest.importorskip("lightning")
+    import lightning_models
 
-    def __init__(self, plant_overflow: bool = False, call_self: bool = True):
-        super().__init__()
-        torch.manual_seed(0)
-        self.model = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 1))
-        self.call_self = call_self
-        if plant_overflow:  # weights grown until the second layer's output no longer fits in fp32
-            self.grow_weights(1e20)
-        self.batches_seen = []
-
-    def grow_weights(self, factor: float) -> None:
-        with torch.no_grad():
-            self.model[0].weight.mul_(factor)
-            self.model[2].weight.mul_(factor)
-
-    def forward(self, x):
-        return self.model(x)
-
-    def training_step(self, batch, batch_index):
-        x, y = batch
-        prediction = self(x) if self.call_self else self.model(x)
-        return nn.functional.mse_loss(prediction, y)
-
-    def on_train_batch_end(self, outputs, batch, batch_index):
-        detector = self.trainer.callbacks[0].detector
-        self.batches_seen.append(detector.batch_number if detector else None)
-
-    def configure_optimizers(self):
-        return torch.optim.SGD(self.parameters(), lr=0.01)
+    return lightning_models
 
 
-def loader():
-    generator = torch.Generator().manual_seed(1)
-    x = torch.rand(16, 4, generator=generator) + 0.5
-    data = torch.utils.data.TensorDataset(x, x.sum(dim=1, keepdim=True))
-    return torch.utils.data.DataLoader(data, batch_size=4)
-
-
-def fit(module, callback, max_steps=3, precision="32-true"):
-    trainer = lightning.Trainer(
-        accelerator="cpu",
-        precision=precision,
-        max_steps=max_steps,
-        logger=False,
-        enable_checkpointing=False,
-        enable_progress_bar=False,
-        enable_model_summary=False,
-        callbacks=[callback],
-    )
-    trainer.fit(module, loader())
-    return trainer
-
-
-def test_planted_overflow_caught_report_names_the_module_and_the_hooks_come_off(capsys):
-    module = Regression(plant_overflow=True)
-    callback = DebugUnderflowOverflowCallback(max_frames_to_save=2)
+def test_planted_overflow_caught_report_names_the_module_and_the_hooks_come_off(lm, capsys):
+    module = lm.Regression(plant_overflow=True)
+    callback = lm.DebugUnderflowOverflowCallback(max_frames_to_save=2)
     with pytest.raises(InfNanDetected) as error:
-        fit(module, callback)
+        lm.fit(module, callback)
     assert error.value.module_name == "model.2"
     assert error.value.batch_number == 0
     out = capsys.readouterr().out
@@ -83,11 +35,11 @@ def test_planted_overflow_caught_report_names_the_module_and_the_hooks_come_off(
     assert callback.detector is None and hook_count(module) == 0
 
 
-def test_healthy_run_completes_options_apply_and_hooks_come_off(capsys):
-    module = Regression()
+def test_healthy_run_completes_options_apply_and_hooks_come_off(lm, capsys):
+    module = lm.Regression()
     output = io.StringIO()
-    callback = DebugUnderflowOverflowCallback(trace_batch_nums=[1], file=output)
-    trainer = fit(module, callback)
+    callback = lm.DebugUnderflowOverflowCallback(trace_batch_nums=[1], file=output)
+    trainer = lm.fit(module, callback)
     assert trainer.global_step == 3
     assert module.batches_seen == [1, 2, 3]  # attached during fit, one batch per step
     assert callback.detector is None and hook_count(module) == 0
@@ -97,51 +49,45 @@ def test_healthy_run_completes_options_apply_and_hooks_come_off(capsys):
     assert "Starting batch number" not in capsys.readouterr().out
 
 
-def test_module_option_watches_the_submodule_training_step_calls():
-    module = Regression(call_self=False)
-    fit(module, DebugUnderflowOverflowCallback(module="model"), max_steps=2)
+def test_module_option_watches_the_submodule_training_step_calls(lm):
+    module = lm.Regression(call_self=False)
+    lm.fit(module, lm.DebugUnderflowOverflowCallback(module="model"), max_steps=2)
     assert module.batches_seen == [1, 2]
     assert hook_count(module) == 0
 
 
-def test_a_watched_module_never_called_is_warned_about_once():
-    module = Regression(call_self=False)
+def test_a_watched_module_never_called_is_warned_about_once(lm):
+    module = lm.Regression(call_self=False)
     with pytest.warns(
         UserWarning, match=r"Regression's forward was not called during training batch 0.*\['model'\]"
     ):
-        fit(module, DebugUnderflowOverflowCallback(), max_steps=2)
+        lm.fit(module, lm.DebugUnderflowOverflowCallback(), max_steps=2)
     assert module.batches_seen == [0, 0]
 
 
-def test_unknown_module_is_named_with_the_children():
-    callback = DebugUnderflowOverflowCallback(module="modle")
+def test_unknown_module_is_named_with_the_children(lm):
+    callback = lm.DebugUnderflowOverflowCallback(module="modle")
     with pytest.raises(
         ValueError, match=r"module='modle'\): Regression has no such submodule; .*\['model'\]"
     ):
-        fit(Regression(), callback)
+        lm.fit(lm.Regression(), callback)
 
 
-class FailsAfterForward(Regression):
-    def training_step(self, batch, batch_index):
-        super().training_step(batch, batch_index)
-        raise RuntimeError("the loss function broke")
-
-
-def test_an_exception_outside_the_forward_takes_the_hooks_off_too():
-    module = FailsAfterForward()
-    callback = DebugUnderflowOverflowCallback()
+def test_an_exception_outside_the_forward_takes_the_hooks_off_too(lm):
+    module = lm.FailsAfterForward()
+    callback = lm.DebugUnderflowOverflowCallback()
     with pytest.raises(RuntimeError, match="the loss function broke"):
-        fit(module, callback)
+        lm.fit(module, callback)
     assert callback.detector is None and hook_count(module) == 0
 
 
-def test_16_true_precision_is_told_to_train_in_mixed_precision(caplog):
+def test_16_true_precision_is_told_to_train_in_mixed_precision(lm, caplog):
     """precision="16-true" makes the weights fp16 themselves: keep_in_fp32 cannot apply, "16-mixed" is the fix."""
-    module = Regression()
+    module = lm.Regression()
     module.grow_weights(600)  # finite in fp16 (|w| < 300), but the second layer's output passes 65504
-    callback = DebugUnderflowOverflowCallback(file=io.StringIO())
+    callback = lm.DebugUnderflowOverflowCallback(file=io.StringIO())
     with pytest.raises(InfNanDetected) as error:
-        fit(module, callback, precision="16-true")
+        lm.fit(module, callback, precision="16-true")
     report, message = error.value.report, str(error.value)
     assert (error.value.module_name, error.value.batch_number) == ("model.2", 0)
     assert module.model[2].weight.dtype == torch.float16 and torch.isfinite(module.model[2].weight).all()
@@ -166,12 +112,12 @@ def _half_mse_backward_on_cpu() -> bool:
 @pytest.mark.skipif(
     not _half_mse_backward_on_cpu(), reason="this torch has no float16 mse_loss backward on CPU"
 )
-def test_weights_an_optimizer_step_made_inf_are_called_broken():
+def test_weights_an_optimizer_step_made_inf_are_called_broken(lm):
     """Batch 0 is finite but close to fp16's limit; its gradient step makes model.0's weights inf in fp16."""
-    module = Regression()
+    module = lm.Regression()
     module.grow_weights(300)
     with pytest.raises(InfNanDetected) as error:
-        fit(module, DebugUnderflowOverflowCallback(file=io.StringIO()), precision="16-true")
+        lm.fit(module, lm.DebugUnderflowOverflowCallback(file=io.StringIO()), precision="16-true")
     assert (error.value.module_name, error.value.batch_number) == ("model.0", 1)
     assert str(error.value).endswith(
         "the weights are already broken: model.0.weight, model.0.bias hold infs; no change of precision "

@@ -372,3 +372,55 @@ def test_help_lists_every_torchrun_flag_and_ours(capsys):
                 assert spelling in text
     for ours in ("--debug", "--watchdog SECONDS", "--config FILE", "--verbose"):
         assert ours in text
+
+
+def _described(parser):
+    return [
+        (
+            type(a).__name__,
+            a.option_strings,
+            a.dest,
+            a.nargs,
+            a.default,
+            a.choices,
+            a.required,
+            a.const,
+            a.help,
+        )
+        + (getattr(a.type, "__name__", a.type),)
+        for a in parser._actions
+    ]
+
+
+def test_torchruns_parser_read_from_torchs_files_is_the_one_torch_imports(monkeypatch):
+    from torch.distributed.argparse_util import check_env, env
+    from torch.distributed.run import get_args_parser
+
+    from torchdoctor.launch import torchrun_parser
+
+    monkeypatch.setenv("PET_NPROC_PER_NODE", "3")  # torch's env action reads its default at construction
+    from_files, files_env, files_check_env = torchrun_parser._from_torchs_files()
+    assert _described(from_files()) == _described(get_args_parser())
+    assert [type(a).__name__ for a in from_files()._actions].count("env") > 20
+    assert (files_env.__name__, files_check_env.__name__) == (env.__name__, check_env.__name__)
+    # where torch's files do not build a parser alone, torch's own, imported
+    torchrun_parser.torchrun_parser_parts.cache_clear()
+    monkeypatch.setattr(torchrun_parser, "_from_torchs_files", lambda: 1 / 0)
+    try:
+        assert torchrun_parser.torchrun_parser_parts() == (get_args_parser, env, check_env)
+    finally:
+        torchrun_parser.torchrun_parser_parts.cache_clear()
+
+
+def test_a_refused_launch_never_imports_torch(tmp_path):
+    """torchrun's parser is read from torch's files: the launcher's own process does not import torch (3 s of
+    CPU) to refuse a value, nor to start torchrun, which imports it itself."""
+    (tmp_path / "x.py").write_text("print('never runs')\n")
+    done = subprocess.run(
+        [sys.executable, "-X", "importtime", "-m", "torchdoctor", "launch", "--nproc-per-node", "0", "x.py"],
+        capture_output=True, text=True, timeout=120, cwd=tmp_path,
+    )  # fmt: skip
+    assert done.returncode == 2, done.stderr[-2000:]
+    assert "torchdoctor: error: --nproc-per-node 0: must be between 1 and" in done.stderr
+    imported = [line.rsplit("|", 1)[-1].strip() for line in done.stderr.splitlines() if "|" in line]
+    assert "argparse" in imported and "torch" not in imported

@@ -197,7 +197,7 @@ def test_cli_report_output_that_cannot_be_written_fails_before_the_checks(cli, t
     assert not fresh.exists()
 
 
-def test_cli_report_json_has_the_same_facts_and_no_secret(cli, tmp_path):
+def test_cli_report_json_has_the_same_facts_and_no_secret(cli, tmp_path, monkeypatch, capsys):
     out = tmp_path / "issue.json"
     env = {**SECRETS, "NCCL_SOCKET_IFNAME": "eth0"}
     result = cli("report", "--json", "-o", str(out), "--skip", "net", "--skip", "env", env=env, timeout=120)
@@ -214,5 +214,10 @@ def test_cli_report_json_has_the_same_facts_and_no_secret(cli, tmp_path):
     ids = [f["id"] for f in data["findings"]]
     assert "sys.python" in ids and not any(i.startswith(("net.", "env.")) for i in ids)
     assert result.returncode == (1 if data["status"] == "fail" else 0)
-    on_stdout = cli("report", "--json", "--skip", "net", "--skip", "env", env=env, timeout=120)
-    assert json.loads(on_stdout.stdout)["versions"]["torch"] == torch.__version__
+    # to stdout: the same `main` in this process (a real one has run above; this one has torch imported)
+    from torchdoctor.cli import main
+
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
+    assert main(["report", "--json", "--skip", "net", "--skip", "env"]) in (0, 1)
+    assert json.loads(capsys.readouterr().out)["versions"]["torch"] == torch.__version__

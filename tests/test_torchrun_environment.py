@@ -80,13 +80,19 @@ def test_launch_preflight_checks_the_port_from_pet_master_port(taken_port):
     assert "pick a free port on every node: PET_MASTER_PORT=" in port.fix
 
 
-def test_launch_refuses_a_taken_pet_master_port_before_torchrun_starts(cli, tmp_path, taken_port):
+def test_launch_refuses_a_taken_pet_master_port_before_torchrun_starts(
+    tmp_path, taken_port, monkeypatch, capsys
+):
+    from torchdoctor.cli import main
+
     script = tmp_path / "train.py"
     script.write_text(TWO_RANKS)
-    result = cli("launch", "--nproc_per_node", "2", str(script), env={"PET_MASTER_PORT": str(taken_port)})
-    assert result.returncode == 1, result.stderr
-    assert f"port {taken_port} is already taken" in result.stderr and "PET_MASTER_PORT=" in result.stderr
-    assert "done" not in result.stdout
+    monkeypatch.setenv("PET_MASTER_PORT", str(taken_port))
+    # in this process: a refusal before torchrun starts; a launch of its own would import torch for nothing
+    assert main(["launch", "--nproc_per_node", "2", str(script)]) == 1
+    out, err = capsys.readouterr()
+    assert f"port {taken_port} is already taken" in err and "PET_MASTER_PORT=" in err
+    assert "done" not in out
 
 
 def test_net_takes_pet_variables_for_the_flags_it_shares_with_torchrun():

@@ -1,8 +1,8 @@
 """What ``torchdoctor launch`` was asked for: torchrun's command line read by torch's own parser, our flags,
 the config file's values merged in, and every value checked (`BadInput` naming the flag, or the file and line).
 
-The accepted flags are derived from ``torch.distributed.run.get_args_parser()``, so they cannot drift from
-torchrun's: both spellings (``--nproc-per-node``/``--nproc_per_node``), ``-m``, ``--standalone``, the
+The accepted flags are derived from ``torch.distributed.run.get_args_parser()`` (read from torch's files by
+`torchrun_parser`, without importing torch), so they cannot drift from torchrun's: both spellings (``--nproc-per-node``/``--nproc_per_node``), ``-m``, ``--standalone``, the
 rendezvous flags, ``-r``/``-t``, … Only what the user said is kept, to be passed on as said.
 """
 
@@ -25,6 +25,7 @@ from torchdoctor.errors import (
 )
 from torchdoctor.launch import torchrun
 from torchdoctor.launch.torchrun import MAX_NPROC_PER_NODE, flag
+from torchdoctor.launch.torchrun_parser import torchrun_parser_parts
 
 MAX_NNODES = 100_000
 MAX_RESTARTS = 1_000_000
@@ -74,8 +75,7 @@ class LaunchOptions:
 def command_line_parser() -> argparse.ArgumentParser:
     """torch's own torchrun parser with ``torchdoctor launch``'s flags added; an option left out is absent
     from the result (not torch's default), so that only what the user said is passed on."""
-    from torch.distributed.run import get_args_parser
-
+    get_args_parser, _, _ = torchrun_parser_parts()  # torch's own, without importing torch
     parser = get_args_parser()
     parser.prog = "torchdoctor launch"
     parser.description = (
@@ -227,9 +227,7 @@ def torchrun_environment(environ: Mapping[str, str] | None = None) -> dict[str, 
     """The flags torchrun takes from ``PET_<FLAG>`` variables when its command line leaves them out
     (``PET_NPROC_PER_NODE=4``, ``PET_MASTER_PORT=29600``): ``{name: (value, variable)}``, values read as
     torch's parser reads them. Raises `BadInput` naming a variable torch could not read."""
-    from torch.distributed.argparse_util import check_env, env
-    from torch.distributed.run import get_args_parser
-
+    get_args_parser, env, check_env = torchrun_parser_parts()  # torch's own, without importing torch
     environ = os.environ if environ is None else environ
     found: dict[str, tuple[Any, str]] = {}
     for action in get_args_parser()._actions:  # argparse keeps no public list of them
