@@ -42,6 +42,14 @@ def require_count(flag: str, value: int | None, minimum: int = 1, maximum: int =
         raise BadInput(f"{flag} {value}: must be between {minimum} and {maximum}")
 
 
+def given_path(flag: str, path: str | os.PathLike, what: str) -> Path:
+    """``path`` as a `Path`; an empty one (``--log-dir "$DIR"`` with DIR unset) is refused, naming ``what`` to
+    give instead: ``Path("")`` is ``.``, which would quietly mean the current folder."""
+    if not os.fspath(path):
+        raise BadInput(f"{flag} '': empty; give {what}")
+    return Path(path)
+
+
 def _shown(path: str | os.PathLike) -> str:
     """``path`` as the user typed it; an empty one as ``''`` so the message still names it."""
     text = os.fspath(path)
@@ -163,9 +171,7 @@ def require_writable_file(flag: str, path: str | os.PathLike) -> None:
     Traceback (most recent call last):
     torchdoctor.errors.BadInput: -o /etc/passwd/x: /etc/passwd is a file, not a folder
     """
-    if not os.fspath(path):
-        raise BadInput(f"{flag} '': empty; give a file name")
-    path = Path(path)
+    path = given_path(flag, path, "a file name")
     kernel = _kernel_file_system(path)
     if kernel is not None:
         raise BadInput(
@@ -225,9 +231,7 @@ def require_writable_folder(flag: str, path: str | os.PathLike, keep: bool = Tru
 
 
 def _open_for_reading(flag: str, path: str | os.PathLike) -> tuple[Path, os.stat_result]:
-    if not os.fspath(path):
-        raise BadInput(f"{flag} '': empty; give a path")
-    path = Path(path)
+    path = given_path(flag, path, "a path")
     try:
         # O_NONBLOCK: opening a named pipe nobody writes must not wait
         descriptor = os.open(path, os.O_RDONLY | os.O_NONBLOCK)

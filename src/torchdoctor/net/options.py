@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from torchdoctor.errors import BadInput, require_count, require_seconds, require_writable_file
+from torchdoctor.errors import BadInput, given_path, require_count, require_seconds, require_writable_file
 from torchdoctor.launch.torchrun import MAX_NPROC_PER_NODE, parse_endpoint
 from torchdoctor.net.worker import WorkerOptions
 
@@ -124,9 +124,11 @@ def net_options(
     """The flags of ``torchdoctor net`` as they were typed, checked, as one `NetOptions`; raises `BadInput`."""
     from torchdoctor.net.bandwidth import MAX_SIZE, OPS, human_size, parse_size
 
-    log_dir = _typed_path("--log-dir", log_dir, "a folder")
-    plot = _typed_path("--plot", plot, "a file name ending in .png")
-    pairs_plot = _typed_path("--pairs-plot", pairs_plot, "a file name ending in .png")
+    log_dir = None if log_dir is None else given_path("--log-dir", log_dir, "a folder")
+    plot = None if plot is None else given_path("--plot", plot, "a file name ending in .png")
+    pairs_plot = (
+        None if pairs_plot is None else given_path("--pairs-plot", pairs_plot, "a file name ending in .png")
+    )
     require_stage_timeout("--timeout", timeout)
     if backend not in ("auto", "nccl", "gloo"):
         raise BadInput(f"--backend {backend}: choose auto, nccl or gloo")
@@ -206,16 +208,6 @@ def net_options(
         plot,
         pairs_plot,
     )
-
-
-def _typed_path(flag: str, value: str | os.PathLike | None, what: str) -> Path | None:
-    """``value`` as a `Path`, or None when the flag was not given; an empty one (``--log-dir "$DIR"`` with DIR
-    unset) is refused: ``Path("")`` is ``.``, which would quietly mean the current folder."""
-    if value is None:
-        return None
-    if not os.fspath(value):
-        raise BadInput(f"{flag} '': empty; give {what}")
-    return Path(value)
 
 
 def _require_plot(plot: Path, flag: str = "--plot") -> None:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from torchdoctor.errors import BadInput
+from torchdoctor.errors import BadInput, given_path
 from torchdoctor.findings import Finding
 
 # What the NCCL summary reads of one file: NCCL's INFO lines come early and the summary does not need more.
@@ -27,9 +27,9 @@ def read_log_findings(*paths: str | Path) -> list[Finding]:
     from torchdoctor.net.nccl_log import findings as nccl_findings
     from torchdoctor.net.nccl_log import summarise
 
+    for path in paths:  # `--read-log "$LOG"` with LOG unset
+        given_path("--read-log", path, "a saved log file or folder")
     names = [os.fspath(p) for p in paths]
-    if "" in names:  # `--read-log "$LOG"` with LOG unset
-        raise BadInput("--read-log '': empty; give a saved log file or folder")
     try:
         found = explain(names)
         texts, notes = [], []
