@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from torchdoctor.explain.first_failure import Raised, cut, cut_after_assert, exception_at
+from torchdoctor.explain.first_failure import Raised, cut, cut_after_assert, exception_at, installed_package
 from torchdoctor.explain.kinds import CONTEXT_FACTS, RECOGNISERS
 from torchdoctor.explain.reader import TAIL, Window, ranks_in_head, windows
 from torchdoctor.explain.recognisers import Context, Hit, Recogniser
@@ -23,16 +23,6 @@ _RECENT = 40  # lines read one by one kept, the traceback above a message whose 
 # ‘DeepSpeedCPUAdam’ object has no attribute ‘ds_opt_adam’. The sources print straight ones.
 _TYPOGRAPHIC = str.maketrans({"\u2018": "'", "\u2019": "'", "\u201c": '"', "\u201d": '"'})
 _CURLY = ("\u2018", "\u2019", "\u201c", "\u201d")
-
-
-_SITE_PACKAGE = re.compile(r"[/\\](?:site|dist)-packages[/\\](?P<package>[A-Za-z_]\w*)[/\\]")
-
-
-def raised_in_package(file: str) -> str | None:
-    """The installed package a frame's file is in (``.../site-packages/deepspeed/ops/x.py`` -> ``deepspeed``),
-    None outside site-packages / dist-packages."""
-    found = _SITE_PACKAGE.search(file)
-    return found["package"] if found else None
 
 
 def straight_quotes(line: str) -> str:
@@ -186,7 +176,7 @@ class Collector:
                 if raised is not None and raised.raised_in is not None:
                     # the line is an exception: where it was raised is a fact of it (an installed package's
                     # frame, not the user's), which a recogniser's fix can name
-                    package = raised_in_package(raised.raised_in.file)
+                    package = installed_package(raised.raised_in.file)
                     if package:
                         facts = {**facts, "raised_in_package": package}
                 specific = recogniser.specific_on(line)

@@ -204,6 +204,18 @@ def _unwrapped(raised: list[Raised]) -> list[Raised]:
     return kept
 
 
+# a package folder only: a module alone in site-packages (flash_attn_2_cuda.cpython-310-...so) is often named
+# otherwise than what pip installs (flash-attn)
+_SITE_PACKAGE = re.compile(r"[/\\](?:site|dist)-packages[/\\](?P<package>[A-Za-z_]\w*)[/\\]")
+
+
+def installed_package(file: str) -> str | None:
+    """The installed package a file is in (``.../site-packages/deepspeed/ops/x.py`` -> ``deepspeed``), None
+    outside a package folder of site-packages / dist-packages."""
+    found = _SITE_PACKAGE.search(file)
+    return found["package"] if found else None
+
+
 def where(raised: Raised) -> str:
     """``train.py:12 in main (`raise RuntimeError(...)`)`` or, without a frame, the log's file and line."""
     if raised.frame is None:

@@ -210,32 +210,15 @@ def _unrecognised(raised: Raised, ctx: Context) -> Finding:
     if refused is not None:
         # DeepSpeed's config checks raised it (by its type or the frame): the config, not a DeepSpeed bug
         summary, fix = refused
-        details = {
-            "kind": "deepspeed_config_mismatch",
-            "role": "cause",
-            "confidence": "likely",
-            "exception": raised.text(),
-            "where": [f"{raised.source}:{raised.line}" if raised.source else f"line {raised.line}"],
-            "alternatives": ["log.dependency_version"],
-        }
-        if raised.rank is not None:
-            details["ranks"] = str(raised.rank)
+        details = _likely_from(raised, "deepspeed_config_mismatch", alternatives=["log.dependency_version"])
         summary = f"likely: {summary}; or a config written for another DeepSpeed release"
         return Finding("log.deepspeed_config_mismatch", "fail", summary, details, fix)
     bug = versions.library_bug(raised)
     if bug is not None:
         package, summary, fix = bug
-        details: dict = {
-            "kind": "library_version_bug",
-            "role": "cause",
-            "confidence": "likely",
-            "package": package,
-            "exception": raised.text(),
-            "where": [f"{raised.source}:{raised.line}" if raised.source else f"line {raised.line}"],
-            "raised_in": str(raised.raised_in),
-        }
-        if raised.rank is not None:
-            details["ranks"] = str(raised.rank)
+        details = _likely_from(
+            raised, "library_version_bug", package=package, raised_in=str(raised.raised_in)
+        )
         if raised.frame is not None and raised.frame != raised.raised_in:
             details["frame"] = str(raised.frame)  # the user's call that led there
             fix += f"\nYour code reached it at {first_failure.where(raised)}."
@@ -279,6 +262,22 @@ def _unrecognised(raised: Raised, ctx: Context) -> Finding:
     clear = raised.traceback or bool(ctx.facts.get("failure_summary_in_input"))
     status = "fail" if clear else "skip"
     return Finding("log.unrecognised", status, summary, details, "\n".join(lines))
+
+
+def _likely_from(raised: Raised, kind: str, **facts) -> dict:
+    """The details of a likely cause read from the exception ``raised`` alone (no recogniser's line): its
+    kind, the exception, where it was raised and on which rank, and ``facts``."""
+    details: dict = {
+        "kind": kind,
+        "role": "cause",
+        "confidence": "likely",
+        "exception": raised.text(),
+        "where": [f"{raised.source}:{raised.line}" if raised.source else f"line {raised.line}"],
+        **facts,
+    }
+    if raised.rank is not None:
+        details["ranks"] = str(raised.rank)
+    return details
 
 
 def _details(kind: str, hits: list[Hit], role_: str, counts: dict[str, int] | None) -> dict:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 
+from torchdoctor.explain.first_failure import installed_package
 from torchdoctor.explain.kinds import compiler as diagnostics
 from torchdoctor.explain.recognisers import Alternative, Context, Hit, Recogniser, merged, on_ranks
 
@@ -539,16 +540,11 @@ CUDA_BUILD = Recogniser(
 DRIVER_LIBRARY = R(r"(?:libcuda|libnvidia-ml)\.so[.\d]*: cannot open shared object file")
 
 
-# a package folder only: a module alone in site-packages (flash_attn_2_cuda.cpython-310-...so) is often named
-# otherwise than what pip installs (flash-attn)
-_SITE_PACKAGE = re.compile(r"[/\\](?:site|dist)-packages[/\\](?P<package>[A-Za-z_]\w*)[/\\]")
-
-
 def _installed_package(library: str) -> str | None:
     """The package a compiled module's path is in (``.../site-packages/torch_scatter/_version_cuda.so`` ->
     ``torch_scatter``; pip takes it: ``_`` and ``-`` are one), None outside a package folder there."""
-    found = _SITE_PACKAGE.search(library)
-    return found["package"] if found and found["package"] != "torch" else None
+    package = installed_package(library)
+    return package if package != "torch" else None
 
 
 def _import(hits: list[Hit], ctx: Context) -> tuple[str, str]:
