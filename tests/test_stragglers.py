@@ -391,24 +391,10 @@ FAULT_FROM, LAGGED_STEPS = 110, 190
 
 
 def shared_launch(tmp_path_factory, name: str, env: dict[str, str], steps: int) -> tuple[str, Path]:
-    """`launch` once per test session, however many tests use it and whichever xdist workers run them: the
-    first to ask runs it, the others wait on a lock and read what it wrote (the wait is bounded by the
-    launch's own timeout). A failed launch is tried again by the next test that asks."""
-    import fcntl
-
-    root = tmp_path_factory.getbasetemp()
-    if os.environ.get("PYTEST_XDIST_WORKER"):
-        root = root.parent  # the session's folder, shared by its workers
-    folder = root / f"stragglers-{name}"
-    with open(root / f"stragglers-{name}.lock", "a") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        kept = folder / "stderr.txt"
-        if kept.exists():
-            return kept.read_text(), folder / "out"
-        folder.mkdir(exist_ok=True)
-        stderr, out = launch(folder, env, steps)
-        kept.write_text(stderr)
-        return stderr, out
+    """`launch` once for the module's tests that read it (the module goes whole to one xdist worker:
+    SHARED_JOB_MODULES in conftest.py): its stderr and the folder of its output."""
+    folder = tmp_path_factory.mktemp(f"stragglers-{name}")
+    return launch(folder, env, steps)
 
 
 @pytest.fixture(scope="module")
