@@ -1,17 +1,22 @@
-"""With more than one rank, a dump says which rank and host it comes from (real processes over gloo)."""
+"""With more than one rank, a dump says which rank and host it comes from (real processes over gloo).
+
+Both tests read one 2-rank job that runs the two scenarios in turn (a module of SHARED_JOB_MODULES in
+conftest): each rank process costs seconds of CPU for its ``import torch`` alone.
+"""
 
 from __future__ import annotations
 
 import os
 import textwrap
 
+import pytest
 from rank_runner import run_ranks
 
 from torchdoctor.distributed.ranks import from_environment
 
 WORKER = textwrap.dedent(
     """
-    import sys
+    import io
     import torch
     import torch.distributed as dist
     from torch import nn
@@ -34,32 +39,8 @@ WORKER = textwrap.dedent(
     flags = torch.tensor([0.0 if status == "clean" else 1.0])
     dist.all_reduce(flags)  # a real collective: both ranks got this far
     print(f"status {status}; ranks that found inf/nan: {int(flags.item())}")
-    dist.destroy_process_group()
-    """
-)
+    print("--- headroom ---", flush=True)
 
-
-def test_each_dump_names_its_rank_and_host(tmp_path):
-    outputs = [result.output for result in run_ranks(WORKER, tmp_path, nprocs=2, timeout=90)]
-    rank0, rank1 = outputs
-    assert "status clean; ranks that found inf/nan: 1" in rank0, rank0
-    assert "Detected" not in rank0
-    assert "status caught InfNanDetected in '1'; ranks that found inf/nan: 1" in rank1, rank1
-    host = from_environment(os.environ).host
-    header = f"Detected inf/nan during batch_number=0\non rank 1 of 2 (host {host})\nLast 2 forward"
-    assert header in rank1, rank1
-
-
-HEADROOM_WORKER = textwrap.dedent(
-    """
-    import io
-    import torch
-    import torch.distributed as dist
-    from torch import nn
-    from torchdoctor import DebugUnderflowOverflow
-
-    dist.init_process_group("gloo")
-    rank = dist.get_rank()
     model = nn.Sequential(nn.Linear(2, 2), nn.Dropout(0.0)).half()
     with torch.no_grad():
         model[0].weight.copy_(torch.eye(2) * (1.5e4 if rank == 1 else 1.0))
@@ -74,8 +55,28 @@ HEADROOM_WORKER = textwrap.dedent(
 )
 
 
-def test_headroom_warnings_name_their_rank_and_host(tmp_path):
-    rank0, rank1 = (result.output for result in run_ranks(HEADROOM_WORKER, tmp_path, nprocs=2, timeout=90))
+@pytest.fixture(scope="module")
+def job(tmp_path_factory) -> list[tuple[str, str]]:
+    """Each rank's output: (the dump scenario's with the job's stderr, the headroom scenario's)."""
+    results = run_ranks(WORKER, tmp_path_factory.mktemp("numerics-ranks"), nprocs=2, timeout=90)
+    parts = [result.stdout.partition("--- headroom ---") for result in results]
+    return [
+        (before + result.stderr, after) for (before, _, after), result in zip(parts, results, strict=True)
+    ]
+
+
+def test_each_dump_names_its_rank_and_host(job):
+    (rank0, _), (rank1, _) = job
+    assert "status clean; ranks that found inf/nan: 1" in rank0, rank0
+    assert "Detected" not in rank0
+    assert "status caught InfNanDetected in '1'; ranks that found inf/nan: 1" in rank1, rank1
+    host = from_environment(os.environ).host
+    header = f"Detected inf/nan during batch_number=0\non rank 1 of 2 (host {host})\nLast 2 forward"
+    assert header in rank1, rank1
+
+
+def test_headroom_warnings_name_their_rank_and_host(job):
+    (_, rank0), (_, rank1) = job
     host = from_environment(os.environ).host
     assert "warnings []" in rank0, rank0
     # once, for the Linear that made the tensor (not for the Dropout and the Sequential passing it on)
