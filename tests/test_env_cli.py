@@ -116,7 +116,8 @@ def test_torch_facts_of_the_installed_torch():
         assert len(facts.gpus) == (torch.cuda.device_count() if torch.cuda.is_available() else 0)
 
 
-def test_empty_or_sloppy_arch_lists(cli, tmp_path):
+def test_empty_or_sloppy_arch_lists(cli_here, tmp_path):
+    # in this process: test_bad_env_flags_are_one_line_and_exit_2 runs env's refusals in a real one
     for args, said in [
         (["--deepspeed-build", "--arch", ""], "--arch '': no compute capability in it"),
         (["--deepspeed-build", "--arch", " ; "], "--arch ' ; ': no compute capability in it"),
@@ -126,12 +127,12 @@ def test_empty_or_sloppy_arch_lists(cli, tmp_path):
             "--arch '8.0;;9.1x': TORCH_CUDA_ARCH_LIST entry '9.1x'",
         ),
     ]:
-        result = cli("env", "--root", str(tmp_path), *args)
+        result = cli_here("env", "--root", str(tmp_path), *args)
         lines = result.stderr.strip().splitlines()
         assert result.returncode == 2, (args, result)
         assert len(lines) == 1 and lines[0].startswith(f"torchdoctor: error: {said}"), lines
     # what is printed is the parsed list: empty entries dropped, names expanded
-    result = cli("env", "--deepspeed-build", "--json", "--root", str(tmp_path), "--arch", "8.0;;Hopper ")
+    result = cli_here("env", "--deepspeed-build", "--json", "--root", str(tmp_path), "--arch", "8.0;;Hopper ")
     assert result.returncode == 0, result.stderr
     data = json.loads(result.stdout)
     assert data["arch_list"] == "8.0;9.0+PTX" and 'TORCH_CUDA_ARCH_LIST="8.0;9.0+PTX" ' in data["command"]
