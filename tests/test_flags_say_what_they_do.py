@@ -51,10 +51,12 @@ def test_help_of_a_command_taking_several_paths_says_path_dots(capsys):
     assert status == 0 and "PATH..." in out and "list[str]" not in out
 
 
-def test_every_command_lists_no_color(capsys):
+def test_every_command_lists_no_color_and_only_torchdoctor_offers_shell_completion(capsys):
     for command in ("check", "env", "net", "mpi", "launch", "explain", "report", "scale"):
         status, out, _ = said(capsys, command, "--help")
         assert status == 0 and "--no-color" in out, command
+        # the shell's completion is installed once, for the program (`torchdoctor --install-completion`)
+        assert "completion" not in out, (command, out)
 
 
 def test_torchdoctor_alone_prints_the_help_and_exits_0(capsys):

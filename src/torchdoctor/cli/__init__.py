@@ -40,7 +40,7 @@ def _no_color(value: bool) -> None:
 
 def _options_of_every_command() -> list:
     """The options every command takes (``--no-color``), built by typer as it builds each command's own."""
-    shared = typer.Typer()
+    shared = typer.Typer(add_completion=False)  # the completion options belong to `torchdoctor` alone
 
     @shared.command()
     def every_command(
