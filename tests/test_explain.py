@@ -112,6 +112,23 @@ def test_net_read_log_is_explain_plus_the_nccl_summary():
     assert [f.id for f in read_log_findings(FIXTURES / "logs" / "033_cuda_oom.txt")] == ["log.cuda_oom"]
 
 
+def test_net_read_log_gives_a_fix_once_where_a_failure_was_read_from_a_warn_line():
+    from torchdoctor.net.read_log import read_log_findings
+
+    found = read_log_findings(FIXTURES / "nccl" / "p2p-ipc-peer-access-not-supported.log")
+    assert [f.id for f in found] == ["log.gpu_p2p", "net.nccl", "net.nccl_warn"]
+    assert "NCCL_P2P_DISABLE=1" in found[0].fix
+    # the WARN line is still listed, with its host, pointing at the failure read from it
+    assert found[2].summary.startswith("node01: NCCL WARN failed to open CUDA IPC handle")
+    assert found[2].fix == "This is the line the failure above (log.gpu_p2p) was read from: its fix is there."
+    # a WARN no failure was read from keeps its own hint
+    found = read_log_findings(FIXTURES / "nccl" / "socket-connect-abort-proxy-failure.log")
+    hints = {f.details["message"].split(":")[0]: f.fix for f in found if f.id == "net.nccl_warn"}
+    assert hints["socketStartConnect"].endswith("(log.network_interface) was read from: its fix is there.")
+    proxy = next(hint for message, hint in hints.items() if message.startswith("[Proxy Service 0]"))
+    assert proxy == "A consequence of the connection failure above it"
+
+
 def test_slurm_per_task_files_give_the_ranks(tmp_path):
     (tmp_path / "job_42.0.out").write_text(STEPS)
     for rank in (1, 2):

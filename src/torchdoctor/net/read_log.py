@@ -32,20 +32,43 @@ def read_log_findings(*paths: str | Path) -> list[Finding]:
     names = [os.fspath(p) for p in paths]
     try:
         found = explain(names)
-        texts, notes = [], []
+        texts, notes = {}, []
         for log in logs(names):
             data = log.stream.read(NCCL_SUMMARY_LIMIT)
-            texts.append(data.decode("utf-8", "replace"))
-            if not summarise(texts[-1]).lines:
+            texts[log.source] = data.decode("utf-8", "replace")
+            if not summarise(texts[log.source]).lines:
                 notes.append(_no_nccl_lines(log.source, data))
     except BadInput as error:
         raise BadInput(str(error).replace("explain ", "--read-log ", 1)) from None
     failures = [f for f in found if f.id != "log.unrecognised"]
-    summary = summarise("\n".join(texts))
+    summary = summarise("\n".join(texts.values()))
     nccl = [] if summary.empty else nccl_findings(summary, source=", ".join(names))
     if failures or nccl:
-        return failures + nccl
+        return failures + _said_once(nccl, failures, texts)
     return notes
+
+
+def _said_once(nccl: list[Finding], failures: list[Finding], texts: dict[str, str]) -> list[Finding]:
+    """The WARN lines a failure above was read from keep their place in the list, but point at that failure
+    instead of repeating its fix in other words."""
+    read_from = {}  # line of the log -> the failure read from it
+    for failure in failures:
+        for where in failure.details.get("where", []):
+            source, _, number = str(where).rpartition(":")
+            if source in texts and number.isdigit():
+                read_from.setdefault((source, int(number)), failure.id)
+    lines = {}
+    for (source, number), failure_id in read_from.items():
+        before = texts[source].split("\n", number)  # the line and what comes before it, not the whole log
+        if 1 <= number <= len(before):
+            lines[before[number - 1]] = failure_id
+    for finding in nccl:
+        if finding.id != "net.nccl_warn":
+            continue
+        explained = next((f for line, f in lines.items() if finding.details["message"] in line), None)
+        if explained is not None:
+            finding.fix = f"This is the line the failure above ({explained}) was read from: its fix is there."
+    return nccl
 
 
 def _no_nccl_lines(source: str, data: bytes) -> Finding:
