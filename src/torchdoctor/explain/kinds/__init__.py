@@ -14,6 +14,7 @@ from torchdoctor.explain.kinds import (
     comm,
     cuda,
     deepspeed,
+    dtypes,
     gpus,
     launchers,
     nccl,
@@ -33,6 +34,7 @@ RECOGNISERS: tuple[Recogniser, ...] = (
     *checkpoint.RECOGNISERS,
     *launchers.RECOGNISERS,
     *train.RECOGNISERS,
+    *dtypes.RECOGNISERS,
     # communication: which line is tried first matters among these (a duplicate GPU is also an NCCL error)
     nccl.NCCL_ENV_VALUE,
     comm.LIBUV_UNAVAILABLE,

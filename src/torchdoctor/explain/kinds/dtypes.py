@@ -1,0 +1,70 @@
+"""An operator that has no kernel for the reduced-precision dtype it was given.
+
+ATen picks an operator's kernel by the tensors' dtype (``aten/src/ATen/Dispatch.h``, the ``AT_DISPATCH_*``
+macros); a dtype the kernel was not compiled for stops the run with ``"<op>" not implemented for '<dtype>'``
+(``NotImplementedError`` since torch 2.1, ``RuntimeError`` before), whatever the operator: torch's own
+(``addmm_impl_cpu_``, ``slow_conv2d_cpu``, ``LayerNormKernelImpl``) and a library's CUDA extension
+(``deform_conv_forward_cuda``) alike. With ``Half`` or ``BFloat16`` it is mixed precision meeting an operator
+that has no such kernel on that device — most often an fp16 model run on the CPU, whose kernels lack fp16
+for many operators, or a custom CUDA op written for float32 only. The operator's name says which device's
+kernel is missing (``_cpu`` / ``_cuda``), so the fix is read from it. Other dtypes (an integer tensor where a
+float one was meant) are not this kind.
+"""
+
+from __future__ import annotations
+
+import re
+
+from torchdoctor.explain.recognisers import Context, Hit, Recogniser, first, on_ranks
+
+R = re.compile
+
+# `"deform_conv_forward_cuda" not implemented for 'Half'`, as Dispatch.h prints it
+_NOT_IMPLEMENTED = R(
+    r"\"(?P<op>[\w.:<>]{1,100})\" not implemented for '(?P<dtype>Half|BFloat16|ComplexHalf|Float8_\w{1,20})'"
+)
+
+
+def _device_of(op: str) -> str:
+    """``cpu``, ``cuda`` or "" from the kernel's name (``addmm_impl_cpu_``, ``deform_conv_forward_cuda``)."""
+    words = set(re.split(r"[_.:]+", op.lower()))
+    return "cpu" if "cpu" in words else "cuda" if words & {"cuda", "gpu"} else ""
+
+
+def _half_unsupported(hits: list[Hit], ctx: Context) -> tuple[str, str]:
+    op, dtype = first(hits, "op", "?"), first(hits, "dtype", "Half")
+    device = _device_of(op)
+    where = {"cpu": " on the CPU", "cuda": " on the GPU"}.get(device, "")
+    summary = f"the operator {op} has no {dtype} kernel{where}: {dtype} tensors reached it" + on_ranks(hits)
+    on_cpu = (
+        f"torch's CPU kernels lack {dtype} for many operators: a model (or input) in {dtype} that runs on the "
+        "CPU. Put it on the GPU it was meant for (check the device the model and batch are moved to: "
+        ".to(device) / device_map), or run it on the CPU in float32 (model.float(), torch_dtype=torch.float32)."
+    )
+    on_gpu = (
+        f"this operator's kernel was built without {dtype} (a library's custom CUDA op often is float32 only): "
+        "run it in float32 inside the mixed-precision step — its inputs .float() and, under autocast, the call "
+        "inside torch.autocast(device_type='cuda', enabled=False) (apex O1: register it as a float function) — "
+        f"or train that model in full precision; a newer release of the library (or torch) may add the {dtype} "
+        "kernel."
+    )
+    if device == "cpu":
+        fix = on_cpu
+    elif device == "cuda":
+        fix = on_gpu[0].upper() + on_gpu[1:]
+    else:  # the name does not say which device's kernel it is
+        fix = f"On the CPU: {on_cpu}\nOn the GPU: {on_gpu}"
+    return summary, fix
+
+
+HALF_UNSUPPORTED_OP = Recogniser(
+    # aten/src/ATen/Dispatch.h: the AT_DISPATCH_* macros' refusal of a dtype the kernel was not built for
+    kind="half_unsupported_op",
+    templates=("torch_native:op-not-implemented-for-dtype",),
+    title="operator without a reduced-precision kernel",
+    anchors=("\" not implemented for '",),
+    match=_NOT_IMPLEMENTED,
+    describe=_half_unsupported,
+)
+
+RECOGNISERS = (HALF_UNSUPPORTED_OP,)
