@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 
 from torchdoctor.explain.kinds import (
+    autograd,
     build,
     checkpoint,
     comm,
@@ -35,6 +36,7 @@ RECOGNISERS: tuple[Recogniser, ...] = (
     *launchers.RECOGNISERS,
     *train.RECOGNISERS,
     *dtypes.RECOGNISERS,
+    *autograd.RECOGNISERS,
     # communication: which line is tried first matters among these (a duplicate GPU is also an NCCL error)
     nccl.NCCL_ENV_VALUE,
     comm.LIBUV_UNAVAILABLE,
@@ -70,6 +72,7 @@ CONTEXT_FACTS: tuple[tuple[str, re.Pattern], ...] = (
     ("NCCL version", re.compile(r"NCCL version (?P<nccl_version>\d[\w.+]*)")),
     # evidence a recogniser's confidence depends on, wherever the log states it
     ("SyncB", re.compile(r"(?P<saw_syncbn>SyncBatchNorm|SyncBN)")),
+    *autograd.CONTEXT,
     ("--local_rank=", re.compile(r"'(?P<injected_local_rank>--local_rank=\d+)'")),
     (
         "torch.distributed.launch is deprecated",
