@@ -525,8 +525,11 @@ NETWORK_INTERFACE = Recogniser(
     # timeout) what RoCE settings the hosts do not share, a faulty link and a peer that died first all print:
     # only likely an interface / firewall problem. The rest (no interface found, a verbs call) is certain.
     # NCCL giving up its connect retries is the same: a peer that never answered, for whatever reason.
+    # A connect that failed for any reason ("No route to host" is also what a firewall's REJECT answers,
+    # "timed out" what its DROP leaves) is a firewall as much as an interface, and on one host a peer that
+    # died or is not listening yet: likely, whatever the reason says.
     confirm=lambda hits, ctx: any(
-        not re.search(r"refused|reset", h.facts.get("gloo_reason", "") + h.facts.get("connect_reason", ""))
+        not (h.facts.get("gloo_reason") or h.facts.get("connect_reason"))
         and "ib_status" not in h.facts
         and "connect_retries" not in h.facts
         and "gloo_mesh" not in h.facts

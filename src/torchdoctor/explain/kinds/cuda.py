@@ -417,6 +417,25 @@ INVALID_DEVICE_ORDINAL = Recogniser(
     ),
     span=8,
     facts=(R(r"(?P<set_device>torch\.cuda\.set_device\([^\n)]{0,100}\))"),),
+    # cudart's bare "invalid device ordinal" (cudaErrorInvalidDevice) is returned for any index past the count:
+    # a rank's set_device, a tensor's .to('cuda:N'), and torch.load restoring a tensor onto the GPU it was saved
+    # from (serialization.py's restore_location) alike. Certain with the launcher's, DataParallel's and
+    # torch.cuda's own checks of the index (the specific anchors), or with set_device in the log (the frame or
+    # the call: the rank picked its GPU); else likely, naming a checkpoint's saved device when torch.load is in it
+    generic=("invalid device ordinal",),
+    confirm=lambda hits, ctx: (
+        any(h.specific or "set_device" in h.facts for h in hits) or "set_device_frame" in ctx.facts
+    ),
+    also=(
+        Alternative(
+            "checkpoint_device_map",
+            "a checkpoint restored onto the GPU it was saved from, which this process does not have",
+            "torch.load puts each tensor back on its saved device: load it with "
+            "torch.load(path, map_location='cpu') (or map_location=f'cuda:{LOCAL_RANK}') and move the model "
+            "after.",
+            when=("saw_torch_load",),
+        ),
+    ),
     describe=_ordinal,
 )
 

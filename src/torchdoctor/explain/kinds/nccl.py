@@ -291,5 +291,16 @@ NCCL_ENV_VALUE = Recogniser(
     facts=(R(r"(?P<setting>NCCL_[A-Z_]{2,40}) set by environment to (?P<value>\S{1,300})"),),
     requires=("saw_nccl_failure",),
     absorbs=("nccl_system_error", "nccl_error"),
+    # "%s set by environment to %s" is an INFO line every run that sets the variable prints, failing or not:
+    # beside an NCCL failure it is a suspect, never the proof (a cluster's image sets NCCL_IB_HCA for every job)
+    confirm=lambda hits, ctx: False,
+    also=(
+        Alternative(
+            "nccl_error",
+            "an NCCL failure of its own, the setting only printed beside it",
+            "Run once with the setting unset: if the failure stays, the setting is not the cause; read NCCL's "
+            "own WARN lines above the error (NCCL_DEBUG=INFO) for the call that failed.",
+        ),
+    ),
     describe=_nccl_env,
 )
