@@ -47,6 +47,7 @@ RECOGNISERS: tuple[Recogniser, ...] = (
     comm.BACKEND_UNAVAILABLE,
     comm.DUPLICATE_NODE_RANK,
     comm.RENDEZVOUS_OR_PORT,
+    nccl.NCCL_CUDA_FAILURE,
     nccl.NCCL_ERROR_OTHER,
     *ranks.RECOGNISERS,
 )
@@ -111,6 +112,11 @@ CONTEXT_FACTS: tuple[tuple[str, re.Pattern], ...] = (
         re.compile(r"(?P<saw_spawn>ddp_spawn|mp\.spawn|start_processes|multiprocessing[/\\]spawn\.py)"),
     ),
     ("torch", re.compile(r"\b(?:torch|PyTorch version:?)[ =]=?(?P<torch_version>\d+\.\d+\.\d+[\w.+]*)")),
+    # a scheduler that started the processes itself (no torch launcher between it and the script)
+    *(
+        (literal, re.compile(r"(?P<saw_scheduler>\b(?:srun|mpirun|mpiexec|jsrun)\b|SLURM_PROCID|OMPI_COMM_WORLD)"))
+        for literal in ("srun", "mpirun", "mpiexec", "jsrun", "SLURM_PROCID", "OMPI_COMM_WORLD")
+    ),
     # a rank picking its GPU: torch.cuda.set_device in a frame (torch 1.x: csrc/cuda/Module.cpp's setDevice)
     (
         "set_device",

@@ -251,6 +251,78 @@ NCCL_VERSION_MISMATCH = Recogniser(
 )
 
 
+def _cuda_failure(hits: list[Hit], ctx: Context) -> tuple[str, str]:
+    facts = merged(hits)
+    error = facts.get("cuda_error", "a CUDA error").strip()
+    version = ctx.facts.get("nccl_version")
+    summary = (
+        f"NCCL's own CUDA call failed ('{error}'){' in NCCL ' + version if version else ''}: a bug of the NCCL "
+        "release in use or of its pairing with this torch, fixed in a later one" + on_ranks(hits)
+    )
+    fix = (
+        f"NCCL checks every CUDA call it makes (CUDACHECK, src/include/checks.h) and stops on '{error}', an "
+        "error of the arguments NCCL passed (a stream, an event, a handle, an API the driver does not offer), "
+        "not of the GPU or of memory. Upgrade NCCL: torch brings its own (pip install -U torch; python -c "
+        "'import torch; print(torch.cuda.nccl.version())'), or install a newer nvidia-nccl-cu12 wheel; NCCL's "
+        "release notes list what each release fixed. A system libnccl found first through LD_LIBRARY_PATH or "
+        "LD_PRELOAD replaces the wheel's: check that it is not an older one."
+    )
+    if version and _older(version, OLDEST_SHIPPED_NCCL):
+        fix += (
+            f"\nNCCL {version} is older than {'.'.join(map(str, OLDEST_SHIPPED_NCCL))}, the NCCL the oldest torch "
+            "still supported (2.4) ships."
+        )
+    return summary, fix
+
+
+# The CUDA errors NCCL's CUDACHECK / CUCHECK report that no other kind owns: errors of the arguments of a call
+# (cudaGetErrorString / cuGetErrorString wording). Out of memory, an initialization error, a kernel that faulted,
+# no kernel image, an invalid device ordinal, an old driver and a busy GPU are their own kinds' anchors.
+_ARGUMENT_ERRORS = (
+    "invalid resource handle|invalid device context|context is destroyed|invalid argument|invalid value|"
+    "invalid configuration argument"
+)
+_SUPPORT_ERRORS = "operation not supported|operation not permitted(?: when stream is capturing)?|unknown error"
+
+NCCL_CUDA_FAILURE = Recogniser(
+    # NCCL src/include/checks.h CUDACHECK: WARN("Cuda failure '%s'", cudaGetErrorString(err)); cudawrap.h
+    # CUCHECK (2.19+): WARN("Cuda failure %d '%s'", err, errStr). Only the WARN: CUDACHECKIGNORE prints the same
+    # words at INFO for failures NCCL clears and goes on from.
+    kind="nccl_bug_upgrade",
+    title="a bug of the NCCL release in use, fixed in a later one",
+    anchors=("Cuda failure ",),
+    templates=("nccl:cuda-failure", "nccl:cuda-failure-2"),
+    match=R(
+        rf"NCCL WARN (?:\S{{1,60}} )?Cuda failure (?:\d+ )?'(?P<cuda_error>(?P<argument_error>{_ARGUMENT_ERRORS})|"
+        rf"(?P<support_error>{_SUPPORT_ERRORS}))'"
+    ),
+    # the same errors come back when the ranks hand NCCL a tensor or stream of another GPU than the one its
+    # communicator was made on, and a driver older than the CUDA APIs a recent NCCL calls (cuMem*) answers
+    # "operation not supported": never certain
+    confirm=lambda hits, ctx: False,
+    absorbs=("nccl_error",),
+    also=(
+        Alternative(
+            "gpu_selection",
+            "a tensor or stream of another GPU than the rank's communicator (a rank that never called "
+            "torch.cuda.set_device, or changed device after its first collective)",
+            "Pin each rank to its GPU before the first collective: torch.cuda.set_device(int(os.environ"
+            "['LOCAL_RANK'])) (or init_process_group(device_id=torch.device('cuda', LOCAL_RANK))), and keep every "
+            "tensor handed to a collective on that device.",
+            when=("argument_error",),
+        ),
+        Alternative(
+            "driver_too_old",
+            "a driver older than the CUDA APIs this NCCL calls (its cuMem* memory, NCCL 2.19+)",
+            "Update the NVIDIA driver (nvidia-smi shows its version), or turn NCCL's cuMem allocations off: "
+            "export NCCL_CUMEM_ENABLE=0.",
+            when=("support_error",),
+        ),
+    ),
+    describe=_cuda_failure,
+)
+
+
 # NCCL settings that, set by a machine image or an old script, break NCCL where they do not fit: (name, why)
 RISKY_NCCL_SETTINGS = {
     "NCCL_GRAPH_FILE": "a saved topology graph for another machine; meant for debugging, never for production",
