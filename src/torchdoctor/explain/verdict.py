@@ -192,7 +192,9 @@ def _is_initiating(
     if any(_on(hit, raised, recogniser.span) for hit in by_kind[kind]):
         return True
     return any(
-        _on(hit, raised, BY_KIND[vaguer].span) for vaguer in recogniser.absorbs for hit in (seen or {}).get(vaguer, [])
+        _on(hit, raised, BY_KIND[vaguer].span)
+        for vaguer in recogniser.absorbs
+        for hit in (seen or {}).get(vaguer, [])
     )
 
 

@@ -101,11 +101,15 @@ CONTEXT_FACTS: tuple[tuple[str, re.Pattern], ...] = (
         )
     ),
     ("ncclSystemError", re.compile(r"(?P<saw_nccl_failure>ncclSystemError)")),
-    (
-        "nccl",
-        re.compile(
-            r"(?P<saw_nccl_failure>unhandled system error|ncclInternalError|ncclInvalidUsage|NCCL error in:)"
-        ),
+    # each under its own literal: torch's "NCCL error in: ..." line holds no lower-case "nccl"
+    *(
+        (
+            literal,
+            re.compile(
+                r"(?P<saw_nccl_failure>unhandled system error|ncclInternalError|ncclInvalidUsage|NCCL error in:)"
+            ),
+        )
+        for literal in ("unhandled system error", "ncclInternalError", "ncclInvalidUsage", "NCCL error in:")
     ),
     (
         "spawn",
@@ -114,7 +118,10 @@ CONTEXT_FACTS: tuple[tuple[str, re.Pattern], ...] = (
     ("torch", re.compile(r"\b(?:torch|PyTorch version:?)[ =]=?(?P<torch_version>\d+\.\d+\.\d+[\w.+]*)")),
     # a scheduler that started the processes itself (no torch launcher between it and the script)
     *(
-        (literal, re.compile(r"(?P<saw_scheduler>\b(?:srun|mpirun|mpiexec|jsrun)\b|SLURM_PROCID|OMPI_COMM_WORLD)"))
+        (
+            literal,
+            re.compile(r"(?P<saw_scheduler>\b(?:srun|mpirun|mpiexec|jsrun)\b|SLURM_PROCID|OMPI_COMM_WORLD)"),
+        )
         for literal in ("srun", "mpirun", "mpiexec", "jsrun", "SLURM_PROCID", "OMPI_COMM_WORLD")
     ),
     # a rank picking its GPU: torch.cuda.set_device in a frame (torch 1.x: csrc/cuda/Module.cpp's setDevice)
@@ -126,8 +133,10 @@ CONTEXT_FACTS: tuple[tuple[str, re.Pattern], ...] = (
     # torch.load restoring tensors (serialization.py's restore_location / _cuda_deserialize)
     (
         "serialization.py",
-        re.compile(r"(?P<saw_torch_load>serialization\.py\S{0,10}, line \d+, in (?:load|_load|restore_location|"
-        r"default_restore_location|_cuda_deserialize|_deserialize|persistent_load))"),
+        re.compile(
+            r"(?P<saw_torch_load>serialization\.py\S{0,10}, line \d+, in (?:load|_load|restore_location|"
+            r"default_restore_location|_cuda_deserialize|_deserialize|persistent_load))"
+        ),
     ),
     ("torch.load(", re.compile(r"(?P<saw_torch_load>\btorch\.load\()")),
     # nn.Module.__getattr__ raising an AttributeError: the object that lacks the attribute is a torch module

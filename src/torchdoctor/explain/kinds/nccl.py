@@ -282,7 +282,9 @@ _ARGUMENT_ERRORS = (
     "invalid resource handle|invalid device context|context is destroyed|invalid argument|invalid value|"
     "invalid configuration argument"
 )
-_SUPPORT_ERRORS = "operation not supported|operation not permitted(?: when stream is capturing)?|unknown error"
+_SUPPORT_ERRORS = (
+    "operation not supported|operation not permitted(?: when stream is capturing)?|unknown error"
+)
 
 NCCL_CUDA_FAILURE = Recogniser(
     # NCCL src/include/checks.h CUDACHECK: WARN("Cuda failure '%s'", cudaGetErrorString(err)); cudawrap.h
