@@ -287,3 +287,56 @@ def test_a_device_map_under_zero3_is_device_map_distributed():
 def test_healthy_lines_fire_none_of_these(line):
     new = {"log.nccl_bug_upgrade", "log.launch_command", "log.slurm_env", "log.rendezvous_or_port"}
     assert all(f.id not in new for f in findings(line + "\n")), findings(line + "\n")[0].summary
+
+
+# -- NCCL refusing the config struct torch hands it (init.cc parseCommConfig, 2.14+) -------------------------
+
+
+def test_an_nccl_config_read_as_undefined_is_likely_another_libnccl_than_torchs():
+    text = (
+        NCCL_RAISED.format("2.14.3").replace("unhandled cuda error", "invalid argument")
+        + "ncclInvalidArgument: Invalid value for an argument.\nLast error:\n"
+        + template("nccl:invalid-config-blocking-attribute-value", "-2147483648")
+        + "\n"
+    )
+    found = lead(text)
+    assert found.id == "log.nccl_version_mismatch" and sure(found) == "likely"
+    assert "LD_LIBRARY_PATH" in found.fix and "log.nccl_bug_upgrade" in found.details["alternatives"]
+    # a value an NCCL_COMM_BLOCKING setting gave is not the struct misread
+    found = lead(
+        "h:1:1 [0] NCCL WARN " + template("nccl:invalid-config-blocking-attribute-value", "7") + "\n"
+    )
+    assert found.id != "log.nccl_version_mismatch"
+    # two ranks' versions side by side stay certain
+    text = "h:1:1 [0] NCCL WARN " + template(
+        "nccl:mismatched-nccl-version-detected-rank-version", "0", "21803", "1", "22105"
+    )
+    found = lead(text + "\n")
+    assert found.id == "log.nccl_version_mismatch" and sure(found) == "certain"
+
+
+# -- a build's nvcc that is not the CUDA torch was built with ------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("line", "words"),
+    [
+        # nvcc of CUDA 10.1 or older, given torch's cpp_extension option of CUDA 10.2+
+        (template("system:nvcc-unknown-option-dependencies"), ["CUDA_HOME", "torch.version.cuda"]),
+        # NVIDIA apex's setup.py
+        (
+            "RuntimeError: " + template("third_party:apex-cuda-version-mismatch", "11.8"),
+            ["cuda-11.8", "11.8"],
+        ),
+        # flash-attn's setup.py
+        (
+            "RuntimeError: " + template("third_party:flash-attn-cuda-too-old", "11.6"),
+            ["nvcc -V", "CUDA_HOME"],
+        ),
+    ],
+)
+def test_a_build_whose_nvcc_is_not_torchs_cuda_is_cuda_build(line, words):
+    found = lead(line + "\n")
+    assert found.id == "log.cuda_build" and sure(found) == "certain", found.summary
+    said = found.summary + "\n" + found.fix
+    assert all(w in said for w in words), said

@@ -219,6 +219,17 @@ def _nccl_code(code: str) -> str:
 
 def _version_mismatch(hits: list[Hit], ctx: Context) -> tuple[str, str]:
     facts = merged(hits)
+    if facts.get("nccl_config") and not facts.get("version_a"):
+        return (
+            f"NCCL refused the communicator config torch handed it ({facts['nccl_config'].strip()}): the libnccl "
+            "loaded is likely not the release torch was built against" + on_ranks(hits),
+            "torch fills an ncclConfig_t with the NCCL_CONFIG_INITIALIZER of the NCCL headers it was built with; "
+            "a library of another release reads the struct differently (-2147483648 is NCCL's 'undefined' "
+            "marker). Load the NCCL torch expects: python -c 'import torch; print(torch.cuda.nccl.version())' "
+            "against the one loaded (NCCL_DEBUG=INFO prints 'NCCL version'); unset LD_LIBRARY_PATH / "
+            "LD_PRELOAD entries that put a system or conda libnccl first, and install the nvidia-nccl-cu12 "
+            "version torch's wheel requires (pip show torch; pip install -U torch).",
+        )
     summary = "the ranks run different NCCL versions"
     if facts.get("version_a"):
         summary += (
@@ -240,13 +251,42 @@ NCCL_VERSION_MISMATCH = Recogniser(
     templates=(
         "nccl:mismatched-nccl-version-detected-rank-version",
         "nccl:nccl-version-mismatch-with-remote-peer",  # NCCL 2.25+ src/transport/net.cc
+        "nccl:invalid-config-blocking-attribute-value",
+        "nccl:ncclconfig-argument-not-initialized-via-nccl",
     ),
     title="NCCL versions differ between ranks",
-    anchors=("Mismatched NCCL version detected", "NCCL version mismatch with remote peer"),
+    anchors=(
+        "Mismatched NCCL version detected",
+        "NCCL version mismatch with remote peer",
+        # src/init.cc parseCommConfig (2.14+): a config struct of other headers than the library's
+        "Invalid config blocking attribute value",
+        "argument not initialized via NCCL_CONFIG_INITIALIZER",
+    ),
+    # the blocking attribute torch never sets: only NCCL's "undefined" value says the struct was misread (a
+    # value an NCCL_COMM_BLOCKING setting gave is that setting's)
+    match=R(
+        r"Mismatched NCCL version detected|NCCL version mismatch with remote peer|"
+        r"Invalid config blocking attribute value -2147483648|argument not initialized via NCCL_CONFIG_INITIALIZER"
+    ),
     facts=(
         R(r"rank (?P<rank_a>\d+) version (?P<version_a>\d+) rank (?P<rank_b>\d+) version (?P<version_b>\d+)"),
+        R(
+            r"(?P<nccl_config>Invalid config blocking attribute value -2147483648|ncclConfig_t argument not "
+            r"initialized via NCCL_CONFIG_INITIALIZER)"
+        ),
     ),
     absorbs=("nccl_error",),
+    # the config refused is what a library of another release does with torch's struct, and what a bug of one
+    # release did: likely; two ranks' versions named side by side are certain
+    confirm=lambda hits, ctx: any(not h.facts.get("nccl_config") for h in hits),
+    also=(
+        Alternative(
+            "nccl_bug_upgrade",
+            "a bug of the NCCL release in use",
+            "Upgrade torch (it brings its own NCCL) or the nvidia-nccl-cu12 wheel.",
+            when=("nccl_config",),
+        ),
+    ),
     describe=_version_mismatch,
 )
 
