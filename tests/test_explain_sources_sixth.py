@@ -340,3 +340,31 @@ def test_a_build_whose_nvcc_is_not_torchs_cuda_is_cuda_build(line, words):
     assert found.id == "log.cuda_build" and sure(found) == "certain", found.summary
     said = found.summary + "\n" + found.fix
     assert all(w in said for w in words), said
+
+
+# -- the out-of-memory message's list of the GPU's processes (CUDACachingAllocator asks NVML for each) -------
+
+OOM = (
+    "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total capacity of "
+    "79.15 GiB of which 1.06 GiB is free. {} Of the allocated memory 17.12 GiB is allocated by PyTorch, and "
+    "1.31 GiB is reserved by PyTorch but unallocated.\n"
+)
+
+
+def test_an_oom_with_several_processes_on_its_gpu_names_ranks_sharing_it():
+    listed = " ".join(f"Process {pid} has 19.50 GiB memory in use." for pid in (3112, 3113, 3114))
+    found = lead(OOM.format(listed))
+    assert found.id == "log.cuda_oom" and sure(found) == "likely"
+    assert "log.gpu_selection" in found.details["alternatives"]
+    assert "3 other processes" in found.fix and "set_device(int(os.environ['LOCAL_RANK']))" in found.fix
+
+
+def test_an_oom_with_one_other_process_stays_certain():
+    found = lead(OOM.format("Process 3112 has 60.50 GiB memory in use."))
+    assert found.id == "log.cuda_oom" and sure(found) == "certain"
+    assert "Another process (pid 3112)" in found.fix
+    # torchrun's summary naming the listed pids as its own workers: the processes are this job's, not others
+    summary = "[ERROR] failed (exitcode: 1) local_rank: 0 (pid: 3112) of binary: /usr/bin/python\n"
+    listed = "Process 3112 has 19.50 GiB memory in use. Process 3113 has 19.50 GiB memory in use."
+    found = lead(OOM.format(listed) + summary)
+    assert found.id == "log.cuda_oom" and sure(found) == "certain"
