@@ -368,3 +368,15 @@ def test_an_oom_with_one_other_process_stays_certain():
     listed = "Process 3112 has 19.50 GiB memory in use. Process 3113 has 19.50 GiB memory in use."
     found = lead(OOM.format(listed) + summary)
     assert found.id == "log.cuda_oom" and sure(found) == "certain"
+
+
+# -- GNU ld without the build's own object files (binutils: "cannot find %s: No such file or directory") -----
+
+
+def test_a_link_without_the_builds_own_objects_is_likely_the_packages_build():
+    folder = "/tmp/pip-install-1tlqmndk/apex_0123456789abcdef0123456789abcdef/build/temp.linux-x86_64-cpython-310"
+    found = lead(template("system:ld-cannot-find-input-file", f"{folder}/csrc/fused_adam.o") + "\n")
+    assert found.id == "log.library_version_bug" and sure(found) == "likely"
+    assert "the build of apex" in found.summary and "log.cuda_build" in found.details["alternatives"]
+    # a library the link asks for by name is the toolkit's or the system's: not this
+    assert lead("/usr/bin/ld: cannot find -lcudart\n").id == "log.cuda_build"
