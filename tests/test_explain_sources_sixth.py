@@ -380,3 +380,9 @@ def test_a_link_without_the_builds_own_objects_is_likely_the_packages_build():
     assert "the build of apex" in found.summary and "log.cuda_build" in found.details["alternatives"]
     # a library the link asks for by name is the toolkit's or the system's: not this
     assert lead("/usr/bin/ld: cannot find -lcudart\n").id == "log.cuda_build"
+
+
+def test_accelerates_deepspeed_launch_without_deepspeed_is_the_environment():
+    found = lead("ImportError: " + template("accelerate:deepspeed-is-not-installed-run-pip3") + "\n")
+    assert found.id == "log.broken_install" and sure(found) == "certain"
+    assert "pip install DeepSpeed" in found.fix and "which python" in found.fix

@@ -739,11 +739,15 @@ MISSING_LAUNCHER = Recogniser(
         "' not found, but can be installed with",
         "mpirun or mpiexec were not found",
         "No module named '",
+        # accelerate (commands/launch.py, state.py): its DeepSpeed launch in a Python without deepspeed
+        "DeepSpeed is not installed => run",
+        "DeepSpeed is not available => install it",
     ),
     # a submodule of a library whose modules move between releases is a version, not a missing package
     # (kinds/versions.py reads it): "No module named 'torch._six'"
     match=R(
-        rf"{_NOT_FOUND}|mpirun or mpiexec were not found|No module named '(?!torch')(?!{SUBMODULE})[\w.]+'"
+        rf"{_NOT_FOUND}|mpirun or mpiexec were not found|No module named '(?!torch')(?!{SUBMODULE})[\w.]+'|"
+        r"DeepSpeed is not (?:installed|available) =>"
     ),
     templates=(
         "system:slurm-execve-no-such-file",
@@ -753,6 +757,8 @@ MISSING_LAUNCHER = Recogniser(
         "system:ubuntu-command-not-found",
         "system:python-no-module-named",
         "accelerate:mpirun-or-mpiexec-were-not-found",  # accelerate/utils/launch.py: its MPI launch
+        "accelerate:deepspeed-is-not-installed-run-pip3",
+        "accelerate:deepspeed-is-not-available-install-it",
     ),
     # a module the run cannot import is as often a package never installed as a launcher from another
     # environment (its workers run its own Python): only likely, and the fix says how to tell them apart
@@ -765,6 +771,7 @@ MISSING_LAUNCHER = Recogniser(
         R(rf"[Cc]ommand '?(?P<command>{_LAUNCHER})'? not found"),
         R(r"(?P<command>mpirun or mpiexec) were not found"),
         R(rf"No module named '(?P<module>(?!torch')(?!{SUBMODULE})[\w.]+)'"),
+        R(r"(?P<module>DeepSpeed) is not (?:installed|available) =>"),
     ),
     describe=_missing_launcher,
 )
