@@ -374,7 +374,9 @@ def test_an_oom_with_one_other_process_stays_certain():
 
 
 def test_a_link_without_the_builds_own_objects_is_likely_the_packages_build():
-    folder = "/tmp/pip-install-1tlqmndk/apex_0123456789abcdef0123456789abcdef/build/temp.linux-x86_64-cpython-310"
+    folder = (
+        "/tmp/pip-install-1tlqmndk/apex_0123456789abcdef0123456789abcdef/build/temp.linux-x86_64-cpython-310"
+    )
     found = lead(template("system:ld-cannot-find-input-file", f"{folder}/csrc/fused_adam.o") + "\n")
     assert found.id == "log.library_version_bug" and sure(found) == "likely"
     assert "the build of apex" in found.summary and "log.cuda_build" in found.details["alternatives"]
@@ -386,3 +388,28 @@ def test_accelerates_deepspeed_launch_without_deepspeed_is_the_environment():
     found = lead("ImportError: " + template("accelerate:deepspeed-is-not-installed-run-pip3") + "\n")
     assert found.id == "log.broken_install" and sure(found) == "certain"
     assert "pip install DeepSpeed" in found.fix and "which python" in found.fix
+
+
+# -- a DataLoader worker's crash (torch/csrc/DataLoader.cpp: its signal handlers, its parent's report) -------
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "RuntimeError: "
+        + template("torch_native:dataloader-worker-killed-by-signal", "2207", "Segmentation fault"),
+        template("torch_native:dataloader-unexpected-segfault-in-worker"),
+        template("torch_native:dataloader-unexpected-fpe-in-worker"),
+    ],
+)
+def test_a_dataloader_workers_crash_is_likely_a_crash_in_the_datasets_code(line):
+    found = lead(line + "\n")
+    assert found.id == "log.worker_crash" and sure(found) == "likely"
+    assert "num_workers=0" in found.fix
+
+
+def test_a_dataloader_workers_bus_error_and_sigkill_stay_theirs():
+    killed = template("torch_native:dataloader-worker-killed-by-signal", "2207", "Bus error")
+    assert lead(f"RuntimeError: {killed}\n").id == "log.dataloader_shm"
+    killed = template("torch_native:dataloader-worker-killed-by-signal", "2207", "Killed")
+    assert lead(f"RuntimeError: {killed}\n").id == "log.worker_killed"

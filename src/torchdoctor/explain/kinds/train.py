@@ -249,9 +249,7 @@ def _shm(hits: list[Hit], ctx: Context) -> tuple[str, str]:
     what = facts.get("what", "a DataLoader worker ran out of shared memory").strip()
     summary = f"DataLoader workers out of shared memory (/dev/shm): {what}" + on_ranks(hits)
     if facts.get("ancdata"):
-        summary = (
-            "DataLoader workers ran out of file descriptors passing tensors (received 0 items of ancdata)"
-        )
+        summary = f"DataLoader workers ran out of file descriptors passing tensors ({facts['ancdata']})"
         fix = (
             "Raise the open-file limit (ulimit -n 65536) or share tensors through files instead of descriptors:\n"
             "torch.multiprocessing.set_sharing_strategy('file_system')"
@@ -373,6 +371,13 @@ def _crash(hits: list[Hit], ctx: Context) -> tuple[str, str]:
         "PYTHONFAULTHANDLER=1 (python -X faulthandler), and check `dmesg` for Xid errors; a bus error in "
         "DataLoader workers wants a larger /dev/shm (docker --shm-size)."
     )
+    if "worker" in facts.get("what", ""):
+        fix += (
+            "\nHere a DataLoader worker crashed: the dataset's own native code (an image or video decoder, "
+            "OpenCV, a tokenizer) ran in a forked worker. DataLoader(num_workers=0) runs it in the main process, "
+            "where the crash shows its stack; multiprocessing_context='spawn' avoids state a fork inherits "
+            "(OpenCV's threads: cv2.setNumThreads(0))."
+        )
     return summary, fix
 
 
@@ -385,6 +390,13 @@ _CRASH_LINES = (
     "SIGBUS",
     "exits with return code = -11",
     "exits with return code = -7",
+    # torch/csrc/DataLoader.cpp: a DataLoader worker's own signal handlers and its parent's report (a bus
+    # error there is dataloader_shm's, a SIGKILL worker_killed's)
+    ") is killed by signal: Segmentation fault",
+    ") is killed by signal: Aborted",
+    ") is killed by signal: Floating point exception",
+    "Unexpected segmentation fault encountered in worker",
+    "Unexpected floating-point exception encountered in worker",
 )
 
 WORKER_CRASH = Recogniser(
@@ -394,13 +406,18 @@ WORKER_CRASH = Recogniser(
         "torch:failed-exitcode-local-rank-pid-of",
         "system:segfault",
         "deepspeed:exits-with-return-code",
+        "torch_native:dataloader-worker-killed-by-signal",
+        "torch_native:dataloader-unexpected-segfault-in-worker",
+        "torch_native:dataloader-unexpected-fpe-in-worker",
     ),
     title="process crashed",
     anchors=_CRASH_LINES,
     match=R(
         r"(?P<what>exitcode\s*:?\s*-(?:11|7)\b[^\n]{0,80}|exits with return code = -(?:11|7)\b|Signal (?:11|7) \((?:SIGSEGV|SIGBUS)\)[^\n]{0,60}|"
         r"Fatal Python error: Segmentation fault|Segmentation fault \(core dumped\)|^\s*Segmentation fault\s*$|"
-        r"Bus error \(core dumped\)|signal SIGSEGV|signal SIGBUS)"
+        r"Bus error \(core dumped\)|signal SIGSEGV|signal SIGBUS|"
+        r"DataLoader worker \(pid \d+\) is killed by signal: (?:Segmentation fault|Aborted|Floating point exception)|"
+        r"Unexpected (?:segmentation fault|floating-point exception) encountered in worker)"
     ),
     # a crash is a symptom: a broken extension, a library's bug, a driver, a full /dev/shm all print it
     generic=_CRASH_LINES,

@@ -336,7 +336,9 @@ LIBRARY_RELEASE_BUG = Recogniser(
         R(r"(?P<ds_wrapper>\w*(?:DeepSpeed|ZeRO|Zero|FP16_|BF16_)\w*) is not (?:an|a subclass)"),
         R(r"ld: cannot find (?P<missing_object>\S{1,400}/build/temp\.[^\s:]{1,300}\.o): No such file"),
         # pip builds in /tmp/pip-install-<id>/<package>_<hash>/ (pip-req-build-<id> for a git or path install)
-        R(r"ld: cannot find \S{0,200}pip-install-\w{1,40}/(?P<build_package>[A-Za-z][\w.-]{0,60}?)_[0-9a-f]{16,}/"),
+        R(
+            r"ld: cannot find \S{0,200}pip-install-\w{1,40}/(?P<build_package>[A-Za-z][\w.-]{0,60}?)_[0-9a-f]{16,}/"
+        ),
     ),
     # the same refusal is right in a multi-process run (each copy spread over the GPUs), and a wrapper handed
     # to torch's own scheduler is the script's doing as often as a release's: only likely
