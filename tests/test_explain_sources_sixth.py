@@ -413,3 +413,14 @@ def test_a_dataloader_workers_bus_error_and_sigkill_stay_theirs():
     assert lead(f"RuntimeError: {killed}\n").id == "log.dataloader_shm"
     killed = template("torch_native:dataloader-worker-killed-by-signal", "2207", "Killed")
     assert lead(f"RuntimeError: {killed}\n").id == "log.worker_killed"
+
+
+def test_a_dataloader_worker_gone_without_its_report_is_likely_shm_naming_the_oom_killer_and_a_crash():
+    line = "RuntimeError: " + template("torch:dataloader-worker-pid-exited-unexpectedly", "12345, 12346")
+    found = lead(line + "\n")
+    assert found.id == "log.dataloader_shm" and sure(found) == "likely"
+    assert {"log.worker_killed", "log.worker_crash"} <= set(found.details["alternatives"])
+    assert "--shm-size" in found.fix
+    # with the worker's bus error above it, the report is there: certain
+    bus = "ERROR: Unexpected bus error encountered in worker. This might be caused by insufficient shared memory (shm).\n"
+    assert sure(lead(bus + line + "\n")) == "certain"
