@@ -206,7 +206,6 @@ def test_the_nccl_id_wait_keeps_its_own_reading_of_a_socket_timeout():
         (template("system:openmpi-run-as-root", "mpirun"), ["--allow-run-as-root"]),
         (template("system:openmpi-daemons-not-started"), ["--prefix", "ssh-copy-id"]),
         (template("system:pdsh-ssh-exit-code", "node1", "node2", "255"), ["ssh-copy-id", "known_hosts"]),
-        (template("system:ssh-host-key-verification-failed"), ["known_hosts"]),
     ],
 )
 def test_a_multi_node_launch_the_launcher_could_not_make_is_launch_command(line, words):
@@ -227,6 +226,9 @@ def test_ssh_refusing_a_key_is_likely_and_gits_refusal_is_not_a_launch():
     assert all(
         f.id != "log.launch_command" for f in findings("git@github.com: Permission denied (publickey).\n")
     )
+    # ssh's "Host key verification failed." is git's over ssh too
+    found = lead(template("system:ssh-host-key-verification-failed") + "\n")
+    assert found.id == "log.launch_command" and sure(found) == "likely" and "known_hosts" in found.fix
 
 
 # -- srun refusing a step (slurm_errno.c's reasons) ----------------------------------------------------------

@@ -459,9 +459,11 @@ LAUNCH_COMMAND = Recogniser(
         r"(?P<mpi_slots>There are not enough slots available in the system[^\n]{0,80})|"
         r"(?P<mpi_root>[\w.-]{1,20} has detected an attempt to run as root)|"
         r"(?P<mpi_daemons>\w{1,10} was unable to reliably start one or more daemons)|"
-        r"(?P<ssh_failed>[^\s:]{1,100}: ssh exited with exit code 255|Host key verification failed)|"
-        # not git's own "git@github.com: Permission denied (publickey)." (a pip install from a git+ssh URL)
-        r"(?<!\S)(?!git@)(?P<ssh_denied>[^\s:]{1,255}: Permission denied \(publickey[^\n)]{0,60}\))|"
+        r"(?P<ssh_failed>[^\s:]{1,100}: ssh exited with exit code 255)|"
+        # not git's own "git@github.com: Permission denied (publickey)." (a pip install from a git+ssh URL); ssh's
+        # own words are git's too over ssh: likely
+        r"(?<!\S)(?!git@)(?P<ssh_denied>[^\s:]{1,255}: Permission denied \(publickey[^\n)]{0,60}\)|"
+        r"Host key verification failed)|"
         r"(?P<accelerate_multinode>When using multiple machines, you need to specify the main process (?:IP|port))|"
         r"(?P<ds_mpi_devices>(?:MPICH|Intel MPI|mvapich) requires same number of devices per node)|"
         r"(?P<ds_no_ssh>Launching training without ssh, but --node_rank is not set correctly)|"
