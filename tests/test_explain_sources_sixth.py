@@ -426,3 +426,13 @@ def test_a_dataloader_worker_gone_without_its_report_is_likely_shm_naming_the_oo
     # with the worker's bus error above it, the report is there: certain
     bus = "ERROR: Unexpected bus error encountered in worker. This might be caused by insufficient shared memory (shm).\n"
     assert sure(lead(bus + line + "\n")) == "certain"
+
+
+def test_a_cuda_call_refused_under_graph_capture_says_so_and_names_no_driver():
+    found = lead(
+        "h:1:1 [0] NCCL WARN "
+        + template("nccl:cuda-failure", "operation not permitted when stream is capturing")
+        + "\n"
+    )
+    assert found.id == "log.nccl_bug_upgrade" and sure(found) == "likely"
+    assert "CUDA graph" in found.fix and "log.driver_too_old" not in found.details.get("alternatives", [])

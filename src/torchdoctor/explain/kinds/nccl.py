@@ -312,6 +312,13 @@ def _cuda_failure(hits: list[Hit], ctx: Context) -> tuple[str, str]:
             f"\nNCCL {version} is older than {'.'.join(map(str, OLDEST_SHIPPED_NCCL))}, the NCCL the oldest torch "
             "still supported (2.4) ships."
         )
+    if facts.get("capture_error"):
+        fix += (
+            "\nThe call was made while a CUDA graph was being captured (torch.compile(mode='reduce-overhead'), "
+            "torch.cuda.graphs, a library's graph capture): NCCL supports capture from 2.9.6 on, and a collective "
+            "that synchronises inside the captured region is refused: run it outside the graph (or compile "
+            "without CUDA graphs: mode='default')."
+        )
     return summary, fix
 
 
@@ -322,9 +329,7 @@ _ARGUMENT_ERRORS = (
     "invalid resource handle|invalid device context|context is destroyed|invalid argument|invalid value|"
     "invalid configuration argument"
 )
-_SUPPORT_ERRORS = (
-    "operation not supported|operation not permitted(?: when stream is capturing)?|unknown error"
-)
+_SUPPORT_ERRORS = "operation not supported|operation not permitted(?! when)|unknown error"
 
 NCCL_CUDA_FAILURE = Recogniser(
     # NCCL src/include/checks.h CUDACHECK: WARN("Cuda failure '%s'", cudaGetErrorString(err)); cudawrap.h
@@ -336,7 +341,7 @@ NCCL_CUDA_FAILURE = Recogniser(
     templates=("nccl:cuda-failure", "nccl:cuda-failure-2"),
     match=R(
         rf"NCCL WARN (?:\S{{1,60}} )?Cuda failure (?:\d+ )?'(?P<cuda_error>(?P<argument_error>{_ARGUMENT_ERRORS})|"
-        rf"(?P<support_error>{_SUPPORT_ERRORS}))'"
+        rf"(?P<support_error>{_SUPPORT_ERRORS})|(?P<capture_error>operation not permitted when stream is capturing))'"
     ),
     # the same errors come back when the ranks hand NCCL a tensor or stream of another GPU than the one its
     # communicator was made on, and a driver older than the CUDA APIs a recent NCCL calls (cuMem*) answers
