@@ -281,7 +281,9 @@ def from_nccl(repo: Path) -> list[tuple[str, str, str]]:
                 rows.append((clean(found.group(1) or found.group(2)), file, ""))
             for found in _SYSCHECK.finditer(text):  # the system call's name is the message
                 rows.append((f"Call to {found.group(1)} failed : %s", file, ""))
-    rows = [r for r in rows if worth_keeping(r[0])]
+    # the CUDA check macros' format is two words and the CUDA error string (checks.h, cudawrap.h): a class of
+    # messages, kept although it has fewer words than worth_keeping asks for
+    rows = [r for r in rows if worth_keeping(r[0]) or r[0].startswith("Cuda failure")]
     return tags_holding(repo, NCCL_TAGS, "src", rows)
 
 
@@ -359,6 +361,7 @@ def extract(site: Path, nccl: Path, deepspeed: Path) -> dict[str, list[tuple[str
                 "transformers/trainer_utils.py",
                 "transformers/integrations/deepspeed.py",
                 "transformers/integrations/fsdp.py",
+                "transformers/integrations/accelerate.py",
                 "transformers/modeling_utils.py",
             ],
             transformers.__version__,

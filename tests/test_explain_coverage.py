@@ -144,13 +144,14 @@ CASES = [
         "certain",
         ["multi-node backend is not installed"],
     ),
-    # torch/distributed/distributed_c10d.py get_node_local_rank(): not started by a launcher
+    # torch/distributed/distributed_c10d.py get_node_local_rank(): not started by a launcher — a plain python
+    # run or a scheduler without torch's launcher; likely unless the log shows the scheduler (round twelve)
     (
         "torch:local-rank-is-not-in-the",
         (),
         "RuntimeError: ",
         "rank_env_missing",
-        "certain",
+        "likely",
         ["LOCAL_RANK", "torchrun"],
     ),
     # accelerate/utils/launch.py: an MPI launch with no MPI

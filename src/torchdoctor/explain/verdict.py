@@ -50,6 +50,7 @@ def findings(
         needed = BY_KIND[kind].requires
         if needed and not any(fact in ctx.facts for fact in needed):
             del by_kind[kind]
+    seen = dict(by_kind)  # before absorbing: the vaguer kinds' hits say which lines an error was read on
     for kind in list(by_kind):
         for vaguer in BY_KIND[kind].absorbs:
             by_kind.pop(vaguer, None)
@@ -76,7 +77,7 @@ def findings(
         and causes
         and (
             not any(_covers(h, first) for h in by_kind[causes[0]])
-            or not _is_initiating(causes[0], by_kind, first, ctx)
+            or not _is_initiating(causes[0], by_kind, first, ctx, seen)
         )
     ):
         # the exception that started the failure is another one: what leads is only a likely reading (its
@@ -173,14 +174,28 @@ def findings(
     return found
 
 
-def _is_initiating(kind: str, by_kind: dict[str, list[Hit]], raised: Raised, ctx: Context) -> bool:
+def _is_initiating(
+    kind: str,
+    by_kind: dict[str, list[Hit]],
+    raised: Raised,
+    ctx: Context,
+    seen: dict[str, list[Hit]] | None = None,
+) -> bool:
     """Whether the finding of ``kind`` reads the error that stopped the run: one of its lines is that
     exception (its traceback, its message line, the lines its message goes on in), or its recogniser's
-    confirming facts are in the log. Anything else is a message printed beside the failure, not its cause."""
+    confirming facts are in the log, or that exception is the vaguer kind this one absorbs (NCCL's WARN
+    naming the CUDA call that failed, above torch's "NCCL error ... unhandled cuda error" it explains).
+    Anything else is a message printed beside the failure, not its cause."""
     recogniser = BY_KIND[kind]
     if recogniser.confirm is not None and recogniser.confirm(by_kind[kind], ctx):
         return True
-    return any(_on(hit, raised, recogniser.span) for hit in by_kind[kind])
+    if any(_on(hit, raised, recogniser.span) for hit in by_kind[kind]):
+        return True
+    return any(
+        _on(hit, raised, BY_KIND[vaguer].span)
+        for vaguer in recogniser.absorbs
+        for hit in (seen or {}).get(vaguer, [])
+    )
 
 
 def _on(hit: Hit, raised: Raised, span: int = 0) -> bool:

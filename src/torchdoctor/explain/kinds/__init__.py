@@ -51,6 +51,7 @@ RECOGNISERS: tuple[Recogniser, ...] = (
     comm.BACKEND_UNAVAILABLE,
     comm.DUPLICATE_NODE_RANK,
     comm.RENDEZVOUS_OR_PORT,
+    nccl.NCCL_CUDA_FAILURE,
     nccl.NCCL_ERROR_OTHER,
     *ranks.RECOGNISERS,
 )
@@ -105,17 +106,44 @@ CONTEXT_FACTS: tuple[tuple[str, re.Pattern], ...] = (
         )
     ),
     ("ncclSystemError", re.compile(r"(?P<saw_nccl_failure>ncclSystemError)")),
-    (
-        "nccl",
-        re.compile(
-            r"(?P<saw_nccl_failure>unhandled system error|ncclInternalError|ncclInvalidUsage|NCCL error in:)"
-        ),
+    # each under its own literal: torch's "NCCL error in: ..." line holds no lower-case "nccl"
+    *(
+        (
+            literal,
+            re.compile(
+                r"(?P<saw_nccl_failure>unhandled system error|ncclInternalError|ncclInvalidUsage|NCCL error in:)"
+            ),
+        )
+        for literal in ("unhandled system error", "ncclInternalError", "ncclInvalidUsage", "NCCL error in:")
     ),
     (
         "spawn",
         re.compile(r"(?P<saw_spawn>ddp_spawn|mp\.spawn|start_processes|multiprocessing[/\\]spawn\.py)"),
     ),
     ("torch", re.compile(r"\b(?:torch|PyTorch version:?)[ =]=?(?P<torch_version>\d+\.\d+\.\d+[\w.+]*)")),
+    # a scheduler that started the processes itself (no torch launcher between it and the script)
+    *(
+        (
+            literal,
+            re.compile(r"(?P<saw_scheduler>\b(?:srun|mpirun|mpiexec|jsrun)\b|SLURM_PROCID|OMPI_COMM_WORLD)"),
+        )
+        for literal in ("srun", "mpirun", "mpiexec", "jsrun", "SLURM_PROCID", "OMPI_COMM_WORLD")
+    ),
+    # a rank picking its GPU: torch.cuda.set_device in a frame (torch 1.x: csrc/cuda/Module.cpp's setDevice)
+    (
+        "set_device",
+        re.compile(r"(?P<set_device_frame>\bin set_device\b|torch\.cuda\.set_device\(|_cuda_setDevice)"),
+    ),
+    ("Module.cpp", re.compile(r"(?P<set_device_frame>csrc/cuda/Module\.cpp\S{0,20} (?:line=)?\d+)")),
+    # torch.load restoring tensors (serialization.py's restore_location / _cuda_deserialize)
+    (
+        "serialization.py",
+        re.compile(
+            r"(?P<saw_torch_load>serialization\.py\S{0,10}, line \d+, in (?:load|_load|restore_location|"
+            r"default_restore_location|_cuda_deserialize|_deserialize|persistent_load))"
+        ),
+    ),
+    ("torch.load(", re.compile(r"(?P<saw_torch_load>\btorch\.load\()")),
     # nn.Module.__getattr__ raising an AttributeError: the object that lacks the attribute is a torch module
     (
         "in __getattr__",

@@ -131,6 +131,24 @@ def _build(hits: list[Hit], ctx: Context) -> tuple[str, str]:
         if deepspeed:
             fix += "\n" + DEEPSPEED_BUILD_HINT
         return summary, fix
+    if facts.get("torch_cuda"):
+        torch_cuda = facts["torch_cuda"]
+        return (
+            f"the nvcc the build runs is not the CUDA PyTorch was compiled with (CUDA {torch_cuda}): the "
+            "package's setup.py refuses the mismatch",
+            f"Build with the CUDA {torch_cuda} toolkit: export CUDA_HOME=/usr/local/cuda-{torch_cuda} "
+            f"PATH=/usr/local/cuda-{torch_cuda}/bin:$PATH (nvcc -V must say release {torch_cuda}), or install "
+            "the PyTorch built for the toolkit you have (pip install torch --index-url "
+            "https://download.pytorch.org/whl/cu<XY>).\ntorchdoctor env   # lists the toolkits found and which one "
+            "a build uses",
+        )
+    if facts.get("flash_attn_cuda"):
+        return (
+            f"flash-attn needs CUDA {facts['min_cuda']} or newer to build, and the nvcc it found is older",
+            "Put a newer toolkit first (the one matching torch.version.cuda): export CUDA_HOME=/usr/local/cuda-"
+            "<version> PATH=$CUDA_HOME/bin:$PATH and check nvcc -V; or install a prebuilt flash-attn wheel for "
+            "your torch and CUDA (pip install flash-attn --no-build-isolation picks one when it exists).",
+        )
     if facts.get("torch_arch"):
         return (
             f"torch's extension builder does not know the architecture {facts['torch_arch']} "
@@ -178,6 +196,14 @@ def _build(hits: list[Hit], ctx: Context) -> tuple[str, str]:
             "torch 2.x builds its extensions as C++17, which nvcc accepts from CUDA 11 on: use the toolkit that "
             "matches torch.version.cuda (export CUDA_HOME=/usr/local/cuda-<that version>, PATH=$CUDA_HOME/bin:"
             "$PATH), not an old one first on PATH; `torchdoctor env` lists the toolkits and which one builds.",
+        )
+    if facts.get("nvcc_old"):
+        return (
+            f"this nvcc is older than the CUDA torch was built with ({facts['nvcc_old'].strip()}): torch's "
+            "extension builder gives it an option CUDA 10.2 introduced",
+            "torch's cpp_extension chooses nvcc's options from torch.version.cuda, so the nvcc it runs must be "
+            "that toolkit (or newer within its major version): export CUDA_HOME=/usr/local/cuda-<torch.version.cuda> "
+            "PATH=$CUDA_HOME/bin:$PATH, not an old toolkit first on PATH; `torchdoctor env` lists the toolkits.",
         )
     if facts.get("packs"):
         return (
@@ -307,6 +333,9 @@ CUDA_BUILD = Recogniser(
         "system:nvcc-unsupported-msvc",
         "system:nvcc-cannot-find-cl",
         "system:nvcc-unknown-std",
+        "system:nvcc-unknown-option-dependencies",
+        "third_party:apex-cuda-version-mismatch",
+        "third_party:flash-attn-cuda-too-old",
         "system:ptxas-unknown-gpu-name",
         "system:gcc11-parameter-packs",
         "system:clang-header-not-found",
@@ -395,6 +424,10 @@ CUDA_BUILD = Recogniser(
         "unsupported Microsoft Visual Studio version",
         "Cannot find compiler 'cl.exe' in PATH",
         "Value 'c++17' is not defined for option 'std'",
+        "Unknown option '-generate-dependencies-with-compile'",
+        "does not match the version used to compile Pytorch binaries",
+        "FlashAttention is only supported on CUDA",
+        "Unknown option '--generate-dependencies-with-compile'",
         "is not defined for option 'gpu-name'",
         "parameter packs not expanded with '...'",
         "fatal error: 'cu",
@@ -473,6 +506,10 @@ CUDA_BUILD = Recogniser(
             r"detected CUDA version \((?P<cuda_version>[\d.]+)\) mismatches the version that was used to "
             r"compile\s+PyTorch \((?P<torch_cuda>[\d.]+)\)"
         ),
+        # NVIDIA apex's setup.py (check_cuda_torch_binary_vs_bare_metal): the nvcc on PATH against torch's CUDA
+        R(r"Pytorch binaries were compiled with Cuda (?P<torch_cuda>\d+(?:\.\d+)?)"),
+        # flash-attn's setup.py: the nvcc it found is older than it builds with
+        R(r"(?P<flash_attn_cuda>FlashAttention is only supported on CUDA (?P<min_cuda>[\d.]+) and above)"),
         R(r"Unsupported gpu architecture '(?P<arch>compute_\w+)'"),
         R(r"Unknown CUDA arch \((?P<torch_arch>[^)\n]{1,60})\) or GPU not supported"),
         R(r"(?P<no_cuda_home>CUDA_HOME environment variable is not set)"),
@@ -486,6 +523,9 @@ CUDA_BUILD = Recogniser(
             r"fatal error: '?(?P<missing_header>(?!cutlass)(?:cu|nv)[\w/.]{0,60}\.h)'?(?:: No such file| file not found)"
         ),
         R(r"(?P<nvcc_std>nvcc fatal\s*: Value 'c\+\+17' is not defined for option 'std')"),
+        # cpp_extension passes --generate-dependencies-with-compile to nvcc from CUDA 10.2 on (it reads
+        # torch.version.cuda, not the nvcc that runs): an older nvcc first on PATH refuses it
+        R(r"(?P<nvcc_old>nvcc fatal\s*: Unknown option '-?-generate-dependencies-with-compile')"),
         R(r"Value '(?P<arch>(?:sm|compute)_\d+\w?)' is not defined for option 'gpu-name'"),
         R(r"(?P<packs>parameter packs not expanded with '\.\.\.')"),
         R(r"fatal error: (?P<python_headers>Python\.h): No such file"),

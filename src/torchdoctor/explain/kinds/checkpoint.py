@@ -246,6 +246,23 @@ CHECKPOINT_DEVICE_MAP = Recogniser(
         R(r"device_count\(\) is (?P<count>\d+)"),
     ),
     absorbs=("cuda_unavailable",),
+    # torch.load's first variant ("... but torch.cuda.is_available() is False") is printed on a machine that
+    # has no GPU and on one whose GPU this torch cannot use (a CPU-only wheel, a container started without its
+    # GPUs, a driver that is not loaded): the message cannot tell them apart, so only the second variant (an
+    # index past device_count()) is certain
+    confirm=lambda hits, ctx: any("count" in h.facts for h in hits),
+    also=(
+        Alternative(
+            "cuda_unavailable",
+            "a machine meant to run on its GPU where this torch sees none (a CPU-only torch, a container "
+            "without its GPUs, no driver loaded)",
+            "Check python -c 'import torch; print(torch.__version__, torch.version.cuda, "
+            "torch.cuda.is_available())': a version without +cuXXX (or torch.version.cuda None) is a CPU-only "
+            "build (pip install torch --index-url https://download.pytorch.org/whl/cu128); in a container "
+            "start it with --gpus all; `nvidia-smi` must list the GPUs.",
+            unless=("count",),
+        ),
+    ),
     describe=_device_map,
 )
 

@@ -140,6 +140,11 @@ def _rendezvous(hits: list[Hit], ctx: Context) -> tuple[str, str]:
         error = first(hits, "error") or first(hits, "what") or "the rendezvous failed"
         message = first(hits, "message", "")
         summary = f"{error}: {message}".rstrip(": ") + on_ranks(hits)
+        if first(hits, "socket_timeout"):
+            summary = (
+                "a read from the rendezvous store timed out (Socket Timeout): the key another rank should set "
+                "never came, or the store's host (MASTER_ADDR) stopped answering" + on_ranks(hits)
+            )
         if first(hits, "joined"):
             summary = (
                 f"only {first(hits, 'joined')} of {first(hits, 'expected')} processes reached the store: the "
@@ -201,6 +206,7 @@ RENDEZVOUS_OR_PORT = Recogniser(
         "torch:the-connection-to-etcd-has-failed",
         "torch:rendezvous-timeout-occurred-in-etcdrendezvoushandler",
         "torch_cpp:the-server-socket-has-failed-to-6",  # socket.cpp: no local address to listen on
+        "torch_native:socket-timeout",  # Utils.hpp SYSCHECK: a store socket's recv/send past its timeout
     ),
     title="rendezvous failed",
     anchors=(
@@ -222,6 +228,7 @@ RENDEZVOUS_OR_PORT = Recogniser(
         "The connection to etcd has failed",
         "Rendezvous timeout occurred in EtcdRendezvousHandler",
         "has failed to listen on any local network address",
+        "Socket Timeout",
     ),
     # a store that cannot be reached or timed out is what every rank sees when rank 0 died first, a wrong
     # MASTER_ADDR or a firewall: only "likely" a rendezvous problem; a port in use, a closed rendezvous are certain
@@ -244,6 +251,9 @@ RENDEZVOUS_OR_PORT = Recogniser(
         "The connection to etcd has failed",
         "Rendezvous timeout occurred in EtcdRendezvousHandler",
         "has failed to listen on any local network address",
+        # c10d Utils.hpp SYSCHECK: a store socket's send/recv that ran past its timeout (EAGAIN): the key another
+        # rank should have written never came, or the store's host stopped answering
+        "Socket Timeout",
     ),
     also=(
         Alternative(
@@ -255,15 +265,18 @@ RENDEZVOUS_OR_PORT = Recogniser(
         ),
         Alternative(
             "peer_closed",
-            "another node that failed or ended first (its agent closes the rendezvous; its ranks never reach "
-            "the store)",
+            "another node or rank that failed, hung or ended first (its agent closes the rendezvous; the store "
+            "waits for what it never writes)",
             "Read the other nodes' logs for the first error: the rendezvous closes when one node's agent stops "
-            "(its workers failed past --max-restarts, or it finished), and a node that crashed never joins.",
-            when=("rdzv_closed", "joined"),
+            "(its workers failed past --max-restarts, or it finished), a node that crashed never joins, and a "
+            "store read times out (Socket Timeout) when the rank that should set the key (rank 0 for the NCCL "
+            "id, every rank for a barrier) died, hangs or is still loading.",
+            when=("rdzv_closed", "joined", "socket_timeout"),
         ),
     ),
-    # a warning torch prints on hosts without IPv6 before it tries IPv4: not a failure
-    reject=R(r"errno: 97 - Address family not supported"),
+    # a warning torch prints on hosts without IPv6 before it tries IPv4: not a failure; a store read that timed
+    # out inside ProcessGroupNCCL's wait for rank 0's NCCL id is that wait's (collective_timeout reads it)
+    reject=R(r"errno: 97 - Address family not supported|ncclUniqueId[^\n]{0,300}Socket Timeout"),
     facts=(
         R(r"(?P<in_use>[Aa]ddress already in use|EADDRINUSE|another process is utilizing it)"),
         R(r"communication on port `(?P<port>\d+)`"),
@@ -276,6 +289,7 @@ RENDEZVOUS_OR_PORT = Recogniser(
         R(r"but `?(?P<missing_var>MASTER_ADDR)`? env was not set"),
         R(r"(?P<what>waiting for clients\. (?P<joined>\d+)/(?P<expected>\d+) clients joined)"),
         R(r"(?P<rdzv_closed>RendezvousClosedError)"),
+        R(r"(?P<socket_timeout>Socket Timeout)"),
         R(r"world_size=(?P<world_size>\d+), worker_count=(?P<worker_count>\d+)"),
     ),
     describe=_rendezvous,
@@ -525,8 +539,11 @@ NETWORK_INTERFACE = Recogniser(
     # timeout) what RoCE settings the hosts do not share, a faulty link and a peer that died first all print:
     # only likely an interface / firewall problem. The rest (no interface found, a verbs call) is certain.
     # NCCL giving up its connect retries is the same: a peer that never answered, for whatever reason.
+    # A connect that failed for any reason ("No route to host" is also what a firewall's REJECT answers,
+    # "timed out" what its DROP leaves) is a firewall as much as an interface, and on one host a peer that
+    # died or is not listening yet: likely, whatever the reason says.
     confirm=lambda hits, ctx: any(
-        not re.search(r"refused|reset", h.facts.get("gloo_reason", "") + h.facts.get("connect_reason", ""))
+        not (h.facts.get("gloo_reason") or h.facts.get("connect_reason"))
         and "ib_status" not in h.facts
         and "connect_retries" not in h.facts
         and "gloo_mesh" not in h.facts

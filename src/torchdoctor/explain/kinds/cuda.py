@@ -109,7 +109,16 @@ def _oom(hits: list[Hit], ctx: Context) -> tuple[str, str]:
             "Stop that preallocation (JAX: XLA_PYTHON_CLIENT_PREALLOCATE=false; TensorFlow: "
             "set_memory_growth) or give it another GPU."
         )
-    if "other" in facts and not other_is_self:
+    sharers = _sharers(hits, ctx)
+    if len(sharers) >= 2:
+        lines.append(
+            f"{len(sharers)} other processes hold memory on this GPU (pids {', '.join(sharers)}): when they are "
+            "this job's other ranks, the ranks share one GPU instead of one each. Every rank must use its own "
+            "before it builds the model: torch.cuda.set_device(int(os.environ['LOCAL_RANK'])) (a bare .cuda() "
+            "or device='cuda' is GPU 0 otherwise), or, if they are other jobs, stop them or use another GPU "
+            "(`nvidia-smi` lists them)."
+        )
+    elif "other" in facts and not other_is_self:
         lines.append(
             f"Another process (pid {facts['other_pid']}) holds {_shown(facts, 'other')} of this GPU: stop it "
             "or use another GPU (`nvidia-smi` lists them); with several ranks, check none shares a GPU."
@@ -139,6 +148,21 @@ def _oom(hits: list[Hit], ctx: Context) -> tuple[str, str]:
         "or the script's --fp16 / --bf16 option), gradient checkpointing, or shard the model (FSDP / ZeRO)."
     )
     return summary, "\n".join(lines)
+
+
+_PROCESS_IN_USE = R(r"Process (\d+) has \d+(?:\.\d+)? ?[KMGTPE]?i?B memory in use")
+
+
+def _sharers(hits: list[Hit], ctx: Context) -> list[str]:
+    """The pids torch's out-of-memory message lists as holding memory on the failing GPU (CUDACachingAllocator
+    asks NVML for every process on the device and names each: "Process 3112 has 19.50 GiB memory in use"),
+    less the failing process itself where the log's torchrun summary names it (a container's host pid)."""
+    pids: list[str] = []
+    for hit in hits:
+        for pid in _PROCESS_IN_USE.findall(hit.facts.get("processes", "")):
+            if pid not in pids and pid not in ctx.facts.get("worker_pids", ()):
+                pids.append(pid)
+    return pids
 
 
 def _other_is_this_process(facts: dict, ctx: Context) -> bool:
@@ -192,8 +216,22 @@ CUDA_OOM = Recogniser(
         R(r"Of the allocated memory " + _size("allocated") + r" is allocated by PyTorch"),
         R(_size("unallocated") + r" is reserved by PyTorch but unallocated"),
         R(r"Process (?P<other_pid>\d+) has " + _size("other") + r" memory in use"),
+        R(r"(?P<processes>(?:Process \d+ has \d+(?:\.\d+)? ?[KMGTPE]?i?B memory in use\.? ?){2,})"),
     ),
     absorbs=("nccl_error",),
+    # the allocator lists every process on the GPU: two or more others beside this one are the job's ranks on
+    # one GPU as often as other jobs, and ranks that share a GPU is a cause of its own (a rank's device choice)
+    confirm=lambda hits, ctx: len(_sharers(hits, ctx)) < 2,
+    also=(
+        Alternative(
+            "gpu_selection",
+            "the job's ranks sharing one GPU (a rank that never chose its own)",
+            "Each rank uses the GPU of its LOCAL_RANK: torch.cuda.set_device(int(os.environ['LOCAL_RANK'])) "
+            "before building the model; check CUDA_VISIBLE_DEVICES and the launcher's process count against "
+            "the GPUs (nvidia-smi shows which processes sit on which GPU).",
+            when=("processes",),
+        ),
+    ),
     describe=_oom,
 )
 
@@ -417,6 +455,25 @@ INVALID_DEVICE_ORDINAL = Recogniser(
     ),
     span=8,
     facts=(R(r"(?P<set_device>torch\.cuda\.set_device\([^\n)]{0,100}\))"),),
+    # cudart's bare "invalid device ordinal" (cudaErrorInvalidDevice) is returned for any index past the count:
+    # a rank's set_device, a tensor's .to('cuda:N'), and torch.load restoring a tensor onto the GPU it was saved
+    # from (serialization.py's restore_location) alike. Certain with the launcher's, DataParallel's and
+    # torch.cuda's own checks of the index (the specific anchors), or with set_device in the log (the frame or
+    # the call: the rank picked its GPU); else likely, naming a checkpoint's saved device when torch.load is in it
+    generic=("invalid device ordinal",),
+    confirm=lambda hits, ctx: (
+        any(h.specific or "set_device" in h.facts for h in hits) or "set_device_frame" in ctx.facts
+    ),
+    also=(
+        Alternative(
+            "checkpoint_device_map",
+            "a checkpoint restored onto the GPU it was saved from, which this process does not have",
+            "torch.load puts each tensor back on its saved device: load it with "
+            "torch.load(path, map_location='cpu') (or map_location=f'cuda:{LOCAL_RANK}') and move the model "
+            "after.",
+            when=("saw_torch_load",),
+        ),
+    ),
     describe=_ordinal,
 )
 

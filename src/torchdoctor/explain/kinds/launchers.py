@@ -110,8 +110,39 @@ RENDEZVOUS_ARGS_FIX = (
     "--nproc_per_node=8 --rdzv-backend=c10d --rdzv-endpoint=<node 0's IP>:29500 --rdzv-id=<job id> train.py"
 )
 
+SSH_FIX = (
+    "deepspeed's multi-node launcher (pdsh) and mpirun start the other hosts' processes over ssh: from the "
+    "launching node `ssh <host> hostname` must work without a password or a prompt: ssh-keygen, then "
+    "ssh-copy-id <host>; accept each host's key once (ssh <host> by hand, or ~/.ssh/known_hosts); the same user "
+    "and sshd port (~/.ssh/config); host names in the hostfile that resolve on every node. In a container, run "
+    "sshd in it on the port the hostfile's hosts answer on, or use a launcher without ssh (torchrun on every "
+    "node, deepspeed --no_ssh, srun)."
+)
+
 # (fact, what it is, what to do): the launchers' own refusals of their command line, as the sources word them
 LAUNCHER_REFUSALS: tuple[tuple[str, str, str], ...] = (
+    (
+        "mpi_slots",
+        "mpirun was asked for more processes than the hosts have slots",
+        "Open MPI gives each host one slot per core (or the hostfile's slots=N) and refuses more processes than "
+        "slots: ask for as many as there are (-np <GPUs>, one process per GPU), give each host its slots in the "
+        "hostfile (node1 slots=8), or allow more with mpirun --oversubscribe.",
+    ),
+    (
+        "mpi_root",
+        "mpirun refuses to run as root",
+        "Run as a normal user, or, in a container where root is the only user, allow it: mpirun "
+        "--allow-run-as-root ... (or export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1).",
+    ),
+    (
+        "mpi_daemons",
+        "mpirun could not start its daemon (orted/prted) on another host",
+        "mpirun starts a daemon on every host over ssh before the processes: passwordless ssh to each host, and "
+        "the same Open MPI at the same path there, on PATH and LD_LIBRARY_PATH of a non-interactive shell (or "
+        "mpirun --prefix <its install folder>).\n" + SSH_FIX,
+    ),
+    ("ssh_failed", "the launcher could not reach another host through ssh", SSH_FIX),
+    ("ssh_denied", "ssh refused the launcher's login to another host", SSH_FIX),
     (
         "rdzv_port0",
         "the workers wait for a TCPStore on port 0: the rendezvous endpoint (or MASTER_PORT) the launch was "
@@ -320,6 +351,14 @@ LAUNCH_COMMAND = Recogniser(
         # accelerate/commands/launch.py: several machines without the main process's address
         "When using multiple machines, you need to specify the main process",
         "Your training script should be a python script and not",
+        # Open MPI's mpirun (orte/prte help texts, orterun.c): more ranks than slots, root, daemons not started
+        "There are not enough slots available in the system",
+        "has detected an attempt to run as root",
+        "was unable to reliably start one or more daemons",
+        # pdsh (the deepspeed launcher's default) and ssh itself: 255 is ssh's own failure, not the command's
+        "ssh exited with exit code ",
+        "Host key verification failed",
+        "Permission denied (",  # the match asks for the publickey method ssh lists
     ),
     templates=(
         "system:argparse-unrecognized-arguments",
@@ -393,6 +432,13 @@ LAUNCH_COMMAND = Recogniser(
         "accelerate:when-using-multiple-machines-you-need",
         "accelerate:when-using-multiple-machines-you-need-2",
         "accelerate:your-training-script-should-be-python",
+        # Open MPI mpirun, pdsh and ssh: the multi-node launch itself (system.tsv)
+        "system:openmpi-not-enough-slots",
+        "system:openmpi-run-as-root",
+        "system:openmpi-daemons-not-started",
+        "system:pdsh-ssh-exit-code",
+        "system:ssh-host-key-verification-failed",
+        "system:ssh-permission-denied",
     ),
     match=R(
         rf"unrecognized arguments: (?P<options>[^\n]{{0,300}}?(?:{LAUNCHER_OPTIONS})[^\n]{{0,200}})|"
@@ -410,6 +456,14 @@ LAUNCH_COMMAND = Recogniser(
         r"[^\n]{0,20} is not in MIN:MAX format|Max and Min nodes should be positive|Don't use both the '--no_python' "
         r"flag and the '--module' flag[^\n]{0,40}|Master Addr is required when elastic training is enabled|"
         r"Your training script should be a python script and not[^\n]{0,100})|"
+        r"(?P<mpi_slots>There are not enough slots available in the system[^\n]{0,80})|"
+        r"(?P<mpi_root>[\w.-]{1,20} has detected an attempt to run as root)|"
+        r"(?P<mpi_daemons>\w{1,10} was unable to reliably start one or more daemons)|"
+        r"(?P<ssh_failed>[^\s:]{1,100}: ssh exited with exit code 255)|"
+        # not git's own "git@github.com: Permission denied (publickey)." (a pip install from a git+ssh URL); ssh's
+        # own words are git's too over ssh: likely
+        r"(?<!\S)(?!git@)(?P<ssh_denied>[^\s:]{1,255}: Permission denied \(publickey[^\n)]{0,60}\)|"
+        r"Host key verification failed)|"
         r"(?P<accelerate_multinode>When using multiple machines, you need to specify the main process (?:IP|port))|"
         r"(?P<ds_mpi_devices>(?:MPICH|Intel MPI|mvapich) requires same number of devices per node)|"
         r"(?P<ds_no_ssh>Launching training without ssh, but --node_rank is not set correctly)|"
@@ -446,7 +500,8 @@ LAUNCH_COMMAND = Recogniser(
     # deepspeed's "No slot 'N' specified on host" is an --include naming a slot the host lacks, which the
     # launcher itself writes from CUDA_VISIBLE_DEVICES (runner.py: "setting --include=localhost:0,2") and,
     # before deepspeedai/DeepSpeed#6530 (2024), checked against 0..count-1: only likely
-    confirm=lambda hits, ctx: not all(h.facts.get("ds_no_slot") for h in hits),
+    # ssh's "Permission denied (publickey)" is also git's over ssh (a pip install from git@...): likely alone
+    confirm=lambda hits, ctx: not all(h.facts.get("ds_no_slot") or h.facts.get("ssh_denied") for h in hits),
     also=(
         Alternative(
             "library_version_bug",
@@ -521,7 +576,15 @@ RANK_ENV_MISSING = Recogniser(
     # torch's env:// rendezvous says a variable is missing, not why: a scheduler (mpirun, srun) that started the
     # processes without a torch launcher, or a plain `python train.py` of a script written for one. DeepSpeed's,
     # LSF's and MPI discovery's own words name the launcher that was expected: those stay certain.
-    generic=("expected, but not set",),
+    # DeepSpeed's and torch's own words about LOCAL_RANK say the same: nothing set it, which a plain `python
+    # train.py` and a scheduler without a torch launcher (srun, mpirun) both leave. Certain only when the log
+    # shows a scheduler started the processes; LSF's jsrun and MPI discovery name the launcher they expected.
+    generic=(
+        "expected, but not set",
+        "DeepSpeed requires the LOCAL_RANK environment variable",
+        "LOCAL_RANK is not in the environment",
+    ),
+    confirm=lambda hits, ctx: any(h.specific for h in hits) or "saw_scheduler" in ctx.facts,
     also=(
         Alternative(
             "not_launched_distributed",
@@ -537,6 +600,16 @@ RANK_ENV_MISSING = Recogniser(
 
 def _slurm(hits: list[Hit], ctx: Context) -> tuple[str, str]:
     facts = merged(hits)
+    if facts.get("slurm_refused"):
+        return (
+            f"SLURM refused to start the job step: {facts['slurm_refused'].strip()}" + on_ranks(hits),
+            "srun inside a job can only use what the job was given: its -n/--ntasks, --cpus-per-task, --gres=gpu:N "
+            "and --mem must fit the allocation (#SBATCH --nodes, --ntasks-per-node, --cpus-per-task, "
+            "--gres=gpu:N, --mem), and the allocation must fit the partition's nodes (sinfo -o '%P %c %m %G'). "
+            "Ask sbatch/salloc for what the step needs (one task per GPU: --ntasks-per-node=<GPUs> "
+            "--gres=gpu:<GPUs>), or start the step with fewer (srun -n <tasks in the allocation>); "
+            "scontrol show job $SLURM_JOB_ID shows what the job got.",
+        )
     if facts.get("slurm_nodes"):
         return (
             f"Lightning and SLURM disagree on the nodes: num_nodes={facts['num_nodes']}, --nodes={facts['slurm_nodes']}"
@@ -564,13 +637,27 @@ SLURM_ENV = Recogniser(
         "but the number of tasks per node configured in SLURM",
         "in your SLURM bash script, but this variable",
         "but the number of nodes configured in SLURM",
+        # srun's refusal of a step the allocation cannot hold (slurm_errno.c's reasons)
+        "More processors requested than permitted",
+        "Requested node configuration is not available",
+        "Memory required by task is not available",
+        "Invalid generic resource (gres) specification",
     ),
     templates=(
         "lightning:you-set-devices-in-lightning-but",
         "lightning:you-set-ntasks-in-your-slurm",
         "lightning:you-set-num-nodes-in-lightning",  # lightning/fabric/plugins/environments/slurm.py
+        "system:slurm-more-processors-than-permitted",
+        "system:slurm-node-configuration-not-available",
+        "system:slurm-memory-required-not-available",
+        "system:slurm-invalid-gres",
     ),
     facts=(
+        R(
+            r"(?P<slurm_refused>(?:Unable to create (?:job )?step[^\n:]{0,40}: |error: )?(?:More processors "
+            r"requested than permitted|Requested node configuration is not available|Memory required by task is "
+            r"not available|Invalid generic resource \(gres\) specification))"
+        ),
         R(
             r"num_nodes=(?P<num_nodes>\d+)` in Lightning, but the number of nodes configured in SLURM "
             r"`--nodes=(?P<slurm_nodes>\d+)`"
@@ -654,11 +741,15 @@ MISSING_LAUNCHER = Recogniser(
         "' not found, but can be installed with",
         "mpirun or mpiexec were not found",
         "No module named '",
+        # accelerate (commands/launch.py, state.py): its DeepSpeed launch in a Python without deepspeed
+        "DeepSpeed is not installed => run",
+        "DeepSpeed is not available => install it",
     ),
     # a submodule of a library whose modules move between releases is a version, not a missing package
     # (kinds/versions.py reads it): "No module named 'torch._six'"
     match=R(
-        rf"{_NOT_FOUND}|mpirun or mpiexec were not found|No module named '(?!torch')(?!{SUBMODULE})[\w.]+'"
+        rf"{_NOT_FOUND}|mpirun or mpiexec were not found|No module named '(?!torch')(?!{SUBMODULE})[\w.]+'|"
+        r"DeepSpeed is not (?:installed|available) =>"
     ),
     templates=(
         "system:slurm-execve-no-such-file",
@@ -668,6 +759,8 @@ MISSING_LAUNCHER = Recogniser(
         "system:ubuntu-command-not-found",
         "system:python-no-module-named",
         "accelerate:mpirun-or-mpiexec-were-not-found",  # accelerate/utils/launch.py: its MPI launch
+        "accelerate:deepspeed-is-not-installed-run-pip3",
+        "accelerate:deepspeed-is-not-available-install-it",
     ),
     # a module the run cannot import is as often a package never installed as a launcher from another
     # environment (its workers run its own Python): only likely, and the fix says how to tell them apart
@@ -680,6 +773,7 @@ MISSING_LAUNCHER = Recogniser(
         R(rf"[Cc]ommand '?(?P<command>{_LAUNCHER})'? not found"),
         R(r"(?P<command>mpirun or mpiexec) were not found"),
         R(rf"No module named '(?P<module>(?!torch')(?!{SUBMODULE})[\w.]+)'"),
+        R(r"(?P<module>DeepSpeed) is not (?:installed|available) =>"),
     ),
     describe=_missing_launcher,
 )

@@ -219,6 +219,17 @@ def _nccl_code(code: str) -> str:
 
 def _version_mismatch(hits: list[Hit], ctx: Context) -> tuple[str, str]:
     facts = merged(hits)
+    if facts.get("nccl_config") and not facts.get("version_a"):
+        return (
+            f"NCCL refused the communicator config torch handed it ({facts['nccl_config'].strip()}): the libnccl "
+            "loaded is likely not the release torch was built against" + on_ranks(hits),
+            "torch fills an ncclConfig_t with the NCCL_CONFIG_INITIALIZER of the NCCL headers it was built with; "
+            "a library of another release reads the struct differently (-2147483648 is NCCL's 'undefined' "
+            "marker). Load the NCCL torch expects: python -c 'import torch; print(torch.cuda.nccl.version())' "
+            "against the one loaded (NCCL_DEBUG=INFO prints 'NCCL version'); unset LD_LIBRARY_PATH / "
+            "LD_PRELOAD entries that put a system or conda libnccl first, and install the nvidia-nccl-cu12 "
+            "version torch's wheel requires (pip show torch; pip install -U torch).",
+        )
     summary = "the ranks run different NCCL versions"
     if facts.get("version_a"):
         summary += (
@@ -240,14 +251,122 @@ NCCL_VERSION_MISMATCH = Recogniser(
     templates=(
         "nccl:mismatched-nccl-version-detected-rank-version",
         "nccl:nccl-version-mismatch-with-remote-peer",  # NCCL 2.25+ src/transport/net.cc
+        "nccl:invalid-config-blocking-attribute-value",
+        "nccl:ncclconfig-argument-not-initialized-via-nccl",
     ),
     title="NCCL versions differ between ranks",
-    anchors=("Mismatched NCCL version detected", "NCCL version mismatch with remote peer"),
+    anchors=(
+        "Mismatched NCCL version detected",
+        "NCCL version mismatch with remote peer",
+        # src/init.cc parseCommConfig (2.14+): a config struct of other headers than the library's
+        "Invalid config blocking attribute value",
+        "argument not initialized via NCCL_CONFIG_INITIALIZER",
+    ),
+    # the blocking attribute torch never sets: only NCCL's "undefined" value says the struct was misread (a
+    # value an NCCL_COMM_BLOCKING setting gave is that setting's)
+    match=R(
+        r"Mismatched NCCL version detected|NCCL version mismatch with remote peer|"
+        r"Invalid config blocking attribute value -2147483648|argument not initialized via NCCL_CONFIG_INITIALIZER"
+    ),
     facts=(
         R(r"rank (?P<rank_a>\d+) version (?P<version_a>\d+) rank (?P<rank_b>\d+) version (?P<version_b>\d+)"),
+        R(
+            r"(?P<nccl_config>Invalid config blocking attribute value -2147483648|ncclConfig_t argument not "
+            r"initialized via NCCL_CONFIG_INITIALIZER)"
+        ),
     ),
     absorbs=("nccl_error",),
+    # the config refused is what a library of another release does with torch's struct, and what a bug of one
+    # release did: likely; two ranks' versions named side by side are certain
+    confirm=lambda hits, ctx: any(not h.facts.get("nccl_config") for h in hits),
+    also=(
+        Alternative(
+            "nccl_bug_upgrade",
+            "a bug of the NCCL release in use",
+            "Upgrade torch (it brings its own NCCL) or the nvidia-nccl-cu12 wheel.",
+            when=("nccl_config",),
+        ),
+    ),
     describe=_version_mismatch,
+)
+
+
+def _cuda_failure(hits: list[Hit], ctx: Context) -> tuple[str, str]:
+    facts = merged(hits)
+    error = facts.get("cuda_error", "a CUDA error").strip()
+    version = ctx.facts.get("nccl_version")
+    summary = (
+        f"NCCL's own CUDA call failed ('{error}'){' in NCCL ' + version if version else ''}: a bug of the NCCL "
+        "release in use or of its pairing with this torch, fixed in a later one" + on_ranks(hits)
+    )
+    fix = (
+        f"NCCL checks every CUDA call it makes (CUDACHECK, src/include/checks.h) and stops on '{error}', an "
+        "error of the arguments NCCL passed (a stream, an event, a handle, an API the driver does not offer), "
+        "not of the GPU or of memory. Upgrade NCCL: torch brings its own (pip install -U torch; python -c "
+        "'import torch; print(torch.cuda.nccl.version())'), or install a newer nvidia-nccl-cu12 wheel; NCCL's "
+        "release notes list what each release fixed. A system libnccl found first through LD_LIBRARY_PATH or "
+        "LD_PRELOAD replaces the wheel's: check that it is not an older one."
+    )
+    if version and _older(version, OLDEST_SHIPPED_NCCL):
+        fix += (
+            f"\nNCCL {version} is older than {'.'.join(map(str, OLDEST_SHIPPED_NCCL))}, the NCCL the oldest torch "
+            "still supported (2.4) ships."
+        )
+    if facts.get("capture_error"):
+        fix += (
+            "\nThe call was made while a CUDA graph was being captured (torch.compile(mode='reduce-overhead'), "
+            "torch.cuda.graphs, a library's graph capture): NCCL supports capture from 2.9.6 on, and a collective "
+            "that synchronises inside the captured region is refused: run it outside the graph (or compile "
+            "without CUDA graphs: mode='default')."
+        )
+    return summary, fix
+
+
+# The CUDA errors NCCL's CUDACHECK / CUCHECK report that no other kind owns: errors of the arguments of a call
+# (cudaGetErrorString / cuGetErrorString wording). Out of memory, an initialization error, a kernel that faulted,
+# no kernel image, an invalid device ordinal, an old driver and a busy GPU are their own kinds' anchors.
+_ARGUMENT_ERRORS = (
+    "invalid resource handle|invalid device context|context is destroyed|invalid argument|invalid value|"
+    "invalid configuration argument"
+)
+_SUPPORT_ERRORS = "operation not supported|operation not permitted(?! when)|unknown error"
+
+NCCL_CUDA_FAILURE = Recogniser(
+    # NCCL src/include/checks.h CUDACHECK: WARN("Cuda failure '%s'", cudaGetErrorString(err)); cudawrap.h
+    # CUCHECK (2.19+): WARN("Cuda failure %d '%s'", err, errStr). Only the WARN: CUDACHECKIGNORE prints the same
+    # words at INFO for failures NCCL clears and goes on from.
+    kind="nccl_bug_upgrade",
+    title="a bug of the NCCL release in use, fixed in a later one",
+    anchors=("Cuda failure ",),
+    templates=("nccl:cuda-failure", "nccl:cuda-failure-2"),
+    match=R(
+        rf"NCCL WARN (?:\S{{1,60}} )?Cuda failure (?:\d+ )?'(?P<cuda_error>(?P<argument_error>{_ARGUMENT_ERRORS})|"
+        rf"(?P<support_error>{_SUPPORT_ERRORS})|(?P<capture_error>operation not permitted when stream is capturing))'"
+    ),
+    # the same errors come back when the ranks hand NCCL a tensor or stream of another GPU than the one its
+    # communicator was made on, and a driver older than the CUDA APIs a recent NCCL calls (cuMem*) answers
+    # "operation not supported": never certain
+    confirm=lambda hits, ctx: False,
+    absorbs=("nccl_error",),
+    also=(
+        Alternative(
+            "gpu_selection",
+            "a tensor or stream of another GPU than the rank's communicator (a rank that never called "
+            "torch.cuda.set_device, or changed device after its first collective)",
+            "Pin each rank to its GPU before the first collective: torch.cuda.set_device(int(os.environ"
+            "['LOCAL_RANK'])) (or init_process_group(device_id=torch.device('cuda', LOCAL_RANK))), and keep every "
+            "tensor handed to a collective on that device.",
+            when=("argument_error",),
+        ),
+        Alternative(
+            "driver_too_old",
+            "a driver older than the CUDA APIs this NCCL calls (its cuMem* memory, NCCL 2.19+)",
+            "Update the NVIDIA driver (nvidia-smi shows its version), or turn NCCL's cuMem allocations off: "
+            "export NCCL_CUMEM_ENABLE=0.",
+            when=("support_error",),
+        ),
+    ),
+    describe=_cuda_failure,
 )
 
 
@@ -291,5 +410,16 @@ NCCL_ENV_VALUE = Recogniser(
     facts=(R(r"(?P<setting>NCCL_[A-Z_]{2,40}) set by environment to (?P<value>\S{1,300})"),),
     requires=("saw_nccl_failure",),
     absorbs=("nccl_system_error", "nccl_error"),
+    # "%s set by environment to %s" is an INFO line every run that sets the variable prints, failing or not:
+    # beside an NCCL failure it is a suspect, never the proof (a cluster's image sets NCCL_IB_HCA for every job)
+    confirm=lambda hits, ctx: False,
+    also=(
+        Alternative(
+            "nccl_error",
+            "an NCCL failure of its own, the setting only printed beside it",
+            "Run once with the setting unset: if the failure stays, the setting is not the cause; read NCCL's "
+            "own WARN lines above the error (NCCL_DEBUG=INFO) for the call that failed.",
+        ),
+    ),
     describe=_nccl_env,
 )

@@ -206,6 +206,15 @@ def _device_map(hits: list[Hit], ctx: Context) -> tuple[str, str]:
         "process (accelerate launch --num_processes=1, or plain python) and keep device_map='auto', or drop "
         "device_map for data parallel training (device_map={'': PartialState().process_index} per process)."
     )
+    if facts.get("zero3_device_map"):
+        return (
+            "from_pretrained was given a device_map (or low_cpu_mem_usage=True) in a DeepSpeed ZeRO-3 run"
+            + on_ranks(hits),
+            "ZeRO-3 partitions the weights itself while the model loads (deepspeed.zero.Init, which transformers "
+            "turns on when the TrainingArguments or the accelerate config use stage 3): drop device_map and "
+            "low_cpu_mem_usage from from_pretrained in that run (build TrainingArguments before from_pretrained), "
+            "or use ZeRO stage 2 (or no DeepSpeed) to keep a device_map.",
+        )
     if facts.get("no_mesh"):
         summary = (
             f"a plain collective ({facts.get('mesh_op', 'c10d')}) got DTensor parameters: the model was built "
@@ -270,6 +279,9 @@ DEVICE_MAP_DISTRIBUTED = Recogniser(
         "You've set device_map=`auto` while triggering a distributed run with torchrun",
         DDP_DEVICE_IDS,
         NO_MESH,
+        # transformers' from_pretrained under ZeRO-3 (integrations/accelerate.py; 4.x modeling_utils.py adds
+        # "`low_cpu_mem_usage=True` or"): ZeRO-3 places the weights itself
+        "DeepSpeed Zero-3 is not compatible with",
     ),
     templates=(
         "accelerate:you-can-train-model-that-has",
@@ -284,6 +296,7 @@ DEVICE_MAP_DISTRIBUTED = Recogniser(
         "torch:distributeddataparallel-device-ids-and-output-device",
         # torch/distributed/tensor/_dispatch.py: a DTensor reaching an op without a mesh (DDP's broadcast)
         "torch:found-no-devicemesh-from-dtensor-args",
+        "transformers:deepspeed-zero-is-not-compatible-with",
     ),
     # DDP's device_ids message with a CPU parameter in it is a model not moved to the GPU (device_mismatch)
     match=R(rf"(?s)^(?!.*{DDP_DEVICE_IDS}).|{DDP_DEVICE_IDS}(?:(?!device\(type='cpu'\)).)*$"),
@@ -293,6 +306,7 @@ DEVICE_MAP_DISTRIBUTED = Recogniser(
         R(r"module\s+parameters \{(?P<ddp_params>[^}]{0,600})\}"),
         R(r"(?P<device_map_warning>You've set device_map=`auto` while triggering a distributed run)"),
         R(rf"(?P<no_mesh>{NO_MESH})(?: for (?P<mesh_op>[\w.]{{1,80}}?)!?(?:\s|$))?"),
+        R(r"(?P<zero3_device_map>DeepSpeed Zero-3 is not compatible with [^\n]{0,80})"),
     ),
     confirm=_device_map_sure,
     also=(

@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 
 from torchdoctor.explain.quote import quote
-from torchdoctor.explain.recognisers import Context, Hit, Recogniser, first, merged, on_ranks
+from torchdoctor.explain.recognisers import Alternative, Context, Hit, Recogniser, first, merged, on_ranks
 
 R = re.compile
 
@@ -248,10 +248,13 @@ def _shm(hits: list[Hit], ctx: Context) -> tuple[str, str]:
     facts = merged(hits)
     what = facts.get("what", "a DataLoader worker ran out of shared memory").strip()
     summary = f"DataLoader workers out of shared memory (/dev/shm): {what}" + on_ranks(hits)
-    if facts.get("ancdata"):
+    if facts.get("worker_exited") and len(hits) == 1:
         summary = (
-            "DataLoader workers ran out of file descriptors passing tensors (received 0 items of ancdata)"
+            f"{what}: the worker's own report is not in this log; most often /dev/shm was full"
+            + on_ranks(hits)
         )
+    if facts.get("ancdata"):
+        summary = f"DataLoader workers ran out of file descriptors passing tensors ({facts['ancdata']})"
         fix = (
             "Raise the open-file limit (ulimit -n 65536) or share tensors through files instead of descriptors:\n"
             "torch.multiprocessing.set_sharing_strategy('file_system')"
@@ -270,7 +273,10 @@ DATALOADER_SHM = Recogniser(
     # torch/utils/data/_utils/signal_handling.py and worker.py, torch/csrc/DataLoader.cpp,
     # torch/multiprocessing (MapAllocator "unable to write to file </torch_...>")
     kind="dataloader_shm",
-    templates=("torch:too-many-open-files-communication-with",),
+    templates=(
+        "torch:too-many-open-files-communication-with",
+        "torch:dataloader-worker-pid-exited-unexpectedly",
+    ),
     title="DataLoader shared memory",
     anchors=(
         "out of shared memory",
@@ -280,13 +286,40 @@ DATALOADER_SHM = Recogniser(
         "received 0 items of ancdata",
         "Too many open files. Communication with the workers",
         "is killed by signal: Bus error",
+        # torch/utils/data/dataloader.py: a worker gone without its own report in the paste (its bus error, a
+        # SIGKILL, a crash): /dev/shm most often, not always
+        "exited unexpectedly",
     ),
     absorbs=("worker_crash",),  # a DataLoader worker's bus error
+    match=R(
+        r"out of shared memory|insufficient shared memory|unable to write to file </torch_|unable to open shared "
+        r"memory object|received 0 items of ancdata|Too many open files\. Communication with the workers|"
+        r"is killed by signal: Bus error|(?P<worker_exited>DataLoader worker \(pid\(s\) [\d, ]{1,200}\) exited "
+        r"unexpectedly)"
+    ),
+    generic=("exited unexpectedly",),
+    also=(
+        Alternative(
+            "worker_killed",
+            "a worker killed by the out-of-memory killer (host RAM: each worker holds its own copy of the dataset)",
+            "Check `dmesg -T | grep -i -E 'killed process|oom'`; use fewer num_workers, or keep the dataset out of "
+            "the workers' memory (memory-mapped files, lazy loading in __getitem__).",
+            when=("worker_exited",),
+        ),
+        Alternative(
+            "worker_crash",
+            "a crash in the dataset's own native code in a worker",
+            "DataLoader(num_workers=0) runs the dataset in the main process, where the crash or error shows "
+            "its stack.",
+            when=("worker_exited",),
+        ),
+    ),
     facts=(
         R(
             r"(?P<what>DataLoader worker \(pid[^\n)]{0,40}\) is killed by signal: [\w ]{1,40}|"
             r"Unexpected bus error encountered in worker|unable to write to file </torch_[^>\n]{0,80}>[^\n]{0,80}|"
-            r"unable to open shared memory object[^\n]{0,120})"
+            r"unable to open shared memory object[^\n]{0,120}|DataLoader worker \(pid\(s\) [\d, ]{1,200}\) exited "
+            r"unexpectedly)"
         ),
         R(r"(?P<ancdata>received 0 items of ancdata|Too many open files)"),
     ),
@@ -373,6 +406,13 @@ def _crash(hits: list[Hit], ctx: Context) -> tuple[str, str]:
         "PYTHONFAULTHANDLER=1 (python -X faulthandler), and check `dmesg` for Xid errors; a bus error in "
         "DataLoader workers wants a larger /dev/shm (docker --shm-size)."
     )
+    if "worker" in facts.get("what", ""):
+        fix += (
+            "\nHere a DataLoader worker crashed: the dataset's own native code (an image or video decoder, "
+            "OpenCV, a tokenizer) ran in a forked worker. DataLoader(num_workers=0) runs it in the main process, "
+            "where the crash shows its stack; multiprocessing_context='spawn' avoids state a fork inherits "
+            "(OpenCV's threads: cv2.setNumThreads(0))."
+        )
     return summary, fix
 
 
@@ -385,6 +425,13 @@ _CRASH_LINES = (
     "SIGBUS",
     "exits with return code = -11",
     "exits with return code = -7",
+    # torch/csrc/DataLoader.cpp: a DataLoader worker's own signal handlers and its parent's report (a bus
+    # error there is dataloader_shm's, a SIGKILL worker_killed's)
+    ") is killed by signal: Segmentation fault",
+    ") is killed by signal: Aborted",
+    ") is killed by signal: Floating point exception",
+    "Unexpected segmentation fault encountered in worker",
+    "Unexpected floating-point exception encountered in worker",
 )
 
 WORKER_CRASH = Recogniser(
@@ -394,13 +441,18 @@ WORKER_CRASH = Recogniser(
         "torch:failed-exitcode-local-rank-pid-of",
         "system:segfault",
         "deepspeed:exits-with-return-code",
+        "torch_native:dataloader-worker-killed-by-signal",
+        "torch_native:dataloader-unexpected-segfault-in-worker",
+        "torch_native:dataloader-unexpected-fpe-in-worker",
     ),
     title="process crashed",
     anchors=_CRASH_LINES,
     match=R(
         r"(?P<what>exitcode\s*:?\s*-(?:11|7)\b[^\n]{0,80}|exits with return code = -(?:11|7)\b|Signal (?:11|7) \((?:SIGSEGV|SIGBUS)\)[^\n]{0,60}|"
         r"Fatal Python error: Segmentation fault|Segmentation fault \(core dumped\)|^\s*Segmentation fault\s*$|"
-        r"Bus error \(core dumped\)|signal SIGSEGV|signal SIGBUS)"
+        r"Bus error \(core dumped\)|signal SIGSEGV|signal SIGBUS|"
+        r"DataLoader worker \(pid \d+\) is killed by signal: (?:Segmentation fault|Aborted|Floating point exception)|"
+        r"Unexpected (?:segmentation fault|floating-point exception) encountered in worker)"
     ),
     # a crash is a symptom: a broken extension, a library's bug, a driver, a full /dev/shm all print it
     generic=_CRASH_LINES,

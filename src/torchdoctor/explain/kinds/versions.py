@@ -269,7 +269,23 @@ def _wrapped_optimizer(hits: list[Hit], ctx: Context) -> tuple[str, str]:
     return summary, fix
 
 
+def _unbuilt_objects(hits: list[Hit]) -> tuple[str, str]:
+    package = first(hits, "build_package") or "the package"
+    return (
+        f"the build of {package} links object files it never compiled ({first(hits, 'missing_object').strip()}): "
+        "its build script is broken in this release" + on_ranks(hits),
+        f"The link step found no object files from the compile step before it, which reported no error: the "
+        f"build of this {package} release (its setup.py, often its ninja build) does not put them where it links "
+        f"from. Install another release of {package} (the one before it, or a newer one that fixed it: its issues "
+        "name the broken release), a prebuilt wheel, or build without ninja where the package allows it "
+        "(USE_NINJA=0 for torch's extension builder). If the paste was cut, look above for the first "
+        "compiler error: a compile that failed leaves no object files either.",
+    )
+
+
 def _release_bug(hits: list[Hit], ctx: Context) -> tuple[str, str]:
+    if first(hits, "missing_object"):
+        return _unbuilt_objects(hits)
     if first(hits, "kernel_fault"):
         summary, fix = cuda_errors.kernel_fault(
             first(hits, "kernel_fault"), bool(first(hits, "fault_in_nccl"))
@@ -295,9 +311,12 @@ LIBRARY_RELEASE_BUG = Recogniser(
         " is not a subclass of torch.optim.Optimizer",
         # a kernel that faulted, as torch or NCCL reports the CUDA runtime's string (kinds/cuda_errors.py)
         *cuda_errors.KERNEL_FAULTS,
+        # GNU ld: an input file of the link that is not there, here one of the build's own objects
+        "ld: cannot find ",
     ),
     match=R(
         r"8-bit precision on multiple devices\.|\w+ is not (?:an Optimizer|a subclass of torch\.optim\.Optimizer)|"
+        r"ld: cannot find \S{1,400}/build/temp\.[^\s:]{1,300}\.o: No such file or directory|"
         + cuda_errors.KERNEL_FAULT.pattern
     ),
     templates=(
@@ -305,6 +324,7 @@ LIBRARY_RELEASE_BUG = Recogniser(
         "torch_native:lr-scheduler-is-not-an-optimizer",
         "deepspeed:is-not-subclass-of-torch-optim",
         *cuda_errors.KERNEL_FAULT_TEMPLATES,
+        "system:ld-cannot-find-input-file",
     ),
     # a kernel's fault names no kernel and no cause (a library's bug, bad input, a failing GPU)
     generic=cuda_errors.KERNEL_FAULTS,
@@ -314,6 +334,11 @@ LIBRARY_RELEASE_BUG = Recogniser(
         R(r"(?P<eight_bit>8-bit precision on multiple devices)"),
         R(r"(?P<wrapper>\w+) is not (?:an Optimizer|a subclass of torch\.optim\.Optimizer)"),
         R(r"(?P<ds_wrapper>\w*(?:DeepSpeed|ZeRO|Zero|FP16_|BF16_)\w*) is not (?:an|a subclass)"),
+        R(r"ld: cannot find (?P<missing_object>\S{1,400}/build/temp\.[^\s:]{1,300}\.o): No such file"),
+        # pip builds in /tmp/pip-install-<id>/<package>_<hash>/ (pip-req-build-<id> for a git or path install)
+        R(
+            r"ld: cannot find \S{0,200}pip-install-\w{1,40}/(?P<build_package>[A-Za-z][\w.-]{0,60}?)_[0-9a-f]{16,}/"
+        ),
     ),
     # the same refusal is right in a multi-process run (each copy spread over the GPUs), and a wrapper handed
     # to torch's own scheduler is the script's doing as often as a release's: only likely
@@ -335,6 +360,12 @@ LIBRARY_RELEASE_BUG = Recogniser(
             "size are the usual inputs a kernel reads out of bounds.",
             when=("kernel_fault",),
             unless=("fault_in_nccl",),
+        ),
+        Alternative(
+            "cuda_build",
+            "a compile step that failed above the link (its error cut from the paste)",
+            "Look above the link for the first `error:` of the compiler (or nvcc), which names the cause.",
+            when=("missing_object",),
         ),
         Alternative(
             "nccl_bug_upgrade",
