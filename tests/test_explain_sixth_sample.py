@@ -1,6 +1,7 @@
 """The knowledge the sixth sample by symptom (corpus files 298-328, train half) asked for, each anchored on the
 message its source prints: an operator without a kernel for the reduced-precision dtype it was given (ATen's
-dispatch refusal; an integer dtype is not this kind), and autograd's in-place check failing on a BatchNorm
+dispatch refusal; an integer dtype is not this kind), pip's own words for a source build that failed (its
+legacy "Command errored out" of setup.py: a prebuilt wheel named in the fix), and autograd's in-place check failing on a BatchNorm
 statistic that DDP broadcasts again at a second forward (only likely, and only with DDP or a batch norm in the
 log: the same message comes from the model's own in-place operations)."""
 
@@ -77,3 +78,20 @@ def test_an_inplace_error_is_read_as_ddps_buffers_only_with_ddp_in_the_log_and_a
     # a 2-D tensor is an activation, not a BatchNorm statistic
     two_d = INPLACE.replace("[torch.cuda.FloatTensor [64]]", "[torch.cuda.FloatTensor [8, 64]]")
     assert explained(DDP_FRAME + two_d).id != "log.ddp_buffer_inplace"
+
+
+def test_pips_legacy_setup_py_failure_is_a_source_build_and_a_prebuilt_wheel_is_the_fix():
+    # 304.txt (rusty1s/pytorch_scatter#200): torch-scatter built from source on Windows; the wheels worked
+    found = lead("304.txt")
+    assert found.id == "log.cuda_build" and found.details["confidence"] == "likely"
+    assert found.summary.startswith("likely: a CUDA/C++ extension failed to build: torch-scatter")
+    assert "prebuilt wheel" in found.fix
+    command = (
+        "/usr/bin/python3 -u -c 'import sys; sys.argv[0] = \"/tmp/pip-install-ab12cd/mmcv-full/setup.py\"'"
+    )
+    text = template("system:pip-command-errored-out", "1", command + " install --record /tmp/r.txt")
+    found = explained(f"ERROR: {text}\n")
+    assert found.id == "log.cuda_build" and "mmcv-full" in found.summary and "prebuilt wheel" in found.fix
+    # reading the package's metadata (egg_info) is not its compile: pip's isolated build, a missing dependency
+    text = template("system:pip-command-errored-out", "1", command + " egg_info --egg-base /tmp/e")
+    assert explained(f"ERROR: {text}\n").id != "log.cuda_build"

@@ -291,6 +291,13 @@ def _build(hits: list[Hit], ctx: Context) -> tuple[str, str]:
         "uses the nvcc of CUDA_HOME (else the one on PATH): when none is found or it is another CUDA than "
         "torch.version.cuda, export CUDA_HOME=/usr/local/cuda-<torch's CUDA> and build again."
     )
+    if facts.get("pip_setup") or facts.get("pip_failed"):
+        fix += (
+            "\npip compiled the package because it found no wheel built for this Python, torch and CUDA: a "
+            "prebuilt wheel skips the compiler altogether (the package's README lists its wheel index per torch "
+            "and CUDA release, e.g. pip install <package> -f https://data.pyg.org/whl/torch-<X>+<cuda>.html for "
+            "the PyG extensions), or install the torch release the package publishes wheels for."
+        )
     if deepspeed or extension in DEEPSPEED_OPS:
         fix += "\n" + DEEPSPEED_BUILD_HINT
     return summary, fix
@@ -352,6 +359,7 @@ CUDA_BUILD = Recogniser(
         # setuptools: the compiler it runs is not installed; pip's summary of any failed source build
         "system:distutils-command-not-found",
         "system:pip-could-not-build-wheels",
+        "system:pip-command-errored-out",  # pip before 21.2 running setup.py itself
         # DeepSpeed's op builder: toolkit against torch's CUDA, no CUDA_HOME / nvcc, ninja, architectures
         "deepspeed:deepspeed-op-builder-installed-cuda-version",
         "deepspeed:unable-to-jit-load-the-op",
@@ -373,6 +381,7 @@ CUDA_BUILD = Recogniser(
     # reason lines (a compiler or CUDA version, a missing CUDA_HOME, an architecture) make it certain
     generic=(
         "Error building extension",
+        "Command errored out with exit status",
         "nvcc' failed with exit",
         "' failed with exit",
         "Error compiling objects for extension",
@@ -434,6 +443,7 @@ CUDA_BUILD = Recogniser(
         "' failed with exit",
         "C++17 or later compatible compiler is required",
         "Failed building wheel for",
+        "Command errored out with exit status",
         "cannot find -l",
         "ninja: build stopped",
         "is less than the minimum required version by CUDA",
@@ -491,6 +501,9 @@ CUDA_BUILD = Recogniser(
     # DeepSpeed prints the mismatch as a warning too, when the pair is known to work or DS_SKIP_CUDA_CHECK=1;
     # setuptools' "command '...' failed with exit" counts only for a compiler
     reject=R(
+        # pip's legacy "Command errored out" counts for setup.py's build commands only (egg_info, reading the
+        # package's metadata, fails for other reasons: a dependency missing in pip's isolated build)
+        r"\A[^\n]*Command errored out with exit status \d+:(?![^\n]*'? (?:install|bdist_wheel|develop)\b)|"
         r"accepting this combination|Allowing this combination|"
         r"^(?![^\n]*(?:gcc|g\+\+|c\+\+|nvcc|cl\.exe|clang|hipcc|ninja)['\s])[^\n]*command '[^'\n]*' failed with exit|"
         + diagnostics.NOT_A_DIAGNOSTIC
@@ -516,6 +529,14 @@ CUDA_BUILD = Recogniser(
         R(r"Error building extension '(?P<extension>[\w.\-]{1,100})'"),
         R(r"Failed building wheel for (?P<extension>[\w.\-]{1,100})"),
         R(r"Could not build wheels for (?P<extension>[\w.\-]{1,100})"),
+        R(r"(?P<pip_failed>Failed building wheel for|Could not build wheels for)"),
+        # pip before 21.2 ran a source package's setup.py itself (install, bdist_wheel, develop) and said only
+        # that it failed; the package is the folder pip unpacked it into (pip-install-*/<name>[_<hash>]/)
+        R(
+            r"Command errored out with exit status \d+: [^\n]{0,400}?pip-(?:install|req-build)-\w+[\\/]+"
+            r"(?P<extension>[A-Za-z][\w.\-]{0,99}?)(?:_[0-9a-f]{32})?[\\/]+setup\.py[^\n]{0,2000}?'?"
+            r" (?P<pip_setup>install|bdist_wheel|develop)\b"
+        ),
         R(
             r"error: command '(?:[^'\n]{0,200}/)?(?P<missing_compiler>[\w.+-]{1,60})' failed: No such file or directory"
         ),
