@@ -1,7 +1,8 @@
 """The knowledge the sixth sample by symptom (corpus files 298-328, train half) asked for, each anchored on the
 message its source prints: an operator without a kernel for the reduced-precision dtype it was given (ATen's
 dispatch refusal; an integer dtype is not this kind), pip's own words for a source build that failed (its
-legacy "Command errored out" of setup.py: a prebuilt wheel named in the fix), and autograd's in-place check failing on a BatchNorm
+legacy "Command errored out" of setup.py: a prebuilt wheel named in the fix), Open MPI's mpirun summary of the
+process that failed first (read as every launcher's summary is: the rank and how it ended), and autograd's in-place check failing on a BatchNorm
 statistic that DDP broadcasts again at a second forward (only likely, and only with DDP or a batch norm in the
 log: the same message comes from the model's own in-place operations)."""
 
@@ -95,3 +96,15 @@ def test_pips_legacy_setup_py_failure_is_a_source_build_and_a_prebuilt_wheel_is_
     # reading the package's metadata (egg_info) is not its compile: pip's isolated build, a missing dependency
     text = template("system:pip-command-errored-out", "1", command + " egg_info --egg-base /tmp/e")
     assert explained(f"ERROR: {text}\n").id != "log.cuda_build"
+
+
+def test_mpiruns_summary_names_the_rank_that_failed_first_and_how_it_ended():
+    # 325.txt (open-mmlab/mmdetection#8940): mpirun's own summary, each line behind a container's prefix
+    found = lead("325.txt")
+    assert found.id == "log.child_failed" and found.details["confidence"] == "likely"
+    assert "mpirun: a worker failed: rank 2 exited with 1" in found.summary
+    assert "raised a Python exception" in found.fix
+    text = template("system:openmpi-nonzero-exit", "[[4105,1],3]", "2")
+    found = explained(text + "\n")
+    assert found.id == "log.child_failed" and "rank 3 exited with 2" in found.summary
+    assert "argparse" in found.fix  # exit status 2: the command line refused

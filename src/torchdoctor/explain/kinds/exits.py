@@ -3,7 +3,9 @@
 Every launcher reports a worker that failed in its own words — torchrun's ``failed (exitcode: 1) local_rank: 3``
 and its Root Cause block, the deepspeed launcher's ``exits with return code = 1``, accelerate's
 ``CalledProcessError: Command '[...]' returned non-zero exit status 1.`` (CPython's subprocess), mp.spawn's
-``process 1 terminated with exit code 1`` / ``with signal SIGABRT``, srun's ``task 3: Exited with exit code 1``.
+``process 1 terminated with exit code 1`` / ``with signal SIGABRT``, srun's ``task 3: Exited with exit code 1``,
+Open MPI's mpirun's ``The first process to do so was: Process name: [[8472,1],2] Exit code: 1`` (the last number
+of the process name is its MPI_COMM_WORLD rank).
 None of them says why: the worker's own output above says that. What the summary does say is how the worker
 ended, and that has a few classes (the exit status of a Python process, a shell's 128+N for signal N, the
 negative signal number Python's ``subprocess`` and torchrun report):
@@ -35,6 +37,7 @@ ANCHORS = (
     "terminated with exit code",  # torch/multiprocessing/spawn.py ProcessExitedException
     "terminated with signal",
     "Exited with exit code",  # slurm srun
+    "The first process to do so was",  # Open MPI mpirun (help-orterun.txt: orterun:non-zero-exit)
 )
 TEMPLATES = (
     "deepspeed:exits-with-return-code",
@@ -43,6 +46,7 @@ TEMPLATES = (
     "torch_native:spawn-terminated-with-exit-code",
     "torch_native:spawn-terminated-with-signal",
     "system:srun-task-exited",
+    "system:openmpi-nonzero-exit",
 )
 FACTS = (
     R(r"exits with return code = (?P<exitcode>-?\d+)"),
@@ -52,11 +56,18 @@ FACTS = (
         r"process (?P<failed_rank>\d+) terminated with (?:exit code (?P<exitcode>-?\d+)|signal (?P<signal>SIG[A-Z]+))"
     ),
     R(r"task (?P<failed_rank>\d+): Exited with exit code (?P<exitcode>\d+)"),
+    R(r"Process name:\s*\[\[\d+,\d+\],(?P<failed_rank>\d+)\]"),
+    R(r"Exit code:\s+(?P<exitcode>-?\d+)"),
     R(r"Signal \d+ \((?P<signal>SIG[A-Z]+)\)"),
     # argparse exits with status 2 when it refuses a command line (Lib/argparse.py ArgumentParser.error)
-    R(r"(?:exitcode\s*:\s*|return code = |exit status |exit code )(?P<argparse_exit>2)\b"),
-    R(r"(?:exitcode\s*:\s*|return code = |exit status |exit code )(?P<not_found_exit>12[67])\b"),
-    R(r"(?P<launcher>sigkill_handler|CalledProcessError|terminated with (?:exit code|signal)|srun: error)"),
+    R(r"(?:exitcode\s*:\s*|return code = |exit status |exit code |Exit code:\s+)(?P<argparse_exit>2)\b"),
+    R(
+        r"(?:exitcode\s*:\s*|return code = |exit status |exit code |Exit code:\s+)(?P<not_found_exit>12[67])\b"
+    ),
+    R(
+        r"(?P<launcher>sigkill_handler|CalledProcessError|terminated with (?:exit code|signal)|srun: error|"
+        r"The first process to do so was)"
+    ),
 )
 # a command that is a build step, not a worker: the compiler's error above it is the failure (kinds/build.py)
 NOT_A_WORKER = R(
@@ -70,6 +81,7 @@ _LAUNCHERS = {
     "terminated with exit code": "mp.spawn",
     "terminated with signal": "mp.spawn",
     "srun: error": "srun",
+    "The first process to do so was": "mpirun",
 }
 _SIGNALS = {
     "-6": "SIGABRT",
