@@ -178,14 +178,15 @@ def test_a_failing_script_is_named_in_torchruns_summary_and_its_traceback_is_the
     assert "run.py" not in result.stderr.split("ChildFailedError")[-1]  # the agent's own traceback is gone
 
 
+# Real launches for each way of stopping (torchrun alone, under the watchdog) and each way of saying so
+# ("interrupted" after Ctrl-C, "stopped by NAME" after any other signal). SIGTERM, SIGQUIT and Ctrl-C
+# under the watchdog take the same handler and the same stop as these (`STOP_SIGNALS`): they are checked
+# in this process (test_every_stop_signal_raises_stopped_and_says_its_name), not with three more launches.
 @pytest.mark.parametrize(
     "signum, name, flags",
     [
         (signal.SIGINT, "Ctrl-C", []),
-        (signal.SIGTERM, "SIGTERM", []),
         (signal.SIGHUP, "SIGHUP", []),  # the terminal closed, ssh dropped
-        (signal.SIGQUIT, "SIGQUIT", []),
-        (signal.SIGINT, "Ctrl-C", ["--watchdog", "600"]),
         (signal.SIGHUP, "SIGHUP", ["--watchdog", "600"]),
     ],
 )
@@ -225,6 +226,25 @@ def test_ctrl_c_stops_every_process_removes_the_temp_folder_and_says_one_line(tm
     assert err.count("torchdoctor:") == 1, err
     assert not [pid for pid in [agent, *workers] if running(pid)]
     assert list(temp.iterdir()) == []
+
+
+def test_every_stop_signal_raises_stopped_and_says_its_name():
+    import io
+
+    from torchdoctor.launch.run import STOP_SIGNALS, Stopped, _interrupted, _stopped_by_signals
+
+    assert {signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT} <= set(STOP_SIGNALS)
+    for signum in STOP_SIGNALS:
+        before = {other: signal.getsignal(other) for other in STOP_SIGNALS}
+        with pytest.raises(Stopped) as stopped, _stopped_by_signals():
+            signal.raise_signal(signum)  # the launcher's main thread, as `kill` or the terminal would
+        assert {other: signal.getsignal(other) for other in STOP_SIGNALS} == before  # put back after the run
+        stream = io.StringIO()
+        assert _interrupted(stopped.value.signum, stream) == 128 + signum
+        # after Ctrl-C the command line says "interrupted", as for every command (the real Ctrl-C above)
+        name = signal.Signals(signum).name
+        said = f"torchdoctor: stopped by {name}; ended the 0 processes of this launch\n"
+        assert stream.getvalue() == ("" if signum == signal.SIGINT else said), name
 
 
 def parent_of(pid: int) -> int:
