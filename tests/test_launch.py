@@ -85,13 +85,14 @@ def test_two_nodes_one_from_a_config_file_one_from_flags_run_the_script_as_pytho
         f"compute_environment: LOCAL_MACHINE\nnum_machines: 2\nnum_processes: 4\nmachine_rank: 0\n"
         f"main_process_ip: 127.0.0.1\nmain_process_port: {port}\ndebug: true\nmixed_precision: bf16\n"
     )
-    out = tmp_path / "out"
+    out, temp = tmp_path / "out", tmp_path / "tmp"
     out.mkdir()
+    temp.mkdir()
     node0 = ["launch", "--config", str(config), "--nproc-per-node", "1"]  # ...but the command line wins
     node1 = ["launch", "--nnodes", "2", "--node_rank", "1", "--master_addr", "127.0.0.1"]  # torchrun's other
     node1 += ["--master_port", str(port), "--nproc_per_node", "1", "--debug"]  # spelling
     script_args = [str(script), "--lr", "3", "--debug"]
-    env = dict(os.environ, OUT_DIR=str(out), COLUMNS="200")
+    env = dict(os.environ, OUT_DIR=str(out), COLUMNS="200", TMPDIR=str(temp))
     nodes = [
         subprocess.Popen(
             [sys.executable, "-m", "torchdoctor", *args, *script_args],
@@ -116,6 +117,9 @@ def test_two_nodes_one_from_a_config_file_one_from_flags_run_the_script_as_pytho
         assert report["path0"] == str(tmp_path)
         assert (report["world"], report["sum"]) == (2, 2.0)
         assert report["debug_env"] == "1" and report["debug_on"] is True  # `debug: true` and `--debug`
+    # and nothing left in the temporary folder: neither the launch's own folder nor the `torchelastic_*` one
+    # torchrun makes when it is given no --log-dir (the watchdog's path: test_watchdog's healthy run)
+    assert list(temp.iterdir()) == []
 
 
 SPELLINGS = {

@@ -433,9 +433,19 @@ def test_launch_watchdog_leaves_a_run_that_makes_progress_alone(cli, tmp_path):
             """
         )
     )
-    result = cli("launch", "--nproc-per-node", "2", "--watchdog", "3", str(script), timeout=100)
+    temp = tmp_path / "tmp"
+    temp.mkdir()
+    result = cli(
+        "launch", "--nproc-per-node", "2", "--watchdog", "3", str(script),
+        env={"TMPDIR": str(temp)}, timeout=100,
+    )  # fmt: skip
     assert result.returncode == 0, result.stderr
     assert "hang" not in result.stderr and result.stdout.count("finished") == 2
+    # a run that ended well leaves nothing in the temporary folder: neither the watchdog's folder nor the
+    # `torchelastic_*` one torchrun makes when given no --log-dir (this job stands for the 2-rank launch
+    # test_torchrun_environment ran for it; without the watchdog, test_launch's two-node run checks it)
+    left = [p.name for p in temp.iterdir()]
+    assert not left, f"folders left in {temp}: {left}"
 
 
 def test_watch_for_hangs_in_the_script_under_plain_torchrun(tmp_path):
