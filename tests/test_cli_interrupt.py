@@ -2,8 +2,9 @@
 
 The terminal sends Ctrl-C to the whole foreground process group, so the signal goes to the group, as a
 terminal would send it, children and all. The moments are the run's own stages, not times: while torch is
-being imported (its library is mapped into the process), and as each area's first check starts (the status
-line on a terminal names it), so the test means the same on a fast machine and on a loaded one.
+being imported (its library is mapped into the process), and as the first check of each kind of area starts
+(the status line on a terminal names it; `STAGES` says which), so the test means the same on a fast machine
+and on a loaded one.
 """
 
 import os
@@ -18,8 +19,12 @@ from pathlib import Path
 
 import pytest
 
-# while `import torch` runs, then the first check of each area, in the order `check` runs them
-STAGES = ["import torch", "sys.python", "env.toolkits", "dist.debug_mode", "net.smoke", "gpu.balance"]
+# while `import torch` runs, then the first check of the areas, in the order `check` runs them: one that
+# runs in this process (sys.python), one that runs commands (env.toolkits: the group's Ctrl-C reaches them
+# too), one that starts ranks (net.smoke), the last one (gpu.balance). The dist area's first check
+# (dist.debug_mode) is another check that reads this process's settings, the moment sys.python stands for:
+# each moment is a `check` of its own (an import of torch, ~3 s of CPU).
+STAGES = ["import torch", "sys.python", "env.toolkits", "net.smoke", "gpu.balance"]
 _ANSI = re.compile(rb"\x1b\[[0-9;?]*[A-Za-z]")
 
 

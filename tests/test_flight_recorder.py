@@ -1,4 +1,4 @@
-"""Flight-recorder dumps: real dumps written by a real gloo job under torchrun in which rank 1 skips an
+"""Flight-recorder dumps: real dumps written by a real 3-rank gloo job in which rank 1 skips an
 all_reduce, the same dumps with a rank's file missing, cut off, or edited for a size or dtype mismatch (gloo
 aborts on a real one), NCCL's layout, and pickles that must be refused without running anything."""
 
@@ -6,12 +6,11 @@ import ast
 import os
 import pickle
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 import torch
+from rank_runner import run_ranks
 
 from torchdoctor.explain import safe_pickle
 from torchdoctor.explain.flight_recorder.findings import explain_dumps
@@ -30,17 +29,22 @@ CONDITION_LINE = next(i for i, line in enumerate(JOB.read_text().splitlines(), 1
 
 @pytest.fixture(scope="module")
 def job(tmp_path_factory):
-    """Run skip_job.py on 3 ranks under torchrun with a ring buffer of 6 entries (ranks 0 and 2 record 8, so
-    their oldest two are dropped); the folder holding rank{0,1,2}.fr."""
+    """Run skip_job.py on 3 ranks with a ring buffer of 6 entries (ranks 0 and 2 record 8, so their oldest
+    two are dropped); the folder holding rank{0,1,2}.fr. The ranks start as torchrun starts them, the store
+    hosted by this process as torchrun's agent hosts it (`run_ranks`): each rank's dump is its own, and
+    torchrun's own process would only add an import of torch (~3 s of CPU)."""
     if not has_flight_recorder(torch._C._distributed_c10d):  # torch 2.4: nothing for the job to dump
         pytest.skip(f"torch {torch.__version__} has no flight recorder to dump (no _dump_fr_trace)")
     out = tmp_path_factory.mktemp("dumps")
-    command = [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc-per-node", "3"]
-    env = dict(os.environ, TORCH_FR_BUFFER_SIZE="6", OMP_NUM_THREADS="1")
-    result = subprocess.run(
-        [*command, str(JOB), str(out)], capture_output=True, text=True, timeout=300, env=env
+    as_a_script = f"import runpy, sys\nsys.argv = [{str(JOB)!r}, {str(out)!r}]\nrunpy.run_path(sys.argv[0], run_name='__main__')\n"
+    ranks = run_ranks(
+        as_a_script,
+        tmp_path_factory.mktemp("ranks"),
+        nprocs=3,
+        env={"TORCH_FR_BUFFER_SIZE": "6"},
+        timeout=300,
     )
-    assert result.returncode == 0, result.stderr[-3000:]
+    assert [r.returncode for r in ranks] == [0, 0, 0], [r.output[-3000:] for r in ranks]
     return out
 
 

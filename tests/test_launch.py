@@ -12,6 +12,8 @@ import pytest
 from helpers import free_port
 
 from torchdoctor.cli import main
+from torchdoctor.launch.options import parse_command_line
+from torchdoctor.launch.run import program_command
 
 REPORT_SCRIPT = textwrap.dedent(
     """
@@ -83,13 +85,14 @@ def test_two_nodes_one_from_a_config_file_one_from_flags_run_the_script_as_pytho
         f"compute_environment: LOCAL_MACHINE\nnum_machines: 2\nnum_processes: 4\nmachine_rank: 0\n"
         f"main_process_ip: 127.0.0.1\nmain_process_port: {port}\ndebug: true\nmixed_precision: bf16\n"
     )
-    out = tmp_path / "out"
+    out, temp = tmp_path / "out", tmp_path / "tmp"
     out.mkdir()
+    temp.mkdir()
     node0 = ["launch", "--config", str(config), "--nproc-per-node", "1"]  # ...but the command line wins
     node1 = ["launch", "--nnodes", "2", "--node_rank", "1", "--master_addr", "127.0.0.1"]  # torchrun's other
     node1 += ["--master_port", str(port), "--nproc_per_node", "1", "--debug"]  # spelling
     script_args = [str(script), "--lr", "3", "--debug"]
-    env = dict(os.environ, OUT_DIR=str(out), COLUMNS="200")
+    env = dict(os.environ, OUT_DIR=str(out), COLUMNS="200", TMPDIR=str(temp))
     nodes = [
         subprocess.Popen(
             [sys.executable, "-m", "torchdoctor", *args, *script_args],
@@ -114,6 +117,9 @@ def test_two_nodes_one_from_a_config_file_one_from_flags_run_the_script_as_pytho
         assert report["path0"] == str(tmp_path)
         assert (report["world"], report["sum"]) == (2, 2.0)
         assert report["debug_env"] == "1" and report["debug_on"] is True  # `debug: true` and `--debug`
+    # and nothing left in the temporary folder: neither the launch's own folder nor the `torchelastic_*` one
+    # torchrun makes when it is given no --log-dir (the watchdog's path: test_watchdog's healthy run)
+    assert list(temp.iterdir()) == []
 
 
 SPELLINGS = {
@@ -128,16 +134,26 @@ SPELLINGS = {
 }  # fmt: skip
 
 
-@pytest.mark.parametrize("spelling", SPELLINGS)
-def test_a_two_rank_torchrun_command_line_runs_as_torchrun_would_in_either_spelling(tmp_path, spelling):
+def test_a_two_rank_torchrun_command_line_runs_as_torchrun_would_in_either_spelling(tmp_path):
+    # One real job, in the dash spelling: the underscore spelling is read by the same parser into the same
+    # options, so it gives torchrun the same command line (checked in this process, below, for every flag);
+    # a second real 2-rank job would import torch three more times to prove nothing more.
     package = tmp_path / "mypkg"
     package.mkdir()
     (package / "__init__.py").write_text("")
     (package / "train.py").write_text(REPORT_SCRIPT)
     out, logs = tmp_path / "out", tmp_path / "logs"
     out.mkdir()
-    flags = [a.format(port=free_port(), logs=logs) for a in SPELLINGS[spelling]]
-    result = launch(*flags, "mypkg.train", "--epochs", "2", env={"OUT_DIR": str(out)}, cwd=tmp_path)
+    port = free_port()
+    flags = {
+        spelling: [a.format(port=port, logs=logs) for a in SPELLINGS[spelling]] for spelling in SPELLINGS
+    }
+    program = ["mypkg.train", "--epochs", "2"]
+    said = {spelling: parse_command_line([*flags[spelling], *program]) for spelling in SPELLINGS}
+    assert said["underscore"] == said["dash"]
+    assert program_command(said["underscore"]) == program_command(said["dash"])
+    assert said["dash"].flags["module"] is True and said["dash"].flags["redirects"] == "3"  # `-r`, `--module`
+    result = launch(*flags["dash"], *program, env={"OUT_DIR": str(out)}, cwd=tmp_path)
     assert result.returncode == 0, result.stderr
     seen = reports(out)
     assert [(r["world"], r["sum"], r["name"]) for r in seen] == [(2, 2.0, "__main__")] * 2
@@ -166,15 +182,15 @@ def test_a_failing_script_is_named_in_torchruns_summary_and_its_traceback_is_the
     assert "run.py" not in result.stderr.split("ChildFailedError")[-1]  # the agent's own traceback is gone
 
 
+# A real launch for each way of stopping (torchrun alone, under the watchdog) and each way of saying so
+# ("interrupted" after Ctrl-C, "stopped by NAME" after any other signal). Every other signal, on either
+# path, takes the same handler (`STOP_SIGNALS`), the same stop and the same line: checked for each in this
+# process (test_every_stop_signal_raises_stopped_and_says_its_name), not with four more launches.
 @pytest.mark.parametrize(
     "signum, name, flags",
     [
         (signal.SIGINT, "Ctrl-C", []),
-        (signal.SIGTERM, "SIGTERM", []),
-        (signal.SIGHUP, "SIGHUP", []),  # the terminal closed, ssh dropped
-        (signal.SIGQUIT, "SIGQUIT", []),
-        (signal.SIGINT, "Ctrl-C", ["--watchdog", "600"]),
-        (signal.SIGHUP, "SIGHUP", ["--watchdog", "600"]),
+        (signal.SIGHUP, "SIGHUP", ["--watchdog", "600"]),  # the terminal closed, ssh dropped
     ],
 )
 def test_ctrl_c_stops_every_process_removes_the_temp_folder_and_says_one_line(tmp_path, signum, name, flags):
@@ -213,6 +229,25 @@ def test_ctrl_c_stops_every_process_removes_the_temp_folder_and_says_one_line(tm
     assert err.count("torchdoctor:") == 1, err
     assert not [pid for pid in [agent, *workers] if running(pid)]
     assert list(temp.iterdir()) == []
+
+
+def test_every_stop_signal_raises_stopped_and_says_its_name():
+    import io
+
+    from torchdoctor.launch.run import STOP_SIGNALS, Stopped, _interrupted, _stopped_by_signals
+
+    assert {signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT} <= set(STOP_SIGNALS)
+    for signum in STOP_SIGNALS:
+        before = {other: signal.getsignal(other) for other in STOP_SIGNALS}
+        with pytest.raises(Stopped) as stopped, _stopped_by_signals():
+            signal.raise_signal(signum)  # the launcher's main thread, as `kill` or the terminal would
+        assert {other: signal.getsignal(other) for other in STOP_SIGNALS} == before  # put back after the run
+        stream = io.StringIO()
+        assert _interrupted(stopped.value.signum, stream) == 128 + signum
+        # after Ctrl-C the command line says "interrupted", as for every command (the real Ctrl-C above)
+        name = signal.Signals(signum).name
+        said = f"torchdoctor: stopped by {name}; ended the 0 processes of this launch\n"
+        assert stream.getvalue() == ("" if signum == signal.SIGINT else said), name
 
 
 def parent_of(pid: int) -> int:

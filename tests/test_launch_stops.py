@@ -28,7 +28,10 @@ def children_of(pid: int) -> list[int]:
     return found
 
 
-@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGHUP, signal.SIGTERM])
+# Ctrl-C, for real: SIGHUP, SIGTERM and the launcher's other stop signals take the same handler and the
+# same stop (test_launch.py's test_every_stop_signal_raises_stopped_and_says_its_name checks each, and its
+# line, in-process; test_launch's real SIGHUP under the watchdog says "stopped by SIGHUP").
+@pytest.mark.parametrize("signum", [signal.SIGINT])
 def test_stopped_at_the_rendezvous_without_a_traceback(tmp_path, signum):
     script = tmp_path / "train.py"
     script.write_text("print('never runs')\n")

@@ -136,15 +136,8 @@ def _no_torchelastic_folders(temp):
     assert not left, f"folders left in {temp}: {left}"
 
 
-def test_launch_leaves_no_torchelastic_folder(cli, tmp_path):
-    temp = tmp_path / "tmp"
-    temp.mkdir()
-    script = tmp_path / "train.py"
-    script.write_text(TWO_RANKS)
-    result = cli("launch", "--nproc-per-node", "2", str(script), env={"TMPDIR": str(temp)}, timeout=110)
-    assert result.returncode == 0, result.stderr
-    assert result.stdout.count("done") == 2
-    _no_torchelastic_folders(temp)
+# That `launch` leaves no `torchelastic_*` folder is checked on runs that start anyway, not on a 2-rank job of
+# its own: test_watchdog's healthy run under the watchdog, test_launch's two-node run without it.
 
 
 def test_net_over_a_rendezvous_leaves_no_torchelastic_folder(cli, tmp_path):
@@ -154,7 +147,9 @@ def test_net_over_a_rendezvous_leaves_no_torchelastic_folder(cli, tmp_path):
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
     env = {"TMPDIR": str(temp), "PET_RDZV_ENDPOINT": f"127.0.0.1:{port}"}  # through torch's launcher
-    result = cli("net", "--nproc-per-node", "2", "--timeout", "60", env=env, timeout=110)
+    # one rank: the folder is torch's launcher's, one per host whatever the number of ranks, and a second
+    # rank (an import of torch, ~3 s of CPU) would test the communication test_net_smoke tests
+    result = cli("net", "--nproc-per-node", "1", "--timeout", "60", env=env, timeout=110)
     assert result.returncode == 0, result.stdout + result.stderr
-    assert "2 ranks on 1 host" in result.stdout
+    assert "1 rank on 1 host" in result.stdout
     _no_torchelastic_folders(temp)

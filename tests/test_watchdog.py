@@ -31,11 +31,17 @@ from torchdoctor.process_state import is_running
 FLIGHT_RECORDER = has_flight_recorder(torch._C._distributed_c10d)
 NO_RECORDER = f"torch {torch.__version__} has no flight recorder to dump (no _dump_fr_trace)"
 
+# Rank 0 waits in a collective DDP makes itself (its constructor's check of the parameters), on the else branch
+# of a condition on the rank; rank 1 is elsewhere. One job for what were two 2-rank launches (~13 s of CPU
+# each): the report's layout and what the watchdog ends and keeps; DDP's own collective named as DDP's, at the
+# user's `DDP(` line; and the condition found from the waiting rank's line, in its else branch.
 HANG_SCRIPT = textwrap.dedent(
     """
     import time
+    import torch
     import torch.distributed as dist
-    {setup}
+    from torch.nn.parallel import DistributedDataParallel as DDP
+
 
     def wait_elsewhere():
         time.sleep(90)
@@ -43,13 +49,12 @@ HANG_SCRIPT = textwrap.dedent(
 
     def main():
         dist.init_process_group("gloo")
-        {watch}
         rank = dist.get_rank()
-        print(f"rank {{rank}} ready", flush=True)
+        print(f"rank {rank} ready", flush=True)
         if rank == 1:
-            wait_elsewhere()  # rank 1 skips the barrier
+            wait_elsewhere()  # rank 1 never builds its model
         else:
-            dist.barrier()
+            model = DDP(torch.nn.Linear(8, 2))
 
 
     main()
@@ -57,13 +62,13 @@ HANG_SCRIPT = textwrap.dedent(
 )
 
 
-def hang_script(tmp_path, setup="", watch=""):
+def hang_script(tmp_path):
     script = tmp_path / "hang.py"
-    script.write_text(HANG_SCRIPT.format(setup=setup, watch=watch))
+    script.write_text(HANG_SCRIPT)
     lines = script.read_text().splitlines()
     line_of = {
         text: lines.index(next(line for line in lines if text in line)) + 1
-        for text in ("dist.barrier()", "time.sleep(")
+        for text in ("model = DDP(", "time.sleep(", "wait_elsewhere()  #")
     }
     return script, line_of
 
@@ -183,17 +188,22 @@ def kept_folder(result):
 def check_the_two_rank_report(result, script, line_of, kept):
     report = result.stderr[result.stderr.index("torchdoctor: hang: no progress for 3s") :]
     rank0, rank1 = block_of(report, 0), block_of(report, 1)
-    assert "waiting in torch.distributed.barrier" in rank0.splitlines()[0]
-    assert f"{script}:{line_of['dist.barrier()']} in main" in rank0
+    ddp, sleep, call = line_of["model = DDP("], line_of["time.sleep("], line_of["wait_elsewhere()  #"]
+    checking = "DistributedDataParallel's check that every rank has the same parameters"
+    assert f"waiting in {checking}" in rank0.splitlines()[0]  # DDP's own collective, named as DDP's
+    assert "not in a collective" not in rank0
+    assert f"{script}:{ddp} in main" in rank0
     assert "not in a collective" in rank1.splitlines()[0]
-    assert f"{script}:{line_of['time.sleep(']} in wait_elsewhere" in rank1
+    assert f"{script}:{sleep} in wait_elsewhere" in rank1
     if FLIGHT_RECORDER:  # the flight recorder says which collective rank 1 never entered, the source says why
-        assert f"rank 1 never entered barrier #1 ({script}:{line_of['dist.barrier()']} in main)" in report
-        assert f"rank 1 is in wait_elsewhere ({script}:{line_of['time.sleep(']})" in report
-    else:  # the stacks say it, and the report says why the recorder does not
         assert (
-            "rank(s) 1 never reached torch.distributed.barrier, where rank(s) 0 wait: "
-            f"rank 0's line {script}:{line_of['dist.barrier()']} sits under a condition on the rank" in report
+            f"rank 1 never entered all_gather #1 [1] Long ({script}:{ddp} in main), which rank 0 entered: "
+            f"rank 1 is in wait_elsewhere ({script}:{sleep}), called from {script}:{call} in main." in report
+        ), report
+    else:  # the stacks say it, and the report says why the recorder does not
+        assert f"rank(s) 1 never reached {checking}" in report, report
+        assert (
+            f"where rank(s) 0 wait: rank 0's line {script}:{ddp} sits under a condition on the rank" in report
         ), report
         assert f"no flight-recorder dumps ({NO_RECORDER}): the verdict rests on the stacks" in report, report
     assert (
@@ -203,7 +213,8 @@ def check_the_two_rank_report(result, script, line_of, kept):
     pids = [int(block.split("(pid ")[1].split(",")[0]) for block in (rank0, rank1)]
     assert not any(is_running(pid) for pid in pids)  # the run was ended, not left hanging
     assert result.stdout.count("ready") == 2  # the workers' output went through
-    assert "in barrier" in (kept / "rank0.stack").read_text()  # faulthandler's own dump, kept for the user
+    # faulthandler's own dump, kept for the user
+    assert "in _verify_param_shape_across_processes" in (kept / "rank0.stack").read_text()
     dumps = {"rank0.fr", "rank1.fr"} if FLIGHT_RECORDER else {"rank0.fr-none", "rank1.fr-none"}
     assert dumps <= {p.name for p in kept.iterdir()}  # and every rank's flight recorder, or why there is none
 
@@ -219,62 +230,11 @@ def line_with(script, text):
     return next(i for i, line in enumerate(script.read_text().splitlines(), 1) if text in line)
 
 
-def test_the_verdict_names_the_collective_a_slow_rank_never_entered_and_where_it_is(cli, tmp_path):
-    script = tmp_path / "train.py"
-    script.write_text(
-        textwrap.dedent(
-            """
-            import time
-            import torch
-            import torch.distributed as dist
-
-
-            def save_checkpoint(step):
-                time.sleep(90)  # a save that never ends
-
-
-            def train():
-                dist.init_process_group("gloo")
-                rank = dist.get_rank()
-                x = torch.ones(4)
-                for step in range(5):
-                    if step == 2 and rank == 1:
-                        save_checkpoint(step)
-                    dist.all_reduce(x)
-
-
-            train()
-            """
-        )
-    )
-    report = launch_report(cli, script)
-    reduce, sleep, call = (
-        line_with(script, t) for t in ("dist.all_reduce(x)", "time.sleep", "  save_checkpoint(step)")
-    )
-    if not FLIGHT_RECORDER:  # torch 2.4: no flight recorder to name it by
-        assert (
-            "rank(s) 1 never reached torch.distributed.all_reduce, where rank(s) 0 wait: "
-            f"rank 1's line {script}:{call} sits under a condition on the rank, line {call - 1}: " in report
-        ), report
-        assert f"no flight-recorder dumps ({NO_RECORDER}): the verdict rests on the stacks." in report, report
-        return
-    assert (
-        f"rank 1 never entered all_reduce #3 [4] Float ({script}:{reduce} in train), which rank 0 entered: "
-        f"rank 1 is in save_checkpoint ({script}:{sleep}), called from {script}:{call} in train." in report
-    )
-    assert f"rank 1's line {script}:{call} sits under a condition on the rank, line {call - 1}: " in report
-    assert "`if step == 2 and rank == 1:`" in report
-
-
 DDP_SCRIPT = """
 import time
 import torch
 import torch.distributed as dist
 from torch.nn.parallel import DistributedDataParallel as DDP
-
-
-def load_more_data():
-    time.sleep(90 if dist.get_rank() == 1 else 0)
 
 
 def evaluate(model):
@@ -285,7 +245,6 @@ def main():
     dist.init_process_group("gloo")
     rank = dist.get_rank()
     torch.manual_seed(0)
-    {before_ddp}
     model = DDP(torch.nn.Linear(8, 2))
     optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
     shard = torch.randn(9, 8)[rank::2]  # 5 samples on rank 0, 4 on rank 1: uneven shards
@@ -302,7 +261,7 @@ main()
 
 def test_a_rank_that_left_ddp_training_early_is_explained_as_uneven_iterations(cli, tmp_path):
     script = tmp_path / "ddp.py"
-    script.write_text(DDP_SCRIPT.format(before_ddp=""))
+    script.write_text(DDP_SCRIPT)
     report = launch_report(cli, script)
     backward, loop = line_with(script, ".backward()"), line_with(script, "for sample in")
     assert (
@@ -319,25 +278,6 @@ def test_a_rank_that_left_ddp_training_early_is_explained_as_uneven_iterations(c
     assert f"rank(s) 1 left the loop at {script}:{loop}-{loop + 3} while rank(s) 0 still run it" in report
     assert "different numbers of iterations" in report and "model.join()" in report
     assert "condition on the rank" not in report  # it is not an `if rank == ...`
-
-
-def test_ddps_own_collectives_are_named_as_ddps_not_as_no_collective(cli, tmp_path):
-    script = tmp_path / "ddp_init.py"
-    script.write_text(DDP_SCRIPT.format(before_ddp="load_more_data()"))
-    report = launch_report(cli, script)
-    rank0 = block_of(report, 0)
-    assert "waiting in DistributedDataParallel's check that every rank has the same parameters" in rank0
-    assert "not in a collective" not in rank0
-    assert f"{script}:{line_with(script, 'model = DDP(')} in main" in rank0
-    if FLIGHT_RECORDER:
-        assert "rank 1 is in load_more_data" in report
-    else:  # the stacks' verdict: rank 1 never reached DDP's check (its stack, in load_more_data, is above)
-        assert (
-            "rank(s) 1 never reached DistributedDataParallel's check that every rank has the same parameters"
-            in report
-        ), report
-        assert f"{script}:{line_with(script, 'time.sleep(90 if')} in load_more_data" in block_of(report, 1)
-        assert f"no flight-recorder dumps ({NO_RECORDER}): the verdict rests on the stacks." in report, report
 
 
 def test_left_the_loop_is_said_only_of_a_rank_past_the_loop_not_of_one_that_has_not_reached_it(tmp_path):
@@ -433,15 +373,54 @@ def test_launch_watchdog_leaves_a_run_that_makes_progress_alone(cli, tmp_path):
             """
         )
     )
-    result = cli("launch", "--nproc-per-node", "2", "--watchdog", "3", str(script), timeout=100)
+    temp = tmp_path / "tmp"
+    temp.mkdir()
+    result = cli(
+        "launch", "--nproc-per-node", "2", "--watchdog", "3", str(script),
+        env={"TMPDIR": str(temp)}, timeout=100,
+    )  # fmt: skip
     assert result.returncode == 0, result.stderr
     assert "hang" not in result.stderr and result.stdout.count("finished") == 2
+    # a run that ended well leaves nothing in the temporary folder: neither the watchdog's folder nor the
+    # `torchelastic_*` one torchrun makes when given no --log-dir (this job stands for the 2-rank launch
+    # test_torchrun_environment ran for it; without the watchdog, test_launch's two-node run checks it)
+    left = [p.name for p in temp.iterdir()]
+    assert not left, f"folders left in {temp}: {left}"
+
+
+# A slow rank under a condition in a loop, no else branch: the condition is named from the culprit's own line
+# (where test_launch_watchdog_reports_where_each_rank_waits_and_ends_the_run names it from the waiting rank's
+# line, in its else branch). The verdict is the same code under `launch --watchdog` and in the script, so
+# this case runs once, here, in the script: it was also a launch of its own (~14 s of CPU).
+SLOW_RANK_SCRIPT = """
+import time
+import torch
+import torch.distributed as dist
+import torchdoctor
+
+
+def save_checkpoint(step):
+    time.sleep(90)  # a save that never ends
+
+
+def train():
+    dist.init_process_group("gloo")
+    torchdoctor.watch_for_hangs(3)
+    rank = dist.get_rank()
+    x = torch.ones(4)
+    for step in range(5):
+        if step == 2 and rank == 1:
+            save_checkpoint(step)
+        dist.all_reduce(x)
+
+
+train()
+"""
 
 
 def test_watch_for_hangs_in_the_script_under_plain_torchrun(tmp_path):
-    script, line_of = hang_script(
-        tmp_path, setup="import torchdoctor", watch="torchdoctor.watch_for_hangs(3)"
-    )
+    script = tmp_path / "train.py"
+    script.write_text(SLOW_RANK_SCRIPT)
     command = [
         sys.executable,
         "-m",
@@ -456,17 +435,28 @@ def test_watch_for_hangs_in_the_script_under_plain_torchrun(tmp_path):
     assert result.returncode != 0
     assert result.stderr.count("torchdoctor: hang:") == 1, result.stderr  # one report, not one per rank
     report = result.stderr[result.stderr.index("torchdoctor: hang: no progress for 3s") :]
-    rank0, rank1 = block_of(report, 0), block_of(report, 1)
-    assert (
-        "waiting in torch.distributed.barrier" in rank0
-        and f"{script}:{line_of['dist.barrier()']} in main" in rank0
+    reduce, sleep, call = (
+        line_with(script, t) for t in ("dist.all_reduce(x)", "time.sleep", "  save_checkpoint(step)")
     )
-    assert "not in a collective" in rank1 and f"{script}:{line_of['time.sleep(']} in wait_elsewhere" in rank1
-    if FLIGHT_RECORDER:  # joined with the flight recorder the user turned on, as under `launch --watchdog`
-        assert f"rank 1 never entered barrier #1 ({script}:{line_of['dist.barrier()']} in main)" in report
-    else:  # the stacks' verdict, and why the recorder the user turned on says nothing
-        assert "rank(s) 1 never reached torch.distributed.barrier, where rank(s) 0 wait" in report, report
+    rank0, rank1 = block_of(report, 0), block_of(report, 1)
+    assert "waiting in torch.distributed.all_reduce" in rank0 and f"{script}:{reduce} in train" in rank0
+    assert "not in a collective" in rank1 and f"{script}:{sleep} in save_checkpoint" in rank1
+    if (
+        not FLIGHT_RECORDER
+    ):  # torch 2.4: the stacks' verdict, and why the recorder the user turned on says nothing
+        assert (
+            "rank(s) 1 never reached torch.distributed.all_reduce, where rank(s) 0 wait: "
+            f"rank 1's line {script}:{call} sits under a condition on the rank, line {call - 1}: " in report
+        ), report
         assert f"rank 0: it sent no flight-recorder record: {NO_RECORDER}" in report, report
+        return
+    # joined with the flight recorder the user turned on, as under `launch --watchdog`
+    assert (
+        f"rank 1 never entered all_reduce #3 [4] Float ({script}:{reduce} in train), which rank 0 entered: "
+        f"rank 1 is in save_checkpoint ({script}:{sleep}), called from {script}:{call} in train." in report
+    )
+    assert f"rank 1's line {script}:{call} sits under a condition on the rank, line {call - 1}: " in report
+    assert "`if step == 2 and rank == 1:`" in report
 
 
 def test_watch_for_hangs_alone_reports_this_process_and_exits(tmp_path):
