@@ -284,7 +284,7 @@ PROCESS_TESTS = {
         "test_watch_for_hangs_in_the_script_under_plain_torchrun",
     },
 }
-# fixtures that start processes: `cli` runs the command line, `job` (test_flight_recorder) a 3-rank torchrun
+# fixtures that start processes: `cli` runs the command line, `job` a shared job (test_flight_recorder: 3 gloo ranks)
 PROCESS_FIXTURES = {"cli", "job"}
 
 
@@ -307,7 +307,7 @@ def starts_processes(item) -> bool:
 SHARED_JOB_MODULES = {
     "test_accelerate_compat",  # accelerate's own tests: a pytest of their own, and 2 gloo ranks
     "test_explain_inputs",  # three failing 2-rank torchrun jobs
-    "test_flight_recorder",  # a 3-rank torchrun job's flight-recorder dumps
+    "test_flight_recorder",  # a 3-rank job's flight-recorder dumps
     "test_numerics_ranks",  # one 2-rank job, two scenarios in turn, each read by a test
     "test_stragglers",  # a healthy 2-rank launch and one with a slow rank, each read by two tests
 }
