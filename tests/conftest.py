@@ -193,6 +193,8 @@ PROCESS_TESTS = {
     },
     "test_cli": {
         "test_bad_input_to_every_command_is_one_line_naming_the_value",
+        "test_check_says_what_it_is_doing_on_a_terminal_only",
+        "test_colour_on_a_terminal_none_in_a_pipe_or_with_no_color",
         "test_output_to_a_reader_that_leaves_exits_quietly_with_the_commands_status",
         "test_shell_completion_completes_commands_and_flags",
     },
@@ -264,6 +266,7 @@ PROCESS_TESTS = {
         "test_plot_names_the_missing_extra_without_matplotlib",
     },
     "test_report": {
+        "test_cli_report_json_has_the_same_facts_and_no_secret",
         "test_package_versions_do_not_import_the_packages",
         "test_versions_read_the_driver_and_nvcc_from_real_commands",
     },
