@@ -78,17 +78,13 @@ def test_healthy_ranks_are_told_so_with_their_pair_bandwidths_drawn_beside_the_r
     )
 
 
-def test_the_pair_matrix_is_printed_and_drawn_where_asked(tmp_path):
+def test_the_pair_matrix_is_printed_and_drawn_where_asked(tmp_path, cli_here):
+    # through the same `main` in this process, its ranks forked from here as `net` forks them from its own;
+    # the healthy search above runs in a real process
     picture = tmp_path / "pairs" / "mine.png"
     picture.parent.mkdir()
-    done = subprocess.run(
-        [sys.executable, "-m", "torchdoctor", "net", "--find-bad", "--nproc-per-node=2", "--timeout=60"]
-        + [f"--pairs-plot={picture}"],
-        capture_output=True,
-        text=True,
-        timeout=RUN_LIMIT_S,
-        cwd=tmp_path,
-        env={**os.environ, "COLUMNS": "200"},
+    done = cli_here(
+        "net", "--find-bad", "--nproc-per-node=2", "--timeout=60", f"--pairs-plot={picture}", cwd=tmp_path
     )
     assert done.returncode == 0, done.stdout + done.stderr
     assert "point-to-point bandwidth between ranks, MB/s" in done.stdout, done.stdout

@@ -36,10 +36,12 @@ def findings_of(result) -> dict[str, dict]:
     return {f["id"]: f for f in data["findings"]}
 
 
-def test_bench_table_plot_and_expect_busbw(cli, tmp_path):
+def test_bench_table_plot_and_expect_busbw(cli_here, tmp_path):
+    # through the same `main` in this process, its ranks forked from here as `net` forks them from its own (a
+    # real process runs the first planted fault below, and tests/test_net_robust.py runs real `net` processes)
     plot = tmp_path / "busbw.png"
     logs = tmp_path / "logs"
-    result = cli(
+    result = cli_here(
         "net",
         "--json",
         "--timeout=30",
