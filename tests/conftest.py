@@ -310,6 +310,7 @@ def starts_processes(item) -> bool:
 SHARED_JOB_MODULES = {
     "test_accelerate_compat",  # accelerate's own tests: a pytest of their own, and 2 gloo ranks
     "test_explain_inputs",  # three failing 2-rank torchrun jobs
+    "test_distributed_debug",  # one 2-rank job: the mismatches, then accelerate's uneven gather
     "test_flight_recorder",  # a 3-rank torchrun job's flight-recorder dumps
     "test_memory_distributed",  # one 2-rank job: the batch-size searches, then a slow and a missing rank
     "test_stragglers",  # a healthy 2-rank launch and one with a slow rank, each read by two tests
