@@ -45,7 +45,8 @@ torch.manual_seed(0)
 model = torch.nn.parallel.DistributedDataParallel(torch.nn.Linear(4, 1))
 data = torch.utils.data.TensorDataset(torch.randn(400, 4), torch.randn(400, 1))
 
-@find_executable_batch_size(starting_batch_size=128)
+# from 41 (the default search from 128 is tried above): rank 1 runs out of memory there while rank 0 fits
+@find_executable_batch_size(starting_batch_size=41)
 def probe(batch_size):
     train(batch_size)
     with model.no_sync():  # no rank may sit in an all-reduce while another is out of memory
