@@ -193,6 +193,7 @@ PROCESS_TESTS = {
     },
     "test_cli": {
         "test_bad_input_to_every_command_is_one_line_naming_the_value",
+        "test_check_json_lists_sys_findings",
         "test_check_says_what_it_is_doing_on_a_terminal_only",
         "test_colour_on_a_terminal_none_in_a_pipe_or_with_no_color",
         "test_output_to_a_reader_that_leaves_exits_quietly_with_the_commands_status",

@@ -19,17 +19,20 @@ def test_version(cli):
     assert result.returncode == 0 and result.stdout.strip() == f"torchdoctor {__version__}"
 
 
-def test_bad_usage_is_one_line_and_exit_2(cli):
+def test_bad_usage_is_one_line_and_exit_2(cli, cli_here):
+    # the first in a real process, the others through the same `main` here (the refusal is main's either way)
     for args in (["no-such-command"], ["check", "--no-such-flag"], ["check", "--skip", "bogus"]):
-        result = cli(*args)
+        result = (cli if args == ["no-such-command"] else cli_here)(*args)
         assert result.returncode == 2, args
         assert len(result.stderr.strip().splitlines()) == 1, result.stderr
         assert "Traceback" not in result.stderr
         assert result.stderr.startswith("torchdoctor: error:")
 
 
-def test_check_json_lists_sys_findings(cli):
-    result = cli("check", "--json", "--skip", "net", "--skip", "gpu")
+def test_check_json_lists_sys_findings(cli_here):
+    # through the same `main` here: `check` runs in real processes below (on a terminal) and in
+    # tests/test_output_encodings.py; --json is main's output either way
+    result = cli_here("check", "--json", "--skip", "net", "--skip", "gpu")
     data = json.loads(result.stdout)
     ids = [f["id"] for f in data["findings"]]
     assert {"sys.python", "sys.torch", "sys.accelerators"} <= set(ids)
