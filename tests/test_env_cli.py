@@ -55,12 +55,13 @@ def test_check_runs_every_env_check():
     }
 
 
-def test_deepspeed_build_for_this_machines_gpus(cli, tmp_path):
+def test_deepspeed_build_for_this_machines_gpus(cli_here, tmp_path):
+    # through the same `main` here, as the --wheel variant below; `env` runs in a real process above
     nvidia_smi(tmp_path / "bin", gpus=[("NVIDIA A100-SXM4-80GB", "8.0"), ("NVIDIA GeForce RTX 3090", "8.6")])
     (tmp_path / "root/usr/include").mkdir(parents=True)
     (tmp_path / "root/usr/include/libaio.h").write_text("/* libaio */\n")
     path = f"{tmp_path / 'bin'}{os.pathsep}{os.environ['PATH']}"
-    result = cli("env", "--deepspeed-build", "--root", str(tmp_path / "root"), env={"PATH": path})
+    result = cli_here("env", "--deepspeed-build", "--root", str(tmp_path / "root"), env={"PATH": path})
     assert result.returncode == 0, result.stderr
     jobs = os.cpu_count()
     assert (
