@@ -193,6 +193,9 @@ PROCESS_TESTS = {
     },
     "test_cli": {
         "test_bad_input_to_every_command_is_one_line_naming_the_value",
+        "test_check_json_lists_sys_findings",
+        "test_check_says_what_it_is_doing_on_a_terminal_only",
+        "test_colour_on_a_terminal_none_in_a_pipe_or_with_no_color",
         "test_output_to_a_reader_that_leaves_exits_quietly_with_the_commands_status",
         "test_shell_completion_completes_commands_and_flags",
     },
@@ -264,6 +267,7 @@ PROCESS_TESTS = {
         "test_plot_names_the_missing_extra_without_matplotlib",
     },
     "test_report": {
+        "test_cli_report_json_has_the_same_facts_and_no_secret",
         "test_package_versions_do_not_import_the_packages",
         "test_versions_read_the_driver_and_nvcc_from_real_commands",
     },
@@ -307,7 +311,9 @@ def starts_processes(item) -> bool:
 SHARED_JOB_MODULES = {
     "test_accelerate_compat",  # accelerate's own tests: a pytest of their own, and 2 gloo ranks
     "test_explain_inputs",  # three failing 2-rank torchrun jobs
+    "test_distributed_debug",  # one 2-rank job: the mismatches, then accelerate's uneven gather
     "test_flight_recorder",  # a 3-rank job's flight-recorder dumps
+    "test_memory_distributed",  # one 2-rank job: the batch-size searches, then a slow and a missing rank
     "test_numerics_ranks",  # one 2-rank job, two scenarios in turn, each read by a test
     "test_stragglers",  # a healthy 2-rank launch and one with a slow rank, each read by two tests
 }

@@ -19,17 +19,20 @@ def test_version(cli):
     assert result.returncode == 0 and result.stdout.strip() == f"torchdoctor {__version__}"
 
 
-def test_bad_usage_is_one_line_and_exit_2(cli):
+def test_bad_usage_is_one_line_and_exit_2(cli, cli_here):
+    # the first in a real process, the others through the same `main` here (the refusal is main's either way)
     for args in (["no-such-command"], ["check", "--no-such-flag"], ["check", "--skip", "bogus"]):
-        result = cli(*args)
+        result = (cli if args == ["no-such-command"] else cli_here)(*args)
         assert result.returncode == 2, args
         assert len(result.stderr.strip().splitlines()) == 1, result.stderr
         assert "Traceback" not in result.stderr
         assert result.stderr.startswith("torchdoctor: error:")
 
 
-def test_check_json_lists_sys_findings(cli):
-    result = cli("check", "--json", "--skip", "net", "--skip", "gpu")
+def test_check_json_lists_sys_findings(cli_here):
+    # through the same `main` here: `check` runs in real processes below (on a terminal) and in
+    # tests/test_output_encodings.py; --json is main's output either way
+    result = cli_here("check", "--json", "--skip", "net", "--skip", "gpu")
     data = json.loads(result.stdout)
     ids = [f["id"] for f in data["findings"]]
     assert {"sys.python", "sys.torch", "sys.accelerators"} <= set(ids)
@@ -261,24 +264,27 @@ def _on_a_terminal(args, env=None, timeout=300):
     return status, seen.decode(errors="replace")
 
 
+# A terminal is the point here, so those runs are real processes on a pseudo-terminal; "not a terminal" is the
+# same test of `isatty` in a pipe or in this process's captured stdout, so the piped cases run through the same
+# `main` here (`cli_here`): a `check` process each (3.5 s of CPU) proved nothing more.
 @pytest.mark.timeout(600)
-def test_check_says_what_it_is_doing_on_a_terminal_only(cli):
+def test_check_says_what_it_is_doing_on_a_terminal_only(cli_here):
     args = ["check", "--skip", "net", "--skip", "env"]
     status, shown = _on_a_terminal(args)
     # the line is redrawn a dozen times a second: which checks it caught depends on their speed
     assert status == 0 and re.search(r"checking (sys|dist|gpu)\.\w+…", shown), shown
-    piped = cli(*args, timeout=300)
+    piped = cli_here(*args)
     assert piped.returncode == 0 and piped.stderr == "" and "checking" not in piped.stdout
 
 
 @pytest.mark.timeout(600)
-def test_colour_on_a_terminal_none_in_a_pipe_or_with_no_color(cli):
+def test_colour_on_a_terminal_none_in_a_pipe_or_with_no_color(cli_here):
     args = ["check", "--skip", "net", "--skip", "env", "--skip", "dist"]
     _, coloured = _on_a_terminal(args)
     assert "\x1b[" in coloured
     _, plain = _on_a_terminal([*args, "--no-color"])
     assert "\x1b[" not in plain.replace("\x1b[?25l", "").replace("\x1b[?25h", "").split("✓", 1)[1], plain
-    piped = cli(*args, timeout=300)
+    piped = cli_here(*args)
     assert "\x1b" not in piped.stdout and "✓" in piped.stdout
 
 

@@ -50,12 +50,33 @@ from accelerate.state import PartialState
 from accelerate.utils import broadcast as accelerate_broadcast
 PartialState(cpu=True).debug = True
 attempt("accelerate broadcast shape", lambda: accelerate_broadcast(torch.zeros(1, 5) if rank == 0 else torch.zeros(1, 2, 5)))
+
+# then accelerate's own gather without accelerate's debug mode, under ours: the user's line and the fix
+import torchdoctor.distributed.debug as debug
+from accelerate.utils import gather
+from torchdoctor.distributed import DistributedOperationException
+
+PartialState(cpu=True).debug = False
+debug.enable()  # what `torchdoctor launch --debug` does in every worker
+predictions = torch.zeros(4 if rank == 0 else 3, 2)  # an uneven last batch
+try:
+    gather(predictions)
+except DistributedOperationException as error:
+    print(json.dumps({"case": "accelerate gather uneven", "error": str(error)}), flush=True)
 dist.destroy_process_group()  # exiting with a live gloo group sometimes aborts (torch, not us)
 """
 
 
-def test_mismatches_raise_on_every_rank_with_accelerate_wording(tmp_path):
-    results = run_ranks(MISMATCHES, tmp_path, nprocs=2, env={"TORCHDOCTOR_DEBUG_MODE": "1"}, timeout=240)
+# One real 2-rank job for the mismatches and accelerate's uneven gather (a module-scoped fixture; the module is
+# in SHARED_JOB_MODULES, so xdist runs it once): each case is caught and printed, so one job holds them all.
+@pytest.fixture(scope="module")
+def mismatch_job(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("mismatches")
+    return run_ranks(MISMATCHES, folder, nprocs=2, env={"TORCHDOCTOR_DEBUG_MODE": "1"}, timeout=240)
+
+
+def test_mismatches_raise_on_every_rank_with_accelerate_wording(mismatch_job):
+    results = mismatch_job
     cases = [results_by_case(r.stdout) for r in results]
     for rank, result in enumerate(results):
         assert result.returncode == 0, result.output
@@ -242,31 +263,11 @@ def test_mismatch_message_names_each_field():
     assert "Input devices:\n  - Process 0: cpu\n  - Process 1: cpu" in text
 
 
-ACCELERATE_GATHER = """
-import json, torch
-from accelerate.state import PartialState
-from accelerate.utils import gather
-import torchdoctor.distributed.debug as debug
-from torchdoctor.distributed import DistributedOperationException
-
-debug.enable()  # what `torchdoctor launch --debug` does in every worker
-state = PartialState(cpu=True)
-rank = state.process_index
-predictions = torch.zeros(4 if rank == 0 else 3, 2)  # an uneven last batch
-try:
-    gather(predictions)
-except DistributedOperationException as error:
-    print(json.dumps({"error": str(error)}), flush=True)
-state.destroy_process_group()
-"""
-
-
-def test_debug_names_the_users_line_under_accelerate_and_the_fix_for_an_uneven_batch(tmp_path):
-    results = run_ranks(ACCELERATE_GATHER, tmp_path, nprocs=2, timeout=120)
-    line = ACCELERATE_GATHER.splitlines().index("    gather(predictions)") + 1
-    for result in results:
+def test_debug_names_the_users_line_under_accelerate_and_the_fix_for_an_uneven_batch(mismatch_job):
+    line = MISMATCHES.splitlines().index("    gather(predictions)") + 1
+    for result in mismatch_job:
         assert result.returncode == 0, result.output
-        error = json.loads(result.stdout.strip().splitlines()[-1])["error"]
+        error = results_by_case(result.stdout)["accelerate gather uneven"]["error"]
         assert "Operation: `torch.distributed.all_gather`" in error
         assert "  - Process 0: [4, 2]\n  - Process 1: [3, 2]" in error
         for rank in (0, 1):  # the user's call, not accelerate/utils/operations.py

@@ -24,8 +24,8 @@ debug.enable()
 dist.init_process_group("gloo")
 rank = dist.get_rank()
 dist.all_reduce(torch.ones(1))
-if rank == 2:
-    time.sleep(120)  # skips the barrier the others wait at
+if rank == 1:
+    time.sleep(120)  # skips the barrier rank 0 waits at
 ctrl_c_after(9)
 try:
     dist.barrier()
@@ -36,28 +36,28 @@ except KeyboardInterrupt:
 
 
 def test_a_skipped_collective_is_announced_while_waiting_and_ctrl_c_stops_the_wait(tmp_path):
+    # two ranks: one waits and says whom for, as each of two waiting ranks of three did
     results = run_ranks(
         SKIPPED_COLLECTIVE,
         tmp_path,
-        nprocs=3,
+        nprocs=2,
         env={"TORCHDOCTOR_DEBUG_TIMEOUT": "100"},
-        wait_for=[0, 1],
+        wait_for=[0],
         timeout=90,
     )
-    for rank in (0, 1):
-        result = results[rank]
-        assert result.returncode == 0, result.output
-        assert "interrupted at the barrier" in result.stdout  # long before the 100 s timeout
-        lines = [line for line in result.stderr.splitlines() if line.startswith("torchdoctor: waited")]
-        assert lines, result.stderr
-        assert re.match(
-            r"torchdoctor: waited \d+ s of 100 for rank 2 at collective #2 `torch.distributed.barrier` "
-            rf"\(2 of 3 waiting; this is rank {rank} at .*script_\d+\.py:\d+ in <module>; "
-            r"TORCHDOCTOR_DEBUG_TIMEOUT=100\)$",
-            lines[0],
-        ), lines[0]
-        assert "did not reach" not in result.output
-    assert results[2].returncode is None  # still asleep: killed by the runner
+    rank, result = 0, results[0]
+    assert result.returncode == 0, result.output
+    assert "interrupted at the barrier" in result.stdout  # long before the 100 s timeout
+    lines = [line for line in result.stderr.splitlines() if line.startswith("torchdoctor: waited")]
+    assert lines, result.stderr
+    assert re.match(
+        r"torchdoctor: waited \d+ s of 100 for rank 1 at collective #2 `torch.distributed.barrier` "
+        rf"\(1 of 2 waiting; this is rank {rank} at .*script_\d+\.py:\d+ in <module>; "
+        r"TORCHDOCTOR_DEBUG_TIMEOUT=100\)$",
+        lines[0],
+    ), lines[0]
+    assert "did not reach" not in result.output
+    assert results[1].returncode is None  # still asleep: killed by the runner
 
 
 SKIPPED_MESSAGE = (
@@ -158,8 +158,8 @@ try:
 except DistributedOperationException as error:
     print("first:", str(error).splitlines()[0], flush=True)
 debug.enable(timeout=6)
-if rank == 2:
-    time.sleep(14)  # the others give up after 6 s; this rank comes afterwards
+if rank == 1:
+    time.sleep(14)  # rank 0 gives up after 6 s; this rank comes afterwards
 try:
     dist.barrier()
 except DistributedOperationException as error:
@@ -168,14 +168,15 @@ except DistributedOperationException as error:
 
 
 def test_a_late_mismatch_is_a_mismatch_and_a_rank_arriving_after_the_timeout_raises_too(tmp_path):
-    results = run_ranks(LATE_MISMATCH_THEN_LATE_RANK, tmp_path, nprocs=3, timeout=150)
+    # two ranks: the late one is both the mismatched and the late-after-the-timeout rank, each said as with three
+    results = run_ranks(LATE_MISMATCH_THEN_LATE_RANK, tmp_path, nprocs=2, timeout=150)
     for rank, result in enumerate(results):
         assert result.returncode == 0, result.output
         lines = result.stdout.splitlines()
         assert lines[0] == (
             "first: Cannot apply desired operation due to shape mismatches. All shapes across devices must be valid."
         ), result.output
-        if rank == 2:  # it must not go on into a barrier nobody else is in
+        if rank == 1:  # it must not go on into a barrier nobody else is in
             assert re.fullmatch(
                 r"second: This process reached collective #2 `torch.distributed.barrier` at \S+\.py:\d+ in "
                 r"<module> after the others had stopped waiting for it \(TORCHDOCTOR_DEBUG_TIMEOUT=6 s\): they "
@@ -184,6 +185,6 @@ def test_a_late_mismatch_is_a_mismatch_and_a_rank_arriving_after_the_timeout_rai
             ), lines[1]
         else:
             assert lines[1] == (
-                "second: Process 2 did not reach collective #2 within 6 s "
+                "second: Process 1 did not reach collective #2 within 6 s "
                 "(TORCHDOCTOR_DEBUG_TIMEOUT); the others are waiting for them."
             )

@@ -7,8 +7,9 @@ import torch
 from env_fakes import nvidia_smi
 
 
-def test_env_json_on_this_machine(cli):
-    result = cli("env", "--json")
+def test_env_json_on_this_machine(cli_here):
+    # --json through the same `main` in this process; the human output below runs `env` in a real one
+    result = cli_here("env", "--json")
     data = json.loads(result.stdout)
     ids = [f["id"] for f in data["findings"]]
     assert ids == [
@@ -54,12 +55,13 @@ def test_check_runs_every_env_check():
     }
 
 
-def test_deepspeed_build_for_this_machines_gpus(cli, tmp_path):
+def test_deepspeed_build_for_this_machines_gpus(cli_here, tmp_path):
+    # through the same `main` here, as the --wheel variant below; `env` runs in a real process above
     nvidia_smi(tmp_path / "bin", gpus=[("NVIDIA A100-SXM4-80GB", "8.0"), ("NVIDIA GeForce RTX 3090", "8.6")])
     (tmp_path / "root/usr/include").mkdir(parents=True)
     (tmp_path / "root/usr/include/libaio.h").write_text("/* libaio */\n")
     path = f"{tmp_path / 'bin'}{os.pathsep}{os.environ['PATH']}"
-    result = cli("env", "--deepspeed-build", "--root", str(tmp_path / "root"), env={"PATH": path})
+    result = cli_here("env", "--deepspeed-build", "--root", str(tmp_path / "root"), env={"PATH": path})
     assert result.returncode == 0, result.stderr
     jobs = os.cpu_count()
     assert (
@@ -82,12 +84,13 @@ def test_deepspeed_wheel_without_libaio(tmp_path, monkeypatch, capsys):
     assert any("sudo apt install libaio-dev" in note for note in data["notes"])
 
 
-def test_bad_env_flags_are_one_line_and_exit_2(cli, tmp_path):
-    for args, said in [
-        (["env", "--wheel"], "--wheel only goes with --deepspeed-build"),
-        (["env", "--root", str(tmp_path / "nowhere")], "nowhere: does not exist"),
+def test_bad_env_flags_are_one_line_and_exit_2(cli, cli_here, tmp_path):
+    # the first refusal in a real process, the other through the same `main` here (nothing differs but words)
+    for run, args, said in [
+        (cli, ["env", "--wheel"], "--wheel only goes with --deepspeed-build"),
+        (cli_here, ["env", "--root", str(tmp_path / "nowhere")], "nowhere: does not exist"),
     ]:
-        result = cli(*args)
+        result = run(*args)
         assert result.returncode == 2, args
         assert result.stderr.startswith("torchdoctor: error:") and said in result.stderr
         assert len(result.stderr.strip().splitlines()) == 1
@@ -116,8 +119,8 @@ def test_torch_facts_of_the_installed_torch():
         assert len(facts.gpus) == (torch.cuda.device_count() if torch.cuda.is_available() else 0)
 
 
-def test_empty_or_sloppy_arch_lists(cli_here, tmp_path):
-    # in this process: test_bad_env_flags_are_one_line_and_exit_2 runs env's refusals in a real one
+def test_empty_or_sloppy_arch_lists(cli, cli_here, tmp_path):
+    # one refusal of --arch in a real process, the others and the parsed list through the same `main` here
     for args, said in [
         (["--deepspeed-build", "--arch", ""], "--arch '': no compute capability in it"),
         (["--deepspeed-build", "--arch", " ; "], "--arch ' ; ': no compute capability in it"),
@@ -127,7 +130,9 @@ def test_empty_or_sloppy_arch_lists(cli_here, tmp_path):
             "--arch '8.0;;9.1x': TORCH_CUDA_ARCH_LIST entry '9.1x'",
         ),
     ]:
-        result = cli_here("env", "--root", str(tmp_path), *args)
+        result = (cli if args[-1] == "" and args[0] == "--deepspeed-build" else cli_here)(
+            "env", "--root", str(tmp_path), *args
+        )
         lines = result.stderr.strip().splitlines()
         assert result.returncode == 2, (args, result)
         assert len(lines) == 1 and lines[0].startswith(f"torchdoctor: error: {said}"), lines

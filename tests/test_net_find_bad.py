@@ -26,8 +26,16 @@ WITH_FAULTS = str(TESTS / "net_faults.py")
 RUN_LIMIT_S = 150
 
 
-def _net_with_faults(faults: str, folder: Path, nproc: int = 4) -> tuple[int, dict]:
-    """A `net --find-bad --json` run with ``faults`` planted, in ``folder`` (where the pair picture goes)."""
+def _net_with_faults(faults: str, folder: Path, nproc: int = 4, here: bool = False) -> tuple[int, dict]:
+    """A `net --find-bad --json` run with ``faults`` planted, in ``folder`` (where the pair picture goes);
+    ``here``: through the same `main` in this process, the ranks forked from it as `net` forks them."""
+    if here:
+        from net_faults import run_here
+
+        done = run_here(
+            faults, "--json", "--find-bad", f"--nproc-per-node={nproc}", "--timeout=60", cwd=folder
+        )
+        return done.returncode, json.loads(done.stdout)
     env = {**os.environ, "NET_FAULTS": faults, "PYTHONPATH": os.pathsep.join([str(TESTS), *sys.path])}
     done = subprocess.run(
         [sys.executable, WITH_FAULTS, "--json", "--find-bad", f"--nproc-per-node={nproc}", "--timeout=60"],
@@ -70,17 +78,13 @@ def test_healthy_ranks_are_told_so_with_their_pair_bandwidths_drawn_beside_the_r
     )
 
 
-def test_the_pair_matrix_is_printed_and_drawn_where_asked(tmp_path):
+def test_the_pair_matrix_is_printed_and_drawn_where_asked(tmp_path, cli_here):
+    # through the same `main` in this process, its ranks forked from here as `net` forks them from its own;
+    # the healthy search above runs in a real process
     picture = tmp_path / "pairs" / "mine.png"
     picture.parent.mkdir()
-    done = subprocess.run(
-        [sys.executable, "-m", "torchdoctor", "net", "--find-bad", "--nproc-per-node=2", "--timeout=60"]
-        + [f"--pairs-plot={picture}"],
-        capture_output=True,
-        text=True,
-        timeout=RUN_LIMIT_S,
-        cwd=tmp_path,
-        env={**os.environ, "COLUMNS": "200"},
+    done = cli_here(
+        "net", "--find-bad", "--nproc-per-node=2", "--timeout=60", f"--pairs-plot={picture}", cwd=tmp_path
     )
     assert done.returncode == 0, done.stdout + done.stderr
     assert "point-to-point bandwidth between ranks, MB/s" in done.stdout, done.stdout
@@ -101,8 +105,10 @@ def test_pairs_plot_without_find_bad_is_refused(tmp_path):
     assert done.returncode == 2 and "--pairs-plot" in done.stderr and "--find-bad" in done.stderr, done.stderr
 
 
+# The healthy run above is a real process; the faults of the same search run through the same `main` here
+# (`here=True`), their ranks forked from this process as `net` forks them (a process each: 3 s of CPU).
 def test_a_flipped_bit_names_its_rank(tmp_path):
-    code, report = _net_with_faults("2:flip_bit", tmp_path)
+    code, report = _net_with_faults("2:flip_bit", tmp_path, here=True)
     found = _by_id(report)
     assert code == 1, report
     (corrupt,) = found["net.silent_corruption"]
@@ -114,7 +120,7 @@ def test_a_flipped_bit_names_its_rank(tmp_path):
 def test_a_rank_sharing_its_core_with_busy_processes_is_named(tmp_path):
     if len(os.sched_getaffinity(0)) < 2:
         pytest.skip("one core only: every rank shares it")
-    code, report = _net_with_faults("1:busy_core", tmp_path, nproc=3)
+    code, report = _net_with_faults("1:busy_core", tmp_path, nproc=3, here=True)
     found = _by_id(report)
     speeds = [(f["details"].get("speed"), f["details"].get("speed_again")) for f in report["findings"]]
     assert code == 1, speeds

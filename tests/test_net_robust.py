@@ -149,6 +149,27 @@ def test_master_port_is_where_rank_0_opens_the_store():
     assert [state.stage for _, state in sorted(ran.states.items())] == ["done", "done"]
 
 
+def test_over_hosts_a_torch_that_cannot_be_imported_is_named_with_its_fix(cli):
+    """Over hosts torch is imported by torch's launcher, not up front here: when the launcher dies importing
+    it (a real broken environment), the verdict is still the one a forked run gives before any rank starts."""
+    result = cli(
+        "net",
+        "--json",
+        "--timeout=5",
+        "--nproc-per-node=1",
+        f"--rdzv-endpoint=127.0.0.1:{free_port()}",
+        env={"TORCH_DISTRIBUTED_DEBUG": "ALL"},
+        timeout=RUN_LIMIT_S,
+    )
+    assert result.returncode == 1, result.stdout + result.stderr
+    (finding,) = json.loads(result.stdout)["findings"]
+    assert finding["id"] == "net.smoke" and finding["status"] == "fail", finding
+    assert finding["summary"].startswith("torch cannot be imported here, so no rank can start: ValueError: ")
+    assert (
+        "TORCH_DISTRIBUTED_DEBUG" in finding["summary"] and "TORCH_DISTRIBUTED_DEBUG=DETAIL" in finding["fix"]
+    )
+
+
 def test_nccl_on_a_cpu_build_of_torch_is_bad_input(cli):
     import torch
 
@@ -242,8 +263,10 @@ def test_launch_flags_under_an_outer_launcher_are_refused(cli, cli_here, args):
     assert "rank 0 of 2 started by torchrun" in result.stderr
 
 
-def test_no_status_line_when_stderr_is_not_a_terminal(cli):
-    result = cli("net", timeout=RUN_LIMIT_S)
+def test_no_status_line_when_stderr_is_not_a_terminal(cli_here):
+    # not a terminal: a pipe or this process's captured stderr are the same test of `isatty`, so the same
+    # `main` runs here, its ranks forked from this process as `net` forks them (the terminal case below is real)
+    result = cli_here("net", timeout=RUN_LIMIT_S)
     assert result.returncode == 0, result.stdout + result.stderr
     assert result.stderr == ""
 

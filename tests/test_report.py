@@ -158,14 +158,14 @@ def test_cli_report_to_file_has_everything_and_no_secret(cli, tmp_path):
     assert result.returncode == (1 if "| ✗ |" in text else 0)
 
 
-def test_cli_report_bad_input_exits_2_with_one_line(cli_here, tmp_path):
-    # in this process: a refusal is one class, and test_cli's bad-usage test runs one of each command's in a
-    # real process (a process of its own costs seconds of CPU for report's torch import)
-    for args, words in (
-        (["--skip", "bogus"], "--skip bogus: unknown area; choose from sys"),
-        (["-o", str(tmp_path / "no-dir" / "r.md")], "no-dir does not exist"),
+def test_cli_report_bad_input_exits_2_with_one_line(cli, cli_here, tmp_path):
+    # the first refusal in a real process, the second through the same `main` in this one (a process each:
+    # up to 2 s of CPU, and nothing a refusal says differs between them)
+    for run, args, words in (
+        (cli, ["--skip", "bogus"], "--skip bogus: unknown area; choose from sys"),
+        (cli_here, ["-o", str(tmp_path / "no-dir" / "r.md")], "no-dir does not exist"),
     ):
-        result = cli_here("report", *args)
+        result = run("report", *args, timeout=60)
         lines = result.stderr.strip().splitlines()
         assert result.returncode == 2 and len(lines) == 1 and words in lines[0], result.stderr
 
@@ -177,6 +177,7 @@ def test_cudnn_version_numbers_of_both_encodings():
 
 @pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs named pipes")
 def test_cli_report_output_that_cannot_be_written_fails_before_the_checks(cli, cli_here, tmp_path):
+    # the pipe in a real process; the other refusals through the same `main` here (`cli_here`)
     pipe = tmp_path / "pipe.md"
     os.mkfifo(pipe)  # nothing reads it: writing would block forever, after every check had run
     result = cli("report", "-o", str(pipe), "--skip", "net", timeout=60)
@@ -184,7 +185,6 @@ def test_cli_report_output_that_cannot_be_written_fails_before_the_checks(cli, c
     assert result.returncode == 2 and lines == [
         f"torchdoctor: error: -o {pipe}: a named pipe that nothing reads"
     ], result.stderr
-    # the rest in this process: the pipe above was the real process's case of this refusal
     if os.path.exists("/proc/version"):  # cannot be written, not even by root
         result = cli_here("report", "-o", "/proc/version")
         lines = result.stderr.strip().splitlines()
@@ -200,10 +200,14 @@ def test_cli_report_output_that_cannot_be_written_fails_before_the_checks(cli, c
     assert not fresh.exists()
 
 
-def test_cli_report_json_has_the_same_facts_and_no_secret(cli, tmp_path, monkeypatch, capsys):
+def test_cli_report_json_has_the_same_facts_and_no_secret(cli_here, tmp_path, monkeypatch, capsys):
+    # --json instead of markdown: through the same `main` in this process, as the report to a file above ran in
+    # a real one (the environment's secrets are read from os.environ either way)
     out = tmp_path / "issue.json"
     env = {**SECRETS, "NCCL_SOCKET_IFNAME": "eth0"}
-    result = cli("report", "--json", "-o", str(out), "--skip", "net", "--skip", "env", env=env, timeout=120)
+    result = cli_here(
+        "report", "--json", "-o", str(out), "--skip", "net", "--skip", "env", env=env, timeout=120
+    )
     text = out.read_text()
     for secret in NEVER_SHOWN:
         assert secret not in text, secret
@@ -217,7 +221,7 @@ def test_cli_report_json_has_the_same_facts_and_no_secret(cli, tmp_path, monkeyp
     ids = [f["id"] for f in data["findings"]]
     assert "sys.python" in ids and not any(i.startswith(("net.", "env.")) for i in ids)
     assert result.returncode == (1 if data["status"] == "fail" else 0)
-    # to stdout: the same `main` in this process (a real one has run above; this one has torch imported)
+    # to stdout: the same `main` in this process
     from torchdoctor.cli import main
 
     for name, value in env.items():

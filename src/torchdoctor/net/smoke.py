@@ -49,6 +49,7 @@ class NetResult:
     silent: bool = False  # a rank other than 0 under an outer launcher, with nothing wrong: it says nothing
     find_bad: dict[str, Any] = field(default_factory=dict)  # rank 0's --find-bad measurements
     pair_text: str = ""  # --find-bad's pair matrix as text, when it is small
+    torch_unusable: bool = False  # torch could not be imported: nothing else to judge
 
 
 def run_net(
@@ -72,13 +73,18 @@ def run_net(
         _refuse_launch_flags(options, info)
     elif options.log_dir is not None:  # before torch's import (seconds): refused at once, nothing left made
         require_writable_folder("--log-dir", options.log_dir, keep=False)
-    unusable = _preflight(options, info, environ) or _torch_unusable(environ)
+    over_hosts = info.launcher == "none" and (options.nnodes > 1 or bool(options.rdzv_endpoint))
+    # torch is imported here only where the ranks are forked from this process; over hosts torch's launcher
+    # imports it (3 s of CPU saved per host), and a run it ended is judged by `_torch_ended_the_launch`
+    unusable = _preflight(options, info, environ) or ([] if over_hosts else _torch_unusable(environ))
     if unusable:
         return NetResult(unusable)
     if info.launcher != "none":
         result = _as_rank(options, info, status, out or sys.stdout, show_now, worker)
     else:
         result = _alone(options, status, environ, worker)
+    if result.torch_unusable:
+        return result
     if options.bench and not result.rows and options.nnodes > 1 and worst(result.findings) != "fail":
         result.findings.append(
             Finding("net.bandwidth", "skip", "bandwidth is reported on the host that has rank 0")
@@ -177,6 +183,16 @@ def _torch_unusable(environ: Mapping[str, str]) -> list[Finding]:
     ]
 
 
+def _torch_ended_the_launch(ran: RanksRun, environ: Mapping[str, str]) -> list[Finding]:
+    """Over hosts, the same finding as `_torch_unusable` when torch's launcher (or its ranks) died importing
+    torch: no rank left a state, and a traceback went through torch's ``__init__.py``. Only then is torch
+    imported here, to name the error and the variable to blame."""
+    said = ran.output + "".join(text for log in ran.logs.values() for text in log.values())
+    if ran.states or "Traceback" not in said or f"torch{os.sep}__init__.py" not in said:
+        return []
+    return _torch_unusable(environ)
+
+
 def _preflight(options: NetOptions, info: RankInfo, environ: Mapping[str, str]) -> list[Finding]:
     """What would make the rendezvous fail, found in seconds before any rank starts: a host that does not
     resolve, and on the host that opens the store, a port already taken or an address not of this host.
@@ -244,6 +260,11 @@ def _alone(options: NetOptions, status: Status, environ: Mapping[str, str], work
         if made is not None:
             shutil.rmtree(made, ignore_errors=True)
         raise
+    unusable = _torch_ended_the_launch(ran, environ) if over_hosts else []
+    if unusable:
+        if made is not None:
+            shutil.rmtree(made, ignore_errors=True)
+        return NetResult(unusable, torch_unusable=True)
     findings = verdicts(
         ran.states,
         ran.world_size,
