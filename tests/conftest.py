@@ -48,24 +48,11 @@ def run_here(*args: str, env: dict | None = None, timeout: float | None = None, 
     """`torchdoctor ARGS` through the same `main` a real process runs, in this process: what `run_cli`
     returns, without a process of its own (whose Python start and imports cost up to 3 s of CPU). For the
     many cases of one class of refusal, where one case through `cli` stands for the process boundary."""
-    import contextlib
-    import io
+    from helpers import main_here
 
     from torchdoctor.cli import main
 
-    saved, where = dict(os.environ), os.getcwd()
-    os.environ.update({"COLUMNS": "200", **(env or {})})
-    out, err = io.StringIO(), io.StringIO()
-    try:
-        if cwd is not None:
-            os.chdir(cwd)
-        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-            status = main(list(args))
-    finally:
-        os.chdir(where)
-        os.environ.clear()
-        os.environ.update(saved)
-    return subprocess.CompletedProcess(["torchdoctor", *args], status, out.getvalue(), err.getvalue())
+    return main_here(main, "torchdoctor", args, env, cwd)
 
 
 @pytest.fixture

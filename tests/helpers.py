@@ -1,6 +1,10 @@
 """Small helpers the tests share (``from helpers import free_port``; pytest puts ``tests/`` on ``sys.path``)."""
 
+import contextlib
+import io
+import os
 import socket
+import subprocess
 
 
 def free_port() -> int:
@@ -13,3 +17,22 @@ def free_port() -> int:
 def hook_count(model) -> int:
     """How many forward and forward-pre hooks ``model`` and its submodules hold: 0 once a detector is off."""
     return sum(len(m._forward_hooks) + len(m._forward_pre_hooks) for m in model.modules())
+
+
+def main_here(main, name: str, args, env: dict | None = None, cwd=None) -> subprocess.CompletedProcess:
+    """``main(args)`` in this process with ``env`` added to the environment (and COLUMNS=200), in ``cwd``: its
+    status and what it printed, as `subprocess.run` returns a process's, ``name`` as the command. The
+    environment and the folder are as before afterwards."""
+    saved, where = dict(os.environ), os.getcwd()
+    os.environ.update({"COLUMNS": "200", **(env or {})})
+    out, err = io.StringIO(), io.StringIO()
+    try:
+        if cwd is not None:
+            os.chdir(cwd)
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            status = main(list(args))
+    finally:
+        os.chdir(where)
+        os.environ.clear()
+        os.environ.update(saved)
+    return subprocess.CompletedProcess([name, *args], status, out.getvalue(), err.getvalue())

@@ -136,22 +136,9 @@ def run_here(faults: str, *args: str, cwd=None) -> subprocess.CompletedProcess:
     """`main` with ``NET_FAULTS=faults`` in this process: its ranks are forked from here, as `net` forks them
     from its own process; what a run of ``python tests/net_faults.py ARGS`` returns, without the process (and
     its 3 s of CPU for ``import torch``). For the cases of one class whose first case runs in a real process."""
-    import contextlib
-    import io
+    from helpers import main_here
 
-    saved, where = dict(os.environ), os.getcwd()
-    os.environ.update({FAULTS_VARIABLE: faults, "COLUMNS": "200"})
-    out, err = io.StringIO(), io.StringIO()
-    try:
-        if cwd is not None:
-            os.chdir(cwd)
-        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-            status = main(list(args))
-    finally:
-        os.chdir(where)
-        os.environ.clear()
-        os.environ.update(saved)
-    return subprocess.CompletedProcess(["net_faults.py", *args], status, out.getvalue(), err.getvalue())
+    return main_here(main, "net_faults.py", args, {FAULTS_VARIABLE: faults}, cwd)
 
 
 if __name__ == "__main__":
