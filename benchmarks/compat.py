@@ -1,6 +1,6 @@
 """Run torchdoctor's tests under another torch and another Python, each in a cached venv of its own.
 
-CI keeps its one pin (constraints.txt); this is how the README's table of versions tried is made:
+CI keeps its one pin (constraints.txt); this is how the table of versions tried (docs/compat.md) is made:
 
     python benchmarks/compat.py --python 3.10 --torch 2.13.0
     python benchmarks/compat.py --python 3.11 --torch 2.4.1 --lane processes
