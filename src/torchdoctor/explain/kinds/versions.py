@@ -59,8 +59,20 @@ LIBRARIES = (
 SUBMODULE_NAME = rf"(?:torch\.(?!_C\b)|(?:{LIBRARIES})\.)[\w.]{{1,150}}"
 SUBMODULE = SUBMODULE_NAME + "'"
 _NO_SUBMODULE = R(rf"No module named '(?P<missing_submodule>{SUBMODULE_NAME})'")
+# torch's own modules too (torch.distributed.reduce_scatter_tensor came in 1.13, torch.compile in 2.0): not
+# torch._C, whose missing CUDA functions are a CPU-only build, nor torch.distributed's init_process_group, which a
+# torch built without distributed lacks (backend_unavailable reads both)
+TORCH_MODULE = r"torch(?!\._C\b)(?:\.[\w.]{1,150})?"
 _NO_ATTRIBUTE = R(
-    rf"module '(?P<module>(?:{LIBRARIES})(?:\.[\w.]{{1,150}})?)' has no attribute '(?P<name>\w{{1,100}})'"
+    rf"module '(?P<module>(?:{LIBRARIES})(?:\.[\w.]{{1,150}})?|{TORCH_MODULE})' has no attribute "
+    r"'(?P<name>(?!init_process_group'|_c10d_init')\w{1,100})'"
+)
+# TorchScript compiling an installed package's code that calls a Tensor method this torch does not have
+# (torch/csrc/jit/frontend/sugared_value.cpp; 1.x and 2.x wordings): the package was built for a newer torch
+_SCRIPTED = R(
+    r"(?:nonexistent attribute or method '(?P<ts_method>\w{1,100})' of type 'Tensor'|"
+    r"'Tensor' object has no attribute or method '(?P<ts_method2>\w{1,100})')[^\n]{0,100}\n[^\n]{0,300}?"
+    r"site-packages[/\\](?P<ts_package>\w{1,100})[/\\]"
 )
 # DeepSpeed's engine and optimizer classes (deepspeed/runtime/engine.py, zero/stage_1_and_2.py, zero/stage3.py,
 # fp16/*.py, pipe/engine.py), whose attributes transformers' Trainer, accelerate and Lightning call into: one
@@ -119,6 +131,8 @@ def _dependency(hits: list[Hit], ctx: Context) -> tuple[str, str]:
             "'<package>==<version>' for each), uninstall both first so no stale build stays, and rebuild the "
             "extension against the installed torch (pip install --no-build-isolation --no-cache-dir ...).",
         )
+    if facts.get("ts_package"):
+        return _scripted(facts, hits)
     if facts.get("missing_submodule"):
         module = facts["missing_submodule"]
         top = module.split(".")[0]
@@ -133,6 +147,15 @@ def _dependency(hits: list[Hit], ctx: Context) -> tuple[str, str]:
         )
     name, module = facts.get("name", "?"), facts.get("module", "?")
     top = module.split(".")[0]
+    if facts.get("no_attribute") and top == "torch":
+        return (
+            f"module {module} has no attribute {name}: the installed PyTorch is likely older than the code that "
+            "uses it (or the name was removed in it)" + on_ranks(hits),
+            f"{name} is not in this PyTorch release (python -c 'import torch; print(torch.__version__)'): the code "
+            "was written for another one. A name PyTorch added: upgrade it (pip install -U torch with the "
+            "--index-url of your CUDA, or a newer container image); the PyTorch documentation of each release "
+            f"lists {module}'s names. A name it removed: install the PyTorch the code pins, or update the code.",
+        )
     if facts.get("no_attribute"):
         return (
             f"module {module} has no attribute {name}: the installed {top} is older or newer than the code "
@@ -163,6 +186,20 @@ def _dependency(hits: list[Hit], ctx: Context) -> tuple[str, str]:
     )
 
 
+def _scripted(facts: dict, hits: list[Hit]) -> tuple[str, str]:
+    package = facts["ts_package"]
+    method = facts.get("ts_method") or facts.get("ts_method2") or "?"
+    return (
+        f"{package} calls Tensor.{method}, which the installed PyTorch does not have: {package} was built for a "
+        "newer PyTorch than the one it runs with" + on_ranks(hits),
+        f"TorchScript compiles {package}'s code when it is imported and finds no Tensor.{method} in this "
+        f"PyTorch. Install the {package} release made for your PyTorch (pip show torch; its wheel index for that "
+        f"torch and CUDA, e.g. pip install {package} -f https://data.pyg.org/whl/torch-<version>+<cuda>.html for "
+        f"PyG's packages, or pip install '{package}==<an older release>'), or upgrade PyTorch to the one "
+        f"{package} needs.",
+    )
+
+
 DEPENDENCY_VERSION = Recogniser(
     kind="dependency_version",
     title="package version the code does not support",
@@ -176,6 +213,8 @@ DEPENDENCY_VERSION = Recogniser(
         "system:python-no-module-named",  # a submodule of a library that moves its modules between releases
         "system:module-has-no-attribute",
         "system:object-has-no-attribute",
+        "torch_native:jit-nonexistent-attribute-or-method",
+        "torch_native:jit-object-has-no-attribute-or-method",
         "third_party:pybind11-incompatible-function-arguments",
     ),
     anchors=(
@@ -185,10 +224,16 @@ DEPENDENCY_VERSION = Recogniser(
         "requires DeepSpeed >=",
         "requires `accelerate>=",
         *_MISSING_NAMES,
+        "module 'torch",
+        "Tried to access nonexistent attribute or method",
+        "object has no attribute or method '",
     ),
     # a name that cannot be imported is also a circular import or a file shadowing the package, an attribute a
     # library's module or object lacks also a bug of that release: only likely
-    generic=_MISSING_NAMES,
+    # a torch module's missing attribute may be a name torch removed, or a build without that part (likely too);
+    # a scripted installed package calling a Tensor method torch lacks is the versions disagreeing: certain
+    generic=(*_MISSING_NAMES, "module 'torch"),
+    span=1,  # TorchScript names the file it compiled on the line after its message
     # accelerate's bf16 check names a torch version and a device in one message: bf16_unsupported reads it
     reject=R(r"requires PyTorch >= [\d.]+ and a supported device"),
     match=R(
@@ -201,6 +246,8 @@ DEPENDENCY_VERSION = Recogniser(
         + _NO_ATTRIBUTE.pattern
         + "|"
         + _DS_OBJECT.pattern
+        + "|"
+        + _SCRIPTED.pattern
     ),
     facts=(
         _NO_SUBMODULE,
@@ -210,7 +257,8 @@ DEPENDENCY_VERSION = Recogniser(
         _INCOMPATIBLE,
         _DETECTED,
         _NO_ATTRIBUTE,
-        R(rf"(?P<no_attribute>module '(?:{LIBRARIES})[\w.]*' has no attribute)"),
+        R(rf"(?P<no_attribute>module '(?:(?:{LIBRARIES})[\w.]*|{TORCH_MODULE})' has no attribute)"),
+        _SCRIPTED,
         _DS_OBJECT,
     ),
     also=(
