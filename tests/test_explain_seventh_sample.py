@@ -156,3 +156,26 @@ def test_torch_2x_helper_raise_line_leaves_the_variable_to_the_message():
     )
     found = explained(log)
     assert found.id == "log.rank_env_missing" and "WORLD_SIZE is not set" in found.summary
+
+
+def test_a_private_function_called_with_a_keyword_it_does_not_take_is_a_release_bug_only_likely():
+    # 342.txt (Lightning-AI/torchmetrics#454): compositional metrics' _sync_dist had another signature
+    found = lead("342.txt")
+    assert found.id == "log.library_version_bug" and found.details["confidence"] == "likely"
+    assert "_sync_dist() got an unexpected keyword argument 'process_group'" in found.summary
+    assert "Upgrade" in found.fix and "log.dependency_version" in found.details["alternatives"]
+    text = template("system:python-unexpected-keyword-argument", "_get_module_class_from_name", "recurse")
+    assert explained(text + "\n").id == "log.library_version_bug"
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        # a script's own call of a public function or a class with a wrong keyword: the script's mistake
+        "TypeError: forward() got an unexpected keyword argument 'labels'",
+        "TypeError: Linear.__init__() got an unexpected keyword argument 'bias_init'",
+        "TypeError: __init__() got an unexpected keyword argument 'use_fast'",
+    ],
+)
+def test_a_public_call_with_an_unexpected_keyword_is_not_read_as_a_release_bug(line):
+    assert explained(line + "\n").id != "log.library_version_bug"

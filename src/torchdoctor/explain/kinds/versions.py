@@ -45,6 +45,10 @@ _MISSING_NAMES = (
     "PipelineEngine' object has no attribute '",
     "DeepSpeedZeRoOffload' object has no attribute '",
 )
+# a private function (a library's internals) called with a keyword it does not take (CPython's TypeError)
+PRIVATE_CALL = R(
+    r"(?<![\w.])(?P<private_call>_[a-z]\w{0,100})\(\) got an unexpected keyword argument '(?P<unexpected_kw>\w{1,100})'"
+)
 _DETECTED = R(r"Detected (?P<package2>\w+) version: (?P<found2>\d+(?:\.[\w+]+)*)")
 # the libraries a training script runs through whose API moves between releases: an attribute missing from one
 # of their modules is a caller written for another release (CPython Objects/moduleobject.c's AttributeError)
@@ -331,6 +335,19 @@ def _unbuilt_objects(hits: list[Hit]) -> tuple[str, str]:
     )
 
 
+def _private_call(hits: list[Hit]) -> tuple[str, str]:
+    function, keyword = first(hits, "private_call"), first(hits, "unexpected_kw")
+    return (
+        f"{function}() got an unexpected keyword argument '{keyword}': a library's internal call whose signature "
+        "changed between releases (a bug of the release installed, or two packages at versions that disagree)"
+        + on_ranks(hits),
+        f"{function} is a private function: user code does not call it, the library does (or a package built on "
+        "it), and the caller and the callee disagree on its arguments. Upgrade the package it belongs to to the "
+        "release that fixed it (pip install -U <package>; its issues name the broken release), or install the "
+        "pair of versions the calling package pins.",
+    )
+
+
 def _release_bug(hits: list[Hit], ctx: Context) -> tuple[str, str]:
     if first(hits, "missing_object"):
         return _unbuilt_objects(hits)
@@ -341,6 +358,8 @@ def _release_bug(hits: list[Hit], ctx: Context) -> tuple[str, str]:
         return summary + on_ranks(hits), fix
     if first(hits, "wrapper"):
         return _wrapped_optimizer(hits, ctx)
+    if first(hits, "private_call"):
+        return _private_call(hits)
     return _accelerate_8bit(hits, ctx)
 
 
@@ -361,10 +380,15 @@ LIBRARY_RELEASE_BUG = Recogniser(
         *cuda_errors.KERNEL_FAULTS,
         # GNU ld: an input file of the link that is not there, here one of the build's own objects
         "ld: cannot find ",
+        # CPython: a call with a keyword the function does not take; read only for a private function (a
+        # library calling its own or another package's internals), not a public one a script calls
+        "() got an unexpected keyword argument '",
     ),
     match=R(
         r"8-bit precision on multiple devices\.|\w+ is not (?:an Optimizer|a subclass of torch\.optim\.Optimizer)|"
         r"ld: cannot find \S{1,400}/build/temp\.[^\s:]{1,300}\.o: No such file or directory|"
+        + PRIVATE_CALL.pattern
+        + "|"
         + cuda_errors.KERNEL_FAULT.pattern
     ),
     templates=(
@@ -373,6 +397,7 @@ LIBRARY_RELEASE_BUG = Recogniser(
         "deepspeed:is-not-subclass-of-torch-optim",
         *cuda_errors.KERNEL_FAULT_TEMPLATES,
         "system:ld-cannot-find-input-file",
+        "system:python-unexpected-keyword-argument",
     ),
     # a kernel's fault names no kernel and no cause (a library's bug, bad input, a failing GPU)
     generic=cuda_errors.KERNEL_FAULTS,
@@ -382,6 +407,7 @@ LIBRARY_RELEASE_BUG = Recogniser(
         R(r"(?P<eight_bit>8-bit precision on multiple devices)"),
         R(r"(?P<wrapper>\w+) is not (?:an Optimizer|a subclass of torch\.optim\.Optimizer)"),
         R(r"(?P<ds_wrapper>\w*(?:DeepSpeed|ZeRO|Zero|FP16_|BF16_)\w*) is not (?:an|a subclass)"),
+        PRIVATE_CALL,
         R(r"ld: cannot find (?P<missing_object>\S{1,400}/build/temp\.[^\s:]{1,300}\.o): No such file"),
         # pip builds in /tmp/pip-install-<id>/<package>_<hash>/ (pip-req-build-<id> for a git or path install)
         R(
@@ -414,6 +440,13 @@ LIBRARY_RELEASE_BUG = Recogniser(
             "a compile step that failed above the link (its error cut from the paste)",
             "Look above the link for the first `error:` of the compiler (or nvcc), which names the cause.",
             when=("missing_object",),
+        ),
+        Alternative(
+            "dependency_version",
+            "two packages installed at versions that disagree (one calls the other's internals)",
+            "pip show the packages in the traceback (the caller and the callee, e.g. lightning and torchmetrics) "
+            "and install a pair the caller's release notes or requirements name.",
+            when=("private_call",),
         ),
         Alternative(
             "nccl_bug_upgrade",
