@@ -179,3 +179,21 @@ def test_a_private_function_called_with_a_keyword_it_does_not_take_is_a_release_
 )
 def test_a_public_call_with_an_unexpected_keyword_is_not_read_as_a_release_bug(line):
     assert explained(line + "\n").id != "log.library_version_bug"
+
+
+def test_an_accelerate_plugin_lacking_a_field_accelerate_reads_is_its_release_bug_only_likely():
+    # 196.txt (huggingface/accelerate, train): accelerate's state read deepspeed_plugin.fp16, which it never had
+    found = lead("196.txt")
+    assert found.id == "log.library_version_bug" and found.details["confidence"] == "likely"
+    assert (
+        "DeepSpeedPlugin has no attribute 'fp16'" in found.summary
+        and "pip install -U accelerate" in found.fix
+    )
+    text = template(
+        "system:object-has-no-attribute", "FullyShardedDataParallelPlugin", "activation_checkpointing"
+    )
+    assert explained(text + "\n").id == "log.library_version_bug"
+    # a model or the script's own object lacking an attribute is not accelerate's
+    assert (
+        explained("AttributeError: 'GCN' object has no attribute 'device2'\n").id != "log.library_version_bug"
+    )

@@ -88,6 +88,26 @@ _DS_OBJECT = R(
     r"'(?P<ds_attribute>(?!ds_opt_adam')\w{1,100})'"
 )
 
+# accelerate's plugin dataclasses (accelerate/utils/dataclasses.py), which accelerate's state and Accelerator
+# read: an attribute one of them lacks is accelerate code and plugin from releases that disagree, or that
+# release's own bug (accelerate reading a field its plugin never had)
+_ACCELERATE_PLUGIN = R(
+    r"'(?P<acc_class>DeepSpeedPlugin|FullyShardedDataParallelPlugin|MegatronLMPlugin|TorchDynamoPlugin|"
+    r"GradientAccumulationPlugin)' object has no attribute '(?P<acc_attribute>\w{1,100})'"
+)
+
+
+def _accelerate_plugin(facts: dict, hits: list[Hit]) -> tuple[str, str]:
+    cls, attribute = facts["acc_class"], facts["acc_attribute"]
+    return (
+        f"accelerate's {cls} has no attribute '{attribute}': accelerate reads a field its own plugin lacks, a "
+        "bug of the accelerate release installed (or a stale install of it)" + on_ranks(hits),
+        f"{cls} is accelerate's own dataclass, read by accelerate itself: a field it lacks is accelerate's "
+        "code and its plugin disagreeing. Upgrade accelerate to a release that fixed it (pip install -U "
+        "accelerate; its issues name the broken one), or install the accelerate version the project pins, and "
+        "reinstall it cleanly if an older copy may shadow it (pip show accelerate).",
+    )
+
 
 def _dependency(hits: list[Hit], ctx: Context) -> tuple[str, str]:
     facts = merged(hits)
@@ -360,6 +380,8 @@ def _release_bug(hits: list[Hit], ctx: Context) -> tuple[str, str]:
         return _wrapped_optimizer(hits, ctx)
     if first(hits, "private_call"):
         return _private_call(hits)
+    if first(hits, "acc_class"):
+        return _accelerate_plugin(merged(hits), hits)
     return _accelerate_8bit(hits, ctx)
 
 
@@ -383,11 +405,15 @@ LIBRARY_RELEASE_BUG = Recogniser(
         # CPython: a call with a keyword the function does not take; read only for a private function (a
         # library calling its own or another package's internals), not a public one a script calls
         "() got an unexpected keyword argument '",
+        # CPython's AttributeError on one of accelerate's plugin dataclasses, read by accelerate itself
+        "Plugin' object has no attribute '",
     ),
     match=R(
         r"8-bit precision on multiple devices\.|\w+ is not (?:an Optimizer|a subclass of torch\.optim\.Optimizer)|"
         r"ld: cannot find \S{1,400}/build/temp\.[^\s:]{1,300}\.o: No such file or directory|"
         + PRIVATE_CALL.pattern
+        + "|"
+        + _ACCELERATE_PLUGIN.pattern
         + "|"
         + cuda_errors.KERNEL_FAULT.pattern
     ),
@@ -398,6 +424,7 @@ LIBRARY_RELEASE_BUG = Recogniser(
         *cuda_errors.KERNEL_FAULT_TEMPLATES,
         "system:ld-cannot-find-input-file",
         "system:python-unexpected-keyword-argument",
+        "system:object-has-no-attribute",
     ),
     # a kernel's fault names no kernel and no cause (a library's bug, bad input, a failing GPU)
     generic=cuda_errors.KERNEL_FAULTS,
@@ -408,6 +435,7 @@ LIBRARY_RELEASE_BUG = Recogniser(
         R(r"(?P<wrapper>\w+) is not (?:an Optimizer|a subclass of torch\.optim\.Optimizer)"),
         R(r"(?P<ds_wrapper>\w*(?:DeepSpeed|ZeRO|Zero|FP16_|BF16_)\w*) is not (?:an|a subclass)"),
         PRIVATE_CALL,
+        _ACCELERATE_PLUGIN,
         R(r"ld: cannot find (?P<missing_object>\S{1,400}/build/temp\.[^\s:]{1,300}\.o): No such file"),
         # pip builds in /tmp/pip-install-<id>/<package>_<hash>/ (pip-req-build-<id> for a git or path install)
         R(
@@ -446,7 +474,7 @@ LIBRARY_RELEASE_BUG = Recogniser(
             "two packages installed at versions that disagree (one calls the other's internals)",
             "pip show the packages in the traceback (the caller and the callee, e.g. lightning and torchmetrics) "
             "and install a pair the caller's release notes or requirements name.",
-            when=("private_call",),
+            when=("private_call", "acc_class"),
         ),
         Alternative(
             "nccl_bug_upgrade",
