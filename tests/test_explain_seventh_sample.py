@@ -197,3 +197,16 @@ def test_an_accelerate_plugin_lacking_a_field_accelerate_reads_is_its_release_bu
     assert (
         explained("AttributeError: 'GCN' object has no attribute 'device2'\n").id != "log.library_version_bug"
     )
+
+
+def test_deepspeed_0316s_zero3_fp16_check_is_a_parameter_made_in_float32_only_likely():
+    # 338.txt (huggingface/transformers#11572): a resized embedding made in float32 under ZeRO-3 and fp16
+    found = lead("338.txt")
+    assert found.id == "log.library_version_bug" and found.details["confidence"] == "likely"
+    assert "not fp16" in found.summary and "pip install -U transformers" in found.fix
+    assert "log.zero3_param_dtype" in found.details["alternatives"]
+    text = template("third_party:deepspeed-zero3-model-must-be-fp16")
+    assert explained(f"AssertionError: {text}\n").id == "log.library_version_bug"
+    # the sibling check of the same release (fp16 off, a half parameter) is not this reading
+    other = "AssertionError: fp16 is not enabled but one or several model parameters have dtype of fp16\n"
+    assert explained(other).id != "log.library_version_bug"

@@ -355,6 +355,18 @@ def _unbuilt_objects(hits: list[Hit]) -> tuple[str, str]:
     )
 
 
+def _zero3_not_half(hits: list[Hit]) -> tuple[str, str]:
+    return (
+        "DeepSpeed ZeRO-3 with fp16 found a model parameter that is not fp16: one created outside "
+        "deepspeed.zero.Init in float32 (a library that resized or added a layer, e.g. transformers' "
+        "resize_token_embeddings before its 2021 fix)" + on_ranks(hits),
+        "DeepSpeed 0.3.16 checks, under ZeRO-3 with fp16, that every parameter is already half: one made after "
+        "the model was partitioned, in float32, fails it. Upgrade the library that created it (pip install -U "
+        "transformers: its resize_token_embeddings keeps the embedding's dtype in releases since May 2021) "
+        "and DeepSpeed (pip install -U deepspeed: the check is gone after 0.3.16).",
+    )
+
+
 def _private_call(hits: list[Hit]) -> tuple[str, str]:
     function, keyword = first(hits, "private_call"), first(hits, "unexpected_kw")
     return (
@@ -382,6 +394,8 @@ def _release_bug(hits: list[Hit], ctx: Context) -> tuple[str, str]:
         return _private_call(hits)
     if first(hits, "acc_class"):
         return _accelerate_plugin(merged(hits), hits)
+    if first(hits, "zero3_not_half"):
+        return _zero3_not_half(hits)
     return _accelerate_8bit(hits, ctx)
 
 
@@ -407,6 +421,8 @@ LIBRARY_RELEASE_BUG = Recogniser(
         "() got an unexpected keyword argument '",
         # CPython's AttributeError on one of accelerate's plugin dataclasses, read by accelerate itself
         "Plugin' object has no attribute '",
+        # DeepSpeed 0.3.16's engine: ZeRO-3 with fp16 finding a parameter that is not half
+        "Model must initialized in fp16 mode for ZeRO Stage 3",
     ),
     match=R(
         r"8-bit precision on multiple devices\.|\w+ is not (?:an Optimizer|a subclass of torch\.optim\.Optimizer)|"
@@ -414,7 +430,7 @@ LIBRARY_RELEASE_BUG = Recogniser(
         + PRIVATE_CALL.pattern
         + "|"
         + _ACCELERATE_PLUGIN.pattern
-        + "|"
+        + "|Model must initialized in fp16 mode for ZeRO Stage 3|"
         + cuda_errors.KERNEL_FAULT.pattern
     ),
     templates=(
@@ -425,6 +441,7 @@ LIBRARY_RELEASE_BUG = Recogniser(
         "system:ld-cannot-find-input-file",
         "system:python-unexpected-keyword-argument",
         "system:object-has-no-attribute",
+        "third_party:deepspeed-zero3-model-must-be-fp16",
     ),
     # a kernel's fault names no kernel and no cause (a library's bug, bad input, a failing GPU)
     generic=cuda_errors.KERNEL_FAULTS,
@@ -436,6 +453,7 @@ LIBRARY_RELEASE_BUG = Recogniser(
         R(r"(?P<ds_wrapper>\w*(?:DeepSpeed|ZeRO|Zero|FP16_|BF16_)\w*) is not (?:an|a subclass)"),
         PRIVATE_CALL,
         _ACCELERATE_PLUGIN,
+        R(r"(?P<zero3_not_half>Model must initialized in fp16 mode for ZeRO Stage 3)"),
         R(r"ld: cannot find (?P<missing_object>\S{1,400}/build/temp\.[^\s:]{1,300}\.o): No such file"),
         # pip builds in /tmp/pip-install-<id>/<package>_<hash>/ (pip-req-build-<id> for a git or path install)
         R(
@@ -468,6 +486,14 @@ LIBRARY_RELEASE_BUG = Recogniser(
             "a compile step that failed above the link (its error cut from the paste)",
             "Look above the link for the first `error:` of the compiler (or nvcc), which names the cause.",
             when=("missing_object",),
+        ),
+        Alternative(
+            "zero3_param_dtype",
+            "a parameter the model's own code creates in float32 after deepspeed.zero.Init",
+            "Create new parameters in the model's dtype (torch.half under fp16) or inside deepspeed.zero.Init, "
+            "before deepspeed.initialize; print [n for n, p in model.named_parameters() if p.dtype != "
+            "torch.half] to find it.",
+            when=("zero3_not_half",),
         ),
         Alternative(
             "dependency_version",
