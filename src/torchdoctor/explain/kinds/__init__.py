@@ -14,6 +14,7 @@ from torchdoctor.explain.kinds import (
     checkpoint,
     comm,
     cuda,
+    datasets,
     deepspeed,
     dtypes,
     gpus,
@@ -35,6 +36,7 @@ RECOGNISERS: tuple[Recogniser, ...] = (
     *checkpoint.RECOGNISERS,
     *launchers.RECOGNISERS,
     *train.RECOGNISERS,
+    *datasets.RECOGNISERS,
     *dtypes.RECOGNISERS,
     *autograd.RECOGNISERS,
     # communication: which line is tried first matters among these (a duplicate GPU is also an NCCL error)
@@ -74,6 +76,7 @@ CONTEXT_FACTS: tuple[tuple[str, re.Pattern], ...] = (
     # evidence a recogniser's confidence depends on, wherever the log states it
     ("SyncB", re.compile(r"(?P<saw_syncbn>SyncBatchNorm|SyncBN)")),
     *autograd.CONTEXT,
+    *datasets.CONTEXT,
     ("--local_rank=", re.compile(r"'(?P<injected_local_rank>--local_rank=\d+)'")),
     (
         "torch.distributed.launch is deprecated",

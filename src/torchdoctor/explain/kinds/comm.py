@@ -187,6 +187,11 @@ def _rendezvous(hits: list[Hit], ctx: Context) -> tuple[str, str]:
     return summary, fix
 
 
+# torch 1.x's rendezvous.py names the variable in its raise (`raise _env_error("MASTER_ADDR")`); later releases
+# raise from a helper (`raise _env_error(env_var)`), whose message line then names it
+ENV_ERROR_RAISED = R(r'raise _env_error\("(?P<missing_var>\w{1,40})"\)')
+
+
 RENDEZVOUS_OR_PORT = Recogniser(
     # torch c10d socket.cpp / TCPStore.cpp, distributed/rendezvous.py, elastic/rendezvous/api.py
     kind="rendezvous_or_port",
@@ -229,6 +234,9 @@ RENDEZVOUS_OR_PORT = Recogniser(
         "Rendezvous timeout occurred in EtcdRendezvousHandler",
         "has failed to listen on any local network address",
         "Socket Timeout",
+        # torch 1.x rendezvous.py's _env_rendezvous_handler raising for the variable it names: the source line a
+        # traceback shows when the paste stops before the message ("environment variable X expected, but not set")
+        "raise _env_error(",
     ),
     # a store that cannot be reached or timed out is what every rank sees when rank 0 died first, a wrong
     # MASTER_ADDR or a firewall: only "likely" a rendezvous problem; a port in use, a closed rendezvous are certain
@@ -243,6 +251,7 @@ RENDEZVOUS_OR_PORT = Recogniser(
         # rendezvous and "N/M clients joined" are what the other nodes print when one of them failed or ended
         # first (its agent closes the rendezvous; its ranks never reach the store)
         "expected, but not set",
+        "raise _env_error(",
         "RendezvousClosedError",
         "clients joined",
         # elastic's c10d/etcd backends and the store's server socket: what a wrong endpoint, a firewall, a port
@@ -261,6 +270,14 @@ RENDEZVOUS_OR_PORT = Recogniser(
             "a script written for a distributed launch run as a plain process",
             "Start it with torchrun --nproc_per_node=N (which sets MASTER_ADDR, MASTER_PORT, RANK, WORLD_SIZE), "
             "or skip init_process_group when WORLD_SIZE is not in os.environ to run one process.",
+            when=("missing_var",),
+        ),
+        Alternative(
+            "rank_env_missing",
+            "processes started by a scheduler (srun, mpirun) without a torch launcher to set the variables",
+            "Start one torchrun per node from the scheduler (srun torchrun --nnodes=$SLURM_NNODES ...), or export "
+            "MASTER_ADDR, MASTER_PORT, RANK and WORLD_SIZE from the scheduler's variables before "
+            "init_process_group.",
             when=("missing_var",),
         ),
         Alternative(
@@ -287,6 +304,7 @@ RENDEZVOUS_OR_PORT = Recogniser(
         RENDEZVOUS,
         R(r"environment variable (?P<missing_var>\w+) expected, but not set"),
         R(r"but `?(?P<missing_var>MASTER_ADDR)`? env was not set"),
+        ENV_ERROR_RAISED,
         R(r"(?P<what>waiting for clients\. (?P<joined>\d+)/(?P<expected>\d+) clients joined)"),
         R(r"(?P<rdzv_closed>RendezvousClosedError)"),
         R(r"(?P<socket_timeout>Socket Timeout)"),

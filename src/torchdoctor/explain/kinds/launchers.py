@@ -547,6 +547,7 @@ RANK_ENV_MISSING = Recogniser(
         "LOCAL_RANK is not in the environment",
         "Make sure you run your executable with `jsrun`",
         "Ensure you are running the script with an MPI-compatible launcher",
+        "raise _env_error(",
     ),
     templates=(
         "torch:environment-variable-expected-but-not-set",
@@ -562,11 +563,13 @@ RANK_ENV_MISSING = Recogniser(
     # the rank's identity; a missing MASTER_ADDR / MASTER_PORT is the rendezvous' (rendezvous_or_port)
     match=R(
         r"environment variable (?:RANK|WORLD_SIZE|LOCAL_RANK|LOCAL_WORLD_SIZE) expected|"
+        r'raise _env_error\("(?:RANK|WORLD_SIZE)"\)|'
         r"DeepSpeed requires the LOCAL_RANK environment variable|LOCAL_RANK is not in the environment|"
         r"Make sure you run your executable with `jsrun`|MPI environment variables are not set"
     ),
     facts=(
         R(r"environment variable (?P<missing_var>\w+) expected, but not set"),
+        R(r'raise _env_error\("(?P<missing_var>\w{1,40})"\)'),
         R(r"DeepSpeed requires the (?P<missing_var>LOCAL_RANK) environment variable"),
         R(r"(?P<missing_var>LOCAL_RANK) is not in the environment"),
         R(r"Environment variable `(?P<missing_var>JSM_NAMESPACE_\w{1,20})` not found"),
@@ -581,6 +584,7 @@ RANK_ENV_MISSING = Recogniser(
     # shows a scheduler started the processes; LSF's jsrun and MPI discovery name the launcher they expected.
     generic=(
         "expected, but not set",
+        "raise _env_error(",
         "DeepSpeed requires the LOCAL_RANK environment variable",
         "LOCAL_RANK is not in the environment",
     ),

@@ -45,6 +45,10 @@ _MISSING_NAMES = (
     "PipelineEngine' object has no attribute '",
     "DeepSpeedZeRoOffload' object has no attribute '",
 )
+# a private function (a library's internals) called with a keyword it does not take (CPython's TypeError)
+PRIVATE_CALL = R(
+    r"(?<![\w.])(?P<private_call>_[a-z]\w{0,100})\(\) got an unexpected keyword argument '(?P<unexpected_kw>\w{1,100})'"
+)
 _DETECTED = R(r"Detected (?P<package2>\w+) version: (?P<found2>\d+(?:\.[\w+]+)*)")
 # the libraries a training script runs through whose API moves between releases: an attribute missing from one
 # of their modules is a caller written for another release (CPython Objects/moduleobject.c's AttributeError)
@@ -59,8 +63,20 @@ LIBRARIES = (
 SUBMODULE_NAME = rf"(?:torch\.(?!_C\b)|(?:{LIBRARIES})\.)[\w.]{{1,150}}"
 SUBMODULE = SUBMODULE_NAME + "'"
 _NO_SUBMODULE = R(rf"No module named '(?P<missing_submodule>{SUBMODULE_NAME})'")
+# torch's own modules too (torch.distributed.reduce_scatter_tensor came in 1.13, torch.compile in 2.0): not
+# torch._C, whose missing CUDA functions are a CPU-only build, nor torch.distributed's init_process_group, which a
+# torch built without distributed lacks (backend_unavailable reads both)
+TORCH_MODULE = r"torch(?!\._C\b)(?:\.[\w.]{1,150})?"
 _NO_ATTRIBUTE = R(
-    rf"module '(?P<module>(?:{LIBRARIES})(?:\.[\w.]{{1,150}})?)' has no attribute '(?P<name>\w{{1,100}})'"
+    rf"module '(?P<module>(?:{LIBRARIES})(?:\.[\w.]{{1,150}})?|{TORCH_MODULE})' has no attribute "
+    r"'(?P<name>(?!init_process_group'|_c10d_init')\w{1,100})'"
+)
+# TorchScript compiling an installed package's code that calls a Tensor method this torch does not have
+# (torch/csrc/jit/frontend/sugared_value.cpp; 1.x and 2.x wordings): the package was built for a newer torch
+_SCRIPTED = R(
+    r"(?:nonexistent attribute or method '(?P<ts_method>\w{1,100})' of type 'Tensor'|"
+    r"'Tensor' object has no attribute or method '(?P<ts_method2>\w{1,100})')[^\n]{0,100}\n[^\n]{0,300}?"
+    r"site-packages[/\\](?P<ts_package>\w{1,100})[/\\]"
 )
 # DeepSpeed's engine and optimizer classes (deepspeed/runtime/engine.py, zero/stage_1_and_2.py, zero/stage3.py,
 # fp16/*.py, pipe/engine.py), whose attributes transformers' Trainer, accelerate and Lightning call into: one
@@ -71,6 +87,26 @@ _DS_OBJECT = R(
     r"(?:FP16|BF16)_\w{0,40}Optimizer\w{0,20}|PipelineEngine|DeepSpeedZeRoOffload)' object has no attribute "
     r"'(?P<ds_attribute>(?!ds_opt_adam')\w{1,100})'"
 )
+
+# accelerate's plugin dataclasses (accelerate/utils/dataclasses.py), which accelerate's state and Accelerator
+# read: an attribute one of them lacks is accelerate code and plugin from releases that disagree, or that
+# release's own bug (accelerate reading a field its plugin never had)
+_ACCELERATE_PLUGIN = R(
+    r"'(?P<acc_class>DeepSpeedPlugin|FullyShardedDataParallelPlugin|MegatronLMPlugin|TorchDynamoPlugin|"
+    r"GradientAccumulationPlugin)' object has no attribute '(?P<acc_attribute>\w{1,100})'"
+)
+
+
+def _accelerate_plugin(facts: dict, hits: list[Hit]) -> tuple[str, str]:
+    cls, attribute = facts["acc_class"], facts["acc_attribute"]
+    return (
+        f"accelerate's {cls} has no attribute '{attribute}': accelerate reads a field its own plugin lacks, a "
+        "bug of the accelerate release installed (or a stale install of it)" + on_ranks(hits),
+        f"{cls} is accelerate's own dataclass, read by accelerate itself: a field it lacks is accelerate's "
+        "code and its plugin disagreeing. Upgrade accelerate to a release that fixed it (pip install -U "
+        "accelerate; its issues name the broken one), or install the accelerate version the project pins, and "
+        "reinstall it cleanly if an older copy may shadow it (pip show accelerate).",
+    )
 
 
 def _dependency(hits: list[Hit], ctx: Context) -> tuple[str, str]:
@@ -119,6 +155,8 @@ def _dependency(hits: list[Hit], ctx: Context) -> tuple[str, str]:
             "'<package>==<version>' for each), uninstall both first so no stale build stays, and rebuild the "
             "extension against the installed torch (pip install --no-build-isolation --no-cache-dir ...).",
         )
+    if facts.get("ts_package"):
+        return _scripted(facts, hits)
     if facts.get("missing_submodule"):
         module = facts["missing_submodule"]
         top = module.split(".")[0]
@@ -133,6 +171,15 @@ def _dependency(hits: list[Hit], ctx: Context) -> tuple[str, str]:
         )
     name, module = facts.get("name", "?"), facts.get("module", "?")
     top = module.split(".")[0]
+    if facts.get("no_attribute") and top == "torch":
+        return (
+            f"module {module} has no attribute {name}: the installed PyTorch is likely older than the code that "
+            "uses it (or the name was removed in it)" + on_ranks(hits),
+            f"{name} is not in this PyTorch release (python -c 'import torch; print(torch.__version__)'): the code "
+            "was written for another one. A name PyTorch added: upgrade it (pip install -U torch with the "
+            "--index-url of your CUDA, or a newer container image); the PyTorch documentation of each release "
+            f"lists {module}'s names. A name it removed: install the PyTorch the code pins, or update the code.",
+        )
     if facts.get("no_attribute"):
         return (
             f"module {module} has no attribute {name}: the installed {top} is older or newer than the code "
@@ -163,6 +210,20 @@ def _dependency(hits: list[Hit], ctx: Context) -> tuple[str, str]:
     )
 
 
+def _scripted(facts: dict, hits: list[Hit]) -> tuple[str, str]:
+    package = facts["ts_package"]
+    method = facts.get("ts_method") or facts.get("ts_method2") or "?"
+    return (
+        f"{package} calls Tensor.{method}, which the installed PyTorch does not have: {package} was built for a "
+        "newer PyTorch than the one it runs with" + on_ranks(hits),
+        f"TorchScript compiles {package}'s code when it is imported and finds no Tensor.{method} in this "
+        f"PyTorch. Install the {package} release made for your PyTorch (pip show torch; its wheel index for that "
+        f"torch and CUDA, e.g. pip install {package} -f https://data.pyg.org/whl/torch-<version>+<cuda>.html for "
+        f"PyG's packages, or pip install '{package}==<an older release>'), or upgrade PyTorch to the one "
+        f"{package} needs.",
+    )
+
+
 DEPENDENCY_VERSION = Recogniser(
     kind="dependency_version",
     title="package version the code does not support",
@@ -176,6 +237,8 @@ DEPENDENCY_VERSION = Recogniser(
         "system:python-no-module-named",  # a submodule of a library that moves its modules between releases
         "system:module-has-no-attribute",
         "system:object-has-no-attribute",
+        "torch_native:jit-nonexistent-attribute-or-method",
+        "torch_native:jit-object-has-no-attribute-or-method",
         "third_party:pybind11-incompatible-function-arguments",
     ),
     anchors=(
@@ -185,10 +248,16 @@ DEPENDENCY_VERSION = Recogniser(
         "requires DeepSpeed >=",
         "requires `accelerate>=",
         *_MISSING_NAMES,
+        "module 'torch",
+        "Tried to access nonexistent attribute or method",
+        "object has no attribute or method '",
     ),
     # a name that cannot be imported is also a circular import or a file shadowing the package, an attribute a
     # library's module or object lacks also a bug of that release: only likely
-    generic=_MISSING_NAMES,
+    # a torch module's missing attribute may be a name torch removed, or a build without that part (likely too);
+    # a scripted installed package calling a Tensor method torch lacks is the versions disagreeing: certain
+    generic=(*_MISSING_NAMES, "module 'torch"),
+    span=1,  # TorchScript names the file it compiled on the line after its message
     # accelerate's bf16 check names a torch version and a device in one message: bf16_unsupported reads it
     reject=R(r"requires PyTorch >= [\d.]+ and a supported device"),
     match=R(
@@ -201,6 +270,8 @@ DEPENDENCY_VERSION = Recogniser(
         + _NO_ATTRIBUTE.pattern
         + "|"
         + _DS_OBJECT.pattern
+        + "|"
+        + _SCRIPTED.pattern
     ),
     facts=(
         _NO_SUBMODULE,
@@ -210,7 +281,8 @@ DEPENDENCY_VERSION = Recogniser(
         _INCOMPATIBLE,
         _DETECTED,
         _NO_ATTRIBUTE,
-        R(rf"(?P<no_attribute>module '(?:{LIBRARIES})[\w.]*' has no attribute)"),
+        R(rf"(?P<no_attribute>module '(?:(?:{LIBRARIES})[\w.]*|{TORCH_MODULE})' has no attribute)"),
+        _SCRIPTED,
         _DS_OBJECT,
     ),
     also=(
@@ -283,6 +355,31 @@ def _unbuilt_objects(hits: list[Hit]) -> tuple[str, str]:
     )
 
 
+def _zero3_not_half(hits: list[Hit]) -> tuple[str, str]:
+    return (
+        "DeepSpeed ZeRO-3 with fp16 found a model parameter that is not fp16: one created outside "
+        "deepspeed.zero.Init in float32 (a library that resized or added a layer, e.g. transformers' "
+        "resize_token_embeddings before its 2021 fix)" + on_ranks(hits),
+        "DeepSpeed 0.3.16 checks, under ZeRO-3 with fp16, that every parameter is already half: one made after "
+        "the model was partitioned, in float32, fails it. Upgrade the library that created it (pip install -U "
+        "transformers: its resize_token_embeddings keeps the embedding's dtype in releases since May 2021) "
+        "and DeepSpeed (pip install -U deepspeed: the check is gone after 0.3.16).",
+    )
+
+
+def _private_call(hits: list[Hit]) -> tuple[str, str]:
+    function, keyword = first(hits, "private_call"), first(hits, "unexpected_kw")
+    return (
+        f"{function}() got an unexpected keyword argument '{keyword}': a library's internal call whose signature "
+        "changed between releases (a bug of the release installed, or two packages at versions that disagree)"
+        + on_ranks(hits),
+        f"{function} is a private function: user code does not call it, the library does (or a package built on "
+        "it), and the caller and the callee disagree on its arguments. Upgrade the package it belongs to to the "
+        "release that fixed it (pip install -U <package>; its issues name the broken release), or install the "
+        "pair of versions the calling package pins.",
+    )
+
+
 def _release_bug(hits: list[Hit], ctx: Context) -> tuple[str, str]:
     if first(hits, "missing_object"):
         return _unbuilt_objects(hits)
@@ -293,6 +390,12 @@ def _release_bug(hits: list[Hit], ctx: Context) -> tuple[str, str]:
         return summary + on_ranks(hits), fix
     if first(hits, "wrapper"):
         return _wrapped_optimizer(hits, ctx)
+    if first(hits, "private_call"):
+        return _private_call(hits)
+    if first(hits, "acc_class"):
+        return _accelerate_plugin(merged(hits), hits)
+    if first(hits, "zero3_not_half"):
+        return _zero3_not_half(hits)
     return _accelerate_8bit(hits, ctx)
 
 
@@ -313,10 +416,21 @@ LIBRARY_RELEASE_BUG = Recogniser(
         *cuda_errors.KERNEL_FAULTS,
         # GNU ld: an input file of the link that is not there, here one of the build's own objects
         "ld: cannot find ",
+        # CPython: a call with a keyword the function does not take; read only for a private function (a
+        # library calling its own or another package's internals), not a public one a script calls
+        "() got an unexpected keyword argument '",
+        # CPython's AttributeError on one of accelerate's plugin dataclasses, read by accelerate itself
+        "Plugin' object has no attribute '",
+        # DeepSpeed 0.3.16's engine: ZeRO-3 with fp16 finding a parameter that is not half
+        "Model must initialized in fp16 mode for ZeRO Stage 3",
     ),
     match=R(
         r"8-bit precision on multiple devices\.|\w+ is not (?:an Optimizer|a subclass of torch\.optim\.Optimizer)|"
         r"ld: cannot find \S{1,400}/build/temp\.[^\s:]{1,300}\.o: No such file or directory|"
+        + PRIVATE_CALL.pattern
+        + "|"
+        + _ACCELERATE_PLUGIN.pattern
+        + "|Model must initialized in fp16 mode for ZeRO Stage 3|"
         + cuda_errors.KERNEL_FAULT.pattern
     ),
     templates=(
@@ -325,6 +439,9 @@ LIBRARY_RELEASE_BUG = Recogniser(
         "deepspeed:is-not-subclass-of-torch-optim",
         *cuda_errors.KERNEL_FAULT_TEMPLATES,
         "system:ld-cannot-find-input-file",
+        "system:python-unexpected-keyword-argument",
+        "system:object-has-no-attribute",
+        "third_party:deepspeed-zero3-model-must-be-fp16",
     ),
     # a kernel's fault names no kernel and no cause (a library's bug, bad input, a failing GPU)
     generic=cuda_errors.KERNEL_FAULTS,
@@ -334,6 +451,9 @@ LIBRARY_RELEASE_BUG = Recogniser(
         R(r"(?P<eight_bit>8-bit precision on multiple devices)"),
         R(r"(?P<wrapper>\w+) is not (?:an Optimizer|a subclass of torch\.optim\.Optimizer)"),
         R(r"(?P<ds_wrapper>\w*(?:DeepSpeed|ZeRO|Zero|FP16_|BF16_)\w*) is not (?:an|a subclass)"),
+        PRIVATE_CALL,
+        _ACCELERATE_PLUGIN,
+        R(r"(?P<zero3_not_half>Model must initialized in fp16 mode for ZeRO Stage 3)"),
         R(r"ld: cannot find (?P<missing_object>\S{1,400}/build/temp\.[^\s:]{1,300}\.o): No such file"),
         # pip builds in /tmp/pip-install-<id>/<package>_<hash>/ (pip-req-build-<id> for a git or path install)
         R(
@@ -366,6 +486,21 @@ LIBRARY_RELEASE_BUG = Recogniser(
             "a compile step that failed above the link (its error cut from the paste)",
             "Look above the link for the first `error:` of the compiler (or nvcc), which names the cause.",
             when=("missing_object",),
+        ),
+        Alternative(
+            "zero3_param_dtype",
+            "a parameter the model's own code creates in float32 after deepspeed.zero.Init",
+            "Create new parameters in the model's dtype (torch.half under fp16) or inside deepspeed.zero.Init, "
+            "before deepspeed.initialize; print [n for n, p in model.named_parameters() if p.dtype != "
+            "torch.half] to find it.",
+            when=("zero3_not_half",),
+        ),
+        Alternative(
+            "dependency_version",
+            "two packages installed at versions that disagree (one calls the other's internals)",
+            "pip show the packages in the traceback (the caller and the callee, e.g. lightning and torchmetrics) "
+            "and install a pair the caller's release notes or requirements name.",
+            when=("private_call", "acc_class"),
         ),
         Alternative(
             "nccl_bug_upgrade",

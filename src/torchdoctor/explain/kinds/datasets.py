@@ -1,0 +1,189 @@
+"""Kinds of failure in how a dataset's samples become batches: the DataLoader's own option checks, the default
+collate refusing samples of different sizes, and a file handle that forked DataLoader workers share.
+
+The messages are torch's: ``torch/utils/data/dataloader.py`` (DataLoader.__init__ checks its options before
+anything is loaded), ``torch/utils/data/_utils/collate.py`` (``default_collate`` stacks the samples of a batch
+with ``torch.stack``; in a worker it first allocates shared memory sized for the first sample, which a larger
+sample cannot be resized into), ATen's ``stack`` (``TensorShape.cpp``) and ``Resize.cpp``; and h5py's own words
+for a read the HDF5 library could not make sense of.
+"""
+
+from __future__ import annotations
+
+import re
+
+from torchdoctor.explain.recognisers import Alternative, Context, Hit, Recogniser, first, on_ranks
+
+R = re.compile
+
+# where the failing code ran: a DataLoader worker (its traceback re-raised in the main process, or the worker's
+# own frame) and the default collate (its frame, or its name in the message's traceback)
+CONTEXT: tuple[tuple[str, re.Pattern], ...] = (
+    *(
+        (
+            literal,
+            R(
+                r"(?P<saw_dataloader_worker>in DataLoader worker process|_worker_loop\b|DataLoader worker \(pid)"
+            ),
+        )
+        for literal in ("in DataLoader worker process", "_worker_loop", "DataLoader worker (pid")
+    ),
+    (
+        "collate",
+        R(r"(?P<saw_collate>\bdefault_collate\b|\bcollate_fn\b|_utils[/\\]collate\.py|\bin collate\b)"),
+    ),
+)
+
+_STACK = R(
+    r"stack expects each tensor to be equal size, but got (?P<first_shape>\[[\d, ]{0,60}\]) at entry 0 and "
+    r"(?P<other_shape>\[[\d, ]{0,60}\]) at entry (?P<entry>\d+)"
+)
+
+
+def _collate(hits: list[Hit], ctx: Context) -> tuple[str, str]:
+    shapes = ""
+    if first(hits, "first_shape"):
+        shapes = (
+            f": sample 0 has shape {first(hits, 'first_shape')}, sample {first(hits, 'entry')} "
+            f"{first(hits, 'other_shape')}"
+        )
+    elif first(hits, "list_sizes"):
+        shapes = ": the samples' lists have different lengths"
+    summary = (
+        "the samples of a batch have different sizes, so they cannot be stacked into one tensor" + shapes
+    )
+    fix = (
+        "The DataLoader's default collate stacks the samples of a batch into one tensor (torch.stack), so every "
+        "sample it stacks must have the same shape; in a worker process the batch's shared memory is sized for "
+        "the first sample, which is why a larger one fails there as 'Trying to resize storage that is not "
+        "resizable'. Either make the samples one size (crop, resize or pad them in the Dataset), or pass a "
+        "collate_fn that pads them (torch.nn.utils.rnn.pad_sequence, with a mask) or returns them as a list, or "
+        "keep the batch size at 1 per GPU and reach a larger total batch size with more GPUs or gradient "
+        "accumulation."
+    )
+    return summary + on_ranks(hits), fix
+
+
+COLLATE_UNEQUAL_SIZES = Recogniser(
+    kind="collate_unequal_sizes",
+    title="samples of different sizes in one batch",
+    anchors=(
+        "stack expects each tensor to be equal size",
+        "each element in list of batch should be of equal size",
+        "Trying to resize storage that is not resizable",
+    ),
+    templates=(
+        "torch_native:stack-expects-each-tensor-equal-size",
+        "torch:each-element-in-list-of-batch",
+        "torch_native:resize-storage-not-resizable",
+    ),
+    facts=(_STACK, R(r"(?P<list_sizes>each element in list of batch should be of equal size)")),
+    # collate.py's own check names the batch; torch.stack and a refused resize are printed for any call of
+    # theirs, in the model's code too: certain only where the log shows the DataLoader's collate or a worker
+    confirm=lambda hits, ctx: (
+        any("list_sizes" in h.facts for h in hits)
+        or "saw_collate" in ctx.facts
+        or "saw_dataloader_worker" in ctx.facts
+    ),
+    also=(
+        Alternative(
+            "shape_mismatch",
+            "a torch.stack / resize_ in the model's or the script's own code",
+            "Print the shapes just before the failing call (the traceback's last frame in your code) and make "
+            "them agree; a tensor whose storage it does not own (from numpy, a shared or a view) must be cloned "
+            "before resize_.",
+        ),
+    ),
+    describe=_collate,
+)
+
+
+def _persistent(hits: list[Hit], ctx: Context) -> tuple[str, str]:
+    summary = "a DataLoader was given persistent_workers=True with num_workers=0" + on_ranks(hits)
+    fix = (
+        "Persistent workers keep the worker processes alive between epochs, so they need workers: set "
+        "num_workers > 0, or persistent_workers=False when loading in the main process (num_workers=0, the "
+        "default on Windows in some trainers). Through a trainer's options: --dataloader_num_workers N with "
+        "N > 0, or turn its persistent-workers option off."
+    )
+    return summary, fix
+
+
+DATALOADER_PERSISTENT_WORKERS = Recogniser(
+    # torch/utils/data/dataloader.py DataLoader.__init__
+    kind="dataloader_persistent_workers",
+    title="persistent DataLoader workers without workers",
+    anchors=("persistent_workers option needs num_workers > 0",),
+    templates=("torch:persistent-workers-option-needs-num-workers",),
+    facts=(R(r"(?P<trainer_option>--dataloader_num_workers|dataloader_persistent_workers)"),),
+    # the setting is refused for what it is; who set it is another matter: a trainer's own default (a release
+    # that turned persistent workers on for every run) when the log shows the trainer's option beside it
+    confirm=lambda hits, ctx: not any("trainer_option" in h.facts for h in hits),
+    also=(
+        Alternative(
+            "library_version_bug",
+            "a trainer release that turns persistent workers on by default, also for zero workers",
+            "Upgrade the trainer (a later release turns persistence off when there are no workers), or pass its "
+            "persistent-workers option as false yourself next to --dataloader_num_workers 0.",
+            when=("trainer_option",),
+        ),
+    ),
+    describe=_persistent,
+)
+
+# the HDF5 library's words for on-disk structures it could not decode (h5py shows them in parentheses after its
+# own "Unable to open object" / "Can't read data"): what reading one file handle from several processes produces
+_HDF5_GARBLED = (
+    "bad object header version number",
+    "wrong B-tree signature",
+    "bad symbol table node signature",
+)
+
+
+def _handle_fork(hits: list[Hit], ctx: Context) -> tuple[str, str]:
+    what = first(hits, "hdf5_error", "").strip()
+    summary = (
+        "an HDF5 (h5py) file read failed inside a DataLoader worker"
+        + (f" ({what})" if what else "")
+        + ": a file handle opened in the Dataset's __init__ is shared by the forked worker processes"
+        + on_ranks(hits)
+    )
+    fix = (
+        "h5py does not allow one open file to be read from several processes: the handle the Dataset opened in "
+        "__init__ is copied into every forked DataLoader worker, and their reads corrupt each other. Open the "
+        "file lazily in each worker instead: store the path in __init__, and in __getitem__ do `if self.file is "
+        "None: self.file = h5py.File(self.path, 'r')` (or open it in a worker_init_fn). The same holds for LMDB "
+        "environments and other database handles. To confirm, num_workers=0 makes it go away."
+    )
+    return summary, fix
+
+
+DATASET_HANDLE_FORK = Recogniser(
+    kind="dataset_handle_fork",
+    title="a dataset file handle shared by DataLoader workers",
+    anchors=_HDF5_GARBLED,
+    templates=(
+        "third_party:hdf5-bad-object-header-version",
+        "third_party:hdf5-wrong-b-tree-signature",
+        "third_party:hdf5-bad-symbol-table-node-signature",
+    ),
+    facts=(
+        R(
+            r"(?P<hdf5_error>(?:Unable to open object|Can't read data|Unable to read attribute) \([^)]{1,100}\))"
+        ),
+    ),
+    # only inside a DataLoader worker: the same messages come from a file that is itself damaged
+    requires=("saw_dataloader_worker",),
+    # a damaged file prints the same: only likely, naming it
+    confirm=lambda hits, ctx: False,
+    also=(
+        Alternative(
+            "corrupt_file",
+            "an HDF5 file that is itself damaged (an interrupted write)",
+            "Read the same key with num_workers=0 (or h5dump the file): if it still fails, rewrite the file.",
+        ),
+    ),
+    describe=_handle_fork,
+)
+
+RECOGNISERS = (COLLATE_UNEQUAL_SIZES, DATALOADER_PERSISTENT_WORKERS, DATASET_HANDLE_FORK)
