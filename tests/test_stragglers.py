@@ -251,6 +251,24 @@ def test_a_habitual_last_leaver_leaving_later_on_a_machine_no_busier_is_named_fo
         ] * 6
 
 
+def test_a_habitual_last_leaver_whose_data_loader_slows_is_named_for_input_not_its_link():
+    # rank 1 leaves every collective 8 ms after the others by habit; then its next() takes 10 ms longer, and
+    # with it it leaves 3 ms later still, on a machine no busier (the lagged job's real runs: its exits 1-5 ms
+    # later from its loader's slowdown on, its waiting for a CPU per step unchanged). Until most of the
+    # stretch is slowed the input part cannot pass (half in: its median halfway, at 3.4 standard errors),
+    # where the exits' rise could: they count only on steps whose next() took its usual time, so it is input
+    # (it was communication first in 6 of these 20 seeds, then input)
+    for seed in range(20):
+        tracker = Tracker()
+        for n in range(40):
+            assert tracker.feed(judge_window(n, window(n, seed=seed, lagging=1, lag=0.008))) is None
+        slowed = {"lagging": 1, "lag": 0.011, "slow": 1, "late": 0.01, "data": 0.01}
+        lines = [tracker.feed(judge_window(n, window(n, seed=seed, **slowed))) for n in range(40, 46)]
+        said = [line for line in lines if line]
+        assert [v["cause"] for v in tracker.said] == ["input"], (seed, said)
+        assert said[0].startswith("torchdoctor: straggler: rank 1 (host h1) ") and "next() 12 ms" in said[0]
+
+
 def test_a_rank_leaving_later_on_a_busier_machine_is_not_named_for_its_link():
     # rank 1 leaves collectives with the others, then 4 ms after them: named for communication when nothing
     # else changed; not when every rank also waits 3 ms more per step for a CPU (the kernel wakes them later)

@@ -410,7 +410,17 @@ def _leaver_slowed(
     it grew by more than twice the rise in its waiting for a CPU per step since its usual (`_waiting_rise`),
     and by the same test as every part (`MAJORITY`, `SLOWER`, `NOISE_MARGIN`); its own work with the exits
     in must be longer than usual too (`OWN_MAJORITY`, `OWN_MARGIN`). A slow link on it is named; a busier
-    machine is not."""
+    machine is not. Only the steps whose next() took its usual time are judged (at least `MIN_STEPS`, else
+    none): a rank whose next() is slower wakes and runs at other times against its peers and the machine's
+    other processes, and leaves its collectives later by that, its waiting for a CPU per step unchanged (the
+    lagged test job at load 5-8: exits 1-5 ms later from its loader's slowdown on, in the stretch where that
+    slowdown, half in, was not yet named); those steps are the input part's to name."""
+    data = PARTS.index("data")
+    as_usual = [row for row in rows if row[data] - habit[data][0] < max(MIN_SECONDS, SLOWER * peers_own)]
+    if len(as_usual) < MIN_STEPS:
+        slowed, n = len(rows) - len(as_usual), len(rows)
+        return None, f"exits (last by habit) not judged: next() slower than usual on {slowed} of {n} steps"
+    rows = as_usual
     values, middle, error = _beyond_usual(rows, TRANSFER, habit)
     with_exits = [(habit[0][0] + habit[TRANSFER][0], habit[0][1], True)]  # its usual own work, exits in
     longer = _whole(rows, 0, with_exits, peers_own)[0]
