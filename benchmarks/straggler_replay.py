@@ -24,8 +24,10 @@ from straggler_sweep import FIRST, HEADER, OFF, PERIOD, Tally  # noqa: E402 - th
 from torchdoctor.stragglers.aggregate import judge_kept  # noqa: E402
 from torchdoctor.stragglers.verdict import PARTS, _median_and_error, rank_windows, step_parts  # noqa: E402
 
-# The per-step signals `--signals` prints: the verdict's parts, and the times the thread was put on a CPU.
-SIGNALS = ("own", "cpu", "offcpu", "switched")
+# The per-step signals `--signals` prints: the verdict's parts, and the times the thread was put on a CPU and
+# taken off it while it could run (the record's fields 6 and 7: counts).
+SIGNALS = ("own", "cpu", "offcpu", "switched", "preempted")
+COUNTS = {"switched": 6, "preempted": 7}
 
 
 def lateness(kept: Path) -> dict[int, dict[int, float | None]]:
@@ -45,7 +47,7 @@ def signals(kept: Path, slow: int) -> dict[str, tuple[float, float, int]]:
     """What the fault did to the planted rank ``slow``, per signal (`SIGNALS`): its per-step difference to
     the median of its peers, median over the steps with the fault on less the median over the steps with it
     off (both after the first `FIRST`; a step either side of each switch left out), with the standard error
-    of that and the number of steps on. ms for times, a count for ``switched``."""
+    of that and the number of steps on. ms for times, counts for `COUNTS`."""
     on: dict[str, list[float]] = {name: [] for name in SIGNALS}
     off: dict[str, list[float]] = {name: [] for name in SIGNALS}
     peers_own: list[float] = []  # the peers' median own work per step with the fault off, ms
@@ -66,9 +68,10 @@ def signals(kept: Path, slow: int) -> dict[str, tuple[float, float, int]]:
                 if into is off:
                     peers_own.append(sorted(row[0] for row in peers)[len(peers) // 2] * 1000)
                 for name in SIGNALS:
-                    if name == "switched":
+                    if name in COUNTS:
+                        at = COUNTS[name]
                         rows = {r: w["rows"][index] for r, w in window.items() if len(w["rows"]) > index}
-                        values = {r: row[6] if len(row) > 6 else None for r, row in rows.items()}
+                        values = {r: row[at] if len(row) > at else None for r, row in rows.items()}
                         if values.get(slow) is None or any(v is None for v in values.values()):
                             continue
                         others = sorted(v for r, v in values.items() if r != slow)
