@@ -350,6 +350,8 @@ def test_ddp_waiting_is_timed_from_the_last_gradient_to_the_end_of_the_backward(
         if Path("/proc/self/schedstat").exists():  # Linux: the times the thread was put on a CPU, per step
             assert all(row[6] >= 1 for row in runs[0]["rows"][5:9]), (kind, runs[0]["rows"][5:9])  # it slept
             assert all(isinstance(row[6], int) and row[6] >= 0 for run in runs for row in run["rows"])
+            # and the times the kernel took the CPU from it while it could run (getrusage, per thread)
+            assert all(isinstance(row[7], int) and row[7] >= 0 for run in runs for row in run["rows"])
         assert all(row[2] < 0.15 for row in runs[1]["rows"][5:9]), (kind, runs[1]["rows"][5:9])  # rank 1 not
         for zero, one in zip(runs[0]["rows"][5:9], runs[1]["rows"][5:9], strict=True):
             (group, in0, out0), (_, in1, out1) = zero[4][0], one[4][0]
