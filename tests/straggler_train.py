@@ -16,13 +16,15 @@ episodes (PERIOD, OFF >= 30) it is a share of the whole step measured over steps
     BUSY=duty          # host's busy process busy for 2 * AMOUNT of the wall clock (earlier rounds; default:
                        # its CPU time AMOUNT of the rank's training thread's)
 
-Why: on a 2-core VM, the busy process pinned with the planted rank to one core made the kernel move the
-machine's other work to the other core, where the peer (not pinned) ran: the planted rank waited *less* for a
-CPU and its peer more (the README's straggler figures). Pinned, each rank keeps its own core and only the
-planted rank shares its core with the busy process. With 4 ranks on 2 cores, its core-mate shares that core
-too: the fault is a core's, two ranks'. Each rank is a session of its own (torchrun starts its workers so),
-and Linux's autogroups share a core between sessions first: in the rank's session the busy process takes its
-CPU from that rank alone, in a session of its own from whoever runs on the core, as another job would.
+Why (the host plant; docs/stragglers-measurements.md, the round of 2026-11-28): on a 2-core VM, a busy
+process pinned with the planted rank to one core made the kernel move the machine's other work to the other
+core, where the peer (not pinned) ran: the planted rank waited *less* for a CPU than its peer in some runs.
+Pinned, each rank keeps its core. Each rank is a session of its own (torchrun starts its workers so), and
+Linux's autogroups share a core between sessions first: in the planted rank's session the busy process takes
+its CPU from that rank alone (in a session of its own it took it from whoever ran on the core, and the peer
+waited longer again). So with 4 ranks on 2 cores (two a core) its core-mate is not slowed either. Busy for a
+share of the wall clock it took far more than AMOUNT of a loaded rank's CPU (whose session has a quarter of
+a core): it takes AMOUNT of the rank's training thread's CPU time instead.
 """
 
 import os
