@@ -187,7 +187,7 @@ def main() -> None:
         choices=("share", "duty"),
         default="share",
         help="the host plant's busy process takes AMOUNT of the planted rank's CPU time, or is busy for "
-        "2 * AMOUNT of the wall clock (earlier rounds: 20-30%% of a loaded rank's CPU for 5%%)",
+        "2 * AMOUNT of the wall clock (earlier rounds: a loaded rank 23-28%% slower for 5%%)",
     )
     parser.add_argument("--quick", action="store_true")
     parser.add_argument(

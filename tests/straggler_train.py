@@ -23,8 +23,8 @@ Pinned, each rank keeps its core. Each rank is a session of its own (torchrun st
 Linux's autogroups share a core between sessions first: in the planted rank's session the busy process takes
 its CPU from that rank alone (in a session of its own it took it from whoever ran on the core, and the peer
 waited longer again). So with 4 ranks on 2 cores (two a core) its core-mate is not slowed either. Busy for a
-share of the wall clock it took far more than AMOUNT of a loaded rank's CPU (whose session has a quarter of
-a core): it takes AMOUNT of the rank's training thread's CPU time instead.
+share of the wall clock it slowed a loaded rank by 23-28% for "5%" (the rank's session gets a third to a half
+of its core): it takes AMOUNT of the rank's training thread's CPU time instead.
 """
 
 import os
@@ -128,7 +128,7 @@ if faulty and FAULT == "host":  # a busy process on this rank's core (module doc
                 continue
             # AMOUNT of the rank's own CPU time, topped up every 5 ms while the fault is on: the same share
             # of the rank's session's CPU whatever the machine's load (busy for a share of the wall clock
-            # took 20-30% of a loaded rank's CPU for "5%": its session had a quarter of the core)
+            # slowed a loaded rank by 23-28% for "5%": its session gets a third to a half of its core)
             mine, theirs = time.process_time(), thread_cpu(pid)
             while on.is_set():
                 until = mine + share * (thread_cpu(pid) - theirs)
