@@ -125,7 +125,7 @@ def main() -> None:
         "--signals",
         action="store_true",
         help="also print, per planted run, what the fault did to the planted rank's own work, CPU time, "
-        "waiting for a CPU and times put on a CPU, against its peers (ms, counts)",
+        "waiting for a CPU, times put on a CPU and times the CPU was taken from it, against its peers (ms, counts)",
     )
     args = parser.parse_args()
     runs = sorted(
