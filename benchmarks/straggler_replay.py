@@ -19,10 +19,15 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from straggler_sweep import HEADER, Tally  # noqa: E402 - the sweep's own scoring and tables
+from straggler_sweep import FIRST, HEADER, OFF, PERIOD, Tally  # noqa: E402 - the sweep's scoring and tables
 
 from torchdoctor.stragglers.aggregate import judge_kept  # noqa: E402
-from torchdoctor.stragglers.verdict import rank_windows  # noqa: E402
+from torchdoctor.stragglers.verdict import PARTS, _median_and_error, rank_windows, step_parts  # noqa: E402
+
+# The per-step signals `--signals` prints: the verdict's parts, and the times the thread was put on a CPU and
+# taken off it while it could run (the record's fields 6 and 7: counts).
+SIGNALS = ("own", "cpu", "offcpu", "switched", "preempted")
+COUNTS = {"switched": 6, "preempted": 7}
 
 
 def lateness(kept: Path) -> dict[int, dict[int, float | None]]:
@@ -38,9 +43,90 @@ def lateness(kept: Path) -> dict[int, dict[int, float | None]]:
     return late
 
 
+def signals(kept: Path, slow: int) -> dict[str, tuple[float, float, int]]:
+    """What the fault did to the planted rank ``slow``, per signal (`SIGNALS`): its per-step difference to
+    the median of its peers, median over the steps with the fault on less the median over the steps with it
+    off (both after the first `FIRST`; a step either side of each switch left out), with the standard error
+    of that and the number of steps on. ms for times, counts for `COUNTS`."""
+    on: dict[str, list[float]] = {name: [] for name in SIGNALS}
+    off: dict[str, list[float]] = {name: [] for name in SIGNALS}
+    peers_own: list[float] = []  # the peers' median own work per step with the fault off, ms
+    with open(kept, encoding="utf-8") as lines:
+        for line in lines:
+            window = {int(r): figures for r, figures in json.loads(line)["ranks"].items()}
+            if slow not in window or len(window) < 2:
+                continue
+            parts = step_parts(window)
+            first = int(window[slow].get("first_step", 0))
+            for index, mine in enumerate(parts.get(slow, [])):
+                step = first + index + 1  # the record's step k runs the script's step k + 1
+                place = step % PERIOD
+                if step < FIRST or place in (OFF - 1, OFF, PERIOD - 1, 0):
+                    continue
+                into = on if place > OFF else off
+                peers = [parts[r][index] for r in parts if r != slow and len(parts[r]) > index]
+                if into is off:
+                    peers_own.append(sorted(row[0] for row in peers)[len(peers) // 2] * 1000)
+                for name in SIGNALS:
+                    if name in COUNTS:
+                        at = COUNTS[name]
+                        rows = {r: w["rows"][index] for r, w in window.items() if len(w["rows"]) > index}
+                        values = {r: row[at] if len(row) > at else None for r, row in rows.items()}
+                        if values.get(slow) is None or any(v is None for v in values.values()):
+                            continue
+                        others = sorted(v for r, v in values.items() if r != slow)
+                        into[name].append(values[slow] - others[len(others) // 2])
+                    else:
+                        k = PARTS.index(name)
+                        others = sorted(row[k] for row in peers)
+                        into[name].append((mine[k] - others[len(others) // 2]) * 1000)
+    result = {}
+    for name in SIGNALS:
+        if len(on[name]) >= 10 and len(off[name]) >= 10:
+            (m_on, e_on), (m_off, e_off) = _median_and_error(on[name]), _median_and_error(off[name])
+            result[name] = (m_on - m_off, (e_on**2 + e_off**2) ** 0.5, len(on[name]))
+    if peers_own:
+        result["peers' own"] = (sorted(peers_own)[len(peers_own) // 2], 0.0, len(peers_own))
+    return result
+
+
+def print_signals(runs: list[Path]) -> None:
+    """One line per planted run: what its fault did to the planted rank's signals against its peers'."""
+    print("# the fault on less off, planted rank minus the peers' median per step: median (standard errors)")
+    print("ranks  fault    amount  planted  steps on  " + "  ".join(f"{name:>18}" for name in SIGNALS))
+    for run in runs:
+        facts = json.loads((run / "run.json").read_text())
+        if "FAULT" not in facts:
+            continue
+        found = signals(run / "stragglers-windows.jsonl", int(facts["SLOW_RANK"]))
+        n = max((count for _, _, count in found.values()), default=0)
+        base = found.get("peers' own", (0.0, 0.0, 0))[0]
+        cells = [
+            f"{found[name][0]:+8.2f} ({found[name][0] / found[name][1]:+5.1f} se)" if name in found else "-"
+            for name in SIGNALS
+        ]
+        print(
+            f"{facts['ranks']:>5}  {facts['FAULT']:<8} {float(facts['AMOUNT']):>5.0%}  {facts['SLOW_RANK']:>7}  "
+            f"{n:>8}  "
+            + "  ".join(f"{cell:>18}" for cell in cells)
+            + (
+                f"  own {found['own'][0] / base:+.1%} of the peers' {base:.0f} ms"
+                if base and "own" in found
+                else ""
+            ),
+            flush=True,
+        )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("folders", nargs="+", type=Path, help="folders given to straggler_sweep.py --keep")
+    parser.add_argument(
+        "--signals",
+        action="store_true",
+        help="also print, per planted run, what the fault did to the planted rank's own work, CPU time, "
+        "waiting for a CPU, times put on a CPU and times the CPU was taken from it, against its peers (ms, counts)",
+    )
     args = parser.parse_args()
     runs = sorted(
         run for folder in args.folders for run in folder.glob("run*") if (run / "run.json").is_file()
@@ -67,6 +153,8 @@ def main() -> None:
             tally.print_cell(*cell)
         tally.print_planted(load=False)
     tally.print_healthy(load=False)
+    if args.signals:
+        print_signals(runs)
 
 
 if __name__ == "__main__":

@@ -3,7 +3,8 @@ healthy run.
 
 Real gloo ranks run tests/straggler_train.py (DDP, a DataLoader, SGD) under ``torchdoctor launch
 --stragglers``. One rank gets a fault in episodes: in every PERIOD steps it is off for OFF steps, then on for
-the rest — a slower data loader (input), extra matmuls (device), a busy process on its core (host), or its
+the rest — a slower data loader (input), extra matmuls (device), a busy process on its core taking AMOUNT of
+its CPU time (host: every rank pinned to a core of its own, ``--pin``), or its
 all-reduces ending late (communication, planted under torch.distributed by tests/straggler_faults) — at 5%,
 10% and 30% of the measured step. The first FIRST steps of a run are healthy (warm-up, then each rank's usual
 difference to its peers is taken), so the episodes start at FIRST + OFF. The planted rank cycles over the ranks
@@ -166,6 +167,28 @@ def main() -> None:
     parser.add_argument("--healthy-run", type=int, default=1000, help="steps per healthy run")
     parser.add_argument("--faults", default="input,compute,host,comm")
     parser.add_argument("--amounts", default="0.05,0.1,0.3")
+    parser.add_argument(
+        "--pin",
+        choices=("host", "all", "none"),
+        default="host",
+        help="pin every rank to a core of its own (PIN=1, tests/straggler_train.py): in the host runs (a busy "
+        "process on the planted rank's core then slows that rank, not its peers), in every run, or in none",
+    )
+    parser.add_argument(
+        "--busy-session",
+        choices=("rank", "own"),
+        default="rank",
+        help="the host plant's busy process in the planted rank's session (it takes its CPU from that rank "
+        "alone) or in one of its own (from whoever runs on the core: the kernel then moved the machine's "
+        "other work to the peer's core, which waited longer than the planted rank)",
+    )
+    parser.add_argument(
+        "--busy",
+        choices=("share", "duty"),
+        default="share",
+        help="the host plant's busy process takes AMOUNT of the planted rank's CPU time, or is busy for "
+        "2 * AMOUNT of the wall clock (earlier rounds: a loaded rank 23-28%% slower for 5%%)",
+    )
     parser.add_argument("--quick", action="store_true")
     parser.add_argument(
         "--keep", type=Path, default=None, help="keep every run's raw windows here, to judge them again"
@@ -178,7 +201,8 @@ def main() -> None:
     counts = [int(n) for n in args.ranks.split(",")]
     print(
         f"# {args.ranks} gloo ranks on {os.cpu_count()} cores, load average {load:.1f} at the start; "
-        f"model width {os.environ.get('WIDTH', '256')}",
+        f"model width {os.environ.get('WIDTH', '256')}; ranks pinned: {args.pin}; "
+        f"host's busy process in the {args.busy_session} session, by {args.busy}",
         flush=True,
     )
     print(HEADER, flush=True)
@@ -197,7 +221,10 @@ def main() -> None:
                 "PERIOD": str(PERIOD),
                 "OFF": str(OFF),
                 "SLOW_FROM": str(FIRST),
+                **_pinned(args.pin, fault),
             }
+            if fault == "host":
+                env.update(BUSY_SESSION=args.busy_session, BUSY=args.busy)
             verdicts, _, took, late = run(ranks, args.steps, env, args.keep)
             tally.planted(ranks, fault, amount, slow, args.steps, verdicts, took, late)
         tally.print_cell(ranks, fault, amount)
@@ -205,7 +232,7 @@ def main() -> None:
     healthy_steps = 0
     while healthy_steps < args.healthy_steps:
         ranks = counts[(healthy_steps // args.healthy_run) % len(counts)]
-        verdicts, _, _, late = run(ranks, args.healthy_run, {}, args.keep)
+        verdicts, _, _, late = run(ranks, args.healthy_run, _pinned(args.pin, ""), args.keep)
         healthy_steps += args.healthy_run
         tally.healthy(ranks, args.healthy_run, verdicts, late)
         print(
@@ -214,6 +241,11 @@ def main() -> None:
             flush=True,
         )
     tally.print_healthy()
+
+
+def _pinned(pin: str, fault: str) -> dict[str, str]:
+    """The environment that pins every rank to a core of its own in this run (``--pin``), or none."""
+    return {"PIN": "1"} if pin == "all" or (pin == "host" and fault == "host") else {}
 
 
 HEADER = (

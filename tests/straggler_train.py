@@ -8,8 +8,23 @@ optimizer, and nothing of torchdoctor's in it. A fault is planted on one rank fr
 
 ``input`` sleeps in the dataset, ``compute`` runs extra matmuls, ``comm`` delays the loss all-reduce
 (tests/straggler_faults/sitecustomize.py, under torch.distributed), ``host`` shares the rank's core with a busy process
-(started by the benchmark). The base step is measured before the loop, so AMOUNT is a share of it; in
+(started here). The base step is measured before the loop, so AMOUNT is a share of it; in
 episodes (PERIOD, OFF >= 30) it is a share of the whole step measured over steps 5-24.
+
+    PIN=1              # every rank (every thread of it) on one core of its own: core LOCAL_RANK % cores
+    BUSY_SESSION=own   # host's busy process in a session of its own (default: the rank's)
+    BUSY=duty          # host's busy process busy for 2 * AMOUNT of the wall clock (earlier rounds; default:
+                       # its CPU time AMOUNT of the rank's training thread's)
+
+Why (the host plant; docs/stragglers-measurements.md, the round of 2026-11-28): on a 2-core VM, a busy
+process pinned with the planted rank to one core made the kernel move the machine's other work to the other
+core, where the peer (not pinned) ran: the planted rank waited *less* for a CPU than its peer in some runs.
+Pinned, each rank keeps its core. Each rank is a session of its own (torchrun starts its workers so), and
+Linux's autogroups share a core between sessions first: in the planted rank's session the busy process takes
+its CPU from that rank alone (in a session of its own it took it from whoever ran on the core, and the peer
+waited longer again). So with 4 ranks on 2 cores (two a core) its core-mate is not slowed either. Busy for a
+share of the wall clock it slowed a loaded rank by 23-28% for "5%" (the rank's session gets a third to a half
+of its core): it takes AMOUNT of the rank's training thread's CPU time instead.
 """
 
 import os
@@ -31,8 +46,27 @@ SLOW_FROM = int(os.environ.get("SLOW_FROM", "0"))
 PERIOD = int(os.environ.get("PERIOD", "0"))
 OFF = int(os.environ.get("OFF", "0"))
 
+PIN = os.environ.get("PIN") == "1"
+CORES = sorted(os.sched_getaffinity(0))
+CORE = CORES[int(os.environ.get("LOCAL_RANK", "0")) % len(CORES)]
+
+
+def pin_threads(core: int) -> None:
+    """Every thread of this process on ``core`` (sched_setaffinity(0) pins the calling thread only, and
+    torch's and gloo's threads exist by now); threads started later inherit it."""
+    for task in os.listdir("/proc/self/task"):
+        try:
+            os.sched_setaffinity(int(task), {core})
+        except OSError:  # the thread ended meanwhile
+            pass
+
+
+if PIN:
+    pin_threads(CORE)
 dist.init_process_group("gloo")
 rank = dist.get_rank()
+if PIN:
+    pin_threads(CORE)  # and gloo's threads, started by init_process_group
 # THREADS=2 THREADS_1=1: rank 1 gets fewer threads than the others (the mixed-devices case on a CPU)
 torch.set_num_threads(int(os.environ.get(f"THREADS_{rank}", os.environ.get("THREADS", "1"))))
 torch.manual_seed(0)
@@ -66,24 +100,44 @@ os.environ["STRAGGLER_LAG"] = str(BASE * float(os.environ.get("LAG", "0")))  # a
 started: list[float] = []
 step_now = [0]
 busy = None
-if faulty and FAULT == "host":  # a busy process on this rank's core, in bursts, AMOUNT of the time
+if faulty and FAULT == "host":  # a busy process on this rank's core (module docstring)
     import multiprocessing
 
-    core = sorted(os.sched_getaffinity(0))[rank % len(os.sched_getaffinity(0))]
-    os.sched_setaffinity(0, {core})
+    if not PIN:
+        os.sched_setaffinity(0, {CORE})
     on = multiprocessing.get_context("fork").Event()
+    own_session = os.environ.get("BUSY_SESSION", "rank") == "own"
+    by_duty = os.environ.get("BUSY", "share") == "duty"
 
-    def spin(on, core, share):
+    def thread_cpu(pid: int) -> float:
+        """The CPU seconds the rank's training thread (its main thread) has had so far."""
+        with open(f"/proc/{pid}/task/{pid}/schedstat", encoding="ascii") as stat:
+            return int(stat.read().split()[0]) / 1e9
+
+    def spin(on, core, share, pid):
+        if own_session:
+            os.setsid()  # an autogroup of its own: another job's process, not one of the rank's
         os.sched_setaffinity(0, {core})
         while True:
             on.wait()
-            until = time.perf_counter() + 0.01 * share
-            while time.perf_counter() < until:
-                pass
-            time.sleep(0.01 * (1 - share))
+            if by_duty:  # earlier rounds: busy for 2 * AMOUNT of every 10 ms of wall clock
+                until = time.perf_counter() + 0.01 * min(1.0, 2 * share)
+                while time.perf_counter() < until:
+                    pass
+                time.sleep(0.01 * (1 - min(1.0, 2 * share)))
+                continue
+            # AMOUNT of the rank's own CPU time, topped up every 5 ms while the fault is on: the same share
+            # of the rank's session's CPU whatever the machine's load (busy for a share of the wall clock
+            # slowed a loaded rank by 23-28% for "5%": its session gets a third to a half of its core)
+            mine, theirs = time.process_time(), thread_cpu(pid)
+            while on.is_set():
+                until = mine + share * (thread_cpu(pid) - theirs)
+                while time.process_time() < until:
+                    pass
+                time.sleep(0.005)
 
     busy = multiprocessing.get_context("fork").Process(
-        target=spin, args=(on, core, min(1.0, 2 * AMOUNT)), daemon=True
+        target=spin, args=(on, CORE, AMOUNT, os.getpid()), daemon=True
     )
     busy.start()
 

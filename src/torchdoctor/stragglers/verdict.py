@@ -59,6 +59,15 @@ SLEEPING = ("data", "transfer")
 # part's excess by two (quiet parts: a next() longer by 6 ms at 26 standard errors is plain where the whole step,
 # ten times noisier on a busy machine, is not).
 CONSISTENT_ONLY = ("data",)
+# CPU time is as quiet where it stands far out: the extra CPU time of more work is clear at once (10-30 standard
+# errors in 40 steps on a loaded 2-core VM), the rank's own work, which carries the noise of its waiting for a
+# CPU (7-12 ms from one step to the next there), is not. CPU time at least CLEAR_MARGIN standard errors longer
+# than usual on CLEAR_MAJORITY of the steps is held to the same test as waiting for data; less far out it is
+# held to the whole-step test: a healthy rank's CPU time drifts too (up to 9 standard errors out on 65% of the
+# steps on that VM; this test named such a drift once in ~18,000 healthy steps judged again).
+CLEAR_PARTS = ("cpu",)
+CLEAR_MARGIN = 8.0
+CLEAR_MAJORITY = 0.9
 # The part named as the cause must carry at least this share of the excess, else the line says it is unclear.
 EXPLAINED = 0.5
 # Each rank's usual difference to its peers: the first BASELINE steps judged (taken as healthy: nothing is named
@@ -291,7 +300,8 @@ def judge_stretch(
     more than usual on `MAJORITY` of the steps, by a median of at least `SLOWER` of the peers' own work and
     `NOISE_MARGIN` standard errors (the stretch's and the usual's together), the rank's own work as a whole
     is longer than usual too (`OWN_MAJORITY`, `OWN_MARGIN`; for the parts a rank sleeps in, `SLEEPING`, its own
-    work less its waiting for a CPU may stand for it: `WORK`; for the parts in `CONSISTENT_ONLY` that test is waived) and
+    work less its waiting for a CPU may stand for it: `WORK`; for the parts in `CONSISTENT_ONLY`, and for those in
+    `CLEAR_PARTS` that stand `CLEAR_MARGIN` standard errors out on `CLEAR_MAJORITY` of the steps, that test is waived) and
     not shorter elsewhere by as much (its total
     excess within two standard errors of the part's). Lateness leaving the collectives counts only beyond
     twice the rank's rise in waiting for a CPU since its usual (`_waiting_rise`, from ``usual_load``,
@@ -344,11 +354,11 @@ def judge_stretch(
             wholes = [(slower_overall, own_middle, own_error)]
             if name in SLEEPING:
                 wholes.append((slower_work, work_middle, work_error))
+            quiet = name in CONSISTENT_ONLY or (
+                name in CLEAR_PARTS and ahead >= CLEAR_MAJORITY and z >= CLEAR_MARGIN
+            )
             if (
-                any(
-                    (slower or name in CONSISTENT_ONLY) and whole >= middle - 2 * spread
-                    for slower, whole, spread in wholes
-                )
+                any((slower or quiet) and whole >= middle - 2 * spread for slower, whole, spread in wholes)
                 and ahead >= MAJORITY
                 and middle >= max(MIN_SECONDS, SLOWER * peers_own, NOISE_MARGIN * error)
                 and (name != "transfer" or middle >= 2 * rise)
