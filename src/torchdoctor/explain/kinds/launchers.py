@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 
+from torchdoctor.explain.kinds.comm import ENV_ERROR_RAISED
 from torchdoctor.explain.kinds.versions import SUBMODULE
 from torchdoctor.explain.recognisers import Alternative, Context, Hit, Recogniser, merged, on_ranks
 
@@ -569,7 +570,7 @@ RANK_ENV_MISSING = Recogniser(
     ),
     facts=(
         R(r"environment variable (?P<missing_var>\w+) expected, but not set"),
-        R(r'raise _env_error\("(?P<missing_var>\w{1,40})"\)'),
+        ENV_ERROR_RAISED,
         R(r"DeepSpeed requires the (?P<missing_var>LOCAL_RANK) environment variable"),
         R(r"(?P<missing_var>LOCAL_RANK) is not in the environment"),
         R(r"Environment variable `(?P<missing_var>JSM_NAMESPACE_\w{1,20})` not found"),
