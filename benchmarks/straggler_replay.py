@@ -19,15 +19,15 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+from straggler_stretches import COUNTS, per_step  # noqa: E402 - the signals per step of a kept run
 from straggler_sweep import FIRST, HEADER, OFF, PERIOD, Tally  # noqa: E402 - the sweep's scoring and tables
 
 from torchdoctor.stragglers.aggregate import judge_kept  # noqa: E402
-from torchdoctor.stragglers.verdict import PARTS, _median_and_error, rank_windows, step_parts  # noqa: E402
+from torchdoctor.stragglers.verdict import _median_and_error, rank_windows  # noqa: E402
 
 # The per-step signals `--signals` prints: the verdict's parts, and the times the thread was put on a CPU and
-# taken off it while it could run (the record's fields 6 and 7: counts).
+# taken off it while it could run (counts; read per step as straggler_stretches reads them).
 SIGNALS = ("own", "cpu", "offcpu", "switched", "preempted")
-COUNTS = {"switched": 6, "preempted": 7}
 
 
 def lateness(kept: Path) -> dict[int, dict[int, float | None]]:
@@ -48,38 +48,26 @@ def signals(kept: Path, slow: int) -> dict[str, tuple[float, float, int]]:
     the median of its peers, median over the steps with the fault on less the median over the steps with it
     off (both after the first `FIRST`; a step either side of each switch left out), with the standard error
     of that and the number of steps on. ms for times, counts for `COUNTS`."""
+    found = per_step(kept)
     on: dict[str, list[float]] = {name: [] for name in SIGNALS}
     off: dict[str, list[float]] = {name: [] for name in SIGNALS}
     peers_own: list[float] = []  # the peers' median own work per step with the fault off, ms
-    with open(kept, encoding="utf-8") as lines:
-        for line in lines:
-            window = {int(r): figures for r, figures in json.loads(line)["ranks"].items()}
-            if slow not in window or len(window) < 2:
+    for step, mine in found.get(slow, {}).items():
+        place = step % PERIOD
+        if step < FIRST or place in (OFF - 1, OFF, PERIOD - 1, 0):
+            continue
+        peers = [found[r][step] for r in found if r != slow and step in found[r]]
+        if not peers:
+            continue
+        into = on if place > OFF else off
+        if into is off:
+            peers_own.append(sorted(peer["own"] for peer in peers)[len(peers) // 2] * 1000)
+        for name in SIGNALS:
+            values = [peer[name] for peer in peers]
+            if mine[name] is None or any(value is None for value in values):
                 continue
-            parts = step_parts(window)
-            first = int(window[slow].get("first_step", 0))
-            for index, mine in enumerate(parts.get(slow, [])):
-                step = first + index + 1  # the record's step k runs the script's step k + 1
-                place = step % PERIOD
-                if step < FIRST or place in (OFF - 1, OFF, PERIOD - 1, 0):
-                    continue
-                into = on if place > OFF else off
-                peers = [parts[r][index] for r in parts if r != slow and len(parts[r]) > index]
-                if into is off:
-                    peers_own.append(sorted(row[0] for row in peers)[len(peers) // 2] * 1000)
-                for name in SIGNALS:
-                    if name in COUNTS:
-                        at = COUNTS[name]
-                        rows = {r: w["rows"][index] for r, w in window.items() if len(w["rows"]) > index}
-                        values = {r: row[at] if len(row) > at else None for r, row in rows.items()}
-                        if values.get(slow) is None or any(v is None for v in values.values()):
-                            continue
-                        others = sorted(v for r, v in values.items() if r != slow)
-                        into[name].append(values[slow] - others[len(others) // 2])
-                    else:
-                        k = PARTS.index(name)
-                        others = sorted(row[k] for row in peers)
-                        into[name].append((mine[k] - others[len(others) // 2]) * 1000)
+            difference = mine[name] - sorted(values)[len(values) // 2]
+            into[name].append(difference if name in COUNTS else difference * 1000)
     result = {}
     for name in SIGNALS:
         if len(on[name]) >= 10 and len(off[name]) >= 10:
