@@ -66,12 +66,14 @@ def uninstall() -> None:
 
 def group_key(group: Any) -> str:
     """``"world"``, or the group's global ranks joined by ``-`` (as debug mode names groups)."""
-    import torch.distributed as dist
-
-    if group is None or group is dist.GroupMember.WORLD:
+    if group is None:
         return "world"
     key = _group_keys.get(id(group))
     if key is None:
+        import torch.distributed as dist
+
+        if group is dist.GroupMember.WORLD:
+            return "world"
         try:
             ranks = sorted(dist.get_process_group_ranks(group))
         except (RuntimeError, ValueError, AttributeError):  # not a group of this job: torch will say so

@@ -14,7 +14,6 @@ Every `WINDOW` steps the rank publishes its rows under one store key (`window_ke
 
 from __future__ import annotations
 
-import json
 import os
 import socket
 import threading
@@ -57,9 +56,10 @@ def end_key(rank: int) -> str:
 class StepRecord:
     """What one rank measured, step by step, and the publishing of it.
 
-    The hooks call `add_data`, `add_comm`, `arrived` and `step_boundary`; ``publish(window, text)`` gets
-    each full window's JSON text (`torchdoctor.stragglers.watch` sets it in the store); without it the rows
-    are dropped.
+    The hooks call `add_data`, `add_comm`, `arrived` and `step_boundary`; ``publish(window, payload)`` gets
+    each full window (``{"first_step", "host", "rows"}``, handed over: the record keeps no reference to it;
+    `torchdoctor.stragglers.watch` has it set in the store as JSON, off this thread); without it the rows are
+    dropped.
     """
 
     def __init__(self, window: int = WINDOW) -> None:
@@ -98,7 +98,7 @@ class StepRecord:
         """This rank reached a collective of ``group`` at wall-clock time ``wall``; the entry noted (`left`
         adds when the rank left it), or None past `ARRIVALS`."""
         if len(self.arrivals) < ARRIVALS:
-            entry = [group, round(wall, 6)]
+            entry = [group, wall]
             self.arrivals.append(entry)
             return entry
         return None
@@ -108,7 +108,7 @@ class StepRecord:
         """The rank left the blocking collective noted as ``entry`` at wall-clock time ``wall``: a rank whose
         collectives end later than its peers' same collectives is slow in communication itself."""
         if entry is not None and len(entry) == 2:
-            entry.append(round(wall, 6))
+            entry.append(wall)
 
     def ddp_reduced(self, group: str, ready: float, ready_wall: float, done: float, done_wall: float) -> None:
         """DDP's gradients of one backward: this rank's last one was ready at ``ready`` (wall-clock
@@ -137,7 +137,7 @@ class StepRecord:
         comm = self.comm
         step = now - self.begin
         cpu = max(0.0, cpu_now - self.cpu_begin - self.cpu_elsewhere)
-        kept_off = None if runq is None else round(max(0.0, runq - self._runq_begin), 6)
+        kept_off = None if runq is None else max(0.0, runq - self._runq_begin)
         switched = None if slices is None else max(0, slices - self._slices_begin)
         preempted = None if preempted_now is None else max(0, preempted_now - self._preempted_begin)
         self._runq_begin, self._slices_begin = runq or 0.0, slices or 0
@@ -188,10 +188,8 @@ class StepRecord:
                 self.rows = []
                 return
             first = self.steps - len(self.rows)
-            text = json.dumps(
-                {"first_step": first, "host": self.host, "rows": self.rows}, separators=(",", ":")
-            )
+            payload = {"first_step": first, "host": self.host, "rows": self.rows}
             self.rows = []
             self.latest = first // self.window
-            self.publish(self.latest, text)
+            self.publish(self.latest, payload)
             self.published += 1

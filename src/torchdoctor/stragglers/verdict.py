@@ -148,15 +148,28 @@ WORK = PARTS.index("work")
 OFFCPU = PARTS.index("offcpu")
 
 
-def rank_windows(window: Mapping[int, Mapping[str, Any]]) -> dict[int, RankWindow]:
-    """Each rank's medians of one window, from the published rows ``{rank: {"host", "rows"}}``."""
+def _window_rows(window: Mapping[int, Mapping[str, Any]]) -> tuple[dict[int, list], int]:
+    """The ranks' rows of one window, and the steps every rank has."""
     rows = {rank: data["rows"] for rank, data in window.items() if data.get("rows")}
-    steps = min((len(r) for r in rows.values()), default=0)
+    return rows, min((len(r) for r in rows.values()), default=0)
+
+
+def _step_gaps(window: Mapping[int, Mapping[str, Any]]) -> list[tuple[dict[int, float], dict[int, float]]]:
+    """`_arrival_gaps` of each step every rank has."""
+    rows, steps = _window_rows(window)
+    return [_arrival_gaps({rank: table[index][4] for rank, table in rows.items()}) for index in range(steps)]
+
+
+def rank_windows(
+    window: Mapping[int, Mapping[str, Any]], gaps: list[tuple[dict, dict]] | None = None
+) -> dict[int, RankWindow]:
+    """Each rank's medians of one window, from the published rows ``{rank: {"host", "rows"}}`` (``gaps``:
+    its `_step_gaps`, when already worked out)."""
+    rows, steps = _window_rows(window)
     late: dict[int, list[float]] = {rank: [] for rank in rows}
     wait: dict[int, list[float]] = {rank: [] for rank in rows}
     last: dict[int, int] = {rank: 0 for rank in rows}
-    for index in range(steps):
-        step_late, step_wait = _arrival_gaps({rank: table[index][4] for rank, table in rows.items()})
+    for step_late, step_wait in gaps if gaps is not None else _step_gaps(window):
         for rank, value in step_late.items():
             late[rank].append(value)
             wait[rank].append(step_wait[rank])
@@ -246,17 +259,18 @@ def _arrival_gaps(
 
 
 def step_parts(
-    window: Mapping[int, Mapping[str, Any]],
+    window: Mapping[int, Mapping[str, Any]], gaps: list[tuple[dict, dict]] | None = None
 ) -> dict[int, list[tuple[float, ...]]]:
-    """Each rank's `PARTS` step by step, from the published rows ``{rank: {"host", "rows"}}``. The wait is
-    the arrival skew at the step's collectives; where a step has no collective to compare, all the time in
-    collectives counts as waiting (never as the rank's own work, so a victim is never made slow by it)."""
-    rows = {rank: data["rows"] for rank, data in window.items() if data.get("rows")}
-    steps = min((len(r) for r in rows.values()), default=0)
+    """Each rank's `PARTS` step by step, from the published rows ``{rank: {"host", "rows"}}`` (``gaps``: its
+    `_step_gaps`, when already worked out). The wait is the arrival skew at the step's collectives; where a
+    step has no collective to compare, all the time in collectives counts as waiting (never as the rank's own
+    work, so a victim is never made slow by it)."""
+    rows, steps = _window_rows(window)
+    gaps = gaps if gaps is not None else _step_gaps(window)
     parts: dict[int, list[tuple[float, ...]]] = {rank: [] for rank in rows}
     for index in range(steps):
         noted = {rank: table[index][4] for rank, table in rows.items()}
-        _late, wait = _arrival_gaps(noted)
+        wait = gaps[index][1]
         exits = _late_exits(noted)
         for rank, table in rows.items():
             row = table[index]
@@ -272,10 +286,11 @@ def step_parts(
 def judge_window(number: int, window: Mapping[int, Mapping[str, Any]]) -> WindowVerdict:
     """One window's medians per rank and its per-step parts; `judge_stretch` over the latest windows says
     who the straggler is (`Tracker` does both)."""
-    ranks = rank_windows(window)
+    gaps = _step_gaps(window)
+    ranks = rank_windows(window, gaps)
     steps = min((len(data.get("rows") or []) for data in window.values()), default=0)
     first = min((int(data.get("first_step", 0)) for data in window.values()), default=0)
-    return WindowVerdict(number, ranks, steps=steps, parts=step_parts(window), first_step=first)
+    return WindowVerdict(number, ranks, steps=steps, parts=step_parts(window, gaps), first_step=first)
 
 
 class Stretch(NamedTuple):

@@ -2,7 +2,7 @@
 any other launcher calls `watch_for_stragglers` at the top of the script.
 
 Every rank records its steps (`record`, `hooks`) and sets one store key per window once the process group
-exists; global rank 0 judges the windows (`aggregate`, `verdict`) and prints a verdict line on stderr when a
+exists (`publisher`, in a thread of its own); global rank 0 judges the windows (`aggregate`, `verdict`) and prints a verdict line on stderr when a
 rank holds the others back for a sustained stretch. At the end rank 0 prints a summary per rank and, given a
 folder, writes ``stragglers.json`` (the findings) and ``stragglers.png`` (the picture) there, and keeps the
 windows as read in ``stragglers-windows.jsonl`` (to judge the run again later).
@@ -20,6 +20,7 @@ from typing import Any
 
 from torchdoctor.stragglers import hooks
 from torchdoctor.stragglers.aggregate import Aggregator
+from torchdoctor.stragglers.publisher import Publisher
 from torchdoctor.stragglers.record import KEY_PREFIX, WINDOW, StepRecord, end_key, window_key
 
 ENABLED_VARIABLE = "TORCHDOCTOR_STRAGGLERS"
@@ -123,14 +124,20 @@ def _device_balance(store: Any, world_size: int):
     return rank_balance_verdict(figures) if len(figures) >= 2 else None
 
 
-def _publish(window: int, text: str) -> None:
+def _publish(window: int, payload: dict[str, Any]) -> None:
+    """A full window, on the training thread: connect to the store the first time (once the process group
+    exists), then hand the window to the publisher thread."""
     if _state.get("store") is None and not _connect():
         return
-    try:
-        _state["store"].set(window_key(window, _state["rank"]), text)
-    except Exception as error:  # noqa: BLE001 - the store is gone (the job is ending); never break the training
-        _state["record"].publish = None
-        _say(f"torchdoctor: stragglers: stopped publishing this rank's steps: {error}")
+    publisher = _state.get("publisher")
+    if publisher is None:
+        publisher = _state["publisher"] = Publisher(_set_window, _say)
+    publisher.put(window, payload)
+
+
+def _set_window(window: int, text: str) -> None:
+    """Set window ``window``'s JSON text under this rank's key (in the publisher's thread)."""
+    _state["store"].set(window_key(window, _state["rank"]), text)
     if _state.get("aggregator") is not None:
         _state["aggregator"].own_latest = window
 
@@ -147,6 +154,8 @@ def finish() -> None:
     store = _state.get("store")
     if store is None:
         return
+    if _state.get("publisher") is not None:
+        _state["publisher"].drain()
     if _state.get("device") is not None:
         try:
             _measure_device(store, _state["rank"], record.host)
