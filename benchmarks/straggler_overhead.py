@@ -9,9 +9,11 @@ steps of the two blocks of a pair are paired: the median of those differences is
 interval that resamples whole pairs of blocks (neighbouring steps share the machine's load; the medians of
 blocks of 10 steps spread by ±20% on this VM, so blocks alone cannot resolve 0.5%). The first step after
 installing costs ~0.2 ms more (hooks set up again; a run installs once), so the figure errs high by about
-that over the block. Measured both in wall-clock time and in the training thread's CPU time. Rank 0's reader thread (it judges
-each window, polling every 0.5 s) runs throughout, under both steps of a pair, so its cost is not in the
-difference: the README gives it on its own (CPU per window judged). The hooks' own time per step is also
+that over the block. Measured both in wall-clock time and in the training thread's CPU time. Rank 0's reader thread (polling every 0.5 s) runs throughout;
+it judges the windows the watched blocks publish, so most of its work falls in those blocks (or just after) and
+is in the difference, as the publisher thread's is: each rank also gives the CPU time of all its process's
+threads per step, with the watch against without — on a machine whose cores are all busy, that is what turns
+into wall-clock time. The README also gives the reader's CPU per window judged. The hooks' own time per step is also
 measured directly, without the training around it.
 
     python benchmarks/straggler_overhead.py [--pairs 80] [--block 25] [--width 512]
@@ -74,16 +76,19 @@ def worker(pairs: int, block: int, width: int, layers: int, batch: int) -> None:
     for _ in range(20):  # warm-up: the watched model's last gradient is learned, buckets are rebuilt
         step(net, optimizer)
     hooks.uninstall()
-    off, wall, cpu = [], [], []
+    off, wall, cpu, process = [], [], [], []
     for pair in range(pairs):
-        blocks = {}
+        blocks, spent = {}, {}
         for watching in (False, True) if pair % 2 else (True, False):  # the same order on every rank
             if watching:
                 hooks.install(record)
+            start = time.process_time()
             blocks[watching] = [step(net, optimizer) for _ in range(block)]
+            spent[watching] = (time.process_time() - start) / block
             if watching:
                 hooks.uninstall()
         off += blocks[False]
+        process.append(spent[True] - spent[False])
         wall.append([b[0] - a[0] for a, b in zip(blocks[False], blocks[True], strict=True)])
         cpu.append([b[1] - a[1] for a, b in zip(blocks[False], blocks[True], strict=True)])
     hooks.install(record)  # so that finish() reads a consistent state
@@ -95,6 +100,12 @@ def worker(pairs: int, block: int, width: int, layers: int, batch: int) -> None:
             f"with it: wall {_ratio(wall, base)}, the training thread's CPU {_ratio(cpu, base_cpu)}",
             flush=True,
         )
+    low, high = median_interval(process)
+    print(
+        f"rank {dist.get_rank()}: all the process's threads (the reader's and the publisher's too) "
+        f"{statistics.median(process) * 1e6:+.0f} µs of CPU per step (95%: {low * 1e6:+.0f} to {high * 1e6:+.0f})",
+        flush=True,
+    )
     dist.barrier()
     dist.destroy_process_group()
 
@@ -186,6 +197,7 @@ def main() -> None:
         sys.stderr.write(done.stderr[-3000:])
         raise SystemExit(f"the training run failed ({done.returncode})")
     print(lines[-1])
+    print("\n".join(sorted(line for line in done.stdout.splitlines() if line.startswith("rank "))))
 
 
 if __name__ == "__main__":
