@@ -80,7 +80,11 @@ def test_the_benchmark_splits_a_half_by_sample(capsys):
         explain_corpus.sample_ranges("1-x")
     assert (
         explain_corpus.main(
-            ["--samples", "001-163,164-205,206-237,238-278,279-297,298-328,329-353", str(CORPUS / "train")]
+            [
+                "--samples",
+                "001-163,164-205,206-237,238-278,279-297,298-328,329-353,354-369",
+                str(CORPUS / "train"),
+            ]
         )
         == 0
     )
@@ -93,8 +97,9 @@ def test_the_benchmark_splits_a_half_by_sample(capsys):
     fifth = sum(1 for n in numbers if 279 <= n <= 297)
     sixth = sum(1 for n in numbers if 298 <= n <= 328)
     seventh = sum(1 for n in numbers if 329 <= n <= 353)
-    assert first + second + third + fourth + fifth + sixth + seventh == len(numbers)
+    eighth = sum(1 for n in numbers if 354 <= n <= 369)
+    assert first + second + third + fourth + fifth + sixth + seventh + eighth == len(numbers)
     assert f"files 001-163: {first} logs" in out and f"files 164-205: {second} logs" in out
     assert f"files 206-237: {third} logs" in out and f"files 238-278: {fourth} logs" in out
     assert f"files 279-297: {fifth} logs" in out and f"files 298-328: {sixth} logs" in out
-    assert f"files 329-353: {seventh} logs" in out
+    assert f"files 329-353: {seventh} logs" in out and f"files 354-369: {eighth} logs" in out

@@ -238,6 +238,14 @@ def _unrecognised(raised: Raised, ctx: Context) -> Finding:
             details["frame"] = str(raised.frame)  # the user's call that led there
             fix += f"\nYour code reached it at {first_failure.where(raised)}."
         return Finding("log.library_version_bug", "fail", f"likely: {summary}", details, fix)
+    call = versions.library_call(raised)
+    if call is not None:
+        library, summary, fix = call
+        details = _likely_from(raised, "dependency_version", package=library)
+        if raised.frame is not None:
+            details["frame"] = str(raised.frame)
+            fix += f"\nThe call is at {first_failure.where(raised)}."
+        return Finding("log.dependency_version", "fail", f"likely: {summary}", details, fix)
     who = f"rank {raised.rank}" if raised.rank is not None else "the run"
     first = raised.rank is not None and len(ctx.ranks | {raised.rank}) > 1 and not raised.consequence
     worker = f" (in its {raised.worker})" if raised.worker else ""

@@ -689,8 +689,28 @@ def _import(hits: list[Hit], ctx: Context) -> tuple[str, str]:
             "If the symbol is torch's own and the extension is freshly built, the torch build may not export "
             "it: reinstall or upgrade torch."
         )
+    elif facts.get("symbol") and _apex_module(library):
+        summary = (
+            f"{_apex_module(library)}, a compiled extension of NVIDIA apex, was built against another torch: "
+            f"undefined symbol {facts['symbol'][:120]}"
+        )
+        fix = (
+            "apex installs its CUDA extensions as top-level modules (fused_layer_norm_cuda, amp_C, apex_C, ...), "
+            "compiled for the torch of the day it was built; this torch is another one. Either rebuild apex "
+            "against the torch installed now (pip uninstall -y apex, then from a clone of NVIDIA/apex: pip install "
+            "-v --no-build-isolation --config-settings '--build-option=--cpp_ext' --config-settings "
+            "'--build-option=--cuda_ext' .), or uninstall apex if nothing needs it: PyTorch has its own mixed "
+            "precision (torch.amp), fused AdamW and layer norm, and libraries that use apex only when it imports "
+            "(transformers, timm, diffusers) fall back to them without it."
+        )
+        return summary, fix
     elif facts.get("symbol"):
         summary = f"{library} was built against another torch: undefined symbol {facts['symbol'][:120]}"
+        if facts.get("old_singleton"):
+            summary = (
+                f"{library} was built against a torch before 1.1: it needs "
+                "at::UndefinedTensorImpl::_singleton, which torch 1.1 moved to c10::"
+            )
         package = _installed_package(library) or "<that package>"
         fix = (
             "A compiled extension must be built against the torch (and CUDA) it runs with. Rebuild or "
@@ -707,9 +727,36 @@ def _import(hits: list[Hit], ctx: Context) -> tuple[str, str]:
     return summary, fix
 
 
+# the top-level extension modules NVIDIA apex's setup.py builds (CppExtension/CUDAExtension names: --cpp_ext,
+# --cuda_ext and the contrib flags), which sit directly in site-packages, outside the apex package folder
+APEX_MODULES = (
+    "apex_C",
+    "amp_C",
+    "syncbn",
+    "fused_layer_norm_cuda",
+    "mlp_cuda",
+    "fused_dense_cuda",
+    "fused_weight_gradient_mlp_cuda",
+    "distributed_adam_cuda",
+    "distributed_lamb_cuda",
+    "xentropy_cuda",
+    "focal_loss_cuda",
+    "fused_adam_cuda",
+    "fused_lamb_cuda",
+)
+
+
+def _apex_module(library: str) -> str | None:
+    """The apex extension module a compiled file is (``.../fused_layer_norm_cuda.cpython-310-...so`` ->
+    ``fused_layer_norm_cuda``), None for any other file."""
+    name = re.split(r"[/\\]", library)[-1].split(".")[0]
+    return name if name in APEX_MODULES else None
+
+
 def _torch_abi(symbol: str) -> bool:
     """Whether an undefined symbol is a C++ name of torch's own libraries (c10::, at::, torch::, caffe2::):
-    an extension that misses one was built against another torch, whatever else is going on."""
+    an extension that misses one was built against another torch, whatever else is going on (except the
+    undefined tensor's singleton, which every torch exports: IMPORT_TORCH_FIRST reads that one)."""
     return bool(re.match(r"_ZN?K?(?:2at|3c10|5torch|6caffe2)|nccl", symbol))
 
 
@@ -739,6 +786,8 @@ EXTENSION_IMPORT = Recogniser(
     ),
     match=R(
         r"(?:Import|OS)Error: [^\n]{0,300}(?:undefined symbol|cannot open shared object file|version `GLIBCXX_)|"
+        # the loader's words for one of torch's own C++ names, pasted without the ImportError around them
+        r"undefined symbol: _ZN(?:3c10|2at|5torch|6caffe2)\w|"
         # torch's own ops (aten::, prim::) and the quantized ones, CPU-only by design, are not an extension's
         r"Could not run '(?P<no_kernel_op>(?!aten::|prim::|_?quantized::)\w{1,60}::\w{1,100})' with arguments "
         r"from the '(?P<no_kernel_backend>CUDA|HIP)' backend|"
@@ -751,6 +800,10 @@ EXTENSION_IMPORT = Recogniser(
         ),
         R(r"(?P<library>[\w.\-/]{1,200}\.so[\w.]*): undefined symbol: (?P<symbol>\S{1,400})"),
         R(r"undefined symbol: (?P<plain_symbol>(?!_Z|nccl)[A-Za-z]\w{0,200})"),
+        R(r"undefined symbol: (?P<symbol>_ZN\w{1,400})"),
+        # at::UndefinedTensorImpl::_singleton: torch 1.1 moved it to c10::, so an extension built for an older
+        # torch misses it -- and so does one whose torch is not loaded yet
+        R(r"undefined symbol: (?P<old_singleton>_ZN2at19UndefinedTensorImpl10_singletonE)"),
         R(r"(?P<library>[\w.\-]{1,200}\.so[\w.]*): cannot open shared object file"),
         R(r"(?P<jit_cache>torch_extensions[/\\][^\s:]{0,200}\.so)"),
         R(
@@ -762,11 +815,20 @@ EXTENSION_IMPORT = Recogniser(
     # missing has other causes too (a torch build that does not export it, the load order)
     # an op without a GPU kernel may also be one its package never wrote for the GPU: only likely
     confirm=lambda hits, ctx: any(
-        "glibcxx" in h.facts or "ds_prebuilt" in h.facts or _torch_abi(h.facts.get("symbol", ""))
+        "glibcxx" in h.facts
+        or "ds_prebuilt" in h.facts
+        or (_torch_abi(h.facts.get("symbol", "")) and "old_singleton" not in h.facts)
         for h in hits
     ),
     reject=DRIVER_LIBRARY,  # the driver's own library missing: no driver (kinds/cuda.py, cuda_unavailable)
     also=(
+        Alternative(
+            "import_torch_first",
+            "the extension loaded before torch, whose libraries hold the symbol",
+            "Import torch before the extension (import torch, then the extension; also in its package's "
+            "__init__.py).",
+            when=("old_singleton",),
+        ),
         Alternative(
             "broken_install",
             "an installation that lacks one of its own pieces",
@@ -794,9 +856,13 @@ EXTENSION_IMPORT = Recogniser(
 
 
 def _torch_first(hits: list[Hit], ctx: Context) -> tuple[str, str]:
-    library = merged(hits).get("torch_library", "libc10.so")
+    facts = merged(hits)
+    if facts.get("always_exported"):
+        what = "c10::UndefinedTensorImpl::_singleton, which every torch since 1.1 exports, is not loaded yet"
+    else:
+        what = f"{facts.get('torch_library', 'libc10.so')} (torch's own library) is not loaded yet"
     return (
-        f"a compiled extension was loaded before torch: {library} (torch's own library) is not loaded yet",
+        f"a compiled extension was loaded before torch: {what}",
         "torch's extensions link against its libraries (libc10.so, libtorch*.so) without a path to them; "
         "`import torch` loads them first. Import torch before the extension (import torch, then import "
         "<extension>; also in a package's __init__.py), and run with the Python whose site-packages has the "
@@ -804,28 +870,42 @@ def _torch_first(hits: list[Hit], ctx: Context) -> tuple[str, str]:
     )
 
 
+# the undefined tensor's singleton (c10/core/UndefinedTensorImpl.h), a data symbol every torch since 1.1 exports
+# and every extension that touches a Tensor links against: undefined, torch's libraries were not loaded at all (an
+# extension built against another torch >= 1.1 finds this one and stops at a symbol that changed). Its at:: name,
+# before torch 1.1, is an old build as often (EXTENSION_IMPORT reads that one, naming this reading too).
+UNDEFINED_TENSOR_SINGLETON = "_ZN3c1019UndefinedTensorImpl10_singletonE"
+
 IMPORT_TORCH_FIRST = Recogniser(
     # the dynamic loader's message for one of torch's own libraries (torch/lib): an extension links against
-    # them without an rpath and relies on `import torch` having loaded them (torch/__init__.py _load_global_deps)
+    # them without an rpath and relies on `import torch` having loaded them (torch/__init__.py _load_global_deps);
+    # glibc's "undefined symbol" (ld.so, dlopen) for a symbol every torch exports says the same
     kind="import_torch_first",
     title="extension imported before torch",
-    anchors=tuple(
-        f"{library}.so: cannot open shared object file: No such file or directory"
-        for library in (
-            "libc10",
-            "libc10_cuda",
-            "libtorch",
-            "libtorch_cpu",
-            "libtorch_cuda",
-            "libtorch_python",
-            "libshm",
-        )
+    anchors=(
+        *(
+            f"{library}.so: cannot open shared object file: No such file or directory"
+            for library in (
+                "libc10",
+                "libc10_cuda",
+                "libtorch",
+                "libtorch_cpu",
+                "libtorch_cuda",
+                "libtorch_python",
+                "libshm",
+            )
+        ),
+        f"undefined symbol: {UNDEFINED_TENSOR_SINGLETON}",
     ),
-    templates=("system:ld-cannot-open-shared-object",),
+    templates=("system:ld-cannot-open-shared-object", "system:ld-undefined-symbol"),
     match=R(
-        r"lib(?:c10|c10_cuda|torch|torch_cpu|torch_cuda|torch_python|shm)\.so: cannot open shared object file"
+        r"lib(?:c10|c10_cuda|torch|torch_cpu|torch_cuda|torch_python|shm)\.so: cannot open shared object file|"
+        rf"undefined symbol: {UNDEFINED_TENSOR_SINGLETON}"
     ),
-    facts=(R(r"(?P<torch_library>lib(?:c10|c10_cuda|torch|torch_cpu|torch_cuda|torch_python|shm)\.so)"),),
+    facts=(
+        R(r"(?P<torch_library>lib(?:c10|c10_cuda|torch|torch_cpu|torch_cuda|torch_python|shm)\.so)"),
+        R(rf"undefined symbol: (?P<always_exported>{UNDEFINED_TENSOR_SINGLETON})"),
+    ),
     # torch missing from the environment (or another env's extension) says the same
     confirm=lambda hits, ctx: False,
     absorbs=("extension_import",),
@@ -877,8 +957,47 @@ BUILD_ISOLATION = Recogniser(
 )
 
 
+def _shadowed(hits: list[Hit], ctx: Context) -> tuple[str, str]:
+    module = (
+        "torch._C" if merged(hits).get("torch_c") else "a compiled _C module (torch._C when importing torch)"
+    )
+    return (
+        f"{module} cannot be imported: Python is likely running inside a source tree whose package folder, "
+        "never built there, shadows the installed package" + on_ranks(hits),
+        "Python puts the current directory first on sys.path, so started inside a PyTorch checkout (or a "
+        "package's source tree) `import torch` loads that tree's torch/ folder, which has no compiled _C until "
+        "it is built in place. Run from another directory (cd ~, or the folder of your script), or build the "
+        "checkout where it is (python setup.py develop). See which one is imported, from another directory: "
+        "python -c 'import torch; print(torch.__file__)'.",
+    )
+
+
+TORCH_SHADOWED = Recogniser(
+    # torch/__init__.py `from torch._C import *`, failing with CPython's ModuleNotFoundError (Python 3) or
+    # ImportError "No module named _C" (Python 2, which names the last part only)
+    kind="torch_shadowed",
+    title="source tree shadowing the installed torch",
+    anchors=("No module named 'torch._C'", "No module named torch._C", "No module named _C"),
+    templates=("system:torch-c-not-importable", "system:python2-no-module-named-c"),
+    match=R(r"No module named '?(?P<torch_c>torch\.)?_C'?(?![\w.])"),
+    # a torch install that lost or never had its compiled part (an interrupted pip, a wheel for another
+    # Python or platform) prints the same: only likely
+    confirm=lambda hits, ctx: False,
+    also=(
+        Alternative(
+            "broken_install",
+            "a torch installation without its compiled part (interrupted, or built for another Python)",
+            "Reinstall torch in the environment the job runs in: pip uninstall -y torch (until none is left), "
+            "then pip install torch with the --index-url of your CUDA.",
+        ),
+    ),
+    describe=_shadowed,
+)
+
+
 RECOGNISERS = (
     BUILD_ISOLATION,
+    TORCH_SHADOWED,
     IMPORT_TORCH_FIRST,
     CUDA_BUILD,
     EXTENSION_IMPORT,

@@ -313,6 +313,16 @@ DATALOADER_SHM = Recogniser(
             "its stack.",
             when=("worker_exited",),
         ),
+        # a faulty sample kills its worker the same way (a decoder that crashes on a truncated image, a
+        # generated file in the wrong format), and a worker's own error can be missing from a cut paste
+        Alternative(
+            "bad_training_data",
+            "a faulty sample of the training data (a corrupt or malformed file) that the worker dies loading",
+            "Load every sample once outside the DataLoader (for i in range(len(dataset)): dataset[i], printing "
+            "the index it stops at), or run with num_workers=0 to see the error and the file; fix, drop or "
+            "regenerate that data.",
+            when=("worker_exited",),
+        ),
     ),
     facts=(
         R(

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 
-from torchdoctor.explain.first_failure import Raised, cut
+from torchdoctor.explain.first_failure import Raised, cut, installed_package
 from torchdoctor.explain.kinds import cuda_errors
 from torchdoctor.explain.recognisers import Alternative, Context, Hit, Recogniser, first, merged, on_ranks
 
@@ -560,3 +560,58 @@ def library_bug(raised: Raised) -> tuple[str, str, str] | None:
         "config, check it against the documentation of that version."
     )
     return package, summary, fix
+
+
+# CPython's TypeError for a keyword the called function does not take (Objects/call.c, Python/ceval.c; catalog
+# system:python-unexpected-keyword-argument), raised at the call itself: the traceback's innermost frame is the
+# caller's line. When that line calls a function of one of the libraries a training script runs through, spelt
+# with its module path (deepspeed.zero.Init(...), torch.load(...)), and passes the keyword there, the library
+# installed is likely another release than the calling code was written for (a keyword added, renamed or removed
+# between releases); the calling code's own misspelt keyword prints the same, hence only likely.
+_UNEXPECTED_KW = R(r"got an unexpected keyword argument '(?P<keyword>\w{1,100})'")
+_LIBRARY_CALL = R(rf"(?<![\w.])(?P<call>(?P<library>{LIBRARIES}|torch)(?:\.\w{{1,100}}){{1,8}})\(")
+
+
+def _own_arguments(code: str, start: int) -> str:
+    """The text of a call's own arguments, from ``start`` (just after its opening parenthesis) to its closing
+    one or the end of the line, without what nested brackets hold (another call's keywords are not its own)."""
+    depth, own = 0, []
+    for char in code[start:]:
+        if char in "([{":
+            depth += 1
+        elif char in ")]}":
+            if depth == 0:
+                break
+            depth -= 1
+        elif depth == 0:
+            own.append(char)
+    return "".join(own)
+
+
+def library_call(raised: Raised) -> tuple[str, str, str] | None:
+    """(library, summary, fix) when ``raised`` is CPython's TypeError for a keyword that a library function,
+    called by its module path on the failing line of the caller's code, does not take; None otherwise."""
+    if raised.type != "TypeError" or raised.raised_in is None or installed_package(raised.raised_in.file):
+        return None  # raised inside an installed package: a library calling another (library_bug's reading)
+    unexpected = _UNEXPECTED_KW.search(raised.message)
+    if unexpected is None:
+        return None
+    keyword = unexpected["keyword"]
+    for called in _LIBRARY_CALL.finditer(raised.raised_code):
+        if re.search(rf"(?<![\w.]){keyword}\s*=(?!=)", _own_arguments(raised.raised_code, called.end())):
+            break
+    else:
+        return None
+    call, library = called["call"], called["library"]
+    summary = (
+        f"{call}() does not take the argument '{keyword}': the {library} installed is likely another release "
+        "than the code calling it was written for (or the argument is misspelt there)"
+    )
+    fix = (
+        f"The call passes {keyword}= to {call}, and the {library} installed has no such parameter: it was added, "
+        f"renamed or removed between releases. Compare `pip show {library}` with the version the project pins "
+        f"(its requirements file or README) and install that one, usually a newer release: pip install -U "
+        f"{library} (or pip install '{library}==<the pinned version>'). If {keyword} is your own argument, check "
+        f"its spelling against the documentation of the {library} installed."
+    )
+    return library, summary, fix
