@@ -3,6 +3,7 @@ gloo ranks running tests/straggler_train.py (DDP, a DataLoader, SGD; nothing of 
 
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -505,6 +506,10 @@ def test_launch_names_nobody_in_a_healthy_run_or_only_the_rank_the_others_waited
     report = json.loads((out / "stragglers.json").read_text())["findings"][0]
     kept = (out / "stragglers-windows.jsonl").read_text().splitlines()
     assert len(kept) * 10 >= WARMUP + BASELINE + STRETCH, len(kept)  # windows judged, not only taken as usual
+    # every step from the first optimizer step on reached rank 0, the last window's too (each rank's publisher
+    # thread sets its windows; the end of the run waits for them)
+    for rank in (0, 1):
+        assert re.search(rf"  rank {rank} \(host .*\(medians over {HEALTHY_STEPS - 1} steps\)", stderr), stderr
     said = report["details"].get("verdicts", []) if "details" in report else []
     if not said:
         assert "no rank was slower for a sustained stretch" in stderr and report["status"] == "ok"

@@ -154,8 +154,16 @@ def finish() -> None:
     store = _state.get("store")
     if store is None:
         return
-    if _state.get("publisher") is not None:
-        _state["publisher"].drain()
+    publisher = _state.get("publisher")
+    if publisher is None or (publisher.drain() and not publisher.failed):  # else the store does not answer
+        _say_done(store, record)
+    aggregator = _state.get("aggregator")
+    if aggregator is not None:
+        _report(aggregator, aggregator.finish())
+
+
+def _say_done(store: Any, record: StepRecord) -> None:
+    """Set this rank's device figures, measured again, and its end mark."""
     if _state.get("device") is not None:
         try:
             _measure_device(store, _state["rank"], record.host)
@@ -165,9 +173,6 @@ def finish() -> None:
         store.set(end_key(_state["rank"]), json.dumps({"last_window": record.latest, "steps": record.steps}))
     except Exception:  # noqa: BLE001 - the store is gone: rank 0 says whom it missed
         pass
-    aggregator = _state.get("aggregator")
-    if aggregator is not None:
-        _report(aggregator, aggregator.finish())
 
 
 def _report(aggregator: Aggregator, missing: list[int]) -> None:
