@@ -542,7 +542,12 @@ NETWORK_INTERFACE = Recogniser(
         ),
         NO_INTERFACE,
         R(r"connecting to address\s+with family (?P<family>\d+) is neither AF_INET"),
-        R(r"Got completion (?:from peer (?P<ib_peer>\S{1,100}) )?with (?:error |status=)(?P<ib_status>\d+)"),
+        # NCCL 2.23+ (transport/net_ib/p2p.cc) names the status before its number: "status=transport retry counter
+        # exceeded(12)"; older releases and gin.cc print the number alone ("status=12", "with error 12")
+        R(
+            r"Got completion (?:from peer (?P<ib_peer>\S{1,100}) )?with (?:error |status=)(?:[A-Za-z][\w ]{0,60}\()?"
+            r"(?P<ib_status>\d+)"
+        ),
         R(r"Call to (?P<ibv_call>ibv_\w+) failed"),
         R(
             r"\] connect\s{1,3}\[?(?P<gloo_host>[^\s\]]{1,255})\]?:(?P<gloo_port>\d+): (?P<gloo_reason>[^\n]{1,100})"
@@ -721,7 +726,11 @@ BACKEND_UNAVAILABLE = Recogniser(
             r"torch\.distributed is not available\. Cannot initialize)"
         ),
     ),
-    reject=R(r"associated with device type cpu\b"),  # a CPU tensor on an NCCL group: cpu_tensor_nccl
+    # a CPU tensor on an NCCL group: cpu_tensor_nccl. torch/distributed/rendezvous.py registers the tcp://,
+    # env:// and file:// handlers in every build that has torch.distributed (Windows builds before 1.7 lacked
+    # tcp:// and env://): "No rendezvous handler for localhost://" is an init_method with no scheme or a
+    # misspelt one (urlparse("localhost:29500").scheme == "localhost"), not a build that lacks part of it
+    reject=R(r"associated with device type cpu\b|No rendezvous handler for (?!(?:env|tcp)://)"),
     describe=_backend,
 )
 

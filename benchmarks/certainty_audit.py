@@ -1,0 +1,207 @@
+"""A certainty audit that needs no logs: which recogniser speaks with certainty on another cause's message.
+
+An unseen log is confidently wrong when a recogniser that speaks with certainty fires on a line that some other
+cause prints too. This finds those recognisers from the sources alone: every template of the catalog
+(`torchdoctor.explain.catalog`) is rendered as a plausible log line (its placeholders filled with plausible
+values) and `explain` is run on that line alone, in two forms:
+
+- ``bare``: the message as a line of its own;
+- ``printed``: the message as its source prints it in a log: a Python or C++ message after ``RuntimeError: ``,
+  an NCCL one after NCCL's ``host:pid:tid [0] NCCL WARN`` prefix, the others (CUDA's strings, the system's)
+  as they are.
+
+For every template the lead finding's kind and confidence are recorded. Reported:
+
+(a) cross-firing: templates mapped to kind A whose lead is a *certain* kind B != A;
+(b) unmapped certainty: templates mapped to no kind on which some recogniser is certain (is its anchor too
+    broad? or is the template that cause's, unmapped?);
+(c) per recogniser: how many templates it leads on, certain and likely, and how many of its certain leads are
+    in (a) or (b).
+
+    PYTHONPATH=src python benchmarks/certainty_audit.py              # the table and every (a) and (b) row
+    PYTHONPATH=src python benchmarks/certainty_audit.py --summary    # the counts only
+    PYTHONPATH=src python benchmarks/certainty_audit.py --kind cuda_build   # only rows whose lead is that kind
+
+Reads only the catalog: no log of the corpus.
+"""
+
+from __future__ import annotations
+
+import argparse
+import io
+import re
+import sys
+import time
+from collections import Counter, defaultdict
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "src"))
+
+from torchdoctor.explain.catalog import Template, load  # noqa: E402
+from torchdoctor.explain.diagnose import explain  # noqa: E402
+
+# plausible values for the placeholders: a number where printf wants one, a short word elsewhere
+_PRINTF = re.compile(r"%[-+ #0]*\d*(?:\.\d+)?(?:hh|h|ll|l|z|j|t|L)?([diouxXeEfgGcspa])")
+_BRACES = re.compile(r"\{([^{}]*)\}")
+_NUMBER_BEFORE = re.compile(
+    r"(?:rank|size|device|ordinal|count|number|world_size|step|epoch|index|node|port|of|id|is|=|:|\[|#)\s*$",
+    re.IGNORECASE,
+)
+PYTHON_SOURCES = ("torch", "torch_cpp", "torch_native", "deepspeed", "accelerate", "lightning", "transformers")
+
+
+def _printf_value(match: re.Match) -> str:
+    conversion = match.group(1)
+    if conversion in "diouc":
+        return "3" if conversion != "c" else "x"
+    if conversion in "xX":
+        return "1f"
+    if conversion == "p":
+        return "0x7f3a2c000000"
+    if conversion in "eEfgGa":
+        return "1.50"
+    return "model"  # %s
+
+
+def render(text: str) -> str:
+    """``text`` with its placeholders filled: ``%d`` -> 3, ``%s`` -> a word, ``{}`` -> a number after words
+    that take one (rank, size, ``=``), else a word; a named ``{x}`` -> its name's last part."""
+    text = _PRINTF.sub(_printf_value, text.replace("%%", "%"))
+
+    def braces(match: re.Match) -> str:
+        name = match.group(1).strip()
+        if name and re.fullmatch(r"[\w.]+(?:\(\))?", name):
+            return name.split(".")[-1].rstrip("()") if not name.isdigit() else "3"
+        before = match.string[: match.start()]
+        return "3" if _NUMBER_BEFORE.search(before) else "model"
+
+    return _BRACES.sub(braces, text)
+
+
+def printed(template: Template, line: str) -> str:
+    """The rendered message as its source prints it in a log."""
+    first, _, rest = line.partition("\n")
+    if template.source == "nccl":
+        return f"node1:1234:1290 [0] misc/utils.cc:31 NCCL WARN {first}" + (f"\n{rest}" if rest else "")
+    if template.source in PYTHON_SOURCES and not re.match(r"[A-Z]\w*(?:Error|Exception|Warning):", first):
+        return f"RuntimeError: {line}"
+    return line
+
+
+@dataclass
+class Result:
+    """The lead finding on one form of one template."""
+
+    template: Template
+    form: str
+    line: str
+    kind: str  # the lead's kind, "" when nothing was recognised
+    confidence: str  # certain | likely | ""
+
+
+def lead(line: str) -> tuple[str, str]:
+    """(kind, confidence) of the lead finding ``explain`` gives on ``line`` alone."""
+    findings = explain(["-"], stdin=io.BytesIO(line.encode("utf-8", "replace") + b"\n"))
+    first = findings[0]
+    if first.id == "log.unrecognised" or not first.id.startswith("log."):
+        return "", ""
+    return first.id[4:], first.details.get("confidence", "certain")
+
+
+def audit(forms: tuple[str, ...] = ("bare", "printed")) -> list[Result]:
+    """The lead finding on every template of the catalog, in every form."""
+    results = []
+    for templates in load().values():
+        for template in templates:
+            line = render(template.text)
+            lines = {"bare": line, "printed": printed(template, line)}
+            seen: dict[str, tuple[str, str]] = {}
+            for form in forms:
+                text = lines[form]
+                if text not in seen:
+                    seen[text] = lead(text)
+                kind, confidence = seen[text]
+                results.append(Result(template, form, text, kind, confidence))
+    return results
+
+
+def worst(results: list[Result]) -> dict[str, Result]:
+    """Per template, the form whose lead is most wrong: a certain lead on another kind first, then a certain
+    lead on an unmapped template, then a certain one, then any."""
+
+    def rank(r: Result) -> int:
+        certain = r.confidence == "certain"
+        if certain and r.template.kind and r.kind != r.template.kind:
+            return 0
+        if certain and not r.template.kind:
+            return 1
+        return 2 if certain else 3 if r.kind else 4
+
+    best: dict[str, Result] = {}
+    for r in results:
+        if r.template.id not in best or rank(r) < rank(best[r.template.id]):
+            best[r.template.id] = r
+    return best
+
+
+def report(results: list[Result], only_kind: str = "", summary: bool = False) -> str:
+    """The (a), (b) and (c) tables."""
+    per = worst(results)
+    cross = [r for r in per.values() if r.confidence == "certain" and r.template.kind and r.kind != r.template.kind]
+    unmapped = [r for r in per.values() if r.confidence == "certain" and not r.template.kind]
+    mapped_total = sum(1 for r in per.values() if r.template.kind)
+    out = [
+        f"{len(per)} templates ({mapped_total} mapped to a kind), forms: "
+        + ", ".join(sorted({r.form for r in results})),
+        f"(a) mapped to A, lead certain B != A: {len(cross)}",
+        f"(b) unmapped, lead certain:           {len(unmapped)}",
+    ]
+    missed = [r for r in per.values() if r.template.kind and r.kind != r.template.kind and r.confidence != "certain"]
+    out.append(f"    (mapped to A, lead not A and not certain: {len(missed)}; not counted above)")
+    # (c) per recogniser
+    leads: dict[str, Counter] = defaultdict(Counter)
+    for r in per.values():
+        if not r.kind:
+            continue
+        leads[r.kind][r.confidence] += 1
+        if r in cross:
+            leads[r.kind]["a"] += 1
+        if r in unmapped:
+            leads[r.kind]["b"] += 1
+    out.append("")
+    out.append(f"(c) {'recogniser':<30} {'leads':>6} {'certain':>8} {'likely':>7} {'(a)':>5} {'(b)':>5}")
+    for kind, c in sorted(leads.items(), key=lambda kv: (-(kv[1]["a"] + kv[1]["b"]), kv[0])):
+        out.append(
+            f"    {kind:<30} {c['certain'] + c['likely']:>6} {c['certain']:>8} {c['likely']:>7} {c['a']:>5} {c['b']:>5}"
+        )
+    if summary:
+        return "\n".join(out)
+    for title, rows in (("(a) cross-firing", cross), ("(b) unmapped, certain", unmapped)):
+        rows = [r for r in rows if not only_kind or r.kind == only_kind]
+        out.append("")
+        out.append(f"{title}: template id | mapped kind | certain lead | form | line")
+        for r in sorted(rows, key=lambda r: (r.kind, r.template.id)):
+            shown = r.line.replace("\n", " \\n ")[:160]
+            out.append(f"  {r.template.id} | {r.template.kind or '-'} | {r.kind} | {r.form} | {shown}")
+    return "\n".join(out)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the audit and print its tables."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--summary", action="store_true", help="the counts only")
+    parser.add_argument("--kind", default="", help="list only the rows whose lead is this kind")
+    parser.add_argument("--form", choices=("bare", "printed", "both"), default="both")
+    args = parser.parse_args(argv)
+    forms = ("bare", "printed") if args.form == "both" else (args.form,)
+    started = time.perf_counter()
+    results = audit(forms)
+    print(report(results, args.kind, args.summary))
+    print(f"\n{len(results)} explain runs in {time.perf_counter() - started:.1f} s")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
