@@ -409,10 +409,27 @@ def build(rows: dict[str, list[tuple[str, str, str]]]) -> dict[str, list[Templat
     return result
 
 
+def anchored(kind: str, template: str) -> bool:
+    """Whether the recogniser of ``kind`` still has an anchor in one of the template's lines."""
+    from torchdoctor.explain.kinds import BY_KIND
+
+    recogniser = BY_KIND.get(kind)
+    return recogniser is not None and any(
+        anchor in line for line in template.splitlines() for anchor in recogniser.anchors
+    )
+
+
 def refresh_kinds() -> None:
-    """Recompute every template's kind from today's recognisers, keeping its id, text, file and versions."""
+    """Recompute every template's kind from today's recognisers, keeping its id, text, file and versions.
+
+    A template whose kind's recogniser still holds an anchor in it keeps that kind: a message two kinds are
+    anchored on (CPython's "No module named '{}'": a package not installed, or a submodule a release dropped)
+    keeps the reading it was mapped to rather than the one tried first."""
     for source, templates in load().items():
-        write(source, [t._replace(kind=kind_of(t.text)) for t in templates])
+        write(
+            source,
+            [t if t.kind and anchored(t.kind, t.text) else t._replace(kind=kind_of(t.text)) for t in templates],
+        )
 
 
 def table() -> str:
