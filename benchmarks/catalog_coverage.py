@@ -428,7 +428,10 @@ def refresh_kinds() -> None:
     for source, templates in load().items():
         write(
             source,
-            [t if t.kind and anchored(t.kind, t.text) else t._replace(kind=kind_of(t.text)) for t in templates],
+            [
+                t if t.kind and anchored(t.kind, t.text) else t._replace(kind=kind_of(t.text))
+                for t in templates
+            ],
         )
 
 

@@ -8,7 +8,11 @@ values) and `explain` is run on that line alone, in two forms:
 - ``bare``: the message as a line of its own;
 - ``printed``: the message as its source prints it in a log: a Python or C++ message after ``RuntimeError: ``,
   an NCCL one after NCCL's ``host:pid:tid [0] NCCL WARN`` prefix, the others (CUDA's strings, the system's)
-  as they are.
+  as they are;
+- ``summary`` (``--context``): the printed message followed by torchrun's failure summary, as a worker's error
+  is followed by the launcher's report.
+
+A template counts once, by its most wrong form (a certain lead on another kind first).
 
 For every template the lead finding's kind and confidence are recorded. Reported:
 
@@ -21,6 +25,8 @@ For every template the lead finding's kind and confidence are recorded. Reported
     PYTHONPATH=src python benchmarks/certainty_audit.py              # the table and every (a) and (b) row
     PYTHONPATH=src python benchmarks/certainty_audit.py --summary    # the counts only
     PYTHONPATH=src python benchmarks/certainty_audit.py --kind cuda_build   # only rows whose lead is that kind
+    PYTHONPATH=src python benchmarks/certainty_audit.py --context    # also each line before torchrun's summary
+    PYTHONPATH=src python benchmarks/certainty_audit.py --list-certain   # every certain lead, with its anchor
 
 Reads only the catalog: no log of the corpus.
 """
@@ -46,38 +52,58 @@ from torchdoctor.explain.diagnose import explain  # noqa: E402
 _PRINTF = re.compile(r"%[-+ #0]*\d*(?:\.\d+)?(?:hh|h|ll|l|z|j|t|L)?([diouxXeEfgGcspa])")
 _BRACES = re.compile(r"\{([^{}]*)\}")
 _NUMBER_BEFORE = re.compile(
-    r"(?:rank|size|device|ordinal|count|number|world_size|step|epoch|index|node|port|of|id|is|=|:|\[|#)\s*$",
+    r"(?:\b(?:rank|size|device|ordinal|count|number|world_size|step|epoch|index|node|port|exitcode|exit code|code|"
+    r"signal|status|errno|version|pid|id)\s*[:=]?\s*\(?|[=#\[(])\s*$",
     re.IGNORECASE,
 )
-PYTHON_SOURCES = ("torch", "torch_cpp", "torch_native", "deepspeed", "accelerate", "lightning", "transformers")
+PYTHON_SOURCES = (
+    "torch",
+    "torch_cpp",
+    "torch_native",
+    "deepspeed",
+    "accelerate",
+    "lightning",
+    "transformers",
+)
 
 
-def _printf_value(match: re.Match) -> str:
-    conversion = match.group(1)
-    if conversion in "diouc":
-        return "3" if conversion != "c" else "x"
+def _value(before: str, conversion: str) -> str:
+    """A plausible value for a placeholder after the text ``before``: a number where printf wants one or the
+    words before it take one (rank, size, exitcode, ``=``), an address for ``%p``, else a short word."""
+    if conversion in "diou":
+        return "3"
     if conversion in "xX":
         return "1f"
+    if conversion == "c":
+        return "x"
     if conversion == "p":
         return "0x7f3a2c000000"
     if conversion in "eEfgGa":
         return "1.50"
-    return "model"  # %s
+    return "3" if _NUMBER_BEFORE.search(before) else "model"  # %s, {}
 
 
 def render(text: str) -> str:
-    """``text`` with its placeholders filled: ``%d`` -> 3, ``%s`` -> a word, ``{}`` -> a number after words
-    that take one (rank, size, ``=``), else a word; a named ``{x}`` -> its name's last part."""
-    text = _PRINTF.sub(_printf_value, text.replace("%%", "%"))
-
-    def braces(match: re.Match) -> str:
-        name = match.group(1).strip()
-        if name and re.fullmatch(r"[\w.]+(?:\(\))?", name):
-            return name.split(".")[-1].rstrip("()") if not name.isdigit() else "3"
-        before = match.string[: match.start()]
-        return "3" if _NUMBER_BEFORE.search(before) else "model"
-
-    return _BRACES.sub(braces, text)
+    """``text`` with its placeholders filled: ``%d`` -> 3, ``%s`` and ``{}`` -> a number after words that take
+    one (rank, size, exitcode, ``=``), else a word; a named ``{x}`` -> its name's last part."""
+    text = text.replace("%%", "\x00")
+    out, at = [], 0
+    for match in re.finditer(f"{_PRINTF.pattern}|{_BRACES.pattern}", text):
+        out.append(text[at : match.start()])
+        before = "".join(out)[-40:]
+        if match.group(1):  # printf
+            out.append(_value(before, match.group(1)))
+        else:
+            name = (match.group(2) or "").strip()
+            if name.isdigit() or not name:
+                out.append(_value(before, "s"))
+            elif re.fullmatch(r"[\w.]+(?:\(\))?", name):
+                out.append(name.split(".")[-1].rstrip("()"))
+            else:
+                out.append(_value(before, "s"))
+        at = match.end()
+    out.append(text[at:])
+    return "".join(out).replace("\x00", "%")
 
 
 def printed(template: Template, line: str) -> str:
@@ -88,6 +114,28 @@ def printed(template: Template, line: str) -> str:
     if template.source in PYTHON_SOURCES and not re.match(r"[A-Z]\w*(?:Error|Exception|Warning):", first):
         return f"RuntimeError: {line}"
     return line
+
+
+# torchrun's failure summary (torch/distributed/elastic/multiprocessing/errors), as it follows a worker's error
+SUMMARY = """[2026-11-28 10:00:00,000] torch.distributed.elastic.multiprocessing.api: [ERROR] failed (exitcode: 1) \
+local_rank: 0 (pid: 4242) of binary: /usr/bin/python
+Traceback (most recent call last):
+  File "/usr/bin/torchrun", line 8, in <module>
+torch.distributed.elastic.multiprocessing.errors.ChildFailedError:
+============================================================
+train.py FAILED
+------------------------------------------------------------
+Root Cause (first observed failure):
+[0]:
+  rank      : 0 (local_rank: 0)
+  exitcode  : 1 (pid: 4242)
+  error_file: <N/A>
+============================================================"""
+
+
+def in_summary(template: Template, line: str) -> str:
+    """The printed message, then torchrun's failure summary: the worker's error, then the launcher's report."""
+    return printed(template, line) + "\n" + SUMMARY
 
 
 @dataclass
@@ -116,7 +164,7 @@ def audit(forms: tuple[str, ...] = ("bare", "printed")) -> list[Result]:
     for templates in load().values():
         for template in templates:
             line = render(template.text)
-            lines = {"bare": line, "printed": printed(template, line)}
+            lines = {"bare": line, "printed": printed(template, line), "summary": in_summary(template, line)}
             seen: dict[str, tuple[str, str]] = {}
             for form in forms:
                 text = lines[form]
@@ -146,10 +194,37 @@ def worst(results: list[Result]) -> dict[str, Result]:
     return best
 
 
+def anchor_of(kind: str, line: str) -> str:
+    """The first anchor of ``kind``'s recogniser in ``line`` ("" when none is)."""
+    from torchdoctor.explain.kinds import BY_KIND
+
+    recogniser = BY_KIND.get(kind)
+    return next((a for a in recogniser.anchors if a in line), "") if recogniser else ""
+
+
+def certain_list(results: list[Result], only_kind: str = "") -> str:
+    """Every template some recogniser is certain on, by recogniser, with the anchor that fired: what a reviewer
+    reads to judge whether each message is printed for that cause alone."""
+    per = worst(results)
+    rows = defaultdict(list)
+    for r in per.values():
+        if r.confidence == "certain" and (not only_kind or r.kind == only_kind):
+            rows[r.kind].append(r)
+    out = []
+    for kind in sorted(rows, key=lambda k: (-len(rows[k]), k)):
+        out.append(f"== {kind}: certain on {len(rows[kind])} templates")
+        for r in sorted(rows[kind], key=lambda r: (anchor_of(kind, r.line), r.template.id)):
+            shown = r.line.split("\n[2026-")[0].replace("\n", " \\n ")[:140]
+            out.append(f"  [{anchor_of(kind, r.line)}] {r.template.id} ({r.template.file[:40]}): {shown}")
+    return "\n".join(out)
+
+
 def report(results: list[Result], only_kind: str = "", summary: bool = False) -> str:
     """The (a), (b) and (c) tables."""
     per = worst(results)
-    cross = [r for r in per.values() if r.confidence == "certain" and r.template.kind and r.kind != r.template.kind]
+    cross = [
+        r for r in per.values() if r.confidence == "certain" and r.template.kind and r.kind != r.template.kind
+    ]
     unmapped = [r for r in per.values() if r.confidence == "certain" and not r.template.kind]
     mapped_total = sum(1 for r in per.values() if r.template.kind)
     out = [
@@ -158,7 +233,9 @@ def report(results: list[Result], only_kind: str = "", summary: bool = False) ->
         f"(a) mapped to A, lead certain B != A: {len(cross)}",
         f"(b) unmapped, lead certain:           {len(unmapped)}",
     ]
-    missed = [r for r in per.values() if r.template.kind and r.kind != r.template.kind and r.confidence != "certain"]
+    missed = [
+        r for r in per.values() if r.template.kind and r.kind != r.template.kind and r.confidence != "certain"
+    ]
     out.append(f"    (mapped to A, lead not A and not certain: {len(missed)}; not counted above)")
     # (c) per recogniser
     leads: dict[str, Counter] = defaultdict(Counter)
@@ -194,11 +271,24 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--summary", action="store_true", help="the counts only")
     parser.add_argument("--kind", default="", help="list only the rows whose lead is this kind")
     parser.add_argument("--form", choices=("bare", "printed", "both"), default="both")
+    parser.add_argument(
+        "--context", action="store_true", help="also each message followed by torchrun's failure summary"
+    )
+    parser.add_argument(
+        "--list-certain",
+        action="store_true",
+        help="also every template a recogniser is certain on, by recogniser",
+    )
     args = parser.parse_args(argv)
     forms = ("bare", "printed") if args.form == "both" else (args.form,)
+    if args.context:
+        forms += ("summary",)
     started = time.perf_counter()
     results = audit(forms)
     print(report(results, args.kind, args.summary))
+    if args.list_certain:
+        print()
+        print(certain_list(results, args.kind))
     print(f"\n{len(results)} explain runs in {time.perf_counter() - started:.1f} s")
     return 0
 

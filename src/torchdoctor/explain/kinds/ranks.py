@@ -354,7 +354,7 @@ RANK_DIVERGENCE = Recogniser(
             "nccl_version_mismatch",
             "NCCL releases that differ between the hosts (NCCL's own set-up messages differ in size)",
             "Compare the NCCL each host loads: python -c 'import torch; print(torch.cuda.nccl.version())' on every "
-            "host (and NCCL_DEBUG=INFO's \"NCCL version\" line of each rank); install the same torch (and the same "
+            'host (and NCCL_DEBUG=INFO\'s "NCCL version" line of each rank); install the same torch (and the same '
             "nvidia-nccl-cu* wheel, or LD_LIBRARY_PATH's libnccl) everywhere.",
             when=("bootstrap_truncated",),
         ),
