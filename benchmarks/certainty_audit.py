@@ -20,7 +20,10 @@ For every template the lead finding's kind and confidence are recorded. Reported
 (b) unmapped certainty: templates mapped to no kind on which some recogniser is certain (is its anchor too
     broad? or is the template that cause's, unmapped?);
 (c) per recogniser: how many templates it leads on, certain and likely, and how many of its certain leads are
-    in (a) or (b).
+    in (a) or (b);
+(d) certain leads on a template the recogniser does not cite (``Recogniser.templates``, what it was built from):
+    the catalog's kinds are derived from the anchors, so (a) and (b) find only an anchor tried before another's
+    or a stale mapping; (d) does not depend on the mapping.
 
     PYTHONPATH=src python benchmarks/certainty_audit.py              # the table and every (a) and (b) row
     PYTHONPATH=src python benchmarks/certainty_audit.py --summary    # the counts only
@@ -67,9 +70,10 @@ PYTHON_SOURCES = (
 )
 
 
-def _value(before: str, conversion: str) -> str:
+def _value(before: str, conversion: str, after: str = "") -> str:
     """A plausible value for a placeholder after the text ``before``: a number where printf wants one or the
-    words before it take one (rank, size, exitcode, ``=``), an address for ``%p``, else a short word."""
+    words before it take one (rank, size, exitcode, ``=``), an address for ``%p``, else a short word; a string
+    whose number follows it in parentheses (NCCL's ``status=%s(%d)``) is a name, not a number."""
     if conversion in "diou":
         return "3"
     if conversion in "xX":
@@ -80,6 +84,8 @@ def _value(before: str, conversion: str) -> str:
         return "0x7f3a2c000000"
     if conversion in "eEfgGa":
         return "1.50"
+    if after.startswith("("):
+        return "model"
     return "3" if _NUMBER_BEFORE.search(before) else "model"  # %s, {}
 
 
@@ -92,7 +98,7 @@ def render(text: str) -> str:
         out.append(text[at : match.start()])
         before = "".join(out)[-40:]
         if match.group(1):  # printf
-            out.append(_value(before, match.group(1)))
+            out.append(_value(before, match.group(1), text[match.end() : match.end() + 1]))
         else:
             name = (match.group(2) or "").strip()
             if name.isdigit() or not name:
@@ -220,7 +226,7 @@ def certain_list(results: list[Result], only_kind: str = "") -> str:
 
 
 def report(results: list[Result], only_kind: str = "", summary: bool = False) -> str:
-    """The (a), (b) and (c) tables."""
+    """The counts of (a), (b), (d), the (c) table, and the rows of (a), (b), (d)."""
     per = worst(results)
     cross = [
         r for r in per.values() if r.confidence == "certain" and r.template.kind and r.kind != r.template.kind
@@ -237,6 +243,14 @@ def report(results: list[Result], only_kind: str = "", summary: bool = False) ->
         r for r in per.values() if r.template.kind and r.kind != r.template.kind and r.confidence != "certain"
     ]
     out.append(f"    (mapped to A, lead not A and not certain: {len(missed)}; not counted above)")
+    # (d) certain on a template its recogniser does not cite (Recogniser.templates: what it was built from)
+    from torchdoctor.explain.kinds import BY_KIND
+
+    uncited = [
+        r
+        for r in per.values()
+        if r.confidence == "certain" and r.kind in BY_KIND and r.template.id not in BY_KIND[r.kind].templates
+    ]
     # (c) per recogniser
     leads: dict[str, Counter] = defaultdict(Counter)
     for r in per.values():
@@ -247,15 +261,28 @@ def report(results: list[Result], only_kind: str = "", summary: bool = False) ->
             leads[r.kind]["a"] += 1
         if r in unmapped:
             leads[r.kind]["b"] += 1
+        if r in uncited:
+            leads[r.kind]["d"] += 1
     out.append("")
-    out.append(f"(c) {'recogniser':<30} {'leads':>6} {'certain':>8} {'likely':>7} {'(a)':>5} {'(b)':>5}")
-    for kind, c in sorted(leads.items(), key=lambda kv: (-(kv[1]["a"] + kv[1]["b"]), kv[0])):
+    out.append(
+        f"(c) {'recogniser':<30} {'leads':>6} {'certain':>8} {'likely':>7} {'(a)':>5} {'(b)':>5} {'(d)':>5}"
+    )
+    for kind, c in sorted(leads.items(), key=lambda kv: (-(kv[1]["a"] + kv[1]["b"] + kv[1]["d"]), kv[0])):
         out.append(
-            f"    {kind:<30} {c['certain'] + c['likely']:>6} {c['certain']:>8} {c['likely']:>7} {c['a']:>5} {c['b']:>5}"
+            f"    {kind:<30} {c['certain'] + c['likely']:>6} {c['certain']:>8} {c['likely']:>7} {c['a']:>5} {c['b']:>5} {c['d']:>5}"
         )
+    out.insert(
+        3,
+        f"(d) certain on a template its recogniser does not cite: {len(uncited)} (another release's wording of a "
+        "cited one, or a message it was not built from: listed below)",
+    )
     if summary:
         return "\n".join(out)
-    for title, rows in (("(a) cross-firing", cross), ("(b) unmapped, certain", unmapped)):
+    for title, rows in (
+        ("(a) cross-firing", cross),
+        ("(b) unmapped, certain", unmapped),
+        ("(d) certain, template not cited by the recogniser", uncited),
+    ):
         rows = [r for r in rows if not only_kind or r.kind == only_kind]
         out.append("")
         out.append(f"{title}: template id | mapped kind | certain lead | form | line")
