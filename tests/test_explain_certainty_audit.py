@@ -147,3 +147,20 @@ def test_the_audit_finds_no_certain_lead_on_another_kind_in_these_templates():
         )
     ]
     assert all(r.confidence != "certain" for r in results), [(r.template.id, r.kind) for r in results]
+
+
+def test_ibv_modify_qp_failing_is_only_likely_the_nics_and_not_the_memlock_limit():
+    # misc/ibvwrap.cc: the queue pair could not reach the peer (nccl#2013: NCCL_CROSS_NIC=0 on a rail fabric, or
+    # a newer NCCL, fixed it); not the locked-memory limit a failing ibv_reg_mr / ibv_create_cq points to
+    line = NCCL.format("misc/ibvwrap.cc:262") + (
+        "Call to ibv_modify_qp failed with 110 Connection timed out, on dev mlx5_0:1, curr state INIT, next state "
+        "RTR, local GID index 3"
+    )
+    found = explained(line + "\n")
+    assert found.id == "log.network_interface" and found.details["confidence"] == "likely"
+    assert found.details["alternatives"] == ["log.nccl_bug_upgrade"]
+    assert "Connection timed out" in found.summary and "NCCL_CROSS_NIC=0" in found.fix
+    assert "ulimit" not in found.fix.split("If it is not that")[0]
+    reg = explained(NCCL.format("misc/ibvwrap.cc:1") + "Call to ibv_reg_mr failed\n")
+    assert reg.id == "log.network_interface" and reg.details["confidence"] == "certain"
+    assert "ulimit -l" in reg.fix
