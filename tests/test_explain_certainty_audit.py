@@ -16,6 +16,11 @@ lead on it) found, each change beside the line that must stay as it was:
 - NCCL's "failed to open CUDA IPC handle" is only likely P2P, as its other side "failed to get CUDA IPC handle"
   already was (a container without the host's IPC namespace prints both); CUDA's "peer access is not supported"
   stays certain;
+- NCCL's "Call to ibv_modify_qp failed" (the queue pair cannot reach its peer: a RoCE GID, NICs on different
+  rails, an NCCL release's bug) is only likely, with its own fix, not the locked-memory limit of the other verbs
+  calls (still certain);
+- DeepSpeed's batch check at world size 1 is only likely a config for other GPUs: processes not started by a
+  launcher each see a world of 1 (named);
 - the catalog's refresh keeps a template's kind while its recogniser is anchored in it.
 """
 
@@ -164,3 +169,13 @@ def test_ibv_modify_qp_failing_is_only_likely_the_nics_and_not_the_memlock_limit
     reg = explained(NCCL.format("misc/ibvwrap.cc:1") + "Call to ibv_reg_mr failed\n")
     assert reg.id == "log.network_interface" and reg.details["confidence"] == "certain"
     assert "ulimit -l" in reg.fix
+
+
+def test_a_batch_check_at_world_size_one_is_only_likely_a_config_for_other_gpus():
+    # deepspeed/runtime/config.py multiplies by the world size the process sees: 1 is also plain python processes
+    ident = "deepspeed:check-batch-related-parameters-train-batch"
+    one = explained(f"AssertionError: {template(ident, '16', '2', '1', '1')}\n")
+    assert one.id == "log.deepspeed_config_mismatch" and one.details["confidence"] == "likely"
+    assert one.details["alternatives"] == ["log.not_launched_distributed"]
+    four = explained(f"AssertionError: {template(ident, '16', '2', '1', '4')}\n")
+    assert four.id == "log.deepspeed_config_mismatch" and four.details["confidence"] == "certain"
