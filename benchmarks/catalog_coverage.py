@@ -466,9 +466,14 @@ def certainty_table() -> str:
     ]
     for r in RECOGNISERS:
         decisive = [a for a in r.anchors if a not in r.generic]
-        if r.confirm is not None:
+        # a confirm marked ``lowers_only`` only takes certainty away where a fact read beside the anchor says so
+        # (DeepSpeed's batch check at world size 1): its anchors are decisive, as without one
+        by_default = getattr(r.confirm, "lowers_only", False)
+        if r.confirm is not None and not by_default:
             decided = "confirming facts (every anchor likely without them)"
             decisive, suggestive = [], list(r.anchors)
+        elif by_default:
+            decided, suggestive = "the anchor, unless a fact read beside it makes it likely", list(r.generic)
         else:
             decided, suggestive = "the anchor", list(r.generic)
         if r.role == "consequence":

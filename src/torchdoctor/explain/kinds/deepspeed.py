@@ -271,6 +271,14 @@ def _config_mismatch(hits: list[Hit], ctx: Context) -> tuple[str, str]:
     return summary + on_ranks(hits), fix
 
 
+def _not_a_world_of_one(hits: list[Hit], ctx: Context) -> bool:
+    """Certain unless every hit is the batch check at world size 1 (only lowers the anchors' certainty)."""
+    return not all("world_size_one" in h.facts for h in hits)
+
+
+_not_a_world_of_one.lowers_only = True  # type: ignore[attr-defined]  # docs/catalog.md: the anchors decide
+
+
 DEEPSPEED_CONFIG_MISMATCH = Recogniser(
     kind="deepspeed_config_mismatch",
     title="DeepSpeed config disagrees with the script",
@@ -366,7 +374,7 @@ DEEPSPEED_CONFIG_MISMATCH = Recogniser(
     # runtime/config.py's batch check multiplies by the world size the process sees: 1 is a config written for more
     # GPUs run on one, or a script started as plain python processes, each a world of its own (no deepspeed
     # launcher, torchrun or init_process_group before deepspeed.initialize) — only likely then, both named
-    confirm=lambda hits, ctx: not all("world_size_one" in h.facts for h in hits),
+    confirm=_not_a_world_of_one,
     also=(
         Alternative(
             "not_launched_distributed",
