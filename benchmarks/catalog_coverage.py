@@ -409,10 +409,30 @@ def build(rows: dict[str, list[tuple[str, str, str]]]) -> dict[str, list[Templat
     return result
 
 
+def anchored(kind: str, template: str) -> bool:
+    """Whether the recogniser of ``kind`` still has an anchor in one of the template's lines."""
+    from torchdoctor.explain.kinds import BY_KIND
+
+    recogniser = BY_KIND.get(kind)
+    return recogniser is not None and any(
+        anchor in line for line in template.splitlines() for anchor in recogniser.anchors
+    )
+
+
 def refresh_kinds() -> None:
-    """Recompute every template's kind from today's recognisers, keeping its id, text, file and versions."""
+    """Recompute every template's kind from today's recognisers, keeping its id, text, file and versions.
+
+    A template whose kind's recogniser still holds an anchor in it keeps that kind: a message two kinds are
+    anchored on (CPython's "No module named '{}'": a package not installed, or a submodule a release dropped)
+    keeps the reading it was mapped to rather than the one tried first."""
     for source, templates in load().items():
-        write(source, [t._replace(kind=kind_of(t.text)) for t in templates])
+        write(
+            source,
+            [
+                t if t.kind and anchored(t.kind, t.text) else t._replace(kind=kind_of(t.text))
+                for t in templates
+            ],
+        )
 
 
 def table() -> str:
@@ -446,9 +466,14 @@ def certainty_table() -> str:
     ]
     for r in RECOGNISERS:
         decisive = [a for a in r.anchors if a not in r.generic]
-        if r.confirm is not None:
+        # a confirm marked ``lowers_only`` only takes certainty away where a fact read beside the anchor says so
+        # (DeepSpeed's batch check at world size 1): its anchors are decisive, as without one
+        by_default = getattr(r.confirm, "lowers_only", False)
+        if r.confirm is not None and not by_default:
             decided = "confirming facts (every anchor likely without them)"
             decisive, suggestive = [], list(r.anchors)
+        elif by_default:
+            decided, suggestive = "the anchor, unless a fact read beside it makes it likely", list(r.generic)
         else:
             decided, suggestive = "the anchor", list(r.generic)
         if r.role == "consequence":

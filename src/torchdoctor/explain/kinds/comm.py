@@ -380,6 +380,20 @@ def _network(hits: list[Hit], ctx: Context) -> tuple[str, str]:
             "`ib_write_bw` between the two hosts."
         )
         return summary, fix
+    if "ibv_modify_qp" in facts:
+        reason = f" ({facts['ibv_reason'].strip()})" if facts.get("ibv_reason") else ""
+        summary = (
+            f"InfiniBand verbs call ibv_modify_qp failed{reason}: the queue pair to the peer could not be "
+            "connected (the NICs cannot reach each other with these settings)" + on_ranks(hits)
+        )
+        fix = (
+            "NCCL moves a queue pair to the peer's address (RTR/RTS) and the NIC refused: on RoCE pick the RoCE "
+            "v2 GID of the NIC on every host, NCCL_IB_GID_INDEX=3 (list them with `show_gids`); on a "
+            "rail-optimised fabric only NICs of the same rail reach each other: NCCL_CROSS_NIC=0; NCCL_IB_HCA=<nic> "
+            "picks the NICs. Test the pair with `ib_write_bw` between the two hosts on the same NIC.\n"
+            "NCCL_IB_DISABLE=1 confirms it is the fabric (NCCL falls back to sockets)."
+        )
+        return summary, fix
     if "ibv_call" in facts:
         summary = f"InfiniBand verbs call {facts['ibv_call']} failed" + on_ranks(hits)
         fix = (
@@ -542,8 +556,18 @@ NETWORK_INTERFACE = Recogniser(
         ),
         NO_INTERFACE,
         R(r"connecting to address\s+with family (?P<family>\d+) is neither AF_INET"),
-        R(r"Got completion (?:from peer (?P<ib_peer>\S{1,100}) )?with (?:error |status=)(?P<ib_status>\d+)"),
+        # NCCL 2.23+ (transport/net_ib/p2p.cc) names the status before its number: "status=transport retry counter
+        # exceeded(12)"; older releases and gin.cc print the number alone ("status=12", "with error 12")
+        R(
+            r"Got completion (?:from peer (?P<ib_peer>\S{1,100}) )?with (?:error |status=)(?:[A-Za-z][\w ]{0,60}\()?"
+            r"(?P<ib_status>\d+)"
+        ),
         R(r"Call to (?P<ibv_call>ibv_\w+) failed"),
+        # misc/ibvwrap.cc: "Call to ibv_modify_qp failed with 110 Connection timed out, on dev mlx5_0:1, curr state
+        # INIT, next state RTR, ..." (older: "failed with error Connection timed out")
+        R(
+            r"Call to (?P<ibv_modify_qp>ibv_modify_qp) failed(?: with (?:error )?(?:\d+ )?(?P<ibv_reason>[A-Za-z][^,\n]{0,60}))?"
+        ),
         R(
             r"\] connect\s{1,3}\[?(?P<gloo_host>[^\s\]]{1,255})\]?:(?P<gloo_port>\d+): (?P<gloo_reason>[^\n]{1,100})"
         ),
@@ -555,7 +579,10 @@ NETWORK_INTERFACE = Recogniser(
     span=1,  # gloo prints "connect" and the address on two lines
     # "Connection refused" is what any dead or unready peer gets, and an IB completion error (status 12, a
     # timeout) what RoCE settings the hosts do not share, a faulty link and a peer that died first all print:
-    # only likely an interface / firewall problem. The rest (no interface found, a verbs call) is certain.
+    # only likely an interface / firewall problem. The rest (no interface found, a verbs call) is certain, but
+    # ibv_modify_qp: the queue pair that cannot reach its peer is a RoCE GID, NICs on different rails of the
+    # fabric (NCCL_CROSS_NIC=0 fixed it, nccl#2013) or an NCCL release's bug (a newer NCCL fixed it for others
+    # there): only likely.
     # NCCL giving up its connect retries is the same: a peer that never answered, for whatever reason.
     # A connect that failed for any reason ("No route to host" is also what a firewall's REJECT answers,
     # "timed out" what its DROP leaves) is a firewall as much as an interface, and on one host a peer that
@@ -565,6 +592,7 @@ NETWORK_INTERFACE = Recogniser(
         and "ib_status" not in h.facts
         and "connect_retries" not in h.facts
         and "gloo_mesh" not in h.facts
+        and "ibv_modify_qp" not in h.facts
         for h in hits
     ),
     absorbs=("nccl_error", "nccl_system_error"),
@@ -584,6 +612,13 @@ NETWORK_INTERFACE = Recogniser(
             "MASTER_PORT: open the firewall between the hosts for them (or allow the whole subnet), and check "
             "the peer was up and listening when this one connected.",
             when=("gloo_reason", "connect_reason", "connect_retries", "gloo_mesh"),
+        ),
+        Alternative(
+            "nccl_bug_upgrade",
+            "a bug of the NCCL release in use (a newer NCCL connected the same NICs for others)",
+            "Upgrade NCCL (a newer torch, or the nvidia-nccl-cu* wheel matching torch's CUDA: pip install -U "
+            'nvidia-nccl-cu12) and compare with NCCL_DEBUG=INFO\'s "NCCL version" line.',
+            when=("ibv_modify_qp",),
         ),
     ),
     describe=_network,
@@ -721,7 +756,11 @@ BACKEND_UNAVAILABLE = Recogniser(
             r"torch\.distributed is not available\. Cannot initialize)"
         ),
     ),
-    reject=R(r"associated with device type cpu\b"),  # a CPU tensor on an NCCL group: cpu_tensor_nccl
+    # a CPU tensor on an NCCL group: cpu_tensor_nccl. torch/distributed/rendezvous.py registers the tcp://,
+    # env:// and file:// handlers in every build that has torch.distributed (Windows builds before 1.7 lacked
+    # tcp:// and env://): "No rendezvous handler for localhost://" is an init_method with no scheme or a
+    # misspelt one (urlparse("localhost:29500").scheme == "localhost"), not a build that lacks part of it
+    reject=R(r"associated with device type cpu\b|No rendezvous handler for (?!(?:env|tcp)://)"),
     describe=_backend,
 )
 

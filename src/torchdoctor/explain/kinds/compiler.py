@@ -76,7 +76,11 @@ CUDA_HEADER = R(
 SOURCE_ANCHORS = (
     "was not declared in this scope",
     "has no member named",
-    "is not a member of",
+    # gcc's "'X' is not a member of 'Y'" (curly quotes in a UTF-8 locale), MSVC's C2039 "'X': is not a member of
+    # 'Y'": the quote that opens the scope's name, so that NCCL's "world rank 3 is not a member of the LSA team"
+    # (src/dev_runtime.cc, a device-API team lookup at run time) is not read as a compiler's error
+    "is not a member of '",
+    "is not a member of \u2018",
     "incomplete type",
     "no member named",
     "undeclared identifier",

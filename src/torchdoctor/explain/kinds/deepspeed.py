@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 
 from torchdoctor.explain.quote import quote
-from torchdoctor.explain.recognisers import Context, Hit, Recogniser, merged, on_ranks
+from torchdoctor.explain.recognisers import Alternative, Context, Hit, Recogniser, merged, on_ranks
 
 R = re.compile
 
@@ -271,6 +271,14 @@ def _config_mismatch(hits: list[Hit], ctx: Context) -> tuple[str, str]:
     return summary + on_ranks(hits), fix
 
 
+def _not_a_world_of_one(hits: list[Hit], ctx: Context) -> bool:
+    """Certain unless every hit is the batch check at world size 1 (only lowers the anchors' certainty)."""
+    return not all("world_size_one" in h.facts for h in hits)
+
+
+_not_a_world_of_one.lowers_only = True  # type: ignore[attr-defined]  # docs/catalog.md: the anchors decide
+
+
 DEEPSPEED_CONFIG_MISMATCH = Recogniser(
     kind="deepspeed_config_mismatch",
     title="DeepSpeed config disagrees with the script",
@@ -340,6 +348,7 @@ DEEPSPEED_CONFIG_MISMATCH = Recogniser(
     reject=R(r"(?<!zero stage \d )requires an optimizer"),
     facts=(
         R(r"(?P<train_batch>\d+) != (?P<micro_batch>\d+) \* (?P<grad_acc>\d+) \* (?P<world_size>\d+)"),
+        R(r"\d+ != \d+ \* \d+ \* (?P<world_size_one>1)(?!\d)"),
         R(r"- ds (?P<ds_key>[\w.]+)=(?P<ds_value>\S{1,40}) vs (?P<hf_key>hf [\w|.]+)=(?P<hf_value>\S{1,40})"),
         R(r"will be ignored: (?P<ignored>\[[^\]\n]{0,400}\]?)"),
         R(
@@ -360,6 +369,20 @@ DEEPSPEED_CONFIG_MISMATCH = Recogniser(
         R(
             r"mixed_precision`? arg cannot be set to `?(?P<mp_arg>\w{1,10})`? when `?(?P<mp_config>\w{1,10})`? is set in "
             r"the DeepSpeed config"
+        ),
+    ),
+    # runtime/config.py's batch check multiplies by the world size the process sees: 1 is a config written for more
+    # GPUs run on one, or a script started as plain python processes, each a world of its own (no deepspeed
+    # launcher, torchrun or init_process_group before deepspeed.initialize) — only likely then, both named
+    confirm=_not_a_world_of_one,
+    also=(
+        Alternative(
+            "not_launched_distributed",
+            "processes not started by a distributed launcher (each sees a world size of 1)",
+            "If the job was meant to use several GPUs, start it with the launcher: deepspeed --num_gpus <N> "
+            "train.py (or torchrun --nproc_per_node <N>, accelerate launch), so that every process sees the job's "
+            "world size; the config's batch sizes then add up.",
+            when=("world_size_one",),
         ),
     ),
     describe=_config_mismatch,

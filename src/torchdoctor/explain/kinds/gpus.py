@@ -230,8 +230,11 @@ GPU_P2P = Recogniser(
         "failed to get CUDA IPC handle to device",
     ),
     # a CUDA IPC handle refused is P2P that does not work, or a container that does not share the host's IPC
-    # namespace / shared memory: only likely
-    generic=("failed to get CUDA IPC handle to device",),
+    # namespace / shared memory: only likely. The same holds on the other side of the exchange: the peer's
+    # cudaIpcOpenMemHandle (transport/p2p.cc: "failed to open CUDA IPC handle : %d %s") fails in a container
+    # without the host's IPC namespace as much as without P2P; CUDA's own "peer access is not supported" beside
+    # it is still certain
+    generic=("failed to get CUDA IPC handle to device", "failed to open CUDA IPC handle"),
     also=(
         Alternative(
             "nccl_system_error",
@@ -242,7 +245,7 @@ GPU_P2P = Recogniser(
         ),
     ),
     facts=(
-        R(r"(?P<ipc_handle>failed to get CUDA IPC handle to device[^\n]{0,80})"),
+        R(r"(?P<ipc_handle>failed to (?:get CUDA IPC handle to device|open CUDA IPC handle)[^\n]{0,80})"),
         R(
             r"(?P<what>failed to (?:open|get) CUDA IPC handle[^\n]{0,120}|peer access is not supported[^\n]{0,80}|"
             r"failed to peer with device[^\n]{0,80}|Using RTX 4000 series doesn't support faster communication|"

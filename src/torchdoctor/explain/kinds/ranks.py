@@ -336,14 +336,27 @@ RANK_DIVERGENCE = Recogniser(
         "is all-gathering ",
     ),
     # NCCL's socket transport says it itself: a truncated message is different collective sizes on the ranks,
-    # or settings (NCCL_PROTO, NCCL_ALGO) that differ between them, or an unhealthy network
-    generic=("message truncated : receiving",),
+    # or settings (NCCL_PROTO, NCCL_ALGO) that differ between them, or an unhealthy network.
+    # bootstrap.cc's "Message truncated : received N bytes instead of M" (socketRecv, socketSendRecv) is not the
+    # user's data: it is the size of a message NCCL's own bootstrap exchanges while it sets a communicator or a
+    # peer connection up (transport.cc's connect info): ranks at different steps of that set-up (a collective or
+    # send/recv one rank skipped), NCCL releases that differ between the hosts (their messages differ in size)
+    # or settings that differ all print it — only likely any of them.
+    generic=("message truncated : receiving", "Message truncated : received"),
     also=(
         Alternative(
             "nccl_env_value",
             "NCCL settings that differ between the ranks",
             "Set the NCCL_* variables the same on every host, or unset them (NCCL_PROTO, NCCL_ALGO above all): "
             "env | grep NCCL_ on each host, and the job script's exports.",
+        ),
+        Alternative(
+            "nccl_version_mismatch",
+            "NCCL releases that differ between the hosts (NCCL's own set-up messages differ in size)",
+            "Compare the NCCL each host loads: python -c 'import torch; print(torch.cuda.nccl.version())' on every "
+            'host (and NCCL_DEBUG=INFO\'s "NCCL version" line of each rank); install the same torch (and the same '
+            "nvidia-nccl-cu* wheel, or LD_LIBRARY_PATH's libnccl) everywhere.",
+            when=("bootstrap_truncated",),
         ),
     ),
     facts=(
@@ -359,6 +372,7 @@ RANK_DIVERGENCE = Recogniser(
         R(r"local size (?P<size_a>\d+) remote size (?P<size_b>\d+)"),
         R(r"op\.preamble\.length <= op\.nbytes\. (?P<size_a>\d+) vs (?P<size_b>\d+)"),
         R(r"receiv(?:ed|ing) (?P<size_a>\d+) bytes instead of (?P<size_b>\d+)"),
+        R(r"(?P<bootstrap_truncated>Message truncated : received)"),
         R(r"around rank (?P<rank_a>\d+)"),
         R(
             r"rank (?P<fsdp_rank_a>\d+) is all-gathering (?P<fsdp_a>[^\n]{1,120}?) while rank (?P<fsdp_rank_b>\d+) is "

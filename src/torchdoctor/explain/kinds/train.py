@@ -287,8 +287,10 @@ DATALOADER_SHM = Recogniser(
         "Too many open files. Communication with the workers",
         "is killed by signal: Bus error",
         # torch/utils/data/dataloader.py: a worker gone without its own report in the paste (its bus error, a
-        # SIGKILL, a crash): /dev/shm most often, not always
-        "exited unexpectedly",
+        # SIGKILL, a crash): /dev/shm most often, not always. The closing parenthesis of its "(pid(s) ...)" is part
+        # of the anchor: the same file's "Pin memory thread exited unexpectedly" is another thread, and the match
+        # below never took it
+        ") exited unexpectedly",
     ),
     absorbs=("worker_crash",),  # a DataLoader worker's bus error
     match=R(
@@ -297,7 +299,7 @@ DATALOADER_SHM = Recogniser(
         r"is killed by signal: Bus error|(?P<worker_exited>DataLoader worker \(pid\(s\) [\d, ]{1,200}\) exited "
         r"unexpectedly)"
     ),
-    generic=("exited unexpectedly",),
+    generic=(") exited unexpectedly",),
     also=(
         Alternative(
             "worker_killed",
