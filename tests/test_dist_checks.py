@@ -101,9 +101,11 @@ def test_nccl_debug_levels():
     assert bad.status == "warn" and bad.fix == "export NCCL_DEBUG=INFO"
 
 
-def test_check_command_reports_the_settings_in_effect(cli):
+def test_check_command_reports_the_settings_in_effect(cli_here):
+    # through the same `main` here: `check --json` with settings that warn runs in a real process in
+    # test_check_ids (a process of its own imports torch again, 3 s of CPU)
     env = {"TORCH_NCCL_ASYNC_ERROR_HANDLING": "0", "NCCL_TIMEOUT": "1800", "NCCL_DEBUG": "INFO"}
-    result = cli("check", "--json", "--skip", "net", "--skip", "gpu", "--skip", "env", env=env)
+    result = cli_here("check", "--json", "--skip", "net", "--skip", "gpu", "--skip", "env", env=env)
     found = {f["id"]: f for f in json.loads(result.stdout)["findings"]}
     assert found["dist.nccl_error_handling"]["status"] == "warn"
     assert found["dist.timeout"]["status"] == "warn"

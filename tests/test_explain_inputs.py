@@ -195,10 +195,11 @@ def test_a_death_in_the_middle_of_a_long_log_is_seen(tmp_path, line, kind):
 # -- bad input, other encodings ----------------------------------------------------------------------
 
 
-def test_an_empty_path_is_bad_input(cli, tmp_path):
+def test_an_empty_path_is_bad_input(cli_here, tmp_path):
     """`explain "$LOG"` with LOG unset must not read every file under the current folder."""
     (tmp_path / "old.log").write_text("RuntimeError: CUDA out of memory. Tried to allocate 2.00 GiB\n")
-    done = cli("explain", "", cwd=tmp_path)
+    # through the same `main` here: explain's bad input in a real process is test_explain's
+    done = cli_here("explain", "", cwd=tmp_path)
     assert done.returncode == 2 and "empty path" in done.stderr + done.stdout
     with pytest.raises(BadInput, match="empty path"):
         explain([" "])
@@ -266,7 +267,7 @@ def test_bytes_after_a_byte_order_mark_are_not_read_as_utf16():
     assert utf16_encoding(("训练 step 1\n" * 10).encode("utf-16-le")) == "utf-16-le"
 
 
-def test_an_unrecognised_failure_names_its_error_its_line_and_exits_1(cli, tmp_path):
+def test_an_unrecognised_failure_names_its_error_its_line_and_exits_1(cli_here, tmp_path):
     """A traceback is a failure even when torchdoctor knows no kind for it: exit 1, and the lines under a
     header such as 'Error(s) in loading ... for ...:' are kept (a state_dict's keys have a kind of their own)."""
     log = tmp_path / "run.log"
@@ -288,7 +289,7 @@ def test_an_unrecognised_failure_names_its_error_its_line_and_exits_1(cli, tmp_p
         'Unexpected widget(s): "lever".',
     ]
     assert 'Missing widget(s): "knob"' in finding.summary
-    assert cli("explain", str(log)).returncode == 1
+    assert cli_here("explain", str(log)).returncode == 1  # explain's exit 1 in a real process: test_explain's
     (bare,) = explain(["-"], stdin=io.BytesIO(b"ValueError: an odd value\n"))  # a line, no traceback
     assert (
         bare.id == "log.unrecognised" and bare.status == "skip" and "ValueError: an odd value" in bare.summary

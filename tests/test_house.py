@@ -38,8 +38,8 @@ def imports_of(name: str, source: str, is_package: bool, modules: dict[str, Path
     package = name if is_package else name.rpartition(".")[0]
     found = set()
     for node in ast.walk(tree):
-        if _type_checking_only(node, parents):
-            continue
+        if not isinstance(node, (ast.Import, ast.ImportFrom)) or _type_checking_only(node, parents):
+            continue  # only imports matter: walking every node's parents took 48 s of CPU on a loaded machine
         if isinstance(node, ast.Import):
             targets = [alias.name for alias in node.names]
         elif isinstance(node, ast.ImportFrom):

@@ -170,12 +170,14 @@ def test_over_hosts_a_torch_that_cannot_be_imported_is_named_with_its_fix(cli):
     )
 
 
-def test_nccl_on_a_cpu_build_of_torch_is_bad_input(cli):
+def test_nccl_on_a_cpu_build_of_torch_is_bad_input(cli_here):
     import torch
 
     if torch.version.cuda is not None or torch.version.hip is not None:
         pytest.skip(f"torch {torch.__version__} is a GPU build")
-    result = cli("net", "--backend=nccl")
+    # through the same `main` here (torch is imported here already; a process of its own imports it again,
+    # 3 s of CPU): net's refusals of bad values run in real processes below, each flag's first case
+    result = cli_here("net", "--backend=nccl")
     assert result.returncode == 2, result.stdout + result.stderr
     assert result.stderr.count("\n") == 1 and "nccl needs a CUDA build of torch" in result.stderr
 
