@@ -9,12 +9,12 @@ steps of the two blocks of a pair are paired: the median of those differences is
 interval that resamples whole pairs of blocks (neighbouring steps share the machine's load; the medians of
 blocks of 10 steps spread by ±20% on this VM, so blocks alone cannot resolve 0.5%). The first step after
 installing costs ~0.2 ms more (hooks set up again; a run installs once), so the figure errs high by about
-that over the block. Measured both in wall-clock time and in the training thread's CPU time. Rank 0's reader thread (polling every 0.5 s) runs throughout;
-it judges the windows the watched blocks publish, so most of its work falls in those blocks (or just after) and
-is in the difference, as the publisher thread's is: each rank also gives the CPU time of all its process's
-threads per step, with the watch against without — on a machine whose cores are all busy, that is what turns
-into wall-clock time. The README also gives the reader's CPU per window judged. The hooks' own time per step is also
-measured directly, without the training around it.
+that over the block. Measured both in wall-clock time and in the training thread's CPU time. Rank 0's reader
+thread (polling every 0.5 s) runs throughout; it judges the windows the watched blocks publish, so most of its
+work falls in those blocks (or just after) and is in the difference, as the publisher thread's is: each rank
+also gives the CPU time of all its process's threads per step, with the watch against without — on a machine
+whose cores are all busy, that is what turns into wall-clock time. The README also gives the reader's CPU per
+window judged. The hooks' own time per step is also measured directly, without the training around it.
 
     python benchmarks/straggler_overhead.py [--pairs 80] [--block 25] [--width 512]
 """
@@ -141,7 +141,7 @@ def hook_cost(iterations: int = 500, pairs: int = 60) -> tuple[float, tuple[floa
         loader = torch.utils.data.DataLoader(range(10**9), batch_size=None)
         x = torch.ones(1, 1)
         record = StepRecord()
-        record.publish = lambda window, text: None
+        record.publish = lambda window, payload: None
 
         def loop(watched: bool) -> float:
             if watched:

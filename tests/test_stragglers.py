@@ -509,7 +509,9 @@ def test_launch_names_nobody_in_a_healthy_run_or_only_the_rank_the_others_waited
     # every step from the first optimizer step on reached rank 0, the last window's too (each rank's publisher
     # thread sets its windows; the end of the run waits for them)
     for rank in (0, 1):
-        assert re.search(rf"  rank {rank} \(host .*\(medians over {HEALTHY_STEPS - 1} steps\)", stderr), stderr
+        assert re.search(rf"  rank {rank} \(host .*\(medians over {HEALTHY_STEPS - 1} steps\)", stderr), (
+            stderr
+        )
     said = report["details"].get("verdicts", []) if "details" in report else []
     if not said:
         assert "no rank was slower for a sustained stretch" in stderr and report["status"] == "ok"

@@ -2,8 +2,8 @@
 any other launcher calls `watch_for_stragglers` at the top of the script.
 
 Every rank records its steps (`record`, `hooks`) and sets one store key per window once the process group
-exists (`publisher`, in a thread of its own); global rank 0 judges the windows (`aggregate`, `verdict`) and prints a verdict line on stderr when a
-rank holds the others back for a sustained stretch. At the end rank 0 prints a summary per rank and, given a
+exists (`publisher`, in a thread of its own); global rank 0 judges the windows (`aggregate`, `verdict`) and
+prints a verdict line on stderr when a rank holds the others back for a sustained stretch. At the end rank 0 prints a summary per rank and, given a
 folder, writes ``stragglers.json`` (the findings) and ``stragglers.png`` (the picture) there, and keeps the
 windows as read in ``stragglers-windows.jsonl`` (to judge the run again later).
 """
