@@ -132,3 +132,31 @@ def test_ctrl_c_where_python_cannot_raise_it_is_remembered_not_printed(capsys):
     finally:
         signal.signal(signal.SIGINT, handler)  # __exit__ ignores Ctrl-C once interrupted
         sys.unraisablehook = before
+
+
+class _StatusInterrupted(int):
+    """A command's status whose reading is where Ctrl-C lands: right after the command returned."""
+
+    def __eq__(self, other):
+        raise KeyboardInterrupt
+
+    __hash__ = int.__hash__
+
+
+def test_ctrl_c_right_after_the_command_returned_is_one_line_and_130(monkeypatch, capsys):
+    # CI, 2026-11-29: the signal sent as check's status line showed its last check landed once the command had
+    # returned, where its status is taken, and Python printed a traceback
+    import torchdoctor.cli as cli
+
+    class _Returns:
+        def main(self, **kwargs):
+            return _StatusInterrupted(0)
+
+    monkeypatch.setattr(cli, "_command_line", lambda: _Returns())
+    handler = signal.getsignal(signal.SIGINT)
+    try:
+        assert cli.main(["check"]) == 130
+    finally:
+        signal.signal(signal.SIGINT, handler)  # __exit__ ignores Ctrl-C once interrupted
+    err = capsys.readouterr().err
+    assert err == "torchdoctor: interrupted\n", err

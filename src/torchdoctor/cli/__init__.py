@@ -203,8 +203,11 @@ def main(argv: list[str] | None = None) -> int:
     no_color = os.environ.get("NO_COLOR")
     try:
         with _Interrupts() as interrupts:
-            status = _run(argv)
-        if interrupts.seen and status != 130:  # the interrupt was swallowed on the way
+            try:
+                status = _run(argv)
+            except KeyboardInterrupt:  # Ctrl-C after the command returned, before its status was taken
+                interrupts.seen, status = True, None
+        if interrupts.seen and status != 130:  # the interrupt was swallowed on the way, or came late
             print("torchdoctor: interrupted", file=sys.stderr)
             status = 130
         return status
@@ -242,7 +245,11 @@ def run() -> None:
     """The console script: `main`, then exit with its status. The verdict is out by then, so a Ctrl-C while
     the interpreter shuts down (torch's exit handlers take a moment) is ignored rather than printed as a
     traceback from an exit handler."""
-    status = main()
+    try:
+        status = main()
+    except KeyboardInterrupt:  # Ctrl-C in the instant between main's handler and the line below
+        print("torchdoctor: interrupted", file=sys.stderr)
+        status = 130
     if threading.current_thread() is threading.main_thread():
         signal.signal(signal.SIGINT, signal.SIG_IGN)
     if status == 130:
