@@ -21,7 +21,9 @@ lead on it) found, each change beside the line that must stay as it was:
   calls (still certain);
 - DeepSpeed's batch check at world size 1 is only likely a config for other GPUs: processes not started by a
   launcher each see a world of 1 (named);
-- the catalog's refresh keeps a template's kind while its recogniser is anchored in it.
+- the catalog's refresh keeps a template's kind while its recogniser is anchored in it;
+- NCCL 2.19+'s CUCHECK form "Cuda failure %d '%s'" (cudawrap.h: the driver's error number first) is read as the
+  older "Cuda failure '%s'" is: out of memory, an initialization error, a kernel that faulted.
 """
 
 from __future__ import annotations
@@ -179,3 +181,21 @@ def test_a_batch_check_at_world_size_one_is_only_likely_a_config_for_other_gpus(
     assert one.details["alternatives"] == ["log.not_launched_distributed"]
     four = explained(f"AssertionError: {template(ident, '16', '2', '1', '4')}\n")
     assert four.id == "log.deepspeed_config_mismatch" and four.details["confidence"] == "certain"
+
+
+def test_nccls_cuda_failure_with_the_drivers_number_reads_as_without_it():
+    prefix = "gpu-node-3:1234:1290 [1] transport/p2p.cc:275 NCCL WARN "
+    for error, kind, confidence in [
+        ("'out of memory'", "log.cuda_oom", "certain"),
+        ("'initialization error'", "log.cuda_fork", "likely"),
+        ("'an illegal memory access was encountered'", "log.library_version_bug", "likely"),
+        ("'invalid argument'", "log.nccl_bug_upgrade", "likely"),
+    ]:
+        for number in ("", "2 ", "700 "):
+            found = explained(f"{prefix}Cuda failure {number}{error}\n")
+            assert (found.id, found.details.get("confidence", "certain")) == (kind, confidence), (
+                number,
+                error,
+            )
+    # the quoted words alone, without NCCL's "Cuda failure", are not CUDA's
+    assert explained("ValueError: 'out of memory'\n").id == "log.unrecognised"

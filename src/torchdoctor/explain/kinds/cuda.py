@@ -191,12 +191,13 @@ CUDA_OOM = Recogniser(
         "OutOfMemoryError",
         "CUDA error: out of memory",
         "Cuda failure 'out of memory'",
+        " 'out of memory'",  # NCCL 2.19+'s CUCHECK: "Cuda failure 2 'out of memory'" (the driver's number)
         "CUBLAS_STATUS_ALLOC_FAILED",
         "HIP out of memory",
     ),
     match=R(
         r"CUDA out of memory|torch(?:\.cuda)?\.OutOfMemoryError|CUDA error: out of memory|"
-        r"Cuda failure 'out of memory'|CUBLAS_STATUS_ALLOC_FAILED|HIP out of memory"
+        r"Cuda failure (?:\d{1,4} )?'out of memory'|CUBLAS_STATUS_ALLOC_FAILED|HIP out of memory"
     ),
     facts=(
         R(r"Tried to allocate " + _size("request")),

@@ -38,15 +38,21 @@ KERNEL_FAULT_TEMPLATES = (
     "cuda_runtime:illegal-instruction",
     "cuda_runtime:hardware-stack-error",
 )
-# the string as torch, NCCL or an extension reports it (not a sentence that quotes it)
+# the string as torch, NCCL or an extension reports it (not a sentence that quotes it); NCCL 2.19+'s CUCHECK
+# (cudawrap.h) puts the driver's error number before it: "Cuda failure 700 'an illegal memory access ...'"
 KERNEL_FAULT = R(
-    r"(?:CUDA error|Cuda failure|cudaError\w*|CUDA_ERROR_\w+)[:\s'\"(]{1,4}"
+    r"(?:CUDA error|Cuda failure(?: \d{1,4})?|cudaError\w*|CUDA_ERROR_\w+)[:\s'\"(]{1,4}"
     r"(?P<kernel_fault>" + "|".join(re.escape(f) for f in KERNEL_FAULTS) + ")"
 )
 # NCCL's WARN line: the kernel ran inside NCCL (its file names where it was reported)
 IN_NCCL = R(r"(?P<fault_in_nccl>NCCL WARN Cuda failure)")
 
-INITIALIZATION = ("CUDA error: initialization error", "Cuda failure 'initialization error'")
+# NCCL's CUDACHECK "Cuda failure '%s'" and, 2.19+, CUCHECK "Cuda failure %d '%s'" (the number before it)
+INITIALIZATION = (
+    "CUDA error: initialization error",
+    "Cuda failure 'initialization error'",
+    " 'initialization error'",
+)
 INITIALIZATION_TEMPLATE = "cuda_runtime:initialization-error"
 
 
