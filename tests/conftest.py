@@ -299,6 +299,7 @@ SHARED_JOB_MODULES = {
     "test_accelerate_compat",  # accelerate's own tests: a pytest of their own, and 2 gloo ranks
     "test_explain_inputs",  # three failing 2-rank torchrun jobs
     "test_distributed_debug",  # one 2-rank job: the mismatches, then accelerate's uneven gather
+    "test_distributed_operations",  # one 2-rank job: accelerate's debug switch, then the collectives' results
     "test_flight_recorder",  # a 3-rank job's flight-recorder dumps
     "test_memory_distributed",  # one 2-rank job: the batch-size searches, then a slow and a missing rank
     "test_numerics_ranks",  # one 2-rank job, two scenarios in turn, each read by a test
