@@ -148,6 +148,7 @@ PROCESS_MODULES = {
     "test_output_encodings",
     "test_process_state",
     "test_stragglers",
+    "test_straggler_judge",
     "test_written_places",
     "test_accelerate_compat",
     "test_cli_interrupt",

@@ -1,9 +1,10 @@
-"""Rank 0 reads every rank's windows from the store and judges them, in a thread of its own.
+"""Rank 0's reader: every rank's windows, read from the store and judged, in a thread of its own (in rank 0's
+judge process, `torchdoctor.stragglers.judge`, or in rank 0 itself where there is none).
 
 Each rank sets one key per window (`torchdoctor.stragglers.record.window_key`); rank 0 checks for the next
 window's keys twice a second, reads them when every rank has set its own, judges the window
 (`torchdoctor.stragglers.verdict`) and deletes the keys. A rank that stops publishing (fewer steps, or no
-optimizer) holds nothing up: once rank 0 is `LAG` windows further, the window is judged with the ranks there.
+optimizer) holds nothing up: once rank 0 has published `LAG` windows further, the window is judged with the ranks there.
 Given a ``kept`` path, every window read is written there as it is judged, one JSON line each (``{"window":
 N, "ranks": {rank: what it published}}``): the run's raw figures, to judge it again later
 (``benchmarks/straggler_replay.py``).
@@ -38,7 +39,6 @@ class Aggregator:
         self.tracker = Tracker()
         self.verdicts: list[WindowVerdict] = []
         self.next_window = 0
-        self.own_latest = -1  # the latest window rank 0 itself published (set by the watcher)
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self.problem: str | None = None
@@ -63,7 +63,7 @@ class Aggregator:
         keys = [window_key(self.next_window, rank) for rank in range(self.world_size)]
         if self.store.check(keys):
             present = list(range(self.world_size))
-        elif final or self.own_latest > self.next_window + LAG:
+        elif final or self.store.check([window_key(self.next_window + LAG + 1, 0)]):  # rank 0 is LAG ahead
             present = [rank for rank, key in enumerate(keys) if self.store.check([key])]
             if len(present) < 2:
                 if final:
@@ -117,7 +117,7 @@ class Aggregator:
             ends = [
                 json.loads(self.store.get(end_key(r))) for r in range(self.world_size) if r not in missing
             ]
-            last = max([self.own_latest, *(end.get("last_window", -1) for end in ends)])
+            last = max([-1, *(end.get("last_window", -1) for end in ends)])
             while self.next_window <= last:
                 if not self.poll(final=True):
                     self.next_window += 1  # published by fewer than two ranks: nothing to compare

@@ -2,10 +2,13 @@
 any other launcher calls `watch_for_stragglers` at the top of the script.
 
 Every rank records its steps (`record`, `hooks`) and sets one store key per window once the process group
-exists (`publisher`, in a thread of its own); global rank 0 judges the windows (`aggregate`, `verdict`) and
-prints a verdict line on stderr when a rank holds the others back for a sustained stretch. At the end rank 0 prints a summary per rank and, given a
-folder, writes ``stragglers.json`` (the findings) and ``stragglers.png`` (the picture) there, and keeps the
-windows as read in ``stragglers-windows.jsonl`` (to judge the run again later).
+exists (`publisher`, in a thread of its own). Global rank 0 starts the judge (`judge`: a process of its own
+that reads the windows, `aggregate`, and judges them, `verdict`), which says a verdict line on rank 0's stderr
+when a rank holds the others back for a sustained stretch; where the job's store cannot be reached from
+another process (not a TCPStore), or the output goes to a stream in memory, rank 0 judges in a thread of its
+own instead. At the end the judge says a summary per rank and, given a folder, writes ``stragglers.json``
+(the findings) and ``stragglers.png`` (the picture) there, and keeps the windows as read in
+``stragglers-windows.jsonl`` (to judge the run again later) (`results`).
 """
 
 from __future__ import annotations
@@ -18,14 +21,14 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from torchdoctor.stragglers import hooks
+from torchdoctor.stragglers import hooks, judge
 from torchdoctor.stragglers.aggregate import Aggregator
 from torchdoctor.stragglers.publisher import Publisher
-from torchdoctor.stragglers.record import KEY_PREFIX, WINDOW, StepRecord, end_key, window_key
+from torchdoctor.stragglers.record import WINDOW, StepRecord, end_key, window_key
+from torchdoctor.stragglers.results import WINDOWS_NAME, device_key, report
 
 ENABLED_VARIABLE = "TORCHDOCTOR_STRAGGLERS"
 DIR_VARIABLE = "TORCHDOCTOR_STRAGGLERS_DIR"
-JSON_NAME, PLOT_NAME, WINDOWS_NAME = "stragglers.json", "stragglers.png", "stragglers-windows.jsonl"
 
 _state: dict[str, Any] = {}
 
@@ -71,29 +74,60 @@ def watch_for_stragglers(
 
 
 def _connect() -> bool:
-    """Find the job's store once the default process group exists; start rank 0's reader."""
+    """Find the job's store once the default process group exists; start rank 0's judge."""
     import torch.distributed as dist
 
     if not (dist.is_available() and dist.is_initialized()):
         return False
     try:
-        store = dist.distributed_c10d._get_default_store()
+        store, address = _windows_store(dist, dist.distributed_c10d._get_default_store())
     except (RuntimeError, ValueError, AttributeError):  # e.g. MPI has no store: nothing to publish to
         return False
     _state["store"], _state["rank"] = store, dist.get_rank()
     if _state["measure"] and dist.get_world_size() > 1:
         _measure_device(store, _state["rank"], _state["record"].host)
     if _state["rank"] == 0 and dist.get_world_size() > 1:
-        kept = Path(_state["dir"]) / WINDOWS_NAME if _state["dir"] else None
-        aggregator = Aggregator(store, dist.get_world_size(), _state["stream"], kept)
-        aggregator.start()
-        _state["aggregator"] = aggregator
+        _start_judging(store, address, dist.get_world_size())
     return True
 
 
-def device_key(rank: int) -> str:
-    """The store key of ``rank``'s device figures."""
-    return f"{KEY_PREFIX}/device/r{rank}"
+def _windows_store(dist: Any, default: Any) -> tuple[Any, tuple[str, int, str] | None]:
+    """The store the windows go to, and where another process finds them (host, port, prefix): the job's
+    TCPStore under a prefix of this run's own (a restart under torchrun gets a new one), or the default
+    group's store, which no other process can reach, where the job's store is not a TCPStore."""
+    raw = default
+    while isinstance(raw, dist.PrefixStore):  # the default group's, torchrun's attempt's
+        raw = getattr(raw, "underlying_store", None)  # None in a torch too old to show it
+    if not isinstance(raw, dist.TCPStore):
+        return default, None
+    run = os.environ.get("TORCHELASTIC_RUN_ID", "")
+    prefix = f"torchdoctor/{run}/{os.environ.get('TORCHELASTIC_RESTART_COUNT', '0')}"
+    return dist.PrefixStore(prefix, raw), (raw.host, raw.port, prefix)
+
+
+def _start_judging(store: Any, address: tuple[str, int, str] | None, world_size: int) -> None:
+    """Judge the windows in a process of its own where it can reach the store and write where this process
+    does (`torchdoctor.stragglers.judge`), else in a thread of this process."""
+    descriptor = _stderr_descriptor() if _state["stream"] is None else None
+    if address is not None and descriptor is not None:
+        try:
+            _state["judge"] = judge.start(*address, world_size, _state["dir"], descriptor)
+            return
+        except OSError as error:
+            _say(f"torchdoctor: stragglers: could not start the judge process ({error}); judging in rank 0")
+    kept = Path(_state["dir"]) / WINDOWS_NAME if _state["dir"] else None
+    aggregator = Aggregator(store, world_size, _state["stream"], kept)
+    aggregator.start()
+    _state["aggregator"] = aggregator
+
+
+def _stderr_descriptor() -> int | None:
+    """The file descriptor behind ``sys.stderr``, or None where it has none (captured in memory)."""
+    try:
+        sys.stderr.flush()
+        return sys.stderr.fileno()
+    except (AttributeError, OSError, ValueError):
+        return None
 
 
 def _measure_device(store: Any, rank: int, host: str) -> None:
@@ -115,15 +149,6 @@ def _measure_device(store: Any, rank: int, host: str) -> None:
     store.set(device_key(rank), json.dumps({"rank": rank, "host": host, **figures}))
 
 
-def _device_balance(store: Any, world_size: int):
-    """The ``gpu.balance`` finding from the devices the ranks measured, or None when fewer than two did."""
-    from torchdoctor.gpu_balance import rank_balance_verdict
-
-    keys = [device_key(rank) for rank in range(world_size)]
-    figures = [json.loads(store.get(key)) for key in keys if store.check([key])]
-    return rank_balance_verdict(figures) if len(figures) >= 2 else None
-
-
 def _publish(window: int, payload: dict[str, Any]) -> None:
     """A full window, on the training thread: connect to the store the first time (once the process group
     exists), then hand the window to the publisher thread."""
@@ -138,8 +163,6 @@ def _publish(window: int, payload: dict[str, Any]) -> None:
 def _set_window(window: int, text: str) -> None:
     """Set window ``window``'s JSON text under this rank's key (in the publisher's thread)."""
     _state["store"].set(window_key(window, _state["rank"]), text)
-    if _state.get("aggregator") is not None:
-        _state["aggregator"].own_latest = window
 
 
 def finish() -> None:
@@ -157,9 +180,11 @@ def finish() -> None:
     publisher = _state.get("publisher")
     if publisher is None or (publisher.drain() and not publisher.failed):  # else the store does not answer
         _say_done(store, record)
+    if _state.get("judge") is not None:
+        judge.finish(_state["judge"], _say)
     aggregator = _state.get("aggregator")
     if aggregator is not None:
-        _report(aggregator, aggregator.finish())
+        report(aggregator, aggregator.finish(), _state.get("dir"), _say)
 
 
 def _say_done(store: Any, record: StepRecord) -> None:
@@ -173,50 +198,6 @@ def _say_done(store: Any, record: StepRecord) -> None:
         store.set(end_key(_state["rank"]), json.dumps({"last_window": record.latest, "steps": record.steps}))
     except Exception:  # noqa: BLE001 - the store is gone: rank 0 says whom it missed
         pass
-
-
-def _report(aggregator: Aggregator, missing: list[int]) -> None:
-    from torchdoctor.findings import to_json
-    from torchdoctor.stragglers.summary import findings, summary_lines
-
-    lines = summary_lines(aggregator.verdicts, aggregator.tracker.said)
-    found = findings(aggregator.verdicts, aggregator.tracker.said)
-    try:
-        balance = _device_balance(aggregator.store, aggregator.world_size)
-    except Exception as error:  # noqa: BLE001 - the store is gone: the balance is left out, and said so
-        balance = None
-        lines.append(f"  the devices' figures could not be read: {error}")
-    if balance is not None:
-        found.append(balance)
-        mark = "!" if balance.status == "warn" else "✓"
-        lines.append(f"  {mark} {balance.summary} (gpu.balance)")
-        lines += [f"      {fix}" for fix in balance.fix.splitlines()]
-    if missing:
-        lines.append(
-            f"  ranks {', '.join(map(str, missing))} did not say they were done: their last steps are missing"
-        )
-    if aggregator.problem:
-        lines.append(f"  {aggregator.problem}")
-    directory = _state.get("dir")
-    if directory:
-        try:
-            folder = Path(directory)
-            folder.mkdir(parents=True, exist_ok=True)
-            (folder / JSON_NAME).write_text(to_json(found) + "\n")
-            from torchdoctor.stragglers.plot import plot_steps
-
-            picture = plot_steps(aggregator.verdicts, folder / PLOT_NAME, aggregator.tracker.said)
-            wrote = [str(folder / JSON_NAME)] + ([str(picture)] if picture else [])
-            if aggregator.kept is not None and aggregator.kept.exists():
-                wrote.append(f"the raw windows in {aggregator.kept.name}")
-            lines.append(
-                f"  wrote {', '.join(wrote[:-1])} and {wrote[-1]}"
-                if len(wrote) > 1
-                else f"  wrote {wrote[0]}"
-            )
-        except OSError as error:
-            lines.append(f"  could not write to {directory}: {error.strerror or error}")
-    _say("\n".join(lines))
 
 
 def _say(text: str) -> None:

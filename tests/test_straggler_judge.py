@@ -1,0 +1,112 @@
+"""Rank 0's judge in a process of its own (`torchdoctor.stragglers.judge`): a real judge process reading a real
+TCPStore, fed the windows of a real run kept by the sweep (tests/fixtures/stragglers/SOURCES.md). It says the
+same verdicts as judging in rank 0 did, writes the files, and stops without a word when rank 0 is gone. The
+live launches of tests/test_stragglers.py go through it end to end."""
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from datetime import timedelta
+from pathlib import Path
+
+import torch.distributed as dist
+
+from torchdoctor.stragglers import judge
+from torchdoctor.stragglers.aggregate import judge_kept
+from torchdoctor.stragglers.record import end_key, window_key
+
+KEPT = Path(__file__).parent / "fixtures" / "stragglers" / "input-5pc-rank0" / "stragglers-windows.jsonl"
+PREFIX = "torchdoctor/test-run/0"
+
+
+def job_store() -> dist.TCPStore:
+    """A job's store, as torchrun's agent holds it: this test process is its server."""
+    return dist.TCPStore(
+        "127.0.0.1", 0, is_master=True, wait_for_workers=False, timeout=timedelta(seconds=30)
+    )
+
+
+def publish_the_kept_run(store: dist.TCPStore) -> int:
+    """Set every window of the kept run as its ranks did, and their end marks; how many windows."""
+    windows = [json.loads(line) for line in KEPT.read_text().splitlines()]
+    prefixed = dist.PrefixStore(PREFIX, store)
+    for window in windows:
+        for rank, payload in window["ranks"].items():
+            prefixed.set(window_key(window["window"], int(rank)), json.dumps(payload))
+    for rank in (0, 1):
+        prefixed.set(end_key(rank), json.dumps({"last_window": windows[-1]["window"], "steps": 500}))
+    return len(windows)
+
+
+def test_the_judge_process_says_what_judging_in_rank_0_said_and_writes_the_files(tmp_path):
+    store = job_store()
+    windows = publish_the_kept_run(store)
+    stderr = tmp_path / "rank0.stderr"
+    said = []
+    with open(stderr, "wb") as rank0_stderr:
+        process = judge.start(
+            "127.0.0.1", store.port, PREFIX, 2, str(tmp_path / "out"), rank0_stderr.fileno()
+        )
+        judge.finish(process, said.append, timeout=120)
+    text = stderr.read_text()
+    verdicts = [line for line in text.splitlines() if line.startswith("torchdoctor: straggler: ")]
+    expected = judge_kept(KEPT).said
+    assert said == [] and process.returncode == 0, text
+    assert len(verdicts) == len(expected) >= 4, text
+    assert all(line.startswith("torchdoctor: straggler: rank 0 ") and "input" in line for line in verdicts), (
+        text
+    )
+    assert "medians over" in text  # the summary per rank follows the verdicts
+    kept = (tmp_path / "out" / "stragglers-windows.jsonl").read_text().splitlines()
+    assert len(kept) == windows and json.loads(kept[0])["ranks"].keys() == {"0", "1"}
+    assert (tmp_path / "out" / "stragglers.json").exists()
+    assert not dist.PrefixStore(PREFIX, store).check([window_key(0, 0)])  # read windows are deleted
+
+
+def test_the_judge_stops_without_a_word_when_rank_0_is_gone(tmp_path):
+    store = job_store()
+    stderr = tmp_path / "judge.stderr"
+    rank0 = subprocess.Popen(  # a rank 0 that starts its judge, then is killed before the run is over
+        [sys.executable, "-c",
+         "import sys; from torchdoctor.stragglers import judge\n"
+         f"p = judge.start('127.0.0.1', {store.port}, {PREFIX!r}, 2, None, open({str(stderr)!r}, 'wb').fileno())\n"
+         "print(p.pid, flush=True); import time; time.sleep(120)"],
+        stdout=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    try:
+        pid = int(rank0.stdout.readline())
+        time.sleep(1)
+        assert running(pid), "the judge did not start"
+        os.kill(rank0.pid, signal.SIGKILL)
+        rank0.wait(timeout=30)
+        deadline = time.monotonic() + 30
+        while running(pid) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert not running(pid), f"the judge (pid {pid}) outlived rank 0 by 30 s"
+    finally:
+        rank0.kill()
+        rank0.wait(timeout=30)
+    assert stderr.read_text() == ""
+
+
+def test_a_judge_that_cannot_start_its_work_is_named_by_rank_0_with_its_status():
+    said = []
+    process = subprocess.Popen([sys.executable, "-c", "import sys; sys.exit(3)"], stdin=subprocess.PIPE)
+    process.wait(timeout=30)
+    judge.finish(process, said.append, timeout=30)
+    assert said == [
+        f"torchdoctor: stragglers: the judge (pid {process.pid}) exited with status 3: no summary "
+        "(its reason, if it gave one, is above)"
+    ]
+
+
+def running(pid: int) -> bool:
+    """Whether ``pid`` is a live process (an exited one not yet reaped is not)."""
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        return False
+    return state != "Z"
