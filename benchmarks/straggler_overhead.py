@@ -9,12 +9,13 @@ steps of the two blocks of a pair are paired: the median of those differences is
 interval that resamples whole pairs of blocks (neighbouring steps share the machine's load; the medians of
 blocks of 10 steps spread by ±20% on this VM, so blocks alone cannot resolve 0.5%). The first step after
 installing costs ~0.2 ms more (hooks set up again; a run installs once), so the figure errs high by about
-that over the block. Measured both in wall-clock time and in the training thread's CPU time. Rank 0's reader
-thread (polling every 0.5 s) runs throughout; it judges the windows the watched blocks publish, so most of its
-work falls in those blocks (or just after) and is in the difference, as the publisher thread's is: each rank
-also gives the CPU time of all its process's threads per step, with the watch against without — on a machine
-whose cores are all busy, that is what turns into wall-clock time. The README also gives the reader's CPU per
-window judged. The hooks' own time per step is also measured directly, without the training around it.
+that over the block. Measured both in wall-clock time and in the training thread's CPU time. Rank 0's judge
+(a process of its own since 2026-11-29, `torchdoctor.stragglers.judge`, polling every 0.5 s) runs throughout;
+it judges the windows the watched blocks publish, so most of its work falls in those blocks (or just after):
+on a machine whose cores are all busy it competes with the ranks for them. Each rank gives the CPU time of all
+its process's threads per step, with the watch against without (the publisher thread's is in it), and rank 0
+the judge's CPU time over the run per watched step. The README also gives the reader's CPU per window
+judged. The hooks' own time per step is also measured directly, without the training around it.
 
     python benchmarks/straggler_overhead.py [--pairs 80] [--block 25] [--width 512]
 """
@@ -76,6 +77,9 @@ def worker(pairs: int, block: int, width: int, layers: int, batch: int) -> None:
     for _ in range(20):  # warm-up: the watched model's last gradient is learned, buckets are rebuilt
         step(net, optimizer)
     hooks.uninstall()
+    judge = watch._state.get("judge")
+    judge_before = _settled_cpu_seconds(judge.pid) if judge is not None else 0.0  # after its start-up
+    dist.barrier()
     off, wall, cpu, process = [], [], [], []
     for pair in range(pairs):
         blocks, spent = {}, {}
@@ -92,6 +96,10 @@ def worker(pairs: int, block: int, width: int, layers: int, batch: int) -> None:
         wall.append([b[0] - a[0] for a, b in zip(blocks[False], blocks[True], strict=True)])
         cpu.append([b[1] - a[1] for a, b in zip(blocks[False], blocks[True], strict=True)])
     hooks.install(record)  # so that finish() reads a consistent state
+    if judge is not None:  # rank 0's judge, a process of its own: its CPU over the pairs, per watched step
+        spent = _cpu_seconds(judge.pid) - judge_before
+        print(f"rank 0's judge (pid {judge.pid}): {spent / (pairs * block) * 1e6:.0f} µs of CPU per watched step, "
+              "in a process of its own", flush=True)  # fmt: skip
     if dist.get_rank() == 0:
         base, base_cpu = (statistics.median(t[i] for t in off) for i in (0, 1))
         print(
@@ -102,12 +110,34 @@ def worker(pairs: int, block: int, width: int, layers: int, batch: int) -> None:
         )
     low, high = median_interval(process)
     print(
-        f"rank {dist.get_rank()}: all the process's threads (the reader's and the publisher's too) "
+        f"rank {dist.get_rank()}: all the process's threads (the publisher's too; the reader's where it judges) "
         f"{statistics.median(process) * 1e6:+.0f} µs of CPU per step (95%: {low * 1e6:+.0f} to {high * 1e6:+.0f})",
         flush=True,
     )
     dist.barrier()
     dist.destroy_process_group()
+
+
+def _cpu_seconds(pid: int) -> float:
+    """The user and system CPU seconds process ``pid`` used so far (Linux: /proc; 0.0 elsewhere)."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def _settled_cpu_seconds(pid: int, timeout: float = 60.0) -> float:
+    """Process ``pid``'s CPU seconds once its start-up is over (less than 20 ms more in half a second)."""
+    deadline = time.monotonic() + timeout
+    before = _cpu_seconds(pid)
+    while time.monotonic() < deadline:
+        time.sleep(0.5)
+        now = _cpu_seconds(pid)
+        if now - before < 0.02:
+            return now
+        before = now
+    return before
 
 
 def _ratio(blocks: list[list[float]], base: float) -> str:

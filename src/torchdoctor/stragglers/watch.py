@@ -107,8 +107,8 @@ def _windows_store(dist: Any, default: Any) -> tuple[Any, tuple[str, int, str] |
 
 def _start_judging(store: Any, address: tuple[str, int, str] | None, world_size: int) -> None:
     """Judge the windows in a process of its own where it can reach the store and write where this process
-    does (`torchdoctor.stragglers.judge`), else in a thread of this process."""
-    descriptor = _stderr_descriptor() if _state["stream"] is None else None
+    would (`torchdoctor.stragglers.judge`), else in a thread of this process."""
+    descriptor = _descriptor(_state["stream"] or sys.stderr)
     if address is not None and descriptor is not None:
         try:
             _state["judge"] = judge.start(*address, world_size, _state["dir"], descriptor)
@@ -121,11 +121,11 @@ def _start_judging(store: Any, address: tuple[str, int, str] | None, world_size:
     _state["aggregator"] = aggregator
 
 
-def _stderr_descriptor() -> int | None:
-    """The file descriptor behind ``sys.stderr``, or None where it has none (captured in memory)."""
+def _descriptor(stream: Any) -> int | None:
+    """The file descriptor behind ``stream``, or None where it has none (a stream in memory)."""
     try:
-        sys.stderr.flush()
-        return sys.stderr.fileno()
+        stream.flush()
+        return stream.fileno()
     except (AttributeError, OSError, ValueError):
         return None
 
