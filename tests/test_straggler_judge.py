@@ -110,3 +110,23 @@ def running(pid: int) -> bool:
     except (OSError, IndexError):
         return False
     return state != "Z"
+
+
+def test_the_windows_go_to_the_jobs_tcpstore_under_the_runs_own_prefix_where_the_judge_finds_them():
+    # a real process group (gloo, env:// rendezvous: the job's store is a TCPStore under torch's prefixes) in a
+    # process of its own; what a rank sets, a client of the TCPStore reads under the judge's prefix
+    code = (
+        "import json, os, torch.distributed as dist\n"
+        "from torchdoctor.stragglers import watch\n"
+        "dist.init_process_group('gloo', rank=0, world_size=1)\n"
+        "store, address = watch._windows_store(dist, dist.distributed_c10d._get_default_store())\n"
+        "store.set('probe', 'set by the rank')\n"
+        "host, port, prefix = address\n"
+        "client = dist.TCPStore(host, port, is_master=False, wait_for_workers=False)\n"
+        "print(json.dumps([prefix, dist.PrefixStore(prefix, client).get('probe').decode()]))\n"
+    )
+    env = {**os.environ, "MASTER_ADDR": "127.0.0.1", "MASTER_PORT": "0", "TORCHELASTIC_RUN_ID": "job-7"}
+    env["TORCHELASTIC_RESTART_COUNT"] = "2"
+    done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout.splitlines()[-1]) == ["torchdoctor/job-7/2", "set by the rank"]
