@@ -66,7 +66,7 @@ def test_the_judge_process_says_what_judging_in_rank_0_said_and_writes_the_files
     assert not dist.PrefixStore(PREFIX, store).check([window_key(0, 0)])  # read windows are deleted
 
 
-def test_the_judge_stops_without_a_word_when_rank_0_is_gone(tmp_path):
+def test_the_judge_yields_to_the_ranks_and_stops_without_a_word_when_rank_0_is_gone(tmp_path):
     store = job_store()
     stderr = tmp_path / "judge.stderr"
     rank0 = subprocess.Popen(  # a rank 0 that starts its judge, then is killed before the run is over
@@ -80,6 +80,7 @@ def test_the_judge_stops_without_a_word_when_rank_0_is_gone(tmp_path):
         pid = int(rank0.stdout.readline())
         time.sleep(1)
         assert running(pid), "the judge did not start"
+        assert niceness(pid) == min(19, niceness(rank0.pid) + judge.NICENESS)  # the ranks come first
         os.kill(rank0.pid, signal.SIGKILL)
         rank0.wait(timeout=30)
         deadline = time.monotonic() + 30
@@ -130,3 +131,8 @@ def test_the_windows_go_to_the_jobs_tcpstore_under_the_runs_own_prefix_where_the
     done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout.splitlines()[-1]) == ["torchdoctor/job-7/2", "set by the rank"]
+
+
+def niceness(pid: int) -> int:
+    """Process ``pid``'s nice value (/proc/PID/stat, field 19)."""
+    return int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[16])

@@ -7,7 +7,7 @@ can reach by its address; it writes to rank 0's stderr, where it says its verdic
 the run is over (`finish`): it waits for the ranks' end marks, judges what is left, says the summary, writes
 the files and exits, and rank 0 waits for it (at most `FINISH_TIMEOUT` seconds). Ctrl-C does not stop it on
 its own: it stops, without a word, as soon as rank 0 is gone (its pipe from rank 0 closes, or its parent
-changes), so whatever stops rank 0 stops it too.
+changes), so whatever stops rank 0 stops it too. It runs at a lower priority than the ranks.
 
     python -m torchdoctor.stragglers.judge --host H --port P --prefix X --world-size N --parent PID [--dir D]
 """
@@ -28,6 +28,7 @@ from torchdoctor.stragglers.aggregate import END_TIMEOUT, POLL_SECONDS, Aggregat
 FINISH = b"finish\n"
 FINISH_TIMEOUT = END_TIMEOUT + 45.0  # the end marks, the rest judged, the picture drawn (matplotlib's import)
 CONNECT_SECONDS = 60.0  # how long the judge tries to reach the store
+NICENESS = 10  # the judge's priority below the ranks' (CFS: ~1/10 of a core's share against one of them)
 
 
 def start(host: str, port: int, prefix: str, world_size: int, directory: str | None, stderr: int):
@@ -85,9 +86,8 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--dir", default=None, help="where to write the findings, the picture, the windows")
     args = parser.parse_args(argv)
-    signal.signal(
-        signal.SIGINT, signal.SIG_IGN
-    )  # Ctrl-C reaches rank 0, which tells the judge (or goes away)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C reaches rank 0, which tells the judge or goes away
+    _yield_to_training()
     try:
         store = _connect(args.host, args.port, args.prefix)
     except (RuntimeError, ValueError, OSError) as error:
@@ -103,6 +103,16 @@ def main(argv: list[str] | None = None) -> int:
         return 0  # rank 0 is gone without finishing: nothing to say to anyone
     results.report(aggregator, aggregator.finish(), args.dir, _say)
     return 0
+
+
+def _yield_to_training() -> None:
+    """Run at a lower priority than the ranks (`NICENESS`): where the cores are all busy, the judge (its start-up
+    above all: torch's import, 2-3 s of CPU) waits for them, not they for it; a verdict a moment later costs
+    nothing."""
+    try:
+        os.nice(NICENESS)
+    except (AttributeError, OSError):  # Windows, or not allowed: the default priority
+        pass
 
 
 def _connect(host: str, port: int, prefix: str):
