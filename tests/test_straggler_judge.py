@@ -47,9 +47,8 @@ def test_the_judge_process_says_what_judging_in_rank_0_said_and_writes_the_files
     stderr = tmp_path / "rank0.stderr"
     said = []
     with open(stderr, "wb") as rank0_stderr:
-        process = judge.start(
-            "127.0.0.1", store.port, PREFIX, 2, str(tmp_path / "out"), rank0_stderr.fileno()
-        )
+        process = judge.start(str(tmp_path / "out"), rank0_stderr.fileno())  # before the process group
+        judge.connect(process, "127.0.0.1", store.port, PREFIX, 2)  # once it exists
         judge.finish(process, said.append, timeout=120)
     text = stderr.read_text()
     verdicts = [line for line in text.splitlines() if line.startswith("torchdoctor: straggler: ")]
@@ -67,12 +66,13 @@ def test_the_judge_process_says_what_judging_in_rank_0_said_and_writes_the_files
 
 
 def test_the_judge_yields_to_the_ranks_and_stops_without_a_word_when_rank_0_is_gone(tmp_path):
-    store = job_store()
+    store = job_store()  # nothing published: the judge polls it until it is told more
     stderr = tmp_path / "judge.stderr"
     rank0 = subprocess.Popen(  # a rank 0 that starts its judge, then is killed before the run is over
         [sys.executable, "-c",
          "import sys; from torchdoctor.stragglers import judge\n"
-         f"p = judge.start('127.0.0.1', {store.port}, {PREFIX!r}, 2, None, open({str(stderr)!r}, 'wb').fileno())\n"
+         f"p = judge.start(None, open({str(stderr)!r}, 'wb').fileno())\n"
+         f"judge.connect(p, '127.0.0.1', {store.port}, {PREFIX!r}, 2)\n"
          "print(p.pid, flush=True); import time; time.sleep(120)"],
         stdout=subprocess.PIPE, text=True,
     )  # fmt: skip
@@ -136,3 +136,32 @@ def test_the_windows_go_to_the_jobs_tcpstore_under_the_runs_own_prefix_where_the
 def niceness(pid: int) -> int:
     """Process ``pid``'s nice value (/proc/PID/stat, field 19)."""
     return int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[16])
+
+
+def test_rank_0_of_several_starts_its_judge_before_the_process_group_and_lets_it_go_if_none_comes():
+    # torchrun's RANK and WORLD_SIZE say this is rank 0 of two: the judge starts with the watch (its torch
+    # import over before the first steps); the script ends without a process group: the judge is let go
+    code = (
+        "import torchdoctor\n"
+        "from torchdoctor.stragglers import watch\n"
+        "torchdoctor.watch_for_stragglers()\n"
+        "print(watch._state['judge'].pid if 'judge' in watch._state else None, flush=True)\n"
+    )
+    for rank, started in (("0", True), ("1", False)):
+        env = {**os.environ, "RANK": rank, "WORLD_SIZE": "2"}
+        done = subprocess.run(
+            [sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120
+        )
+        assert done.returncode == 0 and done.stderr == "", done.stderr
+        pid = done.stdout.split()[-1]
+        assert (pid != "None") == started, done.stdout
+        if started:
+            assert not running(int(pid)), "rank 0 ended, its judge did not"
+
+
+def test_a_judge_told_nothing_exits_at_once_without_a_word(tmp_path):
+    stderr = tmp_path / "judge.stderr"
+    with open(stderr, "wb") as descriptor:
+        process = judge.start(None, descriptor.fileno())
+        judge.stop(process)
+    assert process.returncode == 0 and stderr.read_text() == ""

@@ -2,14 +2,19 @@
 so that the training process does neither (0.7 ms of CPU per window of 10 steps for 2 ranks, 9 ms for 32,
 all of it holding the interpreter lock the training thread needs to start its work).
 
-Rank 0 starts it (`start`) once the process group exists, where the job's store is a TCPStore another process
-can reach by its address; it writes to rank 0's stderr, where it says its verdicts. At the end rank 0 tells it
-the run is over (`finish`): it waits for the ranks' end marks, judges what is left, says the summary, writes
-the files and exits, and rank 0 waits for it (at most `FINISH_TIMEOUT` seconds). Ctrl-C does not stop it on
-its own: it stops, without a word, as soon as rank 0 is gone (its pipe from rank 0 closes, or its parent
-changes), so whatever stops rank 0 stops it too. It runs at a lower priority than the ranks.
+Rank 0 starts it (`start`) as early as it knows it is rank 0 of several (from the launcher's ``RANK`` and
+``WORLD_SIZE``, before the script builds its model; else once the process group exists), so that its own
+start-up (torch's import, 2-3 s of CPU) is over before the ranks' first steps are taken as their usual. It
+writes to rank 0's stderr, where it says its verdicts. It learns where the windows are once the process group
+exists (`connect`: the job's TCPStore, reached by its address), and at the end that the run is over (`finish`):
+it then waits for the ranks' end marks, judges what is left, says the summary, writes the files and exits,
+while rank 0 waits for it (at most `FINISH_TIMEOUT` seconds). Told nothing (`stop`), it exits. Ctrl-C does not
+stop it on its own: it stops, without a word, as soon as rank 0 is gone (its pipe from rank 0 closes, or its
+parent changes), so whatever stops rank 0 stops it too. It runs at a lower priority than the ranks.
 
-    python -m torchdoctor.stragglers.judge --host H --port P --prefix X --world-size N --parent PID [--dir D]
+    python -m torchdoctor.stragglers.judge --parent PID [--dir D]     # then, on its stdin:
+    judge HOST PORT WORLD_SIZE PREFIX
+    finish
 """
 
 from __future__ import annotations
@@ -25,16 +30,14 @@ from pathlib import Path
 
 from torchdoctor.stragglers.aggregate import END_TIMEOUT, POLL_SECONDS, Aggregator
 
-FINISH = b"finish\n"
 FINISH_TIMEOUT = END_TIMEOUT + 45.0  # the end marks, the rest judged, the picture drawn (matplotlib's import)
 CONNECT_SECONDS = 60.0  # how long the judge tries to reach the store
 NICENESS = 10  # the judge's priority below the ranks' (CFS: ~1/10 of a core's share against one of them)
 
 
-def start(host: str, port: int, prefix: str, world_size: int, directory: str | None, stderr: int):
-    """Start the judge for a job of ``world_size`` ranks whose windows are under ``prefix`` in the TCPStore at
-    ``host:port``; it writes to the file descriptor ``stderr``. Returns the process (OSError when it cannot
-    be started)."""
+def start(directory: str | None, stderr: int) -> subprocess.Popen:
+    """Start the judge; it writes to the file descriptor ``stderr`` and, at the end, into ``directory`` (if
+    any). Returns the process (OSError when it cannot be started)."""
     package_root = str(Path(__file__).resolve().parents[2])  # found however this process found torchdoctor
     path = os.environ.get("PYTHONPATH")
     env = {
@@ -42,8 +45,7 @@ def start(host: str, port: int, prefix: str, world_size: int, directory: str | N
         "PYTHONPATH": package_root + (os.pathsep + path if path else ""),
         "OMP_NUM_THREADS": "1",
     }
-    command = [sys.executable, "-m", "torchdoctor.stragglers.judge", "--host", host, "--port", str(port),
-               "--prefix", prefix, "--world-size", str(world_size), "--parent", str(os.getpid())]  # fmt: skip
+    command = [sys.executable, "-m", "torchdoctor.stragglers.judge", "--parent", str(os.getpid())]
     if directory:
         command += ["--dir", str(directory)]
     return subprocess.Popen(
@@ -51,10 +53,27 @@ def start(host: str, port: int, prefix: str, world_size: int, directory: str | N
     )
 
 
+def connect(process: subprocess.Popen, host: str, port: int, prefix: str, world_size: int) -> None:
+    """Tell the judge where the windows of a job of ``world_size`` ranks are: under ``prefix`` in the TCPStore
+    at ``host:port`` (OSError when the judge is gone)."""
+    process.stdin.write(f"judge {host} {port} {world_size} {prefix}\n".encode())
+    process.stdin.flush()
+
+
+def stop(process: subprocess.Popen) -> None:
+    """The judge has nothing to judge (one rank, or a store it cannot reach): let it go."""
+    try:
+        process.stdin.close()
+        process.wait(timeout=10)
+    except (OSError, subprocess.TimeoutExpired):
+        process.kill()
+        process.wait()
+
+
 def finish(process: subprocess.Popen, say: Callable[[str], None], timeout: float = FINISH_TIMEOUT) -> None:
     """Tell the judge the run is over and wait (at most ``timeout`` seconds) for its summary."""
     try:
-        process.stdin.write(FINISH)
+        process.stdin.write(b"finish\n")
         process.stdin.close()
     except OSError:  # it is gone already: its status says so below
         pass
@@ -77,10 +96,6 @@ def finish(process: subprocess.Popen, say: Callable[[str], None], timeout: float
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m torchdoctor.stragglers.judge", description=__doc__)
-    parser.add_argument("--host", required=True)
-    parser.add_argument("--port", type=int, required=True)
-    parser.add_argument("--prefix", required=True)
-    parser.add_argument("--world-size", type=int, required=True)
     parser.add_argument(
         "--parent", type=int, required=True, help="rank 0's pid: the judge stops when it is gone"
     )
@@ -88,18 +103,25 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C reaches rank 0, which tells the judge or goes away
     _yield_to_training()
-    try:
-        store = _connect(args.host, args.port, args.prefix)
-    except (RuntimeError, ValueError, OSError) as error:
-        _say(f"torchdoctor: stragglers: the judge could not reach the job's store at {args.host}:{args.port}: "
-             f"{str(error).splitlines()[0] if str(error) else type(error).__name__}")  # fmt: skip
-        return 1
+    import torch.distributed as dist  # the start-up's cost, paid while rank 0 is still setting up
+
     from torchdoctor.stragglers import results
 
+    lines = _lines(args.parent)
+    where = next(lines, "").split(maxsplit=4)
+    if len(where) != 5 or where[0] != "judge":
+        return 0  # nothing to judge, or rank 0 is gone: nothing to say to anyone
+    _, host, port, world_size, prefix = where
+    try:
+        store = dist.PrefixStore(prefix, _client(dist, host, int(port)))
+    except (RuntimeError, ValueError, OSError) as error:
+        _say(f"torchdoctor: stragglers: the judge could not reach the job's store at {host}:{port}: "
+             f"{str(error).splitlines()[0] if str(error) else type(error).__name__}")  # fmt: skip
+        return 1
     kept = Path(args.dir) / results.WINDOWS_NAME if args.dir else None
-    aggregator = Aggregator(store, args.world_size, None, kept)
+    aggregator = Aggregator(store, int(world_size), None, kept)
     aggregator.start()
-    if not _wait_for_finish(args.parent):
+    if next(lines, "") != "finish":
         return 0  # rank 0 is gone without finishing: nothing to say to anyone
     results.report(aggregator, aggregator.finish(), args.dir, _say)
     return 0
@@ -115,34 +137,32 @@ def _yield_to_training() -> None:
         pass
 
 
-def _connect(host: str, port: int, prefix: str):
-    """The job's store, as a client, under the windows' prefix."""
+def _client(dist, host: str, port: int):
+    """A client of the job's TCPStore."""
     from datetime import timedelta
 
-    import torch.distributed as dist
-
-    store = dist.TCPStore(
+    return dist.TCPStore(
         host, port, is_master=False, wait_for_workers=False, timeout=timedelta(seconds=CONNECT_SECONDS)
     )
-    return dist.PrefixStore(prefix, store)
 
 
-def _wait_for_finish(parent: int) -> bool:
-    """Wait until rank 0 says the run is over (True), or is gone (False: its pipe closed, or the judge has
+def _lines(parent: int):
+    """The lines rank 0 writes, as they come; ends when rank 0 is gone (its pipe closed, or the judge has
     another parent now)."""
-    said = b""
+    pending = b""
     with selectors.DefaultSelector() as selector:
         selector.register(sys.stdin.buffer, selectors.EVENT_READ)
         while True:
+            while b"\n" in pending:
+                line, pending = pending.split(b"\n", 1)
+                yield line.decode(errors="replace").strip()
             if selector.select(POLL_SECONDS):
-                data = os.read(sys.stdin.fileno(), 64)
+                data = os.read(sys.stdin.fileno(), 4096)
                 if not data:
-                    return False
-                said += data
-                if FINISH in said:
-                    return True
-            if os.getppid() != parent:
-                return False
+                    return
+                pending += data
+            elif os.getppid() != parent:
+                return
 
 
 def _say(text: str) -> None:

@@ -69,8 +69,24 @@ def watch_for_stragglers(
     record.publish = _publish
     _state.update(record=record, dir=directory, stream=stream, store=None, rank=None, aggregator=None)
     _state["measure"] = measure_devices
+    _start_the_judge_early(os.environ)
     hooks.install(record)
     atexit.register(finish)
+
+
+def _start_the_judge_early(environ: Mapping[str, str]) -> None:
+    """Start rank 0's judge now, where the launcher says this is rank 0 of several: its start-up is then over
+    before the first steps are taken as the ranks' usual (started later, it slowed a rank while they were)."""
+    try:
+        first = environ.get("RANK") == "0" and int(environ.get("WORLD_SIZE", "1")) > 1
+    except ValueError:  # the process group will refuse it in its own words
+        return
+    descriptor = _descriptor(_state["stream"] or sys.stderr)
+    if first and descriptor is not None:
+        try:
+            _state["judge"] = judge.start(_state["dir"], descriptor)
+        except OSError:  # tried again, and said, once the process group exists
+            pass
 
 
 def _connect() -> bool:
@@ -108,13 +124,19 @@ def _windows_store(dist: Any, default: Any) -> tuple[Any, tuple[str, int, str] |
 def _start_judging(store: Any, address: tuple[str, int, str] | None, world_size: int) -> None:
     """Judge the windows in a process of its own where it can reach the store and write where this process
     would (`torchdoctor.stragglers.judge`), else in a thread of this process."""
+    process = _state.pop("judge", None)
     descriptor = _descriptor(_state["stream"] or sys.stderr)
     if address is not None and descriptor is not None:
         try:
-            _state["judge"] = judge.start(*address, world_size, _state["dir"], descriptor)
+            process = process or judge.start(_state["dir"], descriptor)
+            host, port, prefix = address
+            judge.connect(process, host, port, prefix, world_size)
+            _state["judge"] = process
             return
         except OSError as error:
             _say(f"torchdoctor: stragglers: could not start the judge process ({error}); judging in rank 0")
+    if process is not None:
+        judge.stop(process)
     kept = Path(_state["dir"]) / WINDOWS_NAME if _state["dir"] else None
     aggregator = Aggregator(store, world_size, _state["stream"], kept)
     aggregator.start()
@@ -176,6 +198,8 @@ def finish() -> None:
     record.flush()
     store = _state.get("store")
     if store is None:
+        if _state.get("judge") is not None:  # started early, never told where the windows are
+            judge.stop(_state.pop("judge"))
         return
     publisher = _state.get("publisher")
     if publisher is None or (publisher.drain() and not publisher.failed):  # else the store does not answer
