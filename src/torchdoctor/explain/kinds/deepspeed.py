@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import re
 
+from torchdoctor.explain.kinds import framework_refusals
 from torchdoctor.explain.quote import quote
 from torchdoctor.explain.recognisers import Alternative, Context, Hit, Recogniser, merged, on_ranks
 
@@ -176,11 +177,21 @@ CONFIG_REFUSALS: tuple[tuple[str, str], ...] = (
         'Move max_grad_norm out of the optimizer\'s params: DeepSpeed clips with "gradient_clipping": <norm> at '
         "the top level of its config.",
     ),
+    *framework_refusals.REFUSALS,
 )
 
 
 def _config_mismatch(hits: list[Hit], ctx: Context) -> tuple[str, str]:
     facts = merged(hits)
+    if facts.get("batch_zero"):
+        return (
+            f"DeepSpeed's batch sizes do not fit this world size: {facts['batch_zero']} (it must be at least 1)"
+            + on_ranks(hits),
+            "DeepSpeed derives the missing batch values by integer division: micro batch = train_batch_size // "
+            "(world size x gradient_accumulation_steps), which is 0 when train_batch_size is smaller than the number "
+            "of GPUs times the accumulation steps (a config written for fewer GPUs). Raise train_batch_size, or give "
+            'train_micro_batch_size_per_gpu instead of it, or write "auto" (HF Trainer / accelerate fill it in).',
+        )
     refusal = facts.get("refusal")
     if refusal:
         fix = next(f for anchor, f in CONFIG_REFUSALS if anchor in refusal)
@@ -291,6 +302,8 @@ DEEPSPEED_CONFIG_MISMATCH = Recogniser(
         "bfloat16 and fp16 cannot be enabled at once",
         "requires you to pass at least one of training or evaluation dataloaders",
         "has `None` as batch size. Please set an integer value in `train_micro_batch_size_per_gpu`",
+        # config.py _batch_assertion: a batch value that came out as 0 (only in the form below: see reject)
+        "has to be greater than 0",
         *(anchor for anchor, _ in CONFIG_REFUSALS),
     ),
     templates=(
@@ -342,13 +355,26 @@ DEEPSPEED_CONFIG_MISMATCH = Recogniser(
         "deepspeed:num-stages-must-divide-distributed-world",  # runtime/pipe/module.py
         "deepspeed:bf16optimizer-requires-bfloat16-to-be-enabled",  # runtime/bf16_optimizer.py
         "deepspeed:partial-offloading-only-supported-for-zero",  # runtime/zero/config.py
+        # runtime/config.py _batch_assertion: train batch, micro batch or accumulation steps that came out as 0
+        "deepspeed:train-batch-size-has-to-be",
+        "deepspeed:micro-batch-size-per-gpu-has",
+        "deepspeed:gradient-accumulation-steps-has-to-be",
+        *framework_refusals.TEMPLATES,
     ),
     span=6,
-    # "requires an optimizer" is DeepSpeed's only after "zero stage N"
-    reject=R(r"(?<!zero stage \d )requires an optimizer"),
+    # "requires an optimizer" is DeepSpeed's only after "zero stage N"; "has to be greater than 0" only after one of
+    # _batch_assertion's three names and the value (the window's first line is the anchored one)
+    reject=R(
+        r"(?<!zero stage \d )requires an optimizer|^(?!.*(?:Train batch size|Micro batch size per gpu|Gradient "
+        r"accumulation steps): -?\d+ has to be greater than 0).*has to be greater than 0"
+    ),
     facts=(
         R(r"(?P<train_batch>\d+) != (?P<micro_batch>\d+) \* (?P<grad_acc>\d+) \* (?P<world_size>\d+)"),
         R(r"\d+ != \d+ \* \d+ \* (?P<world_size_one>1)(?!\d)"),
+        R(
+            r"(?P<batch_zero>(?:Train batch size|Micro batch size per gpu|Gradient accumulation steps): -?\d+) has to "
+            r"be greater than 0"
+        ),
         R(r"- ds (?P<ds_key>[\w.]+)=(?P<ds_value>\S{1,40}) vs (?P<hf_key>hf [\w|.]+)=(?P<hf_value>\S{1,40})"),
         R(r"will be ignored: (?P<ignored>\[[^\]\n]{0,400}\]?)"),
         R(

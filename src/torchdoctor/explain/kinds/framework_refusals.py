@@ -1,0 +1,224 @@
+"""DeepSpeed's config refused by the code around it: DeepSpeed's own checks of its batch sizes, ZeRO stage, precision
+and optimizer (``deepspeed/runtime/config.py``, ``config_utils.py``, ``precision_config.py``, ``engine.py``,
+``activation_checkpointing/checkpointing.py``), accelerate's (``accelerator.py``, ``utils/dataclasses.py``,
+``utils/deepspeed.py``, ``utils/imports.py``) and Lightning's DeepSpeed strategy
+(``lightning/pytorch/strategies/deepspeed.py``, ``lightning/fabric/strategies/deepspeed.py``).
+
+Each message states its own cause (the value it refuses and why), so each is a certain
+``deepspeed_config_mismatch`` (kinds/deepspeed.py). ``REFUSALS`` pairs the text the source prints with the fix;
+``TEMPLATES`` cites the catalog templates they are taken from.
+"""
+
+from __future__ import annotations
+
+REFUSALS: tuple[tuple[str, str], ...] = (
+    # deepspeed/runtime/config.py _set_batch_related_parameters: none of the batch sizes given
+    (
+        "Either train_batch_size or train_micro_batch_size_per_gpu needs to be provided",
+        'The DeepSpeed config names no batch size: add "train_micro_batch_size_per_gpu": <N> (or '
+        '"train_batch_size") to it; with the HF Trainer or accelerate write "auto" for both so they are filled '
+        "from --per_device_train_batch_size / the prepared DataLoader.",
+    ),
+    # config.py: a ZeRO stage above 3
+    (
+        "Maximum supported ZeRO stage is",
+        'Set "zero_optimization": {"stage": N} with N one of 0, 1, 2, 3 (3 partitions the parameters too).',
+    ),
+    # config.py _do_error_check: fp16_master_weights_and_grads outside the stages that support it
+    (
+        "Fp16_master_weights_and_grads is only supported with ZeRO Stage",
+        'Remove "fp16_master_weights_and_grads" from "zero_optimization", or use the ZeRO stage the message names '
+        "(its offload of fp16 master weights needs ZeRO's partitioned optimizer).",
+    ),
+    # config_utils.py: the same key twice in the JSON (json.load keeps the last one silently otherwise)
+    (
+        "Duplicate keys in DeepSpeed config",
+        "The DeepSpeed JSON has the key the message names twice, often a section pasted in from another config: "
+        "keep one of them.",
+    ),
+    # config_utils.py DeepSpeedConfigModel: an old key and the key that replaced it, both given
+    (
+        "Cannot provide deprecated parameter",
+        "The config sets a key and the key that replaced it in a later DeepSpeed release (e.g. cpu_offload and "
+        "offload_optimizer): keep the new one, named second in the message, and remove the deprecated one.",
+    ),
+    # precision_config.py (0.19+): fp16's loss-scale values checked before the engine starts
+    (
+        "fp16.loss_scale must be",
+        'fp16.loss_scale is 0 for dynamic loss scaling or a positive number for a fixed scale: set "loss_scale": 0 '
+        'in the "fp16" section. "auto" (or true) there is filled only by the HF Trainer / accelerate; '
+        "deepspeed.initialize reading the JSON directly needs a number.",
+    ),
+    (
+        "fp16.loss_scale_window must be > 0",
+        'With dynamic loss scaling ("loss_scale": 0) set "loss_scale_window" to a positive number of steps '
+        "(1000 is DeepSpeed's default), or leave it out.",
+    ),
+    (
+        "fp16.min_loss_scale must be > 0",
+        'With dynamic loss scaling ("loss_scale": 0) set "min_loss_scale" to a positive number (1 is DeepSpeed\'s '
+        "default), or leave it out.",
+    ),
+    # deepspeed/runtime/engine.py no_sync(): ZeRO 2/3 reduce gradients during backward to partition them
+    (
+        "no_sync context manager is incompatible with gradient partitioning logic of ZeRO stage",
+        "ZeRO stage 2 and 3 reduce and partition every gradient during backward, so a DDP-style no_sync() "
+        "(model.no_sync(), accelerator.no_sync(), a manual gradient-accumulation loop) cannot skip it. Let DeepSpeed "
+        'accumulate: set "gradient_accumulation_steps" in its config and call engine.backward(loss) and '
+        "engine.step() on every micro-batch (the engine steps the optimizer at the boundary); or use ZeRO stage 0/1 "
+        "if the loop must keep no_sync().",
+    ),
+    (
+        "It is illegal to call Engine.step() inside no_sync context manager",
+        "Call engine.step() after the `with engine.no_sync():` block, not inside it: no_sync only skips the "
+        "gradient reduction of the backward passes it wraps.",
+    ),
+    # engine.py _configure_basic_optimizer: the compressed-communication optimizers run without ZeRO
+    (
+        "1bit-Adam is not compatible with ZeRO",
+        'The 1-bit / 0/1 optimizers compress the gradient communication ZeRO replaces: use "zero_optimization": '
+        '{"stage": 0} with them, or keep ZeRO and choose "Adam" / "AdamW" as the optimizer.',
+    ),
+    (
+        "0/1 Adam is not compatible with ZeRO",
+        'The 1-bit / 0/1 optimizers compress the gradient communication ZeRO replaces: use "zero_optimization": '
+        '{"stage": 0} with them, or keep ZeRO and choose "Adam" / "AdamW" as the optimizer.',
+    ),
+    (
+        "1bit-Lamb is not compatible with ZeRO",
+        'The 1-bit / 0/1 optimizers compress the gradient communication ZeRO replaces: use "zero_optimization": '
+        '{"stage": 0} with them, or keep ZeRO and choose "Lamb" as the optimizer.',
+    ),
+    # engine.py _configure_fp16_optimizer / amp: NVIDIA apex amp and DeepSpeed's own fp16/bf16 both on
+    (
+        "Cannot enable both amp with (legacy) fp16 or bfloat16 mode",
+        'Keep one precision mode in the DeepSpeed config: remove the "amp" section and keep "fp16" / "bf16" '
+        '(DeepSpeed\'s own, which ZeRO supports), or set "fp16" and "bf16" "enabled": false to use apex amp.',
+    ),
+    # engine.py _do_sanity_check: a scheduler object built on something that is not an optimizer
+    (
+        "is not instantiated but Client LR Scheduler is instantiated",
+        "A scheduler object needs the optimizer it was built on: pass that optimizer instance as optimizer= too, "
+        "or pass the scheduler as a callable (lr_scheduler=lambda opt: ...) so DeepSpeed builds it on the "
+        "optimizer it creates from the config.",
+    ),
+    # activation_checkpointing/checkpointing.py configure(): contiguous buffers need partitioned activations
+    (
+        "Contiguous Checkpointing is only available with partitioned activations",
+        'In "activation_checkpointing" set "partition_activations": true along with '
+        '"contiguous_memory_optimization": true (and "number_checkpoints"), or set '
+        '"contiguous_memory_optimization": false.',
+    ),
+    # accelerate/utils/dataclasses.py DeepSpeedPlugin: a config file without its ZeRO section
+    (
+        "Please specify the ZeRO optimization config in the DeepSpeed config",
+        'accelerate needs the "zero_optimization" section in the DeepSpeed config file: add '
+        '"zero_optimization": {"stage": 2} (or the stage you want; 0 for none).',
+    ),
+    # dataclasses.py HfDeepSpeedConfig fill_match: an "auto" value with nothing to fill it from
+    (
+        "not found in kwargs. Please specify",
+        'accelerate fills a DeepSpeed value written "auto" only from what it can see (the prepared DataLoader\'s '
+        "batch size, the optimizer's lr, the Trainer's arguments): write a number for the key the message names "
+        "in the DeepSpeed config file, or pass the object it is read from to the same accelerator.prepare() call.",
+    ),
+    # accelerator.py prepare(): DeepSpeed engines are one model each
+    (
+        "with multiple models when using DeepSpeed",
+        "One Accelerator prepares one DeepSpeed engine: prepare() only the model that trains, and keep a frozen "
+        "second model (a reference or teacher) out of prepare() and move it to accelerator.device yourself; or give "
+        "each model its own DeepSpeed plugin (Accelerator(deepspeed_plugins={...}) and "
+        "AcceleratorState().select_deepspeed_plugin(name) before preparing it).",
+    ),
+    (
+        "You can't customize device placements with DeepSpeed or Megatron-LM",
+        "Under DeepSpeed the engine places the model: drop device_placement= from accelerator.prepare().",
+    ),
+    (
+        "You can only specify `accelerate.utils.DummyScheduler` in the code when using",
+        "DummyScheduler stands for the scheduler of the DeepSpeed config and needs DummyOptim (the config's "
+        'optimizer) beside it: use both with "optimizer" and "scheduler" in the config, or build a real '
+        "scheduler on the script's real optimizer.",
+    ),
+    # utils/deepspeed.py, utils/imports.py: DeepSpeed helpers called while accelerate is not set up for DeepSpeed
+    (
+        "Couldn't retrieve the active `DeepSpeedPlugin` as none were enabled",
+        "The script uses accelerate's DeepSpeed helpers but accelerate is not set up for DeepSpeed in this run: "
+        "start it with `accelerate launch --use_deepspeed --deepspeed_config_file ds.json train.py` (or an "
+        "`accelerate config` file with distributed_type: DEEPSPEED), or pass Accelerator(deepspeed_plugin=...).",
+    ),
+    (
+        "DeepSpeed is not enabled, please make sure that an `Accelerator` is configured for `deepspeed`",
+        "The script uses accelerate's DeepSpeed helpers but accelerate is not set up for DeepSpeed in this run: "
+        "start it with `accelerate launch --use_deepspeed --deepspeed_config_file ds.json train.py` (or an "
+        "`accelerate config` file with distributed_type: DEEPSPEED), or pass Accelerator(deepspeed_plugin=...).",
+    ),
+    # lightning strategies/deepspeed.py: what the DeepSpeed strategy takes from the Trainer, not the config
+    (
+        "DeepSpeed does not support clipping gradients by value",
+        'DeepSpeed clips by norm only: Trainer(gradient_clip_val=..., gradient_clip_algorithm="norm") (or '
+        '"gradient_clipping" in the DeepSpeed config).',
+    ),
+    (
+        "DeepSpeed currently only supports single optimizer",
+        "configure_optimizers must return one optimizer (and at most one scheduler) under the DeepSpeed strategy: "
+        "merge the parameter groups into one optimizer, or use another strategy (DDP / FSDP) for several.",
+    ),
+    (
+        "Currently only one optimizer is supported with DeepSpeed",
+        "configure_optimizers must return one optimizer (and at most one scheduler) under the DeepSpeed strategy: "
+        "merge the parameter groups into one optimizer, or use another strategy (DDP / FSDP) for several.",
+    ),
+    (
+        "Do not set `gradient_accumulation_steps` in the DeepSpeed config",
+        'Remove "gradient_accumulation_steps" from the DeepSpeed config and pass '
+        "Trainer(accumulate_grad_batches=N): Lightning writes it into the config itself.",
+    ),
+    (
+        "You passed in a path to a DeepSpeed config but the path does not exist",
+        "DeepSpeedStrategy(config=...) (or PL_DEEPSPEED_CONFIG_PATH) names a file that is not there from the "
+        "working directory of every process: check the path (relative paths are taken from where each node "
+        "starts), or pass the config as a dict.",
+    ),
+    (
+        "is not a valid choice with `DeepSpeedStrategy` when ZeRO stage 3 is enabled",
+        "Under ZeRO stage 3 the model is built inside deepspeed.zero.Init, which decides how its weights are "
+        "created: drop empty_init=False from Fabric.init_module() / Trainer.init_module() (leave it None).",
+    ),
+)
+
+TEMPLATES: tuple[str, ...] = (
+    "deepspeed:either-train-batch-size-or-train",
+    "deepspeed:deepspeedconfig-maximum-supported-zero-stage-is",
+    "deepspeed:fp16-master-weights-and-grads-is",
+    "deepspeed:fp16-master-weights-and-grads-is-2",
+    "deepspeed:duplicate-keys-in-deepspeed-config",
+    "deepspeed:cannot-provide-deprecated-parameter-and-replacing",
+    "deepspeed:fp16-loss-scale-must-be-number",
+    "deepspeed:fp16-loss-scale-must-be-number-2",
+    "deepspeed:fp16-loss-scale-must-be-finite",
+    "deepspeed:fp16-loss-scale-must-be-enables",
+    "deepspeed:fp16-loss-scale-window-must-be",
+    "deepspeed:fp16-min-loss-scale-must-be",
+    "deepspeed:no-sync-context-manager-is-incompatible",
+    "deepspeed:it-is-illegal-to-call-engine",
+    "deepspeed:bit-adam-is-not-compatible-with",
+    "deepspeed:adam-is-not-compatible-with-zero",
+    "deepspeed:bit-lamb-is-not-compatible-with",
+    "deepspeed:cannot-enable-both-amp-with-legacy",
+    "deepspeed:client-optimizer-type-is-not-instantiated",
+    "deepspeed:contiguous-checkpointing-is-only-available-with",
+    "accelerate:please-specify-the-zero-optimization-config",
+    "accelerate:not-found-in-kwargs-please-specify",
+    "accelerate:you-can-use-same-accelerator-instance",
+    "accelerate:you-can-customize-device-placements-with",
+    "accelerate:you-can-only-specify-accelerate-utils",
+    "accelerate:couldn-retrieve-the-active-deepspeedplugin-as",
+    "accelerate:deepspeed-is-not-enabled-please-make",
+    "lightning:deepspeed-does-not-support-clipping-gradients",
+    "lightning:deepspeed-currently-only-supports-single-optimizer",
+    "lightning:currently-only-one-optimizer-is-supported",
+    "lightning:do-not-set-gradient-accumulation-steps",
+    "lightning:you-passed-in-path-to-deepspeed",
+    "lightning:empty-init-is-not-valid-choice",
+)
