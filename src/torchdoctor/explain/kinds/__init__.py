@@ -9,9 +9,11 @@ from __future__ import annotations
 import re
 
 from torchdoctor.explain.kinds import (
+    accelerate_state,
     autograd,
     build,
     checkpoint,
+    checkpoint_paths,
     comm,
     cuda,
     datasets,
@@ -34,6 +36,8 @@ RECOGNISERS: tuple[Recogniser, ...] = (
     *versions.RECOGNISERS,
     *placement.RECOGNISERS,
     *checkpoint.RECOGNISERS,
+    *checkpoint_paths.RECOGNISERS,
+    *accelerate_state.RECOGNISERS,
     *launchers.RECOGNISERS,
     *train.RECOGNISERS,
     *datasets.RECOGNISERS,

@@ -1,0 +1,378 @@
+"""The DeepSpeed / accelerate / transformers / Lightning paths, read from the code that prints their messages:
+DeepSpeed's config, batch and precision checks and its engine's refusals, accelerate's DeepSpeed plugin and process
+state, Lightning's DeepSpeed strategy, and the checkpoint paths their loaders refuse.
+
+Each case is a catalog template (its id beside it) with its placeholders filled as its source formats them, prefixed
+with the exception the source raises; each class has a near-miss, a line that shares its words and must not fire.
+"""
+
+from __future__ import annotations
+
+import pytest
+from explaining import explained
+
+from torchdoctor.explain.catalog import by_id
+
+
+def template(ident: str, *values: str) -> str:
+    """A catalog template with its ``{}`` placeholders filled in order."""
+    text = by_id()[ident].text
+    for value in values:
+        text = text.replace("{}", value, 1)
+    assert "{}" not in text, f"{ident}: a placeholder left unfilled"
+    return text
+
+
+def sure(found) -> str:
+    return found.details.get("confidence", "certain")
+
+
+# (template id, values, exception prefix, kind, confidence, words the summary or the fix must hold)
+CASES = [
+    # deepspeed/runtime/config.py _set_batch_related_parameters / _batch_assertion
+    (
+        "deepspeed:either-train-batch-size-or-train",
+        (),
+        "AssertionError: ",
+        "deepspeed_config_mismatch",
+        "certain",
+        ["train_micro_batch_size_per_gpu", '"auto"'],
+    ),
+    (
+        "deepspeed:micro-batch-size-per-gpu-has",
+        ("0",),
+        "AssertionError: ",
+        "deepspeed_config_mismatch",
+        "certain",
+        ["Micro batch size per gpu: 0", "integer division"],
+    ),
+    (
+        "deepspeed:gradient-accumulation-steps-has-to-be",
+        ("0",),
+        "AssertionError: ",
+        "deepspeed_config_mismatch",
+        "certain",
+        ["Gradient accumulation steps: 0", "train_batch_size"],
+    ),
+    (
+        "deepspeed:deepspeedconfig-maximum-supported-zero-stage-is",
+        ("3",),
+        "AssertionError: ",
+        "deepspeed_config_mismatch",
+        "certain",
+        ['"stage"'],
+    ),
+    (
+        "deepspeed:duplicate-keys-in-deepspeed-config",
+        ("['fp16']",),
+        "ValueError: ",
+        "deepspeed_config_mismatch",
+        "certain",
+        ["['fp16']", "twice"],
+    ),
+    (
+        "deepspeed:cannot-provide-deprecated-parameter-and-replacing",
+        ("cpu_offload", "offload_optimizer"),
+        "AssertionError: ",
+        "deepspeed_config_mismatch",
+        "certain",
+        ["offload_optimizer", "deprecated"],
+    ),
+    (
+        "deepspeed:fp16-loss-scale-must-be-number-2",
+        (),
+        "ValueError: ",
+        "deepspeed_config_mismatch",
+        "certain",
+        ['"loss_scale": 0'],
+    ),
+    (
+        "deepspeed:fp16-loss-scale-window-must-be",
+        (),
+        "ValueError: ",
+        "deepspeed_config_mismatch",
+        "certain",
+        ["loss_scale_window"],
+    ),
+    # deepspeed/runtime/engine.py
+    (
+        "deepspeed:no-sync-context-manager-is-incompatible",
+        ("2",),
+        "AssertionError: ",
+        "deepspeed_config_mismatch",
+        "certain",
+        ["ZeRO stage 2", "gradient_accumulation_steps", "engine.backward"],
+    ),
+    (
+        "deepspeed:it-is-illegal-to-call-engine",
+        (),
+        "AssertionError: ",
+        "deepspeed_config_mismatch",
+        "certain",
+        ["after the `with engine.no_sync():`"],
+    ),
+    (
+        "deepspeed:bit-adam-is-not-compatible-with",
+        (),
+        "AssertionError: ",
+        "deepspeed_config_mismatch",
+        "certain",
+        ['"stage": 0'],
+    ),
+    (
+        "deepspeed:cannot-enable-both-amp-with-legacy",
+        (),
+        "NotImplementedError: ",
+        "deepspeed_config_mismatch",
+        "certain",
+        ['"amp"'],
+    ),
+    (
+        "deepspeed:client-optimizer-type-is-not-instantiated",
+        ("<class 'function'>)",),
+        "AssertionError: ",
+        "deepspeed_config_mismatch",
+        "certain",
+        ["callable"],
+    ),
+    (
+        "deepspeed:contiguous-checkpointing-is-only-available-with",
+        (),
+        "AssertionError: ",
+        "deepspeed_config_mismatch",
+        "certain",
+        ["partition_activations"],
+    ),
+    # accelerate/utils/dataclasses.py, accelerator.py, utils/deepspeed.py, utils/imports.py
+    (
+        "accelerate:please-specify-the-zero-optimization-config",
+        (),
+        "ValueError: ",
+        "deepspeed_config_mismatch",
+        "certain",
+        ['"zero_optimization"'],
+    ),
+    (
+        "accelerate:not-found-in-kwargs-please-specify",
+        ("optimizer.params.lr", "optimizer.params.lr"),
+        "ValueError: ",
+        "deepspeed_config_mismatch",
+        "certain",
+        ["optimizer.params.lr", "write a number"],
+    ),
+    (
+        "accelerate:you-can-use-same-accelerator-instance",
+        (),
+        "AssertionError: ",
+        "deepspeed_config_mismatch",
+        "certain",
+        ["deepspeed_plugins"],
+    ),
+    (
+        "accelerate:couldn-retrieve-the-active-deepspeedplugin-as",
+        (),
+        "ValueError: ",
+        "deepspeed_config_mismatch",
+        "certain",
+        ["accelerate launch --use_deepspeed"],
+    ),
+    # lightning/pytorch/strategies/deepspeed.py, lightning/fabric/strategies/deepspeed.py
+    (
+        "lightning:deepspeed-does-not-support-clipping-gradients",
+        (),
+        "lightning.fabric.utilities.exceptions.MisconfigurationException: ",
+        "deepspeed_config_mismatch",
+        "certain",
+        ['gradient_clip_algorithm="norm"'],
+    ),
+    (
+        "lightning:currently-only-one-optimizer-is-supported",
+        ("2",),
+        "RuntimeError: ",
+        "deepspeed_config_mismatch",
+        "certain",
+        ["one optimizer"],
+    ),
+    (
+        "lightning:do-not-set-gradient-accumulation-steps",
+        (),
+        "lightning.fabric.utilities.exceptions.MisconfigurationException: ",
+        "deepspeed_config_mismatch",
+        "certain",
+        ["accumulate_grad_batches=N"],
+    ),
+    (
+        "lightning:you-passed-in-path-to-deepspeed",
+        ("configs/ds_zero2.json",),
+        "lightning.fabric.utilities.exceptions.MisconfigurationException: ",
+        "deepspeed_config_mismatch",
+        "certain",
+        ["configs/ds_zero2.json"],
+    ),
+    (
+        "lightning:empty-init-is-not-valid-choice",
+        ("empty_init=False",),
+        "NotImplementedError: ",
+        "deepspeed_config_mismatch",
+        "certain",
+        ["empty_init=False"],
+    ),
+    # the checkpoint paths: Lightning's DeepSpeed strategy, zero_to_fp32, the engine's universal load, the Trainer
+    (
+        "lightning:it-looks-like-you-passed-the",
+        (
+            "The provided path is not a valid DeepSpeed checkpoint: lightning_logs/version_0/checkpoints/last.ckpt/checkpoint",
+            "lightning_logs/version_0/checkpoints/last.ckpt",
+        ),
+        "FileNotFoundError: ",
+        "checkpoint_path",
+        "certain",
+        ["pass lightning_logs/version_0/checkpoints/last.ckpt"],
+    ),
+    (
+        "lightning:the-provided-path-is-not-valid",
+        ("lightning_logs/version_0/checkpoints/epoch=9-step=500.ckpt",),
+        "FileNotFoundError: ",
+        "checkpoint_path",
+        "likely",
+        ["epoch=9-step=500.ckpt", "load_full_weights=True"],
+    ),
+    (
+        "lightning:deepspeed-was-unable-to-load-the",
+        (),
+        "lightning.fabric.utilities.exceptions.MisconfigurationException: ",
+        "checkpoint_path",
+        "likely",
+        ["global_stepN"],
+    ),
+    (
+        "deepspeed:unable-to-find-latest-file-at-2",
+        ("output/checkpoint-1000/global_step1000/latest",),
+        "ValueError: ",
+        "checkpoint_path",
+        "likely",
+        ["-t global_stepN"],
+    ),
+    (
+        "deepspeed:is-not-zero-checkpoint",
+        ("out/global_step20/mp_rank_00_optim_states.pt",),
+        "ValueError: ",
+        "checkpoint_path",
+        "certain",
+        ["mp_rank_00_model_states.pt", "'module'"],
+    ),
+    (
+        "deepspeed:invalid-for-universal-checkpoint-does-not",
+        ("ckpts/latest_universal",),
+        "ValueError: ",
+        "checkpoint_path",
+        "certain",
+        ["ds_to_universal", "latest_universal"],
+    ),
+    (
+        "transformers:can-find-valid-checkpoint-at",
+        ("output/llama-sft",),
+        "ValueError: ",
+        "checkpoint_path",
+        "likely",
+        ["output/llama-sft", "checkpoint-N"],
+    ),
+    # lightning/pytorch/trainer/connectors/checkpoint_connector.py: a weights-only checkpoint given to fit()
+    (
+        "lightning:trying-to-restore-optimizer-state-but",
+        (),
+        "KeyError: ",
+        "checkpoint_incomplete",
+        "certain",
+        ["save_weights_only=False", "optimizer"],
+    ),
+    # accelerate/state.py, accelerator.py: the process state out of order
+    (
+        "accelerate:the-partialstate-or-accelerator-must-be",
+        (),
+        "ValueError: ",
+        "accelerate_init_order",
+        "certain",
+        ["accelerator = Accelerator("],
+    ),
+    (
+        "accelerate:please-make-sure-to-properly-initialize",
+        (),
+        "ValueError: ",
+        "accelerate_init_order",
+        "certain",
+        ["do not build AcceleratorState() yourself"],
+    ),
+    (
+        "accelerate:acceleratorstate-object-has-no-attribute-this",
+        ("distributed_type",),
+        "AttributeError: ",
+        "accelerate_init_order",
+        "certain",
+        ["distributed_type", "_reset_state()"],
+    ),
+    (
+        "accelerate:you-cannot-pass-in-deepspeed-plugin",
+        (),
+        "ValueError: ",
+        "accelerate_init_order",
+        "certain",
+        ["select_deepspeed_plugin"],
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("ident", "values", "prefix", "kind", "confidence", "words"), CASES, ids=[c[0] for c in CASES]
+)
+def test_the_line_as_its_source_prints_it(ident, values, prefix, kind, confidence, words):
+    found = explained(prefix + template(ident, *values) + "\n")
+    assert (found.id, sure(found)) == (f"log.{kind}", confidence), (found.id, found.summary)
+    for word in words:
+        assert word in found.summary + found.fix, word
+
+
+def test_accelerate_names_the_option_it_was_asked_to_change():
+    # state.py _check_initialized: err.format(flag=f"mixed_precision='{mixed_precision}'")
+    line = template("accelerate:acceleratorstate-has-already-been-initialized-and").replace(
+        "{flag}", "mixed_precision='bf16'"
+    )
+    found = explained(f"ValueError: {line}\n")
+    assert (found.id, sure(found)) == ("log.accelerate_init_order", "certain")
+    assert "mixed_precision='bf16'" in found.summary and "restart the kernel" in found.fix
+
+
+def test_a_likely_checkpoint_path_names_the_checkpoint_saved_without_its_state():
+    found = explained(
+        "ValueError: " + template("transformers:can-find-valid-checkpoint-at", "runs/sft") + "\n"
+    )
+    assert found.details["alternatives"] == ["log.checkpoint_incomplete"]
+    assert "save_only_model=True" in found.fix
+
+
+NEAR_MISSES = [
+    # "has to be greater than 0" is DeepSpeed's batch check only after one of its three names and the value
+    "ValueError: num_layers has to be greater than 0\n",
+    "AssertionError: Train batch size has to be greater than 0 for this sampler\n",
+    # a healthy line of the HF Trainer's start-up summary
+    "  Gradient Accumulation steps = 4\n",
+    # Lightning's log of a DeepSpeed checkpoint loaded well, and zero_to_fp32's progress
+    "Restoring states from the checkpoint path at lightning_logs/version_0/checkpoints/last.ckpt\n",
+    "Processing zero checkpoint 'output/checkpoint-1000/global_step1000'\n",
+    # accelerate's own state printed at start-up (its __repr__), not an error
+    "Distributed environment: DEEPSPEED  Backend: nccl\nNum processes: 8\nProcess index: 0\n",
+    # DeepSpeed's warning that a client optimizer runs under ZeRO, with no refusal
+    "[WARNING] [engine.py:1200:_configure_optimizer] **** You are using ZeRO with an untested optimizer, proceed with "
+    "caution *****\n",
+]
+
+
+@pytest.mark.parametrize("text", NEAR_MISSES)
+def test_near_misses_do_not_fire(text):
+    found = explained(text)
+    assert found.id not in {
+        "log.deepspeed_config_mismatch",
+        "log.checkpoint_path",
+        "log.checkpoint_incomplete",
+        "log.accelerate_init_order",
+    }, (text, found.id, found.summary)
