@@ -143,6 +143,87 @@ CASES = [
         "certain",
         ["partition_activations"],
     ),
+    (
+        "deepspeed:direct-calls-to-tensor-backward-are",
+        (),
+        "RuntimeError: ",
+        "deepspeed_config_mismatch",
+        "certain",
+        ["engine.backward(loss)"],
+    ),
+    (
+        "deepspeed:loss-scaling-is-required-for-this",
+        (),
+        "RuntimeError: ",
+        "deepspeed_config_mismatch",
+        "certain",
+        ["engine.scale(loss).backward()"],
+    ),
+    (
+        "deepspeed:training-data-must-be-torch-dataset",
+        (),
+        "ValueError: ",
+        "deepspeed_config_mismatch",
+        "certain",
+        ["torch.utils.data.Dataset"],
+    ),
+    (
+        "deepspeed:bfloat16-wrapper-must-use-gradient-accumulation",
+        (),
+        "NotImplementedError: ",
+        "deepspeed_config_mismatch",
+        "certain",
+        ['"grad_accum_dtype": "fp32"'],
+    ),
+    # zero/config.py, zero/partition_parameters.py, zero/stage_1_and_2.py, utils/groups.py
+    (
+        "deepspeed:deepspeedzeroconfig-stage-must-be-defined-before",
+        (),
+        "AssertionError: ",
+        "deepspeed_config_mismatch",
+        "certain",
+        ['"stage": 2'],
+    ),
+    (
+        "deepspeed:device-in-deepspeed-config-cannot-be",
+        ("nvme", "cpu"),
+        "AssertionError: ",
+        "deepspeed_config_mismatch",
+        "certain",
+        ['remote_device="nvme"'],
+    ),
+    (
+        "deepspeed:reduce-scatter-in-zero-stage-must",
+        (),
+        "AssertionError: ",
+        "deepspeed_config_mismatch",
+        "certain",
+        ['"reduce_scatter": true'],
+    ),
+    (
+        "deepspeed:the-model-has-moe-layers-but",
+        (),
+        "AssertionError: ",
+        "deepspeed_config_mismatch",
+        "certain",
+        ["split_params_into_different_moe_groups_for_optimizer"],
+    ),
+    (
+        "deepspeed:allgather-bucket-size-must-be-multiple",
+        ("2",),
+        "AssertionError: ",
+        "deepspeed_config_mismatch",
+        "certain",
+        ['"allgather_bucket_size"'],
+    ),
+    (
+        "deepspeed:data-parallel-size-tensor-model-parallel",
+        ("4", "4", "8"),
+        "AssertionError: ",
+        "deepspeed_config_mismatch",
+        "certain",
+        ["product is the world size"],
+    ),
     # accelerate/utils/dataclasses.py, accelerator.py, utils/deepspeed.py, utils/imports.py
     (
         "accelerate:please-specify-the-zero-optimization-config",
@@ -361,6 +442,9 @@ NEAR_MISSES = [
     "Processing zero checkpoint 'output/checkpoint-1000/global_step1000'\n",
     # accelerate's own state printed at start-up (its __repr__), not an error
     "Distributed environment: DEEPSPEED  Backend: nccl\nNum processes: 8\nProcess index: 0\n",
+    # a world-size check of another library, and a plain backward call in a traceback
+    "AssertionError: num_heads (12) must equal world_size (8) times heads per rank\n",
+    '  File "train.py", line 88, in <module>\n    loss.backward()\n',
     # DeepSpeed's warning that a client optimizer runs under ZeRO, with no refusal
     "[WARNING] [engine.py:1200:_configure_optimizer] **** You are using ZeRO with an untested optimizer, proceed with "
     "caution *****\n",

@@ -109,6 +109,69 @@ REFUSALS: tuple[tuple[str, str], ...] = (
         '"contiguous_memory_optimization": true (and "number_checkpoints"), or set '
         '"contiguous_memory_optimization": false.',
     ),
+    # runtime/zero/config.py (0.9.5-0.14.5, pydantic's validator): overlap_comm read before a valid stage
+    (
+        "'stage' must be defined before 'overlap_comm'",
+        'Give "zero_optimization" a "stage" (0, 1, 2 or 3; a value DeepSpeed refuses leaves it undefined too): '
+        '"zero_optimization": {"stage": 2, "overlap_comm": true, ...}.',
+    ),
+    # runtime/zero/partition_parameters.py _validate_remote_device: zero.Init's remote_device against offload_param
+    (
+        "'device' in DeepSpeed Config cannot be",
+        'zero.Init(remote_device=...) and the config\'s "offload_param": {"device": ...} must agree: pass '
+        'remote_device="nvme" with an NVMe offload (or leave remote_device out so the config decides), or set '
+        '"offload_param": {"device": "cpu"}.',
+    ),
+    # engine.py (0.9.5-0.16.9): bf16 without ZeRO accumulates gradients in fp32 only
+    (
+        "Bfloat16 wrapper must use a gradient accumulation type of fp32",
+        'bf16 without ZeRO accumulates gradients in fp32: set "data_types": {"grad_accum_dtype": "fp32"} (or remove '
+        'it), or enable ZeRO ("zero_optimization": {"stage": 1} or higher) to accumulate in bf16.',
+    ),
+    # zero/stage_1_and_2.py: ZeRO-2 with MoE layers runs only with reduce-scatter and contiguous gradients
+    (
+        "must be set to True for MoE",
+        'For MoE layers under ZeRO stage 2 set "reduce_scatter": true and "contiguous_gradients": true in '
+        '"zero_optimization" (both are DeepSpeed\'s defaults: a config that turns them off breaks it).',
+    ),
+    # zero/stage_1_and_2.py, bf16_optimizer.py: MoE parameters not in their own optimizer groups
+    (
+        "None of the param groups are marked as MoE",
+        "The optimizer must hold the MoE experts' parameters in their own groups: build it from "
+        "deepspeed.moe.utils.split_params_into_different_moe_groups_for_optimizer(param_groups) (its groups carry "
+        "'moe': True), or pass model_parameters=model.parameters() and let DeepSpeed build the optimizer from the "
+        "config.",
+    ),
+    # zero/stage_1_and_2.py: the all-gather bucket against NCCL's alignment
+    (
+        "allgather_bucket_size must be a multiple of nccl_start_alignment_factor",
+        'Set "allgather_bucket_size" in "zero_optimization" to a multiple of the factor the message names (a round '
+        "number such as 5e8 is), or leave it out for DeepSpeed's default.",
+    ),
+    # utils/groups.py: the data- and tensor-parallel sizes against the processes started
+    (
+        ") * tensor_model_parallel_size (",
+        "data_parallel_size x tensor_model_parallel_size must be the number of processes started: choose sizes "
+        "whose product is the world size, or start as many processes as they need (deepspeed --num_gpus / "
+        "--num_nodes, torchrun --nproc_per_node).",
+    ),
+    # engine.py deepspeed_io: training_data= given something that is not a Dataset
+    (
+        "Training data must be a torch Dataset",
+        "deepspeed.initialize(training_data=...) takes a torch.utils.data.Dataset (it builds the DataLoader and "
+        "its DistributedSampler): pass the dataset, or build the DataLoader yourself and leave training_data out.",
+    ),
+    # engine.py (0.18+): backward called on the loss directly where the engine must scale or run it
+    (
+        "Direct calls to tensor.backward() are not supported in this configuration",
+        "Call the engine's backward instead of the tensor's: engine.backward(loss) (accelerate: "
+        "accelerator.backward(loss)); loss.backward() works only where this DeepSpeed and torch support it.",
+    ),
+    (
+        "Loss scaling is required for this configuration, but backward() was called",
+        "fp16 needs the loss scaled before backward: engine.backward(loss) (accelerate: accelerator.backward(loss)) "
+        "or engine.scale(loss).backward(), not loss.backward().",
+    ),
     # accelerate/utils/dataclasses.py DeepSpeedPlugin: a config file without its ZeRO section
     (
         "Please specify the ZeRO optimization config in the DeepSpeed config",
@@ -208,6 +271,17 @@ TEMPLATES: tuple[str, ...] = (
     "deepspeed:cannot-enable-both-amp-with-legacy",
     "deepspeed:client-optimizer-type-is-not-instantiated",
     "deepspeed:contiguous-checkpointing-is-only-available-with",
+    "deepspeed:deepspeedzeroconfig-stage-must-be-defined-before",
+    "deepspeed:device-in-deepspeed-config-cannot-be",
+    "deepspeed:bfloat16-wrapper-must-use-gradient-accumulation",
+    "deepspeed:reduce-scatter-in-zero-stage-must",
+    "deepspeed:contiguous-gradients-in-zero-stage-must",
+    "deepspeed:the-model-has-moe-layers-but",
+    "deepspeed:allgather-bucket-size-must-be-multiple",
+    "deepspeed:data-parallel-size-tensor-model-parallel",
+    "deepspeed:training-data-must-be-torch-dataset",
+    "deepspeed:direct-calls-to-tensor-backward-are",
+    "deepspeed:loss-scaling-is-required-for-this",
     "accelerate:please-specify-the-zero-optimization-config",
     "accelerate:not-found-in-kwargs-please-specify",
     "accelerate:you-can-use-same-accelerator-instance",
