@@ -358,6 +358,14 @@ CASES = [
         "likely",
         ["output/llama-sft", "checkpoint-N"],
     ),
+    (
+        "transformers:checkpoint-found-at-is-only-supported",
+        ("output/checkpoint-200",),
+        "ValueError: ",
+        "checkpoint_path",
+        "certain",
+        ["accelerate merge-weights", "fsdp_config"],
+    ),
     # lightning/pytorch/trainer/connectors/checkpoint_connector.py: a weights-only checkpoint given to fit()
     (
         "lightning:trying-to-restore-optimizer-state-but",
@@ -391,6 +399,14 @@ CASES = [
         "accelerate_init_order",
         "certain",
         ["distributed_type", "_reset_state()"],
+    ),
+    (
+        "transformers:passing-use-configured-state-true-to",
+        (),
+        "ValueError: ",
+        "accelerate_init_order",
+        "certain",
+        ["use_configured_state", "then the TrainingArguments"],
     ),
     (
         "accelerate:you-cannot-pass-in-deepspeed-plugin",

@@ -34,6 +34,14 @@ def _accelerate_order(hits: list[Hit], ctx: Context) -> tuple[str, str]:
             '"student": plugin1, "teacher": plugin2})) and switch between them with '
             "AcceleratorState().select_deepspeed_plugin(name); create later Accelerators without deepspeed_plugin=.",
         )
+    if facts.get("configured_state"):
+        return (
+            "the TrainingArguments were told to reuse accelerate's state (use_configured_state), but none was created "
+            "before them" + on_ranks(hits),
+            "With accelerator_config={'use_configured_state': True} the Trainer takes the state an Accelerator or "
+            "PartialState already set up: create it first (accelerator = Accelerator(...) or PartialState()), then "
+            "the TrainingArguments; or drop use_configured_state and let the TrainingArguments create it.",
+        )
     if facts.get("reset"):
         return (
             f"accelerate's state was reset and not created again (no attribute {facts['reset']})"
@@ -59,6 +67,7 @@ ACCELERATE_INIT_ORDER = Recogniser(
         "Please make sure to properly initialize your accelerator via `accelerator = Accelerator()`",
         "_reset_state()` was called and",
         "You cannot pass in a `deepspeed_plugin` when creating a second `Accelerator`",
+        "requires a pre-configured `AcceleratorState` or `PartialState` to be defined before calling",
     ),
     templates=(
         "accelerate:acceleratorstate-has-already-been-initialized-and",  # state.py _check_initialized
@@ -67,11 +76,14 @@ ACCELERATE_INIT_ORDER = Recogniser(
         "accelerate:partialstate-object-has-no-attribute-this",  # state.py __getattr__ after _reset_state
         "accelerate:acceleratorstate-object-has-no-attribute-this",
         "accelerate:you-cannot-pass-in-deepspeed-plugin",  # accelerator.py: a second Accelerator
+        # transformers/training_args.py _setup_devices: use_configured_state with no state created yet
+        "transformers:passing-use-configured-state-true-to",
     ),
     facts=(
         R(r"pass `(?P<flag>[^`\n]{1,60})` to `Accelerator\(\)`"),
         R(r"object has no attribute `(?P<reset>\w{1,100})`\. This happens if"),
         R(r"(?P<second_plugin>deepspeed_plugin` when creating a second)"),
+        R(r"(?P<configured_state>use_configured_state'?:True)"),
     ),
     describe=_accelerate_order,
 )

@@ -1,6 +1,7 @@
 """A checkpoint path that does not point at the checkpoint its loader expects: a subfolder or a file inside a
 DeepSpeed checkpoint, a folder without DeepSpeed's ``latest`` tag, a ZeRO-less checkpoint given to zero_to_fp32, a
-universal checkpoint that was never converted, a Trainer resume folder that holds no weights.
+universal checkpoint that was never converted, a Trainer resume folder that holds no weights or FSDP shards a run
+without FSDP resumes.
 
 The texts are DeepSpeed's (``deepspeed/utils/zero_to_fp32.py``, ``runtime/engine.py`` load_checkpoint), Lightning's
 (``lightning/fabric/strategies/deepspeed.py`` _validate_checkpoint_directory and load_checkpoint,
@@ -17,9 +18,9 @@ from torchdoctor.explain.recognisers import Alternative, Context, Hit, Recognise
 
 R = re.compile
 
-# facts that say the cause outright: the loader named the parent folder, the checkpoint has no ZeRO state, or a
-# universal load found no converted checkpoint
-_DECIDED = ("parent", "not_zero", "universal")
+# facts that say the cause outright: the loader named the parent folder, the checkpoint has no ZeRO state, a
+# universal load found no converted checkpoint, FSDP shards resumed without FSDP
+_DECIDED = ("parent", "not_zero", "universal", "fsdp_shards")
 
 
 def _checkpoint_path(hits: list[Hit], ctx: Context) -> tuple[str, str]:
@@ -37,6 +38,15 @@ def _checkpoint_path(hits: list[Hit], ctx: Context) -> tuple[str, str]:
             "zero_to_fp32 rebuilds weights from ZeRO stage 1-3 partitions. A checkpoint saved with ZeRO stage 0 "
             "already holds the whole model: load mp_rank_00_model_states.pt with torch.load(..., weights_only=False) "
             "and take its 'module' entry (or load it with engine.load_checkpoint).",
+        )
+    if facts.get("fsdp_shards"):
+        return (
+            f"the checkpoint {facts['fsdp_shards']} holds FSDP shards, and this run does not use FSDP"
+            + on_ranks(hits),
+            "A checkpoint saved as FSDP shards (pytorch_model_fsdp_0/, SHARDED_STATE_DICT) is resumed only by a run "
+            "with the same FSDP setting: start it with the --fsdp / fsdp_config (or accelerate FSDP config) it was "
+            "saved with. To use the weights without FSDP, merge the shards first (accelerate merge-weights "
+            "<checkpoint>/pytorch_model_fsdp_0 <output_dir>) and load the result as the model.",
         )
     if facts.get("universal"):
         return (
@@ -72,6 +82,7 @@ CHECKPOINT_PATH = Recogniser(
         " is not a zero checkpoint",
         "Invalid for universal checkpoint:",
         "Can't find a valid checkpoint at",
+        "is only supported when using PyTorch FSDP",
     ),
     templates=(
         # lightning/fabric/strategies/deepspeed.py _validate_checkpoint_directory: the parent is the checkpoint
@@ -89,11 +100,14 @@ CHECKPOINT_PATH = Recogniser(
         "deepspeed:invalid-for-universal-checkpoint-does-not",
         # transformers/trainer.py _load_from_checkpoint: resume_from_checkpoint without a weights file
         "transformers:can-find-valid-checkpoint-at",
+        # trainer.py _load_from_checkpoint: a checkpoint of FSDP shards resumed by a run without FSDP
+        "transformers:checkpoint-found-at-is-only-supported",
     ),
     facts=(
         R(r"Try to load using this parent directory instead: (?P<parent>\S{1,500})"),
         R(r"(?P<not_zero>\S{1,300}) is not a zero checkpoint"),
         R(r"Invalid for universal checkpoint: (?P<universal>\S{1,500}) does not exist"),
+        R(r"Checkpoint found at (?P<fsdp_shards>\S{1,500}) is only supported when using PyTorch FSDP"),
         R(
             r"(?:not a valid DeepSpeed checkpoint: |Unable to find 'latest' file at |can't find model states file at "
             r"|Can't find a valid checkpoint at )'?(?P<path>[^'\n]{1,500})"
