@@ -242,6 +242,14 @@ CASES = [
         ["optimizer.params.lr", "write a number"],
     ),
     (
+        "accelerate:could-not-find-transformer-layer-class",
+        ("MixtralSparseMoeBlock",),
+        "Exception: ",
+        "deepspeed_config_mismatch",
+        "certain",
+        ["'MixtralSparseMoeBlock'", "transformer_moe_cls_names"],
+    ),
+    (
         "accelerate:you-can-use-same-accelerator-instance",
         (),
         "AssertionError: ",

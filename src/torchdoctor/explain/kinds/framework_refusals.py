@@ -185,6 +185,14 @@ REFUSALS: tuple[tuple[str, str], ...] = (
         "batch size, the optimizer's lr, the Trainer's arguments): write a number for the key the message names "
         "in the DeepSpeed config file, or pass the object it is read from to the same accelerator.prepare() call.",
     ),
+    # dataclasses.py DeepSpeedPlugin.set_moe_leaf_modules: the MoE block class to keep whole under ZeRO-3
+    (
+        "Could not find a transformer layer class called",
+        "accelerate's DeepSpeed MoE setting names a layer class this model does not have: "
+        "transformer_moe_cls_names (accelerate config deepspeed_moe_layer_cls_names, or "
+        "ACCELERATE_DEEPSPEED_MOE_LAYER_CLS_NAMES) must list the model's sparse MoE block class (print(model) shows "
+        "it, e.g. MixtralSparseMoeBlock); a value left from another model's config is the usual source.",
+    ),
     # accelerator.py prepare(): DeepSpeed engines are one model each
     (
         "with multiple models when using DeepSpeed",
@@ -284,6 +292,7 @@ TEMPLATES: tuple[str, ...] = (
     "deepspeed:loss-scaling-is-required-for-this",
     "accelerate:please-specify-the-zero-optimization-config",
     "accelerate:not-found-in-kwargs-please-specify",
+    "accelerate:could-not-find-transformer-layer-class",
     "accelerate:you-can-use-same-accelerator-instance",
     "accelerate:you-can-customize-device-placements-with",
     "accelerate:you-can-only-specify-accelerate-utils",
