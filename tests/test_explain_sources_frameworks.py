@@ -484,3 +484,18 @@ def test_near_misses_do_not_fire(text):
         "log.checkpoint_incomplete",
         "log.accelerate_init_order",
     }, (text, found.id, found.summary)
+
+
+def test_the_readings_next_to_the_new_ones_stay_theirs():
+    # engine.py's own warning for a folder without 'latest' stays checkpoint_incomplete (zero_to_fp32's is a path)
+    engine = explained(
+        "[WARNING] [engine.py:2800:load_checkpoint] "
+        + template("deepspeed:unable-to-find-latest-file-at", "output/checkpoint-500/latest")
+        + "\n"
+    )
+    assert engine.id == "log.checkpoint_incomplete"
+    # FSDP's wrap class (accelerate's FSDP plugin) is fsdp_wrap_config, not the DeepSpeed MoE leaf class
+    fsdp = explained(
+        "ValueError: Could not find the transformer layer class LlamaDecoderLayer in the model.\n"
+    )
+    assert fsdp.id == "log.fsdp_wrap_config"
