@@ -265,6 +265,15 @@ CASES = [
         "certain",
         ["accelerate launch --use_deepspeed"],
     ),
+    # transformers/integrations/deepspeed.py
+    (
+        "transformers:weight-conversions-moe-expert-fusion-with",
+        (),
+        "NotImplementedError: ",
+        "deepspeed_config_mismatch",
+        "certain",
+        ['"tensor_parallel"', "save_pretrained"],
+    ),
     # lightning/pytorch/strategies/deepspeed.py, lightning/fabric/strategies/deepspeed.py
     (
         "lightning:deepspeed-does-not-support-clipping-gradients",

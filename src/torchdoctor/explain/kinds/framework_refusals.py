@@ -224,6 +224,14 @@ REFUSALS: tuple[tuple[str, str], ...] = (
         "start it with `accelerate launch --use_deepspeed --deepspeed_config_file ds.json train.py` (or an "
         "`accelerate config` file with distributed_type: DEEPSPEED), or pass Accelerator(deepspeed_plugin=...).",
     ),
+    # transformers/integrations/deepspeed.py (5.x): a checkpoint that needs converting, loaded under DeepSpeed's TP
+    (
+        "with DeepSpeed Tensor Parallelism are not yet implemented",
+        "This model's checkpoint is converted as it loads (MoE experts fused), which transformers does not do under "
+        'DeepSpeed tensor parallelism: remove "tensor_parallel" (tp_size > 1, also under "inference") from the '
+        "DeepSpeed config, or save the model once in the converted format (load it without DeepSpeed, "
+        "save_pretrained) and load that.",
+    ),
     # lightning strategies/deepspeed.py: what the DeepSpeed strategy takes from the Trainer, not the config
     (
         "DeepSpeed does not support clipping gradients by value",
@@ -298,6 +306,7 @@ TEMPLATES: tuple[str, ...] = (
     "accelerate:you-can-only-specify-accelerate-utils",
     "accelerate:couldn-retrieve-the-active-deepspeedplugin-as",
     "accelerate:deepspeed-is-not-enabled-please-make",
+    "transformers:weight-conversions-moe-expert-fusion-with",
     "lightning:deepspeed-does-not-support-clipping-gradients",
     "lightning:deepspeed-currently-only-supports-single-optimizer",
     "lightning:currently-only-one-optimizer-is-supported",
