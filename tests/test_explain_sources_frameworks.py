@@ -224,6 +224,31 @@ CASES = [
         "certain",
         ["product is the world size"],
     ),
+    # runtime/pipe/engine.py, pipe/module.py, lr_schedules.py
+    (
+        "deepspeed:zero-and-zero-are-incompatible-with",
+        (),
+        "AssertionError: ",
+        "deepspeed_config_mismatch",
+        "certain",
+        ['"stage": 1', "--zero-stage 1"],
+    ),
+    (
+        "deepspeed:only-train-batch-is-accessible-in",
+        (),
+        "deepspeed.runtime.pipe.engine.PipelineError: ",
+        "deepspeed_config_mismatch",
+        "certain",
+        ["engine.train_batch("],
+    ),
+    (
+        "deepspeed:warmup-num-steps-must-be-positive",
+        ("auto",),
+        "ValueError: ",
+        "deepspeed_config_mismatch",
+        "certain",
+        ['"warmup_num_steps"', "positive integer"],
+    ),
     # accelerate/utils/dataclasses.py, accelerator.py, utils/deepspeed.py, utils/imports.py
     (
         "accelerate:please-specify-the-zero-optimization-config",

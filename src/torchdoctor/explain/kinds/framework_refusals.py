@@ -172,6 +172,33 @@ REFUSALS: tuple[tuple[str, str], ...] = (
         "fp16 needs the loss scaled before backward: engine.backward(loss) (accelerate: accelerator.backward(loss)) "
         "or engine.scale(loss).backward(), not loss.backward().",
     ),
+    # runtime/pipe/engine.py, pipe/module.py: pipeline parallelism's own rules
+    (
+        "ZeRO-2 and ZeRO-3 are incompatible with pipeline parallelism",
+        'A PipelineModule trains under ZeRO stage 0 or 1 only: set "zero_optimization": {"stage": 1} (or 0) in the '
+        "DeepSpeed config (Megatron-DeepSpeed: --zero-stage 1), or train without pipeline stages to use ZeRO-2/3.",
+    ),
+    (
+        "Only train_batch() is accessible in pipeline mode",
+        "A pipeline engine runs whole batches: call engine.train_batch(data_iter=...) (engine.eval_batch for "
+        "evaluation) instead of forward / backward / step.",
+    ),
+    (
+        "train_batch() requires gradients enabled. Use eval_batch() instead",
+        "train_batch() ran under torch.no_grad() (or inference_mode): call engine.eval_batch(data_iter) for "
+        "evaluation, and train_batch outside the no_grad block.",
+    ),
+    (
+        "must provide num_stages or topology",
+        "PipelineModule(layers=..., num_stages=N) needs the number of pipeline stages (or a topology=): pass "
+        "num_stages, a divisor of the number of processes.",
+    ),
+    # runtime/lr_schedules.py (0.19.5+): WarmupLR's steps checked as it is built
+    (
+        "warmup_num_steps must be a positive integer",
+        'Set "warmup_num_steps" in the scheduler\'s params to a positive integer: a value of 0, a float, or an '
+        '"auto" nothing filled in (only the HF Trainer / accelerate fill "auto") is refused.',
+    ),
     # accelerate/utils/dataclasses.py DeepSpeedPlugin: a config file without its ZeRO section
     (
         "Please specify the ZeRO optimization config in the DeepSpeed config",
@@ -298,6 +325,11 @@ TEMPLATES: tuple[str, ...] = (
     "deepspeed:training-data-must-be-torch-dataset",
     "deepspeed:direct-calls-to-tensor-backward-are",
     "deepspeed:loss-scaling-is-required-for-this",
+    "deepspeed:zero-and-zero-are-incompatible-with",
+    "deepspeed:only-train-batch-is-accessible-in",
+    "deepspeed:train-batch-requires-gradients-enabled-use",
+    "deepspeed:must-provide-num-stages-or-topology",
+    "deepspeed:warmup-num-steps-must-be-positive",
     "accelerate:please-specify-the-zero-optimization-config",
     "accelerate:not-found-in-kwargs-please-specify",
     "accelerate:could-not-find-transformer-layer-class",
