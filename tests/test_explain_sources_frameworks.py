@@ -408,6 +408,55 @@ CASES = [
         "certain",
         ["accelerate merge-weights", "fsdp_config"],
     ),
+    # accelerate's FSDP plugin and prepare(), transformers' Trainer: FSDP settings refused before wrapping
+    (
+        "accelerate:reshard-after-forward-set-to-this",
+        ("ShardingStrategy.FULL_SHARD",),
+        "ValueError: ",
+        "fsdp_config_mismatch",
+        "certain",
+        ["FULL_SHARD", "fsdp_reshard_after_forward: true"],
+    ),
+    (
+        "accelerate:fsdp2-does-not-support-local-state",
+        (),
+        "ValueError: ",
+        "fsdp_config_mismatch",
+        "certain",
+        ["SHARDED_STATE_DICT"],
+    ),
+    (
+        "accelerate:when-using-fsdp2-model-and-optimizer",
+        (),
+        "ValueError: ",
+        "fsdp_config_mismatch",
+        "certain",
+        ["accelerator.prepare(model, optimizer)"],
+    ),
+    (
+        "accelerate:when-using-fsdp-cpu-ram-efficient",
+        (),
+        "ValueError: ",
+        "fsdp_config_mismatch",
+        "certain",
+        ["--fsdp_sync_module_states true"],
+    ),
+    (
+        "transformers:passing-optimizers-is-not-allowed-if",
+        (),
+        "RuntimeError: ",
+        "fsdp_config_mismatch",
+        "certain",
+        ["create_optimizer_and_scheduler", "--optim"],
+    ),
+    (
+        "transformers:fsdp-config-activation-checkpointing-fsdp-own",
+        (),
+        "ValueError: ",
+        "fsdp_config_mismatch",
+        "certain",
+        ["`fsdp_config['activation_checkpointing']` (FSDP's own", "gradient_checkpointing"],
+    ),
     # lightning/pytorch/trainer/connectors/checkpoint_connector.py: a weights-only checkpoint given to fit()
     (
         "lightning:trying-to-restore-optimizer-state-but",
@@ -500,6 +549,9 @@ NEAR_MISSES = [
     "Processing zero checkpoint 'output/checkpoint-1000/global_step1000'\n",
     # accelerate's own state printed at start-up (its __repr__), not an error
     "Distributed environment: DEEPSPEED  Backend: nccl\nNum processes: 8\nProcess index: 0\n",
+    # accelerate's advice printed with FSDP on, not a refusal
+    "When using FSDP, prefer `fsdp_config['activation_checkpointing']` (FSDP's own activation checkpointing) over the "
+    "`activation_checkpointing` training argument\n",
     # a world-size check of another library, and a plain backward call in a traceback
     "AssertionError: num_heads (12) must equal world_size (8) times heads per rank\n",
     '  File "train.py", line 88, in <module>\n    loss.backward()\n',
@@ -514,6 +566,7 @@ def test_near_misses_do_not_fire(text):
     found = explained(text)
     assert found.id not in {
         "log.deepspeed_config_mismatch",
+        "log.fsdp_config_mismatch",
         "log.checkpoint_path",
         "log.checkpoint_incomplete",
         "log.accelerate_init_order",
