@@ -267,6 +267,18 @@ CASES = [
         ["optimizer.params.lr", "write a number"],
     ),
     (
+        "accelerate:can-find-neither-model-config-hidden",
+        (
+            "therefore it's not possible to automatically fill out the following `auto` entries in the DeepSpeed "
+            "config file: ['zero_optimization.reduce_bucket_size']. You can fix that by replacing `auto` values for "
+            "these keys with an integer value of your choice.",
+        ),
+        "ValueError: ",
+        "deepspeed_config_mismatch",
+        "certain",
+        ["reduce_bucket_size", 'instead of "auto"'],
+    ),
+    (
         "accelerate:could-not-find-transformer-layer-class",
         ("MixtralSparseMoeBlock",),
         "Exception: ",

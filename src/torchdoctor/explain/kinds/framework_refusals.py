@@ -220,6 +220,19 @@ REFUSALS: tuple[tuple[str, str], ...] = (
         "ACCELERATE_DEEPSPEED_MOE_LAYER_CLS_NAMES) must list the model's sparse MoE block class (print(model) shows "
         "it, e.g. MixtralSparseMoeBlock); a value left from another model's config is the usual source.",
     ),
+    # accelerator.py _prepare_deepspeed: ZeRO-3 bucket sizes written "auto" need the model's hidden size
+    (
+        "Can't find `model.config` entry",
+        'accelerate fills the ZeRO-3 bucket sizes written "auto" (reduce_bucket_size, stage3_prefetch_bucket_size, '
+        "stage3_param_persistence_threshold) from model.config.hidden_size, and this model has no config: write "
+        'numbers for those keys in the DeepSpeed config instead of "auto".',
+    ),
+    (
+        "Can find neither `model.config.hidden_size` nor",
+        'accelerate fills the ZeRO-3 bucket sizes written "auto" from model.config.hidden_size (or hidden_sizes), '
+        "which this model's config lacks: write numbers for reduce_bucket_size, stage3_prefetch_bucket_size and "
+        'stage3_param_persistence_threshold in the DeepSpeed config instead of "auto".',
+    ),
     # accelerator.py prepare(): DeepSpeed engines are one model each
     (
         "with multiple models when using DeepSpeed",
@@ -332,6 +345,8 @@ TEMPLATES: tuple[str, ...] = (
     "deepspeed:warmup-num-steps-must-be-positive",
     "accelerate:please-specify-the-zero-optimization-config",
     "accelerate:not-found-in-kwargs-please-specify",
+    "accelerate:can-find-model-config-entry",
+    "accelerate:can-find-neither-model-config-hidden",
     "accelerate:could-not-find-transformer-layer-class",
     "accelerate:you-can-use-same-accelerator-instance",
     "accelerate:you-can-customize-device-placements-with",
