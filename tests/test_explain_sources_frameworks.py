@@ -311,6 +311,15 @@ CASES = [
         "certain",
         ['"tensor_parallel"', "save_pretrained"],
     ),
+    # accelerate/accelerator.py: the DeepSpeed it needs
+    (
+        "accelerate:deepspeed-version-must-be-please-update",
+        (),
+        "ImportError: ",
+        "dependency_version",
+        "certain",
+        ["DeepSpeed >= 0.9.3", "pip install -U"],
+    ),
     # lightning/pytorch/strategies/deepspeed.py, lightning/fabric/strategies/deepspeed.py
     (
         "lightning:deepspeed-does-not-support-clipping-gradients",
