@@ -320,6 +320,14 @@ CASES = [
         "certain",
         ["DeepSpeed >= 0.9.3", "pip install -U"],
     ),
+    (
+        "accelerate:deepspeed-tp-requires-deepspeed-please-update",
+        (),
+        "ImportError: ",
+        "dependency_version",
+        "certain",
+        ["deepspeed>=0.16.4"],
+    ),
     # lightning/pytorch/strategies/deepspeed.py, lightning/fabric/strategies/deepspeed.py
     (
         "lightning:deepspeed-does-not-support-clipping-gradients",

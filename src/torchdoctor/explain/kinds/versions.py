@@ -240,6 +240,7 @@ DEPENDENCY_VERSION = Recogniser(
         "torch_native:jit-nonexistent-attribute-or-method",
         "torch_native:jit-object-has-no-attribute-or-method",
         "third_party:pybind11-incompatible-function-arguments",
+        "accelerate:deepspeed-tp-requires-deepspeed-please-update",
         "accelerate:deepspeed-version-must-be-please-update",
         "accelerate:deepspeed-version-must-be-to-use",
         "accelerate:deepspeed-mlu-version-must-be-please",
@@ -249,6 +250,7 @@ DEPENDENCY_VERSION = Recogniser(
         "is required for a normal functioning of this module",
         "requires PyTorch >=",
         "requires deepspeed>=",
+        "requires deepspeed >=",  # accelerate 1.x's TP check, with the space
         "requires DeepSpeed >=",
         "requires `accelerate>=",
         # accelerate/accelerator.py, utils/dataclasses.py: the DeepSpeed it needs (for CUDA, MLU, MUSA, MoE)
