@@ -27,8 +27,9 @@ REFUSALS: tuple[tuple[str, str], ...] = (
     # config.py _do_error_check: fp16_master_weights_and_grads outside the stages that support it
     (
         "Fp16_master_weights_and_grads is only supported with ZeRO Stage",
-        'Remove "fp16_master_weights_and_grads" from "zero_optimization", or use the ZeRO stage the message names '
-        "(its offload of fp16 master weights needs ZeRO's partitioned optimizer).",
+        'Remove "fp16_master_weights_and_grads" from the "fp16" section of the config, or enable ZeRO at a stage the '
+        'message names ("zero_optimization": {"stage": 2}): it keeps the master weights in fp16 inside ZeRO\'s '
+        "optimizer, which plain fp16 training does not have.",
     ),
     # config_utils.py: the same key twice in the JSON (json.load keeps the last one silently otherwise)
     (
@@ -76,18 +77,18 @@ REFUSALS: tuple[tuple[str, str], ...] = (
     # engine.py _configure_basic_optimizer: the compressed-communication optimizers run without ZeRO
     (
         "1bit-Adam is not compatible with ZeRO",
-        'The 1-bit / 0/1 optimizers compress the gradient communication ZeRO replaces: use "zero_optimization": '
-        '{"stage": 0} with them, or keep ZeRO and choose "Adam" / "AdamW" as the optimizer.',
+        'DeepSpeed builds the 1-bit and 0/1 optimizers only without ZeRO: use "zero_optimization": {"stage": 0} '
+        'with them, or keep ZeRO and choose "Adam" / "AdamW" as the optimizer.',
     ),
     (
         "0/1 Adam is not compatible with ZeRO",
-        'The 1-bit / 0/1 optimizers compress the gradient communication ZeRO replaces: use "zero_optimization": '
-        '{"stage": 0} with them, or keep ZeRO and choose "Adam" / "AdamW" as the optimizer.',
+        'DeepSpeed builds the 1-bit and 0/1 optimizers only without ZeRO: use "zero_optimization": {"stage": 0} '
+        'with them, or keep ZeRO and choose "Adam" / "AdamW" as the optimizer.',
     ),
     (
         "1bit-Lamb is not compatible with ZeRO",
-        'The 1-bit / 0/1 optimizers compress the gradient communication ZeRO replaces: use "zero_optimization": '
-        '{"stage": 0} with them, or keep ZeRO and choose "Lamb" as the optimizer.',
+        'DeepSpeed builds the 1-bit and 0/1 optimizers only without ZeRO: use "zero_optimization": {"stage": 0} '
+        'with them, or keep ZeRO and choose "Lamb" as the optimizer.',
     ),
     # engine.py _configure_fp16_optimizer / amp: NVIDIA apex amp and DeepSpeed's own fp16/bf16 both on
     (
@@ -119,8 +120,8 @@ REFUSALS: tuple[tuple[str, str], ...] = (
     (
         "'device' in DeepSpeed Config cannot be",
         'zero.Init(remote_device=...) and the config\'s "offload_param": {"device": ...} must agree: pass '
-        'remote_device="nvme" with an NVMe offload (or leave remote_device out so the config decides), or set '
-        '"offload_param": {"device": "cpu"}.',
+        'remote_device="nvme" to zero.Init with an NVMe offload (newer DeepSpeed releases take the device from the '
+        'config themselves), or set "offload_param": {"device": "cpu"}.',
     ),
     # engine.py (0.9.5-0.16.9): bf16 without ZeRO accumulates gradients in fp32 only
     (
@@ -236,10 +237,10 @@ REFUSALS: tuple[tuple[str, str], ...] = (
     # accelerator.py prepare(): DeepSpeed engines are one model each
     (
         "with multiple models when using DeepSpeed",
-        "One Accelerator prepares one DeepSpeed engine: prepare() only the model that trains, and keep a frozen "
-        "second model (a reference or teacher) out of prepare() and move it to accelerator.device yourself; or give "
-        "each model its own DeepSpeed plugin (Accelerator(deepspeed_plugins={...}) and "
-        "AcceleratorState().select_deepspeed_plugin(name) before preparing it).",
+        "Under DeepSpeed one accelerator.prepare() call takes one model: prepare the trained model with its "
+        "optimizer in one call, and a second model (a reference or teacher) in a call of its own after selecting "
+        "its DeepSpeed plugin (Accelerator(deepspeed_plugins={...}), AcceleratorState().select_deepspeed_plugin(name)), "
+        "or keep a frozen one out of prepare() and move it to accelerator.device yourself.",
     ),
     (
         "You can't customize device placements with DeepSpeed or Megatron-LM",

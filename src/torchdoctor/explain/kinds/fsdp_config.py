@@ -16,10 +16,9 @@ from torchdoctor.explain.recognisers import Context, Hit, Recogniser, merged, on
 R = re.compile
 
 _FSDP2_STRATEGY = (
-    "FSDP2 takes reshard_after_forward as true/false (true is FSDP1's FULL_SHARD, false SHARD_GRAD_OP): an accelerate "
-    "config written for FSDP1 (fsdp_sharding_strategy / fsdp_reshard_after_forward: FULL_SHARD) run with "
-    "fsdp_version: 2 is the usual source. Set fsdp_reshard_after_forward: true (or false) in the accelerate config "
-    "(FullyShardedDataParallelPlugin(reshard_after_forward=True)), or go back to fsdp_version: 1."
+    "FSDP2 takes reshard_after_forward as true/false (true is what FSDP1 calls FULL_SHARD, false SHARD_GRAD_OP): "
+    "pass a bool (FullyShardedDataParallelPlugin(reshard_after_forward=True), fsdp_reshard_after_forward: true in "
+    "the accelerate config), not a ShardingStrategy or a number left from FSDP1 code, or go back to fsdp_version: 1."
 )
 
 # (the text the source prints, the fix)
@@ -65,8 +64,9 @@ REFUSALS: tuple[tuple[str, str], ...] = (
     ),
     (
         "Only one model is supported when using FSDP2",
-        "accelerate prepares one model per call under FSDP2: prepare the trained model with its optimizer, and a "
-        "second (frozen) model in a call of its own or outside accelerate.",
+        "Under FSDP2 accelerate prepares one model, together with its optimizer: pass only the trained model and "
+        "its optimizer to accelerator.prepare(), and keep a second (frozen) model out of it (move it to "
+        "accelerator.device yourself, or shard it with torch's fully_shard).",
     ),
     (
         "FSDP2 preparation should be done via `accelerate.prepare()`",
