@@ -148,8 +148,8 @@ CASES = [
         (),
         "RuntimeError: ",
         "deepspeed_config_mismatch",
-        "certain",
-        ["engine.backward(loss)"],
+        "likely",
+        ["engine.backward(loss)", "pip install -U torch"],
     ),
     (
         "deepspeed:loss-scaling-is-required-for-this",
@@ -557,6 +557,15 @@ def test_accelerate_names_the_option_it_was_asked_to_change():
     found = explained(f"ValueError: {line}\n")
     assert (found.id, sure(found)) == ("log.accelerate_init_order", "certain")
     assert "mixed_precision='bf16'" in found.summary and "restart the kernel" in found.fix
+
+
+def test_the_refusal_of_loss_backward_names_both_of_its_causes():
+    # engine.py _backward_prologue: "(1) your PyTorch version lacks required internal APIs, or (2) using ZeRO stage 0"
+    found = explained("RuntimeError: " + template("deepspeed:direct-calls-to-tensor-backward-are") + "\n")
+    assert found.details["alternatives"] == ["log.dependency_version"]
+    # the fp16 one has one cause: certain
+    scaled = explained("RuntimeError: " + template("deepspeed:loss-scaling-is-required-for-this") + "\n")
+    assert sure(scaled) == "certain"
 
 
 def test_a_likely_checkpoint_path_names_the_checkpoint_saved_without_its_state():

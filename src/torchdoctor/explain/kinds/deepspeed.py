@@ -282,12 +282,17 @@ def _config_mismatch(hits: list[Hit], ctx: Context) -> tuple[str, str]:
     return summary + on_ranks(hits), fix
 
 
-def _not_a_world_of_one(hits: list[Hit], ctx: Context) -> bool:
-    """Certain unless every hit is the batch check at world size 1 (only lowers the anchors' certainty)."""
-    return not all("world_size_one" in h.facts for h in hits)
+# facts of a refusal that more than one cause prints (the batch check at world size 1; engine.py's "Direct calls to
+# tensor.backward()", which names a torch without the APIs it needs as well as ZeRO stage 0)
+_TWO_CAUSES = ("world_size_one", "direct_backward")
 
 
-_not_a_world_of_one.lowers_only = True  # type: ignore[attr-defined]  # docs/catalog.md: the anchors decide
+def _one_cause(hits: list[Hit], ctx: Context) -> bool:
+    """Certain unless every hit is a refusal that two causes print (only lowers the anchors' certainty)."""
+    return not all(any(key in h.facts for key in _TWO_CAUSES) for h in hits)
+
+
+_one_cause.lowers_only = True  # type: ignore[attr-defined]  # docs/catalog.md: the anchors decide
 
 
 DEEPSPEED_CONFIG_MISMATCH = Recogniser(
@@ -371,6 +376,7 @@ DEEPSPEED_CONFIG_MISMATCH = Recogniser(
     facts=(
         R(r"(?P<train_batch>\d+) != (?P<micro_batch>\d+) \* (?P<grad_acc>\d+) \* (?P<world_size>\d+)"),
         R(r"\d+ != \d+ \* \d+ \* (?P<world_size_one>1)(?!\d)"),
+        R(r"(?P<direct_backward>Direct calls to tensor\.backward\(\) are not supported)"),
         R(
             r"(?P<batch_zero>(?:Train batch size|Micro batch size per gpu|Gradient accumulation steps): -?\d+) has to "
             r"be greater than 0"
@@ -399,8 +405,9 @@ DEEPSPEED_CONFIG_MISMATCH = Recogniser(
     ),
     # runtime/config.py's batch check multiplies by the world size the process sees: 1 is a config written for more
     # GPUs run on one, or a script started as plain python processes, each a world of its own (no deepspeed
-    # launcher, torchrun or init_process_group before deepspeed.initialize) — only likely then, both named
-    confirm=_not_a_world_of_one,
+    # launcher, torchrun or init_process_group before deepspeed.initialize) — only likely then, both named; so is
+    # engine.py's refusal of loss.backward(), which names ZeRO stage 0 and a torch without the APIs it needs
+    confirm=_one_cause,
     also=(
         Alternative(
             "not_launched_distributed",
@@ -409,6 +416,13 @@ DEEPSPEED_CONFIG_MISMATCH = Recogniser(
             "train.py (or torchrun --nproc_per_node <N>, accelerate launch), so that every process sees the job's "
             "world size; the config's batch sizes then add up.",
             when=("world_size_one",),
+        ),
+        Alternative(
+            "dependency_version",
+            "a PyTorch without the internal APIs DeepSpeed needs to take loss.backward() (the message names both)",
+            "If the config is not ZeRO stage 0, the installed torch lacks what this DeepSpeed needs for loss.backward(): "
+            "upgrade torch to a release this DeepSpeed supports (pip install -U torch), or keep engine.backward(loss).",
+            when=("direct_backward",),
         ),
     ),
     describe=_config_mismatch,

@@ -5,7 +5,8 @@ and optimizer (``deepspeed/runtime/config.py``, ``config_utils.py``, ``precision
 (``lightning/pytorch/strategies/deepspeed.py``, ``lightning/fabric/strategies/deepspeed.py``).
 
 Each message states its own cause (the value it refuses and why), so each is a certain
-``deepspeed_config_mismatch`` (kinds/deepspeed.py). ``REFUSALS`` pairs the text the source prints with the fix;
+``deepspeed_config_mismatch`` (kinds/deepspeed.py), except engine.py's refusal of loss.backward(), which names two
+causes (ZeRO stage 0, or a torch without the APIs it needs): likely, the other named. ``REFUSALS`` pairs the text the source prints with the fix;
 ``TEMPLATES`` cites the catalog templates they are taken from.
 """
 
@@ -255,9 +256,10 @@ REFUSALS: tuple[tuple[str, str], ...] = (
     # utils/deepspeed.py, utils/imports.py: DeepSpeed helpers called while accelerate is not set up for DeepSpeed
     (
         "Couldn't retrieve the active `DeepSpeedPlugin` as none were enabled",
-        "The script uses accelerate's DeepSpeed helpers but accelerate is not set up for DeepSpeed in this run: "
-        "start it with `accelerate launch --use_deepspeed --deepspeed_config_file ds.json train.py` (or an "
-        "`accelerate config` file with distributed_type: DEEPSPEED), or pass Accelerator(deepspeed_plugin=...).",
+        "The script uses accelerate's DeepSpeed helpers but no DeepSpeed plugin is active in this run: start it with "
+        "`accelerate launch --use_deepspeed --deepspeed_config_file ds.json train.py` (or an `accelerate config` file "
+        "with distributed_type: DEEPSPEED), or pass Accelerator(deepspeed_plugin=...); with several plugins "
+        "(deepspeed_plugins={...}) select one first: AcceleratorState().select_deepspeed_plugin(name).",
     ),
     (
         "DeepSpeed is not enabled, please make sure that an `Accelerator` is configured for `deepspeed`",
