@@ -160,8 +160,9 @@ def _incomplete(hits: list[Hit], ctx: Context) -> tuple[str, str]:
         return (
             f"Lightning's checkpoint holds only the model, no {facts['weights_only_ckpt']} state to resume"
             + on_ranks(hits),
-            "The checkpoint was written by ModelCheckpoint(save_weights_only=True), which keeps the weights and drops "
-            "the optimizer, scheduler and loop state that Trainer.fit(ckpt_path=...) restores. To resume, save full "
+            "The checkpoint has the weights but not the optimizer, scheduler and loop state that "
+            "Trainer.fit(ckpt_path=...) restores: ModelCheckpoint(save_weights_only=True) writes such files (so does "
+            "other code saving only a state_dict, or a converted checkpoint). To resume, save full "
             "checkpoints (save_weights_only=False); to start from these weights, load them into the model "
             "(LightningModule.load_from_checkpoint(path) or model.load_state_dict(torch.load(path)['state_dict'])) "
             "and call fit() without ckpt_path.",
