@@ -1,6 +1,7 @@
 """The DeepSpeed / accelerate / transformers / Lightning paths, read from the code that prints their messages:
-DeepSpeed's config, batch and precision checks and its engine's refusals, accelerate's DeepSpeed plugin and process
-state, Lightning's DeepSpeed strategy, and the checkpoint paths their loaders refuse.
+DeepSpeed's config, batch and precision checks and its engine's and pipeline's refusals, accelerate's DeepSpeed and
+FSDP plugins and process state, the HF Trainer's DeepSpeed and FSDP checks, Lightning's DeepSpeed strategy, and the
+checkpoint paths their loaders refuse.
 
 Each case is a catalog template (its id beside it) with its placeholders filled as its source formats them, prefixed
 with the exception the source raises; each class has a near-miss, a line that shares its words and must not fire.
