@@ -569,6 +569,16 @@ def test_the_refusal_of_loss_backward_names_both_of_its_causes():
     assert sure(scaled) == "certain"
 
 
+def test_lightnings_deepspeed_strategy_on_a_cpu_accelerator_names_a_machine_without_gpus():
+    # lightning strategies/deepspeed.py setup_environment: accelerator="auto" on a machine torch sees no GPU on ends
+    # here as well as an accelerator chosen by hand
+    line = template("lightning:the-deepspeed-strategy-is-only-supported", "CPUAccelerator")
+    found = explained(f"RuntimeError: {line}\n")
+    assert (found.id, sure(found)) == ("log.deepspeed_config_mismatch", "likely")
+    assert found.details["alternatives"] == ["log.cuda_unavailable"]
+    assert 'accelerator="cuda"' in found.fix and "torch.cuda.is_available()" in found.fix
+
+
 def test_a_likely_checkpoint_path_names_the_checkpoint_saved_without_its_state():
     found = explained(
         "ValueError: " + template("transformers:can-find-valid-checkpoint-at", "runs/sft") + "\n"

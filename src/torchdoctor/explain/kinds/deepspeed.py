@@ -283,8 +283,9 @@ def _config_mismatch(hits: list[Hit], ctx: Context) -> tuple[str, str]:
 
 
 # facts of a refusal that more than one cause prints (the batch check at world size 1; engine.py's "Direct calls to
-# tensor.backward()", which names a torch without the APIs it needs as well as ZeRO stage 0)
-_TWO_CAUSES = ("world_size_one", "direct_backward")
+# tensor.backward()", which names a torch without the APIs it needs as well as ZeRO stage 0; Lightning's DeepSpeed
+# strategy on a CPU accelerator, chosen or the one accelerator="auto" falls back to when torch sees no GPU)
+_TWO_CAUSES = ("world_size_one", "direct_backward", "not_cuda_accelerator")
 
 
 def _one_cause(hits: list[Hit], ctx: Context) -> bool:
@@ -377,6 +378,7 @@ DEEPSPEED_CONFIG_MISMATCH = Recogniser(
         R(r"(?P<train_batch>\d+) != (?P<micro_batch>\d+) \* (?P<grad_acc>\d+) \* (?P<world_size>\d+)"),
         R(r"\d+ != \d+ \* \d+ \* (?P<world_size_one>1)(?!\d)"),
         R(r"(?P<direct_backward>Direct calls to tensor\.backward\(\) are not supported)"),
+        R(r"only supported on CUDA GPUs but `(?P<not_cuda_accelerator>\w{1,40})` is used"),
         R(
             r"(?P<batch_zero>(?:Train batch size|Micro batch size per gpu|Gradient accumulation steps): -?\d+) has to "
             r"be greater than 0"
@@ -423,6 +425,14 @@ DEEPSPEED_CONFIG_MISMATCH = Recogniser(
             "If the config is not ZeRO stage 0, the installed torch lacks what this DeepSpeed needs for loss.backward(): "
             "upgrade torch to a release this DeepSpeed supports (pip install -U torch), or keep engine.backward(loss).",
             when=("direct_backward",),
+        ),
+        Alternative(
+            "cuda_unavailable",
+            'no GPU that torch can see (accelerator="auto" then picks the CPU)',
+            "If the Trainer was meant to find the GPUs itself, torch sees none: check nvidia-smi, "
+            "CUDA_VISIBLE_DEVICES and python -c 'import torch; print(torch.cuda.is_available(), torch.version.cuda)' "
+            "(a CPU-only torch build prints None).",
+            when=("not_cuda_accelerator",),
         ),
     ),
     describe=_config_mismatch,

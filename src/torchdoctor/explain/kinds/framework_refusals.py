@@ -6,7 +6,8 @@ and optimizer (``deepspeed/runtime/config.py``, ``config_utils.py``, ``precision
 
 Each message states its own cause (the value it refuses and why), so each is a certain
 ``deepspeed_config_mismatch`` (kinds/deepspeed.py), except engine.py's refusal of loss.backward(), which names two
-causes (ZeRO stage 0, or a torch without the APIs it needs): likely, the other named. ``REFUSALS`` pairs the text the source prints with the fix;
+causes (ZeRO stage 0, or a torch without the APIs it needs), and Lightning's DeepSpeed strategy on an accelerator that
+is not CUDA (asked for, or all accelerator="auto" found): likely, the other named. ``REFUSALS`` pairs the text the source prints with the fix;
 ``TEMPLATES`` cites the catalog templates they are taken from.
 """
 
@@ -291,6 +292,14 @@ REFUSALS: tuple[tuple[str, str], ...] = (
         "configure_optimizers must return one optimizer (and at most one scheduler) under the DeepSpeed strategy: "
         "merge the parameter groups into one optimizer, or use another strategy (DDP / FSDP) for several.",
     ),
+    # strategies/deepspeed.py setup_environment: the accelerator Lightning chose is not CUDA (likely, as
+    # accelerator="auto" on a machine where torch sees no GPU ends here too: kinds/deepspeed.py names it)
+    (
+        "The DeepSpeed strategy is only supported on CUDA GPUs but",
+        'The DeepSpeed strategy runs on CUDA GPUs: pass Trainer(accelerator="cuda", devices=N, '
+        'strategy="deepspeed_stage_2") (or Fabric(accelerator="cuda", ...)); another accelerator (cpu, mps, tpu) '
+        "needs another strategy.",
+    ),
     (
         "Do not set `gradient_accumulation_steps` in the DeepSpeed config",
         'Remove "gradient_accumulation_steps" from the DeepSpeed config and pass '
@@ -360,6 +369,7 @@ TEMPLATES: tuple[str, ...] = (
     "lightning:deepspeed-does-not-support-clipping-gradients",
     "lightning:deepspeed-currently-only-supports-single-optimizer",
     "lightning:currently-only-one-optimizer-is-supported",
+    "lightning:the-deepspeed-strategy-is-only-supported",
     "lightning:do-not-set-gradient-accumulation-steps",
     "lightning:you-passed-in-path-to-deepspeed",
     "lightning:empty-init-is-not-valid-choice",
