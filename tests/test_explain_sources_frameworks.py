@@ -635,3 +635,22 @@ def test_the_readings_next_to_the_new_ones_stay_theirs():
         "ValueError: Could not find the transformer layer class LlamaDecoderLayer in the model.\n"
     )
     assert fsdp.id == "log.fsdp_wrap_config"
+
+
+def test_an_old_kernel_is_named_only_when_nothing_else_explains_the_run():
+    # accelerate/utils/other.py check_os_kernel, logged by Accelerator() on every run on such a kernel
+    warning = (
+        "WARNING:accelerate.utils.other:"
+        + by_id()["accelerate:detected-kernel-version-which-is-below"]
+        .text.replace("{}", "4.15.0", 1)
+        .replace("{}", "5.5.0", 1)
+        + "\n"
+    )
+    found = explained(warning + "Epoch 0:   3%|3         | 12/400 [00:10<05:30,  1.17it/s]\n")
+    assert (found.id, sure(found)) == ("log.kernel_too_old", "likely")
+    assert "4.15.0" in found.summary and "5.5.0 or newer" in found.fix
+    # beside an error the log does show, the warning says nothing
+    assert explained(warning + "torch.OutOfMemoryError: CUDA out of memory.\n").id == "log.cuda_oom"
+    # another check's "below the recommended minimum" is not the kernel's
+    other = "Detected driver version 470, which is below the recommended minimum of 525; upgrade it.\n"
+    assert explained(other).id != "log.kernel_too_old"
