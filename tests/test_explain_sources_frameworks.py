@@ -487,6 +487,30 @@ CASES = [
         "certain",
         ["`fsdp_config['activation_checkpointing']` (FSDP's own", "gradient_checkpointing"],
     ),
+    (
+        "lightning:the-path-does-not-point-to",
+        ("'lightning_logs/version_3/checkpoints/epoch=1.ckpt'",),
+        "ValueError: ",
+        "checkpoint_path",
+        "likely",
+        ["epoch=1.ckpt", ".metadata"],
+    ),
+    (
+        "accelerate:checkpoint-should-be-the-path-to",
+        ("weights/",),
+        "ValueError: ",
+        "checkpoint_path",
+        "likely",
+        ["weights/", "model.safetensors.index.json"],
+    ),
+    (
+        "transformers:can-find-checkpoint-index-in",
+        ("pytorch_model.bin.index.json or model.safetensors.index.json", "out/checkpoint-5"),
+        "ValueError: ",
+        "checkpoint_path",
+        "likely",
+        ["model.safetensors.index.json"],
+    ),
     # lightning/pytorch/trainer/connectors/checkpoint_connector.py: a weights-only checkpoint given to fit()
     (
         "lightning:trying-to-restore-optimizer-state-but",
@@ -577,6 +601,22 @@ def test_lightnings_deepspeed_strategy_on_a_cpu_accelerator_names_a_machine_with
     assert (found.id, sure(found)) == ("log.deepspeed_config_mismatch", "likely")
     assert found.details["alternatives"] == ["log.cuda_unavailable"]
     assert 'accelerator="cuda"' in found.fix and "torch.cuda.is_available()" in found.fix
+
+
+def test_accelerate_merge_weights_names_the_folder_of_the_shards():
+    # accelerate/utils/fsdp_utils.py merge_fsdp_weights: the pieces of one message, joined as the source joins them
+    line = (
+        template("accelerate:tried-to-load-from-but-couldn", "outputs/checkpoint-100")
+        + " However, a potential model checkpoint directory exists."
+        + template("accelerate:please-try-passing-in-pytorch-model", "outputs/checkpoint-100")
+    )
+    found = explained(f"ValueError: {line}\n")
+    assert (found.id, sure(found)) == ("log.checkpoint_path", "certain")
+    assert "accelerate merge-weights outputs/checkpoint-100/pytorch_model_fsdp_0" in found.fix
+    alone = explained(
+        "ValueError: " + template("accelerate:tried-to-load-from-but-couldn", "outputs/x") + "\n"
+    )
+    assert (alone.id, sure(alone)) == ("log.checkpoint_path", "likely")
 
 
 def test_a_likely_checkpoint_path_names_the_checkpoint_saved_without_its_state():

@@ -19,8 +19,8 @@ from torchdoctor.explain.recognisers import Alternative, Context, Hit, Recognise
 R = re.compile
 
 # facts that say the cause outright: the loader named the parent folder, the checkpoint has no ZeRO state, a
-# universal load found no converted checkpoint, FSDP shards resumed without FSDP
-_DECIDED = ("parent", "not_zero", "universal", "fsdp_shards")
+# universal load found no converted checkpoint, FSDP shards resumed without FSDP, merge-weights named the subfolder
+_DECIDED = ("parent", "not_zero", "universal", "fsdp_shards", "fsdp_subdir")
 
 
 def _checkpoint_path(hits: list[Hit], ctx: Context) -> tuple[str, str]:
@@ -38,6 +38,14 @@ def _checkpoint_path(hits: list[Hit], ctx: Context) -> tuple[str, str]:
             "zero_to_fp32 rebuilds weights from ZeRO stage 1-3 partitions. A checkpoint saved with ZeRO stage 0 "
             "already holds the whole model: load mp_rank_00_model_states.pt with torch.load(..., weights_only=False) "
             "and take its 'module' entry (or load it with engine.load_checkpoint).",
+        )
+    if facts.get("fsdp_subdir"):
+        return (
+            f"accelerate merge-weights was pointed above the FSDP shards; they are in {facts['fsdp_subdir']}"
+            + on_ranks(hits),
+            f"Pass the folder that holds the shards' metadata: accelerate merge-weights {facts['fsdp_subdir']} "
+            "<output_dir> (or merge_fsdp_weights(...) with that folder); a checkpoint's optimizer_0 holds the optimizer "
+            "shards, not the model.",
         )
     if facts.get("fsdp_shards"):
         return (
@@ -60,12 +68,14 @@ def _checkpoint_path(hits: list[Hit], ctx: Context) -> tuple[str, str]:
     where = facts.get("path", "").strip().rstrip(".")
     summary = "the checkpoint path is not a checkpoint the loader can read" + (f": {where}" if where else "")
     fix = (
-        "Point the loader at the checkpoint's top folder: for DeepSpeed (engine.load_checkpoint, Lightning's "
+        "Point the loader at the checkpoint itself: for DeepSpeed (engine.load_checkpoint, Lightning's "
         "DeepSpeedStrategy, zero_to_fp32.py) the folder that holds 'latest' and global_stepN/ (a Trainer's "
         "output_dir/checkpoint-N), or name the step with tag='global_stepN' (zero_to_fp32.py -t global_stepN) when "
-        "no 'latest' was written; for the HF Trainer's resume_from_checkpoint a checkpoint-N folder with the model "
-        "weights (or True for the newest one in output_dir). A single-file checkpoint saved without DeepSpeed loads "
-        "into Lightning's DeepSpeed strategy with DeepSpeedStrategy(load_full_weights=True)."
+        "no 'latest' was written; for FSDP (Lightning's FSDPStrategy, accelerate) the folder of the shards (with its "
+        ".metadata) or one file with the full state dict; for a sharded Hugging Face checkpoint the folder with "
+        "model.safetensors.index.json; for the HF Trainer's resume_from_checkpoint a checkpoint-N folder with the "
+        "model weights (or True for the newest one in output_dir). A single-file checkpoint saved without DeepSpeed "
+        "loads into Lightning's DeepSpeed strategy with DeepSpeedStrategy(load_full_weights=True)."
     )
     return summary + on_ranks(hits), fix
 
@@ -83,6 +93,13 @@ CHECKPOINT_PATH = Recogniser(
         "Invalid for universal checkpoint:",
         "Can't find a valid checkpoint at",
         "is only supported when using PyTorch FSDP",
+        "couldn't find a valid metadata file",
+        "/pytorch_model_fsdp_0 instead",
+        "/pytorch_model_fsdp_0 or ",
+        "does not point to a valid checkpoint. Make sure the path points to",
+        "Failed to load checkpoint directly into the model",
+        "should be the path to a file containing a whole state dict",
+        "Can't find a checkpoint index (",
     ),
     templates=(
         # lightning/fabric/strategies/deepspeed.py _validate_checkpoint_directory: the parent is the checkpoint
@@ -102,15 +119,30 @@ CHECKPOINT_PATH = Recogniser(
         "transformers:can-find-valid-checkpoint-at",
         # trainer.py _load_from_checkpoint: a checkpoint of FSDP shards resumed by a run without FSDP
         "transformers:checkpoint-found-at-is-only-supported",
+        # accelerate/utils/fsdp_utils.py merge_fsdp_weights (accelerate merge-weights): no metadata where it looked;
+        # it names the subfolder that has the shards when there is one
+        "accelerate:tried-to-load-from-but-couldn",
+        "accelerate:please-pass-in-either-pytorch-model",
+        "accelerate:please-try-passing-in-pytorch-model",
+        # lightning/fabric/strategies/fsdp.py, model_parallel.py load_checkpoint: neither shards nor a full file
+        "lightning:the-path-does-not-point-to",
+        "lightning:the-path-does-not-point-to-2",
+        "lightning:failed-to-load-checkpoint-directly-into",
+        # accelerate/utils/modeling.py load_checkpoint_in_model, transformers/trainer_utils.py load_sharded_checkpoint
+        "accelerate:checkpoint-should-be-the-path-to",
+        "transformers:can-find-checkpoint-index-in",
     ),
     facts=(
         R(r"Try to load using this parent directory instead: (?P<parent>\S{1,500})"),
         R(r"(?P<not_zero>\S{1,300}) is not a zero checkpoint"),
         R(r"Invalid for universal checkpoint: (?P<universal>\S{1,500}) does not exist"),
         R(r"Checkpoint found at (?P<fsdp_shards>\S{1,500}) is only supported when using PyTorch FSDP"),
+        R(r"Please (?:try passing in|pass in either) (?P<fsdp_subdir>\S{1,500}/pytorch_model_fsdp_0)"),
         R(
             r"(?:not a valid DeepSpeed checkpoint: |Unable to find 'latest' file at |can't find model states file at "
-            r"|Can't find a valid checkpoint at )'?(?P<path>[^'\n]{1,500})"
+            r"|Can't find a valid checkpoint at |Tried to load from |The path |but got |into the model\. The given path must be "
+            r"a single file containing the full state dict: )'?(?P<path>[^'\n]{1,500}?)'?(?: but couldn't| does not point|"
+            r"\.?$)"
         ),
     ),
     # a wrong path and a checkpoint saved without DeepSpeed's state (save_only_model, weights only, a save cut
