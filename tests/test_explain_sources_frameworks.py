@@ -296,6 +296,22 @@ CASES = [
         ["deepspeed_plugins"],
     ),
     (
+        "accelerate:in-order-to-use-the-configured",
+        ("4", "hf"),
+        "ValueError: ",
+        "deepspeed_config_mismatch",
+        "certain",
+        ["sp_backend='deepspeed'"],
+    ),
+    (
+        "accelerate:deepspeedplugin-object-must-be-enabled-manually",
+        (),
+        "ValueError: ",
+        "deepspeed_config_mismatch",
+        "certain",
+        ["select_deepspeed_plugin(name)"],
+    ),
+    (
         "accelerate:couldn-retrieve-the-active-deepspeedplugin-as",
         (),
         "ValueError: ",
@@ -510,6 +526,30 @@ CASES = [
         "checkpoint_path",
         "likely",
         ["model.safetensors.index.json"],
+    ),
+    (
+        "lightning:the-optimizer-does-not-seem-to",
+        (),
+        "ValueError: ",
+        "fsdp_config_mismatch",
+        "certain",
+        ["configure_optimizers()", "fabric.setup_module(model) first"],
+    ),
+    (
+        "transformers:unknown-fsdp-option",
+        ("full_shards",),
+        "ValueError: ",
+        "fsdp_config_mismatch",
+        "certain",
+        ["full_shards", "hybrid_shard_zero2"],
+    ),
+    (
+        "accelerate:using-cp-size-requires-fsdp2-but",
+        (),
+        "ValueError: ",
+        "fsdp_config_mismatch",
+        "certain",
+        ["fsdp_version: 2"],
     ),
     # lightning/pytorch/trainer/connectors/checkpoint_connector.py: a weights-only checkpoint given to fit()
     (

@@ -254,6 +254,34 @@ REFUSALS: tuple[tuple[str, str], ...] = (
         'optimizer) beside it: use both with "optimizer" and "scheduler" in the config, or build a real '
         "scheduler on the script's real optimizer.",
     ),
+    # accelerator.py, utils/dataclasses.py: several DeepSpeed plugins, and what only accelerate's state may switch
+    (
+        "You cannot pass in both `deepspeed_plugins` and `deepspeed_plugin`",
+        "Pass one of them to Accelerator(): deepspeed_plugin=plugin for one config, or deepspeed_plugins={name: "
+        "plugin, ...} for several.",
+    ),
+    (
+        "object must be enabled manually by calling `AcceleratorState().enable_deepspeed_plugin",
+        "A DeepSpeed plugin is switched through accelerate's state, not on the plugin object: call "
+        "AcceleratorState().select_deepspeed_plugin(name) (or accelerator.state.select_deepspeed_plugin(name)) with "
+        "the name it has in Accelerator(deepspeed_plugins={...}).",
+    ),
+    (
+        "'enabled' can only be set through calling 'AcceleratorState().enable_deepspeed_plugin",
+        "A DeepSpeed plugin is switched through accelerate's state, not on the plugin object: call "
+        "AcceleratorState().select_deepspeed_plugin(name) (or accelerator.state.select_deepspeed_plugin(name)) with "
+        "the name it has in Accelerator(deepspeed_plugins={...}).",
+    ),
+    (
+        "with DeepSpeed, you need to configure sp_backend='deepspeed'",
+        "Sequence parallelism (sp_size > 1) under DeepSpeed runs on DeepSpeed's Ulysses: set sp_backend='deepspeed' "
+        "in the parallelism config (ParallelismConfig(sp_backend='deepspeed', sp_size=N)), or sp_size to 1.",
+    ),
+    (
+        "MS-AMP is not supported for ZeRO Stage 3",
+        'accelerate runs MS-AMP under ZeRO stage 0, 1 or 2 only: set "zero_optimization": {"stage": 2}, or keep '
+        "ZeRO-3 and train without MS-AMP.",
+    ),
     # utils/deepspeed.py, utils/imports.py: DeepSpeed helpers called while accelerate is not set up for DeepSpeed
     (
         "Couldn't retrieve the active `DeepSpeedPlugin` as none were enabled",
@@ -363,6 +391,11 @@ TEMPLATES: tuple[str, ...] = (
     "accelerate:you-can-use-same-accelerator-instance",
     "accelerate:you-can-customize-device-placements-with",
     "accelerate:you-can-only-specify-accelerate-utils",
+    "accelerate:you-cannot-pass-in-both-deepspeed",
+    "accelerate:deepspeedplugin-object-must-be-enabled-manually",
+    "accelerate:enabled-can-only-be-set-through",
+    "accelerate:in-order-to-use-the-configured",
+    "accelerate:ms-amp-is-not-supported-for",
     "accelerate:couldn-retrieve-the-active-deepspeedplugin-as",
     "accelerate:deepspeed-is-not-enabled-please-make",
     "transformers:weight-conversions-moe-expert-fusion-with",

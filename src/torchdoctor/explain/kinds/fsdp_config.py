@@ -2,7 +2,9 @@
 the reverse), options that need each other, the optimizer or the models handed over in a way FSDP2 cannot take.
 
 The texts are accelerate's (``utils/dataclasses.py`` FullyShardedDataParallelPlugin, ``accelerator.py`` prepare,
-``utils/launch.py``) and transformers' (``trainer.py``), as the catalog holds them. Each names the value it refuses
+``utils/launch.py``), transformers' (``trainer.py``, ``training_args.py``) and Lightning's FSDP and model-parallel
+strategies (``lightning/pytorch/strategies/fsdp.py``, ``lightning/fabric/strategies/fsdp.py``,
+``model_parallel.py``), as the catalog holds them. Each names the value it refuses
 and why: certain. (A wrap policy naming a class the model lacks, or FSDP1 flattening mixed parameters, is
 ``fsdp_wrap_config``, kinds/checkpoint.py.)
 """
@@ -57,6 +59,23 @@ REFUSALS: tuple[tuple[str, str], ...] = (
         "Under FSDP1 pass cpu_offload=torch.distributed.fsdp.CPUOffload(offload_params=True) (or fsdp_offload_params: "
         "true in the accelerate config), not FSDP2's OffloadPolicy.",
     ),
+    # accelerate's ParallelismConfig: context parallelism is FSDP2's
+    (
+        "Using `cp_size>1` requires FSDP2, but the provided `fsdp_plugin` is using FSDP1",
+        "Context parallelism (cp_size > 1) runs on FSDP2: set fsdp_version: 2 in the accelerate config "
+        "(FullyShardedDataParallelPlugin(fsdp_version=2)), or set cp_size to 1.",
+    ),
+    (
+        "specified in the `parallelism_config`, but no `fsdp_plugin` was provided",
+        "Context parallelism (cp_size > 1) needs FSDP2 configured too: add an FSDP plugin with fsdp_version: 2 "
+        "(accelerate config, or Accelerator(fsdp_plugin=FullyShardedDataParallelPlugin(fsdp_version=2))), or set cp_size "
+        "to 1.",
+    ),
+    (
+        "You cannot use `--use_parallelism_config` without `--use_fsdp` and `--fsdp_version=2`",
+        "accelerate launch --use_parallelism_config needs --use_fsdp --fsdp_version 2 on the same command line (or "
+        "in the accelerate config).",
+    ),
     (
         "When using FSDP2, a model and optimizer must be passed together to `Accelerator.prepare()`",
         "FSDP2 replaces the model's parameters, so the optimizer built on them must be prepared in the same call: "
@@ -78,6 +97,18 @@ REFUSALS: tuple[tuple[str, str], ...] = (
         "Loading the weights on rank 0 only needs them broadcast to the others: pass --fsdp_sync_module_states true "
         "with --fsdp_cpu_ram_efficient_loading true (or fsdp_sync_module_states: true in the accelerate config).",
     ),
+    # transformers/training_args.py: the fsdp= options against fsdp_config's version
+    (
+        "is only available with FSDP1. Set `fsdp_config['version'] = 1`",
+        "Under FSDP2 the Trainer takes fsdp=True (or full_shard / shard_grad_op) and the rest from fsdp_config: drop "
+        'the FSDP1-only option from --fsdp (hybrid_shard, no_shard, ...), or set fsdp_config {"version": 1} to keep '
+        "it (FSDP1 is deprecated).",
+    ),
+    (
+        "Unknown `fsdp` option:",
+        "--fsdp takes full_shard, shard_grad_op, hybrid_shard, hybrid_shard_zero2, no_shard, offload and auto_wrap "
+        "(or True with the rest in fsdp_config): check the spelling of the option the message names.",
+    ),
     (
         "Passing `optimizers` is not allowed if PyTorch FSDP is enabled",
         "With FSDP the Trainer builds the optimizer after wrapping the model: drop optimizers=(...) from Trainer(...) "
@@ -88,6 +119,33 @@ REFUSALS: tuple[tuple[str, str], ...] = (
         "save_only_model option is not compatible with FSDP state dict type 'SHARDED_STATE_DICT'",
         "Sharded FSDP checkpoints always carry the optimizer shards: drop --save_only_model, or set "
         'fsdp_config {"state_dict_type": "FULL_STATE_DICT"} to save the weights alone.',
+    ),
+    # lightning strategies/fsdp.py, fabric/strategies/fsdp.py, model_parallel.py: the FSDP strategy's own rules
+    (
+        "does not seem to reference any FSDP parameters",
+        "Create the optimizer after the model is wrapped: in Lightning, build it in configure_optimizers() from "
+        "self.parameters() (or self.trainer.model.parameters()); in Fabric, call fabric.setup_module(model) first, "
+        "then create the optimizer and fabric.setup_optimizers(optimizer).",
+    ),
+    (
+        "The FSDP strategy can only work with the `FSDPPrecision` plugin",
+        'Pass the precision as Trainer(precision="bf16-mixed") (or Fabric(precision=...)) and let the FSDP strategy '
+        "build its FSDPPrecision, instead of another precision plugin in plugins=[...].",
+    ),
+    (
+        "`FSDPStrategy(process_group=..., device_mesh=...)` are mutually exclusive",
+        "Give FSDPStrategy one of process_group= and device_mesh= (a device_mesh for hybrid sharding), not both.",
+    ),
+    (
+        "Gradient clipping with FSDP is only possible if the module passed to",
+        "Clip the gradients of the wrapped model: fabric.clip_gradients(model, optimizer, max_norm=...) with the module "
+        "fabric.setup() returned (not the original one).",
+    ),
+    (
+        "only supports the new FSDP2 APIs in PyTorch >= 2.4",
+        "ModelParallelStrategy shards with FSDP2's fully_shard: in parallelize_fn use "
+        "torch.distributed.fsdp.fully_shard (torch >= 2.4) instead of wrapping modules in FullyShardedDataParallel, "
+        "or use FSDPStrategy for FSDP1.",
     ),
     (
         "(FSDP's own activation checkpointing) and the",
@@ -124,6 +182,19 @@ FSDP_CONFIG_MISMATCH = Recogniser(
         "accelerate:only-one-model-is-supported-when",
         "accelerate:fsdp2-preparation-should-be-done-via",
         "accelerate:when-using-fsdp-cpu-ram-efficient",  # utils/launch.py: accelerate launch's FSDP flags
+        "accelerate:using-cp-size-requires-fsdp2-but",  # accelerator.py / ParallelismConfig: context parallelism
+        "accelerate:cp-size-specified-in-the-parallelism",
+        "accelerate:you-cannot-use-use-parallelism-config",
+        # transformers/training_args.py: --fsdp options against fsdp_config's version
+        "transformers:fsdp-is-only-available-with-fsdp1",
+        "transformers:unknown-fsdp-option",
+        # lightning: the FSDP and model-parallel strategies
+        "lightning:the-optimizer-does-not-seem-to",
+        "lightning:the-optimizer-does-not-seem-to-2",
+        "lightning:the-fsdp-strategy-can-only-work",
+        "lightning:the-arguments-fsdpstrategy-process-group-device",
+        "lightning:gradient-clipping-with-fsdp-is-only",
+        "lightning:found-modules-that-are-wrapped-with",
         # transformers/trainer.py: the Trainer's own FSDP checks
         "transformers:passing-optimizers-is-not-allowed-if",
         "transformers:save-only-model-option-is-not",
