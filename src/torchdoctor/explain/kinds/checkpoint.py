@@ -200,7 +200,7 @@ CHECKPOINT_INCOMPLETE = Recogniser(
         "deepspeed:expected-of-optim-states-pt-under",
         "third_party:deepspeed-model-states-file",
         # lightning/pytorch/trainer/connectors/checkpoint_connector.py restore_optimizers_and_schedulers: a
-        # checkpoint of ModelCheckpoint(save_weights_only=True) given to fit(ckpt_path=...)
+        # checkpoint with only the model (ModelCheckpoint(save_weights_only=True) writes them) given to fit(ckpt_path=)
         "lightning:trying-to-restore-optimizer-state-but",
         "lightning:trying-to-restore-learning-rate-scheduler",
     ),
@@ -221,7 +221,7 @@ CHECKPOINT_INCOMPLETE = Recogniser(
     ),
     # a missing per-rank file is also what a world size other than the saved one asks for, and a wrong path
     # what a missing 'latest' says: certain only with the Trainer's own "failed to resume", or Lightning's line that
-    # names ModelCheckpoint(save_weights_only=True) as the cause
+    # says the checkpoint holds only the model
     confirm=lambda hits, ctx: any("path" in h.facts or "weights_only_ckpt" in h.facts for h in hits),
     also=(
         Alternative(

@@ -5,7 +5,8 @@ used outside the engine, its distributed backend used before it was initialised.
 The message texts are transformers' (``integrations/deepspeed.py``: ``trainer_config_finalize``), accelerate's
 (``utils/dataclasses.py``: the DeepSpeed plugin; ``accelerator.py``) and DeepSpeed's (``op_builder/builder.py``,
 ``runtime/config.py``, ``comm/comm.py``, ``runtime/zero/partition_parameters.py``), as the catalog
-(`torchdoctor.explain.catalog`) holds them.
+(`torchdoctor.explain.catalog`) holds them; the refusals read from DeepSpeed's other checks and from accelerate's,
+transformers' and Lightning's DeepSpeed paths are kept as data in `framework_refusals`.
 """
 
 from __future__ import annotations
