@@ -156,6 +156,17 @@ def _incomplete(hits: list[Hit], ctx: Context) -> tuple[str, str]:
     facts = merged(hits)
     path = facts.get("path", "").strip()
     summary = "DeepSpeed could not resume from the checkpoint" + (f" {path}" if path else "")
+    if facts.get("weights_only_ckpt"):
+        return (
+            f"Lightning's checkpoint holds only the model, no {facts['weights_only_ckpt']} state to resume"
+            + on_ranks(hits),
+            "The checkpoint has the weights but not the optimizer, scheduler and loop state that "
+            "Trainer.fit(ckpt_path=...) restores: ModelCheckpoint(save_weights_only=True) writes such files (so does "
+            "other code saving only a state_dict, or a converted checkpoint). To resume, save full "
+            "checkpoints (save_weights_only=False); to start from these weights, load them into the model "
+            "(LightningModule.load_from_checkpoint(path) or model.load_state_dict(torch.load(path)['state_dict'])) "
+            "and call fit() without ckpt_path.",
+        )
     if facts.get("missing_state"):
         summary = f"DeepSpeed's checkpoint lacks {facts['missing_state'].strip()}"
     elif facts.get("no_latest"):
@@ -179,6 +190,7 @@ CHECKPOINT_INCOMPLETE = Recogniser(
         "Unable to find latest file at",
         "_optim_states.pt",
         "_model_states.pt",
+        "state but checkpoint contains only the model",
     ),
     templates=(
         "transformers:deepspeed-failed-to-resume-from-checkpoint",
@@ -187,10 +199,14 @@ CHECKPOINT_INCOMPLETE = Recogniser(
         # utils/zero_to_fp32.py counts them)
         "deepspeed:expected-of-optim-states-pt-under",
         "third_party:deepspeed-model-states-file",
+        # lightning/pytorch/trainer/connectors/checkpoint_connector.py restore_optimizers_and_schedulers: a
+        # checkpoint with only the model (ModelCheckpoint(save_weights_only=True) writes them) given to fit(ckpt_path=)
+        "lightning:trying-to-restore-optimizer-state-but",
+        "lightning:trying-to-restore-learning-rate-scheduler",
     ),
     # a state file named in an error that says it is not there (the traceback's own lines name them too)
     match=R(
-        r"failed to resume|Unable to find latest file|"
+        r"failed to resume|Unable to find latest file|state but checkpoint contains only the model|"
         r"(?:No such file or directory|not found|does not exist|Expected \d+ of)[^\n]{0,300}_(?:optim|model)_states\.pt|"
         r"_(?:optim|model)_states\.pt[^\n]{0,60}(?:No such file|not found|does not exist)"
     ),
@@ -198,10 +214,15 @@ CHECKPOINT_INCOMPLETE = Recogniser(
         R(r"failed to resume from checkpoint (?P<path>\S{1,500})"),
         R(r"(?P<missing_state>[\w.\-]{0,80}_(?:optim|model)_states\.pt)"),
         R(r"Unable to find latest file at (?P<no_latest>[^\n,]{1,300})"),
+        R(
+            r"Trying to restore (?P<weights_only_ckpt>optimizer|learning rate scheduler) state but checkpoint "
+            r"contains only the model"
+        ),
     ),
     # a missing per-rank file is also what a world size other than the saved one asks for, and a wrong path
-    # what a missing 'latest' says: certain only with the Trainer's own "failed to resume"
-    confirm=lambda hits, ctx: any("path" in h.facts for h in hits),
+    # what a missing 'latest' says: certain only with the Trainer's own "failed to resume", or Lightning's line that
+    # says the checkpoint holds only the model
+    confirm=lambda hits, ctx: any("path" in h.facts or "weights_only_ckpt" in h.facts for h in hits),
     also=(
         Alternative(
             "checkpoint_world_size",

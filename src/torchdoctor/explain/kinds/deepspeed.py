@@ -5,13 +5,15 @@ used outside the engine, its distributed backend used before it was initialised.
 The message texts are transformers' (``integrations/deepspeed.py``: ``trainer_config_finalize``), accelerate's
 (``utils/dataclasses.py``: the DeepSpeed plugin; ``accelerator.py``) and DeepSpeed's (``op_builder/builder.py``,
 ``runtime/config.py``, ``comm/comm.py``, ``runtime/zero/partition_parameters.py``), as the catalog
-(`torchdoctor.explain.catalog`) holds them.
+(`torchdoctor.explain.catalog`) holds them; the refusals read from DeepSpeed's other checks and from accelerate's,
+transformers' and Lightning's DeepSpeed paths are kept as data in `framework_refusals`.
 """
 
 from __future__ import annotations
 
 import re
 
+from torchdoctor.explain.kinds import framework_refusals
 from torchdoctor.explain.quote import quote
 from torchdoctor.explain.recognisers import Alternative, Context, Hit, Recogniser, merged, on_ranks
 
@@ -176,11 +178,21 @@ CONFIG_REFUSALS: tuple[tuple[str, str], ...] = (
         'Move max_grad_norm out of the optimizer\'s params: DeepSpeed clips with "gradient_clipping": <norm> at '
         "the top level of its config.",
     ),
+    *framework_refusals.REFUSALS,
 )
 
 
 def _config_mismatch(hits: list[Hit], ctx: Context) -> tuple[str, str]:
     facts = merged(hits)
+    if facts.get("batch_zero"):
+        return (
+            f"DeepSpeed's batch sizes do not fit this world size: {facts['batch_zero']} (it must be at least 1)"
+            + on_ranks(hits),
+            "DeepSpeed derives the missing batch values by integer division: micro batch = train_batch_size // "
+            "(world size x gradient_accumulation_steps), which is 0 when train_batch_size is smaller than the number "
+            "of GPUs times the accumulation steps (a config written for fewer GPUs). Raise train_batch_size, or give "
+            'train_micro_batch_size_per_gpu instead of it, or write "auto" (HF Trainer / accelerate fill it in).',
+        )
     refusal = facts.get("refusal")
     if refusal:
         fix = next(f for anchor, f in CONFIG_REFUSALS if anchor in refusal)
@@ -271,12 +283,18 @@ def _config_mismatch(hits: list[Hit], ctx: Context) -> tuple[str, str]:
     return summary + on_ranks(hits), fix
 
 
-def _not_a_world_of_one(hits: list[Hit], ctx: Context) -> bool:
-    """Certain unless every hit is the batch check at world size 1 (only lowers the anchors' certainty)."""
-    return not all("world_size_one" in h.facts for h in hits)
+# facts of a refusal that more than one cause prints (the batch check at world size 1; engine.py's "Direct calls to
+# tensor.backward()", which names a torch without the APIs it needs as well as ZeRO stage 0; Lightning's DeepSpeed
+# strategy on a CPU accelerator, chosen or the one accelerator="auto" falls back to when torch sees no GPU)
+_TWO_CAUSES = ("world_size_one", "direct_backward", "not_cuda_accelerator")
 
 
-_not_a_world_of_one.lowers_only = True  # type: ignore[attr-defined]  # docs/catalog.md: the anchors decide
+def _one_cause(hits: list[Hit], ctx: Context) -> bool:
+    """Certain unless every hit is a refusal that two causes print (only lowers the anchors' certainty)."""
+    return not all(any(key in h.facts for key in _TWO_CAUSES) for h in hits)
+
+
+_one_cause.lowers_only = True  # type: ignore[attr-defined]  # docs/catalog.md: the anchors decide
 
 
 DEEPSPEED_CONFIG_MISMATCH = Recogniser(
@@ -291,6 +309,8 @@ DEEPSPEED_CONFIG_MISMATCH = Recogniser(
         "bfloat16 and fp16 cannot be enabled at once",
         "requires you to pass at least one of training or evaluation dataloaders",
         "has `None` as batch size. Please set an integer value in `train_micro_batch_size_per_gpu`",
+        # config.py _batch_assertion: a batch value that came out as 0 (only in the form below: see reject)
+        "has to be greater than 0",
         *(anchor for anchor, _ in CONFIG_REFUSALS),
     ),
     templates=(
@@ -342,13 +362,28 @@ DEEPSPEED_CONFIG_MISMATCH = Recogniser(
         "deepspeed:num-stages-must-divide-distributed-world",  # runtime/pipe/module.py
         "deepspeed:bf16optimizer-requires-bfloat16-to-be-enabled",  # runtime/bf16_optimizer.py
         "deepspeed:partial-offloading-only-supported-for-zero",  # runtime/zero/config.py
+        # runtime/config.py _batch_assertion: train batch, micro batch or accumulation steps that came out as 0
+        "deepspeed:train-batch-size-has-to-be",
+        "deepspeed:micro-batch-size-per-gpu-has",
+        "deepspeed:gradient-accumulation-steps-has-to-be",
+        *framework_refusals.TEMPLATES,
     ),
     span=6,
-    # "requires an optimizer" is DeepSpeed's only after "zero stage N"
-    reject=R(r"(?<!zero stage \d )requires an optimizer"),
+    # "requires an optimizer" is DeepSpeed's only after "zero stage N"; "has to be greater than 0" only after one of
+    # _batch_assertion's three names and the value (the window's first line is the anchored one)
+    reject=R(
+        r"(?<!zero stage \d )requires an optimizer|^(?!.*(?:Train batch size|Micro batch size per gpu|Gradient "
+        r"accumulation steps): -?\d+ has to be greater than 0).*has to be greater than 0"
+    ),
     facts=(
         R(r"(?P<train_batch>\d+) != (?P<micro_batch>\d+) \* (?P<grad_acc>\d+) \* (?P<world_size>\d+)"),
         R(r"\d+ != \d+ \* \d+ \* (?P<world_size_one>1)(?!\d)"),
+        R(r"(?P<direct_backward>Direct calls to tensor\.backward\(\) are not supported)"),
+        R(r"only supported on CUDA GPUs but `(?P<not_cuda_accelerator>\w{1,40})` is used"),
+        R(
+            r"(?P<batch_zero>(?:Train batch size|Micro batch size per gpu|Gradient accumulation steps): -?\d+) has to "
+            r"be greater than 0"
+        ),
         R(r"- ds (?P<ds_key>[\w.]+)=(?P<ds_value>\S{1,40}) vs (?P<hf_key>hf [\w|.]+)=(?P<hf_value>\S{1,40})"),
         R(r"will be ignored: (?P<ignored>\[[^\]\n]{0,400}\]?)"),
         R(
@@ -373,8 +408,9 @@ DEEPSPEED_CONFIG_MISMATCH = Recogniser(
     ),
     # runtime/config.py's batch check multiplies by the world size the process sees: 1 is a config written for more
     # GPUs run on one, or a script started as plain python processes, each a world of its own (no deepspeed
-    # launcher, torchrun or init_process_group before deepspeed.initialize) — only likely then, both named
-    confirm=_not_a_world_of_one,
+    # launcher, torchrun or init_process_group before deepspeed.initialize) — only likely then, both named; so is
+    # engine.py's refusal of loss.backward(), which names ZeRO stage 0 and a torch without the APIs it needs
+    confirm=_one_cause,
     also=(
         Alternative(
             "not_launched_distributed",
@@ -383,6 +419,21 @@ DEEPSPEED_CONFIG_MISMATCH = Recogniser(
             "train.py (or torchrun --nproc_per_node <N>, accelerate launch), so that every process sees the job's "
             "world size; the config's batch sizes then add up.",
             when=("world_size_one",),
+        ),
+        Alternative(
+            "dependency_version",
+            "a PyTorch without the internal APIs DeepSpeed needs to take loss.backward() (the message names both)",
+            "If the config is not ZeRO stage 0, the installed torch lacks what this DeepSpeed needs for loss.backward(): "
+            "upgrade torch to a release this DeepSpeed supports (pip install -U torch), or keep engine.backward(loss).",
+            when=("direct_backward",),
+        ),
+        Alternative(
+            "cuda_unavailable",
+            'no GPU that torch can see (accelerator="auto" then picks the CPU)',
+            "If the Trainer was meant to find the GPUs itself, torch sees none: check nvidia-smi, "
+            "CUDA_VISIBLE_DEVICES and python -c 'import torch; print(torch.cuda.is_available(), torch.version.cuda)' "
+            "(a CPU-only torch build prints None).",
+            when=("not_cuda_accelerator",),
         ),
     ),
     describe=_config_mismatch,

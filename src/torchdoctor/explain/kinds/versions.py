@@ -240,13 +240,23 @@ DEPENDENCY_VERSION = Recogniser(
         "torch_native:jit-nonexistent-attribute-or-method",
         "torch_native:jit-object-has-no-attribute-or-method",
         "third_party:pybind11-incompatible-function-arguments",
+        "accelerate:deepspeed-tp-requires-deepspeed-please-update",
+        "accelerate:deepspeed-version-must-be-please-update",
+        "accelerate:deepspeed-version-must-be-to-use",
+        "accelerate:deepspeed-mlu-version-must-be-please",
+        "accelerate:deepspeed-musa-version-must-be-please",
     ),
     anchors=(
         "is required for a normal functioning of this module",
         "requires PyTorch >=",
         "requires deepspeed>=",
+        "requires deepspeed >=",  # accelerate 1.x's TP check, with the space
         "requires DeepSpeed >=",
         "requires `accelerate>=",
+        # accelerate/accelerator.py, utils/dataclasses.py: the DeepSpeed it needs (for CUDA, MLU, MUSA, MoE)
+        "DeepSpeed version must be >=",
+        "DeepSpeed MLU version must be >=",
+        "DeepSpeed MUSA version must be >=",
         *_MISSING_NAMES,
         "module 'torch",
         "Tried to access nonexistent attribute or method",
@@ -262,6 +272,7 @@ DEPENDENCY_VERSION = Recogniser(
     reject=R(r"requires PyTorch >= [\d.]+ and a supported device"),
     match=R(
         r"is required for a normal functioning|requires [`'\"]?[A-Za-z][\w-]{1,40}[`'\"]? ?(?:version )?>= ?\d|"
+        r"DeepSpeed (?:MLU |MUSA )?version must be >= ?\d|"
         r"cannot import name '\w{1,100}' from '[\w.]{1,200}'|"
         + _NO_SUBMODULE.pattern
         + "|"
@@ -277,6 +288,7 @@ DEPENDENCY_VERSION = Recogniser(
         _NO_SUBMODULE,
         _NORMAL_FUNCTIONING,
         _REQUIRES,
+        R(r"(?P<package>DeepSpeed) (?:MLU |MUSA )?version must be >= ?(?P<needed>\d+(?:\.\w+)*)"),
         _CANNOT_IMPORT,
         _INCOMPATIBLE,
         _DETECTED,

@@ -1,0 +1,164 @@
+"""A checkpoint path that does not point at the checkpoint its loader expects: a subfolder or a file inside a
+DeepSpeed checkpoint, a folder without DeepSpeed's ``latest`` tag, a ZeRO-less checkpoint given to zero_to_fp32, a
+universal checkpoint that was never converted, a Trainer resume folder that holds no weights or FSDP shards a run
+without FSDP resumes.
+
+The texts are DeepSpeed's (``deepspeed/utils/zero_to_fp32.py``, ``runtime/engine.py`` load_checkpoint), Lightning's
+(``lightning/fabric/strategies/deepspeed.py`` _validate_checkpoint_directory and load_checkpoint,
+``lightning/pytorch/strategies/deepspeed.py``) and transformers' (``trainer.py`` _load_from_checkpoint), as the
+catalog holds them. Where the message names the right folder or its own cause it is certain; where a wrong path and a
+checkpoint saved without DeepSpeed's state print the same words, it is likely and names ``checkpoint_incomplete``.
+"""
+
+from __future__ import annotations
+
+import re
+
+from torchdoctor.explain.recognisers import Alternative, Context, Hit, Recogniser, merged, on_ranks
+
+R = re.compile
+
+# facts that say the cause outright: the loader named the parent folder, the checkpoint has no ZeRO state, a
+# universal load found no converted checkpoint, FSDP shards resumed without FSDP, merge-weights named the subfolder
+_DECIDED = ("parent", "not_zero", "universal", "fsdp_shards", "fsdp_subdir")
+
+
+def _checkpoint_path(hits: list[Hit], ctx: Context) -> tuple[str, str]:
+    facts = merged(hits)
+    if facts.get("parent"):
+        return (
+            f"the checkpoint path points inside a DeepSpeed checkpoint folder; its top is {facts['parent']}"
+            + on_ranks(hits),
+            "A DeepSpeed checkpoint is loaded from its top folder (the one that holds the 'checkpoint' subfolder, or "
+            f"'latest' and global_step*/): pass {facts['parent']} as ckpt_path / the path to load_checkpoint.",
+        )
+    if facts.get("not_zero"):
+        return (
+            f"zero_to_fp32 was given a checkpoint saved without ZeRO ({facts['not_zero']})" + on_ranks(hits),
+            "zero_to_fp32 rebuilds weights from ZeRO stage 1-3 partitions. A checkpoint saved with ZeRO stage 0 "
+            "already holds the whole model: load mp_rank_00_model_states.pt with torch.load(..., weights_only=False) "
+            "and take its 'module' entry (or load it with engine.load_checkpoint).",
+        )
+    if facts.get("fsdp_subdir"):
+        return (
+            f"accelerate merge-weights was pointed above the FSDP shards; they are in {facts['fsdp_subdir']}"
+            + on_ranks(hits),
+            f"Pass the folder that holds the shards' metadata: accelerate merge-weights {facts['fsdp_subdir']} "
+            "<output_dir> (or merge_fsdp_weights(...) with that folder); a checkpoint's optimizer_0 holds the optimizer "
+            "shards, not the model.",
+        )
+    if facts.get("fsdp_shards"):
+        return (
+            f"the checkpoint {facts['fsdp_shards']} holds FSDP shards, and this run does not use FSDP"
+            + on_ranks(hits),
+            "A checkpoint saved as FSDP shards (pytorch_model_fsdp_0/, SHARDED_STATE_DICT) is resumed only by a run "
+            "with the same FSDP setting: start it with the --fsdp / fsdp_config (or accelerate FSDP config) it was "
+            "saved with. To use the weights without FSDP, merge the shards first (accelerate merge-weights "
+            "<checkpoint>/pytorch_model_fsdp_0 <output_dir>) and load the result as the model.",
+        )
+    if facts.get("universal"):
+        return (
+            f"a universal checkpoint load found no converted checkpoint ({facts['universal']} does not exist)"
+            + on_ranks(hits),
+            '"checkpoint": {"load_universal": true} loads the output of DeepSpeed\'s converter, which this folder '
+            "does not have yet. Convert the saved step first: python -m deepspeed.checkpoint.ds_to_universal "
+            "--input_folder <ckpt>/global_stepN --output_folder <ckpt>/global_stepN_universal (it writes "
+            "<ckpt>/latest_universal); or load the checkpoint as saved by dropping load_universal.",
+        )
+    where = facts.get("path", "").strip().rstrip(".")
+    summary = "the checkpoint path is not a checkpoint the loader can read" + (f": {where}" if where else "")
+    fix = (
+        "Point the loader at the checkpoint itself: for DeepSpeed (engine.load_checkpoint, Lightning's "
+        "DeepSpeedStrategy, zero_to_fp32.py) the folder that holds 'latest' and global_stepN/ (a Trainer's "
+        "output_dir/checkpoint-N), or name the step with tag='global_stepN' (zero_to_fp32.py -t global_stepN) when "
+        "no 'latest' was written; for FSDP (Lightning's FSDPStrategy, accelerate) the folder of the shards (with its "
+        ".metadata) or one file with the full state dict; for a sharded Hugging Face checkpoint the folder with "
+        "model.safetensors.index.json; for the HF Trainer's resume_from_checkpoint a checkpoint-N folder with the "
+        "model weights (or True for the newest one in output_dir). A single-file checkpoint saved without DeepSpeed "
+        "loads into Lightning's DeepSpeed strategy with DeepSpeedStrategy(load_full_weights=True)."
+    )
+    return summary + on_ranks(hits), fix
+
+
+CHECKPOINT_PATH = Recogniser(
+    kind="checkpoint_path",
+    title="a checkpoint path that is not the checkpoint folder its loader expects",
+    anchors=(
+        "It looks like you passed the path to a",
+        "The provided path is not a valid DeepSpeed checkpoint",
+        "DeepSpeed was unable to load the checkpoint",
+        "Unable to find 'latest' file at",
+        "can't find model states file at",
+        " is not a zero checkpoint",
+        "Invalid for universal checkpoint:",
+        "Can't find a valid checkpoint at",
+        "is only supported when using PyTorch FSDP",
+        "couldn't find a valid metadata file",
+        "/pytorch_model_fsdp_0 instead",
+        "/pytorch_model_fsdp_0 or ",
+        "does not point to a valid checkpoint. Make sure the path points to",
+        "Failed to load checkpoint directly into the model",
+        "should be the path to a file containing a whole state dict",
+        "Can't find a checkpoint index (",
+    ),
+    templates=(
+        # lightning/fabric/strategies/deepspeed.py _validate_checkpoint_directory: the parent is the checkpoint
+        "lightning:it-looks-like-you-passed-the",
+        "lightning:it-looks-like-you-passed-the-2",
+        "lightning:the-provided-path-is-not-valid",
+        # lightning strategies/deepspeed.py load_checkpoint: engine.load_checkpoint found nothing to load (None)
+        "lightning:deepspeed-was-unable-to-load-the",
+        "lightning:deepspeed-was-unable-to-load-the-2",
+        # deepspeed/utils/zero_to_fp32.py: no 'latest' tag, no model states, a checkpoint without ZeRO
+        "deepspeed:unable-to-find-latest-file-at-2",
+        "deepspeed:can-find-model-states-file-at",
+        "deepspeed:is-not-zero-checkpoint",
+        # deepspeed/runtime/engine.py load_checkpoint with "load_universal": no latest_universal tag
+        "deepspeed:invalid-for-universal-checkpoint-does-not",
+        # transformers/trainer.py _load_from_checkpoint: resume_from_checkpoint without a weights file
+        "transformers:can-find-valid-checkpoint-at",
+        # trainer.py _load_from_checkpoint: a checkpoint of FSDP shards resumed by a run without FSDP
+        "transformers:checkpoint-found-at-is-only-supported",
+        # accelerate/utils/fsdp_utils.py merge_fsdp_weights (accelerate merge-weights): no metadata where it looked;
+        # it names the subfolder that has the shards when there is one
+        "accelerate:tried-to-load-from-but-couldn",
+        "accelerate:please-pass-in-either-pytorch-model",
+        "accelerate:please-try-passing-in-pytorch-model",
+        # lightning/fabric/strategies/fsdp.py, model_parallel.py load_checkpoint: neither shards nor a full file
+        "lightning:the-path-does-not-point-to",
+        "lightning:the-path-does-not-point-to-2",
+        "lightning:failed-to-load-checkpoint-directly-into",
+        # accelerate/utils/modeling.py load_checkpoint_in_model, transformers/trainer_utils.py load_sharded_checkpoint
+        "accelerate:checkpoint-should-be-the-path-to",
+        "transformers:can-find-checkpoint-index-in",
+    ),
+    facts=(
+        R(r"Try to load using this parent directory instead: (?P<parent>\S{1,500})"),
+        R(r"(?P<not_zero>\S{1,300}) is not a zero checkpoint"),
+        R(r"Invalid for universal checkpoint: (?P<universal>\S{1,500}) does not exist"),
+        R(r"Checkpoint found at (?P<fsdp_shards>\S{1,500}) is only supported when using PyTorch FSDP"),
+        R(r"Please (?:try passing in|pass in either) (?P<fsdp_subdir>\S{1,500}/pytorch_model_fsdp_0)"),
+        R(
+            r"(?:not a valid DeepSpeed checkpoint: |Unable to find 'latest' file at |can't find model states file at "
+            r"|Can't find a valid checkpoint at |Tried to load from |The path |but got |into the model\. The given path must be "
+            r"a single file containing the full state dict: )'?(?P<path>[^'\n]{1,500}?)'?(?: but couldn't| does not point|"
+            r"\.?$)"
+        ),
+    ),
+    # a wrong path and a checkpoint saved without DeepSpeed's state (save_only_model, weights only, a save cut
+    # short) print the same words; the parent named, a ZeRO-less checkpoint or a universal load decide it
+    confirm=lambda hits, ctx: any(key in h.facts for h in hits for key in _DECIDED),
+    also=(
+        Alternative(
+            "checkpoint_incomplete",
+            "a checkpoint saved without its training state (weights only, or a save cut short)",
+            "If the folder is the right one, it holds no DeepSpeed state: it was saved with save_only_model=True "
+            "(--save_only_model) or save_weights_only, or the save did not finish. Save full checkpoints to resume; to "
+            "start from these weights alone, load them as the model (from_pretrained / load_state_dict) and do not "
+            "resume.",
+        ),
+    ),
+    describe=_checkpoint_path,
+)
+
+RECOGNISERS = (CHECKPOINT_PATH,)

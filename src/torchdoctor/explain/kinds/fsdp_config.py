@@ -1,0 +1,209 @@
+"""FSDP settings refused by accelerate or the HF Trainer before anything is wrapped: an FSDP1 value under FSDP2 (or
+the reverse), options that need each other, the optimizer or the models handed over in a way FSDP2 cannot take.
+
+The texts are accelerate's (``utils/dataclasses.py`` FullyShardedDataParallelPlugin, ``accelerator.py`` prepare,
+``utils/launch.py``), transformers' (``trainer.py``, ``training_args.py``) and Lightning's FSDP and model-parallel
+strategies (``lightning/pytorch/strategies/fsdp.py``, ``lightning/fabric/strategies/fsdp.py``,
+``model_parallel.py``), as the catalog holds them. Each names the value it refuses
+and why: certain. (A wrap policy naming a class the model lacks, or FSDP1 flattening mixed parameters, is
+``fsdp_wrap_config``, kinds/checkpoint.py.)
+"""
+
+from __future__ import annotations
+
+import re
+
+from torchdoctor.explain.recognisers import Context, Hit, Recogniser, merged, on_ranks
+
+R = re.compile
+
+_FSDP2_STRATEGY = (
+    "FSDP2 takes reshard_after_forward as true/false (true is what FSDP1 calls FULL_SHARD, false SHARD_GRAD_OP): "
+    "pass a bool (FullyShardedDataParallelPlugin(reshard_after_forward=True), fsdp_reshard_after_forward: true in "
+    "the accelerate config), not a ShardingStrategy or a number left from FSDP1 code, or go back to fsdp_version: 1."
+)
+
+# (the text the source prints, the fix)
+REFUSALS: tuple[tuple[str, str], ...] = (
+    ("This is not supported with FSDP2, please set to a `bool`", _FSDP2_STRATEGY),
+    (
+        "This is not supported with FSDP1, please set to a `str`",
+        "FSDP1 takes a sharding strategy (FULL_SHARD, SHARD_GRAD_OP, NO_SHARD, HYBRID_SHARD), not true/false: set "
+        "fsdp_sharding_strategy: FULL_SHARD in the accelerate config, or set fsdp_version: 2 to keep the boolean.",
+    ),
+    (
+        "forward_prefetch is not yet implemented in FSDP2",
+        "Remove fsdp_forward_prefetch from the accelerate config (or set it false) under fsdp_version: 2, or use "
+        "fsdp_version: 1 to keep it.",
+    ),
+    (
+        "`activation_checkpointing_offload=True` requires `fsdp_version=2`",
+        "Offloading activation checkpoints is FSDP2's: set fsdp_version: 2, or drop activation_checkpointing_offload.",
+    ),
+    (
+        "`activation_checkpointing_offload=True` requires `activation_checkpointing=True`",
+        "Turn on fsdp_activation_checkpointing too, or drop activation_checkpointing_offload.",
+    ),
+    (
+        "FSDP2 does not support LOCAL_STATE_DICT",
+        "Set fsdp_state_dict_type to SHARDED_STATE_DICT (fast, one file per rank) or FULL_STATE_DICT (one file) in "
+        "the accelerate config (or TrainingArguments' fsdp_config).",
+    ),
+    (
+        "must be an instance of `torch.distributed.fsdp.OffloadPolicy` in FSDP2",
+        "Under FSDP2 pass cpu_offload=torch.distributed.fsdp.CPUOffloadPolicy() (or fsdp_offload_params: true in the "
+        "accelerate config), not FSDP1's CPUOffload(...).",
+    ),
+    (
+        "must be an instance of `torch.distributed.fsdp.CPUOffload` in FSDP1",
+        "Under FSDP1 pass cpu_offload=torch.distributed.fsdp.CPUOffload(offload_params=True) (or fsdp_offload_params: "
+        "true in the accelerate config), not FSDP2's OffloadPolicy.",
+    ),
+    # accelerate's ParallelismConfig: context parallelism is FSDP2's
+    (
+        "Using `cp_size>1` requires FSDP2, but the provided `fsdp_plugin` is using FSDP1",
+        "Context parallelism (cp_size > 1) runs on FSDP2: set fsdp_version: 2 in the accelerate config "
+        "(FullyShardedDataParallelPlugin(fsdp_version=2)), or set cp_size to 1.",
+    ),
+    (
+        "specified in the `parallelism_config`, but no `fsdp_plugin` was provided",
+        "Context parallelism (cp_size > 1) needs FSDP2 configured too: add an FSDP plugin with fsdp_version: 2 "
+        "(accelerate config, or Accelerator(fsdp_plugin=FullyShardedDataParallelPlugin(fsdp_version=2))), or set cp_size "
+        "to 1.",
+    ),
+    (
+        "You cannot use `--use_parallelism_config` without `--use_fsdp` and `--fsdp_version=2`",
+        "accelerate launch --use_parallelism_config needs --use_fsdp --fsdp_version 2 on the same command line (or "
+        "in the accelerate config).",
+    ),
+    (
+        "When using FSDP2, a model and optimizer must be passed together to `Accelerator.prepare()`",
+        "FSDP2 replaces the model's parameters, so the optimizer built on them must be prepared in the same call: "
+        "model, optimizer = accelerator.prepare(model, optimizer) (the dataloaders and scheduler may come along).",
+    ),
+    (
+        "Only one model is supported when using FSDP2",
+        "Under FSDP2 accelerate prepares one model, together with its optimizer: pass only the trained model and "
+        "its optimizer to accelerator.prepare(), and keep a second (frozen) model out of it (move it to "
+        "accelerator.device yourself, or shard it with torch's fully_shard).",
+    ),
+    (
+        "FSDP2 preparation should be done via `accelerate.prepare()`",
+        "Under FSDP2 the model is wrapped by accelerator.prepare(model, optimizer), not prepare_model(): call "
+        "prepare with both.",
+    ),
+    (
+        "When using `--fsdp_cpu_ram_efficient_loading` set `--fsdp_sync_module_states` to `True`",
+        "Loading the weights on rank 0 only needs them broadcast to the others: pass --fsdp_sync_module_states true "
+        "with --fsdp_cpu_ram_efficient_loading true (or fsdp_sync_module_states: true in the accelerate config).",
+    ),
+    # transformers/training_args.py: the fsdp= options against fsdp_config's version
+    (
+        "is only available with FSDP1. Set `fsdp_config['version'] = 1`",
+        "Under FSDP2 the Trainer takes fsdp=True (or full_shard / shard_grad_op) and the rest from fsdp_config: drop "
+        'the FSDP1-only option from --fsdp (hybrid_shard, no_shard, ...), or set fsdp_config {"version": 1} to keep '
+        "it (FSDP1 is deprecated).",
+    ),
+    (
+        "Unknown `fsdp` option:",
+        "--fsdp takes full_shard, shard_grad_op, hybrid_shard, hybrid_shard_zero2, no_shard, offload and auto_wrap "
+        "(or True with the rest in fsdp_config): check the spelling of the option the message names.",
+    ),
+    (
+        "Passing `optimizers` is not allowed if PyTorch FSDP is enabled",
+        "With FSDP the Trainer builds the optimizer after wrapping the model: drop optimizers=(...) from Trainer(...) "
+        "and choose it with --optim / --learning_rate, or subclass Trainer and override create_optimizer_and_scheduler "
+        "(create_optimizer) to build your own on self.model.",
+    ),
+    (
+        "save_only_model option is not compatible with FSDP state dict type 'SHARDED_STATE_DICT'",
+        "Sharded FSDP checkpoints always carry the optimizer shards: drop --save_only_model, or set "
+        'fsdp_config {"state_dict_type": "FULL_STATE_DICT"} to save the weights alone.',
+    ),
+    # lightning strategies/fsdp.py, fabric/strategies/fsdp.py, model_parallel.py: the FSDP strategy's own rules
+    (
+        "does not seem to reference any FSDP parameters",
+        "Create the optimizer after the model is wrapped: in Lightning, build it in configure_optimizers() from "
+        "self.parameters() (or self.trainer.model.parameters()); in Fabric, call fabric.setup_module(model) first, "
+        "then create the optimizer and fabric.setup_optimizers(optimizer).",
+    ),
+    (
+        "The FSDP strategy can only work with the `FSDPPrecision` plugin",
+        'Pass the precision as Trainer(precision="bf16-mixed") (or Fabric(precision=...)) and let the FSDP strategy '
+        "build its FSDPPrecision, instead of another precision plugin in plugins=[...].",
+    ),
+    (
+        "`FSDPStrategy(process_group=..., device_mesh=...)` are mutually exclusive",
+        "Give FSDPStrategy one of process_group= and device_mesh= (a device_mesh for hybrid sharding), not both.",
+    ),
+    (
+        "Gradient clipping with FSDP is only possible if the module passed to",
+        "Clip the gradients of the wrapped model: fabric.clip_gradients(model, optimizer, max_norm=...) with the module "
+        "fabric.setup() returned (not the original one).",
+    ),
+    (
+        "only supports the new FSDP2 APIs in PyTorch >= 2.4",
+        "ModelParallelStrategy shards with FSDP2's fully_shard: in parallelize_fn use "
+        "torch.distributed.fsdp.fully_shard (torch >= 2.4) instead of wrapping modules in FullyShardedDataParallel, "
+        "or use FSDPStrategy for FSDP1.",
+    ),
+    (
+        "(FSDP's own activation checkpointing) and the",
+        "Keep one activation checkpointing: fsdp_config['activation_checkpointing'] (FSDP's, preferred with FSDP) and "
+        "drop --activation_checkpointing / gradient_checkpointing from the training arguments.",
+    ),
+)
+
+
+def _fsdp_config(hits: list[Hit], ctx: Context) -> tuple[str, str]:
+    refusal = " ".join(merged(hits).get("refusal", "").split())
+    fix = next((f for anchor, f in REFUSALS if anchor in refusal), REFUSALS[0][1])
+    # the message whole (quote() would drop the apostrophe of "FSDP's" as an unbalanced quote)
+    said = refusal if len(refusal) <= 200 else refusal[:200].rsplit(" ", 1)[0] + " …"
+    return f"the FSDP settings are refused: {said}" + on_ranks(hits), fix
+
+
+FSDP_CONFIG_MISMATCH = Recogniser(
+    kind="fsdp_config_mismatch",
+    title="FSDP settings that do not fit together or FSDP's version",
+    anchors=tuple(anchor for anchor, _ in REFUSALS),
+    templates=(
+        # accelerate/utils/dataclasses.py FullyShardedDataParallelPlugin.__post_init__ / validate
+        "accelerate:reshard-after-forward-set-to-this",
+        "accelerate:reshard-after-forward-set-to-this-2",
+        "accelerate:forward-prefetch-is-not-yet-implemented",
+        "accelerate:activation-checkpointing-offload-true-requires-fsdp",
+        "accelerate:activation-checkpointing-offload-true-requires-activation",
+        "accelerate:fsdp2-does-not-support-local-state",
+        "accelerate:cpu-offload-must-be-an-instance",
+        "accelerate:cpu-offload-must-be-an-instance-2",
+        # accelerate/accelerator.py prepare / prepare_model under FSDP2
+        "accelerate:when-using-fsdp2-model-and-optimizer",
+        "accelerate:only-one-model-is-supported-when",
+        "accelerate:fsdp2-preparation-should-be-done-via",
+        "accelerate:when-using-fsdp-cpu-ram-efficient",  # utils/launch.py: accelerate launch's FSDP flags
+        "accelerate:using-cp-size-requires-fsdp2-but",  # accelerator.py / ParallelismConfig: context parallelism
+        "accelerate:cp-size-specified-in-the-parallelism",
+        "accelerate:you-cannot-use-use-parallelism-config",
+        # transformers/training_args.py: --fsdp options against fsdp_config's version
+        "transformers:fsdp-is-only-available-with-fsdp1",
+        "transformers:unknown-fsdp-option",
+        # lightning: the FSDP and model-parallel strategies
+        "lightning:the-optimizer-does-not-seem-to",
+        "lightning:the-optimizer-does-not-seem-to-2",
+        "lightning:the-fsdp-strategy-can-only-work",
+        "lightning:the-arguments-fsdpstrategy-process-group-device",
+        "lightning:gradient-clipping-with-fsdp-is-only",
+        "lightning:found-modules-that-are-wrapped-with",
+        # transformers/trainer.py: the Trainer's own FSDP checks
+        "transformers:passing-optimizers-is-not-allowed-if",
+        "transformers:save-only-model-option-is-not",
+        "transformers:fsdp-config-activation-checkpointing-fsdp-own",
+    ),
+    facts=(
+        R(r"(?P<refusal>[^\n:]{0,150}?(?:" + "|".join(re.escape(a) for a, _ in REFUSALS) + r")[^\n]{0,200})"),
+    ),
+    describe=_fsdp_config,
+)
+
+RECOGNISERS = (FSDP_CONFIG_MISMATCH,)
