@@ -17,6 +17,7 @@ import torch.distributed as dist
 from torchdoctor.stragglers import judge
 from torchdoctor.stragglers.aggregate import judge_kept
 from torchdoctor.stragglers.record import end_key, window_key
+from torchdoctor.stragglers.watch import _a_core_to_spare
 
 KEPT = Path(__file__).parent / "fixtures" / "stragglers" / "input-5pc-rank0" / "stragglers-windows.jsonl"
 PREFIX = "torchdoctor/test-run/0"
@@ -139,8 +140,9 @@ def niceness(pid: int) -> int:
 
 
 def test_rank_0_of_several_starts_its_judge_before_the_process_group_and_lets_it_go_if_none_comes():
-    # torchrun's RANK and WORLD_SIZE say this is rank 0 of two: the judge starts with the watch (its torch
-    # import over before the first steps); the script ends without a process group: the judge is let go
+    # torchrun's RANK and WORLD_SIZE say this is rank 0 of two, one rank per node (a core to spare for the
+    # judge): the judge starts with the watch (its torch import over before the first steps); the script ends
+    # without a process group: the judge is let go
     code = (
         "import torchdoctor\n"
         "from torchdoctor.stragglers import watch\n"
@@ -148,7 +150,7 @@ def test_rank_0_of_several_starts_its_judge_before_the_process_group_and_lets_it
         "print(watch._state['judge'].pid if 'judge' in watch._state else None, flush=True)\n"
     )
     for rank, started in (("0", True), ("1", False)):
-        env = {**os.environ, "RANK": rank, "WORLD_SIZE": "2"}
+        env = {**os.environ, "RANK": rank, "WORLD_SIZE": "2", "LOCAL_WORLD_SIZE": "1"}  # one rank per node
         done = subprocess.run(
             [sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120
         )
@@ -165,3 +167,11 @@ def test_a_judge_told_nothing_exits_at_once_without_a_word(tmp_path):
         process = judge.start(None, descriptor.fileno())
         judge.stop(process)
     assert process.returncode == 0 and stderr.read_text() == ""
+
+
+def test_the_judge_gets_a_process_of_its_own_only_where_a_core_is_left_beyond_one_per_rank():
+    cores = len(os.sched_getaffinity(0))
+    assert not _a_core_to_spare({"LOCAL_WORLD_SIZE": str(cores)}, 64)  # every core has its rank: the thread
+    assert not _a_core_to_spare({}, cores)  # no LOCAL_WORLD_SIZE: the world size is all on this machine
+    assert _a_core_to_spare({"LOCAL_WORLD_SIZE": str(cores - 1)}, 64) == (cores > 1)
+    assert _a_core_to_spare({"LOCAL_WORLD_SIZE": "not a number"}, 1) == (cores > 1)
