@@ -19,6 +19,7 @@ from torchdoctor.explain.kinds import (
     dtypes,
     gpus,
     launchers,
+    libraries,
     nccl,
     placement,
     ranks,
@@ -30,6 +31,7 @@ from torchdoctor.explain.recognisers import Recogniser
 RECOGNISERS: tuple[Recogniser, ...] = (
     *cuda.RECOGNISERS,
     *deepspeed.RECOGNISERS,
+    *libraries.RECOGNISERS,
     *build.RECOGNISERS,
     *versions.RECOGNISERS,
     *placement.RECOGNISERS,
