@@ -27,7 +27,9 @@ def test_libnvjitlink_too_old_for_the_wheels_cusparse_is_another_toolkit_first_o
         "cublasLtGetStatusString",
         "libcublasLt.so.12",
     )
-    assert explained(line + "\n").id == "log.cuda_library_path"
+    found = explained(line + "\n")
+    assert found.id == "log.cuda_library_path" and "nvidia/cublas/lib" in found.fix
+    assert "grep -i libcublasLt" in found.fix
 
 
 def test_an_extension_missing_a_symbol_of_torch_or_its_own_is_not_another_toolkit():

@@ -43,18 +43,19 @@ def _other_toolkit(hits: list[Hit], ctx: Context) -> tuple[str, str]:
         + ("the torch wheel installed beside it" if wheel else "it was built with")
         + on_ranks(hits)
     )
+    name = companion.split(".so")[0]
+    folder = "nvjitlink" if "nvJitLink" in name else "cublas"
     fix = (
-        f"The dynamic loader took {companion.split('.so')[0]} from the first folder that has one: a CUDA toolkit "
-        "on the machine (/usr/local/cuda*/lib64, a module, a conda env) named in LD_LIBRARY_PATH comes before the "
-        "copy pip installed under site-packages/nvidia. See which one is loaded:\n"
-        "echo $LD_LIBRARY_PATH; ldd $(python -c 'import site; print(site.getsitepackages()[0])')"
-        "/nvidia/cusparse/lib/libcusparse.so.12 | grep -i nvjitlink\n"
+        f"The dynamic loader took {name} from the first folder that has one: a CUDA toolkit on the machine "
+        "(/usr/local/cuda*/lib64, a module, a conda env) named in LD_LIBRARY_PATH comes before the copy pip "
+        "installed under site-packages/nvidia. See which one is loaded:\n"
+        f"echo $LD_LIBRARY_PATH; ldd {library if '/' in library else '<the library named above>'} | grep -i {name}\n"
         "Remove the other toolkit's folder from LD_LIBRARY_PATH for this job (or unset it), or put the wheel's "
         "folder first:\n"
-        "export LD_LIBRARY_PATH=$(python -c 'import site; print(site.getsitepackages()[0])')/nvidia/nvjitlink/lib"
+        f"export LD_LIBRARY_PATH=$(python -c 'import site; print(site.getsitepackages()[0])')/nvidia/{folder}/lib"
         ":$LD_LIBRARY_PATH\n"
-        "Newer torch releases preload the wheel's libnvJitLink before cuSPARSE themselves (torch/__init__.py, "
-        "_load_global_deps; pytorch#138460)."
+        "Newer torch releases preload the wheel's libnvJitLink and libcublasLt themselves, before the libraries "
+        "that need them (torch/__init__.py, _load_global_deps; pytorch#138460)."
     )
     return summary, fix
 
