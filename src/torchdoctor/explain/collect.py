@@ -146,6 +146,12 @@ class Collector:
             if raised is not None:
                 self._framework("\n".join(before))
                 raised.source, raised.line, raised.rank, raised.order = source, number, rank, self._order
+                if raised.raised_from_above:
+                    cause = next(
+                        (r for r in reversed(self.raised) if r.source == source and r.rank == rank), None
+                    )
+                    if cause is not None:
+                        cause.wrapped_by = raised
                 self.raised.append(raised)
                 if raised.traceback:
                     self.ctx.facts["traceback_in_input"] = True

@@ -44,6 +44,9 @@ _FRAME = re.compile(
 )
 _WORKER = re.compile(r"^Caught (?P<type>\w+) in DataLoader worker process (?P<worker>\d+)")
 _TRACEBACK = re.compile(r"^\s*(?:Original )?Traceback \(most recent call last\):")
+# Python between an exception and the one raised `from` it (PEP 3134; not "During handling of the above
+# exception", an error while handling the first)
+_RAISED_FROM = "The above exception was the direct cause of the following exception:"
 MAX_TEXT = 240  # characters of a message quoted in a summary
 # When a line was written: ISO dates (Python's logging, torchrun's summary "2026-11-24_20:21:45"), glog's
 # "E1124 20:21:45.417000"; compared only between errors that both carry the same form
@@ -62,6 +65,10 @@ class Raised:
     code: str = ""  # the source line of that frame, as the traceback printed it
     raised_in: Frame | None = None  # the innermost frame of all: where the exception was raised
     raised_code: str = ""  # its source line
+    # the installed packages of the traceback's frames below the user's innermost one, outer first
+    packages: list[str] = field(default_factory=list)
+    raised_from_above: bool = False  # raised `from` the exception printed above it
+    wrapped_by: Raised | None = None  # the exception raised `from` this one, printed below it
     traceback: bool = False  # a "Traceback (most recent call last):" or frames above it
     above: int = 0  # lines above the exception line that are its traceback (its header and frames)
     source: str = ""
@@ -121,11 +128,16 @@ def exception_at(line: str, before: list[str], following: list[str]) -> Raised |
             frames.append((Frame(framed["file"], int(framed["line"]), framed["function"]), code))
     if start is not None:
         raised.above = len(before) - start
+    above = [text for text in before[: len(before) if start is None else start] if text.strip()]
+    raised.raised_from_above = bool(above) and above[-1].strip() == _RAISED_FROM
     if frames:
         raised.traceback = True
         users = [f for f in frames if not is_library(f[0].file)]
         raised.frame, raised.code = (users or frames)[-1]
         raised.raised_in, raised.raised_code = frames[-1]
+        mine = [at for at, (f, _) in enumerate(frames) if not is_library(f.file)]
+        below = frames[mine[-1] + 1 :] if mine else frames
+        raised.packages = list(dict.fromkeys(p for p in (installed_package(f.file) for f, _ in below) if p))
     return raised
 
 

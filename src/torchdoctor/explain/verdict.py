@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from torchdoctor.explain import first_failure
 from torchdoctor.explain.first_failure import Raised
-from torchdoctor.explain.kinds import BY_KIND, config_checks, versions
+from torchdoctor.explain.kinds import BY_KIND, config_checks, launch_options, versions
 from torchdoctor.explain.ranks import hit_rank
 from torchdoctor.explain.recognisers import Context, Hit
 from torchdoctor.findings import Finding
@@ -189,13 +189,22 @@ def _is_initiating(
     recogniser = BY_KIND[kind]
     if recogniser.confirm is not None and recogniser.confirm(by_kind[kind], ctx):
         return True
-    if any(_on(hit, raised, recogniser.span) for hit in by_kind[kind]):
+    if any(_on(hit, link, recogniser.span) for hit in by_kind[kind] for link in _chain(raised)):
         return True
     return any(
         _on(hit, raised, BY_KIND[vaguer].span)
         for vaguer in recogniser.absorbs
         for hit in (seen or {}).get(vaguer, [])
     )
+
+
+def _chain(raised: Raised) -> list[Raised]:
+    """``raised`` and the exceptions raised `from` it, one from the other (Python prints each below the one it
+    was raised from): one failure, the later ones saying what the first meant."""
+    links = [raised]
+    while links[-1].wrapped_by is not None and len(links) < 8:
+        links.append(links[-1].wrapped_by)
+    return links
 
 
 def _on(hit: Hit, raised: Raised, span: int = 0) -> bool:
@@ -211,11 +220,14 @@ def _on(hit: Hit, raised: Raised, span: int = 0) -> bool:
 
 
 def _covers(hit: Hit, raised: Raised) -> bool:
-    """The known kind ``hit`` is the exception ``raised``: read on the same rank, or, rank unknown, a few
-    lines from it in the same file."""
+    """The known kind ``hit`` is the exception ``raised`` (or one raised `from` it): read on the same rank, or,
+    rank unknown, a few lines from it in the same file."""
     if raised.rank is not None:
         return hit_rank(hit) == raised.rank
-    return hit.source == raised.source and hit.rank is None and abs(hit.line - raised.line) <= NEAR
+    return any(
+        hit.source == link.source and hit.rank is None and abs(hit.line - link.line) <= NEAR
+        for link in _chain(raised)
+    )
 
 
 def _unrecognised(raised: Raised, ctx: Context) -> Finding:
@@ -228,6 +240,11 @@ def _unrecognised(raised: Raised, ctx: Context) -> Finding:
         details = _likely_from(raised, "deepspeed_config_mismatch", alternatives=["log.dependency_version"])
         summary = f"likely: {summary}; or a config written for another DeepSpeed release"
         return Finding("log.deepspeed_config_mismatch", "fail", summary, details, fix)
+    unset = launch_options.unset_option(raised)
+    if unset is not None:
+        summary, fix = unset
+        details = _likely_from(raised, "launch_command")
+        return Finding("log.launch_command", "fail", f"likely: {summary}", details, fix)
     bug = versions.library_bug(raised)
     if bug is not None:
         package, summary, fix = bug

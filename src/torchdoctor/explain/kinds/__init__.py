@@ -23,6 +23,7 @@ from torchdoctor.explain.kinds import (
     gpus,
     kernel,
     launchers,
+    libraries,
     nccl,
     placement,
     ranks,
@@ -34,6 +35,7 @@ from torchdoctor.explain.recognisers import Recogniser
 RECOGNISERS: tuple[Recogniser, ...] = (
     *cuda.RECOGNISERS,
     *deepspeed.RECOGNISERS,
+    *libraries.RECOGNISERS,
     *build.RECOGNISERS,
     *versions.RECOGNISERS,
     *placement.RECOGNISERS,

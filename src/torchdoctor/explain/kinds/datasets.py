@@ -186,4 +186,48 @@ DATASET_HANDLE_FORK = Recogniser(
     describe=_handle_fork,
 )
 
-RECOGNISERS = (COLLATE_UNEQUAL_SIZES, DATALOADER_PERSISTENT_WORKERS, DATASET_HANDLE_FORK)
+
+def _batch_sampler(hits: list[Hit], ctx: Context) -> tuple[str, str]:
+    sampler = first(hits, "batch_sampler_class")
+    named = f" `{sampler}`" if sampler else ""
+    return (
+        f"Lightning could not rebuild the custom batch sampler{named} with a DistributedSampler inside it, as it "
+        "does for every DataLoader under a distributed strategy" + on_ranks(hits),
+        "Under DDP (and the other distributed strategies) Lightning re-creates each DataLoader's batch sampler with "
+        "a DistributedSampler as its sampler, calling its class as BatchSampler is called: (sampler, batch_size, "
+        "drop_last). A batch sampler that takes other arguments, or that already splits the data by rank, cannot "
+        "be rebuilt that way. If yours already gives each rank its own part (rank and world size, or a "
+        "DistributedSampler inside), tell Lightning to leave it: Trainer(use_distributed_sampler=False) "
+        "(Lightning < 2.0: replace_sampler_ddp=False; Fabric: setup_dataloaders(..., use_distributed_sampler="
+        "False)). Otherwise follow BatchSampler's API (subclass torch.utils.data.BatchSampler, take the sampler "
+        "as its first argument) and create it in the *_dataloader hook of your module.",
+    )
+
+
+CUSTOM_BATCH_SAMPLER = Recogniser(
+    # lightning/pytorch/utilities/data.py (and fabric's), _dataloader_init_kwargs_resolve_sampler: 2.1+ raises
+    # this TypeError from the sampler class's own (#18402); 1.7-2.0 raised a MisconfigurationException
+    kind="custom_batch_sampler",
+    title="Lightning cannot rebuild a custom batch sampler",
+    anchors=(
+        "Lightning can't inject a (distributed) sampler into your batch sampler",
+        "We tried to re-instantiate your custom batch sampler and failed",
+        "Trying to inject a modified sampler into the batch sampler",
+    ),
+    templates=(
+        "lightning:lightning-can-inject-distributed-sampler-into",
+        "lightning:lightning-can-inject-distributed-sampler-into-2",
+        "lightning:lightning-can-inject-distributed-sampler-into-3",
+        "lightning:trying-to-inject-modified-sampler-into",
+        "third_party:lightning-re-instantiate-custom-batch-sampler",
+    ),
+    facts=(R(r"it seems the class `(?P<batch_sampler_class>\w{1,100})` does not have an argument"),),
+    describe=_batch_sampler,
+)
+
+RECOGNISERS = (
+    COLLATE_UNEQUAL_SIZES,
+    DATALOADER_PERSISTENT_WORKERS,
+    DATASET_HANDLE_FORK,
+    CUSTOM_BATCH_SAMPLER,
+)

@@ -676,8 +676,36 @@ SLURM_ENV = Recogniser(
 )
 
 
+# accelerate's words for fp8 mixed precision without the package it runs through (older releases name
+# transformer_engine alone; a function of utils/transformer_engine.py names itself)
+_FP8_PACKAGE = R(
+    r"(?:requires `?(?P<fp8_package>transformer_engine)`?(?: or `MS-AMP`)? to be installed|"
+    r"`(?P<fp8_missing>transformer_engine)` was not found on your system|(?P<msamp_missing>MS-AMP) was not found on "
+    r"your system)"
+)
+
+
+def _fp8_package(facts: dict, hits: list[Hit]) -> tuple[str, str]:
+    package = "MS-AMP" if "msamp_missing" in facts else "transformer_engine"
+    summary = (
+        f"fp8 mixed precision was chosen, and {package}, the package accelerate runs it through, is not "
+        "installed in the environment the job ran in" + on_ranks(hits)
+    )
+    fix = (
+        "accelerate trains in fp8 through NVIDIA Transformer Engine (or MS-AMP, or torchao), and finds none "
+        "installed (it checks for the package and its pip metadata). Install it in the job's environment:\n"
+        "pip install --no-build-isolation 'transformer_engine[pytorch]'\n"
+        "fp8 needs a GPU of compute capability 8.9 or higher (Ada, Hopper and later). Or train in another "
+        "precision: mixed_precision: bf16 (or fp16) in the accelerate config, accelerate launch "
+        "--mixed_precision bf16, or Accelerator(mixed_precision='bf16')."
+    )
+    return summary, fix
+
+
 def _missing_launcher(hits: list[Hit], ctx: Context) -> tuple[str, str]:
     facts = merged(hits)
+    if {"fp8_package", "fp8_missing", "msamp_missing"} & facts.keys():
+        return _fp8_package(facts, hits)
     if "command" not in facts and "module" in facts:
         module = facts["module"]
         importer = facts.get("raised_in_package")
@@ -749,12 +777,19 @@ MISSING_LAUNCHER = Recogniser(
         # accelerate (commands/launch.py, state.py): its DeepSpeed launch in a Python without deepspeed
         "DeepSpeed is not installed => run",
         "DeepSpeed is not available => install it",
+        # accelerate: fp8 mixed precision (state.py, accelerator.py, utils/transformer_engine.py) without the
+        # package it runs through; utils/imports.py checks for it with find_spec and its pip metadata
+        "requires `transformer_engine` or `MS-AMP` to be installed",
+        "requires `transformer_engine` to be installed",
+        "requires transformer_engine to be installed",
+        "`transformer_engine` was not found on your system",
+        "MS-AMP was not found on your system",
     ),
     # a submodule of a library whose modules move between releases is a version, not a missing package
     # (kinds/versions.py reads it): "No module named 'torch._six'"
     match=R(
         rf"{_NOT_FOUND}|mpirun or mpiexec were not found|No module named '(?!torch')(?!{SUBMODULE})[\w.]+'|"
-        r"DeepSpeed is not (?:installed|available) =>"
+        r"DeepSpeed is not (?:installed|available) =>|" + _FP8_PACKAGE.pattern
     ),
     templates=(
         "system:slurm-execve-no-such-file",
@@ -766,6 +801,13 @@ MISSING_LAUNCHER = Recogniser(
         "accelerate:mpirun-or-mpiexec-were-not-found",  # accelerate/utils/launch.py: its MPI launch
         "accelerate:deepspeed-is-not-installed-run-pip3",
         "accelerate:deepspeed-is-not-available-install-it",
+        "accelerate:using-fp8-precision-requires-transformer-engine",
+        "accelerate:transformer-engine-was-not-found-on",
+        "accelerate:ms-amp-was-not-found-on",
+        "accelerate:using-has-transformer-engine-layers-requires",
+        "accelerate:using-convert-model-requires-transformer-engine",
+        "accelerate:using-contextual-fp8-autocast-requires-transformer",
+        "accelerate:using-apply-fp8-autowrap-requires-transformer",
     ),
     # a module the run cannot import is as often a package never installed as a launcher from another
     # environment (its workers run its own Python): only likely, and the fix says how to tell them apart
@@ -779,6 +821,7 @@ MISSING_LAUNCHER = Recogniser(
         R(r"(?P<command>mpirun or mpiexec) were not found"),
         R(rf"No module named '(?P<module>(?!torch')(?!{SUBMODULE})[\w.]+)'"),
         R(r"(?P<module>DeepSpeed) is not (?:installed|available) =>"),
+        _FP8_PACKAGE,
     ),
     describe=_missing_launcher,
 )

@@ -392,7 +392,24 @@ def _private_call(hits: list[Hit]) -> tuple[str, str]:
     )
 
 
+def _set_epoch(hits: list[Hit]) -> tuple[str, str]:
+    summary = (
+        "set_epoch was called on the DataLoader's sampler, a SequentialSampler, not on a DistributedSampler: a "
+        "DataLoader given a batch_sampler keeps a default SequentialSampler as .sampler, and the DistributedSampler "
+        "sits inside the batch sampler, where an epoch hook of some releases did not look (mmcv before 1.1, "
+        "Lightning before 0.7.6 under DDP)" + on_ranks(hits)
+    )
+    fix = (
+        "Call set_epoch where the DistributedSampler is: loader.batch_sampler.sampler.set_epoch(epoch), or on the "
+        "sampler object you built. When a framework's hook calls it, upgrade the framework: mmcv >= 1.1.0 "
+        "(DistSamplerSeedHook, open-mmlab/mmcv#484) or Lightning >= 0.7.6 (its DDP epoch loop, #1734)."
+    )
+    return summary, fix
+
+
 def _release_bug(hits: list[Hit], ctx: Context) -> tuple[str, str]:
+    if first(hits, "seq_sampler"):
+        return _set_epoch(hits)
     if first(hits, "missing_object"):
         return _unbuilt_objects(hits)
     if first(hits, "kernel_fault"):
@@ -435,6 +452,9 @@ LIBRARY_RELEASE_BUG = Recogniser(
         "Plugin' object has no attribute '",
         # DeepSpeed 0.3.16's engine: ZeRO-3 with fp16 finding a parameter that is not half
         "Model must initialized in fp16 mode for ZeRO Stage 3",
+        # CPython's AttributeError on torch's default sampler (torch/utils/data/dataloader.py: a DataLoader
+        # given a batch_sampler keeps a SequentialSampler as .sampler): an epoch hook reading loader.sampler
+        "'SequentialSampler' object has no attribute 'set_epoch'",
     ),
     match=R(
         r"8-bit precision on multiple devices\.|\w+ is not (?:an Optimizer|a subclass of torch\.optim\.Optimizer)|"
@@ -442,8 +462,8 @@ LIBRARY_RELEASE_BUG = Recogniser(
         + PRIVATE_CALL.pattern
         + "|"
         + _ACCELERATE_PLUGIN.pattern
-        + "|Model must initialized in fp16 mode for ZeRO Stage 3|"
-        + cuda_errors.KERNEL_FAULT.pattern
+        + "|Model must initialized in fp16 mode for ZeRO Stage 3|'(?P<seq_sampler>SequentialSampler)' object has no "
+        "attribute 'set_epoch'|" + cuda_errors.KERNEL_FAULT.pattern
     ),
     templates=(
         "third_party:accelerate-8bit-on-multiple-devices",
@@ -515,6 +535,14 @@ LIBRARY_RELEASE_BUG = Recogniser(
             when=("private_call", "acc_class"),
         ),
         Alternative(
+            "not_launched_distributed",
+            "no DistributedSampler at all: the run was started as one process (or built its loader without one) "
+            "and calls set_epoch anyway",
+            "Start it with the launcher (torchrun --nproc_per_node N train.py), or call set_epoch only on a "
+            "DistributedSampler: if isinstance(loader.sampler, DistributedSampler): loader.sampler.set_epoch(epoch).",
+            when=("seq_sampler",),
+        ),
+        Alternative(
             "nccl_bug_upgrade",
             "a bug of the NCCL release in use, fixed in a later one",
             "Upgrade NCCL (the torch release that ships a newer one, or the nvidia-nccl-cu* wheel) and check the "
@@ -560,8 +588,10 @@ def library_bug(raised: Raised) -> tuple[str, str, str] | None:
     if "*args" in raised.raised_code and "**kwargs" in raised.raised_code:
         return None  # a frame that only passes the caller's arguments on: the caller's mistake
     code = f" (`{cut(raised.raised_code, 120)}`)" if raised.raised_code else ""
+    callers = [p for p in raised.packages if p != package]
+    through = f", called through {', '.join(callers)}" if callers else ""
     summary = (
-        f"{raised.text()} raised inside {package} ({raised.raised_in}), not in your code: "
+        f"{raised.text()} raised inside {package} ({raised.raised_in}{through}), not in your code: "
         f"a bug of the {package} version installed, or a value it does not expect from its caller"
     )
     fix = (
@@ -571,7 +601,33 @@ def library_bug(raised: Raised) -> tuple[str, str, str] | None:
         f"(pip show {package}; its requirements file). If the value it received comes from your code or "
         "config, check it against the documentation of that version."
     )
+    if callers:
+        fix += (
+            f"\nThe traceback also passes through {', '.join(callers)}, whose code calls (or overrides) {package}'s "
+            f"here: a {callers[0]} release written for another {package} release is as likely. Compare pip show "
+            f"{callers[0]} {package} with what {callers[0]} requires, and update it: pip install -U {callers[0]}."
+        )
+    fix += "".join(
+        f"\n{known}"
+        for caller, words, known in KNOWN_MISMATCHES
+        if caller in callers and words in raised.message
+    )
     return package, summary, fix
+
+
+# Release pairs known not to fit, each read from the fix that made them fit: (the calling package in the
+# traceback, words of the error, what to do)
+KNOWN_MISMATCHES: tuple[tuple[str, str, str], ...] = (
+    (
+        # deepspeed/elasticity/elastic_agent.py: DSElasticAgent overrides torch's _set_master_addr_port, which
+        # torch 2.0 calls with a fourth argument (local_addr); DeepSpeed #4985 (v0.13.2) added it
+        "deepspeed",
+        "_set_master_addr_port() takes 3 positional arguments but 4 were given",
+        "DeepSpeed's elastic agent (deepspeed --elastic_training) overrides torch's _set_master_addr_port with the "
+        "signature torch had before 2.0; DeepSpeed 0.13.2 takes the local_addr argument torch 2.0 passes (DeepSpeed "
+        "#4985): pip install -U 'deepspeed>=0.13.2', or run torch < 2.0.",
+    ),
+)
 
 
 # CPython's TypeError for a keyword the called function does not take (Objects/call.c, Python/ceval.c; catalog
