@@ -261,6 +261,13 @@ def _build(hits: list[Hit], ctx: Context) -> tuple[str, str]:
         )
     if facts.get("no_ninja"):
         return ("torch's extension builder needs ninja", "pip install ninja   # then build again")
+    if facts.get("vc_without_sdk"):
+        return (
+            "the Visual C++ environment is activated but DISTUTILS_USE_SDK is not set: torch's extension "
+            "builder stops rather than activate it a second time",
+            "In the x64 Native Tools prompt (or after vcvarsall.bat) tell setuptools to use the environment "
+            "as it is: set DISTUTILS_USE_SDK=1 (PowerShell: $env:DISTUTILS_USE_SDK=1), then build again.",
+        )
     if facts.get("old_compiler"):
         return (
             "the host compiler is too old for torch's headers (they need C++17)",
@@ -373,6 +380,10 @@ CUDA_BUILD = Recogniser(
         "third_party:deepspeed-cpuadam-no-ds-opt-adam",
         # torch/utils/cpp_extension.py _get_cuda_arch_flags: TORCH_CUDA_ARCH_LIST (or the GPU) it cannot name
         "torch:unknown-cuda-arch-or-gpu-not",
+        # torch/utils/cpp_extension.py BuildExtension: an extension linked with nvcc's device link step (dlink=True)
+        # when ninja is missing; on Windows a VC environment already activated without DISTUTILS_USE_SDK
+        "torch:with-dlink-true-ninja-is-required",
+        "torch:it-seems-that-the-vc-environment",
         # the compiler's first error line, whatever the package: a header not found, a name not declared
         *diagnostics.TEMPLATES,
     ),
@@ -418,6 +429,8 @@ CUDA_BUILD = Recogniser(
         "nvcc' failed with exit",
         "Error compiling objects for extension",
         "Ninja is required to load C++ extensions",
+        "ninja is required to build cuda extension",
+        "the VC environment is activated but DISTUTILS_USE_SDK is not set",
         "Command '['ninja', '-v'",
         "fatal error: cuda",
         "fatal error: cublas",
@@ -556,7 +569,8 @@ CUDA_BUILD = Recogniser(
             r"unsupported Microsoft Visual Studio "
             r"version|Cannot find compiler 'cl\.exe' in PATH)"
         ),
-        R(r"(?P<no_ninja>Ninja is required)"),
+        R(r"(?P<no_ninja>Ninja is required|ninja is required to build cuda extension)"),
+        R(r"(?P<vc_without_sdk>the VC environment is activated but DISTUTILS_USE_SDK is not set)"),
         R(r"(?P<old_compiler>C\+\+17 or later compatible compiler is required)"),
         R(r"cannot find -l(?P<missing_lib>[\w+-]{1,60})"),
         R(

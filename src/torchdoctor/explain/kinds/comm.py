@@ -141,9 +141,17 @@ def _rendezvous(hits: list[Hit], ctx: Context) -> tuple[str, str]:
         message = first(hits, "message", "")
         summary = f"{error}: {message}".rstrip(": ") + on_ranks(hits)
         if first(hits, "socket_timeout"):
+            waited = first(hits, "store_wait")
             summary = (
-                "a read from the rendezvous store timed out (Socket Timeout): the key another rank should set "
-                "never came, or the store's host (MASTER_ADDR) stopped answering" + on_ranks(hits)
+                f"a read from the rendezvous store timed out ({(waited or 'Socket Timeout').strip()}): the key "
+                "another rank should set never came, or the store's host (MASTER_ADDR) stopped answering"
+                + on_ranks(hits)
+            )
+        if first(hits, "agent_lost_store"):
+            summary = (
+                f"this node's torchrun agent lost the rendezvous store ({first(hits, 'agent_lost_store').strip()}): "
+                "the node that hosts it (the --rdzv-endpoint host) failed, finished or cannot be reached"
+                + on_ranks(hits)
             )
         if first(hits, "joined"):
             summary = (
@@ -212,6 +220,18 @@ RENDEZVOUS_OR_PORT = Recogniser(
         "torch:rendezvous-timeout-occurred-in-etcdrendezvoushandler",
         "torch_cpp:the-server-socket-has-failed-to-6",  # socket.cpp: no local address to listen on
         "torch_native:socket-timeout",  # Utils.hpp SYSCHECK: a store socket's recv/send past its timeout
+        # TCPStore.cpp doWait (torch 2.4+, where older releases threw "Socket Timeout"): a get/wait for keys no
+        # rank set within the store's timeout; its barrier command the same for a barrier key
+        "torch_cpp:wait-timeout-after-ms-keys",
+        "torch_cpp:barrier-timeout-after-ms-key",
+        # elastic/utils/distributed.py _check_full_rank: fewer members than world_size reached the store
+        "torch:timed-out-waiting-for-all-members",
+        # elastic/rendezvous/etcd_store.py: the etcd rendezvous' wait for keys
+        "torch:timeout-while-waiting-for-keys-in",
+        # elastic/rendezvous/dynamic_rendezvous.py: the agent's keep-alive and its closing of the rendezvous fail
+        # when the store (on the --rdzv-endpoint host) is gone
+        "torch:the-node-has-failed-to-send",
+        "torch:the-node-has-failed-to-shutdown",
     ),
     title="rendezvous failed",
     anchors=(
@@ -234,6 +254,12 @@ RENDEZVOUS_OR_PORT = Recogniser(
         "Rendezvous timeout occurred in EtcdRendezvousHandler",
         "has failed to listen on any local network address",
         "Socket Timeout",
+        "wait timeout after ",
+        "barrier timeout after ",
+        "timed out waiting for all ",
+        "Timeout while waiting for keys in EtcdStore",
+        "has failed to send a keep-alive heartbeat to the rendezvous",
+        "has failed to shutdown the rendezvous",
         # torch 1.x rendezvous.py's _env_rendezvous_handler raising for the variable it names: the source line a
         # traceback shows when the paste stops before the message ("environment variable X expected, but not set")
         "raise _env_error(",
@@ -261,8 +287,17 @@ RENDEZVOUS_OR_PORT = Recogniser(
         "Rendezvous timeout occurred in EtcdRendezvousHandler",
         "has failed to listen on any local network address",
         # c10d Utils.hpp SYSCHECK: a store socket's send/recv that ran past its timeout (EAGAIN): the key another
-        # rank should have written never came, or the store's host stopped answering
+        # rank should have written never came, or the store's host stopped answering; TCPStore's own wait and
+        # barrier timeouts (torch 2.4+), the elastic store's and etcd's: the same, in their words
         "Socket Timeout",
+        "wait timeout after ",
+        "barrier timeout after ",
+        "timed out waiting for all ",
+        "Timeout while waiting for keys in EtcdStore",
+        # dynamic_rendezvous.py: a keep-alive or the closing of the rendezvous that failed (its error type named):
+        # the store's node died or ended first as often as the network between them failed
+        "has failed to send a keep-alive heartbeat to the rendezvous",
+        "has failed to shutdown the rendezvous",
     ),
     also=(
         Alternative(
@@ -288,12 +323,16 @@ RENDEZVOUS_OR_PORT = Recogniser(
             "(its workers failed past --max-restarts, or it finished), a node that crashed never joins, and a "
             "store read times out (Socket Timeout) when the rank that should set the key (rank 0 for the NCCL "
             "id, every rank for a barrier) died, hangs or is still loading.",
-            when=("rdzv_closed", "joined", "socket_timeout"),
+            when=("rdzv_closed", "joined", "socket_timeout", "agent_lost_store"),
         ),
     ),
     # a warning torch prints on hosts without IPv6 before it tries IPv4: not a failure; a store read that timed
     # out inside ProcessGroupNCCL's wait for rank 0's NCCL id is that wait's (collective_timeout reads it)
-    reject=R(r"errno: 97 - Address family not supported|ncclUniqueId[^\n]{0,300}Socket Timeout"),
+    reject=R(
+        r"errno: 97 - Address family not supported|ncclUniqueId[^\n]{0,300}(?:Socket Timeout|wait timeout after)|"
+        # the store's timeouts only as TCPStore and elastic word them, not the same words in another message
+        r"(?:wait|barrier) timeout after (?!\d+ms, key)|timed out waiting for all (?!\d+ members to join)"
+    ),
     facts=(
         R(r"(?P<in_use>[Aa]ddress already in use|EADDRINUSE|another process is utilizing it)"),
         R(r"communication on port `(?P<port>\d+)`"),
@@ -308,6 +347,14 @@ RENDEZVOUS_OR_PORT = Recogniser(
         R(r"(?P<what>waiting for clients\. (?P<joined>\d+)/(?P<expected>\d+) clients joined)"),
         R(r"(?P<rdzv_closed>RendezvousClosedError)"),
         R(r"(?P<socket_timeout>Socket Timeout)"),
+        R(
+            r"(?P<socket_timeout>(?P<store_wait>(?:wait|barrier) timeout after \d+ms, keys?: [^\n]{0,120}|timed out "
+            r"waiting for all \d+ members to join|Timeout while waiting for keys in EtcdStore))"
+        ),
+        R(
+            r"(?P<agent_lost_store>failed to (?:send a keep-alive heartbeat to|shutdown) the rendezvous '[^'\n]{0,100}' "
+            r"due to an error of type \w{1,60})"
+        ),
         R(r"world_size=(?P<world_size>\d+), worker_count=(?P<worker_count>\d+)"),
     ),
     describe=_rendezvous,
@@ -349,6 +396,26 @@ def _network(hits: list[Hit], ctx: Context) -> tuple[str, str]:
     facts = merged(hits)
     ifname = ctx.facts.get("socket_ifname")
     set_to = f" (NCCL_SOCKET_IFNAME is set to {ifname})" if ifname else ""
+    if facts.get("oob_ifname"):
+        return (
+            f"NCCL_OOB_NET_IFNAME={facts['oob_value']} names no network device NCCL sees on this host: "
+            "NCCL's bootstrap over the network plugin (NCCL_OOB_NET_ENABLE=1) stops" + on_ranks(hits),
+            "NCCL_OOB_NET_IFNAME picks the device of the network plugin (an IB/RoCE HCA such as mlx5_0, with ^ "
+            "to exclude, = for an exact name) that carries NCCL's bootstrap: name one this host has (ibv_devinfo "
+            "lists them; NCCL_DEBUG=INFO prints 'NET/IB : Using [0]mlx5_0:1/...'), or unset it, or unset "
+            "NCCL_OOB_NET_ENABLE to bootstrap over the sockets of NCCL_SOCKET_IFNAME again.",
+        )
+    if facts.get("net_count_mismatch"):
+        kind = "CollNet (SHARP)" if facts.get("net_coll") else "network"
+        switch = "NCCL_IGNORE_COLLNET_MISMATCH" if facts.get("net_coll") else "NCCL_IGNORE_NET_MISMATCH"
+        return (
+            f"the hosts see different numbers of {kind} devices (min {facts['net_min']}, max {facts['net_max']}): "
+            "NCCL 2.30+ refuses to build the communicator" + on_ranks(hits),
+            "Every host should see the same NICs: on the host with fewer, check the ports are up (ibstat: State "
+            "Active; a NIC down or missing its driver), and that NCCL_IB_HCA / NCCL_SOCKET_IFNAME select the same "
+            "devices everywhere (NCCL_DEBUG=INFO prints which rank has how many: 'Rank N has M local Net "
+            f"devices'). If the hosts really differ, {switch}=1 lets NCCL go on with the smaller count.",
+        )
     if facts.get("incompatible_nics"):
         return (
             "NCCL paired network adapters of different kinds across the hosts: "
@@ -504,6 +571,12 @@ NETWORK_INTERFACE = Recogniser(
         "nccl:connect-returned-exceeded-error-retry-count",
         # torch/csrc/distributed/c10d/ProcessGroupGloo.cpp: gloo could not connect its full mesh of pairs
         "torch_cpp:gloo-connectfullmesh-failed-with",
+        # bootstrap.cc (2.25+): NCCL_OOB_NET_IFNAME matches no device of the net plugin (ncclInvalidArgument)
+        "nccl:no-device-found-matching-verify-nccl",
+        "nccl:no-device-found-after-excluding-verify",
+        # init.cc (2.30+): the ranks' hosts count different NICs (ncclSystemError unless told to ignore it)
+        "nccl:detected-mixed-local-net-device-counts",
+        "nccl:detected-mixed-local-collnet-device-counts",
     ),
     title="network interface problem",
     anchors=(
@@ -527,6 +600,8 @@ NETWORK_INTERFACE = Recogniser(
         "Connect: exceeded timeouts",
         "exceeded error retry count",
         "Gloo connectFullMesh failed with",
+        "verify NCCL_OOB_NET_IFNAME",
+        "device counts across ranks (min ",
     ),
     match=R(
         r"no socket interface found|Unable to find address for|is neither AF_INET|Got completion|Call to ibv_|"
@@ -535,10 +610,20 @@ NETWORK_INTERFACE = Recogniser(
         r"net devices with different link_layer|together with different link_layer|"
         r"Gloo connectFullMesh failed with|socket(?:Start|Poll)Connect: exceeded (?:retries|timeouts)|connect returned [^\n]{0,80}exceeded error retry|"
         r"Connect to [^\s<]{1,255}<\d+> failed|No usable listening interface found|"
-        r"pair\.cc:\d+\] connect\s{1,3}\[?[^\s\]]{1,255}\]?:\d+: "
+        r"pair\.cc:\d+\] connect\s{1,3}\[?[^\s\]]{1,255}\]?:\d+: |verify NCCL_OOB_NET_IFNAME|"
+        # the WARN, not the INFO line NCCL prints instead when told to ignore the mismatch
+        r"Detected mixed local (?:Coll)?Net device counts across ranks \(min \d+, max \d+\)\. Set "
     ),
     facts=(
         R(r"(?P<what>Bootstrap : no socket interface found|No usable listening interface found)"),
+        R(
+            r"(?P<oob_ifname>no device found (?:matching|after excluding) (?:exactly )?(?P<oob_value>[^\s,]{0,100}), "
+            r"verify NCCL_OOB_NET_IFNAME)"
+        ),
+        R(
+            r"(?P<net_count_mismatch>Detected mixed local (?P<net_coll>Coll)?Net device counts across ranks "
+            r"\(min (?P<net_min>\d+), max (?P<net_max>\d+)\))"
+        ),
         R(r"(?P<incompatible_nics>Attempted to connect incompatible devices: [^\n]{1,200})"),
         R(
             r"(?P<incompatible_nics>(?:Remote \S{1,40} device is incompatible with the local|Attempted to merge "

@@ -107,14 +107,15 @@ NCCL_SYSTEM_ERROR = Recogniser(
 
 def _nccl_error(hits: list[Hit], ctx: Context) -> tuple[str, str]:
     facts = merged(hits)
-    reason = facts.get("reason", facts.get("bare", "error")).strip()
+    said = ("reason", "bare", "result", "socket_progress")
+    reason = next((facts[k] for k in said if facts.get(k)), "error").strip()
     version = facts.get("nccl_version")
     last = facts.get("last_error", "").strip()
     summary = (
         f"NCCL {version + ': ' if version else ''}{reason}" + (f" — {last}" if last else "") + on_ranks(hits)
     )
     lowered = f"{reason} {last}".lower()
-    if "remote process exited" in lowered or "network error" in lowered:
+    if "remote process exited" in lowered or "network error" in lowered or "socket progress error" in lowered:
         fix = "Another rank died or its host dropped off the network first: its own error is the cause."
     elif "cuda" in lowered or facts.get("bare"):
         fix = (
@@ -154,6 +155,13 @@ NCCL_ERROR_OTHER = Recogniser(
         # src/proxy.cc: a local rank's proxy thread (shared memory, the network plugin) that failed or went away
         "nccl:proxy-call-to-rank-failed",
         "nccl:proxy-service-failed-to-execute-operation",
+        # init.cc ncclGetErrorString: ncclInternalError's and ncclInvalidArgument's words, printed by torch's
+        # "NCCL error in:" and by the ncclXxx exceptions of other wrappers (cupy, NCCL's own tests)
+        "nccl:internal-error-please-report-this-issue",
+        "nccl:invalid-argument-run-with-nccl-debug",
+        # transport/net_socket.cc: a socket of the socket transport failed mid-transfer (the peer went away, or the
+        # network between them)
+        "nccl:net-socket-socket-progress-error",
     ),
     title="NCCL error",
     anchors=(
@@ -162,6 +170,9 @@ NCCL_ERROR_OTHER = Recogniser(
         "unhandled cuda error",
         "Proxy Call to rank",
         "Failed to execute operation",
+        "internal error - please report this issue to the NCCL developers",
+        "invalid argument (run with NCCL_DEBUG=WARN for details)",
+        "NET/Socket : socket progress error",
     ),
     # an NCCL error with no more specific kind recognised is only what a cause elsewhere led to, or one of
     # several (a version's bug, the fabric, a peer): never certain
@@ -171,10 +182,18 @@ NCCL_ERROR_OTHER = Recogniser(
         "unhandled cuda error",
         "Proxy Call to rank",
         "Failed to execute operation",
+        # NCCL's result strings (an internal error is a bug or a failure NCCL did not expect, the network's as
+        # often as its own; an invalid argument the caller's or a setting's) and the socket transport's failure
+        # (a peer that went away more often than the network): what led to them is elsewhere
+        "internal error - please report this issue to the NCCL developers",
+        "invalid argument (run with NCCL_DEBUG=WARN for details)",
+        "NET/Socket : socket progress error",
     ),
     match=R(
         r"NCCL error in: [^\n]{1,300}NCCL version|NCCL Error \d+: |(?P<bare>unhandled cuda error)|"
-        r"Proxy Call to rank \d+ failed|Failed to execute operation \w+ from rank"
+        r"Proxy Call to rank \d+ failed|Failed to execute operation \w+ from rank|"
+        r"(?P<result>internal error - please report this issue to the NCCL developers|invalid argument \(run with "
+        r"NCCL_DEBUG=WARN for details\))|(?P<socket_progress>NET/Socket : socket progress error)"
     ),
     span=3,
     facts=(
