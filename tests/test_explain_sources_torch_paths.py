@@ -1,0 +1,345 @@
+"""Messages of the torch launcher, the c10d store, init_process_group, NCCL and cpp_extension, read from the code
+that prints them (issue 19: the launcher, communication and build families a new sample names least).
+
+Each input is a catalog template (its id beside it) with realistic values in its placeholders, printed the way
+its source prints it (a logger's prefix, an exception's type, NCCL's WARN prefix). For each: the kind, how sure
+it is (a line that several causes print is "likely" and names the other reading), the facts it reads, and a
+near-miss with the same words that must not fire.
+"""
+
+from __future__ import annotations
+
+import io
+
+import pytest
+
+from torchdoctor.explain.catalog import by_id
+from torchdoctor.explain.diagnose import explain
+
+
+def template(ident: str, *values: str) -> str:
+    """A catalog template with its placeholders (``{}``, ``%s``, ``%d``) filled in order."""
+    text = by_id()[ident].text
+    for value in values:
+        marks = [(text.find(m), m) for m in ("{}", "%s", "%d") if m in text]
+        if marks:
+            at, mark = min(marks)
+            text = text[:at] + value + text[at + len(mark) :]
+    return text
+
+
+def lead(text: str):
+    return explain(["-"], stdin=io.BytesIO(text.encode()))[0]
+
+
+def sure(found) -> str:
+    return found.details.get("confidence", "certain")
+
+
+NCCL_WARN = "node7:2210:2298 [{rank}] {file} NCCL WARN {message}\n"
+
+
+# -- the c10d store's own timeouts (TCPStore.cpp doWait / barrier, torch 2.4+; elastic's) -------------------
+
+
+@pytest.mark.parametrize(
+    ("line", "read"),
+    [
+        (
+            "torch.distributed.DistStoreError: "
+            + template(
+                "torch_cpp:wait-timeout-after-ms-keys",
+                "1800000",
+                "/torchelastic/agent/terminal_state/last_member",
+            ),
+            "wait timeout after 1800000ms",
+        ),
+        (
+            "torch.distributed.DistStoreError: "
+            + template(
+                "torch_cpp:barrier-timeout-after-ms-key",
+                "300000",
+                "/default_pg/store_based_barrier_key:1/last_worker",
+            ),
+            "barrier timeout after 300000ms",
+        ),
+        (
+            "TimeoutError: " + template("torch:timed-out-waiting-for-all-members", "16"),
+            "all 16 members to join",
+        ),
+        (
+            "torch.distributed.elastic.rendezvous.api.RendezvousTimeoutError: "
+            + template("torch:timeout-while-waiting-for-keys-in"),
+            "Timeout while waiting for keys in EtcdStore",
+        ),
+    ],
+)
+def test_a_store_read_that_timed_out_is_likely_a_rank_that_never_wrote_its_key(line, read):
+    found = lead(line + "\n")
+    assert found.id == "log.rendezvous_or_port" and sure(found) == "likely"
+    assert read in found.summary and "the key another rank should set never came" in found.summary
+    # a peer that died first prints the same: named as the other reading
+    assert found.details["alternatives"] == ["log.peer_closed"]
+
+
+def test_the_store_timeout_of_ncclUniqueId_stays_the_collective_timeouts():
+    line = (
+        "torch.distributed.DistBackendError: [3] is setting up NCCL communicator and retrieving ncclUniqueId from "
+        "[0] via c10d key-value store by key '0', but store->get('0') got error: "
+        + template("torch_cpp:wait-timeout-after-ms-keys", "600000", "/default_pg/0//cuda//0")
+    )
+    assert lead(line + "\n").id == "log.collective_timeout"
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "wait timeout after everything else was tried\n",  # the words, not TCPStore's "after <N>ms, keys:"
+        "INFO: timed out waiting for all the downloads to finish\n",
+    ],
+)
+def test_the_stores_words_elsewhere_are_not_a_store_timeout(line):
+    assert lead(line).id == "log.unrecognised"
+
+
+@pytest.mark.parametrize(
+    "ident", ["torch:the-node-has-failed-to-send", "torch:the-node-has-failed-to-shutdown"]
+)
+def test_an_agent_that_lost_the_rendezvous_store_names_the_node_that_hosts_it(ident):
+    # dynamic_rendezvous.py: logger.warning of the keep-alive (and of the shutdown) that raised a RendezvousError
+    line = "[W1129 10:02:11] " + template(ident, "node3_4411_0", "llama-ft", "RendezvousConnectionError")
+    found = lead(line + "\n")
+    assert found.id == "log.rendezvous_or_port" and sure(found) == "likely"
+    assert "lost the rendezvous store" in found.summary and "RendezvousConnectionError" in found.summary
+    assert "log.peer_closed" in found.details["alternatives"]
+
+
+# -- torchrun stopping and restarting its workers (elastic/multiprocessing/api.py, agent/server/api.py) -------
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "W1129 10:02:11.123000 4411 torch/distributed/elastic/multiprocessing/api.py:897] "
+        + template("torch:sending-process-closing-signal", "47110", "SIGTERM"),
+        "INFO:torch.distributed.elastic.agent.server.api:"
+        + template("torch:worker-group-attempts-left-will-restart", "default", "FAILED", "3", "3"),
+    ],
+)
+def test_torchrun_stopping_or_restarting_its_workers_is_a_consequence_of_a_worker_that_failed(line):
+    found = lead(line + "\n")
+    assert found.id == "log.child_failed" and sure(found) == "likely"
+    assert "the cause is not in this log" in found.summary
+
+
+def test_torchrun_stopping_its_workers_after_the_error_leaves_the_error_leading():
+    text = (
+        "RuntimeError: CUDA out of memory. Tried to allocate 2.00 GiB (GPU 1; 79.15 GiB total capacity)\n"
+        + template("torch:sending-process-closing-signal", "47110", "SIGTERM")
+        + "\n"
+    )
+    assert lead(text).id == "log.cuda_oom"
+
+
+def test_a_closing_signal_that_names_no_signal_is_not_torchruns():
+    assert lead("the wizard sent a closing signal to every tower\n").id == "log.unrecognised"
+
+
+# -- NCCL: the bootstrap's network device, the hosts' NIC counts, its result strings ------------------------
+
+
+@pytest.mark.parametrize(
+    ("ident", "values", "value"),
+    [
+        ("nccl:no-device-found-matching-verify-nccl", ("", "mlx5_9"), "mlx5_9"),
+        ("nccl:no-device-found-after-excluding-verify", ("exactly ", "mlx5_0"), "mlx5_0"),
+    ],
+)
+def test_an_oob_interface_setting_that_matches_no_device_is_certain(ident, values, value):
+    found = lead(NCCL_WARN.format(rank=0, file="bootstrap.cc:577", message=template(ident, *values)))
+    assert found.id == "log.network_interface" and sure(found) == "certain"
+    assert f"NCCL_OOB_NET_IFNAME={value} names no network device" in found.summary
+    assert "ibv_devinfo" in found.fix
+
+
+def test_the_2_23_warning_that_ignores_the_oob_setting_is_not_a_failure():
+    line = template("nccl:no-device-found-matching-nccl-oob", "mlx5_9")
+    assert lead(NCCL_WARN.format(rank=0, file="bootstrap.cc:420", message=line)).id == "log.unrecognised"
+
+
+@pytest.mark.parametrize(
+    ("ident", "rest", "switch"),
+    [
+        # init.cc WARN("... Set NCCL_IGNORE_NET_MISMATCH=1 to " "continue."): the catalog keeps the first literal
+        ("nccl:detected-mixed-local-net-device-counts", " continue.", "NCCL_IGNORE_NET_MISMATCH=1"),
+        (
+            "nccl:detected-mixed-local-collnet-device-counts",
+            " NCCL_IGNORE_COLLNET_MISMATCH=1 to continue.",
+            "NCCL_IGNORE_COLLNET_MISMATCH=1",
+        ),
+    ],
+)
+def test_hosts_that_count_different_nics_are_named_with_the_switch_that_goes_on(ident, rest, switch):
+    message = template(ident, "4", "8") + rest
+    found = lead(NCCL_WARN.format(rank=0, file="init.cc:1339", message=message))
+    assert found.id == "log.network_interface" and sure(found) == "certain"
+    assert "(min 4, max 8)" in found.summary and switch in found.fix
+
+
+def test_the_info_line_of_an_ignored_nic_count_mismatch_is_not_a_failure():
+    line = (
+        "node7:2210:2298 [0] NCCL INFO Detected mixed local Net device counts across ranks (min 4, max 8). "
+        "Ignoring due to NCCL_IGNORE_NET_MISMATCH.\n"
+    )
+    assert lead(line).id == "log.unrecognised"
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        # torch's C10D_NCCL_CHECK around ncclGetErrorString(ncclInternalError) / (ncclInvalidArgument)
+        "torch.distributed.DistBackendError: NCCL error in: ../torch/csrc/distributed/c10d/NCCLUtils.hpp:317, "
+        + template("nccl:internal-error-please-report-this-issue")
+        + ", NCCL version 2.18.1",
+        # another wrapper of the same result string (cupy's NcclError)
+        "cupy_backends.cuda.libs.nccl.NcclError: NCCL_ERROR_INVALID_ARGUMENT: "
+        + template("nccl:invalid-argument-run-with-nccl-debug"),
+        NCCL_WARN.format(
+            rank=1, file="net_socket.cc:325", message=template("nccl:net-socket-socket-progress-error")
+        ).rstrip(),
+    ],
+)
+def test_ncclS_result_strings_and_the_socket_transports_failure_are_only_likely(line):
+    found = lead(line + "\n")
+    assert found.id == "log.nccl_error" and sure(found) == "likely"
+    assert "log.nccl_bug_upgrade" in found.details["alternatives"]
+
+
+def test_the_socket_transports_failure_points_at_the_peer_that_went_away():
+    found = lead(
+        NCCL_WARN.format(
+            rank=1, file="net_socket.cc:325", message=template("nccl:net-socket-socket-progress-error")
+        )
+    )
+    assert "Another rank died" in found.fix
+
+
+def test_another_librarys_invalid_argument_is_not_ncclS():
+    assert lead("ValueError: invalid argument (run with --verbose for details)\n").id != "log.nccl_error"
+
+
+# -- torch.utils.cpp_extension's own build checks ------------------------------------------------------------
+
+
+def test_a_device_linked_extension_without_ninja_asks_for_ninja():
+    found = lead(
+        "AssertionError: " + template("torch:with-dlink-true-ninja-is-required", "fused_dense_lib") + "\n"
+    )
+    assert found.id == "log.cuda_build" and sure(found) == "certain"
+    assert "pip install ninja" in found.fix
+
+
+def test_a_vc_environment_without_distutils_use_sdk_says_how_to_set_it():
+    found = lead("UserWarning: " + template("torch:it-seems-that-the-vc-environment") + "\n")
+    assert found.id == "log.cuda_build" and sure(found) == "certain"
+    assert "DISTUTILS_USE_SDK=1" in found.fix
+
+
+def test_ninja_named_elsewhere_is_not_the_extension_builders():
+    assert lead("note: ninja is required to build the docs\n").id == "log.unrecognised"
+
+
+# -- torchrun's --nnodes and --rdzv-conf (dynamic_rendezvous.py, etcd_rendezvous*.py, c10d backend) -----------
+
+
+@pytest.mark.parametrize(
+    ("line", "read"),
+    [
+        (
+            "ValueError: " + template("torch:the-maximum-number-of-nodes-must", "1", "2"),
+            "must be greater than",
+        ),
+        ("ValueError: " + template("torch:the-minimum-number-of-nodes-must", "0"), "greater than zero"),
+        ("ValueError: " + template("torch:the-etcd-protocol-must-be-http"), "HTTP or HTTPS"),
+        ("ValueError: " + template("torch:the-protocol-must-be-http-or"), "HTTP or HTTPS"),
+        ("ValueError: " + template("torch:invalid-store-type-given-currently-only"), "file and tcp"),
+    ],
+)
+def test_torchruns_rendezvous_options_it_refuses(line, read):
+    found = lead(line + "\n")
+    assert found.id == "log.launch_command" and sure(found) == "certain"
+    assert read in found.summary and "MIN:MAX (1 <= MIN <= MAX)" in found.fix
+
+
+def test_a_count_of_nodes_that_is_not_refused_is_not_a_launch_error():
+    assert lead("The minimum number of nodes (2) joined the rendezvous\n").id == "log.unrecognised"
+
+
+# -- init_process_group's own checks (distributed_c10d.py, rendezvous.py) ------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("line", "summary", "fix"),
+    [
+        (
+            "ValueError: " + template("torch:trying-to-initialize-the-default-process"),
+            "called twice in one process",
+            "if not torch.distributed.is_initialized():",
+        ),
+        (
+            "ValueError: Error initializing torch.distributed using tcp:// rendezvous: "
+            + template("torch:rank-parameter-missing"),
+            "init method URL lacks",
+            "rank=RANK, world_size=WORLD_SIZE",
+        ),
+        (
+            "ValueError: Error initializing torch.distributed using file:// rendezvous: "
+            + template("torch:world-size-parameter-missing"),
+            "init method URL lacks",
+            "rank=RANK, world_size=WORLD_SIZE",
+        ),
+        (
+            "ValueError: Error initializing torch.distributed using tcp:// rendezvous: "
+            + template("torch:port-number-missing"),
+            "init method URL lacks",
+            "with the port in the URL",
+        ),
+        ("ValueError: " + template("torch:port-must-have-value-from-to", "70000"), "but was 70000", "29500"),
+        (
+            "AssertionError: " + template("torch:cannot-specify-both-init-method-and"),
+            "both a store",
+            "not both",
+        ),
+        (
+            "AssertionError: " + template("torch:world-size-must-be-positive-if"),
+            "without its rank",
+            "world_size=",
+        ),
+        ("AssertionError: " + template("torch:rank-must-be-non-negative-if"), "without its rank", "rank="),
+        (
+            "TypeError: " + template("torch:expected-timeout-argument-to-be-of", "1800"),
+            "got 1800",
+            "timedelta(minutes=30)",
+        ),
+        (
+            "ValueError: " + template("torch:init-process-group-device-id-parameter"),
+            "without an index",
+            "torch.device('cuda', LOCAL_RANK)",
+        ),
+    ],
+)
+def test_init_process_group_refusing_its_arguments_is_certain_and_says_how_to_call_it(line, summary, fix):
+    found = lead(line + "\n")
+    assert found.id == "log.process_group_init" and sure(found) == "certain"
+    assert summary in found.summary and fix in found.fix
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "KeyError: 'rank parameter missing from config.yaml'\n",  # the words outside rendezvous.py's URL check
+        "INFO: the job's port number missing from the hostfile, using 29500\n",
+    ],
+)
+def test_the_same_words_outside_init_process_group_are_not_it(line):
+    assert lead(line).id != "log.process_group_init"
