@@ -343,3 +343,77 @@ def test_init_process_group_refusing_its_arguments_is_certain_and_says_how_to_ca
 )
 def test_the_same_words_outside_init_process_group_are_not_it(line):
     assert lead(line).id != "log.process_group_init"
+
+
+# -- a collective's own argument checks (distributed_c10d.py, c10d/Utils.hpp, ProcessGroupGloo.cpp) ----------
+
+
+@pytest.mark.parametrize(
+    ("line", "summary", "fix"),
+    [
+        (
+            # _check_single_tensor's f-string goes on, indented, on a second line
+            "TypeError: Invalid function argument. Expected parameter `tensor` of type torch.Tensor\n"
+            "             but got <class 'float'> instead.",
+            "but got <class 'float'> instead",
+            "t = torch.tensor(value, device=device); dist.all_reduce(t); value = t.item()",
+        ),
+        (
+            "TypeError: Invalid function argument. Expected parameter `tensor_list` of type List[torch.Tensor]\n"
+            "             but got <class 'torch.Tensor'> instead.",
+            "`tensor_list`",
+            "[torch.empty_like(t) for _ in range(dist.get_world_size())]",
+        ),
+        (
+            "ValueError: " + template("torch:argument-gather-list-must-be-specified"),
+            "root-only argument on the wrong ranks",
+            "if rank == dst else None",
+        ),
+        (
+            "ValueError: " + template("torch:argument-scatter-list-must-not-be"),
+            "root-only argument on the wrong ranks",
+            "if rank == src else None",
+        ),
+        (
+            "ValueError: " + template("torch:argument-dst-tensor-must-be-specified", "0"),
+            "``dst_tensor``",
+            "sharded.gather(dst, out=",
+        ),
+        (
+            "AssertionError: " + template("torch:must-provide-object-gather-list-on"),
+            "root-only",
+            "[None] * world_size",
+        ),
+        (
+            "RuntimeError: " + template("torch_cpp:tensor-dim-does-not-divide-equally"),
+            "split sizes do not fit",
+            "divide by the group's size",
+        ),
+        (
+            "RuntimeError: " + template("torch_cpp:split-sizes-doesn-match-total-dim"),
+            "split sizes do not fit",
+            "input_split_sizes must sum to input.size(0)",
+        ),
+        (
+            "RuntimeError: [/pytorch/torch/csrc/distributed/c10d/ProcessGroupGloo.cpp:2519] "
+            + template("torch_cpp:invalid-input-tensor-list-size-must"),
+            "one tensor per rank",
+            "all_gather_into_tensor",
+        ),
+        (
+            "ValueError: " + template("torch:invalid-rank-rank-should-not-be", "destination", "destination"),
+            "sends to or receives from itself",
+            "(rank + 1) % world_size",
+        ),
+    ],
+)
+def test_a_collective_refusing_its_arguments_is_certain_and_gives_the_calls_right_form(line, summary, fix):
+    found = lead(line + "\n")
+    assert found.id == "log.collective_arguments" and sure(found) == "certain"
+    assert summary in found.summary and fix in found.fix
+
+
+def test_another_librarys_invalid_function_argument_is_not_a_collectives():
+    # the words of _check_single_tensor, about an argument that is not a tensor's (no "of type torch.Tensor")
+    line = "ValueError: Invalid function argument. Expected parameter `lr` of type float\n"
+    assert lead(line).id != "log.collective_arguments"
