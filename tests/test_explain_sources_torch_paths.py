@@ -417,3 +417,40 @@ def test_another_librarys_invalid_function_argument_is_not_a_collectives():
     # the words of _check_single_tensor, about an argument that is not a tensor's (no "of type torch.Tensor")
     line = "ValueError: Invalid function argument. Expected parameter `lr` of type float\n"
     assert lead(line).id != "log.collective_arguments"
+
+
+def test_an_exit_barrier_that_timed_out_points_at_the_other_nodes():
+    # elastic/agent/server/api.py _exit_barrier (only after this node's workers SUCCEEDED): logger.exception
+    text = (
+        "E1129 10:02:11.123000 4411 torch/distributed/elastic/agent/server/api.py:1009] "
+        + template("torch:error-waiting-on-exit-barrier-elapsed", "300.0512")
+        + "\nTraceback (most recent call last):\n"
+        "torch.distributed.DistStoreError: "
+        + template(
+            "torch_cpp:wait-timeout-after-ms-keys", "300000", "/torchelastic/agent/terminal_state/last_member"
+        )
+        + "\n"
+    )
+    found = lead(text)
+    assert found.id == "log.rendezvous_or_port" and sure(found) == "likely"
+    assert (
+        "did not reach torchrun's exit barrier" in found.summary
+        and "Elapsed: 300.0512 seconds" in found.summary
+    )
+    assert "log.peer_closed" in found.details["alternatives"]
+
+
+def test_a_gcc_without_its_cpp_front_end_asks_for_g_plus_plus():
+    # gcc/gcc.cc execute(): fatal_error ("cannot execute %qs: %s: %m") when the driver cannot run cc1plus
+    text = (
+        template("system:gcc-cannot-execute-cc1plus", "x86_64-linux-gnu-gcc")
+        + "\ncompilation terminated.\nerror: command '/usr/bin/x86_64-linux-gnu-gcc' failed with exit code 1\n"
+    )
+    found = lead(text)
+    assert found.id == "log.cuda_build" and sure(found) == "certain"
+    assert "(cc1plus) is not installed" in found.summary and "sudo apt install g++" in found.fix
+
+
+def test_the_driver_missing_another_front_end_is_not_the_cpp_one():
+    found = lead("gcc: fatal error: cannot execute 'cc1obj': execvp: No such file or directory\n")
+    assert "cc1plus" not in found.summary

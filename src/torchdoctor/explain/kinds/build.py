@@ -227,6 +227,14 @@ def _build(hits: list[Hit], ctx: Context) -> tuple[str, str]:
             "Install one: sudo apt install build-essential (g++), conda install -c conda-forge gxx, or point "
             "the build at one: export CXX=/path/to/g++.",
         )
+    if facts.get("no_cc1plus"):
+        driver = facts.get("gcc_driver", "gcc")
+        return (
+            f"{driver} cannot compile C++: its C++ compiler (cc1plus) is not installed",
+            "The C compiler is installed without the g++ of the same release: install it (sudo apt install g++; "
+            "for gcc-N, g++-N; conda: conda install -c conda-forge gxx_linux-64), or point the build at a "
+            "complete one: export CC=gcc-11 CXX=g++-11.",
+        )
     if facts.get("msvc"):
         msvc = facts["msvc"]
         if "unsupported Microsoft Visual Studio" in msvc:
@@ -342,6 +350,7 @@ CUDA_BUILD = Recogniser(
         "system:ninja-build-stopped",
         "system:gcc-missing-header",  # a CUDA library's header, or Python.h
         "system:which-cxx-failed",
+        "system:gcc-cannot-execute-cc1plus",  # gcc's driver without its C++ front end (no g++ installed)
         "system:msvc-required",
         "torch:msvc-is-required-to-load-extensions",  # torch/utils/cpp_extension.py on Windows without cl.exe
         "system:nvcc-unsupported-msvc",
@@ -441,6 +450,7 @@ CUDA_BUILD = Recogniser(
         "fatal error: nvToolsExt",
         "fatal error: Python.h",
         "Command '['which', 'c++']' returned non-zero exit status",
+        "cannot execute 'cc1plus'",
         "Microsoft Visual C++ 14.0 or greater is required",
         "MSVC is required to load C++ extensions",
         "unsupported Microsoft Visual Studio version",
@@ -564,6 +574,7 @@ CUDA_BUILD = Recogniser(
         R(r"(?P<packs>parameter packs not expanded with '\.\.\.')"),
         R(r"fatal error: (?P<python_headers>Python\.h): No such file"),
         R(r"(?P<no_cxx>Command '\['which', 'c\+\+'\]' returned non-zero exit status)"),
+        R(r"(?P<no_cc1plus>(?P<gcc_driver>[\w.+-]{1,60}): fatal error: cannot execute 'cc1plus')"),
         R(
             r"(?P<msvc>Microsoft Visual C\+\+ 14\.0 or greater is required|MSVC is required to load C\+\+ extensions|"
             r"unsupported Microsoft Visual Studio "

@@ -147,6 +147,12 @@ def _rendezvous(hits: list[Hit], ctx: Context) -> tuple[str, str]:
                 "another rank should set never came, or the store's host (MASTER_ADDR) stopped answering"
                 + on_ranks(hits)
             )
+        if first(hits, "exit_barrier"):
+            summary = (
+                "this node's workers finished, and the other nodes did not reach torchrun's exit barrier in time "
+                f"({first(hits, 'exit_barrier').strip()}): another node's workers failed, hang or were still "
+                "running" + on_ranks(hits)
+            )
         if first(hits, "agent_lost_store"):
             summary = (
                 f"this node's torchrun agent lost the rendezvous store ({first(hits, 'agent_lost_store').strip()}): "
@@ -232,6 +238,8 @@ RENDEZVOUS_OR_PORT = Recogniser(
         # when the store (on the --rdzv-endpoint host) is gone
         "torch:the-node-has-failed-to-send",
         "torch:the-node-has-failed-to-shutdown",
+        # elastic/agent/server/api.py _exit_barrier: logger.exception when the other agents did not arrive
+        "torch:error-waiting-on-exit-barrier-elapsed",
     ),
     title="rendezvous failed",
     anchors=(
@@ -260,6 +268,7 @@ RENDEZVOUS_OR_PORT = Recogniser(
         "Timeout while waiting for keys in EtcdStore",
         "has failed to send a keep-alive heartbeat to the rendezvous",
         "has failed to shutdown the rendezvous",
+        "Error waiting on exit barrier",
         # torch 1.x rendezvous.py's _env_rendezvous_handler raising for the variable it names: the source line a
         # traceback shows when the paste stops before the message ("environment variable X expected, but not set")
         "raise _env_error(",
@@ -298,6 +307,8 @@ RENDEZVOUS_OR_PORT = Recogniser(
         # the store's node died or ended first as often as the network between them failed
         "has failed to send a keep-alive heartbeat to the rendezvous",
         "has failed to shutdown the rendezvous",
+        # the agent whose workers finished waits for the others in the store: they failed or are still running
+        "Error waiting on exit barrier",
     ),
     also=(
         Alternative(
@@ -323,7 +334,7 @@ RENDEZVOUS_OR_PORT = Recogniser(
             "(its workers failed past --max-restarts, or it finished), a node that crashed never joins, and a "
             "store read times out (Socket Timeout) when the rank that should set the key (rank 0 for the NCCL "
             "id, every rank for a barrier) died, hangs or is still loading.",
-            when=("rdzv_closed", "joined", "socket_timeout", "agent_lost_store"),
+            when=("rdzv_closed", "joined", "socket_timeout", "agent_lost_store", "exit_barrier"),
         ),
     ),
     # a warning torch prints on hosts without IPv6 before it tries IPv4: not a failure; a store read that timed
@@ -351,6 +362,7 @@ RENDEZVOUS_OR_PORT = Recogniser(
             r"(?P<socket_timeout>(?P<store_wait>(?:wait|barrier) timeout after \d+ms, keys?: [^\n]{0,120}|timed out "
             r"waiting for all \d+ members to join|Timeout while waiting for keys in EtcdStore))"
         ),
+        R(r"Error waiting on exit barrier\. (?P<exit_barrier>Elapsed: [\d.]{1,12} seconds)"),
         R(
             r"(?P<agent_lost_store>failed to (?:send a keep-alive heartbeat to|shutdown) the rendezvous '[^'\n]{0,100}' "
             r"due to an error of type \w{1,60})"
