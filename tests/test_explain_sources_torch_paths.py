@@ -454,3 +454,24 @@ def test_a_gcc_without_its_cpp_front_end_asks_for_g_plus_plus():
 def test_the_driver_missing_another_front_end_is_not_the_cpp_one():
     found = lead("gcc: fatal error: cannot execute 'cc1obj': execvp: No such file or directory\n")
     assert "cc1plus" not in found.summary
+
+
+@pytest.mark.parametrize(
+    "message",
+    [
+        template("nccl:ncclproxycallblockinguds-call-to-tprank-failed", "1", "2a9f8e7d6c5b4a39", "2"),
+        template("nccl:service-thread-could-not-receive-type", "2", "3", "0"),
+    ],
+)
+def test_a_local_ranks_proxy_that_cannot_be_reached_is_likely_and_names_the_hosts_ipc(message):
+    # proxy.cc: the UNIX socket to a local rank's proxy (2.19+ cuMem handles) or its service thread's connection
+    found = lead(NCCL_WARN.format(rank=3, file="proxy.cc:1218", message=message))
+    assert found.id == "log.nccl_error" and sure(found) == "likely"
+    assert found.details["alternatives"][0] == "log.nccl_system_error" and "--network=host" in found.fix
+
+
+def test_a_proxy_operation_that_failed_is_only_likely_an_nccl_error():
+    message = template("nccl:service-thread-error-encountered-progressing-operation", "Connect", "3")
+    found = lead(NCCL_WARN.format(rank=0, file="proxy.cc:1698", message=message))
+    assert found.id == "log.nccl_error" and sure(found) == "likely"
+    assert "operation=Connect" in found.summary

@@ -162,6 +162,14 @@ NCCL_ERROR_OTHER = Recogniser(
         # transport/net_socket.cc: a socket of the socket transport failed mid-transfer (the peer went away, or the
         # network between them)
         "nccl:net-socket-socket-progress-error",
+        # src/proxy.cc (2.19+): a local rank's proxy reached over a UNIX socket (cuMem handles) that failed, and the
+        # proxy's service thread that lost a local rank's connection or failed an operation
+        "nccl:ncclproxycallblockinguds-call-to-tprank-failed",
+        "nccl:ncclproxyclientgetfd-call-to-tprank-handle-failed",
+        "nccl:ncclproxyclientgetfd-call-to-rank-handle-failed",
+        "nccl:service-thread-could-not-receive-type",
+        "nccl:service-thread-could-not-receive-type-2",
+        "nccl:service-thread-error-encountered-progressing-operation",
     ),
     title="NCCL error",
     anchors=(
@@ -173,6 +181,10 @@ NCCL_ERROR_OTHER = Recogniser(
         "internal error - please report this issue to the NCCL developers",
         "invalid argument (run with NCCL_DEBUG=WARN for details)",
         "NET/Socket : socket progress error",
+        "ncclProxyCallBlockingUDS call to",
+        "ncclProxyClientGetFd call to",
+        "[Service thread] Could not receive type from localRank",
+        "[Service thread] Error encountered progressing operation",
     ),
     # an NCCL error with no more specific kind recognised is only what a cause elsewhere led to, or one of
     # several (a version's bug, the fabric, a peer): never certain
@@ -188,12 +200,20 @@ NCCL_ERROR_OTHER = Recogniser(
         "internal error - please report this issue to the NCCL developers",
         "invalid argument (run with NCCL_DEBUG=WARN for details)",
         "NET/Socket : socket progress error",
+        # proxy.cc: a local rank's proxy that died or that this process cannot reach over its UNIX socket (ranks
+        # of one host in separate containers or network namespaces), or an operation of the proxy that failed
+        "ncclProxyCallBlockingUDS call to",
+        "ncclProxyClientGetFd call to",
+        "[Service thread] Could not receive type from localRank",
+        "[Service thread] Error encountered progressing operation",
     ),
     match=R(
         r"NCCL error in: [^\n]{1,300}NCCL version|NCCL Error \d+: |(?P<bare>unhandled cuda error)|"
         r"Proxy Call to rank \d+ failed|Failed to execute operation \w+ from rank|"
         r"(?P<result>internal error - please report this issue to the NCCL developers|invalid argument \(run with "
-        r"NCCL_DEBUG=WARN for details\))|(?P<socket_progress>NET/Socket : socket progress error)"
+        r"NCCL_DEBUG=WARN for details\))|(?P<socket_progress>NET/Socket : socket progress error)|"
+        r"ncclProxy(?:CallBlockingUDS|ClientGetFd) call to (?:tpRank|rank) \d+|"
+        r"\[Service thread\] (?:Could not receive type from localRank \d+|Error encountered progressing operation=\w+)"
     ),
     span=3,
     facts=(
@@ -202,8 +222,10 @@ NCCL_ERROR_OTHER = Recogniser(
         LAST_ERROR,
         R(
             r"(?P<proxy>(?P<reason>Proxy Call to rank \d+ failed \([^)\n]{1,40}\)|Failed to execute operation \w+ "
-            r"from rank \d+, retcode \d+))"
+            r"from rank \d+, retcode \d+|ncclProxy(?:CallBlockingUDS|ClientGetFd) call to (?:tpRank|rank) \d+"
+            r"[^\n]{0,40} failed : \d+|\[Service thread\] Could not receive type from localRank \d+))"
         ),
+        R(r"\[Service thread\] (?P<reason>Error encountered progressing operation=\w+, res=\d+)"),
     ),
     also=(
         Alternative(
@@ -211,8 +233,9 @@ NCCL_ERROR_OTHER = Recogniser(
             "the shared memory or IPC the ranks of one host share (a container's small /dev/shm), or a local "
             "rank that died first",
             "NCCL's proxy threads talk to the host's other ranks through /dev/shm and a UNIX socket: run the "
-            "container with --ipc=host (or --shm-size=16g), check `df -h /dev/shm`, and read the other local "
-            "ranks' output for an earlier failure.",
+            "container with --ipc=host (or --shm-size=16g), keep a host's ranks in one container or network "
+            "namespace (NCCL's abstract UNIX sockets do not cross them: --network=host), check `df -h /dev/shm`, "
+            "and read the other local ranks' output for an earlier failure.",
             when=("proxy",),
         ),
         Alternative(
