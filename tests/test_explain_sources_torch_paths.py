@@ -330,7 +330,7 @@ def test_a_count_of_nodes_that_is_not_refused_is_not_a_launch_error():
 )
 def test_init_process_group_refusing_its_arguments_is_certain_and_says_how_to_call_it(line, summary, fix):
     found = lead(line + "\n")
-    assert found.id == "log.process_group_init" and sure(found) == "certain"
+    assert found.id == "log.process_group_args" and sure(found) == "certain"
     assert summary in found.summary and fix in found.fix
 
 
@@ -342,7 +342,7 @@ def test_init_process_group_refusing_its_arguments_is_certain_and_says_how_to_ca
     ],
 )
 def test_the_same_words_outside_init_process_group_are_not_it(line):
-    assert lead(line).id != "log.process_group_init"
+    assert lead(line).id != "log.process_group_args"
 
 
 # -- a collective's own argument checks (distributed_c10d.py, c10d/Utils.hpp, ProcessGroupGloo.cpp) ----------
@@ -475,3 +475,36 @@ def test_a_proxy_operation_that_failed_is_only_likely_an_nccl_error():
     found = lead(NCCL_WARN.format(rank=0, file="proxy.cc:1698", message=message))
     assert found.id == "log.nccl_error" and sure(found) == "likely"
     assert "operation=Connect" in found.summary
+
+
+@pytest.mark.parametrize(
+    ("line", "summary"),
+    [
+        ("ValueError: " + template("torch:the-new-group-world-size-should"), "names ranks or a size"),
+        # torch 1.x-2.x new_group's own words (with its doubled "the"), not in the 2.13 catalog
+        (
+            "RuntimeError: The new group's rank should be within the the world_size set by init_process_group",
+            "names ranks or a size",
+        ),
+        ("ValueError: " + template("torch:rank-is-out-of-range-valid", "8", "7", "8"), "(world_size=8)"),
+        ("ValueError: " + template("torch:the-split-group-size-should-be"), "names ranks or a size"),
+        ("ValueError: " + template("torch:the-arg-group-size-must-not", "16", "8"), "must not exceed"),
+        ("ValueError: The world size (8) must be divisible by 'group_size=3'", "'group_size=3'"),
+        (
+            "ValueError: " + template("torch:ranks-list-must-not-contain-duplicate", "[0, 1, 1]"),
+            "a rank twice",
+        ),
+        (
+            "ValueError: " + template("torch:rank-has-appeared-in-both-subgroup", "1", "[0, 1]", "[1, 2]"),
+            "a rank twice",
+        ),
+    ],
+)
+def test_a_sub_group_the_run_cannot_hold_is_certain_and_says_to_fit_the_layout(line, summary):
+    found = lead(line + "\n")
+    assert found.id == "log.process_group_args" and sure(found) == "certain"
+    assert summary in found.summary
+
+
+def test_a_rank_out_of_range_of_something_else_is_not_a_sub_groups():
+    assert lead("IndexError: Rank 3 is out of range of the table\n").id != "log.process_group_args"

@@ -1,11 +1,13 @@
-"""A call of ``init_process_group`` that torch refuses for what it was given, before any rank is contacted.
+"""A process group created with arguments torch refuses, before any rank is contacted.
 
-The checks are torch's own (``torch/distributed/distributed_c10d.py`` ``init_process_group`` and
-``_check_valid_timeout``; ``torch/distributed/rendezvous.py``, the handlers of the ``tcp://`` and ``file://``
-init methods and ``_create_c10d_store``), worded the same from torch 1.x to 2.13. Each message names its own
-cause, so the finding is certain: the process group was already made in this process (the script and a framework
-both call it), an init method URL without the rank and world size it needs, a port out of range, a store passed
-beside an init method, a timeout that is not a ``timedelta``, a ``device_id`` without an index.
+The checks are torch's own (``torch/distributed/distributed_c10d.py``: ``init_process_group``,
+``_check_valid_timeout``, ``new_group``, ``new_subgroups``, ``new_subgroups_by_enumeration``, ``split_group``;
+``torch/distributed/rendezvous.py``, the handlers of the ``tcp://`` and ``file://`` init methods and
+``_create_c10d_store``), worded the same from torch 1.x to 2.13 but where noted. Each message names its own
+cause, so the finding is certain: the default group was already made in this process (the script and a framework
+both call init_process_group), an init method URL without the rank and world size it needs, a port out of range, a
+store passed beside an init method, a timeout that is not a ``timedelta``, a ``device_id`` without an index, or a
+sub-group whose ranks the run does not have (a parallel layout larger than the processes launched).
 """
 
 from __future__ import annotations
@@ -62,6 +64,22 @@ _CLASSES = (
         "new_group(timeout=...) the same); a number of seconds is refused.",
     ),
     (
+        "group_ranks",
+        "a sub-group names ranks or a size the run does not have",
+        "The ranks of a sub-group (new_group, new_subgroups, split_group, the dimensions of a DeviceMesh or of a "
+        "framework's tensor / pipeline / data parallel layout) must lie in 0..world_size-1, and sub-groups of "
+        "one size must divide the world: launch as many processes as the layout needs (tensor x pipeline x data "
+        "parallel sizes = torchrun --nnodes x --nproc_per_node), or shrink the layout to the processes launched; "
+        "ranks written down for another job size are the other usual cause.",
+    ),
+    (
+        "group_duplicates",
+        "a sub-group lists a rank twice",
+        "Name each rank once in a group's ranks, and, with new_subgroups_by_enumeration / split_group, each rank "
+        "in one sub-group only: build the lists from range(world_size) (e.g. [list(range(i, i + k)) for i in "
+        "range(0, world_size, k)]).",
+    ),
+    (
         "bad_device_id",
         "device_id names a device type without an index",
         "device_id is one GPU: init_process_group(..., device_id=torch.device('cuda', LOCAL_RANK)) with "
@@ -79,9 +97,10 @@ def _init_call(hits: list[Hit], ctx: Context) -> tuple[str, str]:
 
 
 INIT_CALL = Recogniser(
-    # torch/distributed/distributed_c10d.py init_process_group, _check_valid_timeout; rendezvous.py
-    kind="process_group_init",
-    title="init_process_group called wrongly",
+    # torch/distributed/distributed_c10d.py init_process_group, _check_valid_timeout, new_group, new_subgroups,
+    # split_group; rendezvous.py
+    kind="process_group_args",
+    title="a process group created with arguments torch refuses",
     templates=(
         "torch:trying-to-initialize-the-default-process",
         "torch:rank-parameter-missing",
@@ -93,6 +112,17 @@ INIT_CALL = Recogniser(
         "torch:rank-must-be-non-negative-if",
         "torch:expected-timeout-argument-to-be-of",
         "torch:init-process-group-device-id-parameter",
+        # new_group / split_group / new_subgroups* (torch 2.13; torch 1.x-2.x new_group: "The new group's rank
+        # should be within the the world_size set by init_process_group")
+        "torch:the-new-group-world-size-should",
+        "torch:rank-is-out-of-range-valid",
+        "torch:the-split-group-size-should-be",
+        "torch_cpp:the-split-group-size-should-be",
+        "torch:the-arg-group-size-must-not",
+        "torch:the-world-size-must-be-divisible",
+        "torch:ranks-list-must-not-contain-duplicate",
+        "torch:the-split-group-cannot-have-duplicate",
+        "torch:rank-has-appeared-in-both-subgroup",
     ),
     anchors=(
         "trying to initialize the default process group twice",
@@ -105,6 +135,15 @@ INIT_CALL = Recogniser(
         "must be non-negative if using store",
         "Expected timeout argument to be of type datetime.timedelta",
         "init_process_group device_id parameter must be an accelerator with an index",
+        "new group's world size should be less or equal to the world size set by init_process_group",
+        "new group's rank should be within the",
+        "is out of range. Valid ranks are 0 to",
+        "split group's size should be",
+        "must not exceed the world size",
+        "must be divisible by 'group_size=",
+        "ranks list must not contain duplicate entries",
+        "the split group cannot have duplicate ranks",
+        "has appeared in both subgroup",
     ),
     # the URL checks only as rendezvous.py words them, after the init method's scheme
     match=R(
@@ -114,7 +153,15 @@ INIT_CALL = Recogniser(
         r"(?P<store_and_url>Cannot specify both init_method and store)|"
         r"(?P<store_ranks>(?:world_size must be positive|rank must be non-negative) if using store)|"
         r"(?P<bad_timeout>Expected timeout argument to be of type datetime\.timedelta, got [^\n]{1,60})|"
-        r"(?P<bad_device_id>init_process_group device_id parameter must be an accelerator with an index)"
+        r"(?P<bad_device_id>init_process_group device_id parameter must be an accelerator with an index)|"
+        r"(?P<group_ranks>[Tt]he new group's world size should be less or equal to the world size set by "
+        r"init_process_group|[Tt]he new group's rank should be within the (?:the )?world_size set by "
+        r"init_process_group|Rank -?\d+ is out of range\. Valid ranks are 0 to \d+ \(world_size=\d+\)|the split "
+        r"group's size should be (?:less or equal to|no larger than) the world_size set by init_process_group|The "
+        r"arg 'group_size' \(\d+\) must not exceed the world size \(\d+\)|The world size \(\d+\) must be divisible "
+        r"by 'group_size=\d+')|"
+        r"(?P<group_duplicates>ranks list must not contain duplicate entries, got [^\n]{1,120}|the split group "
+        r"cannot have duplicate ranks|Rank \d+ has appeared in both subgroup [^\n]{1,160})"
     ),
     # every message names its own cause ("timeout" in the timedelta check is the argument's name, not a timeout
     # that happened): certain whenever the match read which check refused the call
