@@ -508,3 +508,31 @@ def test_a_sub_group_the_run_cannot_hold_is_certain_and_says_to_fit_the_layout(l
 
 def test_a_rank_out_of_range_of_something_else_is_not_a_sub_groups():
     assert lead("IndexError: Rank 3 is out of range of the table\n").id != "log.process_group_args"
+
+
+# socket.cpp warns for each address of a host it fails to connect to, then tries the next one
+LOCALHOST_IPV6 = (
+    "[W1129 10:02:11.123456 4411 torch/csrc/distributed/c10d/socket.cpp:767] [c10d] The client socket has failed "
+    "to connect to [localhost]:29500 (errno: 99 - Cannot assign requested address).\n"
+)
+
+
+def test_localhosts_ipv6_address_refused_before_ipv4_connects_is_not_the_failure():
+    text = LOCALHOST_IPV6 + (
+        "Traceback (most recent call last):\n"
+        '  File "train.py", line 41, in <module>\n'
+        "    model = build(cfg)\n"
+        "KeyError: 'backbone'\n"
+    )
+    found = lead(text)
+    assert found.id != "log.rendezvous_or_port" and "KeyError: 'backbone'" in found.summary
+    assert lead(LOCALHOST_IPV6).id == "log.unrecognised"
+
+
+def test_another_hosts_address_refused_is_still_read():
+    line = LOCALHOST_IPV6.replace(
+        "[localhost]:29500 (errno: 99 - Cannot assign requested address)",
+        "[node3]:29500 (errno: 111 - Connection refused)",
+    )
+    found = lead(line)
+    assert found.id == "log.rendezvous_or_port" and sure(found) == "likely" and "node3:29500" in found.summary

@@ -342,7 +342,10 @@ RENDEZVOUS_OR_PORT = Recogniser(
     reject=R(
         r"errno: 97 - Address family not supported|ncclUniqueId[^\n]{0,300}(?:Socket Timeout|wait timeout after)|"
         # the store's timeouts only as TCPStore and elastic word them, not the same words in another message
-        r"(?:wait|barrier) timeout after (?!\d+ms, key)|timed out waiting for all (?!\d+ members to join)"
+        r"(?:wait|barrier) timeout after (?!\d+ms, key)|timed out waiting for all (?!\d+ members to join)|"
+        # socket.cpp's warning for one address of several: localhost's IPv6 ::1 on a host without IPv6 loopback
+        # (EADDRNOTAVAIL) before the IPv4 address connects; a connect that fails for good raises its own error
+        r"client socket has failed to connect to \[(?:localhost|::1)\]:\d+ \(errno: 99 - Cannot assign requested"
     ),
     facts=(
         R(r"(?P<in_use>[Aa]ddress already in use|EADDRINUSE|another process is utilizing it)"),
