@@ -536,3 +536,39 @@ def test_another_hosts_address_refused_is_still_read():
     )
     found = lead(line)
     assert found.id == "log.rendezvous_or_port" and sure(found) == "likely" and "node3:29500" in found.summary
+
+
+TORCH_INVALID_USAGE = (
+    "torch.distributed.DistBackendError: NCCL error in: ../torch/csrc/distributed/c10d/NCCLUtils.hpp:317, invalid "
+    "usage (run with NCCL_DEBUG=WARN for details), NCCL version 2.30.7\n"
+)
+
+
+@pytest.mark.parametrize(
+    ("ident", "rest", "named"),
+    [
+        (
+            "nccl:no-algorithm-protocol-available-for-function",
+            " NCCL_ALGO was set to NVLS.",
+            "NCCL_ALGO=NVLS",
+        ),
+        (
+            "nccl:error-no-algorithm-protocol-available-for",
+            " NCCL_ALGO was set to Tree. NCCL_PROTO was set to LL128.",
+            "NCCL_ALGO=Tree; NCCL_PROTO=LL128",
+        ),
+    ],
+)
+def test_nccls_refusal_that_names_the_algo_or_proto_set_is_certain(ident, rest, named):
+    # enqueue.cc: the WARN appends " NCCL_ALGO was set to %s." / " NCCL_PROTO was set to %s." for what is set
+    message = template(ident, "AllGather", "ncclInt8", "", "") + rest
+    found = lead(NCCL_WARN.format(rank=0, file="enqueue.cc:2063", message=message) + TORCH_INVALID_USAGE)
+    assert found.id == "log.nccl_env_value" and sure(found) == "certain"
+    assert named in found.summary and "AllGather on ncclInt8" in found.summary and "unset NCCL_" in found.fix
+
+
+def test_the_same_refusal_with_no_setting_named_is_not_a_settings():
+    # with neither set, NCCL returns ncclInternalError: not a setting of the job
+    message = template("nccl:no-algorithm-protocol-available-for-function", "AllGather", "ncclInt8", "", "")
+    text = NCCL_WARN.format(rank=0, file="enqueue.cc:2063", message=message) + TORCH_INVALID_USAGE
+    assert lead(text).id != "log.nccl_env_value"

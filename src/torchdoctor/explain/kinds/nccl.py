@@ -427,10 +427,20 @@ RISKY_NCCL_SETTINGS = {
 
 def _nccl_env(hits: list[Hit], ctx: Context) -> tuple[str, str]:
     settings = {h.facts["setting"]: h.facts.get("value", "").strip() for h in hits if "setting" in h.facts}
+    settings.update(
+        {h.facts["setting2"]: h.facts.get("value2", "").strip() for h in hits if "setting2" in h.facts}
+    )
     named = "; ".join(f"{k}={v}" for k, v in settings.items())
     why = "; ".join(f"{k}: {RISKY_NCCL_SETTINGS[k]}" for k in settings if k in RISKY_NCCL_SETTINGS)
+    summary = f"NCCL failed with {named} set in its environment"
+    refused = next((h.facts for h in hits if h.facts.get("algo_refused")), None)
+    if refused:
+        summary = (
+            f"{named} leaves NCCL no algorithm or protocol for {refused['algo_func']} on "
+            f"{refused['algo_dtype']}: NCCL refuses the collective (ncclInvalidUsage)"
+        )
     return (
-        f"NCCL failed with {named} set in its environment" + on_ranks(hits),
+        summary + on_ranks(hits),
         f"These settings override what NCCL detects ({why}). Unset them and run again: unset "
         + " ".join(settings)
         + " (look for them in the machine image's /etc/nccl.conf, ~/.nccl.conf, the container's ENV, "
@@ -442,19 +452,38 @@ NCCL_ENV_VALUE = Recogniser(
     # NCCL src/misc/param.cc: "%s set by environment to %s" (INFO), next to an NCCL failure
     kind="nccl_env_value",
     title="an NCCL setting that breaks it",
-    anchors=tuple(f"{name} set by environment to" for name in RISKY_NCCL_SETTINGS),
+    anchors=(
+        *(f"{name} set by environment to" for name in RISKY_NCCL_SETTINGS),
+        # src/enqueue.cc (2.25+): the WARN that names the NCCL_ALGO / NCCL_PROTO set when no algorithm or protocol
+        # is left for a collective (NCCL returns ncclInvalidUsage then; with neither set, ncclInternalError)
+        "o algorithm/protocol available for function",
+    ),
     templates=(
         "nccl:nccl-graph-file-set-by-environment",
         "nccl:nccl-topo-file-set-by-environment",
         "nccl:nccl-proto-set-by-environment-to",
         "nccl:set-by-environment-to-2",
+        "nccl:no-algorithm-protocol-available-for-function",
+        "nccl:error-no-algorithm-protocol-available-for",
     ),
-    facts=(R(r"(?P<setting>NCCL_[A-Z_]{2,40}) set by environment to (?P<value>\S{1,300})"),),
+    facts=(
+        R(r"(?P<setting>NCCL_[A-Z_]{2,40}) set by environment to (?P<value>\S{1,300})"),
+        R(
+            r"(?P<algo_refused>[Nn]o algorithm/protocol available for function (?P<algo_func>\w{1,40}) with datatype "
+            r"(?P<algo_dtype>\w{1,40})\.) (?P<setting>NCCL_ALGO|NCCL_PROTO) was set to (?P<value>[^\n.]{1,200})\."
+            r"(?: (?P<setting2>NCCL_PROTO) was set to (?P<value2>[^\n.]{1,200})\.)?"
+        ),
+    ),
+    # the refusal without a setting named is NCCL's internal error, not a setting's
+    reject=R(
+        r"o algorithm/protocol available for function \w+ with datatype \w+\.(?! NCCL_(?:ALGO|PROTO) was set)"
+    ),
     requires=("saw_nccl_failure",),
     absorbs=("nccl_system_error", "nccl_error"),
     # "%s set by environment to %s" is an INFO line every run that sets the variable prints, failing or not:
     # beside an NCCL failure it is a suspect, never the proof (a cluster's image sets NCCL_IB_HCA for every job)
-    confirm=lambda hits, ctx: False,
+    # NCCL's own refusal that names the setting is certain
+    confirm=lambda hits, ctx: any(h.facts.get("algo_refused") for h in hits),
     also=(
         Alternative(
             "nccl_error",
