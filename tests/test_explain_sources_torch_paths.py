@@ -572,3 +572,26 @@ def test_the_same_refusal_with_no_setting_named_is_not_a_settings():
     message = template("nccl:no-algorithm-protocol-available-for-function", "AllGather", "ncclInt8", "", "")
     text = NCCL_WARN.format(rank=0, file="enqueue.cc:2063", message=message) + TORCH_INVALID_USAGE
     assert lead(text).id != "log.nccl_env_value"
+
+
+CQE = template("nccl:net-ib-got-cqe-with-error", "0", "0x7f01", "0x7f02", "send", "17", "4242")
+
+
+def test_an_ib_work_completion_in_error_is_only_likely_the_network():
+    found = lead(NCCL_WARN.format(rank=1, file="p2p.cc:854", message=CQE))
+    assert found.id == "log.network_interface" and sure(found) == "likely"
+    assert (
+        "(send) completed in error" in found.summary and "log.network_fault" in found.details["alternatives"]
+    )
+
+
+def test_the_completion_line_after_it_names_the_status():
+    status = (
+        "NET/IB: Got completion from peer 10.0.0.2<45021> with status=transport retry counter exceeded(12) "
+        "opcode=SEND(0) vendor_err=129 hca mlx5_0"
+    )
+    text = NCCL_WARN.format(rank=1, file="p2p.cc:854", message=CQE) + NCCL_WARN.format(
+        rank=1, file="p2p.cc:688", message=status
+    )
+    found = lead(text)
+    assert found.id == "log.network_interface" and "completion error 12" in found.summary

@@ -462,6 +462,19 @@ def _network(hits: list[Hit], ctx: Context) -> tuple[str, str]:
             "`ib_write_bw` between the two hosts."
         )
         return summary, fix
+    if "ib_cqe" in facts:
+        summary = (
+            f"an InfiniBand/RoCE transfer ({facts.get('ib_side', 'send')}) completed in error on NIC index "
+            f"{facts.get('ib_dev_index', '?')}: the peer did not answer, the link failed, or the peer died first"
+            + on_ranks(hits)
+        )
+        fix = (
+            "NCCL's next line ('Got completion from peer ... with status=...') names the status: a retry counter "
+            "exceeded (12) is the peer not answering (RoCE settings the hosts do not share: NCCL_IB_GID_INDEX, "
+            "NCCL_IB_TC), a flushed request (5) the consequence of an earlier error. Check the link (`ibstat`, "
+            "`perfquery`), the peer host's log for a failure before this one, and confirm with NCCL_IB_DISABLE=1."
+        )
+        return summary, fix
     if "ibv_modify_qp" in facts:
         reason = f" ({facts['ibv_reason'].strip()})" if facts.get("ibv_reason") else ""
         summary = (
@@ -592,6 +605,9 @@ NETWORK_INTERFACE = Recogniser(
         # init.cc (2.30+): the ranks' hosts count different NICs (ncclSystemError unless told to ignore it)
         "nccl:detected-mixed-local-net-device-counts",
         "nccl:detected-mixed-local-collnet-device-counts",
+        # transport/net_ib/p2p.cc (2.30+): a work completion in error, before the completion line that names its
+        # status (ncclRemoteError when resiliency is off)
+        "nccl:net-ib-got-cqe-with-error",
     ),
     title="network interface problem",
     anchors=(
@@ -617,6 +633,7 @@ NETWORK_INTERFACE = Recogniser(
         "Gloo connectFullMesh failed with",
         "verify NCCL_OOB_NET_IFNAME",
         "device counts across ranks (min ",
+        "NET/IB: Got CQE with error",
     ),
     match=R(
         r"no socket interface found|Unable to find address for|is neither AF_INET|Got completion|Call to ibv_|"
@@ -627,13 +644,17 @@ NETWORK_INTERFACE = Recogniser(
         r"Connect to [^\s<]{1,255}<\d+> failed|No usable listening interface found|"
         r"pair\.cc:\d+\] connect\s{1,3}\[?[^\s\]]{1,255}\]?:\d+: |verify NCCL_OOB_NET_IFNAME|"
         # the WARN, not the INFO line NCCL prints instead when told to ignore the mismatch
-        r"Detected mixed local (?:Coll)?Net device counts across ranks \(min \d+, max \d+\)\. Set "
+        r"Detected mixed local (?:Coll)?Net device counts across ranks \(min \d+, max \d+\)\. Set |"
+        r"NET/IB: Got CQE with error \(devIndex"
     ),
     facts=(
         R(r"(?P<what>Bootstrap : no socket interface found|No usable listening interface found)"),
         R(
             r"(?P<oob_ifname>no device found (?:matching|after excluding) (?:exactly )?(?P<oob_value>[^\s,]{0,100}), "
             r"verify NCCL_OOB_NET_IFNAME)"
+        ),
+        R(
+            r"(?P<ib_cqe>NET/IB: Got CQE with error) \(devIndex=(?P<ib_dev_index>\d+)[^)\n]{0,200}\((?P<ib_side>send|recv)\)"
         ),
         R(
             r"(?P<net_count_mismatch>Detected mixed local (?P<net_coll>Coll)?Net device counts across ranks "
@@ -690,6 +711,7 @@ NETWORK_INTERFACE = Recogniser(
     confirm=lambda hits, ctx: any(
         not (h.facts.get("gloo_reason") or h.facts.get("connect_reason"))
         and "ib_status" not in h.facts
+        and "ib_cqe" not in h.facts
         and "connect_retries" not in h.facts
         and "gloo_mesh" not in h.facts
         and "ibv_modify_qp" not in h.facts
@@ -703,7 +725,7 @@ NETWORK_INTERFACE = Recogniser(
             "Test the link on its own: ib_write_bw between the two hosts, `ibstat` (State: Active, no "
             "rising error counters: perfquery), and the other host's log for a failure before this one; "
             "NCCL_IB_DISABLE=1 confirms it is the IB path.",
-            when=("ib_status",),
+            when=("ib_status", "ib_cqe"),
         ),
         Alternative(
             "rendezvous_or_port",
