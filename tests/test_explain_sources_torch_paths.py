@@ -574,10 +574,12 @@ def test_the_same_refusal_with_no_setting_named_is_not_a_settings():
     assert lead(text).id != "log.nccl_env_value"
 
 
-CQE = template("nccl:net-ib-got-cqe-with-error", "0", "0x7f01", "0x7f02", "send", "17", "4242")
+# p2p.cc: WARN("NET/IB: Got CQE with error (devIndex=%d, req=%p, comm=%p (%s), wr_id=%lu, qp_num=%d)", ...)
+CQE = "NET/IB: Got CQE with error (devIndex=0, req=0x7f01a8, comm=0x7f02b0 (send), wr_id=17, qp_num=4242)"
 
 
 def test_an_ib_work_completion_in_error_is_only_likely_the_network():
+    assert by_id()["nccl:net-ib-got-cqe-with-error"].text.startswith(CQE[: CQE.index("=")])
     found = lead(NCCL_WARN.format(rank=1, file="p2p.cc:854", message=CQE))
     assert found.id == "log.network_interface" and sure(found) == "likely"
     assert (

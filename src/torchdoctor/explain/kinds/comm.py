@@ -463,10 +463,11 @@ def _network(hits: list[Hit], ctx: Context) -> tuple[str, str]:
         )
         return summary, fix
     if "ib_cqe" in facts:
+        side = f" ({facts['ib_side']})" if facts.get("ib_side") else ""
+        nic = f" on NIC index {facts['ib_dev_index']}" if facts.get("ib_dev_index") else ""
         summary = (
-            f"an InfiniBand/RoCE transfer ({facts.get('ib_side', 'send')}) completed in error on NIC index "
-            f"{facts.get('ib_dev_index', '?')}: the peer did not answer, the link failed, or the peer died first"
-            + on_ranks(hits)
+            f"an InfiniBand/RoCE transfer{side} completed in error{nic}: the peer did not answer, the link "
+            "failed, or the peer died first" + on_ranks(hits)
         )
         fix = (
             "NCCL's next line ('Got completion from peer ... with status=...') names the status: a retry counter "
@@ -653,9 +654,9 @@ NETWORK_INTERFACE = Recogniser(
             r"(?P<oob_ifname>no device found (?:matching|after excluding) (?:exactly )?(?P<oob_value>[^\s,]{0,100}), "
             r"verify NCCL_OOB_NET_IFNAME)"
         ),
-        R(
-            r"(?P<ib_cqe>NET/IB: Got CQE with error) \(devIndex=(?P<ib_dev_index>\d+)[^)\n]{0,200}\((?P<ib_side>send|recv)\)"
-        ),
+        # the class alone decides how sure it is; the details, when printed whole, only describe it
+        R(r"(?P<ib_cqe>NET/IB: Got CQE with error)"),
+        R(r"Got CQE with error \(devIndex=(?P<ib_dev_index>\d+)[^)\n]{0,200}\((?P<ib_side>send|recv)\)"),
         R(
             r"(?P<net_count_mismatch>Detected mixed local (?P<net_coll>Coll)?Net device counts across ranks "
             r"\(min (?P<net_min>\d+), max (?P<net_max>\d+)\))"
