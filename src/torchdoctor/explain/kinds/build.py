@@ -574,7 +574,7 @@ CUDA_BUILD = Recogniser(
         R(r"(?P<packs>parameter packs not expanded with '\.\.\.')"),
         R(r"fatal error: (?P<python_headers>Python\.h): No such file"),
         R(r"(?P<no_cxx>Command '\['which', 'c\+\+'\]' returned non-zero exit status)"),
-        R(r"(?P<no_cc1plus>(?P<gcc_driver>[\w.+-]{1,60}): fatal error: cannot execute 'cc1plus')"),
+        R(r"(?P<no_cc1plus>(?:(?P<gcc_driver>[\w.+-]{1,60}): )?fatal error: cannot execute 'cc1plus')"),
         R(
             r"(?P<msvc>Microsoft Visual C\+\+ 14\.0 or greater is required|MSVC is required to load C\+\+ extensions|"
             r"unsupported Microsoft Visual Studio "
