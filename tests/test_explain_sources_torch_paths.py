@@ -597,3 +597,24 @@ def test_the_completion_line_after_it_names_the_status():
     )
     found = lead(text)
     assert found.id == "log.network_interface" and "completion error 12" in found.summary
+
+
+@pytest.mark.parametrize(
+    ("warn", "said"),
+    [
+        ("no device found matching mlx5_9, verify NCCL_OOB_NET_IFNAME", "`ibv_devinfo`"),
+        (
+            "Detected mixed local Net device counts across ranks (min 4, max 8). Set NCCL_IGNORE_NET_MISMATCH=1 to "
+            "continue.",
+            "NCCL_IGNORE_NET_MISMATCH=1",
+        ),
+        (
+            "No algorithm/protocol available for function AllGather with datatype ncclInt8. NCCL_ALGO was set to NVLS.",
+            "unset them",
+        ),
+    ],
+)
+def test_net_read_log_hints_at_the_setting_nccls_own_warn_names(warn, said):
+    from torchdoctor.net.nccl_log import hint_for
+
+    assert said in hint_for(warn)

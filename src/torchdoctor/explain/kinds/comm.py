@@ -43,6 +43,21 @@ NCCL_WARN_HINTS = (
         "GPU peer-to-peer does not work between these GPUs: NCCL_P2P_DISABLE=1 (and check `nvidia-smi topo -m`; "
         "PCIe ACS or the IOMMU often blocks P2P)",
     ),
+    # (kept after the P2P hint: kinds/gpus.py reads that one as NCCL_WARN_HINTS[0]) settings NCCL's own WARN names
+    (
+        r"verify NCCL_OOB_NET_IFNAME",
+        "NCCL_OOB_NET_IFNAME names no network device on this host: name one `ibv_devinfo` lists, or unset it "
+        "(and NCCL_OOB_NET_ENABLE) to bootstrap over sockets",
+    ),
+    (
+        r"device counts across ranks",
+        "The hosts see different numbers of NICs: check each host's ports (`ibstat`) and NCCL_IB_HCA; "
+        "NCCL_IGNORE_NET_MISMATCH=1 (CollNet: NCCL_IGNORE_COLLNET_MISMATCH=1) goes on with the smaller count",
+    ),
+    (
+        r"algorithm/protocol available for function .* was set to",
+        "The NCCL_ALGO / NCCL_PROTO set leave this collective no algorithm: unset them",
+    ),
     (
         r"ibv_|IB|RoCE|mlx5",
         "InfiniBand/RoCE setup failed: try NCCL_IB_DISABLE=1 to confirm, then check `ulimit -l` (must be "
