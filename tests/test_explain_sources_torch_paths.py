@@ -618,3 +618,20 @@ def test_net_read_log_hints_at_the_setting_nccls_own_warn_names(warn, said):
     from torchdoctor.net.nccl_log import hint_for
 
     assert said in hint_for(warn)
+
+
+@pytest.mark.parametrize(
+    "message",
+    [
+        # ProcessGroupGloo.cpp allgather_coalesced: invalidArgument("invalid size of output tensor at index " + i +
+        # " (expected length " + toString(expected) + ", got " + toString(actual) + ")")
+        "invalid size of output tensor at index 1 (expected length [3], got [4])",
+        "invalid output size: (expected length 2, got 3)",
+        "Check failed: outputShape[0] * worldSize == inputShape[0] (8 vs. 6)",
+    ],
+)
+def test_glooS_shape_checks_of_a_collective_are_certain(message):
+    line = "RuntimeError: [/pytorch/torch/csrc/distributed/c10d/ProcessGroupGloo.cpp:1752] " + message + "\n"
+    found = lead(line)
+    assert found.id == "log.collective_arguments" and sure(found) == "certain"
+    assert "one tensor per rank" in found.summary and "all_gather_object" in found.fix

@@ -45,10 +45,12 @@ _CLASSES = (
     ),
     (
         "list_size",
-        "a collective's tensor list does not have one tensor per rank",
-        "all_gather / scatter / gather lists hold exactly world_size tensors of the same shape (the group's "
-        "size for a sub-group): [torch.empty_like(t) for _ in range(dist.get_world_size(group))]; for one flat "
-        "output use all_gather_into_tensor with output.numel() == world_size * input.numel().",
+        "a collective's tensors do not fit the group (one tensor per rank, each of the input's shape)",
+        "all_gather / scatter / gather lists hold exactly world_size tensors of the input's shape (the group's "
+        "size for a sub-group): [torch.empty_like(t) for _ in range(dist.get_world_size(group))]; the flat forms "
+        "take dim 0 times world_size: all_gather_into_tensor's output, reduce_scatter_tensor's input. Tensors "
+        "whose size differs between ranks cannot be gathered as they are: pad them to one size (gather the sizes "
+        "first) or use all_gather_object.",
     ),
     (
         "self_peer",
@@ -90,6 +92,11 @@ COLLECTIVE_ARGUMENTS = Recogniser(
         "torch_cpp:number-of-tensor-splits-not-equal",
         "torch_cpp:invalid-input-tensor-list-size-must",
         "torch_cpp:output-lists-should-be-equal-to",
+        # ProcessGroupGloo.cpp allgather / allgather_coalesced / _reduce_scatter_base: output shapes against input
+        "torch_cpp:invalid-output-tensor-list-at-index",
+        "torch_cpp:invalid-output-size-expected-length",
+        "torch_cpp:invalid-size-of-output-tensor-at",
+        "torch_cpp:check-failed-outputshape-worldsize-inputshape",
         "torch:invalid-rank-rank-should-not-be",
     ),
     anchors=(
@@ -105,6 +112,10 @@ COLLECTIVE_ARGUMENTS = Recogniser(
         "Number of tensor splits not equal to group size",
         "invalid input tensor list size, must be world size",
         "output lists should be equal to world size",
+        "invalid output tensor list at index",
+        "invalid output size: (expected length",
+        "invalid size of output tensor at index",
+        "Check failed: outputShape[0] * worldSize == inputShape[0]",
         "rank should not be the same as the rank of the current process",
     ),
     # "Invalid function argument" only as _check_single_tensor / _check_tensor_list word it (torch 1.x: "to be
@@ -118,7 +129,9 @@ COLLECTIVE_ARGUMENTS = Recogniser(
         r"(?P<split_sizes>Tensor's dim 0 does not divide equally across group size|Split sizes doesn't match "
         r"total dim 0 size|Number of tensor splits not equal to group size)|"
         r"(?P<list_size>invalid input tensor list size, must be world size|output lists should be equal to world "
-        r"size)|"
+        r"size|invalid output tensor list at index \d+[^\n]{0,120}|invalid output size: \(expected length \d+, got "
+        r"\d+\)|invalid size of output tensor at index \d+[^\n]{0,120}|Check failed: outputShape\[0\] \* worldSize "
+        r"== inputShape\[0\][^\n]{0,80})|"
         r"(?P<self_peer>Invalid (?:destination|source) rank: (?:destination|source) rank should not be the "
         r"same as the rank of the current process)"
     ),
