@@ -635,3 +635,17 @@ def test_glooS_shape_checks_of_a_collective_are_certain(message):
     found = lead(line)
     assert found.id == "log.collective_arguments" and sure(found) == "certain"
     assert "one tensor per rank" in found.summary and "all_gather_object" in found.fix
+
+
+@pytest.mark.parametrize("ident", ["torch:global-rank-is-not-part-of", "torch:group-rank-is-not-part-of"])
+def test_a_rank_outside_a_sub_group_is_certain_and_names_the_groups_own_ranks(ident):
+    line = "ValueError: " + template(
+        ident, "0", "<torch.distributed.distributed_c10d.ProcessGroup object at 0x7f3a>"
+    )
+    found = lead(line + "\n")
+    assert found.id == "log.collective_arguments" and sure(found) == "certain"
+    assert "outside a sub-group" in found.summary and "dist.get_global_rank(group, 0)" in found.fix
+
+
+def test_someone_not_part_of_a_group_elsewhere_is_not_a_collectives():
+    assert lead("KeyError: user 7 is not part of group admins\n").id != "log.collective_arguments"

@@ -53,6 +53,14 @@ _CLASSES = (
         "first) or use all_gather_object.",
     ),
     (
+        "not_in_group",
+        "a rank outside a sub-group was looked up in it (most often a collective's src / dst on that group)",
+        "src / dst of a collective on a sub-group are global ranks: pass one of the group's ranks, e.g. "
+        "dist.get_global_rank(group, 0) (or dist.get_process_group_ranks(group)[0]) for its first, not 0; "
+        "torch 2.5+ also takes group_src= / group_dst=, a rank counted within the group. Where the caller is not a "
+        "collective (get_group_rank, a framework's parallel layout), the same rule holds for the rank it passed.",
+    ),
+    (
         "self_peer",
         "a rank sends to or receives from itself",
         "send/recv (isend/irecv) take another rank as dst/src: check how the peer is computed (e.g. (rank + 1) "
@@ -98,6 +106,9 @@ COLLECTIVE_ARGUMENTS = Recogniser(
         "torch_cpp:invalid-size-of-output-tensor-at",
         "torch_cpp:check-failed-outputshape-worldsize-inputshape",
         "torch:invalid-rank-rank-should-not-be",
+        # get_group_rank / get_global_rank, through which a collective on a sub-group translates src / dst
+        "torch:global-rank-is-not-part-of",
+        "torch:group-rank-is-not-part-of",
     ),
     anchors=(
         "Invalid function argument. Expected parameter `",
@@ -117,6 +128,7 @@ COLLECTIVE_ARGUMENTS = Recogniser(
         "invalid size of output tensor at index",
         "Check failed: outputShape[0] * worldSize == inputShape[0]",
         "rank should not be the same as the rank of the current process",
+        " is not part of group ",
     ),
     # "Invalid function argument" only as _check_single_tensor / _check_tensor_list word it (torch 1.x: "to be
     # of type torch.Tensor."), with the type it got on its second line
@@ -132,6 +144,7 @@ COLLECTIVE_ARGUMENTS = Recogniser(
         r"size|invalid output tensor list at index \d+[^\n]{0,120}|invalid output size: \(expected length \d+, got "
         r"\d+\)|invalid size of output tensor at index \d+[^\n]{0,120}|Check failed: outputShape\[0\] \* worldSize "
         r"== inputShape\[0\][^\n]{0,80})|"
+        r"(?P<not_in_group>(?:Global|Group) rank \d+ is not part of group [^\n]{1,160})|"
         r"(?P<self_peer>Invalid (?:destination|source) rank: (?:destination|source) rank should not be the "
         r"same as the rank of the current process)"
     ),
