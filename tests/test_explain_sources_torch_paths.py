@@ -649,3 +649,37 @@ def test_a_rank_outside_a_sub_group_is_certain_and_names_the_groups_own_ranks(id
 
 def test_someone_not_part_of_a_group_elsewhere_is_not_a_collectives():
     assert lead("KeyError: user 7 is not part of group admins\n").id != "log.collective_arguments"
+
+
+@pytest.mark.parametrize(
+    ("line", "read"),
+    [
+        (
+            "AssertionError: " + template("torch:unknown-c10d-backend-type", "NCLL"),
+            "Unknown c10d backend type NCLL",
+        ),
+        (
+            "ValueError: "
+            + template("torch:unknown-backend-specify-device-backend-string", "ncll", "['gloo', 'nccl']"),
+            "Unknown backend 'ncll'",
+        ),
+        (
+            "ValueError: " + template("torch:invalid-device-backend-pairing-in-expected", "cuda", "cuda"),
+            "Invalid device:backend pairing 'cuda'",
+        ),
+        (
+            # BackendConfig's f-string goes on after a backslash, its indentation kept
+            "ValueError: Duplicate device type cuda                                      in backend string: nccl. The "
+            "custom backend string argument is invalid: cuda:nccl,cuda:gloo.",
+            "Duplicate device type cuda in backend string",
+        ),
+    ],
+)
+def test_a_backend_torch_does_not_know_is_certain_and_names_the_ones_it_does(line, read):
+    found = lead(line + "\n")
+    assert found.id == "log.process_group_args" and sure(found) == "certain"
+    assert read in found.summary and "'cpu:gloo,cuda:nccl'" in found.fix and "import torch_npu" in found.fix
+
+
+def test_a_duplicate_device_elsewhere_is_not_a_backend_string():
+    assert lead("ValueError: Duplicate device type found in config\n").id != "log.process_group_args"

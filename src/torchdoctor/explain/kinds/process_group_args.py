@@ -64,6 +64,14 @@ _CLASSES = (
         "new_group(timeout=...) the same); a number of seconds is refused.",
     ),
     (
+        "unknown_backend",
+        "init_process_group was given a backend name or 'device:backend' string torch does not accept",
+        "Name one torch has: backend='nccl' (CUDA), 'gloo' (CPU), 'mpi', or both as 'cpu:gloo,cuda:nccl' "
+        "(device:backend pairs, comma-separated, each device once). Another accelerator's backend exists only "
+        "once its package is imported before init_process_group (Ascend's 'hccl': import torch_npu; Intel's "
+        "'ccl': import oneccl_bindings_for_pytorch).",
+    ),
+    (
         "group_ranks",
         "a sub-group names ranks or a size the run does not have",
         "The ranks of a sub-group (new_group, new_subgroups, split_group, the dimensions of a DeviceMesh or of a "
@@ -92,7 +100,7 @@ def _init_call(hits: list[Hit], ctx: Context) -> tuple[str, str]:
     facts = merged(hits)
     for fact, what, fix in _CLASSES:
         if facts.get(fact):
-            return f"{what}: {facts[fact].strip()}" + on_ranks(hits), fix
+            return f"{what}: {' '.join(facts[fact].split())}" + on_ranks(hits), fix
     return "init_process_group was called wrongly" + on_ranks(hits), TWICE_FIX
 
 
@@ -123,6 +131,14 @@ INIT_CALL = Recogniser(
         "torch:ranks-list-must-not-contain-duplicate",
         "torch:the-split-group-cannot-have-duplicate",
         "torch:rank-has-appeared-in-both-subgroup",
+        # the backend name and 'device:backend' strings (distributed_c10d.py Backend, BackendConfig, the parser of
+        # backend strings; _new_process_group_helper's AssertionError for a name no plugin registered)
+        "torch:unknown-c10d-backend-type",
+        "torch:unknown-backend-specify-device-backend-string",
+        "torch:invalid-device-backend-pairing-in-expected",
+        "torch:invalid-device-backend-pairing",
+        "torch:duplicate-device-type-in-backend-string",
+        "torch:duplicate-device-type-in-backend-string-2",
     ),
     anchors=(
         "trying to initialize the default process group twice",
@@ -144,6 +160,10 @@ INIT_CALL = Recogniser(
         "ranks list must not contain duplicate entries",
         "the split group cannot have duplicate ranks",
         "has appeared in both subgroup",
+        "Unknown c10d backend type",
+        "Specify a 'device:backend' string",
+        "Invalid device:backend pairing",
+        "Duplicate device type ",
     ),
     # the URL checks only as rendezvous.py words them, after the init method's scheme
     match=R(
@@ -160,6 +180,9 @@ INIT_CALL = Recogniser(
         r"group's size should be (?:less or equal to|no larger than) the world_size set by init_process_group|The "
         r"arg 'group_size' \(\d+\) must not exceed the world size \(\d+\)|The world size \(\d+\) must be divisible "
         r"by 'group_size=\d+')|"
+        r"(?P<unknown_backend>Unknown c10d backend type \w{1,40}|Unknown backend '[^'\n]{0,40}'\. Specify a "
+        r"'device:backend' string|Invalid device:backend pairing[: ][^\n]{0,100}|Duplicate device type '?\w{1,20}'?"
+        r"\s{0,40}in backend string[^\n]{0,80})|"
         r"(?P<group_duplicates>ranks list must not contain duplicate entries, got [^\n]{1,120}|the split group "
         r"cannot have duplicate ranks|Rank \d+ has appeared in both subgroup [^\n]{1,160})"
     ),
