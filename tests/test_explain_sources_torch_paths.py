@@ -683,3 +683,22 @@ def test_a_backend_torch_does_not_know_is_certain_and_names_the_ones_it_does(lin
 
 def test_a_duplicate_device_elsewhere_is_not_a_backend_string():
     assert lead("ValueError: Duplicate device type found in config\n").id != "log.process_group_args"
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "RuntimeError: " + template("torch_cpp:backend-does-not-support-reduce-scatter-3", "gloo"),
+        "RuntimeError: " + template("torch_cpp:backend-does-not-support-allgather-base", "gloo"),
+        "RuntimeError: " + template("torch_cpp:backend-does-not-support-monitoredbarrier-only", "nccl"),
+        "ValueError: " + template("torch:monitored-barrier-is-only-implemented-for"),
+    ],
+)
+def test_a_collective_the_groups_backend_lacks_is_certain_and_names_one_that_has_it(line):
+    found = lead(line + "\n")
+    assert found.id == "log.collective_arguments" and sure(found) == "certain"
+    assert "does not implement this collective" in found.summary and "new_group(backend='gloo')" in found.fix
+
+
+def test_tensor_parallels_alltoall_fallback_warning_is_not_a_failure():
+    assert lead(template("torch:cpu-process-group-does-not-support") + "\n").id == "log.unrecognised"

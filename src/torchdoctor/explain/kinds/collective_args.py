@@ -53,6 +53,15 @@ _CLASSES = (
         "first) or use all_gather_object.",
     ),
     (
+        "backend_lacks_op",
+        "the group's backend does not implement this collective",
+        "Run it on a backend that has it: the tensor collectives FSDP and DTensor use (all_gather_into_tensor, "
+        "reduce_scatter_tensor and their coalesced forms) on CUDA tensors over NCCL (a CPU-only run over gloo "
+        "lacks some of them in a given torch release: a newer torch, or the list forms all_gather / reduce via "
+        "all_reduce); monitored_barrier on a gloo group only: dist.monitored_barrier(group=dist.new_group("
+        "backend='gloo')). init_process_group(backend='cpu:gloo,cuda:nccl') gives each device its backend.",
+    ),
+    (
         "not_in_group",
         "a rank outside a sub-group was looked up in it (most often a collective's src / dst on that group)",
         "src / dst of a collective on a sub-group are global ranks: pass one of the group's ranks, e.g. "
@@ -81,7 +90,7 @@ def _collective_args(hits: list[Hit], ctx: Context) -> tuple[str, str]:
 COLLECTIVE_ARGUMENTS = Recogniser(
     # torch/distributed/distributed_c10d.py; torch/csrc/distributed/c10d/Utils.hpp, ProcessGroupGloo.cpp
     kind="collective_arguments",
-    title="a collective called with the wrong arguments",
+    title="a collective torch refuses as it was called",
     templates=(
         "torch:invalid-function-argument-expected-parameter-of",
         "torch:invalid-function-argument-expected-parameter-of-2",
@@ -106,6 +115,17 @@ COLLECTIVE_ARGUMENTS = Recogniser(
         "torch_cpp:invalid-size-of-output-tensor-at",
         "torch_cpp:check-failed-outputshape-worldsize-inputshape",
         "torch:invalid-rank-rank-should-not-be",
+        # Backend.hpp: the default of every collective a backend does not override
+        "torch_cpp:backend-does-not-support-allgather-base",
+        "torch_cpp:backend-does-not-support-reduce-scatter-2",
+        "torch_cpp:backend-does-not-support-allgather-into",
+        "torch_cpp:backend-does-not-support-reduce-scatter-3",
+        "torch_cpp:backend-does-not-support-allgather-coalesced",
+        "torch_cpp:backend-does-not-support-allreduce-coalesced",
+        "torch_cpp:backend-does-not-support-reduce-scatter",
+        "torch_cpp:backend-does-not-support-alltoall-base",
+        "torch_cpp:backend-does-not-support-monitoredbarrier-only",
+        "torch:monitored-barrier-is-only-implemented-for",  # distributed_c10d.py, before the backend is asked
         # get_group_rank / get_global_rank, through which a collective on a sub-group translates src / dst
         "torch:global-rank-is-not-part-of",
         "torch:group-rank-is-not-part-of",
@@ -129,6 +149,15 @@ COLLECTIVE_ARGUMENTS = Recogniser(
         "Check failed: outputShape[0] * worldSize == inputShape[0]",
         "rank should not be the same as the rank of the current process",
         " is not part of group ",
+        " does not support _allgather_base",
+        " does not support _reduce_scatter_base",
+        " does not support allgather_into_tensor_coalesced",
+        " does not support reduce_scatter",
+        " does not support allgather_coalesced",
+        " does not support allreduce_coalesced",
+        " does not support alltoall_base",
+        " does not support monitoredBarrier",
+        "monitored_barrier is only implemented for GLOO backend",
     ),
     # "Invalid function argument" only as _check_single_tensor / _check_tensor_list word it (torch 1.x: "to be
     # of type torch.Tensor."), with the type it got on its second line
@@ -144,6 +173,10 @@ COLLECTIVE_ARGUMENTS = Recogniser(
         r"size|invalid output tensor list at index \d+[^\n]{0,120}|invalid output size: \(expected length \d+, got "
         r"\d+\)|invalid size of output tensor at index \d+[^\n]{0,120}|Check failed: outputShape\[0\] \* worldSize "
         r"== inputShape\[0\][^\n]{0,80})|"
+        r"(?P<backend_lacks_op>Backend \w{1,20} does not support (?:_allgather_base|_reduce_scatter_base|"
+        r"allgather_into_tensor_coalesced|reduce_scatter_tensor_coalesced|reduce_scatter|allgather_coalesced|"
+        r"allreduce_coalesced|alltoall_base|monitoredBarrier)\b[^\n]{0,60}|monitored_barrier is only implemented for "
+        r"GLOO backend)|"
         r"(?P<not_in_group>(?:Global|Group) rank \d+ is not part of group [^\n]{1,160})|"
         r"(?P<self_peer>Invalid (?:destination|source) rank: (?:destination|source) rank should not be the "
         r"same as the rank of the current process)"
