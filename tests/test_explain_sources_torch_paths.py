@@ -702,3 +702,11 @@ def test_a_collective_the_groups_backend_lacks_is_certain_and_names_one_that_has
 
 def test_tensor_parallels_alltoall_fallback_warning_is_not_a_failure():
     assert lead(template("torch:cpu-process-group-does-not-support") + "\n").id == "log.unrecognised"
+
+
+@pytest.mark.parametrize("call", ["makeDeviceForHostname", "makeDeviceForInterface"])
+def test_gloo_without_a_transport_names_gloo_device_transport(call):
+    # GlooDeviceFactory.cpp: TORCH_CHECK(false, "<call>(): unsupported gloo device") when no transport is registered
+    found = lead("RuntimeError: " + template("torch_native:gloo-unsupported-device", call) + "\n")
+    assert found.id == "log.backend_unavailable" and sure(found) == "certain"
+    assert "GLOO_DEVICE_TRANSPORT" in found.summary and "unset GLOO_DEVICE_TRANSPORT" in found.fix

@@ -821,6 +821,15 @@ def _backend(hits: list[Hit], ctx: Context) -> tuple[str, str]:
             "the NCCL backend needs GPUs, and this process sees none",
             "Use backend='gloo' on CPU, or make the GPUs visible (CUDA_VISIBLE_DEVICES, --gpus all in Docker).",
         )
+    if facts.get("gloo_device"):
+        return (
+            "gloo has no transport for this platform or for GLOO_DEVICE_TRANSPORT "
+            f"({facts['gloo_device'].strip()})",
+            "torch's gloo picks its transport by platform (TCP on Linux, libuv on macOS and Windows) unless "
+            "GLOO_DEVICE_TRANSPORT names one: unset GLOO_DEVICE_TRANSPORT (or name one this build has: TCP, "
+            "TCP_TLS only in builds with it, UV); a torch built without its platform's transport (a custom "
+            "build) has none: install the official wheel.",
+        )
     if facts.get("rdzv_scheme") or facts.get("no_distributed"):
         what = (
             f"no rendezvous handler for {facts['rdzv_scheme']}://"
@@ -867,6 +876,8 @@ BACKEND_UNAVAILABLE = Recogniser(
         "torch:default-backend-not-registered-for-device",
         "torch:we-detected-accelerator-on-your-machine",
         "lightning:torch-distributed-is-not-available-cannot",  # lightning/fabric/utilities/distributed.py
+        # c10d/GlooDeviceFactory.cpp: no gloo transport for the platform or for GLOO_DEVICE_TRANSPORT
+        "torch_native:gloo-unsupported-device",
     ),
     title="backend not available",
     anchors=(
@@ -881,12 +892,14 @@ BACKEND_UNAVAILABLE = Recogniser(
         "Default backend not registered for device",
         "But we don't know which communication backend to use for this accelerator",
         "torch.distributed is not available. Cannot initialize distributed process group",
+        "(): unsupported gloo device",
     ),
     facts=(
         R(r"doesn't have (?P<backend>NCCL|MPI|Gloo|UCC)\b"),
         R(r"(?P<backend>NCCL) support is not compiled"),
         R(r"Default backend not registered for device : (?P<device_type>\w+)"),
         R(r"(?P<no_gpus>only supported with GPUs)"),
+        R(r"(?P<gloo_device>makeDeviceFor(?:Hostname|Interface)\(\): unsupported gloo device)"),
         R(r"associated with device type (?P<device_type>\w+)"),
         R(r"No rendezvous handler for (?P<rdzv_scheme>\w+)://"),
         R(
