@@ -710,3 +710,15 @@ def test_gloo_without_a_transport_names_gloo_device_transport(call):
     found = lead("RuntimeError: " + template("torch_native:gloo-unsupported-device", call) + "\n")
     assert found.id == "log.backend_unavailable" and sure(found) == "certain"
     assert "GLOO_DEVICE_TRANSPORT" in found.summary and "unset GLOO_DEVICE_TRANSPORT" in found.fix
+
+
+def test_a_store_ping_answered_with_another_value_names_the_program_on_the_port():
+    # TCPStore.cpp ping(): the pid nonce it sends must come back; the client retries with the error in its warning
+    line = (
+        "[W1129 10:02:11.123456 4411 torch/csrc/distributed/c10d/TCPStore.cpp:384] TCP client failed to "
+        "connect/validate to host 10.0.0.1:29500 - retrying: "
+        + template("torch_cpp:ping-failed-invalid-value-returned-from", "3058192", "759714643")
+    )
+    found = lead(line + "\n")
+    assert found.id == "log.rendezvous_or_port" and sure(found) == "likely"
+    assert "10.0.0.1:29500 is not this run's TCPStore" in found.summary and "ss -ltnp" in found.fix

@@ -137,6 +137,21 @@ def bogus_host(host: str) -> bool:
 
 def _rendezvous(hits: list[Hit], ctx: Context) -> tuple[str, str]:
     in_use = next((h for h in hits if h.facts.get("in_use")), None)
+    wrong_server = next((h.facts for h in hits if h.facts.get("store_ping")), None)
+    if wrong_server and not in_use:
+        where = (
+            f" at {wrong_server['host']}:{wrong_server['port']}"
+            if wrong_server.get("host")
+            else " at MASTER_PORT"
+        )
+        return (
+            f"what answers{where} is not this run's TCPStore: its ping came back with another value"
+            + on_ranks(hits),
+            "Another program listens on the store's port (a leftover or concurrent job, possibly of another torch "
+            "release, or a service that is not a store at all). See who holds it on the store's host: ss -ltnp | "
+            "grep :<port>; stop the leftover (pgrep -af python) or give this run a port of its own (MASTER_PORT / "
+            "--master_port / --rdzv-endpoint HOST:PORT), and install the same torch on every node.",
+        )
     if in_use:
         port = first(hits, "port") or "29500 (the default)"
         port_number = str(port).split()[0]
@@ -255,6 +270,8 @@ RENDEZVOUS_OR_PORT = Recogniser(
         "torch:the-node-has-failed-to-shutdown",
         # elastic/agent/server/api.py _exit_barrier: logger.exception when the other agents did not arrive
         "torch:error-waiting-on-exit-barrier-elapsed",
+        # TCPStore.cpp ping(): the nonce it sent did not come back: not a store of this run answers on the port
+        "torch_cpp:ping-failed-invalid-value-returned-from",
     ),
     title="rendezvous failed",
     anchors=(
@@ -284,6 +301,7 @@ RENDEZVOUS_OR_PORT = Recogniser(
         "has failed to send a keep-alive heartbeat to the rendezvous",
         "has failed to shutdown the rendezvous",
         "Error waiting on exit barrier",
+        "Ping failed, invalid value returned from server",
         # torch 1.x rendezvous.py's _env_rendezvous_handler raising for the variable it names: the source line a
         # traceback shows when the paste stops before the message ("environment variable X expected, but not set")
         "raise _env_error(",
@@ -324,6 +342,8 @@ RENDEZVOUS_OR_PORT = Recogniser(
         "has failed to shutdown the rendezvous",
         # the agent whose workers finished waits for the others in the store: they failed or are still running
         "Error waiting on exit barrier",
+        # the port answers, but not as this run's store: another job (or torch release), or another program
+        "Ping failed, invalid value returned from server",
     ),
     also=(
         Alternative(
@@ -381,6 +401,7 @@ RENDEZVOUS_OR_PORT = Recogniser(
             r"waiting for all \d+ members to join|Timeout while waiting for keys in EtcdStore))"
         ),
         R(r"Error waiting on exit barrier\. (?P<exit_barrier>Elapsed: [\d.]{1,12} seconds)"),
+        R(r"(?P<store_ping>Ping failed, invalid value returned from server)"),
         R(
             r"(?P<agent_lost_store>failed to (?:send a keep-alive heartbeat to|shutdown) the rendezvous '[^'\n]{0,100}' "
             r"due to an error of type \w{1,60})"
