@@ -227,6 +227,14 @@ def _build(hits: list[Hit], ctx: Context) -> tuple[str, str]:
             "Install one: sudo apt install build-essential (g++), conda install -c conda-forge gxx, or point "
             "the build at one: export CXX=/path/to/g++.",
         )
+    if facts.get("no_cc1plus"):
+        driver = facts.get("gcc_driver", "gcc")
+        return (
+            f"{driver} cannot compile C++: its C++ compiler (cc1plus) is not installed",
+            "The C compiler is installed without the g++ of the same release: install it (sudo apt install g++; "
+            "for gcc-N, g++-N; conda: conda install -c conda-forge gxx_linux-64), or point the build at a "
+            "complete one: export CC=gcc-11 CXX=g++-11.",
+        )
     if facts.get("msvc"):
         msvc = facts["msvc"]
         if "unsupported Microsoft Visual Studio" in msvc:
@@ -261,6 +269,13 @@ def _build(hits: list[Hit], ctx: Context) -> tuple[str, str]:
         )
     if facts.get("no_ninja"):
         return ("torch's extension builder needs ninja", "pip install ninja   # then build again")
+    if facts.get("vc_without_sdk"):
+        return (
+            "the Visual C++ environment is activated but DISTUTILS_USE_SDK is not set: torch's extension "
+            "builder stops rather than activate it a second time",
+            "In the x64 Native Tools prompt (or after vcvarsall.bat) tell setuptools to use the environment "
+            "as it is: set DISTUTILS_USE_SDK=1 (PowerShell: $env:DISTUTILS_USE_SDK=1), then build again.",
+        )
     if facts.get("old_compiler"):
         return (
             "the host compiler is too old for torch's headers (they need C++17)",
@@ -335,6 +350,7 @@ CUDA_BUILD = Recogniser(
         "system:ninja-build-stopped",
         "system:gcc-missing-header",  # a CUDA library's header, or Python.h
         "system:which-cxx-failed",
+        "system:gcc-cannot-execute-cc1plus",  # gcc's driver without its C++ front end (no g++ installed)
         "system:msvc-required",
         "torch:msvc-is-required-to-load-extensions",  # torch/utils/cpp_extension.py on Windows without cl.exe
         "system:nvcc-unsupported-msvc",
@@ -373,6 +389,10 @@ CUDA_BUILD = Recogniser(
         "third_party:deepspeed-cpuadam-no-ds-opt-adam",
         # torch/utils/cpp_extension.py _get_cuda_arch_flags: TORCH_CUDA_ARCH_LIST (or the GPU) it cannot name
         "torch:unknown-cuda-arch-or-gpu-not",
+        # torch/utils/cpp_extension.py BuildExtension: an extension linked with nvcc's device link step (dlink=True)
+        # when ninja is missing; on Windows a VC environment already activated without DISTUTILS_USE_SDK
+        "torch:with-dlink-true-ninja-is-required",
+        "torch:it-seems-that-the-vc-environment",
         # the compiler's first error line, whatever the package: a header not found, a name not declared
         *diagnostics.TEMPLATES,
     ),
@@ -418,6 +438,8 @@ CUDA_BUILD = Recogniser(
         "nvcc' failed with exit",
         "Error compiling objects for extension",
         "Ninja is required to load C++ extensions",
+        "ninja is required to build cuda extension",
+        "the VC environment is activated but DISTUTILS_USE_SDK is not set",
         "Command '['ninja', '-v'",
         "fatal error: cuda",
         "fatal error: cublas",
@@ -428,6 +450,7 @@ CUDA_BUILD = Recogniser(
         "fatal error: nvToolsExt",
         "fatal error: Python.h",
         "Command '['which', 'c++']' returned non-zero exit status",
+        "cannot execute 'cc1plus'",
         "Microsoft Visual C++ 14.0 or greater is required",
         "MSVC is required to load C++ extensions",
         "unsupported Microsoft Visual Studio version",
@@ -551,12 +574,14 @@ CUDA_BUILD = Recogniser(
         R(r"(?P<packs>parameter packs not expanded with '\.\.\.')"),
         R(r"fatal error: (?P<python_headers>Python\.h): No such file"),
         R(r"(?P<no_cxx>Command '\['which', 'c\+\+'\]' returned non-zero exit status)"),
+        R(r"(?P<no_cc1plus>(?:(?P<gcc_driver>[\w.+-]{1,60}): )?fatal error: cannot execute 'cc1plus')"),
         R(
             r"(?P<msvc>Microsoft Visual C\+\+ 14\.0 or greater is required|MSVC is required to load C\+\+ extensions|"
             r"unsupported Microsoft Visual Studio "
             r"version|Cannot find compiler 'cl\.exe' in PATH)"
         ),
-        R(r"(?P<no_ninja>Ninja is required)"),
+        R(r"(?P<no_ninja>Ninja is required|ninja is required to build cuda extension)"),
+        R(r"(?P<vc_without_sdk>the VC environment is activated but DISTUTILS_USE_SDK is not set)"),
         R(r"(?P<old_compiler>C\+\+17 or later compatible compiler is required)"),
         R(r"cannot find -l(?P<missing_lib>[\w+-]{1,60})"),
         R(

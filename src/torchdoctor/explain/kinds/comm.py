@@ -43,6 +43,21 @@ NCCL_WARN_HINTS = (
         "GPU peer-to-peer does not work between these GPUs: NCCL_P2P_DISABLE=1 (and check `nvidia-smi topo -m`; "
         "PCIe ACS or the IOMMU often blocks P2P)",
     ),
+    # (kept after the P2P hint: kinds/gpus.py reads that one as NCCL_WARN_HINTS[0]) settings NCCL's own WARN names
+    (
+        r"verify NCCL_OOB_NET_IFNAME",
+        "NCCL_OOB_NET_IFNAME names no network device on this host: name one `ibv_devinfo` lists, or unset it "
+        "(and NCCL_OOB_NET_ENABLE) to bootstrap over sockets",
+    ),
+    (
+        r"device counts across ranks",
+        "The hosts see different numbers of NICs: check each host's ports (`ibstat`) and NCCL_IB_HCA; "
+        "NCCL_IGNORE_NET_MISMATCH=1 (CollNet: NCCL_IGNORE_COLLNET_MISMATCH=1) goes on with the smaller count",
+    ),
+    (
+        r"algorithm/protocol available for function .* was set to",
+        "The NCCL_ALGO / NCCL_PROTO set leave this collective no algorithm: unset them",
+    ),
     (
         r"ibv_|IB|RoCE|mlx5",
         "InfiniBand/RoCE setup failed: try NCCL_IB_DISABLE=1 to confirm, then check `ulimit -l` (must be "
@@ -122,6 +137,21 @@ def bogus_host(host: str) -> bool:
 
 def _rendezvous(hits: list[Hit], ctx: Context) -> tuple[str, str]:
     in_use = next((h for h in hits if h.facts.get("in_use")), None)
+    wrong_server = next((h.facts for h in hits if h.facts.get("store_ping")), None)
+    if wrong_server and not in_use:
+        where = (
+            f" at {wrong_server['host']}:{wrong_server['port']}"
+            if wrong_server.get("host")
+            else " at MASTER_PORT"
+        )
+        return (
+            f"what answers{where} is not this run's TCPStore: its ping came back with another value"
+            + on_ranks(hits),
+            "Another program listens on the store's port (a leftover or concurrent job, possibly of another torch "
+            "release, or a service that is not a store at all). See who holds it on the store's host: ss -ltnp | "
+            "grep :<port>; stop the leftover (pgrep -af python) or give this run a port of its own (MASTER_PORT / "
+            "--master_port / --rdzv-endpoint HOST:PORT), and install the same torch on every node.",
+        )
     if in_use:
         port = first(hits, "port") or "29500 (the default)"
         port_number = str(port).split()[0]
@@ -141,9 +171,23 @@ def _rendezvous(hits: list[Hit], ctx: Context) -> tuple[str, str]:
         message = first(hits, "message", "")
         summary = f"{error}: {message}".rstrip(": ") + on_ranks(hits)
         if first(hits, "socket_timeout"):
+            waited = first(hits, "store_wait")
             summary = (
-                "a read from the rendezvous store timed out (Socket Timeout): the key another rank should set "
-                "never came, or the store's host (MASTER_ADDR) stopped answering" + on_ranks(hits)
+                f"a read from the rendezvous store timed out ({(waited or 'Socket Timeout').strip()}): the key "
+                "another rank should set never came, or the store's host (MASTER_ADDR) stopped answering"
+                + on_ranks(hits)
+            )
+        if first(hits, "exit_barrier"):
+            summary = (
+                "this node's workers finished, and the other nodes did not reach torchrun's exit barrier in time "
+                f"({first(hits, 'exit_barrier').strip()}): another node's workers failed, hang or were still "
+                "running" + on_ranks(hits)
+            )
+        if first(hits, "agent_lost_store"):
+            summary = (
+                f"this node's torchrun agent lost the rendezvous store ({first(hits, 'agent_lost_store').strip()}): "
+                "the node that hosts it (the --rdzv-endpoint host) failed, finished or cannot be reached"
+                + on_ranks(hits)
             )
         if first(hits, "joined"):
             summary = (
@@ -212,6 +256,22 @@ RENDEZVOUS_OR_PORT = Recogniser(
         "torch:rendezvous-timeout-occurred-in-etcdrendezvoushandler",
         "torch_cpp:the-server-socket-has-failed-to-6",  # socket.cpp: no local address to listen on
         "torch_native:socket-timeout",  # Utils.hpp SYSCHECK: a store socket's recv/send past its timeout
+        # TCPStore.cpp doWait (torch 2.4+, where older releases threw "Socket Timeout"): a get/wait for keys no
+        # rank set within the store's timeout; its barrier command the same for a barrier key
+        "torch_cpp:wait-timeout-after-ms-keys",
+        "torch_cpp:barrier-timeout-after-ms-key",
+        # elastic/utils/distributed.py _check_full_rank: fewer members than world_size reached the store
+        "torch:timed-out-waiting-for-all-members",
+        # elastic/rendezvous/etcd_store.py: the etcd rendezvous' wait for keys
+        "torch:timeout-while-waiting-for-keys-in",
+        # elastic/rendezvous/dynamic_rendezvous.py: the agent's keep-alive and its closing of the rendezvous fail
+        # when the store (on the --rdzv-endpoint host) is gone
+        "torch:the-node-has-failed-to-send",
+        "torch:the-node-has-failed-to-shutdown",
+        # elastic/agent/server/api.py _exit_barrier: logger.exception when the other agents did not arrive
+        "torch:error-waiting-on-exit-barrier-elapsed",
+        # TCPStore.cpp ping(): the nonce it sent did not come back: not a store of this run answers on the port
+        "torch_cpp:ping-failed-invalid-value-returned-from",
     ),
     title="rendezvous failed",
     anchors=(
@@ -234,6 +294,14 @@ RENDEZVOUS_OR_PORT = Recogniser(
         "Rendezvous timeout occurred in EtcdRendezvousHandler",
         "has failed to listen on any local network address",
         "Socket Timeout",
+        "wait timeout after ",
+        "barrier timeout after ",
+        "timed out waiting for all ",
+        "Timeout while waiting for keys in EtcdStore",
+        "has failed to send a keep-alive heartbeat to the rendezvous",
+        "has failed to shutdown the rendezvous",
+        "Error waiting on exit barrier",
+        "Ping failed, invalid value returned from server",
         # torch 1.x rendezvous.py's _env_rendezvous_handler raising for the variable it names: the source line a
         # traceback shows when the paste stops before the message ("environment variable X expected, but not set")
         "raise _env_error(",
@@ -261,8 +329,21 @@ RENDEZVOUS_OR_PORT = Recogniser(
         "Rendezvous timeout occurred in EtcdRendezvousHandler",
         "has failed to listen on any local network address",
         # c10d Utils.hpp SYSCHECK: a store socket's send/recv that ran past its timeout (EAGAIN): the key another
-        # rank should have written never came, or the store's host stopped answering
+        # rank should have written never came, or the store's host stopped answering; TCPStore's own wait and
+        # barrier timeouts (torch 2.4+), the elastic store's and etcd's: the same, in their words
         "Socket Timeout",
+        "wait timeout after ",
+        "barrier timeout after ",
+        "timed out waiting for all ",
+        "Timeout while waiting for keys in EtcdStore",
+        # dynamic_rendezvous.py: a keep-alive or the closing of the rendezvous that failed (its error type named):
+        # the store's node died or ended first as often as the network between them failed
+        "has failed to send a keep-alive heartbeat to the rendezvous",
+        "has failed to shutdown the rendezvous",
+        # the agent whose workers finished waits for the others in the store: they failed or are still running
+        "Error waiting on exit barrier",
+        # the port answers, but not as this run's store: another job (or torch release), or another program
+        "Ping failed, invalid value returned from server",
     ),
     also=(
         Alternative(
@@ -288,12 +369,19 @@ RENDEZVOUS_OR_PORT = Recogniser(
             "(its workers failed past --max-restarts, or it finished), a node that crashed never joins, and a "
             "store read times out (Socket Timeout) when the rank that should set the key (rank 0 for the NCCL "
             "id, every rank for a barrier) died, hangs or is still loading.",
-            when=("rdzv_closed", "joined", "socket_timeout"),
+            when=("rdzv_closed", "joined", "socket_timeout", "agent_lost_store", "exit_barrier"),
         ),
     ),
     # a warning torch prints on hosts without IPv6 before it tries IPv4: not a failure; a store read that timed
     # out inside ProcessGroupNCCL's wait for rank 0's NCCL id is that wait's (collective_timeout reads it)
-    reject=R(r"errno: 97 - Address family not supported|ncclUniqueId[^\n]{0,300}Socket Timeout"),
+    reject=R(
+        r"errno: 97 - Address family not supported|ncclUniqueId[^\n]{0,300}(?:Socket Timeout|wait timeout after)|"
+        # the store's timeouts only as TCPStore and elastic word them, not the same words in another message
+        r"(?:wait|barrier) timeout after (?!\d+ms, key)|timed out waiting for all (?!\d+ members to join)|"
+        # socket.cpp's warning for one address of several: localhost's IPv6 ::1 on a host without IPv6 loopback
+        # (EADDRNOTAVAIL) before the IPv4 address connects; a connect that fails for good raises its own error
+        r"client socket has failed to connect to \[(?:localhost|::1)\]:\d+ \(errno: 99 - Cannot assign requested"
+    ),
     facts=(
         R(r"(?P<in_use>[Aa]ddress already in use|EADDRINUSE|another process is utilizing it)"),
         R(r"communication on port `(?P<port>\d+)`"),
@@ -308,6 +396,16 @@ RENDEZVOUS_OR_PORT = Recogniser(
         R(r"(?P<what>waiting for clients\. (?P<joined>\d+)/(?P<expected>\d+) clients joined)"),
         R(r"(?P<rdzv_closed>RendezvousClosedError)"),
         R(r"(?P<socket_timeout>Socket Timeout)"),
+        R(
+            r"(?P<socket_timeout>(?P<store_wait>(?:wait|barrier) timeout after \d+ms, keys?: [^\n]{0,120}|timed out "
+            r"waiting for all \d+ members to join|Timeout while waiting for keys in EtcdStore))"
+        ),
+        R(r"Error waiting on exit barrier\. (?P<exit_barrier>Elapsed: [\d.]{1,12} seconds)"),
+        R(r"(?P<store_ping>Ping failed, invalid value returned from server)"),
+        R(
+            r"(?P<agent_lost_store>failed to (?:send a keep-alive heartbeat to|shutdown) the rendezvous '[^'\n]{0,100}' "
+            r"due to an error of type \w{1,60})"
+        ),
         R(r"world_size=(?P<world_size>\d+), worker_count=(?P<worker_count>\d+)"),
     ),
     describe=_rendezvous,
@@ -349,6 +447,26 @@ def _network(hits: list[Hit], ctx: Context) -> tuple[str, str]:
     facts = merged(hits)
     ifname = ctx.facts.get("socket_ifname")
     set_to = f" (NCCL_SOCKET_IFNAME is set to {ifname})" if ifname else ""
+    if facts.get("oob_ifname"):
+        return (
+            f"NCCL_OOB_NET_IFNAME={facts['oob_value']} names no network device NCCL sees on this host: "
+            "NCCL's bootstrap over the network plugin (NCCL_OOB_NET_ENABLE=1) stops" + on_ranks(hits),
+            "NCCL_OOB_NET_IFNAME picks the device of the network plugin (an IB/RoCE HCA such as mlx5_0, with ^ "
+            "to exclude, = for an exact name) that carries NCCL's bootstrap: name one this host has (ibv_devinfo "
+            "lists them; NCCL_DEBUG=INFO prints 'NET/IB : Using [0]mlx5_0:1/...'), or unset it, or unset "
+            "NCCL_OOB_NET_ENABLE to bootstrap over the sockets of NCCL_SOCKET_IFNAME again.",
+        )
+    if facts.get("net_count_mismatch"):
+        kind = "CollNet (SHARP)" if facts.get("net_coll") else "network"
+        switch = "NCCL_IGNORE_COLLNET_MISMATCH" if facts.get("net_coll") else "NCCL_IGNORE_NET_MISMATCH"
+        return (
+            f"the hosts see different numbers of {kind} devices (min {facts['net_min']}, max {facts['net_max']}): "
+            "NCCL 2.30+ refuses to build the communicator" + on_ranks(hits),
+            "Every host should see the same NICs: on the host with fewer, check the ports are up (ibstat: State "
+            "Active; a NIC down or missing its driver), and that NCCL_IB_HCA / NCCL_SOCKET_IFNAME select the same "
+            "devices everywhere (NCCL_DEBUG=INFO prints which rank has how many: 'Rank N has M local Net "
+            f"devices'). If the hosts really differ, {switch}=1 lets NCCL go on with the smaller count.",
+        )
     if facts.get("incompatible_nics"):
         return (
             "NCCL paired network adapters of different kinds across the hosts: "
@@ -378,6 +496,20 @@ def _network(hits: list[Hit], ctx: Context) -> tuple[str, str]:
             "log).\n"
             "NCCL_IB_DISABLE=1 confirms it is the fabric (NCCL falls back to sockets); test the link with "
             "`ib_write_bw` between the two hosts."
+        )
+        return summary, fix
+    if "ib_cqe" in facts:
+        side = f" ({facts['ib_side']})" if facts.get("ib_side") else ""
+        nic = f" on NIC index {facts['ib_dev_index']}" if facts.get("ib_dev_index") else ""
+        summary = (
+            f"an InfiniBand/RoCE transfer{side} completed in error{nic}: the peer did not answer, the link "
+            "failed, or the peer died first" + on_ranks(hits)
+        )
+        fix = (
+            "NCCL's next line ('Got completion from peer ... with status=...') names the status: a retry counter "
+            "exceeded (12) is the peer not answering (RoCE settings the hosts do not share: NCCL_IB_GID_INDEX, "
+            "NCCL_IB_TC), a flushed request (5) the consequence of an earlier error. Check the link (`ibstat`, "
+            "`perfquery`), the peer host's log for a failure before this one, and confirm with NCCL_IB_DISABLE=1."
         )
         return summary, fix
     if "ibv_modify_qp" in facts:
@@ -504,6 +636,15 @@ NETWORK_INTERFACE = Recogniser(
         "nccl:connect-returned-exceeded-error-retry-count",
         # torch/csrc/distributed/c10d/ProcessGroupGloo.cpp: gloo could not connect its full mesh of pairs
         "torch_cpp:gloo-connectfullmesh-failed-with",
+        # bootstrap.cc (2.25+): NCCL_OOB_NET_IFNAME matches no device of the net plugin (ncclInvalidArgument)
+        "nccl:no-device-found-matching-verify-nccl",
+        "nccl:no-device-found-after-excluding-verify",
+        # init.cc (2.30+): the ranks' hosts count different NICs (ncclSystemError unless told to ignore it)
+        "nccl:detected-mixed-local-net-device-counts",
+        "nccl:detected-mixed-local-collnet-device-counts",
+        # transport/net_ib/p2p.cc (2.30+): a work completion in error, before the completion line that names its
+        # status (ncclRemoteError when resiliency is off)
+        "nccl:net-ib-got-cqe-with-error",
     ),
     title="network interface problem",
     anchors=(
@@ -527,6 +668,9 @@ NETWORK_INTERFACE = Recogniser(
         "Connect: exceeded timeouts",
         "exceeded error retry count",
         "Gloo connectFullMesh failed with",
+        "verify NCCL_OOB_NET_IFNAME",
+        "device counts across ranks (min ",
+        "NET/IB: Got CQE with error",
     ),
     match=R(
         r"no socket interface found|Unable to find address for|is neither AF_INET|Got completion|Call to ibv_|"
@@ -535,10 +679,24 @@ NETWORK_INTERFACE = Recogniser(
         r"net devices with different link_layer|together with different link_layer|"
         r"Gloo connectFullMesh failed with|socket(?:Start|Poll)Connect: exceeded (?:retries|timeouts)|connect returned [^\n]{0,80}exceeded error retry|"
         r"Connect to [^\s<]{1,255}<\d+> failed|No usable listening interface found|"
-        r"pair\.cc:\d+\] connect\s{1,3}\[?[^\s\]]{1,255}\]?:\d+: "
+        r"pair\.cc:\d+\] connect\s{1,3}\[?[^\s\]]{1,255}\]?:\d+: |verify NCCL_OOB_NET_IFNAME|"
+        # the WARN, not the INFO line NCCL prints instead when told to ignore the mismatch
+        r"Detected mixed local (?:Coll)?Net device counts across ranks \(min \d+, max \d+\)\. Set |"
+        r"NET/IB: Got CQE with error \(devIndex"
     ),
     facts=(
         R(r"(?P<what>Bootstrap : no socket interface found|No usable listening interface found)"),
+        R(
+            r"(?P<oob_ifname>no device found (?:matching|after excluding) (?:exactly )?(?P<oob_value>[^\s,]{0,100}), "
+            r"verify NCCL_OOB_NET_IFNAME)"
+        ),
+        # the class alone decides how sure it is; the details, when printed whole, only describe it
+        R(r"(?P<ib_cqe>NET/IB: Got CQE with error)"),
+        R(r"Got CQE with error \(devIndex=(?P<ib_dev_index>\d+)[^)\n]{0,200}\((?P<ib_side>send|recv)\)"),
+        R(
+            r"(?P<net_count_mismatch>Detected mixed local (?P<net_coll>Coll)?Net device counts across ranks "
+            r"\(min (?P<net_min>\d+), max (?P<net_max>\d+)\))"
+        ),
         R(r"(?P<incompatible_nics>Attempted to connect incompatible devices: [^\n]{1,200})"),
         R(
             r"(?P<incompatible_nics>(?:Remote \S{1,40} device is incompatible with the local|Attempted to merge "
@@ -590,6 +748,7 @@ NETWORK_INTERFACE = Recogniser(
     confirm=lambda hits, ctx: any(
         not (h.facts.get("gloo_reason") or h.facts.get("connect_reason"))
         and "ib_status" not in h.facts
+        and "ib_cqe" not in h.facts
         and "connect_retries" not in h.facts
         and "gloo_mesh" not in h.facts
         and "ibv_modify_qp" not in h.facts
@@ -603,7 +762,7 @@ NETWORK_INTERFACE = Recogniser(
             "Test the link on its own: ib_write_bw between the two hosts, `ibstat` (State: Active, no "
             "rising error counters: perfquery), and the other host's log for a failure before this one; "
             "NCCL_IB_DISABLE=1 confirms it is the IB path.",
-            when=("ib_status",),
+            when=("ib_status", "ib_cqe"),
         ),
         Alternative(
             "rendezvous_or_port",
@@ -683,6 +842,15 @@ def _backend(hits: list[Hit], ctx: Context) -> tuple[str, str]:
             "the NCCL backend needs GPUs, and this process sees none",
             "Use backend='gloo' on CPU, or make the GPUs visible (CUDA_VISIBLE_DEVICES, --gpus all in Docker).",
         )
+    if facts.get("gloo_device"):
+        return (
+            "gloo has no transport for this platform or for GLOO_DEVICE_TRANSPORT "
+            f"({facts['gloo_device'].strip()})",
+            "torch's gloo picks its transport by platform (TCP on Linux, libuv on macOS and Windows) unless "
+            "GLOO_DEVICE_TRANSPORT names one: unset GLOO_DEVICE_TRANSPORT (or name one this build has: TCP, "
+            "TCP_TLS only in builds with it, UV); a torch built without its platform's transport (a custom "
+            "build) has none: install the official wheel.",
+        )
     if facts.get("rdzv_scheme") or facts.get("no_distributed"):
         what = (
             f"no rendezvous handler for {facts['rdzv_scheme']}://"
@@ -729,6 +897,8 @@ BACKEND_UNAVAILABLE = Recogniser(
         "torch:default-backend-not-registered-for-device",
         "torch:we-detected-accelerator-on-your-machine",
         "lightning:torch-distributed-is-not-available-cannot",  # lightning/fabric/utilities/distributed.py
+        # c10d/GlooDeviceFactory.cpp: no gloo transport for the platform or for GLOO_DEVICE_TRANSPORT
+        "torch_native:gloo-unsupported-device",
     ),
     title="backend not available",
     anchors=(
@@ -743,12 +913,14 @@ BACKEND_UNAVAILABLE = Recogniser(
         "Default backend not registered for device",
         "But we don't know which communication backend to use for this accelerator",
         "torch.distributed is not available. Cannot initialize distributed process group",
+        "(): unsupported gloo device",
     ),
     facts=(
         R(r"doesn't have (?P<backend>NCCL|MPI|Gloo|UCC)\b"),
         R(r"(?P<backend>NCCL) support is not compiled"),
         R(r"Default backend not registered for device : (?P<device_type>\w+)"),
         R(r"(?P<no_gpus>only supported with GPUs)"),
+        R(r"(?P<gloo_device>makeDeviceFor(?:Hostname|Interface)\(\): unsupported gloo device)"),
         R(r"associated with device type (?P<device_type>\w+)"),
         R(r"No rendezvous handler for (?P<rdzv_scheme>\w+)://"),
         R(

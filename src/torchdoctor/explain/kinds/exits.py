@@ -38,6 +38,11 @@ ANCHORS = (
     "terminated with signal",
     "Exited with exit code",  # slurm srun
     "The first process to do so was",  # Open MPI mpirun (help-orterun.txt: orterun:non-zero-exit)
+    # torch/distributed/elastic/multiprocessing/api.py _close: torchrun stopping the workers still running, once
+    # one has failed (or when torchrun itself is stopped): "Sending process 4711 closing signal SIGTERM"
+    " closing signal ",
+    # elastic/agent/server/api.py _invoke_run: the worker group failed and torchrun restarts it (--max-restarts)
+    "attempts left; will restart worker group",
 )
 TEMPLATES = (
     "deepspeed:exits-with-return-code",
@@ -47,6 +52,8 @@ TEMPLATES = (
     "torch_native:spawn-terminated-with-signal",
     "system:srun-task-exited",
     "system:openmpi-nonzero-exit",
+    "torch:sending-process-closing-signal",
+    "torch:worker-group-attempts-left-will-restart",
 )
 FACTS = (
     R(r"exits with return code = (?P<exitcode>-?\d+)"),
@@ -59,6 +66,11 @@ FACTS = (
     R(r"Process name:\s*\[\[\d+,\d+\],(?P<failed_rank>\d+)\]"),
     R(r"Exit code:\s+(?P<exitcode>-?\d+)"),
     R(r"Signal \d+ \((?P<signal>SIG[A-Z]+)\)"),
+    # the signal torchrun sends the others is not how the failed worker ended: a fact of its own
+    R(r"Sending process \d+ closing signal (?P<closing_signal>SIG[A-Z]+)"),
+    R(
+        r"Worker group (?P<group_state>FAILED|UNHEALTHY)\. (?P<restarts_left>\d+)/(?P<max_restarts>\d+) attempts left"
+    ),
     # argparse exits with status 2 when it refuses a command line (Lib/argparse.py ArgumentParser.error)
     R(r"(?:exitcode\s*:\s*|return code = |exit status |exit code |Exit code:\s+)(?P<argparse_exit>2)\b"),
     R(
@@ -69,10 +81,13 @@ FACTS = (
         r"The first process to do so was)"
     ),
 )
-# a command that is a build step, not a worker: the compiler's error above it is the failure (kinds/build.py)
+# a command that is a build step, not a worker: the compiler's error above it is the failure (kinds/build.py);
+# and torchrun's words about stopping its workers where they are not torchrun's line
 NOT_A_WORKER = R(
     r"Command '\['(?:ninja|which|nvcc|gcc|g\+\+|c\+\+|cmake|make|git|pip)['\]]|"
-    r"Command '\[[^\]\n]{0,300}(?:setup\.py|bdist_wheel|build_ext|egg_info)"
+    r"Command '\[[^\]\n]{0,300}(?:setup\.py|bdist_wheel|build_ext|egg_info)|"
+    # torchrun names the signal it sends (Signals.name): the same words about anything else are not its
+    r"closing signal (?!SIG[A-Z]{2,8}\b)"
 )
 
 _LAUNCHERS = {

@@ -193,10 +193,10 @@ LAUNCHER_REFUSALS: tuple[tuple[str, str, str], ...] = (
         "rdzv_format",
         "torchrun's rendezvous arguments are malformed",
         "--rdzv-endpoint (and --master_addr/--master_port) is HOST:PORT with a host name or an IP address and a "
-        "port 0-65535 (no scheme, no path); --nnodes is N or MIN:MAX; --nproc_per_node is a number or "
-        "gpu/cpu/auto; --rdzv-backend is c10d (or static, etcd, etcd-v2); --rdzv-conf is key=value pairs "
-        "separated by commas (join_timeout=900,read_timeout=60), numbers and true/false as values.\n"
-        + RENDEZVOUS_ARGS_FIX,
+        "port 0-65535 (no scheme, no path); --nnodes is N or MIN:MAX (1 <= MIN <= MAX); --nproc_per_node is a "
+        "number or gpu/cpu/auto; --rdzv-backend is c10d (or static, etcd, etcd-v2); --rdzv-conf is key=value "
+        "pairs separated by commas (join_timeout=900,read_timeout=60), numbers and true/false as values "
+        "(protocol=http or https for etcd, store_type=tcp or file for c10d).\n" + RENDEZVOUS_ARGS_FIX,
     ),
     (
         "accelerate_mode",
@@ -316,6 +316,12 @@ LAUNCH_COMMAND = Recogniser(
         "is not registered. Did you forget to call",
         "The rendezvous configuration string must be in format",
         "The rendezvous configuration option '",
+        # elastic/rendezvous/dynamic_rendezvous.py (--nnodes MIN:MAX read into the c10d/etcd-v2 handler),
+        # etcd_rendezvous*.py and c10d_rendezvous_backend.py (--rdzv-conf protocol=, store_type=)
+        "must be greater than or equal to the minimum number of nodes",
+        "The minimum number of nodes (",
+        "protocol must be HTTP or HTTPS",
+        "Invalid store type given. Currently only supports file and tcp",
         "is not compatible with an interactive environment",
         "`--use_deepspeed`, `--use_fsdp` at a time",
         "You need to use at least 2 processes to use `--multi_gpu`",
@@ -394,6 +400,11 @@ LAUNCH_COMMAND = Recogniser(
         "torch:the-rendezvous-configuration-option-does-not",
         "torch:the-rendezvous-configuration-option-does-not-2",
         "torch:the-rendezvous-configuration-option-must-have",
+        "torch:the-maximum-number-of-nodes-must",
+        "torch:the-minimum-number-of-nodes-must",
+        "torch:the-etcd-protocol-must-be-http",
+        "torch:the-protocol-must-be-http-or",
+        "torch:invalid-store-type-given-currently-only",
         # lightning/pytorch/trainer/connectors/accelerator_connector.py: DDP in a notebook
         "lightning:trainer-strategy-is-not-compatible-with",
         # accelerate/commands/launch.py: its own checks of the launch options
@@ -479,7 +490,10 @@ LAUNCH_COMMAND = Recogniser(
         r"endpoint [^\n]{0,120}|nnodes=[^\n]{0,40} is not in \"MIN:MAX\" format|Unsupported nproc_per_node value: "
         r"[^\n]{0,40}|The (?:minimum|maximum) number of rendezvous nodes \([^\n]{0,200}|The rendezvous backend "
         r"'[^'\n]{0,60}' is not registered[^\n]{0,100}|The rendezvous configuration (?:string must be in format|"
-        r"option '[^'\n]{0,60}' (?:does not represent a valid|must have a value))[^\n]{0,80})|"
+        r"option '[^'\n]{0,60}' (?:does not represent a valid|must have a value))[^\n]{0,80}|The maximum number "
+        r"of nodes \(\d+\) must be greater than or equal to the minimum number of nodes \(\d+\)|The minimum number "
+        r"of nodes \(-?\d+\) must be greater than zero|The (?:etcd )?protocol must be HTTP or HTTPS|Invalid store "
+        r"type given\. Currently only supports file and tcp)|"
         r"(?P<accelerate_mode>You can only use one of `--cpu`[^\n]{0,120}|You need to use at least 2 processes to "
         r"use `--multi_gpu`|Less than two GPU ids were configured[^\n]{0,80}|You need to manually pass in "
         r"`--num_processes` using this config yaml)|"

@@ -107,14 +107,15 @@ NCCL_SYSTEM_ERROR = Recogniser(
 
 def _nccl_error(hits: list[Hit], ctx: Context) -> tuple[str, str]:
     facts = merged(hits)
-    reason = facts.get("reason", facts.get("bare", "error")).strip()
+    said = ("reason", "bare", "result", "socket_progress")
+    reason = next((facts[k] for k in said if facts.get(k)), "error").strip()
     version = facts.get("nccl_version")
     last = facts.get("last_error", "").strip()
     summary = (
         f"NCCL {version + ': ' if version else ''}{reason}" + (f" — {last}" if last else "") + on_ranks(hits)
     )
     lowered = f"{reason} {last}".lower()
-    if "remote process exited" in lowered or "network error" in lowered:
+    if "remote process exited" in lowered or "network error" in lowered or "socket progress error" in lowered:
         fix = "Another rank died or its host dropped off the network first: its own error is the cause."
     elif "cuda" in lowered or facts.get("bare"):
         fix = (
@@ -154,6 +155,21 @@ NCCL_ERROR_OTHER = Recogniser(
         # src/proxy.cc: a local rank's proxy thread (shared memory, the network plugin) that failed or went away
         "nccl:proxy-call-to-rank-failed",
         "nccl:proxy-service-failed-to-execute-operation",
+        # init.cc ncclGetErrorString: ncclInternalError's and ncclInvalidArgument's words, printed by torch's
+        # "NCCL error in:" and by the ncclXxx exceptions of other wrappers (cupy, NCCL's own tests)
+        "nccl:internal-error-please-report-this-issue",
+        "nccl:invalid-argument-run-with-nccl-debug",
+        # transport/net_socket.cc: a socket of the socket transport failed mid-transfer (the peer went away, or the
+        # network between them)
+        "nccl:net-socket-socket-progress-error",
+        # src/proxy.cc (2.19+): a local rank's proxy reached over a UNIX socket (cuMem handles) that failed, and the
+        # proxy's service thread that lost a local rank's connection or failed an operation
+        "nccl:ncclproxycallblockinguds-call-to-tprank-failed",
+        "nccl:ncclproxyclientgetfd-call-to-tprank-handle-failed",
+        "nccl:ncclproxyclientgetfd-call-to-rank-handle-failed",
+        "nccl:service-thread-could-not-receive-type",
+        "nccl:service-thread-could-not-receive-type-2",
+        "nccl:service-thread-error-encountered-progressing-operation",
     ),
     title="NCCL error",
     anchors=(
@@ -162,6 +178,13 @@ NCCL_ERROR_OTHER = Recogniser(
         "unhandled cuda error",
         "Proxy Call to rank",
         "Failed to execute operation",
+        "internal error - please report this issue to the NCCL developers",
+        "invalid argument (run with NCCL_DEBUG=WARN for details)",
+        "NET/Socket : socket progress error",
+        "ncclProxyCallBlockingUDS call to",
+        "ncclProxyClientGetFd call to",
+        "[Service thread] Could not receive type from localRank",
+        "[Service thread] Error encountered progressing operation",
     ),
     # an NCCL error with no more specific kind recognised is only what a cause elsewhere led to, or one of
     # several (a version's bug, the fabric, a peer): never certain
@@ -171,10 +194,26 @@ NCCL_ERROR_OTHER = Recogniser(
         "unhandled cuda error",
         "Proxy Call to rank",
         "Failed to execute operation",
+        # NCCL's result strings (an internal error is a bug or a failure NCCL did not expect, the network's as
+        # often as its own; an invalid argument the caller's or a setting's) and the socket transport's failure
+        # (a peer that went away more often than the network): what led to them is elsewhere
+        "internal error - please report this issue to the NCCL developers",
+        "invalid argument (run with NCCL_DEBUG=WARN for details)",
+        "NET/Socket : socket progress error",
+        # proxy.cc: a local rank's proxy that died or that this process cannot reach over its UNIX socket (ranks
+        # of one host in separate containers or network namespaces), or an operation of the proxy that failed
+        "ncclProxyCallBlockingUDS call to",
+        "ncclProxyClientGetFd call to",
+        "[Service thread] Could not receive type from localRank",
+        "[Service thread] Error encountered progressing operation",
     ),
     match=R(
         r"NCCL error in: [^\n]{1,300}NCCL version|NCCL Error \d+: |(?P<bare>unhandled cuda error)|"
-        r"Proxy Call to rank \d+ failed|Failed to execute operation \w+ from rank"
+        r"Proxy Call to rank \d+ failed|Failed to execute operation \w+ from rank|"
+        r"(?P<result>internal error - please report this issue to the NCCL developers|invalid argument \(run with "
+        r"NCCL_DEBUG=WARN for details\))|(?P<socket_progress>NET/Socket : socket progress error)|"
+        r"ncclProxy(?:CallBlockingUDS|ClientGetFd) call to (?:tpRank|rank) \d+|"
+        r"\[Service thread\] (?:Could not receive type from localRank \d+|Error encountered progressing operation=\w+)"
     ),
     span=3,
     facts=(
@@ -183,8 +222,10 @@ NCCL_ERROR_OTHER = Recogniser(
         LAST_ERROR,
         R(
             r"(?P<proxy>(?P<reason>Proxy Call to rank \d+ failed \([^)\n]{1,40}\)|Failed to execute operation \w+ "
-            r"from rank \d+, retcode \d+))"
+            r"from rank \d+, retcode \d+|ncclProxy(?:CallBlockingUDS|ClientGetFd) call to (?:tpRank|rank) \d+"
+            r"[^\n]{0,40} failed : \d+|\[Service thread\] Could not receive type from localRank \d+))"
         ),
+        R(r"\[Service thread\] (?P<reason>Error encountered progressing operation=\w+, res=\d+)"),
     ),
     also=(
         Alternative(
@@ -192,8 +233,9 @@ NCCL_ERROR_OTHER = Recogniser(
             "the shared memory or IPC the ranks of one host share (a container's small /dev/shm), or a local "
             "rank that died first",
             "NCCL's proxy threads talk to the host's other ranks through /dev/shm and a UNIX socket: run the "
-            "container with --ipc=host (or --shm-size=16g), check `df -h /dev/shm`, and read the other local "
-            "ranks' output for an earlier failure.",
+            "container with --ipc=host (or --shm-size=16g), keep a host's ranks in one container or network "
+            "namespace (NCCL's abstract UNIX sockets do not cross them: --network=host), check `df -h /dev/shm`, "
+            "and read the other local ranks' output for an earlier failure.",
             when=("proxy",),
         ),
         Alternative(
@@ -385,10 +427,20 @@ RISKY_NCCL_SETTINGS = {
 
 def _nccl_env(hits: list[Hit], ctx: Context) -> tuple[str, str]:
     settings = {h.facts["setting"]: h.facts.get("value", "").strip() for h in hits if "setting" in h.facts}
+    settings.update(
+        {h.facts["setting2"]: h.facts.get("value2", "").strip() for h in hits if "setting2" in h.facts}
+    )
     named = "; ".join(f"{k}={v}" for k, v in settings.items())
     why = "; ".join(f"{k}: {RISKY_NCCL_SETTINGS[k]}" for k in settings if k in RISKY_NCCL_SETTINGS)
+    summary = f"NCCL failed with {named} set in its environment"
+    refused = next((h.facts for h in hits if h.facts.get("algo_refused")), None)
+    if refused:
+        summary = (
+            f"{named} leaves NCCL no algorithm or protocol for {refused['algo_func']} on "
+            f"{refused['algo_dtype']}: NCCL refuses the collective (ncclInvalidUsage)"
+        )
     return (
-        f"NCCL failed with {named} set in its environment" + on_ranks(hits),
+        summary + on_ranks(hits),
         f"These settings override what NCCL detects ({why}). Unset them and run again: unset "
         + " ".join(settings)
         + " (look for them in the machine image's /etc/nccl.conf, ~/.nccl.conf, the container's ENV, "
@@ -400,19 +452,38 @@ NCCL_ENV_VALUE = Recogniser(
     # NCCL src/misc/param.cc: "%s set by environment to %s" (INFO), next to an NCCL failure
     kind="nccl_env_value",
     title="an NCCL setting that breaks it",
-    anchors=tuple(f"{name} set by environment to" for name in RISKY_NCCL_SETTINGS),
+    anchors=(
+        *(f"{name} set by environment to" for name in RISKY_NCCL_SETTINGS),
+        # src/enqueue.cc (2.25+): the WARN that names the NCCL_ALGO / NCCL_PROTO set when no algorithm or protocol
+        # is left for a collective (NCCL returns ncclInvalidUsage then; with neither set, ncclInternalError)
+        "o algorithm/protocol available for function",
+    ),
     templates=(
         "nccl:nccl-graph-file-set-by-environment",
         "nccl:nccl-topo-file-set-by-environment",
         "nccl:nccl-proto-set-by-environment-to",
         "nccl:set-by-environment-to-2",
+        "nccl:no-algorithm-protocol-available-for-function",
+        "nccl:error-no-algorithm-protocol-available-for",
     ),
-    facts=(R(r"(?P<setting>NCCL_[A-Z_]{2,40}) set by environment to (?P<value>\S{1,300})"),),
+    facts=(
+        R(r"(?P<setting>NCCL_[A-Z_]{2,40}) set by environment to (?P<value>\S{1,300})"),
+        R(
+            r"(?P<algo_refused>[Nn]o algorithm/protocol available for function (?P<algo_func>\w{1,40}) with datatype "
+            r"(?P<algo_dtype>\w{1,40})\.) (?P<setting>NCCL_ALGO|NCCL_PROTO) was set to (?P<value>[^\n.]{1,200})\."
+            r"(?: (?P<setting2>NCCL_PROTO) was set to (?P<value2>[^\n.]{1,200})\.)?"
+        ),
+    ),
+    # the refusal without a setting named is NCCL's internal error, not a setting's
+    reject=R(
+        r"o algorithm/protocol available for function \w+ with datatype \w+\.(?! NCCL_(?:ALGO|PROTO) was set)"
+    ),
     requires=("saw_nccl_failure",),
     absorbs=("nccl_system_error", "nccl_error"),
     # "%s set by environment to %s" is an INFO line every run that sets the variable prints, failing or not:
     # beside an NCCL failure it is a suspect, never the proof (a cluster's image sets NCCL_IB_HCA for every job)
-    confirm=lambda hits, ctx: False,
+    # NCCL's own refusal that names the setting is certain
+    confirm=lambda hits, ctx: any(h.facts.get("algo_refused") for h in hits),
     also=(
         Alternative(
             "nccl_error",

@@ -1,0 +1,188 @@
+"""A collective called with arguments torch refuses on the calling rank, before anything is sent.
+
+The checks are torch's own: ``torch/distributed/distributed_c10d.py`` (``_check_single_tensor``,
+``_check_tensor_list``, ``_validate_output_list_for_rank``, scatter's and gather_object's checks) and the C++ of
+``torch/csrc/distributed/c10d/Utils.hpp`` (``all_to_all_single``'s split sizes) and ``ProcessGroupGloo.cpp`` (the
+tensor lists of all_gather / scatter / gather). Each names what was wrong with the call on this rank, so the
+finding is certain; the fix is the call's right form. (Ranks that call *different* collectives are
+``rank_divergence``; a CPU tensor handed to NCCL ``cpu_tensor_nccl``.)
+"""
+
+from __future__ import annotations
+
+import re
+
+from torchdoctor.explain.recognisers import Context, Hit, Recogniser, merged, on_ranks
+
+R = re.compile
+
+# (fact, what was wrong, the call's right form)
+_CLASSES = (
+    (
+        "not_a_tensor",
+        "a collective was given something that is not a tensor",
+        "Collectives take tensors (on the rank's GPU for NCCL), not Python numbers or lists: wrap the value and "
+        "read it back, e.g.\n"
+        "    t = torch.tensor(value, device=device); dist.all_reduce(t); value = t.item()\n"
+        "and give list arguments (all_gather's tensor_list) as a list of tensors, one per rank: "
+        "[torch.empty_like(t) for _ in range(dist.get_world_size())]. For Python objects use all_gather_object "
+        "/ broadcast_object_list.",
+    ),
+    (
+        "root_list",
+        "a gather / scatter was given its root-only argument on the wrong ranks",
+        "Only the root rank passes the list: dist.gather(t, gather_list=[torch.empty_like(t) for _ in "
+        "range(world_size)] if rank == dst else None, dst=dst); dist.scatter(t, scatter_list=chunks if rank == "
+        "src else None, src=src); gather_object's object_gather_list likewise ([None] * world_size on dst), and "
+        "a ShardedTensor's gather its out tensor (sharded.gather(dst, out=full if rank == dst else None)).",
+    ),
+    (
+        "split_sizes",
+        "all_to_all_single's split sizes do not fit the tensor",
+        "Without split sizes, dim 0 of the input and output must divide by the group's size; with them, "
+        "input_split_sizes must sum to input.size(0), output_split_sizes to output.size(0), one entry per rank "
+        "(exchange the counts first, e.g. with an all_to_all_single of a tensor of counts).",
+    ),
+    (
+        "list_size",
+        "a collective's tensors do not fit the group (one tensor per rank, each of the input's shape)",
+        "all_gather / scatter / gather lists hold exactly world_size tensors of the input's shape (the group's "
+        "size for a sub-group): [torch.empty_like(t) for _ in range(dist.get_world_size(group))]; the flat forms "
+        "take dim 0 times world_size: all_gather_into_tensor's output, reduce_scatter_tensor's input. Tensors "
+        "whose size differs between ranks cannot be gathered as they are: pad them to one size (gather the sizes "
+        "first) or use all_gather_object.",
+    ),
+    (
+        "backend_lacks_op",
+        "the group's backend does not implement this collective",
+        "Run it on a backend that has it: the tensor collectives FSDP and DTensor use (all_gather_into_tensor, "
+        "reduce_scatter_tensor and their coalesced forms) on CUDA tensors over NCCL (a CPU-only run over gloo "
+        "lacks some of them in a given torch release: a newer torch, or the list forms all_gather / reduce via "
+        "all_reduce); monitored_barrier on a gloo group only: dist.monitored_barrier(group=dist.new_group("
+        "backend='gloo')). init_process_group(backend='cpu:gloo,cuda:nccl') gives each device its backend.",
+    ),
+    (
+        "not_in_group",
+        "a rank outside a sub-group was looked up in it (most often a collective's src / dst on that group)",
+        "src / dst of a collective on a sub-group are global ranks: pass one of the group's ranks, e.g. "
+        "dist.get_global_rank(group, 0) (or dist.get_process_group_ranks(group)[0]) for its first, not 0; "
+        "torch 2.5+ also takes group_src= / group_dst=, a rank counted within the group. Where the caller is not a "
+        "collective (get_group_rank, a framework's parallel layout), the same rule holds for the rank it passed.",
+    ),
+    (
+        "self_peer",
+        "a rank sends to or receives from itself",
+        "send/recv (isend/irecv) take another rank as dst/src: check how the peer is computed (e.g. (rank + 1) "
+        "% world_size), and skip the exchange when the group has one rank.",
+    ),
+)
+
+
+def _collective_args(hits: list[Hit], ctx: Context) -> tuple[str, str]:
+    facts = merged(hits)
+    for fact, what, fix in _CLASSES:
+        if facts.get(fact):
+            said = " ".join(facts[fact].split())
+            return f"{what}: {said}" + on_ranks(hits), fix
+    return "a collective was called with arguments torch refuses" + on_ranks(hits), _CLASSES[0][2]
+
+
+COLLECTIVE_ARGUMENTS = Recogniser(
+    # torch/distributed/distributed_c10d.py; torch/csrc/distributed/c10d/Utils.hpp, ProcessGroupGloo.cpp
+    kind="collective_arguments",
+    title="a collective torch refuses as it was called",
+    templates=(
+        "torch:invalid-function-argument-expected-parameter-of",
+        "torch:invalid-function-argument-expected-parameter-of-2",
+        "torch:invalid-function-argument-expected-parameter-of-3",
+        "torch:invalid-function-argument-output-tensor-lists",
+        "torch:argument-gather-list-must-be-specified",
+        "torch:argument-gather-list-must-not-be",
+        "torch:argument-scatter-list-must-be-specified",
+        "torch:argument-scatter-list-must-not-be",
+        "torch:must-provide-object-gather-list-on",
+        # torch/distributed/_shard/sharded_tensor/utils.py: ShardedTensor.gather's out tensor, the same rule
+        "torch:argument-dst-tensor-must-be-specified",
+        "torch:argument-dst-tensor-must-not-be",
+        "torch_cpp:tensor-dim-does-not-divide-equally",
+        "torch_cpp:split-sizes-doesn-match-total-dim",
+        "torch_cpp:number-of-tensor-splits-not-equal",
+        "torch_cpp:invalid-input-tensor-list-size-must",
+        "torch_cpp:output-lists-should-be-equal-to",
+        # ProcessGroupGloo.cpp allgather / allgather_coalesced / _reduce_scatter_base: output shapes against input
+        "torch_cpp:invalid-output-tensor-list-at-index",
+        "torch_cpp:invalid-output-size-expected-length",
+        "torch_cpp:invalid-size-of-output-tensor-at",
+        "torch_cpp:check-failed-outputshape-worldsize-inputshape",
+        "torch:invalid-rank-rank-should-not-be",
+        # Backend.hpp: the default of every collective a backend does not override
+        "torch_cpp:backend-does-not-support-allgather-base",
+        "torch_cpp:backend-does-not-support-reduce-scatter-2",
+        "torch_cpp:backend-does-not-support-allgather-into",
+        "torch_cpp:backend-does-not-support-reduce-scatter-3",
+        "torch_cpp:backend-does-not-support-allgather-coalesced",
+        "torch_cpp:backend-does-not-support-allreduce-coalesced",
+        "torch_cpp:backend-does-not-support-reduce-scatter",
+        "torch_cpp:backend-does-not-support-alltoall-base",
+        "torch_cpp:backend-does-not-support-monitoredbarrier-only",
+        "torch:monitored-barrier-is-only-implemented-for",  # distributed_c10d.py, before the backend is asked
+        # get_group_rank / get_global_rank, through which a collective on a sub-group translates src / dst
+        "torch:global-rank-is-not-part-of",
+        "torch:group-rank-is-not-part-of",
+    ),
+    anchors=(
+        "Invalid function argument. Expected parameter `",
+        "Invalid function argument: output_tensor_lists should be a list",
+        "must be specified on destination rank",
+        "must NOT be specified on non-destination ranks",
+        "must be specified on source rank",
+        "must NOT be specified on non-source ranks",
+        "Must provide object_gather_list on dst rank",
+        "Tensor's dim 0 does not divide equally across group size",
+        "Split sizes doesn't match total dim 0 size",
+        "Number of tensor splits not equal to group size",
+        "invalid input tensor list size, must be world size",
+        "output lists should be equal to world size",
+        "invalid output tensor list at index",
+        "invalid output size: (expected length",
+        "invalid size of output tensor at index",
+        "Check failed: outputShape[0] * worldSize == inputShape[0]",
+        "rank should not be the same as the rank of the current process",
+        " is not part of group ",
+        " does not support _allgather_base",
+        " does not support _reduce_scatter_base",
+        " does not support allgather_into_tensor_coalesced",
+        " does not support reduce_scatter",
+        " does not support allgather_coalesced",
+        " does not support allreduce_coalesced",
+        " does not support alltoall_base",
+        " does not support monitoredBarrier",
+        "monitored_barrier is only implemented for GLOO backend",
+    ),
+    # "Invalid function argument" only as _check_single_tensor / _check_tensor_list word it (torch 1.x: "to be
+    # of type torch.Tensor."), with the type it got on its second line
+    match=R(
+        r"(?P<not_a_tensor>Invalid function argument\. Expected parameter `\w{1,60}` (?:to be )?of type "
+        r"(?:torch\.Tensor|List\[torch\.Tensor\])[^\n]{0,20}(?:\n\s{0,40}but got [^\n]{1,120})?|Invalid function "
+        r"argument: output_tensor_lists should be a list)|"
+        r"(?P<root_list>Argument ``?(?:gather_list|scatter_list|dst_tensor)``? must (?:NOT )?be specified on (?:non-)?"
+        r"(?:destination|source) ranks?|Must provide object_gather_list on dst rank)|"
+        r"(?P<split_sizes>Tensor's dim 0 does not divide equally across group size|Split sizes doesn't match "
+        r"total dim 0 size|Number of tensor splits not equal to group size)|"
+        r"(?P<list_size>invalid input tensor list size, must be world size|output lists should be equal to world "
+        r"size|invalid output tensor list at index \d+[^\n]{0,120}|invalid output size: \(expected length \d+, got "
+        r"\d+\)|invalid size of output tensor at index \d+[^\n]{0,120}|Check failed: outputShape\[0\] \* worldSize "
+        r"== inputShape\[0\][^\n]{0,80})|"
+        r"(?P<backend_lacks_op>Backend \w{1,20} does not support (?:_allgather_base|_reduce_scatter_base|"
+        r"allgather_into_tensor_coalesced|reduce_scatter_tensor_coalesced|reduce_scatter|allgather_coalesced|"
+        r"allreduce_coalesced|alltoall_base|monitoredBarrier)\b[^\n]{0,60}|monitored_barrier is only implemented for "
+        r"GLOO backend)|"
+        r"(?P<not_in_group>(?:Global|Group) rank \d+ is not part of group [^\n]{1,160})|"
+        r"(?P<self_peer>Invalid (?:destination|source) rank: (?:destination|source) rank should not be the "
+        r"same as the rank of the current process)"
+    ),
+    span=1,
+    describe=_collective_args,
+)
+
+RECOGNISERS = (COLLECTIVE_ARGUMENTS,)

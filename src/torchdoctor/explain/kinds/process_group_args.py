@@ -1,0 +1,195 @@
+"""A process group created with arguments torch refuses, before any rank is contacted.
+
+The checks are torch's own (``torch/distributed/distributed_c10d.py``: ``init_process_group``,
+``_check_valid_timeout``, ``new_group``, ``new_subgroups``, ``new_subgroups_by_enumeration``, ``split_group``;
+``torch/distributed/rendezvous.py``, the handlers of the ``tcp://`` and ``file://`` init methods and
+``_create_c10d_store``), worded the same from torch 1.x to 2.13 but where noted. Each message names its own
+cause, so the finding is certain: the default group was already made in this process (the script and a framework
+both call init_process_group), an init method URL without the rank and world size it needs, a port out of range, a
+store passed beside an init method, a timeout that is not a ``timedelta``, a ``device_id`` without an index, or a
+sub-group whose ranks the run does not have (a parallel layout larger than the processes launched).
+"""
+
+from __future__ import annotations
+
+import re
+
+from torchdoctor.explain.recognisers import Context, Hit, Recogniser, merged, on_ranks
+
+R = re.compile
+
+TWICE_FIX = (
+    "init_process_group ran a second time in this process: the script and a framework that already made the "
+    "process group both call it (accelerate's Accelerator / PartialState, Lightning's Trainer, "
+    "deepspeed.initialize / deepspeed.init_distributed, transformers' Trainer and TrainingArguments), or a "
+    "function that calls it runs twice. Make it once:\n"
+    "    if not torch.distributed.is_initialized():\n"
+    "        torch.distributed.init_process_group(backend='nccl')\n"
+    "or leave it to the framework and drop the script's own call."
+)
+
+# (fact, what went wrong, how to call it instead)
+_CLASSES = (
+    ("twice", "init_process_group was called twice in one process", TWICE_FIX),
+    (
+        "url_missing",
+        "the init method URL lacks what torch needs to build the process group",
+        "init_method='tcp://HOST:PORT' and 'file:///path' carry no rank or world size of their own: pass them, "
+        "init_process_group(backend, init_method='tcp://10.0.0.1:23456', rank=RANK, world_size=WORLD_SIZE), "
+        "with the port in the URL. Under torchrun (or any launcher that sets RANK, WORLD_SIZE, MASTER_ADDR and "
+        "MASTER_PORT) use init_method='env://', the default, and pass neither.",
+    ),
+    (
+        "bad_port",
+        "the store's port is out of range",
+        "The port (MASTER_PORT, --master_port, the init_method URL's, or one a script computed from a job id) "
+        "must be 0-65535: pick a free one such as 29500 (0 lets torch pick on the host that serves the store).",
+    ),
+    (
+        "store_and_url",
+        "init_process_group was given both a store and an init method",
+        "Pass one of them: store=TCPStore(...) with rank= and world_size=, or init_method= (env:// by default), "
+        "not both.",
+    ),
+    (
+        "store_ranks",
+        "init_process_group was given a store without its rank and world size",
+        "With store=..., pass rank= and world_size= as well: init_process_group(backend, store=store, "
+        "rank=int(os.environ['RANK']), world_size=int(os.environ['WORLD_SIZE'])).",
+    ),
+    (
+        "bad_timeout",
+        "the timeout given is not a datetime.timedelta",
+        "Pass the timeout as a timedelta: init_process_group(..., timeout=datetime.timedelta(minutes=30)) (and "
+        "new_group(timeout=...) the same); a number of seconds is refused.",
+    ),
+    (
+        "unknown_backend",
+        "init_process_group was given a backend name or 'device:backend' string torch does not accept",
+        "Name one torch has: backend='nccl' (CUDA), 'gloo' (CPU), 'mpi', or both as 'cpu:gloo,cuda:nccl' "
+        "(device:backend pairs, comma-separated, each device once). Another accelerator's backend exists only "
+        "once its package is imported before init_process_group (Ascend's 'hccl': import torch_npu; Intel's "
+        "'ccl': import oneccl_bindings_for_pytorch).",
+    ),
+    (
+        "group_ranks",
+        "a sub-group names ranks or a size the run does not have",
+        "The ranks of a sub-group (new_group, new_subgroups, split_group, the dimensions of a DeviceMesh or of a "
+        "framework's tensor / pipeline / data parallel layout) must lie in 0..world_size-1, and sub-groups of "
+        "one size must divide the world: launch as many processes as the layout needs (tensor x pipeline x data "
+        "parallel sizes = torchrun --nnodes x --nproc_per_node), or shrink the layout to the processes launched; "
+        "ranks written down for another job size are the other usual cause.",
+    ),
+    (
+        "group_duplicates",
+        "a sub-group lists a rank twice",
+        "Name each rank once in a group's ranks, and, with new_subgroups_by_enumeration / split_group, each rank "
+        "in one sub-group only: build the lists from range(world_size) (e.g. [list(range(i, i + k)) for i in "
+        "range(0, world_size, k)]).",
+    ),
+    (
+        "bad_device_id",
+        "device_id names a device type without an index",
+        "device_id is one GPU: init_process_group(..., device_id=torch.device('cuda', LOCAL_RANK)) with "
+        "LOCAL_RANK = int(os.environ['LOCAL_RANK']), not torch.device('cuda') or a CPU device.",
+    ),
+)
+
+
+def _init_call(hits: list[Hit], ctx: Context) -> tuple[str, str]:
+    facts = merged(hits)
+    for fact, what, fix in _CLASSES:
+        if facts.get(fact):
+            return f"{what}: {' '.join(facts[fact].split())}" + on_ranks(hits), fix
+    return "init_process_group was called wrongly" + on_ranks(hits), TWICE_FIX
+
+
+INIT_CALL = Recogniser(
+    # torch/distributed/distributed_c10d.py init_process_group, _check_valid_timeout, new_group, new_subgroups,
+    # split_group; rendezvous.py
+    kind="process_group_args",
+    title="a process group created with arguments torch refuses",
+    templates=(
+        "torch:trying-to-initialize-the-default-process",
+        "torch:rank-parameter-missing",
+        "torch:world-size-parameter-missing",
+        "torch:port-number-missing",
+        "torch:port-must-have-value-from-to",
+        "torch:cannot-specify-both-init-method-and",
+        "torch:world-size-must-be-positive-if",
+        "torch:rank-must-be-non-negative-if",
+        "torch:expected-timeout-argument-to-be-of",
+        "torch:init-process-group-device-id-parameter",
+        # new_group / split_group / new_subgroups* (torch 2.13; torch 1.x-2.x new_group: "The new group's rank
+        # should be within the the world_size set by init_process_group")
+        "torch:the-new-group-world-size-should",
+        "torch:rank-is-out-of-range-valid",
+        "torch:the-split-group-size-should-be",
+        "torch_cpp:the-split-group-size-should-be",
+        "torch:the-arg-group-size-must-not",
+        "torch:the-world-size-must-be-divisible",
+        "torch:ranks-list-must-not-contain-duplicate",
+        "torch:the-split-group-cannot-have-duplicate",
+        "torch:rank-has-appeared-in-both-subgroup",
+        # the backend name and 'device:backend' strings (distributed_c10d.py Backend, BackendConfig, the parser of
+        # backend strings; _new_process_group_helper's AssertionError for a name no plugin registered)
+        "torch:unknown-c10d-backend-type",
+        "torch:unknown-backend-specify-device-backend-string",
+        "torch:invalid-device-backend-pairing-in-expected",
+        "torch:invalid-device-backend-pairing",
+        "torch:duplicate-device-type-in-backend-string",
+        "torch:duplicate-device-type-in-backend-string-2",
+    ),
+    anchors=(
+        "trying to initialize the default process group twice",
+        "rank parameter missing",
+        "world size parameter missing",
+        "port number missing",
+        "port must have value from 0 to 65535",
+        "Cannot specify both init_method and store",
+        "must be positive if using store",
+        "must be non-negative if using store",
+        "Expected timeout argument to be of type datetime.timedelta",
+        "init_process_group device_id parameter must be an accelerator with an index",
+        "new group's world size should be less or equal to the world size set by init_process_group",
+        "new group's rank should be within the",
+        "is out of range. Valid ranks are 0 to",
+        "split group's size should be",
+        "must not exceed the world size",
+        "must be divisible by 'group_size=",
+        "ranks list must not contain duplicate entries",
+        "the split group cannot have duplicate ranks",
+        "has appeared in both subgroup",
+        "Unknown c10d backend type",
+        "Specify a 'device:backend' string",
+        "Invalid device:backend pairing",
+        "Duplicate device type ",
+    ),
+    # the URL checks only as rendezvous.py words them, after the init method's scheme
+    match=R(
+        r"(?P<twice>trying to initialize the default process group twice!?)|"
+        r"(?P<url_missing>(?:tcp|file)://\s?rendezvous: (?:rank parameter|world size parameter|port number) missing)|"
+        r"(?P<bad_port>port must have value from 0 to 65535 but was -?\d+)|"
+        r"(?P<store_and_url>Cannot specify both init_method and store)|"
+        r"(?P<store_ranks>(?:world_size must be positive|rank must be non-negative) if using store)|"
+        r"(?P<bad_timeout>Expected timeout argument to be of type datetime\.timedelta, got [^\n]{1,60})|"
+        r"(?P<bad_device_id>init_process_group device_id parameter must be an accelerator with an index)|"
+        r"(?P<group_ranks>[Tt]he new group's world size should be less or equal to the world size set by "
+        r"init_process_group|[Tt]he new group's rank should be within the (?:the )?world_size set by "
+        r"init_process_group|Rank -?\d+ is out of range\. Valid ranks are 0 to \d+ \(world_size=\d+\)|the split "
+        r"group's size should be (?:less or equal to|no larger than) the world_size set by init_process_group|The "
+        r"arg 'group_size' \(\d+\) must not exceed the world size \(\d+\)|The world size \(\d+\) must be divisible "
+        r"by 'group_size=\d+')|"
+        r"(?P<unknown_backend>Unknown c10d backend type \w{1,40}|Unknown backend '[^'\n]{0,40}'\. Specify a "
+        r"'device:backend' string|Invalid device:backend pairing[: ][^\n]{0,100}|Duplicate device type '?\w{1,20}'?"
+        r"\s{0,40}in backend string[^\n]{0,80})|"
+        r"(?P<group_duplicates>ranks list must not contain duplicate entries, got [^\n]{1,120}|the split group "
+        r"cannot have duplicate ranks|Rank \d+ has appeared in both subgroup [^\n]{1,160})"
+    ),
+    # every message names its own cause ("timeout" in the timedelta check is the argument's name, not a timeout
+    # that happened): certain whenever the match read which check refused the call
+    confirm=lambda hits, ctx: any(h.facts.get(fact) for h in hits for fact, _, _ in _CLASSES),
+    describe=_init_call,
+)
+
+RECOGNISERS = (INIT_CALL,)
