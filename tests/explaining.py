@@ -32,3 +32,15 @@ def template(ident: str, *values: str) -> str:
     for value in values:
         text = text.replace("{}", value, 1)
     return text
+
+
+def filled(ident: str, *values: str) -> str:
+    """The catalog template ``ident`` with its placeholders (``{}``, ``%s``, ``%d``) filled in the order they
+    stand in the text."""
+    text = by_id()[ident].text
+    for value in values:
+        marks = [(text.find(m), m) for m in ("{}", "%s", "%d") if m in text]
+        if marks:
+            at, mark = min(marks)
+            text = text[:at] + value + text[at + len(mark) :]
+    return text

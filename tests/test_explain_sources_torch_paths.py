@@ -9,27 +9,11 @@ near-miss with the same words that must not fire.
 
 from __future__ import annotations
 
-import io
-
 import pytest
+from explaining import explained as lead
+from explaining import filled as template
 
 from torchdoctor.explain.catalog import by_id
-from torchdoctor.explain.diagnose import explain
-
-
-def template(ident: str, *values: str) -> str:
-    """A catalog template with its placeholders (``{}``, ``%s``, ``%d``) filled in order."""
-    text = by_id()[ident].text
-    for value in values:
-        marks = [(text.find(m), m) for m in ("{}", "%s", "%d") if m in text]
-        if marks:
-            at, mark = min(marks)
-            text = text[:at] + value + text[at + len(mark) :]
-    return text
-
-
-def lead(text: str):
-    return explain(["-"], stdin=io.BytesIO(text.encode()))[0]
 
 
 def sure(found) -> str:

@@ -146,6 +146,29 @@ def _older(version: str, than: tuple[int, ...]) -> bool:
     return bool(numbers) and tuple(int(n) for n in numbers) < than
 
 
+# An NCCL error with no more specific kind recognised is only what a cause elsewhere led to, or one of several (a
+# version's bug, the fabric, a peer): every anchor of NCCL_ERROR_OTHER is generic, never certain.
+_NCCL_ERROR_LINES = (
+    "NCCL error in:",
+    "NCCL Error ",
+    "unhandled cuda error",
+    "Proxy Call to rank",
+    "Failed to execute operation",
+    # NCCL's result strings (an internal error is a bug or a failure NCCL did not expect, the network's as
+    # often as its own; an invalid argument the caller's or a setting's) and the socket transport's failure
+    # (a peer that went away more often than the network): what led to them is elsewhere
+    "internal error - please report this issue to the NCCL developers",
+    "invalid argument (run with NCCL_DEBUG=WARN for details)",
+    "NET/Socket : socket progress error",
+    # proxy.cc: a local rank's proxy that died or that this process cannot reach over its UNIX socket (ranks
+    # of one host in separate containers or network namespaces), or an operation of the proxy that failed
+    "ncclProxyCallBlockingUDS call to",
+    "ncclProxyClientGetFd call to",
+    "[Service thread] Could not receive type from localRank",
+    "[Service thread] Error encountered progressing operation",
+)
+
+
 NCCL_ERROR_OTHER = Recogniser(
     # torch c10d NCCLUtils.hpp C10D_NCCL_CHECK: "NCCL error in: <file>:<line>, <reason>, NCCL version <v>"
     kind="nccl_error",
@@ -172,41 +195,8 @@ NCCL_ERROR_OTHER = Recogniser(
         "nccl:service-thread-error-encountered-progressing-operation",
     ),
     title="NCCL error",
-    anchors=(
-        "NCCL error in:",
-        "NCCL Error ",
-        "unhandled cuda error",
-        "Proxy Call to rank",
-        "Failed to execute operation",
-        "internal error - please report this issue to the NCCL developers",
-        "invalid argument (run with NCCL_DEBUG=WARN for details)",
-        "NET/Socket : socket progress error",
-        "ncclProxyCallBlockingUDS call to",
-        "ncclProxyClientGetFd call to",
-        "[Service thread] Could not receive type from localRank",
-        "[Service thread] Error encountered progressing operation",
-    ),
-    # an NCCL error with no more specific kind recognised is only what a cause elsewhere led to, or one of
-    # several (a version's bug, the fabric, a peer): never certain
-    generic=(
-        "NCCL error in:",
-        "NCCL Error ",
-        "unhandled cuda error",
-        "Proxy Call to rank",
-        "Failed to execute operation",
-        # NCCL's result strings (an internal error is a bug or a failure NCCL did not expect, the network's as
-        # often as its own; an invalid argument the caller's or a setting's) and the socket transport's failure
-        # (a peer that went away more often than the network): what led to them is elsewhere
-        "internal error - please report this issue to the NCCL developers",
-        "invalid argument (run with NCCL_DEBUG=WARN for details)",
-        "NET/Socket : socket progress error",
-        # proxy.cc: a local rank's proxy that died or that this process cannot reach over its UNIX socket (ranks
-        # of one host in separate containers or network namespaces), or an operation of the proxy that failed
-        "ncclProxyCallBlockingUDS call to",
-        "ncclProxyClientGetFd call to",
-        "[Service thread] Could not receive type from localRank",
-        "[Service thread] Error encountered progressing operation",
-    ),
+    anchors=_NCCL_ERROR_LINES,
+    generic=_NCCL_ERROR_LINES,
     match=R(
         r"NCCL error in: [^\n]{1,300}NCCL version|NCCL Error \d+: |(?P<bare>unhandled cuda error)|"
         r"Proxy Call to rank \d+ failed|Failed to execute operation \w+ from rank|"
