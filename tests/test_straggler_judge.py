@@ -217,7 +217,11 @@ def test_a_two_node_launch_is_judged_by_rank_0s_judge_process_end_to_end(tmp_pat
     judges = set()
     deadline = time.monotonic() + 240
     while any(node.poll() is None for node in nodes) and time.monotonic() < deadline:
-        judges |= {pid for pid, command in processes().items() if "torchdoctor.stragglers.judge" in command}
+        judges |= {  # this launch's judge: the folder it writes to is this test's (other tests start judges too)
+            pid
+            for pid, command in processes().items()
+            if "torchdoctor.stragglers.judge" in command and str(tmp_path / "out") in command
+        }
         time.sleep(0.2)
     for node in nodes:
         node.kill()
