@@ -4,8 +4,10 @@ gloo ranks running tests/straggler_train.py (DDP, a DataLoader, SGD; nothing of 
 import json
 import os
 import re
+import socket
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -610,3 +612,75 @@ def test_the_flags_and_the_config_turn_the_watch_on_in_every_worker(tmp_path):
     config.write_text("stragglers: 3\n")
     with pytest.raises(Exception, match=r"line 1: stragglers: 3 should be true or false"):
         load_config(config)
+
+
+def test_a_two_node_launch_is_judged_by_rank_0s_judge_process_end_to_end(tmp_path):
+    # two `torchdoctor launch` agents on this machine, one rank each (a core to spare beside rank 0): rank 0's
+    # judge process (tests/test_straggler_judge.py) runs beside it and says the summary; nothing outlives the
+    # launches. Here, not there: this module runs whole on one worker, so it never overlaps the live launches above
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    script = Path(__file__).parent / "straggler_train.py"
+    env = {**os.environ, "STEPS": "120"}
+    logs = [open(tmp_path / f"node{node}.err", "wb") for node in (0, 1)]  # noqa: SIM115 - closed below
+    nodes = [
+        subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "torchdoctor",
+                "launch",
+                "--nnodes",
+                "2",
+                "--node-rank",
+                str(node),
+                "--nproc-per-node",
+                "1",
+                "--master-addr",
+                "127.0.0.1",
+                "--master-port",
+                str(port),
+                "--stragglers-dir",
+                str(tmp_path / "out"),
+                str(script),
+            ],
+            env=env,
+            stdout=subprocess.DEVNULL,
+            stderr=open(tmp_path / f"node{node}.err", "wb"),
+        )  # fmt: skip
+        for node in (0, 1)
+    ]
+    judges = set()
+    deadline = time.monotonic() + 240
+    while any(node.poll() is None for node in nodes) and time.monotonic() < deadline:
+        judges |= {  # this launch's judge: the folder it writes to is this test's (other tests start judges too)
+            pid
+            for pid, command in processes().items()
+            if "torchdoctor.stragglers.judge" in command and str(tmp_path / "out") in command
+        }
+        time.sleep(0.2)
+    for node in nodes:
+        node.kill()
+    for log in logs:
+        log.close()
+    assert [node.wait() for node in nodes] == [0, 0], (tmp_path / "node0.err").read_text()[-3000:]
+    said = (tmp_path / "node0.err").read_text()
+    assert len(judges) == 1, judges
+    assert "torchdoctor: stragglers: 119 steps on 2 ranks" in said and "medians over 119 steps" in said, said
+    assert (tmp_path / "out" / "stragglers-windows.jsonl").exists()
+    assert not any(pid in processes() for pid in judges)  # nothing outlives the launches
+
+
+def processes() -> dict[int, str]:
+    """The live processes' command lines, by pid."""
+    found = {}
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                found[int(entry.name)] = (
+                    (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+                )
+            except OSError:
+                continue
+    return found
