@@ -236,6 +236,59 @@ def _rendezvous(hits: list[Hit], ctx: Context) -> tuple[str, str]:
 ENV_ERROR_RAISED = R(r'raise _env_error\("(?P<missing_var>\w{1,40})"\)')
 
 
+# The anchors of RENDEZVOUS_OR_PORT that alone make it only likely (one list: they are its anchors and its
+# ``generic``). A store that cannot be reached or timed out is what every rank sees when rank 0 died first, a
+# wrong MASTER_ADDR or a firewall: only "likely" a rendezvous problem.
+_RENDEZVOUS_SUGGESTIVE = (
+    "The client socket has failed to connect",
+    "The client socket has timed out after",
+    "failed to connect/validate to host",
+    "RendezvousConnectionError",
+    "RendezvousTimeoutError",
+    "connect() timed out",
+    # a missing MASTER_ADDR is a plain `python train.py` as often as a scheduler without a launcher; a closed
+    # rendezvous and "N/M clients joined" are what the other nodes print when one of them failed or ended
+    # first (its agent closes the rendezvous; its ranks never reach the store)
+    "expected, but not set",
+    # torch 1.x rendezvous.py's _env_rendezvous_handler raising for the variable it names: the source line a
+    # traceback shows when the paste stops before the message ("environment variable X expected, but not set")
+    "raise _env_error(",
+    "RendezvousClosedError",
+    "clients joined",
+    # elastic's c10d/etcd backends and the store's server socket: what a wrong endpoint, a firewall, a port
+    # in use and a rank 0 that died first all print
+    "The connection to the C10d store has failed",
+    "The connection to etcd has failed",
+    "Rendezvous timeout occurred in EtcdRendezvousHandler",
+    "has failed to listen on any local network address",
+    # c10d Utils.hpp SYSCHECK: a store socket's send/recv that ran past its timeout (EAGAIN): the key another
+    # rank should have written never came, or the store's host stopped answering; TCPStore's own wait and
+    # barrier timeouts (torch 2.4+), the elastic store's and etcd's: the same, in their words
+    "Socket Timeout",
+    "wait timeout after ",
+    "barrier timeout after ",
+    "timed out waiting for all ",
+    "Timeout while waiting for keys in EtcdStore",
+    # dynamic_rendezvous.py: a keep-alive or the closing of the rendezvous that failed (its error type named):
+    # the store's node died or ended first as often as the network between them failed
+    "has failed to send a keep-alive heartbeat to the rendezvous",
+    "has failed to shutdown the rendezvous",
+    # the agent whose workers finished waits for the others in the store: they failed or are still running
+    "Error waiting on exit barrier",
+    # the port answers, but not as this run's store: another job (or torch release), or another program
+    "Ping failed, invalid value returned from server",
+)
+# ... and those printed for that cause alone: a port in use (the OS, accelerate's check of it), accelerate's
+# multi-node launch without MASTER_ADDR
+_RENDEZVOUS_DECISIVE = (
+    "Address already in use",
+    "address already in use",
+    "EADDRINUSE",
+    "but another process is utilizing it",
+    "env was not set, please try exporting rank 0's hostname",
+)
+
+
 RENDEZVOUS_OR_PORT = Recogniser(
     # torch c10d socket.cpp / TCPStore.cpp, distributed/rendezvous.py, elastic/rendezvous/api.py
     kind="rendezvous_or_port",
@@ -274,77 +327,8 @@ RENDEZVOUS_OR_PORT = Recogniser(
         "torch_cpp:ping-failed-invalid-value-returned-from",
     ),
     title="rendezvous failed",
-    anchors=(
-        "Address already in use",
-        "address already in use",
-        "EADDRINUSE",
-        "but another process is utilizing it",
-        "The client socket has failed to connect",
-        "The client socket has timed out after",
-        "failed to connect/validate to host",
-        "RendezvousConnectionError",
-        "RendezvousTimeoutError",
-        "RendezvousClosedError",
-        "expected, but not set",
-        "connect() timed out",
-        "clients joined",
-        "env was not set, please try exporting rank 0's hostname",
-        "The connection to the C10d store has failed",
-        "The connection to etcd has failed",
-        "Rendezvous timeout occurred in EtcdRendezvousHandler",
-        "has failed to listen on any local network address",
-        "Socket Timeout",
-        "wait timeout after ",
-        "barrier timeout after ",
-        "timed out waiting for all ",
-        "Timeout while waiting for keys in EtcdStore",
-        "has failed to send a keep-alive heartbeat to the rendezvous",
-        "has failed to shutdown the rendezvous",
-        "Error waiting on exit barrier",
-        "Ping failed, invalid value returned from server",
-        # torch 1.x rendezvous.py's _env_rendezvous_handler raising for the variable it names: the source line a
-        # traceback shows when the paste stops before the message ("environment variable X expected, but not set")
-        "raise _env_error(",
-    ),
-    # a store that cannot be reached or timed out is what every rank sees when rank 0 died first, a wrong
-    # MASTER_ADDR or a firewall: only "likely" a rendezvous problem; a port in use, a closed rendezvous are certain
-    generic=(
-        "The client socket has failed to connect",
-        "The client socket has timed out after",
-        "failed to connect/validate to host",
-        "RendezvousConnectionError",
-        "RendezvousTimeoutError",
-        "connect() timed out",
-        # a missing MASTER_ADDR is a plain `python train.py` as often as a scheduler without a launcher; a closed
-        # rendezvous and "N/M clients joined" are what the other nodes print when one of them failed or ended
-        # first (its agent closes the rendezvous; its ranks never reach the store)
-        "expected, but not set",
-        "raise _env_error(",
-        "RendezvousClosedError",
-        "clients joined",
-        # elastic's c10d/etcd backends and the store's server socket: what a wrong endpoint, a firewall, a port
-        # in use and a rank 0 that died first all print
-        "The connection to the C10d store has failed",
-        "The connection to etcd has failed",
-        "Rendezvous timeout occurred in EtcdRendezvousHandler",
-        "has failed to listen on any local network address",
-        # c10d Utils.hpp SYSCHECK: a store socket's send/recv that ran past its timeout (EAGAIN): the key another
-        # rank should have written never came, or the store's host stopped answering; TCPStore's own wait and
-        # barrier timeouts (torch 2.4+), the elastic store's and etcd's: the same, in their words
-        "Socket Timeout",
-        "wait timeout after ",
-        "barrier timeout after ",
-        "timed out waiting for all ",
-        "Timeout while waiting for keys in EtcdStore",
-        # dynamic_rendezvous.py: a keep-alive or the closing of the rendezvous that failed (its error type named):
-        # the store's node died or ended first as often as the network between them failed
-        "has failed to send a keep-alive heartbeat to the rendezvous",
-        "has failed to shutdown the rendezvous",
-        # the agent whose workers finished waits for the others in the store: they failed or are still running
-        "Error waiting on exit barrier",
-        # the port answers, but not as this run's store: another job (or torch release), or another program
-        "Ping failed, invalid value returned from server",
-    ),
+    anchors=(*_RENDEZVOUS_DECISIVE, *_RENDEZVOUS_SUGGESTIVE),
+    generic=_RENDEZVOUS_SUGGESTIVE,
     also=(
         Alternative(
             "not_launched_distributed",
