@@ -1,14 +1,188 @@
-"""Classes a review found, each read on its line as the source prints it beside a near miss that must not change.
+"""The five classes a review found: each read on its line as the source prints it, beside a near miss that must
+not change.
 
-5. RENDEZVOUS_OR_PORT's suggestive anchors are one list (its anchors and its ``generic``).
+1. torchrun's own SIGKILL of a worker that outlived its SIGTERM (elastic/multiprocessing/api.py ``_close``) is a
+   consequence (child_failed), never ``worker_killed``; the failure before it leads.
+2. ProcessGroupWrapper's collective check (TORCH_DISTRIBUTED_DEBUG=DETAIL) is ``rank_divergence``, its
+   fingerprints as torch prints them; an aborted NCCL communicator is what another failure led to (peer_closed).
+3. fp16 asked for on a device without it (DeepSpeed's engine, accelerate's Accelerator) is ``fp16_unsupported``.
+5. RENDEZVOUS_OR_PORT's and peer_closed's suggestive anchors are one list each.
 """
 
 from __future__ import annotations
 
 import pytest
-from explaining import explained
+from explaining import explained, filled
 
+from torchdoctor.explain import diagnose
 from torchdoctor.explain.kinds import BY_KIND, comm
+
+GLOG = "W1124 20:22:15.417000 4700 torch/distributed/elastic/multiprocessing/api.py:1048] "
+FORCED = GLOG + filled(
+    "torch:unable-to-shutdown-process-via-forcefully", "4712", "Signals.SIGTERM", "Signals.SIGKILL"
+)
+CLOSING = GLOG.replace("1048", "897") + filled("torch:sending-process-closing-signal", "4712", "SIGTERM")
+OOM = (
+    "[rank0]: torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total capacity "
+    "of 79.15 GiB of which 1.2 GiB is free."
+)
+
+
+def findings(text: str):
+    import io
+
+    return diagnose.explain(["-"], stdin=io.BytesIO(text.encode()))
+
+
+# -- 1. torchrun's own SIGKILL ----------------------------------------------------------------------------------
+
+
+def test_torchruns_forced_sigkill_alone_is_a_likely_consequence_not_a_killed_worker():
+    found = explained(FORCED + "\n")
+    assert found.id == "log.child_failed", found.summary
+    assert found.details["confidence"] == "likely"
+    assert "SIGKILL" in found.summary and "SIGTERM" in found.summary
+    assert "torchrun itself killed" in found.fix and "first failure" in found.fix
+
+
+@pytest.mark.parametrize(
+    "cause, lead",
+    [
+        (OOM, "log.cuda_oom"),
+        (
+            '[rank0]: Traceback (most recent call last):\n[rank0]:   File "train.py", line 10, in <module>\n'
+            "[rank0]:     loss = model(x)\n[rank0]: ValueError: bad thing happened in my code",
+            "log.unrecognised",
+        ),
+    ],
+)
+def test_the_failure_before_torchruns_forced_sigkill_leads(cause, lead):
+    (first, *rest) = findings(f"{cause}\n{CLOSING}\n{FORCED}\n")
+    assert first.id == lead, first.summary
+    assert "log.worker_killed" not in [f.id for f in rest]
+    assert next(f for f in rest if f.id == "log.child_failed").details["confidence"] == "likely"
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "subprocess.CalledProcessError: Command '['python', 'train.py']' died with <Signals.SIGKILL: 9>.",
+        "  traceback : Signal 9 (SIGKILL) received by PID 4711",
+    ],
+)
+def test_a_sigkill_from_outside_is_still_a_killed_worker(line):
+    found = explained(line + "\n")
+    assert found.id == "log.worker_killed" and found.details["confidence"] == "certain", found.summary
+
+
+def test_forcefully_exiting_without_a_signal_is_not_torchruns_line():
+    assert explained("the wizard left, forcefully exiting via the back door\n").id == "log.unrecognised"
+
+
+# -- 2. ProcessGroupWrapper's check, an aborted communicator -------------------------------------------------
+
+# ProcessGroupWrapper.cpp as torch 2.x prints it: the fingerprints without a comma after the sequence number, the
+# diff appended without a space
+MISMATCH = (
+    "RuntimeError: Detected mismatch between collectives on ranks. Rank 0 is running collective: "
+    "CollectiveFingerPrint(SequenceNumber=1649OpType=BARRIER), but Rank 1 is running collective: "
+    "CollectiveFingerPrint(SequenceNumber=0OpType=GATHER).Collectives differ in the following aspects: "
+    "\t Sequence number: 1649vs 0  Op type: BARRIERvs GATHER"
+)
+
+
+def test_processgroupwrappers_mismatch_is_rank_divergence_with_both_fingerprints():
+    found = explained(MISMATCH + "\n")
+    assert found.id == "log.rank_divergence" and found.details["confidence"] == "certain"
+    assert "rank 0 ran BARRIER #1649" in found.summary and "rank 1 ran GATHER" in found.summary
+    assert "broadcast" in found.fix
+
+
+def test_the_diff_on_a_line_of_its_own_is_rank_divergence():
+    line = (
+        filled("torch_cpp:collectives-differ-in-the-following-aspects")
+        + " \t Tensor Tensor shapes: 1024vs 960"
+    )
+    found = explained(line + "\n")
+    assert found.id == "log.rank_divergence" and "Tensor shapes: 1024vs 960" in found.summary
+
+
+def test_other_words_about_collectives_that_differ_are_not_read():
+    assert (
+        explained("the collectives differ in the following ways between releases\n").id == "log.unrecognised"
+    )
+
+
+def test_an_aborted_communicator_alone_is_a_likely_consequence():
+    found = explained("RuntimeError: " + filled("torch_native:nccl-communicator-aborted", "3") + "\n")
+    assert found.id == "log.peer_closed" and found.details["confidence"] == "likely"
+    assert "aborted on rank 3" in found.summary and "not a cause of its own" in found.fix
+
+
+def test_an_aborted_communicator_defers_to_the_failure_that_led_to_it():
+    for text in (
+        f"{OOM}\n[rank1]: RuntimeError: NCCL communicator was aborted on rank 1.\n",
+        f"[rank1]: RuntimeError: NCCL communicator was aborted on rank 1.\n{OOM}\n",
+    ):
+        (first, *rest) = findings(text)
+        assert first.id == "log.cuda_oom", first.summary
+        aborted = next(f for f in rest if f.id == "log.peer_closed")
+        assert aborted.details["role"] == "consequence" and aborted.details["confidence"] == "likely"
+
+
+def test_an_aborted_communicator_whose_reason_is_a_watchdog_timeout_still_reads_the_timeout():
+    found = explained(
+        "[rank1]: RuntimeError: NCCL communicator was aborted on rank 1. Original reason for failure was: [Rank 1] "
+        "Watchdog caught collective operation timeout: WorkNCCL(SeqNum=5, OpType=ALLREDUCE, NumelIn=1, NumelOut=1, "
+        "Timeout(ms)=600000) ran for 600023 milliseconds before timing out.\n"
+    )
+    assert found.id == "log.nccl_watchdog_timeout" and found.details["confidence"] == "likely"
+
+
+def test_a_communicator_the_user_aborted_is_not_read_as_one_aborted_on_a_rank():
+    assert explained("ProcessGroupNCCL: the communicator was aborted by the user\n").id != "log.peer_closed"
+
+
+# -- 3. fp16 on a device without it ----------------------------------------------------------------------------
+
+
+def test_deepspeeds_fp16_refusal_is_fp16_unsupported():
+    found = explained("ValueError: " + filled("deepspeed:type-fp16-is-not-supported-on") + "\n")
+    assert found.id == "log.fp16_unsupported" and found.details["confidence"] == "certain"
+    assert "bf16" in found.fix and "DS_ALLOW_DEPRECATED_FP16" in found.fix and "is_available" in found.fix
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        filled(
+            "accelerate:fp16-mixed-precision-requires-device-in",
+            "('xpu', 'cuda', 'npu', 'xla', 'mlu', 'musa', 'hpu', 'sdaa', 'mps')",
+            "'cpu'",
+        ),
+        "fp16 mixed precision requires a GPU (not 'cpu').",  # accelerate before its device list
+    ],
+)
+def test_accelerates_fp16_refusal_names_the_device(line):
+    found = explained(f"ValueError: {line}\n")
+    assert found.id == "log.fp16_unsupported" and "(cpu)" in found.summary
+
+
+def test_fp16_on_mps_with_an_old_torch_says_to_upgrade_torch():
+    found = explained("ValueError: " + filled("accelerate:fp16-mixed-precision-with-mps-device") + "\n")
+    assert found.id == "log.fp16_unsupported" and "pip install -U torch" in found.fix
+
+
+@pytest.mark.parametrize(
+    "line, kind",
+    [
+        ("ValueError: " + filled("deepspeed:type-bf16-is-not-supported-on"), "log.bf16_unsupported"),
+        ("ValueError: Type fp32 is not supported on your device.", "log.unrecognised"),
+    ],
+)
+def test_the_bf16_twin_and_other_dtypes_keep_their_reading(line, kind):
+    assert explained(line + "\n").id == kind
+
 
 # -- 5. one list per recogniser ---------------------------------------------------------------------------------
 
@@ -19,6 +193,8 @@ def test_rendezvous_anchors_are_its_decisive_and_suggestive_lists_once_each():
     assert rendezvous.anchors == (*comm._RENDEZVOUS_DECISIVE, *comm._RENDEZVOUS_SUGGESTIVE)
     assert len(set(rendezvous.anchors)) == len(rendezvous.anchors)
     assert not set(comm._RENDEZVOUS_DECISIVE) & set(comm._RENDEZVOUS_SUGGESTIVE)
+    peer = BY_KIND["peer_closed"]
+    assert peer.anchors is peer.generic
 
 
 @pytest.mark.parametrize(

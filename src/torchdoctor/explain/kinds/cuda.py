@@ -696,6 +696,56 @@ BF16_UNSUPPORTED = Recogniser(
 )
 
 
+def _fp16(hits: list[Hit], ctx: Context) -> tuple[str, str]:
+    facts = merged(hits)
+    device = facts.get("fp16_device", "")
+    summary = "fp16 mixed precision was asked for on a device that does not support it" + (
+        f" ({device})" if device else ""
+    )
+    if "fp16_mps_torch" in facts:
+        return summary + ": accelerate needs PyTorch >= 2.5 for fp16 on Apple MPS" + on_ranks(hits), (
+            "Upgrade PyTorch (pip install -U torch, 2.5 or newer), or train in fp32 on MPS "
+            "(accelerate launch --mixed_precision no)."
+        )
+    fix = (
+        "Train in bf16 where the device has it (Ampere or newer GPUs, recent CPUs, Gaudi) or in fp32: DeepSpeed's "
+        'config "fp16": {"enabled": false} (and "bf16": {"enabled": true} where supported); accelerate launch '
+        "--mixed_precision bf16 or no; the Trainer without --fp16.\n"
+        "DeepSpeed refuses fp16 on a GPU below compute capability 7.0 (Pascal: P100, GTX 10xx; "
+        "DS_ALLOW_DEPRECATED_FP16=1 lets 6.x through), on a CPU without fp16 support and on Apple MPS; accelerate "
+        "on a device type it has no fp16 for (a TPU, an unknown backend).\n"
+        "If the run was meant for a GPU, it ran on the CPU: check that the job sees one (python -c 'import torch; "
+        "print(torch.cuda.is_available())', CUDA_VISIBLE_DEVICES, a CPU-only torch build)."
+    )
+    return summary + on_ranks(hits), fix
+
+
+FP16_UNSUPPORTED = Recogniser(
+    # deepspeed/runtime/engine.py _do_sanity_check: fp16 enabled and get_accelerator().is_fp16_supported() False
+    # (a CUDA GPU below compute capability 7.0, a CPU without fp16, MPS); accelerate/accelerator.py's
+    # Accelerator.__init__: fp16 on a device type it has no fp16 for ("fp16 mixed precision requires a device in
+    # (...) (not 'x')", in older releases "requires a GPU (not 'x')" / "requires a GPU or MPS device"), and fp16
+    # on MPS with a torch older than 2.5. The bf16 twins are bf16_unsupported's.
+    kind="fp16_unsupported",
+    title="fp16 on a device without it",
+    anchors=(
+        "Type fp16 is not supported on your device",
+        "fp16 mixed precision requires a ",
+        "fp16 mixed precision with MPS device requires a Pytorch >=",
+    ),
+    templates=(
+        "deepspeed:type-fp16-is-not-supported-on",
+        "accelerate:fp16-mixed-precision-requires-device-in",
+        "accelerate:fp16-mixed-precision-with-mps-device",
+    ),
+    facts=(
+        R(r"fp16 mixed precision requires a [^\n]{0,200}\(not '(?P<fp16_device>\w{1,20})'\)"),
+        R(r"(?P<fp16_mps_torch>fp16 mixed precision with MPS device requires a Pytorch >=)"),
+    ),
+    describe=_fp16,
+)
+
+
 def _driver_mismatch(hits: list[Hit], ctx: Context) -> tuple[str, str]:
     return (
         "the NVIDIA driver's kernel module and its user-space libraries are different versions "
@@ -718,6 +768,7 @@ DRIVER_MISMATCH = Recogniser(
 
 RECOGNISERS = (
     BF16_UNSUPPORTED,
+    FP16_UNSUPPORTED,
     DRIVER_MISMATCH,
     CUDA_OOM,
     CPU_OOM,

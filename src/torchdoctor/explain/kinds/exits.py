@@ -19,7 +19,9 @@ negative signal number Python's ``subprocess`` and torchrun report):
 - SIGTERM (-15, 143) / SIGINT / SIGHUP: stopped from outside — the launcher stopping the others once one failed,
   the scheduler (a time limit, preemption), a closed terminal;
 - SIGKILL (-9, 137) and SIGSEGV / SIGBUS (-11, 139, -7, 135) have kinds of their own (``worker_killed``,
-  ``worker_crash`` in kinds/train.py), read from the same lines.
+  ``worker_crash`` in kinds/train.py), read from the same lines — except torchrun's own SIGKILL ("Unable to
+  shutdown process ... forcefully exiting via Signals.SIGKILL"): the agent killing a worker that outlived its
+  SIGTERM once another had failed, a consequence read here.
 
 `kinds/ranks.py`'s ``child_failed`` reads these facts; what leads is still "the cause is not in this log".
 """
@@ -41,6 +43,11 @@ ANCHORS = (
     # torch/distributed/elastic/multiprocessing/api.py _close: torchrun stopping the workers still running, once
     # one has failed (or when torchrun itself is stopped): "Sending process 4711 closing signal SIGTERM"
     " closing signal ",
+    # the same _close, 30 s later: a worker still running after that signal is killed with SIGKILL ("Unable to
+    # shutdown process 4711 via Signals.SIGTERM, forcefully exiting via Signals.SIGKILL"). torchrun killing its own
+    # workers once another had failed (or it was stopped), not the OOM killer: the worker that failed first is the
+    # cause, the killed one was still waiting (in a collective on the failed rank, in I/O)
+    "forcefully exiting via ",
     # elastic/agent/server/api.py _invoke_run: the worker group failed and torchrun restarts it (--max-restarts)
     "attempts left; will restart worker group",
 )
@@ -53,6 +60,7 @@ TEMPLATES = (
     "system:srun-task-exited",
     "system:openmpi-nonzero-exit",
     "torch:sending-process-closing-signal",
+    "torch:unable-to-shutdown-process-via-forcefully",
     "torch:worker-group-attempts-left-will-restart",
 )
 FACTS = (
@@ -68,6 +76,10 @@ FACTS = (
     R(r"Signal \d+ \((?P<signal>SIG[A-Z]+)\)"),
     # the signal torchrun sends the others is not how the failed worker ended: a fact of its own
     R(r"Sending process \d+ closing signal (?P<closing_signal>SIG[A-Z]+)"),
+    R(
+        r"Unable to shutdown process \d+ via (?:Signals\.)?(?P<closing_signal>SIG[A-Z]+), forcefully exiting via "
+        r"(?:Signals\.)?(?P<forced_signal>SIG[A-Z]+)"
+    ),
     R(
         r"Worker group (?P<group_state>FAILED|UNHEALTHY)\. (?P<restarts_left>\d+)/(?P<max_restarts>\d+) attempts left"
     ),
@@ -87,7 +99,7 @@ NOT_A_WORKER = R(
     r"Command '\['(?:ninja|which|nvcc|gcc|g\+\+|c\+\+|cmake|make|git|pip)['\]]|"
     r"Command '\[[^\]\n]{0,300}(?:setup\.py|bdist_wheel|build_ext|egg_info)|"
     # torchrun names the signal it sends (Signals.name): the same words about anything else are not its
-    r"closing signal (?!SIG[A-Z]{2,8}\b)"
+    r"closing signal (?!SIG[A-Z]{2,8}\b)|forcefully exiting via (?!(?:Signals\.)?SIG[A-Z]{2,8}\b)"
 )
 
 _LAUNCHERS = {

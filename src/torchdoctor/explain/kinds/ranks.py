@@ -12,6 +12,7 @@ import re
 
 from torchdoctor.explain.kinds import exits
 from torchdoctor.explain.kinds.comm import GLOO_TIMEOUT, LAST_WORK, PEER_CLOSED, WATCHDOG_HINT
+from torchdoctor.explain.quote import quote
 from torchdoctor.explain.recognisers import Alternative, Context, Hit, Recogniser, first, on_ranks
 from torchdoctor.rank_list import who
 
@@ -290,10 +291,13 @@ def _divergence(hits: list[Hit], ctx: Context) -> tuple[str, str]:
             f"FSDP on rank {facts['fsdp_rank_a']} all-gathers {facts['fsdp_a']}, on rank {facts['fsdp_rank_b']} "
             f"{facts['fsdp_b']}"
         )
+    if not parts and facts.get("aspects"):  # only the diff's line: what it says differs
+        parts.append(" ".join(facts["aspects"].split()))
     summary = "ranks disagree on the collective they run" + (": " + ", ".join(parts) if parts else "")
     fix = (
-        "The ranks called different collectives (or the same one with different sizes): a collective inside "
-        "a branch that not every rank takes. Look for `if rank == 0:` around a collective or a barrier, a "
+        "The ranks called different collectives (or the same one with different sizes, dtypes or devices): a "
+        "collective inside a branch that not every rank takes. Look for `if rank == 0:` around a collective or "
+        "a barrier, a "
         "decision that differs per rank (a checkpoint every N minutes by each rank's own clock, a random or "
         "data-dependent early stop, an uneven last batch).\n"
         "Decide on one rank and broadcast the decision (dist.broadcast_object_list) so every rank takes the "
@@ -311,6 +315,9 @@ RANK_DIVERGENCE = Recogniser(
     kind="rank_divergence",
     templates=(
         "torch_cpp:detected-mismatch-between-collectives-on-ranks",
+        # ProcessGroupWrapper.cpp's CollectiveFingerPrint::compute_collective_diff: the same check's second part,
+        # appended to the message above (on a line of its own where a log wraps it)
+        "torch_cpp:collectives-differ-in-the-following-aspects",
         "nccl:mismatched-collective-detected-please-check-your",
         "nccl:net-ib-req-tag-peer-collective",
         "nccl:message-truncated-received-bytes-instead-of",
@@ -325,6 +332,7 @@ RANK_DIVERGENCE = Recogniser(
     title="ranks ran different collectives",
     anchors=(
         "Detected mismatch between collectives on ranks",
+        "Collectives differ in the following aspects",
         "is running inconsistent collective",
         "Mismatched collective detected",
         "collective mismatch error",
@@ -362,14 +370,16 @@ RANK_DIVERGENCE = Recogniser(
     facts=(
         R(
             r"Rank (?P<rank_a>\d+) is running (?:inconsistent )?collective: CollectiveFingerPrint\("
-            r"(?:SequenceNumber=(?P<seq>\d+),\s*)?OpType=(?P<op>\w+)"
+            r"(?:SequenceNumber=(?P<seq>\d+),?\s*)?OpType=(?P<op>\w+)"
             r"(?:,\s*TensorShape=\[(?P<shape>[^\]]{0,200})\])?(?:,\s*TensorDtypes=(?P<dtype>\w+))?"
         ),
         R(
             r"but Rank (?P<rank_b>\d+) is running (?:inconsistent )?collective: CollectiveFingerPrint\("
-            r"(?:SequenceNumber=\d+,\s*)?OpType=(?P<op_b>\w+)(?:,\s*TensorShape=\[(?P<shape_b>[^\]]{0,200})\])?"
+            r"(?:SequenceNumber=\d+,?\s*)?OpType=(?P<op_b>\w+)(?:,\s*TensorShape=\[(?P<shape_b>[^\]]{0,200})\])?"
         ),
         R(r"local size (?P<size_a>\d+) remote size (?P<size_b>\d+)"),
+        # "Collectives differ in the following aspects: \t Sequence number: 1649vs 0  Op type: BARRIERvs GATHER"
+        R(r"Collectives differ in the following aspects:\s*(?P<aspects>[^\n]{1,200})"),
         R(r"op\.preamble\.length <= op\.nbytes\. (?P<size_a>\d+) vs (?P<size_b>\d+)"),
         R(r"receiv(?:ed|ing) (?P<size_a>\d+) bytes instead of (?P<size_b>\d+)"),
         R(r"(?P<bootstrap_truncated>Message truncated : received)"),
@@ -384,6 +394,19 @@ RANK_DIVERGENCE = Recogniser(
 
 
 def _peer_gone(hits: list[Hit], ctx: Context) -> tuple[str, str]:
+    if not any("host" in h.facts or "peer_line" in h.facts for h in hits) and any(
+        "aborted_rank" in h.facts for h in hits
+    ):
+        reason = first(hits, "abort_reason")
+        summary = f"the NCCL communicator was aborted on rank {first(hits, 'aborted_rank')}" + (
+            f" (original reason: {quote(reason)})" if reason else ""
+        )
+        return summary, (
+            "ProcessGroupNCCL aborts a communicator after a failure and every later use of it raises this: "
+            "its watchdog's timeout or NCCL error (the original reason, when named), or another rank's failure "
+            "it was told of. It is what a failure led to, not a cause of its own: the first failure in the "
+            "logs (the rank that failed or hung first) is. Pass every rank's log to explain."
+        )
     host = first(hits, "host")
     summary = (
         "a peer closed the connection" + (f" ({host}:{first(hits, 'port')})" if host else "") + on_ranks(hits)
@@ -392,6 +415,17 @@ def _peer_gone(hits: list[Hit], ctx: Context) -> tuple[str, str]:
         "The rank on the other side died or was killed first: its own error is the cause, this is the "
         "consequence. Look at that rank's log (pass the folder of every rank's log to explain)."
     )
+
+
+# The lines a peer's failure is read from: gloo's / NCCL's / the store's socket closed by the other side, and a
+# communicator ProcessGroupNCCL aborted after a failure, used again
+_PEER_LINES = (
+    "Connection closed by",
+    "Connection reset by peer",
+    "remote process exited or there was a network error",
+    "Connection was likely closed. Did the remote server shutdown or crash?",
+    "NCCL communicator was aborted on rank",
+)
 
 
 PEER_GONE = Recogniser(
@@ -404,22 +438,25 @@ PEER_GONE = Recogniser(
         # torch/csrc/distributed/c10d/Utils.hpp (recvBytes/sendBytes): the TCPStore's host went away
         "torch_cpp:failed-to-recv-got-bytes-connection-2",
         "torch_cpp:failed-to-send-sent-bytes-connection-2",
+        # ProcessGroupNCCL / NCCLUtils.cpp getNcclComm: a communicator the process group aborted (after its
+        # watchdog's timeout or an NCCL error, here or reported by another rank) used again
+        "torch_native:nccl-communicator-aborted",
     ),
     title="a peer went away",
     role="consequence",
-    anchors=(
-        "Connection closed by",
-        "Connection reset by peer",
-        "remote process exited or there was a network error",
-        "Connection was likely closed. Did the remote server shutdown or crash?",
+    # what a process prints when another failed first: never a cause, every anchor generic (one list for both)
+    anchors=_PEER_LINES,
+    generic=_PEER_LINES,
+    facts=(
+        PEER_CLOSED,
+        R(
+            r"(?P<peer_line>Connection (?:closed|reset) by|remote process exited|Connection was likely closed)"
+        ),
+        R(
+            r"NCCL communicator was aborted on rank (?P<aborted_rank>\d+)\.\s*(?:Original reason for failure was:\s*"
+            r"(?P<abort_reason>[^\n]{1,200}))?"
+        ),
     ),
-    generic=(
-        "Connection closed by",
-        "Connection reset by peer",
-        "remote process exited or there was a network error",
-        "Connection was likely closed. Did the remote server shutdown or crash?",
-    ),
-    facts=(PEER_CLOSED,),
     describe=_peer_gone,
 )
 
@@ -441,6 +478,11 @@ def _child_failed(hits: list[Hit], ctx: Context) -> tuple[str, str]:
         summary += f" exited with {code}" if named else f", exit code {code}"
     elif facts.get("signal"):
         summary += f", ended by {facts['signal']}"
+    elif any("forced_signal" in h.facts for h in hits):
+        summary = (
+            f"{by} stopped its workers and killed one that outlived {first(hits, 'closing_signal')} with "
+            f"{first(hits, 'forced_signal')}"
+        )
     error_file = facts.get("error_file")
     fix = (
         f"This is {by}'s summary; the cause is in that rank's own output above it (its traceback). "
@@ -449,6 +491,12 @@ def _child_failed(hits: list[Hit], ctx: Context) -> tuple[str, str]:
     ended = exits.how_it_ended(code, facts.get("signal"))
     if ended:
         fix += f"\nHow it ended: {ended}."
+    if any("forced_signal" in h.facts for h in hits):
+        fix += (
+            "\ntorchrun itself killed a worker that was still running when it stopped the others (no OOM killer, "
+            "nobody outside): it had not ended on SIGTERM within torchrun's wait, most often stuck in a collective "
+            "that waited for the rank that failed first, or in I/O. The first failure in the logs is the cause."
+        )
     if error_file and error_file != "<N/A>":
         fix += f"\nIts error file: {error_file}"
     elif code == "1" and by == "torchrun":

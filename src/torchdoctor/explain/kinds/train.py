@@ -404,6 +404,9 @@ WORKER_KILLED = Recogniser(
         for h in hits
     ),
     absorbs=("child_failed",),
+    # torchrun's elastic agent killing its own workers that outlived its SIGTERM once another had failed
+    # (elastic/multiprocessing/api.py _close): a consequence, kinds/exits.py reads it for child_failed
+    reject=R(r"forcefully exiting via (?:Signals\.)?SIGKILL"),
     describe=_killed,
 )
 
