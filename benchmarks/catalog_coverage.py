@@ -3,12 +3,14 @@
     python benchmarks/catalog_coverage.py                 # the coverage table (Markdown), as in docs/catalog.md
     python benchmarks/catalog_coverage.py --write-doc     # regenerate docs/catalog.md
     python benchmarks/catalog_coverage.py --extract       # rebuild src/torchdoctor/explain/catalog/*.tsv
+    python benchmarks/catalog_coverage.py --extract --only torch   # only torch.tsv (the others as they are)
 
 ``--extract`` reads the sources a distributed run's messages come from and writes one TSV per source:
 
 - torch: the installed wheel's Python (``torch/distributed``, DDP/DataParallel/SyncBatchNorm, serialization,
-  ``torch.cuda``, the DataLoader) through `ast` (raise / warn / log calls with a literal message), its C++
-  headers (``TORCH_CHECK``/``C10_THROW_ERROR`` literals) and the literal strings of ``libtorch_cpu.so`` that
+  ``torch.cuda``, the DataLoader, ``cpp_extension``) through `ast` (raise / warn / log calls with a literal
+  message, or naming a string constant of the module: ``cpp_extension.py``'s ``CUDA_MISMATCH_MESSAGE``), its
+  C++ headers (``TORCH_CHECK``/``C10_THROW_ERROR`` literals) and the literal strings of ``libtorch_cpu.so`` that
   sit beside a ``torch/csrc/distributed`` source path (the reducer, TCPStore, socket, ProcessGroupGloo);
 - nccl: every ``WARN("...")`` format in ``src/`` of a fetched NVIDIA/nccl, with the release tags that print it;
 - deepspeed: engine, ZeRO, config, launcher, comm, op_builder of a fetched deepspeedai/DeepSpeed, with tags;
@@ -68,22 +70,40 @@ _MESSAGE_CALLS = re.compile(
 )
 
 
-def _text(node: ast.AST) -> str | None:
-    """The message a node evaluates to, with ``{}`` where a value goes; None when nothing of it is literal."""
+def _text(node: ast.AST, names: dict[str, str] | None = None) -> str | None:
+    """The message a node evaluates to, with ``{}`` where a value goes; None when nothing of it is literal.
+
+    ``names``: the module's string constants (`module_constants`), read where a message names one
+    (``raise RuntimeError(CUDA_NOT_FOUND_MESSAGE)``, ``CUDA_MISMATCH_MESSAGE.format(...)``)."""
     if isinstance(node, ast.Constant) and isinstance(node.value, str):
         return node.value
+    if isinstance(node, ast.Name) and names:
+        return names.get(node.id)
     if isinstance(node, ast.JoinedStr):
         return "".join(v.value if isinstance(v, ast.Constant) else "{}" for v in node.values)
     if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
-        left, right = _text(node.left), _text(node.right)
+        left, right = _text(node.left, names), _text(node.right, names)
         if left is None and right is None:
             return None
         return (left if left is not None else "{}") + (right if right is not None else "{}")
     if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mod):
-        return _text(node.left)
+        return _text(node.left, names)
     if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "format":
-        return _text(node.func.value)
+        return _text(node.func.value, names)
     return None
+
+
+def module_constants(tree: ast.Module) -> dict[str, str]:
+    """The string constants a module assigns at its top level (``CUDA_NOT_FOUND_MESSAGE = ("CUDA was not found
+    " "...")`` in torch/utils/cpp_extension.py): a message call that names one prints its text."""
+    found = {}
+    for node in tree.body:
+        if isinstance(node, (ast.Assign, ast.AnnAssign)) and node.value is not None:
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            text = _text(node.value)
+            if text is not None and len(targets) == 1 and isinstance(targets[0], ast.Name):
+                found[targets[0].id] = text
+    return found
 
 
 def _call_name(node: ast.Call) -> str:
@@ -92,16 +112,18 @@ def _call_name(node: ast.Call) -> str:
 
 
 def python_messages(source: str) -> list[str]:
-    """Literal messages of the raise / warning / log calls and the asserts in one Python file."""
+    """Literal messages of the raise / warning / log calls and the asserts in one Python file, and the module
+    constants such a call names as its message."""
     try:
         tree = ast.parse(source)
     except SyntaxError:
         return []
+    constants = module_constants(tree)
     found = []
     for node in ast.walk(tree):
         if isinstance(node, ast.Call) and node.args and _MESSAGE_CALLS.search(_call_name(node)):
             # _log_and_throw(RuntimeError, "message"): the message is the first text argument
-            text = next((t for t in map(_text, node.args[:2]) if t is not None), None)
+            text = next((t for t in (_text(a, constants) for a in node.args[:2]) if t is not None), None)
             if text is not None:
                 found.append(text)
         elif isinstance(node, ast.Assert) and node.msg is not None:
@@ -303,16 +325,19 @@ def from_deepspeed(repo: Path) -> list[tuple[str, str, str]]:
 CUDA_RUNTIME = ROOT / "src" / "torchdoctor" / "explain" / "catalog" / "cuda_runtime.tsv"
 
 
-def extract(site: Path, nccl: Path, deepspeed: Path) -> dict[str, list[tuple[str, str, str]]]:
-    """Every source's (template, file, versions), read from the installed packages and the fetched mirrors."""
+def extract(
+    site: Path, nccl: Path, deepspeed: Path, only: tuple[str, ...] = ()
+) -> dict[str, list[tuple[str, str, str]]]:
+    """Every source's (template, file, versions), read from the installed packages and the fetched mirrors;
+    ``only``: those sources alone (the others' files are left as they are)."""
     import accelerate
     import lightning
     import torch
     import transformers
 
     torch_version = torch.__version__.split("+")[0]
-    rows = {
-        "torch": from_python(
+    readers = {
+        "torch": lambda: from_python(
             site,
             [
                 "torch/distributed/**/*.py",
@@ -331,8 +356,8 @@ def extract(site: Path, nccl: Path, deepspeed: Path) -> dict[str, list[tuple[str
             ],
             torch_version,
         ),
-        "torch_cpp": from_headers(site, torch_version) + from_libtorch(site, torch_version),
-        "accelerate": from_python(
+        "torch_cpp": lambda: from_headers(site, torch_version) + from_libtorch(site, torch_version),
+        "accelerate": lambda: from_python(
             site,
             [
                 "accelerate/state.py",
@@ -342,7 +367,7 @@ def extract(site: Path, nccl: Path, deepspeed: Path) -> dict[str, list[tuple[str
             ],
             accelerate.__version__,
         ),
-        "lightning": from_python(
+        "lightning": lambda: from_python(
             site,
             [
                 "lightning/pytorch/strategies/*.py",
@@ -355,7 +380,7 @@ def extract(site: Path, nccl: Path, deepspeed: Path) -> dict[str, list[tuple[str
             ],
             lightning.__version__,
         ),
-        "transformers": from_python(
+        "transformers": lambda: from_python(
             site,
             [
                 "transformers/trainer.py",
@@ -371,10 +396,10 @@ def extract(site: Path, nccl: Path, deepspeed: Path) -> dict[str, list[tuple[str
         ),
     }
     if nccl.exists():
-        rows["nccl"] = from_nccl(nccl)
+        readers["nccl"] = lambda: from_nccl(nccl)
     if deepspeed.exists():
-        rows["deepspeed"] = from_deepspeed(deepspeed)
-    return rows
+        readers["deepspeed"] = lambda: from_deepspeed(deepspeed)
+    return {source: read() for source, read in readers.items() if not only or source in only}
 
 
 def kind_of(template: str) -> str:
@@ -519,6 +544,13 @@ def main() -> int:
     """Print the coverage table, or rebuild the catalog (``--extract``) or the doc (``--write-doc``)."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--extract", action="store_true", help="rebuild the TSVs from the sources")
+    parser.add_argument(
+        "--only",
+        nargs="+",
+        default=(),
+        metavar="SOURCE",
+        help="with --extract: rebuild only these (torch ...)",
+    )
     parser.add_argument("--refresh-kinds", action="store_true", help="recompute kinds from the recognisers")
     parser.add_argument("--write-doc", action="store_true", help=f"write {DOC.relative_to(ROOT)}")
     parser.add_argument("--site", type=Path, default=Path(__import__("torch").__file__).parent.parent)
@@ -526,7 +558,9 @@ def main() -> int:
     parser.add_argument("--deepspeed", type=Path, default=Path("/work/.mirror/deepspeedai+DeepSpeed/repo"))
     args = parser.parse_args()
     if args.extract:
-        for source, templates in build(extract(args.site, args.nccl, args.deepspeed)).items():
+        for source, templates in build(
+            extract(args.site, args.nccl, args.deepspeed, tuple(args.only))
+        ).items():
             write(source, templates)
             print(f"{source}: {len(templates)} templates -> {CATALOG_DIR / (source + '.tsv')}")
     if args.refresh_kinds:

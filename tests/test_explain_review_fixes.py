@@ -6,16 +6,25 @@ not change.
 2. ProcessGroupWrapper's collective check (TORCH_DISTRIBUTED_DEBUG=DETAIL) is ``rank_divergence``, its
    fingerprints as torch prints them; an aborted NCCL communicator is what another failure led to (peer_closed).
 3. fp16 asked for on a device without it (DeepSpeed's engine, accelerate's Accelerator) is ``fp16_unsupported``.
+4. Module constants a message call names (torch/utils/cpp_extension.py) are in the catalog.
 5. RENDEZVOUS_OR_PORT's and peer_closed's suggestive anchors are one list each.
 """
 
 from __future__ import annotations
 
+import ast
+import sys
+from pathlib import Path
+
 import pytest
 from explaining import explained, filled
 
 from torchdoctor.explain import diagnose
+from torchdoctor.explain.catalog import by_id
 from torchdoctor.explain.kinds import BY_KIND, comm
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benchmarks"))
+import catalog_coverage  # noqa: E402
 
 GLOG = "W1124 20:22:15.417000 4700 torch/distributed/elastic/multiprocessing/api.py:1048] "
 FORCED = GLOG + filled(
@@ -182,6 +191,62 @@ def test_fp16_on_mps_with_an_old_torch_says_to_upgrade_torch():
 )
 def test_the_bf16_twin_and_other_dtypes_keep_their_reading(line, kind):
     assert explained(line + "\n").id == kind
+
+
+# -- 4. module constants that are messages ---------------------------------------------------------------------
+
+MODULE = """
+NOT_FOUND_MESSAGE = (
+    "CUDA was not found on the system, please set the CUDA_HOME or the CUDA_PATH"
+    "environment variable."
+)
+MISMATCH_MESSAGE = "The detected CUDA version ({}) mismatches the version PyTorch ({}) was built with."
+UNUSED_TEXT = "A string constant that no message call names at all."
+
+def check(found, torch):
+    if not found:
+        raise RuntimeError(NOT_FOUND_MESSAGE)
+    raise RuntimeError(MISMATCH_MESSAGE.format(found, torch))
+"""
+
+
+def test_the_extractor_reads_module_constants_a_message_call_names():
+    messages = catalog_coverage.python_messages(MODULE)
+    assert any(m.startswith("CUDA was not found on the system") for m in messages)
+    assert "The detected CUDA version ({}) mismatches the version PyTorch ({}) was built with." in messages
+    assert not any("no message call names" in m for m in messages)
+    assert catalog_coverage.module_constants(ast.parse(MODULE))["UNUSED_TEXT"].startswith("A string")
+
+
+def test_cpp_extensions_constants_are_in_the_catalog_and_the_failures_mapped():
+    catalog = by_id()
+    for ident in ("torch:cuda-was-not-found-on-the", "torch:the-detected-cuda-version-mismatches-the"):
+        assert catalog[ident].file == "torch/utils/cpp_extension.py" and catalog[ident].kind == "cuda_build"
+    # warnings a build that works prints too: in the catalog, read as no failure
+    for ident in (
+        "torch:the-detected-cuda-version-has-minor",
+        "torch:warning-your-compiler-may-be-abi",
+        "torch:warning-your-compiler-is-not-compatible",
+    ):
+        assert catalog[ident].kind == ""
+
+
+def test_torch2s_cuda_mismatch_as_raised_names_both_versions():
+    # cpp_extension.py: raise RuntimeError(CUDA_MISMATCH_MESSAGE, cuda_str_version, torch.version.cuda)
+    line = "RuntimeError: " + repr((filled("torch:the-detected-cuda-version-mismatches-the"), "12.1", "11.8"))
+    found = explained(line + "\n")
+    assert found.id == "log.cuda_build" and found.details["confidence"] == "certain"
+    assert "CUDA 12.1" in found.summary and "CUDA 11.8" in found.summary
+
+
+def test_cuda_not_found_is_a_build_without_cuda_home():
+    found = explained("RuntimeError: " + filled("torch:cuda-was-not-found-on-the") + "\n")
+    assert found.id == "log.cuda_build" and "CUDA_HOME" in found.summary
+
+
+def test_the_minor_version_warning_is_no_failure():
+    line = filled("torch:the-detected-cuda-version-has-minor", "12.4", "12.1")
+    assert explained(f"W1129 torch/utils/cpp_extension.py:647] {line}\n").id == "log.unrecognised"
 
 
 # -- 5. one list per recogniser ---------------------------------------------------------------------------------

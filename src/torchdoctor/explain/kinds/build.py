@@ -343,6 +343,9 @@ CUDA_BUILD = Recogniser(
         "torch:the-current-installed-version-of-is-2",
         "torch:the-current-installed-version-of-is",  # the compiler older than CUDA's minimum
         "torch:cuda-home-environment-variable-is-not",
+        # cpp_extension.py's module constants, raised by _check_cuda_version
+        "torch:cuda-was-not-found-on-the",
+        "torch:the-detected-cuda-version-mismatches-the",
         "torch:nvcc-not-found-at-ensure-cuda",  # _join_cuda_home: CUDA_HOME without bin/nvcc
         "system:nvcc-unsupported-arch",
         "torch:ninja-is-required-to-load-extensions",
@@ -433,6 +436,8 @@ CUDA_BUILD = Recogniser(
         "mismatches the version that was used to compile",
         "unsupported GNU version",
         "CUDA_HOME environment variable is not set",
+        # torch/utils/cpp_extension.py's CUDA_NOT_FOUND_MESSAGE (_check_cuda_version: no CUDA_HOME found)
+        "CUDA was not found on the system, please set the CUDA_HOME",
         "Error building extension",
         "Unsupported gpu architecture",
         "nvcc' failed with exit",
@@ -540,7 +545,13 @@ CUDA_BUILD = Recogniser(
         R(r"gcc versions later than (?P<max_gcc>\d+) are not supported"),
         R(
             r"detected CUDA version \((?P<cuda_version>[\d.]+)\) mismatches the version that was used to "
-            r"compile\s+PyTorch \((?P<torch_cuda>[\d.]+)\)"
+            r"compile\s*PyTorch \((?P<torch_cuda>[\d.]+)\)"
+        ),
+        # torch 2.x's cpp_extension.py raises RuntimeError(CUDA_MISMATCH_MESSAGE, found, torch's): the message with
+        # its %s unfilled, the versions after it ("compilePyTorch": the constant's pieces join without a space)
+        R(
+            r"mismatches the version that was used to compile\s*PyTorch \(%s\)[^'\n]{0,80}', "
+            r"'(?P<cuda_version>[\d.]+)', '(?P<torch_cuda>[\d.]+)'"
         ),
         # NVIDIA apex's setup.py (check_cuda_torch_binary_vs_bare_metal): the nvcc on PATH against torch's CUDA
         R(r"Pytorch binaries were compiled with Cuda (?P<torch_cuda>\d+(?:\.\d+)?)"),
@@ -548,7 +559,7 @@ CUDA_BUILD = Recogniser(
         R(r"(?P<flash_attn_cuda>FlashAttention is only supported on CUDA (?P<min_cuda>[\d.]+) and above)"),
         R(r"Unsupported gpu architecture '(?P<arch>compute_\w+)'"),
         R(r"Unknown CUDA arch \((?P<torch_arch>[^)\n]{1,60})\) or GPU not supported"),
-        R(r"(?P<no_cuda_home>CUDA_HOME environment variable is not set)"),
+        R(r"(?P<no_cuda_home>CUDA_HOME environment variable is not set|CUDA was not found on the system)"),
         R(r"Error building extension '(?P<extension>[\w.\-]{1,100})'"),
         R(r"Failed building wheel for (?P<extension>[\w.\-]{1,100})"),
         R(r"Could not build wheels for (?P<extension>[\w.\-]{1,100})"),
