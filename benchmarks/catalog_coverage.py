@@ -46,7 +46,9 @@ NCCL_TAGS = (
     "v2.4.8-1 v2.7.8-1 v2.10.3-1 v2.12.12-1 v2.14.3-1 v2.16.5-1 v2.18.6-1 v2.19.4-1 v2.20.5-1 v2.21.5-1 "
     "v2.23.4-1 v2.25.1-1 v2.27.7-1 v2.28.9-1 v2.30.7-1"
 ).split()
-DEEPSPEED_TAGS = "v0.6.7 v0.9.5 v0.10.3 v0.12.6 v0.14.5 v0.15.4 v0.16.9 v0.17.6 v0.18.9 v0.19.5".split()
+DEEPSPEED_TAGS = (
+    "v0.6.7 v0.9.5 v0.10.3 v0.12.6 v0.14.5 v0.15.4 v0.16.9 v0.17.5 v0.17.6 v0.18.9 v0.19.5".split()
+)
 ORDER = (
     "torch",
     "torch_cpp",
@@ -314,7 +316,8 @@ def from_deepspeed(repo: Path) -> list[tuple[str, str, str]]:
     releases and HEAD."""
     folders = ("deepspeed/runtime", "deepspeed/launcher", "deepspeed/comm", "deepspeed/utils", "op_builder")
     rows = []
-    for tag in ("HEAD", "v0.16.9", "v0.12.6", "v0.9.5"):
+    # v0.17.5: the last of 0.17.2-0.17.5, whose torch_autocast.py refused an outer torch.autocast (0.17.6 warns)
+    for tag in ("HEAD", "v0.17.5", "v0.16.9", "v0.12.6", "v0.9.5"):
         for file, text in files_at(repo, tag, folders, (".py",)).items():
             for message in python_messages(text):
                 if worth_keeping(message):
@@ -363,6 +366,7 @@ def extract(
                 "accelerate/state.py",
                 "accelerate/accelerator.py",
                 "accelerate/commands/launch.py",
+                "accelerate/commands/config/config_args.py",
                 "accelerate/utils/*.py",
             ],
             accelerate.__version__,

@@ -97,6 +97,7 @@ CONTEXT_FACTS: tuple[tuple[str, re.Pattern], ...] = (
         re.compile(r"(?P<deprecated_launch>torch\.distributed\.launch is deprecated)"),
     ),
     placement.REPLICA,
+    ranks.HPO,  # a hyperparameter search: each process may draw its own trial (a model that differs by rank)
     ("zero", re.compile(r"(?P<saw_zero3>zero_stage[\"'=: ]{1,4}3|ZeRO[- ]?(?:Stage )?3|zero3|stage3\.py)")),
     ("ZeRO", re.compile(r"(?P<saw_zero3>ZeRO[- ]?(?:Stage )?3)")),
     ("stage3.py", re.compile(r"(?P<saw_zero3>zero/stage3\.py|\[stage3\.py:)")),

@@ -1,4 +1,5 @@
-"""Kinds of failure loading a checkpoint: state-dict keys that do not match, a checkpoint without its state.
+"""Kinds of failure loading a checkpoint: state-dict keys that do not match, a checkpoint without its state; and
+the folders ranks write to: one several ranks create at once (CPython's FileExistsError).
 
 The message texts are torch's (``nn/modules/module.py``: ``load_state_dict``; ``serialization.py``) and
 transformers' (``integrations/deepspeed.py``: ``deepspeed_load_checkpoint``), as the catalog holds them;
@@ -518,8 +519,43 @@ CONCURRENT_CHECKPOINT_WRITE = Recogniser(
     describe=_torn_checkpoint,
 )
 
+
+def _makedirs_race(hits: list[Hit], ctx: Context) -> tuple[str, str]:
+    path = (merged(hits).get("existing_path") or "").strip()
+    return (
+        "creating a folder failed because it already exists"
+        + (f" ({path[:200]})" if path else "")
+        + ": most often several processes (the ranks, or their DataLoader workers) creating the same folder at "
+        "once, or a folder left by an earlier run" + on_ranks(hits),
+        "os.makedirs checks whether the directory exists and then creates it; when every rank creates the same "
+        "directory (a log folder, a checkpoint folder, a cache), another rank creates it in between and this one "
+        "gets FileExistsError. Create it once, before the others need it:\n"
+        "if rank == 0: os.makedirs(path, exist_ok=True)\n"
+        "torch.distributed.barrier()   # the others wait until it is there\n"
+        "or tolerate it everywhere: os.makedirs(path, exist_ok=True). On a shared or distributed filesystem "
+        "(NFS, virtiofs, Lustre) even exist_ok=True can raise when ranks race: catch FileExistsError around the "
+        "call. If the directory was left by an earlier run (the code refuses to reuse an output directory), "
+        "remove it or give the run a new one; exist_ok=True also raises when the path is a file, not a "
+        "directory.",
+    )
+
+
+MAKEDIRS_RACE = Recogniser(
+    # CPython's OSError for EEXIST (os.mkdir, os.makedirs): printed for any directory that exists, so likely
+    # alone; in a distributed run most often ranks creating the same directory at once
+    kind="makedirs_race",
+    title="a directory several processes create at once",
+    anchors=("FileExistsError: [Errno 17] File exists",),
+    templates=("system:python-file-exists",),
+    generic=("FileExistsError: [Errno 17] File exists",),
+    facts=(R(r"FileExistsError: \[Errno 17\] File exists: '(?P<existing_path>[^'\n]{1,300})'"),),
+    describe=_makedirs_race,
+)
+
+
 RECOGNISERS = (
     CONCURRENT_CHECKPOINT_WRITE,
+    MAKEDIRS_RACE,
     CHECKPOINT_WORLD_SIZE,
     CHECKPOINT_DEVICE_MAP,
     WEIGHTS_ONLY_LOAD,

@@ -121,7 +121,25 @@ SSH_FIX = (
 )
 
 # (fact, what it is, what to do): the launchers' own refusals of their command line, as the sources word them
+ACCELERATE_CONFIG_FIX = (
+    "accelerate launch reads --config_file relative to the directory it runs in: give the file's real path "
+    "(an absolute one is safest; check it with ls), or create a config for this machine with `accelerate "
+    "config` (written to ~/.cache/huggingface/accelerate/default_config.yaml, or under $HF_HOME) and run "
+    "accelerate launch without --config_file."
+)
+
 LAUNCHER_REFUSALS: tuple[tuple[str, str, str], ...] = (
+    (
+        "acc_config_file",
+        "accelerate launch was given a --config_file that does not exist",
+        ACCELERATE_CONFIG_FIX,
+    ),
+    (
+        "acc_default_config",
+        "accelerate read its default config file, which does not exist: a --config_file path that does not "
+        "exist (accelerate before 0.17 then falls back to the default one), or no `accelerate config` run here",
+        ACCELERATE_CONFIG_FIX,
+    ),
     (
         "mpi_slots",
         "mpirun was asked for more processes than the hosts have slots",
@@ -366,6 +384,10 @@ LAUNCH_COMMAND = Recogniser(
         "ssh exited with exit code ",
         "Host key verification failed",
         "Permission denied (",  # the match asks for the publickey method ssh lists
+        # accelerate/commands/config/config_args.py (0.17+): a --config_file that does not exist; before 0.17
+        # it fell back to the default config file, and CPython's open() named that one when it was missing too
+        "The passed configuration file `",
+        "default_config.yaml'",
     ),
     templates=(
         "system:argparse-unrecognized-arguments",
@@ -451,6 +473,8 @@ LAUNCH_COMMAND = Recogniser(
         "system:pdsh-ssh-exit-code",
         "system:ssh-host-key-verification-failed",
         "system:ssh-permission-denied",
+        "accelerate:the-passed-configuration-file-does-not",
+        "system:accelerate-default-config-not-found",
     ),
     match=R(
         rf"unrecognized arguments: (?P<options>[^\n]{{0,300}}?(?:{LAUNCHER_OPTIONS})[^\n]{{0,200}})|"
@@ -504,7 +528,9 @@ LAUNCH_COMMAND = Recogniser(
         # the launcher's own argparse (torchrun, deepspeed, accelerate launch); not "launch.py" / "run.py", the
         # progs of python -m torch.distributed.launch/run, which a training script is often named too
         r"(?:^|\s)(?P<launcher_prog>torchrun|deepspeed|accelerate <command> \[<args>\] launch): "
-        r"error: (?P<launcher_error>[^\n]{1,300})"
+        r"error: (?P<launcher_error>[^\n]{1,300})|"
+        r"(?P<acc_config_file>The passed configuration file `[^`\n]{1,300}` does not exist)|"
+        r"No such file or directory: '(?P<acc_default_config>[^'\n]{0,300}[/\\]accelerate[/\\]default_config\.(?:yaml|json))'"
     ),
     facts=(
         R(r"(?P<prog>[\w./-]{1,100}): error:"),
@@ -516,7 +542,14 @@ LAUNCH_COMMAND = Recogniser(
     # launcher itself writes from CUDA_VISIBLE_DEVICES (runner.py: "setting --include=localhost:0,2") and,
     # before deepspeedai/DeepSpeed#6530 (2024), checked against 0..count-1: only likely
     # ssh's "Permission denied (publickey)" is also git's over ssh (a pip install from git@...): likely alone
-    confirm=lambda hits, ctx: not all(h.facts.get("ds_no_slot") or h.facts.get("ssh_denied") for h in hits),
+    # CPython's "No such file or directory" naming accelerate's default config: a --config_file that does not
+    # exist, or accelerate never configured on this machine: likely
+    confirm=lambda hits, ctx: (
+        not all(
+            h.facts.get("ds_no_slot") or h.facts.get("ssh_denied") or h.facts.get("acc_default_config")
+            for h in hits
+        )
+    ),
     also=(
         Alternative(
             "library_version_bug",

@@ -244,7 +244,34 @@ def _model_mismatch(hits: list[Hit], ctx: Context) -> tuple[str, str]:
         "per-rank config, vocabulary or random architecture choice; load the checkpoint on every rank before "
         "wrapping; wrap the model in DDP once (not a DDP inside a DDP)."
     )
+    if "saw_hpo" in facts or "saw_hpo" in ctx.facts:
+        summary += ": a hyperparameter search is running, and each process likely drew its own trial"
+        fix = (
+            "A hyperparameter search under a multi-process launch runs the search in every process: each one "
+            "samples its own trial and builds a model from other hyperparameters, which DDP refuses. One process "
+            "must draw the trial and the others take it: transformers' Trainer.hyperparameter_search does this "
+            "since its 2022 fix (huggingface/transformers#19168: pip install -U transformers); with optuna yourself, run the study on rank 0 and wrap "
+            "the trial on every rank in optuna.integration.TorchDistributedTrial (or broadcast the chosen values "
+            "with dist.broadcast_object_list); Lightning under optuna: strategy='ddp_spawn', as optuna's example "
+            "does.\n" + fix
+        )
     return summary + on_ranks(hits), fix
+
+
+def _no_search(hits: list[Hit], ctx: Context) -> bool:
+    """Certain unless a hyperparameter search is in the log (the model then differs by the trial each process
+    drew, which a library may do for the user: its bug, not the user's model code)."""
+    return "saw_hpo" not in ctx.facts and not any("saw_hpo" in h.facts for h in hits)
+
+
+_no_search.lowers_only = True  # type: ignore[attr-defined]  # docs/catalog.md: the anchors decide
+
+# a hyperparameter search in the log (optuna's study and trials, transformers' Trainer.hyperparameter_search, Ray
+# Tune): read anywhere, since the search's frames and the DDP refusal are often far apart
+HPO = (
+    "optuna",
+    R(r"(?P<saw_hpo>\b[Oo]ptuna\b|\bhyperparameter_search\b|\bray[/\\.]tune\b|\bTorchDistributedTrial\b)"),
+)
 
 
 DDP_MODEL_MISMATCH = Recogniser(
@@ -261,6 +288,19 @@ DDP_MODEL_MISMATCH = Recogniser(
     facts=(
         R(
             r"Rank (?P<rank_a>\d+) has (?P<params_a>\d+) params, while rank (?P<rank_b>\d+) has inconsistent (?P<params_b>\d+)"
+        ),
+        HPO[1],
+    ),
+    confirm=_no_search,
+    also=(
+        Alternative(
+            "library_version_bug",
+            "a hyperparameter-search integration that draws a trial in every process (transformers' "
+            "Trainer.hyperparameter_search before its 2022 fix)",
+            "Upgrade the library that runs the search (pip install -U transformers: since "
+            "huggingface/transformers#19168 rank 0 draws the trial and sends it to the others), or draw it on one "
+            "rank and broadcast it yourself.",
+            when=("saw_hpo",),
         ),
     ),
     describe=_model_mismatch,

@@ -111,6 +111,20 @@ def _accelerate_plugin(facts: dict, hits: list[Hit]) -> tuple[str, str]:
 
 def _dependency(hits: list[Hit], ctx: Context) -> tuple[str, str]:
     facts = merged(hits)
+    if facts.get("ds_outer_autocast"):
+        return (
+            "DeepSpeed refused the torch.autocast the training code enables around its engine: DeepSpeed "
+            "0.17.2-0.17.5 allow autocast only through the DeepSpeed config, and the code (or the library "
+            "running it) was written for a DeepSpeed without that check" + on_ranks(hits),
+            "The script (or accelerate/Trainer code it runs through) wraps the forward in torch.autocast / "
+            "torch.cuda.amp.autocast; DeepSpeed 0.17.2 to 0.17.5 raise on that unless the config turns autocast "
+            "on. Install versions that agree:\n"
+            "pip install -U deepspeed   # 0.17.6+ accept it: a warning, the config's precision is used\n"
+            "or the DeepSpeed (and accelerate) release the project pins: pip install 'deepspeed<0.17.2' or "
+            "pip install 'accelerate[deepspeed]==<the pinned version>'. Or drop the outer autocast and let the "
+            'config\'s bf16/fp16 section set the precision, or turn it on in the config: "torch_autocast": '
+            '{"enabled": true, "dtype": "bfloat16"} (without the bf16/fp16 sections).',
+        )
     if "requirement" in facts:
         requirement, found = facts["requirement"].strip(), facts["found"]
         package = re.split(r"[<>=!~ ]", requirement, maxsplit=1)[0]
@@ -245,6 +259,7 @@ DEPENDENCY_VERSION = Recogniser(
         "accelerate:deepspeed-version-must-be-to-use",
         "accelerate:deepspeed-mlu-version-must-be-please",
         "accelerate:deepspeed-musa-version-must-be-please",
+        "deepspeed:torch-autocast-is-enabled-outside-deepspeed-2",
     ),
     anchors=(
         "is required for a normal functioning of this module",
@@ -261,6 +276,8 @@ DEPENDENCY_VERSION = Recogniser(
         "module 'torch",
         "Tried to access nonexistent attribute or method",
         "object has no attribute or method '",
+        # deepspeed/runtime/torch_autocast.py, 0.17.2-0.17.5 (validate_nested_autocast; 0.17.6 made it a warning)
+        "torch.autocast is enabled outside DeepSpeed, but not in the DeepSpeed config",
     ),
     # a name that cannot be imported is also a circular import or a file shadowing the package, an attribute a
     # library's module or object lacks also a bug of that release: only likely
@@ -283,6 +300,7 @@ DEPENDENCY_VERSION = Recogniser(
         + _DS_OBJECT.pattern
         + "|"
         + _SCRIPTED.pattern
+        + r"|(?P<ds_outer_autocast>torch\.autocast is enabled outside DeepSpeed, but not in the DeepSpeed config)"
     ),
     facts=(
         _NO_SUBMODULE,
