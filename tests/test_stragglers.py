@@ -165,12 +165,18 @@ def test_cpu_time_that_stands_far_out_is_named_where_the_whole_step_is_too_noisy
 
 
 @pytest.mark.parametrize(
-    ("kept", "cause", "right"), [("input-5pc-rank0", "input", 4), ("comm-5pc-rank0", "communication", 3)]
+    ("kept", "cause", "named"),
+    [
+        ("input-5pc-rank0", "input", [True] * 4),
+        ("comm-5pc-rank0", "communication", [True, True, True, False]),
+    ],
 )
-def test_real_5_percent_slowdowns_on_a_busy_machine_are_named_in_every_episode(kept, cause, right):
+def test_real_5_percent_slowdowns_on_a_busy_machine_are_named_with_their_cause(kept, cause, named):
     # real runs kept by the sweep (tests/fixtures/stragglers/SOURCES.md): rank 0 slowed by 5% of the step in
-    # 4 episodes of 60 steps, on a machine at load 9-15; judged again, each episode names rank 0 within 50
-    # steps of its start, nobody else is named
+    # 4 episodes of 60 steps, on a machine at load 9-15; judged again, each episode named names rank 0 within
+    # 50 steps of its start with the planted cause, nobody else is named. The slow link's fourth episode was
+    # named by one window only, for `host` (its waiting for a CPU), at its 50th step: said only when a second
+    # window names it too (verdict.PERSIST), it is not said at all
     benchmarks = str(HERE.parent / "benchmarks")
     if benchmarks not in sys.path:
         sys.path.insert(0, benchmarks)
@@ -184,8 +190,8 @@ def test_real_5_percent_slowdowns_on_a_busy_machine_are_named_in_every_episode(k
     scores, _, in_order = score_planted(
         said, int(planted["SLOW_RANK"]), planted["FAULT"], planted["steps"], late
     )
-    assert in_order == [True] * 4 and scores["victims"] == scores["unplanted"] == 0, said
-    assert scores["right"] >= right and sum(v["cause"] == cause for v in said) >= right, said
+    assert in_order == named and scores["victims"] == scores["unplanted"] == 0, said
+    assert scores["right"] == sum(named) and {v["cause"] for v in said} == {cause}, said
 
 
 def test_the_sweep_tells_a_victim_from_a_rank_the_others_waited_for():
@@ -224,6 +230,30 @@ def test_a_verdict_needs_a_sustained_stretch_and_a_one_off_stall_makes_none():
     assert line.startswith("torchdoctor: straggler: rank 1 (host h1) ")
     assert f"slower over the last {STRETCH} steps: input pipeline (next() 17 ms vs median 2.0 ms)" in line
     assert tracker.feed(judge_window(15, window(15, slow=1, data=0.015))) is None  # said once
+
+
+def test_a_rank_slower_for_its_cpu_is_said_once_two_windows_in_a_row_name_it():
+    # verdict.PERSIST: more CPU time (device) or more waiting for a CPU (host) is what the machine's other work
+    # moves for a stretch and gives back; one window naming it says nothing, the next naming it too says it.
+    # Waiting for data is said at once. (A slowdown whose stretch names it in one window only is what the
+    # kept healthy runs had; in clean windows a slowdown long enough to be named is named twice.)
+    first = (WARMUP + BASELINE) // 10  # the first window judged
+
+    def said_at(cause: dict, windows: range) -> list[int]:
+        tracker = Tracker()
+        lines = [tracker.feed(judge_window(n, window(n, **(cause if n >= first else {})))) for n in windows]
+        return [n for n, line in zip(windows, lines, strict=True) if line]
+
+    slower = {"slow": 1, "late": 0.015}
+    device = said_at({**slower, "data": 0.0}, range(first + 6))
+    data = said_at({**slower, "data": 0.015}, range(first + 6))
+    host = said_at({**slower, "kept_off": 0.015}, range(first + 6))
+    assert len(data) == len(device) == len(host) == 1, (data, device, host)
+    assert device == host == [data[0] + 1]
+    tracker = Tracker()
+    verdicts = [judge_window(n, window(n, **(slower if n >= first else {}))) for n in range(device[0])]
+    assert [tracker.feed(v) for v in verdicts] == [None] * device[0]
+    assert verdicts[-1].straggler == 1 and verdicts[-1].cause == "device"  # named by this window, not said
 
 
 def test_the_first_steps_are_not_judged_and_then_are_each_ranks_usual():

@@ -85,6 +85,15 @@ REFRESH = 50
 # they are not judged, and left out of its own work (usual and judged alike).
 HABIT = 0.6
 CAUSES = ("input", "host", "device", "communication")
+# Causes said only once the stretches of two windows in a row name the rank for them: its CPU time and its
+# waiting for a CPU are what the machine's other work moves, for tens of steps at a time, and gives back.
+# Chosen on 26,000 healthy steps kept on a shared 2-core VM (2026-11-29): 12 of their 26 verdicts came and went
+# in one window, all `device` or `host`. A slowdown that stays is named one window (10 steps) later: 2 of 64
+# planted episodes then fell past the 50th step, and 2 of 64 in a fresh sweep whose 6,000 healthy steps had no
+# such verdict to spare (docs/stragglers-measurements.md). Waiting for data and a slow link are said at once
+# (one such verdict of the 26 came and went in one window; in the kept 5% slow-link runs three of four
+# episodes were named at the 50th step, which one more window would miss).
+PERSIST = ("device", "host")
 
 
 @dataclass
@@ -649,8 +658,9 @@ class Tracker:
     def feed(self, verdict: WindowVerdict) -> str | None:
         """Add the next window; judge the latest `stretch` steps (`judge_stretch`, against the ranks'
         `Usual`) and set the window's straggler from it. Returns the verdict line when a rank is named that
-        was not named in the current stretch (two windows naming nobody end a stretch), or for a new cause
-        held for two windows, else None. Until the first `BASELINE` steps after warm-up are in, they are
+        was not named in the current stretch (two windows naming nobody end a stretch; for a cause in
+        `PERSIST`, once two windows in a row name the rank), or for a new cause held for two windows, else
+        None. Until the first `BASELINE` steps after warm-up are in, they are
         taken as usual and nothing is judged; later a window becomes usual once `SETTLE` windows after it
         named nobody."""
         self.history.append(verdict)
@@ -683,10 +693,12 @@ class Tracker:
         )
         if self._current == (rank, cause):
             return None
+        before = self.history[-2] if len(self.history) >= 2 else None
         if self._current is not None and self._current[0] == rank:
-            before = self.history[-2] if len(self.history) >= 2 else None
             if before is None or (before.straggler, before.cause) != (rank, cause):
                 return None  # the same rank for another cause: said once it holds for two windows
+        elif cause in PERSIST and (before is None or (before.straggler, before.cause) != (rank, cause)):
+            return None  # newly named for its CPU: said once the next window names it too (`PERSIST`)
         self._current = (rank, cause)
         steps = sum(v.steps for v in recent)
         host = verdict.ranks[rank].host if rank in verdict.ranks else "?"
