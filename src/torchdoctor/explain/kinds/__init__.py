@@ -91,6 +91,7 @@ CONTEXT_FACTS: tuple[tuple[str, re.Pattern], ...] = (
     ("SyncB", re.compile(r"(?P<saw_syncbn>SyncBatchNorm|SyncBN)")),
     *autograd.CONTEXT,
     *datasets.CONTEXT,
+    *train.CONTEXT,
     ("--local_rank=", re.compile(r"'(?P<injected_local_rank>--local_rank=\d+)'")),
     (
         "torch.distributed.launch is deprecated",

@@ -189,6 +189,11 @@ def _rendezvous(hits: list[Hit], ctx: Context) -> tuple[str, str]:
                 "the node that hosts it (the --rdzv-endpoint host) failed, finished or cannot be reached"
                 + on_ranks(hits)
             )
+        if first(hits, "rdzv_closed"):
+            summary = (
+                "the rendezvous was already closed when this node's agent tried to join it: the node arrived after "
+                "the others had completed it" + on_ranks(hits)
+            )
         if first(hits, "joined"):
             summary = (
                 f"only {first(hits, 'joined')} of {first(hits, 'expected')} processes reached the store: the "
@@ -204,6 +209,14 @@ def _rendezvous(hits: list[Hit], ctx: Context) -> tuple[str, str]:
             "--rdzv-id and --nnodes, and the endpoint's host must be reachable from all of them.\n"
             "MASTER_ADDR must be the address of rank 0's host as the other hosts see it."
         )
+        if first(hits, "rdzv_closed"):
+            fix += (
+                "\nA node that starts late (slow scheduling, an image pull, a node still being provisioned) finds "
+                "the rendezvous completed or closed without it: an elastic --nnodes MIN:MAX range completes it "
+                "last_call_timeout (30 s by default) after MIN nodes joined. Start the nodes together, or give the "
+                "rendezvous more time: torchrun --rdzv-conf join_timeout=1800,last_call_timeout=300 (one "
+                "--rdzv-conf with every key)."
+            )
         if first(hits, "missing_var"):
             var = first(hits, "missing_var")
             summary = f"environment variable {var} is not set for init_process_group(init_method='env://')"

@@ -1,5 +1,6 @@
 """Kinds of failure in how a dataset's samples become batches: the DataLoader's own option checks, the default
-collate refusing samples of different sizes, and a file handle that forked DataLoader workers share.
+collate refusing samples of different sizes, a file handle that forked DataLoader workers share, and a
+training loop that calls next() on a DataLoader iterator past its last batch.
 
 The messages are torch's: ``torch/utils/data/dataloader.py`` (DataLoader.__init__ checks its options before
 anything is loaded), ``torch/utils/data/_utils/collate.py`` (``default_collate`` stacks the samples of a batch
@@ -31,6 +32,14 @@ CONTEXT: tuple[tuple[str, re.Pattern], ...] = (
     (
         "collate",
         R(r"(?P<saw_collate>\bdefault_collate\b|\bcollate_fn\b|_utils[/\\]collate\.py|\bin collate\b)"),
+    ),
+    # a frame of the DataLoader iterator's __next__ (torch/utils/data/dataloader.py, or a project's copy of it):
+    # where a StopIteration that ends the traceback came from
+    (
+        "dataloader.py",
+        R(
+            r"(?P<saw_dataloader_next>data[/\\]dataloader\.py\S{0,10}, line \d+, in (?:__next__|_next_data|next)\b)"
+        ),
     ),
 )
 
@@ -225,9 +234,46 @@ CUSTOM_BATCH_SAMPLER = Recogniser(
     describe=_batch_sampler,
 )
 
+
+def _exhausted(hits: list[Hit], ctx: Context) -> tuple[str, str]:
+    summary = (
+        "the training loop called next() on a DataLoader iterator that had no batches left: its StopIteration "
+        "ended the run" + on_ranks(hits)
+    )
+    fix = (
+        "A DataLoader iterator yields len(loader) batches and then raises StopIteration; a loop that calls "
+        "next(iterator) a fixed number of times (iterations per epoch, total steps) runs past the end when the "
+        "dataset (or its declared, fixed length) holds fewer batches than that, e.g. a smaller dataset, a larger "
+        "batch size, more GPUs splitting it, or drop_last. Iterate with `for batch in loader:` per epoch, or "
+        "catch StopIteration and start a new iterator (iterator = iter(loader)), or make the number of steps "
+        "per epoch len(loader) (a dataset with a fixed nominal length: raise its size to cover the steps)."
+    )
+    return summary, fix
+
+
+DATALOADER_EXHAUSTED = Recogniser(
+    # torch/utils/data/dataloader.py _BaseDataLoaderIter.__next__ / _next_data: the builtin StopIteration once
+    # the batches are used up; uncaught, Python's traceback ends with its bare name
+    kind="dataloader_exhausted",
+    title="a DataLoader iterator used past its end",
+    templates=("system:python-stop-iteration",),
+    anchors=("StopIteration",),
+    # the bare exception line that ends a traceback (torchrun may prefix it with the rank), not "generator raised
+    # StopIteration" or an `except StopIteration:` in a source line
+    match=R(r"\A\s*(?:\[(?:rank|default)\d+\]:\s*)?StopIteration\s*(?:\n|\Z)"),
+    span=2,
+    # a runner that catches the StopIteration to start the next epoch fails on something else: that is the error
+    reject=R(r"During handling of the above exception"),
+    # only when the traceback went through the DataLoader's __next__: next() on any other empty iterator
+    # (next(model.parameters()) on a model without parameters) raises the same bare StopIteration
+    requires=("saw_dataloader_next",),
+    describe=_exhausted,
+)
+
 RECOGNISERS = (
     COLLATE_UNEQUAL_SIZES,
     DATALOADER_PERSISTENT_WORKERS,
     DATASET_HANDLE_FORK,
     CUSTOM_BATCH_SAMPLER,
+    DATALOADER_EXHAUSTED,
 )

@@ -30,6 +30,17 @@ def _nan(hits: list[Hit], ctx: Context) -> tuple[str, str]:
         return summary + on_ranks(hits), fix
     what = quote(facts.get("what", "NaN or inf in the loss or gradients"))
     summary = f"the loss or gradients became NaN/inf: {what}" + on_ranks(hits)
+    if ctx.facts.get("pure_half"):
+        half = ctx.facts["pure_half"].strip()
+        return (
+            summary + f"; the model itself is trained in float16 ({half}), not in mixed precision",
+            f"Training the whole model in half precision ({half}: fp16 weights, gradients and optimizer state) "
+            "overflows and loses the small updates: fp16 tops out at 65504 and Adam's state and the weight "
+            "updates need more precision than it has. Train in single-precision (float32) weights and let "
+            "autocast run the layers in half: torch.autocast('cuda', dtype=torch.float16) with torch.amp."
+            "GradScaler (or dtype=torch.bfloat16, no scaler needed), or the project's mixed-precision option "
+            "instead of its half one; keep a plain .half() model for inference.",
+        )
     fix = (
         "Find the first module whose activations or gradients overflow: torchdoctor's DebugUnderflowOverflow "
         "(same API as transformers' debug_utils) dumps the frames before the first inf/nan.\n"
@@ -69,6 +80,15 @@ NAN_OVERFLOW = Recogniser(
         "loss: NaN",
         "loss=NaN",
         '"loss": NaN',  # json.dumps writes a float NaN so: a JSON-lines metrics log
+        # the same prints with an infinite loss (fp16 overflows to inf before it turns NaN): a trainer's log line
+        # ("Skip this batch 2! (Loss: inf)", "loss=inf"); `match` keeps out a best/min loss initialised to inf
+        "Loss: inf",
+        "loss: inf",
+        "loss=inf",
+        "loss = inf",
+        "'loss': inf",
+        "Loss is inf",
+        "loss is inf",
         "gradients from `parameters` is non-finite",
         "but found invalid values",
         "Gradient overflow",
@@ -77,7 +97,11 @@ NAN_OVERFLOW = Recogniser(
     # apex / DeepSpeed halving the loss scale is normal now and then; down to its minimum (DeepSpeed's default
     # min_loss_scale is 1) or a fraction it means every step overflows
     match=R(
-        r"^(?!.*(?:Gradient overflow|Attempted loss scale: ))|reducing loss scale to (?:0(?:\.\d+)?|\d(?:\.\d+)?e-\d+)\b|"
+        r"^(?!.*(?:Gradient overflow|Attempted loss scale: |"
+        # an inf that is not an infinite loss: a best/min loss a trainer starts at float("inf"), a word (info)
+        r"(?i:\b(?:best|min|minimum|lowest|prev|previous)[_ .][^\n:=,]{0,30}?loss['\"]?\s{0,2}[:=]\s{0,2}inf\b)|"
+        r"[Ll]oss['\"]?\s{0,2}(?:=|:|is)\s{0,2}inf(?!ini(?:ty|te))[a-z]))|"
+        r"reducing loss scale to (?:0(?:\.\d+)?|\d(?:\.\d+)?e-\d+)\b|"
         r"Attempted loss scale: [^\n]{0,40}reducing to (?:1(?:\.0+)?|0(?:\.\d+)?|\d(?:\.\d+)?e-\d+)(?![\d.])"
     ),
     facts=(
@@ -87,11 +111,19 @@ NAN_OVERFLOW = Recogniser(
         ),
         R(
             r"(?P<what>Function '\w+' returned nan values in its \w+ output|Loss became infinite or NaN at "
-            r"iteration=?\s*\d+|Detected inf/nan during batch_number=\d+|[Ll]oss['\"]?\s{0,2}(?:=|:|is)\s{0,2}(?:nan|NaN)\b|"
+            r"iteration=?\s*\d+|Detected inf/nan during batch_number=\d+|"
+            r"[Ll]oss['\"]?\s{0,2}(?:=|:|is)\s{0,2}(?:nan|NaN|inf(?:inity|inite)?)\b|"
             r"is non-finite|but found invalid values)"
         ),
     ),
     describe=_nan,
+)
+
+
+# a model trained in float16 as a whole, not under autocast: a project's half-precision option on its command
+# line, or a model cast to half in a traceback's source line
+CONTEXT: tuple[tuple[str, re.Pattern], ...] = (
+    ("half", R(r"(?P<pure_half>--precision[= ]['\"]?half\b|\bmodel\.half\(\))")),
 )
 
 
@@ -186,7 +218,11 @@ def _twice(hits: list[Hit], ctx: Context) -> tuple[str, str]:
         "torch.utils.checkpoint.checkpoint(fn, x, use_reentrant=False)   # transformers: "
         'model.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": False})\n'
         "or, when the graph is the same every step, DistributedDataParallel(..., static_graph=True) (older "
-        "torch: model._set_static_graph())."
+        "torch: model._set_static_graph()).\n"
+        "With DistributedDataParallel(..., find_unused_parameters=True) reentrant checkpointing also trips it: "
+        "the parameters its recomputation uses in backward were already marked by the unused-parameter search. "
+        "If every parameter takes part in the loss, pass find_unused_parameters=False (as torch's longer "
+        "message advises; trainers: ddp_find_unused_parameters=False)."
     )
     return summary, fix
 
