@@ -82,7 +82,7 @@ def test_the_benchmark_splits_a_half_by_sample(capsys):
         explain_corpus.main(
             [
                 "--samples",
-                "001-163,164-205,206-237,238-278,279-297,298-328,329-353,354-369,370-384,385-402",
+                "001-163,164-205,206-237,238-278,279-297,298-328,329-353,354-369,370-384,385-402,451-466",
                 str(CORPUS / "train"),
             ]
         )
@@ -100,9 +100,14 @@ def test_the_benchmark_splits_a_half_by_sample(capsys):
     eighth = sum(1 for n in numbers if 354 <= n <= 369)
     ninth = sum(1 for n in numbers if 370 <= n <= 384)
     tenth = sum(1 for n in numbers if 385 <= n <= 402)
-    assert first + second + third + fourth + fifth + sixth + seventh + eighth + ninth + tenth == len(numbers)
+    twelfth = sum(1 for n in numbers if 451 <= n <= 466)
+    assert (
+        first + second + third + fourth + fifth + sixth + seventh + eighth + ninth + tenth + twelfth
+        == len(numbers)
+    )
     assert f"files 001-163: {first} logs" in out and f"files 164-205: {second} logs" in out
     assert f"files 206-237: {third} logs" in out and f"files 238-278: {fourth} logs" in out
     assert f"files 279-297: {fifth} logs" in out and f"files 298-328: {sixth} logs" in out
     assert f"files 329-353: {seventh} logs" in out and f"files 354-369: {eighth} logs" in out
     assert f"files 370-384: {ninth} logs" in out and f"files 385-402: {tenth} logs" in out
+    assert f"files 451-466: {twelfth} logs" in out
