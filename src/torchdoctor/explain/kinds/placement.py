@@ -645,6 +645,58 @@ DATAPARALLEL_OUTPUT = Recogniser(
 )
 
 
+def _dp_custom_batch(hits: list[Hit], ctx: Context) -> tuple[str, str]:
+    holder, attribute = first(hits, "pyg_holder") or "tuple", first(hits, "pyg_attribute") or "num_nodes"
+    return (
+        f"a graph batch reached the model as a plain {holder} ('{attribute}' is an attribute of PyTorch "
+        "Geometric's Data/Batch): most often torch.nn.DataParallel, which cannot split a PyG batch and hands the "
+        "replicas copies in tuples, or a multi-GPU path of the training script built on it" + on_ranks(hits),
+        "torch.nn.DataParallel scatters tensors (and lists, tuples, dicts of them) only; a PyG Batch is none of "
+        "these. For several GPUs use PyG's own torch_geometric.nn.DataParallel with its DataListLoader (it splits "
+        "a list of Data objects between the GPUs), or better DistributedDataParallel with one process per GPU "
+        "and torch_geometric.loader.DataLoader in each; on one GPU, do not wrap the model. Check too that the "
+        "loader is PyG's (torch_geometric.loader.DataLoader), whose collate builds a Batch: torch's own "
+        "DataLoader turns Data objects into lists.",
+    )
+
+
+DATAPARALLEL_CUSTOM_BATCH = Recogniser(
+    # CPython's AttributeError when a PyTorch Geometric model reads an attribute of its Data/Batch (num_nodes,
+    # num_graphs, edge_index) from a tuple or list: a batch nn.DataParallel could not scatter, or a loader that did
+    # not collate PyG data. The attribute is PyG's, the cause only likely (a project's own broken multi-GPU path,
+    # or the wrong loader, print the same)
+    kind="dataparallel_custom_batch",
+    title="a library's batch object DataParallel cannot split",
+    anchors=(
+        "' object has no attribute 'num_nodes'",
+        "' object has no attribute 'num_graphs'",
+        "' object has no attribute 'edge_index'",
+    ),
+    templates=("third_party:pyg-batch-attribute-on-tuple", "system:object-has-no-attribute"),
+    match=R(r"'(?:tuple|list)' object has no attribute '(?:num_nodes|num_graphs|edge_index)'"),
+    facts=(
+        R(
+            r"'(?P<pyg_holder>tuple|list)' object has no attribute '(?P<pyg_attribute>num_nodes|num_graphs|edge_index)'"
+        ),
+    ),
+    generic=(
+        "' object has no attribute 'num_nodes'",
+        "' object has no attribute 'num_graphs'",
+        "' object has no attribute 'edge_index'",
+    ),
+    also=(
+        Alternative(
+            "library_version_bug",
+            "the training project's own multi-GPU code path, broken in the release installed",
+            "When the project's script wraps the model for several GPUs itself (a --multi_gpus or --parallel "
+            "flag), update the project to a version that fixed its multi-GPU training, or train on one GPU "
+            "(CUDA_VISIBLE_DEVICES=0) until it does.",
+        ),
+    ),
+    describe=_dp_custom_batch,
+)
+
+
 def _mesh(hits: list[Hit], ctx: Context) -> tuple[str, str]:
     facts = merged(hits)
     if facts.get("mesh_ranks"):
@@ -694,6 +746,7 @@ DEVICE_MESH_CONFIG = Recogniser(
 
 RECOGNISERS = (
     DATAPARALLEL_OUTPUT,
+    DATAPARALLEL_CUSTOM_BATCH,
     CUDA_FORK,
     DP_NONSCALAR_LOSS,
     DDP_NO_GRAD_PARAMS,

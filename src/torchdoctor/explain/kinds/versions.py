@@ -50,6 +50,13 @@ PRIVATE_CALL = R(
     r"(?<![\w.])(?P<private_call>_[a-z]\w{0,100})\(\) got an unexpected keyword argument '(?P<unexpected_kw>\w{1,100})'"
 )
 _DETECTED = R(r"Detected (?P<package2>\w+) version: (?P<found2>\d+(?:\.[\w+]+)*)")
+# torch/_dynamo/eval_frame.py check_if_dynamo_supported and torch/__init__.py compile: the first Python version a
+# release's torch.compile does not support ("Python 3.11+ not yet supported for torch.compile" in torch 2.0), or a
+# free-threaded Python older than 3.13.3: the installed torch is older than the Python it runs on
+_COMPILE_PYTHON = R(
+    r"(?P<compile_python>Python (?P<compile_py>3\.\d{1,2})\+ not yet supported for torch\.compile|"
+    r"torch\.compile is not supported on Python (?P<compile_py2>3\.\d{1,2}\+|< ?3\.\d[\d.]* built with GIL disabled))"
+)
 # the libraries a training script runs through whose API moves between releases: an attribute missing from one
 # of their modules is a caller written for another release (CPython Objects/moduleobject.c's AttributeError)
 LIBRARIES = (
@@ -109,8 +116,31 @@ def _accelerate_plugin(facts: dict, hits: list[Hit]) -> tuple[str, str]:
     )
 
 
+def _compile_python(facts: dict, hits: list[Hit]) -> tuple[str, str]:
+    if "GIL disabled" in (facts.get("compile_py2") or ""):
+        return (
+            "torch.compile refuses this Python: a free-threaded (GIL-disabled) Python older than 3.13.3"
+            + on_ranks(hits),
+            "torch.compile runs on a free-threaded Python from 3.13.3 on: use a newer 3.13 (or the standard, "
+            "GIL-enabled build of the same version), or drop torch.compile for this run.",
+        )
+    version = facts.get("compile_py") or (facts.get("compile_py2") or "").rstrip("+") or "this Python"
+    return (
+        f"torch.compile refuses Python {version}: the installed PyTorch is older than the Python it runs on "
+        "(each release's torch.compile supports the Python versions of its time)" + on_ranks(hits),
+        f"Upgrade PyTorch to a release whose torch.compile supports Python {version} (3.11 came in torch 2.1, "
+        "3.12 in 2.4, 3.13 in 2.6): pip install -U torch with the --index-url of your CUDA; when no release "
+        "supports it yet, the nightly builds usually do (pip install --pre torch --index-url "
+        "https://download.pytorch.org/whl/nightly/<cu1xx>). Or run in an environment with a Python the "
+        "installed torch supports (conda create -n train python=3.10), or leave torch.compile out: the model "
+        "runs without it, only slower.",
+    )
+
+
 def _dependency(hits: list[Hit], ctx: Context) -> tuple[str, str]:
     facts = merged(hits)
+    if facts.get("compile_python"):
+        return _compile_python(facts, hits)
     if facts.get("ds_outer_autocast"):
         return (
             "DeepSpeed refused the torch.autocast the training code enables around its engine: DeepSpeed "
@@ -260,6 +290,8 @@ DEPENDENCY_VERSION = Recogniser(
         "accelerate:deepspeed-mlu-version-must-be-please",
         "accelerate:deepspeed-musa-version-must-be-please",
         "deepspeed:torch-autocast-is-enabled-outside-deepspeed-2",
+        "torch_native:dynamo-python-not-yet-supported",
+        "torch_native:compile-not-supported-on-python",
     ),
     anchors=(
         "is required for a normal functioning of this module",
@@ -278,6 +310,10 @@ DEPENDENCY_VERSION = Recogniser(
         "object has no attribute or method '",
         # deepspeed/runtime/torch_autocast.py, 0.17.2-0.17.5 (validate_nested_autocast; 0.17.6 made it a warning)
         "torch.autocast is enabled outside DeepSpeed, but not in the DeepSpeed config",
+        # torch/_dynamo/eval_frame.py, torch/__init__.py: torch.compile and the Python version (certain: printed
+        # for nothing else)
+        "not yet supported for torch.compile",
+        "torch.compile is not supported on Python",
     ),
     # a name that cannot be imported is also a circular import or a file shadowing the package, an attribute a
     # library's module or object lacks also a bug of that release: only likely
@@ -300,9 +336,11 @@ DEPENDENCY_VERSION = Recogniser(
         + _DS_OBJECT.pattern
         + "|"
         + _SCRIPTED.pattern
-        + r"|(?P<ds_outer_autocast>torch\.autocast is enabled outside DeepSpeed, but not in the DeepSpeed config)"
+        + r"|(?P<ds_outer_autocast>torch\.autocast is enabled outside DeepSpeed, but not in the DeepSpeed config)|"
+        + _COMPILE_PYTHON.pattern
     ),
     facts=(
+        _COMPILE_PYTHON,
         _NO_SUBMODULE,
         _NORMAL_FUNCTIONING,
         _REQUIRES,
@@ -425,7 +463,43 @@ def _set_epoch(hits: list[Hit]) -> tuple[str, str]:
     return summary, fix
 
 
+def _zero3_plain_dict(hits: list[Hit]) -> tuple[str, str]:
+    return (
+        "DeepSpeed ZeRO-3's forward hook found a module whose parameters are torch's plain dict, not "
+        "DeepSpeed's ZeROOrderedDict: a module attached after deepspeed.initialize (a PEFT/LoRA adapter, a head "
+        "added later) under torch >= 2.5, which the DeepSpeed release installed does not handle"
+        + on_ranks(hits),
+        "ZeRO-3 replaces every module's _parameters with its ZeROOrderedDict when the engine is built and sets "
+        "_in_forward on it before each forward; since torch 2.5 a module's _parameters is a plain dict, which "
+        "takes no such attribute, so any module that was not there at deepspeed.initialize crashes here. "
+        "Upgrade DeepSpeed to a release that wraps such modules lazily (deepspeedai/DeepSpeed#8009: pip install "
+        "-U deepspeed), or attach every submodule (adapters included) before deepspeed.initialize / "
+        "accelerator.prepare, building new parameters inside deepspeed.zero.Init() so ZeRO-3 partitions them; "
+        "a torch older than 2.5 also avoids the crash, not the unpartitioned parameters.",
+    )
+
+
+def _internal_assert(hits: list[Hit]) -> tuple[str, str]:
+    where = first(hits, "assert_file")
+    return (
+        "an internal check of PyTorch itself failed (INTERNAL ASSERT FAILED"
+        + (f" in {where.split('/')[-1]}" if where else "")
+        + "): a bug of the PyTorch release installed, which the code reaches (often through an in-place "
+        "operation, a view or a wrapper such as DataParallel)" + on_ranks(hits),
+        "TORCH_INTERNAL_ASSERT guards torch's own invariants: the code hit a path that release gets wrong. "
+        "Search PyTorch's issues for the assert's text (the condition and file name): most are fixed in a later "
+        "release (pip install -U torch), and a project written against an older one usually still runs on the "
+        "release it pins (its README, requirements file or container image; a regression is avoided by the "
+        "release before it). Until then, the line in the traceback names the operation to change (an in-place "
+        "op on a view: write it out of place, x = x * mask instead of x *= mask).",
+    )
+
+
 def _release_bug(hits: list[Hit], ctx: Context) -> tuple[str, str]:
+    if first(hits, "zero3_plain_dict"):
+        return _zero3_plain_dict(hits)
+    if first(hits, "internal_assert"):
+        return _internal_assert(hits)
     if first(hits, "seq_sampler"):
         return _set_epoch(hits)
     if first(hits, "missing_object"):
@@ -473,6 +547,11 @@ LIBRARY_RELEASE_BUG = Recogniser(
         # CPython's AttributeError on torch's default sampler (torch/utils/data/dataloader.py: a DataLoader
         # given a batch_sampler keeps a SequentialSampler as .sampler): an epoch hook reading loader.sampler
         "'SequentialSampler' object has no attribute 'set_epoch'",
+        # CPython's AttributeError on a plain dict where DeepSpeed ZeRO-3 expects its ZeROOrderedDict
+        # (deepspeed/runtime/zero/parameter_offload.py, torch >= 2.5): printed for nothing else
+        "'dict' object has no attribute '_in_forward'",
+        # c10/util/Exception.h TORCH_INTERNAL_ASSERT: torch's own invariant
+        " INTERNAL ASSERT FAILED at ",
     ),
     match=R(
         r"8-bit precision on multiple devices\.|\w+ is not (?:an Optimizer|a subclass of torch\.optim\.Optimizer)|"
@@ -481,7 +560,8 @@ LIBRARY_RELEASE_BUG = Recogniser(
         + "|"
         + _ACCELERATE_PLUGIN.pattern
         + "|Model must initialized in fp16 mode for ZeRO Stage 3|'(?P<seq_sampler>SequentialSampler)' object has no "
-        "attribute 'set_epoch'|" + cuda_errors.KERNEL_FAULT.pattern
+        "attribute 'set_epoch'|'dict' object has no attribute '_in_forward'| INTERNAL ASSERT FAILED at |"
+        + cuda_errors.KERNEL_FAULT.pattern
     ),
     templates=(
         "third_party:accelerate-8bit-on-multiple-devices",
@@ -492,6 +572,8 @@ LIBRARY_RELEASE_BUG = Recogniser(
         "system:python-unexpected-keyword-argument",
         "system:object-has-no-attribute",
         "third_party:deepspeed-zero3-model-must-be-fp16",
+        "third_party:deepspeed-zero3-plain-dict-in-forward",
+        "torch_native:internal-assert-failed",
     ),
     # a kernel's fault names no kernel and no cause (a library's bug, bad input, a failing GPU)
     generic=cuda_errors.KERNEL_FAULTS,
@@ -504,6 +586,8 @@ LIBRARY_RELEASE_BUG = Recogniser(
         PRIVATE_CALL,
         _ACCELERATE_PLUGIN,
         R(r"(?P<zero3_not_half>Model must initialized in fp16 mode for ZeRO Stage 3)"),
+        R(r"(?P<zero3_plain_dict>'dict' object has no attribute '_in_forward')"),
+        R(r"(?P<internal_assert>INTERNAL ASSERT FAILED) at \"?(?P<assert_file>[^\"\n:]{1,300})\"?:\d+"),
         R(r"ld: cannot find (?P<missing_object>\S{1,400}/build/temp\.[^\s:]{1,300}\.o): No such file"),
         # pip builds in /tmp/pip-install-<id>/<package>_<hash>/ (pip-req-build-<id> for a git or path install)
         R(
@@ -559,6 +643,19 @@ LIBRARY_RELEASE_BUG = Recogniser(
             "Start it with the launcher (torchrun --nproc_per_node N train.py), or call set_epoch only on a "
             "DistributedSampler: if isinstance(loader.sampler, DistributedSampler): loader.sampler.set_epoch(epoch).",
             when=("seq_sampler",),
+        ),
+        Alternative(
+            "dependency_version",
+            "a project written for another PyTorch release than the one installed",
+            "Install the PyTorch the project pins (its README, requirements file or container image): pip "
+            "install 'torch==<that version>' with the --index-url of your CUDA.",
+            when=("internal_assert",),
+        ),
+        Alternative(
+            "dependency_version",
+            "a DeepSpeed older than the torch it runs with (torch >= 2.5)",
+            "pip install -U deepspeed, or install the torch and DeepSpeed pair the project pins.",
+            when=("zero3_plain_dict",),
         ),
         Alternative(
             "nccl_bug_upgrade",
