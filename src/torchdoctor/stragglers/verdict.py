@@ -135,6 +135,7 @@ class WindowVerdict:
     parts: dict[int, list[tuple[float, ...]]] = field(default_factory=dict)  # rank -> per step, `PARTS`
     first_step: int = 0  # the number of the window's first step
     compared: dict | None = None  # rank -> per step: (its parts, the peers' medians), once computed
+    excess: dict | None = None  # rank -> per step: each part's excess over the peers' median, once computed
     reason: str = ""  # the figures behind the straggler named (or the closest candidate), for the JSON
 
 
@@ -189,13 +190,13 @@ def rank_windows(
     result = {}
     for rank, table in rows.items():
         table = table[:steps]
-        step = statistics.median(r[0] for r in table)
-        data = statistics.median(r[1] for r in table)
-        comm = statistics.median(r[2] for r in table)
-        compute = statistics.median(max(0.0, r[0] - r[1] - r[2]) for r in table)
-        cpu = statistics.median(r[3] for r in table)
-        rank_late = statistics.median(late[rank]) if len(late[rank]) * 2 >= steps and steps else None
-        rank_wait = statistics.median(wait[rank]) if rank_late is not None else None
+        step = _median(r[0] for r in table)
+        data = _median(r[1] for r in table)
+        comm = _median(r[2] for r in table)
+        compute = _median(max(0.0, r[0] - r[1] - r[2]) for r in table)
+        cpu = _median(r[3] for r in table)
+        rank_late = _median(late[rank]) if len(late[rank]) * 2 >= steps and steps else None
+        rank_wait = _median(wait[rank]) if rank_late is not None else None
         transfer = max(0.0, comm - rank_wait) if rank_wait is not None else comm
         waits = wait[rank] if len(wait[rank]) == steps else [rank_wait or 0.0] * steps
         spread = {
@@ -214,8 +215,8 @@ def _mad(values: list[float]) -> float:
     """The median absolute deviation: how much a part varies from step to step, unmoved by one stall."""
     if len(values) < 2:
         return 0.0
-    middle = statistics.median(values)
-    return statistics.median(abs(v - middle) for v in values)
+    middle = _median(values)
+    return _median([abs(v - middle) for v in values])
 
 
 def _late_exits(exits: Mapping[int, list]) -> dict[int, float]:
@@ -337,17 +338,17 @@ def judge_stretch(
     for verdict in windows:
         if verdict.first_step < WARMUP:
             continue
+        differences = _excess(verdict)
         for rank, steps in _compared(verdict).items():
-            for own, medians in steps:
-                excess.setdefault(rank, []).append([own[k] - medians[k] for k in range(len(PARTS))])
-                base.setdefault(rank, []).append(medians[0])
-                mine.setdefault(rank, []).append(own)
-                peers_parts.setdefault(rank, []).append(medians)
+            excess.setdefault(rank, []).extend(differences[rank])
+            base.setdefault(rank, []).extend(medians[0] for _own, medians in steps)
+            mine.setdefault(rank, []).extend(own for own, _medians in steps)
+            peers_parts.setdefault(rank, []).extend(medians for _own, medians in steps)
     best: tuple[float, int, str] | None = None
     reasons = []
     for rank, rows in excess.items():
         n = len(rows)
-        peers_own = statistics.median(base[rank]) if rows else 0.0
+        peers_own = _median(base[rank]) if rows else 0.0
         if n < MIN_STEPS or peers_own <= 0 or (usual is not None and rank not in usual):
             continue
         habit = usual[rank] if usual is not None else [(0.0, 0.0, True)] * len(PARTS)
@@ -394,8 +395,8 @@ def judge_stretch(
             if slowed[0] is not None:
                 passed.append((slowed[0], "transfer"))
         if passed:
-            peer_cpu = statistics.median(row[PARTS.index("cpu")] for row in peers_parts[rank])
-            peer_off = statistics.median(row[OFFCPU] for row in peers_parts[rank])
+            peer_cpu = _median(row[PARTS.index("cpu")] for row in peers_parts[rank])
+            peer_off = _median(row[OFFCPU] for row in peers_parts[rank])
             per_cpu = max(0.0, peer_off) / peer_cpu if peer_cpu > 0 else 0.0
             middle, name = _first_cause({part: m for m, part in passed}, per_cpu)
             if best is None or middle / peers_own > best[0]:
@@ -484,7 +485,7 @@ def _waiting_rise(
     machine's, not the link's (0 without ``usual``)."""
     if usual is None:
         return 0.0
-    peers_rise = statistics.median(row[OFFCPU] for row in peers) - usual
+    peers_rise = _median(row[OFFCPU] for row in peers) - usual
     return max(0.0, peers_rise + max(0.0, _beyond_usual(rows, OFFCPU, habit)[1]))
 
 
@@ -514,18 +515,18 @@ class Usual:
         if self.taken - self._figured >= REFRESH:
             self._figures = None
         compared = _compared(verdict)
-        for rank, steps in compared.items():
+        for rank, differences in _excess(verdict).items():
             kept = self.steps.setdefault(rank, [])
-            kept.extend([own[k] - medians[k] for k in range(len(PARTS))] for own, medians in steps)
+            kept.extend(differences)
             del kept[:-HISTORY]
         for index in range(min((len(steps) for steps in compared.values()), default=0)):
-            self.waits.append(statistics.median(steps[index][0][OFFCPU] for steps in compared.values()))
+            self.waits.append(_median(steps[index][0][OFFCPU] for steps in compared.values()))
         del self.waits[:-HISTORY]
         self.taken += verdict.steps
 
     def load(self) -> float | None:
         """The ranks' usual wait for a CPU per step (None before any step is in)."""
-        return statistics.median(self.waits) if self.waits else None
+        return _median(self.waits) if self.waits else None
 
     def ready(self) -> bool:
         """Whether the first `BASELINE` steps are in."""
@@ -578,6 +579,17 @@ def _compared(
     return result
 
 
+def _excess(verdict: WindowVerdict) -> dict[int, list[list[float]]]:
+    """Per rank and step of one window: each part's excess over the peers' median (`_compared`). Computed
+    once per window (kept on it): a window is in the stretches of `STRETCH` / its steps windows, and usual."""
+    if verdict.excess is None:
+        verdict.excess = {
+            rank: [[own[k] - medians[k] for k in range(len(PARTS))] for own, medians in steps]
+            for rank, steps in _compared(verdict).items()
+        }
+    return verdict.excess
+
+
 def _median_without(ordered: list[float], value: float) -> float:
     """The median of the sorted ``ordered`` with one ``value`` taken out."""
     gone = bisect.bisect_left(ordered, value)
@@ -608,10 +620,21 @@ def _first_cause(passed: dict[str, float], per_cpu: float) -> tuple[float, str]:
     return passed["offcpu"], "offcpu"
 
 
+def _median(values) -> float:
+    """`statistics.median` without its generality (judging a window takes thousands): the middle of the
+    sorted values, or the mean of the two middle ones; `statistics.StatisticsError` for none, as it."""
+    ordered = sorted(values)
+    count = len(ordered)
+    if not count:
+        raise statistics.StatisticsError("no median for empty data")
+    half = count // 2
+    return ordered[half] if count % 2 else (ordered[half - 1] + ordered[half]) / 2
+
+
 def _median_and_error(values: list[float]) -> tuple[float, float]:
     """The median and its standard error (from the median absolute deviation: unmoved by a few stalls)."""
-    middle = statistics.median(values)
-    spread = 1.4826 * statistics.median(abs(v - middle) for v in values)
+    middle = _median(values)
+    spread = 1.4826 * _median([abs(v - middle) for v in values])
     return middle, max(spread * 1.2533 / math.sqrt(len(values)), 1e-5)
 
 
@@ -621,8 +644,8 @@ def _cause_text(
     """The cause in words, with the rank's median of the part and the peers', and the rank's usual
     difference to them when it is not nothing."""
     column = {name: k for k, name in enumerate(PARTS)}
-    own = {name: statistics.median(row[k] for row in mine) for name, k in column.items()}
-    peer = {name: statistics.median(row[k] for row in peers) for name, k in column.items()}
+    own = {name: _median(row[k] for row in mine) for name, k in column.items()}
+    peer = {name: _median(row[k] for row in peers) for name, k in column.items()}
     habit = f"; usually {usual * 1000:+.1f} ms" if abs(usual) >= 0.00005 else ""
     if part == "data":
         return f"input pipeline (next() {_ms(own['data'])} vs median {_ms(peer['data'])}{habit})"
