@@ -140,6 +140,8 @@ CONTEXT_FACTS: tuple[tuple[str, re.Pattern], ...] = (
         re.compile(r"(?P<saw_spawn>ddp_spawn|mp\.spawn|start_processes|multiprocessing[/\\]spawn\.py)"),
     ),
     ("torch", re.compile(r"\b(?:torch|PyTorch version:?)[ =]=?(?P<torch_version>\d+\.\d+\.\d+[\w.+]*)")),
+    # the Python a run or an install used: "python 3.13", pip's "(python 3.10)", a site-packages path
+    ("ython", re.compile(r"\b(?i:python) ?(?P<python_version>3\.\d{1,2})\b")),
     # a scheduler that started the processes itself (no torch launcher between it and the script)
     *(
         (

@@ -660,6 +660,17 @@ def _import(hits: list[Hit], ctx: Context) -> tuple[str, str]:
             "(or without DS_BUILD_OPS, to build each op just in time), or go back to the torch it was built with."
         )
         return summary, fix
+    if facts.get("xformers_no_cuda"):
+        return (
+            "xformers has no memory-efficient attention operator to run: the xformers installed was not built "
+            "with CUDA support (a wheel for another torch / CUDA, or a CPU-only build)",
+            "xformers ships wheels built for one torch release and its CUDA; pip installing it beside another torch "
+            "(or from source without nvcc) leaves its CUDA kernels out. Install the xformers build that matches the "
+            "torch installed (python -m xformers.info lists what was built):\n"
+            "pip install -U xformers --index-url https://download.pytorch.org/whl/cu121   # your torch's CUDA\n"
+            "(pip install -U xformers --no-deps keeps torch as it is), or turn xformers off "
+            "(--enable_xformers_memory_efficient_attention off, or torch's scaled_dot_product_attention).",
+        )
     if facts.get("jit_cache") and not facts.get("symbol"):
         summary = (
             f"the just-in-time build of {facts['jit_cache']} is missing: its build failed or was interrupted"
@@ -810,6 +821,7 @@ EXTENSION_IMPORT = Recogniser(
         # aten/src/ATen/core/dispatch/OperatorEntry.cpp: an op of an extension's namespace without a kernel
         # for the GPU backend
         "torch_native:could-not-run-with-arguments-from-backend",
+        "third_party:xformers-not-built-with-cuda",
     ),
     title="compiled extension does not load",
     anchors=(
@@ -819,6 +831,9 @@ EXTENSION_IMPORT = Recogniser(
         "APEX and CUDA required for fused optimizers",
         "DeepSpeed ops were compiled and installed with a different version",
         "' with arguments from the '",
+        # xformers/ops/fmha: every memory-efficient attention operator refused because the package was built
+        # without CUDA (a wheel for another torch / CUDA, or a CPU build)
+        "wasn't build with CUDA support",
     ),
     match=R(
         r"(?:Import|OS)Error: [^\n]{0,300}(?:undefined symbol|cannot open shared object file|version `GLIBCXX_)|"
@@ -828,7 +843,8 @@ EXTENSION_IMPORT = Recogniser(
         r"Could not run '(?P<no_kernel_op>(?!aten::|prim::|_?quantized::)\w{1,60}::\w{1,100})' with arguments "
         r"from the '(?P<no_kernel_backend>CUDA|HIP)' backend|"
         r"(?P<apex>APEX and CUDA required for fused optimizers)|"
-        r"(?P<ds_prebuilt>PyTorch|CUDA|HIP) version mismatch! DeepSpeed ops were compiled"
+        r"(?P<ds_prebuilt>PyTorch|CUDA|HIP) version mismatch! DeepSpeed ops were compiled|"
+        r"(?P<xformers_no_cuda>xFormers wasn't build with CUDA support)"
     ),
     facts=(
         R(
@@ -853,6 +869,7 @@ EXTENSION_IMPORT = Recogniser(
     confirm=lambda hits, ctx: any(
         "glibcxx" in h.facts
         or "ds_prebuilt" in h.facts
+        or "xformers_no_cuda" in h.facts
         or (_torch_abi(h.facts.get("symbol", "")) and "old_singleton" not in h.facts)
         for h in hits
     ),
@@ -1031,8 +1048,79 @@ TORCH_SHADOWED = Recogniser(
 )
 
 
+def _previous_python(version: str) -> str:
+    """``3.12`` for ``3.13``: the release before the one a wheel is missing for (empty when not X.Y)."""
+    m = re.match(r"(\d+)\.(\d+)", version)
+    return f"{m.group(1)}.{int(m.group(2)) - 1}" if m and int(m.group(2)) > 0 else ""
+
+
+def _no_wheel(hits: list[Hit], ctx: Context) -> tuple[str, str]:
+    facts = merged(hits)
+    wanted = (facts.get("requirement") or facts.get("uv_package") or "torch").strip()
+    python = facts.get("python") or ctx.facts.get("python_version", "")
+    summary = f"the installer found no build of {wanted} for this Python, platform or index" + (
+        f" (Python {python})" if python else ""
+    )
+    local = facts.get("local_tag", "")
+    lines = [
+        "pip / uv found no wheel (and no source) for the requested version on the indexes it was given. torch's "
+        "CUDA builds (+cu118, +cu121, ...) live on PyTorch's own index, one per CUDA version, which must be "
+        "given as an index URL, not a page of links:"
+    ]
+    if local.startswith("cu") or local == "cpu":
+        lines.append(
+            f"pip install {wanted.split('+')[0]} --index-url https://download.pytorch.org/whl/{local}"
+        )
+    else:
+        lines.append(
+            "pip install torch --index-url https://download.pytorch.org/whl/cu121   # your CUDA: cu118, cu124, ..."
+        )
+    older = _previous_python(python)
+    lines.append(
+        "A release has wheels only for the Python versions and platforms of its time: a Python newer than the "
+        "release (or a platform it has none for) finds none"
+        + (f": use Python {older} (or older) in this environment" if older else "; use an older Python")
+        + ", or a torch release that supports it (pip download torch==<version> --no-deps lists the files; "
+        "uv: --python 3.x)."
+    )
+    return summary + on_ranks(hits), "\n".join(lines)
+
+
+NO_MATCHING_WHEEL = Recogniser(
+    # pip's resolver (pip/_internal/resolution: "Could not find a version that satisfies the requirement",
+    # "No matching distribution found for") and uv's ("... can't be installed because it doesn't have a source
+    # distribution or wheel for the current platform"), for torch and its sibling packages: the index given has no
+    # build of that version for this Python / platform
+    kind="no_matching_wheel",
+    title="no torch build for this Python, platform or index",
+    anchors=(
+        "Could not find a version that satisfies the requirement",
+        "No matching distribution found for",
+        "doesn't have a source distribution or wheel for the current platform",
+    ),
+    templates=(
+        "third_party:pip-could-not-find-version",
+        "third_party:pip-no-matching-distribution",
+        "third_party:uv-no-wheel-for-platform",
+    ),
+    match=R(
+        r"(?:Could not find a version that satisfies the requirement|No matching distribution found for) "
+        r"(?P<requirement>torch\w{0,20}(?:[=<>!~]=?[\w.*+]{1,40})?)|"
+        r"can't be installed because it doesn't have a source distribution or wheel for the current platform"
+    ),
+    facts=(
+        R(r"torch\w{0,20}==[\w.]{1,20}\+(?P<local_tag>cu\d{2,4}|cpu|rocm[\d.]{1,10})"),
+        # uv names the package it could not place before the index it looked in
+        R(r"(?P<uv_package>[\w.-]{1,60}==[\w.+]{1,40}) @ registry\+"),
+        R(r"\b(?i:python) ?(?P<python>3\.\d{1,2})\b"),
+    ),
+    describe=_no_wheel,
+)
+
+
 RECOGNISERS = (
     BUILD_ISOLATION,
+    NO_MATCHING_WHEEL,
     TORCH_SHADOWED,
     IMPORT_TORCH_FIRST,
     CUDA_BUILD,

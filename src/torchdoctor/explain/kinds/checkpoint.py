@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 
-from torchdoctor.explain.recognisers import Alternative, Context, Hit, Recogniser, merged, on_ranks
+from torchdoctor.explain.recognisers import Alternative, Context, Hit, Recogniser, has_fact, merged, on_ranks
 
 R = re.compile
 
@@ -520,6 +520,124 @@ CONCURRENT_CHECKPOINT_WRITE = Recogniser(
 )
 
 
+def _disk_full(hits: list[Hit], ctx: Context) -> tuple[str, str]:
+    facts = merged(hits)
+    if facts.get("enospc"):
+        summary = (
+            f"writing failed: {facts['enospc']} (the filesystem the run writes to is full or over quota)"
+        )
+    elif facts.get("unopened"):
+        summary = f"torch.save could not create {facts['unopened'][:200]}: most often a full disk"
+    else:
+        what = f"writing {facts['entry']} failed" if facts.get("entry") else facts.get("pos", "a short write")
+        summary = f"torch.save's archive writer stopped part-way ({what}): most often a full disk or quota"
+    fix = (
+        "The save ran out of space: check the free space (and the quota) where it writes, on every node (df -h "
+        "<dir>; quota -s; a shared Lustre/NFS filesystem can refuse writes on one full storage target while its "
+        "total still shows free space, lfs df -h). Free space (keep fewer checkpoints: save_total_limit, "
+        "ModelCheckpoint(save_top_k=...), delete old global_step*/ folders) or write to a filesystem with room, "
+        "and save on one rank when the state is not sharded. A save cut short leaves a broken file: resume from "
+        "the last whole checkpoint."
+    )
+    return summary + on_ranks(hits), fix
+
+
+DISK_FULL = Recogniser(
+    # the OS's ENOSPC / EDQUOT as CPython's OSError prints them, and what torch.save's zip writer
+    # (caffe2/serialize/inline_container.cc, PyTorchStreamWriter) says when its file cannot be created or a write
+    # comes back short. ENOSPC / EDQUOT name the cause; the writer's own words are printed for a full disk most
+    # often, but also for a folder that does not exist or cannot be written, or a network filesystem that failed
+    kind="disk_full",
+    title="the filesystem the run writes to is full",
+    anchors=(
+        "No space left on device",
+        "Disk quota exceeded",
+        "PytorchStreamWriter failed writing file",
+        "unexpected pos ",
+        " cannot be opened.",
+    ),
+    templates=(
+        "system:python-no-space-left",
+        "system:python-disk-quota-exceeded",
+        "torch_native:pytorchstreamwriter-failed-writing-file",
+        "torch_native:pytorchstreamwriter-unexpected-pos",
+        "torch_native:pytorchstreamwriter-cannot-be-opened",
+    ),
+    match=R(
+        r"(?P<enospc>\[Errno (?:28|122)\] (?:No space left on device|Disk quota exceeded)|"
+        r"No space left on device|Disk quota exceeded)|"
+        r"PytorchStreamWriter failed writing file (?P<entry>[\w./-]{1,200}): file write failed|"
+        r"(?P<pos>unexpected pos \d{1,20} vs \d{1,20})|"
+        r"\bFile (?P<unopened>[^\s'\"]{1,300}) cannot be opened\."
+    ),
+    confirm=has_fact("enospc"),
+    # ENOSPC from shared memory (/dev/shm: a DataLoader's tensors, NCCL's segments) is another kind
+    reject=R(r"shared memory|/dev/shm|posix_fallocate|\bshm\b|</torch_\d"),
+    also=(
+        Alternative(
+            "checkpoint_path",
+            "a save path whose folder does not exist or cannot be written",
+            "Create the folder first (os.makedirs(dir, exist_ok=True) on one rank, then a barrier) and check "
+            "that the job's user can write there (a relative path is relative to the job's working directory).",
+            when=("unopened",),
+        ),
+        Alternative(
+            "concurrent_checkpoint_write",
+            "several ranks writing the same file, or a network filesystem failing the write",
+            "Save on one rank only (if rank == 0: torch.save(...)) and retry a save that a shared filesystem "
+            "failed once.",
+            unless=("unopened",),
+        ),
+    ),
+    describe=_disk_full,
+)
+
+
+def _optimizer_groups(hits: list[Hit], ctx: Context) -> tuple[str, str]:
+    facts = merged(hits)
+    what = "a different number of parameter groups" if facts.get("group_count") else "a group of another size"
+    summary = (
+        f"the optimizer state being loaded has {what} than the optimizer built now: the run resumes with other "
+        "options (what is trained, which groups) or another model than the checkpoint was saved with"
+    )
+    fix = (
+        "optimizer.load_state_dict matches the saved state to the parameters by position, group by group, so the "
+        "optimizer must be built exactly as when the checkpoint was saved: the same model (architecture, --arch / "
+        "config, the same layers frozen or trained, e.g. a backbone that joins training only at a later epoch) "
+        "and the same options (a fine-tune flag, parameter groups, weight-decay split). Resume with the same "
+        "options, or start from the weights alone: load the model's state dict as a pretrained start and leave "
+        "the optimizer fresh (do not load checkpoint['optimizer'])."
+    )
+    return summary + on_ranks(hits), fix
+
+
+OPTIMIZER_GROUP_MISMATCH = Recogniser(
+    # torch/optim/optimizer.py (Optimizer.load_state_dict): the saved param_groups do not line up with this
+    # optimizer's. Resuming with other training options and a checkpoint of another model both print it
+    kind="optimizer_group_mismatch",
+    title="optimizer state saved for other parameter groups",
+    anchors=(
+        "loaded state dict contains a parameter group that doesn't match the size of optimizer's group",
+        "loaded state dict has a different number of parameter groups",
+    ),
+    templates=(
+        "torch_native:optimizer-load-state-dict-group-size",
+        "torch_native:optimizer-load-state-dict-group-count",
+    ),
+    facts=(R(r"(?P<group_count>loaded state dict has a different number of parameter groups)"),),
+    confirm=lambda hits, ctx: False,
+    also=(
+        Alternative(
+            "model_checkpoint_mismatch",
+            "a checkpoint saved from another model (another architecture or code version)",
+            "Build the model the checkpoint was saved from (the same --arch / config and code version), or load "
+            "only its weights that fit and start the optimizer fresh.",
+        ),
+    ),
+    describe=_optimizer_groups,
+)
+
+
 def _makedirs_race(hits: list[Hit], ctx: Context) -> tuple[str, str]:
     path = (merged(hits).get("existing_path") or "").strip()
     return (
@@ -555,6 +673,8 @@ MAKEDIRS_RACE = Recogniser(
 
 RECOGNISERS = (
     CONCURRENT_CHECKPOINT_WRITE,
+    DISK_FULL,
+    OPTIMIZER_GROUP_MISMATCH,
     MAKEDIRS_RACE,
     CHECKPOINT_WORLD_SIZE,
     CHECKPOINT_DEVICE_MAP,

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import re
 
-from torchdoctor.explain.recognisers import Context, Hit, Recogniser, first, on_ranks
+from torchdoctor.explain.recognisers import Alternative, Context, Hit, Recogniser, first, on_ranks
 
 R = re.compile
 
@@ -67,4 +67,46 @@ HALF_UNSUPPORTED_OP = Recogniser(
     describe=_half_unsupported,
 )
 
-RECOGNISERS = (HALF_UNSUPPORTED_OP,)
+
+def _fp16_weights(hits: list[Hit], ctx: Context) -> tuple[str, str]:
+    return (
+        "the GradScaler met float16 gradients: some parameters are themselves float16 (a model or a layer cast "
+        "with .half() / to(torch.float16), or loaded in fp16), which mixed precision's loss scaling cannot unscale"
+        + on_ranks(hits),
+        "Automatic mixed precision keeps the weights in float32 and runs only the forward in float16 under "
+        "autocast; the GradScaler unscales float32 gradients and refuses fp16 ones. Keep the trained parameters "
+        "in float32 (torch.float32): remove the model.half() / .to(torch.float16) on the trained modules (frozen "
+        "ones may stay fp16), load with torch_dtype=torch.float32, and let autocast(dtype=torch.float16) do the "
+        "rest; for training entirely in half precision use bf16 without a GradScaler instead. When a library "
+        "casts the trainable weights (LoRA adapters through peft, a fine-tuning script), its version decides: "
+        "use the one the script pins.",
+    )
+
+
+FP16_WEIGHTS_GRADSCALER = Recogniser(
+    # torch/amp/grad_scaler.py (_unscale_grads_; torch/cuda/amp/grad_scaler.py before 2.3) and FSDP's
+    # sharded_grad_scaler.py: a gradient in float16 reached unscale_. The weights are fp16 -- cast by the user's
+    # code or by a library (peft's adapters, a training script), so only likely, naming the library's version
+    kind="fp16_weights_gradscaler",
+    title="float16 weights under AMP's GradScaler",
+    # as printed, and lower-cased as users quote it in prose
+    anchors=("to unscale FP16 gradients", "unscale fp16 "),
+    templates=(
+        "torch_native:amp-attempting-to-unscale-fp16-gradients",
+        "torch:attempting-to-unscale-fp16-gradients",
+    ),
+    match=R(r"(?i:to unscale fp16 gradients)"),
+    confirm=lambda hits, ctx: False,
+    also=(
+        Alternative(
+            "dependency_version",
+            "a library version that casts the trained weights (e.g. LoRA adapters) to float16",
+            "Install the version of the library (peft, transformers, the fine-tuning script's requirements) the "
+            "script was written for, e.g. pip install peft==<the pinned version>.",
+        ),
+    ),
+    describe=_fp16_weights,
+)
+
+
+RECOGNISERS = (HALF_UNSUPPORTED_OP, FP16_WEIGHTS_GRADSCALER)
