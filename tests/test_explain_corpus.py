@@ -83,7 +83,7 @@ def test_the_benchmark_splits_a_half_by_sample(capsys):
             [
                 "--samples",
                 "001-163,164-205,206-237,238-278,279-297,298-328,329-353,354-369,370-384,385-402,403-450,451-466,"
-                "467-516",
+                "467-516,517-566",
                 str(CORPUS / "train"),
             ]
         )
@@ -104,6 +104,7 @@ def test_the_benchmark_splits_a_half_by_sample(capsys):
     eleventh = sum(1 for n in numbers if 403 <= n <= 450)
     twelfth = sum(1 for n in numbers if 451 <= n <= 466)
     thirteenth = sum(1 for n in numbers if 467 <= n <= 516)
+    fourteenth = sum(1 for n in numbers if 517 <= n <= 566)
     assert (
         first
         + second
@@ -118,6 +119,7 @@ def test_the_benchmark_splits_a_half_by_sample(capsys):
         + eleventh
         + twelfth
         + thirteenth
+        + fourteenth
         == len(numbers)
     )
     assert f"files 001-163: {first} logs" in out and f"files 164-205: {second} logs" in out
@@ -126,5 +128,6 @@ def test_the_benchmark_splits_a_half_by_sample(capsys):
     assert f"files 329-353: {seventh} logs" in out and f"files 354-369: {eighth} logs" in out
     assert f"files 370-384: {ninth} logs" in out and f"files 385-402: {tenth} logs" in out
     assert f"files 403-450: {eleventh} logs" in out
+    assert f"files 517-566: {fourteenth} logs" in out
     assert f"files 451-466: {twelfth} logs" in out
     assert f"files 467-516: {thirteenth} logs" in out

@@ -165,6 +165,14 @@ CONTEXT_FACTS: tuple[tuple[str, re.Pattern], ...] = (
         ),
     ),
     ("torch.load(", re.compile(r"(?P<saw_torch_load>\btorch\.load\()")),
+    # torch.save pickling what it was given (serialization.py's save / _save / _with_file_like frames)
+    (
+        "serialization.py",
+        re.compile(
+            r"(?P<saw_torch_save>serialization\.py\S{0,10}, line \d+, in (?:save|_save|_with_file_like)\b)"
+        ),
+    ),
+    ("torch.save(", re.compile(r"(?P<saw_torch_save>\btorch\.save\()")),
     # nn.Module.__getattr__ raising an AttributeError: the object that lacks the attribute is a torch module
     (
         "in __getattr__",

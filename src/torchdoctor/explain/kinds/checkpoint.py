@@ -671,10 +671,39 @@ MAKEDIRS_RACE = Recogniser(
 )
 
 
+def _unpicklable(hits: list[Hit], ctx: Context) -> tuple[str, str]:
+    what = next((str(h.facts["what"]) for h in hits if h.facts.get("what")), "an object cannot be pickled")
+    summary = f"torch.save could not pickle what it was given: {what[:160]}" + on_ranks(hits)
+    fix = (
+        "torch.save pickles the whole object: saving a model (or a checkpoint dict holding hyperparameters, "
+        "callbacks or an argparse namespace) pickles every attribute, and a lambda, a closure, a function or "
+        "class defined inside another function, or a hook registered with a lambda cannot be pickled. Save the "
+        "weights instead (torch.save(model.state_dict(), path); with DDP model.module.state_dict()) and keep "
+        "plain values in the checkpoint; or replace the lambda / local function by one defined at module level "
+        "(functools.partial of it also pickles); or pass pickle_module=dill to torch.save (and to torch.load)."
+    )
+    return summary, fix
+
+
+UNPICKLABLE_CHECKPOINT_OBJECT = Recogniser(
+    # CPython's pickler (_pickle.c: "Can't pickle <obj>: attribute lookup ... failed", "Can't pickle local
+    # object '...'") raised inside torch/serialization.py's save/_save (pickler.dump of the object saved)
+    kind="unpicklable_checkpoint_object",
+    title="an object torch.save cannot pickle",
+    anchors=("Can't pickle", "can't pickle"),
+    templates=("system:pickle-cannot-pickle",),
+    facts=(R(r"(?P<what>[Cc]an't pickle [^\n]{1,160})"),),
+    # a pickling error is torch.save's only when the log shows torch.save (its frame or its call)
+    requires=("saw_torch_save",),
+    describe=_unpicklable,
+)
+
+
 RECOGNISERS = (
     CONCURRENT_CHECKPOINT_WRITE,
     DISK_FULL,
     OPTIMIZER_GROUP_MISMATCH,
+    UNPICKLABLE_CHECKPOINT_OBJECT,
     MAKEDIRS_RACE,
     CHECKPOINT_WORLD_SIZE,
     CHECKPOINT_DEVICE_MAP,

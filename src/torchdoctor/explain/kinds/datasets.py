@@ -196,6 +196,34 @@ DATASET_HANDLE_FORK = Recogniser(
 )
 
 
+def _bad_data(hits: list[Hit], ctx: Context) -> tuple[str, str]:
+    where = " in a DataLoader worker" if "saw_dataloader_worker" in ctx.facts else ""
+    summary = (
+        "an image of the training data is truncated (its file ends before its last pixels): Pillow refused to "
+        "decode it" + where + on_ranks(hits)
+    )
+    fix = (
+        "A file of the dataset is damaged or was only partly written (an interrupted download, copy or "
+        "extraction); Pillow stops at it. Find it: open every image once outside training (for each path: "
+        "Image.open(path).load(), printing the path that fails) or print the path in the Dataset's __getitem__, "
+        "then re-download, re-copy or drop it. To keep training on such files as they are, let Pillow fill the "
+        "missing part: `from PIL import ImageFile; ImageFile.LOAD_TRUNCATED_IMAGES = True` at the top of the "
+        "module that defines the Dataset (DataLoader workers import it too)."
+    )
+    return summary, fix
+
+
+BAD_TRAINING_DATA = Recogniser(
+    # Pillow, PIL/ImageFile.py ImageFile.load: "image file is truncated (N bytes not processed)" when a JPEG's
+    # data ends early, "image file is truncated" for PNG/GIF; raised unless ImageFile.LOAD_TRUNCATED_IMAGES
+    kind="bad_training_data",
+    title="a damaged file in the training data",
+    anchors=("image file is truncated",),
+    templates=("third_party:pil-image-file-is-truncated", "third_party:pil-image-file-is-truncated-2"),
+    describe=_bad_data,
+)
+
+
 def _batch_sampler(hits: list[Hit], ctx: Context) -> tuple[str, str]:
     sampler = first(hits, "batch_sampler_class")
     named = f" `{sampler}`" if sampler else ""
@@ -271,6 +299,7 @@ DATALOADER_EXHAUSTED = Recogniser(
 )
 
 RECOGNISERS = (
+    BAD_TRAINING_DATA,
     COLLATE_UNEQUAL_SIZES,
     DATALOADER_PERSISTENT_WORKERS,
     DATASET_HANDLE_FORK,

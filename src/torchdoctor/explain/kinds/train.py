@@ -601,9 +601,24 @@ SPAWN_PICKLING = Recogniser(
     title="object cannot be pickled for a spawned process",
     anchors=("cannot be pickled", "Can't pickle", "can't pickle"),
     templates=("system:pickle-cannot-pickle", "system:ctypes-cannot-be-pickled"),
-    facts=(R(r"(?P<what>(?:[\w ]{0,60}cannot be pickled|[Cc]an't pickle [^\n]{1,160}))"),),
+    facts=(
+        R(r"(?P<what>(?:[\w ]{0,60}cannot be pickled|[Cc]an't pickle [^\n]{1,160}))"),
+        # what torch.save fails on as well: a lambda, a function or class local to another function
+        R(
+            r"[Cc]an't pickle (?P<local_object>local object|<function <lambda>|<type 'function'>|[^\n]{0,120}<locals>)"
+        ),
+    ),
     # pickling fails outside spawn too; a spawn in the log confirms it
     confirm=lambda hits, ctx: "saw_spawn" in ctx.facts,
+    also=(
+        Alternative(
+            "unpicklable_checkpoint_object",
+            "torch.save of a model or checkpoint that holds the lambda or local function",
+            "If the traceback runs through torch.save (serialization.py), save model.state_dict() instead of the "
+            "model, move the lambda or local function to module level, or pass pickle_module=dill.",
+            when=("local_object",),
+        ),
+    ),
     describe=_spawn,
 )
 

@@ -495,7 +495,23 @@ def _internal_assert(hits: list[Hit]) -> tuple[str, str]:
     )
 
 
+def _start_method(hits: list[Hit]) -> tuple[str, str]:
+    return (
+        "multiprocessing's start method was set a second time (set_start_method without force=True), after "
+        "something run before it had already fixed one: most often a library whose release sets it on import "
+        "or in its own entry point" + on_ranks(hits),
+        "CPython lets the start method be chosen once per process and refuses it when one is already set; "
+        "get_start_method() and get_context() fix the default too, and so do libraries that call them on import or in their launchers. The traceback's "
+        "set_start_method call names who sets it again: in your own script, call it once, first thing under "
+        "`if __name__ == '__main__':` before importing the libraries, or write "
+        "torch.multiprocessing.set_start_method('spawn', force=True); in a library's code, upgrade it (the "
+        "fixed releases pass force=True or check get_start_method(allow_none=True) first).",
+    )
+
+
 def _release_bug(hits: list[Hit], ctx: Context) -> tuple[str, str]:
+    if first(hits, "start_method_set"):
+        return _start_method(hits)
     if first(hits, "zero3_plain_dict"):
         return _zero3_plain_dict(hits)
     if first(hits, "internal_assert"):
@@ -552,6 +568,9 @@ LIBRARY_RELEASE_BUG = Recogniser(
         "'dict' object has no attribute '_in_forward'",
         # c10/util/Exception.h TORCH_INTERNAL_ASSERT: torch's own invariant
         " INTERNAL ASSERT FAILED at ",
+        # CPython multiprocessing/context.py set_start_method: a start method chosen a second time without
+        # force=True, after a library imported first (or the script) had fixed one
+        "context has already been set",
     ),
     match=R(
         r"8-bit precision on multiple devices\.|\w+ is not (?:an Optimizer|a subclass of torch\.optim\.Optimizer)|"
@@ -561,7 +580,7 @@ LIBRARY_RELEASE_BUG = Recogniser(
         + _ACCELERATE_PLUGIN.pattern
         + "|Model must initialized in fp16 mode for ZeRO Stage 3|'(?P<seq_sampler>SequentialSampler)' object has no "
         "attribute 'set_epoch'|'dict' object has no attribute '_in_forward'| INTERNAL ASSERT FAILED at |"
-        + cuda_errors.KERNEL_FAULT.pattern
+        "(?P<start_method_set>context has already been set)|" + cuda_errors.KERNEL_FAULT.pattern
     ),
     templates=(
         "third_party:accelerate-8bit-on-multiple-devices",
@@ -574,6 +593,7 @@ LIBRARY_RELEASE_BUG = Recogniser(
         "third_party:deepspeed-zero3-model-must-be-fp16",
         "third_party:deepspeed-zero3-plain-dict-in-forward",
         "torch_native:internal-assert-failed",
+        "system:multiprocessing-context-already-set",
     ),
     # a kernel's fault names no kernel and no cause (a library's bug, bad input, a failing GPU)
     generic=cuda_errors.KERNEL_FAULTS,
@@ -587,6 +607,7 @@ LIBRARY_RELEASE_BUG = Recogniser(
         _ACCELERATE_PLUGIN,
         R(r"(?P<zero3_not_half>Model must initialized in fp16 mode for ZeRO Stage 3)"),
         R(r"(?P<zero3_plain_dict>'dict' object has no attribute '_in_forward')"),
+        R(r"(?P<start_method_set>context has already been set)"),
         R(r"(?P<internal_assert>INTERNAL ASSERT FAILED) at \"?(?P<assert_file>[^\"\n:]{1,300})\"?:\d+"),
         R(r"ld: cannot find (?P<missing_object>\S{1,400}/build/temp\.[^\s:]{1,300}\.o): No such file"),
         # pip builds in /tmp/pip-install-<id>/<package>_<hash>/ (pip-req-build-<id> for a git or path install)
