@@ -20,6 +20,7 @@ from torchdoctor.explain.kinds import (
     datasets,
     deepspeed,
     dtypes,
+    environment,
     fsdp_config,
     gpus,
     kernel,
@@ -52,6 +53,7 @@ RECOGNISERS: tuple[Recogniser, ...] = (
     *train.RECOGNISERS,
     *datasets.RECOGNISERS,
     *dtypes.RECOGNISERS,
+    *environment.RECOGNISERS,
     *autograd.RECOGNISERS,
     # communication: which line is tried first matters among these (a duplicate GPU is also an NCCL error)
     nccl.NCCL_ENV_VALUE,
@@ -91,6 +93,8 @@ CONTEXT_FACTS: tuple[tuple[str, re.Pattern], ...] = (
     ("SyncB", re.compile(r"(?P<saw_syncbn>SyncBatchNorm|SyncBN)")),
     *autograd.CONTEXT,
     *datasets.CONTEXT,
+    *dtypes.CONTEXT,
+    *environment.CONTEXT,
     *train.CONTEXT,
     ("--local_rank=", re.compile(r"'(?P<injected_local_rank>--local_rank=\d+)'")),
     (

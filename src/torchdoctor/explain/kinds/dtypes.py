@@ -9,6 +9,16 @@ that has no such kernel on that device — most often an fp16 model run on the C
 for many operators, or a custom CUDA op written for float32 only. The operator's name says which device's
 kernel is missing (``_cpu`` / ``_cuda``), so the fix is read from it. Other dtypes (an integer tensor where a
 float one was meant) are not this kind.
+
+The FFTs say it in their own words: ATen's ``SpectralOps.cpp`` (``promote_type_fft``) refuses a dtype the
+spectral kernels lack with ``Unsupported dtype Half`` (half FFTs need ComplexHalf, i.e. complex32, support: torch
+1.12+ on CUDA only, power-of-two sizes, compute capability 5.3+), MKL's CPU FFT with ``MKL FFT doesn't support
+tensors of type: Half``. ``Unsupported dtype`` alone is printed by other ATen code too, so without an FFT in
+the log it is only likely.
+
+Mixed precision also refuses one loss by name: ATen's autocast (``autocast_mode.cpp``,
+``binary_cross_entropy_banned``) stops ``binary_cross_entropy`` / ``BCELoss`` with "are unsafe to autocast",
+because a sigmoid's output in float16 loses the values near 0 and 1 the loss takes logs of.
 """
 
 from __future__ import annotations
@@ -25,13 +35,42 @@ _NOT_IMPLEMENTED = R(
 )
 
 
+# the spectral kernels' refusal (SpectralOps.cpp) and MKL's, as torch prints them
+_FFT_DTYPE = R(
+    r"(?:Unsupported dtype |(?P<mkl_fft>MKL FFT) doesn't support tensors of type: )"
+    r"(?P<fft_dtype>Half|BFloat16|ComplexHalf)\b"
+)
+
+# an FFT in the log: torch.fft's functions, their frames, cuFFT/MKL's names
+CONTEXT: tuple[tuple[str, re.Pattern], ...] = tuple(
+    (literal, R(r"(?P<saw_fft>torch\.fft\.|\b[ir]?fft[2n]?\(|\b_fft_\w|\bcuFFT\b|\bMKL FFT\b|\bfftn?2?\b)"))
+    for literal in ("fft", "FFT")
+)
+
+
 def _device_of(op: str) -> str:
     """``cpu``, ``cuda`` or "" from the kernel's name (``addmm_impl_cpu_``, ``deform_conv_forward_cuda``)."""
     words = set(re.split(r"[_.:]+", op.lower()))
     return "cpu" if "cpu" in words else "cuda" if words & {"cuda", "gpu"} else ""
 
 
+def _fft_half(hits: list[Hit], ctx: Context) -> tuple[str, str]:
+    dtype = first(hits, "fft_dtype", "Half")
+    summary = f"an FFT got {dtype} tensors, which torch's spectral kernels do not take" + on_ranks(hits)
+    fix = (
+        "Mixed precision (autocast, a model in .half()) handed torch.fft (fft, fft2, rfft2, ...) half-precision "
+        "input; the FFT kernels need complex32 (ComplexHalf) support for that, which torch has only from 1.12, on "
+        "CUDA only (not MKL's CPU FFT), for power-of-two signal sizes and GPUs of compute capability 5.3+. Run "
+        "the FFT in float32: x.float() before it and the call inside torch.autocast(device_type='cuda', "
+        "enabled=False), casting the result back if the model needs it (this keeps AMP for the rest); or "
+        "upgrade torch to 1.12+ where its half FFT covers the sizes used."
+    )
+    return summary, fix
+
+
 def _half_unsupported(hits: list[Hit], ctx: Context) -> tuple[str, str]:
+    if first(hits, "op") is None and first(hits, "fft_dtype") is not None:
+        return _fft_half(hits, ctx)
     op, dtype = first(hits, "op", "?"), first(hits, "dtype", "Half")
     device = _device_of(op)
     where = {"cpu": " on the CPU", "cuda": " on the GPU"}.get(device, "")
@@ -59,12 +98,44 @@ def _half_unsupported(hits: list[Hit], ctx: Context) -> tuple[str, str]:
 
 HALF_UNSUPPORTED_OP = Recogniser(
     # aten/src/ATen/Dispatch.h: the AT_DISPATCH_* macros' refusal of a dtype the kernel was not built for
+    # and SpectralOps.cpp / MKL's FFT refusing half input: the generic "Unsupported dtype " is certain only
+    # beside an FFT in the log
     kind="half_unsupported_op",
-    templates=("torch_native:op-not-implemented-for-dtype",),
+    templates=(
+        "torch_native:op-not-implemented-for-dtype",
+        "torch_native:fft-unsupported-dtype",
+        "torch_native:mkl-fft-unsupported-type",
+    ),
     title="operator without a reduced-precision kernel",
-    anchors=("\" not implemented for '",),
-    match=_NOT_IMPLEMENTED,
+    anchors=("\" not implemented for '", "Unsupported dtype ", "MKL FFT doesn't support tensors of type"),
+    match=R(_NOT_IMPLEMENTED.pattern + "|" + _FFT_DTYPE.pattern),
+    confirm=lambda hits, ctx: (
+        any(k in h.facts for h in hits for k in ("op", "mkl_fft")) or "saw_fft" in ctx.facts
+    ),
     describe=_half_unsupported,
+)
+
+
+def _bce_autocast(hits: list[Hit], ctx: Context) -> tuple[str, str]:
+    return (
+        "autocast refused binary_cross_entropy / BCELoss: the loss is computed on sigmoid outputs in mixed "
+        "precision, which torch bans as numerically unsafe" + on_ranks(hits),
+        "Give the loss logits, not probabilities: drop the sigmoid before it and use "
+        "torch.nn.BCEWithLogitsLoss / F.binary_cross_entropy_with_logits, which are safe to autocast (apply "
+        "torch.sigmoid only where probabilities are needed, e.g. for metrics). If the probabilities must stay, "
+        "compute that loss in float32 outside autocast: with torch.autocast(device_type='cuda', enabled=False): "
+        "loss = F.binary_cross_entropy(p.float(), target.float()). (Projects that train fp16 through apex O1/O2 "
+        "instead of torch.amp do not hit this check; that is why their configs say to use apex.)",
+    )
+
+
+AUTOCAST_UNSAFE_LOSS = Recogniser(
+    # aten/src/ATen/autocast_mode.cpp: binary_cross_entropy_banned, the one op autocast refuses outright
+    kind="autocast_unsafe_loss",
+    templates=("torch_native:autocast-binary-cross-entropy-unsafe",),
+    title="BCELoss on probabilities under autocast",
+    anchors=("are unsafe to autocast",),
+    describe=_bce_autocast,
 )
 
 
@@ -109,4 +180,4 @@ FP16_WEIGHTS_GRADSCALER = Recogniser(
 )
 
 
-RECOGNISERS = (HALF_UNSUPPORTED_OP, FP16_WEIGHTS_GRADSCALER)
+RECOGNISERS = (HALF_UNSUPPORTED_OP, AUTOCAST_UNSAFE_LOSS, FP16_WEIGHTS_GRADSCALER)
