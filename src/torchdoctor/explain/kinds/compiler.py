@@ -12,9 +12,9 @@ compiler printed above them. Its class, not its words, decides the fix:
   or another library's (its development package, or a source tree whose submodules were not checked out);
 - a name the headers do not declare (gcc's ``was not declared in this scope``, ``has no member named``,
   ``is not a member of``, clang's ``no member named``, ``use of undeclared identifier``, nvcc's ``identifier
-  "X" is undefined``, MSVC's C2039/C2065/C3861): the source and the headers it compiles against come from
-  releases that disagree — the extension was written for another torch (or CUDA), or that release of it has
-  a bug a later one fixes. When the name is torch's own API (``THCState``, ``AT_CHECK``, ``at::``,
+  "X" is undefined`` and ``no suitable constructor exists to convert``, MSVC's C2039/C2065/C3861): the source
+  and the headers it compiles against come from releases that disagree — the extension was written for another
+  torch (or CUDA), or that release of it has a bug a later one fixes. When the name is torch's own API (``THCState``, ``AT_CHECK``, ``at::``,
   ``c10::``), which torch release removed it says which to install.
 
 The diagnostics' forms are gcc's (gcc/diagnostic.cc: ``file:line:col: error: ...``), clang's and nvcc's
@@ -41,7 +41,7 @@ SOURCE_ERROR = R(
     r"has no member named|is not a member of|incomplete type|no member named|undeclared identifier|"
     r"does not name a type|unknown type name|identifier not found|cannot convert|invalid conversion|"
     r"too (?:few|many) arguments|identifier \"[^\"\n]{1,80}\" is undefined|no matching function for call to|"
-    r"no instance of overloaded function)"
+    r"no instance of overloaded function|no suitable constructor exists to convert|no suitable conversion function)"
     r"[^\n]{0,120})"
 )
 # CUDA's device functions that only some architectures have (the CUDA C++ Programming Guide: atomicAdd on
@@ -92,6 +92,9 @@ SOURCE_ANCHORS = (
     "error: too few arguments",
     "error: too many arguments",
     "no instance of overloaded function",
+    # nvcc's EDG front end on a value of one type where the headers want another (gcc's "cannot convert")
+    "no suitable constructor exists to convert",
+    "no suitable conversion function from",
 )
 HEADER_ANCHORS = ("fatal error: ", "Cannot open include file: ")
 # a line with one of the anchors above that is not a compiler's error (prose, a Python exception's message)
@@ -120,6 +123,8 @@ TEMPLATES = (
     "system:gcc-too-few-arguments",
     "system:gcc-too-many-arguments",
     "system:nvcc-no-instance-of-overloaded",
+    "system:nvcc-no-suitable-constructor",
+    "system:nvcc-no-suitable-conversion-function",
 )
 
 _VERSIONED_SOURCE = (

@@ -1,6 +1,7 @@
 """Kinds of failure in how a dataset's samples become batches: the DataLoader's own option checks, the default
 collate refusing samples of different sizes, a file handle that forked DataLoader workers share, and a
-training loop that calls next() on a DataLoader iterator past its last batch.
+training loop that calls next() on a DataLoader iterator past its last batch; and a cache (compiled kernels, the
+Hugging Face datasets cache) on a network file system several processes rewrite, read back stale.
 
 The messages are torch's: ``torch/utils/data/dataloader.py`` (DataLoader.__init__ checks its options before
 anything is loaded), ``torch/utils/data/_utils/collate.py`` (``default_collate`` stacks the samples of a batch
@@ -40,6 +41,29 @@ CONTEXT: tuple[tuple[str, re.Pattern], ...] = (
         R(
             r"(?P<saw_dataloader_next>data[/\\]dataloader\.py\S{0,10}, line \d+, in (?:__next__|_next_data|next)\b)"
         ),
+    ),
+    # caches a run writes and reads back, which on a file system several nodes share each node's processes
+    # rebuild at once: Triton's / Inductor's kernel cache (its folder, its variable, a frame of its cache code, or
+    # the words for compiling its kernels) and the Hugging Face datasets cache (its folder, variable or frames)
+    *(
+        (
+            literal,
+            R(
+                r"(?P<saw_compile_cache>[/\\]\.triton[/\\]|TRITON_CACHE_DIR|triton[/\\]runtime[/\\]cache\.py"
+                r"|torchinductor_\w|\b[Tt]riton kernels?\b)"
+            ),
+        )
+        for literal in ("riton", "TRITON_CACHE_DIR", "torchinductor_")
+    ),
+    *(
+        (
+            literal,
+            R(
+                r"(?P<saw_datasets_cache>huggingface[/\\]datasets[/\\]|HF_DATASETS_CACHE"
+                r"|datasets[/\\](?:builder|arrow_dataset|load)\.py)"
+            ),
+        )
+        for literal in ("datasets", "HF_DATASETS_CACHE")
     ),
 )
 
@@ -298,7 +322,80 @@ DATALOADER_EXHAUSTED = Recogniser(
     describe=_exhausted,
 )
 
+_STALE = "[Errno 116] Stale file handle"
+_STALE_PATH = R(r"Stale file handle: '(?P<stale_path>[^'\n]{1,300})")
+
+
+def _stale_path(hits: list[Hit]) -> str:
+    path = (first(hits, "stale_path") or "").strip()
+    return f" ({path[:200]})" if path else ""
+
+
+def _compile_cache(hits: list[Hit], ctx: Context) -> tuple[str, str]:
+    summary = (
+        "a file of the kernel-compilation cache went stale"
+        + _stale_path(hits)
+        + ": the cache is on a network "
+        "file system that processes on several nodes write at once" + on_ranks(hits)
+    )
+    fix = (
+        "'Stale file handle' (ESTALE) is NFS saying the file this process held was removed or replaced by "
+        "another client. Triton (and torch.compile's Inductor) write compiled kernels into a cache folder "
+        "(~/.triton/cache, /tmp/torchinductor_<user>); when that folder is on a home or project share every node "
+        "compiles into the same files at once. Give each node (or pod) a local cache: export "
+        "TRITON_CACHE_DIR=/tmp/triton_cache (and TORCHINDUCTOR_CACHE_DIR=/tmp/inductor_cache) in the job script "
+        "before the launcher starts, or a per-rank folder under a local disk."
+    )
+    return summary, fix
+
+
+COMPILE_CACHE_SHARED = Recogniser(
+    # CPython's OSError for ESTALE; it is this kind where the log shows Triton's or Inductor's cache
+    kind="compile_cache_shared",
+    title="a kernel-compilation cache on a shared file system",
+    anchors=(_STALE,),
+    templates=("system:estale-stale-file-handle",),
+    absorbs=("shared_filesystem_io",),  # the general reading of the same line (environment.py)
+    facts=(_STALE_PATH,),
+    requires=("saw_compile_cache",),
+    describe=_compile_cache,
+)
+
+
+def _datasets_cache(hits: list[Hit], ctx: Context) -> tuple[str, str]:
+    summary = (
+        "a file of the datasets cache went stale"
+        + _stale_path(hits)
+        + ": the Hugging Face datasets cache is on "
+        "a network file system that another process or node rewrote" + on_ranks(hits)
+    )
+    fix = (
+        "'Stale file handle' (ESTALE) is NFS saying the file this process held was removed or replaced by "
+        "another client: here a file of the Hugging Face datasets cache (HF_DATASETS_CACHE, by default "
+        "~/.cache/huggingface/datasets) that the ranks or another job rebuild while this one reads it. Prepare "
+        "the dataset once before training (load_dataset / map on one process, or the trainer's preprocessing "
+        "step) and train from the saved dataset, or point HF_DATASETS_CACHE at a local disk of each node; keep "
+        "the dataset files themselves in a local folder rather than re-downloading into a shared cache."
+    )
+    return summary, fix
+
+
+DATASET_CACHE_SHARED = Recogniser(
+    # CPython's OSError for ESTALE; it is this kind where the log shows the Hugging Face datasets cache
+    kind="dataset_cache_shared",
+    title="a datasets cache on a shared file system",
+    anchors=(_STALE,),
+    templates=("system:estale-stale-file-handle",),
+    absorbs=("shared_filesystem_io",),  # the general reading of the same line (environment.py)
+    facts=(_STALE_PATH,),
+    requires=("saw_datasets_cache",),
+    describe=_datasets_cache,
+)
+
+
 RECOGNISERS = (
+    COMPILE_CACHE_SHARED,
+    DATASET_CACHE_SHARED,
     BAD_TRAINING_DATA,
     COLLATE_UNEQUAL_SIZES,
     DATALOADER_PERSISTENT_WORKERS,

@@ -1,7 +1,8 @@
 """Kinds of failure about where tensors and models are: on different devices, a CPU tensor handed to NCCL, a
-model spread over GPUs in a multi-process run, SyncBatchNorm and DataParallel used where they cannot work.
+model spread over GPUs in a multi-process run, SyncBatchNorm and DataParallel used where they cannot work, and
+pack_padded_sequence given its lengths on the GPU.
 
-The message texts are ATen's device checks, torch's (``ProcessGroupNCCL.cpp``, ``nn/parallel``,
+The message texts are ATen's device checks (and ``PackedSequence.cpp``'s), torch's (``ProcessGroupNCCL.cpp``, ``nn/parallel``,
 ``nn/modules/batchnorm.py``, ``distributed_c10d.py``) and accelerate's / transformers' (``device_map``), as the
 catalog holds them.
 """
@@ -744,7 +745,37 @@ DEVICE_MESH_CONFIG = Recogniser(
 )
 
 
+def _pack_lengths(hits: list[Hit], ctx: Context) -> tuple[str, str]:
+    got = (first(hits, "lengths_got") or "").strip()
+    summary = (
+        "pack_padded_sequence was given its lengths as a GPU tensor"
+        + (f" ({got})" if got else "")
+        + "; they must be a CPU int64 tensor or a list"
+        + on_ranks(hits)
+    )
+    fix = (
+        "torch.nn.utils.rnn.pack_padded_sequence reads the lengths on the host, so `lengths` must be a 1-D CPU "
+        "int64 tensor or a Python list, even when the input is on the GPU: pass lengths.cpu() (or "
+        "lengths.to('cpu', torch.int64), or lengths.tolist()). Code written for torch before 1.7 often breaks "
+        "here because lengths derived from a CUDA tensor now stay on its device; inside DataParallel keep the "
+        "lengths a CPU tensor or list so each replica gets its own slice."
+    )
+    return summary, fix
+
+
+PACK_LENGTHS_ON_GPU = Recogniser(
+    # aten/src/ATen/native/PackedSequence.cpp _pack_padded_sequence: TORCH_CHECK(lengths.is_cpu() ...)
+    kind="pack_lengths_on_gpu",
+    title="pack_padded_sequence lengths on the GPU",
+    anchors=("'lengths' argument should be a 1D CPU int64 tensor",),
+    templates=("torch_native:pack-lengths-1d-cpu-int64",),
+    facts=(R(r"'lengths' argument should be a 1D CPU int64 tensor, but got (?P<lengths_got>[^\n]{1,80})"),),
+    describe=_pack_lengths,
+)
+
+
 RECOGNISERS = (
+    PACK_LENGTHS_ON_GPU,
     DATAPARALLEL_OUTPUT,
     DATAPARALLEL_CUSTOM_BATCH,
     CUDA_FORK,
