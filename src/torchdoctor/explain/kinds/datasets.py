@@ -324,6 +324,7 @@ DATALOADER_EXHAUSTED = Recogniser(
 
 _STALE = "[Errno 116] Stale file handle"
 _STALE_PATH = R(r"Stale file handle: '(?P<stale_path>[^'\n]{1,300})")
+_ESTALE = "'Stale file handle' (ESTALE) is NFS saying the file this process held was removed or replaced by another client"
 
 
 def _stale_path(hits: list[Hit]) -> str:
@@ -339,27 +340,13 @@ def _compile_cache(hits: list[Hit], ctx: Context) -> tuple[str, str]:
         "file system that processes on several nodes write at once" + on_ranks(hits)
     )
     fix = (
-        "'Stale file handle' (ESTALE) is NFS saying the file this process held was removed or replaced by "
-        "another client. Triton (and torch.compile's Inductor) write compiled kernels into a cache folder "
+        f"{_ESTALE}. Triton (and torch.compile's Inductor) write compiled kernels into a cache folder "
         "(~/.triton/cache, /tmp/torchinductor_<user>); when that folder is on a home or project share every node "
         "compiles into the same files at once. Give each node (or pod) a local cache: export "
         "TRITON_CACHE_DIR=/tmp/triton_cache (and TORCHINDUCTOR_CACHE_DIR=/tmp/inductor_cache) in the job script "
         "before the launcher starts, or a per-rank folder under a local disk."
     )
     return summary, fix
-
-
-COMPILE_CACHE_SHARED = Recogniser(
-    # CPython's OSError for ESTALE; it is this kind where the log shows Triton's or Inductor's cache
-    kind="compile_cache_shared",
-    title="a kernel-compilation cache on a shared file system",
-    anchors=(_STALE,),
-    templates=("system:estale-stale-file-handle",),
-    absorbs=("shared_filesystem_io",),  # the general reading of the same line (environment.py)
-    facts=(_STALE_PATH,),
-    requires=("saw_compile_cache",),
-    describe=_compile_cache,
-)
 
 
 def _datasets_cache(hits: list[Hit], ctx: Context) -> tuple[str, str]:
@@ -370,8 +357,7 @@ def _datasets_cache(hits: list[Hit], ctx: Context) -> tuple[str, str]:
         "a network file system that another process or node rewrote" + on_ranks(hits)
     )
     fix = (
-        "'Stale file handle' (ESTALE) is NFS saying the file this process held was removed or replaced by "
-        "another client: here a file of the Hugging Face datasets cache (HF_DATASETS_CACHE, by default "
+        f"{_ESTALE}: here a file of the Hugging Face datasets cache (HF_DATASETS_CACHE, by default "
         "~/.cache/huggingface/datasets) that the ranks or another job rebuild while this one reads it. Prepare "
         "the dataset once before training (load_dataset / map on one process, or the trainer's preprocessing "
         "step) and train from the saved dataset, or point HF_DATASETS_CACHE at a local disk of each node; keep "
@@ -380,16 +366,29 @@ def _datasets_cache(hits: list[Hit], ctx: Context) -> tuple[str, str]:
     return summary, fix
 
 
-DATASET_CACHE_SHARED = Recogniser(
-    # CPython's OSError for ESTALE; it is this kind where the log shows the Hugging Face datasets cache
-    kind="dataset_cache_shared",
-    title="a datasets cache on a shared file system",
-    anchors=(_STALE,),
-    templates=("system:estale-stale-file-handle",),
-    absorbs=("shared_filesystem_io",),  # the general reading of the same line (environment.py)
-    facts=(_STALE_PATH,),
-    requires=("saw_datasets_cache",),
-    describe=_datasets_cache,
+def _stale_cache(kind: str, title: str, cache_seen: str, describe) -> Recogniser:
+    """CPython's OSError for ESTALE, read as the cache the log shows (``cache_seen``, a context fact) on a shared
+    file system; it takes in the general reading of the same line (`environment.SHARED_FILESYSTEM_IO`)."""
+    return Recogniser(
+        kind=kind,
+        title=title,
+        anchors=(_STALE,),
+        templates=("system:estale-stale-file-handle",),
+        absorbs=("shared_filesystem_io",),
+        facts=(_STALE_PATH,),
+        requires=(cache_seen,),
+        describe=describe,
+    )
+
+
+COMPILE_CACHE_SHARED = _stale_cache(
+    "compile_cache_shared",
+    "a kernel-compilation cache on a shared file system",
+    "saw_compile_cache",
+    _compile_cache,
+)
+DATASET_CACHE_SHARED = _stale_cache(
+    "dataset_cache_shared", "a datasets cache on a shared file system", "saw_datasets_cache", _datasets_cache
 )
 
 
