@@ -8,7 +8,8 @@ start-up (torch's import, 2-3 s of CPU) is over before the ranks' first steps ar
 writes to rank 0's stderr, where it says its verdicts. It learns where the windows are once the process group
 exists (`connect`: the job's TCPStore, reached by its address), and at the end that the run is over (`finish`):
 it then waits for the ranks' end marks, judges what is left, says the summary, writes the files and exits,
-while rank 0 waits for it (at most `FINISH_TIMEOUT` seconds). Told nothing (`stop`), it exits. Ctrl-C does not
+while rank 0 waits for it (at most `FINISH_TIMEOUT` seconds). Told nothing (`stop`), it exits, at once: torch's
+import runs in a thread meanwhile (on a loaded machine, at its lower priority, it took over 30 s). Ctrl-C does not
 stop it on its own: it stops, without a word, as soon as rank 0 is gone (its pipe from rank 0 closes, or its
 parent changes), so whatever stops rank 0 stops it too. It runs at a lower priority than the ranks.
 
@@ -25,6 +26,7 @@ import selectors
 import signal
 import subprocess
 import sys
+import threading
 from collections.abc import Callable
 from pathlib import Path
 
@@ -103,14 +105,22 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C reaches rank 0, which tells the judge or goes away
     _yield_to_training()
-    import torch.distributed as dist  # the start-up's cost, paid while rank 0 is still setting up
-
-    from torchdoctor.stragglers import results
-
+    # the start-up's cost (torch's import), paid while rank 0 is still setting up, in a thread: a judge told
+    # nothing, or whose rank 0 is gone, leaves at once, not once a slow import on a busy machine is over
+    importing = threading.Thread(target=_import_torch, name="torchdoctor-judge-import", daemon=True)
+    importing.start()
     lines = _lines(args.parent)
     where = next(lines, "").split(maxsplit=4)
     if len(where) != 5 or where[0] != "judge":
-        return 0  # nothing to judge, or rank 0 is gone: nothing to say to anyone
+        os._exit(0)  # nothing to judge, or rank 0 is gone: nothing to say to anyone (the import left behind)
+    while importing.is_alive():  # rank 0 may go while the import is still under way (a loaded machine)
+        importing.join(POLL_SECONDS)
+        if os.getppid() != args.parent:
+            os._exit(0)
+    import torch.distributed as dist
+
+    from torchdoctor.stragglers import results
+
     _, host, port, world_size, prefix = where
     try:
         store = dist.PrefixStore(prefix, _client(dist, host, int(port)))
@@ -125,6 +135,15 @@ def main(argv: list[str] | None = None) -> int:
         return 0  # rank 0 is gone without finishing: nothing to say to anyone
     results.report(aggregator, aggregator.finish(), args.dir, _say)
     return 0
+
+
+def _import_torch() -> None:
+    """torch.distributed's import (2-3 s of CPU), off the judge's main thread; a failure is the main thread's
+    to meet, importing it again."""
+    try:
+        import torch.distributed  # noqa: F401 - imported for its cost, used by `main`
+    except Exception:  # noqa: BLE001 - raised again where it is used
+        pass
 
 
 def _yield_to_training() -> None:
