@@ -9,7 +9,9 @@ collectives of each step the rank notes the group and the wall-clock time it arr
 ranks tells who arrived last (the straggler) and who waited (its victims).
 
 Every `WINDOW` steps the rank publishes its rows under one store key (`window_key`), which rank 0 reads
-(`torchdoctor.stragglers.aggregate`): one ``set`` per rank per window, never a collective.
+(`torchdoctor.stragglers.aggregate`): one ``set`` per rank per window, never a collective. With them, how long
+the rank's other threads (gloo's, NCCL's proxies: its communication) waited for a CPU over the window's steps
+(``threads_waited``, `torchdoctor.stragglers.threads`): a collective left late for that is not a slow link.
 """
 
 from __future__ import annotations
@@ -19,6 +21,8 @@ import socket
 import threading
 import time
 from typing import Any
+
+from torchdoctor.stragglers.threads import OtherThreads
 
 try:
     import resource
@@ -78,6 +82,7 @@ class StepRecord:
         self._runq_begin = 0.0
         self._slices_begin = 0
         self._preempted_begin = 0
+        self._others: OtherThreads | None = None  # the rank's other threads, from its first step
 
     def _reset(self, now: float, cpu_now: float) -> None:
         self.begin, self.cpu_begin = now, cpu_now
@@ -130,6 +135,10 @@ class StepRecord:
         preempted_now = self._preempted()
         if not self._started:  # the first boundary starts the first step
             self._started = True
+            if self._others is None:
+                self._others = OtherThreads()
+            else:
+                self._others.waited()  # restarted: the first window's threads count from here
             self._reset(now, cpu_now)
             self._runq_begin, self._slices_begin = runq or 0.0, slices or 0
             self._preempted_begin = preempted_now or 0
@@ -189,6 +198,8 @@ class StepRecord:
                 return
             first = self.steps - len(self.rows)
             payload = {"first_step": first, "host": self.host, "rows": self.rows}
+            if self._others is not None:
+                payload["threads_waited"] = self._others.waited()
             self.rows = []
             self.latest = first // self.window
             self.publish(self.latest, payload)

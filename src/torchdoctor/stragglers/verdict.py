@@ -114,6 +114,7 @@ class RankWindow:
     spread: dict[str, float] = field(
         default_factory=dict
     )  # step-to-step spread (MAD) of data, compute, transfer
+    threads: float | None = None  # per step, its other threads' waiting for a CPU (None: not read)
 
     @property
     def own(self) -> float:
@@ -149,7 +150,17 @@ CAUSE_OF = {
     "cpu": "device",
     "offcpu": "host",
     "transfer": "communication",
+    "threads": "host",  # `THREADS`: the collectives, long for the rank's other threads waiting for a CPU
 }
+# The collectives named `host`, not `communication`, where the rank's other threads (gloo's, NCCL's proxy
+# threads) waited for a CPU longer than usual by as much as the collectives took longer, and by at least
+# THREADS_FLOOR of the peers' own work (a rise within the windows' noise explains nothing). Seen in healthy
+# runs on a loaded 2-core VM (2026-11-29): the two `communication` false alarms of 6,000 steps were a rank
+# whose collectives took 9-12 ms longer while its other threads waited 11-15 ms per step more than usual;
+# in planted slow links (sleeps after the all-reduce) those threads' rise was 0.4-1.7 ms, at 5-10% of a
+# ~20 ms step.
+THREADS = "threads"
+THREADS_FLOOR = 0.1
 TRANSFER = PARTS.index("transfer")
 # The own work less the waiting for a CPU: what the rank did or waited for by itself. Where ranks share cores
 # (more ranks than cores) one that sleeps in next() hands its core to the others and waits less for it
@@ -206,9 +217,39 @@ def rank_windows(
         }
         result[rank] = RankWindow(
             rank, str(window[rank].get("host", "?")), step, data, comm, compute, cpu, rank_late, rank_wait,
-            transfer, last[rank] / max(1, len(late[rank])), spread,
+            transfer, last[rank] / max(1, len(late[rank])), spread, _per_step(window[rank], steps),
         )  # fmt: skip
     return result
+
+
+def _per_step(figures: Mapping[str, Any], steps: int) -> float | None:
+    """The rank's other threads' waiting for a CPU per step over the window (`record`'s ``threads_waited``),
+    or None where it was not read (not Linux, or a recording from before it was)."""
+    waited = figures.get("threads_waited")
+    return float(waited) / steps if isinstance(waited, (int, float)) and steps else None
+
+
+def _threads_excess(verdict: WindowVerdict) -> dict[int, float]:
+    """Per rank of one window: its other threads' waiting for a CPU per step over its peers' median (ranks
+    without the figure, or with no peer that has it, left out)."""
+    read = {rank: r.threads for rank, r in verdict.ranks.items() if r.threads is not None}
+    if len(read) < 2:
+        return {}
+    return {rank: value - _median(v for r, v in read.items() if r != rank) for rank, value in read.items()}
+
+
+def _threads_rise(windows: list[WindowVerdict], rank: int, usual: float | None) -> float:
+    """How much longer the rank's other threads (its communication threads among them) waited for a CPU per
+    step over the stretch than usually, against their peers: the median over the stretch's windows of
+    `_threads_excess` less its usual median (0 where either is not known)."""
+    values = [
+        excess[rank]
+        for excess in (_threads_excess(v) for v in windows if v.first_step >= WARMUP)
+        if rank in excess
+    ]
+    if usual is None or not values:
+        return 0.0
+    return max(0.0, _median(values) - usual)
 
 
 def _mad(values: list[float]) -> float:
@@ -317,6 +358,7 @@ def judge_stretch(
     windows: list[WindowVerdict],
     usual: Mapping[int, list[tuple[float, float, bool]]] | None = None,
     usual_load: float | None = None,
+    usual_threads: Mapping[int, float] | None = None,
 ) -> Stretch:
     """The straggler or None, how much slower, the cause, in words, the figures over the steps of
     ``windows``: each rank's parts against the median of its peers' on the same steps, less the rank's
@@ -356,6 +398,7 @@ def judge_stretch(
         if not habit[TRANSFER][2]:  # leaves last by habit: its exits' lateness is the algorithm's
             rows = _without_exits(rows)
         rise = _waiting_rise(rows, habit, peers_parts[rank], usual_load)
+        threads = _threads_rise(windows, rank, (usual_threads or {}).get(rank))
         slower_overall, own_middle, own_error, own_ahead = _whole(rows, 0, habit, peers_own)
         slower_work, work_middle, work_error, work_ahead = _whole(rows, WORK, habit, peers_own)
         figures = [
@@ -388,12 +431,12 @@ def judge_stretch(
                 and middle >= max(MIN_SECONDS, SLOWER * peers_own, NOISE_MARGIN * error)
                 and (name != "transfer" or middle >= 2 * rise)
             ):
-                passed.append((middle, name))
+                passed.append((middle, _link_or_threads(name, middle, threads, peers_own)))
         if not habit[TRANSFER][2] and usual_load is not None:
             slowed = _leaver_slowed(leaver_rows, habit, peers_own, rise)
             figures.append(slowed[1])
             if slowed[0] is not None:
-                passed.append((slowed[0], "transfer"))
+                passed.append((slowed[0], _link_or_threads("transfer", slowed[0], threads, peers_own)))
         if passed:
             peer_cpu = _median(row[PARTS.index("cpu")] for row in peers_parts[rank])
             peer_off = _median(row[OFFCPU] for row in peers_parts[rank])
@@ -401,6 +444,8 @@ def judge_stretch(
             middle, name = _first_cause({part: m for m, part in passed}, per_cpu)
             if best is None or middle / peers_own > best[0]:
                 best = (middle / peers_own, rank, name)
+        if threads:
+            figures.append(f"other threads waiting for a CPU {threads * 1000:+.1f} ms per step beyond usual")
         reasons.append(
             f"rank {rank} over {n} steps: own {own_middle / peers_own:+.1%} of the peers' "
             f"{_ms(peers_own)} beyond usual {habit[0][0] * 1000:+.1f} ms ({own_ahead:.0%} ahead, "
@@ -410,12 +455,41 @@ def judge_stretch(
         return Stretch(None, 0.0, None, "", "; ".join(reasons))
     slower, rank, part = best
     habit = usual[rank] if usual is not None else None
-    return Stretch(
-        rank,
-        slower,
-        CAUSE_OF[part],
-        _cause_text(part, mine[rank], peers_parts[rank], habit[PARTS.index(part)][0] if habit else 0.0),
-        "; ".join(reasons),
+    text = _cause_text(
+        "transfer" if part == THREADS else part,
+        mine[rank],
+        peers_parts[rank],
+        habit[PARTS.index("transfer" if part == THREADS else part)][0] if habit else 0.0,
+    )
+    if part == THREADS:
+        text = _threads_text(windows, rank, text)
+    return Stretch(rank, slower, CAUSE_OF[part], text, "; ".join(reasons))
+
+
+def _link_or_threads(part: str, excess: float, threads: float, peers_own: float) -> str:
+    """``part``, or `THREADS` where it is the collectives (`transfer`) and the rank's other threads waited
+    for a CPU longer than usual by as much as its collectives were longer, and by at least `THREADS_FLOOR` of
+    the peers' own work: the machine kept its communication threads off a CPU, its link is not slower."""
+    if part == "transfer" and threads >= max(excess, THREADS_FLOOR * peers_own):
+        return THREADS
+    return part
+
+
+def _threads_text(windows: list[WindowVerdict], rank: int, collectives: str) -> str:
+    """The cause in words where the collectives were long for the rank's other threads waiting for a CPU:
+    their waiting per step, median over the windows, against the peers', and the collectives' figures."""
+    judged = [v for v in windows if v.first_step >= WARMUP and rank in v.ranks]
+    own = [v.ranks[rank].threads for v in judged if v.ranks[rank].threads is not None]
+    peers = [
+        _median(r.threads for other, r in v.ranks.items() if other != rank and r.threads is not None)
+        for v in judged
+        if any(other != rank and r.threads is not None for other, r in v.ranks.items())
+    ]
+    figures = collectives.removeprefix("communication (").removesuffix(")")
+    return (
+        f"host (its other threads, its communication's among them, kept waiting for a CPU "
+        f"{_ms(_median(own))} per step vs median {_ms(_median(peers))}: its cores are shared with other "
+        f"processes, the link is not slower; {figures})"
     )
 
 
@@ -505,6 +579,7 @@ class Usual:
     on the steps taken as healthy (`BASELINE`, `SETTLE`, `HISTORY`)."""
 
     steps: dict[int, list[list[float]]] = field(default_factory=dict)  # rank -> per step: excess per part
+    threads: dict[int, list[float]] = field(default_factory=dict)  # rank -> per window: `_threads_excess`
     waits: list[float] = field(default_factory=list)  # per step: the ranks' median wait for a CPU
     taken: int = 0  # steps taken so far (the first BASELINE form it)
     _figures: dict | None = field(default=None, repr=False)  # what `figures` found, at `_figured` steps
@@ -519,6 +594,10 @@ class Usual:
             kept = self.steps.setdefault(rank, [])
             kept.extend(differences)
             del kept[:-HISTORY]
+        for rank, excess in _threads_excess(verdict).items():
+            kept = self.threads.setdefault(rank, [])
+            kept.append(excess)
+            del kept[: -max(1, HISTORY // max(1, verdict.steps))]
         for index in range(min((len(steps) for steps in compared.values()), default=0)):
             self.waits.append(_median(steps[index][0][OFFCPU] for steps in compared.values()))
         del self.waits[:-HISTORY]
@@ -527,6 +606,11 @@ class Usual:
     def load(self) -> float | None:
         """The ranks' usual wait for a CPU per step (None before any step is in)."""
         return _median(self.waits) if self.waits else None
+
+    def threads_usual(self) -> dict[int, float]:
+        """Per rank: the median of its other threads' waiting for a CPU per step over its peers' (ranks
+        whose windows never had the figure left out)."""
+        return {rank: _median(values) for rank, values in self.threads.items() if values}
 
     def ready(self) -> bool:
         """Whether the first `BASELINE` steps are in."""
@@ -610,13 +694,15 @@ def _first_cause(passed: dict[str, float], per_cpu: float) -> tuple[float, str]:
     work = {name: passed[name] for name in ("data", "cpu") if name in passed}
     if "offcpu" in passed:
         beyond = passed["offcpu"] - passed.get("cpu", 0.0) * per_cpu
-        if beyond >= 2 * max(work.values(), default=0.0) and passed["offcpu"] >= passed.get("transfer", 0.0):
+        collectives = passed.get("transfer", passed.get(THREADS, 0.0))
+        if beyond >= 2 * max(work.values(), default=0.0) and passed["offcpu"] >= collectives:
             return passed["offcpu"], "offcpu"
     if work:
         part = max(work, key=lambda name: work[name])
         return work[part], part
-    if "transfer" in passed:
-        return passed["transfer"], "transfer"
+    for part in ("transfer", THREADS):
+        if part in passed:
+            return passed[part], part
     return passed["offcpu"], "offcpu"
 
 
@@ -696,7 +782,9 @@ class Tracker:
         if not self.usual.ready():
             self.usual.add(verdict)
             return None
-        rank, slower, cause, text, reason = judge_stretch(recent, self.usual.figures(), self.usual.load())
+        rank, slower, cause, text, reason = judge_stretch(
+            recent, self.usual.figures(), self.usual.load(), self.usual.threads_usual()
+        )
         verdict.reason = reason
         if rank is None:
             self.pending.append(verdict)
