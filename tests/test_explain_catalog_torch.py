@@ -233,6 +233,138 @@ NAMED = [
         "likely",
         ["29500"],
     ),
+    # fsdp/_init_utils.py, fully_sharded_data_parallel.py, wrap.py, _fully_shard/; nn/parallel/distributed.py
+    (
+        "ValueError: FSDP doesn't support scalar parameters. Change logit_scale to a 1D tensor with numel equal "
+        "to 1.\n",
+        "wrapper_usage",
+        "certain",
+        ["1-D tensor"],
+    ),
+    (
+        "RuntimeError: `clip_grad_norm_()` should only be called on the root FSDP instance\n",
+        "wrapper_usage",
+        "certain",
+        ["root"],
+    ),
+    (
+        "AssertionError: FSDP does not support deepcopy. Please use state dict for serialization.\n",
+        "wrapper_usage",
+        "certain",
+        ["copy.deepcopy", "before wrapping"],
+    ),
+    (
+        "RuntimeError: Modules with uninitialized parameters can't be used with `DistributedDataParallel`. Run a "
+        "dummy forward pass to correctly initialize the modules\n",
+        "wrapper_usage",
+        "certain",
+        ["dummy"],
+    ),
+    (
+        "ValueError: device_ids can only be None or contain a single element.\n",
+        "wrapper_usage",
+        "certain",
+        ["device_ids=[local_rank]"],
+    ),
+    (
+        "RuntimeError: FSDP only supports single device modules but got params on {device(type='cuda', index=0), "
+        "device(type='cuda', index=1)}\n",
+        "wrapper_usage",
+        "certain",
+        ["device_id"],
+    ),
+    (
+        "AssertionError: Child module Linear(in_features=8, out_features=8, bias=True) is already wrapped by "
+        "<class 'torch.distributed.fsdp.fully_sharded_data_parallel.FullyShardedDataParallel'>\n",
+        "wrapper_usage",
+        "certain",
+        ["auto_wrap_policy"],
+    ),
+    # device_mesh.py, _fully_shard/_fsdp_init.py: the mesh's names and dimensions
+    (
+        "KeyError: \"Invalid mesh_dim_names ('dp_shard',) specified. Valid mesh_dim_names are ['dp', 'tp'].\"\n",
+        "device_mesh_config",
+        "certain",
+        ["mesh['dp']"],
+    ),
+    (
+        "AssertionError: fully_shard expects a 1D or 2D DeviceMesh but got DeviceMesh('cuda', [[[0, 1], [2, 3]], "
+        "[[4, 5], [6, 7]]], mesh_dim_names=('pp', 'dp', 'tp'))\n",
+        "device_mesh_config",
+        "certain",
+        ["HSDP"],
+    ),
+    # cudart's error strings (cuda_runtime.tsv) as torch and NCCL print them
+    (
+        "RuntimeError: CUDA error: uncorrectable ECC error encountered\n",
+        "gpu_hardware_fault",
+        "certain",
+        ["nvidia-smi -q -d ECC", "Xid"],
+    ),
+    (
+        "misc/strongstream.cc:53 NCCL WARN Cuda failure 'uncorrectable NVLink error detected during the "
+        "execution'\n",
+        "gpu_hardware_fault",
+        "certain",
+        ["NVLink"],
+    ),
+    (
+        "RuntimeError: Unexpected error from cudaGetDeviceCount(). Did you run some cuda functions before calling "
+        "NumCudaDevices() that might have already set an error? Error 802: system not yet initialized\n",
+        "fabric_manager",
+        "certain",
+        ["nvidia-fabricmanager"],
+    ),
+    (
+        "RuntimeError: CUDA error: CUDA driver is a stub library\n",
+        "cuda_unavailable",
+        "certain",
+        ["stubs", "LD_LIBRARY_PATH"],
+    ),
+    (
+        "RuntimeError: CUDA error: no CUDA-capable device is detected\n",
+        "cuda_unavailable",
+        "likely",
+        ["CUDA_VISIBLE_DEVICES"],
+    ),
+    (
+        "RuntimeError: CUDA error: system has unsupported display driver / cuda driver combination\n",
+        "cuda_unavailable",
+        "certain",
+        ["cuda-compat"],
+    ),
+    (
+        "RuntimeError: CUDA error: the provided PTX was compiled with an unsupported toolchain.\n",
+        "driver_too_old",
+        "certain",
+        ["PTX", "TORCH_CUDA_ARCH_LIST"],
+    ),
+    # NCCL WARNs: os/linux.cc's mmap of the /dev/shm segment, net_ib/init.cc, enqueue.cc
+    (
+        "node3:2231:2290 [1] NCCL WARN Error: Could not map /dev/shm/nccl-Xk2P1a size 9637888, error: Cannot "
+        "allocate memory (12)\n",
+        "nccl_system_error",
+        "certain",
+        ["/dev/shm", "9637888"],
+    ),
+    (
+        "node3:2231:2290 [0] NCCL WARN NET/IB : No IP interface found.\n",
+        "network_interface",
+        "certain",
+        ["NCCL_SOCKET_IFNAME"],
+    ),
+    (
+        "gpu1:88:88 [0] NCCL WARN Trying to send to self without a matching recv\n",
+        "collective_arguments",
+        "certain",
+        ["batch_isend_irecv"],
+    ),
+    (
+        "gpu1:88:88 [0] NCCL WARN FP8 reduction support begins with sm90 capable devices.\n",
+        "collective_arguments",
+        "certain",
+        ["sm90"],
+    ),
     # Utils.hpp recvBytes (torch 2.x): the store's host went away, a consequence
     (
         "torch.distributed.DistNetworkError: Failed to recv, got 0 bytes. Connection was likely closed. Did the "
@@ -284,6 +416,13 @@ NEAR_MISSES = [
     ),
     ("Failed to recv the answer from the config server, retrying\n", "peer_closed"),
     ("Your training graph looks fine: all parameters received grad\n", "ddp_unused_parameters"),
+    # another wrapper's words, not FSDP's wrap.py
+    ("ValueError: The model is already wrapped by DistributedDataParallel.\n", "wrapper_usage"),
+    ("Mesh dimension 'dp' has size 4 on this rank\n", "device_mesh_config"),
+    ("WARNING: logging system not yet initialized, using defaults\n", "fabric_manager"),
+    ("ECC errors: none (corrected ECC error count 0)\n", "gpu_hardware_fault"),
+    ("KeyError: Could not map the label 'cat' to an index\n", "nccl_system_error"),
+    ("gpu1:88:88 [0] NCCL WARN Trying to send to rank 3 which is not connected\n", "collective_arguments"),
 ]
 
 

@@ -23,6 +23,7 @@ from torchdoctor.explain.kinds import (
     dtypes,
     environment,
     fsdp_config,
+    gpu_faults,
     gpus,
     kernel,
     launchers,
@@ -33,11 +34,13 @@ from torchdoctor.explain.kinds import (
     ranks,
     train,
     versions,
+    wrapper_usage,
 )
 from torchdoctor.explain.recognisers import Recogniser
 
 RECOGNISERS: tuple[Recogniser, ...] = (
     *cuda.RECOGNISERS,
+    *gpu_faults.RECOGNISERS,
     *deepspeed.RECOGNISERS,
     *libraries.RECOGNISERS,
     *build.RECOGNISERS,
@@ -46,6 +49,7 @@ RECOGNISERS: tuple[Recogniser, ...] = (
     *checkpoint.RECOGNISERS,
     *checkpoint_paths.RECOGNISERS,
     *fsdp_config.RECOGNISERS,
+    *wrapper_usage.RECOGNISERS,
     *accelerate_state.RECOGNISERS,
     *kernel.RECOGNISERS,
     *launchers.RECOGNISERS,

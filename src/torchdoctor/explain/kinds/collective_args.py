@@ -67,7 +67,8 @@ _CLASSES = (
         "Bitwise ops (ReduceOp.BAND / BOR / BXOR) reduce integer and bool tensors only; MAX, MIN and PRODUCT "
         "have no order or product over complex tensors (reduce torch.view_as_real(t) instead); gloo has no "
         "PREMUL_SUM or AVG (all_reduce with ReduceOp.SUM, then divide by the world size) and sums sparse "
-        "tensors only (ReduceOp.SUM). Use ReduceOp.SUM, or cast the tensor to a type the op takes.",
+        "tensors only (ReduceOp.SUM); NCCL reduces fp8 tensors only on sm90 (Hopper) GPUs and newer. Use "
+        "ReduceOp.SUM, or cast the tensor to a type the op takes (fp8 to bf16 before the collective).",
     ),
     (
         "tensor_mismatch",
@@ -89,7 +90,8 @@ _CLASSES = (
         "self_peer",
         "a rank sends to or receives from itself",
         "send/recv (isend/irecv) take another rank as dst/src: check how the peer is computed (e.g. (rank + 1) "
-        "% world_size), and skip the exchange when the group has one rank.",
+        "% world_size), and skip the exchange when the group has one rank; NCCL takes a send to itself only "
+        "with the matching recv in the same batch_isend_irecv group.",
     ),
 )
 
@@ -175,6 +177,11 @@ COLLECTIVE_ARGUMENTS = Recogniser(
         "torch_cpp:reduce-scatter-only-supports-output",
         "torch_cpp:tensors-in-the-nested-tensor-vectors",
         "torch:invalid-usage-of-tensors-with-different",
+        # NCCL src/enqueue.cc: a send to (recv from) the rank itself without its pair in the same group;
+        # an fp8 reduction on a GPU older than sm90
+        "nccl:trying-to-send-to-self-without",
+        "nccl:trying-to-recv-to-self-without",
+        "nccl:fp8-reduction-support-begins-with-sm90",
         "torch:monitored-barrier-is-only-implemented-for",  # distributed_c10d.py, before the backend is asked
         # get_group_rank / get_global_rank, through which a collective on a sub-group translates src / dst
         "torch:global-rank-is-not-part-of",
@@ -231,6 +238,8 @@ COLLECTIVE_ARGUMENTS = Recogniser(
         "reduce_scatter only supports 1 output",
         "tensors in the nested tensor vectors need to",
         "Invalid usage of tensors with different dtypes",
+        "to self without a matching ",
+        "FP8 reduction support begins with sm90 capable devices",
     ),
     # "Invalid function argument" only as _check_single_tensor / _check_tensor_list word it (torch 1.x: "to be
     # of type torch.Tensor."), with the type it got on its second line
@@ -253,7 +262,8 @@ COLLECTIVE_ARGUMENTS = Recogniser(
         r"GLOO backend)|"
         r"(?P<reduce_op>Cannot use ReduceOp\.(?:BAND|BOR|BXOR) with non-integral dtype|Cannot use "
         r"ReduceOp\.(?:PREMUL_SUM|AVG) with Gloo|unsupported reduction operation \(allreduce of sparse tensors only "
-        r"works with ReduceOp\.SUM\)|all_reduce does not support ?[\w.]{1,40} ?on complex tensors)|"
+        r"works with ReduceOp\.SUM\)|all_reduce does not support ?[\w.]{1,40} ?on complex tensors|FP8 reduction "
+        r"support begins with sm90 capable devices)|"
         r"(?P<tensor_mismatch>ProcessGroupGloo::\w{1,40}: (?:tensors must all (?:have the same type|be on the same "
         r"device)|input and output tensors must (?:have the same (?:type|size)|be on the same device)|output "
         r"tensor and input tensor must be on the same type of device|requires input/output tensor lists to have "
@@ -262,7 +272,7 @@ COLLECTIVE_ARGUMENTS = Recogniser(
         r"with different dtypes ?Found [^\n]{1,80})|"
         r"(?P<not_in_group>(?:Global|Group) rank \d+ is not part of group [^\n]{1,160})|"
         r"(?P<self_peer>Invalid (?:destination|source) rank: (?:destination|source) rank should not be the "
-        r"same as the rank of the current process)"
+        r"same as the rank of the current process|Trying to (?:send|recv) to self without a matching (?:recv|send))"
     ),
     span=1,
     # every message names its own cause ("Invalid usage" of dtypes is the check's word, not NCCL's invalid usage):

@@ -665,6 +665,9 @@ NETWORK_INTERFACE = Recogniser(
         # transport/net_ib/p2p.cc (2.30+): a work completion in error, before the completion line that names its
         # status (ncclRemoteError when resiliency is off)
         "nccl:net-ib-got-cqe-with-error",
+        # transport/net_ib/init.cc: no IP interface for the IB transport's out-of-band connections
+        # (NCCL_SOCKET_IFNAME matching none, or more than one; ncclInternalError)
+        "nccl:net-ib-no-ip-interface-found",
     ),
     title="network interface problem",
     anchors=(
@@ -691,6 +694,7 @@ NETWORK_INTERFACE = Recogniser(
         "verify NCCL_OOB_NET_IFNAME",
         "device counts across ranks (min ",
         "NET/IB: Got CQE with error",
+        "NET/IB : No IP interface found",
     ),
     match=R(
         r"no socket interface found|Unable to find address for|is neither AF_INET|Got completion|Call to ibv_|"
@@ -702,10 +706,13 @@ NETWORK_INTERFACE = Recogniser(
         r"pair\.cc:\d+\] connect\s{1,3}\[?[^\s\]]{1,255}\]?:\d+: |verify NCCL_OOB_NET_IFNAME|"
         # the WARN, not the INFO line NCCL prints instead when told to ignore the mismatch
         r"Detected mixed local (?:Coll)?Net device counts across ranks \(min \d+, max \d+\)\. Set |"
-        r"NET/IB: Got CQE with error \(devIndex"
+        r"NET/IB: Got CQE with error \(devIndex|NET/IB : No IP interface found"
     ),
     facts=(
-        R(r"(?P<what>Bootstrap : no socket interface found|No usable listening interface found)"),
+        R(
+            r"(?P<what>Bootstrap : no socket interface found|No usable listening interface found|NET/IB : No IP "
+            r"interface found)"
+        ),
         R(
             r"(?P<oob_ifname>no device found (?:matching|after excluding) (?:exactly )?(?P<oob_value>[^\s,]{0,100}), "
             r"verify NCCL_OOB_NET_IFNAME)"
