@@ -365,6 +365,29 @@ NAMED = [
         "certain",
         ["sm90"],
     ),
+    # rendezvous.py rendezvous(): a rank read from the environment and passed as a string
+    (
+        "RuntimeError: `rank` must be an integer. 0\n",
+        "process_group_args",
+        "certain",
+        ["int(os.environ['RANK'])"],
+    ),
+    (
+        "AssertionError: The url: tcp://10.1.2.3:23456?rank=0&world_size=2 has node-specific "
+        "arguments(rank, world_size) already.\n",
+        "process_group_args",
+        "certain",
+        ["once"],
+    ),
+    # elastic local_elastic_agent.py (torch 2.13): a worker in D-state
+    (
+        "E1129 07:31:02.114000 5120 torch/distributed/elastic/agent/server/local_elastic_agent.py:612] [default] "
+        "Worker pid=5377 stuck in uninterruptible sleep (D-state) for 600.0s (>= 600.0s); marking worker group "
+        "UNHEALTHY and disabling restarts.\n",
+        "worker_stuck_in_kernel",
+        "certain",
+        ["5377", "/proc/<pid>/stack"],
+    ),
     # Utils.hpp recvBytes (torch 2.x): the store's host went away, a consequence
     (
         "torch.distributed.DistNetworkError: Failed to recv, got 0 bytes. Connection was likely closed. Did the "
@@ -422,6 +445,12 @@ NEAR_MISSES = [
     ("WARNING: logging system not yet initialized, using defaults\n", "fabric_manager"),
     ("ECC errors: none (corrected ECC error count 0)\n", "gpu_hardware_fault"),
     ("KeyError: Could not map the label 'cat' to an index\n", "nccl_system_error"),
+    ("ValueError: `rank` must be an integer or None in the config\n", "process_group_args"),
+    (
+        "W1129 07:30:02.1 local_elastic_agent.py:598] [default] Worker pid=5377 entered uninterruptible sleep "
+        "(D-state); will mark UNHEALTHY if it remains for 600.0s.\n",
+        "worker_stuck_in_kernel",
+    ),
     ("gpu1:88:88 [0] NCCL WARN Trying to send to rank 3 which is not connected\n", "collective_arguments"),
 ]
 

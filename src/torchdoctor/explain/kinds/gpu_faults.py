@@ -1,10 +1,14 @@
-"""A GPU or the machine's GPU fabric that failed in hardware or is not ready: nothing in the script causes it.
+"""A GPU, the machine's GPU fabric or its kernel that failed or is not ready: nothing in the script causes it.
 
 The messages are the CUDA runtime's error strings (``cudaGetErrorString``, as torch's ``CUDA error: ...`` and
 NCCL's ``Cuda failure '...'`` print them; ``cuda_runtime.tsv``): cudaErrorECCUncorrectable (214),
 cudaErrorNvlinkUncorrectable (220) and cudaErrorSystemNotReady (802), the last of which the CUDA documentation
 explains as the system not ready for CUDA work: a driver daemon it needs is not running (on NVSwitch machines,
 the nvidia-fabricmanager service). Each is printed for that cause alone, so the finding is certain.
+
+torchrun's agent (torch 2.13: ``elastic/agent/server/local_elastic_agent.py``, ``elastic/multiprocessing/api.py``)
+says when a worker sits in uninterruptible kernel sleep (Linux D-state) past its limit, or does not exit after
+SIGKILL: the process waits inside a driver or a file system, which no signal interrupts.
 """
 
 from __future__ import annotations
@@ -75,4 +79,35 @@ FABRIC_MANAGER = Recogniser(
     describe=_fabric,
 )
 
-RECOGNISERS = (GPU_HARDWARE_FAULT, FABRIC_MANAGER)
+
+def _d_state(hits: list[Hit], ctx: Context) -> tuple[str, str]:
+    facts = merged(hits)
+    pid = facts.get("pid")
+    return (
+        f"a worker{' (pid ' + pid + ')' if pid else ''} is stuck in uninterruptible kernel sleep (D-state): it "
+        "waits inside a driver or a file system and no signal ends it" + on_ranks(hits),
+        "See where it waits: cat /proc/<pid>/stack and /proc/<pid>/wchan (as root), and the kernel log "
+        "(sudo dmesg -T | tail -100). An NVIDIA driver frame or an Xid in the log (a wedged GPU, a hung NCCL "
+        "collective in the driver): reset the GPU or recycle the host. An nfs / lustre / gpfs / fuse frame: the "
+        "shared file system stopped answering (a checkpoint or dataset on it); fix the mount or write to local "
+        "disk. A NIC driver frame (mlx5): the network adapter. The host usually has to be drained and rebooted; "
+        "restart the job from its last checkpoint elsewhere.",
+    )
+
+
+WORKER_STUCK_IN_KERNEL = Recogniser(
+    kind="worker_stuck_in_kernel",
+    title="a worker stuck in uninterruptible kernel sleep (D-state)",
+    templates=("torch:worker-pid-stuck-in-uninterruptible-sleep", "torch:process-did-not-exit-after-within"),
+    anchors=(
+        "stuck in uninterruptible sleep (D-state)",
+        "Worker may be in uninterruptible kernel sleep",
+    ),
+    facts=(
+        R(r"Worker pid=(?P<pid>\d{1,10}) stuck in uninterruptible sleep"),
+        R(r"Process (?P<pid>\d{1,10}) did not exit after"),
+    ),
+    describe=_d_state,
+)
+
+RECOGNISERS = (GPU_HARDWARE_FAULT, FABRIC_MANAGER, WORKER_STUCK_IN_KERNEL)
