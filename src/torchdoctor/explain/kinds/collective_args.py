@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 
-from torchdoctor.explain.recognisers import Context, Hit, Recogniser, merged, on_ranks
+from torchdoctor.explain.recognisers import Context, Hit, Recogniser, merged, on_ranks, refused
 
 R = re.compile
 
@@ -277,7 +277,7 @@ COLLECTIVE_ARGUMENTS = Recogniser(
     span=1,
     # every message names its own cause ("Invalid usage" of dtypes is the check's word, not NCCL's invalid usage):
     # certain whenever the match read which check refused the call
-    confirm=lambda hits, ctx: any(h.facts.get(fact) for h in hits for fact, _, _ in _CLASSES),
+    confirm=refused(_CLASSES),
     describe=_collective_args,
 )
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import re
 
-from torchdoctor.explain.recognisers import Context, Hit, Recogniser, merged, on_ranks
+from torchdoctor.explain.recognisers import Recogniser, describe_refusal, refused
 
 R = re.compile
 
@@ -77,14 +77,6 @@ _CLASSES = (
         "your own that builds the batch (nested and sparse tensors always need one).",
     ),
 )
-
-
-def _options(hits: list[Hit], ctx: Context) -> tuple[str, str]:
-    facts = merged(hits)
-    for fact, what, fix in _CLASSES:
-        if facts.get(fact):
-            return f"{what}: {' '.join(facts[fact].split())[:200]}" + on_ranks(hits), fix
-    return "a DataLoader was built with options torch refuses" + on_ranks(hits), _CLASSES[0][2]
 
 
 DATALOADER_OPTIONS = Recogniser(
@@ -182,8 +174,8 @@ DATALOADER_OPTIONS = Recogniser(
     ),
     # every message names its own cause ("timeout" in a check of the option's value is the option's name, not a
     # timeout that happened): certain whenever the match read which check refused the call
-    confirm=lambda hits, ctx: any(h.facts.get(fact) for h in hits for fact, _, _ in _CLASSES),
-    describe=_options,
+    confirm=refused(_CLASSES),
+    describe=describe_refusal(_CLASSES, "a DataLoader was built with options torch refuses"),
 )
 
 RECOGNISERS = (DATALOADER_OPTIONS,)

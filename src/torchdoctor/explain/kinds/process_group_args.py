@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import re
 
-from torchdoctor.explain.recognisers import Context, Hit, Recogniser, merged, on_ranks
+from torchdoctor.explain.recognisers import Context, Hit, Recogniser, merged, on_ranks, refused
 
 R = re.compile
 
@@ -217,7 +217,7 @@ INIT_CALL = Recogniser(
     ),
     # every message names its own cause ("timeout" in the timedelta check is the argument's name, not a timeout
     # that happened): certain whenever the match read which check refused the call
-    confirm=lambda hits, ctx: any(h.facts.get(fact) for h in hits for fact, _, _ in _CLASSES),
+    confirm=refused(_CLASSES),
     describe=_init_call,
 )
 

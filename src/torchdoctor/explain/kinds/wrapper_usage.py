@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 
-from torchdoctor.explain.recognisers import Context, Hit, Recogniser, merged, on_ranks
+from torchdoctor.explain.recognisers import Recogniser, describe_refusal
 
 R = re.compile
 
@@ -90,14 +90,6 @@ _CLASSES = (
 )
 
 
-def _wrapper(hits: list[Hit], ctx: Context) -> tuple[str, str]:
-    facts = merged(hits)
-    for fact, what, fix in _CLASSES:
-        if facts.get(fact):
-            return f"{what}: {' '.join(facts[fact].split())[:200]}" + on_ranks(hits), fix
-    return "a DDP or FSDP wrapper was used in a way torch refuses" + on_ranks(hits), _CLASSES[0][2]
-
-
 WRAPPER_USAGE = Recogniser(
     kind="wrapper_usage",
     title="a DDP or FSDP wrapper used in a way torch refuses",
@@ -153,7 +145,7 @@ WRAPPER_USAGE = Recogniser(
         r"(?P<ignored_root>Trying to ignore the top-level module passed into the FSDP constructor)|"
         r"(?P<orig_params>Not all FSDP modules have the same _use_orig_params value)"
     ),
-    describe=_wrapper,
+    describe=describe_refusal(_CLASSES, "a DDP or FSDP wrapper was used in a way torch refuses"),
 )
 
 RECOGNISERS = (WRAPPER_USAGE,)
