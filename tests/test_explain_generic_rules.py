@@ -180,7 +180,8 @@ def test_a_launchers_summary_follows_the_workers_own_error():
         "Traceback (most recent call last):\n"
         '  File "/home/u/train.py", line 12, in <module>\n'
         "    main()\n"
-        "ValueError: batch_size should be a positive integer value, but got batch_size=0\n"
+        # a worker's error no kind names (sampler.py's batch_size check now is dataloader_options)
+        "ValueError: warmup_ratio must lie in [0, 1), got 1.5\n"
         + template("system:subprocess-non-zero-exit", "['/usr/bin/python', 'train.py']", "1")
         + "\n"
     )

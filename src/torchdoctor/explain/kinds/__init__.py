@@ -17,11 +17,13 @@ from torchdoctor.explain.kinds import (
     collective_args,
     comm,
     cuda,
+    dataloader_options,
     datasets,
     deepspeed,
     dtypes,
     environment,
     fsdp_config,
+    gpu_faults,
     gpus,
     kernel,
     launchers,
@@ -32,11 +34,13 @@ from torchdoctor.explain.kinds import (
     ranks,
     train,
     versions,
+    wrapper_usage,
 )
 from torchdoctor.explain.recognisers import Recogniser
 
 RECOGNISERS: tuple[Recogniser, ...] = (
     *cuda.RECOGNISERS,
+    *gpu_faults.RECOGNISERS,
     *deepspeed.RECOGNISERS,
     *libraries.RECOGNISERS,
     *build.RECOGNISERS,
@@ -45,6 +49,7 @@ RECOGNISERS: tuple[Recogniser, ...] = (
     *checkpoint.RECOGNISERS,
     *checkpoint_paths.RECOGNISERS,
     *fsdp_config.RECOGNISERS,
+    *wrapper_usage.RECOGNISERS,
     *accelerate_state.RECOGNISERS,
     *kernel.RECOGNISERS,
     *launchers.RECOGNISERS,
@@ -52,6 +57,7 @@ RECOGNISERS: tuple[Recogniser, ...] = (
     *collective_args.RECOGNISERS,
     *train.RECOGNISERS,
     *datasets.RECOGNISERS,
+    *dataloader_options.RECOGNISERS,
     *dtypes.RECOGNISERS,
     *environment.RECOGNISERS,
     *autograd.RECOGNISERS,

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 
-from torchdoctor.explain.recognisers import Context, Hit, Recogniser, merged, on_ranks
+from torchdoctor.explain.recognisers import Context, Hit, Recogniser, merged, on_ranks, refused
 
 R = re.compile
 
@@ -62,6 +62,23 @@ _CLASSES = (
         "backend='gloo')). init_process_group(backend='cpu:gloo,cuda:nccl') gives each device its backend.",
     ),
     (
+        "reduce_op",
+        "the reduction op does not apply to these tensors on this backend",
+        "Bitwise ops (ReduceOp.BAND / BOR / BXOR) reduce integer and bool tensors only; MAX, MIN and PRODUCT "
+        "have no order or product over complex tensors (reduce torch.view_as_real(t) instead); gloo has no "
+        "PREMUL_SUM or AVG (all_reduce with ReduceOp.SUM, then divide by the world size) and sums sparse "
+        "tensors only (ReduceOp.SUM); NCCL reduces fp8 tensors only on sm90 (Hopper) GPUs and newer. Use "
+        "ReduceOp.SUM, or cast the tensor to a type the op takes (fp8 to bf16 before the collective).",
+    ),
+    (
+        "tensor_mismatch",
+        "the tensors of one collective differ in dtype, size or device",
+        "Every tensor of one collective call has the input's dtype, shape and device: build outputs with "
+        "torch.empty_like(input) (or .to(input.dtype) / .to(input.device) before the call); a mixed-precision "
+        "model gives tensors of different dtypes (gather the fp32 and bf16 ones in separate calls). On gloo, "
+        "gather / scatter take their list only on the root (None or [] on every other rank).",
+    ),
+    (
         "not_in_group",
         "a rank outside a sub-group was looked up in it (most often a collective's src / dst on that group)",
         "src / dst of a collective on a sub-group are global ranks: pass one of the group's ranks, e.g. "
@@ -73,7 +90,8 @@ _CLASSES = (
         "self_peer",
         "a rank sends to or receives from itself",
         "send/recv (isend/irecv) take another rank as dst/src: check how the peer is computed (e.g. (rank + 1) "
-        "% world_size), and skip the exchange when the group has one rank.",
+        "% world_size), and skip the exchange when the group has one rank; NCCL takes a send to itself only "
+        "with the matching recv in the same batch_isend_irecv group.",
     ),
 )
 
@@ -125,6 +143,45 @@ COLLECTIVE_ARGUMENTS = Recogniser(
         "torch_cpp:backend-does-not-support-reduce-scatter",
         "torch_cpp:backend-does-not-support-alltoall-base",
         "torch_cpp:backend-does-not-support-monitoredbarrier-only",
+        "torch_cpp:backend-does-not-support-broadcast",
+        "torch_cpp:backend-does-not-support-allreduce",
+        "torch_cpp:backend-does-not-support-allreduce-sparse",
+        "torch_cpp:backend-does-not-support-reduce",
+        "torch_cpp:backend-does-not-support-allgather",
+        "torch_cpp:backend-does-not-support-gather",
+        "torch_cpp:backend-does-not-support-scatter",
+        "torch_cpp:backend-does-not-support-send",
+        "torch_cpp:backend-does-not-support-recv",
+        "torch_cpp:backend-does-not-support-recvanysource",
+        "torch_cpp:backend-does-not-support-barrier",
+        # ProcessGroupGlooDetail.hpp toFunction, ProcessGroupGloo.cpp allreduce of sparse tensors;
+        # distributed_c10d.py all_reduce / all_reduce_coalesced (supports_complex)
+        "torch_cpp:cannot-use-reduceop-band-with-non",
+        "torch_cpp:cannot-use-reduceop-bor-with-non",
+        "torch_cpp:cannot-use-reduceop-bxor-with-non",
+        "torch_cpp:cannot-use-reduceop-premul-sum-with",
+        "torch_cpp:unsupported-reduction-operation-allreduce-of-sparse",
+        "torch_cpp:all-reduce-does-not-support-on",
+        "torch:all-reduce-does-not-support-on",
+        # ProcessGroupGloo.cpp: each collective's invalidArgument ("ProcessGroupGloo::<op>: " + the check's
+        # words, Utils.hpp's assert* helpers among them); distributed_c10d.py _ensure_all_tensors_same_dtype
+        "torch_cpp:tensors-must-all-have-the-same",
+        "torch_cpp:tensors-must-all-be-on-the",
+        "torch_cpp:input-and-output-tensors-must-have",
+        "torch_cpp:input-and-output-tensors-must-have-2",
+        "torch_cpp:input-and-output-tensors-must-be",
+        "torch_cpp:output-tensor-and-input-tensor-must",
+        "torch_cpp:requires-input-output-tensor-lists-to",
+        "torch_cpp:requires-empty-output-on-non-root",
+        "torch_cpp:requires-empty-input-on-non-root",
+        "torch_cpp:reduce-scatter-only-supports-output",
+        "torch_cpp:tensors-in-the-nested-tensor-vectors",
+        "torch:invalid-usage-of-tensors-with-different",
+        # NCCL src/enqueue.cc: a send to (recv from) the rank itself without its pair in the same group;
+        # an fp8 reduction on a GPU older than sm90
+        "nccl:trying-to-send-to-self-without",
+        "nccl:trying-to-recv-to-self-without",
+        "nccl:fp8-reduction-support-begins-with-sm90",
         "torch:monitored-barrier-is-only-implemented-for",  # distributed_c10d.py, before the backend is asked
         # get_group_rank / get_global_rank, through which a collective on a sub-group translates src / dst
         "torch:global-rank-is-not-part-of",
@@ -158,6 +215,31 @@ COLLECTIVE_ARGUMENTS = Recogniser(
         " does not support alltoall_base",
         " does not support monitoredBarrier",
         "monitored_barrier is only implemented for GLOO backend",
+        " does not support broadcast",
+        " does not support allreduce",
+        " does not support reduce",
+        " does not support allgather",
+        " does not support gather",
+        " does not support scatter",
+        " does not support send",
+        " does not support recv",
+        " does not support barrier",
+        "with non-integral dtype",
+        "Cannot use ReduceOp.PREMUL_SUM with Gloo",
+        "allreduce of sparse tensors only works with ReduceOp.SUM",
+        "on complex tensors",
+        "tensors must all have the same type",
+        "tensors must all be on the same device",
+        "input and output tensors must ",
+        "output tensor and input tensor must be on the same type of device",
+        "requires input/output tensor lists to have the same length",
+        "requires empty output on non-root",
+        "requires empty input on non-root",
+        "reduce_scatter only supports 1 output",
+        "tensors in the nested tensor vectors need to",
+        "Invalid usage of tensors with different dtypes",
+        "to self without a matching ",
+        "FP8 reduction support begins with sm90 capable devices",
     ),
     # "Invalid function argument" only as _check_single_tensor / _check_tensor_list word it (torch 1.x: "to be
     # of type torch.Tensor."), with the type it got on its second line
@@ -175,13 +257,27 @@ COLLECTIVE_ARGUMENTS = Recogniser(
         r"== inputShape\[0\][^\n]{0,80})|"
         r"(?P<backend_lacks_op>Backend \w{1,20} does not support (?:_allgather_base|_reduce_scatter_base|"
         r"allgather_into_tensor_coalesced|reduce_scatter_tensor_coalesced|reduce_scatter|allgather_coalesced|"
-        r"allreduce_coalesced|alltoall_base|monitoredBarrier)\b[^\n]{0,60}|monitored_barrier is only implemented for "
+        r"allreduce_coalesced|alltoall_base|monitoredBarrier|broadcast|allreduce(?: sparse)?|reduce|allgather|gather|"
+        r"scatter|alltoall|send|recv(?:Anysource)?|barrier)\b[^\n]{0,60}|monitored_barrier is only implemented for "
         r"GLOO backend)|"
+        r"(?P<reduce_op>Cannot use ReduceOp\.(?:BAND|BOR|BXOR) with non-integral dtype|Cannot use "
+        r"ReduceOp\.(?:PREMUL_SUM|AVG) with Gloo|unsupported reduction operation \(allreduce of sparse tensors only "
+        r"works with ReduceOp\.SUM\)|all_reduce does not support ?[\w.]{1,40} ?on complex tensors|FP8 reduction "
+        r"support begins with sm90 capable devices)|"
+        r"(?P<tensor_mismatch>ProcessGroupGloo::\w{1,40}: (?:tensors must all (?:have the same type|be on the same "
+        r"device)|input and output tensors must (?:have the same (?:type|size)|be on the same device)|output "
+        r"tensor and input tensor must be on the same type of device|requires input/output tensor lists to have "
+        r"the same length|requires empty (?:output|input) on non-root|reduce_scatter only supports 1 output)"
+        r"[^\n]{0,80}|tensors in the nested tensor vectors need to be on the same device|Invalid usage of tensors "
+        r"with different dtypes ?Found [^\n]{1,80})|"
         r"(?P<not_in_group>(?:Global|Group) rank \d+ is not part of group [^\n]{1,160})|"
         r"(?P<self_peer>Invalid (?:destination|source) rank: (?:destination|source) rank should not be the "
-        r"same as the rank of the current process)"
+        r"same as the rank of the current process|Trying to (?:send|recv) to self without a matching (?:recv|send))"
     ),
     span=1,
+    # every message names its own cause ("Invalid usage" of dtypes is the check's word, not NCCL's invalid usage):
+    # certain whenever the match read which check refused the call
+    confirm=refused(_CLASSES),
     describe=_collective_args,
 )
 

@@ -290,6 +290,15 @@ _RENDEZVOUS_SUGGESTIVE = (
     "Error waiting on exit barrier",
     # the port answers, but not as this run's store: another job (or torch release), or another program
     "Ping failed, invalid value returned from server",
+    # socket.cpp: the store's sockets that could not be made, bound or listened on (a port another process
+    # holds, a sandbox or container that forbids the socket, no usable address family), a client wait on
+    # the store past its timeout (waitForInput); the IPv6 attempt's errno 97 before IPv4 is rejected below
+    "The client socket cannot be initialized to connect to",
+    "The server socket cannot be initialized on",
+    "The server socket has failed to bind",
+    "The server socket has failed to listen on",
+    "The server could not be initialized on any address for port",
+    "waitForInput: socket ",
 )
 # ... and those printed for that cause alone: a port in use (the OS, accelerate's check of it), accelerate's
 # multi-node launch without MASTER_ADDR
@@ -338,6 +347,15 @@ RENDEZVOUS_OR_PORT = Recogniser(
         "torch:error-waiting-on-exit-barrier-elapsed",
         # TCPStore.cpp ping(): the nonce it sent did not come back: not a store of this run answers on the port
         "torch_cpp:ping-failed-invalid-value-returned-from",
+        # socket.cpp SocketConnectOp / SocketListenOp and libuv's listen (TCPStoreLibUvBackend.cpp)
+        "torch_cpp:the-client-socket-cannot-be-initialized",
+        "torch_cpp:the-server-socket-cannot-be-initialized",
+        "torch_cpp:the-server-socket-has-failed-to",
+        "torch_cpp:the-server-socket-has-failed-to-2",
+        "torch_cpp:the-server-socket-has-failed-to-4",
+        "torch_cpp:the-server-socket-has-failed-to-5",
+        "torch_cpp:the-server-could-not-be-initialized",
+        "torch_cpp:waitforinput-socket-timed-out-after-ms",
     ),
     title="rendezvous failed",
     anchors=(*_RENDEZVOUS_DECISIVE, *_RENDEZVOUS_SUGGESTIVE),
@@ -392,7 +410,12 @@ RENDEZVOUS_OR_PORT = Recogniser(
         ENV_ERROR_RAISED,
         R(r"(?P<what>waiting for clients\. (?P<joined>\d+)/(?P<expected>\d+) clients joined)"),
         R(r"(?P<rdzv_closed>RendezvousClosedError)"),
-        R(r"(?P<socket_timeout>Socket Timeout)"),
+        # socket.cpp's own account of the store socket it could not make, bind or listen on (address and errno)
+        R(
+            r"(?P<what>The (?:client|server) socket (?:cannot be initialized|has failed to (?:bind|listen))[^\n]{0,200}|"
+            r"The server could not be initialized on any address[^\n]{0,120})"
+        ),
+        R(r"(?P<socket_timeout>Socket Timeout|waitForInput: socket \S{0,80} timed out after)"),
         R(
             r"(?P<socket_timeout>(?P<store_wait>(?:wait|barrier) timeout after \d+ms, keys?: [^\n]{0,120}|timed out "
             r"waiting for all \d+ members to join|Timeout while waiting for keys in EtcdStore))"
@@ -642,6 +665,9 @@ NETWORK_INTERFACE = Recogniser(
         # transport/net_ib/p2p.cc (2.30+): a work completion in error, before the completion line that names its
         # status (ncclRemoteError when resiliency is off)
         "nccl:net-ib-got-cqe-with-error",
+        # transport/net_ib/init.cc: no IP interface for the IB transport's out-of-band connections
+        # (NCCL_SOCKET_IFNAME matching none, or more than one; ncclInternalError)
+        "nccl:net-ib-no-ip-interface-found",
     ),
     title="network interface problem",
     anchors=(
@@ -668,6 +694,7 @@ NETWORK_INTERFACE = Recogniser(
         "verify NCCL_OOB_NET_IFNAME",
         "device counts across ranks (min ",
         "NET/IB: Got CQE with error",
+        "NET/IB : No IP interface found",
     ),
     match=R(
         r"no socket interface found|Unable to find address for|is neither AF_INET|Got completion|Call to ibv_|"
@@ -679,10 +706,13 @@ NETWORK_INTERFACE = Recogniser(
         r"pair\.cc:\d+\] connect\s{1,3}\[?[^\s\]]{1,255}\]?:\d+: |verify NCCL_OOB_NET_IFNAME|"
         # the WARN, not the INFO line NCCL prints instead when told to ignore the mismatch
         r"Detected mixed local (?:Coll)?Net device counts across ranks \(min \d+, max \d+\)\. Set |"
-        r"NET/IB: Got CQE with error \(devIndex"
+        r"NET/IB: Got CQE with error \(devIndex|NET/IB : No IP interface found"
     ),
     facts=(
-        R(r"(?P<what>Bootstrap : no socket interface found|No usable listening interface found)"),
+        R(
+            r"(?P<what>Bootstrap : no socket interface found|No usable listening interface found|NET/IB : No IP "
+            r"interface found)"
+        ),
         R(
             r"(?P<oob_ifname>no device found (?:matching|after excluding) (?:exactly )?(?P<oob_value>[^\s,]{0,100}), "
             r"verify NCCL_OOB_NET_IFNAME)"

@@ -350,6 +350,11 @@ def _driver(hits: list[Hit], ctx: Context) -> tuple[str, str]:
         summary += (
             ": CUDA driver version is insufficient for CUDA runtime version (or no NVIDIA driver at all)"
         )
+    elif facts.get("ptx_newer"):
+        summary = (
+            "the NVIDIA driver is too old for the PTX it was handed: the kernel was compiled (to PTX only) by a "
+            "newer CUDA toolkit than this driver can compile"
+        )
     torch_version = facts.get("torch_version") or ctx.facts.get("torch_version")
     if torch_version:
         summary += f"; torch {torch_version}"
@@ -364,6 +369,12 @@ def _driver(hits: list[Hit], ctx: Context) -> tuple[str, str]:
             "\nThe CUDA runtime says the same when there is no NVIDIA driver or GPU at all (an integrated or "
             "non-NVIDIA GPU, a container started without --gpus): if `nvidia-smi` finds no GPU, this machine "
             "cannot run the CUDA build; use a machine with an NVIDIA GPU, or the CPU build."
+        )
+    if facts.get("ptx_newer"):
+        fix += (
+            "\nOr build the extension or kernel for this GPU's architecture, so no PTX needs compiling at run "
+            'time: TORCH_CUDA_ARCH_LIST="8.0" (the GPU\'s compute capability, `nvidia-smi --query-gpu='
+            "compute_cap --format=csv`) with a CUDA toolkit no newer than the driver supports, then rebuild."
         )
     if supported:
         older = [w for w in _WHEELS if tuple(map(int, w.split("."))) <= tuple(map(int, supported.split(".")))]
@@ -383,6 +394,7 @@ DRIVER_TOO_OLD = Recogniser(
     templates=(
         "cuda_runtime:insufficient-driver",
         "cuda_runtime:compat-not-supported",
+        "cuda_runtime:unsupported-ptx",
         "nccl:cuda-driver-version-found-is-minimum",  # NCCL src/init.cc
     ),
     title="NVIDIA driver too old",
@@ -392,6 +404,8 @@ DRIVER_TOO_OLD = Recogniser(
         "driver version is insufficient for CUDA runtime version",
         "forward compatibility was attempted on non supported HW",
         "cudaErrorInsufficientDriver",
+        # cudaErrorUnsupportedPtxVersion (222): PTX from a newer toolkit than the driver's JIT knows
+        "the provided PTX was compiled with an unsupported toolchain",
     ),
     span=2,
     facts=(
@@ -399,11 +413,14 @@ DRIVER_TOO_OLD = Recogniser(
         R(r"CUDA Driver version found is (?P<found_version>\d{4,6})"),
         R(r"(?P<insufficient>driver version is insufficient)"),
         R(r"(?P<compat>forward compatibility was attempted)"),
+        R(r"(?P<ptx_newer>the provided PTX was compiled with an unsupported toolchain)"),
         R(r"\btorch[ =]=?(?P<torch_version>\d+\.\d+(?:\.\d+)?[\w.+]*)"),
     ),
     # cudart's "insufficient" is also what a machine with no NVIDIA driver at all gets: the driver's own
     # version (torch's "found version N") or an NVIDIA stack in the log makes it certain
-    confirm=lambda hits, ctx: any("found_version" in h.facts or "compat" in h.facts for h in hits),
+    confirm=lambda hits, ctx: any(
+        "found_version" in h.facts or "compat" in h.facts or "ptx_newer" in h.facts for h in hits
+    ),
     also=(
         Alternative(
             "cuda_unavailable",
@@ -497,7 +514,17 @@ def _no_cuda(hits: list[Hit], ctx: Context) -> tuple[str, str]:
     elif "mismatch" in what or "combination" in what:
         fix = (
             "The NVIDIA kernel module loaded is not the driver version installed (an upgrade without a reboot): "
-            "reboot, or reload the module (sudo rmmod nvidia_uvm nvidia_drm nvidia_modeset nvidia; nvidia-smi)."
+            "reboot, or reload the module (sudo rmmod nvidia_uvm nvidia_drm nvidia_modeset nvidia; nvidia-smi). "
+            "The user-space libcuda can also come from elsewhere: a cuda-compat package (/usr/local/cuda/compat on "
+            "LD_LIBRARY_PATH, common in containers) of another driver branch than the kernel module's; remove it "
+            "from the path where the driver itself is new enough for the CUDA in use."
+        )
+    elif "stub" in what:
+        fix = (
+            "The libcuda.so this process loaded is the CUDA toolkit's stub (cuda/lib64/stubs, for linking only), "
+            "not the driver's: remove the stubs folder from LD_LIBRARY_PATH (and any /etc/ld.so.conf.d entry for "
+            "it); the driver's libcuda.so.1 lives in /usr/lib/x86_64-linux-gnu (or is mounted into a container "
+            "started with --gpus all)."
         )
     elif "driver" in what or "cannot open" in what:
         fix = (
@@ -528,6 +555,9 @@ CUDA_UNAVAILABLE = Recogniser(
         # torch/utils/cpp_extension.py _find_cuda_home: printed when torch.cuda.is_available() is False while an
         # extension is built or loaded (a container started without the GPUs, a CPU-only torch, no driver)
         "torch:no-cuda-runtime-is-found-using",
+        "cuda_runtime:no-cuda-capable-device",
+        "cuda_runtime:stub-library",
+        "cuda_runtime:system-driver-mismatch",
     ),
     title="no usable CUDA",
     anchors=(
@@ -540,6 +570,10 @@ CUDA_UNAVAILABLE = Recogniser(
         "PyTorch was compiled without CUDA support",
         "There are currently no available devices found",
         "No CUDA runtime is found, using CUDA_HOME=",
+        # cudart's own strings (cudaErrorNoDevice 100, cudaErrorStubLibrary 34, cudaErrorSystemDriverMismatch 803)
+        "no CUDA-capable device is detected",
+        "CUDA driver is a stub library",
+        "system has unsupported display driver / cuda driver combination",
         # the driver's own libraries (the dynamic loader's message): no driver on the machine or in the container
         "libcuda.so.1: cannot open shared object file: No such file or directory",
         "libnvidia-ml.so.1: cannot open shared object file: No such file or directory",
@@ -562,7 +596,8 @@ CUDA_UNAVAILABLE = Recogniser(
             r"Unable to proceed, no GPU resources available|Cuda is not available|"
             r"`?\w+`? can not run on your system since the accelerator is not available|"
             r"(?:libcuda|libnvidia-ml)\.so\.1: cannot open shared object file|torch\.cuda\.is_available\(\)|"
-            r"No CUDA runtime is found)"
+            r"No CUDA runtime is found|no CUDA-capable device is detected|CUDA driver is a stub library|"
+            r"system has unsupported display driver / cuda driver combination)"
         ),
     ),
     # "No CUDA GPUs are available" says none is visible, not why: a container or machine without them, or
@@ -576,6 +611,7 @@ CUDA_UNAVAILABLE = Recogniser(
         "There are currently no available devices found",
         # a CPU-only machine building wheels prints it too, and goes on with TORCH_CUDA_ARCH_LIST set
         "No CUDA runtime is found, using CUDA_HOME=",
+        "no CUDA-capable device is detected",
     ),
     also=(
         Alternative(

@@ -73,6 +73,9 @@ NCCL_SYSTEM_ERROR = Recogniser(
         "nccl:error-while-shared-memory-segment-size",
         "nccl:error-while-shared-memory-segment-size-2",
         "nccl:error-while-shared-memory-segment-size-3",
+        # os/linux.cc (misc/shmutils.cc before 2.28): the mmap of the /dev/shm segment just created or opened
+        "nccl:error-could-not-map-size-error",
+        "nccl:could-not-map-size-error",
     ),
     title="NCCL system error",
     anchors=(
@@ -84,6 +87,7 @@ NCCL_SYSTEM_ERROR = Recogniser(
         "failed to create shared memory file",
         "Call to posix_fallocate failed",
         "Call to mmap failed",
+        "Could not map ",
     ),
     # NCCL returns ncclSystemError for any failed system call (a socket too): certain only with the shm line
     generic=("unhandled system error", "ncclSystemError"),
@@ -93,14 +97,16 @@ NCCL_SYSTEM_ERROR = Recogniser(
             r"(?P<shm_error>(?:Call to )?shm_open failed ?: [^\n]{1,100}|Error while (?:creating|attaching to) shared memory "
             r"segment [^\n(]{1,200}|"
             r"failed to extend [^\n]{1,200}|failed to create shared memory file [^\n]{1,200}|"
-            r"Call to (?:posix_fallocate|mmap) failed ?: [^\n]{1,100})"
+            r"Call to (?:posix_fallocate|mmap) failed ?: [^\n]{1,100}|Could not map \S{1,200} size \d+[^\n]{0,100})"
         ),
-        R(r"(?:\(size |failed to extend \S{1,200} to )(?P<shm_size>\d+)"),
+        R(r"(?:\(size |failed to extend \S{1,200} to |Could not map \S{1,200} size )(?P<shm_size>\d+)"),
         NCCL_ERROR,
         R(r"NCCL version (?P<nccl_version>\d[\w.+]*)"),
         LAST_ERROR,
     ),
     absorbs=("nccl_error",),
+    # "Could not map " only as NCCL words its mmap of a segment ("... <path> size <bytes>, error: ...")
+    reject=R(r"Could not map (?!(?:view of file )?\S{1,200} size \d)"),
     describe=_system_error,
 )
 

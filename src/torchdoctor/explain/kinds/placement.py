@@ -707,9 +707,18 @@ def _mesh(hits: list[Hit], ctx: Context) -> tuple[str, str]:
             f"the DeviceMesh needs the same number of GPUs on every node: {facts['hetero_ranks']} ranks do not "
             f"split into nodes of {facts['hetero_gpus']} GPUs"
         )
+    elif facts.get("mesh_names") or facts.get("mesh_ndim"):
+        said = " ".join((facts.get("mesh_names") or facts["mesh_ndim"]).split())
+        summary = f"the DeviceMesh's dimensions or their names do not fit how it is used: {said}"
     else:
         summary = "HSDP's 2-D DeviceMesh was built without mesh_dim_names"
     fix = (
+        "Name every dimension once, as many names as dimensions (init_device_mesh('cuda', (2, 4), "
+        "mesh_dim_names=('dp', 'tp'))), and index the mesh by those names (mesh['dp']); FSDP2's fully_shard "
+        "takes a 1-D mesh, or a 2-D one for HSDP, and FSDP1's HYBRID_SHARD a 2-D one.\n"
+        if facts.get("mesh_names") or facts.get("mesh_ndim")
+        else ""
+    ) + (
         "The mesh's shape must multiply to the world size the launcher started (nnodes x nproc_per_node), with "
         "the inner (tensor-parallel) dimension within one node: init_device_mesh('cuda', (dp, tp), "
         "mesh_dim_names=('dp', 'tp')) with dp * tp == WORLD_SIZE and tp dividing the GPUs per node (every node "
@@ -727,6 +736,16 @@ DEVICE_MESH_CONFIG = Recogniser(
         "Mesh should not be bigger than default world size",
         "DeviceMesh only support homogeneous hardware",
         "Please init the 2D mesh for HSDP with mesh_dim_names specified",
+        "mesh_shape and mesh_dim_names should have same length",
+        "Each mesh_dim_name must be unique",
+        "specified. Valid mesh_dim_names are",
+        "Mesh dimension '",
+        "DeviceMesh without mesh_dim_names",
+        "No `mesh_dim_names` found.",
+        "not found in mesh.mesh_dim_names",
+        "fully_shard expects a 1D or 2D DeviceMesh but got",
+        "Expected device_mesh to have ndim=2 but got",
+        "Expects mesh with ndim equal to number of ProcessGroups",
     ),
     templates=(
         # torch/distributed/device_mesh.py: the mesh against the processes started and the GPUs per node
@@ -734,13 +753,38 @@ DEVICE_MESH_CONFIG = Recogniser(
         "torch:devicemesh-only-support-homogeneous-hardware-but",
         # torch/distributed/fsdp/_fully_shard/_fsdp_init.py: HSDP's mesh
         "torch:please-init-the-mesh-for-hsdp",
+        # device_mesh.py: the dimension names against the shape, and a mesh indexed by names it lacks
+        "torch:mesh-shape-and-mesh-dim-names",
+        "torch:each-mesh-dim-name-must-be",
+        "torch:invalid-mesh-dim-names-specified-valid",
+        "torch:mesh-dimension-does-not-exist",
+        "torch:cannot-slice-devicemesh-without-mesh-dim",
+        "torch:cannot-flatten-devicemesh-without-mesh-dim",
+        "torch:no-mesh-dim-names-found",
+        "torch:expects-mesh-with-ndim-equal-to",
+        # FSDP2's fully_shard (_fsdp_init.py) and FSDP1's HYBRID_SHARD (_init_utils.py): the mesh's dimensions
+        "torch:mesh-dim-name-not-found-in",
+        "torch:fully-shard-expects-or-devicemesh-but",
+        "torch:expected-device-mesh-to-have-ndim",
     ),
     facts=(
         R(r"bigger than default world size (?P<world_size>\d+), but found (?P<mesh_ranks>\d+) ranks"),
         R(
             r"homogeneous hardware, but found (?P<hetero_ranks>\d+) ranks and (?P<hetero_gpus>\d+) \w+ devices"
         ),
+        R(
+            r"(?P<mesh_names>mesh_shape and mesh_dim_names should have same length[^\n]{0,120}|Each mesh_dim_name must "
+            r"be unique[^\n]{0,120}|Invalid mesh_dim_names [^\n]{1,160}|Mesh dimension '[^'\n]{1,60}' does not exist|"
+            r"Cannot (?:slice|flatten) a DeviceMesh without mesh_dim_names|No `mesh_dim_names` found|Mesh dim name "
+            r"'[^'\n]{1,60}' not found in mesh\.mesh_dim_names[^\n]{0,80})"
+        ),
+        R(
+            r"(?P<mesh_ndim>fully_shard expects a 1D or 2D DeviceMesh but got[^\n]{0,120}|Expected device_mesh to have "
+            r"ndim=2 but got[^\n]{0,40}|Expects mesh with ndim equal to number of ProcessGroups[^\n]{0,120})"
+        ),
     ),
+    # "Mesh dimension '...'" only as device_mesh.py's lookup of a name the mesh lacks
+    reject=R(r"Mesh dimension '[^'\n]{0,60}'(?! does not exist)"),
     describe=_mesh,
 )
 

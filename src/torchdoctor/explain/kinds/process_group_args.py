@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import re
 
-from torchdoctor.explain.recognisers import Context, Hit, Recogniser, merged, on_ranks
+from torchdoctor.explain.recognisers import Context, Hit, Recogniser, merged, on_ranks, refused
 
 R = re.compile
 
@@ -38,6 +38,20 @@ _CLASSES = (
         "init_process_group(backend, init_method='tcp://10.0.0.1:23456', rank=RANK, world_size=WORLD_SIZE), "
         "with the port in the URL. Under torchrun (or any launcher that sets RANK, WORLD_SIZE, MASTER_ADDR and "
         "MASTER_PORT) use init_method='env://', the default, and pass neither.",
+    ),
+    (
+        "bad_type",
+        "init_process_group was given a rank, world size or init method of the wrong type",
+        "rank and world_size are integers and init_method a string: values read from the environment are "
+        "strings, convert them, init_process_group('nccl', init_method='tcp://10.0.0.1:23456', "
+        "rank=int(os.environ['RANK']), world_size=int(os.environ['WORLD_SIZE'])); under torchrun pass neither "
+        "(init_method='env://' reads them itself).",
+    ),
+    (
+        "url_and_args",
+        "the init method URL already names the rank and world size, and they were passed again",
+        "Give them once: either in the URL (init_method='tcp://HOST:PORT?rank=R&world_size=N') or as arguments "
+        "(init_method='tcp://HOST:PORT', rank=R, world_size=N), not both.",
     ),
     (
         "bad_port",
@@ -125,6 +139,13 @@ INIT_CALL = Recogniser(
         "torch:the-new-group-world-size-should",
         "torch:rank-is-out-of-range-valid",
         "torch:the-split-group-size-should-be",
+        # rendezvous.py: rendezvous()'s argument types, a URL that carries rank/world_size beside the arguments,
+        # a tcp:// URL without a host
+        "torch:url-must-be-string",
+        "torch:rank-must-be-an-integer",
+        "torch:world-size-must-be-an-integer",
+        "torch:the-url-has-node-specific-arguments",
+        "torch:hostname-cannot-be-none",
         "torch_cpp:the-split-group-size-should-be",
         "torch:the-arg-group-size-must-not",
         "torch:the-world-size-must-be-divisible",
@@ -145,6 +166,11 @@ INIT_CALL = Recogniser(
         "rank parameter missing",
         "world size parameter missing",
         "port number missing",
+        "`url` must be a string. ",
+        "`rank` must be an integer. ",
+        "`world_size` must be an integer. ",
+        "has node-specific arguments(rank, world_size) already",
+        "hostname cannot be None",
         "port must have value from 0 to 65535",
         "Cannot specify both init_method and store",
         "must be positive if using store",
@@ -168,8 +194,11 @@ INIT_CALL = Recogniser(
     # the URL checks only as rendezvous.py words them, after the init method's scheme
     match=R(
         r"(?P<twice>trying to initialize the default process group twice!?)|"
-        r"(?P<url_missing>(?:tcp|file)://\s?rendezvous: (?:rank parameter|world size parameter|port number) missing)|"
+        r"(?P<url_missing>(?:tcp|file)://\s?rendezvous: (?:rank parameter|world size parameter|port number) missing|"
+        r"AssertionError: hostname cannot be None)|"
         r"(?P<bad_port>port must have value from 0 to 65535 but was -?\d+)|"
+        r"(?P<bad_type>`(?:url|rank|world_size)` must be (?:a string|an integer)\. [^\n]{0,80})|"
+        r"(?P<url_and_args>The url: \S{1,200} has node-specific arguments\(rank, world_size\) already)|"
         r"(?P<store_and_url>Cannot specify both init_method and store)|"
         r"(?P<store_ranks>(?:world_size must be positive|rank must be non-negative) if using store)|"
         r"(?P<bad_timeout>Expected timeout argument to be of type datetime\.timedelta, got [^\n]{1,60})|"
@@ -188,7 +217,7 @@ INIT_CALL = Recogniser(
     ),
     # every message names its own cause ("timeout" in the timedelta check is the argument's name, not a timeout
     # that happened): certain whenever the match read which check refused the call
-    confirm=lambda hits, ctx: any(h.facts.get(fact) for h in hits for fact, _, _ in _CLASSES),
+    confirm=refused(_CLASSES),
     describe=_init_call,
 )
 

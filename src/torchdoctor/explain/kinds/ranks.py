@@ -465,6 +465,9 @@ _PEER_LINES = (
     "remote process exited or there was a network error",
     "Connection was likely closed. Did the remote server shutdown or crash?",
     "NCCL communicator was aborted on rank",
+    # Utils.hpp recvBytes / sendBytes (torch 2.x, the store's address between the sentences)
+    "Failed to recv, got 0 bytes",
+    "Failed to send, sent 0 bytes",
 )
 
 
@@ -478,6 +481,8 @@ PEER_GONE = Recogniser(
         # torch/csrc/distributed/c10d/Utils.hpp (recvBytes/sendBytes): the TCPStore's host went away
         "torch_cpp:failed-to-recv-got-bytes-connection-2",
         "torch_cpp:failed-to-send-sent-bytes-connection-2",
+        "torch_cpp:failed-to-recv-got-bytes-connection",
+        "torch_cpp:failed-to-send-sent-bytes-connection",
         # ProcessGroupNCCL / NCCLUtils.cpp getNcclComm: a communicator the process group aborted (after its
         # watchdog's timeout or an NCCL error, here or reported by another rank) used again
         "torch_native:nccl-communicator-aborted",
@@ -490,7 +495,8 @@ PEER_GONE = Recogniser(
     facts=(
         PEER_CLOSED,
         R(
-            r"(?P<peer_line>Connection (?:closed|reset) by|remote process exited|Connection was likely closed)"
+            r"(?P<peer_line>Connection (?:closed|reset) by|remote process exited|Connection was likely closed|"
+            r"Failed to (?:recv, got|send, sent) 0 bytes)"
         ),
         R(
             r"NCCL communicator was aborted on rank (?P<aborted_rank>\d+)\.\s*(?:Original reason for failure was:\s*"

@@ -174,16 +174,41 @@ DDP_UNUSED_PARAMETERS = Recogniser(
         "torch_cpp:expected-to-have-finished-reduction-in",
         # deepspeed/runtime/zero/stage_1_and_2.py: ZeRO's own check of parameters without a gradient
         "deepspeed:this-assert-indicates-that-your-module",
+        # the same message's later lines (Reducer::ensure_prior_reduction_finished), read where a log
+        # wrapped or cut it before its first line
+        "torch_cpp:parameter-indices-which-did-not-receive",
+        "torch_cpp:parameters-which-did-not-receive-grad",
+        "torch_cpp:you-can-enable-unused-parameter-detection",
+        "torch_cpp:since-find-unused-parameters-true-is",
+        "torch_cpp:making-sure-all-forward-function-outputs",
+        "torch_cpp:if-you-already-have-done-the",
+        # Reducer::mark_variable_ready with static_graph=True: a parameter unused in the first iteration
+        # that a later one uses (one line, REDUCER_CHECK joins its pieces)
+        "torch_cpp:your-training-graph-has-changed-in",
+        "torch_cpp:one-parameter-is-unused-in-first",
+        "torch_cpp:then-got-used-in-the-second",
+        "torch_cpp:compatible-with-static-graph-set-to",
     ),
     title="DDP unused parameters",
     anchors=(
         "Expected to have finished reduction in the prior iteration",
         "This assert indicates that your module has parameters that",
+        "which did not receive grad for rank",
+        "You can enable unused parameter detection by passing the keyword argument",
+        "Since `find_unused_parameters=True` is enabled, this likely",
+        "making sure all `forward` function outputs participate in calculating loss",
+        "wasn't able to locate the output tensors in the return value",
+        "Your training graph has changed in this iteration",
+        "one parameter is unused in first iteration, but",
+        "then got used in the second iteration. this is not",
+        "compatible with static_graph set to True",
     ),
     span=6,
     facts=(
         R(r"(?P<zero_unused>This assert indicates that your module has parameters that)"),
-        R(r"(?P<static_graph>not compatible with static_graph set to True)"),
+        R(
+            r"(?P<static_graph>not compatible with static_graph set to True|Your training graph has changed in this iteration)"
+        ),
         R(r"Parameters which did not receive grad for rank \d+: (?P<names>[^\n]{1,400})"),
         R(r"Parameter indices which did not receive grad for rank \d+: (?P<indices>[^\n]{1,400})"),
     ),
@@ -234,10 +259,28 @@ DDP_READY_TWICE = Recogniser(
         "torch_cpp:expected-to-mark-variable-ready-only",
         # deepspeed/runtime/zero/stage_1_and_2.py: ZeRO's check of a gradient reduced twice
         "deepspeed:the-parameter-has-already-been-reduced",
+        # the same message's later lines (Reducer::mark_variable_ready's REDUCER_CHECK), read where a log
+        # wrapped or cut it before its first line
+        "torch_cpp:parameters-been-used-by-different-reentrant",
+        "torch_cpp:multiple-times-and-hence-marking-variable",
+        "torch_cpp:please-make-sure-model-parameters-are",
+        "torch_cpp:example-if-you-use-multiple-checkpoint",
+        "torch_cpp:same-part-of-your-model-it",
+        "torch_cpp:then-however-if-an-unused-parameter",
+        "torch_cpp:using-checkpoint-the-gradient-will-show",
+        "torch_cpp:disable-unused-parameter-detection-by-passing",
     ),
     title="DDP parameter marked ready twice",
     anchors=(
         "Expected to mark a variable ready only once",
+        "parameters been used by different reentrant backward passes",
+        "and hence marking a variable ready multiple times",
+        "Please make sure model parameters are not shared across multiple",
+        "if you use multiple `checkpoint` functions to wrap the",
+        "same part of your model, it would result in the same set of",
+        "if an unused parameter becomes part of the autograd",
+        "the gradient will show up unexpectedly",
+        "disable unused parameter detection by passing the keyword argument",
         "has been marked as ready twice",
         "has already been reduced. Gradient computed twice for this partition",
     ),
@@ -585,6 +628,17 @@ def _spawn(hits: list[Hit], ctx: Context) -> tuple[str, str]:
             "Or, when the child processes are only the DataLoader's workers, load in the main process: "
             "DataLoader(..., num_workers=0).",
         )
+    if facts.get("worker_pickle") and not facts.get("what"):
+        return (
+            "the DataLoader's worker processes could not be started: what they are handed (the dataset, "
+            "collate_fn, worker_init_fn) cannot be pickled" + on_ranks(hits),
+            "With the spawn or forkserver start method (Windows, macOS, Python 3.14+ on Linux, "
+            "multiprocessing_context='spawn') each DataLoader worker receives the dataset and its functions "
+            "pickled: no lambdas, open files, database handles or locks as attributes (open them lazily in "
+            "__getitem__ or worker_init_fn), functions at module level. Or start the workers by fork, "
+            "DataLoader(..., multiprocessing_context='fork') on Linux, or load in the main process "
+            "(num_workers=0).",
+        )
     what = facts.get("what", "an object cannot be pickled").strip()
     summary = f"an object handed to the spawned processes cannot be pickled: {what[:160]}" + on_ranks(hits)
     fix = (
@@ -599,9 +653,21 @@ def _spawn(hits: list[Hit], ctx: Context) -> tuple[str, str]:
 SPAWN_PICKLING = Recogniser(
     kind="spawn_pickling",
     title="object cannot be pickled for a spawned process",
-    anchors=("cannot be pickled", "Can't pickle", "can't pickle"),
-    templates=("system:pickle-cannot-pickle", "system:ctypes-cannot-be-pickled"),
+    anchors=(
+        "cannot be pickled",
+        "Can't pickle",
+        "can't pickle",
+        "Got pickle error when attempting to start a worker Process",
+    ),
+    templates=(
+        "system:pickle-cannot-pickle",
+        "system:ctypes-cannot-be-pickled",
+        # torch/utils/data/dataloader.py: the warning before it re-raises a worker Process's failed start
+        # (spawn / forkserver pickle the dataset, collate_fn and worker_init_fn for each worker)
+        "torch:got-pickle-error-when-attempting-to",
+    ),
     facts=(
+        R(r"(?P<worker_pickle>Got pickle error when attempting to start a worker Process)"),
         R(r"(?P<what>(?:[\w ]{0,60}cannot be pickled|[Cc]an't pickle [^\n]{1,160}))"),
         # what torch.save fails on as well: a lambda, a function or class local to another function
         R(
@@ -609,7 +675,8 @@ SPAWN_PICKLING = Recogniser(
         ),
     ),
     # pickling fails outside spawn too; a spawn in the log confirms it
-    confirm=lambda hits, ctx: "saw_spawn" in ctx.facts,
+    # (the DataLoader's own warning says its workers were being started by pickling)
+    confirm=lambda hits, ctx: "saw_spawn" in ctx.facts or any("worker_pickle" in h.facts for h in hits),
     also=(
         Alternative(
             "unpicklable_checkpoint_object",

@@ -1,0 +1,181 @@
+"""A DataLoader, sampler or dataset built with options torch refuses, before a sample is loaded.
+
+The checks are torch's own (``torch/utils/data/dataloader.py``: ``DataLoader.__init__`` and ``__setattr__``;
+``sampler.py``: ``RandomSampler``, ``WeightedRandomSampler``, ``BatchSampler``; ``distributed.py``:
+``DistributedSampler``; ``dataset.py``: ``TensorDataset``, ``StackDataset``, ``ConcatDataset``, ``ChainDataset``,
+``random_split``; ``_utils/collate.py``: ``default_collate``), worded the same from torch 1.x to 2.13. Each names
+its own cause, so the finding is certain. (A sampler beside shuffle=True is ``dataloader_sampler_shuffle``;
+persistent workers without workers ``dataloader_persistent_workers``; samples of different sizes
+``collate_unequal_sizes``.)
+"""
+
+from __future__ import annotations
+
+import re
+
+from torchdoctor.explain.recognisers import Recogniser, describe_refusal, refused
+
+R = re.compile
+
+# (fact, what went wrong, how to build it instead)
+_CLASSES = (
+    (
+        "iterable_order",
+        "a DataLoader over an IterableDataset was given a sampler, shuffle or batch_sampler",
+        "An IterableDataset yields its samples in its own order, so DataLoader refuses sampler=, shuffle= and "
+        "batch_sampler= beside it (a DistributedSampler included). Split the stream per rank inside the "
+        "dataset's __iter__ instead: skip to every world_size-th sample from rank "
+        "(itertools.islice(stream, rank, None, world_size)), and per worker likewise with "
+        "torch.utils.data.get_worker_info(); shuffle with a buffer in the dataset (Hugging Face datasets: "
+        "split_dataset_by_node(ds, rank, world_size) and ds.shuffle(buffer_size=...)). Or load a map-style "
+        "Dataset (__getitem__ / __len__), which takes a DistributedSampler.",
+    ),
+    (
+        "batch_options",
+        "a DataLoader, sampler or batch sampler was given a batch size or sample count it refuses",
+        "batch_size and num_samples must be positive integers and drop_last / replacement booleans. A batch "
+        "size computed per GPU (global batch // world_size, // gradient accumulation steps) is 0 once the "
+        "divisor exceeds the global batch: raise the global batch or lower the divisor. batch_sampler= takes "
+        "the place of batch_size, shuffle, sampler and drop_last (pass only it), and batch_size=None (no "
+        "automatic batching) takes no drop_last.",
+    ),
+    (
+        "worker_options",
+        "a DataLoader's worker options are out of range or need workers",
+        "num_workers, timeout and prefetch_factor must be >= 0; prefetch_factor and multiprocessing_context "
+        "apply only with num_workers > 0 (leave them unset, prefetch_factor=None, with num_workers=0); "
+        "multiprocessing_context is 'spawn', 'fork' or 'forkserver' (or a multiprocessing context object).",
+    ),
+    (
+        "late_attribute",
+        "an option of a DataLoader was changed after it was built",
+        "batch_size, batch_sampler, sampler, drop_last, dataset and persistent_workers are fixed once the "
+        "DataLoader exists: build a new one with the new value, DataLoader(loader.dataset, batch_size=new, ...), "
+        "instead of assigning to the attribute.",
+    ),
+    (
+        "sampler_rank",
+        "a DistributedSampler was given a rank outside its number of replicas",
+        "DistributedSampler's rank must lie in 0..num_replicas-1: pass the global rank with the world size, "
+        "DistributedSampler(ds, num_replicas=dist.get_world_size(), rank=dist.get_rank()) (or neither, to read "
+        "both from the process group), not LOCAL_RANK with the number of nodes or the global rank with the GPUs "
+        "of one node.",
+    ),
+    (
+        "dataset_args",
+        "a dataset was built from parts that do not fit together",
+        "TensorDataset and StackDataset take tensors / datasets of one length (dim 0); ConcatDataset takes at "
+        "least one map-style dataset and ChainDataset only IterableDatasets; random_split's lengths must sum "
+        "to len(dataset), or be fractions in [0, 1] that sum to 1 (random_split(ds, [0.9, 0.1])).",
+    ),
+    (
+        "collate_type",
+        "the default collate_fn was given samples of a type it cannot batch",
+        "default_collate batches tensors, NumPy arrays, numbers, strings and dicts / lists / tuples of them. "
+        "Make __getitem__ return those (an image through torchvision's transforms.ToTensor() / "
+        "PILToTensor(), not a PIL image; no None: skip bad samples in the dataset), or pass a collate_fn of "
+        "your own that builds the batch (nested and sparse tensors always need one).",
+    ),
+)
+
+
+DATALOADER_OPTIONS = Recogniser(
+    kind="dataloader_options",
+    title="a DataLoader, sampler or dataset built with options torch refuses",
+    templates=(
+        # dataloader.py DataLoader.__init__ / __setattr__
+        "torch:dataloader-with-iterabledataset-expected-unspecified-sampler",
+        "torch:dataloader-with-iterabledataset-expected-unspecified-shuffle",
+        "torch:dataloader-with-iterabledataset-expected-unspecified-batch",
+        "torch:batch-sampler-option-is-mutually-exclusive",
+        "torch:batch-size-none-option-disables-auto",
+        "torch:num-workers-option-should-be-non",
+        "torch:timeout-option-should-be-non-negative",
+        "torch:prefetch-factor-option-could-only-be",
+        "torch:prefetch-factor-option-should-be-non",
+        "torch:multiprocessing-context-can-only-be-used",
+        "torch:multiprocessing-context-option-should-be-valid",
+        "torch:multiprocessing-context-option-should-specify-valid",
+        "torch:attribute-should-not-be-set-after",
+        # sampler.py RandomSampler, WeightedRandomSampler, BatchSampler
+        "torch:replacement-should-be-boolean-value-but",
+        "torch:num-samples-should-be-positive-integer",
+        "torch:weights-should-be-sequence-but-given",
+        "torch:batch-size-should-be-positive-integer",
+        "torch:drop-last-should-be-boolean-value",
+        # distributed.py DistributedSampler
+        "torch:invalid-rank-rank-should-be-in",
+        # dataset.py TensorDataset, StackDataset, ConcatDataset, ChainDataset, random_split
+        "torch:size-mismatch-between-tensors",
+        "torch:size-mismatch-between-datasets",
+        "torch:at-least-one-dataset-should-be",
+        "torch:datasets-should-not-be-an-empty",
+        "torch:concatdataset-does-not-support-iterabledataset",
+        "torch:chaindataset-only-supports-iterabledataset",
+        "torch:sum-of-input-lengths-does-not",
+        "torch:fraction-at-index-is-not-between",
+        # _utils/collate.py default_collate
+        "torch:default-collate-batch-must-contain-tensors",
+        "torch:batches-of-nested-tensors-are-not",
+        "torch:batches-of-sparse-tensors-are-not",
+    ),
+    anchors=(
+        "DataLoader with IterableDataset: expected unspecified",
+        "batch_sampler option is mutually exclusive with batch_size",
+        "batch_size=None option disables auto-batching",
+        "num_workers option should be non-negative",
+        "timeout option should be non-negative",
+        "prefetch_factor option could only be specified in multiprocessing",
+        "prefetch_factor option should be non-negative",
+        "multiprocessing_context can only be used with multi-process loading",
+        "multiprocessing_context option should",
+        "attribute should not be set after",
+        "replacement should be a boolean value",
+        "num_samples should be a positive integer value",
+        "weights should be a 1d sequence",
+        "batch_size should be a positive integer value",
+        "drop_last should be a boolean value",
+        ", rank should be in the interval [0, ",
+        "Size mismatch between tensors",
+        "Size mismatch between datasets",
+        "At least one dataset should be passed",
+        "datasets should not be an empty iterable",
+        "ConcatDataset does not support IterableDataset",
+        "ChainDataset only supports IterableDataset",
+        "Sum of input lengths does not equal the length of the input dataset",
+        "Fraction at index ",
+        "default_collate: batch must contain tensors",
+        "are not currently supported by the default collate_fn",
+    ),
+    # the messages as the checks raise them, each after its exception's name where a bare phrase could be
+    # another library's
+    match=R(
+        r"(?P<iterable_order>DataLoader with IterableDataset: expected unspecified (?:sampler|shuffle|batch_sampler) "
+        r"option, but got [^\n]{1,120})|"
+        r"(?P<batch_options>batch_sampler option is mutually exclusive with batch_size, shuffle, sampler, and "
+        r"drop_last|batch_size=None option disables auto-batching and is mutually exclusive with drop_last|"
+        r"(?:replacement|drop_last) should be a boolean value, but got [^\n]{1,60}|(?:num_samples|batch_size) "
+        r"should be a positive integer value, but got [^\n]{1,60}|weights should be a 1d sequence but given "
+        r"weights have shape [^\n]{1,60})|"
+        r"(?P<worker_options>(?:num_workers|timeout|prefetch_factor) option should be non-negative[^\n]{0,60}|"
+        r"prefetch_factor option could only be specified in multiprocessing[^\n]{0,120}|multiprocessing_context "
+        r"(?:can only be used with multi-process loading|option should (?:be a valid context object|specify a "
+        r"valid start method))[^\n]{0,160})|"
+        r"(?P<late_attribute>\b(?:batch_size|batch_sampler|sampler|drop_last|dataset|persistent_workers) attribute "
+        r"should not be set after \w{1,60} is initialized)|"
+        r"(?P<sampler_rank>Invalid rank -?\d+, rank should be in the interval \[0, -?\d+\])|"
+        r"(?P<dataset_args>(?:AssertionError|ValueError): (?:Size mismatch between (?:tensors|datasets)|At least "
+        r"one dataset should be passed|datasets should not be an empty iterable|ConcatDataset does not support "
+        r"IterableDataset|ChainDataset only supports IterableDataset|Sum of input lengths does not equal the "
+        r"length of the input dataset!?|Fraction at index \d+ is not between 0 and 1))[ \t]*(?:\n|$)|"
+        r"(?P<collate_type>default_collate: batch must contain tensors, numpy arrays, numbers, dicts or lists; "
+        r"found [^\n]{1,100}|Batches of (?:nested|sparse) tensors are not currently supported by the default "
+        r"collate_fn)"
+    ),
+    # every message names its own cause ("timeout" in a check of the option's value is the option's name, not a
+    # timeout that happened): certain whenever the match read which check refused the call
+    confirm=refused(_CLASSES),
+    describe=describe_refusal(_CLASSES, "a DataLoader was built with options torch refuses"),
+)
+
+RECOGNISERS = (DATALOADER_OPTIONS,)

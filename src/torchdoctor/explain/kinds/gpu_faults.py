@@ -1,0 +1,113 @@
+"""A GPU, the machine's GPU fabric or its kernel that failed or is not ready: nothing in the script causes it.
+
+The messages are the CUDA runtime's error strings (``cudaGetErrorString``, as torch's ``CUDA error: ...`` and
+NCCL's ``Cuda failure '...'`` print them; ``cuda_runtime.tsv``): cudaErrorECCUncorrectable (214),
+cudaErrorNvlinkUncorrectable (220) and cudaErrorSystemNotReady (802), the last of which the CUDA documentation
+explains as the system not ready for CUDA work: a driver daemon it needs is not running (on NVSwitch machines,
+the nvidia-fabricmanager service). Each is printed for that cause alone, so the finding is certain.
+
+torchrun's agent (torch 2.13: ``elastic/agent/server/local_elastic_agent.py``, ``elastic/multiprocessing/api.py``)
+says when a worker sits in uninterruptible kernel sleep (Linux D-state) past its limit, or does not exit after
+SIGKILL: the process waits inside a driver or a file system, which no signal interrupts.
+"""
+
+from __future__ import annotations
+
+import re
+
+from torchdoctor.explain.recognisers import Context, Hit, Recogniser, merged, on_ranks
+
+R = re.compile
+
+
+def _hardware(hits: list[Hit], ctx: Context) -> tuple[str, str]:
+    facts = merged(hits)
+    what = " ".join(facts.get("what", "a GPU reported an uncorrectable hardware error").split())
+    return (
+        f"a GPU failed in hardware ({what})" + on_ranks(hits),
+        "The GPU's memory (ECC) or an NVLink reported an error it could not correct; the run cannot go on on "
+        "that GPU and the script is not the cause. Find it and take it out of service: nvidia-smi -q -d ECC "
+        "(volatile and aggregate uncorrectable counts, retired / remapped pages), and the kernel log for Xid "
+        "events (sudo dmesg | grep -i xid: 48/63/64/94/95 for ECC, 74 for NVLink). Reset the GPU (nvidia-smi -r, "
+        "with no process on it) or reboot the node; if it comes back, drain the node from the scheduler and have "
+        "the GPU replaced. Restart the job from its last checkpoint on healthy GPUs.",
+    )
+
+
+GPU_HARDWARE_FAULT = Recogniser(
+    kind="gpu_hardware_fault",
+    title="a GPU's uncorrectable hardware error (ECC, NVLink)",
+    templates=("cuda_runtime:ecc-uncorrectable", "cuda_runtime:nvlink-uncorrectable"),
+    anchors=(
+        "uncorrectable ECC error encountered",
+        "uncorrectable NVLink error detected during the execution",
+    ),
+    facts=(
+        R(
+            r"(?P<what>uncorrectable ECC error encountered|uncorrectable NVLink error detected during the "
+            r"execution)"
+        ),
+    ),
+    describe=_hardware,
+)
+
+
+def _fabric(hits: list[Hit], ctx: Context) -> tuple[str, str]:
+    return (
+        "CUDA says the system is not yet initialized: a driver daemon it needs is not running (on a machine "
+        "whose GPUs are joined by NVSwitch, the fabric manager)" + on_ranks(hits),
+        "On NVSwitch systems (DGX / HGX A100, H100, H200) CUDA refuses work until the NVLink fabric is set up by "
+        "the nvidia-fabricmanager service, whose version must equal the driver's: systemctl status "
+        "nvidia-fabricmanager (start it: sudo systemctl enable --now nvidia-fabricmanager; its log says when its "
+        "version differs from the driver, `nvidia-smi` shows the driver's: install the matching "
+        "nvidia-fabricmanager-<driver branch> package). Elsewhere, check the driver's daemons (nvidia-persistenced) "
+        "and the kernel log (sudo dmesg | grep -i nvrm). In a container, it runs on the host, not in the "
+        "container. nvidia-smi -q | grep -A2 -i fabric shows the fabric's state once it is up.",
+    )
+
+
+FABRIC_MANAGER = Recogniser(
+    kind="fabric_manager",
+    title="GPU fabric not initialized (nvidia-fabricmanager)",
+    templates=("cuda_runtime:system-not-ready",),
+    anchors=("system not yet initialized",),
+    # as cudart's error reaches a log: torch's "CUDA error: ...", its device count's "Error 802: ...", NCCL's
+    # "Cuda failure '...'"; not another program's "system not yet initialized"
+    match=R(
+        r"(?:CUDA error: |Error 802: |Cuda failure '|cudaErrorSystemNotReady\W{1,4})system not yet initialized"
+    ),
+    describe=_fabric,
+)
+
+
+def _d_state(hits: list[Hit], ctx: Context) -> tuple[str, str]:
+    facts = merged(hits)
+    pid = facts.get("pid")
+    return (
+        f"a worker{' (pid ' + pid + ')' if pid else ''} is stuck in uninterruptible kernel sleep (D-state): it "
+        "waits inside a driver or a file system and no signal ends it" + on_ranks(hits),
+        "See where it waits: cat /proc/<pid>/stack and /proc/<pid>/wchan (as root), and the kernel log "
+        "(sudo dmesg -T | tail -100). An NVIDIA driver frame or an Xid in the log (a wedged GPU, a hung NCCL "
+        "collective in the driver): reset the GPU or recycle the host. An nfs / lustre / gpfs / fuse frame: the "
+        "shared file system stopped answering (a checkpoint or dataset on it); fix the mount or write to local "
+        "disk. A NIC driver frame (mlx5): the network adapter. The host usually has to be drained and rebooted; "
+        "restart the job from its last checkpoint elsewhere.",
+    )
+
+
+WORKER_STUCK_IN_KERNEL = Recogniser(
+    kind="worker_stuck_in_kernel",
+    title="a worker stuck in uninterruptible kernel sleep (D-state)",
+    templates=("torch:worker-pid-stuck-in-uninterruptible-sleep", "torch:process-did-not-exit-after-within"),
+    anchors=(
+        "stuck in uninterruptible sleep (D-state)",
+        "Worker may be in uninterruptible kernel sleep",
+    ),
+    facts=(
+        R(r"Worker pid=(?P<pid>\d{1,10}) stuck in uninterruptible sleep"),
+        R(r"Process (?P<pid>\d{1,10}) did not exit after"),
+    ),
+    describe=_d_state,
+)
+
+RECOGNISERS = (GPU_HARDWARE_FAULT, FABRIC_MANAGER, WORKER_STUCK_IN_KERNEL)

@@ -1,0 +1,151 @@
+"""A DDP or FSDP wrapper built or used in a way torch refuses, named by torch's own check.
+
+The checks are torch's (``torch/nn/parallel/distributed.py``: ``DistributedDataParallel.__init__``;
+``torch/distributed/fsdp/_init_utils.py``, ``fully_sharded_data_parallel.py``, ``wrap.py``;
+``fsdp/_fully_shard/_fsdp_init.py`` and ``_fully_shard.py`` for FSDP2's ``fully_shard``). Each names its own
+cause, so the finding is certain. (Wrapping policy and flat-parameter rules are ``fsdp_wrap_config``; a mesh that
+does not fit ``device_mesh_config``.)
+"""
+
+from __future__ import annotations
+
+import re
+
+from torchdoctor.explain.recognisers import Recogniser, describe_refusal
+
+R = re.compile
+
+# (fact, what went wrong, what to do instead)
+_CLASSES = (
+    (
+        "scalar_param",
+        "FSDP was given a 0-dimensional (scalar) parameter",
+        "FSDP flattens and shards every parameter along dim 0, which a scalar does not have: declare it as a 1-D "
+        "tensor of one element, nn.Parameter(torch.tensor([1.0])) instead of nn.Parameter(torch.tensor(1.0)) "
+        "(a learnable temperature or scale), reading it as p[0]; or keep the module that holds it out of FSDP "
+        "(ignored_modules= / ignored_states=).",
+    ),
+    (
+        "not_root",
+        "an FSDP method that only the outermost FSDP module has was called on an inner one",
+        "no_sync(), clip_grad_norm_() and register_comm_hook() act on the whole model: call them on the root "
+        "FSDP instance, the model you wrapped last (model = FSDP(model, auto_wrap_policy=...); "
+        "model.clip_grad_norm_(1.0)), not on a submodule the auto-wrap policy wrapped.",
+    ),
+    (
+        "module_devices",
+        "FSDP was given a module whose parameters are not on one accelerator",
+        "FSDP shards from one GPU per rank: build the model on the meta device or CPU and pass "
+        "device_id=torch.cuda.current_device() after torch.cuda.set_device(LOCAL_RANK) (FSDP moves it), or move "
+        "the whole model to that GPU first; a model split over GPUs (device_map, manual .to('cuda:1')) cannot be "
+        "wrapped. Without any GPU, FSDP cannot run: use DDP with gloo on CPU.",
+    ),
+    (
+        "group_and_mesh",
+        "the wrapper was given both a process_group and a device_mesh",
+        "Pass one: device_mesh=mesh (or mesh['dp'] for the data-parallel slice of a 2-D mesh) or "
+        "process_group=group, not both.",
+    ),
+    (
+        "deepcopy",
+        "a model wrapped by FSDP was deep-copied",
+        "FSDP modules cannot be copied with copy.deepcopy (an EMA or teacher copy, a framework that clones the "
+        "model): make the copy before wrapping (ema = copy.deepcopy(model); then fully_shard(model)), or build a "
+        "second model and load model.state_dict() into it.",
+    ),
+    (
+        "ddp_lazy",
+        "DDP was given a module with uninitialized (lazy) parameters",
+        "Lazy modules (nn.LazyLinear, nn.LazyConv2d) get their shapes at the first forward: run one forward pass "
+        "on a dummy batch of the right shape before wrapping, model(dummy); model = DistributedDataParallel(model, "
+        "device_ids=[local_rank]).",
+    ),
+    (
+        "ddp_device_ids",
+        "DDP was given more than one device id",
+        "DDP is one process per GPU: device_ids=[local_rank] (one element) with "
+        "local_rank = int(os.environ['LOCAL_RANK']), and torchrun --nproc_per_node=<GPUs> to start one process "
+        "each; device_ids=None for a CPU or multi-device module.",
+    ),
+    (
+        "wrapped_twice",
+        "a module was wrapped by FSDP twice",
+        "Wrap each module once: either an auto_wrap_policy or manual FSDP(...) calls on submodules, not both on "
+        "the same layers; with FSDP2, call fully_shard on each layer and then on the root once. A model loaded "
+        "from a checkpoint of an already wrapped model should be rebuilt unwrapped first.",
+    ),
+    (
+        "ignored_root",
+        "FSDP was told to ignore the module it wraps",
+        "ignored_modules / ignored_states list submodules to keep out of FSDP, not the model passed to FSDP "
+        "itself: list its children instead, or leave that model unwrapped.",
+    ),
+    (
+        "orig_params",
+        "FSDP modules of one model were built with different use_orig_params",
+        "Every FSDP instance of one model needs the same use_orig_params: pass it once through the root "
+        "FullyShardedDataParallel(..., use_orig_params=True) with an auto_wrap_policy, or give the same value to "
+        "each manual wrap (torch.compile and parameter groups by name need True).",
+    ),
+)
+
+
+WRAPPER_USAGE = Recogniser(
+    kind="wrapper_usage",
+    title="a DDP or FSDP wrapper used in a way torch refuses",
+    templates=(
+        "torch:fsdp-doesn-support-scalar-parameters-change",
+        "torch:fully-shard-doesn-support-scalar-parameters",
+        "torch:no-sync-on-inner-fsdp-instances",
+        "torch:clip-grad-norm-should-only-be",
+        "torch:register-comm-hook-can-only-be",
+        "torch:fsdp-only-supports-single-device-modules",
+        "torch:fsdp-does-not-support-modules-with",
+        "torch:fsdp-needs-non-cpu-accelerator-device",
+        "torch:cannot-pass-both-process-group-and",
+        "torch:cannot-specify-both-process-group-and",
+        "torch:fsdp-does-not-support-deepcopy-please",
+        "torch:modules-with-uninitialized-parameters-can-be",
+        "torch:device-ids-can-only-be-none",
+        "torch:child-module-is-already-wrapped-by",
+        "torch:trying-to-ignore-the-top-level",
+        "torch:not-all-fsdp-modules-have-the",
+    ),
+    anchors=(
+        "FSDP doesn't support scalar parameters",
+        "fully_shard doesn't support scalar parameters",
+        "`no_sync()` on inner FSDP instances is not supported",
+        "`clip_grad_norm_()` should only be called on the root FSDP instance",
+        "register_comm_hook can only be called on a root instance",
+        "FSDP only supports single device modules but got params on",
+        "FSDP does not support modules with different device types",
+        "FSDP needs a non-CPU accelerator device",
+        "Cannot pass both process_group and device_mesh at the same time",
+        "Cannot specify both process_group and device_mesh arguments",
+        "FSDP does not support deepcopy",
+        "Modules with uninitialized parameters can't be used with `DistributedDataParallel`",
+        "device_ids can only be None or contain a single element",
+        "is already wrapped by ",
+        "Trying to ignore the top-level module passed into the FSDP",
+        "Not all FSDP modules have the same _use_orig_params value",
+    ),
+    match=R(
+        r"(?P<scalar_param>(?:FSDP|fully_shard) doesn't support scalar parameters[^\n]{0,160})|"
+        r"(?P<not_root>`no_sync\(\)` on inner FSDP instances is not supported|`clip_grad_norm_\(\)` should only be "
+        r"called on the root FSDP instance|register_comm_hook can only be called on a root instance)|"
+        r"(?P<module_devices>FSDP only supports single device modules but got params on [^\n]{1,120}|FSDP does not "
+        r"support modules with different device types but got params on [^\n]{1,120}|FSDP needs a non-CPU "
+        r"accelerator device, but no accelerator device is detected)|"
+        r"(?P<group_and_mesh>Cannot (?:pass|specify) both process_group and device_mesh)|"
+        r"(?P<deepcopy>FSDP does not support deepcopy)|"
+        r"(?P<ddp_lazy>Modules with uninitialized parameters can't be used with `DistributedDataParallel`)|"
+        r"(?P<ddp_device_ids>device_ids can only be None or contain a single element)|"
+        # the child's repr may span lines: the line that ends it names the wrapper class
+        r"(?P<wrapped_twice>is already wrapped by <class '[\w.]{0,120}(?:FullyShardedDataParallel|FSDP)\w{0,40}'>)|"
+        r"(?P<ignored_root>Trying to ignore the top-level module passed into the FSDP constructor)|"
+        r"(?P<orig_params>Not all FSDP modules have the same _use_orig_params value)"
+    ),
+    describe=describe_refusal(_CLASSES, "a DDP or FSDP wrapper was used in a way torch refuses"),
+)
+
+RECOGNISERS = (WRAPPER_USAGE,)
