@@ -325,38 +325,21 @@ def with_threads(published: dict, waited: dict[int, float], steps: int = 10) -> 
     return published
 
 
-def test_a_rank_leaving_collectives_later_while_its_other_threads_wait_for_a_cpu_is_named_for_its_host():
-    # the healthy runs' communication false alarms on a shared VM (2026-11-29): the late rank's own threads
-    # (gloo's) waited 11-15 ms per step longer than usual for a CPU, and it left its collectives 9-12 ms later;
-    # its link was no slower. Here rank 1 leaves 4 ms later than its habit while its other threads wait 10 ms
-    # per step more than its peers': named `host` (said once two windows name it, as every `host`), not
-    # `communication`. The same 4 ms with its threads waiting no more than usual (a slow link), or only 2 ms
-    # more (under 10% of the step: within the windows' noise), is named for communication.
-    for seed in range(5):
-        for extra, cause in ((0.010, "host"), (0.002, "communication"), (0.0, "communication")):
-            tracker = Tracker()
-            for n in range(40):
-                usual = with_threads(window(n, seed=seed, lagging=1, lag=0.008), {})
-                assert tracker.feed(judge_window(n, usual)) is None
-            lines = [
-                tracker.feed(
-                    judge_window(
-                        n, with_threads(window(n, seed=seed, lagging=1, lag=0.012), {1: 0.002 + extra})
-                    )
-                )
-                for n in range(40, 46)
-            ]
-            said = [line for line in lines if line]
-            assert len(said) == 1 and tracker.said[0]["cause"] == cause, (seed, extra, lines)
-            if cause == "host":
-                assert (
-                    ": host (its other threads, its communication's among them, kept waiting for a CPU 12 ms "
-                    "per step vs median 2.0 ms" in said[0]
-                ), said
-                assert (
-                    "other threads waiting for a CPU +10.0 ms per step beyond usual"
-                    in tracker.said[0]["figures"]
-                )
+def test_the_rise_of_a_ranks_other_threads_waiting_for_a_cpu_is_in_the_figures_and_does_not_change_the_cause():
+    # rank 1 leaves its collectives 4 ms later than its habit while its other threads (gloo's) wait 10 ms per
+    # step more than its peers': the figures say so (for a reader of --json: its link may not be slower), the
+    # cause stays communication (calling it host was tried on real runs and not kept: at load 10 planted slow
+    # links' threads waited longer too). Without the rise, the figures say nothing of those threads.
+    for extra, shown in ((0.010, True), (0.0, False)):
+        tracker = Tracker()
+        for n in range(40):
+            assert tracker.feed(judge_window(n, with_threads(window(n, lagging=1, lag=0.008), {}))) is None
+        for n in range(40, 46):
+            tracker.feed(judge_window(n, with_threads(window(n, lagging=1, lag=0.012), {1: 0.002 + extra})))
+        assert [said["cause"] for said in tracker.said] == ["communication"], tracker.said
+        figures = tracker.said[0]["figures"]
+        assert ("other threads waiting for a CPU +10.0 ms per step beyond usual" in figures) is shown, figures
+        assert ("other threads" in figures) is shown
 
 
 def test_a_habitual_last_leaver_whose_data_loader_slows_is_named_for_input_not_its_link():

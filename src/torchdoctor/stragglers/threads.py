@@ -2,10 +2,13 @@
 
 A collective's time is not all the link's. gloo does its sends and receives on threads of its own (and NCCL
 its proxy threads); when the machine's other work keeps those threads off a CPU, the rank leaves its
-collectives late and looks slow in communication, its link no slower. On a shared 2-core VM this made most
-of the `communication` false alarms of healthy runs: during them the late rank's other threads waited
-21-45 ms per step for a CPU against its peer's 1-5 ms (2026-11-29, docs/stragglers-measurements.md). The
-training thread's own waiting does not show it: the kernel queues those threads, not it.
+collectives late and looks slow in communication, its link no slower. The training thread's own waiting does
+not show it: the kernel queues those threads, not it. The figure is in every window and in the verdict's
+figures (``--json``), not yet in the verdict: calling such a rank `host` was tried (2026-11-29) and not kept.
+On the healthy runs it came from, both `communication` false alarms were a rank whose collectives took 9-12 ms
+longer while its other threads waited 11-15 ms per step longer than usual; but on a machine at load 10 the
+planted slow links' threads waited longer too, and 5 of 6 named 10% slow links became `host`
+(docs/stragglers-measurements.md).
 
 Read from Linux's ``/proc/self/task/<tid>/schedstat`` (the second field: nanoseconds ready to run but kept
 off a CPU), once per published window, not per step: a process with many threads (an intra-op pool of a

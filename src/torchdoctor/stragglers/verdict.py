@@ -150,17 +150,7 @@ CAUSE_OF = {
     "cpu": "device",
     "offcpu": "host",
     "transfer": "communication",
-    "threads": "host",  # `THREADS`: the collectives, long for the rank's other threads waiting for a CPU
 }
-# The collectives named `host`, not `communication`, where the rank's other threads (gloo's, NCCL's proxy
-# threads) waited for a CPU longer than usual by as much as the collectives took longer, and by at least
-# THREADS_FLOOR of the peers' own work (a rise within the windows' noise explains nothing). Seen in healthy
-# runs on a loaded 2-core VM (2026-11-29): the two `communication` false alarms of 6,000 steps were a rank
-# whose collectives took 9-12 ms longer while its other threads waited 11-15 ms per step more than usual;
-# in planted slow links (sleeps after the all-reduce) those threads' rise was 0.4-1.7 ms, at 5-10% of a
-# ~20 ms step.
-THREADS = "threads"
-THREADS_FLOOR = 0.1
 TRANSFER = PARTS.index("transfer")
 # The own work less the waiting for a CPU: what the rank did or waited for by itself. Where ranks share cores
 # (more ranks than cores) one that sleeps in next() hands its core to the others and waits less for it
@@ -372,7 +362,9 @@ def judge_stretch(
     not shorter elsewhere by as much (its total
     excess within two standard errors of the part's). Lateness leaving the collectives counts only beyond
     twice the rank's rise in waiting for a CPU since its usual (`_waiting_rise`, from ``usual_load``,
-    `Usual.load`); for a rank that leaves them last by habit, beyond its usual lateness (`_leaver_slowed`)."""
+    `Usual.load`); for a rank that leaves them last by habit, beyond its usual lateness (`_leaver_slowed`).
+    ``usual_threads`` (`Usual.threads_usual`): each rank's usual excess of its other threads' waiting for a
+    CPU, whose rise over the stretch is given in the figures (`_threads_rise`), not judged."""
     excess: dict[int, list[list[float]]] = {}  # rank -> per step: excess of each part over the peers' median
     base: dict[int, list[float]] = {}  # rank -> per step: the peers' median own work
     mine: dict[int, list[tuple[float, ...]]] = {}
@@ -431,12 +423,12 @@ def judge_stretch(
                 and middle >= max(MIN_SECONDS, SLOWER * peers_own, NOISE_MARGIN * error)
                 and (name != "transfer" or middle >= 2 * rise)
             ):
-                passed.append((middle, _link_or_threads(name, middle, threads, peers_own)))
+                passed.append((middle, name))
         if not habit[TRANSFER][2] and usual_load is not None:
             slowed = _leaver_slowed(leaver_rows, habit, peers_own, rise)
             figures.append(slowed[1])
             if slowed[0] is not None:
-                passed.append((slowed[0], _link_or_threads("transfer", slowed[0], threads, peers_own)))
+                passed.append((slowed[0], "transfer"))
         if passed:
             peer_cpu = _median(row[PARTS.index("cpu")] for row in peers_parts[rank])
             peer_off = _median(row[OFFCPU] for row in peers_parts[rank])
@@ -455,41 +447,12 @@ def judge_stretch(
         return Stretch(None, 0.0, None, "", "; ".join(reasons))
     slower, rank, part = best
     habit = usual[rank] if usual is not None else None
-    text = _cause_text(
-        "transfer" if part == THREADS else part,
-        mine[rank],
-        peers_parts[rank],
-        habit[PARTS.index("transfer" if part == THREADS else part)][0] if habit else 0.0,
-    )
-    if part == THREADS:
-        text = _threads_text(windows, rank, text)
-    return Stretch(rank, slower, CAUSE_OF[part], text, "; ".join(reasons))
-
-
-def _link_or_threads(part: str, excess: float, threads: float, peers_own: float) -> str:
-    """``part``, or `THREADS` where it is the collectives (`transfer`) and the rank's other threads waited
-    for a CPU longer than usual by as much as its collectives were longer, and by at least `THREADS_FLOOR` of
-    the peers' own work: the machine kept its communication threads off a CPU, its link is not slower."""
-    if part == "transfer" and threads >= max(excess, THREADS_FLOOR * peers_own):
-        return THREADS
-    return part
-
-
-def _threads_text(windows: list[WindowVerdict], rank: int, collectives: str) -> str:
-    """The cause in words where the collectives were long for the rank's other threads waiting for a CPU:
-    their waiting per step, median over the windows, against the peers', and the collectives' figures."""
-    judged = [v for v in windows if v.first_step >= WARMUP and rank in v.ranks]
-    own = [v.ranks[rank].threads for v in judged if v.ranks[rank].threads is not None]
-    peers = [
-        _median(r.threads for other, r in v.ranks.items() if other != rank and r.threads is not None)
-        for v in judged
-        if any(other != rank and r.threads is not None for other, r in v.ranks.items())
-    ]
-    figures = collectives.removeprefix("communication (").removesuffix(")")
-    return (
-        f"host (its other threads, its communication's among them, kept waiting for a CPU "
-        f"{_ms(_median(own))} per step vs median {_ms(_median(peers))}: its cores are shared with other "
-        f"processes, the link is not slower; {figures})"
+    return Stretch(
+        rank,
+        slower,
+        CAUSE_OF[part],
+        _cause_text(part, mine[rank], peers_parts[rank], habit[PARTS.index(part)][0] if habit else 0.0),
+        "; ".join(reasons),
     )
 
 
@@ -694,15 +657,13 @@ def _first_cause(passed: dict[str, float], per_cpu: float) -> tuple[float, str]:
     work = {name: passed[name] for name in ("data", "cpu") if name in passed}
     if "offcpu" in passed:
         beyond = passed["offcpu"] - passed.get("cpu", 0.0) * per_cpu
-        collectives = passed.get("transfer", passed.get(THREADS, 0.0))
-        if beyond >= 2 * max(work.values(), default=0.0) and passed["offcpu"] >= collectives:
+        if beyond >= 2 * max(work.values(), default=0.0) and passed["offcpu"] >= passed.get("transfer", 0.0):
             return passed["offcpu"], "offcpu"
     if work:
         part = max(work, key=lambda name: work[name])
         return work[part], part
-    for part in ("transfer", THREADS):
-        if part in passed:
-            return passed[part], part
+    if "transfer" in passed:
+        return passed["transfer"], "transfer"
     return passed["offcpu"], "offcpu"
 
 
