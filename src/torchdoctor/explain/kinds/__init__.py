@@ -28,6 +28,8 @@ from torchdoctor.explain.kinds import (
     kernel,
     launchers,
     libraries,
+    linear_algebra,
+    masked_gradients,
     nccl,
     placement,
     process_group_args,
@@ -61,6 +63,8 @@ RECOGNISERS: tuple[Recogniser, ...] = (
     *dtypes.RECOGNISERS,
     *environment.RECOGNISERS,
     *autograd.RECOGNISERS,
+    *linear_algebra.RECOGNISERS,
+    *masked_gradients.RECOGNISERS,
     # communication: which line is tried first matters among these (a duplicate GPU is also an NCCL error)
     nccl.NCCL_ENV_VALUE,
     comm.LIBUV_UNAVAILABLE,
@@ -101,6 +105,7 @@ CONTEXT_FACTS: tuple[tuple[str, re.Pattern], ...] = (
     *datasets.CONTEXT,
     *dtypes.CONTEXT,
     *environment.CONTEXT,
+    *masked_gradients.CONTEXT,
     *train.CONTEXT,
     ("--local_rank=", re.compile(r"'(?P<injected_local_rank>--local_rank=\d+)'")),
     (

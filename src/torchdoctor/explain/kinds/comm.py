@@ -987,10 +987,18 @@ LIBUV_UNAVAILABLE = Recogniser(
 
 def _hostname(hits: list[Hit], ctx: Context) -> tuple[str, str]:
     facts = merged(hits)
-    host = facts.get("unresolved_host", "this host")
+    gai = (facts.get("gai") or facts.get("gai_old") or "name resolution failed").strip()
+    host = facts.get("unresolved_host")
+    if host is None:  # torch 1.x's c10d does not say which name: the store's (MASTER_ADDR, the endpoint)
+        return (
+            f"the store's host name does not resolve ({gai})" + on_ranks(hits),
+            "A rank looked up the host name of the rendezvous store (MASTER_ADDR, the rendezvous endpoint, the "
+            "name a node advertises for itself) and the name did not resolve on that host. Make it resolve on "
+            "every host: add '<IP> <name>' to /etc/hosts (or fix DNS / the pods' service names), or pass an IP "
+            "address instead of the name: MASTER_ADDR=<IP>, --rdzv-endpoint <IP>:29500.",
+        )
     return (
-        f"the host name {host!r} does not resolve ({facts.get('gai', 'name resolution failed').strip()})"
-        + on_ranks(hits),
+        f"the host name {host!r} does not resolve ({gai})" + on_ranks(hits),
         f"torch's store looks up {host} to find its own address. Make the name resolve on every host: add "
         f"'<this host's IP> {host}' to /etc/hosts (or fix DNS), or give torchrun an address instead: "
         "--rdzv-endpoint <IP>:29500 / MASTER_ADDR=<IP>. A warning about IPv6 alone is harmless when IPv4 works.",
@@ -998,14 +1006,18 @@ def _hostname(hits: list[Hit], ctx: Context) -> tuple[str, str]:
 
 
 HOSTNAME_RESOLUTION = Recogniser(
-    # torch socket.cpp: "The {IPv4 |IPv6 }network addresses of ({}, {}) cannot be retrieved (gai error: ...)"
+    # torch socket.cpp: "The {IPv4 |IPv6 }network addresses of ({}, {}) cannot be retrieved (gai error: ...)";
+    # before it (torch 1.x) c10d's tcputil::connect (torch/lib/c10d/Utils.cpp): "host not found: " and
+    # gai_strerror of the failed getaddrinfo, glibc's words for a name that does not resolve
     kind="hostname_resolution",
     title="host name does not resolve",
-    anchors=("network addresses of (",),
-    templates=("torch_cpp:the-network-addresses-of-cannot-be",),
+    anchors=("network addresses of (", "host not found: "),
+    templates=("torch_cpp:the-network-addresses-of-cannot-be", "torch_native:c10d-host-not-found"),
     match=R(
         r"(?P<family>IPv4|IPv6)? ?network addresses of \((?P<unresolved_host>[^,\s]{1,255}), \d+\) cannot be "
-        r"retrieved \(gai error: (?P<gai>[^)]{1,100})\)"
+        r"retrieved \(gai error: (?P<gai>[^)]{1,100})\)|"
+        r"\bhost not found: (?P<gai_old>Name or service not known|Temporary failure in name resolution|"
+        r"No address associated with hostname|nodename nor servname provided, or not known)"
     ),
     # IPv6 failing alone is printed by runs that work; an IPv4 failure (or any without the family) confirms it
     confirm=lambda hits, ctx: any(h.facts.get("family") != "IPv6" for h in hits),

@@ -46,7 +46,8 @@ def _nan(hits: list[Hit], ctx: Context) -> tuple[str, str]:
         "(same API as transformers' debug_utils) dumps the frames before the first inf/nan.\n"
         "Usual fixes: bf16 instead of fp16 (fp16 overflows at 65504; with fp16 keep dynamic loss scaling, "
         "loss_scale / GradScaler), a lower learning rate or warm-up, gradient clipping "
-        "(clip_grad_norm_), keep_in_fp32 for the layers that overflow, and check the data for NaN."
+        "(clip_grad_norm_), keep_in_fp32 for the layers that overflow (run them in float32), and check the data "
+        "for NaN."
     )
     return summary, fix
 
@@ -61,6 +62,8 @@ NAN_OVERFLOW = Recogniser(
         # deepspeed/runtime/fp16/loss_scaler.py, fused_optimizer.py: a step skipped at the minimum scale (1)
         "deepspeed:deepspeed-fp16-dynamic-loss-scale-overflow",
         "deepspeed:attempted-loss-scale-reducing-to",
+        # aten BatchLinearAlgebra.cpp: an SVD of a matrix holding NaN/inf (Reference LAPACK 3.10+ says so)
+        "torch_native:linalg-svd-non-finite",
     ),
     title="NaN / overflow",
     anchors=(
@@ -93,6 +96,7 @@ NAN_OVERFLOW = Recogniser(
         "but found invalid values",
         "Gradient overflow",
         "Attempted loss scale: ",
+        "because the input matrix contained non-finite values",
     ),
     # apex / DeepSpeed halving the loss scale is normal now and then; down to its minimum (DeepSpeed's default
     # min_loss_scale is 1) or a fraction it means every step overflows
@@ -113,7 +117,7 @@ NAN_OVERFLOW = Recogniser(
             r"(?P<what>Function '\w+' returned nan values in its \w+ output|Loss became infinite or NaN at "
             r"iteration=?\s*\d+|Detected inf/nan during batch_number=\d+|"
             r"[Ll]oss['\"]?\s{0,2}(?:=|:|is)\s{0,2}(?:nan|NaN|inf(?:inity|inite)?)\b|"
-            r"is non-finite|but found invalid values)"
+            r"is non-finite|but found invalid values|input matrix contained non-finite values)"
         ),
     ),
     describe=_nan,
