@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import re
 
-from torchdoctor.explain.kinds import framework_refusals
+from torchdoctor.explain.kinds import deepspeed_engine_refusals, framework_refusals
 from torchdoctor.explain.quote import quote
 from torchdoctor.explain.recognisers import Alternative, Context, Hit, Recogniser, merged, on_ranks
 
@@ -179,6 +179,7 @@ CONFIG_REFUSALS: tuple[tuple[str, str], ...] = (
         "the top level of its config.",
     ),
     *framework_refusals.REFUSALS,
+    *deepspeed_engine_refusals.REFUSALS,
 )
 
 
@@ -367,6 +368,7 @@ DEEPSPEED_CONFIG_MISMATCH = Recogniser(
         "deepspeed:micro-batch-size-per-gpu-has",
         "deepspeed:gradient-accumulation-steps-has-to-be",
         *framework_refusals.TEMPLATES,
+        *deepspeed_engine_refusals.TEMPLATES,
     ),
     span=6,
     # "requires an optimizer" is DeepSpeed's only after "zero stage N"; "has to be greater than 0" only after one of
