@@ -31,6 +31,7 @@ from torchdoctor.explain.kinds import (
     process_group_args,
     ranks,
     train,
+    trainer_arguments,
     versions,
 )
 from torchdoctor.explain.recognisers import Recogniser
@@ -45,6 +46,7 @@ RECOGNISERS: tuple[Recogniser, ...] = (
     *checkpoint.RECOGNISERS,
     *checkpoint_paths.RECOGNISERS,
     *fsdp_config.RECOGNISERS,
+    *trainer_arguments.RECOGNISERS,
     *accelerate_state.RECOGNISERS,
     *kernel.RECOGNISERS,
     *launchers.RECOGNISERS,
