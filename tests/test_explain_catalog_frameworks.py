@@ -405,6 +405,95 @@ def test_the_line_as_its_source_prints_it(ident, values, raised, kind, words):
         assert word in found.summary + found.fix, word
 
 
+# (template id, values, the exception it is raised as, kind, words): FSDP settings, ZeRO-3's GatheredParameters and
+# zero.Init, accelerate's checkpoint folders
+MORE_CASES = [
+    (
+        "transformers:using-fsdp-only-works-in-distributed",
+        (),
+        "ValueError",
+        "fsdp_config_mismatch",
+        ["torchrun --nproc_per_node"],
+    ),
+    (
+        "accelerate:invalid-auto-wrap-policy-must-be",
+        ("TRANSFORMER_WRAP", "['TRANSFORMER_BASED_WRAP', 'SIZE_BASED_WRAP', 'NO_WRAP']"),
+        "ValueError",
+        "fsdp_config_mismatch",
+        ["TRANSFORMER_BASED_WRAP"],
+    ),
+    (
+        "lightning:the-hybrid-sharding-strategy-requires-you",
+        (),
+        "RuntimeError",
+        "fsdp_config_mismatch",
+        ["device_mesh="],
+    ),
+    (
+        "deepspeed:detected-in-place-modification-of-zero",
+        (),
+        "RuntimeError",
+        "zero3_partitioned_weights",
+        ["modifier_rank=0"],
+    ),
+    (
+        "deepspeed:parameter-is-on-but-broadcast-requires",
+        ("417", "cpu", "cuda:3"),
+        "RuntimeError",
+        "zero3_partitioned_weights",
+        ["p.data.copy_"],
+    ),
+    (
+        "deepspeed:was-not-properly-set-up-for",
+        ("LlamaRMSNorm",),
+        "RuntimeError",
+        "zero3_partitioned_weights",
+        ["before entering deepspeed.zero.Init()"],
+    ),
+    (
+        "accelerate:tried-to-find-but-folder-does",
+        ("outputs/step_1200",),
+        "ValueError",
+        "checkpoint_path",
+        ["outputs/step_1200", "load_state"],
+    ),
+    (
+        "accelerate:no-input-dir-provided-and-automatic",
+        (),
+        "ValueError",
+        "checkpoint_path",
+        ["automatic_checkpoint_naming=True"],
+    ),
+    (
+        "transformers:provided-path-should-be-directory-not",
+        ("outputs/final/model.safetensors",),
+        "AssertionError",
+        "checkpoint_path",
+        ["outputs/final/model.safetensors", "save_pretrained"],
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("ident", "values", "raised", "kind", "words"), MORE_CASES, ids=[c[0] for c in MORE_CASES]
+)
+def test_the_other_kinds_line_as_its_source_prints_it(ident, values, raised, kind, words):
+    found = explained(f"{raised}: {line(ident, *values)}\n")
+    assert (found.id, sure(found)) == (f"log.{kind}", "certain"), (found.id, found.summary)
+    for word in words:
+        assert word in found.summary + found.fix, word
+
+
+def test_zero_to_fp32_without_its_files_names_the_checkpoint_saved_without_its_state():
+    # deepspeed/utils/zero_to_fp32.py: a wrong folder and a checkpoint saved weights-only both leave no state files
+    text = line(
+        "deepspeed:can-find-files-in-directory", "*_optim_states.pt", "out/checkpoint-500/global_step500"
+    )
+    found = explained(f"FileNotFoundError: {text}\n")
+    assert (found.id, sure(found)) == ("log.checkpoint_path", "likely")
+    assert found.details["alternatives"] == ["log.checkpoint_incomplete"]
+
+
 def test_accelerates_gradient_clipping_refusal_is_read_with_the_two_spaces_it_prints():
     # accelerate/accelerator.py clip_grad_value_: "DeepSpeed and FSDP  do not support" (two spaces; the catalog keeps
     # one)
@@ -455,6 +544,10 @@ NEAR_MISSES = [
     "ValueError: loss must be a tensor, got float\n",
     "AssertionError: num_heads 14 is not divisible by tp size 4\n",
     "RuntimeError: This function needs a GPU\n",
+    # accelerate's and DeepSpeed's progress lines about the same folders and parameters
+    "INFO:accelerate.accelerator:Loading states from outputs/checkpoint_12\n",
+    "[INFO] [partition_parameters.py:350:__exit__] finished initializing model - num_params = 291, num_elems = 6.74B\n",
+    "ValueError: Invalid mixed precision policy for the scheduler\n",
 ]
 
 
@@ -465,4 +558,7 @@ def test_near_misses_do_not_fire(text):
         "log.deepspeed_config_mismatch",
         "log.dependency_version",
         "log.trainer_arguments",
+        "log.fsdp_config_mismatch",
+        "log.zero3_partitioned_weights",
+        "log.checkpoint_path",
     }, (text, found.id, found.summary)

@@ -442,9 +442,43 @@ DEEPSPEED_CONFIG_MISMATCH = Recogniser(
 )
 
 
+# deepspeed/runtime/zero/partition_parameters.py: ZeRO-3's own refusals of partitioned parameters handled outside
+# the engine (GatheredParameters used wrongly; a module class defined inside zero.Init), each naming its cause
+ZERO3_REFUSALS: tuple[tuple[str, str], ...] = (
+    (
+        "Detected in-place modification of ZeRO-3 parameters inside GatheredParameters",
+        "Parameters changed inside deepspeed.zero.GatheredParameters(params) are thrown away on exit unless one rank "
+        "is named to broadcast them: use GatheredParameters(params, modifier_rank=0) and change them on that rank "
+        "(if torch.distributed.get_rank() == 0: ...).",
+    ),
+    (
+        "but broadcast requires it to be on",
+        "With GatheredParameters(params, modifier_rank=...) keep the parameters on the accelerator inside the block: "
+        "copy new values into them in place (p.data.copy_(new.to(p.device))) instead of moving or replacing them.",
+    ),
+    (
+        "Nested GatheredParameters contexts cannot overlap parameters",
+        "Gather each parameter once: an inner deepspeed.zero.GatheredParameters(...) must not name parameters the "
+        "outer one already gathered (gather them all in the outer block).",
+    ),
+    (
+        "was not properly set up for sharding by zero.Init()",
+        "Define (import) every nn.Module subclass before entering deepspeed.zero.Init(), and build the model inside "
+        "it; a class defined inside the `with` block (or a model built by a factory that defines one) is not "
+        "partitioned.",
+    ),
+)
+
+
 def _zero3_weights(hits: list[Hit], ctx: Context) -> tuple[str, str]:
     zero = "saw_zero3" in ctx.facts
     facts = merged(hits)
+    if facts.get("zero3_refusal"):
+        said = " ".join(facts["zero3_refusal"].split())
+        fix = next(f for anchor, f in ZERO3_REFUSALS if anchor in said)
+        return f"ZeRO-3 refused how its partitioned parameters were used: {quote(said[:220])}" + on_ranks(
+            hits
+        ), fix
     if facts.get("empty_param"):
         return (
             f"loading weights into {facts['empty_param']}, whose shape in the model is [0]: the model's "
@@ -478,10 +512,14 @@ def _zero3_weights(hits: list[Hit], ctx: Context) -> tuple[str, str]:
 ZERO3_PARTITIONED_WEIGHTS = Recogniser(
     kind="zero3_partitioned_weights",
     title="ZeRO-3 partitioned weights used outside the engine",
-    anchors=("'weight' must be 2-D", "torch.Size([0])"),
+    anchors=("'weight' must be 2-D", "torch.Size([0])", *(anchor for anchor, _ in ZERO3_REFUSALS)),
     templates=(
         "torch_native:embedding-weight-must-be-2d",
         "torch_native:size-mismatch-for-zero3-partition",
+        "deepspeed:detected-in-place-modification-of-zero",
+        "deepspeed:parameter-is-on-but-broadcast-requires",
+        "deepspeed:nested-gatheredparameters-contexts-cannot-overlap-parameters",
+        "deepspeed:was-not-properly-set-up-for",
     ),
     # torch.Size([0]) counts only as the shape a state dict is loaded into
     match=R(r"^(?![^\n]*torch\.Size\(\[0\]\))|the shape in current model is torch\.Size\(\[0\]\)"),
@@ -489,11 +527,17 @@ ZERO3_PARTITIONED_WEIGHTS = Recogniser(
         R(
             r"size mismatch for (?P<empty_param>[\w.]{1,200}): [^\n]{0,200}current model is torch\.Size\(\[0\]\)"
         ),
+        R(
+            r"(?P<zero3_refusal>[^\n:]{0,150}?(?:"
+            + "|".join(re.escape(anchor) for anchor, _ in ZERO3_REFUSALS)
+            + r")[^\n]{0,200})"
+        ),
     ),
     # an embedding's weight is not 2-D for other reasons too; ZeRO-3 in the log makes this the cause (for a
     # state dict loaded into [0]-shaped parameters, DeepSpeed in the log does)
     confirm=lambda hits, ctx: (
         "saw_zero3" in ctx.facts
+        or any("zero3_refusal" in h.facts for h in hits)
         or ("saw_deepspeed" in ctx.facts and any("empty_param" in h.facts for h in hits))
     ),
     absorbs=("state_dict_keys", "model_checkpoint_mismatch"),
