@@ -409,6 +409,20 @@ def test_the_line_as_its_source_prints_it(ident, values, raised, kind, words):
 # zero.Init, accelerate's checkpoint folders
 MORE_CASES = [
     (
+        "deepspeed:please-initialize-the-torch-distributed-backend",
+        (),
+        "AssertionError",
+        "deepspeed_init_order",
+        ["deepspeed.init_distributed()"],
+    ),
+    (
+        "deepspeed:cycle-first-step-size-must-be",
+        ("0",),
+        "ValueError",
+        "deepspeed_config_mismatch",
+        ['"cycle_first_step_size"'],
+    ),
+    (
         "transformers:using-fsdp-only-works-in-distributed",
         (),
         "ValueError",

@@ -580,18 +580,20 @@ DEEPSPEED_INIT_ORDER = Recogniser(
         "Distributed backend is not initialized. Please set dist_init_required",
         "zero.Init resolved a process group of world_size=1",
         "Parameters cannot be scattered without initializing deepspeed.comm",
+        "Please initialize the torch distributed backend",
     ),
     templates=(
         "deepspeed:deepspeed-backend-not-set-please-initialize",  # deepspeed/comm/comm.py
         "deepspeed:distributed-backend-is-not-initialized-please",  # deepspeed/comm/comm.py
         "deepspeed:zero-init-resolved-process-group-of",  # deepspeed/runtime/zero/partition_parameters.py
         "deepspeed:parameters-cannot-be-scattered-without-initializing",  # partition_parameters.py: zero.Init, no comm
+        "deepspeed:please-initialize-the-torch-distributed-backend",  # runtime/fp16/onebit/*.py: the 1-bit optimizers
     ),
     facts=(
         R(
             r"(?P<what>DeepSpeed backend not set|Distributed backend is not initialized|"
             r"zero\.Init resolved a process group of world_size=1|Parameters cannot be scattered without "
-            r"initializing deepspeed\.comm)"
+            r"initializing deepspeed\.comm|Please initialize the torch distributed backend)"
         ),
         R(r"launcher environment reports WORLD_SIZE=(?P<zero_init_world>\d+)"),
     ),

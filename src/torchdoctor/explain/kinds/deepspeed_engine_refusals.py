@@ -247,6 +247,22 @@ REFUSALS: tuple[tuple[str, str], ...] = (
         "AutoEP's expert parallelism under ZeRO-3 runs without the feature the message names (AutoTP, sequence "
         "parallelism, quantized gradients, MiCS, hpZ): turn that off, or use ZeRO stage 1/2 with AutoEP.",
     ),
+    # runtime/lr_schedules.py (0.19.5+): the LRRangeTest / OneCycle params checked as the scheduler is built
+    (
+        "lr_range_test_step_size must be a positive integer",
+        'Set "lr_range_test_step_size" in the LRRangeTest scheduler\'s params to a positive integer (steps per LR '
+        'increase), not 0, a float or an unfilled "auto".',
+    ),
+    (
+        "cycle_first_step_size must be positive",
+        'Set "cycle_first_step_size" in the OneCycle scheduler\'s params to a positive number of steps (the rising '
+        "half of the cycle).",
+    ),
+    (
+        "cycle_second_step_size must be non-negative",
+        'Set "cycle_second_step_size" in the OneCycle scheduler\'s params to 0 or more, or leave it out (it then '
+        "equals cycle_first_step_size).",
+    ),
     # runtime/sequence_parallel/ulysses_sp.py: Ulysses' sizes and inputs
     ("is not divisible by SP size", _ULYSSES_DIVISIBLE),
     ("isn't divisible by sp-size", _ULYSSES_DIVISIBLE),
@@ -347,6 +363,9 @@ TEMPLATES: tuple[str, ...] = (
     "deepspeed:autoep-with-zero-stage-does-not-3",
     "deepspeed:autoep-with-zero-stage-does-not-4",
     "deepspeed:autoep-with-zero-stage-does-not-5",
+    "deepspeed:lr-range-test-step-size-must",
+    "deepspeed:cycle-first-step-size-must-be",
+    "deepspeed:cycle-second-step-size-must-be",
     "deepspeed:attention-head-count-is-not-divisible",
     "deepspeed:kv-attention-head-count-is-not",
     "deepspeed:batch-seqlen-isn-divisible-by-sp",
