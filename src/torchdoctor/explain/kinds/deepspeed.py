@@ -475,7 +475,7 @@ def _zero3_weights(hits: list[Hit], ctx: Context) -> tuple[str, str]:
     facts = merged(hits)
     if facts.get("zero3_refusal"):
         said = " ".join(facts["zero3_refusal"].split())
-        fix = next(f for anchor, f in ZERO3_REFUSALS if anchor in said)
+        fix = next((f for anchor, f in ZERO3_REFUSALS if anchor in said), ZERO3_REFUSALS[0][1])
         return f"ZeRO-3 refused how its partitioned parameters were used: {quote(said[:220])}" + on_ranks(
             hits
         ), fix

@@ -64,7 +64,7 @@ REFUSALS: tuple[tuple[str, str], ...] = (
     ),
     ("Current torch version does not have", _UPGRADE_TORCH),
     (
-        " is required, but you have transformers==",
+        "is required, but you have transformers==",
         "Ulysses sequence parallelism needs the transformers version the message names: pip install -U "
         "'transformers>=<that version>'.",
     ),

@@ -149,7 +149,9 @@ def _dependency(hits: list[Hit], ctx: Context) -> tuple[str, str]:
     facts = merged(hits)
     if facts.get("version_refusal"):
         said = " ".join(facts["version_refusal"].split())
-        fix = next(f for anchor, f in version_refusals.REFUSALS if anchor in said)
+        fix = next(
+            (f for anchor, f in version_refusals.REFUSALS if anchor in said), version_refusals.REFUSALS[0][1]
+        )
         return f"a package the run needs is missing or too old: {cut(said, 220)}" + on_ranks(hits), fix
     if facts.get("compile_python"):
         return _compile_python(facts, hits)
