@@ -14,6 +14,7 @@ from __future__ import annotations
 import re
 
 from torchdoctor.explain.kinds import deepspeed_engine_refusals, framework_refusals
+from torchdoctor.explain.kinds.refusal_table import refusal_pattern, said_and_fix
 from torchdoctor.explain.quote import quote
 from torchdoctor.explain.recognisers import Alternative, Context, Hit, Recogniser, merged, on_ranks
 
@@ -474,11 +475,8 @@ def _zero3_weights(hits: list[Hit], ctx: Context) -> tuple[str, str]:
     zero = "saw_zero3" in ctx.facts
     facts = merged(hits)
     if facts.get("zero3_refusal"):
-        said = " ".join(facts["zero3_refusal"].split())
-        fix = next((f for anchor, f in ZERO3_REFUSALS if anchor in said), ZERO3_REFUSALS[0][1])
-        return f"ZeRO-3 refused how its partitioned parameters were used: {quote(said[:220])}" + on_ranks(
-            hits
-        ), fix
+        said, fix = said_and_fix(facts["zero3_refusal"], ZERO3_REFUSALS)
+        return f"ZeRO-3 refused how its partitioned parameters were used: {said}" + on_ranks(hits), fix
     if facts.get("empty_param"):
         return (
             f"loading weights into {facts['empty_param']}, whose shape in the model is [0]: the model's "
@@ -527,11 +525,7 @@ ZERO3_PARTITIONED_WEIGHTS = Recogniser(
         R(
             r"size mismatch for (?P<empty_param>[\w.]{1,200}): [^\n]{0,200}current model is torch\.Size\(\[0\]\)"
         ),
-        R(
-            r"(?P<zero3_refusal>[^\n:]{0,150}?(?:"
-            + "|".join(re.escape(anchor) for anchor, _ in ZERO3_REFUSALS)
-            + r")[^\n]{0,200})"
-        ),
+        refusal_pattern(ZERO3_REFUSALS, name="zero3_refusal", after=200),
     ),
     # an embedding's weight is not 2-D for other reasons too; ZeRO-3 in the log makes this the cause (for a
     # state dict loaded into [0]-shaped parameters, DeepSpeed in the log does)

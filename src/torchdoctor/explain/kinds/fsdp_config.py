@@ -11,11 +11,8 @@ and why: certain. (A wrap policy naming a class the model lacks, or FSDP1 flatte
 
 from __future__ import annotations
 
-import re
-
+from torchdoctor.explain.kinds.refusal_table import refusal_pattern, said_and_fix
 from torchdoctor.explain.recognisers import Context, Hit, Recogniser, merged, on_ranks
-
-R = re.compile
 
 _FSDP2_STRATEGY = (
     "FSDP2 takes reshard_after_forward as true/false (true is what FSDP1 calls FULL_SHARD, false SHARD_GRAD_OP): "
@@ -211,10 +208,7 @@ REFUSALS: tuple[tuple[str, str], ...] = (
 
 
 def _fsdp_config(hits: list[Hit], ctx: Context) -> tuple[str, str]:
-    refusal = " ".join(merged(hits).get("refusal", "").split())
-    fix = next((f for anchor, f in REFUSALS if anchor in refusal), REFUSALS[0][1])
-    # the message whole (quote() would drop the apostrophe of "FSDP's" as an unbalanced quote)
-    said = refusal if len(refusal) <= 200 else refusal[:200].rsplit(" ", 1)[0] + " …"
+    said, fix = said_and_fix(merged(hits).get("refusal", ""), REFUSALS, limit=200)
     return f"the FSDP settings are refused: {said}" + on_ranks(hits), fix
 
 
@@ -267,9 +261,7 @@ FSDP_CONFIG_MISMATCH = Recogniser(
         "accelerate:accelerate-ms-amp-fsdp-is-not",
         "accelerate:torchao-with-fsdp2-and-cpu-ram",
     ),
-    facts=(
-        R(r"(?P<refusal>[^\n:]{0,150}?(?:" + "|".join(re.escape(a) for a, _ in REFUSALS) + r")[^\n]{0,200})"),
-    ),
+    facts=(refusal_pattern(REFUSALS, after=200),),
     describe=_fsdp_config,
 )
 

@@ -11,11 +11,8 @@ Each message names the argument it refuses and what it needs instead, and only t
 
 from __future__ import annotations
 
-import re
-
+from torchdoctor.explain.kinds.refusal_table import refusal_pattern, said_and_fix
 from torchdoctor.explain.recognisers import Context, Hit, Recogniser, merged, on_ranks
-
-R = re.compile
 
 _EVAL_STEPS = (
     "With eval_strategy / save_strategy / logging_strategy 'steps', give the matching --eval_steps / --save_steps / "
@@ -484,9 +481,7 @@ TEMPLATES: tuple[str, ...] = (
 
 
 def _trainer_arguments(hits: list[Hit], ctx: Context) -> tuple[str, str]:
-    refusal = " ".join(merged(hits).get("refusal", "").split())
-    fix = next((f for anchor, f in REFUSALS if anchor in refusal), REFUSALS[0][1])
-    said = refusal if len(refusal) <= 220 else refusal[:220].rsplit(" ", 1)[0] + " …"
+    said, fix = said_and_fix(merged(hits).get("refusal", ""), REFUSALS)
     return f"the training framework refused its arguments: {said}" + on_ranks(hits), fix
 
 
@@ -495,9 +490,7 @@ TRAINER_ARGUMENTS = Recogniser(
     title="Trainer / Accelerator / Fabric arguments refused",
     anchors=tuple(anchor for anchor, _ in REFUSALS),
     templates=TEMPLATES,
-    facts=(
-        R(r"(?P<refusal>[^\n:]{0,150}?(?:" + "|".join(re.escape(a) for a, _ in REFUSALS) + r")[^\n]{0,220})"),
-    ),
+    facts=(refusal_pattern(REFUSALS),),
     describe=_trainer_arguments,
 )
 

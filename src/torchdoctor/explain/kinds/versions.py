@@ -13,6 +13,7 @@ import re
 
 from torchdoctor.explain.first_failure import Raised, cut, installed_package
 from torchdoctor.explain.kinds import cuda_errors, version_refusals
+from torchdoctor.explain.kinds.refusal_table import refusal_pattern, said_and_fix
 from torchdoctor.explain.recognisers import Alternative, Context, Hit, Recogniser, first, merged, on_ranks
 
 R = re.compile
@@ -138,21 +139,14 @@ def _compile_python(facts: dict, hits: list[Hit]) -> tuple[str, str]:
 
 
 # the refusals that name the package a feature needs (version_refusals.py), each with its fix
-_REFUSED = R(
-    r"(?P<version_refusal>[^\n:]{0,150}?(?:"
-    + "|".join(re.escape(anchor) for anchor, _ in version_refusals.REFUSALS)
-    + r")[^\n]{0,200})"
-)
+_REFUSED = refusal_pattern(version_refusals.REFUSALS, name="version_refusal", after=200)
 
 
 def _dependency(hits: list[Hit], ctx: Context) -> tuple[str, str]:
     facts = merged(hits)
     if facts.get("version_refusal"):
-        said = " ".join(facts["version_refusal"].split())
-        fix = next(
-            (f for anchor, f in version_refusals.REFUSALS if anchor in said), version_refusals.REFUSALS[0][1]
-        )
-        return f"a package the run needs is missing or too old: {cut(said, 220)}" + on_ranks(hits), fix
+        said, fix = said_and_fix(facts["version_refusal"], version_refusals.REFUSALS)
+        return f"a package the run needs is missing or too old: {said}" + on_ranks(hits), fix
     if facts.get("compile_python"):
         return _compile_python(facts, hits)
     if facts.get("ds_outer_autocast"):
