@@ -41,9 +41,18 @@ def test_an_error_a_library_raises_on_purpose_or_one_in_the_users_code_is_no_lib
         "    raise ValueError(msg)\n"
     )
     (on_purpose, *_) = explained(
-        frames + "ValueError: --load_best_model_at_end requires the save and eval strategy to match\n"
+        frames.replace(
+            'training_args.py", line 1500, in __post_init__', 'tokenization_utils_base.py", line 3300, in pad'
+        )
+        + "ValueError: You should supply an encoding or a list of encodings to this method that includes input_ids, "
+        "but you provided ['text']\n"
     )
     assert on_purpose.id == "log.unrecognised"
+    # a refusal of the Trainer's arguments is read as what it is (trainer_arguments), not as a bug of transformers
+    (refused, *_) = explained(
+        frames + "ValueError: --load_best_model_at_end requires the save and eval strategy to match\n"
+    )
+    assert refused.id == "log.trainer_arguments"
     (own, *_) = explained(
         'Traceback (most recent call last):\n  File "/home/u/train.py", line 9, in <module>\n'
         "    x = cfg['lr'] + None\nTypeError: unsupported operand type(s) for +: 'float' and 'NoneType'\n"

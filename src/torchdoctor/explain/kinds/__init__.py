@@ -35,6 +35,7 @@ from torchdoctor.explain.kinds import (
     process_group_args,
     ranks,
     train,
+    trainer_arguments,
     versions,
     wrapper_usage,
 )
@@ -52,6 +53,7 @@ RECOGNISERS: tuple[Recogniser, ...] = (
     *checkpoint_paths.RECOGNISERS,
     *fsdp_config.RECOGNISERS,
     *wrapper_usage.RECOGNISERS,
+    *trainer_arguments.RECOGNISERS,
     *accelerate_state.RECOGNISERS,
     *kernel.RECOGNISERS,
     *launchers.RECOGNISERS,

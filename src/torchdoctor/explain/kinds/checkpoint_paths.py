@@ -19,8 +19,45 @@ from torchdoctor.explain.recognisers import Alternative, Context, Hit, Recognise
 R = re.compile
 
 # facts that say the cause outright: the loader named the parent folder, the checkpoint has no ZeRO state, a
-# universal load found no converted checkpoint, FSDP shards resumed without FSDP, merge-weights named the subfolder
-_DECIDED = ("parent", "not_zero", "universal", "fsdp_shards", "fsdp_subdir")
+# universal load found no converted checkpoint, FSDP shards resumed without FSDP, merge-weights named the subfolder,
+# accelerate's load_state / save_model named a missing folder, none, or a file
+_DECIDED = (
+    "parent",
+    "not_zero",
+    "universal",
+    "fsdp_shards",
+    "fsdp_subdir",
+    "missing_dir",
+    "no_input_dir",
+    "file_not_dir",
+)
+
+# accelerate/accelerator.py load_state / save_model (and transformers' save_pretrained): a folder that is not there,
+# none given, a file for a folder;
+# each names its cause: (fact, summary, fix)
+_ACCELERATE_PATHS: tuple[tuple[str, str, str], ...] = (
+    (
+        "missing_dir",
+        "accelerator.load_state() was given a folder that does not exist",
+        "Pass the folder accelerator.save_state() wrote (the same path on every node, ~ expanded), e.g. "
+        "accelerator.load_state('outputs/checkpoint_12'); with ProjectConfiguration(automatic_checkpoint_naming=True) "
+        "call load_state() with no folder to load the newest one.",
+    ),
+    (
+        "no_input_dir",
+        "accelerator.load_state() was called without a folder, and automatic checkpoint naming is off",
+        "Pass the checkpoint folder: accelerator.load_state('outputs/checkpoint_12'), or create the Accelerator with "
+        "project_config=ProjectConfiguration(project_dir='outputs', automatic_checkpoint_naming=True) so it finds the "
+        "newest checkpoints/checkpoint_N itself.",
+    ),
+    (
+        "file_not_dir",
+        "a save was given the path of a file where it writes a folder: nothing was saved",
+        "accelerator.save_model(model, dir) and transformers' save_pretrained(dir) (model, config, tokenizer, "
+        "processor) write a folder: pass one ('outputs/final'), not the path of a file, and remove the file if a "
+        "folder of that name is wanted.",
+    ),
+)
 
 
 def _checkpoint_path(hits: list[Hit], ctx: Context) -> tuple[str, str]:
@@ -56,6 +93,9 @@ def _checkpoint_path(hits: list[Hit], ctx: Context) -> tuple[str, str]:
             "saved with. To use the weights without FSDP, merge the shards first (accelerate merge-weights "
             "<checkpoint>/pytorch_model_fsdp_0 <output_dir>) and load the result as the model.",
         )
+    for key, what, fix in _ACCELERATE_PATHS:
+        if key in facts:
+            return f"{what} ({facts[key]})" + on_ranks(hits), fix
     if facts.get("universal"):
         return (
             f"a universal checkpoint load found no converted checkpoint ({facts['universal']} does not exist)"
@@ -100,6 +140,11 @@ CHECKPOINT_PATH = Recogniser(
         "Failed to load checkpoint directly into the model",
         "should be the path to a file containing a whole state dict",
         "Can't find a checkpoint index (",
+        # deepspeed/utils/zero_to_fp32.py: no optimizer / model state files of the kind it needs in the folder
+        " files in directory '",
+        "but folder does not exist",
+        "No input_dir provided and automatic checkpoint naming is disabled",
+        "should be a directory, not a file",
     ),
     templates=(
         # lightning/fabric/strategies/deepspeed.py _validate_checkpoint_directory: the parent is the checkpoint
@@ -131,11 +176,20 @@ CHECKPOINT_PATH = Recogniser(
         # accelerate/utils/modeling.py load_checkpoint_in_model, transformers/trainer_utils.py load_sharded_checkpoint
         "accelerate:checkpoint-should-be-the-path-to",
         "transformers:can-find-checkpoint-index-in",
+        "deepspeed:can-find-files-in-directory",
+        # accelerate/accelerator.py load_state, save_model; transformers' save_pretrained (configuration_utils.py ...)
+        "accelerate:tried-to-find-but-folder-does",
+        "accelerate:no-input-dir-provided-and-automatic",
+        "accelerate:provided-path-should-be-directory-not",
+        "transformers:provided-path-should-be-directory-not",
     ),
     facts=(
         R(r"Try to load using this parent directory instead: (?P<parent>\S{1,500})"),
         R(r"(?P<not_zero>\S{1,300}) is not a zero checkpoint"),
         R(r"Invalid for universal checkpoint: (?P<universal>\S{1,500}) does not exist"),
+        R(r"Tried to find (?P<missing_dir>\S{1,500}) but folder does not exist"),
+        R(r"(?P<no_input_dir>No input_dir provided) and automatic checkpoint naming is disabled"),
+        R(r"Provided path \((?P<file_not_dir>[^)\n]{1,500})\) should be a directory, not a file"),
         R(r"Checkpoint found at (?P<fsdp_shards>\S{1,500}) is only supported when using PyTorch FSDP"),
         R(r"Please (?:try passing in|pass in either) (?P<fsdp_subdir>\S{1,500}/pytorch_model_fsdp_0)"),
         R(

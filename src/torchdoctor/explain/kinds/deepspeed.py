@@ -13,7 +13,8 @@ from __future__ import annotations
 
 import re
 
-from torchdoctor.explain.kinds import framework_refusals
+from torchdoctor.explain.kinds import deepspeed_engine_refusals, framework_refusals
+from torchdoctor.explain.kinds.refusal_table import refusal_pattern, said_and_fix
 from torchdoctor.explain.quote import quote
 from torchdoctor.explain.recognisers import Alternative, Context, Hit, Recogniser, merged, on_ranks
 
@@ -179,6 +180,7 @@ CONFIG_REFUSALS: tuple[tuple[str, str], ...] = (
         "the top level of its config.",
     ),
     *framework_refusals.REFUSALS,
+    *deepspeed_engine_refusals.REFUSALS,
 )
 
 
@@ -367,6 +369,7 @@ DEEPSPEED_CONFIG_MISMATCH = Recogniser(
         "deepspeed:micro-batch-size-per-gpu-has",
         "deepspeed:gradient-accumulation-steps-has-to-be",
         *framework_refusals.TEMPLATES,
+        *deepspeed_engine_refusals.TEMPLATES,
     ),
     span=6,
     # "requires an optimizer" is DeepSpeed's only after "zero stage N"; "has to be greater than 0" only after one of
@@ -440,9 +443,40 @@ DEEPSPEED_CONFIG_MISMATCH = Recogniser(
 )
 
 
+# deepspeed/runtime/zero/partition_parameters.py: ZeRO-3's own refusals of partitioned parameters handled outside
+# the engine (GatheredParameters used wrongly; a module class defined inside zero.Init), each naming its cause
+ZERO3_REFUSALS: tuple[tuple[str, str], ...] = (
+    (
+        "Detected in-place modification of ZeRO-3 parameters inside GatheredParameters",
+        "Parameters changed inside deepspeed.zero.GatheredParameters(params) are thrown away on exit unless one rank "
+        "is named to broadcast them: use GatheredParameters(params, modifier_rank=0) and change them on that rank "
+        "(if torch.distributed.get_rank() == 0: ...).",
+    ),
+    (
+        "but broadcast requires it to be on",
+        "With GatheredParameters(params, modifier_rank=...) keep the parameters on the accelerator inside the block: "
+        "copy new values into them in place (p.data.copy_(new.to(p.device))) instead of moving or replacing them.",
+    ),
+    (
+        "Nested GatheredParameters contexts cannot overlap parameters",
+        "Gather each parameter once: an inner deepspeed.zero.GatheredParameters(...) must not name parameters the "
+        "outer one already gathered (gather them all in the outer block).",
+    ),
+    (
+        "was not properly set up for sharding by zero.Init()",
+        "Define (import) every nn.Module subclass before entering deepspeed.zero.Init(), and build the model inside "
+        "it; a class defined inside the `with` block (or a model built by a factory that defines one) is not "
+        "partitioned.",
+    ),
+)
+
+
 def _zero3_weights(hits: list[Hit], ctx: Context) -> tuple[str, str]:
     zero = "saw_zero3" in ctx.facts
     facts = merged(hits)
+    if facts.get("zero3_refusal"):
+        said, fix = said_and_fix(facts["zero3_refusal"], ZERO3_REFUSALS)
+        return f"ZeRO-3 refused how its partitioned parameters were used: {said}" + on_ranks(hits), fix
     if facts.get("empty_param"):
         return (
             f"loading weights into {facts['empty_param']}, whose shape in the model is [0]: the model's "
@@ -476,10 +510,14 @@ def _zero3_weights(hits: list[Hit], ctx: Context) -> tuple[str, str]:
 ZERO3_PARTITIONED_WEIGHTS = Recogniser(
     kind="zero3_partitioned_weights",
     title="ZeRO-3 partitioned weights used outside the engine",
-    anchors=("'weight' must be 2-D", "torch.Size([0])"),
+    anchors=("'weight' must be 2-D", "torch.Size([0])", *(anchor for anchor, _ in ZERO3_REFUSALS)),
     templates=(
         "torch_native:embedding-weight-must-be-2d",
         "torch_native:size-mismatch-for-zero3-partition",
+        "deepspeed:detected-in-place-modification-of-zero",
+        "deepspeed:parameter-is-on-but-broadcast-requires",
+        "deepspeed:nested-gatheredparameters-contexts-cannot-overlap-parameters",
+        "deepspeed:was-not-properly-set-up-for",
     ),
     # torch.Size([0]) counts only as the shape a state dict is loaded into
     match=R(r"^(?![^\n]*torch\.Size\(\[0\]\))|the shape in current model is torch\.Size\(\[0\]\)"),
@@ -487,11 +525,13 @@ ZERO3_PARTITIONED_WEIGHTS = Recogniser(
         R(
             r"size mismatch for (?P<empty_param>[\w.]{1,200}): [^\n]{0,200}current model is torch\.Size\(\[0\]\)"
         ),
+        refusal_pattern(ZERO3_REFUSALS, name="zero3_refusal", after=200),
     ),
     # an embedding's weight is not 2-D for other reasons too; ZeRO-3 in the log makes this the cause (for a
     # state dict loaded into [0]-shaped parameters, DeepSpeed in the log does)
     confirm=lambda hits, ctx: (
         "saw_zero3" in ctx.facts
+        or any("zero3_refusal" in h.facts for h in hits)
         or ("saw_deepspeed" in ctx.facts and any("empty_param" in h.facts for h in hits))
     ),
     absorbs=("state_dict_keys", "model_checkpoint_mismatch"),
@@ -534,18 +574,20 @@ DEEPSPEED_INIT_ORDER = Recogniser(
         "Distributed backend is not initialized. Please set dist_init_required",
         "zero.Init resolved a process group of world_size=1",
         "Parameters cannot be scattered without initializing deepspeed.comm",
+        "Please initialize the torch distributed backend",
     ),
     templates=(
         "deepspeed:deepspeed-backend-not-set-please-initialize",  # deepspeed/comm/comm.py
         "deepspeed:distributed-backend-is-not-initialized-please",  # deepspeed/comm/comm.py
         "deepspeed:zero-init-resolved-process-group-of",  # deepspeed/runtime/zero/partition_parameters.py
         "deepspeed:parameters-cannot-be-scattered-without-initializing",  # partition_parameters.py: zero.Init, no comm
+        "deepspeed:please-initialize-the-torch-distributed-backend",  # runtime/fp16/onebit/*.py: the 1-bit optimizers
     ),
     facts=(
         R(
             r"(?P<what>DeepSpeed backend not set|Distributed backend is not initialized|"
             r"zero\.Init resolved a process group of world_size=1|Parameters cannot be scattered without "
-            r"initializing deepspeed\.comm)"
+            r"initializing deepspeed\.comm|Please initialize the torch distributed backend)"
         ),
         R(r"launcher environment reports WORLD_SIZE=(?P<zero_init_world>\d+)"),
     ),

@@ -11,11 +11,8 @@ and why: certain. (A wrap policy naming a class the model lacks, or FSDP1 flatte
 
 from __future__ import annotations
 
-import re
-
+from torchdoctor.explain.kinds.refusal_table import refusal_pattern, said_and_fix
 from torchdoctor.explain.recognisers import Context, Hit, Recogniser, merged, on_ranks
-
-R = re.compile
 
 _FSDP2_STRATEGY = (
     "FSDP2 takes reshard_after_forward as true/false (true is what FSDP1 calls FULL_SHARD, false SHARD_GRAD_OP): "
@@ -148,6 +145,61 @@ REFUSALS: tuple[tuple[str, str], ...] = (
         "or use FSDPStrategy for FSDP1.",
     ),
     (
+        "The hybrid sharding strategy requires you to pass at least one of the parameters",
+        "Hybrid sharding shards within a node and replicates across nodes, so it needs the groups: pass "
+        "FSDPStrategy(sharding_strategy='HYBRID_SHARD', auto_wrap_policy={TransformerBlock}) or a device_mesh=(nodes, "
+        "GPUs per node) (or process_group=(shard_group, replicate_group)).",
+    ),
+    (
+        "You cannot set both `activation_checkpointing` and `activation_checkpointing_policy`",
+        "Pass only FSDPStrategy(activation_checkpointing_policy={TransformerBlock}) (the older activation_checkpointing= "
+        "says the same thing).",
+    ),
+    # transformers/training_args.py, trainer.py: fsdp_config values and FSDP in a run of one process
+    (
+        "`auto_wrap_policy` must be one of",
+        "Set fsdp_config's auto_wrap_policy to TRANSFORMER_BASED_WRAP, SIZE_BASED_WRAP or NO_WRAP (the message lists "
+        "this release's names).",
+    ),
+    (
+        "Using fsdp only works in distributed training",
+        "FSDP shards the model over several processes: start the script with a launcher, one process per GPU "
+        "(torchrun --nproc_per_node N train.py ... or accelerate launch), or drop --fsdp for a run on one GPU.",
+    ),
+    # accelerate/utils/dataclasses.py FullyShardedDataParallelPlugin: values of its own fields
+    (
+        "Invalid auto wrap policy:",
+        "Set fsdp_auto_wrap_policy to TRANSFORMER_BASED_WRAP, SIZE_BASED_WRAP or NO_WRAP in the accelerate config.",
+    ),
+    (
+        "`min_num_params` must be an integer",
+        "With SIZE_BASED_WRAP give fsdp_min_num_params as an integer (e.g. 100000000), not a string or a float.",
+    ),
+    (
+        "Invalid mixed precision policy:",
+        "mixed_precision_policy takes a dict with param_dtype, reduce_dtype and buffer_dtype, each 'fp32', 'fp16' or "
+        "'bf16' (or torch dtypes): fix the key or value the message names.",
+    ),
+    (
+        "Invalid mixed precision:",
+        "The FSDP plugin's mixed precision takes no, fp16 or bf16 (fp8 goes through accelerate's FP8 recipe): fix the "
+        "value the message names (--mixed_precision, or fsdp_config's mixed precision).",
+    ),
+    (
+        "mixed_precision_policy must be an instance of",
+        "Under FSDP2 pass torch.distributed.fsdp.MixedPrecisionPolicy(...), under FSDP1 "
+        "torch.distributed.fsdp.MixedPrecision(...) (or a dict accelerate converts).",
+    ),
+    (
+        "`accelerate` + `MS-AMP` + `FSDP` is not supported",
+        "accelerate runs MS-AMP under DeepSpeed or DDP only: switch FP8 to Transformer Engine or torchao "
+        "(fp8_backend: te / ao) with FSDP, or use DeepSpeed with MS-AMP.",
+    ),
+    (
+        "torchao with FSDP2 and cpu_ram_efficient_loading is not supported",
+        "Set fsdp_cpu_ram_efficient_loading: false in the accelerate config to train FP8 with torchao under FSDP2.",
+    ),
+    (
         "(FSDP's own activation checkpointing) and the",
         "Keep one activation checkpointing: fsdp_config['activation_checkpointing'] (FSDP's, preferred with FSDP) and "
         "drop --activation_checkpointing / gradient_checkpointing from the training arguments.",
@@ -156,10 +208,7 @@ REFUSALS: tuple[tuple[str, str], ...] = (
 
 
 def _fsdp_config(hits: list[Hit], ctx: Context) -> tuple[str, str]:
-    refusal = " ".join(merged(hits).get("refusal", "").split())
-    fix = next((f for anchor, f in REFUSALS if anchor in refusal), REFUSALS[0][1])
-    # the message whole (quote() would drop the apostrophe of "FSDP's" as an unbalanced quote)
-    said = refusal if len(refusal) <= 200 else refusal[:200].rsplit(" ", 1)[0] + " …"
+    said, fix = said_and_fix(merged(hits).get("refusal", ""), REFUSALS, limit=200)
     return f"the FSDP settings are refused: {said}" + on_ranks(hits), fix
 
 
@@ -199,10 +248,20 @@ FSDP_CONFIG_MISMATCH = Recogniser(
         "transformers:passing-optimizers-is-not-allowed-if",
         "transformers:save-only-model-option-is-not",
         "transformers:fsdp-config-activation-checkpointing-fsdp-own",
+        # lightning fabric/strategies/fsdp.py; transformers training_args.py / trainer.py; accelerate's FSDP plugin
+        "lightning:the-hybrid-sharding-strategy-requires-you",
+        "lightning:you-cannot-set-both-activation-checkpointing",
+        "transformers:auto-wrap-policy-must-be-one",
+        "transformers:using-fsdp-only-works-in-distributed",
+        "accelerate:invalid-auto-wrap-policy-must-be",
+        "accelerate:min-num-params-must-be-an",
+        "accelerate:invalid-mixed-precision-policy-must-be",
+        "accelerate:invalid-mixed-precision-must-be-one",
+        "accelerate:mixed-precision-policy-must-be-an",
+        "accelerate:accelerate-ms-amp-fsdp-is-not",
+        "accelerate:torchao-with-fsdp2-and-cpu-ram",
     ),
-    facts=(
-        R(r"(?P<refusal>[^\n:]{0,150}?(?:" + "|".join(re.escape(a) for a, _ in REFUSALS) + r")[^\n]{0,200})"),
-    ),
+    facts=(refusal_pattern(REFUSALS, after=200),),
     describe=_fsdp_config,
 )
 

@@ -12,7 +12,8 @@ from __future__ import annotations
 import re
 
 from torchdoctor.explain.first_failure import Raised, cut, installed_package
-from torchdoctor.explain.kinds import cuda_errors
+from torchdoctor.explain.kinds import cuda_errors, version_refusals
+from torchdoctor.explain.kinds.refusal_table import refusal_pattern, said_and_fix
 from torchdoctor.explain.recognisers import Alternative, Context, Hit, Recogniser, first, merged, on_ranks
 
 R = re.compile
@@ -137,8 +138,15 @@ def _compile_python(facts: dict, hits: list[Hit]) -> tuple[str, str]:
     )
 
 
+# the refusals that name the package a feature needs (version_refusals.py), each with its fix
+_REFUSED = refusal_pattern(version_refusals.REFUSALS, name="version_refusal", after=200)
+
+
 def _dependency(hits: list[Hit], ctx: Context) -> tuple[str, str]:
     facts = merged(hits)
+    if facts.get("version_refusal"):
+        said, fix = said_and_fix(facts["version_refusal"], version_refusals.REFUSALS)
+        return f"a package the run needs is missing or too old: {said}" + on_ranks(hits), fix
     if facts.get("compile_python"):
         return _compile_python(facts, hits)
     if facts.get("ds_outer_autocast"):
@@ -292,6 +300,7 @@ DEPENDENCY_VERSION = Recogniser(
         "deepspeed:torch-autocast-is-enabled-outside-deepspeed-2",
         "torch_native:dynamo-python-not-yet-supported",
         "torch_native:compile-not-supported-on-python",
+        *version_refusals.TEMPLATES,
     ),
     anchors=(
         "is required for a normal functioning of this module",
@@ -314,6 +323,7 @@ DEPENDENCY_VERSION = Recogniser(
         # for nothing else)
         "not yet supported for torch.compile",
         "torch.compile is not supported on Python",
+        *(anchor for anchor, _ in version_refusals.REFUSALS),
     ),
     # a name that cannot be imported is also a circular import or a file shadowing the package, an attribute a
     # library's module or object lacks also a bug of that release: only likely
@@ -338,8 +348,11 @@ DEPENDENCY_VERSION = Recogniser(
         + _SCRIPTED.pattern
         + r"|(?P<ds_outer_autocast>torch\.autocast is enabled outside DeepSpeed, but not in the DeepSpeed config)|"
         + _COMPILE_PYTHON.pattern
+        + "|"
+        + _REFUSED.pattern
     ),
     facts=(
+        _REFUSED,
         _COMPILE_PYTHON,
         _NO_SUBMODULE,
         _NORMAL_FUNCTIONING,

@@ -1,0 +1,497 @@
+"""A training framework refusing the arguments it was started with: the HF Trainer and its TrainingArguments
+(``transformers/trainer.py``, ``training_args.py``), accelerate's Accelerator and its helpers (``accelerator.py``,
+``utils/dataclasses.py``, ``utils/memory.py``, ``utils/modeling.py``), Lightning's Trainer and Fabric
+(``trainer/connectors/accelerator_connector.py``, ``checkpoint_connector.py``, ``data_connector.py``,
+``loops/``, ``strategies/``).
+
+Each message names the argument it refuses and what it needs instead, and only that argument prints it: certain.
+(The DeepSpeed and FSDP settings these frameworks refuse are ``deepspeed_config_mismatch`` and
+``fsdp_config_mismatch``; a missing package is ``dependency_version``.)
+"""
+
+from __future__ import annotations
+
+from torchdoctor.explain.kinds.refusal_table import refusal_pattern, said_and_fix
+from torchdoctor.explain.recognisers import Context, Hit, Recogniser, merged, on_ranks
+
+_EVAL_STEPS = (
+    "With eval_strategy / save_strategy / logging_strategy 'steps', give the matching --eval_steps / --save_steps / "
+    "--logging_steps a positive value (an integer, or a ratio below 1 of the total steps)."
+)
+_BEST_MODEL = (
+    "--load_best_model_at_end saves at every evaluation: use the same --save_strategy and --eval_strategy, and with "
+    "'steps' make --save_steps a multiple of --eval_steps (e.g. both 500), both as absolute steps or both as ratios."
+)
+_LENGTHLESS = (
+    "A dataset without __len__ (an IterableDataset, a streaming dataset) gives no number of steps: pass --max_steps N "
+    "(Lightning: Trainer(max_steps=N), limit_*_batches as an int)."
+)
+_MODEL_OR_INIT = (
+    "Give Trainer(...) exactly one of model= (a built model) and model_init= (a function that builds one)."
+)
+_EVAL_STRATEGY = (
+    "This needs evaluations: set --eval_strategy steps (or epoch) and pass eval_dataset= to the Trainer, or choose "
+    "another lr_scheduler_type / save_strategy."
+)
+_TWO_SOURCES = (
+    "Lightning takes each of these once: pass it in the strategy object (DDPStrategy(accelerator=..., precision_plugin="
+    "..., cluster_environment=..., checkpoint_io=...)) or as the Trainer's own argument / plugins=[...], not both."
+)
+_CKPT_BEST = (
+    "ckpt_path='best' loads the best checkpoint a ModelCheckpoint(monitor=..., save_top_k>=1) saved during fit(): add "
+    "one to callbacks, or pass the exact path: trainer.test(model, ckpt_path='checkpoints/epoch=3.ckpt')."
+)
+_FABRIC_STATE = (
+    "Fabric's save/load take the state as a dict that holds the model set up by fabric.setup(): "
+    "fabric.save(path, {'model': model, 'optimizer': optimizer}) and fabric.load(path, state) with the same keys; under "
+    "DeepSpeed one model per checkpoint."
+)
+_STORAGE_OPTIONS = (
+    "This strategy writes its checkpoints itself, without a CheckpointIO plugin: drop storage_options= (and filter=) "
+    "from save_checkpoint(), or save with a strategy that uses CheckpointIO (DDP, single device)."
+)
+_PREPARE_TOGETHER = (
+    "Pass the trained model and its optimizer in one call: model, optimizer = accelerator.prepare(model, optimizer), "
+    "one model and one optimizer with Transformer Engine / MS-AMP (keep other models out of prepare())."
+)
+_PARALLELISM = (
+    "Give the Accelerator the parallelism it is asked to use: Accelerator(parallelism_config=ParallelismConfig(tp_size="
+    "..., dp_shard_size=...)) (or the accelerate config's parallelism section), or drop the call that needs it."
+)
+
+# (the text the source prints, the fix)
+REFUSALS: tuple[tuple[str, str], ...] = (
+    # transformers/trainer.py: what Trainer(...) and train() / evaluate() need
+    (
+        "Trainer: training requires a train_dataset",
+        "Pass train_dataset= to Trainer(...) before trainer.train().",
+    ),
+    (
+        "Trainer: evaluation requires an eval_dataset",
+        "Pass eval_dataset= to Trainer(...) (or to trainer.evaluate(eval_dataset=...)), or set --eval_strategy no.",
+    ),
+    (
+        "but you didn't pass an `eval_dataset` to `Trainer`",
+        "Pass eval_dataset= to Trainer(...), or set --eval_strategy no.",
+    ),
+    ("requires either a `model` or `model_init` argument", _MODEL_OR_INIT),
+    (
+        "Passing both `optimizers` and `optimizer_cls_and_kwargs` arguments is incompatible",
+        "Give Trainer(...) one of optimizers=(optimizer, scheduler) and optimizer_cls_and_kwargs=(cls, kwargs).",
+    ),
+    (
+        "Passing a `model_init` is incompatible with providing the `optimizers` argument",
+        "model_init rebuilds the model for each trial, so a prebuilt optimizer cannot follow it: drop optimizers= and "
+        "choose the optimizer with --optim, or subclass Trainer and override create_optimizer_and_scheduler.",
+    ),
+    ("max_steps has to be specified", _LENGTHLESS),
+    ("args.max_steps must be set to a positive value if dataloader does not have a length", _LENGTHLESS),
+    (
+        "can't be used with `save_only_model` along with `load_best_model_at_end`",
+        "Loading the best model at the end from a sharded (DeepSpeed / FSDP) checkpoint needs its full state: drop "
+        "--save_only_model, or drop --load_best_model_at_end.",
+    ),
+    (
+        "No columns in the dataset match the model's forward method signature",
+        "The Trainer drops dataset columns the model's forward() does not take, and none was left: name the columns "
+        "as forward() does (input_ids, attention_mask, labels), tokenize the dataset before the Trainer, or pass "
+        "--remove_unused_columns False when a collator builds the inputs.",
+    ),
+    (
+        "Trainer cannot instantiate unsupported optimizer",
+        "--optim names an optimizer this transformers does not know: use one of OptimizerNames (adamw_torch, "
+        "adamw_torch_fused, adafactor, sgd, ...; check the spelling), or install the package it needs "
+        "(bitsandbytes for the 8-bit ones).",
+    ),
+    (
+        "To use hyperparameter search, you need to pass your model through a model_init function",
+        "Build the model in a function and pass it as Trainer(model_init=lambda trial: "
+        "AutoModelForSequenceClassification.from_pretrained(...)), not model=.",
+    ),
+    (
+        "your `compute_metrics` function must take a `compute_result` boolean argument",
+        "With --batch_eval_metrics, define compute_metrics(eval_pred, compute_result: bool) and return the metrics when "
+        "compute_result is True (accumulate until then), or drop --batch_eval_metrics.",
+    ),
+    (
+        "`args.metric_for_best_model` must be provided when using 'best' save_strategy",
+        "Set --metric_for_best_model (e.g. eval_loss, or a key compute_metrics returns) with --save_strategy best or "
+        "--load_best_model_at_end.",
+    ),
+    (
+        "which is not found in the evaluation metrics",
+        "--metric_for_best_model must name a metric evaluate() returns: eval_loss, or a key of what compute_metrics "
+        "returns, with or without the eval_ prefix (the message lists the available ones).",
+    ),
+    (
+        "The model did not return a loss from the inputs",
+        "The batch holds no labels, so the model computed no loss: have the dataset or collator return a 'labels' "
+        "column (DataCollatorForLanguageModeling(mlm=False) for causal LM), name it in --label_names if it is "
+        "called otherwise, and keep it from being dropped (--remove_unused_columns False for custom names).",
+    ),
+    (
+        "Currently --debug underflow_overflow is not supported under DP",
+        "Run one process per GPU (torchrun --nproc_per_node N train.py ...) instead of one process over every GPU "
+        "(DataParallel), or drop --debug underflow_overflow.",
+    ),
+    (
+        "Context parallelism is supported only with SDPA attention",
+        "Load the model with attn_implementation='sdpa' for context parallelism, or set cp_size to 1.",
+    ),
+    (
+        "Context parallelism only supports causal attention masks",
+        "Context parallelism splits causal sequences only: pass no attention_mask (or a causal one), or set cp_size 1.",
+    ),
+    # transformers/training_args.py: TrainingArguments that do not fit together
+    ("requires non-zero --logging_steps", _EVAL_STEPS),
+    ("requires either non-zero --eval_steps or --logging_steps", _EVAL_STEPS),
+    ("Setting `strategy` as 'steps' requires a positive value for `steps`", _EVAL_STEPS),
+    ("--load_best_model_at_end requires the sav", _BEST_MODEL),
+    ("requires an eval strategy", _EVAL_STRATEGY),
+    (
+        "At most one of fp16 and bf16 can be True",
+        "Pass one of --fp16 and --bf16 (--bf16 on Ampere or newer GPUs), and one of --fp16_full_eval and "
+        "--bf16_full_eval.",
+    ),
+    (
+        "Expected value warmup_steps >= 0",
+        "Set --warmup_steps to 0 or more (or use --warmup_ratio for a share of the steps).",
+    ),
+    (
+        "--dataloader_prefetch_factor can only be set when data is loaded in a different process",
+        "Set --dataloader_num_workers to 1 or more with --dataloader_prefetch_factor, or drop the prefetch factor.",
+    ),
+    (
+        "must be an integer if bigger than 1",
+        "--logging_steps / --eval_steps / --save_steps are a number of steps (an integer) or a ratio below 1 of the "
+        "total: write 500, not 500.5.",
+    ),
+    (
+        "--tf32 requires Ampere or a newer GPU arch",
+        "TF32 exists on Ampere and newer GPUs (A100, RTX 30xx, H100): drop --tf32 on an older GPU or the CPU.",
+    ),
+    (
+        "Tried passing in a callable to `accelerator_config`",
+        "Pass accelerator_config as a dict, a JSON file path or an AcceleratorConfig(...) object, not a function.",
+    ),
+    # accelerate/accelerator.py: the Accelerator's own arguments and prepare()
+    (
+        "You can only pass one of `gradient_accumulation_steps` and `gradient_accumulation_plugin`",
+        "Give Accelerator(...) one of them: gradient_accumulation_steps=N, or gradient_accumulation_plugin="
+        "GradientAccumulationPlugin(num_steps=N, ...).",
+    ),
+    (
+        "You cannot pass in both `dynamo_plugin` and `dynamo_backend`",
+        "Give Accelerator(...) one of dynamo_plugin=TorchDynamoPlugin(...) and dynamo_backend='inductor'.",
+    ),
+    (
+        "Unknown mixed_precision mode:",
+        "--mixed_precision (or Accelerator(mixed_precision=...), ACCELERATE_MIXED_PRECISION) takes no, fp16, bf16 or "
+        "fp8: check the value the message names (a typo, or 'fp32' for no).",
+    ),
+    (
+        "Passing in an FP8 configuration requires setting `mixed_precision='fp8'`",
+        "Pass mixed_precision='fp8' (accelerate launch --mixed_precision fp8) with an FP8 recipe kwargs handler, or "
+        "drop the FP8 recipe.",
+    ),
+    (
+        "Can only use `downcast_bf16` when using `mixed_precision='bf16'` and on a TPU",
+        "Drop downcast_bf16 (it is for TPUs with bf16), or run bf16 on a TPU.",
+    ),
+    (
+        # accelerator.py prints two spaces after "FSDP": the anchor starts after them
+        "do not support `clip_grad_value_`. Use `clip_grad_norm_` instead",
+        "Clip by norm: accelerator.clip_grad_norm_(model.parameters(), max_norm) (HF Trainer: --max_grad_norm).",
+    ),
+    (
+        "`fsdp_plugin` must be a FullyShardedDataParallelPlugin object",
+        "Pass Accelerator(fsdp_plugin=FullyShardedDataParallelPlugin(...)), not a dict or another plugin.",
+    ),
+    (
+        "`deepspeed_plugin` must be a DeepSpeedPlugin object",
+        "Pass Accelerator(deepspeed_plugin=DeepSpeedPlugin(hf_ds_config='ds.json', ...)), not a dict or a path.",
+    ),
+    (
+        "Unknown dynamo backend:",
+        "--dynamo_backend takes one of the names the message lists (inductor for torch.compile's default), or no.",
+    ),
+    (
+        "in `kwargs_handlers`",
+        "Pass each kind of kwargs handler once in Accelerator(kwargs_handlers=[...]) (one DistributedDataParallelKwargs, "
+        "one InitProcessGroupKwargs, ...), each an accelerate.utils KwargsHandler.",
+    ),
+    (
+        "Unsupported kwargs handler passed",
+        "Pass accelerate.utils KwargsHandler objects in kwargs_handlers=[...].",
+    ),
+    (
+        "You must pass a model and an optimizer together to `accelerate.prepare()` when using",
+        _PREPARE_TOGETHER,
+    ),
+    ("You can't use multiple models (", _PREPARE_TOGETHER),
+    (
+        "You can't train a model that has been loaded in 8-bit or 4-bit precision with CPU or disk offload",
+        "A quantized model trains only where every layer is on the GPU: load it with device_map={'': LOCAL_RANK} (the "
+        "whole model on the rank's GPU) and enough GPU memory, or train a smaller model / use QLoRA on a bigger GPU.",
+    ),
+    (
+        "`device_placement` should be a list with",
+        "Give accelerator.prepare(..., device_placement=[...]) one True/False per object passed, in the same order.",
+    ),
+    ("is not configured. Set `parallelism_config` first", _PARALLELISM),
+    (
+        "Batch size was passed into `",
+        "find_executable_batch_size passes the batch size itself: call the decorated function without it "
+        "(inner_training_loop(), not inner_training_loop(32)).",
+    ),
+    (
+        "please pass along an `offload_folder`",
+        "The device_map sends part of the model to disk: pass offload_folder='offload' to from_pretrained / "
+        "load_checkpoint_and_dispatch, or give it more GPU/CPU memory (max_memory) so nothing goes to disk.",
+    ),
+    (
+        "If passing a string for `device_map`, please choose 'auto', 'balanced', 'balanced_low_0' or 'sequential'",
+        "device_map takes 'auto', 'balanced', 'balanced_low_0', 'sequential' or a dict {module: device}: check the "
+        "spelling (a device such as 'cuda:0' goes in a dict: {'': 'cuda:0'}).",
+    ),
+    # lightning: the Trainer's / Fabric's accelerator, strategy, devices and plugins
+    (
+        "You selected an invalid strategy name",
+        "Trainer(strategy=...) takes a registered name (auto, ddp, ddp_spawn, fsdp, deepspeed_stage_2, ...; check the "
+        "spelling) or a Strategy object.",
+    ),
+    (
+        "You selected an invalid accelerator name",
+        "Trainer(accelerator=...) takes auto, cpu, cuda (gpu), mps or tpu, or an Accelerator object.",
+    ),
+    (
+        "but strategies from the DDP family are not supported on the MPS accelerator",
+        "Apple's MPS runs one device: drop strategy='ddp' (strategy='auto'), or set accelerator='cpu' for DDP on CPU.",
+    ),
+    (
+        "`num_nodes` must be a positive integer",
+        "Set Trainer(num_nodes=N) to the number of machines, 1 or more.",
+    ),
+    (
+        "value is not a valid input using",
+        "Trainer(devices=...) takes a count (devices=2), a list of indices ([0, 1]), 'auto' or -1 (all) of the "
+        "accelerator's devices; the machine must have them (CUDA_VISIBLE_DEVICES can hide some).",
+    ),
+    (
+        "requires a GPU accelerator, but received",
+        "This strategy runs on CUDA GPUs: Trainer(accelerator='cuda', devices=N, strategy=...), or choose a strategy "
+        "for the accelerator you have.",
+    ),
+    (
+        "flags in `plugins`. Expected one value for each type at most",
+        "Pass at most one plugin of each type in plugins=[...] (one precision, one checkpoint IO, one cluster "
+        "environment).",
+    ),
+    (
+        "Received both `precision=",
+        "Give the precision once: Trainer(precision='bf16-mixed') or a precision plugin in plugins=[...], not both.",
+    ),
+    ("set through both strategy class and", _TWO_SOURCES),
+    (
+        "parallel_devices set through",
+        "The strategy's parallel_devices and the Trainer's accelerator disagree: give the devices through "
+        "Trainer(accelerator=..., devices=...) and leave parallel_devices out of the strategy.",
+    ),
+    (
+        "Found invalid type for plugin",
+        "plugins=[...] takes Precision, CheckpointIO, ClusterEnvironment or LayerSync objects (strategies go in "
+        "strategy=, callbacks in callbacks=).",
+    ),
+    (
+        "You set `Trainer(sync_batchnorm=True)` and provided a",
+        "Give batch-norm synchronisation once: Trainer(sync_batchnorm=True) or a LayerSync plugin, not both.",
+    ),
+    (
+        "you are required to override the `configure_model()` hook",
+        "ModelParallelStrategy parallelises the model in LightningModule.configure_model(): apply fully_shard / "
+        "parallelize_module there (on self.device_mesh).",
+    ),
+    (
+        "To use DeepSpeed you must pass in a DeepSpeed config dict, or a path to a JSON config",
+        "Pass DeepSpeedStrategy(config='ds.json') or a dict, or use a named strategy such as "
+        "strategy='deepspeed_stage_2' that builds the config.",
+    ),
+    (
+        "does not support `Fabric(..., precision=",
+        "Choose one of the precisions the message lists for ModelParallelStrategy (e.g. 'bf16-true', '32-true').",
+    ),
+    (
+        "Bitsandbytes is only supported on CUDA GPUs",
+        "Run the bitsandbytes precision plugin on CUDA GPUs, or drop it.",
+    ),
+    # lightning: checkpoints named by ckpt_path=
+    ("found no path for the best weights", _CKPT_BEST),
+    ('(ckpt_path="best")` is set but `ModelCheckpoint` is not configured', _CKPT_BEST),
+    (
+        '(ckpt_path="best")` with `fast_dev_run=True`',
+        "fast_dev_run saves no checkpoint: pass the exact path (ckpt_path='...ckpt'), or run without fast_dev_run.",
+    ),
+    (
+        '(ckpt_path="hpc")` is set but no HPC checkpoint was found',
+        "No hpc_ckpt_*.ckpt is in the default root dir (SLURM requeue saves them): pass the exact checkpoint path.",
+    ),
+    # lightning: the loops' arguments
+    (
+        "`check_val_every_n_epoch` should be an integer",
+        "Set Trainer(check_val_every_n_epoch=N) to an int (or None).",
+    ),
+    (
+        "`val_check_interval` should be an integer or a time-based duration",
+        "With check_val_every_n_epoch=None give val_check_interval as a number of steps (an int) or a duration.",
+    ),
+    (
+        "`reload_dataloaders_every_n_epochs` should be an int >= 0",
+        "Set Trainer(reload_dataloaders_every_n_epochs=N) to 0 (never) or a positive int.",
+    ),
+    (
+        "< 1. Please increase the `limit_",
+        "limit_train_batches / limit_val_batches as a fraction leaves no batch of this small dataloader: raise it, or "
+        "give an int number of batches (limit_val_batches=1).",
+    ),
+    ("When using an `IterableDataset`, `Trainer(limit_", _LENGTHLESS),
+    (
+        "An invalid dataloader was",
+        "Return a torch DataLoader (or a list / dict of them, or a CombinedLoader) from the *_dataloader() hook or pass "
+        "one to trainer.fit(train_dataloaders=...), not a Dataset or None.",
+    ),
+    # lightning: Fabric's and the strategies' checkpoint calls
+    ("Could not find a DeepSpeed model in the provided checkpoint state", _FABRIC_STATE),
+    ("Found multiple DeepSpeed engine modules in the given state", _FABRIC_STATE),
+    ("a state with at least a model instance to reload is required", _FABRIC_STATE),
+    ("storage_options=...)`", _STORAGE_OPTIONS),
+    ("save_checkpoint(..., filter=...)` is not supported", _STORAGE_OPTIONS),
+)
+
+TEMPLATES: tuple[str, ...] = (
+    "transformers:trainer-training-requires-train-dataset",
+    "transformers:trainer-evaluation-requires-an-eval-dataset",
+    "transformers:you-have-set-args-eval-strategy",
+    "transformers:trainer-requires-either-model-or-model",
+    "transformers:trainer-requires-either-model-or-model-2",
+    "transformers:passing-both-optimizers-and-optimizer-cls",
+    "transformers:passing-model-init-is-incompatible-with",
+    "transformers:the-train-dataset-does-not-implement",
+    "transformers:args-max-steps-must-be-set",
+    "transformers:can-be-used-with-save-only",
+    "transformers:no-columns-in-the-dataset-match",
+    "transformers:trainer-cannot-instantiate-unsupported-optimizer",
+    "transformers:to-use-hyperparameter-search-you-need",
+    "transformers:when-using-batch-eval-metrics-your",
+    "transformers:args-metric-for-best-model-must",
+    "transformers:the-metric-for-best-model-training",
+    "transformers:the-metric-for-best-model-training-2",
+    "transformers:the-model-did-not-return-loss",
+    "transformers:currently-debug-underflow-overflow-is-not",
+    "transformers:context-parallelism-is-supported-only-with",
+    "transformers:context-parallelism-only-supports-causal-attention",
+    "transformers:logging-strategy-requires-non-zero-logging",
+    "transformers:evaluation-strategy-requires-either-non-zero",
+    "transformers:setting-strategy-as-steps-requires-positive",
+    "transformers:load-best-model-at-end-requires",
+    "transformers:load-best-model-at-end-requires-2",
+    "transformers:load-best-model-at-end-requires-3",
+    "transformers:load-best-model-at-end-requires-4",
+    "transformers:lr-scheduler-type-reduce-lr-on",
+    "transformers:lr-scheduler-type-greedy-requires-an",
+    "transformers:at-most-one-of-fp16-and",
+    "transformers:at-most-one-of-fp16-and-2",
+    "transformers:got-warmup-steps-expected-value-warmup",
+    "transformers:dataloader-prefetch-factor-can-only-be",
+    "transformers:logging-steps-must-be-an-integer",
+    "transformers:eval-steps-must-be-an-integer",
+    "transformers:save-steps-must-be-an-integer",
+    "transformers:tf32-requires-ampere-or-newer-gpu",
+    "transformers:tried-passing-in-callable-to-accelerator",
+    "accelerate:you-can-only-pass-one-of",
+    "accelerate:you-cannot-pass-in-both-dynamo",
+    "accelerate:unknown-mixed-precision-mode-choose-between",
+    "accelerate:unknown-mixed-precision-mode-choose-between-2",
+    "accelerate:passing-in-an-fp8-configuration-requires",
+    "accelerate:can-only-use-downcast-bf16-when",
+    "accelerate:deepspeed-and-fsdp-do-not-support",
+    "accelerate:fsdp-plugin-must-be-fullyshardeddataparallelplugin-object",
+    "accelerate:deepspeed-plugin-must-be-deepspeedplugin-object",
+    "accelerate:unknown-dynamo-backend-choose-between",
+    "accelerate:you-can-only-pass-one-in",
+    "accelerate:unsupported-kwargs-handler-passed-must-be",
+    "accelerate:you-must-pass-model-and-an",
+    "accelerate:you-must-pass-model-and-an-2",
+    "accelerate:you-can-use-multiple-models-or",
+    "accelerate:you-can-use-multiple-models-or-2",
+    "accelerate:you-can-train-model-that-has-3",
+    "accelerate:device-placement-should-be-list-with",
+    "accelerate:tensor-parallelism-is-not-configured-set",
+    "accelerate:data-parallelism-is-not-configured-set",
+    "accelerate:shard-based-data-parallelism-is-not",
+    "accelerate:batch-size-was-passed-into-as",
+    "accelerate:at-least-one-of-the-model",
+    "accelerate:if-passing-string-for-device-map",
+    "lightning:you-selected-an-invalid-strategy-name",
+    "lightning:you-selected-an-invalid-accelerator-name",
+    "lightning:you-set-strategy-but-strategies-from",
+    "lightning:num-nodes-must-be-positive-integer",
+    "lightning:trainer-devices-value-is-not-valid",
+    "lightning:the-strategy-requires-gpu-accelerator-but",
+    "lightning:received-multiple-values-for-flags-in",
+    "lightning:received-both-precision-and-plugins-choose",
+    "lightning:accelerator-set-through-both-strategy-class",
+    "lightning:precision-set-through-both-strategy-class",
+    "lightning:checkpoint-io-set-through-both-strategy",
+    "lightning:cluster-environment-set-through-both-strategy",
+    "lightning:cpu-parallel-devices-set-through-class",
+    "lightning:gpu-parallel-devices-set-through-class",
+    "lightning:found-invalid-type-for-plugin-expected",
+    "lightning:you-set-trainer-sync-batchnorm-true",
+    "lightning:when-using-the-you-are-required",
+    "lightning:to-use-deepspeed-you-must-pass",
+    "lightning:the-modelparallelstrategy-does-not-support-fabric",
+    "lightning:bitsandbytes-is-only-supported-on-cuda",
+    "lightning:found-no-path-for-the-best",
+    "lightning:ckpt-path-best-is-set-but",
+    "lightning:ckpt-path-best-is-set-but-2",
+    "lightning:you-cannot-execute-ckpt-path-best",
+    "lightning:ckpt-path-hpc-is-set-but",
+    "lightning:check-val-every-epoch-should-be",
+    "lightning:val-check-interval-should-be-an",
+    "lightning:reload-dataloaders-every-epochs-should-be",
+    "lightning:you-requested-to-check-of-the",
+    "lightning:when-using-an-iterabledataset-trainer-limit",
+    "lightning:an-invalid-dataloader-was-returned-from",
+    "lightning:an-invalid-dataloader-was-passed-to",
+    "lightning:an-invalid-dataloader-was-passed-to-2",
+    "lightning:could-not-find-deepspeed-model-in",
+    "lightning:could-not-find-deepspeed-model-in-2",
+    "lightning:found-multiple-deepspeed-engine-modules-in",
+    "lightning:found-multiple-deepspeed-engine-modules-in-2",
+    "lightning:got-deepspeedstrategy-load-checkpoint-state-but",
+    "lightning:got-fsdpstrategy-load-checkpoint-state-but",
+    "lightning:got-load-checkpoint-state-but-state",
+    "lightning:got-xlafsdpstrategy-load-checkpoint-state-but",
+    "lightning:trainer-save-checkpoint-storage-options-with",
+    "lightning:fsdpstrategy-save-checkpoint-storage-options-is",
+    "lightning:save-checkpoint-storage-options-is-not",
+    "lightning:deepspeedstrategy-save-checkpoint-storage-options-is",
+    "lightning:deepspeedstrategy-save-checkpoint-filter-is-not",
+)
+
+
+def _trainer_arguments(hits: list[Hit], ctx: Context) -> tuple[str, str]:
+    said, fix = said_and_fix(merged(hits).get("refusal", ""), REFUSALS)
+    return f"the training framework refused its arguments: {said}" + on_ranks(hits), fix
+
+
+TRAINER_ARGUMENTS = Recogniser(
+    kind="trainer_arguments",
+    title="Trainer / Accelerator / Fabric arguments refused",
+    anchors=tuple(anchor for anchor, _ in REFUSALS),
+    templates=TEMPLATES,
+    facts=(refusal_pattern(REFUSALS),),
+    describe=_trainer_arguments,
+)
+
+RECOGNISERS = (TRAINER_ARGUMENTS,)

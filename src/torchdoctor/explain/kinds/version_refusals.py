@@ -1,0 +1,219 @@
+"""A package missing, or of a version too old, for the feature a run asked for: the refusals DeepSpeed
+(``runtime/engine.py``, ``comm/torch.py``, ``runtime/fp16/onebit/``, ``runtime/zenflow/engine.py``,
+``runtime/sequence_parallel/ulysses_sp.py``, ``runtime/utils.py``), accelerate (``accelerator.py``, ``state.py``,
+``utils/dataclasses.py``, ``utils/modeling.py``, ``utils/launch.py``, ``utils/environment.py``), transformers
+(``trainer.py``, ``training_args.py``, ``modeling_utils.py``, ``utils/versions.py``, ``integrations/``) and
+Lightning (``strategies/deepspeed.py``, ``strategies/model_parallel.py``) print before they use it.
+
+Each message names the package and, where there is one, the version: a certain ``dependency_version``
+(kinds/versions.py reads ``REFUSALS``; ``TEMPLATES`` cites the catalog).
+"""
+
+from __future__ import annotations
+
+_UPGRADE_TORCH = (
+    "Upgrade PyTorch to the version the message names, with the index of your CUDA (pip install -U torch "
+    "--index-url https://download.pytorch.org/whl/cu1xx), or turn off the feature that needs it."
+)
+_FP8_BACKEND = (
+    "FP8 training needs one FP8 backend installed in the job's environment: pip install torchao (or NVIDIA's "
+    "transformer-engine, pip install 'transformer-engine[pytorch]'), or train in bf16 (--mixed_precision bf16)."
+)
+_BITSANDBYTES = (
+    "Upgrade bitsandbytes (pip install -U bitsandbytes): 8-bit and 4-bit loading need a recent release, built for "
+    "the installed CUDA (python -m bitsandbytes prints what it found)."
+)
+_FLASH_ATTENTION = (
+    "Install flash-attn built for the installed torch and CUDA (pip install flash-attn --no-build-isolation; 2.3.3 "
+    "or newer), or load the model with attn_implementation='sdpa', which needs no extra package."
+)
+_SEARCH_BACKEND = (
+    "Install the hyperparameter-search package the call names in the job's environment (pip install optuna, pip "
+    "install 'ray[tune]', pip install wandb), or choose the installed one with backend=... in "
+    "trainer.hyperparameter_search()."
+)
+
+REFUSALS: tuple[tuple[str, str], ...] = (
+    # DeepSpeed
+    (
+        "Please use torch 1.8 or greater to enable NCCL backend in",
+        "Upgrade PyTorch (1.8 or newer) to run the 1-bit / 0/1 optimizers over NCCL, or set "
+        '"comm_backend_name": "mpi" in the optimizer\'s params.',
+    ),
+    (
+        "Install mup to use Mu",
+        "The config names a muP optimizer (MuAdam, MuAdamW, MuSGD), which comes from the mup package: pip install mup "
+        '(and set the model\'s base shapes with mup.set_base_shapes), or name "AdamW" / "SGD" instead.',
+    ),
+    (
+        "Unable to import apex/amp, please make sure it is installed",
+        'The config\'s "amp" section uses NVIDIA Apex: install it from source (github.com/NVIDIA/apex) with its CUDA '
+        'extensions, or replace "amp" with DeepSpeed\'s own "fp16": {"enabled": true} / "bf16".',
+    ),
+    ("Torch version must be 2.5 or higher to use symmetric memory", _UPGRADE_TORCH),
+    ("compile is not supported in your version of PyTorch", _UPGRADE_TORCH + " (torch.compile came in 2.0)"),
+    (
+        "Please use PyTorch 2.1 or later to enable ZenFlow",
+        _UPGRADE_TORCH
+        + ' ZenFlow\'s own words: or remove the "zenflow" section to use the default ZeRO-Offload.',
+    ),
+    (
+        "count_used_parameters_in_backward requires internal PyTorch APIs",
+        "This DeepSpeed counts the parameters a backward uses through PyTorch internals this torch lacks: upgrade "
+        "torch to a release this DeepSpeed supports, or install the DeepSpeed release made for your torch.",
+    ),
+    ("Current torch version does not have", _UPGRADE_TORCH),
+    (
+        "is required, but you have transformers==",
+        "Ulysses sequence parallelism needs the transformers version the message names: pip install -U "
+        "'transformers>=<that version>'.",
+    ),
+    (
+        "Hub kernel attention requires a transformers version exposing",
+        "Kernels from the Hub need a newer transformers: pip install -U transformers, or set "
+        "attn_implementation='flash_attention_2' / 'sdpa'.",
+    ),
+    # accelerate
+    (
+        "bf16 mixed precision with MPS device requires a Pytorch >=",
+        "Upgrade PyTorch (pip install -U torch, 2.6 or newer) for bf16 on Apple MPS, or train in fp32 there "
+        "(accelerate launch --mixed_precision no).",
+    ),
+    (
+        "Grad Scaler with MPS device requires a Pytorch >=",
+        "fp16 on Apple MPS scales the loss with a GradScaler that PyTorch has for MPS from 2.8: upgrade PyTorch "
+        "(pip install -U torch), or train in fp32 there (--mixed_precision no).",
+    ),
+    (
+        "was not found on your system or is too old of a version",
+        "pip install -U 'torchao>=0.6.1' in the job's environment, or choose another FP8 backend "
+        "(fp8_backend: te / msamp) or bf16.",
+    ),
+    ("Please ensure that either Transformer Engine, MSAMP or torchao is installed", _FP8_BACKEND),
+    ("but no FP8-compatible backend was installed", _FP8_BACKEND),
+    ("is not available. Please install it or use a different backend", _FP8_BACKEND),
+    ("You have a version of `bitsandbytes` that is not compatible with", _BITSANDBYTES),
+    (
+        "and later versions. Please upgrade your PyTorch version",
+        _UPGRADE_TORCH + " (context and tensor parallelism in accelerate follow PyTorch's DTensor APIs)",
+    ),
+    (
+        "TP requires transformers >=",
+        "accelerate's tensor parallelism loads the model through transformers' tp_plan: pip install -U "
+        "'transformers>=<the version named>'.",
+    ),
+    (
+        "it requires Transformers to be installed",
+        "zero3_init_flag builds the model inside DeepSpeed's zero.Init through transformers: pip install "
+        "transformers, or set zero3_init_flag: false in the accelerate config.",
+    ),
+    (
+        "the `nvidia-ml-py` package must be available",
+        "accelerate sets each process's CPU affinity from NVML: pip install nvidia-ml-py, or turn off "
+        "enable_cpu_affinity in the accelerate config (ACCELERATE_CPU_AFFINITY=0).",
+    ),
+    (
+        "Megatron is not installed. please build it from source",
+        "accelerate's Megatron-LM integration imports megatron.core: install Megatron-LM from source "
+        "(github.com/NVIDIA/Megatron-LM) in the job's environment, or turn off use_megatron_lm.",
+    ),
+    # transformers
+    (
+        "ParallelismConfig requires accelerate>=",
+        "pip install -U 'accelerate>=<the version named>' for the Trainer's parallelism_config, or drop it.",
+    ),
+    (
+        "Requires accelerate>",
+        "pip install -U accelerate (the Trainer's tensor parallelism needs the version named), or drop tp_size.",
+    ),
+    (
+        "Could not load adapter model, make sure to have PEFT >=",
+        "The checkpoint holds a PEFT adapter: pip install -U 'peft>=<the version named>' in the job's environment.",
+    ),
+    ("This function needs Optuna installed", _SEARCH_BACKEND),
+    ("This function needs ray installed", _SEARCH_BACKEND),
+    ("This function needs wandb installed", _SEARCH_BACKEND),
+    (
+        "requires `huggingface_hub` version",
+        "pip install -U 'huggingface_hub>=0.31.4' to save a tensor-parallel model.",
+    ),
+    (
+        "accelerate is required when loading a GGUF file",
+        "pip install accelerate in the job's environment to load a GGUF checkpoint.",
+    ),
+    ("the package for FlashAttention", _FLASH_ATTENTION),
+    ("requires at least version `2.3.3`", _FLASH_ATTENTION),
+    (
+        "Kernels are not available. Please install a compatible version",
+        "pip install the kernels version the message names (pip install 'kernels==<version>'), or load the model "
+        "without use_kernels.",
+    ),
+    (
+        "You need to install `pip install bitsandbytes>=",
+        "pip install -U 'bitsandbytes>=<the version named>' to move a quantized model between devices, or load it "
+        "on its device directly (device_map={'': LOCAL_RANK}).",
+    ),
+    (
+        "distribution was not found and is required by this application",
+        "A package the code checks for is not installed in the job's environment: pip install it (the message "
+        "names it and the hint), or install the project's requirements file.",
+    ),
+    # Lightning
+    (
+        "you must have DeepSpeed installed",
+        "pip install -U deepspeed in the job's environment (it builds its ops on first use: a CUDA toolkit matching "
+        "torch's CUDA is needed), or choose another strategy (ddp, fsdp).",
+    ),
+    (
+        "requires PyTorch 2.4 or higher",
+        "ModelParallelStrategy uses PyTorch's DTensor and fully_shard: upgrade torch (2.4 or newer), or use "
+        "FSDPStrategy / DDP.",
+    ),
+)
+
+TEMPLATES: tuple[str, ...] = (
+    "deepspeed:please-use-torch-or-greater-to",
+    "deepspeed:please-use-torch-or-greater-to-2",
+    "deepspeed:install-mup-to-use-muadam-optimizer",
+    "deepspeed:install-mup-to-use-muadamw-optimizer",
+    "deepspeed:install-mup-to-use-musgd-optimizer",
+    "deepspeed:unable-to-import-apex-amp-please",
+    "deepspeed:torch-version-must-be-or-higher",
+    "deepspeed:compile-is-not-supported-in-your",
+    "deepspeed:please-use-pytorch-or-later-to",
+    "deepspeed:count-used-parameters-in-backward-requires",
+    "deepspeed:current-torch-version-does-not-have",
+    "deepspeed:current-torch-version-does-not-have-2",
+    "deepspeed:transformers-is-required-but-you-have",
+    "deepspeed:hub-kernel-attention-requires-transformers-version",
+    "accelerate:bf16-mixed-precision-with-mps-device",
+    "accelerate:grad-scaler-with-mps-device-requires",
+    "accelerate:torchao-was-not-found-on-your",
+    "accelerate:fp8-is-not-available-on-this",
+    "accelerate:tried-to-train-with-fp8-and",
+    "accelerate:torchao-is-not-available-please-install",
+    "accelerate:transformerengine-is-not-available-please-install",
+    "accelerate:you-have-version-of-bitsandbytes-that",
+    "accelerate:you-have-version-of-bitsandbytes-that-2",
+    "accelerate:fsdp2-based-context-parallelism-is-only",
+    "accelerate:torch-tensor-parallelism-is-only-available",
+    "accelerate:tp-requires-transformers",
+    "accelerate:when-zero3-init-flag-is-set",
+    "accelerate:to-set-cpu-affinity-on-cuda",
+    "accelerate:megatron-is-not-installed-please-build",
+    "transformers:parallelismconfig-requires-accelerate-please-upgrade-accelerate",
+    "transformers:requires-accelerate-to-use-tensor-parallelism",
+    "transformers:could-not-load-adapter-model-make",
+    "transformers:this-function-needs-optuna-installed-pip",
+    "transformers:this-function-needs-ray-installed-pip",
+    "transformers:this-function-needs-wandb-installed-pip",
+    "transformers:saving-model-with-tensor-parallelism-requires",
+    "transformers:accelerate-is-required-when-loading-gguf",
+    "transformers:the-package-for-flashattention-doesn-seem",
+    "transformers:flashattention-requires-at-least-version",
+    "transformers:kernels-are-not-available-please-install",
+    "transformers:you-need-to-install-pip-install",
+    "transformers:the-distribution-was-not-found-and",
+    "lightning:to-use-the-deepspeedstrategy-you-must",
+    "lightning:requires-pytorch-or-higher",
+)
