@@ -83,7 +83,7 @@ def test_the_benchmark_splits_a_half_by_sample(capsys):
             [
                 "--samples",
                 "001-163,164-205,206-237,238-278,279-297,298-328,329-353,354-369,370-384,385-402,403-450,451-466,"
-                "467-516,517-566,567-616,617-666",
+                "467-516,517-566,567-616,617-666,717-766",
                 str(CORPUS / "train"),
             ]
         )
@@ -107,6 +107,7 @@ def test_the_benchmark_splits_a_half_by_sample(capsys):
     fourteenth = sum(1 for n in numbers if 517 <= n <= 566)
     fifteenth = sum(1 for n in numbers if 567 <= n <= 616)
     sixteenth = sum(1 for n in numbers if 617 <= n <= 666)
+    eighteenth = sum(1 for n in numbers if 717 <= n <= 766)
     assert (
         first
         + second
@@ -124,6 +125,7 @@ def test_the_benchmark_splits_a_half_by_sample(capsys):
         + fourteenth
         + fifteenth
         + sixteenth
+        + eighteenth
         == len(numbers)
     )
     assert f"files 001-163: {first} logs" in out and f"files 164-205: {second} logs" in out
@@ -137,3 +139,4 @@ def test_the_benchmark_splits_a_half_by_sample(capsys):
     assert f"files 467-516: {thirteenth} logs" in out
     assert f"files 567-616: {fifteenth} logs" in out
     assert f"files 617-666: {sixteenth} logs" in out
+    assert f"files 717-766: {eighteenth} logs" in out
