@@ -19,6 +19,7 @@ from torchdoctor.explain.kinds import (
     cuda,
     datasets,
     deepspeed,
+    downloads,
     dtypes,
     environment,
     fsdp_config,
@@ -54,6 +55,7 @@ RECOGNISERS: tuple[Recogniser, ...] = (
     *datasets.RECOGNISERS,
     *dtypes.RECOGNISERS,
     *environment.RECOGNISERS,
+    *downloads.RECOGNISERS,
     *autograd.RECOGNISERS,
     # communication: which line is tried first matters among these (a duplicate GPU is also an NCCL error)
     nccl.NCCL_ENV_VALUE,
@@ -95,6 +97,7 @@ CONTEXT_FACTS: tuple[tuple[str, re.Pattern], ...] = (
     *datasets.CONTEXT,
     *dtypes.CONTEXT,
     *environment.CONTEXT,
+    *downloads.CONTEXT,
     *train.CONTEXT,
     ("--local_rank=", re.compile(r"'(?P<injected_local_rank>--local_rank=\d+)'")),
     (
@@ -164,7 +167,7 @@ CONTEXT_FACTS: tuple[tuple[str, re.Pattern], ...] = (
     (
         "serialization.py",
         re.compile(
-            r"(?P<saw_torch_load>serialization\.py\S{0,10}, line \d+, in (?:load|_load|restore_location|"
+            r"(?P<saw_torch_load>serialization\.py\S{0,10}, line \d+, in (?:load|_load|_legacy_load|restore_location|"
             r"default_restore_location|_cuda_deserialize|_deserialize|persistent_load))"
         ),
     ),
