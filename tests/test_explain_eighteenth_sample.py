@@ -12,7 +12,7 @@ from explaining import explained, lead, template
 
 
 def test_a_removed_lightning_trainer_flag_is_the_lightning_version():
-    # 722.txt (facebookresearch/xformers#818), 724.txt (lcn-kul/madress-2023#1): Trainer(gpus=...) on Lightning 2
+    # 722.txt (RelationRx/pyrelational#14), 724.txt (lcn-kul/madress-2023#1): Trainer(gpus=...) on Lightning 2
     for name in ("722.txt", "724.txt"):
         found = lead(name)
         assert found.id == "log.dependency_version" and found.details["confidence"] == "likely"

@@ -129,7 +129,8 @@ def change(facts: dict) -> tuple[str, str] | None:
         )
     if facts.get("torch_six") or facts.get("torch_six2"):
         return (
-            "the code imports torch._six, which torch 2.0 removed: the installed torch is newer than the code",
+            "torch is installed but has no module torch._six: torch 2.0 removed it, and the code importing it "
+            "was written for torch 1.x",
             "Replace what it took from torch._six: from torch import inf for torch._six.inf, str for "
             "string_classes, int for int_classes, collections.abc for container_abcs; or upgrade the package "
             "that imports it to a release written for torch 2 (apex, old timm and mmcv releases did), or "
