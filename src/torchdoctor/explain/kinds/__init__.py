@@ -20,6 +20,7 @@ from torchdoctor.explain.kinds import (
     dataloader_options,
     datasets,
     deepspeed,
+    downloads,
     dtypes,
     environment,
     fsdp_config,
@@ -64,6 +65,7 @@ RECOGNISERS: tuple[Recogniser, ...] = (
     *dataloader_options.RECOGNISERS,
     *dtypes.RECOGNISERS,
     *environment.RECOGNISERS,
+    *downloads.RECOGNISERS,
     *autograd.RECOGNISERS,
     *linear_algebra.RECOGNISERS,
     *masked_gradients.RECOGNISERS,
@@ -108,6 +110,7 @@ CONTEXT_FACTS: tuple[tuple[str, re.Pattern], ...] = (
     *dtypes.CONTEXT,
     *environment.CONTEXT,
     *masked_gradients.CONTEXT,
+    *downloads.CONTEXT,
     *train.CONTEXT,
     ("--local_rank=", re.compile(r"'(?P<injected_local_rank>--local_rank=\d+)'")),
     (
@@ -177,7 +180,7 @@ CONTEXT_FACTS: tuple[tuple[str, re.Pattern], ...] = (
     (
         "serialization.py",
         re.compile(
-            r"(?P<saw_torch_load>serialization\.py\S{0,10}, line \d+, in (?:load|_load|restore_location|"
+            r"(?P<saw_torch_load>serialization\.py\S{0,10}, line \d+, in (?:load|_load|_legacy_load|restore_location|"
             r"default_restore_location|_cuda_deserialize|_deserialize|persistent_load))"
         ),
     ),

@@ -8,13 +8,27 @@ The texts are DeepSpeed's (``deepspeed/utils/zero_to_fp32.py``, ``runtime/engine
 ``lightning/pytorch/strategies/deepspeed.py``) and transformers' (``trainer.py`` _load_from_checkpoint), as the
 catalog holds them. Where the message names the right folder or its own cause it is certain; where a wrong path and a
 checkpoint saved without DeepSpeed's state print the same words, it is likely and names ``checkpoint_incomplete``.
+
+A path to a file that is no checkpoint at all: pickle's "invalid load key, '<c>'." (CPython ``Modules/_pickle.c``,
+a first byte that is no pickle opcode), which ``torch.load`` raises for a file that is neither its zip format nor a
+legacy pickle. The byte says what the file is ('<' an HTML or XML page, 'v' a Git LFS pointer, '{' JSON). Certain
+beside torch.load in the log; a data file read with pickle prints it too, so alone it is likely.
 """
 
 from __future__ import annotations
 
 import re
 
-from torchdoctor.explain.recognisers import Alternative, Context, Hit, Recogniser, merged, on_ranks
+from torchdoctor.explain.recognisers import (
+    Alternative,
+    Context,
+    Hit,
+    Recogniser,
+    first,
+    has_fact,
+    merged,
+    on_ranks,
+)
 
 R = re.compile
 
@@ -215,4 +229,44 @@ CHECKPOINT_PATH = Recogniser(
     describe=_checkpoint_path,
 )
 
-RECOGNISERS = (CHECKPOINT_PATH,)
+# the first byte of the file, as pickle prints it, and what such a file usually is
+_FIRST_BYTE = {
+    "<": "an HTML or XML page (a download that returned an error or login page, or an XML file)",
+    "v": "a Git LFS pointer (a text file starting 'version https://git-lfs'): the weights themselves were never "
+    "fetched (git lfs pull)",
+    "{": "a JSON file (a config or a log where the checkpoint was expected)",
+    "\\x1f": "a gzip file",
+}
+
+
+def _not_a_checkpoint(hits: list[Hit], ctx: Context) -> tuple[str, str]:
+    byte = first(hits, "load_key", "?")
+    what = _FIRST_BYTE.get(byte, "damaged or cut short (in a download or an upload), or another kind of file")
+    return (
+        f"the file given to torch.load is not a checkpoint (pickle read first byte '{byte}'): it is {what}"
+        + on_ranks(hits),
+        "Look at what the path holds (head -c 200 <file>; its size against the original's) and pass the "
+        "checkpoint file itself (the .pth/.pt/.ckpt the run saved or the project released, not a config, a "
+        "folder listing or a repository page); download it again from the release URL when it was cut short, "
+        "damaged, or saved as an LFS pointer.",
+    )
+
+
+CHECKPOINT_FILE_INVALID = Recogniser(
+    kind="checkpoint_file_invalid",
+    templates=("system:pickle-invalid-load-key",),
+    title="a file that is not a checkpoint",
+    anchors=("invalid load key, ",),
+    facts=(re.compile(r"invalid load key, '(?P<load_key>\\x[0-9a-f]{2}|.)'"),),
+    confirm=has_fact("saw_torch_load"),
+    also=(
+        Alternative(
+            "bad_training_data",
+            "a data file read with pickle that is not a pickle (or was cut short)",
+            "Check the data file the traceback reads (its format, its size) and regenerate or download it again.",
+        ),
+    ),
+    describe=_not_a_checkpoint,
+)
+
+RECOGNISERS = (CHECKPOINT_PATH, CHECKPOINT_FILE_INVALID)

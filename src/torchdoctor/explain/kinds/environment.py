@@ -10,13 +10,21 @@ interactive backend on a headless machine ("... interactive framework, as 'headl
 C library's ``strerror(ESTALE)`` is "Stale file handle" ("Stale NFS file handle" before glibc 2.16): a file
 handle of a network or shared filesystem (NFS, Lustre, a FUSE or overlay mount over one) whose file another
 client replaced or removed meanwhile.
+
+Windows' own limit on a path, 260 characters unless long paths are enabled, prints as CPython's OSError for
+ERROR_FILENAME_EXCED_RANGE, "[WinError 206] The filename or extension is too long", and pip adds its own hint to
+the OSError of an install that wrote past it (``pip/_internal/commands/install.py`` create_os_error_message: "...
+this system does not have Windows Long Path support enabled"). CPython's UnicodeDecodeError (``Objects/
+exceptions.c``: "'{codec}' codec can't decode byte 0x.. in position ..") names the codec a file was read with: a
+platform's default one ('charmap' is cp1252 on a western Windows, 'gbk' a Chinese one, 'ascii' a C locale) is a
+text file opened without an encoding.
 """
 
 from __future__ import annotations
 
 import re
 
-from torchdoctor.explain.recognisers import Context, Hit, Recogniser, has_fact, on_ranks
+from torchdoctor.explain.recognisers import Alternative, Context, Hit, Recogniser, first, has_fact, on_ranks
 
 R = re.compile
 
@@ -91,4 +99,70 @@ SHARED_FILESYSTEM_IO = Recogniser(
 )
 
 
-RECOGNISERS = (MATPLOTLIB_GUI_BACKEND, SHARED_FILESYSTEM_IO)
+def _path_too_long(hits: list[Hit], ctx: Context) -> tuple[str, str]:
+    return (
+        "a file path passed Windows' 260-character limit (long paths are not enabled), so writing the file "
+        "failed" + on_ranks(hits),
+        "Enable long paths (as administrator: reg add HKLM\\SYSTEM\\CurrentControlSet\\Control\\FileSystem /v "
+        "LongPathsEnabled /t REG_DWORD /d 1 /f, or the group policy 'Enable Win32 long paths'; then open a new "
+        "shell), or shorten the path the files go under: a virtual environment or conda environment in a short "
+        "folder (C:\\venvs\\train), TEMP/TMP pointing at a short folder for pip's build directories, a Python not "
+        "installed from the Microsoft Store (its site-packages path is long).",
+    )
+
+
+WINDOWS_PATH_TOO_LONG = Recogniser(
+    # CPython's OSError for Windows' ERROR_FILENAME_EXCED_RANGE (FormatMessage: "The filename or extension is
+    # too long"), printed for that limit only; pip's hint, printed with the OSError of an install on a Windows
+    # without long-path support (pip/_internal/commands/install.py create_os_error_message)
+    kind="windows_path_too_long",
+    templates=("system:winerror-206-filename-too-long", "third_party:pip-windows-long-path-hint"),
+    title="Windows' path length limit",
+    anchors=("WinError 206", "does not have Windows Long Path support enabled"),
+    describe=_path_too_long,
+)
+
+# a platform's default codec rather than the file's own: Windows' code pages (charmap is cp1252's decoder, gbk,
+# cp932 ...) and a C/POSIX locale's ascii
+_PLATFORM_CODEC = R(r"'(?P<platform_codec>charmap|gbk|cp\d{3,4}|ascii|mbcs)' codec can't decode")
+
+
+def _text_encoding(hits: list[Hit], ctx: Context) -> tuple[str, str]:
+    codec = first(hits, "codec", "a")
+    summary = f"a text file was read with the '{codec}' codec, which cannot decode its bytes" + on_ranks(hits)
+    if first(hits, "platform_codec"):
+        summary = (
+            f"a text file (a dataset, a JSON or CSV file) was opened without an encoding, so Python read it with "
+            f"the platform's default codec ('{codec}') instead of its own, UTF-8" + on_ranks(hits)
+        )
+    return (
+        summary,
+        "Open it with its encoding: open(path, encoding='utf-8') (json.load(open(path, encoding='utf-8')), "
+        "pandas.read_csv(path, encoding='utf-8')); or run Python in UTF-8 mode for every open(): set "
+        "PYTHONUTF8=1 (python -X utf8). If the file is not UTF-8, pass the encoding it was written in "
+        "(encoding='latin-1', 'gbk').",
+    )
+
+
+TEXT_ENCODING = Recogniser(
+    # CPython's UnicodeDecodeError (Objects/exceptions.c), for any bytes a codec cannot decode: text read with
+    # the wrong codec, but also a binary file opened as text (only likely: that reading is named too)
+    kind="text_encoding",
+    templates=("system:unicode-decode-error-byte",),
+    title="a text file read with the wrong encoding",
+    anchors=("codec can't decode byte",),
+    generic=("codec can't decode byte",),
+    facts=(R(r"'(?P<codec>[\w-]{1,20})' codec can't decode"), _PLATFORM_CODEC),
+    also=(
+        Alternative(
+            "bad_training_data",
+            "a file that is not text at all (binary, compressed or corrupt) opened as text",
+            "Check the file the traceback reads: an image, a checkpoint or a .gz opened in text mode needs "
+            "open(path, 'rb') or the loader for its format.",
+        ),
+    ),
+    describe=_text_encoding,
+)
+
+
+RECOGNISERS = (MATPLOTLIB_GUI_BACKEND, SHARED_FILESYSTEM_IO, WINDOWS_PATH_TOO_LONG, TEXT_ENCODING)

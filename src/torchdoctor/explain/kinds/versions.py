@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 
 from torchdoctor.explain.first_failure import Raised, cut, installed_package
-from torchdoctor.explain.kinds import cuda_errors, version_refusals
+from torchdoctor.explain.kinds import api_changes, cuda_errors, version_refusals
 from torchdoctor.explain.kinds.refusal_table import refusal_pattern, said_and_fix
 from torchdoctor.explain.recognisers import Alternative, Context, Hit, Recogniser, first, merged, on_ranks
 
@@ -147,6 +147,9 @@ def _dependency(hits: list[Hit], ctx: Context) -> tuple[str, str]:
     if facts.get("version_refusal"):
         said, fix = said_and_fix(facts["version_refusal"], version_refusals.REFUSALS)
         return f"a package the run needs is missing or too old: {said}" + on_ranks(hits), fix
+    known = api_changes.change(facts)
+    if known:
+        return known[0] + on_ranks(hits), known[1]
     if facts.get("compile_python"):
         return _compile_python(facts, hits)
     if facts.get("ds_outer_autocast"):
@@ -301,6 +304,8 @@ DEPENDENCY_VERSION = Recogniser(
         "torch_native:dynamo-python-not-yet-supported",
         "torch_native:compile-not-supported-on-python",
         *version_refusals.TEMPLATES,
+        "system:python-unexpected-keyword-argument",  # a flag or argument a library removed (api_changes.py)
+        "third_party:numpy-expired-alias",
     ),
     anchors=(
         "is required for a normal functioning of this module",
@@ -324,12 +329,22 @@ DEPENDENCY_VERSION = Recogniser(
         "not yet supported for torch.compile",
         "torch.compile is not supported on Python",
         *(anchor for anchor, _ in version_refusals.REFUSALS),
+        # api_changes.py: a keyword a library removed or renamed in a known release (Lightning's Trainer flags,
+        # transformers' evaluation_strategy), read only for those names; NumPy's own text for its removed aliases
+        "() got an unexpected keyword argument '",
+        "object has no attribute 'eval_strategy'",
+        "was a deprecated alias for the builtin",
     ),
     # a name that cannot be imported is also a circular import or a file shadowing the package, an attribute a
     # library's module or object lacks also a bug of that release: only likely
     # a torch module's missing attribute may be a name torch removed, or a build without that part (likely too);
     # a scripted installed package calling a Tensor method torch lacks is the versions disagreeing: certain
-    generic=(*_MISSING_NAMES, "module 'torch"),
+    generic=(
+        *_MISSING_NAMES,
+        "module 'torch",
+        "() got an unexpected keyword argument '",
+        "object has no attribute 'eval_strategy'",
+    ),
     span=1,  # TorchScript names the file it compiled on the line after its message
     # accelerate's bf16 check names a torch version and a device in one message: bf16_unsupported reads it
     reject=R(r"requires PyTorch >= [\d.]+ and a supported device"),
@@ -350,9 +365,12 @@ DEPENDENCY_VERSION = Recogniser(
         + _COMPILE_PYTHON.pattern
         + "|"
         + _REFUSED.pattern
+        + "|"
+        + api_changes.CHANGE.pattern
     ),
     facts=(
         _REFUSED,
+        api_changes.CHANGE,
         _COMPILE_PYTHON,
         _NO_SUBMODULE,
         _NORMAL_FUNCTIONING,
@@ -522,7 +540,25 @@ def _start_method(hits: list[Hit]) -> tuple[str, str]:
     )
 
 
+def _invalid_storage(hits: list[Hit]) -> tuple[str, str]:
+    return (
+        "a library read the raw data pointer of a tensor that has no storage of its own (a DTensor shard of "
+        "FSDP2 or tensor parallelism, a quantized tensor subclass, an XLA/Neuron tensor) while saving or "
+        "loading it: that release of the library does not handle such tensors" + on_ranks(hits),
+        "torch refuses data_ptr() on a storage without data that is not a meta tensor's (torch/csrc/"
+        "StorageMethods.cpp); user code rarely asks for it, the saving code does (safetensors, transformers' "
+        "shared-tensor check, FSDP2's state-dict hooks). Upgrade the library that saves: transformers 4.37.3 "
+        "fixed it for the Trainer's checkpoints on XLA/Neuron (transformers#27578), and later releases' "
+        "save_pretrained gather tensor-parallel weights first (pip install -U transformers accelerate). "
+        "Otherwise gather full tensors before saving (DTensor.full_tensor(), get_model_state_dict(..., "
+        "options=StateDictOptions(full_state_dict=True))), or save with torch.save instead of safetensors "
+        "(save_safetensors=False / safe_serialization=False).",
+    )
+
+
 def _release_bug(hits: list[Hit], ctx: Context) -> tuple[str, str]:
+    if first(hits, "invalid_storage"):
+        return _invalid_storage(hits)
     if first(hits, "start_method_set"):
         return _start_method(hits)
     if first(hits, "zero3_plain_dict"):
@@ -584,6 +620,9 @@ LIBRARY_RELEASE_BUG = Recogniser(
         # CPython multiprocessing/context.py set_start_method: a start method chosen a second time without
         # force=True, after a library imported first (or the script) had fixed one
         "context has already been set",
+        # torch/csrc/StorageMethods.cpp THPStorage_dataPtr: data_ptr() of a storage with no data (a tensor
+        # subclass's: DTensor, quantized, XLA), which saving code asks for, not the user's
+        "Attempted to access the data pointer on an invalid python storage",
     ),
     match=R(
         r"8-bit precision on multiple devices\.|\w+ is not (?:an Optimizer|a subclass of torch\.optim\.Optimizer)|"
@@ -593,7 +632,9 @@ LIBRARY_RELEASE_BUG = Recogniser(
         + _ACCELERATE_PLUGIN.pattern
         + "|Model must initialized in fp16 mode for ZeRO Stage 3|'(?P<seq_sampler>SequentialSampler)' object has no "
         "attribute 'set_epoch'|'dict' object has no attribute '_in_forward'| INTERNAL ASSERT FAILED at |"
-        "(?P<start_method_set>context has already been set)|" + cuda_errors.KERNEL_FAULT.pattern
+        "(?P<start_method_set>context has already been set)|"
+        "(?P<invalid_storage>Attempted to access the data pointer on an invalid python storage)|"
+        + cuda_errors.KERNEL_FAULT.pattern
     ),
     templates=(
         "third_party:accelerate-8bit-on-multiple-devices",
@@ -607,6 +648,7 @@ LIBRARY_RELEASE_BUG = Recogniser(
         "third_party:deepspeed-zero3-plain-dict-in-forward",
         "torch_native:internal-assert-failed",
         "system:multiprocessing-context-already-set",
+        "torch_native:storage-data-ptr-invalid-python-storage",
     ),
     # a kernel's fault names no kernel and no cause (a library's bug, bad input, a failing GPU)
     generic=cuda_errors.KERNEL_FAULTS,
