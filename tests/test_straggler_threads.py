@@ -1,11 +1,11 @@
-"""The rank's other threads' waiting for a CPU (`torchdoctor.stragglers.threads`), read from a real process
-whose thread shares its core with two busy processes."""
+"""The rank's other threads' waiting for a CPU (`torchdoctor.stragglers.threads`), read in a real process whose
+thread shares its core with two busy processes. The process is a child of its own: a pytest worker has threads
+of its own (execnet's) that wait for a CPU too on a loaded machine."""
 
+import json
 import os
 import subprocess
 import sys
-import threading
-import time
 
 import pytest
 
@@ -15,56 +15,70 @@ pytestmark = pytest.mark.skipif(not os.path.isdir("/proc/self/task"), reason="Li
 
 SPIN = "import os, sys\nos.sched_setaffinity(0, {int(sys.argv[1])})\nwhile True: pass"
 
+# The child: a helper thread spins 0.6 s on the busy core, and ends once told; then the training thread (the
+# one that made OtherThreads) spins there itself. It prints what OtherThreads read at each point.
+CHILD = r"""
+import json, os, sys, threading, time
+from torchdoctor.stragglers.threads import OtherThreads
 
-def spin(core: int, seconds: float) -> None:
-    """Run on ``core`` for ``seconds`` of the wall clock (the calling thread only)."""
+core = int(sys.argv[1])
+allowed = os.sched_getaffinity(0)
+
+
+def spin(seconds):
     os.sched_setaffinity(0, {core})
     end = time.monotonic() + seconds
     while time.monotonic() < end:
         pass
 
 
-def helper(core: int, go: threading.Event, spun: threading.Event, leave: threading.Event) -> None:
-    """Spin on ``core`` for 0.6 s once ``go`` is set, say so (``spun``), and end once told (``leave``): a thread
-    that ends is read no more, so it is read while it lives."""
+def helper(go, spun, leave):
     go.wait(10)
-    spin(core, 0.6)
+    spin(0.6)
     spun.set()
     leave.wait(10)
 
 
+others = OtherThreads()
+go, spun, leave = threading.Event(), threading.Event(), threading.Event()
+thread = threading.Thread(target=helper, args=(go, spun, leave))
+thread.start()
+found = {"before": others.waited()}
+began = time.monotonic()
+go.set()
+spun.wait(10)
+found["runnable"] = time.monotonic() - began
+found["helper"] = others.waited()
+found["helper_open"] = thread.native_id in others.open
+leave.set()
+thread.join()
+others.waited()
+found["helper_open_after"] = thread.native_id in others.open
+spin(0.6)
+os.sched_setaffinity(0, allowed)
+found["training"] = others.waited()
+print(json.dumps(found))
+"""
+
+
 def test_a_thread_kept_off_its_core_is_counted_and_the_training_thread_is_not():
     core = min(os.sched_getaffinity(0))
-    allowed = os.sched_getaffinity(0)
     busy = [subprocess.Popen([sys.executable, "-c", SPIN, str(core)]) for _ in range(2)]
     try:
-        time.sleep(0.3)  # the busy processes are running
-        others = OtherThreads()  # created here: this thread is the training thread, left out
-        go, spun, leave = threading.Event(), threading.Event(), threading.Event()
-        thread = threading.Thread(target=helper, args=(core, go, spun, leave))
-        thread.start()
-        assert others.waited() < 0.05  # the helper is seen from here on; it has not run yet
-        began = time.monotonic()
-        go.set()
-        assert spun.wait(10)
-        runnable = time.monotonic() - began
-        waited = others.waited()
-        # three runnable on one core: the helper thread waited for it about two thirds of its 0.6 s, never
-        # longer than it could run
-        assert 0.1 < waited < runnable, (waited, runnable)
-        assert thread.native_id in others.open
-        leave.set()
-        thread.join()
-        others.waited()
-        assert thread.native_id not in others.open, "the helper ended: its file is closed"
-        spin(core, 0.6)  # the training thread kept off the core now: not counted
-        os.sched_setaffinity(0, allowed)
-        assert others.waited() < 0.05
+        child = subprocess.run(
+            [sys.executable, "-c", CHILD, str(core)], capture_output=True, text=True, timeout=60, check=True
+        )
     finally:
-        os.sched_setaffinity(0, allowed)
         for process in busy:
             process.kill()
             process.wait()
+    found = json.loads(child.stdout)
+    assert found["before"] == 0.0  # the helper is seen from there on; it had not run yet
+    # three runnable on one core: the helper waited for it about two thirds of its 0.6 s, never longer than it
+    # could run
+    assert 0.1 < found["helper"] < found["runnable"], found
+    assert found["helper_open"] and not found["helper_open_after"], found  # its file closed once it ended
+    assert found["training"] == 0.0, found  # the training thread kept off the core: not counted
 
 
 def test_nothing_is_read_once_closed():
