@@ -474,6 +474,7 @@ WORKER_KILLED = Recogniser(
         "deepspeed:exits-with-return-code",
         "system:slurm-oom-kill-events",
         "system:slurm-oom-kill-event",
+        "schedulers:slurmstepd-step-time-limit",  # slurmstepd/req.c: a step's --time ran out
         "system:srun-task-out-of-memory",
         "system:openmpi-exited-on-signal",
         "system:srun-task-killed",
