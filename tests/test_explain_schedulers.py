@@ -71,6 +71,12 @@ def sure(found) -> str:
             "--exclude=",
         ),
         (
+            template("schedulers:slurm-mem-options-env", "srun") + "\n",
+            "slurm_request",
+            "unset SLURM_MEM_PER_CPU",
+        ),
+        (template("schedulers:slurm-mem-options-cli", "sbatch") + "\n", "slurm_request", "--mem-per-gpu"),
+        (
             template("schedulers:srun-step-creation-disabled", "4182735", "Requested nodes are busy") + "\n",
             "slurm_step_busy",
             "--overlap",
@@ -234,3 +240,84 @@ def test_a_script_whose_interpreter_the_node_lacks_is_a_broken_install():
     assert "/home/u/venv/bin/python3.10" in found.summary and "Activate the environment" in found.fix
     # the bare execve line with a launcher that is installed, run as a script: not this
     assert explained("slurmstepd: error: execve(): train.sh: Permission denied\n").id != "log.broken_install"
+
+
+@pytest.mark.parametrize(
+    ("log", "kind", "fix_word"),
+    [
+        # PRRTE, the runtime of Open MPI 5.x's mpirun: ORTE's texts with its own name
+        (
+            OMPI_RULE
+            + template("schedulers:prte-failed-daemon-launch", "prterun")
+            + "\n\n* not finding the required libraries and/or binaries on\n",
+            "launch_command",
+            "passwordless ssh",
+        ),
+        (
+            OMPI_RULE
+            + template("schedulers:prte-not-enough-cpus")
+            + "\n\n  app:  python\n  Number of procs: 16\n",
+            "launch_command",
+            "slots=8",
+        ),
+        # Kubeflow's PyTorchJob webhook, as kubectl apply prints its refusal
+        (
+            'The PyTorchJob "bert-ddp" is invalid: '
+            + template("schedulers:pytorchjob-master-replicas")
+            + "\n",
+            "job_spec",
+            "Master.replicas: 1",
+        ),
+        (
+            'The PyTorchJob "bert-ddp" is invalid: '
+            + template("schedulers:pytorchjob-container-name", "Worker")
+            + "\n",
+            "job_spec",
+            "name: pytorch",
+        ),
+        (
+            'The PyTorchJob "bert-ddp" is invalid: '
+            + template("schedulers:pytorchjob-nproc-per-node")
+            + "\n",
+            "job_spec",
+            "spec.nprocPerNode",
+        ),
+        # torchx's dist.ddp component
+        (
+            "ValueError: " + template("schedulers:torchx-dist-j-format", "2*8") + "\n",
+            "job_spec",
+            "-j <nodes>x",
+        ),
+        (
+            "ValueError: " + template("schedulers:torchx-dist-script-or-m") + "\n",
+            "job_spec",
+            "--script train.py",
+        ),
+    ],
+)
+def test_other_launchers_refusals_are_named_with_their_fix(log, kind, fix_word):
+    found = explained(log)
+    assert found.id == f"log.{kind}", (found.id, found.summary)
+    assert sure(found) == "certain"
+    assert fix_word in found.fix
+
+
+def test_open_mpi_5_losing_a_daemon_is_read_as_open_mpi_4_is():
+    found = explained(
+        OMPI_RULE
+        + template("schedulers:prte-node-died")
+        + "\n\n  HNP daemon   : [prterun-node1-2231@0,0] on node node1\n"
+    )
+    assert found.id == "log.mpi_network" and sure(found) == "likely"
+
+
+@pytest.mark.parametrize(
+    "log",
+    [
+        # a healthy torchx submission and a valid PyTorchJob's replica count
+        "torchx run -s kubernetes dist.ddp -j 2x8 --script train.py\n",
+        "spec.pytorchReplicaSpecs[Worker].replicas: 3\n",
+    ],
+)
+def test_a_job_description_that_was_accepted_is_not_named_refused(log):
+    assert explained(log).id != "log.job_spec"

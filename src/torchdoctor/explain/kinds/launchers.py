@@ -470,6 +470,8 @@ LAUNCH_COMMAND = Recogniser(
         "system:openmpi-not-enough-slots",
         "system:openmpi-run-as-root",
         "system:openmpi-daemons-not-started",
+        "schedulers:prte-failed-daemon-launch",  # PRRTE (Open MPI 5.x): the same text with its tool's name
+        "schedulers:prte-not-enough-cpus",
         "system:pdsh-ssh-exit-code",
         "system:ssh-host-key-verification-failed",
         "system:ssh-permission-denied",

@@ -34,6 +34,9 @@ _REFUSALS = (
     ("Invalid Trackable RESource (TRES) specification", "resources"),
     ("Invalid GRES specification (with and without type identification)", "resources"),
     ("Duplicate generic resource (gres) specification", "resources"),
+    # slurm_opt.c: srun/sbatch/salloc's own check, before any request is sent
+    ("--mem, --mem-per-cpu, and --mem-per-gpu are mutually exclusive", "memory"),
+    ("SLURM_MEM_PER_CPU, SLURM_MEM_PER_GPU, and SLURM_MEM_PER_NODE are mutually exclusive", "memory"),
 )
 _REFUSAL_FIXES = {
     "account": "Submit with an account and QOS you belong to: sacctmgr show assoc user=$USER "
@@ -49,6 +52,10 @@ _REFUSAL_FIXES = {
     "per node>.",
     "nodes": "A node named in --nodelist/-w is not in the partition, or is down, drained or reserved (sinfo -R "
     "says why): leave it out (--exclude=<node>), or ask for a node count without -w.",
+    "memory": "Ask for memory one way: --mem (per node), --mem-per-cpu or --mem-per-gpu, not two. An srun inside "
+    "a job inherits the job's choice as SLURM_MEM_PER_NODE/CPU/GPU, and a site default can set another: pass "
+    "srun its own --mem=<size> (an option on the command line overrides them), or unset SLURM_MEM_PER_CPU (the "
+    "one the job did not ask for) in the job script before srun.",
     "resources": "Ask for GPUs in one form the cluster knows: --gres=gpu:<N> (or gpu:<type>:<N> with a type the "
     "nodes list: sinfo -o '%N %G'), not --gres and --gpus with different counts; a --constraint must name "
     "features the nodes have (sinfo -o '%N %f').",
@@ -63,7 +70,7 @@ def _slurm_request(hits: list[Hit], ctx: Context) -> tuple[str, str]:
 
 SLURM_REQUEST = Recogniser(
     kind="slurm_request",
-    title="Slurm refused the job request (account, partition, counts or resources)",
+    title="Slurm refused the job request (account, partition, counts, memory or resources)",
     anchors=tuple(text for text, _ in _REFUSALS),
     templates=(
         "schedulers:slurm-invalid-account",
@@ -82,6 +89,8 @@ SLURM_REQUEST = Recogniser(
         "schedulers:slurm-invalid-tres",
         "schedulers:slurm-invalid-gres-type",
         "schedulers:slurm-duplicate-gres",
+        "schedulers:slurm-mem-options-cli",
+        "schedulers:slurm-mem-options-env",
     ),
     match=R(r"(?P<reason>" + "|".join(re.escape(text) for text, _ in _REFUSALS) + r")[^\n]{0,80}"),
     describe=_slurm_request,
@@ -220,7 +229,7 @@ SRUN_MPI_PLUGIN = Recogniser(
     describe=_mpi_plugin,
 )
 
-_MPI_NETWORK_LOST = "ORTE has lost communication with a remote daemon"
+_MPI_NETWORK_LOST = "has lost communication with a remote daemon"  # ORTE (Open MPI 1.x-4.x), PRTE (5.x)
 
 
 def _mpi_network(hits: list[Hit], ctx: Context) -> tuple[str, str]:
@@ -264,6 +273,7 @@ MPI_NETWORK = Recogniser(
         "schedulers:ompi-no-path",
         "schedulers:ompi-no-connect",
         "schedulers:ompi-node-died",
+        "schedulers:prte-node-died",
         "schedulers:hydra-sock-connect",
     ),
     match=R(
@@ -271,7 +281,7 @@ MPI_NETWORK = Recogniser(
         r"(?P<if_missing>None of the TCP networks specified to be included for out-of-band communications)|"
         r"ORTE does not know how to route a message to the specified daemon|"
         r"ORTE is unable to establish a communication connection to the|"
-        rf"{_MPI_NETWORK_LOST}|HYDU_sock_connect \([^)\n]{{0,100}}\): unable to connect from \""
+        rf"(?:ORTE|PRTE) {_MPI_NETWORK_LOST}|HYDU_sock_connect \([^)\n]{{0,100}}\): unable to connect from \""
     ),
     span=4,
     facts=(
@@ -349,6 +359,61 @@ SSH_CONNECT = Recogniser(
     describe=_ssh,
 )
 
+# Kubeflow's PyTorchJob webhook (field errors as kubectl prints them) and torchx's dist.ddp component: a job
+# description its launcher refuses before anything runs: (anchor, what is wrong, the fix)
+_SPEC_REFUSALS = (
+    (
+        "pytorchReplicaSpecs[Master].replicas: Forbidden: must be 1",
+        "the PyTorchJob asks for more than one Master replica",
+        "A PyTorchJob has exactly one Master (rank 0, which hosts the rendezvous): set "
+        "spec.pytorchReplicaSpecs.Master.replicas: 1 and put the other nodes in Worker.replicas.",
+    ),
+    (
+        "must have at least one container with name pytorch",
+        "a PyTorchJob replica has no container named pytorch",
+        "The operator sets MASTER_ADDR, RANK and WORLD_SIZE in the container named pytorch: name the training "
+        "container pytorch in both the Master and the Worker template (containers: - name: pytorch).",
+    ),
+    (
+        "nProcPerNode: Forbidden: must not be used with",
+        "the PyTorchJob sets both spec.elasticPolicy.nProcPerNode and spec.nprocPerNode",
+        "spec.elasticPolicy.nProcPerNode is deprecated: keep only spec.nprocPerNode (the processes per node).",
+    ),
+    (
+        "Invalid format for -j, usage example: 1:2x4 or 1x4 or 4",
+        "torchx's dist.ddp was given a -j it cannot read",
+        "torchx run dist.ddp -j <nodes>x<processes per node> (2x8: two nodes of 8), or MIN:MAXx<per node> "
+        "(1:2x8) for an elastic job, or <processes> alone on one node.",
+    ),
+    (
+        "exactly one of --script and -m must be specified",
+        "torchx's dist.ddp was given neither --script nor -m, or both",
+        "Name what to run once: torchx run dist.ddp -j 2x8 --script train.py (a file) or -m package.module.",
+    ),
+)
+
+
+def _job_spec(hits: list[Hit], ctx: Context) -> tuple[str, str]:
+    line = merged(hits).get("spec_refused", "")
+    _, what, fix = next((r for r in _SPEC_REFUSALS if r[0] in line), _SPEC_REFUSALS[0])
+    return what + on_ranks(hits), fix
+
+
+JOB_SPEC = Recogniser(
+    kind="job_spec",
+    title="the job description refused by its launcher (Kubeflow PyTorchJob, torchx)",
+    anchors=tuple(anchor for anchor, _, _ in _SPEC_REFUSALS),
+    templates=(
+        "schedulers:pytorchjob-master-replicas",
+        "schedulers:pytorchjob-container-name",
+        "schedulers:pytorchjob-nproc-per-node",
+        "schedulers:torchx-dist-j-format",
+        "schedulers:torchx-dist-script-or-m",
+    ),
+    match=R(r"(?P<spec_refused>(?:" + "|".join(re.escape(anchor) for anchor, _, _ in _SPEC_REFUSALS) + r"))"),
+    describe=_job_spec,
+)
+
 RECOGNISERS = (
     SLURM_REQUEST,
     SLURM_STEP_BUSY,
@@ -357,4 +422,5 @@ RECOGNISERS = (
     SRUN_MPI_PLUGIN,
     MPI_NETWORK,
     SSH_CONNECT,
+    JOB_SPEC,
 )
