@@ -181,8 +181,11 @@ def test_ssh_failing_under_pdsh_names_both_readings_of_the_launch():
     assert "log.launch_command" in found.details.get("alternatives", [])
 
 
-def test_a_lost_mpi_daemon_is_only_likely_and_names_a_node_that_went_down():
-    found = explained(OMPI_RULE + template("schedulers:ompi-node-died") + "\n" + OMPI_RULE)
+@pytest.mark.parametrize(
+    "ident", ["schedulers:ompi-node-died", "schedulers:ompi-failed-daemon", "schedulers:prte-failed-daemon"]
+)
+def test_a_lost_mpi_daemon_is_only_likely_and_names_a_node_that_went_down(ident):
+    found = explained(OMPI_RULE + template(ident) + "\n" + OMPI_RULE)
     assert found.id == "log.mpi_network" and sure(found) == "likely"
     assert "log.worker_killed" in found.details["alternatives"]
 
@@ -321,3 +324,17 @@ def test_open_mpi_5_losing_a_daemon_is_read_as_open_mpi_4_is():
 )
 def test_a_job_description_that_was_accepted_is_not_named_refused(log):
     assert explained(log).id != "log.job_spec"
+
+
+@pytest.mark.parametrize("ident", ["schedulers:ompi-version-mismatch", "schedulers:prte-version-mismatch"])
+def test_mpi_of_two_releases_on_two_hosts_is_named(ident):
+    found = explained(
+        OMPI_RULE
+        + template(ident)
+        + "\nversion of Open MPI on on node, but your default path on one of the\n"
+        "other nodes upon which you launched found a different version of Open MPI.\n\n"
+        "  Local host:        node1\n  Local version:     4.1.5\n  Peer host:         node2\n"
+        "  Peer version:      4.0.3\n" + OMPI_RULE
+    )
+    assert found.id == "log.mpi_implementation" and sure(found) == "certain"
+    assert "--prefix" in found.fix and "same Open MPI" in found.fix

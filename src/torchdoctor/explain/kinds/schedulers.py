@@ -230,6 +230,9 @@ SRUN_MPI_PLUGIN = Recogniser(
 )
 
 _MPI_NETWORK_LOST = "has lost communication with a remote daemon"  # ORTE (Open MPI 1.x-4.x), PRTE (5.x)
+# ORTE/PRTE's daemon that died before it called back: its help text names the network first, but a daemon that
+# crashed or was killed on that host prints it too
+_MPI_DAEMON_FAILED = "daemon has unexpectedly failed after launch and before"
 
 
 def _mpi_network(hits: list[Hit], ctx: Context) -> tuple[str, str]:
@@ -264,6 +267,7 @@ MPI_NETWORK = Recogniser(
         "ORTE does not know how to route a message to the specified daemon",
         "ORTE is unable to establish a communication connection to the",
         _MPI_NETWORK_LOST,
+        _MPI_DAEMON_FAILED,
         'unable to connect from "',
     ),
     templates=(
@@ -274,6 +278,8 @@ MPI_NETWORK = Recogniser(
         "schedulers:ompi-no-connect",
         "schedulers:ompi-node-died",
         "schedulers:prte-node-died",
+        "schedulers:ompi-failed-daemon",
+        "schedulers:prte-failed-daemon",
         "schedulers:hydra-sock-connect",
     ),
     match=R(
@@ -281,7 +287,7 @@ MPI_NETWORK = Recogniser(
         r"(?P<if_missing>None of the TCP networks specified to be included for out-of-band communications)|"
         r"ORTE does not know how to route a message to the specified daemon|"
         r"ORTE is unable to establish a communication connection to the|"
-        rf"(?:ORTE|PRTE) {_MPI_NETWORK_LOST}|HYDU_sock_connect \([^)\n]{{0,100}}\): unable to connect from \""
+        rf"(?:ORTE|PRTE) {_MPI_NETWORK_LOST}|An? (?:ORTE|PRTE) {_MPI_DAEMON_FAILED}|HYDU_sock_connect \([^)\n]{{0,100}}\): unable to connect from \""
     ),
     span=4,
     facts=(
@@ -291,7 +297,7 @@ MPI_NETWORK = Recogniser(
         R(r"Value given: (?P<if_include>\S{1,100})"),
     ),
     # losing a daemon is also what a remote node that went down or a daemon that was killed print: likely alone
-    generic=(_MPI_NETWORK_LOST,),
+    generic=(_MPI_NETWORK_LOST, _MPI_DAEMON_FAILED),
     also=(
         Alternative(
             "worker_killed",
