@@ -338,3 +338,40 @@ def test_mpi_of_two_releases_on_two_hosts_is_named(ident):
     )
     assert found.id == "log.mpi_implementation" and sure(found) == "certain"
     assert "--prefix" in found.fix and "same Open MPI" in found.fix
+
+
+@pytest.mark.parametrize(
+    ("log", "program"),
+    [
+        (
+            OMPI_RULE
+            + template("schedulers:ompi-exe-not-found", "mpirun")
+            + "  This error was first reported for "
+            "process\nrank 0; it may have occurred for other processes as well.\n\nNOTE: A common cause for this "
+            "error is misspelling a mpirun command\n      line parameter option (remember that mpirun interprets "
+            "the first\n      unrecognized command line token as the executable).\n\nNode:       node2\n"
+            "Executable: /home/u/venv/bin/python\n" + OMPI_RULE,
+            "/home/u/venv/bin/python",
+        ),
+        (
+            template(
+                "schedulers:hydra-execvp-error",
+                "0:1",
+                "node2",
+                "lib/utils/launch.c:73",
+                "train.py",
+                "Permission denied",
+            )
+            + "\n",
+            "train.py",
+        ),
+    ],
+)
+def test_a_program_mpirun_cannot_start_on_a_host_is_named(log, program):
+    found = explained(log)
+    assert found.id == "log.mpi_program_not_found" and sure(found) == "certain"
+    assert program in found.summary and "python train.py" in found.fix
+
+
+def test_a_program_that_mpirun_started_is_not_named_missing():
+    assert explained("Executable: /home/u/venv/bin/python\n").id != "log.mpi_program_not_found"

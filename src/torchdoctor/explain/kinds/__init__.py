@@ -108,6 +108,7 @@ CONTEXT_FACTS: tuple[tuple[str, re.Pattern], ...] = (
     *dtypes.CONTEXT,
     *environment.CONTEXT,
     *masked_gradients.CONTEXT,
+    *schedulers.CONTEXT,
     *train.CONTEXT,
     ("--local_rank=", re.compile(r"'(?P<injected_local_rank>--local_rank=\d+)'")),
     (

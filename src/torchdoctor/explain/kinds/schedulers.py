@@ -365,6 +365,49 @@ SSH_CONNECT = Recogniser(
     describe=_ssh,
 )
 
+
+# Open MPI names the program ten lines below its message, past the lines read with it: read it from the log
+CONTEXT: tuple[tuple[str, re.Pattern], ...] = (
+    ("Executable:", R(r"(?m)^Executable: +(?P<mpi_executable>\S{1,255})")),
+)
+
+
+def _mpi_program(hits: list[Hit], ctx: Context) -> tuple[str, str]:
+    facts = merged(hits)
+    program = facts.get("program") or ctx.facts.get("mpi_executable", "the program")
+    why = f" ({facts['why']})" if facts.get("why") else ""
+    return (
+        f"mpirun/mpiexec could not find or run {program}{why} on a host" + on_ranks(hits),
+        "The program after mpirun's options must exist at the same path on every host and be executable: start "
+        "Python scripts through the interpreter (mpirun ... python train.py, or chmod +x with a #! line), give "
+        "absolute paths or run from a shared filesystem, and activate the same environment on every host (the "
+        "PATH a non-interactive ssh login gets: ssh <host> which python). Open MPI takes the first token it does "
+        "not know as the program: check that mpirun's options before it are spelled right.",
+    )
+
+
+MPI_PROGRAM_NOT_FOUND = Recogniser(
+    kind="mpi_program_not_found",
+    title="mpirun could not find or run the program on a host",
+    anchors=(
+        "was unable to find the specified executable file, and therefore",
+        "was unable to launch the specified application as it could not access",
+        "): execvp error on file ",
+    ),
+    templates=(
+        "schedulers:ompi-exe-not-found",
+        "schedulers:ompi-exe-not-accessible",
+        "schedulers:hydra-execvp-error",
+    ),
+    match=R(
+        r"\w{1,20} was unable to find the specified executable file, and therefore|\w{1,20} was unable to launch "
+        r"the specified application as it could not access|HYDU_create_process \([^)\n]{0,100}\): execvp error on file "
+        r"(?P<hydra_program>[^\s(]{1,255}) \((?P<why>[^)\n]{1,80})\)"
+    ),
+    facts=(R(r"execvp error on file (?P<program>[^\s(]{1,255})"),),
+    describe=_mpi_program,
+)
+
 # Kubeflow's PyTorchJob webhook (field errors as kubectl prints them) and torchx's dist.ddp component: a job
 # description its launcher refuses before anything runs: (anchor, what is wrong, the fix)
 _SPEC_REFUSALS = (
@@ -428,5 +471,6 @@ RECOGNISERS = (
     SRUN_MPI_PLUGIN,
     MPI_NETWORK,
     SSH_CONNECT,
+    MPI_PROGRAM_NOT_FOUND,
     JOB_SPEC,
 )
