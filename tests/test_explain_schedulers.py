@@ -163,9 +163,57 @@ def sure(found) -> str:
             "ssh_connect",
             "ssh-keygen -R",
         ),
+        # PRRTE, the runtime of Open MPI 5.x's mpirun: ORTE's texts with its own name
+        (
+            OMPI_RULE
+            + template("schedulers:prte-failed-daemon-launch", "prterun")
+            + "\n\n* not finding the required libraries and/or binaries on\n",
+            "launch_command",
+            "passwordless ssh",
+        ),
+        (
+            OMPI_RULE
+            + template("schedulers:prte-not-enough-cpus")
+            + "\n\n  app:  python\n  Number of procs: 16\n",
+            "launch_command",
+            "slots=8",
+        ),
+        # Kubeflow's PyTorchJob webhook, as kubectl apply prints its refusal
+        (
+            'The PyTorchJob "bert-ddp" is invalid: '
+            + template("schedulers:pytorchjob-master-replicas")
+            + "\n",
+            "job_spec",
+            "Master.replicas: 1",
+        ),
+        (
+            'The PyTorchJob "bert-ddp" is invalid: '
+            + template("schedulers:pytorchjob-container-name", "Worker")
+            + "\n",
+            "job_spec",
+            "name: pytorch",
+        ),
+        (
+            'The PyTorchJob "bert-ddp" is invalid: '
+            + template("schedulers:pytorchjob-nproc-per-node")
+            + "\n",
+            "job_spec",
+            "spec.nprocPerNode",
+        ),
+        # torchx's dist.ddp component
+        (
+            "ValueError: " + template("schedulers:torchx-dist-j-format", "2*8") + "\n",
+            "job_spec",
+            "-j <nodes>x",
+        ),
+        (
+            "ValueError: " + template("schedulers:torchx-dist-script-or-m") + "\n",
+            "job_spec",
+            "--script train.py",
+        ),
     ],
 )
-def test_a_launch_failure_the_scheduler_reports_is_named_with_its_fix(log, kind, fix_word):
+def test_a_launch_failure_the_scheduler_or_launcher_reports_is_named_with_its_fix(log, kind, fix_word):
     found = explained(log)
     assert found.id == f"log.{kind}", (found.id, found.summary)
     assert sure(found) == "certain"
@@ -245,66 +293,6 @@ def test_a_script_whose_interpreter_the_node_lacks_is_a_broken_install():
     assert explained("slurmstepd: error: execve(): train.sh: Permission denied\n").id != "log.broken_install"
 
 
-@pytest.mark.parametrize(
-    ("log", "kind", "fix_word"),
-    [
-        # PRRTE, the runtime of Open MPI 5.x's mpirun: ORTE's texts with its own name
-        (
-            OMPI_RULE
-            + template("schedulers:prte-failed-daemon-launch", "prterun")
-            + "\n\n* not finding the required libraries and/or binaries on\n",
-            "launch_command",
-            "passwordless ssh",
-        ),
-        (
-            OMPI_RULE
-            + template("schedulers:prte-not-enough-cpus")
-            + "\n\n  app:  python\n  Number of procs: 16\n",
-            "launch_command",
-            "slots=8",
-        ),
-        # Kubeflow's PyTorchJob webhook, as kubectl apply prints its refusal
-        (
-            'The PyTorchJob "bert-ddp" is invalid: '
-            + template("schedulers:pytorchjob-master-replicas")
-            + "\n",
-            "job_spec",
-            "Master.replicas: 1",
-        ),
-        (
-            'The PyTorchJob "bert-ddp" is invalid: '
-            + template("schedulers:pytorchjob-container-name", "Worker")
-            + "\n",
-            "job_spec",
-            "name: pytorch",
-        ),
-        (
-            'The PyTorchJob "bert-ddp" is invalid: '
-            + template("schedulers:pytorchjob-nproc-per-node")
-            + "\n",
-            "job_spec",
-            "spec.nprocPerNode",
-        ),
-        # torchx's dist.ddp component
-        (
-            "ValueError: " + template("schedulers:torchx-dist-j-format", "2*8") + "\n",
-            "job_spec",
-            "-j <nodes>x",
-        ),
-        (
-            "ValueError: " + template("schedulers:torchx-dist-script-or-m") + "\n",
-            "job_spec",
-            "--script train.py",
-        ),
-    ],
-)
-def test_other_launchers_refusals_are_named_with_their_fix(log, kind, fix_word):
-    found = explained(log)
-    assert found.id == f"log.{kind}", (found.id, found.summary)
-    assert sure(found) == "certain"
-    assert fix_word in found.fix
-
-
 def test_open_mpi_5_losing_a_daemon_is_read_as_open_mpi_4_is():
     found = explained(
         OMPI_RULE
@@ -375,3 +363,26 @@ def test_a_program_mpirun_cannot_start_on_a_host_is_named(log, program):
 
 def test_a_program_that_mpirun_started_is_not_named_missing():
     assert explained("Executable: /home/u/venv/bin/python\n").id != "log.mpi_program_not_found"
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        # slurmstepd's accounting killing a step over its --mem (20.11+: "StepId=", before: "Step 4182735.0")
+        template(
+            "schedulers:slurmstepd-exceeded-memory-limit", "StepId=4182735.0", "68719476736", "64424509440"
+        ),
+        template(
+            "schedulers:slurmstepd-exceeded-virtual-memory-limit",
+            "Step 4182735.0",
+            "70368744177",
+            "64424509440",
+        ),
+    ],
+)
+def test_slurm_killing_a_step_over_its_memory_is_a_killed_worker(line):
+    found = explained(line + "\nsrun: error: gpu-node-017: task 0: Killed\n")
+    assert found.id == "log.worker_killed" and sure(found) == "certain"
+    assert "MaxRSS" in found.fix
+    # the words without the sizes Slurm prints: not its report
+    assert explained("note: the job exceeded memory limit (see the docs)\n").id != "log.worker_killed"
