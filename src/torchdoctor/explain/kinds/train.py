@@ -469,7 +469,7 @@ WORKER_KILLED = Recogniser(
         r"exits with return code = -9\b|"
         r"signal SIGKILL|is killed by signal: Killed|Detected \d+ oom[-_]kill event|task [\d,\-]+: Out Of Memory|Out of memory: Killed process \d+[^\n]{0,60}|^\s*Killed\s*$|"
         r"line \d+: +\d+ Killed\b[^\n]{0,80}|exited on signal 9 \(Killed\)|task [\d,\-]+: Killed|"
-        r"CANCELLED AT [^\n]{0,40} DUE TO TIME LIMIT|exceeded (?:virtual )?memory limit \(\d+ > \d+\), being killed)"
+        r"CANCELLED AT [^\n]{0,40} DUE TO TIME LIMIT|exceeded (?:virtual )?memory limit \(\w{1,30} > \w{1,30}\), being killed)"
     ),
     templates=(
         "system:shell-killed",
