@@ -386,3 +386,34 @@ def test_slurm_killing_a_step_over_its_memory_is_a_killed_worker(line):
     assert "MaxRSS" in found.fix
     # the words without the sizes Slurm prints: not its report
     assert explained("note: the job exceeded memory limit (see the docs)\n").id != "log.worker_killed"
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        template("schedulers:remote-orted-not-found"),
+        template("schedulers:remote-prted-not-found"),
+        "zsh:1: command not found: orted",  # zsh's order of the same words
+        "sh: 1: orted: not found",  # dash, /bin/sh on Debian and Ubuntu
+    ],
+)
+def test_mpiruns_daemon_missing_on_another_hosts_path_is_named(line):
+    found = explained(line + "\n")
+    assert found.id == "log.mpi_remote_path" and sure(found) == "certain"
+    assert "--prefix" in found.fix and "which " in found.fix
+
+
+def test_the_missing_daemon_leads_open_mpis_report_that_followed_it():
+    found = explained(
+        "bash: orted: command not found\n"
+        + OMPI_RULE
+        + "ORTE was unable to reliably start one or more daemons.\n"
+        "This usually is caused by:\n" + OMPI_RULE
+    )
+    assert found.id == "log.mpi_remote_path"
+    assert "log.launch_command" in found.details.get("alternatives", [])
+
+
+def test_a_launcher_missing_on_this_host_is_not_mpiruns_remote_daemon():
+    assert explained("bash: torchrun: command not found\n").id == "log.broken_install"
+    assert explained("orted_comm.c: reported 3 daemons\n").id != "log.mpi_remote_path"

@@ -408,6 +408,41 @@ MPI_PROGRAM_NOT_FOUND = Recogniser(
     describe=_mpi_program,
 )
 
+
+def _remote_path(hits: list[Hit], ctx: Context) -> tuple[str, str]:
+    daemon = merged(hits).get("daemon", "orted")
+    return (
+        f"mpirun's daemon {daemon} is not on the PATH of the shell ssh starts on another host"
+        + on_ranks(hits),
+        f"mpirun starts {daemon} on every other host through ssh, in a non-interactive shell that does not read "
+        "what an interactive login sets up (module load, conda activate, PATH in ~/.bashrc after its "
+        "'[ -z \"$PS1\" ] && return' line). Give mpirun the install folder (mpirun --prefix /opt/openmpi, the "
+        "folder above its bin/; or build Open MPI with --enable-mpirun-prefix-by-default), or set PATH and "
+        f"LD_LIBRARY_PATH at the top of ~/.bashrc on every host; ssh <host> which {daemon} must print it.",
+    )
+
+
+MPI_REMOTE_PATH = Recogniser(
+    kind="mpi_remote_path",
+    title="mpirun's daemon missing from the remote hosts' PATH",
+    # bash "bash: orted: command not found", dash "sh: 1: orted: not found", zsh "zsh:1: command not found: orted"
+    anchors=(
+        "orted: command not found",
+        "prted: command not found",
+        "orted: not found",
+        "prted: not found",
+        "command not found: orted",
+        "command not found: prted",
+    ),
+    templates=("schedulers:remote-orted-not-found", "schedulers:remote-prted-not-found"),
+    match=R(
+        r"(?:^|[\s/:])(?P<daemon>orted|prted)(?:: command not found|: not found)|command not found: (?P<zsh_daemon>orted|prted)\b"
+    ),
+    facts=(R(r"command not found: (?P<daemon>orted|prted)\b"),),
+    describe=_remote_path,
+)
+
+
 # Kubeflow's PyTorchJob webhook (field errors as kubectl prints them) and torchx's dist.ddp component: a job
 # description its launcher refuses before anything runs: (anchor, what is wrong, the fix)
 _SPEC_REFUSALS = (
@@ -472,5 +507,6 @@ RECOGNISERS = (
     MPI_NETWORK,
     SSH_CONNECT,
     MPI_PROGRAM_NOT_FOUND,
+    MPI_REMOTE_PATH,
     JOB_SPEC,
 )
