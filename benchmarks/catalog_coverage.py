@@ -22,6 +22,7 @@
   older releases' included), ``system.tsv`` (the OS, the loader, SLURM, CPython, shells) and ``third_party.tsv``
   (messages of other packages a training script runs through: python-fire's argument parser, timm's optimizer
   factory). ``--extract`` leaves these files as they are.
+- ``schedulers.tsv``, kept by hand: what Slurm, Open MPI, MPICH's Hydra, pdsh and ssh print when a multi-node launch fails.
 
 The ``kind`` of a template is the recogniser whose anchor is in it (one of its lines), or empty.
 """
@@ -60,6 +61,7 @@ ORDER = (
     "lightning",
     "transformers",
     "system",
+    "schedulers",
     "third_party",
 )
 

@@ -35,6 +35,7 @@ from torchdoctor.explain.kinds import (
     placement,
     process_group_args,
     ranks,
+    schedulers,
     train,
     trainer_arguments,
     versions,
@@ -58,6 +59,7 @@ RECOGNISERS: tuple[Recogniser, ...] = (
     *accelerate_state.RECOGNISERS,
     *kernel.RECOGNISERS,
     *launchers.RECOGNISERS,
+    *schedulers.RECOGNISERS,
     *process_group_args.RECOGNISERS,
     *collective_args.RECOGNISERS,
     *train.RECOGNISERS,
@@ -111,6 +113,7 @@ CONTEXT_FACTS: tuple[tuple[str, re.Pattern], ...] = (
     *environment.CONTEXT,
     *masked_gradients.CONTEXT,
     *downloads.CONTEXT,
+    *schedulers.CONTEXT,
     *train.CONTEXT,
     ("--local_rank=", re.compile(r"'(?P<injected_local_rank>--local_rank=\d+)'")),
     (

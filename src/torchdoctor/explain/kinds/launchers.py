@@ -470,6 +470,8 @@ LAUNCH_COMMAND = Recogniser(
         "system:openmpi-not-enough-slots",
         "system:openmpi-run-as-root",
         "system:openmpi-daemons-not-started",
+        "schedulers:prte-failed-daemon-launch",  # PRRTE (Open MPI 5.x): the same text with its tool's name
+        "schedulers:prte-not-enough-cpus",
         "system:pdsh-ssh-exit-code",
         "system:ssh-host-key-verification-failed",
         "system:ssh-permission-denied",
@@ -835,11 +837,12 @@ MISSING_LAUNCHER = Recogniser(
     # a submodule of a library whose modules move between releases is a version, not a missing package
     # (kinds/versions.py reads it): "No module named 'torch._six'"
     match=R(
-        rf"{_NOT_FOUND}|mpirun or mpiexec were not found|No module named '(?!torch')(?!{SUBMODULE})[\w.]+'|"
+        rf"{_NOT_FOUND}|execve\(\): bad interpreter\(|mpirun or mpiexec were not found|No module named '(?!torch')(?!{SUBMODULE})[\w.]+'|"
         r"DeepSpeed is not (?:installed|available) =>|" + _FP8_PACKAGE.pattern
     ),
     templates=(
         "system:slurm-execve-no-such-file",
+        "schedulers:slurmstepd-execve-bad-interpreter",
         "system:shell-command-not-found",
         "system:dash-command-not-found",
         "system:zsh-command-not-found",
@@ -866,6 +869,8 @@ MISSING_LAUNCHER = Recogniser(
         R(rf"command not found: (?P<command>{_LAUNCHER})\b"),
         R(rf"[Cc]ommand '?(?P<command>{_LAUNCHER})'? not found"),
         R(r"(?P<command>mpirun or mpiexec) were not found"),
+        # slurmstepd: the #! line of the script srun runs names an interpreter the node does not have
+        R(r"execve\(\): bad interpreter\((?P<command>[^)\n]{1,200})\)"),
         R(rf"No module named '(?P<module>(?!torch')(?!{SUBMODULE})[\w.]+)'"),
         R(r"(?P<module>DeepSpeed) is not (?:installed|available) =>"),
         _FP8_PACKAGE,

@@ -563,6 +563,15 @@ DDP_NO_GRAD_PARAMS = Recogniser(
 
 def _mpi(hits: list[Hit], ctx: Context) -> tuple[str, str]:
     argument = merged(hits).get("hydra_argument")
+    if merged(hits).get("mpi_versions_differ"):
+        return (
+            "mpirun met an MPI process or daemon of another Open MPI release on another host"
+            + on_ranks(hits),
+            "Every host must run the same Open MPI: the mpirun you start and the orted/prted it starts over ssh "
+            "come from the PATH a non-interactive ssh login gets there (ssh <host> which orted mpirun). Install "
+            "the same release everywhere, and point mpirun at it: mpirun --prefix <its install folder> (or set "
+            "PATH and LD_LIBRARY_PATH in ~/.bashrc above its interactive-only part).",
+        )
     if argument:
         return (
             f"MPICH's mpiexec (Hydra) does not know the argument {argument}: the command, or the program it "
@@ -596,10 +605,21 @@ _OPEN_MPI_ARGUMENTS = {
 MPI_IMPLEMENTATION = Recogniser(
     kind="mpi_implementation",
     title="MPI implementation that lacks what the job needs",
-    anchors=("doesn't have CUDA-aware MPI support", "): unrecognized argument "),
-    templates=("torch_native:mpi-not-cuda-aware", "system:mpich-hydra-unrecognized-argument"),
+    anchors=(
+        "doesn't have CUDA-aware MPI support",
+        "): unrecognized argument ",
+        # Open MPI's (oob/tcp) and PRRTE's (errmgr) help text: an mpirun of one release met a daemon of another
+        "detected a mismatch in versions between two processes",
+    ),
+    templates=(
+        "torch_native:mpi-not-cuda-aware",
+        "system:mpich-hydra-unrecognized-argument",
+        "schedulers:ompi-version-mismatch",
+        "schedulers:prte-version-mismatch",
+    ),
     match=R(
-        r"doesn't have CUDA-aware MPI support|\[mpiexec@[^\]\s]{1,255}\] match_arg \([^)\n]{1,100}\): unrecognized"
+        r"doesn't have CUDA-aware MPI support|\[mpiexec@[^\]\s]{1,255}\] match_arg \([^)\n]{1,100}\): unrecognized|"
+        r"(?P<mpi_versions_differ>detected a mismatch in versions between two processes)"
     ),
     facts=(R(r"match_arg \([^)\n]{1,100}\): unrecognized argument (?P<hydra_argument>[\w-]{1,60})"),),
     # Hydra refusing an argument is also a typo in the command: certain only for another MPI's argument

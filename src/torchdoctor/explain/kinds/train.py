@@ -460,13 +460,16 @@ WORKER_KILLED = Recogniser(
         "Killed",
         "exits with return code = -9",
         "DUE TO TIME LIMIT",
+        # slurmstepd's accounting (jobacct_gather: JobAcctGatherParams=OverMemoryKill) over the job's --mem
+        "exceeded memory limit (",
+        "exceeded virtual memory limit (",
     ),
     match=R(
         r"(?P<what>exitcode\s*:?\s*-9\b[^\n]{0,80}|Signal 9 \(SIGKILL\)[^\n]{0,80}|Signals\.SIGKILL|"
         r"exits with return code = -9\b|"
         r"signal SIGKILL|is killed by signal: Killed|Detected \d+ oom[-_]kill event|task [\d,\-]+: Out Of Memory|Out of memory: Killed process \d+[^\n]{0,60}|^\s*Killed\s*$|"
         r"line \d+: +\d+ Killed\b[^\n]{0,80}|exited on signal 9 \(Killed\)|task [\d,\-]+: Killed|"
-        r"CANCELLED AT [^\n]{0,40} DUE TO TIME LIMIT)"
+        r"CANCELLED AT [^\n]{0,40} DUE TO TIME LIMIT|exceeded (?:virtual )?memory limit \(\w{1,30} > \w{1,30}\), being killed)"
     ),
     templates=(
         "system:shell-killed",
@@ -474,6 +477,9 @@ WORKER_KILLED = Recogniser(
         "deepspeed:exits-with-return-code",
         "system:slurm-oom-kill-events",
         "system:slurm-oom-kill-event",
+        "schedulers:slurmstepd-step-time-limit",  # slurmstepd/req.c: a step's --time ran out
+        "schedulers:slurmstepd-exceeded-memory-limit",
+        "schedulers:slurmstepd-exceeded-virtual-memory-limit",
         "system:srun-task-out-of-memory",
         "system:openmpi-exited-on-signal",
         "system:srun-task-killed",
