@@ -170,6 +170,7 @@ PROCESS_MODULES = {
     "test_watchdog_multinode",
 }
 PROCESS_TESTS = {
+    "test_straggler_threads": {"test_a_thread_kept_off_its_core_is_counted_and_the_training_thread_is_not"},
     "test_explain_inputs": {
         "test_a_log_dir_leads_with_the_rank_that_failed_first",
         "test_each_restart_is_its_own_failure_the_last_first",
