@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 
 from torchdoctor.explain.first_failure import Raised, cut, installed_package
-from torchdoctor.explain.kinds import cuda_errors
+from torchdoctor.explain.kinds import cuda_errors, installers
 from torchdoctor.explain.recognisers import Alternative, Context, Hit, Recogniser, first, merged, on_ranks
 
 R = re.compile
@@ -139,6 +139,9 @@ def _compile_python(facts: dict, hits: list[Hit]) -> tuple[str, str]:
 
 def _dependency(hits: list[Hit], ctx: Context) -> tuple[str, str]:
     facts = merged(hits)
+    if facts.get("resolver"):
+        summary, fix = installers.explain_conflict(facts, ctx)
+        return summary + on_ranks(hits), fix
     if facts.get("compile_python"):
         return _compile_python(facts, hits)
     if facts.get("ds_outer_autocast"):
@@ -292,6 +295,8 @@ DEPENDENCY_VERSION = Recogniser(
         "deepspeed:torch-autocast-is-enabled-outside-deepspeed-2",
         "torch_native:dynamo-python-not-yet-supported",
         "torch_native:compile-not-supported-on-python",
+        # pip's, uv's and conda's resolvers: requirements that exclude each other
+        *installers.CONFLICT_TEMPLATES,
     ),
     anchors=(
         "is required for a normal functioning of this module",
@@ -314,12 +319,15 @@ DEPENDENCY_VERSION = Recogniser(
         # for nothing else)
         "not yet supported for torch.compile",
         "torch.compile is not supported on Python",
+        *installers.CONFLICT_ANCHORS,
     ),
     # a name that cannot be imported is also a circular import or a file shadowing the package, an attribute a
     # library's module or object lacks also a bug of that release: only likely
     # a torch module's missing attribute may be a name torch removed, or a build without that part (likely too);
     # a scripted installed package calling a Tensor method torch lacks is the versions disagreeing: certain
-    generic=(*_MISSING_NAMES, "module 'torch"),
+    generic=(*_MISSING_NAMES, "module 'torch", *installers.CONFLICT_GENERIC),
+    # pip's conflict is likely when pip adds that one of the packages has no build for this environment at all
+    confirm=installers.conflict_decided,
     span=1,  # TorchScript names the file it compiled on the line after its message
     # accelerate's bf16 check names a torch version and a device in one message: bf16_unsupported reads it
     reject=R(r"requires PyTorch >= [\d.]+ and a supported device"),
@@ -338,6 +346,8 @@ DEPENDENCY_VERSION = Recogniser(
         + _SCRIPTED.pattern
         + r"|(?P<ds_outer_autocast>torch\.autocast is enabled outside DeepSpeed, but not in the DeepSpeed config)|"
         + _COMPILE_PYTHON.pattern
+        + "|"
+        + installers.CONFLICT.pattern
     ),
     facts=(
         _COMPILE_PYTHON,
@@ -352,6 +362,7 @@ DEPENDENCY_VERSION = Recogniser(
         R(rf"(?P<no_attribute>module '(?:(?:{LIBRARIES})[\w.]*|{TORCH_MODULE})' has no attribute)"),
         _SCRIPTED,
         _DS_OBJECT,
+        *installers.CONFLICT_FACTS,
     ),
     also=(
         Alternative(
@@ -368,6 +379,14 @@ DEPENDENCY_VERSION = Recogniser(
             "check that no folder of the same name (a source checkout, a stale build) shadows it: python -c "
             "'import <package>; print(<package>.__file__)'.",
             when=("missing_submodule",),
+        ),
+        Alternative(
+            "no_matching_wheel",
+            "one of the packages has no build for this Python, platform or index at all",
+            "Check each package the report names for a build that fits: pip download <package>==<version> "
+            "--no-deps (uv: uv pip install <package>==<version>) says which one has none for this Python or "
+            "platform; then choose a Python or a release that has one.",
+            when=("resolver",),
         ),
     ),
     describe=_dependency,

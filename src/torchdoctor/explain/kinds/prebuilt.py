@@ -1,0 +1,107 @@
+"""Compiled packages that do not fit the machine or the torch they load beside (``extension_import``), in the
+words of the loader and of the packages' own load checks (catalogued in ``catalog/build_tools.tsv``):
+
+- glibc's loader (elf/dl-version.c): ``version `GLIBC_2.28' not found (required by .../libtorch_cpu.so)``: the
+  binary was built on a newer Linux than this one. torch's Linux wheels are built on manylinux_2_28 from torch
+  2.6 on (manylinux2014, glibc 2.17, before), so CentOS/RHEL 7 (glibc 2.17) and Ubuntu 18.04 (2.27) cannot load
+  them.
+- bitsandbytes' cextension.py: ``The installed version of bitsandbytes was compiled without GPU support`` (its
+  CPU library was loaded: no CUDA library for this CUDA version found, or a CPU-only torch), and 0.37-0.43's
+  ``CUDA Setup failed despite GPU being available`` (it found no CUDA runtime library it could load).
+- xformers' _cpp_lib.py: ``xFormers can't load C++/CUDA extensions. xFormers was built for: PyTorch X with CUDA
+  Y (you have Z)``: its compiled part is for another torch.
+
+The last two are warnings printed at import; what fails later (an 8-bit optimizer, memory-efficient attention)
+is their consequence, so they are only likely unless the versions they print disagree.
+"""
+
+from __future__ import annotations
+
+import re
+
+R = re.compile
+
+TEMPLATES = (
+    "build_tools:importerror-version-glibc-not-found-required",
+    "build_tools:the-installed-version-of-bitsandbytes-was",
+    "build_tools:the-installed-version-of-bitsandbytes-was-2",
+    "build_tools:cuda-setup-failed-despite-gpu-being",
+    "build_tools:warning-xformers-xformers-can-load-cuda",
+)
+ANCHORS = (
+    "version `GLIBC_",
+    "bitsandbytes was compiled without GPU support",
+    "CUDA Setup failed despite GPU being available",
+    "xFormers can't load C++/CUDA extensions",
+)
+MATCH = R(
+    r"version `GLIBC_[\d.]{1,10}' not found|bitsandbytes was compiled without GPU support|"
+    r"CUDA Setup failed despite GPU being available|xFormers can't load C\+\+/CUDA extensions"
+)
+FACTS = (
+    R(r"version `(?P<glibc>GLIBC_[\d.]{1,10})' not found \(required by (?P<glibc_needer>[^)\n]{1,200})\)"),
+    R(r"(?P<bnb_no_gpu>bitsandbytes was compiled without GPU support)"),
+    R(r"(?P<bnb_setup>CUDA Setup failed despite GPU being available)"),
+    R(r"(?P<xformers_mismatch>xFormers can't load C\+\+/CUDA extensions)"),
+)
+# the torch xformers was built for, on the line after its warning: read wherever the log has it
+CONTEXT = (
+    (
+        "(you have ",
+        R(
+            r"PyTorch (?P<xf_built>[\w.+]{1,40}) with CUDA (?P<xf_cuda>\w{1,10}) \(you have (?P<xf_have>[\w.+]{1,40})\)"
+        ),
+    ),
+)
+
+
+def decided(facts: dict, ctx_facts: dict) -> bool:
+    """Whether what was read makes the finding certain: glibc's own words, or xformers naming another torch."""
+    if facts.get("glibc"):
+        return True
+    built, have = ctx_facts.get("xf_built"), ctx_facts.get("xf_have")
+    return bool(facts.get("xformers_mismatch") and built and have and built != have)
+
+
+def explain(facts: dict, ctx_facts: dict) -> tuple[str, str] | None:
+    """The summary and fix for a compiled package that does not fit, or None when none of `FACTS` was read."""
+    if facts.get("glibc"):
+        needer = facts.get("glibc_needer", "a compiled module").strip()
+        return (
+            f"{needer} needs {facts['glibc']}: the C library of this Linux (glibc) is older than the one it was "
+            "built against",
+            "The binary was built on a newer Linux than this machine (`ldd --version` shows its glibc). Run it "
+            "where glibc is new enough (a newer OS or container image: Ubuntu 22.04 has 2.35, RHEL 8 has 2.28), "
+            "or install a build made for older systems: torch's Linux wheels need glibc 2.28 from torch 2.6 on "
+            "(2.17 before), so on CentOS/RHEL 7 stay at torch 2.5 or build from source; for another package, "
+            "its older release or a source build (pip install --no-binary <package> <package>).",
+        )
+    if facts.get("xformers_mismatch"):
+        built, have = ctx_facts.get("xf_built"), ctx_facts.get("xf_have")
+        versions = f" (built for torch {built}, this is {have})" if built and have else ""
+        return (
+            f"xformers' compiled part does not fit the torch installed{versions}: its memory-efficient attention "
+            "and other ops are unavailable",
+            "Each xformers release is built for one torch release and CUDA: install the one made for your torch "
+            "(pip install -U xformers --index-url https://download.pytorch.org/whl/cu121, your torch's CUDA; "
+            "`pip install xformers==<version> --no-deps` keeps torch as it is; python -m xformers.info shows "
+            "what loads), or turn xformers off and use torch's scaled_dot_product_attention.",
+        )
+    if facts.get("bnb_setup"):
+        return (
+            "bitsandbytes found no CUDA runtime library it could load, although a GPU is there",
+            "bitsandbytes 0.37-0.43 search the library path for libcudart.so and load the matching "
+            "libbitsandbytes_cudaXYZ.so: `python -m bitsandbytes` says which one it looked for. Upgrade it first "
+            "(pip install -U bitsandbytes: later releases choose the library by torch.version.cuda); otherwise add the "
+            "toolkit's lib64 to LD_LIBRARY_PATH, or set BNB_CUDA_VERSION to the CUDA of a library it ships.",
+        )
+    if facts.get("bnb_no_gpu"):
+        return (
+            "bitsandbytes loaded its CPU-only library: 8-bit optimizers and 4/8-bit quantization on the GPU are "
+            "unavailable",
+            "It found no CUDA library matching this CUDA (or torch sees no GPU: python -c 'import torch; "
+            "print(torch.cuda.is_available())'). Install a bitsandbytes release with binaries for your CUDA "
+            "(pip install -U bitsandbytes; `python -m bitsandbytes` reports what it loaded), with the CUDA build "
+            "of torch; on Windows use 0.43 or later (earlier releases had no Windows CUDA build).",
+        )
+    return None
