@@ -67,8 +67,13 @@ ANCHORS = (
     "Failed to build installable wheels for some",
 )
 
-# said by any failed build, or by a tool that is missing for other reasons: likely alone
-GENERIC = ("unable to execute '", "Failed to build installable wheels for some")
+# said by any failed build, or by a tool that is missing for other reasons: likely alone;
+# flash-attn's setup.py only warns that nvcc is missing (it may still download a prebuilt wheel): likely too
+GENERIC = (
+    "unable to execute '",
+    "Failed to build installable wheels for some",
+    "was requested, but nvcc was not found",
+)
 
 FACTS = (
     R(r"unsupported clang version! clang version must be less than (?P<clang_limit>\d+)"),
