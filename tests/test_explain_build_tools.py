@@ -70,6 +70,26 @@ PRINTED = [
         "CUDA_HOME",
     ),
     ("error-failed-to-build-installable-wheels", ("flash-attn",), "{}", "cuda_build", "likely", "flash-attn"),
+    # torch's ninja call failing (any compile error: likely), and the CUDA floor of setup.py's built on flash-attn's
+    (
+        "subprocess-calledprocesserror-command-ninja-returned-non",
+        ("1",),
+        "{}",
+        "cuda_build",
+        "likely",
+        "CUDA_HOME",
+    ),
+    (
+        "is-only-supported-on-cuda-and",
+        ("mamba_ssm", "11.6"),
+        "RuntimeError: {}",
+        "cuda_build",
+        "certain",
+        "mamba_ssm",
+    ),
+    # pip running out of disk while it installs (pip 21+, and the words before)
+    ("error-could-not-install-packages-due", (), "{}", "disk_full", "certain", "full"),
+    ("error-could-not-install-packages-due-3", (), "{}", "disk_full", "certain", "full"),
     # pip's resolver
     (
         "error-cannot-install-because-these-package",
@@ -297,6 +317,15 @@ NEAR_MISSES = [
 @pytest.mark.parametrize("text, kind", NEAR_MISSES, ids=[k + str(i) for i, (_, k) in enumerate(NEAR_MISSES)])
 def test_a_look_alike_does_not_give_that_kind(text, kind):
     assert explained(text + "\n").id != f"log.{kind}"
+
+
+def test_flash_attn_s_own_cuda_floor_keeps_its_own_reading():
+    found = explained(
+        "RuntimeError: "
+        + template("build_tools:is-only-supported-on-cuda-and", "FlashAttention", "11.6")
+        + "\n"
+    )
+    assert found.id == "log.cuda_build" and found.summary.startswith("flash-attn needs CUDA 11.6")
 
 
 def test_the_torch_libstdcxx_reading_is_not_the_glibc_one():

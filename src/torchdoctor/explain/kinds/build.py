@@ -162,12 +162,6 @@ def _build(hits: list[Hit], ctx: Context) -> tuple[str, str]:
             '(e.g. TORCH_CUDA_ARCH_LIST="8.0;8.6;9.0+PTX"): correct or unset it; a GPU newer than this torch '
             "release needs a newer torch (and CUDA toolkit) to build for it.",
         )
-    if facts.get("arch"):
-        return (
-            f"nvcc does not know the GPU architecture {facts['arch']}",
-            "This CUDA toolkit is too old for that architecture: use a newer toolkit, or leave the architecture "
-            "out of TORCH_CUDA_ARCH_LIST.",
-        )
     if facts.get("no_cuda_home") or facts.get("no_nvcc"):
         where = facts.get("no_nvcc")
         summary = (
@@ -332,7 +326,14 @@ DEEPSPEED_OPS = frozenset(
 
 
 # facts of build_tools.FACTS that name the reason a build failed (before DeepSpeed's own words for it)
-_TOOL_REASONS = ("clang_limit", "killed_tool", "gpu_arch", "host_compiler", "cmake_no_ninja")
+_TOOL_REASONS = (
+    "clang_limit",
+    "killed_tool",
+    "gpu_arch",
+    "host_compiler",
+    "cmake_no_ninja",
+    "cuda_floor_package",
+)
 
 
 def _older_compiler(major: str) -> str:
@@ -570,7 +571,8 @@ CUDA_BUILD = Recogniser(
         R(r"Pytorch binaries were compiled with Cuda (?P<torch_cuda>\d+(?:\.\d+)?)"),
         # flash-attn's setup.py: the nvcc it found is older than it builds with
         R(r"(?P<flash_attn_cuda>FlashAttention is only supported on CUDA (?P<min_cuda>[\d.]+) and above)"),
-        R(r"Unsupported gpu architecture '(?P<arch>compute_\w+)'"),
+        # an architecture nvcc (or ptxas) does not know: too new for the toolkit, or one it dropped (build_tools)
+        R(r"Unsupported gpu architecture '(?P<gpu_arch>compute_\w+)'"),
         R(r"Unknown CUDA arch \((?P<torch_arch>[^)\n]{1,60})\) or GPU not supported"),
         R(r"(?P<no_cuda_home>CUDA_HOME environment variable is not set|CUDA was not found on the system)"),
         R(r"Error building extension '(?P<extension>[\w.\-]{1,100})'"),
@@ -594,7 +596,7 @@ CUDA_BUILD = Recogniser(
         # cpp_extension passes --generate-dependencies-with-compile to nvcc from CUDA 10.2 on (it reads
         # torch.version.cuda, not the nvcc that runs): an older nvcc first on PATH refuses it
         R(r"(?P<nvcc_old>nvcc fatal\s*: Unknown option '-?-generate-dependencies-with-compile')"),
-        R(r"Value '(?P<arch>(?:sm|compute)_\d+\w?)' is not defined for option 'gpu-name'"),
+        R(r"Value '(?P<gpu_arch>(?:sm|compute)_\d+\w?)' is not defined for option 'gpu-name'"),
         R(r"(?P<packs>parameter packs not expanded with '\.\.\.')"),
         R(r"fatal error: (?P<python_headers>Python\.h): No such file"),
         R(r"(?P<no_cxx>Command '\['which', 'c\+\+'\]' returned non-zero exit status)"),
@@ -1008,8 +1010,8 @@ def _build_isolation(hits: list[Hit], ctx: Context) -> tuple[str, str]:
     if other:
         return other[0] + on_ranks(hits), other[1]
     return (
-        "pip built the package in an isolated environment without torch: its setup imports torch and finds none"
-        + on_ranks(hits),
+        "pip (or uv) built the package in an isolated environment without torch: its setup imports torch and "
+        "finds none" + on_ranks(hits),
         "pip builds a source package in a fresh environment holding only the build requirements it declares; a "
         "package whose setup.py imports torch (flash-attn, apex, DeepSpeed's ops, torch-scatter, mmcv, ...) needs "
         "the torch already installed: install torch (and ninja, packaging, wheel) first, then\n"

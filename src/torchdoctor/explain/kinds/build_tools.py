@@ -50,6 +50,8 @@ TEMPLATES = (
     "build_tools:error-failed-to-build-installable-wheels",
     "build_tools:usr-bin-ld-cannot-find-no",
     "build_tools:was-requested-but-nvcc-was-not",
+    "build_tools:subprocess-calledprocesserror-command-ninja-returned-non",
+    "build_tools:is-only-supported-on-cuda-and",
 )
 
 ANCHORS = (
@@ -65,6 +67,7 @@ ANCHORS = (
     "Unable to find vcvarsall.bat",
     "was requested, but nvcc was not found",
     "Failed to build installable wheels for some",
+    "Note: make sure nvcc has a supported version by running nvcc -V",
 )
 
 # said by any failed build, or by a tool that is missing for other reasons: likely alone;
@@ -93,6 +96,11 @@ FACTS = (
     ),
     R(r"(?P<msvc>Microsoft Visual C\+\+ 14\.0 is required|Unable to find vcvarsall\.bat)"),
     R(r"(?P<no_nvcc>\S{1,60} was requested, but nvcc was not found)"),
+    # flash-attn's CUDA floor, as the packages whose setup.py copied it print it (flash-attn's own: build.py)
+    R(
+        r"(?<![\w.\-])(?P<cuda_floor_package>(?!FlashAttention )[\w.\-]{1,40}) is only supported on CUDA (?P<cuda_floor>[\d.]{1,8}) "
+        r"and above"
+    ),
     # pip 24.1+: the packages whose build failed, in parentheses
     R(
         r"(?P<pip_failed>Failed to build installable wheels) for some \S+ based projects \((?P<extension>[\w.\-]{1,100})"
@@ -115,6 +123,15 @@ def explain(facts: dict) -> tuple[str, str] | None:
             "g++-11 for a plain nvcc command line). Or install a newer CUDA toolkit, which accepts newer "
             "compilers (its release notes list them); -allow-unsupported-compiler skips the check at your own "
             "risk.",
+        )
+    if facts.get("cuda_floor_package"):
+        package = facts["cuda_floor_package"]
+        return (
+            f"{package} needs CUDA {facts['cuda_floor']} or newer to build, and the nvcc its setup.py found is older",
+            "Its setup.py asks the nvcc of CUDA_HOME (nvcc -V) for its release. Put the toolkit matching "
+            "torch.version.cuda first: export CUDA_HOME=/usr/local/cuda-<version> PATH=$CUDA_HOME/bin:$PATH (an old "
+            "/usr/bin/nvcc from the distribution often comes first), or install the package's prebuilt wheel for "
+            "your torch and CUDA.",
         )
     if facts.get("killed_tool"):
         return _killed(facts["killed_tool"], facts.get("killed_signal", ""))
