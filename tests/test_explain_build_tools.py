@@ -222,6 +222,43 @@ PRINTED = [
         "certain",
         "--no-builds",
     ),
+    # Windows: CPython's loader words and torch's own DLL loading (a broken install prints them too: likely)
+    (
+        "importerror-dll-load-failed-while-importing",
+        ("flash_attn_2_cuda", "The specified module could not be found."),
+        "{}",
+        "extension_import",
+        "likely",
+        "flash_attn_2_cuda",
+    ),
+    (
+        "importerror-dll-load-failed",
+        ("The specified module could not be found.",),
+        "{}",
+        "extension_import",
+        "likely",
+        "import torch first",
+    ),
+    (
+        "oserror-winerror-error-loading-or-one",
+        (
+            "126",
+            "The specified module could not be found.",
+            "C:\\venv\\Lib\\site-packages\\torch\\lib\\c10.dll",
+        ),
+        "{}",
+        "extension_import",
+        "likely",
+        "vc_redist",
+    ),
+    (
+        "microsoft-visual-redistributable-is-not-installed",
+        (),
+        "UserWarning: {}",
+        "extension_import",
+        "likely",
+        "vc_redist",
+    ),
     # glibc's loader, bitsandbytes' and xformers' load checks
     (
         "importerror-version-glibc-not-found-required",
@@ -306,6 +343,8 @@ NEAR_MISSES = [
         "CUDA SETUP: Loading binary /opt/venv/lib/python3.10/site-packages/bitsandbytes/libbitsandbytes_cuda118.so...",
         "extension_import",
     ),
+    # Windows loading a DLL fine
+    ("Successfully loaded DLL C:\\venv\\Lib\\site-packages\\torch\\lib\\c10.dll", "extension_import"),
     # CMake failing to find make, not ninja
     (
         'CMake Error: CMake was unable to find a build program corresponding to "Unix Makefiles".',

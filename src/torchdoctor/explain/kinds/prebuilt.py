@@ -11,7 +11,14 @@ words of the loader and of the packages' own load checks (catalogued in ``catalo
 - xformers' _cpp_lib.py: ``xFormers can't load C++/CUDA extensions. xFormers was built for: PyTorch X with CUDA
   Y (you have Z)``: its compiled part is for another torch.
 
-The last two are warnings printed at import; what fails later (an 8-bit optimizer, memory-efficient attention)
+- Windows: CPython's ``DLL load failed while importing X: The specified module could not be found.``
+  (Python/dynload_win.c: the module or a DLL it needs is not found) and torch's own ``[WinError 126] ... Error
+  loading "...\\torch\\lib\\c10.dll" or one of its dependencies.`` (torch/__init__.py, _load_dll_libraries),
+  beside its warning that the Microsoft Visual C++ Redistributable is not installed: a DLL torch's need (the VC++
+  runtime, a CUDA DLL of another release) is missing, or another copy of it on PATH is loaded first. Only likely:
+  a broken install prints the same.
+
+bitsandbytes' and xformers' are warnings printed at import; what fails later (an 8-bit optimizer, memory-efficient attention)
 is their consequence, so they are only likely unless the versions they print disagree.
 """
 
@@ -27,22 +34,35 @@ TEMPLATES = (
     "build_tools:the-installed-version-of-bitsandbytes-was-2",
     "build_tools:cuda-setup-failed-despite-gpu-being",
     "build_tools:warning-xformers-xformers-can-load-cuda",
+    "build_tools:importerror-dll-load-failed-while-importing",
+    "build_tools:importerror-dll-load-failed",
+    "build_tools:oserror-winerror-error-loading-or-one",
+    "build_tools:microsoft-visual-redistributable-is-not-installed",
 )
 ANCHORS = (
     "version `GLIBC_",
     "bitsandbytes was compiled without GPU support",
     "CUDA Setup failed despite GPU being available",
     "xFormers can't load C++/CUDA extensions",
+    "DLL load failed",
+    "or one of its dependencies.",
+    "Visual C++ Redistributable is not installed",
 )
 MATCH = R(
     r"version `GLIBC_[\d.]{1,10}' not found|bitsandbytes was compiled without GPU support|"
-    r"CUDA Setup failed despite GPU being available|xFormers can't load C\+\+/CUDA extensions"
+    r"CUDA Setup failed despite GPU being available|xFormers can't load C\+\+/CUDA extensions|"
+    r"DLL load failed|Error loading \"[^\"\n]{1,300}\" or one of its dependencies\.|Visual C\+\+ Redistributable is not installed"
 )
 FACTS = (
     R(r"version `(?P<glibc>GLIBC_[\d.]{1,10})' not found \(required by (?P<glibc_needer>[^)\n]{1,200})\)"),
     R(r"(?P<bnb_no_gpu>bitsandbytes was compiled without GPU support)"),
     R(r"(?P<bnb_setup>CUDA Setup failed despite GPU being available)"),
     R(r"(?P<xformers_mismatch>xFormers can't load C\+\+/CUDA extensions)"),
+    R(r"(?P<dll_failed>DLL load failed)(?: while importing (?P<dll_module>[\w.]{1,100}))?"),
+    R(
+        r"(?:\[WinError (?P<win_error>\d{1,5})\][^\n]{0,200})?Error loading \"(?P<dll_file>[^\"\n]{1,300})\" or one of its dependencies"
+    ),
+    R(r"(?P<no_vc_runtime>Visual C\+\+ Redistributable is not installed)"),
 )
 # the torch xformers was built for, on the line after its warning: read wherever the log has it
 CONTEXT = (
@@ -76,6 +96,8 @@ def explain(facts: dict, ctx_facts: dict) -> tuple[str, str] | None:
             "(2.17 before), so on CentOS/RHEL 7 stay at torch 2.5 or build from source; for another package, "
             "its older release or a source build (pip install --no-binary <package> <package>).",
         )
+    if facts.get("dll_file") or facts.get("dll_failed") or facts.get("no_vc_runtime"):
+        return _windows_dll(facts)
     if facts.get("xformers_mismatch"):
         built, have = ctx_facts.get("xf_built"), ctx_facts.get("xf_have")
         versions = f" (built for torch {built}, this is {have})" if built and have else ""
@@ -105,3 +127,31 @@ def explain(facts: dict, ctx_facts: dict) -> tuple[str, str] | None:
             "of torch; on Windows use 0.43 or later (earlier releases had no Windows CUDA build).",
         )
     return None
+
+
+_VC_REDIST = "https://aka.ms/vs/17/release/vc_redist.x64.exe"
+
+
+def _windows_dll(facts: dict) -> tuple[str, str]:
+    dll, module = facts.get("dll_file", ""), facts.get("dll_module", "")
+    if dll or facts.get("no_vc_runtime"):
+        error = f" [WinError {facts['win_error']}]" if facts.get("win_error") else ""
+        name = re.split(r"[/\\]", dll)[-1] if dll else "its DLLs"
+        owner = "torch's own " if not dll or "torch" in dll.lower() else ""
+        return (
+            f"{owner}{name} (or a DLL it needs) does not load on Windows{error}",
+            "torch's DLLs need the Microsoft Visual C++ Redistributable (x64) and, for a CUDA build, the CUDA DLLs "
+            f"of its wheel. Install or update the redistributable ({_VC_REDIST}) and restart; then reinstall torch "
+            "in a fresh environment (pip uninstall -y torch until none is left, pip install torch --index-url "
+            "https://download.pytorch.org/whl/cu121). WinError 1114 (initialization failed) is the same runtime out "
+            "of date, or another copy of its DLLs found first through PATH (another CUDA, an application's folder): "
+            "take those off PATH.",
+        )
+    what = f"the compiled module {module}" if module else "a compiled module"
+    return (
+        f"{what} does not load on Windows: it, or a DLL it needs, is not found",
+        "A module built for another torch or CUDA asks for DLLs that are not there (cudart64_*.dll, c10.dll of "
+        "another release), or it was imported before torch added its DLL folder: import torch first, then "
+        "install the build of the package made for your torch and CUDA (its Windows wheel, or build it against "
+        f"this torch), with the Microsoft Visual C++ Redistributable (x64) installed ({_VC_REDIST}).",
+    )
