@@ -1159,6 +1159,8 @@ NO_MATCHING_WHEEL = Recogniser(
         R(r"(?P<uv_package>[\w.-]{1,60}==[\w.+]{1,40}) @ registry\+"),
         R(r"\b(?i:python) ?(?P<python>3\.\d{1,2})\b"),
     ),
+    # pip's "no version" for another package, and a Rust build, are only likely
+    confirm=installers.no_build_decided,
     describe=_no_wheel,
 )
 

@@ -138,6 +138,25 @@ def explain_conflict(facts: dict, ctx: Context) -> tuple[str, str]:
     return summary, fix
 
 
+# -- an old setuptools on Python 3.12 (dependency_version) ------------------------------------------------------
+
+IMPIMPORTER_TEMPLATE = "build_tools:attributeerror-module-pkgutil-has-no-attribute"
+IMPIMPORTER_ANCHOR = "has no attribute 'ImpImporter'"
+IMPIMPORTER = R(r"(?P<impimporter>module 'pkgutil' has no attribute 'ImpImporter')")
+
+
+def explain_impimporter() -> tuple[str, str]:
+    """Old setuptools' pkg_resources on Python 3.12, which removed pkgutil.ImpImporter."""
+    return (
+        "an old setuptools (its pkg_resources) runs on Python 3.12, which removed pkgutil.ImpImporter",
+        "Python 3.12 dropped pkgutil.ImpImporter, which old releases of setuptools' pkg_resources use. Most often "
+        "pip is building an old pinned package from source because it has no wheel for 3.12 (numpy before 1.26 "
+        "is the usual one: pin numpy>=1.26), in an isolated build that installs an old setuptools. Upgrade the "
+        "tools (python -m pip install -U pip setuptools wheel), allow releases of the pinned packages that support "
+        "Python 3.12, or use Python 3.11 for this environment.",
+    )
+
+
 # -- no build for this Python, platform or channel (no_matching_wheel) ----------------------------------------
 
 NO_BUILD_TEMPLATES = (
@@ -150,6 +169,7 @@ NO_BUILD_TEMPLATES = (
     "build_tools:the-requested-python-version-does-not",
     "build_tools:packagesnotfounderror-the-following-packages-are-not",
     "build_tools:resolvepackagenotfound",
+    "build_tools:error-can-find-rust-compiler",
 )
 NO_BUILD_ANCHORS = (
     "requires a different Python: ",
@@ -159,11 +179,13 @@ NO_BUILD_ANCHORS = (
     "does not satisfy Python",
     "are not available from current channels",
     "ResolvePackageNotFound",
+    "can't find Rust compiler",
 )
 NO_BUILD = R(
     r"requires a different Python: |Packages require a different Python\. |is not a supported wheel on this platform|"
     r"has no wheels with a matching|(?:current|requested) Python version \([\w.+]{1,20}\) does not satisfy Python|"
-    r"are not available from current channels|ResolvePackageNotFound"
+    r"are not available from current channels|ResolvePackageNotFound|can't find Rust compiler|"
+    r"(?:Could not find a version that satisfies the requirement|No matching distribution found for) (?!torch)[A-Za-z]"
 )
 NO_BUILD_FACTS = (
     R(
@@ -180,13 +202,53 @@ NO_BUILD_FACTS = (
     ),
     R(r"(?P<conda_not_found>are not available from current channels)"),
     R(r"(?P<conda_pinned>ResolvePackageNotFound)"),
+    R(r"(?P<no_rust>can't find Rust compiler)"),
+    R(
+        r"(?:Could not find a version that satisfies the requirement|No matching distribution found for) "
+        r"(?P<other_requirement>(?!torch)[A-Za-z][\w.\-\[\]]{0,80}(?:[=<>!~]=?[\w.*+]{1,40})?)"
+    ),
+    R(r"\(from versions: (?P<from_versions>[^)\n]{0,200})\)"),
 )
+
+
+def no_build_decided(hits: list[Hit], ctx: Context) -> bool:
+    """Certain on pip's, uv's and conda's own refusals; likely for a package pip found no version of outside
+    torch's family (a name or index that is wrong, or an index pip could not reach, print the same) and for a
+    Rust build (pip's fallback when no wheel fits, or an old pip that cannot read the wheel there is)."""
+    return not any("other_requirement" in h.facts or "no_rust" in h.facts for h in hits)
+
+
+no_build_decided.lowers_only = True  # type: ignore[attr-defined]  # docs/catalog.md: the anchors decide
 
 
 def explain_no_build(facts: dict) -> tuple[str, str] | None:
     """The summary and fix for pip's, uv's and conda's own words for a missing build, or None (pip's torch index
     case, which `build._no_wheel` describes)."""
     python = facts.get("python", "")
+    if facts.get("no_rust"):
+        return (
+            "pip is building a Rust-based package from source (no wheel of it fits this Python or platform) and "
+            "finds no Rust compiler",
+            "Packages such as tokenizers, safetensors and cryptography ship wheels for the Python versions and "
+            "platforms of their release: pip builds from source when none fits (a Python newer than the pinned "
+            "release, an old pip that cannot read the wheel's tags). Upgrade pip (python -m pip install -U pip), "
+            "allow a newer release of the package (an old pin, e.g. an old transformers pinning an old tokenizers, "
+            "is the usual cause), or use a Python the release has wheels for; building it needs Rust (rustup, "
+            "https://rustup.rs).",
+        )
+    if facts.get("other_requirement"):
+        wanted = facts["other_requirement"]
+        versions = facts.get("from_versions")
+        seen = f" (the index lists: {versions.strip()[:120]})" if versions is not None else ""
+        return (
+            f"pip found no release of {wanted} that installs here{seen}",
+            "pip lists the versions it found for this Python and platform after 'from versions:'. None, or none "
+            "in the range asked: the package has no wheel for this Python or platform (check its PyPI page's "
+            "files: cpXY and the platform tags; use a Python it supports), or the version pinned does not exist. "
+            "Check the name and the index too (a package from a private or extra index needs --index-url / "
+            "--extra-index-url); on a machine without internet access pip prints the same after its retries "
+            "(look for 'Retrying' / proxy errors above).",
+        )
     if facts.get("requires_python"):
         package = facts.get("py_package") or "a package"
         return (

@@ -139,6 +139,9 @@ def _compile_python(facts: dict, hits: list[Hit]) -> tuple[str, str]:
 
 def _dependency(hits: list[Hit], ctx: Context) -> tuple[str, str]:
     facts = merged(hits)
+    if facts.get("impimporter"):
+        summary, fix = installers.explain_impimporter()
+        return summary + on_ranks(hits), fix
     if facts.get("resolver"):
         summary, fix = installers.explain_conflict(facts, ctx)
         return summary + on_ranks(hits), fix
@@ -297,6 +300,7 @@ DEPENDENCY_VERSION = Recogniser(
         "torch_native:compile-not-supported-on-python",
         # pip's, uv's and conda's resolvers: requirements that exclude each other
         *installers.CONFLICT_TEMPLATES,
+        installers.IMPIMPORTER_TEMPLATE,
     ),
     anchors=(
         "is required for a normal functioning of this module",
@@ -320,6 +324,7 @@ DEPENDENCY_VERSION = Recogniser(
         "not yet supported for torch.compile",
         "torch.compile is not supported on Python",
         *installers.CONFLICT_ANCHORS,
+        installers.IMPIMPORTER_ANCHOR,
     ),
     # a name that cannot be imported is also a circular import or a file shadowing the package, an attribute a
     # library's module or object lacks also a bug of that release: only likely
@@ -348,6 +353,8 @@ DEPENDENCY_VERSION = Recogniser(
         + _COMPILE_PYTHON.pattern
         + "|"
         + installers.CONFLICT.pattern
+        + "|"
+        + installers.IMPIMPORTER.pattern
     ),
     facts=(
         _COMPILE_PYTHON,
