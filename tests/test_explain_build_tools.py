@@ -276,6 +276,23 @@ PRINTED = [
         "likely",
         "vc_redist",
     ),
+    # torchvision against torch: another CUDA (its own check), another release (torch refusing its operators)
+    (
+        "detected-that-pytorch-and-torchvision-were",
+        ("13", "0", "12", "8"),
+        "RuntimeError: {}",
+        "extension_import",
+        "certain",
+        "--no-deps",
+    ),
+    (
+        "runtimeerror-operator-torchvision-does-not-exist",
+        ("nms",),
+        "{}",
+        "extension_import",
+        "likely",
+        "torchvision==0.19.1",
+    ),
     # glibc's loader, bitsandbytes' and xformers' load checks
     (
         "importerror-version-glibc-not-found-required",
@@ -362,6 +379,8 @@ NEAR_MISSES = [
     ),
     # Windows loading a DLL fine
     ("Successfully loaded DLL C:\\venv\\Lib\\site-packages\\torch\\lib\\c10.dll", "extension_import"),
+    # another package's operator missing: not torchvision's pairing with torch
+    ("RuntimeError: operator mmcv::nms does not exist", "extension_import"),
     # CMake failing to find make, not ninja
     (
         'CMake Error: CMake was unable to find a build program corresponding to "Unix Makefiles".',

@@ -18,6 +18,11 @@ words of the loader and of the packages' own load checks (catalogued in ``catalo
   runtime, a CUDA DLL of another release) is missing, or another copy of it on PATH is loaded first. Only likely:
   a broken install prints the same.
 
+- torchvision: extension.py refuses a torchvision built for another CUDA major version than torch (``Detected that
+  PyTorch and torchvision were compiled with different CUDA major versions``); a torchvision built for another
+  torch release cannot load its C++ ops, which it does not say: torch then refuses its meta registration with
+  ``operator torchvision::nms does not exist`` (torch 2.N pairs with torchvision 0.(N+15)).
+
 bitsandbytes' and xformers' are warnings printed at import; what fails later (an 8-bit optimizer, memory-efficient attention)
 is their consequence, so they are only likely unless the versions they print disagree.
 """
@@ -38,6 +43,8 @@ TEMPLATES = (
     "build_tools:importerror-dll-load-failed",
     "build_tools:oserror-winerror-error-loading-or-one",
     "build_tools:microsoft-visual-redistributable-is-not-installed",
+    "build_tools:detected-that-pytorch-and-torchvision-were",
+    "build_tools:runtimeerror-operator-torchvision-does-not-exist",
 )
 ANCHORS = (
     "version `GLIBC_",
@@ -47,11 +54,14 @@ ANCHORS = (
     "DLL load failed",
     "or one of its dependencies.",
     "Visual C++ Redistributable is not installed",
+    "were compiled with different CUDA major versions",
+    "operator torchvision::",
 )
 MATCH = R(
     r"version `GLIBC_[\d.]{1,10}' not found|bitsandbytes was compiled without GPU support|"
     r"CUDA Setup failed despite GPU being available|xFormers can't load C\+\+/CUDA extensions|"
-    r"DLL load failed|Error loading \"[^\"\n]{1,300}\" or one of its dependencies\.|Visual C\+\+ Redistributable is not installed"
+    r"DLL load failed|Error loading \"[^\"\n]{1,300}\" or one of its dependencies\.|Visual C\+\+ Redistributable is not installed|"
+    r"were compiled with different CUDA major versions|operator torchvision::\w{1,60} does not exist"
 )
 FACTS = (
     R(r"version `(?P<glibc>GLIBC_[\d.]{1,10})' not found \(required by (?P<glibc_needer>[^)\n]{1,200})\)"),
@@ -63,6 +73,10 @@ FACTS = (
         r"(?:\[WinError (?P<win_error>\d{1,5})\][^\n]{0,200})?Error loading \"(?P<dll_file>[^\"\n]{1,300})\" or one of its dependencies"
     ),
     R(r"(?P<no_vc_runtime>Visual C\+\+ Redistributable is not installed)"),
+    R(
+        r"PyTorch has CUDA Version=(?P<tv_torch_cuda>\d{1,3}\.\d{1,3}) and torchvision has CUDA Version=(?P<tv_cuda>\d{1,3}\.\d{1,3})"
+    ),
+    R(r"(?P<tv_ops>operator torchvision::\w{1,60}) does not exist"),
 )
 # the torch xformers was built for, on the line after its warning: read wherever the log has it
 CONTEXT = (
@@ -77,7 +91,7 @@ CONTEXT = (
 
 def decided(facts: dict, ctx_facts: dict) -> bool:
     """Whether what was read makes the finding certain: glibc's own words, or xformers naming another torch."""
-    if facts.get("glibc"):
+    if facts.get("glibc") or facts.get("tv_cuda"):
         return True
     built, have = ctx_facts.get("xf_built"), ctx_facts.get("xf_have")
     return bool(facts.get("xformers_mismatch") and built and have and built != have)
@@ -95,6 +109,25 @@ def explain(facts: dict, ctx_facts: dict) -> tuple[str, str] | None:
             "or install a build made for older systems: torch's Linux wheels need glibc 2.28 from torch 2.6 on "
             "(2.17 before), so on CentOS/RHEL 7 stay at torch 2.5 or build from source; for another package, "
             "its older release or a source build (pip install --no-binary <package> <package>).",
+        )
+    if facts.get("tv_cuda"):
+        return (
+            f"torchvision was built for CUDA {facts['tv_cuda']} and torch for CUDA {facts['tv_torch_cuda']}: "
+            "torchvision refuses to load",
+            "torch and torchvision must come from the same index (the same CUDA build) and release: reinstall "
+            "torchvision from torch's index, keeping torch as it is: pip install --force-reinstall --no-deps "
+            "torchvision==0.<N+15>.x --index-url https://download.pytorch.org/whl/cu<XY> (torch 2.N pairs with "
+            "torchvision 0.(N+15); cu<XY> is torch's CUDA: python -c 'import torch; print(torch.version.cuda)').",
+        )
+    if facts.get("tv_ops"):
+        return (
+            f"torchvision's compiled ops did not load ({facts['tv_ops']} does not exist): the torchvision "
+            "installed was built for another torch release",
+            "torchvision's C++ ops only load into the torch release they were built for (torch 2.N pairs with "
+            "torchvision 0.(N+15): torch 2.4 / torchvision 0.19), and when they do not, torchvision says nothing "
+            "until torch refuses its operators. Install the matching pair from one index in one command (pip "
+            "install torch==2.4.1 torchvision==0.19.1 --index-url https://download.pytorch.org/whl/cu121), or "
+            "the torchvision for the torch you keep (pip show torch; --no-deps keeps torch as it is).",
         )
     if facts.get("dll_file") or facts.get("dll_failed") or facts.get("no_vc_runtime"):
         return _windows_dll(facts)
