@@ -142,6 +142,32 @@ PRINTED = [
         "certain",
         "numpy>=1.26",
     ),
+    # NumPy's C API against a module compiled for another NumPy (both directions), and torch's warning about it
+    (
+        "module-that-was-compiled-using-numpy",
+        ("2.0.2",),
+        "{}\nSome module may need to rebuild instead e.g. with 'pybind11>=2.12'.",
+        "dependency_version",
+        "certain",
+        "numpy<2",
+    ),
+    ("attributeerror-array-api-not-found", (), "{}", "dependency_version", "certain", "2.3 or later"),
+    (
+        "failed-to-initialize-numpy",
+        ("_ARRAY_API not found (Triggered internally at ../torch/csrc/utils/tensor_numpy.cpp:84.)",),
+        "UserWarning: {}",
+        "dependency_version",
+        "certain",
+        "numpy<2",
+    ),
+    (
+        "runtimeerror-module-compiled-against-api-version",
+        ("0x10", "0xe"),
+        "{}\nImportError: numpy.core.multiarray failed to import",
+        "dependency_version",
+        "certain",
+        "pip install -U numpy",
+    ),
     # uv's resolver: the headline and the chain alone are likely (printed for a missing package as well)
     ("no-solution-found-when-resolving-dependencies", (), "  {}\n", "dependency_version", "likely", "pins"),
     (
@@ -381,6 +407,8 @@ NEAR_MISSES = [
     ("Successfully loaded DLL C:\\venv\\Lib\\site-packages\\torch\\lib\\c10.dll", "extension_import"),
     # another package's operator missing: not torchvision's pairing with torch
     ("RuntimeError: operator mmcv::nms does not exist", "extension_import"),
+    # torch's NumPy warning when NumPy is not installed at all: a missing package, not its C API
+    ("UserWarning: Failed to initialize NumPy: No module named 'numpy'", "dependency_version"),
     # CMake failing to find make, not ninja
     (
         'CMake Error: CMake was unable to find a build program corresponding to "Unix Makefiles".',

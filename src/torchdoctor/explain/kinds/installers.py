@@ -157,6 +157,56 @@ def explain_impimporter() -> tuple[str, str]:
     )
 
 
+# -- a compiled module and the NumPy installed (dependency_version) ----------------------------------------------
+
+NUMPY_TEMPLATES = (
+    "build_tools:module-that-was-compiled-using-numpy",
+    "build_tools:attributeerror-array-api-not-found",
+    "build_tools:failed-to-initialize-numpy",
+    "build_tools:runtimeerror-module-compiled-against-api-version",
+    "build_tools:importerror-numpy-core-multiarray-failed-to",
+)
+NUMPY_ANCHORS = (
+    "compiled using NumPy 1.x cannot be run in",
+    "_ARRAY_API not found",
+    "Failed to initialize NumPy",
+    "but this version of numpy is",
+    "numpy.core.multiarray failed to import",
+)
+# torch's warning names the reason after it; without numpy installed at all it is another failure
+NUMPY_GENERIC = ("Failed to initialize NumPy", "numpy.core.multiarray failed to import")
+NUMPY = R(
+    r"(?P<numpy_abi>compiled using NumPy 1\.x cannot be run in|_ARRAY_API not found|"
+    r"but this version of numpy is|numpy\.core\.multiarray failed to import)"
+)
+NUMPY_FACTS = (
+    R(r"cannot be run in\s+NumPy (?P<numpy_installed>\d[\w.]{0,20}) as it may crash"),
+    R(
+        r"module compiled against API version (?P<numpy_built_api>\w{1,10}) but this version of numpy is (?P<numpy_api>\w{1,10})"
+    ),
+)
+
+
+def explain_numpy(facts: dict) -> tuple[str, str]:
+    """A compiled module and the NumPy installed that do not fit (its C API differs)."""
+    if facts.get("numpy_built_api"):
+        return (
+            f"a compiled module was built against a newer NumPy (C API {facts['numpy_built_api']}) than the one "
+            f"installed ({facts['numpy_api']})",
+            "Upgrade NumPy to the release the module was built with or later (pip install -U numpy; a pin in the "
+            "requirements may hold it back), or install the module's build for the NumPy you keep.",
+        )
+    installed = facts.get("numpy_installed")
+    return (
+        "a compiled module built against NumPy 1.x is loaded with NumPy 2"
+        + (f" ({installed})" if installed else ""),
+        "NumPy 2 changed its C API: a module compiled for 1.x fails to import it (_ARRAY_API not found; torch "
+        "then warns 'Failed to initialize NumPy' and tensor.numpy() raises 'Numpy is not available'). Either "
+        "pin NumPy 1.x (pip install 'numpy<2'), or upgrade the module the traceback names to a release built for "
+        "NumPy 2 (for torch: 2.3 or later).",
+    )
+
+
 # -- no build for this Python, platform or channel (no_matching_wheel) ----------------------------------------
 
 NO_BUILD_TEMPLATES = (

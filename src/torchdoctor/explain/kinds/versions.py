@@ -139,6 +139,9 @@ def _compile_python(facts: dict, hits: list[Hit]) -> tuple[str, str]:
 
 def _dependency(hits: list[Hit], ctx: Context) -> tuple[str, str]:
     facts = merged(hits)
+    if facts.get("numpy_abi"):
+        summary, fix = installers.explain_numpy(facts)
+        return summary + on_ranks(hits), fix
     if facts.get("impimporter"):
         summary, fix = installers.explain_impimporter()
         return summary + on_ranks(hits), fix
@@ -301,6 +304,7 @@ DEPENDENCY_VERSION = Recogniser(
         # pip's, uv's and conda's resolvers: requirements that exclude each other
         *installers.CONFLICT_TEMPLATES,
         installers.IMPIMPORTER_TEMPLATE,
+        *installers.NUMPY_TEMPLATES,
     ),
     anchors=(
         "is required for a normal functioning of this module",
@@ -325,12 +329,13 @@ DEPENDENCY_VERSION = Recogniser(
         "torch.compile is not supported on Python",
         *installers.CONFLICT_ANCHORS,
         installers.IMPIMPORTER_ANCHOR,
+        *installers.NUMPY_ANCHORS,
     ),
     # a name that cannot be imported is also a circular import or a file shadowing the package, an attribute a
     # library's module or object lacks also a bug of that release: only likely
     # a torch module's missing attribute may be a name torch removed, or a build without that part (likely too);
     # a scripted installed package calling a Tensor method torch lacks is the versions disagreeing: certain
-    generic=(*_MISSING_NAMES, "module 'torch", *installers.CONFLICT_GENERIC),
+    generic=(*_MISSING_NAMES, "module 'torch", *installers.CONFLICT_GENERIC, *installers.NUMPY_GENERIC),
     # pip's conflict is likely when pip adds that one of the packages has no build for this environment at all
     confirm=installers.conflict_decided,
     span=1,  # TorchScript names the file it compiled on the line after its message
@@ -355,6 +360,8 @@ DEPENDENCY_VERSION = Recogniser(
         + installers.CONFLICT.pattern
         + "|"
         + installers.IMPIMPORTER.pattern
+        + "|"
+        + installers.NUMPY.pattern
     ),
     facts=(
         _COMPILE_PYTHON,
@@ -370,6 +377,7 @@ DEPENDENCY_VERSION = Recogniser(
         _SCRIPTED,
         _DS_OBJECT,
         *installers.CONFLICT_FACTS,
+        *installers.NUMPY_FACTS,
     ),
     also=(
         Alternative(
