@@ -23,6 +23,12 @@ The messages, catalogued in ``catalog/build_tools.tsv``:
   available from current channels`` (a channel not given, or no build for this platform) and
   ``ResolvePackageNotFound`` (an environment file pinning builds of another platform); the libmamba solver's
   ``LibMambaUnsatisfiableError`` / ``Could not solve for environment specs``, printed for a missing package too.
+- what an install lets through or falls back to: pip's ``Could not find a version`` for a package outside torch's
+  family (likely: a wrong name or index, or one pip could not reach, print the same), setuptools-rust's ``can't
+  find Rust compiler`` (pip building a Rust package because no wheel fits), old setuptools on Python 3.12
+  (``module 'pkgutil' has no attribute 'ImpImporter'``), and a module compiled for another NumPy C API (numpy
+  2.x's ``A module that was compiled using NumPy 1.x cannot be run in NumPy 2``, ``_ARRAY_API not found``,
+  torch's ``Failed to initialize NumPy``; numpy 1.x's ``module compiled against API version``).
 """
 
 from __future__ import annotations
