@@ -23,9 +23,7 @@ The messages, catalogued in ``catalog/build_tools.tsv``:
   available from current channels`` (a channel not given, or no build for this platform) and
   ``ResolvePackageNotFound`` (an environment file pinning builds of another platform); the libmamba solver's
   ``LibMambaUnsatisfiableError`` / ``Could not solve for environment specs``, printed for a missing package too.
-- what an install lets through or falls back to: pip's ``Could not find a version`` for a package outside torch's
-  family (likely: a wrong name or index, or one pip could not reach, print the same), setuptools-rust's ``can't
-  find Rust compiler`` (pip building a Rust package because no wheel fits), old setuptools on Python 3.12
+- what an install lets through or falls back to: setuptools-rust's ``can't find Rust compiler`` (pip building a Rust package because no wheel fits), old setuptools on Python 3.12
   (``module 'pkgutil' has no attribute 'ImpImporter'``), and a module compiled for another NumPy C API (numpy
   2.x's ``A module that was compiled using NumPy 1.x cannot be run in NumPy 2``, ``_ARRAY_API not found``,
   torch's ``Failed to initialize NumPy``; numpy 1.x's ``module compiled against API version``).
@@ -240,8 +238,7 @@ NO_BUILD_ANCHORS = (
 NO_BUILD = R(
     r"requires a different Python: |Packages require a different Python\. |is not a supported wheel on this platform|"
     r"has no wheels with a matching|(?:current|requested) Python version \([\w.+]{1,20}\) does not satisfy Python|"
-    r"are not available from current channels|ResolvePackageNotFound|can't find Rust compiler|"
-    r"(?:Could not find a version that satisfies the requirement|No matching distribution found for) (?!torch)[A-Za-z]"
+    r"are not available from current channels|ResolvePackageNotFound|can't find Rust compiler"
 )
 NO_BUILD_FACTS = (
     R(
@@ -259,19 +256,13 @@ NO_BUILD_FACTS = (
     R(r"(?P<conda_not_found>are not available from current channels)"),
     R(r"(?P<conda_pinned>ResolvePackageNotFound)"),
     R(r"(?P<no_rust>can't find Rust compiler)"),
-    R(
-        r"(?:Could not find a version that satisfies the requirement|No matching distribution found for) "
-        r"(?P<other_requirement>(?!torch)[A-Za-z][\w.\-\[\]]{0,80}(?:[=<>!~]=?[\w.*+]{1,40})?)"
-    ),
-    R(r"\(from versions: (?P<from_versions>[^)\n]{0,200})\)"),
 )
 
 
 def no_build_decided(hits: list[Hit], ctx: Context) -> bool:
-    """Certain on pip's, uv's and conda's own refusals; likely for a package pip found no version of outside
-    torch's family (a name or index that is wrong, or an index pip could not reach, print the same) and for a
-    Rust build (pip's fallback when no wheel fits, or an old pip that cannot read the wheel there is)."""
-    return not any("other_requirement" in h.facts or "no_rust" in h.facts for h in hits)
+    """Certain on pip's, uv's and conda's own refusals; likely for a Rust build (pip's fallback when no wheel
+    fits, or an old pip that cannot read the wheel there is)."""
+    return not any("no_rust" in h.facts for h in hits)
 
 
 no_build_decided.lowers_only = True  # type: ignore[attr-defined]  # docs/catalog.md: the anchors decide
@@ -291,19 +282,6 @@ def explain_no_build(facts: dict) -> tuple[str, str] | None:
             "allow a newer release of the package (an old pin, e.g. an old transformers pinning an old tokenizers, "
             "is the usual cause), or use a Python the release has wheels for; building it needs Rust (rustup, "
             "https://rustup.rs).",
-        )
-    if facts.get("other_requirement"):
-        wanted = facts["other_requirement"]
-        versions = facts.get("from_versions")
-        seen = f" (the index lists: {versions.strip()[:120]})" if versions is not None else ""
-        return (
-            f"pip found no release of {wanted} that installs here{seen}",
-            "pip lists the versions it found for this Python and platform after 'from versions:'. None, or none "
-            "in the range asked: the package has no wheel for this Python or platform (check its PyPI page's "
-            "files: cpXY and the platform tags; use a Python it supports), or the version pinned does not exist. "
-            "Check the name and the index too (a package from a private or extra index needs --index-url / "
-            "--extra-index-url); on a machine without internet access pip prints the same after its retries "
-            "(look for 'Retrying' / proxy errors above).",
         )
     if facts.get("requires_python"):
         package = facts.get("py_package") or "a package"
