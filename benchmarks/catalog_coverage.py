@@ -19,7 +19,8 @@
 - cuda: the CUDA runtime's error strings (``cudaGetErrorString``), listed in ``cuda_runtime.tsv`` by hand
   (no source of libcudart is public) and kept as they are;
 - kept by hand too, each row naming its source file: ``torch_native.tsv`` (torch's C++ messages as printed,
-  older releases' included), ``system.tsv`` (the OS, the loader, SLURM, CPython, shells) and ``third_party.tsv``
+  older releases' included), ``system.tsv`` (the OS, the loader, SLURM, CPython, shells), ``build_tools.tsv``
+  (nvcc and host_config.h, gcc/ld, ninja, setuptools, pip, uv, conda, the extension packages' setup.py) and ``third_party.tsv``
   (messages of other packages a training script runs through: python-fire's argument parser, timm's optimizer
   factory). ``--extract`` leaves these files as they are.
 - ``schedulers.tsv``, kept by hand: what Slurm, Open MPI, MPICH's Hydra, pdsh and ssh print when a multi-node launch fails.
@@ -61,6 +62,7 @@ ORDER = (
     "lightning",
     "transformers",
     "system",
+    "build_tools",
     "schedulers",
     "third_party",
 )

@@ -26,6 +26,7 @@ from torchdoctor.explain.kinds import (
     fsdp_config,
     gpu_faults,
     gpus,
+    installers,
     kernel,
     launchers,
     libraries,
@@ -33,6 +34,7 @@ from torchdoctor.explain.kinds import (
     masked_gradients,
     nccl,
     placement,
+    prebuilt,
     process_group_args,
     ranks,
     schedulers,
@@ -147,6 +149,18 @@ CONTEXT_FACTS: tuple[tuple[str, re.Pattern], ...] = (
             "Building wheel for",
         )
     ),
+    # uv building a package from source (crates/uv-build-frontend, crates/uv/src/commands/diagnostics.rs)
+    *(
+        (literal, installers.UV_BUILD)
+        for literal in (
+            "Failed to build `",
+            "The build backend returned an error",
+            "Failed to download and build `",
+        )
+    ),
+    *installers.CONTEXT,
+    ("declare it as a build dependency", installers.UV_BUILD),
+    *prebuilt.CONTEXT,
     ("ncclSystemError", re.compile(r"(?P<saw_nccl_failure>ncclSystemError)")),
     # each under its own literal: torch's "NCCL error in: ..." line holds no lower-case "nccl"
     *(

@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 
 from torchdoctor.explain.first_failure import installed_package
+from torchdoctor.explain.kinds import build_tools, installers, prebuilt
 from torchdoctor.explain.kinds import compiler as diagnostics
 from torchdoctor.explain.recognisers import Alternative, Context, Hit, Recogniser, merged, on_ranks
 
@@ -97,6 +98,7 @@ def _build(hits: list[Hit], ctx: Context) -> tuple[str, str]:
             "no_nvcc",
             "any_header",
             "source_error",
+            *_TOOL_REASONS,
         )
     ):
         return ds_reason
@@ -114,6 +116,9 @@ def _build(hits: list[Hit], ctx: Context) -> tuple[str, str]:
             f"nvcc refuses the host compiler: gcc versions later than {facts['max_gcc']} are not supported"
         )
         return summary, _older_compiler(facts["max_gcc"])
+    tools = build_tools.explain(facts)
+    if tools:
+        return tools
     if facts.get("cuda_version") and facts.get("torch_cuda"):
         summary = (
             f"the CUDA toolkit used for the build (CUDA {facts['cuda_version']}) is not the one PyTorch was "
@@ -156,12 +161,6 @@ def _build(hits: list[Hit], ctx: Context) -> tuple[str, str]:
             "TORCH_CUDA_ARCH_LIST lists compute capabilities as this torch names them, separated by ; or spaces "
             '(e.g. TORCH_CUDA_ARCH_LIST="8.0;8.6;9.0+PTX"): correct or unset it; a GPU newer than this torch '
             "release needs a newer torch (and CUDA toolkit) to build for it.",
-        )
-    if facts.get("arch"):
-        return (
-            f"nvcc does not know the GPU architecture {facts['arch']}",
-            "This CUDA toolkit is too old for that architecture: use a newer toolkit, or leave the architecture "
-            "out of TORCH_CUDA_ARCH_LIST.",
         )
     if facts.get("no_cuda_home") or facts.get("no_nvcc"):
         where = facts.get("no_nvcc")
@@ -326,6 +325,17 @@ DEEPSPEED_OPS = frozenset(
 )
 
 
+# facts of build_tools.FACTS that name the reason a build failed (before DeepSpeed's own words for it)
+_TOOL_REASONS = (
+    "clang_limit",
+    "killed_tool",
+    "gpu_arch",
+    "host_compiler",
+    "cmake_no_ninja",
+    "cuda_floor_package",
+)
+
+
 def _older_compiler(major: str) -> str:
     return (
         f"Build with a host compiler CUDA supports (g++ {major} or older) and point the build at it:\n"
@@ -398,6 +408,8 @@ CUDA_BUILD = Recogniser(
         "torch:it-seems-that-the-vc-environment",
         # the compiler's first error line, whatever the package: a header not found, a name not declared
         *diagnostics.TEMPLATES,
+        # nvcc, host_config.h, gcc's driver, ninja/CMake, setuptools, pip, apex's and flash-attn's setup.py
+        *build_tools.TEMPLATES,
     ),
     title="CUDA extension build failed",
     # lines that say only that a build failed (any compile or link error prints them): likely alone; the
@@ -430,6 +442,7 @@ CUDA_BUILD = Recogniser(
         # (kinds/compiler.py); a CUDA toolkit's or Python's header has its own anchor above
         *diagnostics.HEADER_ANCHORS,
         *diagnostics.SOURCE_ANCHORS,
+        *build_tools.GENERIC,
     ),
     anchors=(
         "is greater than the maximum required version by CUDA",
@@ -496,6 +509,7 @@ CUDA_BUILD = Recogniser(
         "' failed: No such file or directory",
         *diagnostics.HEADER_ANCHORS,
         *diagnostics.SOURCE_ANCHORS,
+        *build_tools.ANCHORS,
     ),
     # an extension's source written for another torch / CUDA release fails the same way as a broken toolkit
     also=(
@@ -557,7 +571,8 @@ CUDA_BUILD = Recogniser(
         R(r"Pytorch binaries were compiled with Cuda (?P<torch_cuda>\d+(?:\.\d+)?)"),
         # flash-attn's setup.py: the nvcc it found is older than it builds with
         R(r"(?P<flash_attn_cuda>FlashAttention is only supported on CUDA (?P<min_cuda>[\d.]+) and above)"),
-        R(r"Unsupported gpu architecture '(?P<arch>compute_\w+)'"),
+        # an architecture nvcc (or ptxas) does not know: too new for the toolkit, or one it dropped (build_tools)
+        R(r"Unsupported gpu architecture '(?P<gpu_arch>compute_\w+)'"),
         R(r"Unknown CUDA arch \((?P<torch_arch>[^)\n]{1,60})\) or GPU not supported"),
         R(r"(?P<no_cuda_home>CUDA_HOME environment variable is not set|CUDA was not found on the system)"),
         R(r"Error building extension '(?P<extension>[\w.\-]{1,100})'"),
@@ -581,7 +596,7 @@ CUDA_BUILD = Recogniser(
         # cpp_extension passes --generate-dependencies-with-compile to nvcc from CUDA 10.2 on (it reads
         # torch.version.cuda, not the nvcc that runs): an older nvcc first on PATH refuses it
         R(r"(?P<nvcc_old>nvcc fatal\s*: Unknown option '-?-generate-dependencies-with-compile')"),
-        R(r"Value '(?P<arch>(?:sm|compute)_\d+\w?)' is not defined for option 'gpu-name'"),
+        R(r"Value '(?P<gpu_arch>(?:sm|compute)_\d+\w?)' is not defined for option 'gpu-name'"),
         R(r"(?P<packs>parameter packs not expanded with '\.\.\.')"),
         R(r"fatal error: (?P<python_headers>Python\.h): No such file"),
         R(r"(?P<no_cxx>Command '\['which', 'c\+\+'\]' returned non-zero exit status)"),
@@ -628,6 +643,7 @@ CUDA_BUILD = Recogniser(
         diagnostics.CUDA_INTRINSIC,
         diagnostics.TORCH_SYMBOL,
         diagnostics.LIBRARY_SYMBOL,
+        *build_tools.FACTS,
     ),
     describe=_build,
 )
@@ -646,6 +662,9 @@ def _installed_package(library: str) -> str | None:
 
 def _import(hits: list[Hit], ctx: Context) -> tuple[str, str]:
     facts = merged(hits)
+    said = prebuilt.explain(facts, ctx.facts)
+    if said:
+        return said[0] + on_ranks(hits), said[1]
     library = facts.get("library", "a compiled module")
     if facts.get("ds_prebuilt"):
         what = facts["ds_prebuilt"]
@@ -822,6 +841,8 @@ EXTENSION_IMPORT = Recogniser(
         # for the GPU backend
         "torch_native:could-not-run-with-arguments-from-backend",
         "third_party:xformers-not-built-with-cuda",
+        # glibc's loader on an older Linux; bitsandbytes' and xformers' own load checks
+        *prebuilt.TEMPLATES,
     ),
     title="compiled extension does not load",
     anchors=(
@@ -834,6 +855,7 @@ EXTENSION_IMPORT = Recogniser(
         # xformers/ops/fmha: every memory-efficient attention operator refused because the package was built
         # without CUDA (a wheel for another torch / CUDA, or a CPU build)
         "wasn't build with CUDA support",
+        *prebuilt.ANCHORS,
     ),
     match=R(
         r"(?:Import|OS)Error: [^\n]{0,300}(?:undefined symbol|cannot open shared object file|version `GLIBCXX_)|"
@@ -844,7 +866,7 @@ EXTENSION_IMPORT = Recogniser(
         r"from the '(?P<no_kernel_backend>CUDA|HIP)' backend|"
         r"(?P<apex>APEX and CUDA required for fused optimizers)|"
         r"(?P<ds_prebuilt>PyTorch|CUDA|HIP) version mismatch! DeepSpeed ops were compiled|"
-        r"(?P<xformers_no_cuda>xFormers wasn't build with CUDA support)"
+        r"(?P<xformers_no_cuda>xFormers wasn't build with CUDA support)|" + prebuilt.MATCH.pattern
     ),
     facts=(
         R(
@@ -861,6 +883,7 @@ EXTENSION_IMPORT = Recogniser(
         R(
             r"Install \w+ version=(?P<ds_built>[\w.+]{1,40}), Runtime \w+ version=(?P<ds_runtime>[\w.+]{1,40})"
         ),
+        *prebuilt.FACTS,
     ),
     # "cannot open shared object file" is a missing runtime or a broken install: certain only for a compiled
     # module that does not match (torch's own C++ symbol missing, a libstdc++ too old); a plain C symbol
@@ -871,6 +894,7 @@ EXTENSION_IMPORT = Recogniser(
         or "ds_prebuilt" in h.facts
         or "xformers_no_cuda" in h.facts
         or (_torch_abi(h.facts.get("symbol", "")) and "old_singleton" not in h.facts)
+        or prebuilt.decided(h.facts, ctx.facts)
         for h in hits
     ),
     reject=DRIVER_LIBRARY,  # the driver's own library missing: no driver (kinds/cuda.py, cuda_unavailable)
@@ -901,7 +925,14 @@ EXTENSION_IMPORT = Recogniser(
             "CUDA not available to torch in this process",
             "Check python -c 'import torch; print(torch.cuda.is_available())': False means a CPU-only torch or "
             "no usable GPU/driver (`torchdoctor env`).",
-            when=("apex",),
+            when=("apex", "bnb_no_gpu"),
+        ),
+        Alternative(
+            "cuda_library_path",
+            "a CUDA runtime library the loader does not find on the library path",
+            "Find libcudart.so (ls $CUDA_HOME/lib64 / the nvidia-cuda-runtime wheel's lib folder) and put its "
+            "folder on LD_LIBRARY_PATH, or install the package release that uses torch's own CUDA libraries.",
+            when=("bnb_setup",),
         ),
     ),
     describe=_import,
@@ -975,9 +1006,12 @@ IMPORT_TORCH_FIRST = Recogniser(
 
 
 def _build_isolation(hits: list[Hit], ctx: Context) -> tuple[str, str]:
+    other = installers.explain_undeclared(merged(hits))
+    if other:
+        return other[0] + on_ranks(hits), other[1]
     return (
-        "pip built the package in an isolated environment without torch: its setup imports torch and finds none"
-        + on_ranks(hits),
+        "pip (or uv) built the package in an isolated environment without torch: its setup imports torch and "
+        "finds none" + on_ranks(hits),
         "pip builds a source package in a fresh environment holding only the build requirements it declares; a "
         "package whose setup.py imports torch (flash-attn, apex, DeepSpeed's ops, torch-scatter, mmcv, ...) needs "
         "the torch already installed: install torch (and ninja, packaging, wheel) first, then\n"
@@ -992,12 +1026,15 @@ BUILD_ISOLATION = Recogniser(
     # not run successfully" (pip/_internal/exceptions.py InstallationSubprocessError)
     kind="build_isolation",
     title="pip building without the installed torch (build isolation)",
-    anchors=("No module named 'torch'",),
-    templates=("system:pip-build-no-module-torch",),
+    anchors=("No module named 'torch'", installers.UNDECLARED_ANCHOR),
+    # uv names the package the build imported without declaring it (crates/uv-build-frontend)
+    templates=("system:pip-build-no-module-torch", "build_tools:this-error-likely-indicates-that-depends"),
+    facts=(installers.UNDECLARED,),
     # only inside a pip build of a package: elsewhere the same error is a run without torch installed
     requires=("pip_build",),
-    # torch may be missing from the environment altogether, which the same build prints: only likely
-    confirm=lambda hits, ctx: False,
+    # torch may be missing from the environment altogether, which the same build prints: only likely; uv's
+    # hint says the build ran isolated and names what it lacked
+    confirm=lambda hits, ctx: any("undeclared" in h.facts for h in hits),
     also=(
         Alternative(
             "broken_install",
@@ -1056,6 +1093,9 @@ def _previous_python(version: str) -> str:
 
 def _no_wheel(hits: list[Hit], ctx: Context) -> tuple[str, str]:
     facts = merged(hits)
+    said = installers.explain_no_build(facts)
+    if said:
+        return said[0] + on_ranks(hits), said[1]
     wanted = (facts.get("requirement") or facts.get("uv_package") or "torch").strip()
     python = facts.get("python") or ctx.facts.get("python_version", "")
     summary = f"the installer found no build of {wanted} for this Python, platform or index" + (
@@ -1097,23 +1137,30 @@ NO_MATCHING_WHEEL = Recogniser(
         "Could not find a version that satisfies the requirement",
         "No matching distribution found for",
         "doesn't have a source distribution or wheel for the current platform",
+        *installers.NO_BUILD_ANCHORS,
     ),
     templates=(
         "third_party:pip-could-not-find-version",
         "third_party:pip-no-matching-distribution",
         "third_party:uv-no-wheel-for-platform",
+        # pip's Requires-Python and wheel-tag refusals, uv's tag and Python lines, conda's missing packages
+        *installers.NO_BUILD_TEMPLATES,
     ),
     match=R(
         r"(?:Could not find a version that satisfies the requirement|No matching distribution found for) "
         r"(?P<requirement>torch\w{0,20}(?:[=<>!~]=?[\w.*+]{1,40})?)|"
-        r"can't be installed because it doesn't have a source distribution or wheel for the current platform"
+        r"can't be installed because it doesn't have a source distribution or wheel for the current platform|"
+        + installers.NO_BUILD.pattern
     ),
     facts=(
+        *installers.NO_BUILD_FACTS,
         R(r"torch\w{0,20}==[\w.]{1,20}\+(?P<local_tag>cu\d{2,4}|cpu|rocm[\d.]{1,10})"),
         # uv names the package it could not place before the index it looked in
         R(r"(?P<uv_package>[\w.-]{1,60}==[\w.+]{1,40}) @ registry\+"),
         R(r"\b(?i:python) ?(?P<python>3\.\d{1,2})\b"),
     ),
+    # pip's "no version" for another package, and a Rust build, are only likely
+    confirm=installers.no_build_decided,
     describe=_no_wheel,
 )
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 
 from torchdoctor.explain.first_failure import Raised, cut, installed_package
-from torchdoctor.explain.kinds import api_changes, cuda_errors, version_refusals
+from torchdoctor.explain.kinds import api_changes, cuda_errors, installers, version_refusals
 from torchdoctor.explain.kinds.refusal_table import refusal_pattern, said_and_fix
 from torchdoctor.explain.recognisers import Alternative, Context, Hit, Recogniser, first, merged, on_ranks
 
@@ -150,6 +150,15 @@ def _dependency(hits: list[Hit], ctx: Context) -> tuple[str, str]:
     known = api_changes.change(facts)
     if known:
         return known[0] + on_ranks(hits), known[1]
+    if facts.get("numpy_abi"):
+        summary, fix = installers.explain_numpy(facts)
+        return summary + on_ranks(hits), fix
+    if facts.get("impimporter"):
+        summary, fix = installers.explain_impimporter()
+        return summary + on_ranks(hits), fix
+    if facts.get("resolver"):
+        summary, fix = installers.explain_conflict(facts, ctx)
+        return summary + on_ranks(hits), fix
     if facts.get("compile_python"):
         return _compile_python(facts, hits)
     if facts.get("ds_outer_autocast"):
@@ -306,6 +315,10 @@ DEPENDENCY_VERSION = Recogniser(
         *version_refusals.TEMPLATES,
         "system:python-unexpected-keyword-argument",  # a flag or argument a library removed (api_changes.py)
         "third_party:numpy-expired-alias",
+        # pip's, uv's and conda's resolvers: requirements that exclude each other
+        *installers.CONFLICT_TEMPLATES,
+        installers.IMPIMPORTER_TEMPLATE,
+        *installers.NUMPY_TEMPLATES,
     ),
     anchors=(
         "is required for a normal functioning of this module",
@@ -334,6 +347,9 @@ DEPENDENCY_VERSION = Recogniser(
         "() got an unexpected keyword argument '",
         "object has no attribute 'eval_strategy'",
         "was a deprecated alias for the builtin",
+        *installers.CONFLICT_ANCHORS,
+        installers.IMPIMPORTER_ANCHOR,
+        *installers.NUMPY_ANCHORS,
     ),
     # a name that cannot be imported is also a circular import or a file shadowing the package, an attribute a
     # library's module or object lacks also a bug of that release: only likely
@@ -344,7 +360,11 @@ DEPENDENCY_VERSION = Recogniser(
         "module 'torch",
         "() got an unexpected keyword argument '",
         "object has no attribute 'eval_strategy'",
+        *installers.CONFLICT_GENERIC,
+        *installers.NUMPY_GENERIC,
     ),
+    # pip's conflict is likely when pip adds that one of the packages has no build for this environment at all
+    confirm=installers.conflict_decided,
     span=1,  # TorchScript names the file it compiled on the line after its message
     # accelerate's bf16 check names a torch version and a device in one message: bf16_unsupported reads it
     reject=R(r"requires PyTorch >= [\d.]+ and a supported device"),
@@ -367,6 +387,12 @@ DEPENDENCY_VERSION = Recogniser(
         + _REFUSED.pattern
         + "|"
         + api_changes.CHANGE.pattern
+        + "|"
+        + installers.CONFLICT.pattern
+        + "|"
+        + installers.IMPIMPORTER.pattern
+        + "|"
+        + installers.NUMPY.pattern
     ),
     facts=(
         _REFUSED,
@@ -383,6 +409,8 @@ DEPENDENCY_VERSION = Recogniser(
         R(rf"(?P<no_attribute>module '(?:(?:{LIBRARIES})[\w.]*|{TORCH_MODULE})' has no attribute)"),
         _SCRIPTED,
         _DS_OBJECT,
+        *installers.CONFLICT_FACTS,
+        *installers.NUMPY_FACTS,
     ),
     also=(
         Alternative(
@@ -399,6 +427,14 @@ DEPENDENCY_VERSION = Recogniser(
             "check that no folder of the same name (a source checkout, a stale build) shadows it: python -c "
             "'import <package>; print(<package>.__file__)'.",
             when=("missing_submodule",),
+        ),
+        Alternative(
+            "no_matching_wheel",
+            "one of the packages has no build for this Python, platform or index at all",
+            "Check each package the report names for a build that fits: pip download <package>==<version> "
+            "--no-deps (uv: uv pip install <package>==<version>) says which one has none for this Python or "
+            "platform; then choose a Python or a release that has one.",
+            when=("resolver",),
         ),
     ),
     describe=_dependency,

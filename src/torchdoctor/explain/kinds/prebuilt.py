@@ -1,0 +1,190 @@
+"""Compiled packages that do not fit the machine or the torch they load beside (``extension_import``), in the
+words of the loader and of the packages' own load checks (catalogued in ``catalog/build_tools.tsv``):
+
+- glibc's loader (elf/dl-version.c): ``version `GLIBC_2.28' not found (required by .../libtorch_cpu.so)``: the
+  binary was built on a newer Linux than this one. torch's Linux wheels are built on manylinux_2_28 from torch
+  2.6 on (manylinux2014, glibc 2.17, before), so CentOS/RHEL 7 (glibc 2.17) and Ubuntu 18.04 (2.27) cannot load
+  them.
+- bitsandbytes' cextension.py: ``The installed version of bitsandbytes was compiled without GPU support`` (its
+  CPU library was loaded: no CUDA library for this CUDA version found, or a CPU-only torch), and 0.37-0.43's
+  ``CUDA Setup failed despite GPU being available`` (it found no CUDA runtime library it could load).
+- xformers' _cpp_lib.py: ``xFormers can't load C++/CUDA extensions. xFormers was built for: PyTorch X with CUDA
+  Y (you have Z)``: its compiled part is for another torch.
+
+- Windows: CPython's ``DLL load failed while importing X: The specified module could not be found.``
+  (Python/dynload_win.c: the module or a DLL it needs is not found) and torch's own ``[WinError 126] ... Error
+  loading "...\\torch\\lib\\c10.dll" or one of its dependencies.`` (torch/__init__.py, _load_dll_libraries),
+  beside its warning that the Microsoft Visual C++ Redistributable is not installed: a DLL torch's need (the VC++
+  runtime, a CUDA DLL of another release) is missing, or another copy of it on PATH is loaded first. Only likely:
+  a broken install prints the same.
+
+- torchvision: extension.py refuses a torchvision built for another CUDA major version than torch (``Detected that
+  PyTorch and torchvision were compiled with different CUDA major versions``); a torchvision built for another
+  torch release cannot load its C++ ops, which it does not say: torch then refuses its meta registration with
+  ``operator torchvision::nms does not exist`` (torch 2.N pairs with torchvision 0.(N+15)).
+
+bitsandbytes' and xformers' are warnings printed at import; what fails later (an 8-bit optimizer, memory-efficient attention)
+is their consequence, so they are only likely unless the versions they print disagree.
+"""
+
+from __future__ import annotations
+
+import re
+
+R = re.compile
+
+TEMPLATES = (
+    "build_tools:importerror-version-glibc-not-found-required",
+    "build_tools:the-installed-version-of-bitsandbytes-was",
+    "build_tools:the-installed-version-of-bitsandbytes-was-2",
+    "build_tools:cuda-setup-failed-despite-gpu-being",
+    "build_tools:warning-xformers-xformers-can-load-cuda",
+    "build_tools:importerror-dll-load-failed-while-importing",
+    "build_tools:importerror-dll-load-failed",
+    "build_tools:oserror-winerror-error-loading-or-one",
+    "build_tools:microsoft-visual-redistributable-is-not-installed",
+    "build_tools:detected-that-pytorch-and-torchvision-were",
+    "build_tools:runtimeerror-operator-torchvision-does-not-exist",
+)
+ANCHORS = (
+    "version `GLIBC_",
+    "bitsandbytes was compiled without GPU support",
+    "CUDA Setup failed despite GPU being available",
+    "xFormers can't load C++/CUDA extensions",
+    "DLL load failed",
+    "or one of its dependencies.",
+    "Visual C++ Redistributable is not installed",
+    "were compiled with different CUDA major versions",
+    "operator torchvision::",
+)
+MATCH = R(
+    r"version `GLIBC_[\d.]{1,10}' not found|bitsandbytes was compiled without GPU support|"
+    r"CUDA Setup failed despite GPU being available|xFormers can't load C\+\+/CUDA extensions|"
+    r"DLL load failed|Error loading \"[^\"\n]{1,300}\" or one of its dependencies\.|Visual C\+\+ Redistributable is not installed|"
+    r"were compiled with different CUDA major versions|operator torchvision::\w{1,60} does not exist"
+)
+FACTS = (
+    R(r"version `(?P<glibc>GLIBC_[\d.]{1,10})' not found \(required by (?P<glibc_needer>[^)\n]{1,200})\)"),
+    R(r"(?P<bnb_no_gpu>bitsandbytes was compiled without GPU support)"),
+    R(r"(?P<bnb_setup>CUDA Setup failed despite GPU being available)"),
+    R(r"(?P<xformers_mismatch>xFormers can't load C\+\+/CUDA extensions)"),
+    R(r"(?P<dll_failed>DLL load failed)(?: while importing (?P<dll_module>[\w.]{1,100}))?"),
+    R(
+        r"(?:\[WinError (?P<win_error>\d{1,5})\][^\n]{0,200})?Error loading \"(?P<dll_file>[^\"\n]{1,300})\" or one of its dependencies"
+    ),
+    R(r"(?P<no_vc_runtime>Visual C\+\+ Redistributable is not installed)"),
+    R(
+        r"PyTorch has CUDA Version=(?P<tv_torch_cuda>\d{1,3}\.\d{1,3}) and torchvision has CUDA Version=(?P<tv_cuda>\d{1,3}\.\d{1,3})"
+    ),
+    R(r"(?P<tv_ops>operator torchvision::\w{1,60}) does not exist"),
+)
+# the torch xformers was built for, on the line after its warning: read wherever the log has it
+CONTEXT = (
+    (
+        "(you have ",
+        R(
+            r"PyTorch (?P<xf_built>[\w.+]{1,40}) with CUDA (?P<xf_cuda>\w{1,10}) \(you have (?P<xf_have>[\w.+]{1,40})\)"
+        ),
+    ),
+)
+
+
+def decided(facts: dict, ctx_facts: dict) -> bool:
+    """Whether what was read makes the finding certain: glibc's own words, or xformers naming another torch."""
+    if facts.get("glibc") or facts.get("tv_cuda"):
+        return True
+    built, have = ctx_facts.get("xf_built"), ctx_facts.get("xf_have")
+    return bool(facts.get("xformers_mismatch") and built and have and built != have)
+
+
+def explain(facts: dict, ctx_facts: dict) -> tuple[str, str] | None:
+    """The summary and fix for a compiled package that does not fit, or None when none of `FACTS` was read."""
+    if facts.get("glibc"):
+        needer = facts.get("glibc_needer", "a compiled module").strip()
+        return (
+            f"{needer} needs {facts['glibc']}: the C library of this Linux (glibc) is older than the one it was "
+            "built against",
+            "The binary was built on a newer Linux than this machine (`ldd --version` shows its glibc). Run it "
+            "where glibc is new enough (a newer OS or container image: Ubuntu 22.04 has 2.35, RHEL 8 has 2.28), "
+            "or install a build made for older systems: torch's Linux wheels need glibc 2.28 from torch 2.6 on "
+            "(2.17 before), so on CentOS/RHEL 7 stay at torch 2.5 or build from source; for another package, "
+            "its older release or a source build (pip install --no-binary <package> <package>).",
+        )
+    if facts.get("tv_cuda"):
+        return (
+            f"torchvision was built for CUDA {facts['tv_cuda']} and torch for CUDA {facts['tv_torch_cuda']}: "
+            "torchvision refuses to load",
+            "torch and torchvision must come from the same index (the same CUDA build) and release: reinstall "
+            "torchvision from torch's index, keeping torch as it is: pip install --force-reinstall --no-deps "
+            "torchvision==0.<N+15>.x --index-url https://download.pytorch.org/whl/cu<XY> (torch 2.N pairs with "
+            "torchvision 0.(N+15); cu<XY> is torch's CUDA: python -c 'import torch; print(torch.version.cuda)').",
+        )
+    if facts.get("tv_ops"):
+        return (
+            f"torchvision's compiled ops did not load ({facts['tv_ops']} does not exist): the torchvision "
+            "installed was built for another torch release",
+            "torchvision's C++ ops only load into the torch release they were built for (torch 2.N pairs with "
+            "torchvision 0.(N+15): torch 2.4 / torchvision 0.19), and when they do not, torchvision says nothing "
+            "until torch refuses its operators. Install the matching pair from one index in one command (pip "
+            "install torch==2.4.1 torchvision==0.19.1 --index-url https://download.pytorch.org/whl/cu121), or "
+            "the torchvision for the torch you keep (pip show torch; --no-deps keeps torch as it is).",
+        )
+    if facts.get("dll_file") or facts.get("dll_failed") or facts.get("no_vc_runtime"):
+        return _windows_dll(facts)
+    if facts.get("xformers_mismatch"):
+        built, have = ctx_facts.get("xf_built"), ctx_facts.get("xf_have")
+        versions = f" (built for torch {built}, this is {have})" if built and have else ""
+        return (
+            f"xformers' compiled part does not fit the torch installed{versions}: its memory-efficient attention "
+            "and other ops are unavailable",
+            "Each xformers release is built for one torch release and CUDA: install the one made for your torch "
+            "(pip install -U xformers --index-url https://download.pytorch.org/whl/cu121, your torch's CUDA; "
+            "`pip install xformers==<version> --no-deps` keeps torch as it is; python -m xformers.info shows "
+            "what loads), or turn xformers off and use torch's scaled_dot_product_attention.",
+        )
+    if facts.get("bnb_setup"):
+        return (
+            "bitsandbytes found no CUDA runtime library it could load, although a GPU is there",
+            "bitsandbytes 0.37-0.43 search the library path for libcudart.so and load the matching "
+            "libbitsandbytes_cudaXYZ.so: `python -m bitsandbytes` says which one it looked for. Upgrade it first "
+            "(pip install -U bitsandbytes: later releases choose the library by torch.version.cuda); otherwise add the "
+            "toolkit's lib64 to LD_LIBRARY_PATH, or set BNB_CUDA_VERSION to the CUDA of a library it ships.",
+        )
+    if facts.get("bnb_no_gpu"):
+        return (
+            "bitsandbytes loaded its CPU-only library: 8-bit optimizers and 4/8-bit quantization on the GPU are "
+            "unavailable",
+            "It found no CUDA library matching this CUDA (or torch sees no GPU: python -c 'import torch; "
+            "print(torch.cuda.is_available())'). Install a bitsandbytes release with binaries for your CUDA "
+            "(pip install -U bitsandbytes; `python -m bitsandbytes` reports what it loaded), with the CUDA build "
+            "of torch; on Windows use 0.43 or later (earlier releases had no Windows CUDA build).",
+        )
+    return None
+
+
+_VC_REDIST = "https://aka.ms/vs/17/release/vc_redist.x64.exe"
+
+
+def _windows_dll(facts: dict) -> tuple[str, str]:
+    dll, module = facts.get("dll_file", ""), facts.get("dll_module", "")
+    if dll or facts.get("no_vc_runtime"):
+        error = f" [WinError {facts['win_error']}]" if facts.get("win_error") else ""
+        name = re.split(r"[/\\]", dll)[-1] if dll else "its DLLs"
+        owner = "torch's own " if not dll or "torch" in dll.lower() else ""
+        return (
+            f"{owner}{name} (or a DLL it needs) does not load on Windows{error}",
+            "torch's DLLs need the Microsoft Visual C++ Redistributable (x64) and, for a CUDA build, the CUDA DLLs "
+            f"of its wheel. Install or update the redistributable ({_VC_REDIST}) and restart; then reinstall torch "
+            "in a fresh environment (pip uninstall -y torch until none is left, pip install torch --index-url "
+            "https://download.pytorch.org/whl/cu121). WinError 1114 (initialization failed) is the same runtime out "
+            "of date, or another copy of its DLLs found first through PATH (another CUDA, an application's folder): "
+            "take those off PATH.",
+        )
+    what = f"the compiled module {module}" if module else "a compiled module"
+    return (
+        f"{what} does not load on Windows: it, or a DLL it needs, is not found",
+        "A module built for another torch or CUDA asks for DLLs that are not there (cudart64_*.dll, c10.dll of "
+        "another release), or it was imported before torch added its DLL folder: import torch first, then "
+        "install the build of the package made for your torch and CUDA (its Windows wheel, or build it against "
+        f"this torch), with the Microsoft Visual C++ Redistributable (x64) installed ({_VC_REDIST}).",
+    )
