@@ -80,3 +80,20 @@ def test_accelerate_rtx4000_refusal_names_the_cards():
     # NCCL's own P2P failure is the same kind without accelerate's card names
     found = explained("Cuda failure 'peer access is not supported between these two devices'\n")
     assert found.id == "log.gpu_p2p" and "RTX 4090" not in found.summary
+
+
+def test_a_keyword_init_process_group_never_takes_is_the_call():
+    # mmagic#535's cause (785.txt retypes the line with typos, left unanchored): a config's port passed on
+    found = explained(
+        '  File "mmcv/runner/dist_utils.py", line 29, in _init_dist_pytorch\n'
+        "    dist.init_process_group(backend=backend, **kwargs)\n"
+        "TypeError: init_process_group() got an unexpected keyword argument 'port'\n"
+    )
+    assert found.id == "log.process_group_args" and found.details["confidence"] == "certain"
+    assert "MASTER_PORT" in found.fix and "port" in found.summary
+    # a keyword newer torch releases take is the torch version, not a wrong call; another function's is not this
+    for line in (
+        "TypeError: init_process_group() got an unexpected keyword argument 'device_id'\n",
+        "TypeError: launch() got an unexpected keyword argument 'port'\n",
+    ):
+        assert explained(line).id != "log.process_group_args"
