@@ -383,6 +383,7 @@ def extract(
                 "lightning/fabric/strategies/*.py",
                 "lightning/fabric/plugins/environments/*.py",
                 "lightning/fabric/utilities/distributed.py",
+                "lightning/fabric/utilities/device_parser.py",
                 "lightning/pytorch/utilities/data.py",
                 "lightning/fabric/utilities/data.py",
             ],

@@ -33,6 +33,7 @@ from torchdoctor.explain.kinds import (
     linear_algebra,
     masked_gradients,
     nccl,
+    op_size_limits,
     placement,
     prebuilt,
     process_group_args,
@@ -72,6 +73,7 @@ RECOGNISERS: tuple[Recogniser, ...] = (
     *downloads.RECOGNISERS,
     *autograd.RECOGNISERS,
     *linear_algebra.RECOGNISERS,
+    *op_size_limits.RECOGNISERS,
     *masked_gradients.RECOGNISERS,
     # communication: which line is tried first matters among these (a duplicate GPU is also an NCCL error)
     nccl.NCCL_ENV_VALUE,
@@ -80,6 +82,7 @@ RECOGNISERS: tuple[Recogniser, ...] = (
     nccl.NCCL_VERSION_MISMATCH,
     gpus.DUPLICATE_GPU,
     gpus.GPU_SELECTION,
+    gpus.GPUS_REQUESTED_NOT_VISIBLE,
     gpus.GPU_P2P,
     comm.NETWORK_FAULT,
     comm.NETWORK_INTERFACE,

@@ -532,6 +532,14 @@ def _no_cuda(hits: list[Hit], ctx: Context) -> tuple[str, str]:
             "container, start it with the GPUs (docker run --gpus all, or nvidia-docker), which mounts the "
             "driver's libraries in."
         )
+    elif "machine only has" in what or "none are available" in what:
+        what = f"Lightning sees no GPU ({what})"
+        fix = (
+            "torch sees no GPU in this process, so Lightning has none to give: check "
+            "python -c 'import torch; print(torch.version.cuda, torch.cuda.is_available())'. None for the CUDA "
+            "version is a CPU-only build of torch (install a CUDA build); otherwise no driver is loaded "
+            "(`nvidia-smi`), CUDA_VISIBLE_DEVICES is empty, or the container was started without the GPUs."
+        )
     else:
         fix = (
             "No GPU is visible to this process: CUDA_VISIBLE_DEVICES is empty or wrong, or the container was "
@@ -558,6 +566,9 @@ CUDA_UNAVAILABLE = Recogniser(
         "cuda_runtime:no-cuda-capable-device",
         "cuda_runtime:stub-library",
         "cuda_runtime:system-driver-mismatch",
+        # lightning/fabric/utilities/device_parser.py: GPUs asked for where torch sees none (the ids checked
+        # against an empty list, "[]"; a non-empty one is kinds/gpus.py, gpus_requested_not_visible)
+        "lightning:gpus-requested-but-none-are-available",
     ),
     title="no usable CUDA",
     anchors=(
@@ -574,6 +585,8 @@ CUDA_UNAVAILABLE = Recogniser(
         "no CUDA-capable device is detected",
         "CUDA driver is a stub library",
         "system has unsupported display driver / cuda driver combination",
+        "GPUs requested but none are available",
+        "But your machine only has: []",
         # the driver's own libraries (the dynamic loader's message): no driver on the machine or in the container
         "libcuda.so.1: cannot open shared object file: No such file or directory",
         "libnvidia-ml.so.1: cannot open shared object file: No such file or directory",
@@ -597,7 +610,8 @@ CUDA_UNAVAILABLE = Recogniser(
             r"`?\w+`? can not run on your system since the accelerator is not available|"
             r"(?:libcuda|libnvidia-ml)\.so\.1: cannot open shared object file|torch\.cuda\.is_available\(\)|"
             r"No CUDA runtime is found|no CUDA-capable device is detected|CUDA driver is a stub library|"
-            r"system has unsupported display driver / cuda driver combination)"
+            r"system has unsupported display driver / cuda driver combination|"
+            r"GPUs requested but none are available|But your machine only has: \[\])"
         ),
     ),
     # "No CUDA GPUs are available" says none is visible, not why: a container or machine without them, or
@@ -657,9 +671,11 @@ def _cpu_oom(hits: list[Hit], ctx: Context) -> tuple[str, str]:
     )
     fix = (
         "This is host RAM, not GPU memory. Need less of it: load the model once (low_cpu_mem_usage=True, "
-        "device_map, or on rank 0 then broadcast), fewer DataLoader workers, memory-map the dataset; or run on "
-        "a machine (or job allocation) with more memory. A request far beyond the machine's RAM is a wrong size "
-        "computed by the code that asked."
+        "device_map, or on rank 0 then broadcast), fewer DataLoader workers, memory-map the dataset; a smaller "
+        "batch size where the model runs on the CPU; and nothing that grows step after step: predictions or "
+        "metric states kept for the whole evaluation (compute the metric as you go, reset it, keep fewer "
+        "samples), losses kept with their graph. Or run on a machine (or job allocation) with more memory. A "
+        "request far beyond the machine's RAM is a wrong size computed by the code that asked."
     )
     return summary + on_ranks(hits), fix
 

@@ -1,8 +1,10 @@
 """Kinds of failure in which GPUs the ranks use: two ranks on one GPU, a rank on a GPU it should not use, GPUs
-that cannot reach each other peer-to-peer.
+that cannot reach each other peer-to-peer, more GPUs asked for than the process can see.
 
 The message texts are NCCL's (``src/init.cc`` "Duplicate GPU detected", ``src/transport/p2p.cc``), the CUDA
-runtime's and accelerate's, as printed across torch 1.x-2.x.
+runtime's, accelerate's and Lightning's (``lightning/fabric/utilities/device_parser.py``, ``_sanitize_gpu_ids``:
+"You requested gpu: [...]\n But your machine only has: [...]", "GPUs" in pytorch_lightning 1.x), as printed across
+torch 1.x-2.x.
 """
 
 from __future__ import annotations
@@ -194,8 +196,8 @@ def _p2p(hits: list[Hit], ctx: Context) -> tuple[str, str]:
     facts = merged(hits)
     if facts.get("rtx4000"):
         return (
-            "accelerate refuses to start on RTX 4000-series GPUs with NCCL's P2P/InfiniBand paths enabled"
-            + on_ranks(hits),
+            "accelerate refuses to start on RTX 4000-series GPUs (RTX 4090, 4080, ...) with NCCL's P2P/InfiniBand "
+            "paths enabled" + on_ranks(hits),
             "These consumer cards have no GPU peer-to-peer: start the script with `accelerate launch` (which "
             "sets them), or export NCCL_P2P_DISABLE=1 NCCL_IB_DISABLE=1 before it starts.",
         )
@@ -255,4 +257,42 @@ GPU_P2P = Recogniser(
     ),
     absorbs=("nccl_error",),
     describe=_p2p,
+)
+
+
+# Lightning's device parser, after the GPU ids asked for (devices=, gpus=, a config's list) are checked against
+# the ones torch can see; an empty list seen is no GPU at all (kinds/cuda.py, cuda_unavailable)
+_REQUESTED = R(
+    r"You requested (?:gpu|GPUs):\s*(?P<requested>[^\n]{1,200}?)\s*\n[^\n]{0,80}?"
+    r"But your machine only has:\s*(?P<visible>[^\n]{0,200})"
+)
+
+
+def _requested(hits: list[Hit], ctx: Context) -> tuple[str, str]:
+    facts = merged(hits)
+    summary = (
+        f"Lightning was asked for GPUs {facts.get('requested', '?').strip()}, but this process sees only "
+        f"{facts.get('visible', '?').strip()}" + on_ranks(hits)
+    )
+    fix = (
+        "Ask for the GPUs this process can see, or let it see the ones asked for. The request comes from "
+        "Trainer(devices=...) / gpus= or a config or launch script that sets it (num_gpus, a list of ids): "
+        "lower it to the number of GPUs there are (devices='auto', or -1 for all). Ids count from 0 within "
+        "CUDA_VISIBLE_DEVICES, so a launch script, a generated job script or a scheduler (Slurm's per-task GPU "
+        "binding) that exports fewer GPUs leaves only those: check `echo $CUDA_VISIBLE_DEVICES` and "
+        "`nvidia-smi -L` where the run starts."
+    )
+    return summary, fix
+
+
+GPUS_REQUESTED_NOT_VISIBLE = Recogniser(
+    kind="gpus_requested_not_visible",
+    templates=("lightning:you-requested-gpu-but-your-machine",),
+    title="more GPUs asked for than visible",
+    anchors=("You requested gpu: ", "You requested GPUs: "),
+    match=_REQUESTED,
+    span=1,
+    # no GPU visible at all is another cause (a CPU-only torch, no driver, no GPU in the container)
+    reject=R(r"But your machine only has:\s*\[\]"),
+    describe=_requested,
 )

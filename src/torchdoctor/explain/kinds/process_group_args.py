@@ -102,6 +102,16 @@ _CLASSES = (
         "range(0, world_size, k)]).",
     ),
     (
+        "unknown_keyword",
+        "init_process_group was called with a keyword torch's does not take",
+        "torch.distributed.init_process_group takes backend, init_method, timeout, world_size, rank, store, "
+        "group_name, pg_options and device_id, nothing else. The address and port go in the init method, "
+        "init_method='tcp://HOST:PORT', or in MASTER_ADDR / MASTER_PORT for env:// (the default; torchrun "
+        "--master_port sets it), never as keywords. A config whose dist_params are passed on as keywords "
+        "(OpenMMLab's dist_params = dict(backend='nccl', port=29501)) hands them to torch unchanged: drop port "
+        "from it and set MASTER_PORT instead.",
+    ),
+    (
         "bad_device_id",
         "device_id names a device type without an index",
         "device_id is one GPU: init_process_group(..., device_id=torch.device('cuda', LOCAL_RANK)) with "
@@ -160,6 +170,11 @@ INIT_CALL = Recogniser(
         "torch:invalid-device-backend-pairing",
         "torch:duplicate-device-type-in-backend-string",
         "torch:duplicate-device-type-in-backend-string-2",
+        # CPython's TypeError (Objects/call.c) for a keyword init_process_group does not take (torch 2.13:
+        # backend, init_method, timeout, world_size, rank, store, group_name, pg_options, device_id), e.g. a
+        # framework config's dist_params passed on as keywords; device_id and pg_options, keywords of newer
+        # releases only, are the versions disagreeing and are not read here
+        "system:python-unexpected-keyword-argument",
     ),
     anchors=(
         "trying to initialize the default process group twice",
@@ -190,6 +205,7 @@ INIT_CALL = Recogniser(
         "Specify a 'device:backend' string",
         "Invalid device:backend pairing",
         "Duplicate device type ",
+        "init_process_group() got an unexpected keyword argument",
     ),
     # the URL checks only as rendezvous.py words them, after the init method's scheme
     match=R(
@@ -212,6 +228,8 @@ INIT_CALL = Recogniser(
         r"(?P<unknown_backend>Unknown c10d backend type \w{1,40}|Unknown backend '[^'\n]{0,40}'\. Specify a "
         r"'device:backend' string|Invalid device:backend pairing[: ][^\n]{0,100}|Duplicate device type '?\w{1,20}'?"
         r"\s{0,40}in backend string[^\n]{0,80})|"
+        r"(?P<unknown_keyword>init_process_group\(\) got an unexpected keyword argument ['\u2018\u2019]"
+        r"(?!(?:device_id|pg_options)['\u2018\u2019])\w{1,60}['\u2018\u2019])|"
         r"(?P<group_duplicates>ranks list must not contain duplicate entries, got [^\n]{1,120}|the split group "
         r"cannot have duplicate ranks|Rank \d+ has appeared in both subgroup [^\n]{1,160})"
     ),
