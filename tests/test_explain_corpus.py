@@ -83,7 +83,7 @@ def test_the_benchmark_splits_a_half_by_sample(capsys):
             [
                 "--samples",
                 "001-163,164-205,206-237,238-278,279-297,298-328,329-353,354-369,370-384,385-402,403-450,451-466,"
-                "467-516,517-566,567-616,617-666,667-716,717-766",
+                "467-516,517-566,567-616,617-666,667-716,717-766,817-866",
                 str(CORPUS / "train"),
             ]
         )
@@ -109,6 +109,7 @@ def test_the_benchmark_splits_a_half_by_sample(capsys):
     sixteenth = sum(1 for n in numbers if 617 <= n <= 666)
     seventeenth = sum(1 for n in numbers if 667 <= n <= 716)
     eighteenth = sum(1 for n in numbers if 717 <= n <= 766)
+    twentieth = sum(1 for n in numbers if 817 <= n <= 866)
     assert (
         first
         + second
@@ -128,6 +129,7 @@ def test_the_benchmark_splits_a_half_by_sample(capsys):
         + sixteenth
         + seventeenth
         + eighteenth
+        + twentieth
         == len(numbers)
     )
     assert f"files 001-163: {first} logs" in out and f"files 164-205: {second} logs" in out
@@ -143,3 +145,4 @@ def test_the_benchmark_splits_a_half_by_sample(capsys):
     assert f"files 617-666: {sixteenth} logs" in out
     assert f"files 667-716: {seventeenth} logs" in out
     assert f"files 717-766: {eighteenth} logs" in out
+    assert f"files 817-866: {twentieth} logs" in out
