@@ -457,7 +457,8 @@ def test_waiting_for_rank_zeros_nccl_id_is_rank_zeros_doing():
         "[rank0]: FileNotFoundError: [Errno 2] No such file or directory: 'data/train.json'\n"
     )
     found = explained(rank0 + line)
-    assert found.id == "log.unrecognised" and "FileNotFoundError" in found.summary
+    # (a missing file is read as a dataset path, likely: data_paths.py)
+    assert found.id == "log.data_path_missing" and "'data/train.json'" in found.summary
 
 
 @pytest.mark.parametrize(

@@ -11,12 +11,14 @@ import re
 from torchdoctor.explain.kinds import (
     accelerate_state,
     autograd,
+    autograd_usage,
     build,
     checkpoint,
     checkpoint_paths,
     collective_args,
     comm,
     cuda,
+    data_paths,
     dataloader_options,
     datasets,
     deepspeed,
@@ -39,6 +41,7 @@ from torchdoctor.explain.kinds import (
     process_group_args,
     ranks,
     schedulers,
+    tensor_misuse,
     train,
     trainer_arguments,
     versions,
@@ -68,6 +71,8 @@ RECOGNISERS: tuple[Recogniser, ...] = (
     *train.RECOGNISERS,
     *datasets.RECOGNISERS,
     *dataloader_options.RECOGNISERS,
+    *tensor_misuse.RECOGNISERS,
+    *autograd_usage.RECOGNISERS,
     *dtypes.RECOGNISERS,
     *environment.RECOGNISERS,
     *downloads.RECOGNISERS,
@@ -93,6 +98,8 @@ RECOGNISERS: tuple[Recogniser, ...] = (
     nccl.NCCL_CUDA_FAILURE,
     nccl.NCCL_ERROR_OTHER,
     *ranks.RECOGNISERS,
+    # last: a missing file is a finding only where nothing above read the log
+    *data_paths.RECOGNISERS,
 )
 BY_KIND = {r.kind: r for r in RECOGNISERS}
 

@@ -1,0 +1,92 @@
+"""A training loop using autograd or the optimizer in a way they refuse.
+
+- Backward through a graph a previous backward already freed: autograd frees the tensors a graph saved once
+  its backward ran, and unpacking one afterwards throws ``ERR_BACKWARD_TWICE``
+  (``torch/csrc/autograd/saved_variable.cpp``: "Trying to backward through the graph a second time ...", worded
+  three ways from 0.4 to 2.x). Either the loop calls backward twice on one loss, or it reuses a tensor
+  computed once before the loop (a feature, a hidden state kept across steps) whose graph the first step
+  freed; ``retain_graph=True`` silences the first and only hides the second, so the finding names both.
+- cuDNN's RNN backward in eval mode (``aten/src/ATen/native/cudnn/RNN.cpp``: "cudnn RNN backward can only be
+  called in training mode"; 0.4's "backward_input can only be called in training mode"): the forward of an
+  LSTM/GRU in eval mode keeps no workspace for a backward.
+- An optimizer built over no parameters (``torch/optim/optimizer.py`` Optimizer.__init__, and the functional
+  optimizers of ``torch/distributed/optim``: "optimizer got an empty parameter list").
+"""
+
+from __future__ import annotations
+
+from torchdoctor.explain.recognisers import Context, Hit, Recogniser, on_ranks
+
+
+def _backward_twice(hits: list[Hit], ctx: Context) -> tuple[str, str]:
+    return (
+        "backward ran through a part of the autograd graph that an earlier backward had already freed"
+        + on_ranks(hits),
+        "Look for a tensor computed once and reused in every step: a feature or embedding computed before the "
+        "loop, a hidden state carried from the previous batch (detach it: h = h.detach()), a cached tensor "
+        "built from parameters; compute it inside the training loop, or .detach() what should not be trained "
+        "through. Or the same loss goes through backward twice (a loss function that calls backward itself and "
+        "a trainer that calls it again): remove the second call. retain_graph=True on the first backward is "
+        "right only where two backward passes through one graph are meant (two losses sharing a forward).",
+    )
+
+
+BACKWARD_GRAPH_FREED = Recogniser(
+    kind="backward_graph_freed",
+    templates=(
+        "torch_native:backward-graph-second-time",
+        "torch_native:backward-graph-second-time-buffers",
+        "torch_native:backward-graph-second-time-saved-results",
+    ),
+    title="backward through an already freed graph",
+    anchors=("Trying to backward through the graph a second time",),
+    describe=_backward_twice,
+)
+
+
+def _rnn_eval(hits: list[Hit], ctx: Context) -> tuple[str, str]:
+    return (
+        "backward ran through a cuDNN RNN (LSTM/GRU) whose module was in eval mode: cuDNN keeps what its "
+        "backward needs only in training mode" + on_ranks(hits),
+        "Put the model back in training mode before the training step: call model.train() after evaluation or "
+        "sampling (a validation function or a generate/sample helper that calls model.eval() leaves it so). "
+        "Where gradients through an RNN in eval mode are meant (dynamic evaluation, attribution), run that "
+        "forward with torch.backends.cudnn.flags(enabled=False), or keep the RNN in train() with dropout=0.",
+    )
+
+
+RNN_BACKWARD_EVAL_MODE = Recogniser(
+    kind="rnn_backward_eval_mode",
+    templates=(
+        "torch_native:cudnn-rnn-backward-training-mode",
+        "torch_native:cudnn-rnn-backward-input-training-mode",
+    ),
+    title="cuDNN RNN backward in eval mode",
+    anchors=(
+        "RNN backward can only be called in training mode",
+        "backward_input can only be called in training mode",
+    ),
+    describe=_rnn_eval,
+)
+
+
+def _no_params(hits: list[Hit], ctx: Context) -> tuple[str, str]:
+    return (
+        "the optimizer was built over an empty list of parameters" + on_ranks(hits),
+        "Pass it the parameters of the model being trained, as a list: torch.optim.Adam(list(params), ...). "
+        "The list is empty when every parameter has requires_grad=False (a freezing loop that froze all "
+        "layers; unfreeze the ones to train), when the parameters come from another object than the model (a "
+        "misspelt variable, a wrapper without parameters), or when a filter()/generator was already consumed "
+        "once (filter(lambda p: p.requires_grad, model.parameters()) read twice): materialise it with list().",
+    )
+
+
+OPTIMIZER_NO_PARAMS = Recogniser(
+    kind="optimizer_no_params",
+    templates=("torch:optimizer-got-an-empty-parameter-list",),
+    title="an optimizer without parameters",
+    anchors=("optimizer got an empty parameter list",),
+    describe=_no_params,
+)
+
+RECOGNISERS = (BACKWARD_GRAPH_FREED, RNN_BACKWARD_EVAL_MODE, OPTIMIZER_NO_PARAMS)

@@ -1,0 +1,184 @@
+"""A training script handing an operator a tensor of the wrong shape, layout, dtype or device.
+
+The messages are PyTorch's own checks on its arguments, each naming what it refused, so each is certain:
+
+- ``.view()`` on a tensor whose strides cannot describe the new shape (``aten/src/ATen/native/TensorShape.cpp``
+  view_impl: "view size is not compatible with input tensor's size and stride ... Use .reshape(...) instead.";
+  ``TH/generic/THTensor.cpp`` newView before 1.5: "... Call .contiguous() before .view()."): a transposed,
+  permuted or sliced tensor, e.g. the top-k indices of an accuracy function;
+- an operand with another number of dimensions than the op expects (``ATen/native/Linear.cpp`` einsum: "the
+  number of subscripts in the equation (N) does not match the number of dimensions (M) for operand K";
+  ``ATen/native/Convolution.cpp`` check_input_shape_forward: "Expected 4-dimensional input for 4-dimensional
+  weight ..., but got 3-dimensional input"): an unbatched image, a batch of one squeezed, a 4-D map where the
+  code flattens to 3-D;
+- a binary cross-entropy target of another shape than the logits (``torch/nn/functional.py``
+  binary_cross_entropy_with_logits: "Target size (...) must be the same as input size (...)");
+- class-index targets that are not int64 (``ATen/Utils.h`` checked_dense_tensor_unwrap, torch 0.4-1.5:
+  "Expected object of scalar type Long but got scalar type Int for argument #2 'target'");
+- a CUDA tensor handed to NumPy (``torch/csrc/utils/tensor_numpy.cpp``: "can't convert cuda:0 device type
+  tensor to numpy. Use Tensor.cpu() ..."; "can't convert CUDA tensor to numpy" before 1.6);
+- a DataLoader pinning batches that are already on the GPU (``ATen/native/Memory.cpp`` pin_memory: "cannot pin
+  'torch.cuda.FloatTensor' only dense CPU tensors can be pinned").
+"""
+
+from __future__ import annotations
+
+import re
+
+from torchdoctor.explain.recognisers import Context, Hit, Recogniser, first, on_ranks
+
+R = re.compile
+
+
+def _view(hits: list[Hit], ctx: Context) -> tuple[str, str]:
+    return (
+        ".view() was called on a tensor whose memory layout cannot take the new shape (it is not contiguous: "
+        "transposed, permuted, expanded or a slice)" + on_ranks(hits),
+        "Replace the .view(...) on the line the traceback names with .reshape(...) (it copies only when it "
+        "must), or call .contiguous() first: x.contiguous().view(x.size(0), -1). An accuracy function written "
+        "for an older torch, correct[:k].view(-1), needs correct[:k].reshape(-1).",
+    )
+
+
+VIEW_NONCONTIGUOUS = Recogniser(
+    kind="view_noncontiguous",
+    templates=("torch_native:view-size-not-compatible", "torch_native:view-size-not-compatible-contiguous"),
+    title=".view() on a non-contiguous tensor",
+    anchors=("view size is not compatible with input tensor's",),
+    describe=_view,
+)
+
+_DIMS = R(
+    r"einsum\(\): the number of subscripts in the equation \((?P<subscripts>\d+)\) does not match the number of "
+    r"dimensions \((?P<dims>\d+)\) for operand (?P<operand>\d+)|"
+    # the weight's shape as a list (1.2+) or as bare numbers ("weight 64 1 3") before
+    r"Expected (?P<expected>\d+)-dimensional input for \d+-dimensional weight(?: \[[^\]\n]{0,60}\]|[\d ]{0,40}), but got "
+    r"(?P<got>\d+)-dimensional input of size (?P<size>\[[^\]\n]{0,60}\])"
+)
+
+
+def _dims(hits: list[Hit], ctx: Context) -> tuple[str, str]:
+    if first(hits, "operand"):
+        what = (
+            f"einsum's operand {first(hits, 'operand')} has {first(hits, 'dims')} dimensions where the "
+            f"equation gives it {first(hits, 'subscripts')} subscripts"
+        )
+    else:
+        what = (
+            f"a convolution expects {first(hits, 'expected')}-dimensional input (batch, channels, ...) and got "
+            f"{first(hits, 'got')}-dimensional input of size {first(hits, 'size')}"
+        )
+    return (
+        what + on_ranks(hits),
+        "The tensor reaching that op has the wrong number of dimensions: print its shape just before the line "
+        "the traceback names. Reshape it to what the op takes (flatten the spatial dimensions with "
+        "x.view(bsz, C, -1), add a missing batch or channel axis with x.unsqueeze(0) / unsqueeze(1)), and look "
+        "for a .squeeze() that drops the batch dimension when the batch holds one sample (batch_size=1, or a "
+        "last batch of one: use squeeze(dim) on the axis meant, or drop_last=True).",
+    )
+
+
+INPUT_SHAPE_MISMATCH = Recogniser(
+    kind="input_shape_mismatch",
+    templates=("torch_native:einsum-subscripts-dimensions", "torch_native:conv-input-dimensions"),
+    title="a tensor with the wrong number of dimensions for its op",
+    anchors=("does not match the number of dimensions", "-dimensional input for "),
+    match=_DIMS,
+    describe=_dims,
+)
+
+
+def _target_shape(hits: list[Hit], ctx: Context) -> tuple[str, str]:
+    return (
+        f"the binary cross-entropy target has shape {first(hits, 'target', '?')} but the model's output has "
+        f"{first(hits, 'output', '?')}" + on_ranks(hits),
+        "Make the labels and the model's output agree: the number of output channels / classes the model is "
+        "built with (num_classes, n_classes) must be the dataset's, and a segmentation mask must be loaded as "
+        "one channel (grayscale, Image.open(p).convert('L'), class ids rather than RGB colours) when the model "
+        "predicts one; a (N,) target for an (N, 1) output needs target.unsqueeze(1) (or output.squeeze(1)).",
+    )
+
+
+TARGET_SHAPE_MISMATCH = Recogniser(
+    kind="target_shape_mismatch",
+    templates=("torch_native:bce-target-size-must-match-input",),
+    title="a loss target of another shape than the output",
+    anchors=(") must be the same as input size (",),
+    match=R(
+        r"Target size \((?P<target>torch\.Size\(\[[^\]\n]{0,60}\]\))\) must be the same as input size "
+        r"\((?P<output>torch\.Size\(\[[^\]\n]{0,60}\]\))\)"
+    ),
+    describe=_target_shape,
+)
+
+
+def _target_dtype(hits: list[Hit], ctx: Context) -> tuple[str, str]:
+    return (
+        f"the loss got its class-index target as {first(hits, 'got', 'Int')} where it needs Long "
+        "(int64)" + on_ranks(hits),
+        "Cast the labels to int64 where the batch is built or before the loss: loss = criterion(output, "
+        "target.long()) (or torch.as_tensor(label, dtype=torch.long) in the dataset). NumPy's default integer "
+        "is int32 on Windows, and some data pipelines load label maps as int32 or uint8.",
+    )
+
+
+LOSS_TARGET_DTYPE = Recogniser(
+    kind="loss_target_dtype",
+    templates=("torch_native:expected-scalar-type-for-argument",),
+    title="class-index targets that are not int64",
+    anchors=("Expected object of scalar type Long but got scalar type",),
+    match=R(
+        r"Expected object of scalar type Long but got scalar type (?P<got>\w{1,20}) for argument #\d+ "
+        r"'(?P<argument>target|label\w{0,10})'"
+    ),
+    describe=_target_dtype,
+)
+
+
+def _to_numpy(hits: list[Hit], ctx: Context) -> tuple[str, str]:
+    return (
+        "a tensor still on the GPU was handed to NumPy (.numpy(), np.asarray, a NumPy function or a library "
+        "such as scikit-learn that converts it)" + on_ranks(hits),
+        "Copy it to host memory first on the line the traceback names: x.detach().cpu().numpy(), or x.item() "
+        "for a single value (a loss or metric to log); compute the metric with torch instead (torchmetrics) to "
+        "keep it on the GPU.",
+    )
+
+
+CUDA_TENSOR_TO_NUMPY = Recogniser(
+    kind="cuda_tensor_to_numpy",
+    templates=("torch_native:cuda-tensor-to-numpy", "torch_native:cuda-tensor-to-numpy-before-1-6"),
+    title="a CUDA tensor handed to NumPy",
+    anchors=("to numpy. Use Tensor.cpu() to copy the tensor to host memory first",),
+    describe=_to_numpy,
+)
+
+
+def _pin_cuda(hits: list[Hit], ctx: Context) -> tuple[str, str]:
+    return (
+        f"the DataLoader was asked to pin batches that are already on the GPU ({first(hits, 'pinned', '?')}): "
+        "pinning applies to CPU tensors only" + on_ranks(hits),
+        "Either keep the dataset and collate_fn on the CPU and move each batch in the training loop "
+        "(batch.to(device, non_blocking=True)), which is what pin_memory=True speeds up, or, if the data must "
+        "live on the GPU, build the DataLoader with pin_memory=False (and num_workers=0: worker processes "
+        "cannot create CUDA tensors either).",
+    )
+
+
+PIN_MEMORY_CUDA_TENSOR = Recogniser(
+    kind="pin_memory_cuda_tensor",
+    templates=("torch_native:pin-memory-only-dense-cpu",),
+    title="pin_memory with batches already on the GPU",
+    anchors=("' only dense CPU tensors can be pinned",),
+    match=R(r"cannot pin '(?P<pinned>torch\.cuda\.\w{1,30}|[^'\n]{0,40}cuda[^'\n]{0,40})'"),
+    describe=_pin_cuda,
+)
+
+RECOGNISERS = (
+    VIEW_NONCONTIGUOUS,
+    INPUT_SHAPE_MISMATCH,
+    TARGET_SHAPE_MISMATCH,
+    LOSS_TARGET_DTYPE,
+    CUDA_TENSOR_TO_NUMPY,
+    PIN_MEMORY_CUDA_TENSOR,
+)
