@@ -10,6 +10,7 @@ import re
 
 from torchdoctor.explain.kinds import (
     accelerate_state,
+    amp_scaler,
     autograd,
     autograd_usage,
     build,
@@ -22,6 +23,7 @@ from torchdoctor.explain.kinds import (
     dataloader_options,
     datasets,
     deepspeed,
+    distributions,
     downloads,
     dtypes,
     environment,
@@ -55,6 +57,9 @@ RECOGNISERS: tuple[Recogniser, ...] = (
     *deepspeed.RECOGNISERS,
     *libraries.RECOGNISERS,
     *build.RECOGNISERS,
+    # before versions: the training loop's own GradScaler order leads the Trainer's release bug where the
+    # script's own scaler.unscale_ call is in the traceback
+    *amp_scaler.RECOGNISERS,
     *versions.RECOGNISERS,
     *placement.RECOGNISERS,
     *checkpoint.RECOGNISERS,
@@ -78,6 +83,7 @@ RECOGNISERS: tuple[Recogniser, ...] = (
     *downloads.RECOGNISERS,
     *autograd.RECOGNISERS,
     *linear_algebra.RECOGNISERS,
+    *distributions.RECOGNISERS,
     *op_size_limits.RECOGNISERS,
     *masked_gradients.RECOGNISERS,
     # communication: which line is tried first matters among these (a duplicate GPU is also an NCCL error)
@@ -220,6 +226,13 @@ CONTEXT_FACTS: tuple[tuple[str, re.Pattern], ...] = (
         ),
     ),
     ("torch.save(", re.compile(r"(?P<saw_torch_save>\btorch\.save\()")),
+    # the script's own GradScaler call in a traceback (accelerate's is self.scaler.unscale_), and unscale_'s
+    # refusal after step(): the training loop's order, kinds/amp_scaler.py
+    ("scaler.unscale_(", re.compile(r"(?P<own_unscale_call>^(?:\[rank\d+\]:)?\s*scaler\.unscale_\()")),
+    (
+        "is being called after step()",
+        re.compile(r"(?P<unscale_after_step>unscale_\(\) is being called after step\(\))"),
+    ),
     # nn.Module.__getattr__ raising an AttributeError: the object that lacks the attribute is a torch module
     (
         "in __getattr__",

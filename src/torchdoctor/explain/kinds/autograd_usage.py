@@ -11,9 +11,16 @@
   LSTM/GRU in eval mode keeps no workspace for a backward.
 - An optimizer built over no parameters (``torch/optim/optimizer.py`` Optimizer.__init__, and the functional
   optimizers of ``torch/distributed/optim``: "optimizer got an empty parameter list").
+- Sparse gradients handed to an optimizer without sparse support: ``torch/optim/adam.py``, ``adamw.py`` and
+  ``rmsprop.py`` raise "Adam does not support sparse gradients, please consider SparseAdam instead" (AdamW,
+  RMSprop alike) for a ``grad.is_sparse``, which only ``nn.Embedding``/``nn.EmbeddingBag`` built with
+  ``sparse=True`` (or a sparse parameter) produce. DeepSpeed's 1-bit and 0/1 Adam print the same words about
+  their own config (kinds/deepspeed_engine_refusals.py) and are left to it.
 """
 
 from __future__ import annotations
+
+import re
 
 from torchdoctor.explain.recognisers import Context, Hit, Recogniser, on_ranks
 
@@ -89,4 +96,32 @@ OPTIMIZER_NO_PARAMS = Recogniser(
     describe=_no_params,
 )
 
-RECOGNISERS = (BACKWARD_GRAPH_FREED, RNN_BACKWARD_EVAL_MODE, OPTIMIZER_NO_PARAMS)
+
+def _sparse(hits: list[Hit], ctx: Context) -> tuple[str, str]:
+    return (
+        "the optimizer was handed sparse gradients, which it does not support" + on_ranks(hits),
+        "A layer built with sparse=True (nn.Embedding or nn.EmbeddingBag) gives sparse gradients: set "
+        "sparse=False on it to keep Adam/AdamW/RMSprop, or optimise those parameters with torch.optim.SparseAdam "
+        "(or SGD / Adagrad, which take sparse gradients) in a second optimizer and the rest with Adam.",
+    )
+
+
+OPTIMIZER_SPARSE_GRADIENTS = Recogniser(
+    kind="optimizer_sparse_gradients",
+    templates=(
+        "torch_cpp:adam-does-not-support-sparse-gradients",
+        "torch_cpp:adamw-does-not-support-sparse-gradients",
+        "torch_cpp:rmsprop-does-not-support-sparse-gradients",
+    ),
+    title="sparse gradients in an optimizer without sparse support",
+    anchors=(
+        "Adam does not support sparse gradients",
+        "AdamW does not support sparse gradients",
+        "RMSprop does not support sparse gradients",
+    ),
+    # DeepSpeed's compressed optimizers word their own refusal alike
+    reject=re.compile(r"(?:1-bit|0/1) (?:Adam|Lamb) does not support"),
+    describe=_sparse,
+)
+
+RECOGNISERS = (BACKWARD_GRAPH_FREED, RNN_BACKWARD_EVAL_MODE, OPTIMIZER_NO_PARAMS, OPTIMIZER_SPARSE_GRADIENTS)

@@ -101,7 +101,8 @@ NAN_OVERFLOW = Recogniser(
     # apex / DeepSpeed halving the loss scale is normal now and then; down to its minimum (DeepSpeed's default
     # min_loss_scale is 1) or a fraction it means every step overflows
     match=R(
-        r"^(?!.*(?:Gradient overflow|Attempted loss scale: |"
+        # a log_prob value outside a distribution's support is kinds/distributions.py's (NaN its other reading)
+        r"^(?!.*(?:Gradient overflow|Attempted loss scale: |to be within the support \(|"
         # an inf that is not an infinite loss: a best/min loss a trainer starts at float("inf"), a word (info)
         r"(?i:\b(?:best|min|minimum|lowest|prev|previous)[_ .][^\n:=,]{0,30}?loss['\"]?\s{0,2}[:=]\s{0,2}inf\b)|"
         r"[Ll]oss['\"]?\s{0,2}(?:=|:|is)\s{0,2}inf(?!ini(?:ty|te))[a-z]))|"

@@ -592,7 +592,22 @@ def _invalid_storage(hits: list[Hit]) -> tuple[str, str]:
     )
 
 
+def _unscaled_twice(hits: list[Hit]) -> tuple[str, str]:
+    return (
+        "GradScaler.unscale_ ran twice on one optimizer before update(), as the transformers Trainer with the "
+        "accelerate of mid-2023 did itself under fp16 (gradient accumulation, auto_find_batch_size)"
+        + on_ranks(hits),
+        "With the transformers Trainer (or a project built on it): upgrade transformers and accelerate (pip "
+        "install -U transformers accelerate; the double unscale of transformers 4.30 with accelerate 0.20 was "
+        "fixed by transformers#24415), or turn off auto_find_batch_size. In your own loop: call "
+        "scaler.unscale_(optimizer) at most once per step, and scaler.update() on every iteration that "
+        "unscaled, also when the step is skipped.",
+    )
+
+
 def _release_bug(hits: list[Hit], ctx: Context) -> tuple[str, str]:
+    if first(hits, "unscaled_twice"):
+        return _unscaled_twice(hits)
     if first(hits, "invalid_storage"):
         return _invalid_storage(hits)
     if first(hits, "start_method_set"):
@@ -659,6 +674,10 @@ LIBRARY_RELEASE_BUG = Recogniser(
         # torch/csrc/StorageMethods.cpp THPStorage_dataPtr: data_ptr() of a storage with no data (a tensor
         # subclass's: DTensor, quantized, XLA), which saving code asks for, not the user's
         "Attempted to access the data pointer on an invalid python storage",
+        # torch/amp/grad_scaler.py unscale_: a second unscale_ before update(), which the transformers Trainer
+        # with accelerate did itself in June 2023 (transformers#24449, fixed by #24415; kinds/amp_scaler.py reads
+        # the training loop's own order, where the traceback shows the script's scaler.unscale_ call)
+        "has already been called on this optimizer since the last update",
     ),
     match=R(
         r"8-bit precision on multiple devices\.|\w+ is not (?:an Optimizer|a subclass of torch\.optim\.Optimizer)|"
@@ -670,6 +689,7 @@ LIBRARY_RELEASE_BUG = Recogniser(
         "attribute 'set_epoch'|'dict' object has no attribute '_in_forward'| INTERNAL ASSERT FAILED at |"
         "(?P<start_method_set>context has already been set)|"
         "(?P<invalid_storage>Attempted to access the data pointer on an invalid python storage)|"
+        "(?P<unscaled_twice>unscale_\\(\\) has already been called on this optimizer since the last update)|"
         + cuda_errors.KERNEL_FAULT.pattern
     ),
     templates=(
@@ -685,6 +705,7 @@ LIBRARY_RELEASE_BUG = Recogniser(
         "torch_native:internal-assert-failed",
         "system:multiprocessing-context-already-set",
         "torch_native:storage-data-ptr-invalid-python-storage",
+        "torch:unscale-has-already-been-called-on",
     ),
     # a kernel's fault names no kernel and no cause (a library's bug, bad input, a failing GPU)
     generic=cuda_errors.KERNEL_FAULTS,
@@ -710,6 +731,13 @@ LIBRARY_RELEASE_BUG = Recogniser(
     # to torch's own scheduler is the script's doing as often as a release's: only likely
     confirm=lambda hits, ctx: False,
     also=(
+        Alternative(
+            "grad_scaler_call_order",
+            "the training loop's own GradScaler order: unscale_ twice, or update() skipped with a skipped step",
+            "Call scaler.unscale_(optimizer) at most once per step and scaler.update() on every iteration that "
+            "unscaled, also when the step is skipped.",
+            when=("unscaled_twice",),
+        ),
         Alternative(
             "device_map_distributed",
             "an 8-bit model spread by device_map in a multi-process run",
