@@ -8,7 +8,9 @@ from __future__ import annotations
 
 from explaining import explained, lead, template
 
-UNSCALED_TWICE = "RuntimeError: unscale_() has already been called on this optimizer since the last update().\n"
+UNSCALED_TWICE = (
+    "RuntimeError: unscale_() has already been called on this optimizer since the last update().\n"
+)
 
 
 def test_unscale_twice_from_the_trainer_is_a_release_bug_and_likely():
