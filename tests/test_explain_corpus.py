@@ -83,7 +83,7 @@ def test_the_benchmark_splits_a_half_by_sample(capsys):
             [
                 "--samples",
                 "001-163,164-205,206-237,238-278,279-297,298-328,329-353,354-369,370-384,385-402,403-450,451-466,"
-                "467-516,517-566,567-616,617-666,667-716,717-766,767-816,817-866,867-916",
+                "467-516,517-566,567-616,617-666,667-716,717-766,767-816,817-866,867-916,917-966",
                 str(CORPUS / "train"),
             ]
         )
@@ -112,6 +112,7 @@ def test_the_benchmark_splits_a_half_by_sample(capsys):
     nineteenth = sum(1 for n in numbers if 767 <= n <= 816)
     twentieth = sum(1 for n in numbers if 817 <= n <= 866)
     twenty_first = sum(1 for n in numbers if 867 <= n <= 916)
+    twenty_second = sum(1 for n in numbers if 917 <= n <= 966)
     assert (
         first
         + second
@@ -134,6 +135,7 @@ def test_the_benchmark_splits_a_half_by_sample(capsys):
         + nineteenth
         + twentieth
         + twenty_first
+        + twenty_second
         == len(numbers)
     )
     assert f"files 001-163: {first} logs" in out and f"files 164-205: {second} logs" in out
@@ -152,3 +154,4 @@ def test_the_benchmark_splits_a_half_by_sample(capsys):
     assert f"files 767-816: {nineteenth} logs" in out
     assert f"files 817-866: {twentieth} logs" in out
     assert f"files 867-916: {twenty_first} logs" in out
+    assert f"files 917-966: {twenty_second} logs" in out

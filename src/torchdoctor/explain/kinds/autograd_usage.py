@@ -16,6 +16,9 @@
   RMSprop alike) for a ``grad.is_sparse``, which only ``nn.Embedding``/``nn.EmbeddingBag`` built with
   ``sparse=True`` (or a sparse parameter) produce. DeepSpeed's 1-bit and 0/1 Adam print the same words about
   their own config (kinds/deepspeed_engine_refusals.py) and are left to it.
+- An optimizer given a tensor that is not a leaf (``torch/optim/optimizer.py`` Optimizer.add_param_group, and
+  libtorch's ``torch/csrc/api/src/optim/optimizer.cpp``: "can't optimize a non-leaf Tensor"): a tensor made with
+  requires_grad=True and then moved or computed on is a new node of the graph, not the leaf the optimizer updates.
 """
 
 from __future__ import annotations
@@ -124,4 +127,31 @@ OPTIMIZER_SPARSE_GRADIENTS = Recogniser(
     describe=_sparse,
 )
 
-RECOGNISERS = (BACKWARD_GRAPH_FREED, RNN_BACKWARD_EVAL_MODE, OPTIMIZER_NO_PARAMS, OPTIMIZER_SPARSE_GRADIENTS)
+
+def _non_leaf(hits: list[Hit], ctx: Context) -> tuple[str, str]:
+    return (
+        "the optimizer was given a tensor that is not a leaf of the graph: one made with requires_grad=True and "
+        "then moved (.cuda(), .to(device)) or computed on (x * 0.01), which returns a new, non-leaf tensor"
+        + on_ranks(hits),
+        "Create the tensor where it will live and make it require grad last: torch.zeros(shape, "
+        "device=device, requires_grad=True), or x = x.to(device).requires_grad_() (scale it before that, "
+        "under torch.no_grad()); for a learnable value of a module, register it as an nn.Parameter so that "
+        "model.to(device) moves it in place.",
+    )
+
+
+OPTIMIZER_NON_LEAF = Recogniser(
+    kind="optimizer_non_leaf",
+    templates=("torch_native:optimizer-non-leaf",),
+    title="an optimizer given a non-leaf tensor",
+    anchors=("can't optimize a non-leaf Tensor",),
+    describe=_non_leaf,
+)
+
+RECOGNISERS = (
+    BACKWARD_GRAPH_FREED,
+    RNN_BACKWARD_EVAL_MODE,
+    OPTIMIZER_NO_PARAMS,
+    OPTIMIZER_SPARSE_GRADIENTS,
+    OPTIMIZER_NON_LEAF,
+)

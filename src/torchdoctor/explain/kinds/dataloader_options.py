@@ -4,7 +4,9 @@ The checks are torch's own (``torch/utils/data/dataloader.py``: ``DataLoader.__i
 ``sampler.py``: ``RandomSampler``, ``WeightedRandomSampler``, ``BatchSampler``; ``distributed.py``:
 ``DistributedSampler``; ``dataset.py``: ``TensorDataset``, ``StackDataset``, ``ConcatDataset``, ``ChainDataset``,
 ``random_split``; ``_utils/collate.py``: ``default_collate``), worded the same from torch 1.x to 2.13. Each names
-its own cause, so the finding is certain. (A sampler beside shuffle=True is ``dataloader_sampler_shuffle``;
+its own cause, so the finding is certain, but for one: ``random_split``'s "Sum of input lengths does not equal
+the length of the input dataset" is also what a torch before 1.13 prints for fractions (``[0.8, 0.2]``), which
+it reads as lengths (fractions came in 1.13), so that reading is likely and names the version. (A sampler beside shuffle=True is ``dataloader_sampler_shuffle``;
 persistent workers without workers ``dataloader_persistent_workers``; samples of different sizes
 ``collate_unequal_sizes``.)
 """
@@ -13,7 +15,7 @@ from __future__ import annotations
 
 import re
 
-from torchdoctor.explain.recognisers import Recogniser, describe_refusal, refused
+from torchdoctor.explain.recognisers import Alternative, Recogniser, describe_refusal, refused
 
 R = re.compile
 
@@ -78,6 +80,14 @@ _CLASSES = (
     ),
 )
 
+
+_FRACTIONS = Alternative(
+    "dependency_version",
+    "fractions given to random_split, which torch reads as fractions only from 1.13",
+    "If the lengths are fractions (random_split(ds, [0.8, 0.2])), this torch is older than 1.13 and reads them as "
+    "lengths: upgrade torch, or pass counts, n_train = int(0.8 * len(ds)) and len(ds) - n_train.",
+    when=("split_sum",),
+)
 
 DATALOADER_OPTIONS = Recogniser(
     kind="dataloader_options",
@@ -172,9 +182,12 @@ DATALOADER_OPTIONS = Recogniser(
         r"found [^\n]{1,100}|Batches of (?:nested|sparse) tensors are not currently supported by the default "
         r"collate_fn)"
     ),
+    facts=(R(r"(?P<split_sum>Sum of input lengths does not equal the length of the input dataset)"),),
     # every message names its own cause ("timeout" in a check of the option's value is the option's name, not a
-    # timeout that happened): certain whenever the match read which check refused the call
-    confirm=refused(_CLASSES),
+    # timeout that happened): certain whenever the match read which check refused the call, but for
+    # random_split's sum, which a torch before 1.13 also prints for fractions
+    confirm=lambda hits, ctx: refused(_CLASSES)(hits, ctx) and not any("split_sum" in h.facts for h in hits),
+    also=(_FRACTIONS,),
     describe=describe_refusal(_CLASSES, "a DataLoader was built with options torch refuses"),
 )
 

@@ -18,14 +18,25 @@ The messages are PyTorch's own checks on its arguments, each naming what it refu
 - a CUDA tensor handed to NumPy (``torch/csrc/utils/tensor_numpy.cpp``: "can't convert cuda:0 device type
   tensor to numpy. Use Tensor.cpu() ..."; "can't convert CUDA tensor to numpy" before 1.6);
 - a DataLoader pinning batches that are already on the GPU (``ATen/native/Memory.cpp`` pin_memory: "cannot pin
-  'torch.cuda.FloatTensor' only dense CPU tensors can be pinned").
+  'torch.cuda.FloatTensor' only dense CPU tensors can be pinned");
+- a tensor that requires grad handed to NumPy (``torch/csrc/utils/tensor_numpy.cpp`` tensor_to_numpy without
+  force=True: "Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() instead.").
+
+Two are not certain, because their source prints the same words for more than one cause:
+
+- class-index targets of a floating type (the same ``Utils.h`` check): float labels that hold class ids, or class
+  probabilities given as the target, which ``cross_entropy`` takes only from torch 1.10;
+- a tensor of several elements converted to a Python number (``torch/csrc/autograd/python_variable_methods.cpp``
+  dispatch_to_CDouble / dispatch_to_CLong, the ``.item()`` / ``float()`` of torch 0.4-1.x: "only one element
+  tensors can be converted to Python scalars"; ``aten/src/ATen/native/Scalar.cpp`` item: "a Tensor with N
+  elements cannot be converted to Scalar"): a metric never reduced, or the per-GPU losses DataParallel gathers.
 """
 
 from __future__ import annotations
 
 import re
 
-from torchdoctor.explain.recognisers import Context, Hit, Recogniser, first, on_ranks
+from torchdoctor.explain.recognisers import Alternative, Context, Hit, Recogniser, first, on_ranks
 
 R = re.compile
 
@@ -122,6 +133,17 @@ def _target_dtype(hits: list[Hit], ctx: Context) -> tuple[str, str]:
     )
 
 
+_FLOAT_TYPES = ("Float", "Double", "Half", "BFloat16")
+
+# a floating target may be class probabilities, which cross_entropy takes only from torch 1.10
+_SOFT_TARGETS = Alternative(
+    "dependency_version",
+    "class probabilities as the target, which this torch's cross_entropy does not take",
+    "If the target holds class probabilities (soft or one-hot labels, mixup), cross_entropy takes them only "
+    "from torch 1.10: upgrade torch, or give class ids (target.argmax(dim=1)) to this version.",
+    when=("float_target",),
+)
+
 LOSS_TARGET_DTYPE = Recogniser(
     kind="loss_target_dtype",
     templates=("torch_native:expected-scalar-type-for-argument",),
@@ -131,6 +153,16 @@ LOSS_TARGET_DTYPE = Recogniser(
         r"Expected object of scalar type Long but got scalar type (?P<got>\w{1,20}) for argument #\d+ "
         r"'(?P<argument>target|label\w{0,10})'"
     ),
+    facts=(
+        R(
+            r"Expected object of scalar type Long but got scalar type (?P<float_target>"
+            + "|".join(_FLOAT_TYPES)
+            + r") "
+        ),
+    ),
+    # an integer target of the wrong width has one cause; a floating one may be soft labels
+    confirm=lambda hits, ctx: not any("float_target" in h.facts for h in hits),
+    also=(_SOFT_TARGETS,),
     describe=_target_dtype,
 )
 
@@ -174,6 +206,60 @@ PIN_MEMORY_CUDA_TENSOR = Recogniser(
     describe=_pin_cuda,
 )
 
+
+def _numpy_grad(hits: list[Hit], ctx: Context) -> tuple[str, str]:
+    return (
+        "a tensor that still requires grad was handed to NumPy (.numpy(), np.sum / np.array over it, or a "
+        "plotting or metrics library that converts it)" + on_ranks(hits),
+        "Detach it on the line the traceback names: x.detach().cpu().numpy(), or loss.item() for a single value "
+        "kept for logging (keep the losses you collect as numbers, not tensors); compute values only for "
+        "reporting under torch.no_grad().",
+    )
+
+
+NUMPY_REQUIRES_GRAD = Recogniser(
+    kind="numpy_requires_grad",
+    templates=("torch_native:numpy-requires-grad",),
+    title="a tensor that requires grad handed to NumPy",
+    anchors=("Can't call numpy() on Tensor that requires grad",),
+    describe=_numpy_grad,
+)
+
+
+def _many(hits: list[Hit], ctx: Context) -> tuple[str, str]:
+    count = first(hits, "elements")
+    return (
+        f"a tensor of {count + ' elements' if count else 'more than one element'} was converted to a Python "
+        "number (.item(), float(), a format string)" + on_ranks(hits),
+        "Reduce it before converting: an accuracy from an element-wise comparison needs .sum() (or .mean()) "
+        "before .item(), e.g. torch.eq(y_true, y_pred).sum().item(); a loss built with reduction='none' needs "
+        ".mean(); log a per-class tensor with .tolist() instead.",
+    )
+
+
+_PER_GPU_LOSS = Alternative(
+    "dp_nonscalar_loss",
+    "the per-GPU losses nn.DataParallel gathers into a vector",
+    "If the model runs under nn.DataParallel, its forward returns one loss per GPU: reduce it, loss = "
+    "loss.mean(), before .item() and backward(), or train on one GPU (CUDA_VISIBLE_DEVICES=0).",
+)
+
+ITEM_NON_SCALAR = Recogniser(
+    kind="item_non_scalar",
+    templates=("torch_native:only-one-element-to-python-scalar", "torch_native:tensor-elements-to-scalar"),
+    title="a tensor of several elements used as a number",
+    anchors=(
+        "only one element tensors can be converted to Python scalars",
+        "elements cannot be converted to Scalar",
+    ),
+    facts=(R(r"a Tensor with (?P<elements>\d+) elements cannot be converted to Scalar"),),
+    # the same words for a metric never reduced and for DataParallel's per-GPU losses
+    confirm=lambda hits, ctx: False,
+    also=(_PER_GPU_LOSS,),
+    describe=_many,
+)
+
+
 RECOGNISERS = (
     VIEW_NONCONTIGUOUS,
     INPUT_SHAPE_MISMATCH,
@@ -181,4 +267,6 @@ RECOGNISERS = (
     LOSS_TARGET_DTYPE,
     CUDA_TENSOR_TO_NUMPY,
     PIN_MEMORY_CUDA_TENSOR,
+    NUMPY_REQUIRES_GRAD,
+    ITEM_NON_SCALAR,
 )
