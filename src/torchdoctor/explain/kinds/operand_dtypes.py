@@ -8,11 +8,15 @@ torch does not promote between a layer's weight and its input: the checks name b
   (1.9-2.0); ``native/Convolution.cpp``: "Input type (torch.cuda.HalfTensor) and weight type
   (torch.cuda.FloatTensor) should be the same" (read here when both are on one device; a CPU and a CUDA type
   there is ``device_mismatch``) and "Input type (...) and bias type (...)";
+- ``aten/src/ATen/Utils.h`` checked_dense_tensor_unwrap (0.4-1.5): "Expected object of scalar type Float but got
+  scalar type Double for argument #2 'mat2'";
 - ``torch/csrc/autograd/engine.cpp`` validate_outputs: "Found dtype Double but expected Float", a gradient of
   another dtype than its tensor: most often a loss computed against a Double target.
 
 Only floating dtypes are read: "expected scalar type Long but found Float" is an index or a class-index target
-(``loss_target_dtype``), not this.
+(``loss_target_dtype``), not this. An embedding given float ids (``aten/src/ATen/TensorUtils.cpp``
+checkScalarTypes: "Expected tensor for argument #1 'indices' to have one of the following scalar types: Long,
+Int; but got torch.FloatTensor instead (while checking arguments for embedding)") is its own kind.
 """
 
 from __future__ import annotations
@@ -29,6 +33,8 @@ _MIXED = R(
     rf"mat1 and mat2 must have the same dtype, but got (?P<mat1>{_FLOAT}) and (?P<mat2>{_FLOAT})\b|"
     rf"expected m1 and m2 to have the same dtype, but got: (?P<m1>{_FLOAT}) != (?P<m2>{_FLOAT})\b|"
     rf"Found dtype (?P<grad>{_FLOAT}) but expected (?P<tensor>{_FLOAT})\b|"
+    # aten/src/ATen/Utils.h checked_dense_tensor_unwrap (0.4-1.5): "... for argument #2 'mat2'"
+    rf"Expected object of scalar type (?P<object>{_FLOAT}) but got scalar type (?P<object_got>{_FLOAT}) for argument|"
     # one device on both sides: the dtypes differ, not the devices
     rf"Input type \((?P<input>torch\.\w{{1,12}}Tensor)\) and (?:weight|bias) type \((?P<weight>torch\.\w{{1,12}}Tensor)\)|"
     rf"Input type \((?P<input_gpu>torch\.cuda\.\w{{1,12}}Tensor)\) and (?:weight|bias) type "
@@ -44,6 +50,7 @@ def _dtypes(hits: list[Hit], ctx: Context) -> tuple[str, str]:
         ("grad", "tensor"),
         ("input", "weight"),
         ("input_gpu", "weight_gpu"),
+        ("object", "object_got"),
     )
     a, b = next(((first(hits, x), first(hits, y)) for x, y in pairs if first(hits, x)), ("?", "?"))
     if first(hits, "grad"):
@@ -72,6 +79,7 @@ DTYPE_MISMATCH = Recogniser(
         "aten:found-dtype-but-expected",
         "aten:input-type-and-bias-type",
         "torch_native:input-type-and-weight-type",
+        "torch_native:expected-scalar-type-for-argument",
     ),
     title="operands in two floating dtypes",
     anchors=(
@@ -81,9 +89,33 @@ DTYPE_MISMATCH = Recogniser(
         "Found dtype ",
         ") and bias type (",
         ") and weight type (",
+        "Expected object of scalar type ",
     ),
     match=_MIXED,
     describe=_dtypes,
 )
 
-RECOGNISERS = (DTYPE_MISMATCH,)
+
+def _index_dtype(hits: list[Hit], ctx: Context) -> tuple[str, str]:
+    return (
+        f"an embedding was given its ids as {first(hits, 'ids', 'floats')} where it needs Long (or Int)"
+        + on_ranks(hits),
+        "Token or category ids must be integers: build them with torch.tensor(ids, dtype=torch.long) (or "
+        "x.long()) in the dataset or collate_fn. Float ids come from a NumPy float array, the torch.Tensor(...) "
+        "constructor (always float), or a padding value written as 0.0.",
+    )
+
+
+EMBEDDING_INDEX_DTYPE = Recogniser(
+    kind="embedding_index_dtype",
+    templates=("aten:embedding-indices-scalar-types", "aten:embedding-indices-scalar-type-long"),
+    title="an embedding given float ids",
+    anchors=("Expected tensor for argument #1 'indices' to have ",),
+    match=R(
+        r"'indices' to have (?:one of the following scalar types: Long, Int|scalar type Long); but got "
+        r"(?P<ids>[\w.]{1,40}) instead"
+    ),
+    describe=_index_dtype,
+)
+
+RECOGNISERS = (DTYPE_MISMATCH, EMBEDDING_INDEX_DTYPE)

@@ -58,7 +58,10 @@ _DIMS = R(
     r"Expected (?P<unbatched>\d)D \(unbatched\) or (?P<batched>\d)D \(batched\) input to (?P<op>\w{1,20}), but got "
     r"input of size: (?P<conv_size>\[[^\]\n]{0,60}\])|"
     # torch/nn/modules/batchnorm.py _check_input_dim
-    r"expected (?P<norm_expected>(?:at least )?\dD(?: or \dD)?) input \(got (?P<norm_got>\d)D input\)"
+    r"expected (?P<norm_expected>(?:at least )?\dD(?: or \dD)?) input \(got (?P<norm_got>\d)D input\)|"
+    # c10/core/WrapDimMinimal.cpp: a dim argument the tensor does not have
+    r"Dimension out of range \(expected to be in range of \[(?P<dim_low>-?\d+), (?P<dim_high>-?\d+)\], but got "
+    r"(?P<dim_range>-?\d+)\)"
 )
 
 
@@ -72,6 +75,12 @@ def _dims(hits: list[Hit], ctx: Context) -> tuple[str, str]:
         what = (
             f"a BatchNorm layer expects {first(hits, 'norm_expected')} input and got {first(hits, 'norm_got')}-D "
             "(BatchNorm1d takes (N, C) or (N, C, L), BatchNorm2d (N, C, H, W))"
+        )
+    elif first(hits, "dim_range"):
+        what = (
+            f"an op was asked for dimension {first(hits, 'dim_range')} of a tensor that has only dimensions "
+            f"{first(hits, 'dim_low')}..{first(hits, 'dim_high')} (a batch dimension squeezed away, or dim= "
+            "written for a batched tensor)"
         )
     elif first(hits, "operand"):
         what = (
@@ -103,6 +112,7 @@ INPUT_SHAPE_MISMATCH = Recogniser(
         "torch:expected-or-input-got-input",
         "torch:expected-input-got-input-2",
         "torch:expected-at-least-input-got-input",
+        "aten:dimension-out-of-range",
     ),
     title="a tensor with the wrong number of dimensions for its op",
     anchors=(
@@ -110,8 +120,11 @@ INPUT_SHAPE_MISMATCH = Recogniser(
         "-dimensional input for ",
         "D (batched) input to ",
         "D input (got ",
+        "Dimension out of range (expected to be in range of [",
     ),
     match=_DIMS,
+    # a dim out of range is also a wrong dim= argument on a tensor of the right shape: likely
+    confirm=lambda hits, ctx: any("dim_range" not in h.facts for h in hits),
     describe=_dims,
 )
 
