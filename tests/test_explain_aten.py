@@ -440,6 +440,15 @@ def test_a_tokenizer_warning_makes_the_index_error_a_sequence_too_long_for_certa
     assert "max_length=512" in found.fix
 
 
+def test_a_table_of_a_position_tables_size_is_likely_a_sequence_too_long():
+    found = explained(
+        "RuntimeError: index out of range: Tried to access index 512 out of table with 511 rows. at "
+        "/pytorch/aten/src/TH/generic/THTensorEvenMoreMath.cpp:418\n"
+    )
+    assert (found.id, found.details["confidence"]) == ("log.sequence_too_long", "likely")
+    assert "log.embedding_index_range" in found.details["alternatives"]
+
+
 def test_the_positions_lookup_alone_is_only_likely_a_sequence_too_long():
     log = (
         FRAME

@@ -10,7 +10,8 @@
   sequence longer than max_position_embeddings), and any index_select of the script's own does too, so it is
   likely; it is the sequence's length for certain where transformers' tokenizer warned that the sequence is
   longer than the model's maximum ("Token indices sequence length is longer than the specified maximum
-  sequence length for this model (600 > 512)", tokenization_utils_base.py).
+  sequence length for this model (600 > 512)", tokenization_utils_base.py); it is the likelier reading where the
+  traceback shows the position table's lookup, or the table has a position table's size (512, 514, 1024, ...).
 """
 
 from __future__ import annotations
@@ -58,6 +59,8 @@ SEQUENCE_OVER_MAX = R(
     r"\((?P<seq_len>\d+) > (?P<seq_max>\d+)\)"
 )
 POSITION_LOOKUP = R(r"(?P<position_lookup>position_embeddings\()")
+# a table of a position table's size (BERT's 512, RoBERTa's 514, GPT-2's 1024, ...): no vocabulary is that small
+POSITION_ROWS = R(r"out of table with (?P<position_rows>5[01]\d|10[0-2]\d|20[4-5]\d|40[89]\d|819\d) rows")
 
 
 def _token_id(hits: list[Hit], ctx: Context) -> tuple[str, str]:
@@ -101,7 +104,14 @@ EMBEDDING_INDEX_RANGE = Recogniser(
 
 def _too_long(hits: list[Hit], ctx: Context) -> tuple[str, str]:
     seq, most = ctx.facts.get("seq_len"), ctx.facts.get("seq_max")
-    told = f" ({seq} tokens, the model takes {most})" if seq else " (the position embeddings' lookup failed)"
+    rows = ctx.facts.get("position_rows")
+    told = (
+        f" ({seq} tokens, the model takes {most})"
+        if seq
+        else f" (an index past a table of {rows} rows, a position table's size)"
+        if rows
+        else " (the position embeddings' lookup failed)"
+    )
     return (
         f"a sequence longer than the model's position embeddings{told}" + on_ranks(hits),
         "Truncate the inputs to the model's maximum length: tokenizer(text, truncation=True, max_length="
@@ -116,7 +126,7 @@ SEQUENCE_TOO_LONG = Recogniser(
     title="a sequence longer than the position embeddings",
     anchors=EMBEDDING_INDEX_RANGE.anchors,
     match=_EMBEDDING,
-    requires=("seq_len", "position_lookup"),
+    requires=("seq_len", "position_lookup", "position_rows"),
     confirm=lambda hits, ctx: "seq_len" in ctx.facts,
     also=(
         Alternative(
@@ -133,4 +143,5 @@ RECOGNISERS = (LABEL_OUT_OF_RANGE, SEQUENCE_TOO_LONG, EMBEDDING_INDEX_RANGE)
 CONTEXT = (
     ("Token indices sequence length", SEQUENCE_OVER_MAX),
     ("position_embeddings(", POSITION_LOOKUP),
+    ("out of table with", POSITION_ROWS),
 )
