@@ -19,7 +19,8 @@
 - cuda: the CUDA runtime's error strings (``cudaGetErrorString``), listed in ``cuda_runtime.tsv`` by hand
   (no source of libcudart is public) and kept as they are;
 - kept by hand too, each row naming its source file: ``torch_native.tsv`` (torch's C++ messages as printed,
-  older releases' included), ``system.tsv`` (the OS, the loader, SLURM, CPython, shells), ``build_tools.tsv``
+  older releases' included), ``aten.tsv`` (what torch's operators, autograd, nn and NumPy conversions print on a
+  training script's own mistakes: shapes, dtypes, labels, a graph without gradients), ``system.tsv`` (the OS, the loader, SLURM, CPython, shells), ``build_tools.tsv``
   (nvcc and host_config.h, gcc/ld, ninja, setuptools, pip, uv, conda, the extension packages' setup.py) and ``third_party.tsv``
   (messages of other packages a training script runs through: python-fire's argument parser, timm's optimizer
   factory). ``--extract`` leaves these files as they are.
@@ -55,6 +56,7 @@ ORDER = (
     "torch",
     "torch_cpp",
     "torch_native",
+    "aten",
     "nccl",
     "cuda_runtime",
     "deepspeed",

@@ -25,6 +25,18 @@ def explained(text: str):
     return found
 
 
+def leads_with(text: str, kind: str, confidence: str, words: list[str]):
+    """The lead finding on ``text``: asserted to be ``kind`` at ``confidence``, every one of ``words`` in its
+    summary or fix."""
+    found = explained(text + "\n")
+    assert found.id == f"log.{kind}", (text, found.id, found.summary)
+    assert found.details["confidence"] == confidence, (text, found.summary)
+    said = found.summary + "\n" + found.fix
+    for word in words:
+        assert word in said, (word, said)
+    return found
+
+
 def template(ident: str, *values: str) -> str:
     """The catalog template ``ident`` with its ``{}`` placeholders filled in order (others left as printed:
     `test_explain_coverage.template` fills ``%s``-style ones too)."""

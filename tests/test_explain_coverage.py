@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 
 import pytest
-from explaining import explained
+from explaining import explained, leads_with
 
 from torchdoctor.explain.catalog import by_id
 
@@ -480,12 +480,7 @@ def read_as_its_kind(ident, values, prefix, kind, confidence, words):
     assert by_id()[ident].kind == kind, f"{ident} is mapped to {by_id()[ident].kind!r} in the catalog"
     text = prefix + template(ident, *values)
     assert not PLACEHOLDER.search(text), text
-    found = explained(text + "\n")
-    assert found.id == f"log.{kind}", (text, found.id, found.summary)
-    assert found.details["confidence"] == confidence, (text, found.summary)
-    said = found.summary + "\n" + found.fix
-    for word in words:
-        assert word in said, (word, said)
+    leads_with(text, kind, confidence, words)
 
 
 def test_every_mapped_template_of_this_round_has_its_case():

@@ -67,6 +67,7 @@ DDP_BUFFER_INPLACE = Recogniser(
     confirm=lambda hits, ctx: False,
     requires=("ddp", "bn_backward"),
     also=(INPLACE_ALTERNATIVE,),
+    absorbs=("inplace_modification",),  # with DDP in the log, this reading leads and names the other
     describe=_bn_buffers,
 )
 

@@ -9,6 +9,15 @@
 - cuDNN's RNN backward in eval mode (``aten/src/ATen/native/cudnn/RNN.cpp``: "cudnn RNN backward can only be
   called in training mode"; 0.4's "backward_input can only be called in training mode"): the forward of an
   LSTM/GRU in eval mode keeps no workspace for a backward.
+- A loss autograd recorded nothing for (``torch/csrc/autograd/python_engine.cpp`` run_backward: "element 0 of
+  tensors does not require grad and does not have a grad_fn"): computed under no_grad, from frozen parameters,
+  or rebuilt from Python numbers.
+- A tensor the forward saved, changed in place before the backward (``saved_variable.cpp``: "one of the
+  variables needed for gradient computation has been modified by an inplace operation"): certain in a log
+  without DDP; with DDP in it, ``ddp_buffer_inplace`` (autograd.py) takes the line and names this reading.
+- A parameter or another leaf that requires grad changed in place while autograd records
+  (``VariableTypeUtils.h`` check_inplace: "a leaf Variable that requires grad is being used in an in-place
+  operation."): a hand-written update step or an initialisation outside ``torch.no_grad()``.
 - An optimizer built over no parameters (``torch/optim/optimizer.py`` Optimizer.__init__, and the functional
   optimizers of ``torch/distributed/optim``: "optimizer got an empty parameter list").
 - Sparse gradients handed to an optimizer without sparse support: ``torch/optim/adam.py``, ``adamw.py`` and
@@ -25,7 +34,16 @@ from __future__ import annotations
 
 import re
 
-from torchdoctor.explain.recognisers import Context, Hit, Recogniser, on_ranks
+from torchdoctor.explain.recognisers import Context, Hit, Recogniser, first, on_ranks
+
+R = re.compile
+# "[torch.cuda.FloatTensor [64, 128]], which is output 0 of ReluBackward0, is at version 2" (1.5+; wraps in
+# some consoles)
+SAVED_TENSOR = R(
+    r"inplace\s+operation:\s+\[(?P<tensor>[\w.]{1,60})\s+\[(?P<shape>[\d, ]{1,40})\]\].{0,120}?is\s+at\s+version\s+"
+    r"(?P<version>\d{1,9})",
+    re.S,
+)
 
 
 def _backward_twice(hits: list[Hit], ctx: Context) -> tuple[str, str]:
@@ -148,10 +166,87 @@ OPTIMIZER_NON_LEAF = Recogniser(
     describe=_non_leaf,
 )
 
+
+def _no_grad(hits: list[Hit], ctx: Context) -> tuple[str, str]:
+    return (
+        "backward() was called on a loss that autograd recorded nothing for (no parameter that requires grad "
+        "led to it)" + on_ranks(hits),
+        "Find where the loss lost its graph: the forward ran under torch.no_grad() or torch.inference_mode() "
+        "(an evaluation helper reused in training), every parameter is frozen (print sum(p.requires_grad for p "
+        "in model.parameters()); unfreeze the layers to train), or the loss was rebuilt from Python numbers "
+        "(torch.tensor(loss.item()), .detach(), .numpy(), argmax/round in the loss: keep the tensors). With "
+        "gradient checkpointing on a frozen model with adapters (LoRA/PEFT), call "
+        "model.enable_input_require_grads() or checkpoint with use_reentrant=False.",
+    )
+
+
+NO_GRAD_IN_LOSS = Recogniser(
+    kind="no_grad_in_loss",
+    templates=("aten:element-of-tensors-does-not-require-grad",),
+    title="backward on a loss without a graph",
+    anchors=(" of tensors does not require grad and does not have a grad_fn",),
+    describe=_no_grad,
+)
+
+
+def _inplace(hits: list[Hit], ctx: Context) -> tuple[str, str]:
+    tensor = first(hits, "tensor")
+    told = f" ({tensor} [{first(hits, 'shape')}], now at version {first(hits, 'version')})" if tensor else ""
+    return (
+        f"a tensor the forward saved for the backward was changed in place before the backward ran{told}"
+        + on_ranks(hits),
+        "Turn on torch.autograd.set_detect_anomaly(True) and rerun: the traceback it adds names the forward "
+        "line whose result was changed. Replace the in-place operation there (x += y -> x = x + y, "
+        "nn.ReLU(inplace=True) -> nn.ReLU(), x[idx] = v -> torch.where or a clone first). In a GAN or any loop "
+        "with two losses, call optimizer.step() only after every backward through those parameters (it "
+        "changes them in place): compute both losses, then step, or recompute the forward after the step.",
+    )
+
+
+INPLACE_MODIFICATION = Recogniser(
+    kind="inplace_modification",
+    templates=("torch_native:saved-variable-modified-by-inplace", "aten:saved-variable-modified-bare"),
+    title="a saved tensor changed in place before backward",
+    anchors=("one of the variables needed for gradient computation has been modified by",),
+    match=R(r"modified by\s+an\s+inplace\s+operation"),
+    facts=(SAVED_TENSOR,),
+    span=3,
+    describe=_inplace,
+)
+
+
+def _leaf(hits: list[Hit], ctx: Context) -> tuple[str, str]:
+    return (
+        "a parameter (or another tensor made with requires_grad=True) was changed in place while autograd was "
+        "recording" + on_ranks(hits),
+        "Do updates and initialisations of parameters outside autograd: wrap them in torch.no_grad() (with "
+        "torch.no_grad(): w -= lr * w.grad), or change w.data / use nn.init functions, which do so; inside the "
+        "forward, compute a new tensor (w = w * mask) instead of changing the parameter in place.",
+    )
+
+
+LEAF_INPLACE = Recogniser(
+    kind="leaf_inplace",
+    templates=(
+        "aten:leaf-variable-requires-grad-in-place",
+        "aten:leaf-variable-requires-grad-has-been-used",
+        "aten:view-of-leaf-variable-in-place",
+    ),
+    title="a parameter changed in place under autograd",
+    anchors=(
+        "leaf Variable that requires grad is being used in an in-place",
+        "leaf Variable that requires grad has been used in an in-place",
+    ),
+    describe=_leaf,
+)
+
 RECOGNISERS = (
     BACKWARD_GRAPH_FREED,
     RNN_BACKWARD_EVAL_MODE,
     OPTIMIZER_NO_PARAMS,
     OPTIMIZER_SPARSE_GRADIENTS,
     OPTIMIZER_NON_LEAF,
+    NO_GRAD_IN_LOSS,
+    INPLACE_MODIFICATION,
+    LEAF_INPLACE,
 )

@@ -64,12 +64,36 @@ _DIMS = R(
     r"dimensions \((?P<dims>\d+)\) for operand (?P<operand>\d+)|"
     # the weight's shape as a list (1.2+) or as bare numbers ("weight 64 1 3") before
     r"Expected (?P<expected>\d+)-dimensional input for \d+-dimensional weight(?: \[[^\]\n]{0,60}\]|[\d ]{0,40}), but got "
-    r"(?P<got>\d+)-dimensional input of size (?P<size>\[[^\]\n]{0,60}\])"
+    r"(?P<got>\d+)-dimensional input of size (?P<size>\[[^\]\n]{0,60}\])|"
+    # 1.11+: convolutions take unbatched input too
+    r"Expected (?P<unbatched>\d)D \(unbatched\) or (?P<batched>\d)D \(batched\) input to (?P<op>\w{1,20}), but got "
+    r"input of size: (?P<conv_size>\[[^\]\n]{0,60}\])|"
+    # torch/nn/modules/batchnorm.py _check_input_dim
+    r"expected (?P<norm_expected>(?:at least )?\dD(?: or \dD)?) input \(got (?P<norm_got>\d)D input\)|"
+    # c10/core/WrapDimMinimal.cpp: a dim argument the tensor does not have
+    r"Dimension out of range \(expected to be in range of \[(?P<dim_low>-?\d+), (?P<dim_high>-?\d+)\], but got "
+    r"(?P<dim_range>-?\d+)\)"
 )
 
 
 def _dims(hits: list[Hit], ctx: Context) -> tuple[str, str]:
-    if first(hits, "operand"):
+    if first(hits, "op"):
+        what = (
+            f"{first(hits, 'op')} expects {first(hits, 'unbatched')}-D (one sample) or {first(hits, 'batched')}-D "
+            f"(a batch) input and got input of size {first(hits, 'conv_size')}"
+        )
+    elif first(hits, "norm_expected"):
+        what = (
+            f"a BatchNorm layer expects {first(hits, 'norm_expected')} input and got {first(hits, 'norm_got')}-D "
+            "(BatchNorm1d takes (N, C) or (N, C, L), BatchNorm2d (N, C, H, W))"
+        )
+    elif first(hits, "dim_range"):
+        what = (
+            f"an op was asked for dimension {first(hits, 'dim_range')} of a tensor that has only dimensions "
+            f"{first(hits, 'dim_low')}..{first(hits, 'dim_high')} (a batch dimension squeezed away, or dim= "
+            "written for a batched tensor)"
+        )
+    elif first(hits, "operand"):
         what = (
             f"einsum's operand {first(hits, 'operand')} has {first(hits, 'dims')} dimensions where the "
             f"equation gives it {first(hits, 'subscripts')} subscripts"
@@ -91,15 +115,56 @@ def _dims(hits: list[Hit], ctx: Context) -> tuple[str, str]:
 
 INPUT_SHAPE_MISMATCH = Recogniser(
     kind="input_shape_mismatch",
-    templates=("torch_native:einsum-subscripts-dimensions", "torch_native:conv-input-dimensions"),
+    templates=(
+        "torch_native:einsum-subscripts-dimensions",
+        "torch_native:conv-input-dimensions",
+        "aten:conv-unbatched-or-batched-input",
+        "torch:expected-input-got-input",
+        "torch:expected-or-input-got-input",
+        "torch:expected-input-got-input-2",
+        "torch:expected-at-least-input-got-input",
+        "aten:dimension-out-of-range",
+    ),
     title="a tensor with the wrong number of dimensions for its op",
-    anchors=("does not match the number of dimensions", "-dimensional input for "),
+    anchors=(
+        "does not match the number of dimensions",
+        "-dimensional input for ",
+        "D (batched) input to ",
+        "D input (got ",
+        "Dimension out of range (expected to be in range of [",
+    ),
     match=_DIMS,
+    # a dim out of range is also a wrong dim= argument on a tensor of the right shape: likely
+    confirm=lambda hits, ctx: any("dim_range" not in h.facts for h in hits),
     describe=_dims,
 )
 
 
 def _target_shape(hits: list[Hit], ctx: Context) -> tuple[str, str]:
+    if first(hits, "batch_out"):
+        return (
+            f"the loss got {first(hits, 'batch_out')} rows of output for {first(hits, 'batch_target')} targets"
+            + on_ranks(hits),
+            "CrossEntropyLoss/NLLLoss take an (N, C) output and an (N,) target of class indices. Print both "
+            "shapes before the loss: an output flattened with view(-1, C) while the target keeps its sequence "
+            "or spatial dimensions (flatten both: logits.view(-1, C), labels.view(-1)); a flatten after the "
+            "convolutions written as x.view(-1, F) with F too small, which folds features into the batch (use "
+            "x.view(x.size(0), -1) and fix the Linear's in_features); labels that are not one per sample.",
+        )
+    if first(hits, "multi_target") or first(hits, "target_size"):
+        told = (
+            f" (expected {first(hits, 'target_size')}, got {first(hits, 'target_got')})"
+            if first(hits, "target_size")
+            else ""
+        )
+        return (
+            f"the class-index loss got a target with an extra dimension{told}: one-hot or multi-label targets"
+            + on_ranks(hits),
+            "CrossEntropyLoss/NLLLoss want one class index per sample ((N,) long, or (N, d1, ...) for "
+            "segmentation): turn one-hot labels into indices with target.argmax(dim=1), squeeze a (N, 1) "
+            "target with target.squeeze(1), and load segmentation masks as one channel of class ids. Labels "
+            "with several classes per sample are multi-label: use BCEWithLogitsLoss with float targets.",
+        )
     return (
         f"the binary cross-entropy target has shape {first(hits, 'target', '?')} but the model's output has "
         f"{first(hits, 'output', '?')}" + on_ranks(hits),
@@ -112,20 +177,44 @@ def _target_shape(hits: list[Hit], ctx: Context) -> tuple[str, str]:
 
 TARGET_SHAPE_MISMATCH = Recogniser(
     kind="target_shape_mismatch",
-    templates=("torch_native:bce-target-size-must-match-input",),
+    templates=(
+        "torch_native:bce-target-size-must-match-input",
+        "aten:expected-input-batch-size-match-target",
+        "aten:nll-multi-target-not-supported",
+        "aten:thnn-multi-target-not-supported",
+        "aten:nll-expected-target-size",
+    ),
     title="a loss target of another shape than the output",
-    anchors=(") must be the same as input size (",),
+    anchors=(
+        ") must be the same as input size (",
+        ") to match target batch_size (",
+        "D target tensor expected, multi-target not supported",
+        "Expected target size ",
+    ),
     match=R(
         r"Target size \((?P<target>torch\.Size\(\[[^\]\n]{0,60}\]\))\) must be the same as input size "
-        r"\((?P<output>torch\.Size\(\[[^\]\n]{0,60}\]\))\)"
+        r"\((?P<output>torch\.Size\(\[[^\]\n]{0,60}\]\))\)|"
+        r"Expected input batch_size \((?P<batch_out>\d+)\) to match target batch_size \((?P<batch_target>\d+)\)|"
+        r"(?P<multi_target>1D target tensor expected, multi-target not supported)|"
+        r"Expected target size (?P<target_size>\[[\d, ]{1,40}\]|\(\d[\d, ]{0,40}\)), got "
+        r"(?P<target_got>\[[\d, ]{1,40}\]|torch\.Size\(\[[\d, ]{1,40}\]\))"
     ),
     describe=_target_shape,
 )
 
 
 def _target_dtype(hits: list[Hit], ctx: Context) -> tuple[str, str]:
+    if first(hits, "probabilities"):
+        return (
+            f"the loss got a target of the output's shape as {first(hits, 'probabilities')}: integer one-hot "
+            "labels, read as class probabilities" + on_ranks(hits),
+            "CrossEntropyLoss reads a target of the output's shape as class probabilities, which must be "
+            "floating. Pass class indices instead, target.argmax(dim=1) (int64, shape (N,)), or, for soft "
+            "labels, target.float().",
+        )
     return (
-        f"the loss got its class-index target as {first(hits, 'got', 'Int')} where it needs Long "
+        f"the loss got its class-index target as {first(hits, 'got') or first(hits, 'dispatch', 'Int')} where it "
+        "needs Long "
         "(int64)" + on_ranks(hits),
         "Cast the labels to int64 where the batch is built or before the loss: loss = criterion(output, "
         "target.long()) (or torch.as_tensor(label, dtype=torch.long) in the dataset). NumPy's default integer "
@@ -146,12 +235,24 @@ _SOFT_TARGETS = Alternative(
 
 LOSS_TARGET_DTYPE = Recogniser(
     kind="loss_target_dtype",
-    templates=("torch_native:expected-scalar-type-for-argument",),
+    templates=(
+        "torch_native:expected-scalar-type-for-argument",
+        "aten:nll-cuda-kernel-not-implemented-for",
+        "aten:nll-out-frame-not-implemented-for",
+        "aten:cross-entropy-floating-target-class-probabilities",
+    ),
     title="class-index targets that are not int64",
-    anchors=("Expected object of scalar type Long but got scalar type",),
+    anchors=(
+        "Expected object of scalar type Long but got scalar type",
+        "nll_loss_forward_reduce_cuda_kernel_2d_index\" not implemented for '",
+        "nll_loss_out_frame\" not implemented for '",
+        "Expected floating point type for target with class probabilities, got ",
+    ),
     match=R(
         r"Expected object of scalar type Long but got scalar type (?P<got>\w{1,20}) for argument #\d+ "
-        r"'(?P<argument>target|label\w{0,10})'"
+        r"'(?P<argument>target|label\w{0,10})'|"
+        r"\"nll_loss(?:_forward_reduce_cuda_kernel_2d_index|_out_frame)\" not implemented for '(?P<dispatch>\w{1,20})'|"
+        r"Expected floating point type for target with class probabilities, got (?P<probabilities>\w{1,20})"
     ),
     facts=(
         R(
@@ -219,9 +320,13 @@ def _numpy_grad(hits: list[Hit], ctx: Context) -> tuple[str, str]:
 
 NUMPY_REQUIRES_GRAD = Recogniser(
     kind="numpy_requires_grad",
-    templates=("torch_native:numpy-requires-grad",),
+    templates=("torch_native:numpy-requires-grad", "aten:numpy-on-variable-that-requires-grad"),
     title="a tensor that requires grad handed to NumPy",
-    anchors=("Can't call numpy() on Tensor that requires grad",),
+    # torch before 0.4 said Variable
+    anchors=(
+        "Can't call numpy() on Tensor that requires grad",
+        "Can't call numpy() on Variable that requires grad",
+    ),
     describe=_numpy_grad,
 )
 

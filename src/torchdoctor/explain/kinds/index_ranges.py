@@ -1,0 +1,147 @@
+"""A class label or a token id past the table it indexes, as torch's CPU kernels report it.
+
+- A classification loss given a label outside 0..C-1 (``aten/src/ATen/native/LossNLL.cpp`` nll_loss_out_frame:
+  "Target 5 is out of bounds."): the loss prints it for that cause only.
+  On the GPU the same label stops the kernel with a device-side assert (``device_assert``).
+- An embedding given an id of its table's size or more (``aten/src/ATen/native/TensorAdvancedIndexing.cpp``
+  index_select_out_cpu_: "index out of range in self"; ``TH/generic/THTensorEvenMoreMath.cpp`` before 1.6:
+  "index out of range: Tried to access index 30522 out of table with 30521 rows."). Two tables print it in a
+  transformer: the token ids (a tokenizer with more tokens than the model's vocabulary) and the positions (a
+  sequence longer than max_position_embeddings), and any index_select of the script's own does too, so it is
+  likely; it is the sequence's length for certain where transformers' tokenizer warned that the sequence is
+  longer than the model's maximum ("Token indices sequence length is longer than the specified maximum
+  sequence length for this model (600 > 512)", tokenization_utils_base.py); it is the likelier reading where the
+  traceback shows the position table's lookup, or the table has a position table's size (512, 514, 1024, ...).
+"""
+
+from __future__ import annotations
+
+import re
+
+from torchdoctor.explain.recognisers import Alternative, Context, Hit, Recogniser, first, on_ranks
+
+R = re.compile
+
+
+def _label(hits: list[Hit], ctx: Context) -> tuple[str, str]:
+    label = first(hits, "label", "?")
+    ignore = label in ("-1", "-100", "255")
+    return (
+        f"a class label ({label}) is outside 0..num_classes-1 of the loss's output" + on_ranks(hits),
+        (
+            "The label is a padding or 'ignore' value: pass it to the loss, nn.CrossEntropyLoss(ignore_index="
+            f"{label}), or remove those samples. "
+            if ignore
+            else ""
+        )
+        + "Class labels must be 0..C-1 where C is the model's number of outputs: labels numbered from 1 need "
+        "label - 1; a model built with fewer classes than the dataset has needs num_classes = max label + 1 "
+        "(check the config's num_classes / n_classes against the dataset); label values such as 255 in a "
+        "segmentation mask are an ignore value (ignore_index=255) or need remapping to class indices.",
+    )
+
+
+LABEL_OUT_OF_RANGE = Recogniser(
+    kind="label_out_of_range",
+    templates=("aten:nll-target-is-out-of-bounds",),
+    title="a class label outside the model's classes",
+    anchors=(" is out of bounds.",),
+    match=R(r"\bTarget (?P<label>-?\d+) is out of bounds\."),
+    describe=_label,
+)
+
+_EMBEDDING = R(
+    r"index out of range in self|"
+    r"index out of range: Tried to access index (?P<index>-?\d+) out of table with (?P<rows>\d+) rows"
+)
+SEQUENCE_OVER_MAX = R(
+    r"Token indices sequence length is longer than the specified maximum sequence length for this model "
+    r"\((?P<seq_len>\d+) > (?P<seq_max>\d+)\)"
+)
+POSITION_LOOKUP = R(r"(?P<position_lookup>position_embeddings\()")
+# a table of a position table's size (BERT's 512, RoBERTa's 514, GPT-2's 1024, ...): no vocabulary is that small
+POSITION_ROWS = R(r"out of table with (?P<position_rows>5[01]\d|10[0-2]\d|20[4-5]\d|40[89]\d|819\d) rows")
+
+
+def _token_id(hits: list[Hit], ctx: Context) -> tuple[str, str]:
+    index, rows = first(hits, "index"), first(hits, "rows")
+    told = f" (id {index} in a table of {rows} rows)" if index else ""
+    return (
+        f"an embedding was given an index past its table{told}: likely a token id at or above the vocabulary "
+        "size" + on_ranks(hits),
+        "Every id given to nn.Embedding(num_embeddings, d) must be below num_embeddings. After adding tokens "
+        "to a tokenizer call model.resize_token_embeddings(len(tokenizer)); use the tokenizer the checkpoint "
+        "was trained with (its vocab_size equal to the config's); build the embedding with num_embeddings = "
+        "max id + 1 (a padding id of -1 needs padding_idx and an id of its own). On the GPU the same error is a "
+        "device-side assert: rerun on the CPU to see it.",
+    )
+
+
+EMBEDDING_INDEX_RANGE = Recogniser(
+    kind="embedding_index_range",
+    templates=("aten:index-out-of-range-in-self", "aten:index-out-of-range-tried-to-access"),
+    title="an id past an embedding's table",
+    anchors=("index out of range in self", "index out of range: Tried to access index "),
+    match=_EMBEDDING,
+    # the token table, the position table and any index_select print it: never certain which
+    confirm=lambda hits, ctx: False,
+    also=(
+        Alternative(
+            "sequence_too_long",
+            "a sequence longer than the model's position embeddings (max_position_embeddings, 512 for BERT)",
+            "Truncate the inputs to the model's maximum: tokenizer(..., truncation=True, max_length=512), or "
+            "split long texts into windows.",
+        ),
+        Alternative(
+            "index_select_operands",
+            "an index_select of the script's own with an index past the dimension it selects from",
+            "Print the index's max() and the tensor's size in that dimension on the line the traceback names.",
+        ),
+    ),
+    describe=_token_id,
+)
+
+
+def _too_long(hits: list[Hit], ctx: Context) -> tuple[str, str]:
+    seq, most = ctx.facts.get("seq_len"), ctx.facts.get("seq_max")
+    rows = ctx.facts.get("position_rows")
+    told = (
+        f" ({seq} tokens, the model takes {most})"
+        if seq
+        else f" (an index past a table of {rows} rows, a position table's size)"
+        if rows
+        else " (the position embeddings' lookup failed)"
+    )
+    return (
+        f"a sequence longer than the model's position embeddings{told}" + on_ranks(hits),
+        "Truncate the inputs to the model's maximum length: tokenizer(text, truncation=True, max_length="
+        f"{most or 'model.config.max_position_embeddings'}), set the data collator's or script's "
+        "max_seq_length to it, or split long documents into overlapping windows.",
+    )
+
+
+SEQUENCE_TOO_LONG = Recogniser(
+    kind="sequence_too_long",
+    templates=("aten:index-out-of-range-in-self", "aten:index-out-of-range-tried-to-access"),
+    title="a sequence longer than the position embeddings",
+    anchors=EMBEDDING_INDEX_RANGE.anchors,
+    match=_EMBEDDING,
+    requires=("seq_len", "position_lookup", "position_rows"),
+    confirm=lambda hits, ctx: "seq_len" in ctx.facts,
+    also=(
+        Alternative(
+            "embedding_index_range",
+            "a token id at or above the vocabulary size",
+            "After adding tokens to the tokenizer call model.resize_token_embeddings(len(tokenizer)).",
+        ),
+    ),
+    absorbs=("embedding_index_range",),
+    describe=_too_long,
+)
+
+RECOGNISERS = (LABEL_OUT_OF_RANGE, SEQUENCE_TOO_LONG, EMBEDDING_INDEX_RANGE)
+CONTEXT = (
+    ("Token indices sequence length", SEQUENCE_OVER_MAX),
+    ("position_embeddings(", POSITION_LOOKUP),
+    ("out of table with", POSITION_ROWS),
+)

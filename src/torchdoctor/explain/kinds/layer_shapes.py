@@ -1,0 +1,256 @@
+"""A model's layer meeting a tensor of another size than it was built for: the shape checks of torch's ops.
+
+Each message names the sizes it compared, and the fix is written with them:
+
+- a Linear layer whose ``in_features`` is not the input's last dimension (``aten/src/ATen/native/
+  LinearAlgebra.cpp``, addmm's check: "mat1 and mat2 shapes cannot be multiplied (64x1568 and 6272x10)"; "mat1
+  dim 1 must match mat2 dim 0" in 1.7-1.9; ``TH/generic/THTensorMath.cpp`` before: "size mismatch, m1: [64 x
+  1568], m2: [6272 x 10]"), a LayerNorm's ``normalized_shape`` (``native/layer_norm.h``) or an RNN's
+  ``input_size`` (``torch/nn/modules/rnn.py`` check_input). addmm is every matrix product, so without
+  ``nn.Linear`` in the traceback the reading is likely, a matrix product of the script's own named beside it;
+- two operands of an elementwise op that do not broadcast (``aten/src/ATen/ExpandUtils.cpp`` infer_size_impl:
+  "The size of tensor a (64) must match the size of tensor b (32) at non-singleton dimension 1"; expand and an
+  assignment into a slice: "The expanded size of the tensor (5) must match the existing size (8) ...");
+- a convolution given another number of channels than its ``in_channels`` (``native/Convolution.cpp``
+  check_input_shape_forward: "Given groups=1, weight of size [64, 3, 7, 7], expected input[8, 1, 224, 224] to
+  have 3 channels, but got 1 channels instead");
+- torch.cat of maps whose other dimensions differ (``native/TensorShape.cpp`` check_cat_shape_except_dim,
+  worded three ways since 0.4): most often an encoder-decoder's skip connection given an input whose height or
+  width is not a multiple of 2**depth. The DataLoader's default collate stacked through the same check before
+  1.5, and two branches of a model can differ for other reasons, so it is only likely, with both named.
+"""
+
+from __future__ import annotations
+
+import re
+
+from torchdoctor.explain.recognisers import Alternative, Context, Hit, Recogniser, first, on_ranks
+
+R = re.compile
+
+_MATMUL = R(
+    r"mat1 and mat2 shapes cannot be multiplied \((?P<rows>\d+)x(?P<got>\d+) and (?P<built>\d+)x(?P<out>\d+)\)|"
+    r"size mismatch, m1: \[(?P<rows_th>\d+) x (?P<got_th>\d+)\], m2: \[(?P<built_th>\d+) x (?P<out_th>\d+)\]|"
+    r"Given normalized_shape=\[?(?P<norm>[\d, ]{1,40})\]?, expected input with shape \[\*, (?P<norm_expected>[\d, ]{1,40})\], "
+    r"but got input of size\s?(?P<norm_got>\[[^\]\n]{0,60}\]|torch\.Size\(\[[^\]\n]{0,60}\]\))|"
+    r"input\.size\(-1\) must be equal to input_size\. Expected (?P<rnn_built>\d+), got (?P<rnn_got>\d+)|"
+    r"(?P<bare>mat1 dim 1 must match mat2 dim 0)"
+)
+# the traceback going through nn.Linear: the matrix product that failed is a Linear layer's
+LINEAR_IN_TRACEBACK = R(r"(?P<linear_layer>modules[/\\]linear\.py|\bF\.linear\(|torch\._C\._nn\.linear\()")
+
+
+def _layer(hits: list[Hit], ctx: Context) -> tuple[str, str]:
+    got = first(hits, "got") or first(hits, "got_th")
+    built = first(hits, "built") or first(hits, "built_th")
+    out = first(hits, "out") or first(hits, "out_th")
+    if first(hits, "rnn_built"):
+        got, built = first(hits, "rnn_got"), first(hits, "rnn_built")
+        return (
+            f"an RNN layer built for input_size={built} got inputs with {got} features" + on_ranks(hits),
+            f"Build the LSTM/GRU/RNN with input_size={got} (the size of the last dimension of what it is given: "
+            "the embedding dimension or the number of features per time step), or project the inputs to "
+            f"{built} first; with batch_first=False the input is (seq_len, batch, {built}).",
+        )
+    if first(hits, "norm"):
+        return (
+            f"a LayerNorm built for normalized_shape=[{first(hits, 'norm')}] got an input of size "
+            f"{first(hits, 'norm_got')}" + on_ranks(hits),
+            "nn.LayerNorm(d) normalises the last dimension, which must be d: build it with the size of the "
+            "input's last dimension (the model's hidden size), or permute the input so that the features come "
+            "last (a (N, C, H, W) map needs x.permute(0, 2, 3, 1) before it, or nn.GroupNorm(1, C)).",
+        )
+    if got and built:
+        layer = "nn.Linear(" + f"{got}, {out})" if out else f"in_features={got}"
+        return (
+            f"a matrix product (a Linear layer) got {got} features per row where it is built for {built} "
+            f"(shapes {first(hits, 'rows') or first(hits, 'rows_th')}x{got} and {built}x{out})"
+            + on_ranks(hits),
+            f"The layer's in_features ({built}) must equal the size of the input's last dimension ({got}). "
+            f"Build it as {layer}, or feed it what it expects: after convolutions the flattened size depends "
+            "on the image size, so resize the inputs to the size the model was designed for, or compute it "
+            "(run one dummy batch through the layers before the Linear and read x.flatten(1).shape[1]; "
+            "nn.LazyLinear infers it). A checkpoint or adapter for another model variant gives the same message "
+            "(an SD1.5 ControlNet on an SDXL model): use the one made for this model.",
+        )
+    return (
+        "a matrix product (a Linear layer) got an input whose last dimension is not the layer's in_features"
+        + on_ranks(hits),
+        "Print the input's shape before the Linear the traceback names and build the layer with in_features "
+        "equal to its last dimension (nn.LazyLinear infers it).",
+    )
+
+
+LAYER_INPUT_SIZE = Recogniser(
+    kind="layer_input_size",
+    templates=(
+        "aten:mat1-and-mat2-shapes-cannot-be-multiplied",
+        "aten:mat1-dim-must-match-mat2-dim",
+        "aten:size-mismatch-m1-m2",
+        "aten:layer-norm-normalized-shape-expected-input",
+        "torch_cpp:input-size-must-be-equal-to",
+    ),
+    title="a layer built for another input size",
+    anchors=(
+        "mat1 and mat2 shapes cannot be multiplied (",
+        "mat1 dim 1 must match mat2 dim 0",
+        "size mismatch, m1: [",
+        ", expected input with shape [*, ",
+        "must be equal to input_size. Expected",
+    ),
+    match=_MATMUL,
+    # addmm is every matrix product: a Linear layer's only where the traceback shows one (or the layer is
+    # named by its own check: LayerNorm, RNN)
+    confirm=lambda hits, ctx: (
+        "linear_layer" in ctx.facts or any("norm" in h.facts or "rnn_built" in h.facts for h in hits)
+    ),
+    also=(
+        Alternative(
+            "matmul_operands",
+            "a matrix product of the script's own (torch.mm, @, torch.matmul) with operands that do not align",
+            "Print both operands' shapes on the line the traceback names: the last dimension of the first must "
+            "equal the first (or second-to-last) of the second; transpose one (.T, .transpose(-1, -2)) or "
+            "reshape it.",
+        ),
+    ),
+    describe=_layer,
+)
+
+_BROADCAST = R(
+    r"The size of tensor a \((?P<a>\d+)\) must match the size of tensor b \((?P<b>\d+)\) at non-singleton "
+    r"dimension (?P<dim>\d+)|"
+    r"The expanded size of the tensor \((?P<expanded>-?\d+)\) must match the existing size \((?P<existing>\d+)\) "
+    r"at non-singleton dimension (?P<expand_dim>\d+)"
+)
+
+
+def _broadcast(hits: list[Hit], ctx: Context) -> tuple[str, str]:
+    if first(hits, "a"):
+        what = (
+            f"two tensors combined elementwise differ in dimension {first(hits, 'dim')} ({first(hits, 'a')} "
+            f"against {first(hits, 'b')}) and neither is 1, so they do not broadcast"
+        )
+    else:
+        what = (
+            f"a tensor of size {first(hits, 'existing')} in dimension {first(hits, 'expand_dim')} was expanded "
+            f"or assigned into a place of size {first(hits, 'expanded')}"
+        )
+    return (
+        what + on_ranks(hits),
+        "Print the shapes of both operands on the line the traceback names and make them agree: a loss between "
+        "an (N, C) output and an (N,) target (use CrossEntropyLoss with class indices, or one-hot the target), "
+        "a residual or skip connection adding maps with different channels or sizes (a 1x1 convolution or a "
+        "stride on the shortcut), an attention mask or position table built for another sequence length, a "
+        "last batch smaller than the batch size a buffer was made for (drop_last=True, or size it from the "
+        "batch); an assignment x[a:b] = y needs y of the slice's size.",
+    )
+
+
+BROADCAST_SIZE_MISMATCH = Recogniser(
+    kind="broadcast_size_mismatch",
+    templates=("aten:size-of-tensor-a-must-match-tensor-b", "aten:expanded-size-must-match-existing-size"),
+    title="tensors whose sizes do not broadcast",
+    anchors=(") must match the size of tensor b (", ") must match the existing size ("),
+    match=_BROADCAST,
+    describe=_broadcast,
+)
+
+_CHANNELS = R(
+    r"Given (?:groups|transposed)=\w{1,8}, weight of size (?P<weight>\[[^\]\n]{0,40}\]|torch\.Size\(\[[^\]\n]{0,40}\]\)|"
+    r"[\d ,]{1,40}), expected input(?P<input>\[[^\]\n]{0,40}\]|[\d ,]{0,40}) to have (?P<expected>\d+) channels, "
+    r"but got (?P<got>\d+) channels instead"
+)
+
+
+def _channels(hits: list[Hit], ctx: Context) -> tuple[str, str]:
+    expected, got = first(hits, "expected", "?"), first(hits, "got", "?")
+    sizes = re.findall(r"\d+", first(hits, "input", ""))
+    hint = {
+        ("3", "1"): "a grayscale image for an RGB model: load it with Image.open(p).convert('RGB') or "
+        "x.repeat(1, 3, 1, 1)",
+        ("1", "3"): "an RGB image for a one-channel model: convert('L'), or build the first conv with "
+        "in_channels=3",
+        ("3", "4"): "an RGBA or PNG image with alpha: load it with .convert('RGB')",
+    }.get((expected, got), "")
+    if not hint and len(sizes) == 4 and sizes[3] == expected:
+        hint = "the batch is channels-last (N, H, W, C): x.permute(0, 3, 1, 2) before the model"
+    return (
+        f"a convolution built for {expected} input channels got {got} (input {first(hits, 'input', '?')}, "
+        f"weight {first(hits, 'weight', '?')})" + on_ranks(hits),
+        (f"Likely {hint}. " if hint else "")
+        + f"The conv layer's in_channels ({expected}) must equal the input's dimension 1 ({got}): build it with "
+        f"in_channels={got}, or give it {expected}-channel input (images in the layout (N, C, H, W), the "
+        "previous layer's out_channels equal to this one's in_channels).",
+    )
+
+
+CONV_INPUT_CHANNELS = Recogniser(
+    kind="conv_input_channels",
+    templates=("aten:conv-groups-expected-input-channels", "aten:conv-transposed-expected-input-channels"),
+    title="a convolution given another number of channels",
+    anchors=(" channels, but got ",),
+    match=_CHANNELS,
+    describe=_channels,
+)
+
+_CAT = R(
+    r"Sizes of tensors must match except in dimension (?P<dim>\d+)\. (?:Expected size (?P<expected>\d+) but got "
+    r"size (?P<got>\d+) for tensor number (?P<tensor>\d+)|Got (?P<a>\d+) and (?P<b>\d+) in dimension (?P<at>\d+))"
+)
+# the DataLoader's collate in the traceback: torch.stack of samples of different sizes (before 1.5 it went
+# through cat's check)
+IN_COLLATE = R(r"(?P<in_collate>collate\.py|default_collate)")
+
+
+def _cat(hits: list[Hit], ctx: Context) -> tuple[str, str]:
+    sizes = (
+        (first(hits, "expected"), first(hits, "got"))
+        if first(hits, "expected")
+        else (first(hits, "a"), first(hits, "b"))
+    )
+    return (
+        f"torch.cat was given tensors that differ outside the joined dimension {first(hits, 'dim', '?')} "
+        f"({sizes[0]} against {sizes[1]}): likely an encoder-decoder's skip connection with an input size not "
+        "divisible by its down-sampling" + on_ranks(hits),
+        "A U-Net-like model halves the height and width at each pooling and doubles them back, so an input "
+        "whose sides are not a multiple of 2**depth (16 or 32) leaves the upsampled map a pixel off its skip: "
+        "resize or pad the inputs to a multiple of 2**depth, or pad/interpolate the upsampled map to the "
+        "skip's size before torch.cat (F.interpolate(x, size=skip.shape[-2:])).",
+    )
+
+
+CAT_SIZE_MISMATCH = Recogniser(
+    kind="input_size_not_divisible",
+    templates=(
+        "aten:cat-sizes-must-match-except-dimension",
+        "aten:cat-sizes-must-match-offending-index",
+        "aten:th-cat-sizes-must-match",
+    ),
+    title="an input size that does not divide down to the skip connections",
+    anchors=("Sizes of tensors must match except in dimension ",),
+    match=_CAT,
+    # cat's check is every concatenation's: the skip connection is the commonest, never the only reading
+    confirm=lambda hits, ctx: False,
+    also=(
+        Alternative(
+            "collate_unequal_sizes",
+            "samples of different sizes stacked into one batch by the DataLoader's default collate",
+            "Resize or pad every sample to one size in the dataset's transform, or pass a collate_fn that pads "
+            "(torch.nn.utils.rnn.pad_sequence) or keeps a list.",
+            when=("in_collate",),
+        ),
+        Alternative(
+            "cat_operands",
+            "two tensors of the script's own joined with torch.cat whose other dimensions differ",
+            "Print the shapes of the tensors the line the traceback names joins, and make every dimension but "
+            "the joined one agree.",
+        ),
+    ),
+    describe=_cat,
+)
+
+RECOGNISERS = (LAYER_INPUT_SIZE, BROADCAST_SIZE_MISMATCH, CONV_INPUT_CHANNELS, CAT_SIZE_MISMATCH)
+CONTEXT = (
+    ("linear", LINEAR_IN_TRACEBACK),
+    ("collate", IN_COLLATE),
+)

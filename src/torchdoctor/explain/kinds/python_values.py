@@ -1,0 +1,36 @@
+"""A tensor of several values used as a Python truth value, refused by torch's conversion (``aten/src/ATen/
+native/TensorCompare.cpp`` is_nonzero: "Boolean value of Tensor with more than one value is ambiguous"): printed
+for that cause alone, so certain. (NumPy given a tensor that requires grad, and a tensor of several values made a
+number, are `tensor_misuse`'s `numpy_requires_grad` and `item_non_scalar`.)
+"""
+
+from __future__ import annotations
+
+import re
+
+from torchdoctor.explain.recognisers import Context, Hit, Recogniser, on_ranks
+
+R = re.compile
+
+
+def _condition(hits: list[Hit], ctx: Context) -> tuple[str, str]:
+    return (
+        "a tensor of several values was used as a Python truth value (an if, while, and/or, assert or "
+        "bool())" + on_ranks(hits),
+        "Say which truth is meant on the line the traceback names: (mask).any() or .all() for a comparison of "
+        "tensors, torch.equal(a, b) for equality of whole tensors, x.item() when x should hold one value (a "
+        "loss that is not reduced: use loss.mean()); element-wise choices need torch.where(cond, a, b), and "
+        "`a and b` on tensors is `a & b`.",
+    )
+
+
+TENSOR_IN_PYTHON_CONDITION = Recogniser(
+    kind="tensor_in_python_condition",
+    templates=("aten:boolean-value-of-tensor-more-than-one-value",),
+    title="a tensor of several values in a Python condition",
+    anchors=("Boolean value of Tensor with more than one value is ambiguous",),
+    describe=_condition,
+)
+
+
+RECOGNISERS = (TENSOR_IN_PYTHON_CONDITION,)

@@ -1,0 +1,492 @@
+"""A training script's own mistakes as torch's operators, autograd, nn and conversions print them (catalog/aten.tsv):
+each message, filled in as a traceback ends with it, is read as its kind at the confidence its source allows, the
+fix naming the values; a line that looks like it and is another message is not read as that kind.
+"""
+
+from __future__ import annotations
+
+import pytest
+from explaining import explained, leads_with, template
+
+from torchdoctor.explain.catalog import by_id
+
+LINEAR_FRAME = (
+    'Traceback (most recent call last):\n  File "train.py", line 88, in <module>\n    out = model(x)\n'
+    '  File "/opt/conda/lib/python3.10/site-packages/torch/nn/modules/linear.py", line 114, in forward\n'
+    "    return F.linear(input, self.weight, self.bias)\n"
+)
+FRAME = (
+    'Traceback (most recent call last):\n  File "train.py", line 88, in <module>\n    loss = step(batch)\n'
+)
+
+# (template id, values, what the traceback ends with before it, kind, confidence, words in the summary or fix)
+CASES = [
+    (
+        "aten:mat1-and-mat2-shapes-cannot-be-multiplied",
+        ("64", "1568", "6272", "10"),
+        LINEAR_FRAME + "RuntimeError: ",
+        "layer_input_size",
+        "certain",
+        ["nn.Linear(1568, 10)", "6272"],
+    ),
+    (
+        "aten:mat1-and-mat2-shapes-cannot-be-multiplied",
+        ("3", "2", "3", "2"),
+        FRAME + "RuntimeError: ",
+        "layer_input_size",
+        "likely",
+        ["in_features", "matrix product of the script's own"],
+    ),
+    (
+        "aten:mat1-dim-must-match-mat2-dim",
+        (),
+        LINEAR_FRAME + "RuntimeError: ",
+        "layer_input_size",
+        "certain",
+        ["in_features"],
+    ),
+    (
+        "aten:size-mismatch-m1-m2",
+        ("64", "1568", "6272", "10", "/pytorch/aten/src/THC/generic/THCTensorMathBlas.cu:283"),
+        LINEAR_FRAME + "RuntimeError: ",
+        "layer_input_size",
+        "certain",
+        ["1568"],
+    ),
+    (
+        "aten:layer-norm-normalized-shape-expected-input",
+        ("[768]", "768", "[8, 128, 512]"),
+        FRAME + "RuntimeError: ",
+        "layer_input_size",
+        "certain",
+        ["LayerNorm", "[8, 128, 512]"],
+    ),
+    (
+        "torch_cpp:input-size-must-be-equal-to",
+        (),
+        FRAME + "RuntimeError: ",
+        "layer_input_size",
+        "certain",
+        ["input_size=100"],
+    ),
+    (
+        "aten:size-of-tensor-a-must-match-tensor-b",
+        ("64", "32", "1"),
+        FRAME + "RuntimeError: ",
+        "broadcast_size_mismatch",
+        "certain",
+        ["64 against 32", "dimension 1"],
+    ),
+    (
+        "aten:expanded-size-must-match-existing-size",
+        ("5", "8", "0", "[5]", "[8]"),
+        FRAME + "RuntimeError: ",
+        "broadcast_size_mismatch",
+        "certain",
+        ["x[a:b] = y"],
+    ),
+    (
+        "aten:conv-groups-expected-input-channels",
+        ("1", "[64, 3, 7, 7]", "[8, 1, 224, 224]", "3", "1"),
+        FRAME + "RuntimeError: ",
+        "conv_input_channels",
+        "certain",
+        ["convert('RGB')", "in_channels=1"],
+    ),
+    (
+        "aten:conv-groups-expected-input-channels",
+        ("1", "[32, 3, 3, 3]", "[16, 224, 224, 3]", "3", "224"),
+        FRAME + "RuntimeError: ",
+        "conv_input_channels",
+        "certain",
+        ["permute(0, 3, 1, 2)"],
+    ),
+    (
+        "aten:conv-transposed-expected-input-channels",
+        ("1", "[256, 128, 4, 4]", "[4, 128, 16, 16]", "256", "128"),
+        FRAME + "RuntimeError: ",
+        "conv_input_channels",
+        "certain",
+        ["in_channels=128"],
+    ),
+    (
+        "aten:conv-unbatched-or-batched-input",
+        ("3", "4", "conv2d", "[64, 784]"),
+        FRAME + "RuntimeError: ",
+        "input_shape_mismatch",
+        "certain",
+        ["[64, 784]"],
+    ),
+    (
+        "torch:expected-input-got-input",
+        ("2",),
+        FRAME + "ValueError: ",
+        "input_shape_mismatch",
+        "certain",
+        ["BatchNorm"],
+    ),
+    (
+        "aten:expected-input-batch-size-match-target",
+        ("4096", "8"),
+        FRAME + "ValueError: ",
+        "target_shape_mismatch",
+        "certain",
+        ["4096 rows", "view(-1, C)"],
+    ),
+    (
+        "aten:nll-multi-target-not-supported",
+        (),
+        FRAME + "RuntimeError: ",
+        "target_shape_mismatch",
+        "certain",
+        ["argmax(dim=1)"],
+    ),
+    (
+        "aten:thnn-multi-target-not-supported",
+        (),
+        FRAME + "RuntimeError: ",
+        "target_shape_mismatch",
+        "certain",
+        ["one-hot"],
+    ),
+    (
+        "aten:nll-expected-target-size",
+        ("[4, 256]", "[4, 3, 256]"),
+        FRAME + "RuntimeError: ",
+        "target_shape_mismatch",
+        "certain",
+        ["[4, 3, 256]", "squeeze(1)"],
+    ),
+    (
+        "aten:nll-target-is-out-of-bounds",
+        ("10",),
+        FRAME + "IndexError: ",
+        "label_out_of_range",
+        "certain",
+        ["(10)", "num_classes"],
+    ),
+    (
+        "aten:nll-target-is-out-of-bounds",
+        ("255",),
+        FRAME + "IndexError: ",
+        "label_out_of_range",
+        "certain",
+        ["ignore_index=255"],
+    ),
+    (
+        "aten:index-out-of-range-in-self",
+        (),
+        FRAME + "IndexError: ",
+        "embedding_index_range",
+        "likely",
+        ["resize_token_embeddings", "max_position_embeddings"],
+    ),
+    (
+        "aten:index-out-of-range-tried-to-access",
+        ("30522", "30521", "../aten/src/TH/generic/THTensorEvenMoreMath.cpp:418"),
+        FRAME + "RuntimeError: ",
+        "embedding_index_range",
+        "likely",
+        ["id 30522 in a table of 30521 rows"],
+    ),
+    (
+        "aten:element-of-tensors-does-not-require-grad",
+        ("0",),
+        FRAME + "RuntimeError: ",
+        "no_grad_in_loss",
+        "certain",
+        ["torch.no_grad()", "enable_input_require_grads"],
+    ),
+    (
+        "aten:saved-variable-modified-bare",
+        (),
+        FRAME + "RuntimeError: ",
+        "inplace_modification",
+        "certain",
+        ["set_detect_anomaly(True)", "optimizer.step()"],
+    ),
+    (
+        "aten:leaf-variable-requires-grad-in-place",
+        (),
+        FRAME + "RuntimeError: ",
+        "leaf_inplace",
+        "certain",
+        ["torch.no_grad()"],
+    ),
+    (
+        "aten:leaf-variable-requires-grad-has-been-used",
+        (),
+        FRAME + "RuntimeError: ",
+        "leaf_inplace",
+        "certain",
+        ["w.data"],
+    ),
+    (
+        "aten:view-of-leaf-variable-in-place",
+        (),
+        FRAME + "RuntimeError: ",
+        "leaf_inplace",
+        "certain",
+        ["no_grad"],
+    ),
+    (
+        "aten:numpy-on-variable-that-requires-grad",
+        (),
+        FRAME + "RuntimeError: ",
+        "numpy_requires_grad",
+        "certain",
+        ["detach()"],
+    ),
+    (
+        "aten:boolean-value-of-tensor-more-than-one-value",
+        (),
+        FRAME + "RuntimeError: ",
+        "tensor_in_python_condition",
+        "certain",
+        [".any()", "torch.where"],
+    ),
+    (
+        "aten:expected-scalar-type-but-found",
+        ("Float", "Double"),
+        FRAME + "RuntimeError: ",
+        "dtype_mismatch",
+        "certain",
+        ["Float and Double", "torch.float32"],
+    ),
+    (
+        "aten:expected-scalar-type-but-found",
+        ("Half", "Float"),
+        FRAME + "RuntimeError: ",
+        "dtype_mismatch",
+        "certain",
+        ["torch.autocast"],
+    ),
+    (
+        "aten:mat1-and-mat2-must-have-same-dtype",
+        ("Double", "Float"),
+        FRAME + "RuntimeError: ",
+        "dtype_mismatch",
+        "certain",
+        ["Double and Float"],
+    ),
+    (
+        "aten:m1-and-m2-same-dtype",
+        ("double", "float"),
+        FRAME + "RuntimeError: ",
+        "dtype_mismatch",
+        "certain",
+        ["double and float"],
+    ),
+    (
+        "aten:found-dtype-but-expected",
+        ("Double", "Float"),
+        FRAME + "RuntimeError: ",
+        "dtype_mismatch",
+        "certain",
+        ["target.float()"],
+    ),
+    (
+        "aten:input-type-and-bias-type",
+        ("torch.cuda.HalfTensor", "torch.cuda.FloatTensor"),
+        FRAME + "RuntimeError: ",
+        "dtype_mismatch",
+        "certain",
+        ["torch.cuda.HalfTensor"],
+    ),
+    (
+        "aten:nll-cuda-kernel-not-implemented-for",
+        ("Int",),
+        FRAME + "RuntimeError: ",
+        "loss_target_dtype",
+        "certain",
+        ["as Int", "target.long()"],
+    ),
+    (
+        "aten:nll-out-frame-not-implemented-for",
+        ("Float",),
+        FRAME + "RuntimeError: ",
+        "loss_target_dtype",
+        "certain",
+        ["as Float"],
+    ),
+    (
+        "aten:cross-entropy-floating-target-class-probabilities",
+        ("Long",),
+        FRAME + "RuntimeError: ",
+        "loss_target_dtype",
+        "certain",
+        ["argmax(dim=1)"],
+    ),
+    (
+        "aten:dimension-out-of-range",
+        ("-1", "0", "1"),
+        FRAME + "IndexError: ",
+        "input_shape_mismatch",
+        "likely",
+        ["dimension 1", "squeezed"],
+    ),
+    (
+        "aten:embedding-indices-scalar-types",
+        ("torch.cuda.FloatTensor",),
+        FRAME + "RuntimeError: ",
+        "embedding_index_dtype",
+        "likely",  # float ids: the script's data, or a library's bug (925.txt, multimodalhugs#14)
+        ["torch.cuda.FloatTensor", "dtype=torch.long"],
+    ),
+    (
+        "aten:embedding-indices-scalar-type-long",
+        ("torch.FloatTensor",),
+        FRAME + "RuntimeError: ",
+        "embedding_index_dtype",
+        "likely",  # float ids: the script's data, or a library's bug (925.txt, multimodalhugs#14)
+        ["torch.FloatTensor"],
+    ),
+    (
+        "torch_native:expected-scalar-type-for-argument",
+        ("Float", "Double", "2", "mat2"),
+        FRAME + "RuntimeError: ",
+        "dtype_mismatch",
+        "certain",
+        ["Float and Double"],
+    ),
+    (
+        "torch_native:expected-scalar-type-for-argument",
+        ("Long", "Int", "2", "target"),
+        FRAME + "RuntimeError: ",
+        "loss_target_dtype",
+        "certain",
+        ["as Int"],
+    ),
+    (
+        "aten:cat-sizes-must-match-except-dimension",
+        ("1", "64", "63", "1"),
+        FRAME + "RuntimeError: ",
+        "input_size_not_divisible",
+        "likely",
+        ["64 against 63", "2**depth"],
+    ),
+    (
+        "aten:cat-sizes-must-match-offending-index",
+        ("1", "38", "37", "2", "1"),
+        FRAME + "RuntimeError: ",
+        "input_size_not_divisible",
+        "likely",
+        ["38 against 37"],
+    ),
+    (
+        "aten:th-cat-sizes-must-match",
+        ("1", "38", "37", "2", "/pytorch/aten/src/THC/generic/THCTensorMath.cu:71"),
+        FRAME + "RuntimeError: ",
+        "input_size_not_divisible",
+        "likely",
+        ["38 against 37"],
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("ident", "values", "prefix", "kind", "confidence", "words"),
+    CASES,
+    ids=[f"{c[0]}-{c[4]}-{i}" for i, c in enumerate(CASES)],
+)
+def test_a_scripts_mistake_is_read_as_its_kind(ident, values, prefix, kind, confidence, words):
+    # the catalog holds the head of torch_cpp's row only (a string of the .so): its values follow it
+    tail = " 300, got 100" if ident == "torch_cpp:input-size-must-be-equal-to" else ""
+    leads_with(prefix + template(ident, *values) + tail, kind, confidence, words)
+
+
+def test_every_template_of_aten_is_mapped_and_has_its_case():
+    aten = {ident for ident in by_id() if ident.startswith("aten:")}
+    assert all(by_id()[ident].kind for ident in aten)
+    assert aten <= {case[0] for case in CASES}
+
+
+def test_a_tokenizer_warning_makes_the_index_error_a_sequence_too_long_for_certain():
+    log = (
+        "Token indices sequence length is longer than the specified maximum sequence length for this model "
+        "(600 > 512). Running this sequence through the model will result in indexing errors\n"
+        + FRAME
+        + '  File "modeling_bert.py", line 237, in forward\n'
+        "    position_embeddings = self.position_embeddings(position_ids)\n"
+        "IndexError: index out of range in self\n"
+    )
+    found = explained(log)
+    assert found.id == "log.sequence_too_long"
+    assert found.details["confidence"] == "certain"
+    assert "max_length=512" in found.fix
+
+
+def test_a_table_of_a_position_tables_size_is_likely_a_sequence_too_long():
+    found = explained(
+        "RuntimeError: index out of range: Tried to access index 512 out of table with 511 rows. at "
+        "/pytorch/aten/src/TH/generic/THTensorEvenMoreMath.cpp:418\n"
+    )
+    assert (found.id, found.details["confidence"]) == ("log.sequence_too_long", "likely")
+    assert "log.embedding_index_range" in found.details["alternatives"]
+
+
+def test_the_positions_lookup_alone_is_only_likely_a_sequence_too_long():
+    log = (
+        FRAME
+        + "    position_embeddings = self.position_embeddings(position_ids)\nIndexError: index out of range in self\n"
+    )
+    found = explained(log)
+    assert (found.id, found.details["confidence"]) == ("log.sequence_too_long", "likely")
+
+
+def test_an_inplace_change_under_ddp_stays_the_buffer_reading_and_names_the_models_own():
+    log = (
+        FRAME
+        + '  File "/usr/lib/python3/site-packages/torch/nn/parallel/distributed.py", line 1008, in forward\n'
+        "RuntimeError: one of the variables needed for gradient computation has been modified by an inplace "
+        "operation: [torch.cuda.FloatTensor [256]] is at version 4; expected version 3 instead.\n"
+    )
+    found = explained(log)
+    assert (found.id, found.details["confidence"]) == ("log.ddp_buffer_inplace", "likely")
+    assert "log.inplace_modification" in found.details["alternatives"]
+
+
+def test_cat_in_the_dataloaders_collate_names_the_collate_reading():
+    log = (
+        '  File "/usr/lib/python3/site-packages/torch/utils/data/_utils/collate.py", line 56, in default_collate\n'
+        "    return torch.stack(batch, 0, out=out)\nRuntimeError: invalid argument 0: Sizes of tensors must match "
+        "except in dimension 0. Got 375 and 500 in dimension 2 at /pytorch/aten/src/TH/generic/THTensor.cpp:689\n"
+    )
+    found = explained(log)
+    assert found.details["confidence"] == "likely"
+    assert "log.collate_unequal_sizes" in found.details["alternatives"]
+
+
+@pytest.mark.parametrize(
+    ("line", "kind"),
+    [
+        # torch.distributed's own range checks: not a class label
+        (
+            "ValueError: Rank 4 at index 1 is out of bounds for group size 4. Valid ranks are in range [0, 3].",
+            "label_out_of_range",
+        ),
+        ("IndexError: index 12 is out of bounds for dimension 0 with size 8", "label_out_of_range"),
+        # a Long expected is an index or a class-index target, not two floating dtypes
+        ("RuntimeError: expected scalar type Long but found Float", "dtype_mismatch"),
+        # a CPU input against CUDA weights is a device, not a dtype
+        (
+            "RuntimeError: Input type (torch.FloatTensor) and weight type (torch.cuda.FloatTensor) should be the same",
+            "dtype_mismatch",
+        ),
+        # a checkpoint of another shape is a state dict's message, not a Linear's
+        (
+            "RuntimeError: Error(s) in loading state_dict for Net:\n\tsize mismatch for fc.weight: copying a param with "
+            "shape torch.Size([10, 512]) from checkpoint, the shape in current model is torch.Size([100, 512]).",
+            "layer_input_size",
+        ),
+        # index_select's dtype check, and a gather out of its dimension: no embedding table named
+        ("RuntimeError: index_select(): Expected dtype int32 or int64 for index", "embedding_index_range"),
+        # multi_margin_loss's own target check is not nll_loss's
+        ("RuntimeError: The size of tensor a must match", "broadcast_size_mismatch"),
+        ("RuntimeError: Sizes of tensors must match", "input_size_not_divisible"),
+        ("UserWarning: Boolean value of Tensor with no values is ambiguous", "tensor_in_python_condition"),
+    ],
+)
+def test_a_near_miss_is_not_read_as_the_kind(line, kind):
+    found = explained(FRAME + line + "\n")
+    assert found.id != f"log.{kind}", (line, found.summary)
