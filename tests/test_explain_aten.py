@@ -74,7 +74,7 @@ CASES = [
         ("64", "32", "1"),
         FRAME + "RuntimeError: ",
         "broadcast_size_mismatch",
-        "certain",
+        "likely",
         ["64 against 32", "dimension 1"],
     ),
     (
@@ -82,7 +82,7 @@ CASES = [
         ("5", "8", "0", "[5]", "[8]"),
         FRAME + "RuntimeError: ",
         "broadcast_size_mismatch",
-        "certain",
+        "likely",
         ["x[a:b] = y"],
     ),
     (
@@ -90,7 +90,7 @@ CASES = [
         ("1", "[64, 3, 7, 7]", "[8, 1, 224, 224]", "3", "1"),
         FRAME + "RuntimeError: ",
         "conv_input_channels",
-        "certain",
+        "likely",
         ["convert('RGB')", "in_channels=1"],
     ),
     (
@@ -98,7 +98,7 @@ CASES = [
         ("1", "[32, 3, 3, 3]", "[16, 224, 224, 3]", "3", "224"),
         FRAME + "RuntimeError: ",
         "conv_input_channels",
-        "certain",
+        "likely",
         ["permute(0, 3, 1, 2)"],
     ),
     (
@@ -106,7 +106,7 @@ CASES = [
         ("1", "[256, 128, 4, 4]", "[4, 128, 16, 16]", "256", "128"),
         FRAME + "RuntimeError: ",
         "conv_input_channels",
-        "certain",
+        "likely",
         ["in_channels=128"],
     ),
     (
@@ -114,7 +114,7 @@ CASES = [
         ("3", "4", "conv2d", "[64, 784]"),
         FRAME + "RuntimeError: ",
         "input_shape_mismatch",
-        "certain",
+        "likely",
         ["[64, 784]"],
     ),
     (
@@ -122,7 +122,7 @@ CASES = [
         ("2",),
         FRAME + "ValueError: ",
         "input_shape_mismatch",
-        "certain",
+        "likely",
         ["BatchNorm"],
     ),
     (
@@ -130,7 +130,7 @@ CASES = [
         ("4096", "8"),
         FRAME + "ValueError: ",
         "target_shape_mismatch",
-        "certain",
+        "likely",
         ["4096 rows", "view(-1, C)"],
     ),
     (
@@ -138,7 +138,7 @@ CASES = [
         (),
         FRAME + "RuntimeError: ",
         "target_shape_mismatch",
-        "certain",
+        "likely",
         ["argmax(dim=1)"],
     ),
     (
@@ -146,7 +146,7 @@ CASES = [
         (),
         FRAME + "RuntimeError: ",
         "target_shape_mismatch",
-        "certain",
+        "likely",
         ["one-hot"],
     ),
     (
@@ -154,7 +154,7 @@ CASES = [
         ("[4, 256]", "[4, 3, 256]"),
         FRAME + "RuntimeError: ",
         "target_shape_mismatch",
-        "certain",
+        "likely",
         ["[4, 3, 256]", "squeeze(1)"],
     ),
     (
@@ -250,7 +250,7 @@ CASES = [
         ("Float", "Double"),
         FRAME + "RuntimeError: ",
         "dtype_mismatch",
-        "certain",
+        "likely",
         ["Float and Double", "torch.float32"],
     ),
     (
@@ -258,7 +258,7 @@ CASES = [
         ("Half", "Float"),
         FRAME + "RuntimeError: ",
         "dtype_mismatch",
-        "certain",
+        "likely",
         ["torch.autocast"],
     ),
     (
@@ -266,7 +266,7 @@ CASES = [
         ("Double", "Float"),
         FRAME + "RuntimeError: ",
         "dtype_mismatch",
-        "certain",
+        "likely",
         ["Double and Float"],
     ),
     (
@@ -274,7 +274,7 @@ CASES = [
         ("double", "float"),
         FRAME + "RuntimeError: ",
         "dtype_mismatch",
-        "certain",
+        "likely",
         ["double and float"],
     ),
     (
@@ -282,7 +282,7 @@ CASES = [
         ("Double", "Float"),
         FRAME + "RuntimeError: ",
         "dtype_mismatch",
-        "certain",
+        "likely",
         ["target.float()"],
     ),
     (
@@ -290,7 +290,7 @@ CASES = [
         ("torch.cuda.HalfTensor", "torch.cuda.FloatTensor"),
         FRAME + "RuntimeError: ",
         "dtype_mismatch",
-        "certain",
+        "likely",
         ["torch.cuda.HalfTensor"],
     ),
     (
@@ -346,7 +346,7 @@ CASES = [
         ("Float", "Double", "2", "mat2"),
         FRAME + "RuntimeError: ",
         "dtype_mismatch",
-        "certain",
+        "likely",
         ["Float and Double"],
     ),
     (

@@ -40,6 +40,19 @@ from torchdoctor.explain.recognisers import Alternative, Context, Hit, Recognise
 
 R = re.compile
 
+# Another reading of an operator's refusal of its inputs (shapes, dtypes): the message says what the operator was
+# given, not whose code gave it. In a user's paste the values often come from a library's own model or pipeline,
+# and the thread's cause is that library's release (the train half's 925.txt: float embedding ids a library built;
+# the twenty-second sample's random_split fractions and floating targets: a torch release). So these readings are
+# likely, this named after them.
+OPERATOR_CALLER = Alternative(
+    "library_version_bug",
+    "values built by a library's own code, a bug of its release",
+    "If the traceback's innermost frames are in an installed package (site-packages), not your script, the "
+    "values came from that library: search its issues for the message, and update it or pin the release its "
+    "examples use; else fix the shapes or dtypes in your code as above.",
+)
+
 
 def _view(hits: list[Hit], ctx: Context) -> tuple[str, str]:
     return (
@@ -134,9 +147,11 @@ INPUT_SHAPE_MISMATCH = Recogniser(
         "Dimension out of range (expected to be in range of [",
     ),
     match=_DIMS,
-    # a dim out of range is also a wrong dim= argument on a tensor of the right shape: likely
-    confirm=lambda hits, ctx: any("dim_range" not in h.facts for h in hits),
     describe=_dims,
+    # an operator's refusal names what it was given, not whose code gave it (the script, its data, or a
+    # library's release): likely, a library's bug named (`OPERATOR_CALLER`)
+    confirm=lambda hits, ctx: False,
+    also=(OPERATOR_CALLER,),
 )
 
 
@@ -200,6 +215,10 @@ TARGET_SHAPE_MISMATCH = Recogniser(
         r"(?P<target_got>\[[\d, ]{1,40}\]|torch\.Size\(\[[\d, ]{1,40}\]\))"
     ),
     describe=_target_shape,
+    # an operator's refusal names what it was given, not whose code gave it (the script, its data, or a
+    # library's release): likely, a library's bug named (`OPERATOR_CALLER`)
+    confirm=lambda hits, ctx: False,
+    also=(OPERATOR_CALLER,),
 )
 
 
