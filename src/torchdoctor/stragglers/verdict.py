@@ -225,18 +225,15 @@ def _threads_excess(verdict: WindowVerdict) -> dict[int, float]:
     read = {rank: r.threads for rank, r in verdict.ranks.items() if r.threads is not None}
     if len(read) < 2:
         return {}
-    return {rank: value - _median(v for r, v in read.items() if r != rank) for rank, value in read.items()}
+    ordered = sorted(read.values())
+    return {rank: value - _median_without(ordered, value) for rank, value in read.items()}
 
 
-def _threads_rise(windows: list[WindowVerdict], rank: int, usual: float | None) -> float:
+def _threads_rise(excesses: list[dict[int, float]], rank: int, usual: float | None) -> float:
     """How much longer the rank's other threads (its communication threads among them) waited for a CPU per
-    step over the stretch than usually, against their peers: the median over the stretch's windows of
-    `_threads_excess` less its usual median (0 where either is not known)."""
-    values = [
-        excess[rank]
-        for excess in (_threads_excess(v) for v in windows if v.first_step >= WARMUP)
-        if rank in excess
-    ]
+    step over the stretch than usually, against their peers: the median over the stretch's windows of their
+    `_threads_excess` (``excesses``) less its usual median (0 where either is not known)."""
+    values = [excess[rank] for excess in excesses if rank in excess]
     if usual is None or not values:
         return 0.0
     return max(0.0, _median(values) - usual)
@@ -369,6 +366,7 @@ def judge_stretch(
     base: dict[int, list[float]] = {}  # rank -> per step: the peers' median own work
     mine: dict[int, list[tuple[float, ...]]] = {}
     peers_parts: dict[int, list[list[float]]] = {}
+    threads_excesses = [_threads_excess(v) for v in windows if v.first_step >= WARMUP]  # once, not per rank
     for verdict in windows:
         if verdict.first_step < WARMUP:
             continue
@@ -390,7 +388,7 @@ def judge_stretch(
         if not habit[TRANSFER][2]:  # leaves last by habit: its exits' lateness is the algorithm's
             rows = _without_exits(rows)
         rise = _waiting_rise(rows, habit, peers_parts[rank], usual_load)
-        threads = _threads_rise(windows, rank, (usual_threads or {}).get(rank))
+        threads = _threads_rise(threads_excesses, rank, (usual_threads or {}).get(rank))
         slower_overall, own_middle, own_error, own_ahead = _whole(rows, 0, habit, peers_own)
         slower_work, work_middle, work_error, work_ahead = _whole(rows, WORK, habit, peers_own)
         figures = [

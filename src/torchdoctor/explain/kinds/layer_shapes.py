@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import re
 
-from torchdoctor.explain.kinds.tensor_misuse import OPERATOR_CALLER
+from torchdoctor.explain.kinds.tensor_misuse import OPERATOR_REFUSAL
 from torchdoctor.explain.recognisers import Alternative, Context, Hit, Recogniser, first, on_ranks
 
 R = re.compile
@@ -154,10 +154,7 @@ BROADCAST_SIZE_MISMATCH = Recogniser(
     anchors=(") must match the size of tensor b (", ") must match the existing size ("),
     match=_BROADCAST,
     describe=_broadcast,
-    # an operator's refusal names what it was given, not whose code gave it (the script, its data, or a
-    # library's release): likely, a library's bug named (`OPERATOR_CALLER`)
-    confirm=lambda hits, ctx: False,
-    also=(OPERATOR_CALLER,),
+    **OPERATOR_REFUSAL,
 )
 
 _CHANNELS = R(
@@ -196,10 +193,7 @@ CONV_INPUT_CHANNELS = Recogniser(
     anchors=(" channels, but got ",),
     match=_CHANNELS,
     describe=_channels,
-    # an operator's refusal names what it was given, not whose code gave it (the script, its data, or a
-    # library's release): likely, a library's bug named (`OPERATOR_CALLER`)
-    confirm=lambda hits, ctx: False,
-    also=(OPERATOR_CALLER,),
+    **OPERATOR_REFUSAL,
 )
 
 _CAT = R(

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import re
 
-from torchdoctor.explain.kinds.tensor_misuse import OPERATOR_CALLER
+from torchdoctor.explain.kinds.tensor_misuse import OPERATOR_REFUSAL
 from torchdoctor.explain.recognisers import Alternative, Context, Hit, Recogniser, first, on_ranks
 
 R = re.compile
@@ -94,10 +94,7 @@ DTYPE_MISMATCH = Recogniser(
     ),
     match=_MIXED,
     describe=_dtypes,
-    # an operator's refusal names what it was given, not whose code gave it (the script, its data, or a
-    # library's release): likely, a library's bug named (`OPERATOR_CALLER`)
-    confirm=lambda hits, ctx: False,
-    also=(OPERATOR_CALLER,),
+    **OPERATOR_REFUSAL,
 )
 
 

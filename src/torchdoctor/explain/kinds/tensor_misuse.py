@@ -52,6 +52,8 @@ OPERATOR_CALLER = Alternative(
     "values came from that library: search its issues for the message, and update it or pin the release its "
     "examples use; else fix the shapes or dtypes in your code as above.",
 )
+# What a Recogniser of such a refusal takes (``**OPERATOR_REFUSAL``): never certain, `OPERATOR_CALLER` named.
+OPERATOR_REFUSAL = {"confirm": lambda hits, ctx: False, "also": (OPERATOR_CALLER,)}
 
 
 def _view(hits: list[Hit], ctx: Context) -> tuple[str, str]:
@@ -148,10 +150,7 @@ INPUT_SHAPE_MISMATCH = Recogniser(
     ),
     match=_DIMS,
     describe=_dims,
-    # an operator's refusal names what it was given, not whose code gave it (the script, its data, or a
-    # library's release): likely, a library's bug named (`OPERATOR_CALLER`)
-    confirm=lambda hits, ctx: False,
-    also=(OPERATOR_CALLER,),
+    **OPERATOR_REFUSAL,
 )
 
 
@@ -215,10 +214,7 @@ TARGET_SHAPE_MISMATCH = Recogniser(
         r"(?P<target_got>\[[\d, ]{1,40}\]|torch\.Size\(\[[\d, ]{1,40}\]\))"
     ),
     describe=_target_shape,
-    # an operator's refusal names what it was given, not whose code gave it (the script, its data, or a
-    # library's release): likely, a library's bug named (`OPERATOR_CALLER`)
-    confirm=lambda hits, ctx: False,
-    also=(OPERATOR_CALLER,),
+    **OPERATOR_REFUSAL,
 )
 
 
