@@ -669,14 +669,101 @@ def test_the_flags_and_the_config_turn_the_watch_on_in_every_worker(tmp_path):
         load_config(config)
 
 
+def test_the_watchdog_turns_the_watch_on_where_a_core_is_spare_unless_told_not_to(tmp_path):
+    from torchdoctor.errors import BadInput
+    from torchdoctor.launch.config import load_config
+    from torchdoctor.launch.options import merge, parse_command_line, validate
+    from torchdoctor.launch.run import worker_environment
+
+    def asked(*argv, environ=None, config=None):
+        given = parse_command_line([*argv, "train.py"])
+        if config is not None:
+            (tmp_path / "launch.yaml").write_text(config)
+            given = merge(given, load_config(tmp_path / "launch.yaml"))
+        return worker_environment(given, environ or {}).get("TORCHDOCTOR_STRAGGLERS")
+
+    assert asked("--watchdog", "60") == "spare-core"  # rank 0 decides: where its judge gets a core
+    assert asked("--watchdog", "60", "--stragglers") == "1"  # asked for: on everywhere
+    assert asked("--watchdog", "60", "--no-stragglers", environ={"TORCHDOCTOR_STRAGGLERS": "1"}) is None
+    assert asked("--watchdog", "60", config="stragglers: false\n") is None
+    assert asked("--no-stragglers", config="stragglers: true\n") is None  # the command line wins
+    assert asked(config="stragglers_dir: runs/x\n") == "1"  # a folder for it implies it, as --stragglers-dir
+    assert asked() is None
+    both = parse_command_line(["--no-stragglers", "--stragglers-dir", str(tmp_path), "train.py"])
+    with pytest.raises(BadInput, match=r"--stragglers-dir .* and --no-stragglers turns it off: drop one"):
+        validate(both)
+
+
+def test_a_watch_that_stands_down_inside_an_optimizer_step_takes_its_hooks_off():
+    # where rank 0 decides the watch is off (no core for its judge), every rank stands down at a window's end,
+    # inside the optimizer's step hook: torch is going through its step hooks then, and removing one there
+    # raises "OrderedDict mutated during iteration" in the user's step where there is another (a library's)
+    import torch
+    from torch.optim.optimizer import _global_optimizer_pre_hooks, register_optimizer_step_pre_hook
+    from torch.utils.data.dataloader import _BaseDataLoaderIter
+
+    from torchdoctor.stragglers import hooks
+    from torchdoctor.stragglers.record import StepRecord
+
+    original_next = _BaseDataLoaderIter.__next__
+    record = StepRecord(window=3)
+    record.publish = lambda window, payload: hooks.retire()
+    model = torch.nn.Linear(2, 1)
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    loader = torch.utils.data.DataLoader(torch.ones(40, 2), batch_size=4)
+    hooks.install(record)
+    stepped = []
+    theirs = register_optimizer_step_pre_hook(lambda optimizer, args, kwargs: stepped.append(1))
+    try:
+        assert _BaseDataLoaderIter.__next__ is not original_next
+        for batch in loader:  # the 4th step ends the first window: the watch stands down there
+            model(batch).sum().backward()
+            optimizer.step()
+        assert record.steps == 3 and _BaseDataLoaderIter.__next__ is original_next and len(stepped) == 10
+    finally:
+        hooks.uninstall()
+        theirs.remove()
+    assert not _global_optimizer_pre_hooks
+
+
 def test_a_two_node_launch_is_judged_by_rank_0s_judge_process_end_to_end(tmp_path):
     # two `torchdoctor launch` agents on this machine, one rank each (a core to spare beside rank 0): rank 0's
     # judge process (tests/test_straggler_judge.py) runs beside it and says the summary; nothing outlives the
     # launches. Here, not there: this module runs whole on one worker, so it never overlaps the live launches above
+    said, judges = two_node_launch(tmp_path, "--stragglers-dir", str(tmp_path / "out"))
+    assert len(judges) == 1, judges
+    assert "torchdoctor: stragglers: 119 steps on 2 ranks" in said and "medians over 119 steps" in said, said
+    assert (tmp_path / "out" / "stragglers-windows.jsonl").exists()
+
+
+def test_the_watchdog_watches_for_stragglers_where_rank_0_has_a_core_to_spare(tmp_path):
+    # --watchdog alone: one rank per node, a core beside it for the judge: on, in every rank
+    said, judges = two_node_launch(tmp_path, "--watchdog", "120")
+    assert len(judges) == 1, judges
+    assert "torchdoctor: stragglers: 119 steps on 2 ranks" in said, said
+
+
+def test_the_watchdog_leaves_the_straggler_watch_off_where_the_ranks_have_every_core(tmp_path):
+    # two ranks on two cores: rank 0's judge would take a core from them; rank 0 says so at its first window and
+    # every rank takes its hooks off (inside the optimizer's step hook), the run goes on and ends as it would
+    def two_cores():
+        os.sched_setaffinity(0, sorted(os.sched_getaffinity(0))[:2])
+
+    done = subprocess.run(
+        [sys.executable, "-m", "torchdoctor", "launch", "--standalone", "--nproc-per-node", "2",
+         "--watchdog", "120", str(SCRIPT)],
+        env={**os.environ, "STEPS": "60"}, capture_output=True, text=True, timeout=300, preexec_fn=two_cores,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "torchdoctor: straggler" not in done.stderr, done.stderr[-3000:]
+
+
+def two_node_launch(tmp_path: Path, *flags: str) -> tuple[str, set[int]]:
+    """Two `torchdoctor launch` agents on this machine, one rank each, 120 steps of tests/straggler_train.py
+    with ``flags``: rank 0's stderr, and the straggler judge processes seen while they ran (none outlives them)."""
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
-    script = Path(__file__).parent / "straggler_train.py"
     env = {**os.environ, "STEPS": "120"}
     logs = [open(tmp_path / f"node{node}.err", "wb") for node in (0, 1)]  # noqa: SIM115 - closed below
     nodes = [
@@ -696,23 +783,22 @@ def test_a_two_node_launch_is_judged_by_rank_0s_judge_process_end_to_end(tmp_pat
                 "127.0.0.1",
                 "--master-port",
                 str(port),
-                "--stragglers-dir",
-                str(tmp_path / "out"),
-                str(script),
+                *flags,
+                str(SCRIPT),
             ],
             env=env,
             stdout=subprocess.DEVNULL,
-            stderr=open(tmp_path / f"node{node}.err", "wb"),
+            stderr=logs[node],
         )  # fmt: skip
         for node in (0, 1)
     ]
     judges = set()
     deadline = time.monotonic() + 240
     while any(node.poll() is None for node in nodes) and time.monotonic() < deadline:
-        judges |= {  # this launch's judge: the folder it writes to is this test's (other tests start judges too)
+        judges |= {  # this launch's judge (other tests start judges too)
             pid
             for pid, command in processes().items()
-            if "torchdoctor.stragglers.judge" in command and str(tmp_path / "out") in command
+            if "torchdoctor.stragglers.judge" in command and _descends_from(pid, nodes[0].pid)
         }
         time.sleep(0.2)
     for node in nodes:
@@ -720,11 +806,20 @@ def test_a_two_node_launch_is_judged_by_rank_0s_judge_process_end_to_end(tmp_pat
     for log in logs:
         log.close()
     assert [node.wait() for node in nodes] == [0, 0], (tmp_path / "node0.err").read_text()[-3000:]
-    said = (tmp_path / "node0.err").read_text()
-    assert len(judges) == 1, judges
-    assert "torchdoctor: stragglers: 119 steps on 2 ranks" in said and "medians over 119 steps" in said, said
-    assert (tmp_path / "out" / "stragglers-windows.jsonl").exists()
     assert not any(pid in processes() for pid in judges)  # nothing outlives the launches
+    return (tmp_path / "node0.err").read_text(), judges
+
+
+def _descends_from(pid: int, ancestor: int) -> bool:
+    """Whether process ``pid`` was started, at any depth, by process ``ancestor``."""
+    while pid > 1:
+        try:
+            pid = int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1])
+        except (OSError, ValueError, IndexError):
+            return False
+        if pid == ancestor:
+            return True
+    return False
 
 
 def processes() -> dict[int, str]:

@@ -144,6 +144,21 @@ def test_a_rank_held_by_debug_mode_is_named_by_the_call_in_the_users_line(tmp_pa
     )
 
 
+def test_the_straggler_watchs_timing_wrapper_between_the_users_call_and_torchs_is_not_named():
+    # launch --watchdog turns the straggler watch on where a core is spare: its wrapper sits in every
+    # collective's stack, and the hang is still the user's call, not "inside torchdoctor's wrapper"
+    import torchdoctor.memory as memory
+    import torchdoctor.stragglers.hooks as straggler_hooks
+
+    torch_dir = importlib.util.find_spec("torch").submodule_search_locations[0]
+    here = frames_of(sys._getframe())
+    c10d = Frame(os.path.join(torch_dir, "distributed", "distributed_c10d.py"), 2800, "all_reduce")
+    timed = Frame(straggler_hooks.__file__, 190, "wrapper")
+    assert collective_of([*here, timed, c10d]) == "torch.distributed.all_reduce"
+    ours = Frame(memory.__file__, 40, "find_executable_batch_size")  # a call of our own is still named
+    assert "inside torchdoctor's find_executable_batch_size" in collective_of([*here, ours, timed, c10d])
+
+
 def test_the_sampler_sees_a_main_thread_that_does_not_move_and_counts_heartbeats():
     idle, moved = threading.Event(), []
     sampler = ProgressSampler(0.02, on_progress=lambda: moved.append(1), on_idle=lambda s: idle.set()).start()

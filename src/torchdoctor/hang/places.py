@@ -42,7 +42,8 @@ def collective_of(frames: list[Frame]) -> str | None:
     own (``find_executable_batch_size``'s agreement across ranks: the user's line only calls the function)."""
     user = [i for i, f in enumerate(frames) if is_user_code(f.file)]
     below = frames[user[-1] + 1 if user else 0 :]
-    ours = next((f for f in below if is_ours(f.file)), None)
+    # the straggler watch's timing wrappers stand between the user's call and torch's, and are no call of ours
+    ours = next((f for f in below if is_ours(f.file) and not _timing_wrapper(f.file)), None)
     for frame in below:
         path = frame.file.replace(os.sep, "/")
         if path.endswith("torch/nn/parallel/distributed.py") or path.endswith("torch/distributed/utils.py"):
@@ -173,3 +174,8 @@ def user_frame(stack: RankStack) -> Frame | None:
         if inner:
             return inner
     return user_call(stack.frames)
+
+
+def _timing_wrapper(path: str) -> bool:
+    """A frame of the straggler watch's hooks (`torchdoctor.stragglers.hooks`): they time the user's own calls."""
+    return path.replace(os.sep, "/").endswith("torchdoctor/stragglers/hooks.py")

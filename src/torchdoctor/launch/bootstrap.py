@@ -52,12 +52,12 @@ def main(argv: list[str] | None = None) -> None:
         from torchdoctor.distributed.debug import enable
 
         enable()
-    from torchdoctor.stragglers.watch import stragglers_enabled
+    from torchdoctor.stragglers.watch import only_with_a_spare_core, stragglers_enabled
 
     if stragglers_enabled():
         from torchdoctor.stragglers.watch import watch_for_stragglers
 
-        watch_for_stragglers()
+        watch_for_stragglers(spare_core_only=only_with_a_spare_core())
     from torchdoctor.hang.worker import prepare_worker, worker_finished
 
     prepare_worker(_module_file(target) if module else target)

@@ -56,7 +56,7 @@ class LaunchOptions:
     gpu_ids: str | None = None
     debug: bool = False
     watchdog: float | None = None
-    stragglers: bool = False
+    stragglers: bool | None = None  # None: not said (on with --watchdog where a core is spare: `run`)
     stragglers_dir: str | None = None
     config: str | None = None
     verbose: bool = False
@@ -99,9 +99,11 @@ def command_line_parser() -> argparse.ArgumentParser:
     )
     ours.add_argument(
         "--stragglers",
-        action="store_true",
+        action=argparse.BooleanOptionalAction,
+        default=None,
         help="Name the rank that holds the others back, and why (input, host, device, communication); a "
-        "summary per rank at the end.",
+        "summary per rank at the end. On with --watchdog where rank 0's machine has a core beyond one per "
+        "rank (its judge runs there); --no-stragglers keeps it off.",
     )
     ours.add_argument(
         "--stragglers-dir",
@@ -145,7 +147,7 @@ def parse_command_line(argv: list[str]) -> LaunchOptions:
         program=program,
         debug=bool(ours["debug"]),
         watchdog=_seconds("--watchdog", ours["watchdog"]),
-        stragglers=bool(ours["stragglers"]) or ours["stragglers_dir"] is not None,
+        stragglers=_stragglers(ours["stragglers"], None, ours["stragglers_dir"]),
         stragglers_dir=ours["stragglers_dir"],
         config=ours["config"],
         verbose=bool(ours["verbose"]),
@@ -206,21 +208,33 @@ def merge(cli: LaunchOptions, config: Mapping, environ: Mapping[str, str] | None
         ("gpu_ids", cli.gpu_ids),
         ("watchdog", cli.watchdog),
         ("stragglers_dir", cli.stragglers_dir),
+        ("stragglers", cli.stragglers),
     ):
         if given is None and key in where:
             sources[key] = where[key]
+    stragglers_dir = cli.stragglers_dir if cli.stragglers_dir is not None else config.get("stragglers_dir")
     return LaunchOptions(
         flags=flags,
         program=list(cli.program),
         gpu_ids=None if gpu_ids is None else str(gpu_ids),
         debug=cli.debug or bool(config.get("debug", False)),
         watchdog=cli.watchdog if cli.watchdog is not None else config.get("watchdog"),
-        stragglers=cli.stragglers or bool(config.get("stragglers", False)),
-        stragglers_dir=cli.stragglers_dir if cli.stragglers_dir is not None else config.get("stragglers_dir"),
+        stragglers=_stragglers(cli.stragglers, config.get("stragglers"), stragglers_dir),
+        stragglers_dir=stragglers_dir,
         config=cli.config,
         verbose=cli.verbose,
         sources=sources,
     )
+
+
+def _stragglers(said: bool | None, configured: bool | None, folder: str | None) -> bool | None:
+    """The straggler watch: on or off as the command line, else the config file, said it; on where a folder
+    for it was given and neither said; else None (not said: on with --watchdog where a core is spare)."""
+    if said is not None:
+        return said
+    if configured is not None:
+        return configured
+    return True if folder is not None else None
 
 
 def torchrun_environment(environ: Mapping[str, str] | None = None) -> dict[str, tuple[Any, str]]:
@@ -340,6 +354,11 @@ def validate(options: LaunchOptions) -> None:
     if options.watchdog is not None:
         require_seconds(said("watchdog"), options.watchdog)
     if options.stragglers_dir is not None:  # a folder we write, as every --log-dir
+        if options.stragglers is False:
+            raise BadInput(
+                f"{said('stragglers_dir')} {options.stragglers_dir} is where the straggler watch writes, and "
+                f"{said('stragglers') + ' false' if 'stragglers' in options.sources else '--no-stragglers'} turns it off: drop one of them"
+            )
         require_writable_folder(said("stragglers_dir"), options.stragglers_dir, keep=False)
     if flags.get("no_python") and (options.debug or options.watchdog is not None or options.stragglers):
         asked = (

@@ -183,10 +183,12 @@ def worker_environment(options: LaunchOptions, environ: Mapping[str, str] | None
         env["TORCHDOCTOR_DEBUG_MODE"] = "1"
     if options.gpu_ids not in (None, "all"):
         env["CUDA_VISIBLE_DEVICES"] = options.gpu_ids
-    if options.stragglers:
-        from torchdoctor.stragglers.watch import DIR_VARIABLE, ENABLED_VARIABLE
+    from torchdoctor.stragglers.watch import DIR_VARIABLE, ENABLED_VARIABLE, SPARE_CORE
 
-        env[ENABLED_VARIABLE] = "1"
+    if options.stragglers is False:
+        env.pop(ENABLED_VARIABLE, None)
+    elif options.stragglers or options.watchdog is not None:  # with the watchdog: where its cost allows
+        env[ENABLED_VARIABLE] = "1" if options.stragglers else SPARE_CORE
         folder = options.stragglers_dir or options.flags.get("log_dir")
         if folder:
             env[DIR_VARIABLE] = os.path.abspath(folder)

@@ -42,6 +42,7 @@ COLLECTIVES = {
 POINT_TO_POINT = ("send", "recv")  # waiting, but no common arrival to compare
 
 _undo: list[Callable[[], None]] = []
+_retired = [False]  # the hooks were taken off but the optimizer's step hook, which does nothing (`retire`)
 _group_keys: dict[int, str] = {}
 _in_backward = [0]  # backward passes running (torch.autograd.backward, wrapped by _hook_ddp)
 
@@ -62,6 +63,16 @@ def uninstall() -> None:
     while _undo:
         _undo.pop()()
     _group_keys.clear()
+    _retired[0] = False
+
+
+def retire() -> None:
+    """Remove every hook but the optimizer's step hook, which does nothing from now on: this may run inside an
+    optimizer step (a window ends there), while torch goes through its step hooks, which must not change then.
+    `uninstall` removes it."""
+    _retired[0] = True
+    while len(_undo) > 1:  # the optimizer's is the first installed
+        _undo.pop()()
 
 
 def group_key(group: Any) -> str:
@@ -87,6 +98,8 @@ def _hook_optimizer(record: StepRecord) -> None:
     from torch.optim.optimizer import register_optimizer_step_pre_hook
 
     def before_step(optimizer, args, kwargs) -> None:
+        if _retired[0]:
+            return
         if record.optimizer is None:
             record.optimizer = id(optimizer)
             _stop_forward_boundaries()

@@ -24,19 +24,30 @@ from typing import Any
 from torchdoctor.stragglers import hooks, judge
 from torchdoctor.stragglers.aggregate import Aggregator
 from torchdoctor.stragglers.publisher import Publisher
-from torchdoctor.stragglers.record import WINDOW, StepRecord, end_key, window_key
+from torchdoctor.stragglers.record import KEY_PREFIX, WINDOW, StepRecord, end_key, window_key
 from torchdoctor.stragglers.results import WINDOWS_NAME, device_key, report
 
 ENABLED_VARIABLE = "TORCHDOCTOR_STRAGGLERS"
 DIR_VARIABLE = "TORCHDOCTOR_STRAGGLERS_DIR"
+# ENABLED_VARIABLE's value for "where its cost allows" (``launch --watchdog``): on where rank 0's judge gets a
+# process and a core of its own, so that the ranks pay only the hooks; rank 0 decides for every rank
+SPARE_CORE = "spare-core"
+DECISION_KEY = f"{KEY_PREFIX}/on"
 
 _state: dict[str, Any] = {}
 
 
 def stragglers_enabled(environ: Mapping[str, str] | None = None) -> bool:
-    """Whether ``TORCHDOCTOR_STRAGGLERS`` asks for the watch (``1``, ``true``, ``yes``, ``on``)."""
+    """Whether ``TORCHDOCTOR_STRAGGLERS`` asks for the watch (``1``, ``true``, ``yes``, ``on``, or
+    `SPARE_CORE`: where a core is spare for the judge)."""
     environ = os.environ if environ is None else environ
-    return environ.get(ENABLED_VARIABLE, "").strip().lower() in ("1", "true", "yes", "on")
+    return environ.get(ENABLED_VARIABLE, "").strip().lower() in ("1", "true", "yes", "on", SPARE_CORE)
+
+
+def only_with_a_spare_core(environ: Mapping[str, str] | None = None) -> bool:
+    """Whether the watch was asked for only where rank 0's judge can have a core of its own (`SPARE_CORE`)."""
+    environ = os.environ if environ is None else environ
+    return environ.get(ENABLED_VARIABLE, "").strip().lower() == SPARE_CORE
 
 
 def watch_for_stragglers(
@@ -44,6 +55,7 @@ def watch_for_stragglers(
     window: int = WINDOW,
     stream=None,
     measure_devices: bool = True,
+    spare_core_only: bool = False,
 ) -> None:
     """Watch this rank's steps and, on global rank 0, name the rank that holds the others back, and why.
 
@@ -53,7 +65,10 @@ def watch_for_stragglers(
     ``stragglers-windows.jsonl``); verdicts and the summary go to ``stream``
     (default stderr). With ``measure_devices`` every rank also measures its device once (a short matmul and a
     copy, `torchdoctor.gpu_balance.measure_device`) and the summary says which rank's device holds the run
-    back (``gpu.balance``). Idempotent.
+    back (``gpu.balance``). With ``spare_core_only`` (``launch --watchdog``), the watch stays on only where
+    rank 0's judge can run in a process of its own on a core beyond one per rank: there the ranks pay only the
+    hooks (~0.1 ms of CPU per step); rank 0 decides at its first window, for every rank, and elsewhere every
+    rank takes its hooks off. Idempotent.
 
     Example::
 
@@ -69,6 +84,7 @@ def watch_for_stragglers(
     record.publish = _publish
     _state.update(record=record, dir=directory, stream=stream, store=None, rank=None, aggregator=None)
     _state["measure"] = measure_devices
+    _state["spare_core_only"] = spare_core_only
     _start_the_judge_early(os.environ)
     hooks.install(record)
     atexit.register(finish)
@@ -98,7 +114,13 @@ def _connect() -> bool:
         return False
     try:
         store, address = _windows_store(dist, dist.distributed_c10d._get_default_store())
+        if _state["spare_core_only"] and not _judge_gets_a_core(
+            store, address, dist.get_rank(), dist.get_world_size()
+        ):
+            return False
     except (RuntimeError, ValueError, AttributeError):  # e.g. MPI has no store: nothing to publish to
+        if _state["spare_core_only"]:
+            _stand_down()
         return False
     _state["store"], _state["rank"] = store, dist.get_rank()
     if _state["measure"] and dist.get_world_size() > 1:
@@ -106,6 +128,37 @@ def _connect() -> bool:
     if _state["rank"] == 0 and dist.get_world_size() > 1:
         _start_judging(store, address, dist.get_world_size())
     return True
+
+
+def _judge_gets_a_core(store: Any, address: tuple[str, int, str] | None, rank: int, world_size: int) -> bool:
+    """Whether a watch asked for `spare_core_only` goes on: rank 0 decides (its judge can have a process and a
+    core of its own) and sets it under `DECISION_KEY`; the other ranks look for it at each window until it is
+    there (their windows before it are dropped: the first steps are never judged). Where it is off, this rank
+    stands down."""
+    if rank == 0:
+        on = (
+            world_size > 1
+            and address is not None
+            and _descriptor(_state["stream"] or sys.stderr) is not None
+            and _a_core_to_spare(os.environ, world_size)
+        )
+        store.set(DECISION_KEY, "1" if on else "0")
+    elif store.check([DECISION_KEY]):
+        on = store.get(DECISION_KEY) == b"1"
+    else:
+        return False
+    if not on:
+        _stand_down()
+    return on
+
+
+def _stand_down() -> None:
+    """The watch is off in this rank: its hooks come off (the optimizer's step hook, from inside which this
+    may run, does nothing until `finish` takes it off) and a judge started early stops."""
+    _state["off"] = True
+    hooks.retire()
+    if _state.get("judge") is not None:
+        judge.stop(_state.pop("judge"))
 
 
 def _windows_store(dist: Any, default: Any) -> tuple[Any, tuple[str, int, str] | None]:
@@ -188,7 +241,7 @@ def _measure_device(store: Any, rank: int, host: str) -> None:
 def _publish(window: int, payload: dict[str, Any]) -> None:
     """A full window, on the training thread: connect to the store the first time (once the process group
     exists), then hand the window to the publisher thread."""
-    if _state.get("store") is None and not _connect():
+    if _state.get("off") or (_state.get("store") is None and not _connect()):
         return
     publisher = _state.get("publisher")
     if publisher is None:
