@@ -17,13 +17,18 @@ its process's threads per step, with the watch against without (the publisher th
 the judge's CPU time over the run per watched step. The README also gives the reader's CPU per window
 judged. The hooks' own time per step is also measured directly, without the training around it.
 
-    python benchmarks/straggler_overhead.py [--pairs 80] [--block 25] [--width 512]
+With ``--nodes 2`` the two ranks are two agents of one rank each (two "nodes" on this machine): rank 0 has a core
+beyond one per rank, so its judge runs in a process of its own, as on a machine with a core to spare (where
+``launch --watchdog`` turns the watch on), and each rank pays only the hooks and its publisher thread.
+
+    python benchmarks/straggler_overhead.py [--pairs 80] [--block 25] [--width 512] [--nodes 2]
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import socket
 import statistics
 import subprocess
 import sys
@@ -108,6 +113,11 @@ def worker(pairs: int, block: int, width: int, layers: int, batch: int) -> None:
             f"with it: wall {_ratio(wall, base)}, the training thread's CPU {_ratio(cpu, base_cpu)}",
             flush=True,
         )
+    print(
+        f"rank {dist.get_rank()}: the training thread's CPU "
+        f"{_ratio(cpu, statistics.median(t[1] for t in off))}",
+        flush=True,
+    )
     low, high = median_interval(process)
     print(
         f"rank {dist.get_rank()}: all the process's threads (the publisher's too; the reader's where it judges) "
@@ -205,6 +215,13 @@ def main() -> None:
     parser.add_argument("--width", type=int, default=512)
     parser.add_argument("--layers", type=int, default=8)
     parser.add_argument("--batch", type=int, default=128)
+    parser.add_argument(
+        "--nodes",
+        type=int,
+        choices=(1, 2),
+        default=1,
+        help="2: two agents of one rank each, as two nodes (rank 0 judges in a process of its own)",
+    )
     parser.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.worker:
@@ -218,16 +235,29 @@ def main() -> None:
         flush=True,
     )
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(ROOT / "src"), os.environ.get("PYTHONPATH", "")]))
-    command = [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc-per-node", "2", __file__,
-               "--worker", "--pairs", str(args.pairs), "--block", str(args.block), "--width", str(args.width),
-               "--layers", str(args.layers), "--batch", str(args.batch)]  # fmt: skip
-    done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=3600)
-    lines = [line for line in done.stdout.splitlines() if line.startswith("step ")]
-    if done.returncode != 0 or not lines:
-        sys.stderr.write(done.stderr[-3000:])
-        raise SystemExit(f"the training run failed ({done.returncode})")
+    worker_args = [__file__, "--worker", "--pairs", str(args.pairs), "--block", str(args.block), "--width",
+                   str(args.width), "--layers", str(args.layers), "--batch", str(args.batch)]  # fmt: skip
+    run = [sys.executable, "-m", "torch.distributed.run"]
+    if args.nodes == 1:
+        commands = [[*run, "--standalone", "--nproc-per-node", "2", *worker_args]]
+    else:  # two agents of one rank each: rank 0 sees a core to spare and judges in a process of its own
+        with socket.socket() as probe:
+            probe.bind(("127.0.0.1", 0))
+            port = str(probe.getsockname()[1])
+        commands = [[*run, "--nnodes", "2", "--node-rank", str(node), "--nproc-per-node", "1", "--master-addr",
+                     "127.0.0.1", "--master-port", port, *worker_args] for node in (0, 1)]  # fmt: skip
+    agents = [
+        subprocess.Popen(c, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        for c in commands
+    ]
+    outputs = [agent.communicate(timeout=3600) for agent in agents]
+    stdout = "\n".join(out for out, _ in outputs)
+    lines = [line for line in stdout.splitlines() if line.startswith("step ")]
+    if any(agent.returncode for agent in agents) or not lines:
+        sys.stderr.write("\n".join(err[-3000:] for _, err in outputs))
+        raise SystemExit(f"the training run failed ({[agent.returncode for agent in agents]})")
     print(lines[-1])
-    print("\n".join(sorted(line for line in done.stdout.splitlines() if line.startswith("rank "))))
+    print("\n".join(sorted(line for line in stdout.splitlines() if line.startswith("rank "))))
 
 
 if __name__ == "__main__":
