@@ -66,6 +66,8 @@ def _oom(hits: list[Hit], ctx: Context) -> tuple[str, str]:
         )
     where = f" on GPU {gpu}" if gpu is not None else ""
     summary = f"CUDA out of memory{where}{on_ranks(hits)}" + (": " + ", ".join(parts) if parts else "")
+    if all("cudnn_alloc" in h.facts for h in hits):
+        summary = f"cuDNN could not allocate the memory it needs (CUDNN_STATUS_ALLOC_FAILED){on_ranks(hits)}"
     request, total = _bytes(facts, "request"), _bytes(facts, "total")
     free = _bytes(facts, "free")
     unallocated = _bytes(facts, "unallocated")
@@ -142,6 +144,11 @@ def _oom(hits: list[Hit], ctx: Context) -> tuple[str, str]:
         lines.append(
             "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True is already set, so this is a real shortage."
         )
+    if any("cudnn_alloc" in h.facts for h in hits):
+        lines.append(
+            "cuDNN's workspace comes from the GPU's memory: torch.backends.cudnn.benchmark = False keeps it from "
+            "trying the fastest algorithms, which need the largest workspaces."
+        )
     lines.append(
         "To need less memory: a smaller batch size (torchdoctor's find_executable_batch_size finds the largest that "
         "fits; keep the effective batch with gradient accumulation), mixed precision (fp16 / bf16 autocast, "
@@ -184,7 +191,7 @@ CUDA_OOM = Recogniser(
     # c10/cuda/CUDACachingAllocator.cpp (the message across torch 1.x-2.x), torch.OutOfMemoryError,
     # NCCL's "Cuda failure 'out of memory'"
     kind="cuda_oom",
-    templates=("torch_native:cuda-out-of-memory",),
+    templates=("torch_native:cuda-out-of-memory", "torch_native:cudnn-status-alloc-failed"),
     title="CUDA out of memory",
     anchors=(
         "CUDA out of memory",
@@ -194,12 +201,18 @@ CUDA_OOM = Recogniser(
         " 'out of memory'",  # NCCL 2.19+'s CUCHECK: "Cuda failure 2 'out of memory'" (the driver's number)
         "CUBLAS_STATUS_ALLOC_FAILED",
         "HIP out of memory",
+        # cuDNN's status as torch raised it (aten/src/ATen/cudnn/Exceptions.h "cuDNN error: %s", and torch<=0.4's
+        # torch/backends/cudnn CuDNNError: the status alone); cuDNN's API reference: "Resource allocation failed
+        # inside the cuDNN library. This is usually caused by an internal cudaMalloc() failure" (not always)
+        "CUDNN_STATUS_ALLOC_FAILED",
     ),
     match=R(
         r"CUDA out of memory|torch(?:\.cuda)?\.OutOfMemoryError|CUDA error: out of memory|"
-        r"Cuda failure (?:\d{1,4} )?'out of memory'|CUBLAS_STATUS_ALLOC_FAILED|HIP out of memory"
+        r"Cuda failure (?:\d{1,4} )?'out of memory'|CUBLAS_STATUS_ALLOC_FAILED|HIP out of memory|"
+        r"CUDNN_STATUS_ALLOC_FAILED"
     ),
     facts=(
+        R(r"(?P<cudnn_alloc>CUDNN_STATUS_ALLOC_FAILED)"),
         R(r"Tried to allocate " + _size("request")),
         R(r"\(GPU (?P<gpu>\d+); " + _size("total") + r" total capacity"),
         R(r"; " + _size("allocated") + r" already allocated"),
@@ -222,8 +235,18 @@ CUDA_OOM = Recogniser(
     absorbs=("nccl_error",),
     # the allocator lists every process on the GPU: two or more others beside this one are the job's ranks on
     # one GPU as often as other jobs, and ranks that share a GPU is a cause of its own (a rank's device choice)
-    confirm=lambda hits, ctx: len(_sharers(hits, ctx)) < 2,
+    # cuDNN's allocation failure is "usually" its cudaMalloc (cuDNN's docs), so alone it is only likely
+    confirm=lambda hits, ctx: (
+        len(_sharers(hits, ctx)) < 2 and not all("cudnn_alloc" in h.facts for h in hits)
+    ),
     also=(
+        Alternative(
+            "cpu_oom",
+            "an allocation of cuDNN's own that failed on the host, not on the GPU",
+            "Watch the host's memory too (free -g, dmesg for the OOM killer): fewer DataLoader workers, a smaller "
+            "batch.",
+            when=("cudnn_alloc",),
+        ),
         Alternative(
             "gpu_selection",
             "the job's ranks sharing one GPU (a rank that never chose its own)",

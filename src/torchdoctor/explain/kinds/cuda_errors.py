@@ -14,6 +14,11 @@ wrapper does not matter; the string's class does:
 - ``initialization error``: CUDA could not start in this process — most often CUDA was initialised in a
   parent that then forked (DataLoader workers, multiprocessing's fork), or a driver in a bad state.
 
+torch before ATen (``aten/src/THC``, releases up to 1.x) wrapped the same strings as ``cuda runtime error (N) :
+<string> at <file>:<line>`` (THCGeneral.cpp ``__THCudaCheck``). An ``invalid argument`` from THC's own files
+(the device set-up of THCGeneral.cpp and its kin: arguments torch computed itself, not the script's) is the
+torch build or release on this machine, never certain from the line.
+
 The other strings have kinds of their own (``out of memory``: cuda_oom, ``device-side assert triggered``:
 device_assert, ``invalid device ordinal``, ``no kernel image``, ``peer access``, ``insufficient driver``).
 """
@@ -69,5 +74,28 @@ def kernel_fault(fault: str, in_nccl: bool) -> tuple[str, str]:
         "message and upgrade it (pip install -U <package>; for NCCL, the torch release that ships a newer one). "
         "If it happens at random places or on one GPU only, the GPU may be failing: `dmesg | grep -i xid` and "
         "`nvidia-smi -q -d ECC`."
+    )
+    return summary, fix
+
+
+# THC's __THCudaCheck (aten/src/THC/THCGeneral.cpp, torch <= 1.x): "cuda runtime error (%d) : %s" and TH's
+# " at <file>:<line>"; cudaErrorInvalidValue (11 before CUDA 10.1's renumbering, 1 after) raised in THC's own code
+THC_INVALID_ARGUMENT = R(
+    r"cuda runtime error \((?P<thc_code>\d{1,3})\) : invalid argument at \S{0,300}?/THC/(?P<thc_file>THC\w{0,40}\.(?:cpp|cu)):"
+    r"(?P<thc_line>\d{1,6})"
+)
+THC_INVALID_ARGUMENT_TEMPLATE = "torch_native:thc-cuda-runtime-invalid-argument"
+
+
+def thc_invalid_argument(file: str, line: str) -> tuple[str, str]:
+    """(summary, fix) for THC's own CUDA call refusing its argument (``file``:``line`` of aten/src/THC)."""
+    summary = (
+        f"a CUDA runtime call in torch's own THC code ({file}:{line}) refused its argument (invalid argument): "
+        "the torch release or build installed does not fit this GPU and driver"
+    )
+    fix = (
+        "The arguments of that call are torch's, not your script's: install another torch, the build for this "
+        "GPU's generation and your driver's CUDA (a newer release, or the one the project pins). Compare "
+        "python -c 'import torch; print(torch.__version__, torch.version.cuda)' with nvidia-smi's driver and GPU."
     )
     return summary, fix

@@ -625,6 +625,9 @@ def _release_bug(hits: list[Hit], ctx: Context) -> tuple[str, str]:
             first(hits, "kernel_fault"), bool(first(hits, "fault_in_nccl"))
         )
         return summary + on_ranks(hits), fix
+    if first(hits, "thc_file"):
+        summary, fix = cuda_errors.thc_invalid_argument(first(hits, "thc_file"), first(hits, "thc_line"))
+        return summary + on_ranks(hits), fix
     if first(hits, "wrapper"):
         return _wrapped_optimizer(hits, ctx)
     if first(hits, "private_call"):
@@ -678,6 +681,8 @@ LIBRARY_RELEASE_BUG = Recogniser(
         # with accelerate did itself in June 2023 (transformers#24449, fixed by #24415; kinds/amp_scaler.py reads
         # the training loop's own order, where the traceback shows the script's scaler.unscale_ call)
         "has already been called on this optimizer since the last update",
+        # aten/src/THC/THCGeneral.cpp __THCudaCheck (torch <= 1.x): a CUDA call of THC's own refusing its value
+        "cuda runtime error (",
     ),
     match=R(
         r"8-bit precision on multiple devices\.|\w+ is not (?:an Optimizer|a subclass of torch\.optim\.Optimizer)|"
@@ -691,6 +696,8 @@ LIBRARY_RELEASE_BUG = Recogniser(
         "(?P<invalid_storage>Attempted to access the data pointer on an invalid python storage)|"
         "(?P<unscaled_twice>unscale_\\(\\) has already been called on this optimizer since the last update)|"
         + cuda_errors.KERNEL_FAULT.pattern
+        + "|"
+        + cuda_errors.THC_INVALID_ARGUMENT.pattern
     ),
     templates=(
         "third_party:accelerate-8bit-on-multiple-devices",
@@ -706,12 +713,14 @@ LIBRARY_RELEASE_BUG = Recogniser(
         "system:multiprocessing-context-already-set",
         "torch_native:storage-data-ptr-invalid-python-storage",
         "torch:unscale-has-already-been-called-on",
+        cuda_errors.THC_INVALID_ARGUMENT_TEMPLATE,
     ),
     # a kernel's fault names no kernel and no cause (a library's bug, bad input, a failing GPU)
     generic=cuda_errors.KERNEL_FAULTS,
     facts=(
         cuda_errors.KERNEL_FAULT,
         cuda_errors.IN_NCCL,
+        cuda_errors.THC_INVALID_ARGUMENT,
         R(r"(?P<eight_bit>8-bit precision on multiple devices)"),
         R(r"(?P<wrapper>\w+) is not (?:an Optimizer|a subclass of torch\.optim\.Optimizer)"),
         R(r"(?P<ds_wrapper>\w*(?:DeepSpeed|ZeRO|Zero|FP16_|BF16_)\w*) is not (?:an|a subclass)"),
@@ -783,6 +792,13 @@ LIBRARY_RELEASE_BUG = Recogniser(
             "Start it with the launcher (torchrun --nproc_per_node N train.py), or call set_epoch only on a "
             "DistributedSampler: if isinstance(loader.sampler, DistributedSampler): loader.sampler.set_epoch(epoch).",
             when=("seq_sampler",),
+        ),
+        Alternative(
+            "dependency_version",
+            "a torch built for another CUDA than this driver and GPU (the pair, not the release itself)",
+            "Install the torch wheel for the CUDA your driver supports (nvidia-smi's CUDA Version): pip install "
+            "torch --index-url https://download.pytorch.org/whl/cu<that version>.",
+            when=("thc_file",),
         ),
         Alternative(
             "dependency_version",
