@@ -83,14 +83,14 @@ def test_the_benchmark_splits_a_half_by_sample(capsys):
             [
                 "--samples",
                 "001-163,164-205,206-237,238-278,279-297,298-328,329-353,354-369,370-384,385-402,403-450,451-466,"
-                "467-516,517-566,567-616,617-666,667-716,717-766,767-816,817-866,867-916,917-966",
+                "467-516,517-566,567-616,617-666,667-716,717-766,767-816,817-866,867-916,917-966,1017-1066",
                 str(CORPUS / "train"),
             ]
         )
         == 0
     )
     out = capsys.readouterr().out
-    numbers = [int(name[:3]) for name in rows("train")]
+    numbers = [int(name.split(".")[0]) for name in rows("train")]
     first = sum(1 for n in numbers if n <= 163)
     second = sum(1 for n in numbers if 164 <= n <= 205)
     third = sum(1 for n in numbers if 206 <= n <= 237)
@@ -113,6 +113,7 @@ def test_the_benchmark_splits_a_half_by_sample(capsys):
     twentieth = sum(1 for n in numbers if 817 <= n <= 866)
     twenty_first = sum(1 for n in numbers if 867 <= n <= 916)
     twenty_second = sum(1 for n in numbers if 917 <= n <= 966)
+    twenty_fourth = sum(1 for n in numbers if 1017 <= n <= 1066)
     assert (
         first
         + second
@@ -136,6 +137,7 @@ def test_the_benchmark_splits_a_half_by_sample(capsys):
         + twentieth
         + twenty_first
         + twenty_second
+        + twenty_fourth
         == len(numbers)
     )
     assert f"files 001-163: {first} logs" in out and f"files 164-205: {second} logs" in out
@@ -155,3 +157,4 @@ def test_the_benchmark_splits_a_half_by_sample(capsys):
     assert f"files 817-866: {twentieth} logs" in out
     assert f"files 867-916: {twenty_first} logs" in out
     assert f"files 917-966: {twenty_second} logs" in out
+    assert f"files 1017-1066: {twenty_fourth} logs" in out
