@@ -20,8 +20,8 @@ from explaining import explained, lead, template
         ("cutlass/numeric_types.h", "cannot find the header cutlass/numeric_types.h", "git submodule update"),
         # torch's own headers, not on the include path: the build does not see the torch installed
         ("torch/extension.h", "include folders of the torch installed", "--no-build-isolation"),
-        # torch's old C headers, removed in 1.11: the source was written for an older torch
-        ("THC/THC.h", "removed in 1.11", "torch release the source was written for"),
+        # torch's old C headers other than THC.h/TH.h (which lead with dependency_version, below): removed in 1.11
+        ("THC/THCDeviceUtils.cuh", "removed in 1.11", "torch release the source was written for"),
     ],
 )
 def test_a_header_the_build_cannot_find_is_read_by_whose_header_it_is(header, said, fixed):
@@ -114,7 +114,8 @@ def test_the_first_compiler_error_names_the_cause_over_the_build_tools_summary()
         "RuntimeError: Error building extension 'roi_align'\n"
     )
     found = explained(log)
-    assert found.id == "log.cuda_build" and "THC/THC.h" in found.summary
+    # torch's removed THC.h says the source was written for a torch before 1.11 (kinds/version_refusals.py)
+    assert found.id == "log.dependency_version" and "THC/THC.h" in found.summary and "1.11" in found.fix
     # ninja's CalledProcessError is a build step's report, not a worker's: no launcher summary is read
     assert all(f.id != "log.child_failed" for f in _all(log))
 

@@ -11,7 +11,7 @@ A config written by ``accelerate config`` works as it is. The keys torchdoctor a
     gpu_ids: all              # or "0,1": becomes CUDA_VISIBLE_DEVICES
     debug: true               # debug-mode collectives in every worker
     watchdog: 300             # torchdoctor's own: seconds without progress before the hang report
-    stragglers: true          # torchdoctor's own: name the rank that holds the others back
+    stragglers: true          # torchdoctor's own: name the rank that holds the others back (false: not even with watchdog)
     stragglers_dir: runs/x    # where the straggler watch writes stragglers.json, stragglers.png, stragglers-windows.jsonl
 
 Every other key accelerate defines (``mixed_precision``, ``distributed_type``, ``fsdp_config``, …) is accepted

@@ -155,6 +155,18 @@ MODEL_CHECKPOINT_MISMATCH = Recogniser(
 
 def _incomplete(hits: list[Hit], ctx: Context) -> tuple[str, str]:
     facts = merged(hits)
+    if facts.get("ckpt_key"):
+        key = facts["ckpt_key"]
+        return (
+            f"the file loaded as a checkpoint has no '{key}' entry ({facts['ckpt_dict']}['{key}']): likely a "
+            "weights-only file where the code resumes from a training checkpoint" + on_ranks(hits),
+            f"The code reads {facts['ckpt_dict']}['{key}'] from what torch.load returned, so it expects a dict of "
+            "states (model, optimizer, epoch) that its own save wrote; the file given holds something else, most "
+            "often the bare weights (a state_dict saved alone, a pretrained file such as torchvision's, the 'best "
+            "model' beside the training state). Resume from the file the training loop saved (its latest_state / "
+            f"checkpoint file, the one with '{key}'), or load plain weights with "
+            "model.load_state_dict(torch.load(path)) and start the optimizer afresh.",
+        )
     path = facts.get("path", "").strip()
     summary = "DeepSpeed could not resume from the checkpoint" + (f" {path}" if path else "")
     if facts.get("weights_only_ckpt"):
@@ -192,6 +204,10 @@ CHECKPOINT_INCOMPLETE = Recogniser(
         "_optim_states.pt",
         "_model_states.pt",
         "state but checkpoint contains only the model",
+        # a script's own resume: CPython's KeyError (Objects/dictobject.c) on the key it reads from what
+        # torch.load returned, the line above it in the traceback: a weights-only file where a training
+        # checkpoint (a dict of state dicts) was expected
+        "load_state_dict(",
     ),
     templates=(
         "transformers:deepspeed-failed-to-resume-from-checkpoint",
@@ -209,8 +225,11 @@ CHECKPOINT_INCOMPLETE = Recogniser(
     match=R(
         r"failed to resume|Unable to find latest file|state but checkpoint contains only the model|"
         r"(?:No such file or directory|not found|does not exist|Expected \d+ of)[^\n]{0,300}_(?:optim|model)_states\.pt|"
-        r"_(?:optim|model)_states\.pt[^\n]{0,60}(?:No such file|not found|does not exist)"
+        r"_(?:optim|model)_states\.pt[^\n]{0,60}(?:No such file|not found|does not exist)|"
+        r"load_state_dict\((?P<ckpt_dict>[\w.]{1,60})\[['\"](?P<ckpt_key>\w{1,60})['\"]\]\)\s*\n\s*KeyError: "
+        r"['\"](?P=ckpt_key)['\"]"
     ),
+    span=1,
     facts=(
         R(r"failed to resume from checkpoint (?P<path>\S{1,500})"),
         R(r"(?P<missing_state>[\w.\-]{0,80}_(?:optim|model)_states\.pt)"),
@@ -232,6 +251,14 @@ CHECKPOINT_INCOMPLETE = Recogniser(
             "files), or convert it to a universal checkpoint (python -m deepspeed.checkpoint.ds_to_universal) "
             'and load it with "checkpoint": {"load_universal": true}.',
             when=("missing_state",),
+        ),
+        Alternative(
+            "model_checkpoint_mismatch",
+            "a checkpoint of another version of the code, which stored its states under other names",
+            "Print the checkpoint's keys (print(torch.load(path, map_location='cpu').keys())): if they are "
+            "another version's names for the same states, read those names, or use the code's release that "
+            "saved it.",
+            when=("ckpt_key",),
         ),
     ),
     describe=_incomplete,

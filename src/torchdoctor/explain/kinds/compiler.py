@@ -65,6 +65,12 @@ TORCH_API = R(
     r"(?:\berror\b|error C\d{4})[^\n]{0,200}?(?<![\w/])"
     r"(?P<torch_api>THC?/\w{1,40}\.h|THC?[A-Z][a-z]\w{0,60}|AT_[A-Z]\w{0,60}|(?:at|c10|torch|caffe2)::\w[\w:]{0,80})"
 )
+# where torch 1.11's removal of its old C headers sent their functions (versions.py's refusal table names it too)
+TH_THC_GONE = (
+    "TH and THC are gone from torch 1.11 on (their functions moved to ATen: THCudaCheck -> C10_CUDA_CHECK / "
+    "AT_CUDA_CHECK, THCudaMalloc -> c10::cuda::CUDACachingAllocator::raw_alloc, the current stream -> "
+    "at::cuda::getCurrentCUDAStream(); THCState is dropped)."
+)
 TORCH_HEADER = R(r"^(?P<torch_header>(?:torch|ATen|c10|TH|THC|caffe2)/)")
 # the CUDA toolkit's own headers (not CUTLASS, a library of its own that projects vendor as a submodule)
 CUDA_HEADER = R(
@@ -156,9 +162,7 @@ def explain_header(header: str) -> tuple[str, str, bool]:
         return (
             f"the source includes {header}, one of torch's old C headers (TH/THC), which torch removed in 1.11: "
             "it was written for an older torch than the one installed",
-            "TH and THC are gone from torch 1.11 on (their functions moved to ATen: THCudaCheck -> "
-            "C10_CUDA_CHECK / AT_CUDA_CHECK, THCudaMalloc -> c10::cuda::CUDACachingAllocator::raw_alloc, the "
-            "current stream -> at::cuda::getCurrentCUDAStream(); THCState is dropped). " + _VERSIONED_SOURCE,
+            TH_THC_GONE + " " + _VERSIONED_SOURCE,
             True,
         )
     if torch_header:

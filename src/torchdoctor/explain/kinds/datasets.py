@@ -220,7 +220,21 @@ DATASET_HANDLE_FORK = Recogniser(
 )
 
 
+def _text_as_numbers(hits: list[Hit]) -> tuple[str, str]:
+    return (
+        "torch.tensor() was given text where it wants numbers (a str inside the values of a batch or label)"
+        + on_ranks(hits),
+        "A value that should be a number is a string: a label column holding class names or a stray header row "
+        "(two CSV files concatenated with their headers, a header read as data), numbers stored as text, or a "
+        "text column the collate turns into a tensor. Print a few samples just before the tensor is made; clean "
+        "the data (drop the extra header rows, pd.to_numeric), map class names to ids (label2id), and pass only "
+        "the numeric columns (remove the text ones) to the collate.",
+    )
+
+
 def _bad_data(hits: list[Hit], ctx: Context) -> tuple[str, str]:
+    if first(hits, "str_dims"):
+        return _text_as_numbers(hits)
     where = " in a DataLoader worker" if "saw_dataloader_worker" in ctx.facts else ""
     summary = (
         "an image of the training data is truncated (its file ends before its last pixels): Pillow refused to "
@@ -240,10 +254,28 @@ def _bad_data(hits: list[Hit], ctx: Context) -> tuple[str, str]:
 BAD_TRAINING_DATA = Recogniser(
     # Pillow, PIL/ImageFile.py ImageFile.load: "image file is truncated (N bytes not processed)" when a JPEG's
     # data ends early, "image file is truncated" for PNG/GIF; raised unless ImageFile.LOAD_TRUNCATED_IMAGES
+    # torch/csrc/utils/tensor_new.cpp (compute_sizes): a str is a sequence of str, so torch.tensor() of values
+    # holding one recurses past its maximum number of dimensions: "too many dimensions 'str'"; the text may be
+    # the data's (a header row, class names) or a column the code should not have turned into a tensor
     kind="bad_training_data",
     title="a damaged file in the training data",
-    anchors=("image file is truncated",),
-    templates=("third_party:pil-image-file-is-truncated", "third_party:pil-image-file-is-truncated-2"),
+    anchors=("image file is truncated", "too many dimensions 'str'"),
+    templates=(
+        "third_party:pil-image-file-is-truncated",
+        "third_party:pil-image-file-is-truncated-2",
+        "torch_native:too-many-dimensions-str",
+    ),
+    facts=(R(r"(?P<str_dims>too many dimensions 'str')"),),
+    confirm=lambda hits, ctx: not any("str_dims" in h.facts for h in hits),
+    also=(
+        Alternative(
+            "text_column_as_tensor",
+            "a text column of the dataset the code turns into a tensor (not the data's fault)",
+            "Pass only numeric columns to the collate: remove the text columns (dataset.remove_columns([...]), "
+            "the Trainer's remove_unused_columns) or encode them first.",
+            when=("str_dims",),
+        ),
+    ),
     describe=_bad_data,
 )
 

@@ -3,6 +3,10 @@
 - A classification loss given a label outside 0..C-1 (``aten/src/ATen/native/LossNLL.cpp`` nll_loss_out_frame:
   "Target 5 is out of bounds."): the loss prints it for that cause only.
   On the GPU the same label stops the kernel with a device-side assert (``device_assert``).
+- ``F.one_hot`` given a class value of ``num_classes`` or more, or a negative one (``aten/src/ATen/native/
+  Onehot.cpp``, checked on the CPU: "Class values must be smaller than num_classes.", "Class values must be
+  non-negative."): labels numbered from 1, a mask holding 0 and 255, or num_classes set below the dataset's
+  classes. It says so for that cause only.
 - An embedding given an id of its table's size or more (``aten/src/ATen/native/TensorAdvancedIndexing.cpp``
   index_select_out_cpu_: "index out of range in self"; ``TH/generic/THTensorEvenMoreMath.cpp`` before 1.6:
   "index out of range: Tried to access index 30522 out of table with 30521 rows."). Two tables print it in a
@@ -23,7 +27,23 @@ from torchdoctor.explain.recognisers import Alternative, Context, Hit, Recognise
 R = re.compile
 
 
+def _one_hot(hits: list[Hit]) -> tuple[str, str]:
+    negative = first(hits, "one_hot") == "non-negative"
+    return (
+        "F.one_hot was given a class value "
+        + ("below 0" if negative else "of num_classes or more")
+        + on_ranks(hits),
+        "one_hot(x, num_classes) takes class values 0..num_classes-1: set num_classes to the number of classes "
+        "the labels hold (max label + 1; a binary mask has 2 classes), shift labels numbered from 1 with x - 1, "
+        "and map mask values such as 255 to class ids (a 0/255 mask divided by 255) or set them apart as an "
+        "ignore value before the one_hot"
+        + (" (a padding label of -1 or -100 has to be removed or replaced first)." if negative else "."),
+    )
+
+
 def _label(hits: list[Hit], ctx: Context) -> tuple[str, str]:
+    if first(hits, "one_hot"):
+        return _one_hot(hits)
     label = first(hits, "label", "?")
     ignore = label in ("-1", "-100", "255")
     return (
@@ -43,10 +63,21 @@ def _label(hits: list[Hit], ctx: Context) -> tuple[str, str]:
 
 LABEL_OUT_OF_RANGE = Recogniser(
     kind="label_out_of_range",
-    templates=("aten:nll-target-is-out-of-bounds",),
+    templates=(
+        "aten:nll-target-is-out-of-bounds",
+        "torch_native:one-hot-class-values-smaller",
+        "torch_native:one-hot-class-values-non-negative",
+    ),
     title="a class label outside the model's classes",
-    anchors=(" is out of bounds.",),
-    match=R(r"\bTarget (?P<label>-?\d+) is out of bounds\."),
+    anchors=(
+        " is out of bounds.",
+        "Class values must be smaller than num_classes",
+        "Class values must be non-negative",
+    ),
+    match=R(
+        r"\bTarget (?P<label>-?\d+) is out of bounds\.|"
+        r"Class values must be (?P<one_hot>smaller than num_classes|non-negative)\."
+    ),
     describe=_label,
 )
 

@@ -8,6 +8,12 @@ Each message names the sizes it compared, and the fix is written with them:
   1568], m2: [6272 x 10]"), a LayerNorm's ``normalized_shape`` (``native/layer_norm.h``) or an RNN's
   ``input_size`` (``torch/nn/modules/rnn.py`` check_input). addmm is every matrix product, so without
   ``nn.Linear`` in the traceback the reading is likely, a matrix product of the script's own named beside it;
+- a BatchNorm layer whose ``num_features`` is not the input's dimension 1 (``native/Normalization.cpp``
+  _batch_norm_impl_index, check_dims_match_num_input_features: "running_mean should contain 19193 elements not
+  32", the input's channels first, the layer's size second): a layer built for another size, an input laid out
+  (N, L, C) or flattened where BatchNorm1d wants (N, C, L). A size baked into the model from the batch or the
+  resolution (a view with the batch size) prints the same when the loader delivers other sizes (the train half's
+  1030.txt: the validation loader's batch size), so it is likely, that reading named beside it;
 - two operands of an elementwise op that do not broadcast (``aten/src/ATen/ExpandUtils.cpp`` infer_size_impl:
   "The size of tensor a (64) must match the size of tensor b (32) at non-singleton dimension 1"; expand and an
   assignment into a slice: "The expanded size of the tensor (5) must match the existing size (8) ...");
@@ -35,7 +41,8 @@ _MATMUL = R(
     r"Given normalized_shape=\[?(?P<norm>[\d, ]{1,40})\]?, expected input with shape \[\*, (?P<norm_expected>[\d, ]{1,40})\], "
     r"but got input of size\s?(?P<norm_got>\[[^\]\n]{0,60}\]|torch\.Size\(\[[^\]\n]{0,60}\]\))|"
     r"input\.size\(-1\) must be equal to input_size\. Expected (?P<rnn_built>\d+), got (?P<rnn_got>\d+)|"
-    r"(?P<bare>mat1 dim 1 must match mat2 dim 0)"
+    r"(?P<bare>mat1 dim 1 must match mat2 dim 0)|"
+    r"(?P<bn_param>running_mean|running_var) should contain (?P<bn_input>\d+) elements not (?P<bn_built>\d+)"
 )
 # the traceback going through nn.Linear: the matrix product that failed is a Linear layer's
 LINEAR_IN_TRACEBACK = R(r"(?P<linear_layer>modules[/\\]linear\.py|\bF\.linear\(|torch\._C\._nn\.linear\()")
@@ -52,6 +59,17 @@ def _layer(hits: list[Hit], ctx: Context) -> tuple[str, str]:
             f"Build the LSTM/GRU/RNN with input_size={got} (the size of the last dimension of what it is given: "
             "the embedding dimension or the number of features per time step), or project the inputs to "
             f"{built} first; with batch_first=False the input is (seq_len, batch, {built}).",
+        )
+    if first(hits, "bn_built"):
+        channels, built = first(hits, "bn_input"), first(hits, "bn_built")
+        return (
+            f"a BatchNorm layer built for num_features={built} got an input with {channels} in dimension 1 (its "
+            f"{first(hits, 'bn_param')} has {built} entries)" + on_ranks(hits),
+            f"BatchNorm normalises dimension 1 of its input, which must equal num_features: build it as "
+            f"BatchNorm1d/2d({channels}) if the input is right, or give it the layout it takes: (N, C) or (N, C, L) "
+            "for BatchNorm1d, (N, C, H, W) for BatchNorm2d; a sequence laid out (N, L, C) needs "
+            "x.transpose(1, 2) around it, and a tensor flattened to (N, C * L) must keep its channel axis. Print "
+            "the input's shape before the layer the traceback names.",
         )
     if first(hits, "norm"):
         return (
@@ -90,6 +108,7 @@ LAYER_INPUT_SIZE = Recogniser(
         "aten:size-mismatch-m1-m2",
         "aten:layer-norm-normalized-shape-expected-input",
         "torch_cpp:input-size-must-be-equal-to",
+        "torch_native:batch-norm-should-contain-elements",
     ),
     title="a layer built for another input size",
     anchors=(
@@ -98,12 +117,15 @@ LAYER_INPUT_SIZE = Recogniser(
         "size mismatch, m1: [",
         ", expected input with shape [*, ",
         "must be equal to input_size. Expected",
+        "running_mean should contain ",
+        "running_var should contain ",
     ),
     match=_MATMUL,
     # addmm is every matrix product: a Linear layer's only where the traceback shows one (or the layer is
-    # named by its own check: LayerNorm, RNN)
+    # named by its own check: LayerNorm, RNN); BatchNorm's sizes are also a batch size baked into the model
     confirm=lambda hits, ctx: (
-        "linear_layer" in ctx.facts or any("norm" in h.facts or "rnn_built" in h.facts for h in hits)
+        not any("bn_built" in h.facts for h in hits)
+        and ("linear_layer" in ctx.facts or any("norm" in h.facts or "rnn_built" in h.facts for h in hits))
     ),
     also=(
         Alternative(
@@ -112,6 +134,17 @@ LAYER_INPUT_SIZE = Recogniser(
             "Print both operands' shapes on the line the traceback names: the last dimension of the first must "
             "equal the first (or second-to-last) of the second; transpose one (.T, .transpose(-1, -2)) or "
             "reshape it.",
+            unless=("bn_built",),
+        ),
+        Alternative(
+            "hardcoded_shape",
+            "a size written into the model (a batch size or a resolution used to reshape) that the data loader "
+            "does not deliver",
+            "Look for a view/reshape in the model that uses a fixed batch size or image size (the config's "
+            "batch_size, a hard-coded 32 or 256): derive it from the input (x.size(0), x.view(x.size(0), -1)), "
+            "or give every loader the same batch_size (the validation loader's too) and the data the "
+            "resolution the model was built for.",
+            when=("bn_built",),
         ),
     ),
     describe=_layer,

@@ -2,7 +2,11 @@
 model spread over GPUs in a multi-process run, SyncBatchNorm and DataParallel used where they cannot work, and
 pack_padded_sequence given its lengths on the GPU.
 
-The message texts are ATen's device checks (and ``PackedSequence.cpp``'s), torch's (``ProcessGroupNCCL.cpp``, ``nn/parallel``,
+The message texts are ATen's device checks (and ``PackedSequence.cpp``'s; torch 1.x's ``TensorUtils.cpp``
+checkSameGPU, "Tensor for argument #2 'mat1' is on CPU, but expected it to be on GPU"; the MPS kernels'
+``OperationUtils.mm``, "Placeholder storage has not been allocated on MPS device!", a CPU tensor given to an MPS
+op: both say where a tensor is, not whose code put it there, a library's as often as the script's, so they are
+likely, a library's bug named), torch's (``ProcessGroupNCCL.cpp``, ``nn/parallel``,
 ``nn/modules/batchnorm.py``, ``distributed_c10d.py``) and accelerate's / transformers' (``device_map``), as the
 catalog holds them.
 """
@@ -10,8 +14,10 @@ catalog holds them.
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 
 from torchdoctor.explain.kinds import cuda_errors
+from torchdoctor.explain.kinds.tensor_misuse import OPERATOR_CALLER
 from torchdoctor.explain.recognisers import Alternative, Context, Hit, Recogniser, first, merged, on_ranks
 
 R = re.compile
@@ -21,10 +27,16 @@ DDP_DEVICE_IDS = "device_ids and output_device arguments only work with single-d
 NO_MESH = "found no DeviceMesh from dtensor args"
 
 
+# the two checks that say a tensor is on the CPU without saying whose code left it there
+_CPU_OR_MPS = ("cpu_arg", "mps_placeholder")
+
+
 def _devices(hits: list[Hit], ctx: Context) -> tuple[str, str]:
     facts = merged(hits)
     a, b = facts.get("device_a", ""), facts.get("device_b", "")
     summary = "tensors on different devices" + (f": {a} and {b}" if a and b else "")
+    if facts.get("cpu_arg"):
+        summary = f"tensors on different devices: {facts['cpu_arg']} is on the CPU, the operation on the GPU"
     replica = facts.get("replica") or ctx.facts.get("replica")
     if replica:
         summary += f" (in DataParallel replica {replica})"
@@ -51,6 +63,17 @@ def _devices(hits: list[Hit], ctx: Context) -> tuple[str, str]:
             f"other GPUs, list the one the model is on first (device_ids=[{b.split(':')[-1]}, ...]) or choose "
             "them with CUDA_VISIBLE_DEVICES so device_ids count from 0. Where the script takes its list of GPUs "
             "from an option, move the model to the first GPU of that same list."
+        )
+        return summary + on_ranks(hits), fix
+    if facts.get("mps_placeholder"):
+        summary = (
+            "a tensor given to an operation on Apple's MPS device is not on that device (still on the CPU)"
+        )
+        fix = (
+            "Move every input of the model to the device the model is on: model.to('mps') moves the parameters "
+            "only, so batches, labels and the tokenizer's outputs need .to('mps') too ({k: v.to(device) for k, "
+            "v in batch.items()}), and a tensor made in forward needs device=x.device (torch.zeros(..., "
+            "device=x.device)). A hidden state or mask built without a device stays on the CPU."
         )
         return summary + on_ranks(hits), fix
     if replica:
@@ -92,6 +115,9 @@ DEVICE_MISMATCH = Recogniser(
         "tensors are located on different GPUs",
         DDP_DEVICE_IDS,
         "input module must be on the same type of devices",
+        "is on CPU, but expected it to be on GPU",
+        "is on CPU, but expected them to be on GPU",
+        "Placeholder storage has not been allocated on MPS device",
     ),
     templates=(
         "torch_native:expected-all-tensors-same-device",
@@ -106,6 +132,8 @@ DEVICE_MISMATCH = Recogniser(
         "torch:distributeddataparallel-device-ids-and-output-device",  # with a CPU parameter in the set
         # torch/nn/parallel/distributed.py: parameters on the CPU and a GPU in one module
         "torch:distributeddataparallel-input-module-must-be-on",
+        "torch_native:tensor-on-cpu-expected-gpu",
+        "torch_native:mps-placeholder-not-allocated",
     ),
     # DDP's device_ids message is this kind only when a parameter is still on the CPU
     match=R(rf"(?s)^(?!.*{DDP_DEVICE_IDS}).|{DDP_DEVICE_IDS}.*device\(type='cpu'\)"),
@@ -126,6 +154,9 @@ DEVICE_MISMATCH = Recogniser(
             r"Expected object of (?:backend|device type) (?P<device_a>\w{1,20}) but got (?:backend|device type) "
             r"(?P<device_b>\w{1,20})"
         ),
+        # which tensor, not whose code: never read as the CPU devices that make the other messages certain
+        R(r"Tensor for (?P<cpu_arg>argument #\d+ '\w{1,40}'|'\w{1,40}') is on CPU, but expected"),
+        R(r"(?P<mps_placeholder>Placeholder storage has not been allocated on MPS device)"),
     ),
     # two GPUs in one process has several causes (device_map, DataParallel, a launcher's GPU split): which
     # one is certain only with DataParallel's "in replica N" or its own device_ids[0] check
@@ -142,13 +173,16 @@ DEVICE_MISMATCH = Recogniser(
             "Under a multi-process launcher each process keeps the whole model on its own GPU: load it with "
             "device_map={'': int(os.environ['LOCAL_RANK'])} (or no device_map), or run one process "
             "(--num_processes=1) and let device_map spread the model.",
+            unless=_CPU_OR_MPS,
         ),
         Alternative(
             "gpu_selection",
             "ranks that picked their GPUs wrongly",
             "Each rank uses the GPU of its LOCAL_RANK (torch.cuda.set_device(LOCAL_RANK)); check how the "
             "launcher or the cluster (SLURM_NTASKS_PER_NODE, CUDA_VISIBLE_DEVICES) maps ranks to GPUs.",
+            unless=_CPU_OR_MPS,
         ),
+        replace(OPERATOR_CALLER, when=_CPU_OR_MPS),
     ),
     describe=_devices,
 )
@@ -548,7 +582,10 @@ def _no_grad(hits: list[Hit], ctx: Context) -> tuple[str, str]:
         "DistributedDataParallel wraps a module with no parameter that requires a gradient" + on_ranks(hits),
         "DDP synchronises gradients, so a frozen module (a teacher, a reference or EMA model, an encoder with "
         "requires_grad=False) must not be wrapped: use it as it is (under torch.no_grad()), wrap only the "
-        "trained module, or unfreeze what should train before wrapping.",
+        "trained module, or unfreeze what should train before wrapping. Where a training stage's config chooses "
+        "what trains (LoRA or adapter targets, modules a stage adds), check that the config leaves this module "
+        "some trainable parameters; accelerate's prepare() wraps every module it is given, so move a module "
+        "without parameters with .to(accelerator.device) instead.",
     )
 
 

@@ -3,7 +3,11 @@
 ``runtime/sequence_parallel/ulysses_sp.py``, ``runtime/utils.py``), accelerate (``accelerator.py``, ``state.py``,
 ``utils/dataclasses.py``, ``utils/modeling.py``, ``utils/launch.py``, ``utils/environment.py``), transformers
 (``trainer.py``, ``training_args.py``, ``modeling_utils.py``, ``utils/versions.py``, ``integrations/``) and
-Lightning (``strategies/deepspeed.py``, ``strategies/model_parallel.py``) print before they use it.
+Lightning (``strategies/deepspeed.py``, ``strategies/model_parallel.py``) print before they use it, and torch's
+own refusal of code written for an older torch: ``torch/autograd/function.py`` ``Function.__call__`` (1.5 on)
+refuses an autograd Function called as an instance with a non-static ``forward`` ("Legacy autograd function with
+non-static forward method is deprecated. Please use new-style autograd function with static forward method."),
+which torch 1.3-1.4 only warned about (``python_function.cpp``: "... deprecated and will be removed in 1.3.").
 
 Each message names the package and, where there is one, the version: a certain ``dependency_version``
 (kinds/versions.py reads ``REFUSALS``; ``TEMPLATES`` cites the catalog).
@@ -11,6 +15,13 @@ Each message names the package and, where there is one, the version: a certain `
 
 from __future__ import annotations
 
+from torchdoctor.explain.kinds.compiler import TH_THC_GONE
+
+_TH_THC_SOURCE = (
+    "The extension's source was written for a torch before 1.11: install the package's release ported to the "
+    "installed torch (its issues or a newer commit usually carry the port), or a torch older than 1.11 with a CUDA "
+    "toolkit it supports; or port it yourself: drop the include, " + TH_THC_GONE
+)
 _UPGRADE_TORCH = (
     "Upgrade PyTorch to the version the message names, with the index of your CUDA (pip install -U torch "
     "--index-url https://download.pytorch.org/whl/cu1xx), or turn off the feature that needs it."
@@ -34,6 +45,19 @@ _SEARCH_BACKEND = (
 )
 
 REFUSALS: tuple[tuple[str, str], ...] = (
+    # torch: an extension's source that includes the C headers torch 1.11 removed (compiler.py reads the same
+    # header as a build failure; the source was written for an older torch, whatever else the build lacks)
+    ("THC/THC.h: No such file or directory", _TH_THC_SOURCE),
+    ("TH/TH.h: No such file or directory", _TH_THC_SOURCE),
+    # torch: a custom autograd Function in the old style, written for a torch before 1.3
+    (
+        "Legacy autograd function with non-static forward method is deprecated. Please use",
+        "The code defines a torch.autograd.Function the pre-1.3 way (an instance with __init__ arguments and a "
+        "forward(self, x)), which torch refuses from 1.5: make forward and backward @staticmethod taking ctx "
+        "(def forward(ctx, x, ...), save tensors with ctx.save_for_backward) and call it as MyFunction.apply(x, "
+        "...) instead of MyFunction(args)(x); values the old __init__ took become arguments of apply. Or install "
+        "the torch the code was written for (1.4 or older), or the project's release that ports it.",
+    ),
     # DeepSpeed
     (
         "Please use torch 1.8 or greater to enable NCCL backend in",
@@ -172,6 +196,7 @@ REFUSALS: tuple[tuple[str, str], ...] = (
 )
 
 TEMPLATES: tuple[str, ...] = (
+    "torch_native:legacy-autograd-function-non-static",
     "deepspeed:please-use-torch-or-greater-to",
     "deepspeed:please-use-torch-or-greater-to-2",
     "deepspeed:install-mup-to-use-muadam-optimizer",

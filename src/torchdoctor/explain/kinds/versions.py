@@ -140,13 +140,20 @@ def _compile_python(facts: dict, hits: list[Hit]) -> tuple[str, str]:
 
 # the refusals that name the package a feature needs (version_refusals.py), each with its fix
 _REFUSED = refusal_pattern(version_refusals.REFUSALS, name="version_refusal", after=200)
+# the refusals torch itself prints for code written for another torch (not a package missing or too old)
+_TORCH_OWN = ("THC/THC.h", "TH/TH.h", "Legacy autograd function")
 
 
 def _dependency(hits: list[Hit], ctx: Context) -> tuple[str, str]:
     facts = merged(hits)
     if facts.get("version_refusal"):
         said, fix = said_and_fix(facts["version_refusal"], version_refusals.REFUSALS)
-        return f"a package the run needs is missing or too old: {said}" + on_ranks(hits), fix
+        what = (
+            "the code was written for another torch"
+            if said.startswith(_TORCH_OWN)
+            else "a package the run needs is missing or too old"
+        )
+        return f"{what}: {said}" + on_ranks(hits), fix
     known = api_changes.change(facts)
     if known:
         return known[0] + on_ranks(hits), known[1]
@@ -605,7 +612,19 @@ def _unscaled_twice(hits: list[Hit]) -> tuple[str, str]:
     )
 
 
+def _distutils_version(hits: list[Hit]) -> tuple[str, str]:
+    return (
+        "torch.utils.tensorboard of torch 1.9/1.10 reads distutils.version through setuptools, which setuptools "
+        "59.6 and newer no longer provide (pytorch#69894)" + on_ranks(hits),
+        "Pin setuptools below 59.6 (pip install setuptools==59.5.0), or upgrade torch to 1.11 or newer, whose "
+        "tensorboard import uses packaging's version instead; a container or environment file that pins torch "
+        "1.10 needs the setuptools pin beside it.",
+    )
+
+
 def _release_bug(hits: list[Hit], ctx: Context) -> tuple[str, str]:
+    if first(hits, "distutils_version"):
+        return _distutils_version(hits)
     if first(hits, "unscaled_twice"):
         return _unscaled_twice(hits)
     if first(hits, "invalid_storage"):
@@ -683,6 +702,9 @@ LIBRARY_RELEASE_BUG = Recogniser(
         "has already been called on this optimizer since the last update",
         # aten/src/THC/THCGeneral.cpp __THCudaCheck (torch <= 1.x): a CUDA call of THC's own refusing its value
         "cuda runtime error (",
+        # torch 1.9-1.10's torch/utils/tensorboard/__init__.py: `LooseVersion = distutils.version.LooseVersion`
+        # after `from setuptools import distutils`, which setuptools 59.6 no longer fills (pytorch#69894)
+        "module 'distutils' has no attribute 'version'",
     ),
     match=R(
         r"8-bit precision on multiple devices\.|\w+ is not (?:an Optimizer|a subclass of torch\.optim\.Optimizer)|"
@@ -695,6 +717,7 @@ LIBRARY_RELEASE_BUG = Recogniser(
         "(?P<start_method_set>context has already been set)|"
         "(?P<invalid_storage>Attempted to access the data pointer on an invalid python storage)|"
         "(?P<unscaled_twice>unscale_\\(\\) has already been called on this optimizer since the last update)|"
+        "(?P<distutils_version>module 'distutils' has no attribute 'version')|"
         + cuda_errors.KERNEL_FAULT.pattern
         + "|"
         + cuda_errors.THC_INVALID_ARGUMENT.pattern
@@ -714,6 +737,7 @@ LIBRARY_RELEASE_BUG = Recogniser(
         "torch_native:storage-data-ptr-invalid-python-storage",
         "torch:unscale-has-already-been-called-on",
         cuda_errors.THC_INVALID_ARGUMENT_TEMPLATE,
+        "torch_native:tensorboard-distutils-version",
     ),
     # a kernel's fault names no kernel and no cause (a library's bug, bad input, a failing GPU)
     generic=cuda_errors.KERNEL_FAULTS,
@@ -819,6 +843,12 @@ LIBRARY_RELEASE_BUG = Recogniser(
             "Upgrade NCCL (the torch release that ships a newer one, or the nvidia-nccl-cu* wheel) and check the "
             "NCCL release notes for the fix.",
             when=("fault_in_nccl",),
+        ),
+        Alternative(
+            "dependency_version",
+            "another package reading distutils.version the way torch 1.10 did, with setuptools 59.6 or newer",
+            "Find the import in the traceback and upgrade that package (or pin setuptools below 59.6).",
+            when=("distutils_version",),
         ),
     ),
     describe=_release_bug,
