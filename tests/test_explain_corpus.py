@@ -83,7 +83,7 @@ def test_the_benchmark_splits_a_half_by_sample(capsys):
             [
                 "--samples",
                 "001-163,164-205,206-237,238-278,279-297,298-328,329-353,354-369,370-384,385-402,403-450,451-466,"
-                "467-516,517-566,567-616,617-666,667-716,717-766,767-816,817-866,867-916,917-966,967-1016",
+                "467-516,517-566,567-616,617-666,667-716,717-766,767-816,817-866,867-916,917-966,967-1016,1067-1116",
                 str(CORPUS / "train"),
             ]
         )
@@ -114,6 +114,7 @@ def test_the_benchmark_splits_a_half_by_sample(capsys):
     twenty_first = sum(1 for n in numbers if 867 <= n <= 916)
     twenty_second = sum(1 for n in numbers if 917 <= n <= 966)
     twenty_third = sum(1 for n in numbers if 967 <= n <= 1016)
+    twenty_fifth = sum(1 for n in numbers if 1067 <= n <= 1116)
     assert (
         first
         + second
@@ -138,6 +139,7 @@ def test_the_benchmark_splits_a_half_by_sample(capsys):
         + twenty_first
         + twenty_second
         + twenty_third
+        + twenty_fifth
         == len(numbers)
     )
     assert f"files 001-163: {first} logs" in out and f"files 164-205: {second} logs" in out
@@ -158,3 +160,4 @@ def test_the_benchmark_splits_a_half_by_sample(capsys):
     assert f"files 867-916: {twenty_first} logs" in out
     assert f"files 917-966: {twenty_second} logs" in out
     assert f"files 967-1016: {twenty_third} logs" in out
+    assert f"files 1067-1116: {twenty_fifth} logs" in out
