@@ -68,6 +68,14 @@ def _fft_half(hits: list[Hit], ctx: Context) -> tuple[str, str]:
     return summary, fix
 
 
+# ATen's kernels took BFloat16 into their AT_DISPATCH_* lists release by release, after Half (float16)
+_BF16_LATER = (
+    "bf16 kernels came to torch's operators release by release, later than fp16's: a newer torch may have this "
+    "one (upgrade torch and check the op's dtypes there); otherwise keep bf16 for the rest of the model and run "
+    "this op in float32, or train in fp16 (Half), which older kernels more often have."
+)
+
+
 def _half_unsupported(hits: list[Hit], ctx: Context) -> tuple[str, str]:
     if first(hits, "op") is None and first(hits, "fft_dtype") is not None:
         return _fft_half(hits, ctx)
@@ -93,6 +101,8 @@ def _half_unsupported(hits: list[Hit], ctx: Context) -> tuple[str, str]:
         fix = on_gpu[0].upper() + on_gpu[1:]
     else:  # the name does not say which device's kernel it is
         fix = f"On the CPU: {on_cpu}\nOn the GPU: {on_gpu}"
+    if dtype == "BFloat16":
+        fix += f"\n{_BF16_LATER}"
     return summary, fix
 
 

@@ -270,6 +270,22 @@ LAUNCHER_REFUSALS: tuple[tuple[str, str, str], ...] = (
 )
 
 
+def _nproc_invalid(facts: dict, hits: list[Hit]) -> tuple[str, str]:
+    value, prog = facts["nproc_invalid"], facts.get("prog", "launch.py")
+    what = "an empty --nproc_per_node" if value == "''" else f"--nproc_per_node={value}, not a whole number"
+    return (
+        f"{prog} was given {what}: the number of processes (GPUs) per node must be an integer"
+        + on_ranks(hits),
+        "torch.distributed.launch (torch <= 1.9 reads --nproc_per_node as an int) got no number of GPUs: a "
+        "wrapper script (tools/dist_train.sh CONFIG GPUS, a Makefile, a job script) passes it from a shell "
+        "variable or one of its own arguments that was not given, or given in another place. Call the wrapper "
+        "with the arguments it expects, the number of GPUs as an integer where its usage puts it (mmcv/mmdet-style "
+        "scripts: ./tools/dist_train.sh configs/<model>.py 4), or launch it yourself: python -m "
+        "torch.distributed.launch --nproc_per_node=4 train.py <args> (torch 1.10+: torchrun "
+        "--nproc_per_node=4 train.py <args>, which also takes 'gpu' or 'auto').",
+    )
+
+
 def _launch_command(hits: list[Hit], ctx: Context) -> tuple[str, str]:
     facts = merged(hits)
     for key, what, fix in LAUNCHER_REFUSALS:
@@ -285,6 +301,8 @@ def _launch_command(hits: list[Hit], ctx: Context) -> tuple[str, str]:
             "<host> hostname`: set up passwordless ssh (ssh-copy-id <host>) from the launching node, or remove "
             "the hostfile to run on this node alone.",
         )
+    if facts.get("nproc_invalid"):
+        return _nproc_invalid(facts, hits)
     if facts.get("launcher_error"):
         launcher, error = facts["launcher_prog"].strip(), facts["launcher_error"].strip()
         launcher = "accelerate launch" if launcher.startswith("accelerate") else launcher
@@ -329,6 +347,8 @@ LAUNCH_COMMAND = Recogniser(
         "must be an integer between 0 and 65536",
         'is not in "MIN:MAX" format',
         "Unsupported nproc_per_node value",
+        # CPython argparse on torch.distributed.launch's --nproc_per_node (type=int up to torch 1.9)
+        "argument --nproc_per_node: invalid int value",
         # torch/distributed/elastic/rendezvous/api.py, utils.py: --rdzv-backend, --nnodes, --rdzv-conf as parsed
         "number of rendezvous nodes (",
         "is not registered. Did you forget to call",
@@ -415,6 +435,7 @@ LAUNCH_COMMAND = Recogniser(
         "torch:the-port-number-of-the-rendezvous",
         "torch:nnodes-is-not-in-min-max",
         "torch:unsupported-nproc-per-node-value",
+        "system:argparse-nproc-per-node-invalid-int",
         "torch:the-minimum-number-of-rendezvous-nodes",
         "torch:the-maximum-number-of-rendezvous-nodes",
         "torch:the-rendezvous-backend-is-not-registered",
@@ -531,6 +552,7 @@ LAUNCH_COMMAND = Recogniser(
         # progs of python -m torch.distributed.launch/run, which a training script is often named too
         r"(?:^|\s)(?P<launcher_prog>torchrun|deepspeed|accelerate <command> \[<args>\] launch): "
         r"error: (?P<launcher_error>[^\n]{1,300})|"
+        r"argument --nproc_per_node: invalid int value: (?P<nproc_invalid>'[^'\n]{0,40}')|"
         r"(?P<acc_config_file>The passed configuration file `[^`\n]{1,300}` does not exist)|"
         r"No such file or directory: '(?P<acc_default_config>[^'\n]{0,300}[/\\]accelerate[/\\]default_config\.(?:yaml|json))'"
     ),
