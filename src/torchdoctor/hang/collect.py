@@ -53,6 +53,11 @@ def workers_in(directory: Path) -> list[dict]:
     return workers
 
 
+def workers_running(directory: Path) -> bool:
+    """Whether any worker that started (its ``rank<N>.json``, the latest of a restart) still runs."""
+    return any(is_running(w.get("pid", -1), w.get("started")) for w in workers_in(directory))
+
+
 def collect_stacks(directory: Path, wait: float = 5.0) -> list[RankStack]:
     """Signal every live worker to write its stack, wait (at most ``wait`` seconds) and read them."""
     workers = workers_in(directory)

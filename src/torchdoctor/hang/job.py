@@ -31,6 +31,7 @@ class JobExchange:
         self.store, self.node, self.nodes, self.world = store, node, nodes, world
         self.hosts_rank0, self.host = hosts_rank0, host
         self._checked = 0.0
+        self._gone = False  # the store stopped answering: node 0's agent has ended
 
     @classmethod
     def connect(cls, workers: list[dict], timeout: float = 10) -> JobExchange | None:
@@ -56,13 +57,17 @@ class JobExchange:
         return cls(PrefixStore(prefix, store), node, nodes, world, hosts_rank0, first.get("host", ""))
 
     def asked(self, every: float = 1.0) -> bool:
-        """Whether any node saw a hang (one store request, at most once every ``every`` seconds)."""
-        if time.monotonic() - self._checked < every:
+        """Whether any node saw a hang (one store request, at most once every ``every`` seconds), until the
+        store first fails: at the end of a run node 0's agent takes the store with it, and every request
+        after that had torch print a warning with a C++ stack to stderr, on every node, once a second, until
+        the node's own agent ended (the caller asks only while one of its workers runs)."""
+        if self._gone or time.monotonic() - self._checked < every:
             return False
         self._checked = time.monotonic()
         try:
             return self.store.check(["asked"])
         except Exception:  # noqa: BLE001 - the store went with node 0's agent: the run is ending
+            self._gone = True
             return False
 
     def report(

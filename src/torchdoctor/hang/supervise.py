@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TextIO
 
-from torchdoctor.hang.collect import collect_stacks, workers_in
+from torchdoctor.hang.collect import collect_stacks, workers_in, workers_running
 from torchdoctor.hang.failure import failure_verdict, keep_exit_codes
 from torchdoctor.hang.files import RankFiles
 from torchdoctor.hang.flight_records import FLIGHT_RECORDER_REQUEST, read_flight_records, why_no_dumps
@@ -111,7 +111,7 @@ def supervise(
             if workers and len(workers) >= int(workers[0].get("local_world_size", 1)):
                 looked_for_job = True
                 job = JobExchange.connect(workers)
-        asked = job is not None and job.asked()
+        asked = job is not None and workers_running(directory) and job.asked()
         if not asked and stuck_for(directory, last_output[0]) < timeout:
             continue
         fired = time.monotonic()
