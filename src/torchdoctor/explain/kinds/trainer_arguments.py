@@ -11,8 +11,8 @@ Each message names the argument it refuses and what it needs instead, and only t
 
 from __future__ import annotations
 
-from torchdoctor.explain.kinds.refusal_table import refusal_pattern, said_and_fix
-from torchdoctor.explain.recognisers import Context, Hit, Recogniser, merged, on_ranks
+from torchdoctor.explain.kinds.refusal_table import describe_refusal, refusal_pattern
+from torchdoctor.explain.recognisers import Recogniser
 
 _EVAL_STEPS = (
     "With eval_strategy / save_strategy / logging_strategy 'steps', give the matching --eval_steps / --save_steps / "
@@ -480,18 +480,13 @@ TEMPLATES: tuple[str, ...] = (
 )
 
 
-def _trainer_arguments(hits: list[Hit], ctx: Context) -> tuple[str, str]:
-    said, fix = said_and_fix(merged(hits).get("refusal", ""), REFUSALS)
-    return f"the training framework refused its arguments: {said}" + on_ranks(hits), fix
-
-
 TRAINER_ARGUMENTS = Recogniser(
     kind="trainer_arguments",
     title="Trainer / Accelerator / Fabric arguments refused",
     anchors=tuple(anchor for anchor, _ in REFUSALS),
     templates=TEMPLATES,
     facts=(refusal_pattern(REFUSALS),),
-    describe=_trainer_arguments,
+    describe=describe_refusal(REFUSALS, "the training framework refused its arguments", message="refusal"),
 )
 
 RECOGNISERS = (TRAINER_ARGUMENTS,)

@@ -13,7 +13,7 @@ import re
 
 from torchdoctor.explain.first_failure import Raised, cut, installed_package
 from torchdoctor.explain.kinds import api_changes, cuda_errors, installers, version_refusals
-from torchdoctor.explain.kinds.refusal_table import refusal_pattern, said_and_fix
+from torchdoctor.explain.kinds.refusal_table import one_line, refusal_in, refusal_pattern
 from torchdoctor.explain.recognisers import Alternative, Context, Hit, Recogniser, first, merged, on_ranks
 
 R = re.compile
@@ -144,9 +144,10 @@ _REFUSED = refusal_pattern(version_refusals.REFUSALS, name="version_refusal", af
 
 def _dependency(hits: list[Hit], ctx: Context) -> tuple[str, str]:
     facts = merged(hits)
-    if facts.get("version_refusal"):
-        said, fix = said_and_fix(facts["version_refusal"], version_refusals.REFUSALS)
-        return f"a package the run needs is missing or too old: {said}" + on_ranks(hits), fix
+    refusal = refusal_in(facts, version_refusals.REFUSALS, message="version_refusal")
+    if refusal:
+        _, said, fix = refusal
+        return f"a package the run needs is missing or too old: {one_line(said)}" + on_ranks(hits), fix
     known = api_changes.change(facts)
     if known:
         return known[0] + on_ranks(hits), known[1]
