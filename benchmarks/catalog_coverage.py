@@ -159,8 +159,11 @@ def worth_keeping(text: str) -> bool:
 
 
 def clean(text: str) -> str:
-    """One template as printed: whitespace runs as one space (newlines kept), at most 400 characters."""
-    lines = [re.sub(r"[ \t]+", " ", line).strip() for line in text.strip().splitlines()]
+    """One template as printed: each line's ends trimmed, empty lines dropped, at most 400 characters. A run of
+    spaces inside a line stays as the source prints it (Lightning's "a state with at least  a model instance",
+    DeepSpeed's "has already been reduced.             Gradient computed twice"): an anchor copied across it
+    would miss the line as printed, and `kind_of` (an anchor in the template) then leaves the template unmapped."""
+    lines = [line.strip() for line in text.strip().splitlines()]
     return "\n".join(line for line in lines if line)[:400]
 
 

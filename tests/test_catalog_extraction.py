@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from explaining import explained, leads_with, template
 
 from torchdoctor.explain.catalog import by_id
 
@@ -71,3 +72,29 @@ def test_the_catalog_names_the_file_that_prints_the_rnn_input_size_check():
         and t.kind in ("layer_input_size", "batchnorm_single_sample")
         for t in by_id().values()
     )
+
+
+def test_a_template_keeps_the_run_of_spaces_its_source_prints():
+    # lightning/fabric/strategies/fsdp.py and deepspeed.py: "... a state with at least  a model instance ..."
+    printed = "Got FSDPStrategy.load_checkpoint(..., state={}) but a state with at least  a model instance"
+    assert catalog_coverage.clean(f"  {printed}\n\n") == printed
+    assert "at least  a model" in by_id()["lightning:got-fsdpstrategy-load-checkpoint-state-but"].text
+
+
+def test_an_anchor_matches_a_template_with_a_double_space_as_printed_and_as_pasted():
+    # the anchor starts after the two spaces: the line as printed and a paste that joined them both lead
+    printed = template("lightning:got-fsdpstrategy-load-checkpoint-state-but", "{}")
+    assert "at least  a model" in printed
+    for line in (printed, " ".join(printed.split())):
+        leads_with(
+            f"ValueError: {line}", "trainer_arguments", "certain", ["a model instance to reload is required"]
+        )
+    # DeepSpeed's stage 1/2 check: "reduced." and "Gradient" separated by a run of spaces
+    zero = template("deepspeed:the-parameter-has-already-been-reduced", "model.layers.0.weight")
+    assert "reduced.  " in zero
+    leads_with(f"AssertionError: {zero}", "ddp_ready_twice", "certain", ["model.layers.0.weight"])
+
+
+def test_the_words_of_the_refusal_alone_are_not_it_near_miss():
+    found = explained("RuntimeError: could not find a model instance to reload from checkpoint.ckpt\n")
+    assert found.id != "log.trainer_arguments"

@@ -362,7 +362,8 @@ REFUSALS: tuple[tuple[str, str], ...] = (
     # lightning: Fabric's and the strategies' checkpoint calls
     ("Could not find a DeepSpeed model in the provided checkpoint state", _FABRIC_STATE),
     ("Found multiple DeepSpeed engine modules in the given state", _FABRIC_STATE),
-    ("a state with at least a model instance to reload is required", _FABRIC_STATE),
+    # Lightning prints "a state with at least  a model instance" (two spaces): the anchor starts after them
+    ("a model instance to reload is required", _FABRIC_STATE),
     ("storage_options=...)`", _STORAGE_OPTIONS),
     ("save_checkpoint(..., filter=...)` is not supported", _STORAGE_OPTIONS),
 )
