@@ -1,6 +1,7 @@
 """A conda PyTorch's libtorch_cpu.so needs Intel MKL's JIT-profiling symbols (iJIT_*), which mkl 2024.1 no longer
-exports (pytorch#123097): glibc's "undefined symbol" for one of them is a broken install with the MKL pin as its
-fix, not an extension built against another torch."""
+exports (pytorch#123097): glibc's "undefined symbol" for one of them is a dependency's version the installed torch
+does not work with (dependency_version), with the MKL pin as its fix, not an extension built against another
+torch."""
 
 from __future__ import annotations
 
@@ -18,11 +19,11 @@ IMPORT = (
 
 
 @pytest.mark.parametrize("symbol", ["iJIT_NotifyEvent", "iJIT_IsProfilingActive", "iJIT_GetNewMethodID"])
-def test_mkl_without_the_jit_profiling_symbols_is_a_broken_install_pinned_below_2024_1(symbol):
+def test_mkl_without_the_jit_profiling_symbols_is_a_dependency_version_pinned_below_2024_1(symbol):
     line = template("system:ld-undefined-symbol", f"{SITE}/torch/lib/libtorch_cpu.so", symbol)
     found = leads_with(
         IMPORT + line,
-        "broken_install",
+        "dependency_version",
         "certain",
         [f"libtorch_cpu.so needs {symbol}", "conda install mkl==2024.0", "pip install torch"],
     )

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import re
 
-from torchdoctor.explain.kinds import libraries
 from torchdoctor.explain.kinds.comm import ENV_ERROR_RAISED
 from torchdoctor.explain.kinds.versions import SUBMODULE
 from torchdoctor.explain.recognisers import Alternative, Context, Hit, Recogniser, merged, on_ranks
@@ -756,9 +755,6 @@ def _missing_launcher(hits: list[Hit], ctx: Context) -> tuple[str, str]:
     facts = merged(hits)
     if {"fp8_package", "fp8_missing", "msamp_missing"} & facts.keys():
         return _fp8_package(facts, hits)
-    if "mkl_symbol" in facts:
-        summary, fix = libraries.explain_mkl_symbol(facts)
-        return summary + on_ranks(hits), fix
     if "command" not in facts and "module" in facts:
         module = facts["module"]
         importer = facts.get("raised_in_package")
@@ -837,16 +833,12 @@ MISSING_LAUNCHER = Recogniser(
         "requires transformer_engine to be installed",
         "`transformer_engine` was not found on your system",
         "MS-AMP was not found on your system",
-        libraries.MKL_SYMBOL_ANCHOR,
     ),
     # a submodule of a library whose modules move between releases is a version, not a missing package
     # (kinds/versions.py reads it): "No module named 'torch._six'"
     match=R(
         rf"{_NOT_FOUND}|execve\(\): bad interpreter\(|mpirun or mpiexec were not found|No module named '(?!torch')(?!{SUBMODULE})[\w.]+'|"
-        r"DeepSpeed is not (?:installed|available) =>|"
-        + _FP8_PACKAGE.pattern
-        + "|"
-        + libraries.MKL_SYMBOL.pattern
+        r"DeepSpeed is not (?:installed|available) =>|" + _FP8_PACKAGE.pattern
     ),
     templates=(
         "system:slurm-execve-no-such-file",
@@ -866,7 +858,6 @@ MISSING_LAUNCHER = Recogniser(
         "accelerate:using-convert-model-requires-transformer-engine",
         "accelerate:using-contextual-fp8-autocast-requires-transformer",
         "accelerate:using-apply-fp8-autowrap-requires-transformer",
-        "system:ld-undefined-symbol",  # a conda torch's libtorch_cpu.so without MKL's iJIT_* (libraries.py)
     ),
     # a module the run cannot import is as often a package never installed as a launcher from another
     # environment (its workers run its own Python): only likely, and the fix says how to tell them apart
@@ -883,7 +874,6 @@ MISSING_LAUNCHER = Recogniser(
         R(rf"No module named '(?P<module>(?!torch')(?!{SUBMODULE})[\w.]+)'"),
         R(r"(?P<module>DeepSpeed) is not (?:installed|available) =>"),
         _FP8_PACKAGE,
-        libraries.MKL_SYMBOL,
     ),
     describe=_missing_launcher,
 )

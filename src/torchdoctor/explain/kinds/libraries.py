@@ -33,7 +33,7 @@ _SINCE = R(r"undefined symbol: __nvJitLink\w*?_(?P<major>1\d)_(?P<minor>\d{1,2})
 # glibc's "undefined symbol: %s" for Intel's JIT-profiling API (iJIT_NotifyEvent, iJIT_IsProfilingActive,
 # iJIT_GetNewMethodID): libtorch_cpu.so of a conda PyTorch links Intel MKL's shared libraries, and MKL 2024.1 as
 # conda installs it no longer exports these (pytorch#123097); pip wheels link MKL statically and do not need them.
-# Read by broken_install (kinds/launchers.py).
+# Read by dependency_version (kinds/versions.py): an MKL release the installed torch does not work with.
 MKL_SYMBOL_ANCHOR = "undefined symbol: iJIT_"
 MKL_SYMBOL = R(
     r"(?P<mkl_library>[\w.\-/+]{0,200}?lib\w+\.so[\w.]*): undefined symbol: "

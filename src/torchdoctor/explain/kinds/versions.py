@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 
 from torchdoctor.explain.first_failure import Raised, cut, installed_package
-from torchdoctor.explain.kinds import api_changes, cuda_errors, installers, version_refusals
+from torchdoctor.explain.kinds import api_changes, cuda_errors, installers, libraries, version_refusals
 from torchdoctor.explain.kinds.refusal_table import one_line, refusal_in, refusal_pattern
 from torchdoctor.explain.recognisers import Alternative, Context, Hit, Recogniser, first, merged, on_ranks
 
@@ -144,6 +144,9 @@ _REFUSED = refusal_pattern(version_refusals.REFUSALS, name="version_refusal", af
 
 def _dependency(hits: list[Hit], ctx: Context) -> tuple[str, str]:
     facts = merged(hits)
+    if facts.get("mkl_symbol"):
+        summary, fix = libraries.explain_mkl_symbol(facts)
+        return summary + on_ranks(hits), fix
     refusal = refusal_in(facts, version_refusals.REFUSALS, message="version_refusal")
     if refusal:
         _, said, fix = refusal
@@ -320,9 +323,11 @@ DEPENDENCY_VERSION = Recogniser(
         *installers.CONFLICT_TEMPLATES,
         installers.IMPIMPORTER_TEMPLATE,
         *installers.NUMPY_TEMPLATES,
+        "system:ld-undefined-symbol",  # a conda torch's libtorch_cpu.so without MKL 2024.1's iJIT_* (libraries.py)
     ),
     anchors=(
         "is required for a normal functioning of this module",
+        libraries.MKL_SYMBOL_ANCHOR,
         "requires PyTorch >=",
         "requires deepspeed>=",
         "requires deepspeed >=",  # accelerate 1.x's TP check, with the space
@@ -394,6 +399,8 @@ DEPENDENCY_VERSION = Recogniser(
         + installers.IMPIMPORTER.pattern
         + "|"
         + installers.NUMPY.pattern
+        + "|"
+        + libraries.MKL_SYMBOL.pattern
     ),
     facts=(
         _REFUSED,
@@ -412,6 +419,7 @@ DEPENDENCY_VERSION = Recogniser(
         _DS_OBJECT,
         *installers.CONFLICT_FACTS,
         *installers.NUMPY_FACTS,
+        libraries.MKL_SYMBOL,
     ),
     also=(
         Alternative(
