@@ -159,8 +159,11 @@ def worth_keeping(text: str) -> bool:
 
 
 def clean(text: str) -> str:
-    """One template as printed: whitespace runs as one space (newlines kept), at most 400 characters."""
-    lines = [re.sub(r"[ \t]+", " ", line).strip() for line in text.strip().splitlines()]
+    """One template as printed: each line's ends trimmed, empty lines dropped, at most 400 characters. A run of
+    spaces inside a line stays as the source prints it (Lightning's "a state with at least  a model instance",
+    DeepSpeed's "has already been reduced.             Gradient computed twice"): an anchor copied across it
+    would miss the line as printed, and `kind_of` (an anchor in the template) then leaves the template unmapped."""
+    lines = [line.strip() for line in text.strip().splitlines()]
     return "\n".join(line for line in lines if line)[:400]
 
 
@@ -201,17 +204,29 @@ def cpp_messages(source: str) -> list[str]:
     return found
 
 
+# a source file's path as the library keeps it (the __FILE__ of a check): "/__w/pytorch/pytorch/torch/csrc/..."
+_SOURCE_PATH = re.compile(
+    r"^/\S*?/((?:torch|aten|c10|caffe2|third_party)/[\w/.+\-]+\.(?:cpp|cc|c|cu|hpp|h|cuh))$"
+)
+
+
 def from_libtorch(site: Path, version: str) -> list[tuple[str, str, str]]:
-    """Literal strings of ``libtorch_cpu.so`` beside a ``torch/csrc/distributed`` source path (the linker keeps
-    one file's strings together), attributed to that file."""
+    """Literal strings of ``libtorch_cpu.so`` within 400 strings after a ``torch/csrc/distributed`` source path
+    (the linker keeps one file's strings together), attributed to that file, or to another source file (``.cpp``)
+    whose path comes between: a distributed file's strings can be followed by another file's (the C++ API's
+    ``nn/modules/rnn.cpp`` prints "input.size(-1) must be equal to input_size"). Another library's header
+    (gloo's, c10's) named between is not where the strings come from: its inline functions sit in the file that
+    includes it."""
     library = site / "torch" / "lib" / "libtorch_cpu.so"
     out = subprocess.run(["strings", "-n", "16", str(library)], capture_output=True, text=True, check=True)
     rows, current, since = [], None, 0
     for line in out.stdout.splitlines():
-        path = re.search(r"(torch/csrc/distributed/[\w/]+\.(?:cpp|hpp|h))", line)
-        if path and line.strip().startswith("/"):
+        path = _SOURCE_PATH.match(line.strip())
+        if path and path.group(1).startswith("torch/csrc/distributed/"):
             current, since = path.group(1), 0
             continue
+        if path and current is not None and not path.group(1).endswith((".h", ".hpp", ".cuh")):
+            current = path.group(1)
         since += 1
         if current is None or since > 400:
             current = None

@@ -294,6 +294,22 @@ CASES = [
         ["torch.cuda.HalfTensor"],
     ),
     (
+        "aten:input-type-and-weight-type-same",
+        ("torch.FloatTensor", "torch.cuda.FloatTensor"),
+        FRAME + "RuntimeError: ",
+        "device_mismatch",
+        "certain",
+        ["input is still on the CPU"],
+    ),
+    (
+        "aten:input-type-and-bias-type-mkldnn",
+        ("torch.FloatTensor", "torch.cuda.FloatTensor"),
+        FRAME + "RuntimeError: ",
+        "device_mismatch",
+        "certain",
+        ["its bias are on different devices"],
+    ),
+    (
         "aten:nll-cuda-kernel-not-implemented-for",
         ("Int",),
         FRAME + "RuntimeError: ",

@@ -207,30 +207,3 @@ def size_in_bytes(number: str, unit: str) -> float:
     """``("450.00", "MiB")`` -> bytes; torch prints B, KiB, MiB, GiB, TiB (and older versions KB, MB, GB)."""
     scale = {"B": 1, "K": 2**10, "M": 2**20, "G": 2**30, "T": 2**40, "P": 2**50, "E": 2**60}
     return float(number) * scale.get(unit[:1].upper(), 1)
-
-
-# A refusal's classes: (fact the match names, what went wrong, what to do instead), as the recognisers of checks
-# that name their own cause keep them (a DataLoader's options, a wrapper's use, a collective's arguments)
-Refusals = tuple[tuple[str, str, str], ...]
-
-
-def refused(classes: Refusals) -> Callable[[list[Hit], Context], bool]:
-    """A ``confirm``: certain exactly when the match read which check refused the call (one of the classes)."""
-
-    def confirmed(hits: list[Hit], ctx: Context) -> bool:
-        return any(h.facts.get(fact) for h in hits for fact, _, _ in classes)
-
-    return confirmed
-
-
-def describe_refusal(classes: Refusals, otherwise: str) -> Callable[[list[Hit], Context], tuple[str, str]]:
-    """A ``describe``: the first class whose fact was read, as "what: the check's words", and its fix."""
-
-    def describe(hits: list[Hit], ctx: Context) -> tuple[str, str]:
-        facts = merged(hits)
-        for fact, what, fix in classes:
-            if facts.get(fact):
-                return f"{what}: {' '.join(facts[fact].split())[:200]}" + on_ranks(hits), fix
-        return otherwise + on_ranks(hits), classes[0][2]
-
-    return describe

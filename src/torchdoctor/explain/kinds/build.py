@@ -858,7 +858,9 @@ EXTENSION_IMPORT = Recogniser(
         *prebuilt.ANCHORS,
     ),
     match=R(
-        r"(?:Import|OS)Error: [^\n]{0,300}(?:undefined symbol|cannot open shared object file|version `GLIBCXX_)|"
+        # (MKL's iJIT_* missing under libtorch_cpu.so is the conda environment's MKL: broken_install)
+        r"(?:Import|OS)Error: [^\n]{0,300}(?:undefined symbol(?!: iJIT_)|cannot open shared object file|"
+        r"version `GLIBCXX_)|"
         # the loader's words for one of torch's own C++ names, pasted without the ImportError around them
         r"undefined symbol: _ZN(?:3c10|2at|5torch|6caffe2)\w|"
         # torch's own ops (aten::, prim::) and the quantized ones, CPU-only by design, are not an extension's

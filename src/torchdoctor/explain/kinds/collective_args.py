@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import re
 
-from torchdoctor.explain.recognisers import Context, Hit, Recogniser, merged, on_ranks, refused
+from torchdoctor.explain.kinds.refusal_table import describe_refusal, refused
+from torchdoctor.explain.recognisers import Recogniser
 
 R = re.compile
 
@@ -94,15 +95,6 @@ _CLASSES = (
         "with the matching recv in the same batch_isend_irecv group.",
     ),
 )
-
-
-def _collective_args(hits: list[Hit], ctx: Context) -> tuple[str, str]:
-    facts = merged(hits)
-    for fact, what, fix in _CLASSES:
-        if facts.get(fact):
-            said = " ".join(facts[fact].split())
-            return f"{what}: {said}" + on_ranks(hits), fix
-    return "a collective was called with arguments torch refuses" + on_ranks(hits), _CLASSES[0][2]
 
 
 COLLECTIVE_ARGUMENTS = Recogniser(
@@ -278,7 +270,8 @@ COLLECTIVE_ARGUMENTS = Recogniser(
     # every message names its own cause ("Invalid usage" of dtypes is the check's word, not NCCL's invalid usage):
     # certain whenever the match read which check refused the call
     confirm=refused(_CLASSES),
-    describe=_collective_args,
+    # the messages are short (the match bounds them): never cut
+    describe=describe_refusal(_CLASSES, "a collective was called with arguments torch refuses", limit=400),
 )
 
 RECOGNISERS = (COLLECTIVE_ARGUMENTS,)

@@ -15,7 +15,8 @@ from __future__ import annotations
 
 import re
 
-from torchdoctor.explain.recognisers import Alternative, Recogniser, describe_refusal, refused
+from torchdoctor.explain.kinds.refusal_table import describe_refusal, refused
+from torchdoctor.explain.recognisers import Alternative, Recogniser
 
 R = re.compile
 
@@ -188,7 +189,7 @@ DATALOADER_OPTIONS = Recogniser(
     # random_split's sum, which a torch before 1.13 also prints for fractions
     confirm=lambda hits, ctx: refused(_CLASSES)(hits, ctx) and not any("split_sum" in h.facts for h in hits),
     also=(_FRACTIONS,),
-    describe=describe_refusal(_CLASSES, "a DataLoader was built with options torch refuses"),
+    describe=describe_refusal(_CLASSES, "a DataLoader was built with options torch refuses", limit=200),
 )
 
 RECOGNISERS = (DATALOADER_OPTIONS,)

@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 
 from torchdoctor.explain.kinds import deepspeed_engine_refusals, framework_refusals
-from torchdoctor.explain.kinds.refusal_table import refusal_pattern, said_and_fix
+from torchdoctor.explain.kinds.refusal_table import one_line, refusal_in, refusal_pattern
 from torchdoctor.explain.quote import quote
 from torchdoctor.explain.recognisers import Alternative, Context, Hit, Recogniser, merged, on_ranks
 
@@ -474,9 +474,11 @@ ZERO3_REFUSALS: tuple[tuple[str, str], ...] = (
 def _zero3_weights(hits: list[Hit], ctx: Context) -> tuple[str, str]:
     zero = "saw_zero3" in ctx.facts
     facts = merged(hits)
-    if facts.get("zero3_refusal"):
-        said, fix = said_and_fix(facts["zero3_refusal"], ZERO3_REFUSALS)
-        return f"ZeRO-3 refused how its partitioned parameters were used: {said}" + on_ranks(hits), fix
+    refusal = refusal_in(facts, ZERO3_REFUSALS, message="zero3_refusal")
+    if refusal:
+        _, said, fix = refusal
+        summary = f"ZeRO-3 refused how its partitioned parameters were used: {one_line(said)}"
+        return summary + on_ranks(hits), fix
     if facts.get("empty_param"):
         return (
             f"loading weights into {facts['empty_param']}, whose shape in the model is [0]: the model's "

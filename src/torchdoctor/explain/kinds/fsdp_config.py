@@ -11,8 +11,8 @@ and why: certain. (A wrap policy naming a class the model lacks, or FSDP1 flatte
 
 from __future__ import annotations
 
-from torchdoctor.explain.kinds.refusal_table import refusal_pattern, said_and_fix
-from torchdoctor.explain.recognisers import Context, Hit, Recogniser, merged, on_ranks
+from torchdoctor.explain.kinds.refusal_table import describe_refusal, refusal_pattern
+from torchdoctor.explain.recognisers import Recogniser
 
 _FSDP2_STRATEGY = (
     "FSDP2 takes reshard_after_forward as true/false (true is what FSDP1 calls FULL_SHARD, false SHARD_GRAD_OP): "
@@ -207,11 +207,6 @@ REFUSALS: tuple[tuple[str, str], ...] = (
 )
 
 
-def _fsdp_config(hits: list[Hit], ctx: Context) -> tuple[str, str]:
-    said, fix = said_and_fix(merged(hits).get("refusal", ""), REFUSALS, limit=200)
-    return f"the FSDP settings are refused: {said}" + on_ranks(hits), fix
-
-
 FSDP_CONFIG_MISMATCH = Recogniser(
     kind="fsdp_config_mismatch",
     title="FSDP settings that do not fit together or FSDP's version",
@@ -262,7 +257,7 @@ FSDP_CONFIG_MISMATCH = Recogniser(
         "accelerate:torchao-with-fsdp2-and-cpu-ram",
     ),
     facts=(refusal_pattern(REFUSALS, after=200),),
-    describe=_fsdp_config,
+    describe=describe_refusal(REFUSALS, "the FSDP settings are refused", message="refusal", limit=200),
 )
 
 RECOGNISERS = (FSDP_CONFIG_MISMATCH,)

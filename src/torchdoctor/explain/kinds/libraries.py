@@ -1,4 +1,5 @@
-"""Which NVIDIA libraries a process loaded: another toolkit's, found first, or another cuDNN than torch's.
+"""Which libraries a process loaded: another CUDA toolkit's, found first, another cuDNN than torch's, or an Intel
+MKL release without the symbols torch links against.
 
 A torch wheel brings its CUDA libraries as pip packages (``site-packages/nvidia/<name>/lib``) and cuDNN with
 them; a conda torch brings them into the environment. A CUDA toolkit or cuDNN installed on the machine, whose
@@ -27,6 +28,32 @@ _COMPANION_SYMBOL = R(
 )
 # nvJitLink's symbols carry the release that added them: __nvJitLinkComplete_12_4 needs libnvJitLink 12.4+
 _SINCE = R(r"undefined symbol: __nvJitLink\w*?_(?P<major>1\d)_(?P<minor>\d{1,2})\b")
+
+
+# glibc's "undefined symbol: %s" for Intel's JIT-profiling API (iJIT_NotifyEvent, iJIT_IsProfilingActive,
+# iJIT_GetNewMethodID): libtorch_cpu.so of a conda PyTorch links Intel MKL's shared libraries, and MKL 2024.1 as
+# conda installs it no longer exports these (pytorch#123097); pip wheels link MKL statically and do not need them.
+# Read by dependency_version (kinds/versions.py): an MKL release the installed torch does not work with.
+MKL_SYMBOL_ANCHOR = "undefined symbol: iJIT_"
+MKL_SYMBOL = R(
+    r"(?P<mkl_library>[\w.\-/+]{0,200}?lib\w+\.so[\w.]*): undefined symbol: "
+    r"(?P<mkl_symbol>iJIT_(?:NotifyEvent|IsProfilingActive|GetNewMethodID))\b"
+)
+
+
+def explain_mkl_symbol(facts: dict) -> tuple[str, str]:
+    """The summary and fix of a torch library that needs MKL's JIT-profiling symbols, which the MKL loaded lacks."""
+    library = facts.get("mkl_library", "libtorch_cpu.so").rsplit("/", 1)[-1]
+    return (
+        f"{library} needs {facts.get('mkl_symbol', 'iJIT_NotifyEvent')} from Intel MKL, which the MKL it loaded "
+        "no longer exports: mkl 2024.1 or newer beside a PyTorch installed with conda",
+        "A PyTorch from conda links MKL's shared libraries, and mkl 2024.1 dropped Intel's JIT-profiling symbols "
+        "(iJIT_*) it needs. Pin MKL below 2024.1 in that environment:\n"
+        "conda install mkl==2024.0   # or mkl<2024.1 in environment.yml, beside pytorch\n"
+        "or install torch with pip into that environment (its wheels carry MKL linked in): conda remove pytorch; "
+        "pip install torch (with the --index-url of your CUDA). Check which MKL is installed: conda list mkl; "
+        "outside conda, an oneAPI MKL 2024.1+ named in LD_LIBRARY_PATH is loaded the same way: take it out.",
+    )
 
 
 def _other_toolkit(hits: list[Hit], ctx: Context) -> tuple[str, str]:

@@ -6,7 +6,7 @@ torch does not promote between a layer's weight and its input: the checks name b
   took its type from one operand); ``native/LinearAlgebra.cpp`` addmm: "mat1 and mat2 must have the same dtype,
   but got Double and Float" (2.1+), "expected m1 and m2 to have the same dtype, but got: double != float"
   (1.9-2.0); ``native/Convolution.cpp``: "Input type (torch.cuda.HalfTensor) and weight type
-  (torch.cuda.FloatTensor) should be the same" (read here when both are on one device; a CPU and a CUDA type
+  (torch.cuda.FloatTensor) should be the same" (read here when both are on one device, as layer_types.py tells; a CPU and a CUDA type
   there is ``device_mismatch``) and "Input type (...) and bias type (...)";
 - ``aten/src/ATen/Utils.h`` checked_dense_tensor_unwrap (0.4-1.5): "Expected object of scalar type Float but got
   scalar type Double for argument #2 'mat2'";
@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import re
 
+from torchdoctor.explain.kinds import layer_types
 from torchdoctor.explain.kinds.tensor_misuse import OPERATOR_REFUSAL
 from torchdoctor.explain.recognisers import Alternative, Context, Hit, Recogniser, first, on_ranks
 
@@ -36,21 +37,40 @@ _MIXED = R(
     rf"Found dtype (?P<grad>{_FLOAT}) but expected (?P<tensor>{_FLOAT})\b|"
     # aten/src/ATen/Utils.h checked_dense_tensor_unwrap (0.4-1.5): "... for argument #2 'mat2'"
     rf"Expected object of scalar type (?P<object>{_FLOAT}) but got scalar type (?P<object_got>{_FLOAT}) for argument|"
-    # one device on both sides: the dtypes differ, not the devices
-    rf"Input type \((?P<input>torch\.\w{{1,12}}Tensor)\) and (?:weight|bias) type \((?P<weight>torch\.\w{{1,12}}Tensor)\)|"
-    rf"Input type \((?P<input_gpu>torch\.cuda\.\w{{1,12}}Tensor)\) and (?:weight|bias) type "
-    rf"\((?P<weight_gpu>torch\.cuda\.\w{{1,12}}Tensor)\)"
+    # a convolution's input and weight on one device (or dtypes' names alone): the dtypes differ, not the devices
+    + layer_types.ON_ONE_DEVICE
 )
+_INTEGERS = ("Byte", "Char", "Short", "Int", "Long", "Bool")
+
+
+def _layer_dtypes(hits: list[Hit]) -> tuple[str, str]:
+    """ATen's convolution check on one device: the layer's input and its weight (or bias) in two dtypes."""
+    given, held = first(hits, "layer_input"), first(hits, "layer_weight")
+    param = first(hits, "layer_param", "weight")
+    summary = f"a layer's input is {given} and its {param} {held}: one dtype each" + on_ranks(hits)
+    if layer_types.dtype_of(given) in _INTEGERS:
+        return summary, (
+            "The batch is integer data (uint8 images as read from disk or NumPy) fed to a float model: convert it "
+            "where the batch is built, x = x.float() / 255 (torchvision: transforms.ToTensor(), or "
+            "v2.ToDtype(torch.float32, scale=True), does both)."
+        )
+    return summary, (
+        "One side is in half precision and the other is not: run the forward under "
+        "torch.autocast(device_type='cuda', dtype=torch.float16) with the model in float32 (autocast casts a "
+        "layer's input and weight to one dtype), or give the input the model's dtype, "
+        "x = x.to(next(model.parameters()).dtype) (x.half() for a model turned .half()); a layer made or loaded "
+        "after model.half() keeps float32 weights: cast the whole model again."
+    )
 
 
 def _dtypes(hits: list[Hit], ctx: Context) -> tuple[str, str]:
+    if first(hits, "layer_input"):
+        return _layer_dtypes(hits)
     pairs = (
         ("expected", "found"),
         ("mat1", "mat2"),
         ("m1", "m2"),
         ("grad", "tensor"),
-        ("input", "weight"),
-        ("input_gpu", "weight_gpu"),
         ("object", "object_got"),
     )
     a, b = next(((first(hits, x), first(hits, y)) for x, y in pairs if first(hits, x)), ("?", "?"))
@@ -79,6 +99,7 @@ DTYPE_MISMATCH = Recogniser(
         "aten:m1-and-m2-same-dtype",
         "aten:found-dtype-but-expected",
         "aten:input-type-and-bias-type",
+        "aten:input-type-and-weight-type-same",
         "torch_native:input-type-and-weight-type",
         "torch_native:expected-scalar-type-for-argument",
     ),
@@ -93,6 +114,7 @@ DTYPE_MISMATCH = Recogniser(
         "Expected object of scalar type ",
     ),
     match=_MIXED,
+    facts=(layer_types.TYPES,),
     describe=_dtypes,
     **OPERATOR_REFUSAL,
 )

@@ -16,7 +16,7 @@ from __future__ import annotations
 import re
 from dataclasses import replace
 
-from torchdoctor.explain.kinds import cuda_errors
+from torchdoctor.explain.kinds import cuda_errors, layer_types
 from torchdoctor.explain.kinds.tensor_misuse import OPERATOR_CALLER
 from torchdoctor.explain.recognisers import Alternative, Context, Hit, Recogniser, first, merged, on_ranks
 
@@ -31,8 +31,42 @@ NO_MESH = "found no DeviceMesh from dtensor args"
 _CPU_OR_MPS = ("cpu_arg", "mps_placeholder")
 
 
+def _layer_devices(facts: dict) -> tuple[str, str]:
+    """ATen's convolution check: the layer's input and its weight (or bias) as tensor types on two devices."""
+    given, param, held = facts["layer_input"], facts.get("layer_param", "weight"), facts["layer_weight"]
+    on_input, on_param = layer_types.device_of(given), layer_types.device_of(held)
+    summary = (
+        f"a layer's input and its {param} are on different devices: the input is {given} ({on_input}), the "
+        f"{param} {held} ({on_param})"
+    )
+    dtypes = layer_types.dtype_of(given), layer_types.dtype_of(held)
+    if dtypes[0] != dtypes[1]:
+        summary += f"; their dtypes differ too ({dtypes[0]} and {dtypes[1]})"
+    if on_input == "cpu":
+        where = (
+            "Here the input is still on the CPU while the model is on the GPU: the batch was not moved (or "
+            "x.to(device) was called without keeping its result), or forward made a tensor without "
+            "device=x.device."
+        )
+    else:
+        where = (
+            f"Here the model (or this layer) is still on the {on_param.upper()}: call model.to(device) before "
+            "the first forward; a layer created or replaced after that call, or kept in a plain Python list "
+            "instead of nn.ModuleList, is not moved with the model."
+        )
+    return summary, (
+        f"{where} Put the model and every batch on one device:\n"
+        "device = torch.device('cuda' if torch.cuda.is_available() else 'cpu')\n"
+        "model.to(device)      # in place, before building the optimizer\n"
+        "x = x.to(device)      # a copy: keep it; for each input, in training and in evaluation"
+    )
+
+
 def _devices(hits: list[Hit], ctx: Context) -> tuple[str, str]:
     facts = merged(hits)
+    if facts.get("layer_input"):
+        summary, fix = _layer_devices(facts)
+        return summary + on_ranks(hits), fix
     a, b = facts.get("device_a", ""), facts.get("device_b", "")
     summary = "tensors on different devices" + (f": {a} and {b}" if a and b else "")
     if facts.get("cpu_arg"):
@@ -110,6 +144,8 @@ DEVICE_MISMATCH = Recogniser(
         "must be on the same device. Received ",
         "module must have its parameters and buffers on device",
         "should be the same or input should be a MKLDNN tensor",
+        ") and weight type (",
+        ") and bias type (",
         "Expected object of backend",
         "Expected object of device type",
         "tensors are located on different GPUs",
@@ -126,6 +162,8 @@ DEVICE_MISMATCH = Recogniser(
         "torch_native:cat-all-input-tensors-same-device-2",
         "torch:module-must-have-its-parameters-and",
         "torch_native:input-type-and-weight-type",
+        "aten:input-type-and-weight-type-same",
+        "aten:input-type-and-bias-type-mkldnn",
         "torch_native:expected-object-of-backend",
         "torch_native:expected-object-of-device-type",
         "torch_native:tensors-located-on-different-gpus",  # THCUNN common.h (torch 0.x)
@@ -135,8 +173,12 @@ DEVICE_MISMATCH = Recogniser(
         "torch_native:tensor-on-cpu-expected-gpu",
         "torch_native:mps-placeholder-not-allocated",
     ),
-    # DDP's device_ids message is this kind only when a parameter is still on the CPU
-    match=R(rf"(?s)^(?!.*{DDP_DEVICE_IDS}).|{DDP_DEVICE_IDS}.*device\(type='cpu'\)"),
+    # DDP's device_ids message is this kind only when a parameter is still on the CPU; the convolution's type
+    # check only when the two types are on two devices (one device: the dtypes differ, dtype_mismatch)
+    match=R(
+        rf"(?s)^(?!.*{DDP_DEVICE_IDS})(?!.*Input type \().|{DDP_DEVICE_IDS}.*device\(type='cpu'\)|"
+        + layer_types.ON_TWO_DEVICES
+    ),
     span=3,
     facts=(
         R(r"found at least two devices,\s*(?P<device_a>[\w:]{1,20}) and (?P<device_b>[\w:]{1,20})"),
@@ -145,7 +187,7 @@ DEVICE_MISMATCH = Recogniser(
             r"on device (?P<device_a>[\w:]{1,20}) \((?P<device_ids>device_ids)\[0\]\) but found one of them on device: "
             r"(?P<device_b>[\w:]{1,20})"
         ),
-        R(r"Input type \((?P<device_a>[\w.]{1,40})\) and weight type \((?P<device_b>[\w.]{1,40})\)"),
+        layer_types.TYPES,
         R(r"module\s+parameters \{(?P<ddp_cpu>[^}]{0,600}type='cpu'[^}]{0,600})\}"),
         R(
             r"input module parameters locate in (?P<ddp_types>\{(?P<ddp_cpu>[^}\n]{0,200}'cpu'[^}\n]{0,200})\})"
@@ -163,7 +205,7 @@ DEVICE_MISMATCH = Recogniser(
     # (torch/nn/parallel/data_parallel.py), or a CPU tensor in it
     confirm=lambda hits, ctx: (
         "replica" in ctx.facts
-        or any("device_ids" in h.facts or "ddp_cpu" in h.facts for h in hits)
+        or any("device_ids" in h.facts or "ddp_cpu" in h.facts or "layer_input" in h.facts for h in hits)
         or any("cpu" in (h.facts.get("device_a", "") + h.facts.get("device_b", "")).lower() for h in hits)
     ),
     also=(

@@ -14,7 +14,8 @@ from __future__ import annotations
 
 import re
 
-from torchdoctor.explain.recognisers import Context, Hit, Recogniser, merged, on_ranks, refused
+from torchdoctor.explain.kinds.refusal_table import describe_refusal, refused
+from torchdoctor.explain.recognisers import Recogniser
 
 R = re.compile
 
@@ -118,14 +119,6 @@ _CLASSES = (
         "LOCAL_RANK = int(os.environ['LOCAL_RANK']), not torch.device('cuda') or a CPU device.",
     ),
 )
-
-
-def _init_call(hits: list[Hit], ctx: Context) -> tuple[str, str]:
-    facts = merged(hits)
-    for fact, what, fix in _CLASSES:
-        if facts.get(fact):
-            return f"{what}: {' '.join(facts[fact].split())}" + on_ranks(hits), fix
-    return "init_process_group was called wrongly" + on_ranks(hits), TWICE_FIX
 
 
 INIT_CALL = Recogniser(
@@ -236,7 +229,8 @@ INIT_CALL = Recogniser(
     # every message names its own cause ("timeout" in the timedelta check is the argument's name, not a timeout
     # that happened): certain whenever the match read which check refused the call
     confirm=refused(_CLASSES),
-    describe=_init_call,
+    # the first row's fix (TWICE_FIX) when no row was read; the messages are short: never cut
+    describe=describe_refusal(_CLASSES, "init_process_group was called wrongly", limit=400),
 )
 
 RECOGNISERS = (INIT_CALL,)

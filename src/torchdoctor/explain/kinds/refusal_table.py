@@ -1,12 +1,21 @@
-"""A kind read from a table of refusals: (the text a source prints, the fix for it), where each message names its own
-cause. One pattern finds the message around any of the table's texts; one lookup gives the message as said and its
-fix."""
+"""A library refusing a setting, as data: a table of the refusals one recogniser knows, each row (its sign, what
+went wrong, the fix), or (its sign, the fix) where the recogniser says what went wrong once for the whole table.
+
+A row's sign is how the log shows that refusal: the named group its recogniser's ``match`` reads for it (a fact:
+DDP's and FSDP's checks, a DataLoader's options, a collective's or a process group's arguments, each a pattern of
+its own), or, for a table of plain texts, the text its source prints, found by `refusal_pattern` inside one fact
+that holds the whole message (a framework's arguments, FSDP's settings, the package a feature needs). One lookup
+(`refusal_in`) serves both; `refused` and `describe_refusal` build a recogniser's ``confirm`` and ``describe`` on it.
+"""
 
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
-Refusals = tuple[tuple[str, str], ...]
+from torchdoctor.explain.recognisers import Context, Facts, Hit, merged, on_ranks
+
+Refusals = tuple[tuple[str, ...], ...]  # (sign, what went wrong, fix) or (sign, fix)
 
 
 def refusal_pattern(refusals: Refusals, name: str = "refusal", after: int = 220) -> re.Pattern:
@@ -16,13 +25,60 @@ def refusal_pattern(refusals: Refusals, name: str = "refusal", after: int = 220)
     >>> refusal_pattern((("must be set", "Set it."),)).search("ValueError: x must be set here")["refusal"]
     ' x must be set here'
     """
-    texts = "|".join(re.escape(text) for text, _ in refusals)
+    texts = "|".join(re.escape(row[0]) for row in refusals)
     return re.compile(rf"(?P<{name}>[^\n:]{{0,150}}?(?:{texts})[^\n]{{0,{after}}})")
 
 
-def said_and_fix(message: str, refusals: Refusals, limit: int = 220) -> tuple[str, str]:
+def one_line(message: str, limit: int = 220) -> str:
     """The message on one line, cut after a word past ``limit`` characters (whole, not quoted: quote() would drop
-    an apostrophe such as "FSDP's" as an unbalanced quote), and the fix of the first text of the table it holds."""
+    an apostrophe such as "FSDP's" as an unbalanced quote)."""
     said = " ".join(message.split())
-    fix = next((f for text, f in refusals if text in said), refusals[0][1])
-    return (said if len(said) <= limit else said[:limit].rsplit(" ", 1)[0] + " …"), fix
+    return said if len(said) <= limit else said[:limit].rsplit(" ", 1)[0] + " …"
+
+
+def refusal_in(facts: Facts, refusals: Refusals, message: str = "") -> tuple[str, str, str] | None:
+    """(what went wrong, the refusal as printed, the fix) of the first row the facts show, or None.
+
+    Without ``message`` a row's sign is a fact the match read. With it, the signs are texts and ``message`` the
+    fact that holds the whole message: the row is the first whose text it holds (the table's first row when
+    none does), what went wrong is "" (the recogniser says it).
+
+    >>> refusal_in({"twice": "init twice"}, (("url", "no URL", "Fix the URL."), ("twice", "called twice", "Once.")))
+    ('called twice', 'init twice', 'Once.')
+    """
+    if message:
+        said = facts.get(message)
+        if not said:
+            return None
+        row = next((r for r in refusals if r[0] in " ".join(said.split())), refusals[0])
+        return "", said, row[-1]
+    for row in refusals:
+        if facts.get(row[0]):
+            return row[1], facts[row[0]], row[-1]
+    return None
+
+
+def refused(refusals: Refusals) -> Callable[[list[Hit], Context], bool]:
+    """A ``confirm``: certain exactly when the match read which check refused the call (a row's fact)."""
+
+    def confirmed(hits: list[Hit], ctx: Context) -> bool:
+        return any(h.facts.get(row[0]) for h in hits for row in refusals)
+
+    return confirmed
+
+
+def describe_refusal(
+    refusals: Refusals, otherwise: str, message: str = "", limit: int = 220
+) -> Callable[[list[Hit], Context], tuple[str, str]]:
+    """A ``describe``: "what went wrong: the refusal as printed" on the ranks it was seen on, and its row's fix;
+    ``otherwise`` (and the first row's fix) when no row was read. With ``message`` (a table of texts, see
+    `refusal_in`), ``otherwise`` is also what went wrong."""
+
+    def describe(hits: list[Hit], ctx: Context) -> tuple[str, str]:
+        found = refusal_in(merged(hits), refusals, message)
+        if found is None:
+            return otherwise + on_ranks(hits), refusals[0][-1]
+        what, said, fix = found
+        return f"{what or otherwise}: {one_line(said, limit)}" + on_ranks(hits), fix
+
+    return describe

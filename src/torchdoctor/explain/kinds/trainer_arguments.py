@@ -11,8 +11,8 @@ Each message names the argument it refuses and what it needs instead, and only t
 
 from __future__ import annotations
 
-from torchdoctor.explain.kinds.refusal_table import refusal_pattern, said_and_fix
-from torchdoctor.explain.recognisers import Context, Hit, Recogniser, merged, on_ranks
+from torchdoctor.explain.kinds.refusal_table import describe_refusal, refusal_pattern
+from torchdoctor.explain.recognisers import Recogniser
 
 _EVAL_STEPS = (
     "With eval_strategy / save_strategy / logging_strategy 'steps', give the matching --eval_steps / --save_steps / "
@@ -362,7 +362,8 @@ REFUSALS: tuple[tuple[str, str], ...] = (
     # lightning: Fabric's and the strategies' checkpoint calls
     ("Could not find a DeepSpeed model in the provided checkpoint state", _FABRIC_STATE),
     ("Found multiple DeepSpeed engine modules in the given state", _FABRIC_STATE),
-    ("a state with at least a model instance to reload is required", _FABRIC_STATE),
+    # Lightning prints "a state with at least  a model instance" (two spaces): the anchor starts after them
+    ("a model instance to reload is required", _FABRIC_STATE),
     ("storage_options=...)`", _STORAGE_OPTIONS),
     ("save_checkpoint(..., filter=...)` is not supported", _STORAGE_OPTIONS),
 )
@@ -480,18 +481,13 @@ TEMPLATES: tuple[str, ...] = (
 )
 
 
-def _trainer_arguments(hits: list[Hit], ctx: Context) -> tuple[str, str]:
-    said, fix = said_and_fix(merged(hits).get("refusal", ""), REFUSALS)
-    return f"the training framework refused its arguments: {said}" + on_ranks(hits), fix
-
-
 TRAINER_ARGUMENTS = Recogniser(
     kind="trainer_arguments",
     title="Trainer / Accelerator / Fabric arguments refused",
     anchors=tuple(anchor for anchor, _ in REFUSALS),
     templates=TEMPLATES,
     facts=(refusal_pattern(REFUSALS),),
-    describe=_trainer_arguments,
+    describe=describe_refusal(REFUSALS, "the training framework refused its arguments", message="refusal"),
 )
 
 RECOGNISERS = (TRAINER_ARGUMENTS,)

@@ -12,8 +12,8 @@ from __future__ import annotations
 import re
 
 from torchdoctor.explain.first_failure import Raised, cut, installed_package
-from torchdoctor.explain.kinds import api_changes, cuda_errors, installers, version_refusals
-from torchdoctor.explain.kinds.refusal_table import refusal_pattern, said_and_fix
+from torchdoctor.explain.kinds import api_changes, cuda_errors, installers, libraries, version_refusals
+from torchdoctor.explain.kinds.refusal_table import one_line, refusal_in, refusal_pattern
 from torchdoctor.explain.recognisers import Alternative, Context, Hit, Recogniser, first, merged, on_ranks
 
 R = re.compile
@@ -146,8 +146,12 @@ _TORCH_OWN = ("THC/THC.h", "TH/TH.h", "Legacy autograd function")
 
 def _dependency(hits: list[Hit], ctx: Context) -> tuple[str, str]:
     facts = merged(hits)
-    if facts.get("version_refusal"):
-        said, fix = said_and_fix(facts["version_refusal"], version_refusals.REFUSALS)
+    if facts.get("mkl_symbol"):
+        summary, fix = libraries.explain_mkl_symbol(facts)
+        return summary + on_ranks(hits), fix
+    refusal = refusal_in(facts, version_refusals.REFUSALS, message="version_refusal")
+    if refusal:
+        said, fix = one_line(refusal[1]), refusal[2]
         what = (
             "the code was written for another torch"
             if said.startswith(_TORCH_OWN)
@@ -326,9 +330,11 @@ DEPENDENCY_VERSION = Recogniser(
         *installers.CONFLICT_TEMPLATES,
         installers.IMPIMPORTER_TEMPLATE,
         *installers.NUMPY_TEMPLATES,
+        "system:ld-undefined-symbol",  # a conda torch's libtorch_cpu.so without MKL 2024.1's iJIT_* (libraries.py)
     ),
     anchors=(
         "is required for a normal functioning of this module",
+        libraries.MKL_SYMBOL_ANCHOR,
         "requires PyTorch >=",
         "requires deepspeed>=",
         "requires deepspeed >=",  # accelerate 1.x's TP check, with the space
@@ -400,6 +406,8 @@ DEPENDENCY_VERSION = Recogniser(
         + installers.IMPIMPORTER.pattern
         + "|"
         + installers.NUMPY.pattern
+        + "|"
+        + libraries.MKL_SYMBOL.pattern
     ),
     facts=(
         _REFUSED,
@@ -418,6 +426,7 @@ DEPENDENCY_VERSION = Recogniser(
         _DS_OBJECT,
         *installers.CONFLICT_FACTS,
         *installers.NUMPY_FACTS,
+        libraries.MKL_SYMBOL,
     ),
     also=(
         Alternative(

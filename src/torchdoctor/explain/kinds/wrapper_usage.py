@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import re
 
-from torchdoctor.explain.recognisers import Recogniser, describe_refusal
+from torchdoctor.explain.kinds.refusal_table import describe_refusal
+from torchdoctor.explain.recognisers import Recogniser
 
 R = re.compile
 
@@ -145,7 +146,7 @@ WRAPPER_USAGE = Recogniser(
         r"(?P<ignored_root>Trying to ignore the top-level module passed into the FSDP constructor)|"
         r"(?P<orig_params>Not all FSDP modules have the same _use_orig_params value)"
     ),
-    describe=describe_refusal(_CLASSES, "a DDP or FSDP wrapper was used in a way torch refuses"),
+    describe=describe_refusal(_CLASSES, "a DDP or FSDP wrapper was used in a way torch refuses", limit=200),
 )
 
 RECOGNISERS = (WRAPPER_USAGE,)

@@ -1,0 +1,100 @@
+"""How benchmarks/catalog_coverage.py --extract reads the sources into the catalog: which file a string of
+libtorch_cpu.so is attributed to, and the spacing of a template as its source prints it."""
+
+from __future__ import annotations
+
+import shutil
+import sys
+from pathlib import Path
+
+import pytest
+from explaining import explained, leads_with, template
+
+from torchdoctor.explain.catalog import by_id
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benchmarks"))
+
+import catalog_coverage  # noqa: E402
+
+BUILD = "/__w/pytorch/pytorch/"
+
+
+def _libtorch(tmp_path: Path, strings: list[str]) -> Path:
+    """A site-packages with a libtorch_cpu.so holding ``strings`` as the linker lays them out."""
+    library = tmp_path / "torch" / "lib" / "libtorch_cpu.so"
+    library.parent.mkdir(parents=True)
+    library.write_bytes(b"\x00\x01\x02".join(s.encode() for s in strings) + b"\x00")
+    return tmp_path
+
+
+@pytest.mark.skipif(shutil.which("strings") is None, reason="binutils' strings is not installed")
+def test_a_string_after_another_source_file_is_that_files_not_the_distributed_ones(tmp_path):
+    # torch 2.13's libtorch_cpu.so: the C++ API's strings follow rpc/utils.cpp's
+    site = _libtorch(
+        tmp_path,
+        [
+            BUILD + "torch/csrc/distributed/rpc/utils.cpp",
+            "Unsupported message type in the RPC request handler",
+            BUILD + "torch/csrc/api/src/nn/modules/rnn.cpp",
+            "input.size(-1) must be equal to input_size. Expected ",
+        ],
+    )
+    files = {text: file for text, file, _ in catalog_coverage.from_libtorch(site, "2.13.0")}
+    assert (
+        files["Unsupported message type in the RPC request handler"] == "torch/csrc/distributed/rpc/utils.cpp"
+    )
+    assert (
+        files["input.size(-1) must be equal to input_size. Expected"]
+        == "torch/csrc/api/src/nn/modules/rnn.cpp"
+    )
+
+
+@pytest.mark.skipif(shutil.which("strings") is None, reason="binutils' strings is not installed")
+def test_a_header_named_among_a_files_strings_keeps_them_that_files_near_miss(tmp_path):
+    # gloo's header, inlined into ProcessGroupGloo.cpp, is named among that file's strings
+    site = _libtorch(
+        tmp_path,
+        [
+            BUILD + "torch/csrc/distributed/c10d/ProcessGroupGloo.cpp",
+            BUILD + "third_party/gloo/gloo/alltoallv.h",
+            "requires input/output tensor lists to have the same length",
+        ],
+    )
+    (row,) = catalog_coverage.from_libtorch(site, "2.13.0")
+    assert row[1] == "torch/csrc/distributed/c10d/ProcessGroupGloo.cpp"
+
+
+def test_the_catalog_names_the_file_that_prints_the_rnn_input_size_check():
+    # torch/csrc/api/src/nn/modules/rnn.cpp RNNImplBase::check_input (torch/nn/modules/rnn.py prints the same)
+    assert by_id()["torch_cpp:input-size-must-be-equal-to"].file == "torch/csrc/api/src/nn/modules/rnn.cpp"
+    assert not any(
+        t.file == "torch/csrc/distributed/rpc/utils.cpp"
+        and t.kind in ("layer_input_size", "batchnorm_single_sample")
+        for t in by_id().values()
+    )
+
+
+def test_a_template_keeps_the_run_of_spaces_its_source_prints():
+    # lightning/fabric/strategies/fsdp.py and deepspeed.py: "... a state with at least  a model instance ..."
+    printed = "Got FSDPStrategy.load_checkpoint(..., state={}) but a state with at least  a model instance"
+    assert catalog_coverage.clean(f"  {printed}\n\n") == printed
+    assert "at least  a model" in by_id()["lightning:got-fsdpstrategy-load-checkpoint-state-but"].text
+
+
+def test_an_anchor_matches_a_template_with_a_double_space_as_printed_and_as_pasted():
+    # the anchor starts after the two spaces: the line as printed and a paste that joined them both lead
+    printed = template("lightning:got-fsdpstrategy-load-checkpoint-state-but", "{}")
+    assert "at least  a model" in printed
+    for line in (printed, " ".join(printed.split())):
+        leads_with(
+            f"ValueError: {line}", "trainer_arguments", "certain", ["a model instance to reload is required"]
+        )
+    # DeepSpeed's stage 1/2 check: "reduced." and "Gradient" separated by a run of spaces
+    zero = template("deepspeed:the-parameter-has-already-been-reduced", "model.layers.0.weight")
+    assert "reduced.  " in zero
+    leads_with(f"AssertionError: {zero}", "ddp_ready_twice", "certain", ["model.layers.0.weight"])
+
+
+def test_the_words_of_the_refusal_alone_are_not_it_near_miss():
+    found = explained("RuntimeError: could not find a model instance to reload from checkpoint.ckpt\n")
+    assert found.id != "log.trainer_arguments"
