@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 
 from torchdoctor.explain.first_failure import Raised, cut, installed_package
-from torchdoctor.explain.kinds import api_changes, cuda_errors, installers, version_refusals
+from torchdoctor.explain.kinds import api_changes, api_history, cuda_errors, installers, version_refusals
 from torchdoctor.explain.kinds.refusal_table import refusal_pattern, said_and_fix
 from torchdoctor.explain.recognisers import Alternative, Context, Hit, Recogniser, first, merged, on_ranks
 
@@ -195,6 +195,10 @@ def _dependency(hits: list[Hit], ctx: Context) -> tuple[str, str]:
             f"pip install -U '{package}>={needed}'\n"
             "Then check that the other packages still agree: pip check",
         )
+    history = next((row for row in map(api_history.known, (h.facts for h in hits)) if row), None)
+    if history:
+        summary, fix = api_history.explain(history)
+        return summary + on_ranks(hits), fix
     if facts.get("ds_class"):
         cls, attribute = facts["ds_class"], facts["ds_attribute"]
         return (
@@ -288,6 +292,15 @@ def _scripted(facts: dict, hits: list[Hit]) -> tuple[str, str]:
     )
 
 
+def _decided(hits: list[Hit], ctx: Context) -> bool:
+    """Certain on a specific anchor (pip's conflict aside), or on a name the releases' table has for its package."""
+    return installers.conflict_decided(hits, ctx) or any(api_history.known(h.facts) for h in hits)
+
+
+_decided.lowers_only = True  # type: ignore[attr-defined]  # docs/catalog.md: the anchors decide
+_decided.raised_by = "a name some releases of its package have (api_history.tsv)"  # type: ignore[attr-defined]
+
+
 DEPENDENCY_VERSION = Recogniser(
     kind="dependency_version",
     title="package version the code does not support",
@@ -315,6 +328,7 @@ DEPENDENCY_VERSION = Recogniser(
         *version_refusals.TEMPLATES,
         "system:python-unexpected-keyword-argument",  # a flag or argument a library removed (api_changes.py)
         "third_party:numpy-expired-alias",
+        "third_party:numpy-2-expired-attribute",  # api_history.py: the name and its release from the table
         # pip's, uv's and conda's resolvers: requirements that exclude each other
         *installers.CONFLICT_TEMPLATES,
         installers.IMPIMPORTER_TEMPLATE,
@@ -347,6 +361,7 @@ DEPENDENCY_VERSION = Recogniser(
         "() got an unexpected keyword argument '",
         "object has no attribute 'eval_strategy'",
         "was a deprecated alias for the builtin",
+        api_history.NUMPY2_ANCHOR,
         *installers.CONFLICT_ANCHORS,
         installers.IMPIMPORTER_ANCHOR,
         *installers.NUMPY_ANCHORS,
@@ -364,7 +379,8 @@ DEPENDENCY_VERSION = Recogniser(
         *installers.NUMPY_GENERIC,
     ),
     # pip's conflict is likely when pip adds that one of the packages has no build for this environment at all
-    confirm=installers.conflict_decided,
+    # certain too on a missing name the table of released names (kinds/api_history.py) has for its package
+    confirm=_decided,
     span=1,  # TorchScript names the file it compiled on the line after its message
     # accelerate's bf16 check names a torch version and a device in one message: bf16_unsupported reads it
     reject=R(r"requires PyTorch >= [\d.]+ and a supported device"),
@@ -393,10 +409,13 @@ DEPENDENCY_VERSION = Recogniser(
         + installers.IMPIMPORTER.pattern
         + "|"
         + installers.NUMPY.pattern
+        + "|"
+        + api_history.IN_TABLE
     ),
     facts=(
         _REFUSED,
         api_changes.CHANGE,
+        api_history.MISSING,
         _COMPILE_PYTHON,
         _NO_SUBMODULE,
         _NORMAL_FUNCTIONING,
