@@ -8,8 +8,14 @@ src/torchdoctor/explain/catalog/api_history.tsv: only the names (and modules) th
 another does not, each with the first release read that has it, the last one that has it and the first after it
 that does not, and the replacement where the package's own source says one (`replacements`).
 
-torch's wheels for Linux are gigabytes; its macOS arm64 wheels (about 60 MB) carry the same Python files and the
-generated `torch/_C/_VariableFunctions.pyi` (the operators torch/__init__.py copies into `torch`), so those are read.
+torch's wheels for Linux are gigabytes; its macOS wheels (about 60 MB: arm64 from 1.13, x86_64 before) carry the
+same Python files and the generated `torch/_C/_VariableFunctions.pyi` (the operators torch/__init__.py copies into
+`torch`), so those are read.
+
+Left out, so that a row never names a release wrongly: names taken from another library (typing's Optional); a
+module's names served only by its `__getattr__` (numpy's aliases of 1.20-1.23: api_changes.py has those by hand);
+numpy before 1.20 (no `__init__.pyi`: its type aliases are made at import); a name gone for a while and back; modules
+below a private one (torch._inductor's insides); transformers' TensorFlow and Flax classes.
 
     python benchmarks/api_history.py --build                 # download (cached in /tmp/v_wheels) and write
     python benchmarks/api_history.py --build --only numpy    # one package (the others' rows kept)
@@ -291,15 +297,17 @@ class Names:
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
             bound.add(node.name)
         elif isinstance(node, ast.Import):
+            # another library's module bound here (os, typing) is not this package's API; a stub's `x as x` is
             for alias in node.names:
-                if not stub or alias.asname == alias.name:
+                inside = alias.name.split(".")[0] == module.split(".")[0]
+                if inside or (stub and alias.asname == alias.name):
                     bound.add(alias.asname or alias.name.split(".")[0])
         elif isinstance(node, ast.ImportFrom):
             source = _absolute(module, node, is_package)
-            # a stub's import of another library's name (typing's) is no attribute, unless `x as x` re-exports it
+            # nor a name taken from another library (typing's Optional), unless a stub re-exports it (`x as x`)
             outside = source.split(".")[0] != module.split(".")[0]
             for alias in node.names:
-                if stub and outside and alias.asname != alias.name:
+                if outside and not (stub and alias.asname == alias.name):
                     continue
                 if alias.name == "*":
                     names, exports = self.of(source, depth + 1)
@@ -394,6 +402,7 @@ def _model_exports(wheel: Wheel) -> set[str]:
     return found
 
 
+_TF_OR_FLAX = re.compile(r"(?:TF|Flax)[A-Z]|tf_|flax_")
 _ALL_LITERAL = re.compile(r"^__all__ = (\[[^\]]*\])", re.M)
 
 
@@ -419,10 +428,13 @@ def read_wheel(package: str, path: Path) -> dict[str, set[str] | dict]:
         if wheel.sources(module):
             bound, _ = names.of(module)
             found[module] = {n for n in bound if not n.startswith("_")}
+    if package == "transformers":
+        # a PyTorch run meets transformers' PyTorch classes: its TensorFlow and Flax ones (TFBertModel) are left out
+        found = {m: {n for n in names if not _TF_OR_FLAX.match(n)} for m, names in found.items()}
     if package == "transformers" and "define_import_structure" in wheel.files.get(
         "transformers/__init__.py", ""
     ):
-        found["transformers"] |= _model_exports(wheel)
+        found["transformers"] |= {n for n in _model_exports(wheel) if not _TF_OR_FLAX.match(n)}
     found[""] = wheel.modules(package)
     if package == "numpy":
         found["numpy.__expired_attributes__"] = _expired(wheel)
@@ -494,7 +506,6 @@ def rows_for(package: str) -> tuple[list[str], list[tuple]]:
         removed = versions[last + 1] if last + 1 < len(versions) else ""
         rows.append(
             (
-                package,
                 module,
                 name,
                 added,
@@ -509,7 +520,8 @@ def rows_for(package: str) -> tuple[list[str], list[tuple]]:
 def build(only: list[str]) -> None:
     """Download, read and write the table (the packages not in ``only`` keep their committed rows)."""
     committed = load() if TABLE.exists() else {}
-    kept = {p: (v, r) for p, (v, r) in committed.items() if only and p not in only}
+    # a committed row is a Change (its package first); a row written is without it
+    kept = {p: (v, [tuple(c)[1:] for c in r]) for p, (v, r) in committed.items() if only and p not in only}
     for package in MINORS:
         if not only or package in only:
             print(f"{package}:", file=sys.stderr)
@@ -517,7 +529,7 @@ def build(only: list[str]) -> None:
     lines = [
         "# Names that some releases of a library have and others do not, read from the released wheels by",
         "# benchmarks/api_history.py --build (ast over each release's modules; never imported).",
-        "# A '#releases' line lists the releases read; a row: package, module, name ('' = the module itself),",
+        "# A '#releases' line lists a package's releases read; a row: module, name ('' = the module itself),",
         "# added (first release read that has it; '' = every release read from the first), last (last release",
         "# that has it; '' = still in the newest read), removed (first release after it without it), replacement.",
     ]

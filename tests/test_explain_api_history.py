@@ -108,6 +108,16 @@ def test_torch_module_removed():
     )
 
 
+def test_torch_name_added_says_upgrade_from_its_index():
+    leads_with(
+        "ImportError: cannot import name 'PrepareModuleInputOutput' from 'torch.distributed.tensor.parallel' "
+        f"({SITE}/torch/distributed/tensor/parallel/__init__.py)",
+        "dependency_version",
+        "certain",
+        ["came in torch 2.8", "torch>=2.8", "--index-url", "nightly"],
+    )
+
+
 def test_hand_written_changes_still_lead():
     # api_changes.py's own text for NumPy 1.24's aliases comes first (likely, as before: np.float was served by
     # numpy's module __getattr__ from 1.20 to 1.23, which the table does not read)

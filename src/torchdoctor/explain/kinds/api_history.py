@@ -62,8 +62,9 @@ def load() -> dict[str, tuple[list[str], list[Change]]]:
         cells = line.split("\t")
         if cells[0] == "#releases":
             table[cells[1]] = (cells[2:], [])
-        elif not line.startswith("#") and len(cells) == 7:
-            table[cells[0]][1].append(Change(*cells))
+        elif not line.startswith("#") and len(cells) == 6:
+            # the package is the module's first name (numpy.lib: numpy)
+            table[cells[0].split(".")[0]][1].append(Change(cells[0].split(".")[0], *cells))
     return table
 
 
@@ -138,6 +139,12 @@ def explain(row: Change) -> tuple[str, str]:
         )
     if row.added:
         steps.append(f"Upgrade to a release that has it: pip install -U '{row.package}>={_minor(row.added)}'")
+        if row.package == "torch":
+            # torch's wheels for a CUDA come from its own index; a name newer than the last release is in nightlies
+            steps[-1] += (
+                " with the --index-url of your CUDA (a name newer than the installed index's releases is in the "
+                "nightly builds: pip install --pre torch --index-url https://download.pytorch.org/whl/nightly/<cu1xx>)"
+            )
     fix = (
         ". ".join(steps)
         + f". pip show {row.package} names the release installed (read from {releases[0]} to {releases[-1]})."
