@@ -166,6 +166,17 @@ def test_circular_import_is_never_a_release(line):
     assert not (found.id == "log.dependency_version" and found.details.get("confidence") == "certain")
 
 
+def test_a_torch_distributed_name_is_only_likely():
+    # torch/distributed/__init__.py binds its names only when is_available(): a build without it lacks them too
+    found = leads_with(
+        "AttributeError: module 'torch.distributed' has no attribute 'all_gather_into_tensor'",
+        "dependency_version",
+        "likely",
+        ["came in torch", "torch>="],
+    )
+    assert "log.backend_unavailable" in found.details["alternatives"]
+
+
 def test_shadowing_reads_the_path():
     assert api_history.shadowed("transformers", "/home/me/transformers/__init__.py")
     assert api_history.shadowed("datasets", "unknown location")

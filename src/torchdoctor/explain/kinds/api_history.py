@@ -3,9 +3,10 @@
 The messages are CPython's: ``cannot import name '{}' from '{}' ({})`` (Python/ceval.c import_from), ``module
 '{}' has no attribute '{}'`` (Objects/moduleobject.c module_getattro) and ``No module named '{}'``
 (Lib/importlib/_bootstrap.py): the catalog's system:cannot-import-name, system:module-has-no-attribute and
-system:python-no-module-named, which versions.py's ``dependency_version`` cites. CPython prints the same line for a typo, a file of the user's that shadows the
-package (the path in parentheses is not the installed package's), a circular import (then "partially initialized
-module", never read here) and a name that never existed. So the table decides: a name some release of the package
+system:python-no-module-named, which versions.py's ``dependency_version`` cites; and NumPy 2's own line for a name
+it removed (third_party:numpy-2-expired-attribute). CPython prints the same line for a typo, a file of the user's
+that shadows the package (the path in parentheses is not the installed package's), a circular import (then
+"partially initialized module", never read here) and a name that never existed. So the table decides: a name some release of the package
 has and another does not (`catalog/api_history.tsv`, written by ``benchmarks/api_history.py --build`` from the
 released wheels) is the code and the installed release disagreeing; any other name is left to the generic reading.
 
@@ -31,13 +32,19 @@ MISSING = re.compile(
     r"`np\.(?P<hist_numpy2>\w{1,100})` was removed in the NumPy 2\.0 release"
 )
 NUMPY2_ANCHOR = "was removed in the NumPy 2.0 release"
+# torch/distributed/__init__.py binds its names only `if is_available()`: one missing there is also a torch built
+# without distributed (Windows' and macOS' older wheels, USE_DISTRIBUTED=0), so the table makes it only likely
+BUILD_DEPENDENT = frozenset({"torch.distributed"})
+DISTRIBUTED_NAME = re.compile(r"(?P<torch_distributed_name>module 'torch\.distributed' has no attribute)")
 
-# the packages the table has (a test holds it to the table): their missing names and modules are this kind even
-# where versions.py's own list of libraries does not name them (numpy, huggingface_hub)
+# the packages the table has (a test holds it to the table)
 PACKAGES = "numpy|transformers|huggingface_hub|accelerate|peft|datasets|torch"
+# those versions.py's own list of libraries does not name: their missing names and modules are this kind too (the
+# others' lines, torch._C's exclusion with them, are versions.py's)
+NOT_IN_LIBRARIES = "numpy|huggingface_hub"
 IN_TABLE = (
-    rf"(?<!initialized )module '(?:{PACKAGES})(?:\.[\w.]{{1,150}})?' has no attribute '\w{{1,100}}'|"
-    rf"No module named '(?:{PACKAGES})\.[\w.]{{1,150}}'|"
+    rf"(?<!initialized )module '(?:{NOT_IN_LIBRARIES})(?:\.[\w.]{{1,150}})?' has no attribute '\w{{1,100}}'|"
+    rf"No module named '(?:{NOT_IN_LIBRARIES})\.[\w.]{{1,150}}'|"
     r"`np\.\w{1,100}` was removed in the NumPy 2\.0 release"
 )
 
@@ -112,6 +119,12 @@ def known(facts: dict) -> Change | None:
     if row is None or shadowed(row.package, path):
         return None
     return row
+
+
+def decisive(facts: dict) -> bool:
+    """Whether the table's row for the missing name in ``facts`` alone says which release: no other reading."""
+    row = known(facts)
+    return row is not None and row.module not in BUILD_DEPENDENT
 
 
 def explain(row: Change) -> tuple[str, str]:

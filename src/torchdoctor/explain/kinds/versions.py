@@ -294,7 +294,7 @@ def _scripted(facts: dict, hits: list[Hit]) -> tuple[str, str]:
 
 def _decided(hits: list[Hit], ctx: Context) -> bool:
     """Certain on a specific anchor (pip's conflict aside), or on a name the releases' table has for its package."""
-    return installers.conflict_decided(hits, ctx) or any(api_history.known(h.facts) for h in hits)
+    return installers.conflict_decided(hits, ctx) or any(api_history.decisive(h.facts) for h in hits)
 
 
 _decided.lowers_only = True  # type: ignore[attr-defined]  # docs/catalog.md: the anchors decide
@@ -416,6 +416,7 @@ DEPENDENCY_VERSION = Recogniser(
         _REFUSED,
         api_changes.CHANGE,
         api_history.MISSING,
+        api_history.DISTRIBUTED_NAME,
         _COMPILE_PYTHON,
         _NO_SUBMODULE,
         _NORMAL_FUNCTIONING,
@@ -446,6 +447,13 @@ DEPENDENCY_VERSION = Recogniser(
             "check that no folder of the same name (a source checkout, a stale build) shadows it: python -c "
             "'import <package>; print(<package>.__file__)'.",
             when=("missing_submodule",),
+        ),
+        Alternative(
+            "backend_unavailable",
+            "a PyTorch built without torch.distributed (its names are bound only when it is available)",
+            "python -c 'import torch.distributed as d; print(d.is_available())' says False on such a build: install "
+            "a PyTorch wheel with distributed support (the Linux wheels of pytorch.org have it).",
+            when=("torch_distributed_name",),
         ),
         Alternative(
             "no_matching_wheel",
