@@ -528,6 +528,8 @@ def certainty_table() -> str:
             decisive, suggestive = [], list(r.anchors)
         elif by_default:
             decided, suggestive = "the anchor, unless a fact read beside it makes it likely", list(r.generic)
+            if getattr(r.confirm, "raised_by", ""):
+                decided += f"; a suggestive one too with {r.confirm.raised_by}"
         else:
             decided, suggestive = "the anchor", list(r.generic)
         if r.role == "consequence":

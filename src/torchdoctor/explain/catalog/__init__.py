@@ -17,6 +17,9 @@ from typing import NamedTuple
 
 CATALOG_DIR = Path(__file__).parent
 COLUMNS = ("id", "template", "file", "versions", "kind")
+# tables beside the templates that are not messages: api_history.tsv, the names each release of a library has
+# (kinds/api_history.py reads it, benchmarks/api_history.py writes it)
+NOT_TEMPLATES = frozenset({"api_history"})
 
 
 class Template(NamedTuple):
@@ -61,7 +64,9 @@ def read(path: Path) -> list[Template]:
 @cache
 def load() -> dict[str, list[Template]]:
     """Every source's templates, ``{source: [Template, ...]}``."""
-    return {path.stem: read(path) for path in sorted(CATALOG_DIR.glob("*.tsv"))}
+    return {
+        path.stem: read(path) for path in sorted(CATALOG_DIR.glob("*.tsv")) if path.stem not in NOT_TEMPLATES
+    }
 
 
 @cache

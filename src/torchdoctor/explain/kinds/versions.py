@@ -12,7 +12,14 @@ from __future__ import annotations
 import re
 
 from torchdoctor.explain.first_failure import Raised, cut, installed_package
-from torchdoctor.explain.kinds import api_changes, cuda_errors, installers, libraries, version_refusals
+from torchdoctor.explain.kinds import (
+    api_changes,
+    api_history,
+    cuda_errors,
+    installers,
+    libraries,
+    version_refusals,
+)
 from torchdoctor.explain.kinds.refusal_table import one_line, refusal_in, refusal_pattern
 from torchdoctor.explain.recognisers import Alternative, Context, Hit, Recogniser, first, merged, on_ranks
 
@@ -206,6 +213,10 @@ def _dependency(hits: list[Hit], ctx: Context) -> tuple[str, str]:
             f"pip install -U '{package}>={needed}'\n"
             "Then check that the other packages still agree: pip check",
         )
+    history = next((row for row in map(api_history.known, (h.facts for h in hits)) if row), None)
+    if history:
+        summary, fix = api_history.explain(history)
+        return summary + on_ranks(hits), fix
     if facts.get("ds_class"):
         cls, attribute = facts["ds_class"], facts["ds_attribute"]
         return (
@@ -299,6 +310,15 @@ def _scripted(facts: dict, hits: list[Hit]) -> tuple[str, str]:
     )
 
 
+def _decided(hits: list[Hit], ctx: Context) -> bool:
+    """Certain on a specific anchor (pip's conflict aside), or on a name the releases' table has for its package."""
+    return installers.conflict_decided(hits, ctx) or any(api_history.decisive(h.facts) for h in hits)
+
+
+_decided.lowers_only = True  # type: ignore[attr-defined]  # docs/catalog.md: the anchors decide
+_decided.raised_by = "a name some releases of its package have (api_history.tsv)"  # type: ignore[attr-defined]
+
+
 DEPENDENCY_VERSION = Recogniser(
     kind="dependency_version",
     title="package version the code does not support",
@@ -326,6 +346,7 @@ DEPENDENCY_VERSION = Recogniser(
         *version_refusals.TEMPLATES,
         "system:python-unexpected-keyword-argument",  # a flag or argument a library removed (api_changes.py)
         "third_party:numpy-expired-alias",
+        "third_party:numpy-2-expired-attribute",  # api_history.py: the name and its release from the table
         # pip's, uv's and conda's resolvers: requirements that exclude each other
         *installers.CONFLICT_TEMPLATES,
         installers.IMPIMPORTER_TEMPLATE,
@@ -360,6 +381,7 @@ DEPENDENCY_VERSION = Recogniser(
         "() got an unexpected keyword argument '",
         "object has no attribute 'eval_strategy'",
         "was a deprecated alias for the builtin",
+        api_history.NUMPY2_ANCHOR,
         *installers.CONFLICT_ANCHORS,
         installers.IMPIMPORTER_ANCHOR,
         *installers.NUMPY_ANCHORS,
@@ -377,7 +399,8 @@ DEPENDENCY_VERSION = Recogniser(
         *installers.NUMPY_GENERIC,
     ),
     # pip's conflict is likely when pip adds that one of the packages has no build for this environment at all
-    confirm=installers.conflict_decided,
+    # certain too on a missing name the table of released names (kinds/api_history.py) has for its package
+    confirm=_decided,
     span=1,  # TorchScript names the file it compiled on the line after its message
     # accelerate's bf16 check names a torch version and a device in one message: bf16_unsupported reads it
     reject=R(r"requires PyTorch >= [\d.]+ and a supported device"),
@@ -408,10 +431,14 @@ DEPENDENCY_VERSION = Recogniser(
         + installers.NUMPY.pattern
         + "|"
         + libraries.MKL_SYMBOL.pattern
+        + "|"
+        + api_history.IN_TABLE
     ),
     facts=(
         _REFUSED,
         api_changes.CHANGE,
+        api_history.MISSING,
+        api_history.DISTRIBUTED_NAME,
         _COMPILE_PYTHON,
         _NO_SUBMODULE,
         _NORMAL_FUNCTIONING,
@@ -443,6 +470,13 @@ DEPENDENCY_VERSION = Recogniser(
             "check that no folder of the same name (a source checkout, a stale build) shadows it: python -c "
             "'import <package>; print(<package>.__file__)'.",
             when=("missing_submodule",),
+        ),
+        Alternative(
+            "backend_unavailable",
+            "a PyTorch built without torch.distributed (its names are bound only when it is available)",
+            "python -c 'import torch.distributed as d; print(d.is_available())' says False on such a build: install "
+            "a PyTorch wheel with distributed support (the Linux wheels of pytorch.org have it).",
+            when=("torch_distributed_name",),
         ),
         Alternative(
             "no_matching_wheel",

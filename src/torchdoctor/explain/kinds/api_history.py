@@ -1,0 +1,170 @@
+"""Which release of a library added or removed the name a message says is missing, from the released packages.
+
+The messages are CPython's: ``cannot import name '{}' from '{}' ({})`` (Python/ceval.c import_from), ``module
+'{}' has no attribute '{}'`` (Objects/moduleobject.c module_getattro) and ``No module named '{}'``
+(Lib/importlib/_bootstrap.py): the catalog's system:cannot-import-name, system:module-has-no-attribute and
+system:python-no-module-named, which versions.py's ``dependency_version`` cites; and NumPy 2's own line for a name
+it removed (third_party:numpy-2-expired-attribute). CPython prints the same line for a typo, a file of the user's
+that shadows the package (the path in parentheses is not the installed package's), a circular import (then
+"partially initialized module", never read here) and a name that never existed. So the table decides: a name some release of the package
+has and another does not (`catalog/api_history.tsv`, written by ``benchmarks/api_history.py --build`` from the
+released wheels) is the code and the installed release disagreeing; any other name is left to the generic reading.
+
+    >>> lookup("numpy", "float_").removed
+    '2.0.2'
+"""
+
+from __future__ import annotations
+
+import re
+from functools import cache
+from pathlib import Path
+from typing import NamedTuple
+
+TABLE = Path(__file__).resolve().parent.parent / "catalog" / "api_history.tsv"
+# CPython's three lines with the module and the name; not "partially initialized module" (a circular import)
+MISSING = re.compile(
+    r"cannot import name '(?P<hist_name>\w{1,100})' from '(?P<hist_module>[\w.]{1,200})'"
+    r"(?: \((?P<hist_path>[^)\n]{0,400})\))?|"
+    r"(?<!initialized )module '(?P<hist_module2>[\w.]{1,200})' has no attribute '(?P<hist_name2>\w{1,100})'|"
+    r"No module named '(?P<hist_submodule>\w{1,100}\.[\w.]{1,200})'|"
+    # numpy/__init__.py __getattr__ (2.0+), for a name of numpy/_expired_attrs_2_0.py (third_party.tsv)
+    r"`np\.(?P<hist_numpy2>\w{1,100})` was removed in the NumPy 2\.0 release"
+)
+NUMPY2_ANCHOR = "was removed in the NumPy 2.0 release"
+# torch/distributed/__init__.py binds its names only `if is_available()`: one missing there is also a torch built
+# without distributed (Windows' and macOS' older wheels, USE_DISTRIBUTED=0), so the table makes it only likely
+BUILD_DEPENDENT = frozenset({"torch.distributed"})
+DISTRIBUTED_NAME = re.compile(r"(?P<torch_distributed_name>module 'torch\.distributed' has no attribute)")
+
+# the packages the table has (a test holds it to the table)
+PACKAGES = "numpy|transformers|huggingface_hub|accelerate|peft|datasets|torch"
+# those versions.py's own list of libraries does not name: their missing names and modules are this kind too (the
+# others' lines, torch._C's exclusion with them, are versions.py's)
+NOT_IN_LIBRARIES = "numpy|huggingface_hub"
+IN_TABLE = (
+    rf"(?<!initialized )module '(?:{NOT_IN_LIBRARIES})(?:\.[\w.]{{1,150}})?' has no attribute '\w{{1,100}}'|"
+    rf"No module named '(?:{NOT_IN_LIBRARIES})\.[\w.]{{1,150}}'|"
+    r"`np\.\w{1,100}` was removed in the NumPy 2\.0 release"
+)
+
+
+class Change(NamedTuple):
+    """One name (or module, name ``""``) some releases of a package have and others do not."""
+
+    package: str
+    module: str
+    name: str
+    added: str  # the first release read that has it; "" = every release read from the first
+    last: str  # the last release that has it; "" = still in the newest read
+    removed: str  # the first release after ``last`` without it
+    replacement: str  # what the package's own source says to use instead, when it says
+
+
+@cache
+def load() -> dict[str, tuple[list[str], list[Change]]]:
+    """``{package: (the releases read, its rows)}`` from the committed table."""
+    table: dict[str, tuple[list[str], list[Change]]] = {}
+    for line in TABLE.read_text(encoding="utf-8").splitlines():
+        cells = line.split("\t")
+        if cells[0] == "#releases":
+            table[cells[1]] = (cells[2:], [])
+        elif not line.startswith("#") and len(cells) == 6:
+            # the package is the module's first name (numpy.lib: numpy)
+            table[cells[0].split(".")[0]][1].append(Change(cells[0].split(".")[0], *cells))
+    return table
+
+
+@cache
+def _index() -> dict[tuple[str, str], Change]:
+    return {(c.module, c.name): c for _, rows in load().values() for c in rows}
+
+
+def lookup(module: str, name: str = "") -> Change | None:
+    """The row for ``name`` in ``module`` (``""``: the module itself), else None."""
+    return _index().get((module, name))
+
+
+def missing(facts: dict) -> tuple[str, str, str | None] | None:
+    """(module, name, the path CPython printed) of the missing name among ``facts`` (`MISSING`'s groups)."""
+    if facts.get("hist_submodule"):
+        return facts["hist_submodule"], "", None
+    if facts.get("hist_name"):
+        return facts["hist_module"], facts["hist_name"], facts.get("hist_path")
+    if facts.get("hist_name2"):
+        return facts["hist_module2"], facts["hist_name2"], None
+    if facts.get("hist_numpy2"):
+        return "numpy", facts["hist_numpy2"], None
+    return None
+
+
+def shadowed(package: str, path: str | None) -> bool:
+    """Whether the file CPython names is not the installed package's (a local file or folder of that name)."""
+    if path is None:
+        return False
+    installed = re.search(rf"(?:site|dist)-packages[/\\]{re.escape(package)}[/\\]", path)
+    return installed is None
+
+
+def known(facts: dict) -> Change | None:
+    """The table's row for the missing name in ``facts`` when the installed package is the one CPython read."""
+    found = missing(facts)
+    if found is None:
+        return None
+    module, name, path = found
+    row = lookup(module, name)
+    if row is None and facts.get("hist_numpy2"):
+        # NumPy says itself that 2.0 removed it (a name the 1.x stubs did not list)
+        return Change("numpy", "numpy", name, "", "1.26", "2.0", "")
+    if row is None or shadowed(row.package, path):
+        return None
+    return row
+
+
+def decisive(facts: dict) -> bool:
+    """Whether the table's row for the missing name in ``facts`` alone says which release: no other reading."""
+    row = known(facts)
+    return row is not None and row.module not in BUILD_DEPENDENT
+
+
+def explain(row: Change) -> tuple[str, str]:
+    """(summary, fix) for a name the installed release of its package lacks."""
+    releases = load()[row.package][0]
+    what = f"{row.module}.{row.name}" if row.name else f"the module {row.module}"
+    bound = []
+    if row.added:
+        bound.append(f"came in {row.package} {_minor(row.added)}")
+    if row.removed:
+        bound.append(
+            f"was removed in {row.package} {_minor(row.removed)} (the last release with it: {row.last})"
+        )
+    summary = (
+        f"{what} {' and '.join(bound)}: the installed {row.package} is "
+        + ("older or newer" if row.added and row.removed else "older" if row.added else "newer")
+        + " than the code that uses it"
+    )
+    steps = []
+    if row.removed:
+        instead = f" use {row.replacement} instead, or" if row.replacement else ""
+        steps.append(
+            f"In the code (or by upgrading the package that calls it),{instead} pin the release before the "
+            f"removal: pip install '{row.package}<{_minor(row.removed)}'"
+        )
+    if row.added:
+        steps.append(f"Upgrade to a release that has it: pip install -U '{row.package}>={_minor(row.added)}'")
+        if row.package == "torch":
+            # torch's wheels for a CUDA come from its own index; a name newer than the last release is in nightlies
+            steps[-1] += (
+                " with the --index-url of your CUDA (a name newer than the installed index's releases is in the "
+                "nightly builds: pip install --pre torch --index-url https://download.pytorch.org/whl/nightly/<cu1xx>)"
+            )
+    fix = (
+        ". ".join(steps)
+        + f". pip show {row.package} names the release installed (read from {releases[0]} to {releases[-1]})."
+    )
+    return summary, fix
+
+
+def _minor(version: str) -> str:
+    """The minor release a patch belongs to, the way pins are written (2.0.2 -> 2.0)."""
+    return ".".join(version.split(".")[:2])
