@@ -84,7 +84,7 @@ def test_the_benchmark_splits_a_half_by_sample(capsys):
                 "--samples",
                 "001-163,164-205,206-237,238-278,279-297,298-328,329-353,354-369,370-384,385-402,403-450,451-466,"
                 "467-516,517-566,567-616,617-666,667-716,717-766,767-816,817-866,867-916,917-966,967-1016,"
-                "1017-1066",
+                "1017-1066,1117-1166",
                 str(CORPUS / "train"),
             ]
         )
@@ -116,6 +116,7 @@ def test_the_benchmark_splits_a_half_by_sample(capsys):
     twenty_second = sum(1 for n in numbers if 917 <= n <= 966)
     twenty_third = sum(1 for n in numbers if 967 <= n <= 1016)
     twenty_fourth = sum(1 for n in numbers if 1017 <= n <= 1066)
+    twenty_sixth = sum(1 for n in numbers if 1117 <= n <= 1166)
     assert (
         first
         + second
@@ -141,6 +142,7 @@ def test_the_benchmark_splits_a_half_by_sample(capsys):
         + twenty_second
         + twenty_third
         + twenty_fourth
+        + twenty_sixth
         == len(numbers)
     )
     assert f"files 001-163: {first} logs" in out and f"files 164-205: {second} logs" in out
@@ -162,3 +164,4 @@ def test_the_benchmark_splits_a_half_by_sample(capsys):
     assert f"files 917-966: {twenty_second} logs" in out
     assert f"files 967-1016: {twenty_third} logs" in out
     assert f"files 1017-1066: {twenty_fourth} logs" in out
+    assert f"files 1117-1166: {twenty_sixth} logs" in out
