@@ -7,7 +7,9 @@ torch does not promote between a layer's weight and its input: the checks name b
   but got Double and Float" (2.1+), "expected m1 and m2 to have the same dtype, but got: double != float"
   (1.9-2.0); ``native/Convolution.cpp``: "Input type (torch.cuda.HalfTensor) and weight type
   (torch.cuda.FloatTensor) should be the same" (read here when both are on one device; a CPU and a CUDA type
-  there is ``device_mismatch``) and "Input type (...) and bias type (...)";
+  there is ``device_mismatch``) and "Input type (...) and bias type (...)"; torch 0.2-0.3's
+  ``torch/csrc/autograd/functions/convolution.cpp`` printed the same check with bare type names, "Input type (Byte)
+  and weight type (Float) should be the same" (a uint8 image batch given to a float model);
 - ``aten/src/ATen/Utils.h`` checked_dense_tensor_unwrap (0.4-1.5): "Expected object of scalar type Float but got
   scalar type Double for argument #2 'mat2'";
 - ``torch/csrc/autograd/engine.cpp`` validate_outputs: "Found dtype Double but expected Float", a gradient of
@@ -39,7 +41,10 @@ _MIXED = R(
     # one device on both sides: the dtypes differ, not the devices
     rf"Input type \((?P<input>torch\.\w{{1,12}}Tensor)\) and (?:weight|bias) type \((?P<weight>torch\.\w{{1,12}}Tensor)\)|"
     rf"Input type \((?P<input_gpu>torch\.cuda\.\w{{1,12}}Tensor)\) and (?:weight|bias) type "
-    rf"\((?P<weight_gpu>torch\.cuda\.\w{{1,12}}Tensor)\)"
+    rf"\((?P<weight_gpu>torch\.cuda\.\w{{1,12}}Tensor)\)|"
+    # torch 0.2-0.3: the type's bare name, no device in it
+    r"Input type \((?P<input_bare>Byte|Char|Short|Int|Long|Half|Float|Double)\) and weight type "
+    r"\((?P<weight_bare>Byte|Char|Short|Int|Long|Half|Float|Double)\)"
 )
 
 
@@ -51,6 +56,7 @@ def _dtypes(hits: list[Hit], ctx: Context) -> tuple[str, str]:
         ("grad", "tensor"),
         ("input", "weight"),
         ("input_gpu", "weight_gpu"),
+        ("input_bare", "weight_bare"),
         ("object", "object_got"),
     )
     a, b = next(((first(hits, x), first(hits, y)) for x, y in pairs if first(hits, x)), ("?", "?"))
@@ -60,6 +66,13 @@ def _dtypes(hits: list[Hit], ctx: Context) -> tuple[str, str]:
             "The loss's target is most often Double (a NumPy array or a Python float list turned into a "
             "tensor): cast it to the output's dtype where the batch is built, target = target.float() (or "
             "torch.as_tensor(y, dtype=torch.float32)), and keep the model and data in one dtype.",
+        )
+    if a in ("Byte", "Char", "Short", "Int", "Long"):
+        return (
+            f"a layer got its input as {a} (integers) while its weights are {b}" + on_ranks(hits),
+            "A layer computes in the weights' floating dtype: convert the batch before the model, x = x.float() "
+            "(images read as uint8: x.float() / 255, or torchvision's ToTensor in the dataset), and keep ids "
+            "for embeddings only as integers.",
         )
     return (
         f"an op got operands in two floating dtypes ({a} and {b})" + on_ranks(hits),
