@@ -18,7 +18,9 @@ def test_at_check_undefined_is_code_written_for_a_torch_before_1_5():
         found = lead(name)
         assert found.id == "log.dependency_version" and found.details["confidence"] == "certain"
         assert "TORCH_CHECK" in found.fix and "1.4" in found.fix
-    found = explained(template("system:gcc-not-declared-in-scope", "src/nms.cpp", "23", "18", "AT_CHECK") + "\n")
+    found = explained(
+        template("system:gcc-not-declared-in-scope", "src/nms.cpp", "23", "18", "AT_CHECK") + "\n"
+    )
     assert found.id == "log.dependency_version"
     # another macro the headers lack is a build failure of its own, not this release change
     found = explained("src/nms.cpp:4:23: error: 'MY_CHECK' was not declared in this scope\n")
