@@ -74,6 +74,9 @@ CHANGE = R(
     rf"No module named {_Q}(?P<torchtext_gone>torchtext\.legacy){_Q}|"
     rf"module {_Q}numpy{_Q} has no attribute {_Q}(?P<numpy_alias>{'|'.join(NUMPY_ALIASES)}){_Q}|"
     rf"`np\.(?P<numpy_alias2>{'|'.join(NUMPY_ALIASES)})` was a deprecated alias for the builtin|"
+    # NumPy 2.0 moved numpy/core to numpy/_core: a pickle (or a module) made under NumPy 2 names numpy._core,
+    # which NumPy 1.x has not
+    rf"No module named {_Q}(?P<numpy_core>numpy\._core(?:\.\w{{1,40}})?){_Q}|"
     rf"No module named {_Q}(?P<torch_six>torch\._six){_Q}|module {_Q}torch{_Q} has no attribute {_Q}(?P<torch_six2>_six){_Q}|"
     rf"module {_Q}(?P<torch_module>torch(?:\.nn|\.cuda)?){_Q} has no attribute "
     rf"{_Q}(?P<torch_added>{'|'.join(sorted({n.rsplit('.', 1)[1] for n in TORCH_ADDED}))}){_Q}"
@@ -126,6 +129,15 @@ def change(facts: dict) -> tuple[str, str] | None:
             f"Replace np.{alias} with the builtin {alias} (or {NUMPY_ALIASES[alias]} where the NumPy type was "
             "meant), in the code or by upgrading the package that uses it; or pin numpy<1.24 until it is "
             "updated.",
+        )
+    if facts.get("numpy_core"):
+        return (
+            f"NumPy 1.x met a reference to {facts['numpy_core']}, a module NumPy 2.0 created (numpy/core moved to "
+            "numpy/_core): what is loaded was written under NumPy 2",
+            "A pickle (a dataset file, a checkpoint with NumPy values, a cached index) saved under NumPy 2 names "
+            "numpy._core, which the NumPy 1.x installed here lacks: upgrade NumPy (pip install -U 'numpy>=2', "
+            "with a torch 2.3 or later that supports it), or re-save the file under NumPy 1.x, or convert it "
+            "to plain lists/tensors where NumPy 2 is installed.",
         )
     if facts.get("torch_six") or facts.get("torch_six2"):
         return (

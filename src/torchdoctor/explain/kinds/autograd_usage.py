@@ -151,7 +151,8 @@ def _non_leaf(hits: list[Hit], ctx: Context) -> tuple[str, str]:
         "the optimizer was given a tensor that is not a leaf of the graph: one made with requires_grad=True and "
         "then moved (.cuda(), .to(device)) or computed on (x * 0.01), which returns a new, non-leaf tensor"
         + on_ranks(hits),
-        "Create the tensor where it will live and make it require grad last: torch.zeros(shape, "
+        "Give the optimizer the leaf itself, a tensor no operation produced: create it where it will live and "
+        "make it require grad last: torch.zeros(shape, "
         "device=device, requires_grad=True), or x = x.to(device).requires_grad_() (scale it before that, "
         "under torch.no_grad()); for a learnable value of a module, register it as an nn.Parameter so that "
         "model.to(device) moves it in place.",

@@ -179,12 +179,8 @@ def _build(hits: list[Hit], ctx: Context) -> tuple[str, str]:
             fix += "\n" + DEEPSPEED_BUILD_HINT
         return summary, fix
     if facts.get("missing_header"):
-        return (
-            f"the build cannot find the CUDA header {facts['missing_header']}",
-            "The CUDA toolkit (its headers, not only the runtime) is not installed or not found: install the "
-            "toolkit matching torch.version.cuda (e.g. cuda-toolkit-12-4 / conda install -c nvidia cuda-toolkit) "
-            "and export CUDA_HOME=/usr/local/cuda-<version>; `torchdoctor env` lists the toolkits.",
-        )
+        summary, fix, _ = diagnostics.explain_header(facts["missing_header"])
+        return summary, fix
     if facts.get("any_header") and not facts.get("python_headers"):
         # the compiler's own error: which header it could not find says which package is missing
         summary, fix, _ = diagnostics.explain_header(facts["any_header"])

@@ -154,7 +154,11 @@ def explain_header(header: str) -> tuple[str, str, bool]:
             f"the build cannot find the CUDA header {header}",
             "The CUDA toolkit (its headers, not only the runtime) is not installed or not found: install the "
             "toolkit matching torch.version.cuda (e.g. cuda-toolkit-12-4 / conda install -c nvidia cuda-toolkit) "
-            "and export CUDA_HOME=/usr/local/cuda-<version>; `torchdoctor env` lists the toolkits.",
+            "and export CUDA_HOME=/usr/local/cuda-<version>; `torchdoctor env` lists the toolkits. Where the "
+            "toolkit is there (nvcc runs) and only the host compiler misses the header, the extension's setup.py "
+            "leaves the toolkit off the include path: add its include folder (os.path.join(CUDA_HOME, 'include'), "
+            "e.g. /usr/local/cuda/include) to the Extension's include_dirs, or build it with CUDAExtension, which "
+            "adds it.",
             False,
         )
     torch_header = TORCH_HEADER.match(header)

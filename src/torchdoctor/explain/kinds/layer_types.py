@@ -24,8 +24,12 @@ _ON = {
     "mps": r"torch\.mps\.\w{1,12}Tensor|MPS\w{1,12}Type",
     "xpu": r"torch\.xpu\.\w{1,12}Tensor|XPU\w{1,12}Type",
 }
-# a dtype's name alone (conv1d/2d/3d's bias check): no device in it
-_DTYPE = r"float|double|c10::Half|c10::BFloat16|c10::Float8_\w{1,12}|unsigned char|signed char|int|long int|short int"
+# a dtype's name alone (conv1d/2d/3d's bias check; torch 0.2-0.3's torch/csrc/autograd/functions/convolution.cpp
+# named the weight's check so too, capitalised): no device in it
+_DTYPE = (
+    r"float|double|c10::Half|c10::BFloat16|c10::Float8_\w{1,12}|unsigned char|signed char|int|long int|short int|"
+    r"Byte|Char|Short|Int|Long|Half|Float|Double"
+)
 
 
 def _pair(first: str, second: str) -> str:

@@ -6,8 +6,10 @@ torch does not promote between a layer's weight and its input: the checks name b
   took its type from one operand); ``native/LinearAlgebra.cpp`` addmm: "mat1 and mat2 must have the same dtype,
   but got Double and Float" (2.1+), "expected m1 and m2 to have the same dtype, but got: double != float"
   (1.9-2.0); ``native/Convolution.cpp``: "Input type (torch.cuda.HalfTensor) and weight type
-  (torch.cuda.FloatTensor) should be the same" (read here when both are on one device, as layer_types.py tells; a CPU and a CUDA type
-  there is ``device_mismatch``) and "Input type (...) and bias type (...)";
+  (torch.cuda.FloatTensor) should be the same" (read here when both are on one device, as layer_types.py tells; a CPU
+  and a CUDA type there is ``device_mismatch``) and "Input type (...) and bias type (...)"; torch 0.2-0.3's
+  ``torch/csrc/autograd/functions/convolution.cpp`` printed the same check with bare type names, "Input type (Byte)
+  and weight type (Float) should be the same" (a uint8 image batch given to a float model);
 - ``aten/src/ATen/Utils.h`` checked_dense_tensor_unwrap (0.4-1.5): "Expected object of scalar type Float but got
   scalar type Double for argument #2 'mat2'";
 - ``torch/csrc/autograd/engine.cpp`` validate_outputs: "Found dtype Double but expected Float", a gradient of
@@ -80,6 +82,13 @@ def _dtypes(hits: list[Hit], ctx: Context) -> tuple[str, str]:
             "The loss's target is most often Double (a NumPy array or a Python float list turned into a "
             "tensor): cast it to the output's dtype where the batch is built, target = target.float() (or "
             "torch.as_tensor(y, dtype=torch.float32)), and keep the model and data in one dtype.",
+        )
+    if a in ("Byte", "Char", "Short", "Int", "Long"):
+        return (
+            f"a layer got its input as {a} (integers) while its weights are {b}" + on_ranks(hits),
+            "A layer computes in the weights' floating dtype: convert the batch before the model, x = x.float() "
+            "(images read as uint8: x.float() / 255, or torchvision's ToTensor in the dataset), and keep ids "
+            "for embeddings only as integers.",
         )
     return (
         f"an op got operands in two floating dtypes ({a} and {b})" + on_ranks(hits),

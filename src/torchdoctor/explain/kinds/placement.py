@@ -28,7 +28,7 @@ NO_MESH = "found no DeviceMesh from dtensor args"
 
 
 # the two checks that say a tensor is on the CPU without saying whose code left it there
-_CPU_OR_MPS = ("cpu_arg", "mps_placeholder")
+_CPU_OR_MPS = ("cpu_arg", "mps_placeholder", "indexed_device")
 
 
 def _layer_devices(facts: dict) -> tuple[str, str]:
@@ -99,6 +99,18 @@ def _devices(hits: list[Hit], ctx: Context) -> tuple[str, str]:
             "from an option, move the model to the first GPU of that same list."
         )
         return summary + on_ranks(hits), fix
+    if facts.get("indexed_device"):
+        summary = (
+            f"an indexing x[idx] got its indices on another device than the tensor it indexes "
+            f"({facts['indexed_device']})"
+        )
+        fix = (
+            "Indices must be on the CPU or on the indexed tensor's device: move them, x[idx.to(x.device)], or "
+            "move the indexed tensor to theirs. A tensor built without a device (torch.zeros_like(...) of a CPU "
+            "value, torch.arange(n), a mask from a NumPy array) stays on the CPU while the model's outputs are "
+            "on the GPU."
+        )
+        return summary + on_ranks(hits), fix
     if facts.get("mps_placeholder"):
         summary = (
             "a tensor given to an operation on Apple's MPS device is not on that device (still on the CPU)"
@@ -154,6 +166,8 @@ DEVICE_MISMATCH = Recogniser(
         "is on CPU, but expected it to be on GPU",
         "is on CPU, but expected them to be on GPU",
         "Placeholder storage has not been allocated on MPS device",
+        # aten/src/ATen/native/TensorAdvancedIndexing.cpp (the check before index's meta function)
+        "or on the same device as the indexed tensor (",
     ),
     templates=(
         "torch_native:expected-all-tensors-same-device",
@@ -172,6 +186,7 @@ DEVICE_MISMATCH = Recogniser(
         "torch:distributeddataparallel-input-module-must-be-on",
         "torch_native:tensor-on-cpu-expected-gpu",
         "torch_native:mps-placeholder-not-allocated",
+        "torch_native:indices-on-cpu-or-indexed-device",
     ),
     # DDP's device_ids message is this kind only when a parameter is still on the CPU; the convolution's type
     # check only when the two types are on two devices (one device: the dtypes differ, dtype_mismatch)
@@ -199,6 +214,7 @@ DEVICE_MISMATCH = Recogniser(
         # which tensor, not whose code: never read as the CPU devices that make the other messages certain
         R(r"Tensor for (?P<cpu_arg>argument #\d+ '\w{1,40}'|'\w{1,40}') is on CPU, but expected"),
         R(r"(?P<mps_placeholder>Placeholder storage has not been allocated on MPS device)"),
+        R(r"or on the same device as the indexed tensor \((?P<indexed_device>[\w:]{1,20}) ?\)"),
     ),
     # two GPUs in one process has several causes (device_map, DataParallel, a launcher's GPU split): which
     # one is certain only with DataParallel's "in replica N" or its own device_ids[0] check

@@ -7,7 +7,10 @@ Lightning (``strategies/deepspeed.py``, ``strategies/model_parallel.py``) print 
 own refusal of code written for an older torch: ``torch/autograd/function.py`` ``Function.__call__`` (1.5 on)
 refuses an autograd Function called as an instance with a non-static ``forward`` ("Legacy autograd function with
 non-static forward method is deprecated. Please use new-style autograd function with static forward method."),
-which torch 1.3-1.4 only warned about (``python_function.cpp``: "... deprecated and will be removed in 1.3.").
+which torch 1.3-1.4 only warned about (``python_function.cpp``: "... deprecated and will be removed in 1.3."),
+and the compiler's refusal of ``AT_CHECK``, the check macro ``c10/util/Exception.h`` defined up to torch 1.4 and
+dropped for ``TORCH_CHECK`` (nvcc: 'identifier "AT_CHECK" is undefined'; gcc: "'AT_CHECK' was not declared in this
+scope"; clang: "use of undeclared identifier 'AT_CHECK'"; MSVC C3861: "'AT_CHECK': identifier not found").
 
 Each message names the package and, where there is one, the version: a certain ``dependency_version``
 (kinds/versions.py reads ``REFUSALS``; ``TEMPLATES`` cites the catalog).
@@ -21,6 +24,12 @@ _TH_THC_SOURCE = (
     "The extension's source was written for a torch before 1.11: install the package's release ported to the "
     "installed torch (its issues or a newer commit usually carry the port), or a torch older than 1.11 with a CUDA "
     "toolkit it supports; or port it yourself: drop the include, " + TH_THC_GONE
+)
+_AT_CHECK_SOURCE = (
+    "The extension's source calls AT_CHECK, the check macro torch's headers (c10/util/Exception.h) defined up to "
+    "torch 1.4; torch 1.5 on has only TORCH_CHECK, with the same arguments. Replace AT_CHECK with TORCH_CHECK in "
+    "the sources the error names (or add #ifndef AT_CHECK / #define AT_CHECK TORCH_CHECK / #endif after the torch "
+    "includes), install the project's release ported to the installed torch, or a torch 1.4 or older."
 )
 _UPGRADE_TORCH = (
     "Upgrade PyTorch to the version the message names, with the index of your CUDA (pip install -U torch "
@@ -49,6 +58,13 @@ REFUSALS: tuple[tuple[str, str], ...] = (
     # header as a build failure; the source was written for an older torch, whatever else the build lacks)
     ("THC/THC.h: No such file or directory", _TH_THC_SOURCE),
     ("TH/TH.h: No such file or directory", _TH_THC_SOURCE),
+    # torch: an extension's source that calls AT_CHECK, which torch 1.5 dropped (compiler.py reads the same line as
+    # a name the headers lack; whose name it is decides the kind)
+    ('identifier "AT_CHECK" is undefined', _AT_CHECK_SOURCE),
+    ("\u2018AT_CHECK\u2019 was not declared in this scope", _AT_CHECK_SOURCE),
+    ("'AT_CHECK' was not declared in this scope", _AT_CHECK_SOURCE),
+    ("use of undeclared identifier 'AT_CHECK'", _AT_CHECK_SOURCE),
+    ("'AT_CHECK': identifier not found", _AT_CHECK_SOURCE),
     # torch: a custom autograd Function in the old style, written for a torch before 1.3
     (
         "Legacy autograd function with non-static forward method is deprecated. Please use",

@@ -275,6 +275,13 @@ def _dependency(hits: list[Hit], ctx: Context) -> tuple[str, str]:
             f"show {top} for the one installed): pip install '{top}==<that version>', or update the calling "
             "package to a release written for this one.",
         )
+    if top == "torch" and name in _TORCH_NAMES_LIBRARIES_IMPORTED:
+        importer, fix = _TORCH_NAMES_LIBRARIES_IMPORTED[name]
+        return (
+            f"{module} has no {name}, which {importer} imports: that release was written for an older PyTorch"
+            + on_ranks(hits),
+            fix,
+        )
     if top == "torch":
         return (
             f"{module} has no {name}: the installed PyTorch is likely older or newer than the code that imports it"
@@ -294,6 +301,20 @@ def _dependency(hits: list[Hit], ctx: Context) -> tuple[str, str]:
         f"pin, and install that one: pip install '{top}==<the pinned version>'. If {module} is your own module, "
         "look for a circular import or a file of yours that shadows the package's name.",
     )
+
+
+# torch names a library's release imported and a later torch removed: who imports it says what to upgrade
+_TORCH_NAMES_LIBRARIES_IMPORTED = {
+    # torch/optim/lr_scheduler.py's warning text, gone in torch 1.8; transformers' trainer_pt_utils.py imported it
+    # (3.x releases) until huggingface/transformers#8979 guarded the import
+    "SAVE_STATE_WARNING": (
+        "transformers (trainer_pt_utils.py, 3.x releases)",
+        "torch 1.8 removed SAVE_STATE_WARNING from torch.optim.lr_scheduler, and transformers' trainer_pt_utils.py "
+        "imported it until huggingface/transformers#8979: upgrade transformers (pip install -U 'transformers>=4.3', "
+        "or the newest release the project allows), or install a torch before 1.8 with the transformers the "
+        "project pins.",
+    ),
+}
 
 
 def _scripted(facts: dict, hits: list[Hit]) -> tuple[str, str]:
