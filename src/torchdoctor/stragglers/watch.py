@@ -156,6 +156,7 @@ def _stand_down() -> None:
     """The watch is off in this rank: its hooks come off (the optimizer's step hook, from inside which this
     may run, does nothing until `finish` takes it off) and a judge started early stops."""
     _state["off"] = True
+    _state.pop("held", None)
     hooks.retire()
     if _state.get("judge") is not None:
         judge.stop(_state.pop("judge"))
@@ -238,14 +239,25 @@ def _measure_device(store: Any, rank: int, host: str) -> None:
     store.set(device_key(rank), json.dumps({"rank": rank, "host": host, **figures}))
 
 
+# windows a rank holds while it waits for rank 0's decision (`spare_core_only`): rank 0 decides at its own first
+# window, so a rank a little ahead of it would lose its first (its summary would count 10 steps fewer)
+HELD = 3
+
+
 def _publish(window: int, payload: dict[str, Any]) -> None:
     """A full window, on the training thread: connect to the store the first time (once the process group
     exists), then hand the window to the publisher thread."""
-    if _state.get("off") or (_state.get("store") is None and not _connect()):
+    if _state.get("off"):
+        return
+    if _state.get("store") is None and not _connect():
+        if _state["spare_core_only"] and not _state.get("off"):  # not decided yet: held, the latest HELD
+            _state["held"] = [*_state.get("held", []), (window, payload)][-HELD:]
         return
     publisher = _state.get("publisher")
     if publisher is None:
         publisher = _state["publisher"] = Publisher(_set_window, _say)
+    for held in _state.pop("held", []):
+        publisher.put(*held)
     publisher.put(window, payload)
 
 
