@@ -743,8 +743,10 @@ def test_the_watchdog_watches_for_stragglers_where_rank_0_has_a_core_to_spare(tm
     assert "torchdoctor: stragglers: 119 steps on 2 ranks" in said, said
     # node 0's agent takes the job's store with it at the end: the watchdogs stop asking it whether a node saw
     # a hang (each request after had torch print a warning and a C++ stack, every second, on every node)
+    # (a connection retried at the start on a loaded machine is torch's own, and not this)
     for node in (0, 1):
-        assert "TCPStore" not in (tmp_path / f"node{node}.err").read_text(), node
+        said = (tmp_path / f"node{node}.err").read_text()
+        assert "recvValue failed" not in said and "sendBytes failed" not in said, (node, said[-3000:])
 
 
 def test_the_watchdog_leaves_the_straggler_watch_off_where_the_ranks_have_every_core(tmp_path):
