@@ -235,11 +235,8 @@ def change(facts: dict) -> tuple[str, str] | None:
             "(pip install 'torchmetrics<0.11').",
         )
     if facts.get("tok_class") or facts.get("tok_set"):
-        what = (
-            f"{facts['tok_class']}.max_len is read"
-            if facts.get("tok_class")
-            else "tokenizer.max_len is assigned"
-        )
+        reader = facts.get("tok_class")
+        what = f"{reader}.max_len is read" if reader else "tokenizer.max_len is assigned"
         return (
             f"{what}, an attribute transformers 3.0 made read-only and 4.0 removed (renamed model_max_length): "
             "the installed transformers is newer than the code using it",
