@@ -397,6 +397,14 @@ CASES = [
         "likely",
         ["38 against 37"],
     ),
+    (
+        "aten:numpy-dtype-not-supported",
+        ("numpy.uint16", "float64, float32, float16, int64, int32, int16, int8, uint8, and bool"),
+        FRAME + "TypeError: ",
+        "numpy_dtype_unsupported",
+        "certain",
+        ["numpy.uint16", "astype(np.int32)"],
+    ),
 ]
 
 

@@ -16,6 +16,27 @@ for the builtin `{n}`"). What each name did, and when, is from the libraries' so
   ``torchtext.legacy``, and 0.12.0 deleted ``torchtext.legacy`` (its release notes and ``legacy/README``);
 - NumPy 1.24 removed the aliases ``np.float``, ``np.int``, ``np.bool``, ``np.object``, ``np.str``, ``np.complex``
   (deprecated in 1.20);
+- Lightning 1.8 removed the ``LightningModule``/``Callback`` hooks ``on_epoch_start``/``on_epoch_end`` (and
+  ``on_batch_*``, ``on_pretrain_routine_*``), and 2.0 removed ``training_epoch_end``/``validation_epoch_end``/
+  ``test_epoch_end``: ``trainer/configuration_validator.py`` raises "The `LightningModule.{hook}` hook was removed
+  in v1.8. Please use `LightningModule.{alternative}` instead." (1.8-1.9) and "Support for `{hook}` has been
+  removed in v2.0.0. `{Model}` implements this method. You can use the `on_{hook}` hook instead." (2.x) for
+  a module that still defines them: nothing else prints either;
+- torchmetrics 0.11 made ``task`` the required first argument of its task wrappers (``Accuracy``, ``AUROC``,
+  ``F1Score``, ``ConfusionMatrix``... are classes whose ``__new__(cls, task, ...)`` builds the binary,
+  multiclass or multilabel metric) and of the functional metrics; CPython's "{}() missing 1 required positional
+  argument: 'task'" for a ``__new__`` is likely that (other functions take a ``task`` too), certain with a
+  metric's name on the line;
+- transformers 3.0 made ``tokenizer.max_len`` a read-only property (``tokenization_utils_base.py``: "The
+  `max_len` attribute has been deprecated ... use `model_max_length` instead", no setter: assigning it raises
+  "can't set attribute") and 4.0 removed it ("'{}Tokenizer' object has no attribute 'max_len'"); a reading is
+  only likely, since a library's own stale code (transformers' ``glue.py`` until huggingface/transformers#10220)
+  reads it too;
+- peft 0.8 added ``target_modules="all-linear"`` (``peft/utils/constants.py`` ``INCLUDE_LINEAR_LAYERS_SHORTHAND``;
+  api_history.tsv: first in 0.8.2, absent from 0.7.1); an older peft looks for a module named "all-linear" and
+  raises "Target modules all-linear not found in the base model.";
+- Pillow dropped ``PIL.PILLOW_VERSION`` (``PIL/__init__.py``: "PILLOW_VERSION was removed in Pillow 9.0.0";
+  7.0.0 had dropped it once), which torchvision before 0.5.0 imports in ``transforms/functional.py``;
 - torch 2.0 removed ``torch._six`` (pytorch/pytorch#94709), and names came in known releases (``torch.device``,
   ``torch.no_grad``, ``torch.float32`` in 0.4.0; ``torch.argsort``, ``torch.tensordot`` in 1.0.0;
   ``torch.nn.Identity`` in 1.1.0; ``torch.cuda.amp`` in 1.6.0; ``torch.fx`` in 1.8.0; ``torch.compile`` in 2.0.0).
@@ -63,6 +84,56 @@ TORCH_ADDED = {
     "torch.compile": "2.0.0",
 }
 
+# torchmetrics' task wrappers: with one of these names before __new__ the missing task is certainly theirs
+METRIC_WRAPPERS = (
+    "Accuracy",
+    "AUROC",
+    "F1Score",
+    "FBetaScore",
+    "Precision",
+    "Recall",
+    "ConfusionMatrix",
+    "AveragePrecision",
+    "Specificity",
+    "StatScores",
+    "JaccardIndex",
+    "ROC",
+)
+_TASK_MISSING = "() missing 1 required positional argument: 'task'"
+# the anchors of these releases' messages (versions.py's DEPENDENCY_VERSION lists them)
+ANCHORS = (
+    "hook was removed in v1.8",
+    "has been removed in v2.0.0.",
+    *(f"{name}.__new__{_TASK_MISSING}" for name in METRIC_WRAPPERS),
+    "__new__" + _TASK_MISSING,
+    *(f"{name}{_TASK_MISSING}" for name in ("accuracy", "auroc", "f1_score", "precision", "recall")),
+    "object has no attribute 'max_len'",
+    "tokenizer.max_len =",
+    "Target modules all-linear not found in the base model",
+    "cannot import name 'PILLOW_VERSION'",
+)
+# printed for other causes too: a bare __new__ or a function of the user's own taking a task; max_len read by a
+# library's own stale code (the `also` below)
+GENERIC = (
+    "__new__" + _TASK_MISSING,
+    *(f"{name}{_TASK_MISSING}" for name in ("accuracy", "auroc", "f1_score", "precision", "recall")),
+    "object has no attribute 'max_len'",
+)
+TEMPLATES = (
+    "third_party:lightning-hook-removed-in-1-8",
+    "third_party:lightning-callback-hook-removed-in-1-8",
+    "third_party:lightning-epoch-end-removed-in-2-0",
+    "third_party:torchmetrics-task-missing",
+    "third_party:transformers-tokenizer-max-len",
+    "third_party:peft-target-modules-not-found",
+)
+MAX_LEN_IN_LIBRARY = (
+    "library_version_bug",
+    "a library's own code still reading tokenizer.max_len (transformers' glue.py before 4.4)",
+    "Upgrade the package whose frame reads tokenizer.max_len (pip install -U <package>; transformers 4.4 fixed "
+    "glue_convert_examples_to_features, huggingface/transformers#10220), or pass max_length= to it explicitly.",
+)
+
 _Q = "'"  # the lines are read with typographic quotes made straight (collect.straight_quotes)
 CHANGE = R(
     rf"(?P<lightning_flag_call>(?:Trainer\.)?__init__|\binit)\(\) got an unexpected keyword argument "
@@ -78,6 +149,17 @@ CHANGE = R(
     # which NumPy 1.x has not
     rf"No module named {_Q}(?P<numpy_core>numpy\._core(?:\.\w{{1,40}})?){_Q}|"
     rf"No module named {_Q}(?P<torch_six>torch\._six){_Q}|module {_Q}torch{_Q} has no attribute {_Q}(?P<torch_six2>_six){_Q}|"
+    rf"cannot import name {_Q}(?P<torch_six_name>container_abcs|int_classes|string_classes){_Q}|"
+    rf"The `(?P<lightning18_owner>LightningModule|Callback)\.(?P<lightning18_hook>\w{{1,40}})` hook was removed in v1\.8|"
+    rf"Support for `(?P<lightning20_hook>training_epoch_end|validation_epoch_end|test_epoch_end)` has been removed "
+    rf"in v2\.0\.0|"
+    rf"(?P<tm_call>\b\w{{1,40}}\.__new__|\b__new__|\b(?:accuracy|auroc|f1_score|fbeta_score|precision|recall|"
+    rf"specificity|confusion_matrix|average_precision|stat_scores|jaccard_index|roc))\(\) missing 1 required "
+    rf"positional argument: {_Q}task{_Q}|"
+    rf"{_Q}(?P<tok_class>\w{{0,40}}Tokenizer\w{{0,10}}){_Q} object has no attribute {_Q}max_len{_Q}|"
+    rf"(?P<tok_set>tokenizer\.max_len\s?=[^\n]{{1,80}}\n[^\n]{{0,40}}can{_Q}t set attribute)|"
+    rf"Target modules (?P<peft_all_linear>all-linear) not found in the base model|"
+    rf"cannot import name {_Q}(?P<pillow_version>PILLOW_VERSION){_Q} from {_Q}PIL|"
     rf"module {_Q}(?P<torch_module>torch(?:\.nn|\.cuda)?){_Q} has no attribute "
     rf"{_Q}(?P<torch_added>{'|'.join(sorted({n.rsplit('.', 1)[1] for n in TORCH_ADDED}))}){_Q}"
 )
@@ -139,6 +221,56 @@ def change(facts: dict) -> tuple[str, str] | None:
             "with a torch 2.3 or later that supports it), or re-save the file under NumPy 1.x, or convert it "
             "to plain lists/tensors where NumPy 2 is installed.",
         )
+    if facts.get("lightning18_hook") or facts.get("lightning20_hook"):
+        return _lightning_hook(facts)
+    if facts.get("tm_call"):
+        call = facts["tm_call"]
+        return (
+            f"{call}() is called without task, the argument torchmetrics 0.11 made required: the installed "
+            "torchmetrics is newer than the code",
+            "Pass the task where the metric is built: Accuracy(task='multiclass', num_classes=<the number of "
+            "classes>) (or task='binary', or task='multilabel' with num_labels=...); the functional metrics take "
+            "it too: accuracy(preds, target, task='multiclass', num_classes=...). Or use the class of that task "
+            "directly (MulticlassAccuracy(num_classes=...)), or install the torchmetrics the code was written for "
+            "(pip install 'torchmetrics<0.11').",
+        )
+    if facts.get("tok_class") or facts.get("tok_set"):
+        reader = facts.get("tok_class")
+        what = f"{reader}.max_len is read" if reader else "tokenizer.max_len is assigned"
+        return (
+            f"{what}, an attribute transformers 3.0 made read-only and 4.0 removed (renamed model_max_length): "
+            "the installed transformers is newer than the code using it",
+            "Use tokenizer.model_max_length instead of tokenizer.max_len, in the script or in the package that "
+            "reads it (upgrade that package: transformers' own glue.py read it until 4.4, "
+            "huggingface/transformers#10220), or pull the project's latest code if it has moved on; or install "
+            "the transformers the code pins (max_len can be assigned up to 2.x and read up to 3.x).",
+        )
+    if facts.get("peft_all_linear"):
+        return (
+            'target_modules="all-linear" reached a peft older than 0.8, which has no such shorthand and looks '
+            'for a module named "all-linear"',
+            "Upgrade peft (pip install -U 'peft>=0.8'), or list the linear layers to adapt by their names in the "
+            "model: target_modules=['q_proj', 'k_proj', 'v_proj', 'o_proj', 'gate_proj', 'up_proj', 'down_proj'] "
+            "for Llama-style models (print(model) shows them).",
+        )
+    if facts.get("pillow_version"):
+        return (
+            "the code imports PIL.PILLOW_VERSION, which the installed Pillow no longer has (Pillow 7.0.0 dropped "
+            "it, 9.0.0 for good): torchvision before 0.5.0 imports it",
+            "Upgrade torchvision to 0.5.0 or newer, with the torch it was built for (pip install -U torchvision), "
+            "or whatever package imports PILLOW_VERSION (it should use PIL.__version__); or pin Pillow below 7 "
+            "(pip install 'pillow<7') for the old torchvision.",
+        )
+    if facts.get("torch_six_name"):
+        name = facts["torch_six_name"]
+        return (
+            f"the code imports {name}, a name of torch._six that newer torch releases dropped (torch 2.0 removed "
+            "torch._six altogether): the package importing it was written for an older torch",
+            f"Upgrade the package that imports {name} from torch._six to a release written for your torch (timm "
+            "0.3.x imports it, timm 0.4.12 does not: pip install 'timm>=0.4.12'; old apex and mmcv releases did "
+            "too), or replace the import: collections.abc for "
+            "container_abcs, int for int_classes, str for string_classes; or install the torch the code pins.",
+        )
     if facts.get("torch_six") or facts.get("torch_six2"):
         return (
             "torch is installed but has no module torch._six: torch 2.0 removed it, and the code importing it "
@@ -157,3 +289,35 @@ def change(facts: dict) -> tuple[str, str] | None:
             "python -c 'import torch; print(torch.__version__)' shows the one installed).",
         )
     return None
+
+
+# Lightning's removed hooks and what replaces them (trainer/configuration_validator.py, 1.8-1.9 and 2.x)
+_LIGHTNING_HOOKS = {
+    "training_epoch_end": "on_train_epoch_end",
+    "validation_epoch_end": "on_validation_epoch_end",
+    "test_epoch_end": "on_test_epoch_end",
+    "on_epoch_start": "on_train_epoch_start / on_validation_epoch_start",
+    "on_epoch_end": "on_train_epoch_end / on_validation_epoch_end",
+    "on_batch_start": "on_train_batch_start",
+    "on_batch_end": "on_train_batch_end",
+    "on_pretrain_routine_start": "on_fit_start",
+    "on_pretrain_routine_end": "on_fit_start",
+}
+
+
+def _lightning_hook(facts: dict) -> tuple[str, str]:
+    hook = facts.get("lightning20_hook") or facts["lightning18_hook"]
+    release = "2.0" if facts.get("lightning20_hook") else "1.8"
+    instead = _LIGHTNING_HOOKS.get(hook, "its on_<train/validation/test>_... replacement")
+    outputs = (
+        " The new hook gets no outputs argument: append what validation_step/training_step returns to a list "
+        "attribute in the step, read and clear it in the hook (Lightning-AI/lightning#16520 shows the migration)."
+        if facts.get("lightning20_hook")
+        else ""
+    )
+    return (
+        f"the model (or a callback) defines {hook}, a hook Lightning {release} removed: the installed Lightning "
+        "is newer than the code",
+        f"Rename {hook} to {instead} in the LightningModule or callback.{outputs} Or install the Lightning the "
+        f"code was written for (pip install 'pytorch-lightning<{release}', or the version its requirements pin).",
+    )

@@ -367,7 +367,8 @@ DEPENDENCY_VERSION = Recogniser(
         *version_refusals.TEMPLATES,
         "system:python-unexpected-keyword-argument",  # a flag or argument a library removed (api_changes.py)
         "third_party:numpy-expired-alias",
-        "third_party:numpy-2-expired-attribute",  # api_history.py: the name and its release from the table
+        "third_party:numpy-2-expired-attribute",
+        *api_changes.TEMPLATES,  # api_history.py: the name and its release from the table
         # pip's, uv's and conda's resolvers: requirements that exclude each other
         *installers.CONFLICT_TEMPLATES,
         installers.IMPIMPORTER_TEMPLATE,
@@ -402,6 +403,7 @@ DEPENDENCY_VERSION = Recogniser(
         "() got an unexpected keyword argument '",
         "object has no attribute 'eval_strategy'",
         "was a deprecated alias for the builtin",
+        *api_changes.ANCHORS,
         api_history.NUMPY2_ANCHOR,
         *installers.CONFLICT_ANCHORS,
         installers.IMPIMPORTER_ANCHOR,
@@ -418,6 +420,7 @@ DEPENDENCY_VERSION = Recogniser(
         "object has no attribute 'eval_strategy'",
         *installers.CONFLICT_GENERIC,
         *installers.NUMPY_GENERIC,
+        *api_changes.GENERIC,
     ),
     # pip's conflict is likely when pip adds that one of the packages has no build for this environment at all
     # certain too on a missing name the table of released names (kinds/api_history.py) has for its package
@@ -477,6 +480,7 @@ DEPENDENCY_VERSION = Recogniser(
         libraries.MKL_SYMBOL,
     ),
     also=(
+        Alternative(*api_changes.MAX_LEN_IN_LIBRARY, when=("tok_class",)),
         Alternative(
             "library_version_bug",
             "a bug of the release installed",
