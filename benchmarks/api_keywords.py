@@ -30,7 +30,7 @@ import sys
 import zipfile
 from pathlib import Path
 
-from api_history import MINORS, download
+from api_history import MINORS, download, write
 
 from torchdoctor.explain.kinds.api_keywords import TABLE, load
 
@@ -244,14 +244,12 @@ def build() -> None:
         "# last (last release accepting it; '' = still the newest read), removed (first release after it without",
         "# it), replacement (the keyword the package's deprecation text says to use instead).",
     ]
+    packages = {}
     for package in RELEASES:
         print(f"{package}:", file=sys.stderr)
-        versions, rows = rows_for(package)
-        lines.append("\t".join(["#releases", package, *versions]))
-        lines += ["\t".join(row) for row in rows]
-    TABLE.write_text("\n".join(lines) + "\n", encoding="utf-8")
+        packages[package] = rows_for(package)
+    write(TABLE, lines, packages)
     load.cache_clear()
-    print(f"{TABLE}: {TABLE.stat().st_size} bytes", file=sys.stderr)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -7,10 +7,9 @@ downloaded here: the generator is tried on a wheel made in the test."""
 from __future__ import annotations
 
 import sys
-import zipfile
 from pathlib import Path
 
-from explaining import explained, leads_with
+from explaining import explained, leads_with, made_wheel
 
 from torchdoctor.explain.kinds import api_keywords
 
@@ -194,11 +193,7 @@ def test_table_is_small_and_every_row_has_its_package_releases():
 
 
 def _wheel(tmp_path: Path, files: dict[str, str]) -> Path:
-    path = tmp_path / "transformers-4.99.0-py3-none-any.whl"
-    with zipfile.ZipFile(path, "w") as archive:
-        for name, text in files.items():
-            archive.writestr(name, text)
-    return path
+    return made_wheel(tmp_path, "transformers-4.99.0-py3-none-any.whl", files)
 
 
 def test_generator_reads_dataclass_fields_bases_and_renamed_keywords(tmp_path):
