@@ -40,11 +40,23 @@ LIGHTNING = {
     "pytorch_lightning": [f"1.{m}" for m in (0, 1, 2, 3, 4, 5, 6, 8, 9)] + [f"2.{m}" for m in range(0, 6)],
     "lightning": [f"2.{m}" for m in range(0, 6)],
 }
+# trl: its trainers and their configs (SFTTrainer's tokenizer, dataset_text_field, max_seq_length moved between them)
+TRL = {"trl": [f"0.{m}" for m in range(4, 26)]}
 RELEASES = {
     **{p: MINORS[p] for p in ("transformers", "accelerate", "peft", "datasets", "torch")},
     **LIGHTNING,
+    **TRL,
 }
 _OPTIMIZERS = ("adam", "adamw", "sgd", "rmsprop", "adagrad", "adadelta", "adamax", "nadam", "radam", "lbfgs")
+_TRL_MODULES = (
+    "sft_trainer",
+    "sft_config",
+    "dpo_trainer",
+    "dpo_config",
+    "grpo_trainer",
+    "grpo_config",
+    "reward_trainer",
+)
 # package -> (files, the classes or functions read in them; "*" = every public class of the file)
 CALLABLES: dict[str, list[tuple[tuple[str, ...], tuple[str, ...]]]] = {
     "transformers": [
@@ -62,6 +74,20 @@ CALLABLES: dict[str, list[tuple[tuple[str, ...], tuple[str, ...]]]] = {
         )
     ],
     "datasets": [(("datasets/load.py",), ("load_dataset",))],
+    "trl": [
+        (
+            tuple(f"trl/trainer/{name}.py" for name in _TRL_MODULES),
+            (
+                "SFTTrainer",
+                "SFTConfig",
+                "DPOTrainer",
+                "DPOConfig",
+                "GRPOTrainer",
+                "GRPOConfig",
+                "RewardTrainer",
+            ),
+        )
+    ],
     "pytorch_lightning": [(("pytorch_lightning/trainer/trainer.py",), ("Trainer",))],
     "lightning": [(("lightning/pytorch/trainer/trainer.py",), ("Trainer",))],
     "torch": [
@@ -71,6 +97,7 @@ CALLABLES: dict[str, list[tuple[tuple[str, ...], tuple[str, ...]]]] = {
         (("torch/distributed/distributed_c10d.py",), ("init_process_group",)),
         (tuple(f"torch/optim/{name}.py" for name in _OPTIMIZERS), ("*",)),
         (("torch/optim/lr_scheduler.py",), ("*",)),
+        (("torch/distributed/fsdp/fully_sharded_data_parallel.py",), ("FullyShardedDataParallel",)),
         (("torch/cuda/amp/grad_scaler.py", "torch/amp/grad_scaler.py"), ("GradScaler",)),
         (("torch/cuda/amp/autocast_mode.py", "torch/amp/autocast_mode.py"), ("autocast",)),
     ],
@@ -128,8 +155,14 @@ class Release:
         wanted |= set(BASES_IN.get(package, ())) | set(DEPRECATIONS_IN.get(package, ()))
         with zipfile.ZipFile(path) as archive:
             names = set(archive.namelist())
-            self.text = {f: archive.read(f).decode("utf-8", "replace") for f in wanted if f in names}
-        self.classes: dict[str, ast.ClassDef] = {}
+            # a module beside a package of the same name (peft 0.6's tuners/lora.py and tuners/lora/) is never
+            # imported: the package is
+            live = {f for f in wanted if f in names and f.removesuffix(".py") + "/__init__.py" not in names}
+            self.text = {f: archive.read(f).decode("utf-8", "replace") for f in sorted(live)}
+        # every definition of a class name in the files read: two files that define it differently (torch.cuda.amp's
+        # autocast and GradScaler subclass torch.amp's, with other keywords) are named alike by CPython, so neither
+        # is read; a copy left behind (peft 0.6's tuners/lora.py beside tuners/lora/config.py) agrees and is
+        self.classes: dict[str, list[ast.ClassDef]] = {}
         self.functions: dict[tuple[str, str], ast.FunctionDef] = {}
         for file, text in self.text.items():
             try:
@@ -138,29 +171,40 @@ class Release:
                 continue
             for node in tree.body:
                 if isinstance(node, ast.ClassDef):
-                    self.classes.setdefault(node.name, node)
+                    self.classes.setdefault(node.name, []).append(node)
                 elif isinstance(node, ast.FunctionDef):
                     self.functions[(file, node.name)] = node
 
     def keywords_of_class(self, name: str, depth: int = 0) -> set[str] | None:
-        node = self.classes.get(name)
-        if node is None or depth > 6:
+        if depth > 6:
             return None
+        found = {frozenset(k) for n in self.classes.get(name, []) if (k := self._of(n, depth)) is not None}
+        return set(found.pop()) if len(found) == 1 else None
+
+    def _of(self, node: ast.ClassDef, depth: int) -> set[str] | None:
         init = next((s for s in node.body if isinstance(s, ast.FunctionDef) and s.name == "__init__"), None)
         if init is not None:
             return set(_parameters(init))
         own = set(_fields(node)) if _dataclass(node) else set()
         for base in node.bases:
-            inherited = self.keywords_of_class(ast.unparse(base).split(".")[-1], depth + 1)
+            name = ast.unparse(base).split(".")[-1]
+            inherited = self.keywords_of_class(name, depth + 1)
+            if inherited is None:
+                # a base from another package (trl's configs subclass transformers' TrainingArguments): every
+                # field any release of it has, so a field an override drops is not read as removed
+                inherited = INHERITED.get(name)
             if inherited is not None:
                 return own | inherited
+            if name in self.classes:  # a base read but not decided (defined twice, differently): nor is this
+                return None
         return own if _dataclass(node) else None
 
     def keywords(self, files: tuple[str, ...], name: str) -> dict[str, set[str]]:
         """{the callable's name as CPython prints it: its keywords} for ``name`` in ``files`` ("*": every class)."""
         if "." in name:  # a method: Class.method
             cls, method = name.split(".")
-            node = self.classes.get(cls)
+            nodes = self.classes.get(cls, [])
+            node = nodes[0] if len(nodes) == 1 else None
             found = [
                 s for s in (node.body if node else []) if isinstance(s, ast.FunctionDef) and s.name == method
             ]
@@ -190,6 +234,10 @@ _DEPRECATED = r"[^\n]{0,160}?deprecated[\s\S]{0,300}?[Uu]se (?:the )?`(?P<use>[^
 
 def renamed(text: str, keyword: str, accepted_next: set[str]) -> str:
     """The keyword the source's deprecation text for ``keyword`` says to use, when the next release accepts it."""
+    # @deprecate_kwarg("tokenizer", new_name="processing_class"): the decorator names it
+    decorated = re.search(rf"deprecate_kwarg\(\s*[\"']{keyword}[\"']\s*,\s*new_name=[\"'](\w+)", text)
+    if decorated and decorated[1] in accepted_next:
+        return decorated[1]
     for found in re.finditer(rf"(?:`(?:--)?{keyword}\b|\b{keyword}=\.\.\.|\({keyword}=)" + _DEPRECATED, text):
         use = found["use"]
         # the name that takes the old keyword's value (devices={gpus!r}, devices=...) before any other it names
@@ -198,6 +246,15 @@ def renamed(text: str, keyword: str, accepted_next: set[str]) -> str:
             if name in accepted_next and name != keyword:
                 return name
     return ""
+
+
+# {a class of another package read earlier in the build: every keyword any of its releases takes}
+INHERITED: dict[str, set[str]] = {}
+
+
+def gap(versions: list[str], earlier: str, later: str) -> bool:
+    """Whether a release read lies between ``earlier`` and ``later``."""
+    return versions.index(later) - versions.index(earlier) > 1
 
 
 def rows_for(package: str) -> tuple[list[str], list[tuple]]:
@@ -213,13 +270,18 @@ def rows_for(package: str) -> tuple[list[str], list[tuple]]:
             for name in names:
                 found.update(release.keywords(files, name))
         releases.append((wheel.name.split("-")[1], release, found))
+        if package == "transformers":
+            INHERITED.setdefault("TrainingArguments", set()).update(found.get("TrainingArguments", ()))
         print(f"  {package} {releases[-1][0]}: {len(found)} callables", file=sys.stderr)
     versions = [v for v, _, _ in releases]
     rows = []
     for callable_ in sorted({c for _, _, found in releases for c in found}):
         # only the releases that have the callable say anything about its keywords
         having = [(v, r, f[callable_]) for v, r, f in releases if callable_ in f]
-        for keyword in sorted(set().union(*(k for _, _, k in having)) - {ANY}):
+        # a private keyword (Embedding's _freeze) is the library's own, never the user's
+        for keyword in sorted(
+            k for k in set().union(*(k for _, _, k in having)) - {ANY} if not k.startswith("_")
+        ):
             seen = [keyword in k or ANY in k for _, _, k in having]
             first = seen.index(True)
             last = len(seen) - 1 - seen[::-1].index(True)
@@ -227,6 +289,12 @@ def rows_for(package: str) -> tuple[list[str], list[tuple]]:
                 continue
             added = having[first][0] if first > 0 else ""
             removed = having[last + 1][0] if last + 1 < len(having) else ""
+            # a release between the two where the callable was not decided (defined twice, differently): the
+            # change may be in it, so no one release is named
+            if (added and gap(versions, having[first - 1][0], added)) or (
+                removed and gap(versions, having[last][0], removed)
+            ):
+                continue
             replacement = ""
             if removed:
                 text = "\n".join(having[last][1].text.values())

@@ -61,12 +61,12 @@ def test_torch_scheduler_verbose_removed_in_2_7():
     )
 
 
-def test_ddp_keyword_that_came_in_1_11():
+def test_ddp_keyword_that_came_in_1_11_names_apex_too():
     leads_with(
         "TypeError: DistributedDataParallel.__init__() got an unexpected keyword argument 'static_graph'",
         "dependency_version",
-        "certain",
-        ["came in torch 1.11", "torch>=1.11"],
+        "likely",
+        ["came in torch 1.11", "torch>=1.11", "apex's DistributedDataParallel"],
     )
 
 
@@ -127,12 +127,12 @@ def test_bare_init_called_inside_an_installed_package_is_certain():
     leads_with(
         _called_from(
             f"{SITE}/llmtuner/train.py",
-            "ddp = DistributedDataParallel(model, device_ids=[rank], static_graph=True)",
-            "__init__() got an unexpected keyword argument 'static_graph'",
+            "config = LoraConfig(r=8, lora_alpha=16, use_dora=True)",
+            "__init__() got an unexpected keyword argument 'use_dora'",
         ),
         "dependency_version",
         "certain",
-        ["came in torch 1.11", "llmtuner makes the call"],
+        ["came in peft 0.9", "llmtuner makes the call"],
     )
 
 
@@ -173,10 +173,27 @@ def test_a_class_of_the_projects_own_with_the_librarys_name_is_only_likely():
     assert found.details["confidence"] == "likely" and "of the project's own" in found.summary
 
 
-def test_a_short_function_name_needs_its_package_on_the_call_line():
-    # torch.save's keyword, but "save" alone is any project's or library's save
-    assert api_keywords.named_callable("save", "save(state, path, _disable_byteorder_record=True)") is None
-    assert api_keywords.named_callable("save", "torch.save(state, path, _disable_byteorder_record=True)")
+def test_a_class_another_library_names_alike_is_only_likely():
+    # fairscale's FullyShardedDataParallel takes other keywords than torch's
+    found = explained(
+        "TypeError: FullyShardedDataParallel.__init__() got an unexpected keyword argument 'use_orig_params'\n"
+    )
+    assert found.details["confidence"] == "likely" and "fairscale" in found.summary
+    assert "came in torch 2.0" in found.summary
+
+
+def test_trl_sft_config_rename_from_its_deprecation_text():
+    leads_with(
+        "TypeError: SFTConfig.__init__() got an unexpected keyword argument 'max_seq_length'",
+        "dependency_version",
+        "certain",
+        ["removed in trl 0.20", "max_length=", "trl<0.20"],
+    )
+
+
+def test_trl_config_does_not_lose_the_fields_it_inherits():
+    # GRPOConfig stopped overriding per_device_train_batch_size (TrainingArguments still has it): no row
+    assert api_keywords.rows("GRPOConfig", "per_device_train_batch_size") == []
 
 
 # --- the table and its generator ------------------------------------------------------------------------------

@@ -29,6 +29,11 @@ KEYWORD = re.compile(
     r"(?<![\w.])(?P<kw_callable>(?:[A-Za-z_]\w{0,100}\.)?[A-Za-z_]\w{0,100})\(\) got "
     r"an unexpected keyword argument '(?P<kw_name>\w{1,100})'"
 )
+# classes the table has whose name another library's class shares, with other keywords: never certain
+NAMESAKES = {
+    "FullyShardedDataParallel": "fairscale's FullyShardedDataParallel",
+    "DistributedDataParallel": "apex's DistributedDataParallel",
+}
 # the package a table row belongs to, as `pip install` spells it
 PIP_NAME = {"pytorch_lightning": "pytorch-lightning"}
 
@@ -93,20 +98,12 @@ def named_callable(message_callable: str, call_line: str = "") -> str | None:
     """The callable the table knows, from CPython's name for it and the traceback's call line.
 
     ``TrainingArguments.__init__`` names the class; a bare ``__init__`` is known only when the call line calls
-    exactly one class the table has (``args = TrainingArguments(output_dir=...)``); a function's short name
-    (``load``: torch's, pickle's, a project's own) only when the call line spells it with its package
-    (``torch.load(``)."""
+    exactly one class the table has (``args = TrainingArguments(output_dir=...)``)."""
     name = message_callable.removesuffix(".__init__")
     if name == "__init__":
         called = {c for c in re.findall(r"(?<!\w)([A-Z]\w{0,100})\s*\(", call_line) if c in _callables()}
         return called.pop() if len(called) == 1 else None
-    if name not in _callables():
-        return None
-    if name[0].islower() and "_" not in name:
-        packages = "|".join(_callables()[name])
-        if not re.search(rf"(?<![\w.])(?:{packages})(?:\.\w{{1,60}})*\.{name}\s*\(", call_line):
-            return None
-    return name
+    return name if name in _callables() else None
 
 
 def lookup(message: str, call_line: str = "") -> list[Keyword]:
@@ -138,6 +135,10 @@ def diagnosis(raised: Raised) -> tuple[str, str, bool] | None:
     summary, fix = explain(found)
     caller = installed_package(raised.raised_in.file) if raised.raised_in else None
     certain = caller is not None or (raised.raised_in is None and ".__init__()" in raised.message)
+    namesake = NAMESAKES.get(found[0].callable)
+    if namesake:
+        certain = False
+        summary += f"; or {namesake}, which takes other keywords"
     if caller is not None and caller != found[0].package:
         fix += (
             f"\n{caller} makes the call: its release was written for another {found[0].package}; install the pair "
