@@ -533,12 +533,19 @@ def build(only: list[str]) -> None:
         "# added (first release read that has it; '' = every release read from the first), last (last release",
         "# that has it; '' = still in the newest read), removed (first release after it without it), replacement.",
     ]
-    for package, (versions, rows) in kept.items():
+    write(TABLE, lines, kept)
+    load.cache_clear()
+
+
+def write(table: Path, header: list[str], packages: dict[str, tuple[list[str], list[tuple]]]) -> None:
+    """``table``: the ``header`` comment lines, then each package's '#releases' line and its rows (also
+    api_keywords.py's table)."""
+    lines = list(header)
+    for package, (versions, rows) in packages.items():
         lines.append("\t".join(["#releases", package, *versions]))
         lines += ["\t".join(row) for row in rows]
-    TABLE.write_text("\n".join(lines) + "\n", encoding="utf-8")
-    load.cache_clear()
-    print(f"{TABLE}: {TABLE.stat().st_size} bytes", file=sys.stderr)
+    table.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    print(f"{table}: {table.stat().st_size} bytes", file=sys.stderr)
 
 
 def main(argv: list[str] | None = None) -> int:

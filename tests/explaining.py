@@ -5,6 +5,7 @@ standard input, and the lead finding. Not a test module; imported as ``from expl
 from __future__ import annotations
 
 import io
+import zipfile
 from pathlib import Path
 
 from torchdoctor.explain.catalog import by_id
@@ -56,3 +57,13 @@ def filled(ident: str, *values: str) -> str:
             at, mark = min(marks)
             text = text[:at] + value + text[at + len(mark) :]
     return text
+
+
+def made_wheel(folder: Path, name: str, files: dict[str, str]) -> Path:
+    """A wheel ``name`` made in ``folder`` holding ``files`` ({path inside: text}), for the generators that read
+    released wheels (benchmarks/api_history.py, api_keywords.py) without a download."""
+    path = folder / name
+    with zipfile.ZipFile(path, "w") as archive:
+        for inside, text in files.items():
+            archive.writestr(inside, text)
+    return path

@@ -6,11 +6,10 @@ from __future__ import annotations
 
 import re
 import sys
-import zipfile
 from pathlib import Path
 
 import pytest
-from explaining import explained, leads_with
+from explaining import explained, leads_with, made_wheel
 
 from torchdoctor.explain.kinds import api_history
 
@@ -224,11 +223,7 @@ def test_lookup_reads_rows():
 
 
 def _wheel(tmp_path: Path, files: dict[str, str]) -> Path:
-    path = tmp_path / "lib-1.0-py3-none-any.whl"
-    with zipfile.ZipFile(path, "w") as archive:
-        for name, text in files.items():
-            archive.writestr(name, text)
-    return path
+    return made_wheel(tmp_path, "lib-1.0-py3-none-any.whl", files)
 
 
 def test_generator_reads_lazy_dicts_stars_and_stubs(tmp_path):

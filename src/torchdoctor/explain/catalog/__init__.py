@@ -18,8 +18,9 @@ from typing import NamedTuple
 CATALOG_DIR = Path(__file__).parent
 COLUMNS = ("id", "template", "file", "versions", "kind")
 # tables beside the templates that are not messages: api_history.tsv, the names each release of a library has
-# (kinds/api_history.py reads it, benchmarks/api_history.py writes it)
-NOT_TEMPLATES = frozenset({"api_history"})
+# (kinds/api_history.py reads it, benchmarks/api_history.py writes it); api_keywords.tsv, the keywords each release
+# of a callable takes (kinds/api_keywords.py, benchmarks/api_keywords.py)
+NOT_TEMPLATES = frozenset({"api_history", "api_keywords"})
 
 
 class Template(NamedTuple):

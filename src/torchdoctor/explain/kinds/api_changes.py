@@ -11,7 +11,8 @@ for the builtin `{n}`"). What each name did, and when, is from the libraries' so
   2.0" guide;
 - transformers' ``TrainingArguments.evaluation_strategy`` came in 3.4 (before it, ``evaluate_during_training``), was
   renamed ``eval_strategy`` in 4.41 (PR 30190; ``training_args.py`` warns "`evaluation_strategy` is deprecated and
-  will be removed in version 4.46") and is gone from 4.46;
+  will be removed in version 4.46"), yet the field stayed through 4.50 and is gone from 4.51 (the released wheels:
+  api_keywords.tsv);
 - torchtext 0.9.0 moved ``Field``, ``BucketIterator``, ``TabularDataset`` and the rest of its old data API to
   ``torchtext.legacy``, and 0.12.0 deleted ``torchtext.legacy`` (its release notes and ``legacy/README``);
 - NumPy 1.24 removed the aliases ``np.float``, ``np.int``, ``np.bool``, ``np.object``, ``np.str``, ``np.complex``
@@ -47,6 +48,8 @@ for the builtin `{n}`"). What each name did, and when, is from the libraries' so
 from __future__ import annotations
 
 import re
+
+from torchdoctor.explain.kinds import api_keywords
 
 R = re.compile
 
@@ -177,12 +180,15 @@ def change(facts: dict) -> tuple[str, str] | None:
             "requirements pin).",
         )
     if facts.get("evaluation_strategy"):
+        # the releases from the wheels (api_keywords.tsv): the field stayed, deprecated, until 4.51 removed it
+        (row,) = api_keywords.rows("TrainingArguments", "evaluation_strategy")
+        removed, last = ".".join(row.removed.split(".")[:2]), ".".join(row.last.split(".")[:2])
         return (
             "the code passes evaluation_strategy to transformers' TrainingArguments, which exists only from "
-            "transformers 3.4 to 4.45: the installed transformers is older or newer than the code",
+            f"transformers 3.4 to {last}: the installed transformers is older or newer than the code",
             "With transformers 4.41 or newer, pass eval_strategy= instead (evaluation_strategy was renamed in "
-            "4.41 and removed in 4.46). With a transformers older than 3.4 (pip show transformers), upgrade it: "
-            "pip install -U transformers. Or install the transformers version the code's requirements pin.",
+            f"4.41 and removed in {removed}). With a transformers older than 3.4 (pip show transformers), upgrade "
+            "it: pip install -U transformers. Or install the transformers version the code's requirements pin.",
         )
     if facts.get("eval_strategy"):
         return (
