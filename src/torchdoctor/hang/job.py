@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 from torchdoctor.hang.places import grouped
@@ -56,14 +57,16 @@ class JobExchange:
         world = int(first.get("world_size", 0))
         return cls(PrefixStore(prefix, store), node, nodes, world, hosts_rank0, first.get("host", ""))
 
-    def asked(self, every: float = 1.0) -> bool:
-        """Whether any node saw a hang (one store request, at most once every ``every`` seconds), until the
-        store first fails: at the end of a run node 0's agent takes the store with it, and every request
-        after that had torch print a warning with a C++ stack to stderr, on every node, once a second, until
-        the node's own agent ended (the caller asks only while one of its workers runs)."""
+    def asked(self, running: Callable[[], bool], every: float = 1.0) -> bool:
+        """Whether any node saw a hang (one store request, at most once every ``every`` seconds, while
+        ``running()`` says one of this node's workers runs), until the store first fails: at the end of a run
+        node 0's agent takes the store with it, and every request after that had torch print a warning with a
+        C++ stack to stderr, on every node, once a second, until the node's own agent ended."""
         if self._gone or time.monotonic() - self._checked < every:
             return False
         self._checked = time.monotonic()
+        if not running():
+            return False
         try:
             return self.store.check(["asked"])
         except Exception:  # noqa: BLE001 - the store went with node 0's agent: the run is ending

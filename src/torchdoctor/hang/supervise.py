@@ -111,7 +111,7 @@ def supervise(
             if workers and len(workers) >= int(workers[0].get("local_world_size", 1)):
                 looked_for_job = True
                 job = JobExchange.connect(workers)
-        asked = job is not None and workers_running(directory) and job.asked()
+        asked = job is not None and job.asked(lambda: workers_running(directory))
         if not asked and stuck_for(directory, last_output[0]) < timeout:
             continue
         fired = time.monotonic()

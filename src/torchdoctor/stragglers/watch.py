@@ -40,14 +40,16 @@ _state: dict[str, Any] = {}
 def stragglers_enabled(environ: Mapping[str, str] | None = None) -> bool:
     """Whether ``TORCHDOCTOR_STRAGGLERS`` asks for the watch (``1``, ``true``, ``yes``, ``on``, or
     `SPARE_CORE`: where a core is spare for the judge)."""
-    environ = os.environ if environ is None else environ
-    return environ.get(ENABLED_VARIABLE, "").strip().lower() in ("1", "true", "yes", "on", SPARE_CORE)
+    return _asked(environ) in ("1", "true", "yes", "on", SPARE_CORE)
 
 
 def only_with_a_spare_core(environ: Mapping[str, str] | None = None) -> bool:
     """Whether the watch was asked for only where rank 0's judge can have a core of its own (`SPARE_CORE`)."""
-    environ = os.environ if environ is None else environ
-    return environ.get(ENABLED_VARIABLE, "").strip().lower() == SPARE_CORE
+    return _asked(environ) == SPARE_CORE
+
+
+def _asked(environ: Mapping[str, str] | None) -> str:
+    return (os.environ if environ is None else environ).get(ENABLED_VARIABLE, "").strip().lower()
 
 
 def watch_for_stragglers(
@@ -133,15 +135,10 @@ def _connect() -> bool:
 def _judge_gets_a_core(store: Any, address: tuple[str, int, str] | None, rank: int, world_size: int) -> bool:
     """Whether a watch asked for `spare_core_only` goes on: rank 0 decides (its judge can have a process and a
     core of its own) and sets it under `DECISION_KEY`; the other ranks look for it at each window until it is
-    there (their windows before it are dropped: the first steps are never judged). Where it is off, this rank
-    stands down."""
+    there (holding their windows meanwhile: `_publish`). Where it is off, this rank stands down."""
     if rank == 0:
-        on = (
-            world_size > 1
-            and address is not None
-            and _descriptor(_state["stream"] or sys.stderr) is not None
-            and _a_core_to_spare(os.environ, world_size)
-        )
+        descriptor = _descriptor(_state["stream"] or sys.stderr)
+        on = world_size > 1 and _judge_can_have_a_process(address, descriptor, world_size)
         store.set(DECISION_KEY, "1" if on else "0")
     elif store.check([DECISION_KEY]):
         on = store.get(DECISION_KEY) == b"1"
@@ -181,7 +178,7 @@ def _start_judging(store: Any, address: tuple[str, int, str] | None, world_size:
     and have a core of its own (`torchdoctor.stragglers.judge`), else in a thread of this process."""
     process = _state.pop("judge", None)
     descriptor = _descriptor(_state["stream"] or sys.stderr)
-    if address is not None and descriptor is not None and _a_core_to_spare(os.environ, world_size):
+    if _judge_can_have_a_process(address, descriptor, world_size):
         try:
             process = process or judge.start(_state["dir"], descriptor)
             host, port, prefix = address
@@ -196,6 +193,14 @@ def _start_judging(store: Any, address: tuple[str, int, str] | None, world_size:
     aggregator = Aggregator(store, world_size, _state["stream"], kept)
     aggregator.start()
     _state["aggregator"] = aggregator
+
+
+def _judge_can_have_a_process(
+    address: tuple[str, int, str] | None, descriptor: int | None, world_size: int
+) -> bool:
+    """Whether rank 0's judge can run in a process of its own: it reaches the store (``address``), writes where
+    rank 0 would (``descriptor``) and has a core beyond one per rank."""
+    return address is not None and descriptor is not None and _a_core_to_spare(os.environ, world_size)
 
 
 def _a_core_to_spare(environ: Mapping[str, str], world_size: int) -> bool:
