@@ -115,8 +115,13 @@ def run_example(tmp_path, group_timeout, finder_timeout=None):
 
 
 def last_error(stderr):
-    """The error a rank ended with, without the ``[rankN]: `` torch puts before each line of it."""
-    return re.sub(r"^\[rank\d\]: ", "", stderr.strip().splitlines()[-1])
+    """The error a rank ended with, without the ``[rankN]: `` torch puts before each line of it.
+
+    A rank whose gloo collective failed may abort at exit after printing it, while torch tears the group down
+    ("terminate called without an active exception", seen once on a loaded machine): that line is
+    torch's, after the error, and is not the error."""
+    lines = [line for line in stderr.strip().splitlines() if not line.startswith("terminate called ")]
+    return re.sub(r"^\[rank\d\]: ", "", lines[-1])
 
 
 RANK_1_OUT_OF_MEMORY = (
