@@ -7,14 +7,7 @@ Beside each, a line that must stay silent, or be another kind, or only likely.""
 
 from __future__ import annotations
 
-from explaining import explained, lead, leads_with, template
-
-
-def read(name: str, kind: str = "dependency_version", confidence: str = "certain"):
-    """The lead finding on the train log ``name``, asserted to be ``kind`` at ``confidence``."""
-    found = lead(name)
-    assert (found.id, found.details["confidence"]) == (f"log.{kind}", confidence), (name, found.summary)
-    return found
+from explaining import explained, leads_with, read, template
 
 
 def test_mmcv_outside_the_range_mmdet_asserts_is_a_version_pair_that_disagrees():
