@@ -180,6 +180,10 @@ HAND = {
     # transformers/deepspeed.py (4.33-4.x): "transformers.deepspeed module is deprecated and will be removed in a
     # future version. Please import deepspeed modules directly from transformers.integrations"
     ("transformers.deepspeed", ""): "transformers.integrations",
+    # peft/utils/other.py (0.4-0.9): "prepare_model_for_int8_training is deprecated and will be removed in a
+    # future version. Use prepare_model_for_kbit_training instead."
+    ("peft", "prepare_model_for_int8_training"): "prepare_model_for_kbit_training",
+    ("peft.utils", "prepare_model_for_int8_training"): "prepare_model_for_kbit_training",
 }
 
 

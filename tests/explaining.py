@@ -20,6 +20,13 @@ def lead(name: str):
     return found
 
 
+def read(name: str, kind: str = "dependency_version", confidence: str = "certain"):
+    """The lead finding on the train log ``name``, asserted to be ``kind`` at ``confidence``."""
+    found = lead(name)
+    assert (found.id, found.details["confidence"]) == (f"log.{kind}", confidence), (name, found.summary)
+    return found
+
+
 def explained(text: str):
     """The lead finding on ``text`` read from standard input."""
     (found, *_) = explain(["-"], stdin=io.BytesIO(text.encode()))

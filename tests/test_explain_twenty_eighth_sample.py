@@ -7,14 +7,7 @@ Beside each, a line that must stay silent, or be another kind, or only likely.""
 
 from __future__ import annotations
 
-from explaining import explained, lead, leads_with, template
-
-
-def read(name: str, kind: str = "dependency_version", confidence: str = "certain"):
-    """The lead finding on the train log ``name``, asserted to be ``kind`` at ``confidence``."""
-    found = lead(name)
-    assert (found.id, found.details["confidence"]) == (f"log.{kind}", confidence), (name, found.summary)
-    return found
+from explaining import explained, leads_with, read, template
 
 
 def test_lightning_hooks_removed_in_1_8_and_2_0_are_code_for_an_older_lightning():

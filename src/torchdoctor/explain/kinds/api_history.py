@@ -149,6 +149,7 @@ def explain(row: Change) -> tuple[str, str]:
         steps.append(
             f"In the code (or by upgrading the package that calls it),{instead} pin the release before the "
             f"removal: pip install '{row.package}<{_minor(row.removed)}'"
+            + (f" ({row.last}, the last with it)" if row.last else "")
         )
     if row.added:
         steps.append(f"Upgrade to a release that has it: pip install -U '{row.package}>={_minor(row.added)}'")

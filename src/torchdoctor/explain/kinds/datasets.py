@@ -232,9 +232,22 @@ def _text_as_numbers(hits: list[Hit]) -> tuple[str, str]:
     )
 
 
+def _not_text(hits: list[Hit]) -> tuple[str, str]:
+    return (
+        "the fast tokenizer was given something other than a string: likely a missing value in the text column "
+        "of the training data (None, NaN, an empty cell)" + on_ranks(hits),
+        "Find the rows whose text is not a str before tokenizing: rows with None/NaN or empty fields (a CSV or "
+        "JSON with blank cells; df.dropna(subset=[<text column>]) or dataset.filter(lambda x: "
+        "isinstance(x[<text column>], str) and x[<text column>])), or a number where text is expected "
+        "(str(value)). The tokenizers library accepts only str (or a pair of them) per example.",
+    )
+
+
 def _bad_data(hits: list[Hit], ctx: Context) -> tuple[str, str]:
     if first(hits, "str_dims"):
         return _text_as_numbers(hits)
+    if first(hits, "tok_not_str"):
+        return _not_text(hits)
     where = " in a DataLoader worker" if "saw_dataloader_worker" in ctx.facts else ""
     summary = (
         "an image of the training data is truncated (its file ends before its last pixels): Pillow refused to "
@@ -257,16 +270,30 @@ BAD_TRAINING_DATA = Recogniser(
     # torch/csrc/utils/tensor_new.cpp (compute_sizes): a str is a sequence of str, so torch.tensor() of values
     # holding one recurses past its maximum number of dimensions: "too many dimensions 'str'"; the text may be
     # the data's (a header row, class names) or a column the code should not have turned into a tensor
+    # huggingface/tokenizers, bindings/python/src/tokenizer.rs: TextInputSequence's and TextEncodeInput's
+    # FromPyObject raise "TextInputSequence must be str" / "TextEncodeInput must be Union[...]" for any element
+    # that is not a str (None or NaN from an empty cell, a number), and for a str with lone surrogates (text
+    # decoded with the wrong codec), or a tuple passed where a pair of arguments was meant: likely only
     kind="bad_training_data",
     title="a damaged file in the training data",
-    anchors=("image file is truncated", "too many dimensions 'str'"),
+    anchors=(
+        "image file is truncated",
+        "too many dimensions 'str'",
+        "TextInputSequence must be str",
+        "TextEncodeInput must be Union[TextInputSequence",
+    ),
     templates=(
         "third_party:pil-image-file-is-truncated",
         "third_party:pil-image-file-is-truncated-2",
         "torch_native:too-many-dimensions-str",
+        "third_party:tokenizers-text-input-sequence-must-be-str",
+        "third_party:tokenizers-text-encode-input-must-be-union",
     ),
-    facts=(R(r"(?P<str_dims>too many dimensions 'str')"),),
-    confirm=lambda hits, ctx: not any("str_dims" in h.facts for h in hits),
+    facts=(
+        R(r"(?P<str_dims>too many dimensions 'str')"),
+        R(r"(?P<tok_not_str>TextInputSequence must be str|TextEncodeInput must be Union\[TextInputSequence)"),
+    ),
+    confirm=lambda hits, ctx: not any("str_dims" in h.facts or "tok_not_str" in h.facts for h in hits),
     also=(
         Alternative(
             "text_column_as_tensor",
@@ -274,6 +301,14 @@ BAD_TRAINING_DATA = Recogniser(
             "Pass only numeric columns to the collate: remove the text columns (dataset.remove_columns([...]), "
             "the Trainer's remove_unused_columns) or encode them first.",
             when=("str_dims",),
+        ),
+        Alternative(
+            "tokenizer_input_type",
+            "the code handing the tokenizer another type (a list of words without is_split_into_words=True, a "
+            "tuple as one argument, text decoded with the wrong codec)",
+            "Pass a str, a list of str, or two arguments for a pair (tokenizer(text_a, text_b)); pre-split words "
+            "need is_split_into_words=True; read text files and stdin as UTF-8 (errors='replace').",
+            when=("tok_not_str",),
         ),
     ),
     describe=_bad_data,

@@ -18,6 +18,7 @@ from torchdoctor.explain.kinds import (
     cuda_errors,
     installers,
     libraries,
+    release_changes,
     version_refusals,
 )
 from torchdoctor.explain.kinds.refusal_table import one_line, refusal_in, refusal_pattern
@@ -69,7 +70,8 @@ _COMPILE_PYTHON = R(
 # of their modules is a caller written for another release (CPython Objects/moduleobject.c's AttributeError)
 LIBRARIES = (
     "deepspeed|accelerate|transformers|peft|trl|lightning|pytorch_lightning|lightning_fabric|apex|bitsandbytes|"
-    "flash_attn|xformers|timm|torchvision|torchaudio|diffusers|datasets|megatron|fairscale|torchmetrics"
+    "flash_attn|xformers|timm|torchvision|torchaudio|diffusers|datasets|megatron|fairscale|torchmetrics|"
+    "torch_geometric"
 )
 # a submodule of one of those libraries (or of torch) that cannot be imported: the library is installed, and its
 # release has no such module (torch._six went in torch 2.0, transformers.deepspeed moved to
@@ -165,7 +167,7 @@ def _dependency(hits: list[Hit], ctx: Context) -> tuple[str, str]:
             else "a package the run needs is missing or too old"
         )
         return f"{what}: {said}" + on_ranks(hits), fix
-    known = api_changes.change(facts)
+    known = api_changes.change(facts) or release_changes.change(facts)
     if known:
         return known[0] + on_ranks(hits), known[1]
     if facts.get("numpy_abi"):
@@ -333,7 +335,11 @@ def _scripted(facts: dict, hits: list[Hit]) -> tuple[str, str]:
 
 def _decided(hits: list[Hit], ctx: Context) -> bool:
     """Certain on a specific anchor (pip's conflict aside), or on a name the releases' table has for its package."""
-    return installers.conflict_decided(hits, ctx) or any(api_history.decisive(h.facts) for h in hits)
+    return (
+        installers.conflict_decided(hits, ctx)
+        or any(api_history.decisive(h.facts) for h in hits)
+        or any(release_changes.decisive(h.facts, ctx.facts) for h in hits)
+    )
 
 
 _decided.lowers_only = True  # type: ignore[attr-defined]  # docs/catalog.md: the anchors decide
@@ -369,6 +375,7 @@ DEPENDENCY_VERSION = Recogniser(
         "third_party:numpy-expired-alias",
         "third_party:numpy-2-expired-attribute",
         *api_changes.TEMPLATES,  # api_history.py: the name and its release from the table
+        *release_changes.TEMPLATES,
         # pip's, uv's and conda's resolvers: requirements that exclude each other
         *installers.CONFLICT_TEMPLATES,
         installers.IMPIMPORTER_TEMPLATE,
@@ -404,6 +411,7 @@ DEPENDENCY_VERSION = Recogniser(
         "object has no attribute 'eval_strategy'",
         "was a deprecated alias for the builtin",
         *api_changes.ANCHORS,
+        *release_changes.ANCHORS,
         api_history.NUMPY2_ANCHOR,
         *installers.CONFLICT_ANCHORS,
         installers.IMPIMPORTER_ANCHOR,
@@ -421,6 +429,7 @@ DEPENDENCY_VERSION = Recogniser(
         *installers.CONFLICT_GENERIC,
         *installers.NUMPY_GENERIC,
         *api_changes.GENERIC,
+        *release_changes.GENERIC,
     ),
     # pip's conflict is likely when pip adds that one of the packages has no build for this environment at all
     # certain too on a missing name the table of released names (kinds/api_history.py) has for its package
@@ -448,6 +457,8 @@ DEPENDENCY_VERSION = Recogniser(
         + "|"
         + api_changes.CHANGE.pattern
         + "|"
+        + release_changes.CHANGE.pattern
+        + "|"
         + installers.CONFLICT.pattern
         + "|"
         + installers.IMPIMPORTER.pattern
@@ -461,6 +472,7 @@ DEPENDENCY_VERSION = Recogniser(
     facts=(
         _REFUSED,
         api_changes.CHANGE,
+        release_changes.CHANGE,
         api_history.MISSING,
         api_history.DISTRIBUTED_NAME,
         _COMPILE_PYTHON,

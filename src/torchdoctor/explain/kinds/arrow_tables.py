@@ -1,0 +1,37 @@
+"""An Arrow column of a dataset that has outgrown its 32-bit offsets.
+
+Arrow's ``string``, ``binary`` and ``list`` types store where each value starts as a 32-bit offset, so one array
+holds at most 2 GiB of characters, bytes or list elements. Concatenating chunks past that (``combine_chunks``,
+``take``, ``concat_arrays``, a Hugging Face ``datasets`` map or load writing a batch) fails in
+``cpp/src/arrow/array/concatenate.cc`` with ``Status::Invalid("offset overflow while concatenating arrays")``
+(newer releases add ", consider casting input from `string` to `large_string` first"). Nothing else prints it:
+the data is too large for one chunk of that type: one huge JSON/Parquet file, long texts, or images stored as
+nested lists (pixel_values) in a column.
+"""
+
+from __future__ import annotations
+
+from torchdoctor.explain.recognisers import Context, Hit, Recogniser, on_ranks
+
+
+def _overflow(hits: list[Hit], ctx: Context) -> tuple[str, str]:
+    return (
+        "an Arrow column of the dataset (strings, bytes or nested lists) grew past the 2 GiB its 32-bit offsets "
+        "can address when its chunks were combined: the data is too large for one chunk" + on_ranks(hits),
+        "Keep each chunk under 2 GiB: split the data into several smaller files (load the folder, or a list of "
+        "data_files), map with a smaller writer_batch_size= / batch_size= in datasets, or stream it "
+        "(streaming=True). Where you build the table yourself, cast the column to large_string / large_binary / "
+        "large_list (64-bit offsets). Images stored as nested lists (pixel_values) are the usual culprit: keep the "
+        "file paths in the dataset and load the pixels in the collate or transform instead.",
+    )
+
+
+ARROW_OFFSET_OVERFLOW = Recogniser(
+    kind="arrow_offset_overflow",
+    templates=("third_party:arrow-offset-overflow-concatenating",),
+    title="an Arrow column too large for its 32-bit offsets",
+    anchors=("offset overflow while concatenating arrays",),
+    describe=_overflow,
+)
+
+RECOGNISERS = (ARROW_OFFSET_OVERFLOW,)

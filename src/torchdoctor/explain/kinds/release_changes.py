@@ -1,0 +1,192 @@
+"""More releases that changed what a training script calls, each read from the message its source prints.
+
+api_changes.py's companion (versions.py's ``dependency_version`` leads with either):
+
+- OpenMMLab's packages pin the MMCV they run with: ``mmdet/__init__.py`` (and ``mmseg``, ``mmdet3d``,
+  ``mmocr``... the same lines) asserts ``mmcv_minimum_version <= mmcv_version <= mmcv_maximum_version`` (``<`` in
+  the 3.x releases) with "MMCV=={mmcv.__version__} is used but incompatible. Please install
+  mmcv>={mmcv_minimum_version}, <={mmcv_maximum_version}." (the bounds as strings, or as ``digit_version``
+  tuples in some releases: "[1, 1, 4]", "(1, 3, 13, 0, 0, 0)"; mmseg 1.x prints only the lower one). Nothing
+  else prints it: certain;
+- Pillow 9.2 deprecated ``FreeTypeFont.getsize``/``getsize_multiline``/``getoffset`` and ``ImageDraw.textsize``/
+  ``multiline_textsize`` (``PIL/ImageFont.py``: ``deprecate("getsize", 10, "getbbox or getlength")``), and
+  Pillow 10.0.0 removed them: "'FreeTypeFont' object has no attribute 'getsize'" is code (YOLOv5's
+  ``utils/plots.py`` before its fix) written for Pillow 9;
+- librosa 0.10 made the arguments of its filters and features keyword-only (``librosa/filters.py``: ``def mel(*,
+  sr, n_fft, ...)``; ``feature.melspectrogram(*, y=None, sr=...)``; ``util.pad_center(data, *, size, ...)``): a
+  positional call prints CPython's "mel() takes 0 positional arguments but 5 were given". Another function named
+  so that takes keyword arguments only prints the same, so the reading is certain only with librosa in the log;
+- ``torch.onnx`` refuses an opset newer than its release knows (``torch/onnx/symbolic_helper.py``
+  ``_set_opset_version``, later ``torch/onnx/_globals.py``: "Unsupported ONNX opset version: {}"; the newest
+  opset is ``_onnx_main_opset``, then ``_constants.ONNX_MAX_OPSET``: 15 in torch 1.11, 16 in 1.12, 17 in 1.13,
+  18 in 2.0, 19 in 2.1, 20 in 2.4). Other converters print the same words for their own limits, so
+  it is certain only beside torch.onnx's frames;
+- PyTorch Geometric 2.0 moved its loaders from ``torch_geometric/data/dataloader.py`` to the new
+  ``torch_geometric/loader/`` package: "No module named 'torch_geometric.loader'" is code written for PyG 2 run
+  with a PyG 1.x (a folder named torch_geometric shadowing the package prints it too: versions.py names that);
+- Lightning 1.3 deprecated ``pytorch_lightning.metrics`` for the separate torchmetrics package
+  (``pytorch_lightning/metrics/metric.py``: "Use :class:`torchmetrics.Metric`. Will be removed in v1.5.0.") and
+  1.5 removed it: "No module named 'pytorch_lightning.metrics'" is code written for Lightning 1.2-1.4.
+
+`change(facts)` says which of them a line is; `decisive(facts, ctx)` whether the log makes it certain.
+"""
+
+from __future__ import annotations
+
+import re
+
+R = re.compile
+
+# a version as the assertion prints it: a string, or digit_version's list or tuple
+_VERSION = r"(?:\[[\d, ]{1,40}\]|\([\d, ]{1,40}\)|\d[\w.]{0,30}\w|\d)"
+# librosa 0.10's functions whose arguments became keyword-only, and how many positional ones each kept
+LIBROSA_KEYWORD_ONLY = {
+    "mel": 0,
+    "melspectrogram": 0,
+    "mfcc": 0,
+    "chroma": 0,
+    "chroma_stft": 0,
+    "spectral_centroid": 0,
+    "pad_center": 1,
+    "resample": 1,
+}
+# torch.onnx's newest opset per torch release (the first release that exports it)
+ONNX_OPSET_FROM = {15: "1.11", 16: "1.12", 17: "1.13", 18: "2.0", 19: "2.1", 20: "2.4"}
+PILLOW_REMOVED = {
+    "getsize": "font.getbbox(text) (width = right - left, height = bottom - top) or font.getlength(text)",
+    "getsize_multiline": "draw.multiline_textbbox((0, 0), text, font=font)",
+    "getoffset": "font.getbbox(text)[:2]",
+    "textsize": "draw.textbbox((0, 0), text, font=font)",
+    "multiline_textsize": "draw.multiline_textbbox((0, 0), text, font=font)",
+}
+
+# CPython's TypeError for a positional call of one of them: "mel() takes 0 positional arguments but 5 were given"
+LIBROSA_ANCHORS = tuple(
+    f"{name}() takes {kept} positional argument{'' if kept == 1 else 's'} but"
+    for name, kept in LIBROSA_KEYWORD_ONLY.items()
+)
+ANCHORS = (
+    "is used but incompatible. Please install mmcv>=",
+    *(f"object has no attribute '{name}'" for name in PILLOW_REMOVED),
+    *LIBROSA_ANCHORS,
+    "Unsupported ONNX opset version: ",
+)
+# printed for other causes too: a function of one's own that takes keyword arguments only, another converter's
+# opset limit (decisive() makes them certain with librosa, or torch.onnx, in the log)
+GENERIC = (*LIBROSA_ANCHORS, "Unsupported ONNX opset version: ")
+TEMPLATES = (
+    "third_party:mmdet-mmcv-version-incompatible",
+    "third_party:pillow-10-removed-font-metrics",
+    "third_party:onnx-unsupported-opset-version",
+)
+_Q = "'"
+CHANGE = R(
+    rf"MMCV==(?P<mmcv_found>[\w.+-]{{1,30}}) is used but incompatible\. Please install "
+    rf"mmcv>=(?P<mmcv_min>{_VERSION})(?:, (?P<mmcv_op><=?)(?P<mmcv_max>{_VERSION}))?\.|"
+    rf"{_Q}(?P<pillow_class>FreeTypeFont|TransposedFont|ImageFont|ImageDraw){_Q} object has no attribute "
+    rf"{_Q}(?P<pillow_removed>{'|'.join(PILLOW_REMOVED)}){_Q}|"
+    rf"\b(?P<librosa_call>{'|'.join(LIBROSA_KEYWORD_ONLY)})\(\) takes (?P<librosa_kept>[01]) positional "
+    rf"arguments? but \d+ (?:positional arguments? )?(?:\(and \d+ keyword-only arguments?\) )?w(?:as|ere) given|"
+    r"Unsupported ONNX opset version: (?P<onnx_opset>\d{1,3})|"
+    rf"No module named {_Q}(?P<pyg_loader>torch_geometric\.loader){_Q}|"
+    rf"No module named {_Q}(?P<pl_metrics>pytorch_lightning\.metrics)(?:\.\w{{1,40}})?{_Q}"
+)
+# what makes a generic line certain, wherever the log says it
+CONTEXT = (
+    ("librosa", R(r"(?P<saw_librosa>\blibrosa\b)")),
+    ("onnx", R(r"(?P<saw_torch_onnx>torch[/\\.]onnx\b)")),
+)
+
+
+def decisive(facts: dict, ctx_facts: dict) -> bool:
+    """Whether the log makes a generic line of this module certain: librosa in it, or torch.onnx's frames."""
+    return bool(
+        (facts.get("librosa_call") and "saw_librosa" in ctx_facts)
+        or (facts.get("onnx_opset") and "saw_torch_onnx" in ctx_facts)
+    )
+
+
+def _release(text: str) -> str:
+    """'1.3.17' as it is; digit_version's '[1, 1, 4]' or '(1, 3, 13, 0, 0, 0)' as '1.1.4', '1.3.13'."""
+    if text[0] not in "[(":
+        return text
+    parts = [p.strip() for p in text.strip("[]()").split(",")][:3]
+    return ".".join(parts)
+
+
+def _mmcv(facts: dict) -> tuple[str, str]:
+    found, low = facts["mmcv_found"], _release(facts["mmcv_min"])
+    high = _release(facts["mmcv_max"]) if facts.get("mmcv_max") else ""
+    op = facts.get("mmcv_op") or "<="
+    wanted = f"mmcv>={low}" + (f",{op}{high}" if high else "")
+    package = "mmcv-full" if high and int(high.split(".")[0]) < 2 else "mmcv"
+    return (
+        f"MMCV {found} is installed, and the OpenMMLab package importing it (mmdet, mmseg, ...) accepts only "
+        f"{wanted}: the two were installed for different releases",
+        f"Install the MMCV this mmdet/mmseg release asks for, built for your torch and CUDA: pip install -U "
+        f"openmim; mim install '{wanted.replace('mmcv', package, 1)}'"
+        + (
+            " (for an MMCV 1.x range the package is mmcv-full: mim install -U mmcv-full takes the newest 1.x)"
+            if package == "mmcv-full"
+            else ""
+        )
+        + ". Or install the mmdet/mmseg release made for the MMCV you have (their install guides list the pairs: "
+        "mmdet 3.x wants mmcv 2.0-2.1, mmdet 2.x mmcv-full 1.x); pip uninstall mmcv mmcv-full first when both "
+        "are installed.",
+    )
+
+
+def change(facts: dict) -> tuple[str, str] | None:
+    """(summary, fix) for the release change among ``facts`` (the named groups of `CHANGE`), else None."""
+    if facts.get("mmcv_found"):
+        return _mmcv(facts)
+    if facts.get("pillow_removed"):
+        name, owner = facts["pillow_removed"], facts.get("pillow_class", "FreeTypeFont")
+        return (
+            f"the code calls {owner}.{name}, which Pillow 9.2 deprecated and Pillow 10 removed: the installed "
+            "Pillow is newer than the code",
+            f"Use {PILLOW_REMOVED[name]} instead of {name}, or upgrade the package whose code calls it (YOLOv5 and "
+            "its forks fixed utils/plots.py: git pull); or pin Pillow 9.5, the last release with it: pip install "
+            "'Pillow==9.5.0'.",
+        )
+    if facts.get("librosa_call"):
+        call = facts["librosa_call"]
+        return (
+            f"{call}() got positional arguments where librosa 0.10 takes keyword arguments only (likely librosa's "
+            f"{call}, or a function of the code's own that takes keyword arguments only): the installed librosa "
+            "is newer than the code",
+            "Name the arguments in the call (librosa.filters.mel(sr=sr, n_fft=n_fft, n_mels=n_mels, fmin=fmin, "
+            "fmax=fmax); pad_center(data, size=n)), or install the librosa the code was written for, before "
+            "0.10: pip install librosa==0.9.1 (or 0.9.2).",
+        )
+    if facts.get("onnx_opset"):
+        opset = int(facts["onnx_opset"])
+        since = ONNX_OPSET_FROM.get(opset)
+        return (
+            f"the export asks for ONNX opset {opset}, which the installed torch.onnx does not support"
+            + (f" (torch exports it from {since})" if since else "")
+            + ": the torch installed is older than the export script expects (or the opset is another "
+            "converter's limit)",
+            "Pass an opset this torch supports (opset_version=<lower>, e.g. 13 or the export script's --opset), "
+            "or upgrade torch"
+            + (f" to {since} or newer" if since else "")
+            + " (pip install -U torch with the "
+            "--index-url of your CUDA).",
+        )
+    if facts.get("pl_metrics"):
+        return (
+            "the code uses pytorch_lightning.metrics, which Lightning 1.3 moved to the torchmetrics package and "
+            "1.5 removed: the installed Lightning is newer than the code",
+            "Import the metrics from torchmetrics instead (pip install torchmetrics; pytorch_lightning.metrics."
+            "functional.accuracy -> torchmetrics.functional.accuracy, pl.metrics.Metric -> torchmetrics.Metric), "
+            "or install the Lightning the code was written for: pip install 'pytorch-lightning<1.5'.",
+        )
+    if facts.get("pyg_loader"):
+        return (
+            "torch_geometric is installed but has no torch_geometric.loader, the package PyTorch Geometric 2.0 "
+            "moved its loaders to: the code was written for PyG 2, the PyG installed is 1.x",
+            "Upgrade PyTorch Geometric to 2.0 or newer, with the torch-scatter/torch-sparse wheels of your torch "
+            "and CUDA (pip install -U torch_geometric); or, to stay on PyG 1.x, import the loader from its old "
+            "place: from torch_geometric.data import DataLoader (torch_geometric.data.DataLoader).",
+        )
+    return None
