@@ -38,6 +38,17 @@ for the builtin `{n}`"). What each name did, and when, is from the libraries' so
   raises "Target modules all-linear not found in the base model.";
 - Pillow dropped ``PIL.PILLOW_VERSION`` (``PIL/__init__.py``: "PILLOW_VERSION was removed in Pillow 9.0.0";
   7.0.0 had dropped it once), which torchvision before 0.5.0 imports in ``transforms/functional.py``;
+- Lightning 1.2.0 to 1.7.x exported its training-type plugins from ``pytorch_lightning.plugins`` (``DDPPlugin``,
+  ``DDPSpawnPlugin``, ``DataParallelPlugin``, ...; ``DDPFullyShardedPlugin`` from 1.4.0): 1.6 deprecated them for
+  ``pytorch_lightning.strategies``' ``*Strategy`` classes ("The `pl.plugins.training_type.ddp_spawn.DDPSpawnPlugin`
+  is deprecated in v1.6 and will be removed in v1.8") and 1.8.0 removed them; before 1.2.0 they did not exist. So
+  "cannot import name 'DDPSpawnPlugin'" is a Lightning older than 1.2 or newer than 1.7 (the tags' ``plugins/
+  __init__.py``);
+- Lightning 2.0 dropped strategies it registered in 1.9.5 (``strategy_registry.register`` in ``strategies/*.py``:
+  ``dp``, ``ddp_sharded``, ``ddp_sharded_spawn`` and their ``_find_unused_parameters_false``, ``ddp_fully_sharded``,
+  ``fsdp_native``, ``horovod``, ``bagua``, ``colossalai``, ``tpu_spawn``): for those names the accelerator
+  connector's "You selected an invalid strategy name: `strategy='dp'`" is a Lightning newer than the code, not a
+  misspelling (any other name is trainer_arguments.py's reading);
 - torch 2.0 removed ``torch._six`` (pytorch/pytorch#94709), and names came in known releases (``torch.device``,
   ``torch.no_grad``, ``torch.float32`` in 0.4.0; ``torch.argsort``, ``torch.tensordot`` in 1.0.0;
   ``torch.nn.Identity`` in 1.1.0; ``torch.cuda.amp`` in 1.6.0; ``torch.fx`` in 1.8.0; ``torch.compile`` in 2.0.0).
@@ -87,6 +98,38 @@ TORCH_ADDED = {
     "torch.compile": "2.0.0",
 }
 
+# Lightning 1.2-1.7's training-type plugins (pytorch_lightning/plugins/__init__.py) and the 1.6+ class each became;
+# accelerate has a DeepSpeedPlugin and other packages their own SingleDevicePlugin/ParallelPlugin: not read
+LIGHTNING_PLUGINS = {
+    "DDPPlugin": "DDPStrategy",
+    "DDPSpawnPlugin": "DDPSpawnStrategy",
+    "DataParallelPlugin": "DataParallelStrategy",
+    "DDPShardedPlugin": "DDPShardedStrategy",
+    "DDPSpawnShardedPlugin": "DDPSpawnShardedStrategy",
+    "DDP2Plugin": "DDP2Strategy",
+    "DDPFullyShardedPlugin": "DDPFullyShardedStrategy",
+    "HorovodPlugin": "HorovodStrategy",
+    "TPUSpawnPlugin": "TPUSpawnStrategy",
+    "SingleTPUPlugin": "SingleTPUStrategy",
+    "TrainingTypePlugin": "Strategy",
+}
+# the strategies Lightning 1.9.5 registers and 2.0.0 does not, and what 2.0 offers instead
+LIGHTNING_STRATEGIES_GONE = {
+    "dp": "strategy='ddp' (DataParallel is gone: one process per GPU, launched by the Trainer or torchrun)",
+    "ddp_sharded": "strategy='fsdp' (fairscale's sharding is gone)",
+    "ddp_sharded_find_unused_parameters_false": "strategy='fsdp'",
+    "ddp_sharded_spawn": "strategy='fsdp'",
+    "ddp_sharded_spawn_find_unused_parameters_false": "strategy='fsdp'",
+    "ddp_fully_sharded": "strategy='fsdp'",
+    "fsdp_native": "strategy='fsdp'",
+    "fsdp_native_full_shard_offload": "strategy='fsdp_cpu_offload'",
+    "horovod": "strategy='ddp' (Horovod support is gone)",
+    "bagua": "strategy='ddp' (or the lightning-bagua package)",
+    "colossalai": "the lightning-colossalai package's strategy",
+    "tpu_spawn": "strategy='xla' (with accelerator='tpu')",
+    "tpu_spawn_debug": "strategy='xla_debug'",
+}
+
 # torchmetrics' task wrappers: with one of these names before __new__ the missing task is certainly theirs
 METRIC_WRAPPERS = (
     "Accuracy",
@@ -114,6 +157,8 @@ ANCHORS = (
     "tokenizer.max_len =",
     "Target modules all-linear not found in the base model",
     "cannot import name 'PILLOW_VERSION'",
+    *(f"cannot import name '{name}'" for name in LIGHTNING_PLUGINS),
+    "You selected an invalid strategy name",
 )
 # printed for other causes too: a bare __new__ or a function of the user's own taking a task; max_len read by a
 # library's own stale code (the `also` below)
@@ -129,6 +174,7 @@ TEMPLATES = (
     "third_party:torchmetrics-task-missing",
     "third_party:transformers-tokenizer-max-len",
     "third_party:peft-target-modules-not-found",
+    "lightning:you-selected-an-invalid-strategy-name",
 )
 MAX_LEN_IN_LIBRARY = (
     "library_version_bug",
@@ -163,6 +209,8 @@ CHANGE = R(
     rf"(?P<tok_set>tokenizer\.max_len\s?=[^\n]{{1,80}}\n[^\n]{{0,40}}can{_Q}t set attribute)|"
     rf"Target modules (?P<peft_all_linear>all-linear) not found in the base model|"
     rf"cannot import name {_Q}(?P<pillow_version>PILLOW_VERSION){_Q} from {_Q}PIL|"
+    rf"cannot import name {_Q}(?P<pl_plugin>{'|'.join(LIGHTNING_PLUGINS)}){_Q}(?: from {_Q}pytorch_lightning[\w.]{{0,60}}{_Q})?|"
+    rf"invalid strategy name: `?strategy={_Q}(?P<pl_strategy>{'|'.join(LIGHTNING_STRATEGIES_GONE)}){_Q}`?|"
     rf"module {_Q}(?P<torch_module>torch(?:\.nn|\.cuda)?){_Q} has no attribute "
     rf"{_Q}(?P<torch_added>{'|'.join(sorted({n.rsplit('.', 1)[1] for n in TORCH_ADDED}))}){_Q}"
 )
@@ -258,6 +306,25 @@ def change(facts: dict) -> tuple[str, str] | None:
             "Upgrade peft (pip install -U 'peft>=0.8'), or list the linear layers to adapt by their names in the "
             "model: target_modules=['q_proj', 'k_proj', 'v_proj', 'o_proj', 'gate_proj', 'up_proj', 'down_proj'] "
             "for Llama-style models (print(model) shows them).",
+        )
+    if facts.get("pl_plugin"):
+        plugin = facts["pl_plugin"]
+        return (
+            f"the code imports {plugin}, a Lightning training-type plugin that exists only from Lightning 1.2 to "
+            "1.7: the installed Lightning is older or newer than the code",
+            f"pip show pytorch-lightning names the release installed. Newer than 1.7: use "
+            f"pytorch_lightning.strategies.{LIGHTNING_PLUGINS[plugin]} (Trainer(strategy=...)), in the code or "
+            "by upgrading the package that imports the plugin, or pin pip install 'pytorch-lightning>=1.2,<1.8'. "
+            "Older than 1.2: upgrade it (pip install 'pytorch-lightning>=1.2'), or the version the code's "
+            "requirements pin.",
+        )
+    if facts.get("pl_strategy"):
+        strategy = facts["pl_strategy"]
+        return (
+            f"the code asks for strategy='{strategy}', which Lightning 1.9 registered and 2.0 removed: the "
+            "installed Lightning is newer than the code",
+            f"Use {LIGHTNING_STRATEGIES_GONE[strategy]} with Lightning 2.x, or install the Lightning the code was "
+            "written for: pip install 'pytorch-lightning<2.0' (1.9.5 is the last release with it).",
         )
     if facts.get("pillow_version"):
         return (
