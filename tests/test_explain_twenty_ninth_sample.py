@@ -85,3 +85,36 @@ def test_an_invalid_device_ordinal_chosen_through_an_installed_package_is_only_l
     )
     assert (found.id, found.details["confidence"]) == ("log.invalid_device_ordinal", "certain"), found.summary
     assert "alternatives" not in found.details
+
+
+def test_apex_without_amp_is_an_apex_newer_than_the_code():
+    # 1284.txt (NVIDIA/apex#1912): apex's master removed amp, parallel and RNN (NVIDIA/apex#1896); only likely,
+    # another package named apex prints the same
+    found = read("1284.txt", "dependency_version", "likely")
+    assert "NVIDIA/apex#1896" in found.summary and "torch.amp.GradScaler" in found.fix
+    # a name apex still has, missing, is not that removal
+    found = explained(
+        "ImportError: cannot import name 'FusedAdam' from 'apex.optimizers' (/x/apex/__init__.py)\n"
+    )
+    assert "May 2025" not in found.summary, found.summary
+
+
+def test_torch_six_names_deepspeed_before_0_8_2():
+    # 1288.txt (huggingface/peft#917): DeepSpeed 0.8.0 importing torch._six under torch 2
+    found = read("1288.txt", "dependency_version", "certain")
+    assert "deepspeed>=0.8.2" in found.fix and "torch 2.0 removed it" in found.summary
+
+
+def test_torch_distributed_without_init_process_group_is_a_build_without_it():
+    # 1290.txt (pytorch/examples#467): the macOS binary of torch 1.0 had no torch.distributed
+    found = read("1290.txt", "backend_unavailable", "certain")
+    assert "built without torch.distributed" in found.summary and "is_available()" in found.fix
+    # a torch with torch.distributed but no NCCL says so
+    found = explained("RuntimeError: Distributed package doesn't have NCCL built in\n")
+    assert found.id == "log.backend_unavailable" and "no NCCL backend" in found.summary, found.summary
+
+
+def test_a_lightning_2_0_flag_names_the_last_1_x():
+    # 1280.txt (Mathux/TEMOS#29): auto_select_gpus, which Lightning 2.0 removed
+    found = read("1280.txt", "dependency_version", "likely")
+    assert "devices='auto'" in found.fix and "1.9.5 is the last 1.x" in found.fix

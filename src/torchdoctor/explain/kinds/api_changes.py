@@ -49,7 +49,14 @@ for the builtin `{n}`"). What each name did, and when, is from the libraries' so
   ``fsdp_native``, ``horovod``, ``bagua``, ``colossalai``, ``tpu_spawn``): for those names the accelerator
   connector's "You selected an invalid strategy name: `strategy='dp'`" is a Lightning newer than the code, not a
   misspelling (any other name is trainer_arguments.py's reading);
-- torch 2.0 removed ``torch._six`` (pytorch/pytorch#94709), and names came in known releases (``torch.device``,
+- NVIDIA apex removed ``apex.amp``, ``apex.parallel`` (its DistributedDataParallel and SyncBatchNorm) and
+  ``apex.RNN`` on 2025-05-08 (NVIDIA/apex#1896, commit cb65b8e: "remove old features: amp, ddp, and rnn"; the tag
+  25.05 still has them, 25.07 does not), long deprecated for torch.amp and torch's own DDP. CPython's "cannot
+  import name 'amp' from 'apex'" is that, or another package named apex (PyPI's "apex" is not NVIDIA's): read
+  through the generic anchor, so only likely;
+- torch 2.0 removed ``torch._six`` (pytorch/pytorch#94709), which DeepSpeed imported unconditionally until 0.8.2
+  (``runtime/utils.py``, ``zero/stage3.py``, ``stage_1_and_2.py``; deepspeedai/DeepSpeed#2863 falls back to
+  ``torch.inf``), and names came in known releases (``torch.device``,
   ``torch.no_grad``, ``torch.float32`` in 0.4.0; ``torch.argsort``, ``torch.tensordot`` in 1.0.0;
   ``torch.nn.Identity`` in 1.1.0; ``torch.cuda.amp`` in 1.6.0; ``torch.fx`` in 1.8.0; ``torch.compile`` in 2.0.0).
 
@@ -209,6 +216,8 @@ CHANGE = R(
     rf"(?P<tok_set>tokenizer\.max_len\s?=[^\n]{{1,80}}\n[^\n]{{0,40}}can{_Q}t set attribute)|"
     rf"Target modules (?P<peft_all_linear>all-linear) not found in the base model|"
     rf"cannot import name {_Q}(?P<pillow_version>PILLOW_VERSION){_Q} from {_Q}PIL|"
+    rf"cannot import name {_Q}(?P<apex_removed>amp|parallel|RNN){_Q} from {_Q}apex{_Q}|"
+    rf"module {_Q}apex{_Q} has no attribute {_Q}(?P<apex_removed2>amp|parallel|RNN){_Q}|"
     rf"cannot import name {_Q}(?P<pl_plugin>{'|'.join(LIGHTNING_PLUGINS)}){_Q}(?: from {_Q}pytorch_lightning[\w.]{{0,60}}{_Q})?|"
     rf"invalid strategy name: `?strategy={_Q}(?P<pl_strategy>{'|'.join(LIGHTNING_STRATEGIES_GONE)}){_Q}`?|"
     rf"module {_Q}(?P<torch_module>torch(?:\.nn|\.cuda)?){_Q} has no attribute "
@@ -224,8 +233,8 @@ def change(facts: dict) -> tuple[str, str] | None:
             f"the code passes Trainer({flag}=...), a flag Lightning 2.0 removed: the installed Lightning is newer "
             "than the code",
             f"Lightning 2.0 removed Trainer's {flag}: pass {LIGHTNING_FLAGS[flag]} instead, or install the "
-            "Lightning the code was written for (pip install 'pytorch-lightning<2.0', or the version its "
-            "requirements pin).",
+            "Lightning the code was written for (pip install 'pytorch-lightning<2.0': 1.9.5 is the last 1.x, or "
+            "the version its requirements pin).",
         )
     if facts.get("evaluation_strategy"):
         # the releases from the wheels (api_keywords.tsv): the field stayed, deprecated, until 4.51 removed it
@@ -307,6 +316,18 @@ def change(facts: dict) -> tuple[str, str] | None:
             "model: target_modules=['q_proj', 'k_proj', 'v_proj', 'o_proj', 'gate_proj', 'up_proj', 'down_proj'] "
             "for Llama-style models (print(model) shows them).",
         )
+    if facts.get("apex_removed") or facts.get("apex_removed2"):
+        part = facts.get("apex_removed") or facts["apex_removed2"]
+        return (
+            f"apex.{part} is gone from the installed apex: NVIDIA removed amp, parallel and RNN in May 2025 "
+            "(NVIDIA/apex#1896; the tag 25.05 is the last with them), so the apex is newer than the code",
+            "Use PyTorch's own: torch.autocast and torch.amp.GradScaler (torch.cuda.amp before torch 2.3) for "
+            "amp.initialize / amp.scale_loss, torch.nn.parallel.DistributedDataParallel and "
+            "torch.nn.SyncBatchNorm for apex.parallel. Or build apex at a commit that still has it: git clone "
+            "https://github.com/NVIDIA/apex && cd apex && git checkout 25.05, then its pip install. A library "
+            "that imports apex.amp only because apex is installed (an older transformers Trainer): upgrade it, "
+            "or pip uninstall apex when nothing needs it.",
+        )
     if facts.get("pl_plugin"):
         plugin = facts["pl_plugin"]
         return (
@@ -350,8 +371,9 @@ def change(facts: dict) -> tuple[str, str] | None:
             "was written for torch 1.x",
             "Replace what it took from torch._six: from torch import inf for torch._six.inf, str for "
             "string_classes, int for int_classes, collections.abc for container_abcs; or upgrade the package "
-            "that imports it to a release written for torch 2 (apex, old timm and mmcv releases did), or "
-            "install the torch 1.x the code pins.",
+            "that imports it to a release written for torch 2 (DeepSpeed before 0.8.2 does: pip install -U "
+            "'deepspeed>=0.8.2', deepspeedai/DeepSpeed#2863; apex, old timm and mmcv releases did), or install "
+            "the torch 1.x the code pins.",
         )
     name = f"{facts.get('torch_module')}.{facts.get('torch_added')}"
     if name in TORCH_ADDED:
