@@ -231,6 +231,18 @@ CONTEXT_FACTS: tuple[tuple[str, re.Pattern], ...] = (
         re.compile(r"(?P<set_device_frame>\bin set_device\b|torch\.cuda\.set_device\(|_cuda_setDevice)"),
     ),
     ("Module.cpp", re.compile(r"(?P<set_device_frame>csrc/cuda/Module\.cpp\S{0,20} (?:line=)?\d+)")),
+    # a traceback frame in an installed package other than torch (and its CUDA wheels): code of that package's
+    # release, not the script, on the way to the failure (cuda.py: which code chose a GPU index)
+    *(
+        (
+            folder,
+            re.compile(
+                rf"{folder}[/\\](?!torch[/\\]|nvidia[/\\])(?P<frame_package>[A-Za-z_]\w{{0,60}})[/\\]"
+                r"[^\"\n]{0,300}\", line \d+, in "
+            ),
+        )
+        for folder in ("site-packages", "dist-packages")
+    ),
     # torch.load restoring tensors (serialization.py's restore_location / _cuda_deserialize)
     (
         "serialization.py",

@@ -38,7 +38,25 @@ for the builtin `{n}`"). What each name did, and when, is from the libraries' so
   raises "Target modules all-linear not found in the base model.";
 - Pillow dropped ``PIL.PILLOW_VERSION`` (``PIL/__init__.py``: "PILLOW_VERSION was removed in Pillow 9.0.0";
   7.0.0 had dropped it once), which torchvision before 0.5.0 imports in ``transforms/functional.py``;
-- torch 2.0 removed ``torch._six`` (pytorch/pytorch#94709), and names came in known releases (``torch.device``,
+- Lightning 1.2.0 to 1.7.x exported its training-type plugins from ``pytorch_lightning.plugins`` (``DDPPlugin``,
+  ``DDPSpawnPlugin``, ``DataParallelPlugin``, ...; ``DDPFullyShardedPlugin`` from 1.4.0): 1.6 deprecated them for
+  ``pytorch_lightning.strategies``' ``*Strategy`` classes ("The `pl.plugins.training_type.ddp_spawn.DDPSpawnPlugin`
+  is deprecated in v1.6 and will be removed in v1.8") and 1.8.0 removed them; before 1.2.0 they did not exist. So
+  "cannot import name 'DDPSpawnPlugin'" is a Lightning older than 1.2 or newer than 1.7 (the tags' ``plugins/
+  __init__.py``);
+- Lightning 2.0 dropped strategies it registered in 1.9.5 (``strategy_registry.register`` in ``strategies/*.py``:
+  ``dp``, ``ddp_sharded``, ``ddp_sharded_spawn`` and their ``_find_unused_parameters_false``, ``ddp_fully_sharded``,
+  ``fsdp_native``, ``horovod``, ``bagua``, ``colossalai``, ``tpu_spawn``): for those names the accelerator
+  connector's "You selected an invalid strategy name: `strategy='dp'`" is a Lightning newer than the code, not a
+  misspelling (any other name is trainer_arguments.py's reading);
+- NVIDIA apex removed ``apex.amp``, ``apex.parallel`` (its DistributedDataParallel and SyncBatchNorm) and
+  ``apex.RNN`` on 2025-05-08 (NVIDIA/apex#1896, commit cb65b8e: "remove old features: amp, ddp, and rnn"; the tag
+  25.05 still has them, 25.07 does not), long deprecated for torch.amp and torch's own DDP. CPython's "cannot
+  import name 'amp' from 'apex'" is that, or another package named apex (PyPI's "apex" is not NVIDIA's): read
+  through the generic anchor, so only likely;
+- torch 2.0 removed ``torch._six`` (pytorch/pytorch#94709), which DeepSpeed imported unconditionally until 0.8.2
+  (``runtime/utils.py``, ``zero/stage3.py``, ``stage_1_and_2.py``; deepspeedai/DeepSpeed#2863 falls back to
+  ``torch.inf``), and names came in known releases (``torch.device``,
   ``torch.no_grad``, ``torch.float32`` in 0.4.0; ``torch.argsort``, ``torch.tensordot`` in 1.0.0;
   ``torch.nn.Identity`` in 1.1.0; ``torch.cuda.amp`` in 1.6.0; ``torch.fx`` in 1.8.0; ``torch.compile`` in 2.0.0).
 
@@ -87,6 +105,38 @@ TORCH_ADDED = {
     "torch.compile": "2.0.0",
 }
 
+# Lightning 1.2-1.7's training-type plugins (pytorch_lightning/plugins/__init__.py) and the 1.6+ class each became;
+# accelerate has a DeepSpeedPlugin and other packages their own SingleDevicePlugin/ParallelPlugin: not read
+LIGHTNING_PLUGINS = {
+    "DDPPlugin": "DDPStrategy",
+    "DDPSpawnPlugin": "DDPSpawnStrategy",
+    "DataParallelPlugin": "DataParallelStrategy",
+    "DDPShardedPlugin": "DDPShardedStrategy",
+    "DDPSpawnShardedPlugin": "DDPSpawnShardedStrategy",
+    "DDP2Plugin": "DDP2Strategy",
+    "DDPFullyShardedPlugin": "DDPFullyShardedStrategy",
+    "HorovodPlugin": "HorovodStrategy",
+    "TPUSpawnPlugin": "TPUSpawnStrategy",
+    "SingleTPUPlugin": "SingleTPUStrategy",
+    "TrainingTypePlugin": "Strategy",
+}
+# the strategies Lightning 1.9.5 registers and 2.0.0 does not, and what 2.0 offers instead
+LIGHTNING_STRATEGIES_GONE = {
+    "dp": "strategy='ddp' (DataParallel is gone: one process per GPU, launched by the Trainer or torchrun)",
+    "ddp_sharded": "strategy='fsdp' (fairscale's sharding is gone)",
+    "ddp_sharded_find_unused_parameters_false": "strategy='fsdp'",
+    "ddp_sharded_spawn": "strategy='fsdp'",
+    "ddp_sharded_spawn_find_unused_parameters_false": "strategy='fsdp'",
+    "ddp_fully_sharded": "strategy='fsdp'",
+    "fsdp_native": "strategy='fsdp'",
+    "fsdp_native_full_shard_offload": "strategy='fsdp_cpu_offload'",
+    "horovod": "strategy='ddp' (Horovod support is gone)",
+    "bagua": "strategy='ddp' (or the lightning-bagua package)",
+    "colossalai": "the lightning-colossalai package's strategy",
+    "tpu_spawn": "strategy='xla' (with accelerator='tpu')",
+    "tpu_spawn_debug": "strategy='xla_debug'",
+}
+
 # torchmetrics' task wrappers: with one of these names before __new__ the missing task is certainly theirs
 METRIC_WRAPPERS = (
     "Accuracy",
@@ -114,6 +164,8 @@ ANCHORS = (
     "tokenizer.max_len =",
     "Target modules all-linear not found in the base model",
     "cannot import name 'PILLOW_VERSION'",
+    *(f"cannot import name '{name}'" for name in LIGHTNING_PLUGINS),
+    "You selected an invalid strategy name",
 )
 # printed for other causes too: a bare __new__ or a function of the user's own taking a task; max_len read by a
 # library's own stale code (the `also` below)
@@ -129,6 +181,7 @@ TEMPLATES = (
     "third_party:torchmetrics-task-missing",
     "third_party:transformers-tokenizer-max-len",
     "third_party:peft-target-modules-not-found",
+    "lightning:you-selected-an-invalid-strategy-name",
 )
 MAX_LEN_IN_LIBRARY = (
     "library_version_bug",
@@ -163,6 +216,10 @@ CHANGE = R(
     rf"(?P<tok_set>tokenizer\.max_len\s?=[^\n]{{1,80}}\n[^\n]{{0,40}}can{_Q}t set attribute)|"
     rf"Target modules (?P<peft_all_linear>all-linear) not found in the base model|"
     rf"cannot import name {_Q}(?P<pillow_version>PILLOW_VERSION){_Q} from {_Q}PIL|"
+    rf"cannot import name {_Q}(?P<apex_removed>amp|parallel|RNN){_Q} from {_Q}apex{_Q}|"
+    rf"module {_Q}apex{_Q} has no attribute {_Q}(?P<apex_removed2>amp|parallel|RNN){_Q}|"
+    rf"cannot import name {_Q}(?P<pl_plugin>{'|'.join(LIGHTNING_PLUGINS)}){_Q}(?: from {_Q}pytorch_lightning[\w.]{{0,60}}{_Q})?|"
+    rf"invalid strategy name: `?strategy={_Q}(?P<pl_strategy>{'|'.join(LIGHTNING_STRATEGIES_GONE)}){_Q}`?|"
     rf"module {_Q}(?P<torch_module>torch(?:\.nn|\.cuda)?){_Q} has no attribute "
     rf"{_Q}(?P<torch_added>{'|'.join(sorted({n.rsplit('.', 1)[1] for n in TORCH_ADDED}))}){_Q}"
 )
@@ -176,8 +233,8 @@ def change(facts: dict) -> tuple[str, str] | None:
             f"the code passes Trainer({flag}=...), a flag Lightning 2.0 removed: the installed Lightning is newer "
             "than the code",
             f"Lightning 2.0 removed Trainer's {flag}: pass {LIGHTNING_FLAGS[flag]} instead, or install the "
-            "Lightning the code was written for (pip install 'pytorch-lightning<2.0', or the version its "
-            "requirements pin).",
+            "Lightning the code was written for (pip install 'pytorch-lightning<2.0': 1.9.5 is the last 1.x, or "
+            "the version its requirements pin).",
         )
     if facts.get("evaluation_strategy"):
         # the releases from the wheels (api_keywords.tsv): the field stayed, deprecated, until 4.51 removed it
@@ -259,6 +316,37 @@ def change(facts: dict) -> tuple[str, str] | None:
             "model: target_modules=['q_proj', 'k_proj', 'v_proj', 'o_proj', 'gate_proj', 'up_proj', 'down_proj'] "
             "for Llama-style models (print(model) shows them).",
         )
+    if facts.get("apex_removed") or facts.get("apex_removed2"):
+        part = facts.get("apex_removed") or facts["apex_removed2"]
+        return (
+            f"apex.{part} is gone from the installed apex: NVIDIA removed amp, parallel and RNN in May 2025 "
+            "(NVIDIA/apex#1896; the tag 25.05 is the last with them), so the apex is newer than the code",
+            "Use PyTorch's own: torch.autocast and torch.amp.GradScaler (torch.cuda.amp before torch 2.3) for "
+            "amp.initialize / amp.scale_loss, torch.nn.parallel.DistributedDataParallel and "
+            "torch.nn.SyncBatchNorm for apex.parallel. Or build apex at a commit that still has it: git clone "
+            "https://github.com/NVIDIA/apex && cd apex && git checkout 25.05, then its pip install. A library "
+            "that imports apex.amp only because apex is installed (an older transformers Trainer): upgrade it, "
+            "or pip uninstall apex when nothing needs it.",
+        )
+    if facts.get("pl_plugin"):
+        plugin = facts["pl_plugin"]
+        return (
+            f"the code imports {plugin}, a Lightning training-type plugin that exists only from Lightning 1.2 to "
+            "1.7: the installed Lightning is older or newer than the code",
+            f"pip show pytorch-lightning names the release installed. Newer than 1.7: use "
+            f"pytorch_lightning.strategies.{LIGHTNING_PLUGINS[plugin]} (Trainer(strategy=...)), in the code or "
+            "by upgrading the package that imports the plugin, or pin pip install 'pytorch-lightning>=1.2,<1.8'. "
+            "Older than 1.2: upgrade it (pip install 'pytorch-lightning>=1.2'), or the version the code's "
+            "requirements pin.",
+        )
+    if facts.get("pl_strategy"):
+        strategy = facts["pl_strategy"]
+        return (
+            f"the code asks for strategy='{strategy}', which Lightning 1.9 registered and 2.0 removed: the "
+            "installed Lightning is newer than the code",
+            f"Use {LIGHTNING_STRATEGIES_GONE[strategy]} with Lightning 2.x, or install the Lightning the code was "
+            "written for: pip install 'pytorch-lightning<2.0' (1.9.5 is the last release with it).",
+        )
     if facts.get("pillow_version"):
         return (
             "the code imports PIL.PILLOW_VERSION, which the installed Pillow no longer has (Pillow 7.0.0 dropped "
@@ -283,8 +371,9 @@ def change(facts: dict) -> tuple[str, str] | None:
             "was written for torch 1.x",
             "Replace what it took from torch._six: from torch import inf for torch._six.inf, str for "
             "string_classes, int for int_classes, collections.abc for container_abcs; or upgrade the package "
-            "that imports it to a release written for torch 2 (apex, old timm and mmcv releases did), or "
-            "install the torch 1.x the code pins.",
+            "that imports it to a release written for torch 2 (DeepSpeed before 0.8.2 does: pip install -U "
+            "'deepspeed>=0.8.2', deepspeedai/DeepSpeed#2863; apex, old timm and mmcv releases did), or install "
+            "the torch 1.x the code pins.",
         )
     name = f"{facts.get('torch_module')}.{facts.get('torch_added')}"
     if name in TORCH_ADDED:

@@ -886,7 +886,9 @@ def _backend(hits: list[Hit], ctx: Context) -> tuple[str, str]:
         )
         return (
             f"{what}: this torch build lacks part of torch.distributed (a Windows or macOS build, or a custom one)",
-            "Check with python -c 'import torch.distributed as d; print(d.is_available())'. On Windows torch "
+            "Check with python -c 'import torch.distributed as d; print(d.is_available())': False is a build "
+            "without it (older macOS and Windows binaries shipped so; a source build with USE_DISTRIBUTED=0), "
+            "where the fix is a torch that has it, or training on Linux. On Windows torch "
             "has only gloo and the file:// / env:// rendezvous (no tcp:// store in old versions, no NCCL): use "
             "init_method='env://' (or file://) with backend='gloo', or train on Linux (WSL2 works), where the "
             "official torch wheels have NCCL and every rendezvous.",
@@ -950,9 +952,12 @@ BACKEND_UNAVAILABLE = Recogniser(
         R(r"(?P<gloo_device>makeDeviceFor(?:Hostname|Interface)\(\): unsupported gloo device)"),
         R(r"associated with device type (?P<device_type>\w+)"),
         R(r"No rendezvous handler for (?P<rdzv_scheme>\w+)://"),
+        # torch/distributed/__init__.py binds init_process_group and the rest only `if is_available()`: a build
+        # without torch.distributed (older macOS binaries, USE_DISTRIBUTED=0) has the module but not them
         R(
             r"(?P<no_distributed>built without distributed support|has no attribute '_c10d_init'|"
-            r"torch\.distributed is not available\. Cannot initialize)"
+            r"torch\.distributed is not available\. Cannot initialize|"
+            r"module 'torch\.distributed' has no attribute 'init_process_group')"
         ),
     ),
     # a CPU tensor on an NCCL group: cpu_tensor_nccl. torch/distributed/rendezvous.py registers the tcp://,

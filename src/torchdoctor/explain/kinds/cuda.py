@@ -500,12 +500,27 @@ INVALID_DEVICE_ORDINAL = Recogniser(
     # a rank's set_device, a tensor's .to('cuda:N'), and torch.load restoring a tensor onto the GPU it was saved
     # from (serialization.py's restore_location) alike. Certain with the launcher's, DataParallel's and
     # torch.cuda's own checks of the index (the specific anchors), or with set_device in the log (the frame or
-    # the call: the rank picked its GPU); else likely, naming a checkpoint's saved device when torch.load is in it
+    # the call: the rank picked its GPU); else likely, naming a checkpoint's saved device when torch.load is in it.
+    # Where the traceback runs through an installed package (not torch), that package's code may have chosen the
+    # index itself (Ray Train's prepare_model under Ray Tune, ray-project/ray#26493): only likely, naming it
     generic=("invalid device ordinal",),
     confirm=lambda hits, ctx: (
-        any(h.specific or "set_device" in h.facts for h in hits) or "set_device_frame" in ctx.facts
+        any(h.specific for h in hits)
+        or (
+            ("set_device_frame" in ctx.facts or any("set_device" in h.facts for h in hits))
+            and "frame_package" not in ctx.facts
+        )
     ),
     also=(
+        Alternative(
+            "library_version_bug",
+            "an installed package that chose the GPU index itself (its frames are in the traceback), wrongly",
+            "See which package's frame calls torch.cuda.set_device in the traceback: when it picks the index "
+            "itself (Ray Train's TorchTrainer set the Ray GPU id instead of its index among CUDA_VISIBLE_DEVICES "
+            "under Ray Tune until ray-project/ray#26493), upgrade that package (pip install -U <package>) or "
+            "pass it the device explicitly.",
+            when=("frame_package",),
+        ),
         Alternative(
             "checkpoint_device_map",
             "a checkpoint restored onto the GPU it was saved from, which this process does not have",

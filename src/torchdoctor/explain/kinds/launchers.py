@@ -562,6 +562,9 @@ LAUNCH_COMMAND = Recogniser(
         R(r"(?P<ds_no_slot>No slot '[^'\n]{0,40}' specified on host 'localhost')"),
     ),
     absorbs=("local_rank_argument",),
+    # argparse naming the option's type as a typing construct: the program's own parser refuses every value
+    # (versions.py's library_version_bug), not the command as typed
+    reject=R(r"invalid typing\."),
     # deepspeed's "No slot 'N' specified on host" is an --include naming a slot the host lacks, which the
     # launcher itself writes from CUDA_VISIBLE_DEVICES (runner.py: "setting --include=localhost:0,2") and,
     # before deepspeedai/DeepSpeed#6530 (2024), checked against 0..count-1: only likely

@@ -702,7 +702,30 @@ def _distutils_version(hits: list[Hit]) -> tuple[str, str]:
     )
 
 
+# Lib/argparse.py _get_value: "argument {option}: invalid {type} value: {value}", the type by its repr when it
+# has no __name__ (typing.Union[str, NoneType] for Optional[str])
+_TYPED_OPTION = R(
+    r"argument (?P<typed_option>-{1,2}[\w-]{1,60}): invalid (?P<typing_type>typing\.[\w\[\], .]{1,80}) value"
+)
+
+
+def _typed_option(hits: list[Hit]) -> tuple[str, str]:
+    option, declared = first(hits, "typed_option"), first(hits, "typing_type")
+    program = first(hits, "typed_program")
+    who = f"{program.strip()}'s" if program else "the program's"
+    return (
+        f"{who} own parser declares {option} with type {declared}, which cannot convert the text given: "
+        "it refuses every value, whatever is passed" + on_ranks(hits),
+        f"Not the command's fault: the option's type is a typing hint, not a function (argparse calls type(value)). "
+        f"Upgrade the program that defines {option} (pip install -U <package>; accelerate fixed its launch "
+        "command's --main_process_ip/--main_process_port in commit 703c702, March 2021), or leave the option out "
+        "and set the value another way (its config file, or the environment variable it reads).",
+    )
+
+
 def _release_bug(hits: list[Hit], ctx: Context) -> tuple[str, str]:
+    if first(hits, "typed_option"):
+        return _typed_option(hits)
     if first(hits, "distutils_version"):
         return _distutils_version(hits)
     if first(hits, "unscaled_twice"):
@@ -785,6 +808,9 @@ LIBRARY_RELEASE_BUG = Recogniser(
         # torch 1.9-1.10's torch/utils/tensorboard/__init__.py: `LooseVersion = distutils.version.LooseVersion`
         # after `from setuptools import distutils`, which setuptools 59.6 no longer fills (pytorch#69894)
         "module 'distutils' has no attribute 'version'",
+        # CPython's argparse naming an option's type by its repr: a typing construct (type=Optional[str]) that
+        # cannot convert a string, so no value passes: the program's parser, not the command (launch_command)
+        "invalid typing.",
     ),
     match=R(
         r"8-bit precision on multiple devices\.|\w+ is not (?:an Optimizer|a subclass of torch\.optim\.Optimizer)|"
@@ -798,6 +824,8 @@ LIBRARY_RELEASE_BUG = Recogniser(
         "(?P<invalid_storage>Attempted to access the data pointer on an invalid python storage)|"
         "(?P<unscaled_twice>unscale_\\(\\) has already been called on this optimizer since the last update)|"
         "(?P<distutils_version>module 'distutils' has no attribute 'version')|"
+        + _TYPED_OPTION.pattern
+        + "|"
         + cuda_errors.KERNEL_FAULT.pattern
         + "|"
         + cuda_errors.THC_INVALID_ARGUMENT.pattern
@@ -818,6 +846,7 @@ LIBRARY_RELEASE_BUG = Recogniser(
         "torch:unscale-has-already-been-called-on",
         cuda_errors.THC_INVALID_ARGUMENT_TEMPLATE,
         "torch_native:tensorboard-distutils-version",
+        "system:argparse-invalid-typing-type-value",
     ),
     # a kernel's fault names no kernel and no cause (a library's bug, bad input, a failing GPU)
     generic=cuda_errors.KERNEL_FAULTS,
@@ -833,6 +862,8 @@ LIBRARY_RELEASE_BUG = Recogniser(
         R(r"(?P<zero3_not_half>Model must initialized in fp16 mode for ZeRO Stage 3)"),
         R(r"(?P<zero3_plain_dict>'dict' object has no attribute '_in_forward')"),
         R(r"(?P<start_method_set>context has already been set)"),
+        _TYPED_OPTION,
+        R(r"(?P<typed_program>[\w.<>\[\] -]{1,80}): error: argument -{1,2}[\w-]{1,60}: invalid typing\."),
         R(r"(?P<internal_assert>INTERNAL ASSERT FAILED) at \"?(?P<assert_file>[^\"\n:]{1,300})\"?:\d+"),
         R(r"ld: cannot find (?P<missing_object>\S{1,400}/build/temp\.[^\s:]{1,300}\.o): No such file"),
         # pip builds in /tmp/pip-install-<id>/<package>_<hash>/ (pip-req-build-<id> for a git or path install)
