@@ -26,6 +26,8 @@ from __future__ import annotations
 
 import re
 
+from torchdoctor.explain.kinds import toolkits
+
 R = re.compile
 
 TEMPLATES = (
@@ -189,10 +191,22 @@ def _unknown_arch(arch: str) -> tuple[str, str]:
             f"or, for a GPU of that generation, build with a CUDA toolkit before {dropped} (and a torch built "
             "for it).",
         )
+    first = toolkits.first_knowing(arch)
+    oldest, newest = toolkits.oldest_with_archs(), toolkits.load()[-1].cuda
+    if first is None:
+        return (
+            f"nvcc does not know the GPU architecture {arch}, and no CUDA toolkit from {oldest} to {newest} knows "
+            "it either: the number is not a GPU's",
+            "Check the architecture the build names (TORCH_CUDA_ARCH_LIST, -gencode, CMAKE_CUDA_ARCHITECTURES) "
+            "against the GPU: nvidia-smi --query-gpu=compute_cap --format=csv prints it (8.6 is sm_86); nvcc "
+            "--list-gpu-arch lists what this toolkit knows.",
+        )
+    since = (
+        f"CUDA {first} is the first toolkit that knows it" if first != oldest else f"CUDA {oldest} knows it"
+    )
     return (
-        f"nvcc does not know the GPU architecture {arch}: this CUDA toolkit is older than that GPU",
-        "Newer GPUs need a toolkit that knows them (sm_89/sm_90: CUDA 11.8; sm_100/sm_120: CUDA 12.8). Use that "
-        "toolkit (the one matching torch.version.cuda: export CUDA_HOME=/usr/local/cuda-<version>), or leave the "
-        'architecture out of TORCH_CUDA_ARCH_LIST (e.g. "8.0;8.6") / -gencode; nvcc --list-gpu-arch lists what '
-        "this one knows.",
+        f"nvcc does not know the GPU architecture {arch}: this CUDA toolkit is older than that GPU ({since})",
+        f"Use CUDA {first} or later for this GPU (with the torch built for that CUDA, so that torch.version.cuda "
+        "and the toolkit agree: export CUDA_HOME=/usr/local/cuda-<version>), or leave the architecture out of "
+        'TORCH_CUDA_ARCH_LIST (e.g. "8.0;8.6") / -gencode; nvcc --list-gpu-arch lists what this one knows.',
     )

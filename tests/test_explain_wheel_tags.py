@@ -1,0 +1,160 @@
+"""The table of which release installs where (catalog/wheel_tags.tsv, written by benchmarks/wheel_tags.py from
+PyPI's JSON API) and what `explain` says on pip's "Could not find a version that satisfies the requirement X==V
+(from versions: ...)": the Pythons and platforms V has wheels for, and the interpreter the versions pip did list
+point to. Lines as pip prints them (pip/_internal/resolution/resolvelib/factory.py); nothing is downloaded here."""
+
+from __future__ import annotations
+
+import re
+import sys
+from pathlib import Path
+
+from explaining import explained, leads_with
+
+from torchdoctor.explain.kinds import wheel_tags
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benchmarks"))
+
+import wheel_tags as generator  # noqa: E402
+
+NOT_FOUND = "ERROR: Could not find a version that satisfies the requirement {} (from versions: {})"
+NO_MATCH = "ERROR: No matching distribution found for {}"
+
+
+def pip_refusal(requirement: str, versions: str) -> str:
+    return NOT_FOUND.format(requirement, versions) + "\n" + NO_MATCH.format(requirement)
+
+
+# --- the interpreter, from the versions pip did list ---------------------------------------------------------------
+
+
+def test_old_torch_pin_on_a_python_it_predates():
+    # torch 1.13.1 has wheels for 3.7-3.11; the releases pip lists start at 2.2, the first with 3.12 wheels
+    leads_with(
+        pip_refusal("torch==1.13.1", "2.2.0, 2.2.1, 2.2.2, 2.3.0, 2.3.1"),
+        "no_matching_wheel",
+        "certain",
+        ["Python 3.7-3.11", "Python 3.12", "python 3.11"],
+    )
+
+
+def test_another_package_of_the_table_decided_by_its_wheels():
+    # triton ships wheels only (no sdist): 2.0.0's Pythons against those every listed release has
+    found = leads_with(
+        pip_refusal("triton==2.0.0", "3.1.0, 3.2.0, 3.3.0"),
+        "no_matching_wheel",
+        "certain",
+        ["triton 2.0.0 has wheels for Python", "pip install 'triton=="],
+    )
+    assert "3.12" in found.summary
+
+
+def test_the_logs_python_decides_without_a_list():
+    found = leads_with(
+        "Requirement already satisfied: numpy in ./venv/lib/python3.12/site-packages (1.26.4)\n"
+        + NOT_FOUND.format("torch==2.0.1", "none"),
+        "no_matching_wheel",
+        "certain",
+        ["Python 3.8-3.11", "the log's Python is 3.12"],
+    )
+    assert "2.0.1" in found.summary
+
+
+def test_pips_own_requires_python_note_decides():
+    ignored = (
+        "ERROR: Ignored the following versions that require a different python version: "
+        "1.21.2 Requires-Python >=3.7,<3.11; 1.21.3 Requires-Python >=3.7,<3.11"
+    )
+    leads_with(
+        ignored + "\n" + pip_refusal("numpy==1.21.3", "1.22.0, 1.26.4, 2.0.0"),
+        "no_matching_wheel",
+        "certain",
+        ["numpy 1.21.3 requires Python >=3.7,<3.11"],
+    )
+
+
+# --- near misses: the table does not decide --------------------------------------------------------------------
+
+
+def test_a_version_listed_for_this_python_is_not_a_python_mismatch():
+    # 2.3.0 is among the versions pip found: this interpreter has it, so the list names no Python
+    found = explained(pip_refusal("triton==3.1.0", "3.1.0, 3.2.0") + "\n")
+    assert found.id != "log.no_matching_wheel" or found.details["confidence"] == "likely"
+    assert "wheel for this interpreter" not in found.summary
+
+
+def test_a_version_never_released_is_only_likely():
+    found = leads_with(
+        pip_refusal("transformers==4.99.0", "4.40.0, 4.41.0"),
+        "no_matching_wheel",
+        "likely",
+        ["not on PyPI"],
+    )
+    assert "interpreter" not in found.summary
+
+
+def test_a_package_with_an_sdist_names_no_interpreter():
+    # flash-attn uploads only an sdist: pip lists it for every Python, the list says nothing about this one
+    found = explained(pip_refusal("flash-attn==2.5.8", "none") + "\n")
+    assert found.id != "log.no_matching_wheel" or found.details["confidence"] == "likely"
+
+
+def test_a_package_not_in_the_table_is_not_this_kind():
+    found = explained(pip_refusal("mysteriouspkg==1.0.0", "0.9.0, 0.9.1") + "\n")
+    assert found.id != "log.no_matching_wheel"
+
+
+def test_from_versions_none_for_an_existing_release_says_the_index():
+    found = leads_with(
+        pip_refusal("accelerate==0.30.1", "none"),
+        "no_matching_wheel",
+        "likely",
+        ["index was not reached"],
+    )
+    assert "interpreter:" not in found.summary
+
+
+# --- the table itself -----------------------------------------------------------------------------------------
+
+
+def test_table_holds_each_package_and_known_python_ranges():
+    table = wheel_tags.load()
+    assert set(generator.PACKAGES) <= set(table)
+    assert wheel_tags.python_range(wheel_tags.release("torch", "1.13.1").pythons) == "3.7-3.11"
+    assert "cp312" in wheel_tags.release("torch", "2.2.0").pythons
+    assert "cp312" not in wheel_tags.release("torch", "2.1.2").pythons
+    assert wheel_tags.release("flash-attn", "2.5.8").sdist
+
+
+def test_torch_wheels_on_pypi_carry_their_cuda():
+    assert wheel_tags.release("torch", "2.1.0").cuda == "12.1"
+    assert wheel_tags.release("torch", "1.13.1").cuda == "11.7"
+    assert {r.version for r in wheel_tags.torch_with_cuda("11")} >= {"1.13.1", "2.0.1"}
+
+
+def test_the_requirement_pattern_names_every_package_of_the_table():
+    pattern = re.compile(rf"(?:torch\w{{0,20}}|{wheel_tags.PACKAGES})")
+    for package in wheel_tags.load():
+        assert pattern.fullmatch(package), package
+
+
+def test_the_generator_reads_tags_from_file_names():
+    files = [
+        {"filename": "torch-2.2.0-cp312-cp312-manylinux1_x86_64.whl", "packagetype": "bdist_wheel"},
+        {"filename": "torch-2.2.0-cp38-none-macosx_11_0_arm64.whl", "packagetype": "bdist_wheel"},
+        {"filename": "torch-2.2.0-cp313-cp313t-win_amd64.whl", "packagetype": "bdist_wheel"},
+        {"filename": "tokenizers-0.19.1-cp37-abi3-manylinux_2_17_aarch64.whl", "packagetype": "bdist_wheel"},
+    ]
+    assert generator.python_tags(files) == ["py3", "cp38", "cp312"]
+    assert generator.platforms(files) == ["linux_x86_64", "linux_aarch64", "macos_arm64", "win_amd64"]
+
+
+def test_pips_final_version_wording_is_read_the_same():
+    # pip 26 says "final version" when its release control allows only final releases for the project
+    leads_with(
+        "ERROR: Could not find a final version that satisfies the requirement torch==2.1.2 (from versions: "
+        "2.5.0, 2.5.1, 2.6.0)",
+        "no_matching_wheel",
+        "certain",
+        ["Python 3.8-3.11", "Python 3.12 or 3.13"],
+    )
