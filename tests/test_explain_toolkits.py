@@ -94,3 +94,35 @@ def test_the_generator_reads_host_config_bounds():
         "#if (__clang_major__ >= 18) || (__clang_major__ < 3)\n#if _MSC_VER < 1910 || _MSC_VER >= 1950\n"
     )
     assert generator.host_bounds(header) == ("13", "18", "1950")
+
+
+def test_torch_2s_own_compiler_check_names_the_cuda_that_takes_the_gcc():
+    # torch/utils/cpp_extension.py (2.x): the bound is exclusive and at the end of the message
+    found = leads_with(
+        "RuntimeError: The current installed version of g++ (12.2.0) is greater than the maximum required version "
+        "by CUDA 11.7. Please make sure to use an adequate version of g++ (>=6.0.0, <12.0).",
+        "cuda_build",
+        "certain",
+        ["(at most 11)", "CUDA 12.0 or later", "g++-11"],
+    )
+    assert "gcc 12 takes CUDA 12.0 or later" in found.summary
+
+
+def test_torch_2s_compiler_check_for_clang_names_no_gcc_release():
+    # near miss: a clang is not looked up in the gcc column
+    found = explained(
+        "RuntimeError: The current installed version of clang++ (15.0.7) is greater than the maximum required "
+        "version by CUDA 11.6. Please make sure to use an adequate version of clang++ (>=3.3.0, <14.0).\n"
+    )
+    assert "takes CUDA" not in found.summary
+
+
+def test_clang_limit_names_its_cuda_and_the_first_that_takes_that_clang():
+    leads_with(
+        "/usr/local/cuda/include/crt/host_config.h:157:2: error: #error -- unsupported clang version! clang "
+        "version must be less than 16 and greater than 3.2 . The nvcc flag '-allow-unsupported-compiler' can be "
+        "used to override this version check",
+        "cuda_build",
+        "certain",
+        ["the limit of CUDA 12.1", "clang 16 takes CUDA 12.2 or later"],
+    )

@@ -102,7 +102,9 @@ def _build(hits: list[Hit], ctx: Context) -> tuple[str, str]:
         )
     ):
         return ds_reason
-    if facts.get("compiler_version"):
+    if facts.get("max_excluded") and not facts.get("max_version"):
+        facts["max_version"] = str(int(facts["max_excluded"]) - 1)
+    if facts.get("compiler_version") and facts.get("max_version"):
         compiler = facts["compiler"]
         summary = (
             f"{compiler} {facts['compiler_version']} is newer than CUDA {facts['cuda_version']} accepts "
@@ -110,6 +112,14 @@ def _build(hits: list[Hit], ctx: Context) -> tuple[str, str]:
         )
         major = facts["max_version"].split(".")[0]
         fix = _older_compiler(major)
+        used = facts["compiler_version"].split(".")[0]
+        taking = toolkits.first_taking_gcc(int(used)) if "clang" not in compiler else None
+        if taking:
+            summary += f"; gcc {used} takes CUDA {taking} or later"
+            fix = (
+                f"Either build with gcc {major} for this CUDA, or use CUDA {taking} or later (with the torch built "
+                f"for it) and keep gcc {used}.\n" + fix
+            )
         return summary, fix
     if facts.get("max_gcc"):
         summary = (
@@ -569,6 +579,12 @@ CUDA_BUILD = Recogniser(
         R(
             r"version of (?P<compiler>g\+\+|gcc|c\+\+|clang\+\+|clang) \((?P<compiler_version>[\d.]+)\) is greater "
             r"than the maximum required version by CUDA (?P<cuda_version>[\d.]+) \((?P<max_version>[\d.]+)\)"
+        ),
+        # torch 2.x: the bound is exclusive and comes at the end ("... adequate version of g++ (>=6.0.0, <12.0).")
+        R(
+            r"version of (?P<compiler>g\+\+|gcc|c\+\+|clang\+\+|clang) \((?P<compiler_version>[\d.]+)\) is greater "
+            r"than the maximum required version by CUDA (?P<cuda_version>[\d.]+)\. Please make sure to use an "
+            r"adequate version of [\w+]{1,10} \(>=[\d.]+, <(?P<max_excluded>\d+)\.0\)"
         ),
         R(r"gcc versions later than (?P<max_gcc>\d+) are not supported"),
         R(

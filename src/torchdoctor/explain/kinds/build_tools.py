@@ -117,8 +117,14 @@ def explain(facts: dict) -> tuple[str, str] | None:
     """The summary and fix for what a build tool said (the facts `FACTS` read), or None when none of them is there."""
     if facts.get("clang_limit"):
         newest = int(facts["clang_limit"]) - 1
+        releases = toolkits.releases_refusing_clang(facts["clang_limit"])
+        taking = toolkits.first_taking_clang(int(facts["clang_limit"]))
+        table = f" (the limit of CUDA {toolkits.span(releases)}" if releases else ""
+        if table and taking:
+            table += f"; clang {facts['clang_limit']} takes CUDA {taking} or later"
         return (
-            f"nvcc refuses the host compiler: this CUDA accepts clang {newest} at most",
+            f"nvcc refuses the host compiler: this CUDA accepts clang {newest} at most"
+            + (table + ")" if table else ""),
             "CUDA's host_config.h stops any compile whose host compiler is newer than the toolkit release "
             f"supports. Build with a compiler it accepts: clang {newest} or older, or gcc (sudo apt install "
             "g++-11), and point the build at it: export CC=gcc-11 CXX=g++-11 CUDAHOSTCXX=g++-11 (nvcc -ccbin "

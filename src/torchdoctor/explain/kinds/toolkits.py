@@ -64,6 +64,16 @@ def first_taking_gcc(major: int) -> str | None:
     return next((t.cuda for t in load() if t.newest_gcc.isdigit() and int(t.newest_gcc) >= major), None)
 
 
+def releases_refusing_clang(first_refused: str) -> list[str]:
+    """The CUDA releases whose host_config.h says "clang version must be less than ``first_refused``"."""
+    return [t.cuda for t in load() if t.clang_refused == first_refused]
+
+
+def first_taking_clang(major: int) -> str | None:
+    """The first CUDA release that accepts clang ``major`` (None: none read does)."""
+    return next((t.cuda for t in load() if t.clang_refused.isdigit() and int(t.clang_refused) > major), None)
+
+
 def first_knowing(arch: str) -> str | None:
     """The first CUDA release whose ptxas names ``arch`` (compute_90, sm_90a, 9.0), or None. A release older than
     the table's first (``load()[0]`` with archs) is not known: the first is returned for an arch it already has."""
