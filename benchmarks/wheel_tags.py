@@ -9,7 +9,8 @@ the released files themselves.
   abi3 wheel), the platforms (linux_x86_64, linux_aarch64, macos_arm64, macos_x86_64, win_amd64), whether an sdist
   was uploaded, its ``requires_python``, and for torch and torchvision the CUDA its Linux x86-64 wheel on PyPI was
   built with: ``cuda = '12.1'`` in that wheel's torch/version.py (torchvision/version.py), read by HTTP range
-  requests (the zip's directory and that one member, never the whole wheel).
+  requests (the zip's directory and that one member, never the whole wheel); and for the packages built against
+  one torch release (`TORCH_PINNED`), the torch their Linux x86-64 wheel requires (Requires-Dist in its METADATA).
 - ``cuda_toolkits.tsv``: per CUDA toolkit release, the newest gcc, the clang bound and the MSVC bound its
   ``crt/host_config.h`` accepts (the ``#if __GNUC__ > N`` before "unsupported GNU version! gcc versions later than N
   are not supported!"), and the GPU architectures its ``ptxas`` names (``sm_NN`` in the binary's strings: the
@@ -35,6 +36,7 @@ import re
 import urllib.request
 import zipfile
 from collections import defaultdict
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from urllib.parse import urljoin
 
@@ -67,6 +69,8 @@ PACKAGES = (
     "onnxruntime-gpu",
     "mmcv",  # its CUDA wheels are on OpenMMLab's own index: PyPI has the sdist (and a few CPU wheels)
 )
+# the packages built against one torch release: the torch their wheel's METADATA requires is read
+TORCH_PINNED = ("torchvision", "torchaudio", "xformers", "vllm")
 # where the CUDA of a Linux wheel is written down
 VERSION_FILES = {"torch": "torch/version.py", "torchvision": "torchvision/version.py"}
 # NVIDIA's nvcc wheels: the minors read (the last patch of each), the package with ptxas and the one with
@@ -132,7 +136,9 @@ def member(base: str, file: dict, suffix: str) -> bytes:
     if not path.exists():
         path.parent.mkdir(parents=True, exist_ok=True)
         with zipfile.ZipFile(RemoteFile(urljoin(base, file["url"]))) as wheel:
-            name = next(n for n in wheel.namelist() if n == suffix or n.endswith("/" + suffix))
+            name = next(
+                n for n in wheel.namelist() if n == suffix or n.endswith(("/" + suffix, "." + suffix))
+            )
             path.write_bytes(wheel.read(name))
     return path.read_bytes()
 
@@ -180,7 +186,24 @@ def wheel_cuda(name: str, base: str, files: list[dict]) -> str:
         return "-"
     text = member(base, wheels[0], path).decode()
     found = re.search(r"^cuda(?:: Optional\[str\])? = '?([\d.]+|None)'?", text, re.M)
-    return "" if found is None or found.group(1) == "None" else found.group(1)
+    if found:
+        return "" if found.group(1) == "None" else found.group(1)
+    # torchvision asks its compiled ops at import; the local tag of its version says the build (+cu121: 12.1)
+    local = re.search(r"^__version__ = '[^'+]+\+cu(\d+)(\d)'", text, re.M)
+    return f"{local.group(1)}.{local.group(2)}" if local else "-"
+
+
+def wheel_torch(name: str, base: str, files: list[dict]) -> str:
+    """The torch its Linux x86-64 wheel requires (``==2.1.0``, ``>=1.13``; "" none; "-" not read), from the wheel's
+    METADATA (Requires-Dist): the packages built against one torch release pin it."""
+    wheels = [
+        f for f in files if f["packagetype"] == "bdist_wheel" and re.search(r"linux\w*_x86_64", f["filename"])
+    ]
+    if name not in TORCH_PINNED or not wheels:
+        return "-"
+    text = member(base, wheels[0], "dist-info/METADATA").decode("utf-8", "replace")
+    found = re.search(r"^Requires-Dist: torch\s*\(?([^;)\n]*)\)?\s*(?:;|$)", text, re.M)
+    return found.group(1).replace(" ", "") if found else ""
 
 
 def release_rows(name: str) -> list[str]:
@@ -193,6 +216,7 @@ def release_rows(name: str) -> list[str]:
         requires = next((f["requires_python"] for f in files if f.get("requires_python")), "") or ""
         sdist = "sdist" if any(f["packagetype"] == "sdist" for f in files) else ""
         cuda = wheel_cuda(name, base, files)
+        torch = wheel_torch(name, base, files)
         rows.append(
             "\t".join(
                 (
@@ -203,6 +227,7 @@ def release_rows(name: str) -> list[str]:
                     " ".join(platforms(files)),
                     sdist,
                     cuda,
+                    torch,
                 )
             )
         )
@@ -280,9 +305,34 @@ def _arch_key(arch: str) -> tuple[int, str]:
     return int(re.match(r"\d+", arch).group()), arch
 
 
+def prefetch() -> None:
+    """Read the members the rows need eight at a time (each is a few range requests: latency, not bandwidth)."""
+    tasks = []
+    for name in PACKAGES:
+        base, data = project(name)
+        for version, files in data["releases"].items():
+            wheels = [
+                f
+                for f in files
+                if f["packagetype"] == "bdist_wheel"
+                and not f.get("yanked")
+                and re.search(r"linux\w*_x86_64", f["filename"])
+            ]
+            if final(version) is None or not wheels:
+                continue
+            if name in VERSION_FILES:
+                tasks.append((base, wheels[0], VERSION_FILES[name]))
+            if name in TORCH_PINNED:
+                tasks.append((base, wheels[0], "dist-info/METADATA"))
+    with ThreadPoolExecutor(8) as pool:
+        list(pool.map(lambda task: member(*task), tasks))
+
+
 def build() -> None:
+    prefetch()
     lines = [
-        "# package\tversion\trequires_python\tpythons\tplatforms\tsdist\tcuda (Linux x86-64 wheel; - not read)",
+        "# package\tversion\trequires_python\tpythons\tplatforms\tsdist\tcuda (Linux x86-64 wheel; - not read)"
+        "\ttorch it requires (its METADATA; - not read)",
         "# written by benchmarks/wheel_tags.py --build from PyPI's JSON API (every final release's files)",
     ]
     for name in PACKAGES:

@@ -158,3 +158,61 @@ def test_pips_final_version_wording_is_read_the_same():
         "certain",
         ["Python 3.8-3.11", "Python 3.12 or 3.13"],
     )
+
+
+# --- which release of a package that pins torch goes with a torch ------------------------------------------------
+
+RESOLVER = """ERROR: Cannot install torch==2.1.0 and torchvision==0.17.0 because these package versions have conflicting dependencies.
+
+The conflict is caused by:
+    The user requested torch=={}
+    torchvision 0.17.0 depends on torch==2.2.0
+
+To fix this you could try to:
+1. loosen the range of package versions you've specified
+2. remove package versions to allow pip attempt to solve the dependency conflict
+
+ERROR: ResolutionImpossible: for help visit https://pip.pypa.io/en/latest/topics/dependency-resolution/#dealing-with-dependency-conflicts
+"""
+
+
+def test_resolver_conflict_names_the_torchvision_built_for_the_requested_torch():
+    found = explained(RESOLVER.format("2.1.0"))
+    assert "The torchvision release built for torch 2.1.0 is 0.16.0" in found.fix, found.fix
+
+
+def test_resolver_conflict_on_the_same_torch_names_no_other_release():
+    # near miss: the pin asks for the torch torchvision needs (the conflict is elsewhere)
+    found = explained(RESOLVER.format("2.2.0"))
+    assert "release built for torch" not in found.fix
+
+
+def test_torchvision_ops_missing_names_the_torchvision_for_the_logs_torch():
+    found = explained(
+        "PyTorch version: 2.4.1+cu121\nRuntimeError: operator torchvision::nms does not exist\n"
+    )
+    assert found.id == "log.extension_import"
+    assert "torchvision 0.19.1" in found.fix, found.fix
+
+
+def test_torchvision_ops_missing_without_a_torch_version_names_no_release():
+    found = explained("RuntimeError: operator torchvision::nms does not exist\n")
+    assert "For this log's torch" not in found.fix
+
+
+def test_the_table_pairs_releases_as_their_metadata_says():
+    assert wheel_tags.built_for_torch("torchvision", "2.1.0").version == "0.16.0"
+    assert wheel_tags.built_for_torch("torchaudio", "2.4.1").version == "2.4.1"
+    assert wheel_tags.built_for_torch("torchvision", "9.9.9") is None
+
+
+def test_the_list_of_an_intel_mac_names_the_platform():
+    # torch 2.3 dropped macOS x86-64 wheels: an Intel Mac's pip lists releases up to 2.2.2 (pip's refusal for
+    # torch is this kind whatever the reason; which reason is the table's reading of the list)
+    found = leads_with(
+        pip_refusal("torch==2.3.0", "2.0.0, 2.0.1, 2.1.0, 2.1.1, 2.1.2, 2.2.0, 2.2.1, 2.2.2"),
+        "no_matching_wheel",
+        "certain",
+        ["wheel for macos_x86_64", "the last torch with one: 2.2.2", "torch==2.2.2"],
+    )
+    assert "interpreter" not in found.summary

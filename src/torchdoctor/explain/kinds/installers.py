@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import re
 
+from torchdoctor.explain.kinds import wheel_tags
 from torchdoctor.explain.recognisers import Context, Hit
 
 R = re.compile
@@ -134,6 +135,10 @@ def explain_conflict(facts: dict, ctx: Context) -> tuple[str, str]:
         "python=3.11 <packages> -c conda-forge; conda config --set channel_priority strict), and install torch "
         "with pip inside it (PyTorch's own conda channel stopped at torch 2.5)."
     )
+    requested = wheel_tags.REQUESTED_TORCH.search(ctx.facts.get("conflict_request", ""))
+    if cause and requested:
+        # the table of released wheels: which release of the package pinning torch goes with the torch asked for
+        fix += wheel_tags.pairing(cause, requested.group("wanted"))
     if ctx.facts.get("pip_no_distribution"):
         fix += (
             "\npip also says one of these packages has no distribution for this environment at all (the names "

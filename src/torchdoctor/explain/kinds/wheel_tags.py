@@ -8,7 +8,9 @@ release with a wheel whose tags this Python accepts, or an sdist, and whose Requ
 is a fingerprint of the interpreter: the CPython versions every listed release has a wheel for and the pinned one
 has not. The table (`catalog/wheel_tags.tsv`, written by ``benchmarks/wheel_tags.py --build`` from PyPI's JSON API)
 holds, per final release, the CPython tags of its wheels, their platforms, whether an sdist exists, its
-Requires-Python and, for torch and torchvision, the CUDA of the Linux x86-64 wheel on PyPI.
+Requires-Python, for torch and torchvision the CUDA of the Linux x86-64 wheel on PyPI, and for the packages built
+against one torch release (torchvision, torchaudio, xformers, vllm) the torch that wheel requires: which release of
+them goes with a torch (pip's "torchvision 0.17.0 depends on torch==2.2.0", torchvision's ops missing).
 
 The same two lines are printed for a version that does not exist, a mirror missing it, or no network at all
 ("from versions: none"): the table decides only when the version exists and the list names a Python it lacks.
@@ -58,6 +60,7 @@ class Release(NamedTuple):
     platforms: tuple[str, ...]
     sdist: bool
     cuda: str  # the Linux x86-64 wheel's CUDA ("" CPU-only, "-" not read)
+    torch: str  # the torch that wheel requires (``==2.1.0``; "" none, "-" not read)
 
 
 @cache
@@ -67,7 +70,7 @@ def load() -> dict[str, list[Release]]:
     for line in TABLE.read_text(encoding="utf-8").splitlines():
         if line.startswith("#"):
             continue
-        name, version, requires, pythons, platforms, sdist, cuda = line.split("\t")
+        name, version, requires, pythons, platforms, sdist, cuda, torch = line.split("\t")
         table.setdefault(name, []).append(
             Release(
                 name,
@@ -77,6 +80,7 @@ def load() -> dict[str, list[Release]]:
                 tuple(platforms.split()),
                 sdist == "sdist",
                 cuda,
+                torch,
             )
         )
     return table
@@ -118,6 +122,17 @@ def interpreters(package: str, wanted: Release, listed: list[str]) -> list[str]:
         return []
     common = set.intersection(*(set(r.pythons) for r in with_wheels))
     return sorted(common - set(wanted.pythons), key=_minor)
+
+
+def platforms_of_interpreter(package: str, wanted: Release, listed: list[str]) -> list[str]:
+    """The platforms every release pip listed has wheels for and ``wanted`` has not: where the interpreter runs,
+    when its Python is one ``wanted`` has wheels for (empty when the list does not say)."""
+    rows = [release(package, version.split("+")[0]) for version in listed]
+    with_wheels = [r for r in rows if r is not None and not r.sdist and "any" not in r.platforms]
+    if not with_wheels or wanted.sdist or "any" in wanted.platforms:
+        return []
+    common = set.intersection(*(set(r.platforms) for r in with_wheels))
+    return sorted(common - set(wanted.platforms))
 
 
 def newest_for(package: str, python: str) -> Release | None:
@@ -192,6 +207,20 @@ def explain_pin(
             + "."
         )
         return summary, fix, True
+    elsewhere = platforms_of_interpreter(name, wanted, listed)
+    if len(elsewhere) == 1:
+        last = max(
+            (r for r in rows if elsewhere[0] in r.platforms), key=lambda r: _parse(r.version) or Version("0")
+        )
+        # likely: a mirror that lacks the release leaves the same list
+        return (
+            f"no {name} {version} wheel for this platform: {facts}, and the releases pip did list are those with "
+            f"a wheel for {elsewhere[0]} (the last {name} with one: {last.version})",
+            f"{name} {version} publishes no wheel for {elsewhere[0]}: pin the last release that has one (pip "
+            f"install '{name}=={last.version}'), or run on a platform {name} {version} has wheels for "
+            f"({platforms}; a container or a remote Linux machine for a training run).",
+            False,
+        )
     summary = f"pip found no {name} {version} it could install here: {facts}"
     fix = (
         f"Compare with this environment: python -V and python -m pip debug --verbose (the tags it accepts). A "
@@ -205,6 +234,41 @@ def explain_pin(
         )
     )
     return summary, fix, False
+
+
+# pip's resolver report ("torchvision 0.17.0 depends on torch==2.2.0", "The user requested torch==2.1.0") and its
+# post-install check ("xformers 0.0.23 requires torch==2.1.1, but you have torch 2.2.0")
+DEPENDS_ON_TORCH = re.compile(
+    r"(?P<package>torchvision|torchaudio|xformers|vllm) (?P<version>\d[\w.+!]{0,30}) (?:depends on|requires) "
+    r"torch\s?==\s?(?P<needs>\d[\w.]{0,20})"
+)
+REQUESTED_TORCH = re.compile(r"The user requested torch\s?==\s?(?P<wanted>\d[\w.]{0,20})")
+
+
+def built_for_torch(package: str, torch: str) -> Release | None:
+    """The newest release of ``package`` whose wheel requires torch ``torch`` exactly (2.1.2), else one that
+    requires a patch of its minor release (2.1.0), else None."""
+    rows = [r for r in load().get(package, ()) if r.torch.startswith("==")]
+    exact = [r for r in rows if _parse(r.torch[2:]) == _parse(torch)]
+    minor = ".".join(torch.split(".")[:2]) + "."
+    same_minor = [r for r in rows if (r.torch[2:] + ".").startswith(minor)]
+    return (exact or same_minor or [None])[-1]
+
+
+def pairing(cause: str, torch: str) -> str:
+    """A sentence naming the release of the package in ``cause`` (pip's "X V depends on torch==W") built for
+    ``torch``, or "" when the table has none."""
+    found = DEPENDS_ON_TORCH.search(cause)
+    if found is None or not torch:
+        return ""
+    package = found.group("package")
+    partner = built_for_torch(package, torch)
+    if partner is None or _parse(partner.torch[2:]) == _parse(found.group("needs")):
+        return ""
+    return (
+        f" The {package} release built for torch {torch} is {partner.version} (its wheel requires "
+        f"torch{partner.torch}): pip install 'torch=={torch}' '{package}=={partner.version}'."
+    )
 
 
 def torch_with_cuda(cuda: str) -> list[Release]:
