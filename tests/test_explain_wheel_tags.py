@@ -216,3 +216,33 @@ def test_the_list_of_an_intel_mac_names_the_platform():
         ["wheel for macos_x86_64", "the last torch with one: 2.2.2", "torch==2.2.2"],
     )
     assert "interpreter" not in found.summary
+
+
+XFORMERS = """WARNING[XFORMERS]: xFormers can't load C++/CUDA extensions. xFormers was built for:
+    PyTorch 2.1.0+cu121 with CUDA 1201 (you have {})
+    Python  3.10.13 (you have 3.10.13)
+  Please reinstall xformers (see https://github.com/facebookresearch/xformers#installing-xformers)
+  Memory-efficient attention, SwiGLU, sparse and more won't be available.
+"""
+
+
+def test_xformers_built_for_another_torch_names_the_release_for_this_one():
+    found = explained(XFORMERS.format("2.2.1+cu121"))
+    assert found.id == "log.extension_import"
+    assert "xformers 0.0.25 (its wheel requires torch==2.2.1)" in found.fix, found.fix
+
+
+def test_xformers_for_a_torch_no_release_pins_names_none():
+    # near miss: a torch no xformers wheel on PyPI requires (a nightly): no release is named
+    found = explained(XFORMERS.format("2.7.0.dev20250101+cu126"))
+    assert "its wheel requires" not in found.fix
+
+
+def test_a_wheel_for_another_platform_says_what_its_name_is_for():
+    leads_with(
+        "ERROR: torch-2.1.0+cu121-cp310-cp310-linux_x86_64.whl is not a supported wheel on this platform.",
+        "no_matching_wheel",
+        "certain",
+        ["it is for CPython 3.10 on linux_x86_64"],
+    )
+    assert wheel_tags.file_tags("not-a-wheel.tar.gz") == ""

@@ -298,8 +298,10 @@ def explain_no_build(facts: dict) -> tuple[str, str] | None:
             f"'{package}<version>'). --ignore-requires-python installs it anyway, and it usually fails at import.",
         )
     if facts.get("wheel_file"):
+        tags = wheel_tags.file_tags(facts["wheel_file"])
         return (
-            f"the wheel {facts['wheel_file']} is built for another Python or platform than this one",
+            f"the wheel {facts['wheel_file']} is built for another Python or platform than this one"
+            + (f" (it is for {tags})" if tags else ""),
             "A wheel's name carries its tags (cp310 = CPython 3.10, manylinux/linux_x86_64 = Linux x86-64, "
             "win_amd64 = Windows, +cu121 = CUDA 12.1), and pip installs it only where they all fit (python -m pip "
             "debug --verbose lists the tags this interpreter accepts). Download the file built for your Python "

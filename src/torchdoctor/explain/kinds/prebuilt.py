@@ -148,13 +148,23 @@ def explain(facts: dict, ctx_facts: dict) -> tuple[str, str] | None:
     if facts.get("xformers_mismatch"):
         built, have = ctx_facts.get("xf_built"), ctx_facts.get("xf_have")
         versions = f" (built for torch {built}, this is {have})" if built and have else ""
-        return (
-            f"xformers' compiled part does not fit the torch installed{versions}: its memory-efficient attention "
-            "and other ops are unavailable",
+        fix = (
             "Each xformers release is built for one torch release and CUDA: install the one made for your torch "
             "(pip install -U xformers --index-url https://download.pytorch.org/whl/cu121, your torch's CUDA; "
             "`pip install xformers==<version> --no-deps` keeps torch as it is; python -m xformers.info shows "
-            "what loads), or turn xformers off and use torch's scaled_dot_product_attention.",
+            "what loads), or turn xformers off and use torch's scaled_dot_product_attention."
+        )
+        # the table of released wheels: the xformers whose wheel requires the torch installed
+        partner = wheel_tags.built_for_torch("xformers", have.split("+")[0]) if have else None
+        if partner is not None:
+            fix += (
+                f" For torch {have.split('+')[0]} that is xformers {partner.version} (its wheel requires "
+                f"torch{partner.torch}): pip install --no-deps 'xformers=={partner.version}'."
+            )
+        return (
+            f"xformers' compiled part does not fit the torch installed{versions}: its memory-efficient attention "
+            "and other ops are unavailable",
+            fix,
         )
     if facts.get("bnb_setup"):
         return (

@@ -246,13 +246,13 @@ REQUESTED_TORCH = re.compile(r"The user requested torch\s?==\s?(?P<wanted>\d[\w.
 
 
 def built_for_torch(package: str, torch: str) -> Release | None:
-    """The newest release of ``package`` whose wheel requires torch ``torch`` exactly (2.1.2), else one that
-    requires a patch of its minor release (2.1.0), else None."""
-    rows = [r for r in load().get(package, ()) if r.torch.startswith("==")]
-    exact = [r for r in rows if _parse(r.torch[2:]) == _parse(torch)]
-    minor = ".".join(torch.split(".")[:2]) + "."
-    same_minor = [r for r in rows if (r.torch[2:] + ".").startswith(minor)]
-    return (exact or same_minor or [None])[-1]
+    """The newest release of ``package`` whose wheel requires exactly torch ``torch`` (2.1.2), else None (a
+    nightly, or a torch no release of it pins: another patch would be refused by its ``==`` pin)."""
+    wanted = _parse(torch)
+    if wanted is None or wanted.is_prerelease or wanted.is_devrelease:
+        return None
+    rows = [r for r in load().get(package, ()) if r.torch.startswith("==") and _parse(r.torch[2:]) == wanted]
+    return rows[-1] if rows else None
 
 
 def pairing(cause: str, torch: str) -> str:
@@ -268,6 +268,20 @@ def pairing(cause: str, torch: str) -> str:
     return (
         f" The {package} release built for torch {torch} is {partner.version} (its wheel requires "
         f"torch{partner.torch}): pip install 'torch=={torch}' '{package}=={partner.version}'."
+    )
+
+
+def file_tags(filename: str) -> str:
+    """What a wheel's name says it is built for ("CPython 3.10 on linux_x86_64"), "" when it is not one."""
+    found = re.search(
+        r"-(?P<python>(?:cp|py)\d{1,3})-(?P<abi>\w{1,20})-(?P<platform>[\w.]{1,120})\.whl$", filename
+    )
+    if found is None:
+        return ""
+    python = found.group("python")
+    what = f"CPython 3.{python[3:]}" if python.startswith("cp3") else f"Python {python[2:]}"
+    return f"{what} on {found.group('platform')}" + (
+        " (free-threaded)" if found.group("abi").endswith("t") else ""
     )
 
 
