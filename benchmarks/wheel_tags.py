@@ -1,7 +1,7 @@
 """Which release of a package installs where, and which CUDA toolkit takes which host compiler and GPU, read from
 the released files themselves.
 
-`--build` writes two tables under src/torchdoctor/explain/catalog/:
+`--build` writes three tables under src/torchdoctor/explain/catalog/:
 
 - ``wheel_tags.tsv``: per release (final releases only) of the packages training environments install
   (`PACKAGES`), from PyPI's JSON API (https://pypi.org/pypi/<name>/json: every release's files, their tags and
@@ -18,7 +18,9 @@ the released files themselves.
   them, so a drop is not read from here), from NVIDIA's nvidia-cuda-nvcc-cu11 / -cu12 / nvidia-cuda-nvcc wheels
   (CUDA 11.7 to 13.x, the last patch of each minor); and for CUDA 10.2 to 11.6, which have no wheel, the gcc bound
   of torch's own table (torch/utils/cpp_extension.py's ``CUDA_GCC_VERSIONS``, read from the torch wheels cached in
-  /tmp/v_wheels by benchmarks/api_history.py: the bound there is exclusive, ``(12, 0)`` = gcc 11 at most).
+  /tmp/v_wheels by benchmarks/api_history.py: torch 2.x's bound is exclusive, ``(12, 0)`` = gcc 11 at most).
+- ``torch_archs.tsv``: per torch minor release, the compute capabilities its extension builder accepts in
+  TORCH_CUDA_ARCH_LIST (``supported_arches`` in torch/utils/cpp_extension.py, read from its Linux x86-64 wheel).
 
 Nothing downloaded lands in the repository; each file read is cached in /tmp/v_wheel_tags.
 
@@ -42,7 +44,7 @@ from urllib.parse import urljoin
 
 from packaging.version import InvalidVersion, Version
 
-from torchdoctor.explain.kinds.toolkits import TOOLKITS
+from torchdoctor.explain.kinds.toolkits import TOOLKITS, TORCH_ARCHS
 from torchdoctor.explain.kinds.wheel_tags import TABLE
 
 CACHE = Path("/tmp/v_wheel_tags")
@@ -301,6 +303,28 @@ def torch_gcc_rows(known: set[str]) -> list[str]:
     ]
 
 
+def torch_arch_rows() -> list[str]:
+    """Per torch minor release (its last patch), the compute capabilities its extension builder accepts in
+    TORCH_CUDA_ARCH_LIST: ``supported_arches`` in torch/utils/cpp_extension.py (``_get_cuda_arch_flags``)."""
+    base, data = project("torch")
+    minors: dict[str, Version] = {}
+    for version, files in data["releases"].items():
+        parsed = final(version)
+        if parsed and parsed >= Version("1.8") and any("x86_64" in f["filename"] for f in files):
+            key = f"{parsed.major}.{parsed.minor}"
+            minors[key] = max(minors.get(key, parsed), parsed)
+    rows = []
+    for minor, patch in sorted(minors.items(), key=lambda kv: kv[1]):
+        files = data["releases"][str(patch)]
+        wheel = next(f for f in files if re.search(r"linux\w*_x86_64", f["filename"]))
+        source = member(base, wheel, "torch/utils/cpp_extension.py").decode()
+        found = re.search(r"supported_arches = (\[[^\]]*\])", source)
+        if found:
+            arches = ast.literal_eval(found.group(1))
+            rows.append(f"{minor}\t{patch}\t{' '.join(arches)}")
+    return rows
+
+
 def _arch_key(arch: str) -> tuple[int, str]:
     return int(re.match(r"\d+", arch).group()), arch
 
@@ -344,6 +368,12 @@ def build() -> None:
         "before 11.7, torch's cpp_extension.py",
     ]
     TOOLKITS.write_text("\n".join(toolkits + toolkit_rows()) + "\n", encoding="utf-8")
+    archs = [
+        "# torch\tits last patch read\tthe compute capabilities TORCH_CUDA_ARCH_LIST may name",
+        "# written by benchmarks/wheel_tags.py --build: supported_arches in torch/utils/cpp_extension.py of each "
+        "release's Linux x86-64 wheel",
+    ]
+    TORCH_ARCHS.write_text("\n".join(archs + torch_arch_rows()) + "\n", encoding="utf-8")
 
 
 def main() -> None:

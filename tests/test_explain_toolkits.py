@@ -126,3 +126,22 @@ def test_clang_limit_names_its_cuda_and_the_first_that_takes_that_clang():
         "certain",
         ["the limit of CUDA 12.1", "clang 16 takes CUDA 12.2 or later"],
     )
+
+
+def test_torch_builder_arch_names_the_first_torch_that_knows_it():
+    # torch/utils/cpp_extension.py _get_cuda_arch_flags, with TORCH_CUDA_ARCH_LIST naming a Blackwell GPU
+    found = leads_with(
+        "ValueError: Unknown CUDA arch (12.0) or GPU not supported",
+        "cuda_build",
+        "certain",
+        ["TORCH_CUDA_ARCH_LIST"],
+    )
+    assert "torch 2.7 is the first release whose extension builder knows it" in found.summary
+
+
+def test_torch_builder_arch_that_no_release_knows_is_not_a_capability():
+    # near miss: 8.5 is no GPU's compute capability (a typo for 8.6): no torch release is named
+    found = explained("ValueError: Unknown CUDA arch (8.5) or GPU not supported\n")
+    assert "is the first release" not in found.summary
+    assert "not a compute capability" in found.summary
+    assert toolkits.first_torch_knowing("9.0a") == "2.2"

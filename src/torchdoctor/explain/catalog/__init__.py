@@ -22,7 +22,8 @@ COLUMNS = ("id", "template", "file", "versions", "kind")
 # of a callable takes (kinds/api_keywords.py, benchmarks/api_keywords.py)
 # wheel_tags.tsv, the Pythons and platforms each release has wheels for, and cuda_toolkits.tsv, the host
 # compilers and GPUs each CUDA release takes (kinds/wheel_tags.py, kinds/toolkits.py, benchmarks/wheel_tags.py)
-NOT_TEMPLATES = frozenset({"api_history", "api_keywords", "wheel_tags", "cuda_toolkits"})
+# and torch_archs.tsv, the capabilities each torch release's extension builder accepts
+NOT_TEMPLATES = frozenset({"api_history", "api_keywords", "wheel_tags", "cuda_toolkits", "torch_archs"})
 
 
 class Template(NamedTuple):

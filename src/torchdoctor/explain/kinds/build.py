@@ -170,9 +170,18 @@ def _build(hits: list[Hit], ctx: Context) -> tuple[str, str]:
             "your torch and CUDA (pip install flash-attn --no-build-isolation picks one when it exists).",
         )
     if facts.get("torch_arch"):
+        arch = facts["torch_arch"]
+        first = toolkits.first_torch_knowing(arch)
+        releases = toolkits.torch_archs()
+        if first:
+            known = f": torch {first} is the first release whose extension builder knows it"
+        elif releases:
+            known = f": no torch release from {releases[0][0]} to {releases[-1][0]} knows it (not a compute capability)"
+        else:
+            known = ""
         return (
-            f"torch's extension builder does not know the architecture {facts['torch_arch']} "
-            "(TORCH_CUDA_ARCH_LIST, or the GPU it detected)",
+            f"torch's extension builder does not know the architecture {arch} "
+            f"(TORCH_CUDA_ARCH_LIST, or the GPU it detected){known}",
             "TORCH_CUDA_ARCH_LIST lists compute capabilities as this torch names them, separated by ; or spaces "
             '(e.g. TORCH_CUDA_ARCH_LIST="8.0;8.6;9.0+PTX"): correct or unset it; a GPU newer than this torch '
             "release needs a newer torch (and CUDA toolkit) to build for it.",

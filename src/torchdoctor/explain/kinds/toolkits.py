@@ -23,6 +23,9 @@ from typing import NamedTuple
 from packaging.version import Version
 
 TOOLKITS = Path(__file__).resolve().parent.parent / "catalog" / "cuda_toolkits.tsv"
+# per torch minor release, the compute capabilities TORCH_CUDA_ARCH_LIST may name (cpp_extension.py's
+# supported_arches, behind "Unknown CUDA arch ({}) or GPU not supported": torch:unknown-cuda-arch-or-gpu-not)
+TORCH_ARCHS = Path(__file__).resolve().parent.parent / "catalog" / "torch_archs.tsv"
 
 # a gcc's version as builds print it: gcc -v / --version, CMake's compiler identification, torch's own check
 GCC_VERSION = re.compile(
@@ -80,6 +83,23 @@ def first_knowing(arch: str) -> str | None:
     number = re.sub(r"^(?:sm|compute|lto)_", "", arch).replace(".", "")
     with_archs = [t for t in load() if t.archs]
     return next((t.cuda for t in with_archs if number in t.archs), None)
+
+
+@cache
+def torch_archs() -> list[tuple[str, tuple[str, ...]]]:
+    """(torch minor release, the capabilities its extension builder accepts), oldest first."""
+    rows = []
+    for line in TORCH_ARCHS.read_text(encoding="utf-8").splitlines():
+        if not line.startswith("#"):
+            minor, _, arches = line.split("\t")
+            rows.append((minor, tuple(arches.split())))
+    return rows
+
+
+def first_torch_knowing(arch: str) -> str | None:
+    """The first torch release whose extension builder accepts ``arch`` (``12.0``, ``9.0a``, ``8.6+PTX``)."""
+    wanted = arch.strip().removesuffix("+PTX")
+    return next((minor for minor, arches in torch_archs() if wanted in arches), None)
 
 
 def oldest_with_archs() -> str:
