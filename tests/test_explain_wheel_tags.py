@@ -246,3 +246,23 @@ def test_a_wheel_for_another_platform_says_what_its_name_is_for():
         ["it is for CPython 3.10 on linux_x86_64"],
     )
     assert wheel_tags.file_tags("not-a-wheel.tar.gz") == ""
+
+
+def test_uvs_abi_tag_refusal_says_what_the_release_has():
+    # uv (crates/uv-resolver/src/pubgrub/report.rs): the pinned release has no wheel for this interpreter's tag
+    leads_with(
+        "  × No solution found when resolving dependencies:\n"
+        "  ╰─▶ Because torch==2.1.0 has no wheels with a matching Python ABI tag (e.g., `cp313`) and you require "
+        "torch==2.1.0, we can conclude that your requirements are unsatisfiable.",
+        "no_matching_wheel",
+        "certain",
+        ["e.g. cp313", "torch 2.1.0 has wheels for Python 3.8-3.11", "uv venv --python 3.11"],
+    )
+
+
+def test_uvs_abi_tag_refusal_for_a_package_not_in_the_table_names_no_release():
+    found = explained(
+        "  ╰─▶ Because mysteriouspkg==1.0 has no wheels with a matching Python ABI tag (e.g., `cp313`) and you "
+        "require mysteriouspkg==1.0, we can conclude that your requirements are unsatisfiable.\n"
+    )
+    assert "has wheels for Python" not in found.summary

@@ -253,7 +253,8 @@ NO_BUILD_FACTS = (
     R(r"Packages require a different Python\. (?P<python>3\.\d{1,2})"),
     R(r"(?P<wheel_file>[\w.\-+!]{1,200}\.whl) is not a supported wheel on this platform"),
     R(
-        r"(?P<tag_package>[\w.\-]{1,100})(?:==[\w.+]{1,40})? has no wheels with a matching (?P<tag>Python ABI|platform|Python implementation)"
+        r"(?P<tag_package>[\w.\-]{1,100})(?:==(?P<tag_version>[\w.+]{1,40}))? has no wheels with a matching "
+        r"(?P<tag>Python ABI|platform|Python implementation)(?: tag \(e\.g\., `(?P<tag_example>[\w.]{1,60})`\))?"
     ),
     R(
         r"(?:current|requested) Python version \((?P<python>3\.\d{1,2})[\w.+]*\) does not satisfy Python(?P<requires_python>[^\s,]{1,40})"
@@ -310,11 +311,26 @@ def explain_no_build(facts: dict) -> tuple[str, str] | None:
         )
     if facts.get("tag_package"):
         what = "platform" if facts.get("tag") == "platform" else "Python version"
+        # the table of released wheels: what the pinned release does have
+        row = wheel_tags.release(facts["tag_package"], facts.get("tag_version", "").split("+")[0])
+        has = (
+            f"; {row.package} {row.version} has wheels for Python {wheel_tags.python_range(row.pythons)} on "
+            f"{', '.join(row.platforms) or 'no platform'}"
+            if row
+            else ""
+        )
+        example = f", e.g. {facts['tag_example']}" if facts.get("tag_example") else ""
         return (
-            f"{facts['tag_package']} has no wheel for this {what} (uv found no matching {facts['tag']} tag)",
+            f"{facts['tag_package']} has no wheel for this {what} (uv found no matching {facts['tag']} tag"
+            f"{example}){has}",
             f"The releases uv may use publish no wheel for this {what} (a release older than your Python, or one "
             "built only for Linux / x86-64). Use a Python (uv venv --python 3.11) or platform it publishes wheels "
-            f"for, or allow a release of {facts['tag_package']} that has one (uv's hint lists the tags it found).",
+            f"for, or allow a release of {facts['tag_package']} that has one (uv's hint lists the tags it found)."
+            + (
+                f" For {row.package} {row.version}: uv venv --python 3.{row.pythons[-1][3:]}"
+                if row and row.pythons and row.pythons[-1].startswith("cp3")
+                else ""
+            ),
         )
     if facts.get("conda_pinned"):
         return (
