@@ -9,6 +9,7 @@ import re
 import sys
 from pathlib import Path
 
+import pytest
 from explaining import explained, leads_with
 
 from torchdoctor.explain.kinds import wheel_tags
@@ -83,13 +84,17 @@ def test_a_version_listed_for_this_python_is_not_a_python_mismatch():
     assert "wheel for this interpreter" not in found.summary
 
 
-def test_a_version_never_released_is_only_likely():
-    found = leads_with(
-        pip_refusal("transformers==4.99.0", "4.40.0, 4.41.0"),
-        "no_matching_wheel",
-        "likely",
-        ["not on PyPI"],
-    )
+@pytest.mark.parametrize(
+    "requirement, versions, word",
+    [
+        # a release that never was: the list says nothing about the interpreter
+        ("transformers==4.99.0", "4.40.0, 4.41.0", "not on PyPI"),
+        # a release with a wheel for every Python 3 and none listed at all: the index, not the interpreter
+        ("accelerate==0.30.1", "none", "index was not reached"),
+    ],
+)
+def test_what_the_table_cannot_decide_is_only_likely(requirement, versions, word):
+    found = leads_with(pip_refusal(requirement, versions), "no_matching_wheel", "likely", [word])
     assert "interpreter" not in found.summary
 
 
@@ -102,16 +107,6 @@ def test_a_package_with_an_sdist_names_no_interpreter():
 def test_a_package_not_in_the_table_is_not_this_kind():
     found = explained(pip_refusal("mysteriouspkg==1.0.0", "0.9.0, 0.9.1") + "\n")
     assert found.id != "log.no_matching_wheel"
-
-
-def test_from_versions_none_for_an_existing_release_says_the_index():
-    found = leads_with(
-        pip_refusal("accelerate==0.30.1", "none"),
-        "no_matching_wheel",
-        "likely",
-        ["index was not reached"],
-    )
-    assert "interpreter:" not in found.summary
 
 
 # --- the table itself -----------------------------------------------------------------------------------------
