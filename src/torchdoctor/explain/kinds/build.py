@@ -1223,7 +1223,7 @@ NO_MATCHING_WHEEL = Recogniser(
     ),
     match=R(
         r"(?:Could not find a (?:final )?version that satisfies the requirement|No matching distribution found for) "
-        rf"(?P<requirement>(?:torch\w{{0,20}}|{wheel_tags.PACKAGES})(?:[=<>!~]=?[\w.*+]{{1,40}})?)(?![\w.\-])|"
+        rf"(?P<requirement>torch\w{{0,20}}(?:[=<>!~]=?[\w.*+]{{1,40}})?|{wheel_tags.released_pins()})(?![\w.\-])|"
         r"can't be installed because it doesn't have a source distribution or wheel for the current platform|"
         + installers.NO_BUILD.pattern
     ),

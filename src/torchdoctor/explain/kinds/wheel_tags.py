@@ -30,12 +30,6 @@ from packaging.version import InvalidVersion, Version
 
 TABLE = Path(__file__).resolve().parent.parent / "catalog" / "wheel_tags.tsv"
 
-# the packages of the table besides torch's own (torch\w* is build.py's already), as requirements spell them;
-# a test holds it to the table
-PACKAGES = (
-    r"triton|xformers|flash[-_]attn|deepspeed|bitsandbytes|numpy|scipy|transformers|tokenizers|safetensors|"
-    r"accelerate|peft|trl|vllm|onnxruntime(?:[-_]gpu)?|mmcv"
-)
 # pip's two lines with the requirement (pinned or not) and, on the first, the candidates it found
 PIP_NOT_FOUND = re.compile(
     r"(?:Could not find a (?:final )?version that satisfies the requirement|No matching distribution found for) "
@@ -84,6 +78,20 @@ def load() -> dict[str, list[Release]]:
             )
         )
     return table
+
+
+def released_pins() -> str:
+    """A pattern for ``X==V`` where X is a package of the table besides torch's own (torch\\w* is build.py's) and V
+    one of its releases: pip not finding a release that exists is a missing build; one that never existed (numpy==9.9)
+    is a wrong pin, not this kind."""
+    pins = []
+    for package, rows in load().items():
+        if package.startswith("torch"):
+            continue
+        spelled = "[-_.]".join(re.escape(part) for part in package.split("-"))
+        versions = "|".join(re.escape(r.version) for r in sorted(rows, key=lambda r: -len(r.version)))
+        pins.append(f"(?i:{spelled})\\s?==\\s?(?:{versions})")
+    return "|".join(pins)
 
 
 def normalise(package: str) -> str:
