@@ -54,9 +54,11 @@ from torchdoctor.explain.kinds import (
     remote_code,
     schedulers,
     tensor_misuse,
+    toolkits,
     train,
     trainer_arguments,
     versions,
+    wheel_tags,
     wrapper_usage,
 )
 from torchdoctor.explain.recognisers import Recogniser
@@ -215,6 +217,13 @@ CONTEXT_FACTS: tuple[tuple[str, re.Pattern], ...] = (
         re.compile(r"(?P<saw_spawn>ddp_spawn|mp\.spawn|start_processes|multiprocessing[/\\]spawn\.py)"),
     ),
     ("torch", re.compile(r"\b(?:torch|PyTorch version:?)[ =]=?(?P<torch_version>\d+\.\d+\.\d+[\w.+]*)")),
+    # the host compiler a build ran: gcc -v, gcc --version, CMake's compiler identification (kinds/toolkits.py)
+    *(
+        (literal, toolkits.GCC_VERSION)
+        for literal in ("gcc version ", "gcc (", "g++ (", "identification is GNU")
+    ),
+    # pip's note on the releases whose Requires-Python excludes this interpreter (kinds/wheel_tags.py)
+    ("Ignored the following versions", wheel_tags.PIP_IGNORED),
     # the Python a run or an install used: "python 3.13", pip's "(python 3.10)", a site-packages path
     ("ython", re.compile(r"\b(?i:python) ?(?P<python_version>3\.\d{1,2})\b")),
     # a scheduler that started the processes itself (no torch launcher between it and the script)

@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 
 from torchdoctor.explain.first_failure import installed_package
-from torchdoctor.explain.kinds import build_tools, installers, prebuilt
+from torchdoctor.explain.kinds import build_tools, installers, prebuilt, toolkits, wheel_tags
 from torchdoctor.explain.kinds import compiler as diagnostics
 from torchdoctor.explain.recognisers import Alternative, Context, Hit, Recogniser, merged, on_ranks
 
@@ -102,7 +102,9 @@ def _build(hits: list[Hit], ctx: Context) -> tuple[str, str]:
         )
     ):
         return ds_reason
-    if facts.get("compiler_version"):
+    if facts.get("max_excluded") and not facts.get("max_version"):
+        facts["max_version"] = str(int(facts["max_excluded"]) - 1)
+    if facts.get("compiler_version") and facts.get("max_version"):
         compiler = facts["compiler"]
         summary = (
             f"{compiler} {facts['compiler_version']} is newer than CUDA {facts['cuda_version']} accepts "
@@ -110,12 +112,25 @@ def _build(hits: list[Hit], ctx: Context) -> tuple[str, str]:
         )
         major = facts["max_version"].split(".")[0]
         fix = _older_compiler(major)
+        used = facts["compiler_version"].split(".")[0]
+        taking = toolkits.first_taking_gcc(int(used)) if "clang" not in compiler else None
+        if taking:
+            summary += f"; gcc {used} takes CUDA {taking} or later"
+            fix = (
+                f"Either build with gcc {major} for this CUDA, or use CUDA {taking} or later (with the torch built "
+                f"for it) and keep gcc {used}.\n" + fix
+            )
         return summary, fix
     if facts.get("max_gcc"):
         summary = (
             f"nvcc refuses the host compiler: gcc versions later than {facts['max_gcc']} are not supported"
         )
-        return summary, _older_compiler(facts["max_gcc"])
+        fix = _older_compiler(facts["max_gcc"])
+        table = toolkits.explain_gcc_limit(facts["max_gcc"], ctx.facts.get("user_gcc", ""))
+        if table:
+            summary += f" ({table[0]})"
+            fix = (table[1] + "\n" + fix) if table[1] else fix
+        return summary, fix
     tools = build_tools.explain(facts)
     if tools:
         return tools
@@ -128,8 +143,8 @@ def _build(hits: list[Hit], ctx: Context) -> tuple[str, str]:
             summary = "DeepSpeed cannot build its ops: " + summary
         fix = (
             f"Make them agree: install the PyTorch built for CUDA {facts['cuda_version'].split('.')[0]}.x (pip "
-            f"install torch --index-url https://download.pytorch.org/whl/cu<XY>), or build with a CUDA "
-            f"{facts['torch_cuda']} toolkit:\n"
+            f"install torch --index-url https://download.pytorch.org/whl/cu<XY>{_torch_for(facts['cuda_version'])}), "
+            f"or build with a CUDA {facts['torch_cuda']} toolkit:\n"
             f"export CUDA_HOME=/usr/local/cuda-{facts['torch_cuda']} PATH=/usr/local/cuda-{facts['torch_cuda']}/bin:$PATH\n"
             "torchdoctor env   # lists the toolkits found and which one a build uses"
         )
@@ -155,9 +170,18 @@ def _build(hits: list[Hit], ctx: Context) -> tuple[str, str]:
             "your torch and CUDA (pip install flash-attn --no-build-isolation picks one when it exists).",
         )
     if facts.get("torch_arch"):
+        arch = facts["torch_arch"]
+        first = toolkits.first_torch_knowing(arch)
+        releases = toolkits.torch_archs()
+        if first:
+            known = f": torch {first} is the first release whose extension builder knows it"
+        elif releases:
+            known = f": no torch release from {releases[0][0]} to {releases[-1][0]} knows it (not a compute capability)"
+        else:
+            known = ""
         return (
-            f"torch's extension builder does not know the architecture {facts['torch_arch']} "
-            "(TORCH_CUDA_ARCH_LIST, or the GPU it detected)",
+            f"torch's extension builder does not know the architecture {arch} "
+            f"(TORCH_CUDA_ARCH_LIST, or the GPU it detected){known}",
             "TORCH_CUDA_ARCH_LIST lists compute capabilities as this torch names them, separated by ; or spaces "
             '(e.g. TORCH_CUDA_ARCH_LIST="8.0;8.6;9.0+PTX"): correct or unset it; a GPU newer than this torch '
             "release needs a newer torch (and CUDA toolkit) to build for it.",
@@ -330,6 +354,19 @@ _TOOL_REASONS = (
     "cmake_no_ninja",
     "cuda_floor_package",
 )
+
+
+def _torch_for(cuda: str) -> str:
+    """The torch releases whose PyPI wheel is built with ``cuda``'s major, from the table of released wheels."""
+    minor = ".".join(cuda.split(".")[:2])
+    releases = wheel_tags.torch_with_cuda(minor) or wheel_tags.torch_with_cuda(cuda.split(".")[0])
+    if not releases:
+        return ""
+    builds = sorted({r.cuda for r in releases}, key=lambda v: tuple(int(p) for p in v.split(".")))
+    return (
+        f"; on PyPI itself torch {releases[0].version} to {releases[-1].version} are built with CUDA "
+        f"{', '.join(builds)}"
+    )
 
 
 def _older_compiler(major: str) -> str:
@@ -551,6 +588,12 @@ CUDA_BUILD = Recogniser(
         R(
             r"version of (?P<compiler>g\+\+|gcc|c\+\+|clang\+\+|clang) \((?P<compiler_version>[\d.]+)\) is greater "
             r"than the maximum required version by CUDA (?P<cuda_version>[\d.]+) \((?P<max_version>[\d.]+)\)"
+        ),
+        # torch 2.x: the bound is exclusive and comes at the end ("... adequate version of g++ (>=6.0.0, <12.0).")
+        R(
+            r"version of (?P<compiler>g\+\+|gcc|c\+\+|clang\+\+|clang) \((?P<compiler_version>[\d.]+)\) is greater "
+            r"than the maximum required version by CUDA (?P<cuda_version>[\d.]+)\. Please make sure to use an "
+            r"adequate version of [\w+]{1,10} \(>=[\d.]+, <(?P<max_excluded>\d+)\.0\)"
         ),
         R(r"gcc versions later than (?P<max_gcc>\d+) are not supported"),
         R(
@@ -1089,11 +1132,43 @@ def _previous_python(version: str) -> str:
     return f"{m.group(1)}.{int(m.group(2)) - 1}" if m and int(m.group(2)) > 0 else ""
 
 
+def _pinned(facts: dict, ctx: Context) -> tuple[str, str, bool] | None:
+    """What the table of released wheels says about pip's requirement ``X==V`` (None: not pinned, not in it)."""
+    if not facts.get("pip_version"):
+        return None
+    python = facts.get("python") or ctx.facts.get("python_version", "")
+    return wheel_tags.explain_pin(
+        facts["pip_package"],
+        facts["pip_version"],
+        facts.get("from_versions"),
+        python,
+        # pip prints its note on the releases it skipped before the refusal: read from the whole log
+        ctx.facts.get("ignored_python", ""),
+    )
+
+
+def _no_wheel_decided(hits: list[Hit], ctx: Context) -> bool:
+    """pip's, uv's and conda's own refusals decide for torch; for another package only the table does."""
+    if not installers.no_build_decided(hits, ctx):
+        return False
+    facts = merged(hits)
+    if not facts.get("pip_package") or facts["pip_package"].lower().startswith("torch"):
+        return True
+    said = _pinned(facts, ctx)
+    return said is not None and said[2]
+
+
+_no_wheel_decided.lowers_only = True  # type: ignore[attr-defined]  # docs/catalog.md: the anchors decide
+
+
 def _no_wheel(hits: list[Hit], ctx: Context) -> tuple[str, str]:
     facts = merged(hits)
     said = installers.explain_no_build(facts)
     if said:
         return said[0] + on_ranks(hits), said[1]
+    table = _pinned(facts, ctx)
+    if table is not None and (table[2] or not facts.get("local_tag")):
+        return table[0] + on_ranks(hits), table[1]
     wanted = (facts.get("requirement") or facts.get("uv_package") or "torch").strip()
     python = facts.get("python") or ctx.facts.get("python_version", "")
     summary = f"the installer found no build of {wanted} for this Python, platform or index" + (
@@ -1133,6 +1208,7 @@ NO_MATCHING_WHEEL = Recogniser(
     title="no torch build for this Python, platform or index",
     anchors=(
         "Could not find a version that satisfies the requirement",
+        "Could not find a final version that satisfies the requirement",
         "No matching distribution found for",
         "doesn't have a source distribution or wheel for the current platform",
         *installers.NO_BUILD_ANCHORS,
@@ -1140,25 +1216,28 @@ NO_MATCHING_WHEEL = Recogniser(
     templates=(
         "third_party:pip-could-not-find-version",
         "third_party:pip-no-matching-distribution",
+        "third_party:pip-could-not-find-final-version",
         "third_party:uv-no-wheel-for-platform",
         # pip's Requires-Python and wheel-tag refusals, uv's tag and Python lines, conda's missing packages
         *installers.NO_BUILD_TEMPLATES,
     ),
     match=R(
-        r"(?:Could not find a version that satisfies the requirement|No matching distribution found for) "
-        r"(?P<requirement>torch\w{0,20}(?:[=<>!~]=?[\w.*+]{1,40})?)|"
+        r"(?:Could not find a (?:final )?version that satisfies the requirement|No matching distribution found for) "
+        rf"(?P<requirement>torch\w{{0,20}}(?:[=<>!~]=?[\w.*+]{{1,40}})?|{wheel_tags.released_pins()})(?![\w.\-])|"
         r"can't be installed because it doesn't have a source distribution or wheel for the current platform|"
         + installers.NO_BUILD.pattern
     ),
     facts=(
         *installers.NO_BUILD_FACTS,
+        wheel_tags.PIP_NOT_FOUND,
         R(r"torch\w{0,20}==[\w.]{1,20}\+(?P<local_tag>cu\d{2,4}|cpu|rocm[\d.]{1,10})"),
         # uv names the package it could not place before the index it looked in
         R(r"(?P<uv_package>[\w.-]{1,60}==[\w.+]{1,40}) @ registry\+"),
         R(r"\b(?i:python) ?(?P<python>3\.\d{1,2})\b"),
     ),
-    # pip's "no version" for another package, and a Rust build, are only likely
-    confirm=installers.no_build_decided,
+    # pip's "no version" for another package is certain only where the table of its wheels decides; a Rust
+    # build is only likely
+    confirm=_no_wheel_decided,
     describe=_no_wheel,
 )
 

@@ -26,6 +26,8 @@ from __future__ import annotations
 
 import re
 
+from torchdoctor.explain.kinds import toolkits
+
 R = re.compile
 
 TEMPLATES = (
@@ -115,8 +117,14 @@ def explain(facts: dict) -> tuple[str, str] | None:
     """The summary and fix for what a build tool said (the facts `FACTS` read), or None when none of them is there."""
     if facts.get("clang_limit"):
         newest = int(facts["clang_limit"]) - 1
+        releases = toolkits.releases_refusing_clang(facts["clang_limit"])
+        taking = toolkits.first_taking_clang(int(facts["clang_limit"]))
+        table = f" (the limit of CUDA {toolkits.span(releases)}" if releases else ""
+        if table and taking:
+            table += f"; clang {facts['clang_limit']} takes CUDA {taking} or later"
         return (
-            f"nvcc refuses the host compiler: this CUDA accepts clang {newest} at most",
+            f"nvcc refuses the host compiler: this CUDA accepts clang {newest} at most"
+            + (table + ")" if table else ""),
             "CUDA's host_config.h stops any compile whose host compiler is newer than the toolkit release "
             f"supports. Build with a compiler it accepts: clang {newest} or older, or gcc (sudo apt install "
             "g++-11), and point the build at it: export CC=gcc-11 CXX=g++-11 CUDAHOSTCXX=g++-11 (nvcc -ccbin "
@@ -189,10 +197,22 @@ def _unknown_arch(arch: str) -> tuple[str, str]:
             f"or, for a GPU of that generation, build with a CUDA toolkit before {dropped} (and a torch built "
             "for it).",
         )
+    first = toolkits.first_knowing(arch)
+    oldest, newest = toolkits.oldest_with_archs(), toolkits.load()[-1].cuda
+    if first is None:
+        return (
+            f"nvcc does not know the GPU architecture {arch}, and no CUDA toolkit from {oldest} to {newest} knows "
+            "it either: the number is not a GPU's",
+            "Check the architecture the build names (TORCH_CUDA_ARCH_LIST, -gencode, CMAKE_CUDA_ARCHITECTURES) "
+            "against the GPU: nvidia-smi --query-gpu=compute_cap --format=csv prints it (8.6 is sm_86); nvcc "
+            "--list-gpu-arch lists what this toolkit knows.",
+        )
+    since = (
+        f"CUDA {first} is the first toolkit that knows it" if first != oldest else f"CUDA {oldest} knows it"
+    )
     return (
-        f"nvcc does not know the GPU architecture {arch}: this CUDA toolkit is older than that GPU",
-        "Newer GPUs need a toolkit that knows them (sm_89/sm_90: CUDA 11.8; sm_100/sm_120: CUDA 12.8). Use that "
-        "toolkit (the one matching torch.version.cuda: export CUDA_HOME=/usr/local/cuda-<version>), or leave the "
-        'architecture out of TORCH_CUDA_ARCH_LIST (e.g. "8.0;8.6") / -gencode; nvcc --list-gpu-arch lists what '
-        "this one knows.",
+        f"nvcc does not know the GPU architecture {arch}: this CUDA toolkit is older than that GPU ({since})",
+        f"Use CUDA {first} or later for this GPU (with the torch built for that CUDA, so that torch.version.cuda "
+        "and the toolkit agree: export CUDA_HOME=/usr/local/cuda-<version>), or leave the architecture out of "
+        'TORCH_CUDA_ARCH_LIST (e.g. "8.0;8.6") / -gencode; nvcc --list-gpu-arch lists what this one knows.',
     )

@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import re
 
+from torchdoctor.explain.kinds import wheel_tags
 from torchdoctor.explain.recognisers import Context, Hit
 
 R = re.compile
@@ -134,6 +135,10 @@ def explain_conflict(facts: dict, ctx: Context) -> tuple[str, str]:
         "python=3.11 <packages> -c conda-forge; conda config --set channel_priority strict), and install torch "
         "with pip inside it (PyTorch's own conda channel stopped at torch 2.5)."
     )
+    requested = wheel_tags.REQUESTED_TORCH.search(ctx.facts.get("conflict_request", ""))
+    if cause and requested:
+        # the table of released wheels: which release of the package pinning torch goes with the torch asked for
+        fix += wheel_tags.pairing(cause, requested.group("wanted"))
     if ctx.facts.get("pip_no_distribution"):
         fix += (
             "\npip also says one of these packages has no distribution for this environment at all (the names "
@@ -248,7 +253,8 @@ NO_BUILD_FACTS = (
     R(r"Packages require a different Python\. (?P<python>3\.\d{1,2})"),
     R(r"(?P<wheel_file>[\w.\-+!]{1,200}\.whl) is not a supported wheel on this platform"),
     R(
-        r"(?P<tag_package>[\w.\-]{1,100})(?:==[\w.+]{1,40})? has no wheels with a matching (?P<tag>Python ABI|platform|Python implementation)"
+        r"(?P<tag_package>[\w.\-]{1,100})(?:==(?P<tag_version>[\w.+]{1,40}))? has no wheels with a matching "
+        r"(?P<tag>Python ABI|platform|Python implementation)(?: tag \(e\.g\., `(?P<tag_example>[\w.]{1,60})`\))?"
     ),
     R(
         r"(?:current|requested) Python version \((?P<python>3\.\d{1,2})[\w.+]*\) does not satisfy Python(?P<requires_python>[^\s,]{1,40})"
@@ -293,8 +299,10 @@ def explain_no_build(facts: dict) -> tuple[str, str] | None:
             f"'{package}<version>'). --ignore-requires-python installs it anyway, and it usually fails at import.",
         )
     if facts.get("wheel_file"):
+        tags = wheel_tags.file_tags(facts["wheel_file"])
         return (
-            f"the wheel {facts['wheel_file']} is built for another Python or platform than this one",
+            f"the wheel {facts['wheel_file']} is built for another Python or platform than this one"
+            + (f" (it is for {tags})" if tags else ""),
             "A wheel's name carries its tags (cp310 = CPython 3.10, manylinux/linux_x86_64 = Linux x86-64, "
             "win_amd64 = Windows, +cu121 = CUDA 12.1), and pip installs it only where they all fit (python -m pip "
             "debug --verbose lists the tags this interpreter accepts). Download the file built for your Python "
@@ -303,11 +311,26 @@ def explain_no_build(facts: dict) -> tuple[str, str] | None:
         )
     if facts.get("tag_package"):
         what = "platform" if facts.get("tag") == "platform" else "Python version"
+        # the table of released wheels: what the pinned release does have
+        row = wheel_tags.release(facts["tag_package"], facts.get("tag_version", "").split("+")[0])
+        has = (
+            f"; {row.package} {row.version} has wheels for Python {wheel_tags.python_range(row.pythons)} on "
+            f"{', '.join(row.platforms) or 'no platform'}"
+            if row
+            else ""
+        )
+        example = f", e.g. {facts['tag_example']}" if facts.get("tag_example") else ""
         return (
-            f"{facts['tag_package']} has no wheel for this {what} (uv found no matching {facts['tag']} tag)",
+            f"{facts['tag_package']} has no wheel for this {what} (uv found no matching {facts['tag']} tag"
+            f"{example}){has}",
             f"The releases uv may use publish no wheel for this {what} (a release older than your Python, or one "
             "built only for Linux / x86-64). Use a Python (uv venv --python 3.11) or platform it publishes wheels "
-            f"for, or allow a release of {facts['tag_package']} that has one (uv's hint lists the tags it found).",
+            f"for, or allow a release of {facts['tag_package']} that has one (uv's hint lists the tags it found)."
+            + (
+                f" For {row.package} {row.version}: uv venv --python 3.{row.pythons[-1][3:]}"
+                if row and row.pythons and row.pythons[-1].startswith("cp3")
+                else ""
+            ),
         )
     if facts.get("conda_pinned"):
         return (

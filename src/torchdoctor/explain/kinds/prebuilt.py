@@ -31,6 +31,8 @@ from __future__ import annotations
 
 import re
 
+from torchdoctor.explain.kinds import wheel_tags
+
 R = re.compile
 
 TEMPLATES = (
@@ -120,27 +122,49 @@ def explain(facts: dict, ctx_facts: dict) -> tuple[str, str] | None:
             "torchvision 0.(N+15); cu<XY> is torch's CUDA: python -c 'import torch; print(torch.version.cuda)').",
         )
     if facts.get("tv_ops"):
-        return (
-            f"torchvision's compiled ops did not load ({facts['tv_ops']} does not exist): the torchvision "
-            "installed was built for another torch release",
+        fix = (
             "torchvision's C++ ops only load into the torch release they were built for (torch 2.N pairs with "
             "torchvision 0.(N+15): torch 2.4 / torchvision 0.19), and when they do not, torchvision says nothing "
             "until torch refuses its operators. Install the matching pair from one index in one command (pip "
             "install torch==2.4.1 torchvision==0.19.1 --index-url https://download.pytorch.org/whl/cu121), or "
-            "the torchvision for the torch you keep (pip show torch; --no-deps keeps torch as it is).",
+            "the torchvision for the torch you keep (pip show torch; --no-deps keeps torch as it is)."
+        )
+        # the table of released wheels: the torchvision whose wheel requires the torch this log names
+        torch = ctx_facts.get("torch_version", "").split("+")[0]
+        partner = wheel_tags.built_for_torch("torchvision", torch) if torch else None
+        if partner is not None:
+            fix += (
+                f" For this log's torch {torch} that is torchvision {partner.version} (its wheel requires "
+                f"torch{partner.torch}): pip install --no-deps 'torchvision=={partner.version}' with torch's "
+                "--index-url."
+            )
+        return (
+            f"torchvision's compiled ops did not load ({facts['tv_ops']} does not exist): the torchvision "
+            "installed was built for another torch release",
+            fix,
         )
     if facts.get("dll_file") or facts.get("dll_failed") or facts.get("no_vc_runtime"):
         return _windows_dll(facts)
     if facts.get("xformers_mismatch"):
         built, have = ctx_facts.get("xf_built"), ctx_facts.get("xf_have")
         versions = f" (built for torch {built}, this is {have})" if built and have else ""
-        return (
-            f"xformers' compiled part does not fit the torch installed{versions}: its memory-efficient attention "
-            "and other ops are unavailable",
+        fix = (
             "Each xformers release is built for one torch release and CUDA: install the one made for your torch "
             "(pip install -U xformers --index-url https://download.pytorch.org/whl/cu121, your torch's CUDA; "
             "`pip install xformers==<version> --no-deps` keeps torch as it is; python -m xformers.info shows "
-            "what loads), or turn xformers off and use torch's scaled_dot_product_attention.",
+            "what loads), or turn xformers off and use torch's scaled_dot_product_attention."
+        )
+        # the table of released wheels: the xformers whose wheel requires the torch installed
+        partner = wheel_tags.built_for_torch("xformers", have.split("+")[0]) if have else None
+        if partner is not None:
+            fix += (
+                f" For torch {have.split('+')[0]} that is xformers {partner.version} (its wheel requires "
+                f"torch{partner.torch}): pip install --no-deps 'xformers=={partner.version}'."
+            )
+        return (
+            f"xformers' compiled part does not fit the torch installed{versions}: its memory-efficient attention "
+            "and other ops are unavailable",
+            fix,
         )
     if facts.get("bnb_setup"):
         return (
