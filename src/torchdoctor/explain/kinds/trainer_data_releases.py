@@ -65,20 +65,18 @@ CHANGE = R(
     rf"{_Q}(?P<pandas_owner>DataFrame|Series){_Q} object has no attribute "
     rf"{_Q}(?P<pandas_removed>{'|'.join(PANDAS_REMOVED)}){_Q}"
 )
-# what makes a generic line certain, wherever the log says it
-CONTEXT = (
-    ("KeyError: 'fname'", R(r"(?P<saw_fname_keyerror>KeyError: 'fname')")),
-    ("pandas", R(r"(?P<saw_pandas>\bpandas\b)")),
+# what makes a generic line certain, wherever the log says it: (the line's fact, the log's fact, its literal, pattern)
+_DECIDED_BY = (
+    ("wds_eof", "saw_fname_keyerror", "KeyError: 'fname'", R(r"(?P<saw_fname_keyerror>KeyError: 'fname')")),
+    ("pandas_removed", "saw_pandas", "pandas", R(r"(?P<saw_pandas>\bpandas\b)")),
 )
+CONTEXT = tuple((literal, pattern) for _, _, literal, pattern in _DECIDED_BY)
 
 
 def decisive(facts: dict, ctx_facts: dict) -> bool:
     """Whether the log makes a generic line of this module certain: the KeyError beside the webdataset line,
     pandas named beside the missing DataFrame method."""
-    return bool(
-        (facts.get("wds_eof") and "saw_fname_keyerror" in ctx_facts)
-        or (facts.get("pandas_removed") and "saw_pandas" in ctx_facts)
-    )
+    return any(facts.get(line) and seen in ctx_facts for line, seen, _, _ in _DECIDED_BY)
 
 
 def change(facts: dict) -> tuple[str, str] | None:
