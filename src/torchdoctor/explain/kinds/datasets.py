@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import re
 
+from torchdoctor.explain.kinds import detection_boxes
 from torchdoctor.explain.recognisers import Alternative, Context, Hit, Recogniser, first, on_ranks
 
 R = re.compile
@@ -248,6 +249,9 @@ def _bad_data(hits: list[Hit], ctx: Context) -> tuple[str, str]:
         return _text_as_numbers(hits)
     if first(hits, "tok_not_str"):
         return _not_text(hits)
+    if first(hits, "boxes_inverted"):
+        summary, fix = detection_boxes.explain_inverted(detection_boxes.flipped(ctx.facts))
+        return summary + on_ranks(hits), fix
     where = " in a DataLoader worker" if "saw_dataloader_worker" in ctx.facts else ""
     summary = (
         "an image of the training data is truncated (its file ends before its last pixels): Pillow refused to "
@@ -281,6 +285,7 @@ BAD_TRAINING_DATA = Recogniser(
         "too many dimensions 'str'",
         "TextInputSequence must be str",
         "TextEncodeInput must be Union[TextInputSequence",
+        detection_boxes.ANCHOR,
     ),
     templates=(
         "third_party:pil-image-file-is-truncated",
@@ -288,12 +293,18 @@ BAD_TRAINING_DATA = Recogniser(
         "torch_native:too-many-dimensions-str",
         "third_party:tokenizers-text-input-sequence-must-be-str",
         "third_party:tokenizers-text-encode-input-must-be-union",
+        detection_boxes.TEMPLATE,
     ),
     facts=(
         R(r"(?P<str_dims>too many dimensions 'str')"),
         R(r"(?P<tok_not_str>TextInputSequence must be str|TextEncodeInput must be Union\[TextInputSequence)"),
+        detection_boxes.FACT,
     ),
-    confirm=lambda hits, ctx: not any("str_dims" in h.facts or "tok_not_str" in h.facts for h in hits),
+    # py-faster-rcnn's box assertion is about the annotations only beside the flip (detection_boxes.py)
+    confirm=lambda hits, ctx: (
+        not any("str_dims" in h.facts or "tok_not_str" in h.facts for h in hits)
+        and (detection_boxes.flipped(ctx.facts) or not any("boxes_inverted" in h.facts for h in hits))
+    ),
     also=(
         Alternative(
             "text_column_as_tensor",

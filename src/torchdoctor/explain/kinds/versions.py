@@ -19,6 +19,7 @@ from torchdoctor.explain.kinds import (
     installers,
     libraries,
     release_changes,
+    trainer_data_releases,
     version_refusals,
 )
 from torchdoctor.explain.kinds.refusal_table import one_line, refusal_in, refusal_pattern
@@ -167,7 +168,7 @@ def _dependency(hits: list[Hit], ctx: Context) -> tuple[str, str]:
             else "a package the run needs is missing or too old"
         )
         return f"{what}: {said}" + on_ranks(hits), fix
-    known = api_changes.change(facts) or release_changes.change(facts)
+    known = api_changes.change(facts) or release_changes.change(facts) or trainer_data_releases.change(facts)
     if known:
         return known[0] + on_ranks(hits), known[1]
     if facts.get("numpy_abi"):
@@ -339,6 +340,7 @@ def _decided(hits: list[Hit], ctx: Context) -> bool:
         installers.conflict_decided(hits, ctx)
         or any(api_history.decisive(h.facts) for h in hits)
         or any(release_changes.decisive(h.facts, ctx.facts) for h in hits)
+        or any(trainer_data_releases.decisive(h.facts, ctx.facts) for h in hits)
     )
 
 
@@ -376,6 +378,7 @@ DEPENDENCY_VERSION = Recogniser(
         "third_party:numpy-2-expired-attribute",
         *api_changes.TEMPLATES,  # api_history.py: the name and its release from the table
         *release_changes.TEMPLATES,
+        *trainer_data_releases.TEMPLATES,
         # pip's, uv's and conda's resolvers: requirements that exclude each other
         *installers.CONFLICT_TEMPLATES,
         installers.IMPIMPORTER_TEMPLATE,
@@ -412,6 +415,7 @@ DEPENDENCY_VERSION = Recogniser(
         "was a deprecated alias for the builtin",
         *api_changes.ANCHORS,
         *release_changes.ANCHORS,
+        *trainer_data_releases.ANCHORS,
         api_history.NUMPY2_ANCHOR,
         *installers.CONFLICT_ANCHORS,
         installers.IMPIMPORTER_ANCHOR,
@@ -430,6 +434,7 @@ DEPENDENCY_VERSION = Recogniser(
         *installers.NUMPY_GENERIC,
         *api_changes.GENERIC,
         *release_changes.GENERIC,
+        *trainer_data_releases.GENERIC,
     ),
     # pip's conflict is likely when pip adds that one of the packages has no build for this environment at all
     # certain too on a missing name the table of released names (kinds/api_history.py) has for its package
@@ -459,6 +464,8 @@ DEPENDENCY_VERSION = Recogniser(
         + "|"
         + release_changes.CHANGE.pattern
         + "|"
+        + trainer_data_releases.CHANGE.pattern
+        + "|"
         + installers.CONFLICT.pattern
         + "|"
         + installers.IMPIMPORTER.pattern
@@ -473,6 +480,7 @@ DEPENDENCY_VERSION = Recogniser(
         _REFUSED,
         api_changes.CHANGE,
         release_changes.CHANGE,
+        trainer_data_releases.CHANGE,
         api_history.MISSING,
         api_history.DISTRIBUTED_NAME,
         _COMPILE_PYTHON,
