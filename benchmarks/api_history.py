@@ -29,6 +29,7 @@ import ast
 import re
 import subprocess
 import sys
+import tarfile
 import zipfile
 from pathlib import Path
 
@@ -47,6 +48,24 @@ MINORS = {
     + [f"3.{m}" for m in range(0, 7)]
     + ["4.0", "4.1"],
     "torch": [f"1.{m}" for m in range(8, 14)] + [f"2.{m}" for m in range(0, 10)],
+    # 1.7's wheels carry metadata current pip refuses ("torch (>=1.9.*)"): its sdist is read instead (SDISTS)
+    "pytorch_lightning": [f"1.{m}" for m in range(0, 10)] + [f"2.{m}" for m in range(0, 6)],
+    "lightning": [f"2.{m}" for m in range(0, 6)],
+    "deepspeed": [f"0.{m}" for m in range(5, 18)],
+    "trl": [f"0.{m}" for m in range(4, 26)],
+    "diffusers": [f"0.{m}" for m in range(3, 36)],
+    "torchvision": [f"0.{m}" for m in range(9, 25)],
+    "torchaudio": [f"0.{m}" for m in range(8, 14)] + [f"2.{m}" for m in range(0, 10)],
+    # 0.9 moved the old Field/BucketIterator API to torchtext.legacy, 0.12 removed it; 0.18 is the last release
+    "torchtext": [f"0.{m}" for m in range(6, 19)],
+    # timm's minors are few (0.9 -> 1.0 is one step): its 1.0 line is read at some of its patches
+    "timm": ["0.3", "0.4", "0.5", "0.6", "0.9", "1.0.3", "1.0.9", "1.0.12", "1.0.15", "1.0.19"],
+    "bitsandbytes": [f"0.{m}" for m in range(35, 49)],
+    "sentence_transformers": ["0.4", "1.0", "1.1", "1.2"]
+    + [f"2.{m}" for m in range(0, 8)]
+    + [f"3.{m}" for m in range(0, 5)]
+    + ["4.0", "4.1", "5.0", "5.1"],
+    "torchmetrics": [f"0.{m}" for m in range(2, 12)] + [f"1.{m}" for m in range(0, 9)],
 }
 # the modules whose names are read (their __init__ for a package); every module's existence is read too
 MODULES = {
@@ -119,6 +138,143 @@ MODULES = {
         "torch.func",
         "torch.compiler",
     ],
+    "pytorch_lightning": [
+        "pytorch_lightning",
+        "pytorch_lightning.callbacks",
+        "pytorch_lightning.loggers",
+        "pytorch_lightning.strategies",
+        "pytorch_lightning.plugins",
+        "pytorch_lightning.plugins.training_type",
+        "pytorch_lightning.accelerators",
+        "pytorch_lightning.profiler",
+        "pytorch_lightning.profilers",
+        "pytorch_lightning.utilities",
+        "pytorch_lightning.utilities.seed",
+        "pytorch_lightning.utilities.cli",
+        "pytorch_lightning.utilities.distributed",
+        "pytorch_lightning.utilities.rank_zero",
+        "pytorch_lightning.cli",
+        "pytorch_lightning.core",
+        "pytorch_lightning.metrics",
+        "pytorch_lightning.trainer",
+    ],
+    "lightning": [
+        "lightning",
+        "lightning.pytorch",
+        "lightning.pytorch.callbacks",
+        "lightning.pytorch.loggers",
+        "lightning.pytorch.strategies",
+        "lightning.pytorch.plugins",
+        "lightning.pytorch.utilities",
+        "lightning.pytorch.cli",
+        "lightning.fabric",
+        "lightning.fabric.strategies",
+        "lightning.fabric.utilities",
+    ],
+    "deepspeed": [
+        "deepspeed",
+        "deepspeed.ops.adam",
+        "deepspeed.ops",
+        "deepspeed.comm",
+        "deepspeed.accelerator",
+        "deepspeed.utils",
+        "deepspeed.utils.zero_to_fp32",
+        "deepspeed.runtime.zero",
+        "deepspeed.runtime.zero.partition_parameters",
+        "deepspeed.runtime.utils",
+        "deepspeed.moe.layer",
+        "deepspeed.moe.utils",
+        "deepspeed.checkpoint",
+        "deepspeed.pipe",
+    ],
+    "trl": ["trl", "trl.trainer", "trl.trainer.utils", "trl.models", "trl.core", "trl.import_utils"],
+    "diffusers": [
+        "diffusers",
+        "diffusers.models",
+        "diffusers.models.attention_processor",
+        "diffusers.schedulers",
+        "diffusers.pipelines",
+        "diffusers.loaders",
+        "diffusers.utils",
+        "diffusers.training_utils",
+        "diffusers.optimization",
+    ],
+    "torchvision": [
+        "torchvision",
+        "torchvision.models",
+        "torchvision.models.detection",
+        "torchvision.transforms",
+        "torchvision.transforms.functional",
+        "torchvision.transforms.v2",
+        "torchvision.datasets",
+        "torchvision.ops",
+        "torchvision.io",
+        "torchvision.utils",
+    ],
+    "torchaudio": [
+        "torchaudio",
+        "torchaudio.functional",
+        "torchaudio.transforms",
+        "torchaudio.models",
+        "torchaudio.pipelines",
+        "torchaudio.io",
+        "torchaudio.utils",
+        "torchaudio.backend",
+        "torchaudio.compliance.kaldi",
+    ],
+    "torchtext": [
+        "torchtext",
+        "torchtext.data",
+        "torchtext.data.utils",
+        "torchtext.datasets",
+        "torchtext.vocab",
+        "torchtext.legacy",
+        "torchtext.legacy.data",
+        "torchtext.transforms",
+        "torchtext.functional",
+        "torchtext.models",
+    ],
+    "timm": [
+        "timm",
+        "timm.data",
+        "timm.layers",
+        "timm.models.layers",
+        "timm.models.registry",
+        "timm.models.helpers",
+        "timm.optim",
+        "timm.scheduler",
+        "timm.utils",
+        "timm.loss",
+    ],
+    "bitsandbytes": [
+        "bitsandbytes",
+        "bitsandbytes.nn",
+        "bitsandbytes.optim",
+        "bitsandbytes.functional",
+        "bitsandbytes.utils",
+    ],
+    "sentence_transformers": [
+        "sentence_transformers",
+        "sentence_transformers.losses",
+        "sentence_transformers.evaluation",
+        "sentence_transformers.models",
+        "sentence_transformers.util",
+        "sentence_transformers.readers",
+        "sentence_transformers.datasets",
+        "sentence_transformers.training_args",
+        "sentence_transformers.trainer",
+    ],
+    "torchmetrics": [
+        "torchmetrics",
+        "torchmetrics.classification",
+        "torchmetrics.functional",
+        "torchmetrics.functional.classification",
+        "torchmetrics.regression",
+        "torchmetrics.text",
+        "torchmetrics.image",
+        "torchmetrics.detection",
+        "torchmetrics.utilities",
+    ],
 }
 # generated stubs whose names a module copies into itself at import (torch/__init__.py: for name in
 # dir(_C._VariableFunctions): ... globals()[name] = obj)
@@ -138,6 +294,34 @@ WHEEL_FOR = {
         else ["--python-version", "3.9", "--platform", "macosx_10_9_x86_64"]
     ),
 }
+
+
+def _macos(arm64_from: tuple[int, int], python: str = "3.10", older_python: str = "3.9"):
+    """pip's arguments for a macOS wheel of a torch-family package: arm64 from ``arm64_from``, x86_64 before (the
+    Linux wheels carry CUDA; the Python files are the same)."""
+
+    def arguments(minor: str) -> list[str]:
+        arm64 = tuple(int(p) for p in minor.split(".")[:2]) >= arm64_from
+        return (
+            ["--python-version", python, "--platform", "macosx_14_0_arm64"]
+            if arm64
+            else ["--python-version", older_python, "--platform", "macosx_10_9_x86_64"]
+        )
+
+    return arguments
+
+
+WHEEL_FOR.update(
+    {
+        "torchvision": _macos((0, 13)),
+        "torchaudio": _macos((0, 13)),
+        # torchtext 0.7 has no wheel for 3.9
+        "torchtext": lambda minor: _macos((0, 14), older_python="3.8" if minor == "0.7" else "3.9")(minor),
+    }
+)
+# read from the source distribution (the .py files in the tar; nothing is built): DeepSpeed publishes no wheels,
+# bitsandbytes' wheels carry every CUDA build (100 MB), pytorch_lightning 1.7's wheel metadata pip refuses
+SDISTS = {"deepspeed": None, "bitsandbytes": None, "pytorch_lightning": {"1.7"}}
 MODULE_DEPTH = 3  # module existence: transformers.models.llama, torch.distributed.fsdp (not every file below)
 
 
@@ -190,12 +374,7 @@ class Wheel:
     """The Python files of one downloaded wheel, read as text (never imported)."""
 
     def __init__(self, path: Path):
-        with zipfile.ZipFile(path) as archive:
-            self.files = {
-                n: archive.read(n).decode("utf-8", "replace")
-                for n in archive.namelist()
-                if n.endswith((".py", ".pyi"))
-            }
+        self.files = package_files(path)
         self.trees: dict[str, ast.Module | None] = {}
 
     def sources(self, module: str) -> list[str]:
@@ -226,6 +405,30 @@ class Wheel:
             if len(parts) <= MODULE_DEPTH and all(p.isidentifier() for p in parts) and not private:
                 found.add(".".join(parts))
         return found
+
+
+def package_files(path: Path, wanted: set[str] | None = None) -> dict[str, str]:
+    """{path as installed: text} of the Python files of a wheel or a source tar (``wanted`` only, when given)."""
+    keep = (lambda n: n in wanted) if wanted is not None else (lambda n: n.endswith((".py", ".pyi")))
+    if path.name.endswith(".tar.gz"):
+        return _sdist_files(path, keep)
+    with zipfile.ZipFile(path) as archive:
+        return {n: archive.read(n).decode("utf-8", "replace") for n in archive.namelist() if keep(n)}
+
+
+def _sdist_files(path: Path, keep) -> dict[str, str]:
+    """A source tar's files by the path they install to: without the top folder ("deepspeed-0.5.10/") and a src/
+    layout's "src/" (pytorch_lightning 1.7)."""
+    files = {}
+    with tarfile.open(path) as archive:
+        for member in archive.getmembers():
+            inside = member.name.split("/", 1)[-1].removeprefix("src/")
+            if not (member.isfile() and keep(inside)):
+                continue
+            handle = archive.extractfile(member)
+            if handle is not None:
+                files.setdefault(inside, handle.read().decode("utf-8", "replace"))
+    return files
 
 
 def _absolute(module: str, node: ast.ImportFrom, is_package: bool) -> str:
@@ -444,37 +647,33 @@ def read_wheel(package: str, path: Path) -> dict[str, set[str] | dict]:
 # --- downloading ----------------------------------------------------------------------------------------------
 
 
+def _sdist(package: str, minor: str) -> bool:
+    return package in SDISTS and (SDISTS[package] is None or minor in SDISTS[package])
+
+
 def download(package: str, minor: str) -> Path | None:
-    """The wheel of ``package``'s last ``minor`` patch, from the cache or pip; None when it has none."""
+    """The wheel (or, for SDISTS, the source tar) of ``package``'s last ``minor`` patch, from the cache or pip;
+    None when it has none."""
     folder = WHEELS / package / minor
-    wheels = sorted(folder.glob("*.whl"))
-    if wheels:
-        return wheels[0]
+    pattern = "*.tar.gz" if _sdist(package, minor) else "*.whl"
+    found = sorted(folder.glob(pattern))
+    if found:
+        return found[0]
     folder.mkdir(parents=True, exist_ok=True)
     spec = f"{package}=={minor}.*"
     extra = WHEEL_FOR[package](minor) if package in WHEEL_FOR else []
-    cmd = [
-        sys.executable,
-        "-m",
-        "pip",
-        "download",
-        "--no-deps",
-        "--only-binary",
-        ":all:",
-        "-q",
-        "-d",
-        str(folder),
-    ]
+    binary = ["--no-binary", ":all:"] if _sdist(package, minor) else ["--only-binary", ":all:"]
+    cmd = [sys.executable, "-m", "pip", "download", "--no-deps", *binary, "-q", "-d", str(folder)]
     result = subprocess.run(["nice", "-n", "19", *cmd, *extra, spec], capture_output=True, text=True)
-    wheels = sorted(folder.glob("*.whl"))
-    if not wheels:
-        print(f"  {spec}: no wheel ({result.stderr.strip().splitlines()[-1:]})", file=sys.stderr)
+    found = sorted(folder.glob(pattern))
+    if not found:
+        print(f"  {spec}: none ({result.stderr.strip().splitlines()[-1:]})", file=sys.stderr)
         return None
-    return wheels[0]
+    return found[0]
 
 
 def _version(path: Path) -> str:
-    return path.name.split("-")[1]
+    return path.name.removesuffix(".tar.gz").split("-")[1]
 
 
 def rows_for(package: str) -> tuple[list[str], list[tuple]]:

@@ -27,10 +27,9 @@ import argparse
 import ast
 import re
 import sys
-import zipfile
 from pathlib import Path
 
-from api_history import MINORS, download, write
+from api_history import MINORS, download, package_files, write
 
 from torchdoctor.explain.kinds.api_keywords import TABLE, load
 
@@ -153,12 +152,15 @@ class Release:
     def __init__(self, path: Path, package: str):
         wanted = {f for files, _ in CALLABLES[package] for f in files}
         wanted |= set(BASES_IN.get(package, ())) | set(DEPRECATIONS_IN.get(package, ()))
-        with zipfile.ZipFile(path) as archive:
-            names = set(archive.namelist())
-            # a module beside a package of the same name (peft 0.6's tuners/lora.py and tuners/lora/) is never
-            # imported: the package is
-            live = {f for f in wanted if f in names and f.removesuffix(".py") + "/__init__.py" not in names}
-            self.text = {f: archive.read(f).decode("utf-8", "replace") for f in sorted(live)}
+        packages = {f.removesuffix(".py") + "/__init__.py" for f in wanted}
+        files = package_files(path, wanted | packages)
+        # a module beside a package of the same name (peft 0.6's tuners/lora.py and tuners/lora/) is never
+        # imported: the package is
+        self.text = {
+            f: files[f]
+            for f in sorted(wanted)
+            if f in files and f.removesuffix(".py") + "/__init__.py" not in files
+        }
         # every definition of a class name in the files read: two files that define it differently (torch.cuda.amp's
         # autocast and GradScaler subclass torch.amp's, with other keywords) are named alike by CPython, so neither
         # is read; a copy left behind (peft 0.6's tuners/lora.py beside tuners/lora/config.py) agrees and is
