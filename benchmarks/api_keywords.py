@@ -29,7 +29,7 @@ import re
 import sys
 from pathlib import Path
 
-from api_history import MINORS, download, package_files, write
+from api_history import MINORS, download, package_files, version_of, write
 
 from torchdoctor.explain.kinds.api_keywords import TABLE, load
 
@@ -45,6 +45,7 @@ RELEASES = {
     **{p: MINORS[p] for p in ("transformers", "accelerate", "peft", "datasets", "torch")},
     **LIGHTNING,
     **TRL,
+    **{p: MINORS[p] for p in ("deepspeed", "sentence_transformers")},
 }
 _OPTIMIZERS = ("adam", "adamw", "sgd", "rmsprop", "adagrad", "adadelta", "adamax", "nadam", "radam", "lbfgs")
 _TRL_MODULES = (
@@ -55,6 +56,12 @@ _TRL_MODULES = (
     "grpo_trainer",
     "grpo_config",
     "reward_trainer",
+    "ppo_trainer",
+    "ppo_config",
+    "kto_trainer",
+    "kto_config",
+    "orpo_trainer",
+    "orpo_config",
 )
 # package -> (files, the classes or functions read in them; "*" = every public class of the file)
 CALLABLES: dict[str, list[tuple[tuple[str, ...], tuple[str, ...]]]] = {
@@ -70,7 +77,19 @@ CALLABLES: dict[str, list[tuple[tuple[str, ...], tuple[str, ...]]]] = {
         (
             ("peft/tuners/lora.py", "peft/tuners/lora/config.py", "peft/utils/config.py", "peft/config.py"),
             ("LoraConfig",),
-        )
+        ),
+        # mapping_func.py from 0.15 (mapping.py re-exports it there)
+        (("peft/mapping_func.py", "peft/mapping.py"), ("get_peft_model",)),
+        (("peft/utils/other.py",), ("prepare_model_for_kbit_training",)),
+    ],
+    "deepspeed": [
+        (("deepspeed/__init__.py",), ("initialize",)),
+        (("deepspeed/comm/comm.py", "deepspeed/utils/distributed.py"), ("init_distributed",)),
+    ],
+    "sentence_transformers": [
+        (("sentence_transformers/SentenceTransformer.py",), ("SentenceTransformer",)),
+        (("sentence_transformers/training_args.py",), ("SentenceTransformerTrainingArguments",)),
+        (("sentence_transformers/trainer.py",), ("SentenceTransformerTrainer",)),
     ],
     "datasets": [(("datasets/load.py",), ("load_dataset",))],
     "trl": [
@@ -84,6 +103,12 @@ CALLABLES: dict[str, list[tuple[tuple[str, ...], tuple[str, ...]]]] = {
                 "GRPOTrainer",
                 "GRPOConfig",
                 "RewardTrainer",
+                "PPOTrainer",
+                "PPOConfig",
+                "KTOTrainer",
+                "KTOConfig",
+                "ORPOTrainer",
+                "ORPOConfig",
             ),
         )
     ],
@@ -105,6 +130,8 @@ CALLABLES: dict[str, list[tuple[tuple[str, ...], tuple[str, ...]]]] = {
 BASES_IN = {
     "peft": ("peft/utils/config.py", "peft/config.py"),
     "transformers": ("transformers/training_args.py",),
+    # PPOConfig (0.12+) subclasses OnPolicyConfig, defined there
+    "trl": ("trl/trainer/utils.py",),
 }
 # where a release's deprecation warnings for a callable's keywords are, when not in its own file (Lightning 1.x:
 # "Setting `Trainer(gpus=...)` is deprecated in v1.7 ... Please use `Trainer(accelerator='gpu', devices=...)`")
@@ -271,7 +298,7 @@ def rows_for(package: str) -> tuple[list[str], list[tuple]]:
         for files, names in CALLABLES[package]:
             for name in names:
                 found.update(release.keywords(files, name))
-        releases.append((wheel.name.split("-")[1], release, found))
+        releases.append((version_of(wheel), release, found))
         if package == "transformers":
             INHERITED.setdefault("TrainingArguments", set()).update(found.get("TrainingArguments", ()))
         print(f"  {package} {releases[-1][0]}: {len(found)} callables", file=sys.stderr)

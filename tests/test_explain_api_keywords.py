@@ -245,3 +245,56 @@ def test_generator_reads_dataclass_fields_bases_and_renamed_keywords(tmp_path):
     assert generator.renamed(warning, "evaluation_strategy", {"eval_strategy"}) == "eval_strategy"
     # a deprecation that names no keyword the next release takes is no rename
     assert generator.renamed(warning, "evaluation_strategy", {"output_dir"}) == ""
+
+
+# --- the training libraries' own callables ---------------------------------------------------------------------
+
+
+def test_peft_function_called_by_an_installed_trainer_is_certain():
+    leads_with(
+        _called_from(
+            f"{SITE}/llamafactory/model/adapter.py",
+            "model = prepare_model_for_kbit_training(model, gradient_checkpointing_kwargs={'use_reentrant': False})",
+            "prepare_model_for_kbit_training() got an unexpected keyword argument 'gradient_checkpointing_kwargs'",
+        ),
+        "dependency_version",
+        "certain",
+        ["came in peft 0.6", "peft>=0.6", "llamafactory makes the call"],
+    )
+
+
+def test_deepspeed_init_distributed_from_the_projects_code_is_likely():
+    # read from DeepSpeed's source tars (it publishes no wheels)
+    leads_with(
+        _called_from(
+            "/home/ana/project/train.py",
+            "deepspeed.init_distributed(dist_backend='nccl', rank=rank, world_size=world_size)",
+            "init_distributed() got an unexpected keyword argument 'rank'",
+        ),
+        "dependency_version",
+        "likely",
+        ["came in deepspeed 0.8", "deepspeed>=0.8"],
+    )
+
+
+def test_sentence_transformers_keyword_names_the_pip_name():
+    leads_with(
+        "TypeError: SentenceTransformer.__init__() got an unexpected keyword argument 'trust_remote_code'",
+        "dependency_version",
+        "certain",
+        ["came in sentence_transformers 2.3", "pip install -U 'sentence-transformers>=2.3'"],
+    )
+
+
+def test_trl_ppo_trainer_rewritten_in_0_12():
+    leads_with(
+        "TypeError: PPOTrainer.__init__() got an unexpected keyword argument 'num_shared_layers'",
+        "dependency_version",
+        "certain",
+        ["removed in trl 0.12", "trl<0.12"],
+    )
+
+
+def test_a_keyword_deepspeed_initialize_never_took_is_left_alone():
+    found = explained("TypeError: initialize() got an unexpected keyword argument 'config_file'\n")
+    assert "deepspeed" not in found.fix or found.details.get("confidence") != "certain"

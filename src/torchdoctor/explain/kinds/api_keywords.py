@@ -16,6 +16,7 @@ disagreeing. Any other keyword is left to the generic reading.
 from __future__ import annotations
 
 import re
+from collections.abc import Collection
 from functools import cache
 from pathlib import Path
 from typing import NamedTuple
@@ -36,7 +37,7 @@ NAMESAKES = {
     "DistributedDataParallel": "apex's DistributedDataParallel",
 }
 # the package a table row belongs to, as `pip install` spells it
-PIP_NAME = {"pytorch_lightning": "pytorch-lightning"}
+PIP_NAME = {"pytorch_lightning": "pytorch-lightning", "sentence_transformers": "sentence-transformers"}
 
 
 class Keyword(NamedTuple):
@@ -95,16 +96,20 @@ def _same_line(found: list[Keyword]) -> bool:
     return {r.package for r in found} <= {"pytorch_lightning", "lightning"}
 
 
-def named_callable(message_callable: str, call_line: str = "") -> str | None:
-    """The callable the table knows, from CPython's name for it and the traceback's call line.
+def named_callable(
+    message_callable: str, call_line: str = "", known: Collection[str] | None = None
+) -> str | None:
+    """The callable a table knows (``known``; this table's by default), from CPython's name for it and the
+    traceback's call line.
 
     ``TrainingArguments.__init__`` names the class; a bare ``__init__`` is known only when the call line calls
     exactly one class the table has (``args = TrainingArguments(output_dir=...)``)."""
+    known = _callables() if known is None else known
     name = message_callable.removesuffix(".__init__")
     if name == "__init__":
-        called = {c for c in re.findall(r"(?<!\w)([A-Z]\w{0,100})\s*\(", call_line) if c in _callables()}
+        called = {c for c in re.findall(r"(?<!\w)([A-Z]\w{0,100})\s*\(", call_line) if c in known}
         return called.pop() if len(called) == 1 else None
-    return name if name in _callables() else None
+    return name if name in known else None
 
 
 def lookup(message: str, call_line: str = "") -> list[Keyword]:
