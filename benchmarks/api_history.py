@@ -48,9 +48,11 @@ MINORS = {
     + [f"3.{m}" for m in range(0, 7)]
     + ["4.0", "4.1"],
     "torch": [f"1.{m}" for m in range(8, 14)] + [f"2.{m}" for m in range(0, 10)],
-    # 1.7's wheels carry metadata current pip refuses ("torch (>=1.9.*)"): its sdist is read instead (SDISTS)
-    "pytorch_lightning": [f"1.{m}" for m in range(0, 10)] + [f"2.{m}" for m in range(0, 6)],
-    "lightning": [f"2.{m}" for m in range(0, 6)],
+    # 1.7's wheels carry metadata current pip refuses ("torch (>=1.9.*)") and its sdist does not build its
+    # metadata: not read (kinds/release_pins.py says "after 1.6, by 1.8" for what changed there)
+    "pytorch_lightning": [f"1.{m}" for m in (0, 1, 2, 3, 4, 5, 6, 8, 9)] + [f"2.{m}" for m in range(0, 6)],
+    # the `lightning` package has carried lightning.pytorch since 1.8
+    "lightning": ["1.8", "1.9"] + [f"2.{m}" for m in range(0, 6)],
     "deepspeed": [f"0.{m}" for m in range(5, 18)],
     "trl": [f"0.{m}" for m in range(4, 26)],
     "diffusers": [f"0.{m}" for m in range(3, 36)],
@@ -320,8 +322,13 @@ WHEEL_FOR.update(
     }
 )
 # read from the source distribution (the .py files in the tar; nothing is built): DeepSpeed publishes no wheels,
-# bitsandbytes' wheels carry every CUDA build (100 MB), pytorch_lightning 1.7's wheel metadata pip refuses
-SDISTS = {"deepspeed": None, "bitsandbytes": None, "pytorch_lightning": {"1.7"}}
+# bitsandbytes' wheels before 0.43 carry every CUDA build (100 MB; from 0.43 there is no sdist and its wheels are
+# 60 MB), sentence_transformers published no wheel before 2.3
+SDISTS = {
+    "deepspeed": None,
+    "bitsandbytes": {f"0.{m}" for m in range(35, 43)},
+    "sentence_transformers": {"0.4", "1.0", "1.1", "1.2", "2.0", "2.1", "2.2"},
+}
 MODULE_DEPTH = 3  # module existence: transformers.models.llama, torch.distributed.fsdp (not every file below)
 
 
@@ -337,6 +344,15 @@ def replacements(package: str, names: dict[str, dict]) -> dict[tuple[str, str], 
                     found[("numpy", name)] = named.group(1)
     found.update({key: text for key, text in HAND.items() if key[0].split(".")[0] == package})
     return found
+
+
+# names a package sets on itself at import with setattr, which no static reading sees: present in every release
+# read until one binds them plainly, so the release that "added" them is not known
+SET_AT_IMPORT = {
+    # torchaudio/backend/utils.py set_audio_backend (0.8-2.1): for func in ['save', 'load', 'load_wav', 'info']:
+    # setattr(torchaudio, func, getattr(module, func)); torchaudio/_backend/__init__.py (2.1): torchaudio.info = ...
+    "torchaudio": {"save", "load", "load_wav", "info"},
+}
 
 
 # Replacements the removing release's own deprecation text names (read in the last wheel that has the name):
@@ -364,6 +380,10 @@ HAND = {
     # transformers/deepspeed.py (4.33-4.x): "transformers.deepspeed module is deprecated and will be removed in a
     # future version. Please import deepspeed modules directly from transformers.integrations"
     ("transformers.deepspeed", ""): "transformers.integrations",
+    # torchvision/transforms/functional_tensor.py (0.15-0.16): "deprecated in 0.15 and will be **removed in 0.17**
+    # ... You probably just need to use APIs in torchvision.transforms.functional or in
+    # torchvision.transforms.v2.functional"
+    ("torchvision.transforms.functional_tensor", ""): "torchvision.transforms.functional",
 }
 
 
@@ -507,6 +527,10 @@ class Names:
                     bound.add(alias.asname or alias.name.split(".")[0])
         elif isinstance(node, ast.ImportFrom):
             source = _absolute(module, node, is_package)
+            # importing a submodule binds it in its package at run time (`from .backend import x` in
+            # torchaudio/__init__.py makes torchaudio.backend)
+            if is_package and source.startswith(module + "."):
+                bound.add(source[len(module) + 1 :].split(".")[0])
             # nor a name taken from another library (typing's Optional), unless a stub re-exports it (`x as x`)
             outside = source.split(".")[0] != module.split(".")[0]
             for alias in node.names:
@@ -564,6 +588,15 @@ class Names:
             name = target.value if isinstance(target, ast.Subscript) else target
             if not (isinstance(name, ast.Name) and name.id in ("_import_structure", "_SUBMOD_ATTRS")):
                 continue
+            # the lazy module serves its keys' submodules as attributes too (transformers.trainer)
+            keys = node.value.keys if isinstance(node.value, ast.Dict) else []
+            if isinstance(target, ast.Subscript):
+                keys = [target.slice]
+            bound.update(
+                k.value.split(".")[0]
+                for k in keys
+                if isinstance(k, ast.Constant) and isinstance(k.value, str)
+            )
             if isinstance(node.value, ast.Dict):
                 for value in node.value.values:
                     bound.update(_strings(value))
@@ -672,8 +705,12 @@ def download(package: str, minor: str) -> Path | None:
     return found[0]
 
 
-def _version(path: Path) -> str:
-    return path.name.removesuffix(".tar.gz").split("-")[1]
+def version_of(path: Path) -> str:
+    """The release a downloaded file holds: a wheel's second field, a source tar's last ("sentence-transformers-
+    2.2.2.tar.gz")."""
+    if path.name.endswith(".tar.gz"):
+        return path.name.removesuffix(".tar.gz").rsplit("-", 1)[1]
+    return path.name.split("-")[1]
 
 
 def rows_for(package: str) -> tuple[list[str], list[tuple]]:
@@ -682,8 +719,8 @@ def rows_for(package: str) -> tuple[list[str], list[tuple]]:
     for minor in MINORS[package]:
         wheel = download(package, minor)
         if wheel is not None:
-            releases.append((_version(wheel), read_wheel(package, wheel)))
-            print(f"  {package} {_version(wheel)}", file=sys.stderr)
+            releases.append((version_of(wheel), read_wheel(package, wheel)))
+            print(f"  {package} {version_of(wheel)}", file=sys.stderr)
     versions = [v for v, _ in releases]
     presence: dict[tuple[str, str], list[bool]] = {}
     for at, (_, found) in enumerate(releases):
@@ -701,8 +738,10 @@ def rows_for(package: str) -> tuple[list[str], list[tuple]]:
         # in every release, or gone for a while and back (np.bmat in 1.21 only): no one release to name
         if all(seen) or not all(seen[first : last + 1]):
             continue
-        added = versions[first] if first > 0 else ""
+        added = versions[first] if first > 0 and name not in SET_AT_IMPORT.get(module, ()) else ""
         removed = versions[last + 1] if last + 1 < len(versions) else ""
+        if not added and not removed:
+            continue
         rows.append(
             (
                 module,

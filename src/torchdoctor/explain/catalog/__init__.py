@@ -19,8 +19,9 @@ CATALOG_DIR = Path(__file__).parent
 COLUMNS = ("id", "template", "file", "versions", "kind")
 # tables beside the templates that are not messages: api_history.tsv, the names each release of a library has
 # (kinds/api_history.py reads it, benchmarks/api_history.py writes it); api_keywords.tsv, the keywords each release
-# of a callable takes (kinds/api_keywords.py, benchmarks/api_keywords.py)
-NOT_TEMPLATES = frozenset({"api_history", "api_keywords"})
+# of a callable takes (kinds/api_keywords.py, benchmarks/api_keywords.py); api_signatures.tsv, the positional
+# parameters each release of a callable takes (kinds/api_signatures.py, benchmarks/api_signatures.py)
+NOT_TEMPLATES = frozenset({"api_history", "api_keywords", "api_signatures"})
 
 
 class Template(NamedTuple):
