@@ -384,6 +384,11 @@ HAND = {
     # ... You probably just need to use APIs in torchvision.transforms.functional or in
     # torchvision.transforms.v2.functional"
     ("torchvision.transforms.functional_tensor", ""): "torchvision.transforms.functional",
+    # pytorch_lightning/_graveyard/cli.py (1.9): "`pytorch_lightning.utilities.cli.LightningCLI` was deprecated in
+    # v1.7.0 and is no longer supported as of v1.9.0. Please use `pytorch_lightning.cli.LightningCLI` instead"
+    ("pytorch_lightning.utilities.cli", "LightningCLI"): "pytorch_lightning.cli.LightningCLI",
+    # pytorch_lightning/metrics/*.py (1.3-1.4): "Use :class:`torchmetrics.Metric`. Will be removed in v1.5.0."
+    ("pytorch_lightning.metrics", ""): "the torchmetrics package (pip install torchmetrics)",
 }
 
 
@@ -672,6 +677,15 @@ def read_wheel(package: str, path: Path) -> dict[str, set[str] | dict]:
     ):
         found["transformers"] |= {n for n in _model_exports(wheel) if not _TF_OR_FLAX.match(n)}
     found[""] = wheel.modules(package)
+    # a submodule the release has is an attribute of its package once anything imported it (a lazy module serves it
+    # on access, transformers.models): whether the package's own __init__ imports it is not what a release changed
+    for module, names in found.items():
+        if module:
+            names |= {
+                m[len(module) + 1 :]
+                for m in found[""]
+                if m.rpartition(".")[0] == module and not m.rpartition(".")[2].startswith("_")
+            }
     if package == "numpy":
         found["numpy.__expired_attributes__"] = _expired(wheel)
     return found

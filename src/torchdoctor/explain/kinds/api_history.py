@@ -40,10 +40,13 @@ BUILD_DEPENDENT = frozenset({"torch.distributed"})
 DISTRIBUTED_NAME = re.compile(r"(?P<torch_distributed_name>module 'torch\.distributed' has no attribute)")
 
 # the packages the table has (a test holds it to the table)
-PACKAGES = "numpy|transformers|huggingface_hub|accelerate|peft|datasets|torch"
+PACKAGES = (
+    "numpy|transformers|huggingface_hub|accelerate|peft|datasets|torch|pytorch_lightning|lightning|deepspeed|trl|"
+    "diffusers|torchvision|torchaudio|torchtext|timm|bitsandbytes|sentence_transformers|torchmetrics"
+)
 # those versions.py's own list of libraries does not name: their missing names and modules are this kind too (the
 # others' lines, torch._C's exclusion with them, are versions.py's)
-NOT_IN_LIBRARIES = "numpy|huggingface_hub"
+NOT_IN_LIBRARIES = "numpy|huggingface_hub|torchtext|sentence_transformers"
 IN_TABLE = (
     rf"(?<!initialized )module '(?:{NOT_IN_LIBRARIES})(?:\.[\w.]{{1,150}})?' has no attribute '\w{{1,100}}'|"
     rf"No module named '(?:{NOT_IN_LIBRARIES})\.[\w.]{{1,150}}'|"
