@@ -332,31 +332,37 @@ def rows_for(package: str) -> tuple[list[str], list[tuple]]:
     return versions, rows
 
 
-def build() -> None:
-    lines = [
-        "# Keyword arguments that some releases of a library's callable accept and others do not, read from the",
-        "# released wheels by benchmarks/api_keywords.py --build (ast over each release's source; never imported).",
-        "# A '#releases' line lists a package's releases read; a row: callable (as CPython 3.10+ names it, without",
-        "# .__init__), keyword, added (first release read that accepts it; '' = every release read from the first),",
-        "# last (last release accepting it; '' = still the newest read), removed (first release after it without",
-        "# it), replacement (the keyword the package's deprecation text says to use instead).",
-    ]
+def build_table(table: Path, header: list[str], rows_of) -> None:
+    """Every package of RELEASES through ``rows_of`` (package -> (releases, rows)), written to ``table`` under
+    ``header`` (also api_signatures.py's)."""
     packages = {}
     for package in RELEASES:
         print(f"{package}:", file=sys.stderr)
-        packages[package] = rows_for(package)
-    write(TABLE, lines, packages)
-    load.cache_clear()
+        packages[package] = rows_of(package)
+    write(table, header, packages)
+
+
+def wants_build(argv: list[str] | None, doc: str) -> bool:
+    """Whether the command line asks to read the wheels and rewrite the table (--build)."""
+    parser = argparse.ArgumentParser(description=doc, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--build", action="store_true", help="read the wheels and rewrite the table")
+    return parser.parse_args(argv).build
+
+
+HEADER = [
+    "# Keyword arguments that some releases of a library's callable accept and others do not, read from the",
+    "# released wheels by benchmarks/api_keywords.py --build (ast over each release's source; never imported).",
+    "# A '#releases' line lists a package's releases read; a row: callable (as CPython 3.10+ names it, without",
+    "# .__init__), keyword, added (first release read that accepts it; '' = every release read from the first),",
+    "# last (last release accepting it; '' = still the newest read), removed (first release after it without",
+    "# it), replacement (the keyword the package's deprecation text says to use instead).",
+]
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(
-        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
-    )
-    parser.add_argument("--build", action="store_true", help="read the wheels and rewrite the table")
-    args = parser.parse_args(argv)
-    if args.build:
-        build()
+    if wants_build(argv, __doc__ or ""):
+        build_table(TABLE, HEADER, rows_for)
+        load.cache_clear()
     for package, (versions, rows) in load().items():
         renames = sum(1 for r in rows if r.replacement)
         print(

@@ -16,12 +16,11 @@ the files read (torch.cuda.amp's and torch.amp's GradScaler) has no signature th
 
 from __future__ import annotations
 
-import argparse
 import ast
 import sys
 
-from api_history import download, version_of, write
-from api_keywords import CALLABLES, RELEASES, Release, _dataclass
+from api_history import download, version_of
+from api_keywords import CALLABLES, RELEASES, Release, _dataclass, build_table, wants_build
 
 from torchdoctor.explain.kinds.api_signatures import TABLE, load
 
@@ -102,31 +101,20 @@ def rows_for(package: str) -> tuple[list[str], list[tuple]]:
     return [v for v, _ in releases], rows
 
 
-def build() -> None:
-    lines = [
-        "# The positional parameters each release of a library's callable takes, where they differ between the",
-        "# releases read: written from the released wheels by benchmarks/api_signatures.py --build (ast; never",
-        "# imported). A '#releases' line lists a package's releases read; a row: callable (as CPython 3.10+ names",
-        "# it, without .__init__), the first and the last release read of a span that shares one signature, the",
-        "# signature: positional parameters in order ('=': with a default; '*': *args), '|', the keyword-only ones",
-        "# without a default.",
-    ]
-    packages = {}
-    for package in RELEASES:
-        print(f"{package}:", file=sys.stderr)
-        packages[package] = rows_for(package)
-    write(TABLE, lines, packages)
-    load.cache_clear()
+HEADER = [
+    "# The positional parameters each release of a library's callable takes, where they differ between the",
+    "# releases read: written from the released wheels by benchmarks/api_signatures.py --build (ast; never",
+    "# imported). A '#releases' line lists a package's releases read; a row: callable (as CPython 3.10+ names",
+    "# it, without .__init__), the first and the last release read of a span that shares one signature, the",
+    "# signature: positional parameters in order ('=': with a default; '*': *args), '|', the keyword-only ones",
+    "# without a default.",
+]
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(
-        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
-    )
-    parser.add_argument("--build", action="store_true", help="read the wheels and rewrite the table")
-    args = parser.parse_args(argv)
-    if args.build:
-        build()
+    if wants_build(argv, __doc__ or ""):
+        build_table(TABLE, HEADER, rows_for)
+        load.cache_clear()
     for package, (versions, spans) in load().items():
         print(
             f"{package:22} {versions[0]}..{versions[-1]} ({len(versions)} releases): "

@@ -11,7 +11,7 @@ import tarfile
 from pathlib import Path
 
 import pytest
-from explaining import explained, leads_with, made_wheel
+from explaining import called_from, explained, leads_with, made_wheel
 
 from torchdoctor.explain.kinds import api_history
 from torchdoctor.explain.kinds.release_pins import below, spelled
@@ -272,24 +272,14 @@ def test_generator_reads_lazy_dicts_stars_and_stubs(tmp_path):
 # --- the torch family and the training libraries (one line each, as CPython prints it) --------------------------
 
 
-def _traceback(path: str, code: str, error: str) -> str:
-    return (
-        "Traceback (most recent call last):\n"
-        '  File "/home/ana/project/train.py", line 3, in <module>\n'
-        "    from basicsr.data import degradations\n"
-        f'  File "{path}", line 8, in <module>\n'
-        f"    {code}\n"
-        f"{error}"
-    )
-
-
 def test_torchvision_functional_tensor_removed_in_0_17_names_its_replacement():
     # basicsr's degradations.py imports the module torchvision 0.17 removed
     leads_with(
-        _traceback(
+        called_from(
             f"{SITE}/basicsr/data/degradations.py",
             "from torchvision.transforms.functional_tensor import rgb_to_grayscale",
-            "ModuleNotFoundError: No module named 'torchvision.transforms.functional_tensor'",
+            "No module named 'torchvision.transforms.functional_tensor'",
+            "ModuleNotFoundError",
         ),
         "dependency_version",
         "certain",

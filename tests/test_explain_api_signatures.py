@@ -11,7 +11,8 @@ import ast
 import sys
 from pathlib import Path
 
-from explaining import explained, leads_with, made_wheel
+import pytest
+from explaining import called_from, explained, leads_with, made_wheel
 
 from torchdoctor.explain.kinds import api_signatures
 
@@ -23,24 +24,13 @@ import api_signatures as generator  # noqa: E402
 SITE = "/opt/conda/lib/python3.11/site-packages"
 
 
-def _called_from(path: str, code: str, message: str) -> str:
-    return (
-        "Traceback (most recent call last):\n"
-        '  File "/home/ana/project/train.py", line 88, in <module>\n'
-        "    main()\n"
-        f'  File "{path}", line 41, in main\n'
-        f"    {code}\n"
-        f"TypeError: {message}\n"
-    )
-
-
 # --- a release that takes fewer positional arguments than the call passes -------------------------------------
 
 
 def test_scheduler_verbose_passed_by_position_to_a_torch_without_it():
     # torch 2.7 removed the LR schedulers' `verbose`; the call passes it fifth, by position
     found = leads_with(
-        _called_from(
+        called_from(
             "/home/ana/project/train.py",
             "scheduler = StepLR(optimizer, 30, 0.1, -1, True)",
             "StepLR.__init__() takes from 3 to 5 positional arguments but 6 were given",
@@ -55,7 +45,7 @@ def test_scheduler_verbose_passed_by_position_to_a_torch_without_it():
 def test_an_installed_package_passing_more_positional_arguments_is_certain():
     # a library written for peft 0.7+ passes `mixed` by position to an older peft
     leads_with(
-        _called_from(
+        called_from(
             f"{SITE}/llmtuner/model/adapter.py",
             "model = get_peft_model(model, lora_config, 'default', False)",
             "get_peft_model() takes from 2 to 3 positional arguments but 4 were given",
@@ -71,7 +61,7 @@ def test_an_installed_package_passing_more_positional_arguments_is_certain():
 
 def test_trl_trainer_model_required_from_0_15():
     leads_with(
-        _called_from(
+        called_from(
             f"{SITE}/alignment/run_sft.py",
             "trainer = SFTTrainer(model_init=model_init, args=training_args, train_dataset=train_dataset)",
             "SFTTrainer.__init__() missing 1 required positional argument: 'model'",
@@ -88,11 +78,12 @@ def test_trl_trainer_model_required_from_0_15():
 def test_ddp_parameter_moved_by_one_inserted_before_it_is_only_likely():
     # torch 2.7 inserted init_sync before process_group; apex's DistributedDataParallel is another reading
     found = explained(
-        _called_from(
+        called_from(
             f"{SITE}/fairseq/models/distributed.py",
             "DistributedDataParallel(module, [rank], rank, 0, True, False, process_group=group)",
             "DistributedDataParallel.__init__() got multiple values for argument 'process_group'",
         )
+        + "\n"
     )
     assert found.id == "log.dependency_version" and found.details["confidence"] == "likely"
     assert "torch 2.7-2.9" in found.summary
@@ -101,35 +92,34 @@ def test_ddp_parameter_moved_by_one_inserted_before_it_is_only_likely():
 # --- near-misses: where the releases do not differ in what the message says ---------------------------------------
 
 
-def test_a_parameter_every_release_requires_is_the_calls_own_mistake():
-    found = explained(
-        _called_from(
-            "/home/ana/project/train.py",
+@pytest.mark.parametrize(
+    ("code", "message"),
+    [
+        # step_size is required in every release: the call's own mistake
+        (
             "scheduler = StepLR(optimizer, gamma=0.1)",
             "StepLR.__init__() missing 1 required positional argument: 'step_size'",
-        )
-    )
-    assert "torch<" not in found.fix and found.details.get("confidence") != "certain"
-
-
-def test_more_arguments_than_any_release_takes_is_not_a_release():
-    found = explained(
-        _called_from(
-            "/home/ana/project/train.py",
+        ),
+        # more positional arguments than any release takes
+        (
             "scheduler = StepLR(optimizer, 30, 0.1, -1, True, 'x', 'y')",
             "StepLR.__init__() takes from 3 to 5 positional arguments but 8 were given",
-        )
-    )
+        ),
+    ],
+)
+def test_what_no_two_releases_differ_in_is_not_a_release(code, message):
+    found = explained(called_from("/home/ana/project/train.py", code, message) + "\n")
     assert "torch<" not in found.fix and found.details.get("confidence") != "certain"
 
 
 def test_a_callable_the_table_does_not_have_is_left_alone():
     found = explained(
-        _called_from(
+        called_from(
             "/home/ana/project/model.py",
             "out = self.block(x, mask)",
             "forward() takes 2 positional arguments but 3 were given",
         )
+        + "\n"
     )
     assert found.id != "log.dependency_version"
 

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 from torchdoctor.explain.first_failure import Raised, installed_package
-from torchdoctor.explain.kinds.release_pins import below, follows, spelled
+from torchdoctor.explain.kinds.release_pins import below, follows, read_table, spelled
 
 TABLE = Path(__file__).resolve().parent.parent / "catalog" / "api_keywords.tsv"
 # CPython 3.10+: "TrainingArguments.__init__() got an unexpected keyword argument 'evaluation_strategy'";
@@ -55,16 +55,10 @@ class Keyword(NamedTuple):
 @cache
 def load() -> dict[str, tuple[list[str], list[Keyword]]]:
     """``{package: (the releases read, its rows)}`` from the committed table."""
-    table: dict[str, tuple[list[str], list[Keyword]]] = {}
-    package = ""
-    for line in TABLE.read_text(encoding="utf-8").splitlines():
-        cells = line.split("\t")
-        if cells[0] == "#releases":
-            package = cells[1]
-            table[package] = (cells[2:], [])
-        elif not line.startswith("#") and len(cells) == 6:
-            table[package][1].append(Keyword(package, *cells))
-    return table
+    return {
+        p: (releases, [Keyword(p, *c) for c in rows_])
+        for p, (releases, rows_) in read_table(TABLE, 6).items()
+    }
 
 
 @cache

@@ -25,7 +25,7 @@ from typing import NamedTuple
 
 from torchdoctor.explain.first_failure import Raised, installed_package
 from torchdoctor.explain.kinds.api_keywords import NAMESAKES, PIP_NAME, named_callable
-from torchdoctor.explain.kinds.release_pins import below, spelled
+from torchdoctor.explain.kinds.release_pins import below, read_table, spelled
 
 TABLE = Path(__file__).resolve().parent.parent / "catalog" / "api_signatures.tsv"
 _CALLABLE = r"(?<![\w.])(?P<sig_callable>(?:[A-Za-z_]\w{0,100}\.)?[A-Za-z_]\w{0,100})\(\) "
@@ -51,16 +51,9 @@ class Span(NamedTuple):
 @cache
 def load() -> dict[str, tuple[list[str], list[Span]]]:
     """``{package: (the releases read, its spans)}`` from the committed table."""
-    table: dict[str, tuple[list[str], list[Span]]] = {}
-    package = ""
-    for line in TABLE.read_text(encoding="utf-8").splitlines():
-        cells = line.split("\t")
-        if cells[0] == "#releases":
-            package = cells[1]
-            table[package] = (cells[2:], [])
-        elif not line.startswith("#") and len(cells) == 4:
-            table[package][1].append(Span(package, *cells))
-    return table
+    return {
+        p: (releases, [Span(p, *c) for c in rows]) for p, (releases, rows) in read_table(TABLE, 4).items()
+    }
 
 
 @cache

@@ -1,13 +1,16 @@
 """How a release read from a package's wheels is written in a fix: the minor release (``4.46``) for a package
 read one wheel per minor release, the full version (``1.0.9``) where several patches of one minor were read
 (timm's 1.0 line); and whether two releases read follow each other with none unread between them, so that
-"came in 1.8" is said only where 1.7 was read too (else "after 1.6, by 1.8").
+"came in 1.8" is said only where 1.7 was read too (else "after 1.6, by 1.8"); and the rows of the tables the
+generators write from the wheels (api_keywords.tsv, api_signatures.tsv), package by package.
 
     >>> spelled(["1.6.5", "1.8.6"], "1.8.6"), follows(["1.6.5", "1.8.6"], "1.6.5", "1.8.6")
     ('1.8', False)
 """
 
 from __future__ import annotations
+
+from pathlib import Path
 
 
 def minor(version: str) -> str:
@@ -40,3 +43,18 @@ def below(releases: list[str], last: str, removed: str) -> str:
         return f"<{spelled(releases, removed)}"
     kept = spelled(releases, last)
     return f"=={kept}.*" if kept == minor(last) else f"=={kept}"
+
+
+def read_table(path: Path, width: int) -> dict[str, tuple[list[str], list[list[str]]]]:
+    """``{package: (its releases read, its rows' cells)}`` of a generated table: a '#releases' line opens each
+    package, its rows (``width`` tab-separated cells) follow, other '#' lines are comments."""
+    table: dict[str, tuple[list[str], list[list[str]]]] = {}
+    package = ""
+    for line in path.read_text(encoding="utf-8").splitlines():
+        cells = line.split("\t")
+        if cells[0] == "#releases":
+            package = cells[1]
+            table[package] = (cells[2:], [])
+        elif not line.startswith("#") and len(cells) == width:
+            table[package][1].append(cells)
+    return table
