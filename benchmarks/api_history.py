@@ -329,6 +329,9 @@ SDISTS = {
     "bitsandbytes": {f"0.{m}" for m in range(35, 43)},
     "sentence_transformers": {"0.4", "1.0", "1.1", "1.2", "2.0", "2.1", "2.2"},
 }
+# other packages of the same project whose names a package re-exports as its own (pytorch_lightning 1.8+ imports
+# its seed_everything, rank_zero_only, ... from lightning_lite, later lightning_fabric)
+SAME_PROJECT = {"pytorch_lightning": ("lightning_lite", "lightning_fabric")}
 MODULE_DEPTH = 3  # module existence: transformers.models.llama, torch.distributed.fsdp (not every file below)
 
 
@@ -495,6 +498,7 @@ class Names:
     def __init__(self, wheel: Wheel, package: str, copied: list[str]):
         self.wheel, self.package, self.copied = wheel, package, copied
         self.cache: dict[str, tuple[set[str], set[str] | None]] = {}
+        self.elsewhere: dict[str, set[str]] = {}  # per module: the names it imports from another library
 
     def of(self, module: str, depth: int = 0) -> tuple[set[str], set[str] | None]:
         """(every name bound, __all__ when it reads statically) of ``module``."""
@@ -518,6 +522,9 @@ class Names:
                 for node in tree.body if tree else []:
                     if isinstance(node, (ast.FunctionDef, ast.ClassDef)) and not node.name.startswith("__"):
                         bound.add(node.name)
+        # another library's name the module re-exports on purpose (pytorch_lightning 1.8's seed_everything, from
+        # lightning_lite): its __all__ lists it
+        bound |= self.elsewhere.pop(module, set()) & (exported or set())
         self.cache[module] = (bound, exported)
         return bound, exported
 
@@ -537,9 +544,10 @@ class Names:
             if is_package and source.startswith(module + "."):
                 bound.add(source[len(module) + 1 :].split(".")[0])
             # nor a name taken from another library (typing's Optional), unless a stub re-exports it (`x as x`)
-            outside = source.split(".")[0] != module.split(".")[0]
+            outside = source.split(".")[0] not in {module.split(".")[0], *SAME_PROJECT.get(self.package, ())}
             for alias in node.names:
                 if outside and not (stub and alias.asname == alias.name):
+                    self.elsewhere.setdefault(module, set()).add(alias.asname or alias.name)
                     continue
                 if alias.name == "*":
                     names, exports = self.of(source, depth + 1)

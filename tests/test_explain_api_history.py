@@ -382,7 +382,10 @@ def test_generator_reads_a_source_tar_and_submodules_bound_by_import(tmp_path):
     tar = tmp_path / "lib-1.0.tar.gz"
     with tarfile.open(tar, "w:gz") as archive:
         for inside, text in {
-            "lib-1.0/src/lib/__init__.py": "from .backend import helper\n",
+            "lib-1.0/src/lib/__init__.py": (
+                "from .backend import helper\nfrom otherlib import reexported, used_here\n"
+                "__all__ = ['helper', 'reexported']\n"
+            ),
             "lib-1.0/src/lib/backend.py": "def helper():\n    pass\n",
             "lib-1.0/setup.py": "",
         }.items():
@@ -393,7 +396,8 @@ def test_generator_reads_a_source_tar_and_submodules_bound_by_import(tmp_path):
     wheel = generator.Wheel(tar)
     assert set(wheel.files) == {"lib/__init__.py", "lib/backend.py", "setup.py"}
     names, _ = generator.Names(wheel, "lib", []).of("lib")
-    assert {"helper", "backend"} <= names
+    # another library's name counts only where the module's __all__ re-exports it
+    assert {"helper", "backend", "reexported"} <= names and "used_here" not in names
     assert generator.version_of(tar) == "1.0"
     assert generator.version_of(tmp_path / "sentence-transformers-2.2.2.tar.gz") == "2.2.2"
 
