@@ -392,6 +392,12 @@ HAND = {
     ("pytorch_lightning.utilities.cli", "LightningCLI"): "pytorch_lightning.cli.LightningCLI",
     # pytorch_lightning/metrics/*.py (1.3-1.4): "Use :class:`torchmetrics.Metric`. Will be removed in v1.5.0."
     ("pytorch_lightning.metrics", ""): "the torchmetrics package (pip install torchmetrics)",
+    # diffusers/models/cross_attention.py (0.12-0.19): "Importing from cross_attention is deprecated. Please import
+    # from diffusers.models.attention_processor instead."
+    ("diffusers.models.cross_attention", ""): "diffusers.models.attention_processor",
+    # diffusers/models/unet_2d_condition.py (0.25-0.28): "... is deprecated and this will be removed in a future
+    # version. Please use `from diffusers.models.unets.unet_2d_condition import UNet2DConditionOutput`, instead."
+    ("diffusers.models.unet_2d_condition", ""): "diffusers.models.unets.unet_2d_condition",
 }
 
 

@@ -447,3 +447,18 @@ def test_torchmetrics_auc_removed_in_0_11():
         "certain",
         ["removed in torchmetrics 0.11", "torchmetrics<0.11"],
     )
+
+
+def test_diffusers_module_moved_names_where_it_went():
+    # an older training script imports the UNet from the module diffusers 0.29 removed
+    leads_with(
+        called_from(
+            "/home/ana/project/train_dreambooth.py",
+            "from diffusers.models.unet_2d_condition import UNet2DConditionModel",
+            "No module named 'diffusers.models.unet_2d_condition'",
+            "ModuleNotFoundError",
+        ),
+        "dependency_version",
+        "certain",
+        ["removed in diffusers 0.29", "diffusers<0.29", "diffusers.models.unets.unet_2d_condition"],
+    )
