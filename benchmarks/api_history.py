@@ -29,6 +29,7 @@ import ast
 import re
 import subprocess
 import sys
+import tarfile
 import zipfile
 from pathlib import Path
 
@@ -47,6 +48,26 @@ MINORS = {
     + [f"3.{m}" for m in range(0, 7)]
     + ["4.0", "4.1"],
     "torch": [f"1.{m}" for m in range(8, 14)] + [f"2.{m}" for m in range(0, 10)],
+    # 1.7's wheels carry metadata current pip refuses ("torch (>=1.9.*)") and its sdist does not build its
+    # metadata: not read (kinds/release_pins.py says "after 1.6, by 1.8" for what changed there)
+    "pytorch_lightning": [f"1.{m}" for m in (0, 1, 2, 3, 4, 5, 6, 8, 9)] + [f"2.{m}" for m in range(0, 6)],
+    # the `lightning` package has carried lightning.pytorch since 1.8
+    "lightning": ["1.8", "1.9"] + [f"2.{m}" for m in range(0, 6)],
+    "deepspeed": [f"0.{m}" for m in range(5, 18)],
+    "trl": [f"0.{m}" for m in range(4, 26)],
+    "diffusers": [f"0.{m}" for m in range(3, 36)],
+    "torchvision": [f"0.{m}" for m in range(9, 25)],
+    "torchaudio": [f"0.{m}" for m in range(8, 14)] + [f"2.{m}" for m in range(0, 10)],
+    # 0.9 moved the old Field/BucketIterator API to torchtext.legacy, 0.12 removed it; 0.18 is the last release
+    "torchtext": [f"0.{m}" for m in range(6, 19)],
+    # timm's minors are few (0.9 -> 1.0 is one step): its 1.0 line is read at some of its patches
+    "timm": ["0.3", "0.4", "0.5", "0.6", "0.9", "1.0.3", "1.0.9", "1.0.12", "1.0.15", "1.0.19"],
+    "bitsandbytes": [f"0.{m}" for m in range(35, 49)],
+    "sentence_transformers": ["0.4", "1.0", "1.1", "1.2"]
+    + [f"2.{m}" for m in range(0, 8)]
+    + [f"3.{m}" for m in range(0, 5)]
+    + ["4.0", "4.1", "5.0", "5.1"],
+    "torchmetrics": [f"0.{m}" for m in range(2, 12)] + [f"1.{m}" for m in range(0, 9)],
 }
 # the modules whose names are read (their __init__ for a package); every module's existence is read too
 MODULES = {
@@ -119,6 +140,143 @@ MODULES = {
         "torch.func",
         "torch.compiler",
     ],
+    "pytorch_lightning": [
+        "pytorch_lightning",
+        "pytorch_lightning.callbacks",
+        "pytorch_lightning.loggers",
+        "pytorch_lightning.strategies",
+        "pytorch_lightning.plugins",
+        "pytorch_lightning.plugins.training_type",
+        "pytorch_lightning.accelerators",
+        "pytorch_lightning.profiler",
+        "pytorch_lightning.profilers",
+        "pytorch_lightning.utilities",
+        "pytorch_lightning.utilities.seed",
+        "pytorch_lightning.utilities.cli",
+        "pytorch_lightning.utilities.distributed",
+        "pytorch_lightning.utilities.rank_zero",
+        "pytorch_lightning.cli",
+        "pytorch_lightning.core",
+        "pytorch_lightning.metrics",
+        "pytorch_lightning.trainer",
+    ],
+    "lightning": [
+        "lightning",
+        "lightning.pytorch",
+        "lightning.pytorch.callbacks",
+        "lightning.pytorch.loggers",
+        "lightning.pytorch.strategies",
+        "lightning.pytorch.plugins",
+        "lightning.pytorch.utilities",
+        "lightning.pytorch.cli",
+        "lightning.fabric",
+        "lightning.fabric.strategies",
+        "lightning.fabric.utilities",
+    ],
+    "deepspeed": [
+        "deepspeed",
+        "deepspeed.ops.adam",
+        "deepspeed.ops",
+        "deepspeed.comm",
+        "deepspeed.accelerator",
+        "deepspeed.utils",
+        "deepspeed.utils.zero_to_fp32",
+        "deepspeed.runtime.zero",
+        "deepspeed.runtime.zero.partition_parameters",
+        "deepspeed.runtime.utils",
+        "deepspeed.moe.layer",
+        "deepspeed.moe.utils",
+        "deepspeed.checkpoint",
+        "deepspeed.pipe",
+    ],
+    "trl": ["trl", "trl.trainer", "trl.trainer.utils", "trl.models", "trl.core", "trl.import_utils"],
+    "diffusers": [
+        "diffusers",
+        "diffusers.models",
+        "diffusers.models.attention_processor",
+        "diffusers.schedulers",
+        "diffusers.pipelines",
+        "diffusers.loaders",
+        "diffusers.utils",
+        "diffusers.training_utils",
+        "diffusers.optimization",
+    ],
+    "torchvision": [
+        "torchvision",
+        "torchvision.models",
+        "torchvision.models.detection",
+        "torchvision.transforms",
+        "torchvision.transforms.functional",
+        "torchvision.transforms.v2",
+        "torchvision.datasets",
+        "torchvision.ops",
+        "torchvision.io",
+        "torchvision.utils",
+    ],
+    "torchaudio": [
+        "torchaudio",
+        "torchaudio.functional",
+        "torchaudio.transforms",
+        "torchaudio.models",
+        "torchaudio.pipelines",
+        "torchaudio.io",
+        "torchaudio.utils",
+        "torchaudio.backend",
+        "torchaudio.compliance.kaldi",
+    ],
+    "torchtext": [
+        "torchtext",
+        "torchtext.data",
+        "torchtext.data.utils",
+        "torchtext.datasets",
+        "torchtext.vocab",
+        "torchtext.legacy",
+        "torchtext.legacy.data",
+        "torchtext.transforms",
+        "torchtext.functional",
+        "torchtext.models",
+    ],
+    "timm": [
+        "timm",
+        "timm.data",
+        "timm.layers",
+        "timm.models.layers",
+        "timm.models.registry",
+        "timm.models.helpers",
+        "timm.optim",
+        "timm.scheduler",
+        "timm.utils",
+        "timm.loss",
+    ],
+    "bitsandbytes": [
+        "bitsandbytes",
+        "bitsandbytes.nn",
+        "bitsandbytes.optim",
+        "bitsandbytes.functional",
+        "bitsandbytes.utils",
+    ],
+    "sentence_transformers": [
+        "sentence_transformers",
+        "sentence_transformers.losses",
+        "sentence_transformers.evaluation",
+        "sentence_transformers.models",
+        "sentence_transformers.util",
+        "sentence_transformers.readers",
+        "sentence_transformers.datasets",
+        "sentence_transformers.training_args",
+        "sentence_transformers.trainer",
+    ],
+    "torchmetrics": [
+        "torchmetrics",
+        "torchmetrics.classification",
+        "torchmetrics.functional",
+        "torchmetrics.functional.classification",
+        "torchmetrics.regression",
+        "torchmetrics.text",
+        "torchmetrics.image",
+        "torchmetrics.detection",
+        "torchmetrics.utilities",
+    ],
 }
 # generated stubs whose names a module copies into itself at import (torch/__init__.py: for name in
 # dir(_C._VariableFunctions): ... globals()[name] = obj)
@@ -138,6 +296,42 @@ WHEEL_FOR = {
         else ["--python-version", "3.9", "--platform", "macosx_10_9_x86_64"]
     ),
 }
+
+
+def _macos(arm64_from: tuple[int, int], python: str = "3.10", older_python: str = "3.9"):
+    """pip's arguments for a macOS wheel of a torch-family package: arm64 from ``arm64_from``, x86_64 before (the
+    Linux wheels carry CUDA; the Python files are the same)."""
+
+    def arguments(minor: str) -> list[str]:
+        arm64 = tuple(int(p) for p in minor.split(".")[:2]) >= arm64_from
+        return (
+            ["--python-version", python, "--platform", "macosx_14_0_arm64"]
+            if arm64
+            else ["--python-version", older_python, "--platform", "macosx_10_9_x86_64"]
+        )
+
+    return arguments
+
+
+WHEEL_FOR.update(
+    {
+        "torchvision": _macos((0, 13)),
+        "torchaudio": _macos((0, 13)),
+        # torchtext 0.7 has no wheel for 3.9
+        "torchtext": lambda minor: _macos((0, 14), older_python="3.8" if minor == "0.7" else "3.9")(minor),
+    }
+)
+# read from the source distribution (the .py files in the tar; nothing is built): DeepSpeed publishes no wheels,
+# bitsandbytes' wheels before 0.43 carry every CUDA build (100 MB; from 0.43 there is no sdist and its wheels are
+# 60 MB), sentence_transformers published no wheel before 2.3
+SDISTS = {
+    "deepspeed": None,
+    "bitsandbytes": {f"0.{m}" for m in range(35, 43)},
+    "sentence_transformers": {"0.4", "1.0", "1.1", "1.2", "2.0", "2.1", "2.2"},
+}
+# other packages of the same project whose names a package re-exports as its own (pytorch_lightning 1.8+ imports
+# its seed_everything, rank_zero_only, ... from lightning_lite, later lightning_fabric)
+SAME_PROJECT = {"pytorch_lightning": ("lightning_lite", "lightning_fabric")}
 MODULE_DEPTH = 3  # module existence: transformers.models.llama, torch.distributed.fsdp (not every file below)
 
 
@@ -153,6 +347,15 @@ def replacements(package: str, names: dict[str, dict]) -> dict[tuple[str, str], 
                     found[("numpy", name)] = named.group(1)
     found.update({key: text for key, text in HAND.items() if key[0].split(".")[0] == package})
     return found
+
+
+# names a package sets on itself at import with setattr, which no static reading sees: present in every release
+# read until one binds them plainly, so the release that "added" them is not known
+SET_AT_IMPORT = {
+    # torchaudio/backend/utils.py set_audio_backend (0.8-2.1): for func in ['save', 'load', 'load_wav', 'info']:
+    # setattr(torchaudio, func, getattr(module, func)); torchaudio/_backend/__init__.py (2.1): torchaudio.info = ...
+    "torchaudio": {"save", "load", "load_wav", "info"},
+}
 
 
 # Replacements the removing release's own deprecation text names (read in the last wheel that has the name):
@@ -184,6 +387,21 @@ HAND = {
     # future version. Use prepare_model_for_kbit_training instead."
     ("peft", "prepare_model_for_int8_training"): "prepare_model_for_kbit_training",
     ("peft.utils", "prepare_model_for_int8_training"): "prepare_model_for_kbit_training",
+    # torchvision/transforms/functional_tensor.py (0.15-0.16): "deprecated in 0.15 and will be **removed in 0.17**
+    # ... You probably just need to use APIs in torchvision.transforms.functional or in
+    # torchvision.transforms.v2.functional"
+    ("torchvision.transforms.functional_tensor", ""): "torchvision.transforms.functional",
+    # pytorch_lightning/_graveyard/cli.py (1.9): "`pytorch_lightning.utilities.cli.LightningCLI` was deprecated in
+    # v1.7.0 and is no longer supported as of v1.9.0. Please use `pytorch_lightning.cli.LightningCLI` instead"
+    ("pytorch_lightning.utilities.cli", "LightningCLI"): "pytorch_lightning.cli.LightningCLI",
+    # pytorch_lightning/metrics/*.py (1.3-1.4): "Use :class:`torchmetrics.Metric`. Will be removed in v1.5.0."
+    ("pytorch_lightning.metrics", ""): "the torchmetrics package (pip install torchmetrics)",
+    # diffusers/models/cross_attention.py (0.12-0.19): "Importing from cross_attention is deprecated. Please import
+    # from diffusers.models.attention_processor instead."
+    ("diffusers.models.cross_attention", ""): "diffusers.models.attention_processor",
+    # diffusers/models/unet_2d_condition.py (0.25-0.28): "... is deprecated and this will be removed in a future
+    # version. Please use `from diffusers.models.unets.unet_2d_condition import UNet2DConditionOutput`, instead."
+    ("diffusers.models.unet_2d_condition", ""): "diffusers.models.unets.unet_2d_condition",
 }
 
 
@@ -194,12 +412,7 @@ class Wheel:
     """The Python files of one downloaded wheel, read as text (never imported)."""
 
     def __init__(self, path: Path):
-        with zipfile.ZipFile(path) as archive:
-            self.files = {
-                n: archive.read(n).decode("utf-8", "replace")
-                for n in archive.namelist()
-                if n.endswith((".py", ".pyi"))
-            }
+        self.files = package_files(path)
         self.trees: dict[str, ast.Module | None] = {}
 
     def sources(self, module: str) -> list[str]:
@@ -230,6 +443,30 @@ class Wheel:
             if len(parts) <= MODULE_DEPTH and all(p.isidentifier() for p in parts) and not private:
                 found.add(".".join(parts))
         return found
+
+
+def package_files(path: Path, wanted: set[str] | None = None) -> dict[str, str]:
+    """{path as installed: text} of the Python files of a wheel or a source tar (``wanted`` only, when given)."""
+    keep = (lambda n: n in wanted) if wanted is not None else (lambda n: n.endswith((".py", ".pyi")))
+    if path.name.endswith(".tar.gz"):
+        return _sdist_files(path, keep)
+    with zipfile.ZipFile(path) as archive:
+        return {n: archive.read(n).decode("utf-8", "replace") for n in archive.namelist() if keep(n)}
+
+
+def _sdist_files(path: Path, keep) -> dict[str, str]:
+    """A source tar's files by the path they install to: without the top folder ("deepspeed-0.5.10/") and a src/
+    layout's "src/" (pytorch_lightning 1.7)."""
+    files = {}
+    with tarfile.open(path) as archive:
+        for member in archive.getmembers():
+            inside = member.name.split("/", 1)[-1].removeprefix("src/")
+            if not (member.isfile() and keep(inside)):
+                continue
+            handle = archive.extractfile(member)
+            if handle is not None:
+                files.setdefault(inside, handle.read().decode("utf-8", "replace"))
+    return files
 
 
 def _absolute(module: str, node: ast.ImportFrom, is_package: bool) -> str:
@@ -271,6 +508,7 @@ class Names:
     def __init__(self, wheel: Wheel, package: str, copied: list[str]):
         self.wheel, self.package, self.copied = wheel, package, copied
         self.cache: dict[str, tuple[set[str], set[str] | None]] = {}
+        self.elsewhere: dict[str, set[str]] = {}  # per module: the names it imports from another library
 
     def of(self, module: str, depth: int = 0) -> tuple[set[str], set[str] | None]:
         """(every name bound, __all__ when it reads statically) of ``module``."""
@@ -294,6 +532,9 @@ class Names:
                 for node in tree.body if tree else []:
                     if isinstance(node, (ast.FunctionDef, ast.ClassDef)) and not node.name.startswith("__"):
                         bound.add(node.name)
+        # another library's name the module re-exports on purpose (pytorch_lightning 1.8's seed_everything, from
+        # lightning_lite): its __all__ lists it
+        bound |= self.elsewhere.pop(module, set()) & (exported or set())
         self.cache[module] = (bound, exported)
         return bound, exported
 
@@ -308,10 +549,15 @@ class Names:
                     bound.add(alias.asname or alias.name.split(".")[0])
         elif isinstance(node, ast.ImportFrom):
             source = _absolute(module, node, is_package)
+            # importing a submodule binds it in its package at run time (`from .backend import x` in
+            # torchaudio/__init__.py makes torchaudio.backend)
+            if is_package and source.startswith(module + "."):
+                bound.add(source[len(module) + 1 :].split(".")[0])
             # nor a name taken from another library (typing's Optional), unless a stub re-exports it (`x as x`)
-            outside = source.split(".")[0] != module.split(".")[0]
+            outside = source.split(".")[0] not in {module.split(".")[0], *SAME_PROJECT.get(self.package, ())}
             for alias in node.names:
                 if outside and not (stub and alias.asname == alias.name):
+                    self.elsewhere.setdefault(module, set()).add(alias.asname or alias.name)
                     continue
                 if alias.name == "*":
                     names, exports = self.of(source, depth + 1)
@@ -365,6 +611,15 @@ class Names:
             name = target.value if isinstance(target, ast.Subscript) else target
             if not (isinstance(name, ast.Name) and name.id in ("_import_structure", "_SUBMOD_ATTRS")):
                 continue
+            # the lazy module serves its keys' submodules as attributes too (transformers.trainer)
+            keys = node.value.keys if isinstance(node.value, ast.Dict) else []
+            if isinstance(target, ast.Subscript):
+                keys = [target.slice]
+            bound.update(
+                k.value.split(".")[0]
+                for k in keys
+                if isinstance(k, ast.Constant) and isinstance(k.value, str)
+            )
             if isinstance(node.value, ast.Dict):
                 for value in node.value.values:
                     bound.update(_strings(value))
@@ -440,6 +695,15 @@ def read_wheel(package: str, path: Path) -> dict[str, set[str] | dict]:
     ):
         found["transformers"] |= {n for n in _model_exports(wheel) if not _TF_OR_FLAX.match(n)}
     found[""] = wheel.modules(package)
+    # a submodule the release has is an attribute of its package once anything imported it (a lazy module serves it
+    # on access, transformers.models): whether the package's own __init__ imports it is not what a release changed
+    for module, names in found.items():
+        if module:
+            names |= {
+                m[len(module) + 1 :]
+                for m in found[""]
+                if m.rpartition(".")[0] == module and not m.rpartition(".")[2].startswith("_")
+            }
     if package == "numpy":
         found["numpy.__expired_attributes__"] = _expired(wheel)
     return found
@@ -448,36 +712,36 @@ def read_wheel(package: str, path: Path) -> dict[str, set[str] | dict]:
 # --- downloading ----------------------------------------------------------------------------------------------
 
 
+def _sdist(package: str, minor: str) -> bool:
+    return package in SDISTS and (SDISTS[package] is None or minor in SDISTS[package])
+
+
 def download(package: str, minor: str) -> Path | None:
-    """The wheel of ``package``'s last ``minor`` patch, from the cache or pip; None when it has none."""
+    """The wheel (or, for SDISTS, the source tar) of ``package``'s last ``minor`` patch, from the cache or pip;
+    None when it has none."""
     folder = WHEELS / package / minor
-    wheels = sorted(folder.glob("*.whl"))
-    if wheels:
-        return wheels[0]
+    pattern = "*.tar.gz" if _sdist(package, minor) else "*.whl"
+    found = sorted(folder.glob(pattern))
+    if found:
+        return found[0]
     folder.mkdir(parents=True, exist_ok=True)
     spec = f"{package}=={minor}.*"
     extra = WHEEL_FOR[package](minor) if package in WHEEL_FOR else []
-    cmd = [
-        sys.executable,
-        "-m",
-        "pip",
-        "download",
-        "--no-deps",
-        "--only-binary",
-        ":all:",
-        "-q",
-        "-d",
-        str(folder),
-    ]
+    binary = ["--no-binary", ":all:"] if _sdist(package, minor) else ["--only-binary", ":all:"]
+    cmd = [sys.executable, "-m", "pip", "download", "--no-deps", *binary, "-q", "-d", str(folder)]
     result = subprocess.run(["nice", "-n", "19", *cmd, *extra, spec], capture_output=True, text=True)
-    wheels = sorted(folder.glob("*.whl"))
-    if not wheels:
-        print(f"  {spec}: no wheel ({result.stderr.strip().splitlines()[-1:]})", file=sys.stderr)
+    found = sorted(folder.glob(pattern))
+    if not found:
+        print(f"  {spec}: none ({result.stderr.strip().splitlines()[-1:]})", file=sys.stderr)
         return None
-    return wheels[0]
+    return found[0]
 
 
-def _version(path: Path) -> str:
+def version_of(path: Path) -> str:
+    """The release a downloaded file holds: a wheel's second field, a source tar's last ("sentence-transformers-
+    2.2.2.tar.gz")."""
+    if path.name.endswith(".tar.gz"):
+        return path.name.removesuffix(".tar.gz").rsplit("-", 1)[1]
     return path.name.split("-")[1]
 
 
@@ -487,8 +751,8 @@ def rows_for(package: str) -> tuple[list[str], list[tuple]]:
     for minor in MINORS[package]:
         wheel = download(package, minor)
         if wheel is not None:
-            releases.append((_version(wheel), read_wheel(package, wheel)))
-            print(f"  {package} {_version(wheel)}", file=sys.stderr)
+            releases.append((version_of(wheel), read_wheel(package, wheel)))
+            print(f"  {package} {version_of(wheel)}", file=sys.stderr)
     versions = [v for v, _ in releases]
     presence: dict[tuple[str, str], list[bool]] = {}
     for at, (_, found) in enumerate(releases):
@@ -506,8 +770,10 @@ def rows_for(package: str) -> tuple[list[str], list[tuple]]:
         # in every release, or gone for a while and back (np.bmat in 1.21 only): no one release to name
         if all(seen) or not all(seen[first : last + 1]):
             continue
-        added = versions[first] if first > 0 else ""
+        added = versions[first] if first > 0 and name not in SET_AT_IMPORT.get(module, ()) else ""
         removed = versions[last + 1] if last + 1 < len(versions) else ""
+        if not added and not removed:
+            continue
         rows.append(
             (
                 module,

@@ -27,10 +27,9 @@ import argparse
 import ast
 import re
 import sys
-import zipfile
 from pathlib import Path
 
-from api_history import MINORS, download, write
+from api_history import MINORS, download, package_files, version_of, write
 
 from torchdoctor.explain.kinds.api_keywords import TABLE, load
 
@@ -46,6 +45,7 @@ RELEASES = {
     **{p: MINORS[p] for p in ("transformers", "accelerate", "peft", "datasets", "torch")},
     **LIGHTNING,
     **TRL,
+    **{p: MINORS[p] for p in ("deepspeed", "sentence_transformers")},
 }
 _OPTIMIZERS = ("adam", "adamw", "sgd", "rmsprop", "adagrad", "adadelta", "adamax", "nadam", "radam", "lbfgs")
 _TRL_MODULES = (
@@ -56,6 +56,12 @@ _TRL_MODULES = (
     "grpo_trainer",
     "grpo_config",
     "reward_trainer",
+    "ppo_trainer",
+    "ppo_config",
+    "kto_trainer",
+    "kto_config",
+    "orpo_trainer",
+    "orpo_config",
 )
 # package -> (files, the classes or functions read in them; "*" = every public class of the file)
 CALLABLES: dict[str, list[tuple[tuple[str, ...], tuple[str, ...]]]] = {
@@ -71,7 +77,19 @@ CALLABLES: dict[str, list[tuple[tuple[str, ...], tuple[str, ...]]]] = {
         (
             ("peft/tuners/lora.py", "peft/tuners/lora/config.py", "peft/utils/config.py", "peft/config.py"),
             ("LoraConfig",),
-        )
+        ),
+        # mapping_func.py from 0.15 (mapping.py re-exports it there)
+        (("peft/mapping_func.py", "peft/mapping.py"), ("get_peft_model",)),
+        (("peft/utils/other.py",), ("prepare_model_for_kbit_training",)),
+    ],
+    "deepspeed": [
+        (("deepspeed/__init__.py",), ("initialize",)),
+        (("deepspeed/comm/comm.py", "deepspeed/utils/distributed.py"), ("init_distributed",)),
+    ],
+    "sentence_transformers": [
+        (("sentence_transformers/SentenceTransformer.py",), ("SentenceTransformer",)),
+        (("sentence_transformers/training_args.py",), ("SentenceTransformerTrainingArguments",)),
+        (("sentence_transformers/trainer.py",), ("SentenceTransformerTrainer",)),
     ],
     "datasets": [(("datasets/load.py",), ("load_dataset",))],
     "trl": [
@@ -85,6 +103,12 @@ CALLABLES: dict[str, list[tuple[tuple[str, ...], tuple[str, ...]]]] = {
                 "GRPOTrainer",
                 "GRPOConfig",
                 "RewardTrainer",
+                "PPOTrainer",
+                "PPOConfig",
+                "KTOTrainer",
+                "KTOConfig",
+                "ORPOTrainer",
+                "ORPOConfig",
             ),
         )
     ],
@@ -106,6 +130,8 @@ CALLABLES: dict[str, list[tuple[tuple[str, ...], tuple[str, ...]]]] = {
 BASES_IN = {
     "peft": ("peft/utils/config.py", "peft/config.py"),
     "transformers": ("transformers/training_args.py",),
+    # PPOConfig (0.12+) subclasses OnPolicyConfig, defined there
+    "trl": ("trl/trainer/utils.py",),
 }
 # where a release's deprecation warnings for a callable's keywords are, when not in its own file (Lightning 1.x:
 # "Setting `Trainer(gpus=...)` is deprecated in v1.7 ... Please use `Trainer(accelerator='gpu', devices=...)`")
@@ -153,12 +179,15 @@ class Release:
     def __init__(self, path: Path, package: str):
         wanted = {f for files, _ in CALLABLES[package] for f in files}
         wanted |= set(BASES_IN.get(package, ())) | set(DEPRECATIONS_IN.get(package, ()))
-        with zipfile.ZipFile(path) as archive:
-            names = set(archive.namelist())
-            # a module beside a package of the same name (peft 0.6's tuners/lora.py and tuners/lora/) is never
-            # imported: the package is
-            live = {f for f in wanted if f in names and f.removesuffix(".py") + "/__init__.py" not in names}
-            self.text = {f: archive.read(f).decode("utf-8", "replace") for f in sorted(live)}
+        packages = {f.removesuffix(".py") + "/__init__.py" for f in wanted}
+        files = package_files(path, wanted | packages)
+        # a module beside a package of the same name (peft 0.6's tuners/lora.py and tuners/lora/) is never
+        # imported: the package is
+        self.text = {
+            f: files[f]
+            for f in sorted(wanted)
+            if f in files and f.removesuffix(".py") + "/__init__.py" not in files
+        }
         # every definition of a class name in the files read: two files that define it differently (torch.cuda.amp's
         # autocast and GradScaler subclass torch.amp's, with other keywords) are named alike by CPython, so neither
         # is read; a copy left behind (peft 0.6's tuners/lora.py beside tuners/lora/config.py) agrees and is
@@ -269,7 +298,7 @@ def rows_for(package: str) -> tuple[list[str], list[tuple]]:
         for files, names in CALLABLES[package]:
             for name in names:
                 found.update(release.keywords(files, name))
-        releases.append((wheel.name.split("-")[1], release, found))
+        releases.append((version_of(wheel), release, found))
         if package == "transformers":
             INHERITED.setdefault("TrainingArguments", set()).update(found.get("TrainingArguments", ()))
         print(f"  {package} {releases[-1][0]}: {len(found)} callables", file=sys.stderr)
@@ -303,31 +332,37 @@ def rows_for(package: str) -> tuple[list[str], list[tuple]]:
     return versions, rows
 
 
-def build() -> None:
-    lines = [
-        "# Keyword arguments that some releases of a library's callable accept and others do not, read from the",
-        "# released wheels by benchmarks/api_keywords.py --build (ast over each release's source; never imported).",
-        "# A '#releases' line lists a package's releases read; a row: callable (as CPython 3.10+ names it, without",
-        "# .__init__), keyword, added (first release read that accepts it; '' = every release read from the first),",
-        "# last (last release accepting it; '' = still the newest read), removed (first release after it without",
-        "# it), replacement (the keyword the package's deprecation text says to use instead).",
-    ]
+def build_table(table: Path, header: list[str], rows_of) -> None:
+    """Every package of RELEASES through ``rows_of`` (package -> (releases, rows)), written to ``table`` under
+    ``header`` (also api_signatures.py's)."""
     packages = {}
     for package in RELEASES:
         print(f"{package}:", file=sys.stderr)
-        packages[package] = rows_for(package)
-    write(TABLE, lines, packages)
-    load.cache_clear()
+        packages[package] = rows_of(package)
+    write(table, header, packages)
+
+
+def wants_build(argv: list[str] | None, doc: str) -> bool:
+    """Whether the command line asks to read the wheels and rewrite the table (--build)."""
+    parser = argparse.ArgumentParser(description=doc, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--build", action="store_true", help="read the wheels and rewrite the table")
+    return parser.parse_args(argv).build
+
+
+HEADER = [
+    "# Keyword arguments that some releases of a library's callable accept and others do not, read from the",
+    "# released wheels by benchmarks/api_keywords.py --build (ast over each release's source; never imported).",
+    "# A '#releases' line lists a package's releases read; a row: callable (as CPython 3.10+ names it, without",
+    "# .__init__), keyword, added (first release read that accepts it; '' = every release read from the first),",
+    "# last (last release accepting it; '' = still the newest read), removed (first release after it without",
+    "# it), replacement (the keyword the package's deprecation text says to use instead).",
+]
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(
-        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
-    )
-    parser.add_argument("--build", action="store_true", help="read the wheels and rewrite the table")
-    args = parser.parse_args(argv)
-    if args.build:
-        build()
+    if wants_build(argv, __doc__ or ""):
+        build_table(TABLE, HEADER, rows_for)
+        load.cache_clear()
     for package, (versions, rows) in load().items():
         renames = sum(1 for r in rows if r.replacement)
         print(

@@ -33,6 +33,19 @@ def explained(text: str):
     return found
 
 
+def called_from(path: str, code: str, message: str, error: str = "TypeError") -> str:
+    """A traceback whose innermost frame, in ``path``, runs ``code`` and raises ``error: message`` (the project's
+    train.py calls it)."""
+    return (
+        "Traceback (most recent call last):\n"
+        '  File "/home/ana/project/train.py", line 88, in <module>\n'
+        "    main()\n"
+        f'  File "{path}", line 41, in main\n'
+        f"    {code}\n"
+        f"{error}: {message}"
+    )
+
+
 def leads_with(text: str, kind: str, confidence: str, words: list[str]):
     """The lead finding on ``text``: asserted to be ``kind`` at ``confidence``, every one of ``words`` in its
     summary or fix."""

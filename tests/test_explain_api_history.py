@@ -4,14 +4,17 @@ release that removed or added it, the pin or the upgrade, the replacement. Nothi
 
 from __future__ import annotations
 
+import io
 import re
 import sys
+import tarfile
 from pathlib import Path
 
 import pytest
-from explaining import explained, leads_with, made_wheel
+from explaining import called_from, explained, leads_with, made_wheel
 
 from torchdoctor.explain.kinds import api_history
+from torchdoctor.explain.kinds.release_pins import below, spelled
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benchmarks"))
 
@@ -197,7 +200,9 @@ def test_table_is_small_and_well_formed():
     table = api_history.load()
     assert set(table) == set(api_history.PACKAGES.split("|"))
     for package, (releases, rows) in table.items():
-        assert releases == sorted(releases, key=_release) and len(releases) >= 10, package
+        assert releases == sorted(releases, key=_release) and len(releases) >= 8, (
+            package
+        )  # lightning: 1.8-2.5
         assert rows, package
         for row in rows:
             assert row.package == package and row.module.split(".")[0] == package, row
@@ -260,4 +265,200 @@ def test_generator_reads_lazy_dicts_stars_and_stubs(tmp_path):
         "helper",
     } <= names
     assert not {"hidden", "NotAtRunTime", "NotBound", "Literal"} & names
+    assert {"models", "extra", "core"} <= names  # the lazy module's submodules, and one a star import bound
     assert generator.Wheel(wheel).modules("lib") == {"lib", "lib.core", "lib.sub"}
+
+
+# --- the torch family and the training libraries (one line each, as CPython prints it) --------------------------
+
+
+def test_torchvision_functional_tensor_removed_in_0_17_names_its_replacement():
+    # basicsr's degradations.py imports the module torchvision 0.17 removed
+    leads_with(
+        called_from(
+            f"{SITE}/basicsr/data/degradations.py",
+            "from torchvision.transforms.functional_tensor import rgb_to_grayscale",
+            "No module named 'torchvision.transforms.functional_tensor'",
+            "ModuleNotFoundError",
+        ),
+        "dependency_version",
+        "certain",
+        ["removed in torchvision 0.17", "torchvision<0.17", "torchvision.transforms.functional"],
+    )
+
+
+def test_torchtext_dataset_added_later_says_upgrade():
+    # (torchtext.legacy's removal keeps api_changes.py's own fix, with the torch each torchtext was built for)
+    leads_with(
+        f"ImportError: cannot import name 'CoLA' from 'torchtext.datasets' ({SITE}/torchtext/datasets/__init__.py)",
+        "dependency_version",
+        "certain",
+        ["came in torchtext 0.13", "torchtext>=0.13"],
+    )
+
+
+def test_diffusers_pipeline_added_later_says_upgrade():
+    leads_with(
+        "ImportError: cannot import name 'FluxPipeline' from 'diffusers' "
+        "(/usr/local/lib/python3.10/dist-packages/diffusers/__init__.py)",
+        "dependency_version",
+        "certain",
+        ["came in diffusers 0.30", "diffusers>=0.30"],
+    )
+
+
+def test_deepspeed_module_read_from_its_source_tars():
+    leads_with(
+        "ModuleNotFoundError: No module named 'deepspeed.accelerator'",
+        "dependency_version",
+        "certain",
+        ["came in deepspeed 0.7", "deepspeed>=0.7"],
+    )
+
+
+def test_trl_trainer_added_later():
+    leads_with(
+        f"ImportError: cannot import name 'GRPOTrainer' from 'trl' ({SITE}/trl/__init__.py)",
+        "dependency_version",
+        "certain",
+        ["came in trl 0.14", "trl>=0.14"],
+    )
+
+
+def test_timm_layers_came_after_a_gap_in_its_minors():
+    # timm has no 0.7 or 0.8 release read (0.6.13 -> 0.9.16): "after 0.6, by 0.9", never "in 0.9"
+    found = leads_with(
+        "ModuleNotFoundError: No module named 'timm.layers'",
+        "dependency_version",
+        "certain",
+        ["after 0.6, by timm 0.9", "timm>=0.9"],
+    )
+    assert "came in timm" not in found.summary
+
+
+def test_timm_patch_releases_are_pinned_as_patches():
+    releases = api_history.load()["timm"][0]
+    assert spelled(releases, "1.0.9") == "1.0.9" and spelled(releases, "0.6.13") == "0.6"
+    assert below(releases, "1.0.9", "1.0.12") == "==1.0.9"
+
+
+def test_torchaudio_name_set_at_import_is_only_said_removed():
+    # torchaudio 0.8-2.1 set torchaudio.info with setattr at import: no release is named for its arrival
+    found = leads_with(
+        "AttributeError: module 'torchaudio' has no attribute 'info'",
+        "dependency_version",
+        "certain",
+        ["removed in torchaudio 2.9", "torchaudio<2.9"],
+    )
+    assert "came in" not in found.summary
+
+
+def test_lightning_fabric_came_in_1_9():
+    leads_with(
+        "ModuleNotFoundError: No module named 'lightning.fabric'",
+        "dependency_version",
+        "certain",
+        ["came in lightning 1.9", "lightning>=1.9"],
+    )
+
+
+def test_a_name_no_diffusers_release_had_is_left_alone():
+    found = explained(
+        f"ImportError: cannot import name 'FluxPipline' from 'diffusers' ({SITE}/diffusers/__init__.py)\n"
+    )
+    assert "0.30" not in found.summary + found.fix
+    assert found.details.get("confidence") != "certain"
+
+
+def test_a_project_folder_named_like_the_library_is_not_the_release():
+    found = explained(
+        "ImportError: cannot import name 'FluxPipeline' from 'diffusers' (/home/ana/project/diffusers/__init__.py)\n"
+    )
+    assert "0.30" not in found.summary + found.fix
+    assert found.details.get("confidence") != "certain"
+
+
+def test_generator_reads_a_source_tar_and_submodules_bound_by_import(tmp_path):
+    tar = tmp_path / "lib-1.0.tar.gz"
+    with tarfile.open(tar, "w:gz") as archive:
+        for inside, text in {
+            "lib-1.0/src/lib/__init__.py": (
+                "from .backend import helper\nfrom otherlib import reexported, used_here\n"
+                "__all__ = ['helper', 'reexported']\n"
+            ),
+            "lib-1.0/src/lib/backend.py": "def helper():\n    pass\n",
+            "lib-1.0/setup.py": "",
+        }.items():
+            data = text.encode()
+            info = tarfile.TarInfo(inside)
+            info.size = len(data)
+            archive.addfile(info, io.BytesIO(data))
+    wheel = generator.Wheel(tar)
+    assert set(wheel.files) == {"lib/__init__.py", "lib/backend.py", "setup.py"}
+    names, _ = generator.Names(wheel, "lib", []).of("lib")
+    # another library's name counts only where the module's __all__ re-exports it
+    assert {"helper", "backend", "reexported"} <= names and "used_here" not in names
+    assert generator.version_of(tar) == "1.0"
+    assert generator.version_of(tmp_path / "sentence-transformers-2.2.2.tar.gz") == "2.2.2"
+
+
+def test_pytorch_lightning_cli_moved_names_the_new_module():
+    leads_with(
+        "ImportError: cannot import name 'LightningCLI' from 'pytorch_lightning.utilities.cli' "
+        f"({SITE}/pytorch_lightning/utilities/cli.py)",
+        "dependency_version",
+        "certain",
+        ["pytorch_lightning<1.9", "pytorch_lightning.cli.LightningCLI"],
+    )
+
+
+def test_pytorch_lightning_metrics_removed_in_1_5():
+    leads_with(
+        "ModuleNotFoundError: No module named 'pytorch_lightning.metrics'",
+        "dependency_version",
+        "certain",
+        ["removed in pytorch_lightning 1.5", "pytorch_lightning<1.5", "torchmetrics"],
+    )
+
+
+def test_bitsandbytes_paged_optimizer_came_in_0_39():
+    leads_with(
+        "AttributeError: module 'bitsandbytes.optim' has no attribute 'PagedAdamW8bit'",
+        "dependency_version",
+        "certain",
+        ["came in bitsandbytes 0.39", "bitsandbytes>=0.39"],
+    )
+
+
+def test_sentence_transformers_trainer_came_in_3_0():
+    leads_with(
+        f"ImportError: cannot import name 'SentenceTransformerTrainer' from 'sentence_transformers' "
+        f"({SITE}/sentence_transformers/__init__.py)",
+        "dependency_version",
+        "certain",
+        ["came in sentence_transformers 3.0", "sentence_transformers>=3.0"],
+    )
+
+
+def test_torchmetrics_auc_removed_in_0_11():
+    leads_with(
+        f"ImportError: cannot import name 'AUC' from 'torchmetrics' ({SITE}/torchmetrics/__init__.py)",
+        "dependency_version",
+        "certain",
+        ["removed in torchmetrics 0.11", "torchmetrics<0.11"],
+    )
+
+
+def test_diffusers_module_moved_names_where_it_went():
+    # an older training script imports the UNet from the module diffusers 0.29 removed
+    leads_with(
+        called_from(
+            "/home/ana/project/train_dreambooth.py",
+            "from diffusers.models.unet_2d_condition import UNet2DConditionModel",
+            "No module named 'diffusers.models.unet_2d_condition'",
+            "ModuleNotFoundError",
+        ),
+        "dependency_version",
+        "certain",
+        ["removed in diffusers 0.29", "diffusers<0.29", "diffusers.models.unets.unet_2d_condition"],
+    )

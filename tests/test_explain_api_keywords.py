@@ -9,7 +9,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from explaining import explained, leads_with, made_wheel
+from explaining import called_from, explained, leads_with, made_wheel
 
 from torchdoctor.explain.kinds import api_keywords
 
@@ -18,17 +18,6 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benchmarks"))
 import api_keywords as generator  # noqa: E402
 
 SITE = "/opt/conda/lib/python3.11/site-packages"
-
-
-def _called_from(path: str, code: str, message: str) -> str:
-    return (
-        "Traceback (most recent call last):\n"
-        '  File "/home/ana/project/train.py", line 88, in <module>\n'
-        "    main()\n"
-        f'  File "{path}", line 41, in main\n'
-        f"    {code}\n"
-        f"TypeError: {message}"
-    )
 
 
 # --- the 3.10+ form: CPython names the class ------------------------------------------------------------------
@@ -84,7 +73,7 @@ def test_lightning_rename_across_an_unread_release_pins_the_last_one_read():
 def test_a_library_calling_transformers_names_both_packages():
     # trl's SFTTrainer passes processing_class (transformers 4.46+) to a transformers older than that
     found = leads_with(
-        _called_from(
+        called_from(
             f"{SITE}/trl/trainer/sft_trainer.py",
             "super().__init__(model=model, args=args, processing_class=processing_class)",
             "Trainer.__init__() got an unexpected keyword argument 'processing_class'",
@@ -111,7 +100,7 @@ def test_transformers_evaluation_strategy_is_gone_from_4_51_not_4_46():
 
 def test_bare_init_with_the_class_on_the_call_line_of_the_projects_code_is_likely():
     found = leads_with(
-        _called_from(
+        called_from(
             "/home/ana/project/train.py",
             "config = LoraConfig(r=8, lora_alpha=16, use_dora=True)",
             "__init__() got an unexpected keyword argument 'use_dora'",
@@ -125,7 +114,7 @@ def test_bare_init_with_the_class_on_the_call_line_of_the_projects_code_is_likel
 
 def test_bare_init_called_inside_an_installed_package_is_certain():
     leads_with(
-        _called_from(
+        called_from(
             f"{SITE}/llmtuner/train.py",
             "config = LoraConfig(r=8, lora_alpha=16, use_dora=True)",
             "__init__() got an unexpected keyword argument 'use_dora'",
@@ -151,7 +140,7 @@ def test_bare_init_with_nothing_naming_the_class_is_not_certain():
 
 
 def test_bare_init_whose_call_line_calls_two_table_classes_is_not_decided():
-    text = _called_from(
+    text = called_from(
         "/home/ana/project/train.py",
         "trainer = Trainer(model, args=TrainingArguments(out, sharded_ddp='simple'))",
         "__init__() got an unexpected keyword argument 'sharded_ddp'",
@@ -163,7 +152,7 @@ def test_bare_init_whose_call_line_calls_two_table_classes_is_not_decided():
 def test_a_class_of_the_projects_own_with_the_librarys_name_is_only_likely():
     # the project defines its own ReduceLROnPlateau: the path in the traceback is not site-packages
     found = explained(
-        _called_from(
+        called_from(
             "/home/ana/project/schedulers.py",
             "sched = ReduceLROnPlateau(optimizer, patience=3, verbose=True)",
             "ReduceLROnPlateau.__init__() got an unexpected keyword argument 'verbose'",
@@ -245,3 +234,56 @@ def test_generator_reads_dataclass_fields_bases_and_renamed_keywords(tmp_path):
     assert generator.renamed(warning, "evaluation_strategy", {"eval_strategy"}) == "eval_strategy"
     # a deprecation that names no keyword the next release takes is no rename
     assert generator.renamed(warning, "evaluation_strategy", {"output_dir"}) == ""
+
+
+# --- the training libraries' own callables ---------------------------------------------------------------------
+
+
+def test_peft_function_called_by_an_installed_trainer_is_certain():
+    leads_with(
+        called_from(
+            f"{SITE}/llamafactory/model/adapter.py",
+            "model = prepare_model_for_kbit_training(model, gradient_checkpointing_kwargs={'use_reentrant': False})",
+            "prepare_model_for_kbit_training() got an unexpected keyword argument 'gradient_checkpointing_kwargs'",
+        ),
+        "dependency_version",
+        "certain",
+        ["came in peft 0.6", "peft>=0.6", "llamafactory makes the call"],
+    )
+
+
+def test_deepspeed_init_distributed_from_the_projects_code_is_likely():
+    # read from DeepSpeed's source tars (it publishes no wheels)
+    leads_with(
+        called_from(
+            "/home/ana/project/train.py",
+            "deepspeed.init_distributed(dist_backend='nccl', rank=rank, world_size=world_size)",
+            "init_distributed() got an unexpected keyword argument 'rank'",
+        ),
+        "dependency_version",
+        "likely",
+        ["came in deepspeed 0.8", "deepspeed>=0.8"],
+    )
+
+
+def test_sentence_transformers_keyword_names_the_pip_name():
+    leads_with(
+        "TypeError: SentenceTransformer.__init__() got an unexpected keyword argument 'trust_remote_code'",
+        "dependency_version",
+        "certain",
+        ["came in sentence_transformers 2.3", "pip install -U 'sentence-transformers>=2.3'"],
+    )
+
+
+def test_trl_ppo_trainer_rewritten_in_0_12():
+    leads_with(
+        "TypeError: PPOTrainer.__init__() got an unexpected keyword argument 'num_shared_layers'",
+        "dependency_version",
+        "certain",
+        ["removed in trl 0.12", "trl<0.12"],
+    )
+
+
+def test_a_keyword_deepspeed_initialize_never_took_is_left_alone():
+    found = explained("TypeError: initialize() got an unexpected keyword argument 'config_file'\n")
+    assert "deepspeed" not in found.fix or found.details.get("confidence") != "certain"

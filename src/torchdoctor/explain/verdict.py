@@ -9,7 +9,14 @@ from __future__ import annotations
 
 from torchdoctor.explain import first_failure
 from torchdoctor.explain.first_failure import Raised
-from torchdoctor.explain.kinds import BY_KIND, api_keywords, config_checks, launch_options, versions
+from torchdoctor.explain.kinds import (
+    BY_KIND,
+    api_keywords,
+    api_signatures,
+    config_checks,
+    launch_options,
+    versions,
+)
 from torchdoctor.explain.ranks import hit_rank
 from torchdoctor.explain.recognisers import Context, Hit
 from torchdoctor.findings import Finding
@@ -245,10 +252,10 @@ def _unrecognised(raised: Raised, ctx: Context) -> Finding:
         summary, fix = unset
         details = _likely_from(raised, "launch_command")
         return Finding("log.launch_command", "fail", f"likely: {summary}", details, fix)
-    keyword = api_keywords.diagnosis(raised)
+    keyword = api_keywords.diagnosis(raised) or api_signatures.diagnosis(raised)
     if keyword is not None:
-        # before library_bug: a library calling another with a keyword the installed release does not take is
-        # the pair of releases, which the table names
+        # before library_bug: a library calling another with a keyword (or positional arguments) the installed
+        # release does not take is the pair of releases, which the tables name
         summary, fix, certain = keyword
         details = _likely_from(raised, "dependency_version")
         details["confidence"] = "certain" if certain else "likely"

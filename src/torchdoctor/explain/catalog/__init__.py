@@ -19,11 +19,14 @@ CATALOG_DIR = Path(__file__).parent
 COLUMNS = ("id", "template", "file", "versions", "kind")
 # tables beside the templates that are not messages: api_history.tsv, the names each release of a library has
 # (kinds/api_history.py reads it, benchmarks/api_history.py writes it); api_keywords.tsv, the keywords each release
-# of a callable takes (kinds/api_keywords.py, benchmarks/api_keywords.py)
+# of a callable takes (kinds/api_keywords.py, benchmarks/api_keywords.py); api_signatures.tsv, the positional
+# parameters each release of a callable takes (kinds/api_signatures.py, benchmarks/api_signatures.py);
 # wheel_tags.tsv, the Pythons and platforms each release has wheels for, and cuda_toolkits.tsv, the host
 # compilers and GPUs each CUDA release takes (kinds/wheel_tags.py, kinds/toolkits.py, benchmarks/wheel_tags.py)
 # and torch_archs.tsv, the capabilities each torch release's extension builder accepts
-NOT_TEMPLATES = frozenset({"api_history", "api_keywords", "wheel_tags", "cuda_toolkits", "torch_archs"})
+NOT_TEMPLATES = frozenset(
+    {"api_history", "api_keywords", "api_signatures", "wheel_tags", "cuda_toolkits", "torch_archs"}
+)
 
 
 class Template(NamedTuple):

@@ -21,6 +21,8 @@ from functools import cache
 from pathlib import Path
 from typing import NamedTuple
 
+from torchdoctor.explain.kinds.release_pins import below, follows, spelled
+
 TABLE = Path(__file__).resolve().parent.parent / "catalog" / "api_history.tsv"
 # CPython's three lines with the module and the name; not "partially initialized module" (a circular import)
 MISSING = re.compile(
@@ -38,10 +40,13 @@ BUILD_DEPENDENT = frozenset({"torch.distributed"})
 DISTRIBUTED_NAME = re.compile(r"(?P<torch_distributed_name>module 'torch\.distributed' has no attribute)")
 
 # the packages the table has (a test holds it to the table)
-PACKAGES = "numpy|transformers|huggingface_hub|accelerate|peft|datasets|torch"
+PACKAGES = (
+    "numpy|transformers|huggingface_hub|accelerate|peft|datasets|torch|pytorch_lightning|lightning|deepspeed|trl|"
+    "diffusers|torchvision|torchaudio|torchtext|timm|bitsandbytes|sentence_transformers|torchmetrics"
+)
 # those versions.py's own list of libraries does not name: their missing names and modules are this kind too (the
 # others' lines, torch._C's exclusion with them, are versions.py's)
-NOT_IN_LIBRARIES = "numpy|huggingface_hub"
+NOT_IN_LIBRARIES = "numpy|huggingface_hub|torchtext|sentence_transformers"
 IN_TABLE = (
     rf"(?<!initialized )module '(?:{NOT_IN_LIBRARIES})(?:\.[\w.]{{1,150}})?' has no attribute '\w{{1,100}}'|"
     rf"No module named '(?:{NOT_IN_LIBRARIES})\.[\w.]{{1,150}}'|"
@@ -131,12 +136,19 @@ def explain(row: Change) -> tuple[str, str]:
     """(summary, fix) for a name the installed release of its package lacks."""
     releases = load()[row.package][0]
     what = f"{row.module}.{row.name}" if row.name else f"the module {row.module}"
+    before = releases[releases.index(row.added) - 1] if row.added in releases[1:] else ""
     bound = []
     if row.added:
-        bound.append(f"came in {row.package} {_minor(row.added)}")
+        # a release not read between the two (pytorch_lightning 1.7 where its tar is missing): it came in one of them
+        when = "in" if follows(releases, before, row.added) else f"after {spelled(releases, before)}, by"
+        bound.append(f"came {when} {row.package} {spelled(releases, row.added)}")
     if row.removed:
+        when = (
+            "in" if follows(releases, row.last, row.removed) else f"after {spelled(releases, row.last)}, by"
+        )
         bound.append(
-            f"was removed in {row.package} {_minor(row.removed)} (the last release with it: {row.last})"
+            f"was removed {when} {row.package} {spelled(releases, row.removed)} (the last release with it: "
+            f"{row.last})"
         )
     summary = (
         f"{what} {' and '.join(bound)}: the installed {row.package} is "
@@ -148,11 +160,12 @@ def explain(row: Change) -> tuple[str, str]:
         instead = f" use {row.replacement} instead, or" if row.replacement else ""
         steps.append(
             f"In the code (or by upgrading the package that calls it),{instead} pin the release before the "
-            f"removal: pip install '{row.package}<{_minor(row.removed)}'"
-            + (f" ({row.last}, the last with it)" if row.last else "")
+            f"removal: pip install '{row.package}{below(releases, row.last, row.removed)}'"
         )
     if row.added:
-        steps.append(f"Upgrade to a release that has it: pip install -U '{row.package}>={_minor(row.added)}'")
+        steps.append(
+            f"Upgrade to a release that has it: pip install -U '{row.package}>={spelled(releases, row.added)}'"
+        )
         if row.package == "torch":
             # torch's wheels for a CUDA come from its own index; a name newer than the last release is in nightlies
             steps[-1] += (
@@ -164,8 +177,3 @@ def explain(row: Change) -> tuple[str, str]:
         + f". pip show {row.package} names the release installed (read from {releases[0]} to {releases[-1]})."
     )
     return summary, fix
-
-
-def _minor(version: str) -> str:
-    """The minor release a patch belongs to, the way pins are written (2.0.2 -> 2.0)."""
-    return ".".join(version.split(".")[:2])

@@ -16,11 +16,13 @@ disagreeing. Any other keyword is left to the generic reading.
 from __future__ import annotations
 
 import re
+from collections.abc import Collection
 from functools import cache
 from pathlib import Path
 from typing import NamedTuple
 
 from torchdoctor.explain.first_failure import Raised, installed_package
+from torchdoctor.explain.kinds.release_pins import below, follows, read_table, spelled
 
 TABLE = Path(__file__).resolve().parent.parent / "catalog" / "api_keywords.tsv"
 # CPython 3.10+: "TrainingArguments.__init__() got an unexpected keyword argument 'evaluation_strategy'";
@@ -35,7 +37,7 @@ NAMESAKES = {
     "DistributedDataParallel": "apex's DistributedDataParallel",
 }
 # the package a table row belongs to, as `pip install` spells it
-PIP_NAME = {"pytorch_lightning": "pytorch-lightning"}
+PIP_NAME = {"pytorch_lightning": "pytorch-lightning", "sentence_transformers": "sentence-transformers"}
 
 
 class Keyword(NamedTuple):
@@ -53,16 +55,10 @@ class Keyword(NamedTuple):
 @cache
 def load() -> dict[str, tuple[list[str], list[Keyword]]]:
     """``{package: (the releases read, its rows)}`` from the committed table."""
-    table: dict[str, tuple[list[str], list[Keyword]]] = {}
-    package = ""
-    for line in TABLE.read_text(encoding="utf-8").splitlines():
-        cells = line.split("\t")
-        if cells[0] == "#releases":
-            package = cells[1]
-            table[package] = (cells[2:], [])
-        elif not line.startswith("#") and len(cells) == 6:
-            table[package][1].append(Keyword(package, *cells))
-    return table
+    return {
+        p: (releases, [Keyword(p, *c) for c in rows_])
+        for p, (releases, rows_) in read_table(TABLE, 6).items()
+    }
 
 
 @cache
@@ -94,16 +90,20 @@ def _same_line(found: list[Keyword]) -> bool:
     return {r.package for r in found} <= {"pytorch_lightning", "lightning"}
 
 
-def named_callable(message_callable: str, call_line: str = "") -> str | None:
-    """The callable the table knows, from CPython's name for it and the traceback's call line.
+def named_callable(
+    message_callable: str, call_line: str = "", known: Collection[str] | None = None
+) -> str | None:
+    """The callable a table knows (``known``; this table's by default), from CPython's name for it and the
+    traceback's call line.
 
     ``TrainingArguments.__init__`` names the class; a bare ``__init__`` is known only when the call line calls
     exactly one class the table has (``args = TrainingArguments(output_dir=...)``)."""
+    known = _callables() if known is None else known
     name = message_callable.removesuffix(".__init__")
     if name == "__init__":
-        called = {c for c in re.findall(r"(?<!\w)([A-Z]\w{0,100})\s*\(", call_line) if c in _callables()}
+        called = {c for c in re.findall(r"(?<!\w)([A-Z]\w{0,100})\s*\(", call_line) if c in known}
         return called.pop() if len(called) == 1 else None
-    return name if name in _callables() else None
+    return name if name in known else None
 
 
 def lookup(message: str, call_line: str = "") -> list[Keyword]:
@@ -163,13 +163,16 @@ def explain(found: list[Keyword]) -> tuple[str, str]:
     bound = []
     if row.added:
         # a minor release not read between the two (Lightning 1.7): the keyword came in one of them
-        when = "in" if _next(before, row.added) else f"after {_minor(before)}, by"
-        bound.append(f"came {when} {package} {_minor(row.added)}")
+        when = "in" if follows(releases, before, row.added) else f"after {spelled(releases, before)}, by"
+        bound.append(f"came {when} {package} {spelled(releases, row.added)}")
     if row.removed:
         renamed = f", renamed {row.replacement}" if row.replacement else ""
-        when = "in" if _next(row.last, row.removed) else f"after {_minor(row.last)}, by"
+        when = (
+            "in" if follows(releases, row.last, row.removed) else f"after {spelled(releases, row.last)}, by"
+        )
         bound.append(
-            f"was removed {when} {package} {_minor(row.removed)}{renamed} (the last release with it: {row.last})"
+            f"was removed {when} {package} {spelled(releases, row.removed)}{renamed} (the last release with it: "
+            f"{row.last})"
         )
     side = "older or newer" if row.added and row.removed else "older" if row.added else "newer"
     summary = f"{what}: the keyword {' and '.join(bound)}; the installed {package} is {side} than the code"
@@ -178,10 +181,13 @@ def explain(found: list[Keyword]) -> tuple[str, str]:
         if row.replacement:
             steps.append(f"Pass {row.replacement}= instead of {row.keyword}= (the same value)")
         pin = "or pin" if row.replacement else "Pin"
-        below = f"<{_minor(row.removed)}" if _next(row.last, row.removed) else f"=={_minor(row.last)}.*"
-        steps.append(f"{pin} the release before the removal: pip install '{pip_name}{below}'")
+        steps.append(
+            f"{pin} the release before the removal: pip install '{pip_name}{below(releases, row.last, row.removed)}'"
+        )
     if row.added:
-        steps.append(f"Upgrade to a release that takes it: pip install -U '{pip_name}>={_minor(row.added)}'")
+        steps.append(
+            f"Upgrade to a release that takes it: pip install -U '{pip_name}>={spelled(releases, row.added)}'"
+        )
     if len(found) > 1:
         steps.append(
             f"({row.callable} is also {', '.join(sorted({r.package for r in found[1:]}))}'s: same change)"
@@ -191,16 +197,3 @@ def explain(found: list[Keyword]) -> tuple[str, str]:
         + f". pip show {pip_name} names the release installed (read from {releases[0]} to {releases[-1]})."
     )
     return summary, fix
-
-
-def _next(earlier: str, later: str) -> bool:
-    """Whether ``later`` is the minor release right after ``earlier`` (1.6 -> 1.7, 1.9 -> 2.0): none unread between."""
-    if not earlier:
-        return True
-    (major, minor), (major2, minor2) = (tuple(int(p) for p in _minor(v).split(".")) for v in (earlier, later))
-    return (major2, minor2) in ((major, minor + 1), (major + 1, 0))
-
-
-def _minor(version: str) -> str:
-    """The minor release a patch belongs to, the way pins are written (4.46.3 -> 4.46)."""
-    return ".".join(version.split(".")[:2])

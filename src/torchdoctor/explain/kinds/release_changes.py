@@ -23,10 +23,10 @@ api_changes.py's companion (versions.py's ``dependency_version`` leads with eith
   it is certain only beside torch.onnx's frames;
 - PyTorch Geometric 2.0 moved its loaders from ``torch_geometric/data/dataloader.py`` to the new
   ``torch_geometric/loader/`` package: "No module named 'torch_geometric.loader'" is code written for PyG 2 run
-  with a PyG 1.x (a folder named torch_geometric shadowing the package prints it too: versions.py names that);
-- Lightning 1.3 deprecated ``pytorch_lightning.metrics`` for the separate torchmetrics package
-  (``pytorch_lightning/metrics/metric.py``: "Use :class:`torchmetrics.Metric`. Will be removed in v1.5.0.") and
-  1.5 removed it: "No module named 'pytorch_lightning.metrics'" is code written for Lightning 1.2-1.4.
+  with a PyG 1.x (a folder named torch_geometric shadowing the package prints it too: versions.py names that).
+
+(Lightning 1.5's removed ``pytorch_lightning.metrics`` is a row of catalog/api_history.tsv, with torchmetrics as
+its replacement from the package's own deprecation text: kinds/api_history.py reads it.)
 
 `change(facts)` says which of them a line is; `decisive(facts, ctx)` whether the log makes it certain.
 """
@@ -88,8 +88,7 @@ CHANGE = R(
     rf"\b(?P<librosa_call>{'|'.join(LIBROSA_KEYWORD_ONLY)})\(\) takes (?P<librosa_kept>[01]) positional "
     rf"arguments? but \d+ (?:positional arguments? )?(?:\(and \d+ keyword-only arguments?\) )?w(?:as|ere) given|"
     r"Unsupported ONNX opset version: (?P<onnx_opset>\d{1,3})|"
-    rf"No module named {_Q}(?P<pyg_loader>torch_geometric\.loader){_Q}|"
-    rf"No module named {_Q}(?P<pl_metrics>pytorch_lightning\.metrics)(?:\.\w{{1,40}})?{_Q}"
+    rf"No module named {_Q}(?P<pyg_loader>torch_geometric\.loader){_Q}"
 )
 # what makes a generic line certain, wherever the log says it
 CONTEXT = (
@@ -172,14 +171,6 @@ def change(facts: dict) -> tuple[str, str] | None:
             + (f" to {since} or newer" if since else "")
             + " (pip install -U torch with the "
             "--index-url of your CUDA).",
-        )
-    if facts.get("pl_metrics"):
-        return (
-            "the code uses pytorch_lightning.metrics, which Lightning 1.3 moved to the torchmetrics package and "
-            "1.5 removed: the installed Lightning is newer than the code",
-            "Import the metrics from torchmetrics instead (pip install torchmetrics; pytorch_lightning.metrics."
-            "functional.accuracy -> torchmetrics.functional.accuracy, pl.metrics.Metric -> torchmetrics.Metric), "
-            "or install the Lightning the code was written for: pip install 'pytorch-lightning<1.5'.",
         )
     if facts.get("pyg_loader"):
         return (

@@ -1,0 +1,60 @@
+"""How a release read from a package's wheels is written in a fix: the minor release (``4.46``) for a package
+read one wheel per minor release, the full version (``1.0.9``) where several patches of one minor were read
+(timm's 1.0 line); and whether two releases read follow each other with none unread between them, so that
+"came in 1.8" is said only where 1.7 was read too (else "after 1.6, by 1.8"); and the rows of the tables the
+generators write from the wheels (api_keywords.tsv, api_signatures.tsv), package by package.
+
+    >>> spelled(["1.6.5", "1.8.6"], "1.8.6"), follows(["1.6.5", "1.8.6"], "1.6.5", "1.8.6")
+    ('1.8', False)
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+
+def minor(version: str) -> str:
+    """The minor release a patch belongs to, the way pins are written (4.46.3 -> 4.46)."""
+    return ".".join(version.split(".")[:2])
+
+
+def spelled(releases: list[str], version: str) -> str:
+    """``version`` as a pin names it: its minor, or itself where another release read shares that minor."""
+    shared = sum(1 for r in releases if minor(r) == minor(version)) > 1
+    return version if shared else minor(version)
+
+
+def follows(releases: list[str], earlier: str, later: str) -> bool:
+    """Whether ``later`` is the release right after ``earlier`` with none unread between (1.6 -> 1.7, 1.9 -> 2.0);
+    never for patches (a patch read may have skipped others). True without ``earlier`` (the first release read)."""
+    if not earlier:
+        return True
+    first, second = spelled(releases, earlier), spelled(releases, later)
+    if first != minor(earlier) or second != minor(later):
+        return False
+    (major, number), (major2, number2) = (tuple(int(p) for p in v.split(".")) for v in (first, second))
+    return (major2, number2) in ((major, number + 1), (major + 1, 0))
+
+
+def below(releases: list[str], last: str, removed: str) -> str:
+    """The pin that keeps a release with a thing ``removed`` after ``last``: '<2.0', or '==1.6.*' where releases
+    between were not read."""
+    if follows(releases, last, removed):
+        return f"<{spelled(releases, removed)}"
+    kept = spelled(releases, last)
+    return f"=={kept}.*" if kept == minor(last) else f"=={kept}"
+
+
+def read_table(path: Path, width: int) -> dict[str, tuple[list[str], list[list[str]]]]:
+    """``{package: (its releases read, its rows' cells)}`` of a generated table: a '#releases' line opens each
+    package, its rows (``width`` tab-separated cells) follow, other '#' lines are comments."""
+    table: dict[str, tuple[list[str], list[list[str]]]] = {}
+    package = ""
+    for line in path.read_text(encoding="utf-8").splitlines():
+        cells = line.split("\t")
+        if cells[0] == "#releases":
+            package = cells[1]
+            table[package] = (cells[2:], [])
+        elif not line.startswith("#") and len(cells) == width:
+            table[package][1].append(cells)
+    return table
