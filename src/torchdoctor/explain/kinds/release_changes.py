@@ -26,7 +26,13 @@ api_changes.py's companion (versions.py's ``dependency_version`` leads with eith
   with a PyG 1.x (a folder named torch_geometric shadowing the package prints it too: versions.py names that);
 - Lightning 1.3 deprecated ``pytorch_lightning.metrics`` for the separate torchmetrics package
   (``pytorch_lightning/metrics/metric.py``: "Use :class:`torchmetrics.Metric`. Will be removed in v1.5.0.") and
-  1.5 removed it: "No module named 'pytorch_lightning.metrics'" is code written for Lightning 1.2-1.4.
+  1.5 removed it: "No module named 'pytorch_lightning.metrics'" is code written for Lightning 1.2-1.4;
+- PyTorch 0.4 made reductions (a loss, ``x.sum()``) return 0-dim tensors where 0.3 returned one-element ones, so
+  the 0.3 idiom ``loss.data[0]`` indexes a 0-dim tensor: 0.4 warned ("invalid index of a 0-dim tensor. This will
+  be an error in PyTorch 0.5"), 0.5 on raise IndexError (``torch/csrc/autograd/python_variable_indexing.cpp``
+  applySelect, later ``aten/src/ATen/TensorIndexing.h``: "invalid index of a 0-dim tensor. Use tensor.item() to
+  convert a 0-dim tensor to a number"). Indexing a script's own scalar (a metric already reduced) prints the
+  same, so it is certain only with the 0.3 idiom ``.data[0]`` quoted in the log.
 
 `change(facts)` says which of them a line is; `decisive(facts, ctx)` whether the log makes it certain.
 """
@@ -65,19 +71,24 @@ LIBROSA_ANCHORS = tuple(
     f"{name}() takes {kept} positional argument{'' if kept == 1 else 's'} but"
     for name, kept in LIBROSA_KEYWORD_ONLY.items()
 )
+ZERO_DIM_INDEX = "invalid index of a 0-dim tensor"
 ANCHORS = (
     "is used but incompatible. Please install mmcv>=",
     *(f"object has no attribute '{name}'" for name in PILLOW_REMOVED),
     *LIBROSA_ANCHORS,
     "Unsupported ONNX opset version: ",
+    ZERO_DIM_INDEX,
 )
 # printed for other causes too: a function of one's own that takes keyword arguments only, another converter's
-# opset limit (decisive() makes them certain with librosa, or torch.onnx, in the log)
-GENERIC = (*LIBROSA_ANCHORS, "Unsupported ONNX opset version: ")
+# opset limit, a script's own scalar indexed (decisive() makes them certain with librosa, torch.onnx, or torch
+# 0.3's loss.data[0] in the log)
+GENERIC = (*LIBROSA_ANCHORS, "Unsupported ONNX opset version: ", ZERO_DIM_INDEX)
 TEMPLATES = (
     "third_party:mmdet-mmcv-version-incompatible",
     "third_party:pillow-10-removed-font-metrics",
     "third_party:onnx-unsupported-opset-version",
+    "torch_native:invalid-index-zero-dim-tensor",
+    "torch_native:invalid-index-zero-dim-tensor-warning",
 )
 _Q = "'"
 CHANGE = R(
@@ -89,12 +100,15 @@ CHANGE = R(
     rf"arguments? but \d+ (?:positional arguments? )?(?:\(and \d+ keyword-only arguments?\) )?w(?:as|ere) given|"
     r"Unsupported ONNX opset version: (?P<onnx_opset>\d{1,3})|"
     rf"No module named {_Q}(?P<pyg_loader>torch_geometric\.loader){_Q}|"
-    rf"No module named {_Q}(?P<pl_metrics>pytorch_lightning\.metrics)(?:\.\w{{1,40}})?{_Q}"
+    rf"No module named {_Q}(?P<pl_metrics>pytorch_lightning\.metrics)(?:\.\w{{1,40}})?{_Q}|"
+    rf"(?P<zero_dim_index>{ZERO_DIM_INDEX})"
 )
 # what makes a generic line certain, wherever the log says it
 CONTEXT = (
     ("librosa", R(r"(?P<saw_librosa>\blibrosa\b)")),
     ("onnx", R(r"(?P<saw_torch_onnx>torch[/\\.]onnx\b)")),
+    # torch 0.3's way to read a loss, quoted on a warning's or a traceback's source line
+    (".data[0]", R(r"(?P<saw_data_index>\.data\[0\])")),
 )
 
 
@@ -103,6 +117,7 @@ def decisive(facts: dict, ctx_facts: dict) -> bool:
     return bool(
         (facts.get("librosa_call") and "saw_librosa" in ctx_facts)
         or (facts.get("onnx_opset") and "saw_torch_onnx" in ctx_facts)
+        or (facts.get("zero_dim_index") and "saw_data_index" in ctx_facts)
     )
 
 
@@ -180,6 +195,15 @@ def change(facts: dict) -> tuple[str, str] | None:
             "Import the metrics from torchmetrics instead (pip install torchmetrics; pytorch_lightning.metrics."
             "functional.accuracy -> torchmetrics.functional.accuracy, pl.metrics.Metric -> torchmetrics.Metric), "
             "or install the Lightning the code was written for: pip install 'pytorch-lightning<1.5'.",
+        )
+    if facts.get("zero_dim_index"):
+        return (
+            "the code indexes a 0-dim tensor (loss.data[0], x.sum()[0]): likely code written for PyTorch 0.3, "
+            "whose reductions returned one-element tensors; since 0.4 they are 0-dim and since 0.5 indexing one "
+            "is an error",
+            "Read the number with .item() where the traceback points: loss.data[0] -> loss.item(), "
+            "correct.sum()[0] -> correct.sum().item(); or run the code with the PyTorch it was written for "
+            "(0.3.x). If the value is your own scalar, not an old idiom, drop the [0].",
         )
     if facts.get("pyg_loader"):
         return (

@@ -502,6 +502,13 @@ DEPENDENCY_VERSION = Recogniser(
     also=(
         Alternative(*api_changes.MAX_LEN_IN_LIBRARY, when=("tok_class",)),
         Alternative(
+            "input_shape_mismatch",
+            "the script's own scalar indexed, a value already reduced to one number",
+            "Drop the [0] on the line the traceback names, or keep the value a vector (no .sum()/.mean() before "
+            "indexing it); read a 0-dim tensor with .item().",
+            when=("zero_dim_index",),
+        ),
+        Alternative(
             "library_version_bug",
             "a bug of the release installed",
             "Search the package's issues for the message: a release that broke it is usually fixed in the next "
