@@ -65,3 +65,31 @@ def test_a_pil_transform_given_a_tensor_is_the_transforms_out_of_order():
     for got in ("(Tensor, int)", "(tuple)"):
         line = f"TypeError: transpose() received an invalid combination of arguments - got {got}, but expected one of:"
         assert explained(line + "\n").id != "log.transform_order", got
+
+
+def test_a_reshape_to_sizes_written_into_the_code_is_likely_a_hardcoded_shape():
+    # 946.txt (neuraloperator/neuraloperator#6): the sizes name both readings, the resolution one with its factor
+    found = read("946.txt", "hardcoded_shape", "likely")
+    assert "8 times the resolution" in found.summary and "subsample" in found.fix
+    # a batch size baked in, met by the last, smaller batch: only the batch reading fits the numbers
+    found = leads_with(
+        '  File "model.py", line 40, in forward\n    x = x.view(64, 512, 7, 7)\n'
+        "RuntimeError: " + template("aten:shape-invalid-for-input-of-size", "[64, 512, 7, 7]", "200704"),
+        "hardcoded_shape",
+        "likely",
+        ["drop_last=True", "x.size(0)"],
+    )
+    assert "8 rows of 25088" in found.summary and "times the resolution" not in found.summary
+    # a -1 that cannot be inferred: the count is not a multiple of the rest
+    found = leads_with(
+        "RuntimeError: shape '[-1, 400]' is invalid for input of size 1000",
+        "hardcoded_shape",
+        "likely",
+        ["x.view(x.size(0), -1)"],
+    )
+    assert "not a multiple of 400" in found.summary
+    # torch's other view refusal is the layout, not the sizes
+    assert (
+        explained("RuntimeError: view size is not compatible with input tensor's size and stride\n").id
+        != "log.hardcoded_shape"
+    )
