@@ -93,3 +93,29 @@ def test_a_reshape_to_sizes_written_into_the_code_is_likely_a_hardcoded_shape():
         explained("RuntimeError: view size is not compatible with input tensor's size and stride\n").id
         != "log.hardcoded_shape"
     )
+
+
+def test_an_in_place_op_torch_refuses_to_cast_back_is_likely_code_for_an_older_torch():
+    # 923.txt (alanli1997/slim-neck-by-gsconv#28): the message retyped in prose, no source line: likely
+    found = read("923.txt", "dependency_version", "likely")
+    assert "1.12" in found.summary and "mixes dtypes" in found.summary and ".long()" in found.fix
+    # YOLOv5's build_targets line quoted in the traceback: the clamp_ of 1.12, certain
+    leads_with(
+        '  File "utils/loss.py", line 239, in build_targets\n'
+        "    indices.append((b, a, gj.clamp_(0, gain[3] - 1), gi.clamp_(0, gain[2] - 1)))\n"
+        "RuntimeError: " + template("torch_native:result-type-cannot-be-cast-to-output", "Float", "long int"),
+        "dependency_version",
+        "certain",
+        ["git pull"],
+    )
+    # a script's own in-place add: likely only
+    leads_with(
+        '  File "train.py", line 12, in <module>\n    counts += weights\n'
+        "RuntimeError: result type Float can't be cast to the desired output type Long",
+        "dependency_version",
+        "likely",
+        ["y.to(x.dtype)"],
+    )
+    # another conversion refusal (a number past int64's range) is not this
+    found = explained("RuntimeError: value cannot be converted to type int64_t without overflow\n")
+    assert "in-place op" not in found.summary

@@ -32,7 +32,13 @@ api_changes.py's companion (versions.py's ``dependency_version`` leads with eith
   be an error in PyTorch 0.5"), 0.5 on raise IndexError (``torch/csrc/autograd/python_variable_indexing.cpp``
   applySelect, later ``aten/src/ATen/TensorIndexing.h``: "invalid index of a 0-dim tensor. Use tensor.item() to
   convert a 0-dim tensor to a number"). Indexing a script's own scalar (a metric already reduced) prints the
-  same, so it is certain only with the 0.3 idiom ``.data[0]`` quoted in the log.
+  same, so it is certain only with the 0.3 idiom ``.data[0]`` quoted in the log;
+- PyTorch 1.5's type promotion refuses to store an in-place or ``out=`` result in a tensor of a dtype it cannot be
+  cast to (``aten/src/ATen/TensorIterator.cpp`` compute_types: "result type Float can't be cast to the desired
+  output type Long"), where older releases truncated silently, and 1.12's type-promoting ``clamp`` does the same
+  for an integer tensor clamped in place with floating bounds (``native/TensorCompare.cpp`` clamp's meta function,
+  "disallow type promoting inplace op"): YOLOv5's ``build_targets`` and its many copies. A script's own new
+  in-place op mixing dtypes prints the same, so it is certain only with ``clamp_(`` quoted in the log.
 
 `change(facts)` says which of them a line is; `decisive(facts, ctx)` whether the log makes it certain.
 """
@@ -72,23 +78,26 @@ LIBROSA_ANCHORS = tuple(
     for name, kept in LIBROSA_KEYWORD_ONLY.items()
 )
 ZERO_DIM_INDEX = "invalid index of a 0-dim tensor"
+NO_CAST = "can't be cast to the desired output type "
 ANCHORS = (
     "is used but incompatible. Please install mmcv>=",
     *(f"object has no attribute '{name}'" for name in PILLOW_REMOVED),
     *LIBROSA_ANCHORS,
     "Unsupported ONNX opset version: ",
     ZERO_DIM_INDEX,
+    NO_CAST,
 )
 # printed for other causes too: a function of one's own that takes keyword arguments only, another converter's
-# opset limit, a script's own scalar indexed (decisive() makes them certain with librosa, torch.onnx, or torch
-# 0.3's loss.data[0] in the log)
-GENERIC = (*LIBROSA_ANCHORS, "Unsupported ONNX opset version: ", ZERO_DIM_INDEX)
+# opset limit, a script's own scalar indexed or its own in-place op (decisive() makes them certain with librosa,
+# torch.onnx, torch 0.3's loss.data[0], or an in-place clamp_ in the log)
+GENERIC = (*LIBROSA_ANCHORS, "Unsupported ONNX opset version: ", ZERO_DIM_INDEX, NO_CAST)
 TEMPLATES = (
     "third_party:mmdet-mmcv-version-incompatible",
     "third_party:pillow-10-removed-font-metrics",
     "third_party:onnx-unsupported-opset-version",
     "torch_native:invalid-index-zero-dim-tensor",
     "torch_native:invalid-index-zero-dim-tensor-warning",
+    "torch_native:result-type-cannot-be-cast-to-output",
 )
 _Q = "'"
 CHANGE = R(
@@ -101,7 +110,8 @@ CHANGE = R(
     r"Unsupported ONNX opset version: (?P<onnx_opset>\d{1,3})|"
     rf"No module named {_Q}(?P<pyg_loader>torch_geometric\.loader){_Q}|"
     rf"No module named {_Q}(?P<pl_metrics>pytorch_lightning\.metrics)(?:\.\w{{1,40}})?{_Q}|"
-    rf"(?P<zero_dim_index>{ZERO_DIM_INDEX})"
+    rf"(?P<zero_dim_index>{ZERO_DIM_INDEX})|"
+    rf"result type (?P<cast_from>\w{{1,20}}) {NO_CAST}(?P<cast_to>\w{{1,20}})"
 )
 # what makes a generic line certain, wherever the log says it
 CONTEXT = (
@@ -109,6 +119,8 @@ CONTEXT = (
     ("onnx", R(r"(?P<saw_torch_onnx>torch[/\\.]onnx\b)")),
     # torch 0.3's way to read a loss, quoted on a warning's or a traceback's source line
     (".data[0]", R(r"(?P<saw_data_index>\.data\[0\])")),
+    # an integer tensor clamped in place, on a traceback's source line (YOLOv5's gj.clamp_(0, gain[3] - 1))
+    ("clamp_(", R(r"(?P<saw_clamp_inplace>\.clamp_\()")),
 )
 
 
@@ -118,6 +130,7 @@ def decisive(facts: dict, ctx_facts: dict) -> bool:
         (facts.get("librosa_call") and "saw_librosa" in ctx_facts)
         or (facts.get("onnx_opset") and "saw_torch_onnx" in ctx_facts)
         or (facts.get("zero_dim_index") and "saw_data_index" in ctx_facts)
+        or (facts.get("cast_to") and "saw_clamp_inplace" in ctx_facts)
     )
 
 
@@ -204,6 +217,17 @@ def change(facts: dict) -> tuple[str, str] | None:
             "Read the number with .item() where the traceback points: loss.data[0] -> loss.item(), "
             "correct.sum()[0] -> correct.sum().item(); or run the code with the PyTorch it was written for "
             "(0.3.x). If the value is your own scalar, not an old idiom, drop the [0].",
+        )
+    if facts.get("cast_to"):
+        got, want = facts["cast_from"], facts["cast_to"]
+        return (
+            f"an in-place op (x += y, x.clamp_(...), out=) would store a {got} result in a {want} tensor, which "
+            "PyTorch refuses since 1.5 (and for clamp_ with floating bounds since 1.12): likely code written for "
+            "an older PyTorch that truncated silently",
+            f"Keep the in-place op in the tensor's dtype: cast the other operand (y.long() for a {want} tensor, "
+            "as YOLOv5's build_targets fix casts its gain: gain = ... .long() before gj.clamp_(0, gain[3] - 1)), "
+            "or write it out of place (x = x + y), which promotes (cast back where an integer is needed); copies "
+            "of YOLOv5's utils/loss.py: git pull the upstream fix. Or run the PyTorch the code was written for.",
         )
     if facts.get("pyg_loader"):
         return (

@@ -509,6 +509,13 @@ DEPENDENCY_VERSION = Recogniser(
             when=("zero_dim_index",),
         ),
         Alternative(
+            "dtype_mismatch",
+            "an in-place op of the script's own that mixes dtypes",
+            "Make both operands the tensor's dtype on the line the traceback names (y.to(x.dtype)), or write the "
+            "op out of place (x = x + y) so the result is promoted.",
+            when=("cast_to",),
+        ),
+        Alternative(
             "library_version_bug",
             "a bug of the release installed",
             "Search the package's issues for the message: a release that broke it is usually fixed in the next "
