@@ -405,6 +405,14 @@ CASES = [
         "certain",
         ["numpy.uint16", "astype(np.int32)"],
     ),
+    (
+        "aten:shape-invalid-for-input-of-size",
+        ("[32, 3, 224, 224]", "1204224"),
+        FRAME + "RuntimeError: ",
+        "hardcoded_shape",
+        "likely",
+        ["8 rows of 150528", "drop_last=True"],
+    ),
 ]
 
 

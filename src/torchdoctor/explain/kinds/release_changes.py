@@ -23,7 +23,19 @@ api_changes.py's companion (versions.py's ``dependency_version`` leads with eith
   it is certain only beside torch.onnx's frames;
 - PyTorch Geometric 2.0 moved its loaders from ``torch_geometric/data/dataloader.py`` to the new
   ``torch_geometric/loader/`` package: "No module named 'torch_geometric.loader'" is code written for PyG 2 run
-  with a PyG 1.x (a folder named torch_geometric shadowing the package prints it too: versions.py names that).
+  with a PyG 1.x (a folder named torch_geometric shadowing the package prints it too: versions.py names that);
+- PyTorch 0.4 made reductions (a loss, ``x.sum()``) return 0-dim tensors where 0.3 returned one-element ones, so
+  the 0.3 idiom ``loss.data[0]`` indexes a 0-dim tensor: 0.4 warned ("invalid index of a 0-dim tensor. This will
+  be an error in PyTorch 0.5"), 0.5 on raise IndexError (``torch/csrc/autograd/python_variable_indexing.cpp``
+  applySelect, later ``aten/src/ATen/TensorIndexing.h``: "invalid index of a 0-dim tensor. Use tensor.item() to
+  convert a 0-dim tensor to a number"). Indexing a script's own scalar (a metric already reduced) prints the
+  same, so it is certain only with the 0.3 idiom ``.data[0]`` quoted in the log;
+- PyTorch 1.5's type promotion refuses to store an in-place or ``out=`` result in a tensor of a dtype it cannot be
+  cast to (``aten/src/ATen/TensorIterator.cpp`` compute_types: "result type Float can't be cast to the desired
+  output type Long"), where older releases truncated silently, and 1.12's type-promoting ``clamp`` does the same
+  for an integer tensor clamped in place with floating bounds (``native/TensorCompare.cpp`` clamp's meta function,
+  "disallow type promoting inplace op"): YOLOv5's ``build_targets`` and its many copies. A script's own new
+  in-place op mixing dtypes prints the same, so it is certain only with ``clamp_(`` quoted in the log.
 
 (Lightning 1.5's removed ``pytorch_lightning.metrics`` is a row of catalog/api_history.tsv, with torchmetrics as
 its replacement from the package's own deprecation text: kinds/api_history.py reads it.)
@@ -65,19 +77,27 @@ LIBROSA_ANCHORS = tuple(
     f"{name}() takes {kept} positional argument{'' if kept == 1 else 's'} but"
     for name, kept in LIBROSA_KEYWORD_ONLY.items()
 )
+ZERO_DIM_INDEX = "invalid index of a 0-dim tensor"
+NO_CAST = "can't be cast to the desired output type "
 ANCHORS = (
     "is used but incompatible. Please install mmcv>=",
     *(f"object has no attribute '{name}'" for name in PILLOW_REMOVED),
     *LIBROSA_ANCHORS,
     "Unsupported ONNX opset version: ",
+    ZERO_DIM_INDEX,
+    NO_CAST,
 )
 # printed for other causes too: a function of one's own that takes keyword arguments only, another converter's
-# opset limit (decisive() makes them certain with librosa, or torch.onnx, in the log)
-GENERIC = (*LIBROSA_ANCHORS, "Unsupported ONNX opset version: ")
+# opset limit, a script's own scalar indexed or its own in-place op (decisive() makes them certain with librosa,
+# torch.onnx, torch 0.3's loss.data[0], or an in-place clamp_ in the log)
+GENERIC = (*LIBROSA_ANCHORS, "Unsupported ONNX opset version: ", ZERO_DIM_INDEX, NO_CAST)
 TEMPLATES = (
     "third_party:mmdet-mmcv-version-incompatible",
     "third_party:pillow-10-removed-font-metrics",
     "third_party:onnx-unsupported-opset-version",
+    "torch_native:invalid-index-zero-dim-tensor",
+    "torch_native:invalid-index-zero-dim-tensor-warning",
+    "torch_native:result-type-cannot-be-cast-to-output",
 )
 _Q = "'"
 CHANGE = R(
@@ -88,12 +108,18 @@ CHANGE = R(
     rf"\b(?P<librosa_call>{'|'.join(LIBROSA_KEYWORD_ONLY)})\(\) takes (?P<librosa_kept>[01]) positional "
     rf"arguments? but \d+ (?:positional arguments? )?(?:\(and \d+ keyword-only arguments?\) )?w(?:as|ere) given|"
     r"Unsupported ONNX opset version: (?P<onnx_opset>\d{1,3})|"
-    rf"No module named {_Q}(?P<pyg_loader>torch_geometric\.loader){_Q}"
+    rf"No module named {_Q}(?P<pyg_loader>torch_geometric\.loader){_Q}|"
+    rf"(?P<zero_dim_index>{ZERO_DIM_INDEX})|"
+    rf"result type (?P<cast_from>\w{{1,20}}) {NO_CAST}(?P<cast_to>\w{{1,20}})"
 )
 # what makes a generic line certain, wherever the log says it
 CONTEXT = (
     ("librosa", R(r"(?P<saw_librosa>\blibrosa\b)")),
     ("onnx", R(r"(?P<saw_torch_onnx>torch[/\\.]onnx\b)")),
+    # torch 0.3's way to read a loss, quoted on a warning's or a traceback's source line
+    (".data[0]", R(r"(?P<saw_data_index>\.data\[0\])")),
+    # an integer tensor clamped in place, on a traceback's source line (YOLOv5's gj.clamp_(0, gain[3] - 1))
+    ("clamp_(", R(r"(?P<saw_clamp_inplace>\.clamp_\()")),
 )
 
 
@@ -102,6 +128,8 @@ def decisive(facts: dict, ctx_facts: dict) -> bool:
     return bool(
         (facts.get("librosa_call") and "saw_librosa" in ctx_facts)
         or (facts.get("onnx_opset") and "saw_torch_onnx" in ctx_facts)
+        or (facts.get("zero_dim_index") and "saw_data_index" in ctx_facts)
+        or (facts.get("cast_to") and "saw_clamp_inplace" in ctx_facts)
     )
 
 
@@ -171,6 +199,26 @@ def change(facts: dict) -> tuple[str, str] | None:
             + (f" to {since} or newer" if since else "")
             + " (pip install -U torch with the "
             "--index-url of your CUDA).",
+        )
+    if facts.get("zero_dim_index"):
+        return (
+            "the code indexes a 0-dim tensor (loss.data[0], x.sum()[0]): likely code written for PyTorch 0.3, "
+            "whose reductions returned one-element tensors; since 0.4 they are 0-dim and since 0.5 indexing one "
+            "is an error",
+            "Read the number with .item() where the traceback points: loss.data[0] -> loss.item(), "
+            "correct.sum()[0] -> correct.sum().item(); or run the code with the PyTorch it was written for "
+            "(0.3.x). If the value is your own scalar, not an old idiom, drop the [0].",
+        )
+    if facts.get("cast_to"):
+        got, want = facts["cast_from"], facts["cast_to"]
+        return (
+            f"an in-place op (x += y, x.clamp_(...), out=) would store a {got} result in a {want} tensor, which "
+            "PyTorch refuses since 1.5 (and for clamp_ with floating bounds since 1.12): likely code written for "
+            "an older PyTorch that truncated silently",
+            f"Keep the in-place op in the tensor's dtype: cast the other operand (y.long() for a {want} tensor, "
+            "as YOLOv5's build_targets fix casts its gain: gain = ... .long() before gj.clamp_(0, gain[3] - 1)), "
+            "or write it out of place (x = x + y), which promotes (cast back where an integer is needed); copies "
+            "of YOLOv5's utils/loss.py: git pull the upstream fix. Or run the PyTorch the code was written for.",
         )
     if facts.get("pyg_loader"):
         return (

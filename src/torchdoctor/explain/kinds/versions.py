@@ -502,6 +502,20 @@ DEPENDENCY_VERSION = Recogniser(
     also=(
         Alternative(*api_changes.MAX_LEN_IN_LIBRARY, when=("tok_class",)),
         Alternative(
+            "input_shape_mismatch",
+            "the script's own scalar indexed, a value already reduced to one number",
+            "Drop the [0] on the line the traceback names, or keep the value a vector (no .sum()/.mean() before "
+            "indexing it); read a 0-dim tensor with .item().",
+            when=("zero_dim_index",),
+        ),
+        Alternative(
+            "dtype_mismatch",
+            "an in-place op of the script's own that mixes dtypes",
+            "Make both operands the tensor's dtype on the line the traceback names (y.to(x.dtype)), or write the "
+            "op out of place (x = x + y) so the result is promoted.",
+            when=("cast_to",),
+        ),
+        Alternative(
             "library_version_bug",
             "a bug of the release installed",
             "Search the package's issues for the message: a release that broke it is usually fixed in the next "
