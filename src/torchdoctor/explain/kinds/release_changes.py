@@ -26,7 +26,13 @@ api_changes.py's companion (versions.py's ``dependency_version`` leads with eith
   with a PyG 1.x (a folder named torch_geometric shadowing the package prints it too: versions.py names that);
 - Lightning 1.3 deprecated ``pytorch_lightning.metrics`` for the separate torchmetrics package
   (``pytorch_lightning/metrics/metric.py``: "Use :class:`torchmetrics.Metric`. Will be removed in v1.5.0.") and
-  1.5 removed it: "No module named 'pytorch_lightning.metrics'" is code written for Lightning 1.2-1.4.
+  1.5 removed it: "No module named 'pytorch_lightning.metrics'" is code written for Lightning 1.2-1.4;
+- torch's MPS backend takes ``cumsum`` of int64 (``attention_mask.long().cumsum(-1)``, how transformers' models make
+  position ids) from macOS 13.3's MPSGraph: ``aten/src/ATen/native/mps/operations/UnaryOps.mm`` checks
+  ``TORCH_CHECK(macOS13_3_plus || input.scalar_type() != ScalarType::Long, "MPS does not support cumsum op with
+  int64 input. Support has been added in macOS 13.3")``; torch 2.0.0 printed the first sentence alone and its macOS
+  check was broken (pytorch#96610, fixed by pytorch#96733, first in the nightlies). An older macOS or that torch:
+  both releases, certain.
 
 `change(facts)` says which of them a line is; `decisive(facts, ctx)` whether the log makes it certain.
 """
@@ -70,6 +76,7 @@ ANCHORS = (
     *(f"object has no attribute '{name}'" for name in PILLOW_REMOVED),
     *LIBROSA_ANCHORS,
     "Unsupported ONNX opset version: ",
+    "MPS does not support cumsum op with int64 input",
 )
 # printed for other causes too: a function of one's own that takes keyword arguments only, another converter's
 # opset limit (decisive() makes them certain with librosa, or torch.onnx, in the log)
@@ -78,6 +85,7 @@ TEMPLATES = (
     "third_party:mmdet-mmcv-version-incompatible",
     "third_party:pillow-10-removed-font-metrics",
     "third_party:onnx-unsupported-opset-version",
+    "third_party:mps-cumsum-int64-before-macos-13-3",
 )
 _Q = "'"
 CHANGE = R(
@@ -89,7 +97,8 @@ CHANGE = R(
     rf"arguments? but \d+ (?:positional arguments? )?(?:\(and \d+ keyword-only arguments?\) )?w(?:as|ere) given|"
     r"Unsupported ONNX opset version: (?P<onnx_opset>\d{1,3})|"
     rf"No module named {_Q}(?P<pyg_loader>torch_geometric\.loader){_Q}|"
-    rf"No module named {_Q}(?P<pl_metrics>pytorch_lightning\.metrics)(?:\.\w{{1,40}})?{_Q}"
+    rf"No module named {_Q}(?P<pl_metrics>pytorch_lightning\.metrics)(?:\.\w{{1,40}})?{_Q}|"
+    r"(?P<mps_cumsum_int64>MPS does not support cumsum op with int64 input)"
 )
 # what makes a generic line certain, wherever the log says it
 CONTEXT = (
@@ -188,5 +197,13 @@ def change(facts: dict) -> tuple[str, str] | None:
             "Upgrade PyTorch Geometric to 2.0 or newer, with the torch-scatter/torch-sparse wheels of your torch "
             "and CUDA (pip install -U torch_geometric); or, to stay on PyG 1.x, import the loader from its old "
             "place: from torch_geometric.data import DataLoader (torch_geometric.data.DataLoader).",
+        )
+    if facts.get("mps_cumsum_int64"):
+        return (
+            "cumsum on an int64 tensor on Apple's MPS device, which torch supports there only on macOS 13.3 or "
+            "newer (and not with torch 2.0.0, whose macOS check was broken): the macOS or torch is too old",
+            "Update macOS to 13.3 or newer and torch to 2.0.1 or newer (pip install -U torch; the fix of "
+            "pytorch#96610 came first in the nightly build). Until then cast before the cumsum (attention_mask.int()."
+            "cumsum(-1), then .long()) or run that model on the CPU.",
         )
     return None
