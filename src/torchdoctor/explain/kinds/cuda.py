@@ -732,6 +732,13 @@ CPU_OOM = Recogniser(
 # accelerate/accelerator.py (Accelerator.__init__): one message for two causes, a torch older than 1.10 and a
 # GPU without bf16; the second is the one users meet (a V100 or T4 told to train in bf16)
 ACCELERATE_BF16 = "bf16 mixed precision requires PyTorch >= 1.10 and a supported device"
+# transformers/training_args.py (4.x, TrainingArguments.__post_init__) raises "Your setup doesn't support
+# bf16/gpu. You need torch>=1.10, using Ampere GPU with cuda>=11.0" whenever utils/import_utils.py's
+# is_torch_bf16_gpu_available() is False: a torch older than 1.10, a GPU below compute capability 8 or a build for
+# CUDA 10 (three readings, like accelerate's); 5.x's "... You need to assign use_cpu ..." asks torch's own
+# is_bf16_supported() alone
+TRANSFORMERS_BF16 = "doesn't support bf16/gpu"
+TRANSFORMERS_BF16_DEVICE = "doesn't support bf16/gpu. You need to assign use_cpu"
 
 
 def _torch_at_least(version: str, wanted: tuple[int, int]) -> bool:
@@ -740,7 +747,8 @@ def _torch_at_least(version: str, wanted: tuple[int, int]) -> bool:
 
 
 def _bf16_sure(hits: list[Hit], ctx: Context) -> bool:
-    """Certain on a message that names the GPU; accelerate's two-cause message only beside a torch >= 1.10."""
+    """Certain on a message that names the GPU; accelerate's and transformers' several-cause messages only beside
+    a torch >= 1.10."""
     if any(h.specific for h in hits):
         return True
     version = ctx.facts.get("torch_version", "")
@@ -762,7 +770,8 @@ BF16_UNSUPPORTED = Recogniser(
     title="bf16 on a GPU without it",
     anchors=(
         "does not support bfloat16",
-        "doesn't support bf16",
+        TRANSFORMERS_BF16,
+        TRANSFORMERS_BF16_DEVICE,
         "Type bf16 is not supported on your device",
         ACCELERATE_BF16,
     ),
@@ -772,12 +781,12 @@ BF16_UNSUPPORTED = Recogniser(
         "deepspeed:type-bf16-is-not-supported-on",  # deepspeed/runtime/engine.py: bf16 on a GPU without it
         "accelerate:bf16-mixed-precision-requires-pytorch-and",
     ),
-    generic=(ACCELERATE_BF16,),
+    generic=(ACCELERATE_BF16, TRANSFORMERS_BF16),
     confirm=_bf16_sure,
     also=(
         Alternative(
             "dependency_version",
-            "a PyTorch older than 1.10 (accelerate's message names both)",
+            "a PyTorch older than 1.10 (accelerate's and transformers' 4.x messages name it beside the GPU)",
             "Upgrade PyTorch to 1.10 or newer (pip install -U torch); check with python -c 'import torch; "
             "print(torch.__version__)'.",
         ),

@@ -35,7 +35,13 @@ api_changes.py's companion (versions.py's ``dependency_version`` leads with eith
   output type Long"), where older releases truncated silently, and 1.12's type-promoting ``clamp`` does the same
   for an integer tensor clamped in place with floating bounds (``native/TensorCompare.cpp`` clamp's meta function,
   "disallow type promoting inplace op"): YOLOv5's ``build_targets`` and its many copies. A script's own new
-  in-place op mixing dtypes prints the same, so it is certain only with ``clamp_(`` quoted in the log.
+  in-place op mixing dtypes prints the same, so it is certain only with ``clamp_(`` quoted in the log;
+- torch's MPS backend takes ``cumsum`` of int64 (``attention_mask.long().cumsum(-1)``, how transformers' models make
+  position ids) from macOS 13.3's MPSGraph: ``aten/src/ATen/native/mps/operations/UnaryOps.mm`` checks
+  ``TORCH_CHECK(macOS13_3_plus || input.scalar_type() != ScalarType::Long, "MPS does not support cumsum op with
+  int64 input. Support has been added in macOS 13.3")``; torch 2.0.0 printed the first sentence alone and its macOS
+  check was broken (pytorch#96610, fixed by pytorch#96733, first in the nightlies). An older macOS or that torch:
+  both releases, certain.
 
 (Lightning 1.5's removed ``pytorch_lightning.metrics`` is a row of catalog/api_history.tsv, with torchmetrics as
 its replacement from the package's own deprecation text: kinds/api_history.py reads it.)
@@ -86,6 +92,7 @@ ANCHORS = (
     "Unsupported ONNX opset version: ",
     ZERO_DIM_INDEX,
     NO_CAST,
+    "MPS does not support cumsum op with int64 input",
 )
 # printed for other causes too: a function of one's own that takes keyword arguments only, another converter's
 # opset limit, a script's own scalar indexed or its own in-place op (decisive() makes them certain with librosa,
@@ -98,6 +105,7 @@ TEMPLATES = (
     "torch_native:invalid-index-zero-dim-tensor",
     "torch_native:invalid-index-zero-dim-tensor-warning",
     "torch_native:result-type-cannot-be-cast-to-output",
+    "third_party:mps-cumsum-int64-before-macos-13-3",
 )
 _Q = "'"
 CHANGE = R(
@@ -110,7 +118,8 @@ CHANGE = R(
     r"Unsupported ONNX opset version: (?P<onnx_opset>\d{1,3})|"
     rf"No module named {_Q}(?P<pyg_loader>torch_geometric\.loader){_Q}|"
     rf"(?P<zero_dim_index>{ZERO_DIM_INDEX})|"
-    rf"result type (?P<cast_from>\w{{1,20}}) {NO_CAST}(?P<cast_to>\w{{1,20}})"
+    rf"result type (?P<cast_from>\w{{1,20}}) {NO_CAST}(?P<cast_to>\w{{1,20}})|"
+    r"(?P<mps_cumsum_int64>MPS does not support cumsum op with int64 input)"
 )
 # what makes a generic line certain, wherever the log says it
 CONTEXT = (
@@ -227,5 +236,13 @@ def change(facts: dict) -> tuple[str, str] | None:
             "Upgrade PyTorch Geometric to 2.0 or newer, with the torch-scatter/torch-sparse wheels of your torch "
             "and CUDA (pip install -U torch_geometric); or, to stay on PyG 1.x, import the loader from its old "
             "place: from torch_geometric.data import DataLoader (torch_geometric.data.DataLoader).",
+        )
+    if facts.get("mps_cumsum_int64"):
+        return (
+            "cumsum on an int64 tensor on Apple's MPS device, which torch supports there only on macOS 13.3 or "
+            "newer (and not with torch 2.0.0, whose macOS check was broken): the macOS or torch is too old",
+            "Update macOS to 13.3 or newer and torch to 2.0.1 or newer (pip install -U torch; the fix of "
+            "pytorch#96610 came first in the nightly build). Until then cast before the cumsum (attention_mask.int()."
+            "cumsum(-1), then .long()) or run that model on the CPU.",
         )
     return None
