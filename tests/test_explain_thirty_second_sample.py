@@ -1,7 +1,9 @@
 """The knowledge the thirty-second sample by symptom (corpus files 1417-1433, train half) asked for, each anchored
 on the message its source prints: torch/cuda/__init__.py's _lazy_init ("Torch not compiled with CUDA enabled",
 raised by any call into torch.cuda on a CPU build of torch, the build another vendor's extension (torch_npu,
-intel_extension_for_pytorch, habana_frameworks) runs on). Beside each, a line that must stay as it was."""
+intel_extension_for_pytorch, habana_frameworks) runs on), and flash-attn's csrc/flash_attn/flash_api.cpp ("FlashAttention
+only support fp16 and bf16 data type", its check of the query's dtype). Beside each, a line that must stay as it
+was."""
 
 from __future__ import annotations
 
@@ -30,3 +32,24 @@ def test_torch_without_cuda_beside_another_vendors_accelerator_is_only_likely():
     )
     assert (found.id, found.details["confidence"]) == ("log.cuda_unavailable", "certain"), found.summary
     assert "Install a CUDA build" in found.fix and "library's release" not in found.summary
+
+
+def test_flash_attention_given_float32_is_likely_the_model_dtype_or_a_library_cast():
+    # 1422.txt (princeton-nlp/AutoCompressors#15): flash-attn's mha_fwd checks the query's dtype; the float32 came
+    # from the library's rotary embedding, not the model: so likely, the library's cast named beside the model's dtype
+    found = lead("1422.txt")
+    assert (found.id, found.details["confidence"]) == ("log.dtype_mismatch", "likely"), found.summary
+    assert "library's own code" in found.summary and "torch_dtype=torch.bfloat16" in found.fix
+    assert "316d800" in found.fix
+    leads_with(
+        '  File "/usr/local/lib/python3.10/site-packages/flash_attn/flash_attn_interface.py", line 52, in '
+        "_flash_attn_forward\n"
+        "    out, q, k, v, out_padded, softmax_lse, S_dmask, rng_state = flash_attn_cuda.fwd(\n"
+        "RuntimeError: FlashAttention only support fp16 and bf16 data type",
+        "dtype_mismatch",
+        "likely",
+        ["FlashAttention", "autocast", "attn_implementation='sdpa'"],
+    )
+    # transformers' own check of two precision flags is not the kernel's dtype
+    found = explained("ValueError: At most one of fp16 and bf16 can be True, but not both\n")
+    assert "half precision only" not in found.summary and "query" not in found.summary, found.summary
