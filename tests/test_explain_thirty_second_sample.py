@@ -53,3 +53,28 @@ def test_flash_attention_given_float32_is_likely_the_model_dtype_or_a_library_ca
     # transformers' own check of two precision flags is not the kernel's dtype
     found = explained("ValueError: At most one of fp16 and bf16 can be True, but not both\n")
     assert "half precision only" not in found.summary and "query" not in found.summary, found.summary
+
+
+def test_label_smoothing_is_a_keyword_torch_1_10_added_to_cross_entropy_loss():
+    # the table read from the released wheels (benchmarks/api_keywords.py, now with torch/nn/modules/loss.py):
+    # 1428.txt (kekmodel/MPL-pytorch#28) on torch 1.9.0 prints the bare __init__ with the call line after it in
+    # prose, which names no callable; CPython 3.10+ names the class, and a traceback's call line does too
+    leads_with(
+        "TypeError: CrossEntropyLoss.__init__() got an unexpected keyword argument 'label_smoothing'",
+        "dependency_version",
+        "certain",
+        ["torch 1.10", "torch>=1.10"],
+    )
+    leads_with(
+        '  File "train.py", line 32, in create_loss_fn\n'
+        "    criterion = nn.CrossEntropyLoss(label_smoothing=args.label_smoothing)\n"
+        "TypeError: __init__() got an unexpected keyword argument 'label_smoothing'",
+        "dependency_version",
+        "likely",
+        ["torch>=1.10", "of the project's own"],
+    )
+    # a keyword no release of it takes (a misspelling) is not a release's
+    found = explained(
+        "TypeError: CrossEntropyLoss.__init__() got an unexpected keyword argument 'ignore_idx'\n"
+    )
+    assert found.id != "log.dependency_version", found.summary
