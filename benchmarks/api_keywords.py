@@ -121,6 +121,8 @@ CALLABLES: dict[str, list[tuple[tuple[str, ...], tuple[str, ...]]]] = {
         (("torch/distributed/distributed_c10d.py",), ("init_process_group",)),
         (tuple(f"torch/optim/{name}.py" for name in _OPTIMIZERS), ("*",)),
         (("torch/optim/lr_scheduler.py",), ("*",)),
+        # the loss modules: CrossEntropyLoss's label_smoothing came in 1.10 (pytorch/pytorch#63122)
+        (("torch/nn/modules/loss.py",), ("*",)),
         (("torch/distributed/fsdp/fully_sharded_data_parallel.py",), ("FullyShardedDataParallel",)),
         (("torch/cuda/amp/grad_scaler.py", "torch/amp/grad_scaler.py"), ("GradScaler",)),
         (("torch/cuda/amp/autocast_mode.py", "torch/amp/autocast_mode.py"), ("autocast",)),

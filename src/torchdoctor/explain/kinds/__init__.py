@@ -162,6 +162,8 @@ CONTEXT_FACTS: tuple[tuple[str, re.Pattern], ...] = (
     ("NCCL version", re.compile(r"NCCL version (?P<nccl_version>\d[\w.+]*)")),
     # evidence a recogniser's confidence depends on, wherever the log states it
     ("SyncB", re.compile(r"(?P<saw_syncbn>SyncBatchNorm|SyncBN)")),
+    # another vendor's accelerator: its extension runs on torch's CPU build (cuda.py's cuda_unavailable)
+    *((name, re.compile(rf"(?P<other_accelerator>\b{name}\b)")) for name in cuda.OTHER_ACCELERATORS),
     *autograd.CONTEXT,
     *layer_shapes.CONTEXT,
     *index_ranges.CONTEXT,

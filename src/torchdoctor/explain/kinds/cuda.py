@@ -534,8 +534,14 @@ INVALID_DEVICE_ORDINAL = Recogniser(
 )
 
 
+# another vendor's accelerator named in a log: its extension runs on torch's CPU build
+OTHER_ACCELERATORS = ("torch_npu", "torch-npu", "Ascend", "intel_extension_for_pytorch", "habana_frameworks")
+
+
 def _no_cuda(hits: list[Hit], ctx: Context) -> tuple[str, str]:
     facts = merged(hits)
+    if ctx.facts.get("other_accelerator"):
+        facts.setdefault("other_accelerator", ctx.facts["other_accelerator"])
     what = facts.get("what", "CUDA is not available")
     if what.endswith("is_available()"):
         what = "torch.cuda.is_available() is False: this process sees no usable GPU"
@@ -544,7 +550,16 @@ def _no_cuda(hits: list[Hit], ctx: Context) -> tuple[str, str]:
             "torch found no CUDA runtime while an extension was built or loaded (torch.cuda.is_available() is "
             "False there)"
         )
-    if "compiled" in what:
+    if "compiled" in what and facts.get("other_accelerator"):
+        fix = (
+            f"This machine's accelerator is not CUDA ({facts['other_accelerator']} in the log): its torch is a "
+            "CPU build with the vendor's extension, so anything that reaches torch.cuda raises this. Use the "
+            "device's own name in the project's code (device='npu' / 'xpu' / 'hpu', not .cuda()); where a "
+            "library's call ends in torch.cuda, upgrade it, or torch and the extension together, to releases that "
+            "support the device (Ascend: torch and torch-npu 2.5.1, whose to() of an int no longer falls into "
+            "CUDA's lazy init)."
+        )
+    elif "compiled" in what:
         fix = (
             "This is a CPU-only build of torch. Install a CUDA build: pip install torch --index-url "
             "https://download.pytorch.org/whl/cu128 (pick the CUDA your driver supports; `nvidia-smi`)."
@@ -651,6 +666,16 @@ CUDA_UNAVAILABLE = Recogniser(
             r"system has unsupported display driver / cuda driver combination|"
             r"GPUs requested but none are available|But your machine only has: \[\])"
         ),
+        # another vendor's accelerator beside it: torch_npu (Ascend), intel_extension_for_pytorch (XPU) and
+        # habana_frameworks (HPU) run on torch's CPU build, where torch/cuda/__init__.py's _lazy_init raises
+        # "Torch not compiled with CUDA enabled" for any call into torch.cuda, the project's or a library's
+        R(rf"(?P<other_accelerator>\b(?:{'|'.join(OTHER_ACCELERATORS)})\b)"),
+    ),
+    # certain from a specific anchor, unless another vendor's accelerator is named beside it (see facts)
+    confirm=lambda hits, ctx: (
+        any(h.specific for h in hits)
+        and not ctx.facts.get("other_accelerator")
+        and not any(h.facts.get("other_accelerator") for h in hits)
     ),
     # "No CUDA GPUs are available" says none is visible, not why: a container or machine without them, or
     # CUDA_VISIBLE_DEVICES naming GPUs this process does not have; so does is_available() being False
@@ -667,10 +692,18 @@ CUDA_UNAVAILABLE = Recogniser(
     ),
     also=(
         Alternative(
+            "library_version_bug",
+            "a library's release that calls torch.cuda on another vendor's accelerator",
+            "Upgrade the library whose frames end in torch.cuda, or torch and the device's extension together, to "
+            "releases that support the device (hiyouga/LlamaFactory#7986: torch-npu 2.5.1).",
+            when=("other_accelerator",),
+        ),
+        Alternative(
             "gpu_selection",
             "CUDA_VISIBLE_DEVICES naming GPUs that are not there",
             "Set CUDA_VISIBLE_DEVICES to indices `nvidia-smi -L` lists (or unset it), and do not set it inside "
             "the script after a scheduler has set it.",
+            unless=("other_accelerator",),
         ),
     ),
     describe=_no_cuda,

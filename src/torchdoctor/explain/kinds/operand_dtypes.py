@@ -39,8 +39,10 @@ _MIXED = R(
     rf"Found dtype (?P<grad>{_FLOAT}) but expected (?P<tensor>{_FLOAT})\b|"
     # aten/src/ATen/Utils.h checked_dense_tensor_unwrap (0.4-1.5): "... for argument #2 'mat2'"
     rf"Expected object of scalar type (?P<object>{_FLOAT}) but got scalar type (?P<object_got>{_FLOAT}) for argument|"
+    # flash-attn's csrc/flash_attn/flash_api.cpp (mha_fwd, mha_varlen_fwd): the query's dtype against the only two
+    # its kernels take (a float32 model without autocast, or a library's own cast before the call)
+    r"(?P<kernel>[A-Za-z]\w{0,40}) only support fp16 and bf16 data type|" + layer_types.ON_ONE_DEVICE
     # a convolution's input and weight on one device (or dtypes' names alone): the dtypes differ, not the devices
-    + layer_types.ON_ONE_DEVICE
 )
 _INTEGERS = ("Byte", "Char", "Short", "Int", "Long", "Bool")
 
@@ -65,7 +67,23 @@ def _layer_dtypes(hits: list[Hit]) -> tuple[str, str]:
     )
 
 
+def _half_only_kernel(hits: list[Hit], ctx: Context) -> tuple[str, str]:
+    kernel = first(hits, "kernel") or "FlashAttention"
+    return (
+        f"{kernel} got a query in neither fp16 nor bf16 (float32, most often): it computes in those only"
+        + on_ranks(hits),
+        "Load the model in half precision (from_pretrained(..., torch_dtype=torch.bfloat16)) or run its forward "
+        "under torch.autocast(device_type='cuda', dtype=torch.bfloat16) (Trainer: bf16=True; accelerate: "
+        "mixed_precision='bf16'), the forwards outside the training step too (evaluation, generation, logging); "
+        "where float32 is wanted, use another attention (attn_implementation='sdpa'). If the model already runs in "
+        "bf16/fp16, a layer casts q, k, v back to float32 before the call (princeton-nlp/AutoCompressors#15: a rotary "
+        "embedding computed in float32, fixed in commit 316d800): cast them to the model's dtype there.",
+    )
+
+
 def _dtypes(hits: list[Hit], ctx: Context) -> tuple[str, str]:
+    if first(hits, "kernel"):
+        return _half_only_kernel(hits, ctx)
     if first(hits, "layer_input"):
         return _layer_dtypes(hits)
     pairs = (
@@ -111,6 +129,7 @@ DTYPE_MISMATCH = Recogniser(
         "aten:input-type-and-weight-type-same",
         "torch_native:input-type-and-weight-type",
         "torch_native:expected-scalar-type-for-argument",
+        "third_party:flash-attn-only-fp16-and-bf16",
     ),
     title="operands in two floating dtypes",
     anchors=(
@@ -121,6 +140,7 @@ DTYPE_MISMATCH = Recogniser(
         ") and bias type (",
         ") and weight type (",
         "Expected object of scalar type ",
+        "only support fp16 and bf16 data type",
     ),
     match=_MIXED,
     facts=(layer_types.TYPES,),
@@ -162,5 +182,6 @@ EMBEDDING_INDEX_DTYPE = Recogniser(
     ),
     describe=_index_dtype,
 )
+
 
 RECOGNISERS = (DTYPE_MISMATCH, EMBEDDING_INDEX_DTYPE)
