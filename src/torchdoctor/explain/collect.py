@@ -14,6 +14,10 @@ MAX_HITS_PER_KIND = 1000
 MAX_RAISED = 500  # exceptions kept per invocation (the first ones: what started it is early)
 SHORT = 256 * 1024  # bytes: a log this small has every line looked at
 _ERROR_LINE = re.compile(r"^\s*(?:[\w.]+\.)?\w*(?:Error|Exception)\b(?::|$)")
+# an exception quoted after words on the same line: "Raises the error TypeError: f() got ...", "error: KeyError: 'x'"
+_IN_PROSE = re.compile(
+    r"[\s(\"'`](?P<type>(?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Error|Exception)): (?P<message>\S.{0,400})"
+)
 _ROOT_CAUSE = re.compile(r"^\s*rank\s*:\s*(?P<rank>\d+)")
 _FAILURE_SUMMARY = "Root Cause (first observed failure)"
 _LIGHTNING = ("pytorch_lightning", "lightning/pytorch", "lightning.pytorch", "lightning_fabric")
@@ -140,6 +144,8 @@ class Collector:
         self._context(line)
         if _ERROR_LINE.match(line):
             self.ctx.last_error_line = cut(line.strip(), 300)
+        elif self.ctx.prose_exception is None and "rror: " in line and (quoted := _IN_PROSE.search(line)):
+            self.ctx.prose_exception = (quoted["type"], quoted["message"].strip(), source, number)
         raised = None
         if before is not None and len(self.raised) < MAX_RAISED:
             raised = exception_at(line, before, following)

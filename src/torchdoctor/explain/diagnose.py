@@ -13,7 +13,7 @@ from torchdoctor.explain.collect import Collector
 from torchdoctor.explain.flight_recorder.findings import explain_dumps
 from torchdoctor.explain.flight_recorder.records import looks_like_dump
 from torchdoctor.explain.inputs import logs, looks_binary
-from torchdoctor.explain.verdict import per_attempt
+from torchdoctor.explain.verdict import per_attempt, quoted_in_prose
 from torchdoctor.findings import Finding
 from torchdoctor.hang.files import is_watchdog_folder
 
@@ -61,7 +61,7 @@ def explain(paths: list[str] | tuple[str, ...] = (), stdin=None) -> list[Finding
         found = _merge(found, explain_dumps(dumps))
     found = hangs + found
     if not any(f.status in ("fail", "warn") or f.id == "log.unrecognised" for f in found):
-        found.append(_nothing(collector))
+        found.append(quoted_in_prose(collector.ctx) or _nothing(collector))
         if skipped:
             found[-1].details["binary_files_skipped"] = skipped[:20]
     return found + notes

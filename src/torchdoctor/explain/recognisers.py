@@ -63,6 +63,9 @@ class Context:
     ranks: set[int] = field(default_factory=set)  # every rank seen (a per-rank file or a [rankN]: prefix)
     sources: list[str] = field(default_factory=list)
     last_error_line: str = ""  # the last "SomethingError: ..." line, named when nothing is recognised
+    # the first exception quoted inside a sentence ("I get this error: TypeError: ..."), where no exception
+    # line starts a line: (type, message, source, line number); read only when nothing else is recognised
+    prose_exception: tuple[str, str, str, int] | None = None
     cause_ranks: set[int] = field(default_factory=set)  # ranks where a root cause was seen
     candidates: int = 0  # lines that were looked at closely
 

@@ -324,6 +324,23 @@ def _unrecognised(raised: Raised, ctx: Context) -> Finding:
     return Finding("log.unrecognised", status, summary, details, "\n".join(lines))
 
 
+def quoted_in_prose(ctx: Context) -> Finding | None:
+    """A keyword or positional refusal the release tables know, quoted inside a sentence ("Raises the error
+    TypeError: Accelerator.__init__() got an unexpected keyword argument 'logging_dir'") in a log where nothing
+    else was recognised: likely, never certain (no traceback says who called it, and prose may quote an error
+    it did not hit). None when there is no such quote or the tables do not know it."""
+    if ctx.prose_exception is None:
+        return None
+    type_, message, source, line = ctx.prose_exception
+    raised = Raised(type_, message, source=source, line=line)
+    keyword = api_keywords.diagnosis(raised) or api_signatures.diagnosis(raised)
+    if keyword is None:
+        return None
+    summary, fix, _ = keyword
+    details = _likely_from(raised, "dependency_version", quoted_in_prose=True)
+    return Finding("log.dependency_version", "fail", f"likely: {summary}", details, fix)
+
+
 def _likely_from(raised: Raised, kind: str, **facts) -> dict:
     """The details of a likely cause read from the exception ``raised`` alone (no recogniser's line): its
     kind, the exception, where it was raised and on which rank, and ``facts``."""
