@@ -21,7 +21,7 @@ from functools import cache
 from pathlib import Path
 from typing import NamedTuple
 
-from torchdoctor.explain.kinds.release_pins import below, follows, spelled
+from torchdoctor.explain.kinds.release_pins import below, came, spelled, went
 
 TABLE = Path(__file__).resolve().parent.parent / "catalog" / "api_history.tsv"
 # CPython's three lines with the module and the name; not "partially initialized module" (a circular import)
@@ -136,19 +136,12 @@ def explain(row: Change) -> tuple[str, str]:
     """(summary, fix) for a name the installed release of its package lacks."""
     releases = load()[row.package][0]
     what = f"{row.module}.{row.name}" if row.name else f"the module {row.module}"
-    before = releases[releases.index(row.added) - 1] if row.added in releases[1:] else ""
     bound = []
     if row.added:
-        # a release not read between the two (pytorch_lightning 1.7 where its tar is missing): it came in one of them
-        when = "in" if follows(releases, before, row.added) else f"after {spelled(releases, before)}, by"
-        bound.append(f"came {when} {row.package} {spelled(releases, row.added)}")
+        bound.append(came(releases, row.added, row.package))
     if row.removed:
-        when = (
-            "in" if follows(releases, row.last, row.removed) else f"after {spelled(releases, row.last)}, by"
-        )
         bound.append(
-            f"was removed {when} {row.package} {spelled(releases, row.removed)} (the last release with it: "
-            f"{row.last})"
+            f"{went(releases, row.last, row.removed, row.package)} (the last release with it: {row.last})"
         )
     summary = (
         f"{what} {' and '.join(bound)}: the installed {row.package} is "

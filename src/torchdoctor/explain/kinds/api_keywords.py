@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 from torchdoctor.explain.first_failure import Raised, installed_package
-from torchdoctor.explain.kinds.release_pins import below, follows, read_table, spelled
+from torchdoctor.explain.kinds.release_pins import below, came, read_table, spelled, went
 
 TABLE = Path(__file__).resolve().parent.parent / "catalog" / "api_keywords.tsv"
 # CPython 3.10+: "TrainingArguments.__init__() got an unexpected keyword argument 'evaluation_strategy'";
@@ -159,20 +159,13 @@ def explain(found: list[Keyword]) -> tuple[str, str]:
     package, pip_name = row.package, PIP_NAME.get(row.package, row.package)
     releases = load()[package][0]
     what = f"{row.callable}({row.keyword}=...)"
-    before = releases[releases.index(row.added) - 1] if row.added in releases[1:] else ""
     bound = []
     if row.added:
-        # a minor release not read between the two (Lightning 1.7): the keyword came in one of them
-        when = "in" if follows(releases, before, row.added) else f"after {spelled(releases, before)}, by"
-        bound.append(f"came {when} {package} {spelled(releases, row.added)}")
+        bound.append(came(releases, row.added, package))
     if row.removed:
         renamed = f", renamed {row.replacement}" if row.replacement else ""
-        when = (
-            "in" if follows(releases, row.last, row.removed) else f"after {spelled(releases, row.last)}, by"
-        )
         bound.append(
-            f"was removed {when} {package} {spelled(releases, row.removed)}{renamed} (the last release with it: "
-            f"{row.last})"
+            f"{went(releases, row.last, row.removed, package)}{renamed} (the last release with it: {row.last})"
         )
     side = "older or newer" if row.added and row.removed else "older" if row.added else "newer"
     summary = f"{what}: the keyword {' and '.join(bound)}; the installed {package} is {side} than the code"

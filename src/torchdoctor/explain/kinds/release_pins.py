@@ -36,6 +36,23 @@ def follows(releases: list[str], earlier: str, later: str) -> bool:
     return (major2, number2) in ((major, number + 1), (major + 1, 0))
 
 
+def _when(releases: list[str], earlier: str, later: str, package: str) -> str:
+    """ "in trl 0.13", or "after 1.6, by pytorch_lightning 1.8" where a release between was not read."""
+    when = "in" if follows(releases, earlier, later) else f"after {spelled(releases, earlier)}, by"
+    return f"{when} {package} {spelled(releases, later)}"
+
+
+def came(releases: list[str], added: str, package: str) -> str:
+    """When a thing the releases read first have at ``added`` came: "came in accelerate 0.20"."""
+    before = releases[releases.index(added) - 1] if added in releases[1:] else ""
+    return f"came {_when(releases, before, added, package)}"
+
+
+def went(releases: list[str], last: str, removed: str, package: str) -> str:
+    """When a thing the releases read last have at ``last`` went: "was removed in trl 0.13"."""
+    return f"was removed {_when(releases, last, removed, package)}"
+
+
 def below(releases: list[str], last: str, removed: str) -> str:
     """The pin that keeps a release with a thing ``removed`` after ``last``: '<2.0', or '==1.6.*' where releases
     between were not read."""

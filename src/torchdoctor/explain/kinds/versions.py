@@ -27,6 +27,10 @@ from torchdoctor.explain.recognisers import Alternative, Context, Hit, Recognise
 
 R = re.compile
 
+# the libraries' releases that changed what code calls, a module each holding a table of them (its CHANGE
+# pattern, ANCHORS, GENERIC, TEMPLATES and change(); the two after the first also decisive()), tried in this order
+_CHANGES = (api_changes, release_changes, trainer_data_releases)
+
 # "requires PyTorch >= 2.2.0", "requires `accelerate>=1.1.0`", "requires deepspeed>=0.16.4"
 _REQUIRES = R(
     r"(?P<what>[\w`' .>=-]{0,60}?)\brequires (?:a |the )?[`'\"]?(?P<package>[A-Za-z][\w-]{1,40})[`'\"]? ?"
@@ -168,7 +172,7 @@ def _dependency(hits: list[Hit], ctx: Context) -> tuple[str, str]:
             else "a package the run needs is missing or too old"
         )
         return f"{what}: {said}" + on_ranks(hits), fix
-    known = api_changes.change(facts) or release_changes.change(facts) or trainer_data_releases.change(facts)
+    known = next((said for module in _CHANGES if (said := module.change(facts))), None)
     if known:
         return known[0] + on_ranks(hits), known[1]
     if facts.get("numpy_abi"):
@@ -339,8 +343,7 @@ def _decided(hits: list[Hit], ctx: Context) -> bool:
     return (
         installers.conflict_decided(hits, ctx)
         or any(api_history.decisive(h.facts) for h in hits)
-        or any(release_changes.decisive(h.facts, ctx.facts) for h in hits)
-        or any(trainer_data_releases.decisive(h.facts, ctx.facts) for h in hits)
+        or any(module.decisive(h.facts, ctx.facts) for module in _CHANGES[1:] for h in hits)
     )
 
 
@@ -376,9 +379,9 @@ DEPENDENCY_VERSION = Recogniser(
         "system:python-unexpected-keyword-argument",  # a flag or argument a library removed (api_changes.py)
         "third_party:numpy-expired-alias",
         "third_party:numpy-2-expired-attribute",
-        *api_changes.TEMPLATES,  # api_history.py: the name and its release from the table
-        *release_changes.TEMPLATES,
-        *trainer_data_releases.TEMPLATES,
+        *(
+            t for module in _CHANGES for t in module.TEMPLATES
+        ),  # api_history.py: a name's release from the table
         # pip's, uv's and conda's resolvers: requirements that exclude each other
         *installers.CONFLICT_TEMPLATES,
         installers.IMPIMPORTER_TEMPLATE,
@@ -413,9 +416,7 @@ DEPENDENCY_VERSION = Recogniser(
         "() got an unexpected keyword argument '",
         "object has no attribute 'eval_strategy'",
         "was a deprecated alias for the builtin",
-        *api_changes.ANCHORS,
-        *release_changes.ANCHORS,
-        *trainer_data_releases.ANCHORS,
+        *(anchor for module in _CHANGES for anchor in module.ANCHORS),
         api_history.NUMPY2_ANCHOR,
         *installers.CONFLICT_ANCHORS,
         installers.IMPIMPORTER_ANCHOR,
@@ -432,9 +433,7 @@ DEPENDENCY_VERSION = Recogniser(
         "object has no attribute 'eval_strategy'",
         *installers.CONFLICT_GENERIC,
         *installers.NUMPY_GENERIC,
-        *api_changes.GENERIC,
-        *release_changes.GENERIC,
-        *trainer_data_releases.GENERIC,
+        *(anchor for module in _CHANGES for anchor in module.GENERIC),
     ),
     # pip's conflict is likely when pip adds that one of the packages has no build for this environment at all
     # certain too on a missing name the table of released names (kinds/api_history.py) has for its package
@@ -460,11 +459,7 @@ DEPENDENCY_VERSION = Recogniser(
         + "|"
         + _REFUSED.pattern
         + "|"
-        + api_changes.CHANGE.pattern
-        + "|"
-        + release_changes.CHANGE.pattern
-        + "|"
-        + trainer_data_releases.CHANGE.pattern
+        + "|".join(module.CHANGE.pattern for module in _CHANGES)
         + "|"
         + installers.CONFLICT.pattern
         + "|"
@@ -478,9 +473,7 @@ DEPENDENCY_VERSION = Recogniser(
     ),
     facts=(
         _REFUSED,
-        api_changes.CHANGE,
-        release_changes.CHANGE,
-        trainer_data_releases.CHANGE,
+        *(module.CHANGE for module in _CHANGES),
         api_history.MISSING,
         api_history.DISTRIBUTED_NAME,
         _COMPILE_PYTHON,
