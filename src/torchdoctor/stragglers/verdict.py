@@ -45,6 +45,12 @@ MAJORITY = 0.7
 # ...its median excess is at least SLOWER of the peers' own work and MIN_SECONDS (timer noise)...
 SLOWER = 0.025
 MIN_SECONDS = 0.0003
+# The rank's whole step must be longer by about as much as the part: within two standard errors of it or
+# ELSEWHERE of it, whichever is more. Two standard errors alone shrink to nothing on a steady stretch, and a
+# shift elsewhere too small to matter then hides a large one (the lagged test job at load 4-6, 2026-11-29,
+# 2 runs of 40: next() 60 ms longer at 3,000 standard errors, never named, its work 2.6 ms short of that at
+# 56 se — it waited less for a CPU while it slept, and its peer's compute slowed on the shared cores).
+ELSEWHERE = 0.25
 # ...and NOISE_MARGIN standard errors of that median (from the step-to-step spread of the difference).
 NOISE_MARGIN = 3.5
 # The rank's own work as a whole must be longer too, on OWN_MAJORITY of the steps and OWN_MARGIN standard
@@ -357,7 +363,7 @@ def judge_stretch(
     work less its waiting for a CPU may stand for it: `WORK`; for the parts in `CONSISTENT_ONLY`, and for those in
     `CLEAR_PARTS` that stand `CLEAR_MARGIN` standard errors out on `CLEAR_MAJORITY` of the steps, that test is waived) and
     not shorter elsewhere by as much (its total
-    excess within two standard errors of the part's). Lateness leaving the collectives counts only beyond
+    excess within two standard errors of the part's, or `ELSEWHERE` of it). Lateness leaving the collectives counts only beyond
     twice the rank's rise in waiting for a CPU since its usual (`_waiting_rise`, from ``usual_load``,
     `Usual.load`); for a rank that leaves them last by habit, beyond its usual lateness (`_leaver_slowed`).
     ``usual_threads`` (`Usual.threads_usual`): each rank's usual excess of its other threads' waiting for a
@@ -416,7 +422,10 @@ def judge_stretch(
                 name in CLEAR_PARTS and ahead >= CLEAR_MAJORITY and z >= CLEAR_MARGIN
             )
             if (
-                any((slower or quiet) and whole >= middle - 2 * spread for slower, whole, spread in wholes)
+                any(
+                    (slower or quiet) and whole >= middle - max(2 * spread, ELSEWHERE * middle)
+                    for slower, whole, spread in wholes
+                )
                 and ahead >= MAJORITY
                 and middle >= max(MIN_SECONDS, SLOWER * peers_own, NOISE_MARGIN * error)
                 and (name != "transfer" or middle >= 2 * rise)
