@@ -90,6 +90,13 @@ REFRESH = 50
 # (0.2 ms on a quiet machine, 5 ms on a busy one, within one run), so its exits say nothing of its link:
 # they are not judged, and left out of its own work (usual and judged alike).
 HABIT = 0.6
+# Its exits are judged beyond LEAVER_MARGIN standard errors, not NOISE_MARGIN: they follow the machine's load
+# in bursts that last many steps, so its steps are not independent and their standard error is too small.
+# Kept runs (2026-11-29): the lagged test job's healthy stretches reached 4.1 standard errors (3 of 52 runs
+# at 3.5 or more); the sweep's 6,000 healthy steps of validate-1129 had two false alarms from them at 3.8;
+# the slow links the sweeps named through them stood at 4.9 or more (at 5.0, 2 of threads-planted-1129's
+# 8 10% slow links were lost).
+LEAVER_MARGIN = 4.5
 CAUSES = ("input", "host", "device", "communication")
 # Causes said only once the stretches of two windows in a row name the rank for them: its CPU time and its
 # waiting for a CPU are what the machine's other work moves, for tens of steps at a time, and gives back.
@@ -487,8 +494,9 @@ def _leaver_slowed(
     """(the excess, or None; the figures) of the exits of a rank that leaves collectives last by habit. Its
     lateness follows the machine's load (a rank the kernel wakes later leaves later), so it counts only where
     it grew by more than twice the rise in its waiting for a CPU per step since its usual (`_waiting_rise`),
-    and by the same test as every part (`MAJORITY`, `SLOWER`, `NOISE_MARGIN`); its own work with the exits
-    in must be longer than usual too (`OWN_MAJORITY`, `OWN_MARGIN`). A slow link on it is named; a busier
+    and by the test of every part (`MAJORITY`, `SLOWER`) with `LEAVER_MARGIN` standard errors for
+    `NOISE_MARGIN`; its own work with the exits in must be longer than usual too (`OWN_MAJORITY`,
+    `OWN_MARGIN`). A slow link on it is named; a busier
     machine is not. Only the steps whose next() took its usual time are judged (at least `MIN_STEPS`, else
     none): a rank whose next() is slower wakes and runs at other times against its peers and the machine's
     other processes, and leaves its collectives later by that, its waiting for a CPU per step unchanged (the
@@ -511,7 +519,7 @@ def _leaver_slowed(
     )
     named = (
         ahead >= MAJORITY
-        and middle >= max(MIN_SECONDS, SLOWER * peers_own, NOISE_MARGIN * error, 2 * rise)
+        and middle >= max(MIN_SECONDS, SLOWER * peers_own, LEAVER_MARGIN * error, 2 * rise)
         and longer
     )
     return (middle if named else None), figures
