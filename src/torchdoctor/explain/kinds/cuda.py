@@ -484,6 +484,7 @@ INVALID_DEVICE_ORDINAL = Recogniser(
         "torch:local-rank-exceeds-available-gpus-in",
         "torch:device-id-is-out-of-range",  # distributed_c10d.py: init_process_group(device_id=...) past the GPUs
         "torch:device-is-not-visible-cuda-visible",  # torch/cuda/__init__.py: an index CUDA_VISIBLE_DEVICES hides
+        "torch:device-is-not-visible-hip-visible",  # the same check on ROCm, against HIP_VISIBLE_DEVICES
     ),
     title="GPU index that does not exist",
     anchors=(
@@ -493,6 +494,7 @@ INVALID_DEVICE_ORDINAL = Recogniser(
         "exceeds available GPUs in CUDA_VISIBLE_DEVICES",
         "Please use a device index less than the number of accelerators available",
         "is not visible (CUDA_VISIBLE_DEVICES=",
+        "is not visible (HIP_VISIBLE_DEVICES=",
     ),
     span=8,
     facts=(R(r"(?P<set_device>torch\.cuda\.set_device\([^\n)]{0,100}\))"),),

@@ -72,6 +72,13 @@ def _gpu_selection(hits: list[Hit], ctx: Context) -> tuple[str, str]:
             + on_ranks(hits),
             pick + "\nThen pass that same device to FSDP: device_id=torch.cuda.current_device().",
         )
+    if any("hip_over_rocr" in h.facts for h in hits):
+        return (
+            "HIP_VISIBLE_DEVICES lists more GPUs than ROCR_VISIBLE_DEVICES leaves: ROCm applies ROCR first and "
+            "HIP's indices count within what it left" + on_ranks(hits),
+            "Set only one of them (ROCR_VISIBLE_DEVICES=2,3), or give HIP_VISIBLE_DEVICES indices within ROCR's "
+            "list (ROCR_VISIBLE_DEVICES=2,3 HIP_VISIBLE_DEVICES=0,1 selects GPUs 2 and 3).",
+        )
     if any("lightning_indices" in h.facts for h in hits):
         return (
             "Lightning's devices were chosen by GPU index, and those indices are not the processes' local ranks"
@@ -119,6 +126,7 @@ GPU_SELECTION = Recogniser(
         "mismatchs with NCCL device",
         "Inconsistent compute device and `device_id`",
         "don't match the local rank values of processes",
+        "HIP_VISIBLE_DEVICES contains more devices than ROCR_VISIBLE_DEVICES",
     ),
     templates=(
         "nccl:invalid-usage-run-with-nccl-debug",
@@ -133,6 +141,9 @@ GPU_SELECTION = Recogniser(
         # torch/nn/parallel/data_parallel.py (_check_balance): GPUs of unequal size in one DataParallel, here
         # only when an NCCL failure follows within the lines after it
         "torch_native:dataparallel-imbalance-between-gpus",
+        # torch/cuda/__init__.py _parse_visible_devices (ROCm): HIP_VISIBLE_DEVICES indexes into the GPUs
+        # ROCR_VISIBLE_DEVICES leaves, so it cannot list more of them
+        "torch:hip-visible-devices-contains-more-devices",
     ),
     match=R(
         r"(?P<invalid_usage>NCCL[^\n]{0,300}invalid usage|ncclInvalidUsage)|(?P<busy>busy or unavailable)|"
@@ -140,6 +151,7 @@ GPU_SELECTION = Recogniser(
         r"Inconsistent compute device and `device_id` on rank \d+: (?P<fsdp_device>[\w:]{1,20}) vs "
         r"(?P<fsdp_id>[\w:]{1,20})|"
         r"(?P<lightning_indices>The selected device indices [^\n]{0,60} don't match the local rank values)|"
+        r"(?P<hip_over_rocr>HIP_VISIBLE_DEVICES contains more devices than ROCR_VISIBLE_DEVICES)|"
         r"There is an imbalance between your GPUs\. You may want to exclude GPU (?P<odd_gpu>\d+) which\s+has "
         r"less than 75% of the memory or cores of GPU (?P<big_gpu>\d+)\.(?=[\s\S]{0,900}?(?:NCCL|nccl)\w* ?"
         r"(?:[Ee]rror|WARN|[Ii]nvalid|[Uu]nhandled))"

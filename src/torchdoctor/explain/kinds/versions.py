@@ -19,6 +19,7 @@ from torchdoctor.explain.kinds import (
     installers,
     libraries,
     release_changes,
+    seed_devices,
     trainer_data_releases,
     version_refusals,
 )
@@ -739,6 +740,8 @@ def _typed_option(hits: list[Hit]) -> tuple[str, str]:
 
 
 def _release_bug(hits: list[Hit], ctx: Context) -> tuple[str, str]:
+    if first(hits, "seed_all") or first(hits, "seed_generators"):
+        return seed_devices.seed_all_devices(hits)
     if first(hits, "typed_option"):
         return _typed_option(hits)
     if first(hits, "distutils_version"):
@@ -826,6 +829,8 @@ LIBRARY_RELEASE_BUG = Recogniser(
         # CPython's argparse naming an option's type by its repr: a typing construct (type=Optional[str]) that
         # cannot convert a string, so no value passes: the program's parser, not the command (launch_command)
         "invalid typing.",
+        # torch/cuda/random.py manual_seed_all's callback, run by _lazy_call once CUDA is up (kinds/seed_devices.py)
+        *seed_devices.ANCHORS,
     ),
     match=R(
         r"8-bit precision on multiple devices\.|\w+ is not (?:an Optimizer|a subclass of torch\.optim\.Optimizer)|"
@@ -844,6 +849,8 @@ LIBRARY_RELEASE_BUG = Recogniser(
         + cuda_errors.KERNEL_FAULT.pattern
         + "|"
         + cuda_errors.THC_INVALID_ARGUMENT.pattern
+        + "|"
+        + seed_devices.SEED_ALL.pattern
     ),
     templates=(
         "third_party:accelerate-8bit-on-multiple-devices",
@@ -864,11 +871,12 @@ LIBRARY_RELEASE_BUG = Recogniser(
         "system:argparse-invalid-typing-type-value",
     ),
     # a kernel's fault names no kernel and no cause (a library's bug, bad input, a failing GPU)
-    generic=cuda_errors.KERNEL_FAULTS,
+    generic=cuda_errors.KERNEL_FAULTS + seed_devices.ANCHORS,
     facts=(
         cuda_errors.KERNEL_FAULT,
         cuda_errors.IN_NCCL,
         cuda_errors.THC_INVALID_ARGUMENT,
+        seed_devices.SEED_ALL,
         R(r"(?P<eight_bit>8-bit precision on multiple devices)"),
         R(r"(?P<wrapper>\w+) is not (?:an Optimizer|a subclass of torch\.optim\.Optimizer)"),
         R(r"(?P<ds_wrapper>\w*(?:DeepSpeed|ZeRO|Zero|FP16_|BF16_)\w*) is not (?:an|a subclass)"),
@@ -976,6 +984,7 @@ LIBRARY_RELEASE_BUG = Recogniser(
             "Find the import in the traceback and upgrade that package (or pin setuptools below 59.6).",
             when=("distutils_version",),
         ),
+        seed_devices.CHANGED_VARIABLES,
     ),
     describe=_release_bug,
 )
