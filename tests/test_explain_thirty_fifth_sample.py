@@ -149,3 +149,16 @@ def test_load_best_model_strategies_name_the_old_argument():
         "strategy: no - Save strategy: epoch\n"
     )
     assert found.id == "log.trainer_arguments" and "evaluation_strategy" in found.fix
+
+
+def test_datasets_refusing_its_local_cache_is_an_old_datasets_beside_a_new_fsspec():
+    # shibing624/MedicalGPT#285: datasets/builder.py as_dataset, fsspec 2023.10's LocalFileSystem.protocol
+    found = lead("NotImplementedError: Loading a dataset cached in a LocalFileSystem is not supported.\n")
+    assert found.id == "log.dependency_version" and found.details["confidence"] == "certain"
+    assert "fsspec<2023.10.0" in found.fix and "datasets" in found.fix
+
+
+def test_a_remote_cache_refused_is_not_the_fsspec_change():
+    assert kind_of("NotImplementedError: Loading a dataset cached in a S3FileSystem is not supported.\n") != (
+        "dependency_version"
+    )
