@@ -75,6 +75,10 @@ def _deepspeed_build(facts: dict) -> tuple[str, str] | None:
 
 
 def _build(hits: list[Hit], ctx: Context) -> tuple[str, str]:
+    arch = merged(hits).get("gpu_arch", "")
+    if arch.startswith("sm_") and ("triton_ptx" in merged(hits) or "triton_ptx" in ctx.facts):
+        summary, fix = _triton_ptx(arch)
+        return summary + on_ranks(hits), fix
     if any("missing_lib" in h.facts for h in hits):
         return _missing_lib(next(h.facts["missing_lib"] for h in hits if "missing_lib" in h.facts))
     facts = merged(hits)
@@ -378,6 +382,34 @@ def _older_compiler(major: str) -> str:
     )
 
 
+# Triton compiling a kernel for torch.compile (Inductor) runs its bundled ptxas on the target it derives from
+# torch.cuda.get_device_capability() as sm_<major><minor> (triton/compiler/compiler.py, later
+# backends/nvidia/compiler.py: "Internal Triton PTX codegen error" when ptxas exits 255). A GPU newer than that
+# ptxas prints "Value 'sm_103a' is not defined for option 'gpu-name'", and so does a CUDA build of Triton under a
+# ROCm torch, whose capability for an AMD GPU is its gfx number (gfx1100: 11.0, sm_110): two causes, likely.
+TRITON_PTX = R(r"(?P<triton_ptx>Internal Triton PTX codegen error|PTXAS error: )")
+CONTEXT: tuple[tuple[str, re.Pattern], ...] = (("Triton PTX", TRITON_PTX), ("PTXAS error", TRITON_PTX))
+
+
+def _not_triton_ptx(hits: list[Hit], ctx: Context) -> bool:
+    """Certain as before (a specific anchor hit) unless the line is Triton's ptxas refusing the GPU's target."""
+    return any(h.specific for h in hits) and not ("triton_ptx" in merged(hits) or "triton_ptx" in ctx.facts)
+
+
+def _triton_ptx(arch: str) -> tuple[str, str]:
+    return (
+        f"Triton's ptxas (torch.compile / Inductor compiling a kernel) does not know the target {arch}, the GPU's "
+        "compute capability as torch reports it: a GPU newer than the ptxas Triton bundles, or a CUDA build of "
+        "Triton running under a ROCm torch on an AMD GPU (gfx1100 reads as 11.0, sm_110)",
+        "On an NVIDIA GPU newer than Triton's ptxas: upgrade torch with the triton it pins (pip install -U torch "
+        "--index-url https://download.pytorch.org/whl/cu128 or newer), or point Triton at a newer CUDA's ptxas: "
+        "export TRITON_PTXAS_PATH=/usr/local/cuda-12.9/bin/ptxas.\nOn an AMD GPU with a ROCm torch: the triton "
+        "installed is the CUDA one; reinstall torch and its ROCm Triton together (pip uninstall triton "
+        "pytorch-triton-rocm; pip install torch --index-url https://download.pytorch.org/whl/rocm6.2, which brings "
+        "pytorch-triton-rocm), and keep other packages from pulling the CUDA triton back in.",
+    )
+
+
 CUDA_BUILD = Recogniser(
     # torch/utils/cpp_extension.py (_check_cuda_version, CUDA_MISMATCH_MESSAGE), nvcc crt/host_config.h,
     # DeepSpeed op_builder/builder.py (its JIT-built ops)
@@ -406,6 +438,7 @@ CUDA_BUILD = Recogniser(
         "third_party:apex-cuda-version-mismatch",
         "third_party:flash-attn-cuda-too-old",
         "system:ptxas-unknown-gpu-name",
+        "third_party:triton-internal-ptx-codegen-error",
         "system:gcc11-parameter-packs",
         "system:clang-header-not-found",
         "system:distutils-command-failed",
@@ -544,8 +577,16 @@ CUDA_BUILD = Recogniser(
         *diagnostics.SOURCE_ANCHORS,
         *build_tools.ANCHORS,
     ),
+    confirm=_not_triton_ptx,
     # an extension's source written for another torch / CUDA release fails the same way as a broken toolkit
     also=(
+        Alternative(
+            "broken_install",
+            "a CUDA build of Triton under a ROCm torch on an AMD GPU (its gfx number read as the sm_ target)",
+            "Reinstall torch and its ROCm Triton together (pip uninstall triton pytorch-triton-rocm, then the ROCm "
+            "torch wheel, which pins pytorch-triton-rocm), so that no CUDA triton is left in the environment.",
+            when=("triton_ptx",),
+        ),
         Alternative(
             "library_version_bug",
             "a bug of the release of the package being built, which a later one (or a newer commit) fixes",

@@ -41,7 +41,18 @@ api_changes.py's companion (versions.py's ``dependency_version`` leads with eith
   ``TORCH_CHECK(macOS13_3_plus || input.scalar_type() != ScalarType::Long, "MPS does not support cumsum op with
   int64 input. Support has been added in macOS 13.3")``; torch 2.0.0 printed the first sentence alone and its macOS
   check was broken (pytorch#96610, fixed by pytorch#96733, first in the nightlies). An older macOS or that torch:
-  both releases, certain.
+  both releases, certain;
+- torch's own operators, whose rules a release changed under code written before it: ``torch.stft`` on a real
+  input without ``return_complex`` warned from 1.8 and is an error from 2.0 (``aten/src/ATen/native/
+  SpectralOps.cpp``: "stft requires the return_complex parameter be given for real inputs, and will further
+  require that return_complex=True in a future PyTorch release."; the older warning says "will soon require"):
+  only that call prints it, certain; ``/`` and ``torch.div`` on two integer tensors raised in torch 1.6 only
+  (``BinaryOps.cpp``: "Integer division of tensors using div or / is no longer supported, and in a future release
+  div will perform true division ..."; 1.5 warned, 1.7 divides truly): certain; ``-`` with a bool tensor
+  (``1 - mask``), refused since 1.2, when comparisons began to return bool instead of uint8 (``BinaryOps.cpp``
+  sub_check: "Subtraction, the `-` operator, with a bool tensor is not supported. If you are trying to invert a
+  mask, use the `~` or `bitwise_not()` (later `logical_not()`) operator instead."): code written for torch 1.1
+  or older, or a script's own new mask arithmetic, so likely.
 
 (Lightning 1.5's removed ``pytorch_lightning.metrics`` is a row of catalog/api_history.tsv, with torchmetrics as
 its replacement from the package's own deprecation text: kinds/api_history.py reads it.)
@@ -84,6 +95,9 @@ LIBROSA_ANCHORS = tuple(
     for name, kept in LIBROSA_KEYWORD_ONLY.items()
 )
 ZERO_DIM_INDEX = "invalid index of a 0-dim tensor"
+STFT_COMPLEX = "stft requires the return_complex parameter be given for real inputs"
+INT_DIVISION = "Integer division of tensors using div or / is no longer supported"
+BOOL_SUBTRACTION = "Subtraction, the `-` operator, with a bool tensor is not supported"
 NO_CAST = "can't be cast to the desired output type "
 ANCHORS = (
     "is used but incompatible. Please install mmcv>=",
@@ -93,11 +107,14 @@ ANCHORS = (
     ZERO_DIM_INDEX,
     NO_CAST,
     "MPS does not support cumsum op with int64 input",
+    STFT_COMPLEX,
+    INT_DIVISION,
+    BOOL_SUBTRACTION,
 )
 # printed for other causes too: a function of one's own that takes keyword arguments only, another converter's
 # opset limit, a script's own scalar indexed or its own in-place op (decisive() makes them certain with librosa,
 # torch.onnx, torch 0.3's loss.data[0], or an in-place clamp_ in the log)
-GENERIC = (*LIBROSA_ANCHORS, "Unsupported ONNX opset version: ", ZERO_DIM_INDEX, NO_CAST)
+GENERIC = (*LIBROSA_ANCHORS, "Unsupported ONNX opset version: ", ZERO_DIM_INDEX, NO_CAST, BOOL_SUBTRACTION)
 TEMPLATES = (
     "third_party:mmdet-mmcv-version-incompatible",
     "third_party:pillow-10-removed-font-metrics",
@@ -106,6 +123,9 @@ TEMPLATES = (
     "torch_native:invalid-index-zero-dim-tensor-warning",
     "torch_native:result-type-cannot-be-cast-to-output",
     "third_party:mps-cumsum-int64-before-macos-13-3",
+    "third_party:torch-stft-requires-return-complex",
+    "third_party:torch-integer-division-no-longer-supported",
+    "third_party:torch-bool-tensor-subtraction",
 )
 _Q = "'"
 CHANGE = R(
@@ -119,7 +139,8 @@ CHANGE = R(
     rf"No module named {_Q}(?P<pyg_loader>torch_geometric\.loader){_Q}|"
     rf"(?P<zero_dim_index>{ZERO_DIM_INDEX})|"
     rf"result type (?P<cast_from>\w{{1,20}}) {NO_CAST}(?P<cast_to>\w{{1,20}})|"
-    r"(?P<mps_cumsum_int64>MPS does not support cumsum op with int64 input)"
+    r"(?P<mps_cumsum_int64>MPS does not support cumsum op with int64 input)|"
+    rf"(?P<stft_complex>{STFT_COMPLEX})|(?P<int_division>{INT_DIVISION})|(?P<bool_subtraction>{BOOL_SUBTRACTION})"
 )
 # what makes a generic line certain, wherever the log says it
 CONTEXT = (
@@ -236,6 +257,30 @@ def change(facts: dict) -> tuple[str, str] | None:
             "Upgrade PyTorch Geometric to 2.0 or newer, with the torch-scatter/torch-sparse wheels of your torch "
             "and CUDA (pip install -U torch_geometric); or, to stay on PyG 1.x, import the loader from its old "
             "place: from torch_geometric.data import DataLoader (torch_geometric.data.DataLoader).",
+        )
+    if facts.get("stft_complex"):
+        return (
+            "torch.stft was called on a real signal without return_complex, which torch 2.0 made an error (1.8 to "
+            "1.13 only warned): the code was written for an older torch",
+            "Pass it and take the real view the old call returned: spec = torch.view_as_real(torch.stft(x, n_fft, "
+            "hop_length, win_length, window, return_complex=True)) (or keep the complex result: "
+            "return_complex=True and .abs() for a magnitude); or run the torch the code was written for (< 2.0).",
+        )
+    if facts.get("int_division"):
+        return (
+            "/ or torch.div divided two integer tensors, which torch 1.6 refuses (1.5 warned; 1.7 and later "
+            "divide truly and return floats): the code was written for an older torch",
+            "Say which division is meant where the traceback points: a // b (torch.floor_divide(a, b), or torch.div(a, b, "
+            "rounding_mode='floor'), the old result for non-negative values) for an index or a count, "
+            "torch.true_divide(a, b) or a.float() / b for a fraction; or run the torch the code was written for "
+            "(1.4 or 1.5).",
+        )
+    if facts.get("bool_subtraction"):
+        return (
+            "the code subtracts with a bool tensor (1 - mask): likely written for torch 1.1 or older, whose "
+            "comparisons returned uint8 masks; since 1.2 they return bool and - refuses it",
+            "Invert a mask with ~mask (or mask.logical_not()); where arithmetic is meant, convert first: "
+            "1 - mask.int() (or .float()), mask.int() - other; or run the torch the code was written for (<= 1.1).",
         )
     if facts.get("mps_cumsum_int64"):
         return (

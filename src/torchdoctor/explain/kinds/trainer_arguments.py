@@ -19,7 +19,8 @@ _EVAL_STEPS = (
     "--logging_steps a positive value (an integer, or a ratio below 1 of the total steps)."
 )
 _BEST_MODEL = (
-    "--load_best_model_at_end saves at every evaluation: use the same --save_strategy and --eval_strategy, and with "
+    "--load_best_model_at_end saves at every evaluation: use the same --save_strategy and --eval_strategy "
+    "(--evaluation_strategy before transformers 4.41), and with "
     "'steps' make --save_steps a multiple of --eval_steps (e.g. both 500), both as absolute steps or both as ratios."
 )
 _LENGTHLESS = (

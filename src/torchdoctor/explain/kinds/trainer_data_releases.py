@@ -17,7 +17,12 @@ source prints (release_changes.py's companion: versions.py's ``dependency_versio
   be removed from pandas in a future version. Use pandas.concat instead.", ``pandas/core/frame.py``) and pandas
   2.0.0 removed them (with ``iteritems``, deprecated in 1.5): "'DataFrame' object has no attribute 'append'" is
   code written for pandas 1.x. A Spark or polars DataFrame has no ``append`` either and prints the same words, so
-  it is certain only with pandas in the log.
+  it is certain only with pandas in the log;
+- fsspec 2023.10.0 made ``LocalFileSystem.protocol`` the tuple ``("file", "local")``; datasets releases before it
+  took a cache as remote when ``fs.protocol != "file"`` (``datasets/filesystems/__init__.py``
+  ``is_remote_filesystem``), and ``DatasetBuilder.as_dataset`` (``datasets/builder.py``) then refuses the local
+  cache: "Loading a dataset cached in a LocalFileSystem is not supported." Later datasets test
+  ``isinstance(fs, LocalFileSystem)``. A local filesystem is never refused otherwise: certain.
 
 `change(facts)` says which of them a line is; `decisive(facts, ctx)` whether the log makes it certain.
 """
@@ -35,6 +40,7 @@ PANDAS_REMOVED = {
     "iteritems": "items()",
 }
 WEBDATASET_LINE = 'fname, value = filesample["fname"], filesample["data"]'
+LOCAL_CACHE = "Loading a dataset cached in a LocalFileSystem is not supported"
 ANCHORS = (
     "'TrainingArguments' object has no attribute 'model_init_kwargs'",
     "'TrainingArguments' object has no attribute 'ref_model_init_kwargs'",
@@ -44,6 +50,7 @@ ANCHORS = (
         for owner in ("DataFrame", "Series")
         for name in PANDAS_REMOVED
     ),
+    LOCAL_CACHE,
 )
 # printed for other causes too: another library's DataFrame without append, the marker's line without its KeyError
 GENERIC = (
@@ -58,12 +65,14 @@ TEMPLATES = (
     "third_party:trl-trainer-given-training-arguments",
     "third_party:webdataset-eof-marker-in-group-by-keys",
     "third_party:pandas-2-removed-frame-append",
+    "third_party:datasets-local-cache-refused-with-new-fsspec",
 )
 CHANGE = R(
     rf"{_Q}TrainingArguments{_Q} object has no attribute {_Q}(?P<trl_config_field>(?:ref_)?model_init_kwargs){_Q}|"
     r"(?P<wds_eof>fname, value = filesample\[\"fname\"\], filesample\[\"data\"\])|"
     rf"{_Q}(?P<pandas_owner>DataFrame|Series){_Q} object has no attribute "
-    rf"{_Q}(?P<pandas_removed>{'|'.join(PANDAS_REMOVED)}){_Q}"
+    rf"{_Q}(?P<pandas_removed>{'|'.join(PANDAS_REMOVED)}){_Q}|"
+    rf"(?P<datasets_local_cache>{LOCAL_CACHE})"
 )
 # what makes a generic line certain, wherever the log says it: (the line's fact, the log's fact, its literal, pattern)
 _DECIDED_BY = (
@@ -110,5 +119,12 @@ def change(facts: dict) -> tuple[str, str] | None:
             "the code",
             f"Use {PANDAS_REMOVED[name]} instead of {owner}.{name}, or install the pandas the code was written "
             "for: pip install 'pandas<2' (1.5.3, the last 1.x).",
+        )
+    if facts.get("datasets_local_cache"):
+        return (
+            "datasets refused its own local cache: the datasets installed predates fsspec 2023.10, whose "
+            "LocalFileSystem.protocol became ('file', 'local'), which that datasets takes for a remote filesystem",
+            "Upgrade datasets (pip install -U datasets; the releases from late 2023 on test for LocalFileSystem "
+            "itself), or keep the old datasets and pin fsspec below 2023.10: pip install 'fsspec<2023.10.0'.",
         )
     return None
