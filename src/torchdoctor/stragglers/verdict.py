@@ -391,6 +391,7 @@ def judge_stretch(
             peers_parts.setdefault(rank, []).extend(medians for _own, medians in steps)
     best: tuple[float, int, str] | None = None
     reasons = []
+    busy_threads: dict[int, float] = {}  # rank -> its other threads' rise in waiting for a CPU, per step
     for rank, rows in excess.items():
         n = len(rows)
         peers_own = _median(base[rank]) if rows else 0.0
@@ -402,6 +403,7 @@ def judge_stretch(
             rows = _without_exits(rows)
         rise = _waiting_rise(rows, habit, peers_parts[rank], usual_load)
         threads = _threads_rise(threads_excesses, rank, (usual_threads or {}).get(rank))
+        busy_threads[rank] = threads
         slower_overall, own_middle, own_error, own_ahead = _whole(rows, 0, habit, peers_own)
         slower_work, work_middle, work_error, work_ahead = _whole(rows, WORK, habit, peers_own)
         figures = [
@@ -461,13 +463,13 @@ def judge_stretch(
         return Stretch(None, 0.0, None, "", "; ".join(reasons))
     slower, rank, part = best
     habit = usual[rank] if usual is not None else None
-    return Stretch(
-        rank,
-        slower,
-        CAUSE_OF[part],
-        _cause_text(part, mine[rank], peers_parts[rank], habit[PARTS.index(part)][0] if habit else 0.0),
-        "; ".join(reasons),
-    )
+    text = _cause_text(part, mine[rank], peers_parts[rank], habit[PARTS.index(part)][0] if habit else 0.0)
+    if part == "transfer" and busy_threads.get(rank, 0.0) >= slower * _median(base[rank]):
+        text += (
+            f"; its other threads waited {_ms(busy_threads[rank])} per step longer than usual for a CPU, which"
+            " alone slows its collectives as much: a busy machine, or its link"
+        )
+    return Stretch(rank, slower, CAUSE_OF[part], text, "; ".join(reasons))
 
 
 def _whole(
