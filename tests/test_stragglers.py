@@ -338,6 +338,25 @@ def test_a_habitual_last_leaver_leaving_later_on_a_machine_no_busier_is_named_fo
         ] * 6
 
 
+def test_a_habitual_last_leaver_waiting_longer_than_its_peers_for_a_cpu_is_not_named_for_leaving_later():
+    # usual: every rank waits 3 ms per step for a CPU, rank 1 leaves collectives 8 ms after the others. Then
+    # the peers wait less than usual (the machine quieter for them) while rank 1 waits 4 ms more than they do,
+    # and leaves 6 ms later still: the kernel woke it later, against peers it woke sooner — not its link.
+    # With its waiting as its peers', the same 6 ms is named.
+    for seed in range(5):
+        lines = {}
+        for kept_off in (0.004, 0.0):
+            tracker = Tracker()
+            for n in range(40):
+                usual = window(n, seed=seed, lagging=1, lag=0.008, busy=0.003)
+                assert tracker.feed(judge_window(n, usual)) is None
+            later = {"lagging": 1, "lag": 0.014, "slow": 1, "late": 0.0, "kept_off": kept_off}
+            said = [tracker.feed(judge_window(n, window(n, seed=seed, **later))) for n in range(40, 46)]
+            lines[kept_off] = [line for line in said if line]
+        assert lines[0.004] == [], lines
+        assert len(lines[0.0]) == 1 and ": communication (collectives " in lines[0.0][0], lines
+
+
 def with_threads(published: dict, waited: dict[int, float], steps: int = 10) -> dict:
     """``published`` with each rank's other threads having waited ``waited[rank]`` seconds per step for a CPU
     over the window (`record`'s ``threads_waited``), 2 ms for ranks not given."""
