@@ -18,6 +18,7 @@ from torchdoctor.explain.kinds import (
     cuda_errors,
     installers,
     libraries,
+    neighbour_releases,
     release_changes,
     seed_devices,
     trainer_data_releases,
@@ -29,8 +30,8 @@ from torchdoctor.explain.recognisers import Alternative, Context, Hit, Recognise
 R = re.compile
 
 # the libraries' releases that changed what code calls, a module each holding a table of them (its CHANGE
-# pattern, ANCHORS, GENERIC, TEMPLATES and change(); the two after the first also decisive()), tried in this order
-_CHANGES = (api_changes, release_changes, trainer_data_releases)
+# pattern, ANCHORS, GENERIC, TEMPLATES and change(); those after the first also decisive()), tried in this order
+_CHANGES = (api_changes, release_changes, trainer_data_releases, neighbour_releases)
 
 # "requires PyTorch >= 2.2.0", "requires `accelerate>=1.1.0`", "requires deepspeed>=0.16.4"
 _REQUIRES = R(
@@ -156,7 +157,7 @@ def _compile_python(facts: dict, hits: list[Hit]) -> tuple[str, str]:
 # the refusals that name the package a feature needs (version_refusals.py), each with its fix
 _REFUSED = refusal_pattern(version_refusals.REFUSALS, name="version_refusal", after=200)
 # the refusals torch itself prints for code written for another torch (not a package missing or too old)
-_TORCH_OWN = ("THC/THC.h", "TH/TH.h", "Legacy autograd function")
+_TORCH_OWN = ("THC/THC.h", "TH/TH.h", "Legacy autograd function", "torch.utils.ffi")
 
 
 def _dependency(hits: list[Hit], ctx: Context) -> tuple[str, str]:
