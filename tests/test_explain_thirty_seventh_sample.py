@@ -29,7 +29,9 @@ def test_yaml_load_without_a_loader_is_code_for_pyyaml_5():
 
 
 def test_another_missing_argument_is_not_the_pyyaml_change():
-    assert kind_of("TypeError: load() missing 1 required positional argument: 'path'\n") != "dependency_version"
+    assert (
+        kind_of("TypeError: load() missing 1 required positional argument: 'path'\n") != "dependency_version"
+    )
 
 
 def test_tensorboard_refused_by_torch_is_likely_an_old_or_shadowed_tensorboard():
@@ -65,7 +67,9 @@ def test_a_spacy_shortcut_is_code_for_spacy_2():
 
 
 def test_a_spacy_model_not_installed_is_not_the_shortcut():
-    found = lead("OSError: [E050] Can't find model 'en_core_web_sm'. It doesn't seem to be a Python package.\n")
+    found = lead(
+        "OSError: [E050] Can't find model 'en_core_web_sm'. It doesn't seem to be a Python package.\n"
+    )
     assert "shortcut" not in found.summary
 
 
