@@ -130,3 +130,19 @@ def test_upsample_from_an_old_pickle_under_torch_1_11():
 def test_another_upsample_attribute_is_not_the_pickle_change():
     found = lead("AttributeError: 'Upsample' object has no attribute 'scale'\n")
     assert "recompute_scale_factor" not in found.fix
+
+
+def test_conv_padding_mode_from_a_torch_1_0_pickle_is_torch_1_1_s_bug():
+    # pytorch/pytorch#20756: torch 1.1.0's conv.py forward read self.padding_mode; fixed by pytorch#21687
+    found = lead(
+        '  File "/usr/lib/python3.7/site-packages/torch/nn/modules/conv.py", line 331, in forward\n'
+        "    if self.padding_mode == 'circular':\n"
+        "AttributeError: 'Conv2d' object has no attribute 'padding_mode'\n"
+    )
+    assert found.id == "log.library_version_bug" and found.details["confidence"] == "likely"
+    assert "padding_mode = 'zeros'" in found.fix
+
+
+def test_another_missing_conv_attribute_is_not_the_old_pickle():
+    found = lead("AttributeError: 'Conv2d' object has no attribute 'padding_size'\n")
+    assert "padding_mode" not in found.fix
