@@ -52,7 +52,18 @@ api_changes.py's companion (versions.py's ``dependency_version`` leads with eith
   (``1 - mask``), refused since 1.2, when comparisons began to return bool instead of uint8 (``BinaryOps.cpp``
   sub_check: "Subtraction, the `-` operator, with a bool tensor is not supported. If you are trying to invert a
   mask, use the `~` or `bitwise_not()` (later `logical_not()`) operator instead."): code written for torch 1.1
-  or older, or a script's own new mask arithmetic, so likely.
+  or older, or a script's own new mask arithmetic, so likely;
+- torch 1.9 gave ``nn.MultiheadAttention`` (``torch/nn/modules/activation.py``) and ``nn.Transformer``,
+  ``TransformerEncoderLayer``, ``TransformerDecoderLayer`` (``transformer.py``) a ``batch_first=False`` argument
+  that 1.8 and older do not take: CPython's bare "__init__() got an unexpected keyword argument 'batch_first'"
+  (torch before 1.9 runs on Pythons that do not name the class) is code written for torch 1.9+ under an older
+  torch. A class of the code's own may refuse the name too: certain only with one of those classes called on a
+  line of the log;
+- torch 1.11's ``nn.Upsample.forward`` (``torch/nn/modules/upsampling.py``) passes
+  ``recompute_scale_factor=self.recompute_scale_factor``, an attribute its ``__init__`` sets from the same
+  release on: an Upsample unpickled from a model saved whole under an older torch (YOLOv5's and YOLOv3's released
+  weights, saved with torch 1.7-1.10) has none, and "'Upsample' object has no attribute 'recompute_scale_factor'" follows. Nothing else reads that
+  attribute of an Upsample: certain.
 
 (Lightning 1.5's removed ``pytorch_lightning.metrics`` is a row of catalog/api_history.tsv, with torchmetrics as
 its replacement from the package's own deprecation text: kinds/api_history.py reads it.)
@@ -99,6 +110,15 @@ STFT_COMPLEX = "stft requires the return_complex parameter be given for real inp
 INT_DIVISION = "Integer division of tensors using div or / is no longer supported"
 BOOL_SUBTRACTION = "Subtraction, the `-` operator, with a bool tensor is not supported"
 NO_CAST = "can't be cast to the desired output type "
+BATCH_FIRST = "__init__() got an unexpected keyword argument 'batch_first'"
+UPSAMPLE_PICKLE = "'Upsample' object has no attribute 'recompute_scale_factor'"
+# torch's attention and transformer layers, which took batch_first from 1.9
+BATCH_FIRST_CLASSES = (
+    "MultiheadAttention",
+    "TransformerEncoderLayer",
+    "TransformerDecoderLayer",
+    "Transformer",
+)
 ANCHORS = (
     "is used but incompatible. Please install mmcv>=",
     *(f"object has no attribute '{name}'" for name in PILLOW_REMOVED),
@@ -110,11 +130,20 @@ ANCHORS = (
     STFT_COMPLEX,
     INT_DIVISION,
     BOOL_SUBTRACTION,
+    BATCH_FIRST,
+    UPSAMPLE_PICKLE,
 )
 # printed for other causes too: a function of one's own that takes keyword arguments only, another converter's
 # opset limit, a script's own scalar indexed or its own in-place op (decisive() makes them certain with librosa,
 # torch.onnx, torch 0.3's loss.data[0], or an in-place clamp_ in the log)
-GENERIC = (*LIBROSA_ANCHORS, "Unsupported ONNX opset version: ", ZERO_DIM_INDEX, NO_CAST, BOOL_SUBTRACTION)
+GENERIC = (
+    *LIBROSA_ANCHORS,
+    "Unsupported ONNX opset version: ",
+    ZERO_DIM_INDEX,
+    NO_CAST,
+    BOOL_SUBTRACTION,
+    BATCH_FIRST,
+)
 TEMPLATES = (
     "third_party:mmdet-mmcv-version-incompatible",
     "third_party:pillow-10-removed-font-metrics",
@@ -126,6 +155,8 @@ TEMPLATES = (
     "third_party:torch-stft-requires-return-complex",
     "third_party:torch-integer-division-no-longer-supported",
     "third_party:torch-bool-tensor-subtraction",
+    "third_party:torch-1-9-batch-first-attention",
+    "third_party:torch-1-11-upsample-old-pickle",
 )
 _Q = "'"
 CHANGE = R(
@@ -140,7 +171,9 @@ CHANGE = R(
     rf"(?P<zero_dim_index>{ZERO_DIM_INDEX})|"
     rf"result type (?P<cast_from>\w{{1,20}}) {NO_CAST}(?P<cast_to>\w{{1,20}})|"
     r"(?P<mps_cumsum_int64>MPS does not support cumsum op with int64 input)|"
-    rf"(?P<stft_complex>{STFT_COMPLEX})|(?P<int_division>{INT_DIVISION})|(?P<bool_subtraction>{BOOL_SUBTRACTION})"
+    rf"(?P<stft_complex>{STFT_COMPLEX})|(?P<int_division>{INT_DIVISION})|(?P<bool_subtraction>{BOOL_SUBTRACTION})|"
+    rf"(?<![\w.])(?P<batch_first_kw>__init__\(\) got an unexpected keyword argument {_Q}batch_first{_Q})|"
+    rf"(?P<upsample_pickle>{UPSAMPLE_PICKLE})"
 )
 # what makes a generic line certain, wherever the log says it
 CONTEXT = (
@@ -150,6 +183,8 @@ CONTEXT = (
     (".data[0]", R(r"(?P<saw_data_index>\.data\[0\])")),
     # an integer tensor clamped in place, on a traceback's source line (YOLOv5's gj.clamp_(0, gain[3] - 1))
     ("clamp_(", R(r"(?P<saw_clamp_inplace>\.clamp_\()")),
+    # torch's attention layer built on a traceback's source line (nn.MultiheadAttention(dim, num_heads=1, ...))
+    *((f"{c}(", R(rf"(?P<saw_batch_first_class>\b{c}\()")) for c in BATCH_FIRST_CLASSES),
 )
 
 
@@ -160,6 +195,7 @@ def decisive(facts: dict, ctx_facts: dict) -> bool:
         or (facts.get("onnx_opset") and "saw_torch_onnx" in ctx_facts)
         or (facts.get("zero_dim_index") and "saw_data_index" in ctx_facts)
         or (facts.get("cast_to") and "saw_clamp_inplace" in ctx_facts)
+        or (facts.get("batch_first_kw") and "saw_batch_first_class" in ctx_facts)
     )
 
 
@@ -281,6 +317,24 @@ def change(facts: dict) -> tuple[str, str] | None:
             "comparisons returned uint8 masks; since 1.2 they return bool and - refuses it",
             "Invert a mask with ~mask (or mask.logical_not()); where arithmetic is meant, convert first: "
             "1 - mask.int() (or .float()), mask.int() - other; or run the torch the code was written for (<= 1.1).",
+        )
+    if facts.get("batch_first_kw"):
+        return (
+            "a layer was built with batch_first=..., which torch's nn.MultiheadAttention and Transformer layers "
+            "take only from torch 1.9: the installed torch is older than the code (unless the class refusing it "
+            "is the code's own)",
+            "Upgrade torch to 1.9.0 or newer, with the torchvision and CUDA that go with it (pip install -U torch "
+            "--index-url https://download.pytorch.org/whl/cu1xx), or, to stay on the old torch, drop batch_first "
+            "and feed those layers (sequence, batch, features): x.transpose(0, 1) before and after them.",
+        )
+    if facts.get("upsample_pickle"):
+        return (
+            "an nn.Upsample unpickled from a model saved whole under an older torch has no "
+            "recompute_scale_factor, which torch 1.11's Upsample.forward reads: the model file (or the code that "
+            "loads it) is older than the installed torch",
+            "Set the attribute after loading the model: for m in model.modules(): if isinstance(m, nn.Upsample): "
+            "m.recompute_scale_factor = None (YOLOv5's attempt_load does this since its torch 1.11 update: git "
+            "pull the repository); or re-save the weights as a state_dict; or run a torch older than 1.11.",
         )
     if facts.get("mps_cumsum_int64"):
         return (

@@ -74,6 +74,18 @@ REFUSALS: tuple[tuple[str, str], ...] = (
         "...) instead of MyFunction(args)(x); values the old __init__ took become arguments of apply. Or install "
         "the torch the code was written for (1.4 or older), or the project's release that ports it.",
     ),
+    # torch: code (an extension's build script, or the module that loads it) written for torch 0.4 or older,
+    # whose cffi-based torch.utils.ffi torch 1.0 replaced with a stub that raises on import
+    # (torch/utils/ffi/__init__.py: raise ImportError("torch.utils.ffi is deprecated. Please use cpp extensions
+    # instead."))
+    (
+        "torch.utils.ffi is deprecated. Please use cpp extensions instead",
+        "The code builds or loads its C/CUDA parts with torch.utils.ffi (create_extension, _wrap_function), the "
+        "cffi interface of torch 0.4 and older that torch 1.0 removed. Install the project's branch or release "
+        "ported to torch 1.x (often a pytorch-1.0 branch that builds with torch.utils.cpp_extension's "
+        "CppExtension/CUDAExtension and BuildExtension), or run it in an environment with the torch it was written "
+        "for (torch 0.4.1, with its Python and CUDA); porting means rewriting the C sources against ATen.",
+    ),
     # DeepSpeed
     (
         "Please use torch 1.8 or greater to enable NCCL backend in",
@@ -213,6 +225,7 @@ REFUSALS: tuple[tuple[str, str], ...] = (
 
 TEMPLATES: tuple[str, ...] = (
     "torch_native:legacy-autograd-function-non-static",
+    "third_party:torch-utils-ffi-removed",
     "deepspeed:please-use-torch-or-greater-to",
     "deepspeed:please-use-torch-or-greater-to-2",
     "deepspeed:install-mup-to-use-muadam-optimizer",

@@ -18,6 +18,7 @@ from torchdoctor.explain.kinds import (
     cuda_errors,
     installers,
     libraries,
+    neighbour_releases,
     release_changes,
     seed_devices,
     trainer_data_releases,
@@ -29,8 +30,8 @@ from torchdoctor.explain.recognisers import Alternative, Context, Hit, Recognise
 R = re.compile
 
 # the libraries' releases that changed what code calls, a module each holding a table of them (its CHANGE
-# pattern, ANCHORS, GENERIC, TEMPLATES and change(); the two after the first also decisive()), tried in this order
-_CHANGES = (api_changes, release_changes, trainer_data_releases)
+# pattern, ANCHORS, GENERIC, TEMPLATES and change(); those after the first also decisive()), tried in this order
+_CHANGES = (api_changes, release_changes, trainer_data_releases, neighbour_releases)
 
 # "requires PyTorch >= 2.2.0", "requires `accelerate>=1.1.0`", "requires deepspeed>=0.16.4"
 _REQUIRES = R(
@@ -156,7 +157,7 @@ def _compile_python(facts: dict, hits: list[Hit]) -> tuple[str, str]:
 # the refusals that name the package a feature needs (version_refusals.py), each with its fix
 _REFUSED = refusal_pattern(version_refusals.REFUSALS, name="version_refusal", after=200)
 # the refusals torch itself prints for code written for another torch (not a package missing or too old)
-_TORCH_OWN = ("THC/THC.h", "TH/TH.h", "Legacy autograd function")
+_TORCH_OWN = ("THC/THC.h", "TH/TH.h", "Legacy autograd function", "torch.utils.ffi")
 
 
 def _dependency(hits: list[Hit], ctx: Context) -> tuple[str, str]:
@@ -718,6 +719,17 @@ def _distutils_version(hits: list[Hit]) -> tuple[str, str]:
     )
 
 
+def _conv_padding_mode(hits: list[Hit]) -> tuple[str, str]:
+    return (
+        "a convolution unpickled from a model saved whole under torch 1.0 has no padding_mode, which torch 1.1.0's "
+        "Conv forward reads (pytorch#20756; torch fixed it with a __setstate__ that fills the attribute in, "
+        "pytorch#21687)" + on_ranks(hits),
+        "Upgrade torch past 1.1.0 (pip install -U torch), whose convolutions set padding_mode='zeros' on old "
+        "pickles; or, on 1.1.0, set it after loading: for m in model.modules(): if isinstance(m, "
+        "nn.modules.conv._ConvNd): m.padding_mode = 'zeros'; and save a state_dict rather than the whole model.",
+    )
+
+
 # Lib/argparse.py _get_value: "argument {option}: invalid {type} value: {value}", the type by its repr when it
 # has no __name__ (typing.Union[str, NoneType] for Optional[str])
 _TYPED_OPTION = R(
@@ -746,6 +758,8 @@ def _release_bug(hits: list[Hit], ctx: Context) -> tuple[str, str]:
         return _typed_option(hits)
     if first(hits, "distutils_version"):
         return _distutils_version(hits)
+    if first(hits, "conv_padding_mode"):
+        return _conv_padding_mode(hits)
     if first(hits, "unscaled_twice"):
         return _unscaled_twice(hits)
     if first(hits, "invalid_storage"):
@@ -826,6 +840,9 @@ LIBRARY_RELEASE_BUG = Recogniser(
         # torch 1.9-1.10's torch/utils/tensorboard/__init__.py: `LooseVersion = distutils.version.LooseVersion`
         # after `from setuptools import distutils`, which setuptools 59.6 no longer fills (pytorch#69894)
         "module 'distutils' has no attribute 'version'",
+        # torch 1.1.0's torch/nn/modules/conv.py forward reads self.padding_mode, which a convolution pickled
+        # whole under torch 1.0 lacks (pytorch#20756, fixed by a __setstate__ in pytorch#21687)
+        "object has no attribute 'padding_mode'",
         # CPython's argparse naming an option's type by its repr: a typing construct (type=Optional[str]) that
         # cannot convert a string, so no value passes: the program's parser, not the command (launch_command)
         "invalid typing.",
@@ -844,6 +861,7 @@ LIBRARY_RELEASE_BUG = Recogniser(
         "(?P<invalid_storage>Attempted to access the data pointer on an invalid python storage)|"
         "(?P<unscaled_twice>unscale_\\(\\) has already been called on this optimizer since the last update)|"
         "(?P<distutils_version>module 'distutils' has no attribute 'version')|"
+        "(?P<conv_padding_mode>'(?:Conv|ConvTranspose)[123][dD]' object has no attribute 'padding_mode')|"
         + _TYPED_OPTION.pattern
         + "|"
         + cuda_errors.KERNEL_FAULT.pattern
@@ -868,6 +886,7 @@ LIBRARY_RELEASE_BUG = Recogniser(
         "torch:unscale-has-already-been-called-on",
         cuda_errors.THC_INVALID_ARGUMENT_TEMPLATE,
         "torch_native:tensorboard-distutils-version",
+        "third_party:torch-1-1-conv-padding-mode-old-pickle",
         "system:argparse-invalid-typing-type-value",
     ),
     # a kernel's fault names no kernel and no cause (a library's bug, bad input, a failing GPU)

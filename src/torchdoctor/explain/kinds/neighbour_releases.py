@@ -1,0 +1,135 @@
+"""Releases of the libraries a training script uses beside torch (its config reader, its logger, its tokenizer, its
+plotting) that changed what the script calls, each read from what their source prints (trainer_data_releases.py's
+companion: versions.py's ``dependency_version`` leads with either).
+
+- PyYAML 6.0 made ``yaml.load``'s Loader required: ``lib/yaml/__init__.py`` has ``def load(stream, Loader)`` (and
+  ``load_all``), where 5.1-5.4 had ``Loader=None`` and warned "calling yaml.load() without Loader=... is
+  deprecated". CPython's "load() missing 1 required positional argument: 'Loader'" is a script written for
+  PyYAML 5 calling ``yaml.load(f)``: no other load takes a required Loader. Certain;
+- ``torch/utils/tensorboard/__init__.py`` refuses the tensorboard it imports: "TensorBoard logging requires
+  TensorBoard version 1.15 or above" (torch 1.5 on: ``if not hasattr(tensorboard, "__version__") or
+  Version(tensorboard.__version__) < Version("1.15")``; torch 1.1-1.4: "... with Python summary writer installed.
+  This should be available in 1.14 or above."). An old tensorboard prints it, and so does a ``tensorboard`` that is
+  not the package (a file or folder of that name beside the script, which has no ``__version__``): likely;
+- spaCy 3.0 dropped the model shortcuts ("en", "de"): ``spacy/util.py`` ``load_model`` raises ``Errors.E941``
+  ("Can't find model '{name}'. It looks like you're trying to load a model from a shortcut, which is obsolete as
+  of spaCy v3.0", ``spacy/errors.py``) for a name in ``OLD_MODEL_SHORTCUTS``: code written for spaCy 2 (torchtext's
+  ``Field(tokenize='spacy')`` asked for 'en' by default). Certain;
+- Matplotlib 3.8 deprecated ``FigureCanvasAgg.tostring_rgb`` (``backends/backend_agg.py``:
+  ``@_api.deprecated("3.8", alternative="buffer_rgba")``) and 3.10 removed it; training loops that draw a
+  spectrogram or an alignment into TensorBoard call it. "'FigureCanvasAgg' object has no attribute 'tostring_rgb'"
+  is that code under Matplotlib 3.10+. Certain;
+- transformers 3.x took the old label arguments of its models in ``**kwargs`` and warned ("The
+  `masked_lm_labels` argument is deprecated and will be removed in a future version, use `labels` instead.",
+  ``modeling_bert.py``, ``modeling_roberta.py``...; ``lm_labels`` likewise, T5's and GPT-2's), and 4.0 removed
+  them: "forward() got an unexpected keyword argument 'masked_lm_labels'" is training code written for
+  transformers 2-3 under 4.x. No other forward takes those names: certain.
+
+`change(facts)` says which of them a line is; `decisive(facts, ctx)` whether the log makes it certain.
+"""
+
+from __future__ import annotations
+
+import re
+
+R = re.compile
+
+YAML_LOADER = "() missing 1 required positional argument: 'Loader'"
+TENSORBOARD = "TensorBoard logging requires TensorBoard "
+SPACY_SHORTCUT = "It looks like you're trying to load a model from a shortcut"
+TOSTRING_RGB = "object has no attribute 'tostring_rgb'"
+OLD_LABELS = ("masked_lm_labels", "lm_labels")
+ANCHORS = (
+    YAML_LOADER,
+    TENSORBOARD,
+    SPACY_SHORTCUT,
+    TOSTRING_RGB,
+    *(f"forward() got an unexpected keyword argument '{name}'" for name in OLD_LABELS),
+)
+# printed for another cause too: a file or folder named tensorboard that shadows the package
+GENERIC = (TENSORBOARD,)
+TEMPLATES = (
+    "third_party:pyyaml-6-load-requires-loader",
+    "third_party:torch-tensorboard-requires-1-15",
+    "third_party:torch-tensorboard-requires-summary-writer",
+    "third_party:spacy-3-model-shortcut-removed",
+    "third_party:matplotlib-3-10-removed-tostring-rgb",
+    "third_party:transformers-4-removed-lm-labels",
+)
+CHANGE = R(
+    r"(?<![\w.])(?P<yaml_call>load|load_all|yaml\.load|yaml\.load_all)\(\) missing 1 required positional "
+    r"argument: 'Loader'|"
+    r"(?P<tb_refused>TensorBoard logging requires TensorBoard (?:version 1\.15 or above|with Python summary "
+    r"writer installed))|"
+    r"Can't find model '(?P<spacy_shortcut>\w{1,20})'\. It looks like you're trying to load a model from a "
+    r"shortcut|"
+    r"'(?P<mpl_canvas>FigureCanvas\w{0,40})' object has no attribute 'tostring_rgb'|"
+    r"(?<![\w.])(?:\w{1,80}\.)?forward\(\) got an unexpected keyword argument '(?P<hf_old_label>"
+    + "|".join(OLD_LABELS)
+    + r")'"
+)
+CONTEXT: tuple = ()
+
+# spaCy 2's shortcuts and the packages spaCy 3 names for them (spacy/util.py OLD_MODEL_SHORTCUTS)
+SPACY_PACKAGES = {
+    "en": "en_core_web_sm",
+    "de": "de_core_news_sm",
+    "fr": "fr_core_news_sm",
+    "es": "es_core_news_sm",
+}
+
+
+def decisive(facts: dict, ctx_facts: dict) -> bool:
+    """Nothing in the log tells an old tensorboard from a shadowing one: the generic line stays likely."""
+    return False
+
+
+def change(facts: dict) -> tuple[str, str] | None:
+    """(summary, fix) for the release change among ``facts`` (the named groups of `CHANGE`), else None."""
+    if facts.get("yaml_call"):
+        return (
+            "yaml.load() was called without a Loader, which PyYAML 6.0 requires (5.1-5.4 only warned): the "
+            "code was written for PyYAML 5 and the installed PyYAML is 6 or newer",
+            "Pass the loader where the code reads its config: yaml.load(f, Loader=yaml.SafeLoader) (or "
+            "yaml.safe_load(f); yaml.FullLoader for the old default), or install the PyYAML the code was written "
+            "for: pip install 'pyyaml<6' (5.4.1).",
+        )
+    if facts.get("tb_refused"):
+        return (
+            "torch.utils.tensorboard refused the tensorboard it imported: the tensorboard installed is older than "
+            "1.15 (or has no version), or the name tensorboard is not the package (a tensorboard.py or a "
+            "tensorboard folder beside the script shadows it)",
+            "Install a current tensorboard (1.15 or newer) in the job's environment (pip install -U tensorboard; python -c "
+            "'import tensorboard; print(tensorboard.__file__, tensorboard.__version__)' shows which one is "
+            "imported). If that prints a path in your project, rename the file or folder called tensorboard. "
+            "Or log with tensorboardX (from tensorboardX import SummaryWriter).",
+        )
+    if facts.get("spacy_shortcut"):
+        name = facts["spacy_shortcut"]
+        package = SPACY_PACKAGES.get(name, f"{name}_core_web_sm")
+        return (
+            f"spaCy 3 refused the model shortcut '{name}' that the code loads: the code was written for spaCy 2, "
+            "whose shortcuts spaCy 3.0 removed",
+            f"Load the model by its package name: spacy.load('{package}') after python -m spacy download "
+            f"{package}; with torchtext's tokenizer pass it too (Field(tokenize='spacy', "
+            f"tokenizer_language='{package}'), get_tokenizer('spacy', language='{package}')). Or install the "
+            "spaCy the code was written for: pip install 'spacy<3'.",
+        )
+    if facts.get("mpl_canvas"):
+        return (
+            f"the code calls {facts['mpl_canvas']}.tostring_rgb(), which Matplotlib 3.8 deprecated and 3.10 "
+            "removed: the installed Matplotlib is newer than the code (a plot drawn into the training logs)",
+            "Read the canvas with buffer_rgba: data = np.asarray(fig.canvas.buffer_rgba())[..., :3] (after "
+            "fig.canvas.draw(); it is already height x width x 4, no reshape), or install a Matplotlib the code "
+            "was written for: pip install 'matplotlib<3.10'.",
+        )
+    if facts.get("hf_old_label"):
+        name = facts["hf_old_label"]
+        return (
+            f"the code passes {name}= to a transformers model, an argument transformers 3 deprecated and 4.0 "
+            "removed (renamed labels): the installed transformers is newer than the code",
+            f"Pass labels= instead of {name}= in the training code's model call (model(input_ids, labels=...)), "
+            "or install the transformers the code was written for: pip install 'transformers<4' (3.5.1, or the "
+            "version its requirements pin).",
+        )
+    return None
