@@ -18,13 +18,15 @@ def test_torch_cat_on_two_devices():
     # 217.txt (davda54/sam#5): the optimizer stacked gradient norms of parameters on two GPUs
     found = lead("217.txt")
     assert found.id == "log.device_mismatch" and "cuda:0 and cuda:1" in found.summary
-    # two GPUs in one process has several causes: likely; a CPU tensor among them is certain
+    # two GPUs in one process has several causes: likely; a CPU tensor among them is certain under the script's
+    # own traceback (alone, the message does not say whose code left it on the CPU: likely)
     assert found.details["confidence"] == "likely"
     for ident in (
         "torch_native:cat-all-input-tensors-same-device",
         "torch_native:cat-all-input-tensors-same-device-2",
     ):
-        found = explained("RuntimeError: " + template(ident, "cpu", "cuda:0") + "\n")
+        own = '  File "/home/me/train.py", line 9, in step\n    x = torch.cat(parts)\n'
+        found = explained(own + "RuntimeError: " + template(ident, "cpu", "cuda:0") + "\n")
         assert found.id == "log.device_mismatch" and found.details["confidence"] == "certain"
         assert "cpu and cuda:0" in found.summary
 

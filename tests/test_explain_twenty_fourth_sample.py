@@ -60,10 +60,13 @@ def test_a_cpu_tensor_met_by_a_gpu_or_mps_check_is_likely_and_names_a_library():
     found = lead("1032.txt")
     assert found.id == "log.device_mismatch" and found.details["alternatives"] == ["log.library_version_bug"]
     assert "mps" in found.fix
-    # the dispatcher's message with a CPU device stays certain, its own readings unchanged
-    found = explained(
-        "RuntimeError: Expected all tensors to be on the same device, but found at least two devices, cuda:0 and cpu!\n"
-    )
+    # the dispatcher's message with a CPU device names no code: alone it is likely, a library's own code named
+    # (the thirty-sixth sample's ai-toolkit#742); under the script's own traceback it is certain
+    line = "RuntimeError: Expected all tensors to be on the same device, but found at least two devices, cuda:0 and cpu!\n"
+    found = explained(line)
+    assert found.id == "log.device_mismatch" and found.details["confidence"] == "likely"
+    assert found.details["alternatives"] == ["log.library_version_bug"]
+    found = explained('  File "/home/me/train.py", line 40, in <module>\n    out = model(x)\n' + line)
     assert found.id == "log.device_mismatch" and found.details["confidence"] == "certain"
     found = explained(
         "RuntimeError: Expected all tensors to be on the same device, but found at least two devices, cuda:0 and "

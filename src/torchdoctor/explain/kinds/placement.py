@@ -27,8 +27,28 @@ DDP_DEVICE_IDS = "device_ids and output_device arguments only work with single-d
 NO_MESH = "found no DeviceMesh from dtensor args"
 
 
-# the two checks that say a tensor is on the CPU without saying whose code left it there
-_CPU_OR_MPS = ("cpu_arg", "mps_placeholder", "indexed_device")
+# the checks that say a tensor is on the CPU without saying whose code left it there
+_CPU_OR_MPS = ("cpu_arg", "mps_placeholder", "indexed_device", "cpu_device")
+
+# The dispatcher's "found at least two devices, cuda:0 and cpu" (aten's TensorIterator compute_types) and
+# torch.cat's "Received cpu and cuda:0" name the devices, not whose code put a tensor on the CPU: the script's, or
+# an installed library's own (ai-toolkit's loader leaving its VAE on the CPU, ai-toolkit#742; an optimizer that
+# restores its state on the CPU when a run resumes, prodigy-plus-schedule-free#11, fixed in its v1.9.0). The
+# script's is certain only where the traceback is there and runs through no installed package but torch.
+TRACEBACK_FRAME = ('File "', R(r'(?P<traceback_frame>File "[^"\n]{1,300}", line \d+)'))
+INSTALLED_FRAME = (
+    "-packages",
+    R(
+        r'File "[^"\n]{0,300}?(?:site|dist)-packages[\\/]+(?!torch[\\/])(?!torchvision[\\/])'
+        r"(?P<installed_frame>[A-Za-z_]\w{0,60})[\\/]"
+    ),
+)
+
+
+def _script_left_it_on_cpu(hits: list[Hit], ctx: Context) -> bool:
+    """A CPU device in the dispatcher's or torch.cat's message, with the script's own traceback around it."""
+    on_cpu = any("cpu" in (h.facts.get("device_a", "") + h.facts.get("device_b", "")).lower() for h in hits)
+    return on_cpu and "traceback_frame" in ctx.facts and "installed_frame" not in ctx.facts
 
 
 def _layer_devices(facts: dict) -> tuple[str, str]:
@@ -199,6 +219,9 @@ DEVICE_MISMATCH = Recogniser(
         R(r"found at least two devices,\s*(?P<device_a>[\w:]{1,20}) and (?P<device_b>[\w:]{1,20})"),
         R(r"same device\. Received (?P<device_a>[\w:]{1,20}) and (?P<device_b>[\w:]{1,20})"),
         R(
+            r"(?:found at least two devices,\s*|same device\. Received )(?P<cpu_device>cpu and|[\w:]{1,20} and cpu\b)"
+        ),
+        R(
             r"on device (?P<device_a>[\w:]{1,20}) \((?P<device_ids>device_ids)\[0\]\) but found one of them on device: "
             r"(?P<device_b>[\w:]{1,20})"
         ),
@@ -222,7 +245,7 @@ DEVICE_MISMATCH = Recogniser(
     confirm=lambda hits, ctx: (
         "replica" in ctx.facts
         or any("device_ids" in h.facts or "ddp_cpu" in h.facts or "layer_input" in h.facts for h in hits)
-        or any("cpu" in (h.facts.get("device_a", "") + h.facts.get("device_b", "")).lower() for h in hits)
+        or _script_left_it_on_cpu(hits, ctx)
     ),
     also=(
         Alternative(
