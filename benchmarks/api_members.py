@@ -341,14 +341,14 @@ def shrink(package: str, versions: list[str], rows: list[tuple], releases: list[
     older changes)."""
     actual: dict[str, dict[str, Member]] = {}
     for row in rows:
-        actual.setdefault(row[1], {})[row[2]] = Member(*row)
+        actual.setdefault(row[1], {})[row[2]] = Member(*row, "")
     bases: dict[str, list[str]] = {}
     life: dict[str, list[str]] = {}
     for version, _, based, _ in releases:
         for name in based:
             life.setdefault(name, [version, version])[1] = version
             bases[name] = based[name]  # the newest release's bases
-    own = {(package, r.cls, r.member): r for found in actual.values() for r in found.values()}
+    own = {(package, r.module, r.name): r for found in actual.values() for r in found.values()}
     table = Table({package: (versions, [])}, {}, {})
 
     def ancestors(name: str, depth: int = 0) -> set[str]:
@@ -379,7 +379,7 @@ def shrink(package: str, versions: list[str], rows: list[tuple], releases: list[
         "\t".join(["#inherits", package, cls, first, last, *names])
         for (_, cls), (first, last, names) in sorted(table.inherits.items())
     ]
-    return sorted(tuple(r) for r in own.values()), lines
+    return sorted(tuple(r)[:6] for r in own.values()), lines  # without the replacement
 
 
 def build() -> None:
@@ -419,7 +419,7 @@ def main(argv: list[str] | None = None) -> int:
     for package, (versions, rows) in table.packages.items():
         print(
             f"{package:22} {versions[0]}..{versions[-1]} ({len(versions)} releases): {len(rows)} members of "
-            f"{len({r.cls for r in rows})} classes"
+            f"{len({r.module for r in rows})} classes"
         )
     return 0
 

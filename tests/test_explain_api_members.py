@@ -256,3 +256,29 @@ def test_a_member_gone_where_the_class_defines_getattr_is_not_named_removed():
     assert generator.changes("transformers", releases) == [
         ("transformers", "Tokenizer", "extra_special_tokens", "4.47.1", "", "")
     ]
+
+
+def test_a_subclass_rows_its_base_gives_are_left_out_and_read_back_through_its_bases():
+    engine = {"1.0.0": {"step"}, "1.1.0": {"step", "unwrap"}, "1.2.0": {"step", "unwrap"}}
+    releases = [
+        (
+            v,
+            {"Engine": m, "Pipe": m, "Young": m if v != "1.0.0" else None},
+            {"Pipe": ["Engine"], "Engine": []},
+            set(),
+        )
+        for v, m in engine.items()
+    ]
+    for _, _, bases, _ in releases[1:]:
+        bases["Young"] = ["Engine"]
+    versions = list(engine)
+    rows = generator.changes("pkg", releases)
+    assert ("pkg", "Pipe", "unwrap", "1.1.0", "", "") in rows
+    kept, lines = generator.shrink("pkg", versions, rows, releases)
+    # Pipe's row is Engine's: left out, its line says where to read it; Young (from 1.1.0) never lacked it
+    assert kept == [("pkg", "Engine", "unwrap", "1.1.0", "", "")]
+    assert lines == ["#inherits\tpkg\tPipe\t1.0.0\t1.2.0\tEngine"]
+    table = api_members.Table({"pkg": (versions, [])}, {}, {("pkg", "Pipe"): ("1.0.0", "1.2.0", ("Engine",))})
+    own = {("pkg", "Engine", "unwrap"): api_members.Member("pkg", "Engine", "unwrap", "1.1.0", "", "", "")}
+    assert api_members.member_row(table, own, "pkg", "Pipe", "unwrap").added == "1.1.0"
+    assert api_members.member_row(table, own, "pkg", "Pipe", "step") is None

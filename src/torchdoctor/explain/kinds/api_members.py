@@ -30,15 +30,8 @@ from torchdoctor.explain.kinds.release_pins import minor, read_table, spelled
 TABLE = Path(__file__).resolve().parent.parent / "catalog" / "api_members.tsv"
 
 
-class Member(NamedTuple):
-    """One member some releases of a package's class have and others do not."""
-
-    package: str
-    cls: str
-    member: str
-    added: str  # the first release read that has it; "" = every release read from the first
-    last: str  # the last release that has it; "" = still in the newest read
-    removed: str  # the first release after ``last`` without it
+# a row is api_history's Change of a class: ``module`` the class, ``name`` the member, no replacement
+Member = api_history.Change
 
 
 class Table(NamedTuple):
@@ -55,7 +48,7 @@ class Table(NamedTuple):
 def load() -> Table:
     """The committed table."""
     packages = {
-        p: (releases, [Member(*cells) for cells in rows_])
+        p: (releases, [Member(*cells, "") for cells in rows_])
         for p, (releases, rows_) in read_table(TABLE, 6).items()
     }
     namesakes, inherits = {}, {}
@@ -70,7 +63,7 @@ def load() -> Table:
 
 def index(table: Table) -> dict[tuple[str, str, str], Member]:
     """{(package, class, member): its own row} of ``table``."""
-    return {(r.package, r.cls, r.member): r for _, rows_ in table.packages.values() for r in rows_}
+    return {(r.package, r.module, r.name): r for _, rows_ in table.packages.values() for r in rows_}
 
 
 @cache
@@ -100,7 +93,7 @@ def _seen_from(row: Member, cls: str, first: str, last: str, releases: list[str]
     removed = row.removed if row.removed and at(row.last) < at(last) else ""
     if not added and not removed:
         return None
-    return Member(row.package, cls, row.member, added, row.last if removed else "", removed)
+    return Member(row.package, cls, row.name, added, row.last if removed else "", removed, "")
 
 
 def rows(package: str, cls: str, member: str) -> list[Member]:
@@ -203,9 +196,7 @@ def diagnosis(raised: Raised, facts: dict) -> tuple[str, str, bool] | None:
     row = owner(cls, packages_with(cls, member), raised, facts)
     if row is None:
         return None
-    releases = load().packages[row.package][0]
-    change = api_history.Change(row.package, cls, member, row.added, row.last, row.removed, "")
-    summary, fix = api_history.explain(change, releases)
+    summary, fix = api_history.explain(row, load().packages[row.package][0])
     installed = facts.get(f"installed_{row.package}") or facts.get(f"installed_{_line(row.package)}")
     has = has_member(row, installed) if installed else None
     if has:
