@@ -10,8 +10,8 @@ of one package's class has and another does not (`catalog/api_members.tsv`, writ
 disagreeing. A member every release has (the table has no row: the script's own mistake), a class several
 packages define that the log does not tie to one, or one the table does not know, is left to the other readings.
 
-    >>> [(r.added, r.removed) for r in rows("accelerate", "Accelerator", "unwrap_model")]
-    [('0.11.0', '')]
+    >>> [(r.added, r.removed) for r in rows("accelerate", "Accelerator", "gather_for_metrics")]
+    [('0.12.0', '')]
 """
 
 from __future__ import annotations
