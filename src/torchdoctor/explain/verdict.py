@@ -12,6 +12,7 @@ from torchdoctor.explain.first_failure import Raised
 from torchdoctor.explain.kinds import (
     BY_KIND,
     api_keywords,
+    api_members,
     api_signatures,
     config_checks,
     launch_options,
@@ -252,7 +253,11 @@ def _unrecognised(raised: Raised, ctx: Context) -> Finding:
         summary, fix = unset
         details = _likely_from(raised, "launch_command")
         return Finding("log.launch_command", "fail", f"likely: {summary}", details, fix)
-    keyword = api_keywords.diagnosis(raised) or api_signatures.diagnosis(raised)
+    keyword = (
+        api_keywords.diagnosis(raised)
+        or api_signatures.diagnosis(raised)
+        or api_members.diagnosis(raised, ctx.facts)
+    )
     if keyword is not None:
         # before library_bug: a library calling another with a keyword (or positional arguments) the installed
         # release does not take is the pair of releases, which the tables name
@@ -333,7 +338,11 @@ def quoted_in_prose(ctx: Context) -> Finding | None:
         return None
     type_, message, source, line = ctx.prose_exception
     raised = Raised(type_, message, source=source, line=line)
-    keyword = api_keywords.diagnosis(raised) or api_signatures.diagnosis(raised)
+    keyword = (
+        api_keywords.diagnosis(raised)
+        or api_signatures.diagnosis(raised)
+        or api_members.diagnosis(raised, ctx.facts)
+    )
     if keyword is None:
         return None
     summary, fix, _ = keyword

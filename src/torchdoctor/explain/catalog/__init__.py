@@ -21,11 +21,21 @@ COLUMNS = ("id", "template", "file", "versions", "kind")
 # (kinds/api_history.py reads it, benchmarks/api_history.py writes it); api_keywords.tsv, the keywords each release
 # of a callable takes (kinds/api_keywords.py, benchmarks/api_keywords.py); api_signatures.tsv, the positional
 # parameters each release of a callable takes (kinds/api_signatures.py, benchmarks/api_signatures.py);
+# api_members.tsv, the members each release of a library's classes has (kinds/api_members.py,
+# benchmarks/api_members.py);
 # wheel_tags.tsv, the Pythons and platforms each release has wheels for, and cuda_toolkits.tsv, the host
 # compilers and GPUs each CUDA release takes (kinds/wheel_tags.py, kinds/toolkits.py, benchmarks/wheel_tags.py)
 # and torch_archs.tsv, the capabilities each torch release's extension builder accepts
 NOT_TEMPLATES = frozenset(
-    {"api_history", "api_keywords", "api_signatures", "wheel_tags", "cuda_toolkits", "torch_archs"}
+    {
+        "api_history",
+        "api_keywords",
+        "api_signatures",
+        "api_members",
+        "wheel_tags",
+        "cuda_toolkits",
+        "torch_archs",
+    }
 )
 
 

@@ -11,6 +11,7 @@ import re
 from torchdoctor.explain.kinds import (
     accelerate_state,
     amp_scaler,
+    api_members,
     arrow_tables,
     autograd,
     autograd_usage,
@@ -193,6 +194,7 @@ CONTEXT_FACTS: tuple[tuple[str, re.Pattern], ...] = (
     *image_channels.CONTEXT,
     *schedulers.CONTEXT,
     *train.CONTEXT,
+    *api_members.CONTEXT,  # the installed release a log states (pip freeze, collect_env)
     ("--local_rank=", re.compile(r"'(?P<injected_local_rank>--local_rank=\d+)'")),
     (
         "torch.distributed.launch is deprecated",

@@ -132,9 +132,10 @@ def decisive(facts: dict) -> bool:
     return row is not None and row.module not in BUILD_DEPENDENT
 
 
-def explain(row: Change) -> tuple[str, str]:
-    """(summary, fix) for a name the installed release of its package lacks."""
-    releases = load()[row.package][0]
+def explain(row: Change, releases: list[str] | None = None) -> tuple[str, str]:
+    """(summary, fix) for a name the installed release of its package lacks (``releases``: the releases read,
+    when another table than this one read them: api_members.tsv's class members)."""
+    releases = releases or load()[row.package][0]
     what = f"{row.module}.{row.name}" if row.name else f"the module {row.module}"
     bound = []
     if row.added:
