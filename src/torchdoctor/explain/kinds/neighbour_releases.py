@@ -23,7 +23,18 @@ companion: versions.py's ``dependency_version`` leads with either).
   `masked_lm_labels` argument is deprecated and will be removed in a future version, use `labels` instead.",
   ``modeling_bert.py``, ``modeling_roberta.py``...; ``lm_labels`` likewise, T5's and GPT-2's), and 4.0 removed
   them: "forward() got an unexpected keyword argument 'masked_lm_labels'" is training code written for
-  transformers 2-3 under 4.x. No other forward takes those names: certain.
+  transformers 2-3 under 4.x. No other forward takes those names: certain;
+- PyPI's ``sklearn`` is a placeholder whose ``setup.py`` (scikit-learn/sklearn-pypi-package) refuses to install:
+  ``maybe_raise_error`` raises SystemExit with "The 'sklearn' PyPI package is deprecated, use 'scikit-learn'"
+  (always since its brownout schedule ended, unless SKLEARN_ALLOW_DEPRECATED_SKLEARN_PACKAGE_INSTALL=True). Only
+  a requirement that names ``sklearn`` (the project's requirements file or setup.py, or a dependency's) installs it:
+  certain;
+- Lightning 2.0 dropped ``optimizer_idx`` from the LightningModule hooks (several optimizers under automatic
+  optimization went): 1.x's precision plugin called ``configure_gradient_clipping(optimizer, optimizer_idx,
+  gradient_clip_val=..., gradient_clip_algorithm=...)``, 2.x's ``_clip_gradients`` calls it without the index, and
+  ``optimizer_step``, ``optimizer_zero_grad``, ``on_before_optimizer_step``, ``backward`` and ``training_step`` lost it
+  too. CPython's "<hook>() missing 1 required positional argument: 'optimizer_idx'" for one of them is an override
+  written for Lightning 1.x run under 2.x: certain.
 
 `change(facts)` says which of them a line is; `decisive(facts, ctx)` whether the log makes it certain.
 """
@@ -39,12 +50,23 @@ TENSORBOARD = "TensorBoard logging requires TensorBoard "
 SPACY_SHORTCUT = "It looks like you're trying to load a model from a shortcut"
 TOSTRING_RGB = "object has no attribute 'tostring_rgb'"
 OLD_LABELS = ("masked_lm_labels", "lm_labels")
+SKLEARN_SHIM = "The 'sklearn' PyPI package is deprecated, use 'scikit-learn'"
+LIGHTNING_HOOKS = (
+    "configure_gradient_clipping",
+    "optimizer_step",
+    "optimizer_zero_grad",
+    "on_before_optimizer_step",
+    "backward",
+    "training_step",
+)
 ANCHORS = (
     YAML_LOADER,
     TENSORBOARD,
     SPACY_SHORTCUT,
     TOSTRING_RGB,
     *(f"forward() got an unexpected keyword argument '{name}'" for name in OLD_LABELS),
+    SKLEARN_SHIM,
+    *(f"{hook}() missing 1 required positional argument: 'optimizer_idx'" for hook in LIGHTNING_HOOKS),
 )
 # printed for another cause too: a file or folder named tensorboard that shadows the package
 GENERIC = (TENSORBOARD,)
@@ -55,6 +77,8 @@ TEMPLATES = (
     "third_party:spacy-3-model-shortcut-removed",
     "third_party:matplotlib-3-10-removed-tostring-rgb",
     "third_party:transformers-4-removed-lm-labels",
+    "third_party:sklearn-pypi-package-deprecated",
+    "third_party:lightning-2-hook-without-optimizer-idx",
 )
 CHANGE = R(
     r"(?<![\w.])(?P<yaml_call>load|load_all|yaml\.load|yaml\.load_all)\(\) missing 1 required positional "
@@ -66,7 +90,12 @@ CHANGE = R(
     r"'(?P<mpl_canvas>FigureCanvas\w{0,40})' object has no attribute 'tostring_rgb'|"
     r"(?<![\w.])(?:\w{1,80}\.)?forward\(\) got an unexpected keyword argument '(?P<hf_old_label>"
     + "|".join(OLD_LABELS)
-    + r")'"
+    + r")'|"
+    r"(?P<sklearn_shim>The 'sklearn' PyPI package is deprecated, use 'scikit-learn')|"
+    r"(?<![\w])(?:\w{1,80}\.)?(?P<pl_hook>"
+    + "|".join(LIGHTNING_HOOKS)
+    + r")\(\) missing 1 required positional "
+    r"argument: 'optimizer_idx'"
 )
 CONTEXT: tuple = ()
 
@@ -131,5 +160,24 @@ def change(facts: dict) -> tuple[str, str] | None:
             f"Pass labels= instead of {name}= in the training code's model call (model(input_ids, labels=...)), "
             "or install the transformers the code was written for: pip install 'transformers<4' (3.5.1, or the "
             "version its requirements pin).",
+        )
+    if facts.get("pl_hook"):
+        hook = facts["pl_hook"]
+        return (
+            f"the LightningModule's {hook} override still takes optimizer_idx, which Lightning 2.0 no longer "
+            "passes (it dropped several optimizers under automatic optimization): the code was written for "
+            "Lightning 1.x and the installed one is 2.x",
+            f"Remove optimizer_idx from {hook}'s signature (and from its body; with several optimizers switch to "
+            "manual optimization: self.automatic_optimization = False), or install the Lightning the code was "
+            "written for: pip install 'pytorch-lightning<2.0.0'.",
+        )
+    if facts.get("sklearn_shim"):
+        return (
+            "pip was asked to install the package named sklearn, a placeholder on PyPI that refuses to install: "
+            "a requirements file or setup.py names sklearn where scikit-learn is meant",
+            "Write scikit-learn instead of sklearn in the project's requirements.txt / setup.py / setup.cfg / "
+            "pyproject.toml (pip install scikit-learn; the import name stays sklearn). If a dependency asks for it "
+            "(pip's output names the package being installed), upgrade that package or report it to it; only as a "
+            "last resort set SKLEARN_ALLOW_DEPRECATED_SKLEARN_PACKAGE_INSTALL=True.",
         )
     return None

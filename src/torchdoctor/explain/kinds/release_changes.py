@@ -112,6 +112,11 @@ BOOL_SUBTRACTION = "Subtraction, the `-` operator, with a bool tensor is not sup
 NO_CAST = "can't be cast to the desired output type "
 BATCH_FIRST = "__init__() got an unexpected keyword argument 'batch_first'"
 UPSAMPLE_PICKLE = "'Upsample' object has no attribute 'recompute_scale_factor'"
+# torchvision 0.13's multi-weight builders take weights= / weights_backbone=; the builders before it
+# (fasterrcnn_resnet50_fpn(pretrained=False, ..., **kwargs), resnet50(pretrained=False, progress=True, **kwargs))
+# pass what they do not name to the model class (FasterRCNN(backbone, num_classes, **kwargs), ResNet(...)), whose
+# __init__ refuses it
+TV_WEIGHTS = ("weights", "weights_backbone")
 # torch's attention and transformer layers, which took batch_first from 1.9
 BATCH_FIRST_CLASSES = (
     "MultiheadAttention",
@@ -132,6 +137,7 @@ ANCHORS = (
     BOOL_SUBTRACTION,
     BATCH_FIRST,
     UPSAMPLE_PICKLE,
+    *(f"__init__() got an unexpected keyword argument '{name}'" for name in TV_WEIGHTS),
 )
 # printed for other causes too: a function of one's own that takes keyword arguments only, another converter's
 # opset limit, a script's own scalar indexed or its own in-place op (decisive() makes them certain with librosa,
@@ -143,6 +149,7 @@ GENERIC = (
     NO_CAST,
     BOOL_SUBTRACTION,
     BATCH_FIRST,
+    *(f"__init__() got an unexpected keyword argument '{name}'" for name in TV_WEIGHTS),
 )
 TEMPLATES = (
     "third_party:mmdet-mmcv-version-incompatible",
@@ -157,6 +164,7 @@ TEMPLATES = (
     "third_party:torch-bool-tensor-subtraction",
     "third_party:torch-1-9-batch-first-attention",
     "third_party:torch-1-11-upsample-old-pickle",
+    "third_party:torchvision-0-13-builder-weights",
 )
 _Q = "'"
 CHANGE = R(
@@ -173,7 +181,8 @@ CHANGE = R(
     r"(?P<mps_cumsum_int64>MPS does not support cumsum op with int64 input)|"
     rf"(?P<stft_complex>{STFT_COMPLEX})|(?P<int_division>{INT_DIVISION})|(?P<bool_subtraction>{BOOL_SUBTRACTION})|"
     rf"(?<![\w.])(?P<batch_first_kw>__init__\(\) got an unexpected keyword argument {_Q}batch_first{_Q})|"
-    rf"(?P<upsample_pickle>{UPSAMPLE_PICKLE})"
+    rf"(?P<upsample_pickle>{UPSAMPLE_PICKLE})|"
+    rf"(?<![\w.])__init__\(\) got an unexpected keyword argument {_Q}(?P<tv_weights_kw>{'|'.join(TV_WEIGHTS)}){_Q}"
 )
 # what makes a generic line certain, wherever the log says it
 CONTEXT = (
@@ -185,6 +194,8 @@ CONTEXT = (
     ("clamp_(", R(r"(?P<saw_clamp_inplace>\.clamp_\()")),
     # torch's attention layer built on a traceback's source line (nn.MultiheadAttention(dim, num_heads=1, ...))
     *((f"{c}(", R(rf"(?P<saw_batch_first_class>\b{c}\()")) for c in BATCH_FIRST_CLASSES),
+    # a torchvision model builder's own frame (torchvision/models/detection/faster_rcnn.py, models/resnet.py)
+    ("torchvision", R(r"(?P<saw_torchvision_models>torchvision[/\\]models[/\\]\S*\.py)")),
 )
 
 
@@ -196,6 +207,7 @@ def decisive(facts: dict, ctx_facts: dict) -> bool:
         or (facts.get("zero_dim_index") and "saw_data_index" in ctx_facts)
         or (facts.get("cast_to") and "saw_clamp_inplace" in ctx_facts)
         or (facts.get("batch_first_kw") and "saw_batch_first_class" in ctx_facts)
+        or (facts.get("tv_weights_kw") and "saw_torchvision_models" in ctx_facts)
     )
 
 
@@ -335,6 +347,16 @@ def change(facts: dict) -> tuple[str, str] | None:
             "Set the attribute after loading the model: for m in model.modules(): if isinstance(m, nn.Upsample): "
             "m.recompute_scale_factor = None (YOLOv5's attempt_load does this since its torch 1.11 update: git "
             "pull the repository); or re-save the weights as a state_dict; or run a torch older than 1.11.",
+        )
+    if facts.get("tv_weights_kw"):
+        name = facts["tv_weights_kw"]
+        return (
+            f"a torchvision model builder was given {name}=, which torchvision takes from 0.13 (the multi-weight "
+            "API); the builders before it pass what they do not name on to the model class, whose __init__ refuses "
+            "it: the installed torchvision is older than the code",
+            "Upgrade torchvision to 0.13 or newer with the torch it pairs with (torch 1.12.0 or newer: pip install -U "
+            "torch torchvision --index-url https://download.pytorch.org/whl/cu1xx), or, to stay on the old "
+            f"torchvision, call the builder with pretrained=True (pretrained_backbone=True) instead of {name}=.",
         )
     if facts.get("mps_cumsum_int64"):
         return (

@@ -84,7 +84,14 @@ LIBRARIES = (
 # release has no such module (torch._six went in torch 2.0, transformers.deepspeed moved to
 # transformers.integrations): the importing code was written for another release. torch._C is torch's own
 # extension: missing, it is a broken torch (or torch imported from its source folder), not a version
-SUBMODULE_NAME = rf"(?:torch\.(?!_C\b)|(?:{LIBRARIES})\.)[\w.]{{1,150}}"
+# OpenMMLab's packages move their modules between releases too (mmpose 0.x's mmpose/models/registry.py, which
+# defined BACKBONES, went into mmpose/models/builder.py with mmpose#669; mmcv 2.0 left mmcv.runner to mmengine).
+# mmcv._ext is mmcv's compiled ops, absent from an mmcv built without them: a build, not a release
+OPENMMLAB = (
+    r"mmcv(?!\._ext\b)|mmdet|mmdet3d|mmseg|mmpose|mmengine|mmcls|mmpretrain|mmocr|mmaction|mmrotate|mmyolo|mmagic|"
+    r"mmedit|mmtrack"
+)
+SUBMODULE_NAME = rf"(?:torch\.(?!_C\b)|(?:{LIBRARIES}|{OPENMMLAB})\.)[\w.]{{1,150}}"
 SUBMODULE = SUBMODULE_NAME + "'"
 _NO_SUBMODULE = R(rf"No module named '(?P<missing_submodule>{SUBMODULE_NAME})'")
 # torch's own modules too (torch.distributed.reduce_scatter_tensor came in 1.13, torch.compile in 2.0): not
