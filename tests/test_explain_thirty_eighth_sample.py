@@ -37,37 +37,37 @@ MMPOSE = (
 )
 
 
-def test_the_deprecated_sklearn_package_is_a_requirement_naming_it_certain():
-    found = lead("      " + SKLEARN)
-    assert found.id == "log.dependency_version" and found.details["confidence"] == "certain"
-    assert "scikit-learn" in found.fix and "requirements" in found.fix
+# Lightning 2.x's precision plugin calls configure_gradient_clipping without the index (B-cos/B-cos-v2#5)
+LIGHTNING = (
+    "TypeError: ClassificationLitModel.configure_gradient_clipping() missing 1 required positional argument: "
+    "'optimizer_idx'\n"
+)
 
 
-def test_a_torchvision_builder_refusing_weights_is_a_torchvision_older_than_0_13():
-    found = lead(TV_WEIGHTS)
-    assert found.id == "log.dependency_version" and found.details["confidence"] == "certain"
-    assert "0.13" in found.fix and "1.12.0" in found.fix and "pretrained=True" in found.fix
-
-
-def test_weights_refused_with_no_torchvision_frame_is_only_likely():
-    found = lead("TypeError: __init__() got an unexpected keyword argument 'weights_backbone'\n")
-    assert found.id == "log.dependency_version" and found.details["confidence"] == "likely"
-
-
-def test_a_lightning_hook_still_taking_optimizer_idx_is_code_for_lightning_1_certain():
-    # B-cos/B-cos-v2#5: lightning 2.x's precision plugin calls configure_gradient_clipping without the index
-    found = lead(
-        "TypeError: ClassificationLitModel.configure_gradient_clipping() missing 1 required positional argument: "
-        "'optimizer_idx'\n"
-    )
-    assert found.id == "log.dependency_version" and found.details["confidence"] == "certain"
-    assert "pytorch-lightning<2.0.0" in found.fix and "optimizer_idx" in found.fix
-
-
-def test_a_missing_module_of_mmpose_is_its_release_and_likely():
-    found = lead(MMPOSE)
-    assert found.id == "log.dependency_version" and found.details["confidence"] == "likely"
-    assert "mmpose.models.registry" in found.summary and "mmpose" in found.fix
+# (the line, the confidence, texts the fix must hold), each a release that changed what the code calls
+@pytest.mark.parametrize(
+    ("log", "confidence", "fix_holds"),
+    [
+        pytest.param(
+            "      " + SKLEARN, "certain", ("scikit-learn", "requirements"), id="sklearn placeholder"
+        ),
+        pytest.param(TV_WEIGHTS, "certain", ("0.13", "1.12.0", "pretrained=True"), id="torchvision builder"),
+        pytest.param(
+            "TypeError: __init__() got an unexpected keyword argument 'weights_backbone'\n",
+            "likely",
+            ("0.13",),
+            id="weights refused, no torchvision frame",
+        ),
+        pytest.param(
+            LIGHTNING, "certain", ("pytorch-lightning<2.0.0", "optimizer_idx"), id="Lightning 2.0 hook"
+        ),
+        pytest.param(MMPOSE, "likely", ("mmpose",), id="mmpose submodule"),
+    ],
+)
+def test_a_release_change_is_read_from_its_own_message(log, confidence, fix_holds):
+    found = lead(log)
+    assert found.id == "log.dependency_version" and found.details["confidence"] == confidence
+    assert all(text in found.fix for text in fix_holds)
 
 
 # near-misses: the same words about something else, which must not be read as those releases
