@@ -524,6 +524,17 @@ def test_a_kept_windows_file_that_is_not_one_is_refused_with_its_line(tmp_path):
         judge_kept(kept)
 
 
+def ahead_of_the_suite() -> None:
+    """Run the job (launcher, ranks, judge) ahead of the rest of the suite on its cores, where the user may.
+    These tests are about the usual and the report, and a suite that keeps 3 workers busy on 2 cores moved the
+    lagged job's healthy exits by up to 4.7 ms (CI, 2026-11-29: `communication` said before its fault, 2 runs
+    of about 15); how the verdicts hold under load is benchmarks/straggler_sweep.py's to measure."""
+    try:
+        os.nice(-5)
+    except OSError:  # not allowed: the job runs as the suite does
+        pass
+
+
 def launch(out_dir: Path, env: dict[str, str], steps: int) -> tuple[str, Path]:
     """One real `torchdoctor launch --stragglers` of tests/straggler_train.py on 2 gloo ranks: its stderr and
     the folder it wrote its report in."""
@@ -534,7 +545,7 @@ def launch(out_dir: Path, env: dict[str, str], steps: int) -> tuple[str, Path]:
     done = subprocess.run(
         [sys.executable, "-m", "torchdoctor", "launch", "--nproc-per-node", "2", "--stragglers",
          "--stragglers-dir", str(out), str(SCRIPT)],
-        capture_output=True, text=True, env=full, timeout=300,
+        capture_output=True, text=True, env=full, timeout=300, preexec_fn=ahead_of_the_suite,
     )  # fmt: skip
     assert done.returncode == 0, done.stderr[-3000:]
     return done.stderr, out
