@@ -52,6 +52,10 @@ found["helper"] = others.waited()
 found["helper_open"] = thread.native_id in others.open
 leave.set()
 thread.join()
+# join() returns once Python is done with the thread; the kernel ends it a moment later (under load, later)
+deadline = time.monotonic() + 10
+while os.path.exists(f"/proc/self/task/{thread.native_id}") and time.monotonic() < deadline:
+    time.sleep(0.01)
 others.waited()
 found["helper_open_after"] = thread.native_id in others.open
 spin(0.6)
