@@ -389,9 +389,8 @@ def judge_stretch(
             base.setdefault(rank, []).extend(medians[0] for _own, medians in steps)
             mine.setdefault(rank, []).extend(own for own, _medians in steps)
             peers_parts.setdefault(rank, []).extend(medians for _own, medians in steps)
-    best: tuple[float, int, str] | None = None
+    best: tuple[float, int, str, float, float] | None = None  # slower, rank, part, its excess, threads' rise
     reasons = []
-    busy_threads: dict[int, float] = {}  # rank -> its other threads' rise in waiting for a CPU, per step
     for rank, rows in excess.items():
         n = len(rows)
         peers_own = _median(base[rank]) if rows else 0.0
@@ -401,9 +400,9 @@ def judge_stretch(
         leaver_rows = rows
         if not habit[TRANSFER][2]:  # leaves last by habit: its exits' lateness is the algorithm's
             rows = _without_exits(rows)
-        rise = _waiting_rise(rows, habit, peers_parts[rank], usual_load)
+        waits_more = _beyond_usual(rows, OFFCPU, habit)[1]  # than its peers, beyond its usual difference
+        rise = _waiting_rise(waits_more, peers_parts[rank], usual_load)
         threads = _threads_rise(threads_excesses, rank, (usual_threads or {}).get(rank))
-        busy_threads[rank] = threads
         slower_overall, own_middle, own_error, own_ahead = _whole(rows, 0, habit, peers_own)
         slower_work, work_middle, work_error, work_ahead = _whole(rows, WORK, habit, peers_own)
         figures = [
@@ -445,8 +444,7 @@ def judge_stretch(
             # waiting longer than theirs is enough (the lagged test job, 2026-11-29: exits +7.5 ms at 4.6 se,
             # waiting 4.1 ms longer than its peer, the peer less than usual; the kept runs at load 8-12: 5 of 13
             # false alarms gone, 5 of 16 slow links on a habitual leaver lost)
-            against_peers = max(rise, _beyond_usual(rows, OFFCPU, habit)[1])
-            slowed = _leaver_slowed(leaver_rows, habit, peers_own, against_peers)
+            slowed = _leaver_slowed(leaver_rows, habit, peers_own, max(rise, waits_more))
             figures.append(slowed[1])
             if slowed[0] is not None:
                 passed.append((slowed[0], "transfer"))
@@ -456,7 +454,7 @@ def judge_stretch(
             per_cpu = max(0.0, peer_off) / peer_cpu if peer_cpu > 0 else 0.0
             middle, name = _first_cause({part: m for m, part in passed}, per_cpu)
             if best is None or middle / peers_own > best[0]:
-                best = (middle / peers_own, rank, name)
+                best = (middle / peers_own, rank, name, middle, threads)
         if threads:
             figures.append(f"other threads waiting for a CPU {threads * 1000:+.1f} ms per step beyond usual")
         reasons.append(
@@ -466,12 +464,12 @@ def judge_stretch(
         )
     if best is None:
         return Stretch(None, 0.0, None, "", "; ".join(reasons))
-    slower, rank, part = best
+    slower, rank, part, middle, threads = best
     habit = usual[rank] if usual is not None else None
     text = _cause_text(part, mine[rank], peers_parts[rank], habit[PARTS.index(part)][0] if habit else 0.0)
-    if part == "transfer" and busy_threads.get(rank, 0.0) >= slower * _median(base[rank]):
+    if part == "transfer" and threads >= middle:
         text += (
-            f"; its other threads waited {_ms(busy_threads[rank])} per step longer than usual for a CPU, which"
+            f"; its other threads waited {_ms(threads)} per step longer than usual for a CPU, which"
             " alone slows its collectives as much: a busy machine, or its link"
         )
     return Stretch(rank, slower, CAUSE_OF[part], text, "; ".join(reasons))
@@ -533,20 +531,15 @@ def _leaver_slowed(
     return (middle if named else None), figures
 
 
-def _waiting_rise(
-    rows: list[list[float]],
-    habit: list[tuple[float, float, bool]],
-    peers: list[list[float]],
-    usual: float | None,
-) -> float:
+def _waiting_rise(waits_more: float, peers: list[list[float]], usual: float | None) -> float:
     """How much longer the rank waits for a CPU per step than when its usual was taken: the peers' rise (the
     median of their medians against ``usual``, `Usual.load`) plus its own beyond its usual difference to
-    them. A rank the kernel wakes later leaves its collectives later: lateness up to twice this is the
+    them (``waits_more``, where positive). A rank the kernel wakes later leaves its collectives later: lateness up to twice this is the
     machine's, not the link's (0 without ``usual``)."""
     if usual is None:
         return 0.0
     peers_rise = _median(row[OFFCPU] for row in peers) - usual
-    return max(0.0, peers_rise + max(0.0, _beyond_usual(rows, OFFCPU, habit)[1]))
+    return max(0.0, peers_rise + max(0.0, waits_more))
 
 
 def _beyond_usual(
