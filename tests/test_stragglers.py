@@ -4,10 +4,13 @@ gloo ranks running tests/straggler_train.py (DDP, a DataLoader, SGD; nothing of 
 import json
 import os
 import re
+import shutil
 import socket
 import subprocess
 import sys
+import tempfile
 import time
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -585,6 +588,19 @@ def lagged_run(tmp_path_factory):
     return shared_launch(tmp_path_factory, "lagged", env, LAGGED_STEPS)
 
 
+@contextmanager
+def kept_if_it_fails(out: Path):
+    """A failed assertion on a live job keeps the job's windows where pytest's temporary folders do not delete
+    them, and says where: the flake of a live job is traced by judging its windows again
+    (benchmarks/straggler_replay.py), and the run that failed is the one to judge."""
+    try:
+        yield
+    except AssertionError as failed:
+        kept = Path(tempfile.mkdtemp(prefix="torchdoctor-failed-straggler-job-"))
+        shutil.copytree(out, kept / out.name)
+        raise AssertionError(f"{failed}\n(the job's windows are kept in {kept / out.name})") from None
+
+
 def verdict_lines(stderr: str) -> list[str]:
     return [line for line in stderr.splitlines() if line.startswith("torchdoctor: straggler:")]
 
@@ -594,64 +610,69 @@ def test_launch_names_a_rank_with_a_slow_data_loader(lagged_run):
     # a whole step more in next() on rank 1: on a machine shared with the rest of the suite the ranks' compute
     # alone can differ by 30%, so the planted slowdown must stand out from that
     stderr, out = lagged_run
-    said = verdict_lines(stderr)
-    # the rest of the suite shares the machine: a rank truly kept off its CPU for a stretch may be said too
-    verdicts = [line for line in said if not _machine_noise(line)]
-    assert verdicts, stderr[-3000:]
-    assert all(line.startswith("torchdoctor: straggler: rank 1 ") for line in verdicts), said
-    assert "input pipeline (next()" in verdicts[0]
-    report = json.loads((out / "stragglers.json").read_text())
-    first = report["findings"][0]
-    assert first["id"] == "dist.straggler" and first["status"] == "warn"
-    assert "input" in [v["cause"] for v in first["details"]["verdicts"] if v["rank"] == 1]
-    ids = {f["id"] for f in report["findings"][1:]}
-    assert ids == {"dist.straggler.rank0", "dist.straggler.rank1", "gpu.balance"}
-    assert (out / "stragglers.png").stat().st_size > 1000
-    assert "torchdoctor: stragglers: " in stderr and "  rank 1 (host " in stderr
-    # the windows as rank 0 read them are kept: judged again, they say what the run said
-    again = judge_kept(out / "stragglers-windows.jsonl")
-    assert [v["line"] for v in again.said] == said
+    with kept_if_it_fails(out):
+        said = verdict_lines(stderr)
+        # the rest of the suite shares the machine: a rank truly kept off its CPU for a stretch may be said too
+        verdicts = [line for line in said if not _machine_noise(line)]
+        assert verdicts, stderr[-3000:]
+        assert all(line.startswith("torchdoctor: straggler: rank 1 ") for line in verdicts), said
+        assert "input pipeline (next()" in verdicts[0]
+        report = json.loads((out / "stragglers.json").read_text())
+        first = report["findings"][0]
+        assert first["id"] == "dist.straggler" and first["status"] == "warn"
+        assert "input" in [v["cause"] for v in first["details"]["verdicts"] if v["rank"] == 1]
+        ids = {f["id"] for f in report["findings"][1:]}
+        assert ids == {"dist.straggler.rank0", "dist.straggler.rank1", "gpu.balance"}
+        assert (out / "stragglers.png").stat().st_size > 1000
+        assert "torchdoctor: stragglers: " in stderr and "  rank 1 (host " in stderr
+        # the windows as rank 0 read them are kept: judged again, they say what the run said
+        again = judge_kept(out / "stragglers-windows.jsonl")
+        assert [v["line"] for v in again.said] == said
 
 
 @pytest.mark.timeout(600)  # real ranks on a shared machine
 def test_launch_names_nobody_in_a_healthy_run_or_only_the_rank_the_others_waited_for(healthy_run):
     stderr, out = healthy_run
-    report = json.loads((out / "stragglers.json").read_text())["findings"][0]
-    kept = (out / "stragglers-windows.jsonl").read_text().splitlines()
-    assert len(kept) * 10 >= WARMUP + BASELINE + STRETCH, len(kept)  # windows judged, not only taken as usual
-    # every step from the first optimizer step on reached rank 0, the last window's too (each rank's publisher
-    # thread sets its windows; the end of the run waits for them)
-    for rank in (0, 1):
-        assert re.search(rf"  rank {rank} \(host .*\(medians over {HEALTHY_STEPS - 1} steps\)", stderr), (
-            stderr
-        )
-    said = report["details"].get("verdicts", []) if "details" in report else []
-    if not said:
-        assert "no rank was slower for a sustained stretch" in stderr and report["status"] == "ok"
-        return
-    # Nothing was planted, but a machine shared by many can slow one rank for a stretch for real (it then
-    # shows in that rank's own step). Whatever is named is the rank the others waited for, never a victim.
-    windows = {w["window"]: w for w in report["details"]["windows"]}
-    for verdict in said:
-        late = windows[verdict["window"]]["late_ms"]
-        assert late[str(verdict["rank"])] == max(late.values()), (verdict, late)
+    with kept_if_it_fails(out):
+        report = json.loads((out / "stragglers.json").read_text())["findings"][0]
+        kept = (out / "stragglers-windows.jsonl").read_text().splitlines()
+        assert len(kept) * 10 >= WARMUP + BASELINE + STRETCH, len(
+            kept
+        )  # windows judged, not only taken as usual
+        # every step from the first optimizer step on reached rank 0, the last window's too (each rank's publisher
+        # thread sets its windows; the end of the run waits for them)
+        for rank in (0, 1):
+            assert re.search(rf"  rank {rank} \(host .*\(medians over {HEALTHY_STEPS - 1} steps\)", stderr), (
+                stderr
+            )
+        said = report["details"].get("verdicts", []) if "details" in report else []
+        if not said:
+            assert "no rank was slower for a sustained stretch" in stderr and report["status"] == "ok"
+            return
+        # Nothing was planted, but a machine shared by many can slow one rank for a stretch for real (it then
+        # shows in that rank's own step). Whatever is named is the rank the others waited for, never a victim.
+        windows = {w["window"]: w for w in report["details"]["windows"]}
+        for verdict in said:
+            late = windows[verdict["window"]]["late_ms"]
+            assert late[str(verdict["rank"])] == max(late.values()), (verdict, late)
 
 
 @pytest.mark.timeout(600)  # real ranks on a shared machine
 def test_launch_a_rank_that_always_leaves_collectives_last_is_named_only_once_it_is_slower(lagged_run):
     stderr, out = lagged_run
-    said = json.loads((out / "stragglers.json").read_text())["findings"][0]["details"].get("verdicts", [])
-    before = [v["line"] for v in said if (v["window"] + 1) * 10 <= FAULT_FROM]
-    after = [v["line"] for v in said if (v["window"] + 1) * 10 > FAULT_FROM]
-    # until its data loader slows: nobody named for its exits (the peer-relative rule before it named rank 1
-    # here: communication). A machine shared with the rest of the suite may truly keep a rank off its CPU, or
-    # cost its thread more CPU time, for a stretch (benchmarks/straggler_sweep.py: ~20 such lines per 10,000
-    # healthy steps at load 9): that alone may be said
-    assert all(_machine_noise(line) for line in before), before
-    # then: slower than its own usual, named for that
-    named = [line for line in after if line.startswith("torchdoctor: straggler: rank 1 ")]
-    assert any("input pipeline (next()" in line for line in named), stderr[-3000:]
-    assert all("input pipeline (next()" in line or _machine_noise(line) for line in named), named
+    with kept_if_it_fails(out):
+        said = json.loads((out / "stragglers.json").read_text())["findings"][0]["details"].get("verdicts", [])
+        before = [v["line"] for v in said if (v["window"] + 1) * 10 <= FAULT_FROM]
+        after = [v["line"] for v in said if (v["window"] + 1) * 10 > FAULT_FROM]
+        # until its data loader slows: nobody named for its exits (the peer-relative rule before it named rank 1
+        # here: communication). A machine shared with the rest of the suite may truly keep a rank off its CPU, or
+        # cost its thread more CPU time, for a stretch (benchmarks/straggler_sweep.py: ~20 such lines per 10,000
+        # healthy steps at load 9): that alone may be said
+        assert all(_machine_noise(line) for line in before), before
+        # then: slower than its own usual, named for that
+        named = [line for line in after if line.startswith("torchdoctor: straggler: rank 1 ")]
+        assert any("input pipeline (next()" in line for line in named), stderr[-3000:]
+        assert all("input pipeline (next()" in line or _machine_noise(line) for line in named), named
 
 
 def _machine_noise(line: str) -> bool:
