@@ -99,7 +99,9 @@ def test_reduce_on_plateau_without_a_monitor_in_lightning():
         'monitor when a `ReduceLROnPlateau` scheduler is used. For example: {"optimizer": optimizer, '
         '"lr_scheduler": scheduler, "monitor": "metric_to_track"}\n'
     )
-    assert found.id == "log.scheduler_monitor_missing" and found.details["confidence"] == "certain"
+    # the line alone does not say whose configure_optimizers it was (a library's model prints it too: the
+    # fortieth sample, darts 0.17.0): likely, the library's release named
+    assert found.id == "log.scheduler_monitor_missing" and found.details["confidence"] == "likely"
     assert '"monitor"' in found.fix
 
 

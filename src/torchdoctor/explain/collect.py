@@ -191,6 +191,10 @@ class Collector:
                     package = installed_package(raised.raised_in.file)
                     if package:
                         facts = {**facts, "raised_in_package": package}
+                if raised is not None and raised.raised_in is not None:
+                    # the packages its frames went through below the user's code: whose code called the one that
+                    # refused (a library's own model, not the user's)
+                    facts = {**facts, "frame_packages": tuple(raised.packages)}
                 specific = recogniser.specific_on(line)
                 self.hits.append(Hit(recogniser.kind, facts, source, number, rank, self._order, specific))
 

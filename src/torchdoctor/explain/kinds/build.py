@@ -1189,10 +1189,14 @@ def _pinned(facts: dict, ctx: Context) -> tuple[str, str, bool] | None:
 
 
 def _no_wheel_decided(hits: list[Hit], ctx: Context) -> bool:
-    """pip's, uv's and conda's own refusals decide for torch; for another package only the table does."""
+    """pip's, uv's and conda's own refusals decide for torch; for another package only the table does. A torch
+    that another package's metadata asks for ("(from X)") is only likely: pip looks for one because the
+    environment's torch (an older one, or conda's, which pip may not see) does not satisfy X."""
     if not installers.no_build_decided(hits, ctx):
         return False
     facts = merged(hits)
+    if facts.get("required_by"):
+        return False
     if not facts.get("pip_package") or facts["pip_package"].lower().startswith("torch"):
         return True
     said = _pinned(facts, ctx)
@@ -1275,10 +1279,26 @@ NO_MATCHING_WHEEL = Recogniser(
         # uv names the package it could not place before the index it looked in
         R(r"(?P<uv_package>[\w.-]{1,60}==[\w.+]{1,40}) @ registry\+"),
         R(r"\b(?i:python) ?(?P<python>3\.\d{1,2})\b"),
+        # pip names the package whose requirement it is resolving (pip/_internal/req/constructors.py: a
+        # dependency's InstallRequirement is shown "(from X)")
+        R(
+            r"satisfies the requirement torch\w{0,20}[=<>!~]=?[\w.*+]{1,40} \(from (?!versions:)(?P<required_by>[A-Za-z][\w.\-]{0,60})"
+        ),
     ),
     # pip's "no version" for another package is certain only where the table of its wheels decides; a Rust
     # build is only likely
     confirm=_no_wheel_decided,
+    also=(
+        Alternative(
+            "dependency_version",
+            "the environment's torch older than the package asking for it requires",
+            "Another package requires a newer torch than the environment has, and pip cannot fetch one from the "
+            "index it uses: install the torch it needs first, from PyTorch's index for your CUDA (pip install "
+            "'torch>=<version>' --index-url https://download.pytorch.org/whl/<cuda>, or conda's pytorch channel), "
+            "then the package (pip install <package> --no-deps if it should leave torch alone).",
+            when=("required_by",),
+        ),
+    ),
     describe=_no_wheel,
 )
 
