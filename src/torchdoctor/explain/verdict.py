@@ -11,10 +11,12 @@ from torchdoctor.explain import first_failure
 from torchdoctor.explain.first_failure import Raised
 from torchdoctor.explain.kinds import (
     BY_KIND,
+    api_history,
     api_keywords,
     api_members,
     api_signatures,
     config_checks,
+    config_keys,
     launch_options,
     versions,
 )
@@ -257,6 +259,10 @@ def _unrecognised(raised: Raised, ctx: Context) -> Finding:
         api_keywords.diagnosis(raised)
         or api_signatures.diagnosis(raised)
         or api_members.diagnosis(raised, ctx.facts)
+        # CPython 3.6's "cannot import name 'X'" on a `from <package> import X` line; MMEngine's error for a
+        # class whose config lacks a key it reads: the code (or config) and the installed release disagree too
+        or api_history.bare_import(raised, f"{versions.LIBRARIES}|{versions.OPENMMLAB}")
+        or config_keys.diagnosis(raised)
     )
     if keyword is not None:
         # before library_bug: a library calling another with a keyword (or positional arguments) the installed

@@ -21,6 +21,7 @@ from functools import cache
 from pathlib import Path
 from typing import NamedTuple
 
+from torchdoctor.explain.first_failure import Raised
 from torchdoctor.explain.kinds.release_pins import below, came, spelled, went
 
 TABLE = Path(__file__).resolve().parent.parent / "catalog" / "api_history.tsv"
@@ -124,6 +125,45 @@ def known(facts: dict) -> Change | None:
     if row is None or shadowed(row.package, path):
         return None
     return row
+
+
+# CPython 3.6 and older print the line without the module (Python/ceval.c import_from: "cannot import name %R");
+# the traceback's source line, a `from <module> import ...`, names it
+BARE = re.compile(r"cannot import name '(?P<bare_name>\w{1,100})'")
+BARE_TEMPLATE = "system:cannot-import-name-bare"
+_FROM_LINE = re.compile(
+    r"\s*from\s+(?P<bare_module>[A-Za-z_][\w.]{0,200})\s+import\s+\(?(?P<bare_names>[\w\s,]{1,400})"
+)
+
+
+def bare_import(raised: Raised, libraries: str) -> tuple[str, str, bool] | None:
+    """(summary, fix, certain) for CPython 3.6's ``cannot import name 'X'`` raised on a ``from M import X`` line of
+    the traceback, when M is a package of the table or of ``libraries`` (a regex alternation); None otherwise (a
+    relative import, the project's own module, or a line that is not the import)."""
+    found = BARE.fullmatch(raised.message.strip()) if raised.type == "ImportError" else None
+    line = _FROM_LINE.match(raised.raised_code or raised.code)
+    if found is None or line is None or found["bare_name"] not in re.findall(r"\w+", line["bare_names"]):
+        return None
+    module, name = line["bare_module"], found["bare_name"]
+    package = module.split(".")[0]
+    row = lookup(module, name)
+    if row is not None:
+        summary, fix = explain(row)
+        return summary, fix, module not in BUILD_DEPENDENT
+    if not re.fullmatch(rf"torch|{PACKAGES}|{libraries}", package):
+        return None
+    summary = (
+        f"{module} has no {name} in the installed {package}: the code was written for another release of "
+        f"{package} (CPython 3.6 and older print this without the module); or a file of the project named like the "
+        "package, or a circular import"
+    )
+    fix = (
+        f"pip show {package} names the release installed; install the one the project's requirements name "
+        f"(pip install '{package}==<release>'), or the release that has {module}.{name} "
+        f"(pip install -U {package}). Check that the import finds the installed package, not a file or folder of "
+        f"the project: python -c 'import {package}; print({package}.__file__)'."
+    )
+    return summary, fix, False
 
 
 def decisive(facts: dict) -> bool:

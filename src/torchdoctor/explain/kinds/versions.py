@@ -15,6 +15,7 @@ from torchdoctor.explain.first_failure import Raised, cut, installed_package
 from torchdoctor.explain.kinds import (
     api_changes,
     api_history,
+    config_keys,
     cuda_errors,
     installers,
     libraries,
@@ -370,6 +371,11 @@ DEPENDENCY_VERSION = Recogniser(
         "lightning:pytorch-requires-deepspeed-detected-deepspeed-version",
         "transformers:using-the-trainer-with-pytorch-requires",
         "system:cannot-import-name",
+        # api_history.py: CPython 3.6's line without the module, read with the traceback's `from ... import` line
+        # on the exception that started the failure (verdict.py)
+        api_history.BARE_TEMPLATE,
+        # config_keys.py: a key an OpenMMLab class reads that its config lacks, read on that exception too
+        config_keys.TEMPLATE,
         "system:python-no-module-named",  # a submodule of a library that moves its modules between releases
         "system:module-has-no-attribute",
         "system:object-has-no-attribute",
@@ -415,6 +421,7 @@ DEPENDENCY_VERSION = Recogniser(
         *_MISSING_NAMES,
         "module 'torch",
         "AttributeError: type object '",  # api_members.py reads it (a class's member); no line is a hit here
+        config_keys.ANCHOR,  # config_keys.py reads it (MMEngine's class built from a config); no line is a hit here
         "Tried to access nonexistent attribute or method",
         "object has no attribute or method '",
         # deepspeed/runtime/torch_autocast.py, 0.17.2-0.17.5 (validate_nested_autocast; 0.17.6 made it a warning)
@@ -443,6 +450,7 @@ DEPENDENCY_VERSION = Recogniser(
         *_MISSING_NAMES,
         "module 'torch",
         "AttributeError: type object '",
+        config_keys.ANCHOR,
         "() got an unexpected keyword argument '",
         "object has no attribute 'eval_strategy'",
         *installers.CONFLICT_GENERIC,
