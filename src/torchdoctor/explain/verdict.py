@@ -254,8 +254,8 @@ def _unrecognised(raised: Raised, ctx: Context) -> Finding:
         details = _likely_from(raised, "launch_command")
         return Finding("log.launch_command", "fail", f"likely: {summary}", details, fix)
     keyword = (
-        api_keywords.diagnosis(raised)
-        or api_signatures.diagnosis(raised)
+        api_keywords.diagnosis(raised, ctx.facts)
+        or api_signatures.diagnosis(raised, ctx.facts)
         or api_members.diagnosis(raised, ctx.facts)
     )
     if keyword is not None:
@@ -339,8 +339,8 @@ def quoted_in_prose(ctx: Context) -> Finding | None:
     type_, message, source, line = ctx.prose_exception
     raised = Raised(type_, message, source=source, line=line)
     keyword = (
-        api_keywords.diagnosis(raised)
-        or api_signatures.diagnosis(raised)
+        api_keywords.diagnosis(raised, ctx.facts)
+        or api_signatures.diagnosis(raised, ctx.facts)
         or api_members.diagnosis(raised, ctx.facts)
     )
     if keyword is None:
