@@ -421,3 +421,20 @@ def test_generator_reads_every_public_class_method_and_function(tmp_path):
     # two functions of one name with other keywords: undecided, unless pinned to the file a script means
     assert found["load"] is None
     assert callables.every({"load": ("demo/child.py",)})["load"] == {"path", "strict"}
+
+
+def test_a_sentence_quoting_the_bare_form_names_its_class():
+    # corpus train/1574: the sentence that quotes the error is the only "call line" there is
+    leads_with(
+        "When filepath is used as an argument in ModelCheckpoint it says TypeError: __init__() got an unexpected "
+        "keyword argument 'filepath'",
+        "dependency_version",
+        "likely",
+        ["removed in pytorch_lightning 1.2", "dirpath="],
+    )
+    # two classes the table has in one sentence: not decided
+    found = explained(
+        "With ModelCheckpoint and EarlyStopping it says TypeError: __init__() got an unexpected keyword argument "
+        "'filepath'\n"
+    )
+    assert found.id != "log.dependency_version"

@@ -336,8 +336,9 @@ def quoted_in_prose(ctx: Context) -> Finding | None:
     it did not hit). None when there is no such quote or the tables do not know it."""
     if ctx.prose_exception is None:
         return None
-    type_, message, source, line = ctx.prose_exception
-    raised = Raised(type_, message, source=source, line=line)
+    type_, message, source, line, sentence = ctx.prose_exception
+    # the sentence stands for the traceback's call line: a bare __init__() is the one class it names
+    raised = Raised(type_, message, source=source, line=line, raised_code=sentence)
     keyword = (
         api_keywords.diagnosis(raised, ctx.facts)
         or api_signatures.diagnosis(raised, ctx.facts)

@@ -103,17 +103,20 @@ def rows(callable_: str, keyword: str) -> list[Keyword]:
 
 
 def named_callable(
-    message_callable: str, call_line: str = "", known: Collection[str] | None = None
+    message_callable: str, call_line: str = "", known: Collection[str] | None = None, prose: bool = False
 ) -> str | None:
     """The callable a table knows (``known``; this table's by default), from CPython's name for it and the
     traceback's call line.
 
     ``TrainingArguments.__init__`` names the class; a bare ``__init__`` is known only when the call line calls
-    exactly one class the table has (``args = TrainingArguments(output_dir=...)``)."""
+    exactly one class the table has (``args = TrainingArguments(output_dir=...)``), or, ``prose``, when the
+    sentence quoting the error names exactly one ("When filepath is used as an argument in ModelCheckpoint it
+    says TypeError: __init__() got ...")."""
     known = _callables() if known is None else known
     name = message_callable.removesuffix(".__init__")
     if name == "__init__":
-        called = {c for c in re.findall(r"(?<!\w)([A-Z]\w{0,100})\s*\(", call_line) if c in known}
+        pattern = r"(?<![\w.])([A-Z]\w{0,100})\b" if prose else r"(?<!\w)([A-Z]\w{0,100})\s*\("
+        called = {c for c in re.findall(pattern, call_line) if c in known}
         return called.pop() if len(called) == 1 else None
     return name if name in known else None
 
@@ -147,7 +150,9 @@ def diagnosis(raised: Raised, facts: dict | None = None) -> tuple[str, str, bool
         return None
     facts = facts or {}
     found = KEYWORD.search(raised.message)
-    callable_ = named_callable(found["kw_callable"], raised.raised_code) if found else None
+    # no traceback: the code line is the sentence quoting it (verdict.quoted_in_prose), or none
+    prose = not raised.traceback
+    callable_ = named_callable(found["kw_callable"], raised.raised_code, prose=prose) if found else None
     if callable_ is None:
         return None
     found, others = owned(callable_, rows(callable_, found["kw_name"]), raised, facts, namesakes())

@@ -166,7 +166,9 @@ def diagnosis(raised: Raised, context: dict | None = None) -> tuple[str, str, bo
     if found is None:
         return None
     facts = {k: v for k, v in found.groupdict().items() if v}
-    callable_ = named_callable(facts["sig_callable"], raised.raised_code, _by_callable())
+    callable_ = named_callable(
+        facts["sig_callable"], raised.raised_code, _by_callable(), not raised.traceback
+    )
     found, others = (
         owned(callable_, spans(callable_), raised, context or {}, namesakes()) if callable_ else ([], "")
     )
