@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from api_history import package_files
-from api_members import _base_name, _imports, _module_classes, _parts, _skipped
+from api_members import _base_name, _module_classes, _parts, _skipped, below_private, module_of, resolve
 
 ANY = "**"
 # bases that add no __init__ and no fields: a class on them alone takes no keyword
@@ -98,13 +98,7 @@ class Callables:
 
     def _resolve(self, base: str) -> Definition | bool | None:
         """The class a base written ``base`` is, within the package; None: outside it; False: unclear."""
-        module, _, name = base.rpartition(".")
-        if not module or module.split(".")[0] != self.package:
-            return None
-        matching = [
-            c for c in self.classes.get(name, []) if c.module == module or c.module.startswith(module + ".")
-        ]
-        return matching[0] if len(matching) == 1 else False
+        return resolve(self.package, self.classes, base)
 
     def _init(self, definition: Definition, depth: int = 0) -> frozenset[str] | None | bool:
         """The keywords the class's __init__ takes; False: no __init__ anywhere above it (object's); None: not
@@ -231,17 +225,11 @@ def read(path: Path, package: str, reading=parameters) -> Callables:
             or ("def " not in text and "class " not in text)
         ):
             continue
-        is_package = parts[-1] == "__init__"
-        if is_package:
-            parts = parts[:-1]
-        if any(p.startswith("_") for p in parts[1:-1] if p):  # below a private package (torch._inductor)
+        read = module_of(parts, text)
+        # a file this Python cannot parse (its callables stay unread), or below a private package (torch._inductor)
+        if read is None or below_private(read[1]):
             continue
-        try:
-            tree = ast.parse(text)
-        except SyntaxError:  # a release's file this Python cannot parse: its callables stay unread
-            continue
-        module = ".".join(parts)
-        imports = _imports(tree, module, is_package)
+        tree, module, imports = read
         nodes = list(_module_classes(tree.body))
         local = {n.name for n in nodes if isinstance(n, ast.ClassDef)}
         defined: dict[str, ast.FunctionDef | ast.AsyncFunctionDef] = {}
