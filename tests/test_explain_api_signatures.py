@@ -160,3 +160,56 @@ def test_generator_spells_positional_defaults_varargs_and_required_keyword_only(
     )
     found = api_callables.read(wheel, "peft", lambda f: generator.spelled(f.args)).every({})
     assert found["get_peft_model"] == "model,peft_config,adapter_name=|"
+
+
+# --- the widened table: every public class, method and function ---------------------------------------------------
+
+
+def test_a_lightning_callback_whose_parameter_became_required():
+    # pytorch_lightning 1.6 made EarlyStopping's monitor required (a class the hand-picked list never had)
+    assert (
+        not [s for s in api_signatures.load()["pytorch_lightning"][1] if s.callable == "EarlyStopping"] == []
+    )
+    for message in (
+        "EarlyStopping.__init__()",
+        "__init__()",
+    ):  # CPython 3.10+, and before: the call line names it
+        leads_with(
+            called_from(
+                "/home/ana/project/train.py",
+                "early_stop = EarlyStopping(patience=3)",
+                f"{message} missing 1 required positional argument: 'monitor'",
+            ),
+            "dependency_version",
+            "likely",
+            ["pytorch_lightning 1.0-1.5", "matches 1.6-2.5", "pytorch-lightning<1.6"],
+        )
+
+
+def test_a_name_another_package_defines_too_is_likely_with_it_named_unless_the_log_names_one():
+    # diffusers has a get_scheduler too, whose positional parameters never changed
+    assert api_signatures.namesakes()["get_scheduler"] == {"transformers", "diffusers"}
+    call = called_from(
+        "/home/ana/project/train.py",
+        "sched = get_scheduler('linear', optimizer, 10, 1000, {'power': 2})",
+        "get_scheduler() takes from 2 to 4 positional arguments but 5 were given",
+    )
+    leads_with(
+        call, "dependency_version", "likely", ["transformers 4.36-4.57", "the get_scheduler of diffusers"]
+    )
+    found = explained("transformers==4.30.2\n" + call + "\n")
+    assert found.id == "log.dependency_version" and "diffusers" not in found.summary
+    # the log naming diffusers: its get_scheduler never took a fifth, so it is not a release's
+    assert explained("diffusers==0.30.0\n" + call + "\n").id != "log.dependency_version"
+
+
+def test_a_parameter_required_in_every_release_is_the_calls_own_mistake():
+    found = explained(
+        called_from(
+            "/home/ana/project/train.py",
+            "sched = get_scheduler('linear', num_warmup_steps=10)",
+            "get_scheduler() missing 1 required positional argument: 'optimizer'",
+        )
+        + "\n"
+    )
+    assert found.id != "log.dependency_version"

@@ -207,7 +207,8 @@ def diagnosis(raised: Raised, context: dict | None = None) -> tuple[str, str, bo
     if not certain:
         if others and callable_ not in NAMESAKES:
             summary += f"; or the {callable_} of {others}, which takes other arguments"
-        summary += f"; or a mistake in the call itself (or a {callable_} of the project's own)"
+        article = "an" if callable_[:1] in "AEIOU" else "a"
+        summary += f"; or a mistake in the call itself (or {article} {callable_} of the project's own)"
         fix += (
             f"\nIf the call's arguments are simply wrong for {callable_}, its signature in the installed release is "
             "the one to follow."
