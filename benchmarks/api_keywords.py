@@ -1,21 +1,28 @@
 """Which release of a library accepts which keyword argument, read from the released packages themselves.
 
-`--build` reads the wheels api_history.py downloaded (one per minor release, its last patch, in /tmp/v_wheels;
-Lightning's `pytorch_lightning` and `lightning` wheels are downloaded here the same way) and writes
-src/torchdoctor/explain/catalog/api_keywords.tsv: for the public callables users pass keywords to (`CALLABLES`),
-the keywords some release accepts and another does not, each with the first release read that accepts it, the
-last one that does, the first after it that does not, and the keyword that replaces it where the package's own
+`--build` reads the wheels api_history.py downloads (one per minor release, its last patch, cached in
+/tmp/v_wheels; `download` fetches any missing) of every package it reads (`RELEASES`: api_history's `MINORS`)
+and writes src/torchdoctor/explain/catalog/api_keywords.tsv: for every public class (its ``__init__``) and every
+public function of each package (api_callables.py reads them: the same modules api_members.py reads), the
+keywords some release accepts and another does not, each with the first release read that accepts it, the last
+one that does, the first after it that does not, and the keyword that replaces it where the package's own
 deprecation text names one. Read statically with `ast` (the downloaded code is never imported):
 
 - a class's keywords are its ``__init__``'s parameters (positional-or-keyword and keyword-only), or, for a
   ``@dataclass``, its fields and its bases' fields (TrainingArguments, LoraConfig); a class without its own
-  ``__init__`` takes its base's, found by name in the files read;
-- a function's are its parameters (torch.load, init_process_group, load_dataset).
+  ``__init__`` takes its base's, the bases followed through the module's imports within the package;
+- a function's are its parameters (torch.load, init_process_group, load_dataset);
+- a name defined in several modules of a release with other keywords is undecided there, except the ones
+  `CALLABLES` pins to the file a script means (torch.load is torch/serialization.py's, not torch.hub's).
 
-A release whose callable takes ``**kwargs`` accepts every keyword as far as CPython is concerned (no TypeError is
-raised under that name: from_pretrained and load_dataset pass them on), so its explicit parameters say nothing. Only the releases where the
-callable exists count: a keyword is "missing" from a release only when the callable is there without it. A
-keyword gone for a while and back has no one release to name and is left out.
+A release whose callable takes ``**kwargs`` raises no TypeError under its name for any keyword (from_pretrained
+and load_dataset pass them on), but may refuse it further in (torchmetrics 0.8's Metric raises ValueError): it
+says nothing about a keyword it does not name, and a change beside it is not named. Only the releases where the
+callable exists and is decided count: a keyword is "missing" from a release only when the callable is there
+without it, and a change is named only where the releases on both sides of it were read and decided. A keyword
+gone for a while and back has no one release to name and is left out. A ``#namesakes`` line names a callable
+with rows that several packages read define (transformers' and Lightning's Trainer, torch's and torchaudio's
+load): the log must say which one it is.
 
     python benchmarks/api_keywords.py --build     # read the cached wheels and write the table
     python benchmarks/api_keywords.py             # the rows per package in the committed table
@@ -24,29 +31,17 @@ keyword gone for a while and back has no one release to name and is left out.
 from __future__ import annotations
 
 import argparse
-import ast
 import re
 import sys
+import time
 from pathlib import Path
 
+import api_callables
+from api_callables import ANY, INHERITED
 from api_history import MINORS, download, package_files, version_of, write
 
 from torchdoctor.explain.kinds.api_keywords import TABLE, load
 
-# the Lightning lines read here only (api_history reads no names of theirs); 1.7's wheels carry metadata that
-# current pip refuses ("torch (>=1.9.*)"), so 1.7 is not read
-LIGHTNING = {
-    "pytorch_lightning": [f"1.{m}" for m in (0, 1, 2, 3, 4, 5, 6, 8, 9)] + [f"2.{m}" for m in range(0, 6)],
-    "lightning": [f"2.{m}" for m in range(0, 6)],
-}
-# trl: its trainers and their configs (SFTTrainer's tokenizer, dataset_text_field, max_seq_length moved between them)
-TRL = {"trl": [f"0.{m}" for m in range(4, 26)]}
-RELEASES = {
-    **{p: MINORS[p] for p in ("transformers", "accelerate", "peft", "datasets", "torch")},
-    **LIGHTNING,
-    **TRL,
-    **{p: MINORS[p] for p in ("deepspeed", "sentence_transformers")},
-}
 _OPTIMIZERS = ("adam", "adamw", "sgd", "rmsprop", "adagrad", "adadelta", "adamax", "nadam", "radam", "lbfgs")
 _TRL_MODULES = (
     "sft_trainer",
@@ -63,7 +58,9 @@ _TRL_MODULES = (
     "orpo_trainer",
     "orpo_config",
 )
-# package -> (files, the classes or functions read in them; "*" = every public class of the file)
+# the callables the table was first built from (package -> (files, the classes or functions read in them; "*" =
+# every public class of the file)): now only where a name is defined in several modules of a release, the file a
+# script means by it (`PINNED`: torch.load is torch/serialization.py's), and the tests' record of what was new
 CALLABLES: dict[str, list[tuple[tuple[str, ...], tuple[str, ...]]]] = {
     "transformers": [
         (("transformers/training_args.py",), ("TrainingArguments",)),
@@ -128,133 +125,9 @@ CALLABLES: dict[str, list[tuple[tuple[str, ...], tuple[str, ...]]]] = {
         (("torch/cuda/amp/autocast_mode.py", "torch/amp/autocast_mode.py"), ("autocast",)),
     ],
 }
-# where a class's bases are looked for when the file itself does not define them
-BASES_IN = {
-    "peft": ("peft/utils/config.py", "peft/config.py"),
-    "transformers": ("transformers/training_args.py",),
-    # PPOConfig (0.12+) subclasses OnPolicyConfig, defined there
-    "trl": ("trl/trainer/utils.py",),
-}
 # where a release's deprecation warnings for a callable's keywords are, when not in its own file (Lightning 1.x:
 # "Setting `Trainer(gpus=...)` is deprecated in v1.7 ... Please use `Trainer(accelerator='gpu', devices=...)`")
 DEPRECATIONS_IN = {"pytorch_lightning": ("pytorch_lightning/trainer/connectors/accelerator_connector.py",)}
-
-
-ANY = "**"
-
-
-def _parameters(function: ast.FunctionDef) -> list[str]:
-    args = function.args
-    named = [a.arg for a in args.args + args.kwonlyargs if a.arg not in ("self", "cls")]
-    if args.kwarg is not None:
-        named.append(ANY)  # **kwargs: that release raises no TypeError under this name for any keyword
-    # transformers' @deprecate_kwarg("tokenizer", new_name="processing_class") (utils/deprecation.py, 4.46+)
-    # still takes the old keyword: it renames it before the call
-    for decorator in function.decorator_list:
-        if (
-            isinstance(decorator, ast.Call)
-            and ast.unparse(decorator.func).endswith("deprecate_kwarg")
-            and decorator.args
-            and isinstance(decorator.args[0], ast.Constant)
-        ):
-            named.append(str(decorator.args[0].value))
-    return named
-
-
-def _dataclass(node: ast.ClassDef) -> bool:
-    return any("dataclass" in ast.unparse(d) for d in node.decorator_list)
-
-
-def _fields(node: ast.ClassDef) -> list[str]:
-    return [
-        s.target.id
-        for s in node.body
-        if isinstance(s, ast.AnnAssign)
-        and isinstance(s.target, ast.Name)
-        and "ClassVar" not in ast.unparse(s)
-    ]
-
-
-class Release:
-    """The classes and functions of the files one wheel holds for ``CALLABLES`` (parsed, never imported)."""
-
-    def __init__(self, path: Path, package: str):
-        wanted = {f for files, _ in CALLABLES[package] for f in files}
-        wanted |= set(BASES_IN.get(package, ())) | set(DEPRECATIONS_IN.get(package, ()))
-        packages = {f.removesuffix(".py") + "/__init__.py" for f in wanted}
-        files = package_files(path, wanted | packages)
-        # a module beside a package of the same name (peft 0.6's tuners/lora.py and tuners/lora/) is never
-        # imported: the package is
-        self.text = {
-            f: files[f]
-            for f in sorted(wanted)
-            if f in files and f.removesuffix(".py") + "/__init__.py" not in files
-        }
-        # every definition of a class name in the files read: two files that define it differently (torch.cuda.amp's
-        # autocast and GradScaler subclass torch.amp's, with other keywords) are named alike by CPython, so neither
-        # is read; a copy left behind (peft 0.6's tuners/lora.py beside tuners/lora/config.py) agrees and is
-        self.classes: dict[str, list[ast.ClassDef]] = {}
-        self.functions: dict[tuple[str, str], ast.FunctionDef] = {}
-        for file, text in self.text.items():
-            try:
-                tree = ast.parse(text)
-            except SyntaxError:  # a release this Python cannot parse: its keywords stay unread
-                continue
-            for node in tree.body:
-                if isinstance(node, ast.ClassDef):
-                    self.classes.setdefault(node.name, []).append(node)
-                elif isinstance(node, ast.FunctionDef):
-                    self.functions[(file, node.name)] = node
-
-    def keywords_of_class(self, name: str, depth: int = 0) -> set[str] | None:
-        if depth > 6:
-            return None
-        found = {frozenset(k) for n in self.classes.get(name, []) if (k := self._of(n, depth)) is not None}
-        return set(found.pop()) if len(found) == 1 else None
-
-    def _of(self, node: ast.ClassDef, depth: int) -> set[str] | None:
-        init = next((s for s in node.body if isinstance(s, ast.FunctionDef) and s.name == "__init__"), None)
-        if init is not None:
-            return set(_parameters(init))
-        own = set(_fields(node)) if _dataclass(node) else set()
-        for base in node.bases:
-            name = ast.unparse(base).split(".")[-1]
-            inherited = self.keywords_of_class(name, depth + 1)
-            if inherited is None:
-                # a base from another package (trl's configs subclass transformers' TrainingArguments): every
-                # field any release of it has, so a field an override drops is not read as removed
-                inherited = INHERITED.get(name)
-            if inherited is not None:
-                return own | inherited
-            if name in self.classes:  # a base read but not decided (defined twice, differently): nor is this
-                return None
-        return own if _dataclass(node) else None
-
-    def keywords(self, files: tuple[str, ...], name: str) -> dict[str, set[str]]:
-        """{the callable's name as CPython prints it: its keywords} for ``name`` in ``files`` ("*": every class)."""
-        if "." in name:  # a method: Class.method
-            cls, method = name.split(".")
-            nodes = self.classes.get(cls, [])
-            node = nodes[0] if len(nodes) == 1 else None
-            found = [
-                s for s in (node.body if node else []) if isinstance(s, ast.FunctionDef) and s.name == method
-            ]
-            return {name: set(_parameters(found[0]))} if found else {}
-        if name == "*":
-            here = {n for f in files if f in self.text for n in self._classes_in(f)}
-            got = {n: self.keywords_of_class(n) for n in here if not n.startswith("_")}
-            return {n: k for n, k in got.items() if k}
-        function = next((self.functions[(f, name)] for f in files if (f, name) in self.functions), None)
-        if function is not None:
-            return {name: set(_parameters(function))}
-        got = self.keywords_of_class(name)
-        return {name: got} if got is not None else {}
-
-    def _classes_in(self, file: str) -> list[str]:
-        try:
-            return [n.name for n in ast.parse(self.text[file]).body if isinstance(n, ast.ClassDef)]
-        except SyntaxError:
-            return []
 
 
 # "`evaluation_strategy` is deprecated ... Use `eval_strategy` instead", "Setting `Trainer(gpus=...)` is deprecated
@@ -279,69 +152,114 @@ def renamed(text: str, keyword: str, accepted_next: set[str]) -> str:
     return ""
 
 
-# {a class of another package read earlier in the build: every keyword any of its releases takes}
-INHERITED: dict[str, set[str]] = {}
+# every package api_history reads, each at its releases
+READ = MINORS
+# {package: {a name defined in several modules: the files a script means by it}}
+PINNED = {
+    package: {name: files for files, names in entries for name in names if name != "*" and "." not in name}
+    for package, entries in CALLABLES.items()
+}
+# lightning.pytorch is pytorch_lightning renamed: one callable, not namesakes
+SAME_LINE = {"lightning": "pytorch_lightning"}
 
 
-def gap(versions: list[str], earlier: str, later: str) -> bool:
-    """Whether a release read lies between ``earlier`` and ``later``."""
-    return versions.index(later) - versions.index(earlier) > 1
-
-
-def rows_for(package: str) -> tuple[list[str], list[tuple]]:
-    """(the releases read, the rows: callable, keyword, added, last, removed, replacement)."""
-    releases: list[tuple[str, Release, dict[str, set[str]]]] = []
-    for minor in RELEASES[package]:
+def rows_for(package: str) -> tuple[list[str], list[tuple], set[str]]:
+    """(the releases read, the rows: callable, keyword, added, last, removed, replacement; every public name
+    read in some release)."""
+    releases: list[tuple[str, dict[str, frozenset | None], api_callables.Callables, Path]] = []
+    for minor in READ[package]:
         wheel = download(package, minor)
         if wheel is None:
             continue
-        release = Release(wheel, package)
-        found: dict[str, set[str]] = {}
-        for files, names in CALLABLES[package]:
-            for name in names:
-                found.update(release.keywords(files, name))
-        releases.append((version_of(wheel), release, found))
-        if package == "transformers":
-            INHERITED.setdefault("TrainingArguments", set()).update(found.get("TrainingArguments", ()))
-        print(f"  {package} {releases[-1][0]}: {len(found)} callables", file=sys.stderr)
-    versions = [v for v, _, _ in releases]
+        started = time.monotonic()
+        callables = api_callables.read(wheel, package)
+        found = callables.every(PINNED.get(package, {}))
+        for definitions in callables.classes.values():
+            for definition in definitions:
+                definition.methods = {}  # read into ``found``; only the files and bases are kept
+        releases.append((version_of(wheel), found, callables, wheel))
+        if package == "transformers" and found.get("TrainingArguments"):
+            INHERITED["TrainingArguments"] = (
+                INHERITED.get("TrainingArguments", frozenset()) | found["TrainingArguments"]
+            )
+        decided = sum(1 for k in found.values() if k is not None)
+        print(
+            f"  {package} {releases[-1][0]}: {decided} of {len(found)} callables decided "
+            f"({time.monotonic() - started:.1f} s)",
+            file=sys.stderr,
+        )
+    versions = [v for v, _, _, _ in releases]
     rows = []
-    for callable_ in sorted({c for _, _, found in releases for c in found}):
-        # only the releases that have the callable say anything about its keywords
-        having = [(v, r, f[callable_]) for v, r, f in releases if callable_ in f]
+    for callable_ in sorted({c for _, found, _, _ in releases for c, k in found.items() if k is not None}):
+        # only the releases that have the callable, decided, say anything about its keywords
+        having = [
+            (at, found[callable_]) for at, (_, found, _, _) in enumerate(releases) if found.get(callable_)
+        ]
         # a private keyword (Embedding's _freeze) is the library's own, never the user's
         for keyword in sorted(
-            k for k in set().union(*(k for _, _, k in having)) - {ANY} if not k.startswith("_")
+            k for k in frozenset().union(*(k for _, k in having)) - {ANY} if not k.startswith("_")
         ):
-            seen = [keyword in k or ANY in k for _, _, k in having]
+            # a release whose callable takes **kwargs but does not name the keyword raises no TypeError for it,
+            # yet may refuse it further in (torchmetrics 0.8's Metric): it says nothing about this keyword
+            said = [(at, keyword in k) for at, k in having if keyword in k or ANY not in k]
+            seen = [s for _, s in said]
+            if all(seen) or not any(seen):
+                continue
             first = seen.index(True)
             last = len(seen) - 1 - seen[::-1].index(True)
-            if all(seen) or not all(seen[first : last + 1]):
+            if not all(seen[first : last + 1]):
                 continue
-            added = having[first][0] if first > 0 else ""
-            removed = having[last + 1][0] if last + 1 < len(having) else ""
-            # a release between the two where the callable was not decided (defined twice, differently): the
-            # change may be in it, so no one release is named
-            if (added and gap(versions, having[first - 1][0], added)) or (
-                removed and gap(versions, having[last][0], removed)
+            # a release between the two sides of the change not read, undecided, without the callable or silent
+            # on the keyword: the change may be in it, so no one release is named
+            if (first > 0 and said[first][0] - said[first - 1][0] > 1) or (
+                last + 1 < len(said) and said[last + 1][0] - said[last][0] > 1
             ):
                 continue
-            replacement = ""
-            if removed:
-                text = "\n".join(having[last][1].text.values())
-                replacement = renamed(text, keyword, having[last + 1][2])
-            rows.append((callable_, keyword, added, having[last][0] if removed else "", removed, replacement))
-    return versions, rows
+            added = versions[said[first][0]] if first > 0 else ""
+            removed = versions[said[last + 1][0]] if last + 1 < len(said) else ""
+            rows.append([callable_, keyword, added, versions[said[last][0]] if removed else "", removed, ""])
+    _replacements(package, rows, releases)
+    return versions, [tuple(r) for r in rows], {c for _, found, _, _ in releases for c in found}
 
 
-def build_table(table: Path, header: list[str], rows_of) -> None:
-    """Every package of RELEASES through ``rows_of`` (package -> (releases, rows)), written to ``table`` under
-    ``header`` (also api_signatures.py's)."""
-    packages = {}
-    for package in RELEASES:
+def _replacements(package: str, rows: list[list[str]], releases: list) -> None:
+    """Fill in each removed keyword's replacement from the deprecation text of the last release with it (its
+    callable's file, and `DEPRECATIONS_IN`): those files are read again for those rows only."""
+    at = {version: index for index, (version, _, _, _) in enumerate(releases)}
+    texts: dict[tuple[int, tuple[str, ...]], str] = {}
+    for row in (r for r in rows if r[4]):
+        index = at[row[3]]
+        _, _, callables, wheel = releases[index]
+        files = (*callables.files_of(row[0].split(".")[0]), *DEPRECATIONS_IN.get(package, ()))
+        if (index, files) not in texts:
+            texts[(index, files)] = "\n".join(package_files(wheel, set(files)).values())
+        row[5] = renamed(texts[(index, files)], row[1], set(releases[at[row[4]]][1].get(row[0]) or ()))
+
+
+def build(table: Path, header: list[str], rows_of) -> None:
+    """Every package of `READ` through ``rows_of`` (package -> (releases, rows, every public name read)),
+    written to ``table`` under ``header`` with a '#namesakes' line for each callable with rows that several
+    packages define (also api_signatures.py's)."""
+    started = time.monotonic()
+    packages: dict[str, tuple[list[str], list[tuple]]] = {}
+    defined: dict[str, set[str]] = {}
+    for package in READ:
         print(f"{package}:", file=sys.stderr)
-        packages[package] = rows_of(package)
-    write(table, header, packages)
+        versions, rows, names = rows_of(package)
+        packages[package] = (versions, rows)
+        for name in names:
+            defined.setdefault(name, set()).add(SAME_LINE.get(package, package))
+    with_rows = {row[0] for _, rows in packages.values() for row in rows}
+    namesakes = [
+        "\t".join(["#namesakes", name, *sorted(defined[name])])
+        for name in sorted(with_rows)
+        if len(defined[name]) > 1
+    ]
+    took = time.monotonic() - started
+    releases = sum(len(v) for v, _ in packages.values())
+    built = f"# Built in {took / 60:.0f} min on 2 shared cores (nice 19), from {releases} releases of {len(packages)} packages."
+    write(table, [*header, built, *namesakes], packages)
+    print(f"built in {took:.0f} s", file=sys.stderr)
 
 
 def wants_build(argv: list[str] | None, doc: str) -> bool:
@@ -353,7 +271,13 @@ def wants_build(argv: list[str] | None, doc: str) -> bool:
 
 HEADER = [
     "# Keyword arguments that some releases of a library's callable accept and others do not, read from the",
-    "# released wheels by benchmarks/api_keywords.py --build (ast over each release's source; never imported).",
+    "# released wheels by benchmarks/api_keywords.py --build (ast over each release's source; never imported):",
+    "# every public class (its __init__: own, a dataclass's fields, or its first base's within the package) and",
+    "# every public function of the modules api_members.py reads, one release per minor. Only keywords NOT taken",
+    "# by every release where the callable exists and is decided are kept (a release taking **kwargs says nothing",
+    "# of a keyword it does not name; a name defined twice with other keywords is undecided; a keyword gone and",
+    "# back has no row). Methods are written Class.method (CPython 3.10+'s name). A '#namesakes' line names a",
+    "# callable with rows that several packages read define: the log must say which one it is.",
     "# A '#releases' line lists a package's releases read; a row: callable (as CPython 3.10+ names it, without",
     "# .__init__), keyword, added (first release read that accepts it; '' = every release read from the first),",
     "# last (last release accepting it; '' = still the newest read), removed (first release after it without",
@@ -363,7 +287,7 @@ HEADER = [
 
 def main(argv: list[str] | None = None) -> int:
     if wants_build(argv, __doc__ or ""):
-        build_table(TABLE, HEADER, rows_for)
+        build(TABLE, HEADER, rows_for)
         load.cache_clear()
     for package, (versions, rows) in load().items():
         renames = sum(1 for r in rows if r.replacement)

@@ -117,16 +117,36 @@ class Classes:
         return members
 
     def _resolve(self, base: str) -> ClassDef | bool | None:
-        """The class a base written ``base`` is, within the package; None: outside it; False: unclear."""
-        module, _, name = base.rpartition(".")
-        # a bare name neither defined in the file nor imported (object, Exception), or another package's
-        if not module or module.split(".")[0] != self.package:
-            return None
-        # the module itself, or one below the package whose __init__ re-exports it; several, or none read: unclear
-        matching = [
-            c for c in self.by_name.get(name, []) if c.module == module or c.module.startswith(module + ".")
-        ]
-        return matching[0] if len(matching) == 1 else False
+        return resolve(self.package, self.by_name, base)
+
+
+def resolve(package: str, by_name: dict[str, list], base: str):
+    """The class (of ``by_name``: its definitions by name, each with a ``module``) a base written ``base`` is,
+    within ``package``; None: outside it; False: unclear (also api_callables.py's)."""
+    module, _, name = base.rpartition(".")
+    # a bare name neither defined in the file nor imported (object, Exception), or another package's
+    if not module or module.split(".")[0] != package:
+        return None
+    # the module itself, or one below the package whose __init__ re-exports it; several, or none read: unclear
+    matching = [c for c in by_name.get(name, []) if c.module == module or c.module.startswith(module + ".")]
+    return matching[0] if len(matching) == 1 else False
+
+
+def module_of(parts: list[str], text: str) -> tuple[ast.Module, str, dict[str, str]] | None:
+    """(its tree, its dotted name, the names its imports bind) of the module at ``parts`` (a file's path split,
+    ``__init__`` for a package) holding ``text``; None when this Python cannot parse it (also api_callables.py's)."""
+    is_package = parts[-1] == "__init__"
+    module = ".".join(parts[:-1] if is_package else parts)
+    try:
+        tree = ast.parse(text)
+    except SyntaxError:
+        return None
+    return tree, module, _imports(tree, module, is_package)
+
+
+def below_private(module: str) -> bool:
+    """Whether a module lies below a private package (torch._inductor.x; a private module itself is read)."""
+    return any(p.startswith("_") for p in module.split(".")[1:-1] if p)
 
 
 def _parts(file: str) -> list[str]:
@@ -236,19 +256,14 @@ def read_release(package: str, path) -> Classes:
         parts = _parts(file)
         if _skipped(package, parts) or "class " not in text:
             continue
-        is_package = parts[-1] == "__init__"
-        if is_package:
-            parts = parts[:-1]
-        private = any(p.startswith("_") for p in parts[1:-1] if p)
+        read = module_of(parts, text)
+        if read is None:  # a release's file this Python cannot parse: its classes stay unread
+            continue
+        tree, module, imports = read
+        private = below_private(module)
         # below a private package only the stubs (torch/_C/__init__.pyi: Tensor's base) are read
         if private and not file.endswith(".pyi"):
             continue
-        try:
-            tree = ast.parse(text)
-        except SyntaxError:  # a release's file this Python cannot parse: its classes stay unread
-            continue
-        module = ".".join(parts)
-        imports = _imports(tree, module, is_package)
         defined = [n for n in _module_classes(tree.body) if isinstance(n, ast.ClassDef)]
         local = {n.name for n in defined}
         for node in defined:

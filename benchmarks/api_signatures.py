@@ -1,14 +1,18 @@
 """Which release of a library's callable takes which positional parameters, read from the released packages.
 
-`--build` reads the wheels api_keywords.py reads (its `CALLABLES` and `RELEASES`, the same cached downloads) and
-writes src/torchdoctor/explain/catalog/api_signatures.tsv: for each callable whose signature differs between the
+`--build` reads the wheels api_keywords.py reads (every package of its `READ`, the same cached downloads; every
+public class, method and function, as api_callables.py reads them) and writes
+src/torchdoctor/explain/catalog/api_signatures.tsv: for each callable whose signature differs between the
 releases read, one row per span of releases that share a signature, written ``model,args=,*|callbacks``: the
 positional parameters in order (``=``: it has a default), ``*`` where it takes ``*args``, then after ``|`` its
-keyword-only parameters without a default (CPython's refusals name no other). ``self`` is left out (CPython counts it in "takes N positional arguments":
-kinds/api_signatures.py adds it back). Read statically with `ast`, never imported: a class's signature is its
-``__init__``'s, or its base's found by name in the files read; a ``@dataclass`` is left out (its generated
-``__init__`` follows its bases' field order and is called with keywords); a class defined twice differently in
-the files read (torch.cuda.amp's and torch.amp's GradScaler) has no signature there.
+keyword-only parameters without a default (CPython's refusals name no other). ``self`` is left out (CPython
+counts it in "takes N positional arguments": kinds/api_signatures.py adds it back). Read statically with `ast`,
+never imported: a class's signature is its ``__init__``'s, or its first base's within the package that defines
+one; a ``@dataclass`` is left out (its generated ``__init__`` follows its bases' field order and is called with
+keywords), and so is a class whose base from another package would give it (unread); a name defined twice with
+other signatures in a release (torch.cuda.amp's and torch.amp's GradScaler) has no signature there, unless
+api_keywords.py's `CALLABLES` pins it to one file. A '#namesakes' line names a callable with rows that several
+packages read define: the log must say which one it is.
 
     python benchmarks/api_signatures.py --build     # read the cached wheels and write the table
     python benchmarks/api_signatures.py             # the callables per package in the committed table
@@ -19,8 +23,9 @@ from __future__ import annotations
 import ast
 import sys
 
+import api_callables
 from api_history import download, version_of
-from api_keywords import CALLABLES, RELEASES, Release, _dataclass, build_table, wants_build
+from api_keywords import PINNED, READ, build, wants_build
 
 from torchdoctor.explain.kinds.api_signatures import TABLE, load
 
@@ -41,54 +46,21 @@ def spelled(arguments: ast.arguments) -> str:
     return ",".join(parts) + "|" + ",".join(required)
 
 
-def _init(release: Release, name: str, depth: int = 0) -> ast.arguments | None:
-    nodes = release.classes.get(name, [])
-    if len(nodes) != 1 or depth > 6 or _dataclass(nodes[0]):
-        return None
-    node = nodes[0]
-    init = next((s for s in node.body if isinstance(s, ast.FunctionDef) and s.name == "__init__"), None)
-    if init is not None:
-        return init.args
-    bases = [ast.unparse(b).split(".")[-1] for b in node.bases]
-    return _init(release, bases[0], depth + 1) if len(bases) == 1 else None
-
-
-def signatures(release: Release, files: tuple[str, ...], name: str) -> dict[str, str]:
-    """{callable as CPython names it: its signature spelled} for ``name`` in ``files`` ("*": every class)."""
-    if "." in name:  # Class.method
-        cls, method = name.split(".")
-        nodes = release.classes.get(cls, [])
-        found = [s for s in (nodes[0].body if len(nodes) == 1 else []) if isinstance(s, ast.FunctionDef)]
-        found = [s for s in found if s.name == method]
-        return {name: spelled(found[0].args)} if found else {}
-    if name == "*":
-        names = {n for f in files if f in release.text for n in release._classes_in(f)}
-    else:
-        function = next((release.functions[(f, name)] for f in files if (f, name) in release.functions), None)
-        if function is not None:
-            return {name: spelled(function.args)}
-        names = {name}
-    got = {n: _init(release, n) for n in names if not n.startswith("_")}
-    return {n: spelled(arguments) for n, arguments in got.items() if arguments is not None}
-
-
-def rows_for(package: str) -> tuple[list[str], list[tuple]]:
-    """(the releases read, the rows: callable, first release of the span, last release of it, signature)."""
-    releases: list[tuple[str, dict[str, str]]] = []
-    for minor in RELEASES[package]:
+def rows_for(package: str) -> tuple[list[str], list[tuple], set[str]]:
+    """(the releases read, the rows: callable, first release of the span, last release of it, signature; every
+    public name read in some release)."""
+    releases: list[tuple[str, dict[str, str | None]]] = []
+    for minor in READ[package]:
         wheel = download(package, minor)
         if wheel is None:
             continue
-        release = Release(wheel, package)
-        found: dict[str, str] = {}
-        for files, names in CALLABLES[package]:
-            for name in names:
-                found.update(signatures(release, files, name))
-        releases.append((version_of(wheel), found))
-        print(f"  {package} {releases[-1][0]}: {len(found)} callables", file=sys.stderr)
+        callables = api_callables.read(wheel, package, lambda function: spelled(function.args))
+        releases.append((version_of(wheel), callables.every(PINNED.get(package, {}))))
+        print(f"  {package} {releases[-1][0]}: {len(releases[-1][1])} callables", file=sys.stderr)
     rows = []
-    for callable_ in sorted({c for _, found in releases for c in found}):
-        having = [(v, found[callable_]) for v, found in releases if callable_ in found]
+    for callable_ in sorted({c for _, found in releases for c, s in found.items() if s is not None}):
+        # only the releases where the callable is decided (a dataclass, or a name defined twice otherwise, is not)
+        having = [(v, found[callable_]) for v, found in releases if found.get(callable_) is not None]
         if len({s for _, s in having}) < 2:
             continue  # one signature in every release that has it: nothing a release can be named for
         spans: list[list[str]] = []
@@ -98,7 +70,7 @@ def rows_for(package: str) -> tuple[list[str], list[tuple]]:
             else:
                 spans.append([callable_, version, version, signature])
         rows += [tuple(span) for span in spans]
-    return [v for v, _ in releases], rows
+    return [v for v, _ in releases], rows, {c for _, found in releases for c in found}
 
 
 HEADER = [
@@ -107,13 +79,15 @@ HEADER = [
     "# imported). A '#releases' line lists a package's releases read; a row: callable (as CPython 3.10+ names",
     "# it, without .__init__), the first and the last release read of a span that shares one signature, the",
     "# signature: positional parameters in order ('=': with a default; '*': *args), '|', the keyword-only ones",
-    "# without a default.",
+    "# without a default. Every public class (its __init__: own, or its first base's within the package; a",
+    "# dataclass is left out), method (Class.method) and function of the modules api_members.py reads; a",
+    "# '#namesakes' line names a callable with rows that several packages read define.",
 ]
 
 
 def main(argv: list[str] | None = None) -> int:
     if wants_build(argv, __doc__ or ""):
-        build_table(TABLE, HEADER, rows_for)
+        build(TABLE, HEADER, rows_for)
         load.cache_clear()
     for package, (versions, spans) in load().items():
         print(

@@ -18,7 +18,7 @@ from torchdoctor.explain.kinds import api_signatures
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benchmarks"))
 
-import api_keywords as keywords_generator  # noqa: E402
+import api_callables  # noqa: E402
 import api_signatures as generator  # noqa: E402
 
 SITE = "/opt/conda/lib/python3.11/site-packages"
@@ -143,7 +143,7 @@ def test_the_three_refusals_as_cpython_formats_them():
 
 
 def test_table_is_small_and_its_spans_are_the_releases_read_in_order():
-    assert api_signatures.TABLE.stat().st_size < 100_000
+    assert api_signatures.TABLE.stat().st_size < 1_500_000
     for releases, spans in api_signatures.load().values():
         for span in spans:
             assert releases.index(span.first) <= releases.index(span.last), span
@@ -158,6 +158,58 @@ def test_generator_spells_positional_defaults_varargs_and_required_keyword_only(
         "peft-9.9.0-py3-none-any.whl",
         {"peft/mapping.py": "def get_peft_model(model, peft_config, adapter_name='default'):\n    pass\n"},
     )
-    release = keywords_generator.Release(wheel, "peft")
-    found = generator.signatures(release, ("peft/mapping.py",), "get_peft_model")
-    assert found == {"get_peft_model": "model,peft_config,adapter_name=|"}
+    found = api_callables.read(wheel, "peft", lambda f: generator.spelled(f.args)).every({})
+    assert found["get_peft_model"] == "model,peft_config,adapter_name=|"
+
+
+# --- the widened table: every public class, method and function ---------------------------------------------------
+
+
+def test_a_lightning_callback_whose_parameter_became_required():
+    # pytorch_lightning 1.6 made EarlyStopping's monitor required (a class the hand-picked list never had)
+    assert (
+        not [s for s in api_signatures.load()["pytorch_lightning"][1] if s.callable == "EarlyStopping"] == []
+    )
+    for message in (
+        "EarlyStopping.__init__()",
+        "__init__()",
+    ):  # CPython 3.10+, and before: the call line names it
+        leads_with(
+            called_from(
+                "/home/ana/project/train.py",
+                "early_stop = EarlyStopping(patience=3)",
+                f"{message} missing 1 required positional argument: 'monitor'",
+            ),
+            "dependency_version",
+            "likely",
+            ["pytorch_lightning 1.0-1.5", "matches 1.6-2.5", "pytorch-lightning<1.6"],
+        )
+
+
+def test_a_name_another_package_defines_too_is_likely_with_it_named_unless_the_log_names_one():
+    # diffusers has a get_scheduler too, whose positional parameters never changed
+    assert api_signatures.namesakes()["get_scheduler"] == {"transformers", "diffusers"}
+    call = called_from(
+        "/home/ana/project/train.py",
+        "sched = get_scheduler('linear', optimizer, 10, 1000, {'power': 2})",
+        "get_scheduler() takes from 2 to 4 positional arguments but 5 were given",
+    )
+    leads_with(
+        call, "dependency_version", "likely", ["transformers 4.36-4.57", "the get_scheduler of diffusers"]
+    )
+    found = explained("transformers==4.30.2\n" + call + "\n")
+    assert found.id == "log.dependency_version" and "diffusers" not in found.summary
+    # the log naming diffusers: its get_scheduler never took a fifth, so it is not a release's
+    assert explained("diffusers==0.30.0\n" + call + "\n").id != "log.dependency_version"
+
+
+def test_a_parameter_required_in_every_release_is_the_calls_own_mistake():
+    found = explained(
+        called_from(
+            "/home/ana/project/train.py",
+            "sched = get_scheduler('linear', num_warmup_steps=10)",
+            "get_scheduler() missing 1 required positional argument: 'optimizer'",
+        )
+        + "\n"
+    )
+    assert found.id != "log.dependency_version"

@@ -33,7 +33,7 @@ def test_an_exception_the_log_raised_leads_over_one_quoted_in_a_sentence():
 
 
 def test_a_line_that_starts_with_the_exception_is_not_a_quote():
-    # the exception line itself: read as it always was (certain: a qualified __init__ with no traceback)
+    # the exception line itself: read as an exception (likely: no stated release, no installed caller)
     found = explained(KEYWORD + "\n")
-    assert (found.id, found.details["confidence"]) == ("log.dependency_version", "certain")
+    assert (found.id, found.details["confidence"]) == ("log.dependency_version", "likely")
     assert "quoted_in_prose" not in found.details

@@ -145,7 +145,8 @@ class Collector:
         if _ERROR_LINE.match(line):
             self.ctx.last_error_line = cut(line.strip(), 300)
         elif self.ctx.prose_exception is None and "rror: " in line and (quoted := _IN_PROSE.search(line)):
-            self.ctx.prose_exception = (quoted["type"], quoted["message"].strip(), source, number)
+            quote = (quoted["type"], quoted["message"].strip(), source, number, cut(line.strip(), 300))
+            self.ctx.prose_exception = quote
         raised = None
         if before is not None and len(self.raised) < MAX_RAISED:
             raised = exception_at(line, before, following)

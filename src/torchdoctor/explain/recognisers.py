@@ -65,7 +65,7 @@ class Context:
     last_error_line: str = ""  # the last "SomethingError: ..." line, named when nothing is recognised
     # the first exception quoted inside a sentence ("I get this error: TypeError: ..."), where no exception
     # line starts a line: (type, message, source, line number); read only when nothing else is recognised
-    prose_exception: tuple[str, str, str, int] | None = None
+    prose_exception: tuple[str, str, str, int, str] | None = None  # type, message, source, line, its sentence
     cause_ranks: set[int] = field(default_factory=set)  # ranks where a root cause was seen
     candidates: int = 0  # lines that were looked at closely
 

@@ -256,8 +256,8 @@ def _unrecognised(raised: Raised, ctx: Context) -> Finding:
         details = _likely_from(raised, "launch_command")
         return Finding("log.launch_command", "fail", f"likely: {summary}", details, fix)
     keyword = (
-        api_keywords.diagnosis(raised)
-        or api_signatures.diagnosis(raised)
+        api_keywords.diagnosis(raised, ctx.facts)
+        or api_signatures.diagnosis(raised, ctx.facts)
         or api_members.diagnosis(raised, ctx.facts)
         # CPython 3.6's "cannot import name 'X'" on a `from <package> import X` line; MMEngine's error for a
         # class whose config lacks a key it reads: the code (or config) and the installed release disagree too
@@ -342,11 +342,12 @@ def quoted_in_prose(ctx: Context) -> Finding | None:
     it did not hit). None when there is no such quote or the tables do not know it."""
     if ctx.prose_exception is None:
         return None
-    type_, message, source, line = ctx.prose_exception
-    raised = Raised(type_, message, source=source, line=line)
+    type_, message, source, line, sentence = ctx.prose_exception
+    # the sentence stands for the traceback's call line: a bare __init__() is the one class it names
+    raised = Raised(type_, message, source=source, line=line, raised_code=sentence)
     keyword = (
-        api_keywords.diagnosis(raised)
-        or api_signatures.diagnosis(raised)
+        api_keywords.diagnosis(raised, ctx.facts)
+        or api_signatures.diagnosis(raised, ctx.facts)
         or api_members.diagnosis(raised, ctx.facts)
     )
     if keyword is None:

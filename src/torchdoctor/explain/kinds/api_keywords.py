@@ -2,15 +2,17 @@
 
 The messages are CPython's TypeError for a call (Python/ceval.c, Objects/call.c; the catalog's
 system:python-unexpected-keyword-argument): ``{}() got an unexpected keyword argument '{}'``. From Python 3.10 the callable
-is qualified (``TrainingArguments.__init__()``); before it is bare (``__init__()``), and only the traceback's call
-line can say which class it was. The same line is printed for a keyword misspelt in the calling code and for a
-class of the user's own that happens to share the library's name; so the table decides what is known: a keyword
-that some release of that callable accepts and another does not (`catalog/api_keywords.tsv`, written by
-``benchmarks/api_keywords.py --build`` from the released wheels) is the code and the installed release
-disagreeing. Any other keyword is left to the generic reading.
+is qualified (``TrainingArguments.__init__()``, ``Trainer.fit()``); before it is bare (``__init__()``), and only the
+traceback's call line can say which class it was. The same line is printed for a keyword misspelt in the calling
+code and for a class of the user's own that happens to share the library's name; so the table decides what is
+known: a keyword that some release of that callable accepts and another does not (`catalog/api_keywords.tsv`,
+written by ``benchmarks/api_keywords.py --build`` from the released wheels: every public class, method and
+function of the packages read) is the code and the installed release disagreeing. Any other keyword is left to
+the generic reading, and so is a name several packages define (its '#namesakes' line) where more than one of
+them has a row for the keyword and the log does not say which package's it is.
 
     >>> [r.removed for r in rows("TrainingArguments", "evaluation_strategy")]
-    ['4.46.3']
+    ['4.51.3']
 """
 
 from __future__ import annotations
@@ -22,7 +24,16 @@ from pathlib import Path
 from typing import NamedTuple
 
 from torchdoctor.explain.first_failure import Raised, installed_package
-from torchdoctor.explain.kinds.release_pins import below, came, read_table, spelled, went
+from torchdoctor.explain.kinds.api_members import release_line, tied
+from torchdoctor.explain.kinds.release_pins import (
+    below,
+    came,
+    read_namesakes,
+    read_table,
+    spelled,
+    went,
+    within,
+)
 
 TABLE = Path(__file__).resolve().parent.parent / "catalog" / "api_keywords.tsv"
 # CPython 3.10+: "TrainingArguments.__init__() got an unexpected keyword argument 'evaluation_strategy'";
@@ -62,6 +73,12 @@ def load() -> dict[str, tuple[list[str], list[Keyword]]]:
 
 
 @cache
+def namesakes() -> dict[str, frozenset[str]]:
+    """{callable: the packages read that define one of that name}, for those with rows (the '#namesakes' lines)."""
+    return read_namesakes(TABLE)
+
+
+@cache
 def _index() -> dict[tuple[str, str], list[Keyword]]:
     found: dict[tuple[str, str], list[Keyword]] = {}
     for _, rows_ in load().values():
@@ -85,69 +102,90 @@ def rows(callable_: str, keyword: str) -> list[Keyword]:
     return _index().get((callable_, keyword), [])
 
 
-def _same_line(found: list[Keyword]) -> bool:
-    # pytorch_lightning and lightning ship one Trainer (lightning.pytorch is pytorch_lightning renamed)
-    return {r.package for r in found} <= {"pytorch_lightning", "lightning"}
-
-
 def named_callable(
-    message_callable: str, call_line: str = "", known: Collection[str] | None = None
+    message_callable: str, call_line: str = "", known: Collection[str] | None = None, prose: bool = False
 ) -> str | None:
     """The callable a table knows (``known``; this table's by default), from CPython's name for it and the
     traceback's call line.
 
     ``TrainingArguments.__init__`` names the class; a bare ``__init__`` is known only when the call line calls
-    exactly one class the table has (``args = TrainingArguments(output_dir=...)``)."""
+    exactly one class the table has (``args = TrainingArguments(output_dir=...)``), or, ``prose``, when the
+    sentence quoting the error names exactly one ("When filepath is used as an argument in ModelCheckpoint it
+    says TypeError: __init__() got ...")."""
     known = _callables() if known is None else known
     name = message_callable.removesuffix(".__init__")
     if name == "__init__":
-        called = {c for c in re.findall(r"(?<!\w)([A-Z]\w{0,100})\s*\(", call_line) if c in known}
+        pattern = r"(?<![\w.])([A-Z]\w{0,100})\b" if prose else r"(?<!\w)([A-Z]\w{0,100})\s*\("
+        called = {c for c in re.findall(pattern, call_line) if c in known}
         return called.pop() if len(called) == 1 else None
     return name if name in known else None
 
 
-def lookup(message: str, call_line: str = "") -> list[Keyword]:
-    """The rows for the keyword CPython's ``message`` says a callable did not take, else []."""
-    found = KEYWORD.search(message)
-    if found is None:
-        return []
-    callable_ = named_callable(found["kw_callable"], call_line)
-    return rows(callable_, found["kw_name"]) if callable_ else []
+def owned(callable_: str, found: list, raised: Raised, facts: dict, defined: dict) -> tuple[list, str]:
+    """(the rows ``found`` of the one package the callable is taken to be, the other packages that define a
+    callable of that name without such a row: the other reading) — ([], "") when the log does not tell which
+    package's it is and several have a row, or it ties it to one without a row (a keyword that package takes
+    in every release, or never took: not a release's). ``defined``: the table's '#namesakes'."""
+    with_rows = {release_line(r.package) for r in found}
+    defining = with_rows | {release_line(p) for p in defined.get(callable_, ())}
+    line = tied(defining, raised, facts) if len(defining) > 1 else next(iter(defining), None)
+    if line is None and len(with_rows) == 1:
+        line = next(iter(with_rows))
+    else:
+        defining = {line}
+    mine = [r for r in found if release_line(r.package) == line]
+    return mine, ", ".join(sorted(defining - {line}))
 
 
-def decided(found: list[Keyword]) -> bool:
-    """Whether the rows name one package's callable (not two libraries' classes of one name)."""
-    return bool(found) and (len({r.package for r in found}) == 1 or _same_line(found))
-
-
-def diagnosis(raised: Raised) -> tuple[str, str, bool] | None:
+def diagnosis(raised: Raised, facts: dict | None = None) -> tuple[str, str, bool] | None:
     """(summary, fix, certain) for CPython's TypeError ``raised`` on a keyword the table knows, else None.
 
-    Certain when the callable is the package's beyond doubt: one package's, and the call is made inside an
-    installed package (a library calling another: the installed pair disagrees) or, with no traceback, named
-    by CPython itself. A call from the project's own code is only likely: a class or function of its own with
-    the library's name takes other keywords."""
+    Certain where the log states an installed release of the callable's package that does not take the keyword
+    (silent where it states one that does), or where another installed package makes the call (a library
+    calling another: the installed pair disagrees). Otherwise likely: a call from the project's own code may be
+    to a class or function of its own with the library's name, and a name several packages define that the log
+    does not tie to one is read as the one whose releases differ, the others named. ``facts``: the log's
+    context (the packages it names, the installed releases it states)."""
     if raised.type != "TypeError":
         return None
-    found = lookup(raised.message, raised.raised_code)
-    if not decided(found):
+    facts = facts or {}
+    found = KEYWORD.search(raised.message)
+    # no traceback: the code line is the sentence quoting it (verdict.quoted_in_prose), or none
+    prose = not raised.traceback
+    callable_ = named_callable(found["kw_callable"], raised.raised_code, prose=prose) if found else None
+    if callable_ is None:
         return None
+    found, others = owned(callable_, rows(callable_, found["kw_name"]), raised, facts, namesakes())
+    if not found:
+        return None
+    row = found[0]
+    installed = facts.get(f"installed_{row.package}") or facts.get(f"installed_{release_line(row.package)}")
+    takes = within(load()[row.package][0], installed, row.added, row.last) if installed else None
+    if takes:
+        return None  # the installed release takes it: not the release, whatever else it is
     summary, fix = explain(found)
     caller = installed_package(raised.raised_in.file) if raised.raised_in else None
-    certain = caller is not None or (raised.raised_in is None and ".__init__()" in raised.message)
-    namesake = NAMESAKES.get(found[0].callable)
+    certain = takes is False or (caller is not None and release_line(caller) != release_line(row.package))
+    if takes is False:
+        summary = summary.replace(
+            f"the installed {row.package} is", f"the installed {row.package} {installed} is"
+        )
+    namesake = NAMESAKES.get(row.callable)
+    certain = certain and not namesake
     if namesake:
-        certain = False
         summary += f"; or {namesake}, which takes other keywords"
-    if caller is not None and caller != found[0].package:
+    elif others and not certain:
+        summary += f"; or the {row.callable} of {others}, which takes other keywords"
+    if caller is not None and release_line(caller) != release_line(row.package):
         fix += (
-            f"\n{caller} makes the call: its release was written for another {found[0].package}; install the pair "
-            f"its requirements name (pip show {caller} {PIP_NAME.get(found[0].package, found[0].package)})."
+            f"\n{caller} makes the call: its release was written for another {row.package}; install the pair "
+            f"its requirements name (pip show {caller} {PIP_NAME.get(row.package, row.package)})."
         )
     if not certain:
-        summary += f"; or a {found[0].callable} of the project's own that takes other keywords"
+        article = "an" if row.callable[:1] in "AEIOU" else "a"
+        summary += f"; or {article} {row.callable} of the project's own that takes other keywords"
         fix += (
-            f"\nIf {found[0].callable} is defined in the project (not imported from {found[0].package}), the "
+            f"\nIf {row.callable} is defined in the project (not imported from {row.package}), the "
             "keyword is the project's own: check its signature."
         )
     return summary, fix, certain

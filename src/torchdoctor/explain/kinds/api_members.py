@@ -21,11 +21,9 @@ from functools import cache
 from pathlib import Path
 from typing import NamedTuple
 
-from packaging.version import InvalidVersion, Version
-
 from torchdoctor.explain.first_failure import Raised, installed_package
 from torchdoctor.explain.kinds import api_history
-from torchdoctor.explain.kinds.release_pins import minor, read_table, spelled
+from torchdoctor.explain.kinds.release_pins import read_table, within
 
 TABLE = Path(__file__).resolve().parent.parent / "catalog" / "api_members.tsv"
 
@@ -138,7 +136,8 @@ CONTEXT: tuple[tuple[str, re.Pattern], ...] = tuple(
 )
 
 
-def _line(package: str) -> str:
+def release_line(package: str) -> str:
+    """The package a release line is named by (lightning.pytorch is pytorch_lightning renamed: one class)."""
     return _SAME_LINE.get(package, package)
 
 
@@ -152,34 +151,31 @@ def owner(cls: str, found: list[Member], raised: Raised, facts: dict) -> Member 
     frames are in it, or the log names it (a frame's path, an import, its version); where several packages
     define ``cls`` (``#namesakes``), the one the frames are in, else the only one the log names. None when the
     log does not tell (a class name alone, a common word such as Trainer, never decides)."""
-    defining = {_line(p) for p in load().namesakes.get(cls, ())} | {_line(r.package) for r in found}
-    frames = {_line(p) for p in raised.packages}
+    defining = set(load().namesakes.get(cls, ())) | {r.package for r in found}
+    line = tied(defining, raised, facts)
+    return next((r for r in found if release_line(r.package) == line), None) if line else None
+
+
+def tied(defining: set[str], raised: Raised, facts: dict) -> str | None:
+    """The one of the packages ``defining`` a name (as one release line: lightning is pytorch_lightning) the log
+    ties it to: the one the traceback's frames are in, else the only one the log names (a frame's path, an
+    import, its version); None when it does not tell."""
+    lines = {release_line(p) for p in defining}
+    frames = {release_line(p) for p in raised.packages}
     if raised.raised_in is not None and (package := installed_package(raised.raised_in.file)):
-        frames.add(_line(package))
-    named = {_line(p) for p in load().packages if facts.get(f"mentions_{p}") or facts.get(f"installed_{p}")}
-    chosen = defining & frames or defining & named
-    if len(chosen) != 1:
-        return None
-    (line,) = chosen
-    return next((r for r in found if _line(r.package) == line), None)
+        frames.add(release_line(package))
+    named = {
+        release_line(p)
+        for p in api_history.PACKAGES.split("|")
+        if facts.get(f"mentions_{p}") or facts.get(f"installed_{p}")
+    }
+    chosen = lines & frames or lines & named
+    return chosen.pop() if len(chosen) == 1 else None
 
 
 def has_member(row: Member, installed: str) -> bool | None:
     """Whether the release ``installed`` has the member (None when the version does not read)."""
-    releases = load().packages[row.package][0]
-    try:
-        at = Version(installed)
-    except InvalidVersion:
-        return None
-
-    def compared(release: str) -> int:
-        # a release read by its minor (4.46) stands for every patch of it; timm's 1.0 patches for themselves
-        mine, theirs = at.base_version, release
-        if spelled(releases, release) == minor(release):
-            mine, theirs = minor(mine), minor(release)
-        return (Version(mine) > Version(theirs)) - (Version(mine) < Version(theirs))
-
-    return (not row.added or compared(row.added) >= 0) and (not row.removed or compared(row.last) <= 0)
+    return within(load().packages[row.package][0], installed, row.added, row.last if row.removed else "")
 
 
 def diagnosis(raised: Raised, facts: dict) -> tuple[str, str, bool] | None:
@@ -197,7 +193,7 @@ def diagnosis(raised: Raised, facts: dict) -> tuple[str, str, bool] | None:
     if row is None:
         return None
     summary, fix = api_history.explain(row, load().packages[row.package][0])
-    installed = facts.get(f"installed_{row.package}") or facts.get(f"installed_{_line(row.package)}")
+    installed = facts.get(f"installed_{row.package}") or facts.get(f"installed_{release_line(row.package)}")
     has = has_member(row, installed) if installed else None
     if has:
         return None  # the installed release has it: not the release, whatever else it is

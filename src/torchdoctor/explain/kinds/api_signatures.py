@@ -24,8 +24,9 @@ from pathlib import Path
 from typing import NamedTuple
 
 from torchdoctor.explain.first_failure import Raised, installed_package
-from torchdoctor.explain.kinds.api_keywords import NAMESAKES, PIP_NAME, named_callable
-from torchdoctor.explain.kinds.release_pins import below, read_table, spelled
+from torchdoctor.explain.kinds.api_keywords import NAMESAKES, PIP_NAME, named_callable, owned
+from torchdoctor.explain.kinds.api_members import release_line
+from torchdoctor.explain.kinds.release_pins import below, read_namesakes, read_table, spelled
 
 TABLE = Path(__file__).resolve().parent.parent / "catalog" / "api_signatures.tsv"
 _CALLABLE = r"(?<![\w.])(?P<sig_callable>(?:[A-Za-z_]\w{0,100}\.)?[A-Za-z_]\w{0,100})\(\) "
@@ -65,11 +66,16 @@ def _by_callable() -> dict[str, list[Span]]:
     return found
 
 
+@cache
+def namesakes() -> dict[str, frozenset[str]]:
+    """{callable: the packages read that define one of that name}, for those with rows (the '#namesakes' lines)."""
+    return read_namesakes(TABLE)
+
+
 def spans(callable_: str) -> list[Span]:
-    """The table's spans for ``callable_``, oldest first ([] when its signature never changed, or two packages
-    have a callable of that name)."""
-    found = _by_callable().get(callable_, [])
-    return found if len({s.package for s in found}) == 1 else []
+    """The table's spans for ``callable_``, oldest first, of every package that has a callable of that name ([]
+    when its signature never changed)."""
+    return _by_callable().get(callable_, [])
 
 
 def _parameters(signature: str) -> tuple[list[tuple[str, bool]], bool, list[tuple[str, bool]]]:
@@ -118,10 +124,10 @@ def _written(found: list[Span]) -> str:
     return ", ".join(parts)
 
 
-def reading(facts: dict, callable_: str) -> tuple[str, list[Span], list[Span]] | None:
+def reading(facts: dict, callable_: str, found: list[Span]) -> tuple[str, list[Span], list[Span]] | None:
     """(what differs, the spans the installed release can be in, the spans the call fits) for CPython's refusal
-    ``facts`` on ``callable_``, where the table shows releases that differ in exactly that; else None."""
-    found = spans(callable_)
+    ``facts`` on ``callable_`` (its spans ``found``), where the table shows releases that differ in exactly
+    that; else None."""
     if not found:
         return None
     if facts.get("sig_missing"):
@@ -150,17 +156,23 @@ def reading(facts: dict, callable_: str) -> tuple[str, list[Span], list[Span]] |
     return (what, installed, fits) if installed and fits else None
 
 
-def diagnosis(raised: Raised) -> tuple[str, str, bool] | None:
+def diagnosis(raised: Raised, context: dict | None = None) -> tuple[str, str, bool] | None:
     """(summary, fix, certain) for CPython's TypeError ``raised`` on a call whose signature the table shows to
-    differ between releases in what the message names, else None."""
+    differ between releases in what the message names, else None. ``context``: the log's facts (the packages it
+    names), which tie a name several packages define to one."""
     if raised.type != "TypeError":
         return None
     found = REFUSAL.search(raised.message)
     if found is None:
         return None
     facts = {k: v for k, v in found.groupdict().items() if v}
-    callable_ = named_callable(facts["sig_callable"], raised.raised_code, _by_callable())
-    read = reading(facts, callable_) if callable_ else None
+    callable_ = named_callable(
+        facts["sig_callable"], raised.raised_code, _by_callable(), not raised.traceback
+    )
+    found, others = (
+        owned(callable_, spans(callable_), raised, context or {}, namesakes()) if callable_ else ([], "")
+    )
+    read = reading(facts, callable_, found) if found else None
     if read is None:
         return None
     what, installed, fits = read
@@ -183,14 +195,20 @@ def diagnosis(raised: Raised) -> tuple[str, str, bool] | None:
         steps.append(f"or upgrade: pip install -U '{pip_name}>={spelled(releases, fits[0].first)}'")
     fix = "; ".join(steps) + f". pip show {pip_name} names the release installed."
     caller = installed_package(raised.raised_in.file) if raised.raised_in else None
-    certain = caller is not None and callable_ not in NAMESAKES
+    # a package calling its own callable wrongly is not two releases that disagree
+    certain = (
+        caller is not None and release_line(caller) != release_line(package) and callable_ not in NAMESAKES
+    )
     if caller is not None and caller != package:
         fix += (
             f"\n{caller} makes the call: its release was written for another {package}; install the pair its "
             f"requirements name (pip show {caller} {pip_name})."
         )
     if not certain:
-        summary += f"; or a mistake in the call itself (or a {callable_} of the project's own)"
+        if others and callable_ not in NAMESAKES:
+            summary += f"; or the {callable_} of {others}, which takes other arguments"
+        article = "an" if callable_[:1] in "AEIOU" else "a"
+        summary += f"; or a mistake in the call itself (or {article} {callable_} of the project's own)"
         fix += (
             f"\nIf the call's arguments are simply wrong for {callable_}, its signature in the installed release is "
             "the one to follow."

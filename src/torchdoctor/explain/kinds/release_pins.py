@@ -12,6 +12,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from packaging.version import InvalidVersion, Version
+
 
 def minor(version: str) -> str:
     """The minor release a patch belongs to, the way pins are written (4.46.3 -> 4.46)."""
@@ -62,6 +64,24 @@ def below(releases: list[str], last: str, removed: str) -> str:
     return f"=={kept}.*" if kept == minor(last) else f"=={kept}"
 
 
+def within(releases: list[str], installed: str, first: str, last: str) -> bool | None:
+    """Whether the release ``installed`` lies between ``first`` and ``last`` of ``releases`` read ('' = no bound
+    on that side; a release read by its minor (4.46) stands for every patch of it, timm's 1.0 patches for
+    themselves); None when the version does not read."""
+    try:
+        at = Version(installed)
+    except InvalidVersion:
+        return None
+
+    def compared(release: str) -> int:
+        mine, theirs = at.base_version, release
+        if spelled(releases, release) == minor(release):
+            mine, theirs = minor(mine), minor(release)
+        return (Version(mine) > Version(theirs)) - (Version(mine) < Version(theirs))
+
+    return (not first or compared(first) >= 0) and (not last or compared(last) <= 0)
+
+
 def read_table(path: Path, width: int) -> dict[str, tuple[list[str], list[list[str]]]]:
     """``{package: (its releases read, its rows' cells)}`` of a generated table: a '#releases' line opens each
     package, its rows (``width`` tab-separated cells) follow, other '#' lines are comments."""
@@ -75,3 +95,13 @@ def read_table(path: Path, width: int) -> dict[str, tuple[list[str], list[list[s
         elif not line.startswith("#") and len(cells) == width:
             table[package][1].append(cells)
     return table
+
+
+def read_namesakes(path: Path) -> dict[str, frozenset[str]]:
+    """``{callable: the packages that define one of that name}`` from a generated table's '#namesakes' lines."""
+    found = {}
+    for line in path.read_text(encoding="utf-8").splitlines():
+        if line.startswith("#namesakes\t"):
+            _, name, *packages = line.split("\t")
+            found[name] = frozenset(packages)
+    return found
