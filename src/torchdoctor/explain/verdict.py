@@ -18,6 +18,7 @@ from torchdoctor.explain.kinds import (
     config_checks,
     config_keys,
     launch_options,
+    tokenizer_classes,
     versions,
 )
 from torchdoctor.explain.ranks import hit_rank
@@ -255,6 +256,13 @@ def _unrecognised(raised: Raised, ctx: Context) -> Finding:
         summary, fix = unset
         details = _likely_from(raised, "launch_command")
         return Finding("log.launch_command", "fail", f"likely: {summary}", details, fix)
+    tokenizer = tokenizer_classes.reading(raised)
+    if tokenizer is not None:
+        # AutoTokenizer could not find the class the checkpoint names: the name says which release or code
+        kind, summary, fix, certain, others = tokenizer
+        details = _likely_from(raised, kind, alternatives=[f"log.{other}" for other in others])
+        details["confidence"] = "certain" if certain else "likely"
+        return Finding(f"log.{kind}", "fail", summary if certain else f"likely: {summary}", details, fix)
     keyword = (
         api_keywords.diagnosis(raised)
         or api_signatures.diagnosis(raised)
