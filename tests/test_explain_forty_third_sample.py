@@ -133,3 +133,74 @@ def test_recbole_refusing_negative_sampling_with_a_ce_loss(line, option, off):
 def test_a_sentence_about_the_ce_loss_without_recboles_refusal_is_not_it():
     found = lead("Note: the neg_sampling option is ignored when the loss_type is CE, see the docs.\n")
     assert found.id != "log.library_option_conflict"
+
+
+def kan_traceback(code: str, error: str) -> str:
+    """A notebook cell's traceback training a KAN (KindXiaoming/pykan#376) ending on ``code`` and ``error``."""
+    return f'Traceback (most recent call last):\n  File "train_kan.py", line 41, in <module>\n    {code}\n{error}\n'
+
+
+@pytest.mark.parametrize(
+    ("error", "given"),
+    [
+        ("TypeError: Module.train() got an unexpected keyword argument 'metrics'", "the keyword 'metrics'"),
+        ("TypeError: Module.train() takes from 1 to 2 positional arguments but 3 were given", "3 positional"),
+    ],
+    ids=["keyword", "positional"],
+)
+def test_training_arguments_given_to_nn_module_train_are_a_renamed_fitting_method(error, given):
+    found = lead(
+        kan_traceback("results = model.train(dataset, opt='LBFGS', steps=100, metrics=(acc,))", error)
+    )
+    assert found.id == "log.dependency_version" and found.details["confidence"] == "likely"
+    assert given in found.summary and " or " in found.summary and "model.fit(" in found.fix
+
+
+@pytest.mark.parametrize(
+    "error",
+    [
+        # Hugging Face's Trainer.train, not torch's Module.train
+        "TypeError: Trainer.train() got an unexpected keyword argument 'resume'",
+        # before Python 3.10 any function called train prints it: the project's own train(args) included
+        "TypeError: train() got an unexpected keyword argument 'opt'",
+    ],
+    ids=["trainer", "bare"],
+)
+def test_another_train_refusing_a_keyword_is_not_nn_module_train(error):
+    found = lead(kan_traceback("results = model.train(dataset, opt='LBFGS')", error))
+    assert "nn.Module.train" not in found.summary
+
+
+def package_traceback(import_line: str, missing: str) -> str:
+    """The offline training script's traceback (takuseno/d3rlpy#30, its paths written out) through d3rlpy's own
+    import of ``import_line``, ending on CPython's ModuleNotFoundError for ``missing``."""
+    site = "/home/u/venv/lib/python3.8/site-packages/d3rlpy"
+    return (
+        "Traceback (most recent call last):\n"
+        '  File "train-offline.py", line 24, in <module>\n'
+        "    from d3rlpy.algos import BCQ, BEAR, AWR, CQL, AWAC\n"
+        f'  File "{site}/base.py", line 35, in <module>\n'
+        f"    {import_line}\n"
+        f"ModuleNotFoundError: No module named '{missing}'\n"
+    )
+
+
+def test_a_package_importing_its_own_module_it_lacks_is_a_release_or_install_whose_files_disagree():
+    found = lead(package_traceback("from .iterators import RoundIterator", "d3rlpy.iterators"))
+    assert found.id == "log.broken_install" and found.details["confidence"] == "likely"
+    assert "its own module 'd3rlpy.iterators'" in found.summary and "--force-reinstall" in found.fix
+
+
+@pytest.mark.parametrize(
+    ("import_line", "missing"),
+    [
+        # a dependency of the package (another top-level name), read as before
+        ("import gym", "gym"),
+        # the package's own top-level name alone: the package itself, not one of its modules
+        ("import d3rlpy", "d3rlpy"),
+    ],
+    ids=["dependency", "the package itself"],
+)
+def test_a_missing_dependency_or_package_is_not_the_packages_own_module(import_line, missing):
+    found = lead(package_traceback(import_line, missing))
+    assert "its own module" not in found.summary

@@ -18,6 +18,7 @@ from torchdoctor.explain.kinds import (
     config_checks,
     config_keys,
     launch_options,
+    module_train,
     tokenizer_classes,
     versions,
 )
@@ -271,6 +272,8 @@ def _unrecognised(raised: Raised, ctx: Context) -> Finding:
         # class whose config lacks a key it reads: the code (or config) and the installed release disagree too
         or api_history.bare_import(raised, f"{versions.LIBRARIES}|{versions.OPENMMLAB}")
         or config_keys.diagnosis(raised)
+        # torch's nn.Module.train (3.10+ names it) given a library's training arguments
+        or module_train.diagnosis(raised)
     )
     if keyword is not None:
         # before library_bug: a library calling another with a keyword (or positional arguments) the installed
