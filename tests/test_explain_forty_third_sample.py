@@ -15,14 +15,12 @@ def lead(text: str):
     return explain(["-"], stdin=io.BytesIO(text.encode()))[0]
 
 
-def traceback(code: str, error: str) -> str:
-    """A fine-tuning script's traceback ending on ``code`` (its source line) and ``error``."""
-    return (
-        "Traceback (most recent call last):\n"
-        '  File "/root/data/LMFlow/src/lmflow/models/hf_decoder_model.py", line 152, in __init__\n'
-        f"    {code}\n"
-        f"{error}\n"
-    )
+def traceback(
+    code: str, error: str, file: str = "/root/data/LMFlow/src/lmflow/models/hf_decoder_model.py"
+) -> str:
+    """A script's traceback whose last frame is in ``file`` on ``code`` (its source line), ending on ``error``
+    (by default LMFlow's fine-tuning model, OptimalScale/LMFlow#690)."""
+    return f'Traceback (most recent call last):\n  File "{file}", line 41, in <module>\n    {code}\n{error}\n'
 
 
 # index_select's CUDA kernel refusing an index past the table (huggingface/trl#2641: Qwen's token ids into the
@@ -135,11 +133,6 @@ def test_a_sentence_about_the_ce_loss_without_recboles_refusal_is_not_it():
     assert found.id != "log.library_option_conflict"
 
 
-def kan_traceback(code: str, error: str) -> str:
-    """A notebook cell's traceback training a KAN (KindXiaoming/pykan#376) ending on ``code`` and ``error``."""
-    return f'Traceback (most recent call last):\n  File "train_kan.py", line 41, in <module>\n    {code}\n{error}\n'
-
-
 @pytest.mark.parametrize(
     ("error", "given"),
     [
@@ -150,7 +143,9 @@ def kan_traceback(code: str, error: str) -> str:
 )
 def test_training_arguments_given_to_nn_module_train_are_a_renamed_fitting_method(error, given):
     found = lead(
-        kan_traceback("results = model.train(dataset, opt='LBFGS', steps=100, metrics=(acc,))", error)
+        traceback(
+            "results = model.train(dataset, opt='LBFGS', steps=100, metrics=(acc,))", error, "train_kan.py"
+        )
     )
     assert found.id == "log.dependency_version" and found.details["confidence"] == "likely"
     assert given in found.summary and " or " in found.summary and "model.fit(" in found.fix
@@ -167,22 +162,15 @@ def test_training_arguments_given_to_nn_module_train_are_a_renamed_fitting_metho
     ids=["trainer", "bare"],
 )
 def test_another_train_refusing_a_keyword_is_not_nn_module_train(error):
-    found = lead(kan_traceback("results = model.train(dataset, opt='LBFGS')", error))
+    found = lead(traceback("results = model.train(dataset, opt='LBFGS')", error, "train_kan.py"))
     assert "nn.Module.train" not in found.summary
 
 
 def package_traceback(import_line: str, missing: str) -> str:
     """The offline training script's traceback (takuseno/d3rlpy#30, its paths written out) through d3rlpy's own
     import of ``import_line``, ending on CPython's ModuleNotFoundError for ``missing``."""
-    site = "/home/u/venv/lib/python3.8/site-packages/d3rlpy"
-    return (
-        "Traceback (most recent call last):\n"
-        '  File "train-offline.py", line 24, in <module>\n'
-        "    from d3rlpy.algos import BCQ, BEAR, AWR, CQL, AWAC\n"
-        f'  File "{site}/base.py", line 35, in <module>\n'
-        f"    {import_line}\n"
-        f"ModuleNotFoundError: No module named '{missing}'\n"
-    )
+    site = "/home/u/venv/lib/python3.8/site-packages/d3rlpy/base.py"
+    return traceback(import_line, f"ModuleNotFoundError: No module named '{missing}'", site)
 
 
 def test_a_package_importing_its_own_module_it_lacks_is_a_release_or_install_whose_files_disagree():
