@@ -192,3 +192,13 @@ def test_a_package_importing_its_own_module_it_lacks_is_a_release_or_install_who
 def test_a_missing_dependency_or_package_is_not_the_packages_own_module(import_line, missing):
     found = lead(package_traceback(import_line, missing))
     assert "its own module" not in found.summary
+
+
+def test_a_namespace_packages_absolute_import_of_another_part_is_not_its_own_module():
+    # google.* parts are other distributions (protobuf, google-auth, ...): an absolute import of one is a dependency
+    log = traceback(
+        "from google.protobuf import descriptor as _descriptor",
+        "ModuleNotFoundError: No module named 'google.protobuf'",
+        "/home/u/venv/lib/python3.10/site-packages/google/api_core/protobuf_helpers.py",
+    )
+    assert "its own module" not in lead(log).summary

@@ -784,8 +784,9 @@ def _missing_launcher(hits: list[Hit], ctx: Context) -> tuple[str, str]:
         module = facts["module"]
         importer = facts.get("raised_in_package")
         top = module.split(".")[0]
-        if importer and importer == top and "." in module:
-            # the installed package's own import of its own module: its files and its code disagree
+        if importer and importer == top and "." in module and facts.get("raised_in_relative_import"):
+            # the installed package's relative import of its own module (not a namespace package's, google.*,
+            # whose parts are other distributions): its files and its code disagree
             return (
                 f"the installed {importer} imports its own module '{module}', which its installed files do not "
                 f"have: a release (or a checkout) of {importer} whose code imports a module it does not ship, or "
