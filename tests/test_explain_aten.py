@@ -190,6 +190,15 @@ CASES = [
         ["id 30522 in a table of 30521 rows"],
     ),
     (
+        # the same lookup on the GPU: index_select's kernel asserts the bound (cuda/Indexing.cu)
+        "aten:index-select-cuda-assert",
+        ("../aten/src/ATen/native/cuda/Indexing.cu:1284", "Large", "193,0,0", "66,0,0"),
+        "",
+        "embedding_index_range",
+        "likely",
+        ["index_select's bounds assertion", "resize_token_embeddings"],
+    ),
+    (
         "aten:element-of-tensors-does-not-require-grad",
         ("0",),
         FRAME + "RuntimeError: ",

@@ -192,6 +192,9 @@ class Collector:
                     package = installed_package(raised.raised_in.file)
                     if package:
                         facts = {**facts, "raised_in_package": package}
+                        if raised.raised_code.lstrip().startswith("from ."):
+                            # a relative import: the package importing one of its own modules
+                            facts["raised_in_relative_import"] = raised.raised_code.strip()
                 if raised is not None and raised.raised_in is not None:
                     # the packages its frames went through below the user's code: whose code called the one that
                     # refused (a library's own model, not the user's)

@@ -18,6 +18,8 @@ from torchdoctor.explain.kinds import (
     config_checks,
     config_keys,
     launch_options,
+    module_train,
+    tokenizer_classes,
     versions,
 )
 from torchdoctor.explain.ranks import hit_rank
@@ -255,6 +257,13 @@ def _unrecognised(raised: Raised, ctx: Context) -> Finding:
         summary, fix = unset
         details = _likely_from(raised, "launch_command")
         return Finding("log.launch_command", "fail", f"likely: {summary}", details, fix)
+    tokenizer = tokenizer_classes.reading(raised)
+    if tokenizer is not None:
+        # AutoTokenizer could not find the class the checkpoint names: the name says which release or code
+        kind, summary, fix, certain, others = tokenizer
+        details = _likely_from(raised, kind, alternatives=[f"log.{other}" for other in others])
+        details["confidence"] = "certain" if certain else "likely"
+        return Finding(f"log.{kind}", "fail", summary if certain else f"likely: {summary}", details, fix)
     keyword = (
         api_keywords.diagnosis(raised, ctx.facts)
         or api_signatures.diagnosis(raised, ctx.facts)
@@ -263,6 +272,8 @@ def _unrecognised(raised: Raised, ctx: Context) -> Finding:
         # class whose config lacks a key it reads: the code (or config) and the installed release disagree too
         or api_history.bare_import(raised, f"{versions.LIBRARIES}|{versions.OPENMMLAB}")
         or config_keys.diagnosis(raised)
+        # torch's nn.Module.train (3.10+ names it) given a library's training arguments
+        or module_train.diagnosis(raised)
     )
     if keyword is not None:
         # before library_bug: a library calling another with a keyword (or positional arguments) the installed

@@ -16,6 +16,10 @@
   longer than the model's maximum ("Token indices sequence length is longer than the specified maximum
   sequence length for this model (600 > 512)", tokenization_utils_base.py); it is the likelier reading where the
   traceback shows the position table's lookup, or the table has a position table's size (512, 514, 1024, ...).
+  On the GPU the same lookup stops index_select's kernel (``aten/src/ATen/native/cuda/Indexing.cu``
+  indexSelectSmallIndex / indexSelectLargeIndex, ``THC/THCTensorIndex.cu`` before 1.8) with
+  "Assertion `srcIndex < srcSelectDimSize` failed.": the same check on the same op, read the same way (likely,
+  the same other readings), and the device-side assert it raises is that failure, not a second one.
 """
 
 from __future__ import annotations
@@ -83,7 +87,19 @@ LABEL_OUT_OF_RANGE = Recogniser(
 
 _EMBEDDING = R(
     r"index out of range in self|"
-    r"index out of range: Tried to access index (?P<index>-?\d+) out of table with (?P<rows>\d+) rows"
+    r"index out of range: Tried to access index (?P<index>-?\d+) out of table with (?P<rows>\d+) rows|"
+    # index_select's CUDA kernels: the kernel's name and file come before it on the line
+    r"Assertion `(?P<gpu_assert>srcIndex < srcSelectDimSize)` failed"
+)
+_ANCHORS = (
+    "index out of range in self",
+    "index out of range: Tried to access index ",
+    "srcIndex < srcSelectDimSize",
+)
+_TEMPLATES = (
+    "aten:index-out-of-range-in-self",
+    "aten:index-out-of-range-tried-to-access",
+    "aten:index-select-cuda-assert",
 )
 SEQUENCE_OVER_MAX = R(
     r"Token indices sequence length is longer than the specified maximum sequence length for this model "
@@ -97,6 +113,8 @@ POSITION_ROWS = R(r"out of table with (?P<position_rows>5[01]\d|10[0-2]\d|20[4-5
 def _token_id(hits: list[Hit], ctx: Context) -> tuple[str, str]:
     index, rows = first(hits, "index"), first(hits, "rows")
     told = f" (id {index} in a table of {rows} rows)" if index else ""
+    if first(hits, "gpu_assert"):
+        told = " (index_select's bounds assertion in its CUDA kernel)"
     return (
         f"an embedding was given an index past its table{told}: likely a token id at or above the vocabulary "
         "size" + on_ranks(hits),
@@ -110,12 +128,14 @@ def _token_id(hits: list[Hit], ctx: Context) -> tuple[str, str]:
 
 EMBEDDING_INDEX_RANGE = Recogniser(
     kind="embedding_index_range",
-    templates=("aten:index-out-of-range-in-self", "aten:index-out-of-range-tried-to-access"),
+    templates=_TEMPLATES,
     title="an id past an embedding's table",
-    anchors=("index out of range in self", "index out of range: Tried to access index "),
+    anchors=_ANCHORS,
     match=_EMBEDDING,
     # the token table, the position table and any index_select print it: never certain which
     confirm=lambda hits, ctx: False,
+    # on the GPU the failed lookup is also a device-side assert: one failure, read here
+    absorbs=("device_assert",),
     also=(
         Alternative(
             "sequence_too_long",
@@ -153,9 +173,9 @@ def _too_long(hits: list[Hit], ctx: Context) -> tuple[str, str]:
 
 SEQUENCE_TOO_LONG = Recogniser(
     kind="sequence_too_long",
-    templates=("aten:index-out-of-range-in-self", "aten:index-out-of-range-tried-to-access"),
+    templates=_TEMPLATES,
     title="a sequence longer than the position embeddings",
-    anchors=EMBEDDING_INDEX_RANGE.anchors,
+    anchors=_ANCHORS,
     match=_EMBEDDING,
     requires=("seq_len", "position_lookup", "position_rows"),
     confirm=lambda hits, ctx: "seq_len" in ctx.facts,
@@ -166,7 +186,7 @@ SEQUENCE_TOO_LONG = Recogniser(
             "After adding tokens to the tokenizer call model.resize_token_embeddings(len(tokenizer)).",
         ),
     ),
-    absorbs=("embedding_index_range",),
+    absorbs=("embedding_index_range", "device_assert"),
     describe=_too_long,
 )
 

@@ -784,6 +784,18 @@ def _missing_launcher(hits: list[Hit], ctx: Context) -> tuple[str, str]:
         module = facts["module"]
         importer = facts.get("raised_in_package")
         top = module.split(".")[0]
+        if importer and importer == top and "." in module and facts.get("raised_in_relative_import"):
+            # the installed package's relative import of its own module (not a namespace package's, google.*,
+            # whose parts are other distributions): its files and its code disagree
+            return (
+                f"the installed {importer} imports its own module '{module}', which its installed files do not "
+                f"have: a release (or a checkout) of {importer} whose code imports a module it does not ship, or "
+                "an install or upgrade left half done" + on_ranks(hits),
+                f"Reinstall it whole: pip install --force-reinstall --no-deps {top} (pip show {top} names the "
+                f"release installed). If that release itself lacks the module, install the one that fixed it: "
+                f"pip install -U {top}, or, installed from a git checkout, pull the latest commit and reinstall "
+                "(pip install -e .); else pin the release before the one that broke.",
+            )
         if importer and importer not in (top, "importlib"):
             # raised inside an installed package's own import: a dependency of that package is missing
             return (
