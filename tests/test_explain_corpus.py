@@ -85,7 +85,8 @@ def test_the_benchmark_splits_a_half_by_sample(capsys):
                 "001-163,164-205,206-237,238-278,279-297,298-328,329-353,354-369,370-384,385-402,403-450,451-466,"
                 "467-516,517-566,567-616,617-666,667-716,717-766,767-816,817-866,867-916,917-966,967-1016,"
                 "1017-1066,1067-1116,1117-1166,1167-1216,1217-1266,1267-1316,1317-1366,1367-1416,1417-1466,"
-                "1467-1516,1517-1566,1567-1616,1617-1666,1667-1716,1717-1766,1767-1816,1817-1866,1867-1916",
+                "1467-1516,1517-1566,1567-1616,1617-1666,1667-1716,1717-1766,1767-1816,1817-1866,1867-1916,"
+                "1917-1966",
                 str(CORPUS / "train"),
             ]
         )
@@ -134,6 +135,7 @@ def test_the_benchmark_splits_a_half_by_sample(capsys):
     thirty_ninth = sum(1 for n in numbers if 1767 <= n <= 1816)
     fortieth = sum(1 for n in numbers if 1817 <= n <= 1866)
     forty_first = sum(1 for n in numbers if 1867 <= n <= 1916)
+    forty_second = sum(1 for n in numbers if 1917 <= n <= 1966)
     assert (
         first
         + second
@@ -176,6 +178,7 @@ def test_the_benchmark_splits_a_half_by_sample(capsys):
         + thirty_ninth
         + fortieth
         + forty_first
+        + forty_second
         == len(numbers)
     )
     assert f"files 001-163: {first} logs" in out and f"files 164-205: {second} logs" in out
@@ -214,3 +217,4 @@ def test_the_benchmark_splits_a_half_by_sample(capsys):
     assert f"files 1767-1816: {thirty_ninth} logs" in out
     assert f"files 1817-1866: {fortieth} logs" in out
     assert f"files 1867-1916: {forty_first} logs" in out
+    assert f"files 1917-1966: {forty_second} logs" in out
