@@ -86,7 +86,7 @@ def test_the_benchmark_splits_a_half_by_sample(capsys):
                 "467-516,517-566,567-616,617-666,667-716,717-766,767-816,817-866,867-916,917-966,967-1016,"
                 "1017-1066,1067-1116,1117-1166,1167-1216,1217-1266,1267-1316,1317-1366,1367-1416,1417-1466,"
                 "1467-1516,1517-1566,1567-1616,1617-1666,1667-1716,1717-1766,1767-1816,1817-1866,1867-1916,"
-                "1967-2016",
+                "1917-1966,1967-2016",
                 str(CORPUS / "train"),
             ]
         )
@@ -135,6 +135,7 @@ def test_the_benchmark_splits_a_half_by_sample(capsys):
     thirty_ninth = sum(1 for n in numbers if 1767 <= n <= 1816)
     fortieth = sum(1 for n in numbers if 1817 <= n <= 1866)
     forty_first = sum(1 for n in numbers if 1867 <= n <= 1916)
+    forty_second = sum(1 for n in numbers if 1917 <= n <= 1966)
     forty_third = sum(1 for n in numbers if 1967 <= n <= 2016)
     assert (
         first
@@ -178,6 +179,7 @@ def test_the_benchmark_splits_a_half_by_sample(capsys):
         + thirty_ninth
         + fortieth
         + forty_first
+        + forty_second
         + forty_third
         == len(numbers)
     )
@@ -217,4 +219,5 @@ def test_the_benchmark_splits_a_half_by_sample(capsys):
     assert f"files 1767-1816: {thirty_ninth} logs" in out
     assert f"files 1817-1866: {fortieth} logs" in out
     assert f"files 1867-1916: {forty_first} logs" in out
+    assert f"files 1917-1966: {forty_second} logs" in out
     assert f"files 1967-2016: {forty_third} logs" in out

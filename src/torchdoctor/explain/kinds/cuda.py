@@ -233,6 +233,12 @@ CUDA_OOM = Recogniser(
         R(r"(?P<processes>(?:Process \d+ has \d+(?:\.\d+)? ?[KMGTPE]?i?B memory in use\.? ?){2,})"),
     ),
     absorbs=("nccl_error",),
+    # the script's own source line that tests for the message, as a traceback or notebook cell shows it
+    # (`if "CUDA out of memory" in str(e):`, `except torch.cuda.OutOfMemoryError:`): code, not the failure
+    reject=R(
+        r"\bif\b[^\n]{0,80}[\"'][^\"'\n]{0,40}out of memory[^\"'\n]{0,40}[\"']\s+in\s+str\(|"
+        r"\bexcept\s+\(?(?:torch\.(?:cuda\.)?)?OutOfMemoryError\b"
+    ),
     # the allocator lists every process on the GPU: two or more others beside this one are the job's ranks on
     # one GPU as often as other jobs, and ranks that share a GPU is a cause of its own (a rank's device choice)
     # cuDNN's allocation failure is "usually" its cudaMalloc (cuDNN's docs), so alone it is only likely

@@ -7,6 +7,10 @@ Tried after every other kind (a missing shared library, a compiler or a checkpoi
 only likely, naming the path, and a certain finding elsewhere in the log leads it; the usual causes in a training repository are a
 placeholder path from the README left in the command, a path hard-coded in the dataset code, a data root that
 repeats the dataset's own folder, and data that was never downloaded or preprocessed into the layout read.
+
+YOLOv5's ``utils/general.py`` check_file, which train.py calls on --data, --cfg and --hyp, looks for a path that
+is not a file under the repository's data/, models/ and utils/ and asserts "File not found: <path>" ("File Not
+Found: " in early releases): likely the dataset's yaml given by a name or a path relative to another folder.
 """
 
 from __future__ import annotations
@@ -20,7 +24,8 @@ R = re.compile
 # a full-width colon where the message was retyped in a Chinese input method
 _MISSING = R(
     r"(?:FileNotFoundError|\[Errno 2\])\s*[:：]?\s*(?:\[Errno 2\]\s*)?No such file or directory\s*[:：]\s*"
-    r"'(?P<path>[^'\n]{1,300})'"
+    r"'(?P<path>[^'\n]{1,300})'|"
+    r"AssertionError: File [Nn]ot [Ff]ound: (?P<yolo_file>[^\s'\"]{1,300})"
 )
 
 _OTHER_FILE = Alternative(
@@ -33,6 +38,15 @@ _OTHER_FILE = Alternative(
 
 
 def _missing(hits: list[Hit], ctx: Context) -> tuple[str, str]:
+    yolo_file = first(hits, "yolo_file")
+    if yolo_file:
+        return (
+            f"train.py found no file '{yolo_file}': not at that path, nor under the repository's data/, models/ "
+            "or utils/" + on_ranks(hits),
+            "Give --data the path of the dataset's yaml (python train.py --data path/to/data.yaml, absolute or "
+            "relative to the folder you run train.py from; a yaml outside the repository is not searched), and "
+            "--cfg / --hyp / --weights theirs the same way.",
+        )
     path = first(hits, "path", "?")
     return (
         f"a path the run reads does not exist: '{path}'" + on_ranks(hits),
@@ -47,10 +61,16 @@ def _missing(hits: list[Hit], ctx: Context) -> tuple[str, str]:
 
 DATA_PATH_MISSING = Recogniser(
     kind="data_path_missing",
-    templates=("system:python-file-not-found",),
+    templates=("system:python-file-not-found", "third_party:yolov5-check-file-not-found"),
     title="a dataset path that does not exist",
     # CPython's form with the path (pastes lose the space, or type a full-width colon), not ninja's or a shell's
-    anchors=("No such file or directory: '", "No such file or directory:'", "No such file or directory："),
+    anchors=(
+        "No such file or directory: '",
+        "No such file or directory:'",
+        "No such file or directory：",
+        "File not found: ",
+        "File Not Found: ",
+    ),
     match=_MISSING,
     # shared libraries have their own kinds (extension_import, cuda_library_path)
     reject=R(r"No such file or directory\s*[:：]\s*'[^'\n]{0,200}\.so(?:\.[\d.]+)?'"),

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import re
 
-from torchdoctor.explain.kinds import detection_boxes
+from torchdoctor.explain.kinds import dataset_labels, detection_boxes
 from torchdoctor.explain.recognisers import Alternative, Context, Hit, Recogniser, first, on_ranks
 
 R = re.compile
@@ -245,6 +245,9 @@ def _not_text(hits: list[Hit]) -> tuple[str, str]:
 
 
 def _bad_data(hits: list[Hit], ctx: Context) -> tuple[str, str]:
+    rows = dataset_labels.explain_rows(hits)
+    if rows is not None:
+        return rows
     if first(hits, "str_dims"):
         return _text_as_numbers(hits)
     if first(hits, "tok_not_str"):
@@ -286,6 +289,8 @@ BAD_TRAINING_DATA = Recogniser(
         "TextInputSequence must be str",
         "TextEncodeInput must be Union[TextInputSequence",
         detection_boxes.ANCHOR,
+        # label files a detection library's dataset check refuses (dataset_labels.py)
+        *dataset_labels.ROW_ANCHORS,
     ),
     templates=(
         "third_party:pil-image-file-is-truncated",
@@ -294,12 +299,15 @@ BAD_TRAINING_DATA = Recogniser(
         "third_party:tokenizers-text-input-sequence-must-be-str",
         "third_party:tokenizers-text-encode-input-must-be-union",
         detection_boxes.TEMPLATE,
+        *dataset_labels.ROW_TEMPLATES,
     ),
     facts=(
         R(r"(?P<str_dims>too many dimensions 'str')"),
         R(r"(?P<tok_not_str>TextInputSequence must be str|TextEncodeInput must be Union\[TextInputSequence)"),
         detection_boxes.FACT,
+        dataset_labels.ROW_FACT,
     ),
+    reject=R(dataset_labels.ROW_REJECT),
     # py-faster-rcnn's box assertion is about the annotations only beside the flip (detection_boxes.py)
     confirm=lambda hits, ctx: (
         not any("str_dims" in h.facts or "tok_not_str" in h.facts for h in hits)

@@ -7,6 +7,8 @@
   Onehot.cpp``, checked on the CPU: "Class values must be smaller than num_classes.", "Class values must be
   non-negative."): labels numbered from 1, a mask holding 0 and 255, or num_classes set below the dataset's
   classes. It says so for that cause only.
+- A detection dataset's label files holding a class id at or above the data yaml's class count, as YOLOv5's
+  train.py and ultralytics 8's dataset check refuse them (read in ``dataset_labels.py``).
 - An embedding given an id of its table's size or more (``aten/src/ATen/native/TensorAdvancedIndexing.cpp``
   index_select_out_cpu_: "index out of range in self"; ``TH/generic/THTensorEvenMoreMath.cpp`` before 1.6:
   "index out of range: Tried to access index 30522 out of table with 30521 rows."). Two tables print it in a
@@ -20,12 +22,17 @@
   indexSelectSmallIndex / indexSelectLargeIndex, ``THC/THCTensorIndex.cu`` before 1.8) with
   "Assertion `srcIndex < srcSelectDimSize` failed.": the same check on the same op, read the same way (likely,
   the same other readings), and the device-side assert it raises is that failure, not a second one.
+- OpenAI CLIP's ``clip/clip.py`` tokenize refuses a text longer than its context unless truncate=True: "Input
+  <text> is too long for context length 77". Likely a caption of the training data past CLIP's 77 tokens: the
+  caller may be a library that tokenizes text it did not write without truncating (ultralytics' CLIP text encoder
+  did until 8.3.228, which passes truncate=True).
 """
 
 from __future__ import annotations
 
 import re
 
+from torchdoctor.explain.kinds import dataset_labels
 from torchdoctor.explain.recognisers import Alternative, Context, Hit, Recogniser, first, on_ranks
 
 R = re.compile
@@ -46,6 +53,8 @@ def _one_hot(hits: list[Hit]) -> tuple[str, str]:
 
 
 def _label(hits: list[Hit], ctx: Context) -> tuple[str, str]:
+    if first(hits, "yolo_label"):
+        return dataset_labels.explain_class(hits)
     if first(hits, "one_hot"):
         return _one_hot(hits)
     label = first(hits, "label", "?")
@@ -71,16 +80,20 @@ LABEL_OUT_OF_RANGE = Recogniser(
         "aten:nll-target-is-out-of-bounds",
         "torch_native:one-hot-class-values-smaller",
         "torch_native:one-hot-class-values-non-negative",
+        *dataset_labels.CLASS_TEMPLATES,
     ),
     title="a class label outside the model's classes",
     anchors=(
         " is out of bounds.",
         "Class values must be smaller than num_classes",
         "Class values must be non-negative",
+        # a detection dataset's label files against its class count (dataset_labels.py)
+        *dataset_labels.CLASS_ANCHORS,
     ),
     match=R(
         r"\bTarget (?P<label>-?\d+) is out of bounds\.|"
-        r"Class values must be (?P<one_hot>smaller than num_classes|non-negative)\."
+        r"Class values must be (?P<one_hot>smaller than num_classes|non-negative)\.|"
+        + dataset_labels.CLASS_MATCH
     ),
     describe=_label,
 )
@@ -106,6 +119,7 @@ SEQUENCE_OVER_MAX = R(
     r"\((?P<seq_len>\d+) > (?P<seq_max>\d+)\)"
 )
 POSITION_LOOKUP = R(r"(?P<position_lookup>position_embeddings\()")
+CLIP_CONTEXT = R(r"is too long for context length (?P<clip_context>\d+)")
 # a table of a position table's size (BERT's 512, RoBERTa's 514, GPT-2's 1024, ...): no vocabulary is that small
 POSITION_ROWS = R(r"out of table with (?P<position_rows>5[01]\d|10[0-2]\d|20[4-5]\d|40[89]\d|819\d) rows")
 
@@ -155,6 +169,15 @@ EMBEDDING_INDEX_RANGE = Recogniser(
 
 def _too_long(hits: list[Hit], ctx: Context) -> tuple[str, str]:
     seq, most = ctx.facts.get("seq_len"), ctx.facts.get("seq_max")
+    context = ctx.facts.get("clip_context")
+    if context and not seq:
+        return (
+            f"a text longer than CLIP's context of {context} tokens was tokenized" + on_ranks(hits),
+            f"clip.tokenize(texts, context_length={context}, truncate=True) cuts each text to the context; without "
+            "truncate it refuses the first one that is longer (captions of Flickr30k or COCO often are). Truncate "
+            "or shorten the captions in the dataset, or, where a library calls tokenize, upgrade it to a release "
+            "that truncates (ultralytics 8.3.228 or later).",
+        )
     rows = ctx.facts.get("position_rows")
     told = (
         f" ({seq} tokens, the model takes {most})"
@@ -173,17 +196,25 @@ def _too_long(hits: list[Hit], ctx: Context) -> tuple[str, str]:
 
 SEQUENCE_TOO_LONG = Recogniser(
     kind="sequence_too_long",
-    templates=_TEMPLATES,
+    templates=(*_TEMPLATES, "third_party:clip-input-too-long-for-context"),
     title="a sequence longer than the position embeddings",
-    anchors=_ANCHORS,
-    match=_EMBEDDING,
-    requires=("seq_len", "position_lookup", "position_rows"),
+    anchors=(*_ANCHORS, "is too long for context length"),
+    match=R(_EMBEDDING.pattern + "|" + CLIP_CONTEXT.pattern),
+    requires=("seq_len", "position_lookup", "position_rows", "clip_context"),
     confirm=lambda hits, ctx: "seq_len" in ctx.facts,
     also=(
         Alternative(
             "embedding_index_range",
             "a token id at or above the vocabulary size",
             "After adding tokens to the tokenizer call model.resize_token_embeddings(len(tokenizer)).",
+            unless=("clip_context",),
+        ),
+        Alternative(
+            "library_version_bug",
+            "a library that tokenizes text it did not write without truncating (ultralytics' CLIP text encoder "
+            "before 8.3.228)",
+            "Upgrade that library (pip install -U ultralytics: 8.3.228 passes truncate=True to clip.tokenize).",
+            when=("clip_context",),
         ),
     ),
     absorbs=("embedding_index_range", "device_assert"),
@@ -195,4 +226,5 @@ CONTEXT = (
     ("Token indices sequence length", SEQUENCE_OVER_MAX),
     ("position_embeddings(", POSITION_LOOKUP),
     ("out of table with", POSITION_ROWS),
+    ("is too long for context length", CLIP_CONTEXT),
 )

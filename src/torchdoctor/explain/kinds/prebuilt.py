@@ -22,6 +22,11 @@ words of the loader and of the packages' own load checks (catalogued in ``catalo
   PyTorch and torchvision were compiled with different CUDA major versions``); a torchvision built for another
   torch release cannot load its C++ ops, which it does not say: torch then refuses its meta registration with
   ``operator torchvision::nms does not exist`` (torch 2.N pairs with torchvision 0.(N+15)).
+- DGL: src/runtime/c_runtime_api.cc (DeviceAPIManager::GetAPI) checks ``Device API cuda is not enabled. Please
+  install the cuda version of dgl.`` (``gpu`` in releases before 0.9) when a graph or tensor is moved to a device
+  whose runtime the loaded libdgl was not built with: the CPU build of dgl is installed (PyPI's ``dgl`` is CPU
+  only; the CUDA builds come from DGL's wheel index as ``dgl`` +cuXYZ, formerly ``dgl-cuXYZ``), or is imported
+  ahead of a CUDA build installed beside it. Certain.
 
 bitsandbytes' and xformers' are warnings printed at import; what fails later (an 8-bit optimizer, memory-efficient attention)
 is their consequence, so they are only likely unless the versions they print disagree.
@@ -47,6 +52,7 @@ TEMPLATES = (
     "build_tools:microsoft-visual-redistributable-is-not-installed",
     "build_tools:detected-that-pytorch-and-torchvision-were",
     "build_tools:runtimeerror-operator-torchvision-does-not-exist",
+    "third_party:dgl-device-api-not-enabled",
 )
 ANCHORS = (
     "version `GLIBC_",
@@ -58,12 +64,14 @@ ANCHORS = (
     "Visual C++ Redistributable is not installed",
     "were compiled with different CUDA major versions",
     "operator torchvision::",
+    "is not enabled. Please install the cuda version of dgl",
 )
 MATCH = R(
     r"version `GLIBC_[\d.]{1,10}' not found|bitsandbytes was compiled without GPU support|"
     r"CUDA Setup failed despite GPU being available|xFormers can't load C\+\+/CUDA extensions|"
     r"DLL load failed|Error loading \"[^\"\n]{1,300}\" or one of its dependencies\.|Visual C\+\+ Redistributable is not installed|"
-    r"were compiled with different CUDA major versions|operator torchvision::\w{1,60} does not exist"
+    r"were compiled with different CUDA major versions|operator torchvision::\w{1,60} does not exist|"
+    r"Device API \w{1,20} is not enabled\. Please install the cuda version of dgl"
 )
 FACTS = (
     R(r"version `(?P<glibc>GLIBC_[\d.]{1,10})' not found \(required by (?P<glibc_needer>[^)\n]{1,200})\)"),
@@ -79,6 +87,7 @@ FACTS = (
         r"PyTorch has CUDA Version=(?P<tv_torch_cuda>\d{1,3}\.\d{1,3}) and torchvision has CUDA Version=(?P<tv_cuda>\d{1,3}\.\d{1,3})"
     ),
     R(r"(?P<tv_ops>operator torchvision::\w{1,60}) does not exist"),
+    R(r"Device API (?P<dgl_device>\w{1,20}) is not enabled\. Please install the cuda version of dgl"),
 )
 # the torch xformers was built for, on the line after its warning: read wherever the log has it
 CONTEXT = (
@@ -93,7 +102,7 @@ CONTEXT = (
 
 def decided(facts: dict, ctx_facts: dict) -> bool:
     """Whether what was read makes the finding certain: glibc's own words, or xformers naming another torch."""
-    if facts.get("glibc") or facts.get("tv_cuda"):
+    if facts.get("glibc") or facts.get("tv_cuda") or facts.get("dgl_device"):
         return True
     built, have = ctx_facts.get("xf_built"), ctx_facts.get("xf_have")
     return bool(facts.get("xformers_mismatch") and built and have and built != have)
@@ -111,6 +120,17 @@ def explain(facts: dict, ctx_facts: dict) -> tuple[str, str] | None:
             "or install a build made for older systems: torch's Linux wheels need glibc 2.28 from torch 2.6 on "
             "(2.17 before), so on CentOS/RHEL 7 stay at torch 2.5 or build from source; for another package, "
             "its older release or a source build (pip install --no-binary <package> <package>).",
+        )
+    if facts.get("dgl_device"):
+        return (
+            f"the dgl installed has no {facts['dgl_device']} runtime: its CPU build was loaded, so a graph cannot "
+            "move to the GPU",
+            "PyPI's dgl is the CPU build. Remove every dgl in the job's environment (pip uninstall dgl until none "
+            "is left; pip list | grep dgl also shows dgl-cuXYZ and dglgo), then install the cuda version of dgl "
+            "built for torch's CUDA and release from DGL's wheel index (pip install dgl -f "
+            "https://data.dgl.ai/wheels/torch-2.X/cuXYZ/repo.html, the torch and CUDA of python -c 'import torch; "
+            "print(torch.__version__, torch.version.cuda)'; releases before 1.0: pip install dgl-cuXYZ -f "
+            "https://data.dgl.ai/wheels/repo.html), or keep the graph on the CPU.",
         )
     if facts.get("tv_cuda"):
         return (

@@ -65,6 +65,16 @@ REFUSALS: tuple[tuple[str, str], ...] = (
     ("'AT_CHECK' was not declared in this scope", _AT_CHECK_SOURCE),
     ("use of undeclared identifier 'AT_CHECK'", _AT_CHECK_SOURCE),
     ("'AT_CHECK': identifier not found", _AT_CHECK_SOURCE),
+    # NumPy 2.0: np.array(obj, copy=False) means "never copy" and raises where a copy is needed (numpy/_core/src/
+    # multiarray/ctors.c npy_no_copy_err_msg); NumPy 1.x copied silently, so the caller was written for 1.x
+    (
+        "If using `np.array(obj, copy=False)` replace it with `np.asarray(obj)`",
+        "The code that called np.array(..., copy=False) (the frame above the error: the script's own, or a "
+        "package's such as datasets, fasttext or an older transformers) was written for NumPy 1.x, where copy=False "
+        "still copied when it had to; NumPy 2.0 refuses instead. Upgrade that package to its release made for NumPy "
+        "2 (pip install -U <package>), or replace copy=False with np.asarray(...) in your own code, or install "
+        "NumPy 1.x in the job's environment (pip install 'numpy<2').",
+    ),
     # torch: a custom autograd Function in the old style, written for a torch before 1.3
     (
         "Legacy autograd function with non-static forward method is deprecated. Please use",
@@ -225,6 +235,7 @@ REFUSALS: tuple[tuple[str, str], ...] = (
 
 TEMPLATES: tuple[str, ...] = (
     "torch_native:legacy-autograd-function-non-static",
+    "third_party:numpy-unable-to-avoid-copy",
     "third_party:torch-utils-ffi-removed",
     "deepspeed:please-use-torch-or-greater-to",
     "deepspeed:please-use-torch-or-greater-to-2",
