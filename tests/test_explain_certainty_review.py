@@ -1,0 +1,176 @@
+"""The certainty review of helper V6 (issue 19): recognisers that spoke with certainty on a line their source prints
+for more than one cause, read against that source. Each test gives the line as its source prints it, alone (only
+likely now, the other reading named), and beside the fact that rules the other reading out (certain):
+
+- torch's checks on what a call was handed (``Module.__getattr__`` for a DDP / DataParallel wrapper,
+  ``tensor_numpy.cpp`` tensor_to_numpy, ``TensorShape.cpp`` view_impl, ``optimizer.py`` add_param_group,
+  ``VariableTypeUtils.h`` check_inplace, ``TensorCompare.cpp`` is_nonzero) refuse whoever made the call: the
+  script's own code, or a library's. A traceback whose frames below the script are torch's (and NumPy's, for the
+  conversion ``Tensor.__array__`` serves) confirms the script's; a library's frames, or the line alone, leave it
+  likely, the library's reading named;
+- the NaN checks (anomaly mode's "returned nan values", DeepSpeed's loss scale at its minimum, a loss printed as
+  nan or inf, LAPACK's "non-finite values") look for a non-finite value, not for where it came from: an op at the
+  edge of its domain or NaN in the data print them in fp32 as well. A model trained in float16 as a whole, which
+  the log states, confirms the overflow.
+"""
+
+from __future__ import annotations
+
+from explaining import explained, template
+
+SITE = "/opt/conda/lib/python3.10/site-packages"
+
+
+def traceback(*frames: tuple[str, str], error: str) -> str:
+    """A traceback from the project's train.py through ``frames`` ((file, code), outermost first) to ``error``."""
+    lines = [
+        "Traceback (most recent call last):",
+        '  File "/home/ana/project/train.py", line 88, in <module>',
+    ]
+    lines.append("    main()")
+    for number, (path, code) in enumerate(frames, start=1):
+        lines += [f'  File "{path}", line {40 + number}, in f{number}', f"    {code}"]
+    return "\n".join([*lines, error]) + "\n"
+
+
+def likely_with(text: str, kind: str, other: str):
+    found = explained(text)
+    assert found.id == f"log.{kind}" and found.details["confidence"] == "likely", found.summary
+    assert other in found.details["alternatives"], found.details["alternatives"]
+    return found
+
+
+def certain(text: str, kind: str):
+    found = explained(text)
+    assert found.id == f"log.{kind}" and found.details["confidence"] == "certain", found.summary
+    return found
+
+
+GETATTR = (
+    f"{SITE}/torch/nn/modules/module.py",
+    "raise AttributeError(f\"'{type(self).__name__}' object has no\")",
+)
+
+
+def test_an_attribute_asked_of_the_ddp_wrapper_is_the_scripts_only_when_its_traceback_says_so():
+    error = "AttributeError: 'DistributedDataParallel' object has no attribute 'config'"
+    likely_with(error + "\n", "ddp_module_attribute", "log.library_version_bug")
+    certain(
+        traceback(("/home/ana/project/train.py", "print(model.config)"), GETATTR, error=error),
+        "ddp_module_attribute",
+    )
+    # a library's Trainer reading the attribute on the wrapper it was handed: likely, the library named
+    found = likely_with(
+        traceback(
+            (f"{SITE}/transformers/trainer.py", "self.model.config.use_cache = False"), GETATTR, error=error
+        ),
+        "ddp_module_attribute",
+        "log.library_version_bug",
+    )
+    assert "library made the call" in found.fix
+
+
+def test_numpy_refusing_a_cuda_tensor_is_the_scripts_only_when_its_traceback_says_so():
+    error = "TypeError: " + template("torch_native:cuda-tensor-to-numpy", "cuda:0")
+    likely_with(error + "\n", "cuda_tensor_to_numpy", "log.library_version_bug")
+    array = (f"{SITE}/torch/_tensor.py", "return self.numpy()")
+    # np.mean over the tensor in the script: NumPy's own frames and torch's __array__ below it
+    certain(
+        traceback(
+            ("/home/ana/project/train.py", "score = np.mean(preds)"),
+            (f"{SITE}/numpy/core/fromnumeric.py", "return _methods._mean(a, axis=axis)"),
+            array,
+            error=error,
+        ),
+        "cuda_tensor_to_numpy",
+    )
+    likely_with(
+        traceback(
+            (f"{SITE}/sklearn/metrics/_classification.py", "y_true = check_array(y_true)"), array, error=error
+        ),
+        "cuda_tensor_to_numpy",
+        "log.library_version_bug",
+    )
+
+
+def test_numpy_refusing_a_tensor_that_requires_grad_is_the_scripts_only_when_its_traceback_says_so():
+    error = "RuntimeError: " + template("torch_native:numpy-requires-grad")
+    likely_with(error + "\n", "numpy_requires_grad", "log.library_version_bug")
+    certain(
+        traceback(("/home/ana/project/train.py", "out = pred.numpy()"), error=error), "numpy_requires_grad"
+    )
+
+
+def test_view_on_a_non_contiguous_tensor_is_the_scripts_only_when_its_traceback_says_so():
+    error = "RuntimeError: " + template("torch_native:view-size-not-compatible")
+    likely_with(error + "\n", "view_noncontiguous", "log.library_version_bug")
+    certain(traceback(("/home/ana/project/model.py", "x = x.view(b, -1)"), error=error), "view_noncontiguous")
+    likely_with(
+        traceback((f"{SITE}/timm/models/vision_transformer.py", "x = x.view(B, N, C)"), error=error),
+        "view_noncontiguous",
+        "log.library_version_bug",
+    )
+
+
+def test_an_optimizer_given_a_non_leaf_is_the_scripts_only_when_its_traceback_says_so():
+    error = "ValueError: " + template("torch_native:optimizer-non-leaf")
+    likely_with(error + "\n", "optimizer_non_leaf", "log.library_version_bug")
+    add_group = (f"{SITE}/torch/optim/optimizer.py", 'raise ValueError("can\'t optimize a non-leaf Tensor")')
+    certain(
+        traceback(
+            ("/home/ana/project/train.py", "opt = torch.optim.Adam([w], lr=0.1)"), add_group, error=error
+        ),
+        "optimizer_non_leaf",
+    )
+    likely_with(
+        traceback(
+            (f"{SITE}/lightning/pytorch/core/optimizer.py", "optim_conf = model.configure_optimizers()"),
+            add_group,
+            error=error,
+        ),
+        "optimizer_non_leaf",
+        "log.library_version_bug",
+    )
+
+
+def test_a_leaf_changed_in_place_is_the_scripts_only_when_its_traceback_says_so():
+    error = "RuntimeError: " + template("aten:leaf-variable-requires-grad-in-place")
+    likely_with(error + "\n", "leaf_inplace", "log.library_version_bug")
+    certain(traceback(("/home/ana/project/train.py", "w -= lr * w.grad"), error=error), "leaf_inplace")
+
+
+def test_a_tensor_in_a_condition_is_the_scripts_only_when_its_traceback_says_so():
+    error = "RuntimeError: " + template("aten:boolean-value-of-tensor-more-than-one-value")
+    likely_with(error + "\n", "tensor_in_python_condition", "log.library_version_bug")
+    certain(
+        traceback(("/home/ana/project/train.py", "if pred == target:"), error=error),
+        "tensor_in_python_condition",
+    )
+    # torch's own check on an argument the script passed (dropout's p given as a tensor) is still the script's
+    certain(
+        traceback(
+            ("/home/ana/project/train.py", "x = F.dropout(x, p=drop)"),
+            (f"{SITE}/torch/nn/functional.py", "if p < 0.0 or p > 1.0:"),
+            error=error,
+        ),
+        "tensor_in_python_condition",
+    )
+
+
+def test_a_nan_is_an_overflow_only_beside_a_model_trained_in_float16():
+    for line in (
+        "RuntimeError: " + template("torch_native:anomaly-returned-nan", "SqrtBackward0", "0"),
+        "[deepspeed] OVERFLOW! Rank 0 Skipping step. "
+        + template("deepspeed:current-loss-scale-already-at-minimum"),
+        "epoch 3 step 200 loss=nan",
+    ):
+        found = likely_with(line + "\n", "nan_overflow", "log.nan_at_zero")
+        assert found.details["alternatives"] == ["log.nan_at_zero", "log.bad_training_data"]
+        assert "clamp(min=eps)" in found.fix
+        certain("python train.py --precision half\n" + line + "\n", "nan_overflow")
+
+
+def test_a_best_loss_started_at_infinity_is_still_no_nan_at_all():
+    # the near miss: the readings added beside nan_overflow do not make it fire where it did not
+    assert explained("best_loss: inf\n").id != "log.nan_overflow"
+    assert explained("Epoch 0 | best val loss: inf | saving checkpoint\n").id != "log.nan_overflow"
