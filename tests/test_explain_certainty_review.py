@@ -174,3 +174,60 @@ def test_a_best_loss_started_at_infinity_is_still_no_nan_at_all():
     # the near miss: the readings added beside nan_overflow do not make it fire where it did not
     assert explained("best_loss: inf\n").id != "log.nan_overflow"
     assert explained("Epoch 0 | best val loss: inf | saving checkpoint\n").id != "log.nan_overflow"
+
+
+def test_an_empty_parameter_list_is_the_scripts_only_when_its_traceback_says_so():
+    error = "ValueError: " + template("torch:optimizer-got-an-empty-parameter-list")
+    likely_with(error + "\n", "optimizer_no_params", "log.library_version_bug")
+    init = (f"{SITE}/torch/optim/optimizer.py", 'raise ValueError("optimizer got an empty parameter list")')
+    certain(
+        traceback(("/home/ana/project/train.py", "opt = torch.optim.SGD(params, lr=0.1)"), init, error=error),
+        "optimizer_no_params",
+    )
+
+
+def test_pack_padded_lengths_on_the_gpu_are_the_scripts_only_when_its_traceback_says_so():
+    error = "RuntimeError: " + template("torch_native:pack-lengths-1d-cpu-int64", "1D cuda:0 Long tensor")
+    likely_with(error + "\n", "pack_lengths_on_gpu", "log.library_version_bug")
+    pack = (f"{SITE}/torch/nn/utils/rnn.py", "_VF._pack_padded_sequence(input, lengths, batch_first)")
+    certain(
+        traceback(("/home/ana/project/model.py", "x = pack_padded_sequence(x, lengths)"), pack, error=error),
+        "pack_lengths_on_gpu",
+    )
+    likely_with(
+        traceback(
+            (f"{SITE}/allennlp/nn/util.py", "packed = pack_padded_sequence(x, lengths)"), pack, error=error
+        ),
+        "pack_lengths_on_gpu",
+        "log.library_version_bug",
+    )
+
+
+def test_a_cpu_tensor_in_an_nccl_collective_is_the_scripts_only_when_its_traceback_says_so():
+    error = "RuntimeError: " + template("torch_native:tensors-must-be-cuda-and-dense")
+    likely_with(error + "\n", "cpu_tensor_nccl", "log.library_version_bug")
+    reduce = (f"{SITE}/torch/distributed/distributed_c10d.py", "work = group.allreduce([tensor], opts)")
+    certain(
+        traceback(("/home/ana/project/train.py", "dist.all_reduce(correct)"), reduce, error=error),
+        "cpu_tensor_nccl",
+    )
+    likely_with(
+        traceback(
+            (
+                f"{SITE}/torchmetrics/utilities/distributed.py",
+                "torch.distributed.all_gather(gathered, result)",
+            ),
+            reduce,
+            error=error,
+        ),
+        "cpu_tensor_nccl",
+        "log.library_version_bug",
+    )
+
+
+def test_to_on_a_tuple_is_the_scripts_only_when_its_traceback_says_so():
+    error = "AttributeError: 'tuple' object has no attribute 'to'"
+    likely_with(error + "\n", "batch_not_tensor", "log.library_version_bug")
+    certain(traceback(("/home/ana/project/train.py", "y = y.to(device)"), error=error), "batch_not_tensor")
+    # the near miss: something that returned None is not a container
+    assert explained("AttributeError: 'NoneType' object has no attribute 'to'\n").id != "log.batch_not_tensor"

@@ -122,6 +122,17 @@ OPTIMIZER_NO_PARAMS = Recogniser(
     templates=("torch:optimizer-got-an-empty-parameter-list",),
     title="an optimizer without parameters",
     anchors=("optimizer got an empty parameter list",),
+    # torch/optim/optimizer.py Optimizer.__init__ checks the list whoever built the optimizer passed: the script
+    # (certain when its traceback shows so), or a library building it from what it was configured with
+    confirm=called_from_own_code("torch"),
+    also=(
+        library_call(
+            "a library's code building the optimizer from parameters it selected (none matched its filter, or "
+            "its release expects another model layout)",
+            "check which parameters its options select for training (a freezing or a name filter), then search "
+            "its issues for the message and update it.",
+        ),
+    ),
     describe=_no_params,
 )
 
