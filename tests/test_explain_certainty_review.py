@@ -231,3 +231,46 @@ def test_to_on_a_tuple_is_the_scripts_only_when_its_traceback_says_so():
     certain(traceback(("/home/ana/project/train.py", "y = y.to(device)"), error=error), "batch_not_tensor")
     # the near miss: something that returned None is not a container
     assert explained("AttributeError: 'NoneType' object has no attribute 'to'\n").id != "log.batch_not_tensor"
+
+
+CONDA_PYTHON = """UnsatisfiableError: The following specifications were found
+to be incompatible with the existing python installation in your environment:
+
+Specifications:
+
+  - torchvision==0.5.0 -> python[version='>=3.5,<3.6.0a0|>=3.6,<3.7.0a0|>=3.7,<3.8.0a0']
+
+Your python: python=3.9
+"""
+CONDA_CUDA = """The following specifications were found to be incompatible with your system:
+
+  - feature:/linux-64::__cuda==10.1=0
+
+Your installed CUDA driver is: 10.1
+"""
+CONDA_EACH_OTHER = """The following specifications were found to be incompatible with each other:
+
+Output in format: Requested package -> Available versions
+
+Package cudatoolkit conflicts for:
+torchvision==0.5.0 -> cudatoolkit[version='>=10.0,<10.1|>=9.2,<9.3']
+"""
+
+
+def test_condas_conflict_is_certain_only_without_a_python_or_a_system_section():
+    # conda/exceptions.py UnsatisfiableError: one error, a section per cause; resolve.py's "Found conflicts!"
+    # comes before any of them
+    solving = (
+        "Found conflicts! Looking for incompatible packages.\nThis can take several minutes.\nfailed\n\n"
+    )
+    likely_with(solving, "dependency_version", "log.no_matching_wheel")
+    certain("UnsatisfiableError: " + CONDA_EACH_OTHER, "dependency_version")
+    certain(solving + "UnsatisfiableError: " + CONDA_EACH_OTHER, "dependency_version")
+    found = likely_with(
+        solving + CONDA_PYTHON + "\n" + CONDA_EACH_OTHER, "dependency_version", "log.no_matching_wheel"
+    )
+    assert "log.driver_too_old" not in found.details["alternatives"]
+    found = likely_with(
+        solving + CONDA_PYTHON + "\n" + CONDA_CUDA, "dependency_version", "log.driver_too_old"
+    )
+    assert "nvidia-smi" in found.fix
