@@ -274,3 +274,26 @@ def test_condas_conflict_is_certain_only_without_a_python_or_a_system_section():
         solving + CONDA_PYTHON + "\n" + CONDA_CUDA, "dependency_version", "log.driver_too_old"
     )
     assert "nvidia-smi" in found.fix
+
+
+def test_backward_on_a_tuple_is_the_scripts_only_when_its_traceback_says_so():
+    error = "AttributeError: 'tuple' object has no attribute 'backward'"
+    likely_with(error + "\n", "loss_not_tensor", "log.library_version_bug")
+    certain(traceback(("/home/ana/project/train.py", "loss.backward()"), error=error), "loss_not_tensor")
+    likely_with(
+        traceback(
+            (f"{SITE}/lightning/pytorch/core/module.py", "loss.backward(*args, **kwargs)"), error=error
+        ),
+        "loss_not_tensor",
+        "log.library_version_bug",
+    )
+
+
+def test_a_module_called_is_the_scripts_only_when_its_traceback_says_so():
+    error = "TypeError: 'module' object is not callable"
+    likely_with(error + "\n", "module_called_as_class", "log.library_version_bug")
+    certain(
+        traceback(("/home/ana/project/train.py", "net = Model(cfg)"), error=error), "module_called_as_class"
+    )
+    # the near miss: another object that is not callable is not a module called
+    assert explained("TypeError: 'Tensor' object is not callable\n").id != "log.module_called_as_class"
