@@ -297,3 +297,13 @@ def test_a_module_called_is_the_scripts_only_when_its_traceback_says_so():
     )
     # the near miss: another object that is not callable is not a module called
     assert explained("TypeError: 'Tensor' object is not callable\n").id != "log.module_called_as_class"
+
+
+def test_a_non_contiguous_tensor_in_a_collective_is_the_scripts_only_when_its_traceback_says_so():
+    error = "RuntimeError: " + template("torch_native:tensors-must-be-contiguous")
+    likely_with(error + "\n", "noncontiguous_tensor", "log.library_version_bug")
+    reduce = (f"{SITE}/torch/distributed/distributed_c10d.py", "work = group.allreduce([tensor], opts)")
+    certain(
+        traceback(("/home/ana/project/train.py", "dist.all_reduce(x.t())"), reduce, error=error),
+        "noncontiguous_tensor",
+    )

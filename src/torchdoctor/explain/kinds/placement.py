@@ -608,6 +608,16 @@ NONCONTIGUOUS_TENSOR = Recogniser(
         "torch_native:tensors-must-be-contiguous",
         "torch_cpp:input-tensor-has-to-be-contiguous",  # torch/csrc/distributed/c10d (gloo's collectives)
     ),
+    # the process group refuses the tensor whoever runs the collective: the script or DDP on its model (certain
+    # when the traceback shows so), or a library gathering a transposed or sliced tensor of its own
+    confirm=called_from_own_code("torch"),
+    also=(
+        library_call(
+            "a library's code running the collective on a tensor it transposed or sliced",
+            "search its issues for the message and update it; a tensor your code hands it can be made "
+            "contiguous first (x.contiguous()).",
+        ),
+    ),
     describe=_contiguous,
 )
 
