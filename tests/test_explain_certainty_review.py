@@ -4,18 +4,24 @@ likely now, the other reading named), and beside the fact that rules the other r
 
 - torch's checks on what a call was handed (``Module.__getattr__`` for a DDP / DataParallel wrapper,
   ``tensor_numpy.cpp`` tensor_to_numpy, ``TensorShape.cpp`` view_impl, ``optimizer.py`` add_param_group,
-  ``VariableTypeUtils.h`` check_inplace, ``TensorCompare.cpp`` is_nonzero) refuse whoever made the call: the
-  script's own code, or a library's. A traceback whose frames below the script are torch's (and NumPy's, for the
+  ``VariableTypeUtils.h`` check_inplace, ``TensorCompare.cpp`` is_nonzero, ``optimizer.py``'s empty list,
+  ``PackedSequence.cpp``'s lengths, ``ProcessGroupNCCL.cpp`` / ``ProcessGroupGloo.cpp``'s CUDA and contiguity
+  checks) and CPython's AttributeError / TypeError for ``.to``, ``.backward`` on a tuple and a module called
+  refuse whoever made the call: the script's own code, or a library's. A traceback whose frames below the script are torch's (and NumPy's, for the
   conversion ``Tensor.__array__`` serves) confirms the script's; a library's frames, or the line alone, leave it
   likely, the library's reading named;
 - the NaN checks (anomaly mode's "returned nan values", DeepSpeed's loss scale at its minimum, a loss printed as
   nan or inf, LAPACK's "non-finite values") look for a non-finite value, not for where it came from: an op at the
   edge of its domain or NaN in the data print them in fp32 as well. A model trained in float16 as a whole, which
-  the log states, confirms the overflow.
+  the log states, confirms the overflow;
+- conda's UnsatisfiableError (conda/exceptions.py) prints a section per cause in one error, and resolve.py's
+  "Found conflicts!" comes before any: a section on the Python or on the system (__cuda) beside the conflict makes
+  it likely, no build for this Python or the driver's CUDA named.
 """
 
 from __future__ import annotations
 
+import pytest
 from explaining import explained, template
 
 SITE = "/opt/conda/lib/python3.10/site-packages"
@@ -46,115 +52,156 @@ def certain(text: str, kind: str):
     return found
 
 
-GETATTR = (
-    f"{SITE}/torch/nn/modules/module.py",
-    "raise AttributeError(f\"'{type(self).__name__}' object has no\")",
+TORCH = f"{SITE}/torch"
+SCRIPT = "/home/ana/project/train.py"
+REDUCE = (f"{TORCH}/distributed/distributed_c10d.py", "work = group.allreduce([tensor], opts)")
+GETATTR = (f"{TORCH}/nn/modules/module.py", "raise AttributeError(name)")
+ADD_GROUP = (f"{TORCH}/optim/optimizer.py", 'raise ValueError("can\'t optimize a non-leaf Tensor")')
+PACK = (f"{TORCH}/nn/utils/rnn.py", "_VF._pack_padded_sequence(input, lengths, batch_first)")
+ARRAY = (f"{TORCH}/_tensor.py", "return self.numpy()")
+
+# (kind, the error as its source prints it, the script's line that made the call, the frames of torch's (and
+# NumPy's) own code between that line and the raise)
+CALLED = [
+    (
+        "ddp_module_attribute",
+        "AttributeError: 'DistributedDataParallel' object has no attribute 'config'",
+        "print(model.config)",
+        [GETATTR],
+    ),
+    (
+        "cuda_tensor_to_numpy",
+        "TypeError: " + template("torch_native:cuda-tensor-to-numpy", "cuda:0"),
+        "score = np.mean(preds)",
+        [(f"{SITE}/numpy/core/fromnumeric.py", "return _methods._mean(a)"), ARRAY],
+    ),
+    (
+        "numpy_requires_grad",
+        "RuntimeError: " + template("torch_native:numpy-requires-grad"),
+        "out = pred.numpy()",
+        [],
+    ),
+    (
+        "view_noncontiguous",
+        "RuntimeError: " + template("torch_native:view-size-not-compatible"),
+        "x = x.view(b, -1)",
+        [],
+    ),
+    (
+        "optimizer_non_leaf",
+        "ValueError: " + template("torch_native:optimizer-non-leaf"),
+        "opt = torch.optim.Adam([w], lr=0.1)",
+        [ADD_GROUP],
+    ),
+    (
+        "optimizer_no_params",
+        "ValueError: " + template("torch:optimizer-got-an-empty-parameter-list"),
+        "opt = torch.optim.SGD(params, lr=0.1)",
+        [(f"{TORCH}/optim/optimizer.py", "raise ValueError(msg)")],
+    ),
+    (
+        "leaf_inplace",
+        "RuntimeError: " + template("aten:leaf-variable-requires-grad-in-place"),
+        "w -= lr * w.grad",
+        [],
+    ),
+    (
+        "tensor_in_python_condition",
+        "RuntimeError: " + template("aten:boolean-value-of-tensor-more-than-one-value"),
+        "if pred == target:",
+        [],
+    ),
+    # torch's own check on an argument the script passed (dropout's p given as a tensor) is still the script's
+    (
+        "tensor_in_python_condition",
+        "RuntimeError: " + template("aten:boolean-value-of-tensor-more-than-one-value"),
+        "x = F.dropout(x, p=drop)",
+        [(f"{TORCH}/nn/functional.py", "if p < 0.0 or p > 1.0:")],
+    ),
+    (
+        "pack_lengths_on_gpu",
+        "RuntimeError: " + template("torch_native:pack-lengths-1d-cpu-int64", "1D cuda:0 Long tensor"),
+        "x = pack_padded_sequence(x, lengths)",
+        [PACK],
+    ),
+    (
+        "cpu_tensor_nccl",
+        "RuntimeError: " + template("torch_native:tensors-must-be-cuda-and-dense"),
+        "dist.all_reduce(correct)",
+        [REDUCE],
+    ),
+    (
+        "noncontiguous_tensor",
+        "RuntimeError: " + template("torch_native:tensors-must-be-contiguous"),
+        "dist.all_reduce(x.t())",
+        [REDUCE],
+    ),
+    ("batch_not_tensor", "AttributeError: 'tuple' object has no attribute 'to'", "y = y.to(device)", []),
+    ("loss_not_tensor", "AttributeError: 'tuple' object has no attribute 'backward'", "loss.backward()", []),
+    ("module_called_as_class", "TypeError: 'module' object is not callable", "net = Model(cfg)", []),
+]
+
+
+@pytest.mark.parametrize(("kind", "error", "code", "below"), CALLED, ids=[c[0] for c in CALLED])
+def test_a_refusal_of_a_call_is_certain_only_on_the_scripts_own_call(kind, error, code, below):
+    likely_with(error + "\n", kind, "log.library_version_bug")
+    certain(traceback((SCRIPT, code), *below, error=error), kind)
+
+
+# (kind, the error, a library's frame that made the call, torch's frames below it)
+LIBRARY_CALLED = [
+    (
+        "ddp_module_attribute",
+        CALLED[0][1],
+        (f"{SITE}/transformers/trainer.py", "self.model.config.x = 1"),
+        [GETATTR],
+    ),
+    (
+        "cuda_tensor_to_numpy",
+        CALLED[1][1],
+        (f"{SITE}/sklearn/metrics/_classification.py", "check_array(y)"),
+        [ARRAY],
+    ),
+    (
+        "view_noncontiguous",
+        CALLED[3][1],
+        (f"{SITE}/timm/models/vision_transformer.py", "x = x.view(B, N, C)"),
+        [],
+    ),
+    (
+        "optimizer_non_leaf",
+        CALLED[4][1],
+        (f"{SITE}/lightning/pytorch/core/optimizer.py", "model.configure()"),
+        [ADD_GROUP],
+    ),
+    (
+        "pack_lengths_on_gpu",
+        CALLED[9][1],
+        (f"{SITE}/allennlp/nn/util.py", "pack_padded_sequence(x, n)"),
+        [PACK],
+    ),
+    (
+        "cpu_tensor_nccl",
+        CALLED[10][1],
+        (f"{SITE}/torchmetrics/utilities/distributed.py", "all_gather(g, r)"),
+        [REDUCE],
+    ),
+    ("loss_not_tensor", CALLED[13][1], (f"{SITE}/lightning/pytorch/core/module.py", "loss.backward()"), []),
+]
+
+
+@pytest.mark.parametrize(
+    ("kind", "error", "library", "below"), LIBRARY_CALLED, ids=[c[0] for c in LIBRARY_CALLED]
 )
-
-
-def test_an_attribute_asked_of_the_ddp_wrapper_is_the_scripts_only_when_its_traceback_says_so():
-    error = "AttributeError: 'DistributedDataParallel' object has no attribute 'config'"
-    likely_with(error + "\n", "ddp_module_attribute", "log.library_version_bug")
-    certain(
-        traceback(("/home/ana/project/train.py", "print(model.config)"), GETATTR, error=error),
-        "ddp_module_attribute",
-    )
-    # a library's Trainer reading the attribute on the wrapper it was handed: likely, the library named
-    found = likely_with(
-        traceback(
-            (f"{SITE}/transformers/trainer.py", "self.model.config.use_cache = False"), GETATTR, error=error
-        ),
-        "ddp_module_attribute",
-        "log.library_version_bug",
-    )
+def test_a_refusal_of_a_librarys_call_is_likely_the_library_named(kind, error, library, below):
+    found = likely_with(traceback(library, *below, error=error), kind, "log.library_version_bug")
     assert "library made the call" in found.fix
 
 
-def test_numpy_refusing_a_cuda_tensor_is_the_scripts_only_when_its_traceback_says_so():
-    error = "TypeError: " + template("torch_native:cuda-tensor-to-numpy", "cuda:0")
-    likely_with(error + "\n", "cuda_tensor_to_numpy", "log.library_version_bug")
-    array = (f"{SITE}/torch/_tensor.py", "return self.numpy()")
-    # np.mean over the tensor in the script: NumPy's own frames and torch's __array__ below it
-    certain(
-        traceback(
-            ("/home/ana/project/train.py", "score = np.mean(preds)"),
-            (f"{SITE}/numpy/core/fromnumeric.py", "return _methods._mean(a, axis=axis)"),
-            array,
-            error=error,
-        ),
-        "cuda_tensor_to_numpy",
-    )
-    likely_with(
-        traceback(
-            (f"{SITE}/sklearn/metrics/_classification.py", "y_true = check_array(y_true)"), array, error=error
-        ),
-        "cuda_tensor_to_numpy",
-        "log.library_version_bug",
-    )
-
-
-def test_numpy_refusing_a_tensor_that_requires_grad_is_the_scripts_only_when_its_traceback_says_so():
-    error = "RuntimeError: " + template("torch_native:numpy-requires-grad")
-    likely_with(error + "\n", "numpy_requires_grad", "log.library_version_bug")
-    certain(
-        traceback(("/home/ana/project/train.py", "out = pred.numpy()"), error=error), "numpy_requires_grad"
-    )
-
-
-def test_view_on_a_non_contiguous_tensor_is_the_scripts_only_when_its_traceback_says_so():
-    error = "RuntimeError: " + template("torch_native:view-size-not-compatible")
-    likely_with(error + "\n", "view_noncontiguous", "log.library_version_bug")
-    certain(traceback(("/home/ana/project/model.py", "x = x.view(b, -1)"), error=error), "view_noncontiguous")
-    likely_with(
-        traceback((f"{SITE}/timm/models/vision_transformer.py", "x = x.view(B, N, C)"), error=error),
-        "view_noncontiguous",
-        "log.library_version_bug",
-    )
-
-
-def test_an_optimizer_given_a_non_leaf_is_the_scripts_only_when_its_traceback_says_so():
-    error = "ValueError: " + template("torch_native:optimizer-non-leaf")
-    likely_with(error + "\n", "optimizer_non_leaf", "log.library_version_bug")
-    add_group = (f"{SITE}/torch/optim/optimizer.py", 'raise ValueError("can\'t optimize a non-leaf Tensor")')
-    certain(
-        traceback(
-            ("/home/ana/project/train.py", "opt = torch.optim.Adam([w], lr=0.1)"), add_group, error=error
-        ),
-        "optimizer_non_leaf",
-    )
-    likely_with(
-        traceback(
-            (f"{SITE}/lightning/pytorch/core/optimizer.py", "optim_conf = model.configure_optimizers()"),
-            add_group,
-            error=error,
-        ),
-        "optimizer_non_leaf",
-        "log.library_version_bug",
-    )
-
-
-def test_a_leaf_changed_in_place_is_the_scripts_only_when_its_traceback_says_so():
-    error = "RuntimeError: " + template("aten:leaf-variable-requires-grad-in-place")
-    likely_with(error + "\n", "leaf_inplace", "log.library_version_bug")
-    certain(traceback(("/home/ana/project/train.py", "w -= lr * w.grad"), error=error), "leaf_inplace")
-
-
-def test_a_tensor_in_a_condition_is_the_scripts_only_when_its_traceback_says_so():
-    error = "RuntimeError: " + template("aten:boolean-value-of-tensor-more-than-one-value")
-    likely_with(error + "\n", "tensor_in_python_condition", "log.library_version_bug")
-    certain(
-        traceback(("/home/ana/project/train.py", "if pred == target:"), error=error),
-        "tensor_in_python_condition",
-    )
-    # torch's own check on an argument the script passed (dropout's p given as a tensor) is still the script's
-    certain(
-        traceback(
-            ("/home/ana/project/train.py", "x = F.dropout(x, p=drop)"),
-            (f"{SITE}/torch/nn/functional.py", "if p < 0.0 or p > 1.0:"),
-            error=error,
-        ),
-        "tensor_in_python_condition",
-    )
+def test_the_near_misses_of_the_call_refusals_stay_other_kinds():
+    # something that returned None is not a container; another object that is not callable is not a module
+    assert explained("AttributeError: 'NoneType' object has no attribute 'to'\n").id != "log.batch_not_tensor"
+    assert explained("TypeError: 'Tensor' object is not callable\n").id != "log.module_called_as_class"
 
 
 def test_a_nan_is_an_overflow_only_beside_a_model_trained_in_float16():
@@ -174,63 +221,6 @@ def test_a_best_loss_started_at_infinity_is_still_no_nan_at_all():
     # the near miss: the readings added beside nan_overflow do not make it fire where it did not
     assert explained("best_loss: inf\n").id != "log.nan_overflow"
     assert explained("Epoch 0 | best val loss: inf | saving checkpoint\n").id != "log.nan_overflow"
-
-
-def test_an_empty_parameter_list_is_the_scripts_only_when_its_traceback_says_so():
-    error = "ValueError: " + template("torch:optimizer-got-an-empty-parameter-list")
-    likely_with(error + "\n", "optimizer_no_params", "log.library_version_bug")
-    init = (f"{SITE}/torch/optim/optimizer.py", 'raise ValueError("optimizer got an empty parameter list")')
-    certain(
-        traceback(("/home/ana/project/train.py", "opt = torch.optim.SGD(params, lr=0.1)"), init, error=error),
-        "optimizer_no_params",
-    )
-
-
-def test_pack_padded_lengths_on_the_gpu_are_the_scripts_only_when_its_traceback_says_so():
-    error = "RuntimeError: " + template("torch_native:pack-lengths-1d-cpu-int64", "1D cuda:0 Long tensor")
-    likely_with(error + "\n", "pack_lengths_on_gpu", "log.library_version_bug")
-    pack = (f"{SITE}/torch/nn/utils/rnn.py", "_VF._pack_padded_sequence(input, lengths, batch_first)")
-    certain(
-        traceback(("/home/ana/project/model.py", "x = pack_padded_sequence(x, lengths)"), pack, error=error),
-        "pack_lengths_on_gpu",
-    )
-    likely_with(
-        traceback(
-            (f"{SITE}/allennlp/nn/util.py", "packed = pack_padded_sequence(x, lengths)"), pack, error=error
-        ),
-        "pack_lengths_on_gpu",
-        "log.library_version_bug",
-    )
-
-
-def test_a_cpu_tensor_in_an_nccl_collective_is_the_scripts_only_when_its_traceback_says_so():
-    error = "RuntimeError: " + template("torch_native:tensors-must-be-cuda-and-dense")
-    likely_with(error + "\n", "cpu_tensor_nccl", "log.library_version_bug")
-    reduce = (f"{SITE}/torch/distributed/distributed_c10d.py", "work = group.allreduce([tensor], opts)")
-    certain(
-        traceback(("/home/ana/project/train.py", "dist.all_reduce(correct)"), reduce, error=error),
-        "cpu_tensor_nccl",
-    )
-    likely_with(
-        traceback(
-            (
-                f"{SITE}/torchmetrics/utilities/distributed.py",
-                "torch.distributed.all_gather(gathered, result)",
-            ),
-            reduce,
-            error=error,
-        ),
-        "cpu_tensor_nccl",
-        "log.library_version_bug",
-    )
-
-
-def test_to_on_a_tuple_is_the_scripts_only_when_its_traceback_says_so():
-    error = "AttributeError: 'tuple' object has no attribute 'to'"
-    likely_with(error + "\n", "batch_not_tensor", "log.library_version_bug")
-    certain(traceback(("/home/ana/project/train.py", "y = y.to(device)"), error=error), "batch_not_tensor")
-    # the near miss: something that returned None is not a container
-    assert explained("AttributeError: 'NoneType' object has no attribute 'to'\n").id != "log.batch_not_tensor"
 
 
 CONDA_PYTHON = """UnsatisfiableError: The following specifications were found
@@ -274,36 +264,3 @@ def test_condas_conflict_is_certain_only_without_a_python_or_a_system_section():
         solving + CONDA_PYTHON + "\n" + CONDA_CUDA, "dependency_version", "log.driver_too_old"
     )
     assert "nvidia-smi" in found.fix
-
-
-def test_backward_on_a_tuple_is_the_scripts_only_when_its_traceback_says_so():
-    error = "AttributeError: 'tuple' object has no attribute 'backward'"
-    likely_with(error + "\n", "loss_not_tensor", "log.library_version_bug")
-    certain(traceback(("/home/ana/project/train.py", "loss.backward()"), error=error), "loss_not_tensor")
-    likely_with(
-        traceback(
-            (f"{SITE}/lightning/pytorch/core/module.py", "loss.backward(*args, **kwargs)"), error=error
-        ),
-        "loss_not_tensor",
-        "log.library_version_bug",
-    )
-
-
-def test_a_module_called_is_the_scripts_only_when_its_traceback_says_so():
-    error = "TypeError: 'module' object is not callable"
-    likely_with(error + "\n", "module_called_as_class", "log.library_version_bug")
-    certain(
-        traceback(("/home/ana/project/train.py", "net = Model(cfg)"), error=error), "module_called_as_class"
-    )
-    # the near miss: another object that is not callable is not a module called
-    assert explained("TypeError: 'Tensor' object is not callable\n").id != "log.module_called_as_class"
-
-
-def test_a_non_contiguous_tensor_in_a_collective_is_the_scripts_only_when_its_traceback_says_so():
-    error = "RuntimeError: " + template("torch_native:tensors-must-be-contiguous")
-    likely_with(error + "\n", "noncontiguous_tensor", "log.library_version_bug")
-    reduce = (f"{SITE}/torch/distributed/distributed_c10d.py", "work = group.allreduce([tensor], opts)")
-    certain(
-        traceback(("/home/ana/project/train.py", "dist.all_reduce(x.t())"), reduce, error=error),
-        "noncontiguous_tensor",
-    )
