@@ -238,7 +238,7 @@ PRINTED = [
         (),
         "{}\nThis can take several minutes.  Press CTRL-C to abort.\nfailed",
         "dependency_version",
-        "certain",
+        "likely",  # printed before any of conda's sections: a Python or a system one too
         "conda",
     ),
     (

@@ -206,7 +206,7 @@ CASES = [
         ("accelerate.utils.gather", "GPU", "MULTI_GPU", "GPU", "accelerate.utils.gather"),
         "TypeError: ",
         "cpu_tensor_nccl",
-        "certain",
+        "likely",  # the line alone: a library's code calling gather reaches it too
         ["accelerate.utils.gather", "LOCAL_RANK"],
     ),
     # torch/utils/cpp_extension.py _get_cuda_arch_flags

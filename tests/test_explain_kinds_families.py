@@ -241,6 +241,9 @@ def test_a_certain_cause_leads_a_likely_one():
         ["-"],
         stdin=io.BytesIO(
             b"AssertionError: Default process group is not initialized\n"
+            b"Traceback (most recent call last):\n"
+            b'  File "/home/ana/train.py", line 9, in <module>\n'
+            b"    dist.all_reduce(t)\n"
             b"RuntimeError: Tensors must be CUDA and dense\n"
         ),
     )

@@ -176,7 +176,8 @@ def test_a_cpu_tensor_on_a_group_without_a_cpu_backend_is_a_cpu_tensor_in_an_ncc
     finally:
         dist.destroy_process_group()
     (found, *_) = explained(f"[rank1]: RuntimeError: {raised.value}\n")
-    assert found.id == "log.cpu_tensor_nccl" and found.details["confidence"] == "certain"
+    # the line alone: the collective may be a library's (tests/test_explain_certainty_review.py)
+    assert found.id == "log.cpu_tensor_nccl" and found.details["confidence"] == "likely"
     assert "rank 1" in found.summary and "gloo" in found.fix
 
 

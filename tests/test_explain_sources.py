@@ -567,7 +567,8 @@ def test_ddps_static_graph_and_glooss_contiguity_checks():
     found = explained("RuntimeError: " + template("torch_cpp:expected-to-have-finished-reduction-in-2"))
     assert found.id == "log.ddp_unused_parameters" and "static_graph" in found.fix
     found = explained("RuntimeError: " + template("torch_cpp:input-tensor-has-to-be-contiguous"))
-    assert found.id == "log.noncontiguous_tensor" and found.details["confidence"] == "certain"
+    # the line alone: a library's collective reaches the check too (tests/test_explain_certainty_review.py)
+    assert found.id == "log.noncontiguous_tensor" and found.details["confidence"] == "likely"
 
 
 def test_an_attribute_a_librarys_module_lacks_is_a_version_the_caller_was_not_written_for():

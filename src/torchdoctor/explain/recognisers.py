@@ -173,6 +173,30 @@ def has_fact(key: str) -> Callable[[list[Hit], Context], bool]:
     return confirmed
 
 
+def called_from_own_code(*stack: str) -> Callable[[list[Hit], Context], bool]:
+    """A ``confirm`` for a refusal that any code reaching the call prints (torch's check on its argument, made
+    from the user's script or from a library's code): certain when a hit's traceback shows the user's own code
+    making the call, its frames below the user's innermost one in ``stack``'s packages only (torch's own), none
+    in another installed library's. The line alone, or a library's frames, leave it likely."""
+    allowed = frozenset(stack)
+
+    def confirmed(hits: list[Hit], ctx: Context) -> bool:
+        return any("frame_packages" in h.facts and set(h.facts["frame_packages"]) <= allowed for h in hits)
+
+    return confirmed
+
+
+def library_call(what: str, fix: str) -> Alternative:
+    """The other reading of a refusal `called_from_own_code` confirms: ``what`` a library's code did with what it
+    was handed, a bug of its release or a call the installed releases do not fit; ``fix`` says what to do."""
+    return Alternative(
+        "library_version_bug",
+        what,
+        "When the traceback's frames below your script are an installed package's (site-packages), that "
+        f"library made the call: {fix}",
+    )
+
+
 def first(hits: list[Hit], key: str, default: Any = None) -> Any:
     """The first value of fact ``key`` among ``hits`` (in input order)."""
     return next((h.facts[key] for h in hits if key in h.facts), default)

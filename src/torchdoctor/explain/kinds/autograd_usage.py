@@ -34,7 +34,15 @@ from __future__ import annotations
 
 import re
 
-from torchdoctor.explain.recognisers import Context, Hit, Recogniser, first, on_ranks
+from torchdoctor.explain.recognisers import (
+    Context,
+    Hit,
+    Recogniser,
+    called_from_own_code,
+    first,
+    library_call,
+    on_ranks,
+)
 
 R = re.compile
 # "[torch.cuda.FloatTensor [64, 128]], which is output 0 of ReluBackward0, is at version 2" (1.5+; wraps in
@@ -114,6 +122,17 @@ OPTIMIZER_NO_PARAMS = Recogniser(
     templates=("torch:optimizer-got-an-empty-parameter-list",),
     title="an optimizer without parameters",
     anchors=("optimizer got an empty parameter list",),
+    # torch/optim/optimizer.py Optimizer.__init__ checks the list whoever built the optimizer passed: the script
+    # (certain when its traceback shows so), or a library building it from what it was configured with
+    confirm=called_from_own_code("torch"),
+    also=(
+        library_call(
+            "a library's code building the optimizer from parameters it selected (none matched its filter, or "
+            "its release expects another model layout)",
+            "check which parameters its options select for training (a freezing or a name filter), then search "
+            "its issues for the message and update it.",
+        ),
+    ),
     describe=_no_params,
 )
 
@@ -164,6 +183,16 @@ OPTIMIZER_NON_LEAF = Recogniser(
     templates=("torch_native:optimizer-non-leaf",),
     title="an optimizer given a non-leaf tensor",
     anchors=("can't optimize a non-leaf Tensor",),
+    # torch/optim/optimizer.py add_param_group checks the tensors whoever built the optimizer passed: the script
+    # (certain when its traceback shows so), or a library building it from a model's parameters
+    confirm=called_from_own_code("torch"),
+    also=(
+        library_call(
+            "a library's code building the optimizer from parameters that are not leaves (a parametrised or "
+            "moved weight in its model)",
+            "search its issues for the message and update it, or pin the torch its release was tested with.",
+        ),
+    ),
     describe=_non_leaf,
 )
 
@@ -237,6 +266,17 @@ LEAF_INPLACE = Recogniser(
     anchors=(
         "leaf Variable that requires grad is being used in an in-place",
         "leaf Variable that requires grad has been used in an in-place",
+    ),
+    # VariableTypeUtils.h check_inplace refuses the in-place op whoever runs it: the script (certain when its
+    # traceback shows so), or a library's code changing a tensor it was handed, or its own weights, in place
+    confirm=called_from_own_code("torch"),
+    also=(
+        library_call(
+            "a library's code changing a tensor that requires grad in place (one handed to it, or its own "
+            "weights outside torch.no_grad())",
+            "hand it x.detach() (or call it under torch.no_grad()) where it should not record gradients, or "
+            "update the library if it changes its own weights in place.",
+        ),
     ),
     describe=_leaf,
 )

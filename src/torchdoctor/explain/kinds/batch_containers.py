@@ -3,15 +3,23 @@
 CPython raises "'tuple' object has no attribute 'to'" (``Objects/object.c``, PyObject_GetAttr) when the training
 loop moves a batch item that is a tuple, list, dict or str: a dataset returning its target as a tuple, a collate
 function leaving a list, a batch that carries strings (a task name, a file path) beside its tensors. Only a
-``.to`` on such an object prints it: certain. (``'NoneType' object has no attribute 'to'`` is something that
-returned None, not this.)
+``.to`` on such an object prints it: certain when the traceback shows the script's own ``.to``, likely otherwise (a
+library's loop). (``'NoneType' object has no attribute 'to'`` is something that returned None, not this.)
 """
 
 from __future__ import annotations
 
 import re
 
-from torchdoctor.explain.recognisers import Context, Hit, Recogniser, merged, on_ranks
+from torchdoctor.explain.recognisers import (
+    Context,
+    Hit,
+    Recogniser,
+    called_from_own_code,
+    library_call,
+    merged,
+    on_ranks,
+)
 
 CONTAINER = re.compile(r"'(?P<container>tuple|list|dict|str)' object has no attribute 'to'")
 
@@ -35,6 +43,16 @@ BATCH_NOT_TENSOR = Recogniser(
     anchors=("' object has no attribute 'to'",),
     match=CONTAINER,
     facts=(CONTAINER,),
+    # CPython raises it at the .to() itself, in whichever code holds it: the script's loop (certain when its
+    # traceback shows so), or a library's loop handed batches of another shape than it takes
+    confirm=called_from_own_code("torch"),
+    also=(
+        library_call(
+            "a library's training loop calling .to() on a batch item of another shape than it takes",
+            "make the dataset return what the library documents (a dict of tensors, its own batch type), or "
+            "update the library if its own collate leaves the container.",
+        ),
+    ),
     describe=_container,
 )
 

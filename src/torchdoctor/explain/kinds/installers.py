@@ -60,8 +60,10 @@ CONFLICT_ANCHORS = (
     "No solution found when resolving",
     "we can conclude that your requirements are unsatisfiable",
 )
-# printed for a package that has no usable version as well as for a conflict: likely alone
+# printed for a package that has no usable version as well as for a conflict: likely alone. conda's classic
+# solver (conda/resolve.py) says "Found conflicts!" before any UnsatisfiableError, whichever section that prints
 CONFLICT_GENERIC = (
+    "Found conflicts! Looking for incompatible packages",
     "LibMambaUnsatisfiableError",
     "Could not solve for environment specs",
     "No solution found when resolving",
@@ -83,12 +85,24 @@ CONTEXT = (
         "no matching distributions available",
         R(r"(?P<pip_no_distribution>no matching distributions available for your environment)"),
     ),
+    # conda/exceptions.py UnsatisfiableError prints a section per cause in one error: "incompatible with each
+    # other" (a conflict) beside "incompatible with the existing python installation" (no build for this Python)
+    # and "incompatible with your system" / "your CUDA driver" (virtual packages: __cuda, __glibc)
+    (
+        "incompatible with the existing python installation",
+        R(r"(?P<conda_python>incompatible with the existing python installation)"),
+    ),
+    ("incompatible with your ", R(r"(?P<conda_system>incompatible with your (?:system|CUDA driver))")),
+    ("__cuda", R(r"(?P<conda_cuda>::__cuda==[\d.]+|Your installed CUDA driver is: [\d.]+)")),
 )
 
 
 def conflict_decided(hits: list[Hit], ctx: Context) -> bool:
-    """Certain on a specific anchor, except pip's conflict when pip also says a package has no build at all."""
-    if "pip_no_distribution" in ctx.facts and any("resolver" in h.facts for h in hits):
+    """Certain on a specific anchor, except pip's conflict when pip also says a package has no build at all, and
+    conda's when its report also has a section on the Python or the system (the driver's CUDA)."""
+    if any(key in ctx.facts for key in ("pip_no_distribution", "conda_python", "conda_system")) and any(
+        "resolver" in h.facts for h in hits
+    ):
         return False
     return any(h.specific for h in hits)
 

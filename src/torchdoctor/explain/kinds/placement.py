@@ -18,7 +18,17 @@ from dataclasses import replace
 
 from torchdoctor.explain.kinds import cuda_errors, layer_types
 from torchdoctor.explain.kinds.tensor_misuse import OPERATOR_CALLER
-from torchdoctor.explain.recognisers import Alternative, Context, Hit, Recogniser, first, merged, on_ranks
+from torchdoctor.explain.recognisers import (
+    Alternative,
+    Context,
+    Hit,
+    Recogniser,
+    called_from_own_code,
+    first,
+    library_call,
+    merged,
+    on_ranks,
+)
 
 R = re.compile
 
@@ -305,6 +315,17 @@ CPU_TENSOR_NCCL = Recogniser(
         "accelerate:one-or-more-of-the-tensors",  # accelerate/utils/operations.py verify_operation
     ),
     facts=(R(r"One or more of the tensors passed to (?P<accelerate_op>[\w.]{1,80}) were not on the"),),
+    # ProcessGroupNCCL refuses the tensor whoever calls the collective: the script (through accelerate's own
+    # operations too: certain when its traceback shows so), or a library syncing its own state (a metric's)
+    confirm=called_from_own_code("torch", "accelerate"),
+    also=(
+        library_call(
+            "a library's code running the collective on tensors it keeps on the CPU (a metric's state, a "
+            "logger's value)",
+            "move what you hand it to the rank's GPU first, or give it its CPU/gloo option (a metric's "
+            "compute_on_cpu / process_group), or update it if its own state is on the CPU.",
+        ),
+    ),
     describe=_cpu_tensor,
 )
 
@@ -586,6 +607,16 @@ NONCONTIGUOUS_TENSOR = Recogniser(
     templates=(
         "torch_native:tensors-must-be-contiguous",
         "torch_cpp:input-tensor-has-to-be-contiguous",  # torch/csrc/distributed/c10d (gloo's collectives)
+    ),
+    # the process group refuses the tensor whoever runs the collective: the script or DDP on its model (certain
+    # when the traceback shows so), or a library gathering a transposed or sliced tensor of its own
+    confirm=called_from_own_code("torch"),
+    also=(
+        library_call(
+            "a library's code running the collective on a tensor it transposed or sliced",
+            "search its issues for the message and update it; a tensor your code hands it can be made "
+            "contiguous first (x.contiguous()).",
+        ),
     ),
     describe=_contiguous,
 )
@@ -952,6 +983,15 @@ PACK_LENGTHS_ON_GPU = Recogniser(
     anchors=("'lengths' argument should be a 1D CPU int64 tensor",),
     templates=("torch_native:pack-lengths-1d-cpu-int64",),
     facts=(R(r"'lengths' argument should be a 1D CPU int64 tensor, but got (?P<lengths_got>[^\n]{1,80})"),),
+    # the check refuses whoever calls pack_padded_sequence: the script (certain when its traceback shows so), or
+    # a library's RNN code written for torch before 1.7
+    confirm=called_from_own_code("torch"),
+    also=(
+        library_call(
+            "a library's RNN code written for torch before 1.7 passing the lengths on the GPU",
+            "update the library to a release made for torch 1.7 or later, or pin torch below 1.7 for it.",
+        ),
+    ),
     describe=_pack_lengths,
 )
 

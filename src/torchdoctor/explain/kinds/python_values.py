@@ -1,6 +1,6 @@
 """A tensor of several values used as a Python truth value, refused by torch's conversion (``aten/src/ATen/
-native/TensorCompare.cpp`` is_nonzero: "Boolean value of Tensor with more than one value is ambiguous"): printed
-for that cause alone, so certain. (NumPy given a tensor that requires grad, and a tensor of several values made a
+native/TensorCompare.cpp`` is_nonzero: "Boolean value of Tensor with more than one value is ambiguous"): certain
+when the traceback shows the condition in the script's own code, likely otherwise (a library's condition). (NumPy given a tensor that requires grad, and a tensor of several values made a
 number, are `tensor_misuse`'s `numpy_requires_grad` and `item_non_scalar`.)
 """
 
@@ -8,7 +8,14 @@ from __future__ import annotations
 
 import re
 
-from torchdoctor.explain.recognisers import Context, Hit, Recogniser, on_ranks
+from torchdoctor.explain.recognisers import (
+    Context,
+    Hit,
+    Recogniser,
+    called_from_own_code,
+    library_call,
+    on_ranks,
+)
 
 R = re.compile
 
@@ -29,6 +36,17 @@ TENSOR_IN_PYTHON_CONDITION = Recogniser(
     templates=("aten:boolean-value-of-tensor-more-than-one-value",),
     title="a tensor of several values in a Python condition",
     anchors=("Boolean value of Tensor with more than one value is ambiguous",),
+    # raised at the condition itself, in whichever code holds it: the script's (certain when its traceback shows
+    # so), or a library's given a tensor where it takes a number or a flag (torch's own functional.py checks
+    # on an argument count as the script's: the argument is the script's)
+    confirm=called_from_own_code("torch"),
+    also=(
+        library_call(
+            "a library's condition on a tensor it was handed where it takes a number or a flag",
+            "pass it a Python number (x.item()) or the value it documents, or update the library if its own "
+            "code builds that tensor.",
+        ),
+    ),
     describe=_condition,
 )
 

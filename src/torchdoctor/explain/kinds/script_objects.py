@@ -5,20 +5,30 @@ CPython raises these in a few fixed words, whatever library is around them:
 - "'tuple' object has no attribute 'backward'" (``Objects/object.c``, PyObject_GetAttr): ``loss.backward()`` on a
   loss that is a tuple, list, dict, str or a Python number, not a tensor: a loss function returning several values,
   values unpacked in another order than returned, a number taken with ``.item()`` or ``float()`` before
-  ``backward``. Only a ``.backward`` on such an object prints it: certain (``'NoneType'`` is something that
-  returned None, not this).
+  ``backward``. Only a ``.backward`` on such an object prints it: certain when the traceback shows the script's
+  own ``.backward``, likely in a library's loop (``'NoneType'`` is something that returned None, not this).
 - "'tuple' object has no attribute 'shape'" (the same function) with a tensor's method or attribute (``shape``,
   ``size``, ``dim``, ``argmax``, ``view``, ...): a model's output tuple used as one tensor, as a metric or a loss
   reads it. A batch that is a tuple prints the same: likely, ``batch_not_tensor`` named.
 - "'module' object is not callable" (``Objects/call.c``, _PyObject_MakeTpCall): a module called where the class or
-  function inside it was meant (``import Model`` then ``Model(...)`` for ``Model.Model``). Certain.
+  function inside it was meant (``import Model`` then ``Model(...)`` for ``Model.Model``). Certain when the
+  traceback shows the script's own call; a library's call is likely another package's release.
 """
 
 from __future__ import annotations
 
 import re
 
-from torchdoctor.explain.recognisers import Alternative, Context, Hit, Recogniser, merged, on_ranks
+from torchdoctor.explain.recognisers import (
+    Alternative,
+    Context,
+    Hit,
+    Recogniser,
+    called_from_own_code,
+    library_call,
+    merged,
+    on_ranks,
+)
 
 LOSS_CONTAINER = re.compile(
     r"'(?P<loss_type>tuple|list|dict|str|float|int)' object has no attribute 'backward'"
@@ -68,6 +78,17 @@ LOSS_NOT_TENSOR = Recogniser(
     anchors=("' object has no attribute 'backward'",),
     match=LOSS_CONTAINER,
     facts=(LOSS_CONTAINER,),
+    # CPython raises it at the .backward() itself, in whichever code holds it: the script's (certain when its
+    # traceback shows so), or a library's loop calling backward on what a step or a loss of its returned
+    confirm=called_from_own_code("torch"),
+    also=(
+        library_call(
+            "a library's loop calling backward() on what a training step or a loss function returned (a tuple "
+            "where the release it was written for returned the loss)",
+            "return the loss tensor from the step it calls (Lightning: the loss, or a dict with 'loss'), or pin the "
+            "release of the library whose loss function the code was written for.",
+        ),
+    ),
     describe=_loss,
 )
 
@@ -96,6 +117,16 @@ MODULE_CALLED_AS_CLASS = Recogniser(
     templates=("third_party:cpython-module-object-not-callable",),
     anchors=("'module' object is not callable",),
     match=MODULE_CALLED,
+    # raised at the call, in whichever code makes it: the script's (certain when its traceback shows so), or a
+    # library's calling a name that the installed release of another package made a module
+    confirm=called_from_own_code("torch"),
+    also=(
+        library_call(
+            "a library's code calling a name that the installed release of another package made a module",
+            "install the release of the package it was written for (its requirements pin it), or update the "
+            "library to one made for the installed release.",
+        ),
+    ),
     describe=_module_called,
 )
 

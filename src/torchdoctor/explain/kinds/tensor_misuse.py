@@ -1,6 +1,8 @@
 """A training script handing an operator a tensor of the wrong shape, layout, dtype or device.
 
-The messages are PyTorch's own checks on its arguments, each naming what it refused, so each is certain:
+The messages are PyTorch's own checks on its arguments, each naming what it refused, so each is certain (the
+``.view()`` and the NumPy ones when the traceback shows the script's own code making the call: a library's code
+reaches the same checks):
 
 - ``.view()`` on a tensor whose strides cannot describe the new shape (``aten/src/ATen/native/TensorShape.cpp``
   view_impl: "view size is not compatible with input tensor's size and stride ... Use .reshape(...) instead.";
@@ -36,7 +38,16 @@ from __future__ import annotations
 
 import re
 
-from torchdoctor.explain.recognisers import Alternative, Context, Hit, Recogniser, first, on_ranks
+from torchdoctor.explain.recognisers import (
+    Alternative,
+    Context,
+    Hit,
+    Recogniser,
+    called_from_own_code,
+    first,
+    library_call,
+    on_ranks,
+)
 
 R = re.compile
 
@@ -71,6 +82,16 @@ VIEW_NONCONTIGUOUS = Recogniser(
     templates=("torch_native:view-size-not-compatible", "torch_native:view-size-not-compatible-contiguous"),
     title=".view() on a non-contiguous tensor",
     anchors=("view size is not compatible with input tensor's",),
+    # TensorShape.cpp view_impl refuses the strides whoever calls .view(): the script, or a library's model code
+    # given a tensor laid out otherwise than it was written for (another torch's or another library's output)
+    confirm=called_from_own_code("torch"),
+    also=(
+        library_call(
+            "a library's code calling .view() on a tensor laid out otherwise than it was written for",
+            "search its issues for the message and update it (or pin the torch its release was tested with); "
+            "a tensor your code hands it can be made contiguous first (x.contiguous()).",
+        ),
+    ),
     describe=_view,
 )
 
@@ -283,6 +304,16 @@ LOSS_TARGET_DTYPE = Recogniser(
 )
 
 
+# the other reading of NumPy's refusals: a library converted the tensor (one handed to it where it takes arrays,
+# or a bug of its release that converts its own GPU tensors)
+_NUMPY_CALLER = library_call(
+    "a library's code converting a tensor to NumPy (a tensor handed to it where it takes arrays, or its own "
+    "release's bug)",
+    "hand it x.detach().cpu() (scikit-learn, matplotlib and pandas take arrays, not tensors), or update the "
+    "library if it converts its own tensors.",
+)
+
+
 def _to_numpy(hits: list[Hit], ctx: Context) -> tuple[str, str]:
     return (
         "a tensor still on the GPU was handed to NumPy (.numpy(), np.asarray, a NumPy function or a library "
@@ -298,6 +329,10 @@ CUDA_TENSOR_TO_NUMPY = Recogniser(
     templates=("torch_native:cuda-tensor-to-numpy", "torch_native:cuda-tensor-to-numpy-before-1-6"),
     title="a CUDA tensor handed to NumPy",
     anchors=("to numpy. Use Tensor.cpu() to copy the tensor to host memory first",),
+    # tensor_numpy.cpp tensor_to_numpy, reached from Tensor.numpy() and from Tensor.__array__ (torch/_tensor.py),
+    # which NumPy calls for whatever code converts the tensor: the script's own, or a library's
+    confirm=called_from_own_code("torch", "numpy"),
+    also=(_NUMPY_CALLER,),
     describe=_to_numpy,
 )
 
@@ -342,6 +377,9 @@ NUMPY_REQUIRES_GRAD = Recogniser(
         "Can't call numpy() on Tensor that requires grad",
         "Can't call numpy() on Variable that requires grad",
     ),
+    # the same tensor_to_numpy check, reached the same ways
+    confirm=called_from_own_code("torch", "numpy"),
+    also=(_NUMPY_CALLER,),
     describe=_numpy_grad,
 )
 

@@ -10,7 +10,17 @@ from __future__ import annotations
 import re
 
 from torchdoctor.explain.quote import quote
-from torchdoctor.explain.recognisers import Alternative, Context, Hit, Recogniser, first, merged, on_ranks
+from torchdoctor.explain.recognisers import (
+    Alternative,
+    Context,
+    Hit,
+    Recogniser,
+    called_from_own_code,
+    first,
+    library_call,
+    merged,
+    on_ranks,
+)
 
 R = re.compile
 
@@ -18,7 +28,7 @@ R = re.compile
 def _nan(hits: list[Hit], ctx: Context) -> tuple[str, str]:
     facts = merged(hits)
     if facts.get("min_scale"):
-        summary = "fp16 loss scale hit its minimum: the gradients overflowed at every scale (DeepSpeed)"
+        summary = "fp16 loss scale hit its minimum: the gradients held inf or NaN at every scale (DeepSpeed)"
         fix = (
             "Dynamic loss scaling kept halving the scale because every step overflowed, and gave up. In the "
             'DeepSpeed config, fp16 section: a static "loss_scale": 8 (or a larger "min_loss_scale" / '
@@ -119,6 +129,29 @@ NAN_OVERFLOW = Recogniser(
             r"iteration=?\s*\d+|Detected inf/nan during batch_number=\d+|"
             r"[Ll]oss['\"]?\s{0,2}(?:=|:|is)\s{0,2}(?:nan|NaN|inf(?:inity|inite)?)\b|"
             r"is non-finite|but found invalid values|input matrix contained non-finite values)"
+        ),
+    ),
+    # every one of these checks looks for a non-finite value, not for where it came from: anomaly mode's
+    # engine.cpp validate_outputs ("returned nan values in its Nth output") for any backward node, DeepSpeed's
+    # loss_scaler.py _has_inf_or_nan and clip_grad_norm_'s error_if_nonfinite for any gradient. An op at the edge
+    # of its domain (sqrt or a norm of 0, log of 0, 0/0) or NaN in the data prints the same lines in fp32 too;
+    # only a model trained in float16 as a whole (the log says so) makes the overflow the log's own reading
+    confirm=lambda hits, ctx: "pure_half" in ctx.facts,
+    also=(
+        Alternative(
+            "nan_at_zero",
+            "an operation at the edge of its domain (sqrt or a norm of 0, log of 0, a division by 0), NaN in fp32 "
+            "as well",
+            "Keep each input inside its op's domain: x.clamp(min=eps) before sqrt, log or a division, "
+            "torch.log(p + eps), (x.pow(2).sum(-1) + eps).sqrt() for a norm; with "
+            "torch.autograd.set_detect_anomaly(True) the first backward that returns NaN is named "
+            "(SqrtBackward0, LogBackward0, DivBackward0).",
+        ),
+        Alternative(
+            "bad_training_data",
+            "NaN or inf already in the data (a sample, a label, a feature normalised by a zero std)",
+            "Check each batch before the model: torch.isfinite(x).all() for inputs and targets (and the "
+            "dataset's normalisation statistics); fix or drop the samples that fail.",
         ),
     ),
     describe=_nan,
@@ -588,6 +621,17 @@ DDP_MODULE_ATTRIBUTE = Recogniser(
     templates=("torch:object-has-no-attribute",),
     facts=(
         R(r"'(?P<wrapper>(?:Distributed)?DataParallel)' object has no attribute '(?P<attribute>\w{1,100})'"),
+    ),
+    # torch/nn/modules/module.py Module.__getattr__ raises it for whatever code reads the attribute: the
+    # script's own (certain when its traceback shows so), or a library handed the wrapper where it reads the
+    # bare model's attributes (model.config, model.generate)
+    confirm=called_from_own_code("torch"),
+    also=(
+        library_call(
+            "a library's code reading the model's attribute on the wrapper it was handed",
+            "hand it the bare model (model.module, accelerator.unwrap_model(model)) or let the library wrap it "
+            "itself (a Trainer wraps in DDP on its own), or update the library if its own code wrapped it.",
+        ),
     ),
     describe=_module_attribute,
 )

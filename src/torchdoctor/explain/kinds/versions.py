@@ -560,6 +560,13 @@ DEPENDENCY_VERSION = Recogniser(
             "platform; then choose a Python or a release that has one.",
             when=("resolver",),
         ),
+        Alternative(
+            "driver_too_old",
+            "the NVIDIA driver's CUDA version (conda's __cuda) below the one a package's build needs",
+            "nvidia-smi's 'CUDA Version' is the newest CUDA the driver runs: install builds for a CUDA at or below "
+            "it (pytorch-cuda=<that version>, a cudatoolkit pin), or update the driver.",
+            when=("conda_cuda",),
+        ),
     ),
     describe=_dependency,
 )
