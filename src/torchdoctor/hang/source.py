@@ -125,22 +125,34 @@ class Condition(NamedTuple):
 def rank_condition(file: str, line: int) -> Condition | None:
     """The innermost ``if``/``while`` around ``file:line`` whose test tells ranks apart (``if rank == 0:``,
     ``if self.gpu_id == 0:``), when this machine has the file."""
+    found = None
+    for start, end, else_from, code, few in _rank_branches(file):
+        if start < line <= end and (found is None or start > found.line):
+            in_else = else_from is not None and else_from <= line
+            found = Condition(start, code, in_else, None if few is None else few != in_else)
+    return found
+
+
+@functools.lru_cache(maxsize=64)  # every rank's calls ask about the same file, line after line
+def _rank_branches(file: str) -> tuple[tuple[int, int, int | None, str, bool | None], ...]:
+    """The file's ``if``/``while`` statements whose test names the rank: (line, last line, first line of its
+    ``else``, the line's code, whether the test is true on few ranks), found in one walk of its tree."""
     parsed = _parsed(file)
     if parsed is None:
-        return None
+        return ()
     source, tree = parsed
     lines = source.splitlines()
-    found = None
+    branches = []
     for node in ast.walk(tree):
-        if isinstance(node, (ast.If, ast.While)) and node.lineno < line <= (node.end_lineno or node.lineno):
-            test = ast.get_source_segment(source, node.test) or ""
-            if RANK_WORDS.search(test) and (found is None or node.lineno > found[0]):
-                in_else = bool(node.orelse) and node.orelse[0].lineno <= line
-                few = _taken_by_few(node.test)
-                if few is not None and in_else:
-                    few = not few
-                found = Condition(node.lineno, lines[node.lineno - 1].strip(), in_else, few)
-    return found
+        if isinstance(node, (ast.If, ast.While)) and RANK_WORDS.search(
+            ast.get_source_segment(source, node.test) or ""
+        ):
+            else_from = node.orelse[0].lineno if node.orelse else None
+            code = lines[node.lineno - 1].strip()
+            branches.append(
+                (node.lineno, node.end_lineno or node.lineno, else_from, code, _taken_by_few(node.test))
+            )
+    return tuple(branches)
 
 
 def _taken_by_few(test: ast.expr) -> bool | None:
