@@ -56,3 +56,49 @@ def test_a_mismatch_of_operations_stays_rank_divergence():
         explained("Cannot apply desired operation due to device mismatches.\n").id
         != "log.gathered_shapes_differ"
     )
+
+
+BATCH = (
+    "AssertionError: Check batch related parameters. train_batch_size is not equal to micro_batch_per_gpu * "
+    "gradient_acc_step * world_size {} != {} * {} * {}\n"
+)
+
+
+def test_a_batch_a_whole_factor_above_deepspeeds_world_is_also_the_trainers_auto_fill():
+    # deepspeed/runtime/config.py: the world size is the data-parallel one (divided by sequence_parallel_size, or
+    # mpu's); transformers' trainer_config_process and accelerate before 1.12 fill "auto" from every process
+    found = likely_with(BATCH.format(64, 4, 2, "4.0"), "deepspeed_config_mismatch", "log.library_version_bug")
+    assert "sequence_parallel_size" in found.fix
+    # not a whole factor: no fill multiplies to it, the config's own numbers are wrong
+    certain(BATCH.format(30, 4, 2, 4), "deepspeed_config_mismatch")
+    # at world size 1 the launcher's reading is named, not the fill's
+    found = likely_with(
+        BATCH.format(64, 4, 2, 1), "deepspeed_config_mismatch", "log.not_launched_distributed"
+    )
+    assert "log.library_version_bug" not in found.details["alternatives"]
+
+
+TF32 = "ValueError: --tf32 requires Ampere or a newer GPU arch, cuda>=11 and torch>=1.7\n"
+FSDP_CPU = (
+    "ValueError: The strategy `fsdp` requires a GPU accelerator, but received `accelerator='cpu'`. Please set "
+    "`accelerator='cuda'`, `accelerator='gpu'`, or pass a `CUDAAccelerator()` instance to use FSDP.\n"
+)
+
+
+def test_refusals_a_machine_without_a_visible_gpu_prints_too_name_it():
+    # transformers' is_torch_tf32_available() is False without torch.cuda.is_available() or with a CPU / ROCm build;
+    # Lightning resolves accelerator="auto" to the CPU before it refuses FSDP there
+    found = likely_with(TF32, "trainer_arguments", "log.cuda_unavailable")
+    assert "torch.version.cuda" in found.fix
+    certain("|   0  Tesla V100-SXM2-16GB           On  |\n" + TF32, "trainer_arguments")
+    likely_with(FSDP_CPU, "trainer_arguments", "log.cuda_unavailable")
+    # the near misses: an Ampere GPU named does not confirm a pre-Ampere one; a TPU asked for is the argument
+    likely_with("GPU 0: NVIDIA A100-SXM4-80GB\n" + TF32, "trainer_arguments", "log.cuda_unavailable")
+    certain(FSDP_CPU.replace("'cpu'", "'tpu'"), "trainer_arguments")
+    certain("ValueError: Trainer: training requires a train_dataset.\n", "trainer_arguments")
+
+
+def test_an_integer_world_keeps_the_batch_check_certain():
+    # the near miss: 64 = 4 x 2 x 4 x 2 with an integer world is the processes' own count (or Megatron's mpu), not
+    # the sequence-parallel division, so the config's numbers are the user's
+    certain(BATCH.format(64, 4, 2, 4), "deepspeed_config_mismatch")

@@ -198,6 +198,7 @@ CONTEXT_FACTS: tuple[tuple[str, re.Pattern], ...] = (
     *image_channels.CONTEXT,
     *schedulers.CONTEXT,
     *train.CONTEXT,
+    *trainer_arguments.CONTEXT,
     *api_members.CONTEXT,  # the installed release a log states (pip freeze, collect_env)
     ("--local_rank=", re.compile(r"'(?P<injected_local_rank>--local_rank=\d+)'")),
     (
