@@ -102,3 +102,19 @@ def test_an_integer_world_keeps_the_batch_check_certain():
     # the near miss: 64 = 4 x 2 x 4 x 2 with an integer world is the processes' own count (or Megatron's mpu), not
     # the sequence-parallel division, so the config's numbers are the user's
     certain(BATCH.format(64, 4, 2, 4), "deepspeed_config_mismatch")
+
+
+NO_LOSS = (
+    "ValueError: The model did not return a loss from the inputs, only the following keys: "
+    "last_hidden_state,past_key_values. For reference, the inputs it received are {}.\n"
+)
+
+
+def test_a_model_that_got_labels_and_returned_no_loss_is_the_models_class_not_the_batch():
+    # transformers/trainer.py compute_loss lists the inputs: labels among them rule the batch's reading out
+    found = certain(NO_LOSS.format("input_ids,attention_mask,labels"), "trainer_arguments")
+    assert "AutoModelForCausalLM" in found.fix and "collator" not in found.fix
+    found = certain(NO_LOSS.format("input_ids,attention_mask"), "trainer_arguments")
+    assert "collator" in found.fix
+    # the near miss: a column merely named like it (label_ids) is not the labels the model takes
+    assert "collator" in explained(NO_LOSS.format("input_ids,label_ids")).fix

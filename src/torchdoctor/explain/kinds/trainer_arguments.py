@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 
 from torchdoctor.explain.kinds.refusal_table import describe_refusal, refusal_pattern
-from torchdoctor.explain.recognisers import Alternative, Context, Hit, Recogniser
+from torchdoctor.explain.recognisers import Alternative, Context, Hit, Recogniser, first
 
 R = re.compile
 
@@ -515,6 +515,25 @@ PRE_AMPERE = R(
 CONTEXT = tuple((literal, PRE_AMPERE) for literal in ("V100", "T4", "P100", "K80", "GeForce", "capability"))
 
 
+_REFUSAL = describe_refusal(REFUSALS, "the training framework refused its arguments", message="refusal")
+
+
+def _refusal_or_model_without_loss(hits: list[Hit], ctx: Context) -> tuple[str, str]:
+    """The refusal's row; for trainer.py's compute_loss "did not return a loss", which lists the inputs the model
+    received, the model's own reading where a 'labels' input was among them (the labels reached it, no loss came
+    back: a class without a task head, or a forward() that does not compute one)."""
+    summary, fix = _REFUSAL(hits, ctx)
+    inputs = first(hits, "loss_inputs", "")
+    if "labels" in inputs.split(","):
+        fix = (
+            "The model was given labels and still returned no loss: the class has no task head (AutoModel / "
+            "a *Model base class) or its forward() does not compute one. Load the task's class "
+            "(AutoModelForCausalLM, AutoModelForSequenceClassification, ...), or have a custom forward() return "
+            "{'loss': ..., 'logits': ...} (or pass compute_loss_func= / override Trainer.compute_loss)."
+        )
+    return summary, fix
+
+
 TRAINER_ARGUMENTS = Recogniser(
     kind="trainer_arguments",
     title="Trainer / Accelerator / Fabric arguments refused",
@@ -523,6 +542,9 @@ TRAINER_ARGUMENTS = Recogniser(
     facts=(
         refusal_pattern(REFUSALS),
         R(r"(?P<tf32_refused>--tf32 requires Ampere)"),
+        R(
+            r"did not return a loss from the inputs.{0,400}?the inputs it received are (?P<loss_inputs>[\w,]{1,400})"
+        ),
         R(r"(?P<fsdp_on_cpu>requires a GPU accelerator, but received `?accelerator=['\"]?(?:cpu|mps)\b)"),
     ),
     confirm=_stated_by_the_argument,
@@ -537,7 +559,7 @@ TRAINER_ARGUMENTS = Recogniser(
             when=_NO_GPU_READINGS,
         ),
     ),
-    describe=describe_refusal(REFUSALS, "the training framework refused its arguments", message="refusal"),
+    describe=_refusal_or_model_without_loss,
 )
 
 RECOGNISERS = (TRAINER_ARGUMENTS,)
