@@ -118,3 +118,30 @@ def test_a_model_that_got_labels_and_returned_no_loss_is_the_models_class_not_th
     assert "collator" in found.fix
     # the near miss: a column merely named like it (label_ids) is not the labels the model takes
     assert "collator" in explained(NO_LOSS.format("input_ids,label_ids")).fix
+
+
+NO_GROUP = "RuntimeError: Default process group has not been initialized, please make sure to call init_process_group.\n"
+SYNCBN_FORWARD = (
+    "Traceback (most recent call last):\n"
+    '  File "/home/ana/project/train.py", line 88, in <module>\n'
+    "    out = model(x)\n"
+    '  File "/opt/conda/lib/python3.8/site-packages/torch/nn/modules/batchnorm.py", line 731, in forward\n'
+    "    world_size = torch.distributed.get_world_size(process_group)\n"
+    '  File "/opt/conda/lib/python3.8/site-packages/torch/distributed/distributed_c10d.py", line 711, in '
+    "get_world_size\n"
+    "    return _get_group_size(group)\n"
+)
+
+
+def test_no_process_group_beside_a_syncbn_is_syncbns_only_where_its_forward_asked():
+    # torch/nn/modules/batchnorm.py: 2.x checks torch.distributed.is_initialized() before it asks for the world
+    # size (and runs as BatchNorm without a group); 1.x and apex asked in SyncBatchNorm.forward
+    config = "norm_cfg = dict(type='SyncBN', requires_grad=True)\n"
+    found = likely_with(config + NO_GROUP, "syncbn_misuse", "log.not_launched_distributed")
+    assert "torchrun" in found.fix
+    certain(SYNCBN_FORWARD + NO_GROUP, "syncbn_misuse")
+    certain(config + SYNCBN_FORWARD + NO_GROUP, "syncbn_misuse")
+    # SyncBN's own GPU-only refusal has one cause
+    certain("ValueError: SyncBatchNorm expected input tensor to be on GPU\n", "syncbn_misuse")
+    # the near miss: without SyncBN anywhere, no process group is a run no launcher started
+    assert explained(NO_GROUP).id == "log.not_launched_distributed"
