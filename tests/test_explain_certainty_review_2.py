@@ -145,3 +145,18 @@ def test_no_process_group_beside_a_syncbn_is_syncbns_only_where_its_forward_aske
     certain("ValueError: SyncBatchNorm expected input tensor to be on GPU\n", "syncbn_misuse")
     # the near miss: without SyncBN anywhere, no process group is a run no launcher started
     assert explained(NO_GROUP).id == "log.not_launched_distributed"
+
+
+def test_the_cuda_runtimes_out_of_memory_is_likely_the_gpu_other_processes_filled():
+    # C10_CUDA_CHECK's "CUDA error: out of memory" is cudaErrorMemoryAllocation outside the caching allocator
+    # (which words its own "CUDA out of memory. Tried to allocate"): a context on a GPU others already filled
+    runtime = "RuntimeError: CUDA error: out of memory\n"
+    found = likely_with(runtime, "cuda_oom", "log.gpu_selection")
+    assert "set_device" in found.fix
+    # the near miss: the allocator's own message, one process on the GPU, keeps its certainty
+    allocator = (
+        "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total capacity of "
+        "79.15 GiB of which 1.20 GiB is free. Process 3112 has 77.90 GiB memory in use.\n"
+    )
+    certain(allocator, "cuda_oom")
+    certain(allocator + runtime, "cuda_oom")
