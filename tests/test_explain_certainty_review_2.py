@@ -11,21 +11,7 @@ it, alone (likely, the other reading named), and beside the fact that rules the 
 
 from __future__ import annotations
 
-from explaining import explained
-
-
-def likely_with(text: str, kind: str, other: str):
-    found = explained(text)
-    assert found.id == f"log.{kind}" and found.details["confidence"] == "likely", found.summary
-    assert other in found.details["alternatives"], found.details["alternatives"]
-    return found
-
-
-def certain(text: str, kind: str):
-    found = explained(text)
-    assert found.id == f"log.{kind}" and found.details["confidence"] == "certain", found.summary
-    return found
-
+from explaining import certain, explained, likely_with
 
 SHAPES = (
     "accelerate.utils.operations.DistributedOperationException: Cannot apply desired operation due to shape "
