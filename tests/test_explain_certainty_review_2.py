@@ -76,7 +76,8 @@ def test_refusals_a_machine_without_a_visible_gpu_prints_too_name_it():
     # Lightning resolves accelerator="auto" to the CPU before it refuses FSDP there
     found = likely_with(TF32, "trainer_arguments", "log.cuda_unavailable")
     assert "torch.version.cuda" in found.fix
-    certain("|   0  Tesla V100-SXM2-16GB           On  |\n" + TF32, "trainer_arguments")
+    found = certain("|   0  Tesla V100-SXM2-16GB           On  |\n" + TF32, "trainer_arguments")
+    assert "drop --tf32" in found.fix
     likely_with(FSDP_CPU, "trainer_arguments", "log.cuda_unavailable")
     # the near misses: an Ampere GPU named does not confirm a pre-Ampere one; a TPU asked for is the argument
     likely_with("GPU 0: NVIDIA A100-SXM4-80GB\n" + TF32, "trainer_arguments", "log.cuda_unavailable")
