@@ -33,6 +33,22 @@ def explained(text: str):
     return found
 
 
+def likely_with(text: str, kind: str, other: str):
+    """The lead finding on ``text``: asserted to be ``kind``, only likely, with ``other`` among its other
+    readings."""
+    found = explained(text)
+    assert found.id == f"log.{kind}" and found.details["confidence"] == "likely", found.summary
+    assert other in found.details["alternatives"], found.details["alternatives"]
+    return found
+
+
+def certain(text: str, kind: str):
+    """The lead finding on ``text``: asserted to be ``kind``, certain."""
+    found = explained(text)
+    assert found.id == f"log.{kind}" and found.details["confidence"] == "certain", found.summary
+    return found
+
+
 def called_from(path: str, code: str, message: str, error: str = "TypeError") -> str:
     """A traceback whose innermost frame, in ``path``, runs ``code`` and raises ``error: message`` (the project's
     train.py calls it)."""

@@ -312,13 +312,6 @@ CASES = [
         ["--metric_for_best_model"],
     ),
     (
-        "transformers:tf32-requires-ampere-or-newer-gpu",
-        (),
-        "ValueError",
-        "trainer_arguments",
-        ["drop --tf32"],
-    ),
-    (
         "accelerate:unknown-mixed-precision-mode-choose-between",
         ("fp32", "['no', 'fp8', 'fp16', 'bf16']"),
         "ValueError",
@@ -515,8 +508,15 @@ TABLES = (
 _PLACEHOLDER = re.compile(r"\{[^{}]*\}")
 
 
+# a line that a second cause prints too, certain only beside the fact that rules it out
+# (test_explain_certainty_review_2.py): --tf32's refusal is also what a torch that sees no CUDA GPU prints
+LIKELY_ALONE = {"transformers:tf32-requires-ampere-or-newer-gpu"}
+
+
 @pytest.mark.parametrize(
-    ("kind", "ident"), [(kind, ident) for kind, idents in TABLES for ident in idents], ids=lambda v: v
+    ("kind", "ident"),
+    [(kind, ident) for kind, idents in TABLES for ident in idents if ident not in LIKELY_ALONE],
+    ids=lambda v: v,
 )
 def test_every_cited_template_is_read_as_its_kind(kind, ident):
     # each placeholder a value of the kind sources put there (a count), the line raised as the sources raise it

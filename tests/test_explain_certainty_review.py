@@ -22,7 +22,7 @@ likely now, the other reading named), and beside the fact that rules the other r
 from __future__ import annotations
 
 import pytest
-from explaining import explained, template
+from explaining import certain, explained, likely_with, template
 
 SITE = "/opt/conda/lib/python3.10/site-packages"
 
@@ -37,19 +37,6 @@ def traceback(*frames: tuple[str, str], error: str) -> str:
     for number, (path, code) in enumerate(frames, start=1):
         lines += [f'  File "{path}", line {40 + number}, in f{number}', f"    {code}"]
     return "\n".join([*lines, error]) + "\n"
-
-
-def likely_with(text: str, kind: str, other: str):
-    found = explained(text)
-    assert found.id == f"log.{kind}" and found.details["confidence"] == "likely", found.summary
-    assert other in found.details["alternatives"], found.details["alternatives"]
-    return found
-
-
-def certain(text: str, kind: str):
-    found = explained(text)
-    assert found.id == f"log.{kind}" and found.details["confidence"] == "certain", found.summary
-    return found
 
 
 TORCH = f"{SITE}/torch"

@@ -35,6 +35,7 @@ from torchdoctor.explain.kinds import (
     dtypes,
     environment,
     fsdp_config,
+    gather_shapes,
     gpu_faults,
     gpus,
     image_channels,
@@ -109,6 +110,7 @@ RECOGNISERS: tuple[Recogniser, ...] = (
     *ray_cluster.RECOGNISERS,
     *process_group_args.RECOGNISERS,
     *collective_args.RECOGNISERS,
+    *gather_shapes.RECOGNISERS,
     *train.RECOGNISERS,
     *datasets.RECOGNISERS,
     *arrow_tables.RECOGNISERS,
@@ -177,6 +179,13 @@ CONTEXT_FACTS: tuple[tuple[str, re.Pattern], ...] = (
     ("NCCL version", re.compile(r"NCCL version (?P<nccl_version>\d[\w.+]*)")),
     # evidence a recogniser's confidence depends on, wherever the log states it
     ("SyncB", re.compile(r"(?P<saw_syncbn>SyncBatchNorm|SyncBN)")),
+    # SyncBatchNorm in a traceback: its forward's code line (torch 1.x, apex ask for the world size without a
+    # group), or a frame of a function named so (mmcv's norm.py)
+    (
+        "get_world_size(process_group)",
+        re.compile(r"(?P<syncbn_forward>world_size = torch\.distributed\.get_world_size\(process_group\))"),
+    ),
+    (", in SyncBatchNorm", re.compile(r"(?P<syncbn_forward>, in SyncBatchNorm\b)")),
     # another vendor's accelerator: its extension runs on torch's CPU build (cuda.py's cuda_unavailable)
     *((name, re.compile(rf"(?P<other_accelerator>\b{name}\b)")) for name in cuda.OTHER_ACCELERATORS),
     *autograd.CONTEXT,
@@ -196,6 +205,7 @@ CONTEXT_FACTS: tuple[tuple[str, re.Pattern], ...] = (
     *image_channels.CONTEXT,
     *schedulers.CONTEXT,
     *train.CONTEXT,
+    *trainer_arguments.CONTEXT,
     *api_members.CONTEXT,  # the installed release a log states (pip freeze, collect_env)
     ("--local_rank=", re.compile(r"'(?P<injected_local_rank>--local_rank=\d+)'")),
     (

@@ -213,6 +213,7 @@ CUDA_OOM = Recogniser(
     ),
     facts=(
         R(r"(?P<cudnn_alloc>CUDNN_STATUS_ALLOC_FAILED)"),
+        R(r"(?P<runtime_oom>CUDA error: out of memory)"),
         R(r"Tried to allocate " + _size("request")),
         R(r"\(GPU (?P<gpu>\d+); " + _size("total") + r" total capacity"),
         R(r"; " + _size("allocated") + r" already allocated"),
@@ -241,9 +242,15 @@ CUDA_OOM = Recogniser(
     ),
     # the allocator lists every process on the GPU: two or more others beside this one are the job's ranks on
     # one GPU as often as other jobs, and ranks that share a GPU is a cause of its own (a rank's device choice)
-    # cuDNN's allocation failure is "usually" its cudaMalloc (cuDNN's docs), so alone it is only likely
+    # cuDNN's allocation failure is "usually" its cudaMalloc (cuDNN's docs), so alone it is only likely.
+    # "CUDA error: out of memory" is not the caching allocator's (CUDACachingAllocator words its own "CUDA out of
+    # memory. Tried to allocate"): it is C10_CUDA_CHECK's text for cudaErrorMemoryAllocation from a call outside
+    # it, most often the CUDA context a process creates on a GPU other processes (the job's ranks without a
+    # device of their own, another job) already filled — only likely alone, the ranks' GPU choice named
     confirm=lambda hits, ctx: (
-        len(_sharers(hits, ctx)) < 2 and not all("cudnn_alloc" in h.facts for h in hits)
+        len(_sharers(hits, ctx)) < 2
+        and not all("cudnn_alloc" in h.facts for h in hits)
+        and not all("runtime_oom" in h.facts for h in hits)
     ),
     also=(
         Alternative(
@@ -259,7 +266,7 @@ CUDA_OOM = Recogniser(
             "Each rank uses the GPU of its LOCAL_RANK: torch.cuda.set_device(int(os.environ['LOCAL_RANK'])) "
             "before building the model; check CUDA_VISIBLE_DEVICES and the launcher's process count against "
             "the GPUs (nvidia-smi shows which processes sit on which GPU).",
-            when=("processes",),
+            when=("processes", "runtime_oom"),
         ),
     ),
     describe=_oom,

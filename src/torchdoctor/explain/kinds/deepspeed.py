@@ -291,9 +291,25 @@ def _config_mismatch(hits: list[Hit], ctx: Context) -> tuple[str, str]:
 _TWO_CAUSES = ("world_size_one", "direct_backward", "not_cuda_accelerator")
 
 
+def _batch_for_every_process(facts: dict) -> bool:
+    """Whether train_batch_size is the other three times a whole factor above 1: the batch a Trainer or accelerate
+    fills for "auto" from every process (transformers' trainer_config_process: args.world_size x micro x
+    accumulation; accelerate before 1.12 num_processes x ...), which DeepSpeed 0.17+ checks against the
+    data-parallel ranks only: runtime/config.py divides the world size by the config's sequence_parallel_size
+    (a float, printed "4.0"; an integer world is the processes' own count or Megatron's mpu, the user's numbers)."""
+    if "train_batch" not in facts or "divided_world" not in facts:
+        return False
+    per_world = int(facts["micro_batch"]) * int(facts["grad_acc"]) * int(facts["world_size"])
+    return (
+        per_world > 0 and int(facts["train_batch"]) % per_world == 0 and int(facts["train_batch"]) > per_world
+    )
+
+
 def _one_cause(hits: list[Hit], ctx: Context) -> bool:
     """Certain unless every hit is a refusal that two causes print (only lowers the anchors' certainty)."""
-    return not all(any(key in h.facts for key in _TWO_CAUSES) for h in hits)
+    return not all(
+        any(key in h.facts for key in _TWO_CAUSES) or _batch_for_every_process(h.facts) for h in hits
+    )
 
 
 _one_cause.lowers_only = True  # type: ignore[attr-defined]  # docs/catalog.md: the anchors decide
@@ -381,6 +397,7 @@ DEEPSPEED_CONFIG_MISMATCH = Recogniser(
     facts=(
         R(r"(?P<train_batch>\d+) != (?P<micro_batch>\d+) \* (?P<grad_acc>\d+) \* (?P<world_size>\d+)"),
         R(r"\d+ != \d+ \* \d+ \* (?P<world_size_one>1)(?!\d)"),
+        R(r"\d+ != \d+ \* \d+ \* (?P<divided_world>\d+\.0)\b"),
         R(r"(?P<direct_backward>Direct calls to tensor\.backward\(\) are not supported)"),
         R(r"only supported on CUDA GPUs but `(?P<not_cuda_accelerator>\w{1,40})` is used"),
         R(
@@ -422,6 +439,16 @@ DEEPSPEED_CONFIG_MISMATCH = Recogniser(
             "train.py (or torchrun --nproc_per_node <N>, accelerate launch), so that every process sees the job's "
             "world size; the config's batch sizes then add up.",
             when=("world_size_one",),
+        ),
+        Alternative(
+            "library_version_bug",
+            'a batch the HF Trainer or accelerate filled in for "auto" from every process, while DeepSpeed '
+            "counts the data-parallel ranks only (sequence, tensor or pipeline parallel)",
+            'If the DeepSpeed JSON says "auto" and the job splits sequences, tensors or layers across ranks, '
+            "the number of processes it multiplied by is not DeepSpeed's data-parallel world: write "
+            "train_batch_size = micro batch x accumulation x (processes / sequence_parallel_size) yourself, or "
+            "upgrade accelerate to 1.12+ (it divides by the sequence-parallel size).",
+            when=("divided_world",),
         ),
         Alternative(
             "dependency_version",

@@ -584,8 +584,24 @@ SYNCBN_MISUSE = Recogniser(
         ),
     ),
     # "Default process group ..." is any distributed call without init: SyncBN only when the log shows it
-    requires=("saw_syncbn",),
+    requires=("saw_syncbn", "syncbn_forward"),
     absorbs=("not_launched_distributed",),
+    # and even then the call may be another's: SyncBatchNorm.forward asks for the world size without a process
+    # group only in torch 1.x (torch/nn/modules/batchnorm.py: 2.x checks torch.distributed.is_initialized() first
+    # and runs as plain BatchNorm), so a SyncBN named anywhere in the log beside it is likely, the script's own
+    # distributed call (DistributedSampler, get_rank, DDP) without a launcher named; certain with SyncBN's forward
+    # in the traceback, or on its GPU-only refusals
+    confirm=lambda hits, ctx: "syncbn_forward" in ctx.facts or any("syncbn_device" in h.facts for h in hits),
+    also=(
+        Alternative(
+            "not_launched_distributed",
+            "another distributed call of the script (a DistributedSampler, dist.get_rank(), DDP) in a run no "
+            "launcher started",
+            "If the traceback ends in the script's own call rather than in SyncBatchNorm.forward (torch 2.x runs "
+            "SyncBN as BatchNorm without a process group), start the run with torchrun --nproc_per_node=N, or guard "
+            "the call with torch.distributed.is_initialized().",
+        ),
+    ),
     describe=_syncbn,
 )
 

@@ -351,7 +351,8 @@ def _divergence(hits: list[Hit], ctx: Context) -> tuple[str, str]:
 
 RANK_DIVERGENCE = Recogniser(
     # torch c10d ProcessGroupWrapper (TORCH_DISTRIBUTED_DEBUG=DETAIL), DDP's model verification,
-    # NCCL init.cc / net_ib.cc / enqueue mismatch warnings, gloo pair.cc, accelerate's debug mode
+    # NCCL init.cc / net_ib.cc / enqueue mismatch warnings, gloo pair.cc (accelerate's shape check is
+    # gather_shapes: its ranks all joined the same exchange)
     kind="rank_divergence",
     templates=(
         "torch_cpp:detected-mismatch-between-collectives-on-ranks",
@@ -362,7 +363,6 @@ RANK_DIVERGENCE = Recogniser(
         "nccl:net-ib-req-tag-peer-collective",
         "nccl:message-truncated-received-bytes-instead-of",
         "nccl:net-socket-peer-message-truncated-receiving",
-        "accelerate:cannot-apply-desired-operation-due-to",
         # torch/distributed/fsdp/_exec_order_utils.py (TORCH_DISTRIBUTED_DEBUG=INFO/DETAIL): FSDP's all-gathers
         # checked across ranks on the first iteration
         "torch:forward-order-differs-across-ranks",
@@ -379,7 +379,6 @@ RANK_DIVERGENCE = Recogniser(
         "op.preamble.length <= op.nbytes",
         "Message truncated : received",
         "message truncated : receiving",
-        "due to shape mismatches",
         "Forward order differs across ranks",
         "is all-gathering ",
     ),

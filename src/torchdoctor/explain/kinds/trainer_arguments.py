@@ -4,15 +4,20 @@
 (``trainer/connectors/accelerator_connector.py``, ``checkpoint_connector.py``, ``data_connector.py``,
 ``loops/``, ``strategies/``).
 
-Each message names the argument it refuses and what it needs instead, and only that argument prints it: certain.
+Each message names the argument it refuses and what it needs instead, and only that argument prints it: certain
+(but for --tf32 and Lightning's FSDP on a CPU accelerator, which a machine whose torch sees no CUDA GPU prints too).
 (The DeepSpeed and FSDP settings these frameworks refuse are ``deepspeed_config_mismatch`` and
 ``fsdp_config_mismatch``; a missing package is ``dependency_version``.)
 """
 
 from __future__ import annotations
 
+import re
+
 from torchdoctor.explain.kinds.refusal_table import describe_refusal, refusal_pattern
-from torchdoctor.explain.recognisers import Recogniser
+from torchdoctor.explain.recognisers import Alternative, Context, Hit, Recogniser, first
+
+R = re.compile
 
 _EVAL_STEPS = (
     "With eval_strategy / save_strategy / logging_strategy 'steps', give the matching --eval_steps / --save_steps / "
@@ -482,13 +487,79 @@ TEMPLATES: tuple[str, ...] = (
 )
 
 
+# Two refusals that a machine where torch sees no CUDA GPU prints as well as the argument they name: transformers'
+# training_args.py raises "--tf32 requires Ampere ..." whenever is_torch_tf32_available() is False, which it is for
+# torch.cuda.is_available() False or torch.version.cuda None (a CPU or ROCm build) before it looks at the GPU's
+# arch; Lightning's accelerator_connector.py resolves accelerator="auto" to "cpu" (or "mps") when no CUDA GPU is
+# visible, and only then _check_strategy_and_fallback refuses FSDP on it. A pre-Ampere GPU the log names confirms
+# the tf32 reading; the Lightning one stays likely (the message prints the resolved flag, not the one passed).
+_NO_GPU_READINGS = ("tf32_refused", "fsdp_on_cpu")
+
+
+def _stated_by_the_argument(hits: list[Hit], ctx: Context) -> bool:
+    """Certain unless every hit is one of the refusals a machine without a visible CUDA GPU prints too."""
+    return not all(
+        any(key in h.facts for key in _NO_GPU_READINGS)
+        and not ("tf32_refused" in h.facts and "pre_ampere_gpu" in ctx.facts)
+        for h in hits
+    )
+
+
+_stated_by_the_argument.lowers_only = True  # type: ignore[attr-defined]  # docs/catalog.md: the anchors decide
+
+# a GPU older than Ampere (compute capability below 8), named by nvidia-smi, torch or the user
+PRE_AMPERE = R(
+    r"(?P<pre_ampere_gpu>\b(?:Tesla |NVIDIA )?(?:V100|T4|P100|P40|K80|K40|M60|M40)\b|GeForce (?:GTX \d{3,4}|RTX 20\d0)"
+    r"|compute capability [3-7]\.\d|capability:? \(?[3-7], ?\d\)?)"
+)
+CONTEXT = tuple((literal, PRE_AMPERE) for literal in ("V100", "T4", "P100", "K80", "GeForce", "capability"))
+
+
+_REFUSAL = describe_refusal(REFUSALS, "the training framework refused its arguments", message="refusal")
+
+
+def _refusal_or_model_without_loss(hits: list[Hit], ctx: Context) -> tuple[str, str]:
+    """The refusal's row; for trainer.py's compute_loss "did not return a loss", which lists the inputs the model
+    received, the model's own reading where a 'labels' input was among them (the labels reached it, no loss came
+    back: a class without a task head, or a forward() that does not compute one)."""
+    summary, fix = _REFUSAL(hits, ctx)
+    inputs = first(hits, "loss_inputs", "")
+    if "labels" in inputs.split(","):
+        fix = (
+            "The model was given labels and still returned no loss: the class has no task head (AutoModel / "
+            "a *Model base class) or its forward() does not compute one. Load the task's class "
+            "(AutoModelForCausalLM, AutoModelForSequenceClassification, ...), or have a custom forward() return "
+            "{'loss': ..., 'logits': ...} (or pass compute_loss_func= / override Trainer.compute_loss)."
+        )
+    return summary, fix
+
+
 TRAINER_ARGUMENTS = Recogniser(
     kind="trainer_arguments",
     title="Trainer / Accelerator / Fabric arguments refused",
     anchors=tuple(anchor for anchor, _ in REFUSALS),
     templates=TEMPLATES,
-    facts=(refusal_pattern(REFUSALS),),
-    describe=describe_refusal(REFUSALS, "the training framework refused its arguments", message="refusal"),
+    facts=(
+        refusal_pattern(REFUSALS),
+        R(r"(?P<tf32_refused>--tf32 requires Ampere)"),
+        R(
+            r"did not return a loss from the inputs.{0,400}?the inputs it received are (?P<loss_inputs>[\w,]{1,400})"
+        ),
+        R(r"(?P<fsdp_on_cpu>requires a GPU accelerator, but received `?accelerator=['\"]?(?:cpu|mps)\b)"),
+    ),
+    confirm=_stated_by_the_argument,
+    also=(
+        Alternative(
+            "cuda_unavailable",
+            'no CUDA GPU that torch can see (transformers then refuses --tf32 whatever the GPU; accelerator="auto" '
+            "picks the CPU)",
+            "If the machine has an Ampere or newer GPU, torch does not see it: check nvidia-smi, "
+            "CUDA_VISIBLE_DEVICES and python -c 'import torch; print(torch.cuda.is_available(), torch.version.cuda)' "
+            "(None: a CPU-only or ROCm build, which has no TF32 switch; install a CUDA build of torch).",
+            when=_NO_GPU_READINGS,
+        ),
+    ),
+    describe=_refusal_or_model_without_loss,
 )
 
 RECOGNISERS = (TRAINER_ARGUMENTS,)
