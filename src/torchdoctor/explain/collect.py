@@ -195,7 +195,6 @@ class Collector:
                         if raised.raised_code.lstrip().startswith("from ."):
                             # a relative import: the package importing one of its own modules
                             facts["raised_in_relative_import"] = raised.raised_code.strip()
-                if raised is not None and raised.raised_in is not None:
                     # the packages its frames went through below the user's code: whose code called the one that
                     # refused (a library's own model, not the user's)
                     facts = {**facts, "frame_packages": tuple(raised.packages)}

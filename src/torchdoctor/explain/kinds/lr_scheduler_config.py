@@ -14,7 +14,15 @@ only, likely otherwise (a library's frames, or no traceback at all), the library
 
 from __future__ import annotations
 
-from torchdoctor.explain.recognisers import Alternative, Context, Hit, Recogniser, first, on_ranks
+from torchdoctor.explain.recognisers import (
+    Alternative,
+    Context,
+    Hit,
+    Recogniser,
+    called_from_own_code,
+    first,
+    on_ranks,
+)
 
 # packages whose frames stand between the user's fit() and the refusal when the LightningModule is the user's own
 _LIGHTNING_STACK = frozenset({"lightning", "pytorch_lightning", "lightning_fabric", "torch"})
@@ -24,10 +32,6 @@ def _library(hits: list[Hit]) -> str:
     """The installed package other than Lightning's whose frames called fit(), "" when none (or no traceback)."""
     packages = first(hits, "frame_packages", ())
     return next((p for p in packages if p not in _LIGHTNING_STACK), "")
-
-
-def _own_module(hits: list[Hit], ctx: Context) -> bool:
-    return any("frame_packages" in h.facts for h in hits) and not _library(hits)
 
 
 def _monitor(hits: list[Hit], ctx: Context) -> tuple[str, str]:
@@ -53,7 +57,7 @@ SCHEDULER_MONITOR_MISSING = Recogniser(
         "third_party:lightning-scheduler-dict-needs-monitor",
     ),
     anchors=("must include a monitor when a `ReduceLROnPlateau` scheduler is used",),
-    confirm=_own_module,
+    confirm=called_from_own_code(*_LIGHTNING_STACK),
     also=(
         Alternative(
             "library_version_bug",
