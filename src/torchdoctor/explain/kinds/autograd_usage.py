@@ -241,6 +241,18 @@ INPLACE_MODIFICATION = Recogniser(
     match=R(r"modified by\s+an\s+inplace\s+operation"),
     facts=(SAVED_TENSOR,),
     span=3,
+    # saved_variable.cpp's version check fires at backward whoever changed the tensor: the script (certain when
+    # its traceback reaches backward through torch's frames only), or a library's code, its forward or its own
+    # training loop (deepctr-torch 0.2.1's models under torch >= 1.5, fixed in 0.2.2), the bare line likely
+    confirm=called_from_own_code("torch"),
+    also=(
+        library_call(
+            "a library's code changing a tensor autograd saved (its forward, or its training loop stepping before "
+            "the backward), a bug of its release that newer torch releases refuse",
+            "search its issues for the message and upgrade it to the release that fixed it, or pin the torch "
+            "that release was written for.",
+        ),
+    ),
     describe=_inplace,
 )
 

@@ -22,7 +22,16 @@ source prints (release_changes.py's companion: versions.py's ``dependency_versio
   took a cache as remote when ``fs.protocol != "file"`` (``datasets/filesystems/__init__.py``
   ``is_remote_filesystem``), and ``DatasetBuilder.as_dataset`` (``datasets/builder.py``) then refuses the local
   cache: "Loading a dataset cached in a LocalFileSystem is not supported." Later datasets test
-  ``isinstance(fs, LocalFileSystem)``. A local filesystem is never refused otherwise: certain.
+  ``isinstance(fs, LocalFileSystem)``. A local filesystem is never refused otherwise: certain;
+- Lightning refuses a scheduler that is not an instance of ``LRSchedulerTypeTuple`` unless the LightningModule
+  overrides ``lr_scheduler_step`` (``pytorch_lightning/core/optimizer.py`` ``_validate_scheduler_api``, 1.6 on):
+  "The provided lr scheduler `{}` doesn't follow PyTorch's LRScheduler API". Up to pytorch_lightning 1.8.3 the
+  tuple was ``(torch.optim.lr_scheduler._LRScheduler, ReduceLROnPlateau)`` (``pytorch_lightning/utilities/types.py``);
+  torch 2.0 made ``LRScheduler`` the base of its schedulers (api_history.tsv: torch.optim.lr_scheduler.LRScheduler
+  from the 2.0 release), ``_LRScheduler`` a subclass kept for old code, so torch's own StepLR is no longer one.
+  1.8.4 imports ``LRScheduler`` when torch has it ("Fixed LRScheduler import for PyTorch 2.0", #15940). A class
+  named in ``torch/optim/lr_scheduler.py``'s ``__all__`` is torch's, never the custom scheduler the message means:
+  certain; any other class (timm's, a script's own) is left to the hook the message names.
 
 `change(facts)` says which of them a line is; `decisive(facts, ctx)` whether the log makes it certain.
 """
@@ -30,6 +39,8 @@ source prints (release_changes.py's companion: versions.py's ``dependency_versio
 from __future__ import annotations
 
 import re
+
+from torchdoctor.explain.kinds import api_history
 
 R = re.compile
 
@@ -41,6 +52,13 @@ PANDAS_REMOVED = {
 }
 WEBDATASET_LINE = 'fname, value = filesample["fname"], filesample["data"]'
 LOCAL_CACHE = "Loading a dataset cached in a LocalFileSystem is not supported"
+NOT_LRSCHEDULER = "doesn't follow PyTorch's LRScheduler"
+# the classes torch/optim/lr_scheduler.py's __all__ lists, 1.x to 2.x (ReduceLROnPlateau aside: Lightning's tuple
+# names it itself)
+TORCH_SCHEDULERS = (
+    "LambdaLR|MultiplicativeLR|StepLR|MultiStepLR|ConstantLR|LinearLR|ExponentialLR|SequentialLR|"
+    "CosineAnnealingLR|ChainedScheduler|CyclicLR|CosineAnnealingWarmRestarts|OneCycleLR|PolynomialLR"
+)
 ANCHORS = (
     "'TrainingArguments' object has no attribute 'model_init_kwargs'",
     "'TrainingArguments' object has no attribute 'ref_model_init_kwargs'",
@@ -51,6 +69,7 @@ ANCHORS = (
         for name in PANDAS_REMOVED
     ),
     LOCAL_CACHE,
+    NOT_LRSCHEDULER,
 )
 # printed for other causes too: another library's DataFrame without append, the marker's line without its KeyError
 GENERIC = (
@@ -66,13 +85,15 @@ TEMPLATES = (
     "third_party:webdataset-eof-marker-in-group-by-keys",
     "third_party:pandas-2-removed-frame-append",
     "third_party:datasets-local-cache-refused-with-new-fsspec",
+    "third_party:lightning-scheduler-not-lrscheduler-api",
 )
 CHANGE = R(
     rf"{_Q}TrainingArguments{_Q} object has no attribute {_Q}(?P<trl_config_field>(?:ref_)?model_init_kwargs){_Q}|"
     r"(?P<wds_eof>fname, value = filesample\[\"fname\"\], filesample\[\"data\"\])|"
     rf"{_Q}(?P<pandas_owner>DataFrame|Series){_Q} object has no attribute "
     rf"{_Q}(?P<pandas_removed>{'|'.join(PANDAS_REMOVED)}){_Q}|"
-    rf"(?P<datasets_local_cache>{LOCAL_CACHE})"
+    rf"(?P<datasets_local_cache>{LOCAL_CACHE})|"
+    rf"The provided lr scheduler `(?P<pl_torch_scheduler>{TORCH_SCHEDULERS})` {NOT_LRSCHEDULER}"
 )
 # what makes a generic line certain, wherever the log says it: (the line's fact, the log's fact, its literal, pattern)
 _DECIDED_BY = (
@@ -127,4 +148,21 @@ def change(facts: dict) -> tuple[str, str] | None:
             "Upgrade datasets (pip install -U datasets; the releases from late 2023 on test for LocalFileSystem "
             "itself), or keep the old datasets and pin fsspec below 2023.10: pip install 'fsspec<2023.10.0'.",
         )
+    if facts.get("pl_torch_scheduler"):
+        return _lightning_before_lrscheduler(facts["pl_torch_scheduler"])
     return None
+
+
+def _lightning_before_lrscheduler(scheduler: str) -> tuple[str, str]:
+    row = api_history.lookup("torch.optim.lr_scheduler", "LRScheduler")
+    torch_release = ".".join(row.added.split(".")[:2]) if row is not None and row.added else "2.0"
+    return (
+        f"Lightning refused torch's own {scheduler}: the installed Lightning tests schedulers against torch's old "
+        f"_LRScheduler base, and from torch {torch_release} torch's schedulers derive from LRScheduler instead",
+        f"The Lightning and the torch installed do not fit: pytorch_lightning before 1.8.4 (lightning_lite's "
+        f"1.8.0 to 1.8.3 among them) predates torch {torch_release}. Upgrade Lightning to 1.8.4 or later (pip "
+        f"install -U 'pytorch_lightning>=1.8.4', or a release of the library that pins it built for torch "
+        f"{torch_release}), or install the torch the code was written for (torch<{torch_release}, a 1.13 or 1.12 "
+        "release). Until then, a LightningModule that overrides lr_scheduler_step(self, scheduler, optimizer_idx, "
+        "metric) with scheduler.step() gets past the check.",
+    )

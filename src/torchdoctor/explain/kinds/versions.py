@@ -20,6 +20,7 @@ from torchdoctor.explain.kinds import (
     installers,
     libraries,
     neighbour_releases,
+    optimizer_subclass,
     release_changes,
     seed_devices,
     trainer_data_releases,
@@ -799,6 +800,8 @@ def _release_bug(hits: list[Hit], ctx: Context) -> tuple[str, str]:
         return _internal_assert(hits)
     if first(hits, "seq_sampler"):
         return _set_epoch(hits)
+    if first(hits, "optimizer_class"):
+        return optimizer_subclass.no_step_hooks(hits)
     if first(hits, "missing_object"):
         return _unbuilt_objects(hits)
     if first(hits, "kernel_fault"):
@@ -875,6 +878,9 @@ LIBRARY_RELEASE_BUG = Recogniser(
         "invalid typing.",
         # torch/cuda/random.py manual_seed_all's callback, run by _lazy_call once CUDA is up (kinds/seed_devices.py)
         *seed_devices.ANCHORS,
+        # CPython's AttributeError on an Optimizer subclass whose __init__ never ran torch 2.0's
+        # (kinds/optimizer_subclass.py): a library's release, or the script's own class
+        *optimizer_subclass.ANCHORS,
     ),
     match=R(
         r"8-bit precision on multiple devices\.|\w+ is not (?:an Optimizer|a subclass of torch\.optim\.Optimizer)|"
@@ -896,6 +902,8 @@ LIBRARY_RELEASE_BUG = Recogniser(
         + cuda_errors.THC_INVALID_ARGUMENT.pattern
         + "|"
         + seed_devices.SEED_ALL.pattern
+        + "|"
+        + optimizer_subclass.NO_STEP_HOOKS.pattern
     ),
     templates=(
         "third_party:accelerate-8bit-on-multiple-devices",
@@ -923,6 +931,7 @@ LIBRARY_RELEASE_BUG = Recogniser(
         cuda_errors.IN_NCCL,
         cuda_errors.THC_INVALID_ARGUMENT,
         seed_devices.SEED_ALL,
+        optimizer_subclass.NO_STEP_HOOKS,
         R(r"(?P<eight_bit>8-bit precision on multiple devices)"),
         R(r"(?P<wrapper>\w+) is not (?:an Optimizer|a subclass of torch\.optim\.Optimizer)"),
         R(r"(?P<ds_wrapper>\w*(?:DeepSpeed|ZeRO|Zero|FP16_|BF16_)\w*) is not (?:an|a subclass)"),
@@ -989,6 +998,7 @@ LIBRARY_RELEASE_BUG = Recogniser(
             "and install a pair the caller's release notes or requirements name.",
             when=("private_call", "acc_class"),
         ),
+        optimizer_subclass.OWN_SUBCLASS,
         Alternative(
             "not_launched_distributed",
             "no DistributedSampler at all: the run was started as one process (or built its loader without one) "
