@@ -10,6 +10,7 @@ import uuid
 from pathlib import Path
 
 import pytest
+from helpers import OUTSIDE_THE_RUN
 
 # The suite checks itself that it leaves nothing behind: every process it starts carries this mark in its
 # environment (inherited from here, whether or not it later leaves our process tree, as torch's launcher
@@ -94,6 +95,7 @@ def _left_behind(temp: Path, mark: str) -> list[str]:
 def pytest_configure(config):
     if not hasattr(sys, "getwindowsversion") and Path("/proc/self/environ").exists():
         mark = uuid.uuid4().hex
+        os.environ.setdefault(OUTSIDE_THE_RUN, tempfile.gettempdir())
         temp = Path(tempfile.mkdtemp(prefix="td-test-run-"))
         temp.chmod(0o755)  # tests that drop to an ordinary user still reach their files
         os.environ[_MARK] = mark

@@ -5,6 +5,19 @@ import io
 import os
 import socket
 import subprocess
+import tempfile
+from pathlib import Path
+
+# names the temporary folder the suite was started with, outside every folder the run deletes (conftest.py sets
+# it once, in the first pytest process; its workers inherit it)
+OUTSIDE_THE_RUN = "TORCHDOCTOR_TEST_OUTSIDE_THE_RUN"
+
+
+def kept_for_a_person(prefix: str) -> Path:
+    """A new folder that outlives the test run, for what a failure should leave for a person to read (a failed
+    live job's files): under the temporary folder the suite was started with, not the run's own, which is
+    deleted at its end."""
+    return Path(tempfile.mkdtemp(prefix=prefix, dir=os.environ.get(OUTSIDE_THE_RUN)))
 
 
 def free_port() -> int:

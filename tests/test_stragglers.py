@@ -14,6 +14,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
+from helpers import kept_for_a_person
 
 from torchdoctor.stragglers.aggregate import judge_kept
 from torchdoctor.stragglers.verdict import BASELINE, STRETCH, WARMUP, Tracker, judge_stretch, judge_window
@@ -596,9 +597,24 @@ def kept_if_it_fails(out: Path):
     try:
         yield
     except AssertionError as failed:
-        kept = Path(tempfile.mkdtemp(prefix="torchdoctor-failed-straggler-job-"))
+        kept = kept_for_a_person("torchdoctor-failed-straggler-job-")
         shutil.copytree(out, kept / out.name)
         raise AssertionError(f"{failed}\n(the job's windows are kept in {kept / out.name})") from None
+
+
+def test_a_failed_live_jobs_windows_are_kept_outside_the_folders_the_run_deletes(tmp_path):
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "stragglers-windows.jsonl").write_text("{}\n")
+    with pytest.raises(AssertionError, match=r"the job's windows are kept in") as failed:
+        with kept_if_it_fails(out):
+            raise AssertionError("planted")
+    kept = Path(re.search(r"kept in (\S+)\)", str(failed.value)).group(1))
+    try:
+        assert (kept / "stragglers-windows.jsonl").read_text() == "{}\n"
+        assert not kept.is_relative_to(tempfile.gettempdir())  # the run's own folder, deleted at its end
+    finally:
+        shutil.rmtree(kept.parent)
 
 
 def verdict_lines(stderr: str) -> list[str]:
