@@ -11,6 +11,18 @@ repeats the dataset's own folder, and data that was never downloaded or preproce
 YOLOv5's ``utils/general.py`` check_file, which train.py calls on --data, --cfg and --hyp, looks for a path that
 is not a file under the repository's data/, models/ and utils/ and asserts "File not found: <path>" ("File Not
 Found: " in early releases): likely the dataset's yaml given by a name or a path relative to another folder.
+
+3D detection toolboxes read their annotations from info files their data preparation writes, not from the
+download: OpenPCDet's ``pcdet/datasets/kitti/kitti_dataset.py`` create_kitti_infos (``python -m
+pcdet.datasets.kitti.kitti_dataset create_kitti_infos tools/cfgs/dataset_configs/kitti_dataset.yaml``) writes
+kitti_infos_{train,val,trainval,test}.pkl and, for its ground-truth sampling, kitti_dbinfos_train.pkl (the other
+datasets' modules through ``--func create_<dataset>_infos``); mmdetection3d's ``tools/create_data.py`` writes
+``{prefix}_infos_{train,val}.pkl`` and ``{prefix}_dbinfos_train.pkl``. A missing file of that name names the step.
+
+torchvision's ``datasets/folder.py`` find_classes (DatasetFolder, ImageFolder) lists the subdirectories of the root
+and raises "Couldn't find any class folder in <root>." when there is none: the root exists (a missing one fails
+in os.scandir first) but holds the images themselves, or nothing. Certain: one class folder per label is what
+ImageFolder reads.
 """
 
 from __future__ import annotations
@@ -25,8 +37,11 @@ R = re.compile
 _MISSING = R(
     r"(?:FileNotFoundError|\[Errno 2\])\s*[:：]?\s*(?:\[Errno 2\]\s*)?No such file or directory\s*[:：]\s*"
     r"'(?P<path>[^'\n]{1,300})'|"
-    r"AssertionError: File [Nn]ot [Ff]ound: (?P<yolo_file>[^\s'\"]{1,300})"
+    r"AssertionError: File [Nn]ot [Ff]ound: (?P<yolo_file>[^\s'\"]{1,300})|"
+    r"Couldn't find any class folder in (?P<no_class_folder>(?!\{)[^\n]{1,300}?)\.?[\"']?$"
 )
+# a 3D detection toolbox's info file: <dataset>_infos_<split>.pkl, <dataset>_dbinfos_train.pkl
+_INFO_FILE = R(r"(?:^|[/\\])(?P<dataset>[A-Za-z0-9]{1,40})_(?:db)?infos_[\w.]{0,80}\.pkl$")
 
 _OTHER_FILE = Alternative(
     "checkpoint_path",
@@ -34,10 +49,37 @@ _OTHER_FILE = Alternative(
     "If the path is a checkpoint, pretrained weights or a config file rather than data, point the option that "
     "names it at the file as saved (an absolute path; the working directory of a launcher or a job script may "
     "not be the repository's).",
+    unless=("info_file",),
 )
 
 
+def _no_class_folder(root: str, hits: list[Hit]) -> tuple[str, str]:
+    return (
+        f"ImageFolder found no class folder in '{root}': the folder exists but holds no subfolder, so its images "
+        "(if any) have no label" + on_ranks(hits),
+        f"ImageFolder (and DatasetFolder) read root/<class>/<image>: give it the folder that holds one folder per "
+        f"class. Check the path first: if '{root}' holds the images themselves, point root one level up (or move "
+        f"them into a subfolder of it); if it is empty, the data was not downloaded or extracted there. For data "
+        "without classes (a GAN, a diffusion model, denoising) put every image in one subfolder: "
+        f"{root.rstrip('/')}/0/img_0.png.",
+    )
+
+
+def _info_file(path: str, dataset: str) -> str:
+    return (
+        f" '{path}' is an info file the toolbox's data preparation writes, not part of the download: with OpenPCDet "
+        f"run python -m pcdet.datasets.{dataset}.{dataset}_dataset create_{dataset}_infos "
+        f"tools/cfgs/dataset_configs/{dataset}_dataset.yaml (for KITTI; the other datasets' modules take --func "
+        f"create_<dataset>_infos --cfg_file ...), with mmdetection3d python tools/create_data.py {dataset} "
+        f"--root-path ./data/{dataset} --out-dir ./data/{dataset} --extra-tag {dataset}; both write the "
+        "*_infos_*.pkl and *_dbinfos_train.pkl the training reads."
+    )
+
+
 def _missing(hits: list[Hit], ctx: Context) -> tuple[str, str]:
+    root = first(hits, "no_class_folder")
+    if root:
+        return _no_class_folder(root, hits)
     yolo_file = first(hits, "yolo_file")
     if yolo_file:
         return (
@@ -48,6 +90,17 @@ def _missing(hits: list[Hit], ctx: Context) -> tuple[str, str]:
             "--cfg / --hyp / --weights theirs the same way.",
         )
     path = first(hits, "path", "?")
+    info = _INFO_FILE.search(path)
+    if info:
+        _, fix = _missing_path(path, hits)
+        summary = (
+            f"the data preparation's info file '{path}' does not exist: the step that writes it has not run"
+        )
+        return summary + on_ranks(hits), _info_file(path, info["dataset"].lower()).lstrip() + " " + fix
+    return _missing_path(path, hits)
+
+
+def _missing_path(path: str, hits: list[Hit]) -> tuple[str, str]:
     return (
         f"a path the run reads does not exist: '{path}'" + on_ranks(hits),
         f"Check '{path}' on the machine that ran the job: give the dataset option (--data_root, --data_dir, the "
@@ -61,7 +114,11 @@ def _missing(hits: list[Hit], ctx: Context) -> tuple[str, str]:
 
 DATA_PATH_MISSING = Recogniser(
     kind="data_path_missing",
-    templates=("system:python-file-not-found", "third_party:yolov5-check-file-not-found"),
+    templates=(
+        "system:python-file-not-found",
+        "third_party:yolov5-check-file-not-found",
+        "third_party:torchvision-no-class-folder",
+    ),
     title="a dataset path that does not exist",
     # CPython's form with the path (pastes lose the space, or type a full-width colon), not ninja's or a shell's
     anchors=(
@@ -70,11 +127,14 @@ DATA_PATH_MISSING = Recogniser(
         "No such file or directory：",
         "File not found: ",
         "File Not Found: ",
+        "Couldn't find any class folder in ",
     ),
     match=_MISSING,
+    facts=(R(r"(?P<info_file>_(?:db)?infos_[\w.]{0,80}\.pkl)'"),),
     # shared libraries have their own kinds (extension_import, cuda_library_path)
     reject=R(r"No such file or directory\s*[:：]\s*'[^'\n]{0,200}\.so(?:\.[\d.]+)?'"),
-    confirm=lambda hits, ctx: False,
+    # a missing path is any file's; ImageFolder's refusal is only a root without class folders
+    confirm=lambda hits, ctx: any("no_class_folder" in h.facts for h in hits),
     also=(_OTHER_FILE,),
     describe=_missing,
 )

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import re
 
-from torchdoctor.explain.kinds import dataset_labels, detection_boxes
+from torchdoctor.explain.kinds import dataset_labels, detection_boxes, raster_reads
 from torchdoctor.explain.recognisers import Alternative, Context, Hit, Recogniser, first, on_ranks
 
 R = re.compile
@@ -255,6 +255,8 @@ def _bad_data(hits: list[Hit], ctx: Context) -> tuple[str, str]:
     if first(hits, "boxes_inverted"):
         summary, fix = detection_boxes.explain_inverted(detection_boxes.flipped(ctx.facts))
         return summary + on_ranks(hits), fix
+    if first(hits, "raster_read"):
+        return raster_reads.explain(hits)
     where = " in a DataLoader worker" if "saw_dataloader_worker" in ctx.facts else ""
     summary = (
         "an image of the training data is truncated (its file ends before its last pixels): Pillow refused to "
@@ -291,6 +293,8 @@ BAD_TRAINING_DATA = Recogniser(
         detection_boxes.ANCHOR,
         # label files a detection library's dataset check refuses (dataset_labels.py)
         *dataset_labels.ROW_ANCHORS,
+        # a GeoTIFF GDAL cannot read to its end (raster_reads.py)
+        *raster_reads.ANCHORS,
     ),
     templates=(
         "third_party:pil-image-file-is-truncated",
@@ -300,17 +304,20 @@ BAD_TRAINING_DATA = Recogniser(
         "third_party:tokenizers-text-encode-input-must-be-union",
         detection_boxes.TEMPLATE,
         *dataset_labels.ROW_TEMPLATES,
+        *raster_reads.TEMPLATES,
     ),
     facts=(
         R(r"(?P<str_dims>too many dimensions 'str')"),
         R(r"(?P<tok_not_str>TextInputSequence must be str|TextEncodeInput must be Union\[TextInputSequence)"),
         detection_boxes.FACT,
         dataset_labels.ROW_FACT,
+        raster_reads.FACT,
+        raster_reads.FILE,
     ),
     reject=R(dataset_labels.ROW_REJECT),
     # py-faster-rcnn's box assertion is about the annotations only beside the flip (detection_boxes.py)
     confirm=lambda hits, ctx: (
-        not any("str_dims" in h.facts or "tok_not_str" in h.facts for h in hits)
+        not any("str_dims" in h.facts or "tok_not_str" in h.facts or "raster_read" in h.facts for h in hits)
         and (detection_boxes.flipped(ctx.facts) or not any("boxes_inverted" in h.facts for h in hits))
     ),
     also=(
@@ -329,6 +336,7 @@ BAD_TRAINING_DATA = Recogniser(
             "need is_split_into_words=True; read text files and stdin as UTF-8 (errors='replace').",
             when=("tok_not_str",),
         ),
+        raster_reads.SHARED_HANDLE,
     ),
     describe=_bad_data,
 )

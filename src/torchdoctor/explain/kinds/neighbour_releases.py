@@ -34,7 +34,14 @@ companion: versions.py's ``dependency_version`` leads with either).
   gradient_clip_val=..., gradient_clip_algorithm=...)``, 2.x's ``_clip_gradients`` calls it without the index, and
   ``optimizer_step``, ``optimizer_zero_grad``, ``on_before_optimizer_step``, ``backward`` and ``training_step`` lost it
   too. CPython's "<hook>() missing 1 required positional argument: 'optimizer_idx'" for one of them is an override
-  written for Lightning 1.x run under 2.x: certain.
+  written for Lightning 1.x run under 2.x: certain;
+- PyTorch Geometric 2.0 moved a ``Data`` object's attributes into its ``_store``: ``torch_geometric/data/data.py``
+  ``Data.__getattr__`` raises "The 'data' object was created by an older version of PyG. If this error occurred
+  while loading an already existing dataset, remove the 'processed/' directory in the dataset's root folder and
+  try again." for an object without one, which only an object pickled by PyG 1.x is (``in_memory_dataset.py`` and
+  the TUDataset raise the same words for a processed file of the old layout). Processed files are re-made from
+  ``raw/`` once deleted; data a repository ships already pickled (a raw file of Data objects, a .pt) has to be
+  converted or read under PyG 1.x. Certain.
 
 `change(facts)` says which of them a line is; `decisive(facts, ctx)` whether the log makes it certain.
 """
@@ -51,6 +58,7 @@ SPACY_SHORTCUT = "It looks like you're trying to load a model from a shortcut"
 TOSTRING_RGB = "object has no attribute 'tostring_rgb'"
 OLD_LABELS = ("masked_lm_labels", "lm_labels")
 SKLEARN_SHIM = "The 'sklearn' PyPI package is deprecated, use 'scikit-learn'"
+PYG_OLD_DATA = "The 'data' object was created by an older version of PyG"
 LIGHTNING_HOOKS = (
     "configure_gradient_clipping",
     "optimizer_step",
@@ -67,6 +75,7 @@ ANCHORS = (
     *(f"forward() got an unexpected keyword argument '{name}'" for name in OLD_LABELS),
     SKLEARN_SHIM,
     *(f"{hook}() missing 1 required positional argument: 'optimizer_idx'" for hook in LIGHTNING_HOOKS),
+    PYG_OLD_DATA,
 )
 # printed for another cause too: a file or folder named tensorboard that shadows the package
 GENERIC = (TENSORBOARD,)
@@ -79,6 +88,7 @@ TEMPLATES = (
     "third_party:transformers-4-removed-lm-labels",
     "third_party:sklearn-pypi-package-deprecated",
     "third_party:lightning-2-hook-without-optimizer-idx",
+    "third_party:pyg-data-created-by-older-version",
 )
 CHANGE = R(
     r"(?<![\w.])(?P<yaml_call>load|load_all|yaml\.load|yaml\.load_all)\(\) missing 1 required positional "
@@ -95,7 +105,8 @@ CHANGE = R(
     r"(?<![\w])(?:\w{1,80}\.)?(?P<pl_hook>"
     + "|".join(LIGHTNING_HOOKS)
     + r")\(\) missing 1 required positional "
-    r"argument: 'optimizer_idx'"
+    r"argument: 'optimizer_idx'|"
+    r"(?P<pyg_old_data>The 'data' object was created by an older version of PyG)"
 )
 CONTEXT: tuple = ()
 
@@ -170,6 +181,16 @@ def change(facts: dict) -> tuple[str, str] | None:
             f"Remove optimizer_idx from {hook}'s signature (and from its body; with several optimizers switch to "
             "manual optimization: self.automatic_optimization = False), or install the Lightning the code was "
             "written for: pip install 'pytorch-lightning<2.0.0'.",
+        )
+    if facts.get("pyg_old_data"):
+        return (
+            "PyTorch Geometric 2.x was given a Data object pickled by PyG 1.x (the storage of Data changed in "
+            "2.0): a dataset processed, or data saved, under the older release",
+            "Delete the dataset's processed/ folder (under its root, e.g. <root>/<name>/processed) so PyG 2 "
+            "re-processes it from raw/. If the old objects are not re-made from raw (a repository's pickled graphs "
+            "in raw/, a saved .pt of Data objects), convert them once under PyG 2 (Data.from_dict(old.__dict__) "
+            "for each object, then save again), or install the PyG 1.x the data was made with (pip install "
+            "torch-geometric==1.7.2 with a torch of its time).",
         )
     if facts.get("sklearn_shim"):
         return (
