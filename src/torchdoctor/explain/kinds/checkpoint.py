@@ -622,7 +622,13 @@ DISK_FULL = Recogniser(
 
 def _optimizer_groups(hits: list[Hit], ctx: Context) -> tuple[str, str]:
     facts = merged(hits)
-    what = "a different number of parameter groups" if facts.get("group_count") else "a group of another size"
+    what = (
+        "a different number of optimizers"
+        if facts.get("optimizer_count")
+        else "a different number of parameter groups"
+        if facts.get("group_count")
+        else "a group of another size"
+    )
     summary = (
         f"the optimizer state being loaded has {what} than the optimizer built now: the run resumes with other "
         "options (what is trained, which groups) or another model than the checkpoint was saved with"
@@ -646,12 +652,18 @@ OPTIMIZER_GROUP_MISMATCH = Recogniser(
     anchors=(
         "loaded state dict contains a parameter group that doesn't match the size of optimizer's group",
         "loaded state dict has a different number of parameter groups",
+        "optimizers but the checkpoint contains",
     ),
     templates=(
         "torch_native:optimizer-load-state-dict-group-size",
         "torch_native:optimizer-load-state-dict-group-count",
+        # lightning/pytorch/strategies/strategy.py _load_optimizer_state: configure_optimizers returns another count
+        "lightning:you-have-configured-optimizers-but-the",
     ),
-    facts=(R(r"(?P<group_count>loaded state dict has a different number of parameter groups)"),),
+    facts=(
+        R(r"(?P<group_count>loaded state dict has a different number of parameter groups)"),
+        R(r"(?P<optimizer_count>optimizers but the checkpoint contains)"),
+    ),
     confirm=lambda hits, ctx: False,
     also=(
         Alternative(

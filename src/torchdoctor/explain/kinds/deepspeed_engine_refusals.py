@@ -283,6 +283,26 @@ REFUSALS: tuple[tuple[str, str], ...] = (
         "Give UlyssesSPAttentionHF.register_with_transformers(core_attn_implementation=...) the attn_implementation "
         "the model was loaded with (from_pretrained(..., attn_implementation=...)): both the same.",
     ),
+    # runtime/engine.py: the consolidated 16-bit state dict, which only gathers weights ZeRO-3 (or AutoTP) split
+    (
+        "this function requires ZeRO-3 mode",
+        "engine._zero3_consolidated_16bit_state_dict() gathers ZeRO-3's partitioned weights; under ZeRO stage 0-2 "
+        "every rank holds the whole model: take engine.module.state_dict() there, or call "
+        "engine.save_16bit_model(dir) (and the Trainer's / accelerate's save_model), which picks the right path "
+        "for each stage.",
+    ),
+    (
+        "consolidated_16bit_state_dict is only applicable to cases where weights are partitioned",
+        "The consolidated 16-bit state dict exists only where weights are partitioned (ZeRO stage 3 or AutoTP): "
+        "under ZeRO stage 0-2 take engine.module.state_dict(), or save with engine.save_16bit_model(dir), which "
+        "works for every stage.",
+    ),
+    # runtime/engine.py _load_zero_checkpoint: serial checkpoint loading ("pipeline_loading_checkpoint")
+    (
+        "Only stage3 support for pipeline checkpoint loading",
+        'Remove "pipeline_loading_checkpoint": true from "zero_optimization" (it loads ZeRO-3 partitions rank by '
+        'rank), or train with "stage": 3.',
+    ),
 )
 
 TEMPLATES: tuple[str, ...] = (
@@ -375,4 +395,7 @@ TEMPLATES: tuple[str, ...] = (
     "deepspeed:attn-implementation-isn-currently-supported-by",
     "deepspeed:attn-implementation-isn-currently-supported-by-2",
     "deepspeed:core-attn-implementation-does-not-match",
+    "deepspeed:this-function-requires-zero-mode",
+    "deepspeed:consolidated-bit-state-dict-is-only",
+    "deepspeed:only-stage3-support-for-pipeline-checkpoint",
 )

@@ -88,6 +88,50 @@ _CLASSES = (
         "FullyShardedDataParallel(..., use_orig_params=True) with an auto_wrap_policy, or give the same value to "
         "each manual wrap (torch.compile and parameter groups by name need True).",
     ),
+    (
+        "params_moved",
+        "FSDP found the parameters it manages off the device it computes on (the model was moved after wrapping, "
+        "or wrapped on the CPU without device_id)",
+        "Let FSDP place the model once: FSDP(model, device_id=torch.cuda.current_device()) after "
+        "torch.cuda.set_device(LOCAL_RANK) (or model.to(LOCAL_RANK) before wrapping), and do not call .cpu() / "
+        ".to() / .cuda() on the wrapped model afterwards (an EMA or evaluation helper that moves it back is the "
+        "usual culprit).",
+    ),
+    (
+        "offload_moved",
+        "FSDP's parameter CPU offloading found its parameters moved off the CPU",
+        "With CPUOffload(offload_params=True) FSDP keeps the sharded parameters on the CPU itself: pass the model "
+        "to FSDP on the CPU with device_id=torch.cuda.current_device() and do not call model.cuda() / .to(device) "
+        "on it, before or after wrapping (accelerate: leave device placement to prepare()).",
+    ),
+    (
+        "double_backward",
+        "FSDP was asked for gradients of gradients (backward with create_graph=True)",
+        "FSDP (FullyShardedDataParallel) reduces gradients as plain tensors and cannot build a graph through them: "
+        "a gradient penalty or any torch.autograd.grad(..., create_graph=True) needs DDP (or no wrapper) for the "
+        "module it differentiates twice; or drop create_graph=True if the second-order term is not needed.",
+    ),
+    (
+        "ddp_pickle",
+        "a DDP model built on a process group other than the default one was pickled (torch.save of the wrapper, "
+        "copy.deepcopy, or handing it to another process)",
+        "Save and copy the model inside the wrapper: torch.save(ddp_model.module.state_dict(), path), "
+        "copy.deepcopy(ddp_model.module); or wrap with DDP on the default group (no process_group=) when the "
+        "wrapper itself has to be pickled.",
+    ),
+    (
+        "comm_hook_hybrid",
+        "an FSDP communication hook was registered under a hybrid sharding strategy",
+        "FSDP's register_comm_hook works with FULL_SHARD, SHARD_GRAD_OP and NO_SHARD only: remove the hook under "
+        "HYBRID_SHARD / _HYBRID_SHARD_ZERO2, or choose one of those strategies to keep it.",
+    ),
+    (
+        "comm_hook_twice",
+        "a second FSDP communication hook was registered",
+        "FSDP takes one communication hook per model: call model.register_comm_hook(state, hook) once, on the "
+        "root FSDP instance, before the first forward (not in the training loop, nor again after a framework "
+        "registered its own).",
+    ),
 )
 
 
@@ -111,6 +155,17 @@ WRAPPER_USAGE = Recogniser(
         "torch:child-module-is-already-wrapped-by",
         "torch:trying-to-ignore-the-top-level",
         "torch:not-all-fsdp-modules-have-the",
+        # fsdp/_runtime_utils.py: lazy init without an accelerator, parameters off the compute device, parameter
+        # CPU offloading with the module moved, a backward with create_graph=True
+        "torch:fsdp-does-not-support-cpu-only",
+        "torch:an-fsdp-managed-module-unexpectedly-has",
+        "torch:an-fsdp-managed-module-with-parameter",
+        "torch:fsdp-does-not-support-gradients-of",
+        # nn/parallel/distributed.py __getstate__: a DDP on a non-default group pickled
+        "torch:ddp-pickling-unpickling-are-only-supported",
+        # fsdp/fully_sharded_data_parallel.py register_comm_hook
+        "torch:communication-hook-is-not-supported-for",
+        "torch:communication-hook-is-already-registered",
     ),
     anchors=(
         "FSDP doesn't support scalar parameters",
@@ -129,6 +184,13 @@ WRAPPER_USAGE = Recogniser(
         "is already wrapped by ",
         "Trying to ignore the top-level module passed into the FSDP",
         "Not all FSDP modules have the same _use_orig_params value",
+        "FSDP does not support CPU only execution",
+        "An FSDP-managed module unexpectedly has parameters on",
+        "An FSDP-managed module with parameter CPU offloading enabled has parameters on",
+        "FSDP does not support gradients of gradients",
+        "DDP Pickling/Unpickling are only supported when using DDP with the default process group",
+        "Communication hook is not supported for hybrid strategies",
+        "A communication hook is already registered",
     ),
     match=R(
         r"(?P<scalar_param>(?:FSDP|fully_shard) doesn't support scalar parameters[^\n]{0,160})|"
@@ -136,7 +198,7 @@ WRAPPER_USAGE = Recogniser(
         r"called on the root FSDP instance|register_comm_hook can only be called on a root instance)|"
         r"(?P<module_devices>FSDP only supports single device modules but got params on [^\n]{1,120}|FSDP does not "
         r"support modules with different device types but got params on [^\n]{1,120}|FSDP needs a non-CPU "
-        r"accelerator device, but no accelerator device is detected)|"
+        r"accelerator device, but no accelerator device is detected|FSDP does not support CPU only execution)|"
         r"(?P<group_and_mesh>Cannot (?:pass|specify) both process_group and device_mesh)|"
         r"(?P<deepcopy>FSDP does not support deepcopy)|"
         r"(?P<ddp_lazy>Modules with uninitialized parameters can't be used with `DistributedDataParallel`)|"
@@ -144,7 +206,14 @@ WRAPPER_USAGE = Recogniser(
         # the child's repr may span lines: the line that ends it names the wrapper class
         r"(?P<wrapped_twice>is already wrapped by <class '[\w.]{0,120}(?:FullyShardedDataParallel|FSDP)\w{0,40}'>)|"
         r"(?P<ignored_root>Trying to ignore the top-level module passed into the FSDP constructor)|"
-        r"(?P<orig_params>Not all FSDP modules have the same _use_orig_params value)"
+        r"(?P<orig_params>Not all FSDP modules have the same _use_orig_params value)|"
+        r"(?P<params_moved>An FSDP-managed module unexpectedly has parameters on [^\n]{1,120})|"
+        r"(?P<offload_moved>An FSDP-managed module with parameter CPU offloading enabled has parameters on "
+        r"[^\n]{1,120})|"
+        r"(?P<double_backward>FSDP does not support gradients of gradients)|"
+        r"(?P<ddp_pickle>DDP Pickling/Unpickling are only supported when using DDP with the default process group)|"
+        r"(?P<comm_hook_hybrid>Communication hook is not supported for hybrid strategies[^\n]{0,60})|"
+        r"(?P<comm_hook_twice>A communication hook is already registered)"
     ),
     describe=describe_refusal(_CLASSES, "a DDP or FSDP wrapper was used in a way torch refuses", limit=200),
 )

@@ -1,0 +1,465 @@
+"""Catalog templates mapped to kinds from the sources that print them, source by source (issue 19: where users' runs
+end). Each case is the line as its source prints it, its placeholders filled with values the source puts there,
+raised as the source raises it, and read as the kind (and the certainty) it was mapped to; each source has near
+misses, lines that share the anchors' words and are not the failure, which must not be read as it.
+"""
+
+from __future__ import annotations
+
+import pytest
+from explaining import explained, filled
+
+from torchdoctor.explain.catalog import by_id
+
+# (template id, values for its placeholders, the exception it is raised as, kind, certainty, words of the fix)
+TORCH = [
+    # torch/distributed/fsdp/_runtime_utils.py _lazy_init, _check_flat_params_on_expected_device, _post_backward_hook
+    ("torch:fsdp-does-not-support-cpu-only", (), "RuntimeError", "wrapper_usage", "certain", ["gloo on CPU"]),
+    (
+        "torch:an-fsdp-managed-module-unexpectedly-has",
+        ("cpu", "cuda:0"),
+        "RuntimeError",
+        "wrapper_usage",
+        "certain",
+        ["device_id=torch.cuda.current_device()"],
+    ),
+    (
+        "torch:an-fsdp-managed-module-with-parameter",
+        ("cuda:3",),
+        "RuntimeError",
+        "wrapper_usage",
+        "certain",
+        ["CPUOffload(offload_params=True)"],
+    ),
+    (
+        "torch:fsdp-does-not-support-gradients-of",
+        (),
+        "RuntimeError",
+        "wrapper_usage",
+        "certain",
+        ["create_graph"],
+    ),
+    # torch/nn/parallel/distributed.py __getstate__
+    (
+        "torch:ddp-pickling-unpickling-are-only-supported",
+        (),
+        "RuntimeError",
+        "wrapper_usage",
+        "certain",
+        ["ddp_model.module.state_dict()"],
+    ),
+    # torch/distributed/fsdp/fully_sharded_data_parallel.py register_comm_hook
+    (
+        "torch:communication-hook-is-not-supported-for",
+        ("ShardingStrategy.HYBRID_SHARD",),
+        "AssertionError",
+        "wrapper_usage",
+        "certain",
+        ["HYBRID_SHARD"],
+    ),
+    (
+        "torch:communication-hook-is-already-registered",
+        (),
+        "AssertionError",
+        "wrapper_usage",
+        "certain",
+        ["once"],
+    ),
+    # fsdp/_runtime_utils.py, fsdp/_state_dict_utils.py, distributed/checkpoint/state_dict.py
+    (
+        "torch:fsdp-optimizer-in-backward-only-supported",
+        (),
+        "RuntimeError",
+        "fsdp_config_mismatch",
+        "certain",
+        ["use_orig_params=True"],
+    ),
+    (
+        "torch:local-state-dict-can-only-be",
+        (),
+        "RuntimeError",
+        "fsdp_config_mismatch",
+        "certain",
+        ["NO_SHARD"],
+    ),
+    (
+        "torch:sharded-state-dict-can-only-be",
+        (),
+        "RuntimeError",
+        "fsdp_config_mismatch",
+        "certain",
+        ["NO_SHARD"],
+    ),
+    (
+        "torch:load-sharded-state-dict-can-only",
+        (),
+        "RuntimeError",
+        "fsdp_config_mismatch",
+        "certain",
+        ["FULL_STATE_DICT"],
+    ),
+    (
+        "torch:full-state-dict-must-be-true",
+        (),
+        "ValueError",
+        "fsdp_config_mismatch",
+        "certain",
+        ["full_state_dict=True"],
+    ),
+]
+
+# torch/nn/modules/module.py: read alone (no traceback) they are likely, a library's class being the other reading
+MODULE = [
+    (
+        "torch:module-is-missing-the-required-forward",
+        ("ModuleList",),
+        "NotImplementedError",
+        ["for layer in"],
+    ),
+    ("torch:module-is-missing-the-required-forward", ("Encoder",), "NotImplementedError", ["class Encoder"]),
+    ("torch:cannot-assign-module-before-module-init", (), "AttributeError", ["super().__init__()"]),
+    ("torch:cannot-assign-parameter-before-module-init", (), "AttributeError", ["super().__init__()"]),
+    ("torch:cannot-assign-parameters-before-module-init", (), "AttributeError", ["super().__init__()"]),
+    ("torch:cannot-assign-buffer-before-module-init", (), "AttributeError", ["super().__init__()"]),
+    (
+        "torch:cannot-assign-as-parameter-torch-nn",
+        ("torch.cuda.FloatTensor", "weight"),
+        "TypeError",
+        ["nn.Parameter(t)"],
+    ),
+    ("torch:cannot-assign-object-to-parameter-torch", ("float", "scale"), "TypeError", ["nn.Parameter(t)"]),
+    ("torch:cannot-assign-as-child-module-torch", ("str", "head"), "TypeError", ["nn.Identity()"]),
+    ("torch:cannot-assign-as-buffer-torch-nn", ("int", "step"), "TypeError", ["torch.as_tensor"]),
+    ("torch:cannot-assign-object-to-buffer-torch", ("list", "anchors"), "TypeError", ["torch.as_tensor"]),
+    ("torch:cannot-assign-non-leaf-tensor-to", ("weight", "weight"), "ValueError", ["forward()"]),
+]
+
+DEEPSPEED = [
+    # deepspeed/runtime/engine.py: the consolidated 16-bit state dict outside ZeRO-3, serial checkpoint loading
+    (
+        "deepspeed:this-function-requires-zero-mode",
+        (),
+        "ValueError",
+        "deepspeed_config_mismatch",
+        "certain",
+        ["engine.module.state_dict()"],
+    ),
+    (
+        "deepspeed:consolidated-bit-state-dict-is-only",
+        (),
+        "ValueError",
+        "deepspeed_config_mismatch",
+        "certain",
+        ["save_16bit_model"],
+    ),
+    (
+        "deepspeed:only-stage3-support-for-pipeline-checkpoint",
+        (),
+        "AssertionError",
+        "deepspeed_config_mismatch",
+        "certain",
+        ["pipeline_loading_checkpoint"],
+    ),
+    # runtime/zero/stage_1_and_2.py, stage3.py, fp16/*_optimizer.py: no accelerator for the fp16/bf16 optimizers;
+    # torch seeing no GPU has more than one reason (none there, CUDA_VISIBLE_DEVICES naming absent ones)
+    (
+        "deepspeed:accelerator-is-not-detected-cannot-perform",
+        (),
+        "SystemError",
+        "cuda_unavailable",
+        "likely",
+        ["CUDA_VISIBLE_DEVICES"],
+    ),
+    ("deepspeed:cannot-use-fp16-without-accelerator", (), "SystemError", "cuda_unavailable", "likely", []),
+    ("deepspeed:cannot-use-without-accelerator", (), "SystemError", "cuda_unavailable", "likely", []),
+    (
+        "deepspeed:cannot-use-without-accelerator-2",
+        ("torch.bfloat16",),
+        "SystemError",
+        "cuda_unavailable",
+        "likely",
+        [],
+    ),
+]
+
+# transformers/trainer.py, trainer_utils.py; accelerate/accelerator.py; lightning's fabric strategies and device parser
+FRAMEWORKS = [
+    (
+        "transformers:the-model-you-have-picked-cannot",
+        ("BertModel",),
+        "ValueError",
+        "trainer_arguments",
+        "certain",
+        ["AutoModelForSequenceClassification"],
+    ),
+    (
+        "transformers:model-init-should-not-return-none",
+        (),
+        "RuntimeError",
+        "trainer_arguments",
+        "certain",
+        [],
+    ),
+    (
+        "transformers:model-init-should-have-or-argument",
+        (),
+        "RuntimeError",
+        "trainer_arguments",
+        "certain",
+        [],
+    ),
+    ("transformers:the-data-collator-should-be-simple", (), "TypeError", "trainer_arguments", "certain", []),
+    (
+        "transformers:the-batch-received-was-empty-your",
+        ("input_ids,attention_mask,labels,label,label_ids",),
+        "ValueError",
+        "trainer_arguments",
+        "certain",
+        ["remove_unused_columns=False"],
+    ),
+    (
+        "transformers:you-cannot-perform-fine-tuning-on",
+        (),
+        "ValueError",
+        "trainer_arguments",
+        "certain",
+        ["get_peft_model"],
+    ),
+    (
+        "transformers:you-cannot-fine-tune-quantized-model",
+        (),
+        "ValueError",
+        "trainer_arguments",
+        "certain",
+        [],
+    ),
+    (
+        "transformers:the-model-you-are-trying-to",
+        ("gptq", "gptq"),
+        "ValueError",
+        "trainer_arguments",
+        "certain",
+        ["PEFT adapters"],
+    ),
+    (
+        "accelerate:checkpoint-directory-already-exists-please-manually",
+        ("outputs/checkpoints/checkpoint_0", "0"),
+        "ValueError",
+        "trainer_arguments",
+        "certain",
+        ["accelerator.load_state()"],
+    ),
+    (
+        "lightning:device-id-gpu-must-be-unique",
+        (),
+        "MisconfigurationException",
+        "trainer_arguments",
+        "certain",
+        [],
+    ),
+    (
+        "lightning:could-not-find-fsdp-model-in",
+        (),
+        "ValueError",
+        "trainer_arguments",
+        "certain",
+        ["fabric.save"],
+    ),
+    (
+        "lightning:could-not-find-fsdp-model-in-2",
+        (),
+        "ValueError",
+        "trainer_arguments",
+        "certain",
+        ["fabric.load"],
+    ),
+    ("lightning:found-multiple-fsdp-models-in-the", (), "ValueError", "trainer_arguments", "certain", []),
+    ("lightning:found-multiple-fsdp-models-in-the-2", (), "ValueError", "trainer_arguments", "certain", []),
+    ("lightning:could-not-find-distributed-model-in", (), "ValueError", "trainer_arguments", "certain", []),
+    ("lightning:could-not-find-distributed-model-in-2", (), "ValueError", "trainer_arguments", "certain", []),
+    (
+        "lightning:found-multiple-distributed-models-in-the",
+        (),
+        "ValueError",
+        "trainer_arguments",
+        "certain",
+        [],
+    ),
+    (
+        "lightning:found-multiple-distributed-models-in-the-2",
+        (),
+        "ValueError",
+        "trainer_arguments",
+        "certain",
+        [],
+    ),
+    (
+        "lightning:loading-single-optimizer-object-from-checkpoint",
+        (),
+        "NotImplementedError",
+        "trainer_arguments",
+        "certain",
+        [],
+    ),
+    (
+        "lightning:loading-single-optimizer-object-from-checkpoint-2",
+        ("ModelParallelStrategy",),
+        "NotImplementedError",
+        "trainer_arguments",
+        "certain",
+        [],
+    ),
+    (
+        "lightning:you-set-use-orig-params-false",
+        ("FSDPStrategy",),
+        "ValueError",
+        "fsdp_config_mismatch",
+        "certain",
+        ["fabric.setup_module"],
+    ),
+    (
+        "lightning:the-does-not-support-setting-up",
+        ("ModelParallelStrategy",),
+        "NotImplementedError",
+        "fsdp_config_mismatch",
+        "certain",
+        ["fabric.setup(model, optimizer)"],
+    ),
+    (
+        "lightning:the-does-not-support-the-joint",
+        ("XLAFSDPStrategy",),
+        "NotImplementedError",
+        "fsdp_config_mismatch",
+        "certain",
+        ["fabric.setup_optimizers"],
+    ),
+    (
+        "lightning:the-sizes-data-parallel-size-and",
+        ("2", "4", "4"),
+        "RuntimeError",
+        "device_mesh_config",
+        "certain",
+        ["data_parallel_size=2 x tensor_parallel_size=4 != 4"],
+    ),
+    # a checkpoint with another number of optimizers: the optimizers built differently, or another model's
+    (
+        "lightning:you-have-configured-optimizers-but-the",
+        ("1", "2"),
+        "RuntimeError",
+        "optimizer_group_mismatch",
+        "likely",
+        ["a different number of optimizers"],
+    ),
+    # no GPU that torch sees: more than one reason
+    ("lightning:no-supported-gpu-backend-found", (), "RuntimeError", "cuda_unavailable", "likely", []),
+    ("accelerate:no-gpu-found-gpu-is-needed", (), "RuntimeError", "cuda_unavailable", "likely", []),
+    ("accelerate:no-gpu-or-intel-xpu-found", (), "RuntimeError", "cuda_unavailable", "likely", []),
+]
+
+
+def _read(ident: str, values: tuple[str, ...], raised: str):
+    text = filled(ident, *values)
+    assert "{}" not in text, f"{ident}: a placeholder left unfilled"
+    return explained(f"{raised}: {text}\n")
+
+
+@pytest.mark.parametrize(
+    ("ident", "values", "raised", "kind", "confidence", "words"), TORCH + DEEPSPEED + FRAMEWORKS
+)
+def test_the_line_as_its_source_prints_it(ident, values, raised, kind, confidence, words):
+    found = _read(ident, values, raised)
+    assert (found.id, found.details["confidence"]) == (f"log.{kind}", confidence), (ident, found.summary)
+    assert by_id()[ident].kind == kind
+    for word in words:
+        assert word in found.summary + found.fix, (word, found.fix)
+
+
+@pytest.mark.parametrize(("ident", "values", "raised", "words"), MODULE)
+def test_a_module_class_torch_refuses_is_likely_alone_and_names_a_librarys_release(
+    ident, values, raised, words
+):
+    found = _read(ident, values, raised)
+    assert (found.id, found.details["confidence"]) == ("log.module_definition", "likely"), found.summary
+    assert found.details["alternatives"] == ["log.library_version_bug"]
+    assert by_id()[ident].kind == "module_definition"
+    for word in words:
+        assert word in found.summary + found.fix, (word, found.fix)
+
+
+def _traceback(user_line: str, torch_frame: str, error: str) -> str:
+    return (
+        "Traceback (most recent call last):\n"
+        '  File "/home/ana/project/train.py", line 88, in <module>\n'
+        "    model = Net()\n"
+        '  File "/home/ana/project/model.py", line 12, in __init__\n'
+        f"    {user_line}\n"
+        f'  File "/opt/conda/lib/python3.10/site-packages/torch/nn/modules/module.py", line 1745, in {torch_frame}\n'
+        "    raise\n"
+        f"{error}\n"
+    )
+
+
+def test_the_scripts_own_class_assigning_before_super_init_is_certain():
+    found = explained(
+        _traceback(
+            "self.conv1 = nn.Conv2d(3, 16, 3)",
+            "__setattr__",
+            "AttributeError: cannot assign module before Module.__init__() call",
+        )
+    )
+    assert (found.id, found.details["confidence"]) == ("log.module_definition", "certain"), found.summary
+    assert "super().__init__()" in found.fix
+
+
+def test_a_module_list_called_from_the_scripts_forward_is_certain_and_says_to_iterate():
+    found = explained(
+        _traceback(
+            "x = self.blocks(x)",
+            "_call_impl",
+            'NotImplementedError: Module [ModuleList] is missing the required "forward" function',
+        )
+    )
+    assert (found.id, found.details["confidence"]) == ("log.module_definition", "certain"), found.summary
+    assert "for layer in self.layers" in found.fix
+
+
+NEAR_MISSES = [
+    # FSDP's own start-up warnings and INFO lines that share the anchors' words
+    "UserWarning: FSDP is switching to use `NO_SHARD` instead of ShardingStrategy.FULL_SHARD since the world size "
+    "is 1.\n",
+    "UserWarning: The passed-in `module` is on CPU and will thus have FSDP's sharding initialization run on CPU, "
+    "which may be slower than on GPU.\n",
+    "INFO: registering communication hook allreduce_hook on the root FSDP instance\n",
+    # a module's repr and a healthy DeepSpeed start-up
+    "  (blocks): ModuleList(\n",
+    "[INFO] [engine.py:1300:_configure_optimizer] Creating fp16 ZeRO stage 3 optimizer, MiCS is enabled False\n",
+    "[INFO] [real_accelerator.py:203:get_accelerator] Setting ds_accelerator to cuda (auto detect)\n",
+    "[INFO] [engine.py:3500:save_16bit_model] Saving model weights to out/pytorch_model.bin, tag: global_step10\n",
+    # words a script prints about its own modules
+    "Loaded weights into the model; forward function ready\n",
+    "note: consolidated the state dict on rank 0\n",
+    # the Trainer's and Lightning's start-up lines beside the refusals' words
+    "***** Running training *****\n  Num examples = 1,000\n",
+    "Saving model checkpoint to outputs/checkpoint-500\n",
+    "LOCAL_RANK: 0 - CUDA_VISIBLE_DEVICES: [0,1]\n",
+    "GPU available: True (cuda), used: True\n",
+    "Restoring states from the checkpoint path at lightning_logs/version_0/checkpoints/last.ckpt\n",
+    "bitsandbytes: loading the model in 4-bit for quantization\n",
+]
+
+MAPPED_KINDS = {
+    "log.wrapper_usage",
+    "log.fsdp_config_mismatch",
+    "log.module_definition",
+    "log.deepspeed_config_mismatch",
+    "log.cuda_unavailable",
+    "log.trainer_arguments",
+    "log.device_mesh_config",
+    "log.optimizer_group_mismatch",
+}
+
+
+@pytest.mark.parametrize("text", NEAR_MISSES)
+def test_near_misses_do_not_fire(text):
+    found = explained(text)
+    assert found.id not in MAPPED_KINDS, (text, found.id, found.summary)
