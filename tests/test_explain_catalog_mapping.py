@@ -98,6 +98,15 @@ TORCH = [
         "certain",
         ["FULL_STATE_DICT"],
     ),
+    # torch/distributed/optim/zero_redundancy_optimizer.py state_dict
+    (
+        "torch:optimizer-state-has-not-been-consolidated",
+        ("1",),
+        "RuntimeError",
+        "wrapper_usage",
+        "certain",
+        ["consolidate_state_dict(to=0)"],
+    ),
     (
         "torch:full-state-dict-must-be-true",
         (),
@@ -399,6 +408,24 @@ def _traceback(user_line: str, torch_frame: str, error: str) -> str:
     )
 
 
+def test_the_cudnn_mismatch_is_read_with_either_ending_torch_gives_it():
+    # torch/backends/cudnn/__init__.py: the same message ends by whether LD_LIBRARY_PATH names a cuda/cudnn folder
+    start = (
+        "RuntimeError: cuDNN version incompatibility: PyTorch was compiled  against (9, 1, 0) but found runtime "
+        "version (8, 9, 2). PyTorch already comes bundled with cuDNN. One option to resolving this error is to "
+        "ensure PyTorch can find the bundled cuDNN. "
+    )
+    for ident, values in (
+        ("torch:looks-like-your-ld-library-path", ("", "(9, 1, 0)")),
+        ("torch:one-possibility-is-that-there-is", ("",)),
+    ):
+        found = explained(start + filled(ident, *values) + "\n")
+        assert (found.id, found.details["confidence"]) == ("log.cudnn_version_mismatch", "certain"), (
+            found.summary
+        )
+        assert by_id()[ident].kind == "cudnn_version_mismatch"
+
+
 def test_the_scripts_own_class_assigning_before_super_init_is_certain():
     found = explained(
         _traceback(
@@ -445,6 +472,9 @@ NEAR_MISSES = [
     "GPU available: True (cuda), used: True\n",
     "Restoring states from the checkpoint path at lightning_logs/version_0/checkpoints/last.ckpt\n",
     "bitsandbytes: loading the model in 4-bit for quantization\n",
+    # a healthy cuDNN report and a ZeRO optimizer being consolidated as it should
+    "cuDNN version: 90100 (LD_LIBRARY_PATH=/usr/local/cuda/lib64)\n",
+    "INFO: consolidating the optimizer state on rank 0 before saving\n",
 ]
 
 MAPPED_KINDS = {
@@ -456,6 +486,7 @@ MAPPED_KINDS = {
     "log.trainer_arguments",
     "log.device_mesh_config",
     "log.optimizer_group_mismatch",
+    "log.cudnn_version_mismatch",
 }
 
 

@@ -2,8 +2,9 @@
 
 The checks are torch's (``torch/nn/parallel/distributed.py``: ``DistributedDataParallel.__init__``;
 ``torch/distributed/fsdp/_init_utils.py``, ``fully_sharded_data_parallel.py``, ``wrap.py``;
-``fsdp/_fully_shard/_fsdp_init.py`` and ``_fully_shard.py`` for FSDP2's ``fully_shard``). Each names its own
-cause, so the finding is certain. (Wrapping policy and flat-parameter rules are ``fsdp_wrap_config``; a mesh that
+``fsdp/_fully_shard/_fsdp_init.py`` and ``_fully_shard.py`` for FSDP2's ``fully_shard``; FSDP's run-time checks
+in ``fsdp/_runtime_utils.py``; ``distributed/optim/zero_redundancy_optimizer.py``). Each names its own cause, so
+the finding is certain. (Wrapping policy and flat-parameter rules are ``fsdp_wrap_config``; a mesh that
 does not fit ``device_mesh_config``.)
 """
 
@@ -132,6 +133,12 @@ _CLASSES = (
         "root FSDP instance, before the first forward (not in the training loop, nor again after a framework "
         "registered its own).",
     ),
+    (
+        "zero_consolidate",
+        "ZeroRedundancyOptimizer.state_dict() was called on a rank the state was not consolidated to",
+        "Each rank holds only its shard of the optimizer state: call optimizer.consolidate_state_dict(to=0) on "
+        "every rank (it is a collective), then optimizer.state_dict() and the save on rank 0 only.",
+    ),
 )
 
 
@@ -166,6 +173,8 @@ WRAPPER_USAGE = Recogniser(
         # fsdp/fully_sharded_data_parallel.py register_comm_hook
         "torch:communication-hook-is-not-supported-for",
         "torch:communication-hook-is-already-registered",
+        # distributed/optim/zero_redundancy_optimizer.py state_dict
+        "torch:optimizer-state-has-not-been-consolidated",
     ),
     anchors=(
         "FSDP doesn't support scalar parameters",
@@ -191,6 +200,7 @@ WRAPPER_USAGE = Recogniser(
         "DDP Pickling/Unpickling are only supported when using DDP with the default process group",
         "Communication hook is not supported for hybrid strategies",
         "A communication hook is already registered",
+        "Optimizer state has not been consolidated on this rank",
     ),
     match=R(
         r"(?P<scalar_param>(?:FSDP|fully_shard) doesn't support scalar parameters[^\n]{0,160})|"
@@ -213,7 +223,8 @@ WRAPPER_USAGE = Recogniser(
         r"(?P<double_backward>FSDP does not support gradients of gradients)|"
         r"(?P<ddp_pickle>DDP Pickling/Unpickling are only supported when using DDP with the default process group)|"
         r"(?P<comm_hook_hybrid>Communication hook is not supported for hybrid strategies[^\n]{0,60})|"
-        r"(?P<comm_hook_twice>A communication hook is already registered)"
+        r"(?P<comm_hook_twice>A communication hook is already registered)|"
+        r"(?P<zero_consolidate>Optimizer state has not been consolidated on this rank)"
     ),
     describe=describe_refusal(_CLASSES, "a DDP or FSDP wrapper was used in a way torch refuses", limit=200),
 )
