@@ -65,6 +65,15 @@ TORCH = [
         "certain",
         ["once"],
     ),
+    # torch/csrc/distributed/c10d/reducer.cpp: DDP's hook registered twice
+    (
+        "torch_cpp:register-comm-hook-or-register-builtin",
+        (),
+        "RuntimeError",
+        "wrapper_usage",
+        "certain",
+        ["DistributedDataParallelKwargs"],
+    ),
     # fsdp/_runtime_utils.py, fsdp/_state_dict_utils.py, distributed/checkpoint/state_dict.py
     (
         "torch:fsdp-optimizer-in-backward-only-supported",
@@ -178,6 +187,31 @@ DEEPSPEED = [
         "cuda_unavailable",
         "likely",
         ["CUDA_VISIBLE_DEVICES"],
+    ),
+    # runtime/zero/config.py, stage3.py: ZeRO-3's elastic checkpoints; runtime/pipe/module.py; curriculum learning
+    (
+        "deepspeed:zero-elastic-checkpointing-is-deprecated-and-2",
+        (),
+        "NotImplementedError",
+        "deepspeed_config_mismatch",
+        "certain",
+        ['"elastic_checkpoint": false'],
+    ),
+    (
+        "deepspeed:partitioning-found-no-valid-layers-to",
+        ("type:TransformerBlock",),
+        "RuntimeError",
+        "deepspeed_config_mismatch",
+        "certain",
+        ['partition_method="parameters"'],
+    ),
+    (
+        "deepspeed:curriculum-learning-with-fixed-linear-schedule",
+        ("total_curriculum_step",),
+        "AssertionError",
+        "deepspeed_config_mismatch",
+        "certain",
+        ["schedule_config"],
     ),
     ("deepspeed:cannot-use-fp16-without-accelerator", (), "SystemError", "cuda_unavailable", "likely", []),
     ("deepspeed:cannot-use-without-accelerator", (), "SystemError", "cuda_unavailable", "likely", []),

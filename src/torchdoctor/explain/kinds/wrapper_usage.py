@@ -128,10 +128,10 @@ _CLASSES = (
     ),
     (
         "comm_hook_twice",
-        "a second FSDP communication hook was registered",
-        "FSDP takes one communication hook per model: call model.register_comm_hook(state, hook) once, on the "
-        "root FSDP instance, before the first forward (not in the training loop, nor again after a framework "
-        "registered its own).",
+        "a second communication hook was registered on the same DDP or FSDP model",
+        "DDP and FSDP take one communication hook per model: call model.register_comm_hook(state, hook) once (on "
+        "the root FSDP instance), before the first forward; not in the training loop, nor again where a framework "
+        "registered its own (Lightning's ddp_comm_hook, accelerate's comm_hook in DistributedDataParallelKwargs).",
     ),
     (
         "zero_consolidate",
@@ -175,6 +175,8 @@ WRAPPER_USAGE = Recogniser(
         "torch:communication-hook-is-already-registered",
         # distributed/optim/zero_redundancy_optimizer.py state_dict
         "torch:optimizer-state-has-not-been-consolidated",
+        # csrc/distributed/c10d/reducer.cpp register_comm_hook / register_builtin_comm_hook: DDP's hook, twice
+        "torch_cpp:register-comm-hook-or-register-builtin",
     ),
     anchors=(
         "FSDP doesn't support scalar parameters",
@@ -200,6 +202,7 @@ WRAPPER_USAGE = Recogniser(
         "DDP Pickling/Unpickling are only supported when using DDP with the default process group",
         "Communication hook is not supported for hybrid strategies",
         "A communication hook is already registered",
+        "register_comm_hook or register_builtin_comm_hook can only be called once",
         "Optimizer state has not been consolidated on this rank",
     ),
     match=R(
@@ -223,7 +226,8 @@ WRAPPER_USAGE = Recogniser(
         r"(?P<double_backward>FSDP does not support gradients of gradients)|"
         r"(?P<ddp_pickle>DDP Pickling/Unpickling are only supported when using DDP with the default process group)|"
         r"(?P<comm_hook_hybrid>Communication hook is not supported for hybrid strategies[^\n]{0,60})|"
-        r"(?P<comm_hook_twice>A communication hook is already registered)|"
+        r"(?P<comm_hook_twice>A communication hook is already registered|register_comm_hook or "
+        r"register_builtin_comm_hook can only be called once)|"
         r"(?P<zero_consolidate>Optimizer state has not been consolidated on this rank)"
     ),
     describe=describe_refusal(_CLASSES, "a DDP or FSDP wrapper was used in a way torch refuses", limit=200),
