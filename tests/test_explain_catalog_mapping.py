@@ -399,6 +399,101 @@ FRAMEWORKS = [
     ("accelerate:no-gpu-or-intel-xpu-found", (), "RuntimeError", "cuda_unavailable", "likely", []),
 ]
 
+_TOGGLED = "FlashAttention2 has been toggled on, but it cannot be used due to the following error:"
+
+# transformers/modeling_utils.py: the attention implementation asked of from_pretrained; flash-attn's own kernels
+ATTENTION = [
+    (
+        "transformers:does-not-support-flash-attention-yet",
+        ("GPT2LMHeadModel", "2", "openai-community/gpt2"),
+        "ValueError",
+        "attention_implementation",
+        "certain",
+        ["attn_implementation='sdpa'"],
+    ),
+    (
+        "transformers:does-not-support-an-attention-implementation",
+        ("T5ForConditionalGeneration",),
+        "ValueError",
+        "attention_implementation",
+        "certain",
+        ["attn_implementation='eager'"],
+    ),
+    (
+        "transformers:does-not-support-an-attention-implementation-2",
+        ("BertModel",),
+        "ValueError",
+        "attention_implementation",
+        "certain",
+        [],
+    ),
+    (
+        "transformers:flashattention-is-not-available-on-cpu",
+        (_TOGGLED, "2", "('cuda', 'xpu')"),
+        "ImportError",
+        "attention_implementation",
+        "certain",
+        ["torch.cuda.is_available()"],
+    ),
+    (
+        "transformers:you-are-attempting-to-use-flash-3",
+        ("2",),
+        "ValueError",
+        "attention_implementation",
+        "certain",
+        [],
+    ),
+    (
+        "transformers:flashattention-requires-compute-capability-but-found",
+        (_TOGGLED, "2", "8", "(7, 0)", "7"),
+        "ImportError",
+        "attention_implementation",
+        "certain",
+        ["V100"],
+    ),
+    (
+        "transformers:specified-attn-implementation-is-not-supported",
+        ("flash_attn_2",),
+        "ValueError",
+        "attention_implementation",
+        "certain",
+        ["'flash_attention_2'"],
+    ),
+    (
+        "transformers:specified-attn-implementation-is-not-supported-2",
+        ("flash2", "text_config", "['sdpa', 'flash_attention_2']"),
+        "ValueError",
+        "attention_implementation",
+        "certain",
+        [],
+    ),
+    (
+        "transformers:is-not-valid-attention-implementation-registered",
+        ("flash-attention-2",),
+        "KeyError",
+        "attention_implementation",
+        "certain",
+        ["AttentionInterface.register"],
+    ),
+    (
+        "third_party:flash-attn-ampere-or-newer",
+        (),
+        "RuntimeError",
+        "attention_implementation",
+        "certain",
+        ["compute capability 8.0"],
+    ),
+    # a model loaded in float32, or a library's code upcasting the inputs: both print it
+    (
+        "third_party:flash-attn-fp16-bf16-only",
+        (),
+        "RuntimeError",
+        "attention_implementation",
+        "likely",
+        ["dtype=torch.bfloat16"],
+    ),
+]
+
 
 def _read(ident: str, values: tuple[str, ...], raised: str):
     text = filled(ident, *values)
@@ -440,6 +535,54 @@ def _traceback(user_line: str, torch_frame: str, error: str) -> str:
         "    raise\n"
         f"{error}\n"
     )
+
+
+QUANTIZED = [
+    ("transformers:half-is-not-supported-for-quantized", ()),
+    ("transformers:float-is-not-supported-for-quantized", ()),
+    ("transformers:calling-cuda-is-not-supported-for", ()),
+    ("transformers:you-cannot-cast-bitsandbytes-model-in", ()),
+    ("transformers:you-cannot-cast-gptq-model-in", ()),
+    ("transformers:casting-quark-quantized-model-to-new", ()),
+]
+
+
+@pytest.mark.parametrize(("ident", "values"), QUANTIZED)
+def test_a_quantized_model_cast_alone_is_likely_and_names_a_frameworks_release(ident, values):
+    # transformers/modeling_utils.py PreTrainedModel.half / float / cuda / to
+    found = _read(ident, values, "ValueError")
+    assert (found.id, found.details["confidence"]) == ("log.quantized_model_cast", "likely"), found.summary
+    assert found.details["alternatives"] == ["log.library_version_bug"]
+    assert "quantization_config" in found.fix
+    assert by_id()[ident].kind == "quantized_model_cast"
+
+
+def test_the_scripts_own_cast_of_a_quantized_model_is_certain():
+    found = explained(
+        "Traceback (most recent call last):\n"
+        '  File "/home/ana/project/train.py", line 40, in <module>\n'
+        "    model = model.half()\n"
+        '  File "/opt/conda/lib/python3.10/site-packages/transformers/modeling_utils.py", line 3786, in half\n'
+        "    raise ValueError(\n"
+        "ValueError: `.half()` is not supported for quantized model. Please use the model as it is, since the model "
+        "has already been casted to the correct `dtype`.\n"
+    )
+    assert (found.id, found.details["confidence"]) == ("log.quantized_model_cast", "certain"), found.summary
+
+
+def test_a_frameworks_cast_of_a_quantized_model_stays_likely():
+    found = explained(
+        "Traceback (most recent call last):\n"
+        '  File "/home/ana/project/train.py", line 60, in <module>\n'
+        "    model = accelerator.prepare(model)\n"
+        '  File "/opt/conda/lib/python3.10/site-packages/accelerate/accelerator.py", line 1400, in prepare_model\n'
+        "    model = model.to(self.device, dtype=torch.bfloat16)\n"
+        '  File "/opt/conda/lib/python3.10/site-packages/transformers/modeling_utils.py", line 3766, in to\n'
+        "    raise ValueError(\n"
+        "ValueError: You cannot cast a bitsandbytes model in a new `dtype`. Make sure to load the model using "
+        "`from_pretrained` using the desired `dtype` by passing the correct `dtype` argument.\n"
+    )
+    assert (found.id, found.details["confidence"]) == ("log.quantized_model_cast", "likely"), found.summary
 
 
 def test_the_cudnn_mismatch_is_read_with_either_ending_torch_gives_it():
@@ -509,6 +652,10 @@ NEAR_MISSES = [
     # a healthy cuDNN report and a ZeRO optimizer being consolidated as it should
     "cuDNN version: 90100 (LD_LIBRARY_PATH=/usr/local/cuda/lib64)\n",
     "INFO: consolidating the optimizer state on rank 0 before saving\n",
+    # a healthy load that names the attention implementation, and a quantized load
+    "Using attn_implementation='flash_attention_2' (FlashAttention 2.6.3)\n",
+    "Loading checkpoint shards: 100%|##########| 4/4, model quantized with bitsandbytes 4-bit\n",
+    "RuntimeError: this kernel requires compute capability >= 8.0\n",
 ]
 
 MAPPED_KINDS = {
@@ -521,6 +668,8 @@ MAPPED_KINDS = {
     "log.device_mesh_config",
     "log.optimizer_group_mismatch",
     "log.cudnn_version_mismatch",
+    "log.attention_implementation",
+    "log.quantized_model_cast",
 }
 
 
