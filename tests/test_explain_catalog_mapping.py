@@ -585,6 +585,42 @@ def test_a_frameworks_cast_of_a_quantized_model_stays_likely():
     assert (found.id, found.details["confidence"]) == ("log.quantized_model_cast", "likely"), found.summary
 
 
+# transformers/modeling_utils.py _get_resolved_checkpoint_files: a folder or repository without the model's weights,
+# a wrong path and a save that never wrote them print the same words
+WEIGHTS_MISSING = [
+    (
+        "transformers:does-not-appear-to-have-file",
+        ("outputs/run1", "pytorch_model.fp16.bin", "fp16"),
+        "outputs/run1",
+    ),
+    (
+        "transformers:does-not-appear-to-have-file-2",
+        ("outputs/lora-run", "pytorch_model.bin", "model.safetensors"),
+        "outputs/lora-run",
+    ),
+    (
+        "transformers:does-not-appear-to-have-file-3",
+        ("org/model", "model.safetensors", "model.safetensors.index.json"),
+        "org/model",
+    ),
+    ("transformers:error-no-file-named-found-in", ("model.safetensors", "outputs/final"), "outputs/final"),
+    (
+        "transformers:error-no-file-named-or-found",
+        ("model.safetensors", "pytorch_model.bin", "outputs/checkpoint-500"),
+        "outputs/checkpoint-500",
+    ),
+]
+
+
+@pytest.mark.parametrize(("ident", "values", "path"), WEIGHTS_MISSING)
+def test_a_pretrained_folder_without_weights_is_a_likely_checkpoint_path(ident, values, path):
+    found = _read(ident, values, "OSError")
+    assert (found.id, found.details["confidence"]) == ("log.checkpoint_path", "likely"), found.summary
+    assert found.details["alternatives"] == ["log.checkpoint_incomplete"]
+    assert path in found.summary and "PeftModel.from_pretrained" in found.fix
+    assert by_id()[ident].kind == "checkpoint_path"
+
+
 def test_the_cudnn_mismatch_is_read_with_either_ending_torch_gives_it():
     # torch/backends/cudnn/__init__.py: the same message ends by whether LD_LIBRARY_PATH names a cuda/cudnn folder
     start = (
@@ -656,6 +692,9 @@ NEAR_MISSES = [
     "Using attn_implementation='flash_attention_2' (FlashAttention 2.6.3)\n",
     "Loading checkpoint shards: 100%|##########| 4/4, model quantized with bitsandbytes 4-bit\n",
     "RuntimeError: this kernel requires compute capability >= 8.0\n",
+    # from_pretrained finding what it looks for
+    "loading weights file outputs/final/model.safetensors\n",
+    "loading file tokenizer.json from cache at /root/.cache/huggingface/hub/models--gpt2/tokenizer.json\n",
 ]
 
 MAPPED_KINDS = {
@@ -670,6 +709,7 @@ MAPPED_KINDS = {
     "log.cudnn_version_mismatch",
     "log.attention_implementation",
     "log.quantized_model_cast",
+    "log.checkpoint_path",
 }
 
 
