@@ -621,6 +621,27 @@ def test_a_pretrained_folder_without_weights_is_a_likely_checkpoint_path(ident, 
     assert by_id()[ident].kind == "checkpoint_path"
 
 
+@pytest.mark.parametrize(
+    ("ident", "key"),
+    [
+        # lightning/fabric/strategies/model_parallel.py, strategy.py: fabric.load(strict=True), a key the file lacks
+        ("lightning:the-model-contains-key-that-does", "model.layers.0.self_attn.q_proj.weight"),
+        ("lightning:the-requested-state-contains-key-that", "scheduler"),
+    ],
+)
+def test_fabrics_strict_load_missing_a_key_is_a_likely_state_dict_keys(ident, key):
+    found = _read(ident, (key,), "KeyError")
+    assert (found.id, found.details["confidence"]) == ("log.state_dict_keys", "likely"), found.summary
+    assert "strict=False" in found.fix
+    assert by_id()[ident].kind == "state_dict_keys"
+
+
+def test_fabrics_strict_load_of_a_ddp_saved_model_names_the_prefix():
+    found = _read("lightning:the-model-contains-key-that-does", ("module.encoder.weight",), "KeyError")
+    assert (found.id, found.details["confidence"]) == ("log.state_dict_keys", "certain"), found.summary
+    assert "removeprefix" in found.fix
+
+
 def test_the_cudnn_mismatch_is_read_with_either_ending_torch_gives_it():
     # torch/backends/cudnn/__init__.py: the same message ends by whether LD_LIBRARY_PATH names a cuda/cudnn folder
     start = (
@@ -694,6 +715,7 @@ NEAR_MISSES = [
     "RuntimeError: this kernel requires compute capability >= 8.0\n",
     # from_pretrained finding what it looks for
     "loading weights file outputs/final/model.safetensors\n",
+    "Restored all states from the checkpoint at lightning_logs/checkpoints/epoch=3.ckpt (every key loaded)\n",
     "loading file tokenizer.json from cache at /root/.cache/huggingface/hub/models--gpt2/tokenizer.json\n",
 ]
 
@@ -710,6 +732,7 @@ MAPPED_KINDS = {
     "log.attention_implementation",
     "log.quantized_model_cast",
     "log.checkpoint_path",
+    "log.state_dict_keys",
 }
 
 

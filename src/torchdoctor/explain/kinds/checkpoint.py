@@ -72,11 +72,14 @@ STATE_DICT_KEYS = Recogniser(
         "Missing key in checkpoint state_dict",
         " is missing keys: ",
         "An unexpected key, ",
+        # lightning/fabric/strategies/strategy.py, model_parallel.py: fabric.load(strict=True), a key it lacks
+        "that does not exist in the loaded checkpoint",
     ),
     match=R(
         r"[Kk]ey\(s\) in state_dict|loading state_dict|(?:unexpected|missing) key ['\"][^'\"\n]{1,300}['\"] in state_dict|"
         r"Missing key in checkpoint state_dict: |Checkpoint at [^\n]{1,300} is missing keys: |"
-        r"An unexpected key, [^\n]{1,300}, exists\. FQN is "
+        r"An unexpected key, [^\n]{1,300}, exists\. FQN is |"
+        r"contains a key '[^'\n]{1,300}' that does not exist in the loaded checkpoint"
     ),
     templates=(
         "torch:error-in-loading-state-dict-for",
@@ -86,6 +89,8 @@ STATE_DICT_KEYS = Recogniser(
         "torch:missing-key-in-checkpoint-state-dict",  # distributed/checkpoint/default_planner.py
         "torch:checkpoint-at-is-missing-keys",  # distributed/checkpoint/_experimental/checkpointer.py
         "torch:an-unexpected-key-exists-fqn-is",  # distributed/checkpoint/state_dict.py set_state_dict
+        "lightning:the-model-contains-key-that-does",
+        "lightning:the-requested-state-contains-key-that",
     ),
     span=4,
     facts=(
@@ -97,6 +102,7 @@ STATE_DICT_KEYS = Recogniser(
             r"An unexpected key, [^\n]{1,300}, exists)"
         ),
         R(r"size mismatch for (?P<size_param>[\w.]{1,200}):"),
+        R(r"(?P<keys>contains a key '[^'\n]{1,300}' that does not exist in the loaded checkpoint)"),
     ),
     # "Error(s) in loading state_dict" is printed for a wrapper's key prefix and for a checkpoint of another
     # model alike: certain only when the keys show a known prefix
