@@ -642,6 +642,14 @@ def test_fabrics_strict_load_of_a_ddp_saved_model_names_the_prefix():
     assert "removeprefix" in found.fix
 
 
+def test_a_dataloader_timeout_names_the_seconds_and_how_to_tell_slow_from_stuck():
+    # torch/utils/data/dataloader.py _MultiProcessingDataLoaderIter._get_data, with timeout > 0
+    found = _read("torch:dataloader-timed-out-after-seconds", ("120",), "RuntimeError")
+    assert (found.id, found.details["confidence"]) == ("log.dataloader_timeout", "certain"), found.summary
+    assert "(120 s)" in found.summary and "num_workers=0" in found.fix
+    assert by_id()["torch:dataloader-timed-out-after-seconds"].kind == "dataloader_timeout"
+
+
 def test_the_cudnn_mismatch_is_read_with_either_ending_torch_gives_it():
     # torch/backends/cudnn/__init__.py: the same message ends by whether LD_LIBRARY_PATH names a cuda/cudnn folder
     start = (
@@ -715,6 +723,7 @@ NEAR_MISSES = [
     "RuntimeError: this kernel requires compute capability >= 8.0\n",
     # from_pretrained finding what it looks for
     "loading weights file outputs/final/model.safetensors\n",
+    "DataLoader(num_workers=8, timeout=120) created; 1250 batches per epoch\n",
     "Restored all states from the checkpoint at lightning_logs/checkpoints/epoch=3.ckpt (every key loaded)\n",
     "loading file tokenizer.json from cache at /root/.cache/huggingface/hub/models--gpt2/tokenizer.json\n",
 ]
@@ -733,6 +742,7 @@ MAPPED_KINDS = {
     "log.quantized_model_cast",
     "log.checkpoint_path",
     "log.state_dict_keys",
+    "log.dataloader_timeout",
 }
 
 
