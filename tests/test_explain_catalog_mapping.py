@@ -285,6 +285,22 @@ FRAMEWORKS = [
         ["PEFT adapters"],
     ),
     (
+        "transformers:does-not-support-activation-checkpointing",
+        ("T5EncoderModel",),
+        "ValueError",
+        "trainer_arguments",
+        "certain",
+        ["gradient_checkpointing=False"],
+    ),
+    (
+        "transformers:is-not-compatible-with-gradient-checkpointing",
+        ("MyModel",),
+        "ValueError",
+        "trainer_arguments",
+        "certain",
+        ["gradient_checkpointing"],
+    ),
+    (
         "accelerate:checkpoint-directory-already-exists-please-manually",
         ("outputs/checkpoints/checkpoint_0", "0"),
         "ValueError",
@@ -724,6 +740,8 @@ NEAR_MISSES = [
     # from_pretrained finding what it looks for
     "loading weights file outputs/final/model.safetensors\n",
     "DataLoader(num_workers=8, timeout=120) created; 1250 batches per epoch\n",
+    # transformers' own warning when gradient checkpointing is on, from a healthy run
+    "`use_cache=True` is incompatible with gradient checkpointing. Setting `use_cache=False`.\n",
     "Restored all states from the checkpoint at lightning_logs/checkpoints/epoch=3.ckpt (every key loaded)\n",
     "loading file tokenizer.json from cache at /root/.cache/huggingface/hub/models--gpt2/tokenizer.json\n",
 ]

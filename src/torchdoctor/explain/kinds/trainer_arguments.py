@@ -437,6 +437,19 @@ REFUSALS: tuple[tuple[str, str], ...] = (
         "Load the model and its optimizer together: fabric.load(path, {'model': model, 'optimizer': optimizer}) "
         "(the same keys they were saved under), not an optimizer on its own.",
     ),
+    # transformers/modeling_utils.py gradient_checkpointing_enable (the Trainer's --gradient_checkpointing calls it)
+    (
+        "does not support activation checkpointing",
+        "This model class has no gradient checkpointing: drop --gradient_checkpointing (TrainingArguments("
+        "gradient_checkpointing=False)) and the model.gradient_checkpointing_enable() call; a custom model declares "
+        "it with supports_gradient_checkpointing = True and layers that check self.gradient_checkpointing.",
+    ),
+    (
+        "is not compatible with gradient checkpointing",
+        "No layer of this model has a gradient_checkpointing attribute to switch: drop --gradient_checkpointing "
+        "(and model.gradient_checkpointing_enable()), or give the custom model's layers the attribute (self."
+        "gradient_checkpointing = False) and the checkpointed call they make when it is on.",
+    ),
 )
 
 TEMPLATES: tuple[str, ...] = (
@@ -569,6 +582,8 @@ TEMPLATES: tuple[str, ...] = (
     "lightning:found-multiple-distributed-models-in-the-2",
     "lightning:loading-single-optimizer-object-from-checkpoint",
     "lightning:loading-single-optimizer-object-from-checkpoint-2",
+    "transformers:does-not-support-activation-checkpointing",
+    "transformers:is-not-compatible-with-gradient-checkpointing",
 )
 
 
