@@ -301,6 +301,14 @@ FRAMEWORKS = [
         ["gradient_checkpointing"],
     ),
     (
+        "accelerate:cannot-pickle-prepared-model-with-automatic",
+        (),
+        "PicklingError",
+        "wrapper_usage",
+        "certain",
+        ["accelerator.unwrap_model(model)"],
+    ),
+    (
         "accelerate:checkpoint-directory-already-exists-please-manually",
         ("outputs/checkpoints/checkpoint_0", "0"),
         "ValueError",

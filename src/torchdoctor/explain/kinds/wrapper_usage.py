@@ -1,9 +1,10 @@
-"""A DDP or FSDP wrapper built or used in a way torch refuses, named by torch's own check.
+"""A DDP, FSDP or accelerate-prepared model built or used in a way its wrapper refuses, named by the wrapper's own check.
 
 The checks are torch's (``torch/nn/parallel/distributed.py``: ``DistributedDataParallel.__init__``;
 ``torch/distributed/fsdp/_init_utils.py``, ``fully_sharded_data_parallel.py``, ``wrap.py``;
 ``fsdp/_fully_shard/_fsdp_init.py`` and ``_fully_shard.py`` for FSDP2's ``fully_shard``; FSDP's run-time checks
-in ``fsdp/_runtime_utils.py``; ``distributed/optim/zero_redundancy_optimizer.py``). Each names its own cause, so
+in ``fsdp/_runtime_utils.py``; ``distributed/optim/zero_redundancy_optimizer.py``; accelerate's prepared model in
+``accelerate/utils/operations.py``). Each names its own cause, so
 the finding is certain. (Wrapping policy and flat-parameter rules are ``fsdp_wrap_config``; a mesh that
 does not fit ``device_mesh_config``.)
 """
@@ -121,6 +122,15 @@ _CLASSES = (
         "wrapper itself has to be pickled.",
     ),
     (
+        "accelerate_pickle",
+        "a model prepared by accelerate with mixed precision was pickled (torch.save of the model, copy.deepcopy, "
+        "or handing it to another process)",
+        "accelerate wraps the prepared model's forward for autocast, and that wrapper cannot be pickled: save and "
+        "copy the model it wraps, accelerator.unwrap_model(model) (torch.save(accelerator.unwrap_model(model)."
+        "state_dict(), path), or accelerator.save_model(model, dir)); make a copy (an EMA, a teacher) before "
+        "accelerator.prepare().",
+    ),
+    (
         "comm_hook_hybrid",
         "an FSDP communication hook was registered under a hybrid sharding strategy",
         "FSDP's register_comm_hook works with FULL_SHARD, SHARD_GRAD_OP and NO_SHARD only: remove the hook under "
@@ -177,6 +187,8 @@ WRAPPER_USAGE = Recogniser(
         "torch:optimizer-state-has-not-been-consolidated",
         # csrc/distributed/c10d/reducer.cpp register_comm_hook / register_builtin_comm_hook: DDP's hook, twice
         "torch_cpp:register-comm-hook-or-register-builtin",
+        # accelerate/utils/operations.py ConvertOutputsToFp32.__getstate__: the prepared model's autocast forward
+        "accelerate:cannot-pickle-prepared-model-with-automatic",
     ),
     anchors=(
         "FSDP doesn't support scalar parameters",
@@ -204,6 +216,7 @@ WRAPPER_USAGE = Recogniser(
         "A communication hook is already registered",
         "register_comm_hook or register_builtin_comm_hook can only be called once",
         "Optimizer state has not been consolidated on this rank",
+        "Cannot pickle a prepared model with automatic mixed precision",
     ),
     match=R(
         r"(?P<scalar_param>(?:FSDP|fully_shard) doesn't support scalar parameters[^\n]{0,160})|"
@@ -228,7 +241,8 @@ WRAPPER_USAGE = Recogniser(
         r"(?P<comm_hook_hybrid>Communication hook is not supported for hybrid strategies[^\n]{0,60})|"
         r"(?P<comm_hook_twice>A communication hook is already registered|register_comm_hook or "
         r"register_builtin_comm_hook can only be called once)|"
-        r"(?P<zero_consolidate>Optimizer state has not been consolidated on this rank)"
+        r"(?P<zero_consolidate>Optimizer state has not been consolidated on this rank)|"
+        r"(?P<accelerate_pickle>Cannot pickle a prepared model with automatic mixed precision)"
     ),
     describe=describe_refusal(_CLASSES, "a DDP or FSDP wrapper was used in a way torch refuses", limit=200),
 )
