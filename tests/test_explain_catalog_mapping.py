@@ -674,6 +674,20 @@ def test_a_dataloader_timeout_names_the_seconds_and_how_to_tell_slow_from_stuck(
     assert by_id()["torch:dataloader-timed-out-after-seconds"].kind == "dataloader_timeout"
 
 
+def test_peft_target_modules_of_another_architecture_name_the_modules_and_how_to_list_them():
+    # peft/tuners/tuners_utils.py BaseTuner.inject_adapter (get_peft_model)
+    found = _read("third_party:peft-target-modules-of-another-model", ("{'q_proj', 'v_proj'}",), "ValueError")
+    assert (found.id, found.details["confidence"]) == ("log.peft_target_modules", "certain"), found.summary
+    assert "{'q_proj', 'v_proj'}" in found.summary and "named_modules()" in found.fix
+    assert by_id()["third_party:peft-target-modules-of-another-model"].kind == "peft_target_modules"
+    # the shorthand 'all-linear' that a peft before 0.8 took for a module name is a release's, not this kind
+    older = explained(
+        "ValueError: Target modules all-linear not found in the base model. Please check the target modules and try "
+        "again.\n"
+    )
+    assert older.id == "log.dependency_version", older.summary
+
+
 def test_the_cudnn_mismatch_is_read_with_either_ending_torch_gives_it():
     # torch/backends/cudnn/__init__.py: the same message ends by whether LD_LIBRARY_PATH names a cuda/cudnn folder
     start = (
@@ -747,6 +761,7 @@ NEAR_MISSES = [
     "RuntimeError: this kernel requires compute capability >= 8.0\n",
     # from_pretrained finding what it looks for
     "loading weights file outputs/final/model.safetensors\n",
+    "trainable params: 4,194,304 || all params: 6,742,609,920 || trainable%: 0.0622 (target modules q_proj, v_proj)\n",
     "DataLoader(num_workers=8, timeout=120) created; 1250 batches per epoch\n",
     # transformers' own warning when gradient checkpointing is on, from a healthy run
     "`use_cache=True` is incompatible with gradient checkpointing. Setting `use_cache=False`.\n",
@@ -769,6 +784,7 @@ MAPPED_KINDS = {
     "log.checkpoint_path",
     "log.state_dict_keys",
     "log.dataloader_timeout",
+    "log.peft_target_modules",
 }
 
 
