@@ -25,7 +25,7 @@ def _targets(hits: list[Hit], ctx: Context) -> tuple[str, str]:
         "Mistral / Qwen: q_proj, k_proj, v_proj, o_proj; GPT-2: c_attn, c_proj; Falcon, GPT-NeoX: "
         "query_key_value; BERT: query, value). List them with print({n.split('.')[-1] for n, m in "
         "model.named_modules() if isinstance(m, torch.nn.Linear)}) and put those in LoraConfig(target_modules=...), "
-        "or use target_modules='all-linear' (peft 0.8+).",
+        "or use the shorthand target_modules='all-linear' (every linear layer but the output head).",
     )
 
 
