@@ -706,28 +706,28 @@ def test_the_cudnn_mismatch_is_read_with_either_ending_torch_gives_it():
         assert by_id()[ident].kind == "cudnn_version_mismatch"
 
 
-def test_the_scripts_own_class_assigning_before_super_init_is_certain():
-    found = explained(
-        _traceback(
+@pytest.mark.parametrize(
+    ("user_line", "torch_frame", "error", "word"),
+    [
+        (
             "self.conv1 = nn.Conv2d(3, 16, 3)",
             "__setattr__",
             "AttributeError: cannot assign module before Module.__init__() call",
-        )
-    )
-    assert (found.id, found.details["confidence"]) == ("log.module_definition", "certain"), found.summary
-    assert "super().__init__()" in found.fix
-
-
-def test_a_module_list_called_from_the_scripts_forward_is_certain_and_says_to_iterate():
-    found = explained(
-        _traceback(
+            "super().__init__()",
+        ),
+        # a ModuleList called from the script's forward: iterate over it
+        (
             "x = self.blocks(x)",
             "_call_impl",
             'NotImplementedError: Module [ModuleList] is missing the required "forward" function',
-        )
-    )
+            "for layer in self.layers",
+        ),
+    ],
+)
+def test_the_scripts_own_module_class_refused_by_torch_is_certain(user_line, torch_frame, error, word):
+    found = explained(_traceback(user_line, torch_frame, error))
     assert (found.id, found.details["confidence"]) == ("log.module_definition", "certain"), found.summary
-    assert "for layer in self.layers" in found.fix
+    assert word in found.fix
 
 
 NEAR_MISSES = [
