@@ -507,15 +507,6 @@ ATTENTION = [
         "certain",
         ["compute capability 8.0"],
     ),
-    # a model loaded in float32, or a library's code upcasting the inputs: both print it
-    (
-        "third_party:flash-attn-fp16-bf16-only",
-        (),
-        "RuntimeError",
-        "attention_implementation",
-        "likely",
-        ["dtype=torch.bfloat16"],
-    ),
 ]
 
 

@@ -4,10 +4,9 @@ on a device it does not run on, a name transformers does not know.
 The checks are transformers' (``modeling_utils.py``: ``_flash_attn_can_dispatch``, ``_check_and_adjust_attn_impl``,
 ``_sdpa_can_dispatch``, ``_flex_attn_can_dispatch``, ``get_correct_attn_implementation``, and
 ``AttentionInterface.get``), raised while ``from_pretrained`` (or ``set_attn_implementation``) builds the model,
-and flash-attn's own (``csrc/flash_attn/flash_api.cpp``: a GPU before Ampere, float32 inputs), raised at the first
-forward. Each names the implementation and why it cannot be used: certain, but for flash-attn's float32 refusal,
-which a library's code upcasting the inputs prints too (likely, ``library_version_bug`` named). (The flash-attn package missing or too old is
-``dependency_version``'s.)
+and flash-attn's own refusal of a GPU before Ampere (``csrc/flash_attn/flash_api.cpp``), raised at the first
+forward. Each names the implementation and why it cannot be used: certain. (flash-attn's float32 refusal is
+``dtype_mismatch``'s, kinds/operand_dtypes.py; the flash-attn package missing or too old ``dependency_version``'s.)
 """
 
 from __future__ import annotations
@@ -15,7 +14,7 @@ from __future__ import annotations
 import re
 
 from torchdoctor.explain.kinds.refusal_table import describe_refusal, refusal_pattern
-from torchdoctor.explain.recognisers import Alternative, Context, Hit, Recogniser
+from torchdoctor.explain.recognisers import Recogniser
 
 _OTHER_ATTENTION = (
     "Load the model with an attention implementation the architecture has: from_pretrained(..., "
@@ -47,17 +46,11 @@ REFUSALS: tuple[tuple[str, str], ...] = (
         "newer; FlashAttention 3: Hopper): on a V100, T4 or older card load the model with attn_implementation='sdpa' "
         "(or 'eager'), which run on any GPU.",
     ),
-    # flash-attn's own kernels (csrc/flash_attn/flash_api.cpp): a GPU before Ampere, float32 inputs
+    # flash-attn's own kernels (csrc/flash_attn/flash_api.cpp): a GPU before Ampere
     (
         "FlashAttention only supports Ampere GPUs or newer",
         "flash-attn 2 runs on Ampere (compute capability 8.0) or newer GPUs only: on a V100, T4 or an RTX 20xx use "
         "attn_implementation='sdpa' (or 'eager') in from_pretrained, or turn the model's flash-attention option off.",
-    ),
-    (
-        "FlashAttention only support fp16 and bf16 data type",
-        "flash-attn computes in fp16/bf16 only, and the attention got float32 tensors: load the model with "
-        "dtype=torch.bfloat16 (torch_dtype= in older transformers), or train under autocast (the Trainer's --bf16, "
-        "accelerate's --mixed_precision bf16); or use attn_implementation='sdpa', which takes float32.",
     ),
     (
         "Specified `attn_implementation=",
@@ -71,15 +64,6 @@ REFUSALS: tuple[tuple[str, str], ...] = (
         "...), or register your own first: AttentionInterface.register('my_attention', fn).",
     ),
 )
-
-
-def _not_float32_alone(hits: list[Hit], ctx: Context) -> bool:
-    """Certain unless every hit is flash-attn's float32 refusal: a model loaded in float32 prints it, and so does a
-    library's code that upcasts the query to float32 (a rotary embedding computed in fp32) before calling it."""
-    return not all("flash_fp32" in h.facts for h in hits)
-
-
-_not_float32_alone.lowers_only = True  # type: ignore[attr-defined]  # docs/catalog.md: the anchors decide
 
 
 ATTENTION_IMPLEMENTATION = Recogniser(
@@ -97,25 +81,10 @@ ATTENTION_IMPLEMENTATION = Recogniser(
         "transformers:specified-attn-implementation-is-not-supported",
         "transformers:specified-attn-implementation-is-not-supported-2",
         "transformers:is-not-valid-attention-implementation-registered",
-        # flash-attn's csrc/flash_attn/flash_api.cpp, kept by hand in third_party.tsv
+        # flash-attn's csrc/flash_attn/flash_api.cpp mha_fwd / mha_varlen_fwd, kept by hand in third_party.tsv
         "third_party:flash-attn-ampere-or-newer",
-        "third_party:flash-attn-fp16-bf16-only",
     ),
-    facts=(
-        refusal_pattern(REFUSALS, after=200),
-        re.compile(r"(?P<flash_fp32>FlashAttention only support fp16 and bf16 data type)"),
-    ),
-    confirm=_not_float32_alone,
-    also=(
-        Alternative(
-            "library_version_bug",
-            "a library's model code that casts the attention's inputs to float32 before flash-attn (its release's bug)",
-            "When the model was loaded in bf16/fp16 and the traceback's frames below your script are a package's, that "
-            "code upcast the query or keys (a rotary embedding computed in fp32): update the package, or pin the "
-            "release that casts them back to the input dtype.",
-            when=("flash_fp32",),
-        ),
-    ),
+    facts=(refusal_pattern(REFUSALS, after=200),),
     # "requires compute capability" is FlashAttention's only beside its name (other kernels print the words too)
     reject=re.compile(r"^(?![^\n]*FlashAttention)[^\n]*requires compute capability >= "),
     describe=describe_refusal(

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 
-from torchdoctor.explain.recognisers import Context, Hit, Recogniser, first, on_ranks
+from torchdoctor.explain.recognisers import Context, Hit, Recogniser, first, has_fact, on_ranks
 
 
 def _timed_out(hits: list[Hit], ctx: Context) -> tuple[str, str]:
@@ -34,6 +34,8 @@ DATALOADER_TIMEOUT = Recogniser(
     anchors=("DataLoader timed out after ",),
     templates=("torch:dataloader-timed-out-after-seconds",),  # torch/utils/data/dataloader.py _get_data
     facts=(re.compile(r"DataLoader timed out after (?P<timeout_seconds>\d+(?:\.\d+)?) seconds"),),
+    # "timed out" alone is any timeout's word: torch's whole message, with its seconds, is what makes it this one
+    confirm=has_fact("timeout_seconds"),
     describe=_timed_out,
 )
 
