@@ -91,6 +91,14 @@ _CLASSES = (
         "each manual wrap (torch.compile and parameter groups by name need True).",
     ),
     (
+        "fsdp_no_gpu",
+        "FSDP found no GPU to run on: torch sees none in this process",
+        "FSDP (FullyShardedDataParallel) computes on one GPU per rank. If the machine has GPUs, this process does "
+        "not see them: python -c 'import torch; print(torch.cuda.is_available())' (False: a CPU-only torch build, "
+        "CUDA_VISIBLE_DEVICES empty or wrong, a container started without --gpus). On a machine without GPUs, "
+        "train with DDP over gloo instead.",
+    ),
+    (
         "params_moved",
         "FSDP found the parameters it manages off the device it computes on (the model was moved after wrapping, "
         "or wrapped on the CPU without device_id)",
@@ -224,7 +232,8 @@ WRAPPER_USAGE = Recogniser(
         r"called on the root FSDP instance|register_comm_hook can only be called on a root instance)|"
         r"(?P<module_devices>FSDP only supports single device modules but got params on [^\n]{1,120}|FSDP does not "
         r"support modules with different device types but got params on [^\n]{1,120}|FSDP needs a non-CPU "
-        r"accelerator device, but no accelerator device is detected|FSDP does not support CPU only execution)|"
+        r"accelerator device, but no accelerator device is detected)|"
+        r"(?P<fsdp_no_gpu>FSDP does not support CPU only execution)|"
         r"(?P<group_and_mesh>Cannot (?:pass|specify) both process_group and device_mesh)|"
         r"(?P<deepcopy>FSDP does not support deepcopy)|"
         r"(?P<ddp_lazy>Modules with uninitialized parameters can't be used with `DistributedDataParallel`)|"
