@@ -14,7 +14,14 @@ from torchdoctor.explain.catalog import by_id
 # (template id, values for its placeholders, the exception it is raised as, kind, certainty, words of the fix)
 TORCH = [
     # torch/distributed/fsdp/_runtime_utils.py _lazy_init, _check_flat_params_on_expected_device, _post_backward_hook
-    ("torch:fsdp-does-not-support-cpu-only", (), "RuntimeError", "wrapper_usage", "certain", ["DDP over gloo"]),
+    (
+        "torch:fsdp-does-not-support-cpu-only",
+        (),
+        "RuntimeError",
+        "wrapper_usage",
+        "certain",
+        ["DDP over gloo"],
+    ),
     (
         "torch:an-fsdp-managed-module-unexpectedly-has",
         ("cpu", "cuda:0"),
