@@ -750,6 +750,8 @@ NEAR_MISSES = [
     "GPU available: True (cuda), used: True\n",
     "Restoring states from the checkpoint path at lightning_logs/version_0/checkpoints/last.ckpt\n",
     "bitsandbytes: loading the model in 4-bit for quantization\n",
+    # accelerate's warning on a healthy quantized load that moves a CPU model to the GPU
+    "The model device type is cpu. However, gpu or intel xpu is needed for quantization.We move the model to it.\n",
     # a healthy cuDNN report and a ZeRO optimizer being consolidated as it should
     "cuDNN version: 90100 (LD_LIBRARY_PATH=/usr/local/cuda/lib64)\n",
     "INFO: consolidating the optimizer state on rank 0 before saving\n",

@@ -671,7 +671,8 @@ CUDA_UNAVAILABLE = Recogniser(
         "Accelerator is not detected, cannot perform low precision training",
         "without accelerator.",
         "No supported gpu backend found",
-        "is needed for quantization.",
+        "A GPU is needed for quantization.",
+        "A GPU or Intel XPU is needed for quantization.",
         # the driver's own libraries (the dynamic loader's message): no driver on the machine or in the container
         "libcuda.so.1: cannot open shared object file: No such file or directory",
         "libnvidia-ml.so.1: cannot open shared object file: No such file or directory",
@@ -727,7 +728,8 @@ CUDA_UNAVAILABLE = Recogniser(
         "Accelerator is not detected, cannot perform low precision training",
         "without accelerator.",
         "No supported gpu backend found",
-        "is needed for quantization.",
+        "A GPU is needed for quantization.",
+        "A GPU or Intel XPU is needed for quantization.",
     ),
     also=(
         Alternative(
