@@ -72,11 +72,14 @@ STATE_DICT_KEYS = Recogniser(
         "Missing key in checkpoint state_dict",
         " is missing keys: ",
         "An unexpected key, ",
+        # lightning/fabric/strategies/strategy.py, model_parallel.py: fabric.load(strict=True), a key it lacks
+        "that does not exist in the loaded checkpoint",
     ),
     match=R(
         r"[Kk]ey\(s\) in state_dict|loading state_dict|(?:unexpected|missing) key ['\"][^'\"\n]{1,300}['\"] in state_dict|"
         r"Missing key in checkpoint state_dict: |Checkpoint at [^\n]{1,300} is missing keys: |"
-        r"An unexpected key, [^\n]{1,300}, exists\. FQN is "
+        r"An unexpected key, [^\n]{1,300}, exists\. FQN is |"
+        r"contains a key '[^'\n]{1,300}' that does not exist in the loaded checkpoint"
     ),
     templates=(
         "torch:error-in-loading-state-dict-for",
@@ -86,6 +89,8 @@ STATE_DICT_KEYS = Recogniser(
         "torch:missing-key-in-checkpoint-state-dict",  # distributed/checkpoint/default_planner.py
         "torch:checkpoint-at-is-missing-keys",  # distributed/checkpoint/_experimental/checkpointer.py
         "torch:an-unexpected-key-exists-fqn-is",  # distributed/checkpoint/state_dict.py set_state_dict
+        "lightning:the-model-contains-key-that-does",
+        "lightning:the-requested-state-contains-key-that",
     ),
     span=4,
     facts=(
@@ -97,6 +102,7 @@ STATE_DICT_KEYS = Recogniser(
             r"An unexpected key, [^\n]{1,300}, exists)"
         ),
         R(r"size mismatch for (?P<size_param>[\w.]{1,200}):"),
+        R(r"(?P<keys>contains a key '[^'\n]{1,300}' that does not exist in the loaded checkpoint)"),
     ),
     # "Error(s) in loading state_dict" is printed for a wrapper's key prefix and for a checkpoint of another
     # model alike: certain only when the keys show a known prefix
@@ -622,7 +628,13 @@ DISK_FULL = Recogniser(
 
 def _optimizer_groups(hits: list[Hit], ctx: Context) -> tuple[str, str]:
     facts = merged(hits)
-    what = "a different number of parameter groups" if facts.get("group_count") else "a group of another size"
+    what = (
+        "a different number of optimizers"
+        if facts.get("optimizer_count")
+        else "a different number of parameter groups"
+        if facts.get("group_count")
+        else "a group of another size"
+    )
     summary = (
         f"the optimizer state being loaded has {what} than the optimizer built now: the run resumes with other "
         "options (what is trained, which groups) or another model than the checkpoint was saved with"
@@ -646,12 +658,18 @@ OPTIMIZER_GROUP_MISMATCH = Recogniser(
     anchors=(
         "loaded state dict contains a parameter group that doesn't match the size of optimizer's group",
         "loaded state dict has a different number of parameter groups",
+        "optimizers but the checkpoint contains",
     ),
     templates=(
         "torch_native:optimizer-load-state-dict-group-size",
         "torch_native:optimizer-load-state-dict-group-count",
+        # lightning/pytorch/strategies/strategy.py _load_optimizer_state: configure_optimizers returns another count
+        "lightning:you-have-configured-optimizers-but-the",
     ),
-    facts=(R(r"(?P<group_count>loaded state dict has a different number of parameter groups)"),),
+    facts=(
+        R(r"(?P<group_count>loaded state dict has a different number of parameter groups)"),
+        R(r"(?P<optimizer_count>optimizers but the checkpoint contains)"),
+    ),
     confirm=lambda hits, ctx: False,
     also=(
         Alternative(

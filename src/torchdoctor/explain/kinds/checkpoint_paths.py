@@ -128,7 +128,9 @@ def _checkpoint_path(hits: list[Hit], ctx: Context) -> tuple[str, str]:
         "no 'latest' was written; for FSDP (Lightning's FSDPStrategy, accelerate) the folder of the shards (with its "
         ".metadata) or one file with the full state dict; for a sharded Hugging Face checkpoint the folder with "
         "model.safetensors.index.json; for the HF Trainer's resume_from_checkpoint a checkpoint-N folder with the "
-        "model weights (or True for the newest one in output_dir). A single-file checkpoint saved without DeepSpeed "
+        "model weights (or True for the newest one in output_dir); for from_pretrained a folder or hub repository "
+        "with config.json and model.safetensors / pytorch_model.bin (a PEFT adapter folder, adapter_model.safetensors, "
+        "loads with PeftModel.from_pretrained(base_model, folder)). A single-file checkpoint saved without DeepSpeed "
         "loads into Lightning's DeepSpeed strategy with DeepSpeedStrategy(load_full_weights=True)."
     )
     return summary + on_ranks(hits), fix
@@ -159,6 +161,9 @@ CHECKPOINT_PATH = Recogniser(
         "but folder does not exist",
         "No input_dir provided and automatic checkpoint naming is disabled",
         "should be a directory, not a file",
+        # transformers/modeling_utils.py _get_resolved_checkpoint_files: a folder or repository without the weights
+        " does not appear to have a file named ",
+        "Error no file named ",
     ),
     templates=(
         # lightning/fabric/strategies/deepspeed.py _validate_checkpoint_directory: the parent is the checkpoint
@@ -196,6 +201,11 @@ CHECKPOINT_PATH = Recogniser(
         "accelerate:no-input-dir-provided-and-automatic",
         "accelerate:provided-path-should-be-directory-not",
         "transformers:provided-path-should-be-directory-not",
+        "transformers:does-not-appear-to-have-file",
+        "transformers:does-not-appear-to-have-file-2",
+        "transformers:does-not-appear-to-have-file-3",
+        "transformers:error-no-file-named-found-in",
+        "transformers:error-no-file-named-or-found",
     ),
     facts=(
         R(r"Try to load using this parent directory instead: (?P<parent>\S{1,500})"),
@@ -205,6 +215,8 @@ CHECKPOINT_PATH = Recogniser(
         R(r"(?P<no_input_dir>No input_dir provided) and automatic checkpoint naming is disabled"),
         R(r"Provided path \((?P<file_not_dir>[^)\n]{1,500})\) should be a directory, not a file"),
         R(r"Checkpoint found at (?P<fsdp_shards>\S{1,500}) is only supported when using PyTorch FSDP"),
+        R(r"(?P<path>[^\s:]{1,300}) does not appear to have a file named "),
+        R(r"Error no file named [^\n]{1,200}? found in directory (?P<path>\S{1,300}?)\.?$"),
         R(r"Please (?:try passing in|pass in either) (?P<fsdp_subdir>\S{1,500}/pytorch_model_fsdp_0)"),
         R(
             r"(?:not a valid DeepSpeed checkpoint: |Unable to find 'latest' file at |can't find model states file at "

@@ -560,6 +560,8 @@ def _no_cuda(hits: list[Hit], ctx: Context) -> tuple[str, str]:
     what = facts.get("what", "CUDA is not available")
     if what.endswith("is_available()"):
         what = "torch.cuda.is_available() is False: this process sees no usable GPU"
+    if "low precision training" in what or what.endswith("without accelerator"):
+        what = f"DeepSpeed's fp16/bf16 optimizer found no GPU ({what}): torch sees none in this process"
     if what.startswith("No CUDA runtime"):
         what = (
             "torch found no CUDA runtime while an extension was built or loaded (torch.cuda.is_available() is "
@@ -637,6 +639,17 @@ CUDA_UNAVAILABLE = Recogniser(
         # lightning/fabric/utilities/device_parser.py: GPUs asked for where torch sees none (the ids checked
         # against an empty list, "[]"; a non-empty one is kinds/gpus.py, gpus_requested_not_visible)
         "lightning:gpus-requested-but-none-are-available",
+        # deepspeed/runtime/zero/stage_1_and_2.py, stage3.py, fp16/fused_optimizer.py, unfused_optimizer.py: the
+        # fp16/bf16 optimizers check get_accelerator().is_available() first (no GPU visible to torch)
+        "deepspeed:accelerator-is-not-detected-cannot-perform",
+        "deepspeed:cannot-use-fp16-without-accelerator",
+        "deepspeed:cannot-use-without-accelerator",
+        "deepspeed:cannot-use-without-accelerator-2",
+        # lightning accelerator_connector.py _choose_gpu_accelerator_backend: accelerator="gpu", neither CUDA nor MPS
+        "lightning:no-supported-gpu-backend-found",
+        # accelerate/utils/bnb.py load_and_quantize_model: no device_map and no GPU to quantize on
+        "accelerate:no-gpu-found-gpu-is-needed",
+        "accelerate:no-gpu-or-intel-xpu-found",
     ),
     title="no usable CUDA",
     anchors=(
@@ -655,6 +668,11 @@ CUDA_UNAVAILABLE = Recogniser(
         "system has unsupported display driver / cuda driver combination",
         "GPUs requested but none are available",
         "But your machine only has: []",
+        "Accelerator is not detected, cannot perform low precision training",
+        "without accelerator.",
+        "No supported gpu backend found",
+        "A GPU is needed for quantization.",
+        "A GPU or Intel XPU is needed for quantization.",
         # the driver's own libraries (the dynamic loader's message): no driver on the machine or in the container
         "libcuda.so.1: cannot open shared object file: No such file or directory",
         "libnvidia-ml.so.1: cannot open shared object file: No such file or directory",
@@ -679,7 +697,9 @@ CUDA_UNAVAILABLE = Recogniser(
             r"(?:libcuda|libnvidia-ml)\.so\.1: cannot open shared object file|torch\.cuda\.is_available\(\)|"
             r"No CUDA runtime is found|no CUDA-capable device is detected|CUDA driver is a stub library|"
             r"system has unsupported display driver / cuda driver combination|"
-            r"GPUs requested but none are available|But your machine only has: \[\])"
+            r"GPUs requested but none are available|But your machine only has: \[\]|"
+            r"Accelerator is not detected, cannot perform low precision training|Cannot use \S{1,40} without accelerator|"
+            r"No supported gpu backend found|No GPU (?:or Intel XPU )?found)"
         ),
         # another vendor's accelerator beside it: torch_npu (Ascend), intel_extension_for_pytorch (XPU) and
         # habana_frameworks (HPU) run on torch's CPU build, where torch/cuda/__init__.py's _lazy_init raises
@@ -704,6 +724,12 @@ CUDA_UNAVAILABLE = Recogniser(
         # a CPU-only machine building wheels prints it too, and goes on with TORCH_CUDA_ARCH_LIST set
         "No CUDA runtime is found, using CUDA_HOME=",
         "no CUDA-capable device is detected",
+        # DeepSpeed's accelerator found no GPU: torch sees none, whichever the reason
+        "Accelerator is not detected, cannot perform low precision training",
+        "without accelerator.",
+        "No supported gpu backend found",
+        "A GPU is needed for quantization.",
+        "A GPU or Intel XPU is needed for quantization.",
     ),
     also=(
         Alternative(

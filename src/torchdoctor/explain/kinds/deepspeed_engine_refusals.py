@@ -283,6 +283,52 @@ REFUSALS: tuple[tuple[str, str], ...] = (
         "Give UlyssesSPAttentionHF.register_with_transformers(core_attn_implementation=...) the attn_implementation "
         "the model was loaded with (from_pretrained(..., attn_implementation=...)): both the same.",
     ),
+    # runtime/engine.py: the consolidated 16-bit state dict, which only gathers weights ZeRO-3 (or AutoTP) split
+    (
+        "this function requires ZeRO-3 mode",
+        "engine._zero3_consolidated_16bit_state_dict() gathers ZeRO-3's partitioned weights; under ZeRO stage 0-2 "
+        "every rank holds the whole model: take engine.module.state_dict() there, or call "
+        "engine.save_16bit_model(dir) (and the Trainer's / accelerate's save_model), which picks the right path "
+        "for each stage.",
+    ),
+    (
+        "consolidated_16bit_state_dict is only applicable to cases where weights are partitioned",
+        "The consolidated 16-bit state dict exists only where weights are partitioned (ZeRO stage 3 or AutoTP): "
+        "under ZeRO stage 0-2 take engine.module.state_dict(), or save with engine.save_16bit_model(dir), which "
+        "works for every stage.",
+    ),
+    # runtime/engine.py _load_zero_checkpoint: serial checkpoint loading ("pipeline_loading_checkpoint")
+    (
+        "Only stage3 support for pipeline checkpoint loading",
+        'Remove "pipeline_loading_checkpoint": true from "zero_optimization" (it loads ZeRO-3 partitions rank by '
+        'rank), or train with "stage": 3.',
+    ),
+    # runtime/zero/config.py (a warning at start-up) and stage3.py state_dict / load: ZeRO-3 dropped elastic checkpoints
+    (
+        "ZeRO-3 elastic checkpointing is deprecated and",
+        'Set "elastic_checkpoint": false in "zero_optimization" (ZeRO-3 saves per-rank partitions; to load them on '
+        "another number of GPUs, convert the checkpoint with python -m deepspeed.checkpoint.ds_to_universal and "
+        'load it with "checkpoint": {"load_universal": true}).',
+    ),
+    # runtime/pipe/module.py _find_layer_type: partition_method="type:<regex>" matched no layer's class name
+    (
+        "found no valid layers to partition",
+        'PipelineModule(partition_method="type:<name>") balances the stages on the layers whose class name matches '
+        "<name> (a regular expression, case-insensitive): name a class that is in the layers list (e.g. "
+        '"type:TransformerLayer"), or use partition_method="parameters" / "uniform".',
+    ),
+    # runtime/data_pipeline/curriculum_scheduler.py: a key the curriculum_learning section must have
+    (
+        "Curriculum learning requires the config '",
+        'Add the key the message names to the "curriculum_learning" section of the DeepSpeed config '
+        "(min_difficulty, max_difficulty, schedule_type, and schedule_config for the schedule chosen).",
+    ),
+    (
+        "schedule requires the schedule_config '",
+        'Add the key the message names to "curriculum_learning": {"schedule_config": {...}} (fixed_linear: '
+        "total_curriculum_step, difficulty_step; fixed_root: those and root_degree; fixed_discrete: difficulty, "
+        "max_step).",
+    ),
 )
 
 TEMPLATES: tuple[str, ...] = (
@@ -375,4 +421,14 @@ TEMPLATES: tuple[str, ...] = (
     "deepspeed:attn-implementation-isn-currently-supported-by",
     "deepspeed:attn-implementation-isn-currently-supported-by-2",
     "deepspeed:core-attn-implementation-does-not-match",
+    "deepspeed:this-function-requires-zero-mode",
+    "deepspeed:consolidated-bit-state-dict-is-only",
+    "deepspeed:only-stage3-support-for-pipeline-checkpoint",
+    "deepspeed:zero-elastic-checkpointing-is-deprecated-and",
+    "deepspeed:zero-elastic-checkpointing-is-deprecated-and-2",
+    "deepspeed:partitioning-found-no-valid-layers-to",
+    "deepspeed:curriculum-learning-requires-the-config",
+    "deepspeed:curriculum-learning-with-fixed-discrete-schedule",
+    "deepspeed:curriculum-learning-with-fixed-root-schedule",
+    "deepspeed:curriculum-learning-with-fixed-linear-schedule",
 )

@@ -1,5 +1,8 @@
 """FSDP settings refused by accelerate or the HF Trainer before anything is wrapped: an FSDP1 value under FSDP2 (or
-the reverse), options that need each other, the optimizer or the models handed over in a way FSDP2 cannot take.
+the reverse), options that need each other, the optimizer or the models handed over in a way FSDP2 cannot take;
+and torch's own FSDP refusing a state-dict type its sharding strategy has no shards for, or the optimizer in
+backward without use_orig_params (``fsdp/_state_dict_utils.py``, ``_runtime_utils.py``,
+``distributed/checkpoint/state_dict.py``).
 
 The texts are accelerate's (``utils/dataclasses.py`` FullyShardedDataParallelPlugin, ``accelerator.py`` prepare,
 ``utils/launch.py``), transformers' (``trainer.py``, ``training_args.py``) and Lightning's FSDP and model-parallel
@@ -18,6 +21,14 @@ _FSDP2_STRATEGY = (
     "FSDP2 takes reshard_after_forward as true/false (true is what FSDP1 calls FULL_SHARD, false SHARD_GRAD_OP): "
     "pass a bool (FullyShardedDataParallelPlugin(reshard_after_forward=True), fsdp_reshard_after_forward: true in "
     "the accelerate config), not a ShardingStrategy or a number left from FSDP1 code, or go back to fsdp_version: 1."
+)
+
+_NOT_SHARDED = (
+    "SHARDED_STATE_DICT and LOCAL_STATE_DICT save each rank's shard, and this FSDP does not shard: its strategy is "
+    "NO_SHARD, chosen in the code (sharding_strategy=ShardingStrategy.NO_SHARD, accelerate's fsdp_sharding_strategy: "
+    'NO_SHARD) or by FSDP itself in a run of one process (it warns "FSDP is switching to use `NO_SHARD`"). Save '
+    "and load with StateDictType.FULL_STATE_DICT (accelerate: fsdp_state_dict_type: FULL_STATE_DICT), or run on "
+    "more than one process with FULL_SHARD / SHARD_GRAD_OP."
 )
 
 # (the text the source prints, the fix)
@@ -204,6 +215,38 @@ REFUSALS: tuple[tuple[str, str], ...] = (
         "Keep one activation checkpointing: fsdp_config['activation_checkpointing'] (FSDP's, preferred with FSDP) and "
         "drop --activation_checkpointing / gradient_checkpointing from the training arguments.",
     ),
+    # torch/distributed/fsdp/_runtime_utils.py _lazy_init: the optimizer run in backward (_apply_optimizer_in_backward)
+    (
+        "FSDP optimizer in backward only supported with use_orig_params=True",
+        "Wrap with FSDP(model, use_orig_params=True) to run the optimizer in the backward pass "
+        "(torch.distributed.optim._apply_optimizer_in_backward), or step a normal optimizer after backward.",
+    ),
+    # fsdp/_state_dict_utils.py: a sharded or local state dict of an FSDP that does not shard
+    ("can only be used when parameters are flatten and sharded", _NOT_SHARDED),
+    ("can only be called when parameters are flattened and sharded", _NOT_SHARDED),
+    # distributed/checkpoint/state_dict.py _verify_options: StateDictOptions that need each other
+    (
+        "full_state_dict must be True when broadcast_from_rank0 is True",
+        "broadcast_from_rank0 sends rank 0's full state dict to the others: pass StateDictOptions("
+        "full_state_dict=True, broadcast_from_rank0=True) (and load the full checkpoint on rank 0 only), or drop "
+        "broadcast_from_rank0 to load a sharded (DCP) state dict on every rank.",
+    ),
+    # lightning/fabric/strategies/fsdp.py, xla_fsdp.py, model_parallel.py: the order model and optimizer are set up in
+    (
+        "(use_orig_params=False)` but this is not supported when",
+        "Set up the model and its optimizer separately (model = fabric.setup_module(model); optimizer = "
+        "fabric.setup_optimizers(optimizer) with the optimizer made after the model's setup), or keep "
+        "use_orig_params=True (the default) to set them up jointly.",
+    ),
+    (
+        "does not support setting up the module and optimizer(s) independently",
+        "This strategy sets them up together: model, optimizer = fabric.setup(model, optimizer) (one call).",
+    ),
+    (
+        "does not support the joint setup of module and optimizer(s)",
+        "Set them up in order: model = fabric.setup_module(model); then create the optimizer from model.parameters()"
+        " and call optimizer = fabric.setup_optimizers(optimizer).",
+    ),
 )
 
 
@@ -255,6 +298,16 @@ FSDP_CONFIG_MISMATCH = Recogniser(
         "accelerate:mixed-precision-policy-must-be-an",
         "accelerate:accelerate-ms-amp-fsdp-is-not",
         "accelerate:torchao-with-fsdp2-and-cpu-ram",
+        # torch's own FSDP and distributed-checkpoint options (fsdp/_runtime_utils.py, _state_dict_utils.py,
+        # distributed/checkpoint/state_dict.py)
+        "torch:fsdp-optimizer-in-backward-only-supported",
+        "torch:local-state-dict-can-only-be",
+        "torch:sharded-state-dict-can-only-be",
+        "torch:load-sharded-state-dict-can-only",
+        "torch:full-state-dict-must-be-true",
+        "lightning:you-set-use-orig-params-false",
+        "lightning:the-does-not-support-setting-up",
+        "lightning:the-does-not-support-the-joint",
     ),
     facts=(refusal_pattern(REFUSALS, after=200),),
     describe=describe_refusal(REFUSALS, "the FSDP settings are refused", message="refusal", limit=200),

@@ -156,11 +156,16 @@ CUDNN_VERSION_MISMATCH = Recogniser(
     anchors=(
         "cuDNN version incompatibility: PyTorch was compiled",
         "cuDNN version mismatch: PyTorch was compiled",
+        # the same message's ending, by whether LD_LIBRARY_PATH names a cuda or cudnn folder
+        "Looks like your LD_LIBRARY_PATH contains incompatible version of cudnn",
+        "one possibility is that there is a conflicting cuDNN in LD_LIBRARY_PATH",
     ),
     templates=(
         "torch:cudnn-version-incompatibility-pytorch-was-compiled",
         "torch_native:cudnn-version-incompatibility-linked-against",
         "torch_native:cudnn-version-mismatch-linked-against",
+        "torch:looks-like-your-ld-library-path",
+        "torch:one-possibility-is-that-there-is",
     ),
     facts=(
         R(

@@ -892,6 +892,11 @@ def _mesh(hits: list[Hit], ctx: Context) -> tuple[str, str]:
             f"the DeviceMesh needs the same number of GPUs on every node: {facts['hetero_ranks']} ranks do not "
             f"split into nodes of {facts['hetero_gpus']} GPUs"
         )
+    elif facts.get("tp_size"):
+        summary = (
+            f"Lightning's ModelParallelStrategy sizes do not make the world size: data_parallel_size="
+            f"{facts['dp_size']} x tensor_parallel_size={facts['tp_size']} != {facts['world_size']} processes"
+        )
     elif facts.get("mesh_names") or facts.get("mesh_ndim"):
         said = " ".join((facts.get("mesh_names") or facts["mesh_ndim"]).split())
         summary = f"the DeviceMesh's dimensions or their names do not fit how it is used: {said}"
@@ -931,6 +936,7 @@ DEVICE_MESH_CONFIG = Recogniser(
         "fully_shard expects a 1D or 2D DeviceMesh but got",
         "Expected device_mesh to have ndim=2 but got",
         "Expects mesh with ndim equal to number of ProcessGroups",
+        "` multiplied should equal the world size (",
     ),
     templates=(
         # torch/distributed/device_mesh.py: the mesh against the processes started and the GPUs per node
@@ -951,9 +957,15 @@ DEVICE_MESH_CONFIG = Recogniser(
         "torch:mesh-dim-name-not-found-in",
         "torch:fully-shard-expects-or-devicemesh-but",
         "torch:expected-device-mesh-to-have-ndim",
+        # lightning/fabric/strategies/model_parallel.py _setup_device_mesh: ModelParallelStrategy's two sizes
+        "lightning:the-sizes-data-parallel-size-and",
     ),
     facts=(
         R(r"bigger than default world size (?P<world_size>\d+), but found (?P<mesh_ranks>\d+) ranks"),
+        R(
+            r"data_parallel_size=(?P<dp_size>\d+)` and `tensor_parallel_size=(?P<tp_size>\d+)` multiplied should "
+            r"equal the world size \((?P<world_size>\d+)\)"
+        ),
         R(
             r"homogeneous hardware, but found (?P<hetero_ranks>\d+) ranks and (?P<hetero_gpus>\d+) \w+ devices"
         ),

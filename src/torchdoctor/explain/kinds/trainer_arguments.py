@@ -372,6 +372,84 @@ REFUSALS: tuple[tuple[str, str], ...] = (
     ("a model instance to reload is required", _FABRIC_STATE),
     ("storage_options=...)`", _STORAGE_OPTIONS),
     ("save_checkpoint(..., filter=...)` is not supported", _STORAGE_OPTIONS),
+    # transformers/trainer.py: a model without a task head, what model_init returns, the collator, an empty batch
+    (
+        "cannot be used as is for training: it only computes hidden states",
+        "The Trainer needs a model that computes a loss from labels: load the task's class (AutoModelForCausalLM, "
+        "AutoModelForSequenceClassification, ...) instead of AutoModel / the bare *Model class.",
+    ),
+    (
+        "model_init should not return None",
+        "model_init must build and return the model: end it with return model (a function that only assigns it "
+        "returns None).",
+    ),
+    (
+        "model_init should have 0 or 1 argument",
+        "Give model_init no argument, or one (the hyperparameter-search trial): def model_init(trial=None): ...",
+    ),
+    (
+        "The `data_collator` should be a simple callable",
+        "Pass the collator itself (DataCollatorWithPadding(tokenizer), a function, or an object with __call__), "
+        "not an old-style object with collate_batch(): wrap it as data_collator=old.collate_batch.",
+    ),
+    (
+        "The batch received was empty, your model won't be able to train on it",
+        "The Trainer dropped every column the model's forward() does not name (remove_unused_columns=True), and "
+        "none was left: name the dataset's columns as forward() takes them (input_ids, attention_mask, labels; "
+        "dataset.rename_column(...)), tokenize before training, or pass remove_unused_columns=False with a "
+        "collator that builds those inputs.",
+    ),
+    # transformers/trainer_utils.py validate_quantization_for_training: a quantized model trained as it is
+    (
+        "You cannot perform fine-tuning on purely quantized models",
+        "Train adapters on top of the quantized model: model = peft.get_peft_model(prepare_model_for_kbit_training("
+        "model), LoraConfig(...)) before passing it to the Trainer (or load the model without quantization_config "
+        "to train all of it).",
+    ),
+    (
+        "You cannot fine-tune quantized model with `torch.compile()`",
+        "Pass the quantized PEFT model to the Trainer uncompiled: drop torch.compile(model) (and --torch_compile).",
+    ),
+    (
+        "but that quantization method do not support training",
+        "This quantization method is for inference: fine-tune with a trainable one (bitsandbytes 4-bit/8-bit with "
+        "PEFT adapters, or load the model unquantized), and quantize the result afterwards.",
+    ),
+    # accelerate/accelerator.py save_state with automatic checkpoint naming: the folder of this iteration exists
+    (
+        "already exists. Please manually override `self.save_iteration`",
+        "With ProjectConfiguration(automatic_checkpoint_naming=True) a run that did not resume counts from 0 and "
+        "meets the folders of an earlier one: resume first with accelerator.load_state() (it sets the iteration), "
+        "or start at the next one (ProjectConfiguration(..., iteration=N+1) / accelerator.project_configuration."
+        "iteration = N+1), or use a fresh project_dir.",
+    ),
+    # lightning/fabric/utilities/device_parser.py, fabric/strategies/fsdp.py, model_parallel.py
+    (
+        "Device ID's (GPU) must be unique",
+        "Name each GPU once in devices= (devices=[0, 1], not [0, 0]); for a number of GPUs pass an int (devices=2).",
+    ),
+    ("Could not find a FSDP model in the provided checkpoint state", _FABRIC_STATE),
+    ("Found multiple FSDP models in the given state", _FABRIC_STATE),
+    ("Could not find a distributed model in the provided checkpoint state", _FABRIC_STATE),
+    ("Found multiple distributed models in the given state", _FABRIC_STATE),
+    (
+        "Loading a single optimizer object from a checkpoint is not supported yet with",
+        "Load the model and its optimizer together: fabric.load(path, {'model': model, 'optimizer': optimizer}) "
+        "(the same keys they were saved under), not an optimizer on its own.",
+    ),
+    # transformers/modeling_utils.py gradient_checkpointing_enable (the Trainer's --gradient_checkpointing calls it)
+    (
+        "does not support activation checkpointing",
+        "This model class has no gradient checkpointing: drop --gradient_checkpointing (TrainingArguments("
+        "gradient_checkpointing=False)) and the model.gradient_checkpointing_enable() call; a custom model declares "
+        "it with supports_gradient_checkpointing = True and layers that check self.gradient_checkpointing.",
+    ),
+    (
+        "is not compatible with gradient checkpointing",
+        "No layer of this model has a gradient_checkpointing attribute to switch: drop --gradient_checkpointing "
+        "(and model.gradient_checkpointing_enable()), or give the custom model's layers the attribute (self."
+        "gradient_checkpointing = False) and the checkpointed call they make when it is on.",
+    ),
 )
 
 TEMPLATES: tuple[str, ...] = (
@@ -484,6 +562,28 @@ TEMPLATES: tuple[str, ...] = (
     "lightning:save-checkpoint-storage-options-is-not",
     "lightning:deepspeedstrategy-save-checkpoint-storage-options-is",
     "lightning:deepspeedstrategy-save-checkpoint-filter-is-not",
+    "transformers:the-model-you-have-picked-cannot",
+    "transformers:model-init-should-not-return-none",
+    "transformers:model-init-should-have-or-argument",
+    "transformers:the-data-collator-should-be-simple",
+    "transformers:the-batch-received-was-empty-your",
+    "transformers:you-cannot-perform-fine-tuning-on",
+    "transformers:you-cannot-fine-tune-quantized-model",
+    "transformers:the-model-you-are-trying-to",
+    "accelerate:checkpoint-directory-already-exists-please-manually",
+    "lightning:device-id-gpu-must-be-unique",
+    "lightning:could-not-find-fsdp-model-in",
+    "lightning:could-not-find-fsdp-model-in-2",
+    "lightning:found-multiple-fsdp-models-in-the",
+    "lightning:found-multiple-fsdp-models-in-the-2",
+    "lightning:could-not-find-distributed-model-in",
+    "lightning:could-not-find-distributed-model-in-2",
+    "lightning:found-multiple-distributed-models-in-the",
+    "lightning:found-multiple-distributed-models-in-the-2",
+    "lightning:loading-single-optimizer-object-from-checkpoint",
+    "lightning:loading-single-optimizer-object-from-checkpoint-2",
+    "transformers:does-not-support-activation-checkpointing",
+    "transformers:is-not-compatible-with-gradient-checkpointing",
 )
 
 

@@ -1,9 +1,11 @@
-"""A DDP or FSDP wrapper built or used in a way torch refuses, named by torch's own check.
+"""A DDP, FSDP or accelerate-prepared model built or used in a way its wrapper refuses, named by the wrapper's own check.
 
 The checks are torch's (``torch/nn/parallel/distributed.py``: ``DistributedDataParallel.__init__``;
 ``torch/distributed/fsdp/_init_utils.py``, ``fully_sharded_data_parallel.py``, ``wrap.py``;
-``fsdp/_fully_shard/_fsdp_init.py`` and ``_fully_shard.py`` for FSDP2's ``fully_shard``). Each names its own
-cause, so the finding is certain. (Wrapping policy and flat-parameter rules are ``fsdp_wrap_config``; a mesh that
+``fsdp/_fully_shard/_fsdp_init.py`` and ``_fully_shard.py`` for FSDP2's ``fully_shard``; FSDP's run-time checks
+in ``fsdp/_runtime_utils.py``; ``distributed/optim/zero_redundancy_optimizer.py``; accelerate's prepared model in
+``accelerate/utils/operations.py``). Each names its own cause, so
+the finding is certain. (Wrapping policy and flat-parameter rules are ``fsdp_wrap_config``; a mesh that
 does not fit ``device_mesh_config``.)
 """
 
@@ -88,6 +90,73 @@ _CLASSES = (
         "FullyShardedDataParallel(..., use_orig_params=True) with an auto_wrap_policy, or give the same value to "
         "each manual wrap (torch.compile and parameter groups by name need True).",
     ),
+    (
+        "fsdp_no_gpu",
+        "FSDP found no GPU to run on: torch sees none in this process",
+        "FSDP (FullyShardedDataParallel) computes on one GPU per rank. If the machine has GPUs, this process does "
+        "not see them: python -c 'import torch; print(torch.cuda.is_available())' (False: a CPU-only torch build, "
+        "CUDA_VISIBLE_DEVICES empty or wrong, a container started without --gpus). On a machine without GPUs, "
+        "train with DDP over gloo instead.",
+    ),
+    (
+        "params_moved",
+        "FSDP found the parameters it manages off the device it computes on (the model was moved after wrapping, "
+        "or wrapped on the CPU without device_id)",
+        "Let FSDP place the model once: FSDP(model, device_id=torch.cuda.current_device()) after "
+        "torch.cuda.set_device(LOCAL_RANK) (or model.to(LOCAL_RANK) before wrapping), and do not call .cpu() / "
+        ".to() / .cuda() on the wrapped model afterwards (an EMA or evaluation helper that moves it back is the "
+        "usual culprit).",
+    ),
+    (
+        "offload_moved",
+        "FSDP's parameter CPU offloading found its parameters moved off the CPU",
+        "With CPUOffload(offload_params=True) FSDP keeps the sharded parameters on the CPU itself: pass the model "
+        "to FSDP on the CPU with device_id=torch.cuda.current_device() and do not call model.cuda() / .to(device) "
+        "on it, before or after wrapping (accelerate: leave device placement to prepare()).",
+    ),
+    (
+        "double_backward",
+        "FSDP was asked for gradients of gradients (backward with create_graph=True)",
+        "FSDP (FullyShardedDataParallel) reduces gradients as plain tensors and cannot build a graph through them: "
+        "a gradient penalty or any torch.autograd.grad(..., create_graph=True) needs DDP (or no wrapper) for the "
+        "module it differentiates twice; or drop create_graph=True if the second-order term is not needed.",
+    ),
+    (
+        "ddp_pickle",
+        "a DDP model built on a process group other than the default one was pickled (torch.save of the wrapper, "
+        "copy.deepcopy, or handing it to another process)",
+        "Save and copy the model inside the wrapper: torch.save(ddp_model.module.state_dict(), path), "
+        "copy.deepcopy(ddp_model.module); or wrap with DDP on the default group (no process_group=) when the "
+        "wrapper itself has to be pickled.",
+    ),
+    (
+        "accelerate_pickle",
+        "a model prepared by accelerate with mixed precision was pickled (torch.save of the model, copy.deepcopy, "
+        "or handing it to another process)",
+        "accelerate wraps the prepared model's forward for autocast, and that wrapper cannot be pickled: save and "
+        "copy the model it wraps, accelerator.unwrap_model(model) (torch.save(accelerator.unwrap_model(model)."
+        "state_dict(), path), or accelerator.save_model(model, dir)); make a copy (an EMA, a teacher) before "
+        "accelerator.prepare().",
+    ),
+    (
+        "comm_hook_hybrid",
+        "an FSDP communication hook was registered under a hybrid sharding strategy",
+        "FSDP's register_comm_hook works with FULL_SHARD, SHARD_GRAD_OP and NO_SHARD only: remove the hook under "
+        "HYBRID_SHARD / _HYBRID_SHARD_ZERO2, or choose one of those strategies to keep it.",
+    ),
+    (
+        "comm_hook_twice",
+        "a second communication hook was registered on the same DDP or FSDP model",
+        "DDP and FSDP take one communication hook per model: call model.register_comm_hook(state, hook) once (on "
+        "the root FSDP instance), before the first forward; not in the training loop, nor again where a framework "
+        "registered its own (Lightning's ddp_comm_hook, accelerate's comm_hook in DistributedDataParallelKwargs).",
+    ),
+    (
+        "zero_consolidate",
+        "ZeroRedundancyOptimizer.state_dict() was called on a rank the state was not consolidated to",
+        "Each rank holds only its shard of the optimizer state: call optimizer.consolidate_state_dict(to=0) on "
+        "every rank (it is a collective), then optimizer.state_dict() and the save on rank 0 only.",
+    ),
 )
 
 
@@ -111,6 +180,23 @@ WRAPPER_USAGE = Recogniser(
         "torch:child-module-is-already-wrapped-by",
         "torch:trying-to-ignore-the-top-level",
         "torch:not-all-fsdp-modules-have-the",
+        # fsdp/_runtime_utils.py: lazy init without an accelerator, parameters off the compute device, parameter
+        # CPU offloading with the module moved, a backward with create_graph=True
+        "torch:fsdp-does-not-support-cpu-only",
+        "torch:an-fsdp-managed-module-unexpectedly-has",
+        "torch:an-fsdp-managed-module-with-parameter",
+        "torch:fsdp-does-not-support-gradients-of",
+        # nn/parallel/distributed.py __getstate__: a DDP on a non-default group pickled
+        "torch:ddp-pickling-unpickling-are-only-supported",
+        # fsdp/fully_sharded_data_parallel.py register_comm_hook
+        "torch:communication-hook-is-not-supported-for",
+        "torch:communication-hook-is-already-registered",
+        # distributed/optim/zero_redundancy_optimizer.py state_dict
+        "torch:optimizer-state-has-not-been-consolidated",
+        # csrc/distributed/c10d/reducer.cpp register_comm_hook / register_builtin_comm_hook: DDP's hook, twice
+        "torch_cpp:register-comm-hook-or-register-builtin",
+        # accelerate/utils/operations.py ConvertOutputsToFp32.__getstate__: the prepared model's autocast forward
+        "accelerate:cannot-pickle-prepared-model-with-automatic",
     ),
     anchors=(
         "FSDP doesn't support scalar parameters",
@@ -129,6 +215,16 @@ WRAPPER_USAGE = Recogniser(
         "is already wrapped by ",
         "Trying to ignore the top-level module passed into the FSDP",
         "Not all FSDP modules have the same _use_orig_params value",
+        "FSDP does not support CPU only execution",
+        "An FSDP-managed module unexpectedly has parameters on",
+        "An FSDP-managed module with parameter CPU offloading enabled has parameters on",
+        "FSDP does not support gradients of gradients",
+        "DDP Pickling/Unpickling are only supported when using DDP with the default process group",
+        "Communication hook is not supported for hybrid strategies",
+        "A communication hook is already registered",
+        "register_comm_hook or register_builtin_comm_hook can only be called once",
+        "Optimizer state has not been consolidated on this rank",
+        "Cannot pickle a prepared model with automatic mixed precision",
     ),
     match=R(
         r"(?P<scalar_param>(?:FSDP|fully_shard) doesn't support scalar parameters[^\n]{0,160})|"
@@ -137,6 +233,7 @@ WRAPPER_USAGE = Recogniser(
         r"(?P<module_devices>FSDP only supports single device modules but got params on [^\n]{1,120}|FSDP does not "
         r"support modules with different device types but got params on [^\n]{1,120}|FSDP needs a non-CPU "
         r"accelerator device, but no accelerator device is detected)|"
+        r"(?P<fsdp_no_gpu>FSDP does not support CPU only execution)|"
         r"(?P<group_and_mesh>Cannot (?:pass|specify) both process_group and device_mesh)|"
         r"(?P<deepcopy>FSDP does not support deepcopy)|"
         r"(?P<ddp_lazy>Modules with uninitialized parameters can't be used with `DistributedDataParallel`)|"
@@ -144,7 +241,17 @@ WRAPPER_USAGE = Recogniser(
         # the child's repr may span lines: the line that ends it names the wrapper class
         r"(?P<wrapped_twice>is already wrapped by <class '[\w.]{0,120}(?:FullyShardedDataParallel|FSDP)\w{0,40}'>)|"
         r"(?P<ignored_root>Trying to ignore the top-level module passed into the FSDP constructor)|"
-        r"(?P<orig_params>Not all FSDP modules have the same _use_orig_params value)"
+        r"(?P<orig_params>Not all FSDP modules have the same _use_orig_params value)|"
+        r"(?P<params_moved>An FSDP-managed module unexpectedly has parameters on [^\n]{1,120})|"
+        r"(?P<offload_moved>An FSDP-managed module with parameter CPU offloading enabled has parameters on "
+        r"[^\n]{1,120})|"
+        r"(?P<double_backward>FSDP does not support gradients of gradients)|"
+        r"(?P<ddp_pickle>DDP Pickling/Unpickling are only supported when using DDP with the default process group)|"
+        r"(?P<comm_hook_hybrid>Communication hook is not supported for hybrid strategies[^\n]{0,60})|"
+        r"(?P<comm_hook_twice>A communication hook is already registered|register_comm_hook or "
+        r"register_builtin_comm_hook can only be called once)|"
+        r"(?P<zero_consolidate>Optimizer state has not been consolidated on this rank)|"
+        r"(?P<accelerate_pickle>Cannot pickle a prepared model with automatic mixed precision)"
     ),
     describe=describe_refusal(_CLASSES, "a DDP or FSDP wrapper was used in a way torch refuses", limit=200),
 )
