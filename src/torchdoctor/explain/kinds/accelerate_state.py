@@ -12,6 +12,8 @@ import re
 
 from torchdoctor.explain.recognisers import Context, Hit, Recogniser, merged, on_ranks
 
+FAMILY = "a library refusing its settings"
+
 R = re.compile
 
 

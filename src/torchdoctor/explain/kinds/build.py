@@ -16,6 +16,8 @@ from torchdoctor.explain.kinds import build_tools, installers, prebuilt, toolkit
 from torchdoctor.explain.kinds import compiler as diagnostics
 from torchdoctor.explain.recognisers import Alternative, Context, Hit, Recogniser, merged, on_ranks
 
+FAMILY = "builds and installs"
+
 R = re.compile
 
 

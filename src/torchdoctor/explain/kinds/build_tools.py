@@ -28,6 +28,8 @@ import re
 
 from torchdoctor.explain.kinds import toolkits
 
+FAMILY = "builds and installs"
+
 R = re.compile
 
 TEMPLATES = (

@@ -12,6 +12,8 @@ import re
 
 from torchdoctor.explain.recognisers import Alternative, Context, Hit, Recogniser, has_fact, merged, on_ranks
 
+FAMILY = "checkpoints and pretrained models"
+
 R = re.compile
 
 # the wrappers whose attribute name ends up in front of every key of a state dict saved through them

@@ -30,6 +30,8 @@ from torchdoctor.explain.recognisers import (
     on_ranks,
 )
 
+FAMILY = "checkpoints and pretrained models"
+
 R = re.compile
 
 # facts that say the cause outright: the loader named the parent folder, the checkpoint has no ZeRO state, a

@@ -17,6 +17,8 @@ import re
 from torchdoctor.explain.kinds import dataset_labels, detection_boxes
 from torchdoctor.explain.recognisers import Alternative, Context, Hit, Recogniser, first, on_ranks
 
+FAMILY = "data loading"
+
 R = re.compile
 
 # where the failing code ran: a DataLoader worker (its traceback re-raised in the main process, or the worker's

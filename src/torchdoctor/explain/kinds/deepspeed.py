@@ -18,6 +18,8 @@ from torchdoctor.explain.kinds.refusal_table import one_line, refusal_in, refusa
 from torchdoctor.explain.quote import quote
 from torchdoctor.explain.recognisers import Alternative, Context, Hit, Recogniser, merged, on_ranks
 
+FAMILY = "a library refusing its settings"
+
 R = re.compile
 
 

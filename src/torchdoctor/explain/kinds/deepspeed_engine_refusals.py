@@ -11,6 +11,8 @@ Each message names the setting it refuses and why, and nothing but that setting 
 
 from __future__ import annotations
 
+FAMILY = "a library refusing its settings"
+
 _GRAD_ACCUM_DTYPE = (
     'DeepSpeed accumulates gradients in the model\'s precision here: remove "data_types": {"grad_accum_dtype": ...} '
     'from the config, or set it to the model\'s dtype ("fp16" / "bf16" / "fp32" as the "fp16" / "bf16" sections '

@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import re
 
+FAMILY = "data loading"
+
 R = re.compile
 
 ANCHOR = "assert (boxes[:, 2] >= boxes[:, 0]).all()"

@@ -26,6 +26,8 @@ import re
 
 from torchdoctor.explain.recognisers import Alternative, Context, Hit, Recogniser, first, has_fact, on_ranks
 
+FAMILY = "the machine and its operating system"
+
 R = re.compile
 
 # matplotlib in the log: its modules, pyplot, a backend's name

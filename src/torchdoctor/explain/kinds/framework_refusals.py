@@ -13,6 +13,8 @@ is not CUDA (asked for, or all accelerator="auto" found): likely, the other name
 
 from __future__ import annotations
 
+FAMILY = "a library refusing its settings"
+
 REFUSALS: tuple[tuple[str, str], ...] = (
     # deepspeed/runtime/config.py _set_batch_related_parameters: none of the batch sizes given
     (

@@ -14,6 +14,8 @@ from __future__ import annotations
 from torchdoctor.explain.kinds.refusal_table import describe_refusal, refusal_pattern
 from torchdoctor.explain.recognisers import Recogniser
 
+FAMILY = "a library refusing its settings"
+
 _FSDP2_STRATEGY = (
     "FSDP2 takes reshard_after_forward as true/false (true is what FSDP1 calls FULL_SHARD, false SHARD_GRAD_OP): "
     "pass a bool (FullyShardedDataParallelPlugin(reshard_after_forward=True), fsdp_reshard_after_forward: true in "

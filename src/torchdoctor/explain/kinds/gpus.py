@@ -24,6 +24,8 @@ from torchdoctor.explain.recognisers import (
     on_ranks,
 )
 
+FAMILY = "drivers and GPUs"
+
 R = re.compile
 
 

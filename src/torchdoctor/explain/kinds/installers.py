@@ -36,6 +36,8 @@ import re
 from torchdoctor.explain.kinds import wheel_tags
 from torchdoctor.explain.recognisers import Context, Hit
 
+FAMILY = "builds and installs"
+
 R = re.compile
 
 # -- requirements that exclude each other (dependency_version) ----------------------------------------------

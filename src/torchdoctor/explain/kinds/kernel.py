@@ -12,6 +12,8 @@ import re
 
 from torchdoctor.explain.recognisers import Context, Hit, Recogniser, merged, on_ranks
 
+FAMILY = "the machine and its operating system"
+
 R = re.compile
 
 

@@ -14,6 +14,8 @@ from torchdoctor.explain.kinds.comm import ENV_ERROR_RAISED
 from torchdoctor.explain.kinds.versions import SUBMODULE
 from torchdoctor.explain.recognisers import Alternative, Context, Hit, Recogniser, merged, on_ranks
 
+FAMILY = "launchers and schedulers"
+
 R = re.compile
 
 LAUNCHER_OPTIONS = r"-m torch\.distributed\.(?:launch|run)|--nproc[_-]per[_-]node|--nnodes|--master[_-]port|--master[_-]addr|--node[_-]rank"

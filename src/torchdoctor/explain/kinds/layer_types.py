@@ -15,6 +15,8 @@ from __future__ import annotations
 
 import re
 
+FAMILY = "a script's own mistakes"
+
 R = re.compile
 
 # each device's spellings of a tensor type in the message

@@ -13,6 +13,8 @@ import re
 
 from torchdoctor.explain.recognisers import Alternative, Context, Hit, Recogniser, first, on_ranks
 
+FAMILY = "builds and installs"
+
 R = re.compile
 
 # glibc elf/dl-lookup.c prints "undefined symbol: %s%s%s", the symbol's version after ", version ": a CUDA

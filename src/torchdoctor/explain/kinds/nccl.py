@@ -24,6 +24,8 @@ from torchdoctor.explain.recognisers import (
     on_ranks,
 )
 
+FAMILY = "NCCL and collectives"
+
 R = re.compile
 
 

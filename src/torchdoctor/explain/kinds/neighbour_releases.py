@@ -43,6 +43,8 @@ from __future__ import annotations
 
 import re
 
+FAMILY = "library releases that disagree with the code"
+
 R = re.compile
 
 YAML_LOADER = "() missing 1 required positional argument: 'Loader'"

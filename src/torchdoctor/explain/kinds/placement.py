@@ -30,6 +30,8 @@ from torchdoctor.explain.recognisers import (
     on_ranks,
 )
 
+FAMILY = "DDP, FSDP and where tensors are"
+
 R = re.compile
 
 # torch/nn/parallel/distributed.py (DDP's device_ids check) and torch/distributed/tensor/_dispatch.py

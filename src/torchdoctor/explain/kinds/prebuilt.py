@@ -38,6 +38,8 @@ import re
 
 from torchdoctor.explain.kinds import wheel_tags
 
+FAMILY = "builds and installs"
+
 R = re.compile
 
 TEMPLATES = (

@@ -17,6 +17,8 @@ from torchdoctor.explain.recognisers import (
     on_ranks,
 )
 
+FAMILY = "a script's own mistakes"
+
 R = re.compile
 
 

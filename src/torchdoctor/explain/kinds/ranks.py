@@ -16,6 +16,8 @@ from torchdoctor.explain.quote import quote
 from torchdoctor.explain.recognisers import Alternative, Context, Hit, Recogniser, first, on_ranks
 from torchdoctor.rank_list import who
 
+FAMILY = "NCCL and collectives"
+
 R = re.compile
 
 

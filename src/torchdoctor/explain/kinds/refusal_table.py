@@ -15,6 +15,8 @@ from collections.abc import Callable
 
 from torchdoctor.explain.recognisers import Context, Facts, Hit, merged, on_ranks
 
+FAMILY = "a library refusing its settings"
+
 Refusals = tuple[tuple[str, ...], ...]  # (sign, what went wrong, fix) or (sign, fix)
 
 

@@ -14,6 +14,8 @@ from pathlib import Path
 
 from packaging.version import InvalidVersion, Version
 
+FAMILY = "library releases that disagree with the code"
+
 
 def minor(version: str) -> str:
     """The minor release a patch belongs to, the way pins are written (4.46.3 -> 4.46)."""

@@ -14,6 +14,8 @@ import re
 
 from torchdoctor.explain.recognisers import Alternative, Context, Hit, Recogniser, merged, on_ranks
 
+FAMILY = "launchers and schedulers"
+
 R = re.compile
 
 # slurm_errno.c's reasons for refusing a job or step request, by what the user changes: (reason, class)

@@ -17,6 +17,8 @@ import re
 from torchdoctor.explain.kinds.refusal_table import describe_refusal, refusal_pattern
 from torchdoctor.explain.recognisers import Alternative, Context, Hit, Recogniser, first
 
+FAMILY = "a library refusing its settings"
+
 R = re.compile
 
 _EVAL_STEPS = (

@@ -42,6 +42,8 @@ import re
 
 from torchdoctor.explain.kinds import api_history
 
+FAMILY = "library releases that disagree with the code"
+
 R = re.compile
 
 _Q = "'"

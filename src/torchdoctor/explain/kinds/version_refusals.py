@@ -20,6 +20,8 @@ from __future__ import annotations
 
 from torchdoctor.explain.kinds.compiler import TH_THC_GONE
 
+FAMILY = "library releases that disagree with the code"
+
 _TH_THC_SOURCE = (
     "The extension's source was written for a torch before 1.11: install the package's release ported to the "
     "installed torch (its issues or a newer commit usually carry the port), or a torch older than 1.11 with a CUDA "

@@ -29,6 +29,8 @@ from torchdoctor.explain.kinds import (
 from torchdoctor.explain.kinds.refusal_table import one_line, refusal_in, refusal_pattern
 from torchdoctor.explain.recognisers import Alternative, Context, Hit, Recogniser, first, merged, on_ranks
 
+FAMILY = "library releases that disagree with the code"
+
 R = re.compile
 
 # the libraries' releases that changed what code calls, a module each holding a table of them (its CHANGE
