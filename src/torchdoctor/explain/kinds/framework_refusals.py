@@ -1,4 +1,6 @@
-"""DeepSpeed's config refused by the code around it: DeepSpeed's own checks of its batch sizes, ZeRO stage, precision
+"""DeepSpeed's config refused by DeepSpeed's own checks, by accelerate's or by Lightning's.
+
+DeepSpeed's config refused by the code around it: DeepSpeed's own checks of its batch sizes, ZeRO stage, precision
 and optimizer (``deepspeed/runtime/config.py``, ``config_utils.py``, ``precision_config.py``, ``engine.py``,
 ``activation_checkpointing/checkpointing.py``), accelerate's (``accelerator.py``, ``utils/dataclasses.py``,
 ``utils/deepspeed.py``, ``utils/imports.py``) and Lightning's DeepSpeed strategy

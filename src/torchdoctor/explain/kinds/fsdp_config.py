@@ -1,4 +1,6 @@
-"""FSDP settings refused by accelerate or the HF Trainer before anything is wrapped: an FSDP1 value under FSDP2 (or
+"""FSDP settings refused by accelerate or the HF Trainer before anything is wrapped.
+
+FSDP settings refused by accelerate or the HF Trainer before anything is wrapped: an FSDP1 value under FSDP2 (or
 the reverse), options that need each other, the optimizer or the models handed over in a way FSDP2 cannot take.
 
 The texts are accelerate's (``utils/dataclasses.py`` FullyShardedDataParallelPlugin, ``accelerator.py`` prepare,

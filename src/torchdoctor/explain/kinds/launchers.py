@@ -1,4 +1,6 @@
-"""Kinds of failure in how the run was started: a launcher's arguments the script does not take, launcher options
+"""A run started wrongly: launcher arguments the script does not take, a rank's environment unset.
+
+Kinds of failure in how the run was started: a launcher's arguments the script does not take, launcher options
 after the script, a rank's environment a scheduler did not set.
 
 The message texts are argparse's (``unrecognized arguments``, ``the following arguments are required``), torch's

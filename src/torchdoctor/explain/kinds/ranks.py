@@ -1,4 +1,6 @@
-"""Kinds of failure about what the ranks did relative to each other: a collective that timed out while one
+"""What the ranks did to each other: a collective that timed out or diverged, a peer that went away.
+
+Kinds of failure about what the ranks did relative to each other: a collective that timed out while one
 rank was elsewhere, ranks running different collectives, a peer that went away, torchrun's summary of a worker
 that failed.
 

@@ -1,4 +1,6 @@
-"""A training framework refusing the arguments it was started with: the HF Trainer and its TrainingArguments
+"""The HF Trainer, accelerate or Lightning refusing the arguments they were started with.
+
+A training framework refusing the arguments it was started with: the HF Trainer and its TrainingArguments
 (``transformers/trainer.py``, ``training_args.py``), accelerate's Accelerator and its helpers (``accelerator.py``,
 ``utils/dataclasses.py``, ``utils/memory.py``, ``utils/modeling.py``), Lightning's Trainer and Fabric
 (``trainer/connectors/accelerator_connector.py``, ``checkpoint_connector.py``, ``data_connector.py``,

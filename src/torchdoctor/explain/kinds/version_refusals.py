@@ -1,4 +1,6 @@
-"""A package missing, or of a version too old, for the feature a run asked for: the refusals DeepSpeed
+"""A package missing, or too old, for the feature a run asked for, as the library says before use.
+
+A package missing, or of a version too old, for the feature a run asked for: the refusals DeepSpeed
 (``runtime/engine.py``, ``comm/torch.py``, ``runtime/fp16/onebit/``, ``runtime/zenflow/engine.py``,
 ``runtime/sequence_parallel/ulysses_sp.py``, ``runtime/utils.py``), accelerate (``accelerator.py``, ``state.py``,
 ``utils/dataclasses.py``, ``utils/modeling.py``, ``utils/launch.py``, ``utils/environment.py``), transformers

@@ -1,4 +1,6 @@
-"""Kinds of failure that come from the versions installed: a package older or newer than the code needs, and
+"""Installed versions that disagree with the code, and exceptions raised inside a library's own code.
+
+Kinds of failure that come from the versions installed: a package older or newer than the code needs, and
 an error raised inside a library rather than in the user's code (most often that version's bug).
 
 The messages are the packages' own version checks (``transformers/utils/versions.py``'s ``require_version``,
