@@ -157,6 +157,11 @@ def _required_arguments(script: Path) -> list[str]:
     return needed
 
 
+def ratio_benchmarks(makefile: str) -> list[str]:
+    """The benchmarks `make bench` runs: the Makefile's RATIO_BENCHMARKS list."""
+    return makefile.split("RATIO_BENCHMARKS :=", 1)[1].split("\n\n", 1)[0].replace("\\", " ").split()
+
+
 def test_make_bench_runs_only_benchmarks_that_need_no_argument():
     """`make bench` runs every benchmark it names with no argument: one that needs one (compat.py's --torch)
     would stop it there, as a glob over benchmarks/*.py did."""
@@ -165,7 +170,7 @@ def test_make_bench_runs_only_benchmarks_that_need_no_argument():
     assert "RATIO_BENCHMARKS :=" in makefile, (
         "make bench should name its benchmarks: a glob reaches compat.py"
     )
-    listed = makefile.split("RATIO_BENCHMARKS :=", 1)[1].split("\n\n", 1)[0].replace("\\", " ").split()
+    listed = ratio_benchmarks(makefile)
     assert "check_time" in listed, listed  # the list itself was read
     for name in listed:
         script = root / "benchmarks" / f"{name}.py"
@@ -294,3 +299,14 @@ def test_docs_catalog_is_generated_and_maps_every_kinds_module():
     table = written.split("## The kinds modules, by family of failure", 1)[1].split("\n## ", 1)[0]
     missing = [name for name in kinds_modules() if f"| `{name}` |" not in table]
     assert not missing, f"kinds modules missing from docs/catalog.md: {missing}"
+
+
+def test_the_readme_layout_names_every_benchmark():
+    """A benchmark is on the map by name in the Layout's benchmarks/ entry, or among the ratio benchmarks
+    `make bench` runs (RATIO_BENCHMARKS in the Makefile), which that entry points to."""
+    entry = layout_entries(layout_section((ROOT / "README.md").read_text(encoding="utf-8")))["benchmarks/"]
+    ratio = ratio_benchmarks((ROOT / "Makefile").read_text())
+    scripts = sorted((ROOT / "benchmarks").glob("*.py"))
+    assert len(scripts) > 20, len(scripts)
+    missing = [s.name for s in scripts if s.stem not in ratio and not re.search(rf"\b{s.stem}\b", entry)]
+    assert not missing, f"name these in the README's Layout, benchmarks/ entry: {missing}"
