@@ -547,7 +547,8 @@ def certainty_table() -> str:
 
 def modules_table() -> str:
     """The kinds modules under their family of failure (each module's ``FAMILY``, in ``kinds.FAMILIES``' order):
-    each one's job (its docstring's first line), the kinds it defines and how many catalog templates it cites."""
+    each one's job (its docstring's first line), the kinds it defines (or, where it defines none, the modules
+    that read it) and how many catalog templates it cites."""
     import importlib
     import pkgutil
 
@@ -555,21 +556,37 @@ def modules_table() -> str:
     from torchdoctor.explain.recognisers import Recogniser
 
     ids = {t.id for templates in load().values() for t in templates}
+    names = [info.name for info in pkgutil.iter_modules(kinds.__path__)]
+    modules = {name: importlib.import_module(f"{kinds.__name__}.{name}") for name in names}
+    trees = {name: ast.parse(Path(m.__file__).read_text(encoding="utf-8")) for name, m in modules.items()}
+    explain = Path(kinds.__file__).parent.parent  # its modules outside kinds/ read kinds modules too
+    outside = {
+        f"explain/{p.relative_to(explain).as_posix()}": ast.parse(p.read_text(encoding="utf-8"))
+        for p in sorted(explain.rglob("*.py"))
+        if "kinds" not in p.relative_to(explain).parts
+    }
+    reads = {  # the kinds modules each module imports, at the top or inside a function
+        name: {
+            alias.name if node.module == kinds.__name__ else node.module.rpartition(".")[2]
+            for node in ast.walk(tree)
+            if isinstance(node, ast.ImportFrom) and (node.module or "").startswith(kinds.__name__)
+            for alias in node.names
+        }
+        for name, tree in {**trees, **outside}.items()
+    }
     rows: dict[str, list[str]] = {family: [] for family in kinds.FAMILIES}
-    for info in pkgutil.iter_modules(kinds.__path__):
-        module = importlib.import_module(f"{kinds.__name__}.{info.name}")
+    for name, module in modules.items():
         values = [
             v for value in vars(module).values() for v in (value if isinstance(value, tuple) else (value,))
         ]
-        names = ", ".join(
+        defined = ", ".join(
             f"`{k}`" for k in dict.fromkeys(v.kind for v in values if isinstance(v, Recogniser))
         )
-        tree = ast.parse(Path(module.__file__).read_text(encoding="utf-8"))
-        cited = {
-            node.value for node in ast.walk(tree) if isinstance(node, ast.Constant) and node.value in ids
-        }
+        readers = ", ".join(f"`{other}`" for other in reads if name in reads[other])
+        cited = {n.value for n in ast.walk(trees[name]) if isinstance(n, ast.Constant) and n.value in ids}
         job = module.__doc__.strip().splitlines()[0].replace("|", "\\|")
-        rows[module.FAMILY].append(f"| `{info.name}` | {job} | {names or '—'} | {len(cited)} |")
+        kinds_cell = defined or (f"— (read by {readers})" if readers else "—")
+        rows[module.FAMILY].append(f"| `{name}` | {job} | {kinds_cell} | {len(cited)} |")
     header = "| module | its one job | kinds it defines | templates cited |\n|---|---|---|---:|\n"
     return "\n\n".join(f"### {family}\n\n" + header + "\n".join(lines) for family, lines in rows.items())
 
@@ -588,8 +605,8 @@ def document() -> str:
         "## The kinds modules, by family of failure\n\n"
         "`src/torchdoctor/explain/kinds/` holds the knowledge, one module per family of failure: each names its "
         "family (`FAMILY`, one of `kinds.FAMILIES`) and says its one job in its docstring's first line. A "
-        "module without kinds of its own holds what others read: a tool's words, a table of releases or of "
-        "refusals. Templates cited: the catalog ids written in the module. Generated from the modules; "
+        "module without kinds of its own holds what others read (named beside it): a tool's words, a table of "
+        "releases or of refusals. Templates cited: the catalog ids written in the module. Generated from the modules; "
         "`tests/test_house.py` checks every module is here.\n\n" + modules_table() + "\n\n"
         "## How sure each kind is\n\n"
         "A finding is certain only on a decisive anchor: the message its source prints for that cause alone. A "

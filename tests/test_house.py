@@ -11,7 +11,7 @@ import re
 import sys
 from pathlib import Path
 
-# found without importing it (and torch with it): this test reads the source only
+# found without importing it (and torch with it): the rules read the source only, but for the generated doc
 PACKAGE = Path(importlib.util.find_spec("torchdoctor").submodule_search_locations[0])
 
 
