@@ -1,14 +1,17 @@
 """The house rules the code itself must keep: no import cycle between torchdoctor's modules, counting the
 imports inside functions (they hide a cycle from Python at import time, not from the reader); a docstring on
-every module saying its one job."""
+every module saying its one job; and the map of the code: the README's Layout section names every module, and
+docs/catalog.md, generated, lists every kinds module under its family of failure."""
 
 from __future__ import annotations
 
 import ast
 import importlib.util
+import re
+import sys
 from pathlib import Path
 
-# found without importing it (and torch with it): this test reads the source only
+# found without importing it (and torch with it): the rules read the source only, but for the generated doc
 PACKAGE = Path(importlib.util.find_spec("torchdoctor").submodule_search_locations[0])
 
 
@@ -154,6 +157,11 @@ def _required_arguments(script: Path) -> list[str]:
     return needed
 
 
+def ratio_benchmarks(makefile: str) -> list[str]:
+    """The benchmarks `make bench` runs: the Makefile's RATIO_BENCHMARKS list."""
+    return makefile.split("RATIO_BENCHMARKS :=", 1)[1].split("\n\n", 1)[0].replace("\\", " ").split()
+
+
 def test_make_bench_runs_only_benchmarks_that_need_no_argument():
     """`make bench` runs every benchmark it names with no argument: one that needs one (compat.py's --torch)
     would stop it there, as a glob over benchmarks/*.py did."""
@@ -162,10 +170,143 @@ def test_make_bench_runs_only_benchmarks_that_need_no_argument():
     assert "RATIO_BENCHMARKS :=" in makefile, (
         "make bench should name its benchmarks: a glob reaches compat.py"
     )
-    listed = makefile.split("RATIO_BENCHMARKS :=", 1)[1].split("\n\n", 1)[0].replace("\\", " ").split()
+    listed = ratio_benchmarks(makefile)
     assert "check_time" in listed, listed  # the list itself was read
     for name in listed:
         script = root / "benchmarks" / f"{name}.py"
         assert script.is_file(), f"make bench names {script}, which does not exist"
         assert not _required_arguments(script), f"{script.name} needs {_required_arguments(script)}"
     assert _required_arguments(root / "benchmarks" / "compat.py") == ["--torch"]  # the scan finds one
+
+
+# -- the map: the README's Layout section names every module, docs/catalog.md every kinds module -----------------
+
+ROOT = PACKAGE.parent.parent
+KINDS = PACKAGE / "explain" / "kinds"
+
+
+def layout_section(readme: str) -> str:
+    """The README's ``### Layout`` section, up to the next heading."""
+    return readme.split("\n### Layout\n", 1)[1].split("\n#", 1)[0]
+
+
+def layout_entries(layout: str) -> dict[str, str]:
+    """The Layout's entries by their first word (``explain/``, ``checks.py``): an entry is a line indented by at
+    most two spaces and the more indented lines under it."""
+    entries: dict[str, str] = {}
+    name = ""
+    for line in layout.splitlines():
+        if line.strip() and len(line) - len(line.lstrip()) <= 2 and not line.startswith("```"):
+            name = line.split()[0]
+            entries[name] = ""
+        if name:
+            entries[name] += line + "\n"
+    return entries
+
+
+def unmapped(modules: list[Path], layout: str) -> list[str]:
+    """The modules (paths under src/torchdoctor/, no __init__ or __main__, no kinds module) the Layout does not
+    name: a top-level ``x.py`` anywhere in it, a package's module by its name in the package's own entry."""
+    entries = layout_entries(layout)
+    missing = []
+    for module in modules:
+        top, *rest = module.parts
+        if rest:
+            named = re.search(rf"\b{module.stem}\b", entries.get(f"{top}/", ""))
+        else:
+            named = re.search(rf"\b{re.escape(module.name)}", layout)
+        if not named:
+            missing.append(module.as_posix())
+    return missing
+
+
+def mapped_modules() -> list[Path]:
+    return [
+        path.relative_to(PACKAGE)
+        for path in sorted(PACKAGE.rglob("*.py"))
+        if path.stem not in ("__init__", "__main__") and path.parent != KINDS
+    ]
+
+
+def test_unmapped_names_a_module_the_layout_leaves_out():
+    layout = (
+        "```\nsrc/torchdoctor/\n  checks.py          finds checks; rank_list.py: ranks\n"
+        "  net/               smoke, spawn,\n                     verdicts\n```\n"
+    )
+    modules = [Path(p) for p in ("checks.py", "rank_list.py", "net/smoke.py", "net/verdicts.py")]
+    assert unmapped(modules, layout) == []
+    # a new module, a module named only in another package's entry, a top-level name without its .py
+    strays = [Path("net/bandwidth.py"), Path("hang/smoke.py"), Path("smoke.py")]
+    assert unmapped(modules + strays, layout) == ["net/bandwidth.py", "hang/smoke.py", "smoke.py"]
+
+
+def test_the_readme_layout_names_every_module():
+    """A newcomer finds every module on the map: the README's Layout section names each module outside
+    explain/kinds/ (docs/catalog.md maps those) in its package's entry."""
+    layout = layout_section((ROOT / "README.md").read_text(encoding="utf-8"))
+    modules = mapped_modules()
+    assert len(modules) > 100, len(modules)  # the walk found the modules
+    missing = unmapped(modules, layout)
+    assert not missing, f"name these in the README's Layout section (### Layout): {', '.join(missing)}"
+
+
+def constant(tree: ast.Module, name: str):
+    """The literal value a module assigns to ``name`` at top level, or None."""
+    for node in tree.body:
+        targets = node.targets if isinstance(node, ast.Assign) else [getattr(node, "target", None)]
+        if any(isinstance(t, ast.Name) and t.id == name for t in targets):
+            return ast.literal_eval(node.value)
+    return None
+
+
+def kinds_modules() -> dict[str, ast.Module]:
+    return {
+        path.stem: ast.parse(path.read_text(encoding="utf-8"))
+        for path in sorted(KINDS.glob("*.py"))
+        if path.stem != "__init__"
+    }
+
+
+def test_every_kinds_module_names_its_family_and_says_its_job_in_one_sentence():
+    """FAMILY places a kinds module on the map (one of kinds.FAMILIES); the docstring's first line is the job the
+    map shows, one whole sentence."""
+    families = constant(ast.parse((KINDS / "__init__.py").read_text(encoding="utf-8")), "FAMILIES")
+    assert families and len(families) == len(set(families)), families
+    modules = kinds_modules()
+    assert len(modules) > 80, len(modules)
+    wrong = {name: constant(tree, "FAMILY") for name, tree in modules.items()}
+    wrong = {name: family for name, family in wrong.items() if family not in families}
+    assert not wrong, f"set FAMILY to one of kinds.FAMILIES {families} in: {wrong}"
+    for name, tree in modules.items():
+        lines = (ast.get_docstring(tree) or "").splitlines() or [""]
+        first = lines[0]
+        assert first[:1].isalnum() or first[:1] == "`", f"{name}: the docstring's first line says nothing"
+        assert first.endswith(".") and (len(lines) == 1 or not lines[1].strip()), (
+            f"{name}: the docstring's first line should be one whole sentence, a blank line after it: {first!r}"
+        )
+
+
+def test_docs_catalog_is_generated_and_maps_every_kinds_module():
+    """docs/catalog.md is what `benchmarks/catalog_coverage.py --write-doc` writes today, and its table of the
+    kinds modules has a row for each of them."""
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    import catalog_coverage
+
+    written = (ROOT / "docs" / "catalog.md").read_text(encoding="utf-8")
+    assert written == catalog_coverage.document(), (
+        "docs/catalog.md is stale: run python benchmarks/catalog_coverage.py --write-doc"
+    )
+    table = written.split("## The kinds modules, by family of failure", 1)[1].split("\n## ", 1)[0]
+    missing = [name for name in kinds_modules() if f"| `{name}` |" not in table]
+    assert not missing, f"kinds modules missing from docs/catalog.md: {missing}"
+
+
+def test_the_readme_layout_names_every_benchmark():
+    """A benchmark is on the map by name in the Layout's benchmarks/ entry, or among the ratio benchmarks
+    `make bench` runs (RATIO_BENCHMARKS in the Makefile), which that entry points to."""
+    entry = layout_entries(layout_section((ROOT / "README.md").read_text(encoding="utf-8")))["benchmarks/"]
+    ratio = ratio_benchmarks((ROOT / "Makefile").read_text())
+    scripts = sorted((ROOT / "benchmarks").glob("*.py"))
+    assert len(scripts) > 20, len(scripts)
+    missing = [s.name for s in scripts if s.stem not in ratio and not re.search(rf"\b{s.stem}\b", entry)]
+    assert not missing, f"name these in the README's Layout, benchmarks/ entry: {missing}"

@@ -175,6 +175,24 @@ RECOGNISERS: tuple[Recogniser, ...] = (
 )
 BY_KIND = {r.kind: r for r in RECOGNISERS}
 
+# The families of failure, in the order a run meets them: every kinds module names its own (``FAMILY = ...``,
+# one of these), and docs/catalog.md lists the modules under them (benchmarks/catalog_coverage.py --write-doc)
+FAMILIES: tuple[str, ...] = (
+    "builds and installs",
+    "drivers and GPUs",
+    "the machine and its operating system",
+    "launchers and schedulers",
+    "rendezvous and network",
+    "NCCL and collectives",
+    "DDP, FSDP and where tensors are",
+    "a library refusing its settings",
+    "checkpoints and pretrained models",
+    "data loading",
+    "numerics and precision",
+    "a script's own mistakes",
+    "library releases that disagree with the code",
+)
+
 # Facts a fix depends on that a log states anywhere, not only next to the failure: (literal, pattern)
 CONTEXT_FACTS: tuple[tuple[str, re.Pattern], ...] = (
     (

@@ -1,4 +1,6 @@
-"""accelerate's process state used out of order: before an ``Accelerator`` created it, after it was reset, or
+"""accelerate's process state used out of order.
+
+accelerate's process state used out of order: before an ``Accelerator`` created it, after it was reset, or
 changed once it exists (a notebook cell run again with other options, a second ``Accelerator`` with another plugin).
 
 The texts are accelerate's ``state.py`` (``PartialState.on_main_process`` and its siblings, ``AcceleratorState``
@@ -11,6 +13,8 @@ from __future__ import annotations
 import re
 
 from torchdoctor.explain.recognisers import Context, Hit, Recogniser, merged, on_ranks
+
+FAMILY = "a library refusing its settings"
 
 R = re.compile
 

@@ -18,6 +18,8 @@ import re
 
 from torchdoctor.explain.recognisers import Context, Hit, Recogniser, on_ranks
 
+FAMILY = "numerics and precision"
+
 _AFTER_STEP = "unscale_() is being called after step()"
 
 

@@ -69,6 +69,8 @@ import re
 
 from torchdoctor.explain.kinds import api_keywords
 
+FAMILY = "library releases that disagree with the code"
+
 R = re.compile
 
 LIGHTNING_FLAGS = {

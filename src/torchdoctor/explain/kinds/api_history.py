@@ -24,6 +24,8 @@ from typing import NamedTuple
 from torchdoctor.explain.first_failure import Raised
 from torchdoctor.explain.kinds.release_pins import below, came, spelled, went
 
+FAMILY = "library releases that disagree with the code"
+
 TABLE = Path(__file__).resolve().parent.parent / "catalog" / "api_history.tsv"
 # CPython's three lines with the module and the name; not "partially initialized module" (a circular import)
 MISSING = re.compile(

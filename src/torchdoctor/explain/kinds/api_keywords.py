@@ -35,6 +35,8 @@ from torchdoctor.explain.kinds.release_pins import (
     within,
 )
 
+FAMILY = "library releases that disagree with the code"
+
 TABLE = Path(__file__).resolve().parent.parent / "catalog" / "api_keywords.tsv"
 # CPython 3.10+: "TrainingArguments.__init__() got an unexpected keyword argument 'evaluation_strategy'";
 # before: "__init__() got ...", or a function's bare name ("load() got ...")

@@ -25,6 +25,8 @@ from torchdoctor.explain.first_failure import Raised, installed_package
 from torchdoctor.explain.kinds import api_history
 from torchdoctor.explain.kinds.release_pins import read_table, within
 
+FAMILY = "library releases that disagree with the code"
+
 TABLE = Path(__file__).resolve().parent.parent / "catalog" / "api_members.tsv"
 
 

@@ -28,6 +28,8 @@ from torchdoctor.explain.kinds.api_keywords import NAMESAKES, PIP_NAME, named_ca
 from torchdoctor.explain.kinds.api_members import release_line
 from torchdoctor.explain.kinds.release_pins import below, read_namesakes, read_table, spelled
 
+FAMILY = "library releases that disagree with the code"
+
 TABLE = Path(__file__).resolve().parent.parent / "catalog" / "api_signatures.tsv"
 _CALLABLE = r"(?<![\w.])(?P<sig_callable>(?:[A-Za-z_]\w{0,100}\.)?[A-Za-z_]\w{0,100})\(\) "
 REFUSAL = re.compile(

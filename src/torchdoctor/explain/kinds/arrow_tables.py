@@ -13,6 +13,8 @@ from __future__ import annotations
 
 from torchdoctor.explain.recognisers import Context, Hit, Recogniser, on_ranks
 
+FAMILY = "data loading"
+
 
 def _overflow(hits: list[Hit], ctx: Context) -> tuple[str, str]:
     return (

@@ -1,5 +1,6 @@
-"""The attention implementation a transformers model was asked for, refused: an architecture without it, FlashAttention
-on a device it does not run on, a name transformers does not know.
+"""The attention implementation a transformers model was asked for, refused.
+
+An architecture without it, FlashAttention on a device it does not run on, a name transformers does not know.
 
 The checks are transformers' (``modeling_utils.py``: ``_flash_attn_can_dispatch``, ``_check_and_adjust_attn_impl``,
 ``_sdpa_can_dispatch``, ``_flex_attn_can_dispatch``, ``get_correct_attn_implementation``, and
@@ -15,6 +16,8 @@ import re
 
 from torchdoctor.explain.kinds.refusal_table import describe_refusal, refusal_pattern
 from torchdoctor.explain.recognisers import Recogniser
+
+FAMILY = "a library refusing its settings"
 
 _OTHER_ATTENTION = (
     "Load the model with an attention implementation the architecture has: from_pretrained(..., "

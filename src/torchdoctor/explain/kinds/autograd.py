@@ -17,6 +17,8 @@ import re
 
 from torchdoctor.explain.recognisers import Alternative, Context, Hit, Recogniser, first, on_ranks
 
+FAMILY = "DDP, FSDP and where tensors are"
+
 R = re.compile
 
 # the message wraps in some consoles: the shape is read from the line and the ones after it

@@ -44,6 +44,8 @@ from torchdoctor.explain.recognisers import (
     on_ranks,
 )
 
+FAMILY = "a script's own mistakes"
+
 R = re.compile
 # "[torch.cuda.FloatTensor [64, 128]], which is output 0 of ReluBackward0, is at version 2" (1.5+; wraps in
 # some consoles)

@@ -21,6 +21,8 @@ from torchdoctor.explain.recognisers import (
     on_ranks,
 )
 
+FAMILY = "a script's own mistakes"
+
 CONTAINER = re.compile(r"'(?P<container>tuple|list|dict|str)' object has no attribute 'to'")
 
 

@@ -1,4 +1,6 @@
-"""Kinds of failure in building and loading compiled extensions: nvcc and the host compiler, CUDA versions,
+"""Compiled extensions (DeepSpeed's ops, a package's own CUDA kernels) that do not build or do not load.
+
+Kinds of failure in building and loading compiled extensions: nvcc and the host compiler, CUDA versions,
 missing headers, ninja, and modules built against another torch.
 
 The message texts are ``torch/utils/cpp_extension.py``'s (``_check_cuda_version``, ``CUDA_MISMATCH_MESSAGE``,
@@ -15,6 +17,8 @@ from torchdoctor.explain.first_failure import installed_package
 from torchdoctor.explain.kinds import build_tools, installers, prebuilt, toolkits, wheel_tags
 from torchdoctor.explain.kinds import compiler as diagnostics
 from torchdoctor.explain.recognisers import Alternative, Context, Hit, Recogniser, merged, on_ranks
+
+FAMILY = "builds and installs"
 
 R = re.compile
 

@@ -1,4 +1,6 @@
-"""What the build tools themselves say when a CUDA extension does not build: nvcc and its host-compiler check,
+"""What nvcc, gcc, ninja, CMake and setuptools say when a CUDA extension does not build.
+
+What the build tools themselves say when a CUDA extension does not build: nvcc and its host-compiler check,
 gcc's driver, ninja and CMake, setuptools, and the nvcc checks of the packages' own setup.py.
 
 `kinds/build.py` (``cuda_build``) reads these beside torch's own reasons: the anchors, the facts and the fix
@@ -27,6 +29,8 @@ from __future__ import annotations
 import re
 
 from torchdoctor.explain.kinds import toolkits
+
+FAMILY = "builds and installs"
 
 R = re.compile
 

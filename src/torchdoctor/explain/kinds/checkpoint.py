@@ -1,4 +1,6 @@
-"""Kinds of failure loading a checkpoint: state-dict keys that do not match, a checkpoint without its state; and
+"""A checkpoint that does not load into the model, and the folders ranks write checkpoints to.
+
+Kinds of failure loading a checkpoint: state-dict keys that do not match, a checkpoint without its state; and
 the folders ranks write to: one several ranks create at once (CPython's FileExistsError).
 
 The message texts are torch's (``nn/modules/module.py``: ``load_state_dict``; ``serialization.py``) and
@@ -11,6 +13,8 @@ from __future__ import annotations
 import re
 
 from torchdoctor.explain.recognisers import Alternative, Context, Hit, Recogniser, has_fact, merged, on_ranks
+
+FAMILY = "checkpoints and pretrained models"
 
 R = re.compile
 

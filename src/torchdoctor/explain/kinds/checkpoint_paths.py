@@ -1,4 +1,6 @@
-"""A checkpoint path that does not point at the checkpoint its loader expects: a subfolder or a file inside a
+"""A checkpoint path that does not point at the checkpoint its loader expects.
+
+A checkpoint path that does not point at the checkpoint its loader expects: a subfolder or a file inside a
 DeepSpeed checkpoint, a folder without DeepSpeed's ``latest`` tag, a ZeRO-less checkpoint given to zero_to_fp32, a
 universal checkpoint that was never converted, a Trainer resume folder that holds no weights or FSDP shards a run
 without FSDP resumes.
@@ -29,6 +31,8 @@ from torchdoctor.explain.recognisers import (
     merged,
     on_ranks,
 )
+
+FAMILY = "checkpoints and pretrained models"
 
 R = re.compile
 

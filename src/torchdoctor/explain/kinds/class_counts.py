@@ -21,6 +21,8 @@ import re
 
 from torchdoctor.explain.recognisers import Alternative, Context, Hit, Recogniser, first, on_ranks
 
+FAMILY = "data loading"
+
 CLASS_COUNT = re.compile(
     r"The `num_classes` \((?P<head_classes>\d+)\) in (?P<head>\w+) of \w+ does not matches the length of "
     r"`CLASSES` \(?(?P<dataset_classes>\d+)\) in (?P<dataset>\w+)"

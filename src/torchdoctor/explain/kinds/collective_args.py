@@ -15,6 +15,8 @@ import re
 from torchdoctor.explain.kinds.refusal_table import describe_refusal, refused
 from torchdoctor.explain.recognisers import Recogniser
 
+FAMILY = "NCCL and collectives"
+
 R = re.compile
 
 # (fact, what was wrong, the call's right form)

@@ -23,6 +23,8 @@ from torchdoctor.explain.recognisers import (
     on_ranks,
 )
 
+FAMILY = "rendezvous and network"
+
 R = re.compile
 
 NCCL_DEBUG_HINT = (

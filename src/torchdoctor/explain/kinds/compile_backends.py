@@ -16,6 +16,8 @@ import re
 
 from torchdoctor.explain.recognisers import Context, Hit, Recogniser, merged, on_ranks
 
+FAMILY = "builds and installs"
+
 R = re.compile
 
 WINDOWS = R(r"(?P<on_windows>[A-Z]:\\|\bWindows\b|\bwin_amd64\b|\bWinError\b)")

@@ -26,6 +26,8 @@ from __future__ import annotations
 
 import re
 
+FAMILY = "builds and installs"
+
 R = re.compile
 
 # gcc/clang/MSVC: an #include that the search path lacks (system:gcc-missing-header, system:clang-header-not-found,

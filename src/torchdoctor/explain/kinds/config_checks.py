@@ -17,6 +17,8 @@ import re
 
 from torchdoctor.explain.first_failure import Raised, cut
 
+FAMILY = "a library refusing its settings"
+
 # pydantic (v1 and v2): "1 validation error for DeepSpeedZeroConfig"
 _PYDANTIC = re.compile(r"\d+ validation errors? for (?P<model>DeepSpeed\w{0,60})")
 _CHECKS = frozenset(

@@ -23,6 +23,8 @@ import re
 
 from torchdoctor.explain.first_failure import Raised
 
+FAMILY = "a library refusing its settings"
+
 # MMEngine's wrapper around ConfigDict's and CPython's messages; the backticks go where a log was pasted as text
 WRAPPED = re.compile(
     r"class `?(?P<cfg_class>\w{1,100})`? in (?P<cfg_module>\w{1,100}(?:/\w{1,100}){0,12})\.py: "

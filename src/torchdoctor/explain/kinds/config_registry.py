@@ -23,6 +23,8 @@ import re
 
 from torchdoctor.explain.recognisers import Alternative, Context, Hit, Recogniser, first, on_ranks
 
+FAMILY = "a library refusing its settings"
+
 R = re.compile
 
 MMCV_REGISTRIES = (

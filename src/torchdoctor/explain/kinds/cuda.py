@@ -19,6 +19,8 @@ from torchdoctor.explain.recognisers import (
     size_in_bytes,
 )
 
+FAMILY = "drivers and GPUs"
+
 R = re.compile
 _SIZE = r"(?P<{0}>\d+(?:\.\d+)?) ?(?P<{0}_unit>[KMGTPE]?i?B)\b"
 

@@ -27,6 +27,8 @@ from __future__ import annotations
 
 import re
 
+FAMILY = "drivers and GPUs"
+
 R = re.compile
 
 KERNEL_FAULTS = (

@@ -31,6 +31,8 @@ import re
 
 from torchdoctor.explain.recognisers import Alternative, Context, Hit, Recogniser, first, on_ranks
 
+FAMILY = "data loading"
+
 R = re.compile
 
 # a full-width colon where the message was retyped in a Chinese input method

@@ -18,6 +18,8 @@ import re
 from torchdoctor.explain.kinds.refusal_table import describe_refusal, refused
 from torchdoctor.explain.recognisers import Alternative, Recogniser
 
+FAMILY = "data loading"
+
 R = re.compile
 
 # (fact, what went wrong, how to build it instead)

@@ -13,6 +13,8 @@ import re
 
 from torchdoctor.explain.recognisers import Context, Hit, Recogniser, first, has_fact, on_ranks
 
+FAMILY = "data loading"
+
 
 def _timed_out(hits: list[Hit], ctx: Context) -> tuple[str, str]:
     seconds = first(hits, "timeout_seconds", "")

@@ -26,6 +26,8 @@ import re
 
 from torchdoctor.explain.recognisers import Hit, first, on_ranks
 
+FAMILY = "data loading"
+
 R = re.compile
 
 # the class ids (label_out_of_range): YOLOv5's assertion and ultralytics 8's per-image check

@@ -1,4 +1,6 @@
-"""Kinds of failure in how a dataset's samples become batches: the DataLoader's own option checks, the default
+"""A dataset's samples that do not become batches: collate, forked workers, caches on shared disks.
+
+Kinds of failure in how a dataset's samples become batches: the DataLoader's own option checks, the default
 collate refusing samples of different sizes, a file handle that forked DataLoader workers share, and a
 training loop that calls next() on a DataLoader iterator past its last batch; and a cache (compiled kernels, the
 Hugging Face datasets cache) on a network file system several processes rewrite, read back stale.
@@ -16,6 +18,8 @@ import re
 
 from torchdoctor.explain.kinds import dataset_labels, detection_boxes, raster_reads
 from torchdoctor.explain.recognisers import Alternative, Context, Hit, Recogniser, first, on_ranks
+
+FAMILY = "data loading"
 
 R = re.compile
 

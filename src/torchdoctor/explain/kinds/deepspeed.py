@@ -1,4 +1,6 @@
-"""Kinds of failure in DeepSpeed's set-up: its config disagreeing with the script's, ZeRO-3's partitioned weights
+"""DeepSpeed set up wrongly: its config against the script's, ZeRO-3's weights, its backend's order.
+
+Kinds of failure in DeepSpeed's set-up: its config disagreeing with the script's, ZeRO-3's partitioned weights
 used outside the engine, its distributed backend used before it was initialised. (Its ops that do not build are
 ``cuda_build``, kinds/build.py: they are CUDA extensions built just in time.)
 
@@ -17,6 +19,8 @@ from torchdoctor.explain.kinds import deepspeed_engine_refusals, framework_refus
 from torchdoctor.explain.kinds.refusal_table import one_line, refusal_in, refusal_pattern
 from torchdoctor.explain.quote import quote
 from torchdoctor.explain.recognisers import Alternative, Context, Hit, Recogniser, merged, on_ranks
+
+FAMILY = "a library refusing its settings"
 
 R = re.compile
 

@@ -1,4 +1,6 @@
-"""DeepSpeed refusing its config where the engine and ZeRO build themselves from it: precision and data types
+"""DeepSpeed refusing its config where the engine and ZeRO build themselves from it.
+
+DeepSpeed refusing its config where the engine and ZeRO build themselves from it: precision and data types
 (``deepspeed/runtime/config.py``, ``engine.py``), ZeRO stages 1-3 and their offload and reduce-scatter options
 (``runtime/zero/stage_1_and_2.py``, ``stage3.py``, ``zenflow/``), the compressed-communication optimizers
 (``runtime/fp16/onebit/``), elasticity, DeepCompile, gradient accumulation outside the engine, the engine's
@@ -10,6 +12,8 @@ Each message names the setting it refuses and why, and nothing but that setting 
 """
 
 from __future__ import annotations
+
+FAMILY = "a library refusing its settings"
 
 _GRAD_ACCUM_DTYPE = (
     'DeepSpeed accumulates gradients in the model\'s precision here: remove "data_types": {"grad_accum_dtype": ...} '

@@ -1,5 +1,6 @@
-"""Ground-truth boxes of a detection dataset whose corners are in the wrong order (datasets.py's
-``bad_training_data`` reads them with this module's anchor and words).
+"""Ground-truth boxes of a detection dataset whose corners are in the wrong order.
+
+datasets.py's ``bad_training_data`` reads them with this module's anchor and words.
 
 py-faster-rcnn's ``lib/datasets/imdb.py`` (and its ports: jwyang/faster-rcnn.pytorch, Detectron's ``roidb.py``
 ``extend_with_flipped_entries``) doubles the training set with mirrored images: ``append_flipped_images`` maps each
@@ -13,6 +14,8 @@ only beside the flip.
 from __future__ import annotations
 
 import re
+
+FAMILY = "data loading"
 
 R = re.compile
 

@@ -13,6 +13,8 @@ import re
 
 from torchdoctor.explain.recognisers import Alternative, Context, Hit, Recogniser, first, on_ranks
 
+FAMILY = "numerics and precision"
+
 
 def _outside(hits: list[Hit], ctx: Context) -> tuple[str, str]:
     support = first(hits, "support", "")

@@ -13,6 +13,8 @@ import re
 
 from torchdoctor.explain.recognisers import Context, Hit, Recogniser, first, has_fact, on_ranks
 
+FAMILY = "checkpoints and pretrained models"
+
 R = re.compile
 
 # a download in the log: torch.hub's progress line and frames, urllib's urlopen/urlretrieve, model zoos

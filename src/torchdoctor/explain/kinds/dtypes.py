@@ -27,6 +27,8 @@ import re
 
 from torchdoctor.explain.recognisers import Alternative, Context, Hit, Recogniser, first, on_ranks
 
+FAMILY = "numerics and precision"
+
 R = re.compile
 
 # `"deform_conv_forward_cuda" not implemented for 'Half'`, as Dispatch.h prints it

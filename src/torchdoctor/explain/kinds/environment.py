@@ -1,4 +1,6 @@
-"""Failures the machine a run is on causes beside the training itself: a display the job does not have, a
+"""What the machine a run is on causes beside the training itself: displays, file systems, encodings.
+
+Failures the machine a run is on causes beside the training itself: a display the job does not have, a
 network filesystem under files every rank or node uses.
 
 The messages are the system's and the GUI toolkits': Tcl's ``generic/tclAsync.c`` panics with "Tcl_AsyncDelete:
@@ -25,6 +27,8 @@ from __future__ import annotations
 import re
 
 from torchdoctor.explain.recognisers import Alternative, Context, Hit, Recogniser, first, has_fact, on_ranks
+
+FAMILY = "the machine and its operating system"
 
 R = re.compile
 

@@ -30,6 +30,8 @@ from __future__ import annotations
 
 import re
 
+FAMILY = "launchers and schedulers"
+
 R = re.compile
 
 ANCHORS = (

@@ -1,4 +1,6 @@
-"""DeepSpeed's config refused by the code around it: DeepSpeed's own checks of its batch sizes, ZeRO stage, precision
+"""DeepSpeed's config refused by DeepSpeed's own checks, by accelerate's or by Lightning's.
+
+DeepSpeed's config refused by the code around it: DeepSpeed's own checks of its batch sizes, ZeRO stage, precision
 and optimizer (``deepspeed/runtime/config.py``, ``config_utils.py``, ``precision_config.py``, ``engine.py``,
 ``activation_checkpointing/checkpointing.py``), accelerate's (``accelerator.py``, ``utils/dataclasses.py``,
 ``utils/deepspeed.py``, ``utils/imports.py``) and Lightning's DeepSpeed strategy
@@ -12,6 +14,8 @@ is not CUDA (asked for, or all accelerator="auto" found): likely, the other name
 """
 
 from __future__ import annotations
+
+FAMILY = "a library refusing its settings"
 
 REFUSALS: tuple[tuple[str, str], ...] = (
     # deepspeed/runtime/config.py _set_batch_related_parameters: none of the batch sizes given

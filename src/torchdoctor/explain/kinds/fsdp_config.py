@@ -1,4 +1,6 @@
-"""FSDP settings refused by accelerate or the HF Trainer before anything is wrapped: an FSDP1 value under FSDP2 (or
+"""FSDP settings refused before anything is wrapped, by accelerate, the HF Trainer or torch's own FSDP.
+
+FSDP settings refused by accelerate or the HF Trainer before anything is wrapped: an FSDP1 value under FSDP2 (or
 the reverse), options that need each other, the optimizer or the models handed over in a way FSDP2 cannot take;
 and torch's own FSDP refusing a state-dict type its sharding strategy has no shards for, or the optimizer in
 backward without use_orig_params (``fsdp/_state_dict_utils.py``, ``_runtime_utils.py``,
@@ -16,6 +18,8 @@ from __future__ import annotations
 
 from torchdoctor.explain.kinds.refusal_table import describe_refusal, refusal_pattern
 from torchdoctor.explain.recognisers import Recogniser
+
+FAMILY = "a library refusing its settings"
 
 _FSDP2_STRATEGY = (
     "FSDP2 takes reshard_after_forward as true/false (true is what FSDP1 calls FULL_SHARD, false SHARD_GRAD_OP): "

@@ -17,6 +17,8 @@ import re
 
 from torchdoctor.explain.recognisers import Alternative, Context, Hit, Recogniser, first, on_ranks
 
+FAMILY = "NCCL and collectives"
+
 R = re.compile
 
 

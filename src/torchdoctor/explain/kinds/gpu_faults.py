@@ -17,6 +17,8 @@ import re
 
 from torchdoctor.explain.recognisers import Context, Hit, Recogniser, merged, on_ranks
 
+FAMILY = "drivers and GPUs"
+
 R = re.compile
 
 

@@ -1,4 +1,6 @@
-"""Kinds of failure in which GPUs the ranks use: two ranks on one GPU, a rank on a GPU it should not use, GPUs
+"""Which GPUs the ranks use: two ranks on one GPU, GPUs out of each other's reach, too few GPUs seen.
+
+Kinds of failure in which GPUs the ranks use: two ranks on one GPU, a rank on a GPU it should not use, GPUs
 that cannot reach each other peer-to-peer, more GPUs asked for than the process can see.
 
 The message texts are NCCL's (``src/init.cc`` "Duplicate GPU detected", ``src/transport/p2p.cc``), the CUDA
@@ -23,6 +25,8 @@ from torchdoctor.explain.recognisers import (
     merged,
     on_ranks,
 )
+
+FAMILY = "drivers and GPUs"
 
 R = re.compile
 

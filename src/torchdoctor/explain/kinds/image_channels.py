@@ -16,6 +16,8 @@ import re
 
 from torchdoctor.explain.recognisers import Alternative, Context, Hit, Recogniser, first, merged, on_ranks
 
+FAMILY = "data loading"
+
 R = re.compile
 
 SHAPES = R(

@@ -22,6 +22,8 @@ import re
 
 from torchdoctor.explain.recognisers import Alternative, Context, Hit, Recogniser, first, on_ranks
 
+FAMILY = "data loading"
+
 R = re.compile
 
 _TRANSPOSE = "transpose() received an invalid combination of arguments - got ("

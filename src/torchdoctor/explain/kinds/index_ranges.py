@@ -35,6 +35,8 @@ import re
 from torchdoctor.explain.kinds import dataset_labels
 from torchdoctor.explain.recognisers import Alternative, Context, Hit, Recogniser, first, on_ranks
 
+FAMILY = "a script's own mistakes"
+
 R = re.compile
 
 

@@ -1,4 +1,6 @@
-"""What pip, uv and conda say when they cannot install what was asked: requirements that exclude each other
+"""What pip, uv and conda say when they cannot install what was asked.
+
+What pip, uv and conda say when they cannot install what was asked: requirements that exclude each other
 (``dependency_version``), no build for this Python, platform or channel (``no_matching_wheel``), a build that
 needs a package its isolated build environment lacks (``build_isolation``).
 
@@ -35,6 +37,8 @@ import re
 
 from torchdoctor.explain.kinds import wheel_tags
 from torchdoctor.explain.recognisers import Context, Hit
+
+FAMILY = "builds and installs"
 
 R = re.compile
 

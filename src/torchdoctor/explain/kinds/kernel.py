@@ -1,4 +1,6 @@
-"""A Linux kernel older than the one multi-process runs need, as accelerate warns at start (``utils/other.py``
+"""A Linux kernel older than 5.5, under which accelerate warns that a run's processes can hang.
+
+A Linux kernel older than the one multi-process runs need, as accelerate warns at start (``utils/other.py``
 ``check_os_kernel``, called by ``Accelerator()``): below 5.5 its processes can hang.
 
 Every run on such a kernel prints the warning, healthy or not: it is a finding only when nothing else in the log
@@ -11,6 +13,8 @@ from __future__ import annotations
 import re
 
 from torchdoctor.explain.recognisers import Context, Hit, Recogniser, merged, on_ranks
+
+FAMILY = "the machine and its operating system"
 
 R = re.compile
 

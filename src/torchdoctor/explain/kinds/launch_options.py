@@ -12,6 +12,8 @@ import re
 
 from torchdoctor.explain.first_failure import Raised
 
+FAMILY = "launchers and schedulers"
+
 # an option given to int(): CPython's TypeError for int(None) names NoneType
 _OPTION = re.compile(r"\bint\(args\.(?P<option>\w{1,60})\)")
 _LAUNCH_CODE = ("accelerate/utils/launch.py", "accelerate/commands/launch.py")

@@ -1,4 +1,6 @@
-"""Kinds of failure in how the run was started: a launcher's arguments the script does not take, launcher options
+"""A run started wrongly: launcher arguments the script does not take, a rank's environment unset.
+
+Kinds of failure in how the run was started: a launcher's arguments the script does not take, launcher options
 after the script, a rank's environment a scheduler did not set.
 
 The message texts are argparse's (``unrecognized arguments``, ``the following arguments are required``), torch's
@@ -13,6 +15,8 @@ import re
 from torchdoctor.explain.kinds.comm import ENV_ERROR_RAISED
 from torchdoctor.explain.kinds.versions import SUBMODULE
 from torchdoctor.explain.recognisers import Alternative, Context, Hit, Recogniser, merged, on_ranks
+
+FAMILY = "launchers and schedulers"
 
 R = re.compile
 

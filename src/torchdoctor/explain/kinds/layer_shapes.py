@@ -33,6 +33,8 @@ import re
 from torchdoctor.explain.kinds.tensor_misuse import OPERATOR_REFUSAL
 from torchdoctor.explain.recognisers import Alternative, Context, Hit, Recogniser, first, on_ranks
 
+FAMILY = "a script's own mistakes"
+
 R = re.compile
 
 _MATMUL = R(

@@ -1,4 +1,6 @@
-"""What ATen's convolution check says differs between a layer's input and its weight (or bias): the device, or the
+"""What a convolution's input and its weight differ in: the device or the dtype.
+
+What ATen's convolution check says differs between a layer's input and its weight (or bias): the device, or the
 dtype. Not a recogniser: the patterns `placement.DEVICE_MISMATCH` and `operand_dtypes.DTYPE_MISMATCH` split the
 message by.
 
@@ -14,6 +16,8 @@ differ; on two devices: the tensors are on different devices (the check prints n
 from __future__ import annotations
 
 import re
+
+FAMILY = "a script's own mistakes"
 
 R = re.compile
 

@@ -1,4 +1,6 @@
-"""Which libraries a process loaded: another CUDA toolkit's, found first, another cuDNN than torch's, or an Intel
+"""A process that loaded the wrong CUDA, cuDNN or MKL library.
+
+Which libraries a process loaded: another CUDA toolkit's, found first, another cuDNN than torch's, or an Intel
 MKL release without the symbols torch links against.
 
 A torch wheel brings its CUDA libraries as pip packages (``site-packages/nvidia/<name>/lib``) and cuDNN with
@@ -12,6 +14,8 @@ from __future__ import annotations
 import re
 
 from torchdoctor.explain.recognisers import Alternative, Context, Hit, Recogniser, first, on_ranks
+
+FAMILY = "builds and installs"
 
 R = re.compile
 

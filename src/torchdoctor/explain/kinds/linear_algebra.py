@@ -21,6 +21,8 @@ import re
 
 from torchdoctor.explain.recognisers import Alternative, Context, Hit, Recogniser, first, on_ranks
 
+FAMILY = "numerics and precision"
+
 R = re.compile
 
 # the op's name (linalg.cholesky, torch.linalg_cholesky, svd_cuda) and the batch element, when printed

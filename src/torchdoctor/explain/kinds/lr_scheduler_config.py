@@ -24,6 +24,8 @@ from torchdoctor.explain.recognisers import (
     on_ranks,
 )
 
+FAMILY = "a library refusing its settings"
+
 # packages whose frames stand between the user's fit() and the refusal when the LightningModule is the user's own
 _LIGHTNING_STACK = frozenset({"lightning", "pytorch_lightning", "lightning_fabric", "torch"})
 

@@ -18,6 +18,8 @@ import re
 
 from torchdoctor.explain.recognisers import Alternative, Context, Hit, Recogniser, first, on_ranks
 
+FAMILY = "numerics and precision"
+
 R = re.compile
 
 _WHERE_NODE = R(r"grad_fn=<(?P<where_node>S?WhereBackward\d?)>")

@@ -1,5 +1,7 @@
-"""An ``nn.Module`` subclass written in a way torch refuses: no ``forward``, attributes set before
-``super().__init__()``, or a value of the wrong type put where a parameter, a submodule or a buffer is.
+"""An ``nn.Module`` subclass written in a way torch refuses.
+
+No ``forward``, attributes set before ``super().__init__()``, or a value of the wrong type put where a parameter, a
+submodule or a buffer is.
 
 The messages are torch's own (``torch/nn/modules/module.py``): ``_forward_unimplemented`` (the ``forward`` a class
 inherits when it defines none), ``__setattr__``, ``register_parameter`` and ``register_buffer``. Each names its own
@@ -20,6 +22,8 @@ from torchdoctor.explain.recognisers import (
     merged,
     on_ranks,
 )
+
+FAMILY = "a script's own mistakes"
 
 R = re.compile
 

@@ -15,6 +15,8 @@ import re
 
 from torchdoctor.explain.first_failure import Raised
 
+FAMILY = "a script's own mistakes"
+
 REFUSED = re.compile(
     r"\bModule\.train\(\) (?:got an unexpected keyword argument '(?P<train_keyword>\w{1,100})'|"
     r"takes from 1 to 2 positional arguments but (?P<train_positional>\d{1,3}) were given)"

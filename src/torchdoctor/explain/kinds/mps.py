@@ -12,6 +12,8 @@ from __future__ import annotations
 
 from torchdoctor.explain.recognisers import Context, Hit, Recogniser, on_ranks
 
+FAMILY = "drivers and GPUs"
+
 
 def _float64(hits: list[Hit], ctx: Context) -> tuple[str, str]:
     return (

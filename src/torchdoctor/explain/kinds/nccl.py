@@ -1,4 +1,6 @@
-"""Kinds of failure NCCL itself reports: its error codes, an unhandled system error, ranks on different NCCL
+"""What NCCL itself reports: its error codes, system errors, ranks on other releases, settings it refuses.
+
+Kinds of failure NCCL itself reports: its error codes, an unhandled system error, ranks on different NCCL
 versions, and NCCL settings that break it where they do not fit.
 
 The message texts are NCCL's (``src/init.cc``, ``src/misc/socket.cc``, ``src/misc/param.cc``, ``src/include/shm.h``)
@@ -23,6 +25,8 @@ from torchdoctor.explain.recognisers import (
     merged,
     on_ranks,
 )
+
+FAMILY = "NCCL and collectives"
 
 R = re.compile
 

@@ -1,4 +1,6 @@
-"""Releases of the libraries a training script uses beside torch (its config reader, its logger, its tokenizer, its
+"""Releases of the libraries beside torch (config, logging, tokenizers, plots) that broke a script.
+
+Releases of the libraries a training script uses beside torch (its config reader, its logger, its tokenizer, its
 plotting) that changed what the script calls, each read from what their source prints (trainer_data_releases.py's
 companion: versions.py's ``dependency_version`` leads with either).
 
@@ -49,6 +51,8 @@ companion: versions.py's ``dependency_version`` leads with either).
 from __future__ import annotations
 
 import re
+
+FAMILY = "library releases that disagree with the code"
 
 R = re.compile
 

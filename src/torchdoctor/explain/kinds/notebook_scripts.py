@@ -14,6 +14,8 @@ import re
 
 from torchdoctor.explain.recognisers import Context, Hit, Recogniser, on_ranks
 
+FAMILY = "launchers and schedulers"
+
 IN_NOTEBOOK = re.compile(
     r"(?s)ipykernel_launcher\.py: error:|use %tb to see the full traceback\..{0,200}?SystemExit: 2\b"
 )

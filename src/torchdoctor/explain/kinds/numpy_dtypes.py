@@ -15,6 +15,8 @@ import re
 
 from torchdoctor.explain.recognisers import Context, Hit, Recogniser, first, on_ranks
 
+FAMILY = "library releases that disagree with the code"
+
 
 def _unsigned(hits: list[Hit], ctx: Context) -> tuple[str, str]:
     dtype = first(hits, "np_dtype", "uint16")

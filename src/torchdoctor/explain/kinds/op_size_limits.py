@@ -14,6 +14,8 @@ import re
 
 from torchdoctor.explain.recognisers import Context, Hit, Recogniser, on_ranks
 
+FAMILY = "numerics and precision"
+
 R = re.compile
 
 

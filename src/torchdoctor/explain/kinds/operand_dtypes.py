@@ -29,6 +29,8 @@ from torchdoctor.explain.kinds import layer_types
 from torchdoctor.explain.kinds.tensor_misuse import OPERATOR_REFUSAL
 from torchdoctor.explain.recognisers import Alternative, Context, Hit, Recogniser, first, on_ranks
 
+FAMILY = "numerics and precision"
+
 R = re.compile
 
 _FLOAT = r"(?:Float|Half|Double|BFloat16|float|half|double|c10::Half|c10::BFloat16|bfloat16)"

@@ -19,6 +19,8 @@ import re
 from torchdoctor.explain.kinds import api_members
 from torchdoctor.explain.recognisers import Alternative, Hit, first, on_ranks
 
+FAMILY = "library releases that disagree with the code"
+
 # the line never says whose the class is (versions.py's release-bug reading is only ever likely)
 ANCHORS = (
     "object has no attribute '_optimizer_step_pre_hooks'",

@@ -14,6 +14,8 @@ import re
 
 from torchdoctor.explain.recognisers import Context, Hit, Recogniser, first, on_ranks
 
+FAMILY = "a library refusing its settings"
+
 R = re.compile
 
 # the option each release's check names, and what turns the sampling off in it

@@ -17,6 +17,8 @@ import re
 
 from torchdoctor.explain.recognisers import Alternative, Context, Hit, Recogniser, first, on_ranks
 
+FAMILY = "builds and installs"
+
 R = re.compile
 
 HYDRA_AMBIGUOUS = R(

@@ -14,6 +14,8 @@ import re
 
 from torchdoctor.explain.recognisers import Context, Hit, Recogniser, first, on_ranks
 
+FAMILY = "a library refusing its settings"
+
 
 def _targets(hits: list[Hit], ctx: Context) -> tuple[str, str]:
     names = first(hits, "target_modules", "")

@@ -1,4 +1,6 @@
-"""Kinds of failure about where tensors and models are: on different devices, a CPU tensor handed to NCCL, a
+"""Where tensors and models are: on different devices, on the CPU for NCCL, spread over GPUs.
+
+Kinds of failure about where tensors and models are: on different devices, a CPU tensor handed to NCCL, a
 model spread over GPUs in a multi-process run, SyncBatchNorm and DataParallel used where they cannot work, and
 pack_padded_sequence given its lengths on the GPU.
 
@@ -29,6 +31,8 @@ from torchdoctor.explain.recognisers import (
     merged,
     on_ranks,
 )
+
+FAMILY = "DDP, FSDP and where tensors are"
 
 R = re.compile
 

@@ -19,6 +19,8 @@ import re
 
 from torchdoctor.explain.recognisers import Context, Hit, Recogniser, first, on_ranks
 
+FAMILY = "the machine and its operating system"
+
 BAD_NAME = re.compile(
     r"(?P<win_invalid_name>\[WinError 123\])|\[Errno 22\] Invalid argument: (?:Path\()?"
     r"'(?P<bad_path>(?:[A-Za-z]:(?=[\\/])|(?![A-Za-z]:[\\/]))[^':*?\"<>|\n]*[:*?\"<>|][^'\n]*)'"

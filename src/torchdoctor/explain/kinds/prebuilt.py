@@ -1,4 +1,6 @@
-"""Compiled packages that do not fit the machine or the torch they load beside (``extension_import``), in the
+"""Compiled packages that do not fit the machine or the torch they load beside.
+
+Compiled packages that do not fit the machine or the torch they load beside (``extension_import``), in the
 words of the loader and of the packages' own load checks (catalogued in ``catalog/build_tools.tsv``):
 
 - glibc's loader (elf/dl-version.c): ``version `GLIBC_2.28' not found (required by .../libtorch_cpu.so)``: the
@@ -37,6 +39,8 @@ from __future__ import annotations
 import re
 
 from torchdoctor.explain.kinds import wheel_tags
+
+FAMILY = "builds and installs"
 
 R = re.compile
 

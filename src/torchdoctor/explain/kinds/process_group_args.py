@@ -17,6 +17,8 @@ import re
 from torchdoctor.explain.kinds.refusal_table import describe_refusal, refused
 from torchdoctor.explain.recognisers import Recogniser
 
+FAMILY = "NCCL and collectives"
+
 R = re.compile
 
 TWICE_FIX = (

@@ -1,4 +1,6 @@
-"""A tensor of several values used as a Python truth value, refused by torch's conversion (``aten/src/ATen/
+"""A tensor of several values used as a Python truth value (``if tensor:``).
+
+A tensor of several values used as a Python truth value, refused by torch's conversion (``aten/src/ATen/
 native/TensorCompare.cpp`` is_nonzero: "Boolean value of Tensor with more than one value is ambiguous"): certain
 when the traceback shows the condition in the script's own code, likely otherwise (a library's condition). (NumPy given a tensor that requires grad, and a tensor of several values made a
 number, are `tensor_misuse`'s `numpy_requires_grad` and `item_non_scalar`.)
@@ -16,6 +18,8 @@ from torchdoctor.explain.recognisers import (
     library_call,
     on_ranks,
 )
+
+FAMILY = "a script's own mistakes"
 
 R = re.compile
 

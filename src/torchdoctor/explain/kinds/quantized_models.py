@@ -12,6 +12,8 @@ from __future__ import annotations
 from torchdoctor.explain.kinds.refusal_table import describe_refusal, refusal_pattern
 from torchdoctor.explain.recognisers import Context, Hit, Recogniser, library_call
 
+FAMILY = "a library refusing its settings"
+
 _LOAD_AS_WANTED = (
     "A quantized model keeps the dtype and devices from_pretrained gave it: drop the .half() / .float() / "
     ".to(dtype) / .cuda() call, and choose them when loading instead: from_pretrained(..., quantization_config="

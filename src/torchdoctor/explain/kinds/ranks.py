@@ -1,4 +1,6 @@
-"""Kinds of failure about what the ranks did relative to each other: a collective that timed out while one
+"""What the ranks did to each other: a collective that timed out or diverged, a peer that went away.
+
+Kinds of failure about what the ranks did relative to each other: a collective that timed out while one
 rank was elsewhere, ranks running different collectives, a peer that went away, torchrun's summary of a worker
 that failed.
 
@@ -15,6 +17,8 @@ from torchdoctor.explain.kinds.comm import GLOO_TIMEOUT, LAST_WORK, PEER_CLOSED,
 from torchdoctor.explain.quote import quote
 from torchdoctor.explain.recognisers import Alternative, Context, Hit, Recogniser, first, on_ranks
 from torchdoctor.rank_list import who
+
+FAMILY = "NCCL and collectives"
 
 R = re.compile
 

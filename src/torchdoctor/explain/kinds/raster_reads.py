@@ -1,5 +1,6 @@
-"""A GeoTIFF of the training data that GDAL cannot read to its end (rasterio, torchgeo and raster datasets read
-their tiles through GDAL, which reads TIFFs through libtiff).
+"""A GeoTIFF of the training data that GDAL cannot read to its end.
+
+Rasterio, torchgeo and raster datasets read their tiles through GDAL, which reads TIFFs through libtiff.
 
 - libtiff's ``tif_read.c`` (TIFFFillStrip and its tile twin) reads a strip as many bytes as the file's directory
   says it holds; when the read returns fewer it reports "Read error at scanline N; got X bytes, expected Y" ("at
@@ -22,6 +23,8 @@ from __future__ import annotations
 import re
 
 from torchdoctor.explain.recognisers import Alternative, Hit, first, on_ranks
+
+FAMILY = "data loading"
 
 R = re.compile
 

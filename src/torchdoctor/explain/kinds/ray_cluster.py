@@ -13,6 +13,8 @@ import re
 
 from torchdoctor.explain.recognisers import Context, Hit, Recogniser, merged, on_ranks
 
+FAMILY = "launchers and schedulers"
+
 R = re.compile
 
 

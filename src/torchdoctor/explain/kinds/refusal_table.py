@@ -1,4 +1,6 @@
-"""A library refusing a setting, as data: a table of the refusals one recogniser knows, each row (its sign, what
+"""A library refusing a setting, as data: the table of refusals one recogniser knows.
+
+A library refusing a setting, as data: a table of the refusals one recogniser knows, each row (its sign, what
 went wrong, the fix), or (its sign, the fix) where the recogniser says what went wrong once for the whole table.
 
 A row's sign is how the log shows that refusal: the named group its recogniser's ``match`` reads for it (a fact:
@@ -14,6 +16,8 @@ import re
 from collections.abc import Callable
 
 from torchdoctor.explain.recognisers import Context, Facts, Hit, merged, on_ranks
+
+FAMILY = "a library refusing its settings"
 
 Refusals = tuple[tuple[str, ...], ...]  # (sign, what went wrong, fix) or (sign, fix)
 

@@ -75,6 +75,8 @@ from __future__ import annotations
 
 import re
 
+FAMILY = "library releases that disagree with the code"
+
 R = re.compile
 
 # a version as the assertion prints it: a string, or digit_version's list or tuple

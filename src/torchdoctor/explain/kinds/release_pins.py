@@ -1,4 +1,6 @@
-"""How a release read from a package's wheels is written in a fix: the minor release (``4.46``) for a package
+"""How a fix writes a release read from a package's wheels, and which releases follow each other.
+
+How a release read from a package's wheels is written in a fix: the minor release (``4.46``) for a package
 read one wheel per minor release, the full version (``1.0.9``) where several patches of one minor were read
 (timm's 1.0 line); and whether two releases read follow each other with none unread between them, so that
 "came in 1.8" is said only where 1.7 was read too (else "after 1.6, by 1.8"); and the rows of the tables the
@@ -13,6 +15,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from packaging.version import InvalidVersion, Version
+
+FAMILY = "library releases that disagree with the code"
 
 
 def minor(version: str) -> str:

@@ -16,6 +16,8 @@ from __future__ import annotations
 
 from torchdoctor.explain.recognisers import Context, Hit, Recogniser, on_ranks
 
+FAMILY = "checkpoints and pretrained models"
+
 
 def _not_trusted(hits: list[Hit], ctx: Context) -> tuple[str, str]:
     return (

@@ -17,6 +17,8 @@ import re
 from torchdoctor.explain.kinds.tensor_misuse import OPERATOR_REFUSAL
 from torchdoctor.explain.recognisers import Context, Hit, Recogniser, first, on_ranks
 
+FAMILY = "a script's own mistakes"
+
 _INVALID = re.compile(
     r"shape '\[(?P<reshape_to>-?\d+(?:, ?-?\d+){0,11})\]' is invalid for input of size (?P<numel>\d+)"
 )

@@ -1,4 +1,6 @@
-"""Kinds of failure in a multi-node launch that the scheduler or the remote launcher reports, not torch: Slurm
+"""What Slurm, MPI and ssh report when a multi-node launch fails before torch runs.
+
+Kinds of failure in a multi-node launch that the scheduler or the remote launcher reports, not torch: Slurm
 refusing a request or a step, Slurm ending a job, srun's MPI plugin, MPI's processes that cannot reach each
 other, ssh that cannot reach a host.
 
@@ -13,6 +15,8 @@ from __future__ import annotations
 import re
 
 from torchdoctor.explain.recognisers import Alternative, Context, Hit, Recogniser, merged, on_ranks
+
+FAMILY = "launchers and schedulers"
 
 R = re.compile
 

@@ -30,6 +30,8 @@ from torchdoctor.explain.recognisers import (
     on_ranks,
 )
 
+FAMILY = "a script's own mistakes"
+
 LOSS_CONTAINER = re.compile(
     r"'(?P<loss_type>tuple|list|dict|str|float|int)' object has no attribute 'backward'"
 )

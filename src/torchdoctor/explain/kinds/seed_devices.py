@@ -20,6 +20,8 @@ import re
 
 from torchdoctor.explain.recognisers import Alternative, Hit, on_ranks
 
+FAMILY = "drivers and GPUs"
+
 R = re.compile
 
 # the frame of torch's own manual_seed_all (torch_npu, XPU and MPS have their own random.py) and the line of its

@@ -16,6 +16,8 @@ import re
 
 from torchdoctor.explain.recognisers import Context, Hit, Recogniser, first, on_ranks
 
+FAMILY = "builds and installs"
+
 R = re.compile
 
 # Debian/Ubuntu's development packages for the names training stacks' builds ask pkg-config for

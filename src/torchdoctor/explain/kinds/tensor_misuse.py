@@ -49,6 +49,8 @@ from torchdoctor.explain.recognisers import (
     on_ranks,
 )
 
+FAMILY = "a script's own mistakes"
+
 R = re.compile
 
 # Another reading of an operator's refusal of its inputs (shapes, dtypes): the message says what the operator was

@@ -26,6 +26,8 @@ from functools import cache
 from torchdoctor.explain.first_failure import Raised
 from torchdoctor.explain.kinds import api_history
 
+FAMILY = "library releases that disagree with the code"
+
 TEMPLATE = "third_party:transformers-tokenizer-class-not-imported"
 MESSAGE = re.compile(
     r"Tokenizer class (?P<tokenizer_class>\w{1,100}) does not exist or is not currently imported"

@@ -15,6 +15,8 @@ import re
 
 from torchdoctor.explain.recognisers import Alternative, Context, Hit, Recogniser, merged, on_ranks
 
+FAMILY = "data loading"
+
 R = re.compile
 
 TOKENIZER = R(r"(?P<saw_tokenizer>tokenization_utils_fast|tokenizers[/\\]|\b[Tt]okeni[sz]ers?\b)")

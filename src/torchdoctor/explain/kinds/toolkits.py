@@ -22,6 +22,8 @@ from typing import NamedTuple
 
 from packaging.version import Version
 
+FAMILY = "builds and installs"
+
 TOOLKITS = Path(__file__).resolve().parent.parent / "catalog" / "cuda_toolkits.tsv"
 # per torch minor release, the compute capabilities TORCH_CUDA_ARCH_LIST may name (cpp_extension.py's
 # supported_arches, behind "Unknown CUDA arch ({}) or GPU not supported": torch:unknown-cuda-arch-or-gpu-not)

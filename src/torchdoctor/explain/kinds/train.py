@@ -22,6 +22,8 @@ from torchdoctor.explain.recognisers import (
     on_ranks,
 )
 
+FAMILY = "DDP, FSDP and where tensors are"
+
 R = re.compile
 
 

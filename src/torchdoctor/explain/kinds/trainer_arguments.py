@@ -1,4 +1,6 @@
-"""A training framework refusing the arguments it was started with: the HF Trainer and its TrainingArguments
+"""The HF Trainer, accelerate or Lightning refusing the arguments they were started with.
+
+A training framework refusing the arguments it was started with: the HF Trainer and its TrainingArguments
 (``transformers/trainer.py``, ``training_args.py``), accelerate's Accelerator and its helpers (``accelerator.py``,
 ``utils/dataclasses.py``, ``utils/memory.py``, ``utils/modeling.py``), Lightning's Trainer and Fabric
 (``trainer/connectors/accelerator_connector.py``, ``checkpoint_connector.py``, ``data_connector.py``,
@@ -16,6 +18,8 @@ import re
 
 from torchdoctor.explain.kinds.refusal_table import describe_refusal, refusal_pattern
 from torchdoctor.explain.recognisers import Alternative, Context, Hit, Recogniser, first
+
+FAMILY = "a library refusing its settings"
 
 R = re.compile
 

@@ -1,5 +1,7 @@
-"""Releases of trainer and data libraries that changed what training code calls, each read from what their
-source prints (release_changes.py's companion: versions.py's ``dependency_version`` leads with either).
+"""Releases of trainer and data libraries that changed what training code calls.
+
+Each is read from what its source prints (release_changes.py's companion: versions.py's ``dependency_version``
+leads with either).
 
 - trl's trainers read their options from trl's own config classes: ``trl/trainer/dpo_trainer.py`` (and
   ``sft_trainer.py``, ``kto_trainer.py``, ``bco_trainer.py``, ``orpo_trainer.py``... from trl 0.9) does
@@ -41,6 +43,8 @@ from __future__ import annotations
 import re
 
 from torchdoctor.explain.kinds import api_history
+
+FAMILY = "library releases that disagree with the code"
 
 R = re.compile
 

@@ -1,4 +1,6 @@
-"""A package missing, or of a version too old, for the feature a run asked for: the refusals DeepSpeed
+"""A package missing, or too old, for the feature a run asked for, as the library says before use.
+
+A package missing, or of a version too old, for the feature a run asked for: the refusals DeepSpeed
 (``runtime/engine.py``, ``comm/torch.py``, ``runtime/fp16/onebit/``, ``runtime/zenflow/engine.py``,
 ``runtime/sequence_parallel/ulysses_sp.py``, ``runtime/utils.py``), accelerate (``accelerator.py``, ``state.py``,
 ``utils/dataclasses.py``, ``utils/modeling.py``, ``utils/launch.py``, ``utils/environment.py``), transformers
@@ -19,6 +21,8 @@ Each message names the package and, where there is one, the version: a certain `
 from __future__ import annotations
 
 from torchdoctor.explain.kinds.compiler import TH_THC_GONE
+
+FAMILY = "library releases that disagree with the code"
 
 _TH_THC_SOURCE = (
     "The extension's source was written for a torch before 1.11: install the package's release ported to the "

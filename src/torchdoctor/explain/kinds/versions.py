@@ -1,4 +1,6 @@
-"""Kinds of failure that come from the versions installed: a package older or newer than the code needs, and
+"""Installed versions that disagree with the code, and exceptions raised inside a library's own code.
+
+Kinds of failure that come from the versions installed: a package older or newer than the code needs, and
 an error raised inside a library rather than in the user's code (most often that version's bug).
 
 The messages are the packages' own version checks (``transformers/utils/versions.py``'s ``require_version``,
@@ -28,6 +30,8 @@ from torchdoctor.explain.kinds import (
 )
 from torchdoctor.explain.kinds.refusal_table import one_line, refusal_in, refusal_pattern
 from torchdoctor.explain.recognisers import Alternative, Context, Hit, Recogniser, first, merged, on_ranks
+
+FAMILY = "library releases that disagree with the code"
 
 R = re.compile
 

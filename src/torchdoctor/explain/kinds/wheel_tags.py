@@ -28,6 +28,8 @@ from typing import NamedTuple
 
 from packaging.version import InvalidVersion, Version
 
+FAMILY = "builds and installs"
+
 TABLE = Path(__file__).resolve().parent.parent / "catalog" / "wheel_tags.tsv"
 
 # pip's two lines with the requirement (pinned or not) and, on the first, the candidates it found

@@ -16,6 +16,8 @@ import re
 from torchdoctor.explain.kinds.refusal_table import describe_refusal
 from torchdoctor.explain.recognisers import Recogniser
 
+FAMILY = "DDP, FSDP and where tensors are"
+
 R = re.compile
 
 # (fact, what went wrong, what to do instead)
