@@ -50,9 +50,11 @@ def start(directory: str | None, stderr: int) -> subprocess.Popen:
     command = [sys.executable, "-m", "torchdoctor.stragglers.judge", "--parent", str(os.getpid())]
     if directory:
         command += ["--dir", str(directory)]
-    return subprocess.Popen(
+    process = subprocess.Popen(
         command, stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=stderr, env=env, close_fds=True
     )
+    _below_the_ranks(process.pid)
+    return process
 
 
 def connect(process: subprocess.Popen, host: str, port: int, prefix: str, world_size: int) -> None:
@@ -104,7 +106,6 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--dir", default=None, help="where to write the findings, the picture, the windows")
     args = parser.parse_args(argv)
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C reaches rank 0, which tells the judge or goes away
-    _yield_to_training()
     # the start-up's cost (torch's import), paid while rank 0 is still setting up, in a thread: a judge told
     # nothing, or whose rank 0 is gone, leaves at once, not once a slow import on a busy machine is over
     importing = threading.Thread(target=_import_torch, name="torchdoctor-judge-import", daemon=True)
@@ -146,12 +147,12 @@ def _import_torch() -> None:
         pass
 
 
-def _yield_to_training() -> None:
-    """Run at a lower priority than the ranks (`NICENESS`): where the cores are all busy, the judge (its start-up
-    above all: torch's import, 2-3 s of CPU) waits for them, not they for it; a verdict a moment later costs
-    nothing."""
+def _below_the_ranks(pid: int) -> None:
+    """Run the judge ``pid`` at a lower priority than the ranks (`NICENESS` below rank 0's), set by rank 0 the
+    moment it is started: where the cores are all busy, the judge (its start-up above all: Python's and torch's
+    imports, 2-3 s of CPU) waits for them, not they for it; a verdict a moment later costs nothing."""
     try:
-        os.nice(NICENESS)
+        os.setpriority(os.PRIO_PROCESS, pid, min(19, os.getpriority(os.PRIO_PROCESS, 0) + NICENESS))
     except (AttributeError, OSError):  # Windows, or not allowed: the default priority
         pass
 
