@@ -422,6 +422,22 @@ CASES = [
         "likely",
         ["8 rows of 150528", "drop_last=True"],
     ),
+    (
+        "aten:index-tensors-long-byte-bool",
+        (),
+        FRAME + "IndexError: ",
+        "index_tensor_dtype",
+        "likely",  # the script's index, or one a library builds (taichi-nerfs#15 on Windows)
+        [".long()", "int32"],
+    ),
+    (
+        "aten:index-tensors-long-int-byte-bool",
+        (),
+        FRAME + "IndexError: ",
+        "index_tensor_dtype",
+        "likely",
+        ["floating", ".long()"],
+    ),
 ]
 
 

@@ -18,7 +18,10 @@ torch does not promote between a layer's weight and its input: the checks name b
 Only floating dtypes are read: "expected scalar type Long but found Float" is an index or a class-index target
 (``loss_target_dtype``), not this. An embedding given float ids (``aten/src/ATen/TensorUtils.cpp``
 checkScalarTypes: "Expected tensor for argument #1 'indices' to have one of the following scalar types: Long,
-Int; but got torch.FloatTensor instead (while checking arguments for embedding)") is its own kind.
+Int; but got torch.FloatTensor instead (while checking arguments for embedding)") is its own kind, and so is a
+tensor used as an index (``aten/src/ATen/native/IndexingUtils.h`` checkIndexTensorTypes: "tensors used as indices
+must be long, byte or bool tensors", every release before int indices; "... must be long, int, byte or bool
+tensors" where advanced indexing takes int32 too, so there the index is a float).
 """
 
 from __future__ import annotations
@@ -186,4 +189,37 @@ EMBEDDING_INDEX_DTYPE = Recogniser(
 )
 
 
-RECOGNISERS = (DTYPE_MISMATCH, EMBEDDING_INDEX_DTYPE)
+def _index_tensor(hits: list[Hit], ctx: Context) -> tuple[str, str]:
+    takes_int = bool(first(hits, "int_indices"))
+    windows = "on_windows" in ctx.facts
+    if takes_int:
+        what = "a floating tensor (division, torch.Tensor(...), a float NumPy array) where it takes integers"
+    elif windows:
+        what = "not int64: on Windows NumPy's default integer is int32, which this torch refuses as an index"
+    else:
+        what = (
+            "neither int64 nor bool: int32 (NumPy's default integer on Windows, an explicit int32) or a float"
+        )
+    return (
+        f"a tensor used as an index is {what}" + on_ranks(hits),
+        "Cast the index to int64 where it is built: idx = idx.long() (from NumPy: torch.from_numpy(a.astype("
+        "np.int64)), or np.arange(..., dtype=np.int64)); a mask stays bool. NumPy before 2.0 makes int32 by default "
+        'on Windows, so code that runs on Linux refuses there; a torch whose message also names int ("long, int, '
+        'byte or bool") takes int32 indices, and there the index is a float (a division: use //, or .long()).',
+    )
+
+
+INDEX_TENSOR_DTYPE = Recogniser(
+    kind="index_tensor_dtype",
+    templates=("aten:index-tensors-long-byte-bool", "aten:index-tensors-long-int-byte-bool"),
+    title="a tensor used as an index that is not int64",
+    anchors=("tensors used as indices must be long, ",),
+    match=R(r"tensors used as indices must be long, (?P<int_indices>int, )?byte or bool tensors"),
+    # the message names no tensor and no code: the script's own index, or one a library builds (its release's
+    # bug on Windows: taichi-dev/taichi-nerfs#15 cast its indices), both named
+    describe=_index_tensor,
+    **OPERATOR_REFUSAL,
+)
+
+
+RECOGNISERS = (DTYPE_MISMATCH, EMBEDDING_INDEX_DTYPE, INDEX_TENSOR_DTYPE)

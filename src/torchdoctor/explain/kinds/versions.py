@@ -23,6 +23,7 @@ from torchdoctor.explain.kinds import (
     libraries,
     neighbour_releases,
     optimizer_subclass,
+    paged_optimizers,
     release_changes,
     seed_devices,
     trainer_data_releases,
@@ -806,6 +807,8 @@ def _release_bug(hits: list[Hit], ctx: Context) -> tuple[str, str]:
         return _set_epoch(hits)
     if first(hits, "optimizer_class"):
         return optimizer_subclass.no_step_hooks(hits)
+    if first(hits, "paged_refused"):
+        return paged_optimizers.refused_prefetch(hits)
     if first(hits, "missing_object"):
         return _unbuilt_objects(hits)
     if first(hits, "kernel_fault"):
@@ -885,6 +888,9 @@ LIBRARY_RELEASE_BUG = Recogniser(
         # CPython's AttributeError on an Optimizer subclass whose __init__ never ran torch 2.0's
         # (kinds/optimizer_subclass.py): a library's release, or the script's own class
         *optimizer_subclass.ANCHORS,
+        # bitsandbytes' CUDA check in its paged optimizers' C interface (kinds/paged_optimizers.py): the prefetch of
+        # a paged state restored from a checkpoint, which is no longer in managed memory
+        *paged_optimizers.ANCHORS,
     ),
     match=R(
         r"8-bit precision on multiple devices\.|\w+ is not (?:an Optimizer|a subclass of torch\.optim\.Optimizer)|"
@@ -908,6 +914,8 @@ LIBRARY_RELEASE_BUG = Recogniser(
         + seed_devices.SEED_ALL.pattern
         + "|"
         + optimizer_subclass.NO_STEP_HOOKS.pattern
+        + "|"
+        + paged_optimizers.REFUSED.pattern
     ),
     templates=(
         "third_party:accelerate-8bit-on-multiple-devices",
@@ -927,6 +935,7 @@ LIBRARY_RELEASE_BUG = Recogniser(
         "torch_native:tensorboard-distutils-version",
         "third_party:torch-1-1-conv-padding-mode-old-pickle",
         "system:argparse-invalid-typing-type-value",
+        "third_party:bitsandbytes-cuda-check-return-python-interface",
     ),
     # a kernel's fault names no kernel and no cause (a library's bug, bad input, a failing GPU)
     generic=cuda_errors.KERNEL_FAULTS + seed_devices.ANCHORS,
@@ -936,6 +945,7 @@ LIBRARY_RELEASE_BUG = Recogniser(
         cuda_errors.THC_INVALID_ARGUMENT,
         seed_devices.SEED_ALL,
         optimizer_subclass.NO_STEP_HOOKS,
+        paged_optimizers.REFUSED,
         R(r"(?P<eight_bit>8-bit precision on multiple devices)"),
         R(r"(?P<wrapper>\w+) is not (?:an Optimizer|a subclass of torch\.optim\.Optimizer)"),
         R(r"(?P<ds_wrapper>\w*(?:DeepSpeed|ZeRO|Zero|FP16_|BF16_)\w*) is not (?:an|a subclass)"),
