@@ -86,7 +86,7 @@ def test_the_benchmark_splits_a_half_by_sample(capsys):
                 "467-516,517-566,567-616,617-666,667-716,717-766,767-816,817-866,867-916,917-966,967-1016,"
                 "1017-1066,1067-1116,1117-1166,1167-1216,1217-1266,1267-1316,1317-1366,1367-1416,1417-1466,"
                 "1467-1516,1517-1566,1567-1616,1617-1666,1667-1716,1717-1766,1767-1816,1817-1866,1867-1916,"
-                "1917-1966,1967-2016,2017-2066,2067-2116",
+                "1917-1966,1967-2016,2017-2066,2067-2116,2117-2166",
                 str(CORPUS / "train"),
             ]
         )
@@ -139,6 +139,7 @@ def test_the_benchmark_splits_a_half_by_sample(capsys):
     forty_third = sum(1 for n in numbers if 1967 <= n <= 2016)
     forty_fourth = sum(1 for n in numbers if 2017 <= n <= 2066)
     forty_fifth = sum(1 for n in numbers if 2067 <= n <= 2116)
+    forty_sixth = sum(1 for n in numbers if 2117 <= n <= 2166)
     assert (
         first
         + second
@@ -185,6 +186,7 @@ def test_the_benchmark_splits_a_half_by_sample(capsys):
         + forty_third
         + forty_fourth
         + forty_fifth
+        + forty_sixth
         == len(numbers)
     )
     assert f"files 001-163: {first} logs" in out and f"files 164-205: {second} logs" in out
@@ -227,3 +229,4 @@ def test_the_benchmark_splits_a_half_by_sample(capsys):
     assert f"files 1967-2016: {forty_third} logs" in out
     assert f"files 2017-2066: {forty_fourth} logs" in out
     assert f"files 2067-2116: {forty_fifth} logs" in out
+    assert f"files 2117-2166: {forty_sixth} logs" in out
