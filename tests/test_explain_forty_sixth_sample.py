@@ -28,7 +28,9 @@ def test_a_matlab_v73_file_read_with_loadmat_is_certain_and_says_h5py(log):
 
 
 def test_another_not_implemented_error_is_not_a_matlab_file():
-    assert lead("NotImplementedError: Please use the HDF5 writer for this format\n").id != "log.matlab_v73_file"
+    assert (
+        lead("NotImplementedError: Please use the HDF5 writer for this format\n").id != "log.matlab_v73_file"
+    )
 
 
 # dgl/heterograph.py _set_n_repr / _set_e_repr (DGL 0.5+), as phython96/GNAS-MP#1 posted the node case
@@ -53,7 +55,7 @@ def test_a_feature_assigned_to_a_dgl_graph_on_another_device_is_a_certain_device
 
 def test_a_dgl_graph_feature_of_the_wrong_size_is_not_a_device_mismatch():
     found = lead(
-        'dgl._ffi.base.DGLError: Expect number of features to match number of nodes (len(u)). Got 10 and 12 '
+        "dgl._ffi.base.DGLError: Expect number of features to match number of nodes (len(u)). Got 10 and 12 "
         "instead.\n"
     )
     assert found.id != "log.device_mismatch"
@@ -103,4 +105,8 @@ def test_a_pil_image_in_default_collate_keeps_its_own_fix():
         "TypeError: default_collate: batch must contain tensors, numpy arrays, numbers, dicts or lists; found "
         "<class 'PIL.Image.Image'>\n"
     )
-    assert found.id == "log.dataloader_options" and "ToTensor" in found.fix and "torch_geometric" not in found.fix
+    assert (
+        found.id == "log.dataloader_options"
+        and "ToTensor" in found.fix
+        and "torch_geometric" not in found.fix
+    )
