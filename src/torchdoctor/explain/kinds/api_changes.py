@@ -206,6 +206,10 @@ CHANGE = R(
     # NumPy 2.0 moved numpy/core to numpy/_core: a pickle (or a module) made under NumPy 2 names numpy._core,
     # which NumPy 1.x has not
     rf"No module named {_Q}(?P<numpy_core>numpy\._core(?:\.\w{{1,40}})?){_Q}|"
+    # pandas 2.0 deleted pandas/core/indexes/numeric.py (Int64Index, UInt64Index, Float64Index, NumericIndex:
+    # pandas-dev/pandas#51139, the 2.0 release notes' removals): a pickle made under pandas 1.x that holds such an
+    # index names that module, which pandas 2 cannot import
+    rf"No module named {_Q}(?P<pandas_numeric>pandas\.core\.indexes\.numeric){_Q}|"
     rf"No module named {_Q}(?P<torch_six>torch\._six){_Q}|module {_Q}torch{_Q} has no attribute {_Q}(?P<torch_six2>_six){_Q}|"
     rf"cannot import name {_Q}(?P<torch_six_name>container_abcs|int_classes|string_classes){_Q}|"
     rf"The `(?P<lightning18_owner>LightningModule|Callback)\.(?P<lightning18_hook>\w{{1,40}})` hook was removed in v1\.8|"
@@ -285,6 +289,16 @@ def change(facts: dict) -> tuple[str, str] | None:
             "numpy._core, which the NumPy 1.x installed here lacks: upgrade NumPy (pip install -U 'numpy>=2', "
             "with a torch 2.3 or later that supports it), or re-save the file under NumPy 1.x, or convert it "
             "to plain lists/tensors where NumPy 2 is installed.",
+        )
+    if facts.get("pandas_numeric"):
+        return (
+            "pandas 2 met a reference to pandas.core.indexes.numeric, the module of Int64Index / Float64Index that "
+            "pandas 2.0 removed: what is unpickled was written under pandas 1.x",
+            "A pickle (a dataset file, a cached DataFrame or Series) saved under pandas 1.x with a numeric index "
+            "names pandas.core.indexes.numeric, which the pandas 2 installed here lacks: install the pandas it was "
+            "written with to read it (pip install 'pandas<2', 1.5.3 is the last 1.x), or once, under pandas 1.x, "
+            "convert the file to a format without pickled classes (df.reset_index().to_parquet(...) or to_csv) "
+            "and read that under pandas 2.",
         )
     if facts.get("lightning18_hook") or facts.get("lightning20_hook"):
         return _lightning_hook(facts)

@@ -14,9 +14,10 @@ persistent workers without workers ``dataloader_persistent_workers``; samples of
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 
 from torchdoctor.explain.kinds.refusal_table import describe_refusal, refused
-from torchdoctor.explain.recognisers import Alternative, Recogniser
+from torchdoctor.explain.recognisers import Alternative, Recogniser, called_from_own_code, library_call
 
 FAMILY = "data loading"
 
@@ -74,6 +75,16 @@ _CLASSES = (
         "to len(dataset), or be fractions in [0, 1] that sum to 1 (random_split(ds, [0.9, 0.1])).",
     ),
     (
+        "collate_graph",
+        "torch's DataLoader was given graph samples (PyTorch Geometric Data, DGL graphs) its default collate_fn "
+        "cannot batch",
+        "Batch graph datasets with the graph library's DataLoader, which collates graphs into one batch graph: "
+        "from torch_geometric.loader import DataLoader (torch_geometric.data.DataLoader before PyG 2.0) for PyG "
+        "Data objects; dgl.dataloading.GraphDataLoader (or collate_fn=lambda graphs: dgl.batch(graphs)) for DGL "
+        "graphs. A wrapper that builds torch's DataLoader itself (a Lightning DataModule, a library's data "
+        "module) needs that collate_fn passed: collate_fn=torch_geometric.data.Batch.from_data_list.",
+    ),
+    (
         "collate_type",
         "the default collate_fn was given samples of a type it cannot batch",
         "default_collate batches tensors, NumPy arrays, numbers, strings and dicts / lists / tuples of them. "
@@ -90,6 +101,18 @@ _FRACTIONS = Alternative(
     "If the lengths are fractions (random_split(ds, [0.8, 0.2])), this torch is older than 1.13 and reads them as "
     "lengths: upgrade torch, or pass counts, n_train = int(0.8 * len(ds)) and len(ds) - n_train.",
     when=("split_sum",),
+)
+
+# torch's DataLoader for graph samples is built by the script or by a library's data module (a Lightning
+# DataModule, a training framework's loader factory): certain only where the traceback shows the script's own loop
+# reaching default_collate through torch's frames alone
+_GRAPH_LOADER_IN_LIBRARY = replace(
+    library_call(
+        "a library's data module that built torch's DataLoader for graph samples without the graph collate_fn",
+        "pass the graph library's collate_fn through that library's loader arguments, or upgrade it to a release "
+        "that sets it.",
+    ),
+    when=("collate_graph",),
 )
 
 DATALOADER_OPTIONS = Recogniser(
@@ -181,6 +204,9 @@ DATALOADER_OPTIONS = Recogniser(
         r"one dataset should be passed|datasets should not be an empty iterable|ConcatDataset does not support "
         r"IterableDataset|ChainDataset only supports IterableDataset|Sum of input lengths does not equal the "
         r"length of the input dataset!?|Fraction at index \d+ is not between 0 and 1))[ \t]*(?:\n|$)|"
+        # a graph library's sample met torch's default_collate (torch_geometric/data/data.py, dgl/heterograph.py)
+        r"(?P<collate_graph>default_collate: batch must contain tensors, numpy arrays, numbers, dicts or lists; "
+        r"found <class '(?:torch_geometric\.data\.[\w.]{1,60}|dgl\.[\w.]{1,60})'>)|"
         r"(?P<collate_type>default_collate: batch must contain tensors, numpy arrays, numbers, dicts or lists; "
         r"found [^\n]{1,100}|Batches of (?:nested|sparse) tensors are not currently supported by the default "
         r"collate_fn)"
@@ -189,8 +215,12 @@ DATALOADER_OPTIONS = Recogniser(
     # every message names its own cause ("timeout" in a check of the option's value is the option's name, not a
     # timeout that happened): certain whenever the match read which check refused the call, but for
     # random_split's sum, which a torch before 1.13 also prints for fractions
-    confirm=lambda hits, ctx: refused(_CLASSES)(hits, ctx) and not any("split_sum" in h.facts for h in hits),
-    also=(_FRACTIONS,),
+    confirm=lambda hits, ctx: (
+        refused(_CLASSES)(hits, ctx)
+        and not any("split_sum" in h.facts for h in hits)
+        and (not any("collate_graph" in h.facts for h in hits) or called_from_own_code("torch")(hits, ctx))
+    ),
+    also=(_FRACTIONS, _GRAPH_LOADER_IN_LIBRARY),
     describe=describe_refusal(_CLASSES, "a DataLoader was built with options torch refuses", limit=200),
 )
 

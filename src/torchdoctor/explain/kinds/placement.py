@@ -96,8 +96,34 @@ def _layer_devices(facts: dict) -> tuple[str, str]:
     )
 
 
+# DGL names both devices itself: the feature's and the graph's (one process, one op: certain)
+DGL_FEATURE = R(
+    r"Cannot assign (?P<dgl_what>node|edge) feature \"(?P<dgl_feature>[^\"\n]{1,60})\" on device "
+    r"(?P<dgl_feature_device>[\w:/]{1,20}) to a graph on device (?P<dgl_graph_device>[\w:/]{1,20})"
+)
+
+
+def _dgl_devices(facts: dict) -> tuple[str, str]:
+    feature, graph = facts["dgl_feature_device"].rstrip("."), facts["dgl_graph_device"].rstrip(".")
+    summary = (
+        f"a {facts['dgl_what']} feature ('{facts['dgl_feature']}') on {feature} was assigned to a DGL graph on "
+        f"{graph}: DGL keeps a graph and its features on one device"
+    )
+    fix = (
+        "Move the graph to the device of the model and its features once the graph is built: g = g.to(device) "
+        "(DGLGraph.to returns a copy, keep it), and the features with it (g.ndata['feat'] = feats.to(device)); "
+        "with a DataLoader, move each batched graph in the training loop (bg = bg.to(device)). A layer that "
+        "writes g.ndata / g.edata inside forward sees the graph the loop passed it, so the graph, not the "
+        "layer, is what was left behind."
+    )
+    return summary, fix
+
+
 def _devices(hits: list[Hit], ctx: Context) -> tuple[str, str]:
     facts = merged(hits)
+    if facts.get("dgl_graph_device"):
+        summary, fix = _dgl_devices(facts)
+        return summary + on_ranks(hits), fix
     if facts.get("layer_input"):
         summary, fix = _layer_devices(facts)
         return summary + on_ranks(hits), fix
@@ -202,6 +228,9 @@ DEVICE_MISMATCH = Recogniser(
         "Placeholder storage has not been allocated on MPS device",
         # aten/src/ATen/native/TensorAdvancedIndexing.cpp (the check before index's meta function)
         "or on the same device as the indexed tensor (",
+        # dgl/heterograph.py (DGL 0.5+: _set_n_repr / _set_e_repr): a feature assigned to a graph on another
+        # device, "Cannot assign node feature "h" on device cuda:0 to a graph on device cpu. Call DGLGraph.to() ..."
+        " to a graph on device ",
     ),
     templates=(
         "torch_native:expected-all-tensors-same-device",
@@ -221,6 +250,8 @@ DEVICE_MISMATCH = Recogniser(
         "torch_native:tensor-on-cpu-expected-gpu",
         "torch_native:mps-placeholder-not-allocated",
         "torch_native:indices-on-cpu-or-indexed-device",
+        "third_party:dgl-assign-node-feature-device",
+        "third_party:dgl-assign-edge-feature-device",
     ),
     # DDP's device_ids message is this kind only when a parameter is still on the CPU; the convolution's type
     # check only when the two types are on two devices (one device: the dtypes differ, dtype_mismatch)
@@ -252,12 +283,14 @@ DEVICE_MISMATCH = Recogniser(
         R(r"Tensor for (?P<cpu_arg>argument #\d+ '\w{1,40}'|'\w{1,40}') is on CPU, but expected"),
         R(r"(?P<mps_placeholder>Placeholder storage has not been allocated on MPS device)"),
         R(r"or on the same device as the indexed tensor \((?P<indexed_device>[\w:]{1,20}) ?\)"),
+        DGL_FEATURE,
     ),
     # two GPUs in one process has several causes (device_map, DataParallel, a launcher's GPU split): which
     # one is certain only with DataParallel's "in replica N" or its own device_ids[0] check
     # (torch/nn/parallel/data_parallel.py), or a CPU tensor in it
     confirm=lambda hits, ctx: (
         "replica" in ctx.facts
+        or any("dgl_graph_device" in h.facts for h in hits)
         or any("device_ids" in h.facts or "ddp_cpu" in h.facts or "layer_input" in h.facts for h in hits)
         or _script_left_it_on_cpu(hits, ctx)
     ),
