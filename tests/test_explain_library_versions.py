@@ -183,3 +183,13 @@ def test_segmentation_models_pytorch_0_3_dropped_its_decoder_modules_from_the_pa
         "certain",
         ["by segmentation_models_pytorch 0.3.0", "segmentation_models_pytorch==0.2.1"],
     )
+
+
+def test_a_name_the_table_does_not_know_of_a_package_outside_its_libraries_is_named_not_questioned():
+    # the generic reading of CPython's line for numpy, segmentation_models_pytorch (api_history.IN_TABLE)
+    for line, words in (
+        ("AttributeError: module 'segmentation_models_pytorch' has no attribute 'utils'", "has no utils"),
+        ("ModuleNotFoundError: No module named 'numpy.foobar'", "has no module numpy.foobar"),
+    ):
+        found = leads_with(line, "dependency_version", "likely", [words])
+        assert "?" not in found.summary, found.summary
