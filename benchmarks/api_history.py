@@ -419,6 +419,10 @@ HAND = {
     # ... You probably just need to use APIs in torchvision.transforms.functional or in
     # torchvision.transforms.v2.functional"
     ("torchvision.transforms.functional_tensor", ""): "torchvision.transforms.functional",
+    # torchvision/transforms/transforms.py (0.2-0.11): "The use of the transforms.Scale transform is deprecated,
+    # please use transforms.Resize instead." (RandomSizedCrop: "... please use transforms.RandomResizedCrop")
+    ("torchvision.transforms", "Scale"): "torchvision.transforms.Resize",
+    ("torchvision.transforms", "RandomSizedCrop"): "torchvision.transforms.RandomResizedCrop",
     # pytorch_lightning/_graveyard/cli.py (1.9): "`pytorch_lightning.utilities.cli.LightningCLI` was deprecated in
     # v1.7.0 and is no longer supported as of v1.9.0. Please use `pytorch_lightning.cli.LightningCLI` instead"
     ("pytorch_lightning.utilities.cli", "LightningCLI"): "pytorch_lightning.cli.LightningCLI",

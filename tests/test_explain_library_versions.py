@@ -193,3 +193,17 @@ def test_a_name_the_table_does_not_know_of_a_package_outside_its_libraries_is_na
     ):
         found = leads_with(line, "dependency_version", "likely", [words])
         assert "?" not in found.summary, found.summary
+
+
+def test_torchvision_0_12_removed_scale_and_its_own_warning_named_resize():
+    leads_with(
+        "AttributeError: module 'torchvision.transforms' has no attribute 'Scale'",
+        "dependency_version",
+        "certain",
+        ["removed in torchvision 0.12", "use torchvision.transforms.Resize instead", "torchvision<0.12"],
+    )
+
+
+def test_a_transform_every_torchvision_release_has_is_not_given_a_replacement():
+    found = explained("AttributeError: module 'torchvision.transforms' has no attribute 'Resized'\n")
+    assert "Resize instead" not in found.fix, found.fix
