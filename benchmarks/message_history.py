@@ -13,22 +13,20 @@ whose own words are mostly in a message its file raises in the release after its
 a message of fewer than four words. Model and pipeline folders (transformers/models/,
 diffusers/pipelines/) are not read: their messages are about one model's inputs, not a release.
 
-    python benchmarks/message_history.py --build                     # read (wheels cached) and write
-    python benchmarks/message_history.py --build --only trl          # one package (the others' rows kept)
-    python benchmarks/message_history.py                             # the rows per package in the table
+    python benchmarks/message_history.py --build      # read (wheels cached) and write
+    python benchmarks/message_history.py              # the rows per package in the table
 """
 
 from __future__ import annotations
 
-import argparse
-import ast
 import re
 import sys
 import tarfile
 import zipfile
 
 from api_history import MINORS, download, package_files, version_of, write
-from catalog_coverage import _text, clean, module_constants, worth_keeping
+from api_keywords import wants_build
+from catalog_coverage import clean, python_messages, worth_keeping
 
 from torchdoctor.explain.kinds.message_history import TABLE, literal_words, load
 
@@ -72,25 +70,15 @@ COMMON = frozenset(
     "a an the to of in is be it or and but not you your for with this that on by as are".split()
 )
 SHARED = 0.5
+# the calls whose first text argument is an exception's message (ValueError(...), MisconfigurationException(...))
+EXCEPTIONS = re.compile(r"(?:Error|Exception)$")
 
 
 def raised_messages(source: str) -> list[str]:
-    """The literal messages of one file's ``raise X("...")`` statements and asserts (``{}`` where a value goes)."""
-    try:
-        tree = ast.parse(source)
-    except SyntaxError:
-        return []
-    constants = module_constants(tree)
-    found = []
-    for node in ast.walk(tree):
-        message = None
-        if isinstance(node, ast.Raise) and isinstance(node.exc, ast.Call) and node.exc.args:
-            message = _text(node.exc.args[0], constants)
-        elif isinstance(node, ast.Assert) and node.msg is not None:
-            message = _text(node.msg, constants)
-        if message is not None and worth_keeping(message) and len(literal_words(message)) >= 4:
-            found.append(clean(message))
-    return found
+    """The literal messages of one file's exceptions (``raise X("...")``, a message assigned first) and asserts
+    (``{}`` where a value goes); not its warnings and log lines."""
+    found = python_messages(source, EXCEPTIONS)
+    return [clean(m) for m in found if worth_keeping(m) and len(literal_words(m)) >= 4]
 
 
 def read_release(package: str, wheel) -> dict[str, str]:
@@ -160,37 +148,22 @@ def changes(releases: list[tuple[str, dict[str, str]]]) -> list[tuple]:
     return rows
 
 
-def build(only: list[str]) -> None:
-    """Read and write the table (the packages not in ``only`` keep their committed rows)."""
-    committed = load() if TABLE.exists() else {}
-    kept = {
-        p: (v, [(r.first, r.last, r.gone, r.file, r.escaped) for r in rows])
-        for p, (v, rows) in committed.items()
-        if only and p not in only
-    }
-    for package in FOLDERS:
-        if not only or package in only:
-            print(f"{package}:", file=sys.stderr)
-            kept[package] = rows_for(package)
+def build() -> None:
+    """Read every package's releases and write the table."""
     header = [
-        "# Messages of a library's own raise statements and asserts that some releases print and the newest",
-        "# release read does not, read from the released wheels by benchmarks/message_history.py --build (ast;",
-        "# never imported). A '#releases' line lists a package's releases read; a row: the first release read",
-        "# that prints it, the last that does, the first after it that does not, the file, the message ({} where",
-        "# a value goes; \\n between its lines).",
+        "# Messages of a library's own exceptions and asserts that some releases print and the newest release",
+        "# read does not, read from the released wheels by benchmarks/message_history.py --build (ast; never",
+        "# imported). A '#releases' line lists a package's releases read; a row: the first release read that",
+        "# prints it, the last that does, the first after it that does not, the file, the message ({} where a",
+        "# value goes; \\n between its lines).",
     ]
-    write(TABLE, header, {p: kept[p] for p in FOLDERS if p in kept})
+    write(TABLE, header, {package: rows_for(package) for package in FOLDERS})
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(
-        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
-    )
-    parser.add_argument("--build", action="store_true", help="read the wheels and rewrite the table")
-    parser.add_argument("--only", action="append", default=[], help="a package to rebuild (repeatable)")
-    args = parser.parse_args(argv)
-    if args.build:
-        build(args.only)
+    if wants_build(argv, __doc__ or ""):
+        build()
+        load.cache_clear()
     for package, (versions, rows) in load().items():
         print(
             f"{package:22} {versions[0]}..{versions[-1]} ({len(versions)} releases): {len(rows)} messages gone"
