@@ -1,9 +1,9 @@
 """Which releases of a library print an exception's message, read from the released packages themselves.
 
 `--build` reads, for each release api_history.py downloads (one wheel per minor release, its last patch, cached in
-/tmp/v_wheels, never in the repository), the messages of the package's own ``raise`` statements and asserts
-(`ast`; the downloaded code is never imported), and writes src/torchdoctor/explain/catalog/message_history.tsv:
-only the messages that some releases print and the newest release read no longer does, each with the first and
+/tmp/v_wheels, never in the repository), the messages of the package's own exceptions (``raise X("...")``, or a
+message assigned first) and asserts (`ast`; the downloaded code is never imported), and writes
+src/torchdoctor/explain/catalog/message_history.tsv: only the messages that some releases print and the newest release read no longer does, each with the first and
 last release that print it and the first after it that does not. An exception raised in that package's frame
 with such a message comes from a release older than the one that dropped it (kinds/message_history.py).
 

@@ -1,12 +1,13 @@
 """An exception a library raised with a message that only its older releases print, from the released packages.
 
 `catalog/message_history.tsv` (written by ``benchmarks/message_history.py --build`` from each minor release's
-wheel: the messages of the package's own ``raise`` statements and asserts) keeps the messages some releases print
+wheel: the messages of the package's own exceptions and asserts) keeps the messages some releases print
 and the newest release read no longer does, with the first and last release that print one and the first that
 does not. An exception raised in that package's own frame (or, with no traceback, quoted whole) whose message is
 one of them was raised by a release older than the one that dropped it: the installed release is behind, and
 upgrading it is the likely fix. Only likely: a release may drop a message and keep the check under other words
-(the generator leaves out the messages whose opening the newest release still prints, not every rewording), and
+(the generator leaves out a message whose opening a later release still prints, or whose words the next release's
+same file mostly keeps, not every rewording), and
 the release installed may be a fork. A version of the package stated in the log at or past the release that
 dropped the message rules the reading out.
 
