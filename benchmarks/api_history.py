@@ -68,6 +68,20 @@ MINORS = {
     + [f"3.{m}" for m in range(0, 5)]
     + ["4.0", "4.1", "5.0", "5.1"],
     "torchmetrics": [f"0.{m}" for m in range(2, 12)] + [f"1.{m}" for m in range(0, 9)],
+    # the BERT package before transformers (2018-2019): its 0.6 patches changed the optimisers' names
+    "pytorch_pretrained_bert": ["0.1", "0.2", "0.3", "0.4", "0.5", "0.6.0", "0.6.1", "0.6.2"],
+    # its minors are few (0.1 to 0.5): patches of its 0.1-0.3 lines are read too
+    "segmentation_models_pytorch": [
+        "0.1.0",
+        "0.1.3",
+        "0.2.0",
+        "0.2.1",
+        "0.3.0",
+        "0.3.2",
+        "0.3.4",
+        "0.4",
+        "0.5",
+    ],
 }
 # the modules whose names are read (their __init__ for a package); every module's existence is read too
 MODULES = {
@@ -277,6 +291,20 @@ MODULES = {
         "torchmetrics.detection",
         "torchmetrics.utilities",
     ],
+    "pytorch_pretrained_bert": [
+        "pytorch_pretrained_bert",
+        "pytorch_pretrained_bert.optimization",
+        "pytorch_pretrained_bert.modeling",
+        "pytorch_pretrained_bert.tokenization",
+        "pytorch_pretrained_bert.file_utils",
+    ],
+    "segmentation_models_pytorch": [
+        "segmentation_models_pytorch",
+        "segmentation_models_pytorch.encoders",
+        "segmentation_models_pytorch.losses",
+        "segmentation_models_pytorch.metrics",
+        "segmentation_models_pytorch.utils",
+    ],
 }
 # generated stubs whose names a module copies into itself at import (torch/__init__.py: for name in
 # dir(_C._VariableFunctions): ... globals()[name] = obj)
@@ -391,6 +419,10 @@ HAND = {
     # ... You probably just need to use APIs in torchvision.transforms.functional or in
     # torchvision.transforms.v2.functional"
     ("torchvision.transforms.functional_tensor", ""): "torchvision.transforms.functional",
+    # torchvision/transforms/transforms.py (0.2-0.11): "The use of the transforms.Scale transform is deprecated,
+    # please use transforms.Resize instead." (RandomSizedCrop: "... please use transforms.RandomResizedCrop")
+    ("torchvision.transforms", "Scale"): "torchvision.transforms.Resize",
+    ("torchvision.transforms", "RandomSizedCrop"): "torchvision.transforms.RandomResizedCrop",
     # pytorch_lightning/_graveyard/cli.py (1.9): "`pytorch_lightning.utilities.cli.LightningCLI` was deprecated in
     # v1.7.0 and is no longer supported as of v1.9.0. Please use `pytorch_lightning.cli.LightningCLI` instead"
     ("pytorch_lightning.utilities.cli", "LightningCLI"): "pytorch_lightning.cli.LightningCLI",

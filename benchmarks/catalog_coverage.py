@@ -119,9 +119,9 @@ def _call_name(node: ast.Call) -> str:
     return func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
 
 
-def python_messages(source: str) -> list[str]:
-    """Literal messages of the raise / warning / log calls and the asserts in one Python file, and the module
-    constants such a call names as its message."""
+def python_messages(source: str, calls: re.Pattern = _MESSAGE_CALLS) -> list[str]:
+    """Literal messages of the raise / warning / log calls (``calls``: the names of those read) and the asserts
+    in one Python file, and the module constants such a call names as its message."""
     try:
         tree = ast.parse(source)
     except SyntaxError:
@@ -129,7 +129,7 @@ def python_messages(source: str) -> list[str]:
     constants = module_constants(tree)
     found = []
     for node in ast.walk(tree):
-        if isinstance(node, ast.Call) and node.args and _MESSAGE_CALLS.search(_call_name(node)):
+        if isinstance(node, ast.Call) and node.args and calls.search(_call_name(node)):
             # _log_and_throw(RuntimeError, "message"): the message is the first text argument
             text = next((t for t in (_text(a, constants) for a in node.args[:2]) if t is not None), None)
             if text is not None:

@@ -18,6 +18,7 @@ from torchdoctor.explain.kinds import (
     config_checks,
     config_keys,
     launch_options,
+    message_history,
     module_train,
     tokenizer_classes,
     versions,
@@ -287,6 +288,9 @@ def _unrecognised(raised: Raised, ctx: Context) -> Finding:
         return Finding(
             "log.dependency_version", "fail", summary if certain else f"likely: {summary}", details, fix
         )
+    dropped = _dropped_message(raised, ctx)
+    if dropped is not None:
+        return dropped
     bug = versions.library_bug(raised)
     if bug is not None:
         package, summary, fix = bug
@@ -362,10 +366,25 @@ def quoted_in_prose(ctx: Context) -> Finding | None:
         or api_members.diagnosis(raised, ctx.facts)
     )
     if keyword is None:
-        return None
+        return _dropped_message(raised, ctx, quoted_in_prose=True)
     summary, fix, _ = keyword
     details = _likely_from(raised, "dependency_version", quoted_in_prose=True)
     return Finding("log.dependency_version", "fail", f"likely: {summary}", details, fix)
+
+
+def _dropped_message(raised: Raised, ctx: Context, **facts) -> Finding | None:
+    """The package's release behind, likely, when ``raised`` carries a message only its older releases raise
+    (kinds/message_history.py); None otherwise."""
+    dropped = message_history.diagnosis(raised, ctx.facts)
+    if dropped is None:
+        return None
+    package, summary, fix = dropped
+    details = _likely_from(
+        raised, "library_version_bug", package=package, alternatives=["log.dependency_version"], **facts
+    )
+    if raised.raised_in is not None:
+        details["raised_in"] = str(raised.raised_in)
+    return Finding("log.library_version_bug", "fail", f"likely: {summary}", details, fix)
 
 
 def _likely_from(raised: Raised, kind: str, **facts) -> dict:

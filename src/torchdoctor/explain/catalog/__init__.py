@@ -25,7 +25,9 @@ COLUMNS = ("id", "template", "file", "versions", "kind")
 # benchmarks/api_members.py);
 # wheel_tags.tsv, the Pythons and platforms each release has wheels for, and cuda_toolkits.tsv, the host
 # compilers and GPUs each CUDA release takes (kinds/wheel_tags.py, kinds/toolkits.py, benchmarks/wheel_tags.py)
-# and torch_archs.tsv, the capabilities each torch release's extension builder accepts
+# and torch_archs.tsv, the capabilities each torch release's extension builder accepts; message_history.tsv, the
+# messages a library's older releases raise and its newest does not (kinds/message_history.py,
+# benchmarks/message_history.py)
 NOT_TEMPLATES = frozenset(
     {
         "api_history",
@@ -35,6 +37,7 @@ NOT_TEMPLATES = frozenset(
         "wheel_tags",
         "cuda_toolkits",
         "torch_archs",
+        "message_history",
     }
 )
 

@@ -266,8 +266,12 @@ def _dependency(hits: list[Hit], ctx: Context) -> tuple[str, str]:
         )
     if facts.get("ts_package"):
         return _scripted(facts, hits)
-    if facts.get("missing_submodule"):
-        module = facts["missing_submodule"]
+    # api_history.py's packages outside LIBRARIES (numpy, huggingface_hub, ...): its own groups name the module
+    found = api_history.missing(facts) or ("?", "?", None)
+    if found[0].split(".")[0] not in api_history.PACKAGES.split("|"):
+        found = ("?", "?", None)
+    if facts.get("missing_submodule") or not found[1]:
+        module = facts.get("missing_submodule") or found[0]
         top = module.split(".")[0]
         return (
             f"{top} is installed but has no module {module}: the code importing it was written for another "
@@ -278,7 +282,7 @@ def _dependency(hits: list[Hit], ctx: Context) -> tuple[str, str]:
             f"show {top} for the one installed), or update the importing package to a release written for this "
             f"{top} (pip install -U <that package>).",
         )
-    name, module = facts.get("name", "?"), facts.get("module", "?")
+    name, module = facts.get("name", found[1]), facts.get("module", found[0])
     top = module.split(".")[0]
     if facts.get("no_attribute") and top == "torch":
         return (
