@@ -28,6 +28,8 @@ from packaging.version import InvalidVersion, Version
 from torchdoctor.explain.first_failure import Raised, cut
 from torchdoctor.explain.kinds.release_pins import spelled
 
+FAMILY = "library releases that disagree with the code"
+
 TABLE = Path(__file__).resolve().parent.parent / "catalog" / "message_history.tsv"
 _PLACEHOLDER = re.compile(r"\{[^{}\n]{0,60}\}|%[-+ #0-9.]*[sdrifxgec]")
 # with no traceback to say which package raised it, only a message this long (its literal text) is read
