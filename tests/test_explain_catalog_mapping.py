@@ -753,6 +753,9 @@ NEAR_MISSES = [
     # accelerate's warning on a healthy quantized load that moves a CPU model to the GPU
     "The model device type is cpu. However, gpu or intel xpu is needed for quantization.We move the model to it.\n",
     # a healthy cuDNN report and a ZeRO optimizer being consolidated as it should
+    # DeepSpeed's start-up warning of a setting that fails only when a ZeRO-3 checkpoint is written (config.py)
+    "[WARNING] [config.py:288:__init__] ZeRO-3 elastic checkpointing is deprecated and no longer supported. Use "
+    "Universal Checkpointing instead.\n",
     "cuDNN version: 90100 (LD_LIBRARY_PATH=/usr/local/cuda/lib64)\n",
     "INFO: consolidating the optimizer state on rank 0 before saving\n",
     # a healthy load that names the attention implementation, and a quantized load

@@ -307,9 +307,11 @@ REFUSALS: tuple[tuple[str, str], ...] = (
         'Remove "pipeline_loading_checkpoint": true from "zero_optimization" (it loads ZeRO-3 partitions rank by '
         'rank), or train with "stage": 3.',
     ),
-    # runtime/zero/config.py (a warning at start-up) and stage3.py state_dict / load: ZeRO-3 dropped elastic checkpoints
+    # runtime/zero/stage3.py state_dict / load: ZeRO-3 dropped elastic checkpoints. runtime/zero/config.py's warning of
+    # the same setting ("... deprecated and no longer supported ...") is printed at start-up by runs that go on, and
+    # save nothing elastic until a checkpoint is written: beside a failure of another kind it is not the cause
     (
-        "ZeRO-3 elastic checkpointing is deprecated and",
+        "ZeRO-3 elastic checkpointing is deprecated and unsupported",
         'Set "elastic_checkpoint": false in "zero_optimization" (ZeRO-3 saves per-rank partitions; to load them on '
         "another number of GPUs, convert the checkpoint with python -m deepspeed.checkpoint.ds_to_universal and "
         'load it with "checkpoint": {"load_universal": true}).',
@@ -428,7 +430,6 @@ TEMPLATES: tuple[str, ...] = (
     "deepspeed:this-function-requires-zero-mode",
     "deepspeed:consolidated-bit-state-dict-is-only",
     "deepspeed:only-stage3-support-for-pipeline-checkpoint",
-    "deepspeed:zero-elastic-checkpointing-is-deprecated-and",
     "deepspeed:zero-elastic-checkpointing-is-deprecated-and-2",
     "deepspeed:partitioning-found-no-valid-layers-to",
     "deepspeed:curriculum-learning-requires-the-config",
