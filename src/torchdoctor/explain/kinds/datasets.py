@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import re
 
-from torchdoctor.explain.kinds import dataset_labels, detection_boxes, raster_reads
+from torchdoctor.explain.kinds import dataset_labels, detection_boxes, media_reads, raster_reads
 from torchdoctor.explain.recognisers import Alternative, Context, Hit, Recogniser, first, on_ranks
 
 FAMILY = "data loading"
@@ -261,6 +261,8 @@ def _bad_data(hits: list[Hit], ctx: Context) -> tuple[str, str]:
         return summary + on_ranks(hits), fix
     if first(hits, "raster_read"):
         return raster_reads.explain(hits)
+    if first(hits, "media_read"):
+        return media_reads.explain(hits)
     where = " in a DataLoader worker" if "saw_dataloader_worker" in ctx.facts else ""
     summary = (
         "an image of the training data is truncated (its file ends before its last pixels): Pillow refused to "
@@ -299,6 +301,8 @@ BAD_TRAINING_DATA = Recogniser(
         *dataset_labels.ROW_ANCHORS,
         # a GeoTIFF GDAL cannot read to its end (raster_reads.py)
         *raster_reads.ANCHORS,
+        # stereo audio given to librosa's mono check, photos COLMAP cannot pose (media_reads.py)
+        *media_reads.ANCHORS,
     ),
     templates=(
         "third_party:pil-image-file-is-truncated",
@@ -309,6 +313,7 @@ BAD_TRAINING_DATA = Recogniser(
         detection_boxes.TEMPLATE,
         *dataset_labels.ROW_TEMPLATES,
         *raster_reads.TEMPLATES,
+        *media_reads.TEMPLATES,
     ),
     facts=(
         R(r"(?P<str_dims>too many dimensions 'str')"),
@@ -317,11 +322,18 @@ BAD_TRAINING_DATA = Recogniser(
         dataset_labels.ROW_FACT,
         raster_reads.FACT,
         raster_reads.FILE,
+        media_reads.FACT,
     ),
     reject=R(dataset_labels.ROW_REJECT),
     # py-faster-rcnn's box assertion is about the annotations only beside the flip (detection_boxes.py)
     confirm=lambda hits, ctx: (
-        not any("str_dims" in h.facts or "tok_not_str" in h.facts or "raster_read" in h.facts for h in hits)
+        not any(
+            "str_dims" in h.facts
+            or "tok_not_str" in h.facts
+            or "raster_read" in h.facts
+            or "media_read" in h.facts
+            for h in hits
+        )
         and (detection_boxes.flipped(ctx.facts) or not any("boxes_inverted" in h.facts for h in hits))
     ),
     also=(
@@ -341,6 +353,7 @@ BAD_TRAINING_DATA = Recogniser(
             when=("tok_not_str",),
         ),
         raster_reads.SHARED_HANDLE,
+        *media_reads.ALSO,
     ),
     describe=_bad_data,
 )

@@ -231,6 +231,13 @@ DEVICE_MISMATCH = Recogniser(
         # dgl/heterograph.py (DGL 0.5+: _set_n_repr / _set_e_repr): a feature assigned to a graph on another
         # device, "Cannot assign node feature "h" on device cuda:0 to a graph on device cpu. Call DGLGraph.to() ..."
         " to a graph on device ",
+        # aten/src/ATen/native/TensorIterator.cpp (TensorIterator::compute_types, torch 1.3-1.5): an operand of an
+        # elementwise op on another device than the op's, "expected device cuda:0 but got device cuda:1"; the same
+        # words, with " for value tensor", in TensorAdvancedIndexing.cpp's index_put_ (x[idx] = value) to this day;
+        # anchored on the device it names, as "expected device " alone is inside RPC's "unexpected device type"
+        "expected device cuda",
+        "expected device cpu",
+        "expected device mps",
     ),
     templates=(
         "torch_native:expected-all-tensors-same-device",
@@ -252,6 +259,8 @@ DEVICE_MISMATCH = Recogniser(
         "torch_native:indices-on-cpu-or-indexed-device",
         "third_party:dgl-assign-node-feature-device",
         "third_party:dgl-assign-edge-feature-device",
+        "torch_native:expected-device-but-got-device",
+        "torch_native:expected-device-but-got-device-value",
     ),
     # DDP's device_ids message is this kind only when a parameter is still on the CPU; the convolution's type
     # check only when the two types are on two devices (one device: the dtypes differ, dtype_mismatch)
@@ -283,6 +292,7 @@ DEVICE_MISMATCH = Recogniser(
         R(r"Tensor for (?P<cpu_arg>argument #\d+ '\w{1,40}'|'\w{1,40}') is on CPU, but expected"),
         R(r"(?P<mps_placeholder>Placeholder storage has not been allocated on MPS device)"),
         R(r"or on the same device as the indexed tensor \((?P<indexed_device>[\w:]{1,20}) ?\)"),
+        R(r"expected device (?P<device_a>[\w:]{1,20}) but got device (?P<device_b>[\w:]{1,20})"),
         DGL_FEATURE,
     ),
     # two GPUs in one process has several causes (device_map, DataParallel, a launcher's GPU split): which
