@@ -21,6 +21,7 @@ def test_plain():
 
 def test_a_test_that_starts_a_process_fails_the_fast_lane_only(pytester):
     pytester.makeconftest(Path(__file__).with_name("conftest.py").read_text())
+    pytester.makepyfile(helpers=Path(__file__).with_name("helpers.py").read_text())  # the conftest imports it
     pytester.makepyfile(test_sneaky=SNEAKY)
     fast = pytester.runpytest_subprocess("-p", "no:cacheprovider", "-m", "not processes")
     fast.assert_outcomes(passed=1, failed=1)
