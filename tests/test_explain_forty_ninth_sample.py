@@ -110,6 +110,51 @@ def test_a_layernorm_of_another_hidden_size_stays_the_size_reading():
     assert found.id == "log.layer_input_size" and "channel-first" not in found.summary
 
 
+# aten/src/ATen/native/Pool.h and ReflectionPad.cpp, as pytorch/pytorch#18413 posted the padding
+def test_a_reflect_padding_wider_than_the_image_is_an_input_too_small():
+    found = likely_with(
+        "RuntimeError: Argument #4: Padding size should be less than the corresponding input dimension, but got: "
+        "padding (46, 46) at dimension 3 of input [1, 3, 128, 36]\n",
+        "input_too_small",
+        "log.library_version_bug",
+    )
+    assert "[1, 3, 128, 36]" in found.summary and "padding" in found.fix
+
+
+def test_a_pooling_left_without_output_names_the_sizes():
+    found = likely_with(
+        FRAME
+        + "RuntimeError: Given input size: (2432x4x3). Calculated output size: (2432x1x0). Output size is "
+        "too small\n",
+        "input_too_small",
+        "log.library_version_bug",
+    )
+    assert "2432x4x3" in found.summary
+
+
+# torch/nn/modules/conv.py, as jaxony/ShuffleNet#5 quoted it in prose
+def test_channels_the_groups_do_not_divide_name_the_groups():
+    found = likely_with(
+        "Hi, when I run your code when group = 8, the error occurs that ValueError: in_channels must be divisible "
+        "by groups.\n",
+        "groups_not_divisible",
+        "log.library_version_bug",
+    )
+    assert "groups" in found.fix
+
+
+# aten/src/ATen/native/LossCTC.cpp, as Holmeyoung/crnn-pytorch#62 posted it (its "8for" as printed)
+def test_ctc_targets_narrower_than_their_lengths_name_the_encoding():
+    found = likely_with(
+        FRAME
+        + "RuntimeError: Expected tensor to have size at least 12 at dimension 1, but got size 8for argument "
+        "#2 'targets' (while checking arguments for ctc_loss_gpu)\n",
+        "ctc_lengths_mismatch",
+        "log.library_version_bug",
+    )
+    assert "12 labels" in found.summary and "encode" in found.fix
+
+
 @pytest.mark.parametrize(
     ("line", "kind"),
     [
@@ -130,6 +175,20 @@ def test_a_layernorm_of_another_hidden_size_stays_the_size_reading():
             "TypeError: mean() received an invalid combination of arguments - got (Tensor, keepdim=bool)",
             "mean_integer_tensor",
         ),
+        # a conv's channels against its input are conv_input_channels, not the groups
+        (
+            "RuntimeError: Given groups=1, weight of size [64, 3, 7, 7], expected input[8, 1, 224, 224] to have 3 "
+            "channels, but got 1 channels instead",
+            "groups_not_divisible",
+        ),
+        # bmm's size check prints the same head for another op
+        (
+            "RuntimeError: Expected tensor to have size 64 at dimension 1, but got size 32 for argument #2 'batch2' "
+            "(while checking arguments for bmm)",
+            "ctc_lengths_mismatch",
+        ),
+        # F.pad's own check of the pad tuple is not an input too small
+        ("RuntimeError: Padding length must be divisible by 2", "input_too_small"),
         # a custom scheduler's own check of another key
         (
             "KeyError: \"param 'lr' is not specified in param_groups[0] when resuming an optimizer\"",

@@ -1,4 +1,4 @@
-"""What a loss or a metric is computed from: class weights of another count than the classes, the mean of integers.
+"""What a loss or a metric is computed from: class weights against the classes, CTC's lengths, means of integers.
 
 - ``aten/src/ATen/native/LossNLL.cpp`` nll_loss_forward (``CrossEntropyLoss(weight=...)`` runs it): "weight tensor
   should be defined either for all {n} classes or no classes but got weight tensor of shape: {shape}";
@@ -11,7 +11,12 @@
   complex dtypes. Got Long instead." (1.10-1.11), "Can only calculate the mean of floating types. Got Long instead."
   (before): the mean of an integer or bool tensor, most often an accuracy counted as integers, or token ids.
 
-Both are refusals of what the caller passed, which a library's own code can pass too: likely, that named after.
+- ``aten/src/ATen/native/LossCTC.cpp`` (and ``cuda/LossCTC.cu``): "Expected tensor to have size at least 12 at
+  dimension 1, but got size 8 for argument #2 'targets' (while checking arguments for ctc_loss_gpu)": the longest of
+  target_lengths exceeds the padded targets' width; "Expected input_lengths to have value at most 50, but got value
+  60": an input length beyond the log-probs' time steps. The lengths and the tensors were built apart.
+
+All are refusals of what the caller passed, which a library's own code can pass too: likely, that named after.
 """
 
 from __future__ import annotations
@@ -56,6 +61,43 @@ CLASS_WEIGHT_COUNT = Recogniser(
 )
 
 
+def _ctc_lengths(hits: list[Hit], ctx: Context) -> tuple[str, str]:
+    if first(hits, "input_max"):
+        return (
+            f"CTC loss got an input length of {first(hits, 'input_got')} where the log-probs have "
+            f"{first(hits, 'input_max')} time steps" + on_ranks(hits),
+            "input_lengths must count the model's output frames (after its down-sampling), not the raw input's: "
+            "compute them from the output, e.g. torch.full((N,), log_probs.size(0)), or divide the raw lengths by "
+            "the model's stride.",
+        )
+    return (
+        f"CTC loss was told a target is {first(hits, 'longest')} labels long, but the padded targets are only "
+        f"{first(hits, 'width')} wide" + on_ranks(hits),
+        "target_lengths must be the lengths of the label sequences actually in targets: build both from the same "
+        "encoded labels (the encode function that turns text into indices: a label read from a file name with "
+        "its extension, or characters missing from the alphabet, change one and not the other), and pad targets "
+        "to the longest length of the batch.",
+    )
+
+
+CTC_LENGTHS_MISMATCH = Recogniser(
+    kind="ctc_lengths_mismatch",
+    templates=("aten:ctc-targets-size-at-least", "aten:ctc-input-lengths-at-most"),
+    title="CTC lengths that do not fit its tensors",
+    anchors=(
+        "Expected tensor to have size at least ",
+        "Expected input_lengths to have value at most",
+    ),
+    match=R(
+        r"Expected tensor to have size at least (?P<longest>\d+) at dimension 1, but got size (?P<width>\d+) ?for "
+        r"argument #\d 'targets'|Expected input_lengths to have value at most (?P<input_max>\d+), but got value "
+        r"(?P<input_got>\d+)"
+    ),
+    describe=_ctc_lengths,
+    **OPERATOR_REFUSAL,
+)
+
+
 def _integer_mean(hits: list[Hit], ctx: Context) -> tuple[str, str]:
     dtype = first(hits, "mean_dtype") or "an integer dtype"
     return (
@@ -89,4 +131,4 @@ MEAN_INTEGER_TENSOR = Recogniser(
     **OPERATOR_REFUSAL,
 )
 
-RECOGNISERS = (CLASS_WEIGHT_COUNT, MEAN_INTEGER_TENSOR)
+RECOGNISERS = (CLASS_WEIGHT_COUNT, CTC_LENGTHS_MISMATCH, MEAN_INTEGER_TENSOR)
