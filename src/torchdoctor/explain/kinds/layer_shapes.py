@@ -50,6 +50,13 @@ _MATMUL = R(
 LINEAR_IN_TRACEBACK = R(r"(?P<linear_layer>modules[/\\]linear\.py|\bF\.linear\(|torch\._C\._nn\.linear\()")
 
 
+def _channels_first(norm: str, got: str) -> bool:
+    """Whether a LayerNorm's one normalized size is dimension 1 of a 3-D or 4-D input whose last dimension differs:
+    a (N, C, ...) map given to a LayerNorm of C."""
+    sizes = [s for s in re.findall(r"\d+", got or "")]
+    return "," not in norm and len(sizes) in (3, 4) and sizes[1] == norm.strip() and sizes[-1] != norm.strip()
+
+
 def _layer(hits: list[Hit], ctx: Context) -> tuple[str, str]:
     got = first(hits, "got") or first(hits, "got_th")
     built = first(hits, "built") or first(hits, "built_th")
@@ -74,6 +81,17 @@ def _layer(hits: list[Hit], ctx: Context) -> tuple[str, str]:
             "the input's shape before the layer the traceback names.",
         )
     if first(hits, "norm"):
+        channels_first = _channels_first(first(hits, "norm"), first(hits, "norm_got"))
+        if channels_first:
+            return (
+                f"a LayerNorm built for normalized_shape=[{first(hits, 'norm')}] got a channel-first map of size "
+                f"{first(hits, 'norm_got')}: it normalises the last dimension, the channels are dimension 1"
+                + on_ranks(hits),
+                "A norm over the channels of an (N, C, H, W) map is BatchNorm2d/SyncBatchNorm or nn.GroupNorm(1, C), "
+                "not nn.LayerNorm(C): use one of those (an mmcv/mmseg config: norm_cfg=dict(type='SyncBN') or "
+                "'BN' where the model's conv modules expect it, not 'LN'), or permute the map around the LayerNorm "
+                "(x.permute(0, 2, 3, 1), then back).",
+            )
         return (
             f"a LayerNorm built for normalized_shape=[{first(hits, 'norm')}] got an input of size "
             f"{first(hits, 'norm_got')}" + on_ranks(hits),
