@@ -193,7 +193,6 @@ def test_the_nccl_id_wait_keeps_its_own_reading_of_a_socket_timeout():
     [
         (template("system:openmpi-not-enough-slots", "8"), ["--oversubscribe", "slots=8"]),
         (template("system:openmpi-run-as-root", "mpirun"), ["--allow-run-as-root"]),
-        (template("system:openmpi-daemons-not-started"), ["--prefix", "ssh-copy-id"]),
         (template("system:pdsh-ssh-exit-code", "node1", "node2", "255"), ["ssh-copy-id", "known_hosts"]),
     ],
 )

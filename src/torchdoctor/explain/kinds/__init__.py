@@ -234,6 +234,7 @@ CONTEXT_FACTS: tuple[tuple[str, re.Pattern], ...] = (
     *detection_boxes.CONTEXT,
     *compile_backends.CONTEXT,
     *tokenizer_threads.CONTEXT,
+    *tensor_misuse.CONTEXT,
     *image_channels.CONTEXT,
     *schedulers.CONTEXT,
     *train.CONTEXT,

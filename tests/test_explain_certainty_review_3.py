@@ -1,0 +1,93 @@
+"""The certainty review's third part (helper V11, issue 19): recognisers of the data-loading, launcher, DeepSpeed
+and numerics families that spoke with certainty on a line their source prints for more than one cause, read
+against that source. Each test gives the line as its source prints it, alone (likely, the other reading named),
+and beside the fact that rules the other reading out (certain); a near miss keeps the certainty the line has.
+
+- deepspeed/launcher/runner.py ``main``: "Using hostfile at X but host=H was not reachable via ssh" follows a
+  failed ``ssh -o PasswordAuthentication=no H hostname`` for any hostfile: a hostfile left on a single node, or
+  a multi-node launch whose passwordless ssh is not set up. Certain where H is this machine (localhost).
+- Open MPI's and PRRTE's "unable to reliably start one or more daemons" (help-plm-base.txt,
+  help-errmgr-base.txt ``failed-daemon-launch``) lists its causes: names that do not resolve, PATH and
+  LD_LIBRARY_PATH, authority, /tmp, no route back to mpirun. Certain beside ssh's own refusal.
+- aten's cross_entropy (LossNLL.cpp) reads any target of the input's shape as class probabilities: an integer
+  one is one-hot labels or class ids beside logits squeezed to (N,). Certain where the log shows one_hot.
+- torch's collate.py raises "default_collate: batch must contain ..." for a type it has no rule for and for a
+  numpy array of text or object dtype: None is a sample the dataset returned as None, ``object`` ragged samples.
+"""
+
+from __future__ import annotations
+
+from explaining import certain, likely_with
+
+HOSTFILE = (
+    "RuntimeError: Using hostfile at /job/hostfile but host={} was not reachable via ssh. If you are running with "
+    "a single node please remove /job/hostfile or setup passwordless ssh.\n"
+)
+
+
+def test_deepspeeds_ssh_check_names_a_multi_node_launch_without_passwordless_ssh():
+    found = likely_with(HOSTFILE.format("worker-1"), "launch_command", "log.ssh_connect")
+    assert "ssh-copy-id" in found.fix
+    # the hostfile's first host is this machine: a hostfile left on one node
+    certain(HOSTFILE.format("localhost"), "launch_command")
+
+
+DAEMONS = "ORTE was unable to reliably start one or more daemons.\nThis usually is caused by:\n"
+
+
+def test_open_mpis_daemon_launch_names_a_daemon_that_cannot_connect_back():
+    found = likely_with(DAEMONS, "launch_command", "log.mpi_network")
+    assert all(w in found.fix for w in ("oob_tcp_if_include", "--prefix", "ssh-copy-id"))
+    prrte = DAEMONS.replace("ORTE", "prterun") + "\n* not finding the required libraries and/or binaries on\n"
+    assert "passwordless ssh" in likely_with(prrte, "launch_command", "log.mpi_network").fix
+    # ssh refused the daemon's start: the launch itself
+    certain("node2: Permission denied (publickey,password).\n" + DAEMONS, "launch_command")
+
+
+def test_open_mpis_other_refusals_stay_certain():
+    # the near miss: more ranks than slots has one cause
+    certain(
+        "There are not enough slots available in the system to satisfy the 8 slots\n"
+        "that were requested by the application:\n",
+        "launch_command",
+    )
+
+
+PROBABILITIES = "RuntimeError: Expected floating point type for target with class probabilities, got Long\n"
+
+
+def test_an_integer_target_of_the_outputs_shape_names_squeezed_logits():
+    found = likely_with(PROBABILITIES, "loss_target_dtype", "log.target_shape_mismatch")
+    assert "BCEWithLogitsLoss" in found.fix
+    one_hot = (
+        "Traceback (most recent call last):\n"
+        '  File "/home/ana/project/train.py", line 40, in <module>\n'
+        "    loss = criterion(logits, F.one_hot(labels, num_classes=10))\n" + PROBABILITIES
+    )
+    found = certain(one_hot, "loss_target_dtype")
+    assert "argmax(dim=1)" in found.fix
+
+
+def test_a_target_of_the_wrong_integer_width_stays_certain():
+    certain(
+        "RuntimeError: \"nll_loss_forward_reduce_cuda_kernel_2d_index\" not implemented for 'Int'\n",
+        "loss_target_dtype",
+    )
+
+
+COLLATE = "TypeError: default_collate: batch must contain tensors, numpy arrays, numbers, dicts or lists; found {}\n"
+
+
+def test_default_collate_given_none_names_a_sample_the_dataset_returned_as_none():
+    found = likely_with(COLLATE.format("<class 'NoneType'>"), "dataloader_options", "log.bad_training_data")
+    assert "is None" in found.fix
+
+
+def test_default_collate_given_an_object_array_names_ragged_samples():
+    found = likely_with(COLLATE.format("object"), "dataloader_options", "log.collate_unequal_sizes")
+    assert "pad_sequence" in found.fix
+
+
+def test_default_collate_given_a_type_it_has_no_rule_for_stays_certain():
+    certain(COLLATE.format("<class 'PIL.Image.Image'>"), "dataloader_options")
+    certain(COLLATE.format("<U5"), "dataloader_options")
