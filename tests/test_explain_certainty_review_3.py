@@ -11,6 +11,9 @@ and beside the fact that rules the other reading out (certain); a near miss keep
   LD_LIBRARY_PATH, authority, /tmp, no route back to mpirun. Certain beside ssh's own refusal.
 - aten's cross_entropy (LossNLL.cpp) reads any target of the input's shape as class probabilities: an integer
   one is one-hot labels or class ids beside logits squeezed to (N,). Certain where the log shows one_hot.
+- DeepSpeed's engine.py ``backward``/``scale`` print "loss must be a scalar tensor" when utils.py
+  ``maybe_loss_for_backward`` fails, which also asks for a grad_fn: a loss under torch.no_grad() prints it too.
+  No fact beside the line tells the two apart: likely.
 - torch's collate.py raises "default_collate: batch must contain ..." for a type it has no rule for and for a
   numpy array of text or object dtype: None is a sample the dataset returned as None, ``object`` ragged samples.
 """
@@ -91,3 +94,14 @@ def test_default_collate_given_an_object_array_names_ragged_samples():
 def test_default_collate_given_a_type_it_has_no_rule_for_stays_certain():
     certain(COLLATE.format("<class 'PIL.Image.Image'>"), "dataloader_options")
     certain(COLLATE.format("<U5"), "dataloader_options")
+
+
+def test_deepspeeds_scalar_loss_check_names_a_loss_without_a_graph():
+    for message in (
+        "loss must be a scalar tensor. If you need to pass output gradients, backward() of output tensors",
+        "loss must be a scalar tensor with grad_fn. For non-scalar tensors, use tensor.backward(grad)",
+    ):
+        found = likely_with(f"AssertionError: {message}\n", "deepspeed_config_mismatch", "log.no_grad_in_loss")
+        assert "loss.mean()" in found.fix and "no_grad" in found.fix
+    # the near miss: the engine's other refusals name one setting
+    certain("AssertionError: engine.scale() is not compatible with AMP\n", "deepspeed_config_mismatch")
