@@ -101,7 +101,9 @@ def test_deepspeeds_scalar_loss_check_names_a_loss_without_a_graph():
         "loss must be a scalar tensor. If you need to pass output gradients, backward() of output tensors",
         "loss must be a scalar tensor with grad_fn. For non-scalar tensors, use tensor.backward(grad)",
     ):
-        found = likely_with(f"AssertionError: {message}\n", "deepspeed_config_mismatch", "log.no_grad_in_loss")
+        found = likely_with(
+            f"AssertionError: {message}\n", "deepspeed_config_mismatch", "log.no_grad_in_loss"
+        )
         assert "loss.mean()" in found.fix and "no_grad" in found.fix
     # the near miss: the engine's other refusals name one setting
     certain("AssertionError: engine.scale() is not compatible with AMP\n", "deepspeed_config_mismatch")
