@@ -14,6 +14,10 @@ and beside the fact that rules the other reading out (certain); a near miss keep
 - DeepSpeed's engine.py ``backward``/``scale`` print "loss must be a scalar tensor" when utils.py
   ``maybe_loss_for_backward`` fails, which also asks for a grad_fn: a loss under torch.no_grad() prints it too.
   No fact beside the line tells the two apart: likely.
+- torch's elastic teardown (multiprocessing/api.py ``_close``): "Process N did not exit after SIGKILL within Ns;
+  abandoning and continuing teardown. Worker may be in uninterruptible kernel sleep" says a worker outlived the
+  join's timeout while the agent stopped the group after another failure: likely, that reading named. The
+  agent's own "stuck in uninterruptible sleep (D-state)" reads /proc (local_elastic_agent.py): certain.
 - torch's collate.py raises "default_collate: batch must contain ..." for a type it has no rule for and for a
   numpy array of text or object dtype: None is a sample the dataset returned as None, ``object`` ragged samples.
 """
@@ -107,3 +111,23 @@ def test_deepspeeds_scalar_loss_check_names_a_loss_without_a_graph():
         assert "loss.mean()" in found.fix and "no_grad" in found.fix
     # the near miss: the engine's other refusals name one setting
     certain("AssertionError: engine.scale() is not compatible with AMP\n", "deepspeed_config_mismatch")
+
+
+TEARDOWN = (
+    "E1129 12:00:00.000 1234 torch/distributed/elastic/multiprocessing/api.py:910] Process 4242 did not exit after "
+    "SIGKILL within 30s; abandoning and continuing teardown. Worker may be in uninterruptible kernel sleep (e.g. "
+    "wedged on GPU/NIC); host may need to be recycled.\n"
+)
+D_STATE = (
+    "W1129 11:59:00.000 1234 torch/distributed/elastic/agent/server/local_elastic_agent.py:555] [default] Worker "
+    "pid=4242 stuck in uninterruptible sleep (D-state) for 300.0s (>= 300.0s); marking worker group UNHEALTHY and "
+    "disabling restarts.\n"
+)
+
+
+def test_a_worker_that_outlived_the_teardown_names_the_failure_that_started_it():
+    found = likely_with(TEARDOWN, "worker_stuck_in_kernel", "log.child_failed")
+    assert "core dump" in found.fix
+    # the agent saw the worker in D-state in /proc before the teardown
+    found = certain(D_STATE + TEARDOWN, "worker_stuck_in_kernel")
+    assert "/proc/<pid>/stack" in found.fix
