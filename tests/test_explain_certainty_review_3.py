@@ -18,6 +18,9 @@ and beside the fact that rules the other reading out (certain); a near miss keep
   abandoning and continuing teardown. Worker may be in uninterruptible kernel sleep" says a worker outlived the
   join's timeout while the agent stopped the group after another failure: likely, that reading named. The
   agent's own "stuck in uninterruptible sleep (D-state)" reads /proc (local_elastic_agent.py): certain.
+- torch's DataLoader (csrc/DataLoader.cpp's SIGBUS handler, the parent's "killed by signal: Bus error") says a
+  worker's bus error "might be" / "is possible" shared memory: any SIGBUS prints it, a memory-mapped dataset
+  file truncated under the workers too. Certain beside shared memory's own refusal (</torch_...>).
 - torch's collate.py raises "default_collate: batch must contain ..." for a type it has no rule for and for a
   numpy array of text or object dtype: None is a sample the dataset returned as None, ``object`` ragged samples.
 """
@@ -131,3 +134,24 @@ def test_a_worker_that_outlived_the_teardown_names_the_failure_that_started_it()
     # the agent saw the worker in D-state in /proc before the teardown
     found = certain(D_STATE + TEARDOWN, "worker_stuck_in_kernel")
     assert "/proc/<pid>/stack" in found.fix
+
+
+BUS = (
+    "ERROR: Unexpected bus error encountered in worker. This might be caused by insufficient shared memory (shm).\n"
+    "RuntimeError: DataLoader worker (pid 4242) is killed by signal: Bus error. It is possible that dataloader's "
+    "workers are out of shared memory. Please try to raise your shared memory limit.\n"
+)
+
+
+def test_a_workers_bus_error_names_a_memory_mapped_file():
+    found = likely_with(BUS, "dataloader_shm", "log.worker_crash")
+    assert "--shm-size" in found.fix and "memory-mapped" in found.fix
+    full = "RuntimeError: unable to write to file </torch_287_2714559211_8>: No space left on device (28)\n"
+    certain(BUS + full, "dataloader_shm")
+    # the near miss: torch's descriptor passing has one cause
+    certain(
+        "RuntimeError: Too many open files. Communication with the workers is no longer possible. Please increase "
+        "the limit using `ulimit -n` in the shell or change the sharing strategy by calling "
+        "`torch.multiprocessing.set_sharing_strategy('file_system')` at the beginning of your code\n",
+        "dataloader_shm",
+    )
