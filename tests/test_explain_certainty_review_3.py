@@ -21,6 +21,10 @@ and beside the fact that rules the other reading out (certain); a near miss keep
 - torch's DataLoader (csrc/DataLoader.cpp's SIGBUS handler, the parent's "killed by signal: Bus error") says a
   worker's bus error "might be" / "is possible" shared memory: any SIGBUS prints it, a memory-mapped dataset
   file truncated under the workers too. Certain beside shared memory's own refusal (</torch_...>).
+- DeepSpeed's engine.py ``_do_sanity_check`` raises "Type fp16 is not supported on your device" when
+  ``get_accelerator().is_fp16_supported()`` is False: a CUDA GPU below 7.0, or the CPU accelerator that
+  real_accelerator.py falls back to when it detects no GPU; accelerate's "fp16 mixed precision requires a ...
+  (not 'cpu')" is its device resolved to the CPU. Certain where DeepSpeed logs a GPU accelerator.
 - torch's collate.py raises "default_collate: batch must contain ..." for a type it has no rule for and for a
   numpy array of text or object dtype: None is a sample the dataset returned as None, ``object`` ragged samples.
 """
@@ -154,4 +158,29 @@ def test_a_workers_bus_error_names_a_memory_mapped_file():
         "the limit using `ulimit -n` in the shell or change the sharing strategy by calling "
         "`torch.multiprocessing.set_sharing_strategy('file_system')` at the beginning of your code\n",
         "dataloader_shm",
+    )
+
+
+FP16 = "ValueError: Type fp16 is not supported on your device.\n"
+PICKED = "[INFO] [real_accelerator.py:203:get_accelerator] Setting ds_accelerator to {} (auto detect)\n"
+
+
+def test_deepspeeds_fp16_refusal_names_a_run_that_saw_no_gpu():
+    found = likely_with(FP16, "fp16_unsupported", "log.cuda_unavailable")
+    assert "torch.cuda.is_available()" in found.fix
+    likely_with(PICKED.format("cpu") + FP16, "fp16_unsupported", "log.cuda_unavailable")
+    likely_with(
+        "ValueError: fp16 mixed precision requires a GPU (not 'cpu').\n",
+        "fp16_unsupported",
+        "log.cuda_unavailable",
+    )
+    # DeepSpeed runs on the GPU: one too old for fp16
+    found = certain(PICKED.format("cuda") + FP16, "fp16_unsupported")
+    assert "DS_ALLOW_DEPRECATED_FP16" in found.fix
+
+
+def test_accelerates_fp16_refusal_on_another_device_stays_certain():
+    certain(
+        "ValueError: fp16 mixed precision requires a device in ('cuda', 'mps', 'xpu', 'npu') (not 'xla').\n",
+        "fp16_unsupported",
     )

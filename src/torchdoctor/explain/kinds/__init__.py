@@ -245,6 +245,7 @@ CONTEXT_FACTS: tuple[tuple[str, re.Pattern], ...] = (
         "torch.distributed.launch is deprecated",
         re.compile(r"(?P<deprecated_launch>torch\.distributed\.launch is deprecated)"),
     ),
+    cuda.DS_ACCELERATOR,  # the accelerator DeepSpeed picked: fp16_unsupported on a GPU, not the CPU fallback
     placement.REPLICA,
     placement.TRACEBACK_FRAME,
     placement.INSTALLED_FRAME,

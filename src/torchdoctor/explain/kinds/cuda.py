@@ -895,6 +895,21 @@ def _fp16(hits: list[Hit], ctx: Context) -> tuple[str, str]:
     return summary + on_ranks(hits), fix
 
 
+# deepspeed/accelerator/real_accelerator.py logs the accelerator it picked; it falls back to "cpu" when it detects
+# no other, and the CPU accelerator's is_fp16_supported() is False without mkldnn fp16
+DS_ACCELERATOR = ("Setting ds_accelerator to", R(r"Setting ds_accelerator to (?P<ds_accelerator>\w{1,20})"))
+
+# engine.py's "Type fp16 is not supported on your device" and accelerate's "(not 'cpu')" are a GPU without fp16 or
+# a run that saw no GPU at all: likely, certain where DeepSpeed names the accelerator it runs on (not the CPU)
+_NO_GPU_SEEN = Alternative(
+    "cuda_unavailable",
+    "no GPU that torch can see, so the run fell back to the CPU",
+    "If the run was meant for a GPU: python -c 'import torch; print(torch.cuda.is_available(), torch.version.cuda)' "
+    "must print True and a CUDA version (a CPU-only torch build prints None); check nvidia-smi and "
+    "CUDA_VISIBLE_DEVICES in the job.",
+    when=("fp16_maybe_cpu",),
+)
+
 FP16_UNSUPPORTED = Recogniser(
     # deepspeed/runtime/engine.py _do_sanity_check: fp16 enabled and get_accelerator().is_fp16_supported() False
     # (a CUDA GPU below compute capability 7.0, a CPU without fp16, MPS); accelerate/accelerator.py's
@@ -916,7 +931,15 @@ FP16_UNSUPPORTED = Recogniser(
     facts=(
         R(r"fp16 mixed precision requires a [^\n]{0,200}\(not '(?P<fp16_device>\w{1,20})'\)"),
         R(r"(?P<fp16_mps_torch>fp16 mixed precision with MPS device requires a Pytorch >=)"),
+        R(
+            r"(?P<fp16_maybe_cpu>Type fp16 is not supported on your device|fp16 mixed precision requires a "
+            r"[^\n]{0,200}\(not 'cpu'\))"
+        ),
     ),
+    confirm=lambda hits, ctx: (
+        not all("fp16_maybe_cpu" in h.facts for h in hits) or ctx.facts.get("ds_accelerator", "cpu") != "cpu"
+    ),
+    also=(_NO_GPU_SEEN,),
     describe=_fp16,
 )
 
