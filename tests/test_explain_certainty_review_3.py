@@ -25,6 +25,8 @@ and beside the fact that rules the other reading out (certain); a near miss keep
   ``get_accelerator().is_fp16_supported()`` is False: a CUDA GPU below 7.0, or the CPU accelerator that
   real_accelerator.py falls back to when it detects no GPU; accelerate's "fp16 mixed precision requires a ...
   (not 'cpu')" is its device resolved to the CPU. Certain where DeepSpeed logs a GPU accelerator.
+- transformers' training_args.py (5.x) adds "You need Ampere+ GPU with cuda>=11.0." to "Your setup doesn't support
+  bf16/gpu" only where is_torch_cuda_available(): without it torch saw no CUDA GPU (likely, that reading first).
 - torch's collate.py raises "default_collate: batch must contain ..." for a type it has no rule for and for a
   numpy array of text or object dtype: None is a sample the dataset returned as None, ``object`` ragged samples.
 """
@@ -184,3 +186,13 @@ def test_accelerates_fp16_refusal_on_another_device_stays_certain():
         "ValueError: fp16 mixed precision requires a device in ('cuda', 'mps', 'xpu', 'npu') (not 'xla').\n",
         "fp16_unsupported",
     )
+
+
+BF16 = "ValueError: Your setup doesn't support bf16/gpu. You need to assign use_cpu if you want to train the model on CPU."
+
+
+def test_transformers_bf16_refusal_without_its_ampere_sentence_names_a_run_that_saw_no_gpu():
+    found = likely_with(BF16 + "\n", "bf16_unsupported", "log.cuda_unavailable")
+    assert found.details["alternatives"][0] == "log.cuda_unavailable"
+    assert "log.dependency_version" not in found.details["alternatives"]
+    certain(BF16 + " You need Ampere+ GPU with cuda>=11.0.\n", "bf16_unsupported")
