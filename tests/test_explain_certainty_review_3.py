@@ -27,6 +27,10 @@ and beside the fact that rules the other reading out (certain); a near miss keep
   (not 'cpu')" is its device resolved to the CPU. Certain where DeepSpeed logs a GPU accelerator.
 - transformers' training_args.py (5.x) adds "You need Ampere+ GPU with cuda>=11.0." to "Your setup doesn't support
   bf16/gpu" only where is_torch_cuda_available(): without it torch saw no CUDA GPU (likely, that reading first).
+- Slurm's slurm_errno.c reasons ("Requested node configuration is not available", "More processors requested than
+  permitted", ...) follow a step srun cannot fit in its allocation (srun/launch.c "Unable to create step for job")
+  and a job request sbatch/salloc/srun cannot place (sbatch.c "Batch job submission failed"): certain on the
+  step's words, likely otherwise with the job request named.
 - torch's collate.py raises "default_collate: batch must contain ..." for a type it has no rule for and for a
   numpy array of text or object dtype: None is a sample the dataset returned as None, ``object`` ragged samples.
 """
@@ -196,3 +200,16 @@ def test_transformers_bf16_refusal_without_its_ampere_sentence_names_a_run_that_
     assert found.details["alternatives"][0] == "log.cuda_unavailable"
     assert "log.dependency_version" not in found.details["alternatives"]
     certain(BF16 + " You need Ampere+ GPU with cuda>=11.0.\n", "bf16_unsupported")
+
+
+def test_slurms_reason_names_a_job_request_no_node_can_hold():
+    found = likely_with(
+        "sbatch: error: Batch job submission failed: Requested node configuration is not available\n",
+        "slurm_env",
+        "log.slurm_request",
+    )
+    assert "sinfo -p" in found.fix
+    certain(
+        "srun: error: Unable to create step for job 123456: More processors requested than permitted\n",
+        "slurm_env",
+    )

@@ -769,6 +769,7 @@ SLURM_ENV = Recogniser(
             r"requested than permitted|Requested node configuration is not available|Memory required by task is "
             r"not available|Invalid generic resource \(gres\) specification))"
         ),
+        R(r"(?P<slurm_step>Unable to create (?:job )?step for job)"),
         R(
             r"num_nodes=(?P<num_nodes>\d+)` in Lightning, but the number of nodes configured in SLURM "
             r"`--nodes=(?P<slurm_nodes>\d+)`"
@@ -776,6 +777,23 @@ SLURM_ENV = Recogniser(
         R(
             r"devices=(?P<devices>\d+)` in Lightning, but the number of tasks per node configured in SLURM "
             r"`--ntasks-per-node=(?P<ntasks>\d+)`"
+        ),
+    ),
+    # slurm_errno.c's reasons are printed for a job step srun cannot fit in its allocation (srun/launch.c "Unable
+    # to create step for job N: ...") and for a job request sbatch, salloc or a bare srun cannot place (sbatch.c
+    # "Batch job submission failed: ...", salloc.c "Job submit/allocate failed: ..."): certain on the step's words
+    confirm=lambda hits, ctx: (
+        any("slurm_step" in h.facts or "slurm_nodes" in h.facts or "devices" in h.facts for h in hits)
+        or not any("slurm_refused" in h.facts for h in hits)
+    ),
+    also=(
+        Alternative(
+            "slurm_request",
+            "a job request no node of the partition can hold (sbatch, salloc or srun asking for the allocation)",
+            "Ask for what one node has: sinfo -p <partition> -o '%n %c %m %G' lists each node's CPUs, memory and "
+            "GPUs; lower --gres=gpu:N, --mem, --cpus-per-task or --ntasks-per-node to fit, or choose a partition "
+            "whose nodes have them.",
+            unless=("slurm_step",),
         ),
     ),
     describe=_slurm,
