@@ -157,7 +157,8 @@ def test_a_communicator_the_user_aborted_is_not_read_as_one_aborted_on_a_rank():
 
 def test_deepspeeds_fp16_refusal_is_fp16_unsupported():
     found = explained("ValueError: " + filled("deepspeed:type-fp16-is-not-supported-on") + "\n")
-    assert found.id == "log.fp16_unsupported" and found.details["confidence"] == "certain"
+    # likely alone: DeepSpeed's CPU fallback prints it too (test_explain_certainty_review_3.py)
+    assert found.id == "log.fp16_unsupported" and found.details["confidence"] == "likely"
     assert "bf16" in found.fix and "DS_ALLOW_DEPRECATED_FP16" in found.fix and "is_available" in found.fix
 
 

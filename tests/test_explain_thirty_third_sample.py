@@ -123,8 +123,10 @@ def test_transformers_4_bf16_message_beside_a_new_torch_is_certain():
 
 
 def test_transformers_5_bf16_message_is_certain():
+    # with the sentence training_args.py adds only where CUDA is available; without it the run saw no GPU
+    # (likely, test_explain_certainty_review_3.py)
     found = lead(
         "ValueError: Your setup doesn't support bf16/gpu. You need to assign use_cpu if you want to train the "
-        "model on CPU.\n"
+        "model on CPU. You need Ampere+ GPU with cuda>=11.0.\n"
     )
     assert found.id == "log.bf16_unsupported" and found.details["confidence"] == "certain"

@@ -244,6 +244,7 @@ CONTEXT_FACTS: tuple[tuple[str, re.Pattern], ...] = (
     *detection_boxes.CONTEXT,
     *compile_backends.CONTEXT,
     *tokenizer_threads.CONTEXT,
+    *tensor_misuse.CONTEXT,
     *image_channels.CONTEXT,
     *schedulers.CONTEXT,
     *train.CONTEXT,
@@ -254,6 +255,7 @@ CONTEXT_FACTS: tuple[tuple[str, re.Pattern], ...] = (
         "torch.distributed.launch is deprecated",
         re.compile(r"(?P<deprecated_launch>torch\.distributed\.launch is deprecated)"),
     ),
+    cuda.DS_ACCELERATOR,  # the accelerator DeepSpeed picked: fp16_unsupported on a GPU, not the CPU fallback
     placement.REPLICA,
     placement.TRACEBACK_FRAME,
     placement.INSTALLED_FRAME,

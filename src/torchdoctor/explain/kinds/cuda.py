@@ -822,9 +822,29 @@ def _torch_at_least(version: str, wanted: tuple[int, int]) -> bool:
     return len(parts) == 2 and (int(parts[0]), int(parts[1])) >= wanted
 
 
+# deepspeed/accelerator/real_accelerator.py logs the accelerator it picked; it falls back to "cpu" when it detects
+# no other, and the CPU accelerator's is_fp16_supported() is False without mkldnn fp16
+DS_ACCELERATOR = ("Setting ds_accelerator to", R(r"Setting ds_accelerator to (?P<ds_accelerator>\w{1,20})"))
+
+# engine.py's "Type fp16 is not supported on your device" and accelerate's "(not 'cpu')" are a GPU without fp16 or
+# a run that saw no GPU at all: likely, certain where DeepSpeed names the accelerator it runs on (not the CPU).
+# transformers' training_args.py adds "You need Ampere+ GPU with cuda>=11.0." to its bf16 refusal only where
+# is_torch_cuda_available(): without it the line is a run that saw no GPU too
+_NO_GPU_SEEN = Alternative(
+    "cuda_unavailable",
+    "no GPU that torch can see, so the run fell back to the CPU",
+    "If the run was meant for a GPU: python -c 'import torch; print(torch.cuda.is_available(), torch.version.cuda)' "
+    "must print True and a CUDA version (a CPU-only torch build prints None); check nvidia-smi and "
+    "CUDA_VISIBLE_DEVICES in the job.",
+    when=("fp16_maybe_cpu", "bf16_no_cuda"),
+)
+
+
 def _bf16_sure(hits: list[Hit], ctx: Context) -> bool:
     """Certain on a message that names the GPU; accelerate's and transformers' several-cause messages only beside
-    a torch >= 1.10."""
+    a torch >= 1.10; transformers 5's without its Ampere sentence never (torch saw no CUDA GPU)."""
+    if all("bf16_no_cuda" in h.facts for h in hits):
+        return False
     if any(h.specific for h in hits):
         return True
     version = ctx.facts.get("torch_version", "")
@@ -858,13 +878,20 @@ BF16_UNSUPPORTED = Recogniser(
         "accelerate:bf16-mixed-precision-requires-pytorch-and",
     ),
     generic=(ACCELERATE_BF16, TRANSFORMERS_BF16),
+    facts=(
+        R(
+            r"(?P<bf16_no_cuda>need to assign use_cpu if you want to train the model on CPU\.)(?! You need Ampere)"
+        ),
+    ),
     confirm=_bf16_sure,
     also=(
+        _NO_GPU_SEEN,
         Alternative(
             "dependency_version",
             "a PyTorch older than 1.10 (accelerate's and transformers' 4.x messages name it beside the GPU)",
             "Upgrade PyTorch to 1.10 or newer (pip install -U torch); check with python -c 'import torch; "
             "print(torch.__version__)'.",
+            unless=("bf16_no_cuda",),  # transformers 5 needs a torch 2 anyway
         ),
     ),
     describe=_bf16,
@@ -916,7 +943,15 @@ FP16_UNSUPPORTED = Recogniser(
     facts=(
         R(r"fp16 mixed precision requires a [^\n]{0,200}\(not '(?P<fp16_device>\w{1,20})'\)"),
         R(r"(?P<fp16_mps_torch>fp16 mixed precision with MPS device requires a Pytorch >=)"),
+        R(
+            r"(?P<fp16_maybe_cpu>Type fp16 is not supported on your device|fp16 mixed precision requires a "
+            r"[^\n]{0,200}\(not 'cpu'\))"
+        ),
     ),
+    confirm=lambda hits, ctx: (
+        not all("fp16_maybe_cpu" in h.facts for h in hits) or ctx.facts.get("ds_accelerator", "cpu") != "cpu"
+    ),
+    also=(_NO_GPU_SEEN,),
     describe=_fp16,
 )
 

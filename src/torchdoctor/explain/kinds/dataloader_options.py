@@ -115,6 +115,27 @@ _GRAPH_LOADER_IN_LIBRARY = replace(
     when=("collate_graph",),
 )
 
+# torch/utils/data/_utils/collate.py raises the same TypeError for any type it has no rule for (collate: found
+# <class ...>) and for a numpy array whose dtype is text or object (collate_numpy_array_fn: found <dtype>). None is
+# a sample the dataset returned as None; an object array is ragged samples np.array() could not stack (or a
+# mixed-type column): likely, those readings named
+_SAMPLE_RETURNED_NONE = Alternative(
+    "bad_training_data",
+    "a sample the dataset returned as None (a file it could not read and skipped, or a __getitem__ path without "
+    "a return)",
+    "Find the index: [i for i in range(len(dataset)) if dataset[i] is None]; fix that sample (or the path in "
+    "__getitem__ that returns nothing), drop unreadable files when the dataset is built, or skip them in a "
+    "collate_fn: batch = [b for b in batch if b is not None] before default_collate(batch).",
+    when=("collate_none",),
+)
+_RAGGED_SAMPLES = Alternative(
+    "collate_unequal_sizes",
+    "samples of different lengths that np.array() kept as an object array",
+    "Pad or crop each sample to one length in the dataset (or pad the batch in a collate_fn with "
+    "torch.nn.utils.rnn.pad_sequence), and give numeric columns a numeric dtype (df[cols].to_numpy(np.float32)).",
+    when=("collate_object",),
+)
+
 DATALOADER_OPTIONS = Recogniser(
     kind="dataloader_options",
     title="a DataLoader, sampler or dataset built with options torch refuses",
@@ -211,16 +232,22 @@ DATALOADER_OPTIONS = Recogniser(
         r"found [^\n]{1,100}|Batches of (?:nested|sparse) tensors are not currently supported by the default "
         r"collate_fn)"
     ),
-    facts=(R(r"(?P<split_sum>Sum of input lengths does not equal the length of the input dataset)"),),
+    facts=(
+        R(r"(?P<split_sum>Sum of input lengths does not equal the length of the input dataset)"),
+        R(
+            r"dicts or lists; found (?:(?P<collate_none><class 'NoneType'>)|(?P<collate_object>object)$)",
+            re.M,
+        ),
+    ),
     # every message names its own cause ("timeout" in a check of the option's value is the option's name, not a
     # timeout that happened): certain whenever the match read which check refused the call, but for
     # random_split's sum, which a torch before 1.13 also prints for fractions
     confirm=lambda hits, ctx: (
         refused(_CLASSES)(hits, ctx)
-        and not any("split_sum" in h.facts for h in hits)
+        and not any(fact in h.facts for h in hits for fact in ("split_sum", "collate_none", "collate_object"))
         and (not any("collate_graph" in h.facts for h in hits) or called_from_own_code("torch")(hits, ctx))
     ),
-    also=(_FRACTIONS, _GRAPH_LOADER_IN_LIBRARY),
+    also=(_FRACTIONS, _GRAPH_LOADER_IN_LIBRARY, _SAMPLE_RETURNED_NONE, _RAGGED_SAMPLES),
     describe=describe_refusal(_CLASSES, "a DataLoader was built with options torch refuses", limit=200),
 )
 

@@ -292,7 +292,9 @@ def _config_mismatch(hits: list[Hit], ctx: Context) -> tuple[str, str]:
 # facts of a refusal that more than one cause prints (the batch check at world size 1; engine.py's "Direct calls to
 # tensor.backward()", which names a torch without the APIs it needs as well as ZeRO stage 0; Lightning's DeepSpeed
 # strategy on a CPU accelerator, chosen or the one accelerator="auto" falls back to when torch sees no GPU)
-_TWO_CAUSES = ("world_size_one", "direct_backward", "not_cuda_accelerator")
+# engine.py backward()/scale() (DeepSpeed 0.18.3+, #7665): "loss must be a scalar tensor" is utils.py
+# maybe_loss_for_backward failing, which also asks for a grad_fn: a loss built under torch.no_grad() prints it too
+_TWO_CAUSES = ("world_size_one", "direct_backward", "not_cuda_accelerator", "loss_not_scalar")
 
 
 def _batch_for_every_process(facts: dict) -> bool:
@@ -403,6 +405,7 @@ DEEPSPEED_CONFIG_MISMATCH = Recogniser(
         R(r"\d+ != \d+ \* \d+ \* (?P<world_size_one>1)(?!\d)"),
         R(r"\d+ != \d+ \* \d+ \* (?P<divided_world>\d+\.0)\b"),
         R(r"(?P<direct_backward>Direct calls to tensor\.backward\(\) are not supported)"),
+        R(r"(?P<loss_not_scalar>loss must be a scalar tensor)"),
         R(r"only supported on CUDA GPUs but `(?P<not_cuda_accelerator>\w{1,40})` is used"),
         R(
             r"(?P<batch_zero>(?:Train batch size|Micro batch size per gpu|Gradient accumulation steps): -?\d+) has to "
@@ -460,6 +463,13 @@ DEEPSPEED_CONFIG_MISMATCH = Recogniser(
             "If the config is not ZeRO stage 0, the installed torch lacks what this DeepSpeed needs for loss.backward(): "
             "upgrade torch to a release this DeepSpeed supports (pip install -U torch), or keep engine.backward(loss).",
             when=("direct_backward",),
+        ),
+        Alternative(
+            "no_grad_in_loss",
+            "a loss without a graph (computed under torch.no_grad() or from detached outputs)",
+            "If the loss is a scalar, it has no grad_fn: compute it from the engine's forward outside torch.no_grad() "
+            "and inference_mode, with the model in train mode and some parameters requiring grad.",
+            when=("loss_not_scalar",),
         ),
         Alternative(
             "cuda_unavailable",

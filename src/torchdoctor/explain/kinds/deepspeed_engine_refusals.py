@@ -8,7 +8,8 @@ offload_states API, checkpoint options, AutoEP/AutoTP and Ulysses sequence paral
 (``runtime/sequence_parallel/ulysses_sp.py``).
 
 Each message names the setting it refuses and why, and nothing but that setting prints it: a certain
-``deepspeed_config_mismatch`` (kinds/deepspeed.py reads ``REFUSALS``; ``TEMPLATES`` cites the catalog).
+``deepspeed_config_mismatch`` (kinds/deepspeed.py reads ``REFUSALS``; ``TEMPLATES`` cites the catalog), but for
+"loss must be a scalar tensor", which a loss without a graph prints too (likely there).
 """
 
 from __future__ import annotations

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import re
 
-from torchdoctor.explain.recognisers import Context, Hit, Recogniser, merged, on_ranks
+from torchdoctor.explain.recognisers import Alternative, Context, Hit, Recogniser, merged, on_ranks
 
 FAMILY = "drivers and GPUs"
 
@@ -108,6 +108,21 @@ WORKER_STUCK_IN_KERNEL = Recogniser(
     facts=(
         R(r"Worker pid=(?P<pid>\d{1,10}) stuck in uninterruptible sleep"),
         R(r"Process (?P<pid>\d{1,10}) did not exit after"),
+        R(r"(?P<d_state>stuck in uninterruptible sleep \(D-state\))"),
+    ),
+    # local_elastic_agent.py reads the worker's state from /proc (D) before it says so: certain. The teardown's
+    # "did not exit after SIGKILL within Ns" (multiprocessing/api.py _close) only says a worker outlived the
+    # join's timeout ("may be"): it is printed while the agent stops the workers after another failure, and a
+    # worker still writing a core dump or releasing its memory outlives it too
+    confirm=lambda hits, ctx: any("d_state" in h.facts for h in hits),
+    also=(
+        Alternative(
+            "child_failed",
+            "a worker slow to exit while torchrun stopped the group after an earlier failure",
+            "Read the log above the teardown for the first worker's own error (or torchrun's failure summary): "
+            "that is what stopped the group; a worker that takes long to exit is often one writing a core dump "
+            "(ulimit -c 0) or releasing a large amount of memory.",
+        ),
     ),
     describe=_d_state,
 )

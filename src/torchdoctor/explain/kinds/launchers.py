@@ -564,6 +564,10 @@ LAUNCH_COMMAND = Recogniser(
         R(r"(?P<prog>[\w./-]{1,100}): error:"),
         # the launcher writes --include=localhost:<CUDA_VISIBLE_DEVICES> itself, on a single node only
         R(r"(?P<ds_no_slot>No slot '[^'\n]{0,40}' specified on host 'localhost')"),
+        # runner.py's ssh check of the hostfile's first host: this machine (a hostfile left on one node), or another
+        R(
+            r"host=(?:(?P<ds_ssh_local>localhost|127\.0\.0\.1|::1)|(?P<ds_ssh_remote>[^\s]{1,100})) was not reachable via ssh"
+        ),
     ),
     absorbs=("local_rank_argument",),
     # argparse naming the option's type as a typing construct: the program's own parser refuses every value
@@ -575,13 +579,37 @@ LAUNCH_COMMAND = Recogniser(
     # ssh's "Permission denied (publickey)" is also git's over ssh (a pip install from git@...): likely alone
     # CPython's "No such file or directory" naming accelerate's default config: a --config_file that does not
     # exist, or accelerate never configured on this machine: likely
+    # deepspeed's "host=<h> was not reachable via ssh" (runner.py main: `ssh -o PasswordAuthentication=no <h>
+    # hostname` failed for any hostfile) is a hostfile left on a single node or a multi-node launch whose ssh is
+    # not set up: certain for this machine's own name only. Open MPI's "unable to reliably start one or more
+    # daemons" (PRRTE help-errmgr-base.txt, Open MPI's help-plm-base.txt) lists its causes: host names that do
+    # not resolve, PATH/LD_LIBRARY_PATH, authority, /tmp, no route back to mpirun: certain beside ssh's refusal
     confirm=lambda hits, ctx: (
         not all(
-            h.facts.get("ds_no_slot") or h.facts.get("ssh_denied") or h.facts.get("acc_default_config")
+            h.facts.get("ds_no_slot")
+            or h.facts.get("ssh_denied")
+            or h.facts.get("acc_default_config")
+            or h.facts.get("ds_ssh_remote")
+            or h.facts.get("mpi_daemons")
             for h in hits
         )
+        or (any(h.facts.get("mpi_daemons") for h in hits) and any(h.facts.get("ssh_denied") for h in hits))
     ),
     also=(
+        Alternative(
+            "ssh_connect",
+            "a multi-node launch whose passwordless ssh to that host is not set up",
+            "From this node, `ssh -o PasswordAuthentication=no <host> hostname` must print the host's name: "
+            "ssh-keygen, ssh-copy-id <host>, accept its key once; or, on a single node, remove the hostfile.",
+            when=("ds_ssh_remote",),
+        ),
+        Alternative(
+            "mpi_network",
+            "a daemon that started but could not connect back to mpirun (no common network, a firewall)",
+            "Open the TCP ports between the hosts and name the interface they share: mpirun --mca "
+            "oob_tcp_if_include <iface> --mca btl_tcp_if_include <iface> (ip -br addr on each host).",
+            when=("mpi_daemons",),
+        ),
         Alternative(
             "library_version_bug",
             "the deepspeed launcher's own handling of CUDA_VISIBLE_DEVICES (fixed in DeepSpeed in 2024)",
@@ -741,6 +769,7 @@ SLURM_ENV = Recogniser(
             r"requested than permitted|Requested node configuration is not available|Memory required by task is "
             r"not available|Invalid generic resource \(gres\) specification))"
         ),
+        R(r"(?P<slurm_step>Unable to create (?:job )?step for job)"),
         R(
             r"num_nodes=(?P<num_nodes>\d+)` in Lightning, but the number of nodes configured in SLURM "
             r"`--nodes=(?P<slurm_nodes>\d+)`"
@@ -748,6 +777,23 @@ SLURM_ENV = Recogniser(
         R(
             r"devices=(?P<devices>\d+)` in Lightning, but the number of tasks per node configured in SLURM "
             r"`--ntasks-per-node=(?P<ntasks>\d+)`"
+        ),
+    ),
+    # slurm_errno.c's reasons are printed for a job step srun cannot fit in its allocation (srun/launch.c "Unable
+    # to create step for job N: ...") and for a job request sbatch, salloc or a bare srun cannot place (sbatch.c
+    # "Batch job submission failed: ...", salloc.c "Job submit/allocate failed: ..."): certain on the step's words
+    confirm=lambda hits, ctx: (
+        any("slurm_step" in h.facts or "slurm_nodes" in h.facts or "devices" in h.facts for h in hits)
+        or not any("slurm_refused" in h.facts for h in hits)
+    ),
+    also=(
+        Alternative(
+            "slurm_request",
+            "a job request no node of the partition can hold (sbatch, salloc or srun asking for the allocation)",
+            "Ask for what one node has: sinfo -p <partition> -o '%n %c %m %G' lists each node's CPUs, memory and "
+            "GPUs; lower --gres=gpu:N, --mem, --cpus-per-task or --ntasks-per-node to fit, or choose a partition "
+            "whose nodes have them.",
+            unless=("slurm_step",),
         ),
     ),
     describe=_slurm,

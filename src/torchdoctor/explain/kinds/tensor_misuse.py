@@ -271,6 +271,20 @@ _SOFT_TARGETS = Alternative(
     when=("float_target",),
 )
 
+# aten/src/ATen/native/LossNLL.cpp cross_entropy: any target of the input's shape is read as class probabilities,
+# so an integer one refuses there both as one-hot labels and as class ids beside logits squeezed to (N,) (a head
+# with one output, .squeeze()/.view(-1) on the logits): the one-hot reading is certain where the log shows one_hot
+CONTEXT: tuple[tuple[str, re.Pattern], ...] = (("one_hot(", R(r"(?P<one_hot_labels>\bone_hot\()")),)
+
+_LOGITS_OF_TARGET_SHAPE = Alternative(
+    "target_shape_mismatch",
+    "logits of the target's shape (N,): a head with one output, or logits squeezed to one value per sample",
+    "CrossEntropyLoss wants logits of shape (N, C), one per class, and class ids of shape (N,): give the last "
+    "layer C outputs (nn.Linear(hidden, C)) and drop the .squeeze()/.view(-1) on the logits; for one output "
+    "per sample (two classes) use BCEWithLogitsLoss with target.float().",
+    when=("probabilities",),
+)
+
 LOSS_TARGET_DTYPE = Recogniser(
     kind="loss_target_dtype",
     templates=(
@@ -299,9 +313,13 @@ LOSS_TARGET_DTYPE = Recogniser(
             + r") "
         ),
     ),
-    # an integer target of the wrong width has one cause; a floating one may be soft labels
-    confirm=lambda hits, ctx: not any("float_target" in h.facts for h in hits),
-    also=(_SOFT_TARGETS,),
+    # an integer target of the wrong width has one cause; a floating one may be soft labels; an integer one of
+    # the output's shape one-hot labels or squeezed logits
+    confirm=lambda hits, ctx: (
+        not any("float_target" in h.facts for h in hits)
+        and (not any("probabilities" in h.facts for h in hits) or "one_hot_labels" in ctx.facts)
+    ),
+    also=(_SOFT_TARGETS, _LOGITS_OF_TARGET_SHAPE),
     describe=_target_dtype,
 )
 

@@ -420,8 +420,27 @@ DATALOADER_SHM = Recogniser(
         r"is killed by signal: Bus error|(?P<worker_exited>DataLoader worker \(pid\(s\) [\d, ]{1,200}\) exited "
         r"unexpectedly)"
     ),
-    generic=(") exited unexpectedly",),
+    # torch/csrc/DataLoader.cpp's SIGBUS handler ("This might be caused by insufficient shared memory") and the
+    # main process's "killed by signal: Bus error. It is possible that dataloader's workers are out of shared
+    # memory" follow any SIGBUS in a worker: a full /dev/shm most often, or a memory-mapped file (np.memmap,
+    # Arrow, LMDB) truncated under the workers. Certain beside shared memory's own refusal (</torch_...>,
+    # shm_open) or torch's descriptor-passing errors
+    generic=(
+        ") exited unexpectedly",
+        "is killed by signal: Bus error",
+        "insufficient shared memory",
+        "out of shared memory",
+    ),
     also=(
+        Alternative(
+            "worker_crash",
+            "a bus error that is not shared memory: a memory-mapped dataset file (np.memmap, an Arrow or LMDB "
+            "file) truncated or rewritten while the workers read it",
+            "If /dev/shm has room (df -h /dev/shm during the run), check the dataset's memory-mapped files: none may "
+            "be rewritten or truncated while training reads them (regenerate them before the run, copy them to "
+            "local disk).",
+            when=("bus_error",),
+        ),
         Alternative(
             "worker_killed",
             "a worker killed by the out-of-memory killer (host RAM: each worker holds its own copy of the dataset)",
@@ -455,6 +474,7 @@ DATALOADER_SHM = Recogniser(
             r"unexpectedly)"
         ),
         R(r"(?P<ancdata>received 0 items of ancdata|Too many open files)"),
+        R(r"(?P<bus_error>is killed by signal: Bus error|Unexpected bus error encountered in worker)"),
     ),
     describe=_shm,
 )
