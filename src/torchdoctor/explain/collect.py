@@ -70,6 +70,8 @@ def literal_tree(words: list[str]) -> re.Pattern:
 
 
 _ANCHORS = any_anchor(RECOGNISERS)
+# the literals of the whole-log facts (versions, settings), one search for a line that holds none of them
+_CONTEXT_LITERALS = literal_tree(sorted({literal for literal, _ in CONTEXT_FACTS}))
 
 
 class Collector:
@@ -208,6 +210,8 @@ class Collector:
             self.ctx.facts["framework"] = "lightning"
 
     def _context(self, text: str) -> None:
+        if _CONTEXT_LITERALS.search(text) is None:  # most lines: no fact of the whole log, one search says so
+            return
         for literal, pattern in CONTEXT_FACTS:
             if literal in text:
                 found = pattern.search(text)
