@@ -21,8 +21,6 @@ from __future__ import annotations
 
 import re
 import sys
-import tarfile
-import zipfile
 
 from api_history import MINORS, download, package_files, version_of, write
 from api_keywords import wants_build
@@ -84,15 +82,10 @@ def raised_messages(source: str) -> list[str]:
 def read_release(package: str, wheel) -> dict[str, str]:
     """{message: the file that raises it} of one release."""
     folders = FOLDERS[package]
-    if wheel.name.endswith(".tar.gz"):
-        with tarfile.open(wheel) as archive:
-            names = [m.split("/", 1)[-1].removeprefix("src/") for m in archive.getnames()]
-    else:
-        with zipfile.ZipFile(wheel) as archive:
-            names = archive.namelist()
-    wanted = {n for n in names if n.endswith(".py") and n.startswith(folders) and not SKIPPED.search("/" + n)}
     messages: dict[str, str] = {}
-    for path, text in sorted(package_files(wheel, wanted).items()):
+    for path, text in sorted(package_files(wheel).items()):  # its Python files, by the path they install to
+        if not path.endswith(".py") or not path.startswith(folders) or SKIPPED.search("/" + path):
+            continue
         for message in raised_messages(text):
             messages.setdefault(message, path)
     return messages

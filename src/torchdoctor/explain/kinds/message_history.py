@@ -26,7 +26,7 @@ from typing import NamedTuple
 from packaging.version import InvalidVersion, Version
 
 from torchdoctor.explain.first_failure import Raised, cut
-from torchdoctor.explain.kinds.release_pins import spelled
+from torchdoctor.explain.kinds.release_pins import read_table, spelled
 
 FAMILY = "library releases that disagree with the code"
 
@@ -59,15 +59,7 @@ class Row(NamedTuple):
 @cache
 def load() -> dict[str, tuple[list[str], list[Row]]]:
     """``{package: (the releases read, its rows)}`` from the committed table."""
-    table: dict[str, tuple[list[str], list[Row]]] = {}
-    for line in TABLE.read_text(encoding="utf-8").splitlines():
-        cells = line.split("\t")
-        if cells[0] == "#releases":
-            package = cells[1]
-            table[package] = (cells[2:], [])
-        elif not line.startswith("#") and len(cells) == 5:
-            table[package][1].append(Row(package, *cells))
-    return table
+    return {p: (releases, [Row(p, *c) for c in rows]) for p, (releases, rows) in read_table(TABLE, 5).items()}
 
 
 def _pattern(message: str) -> tuple[str, re.Pattern] | None:
