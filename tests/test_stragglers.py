@@ -281,6 +281,30 @@ def test_a_rank_slower_for_its_cpu_is_said_once_two_windows_in_a_row_name_it():
     assert verdicts[-1].straggler == 1 and verdicts[-1].cause == "device"  # named by this window, not said
 
 
+def test_with_two_ranks_a_peer_that_got_faster_does_not_make_the_other_a_straggler():
+    # verdict.ROSE_ITSELF: rank 1's compute takes 8 ms less CPU from the 60th step on (on a shared VM, its vCPU's
+    # sibling went idle), rank 0's the same as ever. Against its one peer rank 0 is 8 ms longer, but its own CPU
+    # time did not rise: nobody is named. Rank 0's own CPU time 8 ms longer is named, and its waiting for a CPU.
+    first = (WARMUP + BASELINE) // 10
+
+    def said(change: dict) -> list[str]:
+        tracker = Tracker()
+        windows = range(first + 8)
+        lines = [
+            tracker.feed(judge_window(n, window(n, ranks=2, **(change if n >= first else {}))))
+            for n in windows
+        ]
+        return [line for line in lines if line]
+
+    assert said({"slow": 1, "late": -0.008}) == []
+    (device,) = said({"slow": 0, "late": 0.008})
+    assert (
+        device.startswith("torchdoctor: straggler: rank 0 (host h0) ") and "device (compute 41 ms" in device
+    )
+    (host,) = said({"slow": 0, "late": 0.008, "kept_off": 0.008})
+    assert "host (kept waiting for a CPU 9.0 ms per step" in host
+
+
 def test_the_first_steps_are_not_judged_and_then_are_each_ranks_usual():
     tracker = Tracker()
     first = (WARMUP + BASELINE) // 10  # windows before anything is judged

@@ -107,6 +107,12 @@ CAUSES = ("input", "host", "device", "communication")
 # (one such verdict of the 26 came and went in one window; in the kept 5% slow-link runs three of four
 # episodes were named at the 50th step, which one more window would miss).
 PERSIST = ("device", "host")
+# For these parts the rank's own figure must have risen against its own usual by OWN_RISE of its excess over the
+# peers: with two ranks a rank is "longer than its peer" as much when the peer got faster. On a shared 2-core VM a
+# rank's CPU time for the same compute falls by a quarter for tens of steps (the other vCPU idle) and rises
+# back, and its peer was named `device` for it (2026-11-30: 4 of 8 false alarms in 2,000 healthy steps).
+ROSE_ITSELF = ("cpu", "offcpu")
+OWN_RISE = 0.5
 
 
 @dataclass
@@ -359,6 +365,7 @@ def judge_stretch(
     usual: Mapping[int, list[tuple[float, float, bool]]] | None = None,
     usual_load: float | None = None,
     usual_threads: Mapping[int, float] | None = None,
+    usual_own: Mapping[int, list[float]] | None = None,
 ) -> Stretch:
     """The straggler or None, how much slower, the cause, in words, the figures over the steps of
     ``windows``: each rank's parts against the median of its peers' on the same steps, less the rank's
@@ -374,7 +381,9 @@ def judge_stretch(
     twice the rank's rise in waiting for a CPU since its usual (`_waiting_rise`, from ``usual_load``,
     `Usual.load`); for a rank that leaves them last by habit, beyond its usual lateness (`_leaver_slowed`).
     ``usual_threads`` (`Usual.threads_usual`): each rank's usual excess of its other threads' waiting for a
-    CPU, whose rise over the stretch is given in the figures (`_threads_rise`), not judged."""
+    CPU, whose rise over the stretch is given in the figures (`_threads_rise`), not judged. ``usual_own``
+    (`Usual.own_usual`): each rank's own usual median per part; a part in `ROSE_ITSELF` names the rank only where
+    its own median rose beyond it by `OWN_RISE` of its excess (else its peers got faster)."""
     excess: dict[int, list[list[float]]] = {}  # rank -> per step: excess of each part over the peers' median
     base: dict[int, list[float]] = {}  # rank -> per step: the peers' median own work
     mine: dict[int, list[tuple[float, ...]]] = {}
@@ -437,6 +446,7 @@ def judge_stretch(
                 and ahead >= MAJORITY
                 and middle >= max(MIN_SECONDS, SLOWER * peers_own, NOISE_MARGIN * error)
                 and (name != "transfer" or middle >= 2 * rise)
+                and _rose_itself(name, mine[rank], (usual_own or {}).get(rank), middle)
             ):
                 passed.append((middle, name))
         if not habit[TRANSFER][2] and usual_load is not None:
@@ -473,6 +483,17 @@ def judge_stretch(
             " alone slows its collectives as much: a busy machine, or its link"
         )
     return Stretch(rank, slower, CAUSE_OF[part], text, "; ".join(reasons))
+
+
+def _rose_itself(
+    name: str, mine: list[tuple[float, ...]], own_usual: list[float] | None, excess: float
+) -> bool:
+    """Whether part ``name`` of the rank's own steps (``mine``) rose beyond its own usual median by `OWN_RISE`
+    of its ``excess`` over the peers (always, for a part not in `ROSE_ITSELF` or without a usual)."""
+    if name not in ROSE_ITSELF or not own_usual:
+        return True
+    k = PARTS.index(name)
+    return _median(row[k] for row in mine) - own_usual[k] >= OWN_RISE * excess
 
 
 def _whole(
@@ -559,10 +580,12 @@ class Usual:
 
     steps: dict[int, list[list[float]]] = field(default_factory=dict)  # rank -> per step: excess per part
     threads: dict[int, list[float]] = field(default_factory=dict)  # rank -> per window: `_threads_excess`
+    own: dict[int, list[tuple[float, ...]]] = field(default_factory=dict)  # rank -> per step: its own parts
     waits: list[float] = field(default_factory=list)  # per step: the ranks' median wait for a CPU
     taken: int = 0  # steps taken so far (the first BASELINE form it)
     _figures: dict | None = field(default=None, repr=False)  # what `figures` found, at `_figured` steps
     _figured: int = field(default=0, repr=False)
+    _own: dict = field(default_factory=dict, repr=False)  # what `own_usual` found, with `figures`
 
     def add(self, verdict: WindowVerdict) -> None:
         """Take the window's steps as usual (the latest `HISTORY` per rank are kept)."""
@@ -573,6 +596,10 @@ class Usual:
             kept = self.steps.setdefault(rank, [])
             kept.extend(differences)
             del kept[:-HISTORY]
+        for rank, steps in compared.items():
+            kept_own = self.own.setdefault(rank, [])
+            kept_own.extend(parts for parts, _medians in steps)
+            del kept_own[:-HISTORY]
         for rank, excess in _threads_excess(verdict).items():
             kept = self.threads.setdefault(rank, [])
             kept.append(excess)
@@ -590,6 +617,12 @@ class Usual:
         """Per rank: the median of its other threads' waiting for a CPU per step over its peers' (ranks
         whose windows never had the figure left out)."""
         return {rank: _median(values) for rank, values in self.threads.items() if values}
+
+    def own_usual(self) -> dict[int, list[float]]:
+        """Per rank with `MIN_STEPS` or more usual steps: the median of each of its own parts (`PARTS`), worked
+        out again with `figures`."""
+        self.figures()
+        return self._own
 
     def ready(self) -> bool:
         """Whether the first `BASELINE` steps are in."""
@@ -617,6 +650,11 @@ class Usual:
                     for k, (middle, error) in enumerate(usual)
                 ]
         self._figures = result
+        self._own = {
+            rank: [_median(row[k] for row in rows) for k in range(len(PARTS))]
+            for rank, rows in self.own.items()
+            if len(rows) >= MIN_STEPS
+        }
         return result
 
 
@@ -760,7 +798,11 @@ class Tracker:
             self.usual.add(verdict)
             return None
         rank, slower, cause, text, reason = judge_stretch(
-            recent, self.usual.figures(), self.usual.load(), self.usual.threads_usual()
+            recent,
+            self.usual.figures(),
+            self.usual.load(),
+            self.usual.threads_usual(),
+            self.usual.own_usual(),
         )
         verdict.reason = reason
         if rank is None:
