@@ -62,7 +62,9 @@ _CLASSES = (
         "reduce_scatter_tensor and their coalesced forms) on CUDA tensors over NCCL (a CPU-only run over gloo "
         "lacks some of them in a given torch release: a newer torch, or the list forms all_gather / reduce via "
         "all_reduce); monitored_barrier on a gloo group only: dist.monitored_barrier(group=dist.new_group("
-        "backend='gloo')). init_process_group(backend='cpu:gloo,cuda:nccl') gives each device its backend.",
+        "backend='gloo')); gather and scatter over NCCL came with torch 1.11 (before it, pass a gloo group: "
+        "dist.gather(t, gather_list, dst=0, group=dist.new_group(backend='gloo')) on CPU tensors, or gather with "
+        "all_gather). init_process_group(backend='cpu:gloo,cuda:nccl') gives each device its backend.",
     ),
     (
         "reduce_op",
@@ -136,6 +138,7 @@ COLLECTIVE_ARGUMENTS = Recogniser(
         "torch_cpp:backend-does-not-support-allreduce-coalesced",
         "torch_cpp:backend-does-not-support-reduce-scatter",
         "torch_cpp:backend-does-not-support-alltoall-base",
+        "torch_cpp:backend-does-not-support-alltoall",
         "torch_cpp:backend-does-not-support-monitoredbarrier-only",
         "torch_cpp:backend-does-not-support-broadcast",
         "torch_cpp:backend-does-not-support-allreduce",
@@ -148,6 +151,15 @@ COLLECTIVE_ARGUMENTS = Recogniser(
         "torch_cpp:backend-does-not-support-recv",
         "torch_cpp:backend-does-not-support-recvanysource",
         "torch_cpp:backend-does-not-support-barrier",
+        # before Backend.hpp (torch 2.0) each ProcessGroup refused in its own name: ProcessGroupNCCL.cpp had no
+        # gather or scatter until 1.11, no alltoall before NCCL p2p, and still lacks recvAnysource and
+        # allgather_coalesced; ProcessGroupMPI.cpp lacks allgather_coalesced
+        "torch_native:processgroupnccl-does-not-support-gather",
+        "torch_native:processgroupnccl-does-not-support-scatter",
+        "torch_native:processgroupnccl-does-not-support-alltoall",
+        "torch_native:processgroupnccl-does-not-support-recvanysource",
+        "torch_native:processgroupnccl-does-not-support-allgather-coalesced",
+        "torch_native:processgroupmpi-does-not-support-allgather-coalesced",
         # ProcessGroupGlooDetail.hpp toFunction, ProcessGroupGloo.cpp allreduce of sparse tensors;
         # distributed_c10d.py all_reduce / all_reduce_coalesced (supports_complex)
         "torch_cpp:cannot-use-reduceop-band-with-non",
@@ -207,6 +219,7 @@ COLLECTIVE_ARGUMENTS = Recogniser(
         " does not support allgather_coalesced",
         " does not support allreduce_coalesced",
         " does not support alltoall_base",
+        " does not support alltoall",
         " does not support monitoredBarrier",
         "monitored_barrier is only implemented for GLOO backend",
         " does not support broadcast",
@@ -249,7 +262,7 @@ COLLECTIVE_ARGUMENTS = Recogniser(
         r"size|invalid output tensor list at index \d+[^\n]{0,120}|invalid output size: \(expected length \d+, got "
         r"\d+\)|invalid size of output tensor at index \d+[^\n]{0,120}|Check failed: outputShape\[0\] \* worldSize "
         r"== inputShape\[0\][^\n]{0,80})|"
-        r"(?P<backend_lacks_op>Backend \w{1,20} does not support (?:_allgather_base|_reduce_scatter_base|"
+        r"(?P<backend_lacks_op>(?:Backend \w{1,20}|ProcessGroup(?:NCCL|MPI)) does not support (?:_allgather_base|_reduce_scatter_base|"
         r"allgather_into_tensor_coalesced|reduce_scatter_tensor_coalesced|reduce_scatter|allgather_coalesced|"
         r"allreduce_coalesced|alltoall_base|monitoredBarrier|broadcast|allreduce(?: sparse)?|reduce|allgather|gather|"
         r"scatter|alltoall|send|recv(?:Anysource)?|barrier)\b[^\n]{0,60}|monitored_barrier is only implemented for "
