@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 
 from torchdoctor.explain.first_failure import installed_package
-from torchdoctor.explain.kinds import build_tools, installers, prebuilt, toolkits, wheel_tags
+from torchdoctor.explain.kinds import build_tools, compiled_ops, installers, prebuilt, toolkits, wheel_tags
 from torchdoctor.explain.kinds import compiler as diagnostics
 from torchdoctor.explain.recognisers import Alternative, Context, Hit, Recogniser, merged, on_ranks
 
@@ -746,7 +746,7 @@ def _installed_package(library: str) -> str | None:
 
 def _import(hits: list[Hit], ctx: Context) -> tuple[str, str]:
     facts = merged(hits)
-    said = prebuilt.explain(facts, ctx.facts)
+    said = compiled_ops.explain(facts) or prebuilt.explain(facts, ctx.facts)
     if said:
         return said[0] + on_ranks(hits), said[1]
     library = facts.get("library", "a compiled module")
@@ -927,6 +927,7 @@ EXTENSION_IMPORT = Recogniser(
         "third_party:xformers-not-built-with-cuda",
         # glibc's loader on an older Linux; bitsandbytes' and xformers' own load checks
         *prebuilt.TEMPLATES,
+        *compiled_ops.TEMPLATES,
     ),
     title="compiled extension does not load",
     anchors=(
@@ -940,6 +941,7 @@ EXTENSION_IMPORT = Recogniser(
         # without CUDA (a wheel for another torch / CUDA, or a CPU build)
         "wasn't build with CUDA support",
         *prebuilt.ANCHORS,
+        *compiled_ops.ANCHORS,
     ),
     match=R(
         # (MKL's iJIT_* missing under libtorch_cpu.so is the conda environment's MKL: broken_install)
@@ -952,7 +954,10 @@ EXTENSION_IMPORT = Recogniser(
         r"from the '(?P<no_kernel_backend>CUDA|HIP)' backend|"
         r"(?P<apex>APEX and CUDA required for fused optimizers)|"
         r"(?P<ds_prebuilt>PyTorch|CUDA|HIP) version mismatch! DeepSpeed ops were compiled|"
-        r"(?P<xformers_no_cuda>xFormers wasn't build with CUDA support)|" + prebuilt.MATCH.pattern
+        r"(?P<xformers_no_cuda>xFormers wasn't build with CUDA support)|"
+        + prebuilt.MATCH.pattern
+        + "|"
+        + compiled_ops.MATCH.pattern
     ),
     facts=(
         R(
@@ -970,6 +975,7 @@ EXTENSION_IMPORT = Recogniser(
             r"Install \w+ version=(?P<ds_built>[\w.+]{1,40}), Runtime \w+ version=(?P<ds_runtime>[\w.+]{1,40})"
         ),
         *prebuilt.FACTS,
+        *compiled_ops.FACTS,
     ),
     # "cannot open shared object file" is a missing runtime or a broken install: certain only for a compiled
     # module that does not match (torch's own C++ symbol missing, a libstdc++ too old); a plain C symbol
@@ -981,6 +987,7 @@ EXTENSION_IMPORT = Recogniser(
         or "xformers_no_cuda" in h.facts
         or (_torch_abi(h.facts.get("symbol", "")) and "old_singleton" not in h.facts)
         or prebuilt.decided(h.facts, ctx.facts)
+        or compiled_ops.decided(h.facts)
         for h in hits
     ),
     reject=DRIVER_LIBRARY,  # the driver's own library missing: no driver (kinds/cuda.py, cuda_unavailable)

@@ -23,6 +23,13 @@ torchvision's ``datasets/folder.py`` find_classes (DatasetFolder, ImageFolder) l
 and raises "Couldn't find any class folder in <root>." when there is none: the root exists (a missing one fails
 in os.scandir first) but holds the images themselves, or nothing. Certain: one class folder per label is what
 ImageFolder reads.
+
+pytorch-ssd's ``vision/datasets/voc_dataset.py`` (qfgaohao's, and dusty-nv's fork that jetson-inference's
+train_ssd.py runs) reads the image IDs of a Pascal VOC folder from ImageSets/Main/trainval.txt (test.txt for the
+test set), or the ImageSets/Main/default.txt CVAT writes, and raises "missing ImageSet file <path>" when neither is
+there; the fork's earlier ``"missing ImageSet file {:s}".format(image_sets_file)`` of a pathlib path raised
+"TypeError: unsupported format string passed to PosixPath.__format__" on that line instead, so the traceback shows
+the raise. The message is certain; the traceback's line alone, likely.
 """
 
 from __future__ import annotations
@@ -40,7 +47,9 @@ _MISSING = R(
     r"(?:FileNotFoundError|\[Errno 2\])\s*[:：]?\s*(?:\[Errno 2\]\s*)?No such file or directory\s*[:：]\s*"
     r"'(?P<path>[^'\n]{1,300})'|"
     r"AssertionError: File [Nn]ot [Ff]ound: (?P<yolo_file>[^\s'\"]{1,300})|"
-    r"Couldn't find any class folder in (?P<no_class_folder>(?!\{)[^\n]{1,300}?)\.?[\"']?$"
+    r"Couldn't find any class folder in (?P<no_class_folder>(?!\{)[^\n]{1,300}?)\.?[\"']?$|"
+    # pytorch-ssd's VOCDataset: the message, or the raise the traceback shows when formatting it failed
+    r"missing ImageSet file (?P<image_set>[^\s\"'{}]{1,300})|(?P<image_set_raise>IOError\(f?\"missing ImageSet file)"
 )
 # a 3D detection toolbox's info file: <dataset>_infos_<split>.pkl, <dataset>_dbinfos_train.pkl
 _INFO_FILE = R(r"(?:^|[/\\])(?P<dataset>[A-Za-z0-9]{1,40})_(?:db)?infos_[\w.]{0,80}\.pkl$")
@@ -51,7 +60,7 @@ _OTHER_FILE = Alternative(
     "If the path is a checkpoint, pretrained weights or a config file rather than data, point the option that "
     "names it at the file as saved (an absolute path; the working directory of a launcher or a job script may "
     "not be the repository's).",
-    unless=("info_file",),
+    unless=("info_file", "image_set", "image_set_raise"),
 )
 
 
@@ -78,10 +87,25 @@ def _info_file(path: str, dataset: str) -> str:
     )
 
 
+def _image_set(hits: list[Hit]) -> tuple[str, str]:
+    path = first(hits, "image_set")
+    which = f" ({path})" if path else ""
+    return (
+        f"the VOC dataset has no image-set list{which}: pytorch-ssd's VOCDataset reads the image IDs from "
+        "ImageSets/Main/trainval.txt or default.txt, and the dataset folder holds neither" + on_ranks(hits),
+        "Give --data the dataset's root (the folder that holds Annotations/, JPEGImages/ and ImageSets/), and "
+        "write ImageSets/Main/trainval.txt (test.txt for the validation set) listing one image ID a line, the "
+        "file names of JPEGImages/ without their extension; train.txt and val.txt may be copies of it. A CVAT "
+        "export in Pascal VOC format writes ImageSets/Main/default.txt, which is read instead.",
+    )
+
+
 def _missing(hits: list[Hit], ctx: Context) -> tuple[str, str]:
     root = first(hits, "no_class_folder")
     if root:
         return _no_class_folder(root, hits)
+    if first(hits, "image_set") or first(hits, "image_set_raise"):
+        return _image_set(hits)
     yolo_file = first(hits, "yolo_file")
     if yolo_file:
         return (
@@ -120,6 +144,7 @@ DATA_PATH_MISSING = Recogniser(
         "system:python-file-not-found",
         "third_party:yolov5-check-file-not-found",
         "third_party:torchvision-no-class-folder",
+        "third_party:pytorch-ssd-missing-imageset-file",
     ),
     title="a dataset path that does not exist",
     # CPython's form with the path (pastes lose the space, or type a full-width colon), not ninja's or a shell's
@@ -130,13 +155,15 @@ DATA_PATH_MISSING = Recogniser(
         "File not found: ",
         "File Not Found: ",
         "Couldn't find any class folder in ",
+        "missing ImageSet file",
     ),
     match=_MISSING,
     facts=(R(r"(?P<info_file>_(?:db)?infos_[\w.]{0,80}\.pkl)'"),),
     # shared libraries have their own kinds (extension_import, cuda_library_path)
     reject=R(r"No such file or directory\s*[:：]\s*'[^'\n]{0,200}\.so(?:\.[\d.]+)?'"),
-    # a missing path is any file's; ImageFolder's refusal is only a root without class folders
-    confirm=lambda hits, ctx: any("no_class_folder" in h.facts for h in hits),
+    # a missing path is any file's; ImageFolder's refusal is only a root without class folders, and
+    # pytorch-ssd's message only a VOC folder without its image-set list
+    confirm=lambda hits, ctx: any("no_class_folder" in h.facts or "image_set" in h.facts for h in hits),
     also=(_OTHER_FILE,),
     describe=_missing,
 )

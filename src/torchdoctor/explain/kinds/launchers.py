@@ -886,6 +886,8 @@ def _missing_launcher(hits: list[Hit], ctx: Context) -> tuple[str, str]:
 
 
 _LAUNCHER = r"(?:torchrun|deepspeed|accelerate)"
+# a research repository's CUDA operators built in its own folder are no package to install (compiled_ops.py)
+_COMPILED_OP = r"MultiScaleDeformableAttention'"
 _NOT_FOUND = (
     # bash "torchrun: command not found", dash "sh: 1: /env/bin/torchrun: not found", slurmstepd's execve,
     # zsh "zsh: command not found: torchrun", Ubuntu's command-not-found "Command 'torchrun' not found"
@@ -924,7 +926,7 @@ MISSING_LAUNCHER = Recogniser(
     # a submodule of a library whose modules move between releases is a version, not a missing package
     # (kinds/versions.py reads it): "No module named 'torch._six'"
     match=R(
-        rf"{_NOT_FOUND}|execve\(\): bad interpreter\(|mpirun or mpiexec were not found|No module named '(?!torch')(?!{SUBMODULE})[\w.]+'|"
+        rf"{_NOT_FOUND}|execve\(\): bad interpreter\(|mpirun or mpiexec were not found|No module named '(?!torch')(?!{SUBMODULE})(?!{_COMPILED_OP})[\w.]+'|"
         r"DeepSpeed is not (?:installed|available) =>|" + _FP8_PACKAGE.pattern
     ),
     templates=(
