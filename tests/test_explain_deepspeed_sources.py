@@ -121,6 +121,14 @@ CASES = [
         "deepspeed_config_mismatch",
         ["set_z3_leaf_modules", "print(model)"],
     ),
+    # engine.py: deepspeed.initialize(optimizer=<a list of parameters>)
+    (
+        "deepspeed:client-optimizer-is-of-unexpected-type",
+        ("<class 'list'>",),
+        "AssertionError",
+        "deepspeed_config_mismatch",
+        ["model_parameters="],
+    ),
     # runtime/tensor_parallel/init_utils.py: AutoTP's sizes given twice
     (
         "deepspeed:conflicting-tensor-parallel-autotp-size-in",
@@ -220,6 +228,9 @@ NEAR_MISSES = [
     # another tool's words about modules it did not find
     "ValueError: No modules of type Linear to quantize; skipping\n",
     "No modules named 'apex' could be imported, using the native kernels\n",
+    # DeepSpeed's INFO lines about the client optimizer and the pipeline's layers, from a healthy start-up
+    "[INFO] [logging.py:96:log_dist] [Rank 0] Using client Optimizer as basic optimizer\n",
+    "[INFO] [module.py:396:_partition_layers] Partitioning pipeline stages with method type:transformer\n",
     # a config print that names the config flag
     "[INFO] [config.py:1003:print] deepspeed_config ........ ds_config.json\n",
 ]

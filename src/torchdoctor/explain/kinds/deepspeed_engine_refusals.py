@@ -499,6 +499,26 @@ REFUSALS: tuple[tuple[str, str], ...] = (
         "names of the model's modules: use names as model.named_modules() prints them (e.g. "
         '"model.layers.0.mlp"), or the suffix form, or class names.',
     ),
+    # runtime/pipe/module.py: what PipelineModule's layers and checkpointing take
+    (
+        "LayerSpec only supports torch.nn.Module types",
+        "LayerSpec(cls, *args, **kwargs) takes an nn.Module class and builds it on its stage: pass the class "
+        "(LayerSpec(TransformerLayer, hidden)), not an instance or a function; put plain callables (a lambda, "
+        "torch.flatten) in the layers list without LayerSpec.",
+    ),
+    (
+        "param `checkpointable_layers` must be type of list",
+        "Pass PipelineModule(checkpointable_layers=[...]) a list of class names (e.g. ['ParallelTransformerLayerPipe']), "
+        "not one string.",
+    ),
+    # engine.py _configure_optimizer: what deepspeed.initialize(optimizer=...) accepts
+    (
+        "Client Optimizer is of unexpected type",
+        "deepspeed.initialize(optimizer=...) takes a torch.optim.Optimizer (or DeepSpeed's) instance, or a callable "
+        "that builds one from the parameters; the message names the type given (a list of parameters, a name as a "
+        'string, a scheduler): build the optimizer first, or name it in the config ("optimizer": {"type": '
+        '"AdamW", "params": {...}}) and pass model_parameters= instead.',
+    ),
     # deepspeed/__init__.py initialize(): where the config comes from
     (
         "we were given deepspeed configs in the deepspeed arguments and deepspeed.initialize() function call",
@@ -672,6 +692,9 @@ TEMPLATES: tuple[str, ...] = (
     "deepspeed:zero-stage-changed-in-and-is",  # runtime/zero/stage_1_and_2.py
     "deepspeed:no-modules-of-type-found-in",  # utils/z3_leaf_module.py
     "deepspeed:no-modules-named-found-in-model",
+    "deepspeed:layerspec-only-supports-torch-nn-module",  # runtime/pipe/module.py
+    "deepspeed:param-checkpointable-layers-must-be-type",
+    "deepspeed:client-optimizer-is-of-unexpected-type",  # runtime/engine.py
     "deepspeed:not-sure-how-to-proceed-we",  # deepspeed/__init__.py
     "deepspeed:not-sure-how-to-proceed-we-2",
     "deepspeed:deepspeed-requires-deepspeed-config-to-specify",
