@@ -461,8 +461,9 @@ REFUSALS: tuple[tuple[str, str], ...] = (
         "Data inconsistency within the TP group",
         "Under AutoTP every rank of a tensor-parallel group must get the same batch: shard the data by the "
         "data-parallel rank, not the global one (DistributedSampler(dataset, num_replicas=dp_world_size, "
-        "rank=dp_rank), from deepspeed.utils.groups.get_data_parallel_world_size() / _rank()), or hand the dataset "
-        "to deepspeed.initialize(training_data=...), and seed any random augmentation the same on those ranks.",
+        "rank=dp_rank), from deepspeed.utils.groups.get_data_parallel_world_size() / get_data_parallel_rank()), "
+        "or hand the dataset to deepspeed.initialize(training_data=...), and seed any random augmentation the same "
+        "on those ranks.",
     ),
     # runtime/activation_checkpointing/checkpointing.py configure(): contiguous memory checkpointing
     (
@@ -508,8 +509,8 @@ REFUSALS: tuple[tuple[str, str], ...] = (
     ),
     (
         "param `checkpointable_layers` must be type of list",
-        "Pass PipelineModule(checkpointable_layers=[...]) a list of class names (e.g. ['ParallelTransformerLayerPipe']), "
-        "not one string.",
+        "Pass PipelineModule(checkpointable_layers=[...]) a list of class names (e.g. "
+        "['ParallelTransformerLayerPipe']), not one string.",
     ),
     # engine.py _configure_optimizer: what deepspeed.initialize(optimizer=...) accepts
     (

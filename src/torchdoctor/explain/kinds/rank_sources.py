@@ -2,12 +2,12 @@
 
 DeepSpeed reads a process's rank from the variables a launcher sets: LOCAL_RANK (torchrun, the deepspeed launcher,
 accelerate launch) and Open MPI's OMPI_COMM_WORLD_LOCAL_RANK (mpirun). When both are set and differ it refuses
-to guess (``deepspeed/runtime/engine.py`` ``_configure_with_arguments``, every release the catalog reads, 0.6.7 on: "LOCAL_RANK (2) !=
-OMPI_COMM_WORLD_LOCAL_RANK (0), not sure how to proceed as we're seeing conflicting local rank info."); its MPI
-discovery (``deepspeed/comm/comm.py`` ``mpi_discovery``: "MPI rank {} does not match torch rank {}", and the same
-of the world size) refuses a process group the script initialised with ranks other than MPI's; its MPICH / Intel
-MPI launcher helper (``deepspeed/launcher/launcher_helper.py`` ``env_mapping``, 0.14.5 on: "rank number doesn't
-match!") refuses two MPI rank variables that differ. Each is one launcher started inside another (mpirun around
+to guess (``deepspeed/runtime/engine.py`` ``_configure_with_arguments``, every release the catalog reads, 0.6.7
+on: "LOCAL_RANK (2) != OMPI_COMM_WORLD_LOCAL_RANK (0), not sure how to proceed as we're seeing conflicting local
+rank info."); its MPI discovery (``deepspeed/comm/comm.py`` ``mpi_discovery``: "MPI rank {} does not match torch
+rank {}", and the same of the world size) refuses a process group the script initialised with ranks other than
+MPI's; its MPICH / Intel MPI launcher helper (``deepspeed/launcher/launcher_helper.py`` ``env_mapping``, 0.14.5 on:
+"rank number doesn't match!") refuses two MPI rank variables that differ. Each is one launcher started inside another (mpirun around
 torchrun or the deepspeed launcher, a job script that runs a per-GPU launcher under an MPI job), or a rank variable
 left in the environment by an outer job: the message alone says so, and the fix is to let one launcher start the
 processes.
