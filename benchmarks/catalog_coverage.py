@@ -13,7 +13,8 @@
   C++ headers (``TORCH_CHECK``/``C10_THROW_ERROR`` literals) and the literal strings of ``libtorch_cpu.so`` that
   sit beside a ``torch/csrc/distributed`` source path (the reducer, TCPStore, socket, ProcessGroupGloo);
 - nccl: every ``WARN("...")`` format in ``src/`` of a fetched NVIDIA/nccl, with the release tags that print it;
-- deepspeed: engine, ZeRO, config, launcher, comm, op_builder of a fetched deepspeedai/DeepSpeed, with tags;
+- deepspeed: engine, ZeRO, config, launcher, comm, op_builder, ``initialize``, universal checkpoints and the
+  accelerator of a fetched deepspeedai/DeepSpeed, with tags;
 - accelerate, lightning, transformers: the installed packages' state/launch/utils, strategies/connectors,
   Trainer;
 - cuda: the CUDA runtime's error strings (``cudaGetErrorString``), listed in ``cuda_runtime.tsv`` by hand
@@ -258,12 +259,15 @@ def _git(repo: Path, *args: str) -> str:
     return subprocess.run(["git", "-C", str(repo), *args], capture_output=True, text=True, check=True).stdout
 
 
-def tags_holding(repo: Path, tags: list[str], folder: str, rows: list[tuple[str, str, str]]) -> list:
-    """``rows`` with their versions: the first and last of ``tags`` whose ``folder`` holds the template's
-    longest literal piece."""
+def tags_holding(
+    repo: Path, tags: list[str], folder: str | tuple[str, ...], rows: list[tuple[str, str, str]]
+) -> list:
+    """``rows`` with their versions: the first and last of ``tags`` whose ``folder`` (or folders) holds the
+    template's longest literal piece."""
+    folders = (folder,) if isinstance(folder, str) else folder
     texts = {}
     for tag in tags:
-        texts[tag] = _git(repo, "grep", "-h", "-I", "", tag, "--", folder)
+        texts[tag] = _git(repo, "grep", "-h", "-I", "", tag, "--", *folders)
     head = "HEAD"
     result = []
     for template, file, _ in rows:
@@ -334,8 +338,18 @@ def from_nccl(repo: Path) -> list[tuple[str, str, str]]:
 
 def from_deepspeed(repo: Path) -> list[tuple[str, str, str]]:
     """The messages of DeepSpeed's engine, ZeRO, config, launcher, comm, utils and op builders, over a few
-    releases and HEAD."""
-    folders = ("deepspeed/runtime", "deepspeed/launcher", "deepspeed/comm", "deepspeed/utils", "op_builder")
+    releases and HEAD; and of what a training run passes through besides: ``deepspeed/__init__.py``
+    (initialize), ``deepspeed/checkpoint`` (universal checkpoints) and ``accelerator`` (the device it picks)."""
+    folders = (
+        "deepspeed/runtime",
+        "deepspeed/launcher",
+        "deepspeed/comm",
+        "deepspeed/utils",
+        "op_builder",
+        "deepspeed/__init__.py",
+        "deepspeed/checkpoint",
+        "accelerator",
+    )
     rows = []
     # v0.17.5: the last of 0.17.2-0.17.5, whose torch_autocast.py refused an outer torch.autocast (0.17.6 warns)
     for tag in ("HEAD", "v0.17.5", "v0.16.9", "v0.12.6", "v0.9.5"):
@@ -343,7 +357,9 @@ def from_deepspeed(repo: Path) -> list[tuple[str, str, str]]:
             for message in python_messages(text):
                 if worth_keeping(message):
                     rows.append((clean(message), file, ""))
-    return tags_holding(repo, DEEPSPEED_TAGS, "deepspeed", rows)
+    # op_builder and accelerator sit beside the package in the repository (installed as deepspeed/ops/op_builder,
+    # deepspeed/accelerator): their messages' releases are read there
+    return tags_holding(repo, DEEPSPEED_TAGS, ("deepspeed", "op_builder", "accelerator"), rows)
 
 
 CUDA_RUNTIME = ROOT / "src" / "torchdoctor" / "explain" / "catalog" / "cuda_runtime.tsv"

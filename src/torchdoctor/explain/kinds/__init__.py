@@ -73,6 +73,7 @@ from torchdoctor.explain.kinds import (
     process_group_args,
     python_values,
     quantized_models,
+    rank_sources,
     ranks,
     ray_cluster,
     release_changes,
@@ -98,6 +99,7 @@ RECOGNISERS: tuple[Recogniser, ...] = (
     *cuda.RECOGNISERS,
     *gpu_faults.RECOGNISERS,
     *deepspeed.RECOGNISERS,
+    *rank_sources.RECOGNISERS,
     *libraries.RECOGNISERS,
     *build.RECOGNISERS,
     # before versions: the training loop's own GradScaler order leads the Trainer's release bug where the

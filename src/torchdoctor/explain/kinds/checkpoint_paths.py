@@ -94,6 +94,16 @@ def _checkpoint_path(hits: list[Hit], ctx: Context) -> tuple[str, str]:
             "already holds the whole model: load mp_rank_00_model_states.pt with torch.load(..., weights_only=False) "
             "and take its 'module' entry (or load it with engine.load_checkpoint).",
         )
+    step_dir = facts.get("ds_step_dir") or facts.get("ds_step_dir2")
+    if step_dir:
+        return (
+            f"DeepSpeed's checkpoint tools found no step of a DeepSpeed checkpoint in {step_dir.rstrip('.')}"
+            + on_ranks(hits),
+            "ds_to_universal (python -m deepspeed.checkpoint.ds_to_universal) and the reshaping tools read one "
+            "saved step: --input_folder <ckpt>/global_stepN, the folder that holds mp_rank_*_model_states.pt and "
+            "the *_optim_states.pt files (not the checkpoint's top folder, not a Trainer's checkpoint-N above it, "
+            "not a folder saved with save_only_model / save_16bit_model, which has no ZeRO files).",
+        )
     if facts.get("fsdp_subdir"):
         return (
             f"accelerate merge-weights was pointed above the FSDP shards; they are in {facts['fsdp_subdir']}"
@@ -162,6 +172,10 @@ CHECKPOINT_PATH = Recogniser(
         "Can't find a checkpoint index (",
         # deepspeed/utils/zero_to_fp32.py: no optimizer / model state files of the kind it needs in the folder
         " files in directory '",
+        # deepspeed/checkpoint/deepspeed_checkpoint.py, zero_checkpoint.py (ds_to_universal, the reshaping tools): a
+        # folder without a step's model-state / ZeRO files
+        " seems a bogus DeepSpeed checkpoint folder",
+        "No ZeRO files found in ",
         "but folder does not exist",
         "No input_dir provided and automatic checkpoint naming is disabled",
         "should be a directory, not a file",
@@ -200,6 +214,8 @@ CHECKPOINT_PATH = Recogniser(
         "accelerate:checkpoint-should-be-the-path-to",
         "transformers:can-find-checkpoint-index-in",
         "deepspeed:can-find-files-in-directory",
+        "deepspeed:seems-bogus-deepspeed-checkpoint-folder-cannot",  # deepspeed/checkpoint/deepspeed_checkpoint.py
+        "deepspeed:no-zero-files-found-in",  # deepspeed/checkpoint/zero_checkpoint.py
         # accelerate/accelerator.py load_state, save_model; transformers' save_pretrained (configuration_utils.py ...)
         "accelerate:tried-to-find-but-folder-does",
         "accelerate:no-input-dir-provided-and-automatic",
@@ -214,6 +230,10 @@ CHECKPOINT_PATH = Recogniser(
     facts=(
         R(r"Try to load using this parent directory instead: (?P<parent>\S{1,500})"),
         R(r"(?P<not_zero>\S{1,300}) is not a zero checkpoint"),
+        R(
+            r"(?P<ds_step_dir>\S{1,300}) seems a bogus DeepSpeed checkpoint folder|No ZeRO files found in "
+            r"(?P<ds_step_dir2>\S{1,300})"
+        ),
         R(r"Invalid for universal checkpoint: (?P<universal>\S{1,500}) does not exist"),
         R(r"Tried to find (?P<missing_dir>\S{1,500}) but folder does not exist"),
         R(r"(?P<no_input_dir>No input_dir provided) and automatic checkpoint naming is disabled"),

@@ -395,10 +395,14 @@ DEEPSPEED_CONFIG_MISMATCH = Recogniser(
     ),
     span=6,
     # "requires an optimizer" is DeepSpeed's only after "zero stage N"; "has to be greater than 0" only after one of
-    # _batch_assertion's three names and the value (the window's first line is the anchored one)
+    # _batch_assertion's three names and the value; "than buffer size" only as the NVMe swapper's "More elements N
+    # than buffer size M"; "No modules of type / named" only with z3_leaf_module.py's "found in model" after it
+    # (the window's first line is the anchored one)
     reject=R(
         r"(?<!zero stage \d )requires an optimizer|^(?!.*(?:Train batch size|Micro batch size per gpu|Gradient "
-        r"accumulation steps): -?\d+ has to be greater than 0).*has to be greater than 0"
+        r"accumulation steps): -?\d+ has to be greater than 0).*has to be greater than 0|"
+        r"^(?!.*More elements \d+ than buffer size).*than buffer size|"
+        r"^(?!.*No modules (?:of type|named) [^\n]{1,400} found in model ).*No modules (?:of type|named) "
     ),
     facts=(
         R(r"(?P<train_batch>\d+) != (?P<micro_batch>\d+) \* (?P<grad_acc>\d+) \* (?P<world_size>\d+)"),

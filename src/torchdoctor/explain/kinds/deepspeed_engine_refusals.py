@@ -5,7 +5,10 @@ DeepSpeed refusing its config where the engine and ZeRO build themselves from it
 (``runtime/zero/stage_1_and_2.py``, ``stage3.py``, ``zenflow/``), the compressed-communication optimizers
 (``runtime/fp16/onebit/``), elasticity, DeepCompile, gradient accumulation outside the engine, the engine's
 offload_states API, checkpoint options, AutoEP/AutoTP and Ulysses sequence parallelism
-(``runtime/sequence_parallel/ulysses_sp.py``).
+(``runtime/sequence_parallel/ulysses_sp.py``, ``parallel_state_sp.py``, ``runtime/tensor_parallel/init_utils.py``),
+the NVMe swap buffers (``runtime/swap_tensor/``), MiCS, ZeRO-3's leaf modules (``utils/z3_leaf_module.py``), where
+``deepspeed.initialize`` takes its config from (``deepspeed/__init__.py``) and the accelerator DS_ACCELERATOR names
+(``accelerator/real_accelerator.py``).
 
 Each message names the setting it refuses and why, and nothing but that setting prints it: a certain
 ``deepspeed_config_mismatch`` (kinds/deepspeed.py reads ``REFUSALS``; ``TEMPLATES`` cites the catalog), but for
@@ -45,6 +48,12 @@ _ULYSSES_DIVISIBLE = (
     "Ulysses sequence parallelism splits the attention heads and each sequence over sequence_parallel_size ranks: "
     "choose a sequence_parallel_size that divides the model's attention and key-value head counts, and pad each "
     "batch's sequence length to a multiple of it (the DataLoader's collator: pad_to_multiple_of=sp_size)."
+)
+
+_SP_WORLD = (
+    "The sequence-parallel groups split the processes into groups of sequence_parallel_size: choose a "
+    "sequence_parallel_size that divides the number of processes (and is at most that number), or start a "
+    "multiple of it (deepspeed --num_gpus / torchrun --nproc_per_node times the nodes)."
 )
 
 REFUSALS: tuple[tuple[str, str], ...] = (
@@ -336,6 +345,220 @@ REFUSALS: tuple[tuple[str, str], ...] = (
         "total_curriculum_step, difficulty_step; fixed_root: those and root_degree; fixed_discrete: difficulty, "
         "max_step).",
     ),
+    # runtime/swap_tensor/partitioned_param_swapper.py: ZeRO-3's NVMe parameter offload swaps each parameter through
+    # pinned buffers of offload_param.buffer_size elements; a parameter larger than one buffer cannot be swapped
+    (
+        "than buffer size",
+        'A parameter is larger than one NVMe swap buffer ("offload_param": {"buffer_size": N} elements, 1e8 by '
+        "default; the message names both numbers, and an embedding of vocab_size x hidden_size is the usual "
+        'one): set "buffer_size" in "offload_param" to at least that parameter\'s number of elements (e.g. '
+        '"buffer_size": 2e8 or above), or offload the parameters to "cpu" instead of "nvme".',
+    ),
+    # runtime/swap_tensor/pipelined_optimizer_swapper.py: NVMe optimizer offload with pipelined reads/writes
+    (
+        "PipelinedOptimizerSwapper ran out of swap buffers",
+        'Pipelined NVMe optimizer swapping needs more buffers than "offload_optimizer": {"buffer_count": N} gives '
+        '(4 by default): raise "buffer_count" (e.g. 8), or set "pipeline_read": false and "pipeline_write": false '
+        "in offload_optimizer.",
+    ),
+    # runtime/torch_autocast.py: the config's torch_autocast section beside another precision option (fp16 / bf16:
+    # 0.17.2-0.17.6; zero_quantized_weights: every release that has the section)
+    (
+        "Cannot enable both torch autocast and",
+        'Use one precision mechanism: with "torch_autocast": {"enabled": true} remove the "fp16" / "bf16" '
+        'sections (or "enabled": false) and "zero_quantized_weights" from "zero_optimization"; or turn '
+        '"torch_autocast" off and keep them.',
+    ),
+    # runtime/base_optimizer.py, bf16_optimizer.py: master-weight and accumulation types the optimizer cannot hold
+    (
+        "fp16_master_weights_and_gradients and bf16_master_weights_and_gradients are mutually exclusive",
+        'Keep one of "fp16_master_weights_and_gradients" (zero_optimization) and "bf16_master_weights_and_grads" '
+        '(the "bf16" section), as the training precision is fp16 or bf16.',
+    ),
+    ("BF16Optimizer: Unsupported gradient accumulation data type", _GRAD_ACCUM_DTYPE),
+    # runtime/zero/mics.py, mics_utils.py: MiCS shards within groups of mics_shard_size ranks
+    (
+        "dp group size is not dividable by dp_shard_size",
+        'Set "mics_shard_size" in "zero_optimization" to a divisor of the data-parallel size (the number of '
+        "processes divided by the pipeline-parallel size), e.g. the number of GPUs per node.",
+    ),
+    (
+        "Local sharding has no support for CPU offloading",
+        "MiCS with replicated shards (mics_shard_size below the data-parallel size) keeps gradients on the GPU: "
+        'remove "offload_optimizer" / "offload_param", or set "mics_shard_size" to the data-parallel size (or '
+        "use plain ZeRO-3, which offloads).",
+    ),
+    # runtime/sequence_parallel/parallel_state_sp.py (0.17.5+): the sequence-parallel groups built from the world
+    ("is less than sequence_parallel_size", _SP_WORLD),
+    ("is not divisible by sequence_parallel_size", _SP_WORLD),
+    # runtime/tensor_parallel/init_utils.py (0.18.9+): AutoTP's settings given both in the config and to
+    # deepspeed.tp_model_init(...), with different values
+    (
+        "and tp_model_init (",
+        'Give the tensor-parallel settings in one place: the config\'s "tensor_parallel" section '
+        "(autotp_size, tp.tp_size, dtype) or deepspeed.tp_model_init(model, tp_size=..., dtype=...), not both with "
+        "different values (the message names the setting and both values).",
+    ),
+    (
+        "Conflicting dtype: config uses",
+        "The dtype given to deepspeed.tp_model_init(...) differs from the config's precision: pass the dtype the "
+        'config trains in (torch.bfloat16 with "bf16" enabled, torch.float16 with "fp16"), or change the config.',
+    ),
+    (
+        "tp_model_init provided tp_group; deepspeed.initialize must not receive mpu",
+        "deepspeed.tp_model_init(..., tp_group=...) already set the tensor-parallel group: drop mpu= from "
+        "deepspeed.initialize(...).",
+    ),
+    # engine.py: Muon needs every parameter marked for it
+    (
+        "use_muon attribute is NOT configured for some of the model parameters",
+        "The Muon optimizer updates 2-D weights with Muon and the rest with Adam, as each parameter says: set "
+        "p.use_muon = (p.ndim >= 2) for every parameter of the model before deepspeed.initialize (embeddings and "
+        "the head usually False).",
+    ),
+    (
+        "All Muon parameter groups must have the same momentum",
+        "ZeRO-3's Muon keeps one momentum for all groups: give every param group of the Muon optimizer the same "
+        "momentum (beta), or leave it out of the groups and set it once in the optimizer's params.",
+    ),
+    (
+        "Muon and all2all process group cannot be used together",
+        'ZeRO++\'s quantized gradients ("zero_quantized_gradients": true, which reduces through an all-to-all '
+        "group) cannot run with Muon: turn zero_quantized_gradients off, or choose another optimizer.",
+    ),
+    # engine.py: the caller's own accumulation boundary and backward() with a gradient (non-scalar loss)
+    ("is not supported with managed_gradient_accumulation=False", _MANAGED_ACCUMULATION),
+    (
+        "is not supported with non-scalar backward",
+        "engine.backward(tensor, gradient=...) (a non-scalar output) works without Apex AMP and the eigenvalue "
+        'option: reduce the loss to a scalar (loss.mean()) and call engine.backward(loss), or remove "amp" / '
+        '"eigenvalue" from the config.',
+    ),
+    # engine.py / accelerator/*_accelerator.py set_compile_backend: the compiler backend asked for
+    (
+        "is not supported for DeepCompile",
+        'DeepCompile compiles with "inductor" or "eager": pass engine.compile(backend="inductor") (the default), or '
+        'turn DeepCompile off ("compile": {"deepcompile": false}) to use another backend.',
+    ),
+    (
+        ". Supported Backends are ",
+        "engine.compile(backend=...) (or the config's compile backend) names a backend torch.compile does not "
+        'have: use one of the list the message prints (torch._dynamo.list_backends(): "inductor", ...), spelled as '
+        "there, or a callable backend.",
+    ),
+    # runtime/config.py: the "torch_autocast" section's own values
+    (
+        "Invalid dtype for torch autocast",
+        'Set "torch_autocast": {"enabled": true, "dtype": "bfloat16"} (or "float16"): a dtype DeepSpeed knows.',
+    ),
+    (
+        "Invalid module names for torch autocast",
+        'Give "torch_autocast": {"lower_precision_safe_modules": [...]} as a list of strings, the full class paths '
+        '(e.g. ["torch.nn.Linear", "torch.nn.Conv2d"]).',
+    ),
+    # engine.py (AutoTP, 0.16.9+): the ranks of one tensor-parallel group were given different batches
+    (
+        "Data inconsistency within the TP group",
+        "Under AutoTP every rank of a tensor-parallel group must get the same batch: shard the data by the "
+        "data-parallel rank, not the global one (DistributedSampler(dataset, num_replicas=dp_world_size, "
+        "rank=dp_rank), from deepspeed.utils.groups.get_data_parallel_world_size() / get_data_parallel_rank()), "
+        "or hand the dataset to deepspeed.initialize(training_data=...), and seed any random augmentation the same "
+        "on those ranks.",
+    ),
+    # runtime/activation_checkpointing/checkpointing.py configure(): contiguous memory checkpointing
+    (
+        "Must specify the number of layers with contiguous memory checkpointing",
+        '"activation_checkpointing": {"contiguous_memory_optimization": true} needs "number_checkpoints": <the '
+        "number of checkpointed layers> (and partition_activations: true); or set contiguous_memory_optimization "
+        "false.",
+    ),
+    # runtime/sequence_parallel/parallel_state_sp.py: a sequence-parallel size of 1 is no sequence parallelism
+    (
+        "sequence_parallel_size must be greater than 1",
+        "Initialise the sequence-parallel groups only when sequence_parallel_size is 2 or more; with 1, skip the "
+        "Ulysses set-up (UlyssesSPAttentionHF.register_with_transformers / initialize_sequence_parallel) and "
+        "train as plain data parallelism.",
+    ),
+    # runtime/zero/stage_1_and_2.py: a checkpoint of the ZeRO-1 implementation replaced in 0.5.9
+    (
+        "is not backwards compatible with older stage 1 checkpoints",
+        "The checkpoint was saved by the ZeRO stage 1 of DeepSpeed 0.5.8 or older: load it with that DeepSpeed "
+        '(pip install "deepspeed<=0.5.8") and "legacy_stage1": true in "zero_optimization", save the model\'s '
+        "weights (or consolidate them with zero_to_fp32.py), and start this run from those weights.",
+    ),
+    # utils/z3_leaf_module.py set_z3_leaf_modules (0.14.5+): ZeRO-3 leaf modules (MoE blocks) named by class or name
+    (
+        "No modules of type ",
+        "deepspeed.utils.set_z3_leaf_modules(model, [...]) found none of the classes it was given in the model: "
+        "pass the class the model really uses for its MoE block (print(model) shows it: transformers' "
+        "MixtralSparseMoeBlock, Qwen2MoeSparseMoeBlock, ...; the class object of the loaded model's own module when "
+        "it comes from trust_remote_code), or drop the call for a model without such blocks.",
+    ),
+    (
+        "No modules named ",
+        "The ZeRO-3 leaf-module names (set_z3_leaf_modules_by_name, or the config's leaf_module names) are not "
+        "names of the model's modules: use names as model.named_modules() prints them (e.g. "
+        '"model.layers.0.mlp"), or the suffix form, or class names.',
+    ),
+    # runtime/pipe/module.py: what PipelineModule's layers and checkpointing take
+    (
+        "LayerSpec only supports torch.nn.Module types",
+        "LayerSpec(cls, *args, **kwargs) takes an nn.Module class and builds it on its stage: pass the class "
+        "(LayerSpec(TransformerLayer, hidden)), not an instance or a function; put plain callables (a lambda, "
+        "torch.flatten) in the layers list without LayerSpec.",
+    ),
+    (
+        "param `checkpointable_layers` must be type of list",
+        "Pass PipelineModule(checkpointable_layers=[...]) a list of class names (e.g. "
+        "['ParallelTransformerLayerPipe']), not one string.",
+    ),
+    # engine.py _configure_optimizer: what deepspeed.initialize(optimizer=...) accepts
+    (
+        "Client Optimizer is of unexpected type",
+        "deepspeed.initialize(optimizer=...) takes a torch.optim.Optimizer (or DeepSpeed's) instance, or a callable "
+        "that builds one from the parameters; the message names the type given (a list of parameters, a name as a "
+        'string, a scheduler): build the optimizer first, or name it in the config ("optimizer": {"type": '
+        '"AdamW", "params": {...}}) and pass model_parameters= instead.',
+    ),
+    # deepspeed/__init__.py initialize(): where the config comes from
+    (
+        "we were given deepspeed configs in the deepspeed arguments and deepspeed.initialize() function call",
+        "The config reached deepspeed.initialize twice: from args (the --deepspeed_config flag that "
+        "deepspeed.add_config_arguments(parser) adds) and from config=. Give it once: drop config= (or "
+        "config_params=), or stop passing --deepspeed_config (or pass args without it).",
+    ),
+    (
+        "we were given both a deepscale_config and deepspeed_config",
+        "Pass only --deepspeed_config (--deepscale_config is its old name).",
+    ),
+    (
+        "DeepSpeed requires --deepspeed_config to specify configuration file",
+        "deepspeed.initialize got no config: pass config='ds_config.json' (or a dict), or start the script with "
+        "--deepspeed --deepspeed_config ds_config.json and hand the parsed args to initialize(args=args) (the "
+        "parser needs deepspeed.add_config_arguments(parser)).",
+    ),
+    (
+        "mpu must be None with pipeline parallelism",
+        "A PipelineModule builds its own parallel groups from its topology: call deepspeed.initialize(model=pipe, "
+        "...) without mpu= (Megatron's mpu is for models that are not a PipelineModule).",
+    ),
+    (
+        "deepspeed.initialize requires a model",
+        "deepspeed.initialize(model=None, ...): pass the model (deepspeed.initialize(model=model, ...)); a "
+        "function that builds it returned None, or the argument went to another keyword.",
+    ),
+    # accelerator/real_accelerator.py: DS_ACCELERATOR names the accelerator to use instead of detecting it
+    (
+        "_Accelerator requires",
+        "DS_ACCELERATOR asks DeepSpeed for an accelerator whose PyTorch extension this environment lacks (the "
+        "message names it: torch_npu, habana_frameworks, intel_extension_for_pytorch, ...): unset DS_ACCELERATOR "
+        "(DeepSpeed then detects CUDA itself) or set DS_ACCELERATOR=cuda on NVIDIA GPUs; or install that extension.",
+    ),
+    (
+        "DS_ACCELERATOR must be one of",
+        "Set DS_ACCELERATOR to one of the names the message lists (cuda, cpu, xpu, npu, mps, hpu, ...), in lower "
+        "case, or unset it to let DeepSpeed detect the accelerator.",
+    ),
 )
 
 TEMPLATES: tuple[str, ...] = (
@@ -437,4 +660,52 @@ TEMPLATES: tuple[str, ...] = (
     "deepspeed:curriculum-learning-with-fixed-discrete-schedule",
     "deepspeed:curriculum-learning-with-fixed-root-schedule",
     "deepspeed:curriculum-learning-with-fixed-linear-schedule",
+    "deepspeed:more-elements-than-buffer-size",  # runtime/swap_tensor/partitioned_param_swapper.py
+    "deepspeed:pipelinedoptimizerswapper-ran-out-of-swap-buffers",
+    "deepspeed:cannot-enable-both-torch-autocast-and",  # runtime/torch_autocast.py
+    "deepspeed:cannot-enable-both-torch-autocast-and-2",
+    "deepspeed:cannot-enable-both-torch-autocast-and-3",
+    "deepspeed:fp16-master-weights-and-gradients-and",  # runtime/base_optimizer.py
+    "deepspeed:bf16optimizer-unsupported-gradient-accumulation-data-type",
+    "deepspeed:dp-group-size-is-not-dividable",  # runtime/zero/mics_utils.py
+    "deepspeed:local-sharding-has-no-support-for",  # runtime/zero/mics.py
+    "deepspeed:world-size-is-less-than-sequence",  # runtime/sequence_parallel/parallel_state_sp.py
+    "deepspeed:world-size-is-not-divisible-by",
+    "deepspeed:conflicting-tensor-parallel-autotp-size-in",  # runtime/tensor_parallel/init_utils.py
+    "deepspeed:conflicting-tensor-parallel-tp-tp-size",
+    "deepspeed:conflicting-tensor-parallel-dtype-in-config",
+    "deepspeed:conflicting-dtype-config-uses-but-tp",
+    "deepspeed:tp-model-init-provided-tp-group",
+    "deepspeed:muon-optimizer-is-used-but-the",  # runtime/engine.py
+    "deepspeed:all-muon-parameter-groups-must-have",  # runtime/zero/stage3.py
+    "deepspeed:muon-and-all2all-process-group-cannot",
+    "deepspeed:coalesce-grad-reduction-is-not-supported",  # runtime/engine.py
+    "deepspeed:set-gradient-accumulation-boundary-is-not",
+    "deepspeed:apex-amp-is-not-supported-with",
+    "deepspeed:eigenvalue-is-not-supported-with-non",
+    "deepspeed:backend-is-not-supported-for-deepcompile",
+    "deepspeed:not-supported-by-supported-backends-are",  # accelerator/*_accelerator.py set_compile_backend
+    "deepspeed:invalid-dtype-for-torch-autocast",  # runtime/config.py
+    "deepspeed:invalid-module-names-for-torch-autocast",
+    "deepspeed:data-inconsistency-within-the-tp-group",  # runtime/engine.py
+    "deepspeed:must-specify-the-number-of-layers",  # runtime/activation_checkpointing/checkpointing.py
+    "deepspeed:sequence-parallel-size-must-be-greater",  # runtime/sequence_parallel/parallel_state_sp.py
+    "deepspeed:zero-stage-changed-in-and-is",  # runtime/zero/stage_1_and_2.py
+    "deepspeed:no-modules-of-type-found-in",  # utils/z3_leaf_module.py
+    "deepspeed:no-modules-named-found-in-model",
+    "deepspeed:layerspec-only-supports-torch-nn-module",  # runtime/pipe/module.py
+    "deepspeed:param-checkpointable-layers-must-be-type",
+    "deepspeed:client-optimizer-is-of-unexpected-type",  # runtime/engine.py
+    "deepspeed:not-sure-how-to-proceed-we",  # deepspeed/__init__.py
+    "deepspeed:not-sure-how-to-proceed-we-2",
+    "deepspeed:deepspeed-requires-deepspeed-config-to-specify",
+    "deepspeed:mpu-must-be-none-with-pipeline",
+    "deepspeed:deepspeed-initialize-requires-model",
+    "deepspeed:npu-accelerator-requires-torch-npu-which",  # accelerator/real_accelerator.py
+    "deepspeed:hpu-accelerator-requires-habana-frameworks-torch",
+    "deepspeed:xpu-accelerator-requires-pytorch-with-xpu",
+    "deepspeed:xpu-accelerator-requires-intel-extension-for",
+    "deepspeed:cpu-accelerator-requires-intel-extension-for",
+    "deepspeed:ds-accelerator-must-be-one-of",
+    "deepspeed:ds-accelerator-must-be-one-of-2",
 )
