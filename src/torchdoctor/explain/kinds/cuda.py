@@ -756,6 +756,15 @@ CUDA_UNAVAILABLE = Recogniser(
 def _device_assert(hits: list[Hit], ctx: Context) -> tuple[str, str]:
     assertion = first(hits, "assertion")
     summary = "a CUDA kernel's assertion failed" + (f": {assertion}" if assertion else "") + on_ranks(hits)
+    if first(hits, "loss_kernel"):
+        # the NLL loss's kernels assert `t >= 0 && t < n_classes` on each target and nothing else
+        summary += " in the NLL loss's kernel (cross-entropy): a target outside 0..C-1"
+        return summary, (
+            "A class label outside 0..C-1 reached nn.CrossEntropyLoss / NLLLoss: a label >= the model's number "
+            "of outputs, or a padding label the loss does not ignore (its ignore_index is -100: pad labels with "
+            "-100, or pass ignore_index=-1 for labels padded with -1). Print labels.min() and labels.max() "
+            "against the output's size; CUDA_LAUNCH_BLOCKING=1 (or one step on the CPU) names the exact line."
+        )
     fix = (
         "Almost always an index out of range inside a kernel: a class label >= the number of classes (or "
         "-1 without ignore_index), a token id >= the embedding size (a tokenizer with added tokens needs "
@@ -768,12 +777,20 @@ def _device_assert(hits: list[Hit], ctx: Context) -> tuple[str, str]:
 DEVICE_ASSERT = Recogniser(
     # aten CUDA kernels' CUDA_KERNEL_ASSERT; cudaErrorAssert
     kind="device_assert",
-    templates=("cuda_runtime:device-side-assert",),
+    templates=("cuda_runtime:device-side-assert", "aten:nll-loss-cuda-target-assert"),
     title="device-side assertion",
     anchors=("device-side assert triggered", "Assertion `"),
     # a kernel's assert names its .cu file; glibc's and other C asserts look the same otherwise
     match=R(r"device-side assert triggered|\.cuh?:\d+:[^\n]{0,300}Assertion `[^`]{1,300}` failed"),
-    facts=(R(r"Assertion `(?P<assertion>[^`]{1,300})` failed"),),
+    facts=(
+        R(r"Assertion `(?P<assertion>[^`]{1,300})` failed"),
+        # the NLL loss's CUDA sources: THCUNN's ClassNLLCriterion.cu (named by THCudaCheck's "at <file>:<line>"
+        # before 1.x moved the loss to ATen), ATen's Loss.cu / NLLLoss2d.cu kernels, and their target assertion
+        R(
+            r"(?P<loss_kernel>ClassNLLCriterion\.cu|NLLLoss2d\.cu:\d+|nll_loss2?d?_(?:forward|backward)\w*_kernel"
+            r"|Assertion `t >= 0 && t < n_classes` failed)"
+        ),
+    ),
     describe=_device_assert,
 )
 
