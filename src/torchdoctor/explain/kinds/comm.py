@@ -895,6 +895,17 @@ def _backend(hits: list[Hit], ctx: Context) -> tuple[str, str]:
             "init_method='env://' (or file://) with backend='gloo', or train on Linux (WSL2 works), where the "
             "official torch wheels have NCCL and every rendezvous.",
         )
+    if facts.get("acc_backend"):
+        asked, used = facts["acc_backend"], facts["acc_use"]
+        return (
+            f"accelerate was asked for the {asked} backend, but on this machine it must use {used}"
+            + on_ranks(hits),
+            f"accelerate picks the backend from what is installed (torch_xla: xla; torch_npu: hccl; torch_mlu: "
+            f"cncl; torch_musa: mccl; CUDA: nccl) and refuses another one passed to Accelerator / PartialState "
+            f"(backend='{asked}', or the launcher's kwargs handler): drop the backend argument, or pass "
+            f"backend='{used}'. If {used} is not what this machine should use, the package that brings it is "
+            "installed by mistake (pip uninstall torch_xla, for one on a GPU machine).",
+        )
     backend = facts.get("backend", "NCCL")
     summary = f"this torch has no {backend} backend (Distributed package doesn't have {backend} built in)"
     fix = (
@@ -930,6 +941,9 @@ BACKEND_UNAVAILABLE = Recogniser(
         "lightning:torch-distributed-is-not-available-cannot",  # lightning/fabric/utilities/distributed.py
         # c10d/GlooDeviceFactory.cpp: no gloo transport for the platform or for GLOO_DEVICE_TRANSPORT
         "torch_native:gloo-unsupported-device",
+        # accelerate/state.py: the backend passed to PartialState/Accelerator, overridden by the one accelerate
+        # must use where torch_xla or another accelerator's torch plug-in is installed
+        "accelerate:your-assigned-backend-is-not-available",
     ),
     title="backend not available",
     anchors=(
@@ -945,8 +959,12 @@ BACKEND_UNAVAILABLE = Recogniser(
         "But we don't know which communication backend to use for this accelerator",
         "torch.distributed is not available. Cannot initialize distributed process group",
         "(): unsupported gloo device",
+        "Your assigned backend ",
     ),
     facts=(
+        R(
+            r"Your assigned backend (?P<acc_backend>\w{1,20}) is not available, please use (?P<acc_use>\w{1,20})"
+        ),
         R(r"doesn't have (?P<backend>NCCL|MPI|Gloo|UCC)\b"),
         R(r"(?P<backend>NCCL) support is not compiled"),
         R(r"Default backend not registered for device : (?P<device_type>\w+)"),
@@ -966,7 +984,11 @@ BACKEND_UNAVAILABLE = Recogniser(
     # env:// and file:// handlers in every build that has torch.distributed (Windows builds before 1.7 lacked
     # tcp:// and env://): "No rendezvous handler for localhost://" is an init_method with no scheme or a
     # misspelt one (urlparse("localhost:29500").scheme == "localhost"), not a build that lacks part of it
-    reject=R(r"associated with device type cpu\b|No rendezvous handler for (?!(?:env|tcp)://)"),
+    # accelerate's raise as a traceback quotes it (the f-string, not the values): the message line says them
+    reject=R(
+        r"associated with device type cpu\b|No rendezvous handler for (?!(?:env|tcp)://)|Your assigned backend "
+        r"(?!\w{1,20} is not available, please use \w)"
+    ),
     describe=_backend,
 )
 
