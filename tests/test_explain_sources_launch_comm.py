@@ -281,3 +281,105 @@ def test_accelerates_backend_override_names_both_backends():
 def test_accelerates_backend_raise_as_a_traceback_quotes_it_is_not_a_finding():
     line = '    raise ValueError(f"Your assigned backend {original_backend} is not available, please use {backend}")\n'
     assert lead(line).id == "log.unrecognised"
+
+
+# -- NCCL's network plugin: src/net.cc (2.10-2.25), plugin/net.cc (2.27+) --------------------------------------
+
+
+def test_nccl_net_naming_a_network_nccl_has_not_is_the_setting():
+    found = lead(warn(template("nccl:error-network-not-found", "IB"), file="net.cc:579"))
+    assert found.id == "log.nccl_env_value" and sure(found) == "certain"
+    assert "NCCL_NET=IB names a network" in found.summary and "Unset NCCL_NET" in found.fix
+
+
+def test_no_net_plugin_at_all_is_likely_the_setting_or_no_interface():
+    text = warn(template("nccl:failed-to-initialize-any-net-plugin"), file="plugin/net.cc:349")
+    found = lead(text + TORCH_NCCL_ERROR.format(reason="invalid usage"))
+    assert found.id == "log.nccl_env_value" and sure(found) == "likely"
+    assert "log.network_interface" in found.details["alternatives"]
+
+
+def test_a_network_that_is_unreachable_is_not_ncclS_network_not_found():
+    text = "ping: Error: network is unreachable\n" + TORCH_NCCL_ERROR.format(reason="unhandled system error")
+    assert lead(text).id != "log.nccl_env_value"
+
+
+# -- NVLS: src/transport/nvls.cc (2.17+) ---------------------------------------------------------------------
+
+
+def test_nvls_multicast_binding_that_failed_is_likely_the_fabric_manager():
+    text = (
+        "node1:2011:2455 [3] transport/nvls.cc:376 NCCL WARN "
+        + "Failed to bind NVLink SHARP (NVLS) Multicast memory of size 1610612736 : CUDA error 1 'invalid argument'.\n"
+        + "This is usually caused by a system or configuration error in the Fabric Manager or NVSwitches.\n"
+        + TORCH_NCCL_ERROR.format(reason="unhandled cuda error")
+    )
+    found = lead(text)
+    assert found.id == "log.fabric_manager" and sure(found) == "likely"
+    assert "NVLink SHARP (NVLS) multicast memory (CUDA error 'invalid argument')" in found.summary
+    assert "NCCL_NVLS_ENABLE=0" in found.fix and "log.driver_too_old" in found.details["alternatives"]
+
+
+def test_ncclS_nvls_info_lines_are_not_a_failure():
+    line = "node1:2011:2011 [3] NCCL INFO NVLS multicast support is available on dev 3 (NVLS_NCHANNELS 16)\n"
+    assert lead(line).id == "log.unrecognised"
+
+
+# -- reductions NCCL lacks: ProcessGroupNCCL.cpp getNcclReduceOp -----------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "RuntimeError: " + template("torch_native:cannot-use-reduceop-band-with-nccl"),
+        "ValueError: " + template("torch_native:cannot-use-reduceop-bxor-with-nccl"),
+        "RuntimeError: AVG requires NCCL 2.10+. The current version is 2.7",
+    ],
+)
+def test_a_reduction_nccl_lacks_is_the_collectives_arguments(line):
+    found = lead(line + "\n")
+    assert found.id == "log.collective_arguments" and sure(found) == "certain"
+    assert "the reduction op does not apply" in found.summary and "ReduceOp.MAX for 'any'" in found.fix
+
+
+def test_other_words_with_nccl_are_not_a_reduction_refusal():
+    line = "UserWarning: training with NCCL_P2P_DISABLE=1 is slow, not recommended with NCCL\n"
+    assert lead(line).id == "log.unrecognised"
+
+
+# -- process groups: distributed_c10d.py new_group, destroy_process_group, get_backend, get_group_rank --------
+
+
+@pytest.mark.parametrize(
+    ("line", "what"),
+    [
+        (
+            "ValueError: " + template("torch:invalid-process-group-specified-or-has"),
+            "a process group handle that is not a live group of this rank",
+        ),
+        (
+            "ValueError: " + template("torch:invalid-process-group-specified"),
+            "a process group handle that is not a live group of this rank",
+        ),
+        (
+            "ValueError: "
+            + template(
+                "torch:group-is-not-registered-please-create",
+                "<torch.distributed.distributed_c10d.ProcessGroup object at 0x7f3a1c2b4e30>",
+            ),
+            "a process group handle that is not a live group of this rank",
+        ),
+        (
+            "RuntimeError: " + template("torch:the-specified-group-name-has-already"),
+            "created with a group_name another group already has",
+        ),
+    ],
+)
+def test_a_process_group_used_after_its_end_or_named_twice_is_the_process_group_args(line, what):
+    found = lead(line + "\n")
+    assert found.id == "log.process_group_args" and sure(found) == "certain", found.summary
+    assert what in found.summary
+
+
+def test_the_raise_a_traceback_quotes_is_not_an_invalid_group():
+    assert lead('        raise ValueError("Invalid process group specified")\n').id == "log.unrecognised"

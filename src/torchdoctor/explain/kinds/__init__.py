@@ -324,8 +324,10 @@ CONTEXT_FACTS: tuple[tuple[str, re.Pattern], ...] = (
             "NCCL_NET_FORCE_MERGE string",
             "TOPO/NET : Only matched",
             "Specified fused NIC",
+            "Failed to initialize any NET plugin",
         )
     ),
+    ("Error: network ", re.compile(r"(?P<saw_nccl_failure>Error: network [^\n]{0,60} not found\.)")),
     (
         "spawn",
         re.compile(r"(?P<saw_spawn>ddp_spawn|mp\.spawn|start_processes|multiprocessing[/\\]spawn\.py)"),

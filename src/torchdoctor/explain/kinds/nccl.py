@@ -427,7 +427,7 @@ RISKY_NCCL_SETTINGS = {
 
 # NCCL's own refusals of a setting's value (fact: the WARN that says so), each of which stops the communicator's
 # creation: its WARN names the value or the file the setting gave, not a peer's failure
-_OWN_REFUSALS = frozenset({"comm_id_bad", "xml_file_bad", "force_merge_bad"})
+_OWN_REFUSALS = frozenset({"comm_id_bad", "xml_file_bad", "force_merge_bad", "net_named"})
 
 
 def _own_refusal(facts: dict, hits: list[Hit]) -> tuple[str, str]:
@@ -445,6 +445,15 @@ def _own_refusal(facts: dict, hits: list[Hit]) -> tuple[str, str]:
             "through its store; torch never needs it. Unset it (unset NCCL_COMM_ID; look in the job script, the "
             "container's ENV, /etc/nccl.conf and ~/.nccl.conf), or give it as HOST:PORT of the rank-0 host "
             "(10.0.0.1:29600, [fe80::1]:29600), a host name every node resolves.",
+        )
+    if facts.get("net_named"):
+        name = facts["net_named"].strip()
+        return (
+            f"NCCL_NET={name} names a network NCCL has no working plugin for on this host" + on_ranks(hits),
+            "NCCL_NET picks the network transport by its plugin's name (IB, Socket, or an external plugin's: "
+            "'AWS Libfabric', 'OFI'...); the one named is not loaded or found no device here (no InfiniBand/RoCE "
+            "port up for IB: ibv_devinfo; the plugin's libnccl-net*.so not on LD_LIBRARY_PATH). Unset NCCL_NET to "
+            "let NCCL choose, or install and enable the network it names on every node.",
         )
     if facts.get("force_merge_bad"):
         return (
@@ -497,6 +506,14 @@ def _nccl_env(hits: list[Hit], ctx: Context) -> tuple[str, str]:
     refusal = next((h.facts for h in hits if _OWN_REFUSALS.intersection(h.facts)), None)
     if refusal is not None:
         return _own_refusal(refusal, hits)
+    if any(h.facts.get("net_none") for h in hits) and "NCCL_NET" not in settings:
+        return (
+            "NCCL found no network plugin it could use for the communicator" + on_ranks(hits),
+            "NCCL_NET (or the communicator's netName) names a network this host lacks, or no transport "
+            "initialised at all (its socket transport without a usable interface). Unset NCCL_NET; check the "
+            "interfaces with `ip -br addr` and name one every host shares: NCCL_SOCKET_IFNAME=<iface>; for "
+            "InfiniBand, `ibv_devinfo` must list an active port.",
+        )
     summary = f"NCCL failed with {named} set in its environment"
     refused = next((h.facts for h in hits if h.facts.get("algo_refused")), None)
     if refused:
@@ -539,6 +556,10 @@ NCCL_ENV_VALUE = Recogniser(
         "Please specify a valid NCCL_NET_FORCE_MERGE string",
         "TOPO/NET : Only matched",
         "Specified fused NIC",
+        # src/net.cc (2.10-2.25) and plugin/net.cc (2.27+): no network plugin left for the communicator — the one
+        # NCCL_NET names is not there (its devices, its library), or none at all initialised
+        "Error: network ",
+        "Failed to initialize any NET plugin",
     ),
     templates=(
         "nccl:nccl-graph-file-set-by-environment",
@@ -565,6 +586,8 @@ NCCL_ENV_VALUE = Recogniser(
         "nccl:topo-net-could-not-force-merge",
         "nccl:topo-net-only-matched-devices-requested",
         "nccl:specified-fused-nic-which-has-too",
+        "nccl:error-network-not-found",
+        "nccl:failed-to-initialize-any-net-plugin",
     ),
     facts=(
         R(r"(?P<setting>NCCL_[A-Z_]{2,40}) set by environment to (?P<value>\S{1,300})"),
@@ -582,14 +605,18 @@ NCCL_ENV_VALUE = Recogniser(
             r"needed|Could not open XML graph file (?P<graph_file>\S{1,300}) : (?P<graph_error>[^\n]{1,100})|"
             r"XML Parse(?: error)? : [^\n]{1,120})"
         ),
+        R(r"Error: network (?P<net_named>[^\s.][^\n]{0,60}?) not found\."),
+        R(r"(?P<net_none>Error: network  not found\.|Failed to initialize any NET plugin)"),
         R(
             r"(?P<force_merge_bad>TOPO/NET : (?:Could not force merge NICs|Only matched \d+ devices, \d+ requested "
             r"from) [^\n]{0,200}|Specified fused NIC [^\n]{0,200})"
         ),
     ),
-    # the refusal without a setting named is NCCL's internal error, not a setting's
+    # the refusal without a setting named is NCCL's internal error, not a setting's; "Error: network" only as
+    # NCCL's "Error: network <name> not found." (not "Error: network is unreachable")
     reject=R(
-        r"o algorithm/protocol available for function \w+ with datatype \w+\.(?! NCCL_(?:ALGO|PROTO) was set)"
+        r"o algorithm/protocol available for function \w+ with datatype \w+\.(?! NCCL_(?:ALGO|PROTO) was set)|"
+        r"Error: network (?![^\n]{0,60} not found\.)"
     ),
     requires=("saw_nccl_failure",),
     absorbs=("nccl_system_error", "nccl_error"),
@@ -600,6 +627,13 @@ NCCL_ENV_VALUE = Recogniser(
         h.facts.get("algo_refused") or _OWN_REFUSALS.intersection(h.facts) for h in hits
     ),
     also=(
+        Alternative(
+            "network_interface",
+            "no network interface NCCL's socket transport can use, so no plugin is left",
+            "Name an interface every host has and shares: NCCL_SOCKET_IFNAME=<iface> (`ip -br addr` lists "
+            "them; not lo or docker0), and check NCCL_DEBUG=INFO's 'NET/Socket' lines.",
+            when=("net_none",),
+        ),
         Alternative(
             "nccl_error",
             "an NCCL failure of its own, the setting only printed beside it",
