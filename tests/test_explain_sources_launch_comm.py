@@ -119,6 +119,15 @@ def test_a_topology_file_nccl_could_not_open_is_only_info_and_not_a_refusal():
     assert lead(line + "\n").id == "log.unrecognised"
 
 
+def test_ncclS_info_on_extra_xml_attributes_is_not_a_parse_failure():
+    # xml.cc: INFO for a node with more attributes than NCCL keeps; the parse goes on
+    text = (
+        "node7:2210:2210 [0] NCCL INFO XML Parse : Ignoring extra attributes (max 16)\n"
+        "node7:2210:2210 [0] NCCL INFO Loading topology file /var/run/nvidia-topologyd/virtualTopology.xml\n"
+    )
+    assert lead(text).id == "log.unrecognised"
+
+
 def test_xml_parse_words_of_another_library_are_not_ncclS():
     assert lead("lxml.etree.XMLSyntaxError: XML Parse error at line 3\n").id != "log.nccl_env_value"
 
@@ -383,3 +392,33 @@ def test_a_process_group_used_after_its_end_or_named_twice_is_the_process_group_
 
 def test_the_raise_a_traceback_quotes_is_not_an_invalid_group():
     assert lead('        raise ValueError("Invalid process group specified")\n').id == "log.unrecognised"
+
+
+# -- accelerate's SageMaker launcher (utils/launch.py); Lightning's strategy registry (fabric/strategies) -----
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "ValueError: " + template("accelerate:sagemaker-doesn-support-argparse-actions-for"),
+        "ValueError: " + template("accelerate:you-need-to-provide-an-aws"),
+    ],
+)
+def test_accelerates_sagemaker_launch_refusals_are_the_launch_command(line):
+    found = lead(line + "\n")
+    assert found.id == "log.launch_command" and sure(found) == "certain"
+    assert "SageMaker" in found.fix and "aws_profile" in found.fix
+
+
+def test_a_strategy_name_lightnings_registry_lacks_is_the_trainers_arguments():
+    line = "ValueError: " + template(
+        "lightning:not-found-in-registry-available-names", "ddp_sharded", "ddp, ddp_spawn, fsdp, deepspeed"
+    )
+    found = lead(line + "\n")
+    assert found.id == "log.trainer_arguments"
+    assert "ddp_sharded" in found.summary and "Trainer(strategy=...)" in found.fix
+
+
+def test_another_registrys_missing_name_is_not_lightnings():
+    line = "KeyError: 'resnet51 is not in the models registry'\n"
+    assert lead(line).id != "log.trainer_arguments"

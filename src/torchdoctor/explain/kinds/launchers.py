@@ -287,7 +287,10 @@ LAUNCHER_REFUSALS: tuple[tuple[str, str, str], ...] = (
         "The TPU launcher (--tpu, or distributed_type: XLA/TPU in the config) imports the script and calls the "
         "function --main_training_function names (default main): define it, or pass the name your script uses; "
         "it runs a python script (no --no_python), and a TPU pod launch takes no docker flags. SageMaker runs a "
-        "python training script file: no --module or --no_python. Check the config file's distributed_type "
+        "python training script file: no --module or --no_python; it passes the script's arguments as "
+        "hyperparameters, so give each argparse option an explicit type (type=bool, not action='store_true'), and "
+        "it needs AWS credentials (aws_profile, or aws_access_key_id with aws_secret_access_key, in the config "
+        "file from `accelerate config`). Check the config file's distributed_type "
         "and compute_environment (`accelerate config` again) if you did not mean TPU or SageMaker.",
     ),
     (
@@ -468,6 +471,8 @@ LAUNCH_COMMAND = Recogniser(
         "--no_python cannot be used with TPU launcher",
         "Docker containers are not supported for TPU pod launcher",
         "SageMaker requires a python training script file",
+        "support argparse actions for `store_true` or `store_false`",
+        "You need to provide an aws_access_key_id and aws_secret_access_key",
         # accelerate/commands/config/config_args.py: the config file it reads
         "A `distributed_type` must be specified in the config file",
         "had unknown keys (",
@@ -571,6 +576,8 @@ LAUNCH_COMMAND = Recogniser(
         "accelerate:no-python-cannot-be-used-with",
         "accelerate:docker-containers-are-not-supported-for",
         "accelerate:sagemaker-requires-python-training-script-file",
+        "accelerate:sagemaker-doesn-support-argparse-actions-for",
+        "accelerate:you-need-to-provide-an-aws",
         "accelerate:distributed-type-must-be-specified-in",
         "accelerate:the-config-file-at-had-unknown",
     ),
@@ -636,7 +643,9 @@ LAUNCH_COMMAND = Recogniser(
         r"positive integer\.)|"
         r"(?P<accelerate_platform>Your training script should have a function named [^\n]{0,200}|--no_python cannot "
         r"be used with TPU launcher|Docker containers are not supported for TPU pod launcher[^\n]{0,100}|SageMaker "
-        r"requires a python training script file[^\n]{0,100})|"
+        r"requires a python training script file[^\n]{0,100}|SageMaker doesn.t support argparse actions for "
+        r"`store_true` or `store_false`[^\n]{0,60}|You need to provide an aws_access_key_id and "
+        r"aws_secret_access_key when not using aws_profile)|"
         r"(?P<accelerate_config_keys>A `distributed_type` must be specified in the config file\.|The config file at "
         r"[^\n]{1,300} had unknown keys \([^\n]{0,300})|"
         r"No such file or directory: '(?P<acc_default_config>[^'\n]{0,300}[/\\]accelerate[/\\]default_config\.(?:yaml|json))'"
