@@ -422,3 +422,18 @@ def test_a_strategy_name_lightnings_registry_lacks_is_the_trainers_arguments():
 def test_another_registrys_missing_name_is_not_lightnings():
     line = "KeyError: 'resnet51 is not in the models registry'\n"
     assert lead(line).id != "log.trainer_arguments"
+
+
+# -- MPICH's Hydra (schedulers.tsv): mpiexec's lookup of its hosts -------------------------------------------
+
+
+def test_hydra_that_cannot_resolve_a_host_names_it():
+    line = template("schedulers:hydra-host-address", "mpiexec@node01", "utils/sock/sock.c:145", "node02 (1)")
+    found = lead(line + "\n")
+    assert found.id == "log.hostname_resolution" and sure(found) == "certain", found.summary
+    assert "'node02'" in found.summary and "getent hosts node02" in found.fix
+
+
+def test_another_programs_host_address_words_are_not_hydras():
+    line = "WARNING: unable to get host address for proxy.example.com, using a direct connection\n"
+    assert lead(line).id == "log.unrecognised"

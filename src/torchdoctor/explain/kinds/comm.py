@@ -1017,6 +1017,16 @@ LIBUV_UNAVAILABLE = Recogniser(
 def _hostname(hits: list[Hit], ctx: Context) -> tuple[str, str]:
     facts = merged(hits)
     gai = (facts.get("gai") or facts.get("gai_old") or "name resolution failed").strip()
+    if facts.get("hydra_host"):
+        host = facts["hydra_host"].strip()
+        return (
+            f"MPICH's mpiexec (Hydra) cannot resolve the host name {host!r} it was told to start processes on"
+            + on_ranks(hits),
+            f"Hydra looks up every host of -hosts / -f hostfile (and the scheduler's node list) before it starts "
+            f"its proxies: make {host} resolve on the launching node (`getent hosts {host}`; add '<IP> {host}' to "
+            "/etc/hosts or fix DNS), or list the hosts by IP address in the hostfile; check the name for a typo "
+            "or a stale hostfile from another allocation.",
+        )
     host = facts.get("unresolved_host")
     if host is None:  # torch 1.x's c10d does not say which name: the store's (MASTER_ADDR, the endpoint)
         return (
@@ -1040,13 +1050,19 @@ HOSTNAME_RESOLUTION = Recogniser(
     # gai_strerror of the failed getaddrinfo, glibc's words for a name that does not resolve
     kind="hostname_resolution",
     title="host name does not resolve",
-    anchors=("network addresses of (", "host not found: "),
-    templates=("torch_cpp:the-network-addresses-of-cannot-be", "torch_native:c10d-host-not-found"),
+    anchors=("network addresses of (", "host not found: ", "unable to get host address for "),
+    templates=(
+        "torch_cpp:the-network-addresses-of-cannot-be",
+        "torch_native:c10d-host-not-found",
+        # MPICH Hydra's src/pm/hydra/lib/utils/sock.c: mpiexec's lookup of a host it is to start proxies on
+        "schedulers:hydra-host-address",
+    ),
     match=R(
         r"(?P<family>IPv4|IPv6)? ?network addresses of \((?P<unresolved_host>[^,\s]{1,255}), \d+\) cannot be "
         r"retrieved \(gai error: (?P<gai>[^)]{1,100})\)|"
         r"\bhost not found: (?P<gai_old>Name or service not known|Temporary failure in name resolution|"
-        r"No address associated with hostname|nodename nor servname provided, or not known)"
+        r"No address associated with hostname|nodename nor servname provided, or not known)|"
+        r"HYDU_sock_connect \([^)\n]{1,120}\): unable to get host address for (?P<hydra_host>[^\s()]{1,255})"
     ),
     # IPv6 failing alone is printed by runs that work; an IPv4 failure (or any without the family) confirms it
     confirm=lambda hits, ctx: any(h.facts.get("family") != "IPv6" for h in hits),

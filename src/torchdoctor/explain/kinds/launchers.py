@@ -266,7 +266,7 @@ LAUNCHER_REFUSALS: tuple[tuple[str, str, str], ...] = (
         "negative one (a timeout cannot be switched off).",
     ),
     (
-        "launcher_options2",
+        "launch_shutdown_timeout",
         "the launch configuration's shutdown timeout is negative",
         "LaunchConfig(shutdown_timeout=...) (torch.distributed.launcher.api, the elastic_launch a job library "
         "builds) is the seconds the agent waits for workers to exit after SIGTERM before it kills them: 0 or "
@@ -638,7 +638,7 @@ LAUNCH_COMMAND = Recogniser(
         r"(?P<acc_config_file>The passed configuration file `[^`\n]{1,300}` does not exist)|"
         r"(?P<torchrun_logs>log_dir: [^\s{][^\n]{0,300} is a file|Could not find entrypoint under 'torchrun\.logs_specs\["
         r"[^\n]{0,100}|ranks set cannot be empty)|"
-        r"(?P<launcher_options2>shutdown_timeout must be non-negative, got [^\n]{1,40})|"
+        r"(?P<launch_shutdown_timeout>shutdown_timeout must be non-negative, got [^\n]{1,40})|"
         r"(?P<rdzv_timeout>The \w{1,20} timeout \([^)\n]{0,40}\) must be positive\.|The read timeout must be a "
         r"positive integer\.)|"
         r"(?P<accelerate_platform>Your training script should have a function named [^\n]{0,200}|--no_python cannot "
