@@ -437,3 +437,24 @@ def test_hydra_that_cannot_resolve_a_host_names_it():
 def test_another_programs_host_address_words_are_not_hydras():
     line = "WARNING: unable to get host address for proxy.example.com, using a direct connection\n"
     assert lead(line).id == "log.unrecognised"
+
+
+# -- ProcessGroupNCCL's missing collectives (torch_native); rendezvous.py's handlers --------------------------
+
+
+@pytest.mark.parametrize("op", ["gather", "scatter", "allgather_coalesced"])
+def test_a_collective_processgroupnccl_lacks_is_the_collectives_arguments(op):
+    found = lead("RuntimeError: " + template("torch_native:processgroupnccl-does-not-support", op) + "\n")
+    assert found.id == "log.collective_arguments" and sure(found) == "certain"
+    assert "does not implement this collective" in found.summary and "from torch 1.11" in found.fix
+
+
+def test_an_init_method_without_a_scheme_is_the_process_groups_arguments():
+    found = lead("RuntimeError: " + template("torch:no-rendezvous-handler-for", "localhost") + "\n")
+    assert found.id == "log.process_group_args" and sure(found) == "certain"
+    assert "tcp://localhost:29500" in found.fix
+
+
+def test_a_build_without_the_tcp_rendezvous_stays_the_backend():
+    found = lead("RuntimeError: " + template("torch:no-rendezvous-handler-for", "tcp") + "\n")
+    assert found.id == "log.backend_unavailable"

@@ -62,7 +62,9 @@ _CLASSES = (
         "reduce_scatter_tensor and their coalesced forms) on CUDA tensors over NCCL (a CPU-only run over gloo "
         "lacks some of them in a given torch release: a newer torch, or the list forms all_gather / reduce via "
         "all_reduce); monitored_barrier on a gloo group only: dist.monitored_barrier(group=dist.new_group("
-        "backend='gloo')). init_process_group(backend='cpu:gloo,cuda:nccl') gives each device its backend.",
+        "backend='gloo')); gather and scatter over NCCL from torch 1.11 (before it: all_gather, or a gloo group "
+        "for them); a recv from any source (recv without src) on gloo only. "
+        "init_process_group(backend='cpu:gloo,cuda:nccl') gives each device its backend.",
     ),
     (
         "reduce_op",
@@ -151,6 +153,7 @@ COLLECTIVE_ARGUMENTS = Recogniser(
         "torch_cpp:backend-does-not-support-recv",
         "torch_cpp:backend-does-not-support-recvanysource",
         "torch_cpp:backend-does-not-support-barrier",
+        "torch_native:processgroupnccl-does-not-support",  # ProcessGroupNCCL.cpp, before Backend.hpp's defaults
         # ProcessGroupGlooDetail.hpp toFunction, ProcessGroupGloo.cpp allreduce of sparse tensors;
         # distributed_c10d.py all_reduce / all_reduce_coalesced (supports_complex)
         "torch_cpp:cannot-use-reduceop-band-with-non",
@@ -226,6 +229,7 @@ COLLECTIVE_ARGUMENTS = Recogniser(
         " does not support send",
         " does not support recv",
         " does not support barrier",
+        "ProcessGroupNCCL does not support ",
         "with non-integral dtype",
         "Cannot use ReduceOp.PREMUL_SUM with Gloo",
         "ReduceOp.BAND with NCCL",
@@ -265,7 +269,7 @@ COLLECTIVE_ARGUMENTS = Recogniser(
         r"allgather_into_tensor_coalesced|reduce_scatter_tensor_coalesced|reduce_scatter|allgather_coalesced|"
         r"allreduce_coalesced|alltoall_base|monitoredBarrier|broadcast|allreduce(?: sparse)?|reduce|allgather|gather|"
         r"scatter|alltoall|send|recv(?:Anysource)?|barrier)\b[^\n]{0,60}|monitored_barrier is only implemented for "
-        r"GLOO backend)|"
+        r"GLOO backend|ProcessGroupNCCL does not support (?:gather|scatter|allgather_coalesced|recvAnysource)\b)|"
         r"(?P<reduce_op>Cannot use ReduceOp\.(?:BAND|BOR|BXOR) with (?:non-integral dtype|NCCL)|AVG requires "
         r"NCCL 2\.10\+\. The current version is \d+\.\d+|Cannot use "
         r"ReduceOp\.(?:PREMUL_SUM|AVG) with Gloo|unsupported reduction operation \(allreduce of sparse tensors only "
