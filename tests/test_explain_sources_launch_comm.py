@@ -458,3 +458,20 @@ def test_an_init_method_without_a_scheme_is_the_process_groups_arguments():
 def test_a_build_without_the_tcp_rendezvous_stays_the_backend():
     found = lead("RuntimeError: " + template("torch:no-rendezvous-handler-for", "tcp") + "\n")
     assert found.id == "log.backend_unavailable"
+
+
+# -- torch's detail of ncclRemoteError (NCCLUtils.cpp getNcclErrorDetailStr): a victim's line ------------------
+
+
+def test_ncclremoteerror_detail_alone_is_a_peer_that_went_away():
+    found = lead(template("torch_native:ncclremoteerror-detail") + "\n")
+    assert found.id == "log.peer_closed" and sure(found) == "likely"
+    assert "the cause is not in this log" in found.summary
+
+
+def test_ncclremoteerror_detail_never_leads_over_the_cause_beside_it():
+    text = (
+        template("torch_native:ncclremoteerror-detail")
+        + "\nRuntimeError: CUDA out of memory. Tried to allocate 2.00 GiB (GPU 1; 79.15 GiB total capacity)\n"
+    )
+    assert lead(text).id == "log.cuda_oom"
