@@ -68,6 +68,9 @@ def _oom(hits: list[Hit], ctx: Context) -> tuple[str, str]:
         )
     where = f" on GPU {gpu}" if gpu is not None else ""
     summary = f"CUDA out of memory{where}{on_ranks(hits)}" + (": " + ", ".join(parts) if parts else "")
+    if all("nccl_malloc" in h.facts for h in hits):
+        size = int(next(h.facts["nccl_malloc"] for h in hits))
+        summary = f"NCCL could not allocate {size / 2**20:.1f} MiB on the GPU for its buffers{on_ranks(hits)}"
     if all("cudnn_alloc" in h.facts for h in hits):
         summary = f"cuDNN could not allocate the memory it needs (CUDNN_STATUS_ALLOC_FAILED){on_ranks(hits)}"
     request, total = _bytes(facts, "request"), _bytes(facts, "total")
@@ -146,6 +149,14 @@ def _oom(hits: list[Hit], ctx: Context) -> tuple[str, str]:
         lines.append(
             "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True is already set, so this is a real shortage."
         )
+    if any("nccl_malloc" in h.facts for h in hits):
+        lines.append(
+            "NCCL allocates its buffers on the GPU when a communicator is made and on its first collectives "
+            "(more with more channels and peers): leave it room — create the process group and run a first "
+            "collective (dist.barrier()) before filling the GPU, check no other process holds the GPU "
+            "(`nvidia-smi`), and shrink NCCL's own share with NCCL_BUFFSIZE=2097152 (the default is 4 MiB)"
+            " or fewer channels (NCCL_MAX_NCHANNELS)."
+        )
     if any("cudnn_alloc" in h.facts for h in hits):
         lines.append(
             "cuDNN's workspace comes from the GPU's memory: torch.backends.cudnn.benchmark = False keeps it from "
@@ -193,7 +204,12 @@ CUDA_OOM = Recogniser(
     # c10/cuda/CUDACachingAllocator.cpp (the message across torch 1.x-2.x), torch.OutOfMemoryError,
     # NCCL's "Cuda failure 'out of memory'"
     kind="cuda_oom",
-    templates=("torch_native:cuda-out-of-memory", "torch_native:cudnn-status-alloc-failed"),
+    templates=(
+        "torch_native:cuda-out-of-memory",
+        "torch_native:cudnn-status-alloc-failed",
+        # NCCL src/include/alloc.h (2.14+): its own buffers' cudaMalloc / cuMem allocation failed
+        "nccl:failed-to-cuda-malloc-bytes",
+    ),
     title="CUDA out of memory",
     anchors=(
         "CUDA out of memory",
@@ -207,14 +223,17 @@ CUDA_OOM = Recogniser(
         # torch/backends/cudnn CuDNNError: the status alone); cuDNN's API reference: "Resource allocation failed
         # inside the cuDNN library. This is usually caused by an internal cudaMalloc() failure" (not always)
         "CUDNN_STATUS_ALLOC_FAILED",
+        # NCCL's WARN after the allocation of its own buffers (channels, FIFOs) failed on the GPU
+        "Failed to CUDA malloc",
     ),
     match=R(
         r"CUDA out of memory|torch(?:\.cuda)?\.OutOfMemoryError|CUDA error: out of memory|"
         r"Cuda failure (?:\d{1,4} )?'out of memory'|CUBLAS_STATUS_ALLOC_FAILED|HIP out of memory|"
-        r"CUDNN_STATUS_ALLOC_FAILED"
+        r"CUDNN_STATUS_ALLOC_FAILED|Failed to CUDA malloc \d+ bytes"
     ),
     facts=(
         R(r"(?P<cudnn_alloc>CUDNN_STATUS_ALLOC_FAILED)"),
+        R(r"Failed to CUDA malloc (?P<nccl_malloc>\d+) bytes"),
         R(r"(?P<runtime_oom>CUDA error: out of memory)"),
         R(r"Tried to allocate " + _size("request")),
         R(r"\(GPU (?P<gpu>\d+); " + _size("total") + r" total capacity"),
@@ -253,6 +272,9 @@ CUDA_OOM = Recogniser(
         len(_sharers(hits, ctx)) < 2
         and not all("cudnn_alloc" in h.facts for h in hits)
         and not all("runtime_oom" in h.facts for h in hits)
+        # NCCL's own line says an allocation failed, not why: out of memory beside it ("Cuda failure 'out of
+        # memory'") is certain, alone it is likely (a sticky error from before fails every cudaMalloc too)
+        and not all("nccl_malloc" in h.facts for h in hits)
     ),
     also=(
         Alternative(
