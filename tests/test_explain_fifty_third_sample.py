@@ -20,12 +20,14 @@ def test_the_extensions_build_root_another_user_made_names_its_variable():
     assert "TORCH_EXTENSIONS_DIR" in found.fix and "torch's extension builds" in found.summary
 
 
-def test_the_cache_root_of_a_container_without_home_names_home():
-    # CPython's PermissionError for the XDG cache root when HOME is / (a rank's prefix in front)
+def test_torch_hubs_download_folder_names_torch_home():
+    # torch/hub.py download_url_to_file into _get_torch_home()/hub/checkpoints (a rank's prefix in front)
     found = certain(
-        "[rank0]: PermissionError: [Errno 13] Permission denied: '/.cache'\n", "cache_dir_not_writable"
+        "[rank2]: PermissionError: [Errno 13] Permission denied: "
+        "'/home/ana/.cache/torch/hub/checkpoints/resnet50-11ad3fa6.pth'\n",
+        "cache_dir_not_writable",
     )
-    assert "XDG_CACHE_HOME" in found.fix and "HOME" in found.fix
+    assert "TORCH_HOME" in found.fix and "on rank 2" in found.summary
 
 
 def test_inductors_cache_on_a_read_only_file_system():

@@ -13,8 +13,7 @@ before its first step, the refusal is that folder, not the data or the checkpoin
   ``~/.triton/cache``);
 - torch.hub's (``torch/hub.py`` ``_get_torch_home``: ``TORCH_HOME``, else ``$XDG_CACHE_HOME/torch``, else
   ``~/.cache/torch``) and Hugging Face's (``huggingface_hub/constants.py``: ``HF_HOME``, else
-  ``$XDG_CACHE_HOME/huggingface``, else ``~/.cache/huggingface``);
-- the XDG cache root itself, ``/.cache`` when a container runs as a user whose HOME is ``/``.
+  ``$XDG_CACHE_HOME/huggingface``, else ``~/.cache/huggingface``).
 
 The message with such a path says the folder may not be written (certain); which fix applies follows the path.
 """
@@ -37,16 +36,11 @@ _CACHES = (
     ("huggingface", "the Hugging Face cache (models, datasets)", "HF_HOME"),
     ("/torch/hub", "torch.hub's downloads", "TORCH_HOME"),
     ("/.cache/torch", "torch.hub's downloads", "TORCH_HOME"),
-    (
-        "/.cache",
-        "the user's cache folder (torch.hub, Hugging Face, Triton and others write under it)",
-        "XDG_CACHE_HOME",
-    ),
 )
 
 _CACHE_PATH = (
     r"(?P<cache_path>[^'\n]{0,200}(?:torch_extensions|torchinductor_|/\.triton\b|/huggingface\b|/torch/hub\b|"
-    r"/\.cache\b)[^'\n]{0,200})"
+    r"/\.cache/torch\b)[^'\n]{0,200})"
 )
 
 
@@ -78,12 +72,6 @@ def _not_writable(hits: list[Hit], ctx: Context) -> tuple[str, str]:
             " Older torch releases build every user's extensions under <tempdir>/torch_extensions, which the first "
             "user's build creates with that user's permissions: a folder of your own (or a newer torch, which "
             "keeps a per-user cache) avoids it; or have that folder's owner make it writable."
-        )
-    elif var == "XDG_CACHE_HOME":
-        fix += (
-            " A path of /.cache means HOME is / (a container started as a user without a home): set HOME to a "
-            "writable folder, or XDG_CACHE_HOME=/tmp/.cache (with TORCH_HOME, HF_HOME, TRITON_CACHE_DIR for the "
-            "caches that read their own variable)."
         )
     else:
         fix += " Or make the folder writable for this user (chown/chmod it, or remove a copy another user left there)."
