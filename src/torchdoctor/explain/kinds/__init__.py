@@ -91,6 +91,7 @@ from torchdoctor.explain.kinds import (
     trainer_arguments,
     trainer_data_releases,
     versions,
+    vision_language,
     wheel_tags,
     wrapper_usage,
 )
@@ -136,6 +137,7 @@ RECOGNISERS: tuple[Recogniser, ...] = (
     *arrow_tables.RECOGNISERS,
     *matlab_files.RECOGNISERS,
     *dataset_catalog.RECOGNISERS,
+    *vision_language.RECOGNISERS,
     *config_registry.RECOGNISERS,
     *option_conflicts.RECOGNISERS,
     *package_conflicts.RECOGNISERS,

@@ -30,6 +30,13 @@ test set), or the ImageSets/Main/default.txt CVAT writes, and raises "missing Im
 there; the fork's earlier ``"missing ImageSet file {:s}".format(image_sets_file)`` of a pathlib path raised
 "TypeError: unsupported format string passed to PosixPath.__format__" on that line instead, so the traceback shows
 the raise. The message is certain; the traceback's line alone, likely.
+
+LLaMA-Factory's ``llamafactory/data/parser.py`` get_dataset_list (``src/llmtuner/data/parser.py`` in 0.5-0.7) looks
+every --dataset name up among the keys of <dataset_dir>/dataset_info.json (DATA_CONFIG) and raises "Undefined
+dataset <name> in dataset_info.json." for a name it does not hold. dataset_dir defaults to ``data``, relative to
+the folder the command runs from, so outside the repository it reads another folder's file (a missing one raises
+"Cannot open ... due to" that FileNotFoundError instead); the other reading is a dataset of one's own never added
+to the file. Likely: the message does not say which.
 """
 
 from __future__ import annotations
@@ -49,7 +56,9 @@ _MISSING = R(
     r"AssertionError: File [Nn]ot [Ff]ound: (?P<yolo_file>[^\s'\"]{1,300})|"
     r"Couldn't find any class folder in (?P<no_class_folder>(?!\{)[^\n]{1,300}?)\.?[\"']?$|"
     # pytorch-ssd's VOCDataset: the message, or the raise the traceback shows when formatting it failed
-    r"missing ImageSet file (?P<image_set>[^\s\"'{}]{1,300})|(?P<image_set_raise>IOError\(f?\"missing ImageSet file)"
+    r"missing ImageSet file (?P<image_set>[^\s\"'{}]{1,300})|(?P<image_set_raise>IOError\(f?\"missing ImageSet file)|"
+    # LLaMA-Factory's dataset registry: a --dataset name not in the dataset_info.json read
+    r"Undefined dataset (?P<undefined_dataset>[^\s{}]{1,200}) in (?P<data_config>[\w.-]{1,100}\.json)"
 )
 # a 3D detection toolbox's info file: <dataset>_infos_<split>.pkl, <dataset>_dbinfos_train.pkl
 _INFO_FILE = R(r"(?:^|[/\\])(?P<dataset>[A-Za-z0-9]{1,40})_(?:db)?infos_[\w.]{0,80}\.pkl$")
@@ -60,7 +69,7 @@ _OTHER_FILE = Alternative(
     "If the path is a checkpoint, pretrained weights or a config file rather than data, point the option that "
     "names it at the file as saved (an absolute path; the working directory of a launcher or a job script may "
     "not be the repository's).",
-    unless=("info_file", "image_set", "image_set_raise"),
+    unless=("info_file", "image_set", "image_set_raise", "undefined_dataset"),
 )
 
 
@@ -100,12 +109,28 @@ def _image_set(hits: list[Hit]) -> tuple[str, str]:
     )
 
 
+def _undefined_dataset(name: str, config: str, hits: list[Hit]) -> tuple[str, str]:
+    return (
+        f"LLaMA-Factory found no dataset '{name}' in the {config} it read: the data folder read is not the one "
+        "that defines it, or the dataset was never added to it" + on_ranks(hits),
+        f"LLaMA-Factory looks each --dataset name up in <dataset_dir>/{config}, and dataset_dir defaults to data, "
+        "relative to the folder the command runs from: run llamafactory-cli from the LLaMA-Factory folder (cd "
+        f"LLaMA-Factory; the examples' datasets, mllm_demo and the others, are defined in its data/{config}), or "
+        f"set dataset_dir to the folder whose {config} defines '{name}'. For a dataset of your own, add an entry "
+        f'for the name to that file ("{name}": {{"file_name": "your_data.json", ...}}) and keep the data file '
+        "beside it.",
+    )
+
+
 def _missing(hits: list[Hit], ctx: Context) -> tuple[str, str]:
     root = first(hits, "no_class_folder")
     if root:
         return _no_class_folder(root, hits)
     if first(hits, "image_set") or first(hits, "image_set_raise"):
         return _image_set(hits)
+    name = first(hits, "undefined_dataset")
+    if name:
+        return _undefined_dataset(name, first(hits, "data_config", "dataset_info.json"), hits)
     yolo_file = first(hits, "yolo_file")
     if yolo_file:
         return (
@@ -145,6 +170,7 @@ DATA_PATH_MISSING = Recogniser(
         "third_party:yolov5-check-file-not-found",
         "third_party:torchvision-no-class-folder",
         "third_party:pytorch-ssd-missing-imageset-file",
+        "third_party:llamafactory-undefined-dataset",
     ),
     title="a dataset path that does not exist",
     # CPython's form with the path (pastes lose the space, or type a full-width colon), not ninja's or a shell's
@@ -156,13 +182,15 @@ DATA_PATH_MISSING = Recogniser(
         "File Not Found: ",
         "Couldn't find any class folder in ",
         "missing ImageSet file",
+        "Undefined dataset ",
     ),
     match=_MISSING,
     facts=(R(r"(?P<info_file>_(?:db)?infos_[\w.]{0,80}\.pkl)'"),),
     # shared libraries have their own kinds (extension_import, cuda_library_path)
     reject=R(r"No such file or directory\s*[:：]\s*'[^'\n]{0,200}\.so(?:\.[\d.]+)?'"),
     # a missing path is any file's; ImageFolder's refusal is only a root without class folders, and
-    # pytorch-ssd's message only a VOC folder without its image-set list
+    # pytorch-ssd's message only a VOC folder without its image-set list (LLaMA-Factory's undefined dataset is
+    # a wrong data folder or an entry never written: likely)
     confirm=lambda hits, ctx: any("no_class_folder" in h.facts or "image_set" in h.facts for h in hits),
     also=(_OTHER_FILE,),
     describe=_missing,
