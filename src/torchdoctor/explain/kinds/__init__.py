@@ -24,6 +24,7 @@ from torchdoctor.explain.kinds import (
     collective_args,
     comm,
     compile_backends,
+    compiled_ops,
     config_registry,
     cuda,
     data_paths,
@@ -301,6 +302,7 @@ CONTEXT_FACTS: tuple[tuple[str, re.Pattern], ...] = (
     *installers.CONTEXT,
     ("declare it as a build dependency", installers.UV_BUILD),
     *prebuilt.CONTEXT,
+    *compiled_ops.CONTEXT,
     ("ncclSystemError", re.compile(r"(?P<saw_nccl_failure>ncclSystemError)")),
     # each under its own literal: torch's "NCCL error in: ..." line holds no lower-case "nccl"
     *(
