@@ -294,7 +294,16 @@ def _config_mismatch(hits: list[Hit], ctx: Context) -> tuple[str, str]:
 # strategy on a CPU accelerator, chosen or the one accelerator="auto" falls back to when torch sees no GPU)
 # engine.py backward()/scale() (DeepSpeed 0.18.3+, #7665): "loss must be a scalar tensor" is utils.py
 # maybe_loss_for_backward failing, which also asks for a grad_fn: a loss built under torch.no_grad() prints it too
-_TWO_CAUSES = ("world_size_one", "direct_backward", "not_cuda_accelerator", "loss_not_scalar")
+# engine.py (AutoTP, 0.16.5+): "Data inconsistency within the TP group" is the ranks of a tensor-parallel group given
+# different batches, by the script's sampler or by the trainer library's (accelerate before 1.6.0 sharded by the
+# global rank under AutoTP: axolotl-ai-cloud/axolotl#2491)
+_TWO_CAUSES = (
+    "world_size_one",
+    "direct_backward",
+    "not_cuda_accelerator",
+    "loss_not_scalar",
+    "tp_data_inconsistent",
+)
 
 
 def _batch_for_every_process(facts: dict) -> bool:
@@ -410,6 +419,7 @@ DEEPSPEED_CONFIG_MISMATCH = Recogniser(
         R(r"\d+ != \d+ \* \d+ \* (?P<divided_world>\d+\.0)\b"),
         R(r"(?P<direct_backward>Direct calls to tensor\.backward\(\) are not supported)"),
         R(r"(?P<loss_not_scalar>loss must be a scalar tensor)"),
+        R(r"(?P<tp_data_inconsistent>Data inconsistency within the TP group)"),
         R(r"only supported on CUDA GPUs but `(?P<not_cuda_accelerator>\w{1,40})` is used"),
         R(
             r"(?P<batch_zero>(?:Train batch size|Micro batch size per gpu|Gradient accumulation steps): -?\d+) has to "
@@ -482,6 +492,14 @@ DEEPSPEED_CONFIG_MISMATCH = Recogniser(
             "CUDA_VISIBLE_DEVICES and python -c 'import torch; print(torch.cuda.is_available(), torch.version.cuda)' "
             "(a CPU-only torch build prints None).",
             when=("not_cuda_accelerator",),
+        ),
+        Alternative(
+            "library_version_bug",
+            "a trainer library that shards the data by the global rank under AutoTP (accelerate before 1.6.0)",
+            "If the DataLoader is the HF Trainer's, trl's or accelerate's, upgrade them (pip install -U "
+            "'accelerate>=1.6.0' transformers trl): from 1.6.0 accelerate gives every rank of a tensor-parallel "
+            "group the same batch.",
+            when=("tp_data_inconsistent",),
         ),
     ),
     describe=_config_mismatch,
