@@ -14,6 +14,13 @@ the other reading named; a near miss must not read as the kind.
 - DeepSpeed's AutoTP check (engine.py) "Data inconsistency within the TP group" is the script's sampler, or a trainer
   library's: accelerate before 1.6.0 sharded by the global rank under AutoTP (axolotl-ai-cloud/axolotl#2491):
   likely, ``library_version_bug`` named.
+- deepspeed/__init__.py ``initialize`` refuses a config in args beside config= / config_params= from DeepSpeed 0.9.0
+  on (#3186; the source's tags: v0.8.x has no such check): code written for the releases before, which took both
+  (gpt-neox's megatron/training.py passes args=neox_args and config_params=neox_args.deepspeed_config), prints it
+  as well as a script of the user's: likely, ``dependency_version`` named.
+- runtime/torch_autocast.py's "Cannot enable both torch autocast and fp16 / bfloat16" is DeepSpeed 0.17.x-0.18.2's
+  only: 0.18.3 (#7700, the source's tags) accepts torch_autocast beside fp16 / bf16: likely, ``dependency_version``
+  named; "... and zero quantized weights", still refused today, stays certain.
 - torch's DTensor (tensor/_collective_utils.py) warns "CPU process group does not support alltoall yet, falling back
   with allgather + chunk!" on healthy CPU runs: not a backend refusing a collective.
 """
@@ -100,3 +107,27 @@ def test_dtensors_cpu_alltoall_fallback_warning_is_not_a_backend_refusal():
     # the backend's own refusal of the collective stays certain
     refusal = template("torch_cpp:backend-does-not-support-alltoall", "gloo")
     certain(f"RuntimeError: {refusal}\n", "collective_arguments")
+
+
+def test_a_config_in_args_and_in_config_params_names_code_written_for_deepspeed_before_0_9():
+    text = template("deepspeed:not-sure-how-to-proceed-we")
+    found = likely_with(f"AssertionError: {text}\n", "deepspeed_config_mismatch", "log.dependency_version")
+    assert (
+        "deepspeed<0.9" in found.fix and "config_params=" in found.fix and "--deepspeed_config" in found.fix
+    )
+    # the deprecated --deepscale_config beside --deepspeed_config stays certain: one script's two flags
+    both = template("deepspeed:not-sure-how-to-proceed-we-2")
+    certain(f"AssertionError: {both}\n", "deepspeed_config_mismatch")
+
+
+def test_torch_autocast_beside_bf16_names_the_release_that_accepts_both():
+    for ident in (
+        "deepspeed:cannot-enable-both-torch-autocast-and-2",
+        "deepspeed:cannot-enable-both-torch-autocast-and-3",
+    ):
+        found = likely_with(
+            f"AssertionError: {template(ident)}\n", "deepspeed_config_mismatch", "log.dependency_version"
+        )
+        assert "deepspeed>=0.18.3" in found.fix
+    quantized = template("deepspeed:cannot-enable-both-torch-autocast-and")
+    certain(f"AssertionError: {quantized}\n", "deepspeed_config_mismatch")

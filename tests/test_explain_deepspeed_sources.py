@@ -58,14 +58,7 @@ CASES = [
         "deepspeed_config_mismatch",
         ['"buffer_count"', '"pipeline_read": false'],
     ),
-    # deepspeed/__init__.py initialize
-    (
-        "deepspeed:not-sure-how-to-proceed-we",
-        (),
-        "AssertionError",
-        "deepspeed_config_mismatch",
-        ["--deepspeed_config", "config="],
-    ),
+    # deepspeed/__init__.py initialize (a config in args and in config=: likely, test_explain_certainty_review_4.py)
     (
         "deepspeed:deepspeed-requires-deepspeed-config-to-specify",
         (),
