@@ -87,7 +87,8 @@ def test_the_benchmark_splits_a_half_by_sample(capsys):
                 "1017-1066,1067-1116,1117-1166,1167-1216,1217-1266,1267-1316,1317-1366,1367-1416,1417-1466,"
                 "1467-1516,1517-1566,1567-1616,1617-1666,1667-1716,1717-1766,1767-1816,1817-1866,1867-1916,"
                 "1917-1966,1967-2016,2017-2066,2067-2116,2117-2166,2167-2216,2217-2266,2267-2316,2317-2366,"
-                "2367-2416",
+                "2367-2416,2417-2466,"
+                "2467-2516",
                 str(CORPUS / "train"),
             ]
         )
@@ -146,6 +147,8 @@ def test_the_benchmark_splits_a_half_by_sample(capsys):
     forty_ninth = sum(1 for n in numbers if 2267 <= n <= 2316)
     fiftieth = sum(1 for n in numbers if 2317 <= n <= 2366)
     fifty_first = sum(1 for n in numbers if 2367 <= n <= 2416)
+    fifty_second = sum(1 for n in numbers if 2417 <= n <= 2466)
+    fifty_third = sum(1 for n in numbers if 2467 <= n <= 2516)
     assert (
         first
         + second
@@ -198,6 +201,8 @@ def test_the_benchmark_splits_a_half_by_sample(capsys):
         + forty_ninth
         + fiftieth
         + fifty_first
+        + fifty_second
+        + fifty_third
         == len(numbers)
     )
     assert f"files 001-163: {first} logs" in out and f"files 164-205: {second} logs" in out
@@ -246,3 +251,5 @@ def test_the_benchmark_splits_a_half_by_sample(capsys):
     assert f"files 2267-2316: {forty_ninth} logs" in out
     assert f"files 2317-2366: {fiftieth} logs" in out
     assert f"files 2367-2416: {fifty_first} logs" in out
+    assert f"files 2417-2466: {fifty_second} logs" in out
+    assert f"files 2467-2516: {fifty_third} logs" in out

@@ -18,6 +18,7 @@ from torchdoctor.explain.kinds import (
     autograd_usage,
     batch_containers,
     build,
+    cache_dirs,
     checkpoint,
     checkpoint_paths,
     class_counts,
@@ -164,6 +165,7 @@ RECOGNISERS: tuple[Recogniser, ...] = (
     *numpy_dtypes.RECOGNISERS,
     *environment.RECOGNISERS,
     *downloads.RECOGNISERS,
+    *cache_dirs.RECOGNISERS,
     *autograd.RECOGNISERS,
     *linear_algebra.RECOGNISERS,
     *distributions.RECOGNISERS,
@@ -314,6 +316,30 @@ CONTEXT_FACTS: tuple[tuple[str, re.Pattern], ...] = (
         )
         for literal in ("unhandled system error", "ncclInternalError", "ncclInvalidUsage", "NCCL error in:")
     ),
+    # NCCL's own refusals of a setting (kinds/nccl.py NCCL_ENV_VALUE): each WARN returns the error that stops
+    # the communicator's creation, so the WARN is the failure even where the paste stops before torch's line
+    *(
+        (literal, re.compile(r"(?P<saw_nccl_failure>" + re.escape(literal) + ")"))
+        for literal in (
+            "Invalid NCCL_COMM_ID",
+            "No valid <IPv4_or_hostname>:<port> pair found",
+            "No valid [IPv6]:port pair found",
+            "error encountered when getting address info",
+            "XML Topology has wrong version",
+            "XML Graph has wrong version",
+            "Could not open XML graph file",
+            "XML Parse error",
+            "XML Parse : Unexpected",
+            "XML Parse : Expected",
+            "XML Parse : expected",
+            "XML Parse : unterminated",
+            "NCCL_NET_FORCE_MERGE string",
+            "TOPO/NET : Only matched",
+            "Specified fused NIC",
+            "Failed to initialize any NET plugin",
+        )
+    ),
+    ("Error: network ", re.compile(r"(?P<saw_nccl_failure>Error: network [^\n]{0,60} not found\.)")),
     (
         "spawn",
         re.compile(r"(?P<saw_spawn>ddp_spawn|mp\.spawn|start_processes|multiprocessing[/\\]spawn\.py)"),

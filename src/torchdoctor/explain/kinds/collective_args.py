@@ -64,7 +64,8 @@ _CLASSES = (
         "all_reduce); monitored_barrier on a gloo group only: dist.monitored_barrier(group=dist.new_group("
         "backend='gloo')); gather and scatter over NCCL came with torch 1.11 (before it, pass a gloo group: "
         "dist.gather(t, gather_list, dst=0, group=dist.new_group(backend='gloo')) on CPU tensors, or gather with "
-        "all_gather). init_process_group(backend='cpu:gloo,cuda:nccl') gives each device its backend.",
+        "all_gather); a recv from any source (recv without src) on gloo only. "
+        "init_process_group(backend='cpu:gloo,cuda:nccl') gives each device its backend.",
     ),
     (
         "reduce_op",
@@ -72,8 +73,11 @@ _CLASSES = (
         "Bitwise ops (ReduceOp.BAND / BOR / BXOR) reduce integer and bool tensors only; MAX, MIN and PRODUCT "
         "have no order or product over complex tensors (reduce torch.view_as_real(t) instead); gloo has no "
         "PREMUL_SUM or AVG (all_reduce with ReduceOp.SUM, then divide by the world size) and sums sparse "
-        "tensors only (ReduceOp.SUM); NCCL reduces fp8 tensors only on sm90 (Hopper) GPUs and newer. Use "
-        "ReduceOp.SUM, or cast the tensor to a type the op takes (fp8 to bf16 before the collective).",
+        "tensors only (ReduceOp.SUM); NCCL reduces fp8 tensors only on sm90 (Hopper) GPUs and newer, has no "
+        "bitwise ops at all (a flag every rank must agree on: all_reduce an int tensor with ReduceOp.MIN for "
+        "'all', ReduceOp.MAX for 'any'; or run that collective on a gloo group) and AVG only from NCCL 2.10 "
+        "(torch wheels from 1.11 carry it; or SUM, then divide by the world size). Use ReduceOp.SUM, or cast "
+        "the tensor to a type the op takes (fp8 to bf16 before the collective).",
     ),
     (
         "tensor_mismatch",
@@ -168,6 +172,11 @@ COLLECTIVE_ARGUMENTS = Recogniser(
         "torch_cpp:cannot-use-reduceop-premul-sum-with",
         "torch_cpp:unsupported-reduction-operation-allreduce-of-sparse",
         "torch_cpp:all-reduce-does-not-support-on",
+        # ProcessGroupNCCL.cpp getNcclReduceOp: the ops NCCL lacks (bitwise; AVG before NCCL 2.10)
+        "torch_native:cannot-use-reduceop-band-with-nccl",
+        "torch_native:cannot-use-reduceop-bor-with-nccl",
+        "torch_native:cannot-use-reduceop-bxor-with-nccl",
+        "torch_native:avg-requires-nccl-2-10",
         "torch:all-reduce-does-not-support-on",
         # ProcessGroupGloo.cpp: each collective's invalidArgument ("ProcessGroupGloo::<op>: " + the check's
         # words, Utils.hpp's assert* helpers among them); distributed_c10d.py _ensure_all_tensors_same_dtype
@@ -231,8 +240,13 @@ COLLECTIVE_ARGUMENTS = Recogniser(
         " does not support send",
         " does not support recv",
         " does not support barrier",
+        "ProcessGroupNCCL does not support ",
         "with non-integral dtype",
         "Cannot use ReduceOp.PREMUL_SUM with Gloo",
+        "ReduceOp.BAND with NCCL",
+        "ReduceOp.BOR with NCCL",
+        "ReduceOp.BXOR with NCCL",
+        "AVG requires NCCL 2.10+",
         "allreduce of sparse tensors only works with ReduceOp.SUM",
         "on complex tensors",
         "tensors must all have the same type",
@@ -266,8 +280,9 @@ COLLECTIVE_ARGUMENTS = Recogniser(
         r"allgather_into_tensor_coalesced|reduce_scatter_tensor_coalesced|reduce_scatter|allgather_coalesced|"
         r"allreduce_coalesced|alltoall_base|monitoredBarrier|broadcast|allreduce(?: sparse)?|reduce|allgather|gather|"
         r"scatter|alltoall|send|recv(?:Anysource)?|barrier)\b[^\n]{0,60}|monitored_barrier is only implemented for "
-        r"GLOO backend)|"
-        r"(?P<reduce_op>Cannot use ReduceOp\.(?:BAND|BOR|BXOR) with non-integral dtype|Cannot use "
+        r"GLOO backend|ProcessGroupNCCL does not support (?:gather|scatter|allgather_coalesced|recvAnysource)\b)|"
+        r"(?P<reduce_op>Cannot use ReduceOp\.(?:BAND|BOR|BXOR) with (?:non-integral dtype|NCCL)|AVG requires "
+        r"NCCL 2\.10\+\. The current version is \d+\.\d+|Cannot use "
         r"ReduceOp\.(?:PREMUL_SUM|AVG) with Gloo|unsupported reduction operation \(allreduce of sparse tensors only "
         r"works with ReduceOp\.SUM\)|all_reduce does not support ?[\w.]{1,40} ?on complex tensors|FP8 reduction "
         r"support begins with sm90 capable devices)|"

@@ -895,6 +895,17 @@ def _backend(hits: list[Hit], ctx: Context) -> tuple[str, str]:
             "init_method='env://' (or file://) with backend='gloo', or train on Linux (WSL2 works), where the "
             "official torch wheels have NCCL and every rendezvous.",
         )
+    if facts.get("acc_backend"):
+        asked, used = facts["acc_backend"], facts["acc_use"]
+        return (
+            f"accelerate was asked for the {asked} backend, but on this machine it must use {used}"
+            + on_ranks(hits),
+            f"accelerate picks the backend from what is installed (torch_xla: xla; torch_npu: hccl; torch_mlu: "
+            f"cncl; torch_musa: mccl; CUDA: nccl) and refuses another one passed to Accelerator / PartialState "
+            f"(backend='{asked}', or the launcher's kwargs handler): drop the backend argument, or pass "
+            f"backend='{used}'. If {used} is not what this machine should use, the package that brings it is "
+            "installed by mistake (pip uninstall torch_xla, for one on a GPU machine).",
+        )
     backend = facts.get("backend", "NCCL")
     summary = f"this torch has no {backend} backend (Distributed package doesn't have {backend} built in)"
     fix = (
@@ -930,6 +941,9 @@ BACKEND_UNAVAILABLE = Recogniser(
         "lightning:torch-distributed-is-not-available-cannot",  # lightning/fabric/utilities/distributed.py
         # c10d/GlooDeviceFactory.cpp: no gloo transport for the platform or for GLOO_DEVICE_TRANSPORT
         "torch_native:gloo-unsupported-device",
+        # accelerate/state.py: the backend passed to PartialState/Accelerator, overridden by the one accelerate
+        # must use where torch_xla or another accelerator's torch plug-in is installed
+        "accelerate:your-assigned-backend-is-not-available",
     ),
     title="backend not available",
     anchors=(
@@ -945,8 +959,12 @@ BACKEND_UNAVAILABLE = Recogniser(
         "But we don't know which communication backend to use for this accelerator",
         "torch.distributed is not available. Cannot initialize distributed process group",
         "(): unsupported gloo device",
+        "Your assigned backend ",
     ),
     facts=(
+        R(
+            r"Your assigned backend (?P<acc_backend>\w{1,20}) is not available, please use (?P<acc_use>\w{1,20})"
+        ),
         R(r"doesn't have (?P<backend>NCCL|MPI|Gloo|UCC)\b"),
         R(r"(?P<backend>NCCL) support is not compiled"),
         R(r"Default backend not registered for device : (?P<device_type>\w+)"),
@@ -966,7 +984,11 @@ BACKEND_UNAVAILABLE = Recogniser(
     # env:// and file:// handlers in every build that has torch.distributed (Windows builds before 1.7 lacked
     # tcp:// and env://): "No rendezvous handler for localhost://" is an init_method with no scheme or a
     # misspelt one (urlparse("localhost:29500").scheme == "localhost"), not a build that lacks part of it
-    reject=R(r"associated with device type cpu\b|No rendezvous handler for (?!(?:env|tcp)://)"),
+    # accelerate's raise as a traceback quotes it (the f-string, not the values): the message line says them
+    reject=R(
+        r"associated with device type cpu\b|No rendezvous handler for (?!(?:env|tcp)://)|Your assigned backend "
+        r"(?!\w{1,20} is not available, please use \w)"
+    ),
     describe=_backend,
 )
 
@@ -995,6 +1017,16 @@ LIBUV_UNAVAILABLE = Recogniser(
 def _hostname(hits: list[Hit], ctx: Context) -> tuple[str, str]:
     facts = merged(hits)
     gai = (facts.get("gai") or facts.get("gai_old") or "name resolution failed").strip()
+    if facts.get("hydra_host"):
+        host = facts["hydra_host"].strip()
+        return (
+            f"MPICH's mpiexec (Hydra) cannot resolve the host name {host!r} it was told to start processes on"
+            + on_ranks(hits),
+            f"Hydra looks up every host of -hosts / -f hostfile (and the scheduler's node list) before it starts "
+            f"its proxies: make {host} resolve on the launching node (`getent hosts {host}`; add '<IP> {host}' to "
+            "/etc/hosts or fix DNS), or list the hosts by IP address in the hostfile; check the name for a typo "
+            "or a stale hostfile from another allocation.",
+        )
     host = facts.get("unresolved_host")
     if host is None:  # torch 1.x's c10d does not say which name: the store's (MASTER_ADDR, the endpoint)
         return (
@@ -1018,13 +1050,19 @@ HOSTNAME_RESOLUTION = Recogniser(
     # gai_strerror of the failed getaddrinfo, glibc's words for a name that does not resolve
     kind="hostname_resolution",
     title="host name does not resolve",
-    anchors=("network addresses of (", "host not found: "),
-    templates=("torch_cpp:the-network-addresses-of-cannot-be", "torch_native:c10d-host-not-found"),
+    anchors=("network addresses of (", "host not found: ", "unable to get host address for "),
+    templates=(
+        "torch_cpp:the-network-addresses-of-cannot-be",
+        "torch_native:c10d-host-not-found",
+        # MPICH Hydra's src/pm/hydra/lib/utils/sock.c: mpiexec's lookup of a host it is to start proxies on
+        "schedulers:hydra-host-address",
+    ),
     match=R(
         r"(?P<family>IPv4|IPv6)? ?network addresses of \((?P<unresolved_host>[^,\s]{1,255}), \d+\) cannot be "
         r"retrieved \(gai error: (?P<gai>[^)]{1,100})\)|"
         r"\bhost not found: (?P<gai_old>Name or service not known|Temporary failure in name resolution|"
-        r"No address associated with hostname|nodename nor servname provided, or not known)"
+        r"No address associated with hostname|nodename nor servname provided, or not known)|"
+        r"HYDU_sock_connect \([^)\n]{1,120}\): unable to get host address for (?P<hydra_host>[^\s()]{1,255})"
     ),
     # IPv6 failing alone is printed by runs that work; an IPv4 failure (or any without the family) confirms it
     confirm=lambda hits, ctx: any(h.facts.get("family") != "IPv6" for h in hits),

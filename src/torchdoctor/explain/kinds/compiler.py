@@ -225,15 +225,31 @@ def explain_source_error(message: str, torch_api: str | None) -> tuple[str, str]
 
 
 def explain_old_architecture(intrinsic: str) -> tuple[str, str]:
-    """(summary, fix) for a CUDA device function the architecture compiled for does not have."""
+    """(summary, fix) for a CUDA device function the architecture compiled for does not have.
+
+    With TORCH_CUDA_ARCH_LIST unset, torch's extension builder (torch/utils/cpp_extension.py
+    ``_get_cuda_arch_flags``) compiles for the capability of every GPU ``torch.cuda.device_count()`` sees, so an
+    old GPU visible beside a new one puts its architecture in the list. CUDA's cuda_fp16.hpp declares the half2
+    arithmetic (__hfma2, __hadd2, __hmul2, ...) only for __CUDA_ARCH__ >= 530.
+    """
+    half = intrinsic.startswith("__h") or "half" in intrinsic
+    visible = (
+        " Half arithmetic needs 5.3, so an architecture of 5.2 or older is in the list: with "
+        "TORCH_CUDA_ARCH_LIST unset that is usually an older GPU visible beside the one you run on (Maxwell, "
+        "Kepler): hide it from the build (CUDA_VISIBLE_DEVICES=<index of the newer GPU> pip install ... / python "
+        "setup.py ...) or name the architectures yourself."
+        if half
+        else ""
+    )
     return (
         f"the build compiles for a GPU architecture older than the source needs: {intrinsic} does not exist "
         "there (TORCH_CUDA_ARCH_LIST, or -gencode flags)",
         "CUDA's device functions come with the architecture: atomicAdd on double from compute capability 6.0, "
         "half arithmetic from 5.3, bfloat16 (__nv_bfloat16) from 8.0. The build compiles for every "
-        "architecture in TORCH_CUDA_ARCH_LIST (or, unset, the GPUs it sees; none seen: a list of old ones): "
-        'name only the GPUs you run on, e.g. export TORCH_CUDA_ARCH_LIST="8.0;8.6" (nvidia-smi '
-        "--query-gpu=compute_cap --format=csv), delete the build folder and build again.",
+        "architecture in TORCH_CUDA_ARCH_LIST (or, unset, every GPU it sees, each visible one's; none seen: a "
+        'list of old ones): name only the GPUs you run on, e.g. export TORCH_CUDA_ARCH_LIST="8.0;8.6" '
+        "(nvidia-smi --query-gpu=compute_cap --format=csv), delete the build folder and build again."
+        + visible,
     )
 
 

@@ -68,6 +68,9 @@ def _oom(hits: list[Hit], ctx: Context) -> tuple[str, str]:
         )
     where = f" on GPU {gpu}" if gpu is not None else ""
     summary = f"CUDA out of memory{where}{on_ranks(hits)}" + (": " + ", ".join(parts) if parts else "")
+    if all("nccl_malloc" in h.facts for h in hits):
+        size = int(next(h.facts["nccl_malloc"] for h in hits))
+        summary = f"NCCL could not allocate {size / 2**20:.1f} MiB on the GPU for its buffers{on_ranks(hits)}"
     if all("cudnn_alloc" in h.facts for h in hits):
         summary = f"cuDNN could not allocate the memory it needs (CUDNN_STATUS_ALLOC_FAILED){on_ranks(hits)}"
     request, total = _bytes(facts, "request"), _bytes(facts, "total")
@@ -146,6 +149,14 @@ def _oom(hits: list[Hit], ctx: Context) -> tuple[str, str]:
         lines.append(
             "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True is already set, so this is a real shortage."
         )
+    if any("nccl_malloc" in h.facts for h in hits):
+        lines.append(
+            "NCCL allocates its buffers on the GPU when a communicator is made and on its first collectives "
+            "(more with more channels and peers): leave it room — create the process group and run a first "
+            "collective (dist.barrier()) before filling the GPU, check no other process holds the GPU "
+            "(`nvidia-smi`), and shrink NCCL's own share with NCCL_BUFFSIZE=2097152 (the default is 4 MiB)"
+            " or fewer channels (NCCL_MAX_NCHANNELS)."
+        )
     if any("cudnn_alloc" in h.facts for h in hits):
         lines.append(
             "cuDNN's workspace comes from the GPU's memory: torch.backends.cudnn.benchmark = False keeps it from "
@@ -193,7 +204,12 @@ CUDA_OOM = Recogniser(
     # c10/cuda/CUDACachingAllocator.cpp (the message across torch 1.x-2.x), torch.OutOfMemoryError,
     # NCCL's "Cuda failure 'out of memory'"
     kind="cuda_oom",
-    templates=("torch_native:cuda-out-of-memory", "torch_native:cudnn-status-alloc-failed"),
+    templates=(
+        "torch_native:cuda-out-of-memory",
+        "torch_native:cudnn-status-alloc-failed",
+        # NCCL src/include/alloc.h (2.14+): its own buffers' cudaMalloc / cuMem allocation failed
+        "nccl:failed-to-cuda-malloc-bytes",
+    ),
     title="CUDA out of memory",
     anchors=(
         "CUDA out of memory",
@@ -207,14 +223,17 @@ CUDA_OOM = Recogniser(
         # torch/backends/cudnn CuDNNError: the status alone); cuDNN's API reference: "Resource allocation failed
         # inside the cuDNN library. This is usually caused by an internal cudaMalloc() failure" (not always)
         "CUDNN_STATUS_ALLOC_FAILED",
+        # NCCL's WARN after the allocation of its own buffers (channels, FIFOs) failed on the GPU
+        "Failed to CUDA malloc",
     ),
     match=R(
         r"CUDA out of memory|torch(?:\.cuda)?\.OutOfMemoryError|CUDA error: out of memory|"
         r"Cuda failure (?:\d{1,4} )?'out of memory'|CUBLAS_STATUS_ALLOC_FAILED|HIP out of memory|"
-        r"CUDNN_STATUS_ALLOC_FAILED"
+        r"CUDNN_STATUS_ALLOC_FAILED|Failed to CUDA malloc \d+ bytes"
     ),
     facts=(
         R(r"(?P<cudnn_alloc>CUDNN_STATUS_ALLOC_FAILED)"),
+        R(r"Failed to CUDA malloc (?P<nccl_malloc>\d+) bytes"),
         R(r"(?P<runtime_oom>CUDA error: out of memory)"),
         R(r"Tried to allocate " + _size("request")),
         R(r"\(GPU (?P<gpu>\d+); " + _size("total") + r" total capacity"),
@@ -253,6 +272,9 @@ CUDA_OOM = Recogniser(
         len(_sharers(hits, ctx)) < 2
         and not all("cudnn_alloc" in h.facts for h in hits)
         and not all("runtime_oom" in h.facts for h in hits)
+        # NCCL's own line says an allocation failed, not why: out of memory beside it ("Cuda failure 'out of
+        # memory'") is certain, alone it is likely (a sticky error from before fails every cudaMalloc too)
+        and not all("nccl_malloc" in h.facts for h in hits)
     ),
     also=(
         Alternative(
@@ -756,6 +778,15 @@ CUDA_UNAVAILABLE = Recogniser(
 def _device_assert(hits: list[Hit], ctx: Context) -> tuple[str, str]:
     assertion = first(hits, "assertion")
     summary = "a CUDA kernel's assertion failed" + (f": {assertion}" if assertion else "") + on_ranks(hits)
+    if first(hits, "loss_kernel"):
+        # the NLL loss's kernels assert `t >= 0 && t < n_classes` on each target and nothing else
+        summary += " in the NLL loss's kernel (cross-entropy): a target outside 0..C-1"
+        return summary, (
+            "A class label outside 0..C-1 reached nn.CrossEntropyLoss / NLLLoss: a label >= the model's number "
+            "of outputs, or a padding label the loss does not ignore (its ignore_index is -100: pad labels with "
+            "-100, or pass ignore_index=-1 for labels padded with -1). Print labels.min() and labels.max() "
+            "against the output's size; CUDA_LAUNCH_BLOCKING=1 (or one step on the CPU) names the exact line."
+        )
     fix = (
         "Almost always an index out of range inside a kernel: a class label >= the number of classes (or "
         "-1 without ignore_index), a token id >= the embedding size (a tokenizer with added tokens needs "
@@ -768,12 +799,20 @@ def _device_assert(hits: list[Hit], ctx: Context) -> tuple[str, str]:
 DEVICE_ASSERT = Recogniser(
     # aten CUDA kernels' CUDA_KERNEL_ASSERT; cudaErrorAssert
     kind="device_assert",
-    templates=("cuda_runtime:device-side-assert",),
+    templates=("cuda_runtime:device-side-assert", "aten:nll-loss-cuda-target-assert"),
     title="device-side assertion",
     anchors=("device-side assert triggered", "Assertion `"),
     # a kernel's assert names its .cu file; glibc's and other C asserts look the same otherwise
     match=R(r"device-side assert triggered|\.cuh?:\d+:[^\n]{0,300}Assertion `[^`]{1,300}` failed"),
-    facts=(R(r"Assertion `(?P<assertion>[^`]{1,300})` failed"),),
+    facts=(
+        R(r"Assertion `(?P<assertion>[^`]{1,300})` failed"),
+        # the NLL loss's CUDA sources: THCUNN's ClassNLLCriterion.cu (named by THCudaCheck's "at <file>:<line>"
+        # before 1.x moved the loss to ATen), ATen's Loss.cu / NLLLoss2d.cu kernels, and their target assertion
+        R(
+            r"(?P<loss_kernel>ClassNLLCriterion\.cu|NLLLoss2d\.cu:\d+|nll_loss2?d?_(?:forward|backward)\w*_kernel"
+            r"|Assertion `t >= 0 && t < n_classes` failed)"
+        ),
+    ),
     describe=_device_assert,
 )
 

@@ -55,6 +55,19 @@ GPU_HARDWARE_FAULT = Recogniser(
 
 
 def _fabric(hits: list[Hit], ctx: Context) -> tuple[str, str]:
+    nvls = next((h.facts for h in hits if h.facts.get("nvls_bind")), None)
+    if nvls is not None and all(h.facts.get("nvls_bind") for h in hits):
+        return (
+            "NCCL could not bind NVLink SHARP (NVLS) multicast memory"
+            + (f" (CUDA error '{nvls['nvls_error']}')" if nvls.get("nvls_error") else "")
+            + ": NCCL "
+            "names the fabric manager or the NVSwitches' setup as the usual cause" + on_ranks(hits),
+            "NVLS (NCCL 2.17+, on NVSwitch systems: HGX H100/H200, GB200) needs the NVLink fabric set up by "
+            "nvidia-fabricmanager (and, on NVL72 racks, the IMEX service) at the driver's own version: "
+            "systemctl status nvidia-fabricmanager, nvidia-smi -q | grep -A2 -i fabric (State: Completed, Status: "
+            "Success). Until it is fixed, run without NVLS: export NCCL_NVLS_ENABLE=0 (what NCCL's own message "
+            "advises); in a container the fabric manager runs on the host, not in the container.",
+        )
     return (
         "CUDA says the system is not yet initialized: a driver daemon it needs is not running (on a machine "
         "whose GPUs are joined by NVSwitch, the fabric manager)" + on_ranks(hits),
@@ -71,12 +84,38 @@ def _fabric(hits: list[Hit], ctx: Context) -> tuple[str, str]:
 FABRIC_MANAGER = Recogniser(
     kind="fabric_manager",
     title="GPU fabric not initialized (nvidia-fabricmanager)",
-    templates=("cuda_runtime:system-not-ready",),
-    anchors=("system not yet initialized",),
+    templates=(
+        "cuda_runtime:system-not-ready",
+        # NCCL src/transport/nvls.cc (2.17+): binding the NVLS multicast memory failed, the error returned stops
+        # the communicator's setup
+        "nccl:failed-to-bind-nvlink-sharp-nvls",
+        "nccl:failed-to-bind-nvlink-sharp-nvls-2",
+    ),
+    anchors=("system not yet initialized", "Failed to bind NVLink SHARP (NVLS) Multicast memory"),
     # as cudart's error reaches a log: torch's "CUDA error: ...", its device count's "Error 802: ...", NCCL's
     # "Cuda failure '...'"; not another program's "system not yet initialized"
     match=R(
-        r"(?:CUDA error: |Error 802: |Cuda failure '|cudaErrorSystemNotReady\W{1,4})system not yet initialized"
+        r"(?:CUDA error: |Error 802: |Cuda failure '|cudaErrorSystemNotReady\W{1,4})system not yet initialized|"
+        r"Failed to bind NVLink SHARP \(NVLS\) Multicast memory"
+    ),
+    facts=(
+        R(r"(?P<nvls_bind>Failed to bind NVLink SHARP \(NVLS\) Multicast memory)"),
+        R(
+            r"Failed to bind NVLink SHARP \(NVLS\) Multicast memory[^\n]{0,60}CUDA error \d+ '(?P<nvls_error>[^'\n]{1,80})'"
+        ),
+    ),
+    # NCCL words its own line "This is usually caused by" the fabric manager or the NVSwitches: likely alone
+    # (the CUDA error it names may be another: out of memory, a driver without multicast support)
+    confirm=lambda hits, ctx: not all(h.facts.get("nvls_bind") for h in hits),
+    absorbs=("nccl_error",),
+    also=(
+        Alternative(
+            "driver_too_old",
+            "a driver without the multicast objects NVLS binds (CUDA 12.1+ drivers, R530+)",
+            "Update the driver (nvidia-smi shows its version) to one that supports CUDA multicast, or run with "
+            "NCCL_NVLS_ENABLE=0.",
+            when=("nvls_bind",),
+        ),
     ),
     describe=_fabric,
 )

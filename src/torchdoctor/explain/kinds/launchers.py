@@ -258,6 +258,51 @@ LAUNCHER_REFUSALS: tuple[tuple[str, str, str], ...] = (
         "own --help) and the script that builds it.",
     ),
     (
+        "rdzv_timeout",
+        "torchrun's --rdzv-conf sets a rendezvous timeout that is not positive",
+        "--rdzv-conf takes the c10d/etcd-v2 rendezvous' timeouts in seconds, each above 0: join_timeout "
+        "(default 600), last_call_timeout (30), close_timeout (30), heartbeat (5), read_timeout (60 for the "
+        "c10d store); e.g. torchrun --rdzv-conf join_timeout=1800,read_timeout=120 ... — remove the zero or "
+        "negative one (a timeout cannot be switched off).",
+    ),
+    (
+        "launch_shutdown_timeout",
+        "the launch configuration's shutdown timeout is negative",
+        "LaunchConfig(shutdown_timeout=...) (torch.distributed.launcher.api, the elastic_launch a job library "
+        "builds) is the seconds the agent waits for workers to exit after SIGTERM before it kills them: 0 or "
+        "more.",
+    ),
+    (
+        "torchrun_logs",
+        "torchrun cannot use the log options it was given",
+        "torchrun --log-dir (--log_dir) names a directory for the workers' logs (it is created when missing; a "
+        "file of that name is refused): give a directory path, or drop the option. --logs-specs names an entry "
+        "point registered under the 'torchrun.logs_specs' group (a package's own LogsSpecs); without such a "
+        "package installed leave it out to use the default. --local-ranks-filter lists local ranks (0,1); an "
+        "empty value is refused.",
+    ),
+    (
+        "accelerate_platform",
+        "accelerate launch refuses its options for the TPU or SageMaker launcher",
+        "The TPU launcher (--tpu, or distributed_type: XLA/TPU in the config) imports the script and calls the "
+        "function --main_training_function names (default main): define it, or pass the name your script uses; "
+        "it runs a python script (no --no_python), and a TPU pod launch takes no docker flags. SageMaker runs a "
+        "python training script file: no --module or --no_python; it passes the script's arguments as "
+        "hyperparameters, so give each argparse option an explicit type (type=bool, not action='store_true'), and "
+        "it needs AWS credentials (aws_profile, or aws_access_key_id with aws_secret_access_key, in the config "
+        "file from `accelerate config`). Check the config file's distributed_type "
+        "and compute_environment (`accelerate config` again) if you did not mean TPU or SageMaker.",
+    ),
+    (
+        "accelerate_config_keys",
+        "accelerate launch cannot read its config file",
+        "The config file (--config_file, or ~/.cache/huggingface/accelerate/default_config.yaml) was written by "
+        "another accelerate release or edited by hand: unknown keys come from a newer accelerate (upgrade "
+        "accelerate where the job runs: pip install -U accelerate) or a typo (remove them), and a config without "
+        "distributed_type is incomplete (add it: NO, MULTI_GPU, DEEPSPEED, FSDP...). `accelerate config` writes a "
+        "complete one for this machine and this release.",
+    ),
+    (
         "ds_mpi_devices",
         "the deepspeed launcher's MPI backend needs the same number of GPUs on every node",
         "With --launcher mpich / impi / mvapich deepspeed starts the same number of processes on each host: "
@@ -412,6 +457,25 @@ LAUNCH_COMMAND = Recogniser(
         # it fell back to the default config file, and CPython's open() named that one when it was missing too
         "The passed configuration file `",
         "default_config.yaml'",
+        # torch/distributed/elastic/multiprocessing/api.py, run.py, launcher/api.py: torchrun's log and filter
+        # options, LaunchConfig's shutdown timeout; rendezvous/dynamic_rendezvous.py, c10d_rendezvous_backend.py,
+        # etcd_rendezvous_backend.py: --rdzv-conf's timeouts
+        "log_dir: ",
+        "Could not find entrypoint under 'torchrun.logs_specs[",
+        "ranks set cannot be empty",
+        "shutdown_timeout must be non-negative",
+        ") must be positive.",
+        "The read timeout must be a positive integer.",
+        # accelerate/commands/launch.py: the TPU and SageMaker launchers' refusals
+        "Your training script should have a function named",
+        "--no_python cannot be used with TPU launcher",
+        "Docker containers are not supported for TPU pod launcher",
+        "SageMaker requires a python training script file",
+        "support argparse actions for `store_true` or `store_false`",
+        "You need to provide an aws_access_key_id and aws_secret_access_key",
+        # accelerate/commands/config/config_args.py: the config file it reads
+        "A `distributed_type` must be specified in the config file",
+        "had unknown keys (",
     ),
     templates=(
         "system:argparse-unrecognized-arguments",
@@ -502,6 +566,20 @@ LAUNCH_COMMAND = Recogniser(
         "system:ssh-permission-denied",
         "accelerate:the-passed-configuration-file-does-not",
         "system:accelerate-default-config-not-found",
+        "torch:log-dir-is-file",
+        "torch:could-not-find-entrypoint-under-torchrun",
+        "torch:ranks-set-cannot-be-empty",
+        "torch:shutdown-timeout-must-be-non-negative",
+        "torch:the-timeout-must-be-positive",
+        "torch:the-read-timeout-must-be-positive",
+        "accelerate:your-training-script-should-have-function",
+        "accelerate:no-python-cannot-be-used-with",
+        "accelerate:docker-containers-are-not-supported-for",
+        "accelerate:sagemaker-requires-python-training-script-file",
+        "accelerate:sagemaker-doesn-support-argparse-actions-for",
+        "accelerate:you-need-to-provide-an-aws",
+        "accelerate:distributed-type-must-be-specified-in",
+        "accelerate:the-config-file-at-had-unknown",
     ),
     match=R(
         rf"unrecognized arguments: (?P<options>[^\n]{{0,300}}?(?:{LAUNCHER_OPTIONS})[^\n]{{0,200}})|"
@@ -558,6 +636,18 @@ LAUNCH_COMMAND = Recogniser(
         r"error: (?P<launcher_error>[^\n]{1,300})|"
         r"argument --nproc_per_node: invalid int value: (?P<nproc_invalid>'[^'\n]{0,40}')|"
         r"(?P<acc_config_file>The passed configuration file `[^`\n]{1,300}` does not exist)|"
+        r"(?P<torchrun_logs>log_dir: [^\s{][^\n]{0,300} is a file|Could not find entrypoint under 'torchrun\.logs_specs\["
+        r"[^\n]{0,100}|ranks set cannot be empty)|"
+        r"(?P<launch_shutdown_timeout>shutdown_timeout must be non-negative, got [^\n]{1,40})|"
+        r"(?P<rdzv_timeout>The \w{1,20} timeout \([^)\n]{0,40}\) must be positive\.|The read timeout must be a "
+        r"positive integer\.)|"
+        r"(?P<accelerate_platform>Your training script should have a function named [^\n]{0,200}|--no_python cannot "
+        r"be used with TPU launcher|Docker containers are not supported for TPU pod launcher[^\n]{0,100}|SageMaker "
+        r"requires a python training script file[^\n]{0,100}|SageMaker doesn.t support argparse actions for "
+        r"`store_true` or `store_false`[^\n]{0,60}|You need to provide an aws_access_key_id and "
+        r"aws_secret_access_key when not using aws_profile)|"
+        r"(?P<accelerate_config_keys>A `distributed_type` must be specified in the config file\.|The config file at "
+        r"[^\n]{1,300} had unknown keys \([^\n]{0,300})|"
         r"No such file or directory: '(?P<acc_default_config>[^'\n]{0,300}[/\\]accelerate[/\\]default_config\.(?:yaml|json))'"
     ),
     facts=(

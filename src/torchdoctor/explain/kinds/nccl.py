@@ -425,6 +425,77 @@ RISKY_NCCL_SETTINGS = {
 }
 
 
+# NCCL's own refusals of a setting's value (fact: the WARN that says so), each of which stops the communicator's
+# creation: its WARN names the value or the file the setting gave, not a peer's failure
+_OWN_REFUSALS = frozenset({"comm_id_bad", "xml_file_bad", "force_merge_bad", "net_named"})
+
+
+def _own_refusal(facts: dict, hits: list[Hit]) -> tuple[str, str]:
+    if facts.get("comm_id_bad"):
+        why = (
+            f": its host does not resolve ({facts['gai_error'].strip()})"
+            if facts.get("gai_error")
+            else ": it is not <ipv4>:<port>, [<ipv6>]:<port> or <hostname>:<port>"
+        )
+        return (
+            "NCCL_COMM_ID is set to a value NCCL cannot read as its bootstrap root's address"
+            + why
+            + on_ranks(hits),
+            "NCCL_COMM_ID makes NCCL bootstrap from a fixed address instead of the unique id torch exchanges "
+            "through its store; torch never needs it. Unset it (unset NCCL_COMM_ID; look in the job script, the "
+            "container's ENV, /etc/nccl.conf and ~/.nccl.conf), or give it as HOST:PORT of the rank-0 host "
+            "(10.0.0.1:29600, [fe80::1]:29600), a host name every node resolves.",
+        )
+    if facts.get("net_named"):
+        name = facts["net_named"].strip()
+        return (
+            f"NCCL_NET={name} names a network NCCL has no working plugin for on this host" + on_ranks(hits),
+            "NCCL_NET picks the network transport by its plugin's name (IB, Socket, or an external plugin's: "
+            "'AWS Libfabric', 'OFI'...); the one named is not loaded or found no device here (no InfiniBand/RoCE "
+            "port up for IB: ibv_devinfo; the plugin's libnccl-net*.so not on LD_LIBRARY_PATH). Unset NCCL_NET to "
+            "let NCCL choose, or install and enable the network it names on every node.",
+        )
+    if facts.get("force_merge_bad"):
+        return (
+            "NCCL_NET_FORCE_MERGE names NICs NCCL cannot fuse into one virtual NIC: "
+            + facts["force_merge_bad"].strip()[:200]
+            + on_ranks(hits),
+            "NCCL_NET_FORCE_MERGE is a semicolon-separated list of comma-separated NIC groups (mlx5_0,mlx5_1;"
+            "mlx5_2,mlx5_3), each NIC a device this host has (NCCL_DEBUG=INFO lists them as NET/IB : [0]mlx5_0:1) "
+            "and no more per group than NCCL allows; unset it to let NCCL merge the NICs itself (NCCL_NET_MERGE_LEVEL).",
+        )
+    refusal = facts["xml_file_bad"].strip()
+    if facts.get("graph_file"):
+        what = f"NCCL_GRAPH_FILE names a file NCCL cannot open ({facts['graph_file']}: {facts['graph_error'].strip()})"
+        fix = (
+            "NCCL_GRAPH_FILE loads a saved search graph (a debugging aid, written by NCCL_GRAPH_DUMP_FILE on "
+            "another run): unset it (unset NCCL_GRAPH_FILE; look in the job script, the container's ENV, "
+            "/etc/nccl.conf and ~/.nccl.conf), or give the path of a file that exists on every node."
+        )
+    elif facts.get("xml_needed"):
+        which = "graph" if "Graph" in refusal else "topology"
+        what = (
+            f"the XML {which} file NCCL was given was written for another NCCL (its version {facts['xml_version']}, "
+            f"this NCCL needs {facts['xml_needed']})"
+        )
+        fix = (
+            "The file comes from NCCL_TOPO_FILE (topology) or NCCL_GRAPH_FILE (graph) — or, without "
+            "NCCL_TOPO_FILE, the cloud image's /var/run/nvidia-topologyd/virtualTopology.xml. Use the file made for "
+            "this NCCL release (the VM image's newer one, or regenerate it with NCCL_TOPO_DUMP_FILE / "
+            "NCCL_GRAPH_DUMP_FILE on this NCCL), upgrade the NCCL torch loads to the one the file was made for, "
+            "or unset the variable to let NCCL detect the machine."
+        )
+    else:
+        what = f"NCCL could not parse the XML topology or graph file it was given ({refusal[:120]})"
+        fix = (
+            "NCCL reads XML from NCCL_TOPO_FILE or NCCL_GRAPH_FILE (without NCCL_TOPO_FILE, the cloud image's "
+            "/var/run/nvidia-topologyd/virtualTopology.xml): the file is truncated or not NCCL's XML. Point the "
+            "variable at a complete file NCCL wrote (NCCL_TOPO_DUMP_FILE / NCCL_GRAPH_DUMP_FILE), or unset it to "
+            "let NCCL detect the machine."
+        )
+    return what + on_ranks(hits), fix
+
+
 def _nccl_env(hits: list[Hit], ctx: Context) -> tuple[str, str]:
     settings = {h.facts["setting"]: h.facts.get("value", "").strip() for h in hits if "setting" in h.facts}
     settings.update(
@@ -432,6 +503,17 @@ def _nccl_env(hits: list[Hit], ctx: Context) -> tuple[str, str]:
     )
     named = "; ".join(f"{k}={v}" for k, v in settings.items())
     why = "; ".join(f"{k}: {RISKY_NCCL_SETTINGS[k]}" for k in settings if k in RISKY_NCCL_SETTINGS)
+    refusal = next((h.facts for h in hits if _OWN_REFUSALS.intersection(h.facts)), None)
+    if refusal is not None:
+        return _own_refusal(refusal, hits)
+    if any(h.facts.get("net_none") for h in hits) and "NCCL_NET" not in settings:
+        return (
+            "NCCL found no network plugin it could use for the communicator" + on_ranks(hits),
+            "NCCL_NET (or the communicator's netName) names a network this host lacks, or no transport "
+            "initialised at all (its socket transport without a usable interface). Unset NCCL_NET; check the "
+            "interfaces with `ip -br addr` and name one every host shares: NCCL_SOCKET_IFNAME=<iface>; for "
+            "InfiniBand, `ibv_devinfo` must list an active port.",
+        )
     summary = f"NCCL failed with {named} set in its environment"
     refused = next((h.facts for h in hits if h.facts.get("algo_refused")), None)
     if refused:
@@ -457,6 +539,27 @@ NCCL_ENV_VALUE = Recogniser(
         # src/enqueue.cc (2.25+): the WARN that names the NCCL_ALGO / NCCL_PROTO set when no algorithm or protocol
         # is left for a collective (NCCL returns ncclInvalidUsage then; with neither set, ncclInternalError)
         "o algorithm/protocol available for function",
+        # src/bootstrap.cc, misc/socket.cc (ncclSocketGetAddrFromString, which only NCCL_COMM_ID goes through in a
+        # training process): NCCL_COMM_ID that is no address
+        "Invalid NCCL_COMM_ID",
+        "No valid <IPv4_or_hostname>:<port> pair found",
+        "No valid [IPv6]:port pair found",
+        "error encountered when getting address info",
+        # src/graph/xml.cc: the XML file NCCL_TOPO_FILE / NCCL_GRAPH_FILE (or a cloud image's
+        # /var/run/nvidia-topologyd/virtualTopology.xml) gave, refused; each returns an error that stops the init
+        "XML Topology has wrong version",
+        "XML Graph has wrong version",
+        "Could not open XML graph file",
+        "XML Parse : ",
+        "XML Parse error : ",
+        # src/graph/topo.cc (2.25+): NCCL_NET_FORCE_MERGE's NIC groups refused
+        "Please specify a valid NCCL_NET_FORCE_MERGE string",
+        "TOPO/NET : Only matched",
+        "Specified fused NIC",
+        # src/net.cc (2.10-2.25) and plugin/net.cc (2.27+): no network plugin left for the communicator — the one
+        # NCCL_NET names is not there (its devices, its library), or none at all initialised
+        "Error: network ",
+        "Failed to initialize any NET plugin",
     ),
     templates=(
         "nccl:nccl-graph-file-set-by-environment",
@@ -465,6 +568,26 @@ NCCL_ENV_VALUE = Recogniser(
         "nccl:set-by-environment-to-2",
         "nccl:no-algorithm-protocol-available-for-function",
         "nccl:error-no-algorithm-protocol-available-for",
+        "nccl:invalid-nccl-comm-id-please-use",
+        "nccl:net-no-valid-ipv4-or-hostname",
+        "nccl:net-no-valid-ipv6-port-pair",
+        "nccl:net-error-encountered-when-getting-address",
+        "nccl:xml-topology-has-wrong-version-needed",
+        "nccl:xml-graph-has-wrong-version-needed",
+        "nccl:could-not-open-xml-graph-file",
+        "nccl:xml-parse-unexpected-eof",
+        "nccl:xml-parse-expected-double-quote",
+        "nccl:xml-parse-unexpected-value-with-name",
+        "nccl:xml-parse-error-unterminated-comment",
+        "nccl:xml-parse-error-expecting-got",
+        "nccl:xml-parse-error-unexpected-trailing-in",
+        "nccl:xml-parse-expected-got",
+        "nccl:xml-parse-unterminated",
+        "nccl:topo-net-could-not-force-merge",
+        "nccl:topo-net-only-matched-devices-requested",
+        "nccl:specified-fused-nic-which-has-too",
+        "nccl:error-network-not-found",
+        "nccl:failed-to-initialize-any-net-plugin",
     ),
     facts=(
         R(r"(?P<setting>NCCL_[A-Z_]{2,40}) set by environment to (?P<value>\S{1,300})"),
@@ -473,18 +596,46 @@ NCCL_ENV_VALUE = Recogniser(
             r"(?P<algo_dtype>\w{1,40})\.) (?P<setting>NCCL_ALGO|NCCL_PROTO) was set to (?P<value>[^\n.]{1,200})\."
             r"(?: (?P<setting2>NCCL_PROTO) was set to (?P<value2>[^\n.]{1,200})\.)?"
         ),
+        R(
+            r"(?P<comm_id_bad>Invalid NCCL_COMM_ID|Net : No valid (?:<IPv4_or_hostname>:<port>|\[IPv6\]:port) pair "
+            r"found|Net : error encountered when getting address info : (?P<gai_error>[^\n]{1,100}))"
+        ),
+        R(
+            r"(?P<xml_file_bad>XML (?:Topology|Graph) has wrong version (?P<xml_version>\d+), (?P<xml_needed>\d+) "
+            r"needed|Could not open XML graph file (?P<graph_file>\S{1,300}) : (?P<graph_error>[^\n]{1,100})|"
+            r"XML Parse(?: error)? : [^\n]{1,120})"
+        ),
+        R(r"Error: network (?P<net_named>[^\s.][^\n]{0,60}?) not found\."),
+        R(r"(?P<net_none>Error: network  not found\.|Failed to initialize any NET plugin)"),
+        R(
+            r"(?P<force_merge_bad>TOPO/NET : (?:Could not force merge NICs|Only matched \d+ devices, \d+ requested "
+            r"from) [^\n]{0,200}|Specified fused NIC [^\n]{0,200})"
+        ),
     ),
-    # the refusal without a setting named is NCCL's internal error, not a setting's
+    # the refusal without a setting named is NCCL's internal error, not a setting's; "Error: network" only as
+    # NCCL's "Error: network <name> not found." (not "Error: network is unreachable")
     reject=R(
-        r"o algorithm/protocol available for function \w+ with datatype \w+\.(?! NCCL_(?:ALGO|PROTO) was set)"
+        r"o algorithm/protocol available for function \w+ with datatype \w+\.(?! NCCL_(?:ALGO|PROTO) was set)|"
+        r"Error: network (?![^\n]{0,60} not found\.)|"
+        # xml.cc's INFO for a node with more attributes than it keeps: the parse goes on
+        r"XML Parse : Ignoring extra attributes"
     ),
     requires=("saw_nccl_failure",),
     absorbs=("nccl_system_error", "nccl_error"),
     # "%s set by environment to %s" is an INFO line every run that sets the variable prints, failing or not:
     # beside an NCCL failure it is a suspect, never the proof (a cluster's image sets NCCL_IB_HCA for every job)
     # NCCL's own refusal that names the setting is certain
-    confirm=lambda hits, ctx: any(h.facts.get("algo_refused") for h in hits),
+    confirm=lambda hits, ctx: any(
+        h.facts.get("algo_refused") or _OWN_REFUSALS.intersection(h.facts) for h in hits
+    ),
     also=(
+        Alternative(
+            "network_interface",
+            "no network interface NCCL's socket transport can use, so no plugin is left",
+            "Name an interface every host has and shares: NCCL_SOCKET_IFNAME=<iface> (`ip -br addr` lists "
+            "them; not lo or docker0), and check NCCL_DEBUG=INFO's 'NET/Socket' lines.",
+            when=("net_none",),
+        ),
         Alternative(
             "nccl_error",
             "an NCCL failure of its own, the setting only printed beside it",

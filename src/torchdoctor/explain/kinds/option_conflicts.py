@@ -1,4 +1,4 @@
-"""A library built on PyTorch refusing two of its own training options set together, the message naming both.
+"""A library built on PyTorch refusing its own settings: two options set together, or a model it does not train.
 
 RecBole's configurator (``recbole/config/configurator.py`` ``_set_default_parameters``) checks a sequential model's
 loss against its negative sampling before training: a cross-entropy loss (``loss_type: CE``) scores every item, so
@@ -6,7 +6,13 @@ the negatives it would sample are refused. Its releases word the check after the
 "train_neg_sample_args [{...}] should be None when the loss_type is CE." (1.1+), "neg_sampling [{...}] should be
 None when the loss_type is CE." (1.0), "training_neg_sample_num should be 0 when the loss_type is CE" (0.2). The
 message names its cause; the reading is certain.
-"""
+
+MMTracking (open-mmlab/mmtracking 0.x) does not train its SORT, DeepSORT and Tracktor models as one model:
+``forward_train`` of ``mmtrack/models/mot/deep_sort.py`` and ``tracktor.py`` raises NotImplementedError("Please
+train `detector` and `reid` models first and inference with Tracktor." up to 0.6, "... models firstly, then
+inference with SORT/DeepSORT." or "... with Tracktor." after; the string's backslash continuation keeps the next
+line's indent inside it). Its quick_run.md: train the detector (configs/det) and the re-id model (configs/reid) with
+tools/train.py, then put their checkpoints in the MOT config and test it. The message names its cause; certain."""
 
 from __future__ import annotations
 
@@ -26,7 +32,25 @@ _SAMPLING_OFF = {
 }
 
 
+def _mmtrack_untrained(hits: list[Hit]) -> tuple[str, str]:
+    # up to 0.9 DeepSORT's forward_train printed Tracktor's message too, so "Tracktor" names either
+    method = first(hits, "mot_method", "SORT/DeepSORT")
+    method = "DeepSORT or Tracktor" if method == "Tracktor" else method
+    return (
+        f"MMTracking does not train {method} as one model: its detector and its re-id model are trained "
+        "separately, and the tracker config only combines them for inference" + on_ranks(hits),
+        "Train the two parts with their own configs (tools/train.py or tools/dist_train.sh): the detector with a "
+        "config under configs/det (e.g. faster-rcnn_r50_fpn_4e_mot17-half.py) and the re-id model with one under "
+        "configs/reid (e.g. resnet50_b32x8_MOT17.py). Then set their checkpoints in the MOT config "
+        "(model.detector.init_cfg and model.reid.init_cfg: dict(type='Pretrained', checkpoint=...)) and run "
+        "tools/test.py with it; trackers that do train end to end (ByteTrack, QDTrack) take tools/train.py "
+        "directly.",
+    )
+
+
 def _recbole_ce(hits: list[Hit], ctx: Context) -> tuple[str, str]:
+    if any("mot_method" in h.facts for h in hits):
+        return _mmtrack_untrained(hits)
     option = first(hits, "sampling_option", "train_neg_sample_args")
     return (
         f"RecBole refuses negative sampling ({option}) with loss_type CE: a cross-entropy loss scores every item, "
@@ -43,12 +67,16 @@ LIBRARY_OPTION_CONFLICT = Recogniser(
         "third_party:recbole-neg-sample-args-loss-type-ce",
         "third_party:recbole-neg-sampling-loss-type-ce",
         "third_party:recbole-training-neg-sample-num-loss-type-ce",
+        "third_party:mmtracking-train-detector-and-reid-first",
+        "third_party:mmtracking-train-detector-and-reid-firstly",
     ),
-    title="two of a library's options that cannot go together",
-    anchors=("when the loss_type is CE",),
+    title="a library's settings it refuses: two options together, or a model it does not train",
+    anchors=("when the loss_type is CE", "Please train `detector` and `reid` models"),
     match=R(
         r"(?P<sampling_option>train_neg_sample_args|neg_sampling|training_neg_sample_num)\b[^\n]{0,300}"
         r"should be (?:None|0) when the loss_type is CE"
+        r"|Please train `detector` and `reid` models (?:first and|firstly, then)\s+inference with "
+        r"(?P<mot_method>SORT/DeepSORT|Tracktor)"
     ),
     facts=(R(r"(?P<sampling_option>train_neg_sample_args|neg_sampling|training_neg_sample_num)\b"),),
     describe=_recbole_ce,

@@ -115,6 +115,30 @@ _CLASSES = (
         "from it and set MASTER_PORT instead.",
     ),
     (
+        "url_scheme",
+        "the init method is not a URL torch has a rendezvous for",
+        "init_method takes env:// (the default: MASTER_ADDR / MASTER_PORT from the environment), "
+        "tcp://HOST:PORT or file:///shared/path, scheme included: a bare HOST:PORT ('localhost:29500', "
+        "'10.0.0.1:23456') is read as a scheme named after the host. Write init_method='tcp://localhost:29500', "
+        "or leave init_method out under torchrun.",
+    ),
+    (
+        "group_name_taken",
+        "a process group was created with a group_name another group already has",
+        "group_name names a group once per process: give each new_group / init_process_group its own name "
+        "(or none: torch numbers them), and create a named group once (not on every call of the function that "
+        "builds it: keep the group it returns and reuse it).",
+    ),
+    (
+        "group_gone",
+        "a process group handle that is not a live group of this rank: destroyed already, or a group this rank "
+        "is not a member of",
+        "destroy_process_group(group) ends a group once: call it once at the end (a framework that destroys the "
+        "group itself, then the script again, is the usual double), and use no collective, get_rank / "
+        "get_backend or new_group on a group after it. new_group returns a placeholder to ranks not in its "
+        "ranks: call collectives and get_backend on a group only from its members (if rank in ranks: ...).",
+    ),
+    (
         "bad_device_id",
         "device_id names a device type without an index",
         "device_id is one GPU: init_process_group(..., device_id=torch.device('cuda', LOCAL_RANK)) with "
@@ -170,6 +194,14 @@ INIT_CALL = Recogniser(
         # framework config's dist_params passed on as keywords; device_id and pg_options, keywords of newer
         # releases only, are the versions disagreeing and are not read here
         "system:python-unexpected-keyword-argument",
+        # distributed_c10d.py: new_group's name taken; a destroyed (or non-member's) group handle used again
+        # rendezvous.py: an init_method whose scheme has no handler (a bare HOST:PORT, a misspelt scheme); the
+        # schemes a build may lack (env, tcp) are backend_unavailable's
+        "torch:no-rendezvous-handler-for",
+        "torch:the-specified-group-name-has-already",
+        "torch:invalid-process-group-specified",
+        "torch:invalid-process-group-specified-or-has",
+        "torch:group-is-not-registered-please-create",
     ),
     anchors=(
         "trying to initialize the default process group twice",
@@ -201,6 +233,10 @@ INIT_CALL = Recogniser(
         "Invalid device:backend pairing",
         "Duplicate device type ",
         "init_process_group() got an unexpected keyword argument",
+        "No rendezvous handler for ",
+        "The specified group name has already been created",
+        "Invalid process group specified",
+        "is not registered, please create group with torch.distributed.new_group API",
     ),
     # the URL checks only as rendezvous.py words them, after the init method's scheme
     match=R(
@@ -225,6 +261,11 @@ INIT_CALL = Recogniser(
         r"\s{0,40}in backend string[^\n]{0,80})|"
         r"(?P<unknown_keyword>init_process_group\(\) got an unexpected keyword argument ['\u2018\u2019]"
         r"(?!(?:device_id|pg_options)['\u2018\u2019])\w{1,60}['\u2018\u2019])|"
+        r"(?P<url_scheme>No rendezvous handler for (?!(?:env|tcp|file)://)[^\s/]{1,60}://)|"
+        r"(?P<group_name_taken>The specified group name has already been created, please use a different group "
+        r"name)|"
+        r"(?P<group_gone>(?<![\w.\x22'])Invalid process group specified(?: or has been destroyed\.)?|Group [^\n]{1,120} is "
+        r"not registered, please create group with torch\.distributed\.new_group API)|"
         r"(?P<group_duplicates>ranks list must not contain duplicate entries, got [^\n]{1,120}|the split group "
         r"cannot have duplicate ranks|Rank \d+ has appeared in both subgroup [^\n]{1,160})"
     ),

@@ -466,6 +466,8 @@ _PEER_LINES = (
     "Connection closed by",
     "Connection reset by peer",
     "remote process exited or there was a network error",
+    # NCCLUtils.cpp getNcclErrorDetailStr: torch's own words for the same ncclRemoteError, often the line kept
+    "A call failed possibly due to a network error or a remote process exiting prematurely",
     "Connection was likely closed. Did the remote server shutdown or crash?",
     "NCCL communicator was aborted on rank",
     # Utils.hpp recvBytes / sendBytes (torch 2.x, the store's address between the sentences)
@@ -481,6 +483,7 @@ PEER_GONE = Recogniser(
         "nccl:socketprogress-connection-closed-by-remote-peer",
         "system:connection-reset-by-peer",
         "nccl:remote-process-exited-or-there-was",
+        "torch_native:ncclremoteerror-detail",
         # torch/csrc/distributed/c10d/Utils.hpp (recvBytes/sendBytes): the TCPStore's host went away
         "torch_cpp:failed-to-recv-got-bytes-connection-2",
         "torch_cpp:failed-to-send-sent-bytes-connection-2",
@@ -498,7 +501,8 @@ PEER_GONE = Recogniser(
     facts=(
         PEER_CLOSED,
         R(
-            r"(?P<peer_line>Connection (?:closed|reset) by|remote process exited|Connection was likely closed|"
+            r"(?P<peer_line>Connection (?:closed|reset) by|remote process exited|remote process exiting prematurely|"
+            r"Connection was likely closed|"
             r"Failed to (?:recv, got|send, sent) 0 bytes)"
         ),
         R(

@@ -271,6 +271,14 @@ REFUSALS: tuple[tuple[str, str], ...] = (
         "spelling) or a Strategy object.",
     ),
     (
+        # lightning/fabric/strategies/registry.py StrategyRegistry.get: a strategy name (Fabric(strategy=...), a
+        # Strategy looked up by name) the registry has not registered
+        "not found in registry. Available names",
+        "Fabric(strategy=...) / Trainer(strategy=...) take one of the names the error lists (ddp, ddp_spawn, fsdp, "
+        "deepspeed_stage_2, ...; check the spelling, and that the package a strategy needs is installed: "
+        "deepspeed for deepspeed_*, torch_xla for xla), or a Strategy object.",
+    ),
+    (
         "You selected an invalid accelerator name",
         "Trainer(accelerator=...) takes auto, cpu, cuda (gpu), mps or tpu, or an Accelerator object.",
     ),
@@ -522,6 +530,7 @@ TEMPLATES: tuple[str, ...] = (
     "accelerate:if-passing-string-for-device-map",
     "lightning:you-selected-an-invalid-strategy-name",
     "lightning:you-selected-an-invalid-accelerator-name",
+    "lightning:not-found-in-registry-available-names",
     "lightning:you-set-strategy-but-strategies-from",
     "lightning:num-nodes-must-be-positive-integer",
     "lightning:trainer-devices-value-is-not-valid",
