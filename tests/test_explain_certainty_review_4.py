@@ -21,6 +21,17 @@ the other reading named; a near miss must not read as the kind.
 - runtime/torch_autocast.py's "Cannot enable both torch autocast and fp16 / bfloat16" is DeepSpeed 0.17.x-0.18.2's
   only: 0.18.3 (#7700, the source's tags) accepts torch_autocast beside fp16 / bf16: likely, ``dependency_version``
   named; "... and zero quantized weights", still refused today, stays certain.
+- (after main's merge, branch v13) torch's rendezvous.py registers tcp, env and file in every build that has
+  torch.distributed (Windows builds before 1.7 lacked tcp and env): "No rendezvous handler for X://" is an
+  init_method whose scheme is no rendezvous at all (a bare HOST:PORT, a misspelt scheme) for every X but env and
+  tcp, so the catalog maps the template to ``process_group_args``, the reading of all but those two (still
+  ``backend_unavailable``, certain); the audit's one (a) row.
+- (v13) NCCL's misc/socket.cc "Net : No valid ... pair found" / "Net : error encountered when getting address info"
+  come from ncclSocketGetAddrFromString, which NCCL 2.24+'s RAS client socket (ras/client_support.cc, NCCL_RAS_ADDR
+  or localhost:28028) calls too and whose failure it ignores: NCCL_COMM_ID certain only where the log names it,
+  and the WARN alone is no NCCL failure (tests/test_explain_sources_launch_comm.py).
+- (v13) Lightning's "'X' not found in registry. Available names: ..." is the accelerator registry's as well as the
+  strategy registry's: the fix names both.
 - torch's DTensor (tensor/_collective_utils.py) warns "CPU process group does not support alltoall yet, falling back
   with allgather + chunk!" on healthy CPU runs: not a backend refusing a collective.
 """
@@ -131,3 +142,21 @@ def test_torch_autocast_beside_bf16_names_the_release_that_accepts_both():
         assert "deepspeed>=0.18.3" in found.fix
     quantized = template("deepspeed:cannot-enable-both-torch-autocast-and")
     certain(f"AssertionError: {quantized}\n", "deepspeed_config_mismatch")
+
+
+def test_a_rendezvous_scheme_that_is_no_rendezvous_is_the_init_method_and_the_catalog_says_so():
+    assert by_id()["torch:no-rendezvous-handler-for"].kind == "process_group_args"
+    found = certain("RuntimeError: No rendezvous handler for model://\n", "process_group_args")
+    assert "tcp://" in found.fix
+    # the two schemes a build may lack stay the build's
+    for scheme in ("env", "tcp"):
+        certain(f"RuntimeError: No rendezvous handler for {scheme}://\n", "backend_unavailable")
+
+
+def test_lightnings_registry_refusal_names_accelerators_too():
+    found = certain(
+        "lightning.fabric.utilities.exceptions.MisconfigurationException: 'tpu' not found in registry. Available "
+        "names: cpu, cuda, mps\n",
+        "trainer_arguments",
+    )
+    assert "accelerator=" in found.fix
