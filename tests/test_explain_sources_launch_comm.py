@@ -43,9 +43,16 @@ def warn(message: str, rank: int = 0, file: str = "bootstrap.cc:113") -> str:
             ],
             "it is not <ipv4>:<port>",
         ),
-        ([template("nccl:net-no-valid-ipv6-port-pair")], "it is not <ipv4>:<port>"),
+        # bootstrap.cc prints its refusal after socket.cc's WARN, which says why
         (
-            [template("nccl:net-error-encountered-when-getting-address", "Name or service not known")],
+            [template("nccl:net-no-valid-ipv6-port-pair"), template("nccl:invalid-nccl-comm-id-please-use")],
+            "it is not <ipv4>:<port>",
+        ),
+        (
+            [
+                template("nccl:net-error-encountered-when-getting-address", "Name or service not known"),
+                template("nccl:invalid-nccl-comm-id-please-use"),
+            ],
             "its host does not resolve (Name or service not known)",
         ),
     ],
@@ -56,6 +63,46 @@ def test_an_nccl_comm_id_nccl_cannot_read_is_the_setting_certain(lines, read):
     assert found.id == "log.nccl_env_value" and sure(found) == "certain", found.summary
     assert "NCCL_COMM_ID" in found.summary and read in found.summary
     assert "unset NCCL_COMM_ID" in found.fix
+
+
+def test_socket_cc_address_warn_is_nccl_comm_id_only_where_the_log_names_it():
+    # misc/socket.cc ncclSocketGetAddrFromString WARNs for any address string: NCCL 2.24+'s RAS client socket
+    # (ras/client_support.cc, NCCL_RAS_ADDR or localhost:28028) ignores its failure and the run goes on
+    gai = warn(
+        template("nccl:net-error-encountered-when-getting-address", "Name or service not known"),
+        file="misc/socket.cc:257",
+    )
+    found = lead(gai + TORCH_NCCL_ERROR.format(reason="invalid argument"))
+    assert found.id == "log.nccl_env_value" and sure(found) == "likely", found.summary
+    assert "log.hostname_resolution" in found.details["alternatives"]
+    # NCCL_COMM_ID named in the log (its INFO line at NCCL_DEBUG=INFO): the setting, certain
+    info = (
+        "node7:2210:2298 [0] NCCL INFO "
+        + template("nccl:nccl-comm-id-set-by-environment", "node-a:29600")
+        + "\n"
+    )
+    found = lead(info + gai + TORCH_NCCL_ERROR.format(reason="invalid argument"))
+    assert found.id == "log.nccl_env_value" and sure(found) == "certain", found.summary
+    assert "its host does not resolve (Name or service not known)" in found.summary
+
+
+def test_the_ras_sockets_address_warn_does_not_lead_the_error_that_stopped_the_run():
+    # a healthy NCCL 2.26 start-up whose RAS socket could not resolve localhost, then an out-of-memory error
+    text = (
+        "node7:2210:2298 [0] NCCL INFO NCCL version 2.26.2+cuda12.4\n"
+        + warn(
+            template("nccl:net-error-encountered-when-getting-address", "Name or service not known"),
+            file="misc/socket.cc:257",
+        )
+        + "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total capacity of "
+        "79.15 GiB of which 1.02 GiB is free.\n"
+    )
+    found = lead(text)
+    assert found.id == "log.cuda_oom", (found.id, found.summary)
+    # and alone it is no failure at all
+    assert lead(warn(template("nccl:net-no-valid-ipv4-or-hostname"), file="misc/socket.cc:246")).id != (
+        "log.nccl_env_value"
+    )
 
 
 def test_the_nccl_comm_id_warn_alone_is_the_failure_too():

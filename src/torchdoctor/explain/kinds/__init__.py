@@ -25,6 +25,7 @@ from torchdoctor.explain.kinds import (
     collective_args,
     comm,
     compile_backends,
+    compiled_ops,
     config_registry,
     cuda,
     data_paths,
@@ -305,6 +306,7 @@ CONTEXT_FACTS: tuple[tuple[str, re.Pattern], ...] = (
     *installers.CONTEXT,
     ("declare it as a build dependency", installers.UV_BUILD),
     *prebuilt.CONTEXT,
+    *compiled_ops.CONTEXT,
     ("ncclSystemError", re.compile(r"(?P<saw_nccl_failure>ncclSystemError)")),
     # each under its own literal: torch's "NCCL error in: ..." line holds no lower-case "nccl"
     *(
@@ -322,9 +324,6 @@ CONTEXT_FACTS: tuple[tuple[str, re.Pattern], ...] = (
         (literal, re.compile(r"(?P<saw_nccl_failure>" + re.escape(literal) + ")"))
         for literal in (
             "Invalid NCCL_COMM_ID",
-            "No valid <IPv4_or_hostname>:<port> pair found",
-            "No valid [IPv6]:port pair found",
-            "error encountered when getting address info",
             "XML Topology has wrong version",
             "XML Graph has wrong version",
             "Could not open XML graph file",
@@ -340,6 +339,9 @@ CONTEXT_FACTS: tuple[tuple[str, re.Pattern], ...] = (
         )
     ),
     ("Error: network ", re.compile(r"(?P<saw_nccl_failure>Error: network [^\n]{0,60} not found\.)")),
+    # misc/socket.cc's address WARN is NCCL_COMM_ID's only where the log names it (kinds/nccl.py); NCCL 2.24+'s RAS
+    # socket prints it too and goes on, so it is no NCCL failure alone
+    ("NCCL_COMM_ID", re.compile(r"(?P<saw_comm_id>NCCL_COMM_ID(?: set by environment to |=)\S)")),
     (
         "spawn",
         re.compile(r"(?P<saw_spawn>ddp_spawn|mp\.spawn|start_processes|multiprocessing[/\\]spawn\.py)"),

@@ -746,7 +746,7 @@ def _installed_package(library: str) -> str | None:
 
 def _import(hits: list[Hit], ctx: Context) -> tuple[str, str]:
     facts = merged(hits)
-    said = compiled_ops.explain(facts) or prebuilt.explain(facts, ctx.facts)
+    said = compiled_ops.explain(facts, ctx.facts) or prebuilt.explain(facts, ctx.facts)
     if said:
         return said[0] + on_ranks(hits), said[1]
     library = facts.get("library", "a compiled module")
@@ -987,7 +987,7 @@ EXTENSION_IMPORT = Recogniser(
         or "xformers_no_cuda" in h.facts
         or (_torch_abi(h.facts.get("symbol", "")) and "old_singleton" not in h.facts)
         or prebuilt.decided(h.facts, ctx.facts)
-        or compiled_ops.decided(h.facts)
+        or compiled_ops.decided(h.facts, ctx.facts)
         for h in hits
     ),
     reject=DRIVER_LIBRARY,  # the driver's own library missing: no driver (kinds/cuda.py, cuda_unavailable)

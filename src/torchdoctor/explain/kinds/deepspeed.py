@@ -294,7 +294,24 @@ def _config_mismatch(hits: list[Hit], ctx: Context) -> tuple[str, str]:
 # strategy on a CPU accelerator, chosen or the one accelerator="auto" falls back to when torch sees no GPU)
 # engine.py backward()/scale() (DeepSpeed 0.18.3+, #7665): "loss must be a scalar tensor" is utils.py
 # maybe_loss_for_backward failing, which also asks for a grad_fn: a loss built under torch.no_grad() prints it too
-_TWO_CAUSES = ("world_size_one", "direct_backward", "not_cuda_accelerator", "loss_not_scalar")
+# engine.py (AutoTP, 0.16.5+): "Data inconsistency within the TP group" is the ranks of a tensor-parallel group given
+# different batches, by the script's sampler or by the trainer library's (accelerate before 1.6.0 sharded by the
+# global rank under AutoTP: axolotl-ai-cloud/axolotl#2491)
+# deepspeed/__init__.py initialize (0.9.0+, #3186): "we were given deepspeed configs in the deepspeed arguments and
+# deepspeed.initialize() function call" refuses args.deepspeed_config beside config= / config_params=, which releases
+# before 0.9.0 took: code written for them (gpt-neox's megatron/training.py passes args=neox_args and
+# config_params=neox_args.deepspeed_config) prints it as well as a script of the user's
+# runtime/torch_autocast.py: "Cannot enable both torch autocast and fp16 / bfloat16" is a refusal of the releases
+# 0.17.x-0.18.2 only; 0.18.3 (#7700) accepts torch_autocast beside fp16 / bf16 (zero quantized weights stays refused)
+_TWO_CAUSES = (
+    "autocast_with_precision",
+    "world_size_one",
+    "direct_backward",
+    "not_cuda_accelerator",
+    "loss_not_scalar",
+    "tp_data_inconsistent",
+    "config_given_twice",
+)
 
 
 def _batch_for_every_process(facts: dict) -> bool:
@@ -410,6 +427,11 @@ DEEPSPEED_CONFIG_MISMATCH = Recogniser(
         R(r"\d+ != \d+ \* \d+ \* (?P<divided_world>\d+\.0)\b"),
         R(r"(?P<direct_backward>Direct calls to tensor\.backward\(\) are not supported)"),
         R(r"(?P<loss_not_scalar>loss must be a scalar tensor)"),
+        R(r"(?P<tp_data_inconsistent>Data inconsistency within the TP group)"),
+        R(r"Cannot enable both torch autocast and (?P<autocast_with_precision>fp16|bfloat16)\b"),
+        R(
+            r"(?P<config_given_twice>we were given deepspeed configs in the deepspeed arguments and deepspeed\.initialize)"
+        ),
         R(r"only supported on CUDA GPUs but `(?P<not_cuda_accelerator>\w{1,40})` is used"),
         R(
             r"(?P<batch_zero>(?:Train batch size|Micro batch size per gpu|Gradient accumulation steps): -?\d+) has to "
@@ -482,6 +504,30 @@ DEEPSPEED_CONFIG_MISMATCH = Recogniser(
             "CUDA_VISIBLE_DEVICES and python -c 'import torch; print(torch.cuda.is_available(), torch.version.cuda)' "
             "(a CPU-only torch build prints None).",
             when=("not_cuda_accelerator",),
+        ),
+        Alternative(
+            "library_version_bug",
+            "a trainer library that shards the data by the global rank under AutoTP (accelerate before 1.6.0)",
+            "If the DataLoader is the HF Trainer's, trl's or accelerate's, upgrade them (pip install -U "
+            "'accelerate>=1.6.0' transformers trl): from 1.6.0 accelerate gives every rank of a tensor-parallel "
+            "group the same batch.",
+            when=("tp_data_inconsistent",),
+        ),
+        Alternative(
+            "dependency_version",
+            "code written for DeepSpeed before 0.9.0, which took a config in args and in config_params at once "
+            "(gpt-neox's training.py)",
+            "If the call is a repository's (deepspeed.initialize(args=..., config_params=...) in its training code), "
+            "install the DeepSpeed it pins (its requirements: gpt-neox's DeeperSpeed, or pip install 'deepspeed<0.9'), "
+            "or remove config_params= from that call so the config comes from args alone.",
+            when=("config_given_twice",),
+        ),
+        Alternative(
+            "dependency_version",
+            "a DeepSpeed before 0.18.3, which refused torch_autocast beside fp16 / bf16 (0.18.3 accepts both)",
+            "To keep torch.autocast and the fp16 / bf16 section together, upgrade DeepSpeed (pip install -U "
+            "'deepspeed>=0.18.3'; deepspeedai/DeepSpeed#7700 lifted the refusal).",
+            when=("autocast_with_precision",),
         ),
     ),
     describe=_config_mismatch,

@@ -362,7 +362,8 @@ REFUSALS: tuple[tuple[str, str], ...] = (
         "in offload_optimizer.",
     ),
     # runtime/torch_autocast.py: the config's torch_autocast section beside another precision option (fp16 / bf16:
-    # 0.17.2-0.17.6; zero_quantized_weights: every release that has the section)
+    # 0.17.2-0.18.2, accepted from 0.18.3 on (#7700): likely, kinds/deepspeed.py names the upgrade;
+    # zero_quantized_weights: every release that has the section)
     (
         "Cannot enable both torch autocast and",
         'Use one precision mechanism: with "torch_autocast": {"enabled": true} remove the "fp16" / "bf16" '

@@ -713,8 +713,39 @@ LAUNCH_COMMAND = Recogniser(
 )
 
 
+def _mpi_discovery(facts: dict, hits: list[Hit]) -> tuple[str, str]:
+    """deepspeed/comm/comm.py mpi_discovery: DeepSpeed asked MPI for the ranks, and its process group has others."""
+    summary = (
+        f"DeepSpeed found no launcher's rank environment (RANK, LOCAL_RANK, MASTER_ADDR, MASTER_PORT) and asked MPI: "
+        f"MPI gave this process {facts['mpi_what']} {facts['mpi_rank']}, the process group already formed says "
+        f"{facts['torch_rank']}: the script (or its framework) formed it from its own ranks"
+        + (
+            ", in a process MPI did not start (a world of 1)"
+            if facts["mpi_rank"] == "1" and facts["mpi_what"] == "world size"
+            else ""
+        )
+        + on_ranks(hits)
+    )
+    fix = (
+        "DeepSpeed's init_distributed reads the ranks a launcher sets; only when RANK, WORLD_SIZE, LOCAL_RANK, "
+        "MASTER_ADDR and MASTER_PORT are not all in the environment does it ask MPI (mpi4py), and then the "
+        "process group the script or its framework formed before (deepspeed.init_distributed or "
+        "init_process_group with ranks of its own, a framework's own process spawning) must agree with MPI's. "
+        "Start the script with the deepspeed launcher or torchrun (which set all five), or, under mpirun, "
+        "set them from Open MPI's before anything initialises: RANK=$OMPI_COMM_WORLD_RANK "
+        "WORLD_SIZE=$OMPI_COMM_WORLD_SIZE LOCAL_RANK=$OMPI_COMM_WORLD_LOCAL_RANK plus MASTER_ADDR / MASTER_PORT, "
+        "and let the script take its rank and world size from them (not from its own arguments); a framework "
+        "that starts the processes itself (Lightning's DeepSpeed strategy) runs without mpirun, or with mpi4py "
+        "uninstalled in an environment where nothing uses MPI."
+    )
+    return summary, fix
+
+
 def _rank_env(hits: list[Hit], ctx: Context) -> tuple[str, str]:
-    var = merged(hits).get("missing_var", "RANK")
+    facts = merged(hits)
+    if facts.get("mpi_what"):
+        return _mpi_discovery(facts, hits)
+    var = facts.get("missing_var", "RANK")
     what = (
         "the MPI launcher's environment variables are" if var == "MPI" else f"environment variable {var} is"
     )
@@ -745,6 +776,9 @@ RANK_ENV_MISSING = Recogniser(
         "Make sure you run your executable with `jsrun`",
         "Ensure you are running the script with an MPI-compatible launcher",
         "raise _env_error(",
+        # deepspeed/comm/comm.py mpi_discovery, reached only when a launcher's rank variables are not all set
+        "does not match torch rank",
+        "does not match torch world size",
     ),
     templates=(
         "torch:environment-variable-expected-but-not-set",
@@ -756,13 +790,17 @@ RANK_ENV_MISSING = Recogniser(
         "lightning:cannot-determine-local-rank-environment-variable",
         # deepspeed/launcher/multinode_runner.py: an MPI launch whose processes lack the MPI environment
         "deepspeed:mpi-environment-variables-are-not-set",
+        "deepspeed:mpi-rank-does-not-match-torch",  # deepspeed/comm/comm.py mpi_discovery
+        "deepspeed:mpi-world-size-does-not-match",
     ),
     # the rank's identity; a missing MASTER_ADDR / MASTER_PORT is the rendezvous' (rendezvous_or_port)
     match=R(
         r"environment variable (?:RANK|WORLD_SIZE|LOCAL_RANK|LOCAL_WORLD_SIZE) expected|"
         r'raise _env_error\("(?:RANK|WORLD_SIZE)"\)|'
         r"DeepSpeed requires the LOCAL_RANK environment variable|LOCAL_RANK is not in the environment|"
-        r"Make sure you run your executable with `jsrun`|MPI environment variables are not set"
+        r"Make sure you run your executable with `jsrun`|MPI environment variables are not set|"
+        # the MPI discovery's words only with MPI's and torch's numbers, as comm.py formats them
+        r"MPI (?:rank|world size) -?\d+ does not match torch (?:rank|world size) -?\d+"
     ),
     facts=(
         R(r"environment variable (?P<missing_var>\w+) expected, but not set"),
@@ -771,6 +809,10 @@ RANK_ENV_MISSING = Recogniser(
         R(r"(?P<missing_var>LOCAL_RANK) is not in the environment"),
         R(r"Environment variable `(?P<missing_var>JSM_NAMESPACE_\w{1,20})` not found"),
         R(r"(?P<missing_var>MPI) environment variables are not set"),
+        R(
+            r"MPI (?P<mpi_what>rank|world size) (?P<mpi_rank>-?\d+) does not match torch (?:rank|world size) "
+            r"(?P<torch_rank>-?\d+)"
+        ),
     ),
     absorbs=("rendezvous_or_port",),
     # torch's env:// rendezvous says a variable is missing, not why: a scheduler (mpirun, srun) that started the
@@ -784,8 +826,17 @@ RANK_ENV_MISSING = Recogniser(
         "raise _env_error(",
         "DeepSpeed requires the LOCAL_RANK environment variable",
         "LOCAL_RANK is not in the environment",
+        # DeepSpeed's MPI discovery (comm.py) runs only when a launcher's rank variables are not all set, and
+        # refuses a process group formed before it with other ranks: a script's own ranks under mpirun, a framework
+        # that spawned the processes itself (Lightning's DeepSpeed strategy, MPI's world of 1), one launcher inside
+        # another; the message does not say which, so never certain (a scheduler in the log does not decide it)
+        "does not match torch rank",
+        "does not match torch world size",
     ),
-    confirm=lambda hits, ctx: any(h.specific for h in hits) or "saw_scheduler" in ctx.facts,
+    confirm=lambda hits, ctx: (
+        any(h.specific for h in hits)
+        or ("saw_scheduler" in ctx.facts and not all("mpi_what" in h.facts for h in hits))
+    ),
     also=(
         Alternative(
             "not_launched_distributed",
@@ -793,6 +844,15 @@ RANK_ENV_MISSING = Recogniser(
             "Start it the way its README does (torchrun --nproc_per_node=N train.py, or the repository's "
             "launch script); to run one process without a launcher, skip init_process_group when WORLD_SIZE is "
             "not in os.environ (or pass its single-GPU option).",
+            unless=("mpi_what",),
+        ),
+        Alternative(
+            "conflicting_rank_env",
+            "one launcher inside another: mpirun around a per-node launcher or a framework that spawns the "
+            "processes itself, each giving its own ranks",
+            "Let one launcher start one process per GPU: mpirun -np <GPUs in all> python train.py, or the deepspeed "
+            "launcher / torchrun without an mpirun around it.",
+            when=("mpi_what",),
         ),
     ),
     describe=_rank_env,

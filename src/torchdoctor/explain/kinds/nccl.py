@@ -430,8 +430,15 @@ RISKY_NCCL_SETTINGS = {
 _OWN_REFUSALS = frozenset({"comm_id_bad", "xml_file_bad", "force_merge_bad", "net_named"})
 
 
+def _comm_id_named(hits: list[Hit], ctx: Context) -> bool:
+    """Whether the log names NCCL_COMM_ID: bootstrap.cc's refusal, its INFO line, or the variable set."""
+    return "saw_comm_id" in ctx.facts or any(
+        h.facts.get("comm_id_bad") or h.facts.get("setting") == "NCCL_COMM_ID" for h in hits
+    )
+
+
 def _own_refusal(facts: dict, hits: list[Hit]) -> tuple[str, str]:
-    if facts.get("comm_id_bad"):
+    if facts.get("comm_id_bad") or facts.get("addr_unreadable"):
         why = (
             f": its host does not resolve ({facts['gai_error'].strip()})"
             if facts.get("gai_error")
@@ -505,7 +512,22 @@ def _nccl_env(hits: list[Hit], ctx: Context) -> tuple[str, str]:
     why = "; ".join(f"{k}: {RISKY_NCCL_SETTINGS[k]}" for k in settings if k in RISKY_NCCL_SETTINGS)
     refusal = next((h.facts for h in hits if _OWN_REFUSALS.intersection(h.facts)), None)
     if refusal is not None:
-        return _own_refusal(refusal, hits)
+        return _own_refusal({**merged(hits), **refusal}, hits)
+    unreadable = next((h.facts for h in hits if h.facts.get("addr_unreadable")), None)
+    if unreadable is not None:
+        if _comm_id_named(hits, ctx):
+            return _own_refusal(merged(hits), hits)
+        gai = unreadable.get("gai_error")
+        return (
+            "NCCL could not read an address it was given as host:port"
+            + (f" ({gai.strip()})" if gai else "")
+            + ": NCCL_COMM_ID's, if it is set"
+            + on_ranks(hits),
+            "NCCL_COMM_ID makes NCCL bootstrap from a fixed address instead of the unique id torch exchanges "
+            "through its store; torch never needs it. Unset it (look in the job script, the container's ENV, "
+            "/etc/nccl.conf and ~/.nccl.conf), or give it as HOST:PORT of the rank-0 host, a host name every node "
+            "resolves.",
+        )
     if any(h.facts.get("net_none") for h in hits) and "NCCL_NET" not in settings:
         return (
             "NCCL found no network plugin it could use for the communicator" + on_ranks(hits),
@@ -539,8 +561,9 @@ NCCL_ENV_VALUE = Recogniser(
         # src/enqueue.cc (2.25+): the WARN that names the NCCL_ALGO / NCCL_PROTO set when no algorithm or protocol
         # is left for a collective (NCCL returns ncclInvalidUsage then; with neither set, ncclInternalError)
         "o algorithm/protocol available for function",
-        # src/bootstrap.cc, misc/socket.cc (ncclSocketGetAddrFromString, which only NCCL_COMM_ID goes through in a
-        # training process): NCCL_COMM_ID that is no address
+        # src/bootstrap.cc: NCCL_COMM_ID that is no address; misc/socket.cc's ncclSocketGetAddrFromString WARNs
+        # before it (below) for any address string, and NCCL 2.24+'s RAS client socket (ras/client_support.cc
+        # rasClientInitSocket, NCCL_RAS_ADDR or localhost:28028) ignores its failure: the run goes on
         "Invalid NCCL_COMM_ID",
         "No valid <IPv4_or_hostname>:<port> pair found",
         "No valid [IPv6]:port pair found",
@@ -596,9 +619,11 @@ NCCL_ENV_VALUE = Recogniser(
             r"(?P<algo_dtype>\w{1,40})\.) (?P<setting>NCCL_ALGO|NCCL_PROTO) was set to (?P<value>[^\n.]{1,200})\."
             r"(?: (?P<setting2>NCCL_PROTO) was set to (?P<value2>[^\n.]{1,200})\.)?"
         ),
+        R(r"(?P<comm_id_bad>Invalid NCCL_COMM_ID)"),
+        # misc/socket.cc ncclSocketGetAddrFromString: any address string NCCL reads, not NCCL_COMM_ID's only
         R(
-            r"(?P<comm_id_bad>Invalid NCCL_COMM_ID|Net : No valid (?:<IPv4_or_hostname>:<port>|\[IPv6\]:port) pair "
-            r"found|Net : error encountered when getting address info : (?P<gai_error>[^\n]{1,100}))"
+            r"(?P<addr_unreadable>Net : No valid (?:<IPv4_or_hostname>:<port>|\[IPv6\]:port) pair found|Net : error "
+            r"encountered when getting address info : (?P<gai_error>[^\n]{1,100}))"
         ),
         R(
             r"(?P<xml_file_bad>XML (?:Topology|Graph) has wrong version (?P<xml_version>\d+), (?P<xml_needed>\d+) "
@@ -625,10 +650,25 @@ NCCL_ENV_VALUE = Recogniser(
     # "%s set by environment to %s" is an INFO line every run that sets the variable prints, failing or not:
     # beside an NCCL failure it is a suspect, never the proof (a cluster's image sets NCCL_IB_HCA for every job)
     # NCCL's own refusal that names the setting is certain
+    # socket.cc's address WARN only beside NCCL_COMM_ID named in the log (bootstrap.cc's refusal, its INFO line, an
+    # export): alone it may be the RAS socket a healthy run survives
     confirm=lambda hits, ctx: any(
-        h.facts.get("algo_refused") or _OWN_REFUSALS.intersection(h.facts) for h in hits
+        h.facts.get("algo_refused")
+        or _OWN_REFUSALS.intersection(h.facts)
+        or (h.facts.get("addr_unreadable") and _comm_id_named(hits, ctx))
+        for h in hits
     ),
     also=(
+        Alternative(
+            "hostname_resolution",
+            "NCCL 2.24+'s RAS client socket, whose address (NCCL_RAS_ADDR, localhost:28028 by default) did not "
+            "resolve: NCCL warns and goes on",
+            "If NCCL_COMM_ID is not set, this WARN is the RAS socket's, and the run did not stop on it: make "
+            "localhost resolve in the container (127.0.0.1 localhost in /etc/hosts), fix NCCL_RAS_ADDR, or set "
+            "NCCL_RAS_ENABLE=0; the error that stopped the run is elsewhere in the log.",
+            when=("addr_unreadable",),
+            unless=("comm_id_bad",),
+        ),
         Alternative(
             "network_interface",
             "no network interface NCCL's socket transport can use, so no plugin is left",

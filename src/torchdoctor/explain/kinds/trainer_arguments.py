@@ -271,12 +271,13 @@ REFUSALS: tuple[tuple[str, str], ...] = (
         "spelling) or a Strategy object.",
     ),
     (
-        # lightning/fabric/strategies/registry.py StrategyRegistry.get: a strategy name (Fabric(strategy=...), a
-        # Strategy looked up by name) the registry has not registered
+        # lightning/fabric/strategies/registry.py StrategyRegistry.get and accelerators/registry.py
+        # AcceleratorRegistry.get (the same words): a strategy or accelerator name the registry has not registered
         "not found in registry. Available names",
-        "Fabric(strategy=...) / Trainer(strategy=...) take one of the names the error lists (ddp, ddp_spawn, fsdp, "
-        "deepspeed_stage_2, ...; check the spelling, and that the package a strategy needs is installed: "
-        "deepspeed for deepspeed_*, torch_xla for xla), or a Strategy object.",
+        "Fabric(strategy=...) / Trainer(strategy=...) and accelerator=... take one of the names the error lists "
+        "(strategies: ddp, ddp_spawn, fsdp, deepspeed_stage_2, ...; accelerators: cpu, cuda, mps, ...): check the "
+        "spelling, and that the package the name needs is installed (deepspeed for deepspeed_*, torch_xla for xla "
+        "and tpu), or pass a Strategy / Accelerator object.",
     ),
     (
         "You selected an invalid accelerator name",
