@@ -88,7 +88,8 @@ def test_the_benchmark_splits_a_half_by_sample(capsys):
                 "1467-1516,1517-1566,1567-1616,1617-1666,1667-1716,1717-1766,1767-1816,1817-1866,1867-1916,"
                 "1917-1966,1967-2016,2017-2066,2067-2116,2117-2166,2167-2216,2217-2266,2267-2316,2317-2366,"
                 "2367-2416,2417-2466,"
-                "2467-2516,2517-2566",
+                "2467-2516,2517-2566,"
+                "2567-2616",
                 str(CORPUS / "train"),
             ]
         )
@@ -150,6 +151,7 @@ def test_the_benchmark_splits_a_half_by_sample(capsys):
     fifty_second = sum(1 for n in numbers if 2417 <= n <= 2466)
     fifty_third = sum(1 for n in numbers if 2467 <= n <= 2516)
     fifty_fourth = sum(1 for n in numbers if 2517 <= n <= 2566)
+    fifty_fifth = sum(1 for n in numbers if 2567 <= n <= 2616)
     assert (
         first
         + second
@@ -205,6 +207,7 @@ def test_the_benchmark_splits_a_half_by_sample(capsys):
         + fifty_second
         + fifty_third
         + fifty_fourth
+        + fifty_fifth
         == len(numbers)
     )
     assert f"files 001-163: {first} logs" in out and f"files 164-205: {second} logs" in out
@@ -256,3 +259,4 @@ def test_the_benchmark_splits_a_half_by_sample(capsys):
     assert f"files 2417-2466: {fifty_second} logs" in out
     assert f"files 2467-2516: {fifty_third} logs" in out
     assert f"files 2517-2566: {fifty_fourth} logs" in out
+    assert f"files 2567-2616: {fifty_fifth} logs" in out

@@ -43,7 +43,23 @@ _REASONS = {
 }
 
 
+def _gated(hits: list[Hit]) -> tuple[str, str]:
+    repo = first(hits, "gated_repo", "")
+    what = f" ({repo})" if repo else ""
+    return (
+        f"the model the run loads is a gated Hugging Face repository{what}: the Hub refuses its files to an "
+        "account that has not been granted access, or to a run without that account's token" + on_ranks(hits),
+        "On the model's page on huggingface.co, logged in with the account the run will use, accept its terms "
+        "(agree, or request access and wait until it is granted); then give the run that account's token: "
+        "huggingface-cli login (hf auth login) on the machine that trains, or HF_TOKEN=<a token with read access> "
+        "in the job's environment (every node). Being logged in is not enough without the access, and the access "
+        "is not enough without the token.",
+    )
+
+
 def _refused(hits: list[Hit], ctx: Context) -> tuple[str, str]:
+    if any(h.facts.get("gated") for h in hits):
+        return _gated(hits)
     code = first(hits, "http_code", "403")
     return (
         f"a download the run needs was refused: the server answered HTTP {code}, it {_REASONS[code]}"
@@ -61,11 +77,26 @@ DOWNLOAD_REFUSED = Recogniser(
     # Lib/urllib/error.py HTTPError.__str__ ("HTTP Error %s: %s"): read for the codes that say the URL itself
     # was refused, not a server error (5xx)
     kind="download_refused",
-    templates=("system:urllib-http-error",),
+    templates=(
+        "system:urllib-http-error",
+        # transformers/utils/hub.py cached_file and huggingface_hub's GatedRepoError: a gated model's files
+        "transformers:you-are-trying-to-access-a-gated-repo",
+        "third_party:huggingface-hub-cannot-access-gated-repo",
+    ),
     title="a download refused by its server",
-    anchors=("HTTP Error ",),
-    match=R(r"HTTP Error (?P<http_code>401|403|404): "),
-    confirm=has_fact("saw_download"),
+    anchors=("HTTP Error ", "You are trying to access a gated repo", "Cannot access gated repo for url "),
+    match=R(
+        r"HTTP Error (?P<http_code>401|403|404): |"
+        r"(?P<gated>You are trying to access a gated repo|Cannot access gated repo for url )"
+    ),
+    facts=(
+        R(
+            r"(?:request access at|have access to it at) https://huggingface\.co/(?P<gated_repo>[\w.\-]{1,100}/[\w.\-]{1,100})"
+        ),
+    ),
+    span=1,  # transformers names the repository on the line after
+    # the gated repository's own words are certain; urllib's code beside a download in the log
+    confirm=lambda hits, ctx: any(h.facts.get("gated") for h in hits) or has_fact("saw_download")(hits, ctx),
     describe=_refused,
 )
 

@@ -184,6 +184,77 @@ def explain_impimporter() -> tuple[str, str]:
     )
 
 
+# -- pip 24.1+ refusing an old wheel's invalid metadata (dependency_version) ----------------------------------------
+
+# src/pip/_internal/exceptions.py MetadataInvalid ("Requested {} from {} has invalid metadata: {}") and
+# resolution/resolvelib/factory.py, which skips that release: "Ignoring version %s of %s since it has invalid
+# metadata:" ... "Please use pip<24.1 if you need to use this version." (pip 24.1 dropped the legacy version
+# specifiers, such as torch (>=1.9.*), that older wheels of pytorch-lightning and omegaconf declare)
+PIP_METADATA_TEMPLATES = (
+    "build_tools:requested-from-has-invalid-metadata",
+    "build_tools:please-use-pip-24-1-if-you-need",
+)
+PIP_METADATA_ANCHORS = ("has invalid metadata: ", "Please use pip<24.1 if you need to use this version")
+PIP_METADATA = R(
+    r"Requested (?P<invalid_metadata>[A-Za-z0-9][\w.\-]{0,60})[^\n]{0,600}? has invalid metadata: |"
+    r"(?P<pip_241>Please use pip<24\.1 if you need to use this version)"
+)
+
+
+def explain_pip_metadata(facts: dict) -> tuple[str, str]:
+    """A wheel whose metadata pip 24.1 and later refuse (a legacy version specifier)."""
+    package = re.split(r"[=<>!~]", facts.get("invalid_metadata") or "", maxsplit=1)[0] or "a pinned package"
+    return (
+        f"pip refused the metadata of {package}'s pinned release: pip 24.1 and later reject the legacy version "
+        "specifiers (a .* suffix after >=, as in >=1.9.*) older wheels declare, so that release cannot be installed",
+        "The wheel's metadata, not the environment, is malformed, and only pip before 24.1 still accepts it. "
+        "Install an older pip first, then the requirements: python -m pip install 'pip<24.1' (in a conda "
+        "environment file, pin pip<24.1 under dependencies). Or allow a later release of that package whose "
+        "metadata is valid (pytorch-lightning 1.8.4 or newer, omegaconf 2.1 or newer) where the code supports it.",
+    )
+
+
+# -- pip or the build backend too old for an editable install of a pyproject.toml project (dependency_version) ----
+
+# src/pip/_internal/req/constructors.py before pip 21.3 (PEP 660): 'File "setup.py" not found. Directory cannot be
+# installed in editable mode: {}' and '(A "pyproject.toml" file was found, but editable mode currently requires a
+# setup.py based build.)' (21.1-21.2: "setup.py" or "setup.cfg", "a setuptools-based build"); pip 21.3+, when the
+# project's backend has no PEP 660 hook: "... has a 'pyproject.toml' and its build backend is missing the
+# 'build_editable' hook."
+PIP_EDITABLE_TEMPLATES = (
+    "build_tools:editable-mode-currently-requires-a-setup",
+    "build_tools:build-backend-is-missing-the-build-editable",
+)
+PIP_EDITABLE_ANCHORS = (
+    "editable mode currently requires a setup",
+    "build backend is missing the 'build_editable' hook",
+)
+PIP_EDITABLE = R(
+    r"(?P<pip_editable>editable mode currently requires a setup(?:\.py |tools-)based build|"
+    r"build backend is missing the 'build_editable' hook)"
+)
+
+
+def explain_pip_editable(facts: dict) -> tuple[str, str]:
+    """pip before 21.3, or a build backend without PEP 660, asked for an editable install."""
+    if "build_editable" in facts.get("pip_editable", ""):
+        return (
+            "pip cannot install the project in editable mode: its build backend (in pyproject.toml's "
+            "[build-system]) has no PEP 660 editable hook",
+            "Upgrade the backend the project builds with: setuptools 64 or newer (requires = "
+            "['setuptools>=64'] in pyproject.toml, then python -m pip install -U pip setuptools), or the "
+            "backend's own release with PEP 660; or install it without -e (pip install .), reinstalling after "
+            "each change.",
+        )
+    return (
+        "the installed pip is too old to install a pyproject.toml project in editable mode (pip before 21.3 "
+        "needs a setup.py for pip install -e)",
+        "Upgrade pip in the environment that installs it, then install again: python -m pip install -U pip "
+        "setuptools, then pip install -e . (pip 21.3 and setuptools 64 install pyproject.toml projects in "
+        "editable mode). Or install it without -e (pip install .).",
+    )
+
+
 # -- a compiled module and the NumPy installed (dependency_version) ----------------------------------------------
 
 NUMPY_TEMPLATES = (

@@ -310,6 +310,23 @@ LAUNCHER_REFUSALS: tuple[tuple[str, str, str], ...] = (
         "use the default pdsh launcher (or openmpi), which allows different counts.",
     ),
     (
+        "fire_arg",
+        "python-fire could not give the script an option its entry point does not take",
+        "A fire.Fire(main) script takes as options only the parameters of the function it fires: the command "
+        "(or a launch script around it) passes one the function does not have. Remove the option from the "
+        "command, or add the parameter to the function (def train(..., model_config_file=None)); or parse the "
+        "command line with argparse instead of fire. Options a launcher adds (--local_rank) must be parameters "
+        "too, or use torchrun, which adds none.",
+    ),
+    (
+        "yacs_py",
+        "yacs was given a Python file as the config, and that file defines no cfg",
+        "The config option takes one of the repository's config files, usually a .yaml (configs/, experiments/): "
+        "pass its path relative to where the script runs (--config_file experiments/<name>.yaml). yacs loads a .py "
+        "config only when the file defines cfg = CfgNode(...); the repository's defaults module (configs.py, "
+        "defaults.py) is not a config to pass.",
+    ),
+    (
         "interactive",
         "Lightning refuses DDP in an interactive environment (a notebook, or python -i)",
         "DDP starts one process per GPU by re-running the script, which a notebook cannot do: run the code as "
@@ -468,6 +485,10 @@ LAUNCH_COMMAND = Recogniser(
         "The read timeout must be a positive integer.",
         # accelerate/commands/launch.py: the TPU and SageMaker launchers' refusals
         "Your training script should have a function named",
+        # fire/core.py (python-fire): an option the fired function has no parameter for (not the launcher's
+        # --local_rank, local_rank_argument's); yacs/config.py _load_cfg_py_source: a .py config without cfg
+        "Could not consume arg: ",
+        "must have 'cfg' attr",
         "--no_python cannot be used with TPU launcher",
         "Docker containers are not supported for TPU pod launcher",
         "SageMaker requires a python training script file",
@@ -580,6 +601,8 @@ LAUNCH_COMMAND = Recogniser(
         "accelerate:you-need-to-provide-an-aws",
         "accelerate:distributed-type-must-be-specified-in",
         "accelerate:the-config-file-at-had-unknown",
+        "third_party:fire-could-not-consume-arg",
+        "third_party:yacs-python-module-must-have-cfg",
     ),
     match=R(
         rf"unrecognized arguments: (?P<options>[^\n]{{0,300}}?(?:{LAUNCHER_OPTIONS})[^\n]{{0,200}})|"
@@ -646,6 +669,8 @@ LAUNCH_COMMAND = Recogniser(
         r"requires a python training script file[^\n]{0,100}|SageMaker doesn.t support argparse actions for "
         r"`store_true` or `store_false`[^\n]{0,60}|You need to provide an aws_access_key_id and "
         r"aws_secret_access_key when not using aws_profile)|"
+        r"(?P<fire_arg>Could not consume arg: (?![^\n]{0,300}?(?:--|–|—)local[_-]rank)[^\n]{1,200})|"
+        r"(?P<yacs_py>Python module from file [^\n{}]{1,300} must have 'cfg' attr)|"
         r"(?P<accelerate_config_keys>A `distributed_type` must be specified in the config file\.|The config file at "
         r"[^\n]{1,300} had unknown keys \([^\n]{0,300})|"
         r"No such file or directory: '(?P<acc_default_config>[^'\n]{0,300}[/\\]accelerate[/\\]default_config\.(?:yaml|json))'"

@@ -57,6 +57,8 @@ TEMPLATES = (
     "build_tools:detected-that-pytorch-and-torchvision-were",
     "build_tools:runtimeerror-operator-torchvision-does-not-exist",
     "third_party:dgl-device-api-not-enabled",
+    "third_party:dgl-cannot-find-graphbolt-library",
+    "third_party:dgl-cannot-load-graphbolt-library",
 )
 ANCHORS = (
     "version `GLIBC_",
@@ -69,13 +71,16 @@ ANCHORS = (
     "were compiled with different CUDA major versions",
     "operator torchvision::",
     "is not enabled. Please install the cuda version of dgl",
+    "Cannot find DGL C++ graphbolt library at ",
+    "Cannot load Graphbolt C++ library",
 )
 MATCH = R(
     r"version `GLIBC_[\d.]{1,10}' not found|bitsandbytes was compiled without GPU support|"
     r"CUDA Setup failed despite GPU being available|xFormers can't load C\+\+/CUDA extensions|"
     r"DLL load failed|Error loading \"[^\"\n]{1,300}\" or one of its dependencies\.|Visual C\+\+ Redistributable is not installed|"
     r"were compiled with different CUDA major versions|operator torchvision::\w{1,60} does not exist|"
-    r"Device API \w{1,20} is not enabled\. Please install the cuda version of dgl"
+    r"Device API \w{1,20} is not enabled\. Please install the cuda version of dgl|"
+    r"Cannot find DGL C\+\+ graphbolt library at |Cannot load Graphbolt C\+\+ library"
 )
 FACTS = (
     R(r"version `(?P<glibc>GLIBC_[\d.]{1,10})' not found \(required by (?P<glibc_needer>[^)\n]{1,200})\)"),
@@ -92,6 +97,11 @@ FACTS = (
     ),
     R(r"(?P<tv_ops>operator torchvision::\w{1,60}) does not exist"),
     R(r"Device API (?P<dgl_device>\w{1,20}) is not enabled\. Please install the cuda version of dgl"),
+    # dgl/graphbolt/__init__.py load_graphbolt: no library for this torch in the package, or it did not load
+    R(
+        r"(?:Cannot find DGL C\+\+ graphbolt library at [^\n]{0,300}?libgraphbolt_pytorch_(?P<graphbolt_torch>[\w.+]{1,40})\."
+        r"(?:so|dylib|dll)|(?P<graphbolt_load>Cannot load Graphbolt C\+\+ library))"
+    ),
 )
 # the torch xformers was built for, on the line after its warning: read wherever the log has it
 CONTEXT = (
@@ -107,6 +117,8 @@ CONTEXT = (
 def decided(facts: dict, ctx_facts: dict) -> bool:
     """Whether what was read makes the finding certain: glibc's own words, or xformers naming another torch."""
     if facts.get("glibc") or facts.get("tv_cuda") or facts.get("dgl_device"):
+        return True
+    if facts.get("graphbolt_torch") or facts.get("graphbolt_load"):
         return True
     built, have = ctx_facts.get("xf_built"), ctx_facts.get("xf_have")
     return bool(facts.get("xformers_mismatch") and built and have and built != have)
@@ -135,6 +147,23 @@ def explain(facts: dict, ctx_facts: dict) -> tuple[str, str] | None:
             "https://data.dgl.ai/wheels/torch-2.X/cuXYZ/repo.html, the torch and CUDA of python -c 'import torch; "
             "print(torch.__version__, torch.version.cuda)'; releases before 1.0: pip install dgl-cuXYZ -f "
             "https://data.dgl.ai/wheels/repo.html), or keep the graph on the CPU.",
+        )
+    if facts.get("graphbolt_torch") or facts.get("graphbolt_load"):
+        what = (
+            f"the dgl installed has no graphbolt library for torch {facts['graphbolt_torch']}"
+            if facts.get("graphbolt_torch")
+            else "dgl's compiled graphbolt library did not load with the torch installed"
+        )
+        return (
+            f"{what}: dgl is built for given torch and CUDA releases, and importing it fails with another",
+            "Install the dgl built for this torch and CUDA, or the torch this dgl was built for: python -c 'import "
+            "torch; print(torch.__version__, torch.version.cuda)', then pip install dgl -f "
+            "https://data.dgl.ai/wheels/torch-2.X/cuXYZ/repo.html (conda: the dglteam/label/th2X_cuXYZ channel), "
+            "in a clean environment if reinstalling torch alone leaves the old one (e.g. torch 2.1.0 with CUDA "
+            "11.8 and dgl from th21_cu118). A dgl release supports only the torch releases out when it was built "
+            "(dgl 2.1 up to torch 2.2.1). Where the versions match, the library also fails to load when the CUDA "
+            "libraries torch brings are not found: run from the activated environment (LD_LIBRARY_PATH of a "
+            "batch job).",
         )
     if facts.get("tv_cuda"):
         return (

@@ -197,6 +197,12 @@ def _dependency(hits: list[Hit], ctx: Context) -> tuple[str, str]:
     if facts.get("impimporter"):
         summary, fix = installers.explain_impimporter()
         return summary + on_ranks(hits), fix
+    if facts.get("invalid_metadata") or facts.get("pip_241"):
+        summary, fix = installers.explain_pip_metadata(facts)
+        return summary + on_ranks(hits), fix
+    if facts.get("pip_editable"):
+        summary, fix = installers.explain_pip_editable(facts)
+        return summary + on_ranks(hits), fix
     if facts.get("resolver"):
         summary, fix = installers.explain_conflict(facts, ctx)
         return summary + on_ranks(hits), fix
@@ -413,6 +419,8 @@ DEPENDENCY_VERSION = Recogniser(
         # pip's, uv's and conda's resolvers: requirements that exclude each other
         *installers.CONFLICT_TEMPLATES,
         installers.IMPIMPORTER_TEMPLATE,
+        *installers.PIP_METADATA_TEMPLATES,
+        *installers.PIP_EDITABLE_TEMPLATES,
         *installers.NUMPY_TEMPLATES,
         "system:ld-undefined-symbol",  # a conda torch's libtorch_cpu.so without MKL 2024.1's iJIT_* (libraries.py)
     ),
@@ -450,6 +458,8 @@ DEPENDENCY_VERSION = Recogniser(
         api_history.NUMPY2_ANCHOR,
         *installers.CONFLICT_ANCHORS,
         installers.IMPIMPORTER_ANCHOR,
+        *installers.PIP_METADATA_ANCHORS,
+        *installers.PIP_EDITABLE_ANCHORS,
         *installers.NUMPY_ANCHORS,
     ),
     # a name that cannot be imported is also a circular import or a file shadowing the package, an attribute a
@@ -497,6 +507,10 @@ DEPENDENCY_VERSION = Recogniser(
         + "|"
         + installers.IMPIMPORTER.pattern
         + "|"
+        + installers.PIP_METADATA.pattern
+        + "|"
+        + installers.PIP_EDITABLE.pattern
+        + "|"
         + installers.NUMPY.pattern
         + "|"
         + libraries.MKL_SYMBOL.pattern
@@ -521,6 +535,8 @@ DEPENDENCY_VERSION = Recogniser(
         _SCRIPTED,
         _DS_OBJECT,
         *installers.CONFLICT_FACTS,
+        installers.PIP_METADATA,
+        installers.PIP_EDITABLE,
         *installers.NUMPY_FACTS,
         libraries.MKL_SYMBOL,
     ),

@@ -1,0 +1,44 @@
+"""An experiment tracker (wandb) the run logs to that has no API key and no terminal to ask for one.
+
+wandb's login (``wandb/sdk/wandb_login.py``, ``_WandbLogin.prompt_api_key``) raises ``UsageError("api_key not
+configured (no-tty). call " + directive)``, the directive ``wandb.login(key=[your_api_key])`` (``wandb login
+[your_api_key]`` from the command line); releases before 0.10 said "api_key not configured (no-tty).  Run wandb
+login". It is raised when the run initialises wandb (the script's own ``wandb.init``, the Trainer's
+``report_to="wandb"``, Lightning's WandbLogger, YOLOv5 with wandb installed) in online mode, with no key in
+WANDB_API_KEY or ~/.netrc and no terminal to prompt on: a batch job, a container, a launcher's worker, a
+notebook's subprocess. The message says so (certain).
+"""
+
+from __future__ import annotations
+
+import re
+
+from torchdoctor.explain.recognisers import Context, Hit, Recogniser, on_ranks
+
+FAMILY = "a library refusing its settings"
+
+R = re.compile
+
+
+def _no_key(hits: list[Hit], ctx: Context) -> tuple[str, str]:
+    return (
+        "the run logs to wandb, and wandb has no API key and no terminal to ask for one (api_key not "
+        "configured, no-tty), so it refused to start" + on_ranks(hits),
+        "Give wandb the key where the job runs, before it starts: wandb login (once, on that machine and user; "
+        "it writes ~/.netrc), or export WANDB_API_KEY=<your key from wandb.ai/authorize> in the job script or "
+        "the container's environment (every node). Without an account, or to train without logging to it, turn "
+        "wandb off: wandb offline (or WANDB_MODE=offline: logs stay local, wandb sync later) or "
+        "WANDB_MODE=disabled, or the script's own switch (report_to='none' for the Trainer, no WandbLogger).",
+    )
+
+
+WANDB_API_KEY_MISSING = Recogniser(
+    kind="wandb_api_key_missing",
+    title="wandb without an API key in a run that cannot prompt",
+    templates=("third_party:wandb-api-key-not-configured-no-tty",),
+    anchors=("api_key not configured (no-tty)",),
+    match=R(r"api_key not configured \(no-tty\)"),
+    describe=_no_key,
+)
+
+RECOGNISERS = (WANDB_API_KEY_MISSING,)
