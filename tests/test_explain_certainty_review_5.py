@@ -1,0 +1,105 @@
+"""The certainty review's fifth part (helper V15, issue 19): recognisers of the data-loading family and of a
+script's own mistakes that spoke with certainty on a line their source prints for more than one cause, read
+against that source. Each test gives the line as its source prints it, alone or in the traceback that rules the
+other reading out (certain), and where the other reading holds (likely, that reading named).
+
+- torch's sampler.py ``RandomSampler.__init__``: "num_samples should be a positive integer value, but got
+  num_samples=0" checks ``len(dataset)`` unless the script passed num_samples: an empty dataset, not an option.
+- torchvision's ``to_tensor`` / ``functional_pil`` type checks name ``<class 'NoneType'>`` where no image reached the
+  transform (cv2.imread's None for a path that does not exist): not the transforms' order.
+- Arrow's ``concatenate.cc`` "offset overflow while concatenating arrays" is printed for Arrow's own take/filter on
+  chunked arrays and datasets' concatenation too (apache/arrow#25822), fixed in later releases.
+- autograd's "element 0 of tensors does not require grad" and "Trying to backward through the graph a second
+  time" under a trainer's backward: its gradient checkpointing, grad mode or loop, not only the script's.
+"""
+
+from __future__ import annotations
+
+from explaining import certain, explained, likely_with
+
+EMPTY = "ValueError: num_samples should be a positive integer value, but got num_samples=0\n"
+
+
+def test_a_random_sampler_over_no_samples_names_an_empty_dataset():
+    found = likely_with(EMPTY, "dataloader_options", "log.data_path_missing")
+    assert "len(dataset)" in found.fix
+    # the same check on a sample count other than 0, and BatchSampler's batch_size=0, stay the option's own
+    certain(
+        "ValueError: num_samples should be a positive integer value, but got num_samples=-1\n",
+        "dataloader_options",
+    )
+    certain(
+        "ValueError: batch_size should be a positive integer value, but got batch_size=0\n",
+        "dataloader_options",
+    )
+
+
+def test_a_transform_given_none_names_an_image_that_was_never_read():
+    for line in (
+        "TypeError: pic should be PIL Image or ndarray. Got <class 'NoneType'>\n",
+        "TypeError: img should be PIL Image. Got <class 'NoneType'>\n",
+    ):
+        found = likely_with(line, "transform_order", "log.data_path_missing")
+        assert "cv2.imread" in found.summary and "is not None" in found.fix
+        assert "already a tensor" not in found.summary
+    # a path never opened, or the whole sample: the dataset's code, likely, and not said to be a tensor
+    found = explained("TypeError: pic should be PIL Image or ndarray. Got <class 'str'>\n")
+    assert found.id == "log.transform_order" and found.details["confidence"] == "likely"
+    assert "Image.open" in found.fix and "already a tensor" not in found.summary
+    # a tensor or an array is the order of the transforms: certain
+    certain("TypeError: pic should be PIL Image or ndarray. Got <class 'torch.Tensor'>\n", "transform_order")
+    certain("TypeError: img should be PIL Image. Got <class 'numpy.ndarray'>\n", "transform_order")
+
+
+def test_an_arrow_offset_overflow_names_the_librarys_release():
+    found = likely_with(
+        "pyarrow.lib.ArrowInvalid: offset overflow while concatenating arrays\n",
+        "arrow_offset_overflow",
+        "log.library_version_bug",
+    )
+    assert "large_string" in found.fix and "pip install -U datasets pyarrow" in found.fix
+
+
+def _backward(frames: str, message: str) -> str:
+    return (
+        "Traceback (most recent call last):\n"
+        '  File "/home/ana/project/train.py", line 88, in <module>\n'
+        "    main()\n"
+        + frames
+        + '  File "/opt/conda/lib/python3.10/site-packages/torch/_tensor.py", line 487, in '
+        "backward\n"
+        "    torch.autograd.backward(\n"
+        '  File "/opt/conda/lib/python3.10/site-packages/torch/autograd/__init__.py", line 200, in backward\n'
+        "    Variable._execution_engine.run_backward(\n"
+        f"RuntimeError: {message}\n"
+    )
+
+
+OWN_LOOP = '  File "/home/ana/project/train.py", line 61, in main\n    loss.backward()\n'
+TRAINER = (
+    '  File "/opt/conda/lib/python3.10/site-packages/transformers/trainer.py", line 2732, in training_step\n'
+    "    self.accelerator.backward(loss)\n"
+    '  File "/opt/conda/lib/python3.10/site-packages/accelerate/accelerator.py", line 1905, in backward\n'
+    "    loss.backward(**kwargs)\n"
+)
+NO_GRAD = "element 0 of tensors does not require grad and does not have a grad_fn"
+TWICE = (
+    "Trying to backward through the graph a second time (or directly access saved tensors after they have "
+    "already been freed). Saved intermediate values of the graph are freed when you call .backward() or "
+    "autograd.grad(). Specify retain_graph=True if you need to backward through the graph a second time or if you "
+    "need to access saved tensors after calling backward."
+)
+
+
+def test_a_loss_without_a_graph_under_a_trainer_names_its_checkpointing():
+    certain(_backward(OWN_LOOP, NO_GRAD), "no_grad_in_loss")
+    found = likely_with(_backward(TRAINER, NO_GRAD), "no_grad_in_loss", "log.library_version_bug")
+    assert "enable_input_require_grads" in found.fix
+    # the line alone does not say whose loop called backward
+    likely_with(f"RuntimeError: {NO_GRAD}\n", "no_grad_in_loss", "log.library_version_bug")
+
+
+def test_a_backward_through_a_freed_graph_under_a_trainer_names_the_library():
+    found = certain(_backward(OWN_LOOP, TWICE), "backward_graph_freed")
+    assert "detach" in found.fix
+    likely_with(_backward(TRAINER, TWICE), "backward_graph_freed", "log.library_version_bug")
