@@ -20,7 +20,7 @@ reaches the same checks):
 - a CUDA tensor handed to NumPy (``torch/csrc/utils/tensor_numpy.cpp``: "can't convert cuda:0 device type
   tensor to numpy. Use Tensor.cpu() ..."; "can't convert CUDA tensor to numpy" before 1.6);
 - a DataLoader pinning batches that are already on the GPU (``ATen/native/Memory.cpp`` pin_memory: "cannot pin
-  'torch.cuda.FloatTensor' only dense CPU tensors can be pinned");
+  'torch.cuda.FloatTensor' only dense CPU tensors can be pinned"), certain where the script's own loop iterates it;
 - a tensor that requires grad handed to NumPy (``torch/csrc/utils/tensor_numpy.cpp`` tensor_to_numpy without
   force=True: "Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() instead.").
 
@@ -374,6 +374,18 @@ PIN_MEMORY_CUDA_TENSOR = Recogniser(
     title="pin_memory with batches already on the GPU",
     anchors=("' only dense CPU tensors can be pinned",),
     match=R(r"cannot pin '(?P<pinned>torch\.cuda\.\w{1,30}|[^'\n]{0,40}cuda[^'\n]{0,40})'"),
+    # the DataLoader pins what its dataset and collate made: the script's own where its loop iterates the loader
+    # through torch's frames alone; a library's trainer iterating its own DataLoader over tensors it (or a default
+    # device the application set) put on the GPU prints the same (darts, scvi-tools: fixed in their releases)
+    confirm=called_from_own_code("torch"),
+    also=(
+        library_call(
+            "a library's DataLoader (built with pin_memory=True) over tensors the library, or a default device the "
+            "application set (torch.set_default_device('cuda')), put on the GPU",
+            "turn pinning off in its data options (pin_memory=False) or update it to a release that keeps its "
+            "datasets on the CPU.",
+        ),
+    ),
     describe=_pin_cuda,
 )
 
