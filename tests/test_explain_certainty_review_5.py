@@ -211,3 +211,20 @@ def test_a_loader_exhausted_at_its_next_names_an_empty_dataset():
     )
     found = likely_with(text, "dataloader_exhausted", "log.data_path_missing")
     assert "len(dataset)" in found.fix and "iter(loader)" in found.fix
+
+
+def test_a_floating_target_refused_by_the_class_index_kernel_names_another_loss():
+    # aten's nll_loss dispatch names the target's dtype: Float is class ids stored as floats, or values a
+    # classification loss was never meant for (a regression target, 0/1 labels for one output)
+    for dtype in ("Float", "Double"):
+        found = likely_with(
+            f"RuntimeError: \"nll_loss_forward_reduce_cuda_kernel_2d_index\" not implemented for '{dtype}'\n",
+            "loss_target_dtype",
+            "log.classification_loss_misused",
+        )
+        assert "target.long()" in found.fix and "BCEWithLogitsLoss" in found.fix
+    # an integer of the wrong width has that one cause: certain
+    certain(
+        "RuntimeError: \"nll_loss_forward_reduce_cuda_kernel_2d_index\" not implemented for 'Int'\n",
+        "loss_target_dtype",
+    )
