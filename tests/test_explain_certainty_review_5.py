@@ -228,3 +228,15 @@ def test_a_floating_target_refused_by_the_class_index_kernel_names_another_loss(
         "RuntimeError: \"nll_loss_forward_reduce_cuda_kernel_2d_index\" not implemented for 'Int'\n",
         "loss_target_dtype",
     )
+
+
+def test_a_batch_sampler_without_a_sampler_argument_under_predict_is_not_the_release():
+    # a BatchSampler subclass whose __init__ takes no `sampler` is refused under predict in every release
+    modified = _lightning("predict", "_predict_impl", "prediction_loop.py").replace(
+        CANT_INJECT,
+        "TypeError: Trying to inject a modified sampler into the batch sampler; however, it seems the class "
+        "`BucketSampler` does not have an argument called `sampler.` To mitigate this, expose an argument `sampler` "
+        "in the `__init__` method of your custom class.\n",
+    )
+    found = certain(modified, "custom_batch_sampler")
+    assert "2.3.0" not in found.fix and "`BucketSampler`" in found.summary

@@ -380,7 +380,8 @@ BAD_TRAINING_DATA = Recogniser(
 def _batch_sampler(hits: list[Hit], ctx: Context) -> tuple[str, str]:
     sampler = first(hits, "batch_sampler_class")
     named = f" `{sampler}`" if sampler else ""
-    if "saw_lightning_predict" in ctx.facts:
+    # a BatchSampler subclass without a `sampler` argument is refused under predict in every release: not this
+    if "saw_lightning_predict" in ctx.facts and not first(hits, "modified_sampler"):
         # lightning/pytorch/utilities/data.py _dataloader_init_kwargs_resolve_sampler re-instantiates a custom batch
         # sampler for prediction too (to wrap it for the predictions' indices), use_distributed_sampler=False or
         # not; before 2.3.0 (#19678, the fix of Lightning-AI/pytorch-lightning#19657) it raised this for one that
@@ -425,7 +426,10 @@ CUSTOM_BATCH_SAMPLER = Recogniser(
         "lightning:trying-to-inject-modified-sampler-into",
         "third_party:lightning-re-instantiate-custom-batch-sampler",
     ),
-    facts=(R(r"it seems the class `(?P<batch_sampler_class>\w{1,100})` does not have an argument"),),
+    facts=(
+        R(r"it seems the class `(?P<batch_sampler_class>\w{1,100})` does not have an argument"),
+        R(r"(?P<modified_sampler>Trying to inject a modified sampler into the batch sampler)"),
+    ),
     describe=_batch_sampler,
 )
 
