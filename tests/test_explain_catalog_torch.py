@@ -54,10 +54,11 @@ NAMED = [
         ["world_size"],
     ),
     (
+        # RandomSampler's num_samples is len(dataset): 0 is an empty dataset, likely (test_explain_certainty_review_5)
         "ValueError: num_samples should be a positive integer value, but got num_samples=0\n",
         "dataloader_options",
-        "certain",
-        ["positive integers"],
+        "likely",
+        ["positive integers", "len(dataset)"],
     ),
     (
         "ValueError: num_workers option should be non-negative; use num_workers=0 to disable multiprocessing.\n",

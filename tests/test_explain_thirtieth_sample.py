@@ -98,14 +98,15 @@ def test_pyg_loader_and_lightning_metrics_are_modules_of_other_releases():
 
 def test_an_arrow_column_past_its_32_bit_offsets():
     # 1352.txt (hiyouga/LlamaFactory#7526)
-    found = read("1352.txt", "arrow_offset_overflow")
+    # likely: a datasets or pyarrow release concatenating the chunks itself prints it too (certainty review 5)
+    found = read("1352.txt", "arrow_offset_overflow", "likely")
     assert "smaller files" in found.fix and "large_string" in found.fix
     leads_with(
         "pyarrow.lib.ArrowInvalid: offset overflow while concatenating arrays, consider casting input from "
         "`list<item: list<item: float>>` to `list<item: large_list<item: float>>` first.",
         "arrow_offset_overflow",
-        "certain",
-        ["writer_batch_size"],
+        "likely",
+        ["writer_batch_size", "pip install -U datasets pyarrow"],
     )
     # Arrow's other invalid statuses are not this
     found = explained("pyarrow.lib.ArrowInvalid: Column 2 named label expected length 16 but got length 15\n")

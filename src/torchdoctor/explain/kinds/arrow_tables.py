@@ -7,11 +7,17 @@ holds at most 2 GiB of characters, bytes or list elements. Concatenating chunks 
 (newer releases add ", consider casting input from `string` to `large_string` first"). Nothing else prints it:
 the data is too large for one chunk of that type: one huge JSON/Parquet file, long texts, or images stored as
 nested lists (pixel_values) in a column.
+
+Whose concatenation it was is another matter: Arrow's own kernels (``take`` and ``filter`` on a chunked array
+concatenate its chunks first, apache/arrow#25822, ARROW-9773) and a library's code over them (Hugging Face
+datasets' ``table.py`` ``_concat_arrays``, which works around a fixed-size-list bug only for the pyarrow releases it
+checks; Ray Data's block concatenation, ray-project/ray#29492) overflow on data that is not wrong, fixed or worked
+around in later releases of those libraries. Likely, the library's release named beside the data.
 """
 
 from __future__ import annotations
 
-from torchdoctor.explain.recognisers import Context, Hit, Recogniser, on_ranks
+from torchdoctor.explain.recognisers import Alternative, Context, Hit, Recogniser, on_ranks
 
 FAMILY = "data loading"
 
@@ -33,6 +39,18 @@ ARROW_OFFSET_OVERFLOW = Recogniser(
     templates=("third_party:arrow-offset-overflow-concatenating",),
     title="an Arrow column too large for its 32-bit offsets",
     anchors=("offset overflow while concatenating arrays",),
+    # the message says the offsets overflowed, not whose code concatenated the chunks: Arrow's take/filter and
+    # datasets' own concatenation did so on data of any make, in releases later ones fixed
+    confirm=lambda hits, ctx: False,
+    also=(
+        Alternative(
+            "library_version_bug",
+            "the datasets, Ray or pyarrow release concatenating the chunks itself (Arrow's take/filter on chunked "
+            "arrays, apache/arrow#25822; datasets' _concat_arrays)",
+            "Upgrade the library whose frames call the concatenation (pip install -U datasets pyarrow, or ray) and "
+            "retry before splitting the data.",
+        ),
+    ),
     describe=_overflow,
 )
 

@@ -5,13 +5,20 @@
   (``torch/csrc/autograd/saved_variable.cpp``: "Trying to backward through the graph a second time ...", worded
   three ways from 0.4 to 2.x). Either the loop calls backward twice on one loss, or it reuses a tensor
   computed once before the loop (a feature, a hidden state kept across steps) whose graph the first step
-  freed; ``retain_graph=True`` silences the first and only hides the second, so the finding names both.
+  freed; ``retain_graph=True`` silences the first and only hides the second, so the finding names both. Certain
+  where the traceback shows the script's own code calling backward through torch's frames alone; a trainer's or
+  another library's frames (a loop that calls backward itself, its checkpointing or caching) leave it likely,
+  that library's release named.
 - cuDNN's RNN backward in eval mode (``aten/src/ATen/native/cudnn/RNN.cpp``: "cudnn RNN backward can only be
   called in training mode"; 0.4's "backward_input can only be called in training mode"): the forward of an
   LSTM/GRU in eval mode keeps no workspace for a backward.
 - A loss autograd recorded nothing for (``torch/csrc/autograd/python_engine.cpp`` run_backward: "element 0 of
   tensors does not require grad and does not have a grad_fn"): computed under no_grad, from frozen parameters,
-  or rebuilt from Python numbers.
+  or rebuilt from Python numbers. Certain only where the script's own code called backward through torch's
+  frames alone: under a trainer the forward is the library's too, and its settings print it for a model that is
+  right (transformers' gradient checkpointing over a frozen model with LoRA adapters, whose inputs need
+  enable_input_require_grads; DeepSpeed's activation checkpointing; an optimizer or loop that turns grad mode off,
+  Lightning-AI/pytorch-lightning#18222): likely, that reading named.
 - A tensor the forward saved, changed in place before the backward (``saved_variable.cpp``: "one of the
   variables needed for gradient computation has been modified by an inplace operation"): certain in a log
   without DDP; with DDP in it, ``ddp_buffer_inplace`` (autograd.py) takes the line and names this reading.
@@ -78,6 +85,17 @@ BACKWARD_GRAPH_FREED = Recogniser(
     ),
     title="backward through an already freed graph",
     anchors=("Trying to backward through the graph a second time",),
+    # the backward is the script's where its own code called it through torch alone; a trainer's loop, or a
+    # library's model that caches a tensor across steps, prints the same
+    confirm=called_from_own_code("torch"),
+    also=(
+        library_call(
+            "a library's training loop or model (a trainer that calls backward itself, a model that keeps a "
+            "tensor across steps, checkpointing) going through a freed graph",
+            "remove your own backward call where the trainer makes one, and otherwise search that library's "
+            "issues for the message and update it.",
+        ),
+    ),
     describe=_backward_twice,
 )
 
@@ -217,6 +235,19 @@ NO_GRAD_IN_LOSS = Recogniser(
     templates=("aten:element-of-tensors-does-not-require-grad",),
     title="backward on a loss without a graph",
     anchors=(" of tensors does not require grad and does not have a grad_fn",),
+    # the forward that recorded nothing is the script's where its own code called backward through torch alone;
+    # a trainer's (transformers, Lightning, DeepSpeed) runs its own forward, checkpointing and grad mode
+    confirm=called_from_own_code("torch"),
+    also=(
+        library_call(
+            "a trainer's or library's settings that ran the forward without recording (gradient checkpointing "
+            "over a frozen model with adapters, DeepSpeed's activation checkpointing, an optimizer or loop that "
+            "turns grad mode off)",
+            "with gradient checkpointing and LoRA/PEFT call model.enable_input_require_grads() (or "
+            'gradient_checkpointing_kwargs={"use_reentrant": False}); otherwise search that library\'s issues '
+            "for the message and update it.",
+        ),
+    ),
     describe=_no_grad,
 )
 

@@ -47,6 +47,24 @@ CONTEXT: tuple[tuple[str, re.Pattern], ...] = (
             r"(?P<saw_dataloader_next>data[/\\]dataloader\.py\S{0,10}, line \d+, in (?:__next__|_next_data|next)\b)"
         ),
     ),
+    # Lightning's predict loop (trainer.predict, its loop's file or its method): before 2.3.0 it re-instantiated
+    # every custom batch sampler to wrap it for the predictions' indices, whatever use_distributed_sampler said
+    *(
+        (
+            literal,
+            R(
+                r"(?P<saw_lightning_predict>\bpredict(?:ion)?_loop\.py|\btrainer\.predict\("
+                r"|\b_run_predict\b|\b_predict_impl\b)"
+            ),
+        )
+        for literal in (
+            "predict_loop",
+            "prediction_loop",
+            "trainer.predict(",
+            "_run_predict",
+            "_predict_impl",
+        )
+    ),
     # caches a run writes and reads back, which on a file system several nodes share each node's processes
     # rebuild at once: Triton's / Inductor's kernel cache (its folder, its variable, a frame of its cache code, or
     # the words for compiling its kernels) and the Hugging Face datasets cache (its folder, variable or frames)
@@ -362,6 +380,21 @@ BAD_TRAINING_DATA = Recogniser(
 def _batch_sampler(hits: list[Hit], ctx: Context) -> tuple[str, str]:
     sampler = first(hits, "batch_sampler_class")
     named = f" `{sampler}`" if sampler else ""
+    # a BatchSampler subclass without a `sampler` argument is refused under predict in every release: not this
+    if "saw_lightning_predict" in ctx.facts and not first(hits, "modified_sampler"):
+        # lightning/pytorch/utilities/data.py _dataloader_init_kwargs_resolve_sampler re-instantiates a custom batch
+        # sampler for prediction too (to wrap it for the predictions' indices), use_distributed_sampler=False or
+        # not; before 2.3.0 (#19678, the fix of Lightning-AI/pytorch-lightning#19657) it raised this for one that
+        # is not a BatchSampler, where 2.3.0 uses it as it is and warns
+        return (
+            f"Lightning's predict loop could not rebuild the custom batch sampler{named}: before 2.3.0 it "
+            "re-creates every custom batch sampler for trainer.predict, whatever use_distributed_sampler says"
+            + on_ranks(hits),
+            "Under trainer.predict, Trainer(use_distributed_sampler=False) does not stop it: upgrade Lightning to "
+            "2.3.0 or later (pip install -U lightning), which uses a custom batch sampler for prediction as it is "
+            "(warning that it cannot set drop_last=False); with an older release, subclass "
+            "torch.utils.data.BatchSampler and take sampler, batch_size and drop_last as its arguments.",
+        )
     return (
         f"Lightning could not rebuild the custom batch sampler{named} with a DistributedSampler inside it, as it "
         "does for every DataLoader under a distributed strategy" + on_ranks(hits),
@@ -393,7 +426,10 @@ CUSTOM_BATCH_SAMPLER = Recogniser(
         "lightning:trying-to-inject-modified-sampler-into",
         "third_party:lightning-re-instantiate-custom-batch-sampler",
     ),
-    facts=(R(r"it seems the class `(?P<batch_sampler_class>\w{1,100})` does not have an argument"),),
+    facts=(
+        R(r"it seems the class `(?P<batch_sampler_class>\w{1,100})` does not have an argument"),
+        R(r"(?P<modified_sampler>Trying to inject a modified sampler into the batch sampler)"),
+    ),
     describe=_batch_sampler,
 )
 
@@ -430,6 +466,20 @@ DATALOADER_EXHAUSTED = Recogniser(
     # only when the traceback went through the DataLoader's __next__: next() on any other empty iterator
     # (next(model.parameters()) on a model without parameters) raises the same bare StopIteration
     requires=("saw_dataloader_next",),
+    # the loop went past the loader's last batch; how many batches there were is the data's: a dataset that
+    # listed no sample at its path (or fewer than one batch with drop_last=True) ends at the first next(), and
+    # the fix is then the data path, not the loop
+    confirm=lambda hits, ctx: False,
+    also=(
+        Alternative(
+            "data_path_missing",
+            "a dataset with no sample (or fewer than one batch with drop_last=True): the path or the layout it "
+            "reads its files from holds none",
+            "Print len(dataset) and len(loader) before the loop: 0 means the dataset found no files at the data "
+            "root it was given (check the path and the folder layout and extensions its code lists), and a "
+            "dataset smaller than one batch with drop_last=True gives no batch.",
+        ),
+    ),
     describe=_exhausted,
 )
 
@@ -477,9 +527,12 @@ def _datasets_cache(hits: list[Hit], ctx: Context) -> tuple[str, str]:
     return summary, fix
 
 
-def _stale_cache(kind: str, title: str, cache_seen: str, describe) -> Recogniser:
+def _stale_cache(kind: str, title: str, cache_seen: str, cache_path: str, describe) -> Recogniser:
     """CPython's OSError for ESTALE, read as the cache the log shows (``cache_seen``, a context fact) on a shared
-    file system; it takes in the general reading of the same line (`environment.SHARED_FILESYSTEM_IO`)."""
+    file system; it takes in the general reading of the same line (`environment.SHARED_FILESYSTEM_IO`). Where the
+    OSError names its file, that file must be the cache's (``cache_path``, words of its folders): a cache
+    mentioned elsewhere in the log (datasets' "Loading cached processed dataset at ...", which most Hugging Face
+    runs print) says nothing of a stale checkpoint or data file, which the general reading keeps."""
     return Recogniser(
         kind=kind,
         title=title,
@@ -488,6 +541,7 @@ def _stale_cache(kind: str, title: str, cache_seen: str, describe) -> Recogniser
         absorbs=("shared_filesystem_io",),
         facts=(_STALE_PATH,),
         requires=(cache_seen,),
+        reject=R(rf"Stale file handle: '(?![^'\n]{{0,300}}(?:{cache_path}))"),
         describe=describe,
     )
 
@@ -496,10 +550,15 @@ COMPILE_CACHE_SHARED = _stale_cache(
     "compile_cache_shared",
     "a kernel-compilation cache on a shared file system",
     "saw_compile_cache",
+    r"[Tt]riton|inductor",
     _compile_cache,
 )
 DATASET_CACHE_SHARED = _stale_cache(
-    "dataset_cache_shared", "a datasets cache on a shared file system", "saw_datasets_cache", _datasets_cache
+    "dataset_cache_shared",
+    "a datasets cache on a shared file system",
+    "saw_datasets_cache",
+    r"datasets|huggingface|hf_cache|\.arrow|\.lock",
+    _datasets_cache,
 )
 
 

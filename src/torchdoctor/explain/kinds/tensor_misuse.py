@@ -20,14 +20,17 @@ reaches the same checks):
 - a CUDA tensor handed to NumPy (``torch/csrc/utils/tensor_numpy.cpp``: "can't convert cuda:0 device type
   tensor to numpy. Use Tensor.cpu() ..."; "can't convert CUDA tensor to numpy" before 1.6);
 - a DataLoader pinning batches that are already on the GPU (``ATen/native/Memory.cpp`` pin_memory: "cannot pin
-  'torch.cuda.FloatTensor' only dense CPU tensors can be pinned");
+  'torch.cuda.FloatTensor' only dense CPU tensors can be pinned"), certain where the script's own loop iterates it;
 - a tensor that requires grad handed to NumPy (``torch/csrc/utils/tensor_numpy.cpp`` tensor_to_numpy without
   force=True: "Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() instead.").
 
 Two are not certain, because their source prints the same words for more than one cause:
 
 - class-index targets of a floating type (the same ``Utils.h`` check): float labels that hold class ids, or class
-  probabilities given as the target, which ``cross_entropy`` takes only from torch 1.10;
+  probabilities given as the target, which ``cross_entropy`` takes only from torch 1.10; from 1.10 the NLL
+  kernels' dispatch ("nll_loss_forward_reduce_cuda_kernel_2d_index" not implemented for 'Float') says the same of
+  a floating target of shape (N,): class ids stored as floats, or a regression target or 0/1 labels of one output
+  given to a classification loss, whose fix is the loss;
 - a tensor of several elements converted to a Python number (``torch/csrc/autograd/python_variable_methods.cpp``
   dispatch_to_CDouble / dispatch_to_CLong, the ``.item()`` / ``float()`` of torch 0.4-1.x: "only one element
   tensors can be converted to Python scalars"; ``aten/src/ATen/native/Scalar.cpp`` item: "a Tensor with N
@@ -276,6 +279,18 @@ _SOFT_TARGETS = Alternative(
 # with one output, .squeeze()/.view(-1) on the logits): the one-hot reading is certain where the log shows one_hot
 CONTEXT: tuple[tuple[str, re.Pattern], ...] = (("one_hot(", R(r"(?P<one_hot_labels>\bone_hot\()")),)
 
+# a floating target of shape (N,) is refused by the class-index kernels (nll_loss's dispatch names its dtype): class
+# ids stored as floats (cast them), or values a classification loss was never meant for (a regression target, a
+# 0/1 label for one output), whose fix is the loss, not the cast
+_NOT_CLASS_IDS = Alternative(
+    "classification_loss_misused",
+    "a target of real values or 0/1 labels (regression, one output per sample) given to a classification loss",
+    "If the targets are values to predict or 0/1 labels for a single output, a cast to long is wrong: use "
+    "MSELoss / L1Loss (regression) or BCEWithLogitsLoss with one output and float targets; CrossEntropyLoss / "
+    "NLLLoss take class ids 0..C-1 beside C logits.",
+    when=("float_dispatch",),
+)
+
 _LOGITS_OF_TARGET_SHAPE = Alternative(
     "target_shape_mismatch",
     "logits of the target's shape (N,): a head with one output, or logits squeezed to one value per sample",
@@ -312,14 +327,19 @@ LOSS_TARGET_DTYPE = Recogniser(
             + "|".join(_FLOAT_TYPES)
             + r") "
         ),
+        R(
+            r"\"nll_loss(?:_forward_reduce_cuda_kernel_2d_index|_out_frame)\" not implemented for '(?P<float_dispatch>"
+            + "|".join(_FLOAT_TYPES)
+            + r")'"
+        ),
     ),
-    # an integer target of the wrong width has one cause; a floating one may be soft labels; an integer one of
-    # the output's shape one-hot labels or squeezed logits
+    # an integer target of the wrong width has one cause; a floating one may be soft labels or values meant for
+    # another loss; an integer one of the output's shape one-hot labels or squeezed logits
     confirm=lambda hits, ctx: (
-        not any("float_target" in h.facts for h in hits)
+        not any("float_target" in h.facts or "float_dispatch" in h.facts for h in hits)
         and (not any("probabilities" in h.facts for h in hits) or "one_hot_labels" in ctx.facts)
     ),
-    also=(_SOFT_TARGETS, _LOGITS_OF_TARGET_SHAPE),
+    also=(_SOFT_TARGETS, _NOT_CLASS_IDS, _LOGITS_OF_TARGET_SHAPE),
     describe=_target_dtype,
 )
 
@@ -374,6 +394,18 @@ PIN_MEMORY_CUDA_TENSOR = Recogniser(
     title="pin_memory with batches already on the GPU",
     anchors=("' only dense CPU tensors can be pinned",),
     match=R(r"cannot pin '(?P<pinned>torch\.cuda\.\w{1,30}|[^'\n]{0,40}cuda[^'\n]{0,40})'"),
+    # the DataLoader pins what its dataset and collate made: the script's own where its loop iterates the loader
+    # through torch's frames alone; a library's trainer iterating its own DataLoader over tensors it (or a default
+    # device the application set) put on the GPU prints the same (darts, scvi-tools: fixed in their releases)
+    confirm=called_from_own_code("torch"),
+    also=(
+        library_call(
+            "a library's DataLoader (built with pin_memory=True) over tensors the library, or a default device the "
+            "application set (torch.set_default_device('cuda')), put on the GPU",
+            "turn pinning off in its data options (pin_memory=False) or update it to a release that keeps its "
+            "datasets on the CPU.",
+        ),
+    ),
     describe=_pin_cuda,
 )
 
