@@ -21,6 +21,15 @@ FRAME = (
 
 # (template id, values, what the traceback ends with before it, kind, confidence, words in the summary or fix)
 CASES = [
+    (  # the NLL loss's CUDA kernel asserting on a class target (device_assert, kinds/cuda.py)
+        "aten:nll-loss-cuda-target-assert",
+        (),
+        "/pytorch/aten/src/ATen/native/cuda/Loss.cu:250: nll_loss_forward_reduce_cuda_kernel_2d: block: [0,0,0], "
+        "thread: [3,0,0] ",
+        "device_assert",
+        "certain",
+        ["-100", "ignore_index"],
+    ),
     (
         "aten:mat1-and-mat2-shapes-cannot-be-multiplied",
         ("64", "1568", "6272", "10"),
