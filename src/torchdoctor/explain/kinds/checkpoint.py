@@ -380,6 +380,16 @@ WEIGHTS_ONLY_LOAD = Recogniser(
 
 def _fsdp_wrap(hits: list[Hit], ctx: Context) -> tuple[str, str]:
     facts = merged(hits)
+    if facts.get("integer_flat"):
+        return (
+            "FSDP was asked to flatten a unit holding integer tensors (a quantized model's packed weights: "
+            "bitsandbytes stores 4-bit weights as uint8 by default)" + on_ranks(hits),
+            "FSDP1 flattens and shards floating-point parameters only. For a 4-bit (QLoRA) model set "
+            "bnb_4bit_quant_storage to the model's dtype (BitsAndBytesConfig(load_in_4bit=True, "
+            "bnb_4bit_quant_storage=torch.bfloat16), bitsandbytes 0.43 or newer), then cast the float32 parameters "
+            "left (LoRA adapters, norms) to that dtype too, since one unit takes one dtype; or keep the quantized "
+            "modules out of FSDP (ignored_modules), or train on one GPU.",
+        )
     if facts.get("mixed_grad"):
         return (
             "FSDP flattens one unit whose parameters mix requires_grad=True and False (a frozen model with "
@@ -430,6 +440,7 @@ FSDP_WRAP_CONFIG = Recogniser(
         "uniform requires_grad",  # the same, pasted without its backticks
         "Must flatten tensors with uniform dtype",
         "requires uniform dtype but got",
+        "Cannot flatten integer dtype tensors",
         "has CPU parameters or buffers when",
         "To support a module with both CPU and GPU params, please pass in device_id",
     ),
@@ -441,6 +452,8 @@ FSDP_WRAP_CONFIG = Recogniser(
         "torch_native:flatparameter-requires-uniform-requires-grad",
         "torch:must-flatten-tensors-with-uniform-dtype",
         "torch_native:flatparameter-requires-uniform-dtype",
+        # the same file's FlatParamHandle: a unit holding integer tensors (a quantized model's packed weights)
+        "torch:cannot-flatten-integer-dtype-tensors",
         # torch/distributed/fsdp/_init_utils.py: a CPU module with sync_module_states, or one split CPU/GPU
         "torch:the-module-has-cpu-parameters-or",
         "torch:to-support-module-with-both-cpu",
@@ -449,6 +462,7 @@ FSDP_WRAP_CONFIG = Recogniser(
         R(r"transformer layer class (?P<layer>\w{1,100}) in the model"),
         R(r"(?P<mixed_grad>uniform `?requires_grad`?)"),
         R(r"uniform dtype but got (?P<dtype_a>[\w.]{1,40}) and (?P<dtype_b>[\w.]{1,40})"),
+        R(r"(?P<integer_flat>Cannot flatten integer dtype tensors)"),
         R(r"(?P<cpu_module>has CPU parameters or buffers when|both CPU and GPU params)"),
     ),
     describe=_fsdp_wrap,

@@ -43,7 +43,13 @@ companion: versions.py's ``dependency_version`` leads with either).
   try again." for an object without one, which only an object pickled by PyG 1.x is (``in_memory_dataset.py`` and
   the TUDataset raise the same words for a processed file of the old layout). Processed files are re-made from
   ``raw/`` once deleted; data a repository ships already pickled (a raw file of Data objects, a .pt) has to be
-  converted or read under PyG 1.x. Certain.
+  converted or read under PyG 1.x. Certain;
+- rsl_rl's ``OnPolicyRunner`` (``rsl_rl/runners/on_policy_runner.py``, from its multi-GPU support on) builds the
+  algorithm with ``alg_class(policy, device=self.device, **self.alg_cfg, multi_gpu_cfg=self.multi_gpu_cfg)``; an
+  algorithm class written for an older rsl_rl (a project's own PPO, or an older release's) has no such parameter, and
+  CPython says "PPO.__init__() got an unexpected keyword argument 'multi_gpu_cfg'": the installed rsl_rl is newer than
+  the training code (NathanWu7/isaacLab.manipulation#6 pinned rsl_rl v2.0.1). A runner of one's own passing it prints
+  the same: likely.
 
 `change(facts)` says which of them a line is; `decisive(facts, ctx)` whether the log makes it certain.
 """
@@ -63,6 +69,7 @@ TOSTRING_RGB = "object has no attribute 'tostring_rgb'"
 OLD_LABELS = ("masked_lm_labels", "lm_labels")
 SKLEARN_SHIM = "The 'sklearn' PyPI package is deprecated, use 'scikit-learn'"
 PYG_OLD_DATA = "The 'data' object was created by an older version of PyG"
+RSL_MULTI_GPU = "() got an unexpected keyword argument 'multi_gpu_cfg'"
 LIGHTNING_HOOKS = (
     "configure_gradient_clipping",
     "optimizer_step",
@@ -80,9 +87,11 @@ ANCHORS = (
     SKLEARN_SHIM,
     *(f"{hook}() missing 1 required positional argument: 'optimizer_idx'" for hook in LIGHTNING_HOOKS),
     PYG_OLD_DATA,
+    RSL_MULTI_GPU,
 )
-# printed for another cause too: a file or folder named tensorboard that shadows the package
-GENERIC = (TENSORBOARD,)
+# printed for another cause too: a file or folder named tensorboard that shadows the package; a runner of one's own
+# passing multi_gpu_cfg
+GENERIC = (TENSORBOARD, RSL_MULTI_GPU)
 TEMPLATES = (
     "third_party:pyyaml-6-load-requires-loader",
     "third_party:torch-tensorboard-requires-1-15",
@@ -93,6 +102,7 @@ TEMPLATES = (
     "third_party:sklearn-pypi-package-deprecated",
     "third_party:lightning-2-hook-without-optimizer-idx",
     "third_party:pyg-data-created-by-older-version",
+    "third_party:rsl-rl-runner-multi-gpu-cfg",
 )
 CHANGE = R(
     r"(?<![\w.])(?P<yaml_call>load|load_all|yaml\.load|yaml\.load_all)\(\) missing 1 required positional "
@@ -110,7 +120,9 @@ CHANGE = R(
     + "|".join(LIGHTNING_HOOKS)
     + r")\(\) missing 1 required positional "
     r"argument: 'optimizer_idx'|"
-    r"(?P<pyg_old_data>The 'data' object was created by an older version of PyG)"
+    r"(?P<pyg_old_data>The 'data' object was created by an older version of PyG)|"
+    r"(?<![\w.])(?:(?P<rsl_algorithm>\w{1,80})\.)?__init__\(\) got an unexpected keyword argument "
+    r"'(?P<rsl_multi_gpu>multi_gpu_cfg)'"
 )
 CONTEXT: tuple = ()
 
@@ -195,6 +207,17 @@ def change(facts: dict) -> tuple[str, str] | None:
             "in raw/, a saved .pt of Data objects), convert them once under PyG 2 (Data.from_dict(old.__dict__) "
             "for each object, then save again), or install the PyG 1.x the data was made with (pip install "
             "torch-geometric==1.7.2 with a torch of its time).",
+        )
+    if facts.get("rsl_multi_gpu"):
+        algorithm = facts.get("rsl_algorithm") or "the algorithm class"
+        return (
+            f"rsl_rl's runner passed multi_gpu_cfg to {algorithm}, whose __init__ does not take it: the installed "
+            "rsl_rl (a release with multi-GPU training) is newer than the algorithm code it builds (a project's own "
+            "PPO, or an older rsl_rl's)",
+            "Install the rsl_rl the training code was written for (its README or requirements pin it, e.g. pip "
+            "install 'rsl-rl-lib==2.0.1' or the commit it names; IsaacLab releases name theirs), or add "
+            "multi_gpu_cfg: dict | None = None to the algorithm's __init__ (and pass it on to its base class) to "
+            "follow the newer runner.",
         )
     if facts.get("sklearn_shim"):
         return (

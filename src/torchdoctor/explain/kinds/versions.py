@@ -27,6 +27,7 @@ from torchdoctor.explain.kinds import (
     release_changes,
     seed_devices,
     trainer_data_releases,
+    trl_checks,
     version_refusals,
 )
 from torchdoctor.explain.kinds.refusal_table import one_line, refusal_in, refusal_pattern
@@ -829,6 +830,8 @@ def _release_bug(hits: list[Hit], ctx: Context) -> tuple[str, str]:
         return optimizer_subclass.no_step_hooks(hits)
     if first(hits, "paged_refused"):
         return paged_optimizers.refused_prefetch(hits)
+    if first(hits, "trl_padding_free"):
+        return trl_checks.padding_free(hits)
     if first(hits, "missing_object"):
         return _unbuilt_objects(hits)
     if first(hits, "kernel_fault"):
@@ -911,6 +914,9 @@ LIBRARY_RELEASE_BUG = Recogniser(
         # bitsandbytes' CUDA check in its paged optimizers' C interface (kinds/paged_optimizers.py): the prefetch of
         # a paged state restored from a checkpoint, which is no longer in managed memory
         *paged_optimizers.ANCHORS,
+        # TRL 1.0's SFTTrainer refusing padding_free without packing (kinds/trl_checks.py): a trainer built on TRL
+        # that turned padding_free on
+        *trl_checks.ANCHORS,
     ),
     match=R(
         r"8-bit precision on multiple devices\.|\w+ is not (?:an Optimizer|a subclass of torch\.optim\.Optimizer)|"
@@ -936,6 +942,8 @@ LIBRARY_RELEASE_BUG = Recogniser(
         + optimizer_subclass.NO_STEP_HOOKS.pattern
         + "|"
         + paged_optimizers.REFUSED.pattern
+        + "|"
+        + trl_checks.REFUSED.pattern
     ),
     templates=(
         "third_party:accelerate-8bit-on-multiple-devices",
@@ -956,6 +964,7 @@ LIBRARY_RELEASE_BUG = Recogniser(
         "third_party:torch-1-1-conv-padding-mode-old-pickle",
         "system:argparse-invalid-typing-type-value",
         "third_party:bitsandbytes-cuda-check-return-python-interface",
+        "third_party:trl-padding-free-without-packing",
     ),
     # a kernel's fault names no kernel and no cause (a library's bug, bad input, a failing GPU)
     generic=cuda_errors.KERNEL_FAULTS + seed_devices.ANCHORS,
@@ -966,6 +975,7 @@ LIBRARY_RELEASE_BUG = Recogniser(
         seed_devices.SEED_ALL,
         optimizer_subclass.NO_STEP_HOOKS,
         paged_optimizers.REFUSED,
+        trl_checks.REFUSED,
         R(r"(?P<eight_bit>8-bit precision on multiple devices)"),
         R(r"(?P<wrapper>\w+) is not (?:an Optimizer|a subclass of torch\.optim\.Optimizer)"),
         R(r"(?P<ds_wrapper>\w*(?:DeepSpeed|ZeRO|Zero|FP16_|BF16_)\w*) is not (?:an|a subclass)"),
