@@ -89,7 +89,8 @@ def test_the_benchmark_splits_a_half_by_sample(capsys):
                 "1917-1966,1967-2016,2017-2066,2067-2116,2117-2166,2167-2216,2217-2266,2267-2316,2317-2366,"
                 "2367-2416,2417-2466,"
                 "2467-2516,2517-2566,"
-                "2567-2616,2617-2666",
+                "2567-2616,2617-2666,"
+                "2667-2716",
                 str(CORPUS / "train"),
             ]
         )
@@ -153,6 +154,7 @@ def test_the_benchmark_splits_a_half_by_sample(capsys):
     fifty_fourth = sum(1 for n in numbers if 2517 <= n <= 2566)
     fifty_fifth = sum(1 for n in numbers if 2567 <= n <= 2616)
     fifty_sixth = sum(1 for n in numbers if 2617 <= n <= 2666)
+    fifty_seventh = sum(1 for n in numbers if 2667 <= n <= 2716)
     assert (
         first
         + second
@@ -210,6 +212,7 @@ def test_the_benchmark_splits_a_half_by_sample(capsys):
         + fifty_fourth
         + fifty_fifth
         + fifty_sixth
+        + fifty_seventh
         == len(numbers)
     )
     assert f"files 001-163: {first} logs" in out and f"files 164-205: {second} logs" in out
@@ -263,3 +266,4 @@ def test_the_benchmark_splits_a_half_by_sample(capsys):
     assert f"files 2517-2566: {fifty_fourth} logs" in out
     assert f"files 2567-2616: {fifty_fifth} logs" in out
     assert f"files 2617-2666: {fifty_sixth} logs" in out
+    assert f"files 2667-2716: {fifty_seventh} logs" in out

@@ -60,6 +60,7 @@ from torchdoctor.explain.kinds import (
     lr_scheduler_config,
     masked_gradients,
     matlab_files,
+    missing_packages,
     module_definition,
     mps,
     nccl,
@@ -222,6 +223,8 @@ FAMILIES: tuple[str, ...] = (
 
 # Facts a fix depends on that a log states anywhere, not only next to the failure: (literal, pattern)
 CONTEXT_FACTS: tuple[tuple[str, re.Pattern], ...] = (
+    # a traceback's paths name the Python that ran it (missing_packages.py: builtin generics before 3.9)
+    ("/python3.", missing_packages.OLD_PYTHON),
     (
         "SOCKET_IFNAME",
         re.compile(r"NCCL_SOCKET_IFNAME set (?:by environment )?to (?P<socket_ifname>\S{1,64})"),

@@ -14,7 +14,15 @@ from __future__ import annotations
 import re
 
 from torchdoctor.explain.first_failure import installed_package
-from torchdoctor.explain.kinds import build_tools, compiled_ops, installers, prebuilt, toolkits, wheel_tags
+from torchdoctor.explain.kinds import (
+    build_tools,
+    compiled_ops,
+    installers,
+    missing_packages,
+    prebuilt,
+    toolkits,
+    wheel_tags,
+)
 from torchdoctor.explain.kinds import compiler as diagnostics
 from torchdoctor.explain.recognisers import Alternative, Context, Hit, Recogniser, merged, on_ranks
 
@@ -1206,7 +1214,8 @@ def _no_wheel_decided(hits: list[Hit], ctx: Context) -> bool:
     if not installers.no_build_decided(hits, ctx):
         return False
     facts = merged(hits)
-    if facts.get("required_by"):
+    if facts.get("required_by") or (facts.get("absent") and not facts.get("requirement")):
+        # a package other than torch's with no release at all: a name the index lacks, or no index reached
         return False
     if not facts.get("pip_package") or facts["pip_package"].lower().startswith("torch"):
         return True
@@ -1222,6 +1231,10 @@ def _no_wheel(hits: list[Hit], ctx: Context) -> tuple[str, str]:
     said = installers.explain_no_build(facts)
     if said:
         return said[0] + on_ranks(hits), said[1]
+    if facts.get("absent") and not facts.get("requirement"):
+        # a package other than torch's that pip finds no release of at all (kinds/missing_packages.py)
+        summary, fix = missing_packages.explain_no_release(facts)
+        return summary + on_ranks(hits), fix
     table = _pinned(facts, ctx)
     if table is not None and (table[2] or not facts.get("local_tag")):
         return table[0] + on_ranks(hits), table[1]
@@ -1282,10 +1295,13 @@ NO_MATCHING_WHEEL = Recogniser(
         rf"(?P<requirement>torch\w{{0,20}}(?:[=<>!~]=?[\w.*+]{{1,40}})?|{wheel_tags.released_pins()})(?![\w.\-])|"
         r"can't be installed because it doesn't have a source distribution or wheel for the current platform|"
         + installers.NO_BUILD.pattern
+        + "|"
+        + missing_packages.NO_RELEASE.pattern
     ),
     facts=(
         *installers.NO_BUILD_FACTS,
         wheel_tags.PIP_NOT_FOUND,
+        missing_packages.NO_RELEASE,
         R(r"torch\w{0,20}==[\w.]{1,20}\+(?P<local_tag>cu\d{2,4}|cpu|rocm[\d.]{1,10})"),
         # uv names the package it could not place before the index it looked in
         R(r"(?P<uv_package>[\w.-]{1,60}==[\w.+]{1,40}) @ registry\+"),

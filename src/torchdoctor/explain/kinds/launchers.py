@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import re
 
+from torchdoctor.explain.kinds import missing_packages
 from torchdoctor.explain.kinds.comm import ENV_ERROR_RAISED
 from torchdoctor.explain.kinds.versions import SUBMODULE
 from torchdoctor.explain.recognisers import Alternative, Context, Hit, Recogniser, merged, on_ranks
@@ -1001,8 +1002,28 @@ def _fp8_package(facts: dict, hits: list[Hit]) -> tuple[str, str]:
     return summary, fix
 
 
+# modules whose PyPI distribution is named otherwise than the module's top package (the names each project's
+# setup.py / pyproject.toml declares): flash-attn's setup.py PACKAGE_NAME "flash_attn" publishes "flash-attn";
+# NVIDIA's modulus-launch publishes modulus.launch as "nvidia-modulus.launch"
+PIP_DISTRIBUTION = {
+    "flash_attn": "flash-attn",
+    "modulus.launch": "nvidia-modulus.launch (the modulus-launch package)",
+}
+
+
+def pip_distribution(module: str) -> str:
+    """The name to pip install for an import of ``module``: its table entry, else its top package."""
+    for name, distribution in PIP_DISTRIBUTION.items():
+        if module == name or module.startswith(name + "."):
+            return distribution
+    return module.split(".")[0]
+
+
 def _missing_launcher(hits: list[Hit], ctx: Context) -> tuple[str, str]:
     facts = merged(hits)
+    if facts.get("backend"):
+        summary, fix = missing_packages.explain_backend(facts)
+        return summary + on_ranks(hits), fix
     if {"fp8_package", "fp8_missing", "msamp_missing"} & facts.keys():
         return _fp8_package(facts, hits)
     if "command" not in facts and "module" in facts:
@@ -1041,7 +1062,7 @@ def _missing_launcher(hits: list[Hit], ctx: Context) -> tuple[str, str]:
             f"see this environment's packages. Compare `which torchrun` with `which python`, activate the virtual "
             "env / conda env in the job script before launching, or launch through the Python that has the "
             "package: python -m torch.distributed.run ... (what torchrun runs). If it is the same environment, "
-            f"the package is missing there: pip install {module.split('.')[0]}.",
+            f"the package is missing there: pip install {pip_distribution(module)}.",
         )
     command = facts.get("command", "torchrun")
     if command.startswith("mpirun"):
@@ -1097,12 +1118,17 @@ MISSING_LAUNCHER = Recogniser(
         "requires transformer_engine to be installed",
         "`transformer_engine` was not found on your system",
         "MS-AMP was not found on your system",
+        # transformers' requires_backends (utils/import_utils.py): a class's optional library not installed
+        missing_packages.BACKEND_ANCHOR,
     ),
     # a submodule of a library whose modules move between releases is a version, not a missing package
     # (kinds/versions.py reads it): "No module named 'torch._six'"
     match=R(
         rf"{_NOT_FOUND}|execve\(\): bad interpreter\(|mpirun or mpiexec were not found|No module named '(?!torch')(?!{SUBMODULE})(?!{_COMPILED_OP})[\w.]+'|"
-        r"DeepSpeed is not (?:installed|available) =>|" + _FP8_PACKAGE.pattern
+        r"DeepSpeed is not (?:installed|available) =>|"
+        + _FP8_PACKAGE.pattern
+        + "|"
+        + missing_packages.BACKEND.pattern
     ),
     templates=(
         "system:slurm-execve-no-such-file",
@@ -1122,6 +1148,7 @@ MISSING_LAUNCHER = Recogniser(
         "accelerate:using-convert-model-requires-transformer-engine",
         "accelerate:using-contextual-fp8-autocast-requires-transformer",
         "accelerate:using-apply-fp8-autowrap-requires-transformer",
+        *missing_packages.BACKEND_TEMPLATES,
     ),
     # a module the run cannot import is as often a package never installed as a launcher from another
     # environment (its workers run its own Python): only likely, and the fix says how to tell them apart
@@ -1138,6 +1165,7 @@ MISSING_LAUNCHER = Recogniser(
         R(rf"No module named '(?P<module>(?!torch')(?!{SUBMODULE})[\w.]+)'"),
         R(r"(?P<module>DeepSpeed) is not (?:installed|available) =>"),
         _FP8_PACKAGE,
+        missing_packages.BACKEND,
     ),
     describe=_missing_launcher,
 )

@@ -21,6 +21,7 @@ from torchdoctor.explain.kinds import (
     cuda_errors,
     installers,
     libraries,
+    missing_packages,
     neighbour_releases,
     optimizer_subclass,
     paged_optimizers,
@@ -177,6 +178,12 @@ _TORCH_OWN = ("THC/THC.h", "TH/TH.h", "Legacy autograd function", "torch.utils.f
 
 def _dependency(hits: list[Hit], ctx: Context) -> tuple[str, str]:
     facts = merged(hits)
+    if facts.get("transformers_torch_min"):
+        summary, fix = missing_packages.explain_torch_too_old(facts)
+        return summary + on_ranks(hits), fix
+    if facts.get("builtin_generic"):
+        summary, fix = missing_packages.explain_builtin_generic({**ctx.facts, **facts})
+        return summary + on_ranks(hits), fix
     if facts.get("mkl_symbol"):
         summary, fix = libraries.explain_mkl_symbol(facts)
         return summary + on_ranks(hits), fix
@@ -280,6 +287,8 @@ def _dependency(hits: list[Hit], ctx: Context) -> tuple[str, str]:
     if facts.get("missing_submodule") or not found[1]:
         module = facts.get("missing_submodule") or found[0]
         top = module.split(".")[0]
+        if top == "lightning" and module.split(".")[1:2] and module.split(".")[1] in LIGHTNING_PL_PARTS:
+            return _lightning_namespace(module, hits)
         return (
             f"{top} is installed but has no module {module}: the code importing it was written for another "
             f"{top} release" + on_ranks(hits),
@@ -378,6 +387,25 @@ _decided.lowers_only = True  # type: ignore[attr-defined]  # docs/catalog.md: th
 _decided.raised_by = "a name some releases of its package have (api_history.tsv)"  # type: ignore[attr-defined]
 
 
+# pytorch_lightning's subpackages, which the unified lightning package (1.8+, lightning/__init__.py imports
+# lightning.pytorch) keeps under lightning.pytorch, not at its top: lightning.callbacks does not exist
+LIGHTNING_PL_PARTS = frozenset(
+    "accelerators callbacks core loggers loops plugins profilers strategies trainer tuner utilities".split()
+)
+
+
+def _lightning_namespace(module: str, hits: list[Hit]) -> tuple[str, str]:
+    part = module.split(".", 1)[1]
+    return (
+        f"lightning has no module {module}: in the lightning package the PyTorch Lightning API is under "
+        f"lightning.pytorch, so it is lightning.pytorch.{part}" + on_ranks(hits),
+        f"Import it from lightning.pytorch: from lightning.pytorch.{part} import ... (lightning.pytorch is what "
+        f"pytorch_lightning was: import lightning.pytorch as pl). Code written for the pytorch-lightning package "
+        f"keeps pytorch_lightning.{part} with pip install pytorch-lightning; use one of the two names throughout, "
+        "since the Trainer refuses callbacks and modules of the other.",
+    )
+
+
 DEPENDENCY_VERSION = Recogniser(
     kind="dependency_version",
     title="package version the code does not support",
@@ -424,6 +452,9 @@ DEPENDENCY_VERSION = Recogniser(
         *installers.PIP_EDITABLE_TEMPLATES,
         *installers.NUMPY_TEMPLATES,
         "system:ld-undefined-symbol",  # a conda torch's libtorch_cpu.so without MKL 2024.1's iJIT_* (libraries.py)
+        # transformers' torch minimum and CPython's builtin generics before 3.9 (missing_packages.py)
+        missing_packages.TORCH_TOO_OLD_TEMPLATE,
+        missing_packages.BUILTIN_GENERIC_TEMPLATE,
     ),
     anchors=(
         "is required for a normal functioning of this module",
@@ -462,6 +493,8 @@ DEPENDENCY_VERSION = Recogniser(
         *installers.PIP_METADATA_ANCHORS,
         *installers.PIP_EDITABLE_ANCHORS,
         *installers.NUMPY_ANCHORS,
+        missing_packages.TORCH_TOO_OLD_ANCHOR,
+        missing_packages.BUILTIN_GENERIC_ANCHOR,
     ),
     # a name that cannot be imported is also a circular import or a file shadowing the package, an attribute a
     # library's module or object lacks also a bug of that release: only likely
@@ -476,6 +509,8 @@ DEPENDENCY_VERSION = Recogniser(
         "object has no attribute 'eval_strategy'",
         *installers.CONFLICT_GENERIC,
         *installers.NUMPY_GENERIC,
+        # another class than a builtin subscripted prints the same words
+        missing_packages.BUILTIN_GENERIC_ANCHOR,
         *(anchor for module in _CHANGES for anchor in module.GENERIC),
     ),
     # pip's conflict is likely when pip adds that one of the packages has no build for this environment at all
@@ -514,6 +549,10 @@ DEPENDENCY_VERSION = Recogniser(
         + "|"
         + installers.NUMPY.pattern
         + "|"
+        + missing_packages.TORCH_TOO_OLD.pattern
+        + "|"
+        + missing_packages.BUILTIN_GENERIC.pattern
+        + "|"
         + libraries.MKL_SYMBOL.pattern
         + "|"
         + api_history.IN_TABLE
@@ -540,6 +579,7 @@ DEPENDENCY_VERSION = Recogniser(
         installers.PIP_EDITABLE,
         *installers.NUMPY_FACTS,
         libraries.MKL_SYMBOL,
+        missing_packages.TORCH_TOO_OLD,
     ),
     also=(
         Alternative(*api_changes.MAX_LEN_IN_LIBRARY, when=("tok_class",)),
