@@ -658,10 +658,13 @@ def test_fabrics_strict_load_missing_a_key_is_a_likely_state_dict_keys(ident, ke
     assert by_id()[ident].kind == "state_dict_keys"
 
 
-def test_fabrics_strict_load_of_a_ddp_saved_model_names_the_prefix():
+def test_fabrics_strict_load_naming_a_prefixed_model_key_is_only_likely():
+    # _load_raw_module_state names the MODEL's key the checkpoint lacks: 'module.' on it is a wrapped model (or
+    # a submodule called module), not a checkpoint saved through DDP, and one key does not say which
+    # (the certainty review's sixth part, tests/test_explain_certainty_review_6.py)
     found = _read("lightning:the-model-contains-key-that-does", ("module.encoder.weight",), "KeyError")
-    assert (found.id, found.details["confidence"]) == ("log.state_dict_keys", "certain"), found.summary
-    assert "removeprefix" in found.fix
+    assert (found.id, found.details["confidence"]) == ("log.state_dict_keys", "likely"), found.summary
+    assert "saved through" not in found.summary and "strict=False" in found.fix
 
 
 def test_a_dataloader_timeout_names_the_seconds_and_how_to_tell_slow_from_stuck():

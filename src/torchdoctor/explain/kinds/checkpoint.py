@@ -27,24 +27,62 @@ PREFIXES = (
 )
 
 
+_KEY = re.compile(r'"([^"\n]{1,300})"')
+
+
+def _listed(hits: list[Hit], key: str) -> list[str]:
+    """The keys torch's load_state_dict listed under ``key`` (``missing``: the model's keys the state dict lacks;
+    ``unexpected``: the state dict's keys the model lacks), in every hit."""
+    return [k for h in hits for k in _KEY.findall(str(h.facts.get(key, "")))]
+
+
+def _prefixed(hits: list[Hit]) -> tuple[str, str, str] | None:
+    """(prefix, wrapper, side) when one side's keys are the other's with a wrapper's prefix: ``checkpoint`` when
+    the state dict's (unexpected) keys carry it and, taken off, name a key the model misses (saved through the
+    wrapper, loaded into the bare model); ``model`` when the model's (missing) keys carry it and, taken off, name
+    a key of the state dict (a bare model's checkpoint loaded into the wrapped model). torch lists the missing keys
+    first, the unexpected ones after (nn/modules/module.py load_state_dict), so a prefix seen on either list alone
+    does not say which side was wrapped."""
+    missing, unexpected = _listed(hits, "missing"), _listed(hits, "unexpected")
+    for prefix, wrapper in PREFIXES:
+        if {k.removeprefix(prefix) for k in unexpected if k.startswith(prefix)} & set(missing):
+            return prefix, wrapper, "checkpoint"
+        if {k.removeprefix(prefix) for k in missing if k.startswith(prefix)} & set(unexpected):
+            return prefix, wrapper, "model"
+    return None
+
+
 def _state_dict(hits: list[Hit], ctx: Context) -> tuple[str, str]:
     facts = merged(hits)
-    keys = " ".join(str(h.facts.get("keys", "")) for h in hits)
     summary = "the checkpoint's state dict does not match the model" + (
         f" ({facts['model']})" if facts.get("model") else ""
     )
-    for prefix, wrapper in PREFIXES:
-        if f'"{prefix}' in keys or f"'{prefix}" in keys:
-            summary += f": its keys start with {prefix!r} (saved through {wrapper})"
-            fix = (
-                f"The state dict was saved from the {wrapper} wrapper, so every key starts with {prefix!r}. "
-                "Save the inner model next time (model.module.state_dict() under DDP), and load this one with "
-                "the prefix taken off:\n"
-                f"state = {{k.removeprefix({prefix!r}): v for k, v in state.items()}}   # then load_state_dict"
-                "(state)\n(or torch.nn.modules.utils.consume_prefix_in_state_dict_if_present(state, "
-                f"{prefix!r}))"
-            )
-            return summary + on_ranks(hits), fix
+    found = _prefixed(hits)
+    if found is not None and found[2] == "checkpoint":
+        prefix, wrapper, _ = found
+        summary += f": its keys start with {prefix!r} (saved through {wrapper})"
+        fix = (
+            f"The state dict was saved from the {wrapper} wrapper, so every key starts with {prefix!r}. "
+            "Save the inner model next time (model.module.state_dict() under DDP), and load this one with "
+            "the prefix taken off:\n"
+            f"state = {{k.removeprefix({prefix!r}): v for k, v in state.items()}}   # then load_state_dict"
+            "(state)\n(or torch.nn.modules.utils.consume_prefix_in_state_dict_if_present(state, "
+            f"{prefix!r}))"
+        )
+        return summary + on_ranks(hits), fix
+    if found is not None:
+        prefix, wrapper, _ = found
+        inner = {"module.": "model.module", "_orig_mod.": "model._orig_mod"}.get(prefix, "the wrapped module")
+        summary += (
+            f": the model's keys start with {prefix!r} (it is wrapped in {wrapper}), the checkpoint's do not "
+            "(saved from the bare model)"
+        )
+        fix = (
+            f"The model is wrapped in {wrapper} now, so its keys start with {prefix!r}, and the checkpoint was "
+            f"saved from the bare model. Load it into the inner model ({inner}.load_state_dict(state)), or "
+            f"before wrapping; or add the prefix: state = {{{prefix!r} + k: v for k, v in state.items()}}."
+        )
+        return summary + on_ranks(hits), fix
     if facts.get("size_param"):
         summary += f": size mismatch for {facts['size_param']}"
         fix = (
@@ -100,6 +138,8 @@ STATE_DICT_KEYS = Recogniser(
     facts=(
         R(r"Error\(s\) in loading state_dict for (?P<model>\w{1,100})"),
         R(r"(?P<keys>(?:Missing|Unexpected) key\(s\) in state_dict: [^\n]{0,2000})"),
+        R(r"Missing key\(s\) in state_dict: (?P<missing>[^\n]{0,4000})"),
+        R(r"Unexpected key\(s\) in state_dict: (?P<unexpected>[^\n]{0,4000})"),
         R(r"(?P<keys>(?:unexpected|missing) key ['\"][^'\"\n]{1,300}['\"] in state_dict)"),
         R(
             r"(?P<keys>Missing key in checkpoint state_dict: [^\n]{1,300}|is missing keys: [^\n]{1,2000}|"
@@ -109,12 +149,10 @@ STATE_DICT_KEYS = Recogniser(
         R(r"(?P<keys>contains a key '[^'\n]{1,300}' that does not exist in the loaded checkpoint)"),
     ),
     # "Error(s) in loading state_dict" is printed for a wrapper's key prefix and for a checkpoint of another
-    # model alike: certain only when the keys show a known prefix
-    confirm=lambda hits, ctx: any(
-        f'"{prefix}' in str(h.facts.get("keys", "")) or f"'{prefix}" in str(h.facts.get("keys", ""))
-        for h in hits
-        for prefix, _ in PREFIXES
-    ),
+    # model alike: certain only when one list's keys are the other's with a known prefix (which side carries it
+    # says whether the checkpoint or the model was wrapped; a prefix on one list alone, or on a key the other
+    # list does not pair, is likely)
+    confirm=lambda hits, ctx: _prefixed(hits) is not None,
     describe=_state_dict,
 )
 

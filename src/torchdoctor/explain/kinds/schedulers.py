@@ -364,8 +364,16 @@ SSH_CONNECT = Recogniser(
         r"(?P<host_key_changed>REMOTE HOST IDENTIFICATION HAS CHANGED)|"
         r"(?P<pdsh>pdsh@)[^\s:]{1,255}: gethostbyname\(\"(?P<unresolved_pdsh>[^\"\n]{1,255})\"\) failed"
     ),
-    # git over ssh (a pip install from git@github.com) prints the same words about the git host
-    reject=R(r"(?:connect to host|resolve hostname) (?:ssh\.)?(?:github\.com|gitlab\.com|bitbucket\.org)\b"),
+    # git over ssh (a pip install from git@github.com, a git clone or submodule from any git server) prints the
+    # same OpenSSH words about the git host, and git's own "fatal: Could not read from remote repository." right
+    # after them (connect.c): no launcher's host. Below the host-key banner git's line comes a dozen lines on,
+    # past the lines read with it: anywhere in the log, it leaves the finding likely
+    reject=R(
+        r"(?:connect to host|resolve hostname) (?:ssh\.)?(?:github\.com|gitlab\.com|bitbucket\.org)\b|"
+        r"fatal: Could not read from remote repository"
+    ),
+    span=4,
+    confirm=lambda hits, ctx: "git_remote_failed" not in ctx.facts,
     describe=_ssh,
 )
 
@@ -373,6 +381,11 @@ SSH_CONNECT = Recogniser(
 # Open MPI names the program ten lines below its message, past the lines read with it: read it from the log
 CONTEXT: tuple[tuple[str, re.Pattern], ...] = (
     ("Executable:", R(r"(?m)^Executable: +(?P<mpi_executable>\S{1,255})")),
+    # git's connect.c, after ssh failed to reach a git server (SSH_CONNECT's other reading)
+    (
+        "Could not read from remote repository",
+        R(r"(?P<git_remote_failed>fatal: Could not read from remote repository)"),
+    ),
 )
 
 

@@ -1,0 +1,103 @@
+"""The certainty review's sixth part (helper V16, issue 19): the older recognisers of the DeepSpeed, checkpoint /
+state-dict and launcher families that speak with certainty, read against the sources that print their messages.
+Each test gives the line as its source prints it, where the reading holds (certain) and where another does
+(likely, or another kind).
+
+- torch's nn/modules/module.py ``load_state_dict`` lists the model's keys the state dict lacks first ("Missing
+  key(s)"), the state dict's keys the model lacks after ("Unexpected key(s)"). A wrapper's prefix ("module.",
+  "_orig_mod.") on the unexpected keys is a checkpoint saved through the wrapper, loaded into the bare model; on
+  the missing keys it is the opposite, a bare model's checkpoint loaded into the wrapped model, whose fix is to
+  load into ``model.module`` (or before wrapping), not to take a prefix off. Certain only when the prefix, taken
+  off one list's key, names a key of the other list; a prefix on one list alone stays likely.
+"""
+
+from __future__ import annotations
+
+from explaining import certain, explained
+
+HEAD = "RuntimeError: Error(s) in loading state_dict for {}:\n"
+
+
+def _keys(model: str, missing: list[str], unexpected: list[str]) -> str:
+    text = HEAD.format(model)
+    if missing:
+        text += "\tMissing key(s) in state_dict: " + ", ".join(f'"{k}"' for k in missing) + ". \n"
+    if unexpected:
+        text += "\tUnexpected key(s) in state_dict: " + ", ".join(f'"{k}"' for k in unexpected) + ". \n"
+    return text
+
+
+def test_a_prefix_on_the_missing_keys_is_a_bare_checkpoint_loaded_into_the_wrapped_model():
+    found = certain(
+        _keys(
+            "DistributedDataParallel",
+            ["module.conv1.weight", "module.bn1.weight", "module.fc.weight"],
+            ["conv1.weight", "bn1.weight", "fc.weight"],
+        ),
+        "state_dict_keys",
+    )
+    assert "the model's keys start with 'module.'" in found.summary
+    assert "model.module.load_state_dict" in found.fix and "removeprefix" not in found.fix
+    # torch.compile's prefix the same way: the compiled model's keys, a checkpoint of the plain one
+    found = certain(
+        _keys("OptimizedModule", ["_orig_mod.encoder.weight"], ["encoder.weight"]),
+        "state_dict_keys",
+    )
+    assert "model._orig_mod" in found.fix
+
+
+def test_a_prefix_on_the_unexpected_keys_is_still_a_checkpoint_saved_through_the_wrapper():
+    found = certain(
+        _keys("ResNet", ["conv1.weight", "fc.weight"], ["module.conv1.weight", "module.fc.weight"]),
+        "state_dict_keys",
+    )
+    assert "saved through DistributedDataParallel" in found.summary and "removeprefix('module.')" in found.fix
+
+
+def test_a_prefix_that_pairs_no_key_of_the_other_list_is_only_likely():
+    # the checkpoint's keys carry 'module.', but taken off it names no key the model misses: another model
+    found = explained(_keys("ResNet", ["layer5.0.weight"], ["module.head.weight"]))
+    assert found.id == "log.state_dict_keys" and found.details["confidence"] == "likely", found.summary
+    assert "saved through" not in found.summary
+    # a prefix on the unexpected keys with no missing keys listed (a strict load of a bigger checkpoint)
+    found = explained(_keys("ResNet", [], ["module.extra.weight"]))
+    assert found.id == "log.state_dict_keys" and found.details["confidence"] == "likely", found.summary
+
+
+# OpenSSH's lines as a launcher's ssh prints them (pdsh prefixes the host) and as git's ssh prints them for a git
+# server: git (connect.c) follows with "fatal: Could not read from remote repository."
+GIT_FATAL = (
+    "fatal: Could not read from remote repository.\n\nPlease make sure you have the correct access rights\n"
+)
+
+
+def test_git_over_ssh_to_any_git_server_is_not_a_launchers_host():
+    for line in (
+        "ssh: connect to host git.example.com port 22: Connection timed out\n",
+        "  ssh: Could not resolve hostname gitlab.internal.org: Name or service not known\n  ",
+    ):
+        found = explained("Cloning into 'third_party/apex'...\n" + line + GIT_FATAL)
+        assert found.id != "log.ssh_connect", found.summary
+    banner = (
+        "@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@\n"
+        "@    WARNING: REMOTE HOST IDENTIFICATION HAS CHANGED!     @\n"
+        "@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@\n"
+        "IT IS POSSIBLE THAT SOMEONE IS DOING SOMETHING NASTY!\n"
+        "Someone could be eavesdropping on you right now (man-in-the-middle attack)!\n"
+        "It is also possible that a host key has just been changed.\n"
+        "The fingerprint for the ED25519 key sent by the remote host is\n"
+        "SHA256:q1w2e3r4t5y6u7i8o9p0.\n"
+        "Please contact your system administrator.\n"
+        "Add correct host key in /home/ana/.ssh/known_hosts to get rid of this message.\n"
+        "Offending ECDSA key in /home/ana/.ssh/known_hosts:3\n"
+        "Host key for git.example.com has changed and you have requested strict checking.\n"
+        "Host key verification failed.\n"
+    )
+    found = explained(banner + GIT_FATAL)
+    assert not (found.id == "log.ssh_connect" and found.details["confidence"] == "certain"), found.summary
+
+
+def test_a_launchers_ssh_to_a_node_stays_ssh_connect():
+    found = certain("node1: ssh: connect to host node2 port 22: Connection refused\n", "ssh_connect")
+    assert "node2" in found.summary
+    certain("ssh: Could not resolve hostname worker-3: Name or service not known\n", "ssh_connect")
