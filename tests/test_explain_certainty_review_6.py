@@ -101,3 +101,24 @@ def test_a_launchers_ssh_to_a_node_stays_ssh_connect():
     found = certain("node1: ssh: connect to host node2 port 22: Connection refused\n", "ssh_connect")
     assert "node2" in found.summary
     certain("ssh: Could not resolve hostname worker-3: Name or service not known\n", "ssh_connect")
+
+
+def test_the_trainers_failed_resume_names_a_save_cut_short_beside_save_only_model():
+    # transformers integrations/deepspeed.py deepspeed_load_checkpoint: raised only where the folder has
+    # global_step* folders and DeepSpeed's load_checkpoint returned None (no 'latest' file, which save_checkpoint
+    # writes last): save_only_model, or a save the job did not finish
+    found = explained(
+        "[WARNING] [engine.py:3012:load_checkpoint] Unable to find latest file at /out/checkpoint-500/latest, if "
+        "trying to load latest checkpoint please ensure this file exists or pass an explicit checkpoint tag when "
+        "loading a checkpoint.\n"
+        "ValueError: [deepspeed] failed to resume from checkpoint /out/checkpoint-500\n"
+    )
+    assert found.id == "log.checkpoint_incomplete" and found.details["confidence"] == "likely", found.summary
+    assert "save_only_model" in found.fix and "did not finish" in found.fix and "checkpoint-M" in found.fix
+    assert "no global_step" not in found.fix
+    # Lightning's line that says the file holds only the model stays certain
+    certain(
+        "KeyError: 'Trying to restore optimizer state but checkpoint contains only the model. This is probably due "
+        "to `ModelCheckpoint.save_weights_only` being set to `True`.'\n",
+        "checkpoint_incomplete",
+    )

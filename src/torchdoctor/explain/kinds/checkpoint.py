@@ -228,6 +228,23 @@ def _incomplete(hits: list[Hit], ctx: Context) -> tuple[str, str]:
             "(LightningModule.load_from_checkpoint(path) or model.load_state_dict(torch.load(path)['state_dict'])) "
             "and call fit() without ckpt_path.",
         )
+    if facts.get("path"):
+        # transformers' deepspeed_load_checkpoint raises it only where the folder HAS global_step* folders and
+        # DeepSpeed's engine.load_checkpoint returned None: no 'latest' file (written last, after every rank's
+        # states, by save_checkpoint) or no state it could read
+        return (
+            summary + ": it has global_step* folders but DeepSpeed found no 'latest' file or no states to read in "
+            "them: saved without the training state (save_only_model), or a save that did not finish" + on_ranks(hits),
+            "transformers raises this only for a folder that has global_step*/ folders, when DeepSpeed's "
+            "load_checkpoint finds no 'latest' file there (DeepSpeed's warning 'Unable to find latest file at' just "
+            "above) or no states it can read. Two causes print it: a checkpoint saved with save_only_model=True "
+            "(--save_only_model), which keeps the weights and not the optimizer states: save full checkpoints "
+            "(save_only_model=False) to resume, or start from these weights (from_pretrained) without "
+            "resume_from_checkpoint; or a save that did not finish (the job killed, or the disk full, while the "
+            "Trainer wrote it: DeepSpeed writes 'latest' last, and resume_from_checkpoint=True picks the newest "
+            "checkpoint-N folder whatever its state): ls the folder, and resume from the checkpoint before it "
+            "(resume_from_checkpoint=<output_dir>/checkpoint-M) or delete the partial one.",
+        )
     if facts.get("missing_state"):
         summary = f"DeepSpeed's checkpoint lacks {facts['missing_state'].strip()}"
     elif facts.get("no_latest"):
@@ -288,9 +305,10 @@ CHECKPOINT_INCOMPLETE = Recogniser(
         ),
     ),
     # a missing per-rank file is also what a world size other than the saved one asks for, and a wrong path
-    # what a missing 'latest' says: certain only with the Trainer's own "failed to resume", or Lightning's line that
-    # says the checkpoint holds only the model
-    confirm=lambda hits, ctx: any("path" in h.facts or "weights_only_ckpt" in h.facts for h in hits),
+    # what a missing 'latest' says; the Trainer's own "failed to resume" is a checkpoint without its training state
+    # or a save cut short before DeepSpeed wrote 'latest' (its fix says both): certain only with Lightning's line
+    # that says the checkpoint holds only the model
+    confirm=lambda hits, ctx: any("weights_only_ckpt" in h.facts for h in hits),
     also=(
         Alternative(
             "checkpoint_world_size",
