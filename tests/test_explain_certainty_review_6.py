@@ -122,3 +122,35 @@ def test_the_trainers_failed_resume_names_a_save_cut_short_beside_save_only_mode
         "to `ModelCheckpoint.save_weights_only` being set to `True`.'\n",
         "checkpoint_incomplete",
     )
+
+
+UNUSED = (
+    "RuntimeError: Expected to have finished reduction in the prior iteration before starting a new one. This "
+    "error indicates that your module has parameters that were not used in producing loss. You can enable unused "
+    "parameter detection by passing the keyword argument `find_unused_parameters=True` to "
+    "`torch.nn.parallel.DistributedDataParallel`, and by \n"
+    "making sure all `forward` function outputs participate in calculating loss.\n"
+)
+
+
+def test_unused_parameters_under_reentrant_gradient_checkpointing_name_use_reentrant():
+    # torch/utils/checkpoint.py: the reentrant variant computes no gradient for a block none of whose inputs
+    # requires grad (it warns so), the parameters DDP's reducer then waits for (LoRA with gradient checkpointing,
+    # huggingface/peft#951, huggingface/trl#835): find_unused_parameters is not that fix
+    for warning in (
+        "/usr/lib/python3.10/site-packages/torch/utils/checkpoint.py:31: UserWarning: None of the inputs have "
+        'requires_grad=True. Gradients will be None\n  warnings.warn("None of the inputs have requires_grad=True. '
+        'Gradients will be None")\n',
+        "/usr/lib/python3.10/site-packages/torch/utils/checkpoint.py:464: UserWarning: torch.utils.checkpoint: the "
+        "use_reentrant parameter should be passed explicitly. In version 2.5 we will raise an exception if "
+        "use_reentrant is not passed. use_reentrant=False is recommended, but if you need to preserve the current "
+        "default behavior, you can pass use_reentrant=True.\n",
+    ):
+        found = explained(warning + UNUSED)
+        assert found.id == "log.ddp_unused_parameters" and found.details["confidence"] == "likely", (
+            found.summary
+        )
+        assert '"use_reentrant": False' in found.fix and "enable_input_require_grads" in found.fix
+    # without gradient checkpointing in the log: the model's unused parameters, certain as before
+    found = certain(UNUSED, "ddp_unused_parameters")
+    assert "use_reentrant" not in found.fix and "find_unused_parameters=True" in found.fix

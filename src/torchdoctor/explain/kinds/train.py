@@ -164,6 +164,23 @@ NAN_OVERFLOW = Recogniser(
 # line, or a model cast to half in a traceback's source line
 CONTEXT: tuple[tuple[str, re.Pattern], ...] = (
     ("half", R(r"(?P<pure_half>--precision[= ]['\"]?half\b|\bmodel\.half\(\))")),
+    # gradient checkpointing in the run: torch's utils/checkpoint.py warnings (the reentrant variant with no input
+    # that requires grad; the use_reentrant default it asks to be given), transformers' use_cache notice and its
+    # printed TrainingArguments
+    (
+        "None of the inputs have requires_grad=True",
+        R(r"(?P<grad_ckpt>None of the inputs have requires_grad=True)"),
+    ),
+    (
+        "please pass in use_reentrant",
+        R(r"(?P<grad_ckpt>torch\.utils\.checkpoint: please pass in use_reentrant)"),
+    ),
+    ("use_reentrant parameter should be", R(r"(?P<grad_ckpt>the use_reentrant parameter should be passed)")),
+    (
+        "incompatible with gradient checkpointing",
+        R(r"(?P<grad_ckpt>is incompatible with gradient checkpointing)"),
+    ),
+    ("gradient_checkpointing=True", R(r"(?P<grad_ckpt>\bgradient_checkpointing=True\b)")),
 )
 
 
@@ -198,6 +215,22 @@ def _unused(hits: list[Hit], ctx: Context) -> tuple[str, str]:
         "DistributedDataParallel(model, find_unused_parameters=True)   # costs a graph traversal per step\n"
         "TORCH_DISTRIBUTED_DEBUG=DETAIL names the parameters that got no gradient."
     )
+    if ctx.facts.get("grad_ckpt") and not facts.get("zero_unused"):
+        summary = (
+            summary + "; this run uses gradient checkpointing, whose reentrant variant gives a checkpointed "
+            "block's parameters no gradient when none of its inputs requires grad"
+        )
+        fix = (
+            "This run uses gradient checkpointing. Its reentrant variant (torch.utils.checkpoint with "
+            "use_reentrant=True, what torch.utils.checkpoint and transformers' gradient_checkpointing use when it "
+            "is not given) "
+            "computes no gradient for a checkpointed block when none of the block's inputs requires grad (frozen "
+            "embeddings under LoRA / PEFT, a frozen backbone), so DDP waits for those parameters. Use the "
+            'non-reentrant variant: gradient_checkpointing_kwargs={"use_reentrant": False} (TrainingArguments or '
+            "model.gradient_checkpointing_enable), or model.enable_input_require_grads(); find_unused_parameters=True "
+            "does not fix this one (with reentrant checkpointing it fails as 'marked ready twice'). Otherwise: "
+            + fix
+        )
     if ctx.facts.get("framework") == "lightning":  # Lightning builds the DDP wrapper: tell its Trainer
         fix = fix.replace(
             "DistributedDataParallel(model, find_unused_parameters=True)   # costs a graph traversal per step",
@@ -251,6 +284,12 @@ DDP_UNUSED_PARAMETERS = Recogniser(
         ),
         R(r"Parameters which did not receive grad for rank \d+: (?P<names>[^\n]{1,400})"),
         R(r"Parameter indices which did not receive grad for rank \d+: (?P<indices>[^\n]{1,400})"),
+    ),
+    # under gradient checkpointing the same message is its reentrant variant leaving frozen-input blocks without
+    # gradients (huggingface/peft#951, huggingface/trl#835), whose fix is not find_unused_parameters: likely there
+    confirm=lambda hits, ctx: (
+        "grad_ckpt" not in ctx.facts
+        or any("static_graph" in h.facts or "zero_unused" in h.facts for h in hits)
     ),
     describe=_unused,
 )
