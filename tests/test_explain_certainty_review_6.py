@@ -154,3 +154,14 @@ def test_unused_parameters_under_reentrant_gradient_checkpointing_name_use_reent
     # without gradient checkpointing in the log: the model's unused parameters, certain as before
     found = certain(UNUSED, "ddp_unused_parameters")
     assert "use_reentrant" not in found.fix and "find_unused_parameters=True" in found.fix
+
+
+def test_ddp_over_a_frozen_module_names_accelerates_release_that_stopped_wrapping_it():
+    # accelerate's prepare_model wraps a module in DDP only when some parameter requires grad from 0.14.0 on
+    # (a7334df9, huggingface/accelerate#761): the fix must not say prepare() wraps every module whatever the release
+    found = certain(
+        "RuntimeError: DistributedDataParallel is not needed when a module doesn't have any parameter that "
+        "requires a gradient.\n",
+        "ddp_no_grad_params",
+    )
+    assert "prepare() before 0.14.0 wraps every module" in found.fix and "accelerate#761" in found.fix

@@ -759,8 +759,9 @@ def _no_grad(hits: list[Hit], ctx: Context) -> tuple[str, str]:
         "requires_grad=False) must not be wrapped: use it as it is (under torch.no_grad()), wrap only the "
         "trained module, or unfreeze what should train before wrapping. Where a training stage's config chooses "
         "what trains (LoRA or adapter targets, modules a stage adds), check that the config leaves this module "
-        "some trainable parameters; accelerate's prepare() wraps every module it is given, so move a module "
-        "without parameters with .to(accelerator.device) instead.",
+        "some trainable parameters. accelerate's prepare() before 0.14.0 wraps every module it is given (0.14.0, "
+        "huggingface/accelerate#761, leaves one without trainable parameters unwrapped): upgrade accelerate, or "
+        "move a frozen module with .to(accelerator.device) instead of preparing it.",
     )
 
 
