@@ -165,3 +165,27 @@ def test_ddp_over_a_frozen_module_names_accelerates_release_that_stopped_wrappin
         "ddp_no_grad_params",
     )
     assert "prepare() before 0.14.0 wraps every module" in found.fix and "accelerate#761" in found.fix
+
+
+BUSY = "srun: Job 88123 step creation temporarily disabled, retrying (Requested nodes are busy)\n"
+
+
+def test_an_srun_wait_that_ended_in_a_created_step_is_no_failure():
+    # Slurm's srun (launch.c) retries a step that cannot get its resources yet, and prints "Step created for
+    # <step>" when it can: the step then runs, and what fails after is another failure's
+    assert certain(BUSY, "slurm_step_busy")
+    for created in ("srun: Step created for StepId=88123.1\n", "srun: Step created for job 88123\n"):
+        found = explained(BUSY + created + "epoch 1 loss 0.51\n")
+        assert found.id != "log.slurm_step_busy", found.summary
+    # the step created past the lines read with the wait: likely, never certain
+    found = explained(
+        BUSY + "".join(f"0: step {i} loss 0.5\n" for i in range(12)) + "srun: Step created for job 88123\n"
+    )
+    assert not (found.id == "log.slurm_step_busy" and found.details["confidence"] == "certain"), found.summary
+    # a failure after the step was created leads, not the wait
+    found = explained(
+        BUSY + "srun: Step created for StepId=88123.1\n"
+        "slurmstepd: error: execve(): /home/ana/run_inner.sh: No such file or directory\n"
+        "srun: error: gpu017: task 0: Exited with exit code 2\n"
+    )
+    assert found.id != "log.slurm_step_busy", found.summary

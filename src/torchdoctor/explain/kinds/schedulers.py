@@ -121,6 +121,11 @@ SLURM_STEP_BUSY = Recogniser(
     anchors=("step creation temporarily disabled, retrying",),
     templates=("schedulers:srun-step-creation-disabled",),
     match=R(r"step creation temporarily disabled, retrying(?: \((?P<busy_reason>[^)\n]{1,100})\))?"),
+    # srun (launch.c) prints "Step created for <step>" once the retry succeeds: then srun only waited, and
+    # the step ran; the wait is no failure (reject it when the next lines say so; anywhere in the log, likely)
+    reject=R(r"Step created for (?:StepId=|job )"),
+    span=8,
+    confirm=lambda hits, ctx: "slurm_step_created" not in ctx.facts,
     describe=_step_busy,
 )
 
@@ -381,6 +386,8 @@ SSH_CONNECT = Recogniser(
 # Open MPI names the program ten lines below its message, past the lines read with it: read it from the log
 CONTEXT: tuple[tuple[str, re.Pattern], ...] = (
     ("Executable:", R(r"(?m)^Executable: +(?P<mpi_executable>\S{1,255})")),
+    # srun's launch.c once a step it retried got its resources (SLURM_STEP_BUSY was only a wait)
+    ("Step created for", R(r"(?P<slurm_step_created>Step created for (?:StepId=|job ))")),
     # git's connect.c, after ssh failed to reach a git server (SSH_CONNECT's other reading)
     (
         "Could not read from remote repository",
