@@ -189,3 +189,18 @@ def test_an_srun_wait_that_ended_in_a_created_step_is_no_failure():
         "srun: error: gpu017: task 0: Exited with exit code 2\n"
     )
     assert found.id != "log.slurm_step_busy", found.summary
+
+
+def test_a_class_pickle_finds_redefined_is_not_a_lambda():
+    # CPython's pickle save_global: "Can't pickle <class ...>: it's not the same object as ..." where the name
+    # imports to another class than the object's: the class was defined again (a reload, a cell run again)
+    found = certain(
+        "Traceback (most recent call last):\n"
+        '  File "/home/ana/train.py", line 40, in <module>\n'
+        '    torch.save(model, "m.pt")\n'
+        '  File "/usr/lib/python3.10/site-packages/torch/serialization.py", line 652, in _save\n'
+        "    pickler.dump(obj)\n"
+        "_pickle.PicklingError: Can't pickle <class 'model.Net'>: it's not the same object as model.Net\n",
+        "unpicklable_checkpoint_object",
+    )
+    assert "defined again" in found.summary and "importlib.reload" in found.fix and "lambda" not in found.fix

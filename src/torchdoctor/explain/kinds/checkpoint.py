@@ -233,8 +233,10 @@ def _incomplete(hits: list[Hit], ctx: Context) -> tuple[str, str]:
         # DeepSpeed's engine.load_checkpoint returned None: no 'latest' file (written last, after every rank's
         # states, by save_checkpoint) or no state it could read
         return (
-            summary + ": it has global_step* folders but DeepSpeed found no 'latest' file or no states to read in "
-            "them: saved without the training state (save_only_model), or a save that did not finish" + on_ranks(hits),
+            summary
+            + ": it has global_step* folders but DeepSpeed found no 'latest' file or no states to read in "
+            "them: saved without the training state (save_only_model), or a save that did not finish"
+            + on_ranks(hits),
             "transformers raises this only for a folder that has global_step*/ folders, when DeepSpeed's "
             "load_checkpoint finds no 'latest' file there (DeepSpeed's warning 'Unable to find latest file at' just "
             "above) or no states it can read. Two causes print it: a checkpoint saved with save_only_model=True "
@@ -793,6 +795,18 @@ MAKEDIRS_RACE = Recogniser(
 def _unpicklable(hits: list[Hit], ctx: Context) -> tuple[str, str]:
     what = next((str(h.facts["what"]) for h in hits if h.facts.get("what")), "an object cannot be pickled")
     summary = f"torch.save could not pickle what it was given: {what[:160]}" + on_ranks(hits)
+    if "not the same object as" in what:
+        # CPython's pickle save_global: the class (or function) found under the object's name is another object
+        # than the one the object was made from: it was defined again after the object was created
+        return (
+            summary + ": its class was defined again after the object was made",
+            "pickle saves a class by its module and name and checks that importing that name gives the same "
+            "class; here it gives another one, so the class was defined again after the object was created: a "
+            "module reloaded (importlib.reload, IPython's autoreload), a notebook cell that defines it run again, "
+            "or one file imported under two names (model and src.model, through two sys.path entries). Save the "
+            "weights instead (torch.save(model.state_dict(), path)), which does not pickle classes; or build the "
+            "object again after the last reload and import the module one way only.",
+        )
     fix = (
         "torch.save pickles the whole object: saving a model (or a checkpoint dict holding hyperparameters, "
         "callbacks or an argparse namespace) pickles every attribute, and a lambda, a closure, a function or "
