@@ -8,7 +8,20 @@ Each test gives the line as its source prints it, where the reading holds (certa
   "_orig_mod.") on the unexpected keys is a checkpoint saved through the wrapper, loaded into the bare model; on
   the missing keys it is the opposite, a bare model's checkpoint loaded into the wrapped model, whose fix is to
   load into ``model.module`` (or before wrapping), not to take a prefix off. Certain only when the prefix, taken
-  off one list's key, names a key of the other list; a prefix on one list alone stays likely.
+  off one list's key, names a key of the other list; a prefix on one list alone stays likely. Lightning Fabric's
+  "The model contains a key 'X'" names the model's key: one key, likely.
+- OpenSSH's "ssh: connect to host" / "Could not resolve hostname" / the host-key banner are printed for git's ssh
+  too (a clone, a pip install from git+ssh), followed by git's "fatal: Could not read from remote repository."
+  (connect.c): rejected beside it, likely where the log has it further on.
+- transformers' deepspeed_load_checkpoint raises "[deepspeed] failed to resume from checkpoint" only where the
+  folder has global_step* folders and DeepSpeed's load_checkpoint returned None (no 'latest', which
+  save_checkpoint writes last): save_only_model or a save that did not finish; likely, the fix naming both.
+- torch's reducer "Expected to have finished reduction" under gradient checkpointing: the reentrant variant gives a
+  block whose inputs do not require grad no gradients (LoRA; huggingface/peft#951, huggingface/trl#835); likely
+  there, use_reentrant=False named first.
+- accelerate's prepare_model skips DDP for a module without trainable parameters from 0.14.0 on (#761).
+- Slurm's srun "step creation temporarily disabled, retrying" then "Step created for": a wait that ended.
+- CPython's pickle "Can't pickle <class X>: it's not the same object as X": a class defined again, not a lambda.
 """
 
 from __future__ import annotations
