@@ -22,6 +22,8 @@ Each test gives the line as its source prints it, where the reading holds (certa
 - accelerate's prepare_model skips DDP for a module without trainable parameters from 0.14.0 on (#761).
 - Slurm's srun "step creation temporarily disabled, retrying" then "Step created for": a wait that ended.
 - CPython's pickle "Can't pickle <class X>: it's not the same object as X": a class defined again, not a lambda.
+- CPython's "attempted relative import with no known parent package" raised in a file the traceback's outer frames
+  imported or executed (a library's config loader): not the script started as a file; likely, its own fix.
 """
 
 from __future__ import annotations
@@ -217,3 +219,31 @@ def test_a_class_pickle_finds_redefined_is_not_a_lambda():
         "unpicklable_checkpoint_object",
     )
     assert "defined again" in found.summary and "importlib.reload" in found.fix and "lambda" not in found.fix
+
+
+RELATIVE = "ImportError: attempted relative import with no known parent package\n"
+
+
+def test_a_relative_import_in_a_file_other_code_loaded_is_not_a_script_run_as_a_file():
+    # CPython's _sanity_check raises it for any module without a package: the file started with python <file>.py,
+    # and a file that other code imported by its bare name or executed (a library's config loader)
+    certain(RELATIVE, "relative_import_in_script")
+    found = certain(
+        'Traceback (most recent call last):\n  File "/home/ana/proj/src/train.py", line 3, in <module>\n'
+        "    from .utils import seed_all\n" + RELATIVE,
+        "relative_import_in_script",
+    )
+    assert "python -m" in found.fix
+    found = explained(
+        "Traceback (most recent call last):\n"
+        '  File "/home/ana/tools/train.py", line 12, in <module>\n'
+        "    cfg = Config.fromfile(args.config)\n"
+        '  File "/usr/lib/python3.10/site-packages/mmengine/config/config.py", line 460, in fromfile\n'
+        "    exec(compile(f.read(), filename, 'exec'), cfg_dict)\n"
+        '  File "/home/ana/configs/my_cfg.py", line 1, in <module>\n'
+        "    from .base import model\n" + RELATIVE
+    )
+    assert found.id == "log.relative_import_in_script" and found.details["confidence"] == "likely", (
+        found.summary
+    )
+    assert "/home/ana/tools/train.py" in found.summary and "absolute" in found.fix

@@ -200,6 +200,9 @@ class Collector:
                     # the packages its frames went through below the user's code: whose code called the one that
                     # refused (a library's own model, not the user's)
                     facts = {**facts, "frame_packages": tuple(raised.packages)}
+                    if raised.outermost is not None and raised.outermost.file != raised.raised_in.file:
+                        # raised in a file that other code imported or ran, not in the one started
+                        facts["raised_below_top"] = raised.outermost.file
                 specific = recogniser.specific_on(line)
                 self.hits.append(Hit(recogniser.kind, facts, source, number, rank, self._order, specific))
 

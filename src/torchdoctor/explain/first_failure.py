@@ -65,6 +65,9 @@ class Raised:
     code: str = ""  # the source line of that frame, as the traceback printed it
     raised_in: Frame | None = None  # the innermost frame of all: where the exception was raised
     raised_code: str = ""  # its source line
+    outermost: Frame | None = (
+        None  # the outermost frame of its traceback: the script that was run, or a launcher
+    )
     # the installed packages of the traceback's frames below the user's innermost one, outer first
     packages: list[str] = field(default_factory=list)
     raised_from_above: bool = False  # raised `from` the exception printed above it
@@ -135,6 +138,7 @@ def exception_at(line: str, before: list[str], following: list[str]) -> Raised |
         users = [f for f in frames if not is_library(f[0].file)]
         raised.frame, raised.code = (users or frames)[-1]
         raised.raised_in, raised.raised_code = frames[-1]
+        raised.outermost = frames[0][0]
         mine = [at for at, (f, _) in enumerate(frames) if not is_library(f.file)]
         below = frames[mine[-1] + 1 :] if mine else frames
         raised.packages = list(dict.fromkeys(p for p in (installed_package(f.file) for f, _ in below) if p))

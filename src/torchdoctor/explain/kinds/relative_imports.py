@@ -5,7 +5,9 @@ relative import with no known parent package" for ``from .module import x`` in a
 package: a file started with ``python path/to/train.py`` runs as ``__main__`` with no ``__package__``, so its
 ``from .utils import ...`` (or ``from ..other import ...``) cannot be resolved, whatever is on the disk. The same
 file started as a module of its package (``python -m package.train`` from the directory above the package)
-has one. The message says exactly that (certain); a relative import that climbs above the top-level package
+has one. The message says exactly that (certain) when the failing file is the one started; a file other code
+imported as a top-level module or executed (the traceback's outer frames in other files) prints it too (likely,
+its own fix). A relative import that climbs above the top-level package
 ("attempted relative import beyond top-level package") is another mistake and not read here.
 """
 
@@ -21,6 +23,19 @@ R = re.compile
 
 
 def _relative_import(hits: list[Hit], ctx: Context) -> tuple[str, str]:
+    top = next((str(h.facts["raised_below_top"]) for h in hits if h.facts.get("raised_below_top")), None)
+    if top is not None:
+        return (
+            "a relative import in a file that other code imported as a top-level module or executed (the run "
+            f"started from {top}): it has no parent package" + on_ranks(hits),
+            "The failing file was not started itself: the traceback's outer frames imported or ran it (the script "
+            "importing a sibling module by its bare name, a library executing a config file, torch.hub loading a "
+            "hubconf), so it has no package and its 'from .x import y' cannot resolve. Make that file's imports "
+            "absolute (from x import y, with its folder on sys.path), or import it as part of its package (from "
+            "package import module, the package's folder an importable package with __init__.py); for a library's "
+            "config loader, use the base-config mechanism it documents instead of a relative import. When the "
+            "script itself is meant to be inside the package: python -m <package>.<script>.",
+        )
     summary = (
         "a script run directly as a file imports its own package's modules relatively: Python "
         "gives a file started with python <file>.py no parent package, so a relative import cannot be resolved"
@@ -43,6 +58,11 @@ RELATIVE_IMPORT_IN_SCRIPT = Recogniser(
     templates=("system:python-relative-import-no-parent-package",),
     anchors=("attempted relative import with no known parent package",),
     match=R(r"attempted relative import with no known parent package"),
+    # certain where the file that failed is the one started (the traceback's only file, or no traceback): a file
+    # that other code imported as a top-level module or executed (a sibling module of the script, a library's
+    # config loader exec-ing a config file, torch.hub's hubconf) prints it too, and running the script with -m
+    # does not fix that one
+    confirm=lambda hits, ctx: not any("raised_below_top" in h.facts for h in hits),
     describe=_relative_import,
 )
 
