@@ -110,7 +110,7 @@ PERSIST = ("device", "host")
 # For these parts the rank's own figure must have risen against its own usual by OWN_RISE of its excess over the
 # peers: with two ranks a rank is "longer than its peer" as much when the peer got faster. On a shared 2-core VM a
 # rank's CPU time for the same compute falls by a quarter for tens of steps (the other vCPU idle) and rises
-# back, and its peer was named `device` for it (2026-11-30: 4 of 8 false alarms in 2,000 healthy steps).
+# back, and its peer was named `device` for it (2026-11-30: 5 of 10 false alarms in 4,000 healthy steps).
 ROSE_ITSELF = ("cpu", "offcpu")
 OWN_RISE = 0.5
 
