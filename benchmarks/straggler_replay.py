@@ -15,6 +15,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+import tempfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -78,6 +79,26 @@ def signals(kept: Path, slow: int) -> dict[str, tuple[float, float, int]]:
     return result
 
 
+def with_cpus(run: Path, cores: int, into: Path) -> Path:
+    """Run ``run``'s kept windows as the ranks publish them since they say their CPUs (2026-11-30), for a
+    recording made before: each rank on the machine's ``cores`` CPUs, or in the runs the sweep pinned (its
+    default ``--pin host``: the host runs) on core ``rank % cores``, as tests/straggler_train.py pins them.
+    Written to ``into``; a recording that has them is returned as it is."""
+    kept = run / "stragglers-windows.jsonl"
+    pinned = json.loads((run / "run.json").read_text()).get("PIN") == "1"
+    lines = []
+    with open(kept, encoding="utf-8") as recorded:
+        for line in recorded:
+            window = json.loads(line)
+            for rank, figures in window["ranks"].items():
+                if "cpus" in figures:
+                    return kept
+                figures["cpus"] = [int(rank) % cores] if pinned else list(range(cores))
+            lines.append(json.dumps(window))
+    into.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return into
+
+
 def print_signals(runs: list[Path]) -> None:
     """One line per planted run: what its fault did to the planted rank's signals against its peers'."""
     print("# the fault on less off, planted rank minus the peers' median per step: median (standard errors)")
@@ -115,6 +136,12 @@ def main() -> None:
         help="also print, per planted run, what the fault did to the planted rank's own work, CPU time, "
         "waiting for a CPU, times put on a CPU and times the CPU was taken from it, against its peers (ms, counts)",
     )
+    parser.add_argument(
+        "--cores",
+        type=int,
+        help="judge recordings made before the ranks published their CPUs as if they had, on a machine of "
+        "CORES CPUs (`with_cpus`)",
+    )
     args = parser.parse_args()
     runs = sorted(
         run for folder in args.folders for run in folder.glob("run*") if (run / "run.json").is_file()
@@ -123,9 +150,14 @@ def main() -> None:
         raise SystemExit(f"no kept runs (run*/run.json) in {', '.join(map(str, args.folders))}")
     tally = Tally()
     planted = []
+    folder = tempfile.TemporaryDirectory(prefix="straggler-replay-")  # removed when the script ends
+    scratch = Path(folder.name)
     for run in runs:
         facts = json.loads((run / "run.json").read_text())
-        said = judge_kept(run / "stragglers-windows.jsonl").said
+        kept = run / "stragglers-windows.jsonl"
+        if args.cores:
+            kept = with_cpus(run, args.cores, scratch / "windows.jsonl")
+        said = judge_kept(kept).said
         late = lateness(run / "stragglers-windows.jsonl")
         if "FAULT" in facts:
             cell = (facts["ranks"], facts["FAULT"], facts["AMOUNT"])

@@ -305,6 +305,44 @@ def test_with_two_ranks_a_peer_that_got_faster_does_not_make_the_other_a_straggl
     assert "host (kept waiting for a CPU 9.0 ms per step" in host
 
 
+def on_one_host(published: dict, cpus: dict[int, list[int]]) -> dict:
+    """``published`` with every rank on one host, each on the CPUs ``cpus`` gives it."""
+    return {rank: {**figures, "host": "h", "cpus": cpus[rank]} for rank, figures in published.items()}
+
+
+def test_where_the_ranks_outnumber_their_cpus_waiting_for_one_names_nobody():
+    # verdict.sharing_cpus: 3 ranks on one host that may all run on the same 2 CPUs take them from each other;
+    # rank 0 kept waiting for a CPU 10 ms more per step is the kernel's choice, not rank 0's. Each on a CPU
+    # of its own (pinned), or on 3 CPUs, its wait is its own: named `host`. Its more CPU work is still named.
+    def judged(cpus: dict[int, list[int]], **fault) -> tuple:
+        windows = [
+            judge_window(n, on_one_host(window(n, slow=0, late=0.01, **fault), cpus)) for n in range(3, 7)
+        ]
+        return judge_stretch(windows)[:3:2]
+
+    shared = {rank: [0, 1] for rank in range(3)}
+    assert judged(shared, kept_off=0.01) == (None, None)
+    assert judged({0: [0], 1: [1], 2: [2]}, kept_off=0.01) == (0, "host")
+    assert judged({rank: [0, 1, 2] for rank in range(3)}, kept_off=0.01) == (0, "host")
+    assert judged({0: [0], 1: [0], 2: [1]}, kept_off=0.01) == (None, None)  # two pinned to CPU 0
+    assert judged(shared) == (0, "device")
+
+
+def test_a_real_healthy_run_of_4_ranks_on_2_cpus_names_nobody_for_their_taking_turns():
+    # tests/fixtures/stragglers/SOURCES.md: rank 3 was named `host` at step 140, kept off a CPU 34 ms per step
+    # vs its peers' 11 ms, 4 ranks on 2 CPUs. With the CPUs each rank had, as they publish them now: nobody
+    benchmarks = str(HERE.parent / "benchmarks")
+    if benchmarks not in sys.path:
+        sys.path.insert(0, benchmarks)
+    from straggler_replay import with_cpus
+
+    run = HERE / "fixtures" / "stragglers" / "healthy-4-ranks-on-2-cpus"
+    (said,) = judge_kept(run / "stragglers-windows.jsonl").said
+    assert (said["rank"], said["cause"]) == (3, "host"), said
+    with tempfile.TemporaryDirectory() as scratch:
+        assert judge_kept(with_cpus(run, 2, Path(scratch) / "windows.jsonl")).said == []
+
+
 def test_the_first_steps_are_not_judged_and_then_are_each_ranks_usual():
     tracker = Tracker()
     first = (WARMUP + BASELINE) // 10  # windows before anything is judged
@@ -643,6 +681,16 @@ def test_a_failed_live_jobs_windows_are_kept_outside_the_folders_the_run_deletes
 
 def verdict_lines(stderr: str) -> list[str]:
     return [line for line in stderr.splitlines() if line.startswith("torchdoctor: straggler:")]
+
+
+@pytest.mark.timeout(600)  # real ranks on a shared machine
+def test_every_rank_publishes_the_cpus_it_may_run_on(lagged_run):
+    # verdict.sharing_cpus reads them: the job's ranks are not pinned, so each may run on every CPU of this one
+    _, out = lagged_run
+    windows = [json.loads(line) for line in (out / "stragglers-windows.jsonl").read_text().splitlines()]
+    assert windows
+    cpus = {tuple(figures["cpus"]) for w in windows for figures in w["ranks"].values()}
+    assert cpus == {tuple(sorted(os.sched_getaffinity(0)))}, cpus
 
 
 @pytest.mark.timeout(600)  # real ranks on a shared machine

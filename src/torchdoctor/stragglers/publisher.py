@@ -30,7 +30,7 @@ class Publisher:
         self.last_set = -1  # the number of the latest window set
 
     def put(self, window: int, payload: dict[str, Any]) -> None:
-        """Hand window ``window``'s payload (``{"first_step", "host", "rows"}``) over to be set."""
+        """Hand window ``window``'s payload (``{"first_step", "host", "rows", "cpus"}``) over to be set."""
         if self.failed:
             return
         if self._thread is None:

@@ -61,9 +61,10 @@ class StepRecord:
     """What one rank measured, step by step, and the publishing of it.
 
     The hooks call `add_data`, `add_comm`, `arrived` and `step_boundary`; ``publish(window, payload)`` gets
-    each full window (``{"first_step", "host", "rows"}``, handed over: the record keeps no reference to it;
-    `torchdoctor.stragglers.watch` has it set in the store as JSON, off this thread); without it the rows are
-    dropped.
+    each full window (``{"first_step", "host", "rows", "cpus"}``, handed over: the record keeps no reference to
+    it; `torchdoctor.stragglers.watch` has it set in the store as JSON, off this thread); without it the rows
+    are dropped. ``"cpus"``: the CPUs the flushing thread (the training thread, but for the last window) may
+    run on.
     """
 
     def __init__(self, window: int = WINDOW) -> None:
@@ -198,9 +199,22 @@ class StepRecord:
                 return
             first = self.steps - len(self.rows)
             payload = {"first_step": first, "host": self.host, "rows": self.rows}
+            cpus = _cpus()
+            if cpus is not None:
+                payload["cpus"] = cpus
             if self._others is not None:
                 payload["threads_waited"] = self._others.waited()
             self.rows = []
             self.latest = first // self.window
             self.publish(self.latest, payload)
             self.published += 1
+
+
+def _cpus() -> list[int] | None:
+    """The CPUs the calling thread may run on, or None where the system does not say (not Linux)."""
+    if not hasattr(os, "sched_getaffinity"):
+        return None
+    try:
+        return sorted(os.sched_getaffinity(0))
+    except OSError:
+        return None

@@ -113,6 +113,12 @@ PERSIST = ("device", "host")
 # back, and its peer was named `device` for it (2026-11-30: 5 of 10 false alarms in 4,000 healthy steps).
 ROSE_ITSELF = ("cpu", "offcpu")
 OWN_RISE = 0.5
+# Where the ranks of a host outnumber the CPUs they may run on (each rank publishes its CPUs, `record`), they take
+# the CPUs from each other: which of them waits for one is the kernel's choice of the moment, not the rank's
+# fault, so where waiting for a CPU (host) is the first cause none of them is named (nor for the next cause:
+# the waiting brings more CPU time for the same work with it). 4 ranks on a 2-core VM (2026-11-30): all 5 false
+# alarms in 2,000 healthy steps were `host` lines naming a rank kept off a CPU 2-3 times longer than its peers.
+SHARED_PART = "offcpu"
 
 
 @dataclass
@@ -134,6 +140,7 @@ class RankWindow:
         default_factory=dict
     )  # step-to-step spread (MAD) of data, compute, transfer
     threads: float | None = None  # per step, its other threads' waiting for a CPU (None: not read)
+    cpus: frozenset[int] | None = None  # the CPUs it may run on (None: not published)
 
     @property
     def own(self) -> float:
@@ -227,7 +234,33 @@ def rank_windows(
         result[rank] = RankWindow(
             rank, str(window[rank].get("host", "?")), step, data, comm, compute, cpu, rank_late, rank_wait,
             transfer, last[rank] / max(1, len(late[rank])), spread, _per_step(window[rank], steps),
+            _cpus(window[rank]),
         )  # fmt: skip
+    return result
+
+
+def _cpus(figures: Mapping[str, Any]) -> frozenset[int] | None:
+    """The CPUs the rank published (`record`'s ``cpus``), or None where it did not or they are not numbers."""
+    cpus = figures.get("cpus")
+    if not isinstance(cpus, list) or not cpus or not all(isinstance(c, int) for c in cpus):
+        return None
+    return frozenset(cpus)
+
+
+def sharing_cpus(ranks: Mapping[int, RankWindow]) -> dict[int, tuple[int, int]]:
+    """The ranks that share CPUs with more ranks than there are CPUs among them: rank -> (ranks, CPUs) of
+    the ranks on its host whose CPUs overlap its own (itself included). Ranks without published CPUs are
+    none of them."""
+    result = {}
+    for rank, mine in ranks.items():
+        if mine.cpus is None:
+            continue
+        near = [
+            r for r in ranks.values() if r.host == mine.host and r.cpus is not None and r.cpus & mine.cpus
+        ]
+        cpus = frozenset().union(*(r.cpus for r in near))
+        if len(near) > len(cpus):
+            result[rank] = (len(near), len(cpus))
     return result
 
 
@@ -383,12 +416,16 @@ def judge_stretch(
     ``usual_threads`` (`Usual.threads_usual`): each rank's usual excess of its other threads' waiting for a
     CPU, whose rise over the stretch is given in the figures (`_threads_rise`), not judged. ``usual_own``
     (`Usual.own_usual`): each rank's own usual median per part; a part in `ROSE_ITSELF` names the rank only where
-    its own median rose beyond it by `OWN_RISE` of its excess (else its peers got faster)."""
+    its own median rose beyond it by `OWN_RISE` of its excess (else its peers got faster). A rank whose CPUs
+    more ranks share than there are (`sharing_cpus`) is not named where waiting for a CPU (`SHARED_PART`) is the
+    first cause: nor for the parts that waiting brings with it (more CPU time for the same work after each
+    switch)."""
     excess: dict[int, list[list[float]]] = {}  # rank -> per step: excess of each part over the peers' median
     base: dict[int, list[float]] = {}  # rank -> per step: the peers' median own work
     mine: dict[int, list[tuple[float, ...]]] = {}
     peers_parts: dict[int, list[list[float]]] = {}
     threads_excesses = [_threads_excess(v) for v in windows if v.first_step >= WARMUP]  # once, not per rank
+    sharing = sharing_cpus(windows[-1].ranks) if windows else {}
     for verdict in windows:
         if verdict.first_step < WARMUP:
             continue
@@ -463,7 +500,13 @@ def judge_stretch(
             peer_off = _median(row[OFFCPU] for row in peers_parts[rank])
             per_cpu = max(0.0, peer_off) / peer_cpu if peer_cpu > 0 else 0.0
             middle, name = _first_cause({part: m for m, part in passed}, per_cpu)
-            if best is None or middle / peers_own > best[0]:
+            if (
+                name == SHARED_PART and rank in sharing
+            ):  # its wait says why; it is not the rank's to answer for
+                figures.append(
+                    f"waiting for a CPU not blamed: {sharing[rank][0]} ranks on {sharing[rank][1]} CPUs"
+                )
+            elif best is None or middle / peers_own > best[0]:
                 best = (middle / peers_own, rank, name, middle, threads)
         if threads:
             figures.append(f"other threads waiting for a CPU {threads * 1000:+.1f} ms per step beyond usual")
