@@ -502,6 +502,23 @@ def test_the_end_summary_names_a_rank_once_per_cause_however_many_stretches():
     )
 
 
+def test_the_end_summary_says_which_ranks_took_the_cpus_from_each_other_and_how_to_fix_it():
+    from torchdoctor.stragglers.summary import findings, summary_lines
+
+    pinned_in_pairs = {0: [0], 1: [1], 2: [0], 3: [1]}  # two ranks on each of 2 CPUs
+    windows = [judge_window(n, on_one_host(window(n, ranks=4), pinned_in_pairs)) for n in range(3)]
+    lines = summary_lines(windows, [])
+    assert lines[1] == (
+        "  ranks 0, 2 on host h share 1 CPU (0); ranks 1, 3 on host h share 1 CPU (1): waiting for a CPU was "
+        "blamed on none of them"
+    ), lines
+    (shared,) = [f for f in findings(windows, []) if f.id == "dist.straggler.cpus"]
+    assert shared.status == "warn" and "a core of its own" in shared.fix
+    alone = [judge_window(n, on_one_host(window(n, ranks=4), {r: [r] for r in range(4)})) for n in range(3)]
+    assert "share" not in "\n".join(summary_lines(alone, []))
+    assert [f.id for f in findings(alone, []) if f.id == "dist.straggler.cpus"] == []
+
+
 def test_subgroups_are_compared_within_themselves():
     windows = []
     for n in range(3, 7):

@@ -1,7 +1,7 @@
 """The end of the run: one line per rank (where its step went), the findings for ``--json``.
 
-Ids: ``dist.straggler`` (ok, or warn naming the straggler and its cause) and ``dist.straggler.rank<N>`` for
-each rank's medians.
+Ids: ``dist.straggler`` (ok, or warn naming the straggler and its cause), ``dist.straggler.rank<N>`` for
+each rank's medians, and ``dist.straggler.cpus`` (warn) where ranks outnumber the CPUs they share.
 """
 
 from __future__ import annotations
@@ -10,7 +10,8 @@ import statistics
 from typing import Any
 
 from torchdoctor.findings import Finding
-from torchdoctor.stragglers.verdict import WindowVerdict
+from torchdoctor.rank_list import ranks_text, who
+from torchdoctor.stragglers.verdict import WindowVerdict, sharing_cpus
 
 
 def per_rank(verdicts: list[WindowVerdict]) -> dict[int, dict[str, Any]]:
@@ -57,6 +58,9 @@ def summary_lines(verdicts: list[WindowVerdict], said: list[dict[str, Any]]) -> 
     else:
         head = f"torchdoctor: stragglers: {total} steps on {len(ranks)} ranks; no rank was slower for a sustained stretch"
     lines = [head]
+    shared = shared_cpus(verdicts)
+    if shared:
+        lines.append(f"  {shared}: waiting for a CPU was blamed on none of them")
     for rank, r in ranks.items():
         waiting = f", waiting for peers {r['wait']:g}" if "wait" in r else ""
         lines.append(
@@ -90,9 +94,30 @@ def findings(verdicts: list[WindowVerdict], said: list[dict[str, Any]]) -> list[
         )
     else:
         found.append(Finding("dist.straggler", "skip", "no steps to compare"))
+    shared = shared_cpus(verdicts)
+    if shared:
+        fix = (
+            "give every rank a core of its own (Slurm --cpus-per-task, taskset, or fewer ranks per host); "
+            "DataLoader workers need cores besides"
+        )
+        found.append(Finding("dist.straggler.cpus", "warn", shared, {}, fix))
     for rank, medians in ranks.items():
         found.append(Finding(f"dist.straggler.rank{rank}", "ok", _rank_summary(rank, medians), medians))
     return found
+
+
+def shared_cpus(verdicts: list[WindowVerdict]) -> str:
+    """Which ranks took the CPUs from each other in the last window (`sharing_cpus`), in words, or ''."""
+    if not verdicts:
+        return ""
+    ranks = verdicts[-1].ranks
+    hosts: dict[tuple[str, frozenset[int]], list[int]] = {}
+    for rank, (_, cpus) in sorted(sharing_cpus(ranks).items()):
+        hosts.setdefault((ranks[rank].host, cpus), []).append(rank)
+    return "; ".join(
+        f"{who(members)} on host {host} share {len(cpus)} CPU{'s' * (len(cpus) != 1)} ({ranks_text(cpus)})"
+        for (host, cpus), members in hosts.items()
+    )
 
 
 def _window_facts(verdict: WindowVerdict) -> dict[str, Any]:

@@ -247,10 +247,10 @@ def _cpus(figures: Mapping[str, Any]) -> frozenset[int] | None:
     return frozenset(cpus)
 
 
-def sharing_cpus(ranks: Mapping[int, RankWindow]) -> dict[int, tuple[int, int]]:
-    """The ranks that share CPUs with more ranks than there are CPUs among them: rank -> (ranks, CPUs) of
-    the ranks on its host whose CPUs overlap its own (itself included). Ranks without published CPUs are
-    none of them."""
+def sharing_cpus(ranks: Mapping[int, RankWindow]) -> dict[int, tuple[int, frozenset[int]]]:
+    """The ranks that share CPUs with more ranks than there are CPUs among them: rank -> (how many ranks,
+    which CPUs) of the ranks on its host whose CPUs overlap its own (itself included). Ranks without
+    published CPUs are none of them."""
     result = {}
     for rank, mine in ranks.items():
         if mine.cpus is None:
@@ -260,7 +260,7 @@ def sharing_cpus(ranks: Mapping[int, RankWindow]) -> dict[int, tuple[int, int]]:
         ]
         cpus = frozenset().union(*(r.cpus for r in near))
         if len(near) > len(cpus):
-            result[rank] = (len(near), len(cpus))
+            result[rank] = (len(near), cpus)
     return result
 
 
@@ -504,7 +504,7 @@ def judge_stretch(
                 name == SHARED_PART and rank in sharing
             ):  # its wait says why; it is not the rank's to answer for
                 figures.append(
-                    f"waiting for a CPU not blamed: {sharing[rank][0]} ranks on {sharing[rank][1]} CPUs"
+                    f"waiting for a CPU not blamed: {sharing[rank][0]} ranks on {len(sharing[rank][1])} CPUs"
                 )
             elif best is None or middle / peers_own > best[0]:
                 best = (middle / peers_own, rank, name, middle, threads)
