@@ -632,11 +632,35 @@ CONTEXT = tuple((literal, PRE_AMPERE) for literal in ("V100", "T4", "P100", "K80
 _REFUSAL = describe_refusal(REFUSALS, "the training framework refused its arguments", message="refusal")
 
 
+def _named_dataset_metrics(hits: list[Hit]) -> str:
+    """The fix for _determine_best_metric's "not found in the evaluation metrics" when the metric asked for is among
+    the available ones under a dataset's name: with eval_dataset a dict, trainer.py evaluates each dataset with
+    metric_key_prefix=f"eval_{eval_dataset_name}", so eval_loss is printed as eval_<name>_loss; "" otherwise."""
+    asked, available = first(hits, "best_metric", ""), first(hits, "best_metric_available", "")
+    suffix = asked.removeprefix("eval_")
+    named = [
+        key
+        for key in re.findall(r"'([^'\n]{1,120})'", available)
+        if key.startswith("eval_") and key.endswith(f"_{suffix}") and key != f"eval_{suffix}"
+    ]
+    if not suffix or not named:
+        return ""
+    return (
+        f"The evaluation metrics carry their dataset's name: with a dict of evaluation datasets the Trainer prefixes "
+        f"each one's metrics with eval_<name>, so eval_{suffix} is printed as {named[0]}. Set "
+        f"--metric_for_best_model {named[0]}"
+        + (f" (one per dataset: {', '.join(named)})" if len(named) > 1 else "")
+        + ", or pass a single evaluation dataset."
+    )
+
+
 def _refusal_or_model_without_loss(hits: list[Hit], ctx: Context) -> tuple[str, str]:
     """The refusal's row; for trainer.py's compute_loss "did not return a loss", which lists the inputs the model
     received, the model's own reading where a 'labels' input was among them (the labels reached it, no loss came
-    back: a class without a task head, or a forward() that does not compute one)."""
+    back: a class without a task head, or a forward() that does not compute one); for _determine_best_metric's
+    metric not found, the metric under a dataset's name where the list holds one."""
     summary, fix = _REFUSAL(hits, ctx)
+    fix = _named_dataset_metrics(hits) or fix
     inputs = first(hits, "loss_inputs", "")
     if "labels" in inputs.split(","):
         fix = (
@@ -660,6 +684,12 @@ TRAINER_ARGUMENTS = Recogniser(
             r"did not return a loss from the inputs.{0,400}?the inputs it received are (?P<loss_inputs>[\w,]{1,400})"
         ),
         R(r"(?P<fsdp_on_cpu>requires a GPU accelerator, but received `?accelerator=['\"]?(?:cpu|mps)\b)"),
+        # trainer.py _determine_best_metric: the metric asked for and the list of those evaluate() returned
+        R(
+            r"`?metric_for_best_model`? training argument is set to '(?P<best_metric>[^'\n]{1,120})', which is not "
+            r"found in the evaluation metrics\. The available evaluation metrics are: \[(?P<best_metric_available>"
+            r"[^\]\n]{0,2000})\]"
+        ),
     ),
     confirm=_stated_by_the_argument,
     also=(
