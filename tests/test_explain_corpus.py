@@ -90,7 +90,7 @@ def test_the_benchmark_splits_a_half_by_sample(capsys):
                 "2367-2416,2417-2466,"
                 "2467-2516,2517-2566,"
                 "2567-2616,2617-2666,"
-                "2667-2716",
+                "2667-2716,2767-2816",
                 str(CORPUS / "train"),
             ]
         )
@@ -155,6 +155,7 @@ def test_the_benchmark_splits_a_half_by_sample(capsys):
     fifty_fifth = sum(1 for n in numbers if 2567 <= n <= 2616)
     fifty_sixth = sum(1 for n in numbers if 2617 <= n <= 2666)
     fifty_seventh = sum(1 for n in numbers if 2667 <= n <= 2716)
+    fifty_ninth = sum(1 for n in numbers if 2767 <= n <= 2816)
     assert (
         first
         + second
@@ -213,6 +214,7 @@ def test_the_benchmark_splits_a_half_by_sample(capsys):
         + fifty_fifth
         + fifty_sixth
         + fifty_seventh
+        + fifty_ninth
         == len(numbers)
     )
     assert f"files 001-163: {first} logs" in out and f"files 164-205: {second} logs" in out
@@ -267,3 +269,4 @@ def test_the_benchmark_splits_a_half_by_sample(capsys):
     assert f"files 2567-2616: {fifty_fifth} logs" in out
     assert f"files 2617-2666: {fifty_sixth} logs" in out
     assert f"files 2667-2716: {fifty_seventh} logs" in out
+    assert f"files 2767-2816: {fifty_ninth} logs" in out
