@@ -90,7 +90,8 @@ def test_the_benchmark_splits_a_half_by_sample(capsys):
                 "2367-2416,2417-2466,"
                 "2467-2516,2517-2566,"
                 "2567-2616,2617-2666,"
-                "2667-2716,2717-2766",
+                "2667-2716,2717-2766,"
+                "2767-2816",
                 str(CORPUS / "train"),
             ]
         )
@@ -156,6 +157,7 @@ def test_the_benchmark_splits_a_half_by_sample(capsys):
     fifty_sixth = sum(1 for n in numbers if 2617 <= n <= 2666)
     fifty_seventh = sum(1 for n in numbers if 2667 <= n <= 2716)
     fifty_eighth = sum(1 for n in numbers if 2717 <= n <= 2766)
+    fifty_ninth = sum(1 for n in numbers if 2767 <= n <= 2816)
     assert (
         first
         + second
@@ -215,6 +217,7 @@ def test_the_benchmark_splits_a_half_by_sample(capsys):
         + fifty_sixth
         + fifty_seventh
         + fifty_eighth
+        + fifty_ninth
         == len(numbers)
     )
     assert f"files 001-163: {first} logs" in out and f"files 164-205: {second} logs" in out
@@ -270,3 +273,4 @@ def test_the_benchmark_splits_a_half_by_sample(capsys):
     assert f"files 2617-2666: {fifty_sixth} logs" in out
     assert f"files 2667-2716: {fifty_seventh} logs" in out
     assert f"files 2717-2766: {fifty_eighth} logs" in out
+    assert f"files 2767-2816: {fifty_ninth} logs" in out

@@ -88,6 +88,7 @@ from torchdoctor.explain.kinds import (
     scheduler_resume,
     schedulers,
     script_objects,
+    simulators,
     system_libraries,
     tensor_misuse,
     tokenizer_threads,
@@ -316,6 +317,7 @@ CONTEXT_FACTS: tuple[tuple[str, re.Pattern], ...] = (
     ("declare it as a build dependency", installers.UV_BUILD),
     *prebuilt.CONTEXT,
     *compiled_ops.CONTEXT,
+    *simulators.CONTEXT,
     ("ncclSystemError", re.compile(r"(?P<saw_nccl_failure>ncclSystemError)")),
     # each under its own literal: torch's "NCCL error in: ..." line holds no lower-case "nccl"
     *(

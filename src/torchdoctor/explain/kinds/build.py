@@ -787,10 +787,12 @@ def _import(hits: list[Hit], ctx: Context) -> tuple[str, str]:
             f"the just-in-time build of {facts['jit_cache']} is missing: its build failed or was interrupted"
         )
         fix = (
-            "torch's extension builder (DeepSpeed's ops, other JIT extensions) left a half-built folder in "
-            "~/.cache/torch_extensions (TORCH_EXTENSIONS_DIR): the first build error in the log says why it "
-            "failed (ninja, nvcc, the compiler), or two ranks built it at once. Delete it and build again on "
-            "one rank first:\nrm -rf ~/.cache/torch_extensions   # then rerun; `ds_report` checks DeepSpeed's ops"
+            "torch's extension builder (DeepSpeed's ops, StyleGAN's plugins, other JIT extensions) left a "
+            "half-built folder in ~/.cache/torch_extensions (TORCH_EXTENSIONS_DIR): the first build error in the "
+            "log says why it failed (ninja, nvcc, the compiler), or two ranks built it at once. Running ninja -v "
+            "in that folder shows the compiler's error (and finishes the build once it is fixed); or delete it and "
+            "build again on one rank first:\nrm -rf ~/.cache/torch_extensions   # then rerun; `ds_report` checks "
+            "DeepSpeed's ops"
         )
         return summary, fix
     if facts.get("no_kernel_op"):
@@ -955,6 +957,10 @@ EXTENSION_IMPORT = Recogniser(
         # (MKL's iJIT_* missing under libtorch_cpu.so is the conda environment's MKL: broken_install)
         r"(?:Import|OS)Error: [^\n]{0,300}(?:undefined symbol(?!: iJIT_)|cannot open shared object file|"
         r"version `GLIBCXX_)|"
+        # torch's just-in-time build folder (cpp_extension.load: ~/.cache/torch_extensions/<name>/<name>.so, the
+        # one StyleGAN's custom_ops and DeepSpeed's op builders load) named by the loader's own words, pasted
+        # without the ImportError around them
+        r"torch_extensions[/\\][^\s:]{0,200}\.so: cannot open shared object file|"
         # the loader's words for one of torch's own C++ names, pasted without the ImportError around them
         r"undefined symbol: _ZN(?:3c10|2at|5torch|6caffe2)\w|"
         # torch's own ops (aten::, prim::) and the quantized ones, CPU-only by design, are not an extension's

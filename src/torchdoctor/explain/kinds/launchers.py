@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 
-from torchdoctor.explain.kinds import missing_packages
+from torchdoctor.explain.kinds import compiled_ops, missing_packages, simulators
 from torchdoctor.explain.kinds.comm import ENV_ERROR_RAISED
 from torchdoctor.explain.kinds.versions import SUBMODULE
 from torchdoctor.explain.recognisers import Alternative, Context, Hit, Recogniser, merged, on_ranks
@@ -1026,6 +1026,9 @@ def _missing_launcher(hits: list[Hit], ctx: Context) -> tuple[str, str]:
         return summary + on_ranks(hits), fix
     if {"fp8_package", "fp8_missing", "msamp_missing"} & facts.keys():
         return _fp8_package(facts, hits)
+    said = simulators.explain_map(facts)
+    if said:
+        return said[0] + on_ranks(hits), said[1]
     if "command" not in facts and "module" in facts:
         module = facts["module"]
         importer = facts.get("raised_in_package")
@@ -1083,7 +1086,7 @@ def _missing_launcher(hits: list[Hit], ctx: Context) -> tuple[str, str]:
 
 _LAUNCHER = r"(?:torchrun|deepspeed|accelerate)"
 # a research repository's CUDA operators built in its own folder are no package to install (compiled_ops.py)
-_COMPILED_OP = r"MultiScaleDeformableAttention'"
+_COMPILED_OP = rf"(?:MultiScaleDeformableAttention|{compiled_ops.IN_REPO_NAME})'"
 _NOT_FOUND = (
     # bash "torchrun: command not found", dash "sh: 1: /env/bin/torchrun: not found", slurmstepd's execve,
     # zsh "zsh: command not found: torchrun", Ubuntu's command-not-found "Command 'torchrun' not found"
@@ -1120,6 +1123,8 @@ MISSING_LAUNCHER = Recogniser(
         "MS-AMP was not found on your system",
         # transformers' requires_backends (utils/import_utils.py): a class's optional library not installed
         missing_packages.BACKEND_ANCHOR,
+        # pysc2's run config: a StarCraft II map not copied into the game's Maps folder (simulators.py)
+        *simulators.MAP_ANCHORS,
     ),
     # a submodule of a library whose modules move between releases is a version, not a missing package
     # (kinds/versions.py reads it): "No module named 'torch._six'"
@@ -1129,6 +1134,8 @@ MISSING_LAUNCHER = Recogniser(
         + _FP8_PACKAGE.pattern
         + "|"
         + missing_packages.BACKEND.pattern
+        + "|"
+        + simulators.MAP.pattern
     ),
     templates=(
         "system:slurm-execve-no-such-file",
@@ -1149,10 +1156,12 @@ MISSING_LAUNCHER = Recogniser(
         "accelerate:using-contextual-fp8-autocast-requires-transformer",
         "accelerate:using-apply-fp8-autowrap-requires-transformer",
         *missing_packages.BACKEND_TEMPLATES,
+        *simulators.MAP_TEMPLATES,
     ),
     # a module the run cannot import is as often a package never installed as a launcher from another
     # environment (its workers run its own Python): only likely, and the fix says how to tell them apart
-    generic=("No module named '",),
+    # a map not found may also be an SC2PATH set to another installation or a map renamed between releases
+    generic=("No module named '", *simulators.MAP_ANCHORS),
     facts=(
         R(
             rf"(?:execve\(\): |^|[\s/])(?P<command>{_LAUNCHER})(?:: No such file| ?: command not found|: not found)"
@@ -1166,6 +1175,7 @@ MISSING_LAUNCHER = Recogniser(
         R(r"(?P<module>DeepSpeed) is not (?:installed|available) =>"),
         _FP8_PACKAGE,
         missing_packages.BACKEND,
+        simulators.MAP,
     ),
     describe=_missing_launcher,
 )

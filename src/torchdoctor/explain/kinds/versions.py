@@ -27,6 +27,7 @@ from torchdoctor.explain.kinds import (
     paged_optimizers,
     release_changes,
     seed_devices,
+    simulators,
     trainer_data_releases,
     trl_checks,
     version_refusals,
@@ -187,6 +188,9 @@ def _dependency(hits: list[Hit], ctx: Context) -> tuple[str, str]:
     if facts.get("mkl_symbol"):
         summary, fix = libraries.explain_mkl_symbol(facts)
         return summary + on_ranks(hits), fix
+    said = simulators.explain(facts, ctx.facts)
+    if said:
+        return said[0] + on_ranks(hits), said[1]
     refusal = refusal_in(facts, version_refusals.REFUSALS, message="version_refusal")
     if refusal:
         said, fix = one_line(refusal[1]), refusal[2]
@@ -495,6 +499,7 @@ DEPENDENCY_VERSION = Recogniser(
         *installers.NUMPY_ANCHORS,
         missing_packages.TORCH_TOO_OLD_ANCHOR,
         missing_packages.BUILTIN_GENERIC_ANCHOR,
+        *simulators.ANCHORS,  # a MuJoCo struct field another release has (simulators.py)
     ),
     # a name that cannot be imported is also a circular import or a file shadowing the package, an attribute a
     # library's module or object lacks also a bug of that release: only likely
@@ -511,6 +516,8 @@ DEPENDENCY_VERSION = Recogniser(
         *installers.NUMPY_GENERIC,
         # another class than a builtin subscripted prints the same words
         missing_packages.BUILTIN_GENERIC_ANCHOR,
+        # a field of the caller's own misspelt prints the same words, and the log may not say which release moved
+        *simulators.ANCHORS,
         *(anchor for module in _CHANGES for anchor in module.GENERIC),
     ),
     # pip's conflict is likely when pip adds that one of the packages has no build for this environment at all
@@ -556,6 +563,8 @@ DEPENDENCY_VERSION = Recogniser(
         + libraries.MKL_SYMBOL.pattern
         + "|"
         + api_history.IN_TABLE
+        + "|"
+        + simulators.FIELDS.pattern
     ),
     facts=(
         _REFUSED,
@@ -580,6 +589,7 @@ DEPENDENCY_VERSION = Recogniser(
         *installers.NUMPY_FACTS,
         libraries.MKL_SYMBOL,
         missing_packages.TORCH_TOO_OLD,
+        simulators.FIELDS,
     ),
     also=(
         Alternative(*api_changes.MAX_LEN_IN_LIBRARY, when=("tok_class",)),
