@@ -328,6 +328,28 @@ def test_where_the_ranks_outnumber_their_cpus_waiting_for_one_names_nobody():
     assert judged(shared) == (0, "device")
 
 
+def test_the_co_runner_of_a_rank_waiting_for_a_shared_cpu_is_not_named_for_its_cpu_time():
+    # verdict._likeliest: ranks 0 and 2 pinned to CPU 0 with a busy process; rank 0 waits for the CPU (its
+    # first cause), rank 2 spends 3% more CPU time on the same work: neither is named. Rank 1 on CPU 1, with
+    # the same 3% more CPU time, is: nobody else takes its CPU
+    from torchdoctor.stragglers.verdict import _likeliest, rank_windows, sharing_cpus
+
+    cpus = {0: [0], 1: [1], 2: [0]}
+    ranks = rank_windows(on_one_host(window(3), cpus))
+    sharing = sharing_cpus(ranks)
+    assert sorted(sharing) == [0, 2]
+    reasons: list[str] = []
+    waiting, co_runner = (0.3, 0, "offcpu", 0.01, 0.0), (0.03, 2, "cpu", 0.001, 0.0)
+    assert _likeliest([waiting, co_runner], sharing, ranks, reasons) is None
+    assert reasons == [
+        "rank 0: host not blamed, 2 ranks share CPU 0",
+        "rank 2: device not blamed, 2 ranks share CPU 0",
+    ]
+    alone = (0.03, 1, "cpu", 0.001, 0.0)
+    assert _likeliest([waiting, co_runner, alone], sharing, ranks, []) == alone
+    assert _likeliest([co_runner], sharing, ranks, []) == co_runner  # nobody waits for CPU 0
+
+
 def test_a_real_healthy_run_of_4_ranks_on_2_cpus_names_nobody_for_their_taking_turns():
     # tests/fixtures/stragglers/SOURCES.md: rank 3 was named `host` at step 140, kept off a CPU 34 ms per step
     # vs its peers' 11 ms, 4 ranks on 2 CPUs. With the CPUs each rank had, as they publish them now: nobody

@@ -35,6 +35,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
+from torchdoctor.rank_list import ranks_text
+
 # The steps compared: the latest STRETCH (at least MIN_STEPS of them on two ranks before any verdict).
 STRETCH = 40
 MIN_STEPS = 30
@@ -115,10 +117,13 @@ ROSE_ITSELF = ("cpu", "offcpu")
 OWN_RISE = 0.5
 # Where the ranks of a host outnumber the CPUs they may run on (each rank publishes its CPUs, `record`), they take
 # the CPUs from each other: which of them waits for one is the kernel's choice of the moment, not the rank's
-# fault, so where waiting for a CPU (host) is the first cause none of them is named (nor for the next cause:
-# the waiting brings more CPU time for the same work with it). 4 ranks on a 2-core VM (2026-11-30): all 5 false
-# alarms in 2,000 healthy steps were `host` lines naming a rank kept off a CPU 2-3 times longer than its peers.
+# fault. Where one of them has waiting for a CPU (host) as its first cause, none of them is named for it, nor for
+# its CPU time (`device`): the ranks switched on and off a busy CPU spend more CPU time on the same work, and once
+# the waiting rank was left out, its co-runner on a pinned CPU was named `device` at 3% (a busy process planted
+# on that CPU). 4 ranks on a 2-core VM (2026-11-30): all 5 false alarms in 2,000 healthy steps were `host` lines
+# naming a rank kept off a CPU 2-3 times longer than its peers; 0 with this rule, 2 planted episodes lost of 32.
 SHARED_PART = "offcpu"
+SHARED_PARTS = ("offcpu", "cpu")
 
 
 @dataclass
@@ -416,10 +421,9 @@ def judge_stretch(
     ``usual_threads`` (`Usual.threads_usual`): each rank's usual excess of its other threads' waiting for a
     CPU, whose rise over the stretch is given in the figures (`_threads_rise`), not judged. ``usual_own``
     (`Usual.own_usual`): each rank's own usual median per part; a part in `ROSE_ITSELF` names the rank only where
-    its own median rose beyond it by `OWN_RISE` of its excess (else its peers got faster). A rank whose CPUs
-    more ranks share than there are (`sharing_cpus`) is not named where waiting for a CPU (`SHARED_PART`) is the
-    first cause: nor for the parts that waiting brings with it (more CPU time for the same work after each
-    switch)."""
+    its own median rose beyond it by `OWN_RISE` of its excess (else its peers got faster). Ranks whose CPUs
+    more ranks share than there are (`sharing_cpus`) are left out by `_likeliest` where one of them waits for a
+    CPU."""
     excess: dict[int, list[list[float]]] = {}  # rank -> per step: excess of each part over the peers' median
     base: dict[int, list[float]] = {}  # rank -> per step: the peers' median own work
     mine: dict[int, list[tuple[float, ...]]] = {}
@@ -435,7 +439,7 @@ def judge_stretch(
             base.setdefault(rank, []).extend(medians[0] for _own, medians in steps)
             mine.setdefault(rank, []).extend(own for own, _medians in steps)
             peers_parts.setdefault(rank, []).extend(medians for _own, medians in steps)
-    best: tuple[float, int, str, float, float] | None = None  # slower, rank, part, its excess, threads' rise
+    candidates = []  # (slower, rank, part, its excess, threads' rise) of each rank a part names
     reasons = []
     for rank, rows in excess.items():
         n = len(rows)
@@ -500,14 +504,7 @@ def judge_stretch(
             peer_off = _median(row[OFFCPU] for row in peers_parts[rank])
             per_cpu = max(0.0, peer_off) / peer_cpu if peer_cpu > 0 else 0.0
             middle, name = _first_cause({part: m for m, part in passed}, per_cpu)
-            if (
-                name == SHARED_PART and rank in sharing
-            ):  # its wait says why; it is not the rank's to answer for
-                figures.append(
-                    f"waiting for a CPU not blamed: {sharing[rank][0]} ranks on {len(sharing[rank][1])} CPUs"
-                )
-            elif best is None or middle / peers_own > best[0]:
-                best = (middle / peers_own, rank, name, middle, threads)
+            candidates.append((middle / peers_own, rank, name, middle, threads))
         if threads:
             figures.append(f"other threads waiting for a CPU {threads * 1000:+.1f} ms per step beyond usual")
         reasons.append(
@@ -515,6 +512,7 @@ def judge_stretch(
             f"{_ms(peers_own)} beyond usual {habit[0][0] * 1000:+.1f} ms ({own_ahead:.0%} ahead, "
             f"{own_middle / own_error:.1f} se); " + ", ".join(figures)
         )
+    best = _likeliest(candidates, sharing, windows[-1].ranks, reasons)
     if best is None:
         return Stretch(None, 0.0, None, "", "; ".join(reasons))
     slower, rank, part, middle, threads = best
@@ -526,6 +524,32 @@ def judge_stretch(
             " alone slows its collectives as much: a busy machine, or its link"
         )
     return Stretch(rank, slower, CAUSE_OF[part], text, "; ".join(reasons))
+
+
+def _likeliest(
+    candidates: list[tuple[float, int, str, float, float]],
+    sharing: Mapping[int, tuple[int, frozenset[int]]],
+    ranks: Mapping[int, RankWindow],
+    reasons: list[str],
+) -> tuple[float, int, str, float, float] | None:
+    """The candidate slowest against its peers, leaving out the ranks that take CPUs from each other
+    (``sharing``, `sharing_cpus`) where one of them is named for its waiting for a CPU (`SHARED_PART`): none of
+    them is named for that or for its CPU time (`SHARED_PARTS`: a busy CPU's co-runners spend more CPU time on
+    the same work too). Why one is left out is added to ``reasons``."""
+    group = {rank: (ranks[rank].host, cpus) for rank, (_, cpus) in sharing.items()}
+    contended = {group[rank] for _, rank, part, *_ in candidates if rank in group and part == SHARED_PART}
+    best = None
+    for candidate in candidates:
+        slower, rank, part = candidate[:3]
+        if group.get(rank) in contended and part in SHARED_PARTS:
+            count = len(sharing[rank][1])
+            reasons.append(
+                f"rank {rank}: {CAUSE_OF[part]} not blamed, {sharing[rank][0]} ranks share CPU{'s' * (count != 1)} "
+                f"{ranks_text(sharing[rank][1])}"
+            )
+        elif best is None or slower > best[0]:
+            best = candidate
+    return best
 
 
 def _rose_itself(
