@@ -531,8 +531,8 @@ def test_the_end_summary_says_which_ranks_took_the_cpus_from_each_other_and_how_
     windows = [judge_window(n, on_one_host(window(n, ranks=4), pinned_in_pairs)) for n in range(3)]
     lines = summary_lines(windows, [])
     assert lines[1] == (
-        "  ranks 0, 2 on host h share 1 CPU (0); ranks 1, 3 on host h share 1 CPU (1): waiting for a CPU was "
-        "blamed on none of them"
+        "  ranks 0, 2 on host h share 1 CPU (0); ranks 1, 3 on host h share 1 CPU (1): which one waits for a "
+        "CPU is the kernel's choice, none is named for it"
     ), lines
     (shared,) = [f for f in findings(windows, []) if f.id == "dist.straggler.cpus"]
     assert shared.status == "warn" and "a core of its own" in shared.fix
@@ -823,6 +823,31 @@ def test_rank_balance_names_the_slow_rank_and_how_to_share_the_batch():
     third = dict(slow, rank=2, gflops=4.0)
     assert "# or leave out rank 2: 2 × 10 GFLOPS beats 3 × 4" in rank_balance_verdict([fast, slow, third]).fix
     assert rank_balance_verdict([fast, dict(fast, rank=1, gflops=19.0)]).status == "ok"
+
+
+def test_cpus_measured_while_ranks_took_turns_on_them_are_not_called_unbalanced():
+    # results.unless_cpus_shared: 4 ranks on 2 CPUs measured their CPU "devices" at 61 and 21 GFLOPS (a real
+    # 4-rank run on this VM): the slowest is the one the kernel ran least. A GPU's figures, or ranks with a CPU
+    # of their own, are judged as before
+    from torchdoctor.gpu_balance import rank_balance_verdict
+    from torchdoctor.stragglers.results import unless_cpus_shared
+
+    cpu = [
+        {"rank": r, "host": "vm", "device": "cpu", "name": "CPU, 1 thread", "gflops": g, "copy_gbps": 5.0}
+        for r, g in enumerate((40.0, 61.5, 21.3, 35.0))
+    ]
+    shared = "ranks 0-3 on host vm share 2 CPUs (0, 1)"
+    balance = rank_balance_verdict(cpu)
+    assert balance.status == "warn"
+    skipped = unless_cpus_shared(balance, shared)
+    assert skipped.status == "skip" and skipped.summary == (
+        "not judged: ranks 0-3 on host vm share 2 CPUs (0, 1), so each was measured while the others took "
+        "turns on them"
+    )
+    assert unless_cpus_shared(balance, "") is balance
+    gpus = rank_balance_verdict([dict(r, device=f"cuda:{r['rank']}") for r in cpu])
+    assert unless_cpus_shared(gpus, shared) is gpus
+    assert unless_cpus_shared(None, shared) is None
 
 
 @pytest.mark.timeout(600)  # real ranks on a shared machine

@@ -12,6 +12,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from torchdoctor.findings import Finding
 from torchdoctor.stragglers.aggregate import Aggregator
 from torchdoctor.stragglers.record import KEY_PREFIX
 
@@ -32,12 +33,27 @@ def device_balance(store: Any, world_size: int):
     return rank_balance_verdict(figures) if len(figures) >= 2 else None
 
 
+def unless_cpus_shared(balance: Any, shared: str) -> Any:
+    """``balance`` (a ``gpu.balance`` finding, or None), or where the ranks measured CPUs they share with more
+    ranks than there are (``shared``: `summary.shared_cpus`) a skip saying so: each rank's CPU was measured while
+    the others took turns on it, and the slowest is the one the kernel ran least, not a slower device."""
+    if balance is None or not shared or balance.status != "warn":
+        return balance
+    ranks = balance.details.get("ranks", [])
+    if not ranks or any(not str(r.get("device", "")).startswith("cpu") for r in ranks):
+        return balance
+    return Finding(
+        "gpu.balance", "skip", f"not judged: {shared}, so each was measured while the others took turns on them",
+        balance.details,
+    )  # fmt: skip
+
+
 def report(
     aggregator: Aggregator, missing: list[int], directory: str | None, say: Callable[[str], None]
 ) -> None:
     """Say the summary of the windows ``aggregator`` judged and write the files into ``directory`` (if any);
     ``missing``: the ranks that never said they were done."""
-    from torchdoctor.stragglers.summary import findings, summary_lines
+    from torchdoctor.stragglers.summary import findings, shared_cpus, summary_lines
 
     lines = summary_lines(aggregator.verdicts, aggregator.tracker.said)
     found = findings(aggregator.verdicts, aggregator.tracker.said)
@@ -46,9 +62,10 @@ def report(
     except Exception as error:  # noqa: BLE001 - the store is gone: the balance is left out, and said so
         balance = None
         lines.append(f"  the devices' figures could not be read: {error}")
+    balance = unless_cpus_shared(balance, shared_cpus(aggregator.verdicts))
     if balance is not None:
         found.append(balance)
-        mark = "!" if balance.status == "warn" else "✓"
+        mark = {"warn": "!", "skip": "-"}.get(balance.status, "✓")
         lines.append(f"  {mark} {balance.summary} (gpu.balance)")
         lines += [f"      {fix}" for fix in balance.fix.splitlines()]
     if missing:

@@ -60,7 +60,7 @@ def summary_lines(verdicts: list[WindowVerdict], said: list[dict[str, Any]]) -> 
     lines = [head]
     shared = shared_cpus(verdicts)
     if shared:
-        lines.append(f"  {shared}: waiting for a CPU was blamed on none of them")
+        lines.append(f"  {shared}: which one waits for a CPU is the kernel's choice, none is named for it")
     for rank, r in ranks.items():
         waiting = f", waiting for peers {r['wait']:g}" if "wait" in r else ""
         lines.append(
