@@ -54,6 +54,8 @@ def _prefixed(hits: list[Hit]) -> tuple[str, str, str] | None:
 
 def _state_dict(hits: list[Hit], ctx: Context) -> tuple[str, str]:
     facts = merged(hits)
+    if facts.get("fsdp_keys"):
+        return _fsdp_state_dict(hits, facts["fsdp_keys"])
     summary = "the checkpoint's state dict does not match the model" + (
         f" ({facts['model']})" if facts.get("model") else ""
     )
@@ -102,6 +104,22 @@ def _state_dict(hits: list[Hit], ctx: Context) -> tuple[str, str]:
     return summary + on_ranks(hits), fix
 
 
+def _fsdp_state_dict(hits: list[Hit], said: str) -> tuple[str, str]:
+    """FSDP's (or accelerate's FSDP loader's) own check that the state dict holds what this wrapping keeps."""
+    return (
+        "the state dict loaded into the FSDP model does not hold the keys this wrapping expects: "
+        + " ".join(said.split())[:200]
+        + on_ranks(hits),
+        "FSDP reads a state dict in the form of the state_dict_type it was saved with: a LOCAL_STATE_DICT holds each "
+        "unit's flat_param, a SHARDED_STATE_DICT the original names as shards, a FULL_STATE_DICT the whole model. "
+        "Load with the type (and the auto-wrap policy and use_orig_params) the checkpoint was saved with "
+        "(FSDP.set_state_dict_type(model, StateDictType.<as saved>), accelerate's fsdp_state_dict_type), or load "
+        "a full state dict into the model before wrapping; torch.distributed.checkpoint (dcp.load with "
+        "get_state_dict / set_state_dict) takes sharded checkpoints across wrappings. A checkpoint of another model "
+        "(another config, a PEFT adapter beside the base weights) misses keys the same way.",
+    )
+
+
 STATE_DICT_KEYS = Recogniser(
     kind="state_dict_keys",
     title="state dict does not match the model",
@@ -116,12 +134,20 @@ STATE_DICT_KEYS = Recogniser(
         "An unexpected key, ",
         # lightning/fabric/strategies/strategy.py, model_parallel.py: fabric.load(strict=True), a key it lacks
         "that does not exist in the loaded checkpoint",
+        # torch/distributed/fsdp/_state_dict_utils.py: the keys a local or sharded FSDP state dict must hold
+        "is in the state_dict but the state_dict only has",
+        "No `FlatParameter` in `state_dict` for this FSDP instance",
+        # accelerate/utils/fsdp_utils.py: a full state dict without a key of the sharded model
+        "found in sharded model state dict but missing from full state dict",
     ),
     match=R(
         r"[Kk]ey\(s\) in state_dict|loading state_dict|(?:unexpected|missing) key ['\"][^'\"\n]{1,300}['\"] in state_dict|"
         r"Missing key in checkpoint state_dict: |Checkpoint at [^\n]{1,300} is missing keys: |"
         r"An unexpected key, [^\n]{1,300}, exists\. FQN is |"
-        r"contains a key '[^'\n]{1,300}' that does not exist in the loaded checkpoint"
+        r"contains a key '[^'\n]{1,300}' that does not exist in the loaded checkpoint|"
+        r"FSDP assumes [^\n]{1,300} is in the state_dict but the state_dict only has|"
+        r"No `FlatParameter` in `state_dict` for this FSDP instance but it has parameters|"
+        r"Parameter '[^'\n]{1,300}' found in sharded model state dict but missing from full state dict"
     ),
     templates=(
         "torch:error-in-loading-state-dict-for",
@@ -133,6 +159,9 @@ STATE_DICT_KEYS = Recogniser(
         "torch:an-unexpected-key-exists-fqn-is",  # distributed/checkpoint/state_dict.py set_state_dict
         "lightning:the-model-contains-key-that-does",
         "lightning:the-requested-state-contains-key-that",
+        "torch:fsdp-assumes-is-in-the-state",  # distributed/fsdp/_state_dict_utils.py
+        "torch:no-flatparameter-in-state-dict-for",
+        "accelerate:parameter-found-in-sharded-model-state",  # accelerate/utils/fsdp_utils.py
     ),
     span=4,
     facts=(
@@ -147,6 +176,11 @@ STATE_DICT_KEYS = Recogniser(
         ),
         R(r"size mismatch for (?P<size_param>[\w.]{1,200}):"),
         R(r"(?P<keys>contains a key '[^'\n]{1,300}' that does not exist in the loaded checkpoint)"),
+        R(
+            r"(?P<fsdp_keys>FSDP assumes [^\n]{1,300} is in the state_dict but the state_dict only has[^\n]{0,300}|"
+            r"No `FlatParameter` in `state_dict` for this FSDP instance but it has parameters|"
+            r"Parameter '[^'\n]{1,300}' found in sharded model state dict but missing from full state dict[^\n]{0,200})"
+        ),
     ),
     # "Error(s) in loading state_dict" is printed for a wrapper's key prefix and for a checkpoint of another
     # model alike: certain only when one list's keys are the other's with a known prefix (which side carries it
@@ -177,26 +211,47 @@ MODEL_CHECKPOINT_MISMATCH = Recogniser(
     # from checkpoint, the shape in current model is {}."
     kind="model_checkpoint_mismatch",
     title="checkpoint of a model of another shape",
-    anchors=("size mismatch for", "Size mismatch between saved "),
+    anchors=("size mismatch for", "Size mismatch between saved ", "Trying to set a tensor of shape"),
     templates=(
         "torch_native:size-mismatch-for",
         # torch/distributed/checkpoint/default_planner.py: a distributed checkpoint loaded into another shape
         "torch:size-mismatch-between-saved-and-current",
+        # accelerate/utils/modeling.py set_module_tensor_to_device: a checkpoint's tensor into a parameter of
+        # another shape (from_pretrained with device_map / low_cpu_mem_usage, load_checkpoint_and_dispatch)
+        "accelerate:trying-to-set-tensor-of-shape",
     ),
     match=R(
         r"size mismatch for (?P<param>[\w.]{1,200}): copying a param with shape (?P<saved_shape>[^\n]{1,100}?) "
         r"from checkpoint, the shape in current model is (?P<model_shape>[^\n]{1,100}?)\.?$|"
-        r"Size mismatch between saved [^\n]{1,100} and current: [^\n]{1,100} for [\w.]{1,200}"
+        r"Size mismatch between saved [^\n]{1,100} and current: [^\n]{1,100} for [\w.]{1,200}|"
+        r"Trying to set a tensor of shape [^\n]{1,100} in \"[^\"\n]{1,200}\" \(which has shape"
     ),
     facts=(
         R(
             r"Size mismatch between saved (?P<saved_shape>[^\n]{1,100}?) and current: (?P<model_shape>[^\n]{1,100}?) "
             r"for (?P<param>[\w.]{1,200})"
         ),
+        R(
+            r"(?P<accelerate_set>Trying to set a tensor of shape) (?P<saved_shape>torch\.Size\(\[[^\]\n]{0,100}\]\)) in "
+            r"\"(?P<param>[^\"\n]{1,200})\" \(which has shape (?P<model_shape>torch\.Size\(\[[^\]\n]{0,100}\]\))\)"
+        ),
     ),
     # a parameter of shape [0] in the model is a ZeRO-3 partition, not another architecture (kinds/deepspeed.py)
-    reject=R(r"the shape in current model is torch\.Size\(\[0\]\)"),
+    reject=R(r"the shape in current model is torch\.Size\(\[0\]\)|\(which has shape torch\.Size\(\[0\]\)\)"),
     absorbs=("state_dict_keys",),
+    # accelerate's check is also what a quantized model's packed weights (bitsandbytes' [N, 1] uint8 storage)
+    # print when the releases of transformers, accelerate and bitsandbytes do not fit together: likely
+    confirm=lambda hits, ctx: any("accelerate_set" not in h.facts for h in hits),
+    also=(
+        Alternative(
+            "library_version_bug",
+            "a quantized model (bitsandbytes packs 4-/8-bit weights into other shapes) loaded by releases of "
+            "transformers, accelerate and bitsandbytes that do not fit together",
+            "Update transformers, accelerate and bitsandbytes together (pip install -U transformers accelerate "
+            "bitsandbytes), or load the model unquantized to check the checkpoint itself.",
+            when=("accelerate_set",),
+        ),
+    ),
     describe=_model_mismatch,
 )
 
@@ -384,8 +439,43 @@ CHECKPOINT_DEVICE_MAP = Recogniser(
 )
 
 
+_WEIGHTS_ONLY_ARGS = {
+    "pickle_module": (
+        "torch.load was given a pickle_module (dill, a custom unpickler) while weights_only=True, the default since "
+        "PyTorch 2.6",
+        "weights_only=True uses torch's own restricted unpickler, so a pickle_module cannot be honoured: pass "
+        "torch.load(path, pickle_module=dill, weights_only=False) for a file you trust (or drop pickle_module when "
+        "the file holds only tensors and plain containers). Where a library calls torch.load with its own "
+        "pickle_module, update it to a release written for PyTorch 2.6 or pin torch < 2.6.",
+    ),
+    "legacy_tar": (
+        "torch.load refused a checkpoint in the legacy .tar format under weights_only=True, the default since "
+        "PyTorch 2.6",
+        "Files saved by PyTorch before 0.4 (the .tar format) cannot be read by the weights-only unpickler: load it "
+        "once with torch.load(path, weights_only=False) (only for a file you trust) and save it again with "
+        "torch.save(state_dict, new_path), which writes today's format.",
+    ),
+    "torchscript": (
+        "torch.load was given a TorchScript archive (saved with torch.jit.save) under weights_only=True, the "
+        "default since PyTorch 2.6",
+        "Load a TorchScript file with torch.jit.load(path, map_location=...), not torch.load; or pass "
+        "weights_only=False to let torch.load hand it to torch.jit.load (only for a file you trust).",
+    ),
+    "pickle_load_args": (
+        "torch.load was given pickle options (encoding=..., errors=...) while weights_only=True, the default since "
+        "PyTorch 2.6",
+        "Pickle options such as encoding='latin1' (for Python 2 checkpoints) need the full unpickler: pass "
+        "torch.load(path, encoding='latin1', weights_only=False) for a file you trust.",
+    ),
+}
+
+
 def _weights_only(hits: list[Hit], ctx: Context) -> tuple[str, str]:
     facts = merged(hits)
+    refused = next((key for key in _WEIGHTS_ONLY_ARGS if facts.get(key)), None)
+    if refused:
+        summary, fix = _WEIGHTS_ONLY_ARGS[refused]
+        return summary + on_ranks(hits), fix
     blocked = facts.get("unsupported_global")
     summary = "torch.load refused the checkpoint: its weights-only unpickler found " + (
         f"a class it does not allow ({blocked})" if blocked else "an object it does not allow"
@@ -418,17 +508,32 @@ WEIGHTS_ONLY_LOAD = Recogniser(
     # torch/serialization.py (torch.load): _get_wo_message around the weights-only unpickler's error
     kind="weights_only_load",
     title="torch.load's weights-only unpickler refused the checkpoint",
-    anchors=("Weights only load failed",),
+    anchors=(
+        "Weights only load failed",
+        # torch/serialization.py torch.load: what the weights-only unpickler cannot take at all
+        "Can not safely load weights when explicit pickle_module is specified",
+        "with files saved in the legacy .tar format",
+        "with TorchScript archives passed to ``torch.load``",
+        "pickle_load_args only works if `weights_only=False`",
+    ),
     templates=(
         "torch:weights-only-load-failed-this-file",
         "torch:weights-only-load-failed",
         "torch:weights-only-load-failed-2",
+        "torch:can-not-safely-load-weights-when",
+        "torch:cannot-use-weights-only-true-with",
+        "torch:cannot-use-weights-only-true-with-2",
+        "torch:pickle-load-args-only-works-if",
     ),
     span=6,
     facts=(
         R(r"Unsupported global: GLOBAL (?P<unsupported_global>[\w.]{1,200})"),
         R(r"(?P<default_changed>In PyTorch 2\.6, we changed the default value)"),
         R(r"Unsupported operand (?P<operand>\d+)"),
+        R(r"(?P<pickle_module>Can not safely load weights when explicit pickle_module is specified)"),
+        R(r"(?P<legacy_tar>Cannot use ``weights_only=True`` with files saved in the legacy \.tar format)"),
+        R(r"(?P<torchscript>Cannot use ``weights_only=True`` with TorchScript archives)"),
+        R(r"(?P<pickle_load_args>pickle_load_args only works if `weights_only=False`)"),
     ),
     # an unsupported pickle operand is also a file that is not a torch checkpoint, or a damaged one
     confirm=lambda hits, ctx: not any("operand" in h.facts for h in hits),
@@ -456,6 +561,16 @@ def _fsdp_wrap(hits: list[Hit], ctx: Context) -> tuple[str, str]:
             "use_orig_params=True (accelerate's fsdp_use_orig_params: true, TrainingArguments' fsdp_config "
             '{"use_orig_params": true}), or wrap the trainable layers in units of their own (PEFT\'s '
             "fsdp_auto_wrap_policy(model), a lambda_auto_wrap_policy around them).",
+        )
+    if facts.get("dtype_set"):
+        return (
+            f"FSDP2's fully_shard got one group whose parameters have different dtypes ({facts['dtype_set']})"
+            + on_ranks(hits),
+            "fully_shard all-gathers a group's parameters as one buffer, so they must share a dtype: cast the model "
+            "(or the module sharded) to one dtype before fully_shard (model.to(torch.bfloat16), including adapters "
+            "or heads created in float32), and choose the compute dtype with "
+            "fully_shard(..., mp_policy=MixedPrecisionPolicy(param_dtype=torch.bfloat16, reduce_dtype=torch.float32)) "
+            "rather than mixing dtypes in the model; or shard the modules of the other dtype in groups of their own.",
         )
     if facts.get("dtype_a"):
         return (
@@ -501,6 +616,7 @@ FSDP_WRAP_CONFIG = Recogniser(
         "Cannot flatten integer dtype tensors",
         "has CPU parameters or buffers when",
         "To support a module with both CPU and GPU params, please pass in device_id",
+        "FSDP expects uniform original parameter dtype but got",
     ),
     templates=(
         "accelerate:could-not-find-the-transformer-layer",
@@ -515,6 +631,8 @@ FSDP_WRAP_CONFIG = Recogniser(
         # torch/distributed/fsdp/_init_utils.py: a CPU module with sync_module_states, or one split CPU/GPU
         "torch:the-module-has-cpu-parameters-or",
         "torch:to-support-module-with-both-cpu",
+        # fsdp/_fully_shard/_fsdp_param_group.py: FSDP2's group of parameters of several dtypes
+        "torch:fsdp-expects-uniform-original-parameter-dtype",
     ),
     facts=(
         R(r"transformer layer class (?P<layer>\w{1,100}) in the model"),
@@ -522,6 +640,7 @@ FSDP_WRAP_CONFIG = Recogniser(
         R(r"uniform dtype but got (?P<dtype_a>[\w.]{1,40}) and (?P<dtype_b>[\w.]{1,40})"),
         R(r"(?P<integer_flat>Cannot flatten integer dtype tensors)"),
         R(r"(?P<cpu_module>has CPU parameters or buffers when|both CPU and GPU params)"),
+        R(r"uniform original parameter dtype but got (?P<dtype_set>\{[^}\n]{1,100}\})"),
     ),
     describe=_fsdp_wrap,
 )
@@ -529,6 +648,16 @@ FSDP_WRAP_CONFIG = Recogniser(
 
 def _world_size(hits: list[Hit], ctx: Context) -> tuple[str, str]:
     facts = merged(hits)
+    if facts.get("torch_shards"):
+        return (
+            "the sharded checkpoint was saved by another number of processes: "
+            + " ".join(facts["torch_shards"].split())[:160]
+            + on_ranks(hits),
+            "FSDP's LOCAL_STATE_DICT and a pickled ShardedTensor keep each rank's shard as it was cut for the world "
+            "size they were saved with, and load only into the same one: resume with that number of GPUs (nnodes x "
+            "nproc_per_node); or save with StateDictType.SHARDED_STATE_DICT through torch.distributed.checkpoint "
+            "(dcp.save / dcp.load reshard to any world size) or FULL_STATE_DICT (one file, loaded before wrapping).",
+        )
     if facts.get("mp_files"):
         return (
             "the checkpoint was saved with another model-parallel size: its mp_rank_* files cannot be "
@@ -559,16 +688,41 @@ CHECKPOINT_WORLD_SIZE = Recogniser(
     anchors=(
         "The checkpoint being loaded used a DP world size of",
         "Invalid checkpoints and world size for sd",
+        # torch/distributed/fsdp/_state_dict_utils.py (LOCAL_STATE_DICT) and _shard/sharded_tensor/api.py
+        # (ShardedTensor.__setstate__): shards cut for another world size
+        "and the tensor in the state_dict is",
+        "world size at save time was",
+        "rank at save time was",
     ),
     templates=(
         "deepspeed:the-checkpoint-being-loaded-used-dp",
         # runtime/state_dict_factory.py: mp_rank_* files that do not merge or split into this model-parallel size
         "deepspeed:invalid-checkpoints-and-world-size-for",
         "deepspeed:invalid-checkpoints-and-world-size-for-2",
+        "torch:local-shard-size-and-the-tensor",
+        "torch:global-world-size-at-save-time",
+        "torch:local-world-size-at-save-time",
+        "torch:global-rank-at-save-time-was",
+        "torch:local-rank-at-save-time-was",
     ),
     facts=(
         R(r"DP world size of (?P<saved>\d+) but the current world size is (?P<now>\d+)"),
         R(r"Invalid checkpoints and world size for sd (?P<mp_files>merge|split)"),
+        R(
+            r"(?P<torch_shards>Local shard size = [^\n]{1,80} and the tensor in the state_dict is [^\n]{1,80}|"
+            r"(?:Global|Local) (?:world size|rank) at save time was \d+, but at load time was \d+)"
+        ),
+        R(r"(?P<local_shard>Local shard size = )"),
+    ),
+    # FSDP's local shard of another size is also a LOCAL_STATE_DICT of another model (another config): likely
+    confirm=lambda hits, ctx: any("local_shard" not in h.facts for h in hits),
+    also=(
+        Alternative(
+            "model_checkpoint_mismatch",
+            "a local state dict saved from a model of another shape (another config)",
+            "Build the model with the config the checkpoint was saved with; compare the parameter counts of both.",
+            when=("local_shard",),
+        ),
     ),
     describe=_world_size,
 )

@@ -276,6 +276,42 @@ _FIRST_BYTE = {
 
 
 def _not_a_checkpoint(hits: list[Hit], ctx: Context) -> tuple[str, str]:
+    if first(hits, "safetensors_header"):
+        return (
+            "the .safetensors file is not a whole safetensors file (its header does not read: "
+            f"{first(hits, 'safetensors_header')}): cut short, damaged, or a Git LFS pointer"
+            + on_ranks(hits),
+            "safetensors reads an 8-byte header length and the JSON header after it: a file whose download or copy "
+            "was cut short (MetadataIncompleteBuffer, a full disk while it was written or split), a Git LFS pointer "
+            "never fetched (HeaderTooLarge: the text 'version https://git-lfs' read as a length) or another kind of "
+            "file saved under the name fails here. Delete the file and fetch it again (rm the model's folder under "
+            "~/.cache/huggingface/hub, or huggingface-cli download <repo> --force-download; in a git clone, git lfs "
+            "install && git lfs pull), check the free space where it is written, and compare its size with the "
+            "one on the Hub.",
+        )
+    if first(hits, "lfs_clone"):
+        return (
+            "the model's weight file is a Git LFS pointer: the repository was cloned without git-lfs"
+            + on_ranks(hits),
+            "git clone of a model repository without git-lfs leaves small text pointers in place of the weights: "
+            "install it and fetch them (git lfs install && git lfs pull in the cloned folder), or download the "
+            "model with huggingface-cli download / from_pretrained('<repo id>') instead of a clone.",
+        )
+    if first(hits, "jit_archive"):
+        return (
+            "torch.load was given a TorchScript archive (saved with torch.jit.save), not a checkpoint of "
+            "torch.save" + on_ranks(hits),
+            "Load it with torch.jit.load(path, map_location='cpu'); to get a state dict, load the scripted module "
+            "and take its .state_dict(), or use the project's eager checkpoint (.pth/.pt saved with torch.save).",
+        )
+    if first(hits, "torch_magic"):
+        return (
+            "torch.load read a pickle that torch.save did not write (Invalid magic number): another program's "
+            "pickle, or a damaged file" + on_ranks(hits),
+            "The file is a pickle but not a torch checkpoint (pickle.dump, joblib, numpy's .npy/.npz, a "
+            "scikit-learn model): read it with the library that wrote it (pickle.load(open(path, 'rb')), "
+            "np.load, joblib.load), or pass the checkpoint the run saved; download it again when it was cut short.",
+        )
     byte = first(hits, "load_key", "?")
     what = _FIRST_BYTE.get(byte, "damaged or cut short (in a download or an upload), or another kind of file")
     return (
@@ -290,11 +326,40 @@ def _not_a_checkpoint(hits: list[Hit], ctx: Context) -> tuple[str, str]:
 
 CHECKPOINT_FILE_INVALID = Recogniser(
     kind="checkpoint_file_invalid",
-    templates=("system:pickle-invalid-load-key",),
+    templates=(
+        "system:pickle-invalid-load-key",
+        # torch/serialization.py: a pickle torch.save did not write, a TorchScript archive
+        "torch:invalid-magic-number-corrupt-file",
+        "torch:is-zip-archive-did-you-mean",
+        # safetensors' Python binding (bindings/python/src/lib.rs): a header that does not read; transformers 4.x
+        # modeling_utils.load_state_dict: a weights file that starts with 'version' (a Git LFS pointer)
+        "third_party:safetensors-error-while-deserializing-header",
+        "third_party:transformers-cloned-without-git-lfs",
+    ),
     title="a file that is not a checkpoint",
-    anchors=("invalid load key, ",),
-    facts=(re.compile(r"invalid load key, '(?P<load_key>\\x[0-9a-f]{2}|.)'"),),
-    confirm=has_fact("saw_torch_load"),
+    anchors=(
+        "invalid load key, ",
+        "Invalid magic number; corrupt file?",
+        "is a zip archive (did you mean to use torch.jit.load()?)",
+        "Error while deserializing header: ",
+        "You seem to have cloned a repository without having git-lfs installed",
+    ),
+    facts=(
+        re.compile(r"invalid load key, '(?P<load_key>\\x[0-9a-f]{2}|.)'"),
+        re.compile(r"(?P<torch_magic>Invalid magic number; corrupt file\?)"),
+        re.compile(r"(?P<jit_archive>is a zip archive \(did you mean to use torch\.jit\.load\(\)\?\))"),
+        re.compile(r"Error while deserializing header: (?P<safetensors_header>[^\n]{1,80})"),
+        re.compile(r"(?P<lfs_clone>You seem to have cloned a repository without having git-lfs installed)"),
+    ),
+    # pickle's "invalid load key" is any pickle's: certain beside torch.load; the others are the loaders' own words
+    confirm=lambda hits, ctx: (
+        has_fact("saw_torch_load")(hits, ctx)
+        or any(
+            k in h.facts
+            for h in hits
+            for k in ("torch_magic", "jit_archive", "safetensors_header", "lfs_clone")
+        )
+    ),
     also=(
         Alternative(
             "bad_training_data",
