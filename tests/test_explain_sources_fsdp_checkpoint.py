@@ -1,0 +1,333 @@
+"""Catalog templates of FSDP, FSDP2, DTensor, distributed checkpoints and loading weights mapped to kinds from
+their sources: each line as its source prints it (values filled in), and near misses (a warning of the same words,
+a healthy run's line, a rank that is a victim of another's failure) that must not be named with that kind or lead.
+
+The sources: torch/distributed/fsdp (_fully_shard/_fsdp_param_group.py, _fsdp_state.py, _fsdp_init.py,
+_fully_shard.py; _flat_param.py, _wrap_utils.py, _optim_utils.py, _init_utils.py, _state_dict_utils.py,
+_unshard_param_utils.py), torch/distributed/tensor (_dispatch.py, _op_schema.py, _ops, _sharding_prop.py, _api.py),
+torch/distributed/checkpoint/state_dict_saver.py, torch/distributed/_shard/sharded_tensor/api.py,
+torch/serialization.py, safetensors' Python binding, transformers' modeling_utils.py (4.x), accelerate's
+utils/modeling.py and utils/fsdp_utils.py.
+"""
+
+from __future__ import annotations
+
+import io
+
+import pytest
+
+from torchdoctor.explain.diagnose import explain
+
+
+def findings(text: str):
+    """Every finding for ``text`` read as a pasted log."""
+    return explain(["-"], stdin=io.BytesIO(text.encode()))
+
+
+def lead(text: str):
+    return findings(text)[0]
+
+
+# (line as printed, kind, confidence, words the summary or fix must hold)
+NAMED = [
+    # FSDP2 lazy init: a model built on the meta device and never materialized
+    (
+        "RuntimeError: FSDP parameters should be materialized from meta device before training, but the following "
+        "were still on meta device: ['tok_embeddings.weight', 'layers.0.attention.wq.weight']\nFor example, call "
+        "module.to_empty(device) to materialize to device and call module.reset_parameters() on each module to "
+        "initialize values.\n",
+        "wrapper_usage",
+        "certain",
+        ["to_empty", "reset_parameters"],
+    ),
+    (
+        "RuntimeError: FSDP parameters should be materialized on CPU when enabling CPU offloading. For example, load "
+        'a CPU state dict or call module.to_empty(device="cpu"). Found following parameters on non-CPU device: '
+        "[('layers.0.weight', device(type='cuda', index=0))]\n",
+        "wrapper_usage",
+        "certain",
+        ["CPUOffloadPolicy"],
+    ),
+    (
+        "ValueError: Parameter 'lm_head.weight' is shared with a parameter already managed by another FSDP group. "
+        "For shared/tied parameters, use fully_shard([module_a, module_b]) to place them in the same FSDP group.\n",
+        "wrapper_usage",
+        "certain",
+        ["tied", "fully_shard([model.embed_tokens, model.lm_head])"],
+    ),
+    (
+        "AssertionError: Must flatten tensors on the same device but got both cuda:0 and cpu\n",
+        "wrapper_usage",
+        "certain",
+        ["device_id"],
+    ),
+    (
+        "ValueError: FSDP auto wrapping requires modules to not already have FSDP applied but found "
+        "model.layers.0 in\nFullyShardedDataParallel(\n",
+        "wrapper_usage",
+        "certain",
+        ["once"],
+    ),
+    (
+        "ValueError: FSDP expects uniform original parameter dtype but got {torch.float32, torch.bfloat16}\n",
+        "fsdp_wrap_config",
+        "certain",
+        ["MixedPrecisionPolicy"],
+    ),
+    # FSDP / FSDP2 / DCP settings that do not go together
+    (
+        "ValueError: reshard_after_forward should be a bool, got <ShardingStrategy.FULL_SHARD: 1>\n",
+        "fsdp_config_mismatch",
+        "certain",
+        ["reshard_after_forward=True"],
+    ),
+    (
+        "RuntimeError: Found state_dict_type LOCAL_STATE_DICT. DeviceMesh is not compatible with LOCAL_STATE_DICT. "
+        "Please set state_dict_type to SHARDED_STATE_DICT to get DTensor state_dict.\n",
+        "fsdp_config_mismatch",
+        "certain",
+        ["SHARDED_STATE_DICT"],
+    ),
+    (
+        "AssertionError: A CPU backend must be enabled for async save; try initializing process group with "
+        "'cpu:gloo,cuda:nccl'\n",
+        "fsdp_config_mismatch",
+        "certain",
+        ["cpu:gloo,cuda:nccl"],
+    ),
+    (
+        "NotImplementedError: offload_to_cpu=True and NO_SHARD is not supported yet\n",
+        "fsdp_config_mismatch",
+        "certain",
+        ["summon_full_params"],
+    ),
+    # FSDP's own state-dict checks: a state dict of another state_dict_type or wrapping
+    (
+        "RuntimeError: FSDP assumes _fsdp_wrapped_module.flat_param is in the state_dict but the state_dict only "
+        "has odict_keys(['model.embed_tokens.weight', 'model.norm.weight']). prefix=_fsdp_wrapped_module., "
+        "module_name=, param_name=flat_param rank=0.\n",
+        "state_dict_keys",
+        "likely",
+        ["state_dict_type"],
+    ),
+    (
+        "RuntimeError: Parameter 'model.layers.0.mlp.up_proj.weight' found in sharded model state dict but missing "
+        "from full state dict. Full state dict has 290 keys, sharded has 291 keys.\n",
+        "state_dict_keys",
+        "likely",
+        ["FULL_STATE_DICT"],
+    ),
+    # checkpoints cut for another world size
+    (
+        "RuntimeError: Global world size at save time was 8, but at load time was 4\n",
+        "checkpoint_world_size",
+        "certain",
+        ["SHARDED_STATE_DICT"],
+    ),
+    (
+        "AssertionError: Local shard size = torch.Size([1048576]) and the tensor in the state_dict is "
+        "torch.Size([2097152]).\n",
+        "checkpoint_world_size",
+        "likely",
+        ["number of GPUs"],
+    ),
+    # DTensor
+    (
+        "RuntimeError: aten._foreach_norm.Scalar: got mixed torch.Tensor and DTensor, need to convert all "
+        "torch.Tensor to DTensor before calling distributed operators! Please see "
+        "https://docs.pytorch.org/docs/main/distributed.tensor.html#mixed-tensor-and-dtensor-operations for more "
+        "details.\n",
+        "dtensor_mixed_operands",
+        "likely",
+        ["from_local", "max_grad_norm"],
+    ),
+    (
+        "RuntimeError: DTensor does not support cross-mesh operation on aten.mul.Tensor! Got meshes: "
+        "DeviceMesh('cuda', [0, 1], mesh_dim_names=('tp',)) DeviceMesh('cuda', [0, 1, 2, 3], "
+        "mesh_dim_names=('dp',)). Please make sure all the arguments have the same DeviceMesh.\n",
+        "dtensor_mixed_operands",
+        "likely",
+        ["different device meshes"],
+    ),
+    (
+        "NotImplementedError: Operator aten._scaled_dot_product_cudnn_attention.default does not have a sharding "
+        "strategy registered.\n",
+        "dtensor_unsupported_op",
+        "certain",
+        ["aten._scaled_dot_product_cudnn_attention.default", "to_local"],
+    ),
+    (
+        "ValueError: `placements` must have the same length as `device_mesh.ndim`! Found placements length: 1, "
+        "and device_mesh.ndim: 2.\n",
+        "device_mesh_config",
+        "certain",
+        ["one placement per mesh dimension"],
+    ),
+    # torch.load under weights_only=True (the default since 2.6)
+    (
+        "RuntimeError: Can not safely load weights when explicit pickle_module is specified\n",
+        "weights_only_load",
+        "certain",
+        ["weights_only=False", "pickle_module"],
+    ),
+    (
+        "RuntimeError: Cannot use ``weights_only=True`` with TorchScript archives passed to ``torch.load``. In "
+        "PyTorch 2.6, we changed the default value of the `weights_only` argument in `torch.load` from `False` to "
+        "`True`. Re-running `torch.load` with `weights_only` set to `False` will likely succeed, but it can result in "
+        "arbitrary code execution. Do it only if you got the file from a trusted source.\n",
+        "weights_only_load",
+        "certain",
+        ["torch.jit.load"],
+    ),
+    # files that are not (whole) checkpoints
+    (
+        "Traceback (most recent call last):\n"
+        '  File "convert.py", line 12, in <module>\n'
+        "    state = safetensors.torch.load_file(path)\n"
+        "safetensors_rust.SafetensorError: Error while deserializing header: HeaderTooLarge\n",
+        "checkpoint_file_invalid",
+        "certain",
+        ["git lfs pull", "--force-download"],
+    ),
+    (
+        "safetensors_rust.SafetensorError: Error while deserializing header: MetadataIncompleteBuffer\n",
+        "checkpoint_file_invalid",
+        "certain",
+        ["cut short"],
+    ),
+    (
+        "OSError: You seem to have cloned a repository without having git-lfs installed. Please install git-lfs and "
+        "run `git lfs install` followed by `git lfs pull` in the folder you cloned.\n",
+        "checkpoint_file_invalid",
+        "certain",
+        ["git lfs pull"],
+    ),
+    (
+        '  File "/usr/lib/python3/dist-packages/torch/serialization.py", line 1030, in _legacy_load\n'
+        '    raise RuntimeError("Invalid magic number; corrupt file?")\n'
+        "RuntimeError: Invalid magic number; corrupt file?\n",
+        "checkpoint_file_invalid",
+        "certain",
+        ["pickle.load"],
+    ),
+    # accelerate's set_module_tensor_to_device: a checkpoint's tensor of another shape
+    (
+        'ValueError: Trying to set a tensor of shape torch.Size([32000, 4096]) in "weight" (which has shape '
+        "torch.Size([32001, 4096])), this looks incorrect.\n",
+        "model_checkpoint_mismatch",
+        "likely",
+        ["config"],
+    ),
+]
+
+
+@pytest.mark.parametrize(("text", "kind", "confidence", "words"), NAMED)
+def test_source_line_names_its_kind(text, kind, confidence, words):
+    finding = lead(text)
+    assert finding.id == f"log.{kind}", (finding.id, finding.summary)
+    assert finding.details["confidence"] == confidence, finding.summary
+    for word in words:
+        assert word.lower() in (finding.summary + finding.fix).lower(), (word, finding.summary, finding.fix)
+
+
+# (a line that shares an anchor's words but is another message, the kind it must not be named)
+NEAR_MISSES = [
+    # FSDP's warnings in a healthy run
+    (
+        "UserWarning: The passed-in `module` is on CPU and will thus have FSDP's sharding initialization run on CPU, "
+        "which may be slower than on GPU. We recommend passing in the `device_id` argument for FSDP to move "
+        "`module` to GPU for the sharding initialization.\n",
+        "wrapper_usage",
+    ),
+    (
+        "UserWarning: reshard_after_forward=1 (int) means resharding parameters to world size 1, instead of "
+        "reshard_after_forward=True (bool)\n",
+        "fsdp_config_mismatch",
+    ),
+    (
+        "FutureWarning: FSDP.state_dict_type() and FSDP.set_state_dict_type() are being deprecated. Please use APIs, "
+        "get_state_dict() and set_state_dict(), which can support different parallelisms, FSDP1, FSDP2, DDP.\n",
+        "fsdp_config_mismatch",
+    ),
+    (
+        "UserWarning: FSDP is switching to use `NO_SHARD` instead of ShardingStrategy.FULL_SHARD since the world "
+        "size is 1.\n",
+        "fsdp_config_mismatch",
+    ),
+    # DTensor's warnings
+    (
+        "UserWarning: Found a non-scalar tensor with numel=1 and ndim!=0, we are implicitly creating a replicated "
+        "DTensor for it. However, please consider changing it to a scalar tensor or explicitly create a DTensor "
+        "under distributed environment.\n",
+        "dtensor_mixed_operands",
+    ),
+    (
+        "Dijkstra search exhausted without finding a valid strategy for aten.mm.default on mesh (explored 4096 "
+        "combinations); falling back to full expansion\n",
+        "dtensor_unsupported_op",
+    ),
+    # loading warnings a healthy run prints
+    (
+        "Some weights of the model checkpoint at bert-base-uncased were not used when initializing "
+        "BertForSequenceClassification: ['cls.predictions.bias']\n",
+        "state_dict_keys",
+    ),
+    (
+        "Some weights of the model checkpoint at bert-base-uncased were not used when initializing "
+        "BertForSequenceClassification: ['cls.predictions.bias']\n",
+        "model_checkpoint_mismatch",
+    ),
+    (
+        "The safetensors archive passed at model.safetensors does not contain metadata. Make sure to save your model "
+        "with the `save_pretrained` method. Defaulting to 'pt' metadata.\n",
+        "checkpoint_file_invalid",
+    ),
+    (
+        "UserWarning: Environment variable TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD detected, since the`weights_only` "
+        "argument was not explicitly passed to `torch.load`, forcing weights_only=False.\n",
+        "weights_only_load",
+    ),
+    (
+        "UserWarning: 'torch.load' received a zip file that looks like a TorchScript archive dispatching to "
+        "'torch.jit.load' (call 'torch.jit.load' directly to silence this warning)\n",
+        "checkpoint_file_invalid",
+    ),
+    # a ZeRO-3 partition (shape [0]) is not a model of another shape
+    (
+        'ValueError: Trying to set a tensor of shape torch.Size([4096, 4096]) in "weight" (which has shape '
+        "torch.Size([0])), this looks incorrect.\n",
+        "model_checkpoint_mismatch",
+    ),
+]
+
+
+@pytest.mark.parametrize(("text", "kind"), NEAR_MISSES)
+def test_near_miss_is_not_that_kind(text, kind):
+    assert f"log.{kind}" not in [f.id for f in findings(text)]
+
+
+def test_the_failing_rank_leads_over_its_peers_timeout():
+    """Rank 0 refuses its meta-device model; rank 1, waiting in the first all-gather, times out: the refusal leads."""
+    log = (
+        "[rank1]:[E1130 02:41:07.512 ProcessGroupNCCL.cpp:616] [Rank 1] Watchdog caught collective operation "
+        "timeout: WorkNCCL(SeqNum=3, OpType=_ALLGATHER_BASE, NumelIn=1048576, NumelOut=2097152, Timeout(ms)=600000) "
+        "ran for 600013 milliseconds before timing out.\n"
+        "[rank0]: Traceback (most recent call last):\n"
+        '[rank0]:   File "/workspace/train.py", line 88, in <module>\n'
+        "[rank0]:     loss = model(batch).sum()\n"
+        "[rank0]: RuntimeError: FSDP parameters should be materialized from meta device before training, but the "
+        "following were still on meta device: ['output.weight']\n"
+    )
+    assert lead(log).id == "log.wrapper_usage"
+
+
+def test_a_dtensor_mix_does_not_lead_over_the_mesh_it_came_from():
+    """A mesh that does not fit the run is the cause; the op that later mixes meshes is its consequence."""
+    log = (
+        "RuntimeError: Mesh should not be bigger than default world size 4, but found 8 ranks!\n"
+        "RuntimeError: DTensor does not support cross-mesh operation on aten.add.Tensor! Got meshes: "
+        "DeviceMesh('cuda', [0, 1]) DeviceMesh('cuda', [0, 1, 2, 3]). Please make sure all the arguments have the "
+        "same DeviceMesh.\n"
+    )
+    ids = [f.id for f in findings(log)]
+    assert ids[0] == "log.device_mesh_config", ids
