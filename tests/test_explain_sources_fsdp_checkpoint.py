@@ -210,6 +210,56 @@ NAMED = [
         "certain",
         ["pickle.load"],
     ),
+    # a weight left on the meta device, moved or loaded later (aten's copy_, accelerate's set_module_tensor_to_device)
+    (
+        "NotImplementedError: Cannot copy out of meta tensor; no data! Please use torch.nn.Module.to_empty() instead "
+        "of torch.nn.Module.to() when moving module from meta to a different device.\n",
+        "meta_weights_not_loaded",
+        "likely",
+        ["device_map", "to_empty"],
+    ),
+    (
+        "ValueError: lm_head.weight is on the meta device, we need a `value` to put in on 0.\n",
+        "meta_weights_not_loaded",
+        "likely",
+        ["lm_head.weight", "fsdp_sync_module_states"],
+    ),
+    # torch.distributed.checkpoint's set_state_dict: a trainable parameter the optimizer checkpoint has no state for
+    (
+        "RuntimeError: Missing optimizer state for parameter 'model.layers.0.self_attn.q_proj.lora_A.default.weight' "
+        "in checkpoint. The parameter requires gradients but has no saved optimizer state. To load anyway, use "
+        "StateDictOptions(strict=False).\n",
+        "optimizer_group_mismatch",
+        "likely",
+        ["strict=False", "frozen"],
+    ),
+    # dcp.load's FileSystemReader: a folder without .metadata
+    (
+        "Traceback (most recent call last):\n"
+        '  File "/opt/conda/lib/python3.11/site-packages/torch/distributed/checkpoint/filesystem.py", line 643, in '
+        "read_metadata\n"
+        '    with self.fs.create_stream(path, "rb") as metadata_file:\n'
+        "FileNotFoundError: [Errno 2] No such file or directory: '/checkpoints/step_1000/.metadata'\n",
+        "checkpoint_path",
+        "likely",
+        [".distcp", "/checkpoints/step_1000"],
+    ),
+    # from_pretrained's and accelerate's refusals of a device_map
+    (
+        "ValueError: The current `device_map` had weights offloaded to the disk. Please provide an `offload_folder` "
+        "for them. Alternatively, make sure you have `safetensors` installed if the model you are using offers the "
+        "weights in this format.\n",
+        "trainer_arguments",
+        "certain",
+        ["offload_folder="],
+    ),
+    (
+        "ValueError: The device_map provided does not give any device for the following parameters: "
+        "model.norm.weight, lm_head.weight\n",
+        "trainer_arguments",
+        "certain",
+        ["device_map='auto'"],
+    ),
     # accelerate's set_module_tensor_to_device: a checkpoint's tensor of another shape
     (
         'ValueError: Trying to set a tensor of shape torch.Size([32000, 4096]) in "weight" (which has shape '
@@ -291,6 +341,14 @@ NEAR_MISSES = [
         "UserWarning: 'torch.load' received a zip file that looks like a TorchScript archive dispatching to "
         "'torch.jit.load' (call 'torch.jit.load' directly to silence this warning)\n",
         "checkpoint_file_invalid",
+    ),
+    # torch.load's warning when pickle options meet weights_only=True: the load goes on
+    ("UserWarning: pickle_load_args only works if `weights_only=False`.\n", "weights_only_load"),
+    # accelerate's warning for a hand-written device_map: the model still loads
+    (
+        "Tied parameters are on different devices: {'lm_head.weight': 1, 'model.embed_tokens.weight': 0}. Please "
+        "modify your custom device map or set `device_map='auto'`.\n",
+        "trainer_arguments",
     ),
     # a ZeRO-3 partition (shape [0]) is not a model of another shape
     (

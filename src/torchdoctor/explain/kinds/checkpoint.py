@@ -461,12 +461,6 @@ _WEIGHTS_ONLY_ARGS = {
         "Load a TorchScript file with torch.jit.load(path, map_location=...), not torch.load; or pass "
         "weights_only=False to let torch.load hand it to torch.jit.load (only for a file you trust).",
     ),
-    "pickle_load_args": (
-        "torch.load was given pickle options (encoding=..., errors=...) while weights_only=True, the default since "
-        "PyTorch 2.6",
-        "Pickle options such as encoding='latin1' (for Python 2 checkpoints) need the full unpickler: pass "
-        "torch.load(path, encoding='latin1', weights_only=False) for a file you trust.",
-    ),
 }
 
 
@@ -510,11 +504,11 @@ WEIGHTS_ONLY_LOAD = Recogniser(
     title="torch.load's weights-only unpickler refused the checkpoint",
     anchors=(
         "Weights only load failed",
-        # torch/serialization.py torch.load: what the weights-only unpickler cannot take at all
+        # torch/serialization.py torch.load: what the weights-only unpickler cannot take at all (its
+        # "pickle_load_args only works if `weights_only=False`" is a warning, not mapped)
         "Can not safely load weights when explicit pickle_module is specified",
         "with files saved in the legacy .tar format",
         "with TorchScript archives passed to ``torch.load``",
-        "pickle_load_args only works if `weights_only=False`",
     ),
     templates=(
         "torch:weights-only-load-failed-this-file",
@@ -523,7 +517,6 @@ WEIGHTS_ONLY_LOAD = Recogniser(
         "torch:can-not-safely-load-weights-when",
         "torch:cannot-use-weights-only-true-with",
         "torch:cannot-use-weights-only-true-with-2",
-        "torch:pickle-load-args-only-works-if",
     ),
     span=6,
     facts=(
@@ -533,7 +526,6 @@ WEIGHTS_ONLY_LOAD = Recogniser(
         R(r"(?P<pickle_module>Can not safely load weights when explicit pickle_module is specified)"),
         R(r"(?P<legacy_tar>Cannot use ``weights_only=True`` with files saved in the legacy \.tar format)"),
         R(r"(?P<torchscript>Cannot use ``weights_only=True`` with TorchScript archives)"),
-        R(r"(?P<pickle_load_args>pickle_load_args only works if `weights_only=False`)"),
     ),
     # an unsupported pickle operand is also a file that is not a torch checkpoint, or a damaged one
     confirm=lambda hits, ctx: not any("operand" in h.facts for h in hits),
@@ -858,6 +850,16 @@ DISK_FULL = Recogniser(
 
 def _optimizer_groups(hits: list[Hit], ctx: Context) -> tuple[str, str]:
     facts = merged(hits)
+    if facts.get("no_optim_state"):
+        return (
+            f"the optimizer checkpoint has no state for {facts['no_optim_state']}, a parameter trained now: the run "
+            "resumes with other parameters trainable than the checkpoint was saved with" + on_ranks(hits),
+            "torch.distributed.checkpoint's set_state_dict / set_optimizer_state_dict found a parameter that "
+            "requires grad without saved optimizer state: it was frozen (or did not exist: a new head, an adapter "
+            "added) when the checkpoint was saved. Resume with the same trainable parameters (the same freezing, "
+            "LoRA targets, layers unfrozen at this step), or load with "
+            "StateDictOptions(strict=False) to start that parameter's state afresh.",
+        )
     what = (
         "a different number of optimizers"
         if facts.get("optimizer_count")
@@ -889,16 +891,20 @@ OPTIMIZER_GROUP_MISMATCH = Recogniser(
         "loaded state dict contains a parameter group that doesn't match the size of optimizer's group",
         "loaded state dict has a different number of parameter groups",
         "optimizers but the checkpoint contains",
+        "The parameter requires gradients but has no saved optimizer state",
     ),
     templates=(
         "torch_native:optimizer-load-state-dict-group-size",
         "torch_native:optimizer-load-state-dict-group-count",
         # lightning/pytorch/strategies/strategy.py _load_optimizer_state: configure_optimizers returns another count
         "lightning:you-have-configured-optimizers-but-the",
+        # torch/distributed/checkpoint/state_dict.py _load_optim_state_dict: a trainable parameter without state
+        "torch:missing-optimizer-state-for-parameter-in",
     ),
     facts=(
         R(r"(?P<group_count>loaded state dict has a different number of parameter groups)"),
         R(r"(?P<optimizer_count>optimizers but the checkpoint contains)"),
+        R(r"Missing optimizer state for parameter '(?P<no_optim_state>[^'\n]{1,200})' in checkpoint"),
     ),
     confirm=lambda hits, ctx: False,
     also=(
@@ -986,7 +992,54 @@ UNPICKLABLE_CHECKPOINT_OBJECT = Recogniser(
 )
 
 
+def _meta_weights(hits: list[Hit], ctx: Context) -> tuple[str, str]:
+    facts = merged(hits)
+    name = (facts.get("meta_param") or "").strip()
+    return (
+        "a weight still on the meta device (never loaded) was moved or used"
+        + (f": {name}" if name else "")
+        + ": the model was built without values (init_empty_weights, low_cpu_mem_usage / device_map loading, "
+        "FSDP's ram-efficient loading) and this weight got none" + on_ranks(hits),
+        "Tensors on the meta device have a shape and no data, so .to() / copying them fails. Find why this weight "
+        "was not filled: a key the checkpoint lacks (a model of another version or config, a head or "
+        "adapter added after loading, tied weights untied: look for the 'newly initialized' / missing keys "
+        "warning above), a model split with device_map='auto' and then moved with model.to(device) (leave a "
+        "device_map'd model where accelerate put it, or load with device_map={'': device} / without device_map "
+        "and then .to()), or FSDP's cpu_ram_efficient_loading, which loads on rank 0 only (set "
+        "fsdp_sync_module_states: true with it). A model built on meta on purpose is materialized with "
+        "model.to_empty(device=...) and then initialized or loaded.",
+    )
+
+
+META_WEIGHTS_NOT_LOADED = Recogniser(
+    # aten/src/ATen/native/Copy.cpp (copy_ out of a meta tensor; nn/modules/module.py _apply adds the to_empty()
+    # advice) and accelerate/utils/modeling.py set_module_tensor_to_device (a meta parameter given no value)
+    kind="meta_weights_not_loaded",
+    title="a weight left on the meta device, never loaded",
+    anchors=(
+        "Cannot copy out of meta tensor; no data!",
+        "is on the meta device, we need a `value` to put in on",
+    ),
+    templates=("torch_native:cannot-copy-out-of-meta-tensor", "accelerate:is-on-the-meta-device-we"),
+    facts=(R(r"(?P<meta_param>[\w.]{1,200}) is on the meta device, we need a `value`"),),
+    # the message says a weight has no data, not why (a key the checkpoint lacks, a device_map'd model moved, a
+    # library's loading that left it unfilled): likely
+    confirm=lambda hits, ctx: False,
+    also=(
+        Alternative(
+            "library_version_bug",
+            "a library's loading code that leaves some weights unfilled (tied weights, a remote-code model, "
+            "quantization state) in the installed release",
+            "When the model loads through from_pretrained without your own .to() or edits, search the library's "
+            "issues for the message and update (or pin) transformers / accelerate / bitsandbytes together.",
+        ),
+    ),
+    describe=_meta_weights,
+)
+
+
 RECOGNISERS = (
+    META_WEIGHTS_NOT_LOADED,
     CONCURRENT_CHECKPOINT_WRITE,
     DISK_FULL,
     OPTIMIZER_GROUP_MISMATCH,

@@ -80,6 +80,17 @@ _ACCELERATE_PATHS: tuple[tuple[str, str, str], ...] = (
 
 def _checkpoint_path(hits: list[Hit], ctx: Context) -> tuple[str, str]:
     facts = merged(hits)
+    if facts.get("dcp_metadata"):
+        return (
+            f"torch.distributed.checkpoint found no .metadata in {facts['dcp_metadata']}: not a distributed "
+            "checkpoint folder, or a save that did not finish" + on_ranks(hits),
+            "dcp.load (and FSDP's / accelerate's sharded loading) reads the folder dcp.save wrote, whose .metadata "
+            "file rank 0 writes last, after every rank's shards: pass that folder (the one holding .metadata and the "
+            "__0_0.distcp files; accelerate's pytorch_model_fsdp_0 / optimizer_0 inside a checkpoint), not its "
+            "parent or a file; a folder of .distcp files without .metadata is a save cut short (resume from the "
+            "checkpoint before it); a checkpoint written with torch.save (one .pt / .bin file) loads with torch.load "
+            "and set_model_state_dict(model, state, options=StateDictOptions(full_state_dict=True)).",
+        )
     if facts.get("parent"):
         return (
             f"the checkpoint path points inside a DeepSpeed checkpoint folder; its top is {facts['parent']}"
@@ -182,6 +193,9 @@ CHECKPOINT_PATH = Recogniser(
         # transformers/modeling_utils.py _get_resolved_checkpoint_files: a folder or repository without the weights
         " does not appear to have a file named ",
         "Error no file named ",
+        # torch/distributed/checkpoint/filesystem.py FileSystemReader.read_metadata: CPython's FileNotFoundError for
+        # the folder's .metadata
+        "/.metadata'",
     ),
     templates=(
         # lightning/fabric/strategies/deepspeed.py _validate_checkpoint_directory: the parent is the checkpoint
@@ -228,6 +242,7 @@ CHECKPOINT_PATH = Recogniser(
         "transformers:error-no-file-named-or-found",
     ),
     facts=(
+        R(r"No such file or directory: '(?P<dcp_metadata>[^'\n]{0,400}?)/\.metadata'"),
         R(r"Try to load using this parent directory instead: (?P<parent>\S{1,500})"),
         R(r"(?P<not_zero>\S{1,300}) is not a zero checkpoint"),
         R(
