@@ -260,6 +260,42 @@ NAMED = [
         "certain",
         ["device_map='auto'"],
     ),
+    # torch.load of an empty or cut-short file, of a whole model whose class the loading script lacks, of a zip
+    # record that does not read
+    (
+        "Traceback (most recent call last):\n"
+        '  File "train.py", line 88, in <module>\n'
+        "    ckpt = torch.load(args.resume, map_location='cpu')\n"
+        '  File "/opt/conda/lib/python3.8/site-packages/torch/serialization.py", line 795, in load\n'
+        "    return _legacy_load(opened_file, map_location, pickle_module, **pickle_load_args)\n"
+        '  File "/opt/conda/lib/python3.8/site-packages/torch/serialization.py", line 1002, in _legacy_load\n'
+        "    magic_number = pickle_module.load(f, **pickle_load_args)\n"
+        "EOFError: Ran out of input\n",
+        "checkpoint_truncated",
+        "certain",
+        ["barrier", "0-byte"],
+    ),
+    (
+        "Traceback (most recent call last):\n"
+        '  File "eval.py", line 14, in <module>\n'
+        "    model = torch.load('checkpoints/model_best.pth')\n"
+        '  File "/usr/local/lib/python3.10/dist-packages/torch/serialization.py", line 1014, in load\n'
+        "    return _load(opened_zipfile,\n"
+        '  File "/usr/local/lib/python3.10/dist-packages/torch/serialization.py", line 1422, in _load\n'
+        "    result = unpickler.load()\n"
+        '  File "/usr/local/lib/python3.10/dist-packages/torch/serialization.py", line 1415, in find_class\n'
+        "    return super().find_class(mod_name, name)\n"
+        "AttributeError: Can't get attribute 'UNet' on <module '__main__' from 'eval.py'>\n",
+        "checkpoint_class_missing",
+        "certain",
+        ["state_dict", "__main__.UNet"],
+    ),
+    (
+        "RuntimeError: PytorchStreamReader failed reading file data/14: invalid header or archive is corrupted\n",
+        "concurrent_checkpoint_write",
+        "likely",
+        ["rank 0"],
+    ),
     # accelerate's set_module_tensor_to_device: a checkpoint's tensor of another shape
     (
         'ValueError: Trying to set a tensor of shape torch.Size([32000, 4096]) in "weight" (which has shape '
@@ -349,6 +385,25 @@ NEAR_MISSES = [
         "Tied parameters are on different devices: {'lm_head.weight': 1, 'model.embed_tokens.weight': 0}. Please "
         "modify your custom device map or set `device_map='auto'`.\n",
         "trainer_arguments",
+    ),
+    # a torch older than 1.6 reading the zip format 1.6 writes: a release, not a file that is no checkpoint
+    (
+        "RuntimeError: ./weights/best.pth is a zip archive (did you mean to use torch.jit.load()?)\n",
+        "checkpoint_file_invalid",
+    ),
+    # a spawned DataLoader worker (Windows) that read nothing from its parent: a victim, not torch.load's file
+    (
+        "Traceback (most recent call last):\n"
+        '  File "<string>", line 1, in <module>\n'
+        '  File "C:\\Python39\\lib\\multiprocessing\\spawn.py", line 126, in _main\n'
+        "    self = reduction.pickle.load(from_parent)\n"
+        "EOFError: Ran out of input\n",
+        "checkpoint_truncated",
+    ),
+    # a class the unpickler cannot find in a data file read with pickle, no torch.load in the log
+    (
+        "AttributeError: Can't get attribute 'Vocab' on <module '__main__' from 'preprocess.py'>\n",
+        "checkpoint_class_missing",
     ),
     # a ZeRO-3 partition (shape [0]) is not a model of another shape
     (

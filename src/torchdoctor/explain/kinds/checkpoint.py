@@ -12,7 +12,16 @@ from __future__ import annotations
 
 import re
 
-from torchdoctor.explain.recognisers import Alternative, Context, Hit, Recogniser, has_fact, merged, on_ranks
+from torchdoctor.explain.recognisers import (
+    Alternative,
+    Context,
+    Hit,
+    Recogniser,
+    first,
+    has_fact,
+    merged,
+    on_ranks,
+)
 
 FAMILY = "checkpoints and pretrained models"
 
@@ -746,6 +755,7 @@ CONCURRENT_CHECKPOINT_WRITE = Recogniser(
     anchors=(
         "PytorchStreamReader failed reading zip archive",
         "PytorchStreamReader failed locating file",
+        "PytorchStreamReader failed reading file ",
         "] . file not found: ",
         # the zip's records are archive/data/<n>, archive/data.pkl: the same message, however the line was typed
         "file not found: archive/",
@@ -753,6 +763,7 @@ CONCURRENT_CHECKPOINT_WRITE = Recogniser(
     templates=(
         "torch_native:pytorchstreamreader-failed-reading-zip-archive",
         "torch_native:pytorchstreamreader-failed-locating-file",
+        "torch_native:pytorchstreamreader-failed-reading-file",  # a record that does not read
         "torch_native:inline-container-file-not-found",
     ),
     match=R(
@@ -760,6 +771,7 @@ CONCURRENT_CHECKPOINT_WRITE = Recogniser(
     ),
     facts=(
         R(r"failed reading zip archive: (?P<zip_error>[^\n]{1,120})"),
+        R(r"failed reading file (?P<zip_error>[\w./-]{1,120}: [^\n]{1,80})"),
         R(r"(?P<missing_record>(?:file not found: |failed locating file )[\w./-]{0,119}[\w/-])"),
     ),
     confirm=lambda hits, ctx: len(ctx.ranks) > 1,
@@ -1038,7 +1050,87 @@ META_WEIGHTS_NOT_LOADED = Recogniser(
 )
 
 
+def _through_torch(hits: list[Hit], ctx: Context) -> bool:
+    """Whether the unpickler's error came up through torch's frames (torch.load's), not only beside a torch.load
+    quoted elsewhere in the log."""
+    return any(
+        h.facts.get("raised_in_package") == "torch" or "torch" in h.facts.get("frame_packages", ())
+        for h in hits
+    )
+
+
+def _truncated(hits: list[Hit], ctx: Context) -> tuple[str, str]:
+    said = first(hits, "cut_short") or "the file ended early"
+    return (
+        f"torch.load read a checkpoint file that is empty or cut short ({said}): its save, copy or download did not "
+        "finish, or another process was still writing it" + on_ranks(hits),
+        "Check the file's size (ls -l; a 0-byte file is a save that never wrote, or a placeholder): load the "
+        "checkpoint before it, or download / copy it again. If one rank loads what another is saving (a resume right "
+        "after a save, every rank reading rank 0's file), save on rank 0 and call torch.distributed.barrier() before "
+        "the others load; write to a temporary name and os.replace() it when done, so a cut save never takes the "
+        "checkpoint's name; a full disk cuts saves short too (df -h).",
+    )
+
+
+CHECKPOINT_TRUNCATED = Recogniser(
+    # CPython's unpickler (Modules/_pickle.c) on a stream that ends: EOFError "Ran out of input" for an empty one,
+    # UnpicklingError "pickle data was truncated" inside an opcode; torch.load's only beside torch.load in the log
+    # (a spawned worker whose parent died prints "Ran out of input" too, a data file read with pickle as well)
+    kind="checkpoint_truncated",
+    title="a checkpoint file that is empty or cut short",
+    anchors=("EOFError: Ran out of input", "pickle data was truncated"),
+    templates=("system:pickle-ran-out-of-input", "system:pickle-data-was-truncated"),
+    match=R(r"(?P<cut_short>EOFError: Ran out of input|pickle data was truncated)"),
+    requires=("saw_torch_load",),
+    # certain when the error came up through torch.load's frames; a torch.load elsewhere in the log leaves it likely
+    confirm=_through_torch,
+    also=(
+        Alternative(
+            "spawn_pickling",
+            "a process started by multiprocessing's spawn (DataLoader workers on Windows or macOS) that got nothing "
+            "from its parent, because the parent failed to pickle what it sends (its error is above)",
+            "Read the parent's error above it (Can't pickle ...): keep the dataset and collate_fn picklable (no "
+            "lambdas, open files or local classes), and put the training code under if __name__ == '__main__':.",
+        ),
+    ),
+    describe=_truncated,
+)
+
+
+def _class_missing(hits: list[Hit], ctx: Context) -> tuple[str, str]:
+    name = first(hits, "missing_class") or "a class"
+    module = first(hits, "class_module") or "its module"
+    return (
+        f"the checkpoint holds a pickled object of class {name} from {module}, which the loading program does not "
+        "have: the model (or another object) was saved whole, not as a state dict" + on_ranks(hits),
+        "torch.save(model) pickles the object by reference to its class (module and name), so torch.load needs "
+        f"that class importable under the same name: a class defined in the saving script is looked up in "
+        f"__main__ of the loading one. Import or define {name} before torch.load (for __main__: define it in the "
+        f"loading script, or `import __main__; __main__.{name} = {name}` after importing it from its file), run "
+        "from the folder where the project's modules import, or use the code release the checkpoint was saved "
+        "with. Better: save model.state_dict() and load it into a model you build (model.load_state_dict(...)).",
+    )
+
+
+CHECKPOINT_CLASS_MISSING = Recogniser(
+    # CPython's Unpickler.find_class (Modules/_pickle.c): "Can't get attribute 'Net' on <module '__main__' ...>",
+    # a pickled object whose class the named module lacks; torch.load's only beside torch.load in the log
+    kind="checkpoint_class_missing",
+    title="a checkpoint that pickles a class the loading program lacks",
+    anchors=("Can't get attribute '",),
+    templates=("system:pickle-cannot-get-attribute",),
+    match=R(
+        r"Can't get attribute '(?P<missing_class>[\w.]{1,120})' on <module '(?P<class_module>[\w.]{1,120})'"
+    ),
+    requires=("saw_torch_load",),
+    confirm=_through_torch,
+    describe=_class_missing,
+)
+
+
 RECOGNISERS = (
+    CHECKPOINT_TRUNCATED,
+    CHECKPOINT_CLASS_MISSING,
     META_WEIGHTS_NOT_LOADED,
     CONCURRENT_CHECKPOINT_WRITE,
     DISK_FULL,

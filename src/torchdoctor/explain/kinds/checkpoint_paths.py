@@ -312,13 +312,6 @@ def _not_a_checkpoint(hits: list[Hit], ctx: Context) -> tuple[str, str]:
             "install it and fetch them (git lfs install && git lfs pull in the cloned folder), or download the "
             "model with huggingface-cli download / from_pretrained('<repo id>') instead of a clone.",
         )
-    if first(hits, "jit_archive"):
-        return (
-            "torch.load was given a TorchScript archive (saved with torch.jit.save), not a checkpoint of "
-            "torch.save" + on_ranks(hits),
-            "Load it with torch.jit.load(path, map_location='cpu'); to get a state dict, load the scripted module "
-            "and take its .state_dict(), or use the project's eager checkpoint (.pth/.pt saved with torch.save).",
-        )
     if first(hits, "torch_magic"):
         return (
             "torch.load read a pickle that torch.save did not write (Invalid magic number): another program's "
@@ -343,9 +336,9 @@ CHECKPOINT_FILE_INVALID = Recogniser(
     kind="checkpoint_file_invalid",
     templates=(
         "system:pickle-invalid-load-key",
-        # torch/serialization.py: a pickle torch.save did not write, a TorchScript archive
+        # torch/serialization.py: a pickle torch.save did not write (its "is a zip archive (did you mean to use
+        # torch.jit.load()?)" is a torch older than 1.6 reading the zip format 1.6 writes: a release, not mapped here)
         "torch:invalid-magic-number-corrupt-file",
-        "torch:is-zip-archive-did-you-mean",
         # safetensors' Python binding (bindings/python/src/lib.rs): a header that does not read; transformers 4.x
         # modeling_utils.load_state_dict: a weights file that starts with 'version' (a Git LFS pointer)
         "third_party:safetensors-error-while-deserializing-header",
@@ -355,25 +348,19 @@ CHECKPOINT_FILE_INVALID = Recogniser(
     anchors=(
         "invalid load key, ",
         "Invalid magic number; corrupt file?",
-        "is a zip archive (did you mean to use torch.jit.load()?)",
         "Error while deserializing header: ",
         "You seem to have cloned a repository without having git-lfs installed",
     ),
     facts=(
         re.compile(r"invalid load key, '(?P<load_key>\\x[0-9a-f]{2}|.)'"),
         re.compile(r"(?P<torch_magic>Invalid magic number; corrupt file\?)"),
-        re.compile(r"(?P<jit_archive>is a zip archive \(did you mean to use torch\.jit\.load\(\)\?\))"),
         re.compile(r"Error while deserializing header: (?P<safetensors_header>[^\n]{1,80})"),
         re.compile(r"(?P<lfs_clone>You seem to have cloned a repository without having git-lfs installed)"),
     ),
     # pickle's "invalid load key" is any pickle's: certain beside torch.load; the others are the loaders' own words
     confirm=lambda hits, ctx: (
         has_fact("saw_torch_load")(hits, ctx)
-        or any(
-            k in h.facts
-            for h in hits
-            for k in ("torch_magic", "jit_archive", "safetensors_header", "lfs_clone")
-        )
+        or any(k in h.facts for h in hits for k in ("torch_magic", "safetensors_header", "lfs_clone"))
     ),
     also=(
         Alternative(
