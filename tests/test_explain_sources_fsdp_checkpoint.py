@@ -296,6 +296,28 @@ NAMED = [
         "likely",
         ["rank 0"],
     ),
+    # accelerate's FSDP and big-model loading: a folder with two indexes, merge-weights above optimizer_0, a full
+    # state dict loaded without sync_module_states
+    (
+        "ValueError: /data/llama-7b containing more than one `.index.json` file, delete the irrelevant ones.\n",
+        "checkpoint_path",
+        "certain",
+        ["delete"],
+    ),
+    (
+        "ValueError: Checkpoint /out/step_500 does not exist. However, a potential optimizer checkpoint directory "
+        "exists.Please try passing in /out/step_500/optimizer_0 instead.\n",
+        "checkpoint_path",
+        "certain",
+        ["/out/step_500/optimizer_0"],
+    ),
+    (
+        "ValueError: Set the `sync_module_states` flag to `True` so that model states are synced across processes "
+        "when initializing FSDP object\n",
+        "fsdp_config_mismatch",
+        "certain",
+        ["fsdp_sync_module_states: true"],
+    ),
     # accelerate's set_module_tensor_to_device: a checkpoint's tensor of another shape
     (
         'ValueError: Trying to set a tensor of shape torch.Size([32000, 4096]) in "weight" (which has shape '
@@ -405,6 +427,9 @@ NEAR_MISSES = [
         "AttributeError: Can't get attribute 'Vocab' on <module '__main__' from 'preprocess.py'>\n",
         "checkpoint_class_missing",
     ),
+    # accelerate's info lines while it saves and loads FSDP checkpoints
+    ("Loading Optimizer state from /out/step_500/optimizer_0\n", "checkpoint_path"),
+    ("Merging FSDP weights from /out/step_500/pytorch_model_fsdp_0\n", "checkpoint_path"),
     # a ZeRO-3 partition (shape [0]) is not a model of another shape
     (
         'ValueError: Trying to set a tensor of shape torch.Size([4096, 4096]) in "weight" (which has shape '

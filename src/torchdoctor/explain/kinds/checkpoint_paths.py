@@ -48,6 +48,7 @@ _DECIDED = (
     "missing_dir",
     "no_input_dir",
     "file_not_dir",
+    "index_files",
 )
 
 # accelerate/accelerator.py load_state / save_model (and transformers' save_pretrained): a folder that is not there,
@@ -80,6 +81,15 @@ _ACCELERATE_PATHS: tuple[tuple[str, str, str], ...] = (
 
 def _checkpoint_path(hits: list[Hit], ctx: Context) -> tuple[str, str]:
     facts = merged(hits)
+    if facts.get("index_files"):
+        return (
+            f"the checkpoint folder {facts['index_files']} holds more than one .index.json, so accelerate cannot tell "
+            "which sharded checkpoint to load" + on_ranks(hits),
+            "load_checkpoint_in_model / load_checkpoint_and_dispatch read the one *.index.json of a sharded "
+            "checkpoint: delete (or move away) the index files of other formats or earlier saves (a "
+            "pytorch_model.bin.index.json beside model.safetensors.index.json), or pass the index file itself as "
+            "checkpoint=.",
+        )
     if facts.get("dcp_metadata"):
         return (
             f"torch.distributed.checkpoint found no .metadata in {facts['dcp_metadata']}: not a distributed "
@@ -177,6 +187,9 @@ CHECKPOINT_PATH = Recogniser(
         "couldn't find a valid metadata file",
         "/pytorch_model_fsdp_0 instead",
         "/pytorch_model_fsdp_0 or ",
+        "/optimizer_0 instead",
+        "is not a folder containing a `.index.json` file",
+        "containing more than one `.index.json` file",
         "does not point to a valid checkpoint. Make sure the path points to",
         "Failed to load checkpoint directly into the model",
         "should be the path to a file containing a whole state dict",
@@ -226,6 +239,11 @@ CHECKPOINT_PATH = Recogniser(
         "lightning:failed-to-load-checkpoint-directly-into",
         # accelerate/utils/modeling.py load_checkpoint_in_model, transformers/trainer_utils.py load_sharded_checkpoint
         "accelerate:checkpoint-should-be-the-path-to",
+        # accelerate/utils/modeling.py load_checkpoint_in_model: a folder with no index or weights, or two indexes
+        "accelerate:is-not-folder-containing-index-json",
+        "accelerate:containing-more-than-one-index-json",
+        # accelerate/utils/fsdp_utils.py merge_fsdp_weights: the folder above optimizer_0
+        "accelerate:please-try-passing-in-optimizer-instead",
         "transformers:can-find-checkpoint-index-in",
         "deepspeed:can-find-files-in-directory",
         "deepspeed:seems-bogus-deepspeed-checkpoint-folder-cannot",  # deepspeed/checkpoint/deepspeed_checkpoint.py
@@ -242,6 +260,9 @@ CHECKPOINT_PATH = Recogniser(
         "transformers:error-no-file-named-or-found",
     ),
     facts=(
+        R(r"Please try passing in (?P<fsdp_subdir>\S{1,500}/optimizer_0) instead"),
+        R(r"(?P<index_files>\S{1,500}) containing more than one `\.index\.json` file"),
+        R(r"(?P<path>\S{1,500}) is not a folder containing a `\.index\.json` file"),
         R(r"No such file or directory: '(?P<dcp_metadata>[^'\n]{0,400}?)/\.metadata'"),
         R(r"Try to load using this parent directory instead: (?P<parent>\S{1,500})"),
         R(r"(?P<not_zero>\S{1,300}) is not a zero checkpoint"),

@@ -271,6 +271,13 @@ REFUSALS: tuple[tuple[str, str], ...] = (
         "Pass the modules (or parameters) to keep out of FSDP once, as ignored_states=[...] (ignored_modules is its "
         "older name); a framework's own ignored_modules (accelerate's, Lightning's) counts as the one.",
     ),
+    # accelerate/utils/fsdp_utils.py load_fsdp_model: a full state dict is read on rank 0 and broadcast
+    (
+        "Set the `sync_module_states` flag to `True` so that model states are synced across processes",
+        "With fsdp_state_dict_type: FULL_STATE_DICT accelerate loads the weights on rank 0 only and FSDP1 broadcasts "
+        "them: set fsdp_sync_module_states: true in the accelerate config (FullyShardedDataParallelPlugin("
+        "sync_module_states=True)), or save and load with SHARDED_STATE_DICT.",
+    ),
     # distributed/checkpoint/state_dict_saver.py async_save: the staging copy goes through a CPU process group
     (
         "A CPU backend must be enabled for async save",
@@ -360,6 +367,7 @@ FSDP_CONFIG_MISMATCH = Recogniser(
         "torch:if-passing-reshard-after-forward-as",
         "torch:cannot-pass-both-ignored-modules-and",  # fsdp/_init_utils.py
         "torch:cpu-backend-must-be-enabled-for",  # distributed/checkpoint/state_dict_saver.py async_save
+        "accelerate:set-the-sync-module-states-flag",  # accelerate/utils/fsdp_utils.py load_fsdp_model
         "lightning:you-set-use-orig-params-false",
         "lightning:the-does-not-support-setting-up",
         "lightning:the-does-not-support-the-joint",
