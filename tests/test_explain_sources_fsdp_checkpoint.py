@@ -318,6 +318,35 @@ NAMED = [
         "certain",
         ["fsdp_sync_module_states: true"],
     ),
+    # safetensors' save (save_pretrained's, the Trainer's): tied weights, a non-contiguous tensor
+    (
+        "RuntimeError: \n"
+        "            Some tensors share memory, this will lead to duplicate memory on disk and potential differences "
+        "when loading them again: [{'lm_head.weight', 'model.embed_tokens.weight'}].\n"
+        "            A potential way to correctly save your model is to use `save_model`.\n"
+        "            More information at https://huggingface.co/docs/safetensors/torch_shared_tensors\n",
+        "safetensors_save_refused",
+        "certain",
+        ["save_safetensors=False", "_tied_weights_keys", "lm_head.weight"],
+    ),
+    (
+        "ValueError: You are trying to save a non contiguous tensor: `encoder.layer.0.attention.self.query.weight` "
+        "which is not allowed. It either means you are trying to save tensors which are reference of each other in "
+        "which case it's recommended to save only the full tensors, and reslice at load time, or simply call "
+        "`.contiguous()` on your tensor to pack it before saving.\n",
+        "safetensors_save_refused",
+        "certain",
+        [".contiguous()"],
+    ),
+    (
+        "RuntimeError: The weights trying to be saved contained shared tensors [{'lm_head.weight', "
+        "'transformer.wte.weight'}] which are not properly defined. We found all the potential target tied weights "
+        "keys to be: ['lm_head.weight'].\nThis can also just mean that the module's tied weight keys are wrong vs "
+        "the actual tied weights in the model.\n",
+        "safetensors_save_refused",
+        "certain",
+        ["_tied_weights_keys"],
+    ),
     # accelerate's set_module_tensor_to_device: a checkpoint's tensor of another shape
     (
         'ValueError: Trying to set a tensor of shape torch.Size([32000, 4096]) in "weight" (which has shape '
@@ -430,6 +459,12 @@ NEAR_MISSES = [
     # accelerate's info lines while it saves and loads FSDP checkpoints
     ("Loading Optimizer state from /out/step_500/optimizer_0\n", "checkpoint_path"),
     ("Merging FSDP weights from /out/step_500/pytorch_model_fsdp_0\n", "checkpoint_path"),
+    # transformers' warning when it drops a tied duplicate itself: the save goes on
+    (
+        "Removed shared tensor {'lm_head.weight'} while saving. This should be OK, but check by verifying that you "
+        "don't receive any warning while reloading\n",
+        "safetensors_save_refused",
+    ),
     # a ZeRO-3 partition (shape [0]) is not a model of another shape
     (
         'ValueError: Trying to set a tensor of shape torch.Size([4096, 4096]) in "weight" (which has shape '

@@ -1128,7 +1128,58 @@ CHECKPOINT_CLASS_MISSING = Recogniser(
 )
 
 
+def _safetensors_save(hits: list[Hit], ctx: Context) -> tuple[str, str]:
+    if first(hits, "shared"):
+        return (
+            f"safetensors refused to save tensors that share memory ({first(hits, 'shared')}): tied weights, such as "
+            "the input embedding and the output head" + on_ranks(hits),
+            "safetensors stores each tensor once and will not save two names of one storage. Where a Trainer or "
+            "save_pretrained saves it, the model's tied weights are not declared to transformers (a custom or wrapped "
+            "model: declare _tied_weights_keys in the PreTrainedModel subclass, or save the inner model, "
+            "accelerator.unwrap_model(model).save_pretrained(dir)), or save without safetensors "
+            "(TrainingArguments(save_safetensors=False), save_pretrained(dir, safe_serialization=False)); calling "
+            "safetensors yourself, use safetensors.torch.save_model(model, path), which drops the duplicates, or "
+            "save clones ({k: v.clone() for k, v in state.items()}) when they are meant to differ.",
+        )
+    return (
+        f"safetensors refused to save a tensor that is not contiguous ({first(hits, 'noncontiguous') or 'a tensor'}): "
+        "a view or transpose of another tensor" + on_ranks(hits),
+        "safetensors writes each tensor's memory as it is laid out and needs it contiguous: make the state dict's "
+        "tensors contiguous before saving ({k: v.contiguous() for k, v in state.items()}), or the parameter in "
+        "the model (p.data = p.data.contiguous(), for weights made by a transpose or converted from another "
+        "layout) before save_pretrained / the Trainer's save; or save without safetensors "
+        "(TrainingArguments(save_safetensors=False), safe_serialization=False).",
+    )
+
+
+SAFETENSORS_SAVE_REFUSED = Recogniser(
+    # safetensors/torch.py (_flatten, _tobytes; save_file and save, which save_pretrained and the Trainer call)
+    kind="safetensors_save_refused",
+    title="safetensors refusing shared or non-contiguous tensors",
+    anchors=(
+        "Some tensors share memory, this will lead to duplicate",
+        "You are trying to save a non contiguous tensor",
+        # transformers/modeling_utils.py (5.x) save_pretrained: tied weights the model does not declare
+        "which are not properly defined. We found all the potential target tied weights keys",
+    ),
+    templates=(
+        "third_party:safetensors-tensors-share-memory",
+        "third_party:safetensors-non-contiguous-tensor",
+        "transformers:the-weights-trying-to-be-saved",
+    ),
+    facts=(
+        R(
+            r"Some tensors share memory, this will lead to duplicate[^:\n]{0,80}: (?P<shared>[^\n]{1,300}?)\.?$"
+        ),
+        R(r"You are trying to save a non contiguous tensor: `(?P<noncontiguous>[^`\n]{1,200})`"),
+        R(r"contained shared tensors (?P<shared>[^\n]{1,300}?) which are not properly defined"),
+    ),
+    describe=_safetensors_save,
+)
+
+
 RECOGNISERS = (
+    SAFETENSORS_SAVE_REFUSED,
     CHECKPOINT_TRUNCATED,
     CHECKPOINT_CLASS_MISSING,
     META_WEIGHTS_NOT_LOADED,
