@@ -131,6 +131,24 @@ NAMED = [
         "likely",
         ["number of GPUs"],
     ),
+    # the HF Trainer (before 4.16) restoring one CUDA RNG state per GPU saved, on fewer GPUs
+    (
+        "Traceback (most recent call last):\n"
+        '  File "run_clm.py", line 540, in <module>\n'
+        "    train_result = trainer.train(resume_from_checkpoint=checkpoint)\n"
+        '  File "/usr/local/lib/python3.9/site-packages/transformers/trainer.py", line 1312, in train\n'
+        "    self._load_rng_state(resume_from_checkpoint)\n"
+        '  File "/usr/local/lib/python3.9/site-packages/transformers/trainer.py", line 1545, in _load_rng_state\n'
+        '    torch.cuda.random.set_rng_state_all(checkpoint_rng_state["cuda"])\n'
+        '  File "/usr/local/lib/python3.9/site-packages/torch/cuda/random.py", line 73, in set_rng_state_all\n'
+        "    set_rng_state(state, i)\n"
+        '  File "/usr/local/lib/python3.9/site-packages/torch/cuda/random.py", line 62, in cb\n'
+        "    default_generator = torch.cuda.default_generators[idx]\n"
+        "IndexError: tuple index out of range\n",
+        "checkpoint_world_size",
+        "likely",
+        ["rng_state", "number of GPUs", "4.16"],
+    ),
     # DTensor
     (
         "RuntimeError: aten._foreach_norm.Scalar: got mixed torch.Tensor and DTensor, need to convert all "
@@ -464,6 +482,12 @@ NEAR_MISSES = [
         "Removed shared tensor {'lm_head.weight'} while saving. This should be OK, but check by verifying that you "
         "don't receive any warning while reloading\n",
         "safetensors_save_refused",
+    ),
+    # the Trainer from 4.16 on warns and resumes without the GPUs' random state
+    (
+        "Didn't manage to set back the RNG states of the GPU because of the following error:\n tuple index out of "
+        "range\nThis won't yield the same results as if the training had not been interrupted.\n",
+        "checkpoint_world_size",
     ),
     # a ZeRO-3 partition (shape [0]) is not a model of another shape
     (

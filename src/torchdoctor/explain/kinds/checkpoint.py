@@ -649,6 +649,18 @@ FSDP_WRAP_CONFIG = Recogniser(
 
 def _world_size(hits: list[Hit], ctx: Context) -> tuple[str, str]:
     facts = merged(hits)
+    if facts.get("rng_states") and not (
+        facts.get("saved") or facts.get("torch_shards") or facts.get("mp_files")
+    ):
+        return (
+            "the HF Trainer failed restoring the checkpoint's per-GPU CUDA RNG states: a resume on another number "
+            "of GPUs than the checkpoint was saved with" + on_ranks(hits),
+            "The Trainer saves one CUDA RNG state per visible GPU (rng_state*.pth in the checkpoint folder) and, "
+            "before transformers 4.16, restored them with torch.cuda.random.set_rng_state_all, which fails when "
+            "fewer GPUs are visible now. Update transformers (4.16+ warns and goes on, huggingface/transformers#14994), "
+            "or resume with the same number of GPUs, or delete the checkpoint's rng_state*.pth files (the run then "
+            "resumes without restoring the random state).",
+        )
     if facts.get("torch_shards"):
         return (
             "the sharded checkpoint was saved by another number of processes: "
@@ -694,6 +706,9 @@ CHECKPOINT_WORLD_SIZE = Recogniser(
         "and the tensor in the state_dict is",
         "world size at save time was",
         "rank at save time was",
+        # transformers/trainer.py _load_rng_state (before 4.16): the saved per-GPU CUDA RNG states restored one per
+        # GPU, in a traceback that failed there (a code line, no message of its own)
+        "set_rng_state_all(checkpoint_rng_state",
     ),
     templates=(
         "deepspeed:the-checkpoint-being-loaded-used-dp",
@@ -714,9 +729,11 @@ CHECKPOINT_WORLD_SIZE = Recogniser(
             r"(?:Global|Local) (?:world size|rank) at save time was \d+, but at load time was \d+)"
         ),
         R(r"(?P<local_shard>Local shard size = )"),
+        R(r"(?P<rng_states>set_rng_state_all\(checkpoint_rng_state)"),
     ),
-    # FSDP's local shard of another size is also a LOCAL_STATE_DICT of another model (another config): likely
-    confirm=lambda hits, ctx: any("local_shard" not in h.facts for h in hits),
+    # FSDP's local shard of another size is also a LOCAL_STATE_DICT of another model (another config): likely; a
+    # traceback through the Trainer's RNG restore says where it failed, not why: likely
+    confirm=lambda hits, ctx: any("local_shard" not in h.facts and "rng_states" not in h.facts for h in hits),
     also=(
         Alternative(
             "model_checkpoint_mismatch",
