@@ -314,6 +314,15 @@ NAMED = [
         "likely",
         ["rank 0"],
     ),
+    # transformers 4.x wrapping torch.load's error on a weights file: likely alone; the error above it leads
+    (
+        "OSError: Unable to load weights from pytorch checkpoint file for 'models/bert/pytorch_model.bin' at "
+        "'models/bert/pytorch_model.bin'. If you tried to load a PyTorch model from a TF 2.0 checkpoint, please set "
+        "from_tf=True.\n",
+        "checkpoint_file_invalid",
+        "likely",
+        ["download it again", "torch older than 1.6"],
+    ),
     # accelerate's FSDP and big-model loading: a folder with two indexes, merge-weights above optimizer_0, a full
     # state dict loaded without sync_module_states
     (
@@ -528,3 +537,25 @@ def test_a_dtensor_mix_does_not_lead_over_the_mesh_it_came_from():
     )
     ids = [f.id for f in findings(log)]
     assert ids[0] == "log.device_mesh_config", ids
+
+
+def test_torch_loads_own_error_leads_over_transformers_wrapper():
+    """transformers' "Unable to load weights" wraps what torch.load raised: the torn archive above it leads."""
+    log = (
+        "Traceback (most recent call last):\n"
+        '  File "/usr/lib/python3.8/site-packages/transformers/modeling_utils.py", line 1205, in from_pretrained\n'
+        '    state_dict = torch.load(resolved_archive_file, map_location="cpu")\n'
+        '  File "/usr/lib/python3.8/site-packages/torch/serialization.py", line 593, in load\n'
+        "    with _open_zipfile_reader(opened_file) as opened_zipfile:\n"
+        "RuntimeError: PytorchStreamReader failed reading zip archive: failed finding central directory\n"
+        "\n"
+        "During handling of the above exception, another exception occurred:\n"
+        "\n"
+        "Traceback (most recent call last):\n"
+        '  File "train.py", line 10, in <module>\n'
+        "    model = AutoModel.from_pretrained('bert-base-uncased')\n"
+        "OSError: Unable to load weights from pytorch checkpoint file for '/root/.cache/huggingface/abc.bin' at "
+        "'/root/.cache/huggingface/abc.bin'. If you tried to load a PyTorch model from a TF 2.0 checkpoint, please "
+        "set from_tf=True.\n"
+    )
+    assert lead(log).id == "log.concurrent_checkpoint_write"

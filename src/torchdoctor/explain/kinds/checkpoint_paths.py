@@ -333,6 +333,16 @@ def _not_a_checkpoint(hits: list[Hit], ctx: Context) -> tuple[str, str]:
             "install it and fetch them (git lfs install && git lfs pull in the cloned folder), or download the "
             "model with huggingface-cli download / from_pretrained('<repo id>') instead of a clone.",
         )
+    if first(hits, "hf_unable"):
+        return (
+            f"transformers could not read the weights file {first(hits, 'hf_unable')} with torch.load: damaged or cut "
+            "short, or written by a newer torch than this one" + on_ranks(hits),
+            "The error torch.load raised is printed above this one ('During handling of the above exception'): a zip "
+            "archive that does not read (PytorchStreamReader ...) is a download or save cut short: delete the file "
+            "(the model's folder under ~/.cache/huggingface/hub) and download it again, comparing its size with the "
+            "Hub's; 'is a zip archive (did you mean to use torch.jit.load()?)' is a torch older than 1.6 reading the "
+            "format 1.6+ writes: update torch; a TensorFlow checkpoint (tf_model.h5) loads with from_tf=True.",
+        )
     if first(hits, "torch_magic"):
         return (
             "torch.load read a pickle that torch.save did not write (Invalid magic number): another program's "
@@ -364,6 +374,8 @@ CHECKPOINT_FILE_INVALID = Recogniser(
         # modeling_utils.load_state_dict: a weights file that starts with 'version' (a Git LFS pointer)
         "third_party:safetensors-error-while-deserializing-header",
         "third_party:transformers-cloned-without-git-lfs",
+        # transformers 3.x-4.x modeling_utils.load_state_dict: torch.load failed on a file that is no LFS pointer
+        "third_party:transformers-unable-to-load-weights",
     ),
     title="a file that is not a checkpoint",
     anchors=(
@@ -371,16 +383,19 @@ CHECKPOINT_FILE_INVALID = Recogniser(
         "Invalid magic number; corrupt file?",
         "Error while deserializing header: ",
         "You seem to have cloned a repository without having git-lfs installed",
+        "Unable to load weights from pytorch checkpoint file for",
     ),
     facts=(
         re.compile(r"invalid load key, '(?P<load_key>\\x[0-9a-f]{2}|.)'"),
         re.compile(r"(?P<torch_magic>Invalid magic number; corrupt file\?)"),
         re.compile(r"Error while deserializing header: (?P<safetensors_header>[^\n]{1,80})"),
         re.compile(r"(?P<lfs_clone>You seem to have cloned a repository without having git-lfs installed)"),
+        re.compile(r"Unable to load weights from pytorch checkpoint file for '(?P<hf_unable>[^'\n]{1,300})'"),
     ),
     # pickle's "invalid load key" is any pickle's: certain beside torch.load; the others are the loaders' own words
+    # transformers' "Unable to load weights" wraps whatever torch.load raised (printed above it): likely alone
     confirm=lambda hits, ctx: (
-        has_fact("saw_torch_load")(hits, ctx)
+        (has_fact("saw_torch_load")(hits, ctx) and any("hf_unable" not in h.facts for h in hits))
         or any(k in h.facts for h in hits for k in ("torch_magic", "safetensors_header", "lfs_clone"))
     ),
     also=(
@@ -388,6 +403,7 @@ CHECKPOINT_FILE_INVALID = Recogniser(
             "bad_training_data",
             "a data file read with pickle that is not a pickle (or was cut short)",
             "Check the data file the traceback reads (its format, its size) and regenerate or download it again.",
+            unless=("hf_unable",),
         ),
     ),
     describe=_not_a_checkpoint,
