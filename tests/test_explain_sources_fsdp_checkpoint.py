@@ -323,6 +323,13 @@ NAMED = [
         "likely",
         ["download it again", "torch older than 1.6"],
     ),
+    # dcp.save into a folder that holds a checkpoint, overwrite=False
+    (
+        "RuntimeError: Checkpoint already exists and self.overwrite=False.\n",
+        "checkpoint_path",
+        "certain",
+        ["overwrite=True"],
+    ),
     # accelerate's FSDP and big-model loading: a folder with two indexes, merge-weights above optimizer_0, a full
     # state dict loaded without sync_module_states
     (
@@ -482,6 +489,13 @@ NEAR_MISSES = [
     (
         "AttributeError: Can't get attribute 'Vocab' on <module '__main__' from 'preprocess.py'>\n",
         "checkpoint_class_missing",
+    ),
+    # dcp.save's warning before torch 2.5 made overwrite=False the default: the save goes on
+    (
+        "UserWarning: Detected an existing checkpoint in /ckpt/step_100, overwriting since self.overwrite=True. Past "
+        "version 2.5 of PyTorch, `overwrite` will default to False. Set this variable to True to maintain this "
+        "functionality or False to raise when an existing checkpoint is found.\n",
+        "checkpoint_path",
     ),
     # accelerate's info lines while it saves and loads FSDP checkpoints
     ("Loading Optimizer state from /out/step_500/optimizer_0\n", "checkpoint_path"),

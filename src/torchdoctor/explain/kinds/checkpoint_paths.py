@@ -49,6 +49,7 @@ _DECIDED = (
     "no_input_dir",
     "file_not_dir",
     "index_files",
+    "dcp_exists",
 )
 
 # accelerate/accelerator.py load_state / save_model (and transformers' save_pretrained): a folder that is not there,
@@ -81,6 +82,14 @@ _ACCELERATE_PATHS: tuple[tuple[str, str, str], ...] = (
 
 def _checkpoint_path(hits: list[Hit], ctx: Context) -> tuple[str, str]:
     facts = merged(hits)
+    if facts.get("dcp_exists"):
+        return (
+            "dcp.save refused to write into a folder that already holds a checkpoint (its FileSystemWriter has "
+            "overwrite=False)" + on_ranks(hits),
+            "Give each save its own folder (f'{out}/step_{step}'), delete the old one first (on rank 0, then a "
+            "barrier), or write over it on purpose with dcp.save(state, storage_writer=FileSystemWriter(path, "
+            "overwrite=True)).",
+        )
     if facts.get("index_files"):
         return (
             f"the checkpoint folder {facts['index_files']} holds more than one .index.json, so accelerate cannot tell "
@@ -190,6 +199,8 @@ CHECKPOINT_PATH = Recogniser(
         "/optimizer_0 instead",
         "is not a folder containing a `.index.json` file",
         "containing more than one `.index.json` file",
+        # torch/distributed/checkpoint/filesystem.py FileSystemWriter: a folder with a checkpoint, overwrite=False
+        "Checkpoint already exists and self.overwrite=",
         "does not point to a valid checkpoint. Make sure the path points to",
         "Failed to load checkpoint directly into the model",
         "should be the path to a file containing a whole state dict",
@@ -244,6 +255,7 @@ CHECKPOINT_PATH = Recogniser(
         "accelerate:containing-more-than-one-index-json",
         # accelerate/utils/fsdp_utils.py merge_fsdp_weights: the folder above optimizer_0
         "accelerate:please-try-passing-in-optimizer-instead",
+        "torch:checkpoint-already-exists-and-self-overwrite",  # distributed/checkpoint/filesystem.py
         "transformers:can-find-checkpoint-index-in",
         "deepspeed:can-find-files-in-directory",
         "deepspeed:seems-bogus-deepspeed-checkpoint-folder-cannot",  # deepspeed/checkpoint/deepspeed_checkpoint.py
@@ -261,6 +273,7 @@ CHECKPOINT_PATH = Recogniser(
     ),
     facts=(
         R(r"Please try passing in (?P<fsdp_subdir>\S{1,500}/optimizer_0) instead"),
+        R(r"(?P<dcp_exists>Checkpoint already exists and self\.overwrite=False)"),
         R(r"(?P<index_files>\S{1,500}) containing more than one `\.index\.json` file"),
         R(r"(?P<path>\S{1,500}) is not a folder containing a `\.index\.json` file"),
         R(r"No such file or directory: '(?P<dcp_metadata>[^'\n]{0,400}?)/\.metadata'"),
