@@ -149,6 +149,28 @@ NAMED = [
         "likely",
         ["rng_state", "number of GPUs", "4.16"],
     ),
+    # an FSDP1 model's parameter used while sharded: generate() outside the root forward, a freed storage
+    (
+        "Traceback (most recent call last):\n"
+        '  File "/workspace/eval.py", line 61, in <module>\n'
+        "    out = model.module.generate(**batch, max_new_tokens=32)\n"
+        '  File "/usr/local/lib/python3.10/site-packages/torch/nn/functional.py", line 2264, in embedding\n'
+        "    return torch.embedding(weight, input, padding_idx, scale_grad_by_freq, sparse)\n"
+        "RuntimeError: 'weight' must be 2-D\n"
+        "model is FullyShardedDataParallel(\n",
+        "fsdp_params_outside_forward",
+        "likely",
+        ["summon_full_params", "use_orig_params"],
+    ),
+    (
+        "[rank1]: RuntimeError: setStorage: sizes [4096, 4096], strides [4096, 1], storage offset 0, and itemsize 2 "
+        "requiring a storage size of 33554432 are out of bounds for storage of size 0\n"
+        '[rank1]:   File "/opt/conda/lib/python3.11/site-packages/torch/distributed/fsdp/_flat_param.py", line '
+        "1502, in _use_unsharded_views\n",
+        "fsdp_params_outside_forward",
+        "likely",
+        ["sharded"],
+    ),
     # DTensor
     (
         "RuntimeError: aten._foreach_norm.Scalar: got mixed torch.Tensor and DTensor, need to convert all "
@@ -511,6 +533,11 @@ NEAR_MISSES = [
         "Didn't manage to set back the RNG states of the GPU because of the following error:\n tuple index out of "
         "range\nThis won't yield the same results as if the training had not been interrupted.\n",
         "checkpoint_world_size",
+    ),
+    # an embedding's weight that is not 2-D in a run without FSDP (the Trainer's arguments name fsdp empty)
+    (
+        "fsdp=[],\nfsdp_config={'min_num_params': 0, 'xla': False},\nRuntimeError: 'weight' must be 2-D\n",
+        "fsdp_params_outside_forward",
     ),
     # a ZeRO-3 partition (shape [0]) is not a model of another shape
     (

@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 
 from torchdoctor.explain.kinds.refusal_table import describe_refusal
-from torchdoctor.explain.recognisers import Recogniser
+from torchdoctor.explain.recognisers import Alternative, Context, Hit, Recogniser, on_ranks
 
 FAMILY = "DDP, FSDP and where tensors are"
 
@@ -314,4 +314,60 @@ WRAPPER_USAGE = Recogniser(
     describe=describe_refusal(_CLASSES, "a DDP or FSDP wrapper was used in a way torch refuses", limit=200),
 )
 
-RECOGNISERS = (WRAPPER_USAGE,)
+
+def _params_outside_forward(hits: list[Hit], ctx: Context) -> tuple[str, str]:
+    said = next((str(h.facts["freed"]) for h in hits if h.facts.get("freed")), "a parameter without its data")
+    return (
+        f"an FSDP-wrapped model's parameter was used while it was sharded ({said}): outside the root module's "
+        "forward (generate(), a submodule called directly, evaluation code) FSDP1 keeps each rank's shard and frees "
+        "the full parameter" + on_ranks(hits),
+        "FSDP gathers a unit's parameters only inside the forward of the FSDP module that wraps it. Call the model "
+        "through its root (model(...)), or gather them around the other use: with "
+        "FSDP.summon_full_params(model, writeback=False): model.generate(...) (recurse=False for the root only); "
+        "with use_orig_params=True (accelerate's fsdp_use_orig_params: true) the original parameters stay "
+        "registered; under FSDP2 (fully_shard) call model.unshard() first or register the method with "
+        "register_fsdp_forward_method(model, 'generate'). To save or evaluate a full model, take "
+        "get_model_state_dict(model, options=StateDictOptions(full_state_dict=True)) instead.",
+    )
+
+
+FSDP_PARAMS_OUTSIDE_FORWARD = Recogniser(
+    # aten/src/ATen/native/Embedding.cpp ("'weight' must be 2-D"), aten/src/ATen/native/Resize.h (setStorage out of
+    # bounds for a storage of size 0), c10/core/TensorImpl.h (data not allocated): what a parameter FSDP resharded
+    # (its storage freed) prints when something uses it; only in a run with FSDP, and never certain (a library's
+    # generate or save path, or an FSDP bug, prints them the same way)
+    kind="fsdp_params_outside_forward",
+    title="an FSDP-sharded parameter used outside the forward that gathers it",
+    anchors=(
+        "'weight' must be 2-D",
+        "are out of bounds for storage of size 0",
+        "The tensor has a non-zero number of elements, but its data is not allocated yet",
+    ),
+    templates=(
+        "torch_native:embedding-weight-must-be-2d",
+        "torch_native:setstorage-out-of-bounds",
+        "torch_native:tensor-data-not-allocated",
+    ),
+    match=R(
+        r"(?P<freed>'weight' must be 2-D|setStorage: sizes [^\n]{1,200} are out of bounds for storage of size 0|"
+        r"The tensor has a non-zero number of elements, but its data is not allocated yet)"
+    ),
+    requires=("saw_fsdp",),
+    confirm=lambda hits, ctx: False,
+    # under ZeRO-3 the same lines are DeepSpeed's partitions (kinds/deepspeed.py)
+    reject=R(r"torch\.Size\(\[0\]\)"),
+    absorbs=("zero3_partitioned_weights",),
+    also=(
+        Alternative(
+            "library_version_bug",
+            "a library's FSDP code path (its generate, save or offload) using parameters FSDP had freed, a bug of "
+            "its release",
+            "When the traceback's frames are torch's FSDP or a framework's (Lightning, accelerate, the Trainer), "
+            "search their issues for the message and update them.",
+        ),
+    ),
+    describe=_params_outside_forward,
+)
+
+
+RECOGNISERS = (WRAPPER_USAGE, FSDP_PARAMS_OUTSIDE_FORWARD)
