@@ -352,6 +352,13 @@ NAMED = [
         "certain",
         ["overwrite=True"],
     ),
+    # PEFT given a folder without an adapter (a base or merged model, the run's parent folder)
+    (
+        "ValueError: Can't find 'adapter_config.json' at 'outputs/llama-7b-merged'\n",
+        "checkpoint_path",
+        "likely",
+        ["adapter_model.safetensors", "outputs/llama-7b-merged"],
+    ),
     # accelerate's FSDP and big-model loading: a folder with two indexes, merge-weights above optimizer_0, a full
     # state dict loaded without sync_module_states
     (
@@ -519,6 +526,8 @@ NEAR_MISSES = [
         "functionality or False to raise when an existing checkpoint is found.\n",
         "checkpoint_path",
     ),
+    # another library's missing file in the same words (a config of its own), not a PEFT adapter folder
+    ("ValueError: Can't find 'config.yaml' at 'runs/exp1'\n", "checkpoint_path"),
     # accelerate's info lines while it saves and loads FSDP checkpoints
     ("Loading Optimizer state from /out/step_500/optimizer_0\n", "checkpoint_path"),
     ("Merging FSDP weights from /out/step_500/pytorch_model_fsdp_0\n", "checkpoint_path"),

@@ -82,6 +82,17 @@ _ACCELERATE_PATHS: tuple[tuple[str, str, str], ...] = (
 
 def _checkpoint_path(hits: list[Hit], ctx: Context) -> tuple[str, str]:
     facts = merged(hits)
+    if facts.get("no_adapter_config"):
+        return (
+            f"PEFT found no adapter_config.json at {facts['no_adapter_config']}: not a saved adapter folder (or a Hub "
+            "id it could not download)" + on_ranks(hits),
+            "PeftModel.from_pretrained(base_model, path) and PeftConfig.from_pretrained(path) read the folder "
+            "model.save_pretrained wrote for the adapter (adapter_config.json beside adapter_model.safetensors): pass "
+            "that folder (a Trainer's output_dir/checkpoint-N of a PEFT model holds one), not the base model's folder, "
+            "a merged model (load that with AutoModel.from_pretrained) or the run's parent folder; for a Hub id, "
+            "check its spelling and that this machine can reach the Hub (HF_HUB_OFFLINE unset, a token for a private "
+            "repository).",
+        )
     if facts.get("dcp_exists"):
         return (
             "dcp.save refused to write into a folder that already holds a checkpoint (its FileSystemWriter has "
@@ -201,6 +212,8 @@ CHECKPOINT_PATH = Recogniser(
         "containing more than one `.index.json` file",
         # torch/distributed/checkpoint/filesystem.py FileSystemWriter: a folder with a checkpoint, overwrite=False
         "Checkpoint already exists and self.overwrite=",
+        # peft/config.py PeftConfigMixin.from_pretrained: a folder or id without adapter_config.json
+        "Can't find 'adapter_config.json' at '",
         "does not point to a valid checkpoint. Make sure the path points to",
         "Failed to load checkpoint directly into the model",
         "should be the path to a file containing a whole state dict",
@@ -256,6 +269,7 @@ CHECKPOINT_PATH = Recogniser(
         # accelerate/utils/fsdp_utils.py merge_fsdp_weights: the folder above optimizer_0
         "accelerate:please-try-passing-in-optimizer-instead",
         "torch:checkpoint-already-exists-and-self-overwrite",  # distributed/checkpoint/filesystem.py
+        "third_party:peft-cannot-find-adapter-config",  # peft/config.py
         "transformers:can-find-checkpoint-index-in",
         "deepspeed:can-find-files-in-directory",
         "deepspeed:seems-bogus-deepspeed-checkpoint-folder-cannot",  # deepspeed/checkpoint/deepspeed_checkpoint.py
@@ -273,6 +287,7 @@ CHECKPOINT_PATH = Recogniser(
     ),
     facts=(
         R(r"Please try passing in (?P<fsdp_subdir>\S{1,500}/optimizer_0) instead"),
+        R(r"Can't find 'adapter_config\.json' at '(?P<no_adapter_config>[^'\n]{1,500})'"),
         R(r"(?P<dcp_exists>Checkpoint already exists and self\.overwrite=False)"),
         R(r"(?P<index_files>\S{1,500}) containing more than one `\.index\.json` file"),
         R(r"(?P<path>\S{1,500}) is not a folder containing a `\.index\.json` file"),
