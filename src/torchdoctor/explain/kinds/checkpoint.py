@@ -1095,7 +1095,7 @@ CHECKPOINT_TRUNCATED = Recogniser(
     # (a spawned worker whose parent died prints "Ran out of input" too, a data file read with pickle as well)
     kind="checkpoint_truncated",
     title="a checkpoint file that is empty or cut short",
-    anchors=("EOFError: Ran out of input", "pickle data was truncated"),
+    anchors=("Ran out of input", "pickle data was truncated"),
     templates=("system:pickle-ran-out-of-input", "system:pickle-data-was-truncated"),
     match=R(r"(?P<cut_short>EOFError: Ran out of input|pickle data was truncated)"),
     requires=("saw_torch_load",),
@@ -1134,7 +1134,7 @@ CHECKPOINT_CLASS_MISSING = Recogniser(
     # a pickled object whose class the named module lacks; torch.load's only beside torch.load in the log
     kind="checkpoint_class_missing",
     title="a checkpoint that pickles a class the loading program lacks",
-    anchors=("Can't get attribute '",),
+    anchors=("Can't get attribute ",),
     templates=("system:pickle-cannot-get-attribute",),
     match=R(
         r"Can't get attribute '(?P<missing_class>[\w.]{1,120})' on <module '(?P<class_module>[\w.]{1,120})'"

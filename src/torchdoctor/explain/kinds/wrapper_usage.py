@@ -340,7 +340,7 @@ FSDP_PARAMS_OUTSIDE_FORWARD = Recogniser(
     title="an FSDP-sharded parameter used outside the forward that gathers it",
     anchors=(
         "'weight' must be 2-D",
-        "are out of bounds for storage of size 0",
+        "are out of bounds for storage of size ",
         "The tensor has a non-zero number of elements, but its data is not allocated yet",
     ),
     templates=(
