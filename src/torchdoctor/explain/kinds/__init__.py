@@ -285,6 +285,15 @@ CONTEXT_FACTS: tuple[tuple[str, re.Pattern], ...] = (
     ("deepspeed", re.compile(r"(?P<saw_deepspeed>\bdeepspeed[\\/.]|\bdeepspeed\b)")),
     ("DeepSpeed", re.compile(r"(?P<saw_deepspeed>DeepSpeed)")),
     ("DataParallel", re.compile(r"(?P<saw_dataparallel>(?<!Distributed)DataParallel)")),
+    # FSDP in the run: its class, its package's frames, accelerate's / the Trainer's options, FSDP2's call
+    ("FullyShardedDataParallel", re.compile(r"(?P<saw_fsdp>FullyShardedDataParallel)")),
+    # (not fsdp_config / fsdp=[] of the Trainer's arguments, which every run of it prints)
+    (
+        "fsdp",
+        re.compile(r"(?P<saw_fsdp>[\\/]fsdp[\\/]|--fsdp[= ]['\"]?(?:full_shard|shard_grad_op|hybrid_shard))"),
+    ),
+    ("FSDP", re.compile(r"(?P<saw_fsdp>\bFSDP\b)")),
+    ("fully_shard", re.compile(r"(?P<saw_fsdp>\bfully_shard\()")),
     ("data_parallel.py", re.compile(r"(?P<saw_dataparallel>data_parallel\.py)")),
     # scatter_gather.py's gather_map: DataParallel gathering its replicas' outputs
     ("gather_map", re.compile(r"(?P<saw_dataparallel>\bgather_map\b)")),

@@ -12,7 +12,16 @@ from __future__ import annotations
 
 import re
 
-from torchdoctor.explain.recognisers import Alternative, Context, Hit, Recogniser, has_fact, merged, on_ranks
+from torchdoctor.explain.recognisers import (
+    Alternative,
+    Context,
+    Hit,
+    Recogniser,
+    first,
+    has_fact,
+    merged,
+    on_ranks,
+)
 
 FAMILY = "checkpoints and pretrained models"
 
@@ -54,6 +63,8 @@ def _prefixed(hits: list[Hit]) -> tuple[str, str, str] | None:
 
 def _state_dict(hits: list[Hit], ctx: Context) -> tuple[str, str]:
     facts = merged(hits)
+    if facts.get("fsdp_keys"):
+        return _fsdp_state_dict(hits, facts["fsdp_keys"])
     summary = "the checkpoint's state dict does not match the model" + (
         f" ({facts['model']})" if facts.get("model") else ""
     )
@@ -102,6 +113,22 @@ def _state_dict(hits: list[Hit], ctx: Context) -> tuple[str, str]:
     return summary + on_ranks(hits), fix
 
 
+def _fsdp_state_dict(hits: list[Hit], said: str) -> tuple[str, str]:
+    """FSDP's (or accelerate's FSDP loader's) own check that the state dict holds what this wrapping keeps."""
+    return (
+        "the state dict loaded into the FSDP model does not hold the keys this wrapping expects: "
+        + " ".join(said.split())[:200]
+        + on_ranks(hits),
+        "FSDP reads a state dict in the form of the state_dict_type it was saved with: a LOCAL_STATE_DICT holds each "
+        "unit's flat_param, a SHARDED_STATE_DICT the original names as shards, a FULL_STATE_DICT the whole model. "
+        "Load with the type (and the auto-wrap policy and use_orig_params) the checkpoint was saved with "
+        "(FSDP.set_state_dict_type(model, StateDictType.<as saved>), accelerate's fsdp_state_dict_type), or load "
+        "a full state dict into the model before wrapping; torch.distributed.checkpoint (dcp.load with "
+        "get_state_dict / set_state_dict) takes sharded checkpoints across wrappings. A checkpoint of another model "
+        "(another config, a PEFT adapter beside the base weights) misses keys the same way.",
+    )
+
+
 STATE_DICT_KEYS = Recogniser(
     kind="state_dict_keys",
     title="state dict does not match the model",
@@ -116,12 +143,20 @@ STATE_DICT_KEYS = Recogniser(
         "An unexpected key, ",
         # lightning/fabric/strategies/strategy.py, model_parallel.py: fabric.load(strict=True), a key it lacks
         "that does not exist in the loaded checkpoint",
+        # torch/distributed/fsdp/_state_dict_utils.py: the keys a local or sharded FSDP state dict must hold
+        "is in the state_dict but the state_dict only has",
+        "No `FlatParameter` in `state_dict` for this FSDP instance",
+        # accelerate/utils/fsdp_utils.py: a full state dict without a key of the sharded model
+        "found in sharded model state dict but missing from full state dict",
     ),
     match=R(
         r"[Kk]ey\(s\) in state_dict|loading state_dict|(?:unexpected|missing) key ['\"][^'\"\n]{1,300}['\"] in state_dict|"
         r"Missing key in checkpoint state_dict: |Checkpoint at [^\n]{1,300} is missing keys: |"
         r"An unexpected key, [^\n]{1,300}, exists\. FQN is |"
-        r"contains a key '[^'\n]{1,300}' that does not exist in the loaded checkpoint"
+        r"contains a key '[^'\n]{1,300}' that does not exist in the loaded checkpoint|"
+        r"FSDP assumes [^\n]{1,300} is in the state_dict but the state_dict only has|"
+        r"No `FlatParameter` in `state_dict` for this FSDP instance but it has parameters|"
+        r"Parameter '[^'\n]{1,300}' found in sharded model state dict but missing from full state dict"
     ),
     templates=(
         "torch:error-in-loading-state-dict-for",
@@ -133,6 +168,9 @@ STATE_DICT_KEYS = Recogniser(
         "torch:an-unexpected-key-exists-fqn-is",  # distributed/checkpoint/state_dict.py set_state_dict
         "lightning:the-model-contains-key-that-does",
         "lightning:the-requested-state-contains-key-that",
+        "torch:fsdp-assumes-is-in-the-state",  # distributed/fsdp/_state_dict_utils.py
+        "torch:no-flatparameter-in-state-dict-for",
+        "accelerate:parameter-found-in-sharded-model-state",  # accelerate/utils/fsdp_utils.py
     ),
     span=4,
     facts=(
@@ -147,6 +185,11 @@ STATE_DICT_KEYS = Recogniser(
         ),
         R(r"size mismatch for (?P<size_param>[\w.]{1,200}):"),
         R(r"(?P<keys>contains a key '[^'\n]{1,300}' that does not exist in the loaded checkpoint)"),
+        R(
+            r"(?P<fsdp_keys>FSDP assumes [^\n]{1,300} is in the state_dict but the state_dict only has[^\n]{0,300}|"
+            r"No `FlatParameter` in `state_dict` for this FSDP instance but it has parameters|"
+            r"Parameter '[^'\n]{1,300}' found in sharded model state dict but missing from full state dict[^\n]{0,200})"
+        ),
     ),
     # "Error(s) in loading state_dict" is printed for a wrapper's key prefix and for a checkpoint of another
     # model alike: certain only when one list's keys are the other's with a known prefix (which side carries it
@@ -177,26 +220,47 @@ MODEL_CHECKPOINT_MISMATCH = Recogniser(
     # from checkpoint, the shape in current model is {}."
     kind="model_checkpoint_mismatch",
     title="checkpoint of a model of another shape",
-    anchors=("size mismatch for", "Size mismatch between saved "),
+    anchors=("size mismatch for", "Size mismatch between saved ", "Trying to set a tensor of shape"),
     templates=(
         "torch_native:size-mismatch-for",
         # torch/distributed/checkpoint/default_planner.py: a distributed checkpoint loaded into another shape
         "torch:size-mismatch-between-saved-and-current",
+        # accelerate/utils/modeling.py set_module_tensor_to_device: a checkpoint's tensor into a parameter of
+        # another shape (from_pretrained with device_map / low_cpu_mem_usage, load_checkpoint_and_dispatch)
+        "accelerate:trying-to-set-tensor-of-shape",
     ),
     match=R(
         r"size mismatch for (?P<param>[\w.]{1,200}): copying a param with shape (?P<saved_shape>[^\n]{1,100}?) "
         r"from checkpoint, the shape in current model is (?P<model_shape>[^\n]{1,100}?)\.?$|"
-        r"Size mismatch between saved [^\n]{1,100} and current: [^\n]{1,100} for [\w.]{1,200}"
+        r"Size mismatch between saved [^\n]{1,100} and current: [^\n]{1,100} for [\w.]{1,200}|"
+        r"Trying to set a tensor of shape [^\n]{1,100} in \"[^\"\n]{1,200}\" \(which has shape"
     ),
     facts=(
         R(
             r"Size mismatch between saved (?P<saved_shape>[^\n]{1,100}?) and current: (?P<model_shape>[^\n]{1,100}?) "
             r"for (?P<param>[\w.]{1,200})"
         ),
+        R(
+            r"(?P<accelerate_set>Trying to set a tensor of shape) (?P<saved_shape>torch\.Size\(\[[^\]\n]{0,100}\]\)) in "
+            r"\"(?P<param>[^\"\n]{1,200})\" \(which has shape (?P<model_shape>torch\.Size\(\[[^\]\n]{0,100}\]\))\)"
+        ),
     ),
     # a parameter of shape [0] in the model is a ZeRO-3 partition, not another architecture (kinds/deepspeed.py)
-    reject=R(r"the shape in current model is torch\.Size\(\[0\]\)"),
+    reject=R(r"the shape in current model is torch\.Size\(\[0\]\)|\(which has shape torch\.Size\(\[0\]\)\)"),
     absorbs=("state_dict_keys",),
+    # accelerate's check is also what a quantized model's packed weights (bitsandbytes' [N, 1] uint8 storage)
+    # print when the releases of transformers, accelerate and bitsandbytes do not fit together: likely
+    confirm=lambda hits, ctx: any("accelerate_set" not in h.facts for h in hits),
+    also=(
+        Alternative(
+            "library_version_bug",
+            "a quantized model (bitsandbytes packs 4-/8-bit weights into other shapes) loaded by releases of "
+            "transformers, accelerate and bitsandbytes that do not fit together",
+            "Update transformers, accelerate and bitsandbytes together (pip install -U transformers accelerate "
+            "bitsandbytes), or load the model unquantized to check the checkpoint itself.",
+            when=("accelerate_set",),
+        ),
+    ),
     describe=_model_mismatch,
 )
 
@@ -384,8 +448,37 @@ CHECKPOINT_DEVICE_MAP = Recogniser(
 )
 
 
+_WEIGHTS_ONLY_ARGS = {
+    "pickle_module": (
+        "torch.load was given a pickle_module (dill, a custom unpickler) while weights_only=True, the default since "
+        "PyTorch 2.6",
+        "weights_only=True uses torch's own restricted unpickler, so a pickle_module cannot be honoured: pass "
+        "torch.load(path, pickle_module=dill, weights_only=False) for a file you trust (or drop pickle_module when "
+        "the file holds only tensors and plain containers). Where a library calls torch.load with its own "
+        "pickle_module, update it to a release written for PyTorch 2.6 or pin torch < 2.6.",
+    ),
+    "legacy_tar": (
+        "torch.load refused a checkpoint in the legacy .tar format under weights_only=True, the default since "
+        "PyTorch 2.6",
+        "Files saved by PyTorch before 0.4 (the .tar format) cannot be read by the weights-only unpickler: load it "
+        "once with torch.load(path, weights_only=False) (only for a file you trust) and save it again with "
+        "torch.save(state_dict, new_path), which writes today's format.",
+    ),
+    "torchscript": (
+        "torch.load was given a TorchScript archive (saved with torch.jit.save) under weights_only=True, the "
+        "default since PyTorch 2.6",
+        "Load a TorchScript file with torch.jit.load(path, map_location=...), not torch.load; or pass "
+        "weights_only=False to let torch.load hand it to torch.jit.load (only for a file you trust).",
+    ),
+}
+
+
 def _weights_only(hits: list[Hit], ctx: Context) -> tuple[str, str]:
     facts = merged(hits)
+    refused = next((key for key in _WEIGHTS_ONLY_ARGS if facts.get(key)), None)
+    if refused:
+        summary, fix = _WEIGHTS_ONLY_ARGS[refused]
+        return summary + on_ranks(hits), fix
     blocked = facts.get("unsupported_global")
     summary = "torch.load refused the checkpoint: its weights-only unpickler found " + (
         f"a class it does not allow ({blocked})" if blocked else "an object it does not allow"
@@ -418,17 +511,30 @@ WEIGHTS_ONLY_LOAD = Recogniser(
     # torch/serialization.py (torch.load): _get_wo_message around the weights-only unpickler's error
     kind="weights_only_load",
     title="torch.load's weights-only unpickler refused the checkpoint",
-    anchors=("Weights only load failed",),
+    anchors=(
+        "Weights only load failed",
+        # torch/serialization.py torch.load: what the weights-only unpickler cannot take at all (its
+        # "pickle_load_args only works if `weights_only=False`" is a warning, not mapped)
+        "Can not safely load weights when explicit pickle_module is specified",
+        "with files saved in the legacy .tar format",
+        "with TorchScript archives passed to ``torch.load``",
+    ),
     templates=(
         "torch:weights-only-load-failed-this-file",
         "torch:weights-only-load-failed",
         "torch:weights-only-load-failed-2",
+        "torch:can-not-safely-load-weights-when",
+        "torch:cannot-use-weights-only-true-with",
+        "torch:cannot-use-weights-only-true-with-2",
     ),
     span=6,
     facts=(
         R(r"Unsupported global: GLOBAL (?P<unsupported_global>[\w.]{1,200})"),
         R(r"(?P<default_changed>In PyTorch 2\.6, we changed the default value)"),
         R(r"Unsupported operand (?P<operand>\d+)"),
+        R(r"(?P<pickle_module>Can not safely load weights when explicit pickle_module is specified)"),
+        R(r"(?P<legacy_tar>Cannot use ``weights_only=True`` with files saved in the legacy \.tar format)"),
+        R(r"(?P<torchscript>Cannot use ``weights_only=True`` with TorchScript archives)"),
     ),
     # an unsupported pickle operand is also a file that is not a torch checkpoint, or a damaged one
     confirm=lambda hits, ctx: not any("operand" in h.facts for h in hits),
@@ -456,6 +562,16 @@ def _fsdp_wrap(hits: list[Hit], ctx: Context) -> tuple[str, str]:
             "use_orig_params=True (accelerate's fsdp_use_orig_params: true, TrainingArguments' fsdp_config "
             '{"use_orig_params": true}), or wrap the trainable layers in units of their own (PEFT\'s '
             "fsdp_auto_wrap_policy(model), a lambda_auto_wrap_policy around them).",
+        )
+    if facts.get("dtype_set"):
+        return (
+            f"FSDP2's fully_shard got one group whose parameters have different dtypes ({facts['dtype_set']})"
+            + on_ranks(hits),
+            "fully_shard all-gathers a group's parameters as one buffer, so they must share a dtype: cast the model "
+            "(or the module sharded) to one dtype before fully_shard (model.to(torch.bfloat16), including adapters "
+            "or heads created in float32), and choose the compute dtype with "
+            "fully_shard(..., mp_policy=MixedPrecisionPolicy(param_dtype=torch.bfloat16, reduce_dtype=torch.float32)) "
+            "rather than mixing dtypes in the model; or shard the modules of the other dtype in groups of their own.",
         )
     if facts.get("dtype_a"):
         return (
@@ -501,6 +617,7 @@ FSDP_WRAP_CONFIG = Recogniser(
         "Cannot flatten integer dtype tensors",
         "has CPU parameters or buffers when",
         "To support a module with both CPU and GPU params, please pass in device_id",
+        "FSDP expects uniform original parameter dtype but got",
     ),
     templates=(
         "accelerate:could-not-find-the-transformer-layer",
@@ -515,6 +632,8 @@ FSDP_WRAP_CONFIG = Recogniser(
         # torch/distributed/fsdp/_init_utils.py: a CPU module with sync_module_states, or one split CPU/GPU
         "torch:the-module-has-cpu-parameters-or",
         "torch:to-support-module-with-both-cpu",
+        # fsdp/_fully_shard/_fsdp_param_group.py: FSDP2's group of parameters of several dtypes
+        "torch:fsdp-expects-uniform-original-parameter-dtype",
     ),
     facts=(
         R(r"transformer layer class (?P<layer>\w{1,100}) in the model"),
@@ -522,6 +641,7 @@ FSDP_WRAP_CONFIG = Recogniser(
         R(r"uniform dtype but got (?P<dtype_a>[\w.]{1,40}) and (?P<dtype_b>[\w.]{1,40})"),
         R(r"(?P<integer_flat>Cannot flatten integer dtype tensors)"),
         R(r"(?P<cpu_module>has CPU parameters or buffers when|both CPU and GPU params)"),
+        R(r"uniform original parameter dtype but got (?P<dtype_set>\{[^}\n]{1,100}\})"),
     ),
     describe=_fsdp_wrap,
 )
@@ -529,6 +649,28 @@ FSDP_WRAP_CONFIG = Recogniser(
 
 def _world_size(hits: list[Hit], ctx: Context) -> tuple[str, str]:
     facts = merged(hits)
+    if facts.get("rng_states") and not (
+        facts.get("saved") or facts.get("torch_shards") or facts.get("mp_files")
+    ):
+        return (
+            "the HF Trainer failed restoring the checkpoint's per-GPU CUDA RNG states: a resume on another number "
+            "of GPUs than the checkpoint was saved with" + on_ranks(hits),
+            "The Trainer saves one CUDA RNG state per visible GPU (rng_state*.pth in the checkpoint folder) and, "
+            "before transformers 4.16, restored them with torch.cuda.random.set_rng_state_all, which fails when "
+            "fewer GPUs are visible now. Update transformers (4.16+ warns and goes on, huggingface/transformers#14994), "
+            "or resume with the same number of GPUs, or delete the checkpoint's rng_state*.pth files (the run then "
+            "resumes without restoring the random state).",
+        )
+    if facts.get("torch_shards"):
+        return (
+            "the sharded checkpoint was saved by another number of processes: "
+            + " ".join(facts["torch_shards"].split())[:160]
+            + on_ranks(hits),
+            "FSDP's LOCAL_STATE_DICT and a pickled ShardedTensor keep each rank's shard as it was cut for the world "
+            "size they were saved with, and load only into the same one: resume with that number of GPUs (nnodes x "
+            "nproc_per_node); or save with StateDictType.SHARDED_STATE_DICT through torch.distributed.checkpoint "
+            "(dcp.save / dcp.load reshard to any world size) or FULL_STATE_DICT (one file, loaded before wrapping).",
+        )
     if facts.get("mp_files"):
         return (
             "the checkpoint was saved with another model-parallel size: its mp_rank_* files cannot be "
@@ -559,16 +701,46 @@ CHECKPOINT_WORLD_SIZE = Recogniser(
     anchors=(
         "The checkpoint being loaded used a DP world size of",
         "Invalid checkpoints and world size for sd",
+        # torch/distributed/fsdp/_state_dict_utils.py (LOCAL_STATE_DICT) and _shard/sharded_tensor/api.py
+        # (ShardedTensor.__setstate__): shards cut for another world size
+        "and the tensor in the state_dict is",
+        "world size at save time was",
+        "rank at save time was",
+        # transformers/trainer.py _load_rng_state (before 4.16): the saved per-GPU CUDA RNG states restored one per
+        # GPU, in a traceback that failed there (a code line, no message of its own)
+        "set_rng_state_all(checkpoint_rng_state",
     ),
     templates=(
         "deepspeed:the-checkpoint-being-loaded-used-dp",
         # runtime/state_dict_factory.py: mp_rank_* files that do not merge or split into this model-parallel size
         "deepspeed:invalid-checkpoints-and-world-size-for",
         "deepspeed:invalid-checkpoints-and-world-size-for-2",
+        "torch:local-shard-size-and-the-tensor",
+        "torch:global-world-size-at-save-time",
+        "torch:local-world-size-at-save-time",
+        "torch:global-rank-at-save-time-was",
+        "torch:local-rank-at-save-time-was",
     ),
     facts=(
         R(r"DP world size of (?P<saved>\d+) but the current world size is (?P<now>\d+)"),
         R(r"Invalid checkpoints and world size for sd (?P<mp_files>merge|split)"),
+        R(
+            r"(?P<torch_shards>Local shard size = [^\n]{1,80} and the tensor in the state_dict is [^\n]{1,80}|"
+            r"(?:Global|Local) (?:world size|rank) at save time was \d+, but at load time was \d+)"
+        ),
+        R(r"(?P<local_shard>Local shard size = )"),
+        R(r"(?P<rng_states>set_rng_state_all\(checkpoint_rng_state)"),
+    ),
+    # FSDP's local shard of another size is also a LOCAL_STATE_DICT of another model (another config): likely; a
+    # traceback through the Trainer's RNG restore says where it failed, not why: likely
+    confirm=lambda hits, ctx: any("local_shard" not in h.facts and "rng_states" not in h.facts for h in hits),
+    also=(
+        Alternative(
+            "model_checkpoint_mismatch",
+            "a local state dict saved from a model of another shape (another config)",
+            "Build the model with the config the checkpoint was saved with; compare the parameter counts of both.",
+            when=("local_shard",),
+        ),
     ),
     describe=_world_size,
 )
@@ -600,6 +772,7 @@ CONCURRENT_CHECKPOINT_WRITE = Recogniser(
     anchors=(
         "PytorchStreamReader failed reading zip archive",
         "PytorchStreamReader failed locating file",
+        "PytorchStreamReader failed reading file ",
         "] . file not found: ",
         # the zip's records are archive/data/<n>, archive/data.pkl: the same message, however the line was typed
         "file not found: archive/",
@@ -607,6 +780,7 @@ CONCURRENT_CHECKPOINT_WRITE = Recogniser(
     templates=(
         "torch_native:pytorchstreamreader-failed-reading-zip-archive",
         "torch_native:pytorchstreamreader-failed-locating-file",
+        "torch_native:pytorchstreamreader-failed-reading-file",  # a record that does not read
         "torch_native:inline-container-file-not-found",
     ),
     match=R(
@@ -614,6 +788,7 @@ CONCURRENT_CHECKPOINT_WRITE = Recogniser(
     ),
     facts=(
         R(r"failed reading zip archive: (?P<zip_error>[^\n]{1,120})"),
+        R(r"failed reading file (?P<zip_error>[\w./-]{1,120}: [^\n]{1,80})"),
         R(r"(?P<missing_record>(?:file not found: |failed locating file )[\w./-]{0,119}[\w/-])"),
     ),
     confirm=lambda hits, ctx: len(ctx.ranks) > 1,
@@ -704,6 +879,16 @@ DISK_FULL = Recogniser(
 
 def _optimizer_groups(hits: list[Hit], ctx: Context) -> tuple[str, str]:
     facts = merged(hits)
+    if facts.get("no_optim_state"):
+        return (
+            f"the optimizer checkpoint has no state for {facts['no_optim_state']}, a parameter trained now: the run "
+            "resumes with other parameters trainable than the checkpoint was saved with" + on_ranks(hits),
+            "torch.distributed.checkpoint's set_state_dict / set_optimizer_state_dict found a parameter that "
+            "requires grad without saved optimizer state: it was frozen (or did not exist: a new head, an adapter "
+            "added) when the checkpoint was saved. Resume with the same trainable parameters (the same freezing, "
+            "LoRA targets, layers unfrozen at this step), or load with "
+            "StateDictOptions(strict=False) to start that parameter's state afresh.",
+        )
     what = (
         "a different number of optimizers"
         if facts.get("optimizer_count")
@@ -735,16 +920,20 @@ OPTIMIZER_GROUP_MISMATCH = Recogniser(
         "loaded state dict contains a parameter group that doesn't match the size of optimizer's group",
         "loaded state dict has a different number of parameter groups",
         "optimizers but the checkpoint contains",
+        "The parameter requires gradients but has no saved optimizer state",
     ),
     templates=(
         "torch_native:optimizer-load-state-dict-group-size",
         "torch_native:optimizer-load-state-dict-group-count",
         # lightning/pytorch/strategies/strategy.py _load_optimizer_state: configure_optimizers returns another count
         "lightning:you-have-configured-optimizers-but-the",
+        # torch/distributed/checkpoint/state_dict.py _load_optim_state_dict: a trainable parameter without state
+        "torch:missing-optimizer-state-for-parameter-in",
     ),
     facts=(
         R(r"(?P<group_count>loaded state dict has a different number of parameter groups)"),
         R(r"(?P<optimizer_count>optimizers but the checkpoint contains)"),
+        R(r"Missing optimizer state for parameter '(?P<no_optim_state>[^'\n]{1,200})' in checkpoint"),
     ),
     confirm=lambda hits, ctx: False,
     also=(
@@ -832,7 +1021,185 @@ UNPICKLABLE_CHECKPOINT_OBJECT = Recogniser(
 )
 
 
+def _meta_weights(hits: list[Hit], ctx: Context) -> tuple[str, str]:
+    facts = merged(hits)
+    name = (facts.get("meta_param") or "").strip()
+    return (
+        "a weight still on the meta device (never loaded) was moved or used"
+        + (f": {name}" if name else "")
+        + ": the model was built without values (init_empty_weights, low_cpu_mem_usage / device_map loading, "
+        "FSDP's ram-efficient loading) and this weight got none" + on_ranks(hits),
+        "Tensors on the meta device have a shape and no data, so .to() / copying them fails. Find why this weight "
+        "was not filled: a key the checkpoint lacks (a model of another version or config, a head or "
+        "adapter added after loading, tied weights untied: look for the 'newly initialized' / missing keys "
+        "warning above), a model split with device_map='auto' and then moved with model.to(device) (leave a "
+        "device_map'd model where accelerate put it, or load with device_map={'': device} / without device_map "
+        "and then .to()), or FSDP's cpu_ram_efficient_loading, which loads on rank 0 only (set "
+        "fsdp_sync_module_states: true with it). A model built on meta on purpose is materialized with "
+        "model.to_empty(device=...) and then initialized or loaded.",
+    )
+
+
+META_WEIGHTS_NOT_LOADED = Recogniser(
+    # aten/src/ATen/native/Copy.cpp (copy_ out of a meta tensor; nn/modules/module.py _apply adds the to_empty()
+    # advice) and accelerate/utils/modeling.py set_module_tensor_to_device (a meta parameter given no value)
+    kind="meta_weights_not_loaded",
+    title="a weight left on the meta device, never loaded",
+    anchors=(
+        "Cannot copy out of meta tensor; no data!",
+        "is on the meta device, we need a `value` to put in on",
+    ),
+    templates=("torch_native:cannot-copy-out-of-meta-tensor", "accelerate:is-on-the-meta-device-we"),
+    facts=(R(r"(?P<meta_param>[\w.]{1,200}) is on the meta device, we need a `value`"),),
+    # the message says a weight has no data, not why (a key the checkpoint lacks, a device_map'd model moved, a
+    # library's loading that left it unfilled): likely
+    confirm=lambda hits, ctx: False,
+    also=(
+        Alternative(
+            "library_version_bug",
+            "a library's loading code that leaves some weights unfilled (tied weights, a remote-code model, "
+            "quantization state) in the installed release",
+            "When the model loads through from_pretrained without your own .to() or edits, search the library's "
+            "issues for the message and update (or pin) transformers / accelerate / bitsandbytes together.",
+        ),
+    ),
+    describe=_meta_weights,
+)
+
+
+def _through_torch(hits: list[Hit], ctx: Context) -> bool:
+    """Whether the unpickler's error came up through torch's frames (torch.load's), not only beside a torch.load
+    quoted elsewhere in the log."""
+    return any(
+        h.facts.get("raised_in_package") == "torch" or "torch" in h.facts.get("frame_packages", ())
+        for h in hits
+    )
+
+
+def _truncated(hits: list[Hit], ctx: Context) -> tuple[str, str]:
+    said = first(hits, "cut_short") or "the file ended early"
+    return (
+        f"torch.load read a checkpoint file that is empty or cut short ({said}): its save, copy or download did not "
+        "finish, or another process was still writing it" + on_ranks(hits),
+        "Check the file's size (ls -l; a 0-byte file is a save that never wrote, or a placeholder): load the "
+        "checkpoint before it, or download / copy it again. If one rank loads what another is saving (a resume right "
+        "after a save, every rank reading rank 0's file), save on rank 0 and call torch.distributed.barrier() before "
+        "the others load; write to a temporary name and os.replace() it when done, so a cut save never takes the "
+        "checkpoint's name; a full disk cuts saves short too (df -h).",
+    )
+
+
+CHECKPOINT_TRUNCATED = Recogniser(
+    # CPython's unpickler (Modules/_pickle.c) on a stream that ends: EOFError "Ran out of input" for an empty one,
+    # UnpicklingError "pickle data was truncated" inside an opcode; torch.load's only beside torch.load in the log
+    # (a spawned worker whose parent died prints "Ran out of input" too, a data file read with pickle as well)
+    kind="checkpoint_truncated",
+    title="a checkpoint file that is empty or cut short",
+    anchors=("Ran out of input", "pickle data was truncated"),
+    templates=("system:pickle-ran-out-of-input", "system:pickle-data-was-truncated"),
+    match=R(r"(?P<cut_short>EOFError: Ran out of input|pickle data was truncated)"),
+    requires=("saw_torch_load",),
+    # certain when the error came up through torch.load's frames; a torch.load elsewhere in the log leaves it likely
+    confirm=_through_torch,
+    also=(
+        Alternative(
+            "spawn_pickling",
+            "a process started by multiprocessing's spawn (DataLoader workers on Windows or macOS) that got nothing "
+            "from its parent, because the parent failed to pickle what it sends (its error is above)",
+            "Read the parent's error above it (Can't pickle ...): keep the dataset and collate_fn picklable (no "
+            "lambdas, open files or local classes), and put the training code under if __name__ == '__main__':.",
+        ),
+    ),
+    describe=_truncated,
+)
+
+
+def _class_missing(hits: list[Hit], ctx: Context) -> tuple[str, str]:
+    name = first(hits, "missing_class") or "a class"
+    module = first(hits, "class_module") or "its module"
+    return (
+        f"the checkpoint holds a pickled object of class {name} from {module}, which the loading program does not "
+        "have: the model (or another object) was saved whole, not as a state dict" + on_ranks(hits),
+        "torch.save(model) pickles the object by reference to its class (module and name), so torch.load needs "
+        f"that class importable under the same name: a class defined in the saving script is looked up in "
+        f"__main__ of the loading one. Import or define {name} before torch.load (for __main__: define it in the "
+        f"loading script, or `import __main__; __main__.{name} = {name}` after importing it from its file), run "
+        "from the folder where the project's modules import, or use the code release the checkpoint was saved "
+        "with. Better: save model.state_dict() and load it into a model you build (model.load_state_dict(...)).",
+    )
+
+
+CHECKPOINT_CLASS_MISSING = Recogniser(
+    # CPython's Unpickler.find_class (Modules/_pickle.c): "Can't get attribute 'Net' on <module '__main__' ...>",
+    # a pickled object whose class the named module lacks; torch.load's only beside torch.load in the log
+    kind="checkpoint_class_missing",
+    title="a checkpoint that pickles a class the loading program lacks",
+    anchors=("Can't get attribute ",),
+    templates=("system:pickle-cannot-get-attribute",),
+    match=R(
+        r"Can't get attribute '(?P<missing_class>[\w.]{1,120})' on <module '(?P<class_module>[\w.]{1,120})'"
+    ),
+    requires=("saw_torch_load",),
+    confirm=_through_torch,
+    describe=_class_missing,
+)
+
+
+def _safetensors_save(hits: list[Hit], ctx: Context) -> tuple[str, str]:
+    if first(hits, "shared"):
+        return (
+            f"safetensors refused to save tensors that share memory ({first(hits, 'shared')}): tied weights, such as "
+            "the input embedding and the output head" + on_ranks(hits),
+            "safetensors stores each tensor once and will not save two names of one storage. Where a Trainer or "
+            "save_pretrained saves it, the model's tied weights are not declared to transformers (a custom or wrapped "
+            "model: declare _tied_weights_keys in the PreTrainedModel subclass, or save the inner model, "
+            "accelerator.unwrap_model(model).save_pretrained(dir)), or save without safetensors "
+            "(TrainingArguments(save_safetensors=False), save_pretrained(dir, safe_serialization=False)); calling "
+            "safetensors yourself, use safetensors.torch.save_model(model, path), which drops the duplicates, or "
+            "save clones ({k: v.clone() for k, v in state.items()}) when they are meant to differ.",
+        )
+    return (
+        f"safetensors refused to save a tensor that is not contiguous ({first(hits, 'noncontiguous') or 'a tensor'}): "
+        "a view or transpose of another tensor" + on_ranks(hits),
+        "safetensors writes each tensor's memory as it is laid out and needs it contiguous: make the state dict's "
+        "tensors contiguous before saving ({k: v.contiguous() for k, v in state.items()}), or the parameter in "
+        "the model (p.data = p.data.contiguous(), for weights made by a transpose or converted from another "
+        "layout) before save_pretrained / the Trainer's save; or save without safetensors "
+        "(TrainingArguments(save_safetensors=False), safe_serialization=False).",
+    )
+
+
+SAFETENSORS_SAVE_REFUSED = Recogniser(
+    # safetensors/torch.py (_flatten, _tobytes; save_file and save, which save_pretrained and the Trainer call)
+    kind="safetensors_save_refused",
+    title="safetensors refusing shared or non-contiguous tensors",
+    anchors=(
+        "Some tensors share memory, this will lead to duplicate",
+        "You are trying to save a non contiguous tensor",
+        # transformers/modeling_utils.py (5.x) save_pretrained: tied weights the model does not declare
+        "which are not properly defined. We found all the potential target tied weights keys",
+    ),
+    templates=(
+        "third_party:safetensors-tensors-share-memory",
+        "third_party:safetensors-non-contiguous-tensor",
+        "transformers:the-weights-trying-to-be-saved",
+    ),
+    facts=(
+        R(
+            r"Some tensors share memory, this will lead to duplicate[^:\n]{0,80}: (?P<shared>[^\n]{1,300}?)\.?$"
+        ),
+        R(r"You are trying to save a non contiguous tensor: `(?P<noncontiguous>[^`\n]{1,200})`"),
+        R(r"contained shared tensors (?P<shared>[^\n]{1,300}?) which are not properly defined"),
+    ),
+    describe=_safetensors_save,
+)
+
+
 RECOGNISERS = (
+    SAFETENSORS_SAVE_REFUSED,
+    CHECKPOINT_TRUNCATED,
+    CHECKPOINT_CLASS_MISSING,
+    META_WEIGHTS_NOT_LOADED,
     CONCURRENT_CHECKPOINT_WRITE,
     DISK_FULL,
     OPTIMIZER_GROUP_MISMATCH,

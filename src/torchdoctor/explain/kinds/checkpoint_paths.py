@@ -48,6 +48,8 @@ _DECIDED = (
     "missing_dir",
     "no_input_dir",
     "file_not_dir",
+    "index_files",
+    "dcp_exists",
 )
 
 # accelerate/accelerator.py load_state / save_model (and transformers' save_pretrained): a folder that is not there,
@@ -80,6 +82,45 @@ _ACCELERATE_PATHS: tuple[tuple[str, str, str], ...] = (
 
 def _checkpoint_path(hits: list[Hit], ctx: Context) -> tuple[str, str]:
     facts = merged(hits)
+    if facts.get("no_adapter_config"):
+        return (
+            f"PEFT found no adapter_config.json at {facts['no_adapter_config']}: not a saved adapter folder (or a Hub "
+            "id it could not download)" + on_ranks(hits),
+            "PeftModel.from_pretrained(base_model, path) and PeftConfig.from_pretrained(path) read the folder "
+            "model.save_pretrained wrote for the adapter (adapter_config.json beside adapter_model.safetensors): pass "
+            "that folder (a Trainer's output_dir/checkpoint-N of a PEFT model holds one), not the base model's folder, "
+            "a merged model (load that with AutoModel.from_pretrained) or the run's parent folder; for a Hub id, "
+            "check its spelling and that this machine can reach the Hub (HF_HUB_OFFLINE unset, a token for a private "
+            "repository).",
+        )
+    if facts.get("dcp_exists"):
+        return (
+            "dcp.save refused to write into a folder that already holds a checkpoint (its FileSystemWriter has "
+            "overwrite=False)" + on_ranks(hits),
+            "Give each save its own folder (f'{out}/step_{step}'), delete the old one first (on rank 0, then a "
+            "barrier), or write over it on purpose with dcp.save(state, storage_writer=FileSystemWriter(path, "
+            "overwrite=True)).",
+        )
+    if facts.get("index_files"):
+        return (
+            f"the checkpoint folder {facts['index_files']} holds more than one .index.json, so accelerate cannot tell "
+            "which sharded checkpoint to load" + on_ranks(hits),
+            "load_checkpoint_in_model / load_checkpoint_and_dispatch read the one *.index.json of a sharded "
+            "checkpoint: delete (or move away) the index files of other formats or earlier saves (a "
+            "pytorch_model.bin.index.json beside model.safetensors.index.json), or pass the index file itself as "
+            "checkpoint=.",
+        )
+    if facts.get("dcp_metadata"):
+        return (
+            f"torch.distributed.checkpoint found no .metadata in {facts['dcp_metadata']}: not a distributed "
+            "checkpoint folder, or a save that did not finish" + on_ranks(hits),
+            "dcp.load (and FSDP's / accelerate's sharded loading) reads the folder dcp.save wrote, whose .metadata "
+            "file rank 0 writes last, after every rank's shards: pass that folder (the one holding .metadata and the "
+            "__0_0.distcp files; accelerate's pytorch_model_fsdp_0 / optimizer_0 inside a checkpoint), not its "
+            "parent or a file; a folder of .distcp files without .metadata is a save cut short (resume from the "
+            "checkpoint before it); a checkpoint written with torch.save (one .pt / .bin file) loads with torch.load "
+            "and set_model_state_dict(model, state, options=StateDictOptions(full_state_dict=True)).",
+        )
     if facts.get("parent"):
         return (
             f"the checkpoint path points inside a DeepSpeed checkpoint folder; its top is {facts['parent']}"
@@ -166,6 +207,13 @@ CHECKPOINT_PATH = Recogniser(
         "couldn't find a valid metadata file",
         "/pytorch_model_fsdp_0 instead",
         "/pytorch_model_fsdp_0 or ",
+        "/optimizer_0 instead",
+        "is not a folder containing a `.index.json` file",
+        "containing more than one `.index.json` file",
+        # torch/distributed/checkpoint/filesystem.py FileSystemWriter: a folder with a checkpoint, overwrite=False
+        "Checkpoint already exists and self.overwrite=",
+        # peft/config.py PeftConfigMixin.from_pretrained: a folder or id without adapter_config.json
+        "Can't find 'adapter_config.json' at '",
         "does not point to a valid checkpoint. Make sure the path points to",
         "Failed to load checkpoint directly into the model",
         "should be the path to a file containing a whole state dict",
@@ -182,6 +230,9 @@ CHECKPOINT_PATH = Recogniser(
         # transformers/modeling_utils.py _get_resolved_checkpoint_files: a folder or repository without the weights
         " does not appear to have a file named ",
         "Error no file named ",
+        # torch/distributed/checkpoint/filesystem.py FileSystemReader.read_metadata: CPython's FileNotFoundError for
+        # the folder's .metadata
+        "/.metadata'",
     ),
     templates=(
         # lightning/fabric/strategies/deepspeed.py _validate_checkpoint_directory: the parent is the checkpoint
@@ -212,6 +263,13 @@ CHECKPOINT_PATH = Recogniser(
         "lightning:failed-to-load-checkpoint-directly-into",
         # accelerate/utils/modeling.py load_checkpoint_in_model, transformers/trainer_utils.py load_sharded_checkpoint
         "accelerate:checkpoint-should-be-the-path-to",
+        # accelerate/utils/modeling.py load_checkpoint_in_model: a folder with no index or weights, or two indexes
+        "accelerate:is-not-folder-containing-index-json",
+        "accelerate:containing-more-than-one-index-json",
+        # accelerate/utils/fsdp_utils.py merge_fsdp_weights: the folder above optimizer_0
+        "accelerate:please-try-passing-in-optimizer-instead",
+        "torch:checkpoint-already-exists-and-self-overwrite",  # distributed/checkpoint/filesystem.py
+        "third_party:peft-cannot-find-adapter-config",  # peft/config.py
         "transformers:can-find-checkpoint-index-in",
         "deepspeed:can-find-files-in-directory",
         "deepspeed:seems-bogus-deepspeed-checkpoint-folder-cannot",  # deepspeed/checkpoint/deepspeed_checkpoint.py
@@ -228,6 +286,12 @@ CHECKPOINT_PATH = Recogniser(
         "transformers:error-no-file-named-or-found",
     ),
     facts=(
+        R(r"Please try passing in (?P<fsdp_subdir>\S{1,500}/optimizer_0) instead"),
+        R(r"Can't find 'adapter_config\.json' at '(?P<no_adapter_config>[^'\n]{1,500})'"),
+        R(r"(?P<dcp_exists>Checkpoint already exists and self\.overwrite=False)"),
+        R(r"(?P<index_files>\S{1,500}) containing more than one `\.index\.json` file"),
+        R(r"(?P<path>\S{1,500}) is not a folder containing a `\.index\.json` file"),
+        R(r"No such file or directory: '(?P<dcp_metadata>[^'\n]{0,400}?)/\.metadata'"),
         R(r"Try to load using this parent directory instead: (?P<parent>\S{1,500})"),
         R(r"(?P<not_zero>\S{1,300}) is not a zero checkpoint"),
         R(
@@ -276,6 +340,45 @@ _FIRST_BYTE = {
 
 
 def _not_a_checkpoint(hits: list[Hit], ctx: Context) -> tuple[str, str]:
+    if first(hits, "safetensors_header"):
+        return (
+            "the .safetensors file is not a whole safetensors file (its header does not read: "
+            f"{first(hits, 'safetensors_header')}): cut short, damaged, or a Git LFS pointer"
+            + on_ranks(hits),
+            "safetensors reads an 8-byte header length and the JSON header after it: a file whose download or copy "
+            "was cut short (MetadataIncompleteBuffer, a full disk while it was written or split), a Git LFS pointer "
+            "never fetched (HeaderTooLarge: the text 'version https://git-lfs' read as a length) or another kind of "
+            "file saved under the name fails here. Delete the file and fetch it again (rm the model's folder under "
+            "~/.cache/huggingface/hub, or huggingface-cli download <repo> --force-download; in a git clone, git lfs "
+            "install && git lfs pull), check the free space where it is written, and compare its size with the "
+            "one on the Hub.",
+        )
+    if first(hits, "lfs_clone"):
+        return (
+            "the model's weight file is a Git LFS pointer: the repository was cloned without git-lfs"
+            + on_ranks(hits),
+            "git clone of a model repository without git-lfs leaves small text pointers in place of the weights: "
+            "install it and fetch them (git lfs install && git lfs pull in the cloned folder), or download the "
+            "model with huggingface-cli download / from_pretrained('<repo id>') instead of a clone.",
+        )
+    if first(hits, "hf_unable"):
+        return (
+            f"transformers could not read the weights file {first(hits, 'hf_unable')} with torch.load: damaged or cut "
+            "short, or written by a newer torch than this one" + on_ranks(hits),
+            "The error torch.load raised is printed above this one ('During handling of the above exception'): a zip "
+            "archive that does not read (PytorchStreamReader ...) is a download or save cut short: delete the file "
+            "(the model's folder under ~/.cache/huggingface/hub) and download it again, comparing its size with the "
+            "Hub's; 'is a zip archive (did you mean to use torch.jit.load()?)' is a torch older than 1.6 reading the "
+            "format 1.6+ writes: update torch; a TensorFlow checkpoint (tf_model.h5) loads with from_tf=True.",
+        )
+    if first(hits, "torch_magic"):
+        return (
+            "torch.load read a pickle that torch.save did not write (Invalid magic number): another program's "
+            "pickle, or a damaged file" + on_ranks(hits),
+            "The file is a pickle but not a torch checkpoint (pickle.dump, joblib, numpy's .npy/.npz, a "
+            "scikit-learn model): read it with the library that wrote it (pickle.load(open(path, 'rb')), "
+            "np.load, joblib.load), or pass the checkpoint the run saved; download it again when it was cut short.",
+        )
     byte = first(hits, "load_key", "?")
     what = _FIRST_BYTE.get(byte, "damaged or cut short (in a download or an upload), or another kind of file")
     return (
@@ -290,16 +393,45 @@ def _not_a_checkpoint(hits: list[Hit], ctx: Context) -> tuple[str, str]:
 
 CHECKPOINT_FILE_INVALID = Recogniser(
     kind="checkpoint_file_invalid",
-    templates=("system:pickle-invalid-load-key",),
+    templates=(
+        "system:pickle-invalid-load-key",
+        # torch/serialization.py: a pickle torch.save did not write (its "is a zip archive (did you mean to use
+        # torch.jit.load()?)" is a torch older than 1.6 reading the zip format 1.6 writes: a release, not mapped here)
+        "torch:invalid-magic-number-corrupt-file",
+        # safetensors' Python binding (bindings/python/src/lib.rs): a header that does not read; transformers 4.x
+        # modeling_utils.load_state_dict: a weights file that starts with 'version' (a Git LFS pointer)
+        "third_party:safetensors-error-while-deserializing-header",
+        "third_party:transformers-cloned-without-git-lfs",
+        # transformers 3.x-4.x modeling_utils.load_state_dict: torch.load failed on a file that is no LFS pointer
+        "third_party:transformers-unable-to-load-weights",
+    ),
     title="a file that is not a checkpoint",
-    anchors=("invalid load key, ",),
-    facts=(re.compile(r"invalid load key, '(?P<load_key>\\x[0-9a-f]{2}|.)'"),),
-    confirm=has_fact("saw_torch_load"),
+    anchors=(
+        "invalid load key, ",
+        "Invalid magic number; corrupt file?",
+        "Error while deserializing header: ",
+        "You seem to have cloned a repository without having git-lfs installed",
+        "Unable to load weights from pytorch checkpoint file for",
+    ),
+    facts=(
+        re.compile(r"invalid load key, '(?P<load_key>\\x[0-9a-f]{2}|.)'"),
+        re.compile(r"(?P<torch_magic>Invalid magic number; corrupt file\?)"),
+        re.compile(r"Error while deserializing header: (?P<safetensors_header>[^\n]{1,80})"),
+        re.compile(r"(?P<lfs_clone>You seem to have cloned a repository without having git-lfs installed)"),
+        re.compile(r"Unable to load weights from pytorch checkpoint file for '(?P<hf_unable>[^'\n]{1,300})'"),
+    ),
+    # pickle's "invalid load key" is any pickle's: certain beside torch.load; the others are the loaders' own words
+    # transformers' "Unable to load weights" wraps whatever torch.load raised (printed above it): likely alone
+    confirm=lambda hits, ctx: (
+        (has_fact("saw_torch_load")(hits, ctx) and any("hf_unable" not in h.facts for h in hits))
+        or any(k in h.facts for h in hits for k in ("torch_magic", "safetensors_header", "lfs_clone"))
+    ),
     also=(
         Alternative(
             "bad_training_data",
             "a data file read with pickle that is not a pickle (or was cut short)",
             "Check the data file the traceback reads (its format, its size) and regenerate or download it again.",
+            unless=("hf_unable",),
         ),
     ),
     describe=_not_a_checkpoint,

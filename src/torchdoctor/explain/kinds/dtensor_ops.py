@@ -1,4 +1,4 @@
-"""DTensor refusing an in-place op whose result would need another placement than the tensor it writes into.
+"""DTensor refusing an op: an in-place op that would change its placement, mixed operands, an op without a rule.
 
 ``torch/distributed/tensor/_ops/utils.py``: an in-place op on a DTensor must keep its input's placement; when
 no sharding strategy of the op does ("{op}: in-place operations that require placement changes are not
@@ -7,6 +7,12 @@ refuses it. Under FSDP2 or tensor parallelism the parameters are DTensors sharde
 a custom update that computes its update over the whole matrix (Muon's Newton-Schulz, Shampoo) or as a
 replicated tensor and adds it in place is the usual writer. The message names the op and the placement, not
 whose code called it (the script's or a library's optimizer): likely, a library's bug named.
+
+``_dispatch.py``: a plain torch.Tensor among a DTensor op's arguments ("got mixed torch.Tensor and DTensor"), and
+``_op_schema.py`` / ``_ops``: DTensors of two meshes in one op. Both name the op, not whose code mixed them (a model
+sharded only in part, or a library's gradient clipping under tensor parallelism): likely, a library's bug named.
+``_sharding_prop.py``: an op no sharding strategy is registered for in this torch (certain: the op named, the fix
+an update or local tensors).
 """
 
 from __future__ import annotations
@@ -14,7 +20,7 @@ from __future__ import annotations
 import re
 
 from torchdoctor.explain.kinds.tensor_misuse import OPERATOR_REFUSAL
-from torchdoctor.explain.recognisers import Context, Hit, Recogniser, first, on_ranks
+from torchdoctor.explain.recognisers import Alternative, Context, Hit, Recogniser, first, on_ranks
 
 FAMILY = "DDP, FSDP and where tensors are"
 
@@ -52,4 +58,90 @@ DTENSOR_INPLACE_PLACEMENT = Recogniser(
     **OPERATOR_REFUSAL,
 )
 
-RECOGNISERS = (DTENSOR_INPLACE_PLACEMENT,)
+
+def _mixed_operands(hits: list[Hit], ctx: Context) -> tuple[str, str]:
+    op = first(hits, "mixed_op") or first(hits, "mesh_op") or "a DTensor op"
+    if first(hits, "mesh_op") or first(hits, "cross_mesh"):
+        what = f"{op} was given DTensors on different device meshes"
+    else:
+        what = f"{op} was given plain torch.Tensors beside DTensors"
+    return (
+        what
+        + ": DTensor runs an op only when every tensor argument is a DTensor on the same mesh"
+        + on_ranks(hits),
+        "Under FSDP2 (fully_shard) or tensor parallelism the parameters (and their gradients) are DTensors; a plain "
+        "tensor reaches the same op when only part of the model was sharded (a module left out of fully_shard or of "
+        "the parallelize_plan), when a tensor made in forward or in the optimizer (a mask, a buffer, a constant) "
+        "meets a sharded one, or when gradient clipping or an optimizer handles both kinds together (clip_grad_norm_ "
+        "over parameters of which only some are sharded, or of two meshes: FSDP's and TP's). Shard every module "
+        "that owns parameters (call fully_shard on the root too), make the plain tensor a DTensor on the same mesh "
+        "(DTensor.from_local(t, mesh, [Replicate()]) or distribute_tensor), or compute on local tensors "
+        "(x.to_local() / x.full_tensor()). For clipping, compute the norm per mesh and combine it, or update "
+        "torch (2.6+ clips DTensor gradients of one mesh) and the library that calls it.",
+    )
+
+
+DTENSOR_MIXED_OPERANDS = Recogniser(
+    # torch/distributed/tensor/_dispatch.py: a plain tensor among a DTensor op's arguments; _op_schema.py,
+    # _ops/single_dim_strategy.py, _ops/_tensor_ops.py: DTensors of two meshes in one op
+    kind="dtensor_mixed_operands",
+    templates=(
+        "torch:got-mixed-torch-tensor-and-dtensor",
+        "torch:dtensor-does-not-support-cross-mesh",
+        "torch:cannot-run-on-inputs-with-different",
+        "torch:all-operands-in-must-have-the",
+    ),
+    title="a DTensor op given plain tensors or DTensors of another mesh",
+    anchors=(
+        "got mixed torch.Tensor and DTensor",
+        "DTensor does not support cross-mesh operation",
+        "on inputs with different meshes: got",
+        "must have the same mesh, but got",
+    ),
+    match=R(
+        r"(?:(?P<mixed_op>aten\.[\w.]{1,60}): )?got mixed torch\.Tensor and DTensor|"
+        r"(?P<cross_mesh>DTensor does not support cross-mesh operation on (?P<mesh_op>[\w.]{1,60}))|"
+        r"Cannot run [\w.]{1,60} on inputs with different meshes|All operands in [\w.]{1,60} must have the same mesh"
+    ),
+    # the message names the op, not whose code mixed the tensors: the script's sharding, or a library's (a
+    # Trainer's tensor parallelism clipping gradients before its release supported it)
+    confirm=lambda hits, ctx: False,
+    also=(
+        Alternative(
+            "library_version_bug",
+            "a library's FSDP2 / tensor-parallel integration mixing them (its gradient clipping or optimizer), "
+            "fixed in a later release",
+            "When the traceback's frames are a library's (transformers' or accelerate's Trainer, a training "
+            "framework), search its issues for the message and update it; meanwhile turn off what it does with "
+            "the mixed tensors (max_grad_norm=-1 / 0 disables the Trainer's gradient clipping).",
+        ),
+    ),
+    describe=_mixed_operands,
+)
+
+
+def _unsupported_op(hits: list[Hit], ctx: Context) -> tuple[str, str]:
+    op = first(hits, "dtensor_op") or "an op"
+    return (
+        f"DTensor has no sharding rule for {op} in this torch: the op cannot run on DTensor arguments (FSDP2 or "
+        "tensor-parallel parameters, or activations)" + on_ranks(hits),
+        "Each op a DTensor meets needs a registered sharding strategy, and each release adds some: update torch "
+        "(the nightly or the next release may have it), or run the op on local tensors: x.to_local() for the shard, "
+        "x.full_tensor() for the whole value, and wrap the result back (DTensor.from_local(y, mesh, placements)); "
+        "torch.distributed.tensor.experimental.local_map does this around a function, and register_sharding "
+        "adds a rule for a custom op. Keep modules that call it (a custom kernel, an unusual loss) out of the "
+        "parallelized part.",
+    )
+
+
+DTENSOR_UNSUPPORTED_OP = Recogniser(
+    # torch/distributed/tensor/_sharding_prop.py propagate_op_sharding: an op without a DTensor sharding strategy
+    kind="dtensor_unsupported_op",
+    templates=("torch:operator-does-not-have-sharding-strategy",),
+    title="an op DTensor has no sharding rule for",
+    anchors=("does not have a sharding strategy registered",),
+    match=R(r"Operator (?P<dtensor_op>[\w.]{1,80}) does not have a sharding strategy registered"),
+    describe=_unsupported_op,
+)
+
+RECOGNISERS = (DTENSOR_INPLACE_PLACEMENT, DTENSOR_MIXED_OPERANDS, DTENSOR_UNSUPPORTED_OP)

@@ -235,6 +235,56 @@ REFUSALS: tuple[tuple[str, str], ...] = (
         "full_state_dict=True, broadcast_from_rank0=True) (and load the full checkpoint on rank 0 only), or drop "
         "broadcast_from_rank0 to load a sharded (DCP) state dict on every rank.",
     ),
+    # torch/distributed/fsdp/_optim_utils.py: a DeviceMesh-built FSDP (HSDP, FSDP + TP) asked for a local state dict
+    (
+        "DeviceMesh is not compatible with LOCAL_STATE_DICT",
+        "An FSDP built on a device_mesh keeps DTensor shards, which LOCAL_STATE_DICT cannot hold: save and load with "
+        "StateDictType.SHARDED_STATE_DICT (FSDP.set_state_dict_type(model, StateDictType.SHARDED_STATE_DICT); "
+        "accelerate's fsdp_state_dict_type: SHARDED_STATE_DICT), or use torch.distributed.checkpoint.state_dict's "
+        "get_state_dict / set_state_dict.",
+    ),
+    # fsdp/_unshard_param_utils.py: summon_full_params options that do not go together
+    (
+        "offload_to_cpu=True and NO_SHARD is not supported yet",
+        "Under NO_SHARD the parameters are already whole on every rank: call summon_full_params(model) without "
+        "offload_to_cpu=True (or shard with FULL_SHARD / SHARD_GRAD_OP to keep it).",
+    ),
+    (
+        "writeback=True and rank0_only=True is not supported yet",
+        "summon_full_params(rank0_only=True) gives the full parameters to rank 0 only, so they cannot be written "
+        "back: pass writeback=False with rank0_only=True, or rank0_only=False to modify the parameters.",
+    ),
+    # fsdp/_fully_shard/_fully_shard.py, _fsdp_init.py: FSDP2's reshard_after_forward
+    (
+        "reshard_after_forward should be a bool",
+        "fully_shard(module, reshard_after_forward=True) (FSDP1's FULL_SHARD) or False (SHARD_GRAD_OP), or an int "
+        "that divides the shard group's size: not a ShardingStrategy or a string left from FSDP1 code.",
+    ),
+    (
+        "If passing reshard_after_forward as an int, it should be a factor of",
+        "An int reshard_after_forward reshards to a group of that many ranks, which must divide the mesh's shard "
+        "size (the world size for a 1-D mesh): pick a divisor such as the GPUs per node, or pass True / False.",
+    ),
+    # fsdp/_init_utils.py: the older and newer ways to keep modules out of FSDP
+    (
+        "Cannot pass both ignored_modules and ignored_states at the same time",
+        "Pass the modules (or parameters) to keep out of FSDP once, as ignored_states=[...] (ignored_modules is its "
+        "older name); a framework's own ignored_modules (accelerate's, Lightning's) counts as the one.",
+    ),
+    # accelerate/utils/fsdp_utils.py load_fsdp_model: a full state dict is read on rank 0 and broadcast
+    (
+        "Set the `sync_module_states` flag to `True` so that model states are synced across processes",
+        "With fsdp_state_dict_type: FULL_STATE_DICT accelerate loads the weights on rank 0 only and FSDP1 broadcasts "
+        "them: set fsdp_sync_module_states: true in the accelerate config (FullyShardedDataParallelPlugin("
+        "sync_module_states=True)), or save and load with SHARDED_STATE_DICT.",
+    ),
+    # distributed/checkpoint/state_dict_saver.py async_save: the staging copy goes through a CPU process group
+    (
+        "A CPU backend must be enabled for async save",
+        "dcp.async_save needs a CPU (gloo) backend besides NCCL: initialize the process group with "
+        "dist.init_process_group(backend='cpu:gloo,cuda:nccl'), or pass async_save a gloo process_group "
+        "(dist.new_group(backend='gloo')), or save with dcp.save.",
+    ),
     # lightning/fabric/strategies/fsdp.py, xla_fsdp.py, model_parallel.py: the order model and optimizer are set up in
     (
         "(use_orig_params=False)` but this is not supported when",
@@ -309,6 +359,15 @@ FSDP_CONFIG_MISMATCH = Recogniser(
         "torch:sharded-state-dict-can-only-be",
         "torch:load-sharded-state-dict-can-only",
         "torch:full-state-dict-must-be-true",
+        "torch:found-state-dict-type-local-state",  # fsdp/_optim_utils.py: a DeviceMesh FSDP's local state dict
+        "torch:offload-to-cpu-true-and-no",  # fsdp/_unshard_param_utils.py: summon_full_params options
+        "torch:writeback-true-and-rank0-only-true",
+        "torch:reshard-after-forward-should-be-bool",  # fsdp/_fully_shard: FSDP2's reshard_after_forward
+        "torch:reshard-after-forward-should-be-bool-2",
+        "torch:if-passing-reshard-after-forward-as",
+        "torch:cannot-pass-both-ignored-modules-and",  # fsdp/_init_utils.py
+        "torch:cpu-backend-must-be-enabled-for",  # distributed/checkpoint/state_dict_saver.py async_save
+        "accelerate:set-the-sync-module-states-flag",  # accelerate/utils/fsdp_utils.py load_fsdp_model
         "lightning:you-set-use-orig-params-false",
         "lightning:the-does-not-support-setting-up",
         "lightning:the-does-not-support-the-joint",

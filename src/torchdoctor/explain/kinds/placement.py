@@ -933,6 +933,16 @@ DATAPARALLEL_CUSTOM_BATCH = Recogniser(
 
 def _mesh(hits: list[Hit], ctx: Context) -> tuple[str, str]:
     facts = merged(hits)
+    if facts.get("placements_len"):
+        return (
+            f"a DTensor was given another number of placements than its DeviceMesh has dimensions "
+            f"({' '.join(facts['placements_len'].split())[:160]})" + on_ranks(hits),
+            "distribute_tensor / DTensor.from_local / redistribute take one placement per mesh dimension: on a 2-D "
+            "mesh (dp, tp) pass two, e.g. [Replicate(), Shard(0)]; to place along one dimension only, use that "
+            "dimension's 1-D mesh (mesh['tp']) with one placement. A parallelize_plan or FSDP2 applied with the whole "
+            "2-D mesh where the 1-D slice was meant (fully_shard(..., mesh=mesh['dp']), parallelize_module(..., "
+            "mesh['tp'], plan)) prints it too.",
+        )
     if facts.get("mesh_ranks"):
         summary = f"the DeviceMesh asks for {facts['mesh_ranks']} ranks but the run has {facts['world_size']} processes"
     elif facts.get("hetero_ranks"):
@@ -985,6 +995,7 @@ DEVICE_MESH_CONFIG = Recogniser(
         "Expected device_mesh to have ndim=2 but got",
         "Expects mesh with ndim equal to number of ProcessGroups",
         "` multiplied should equal the world size (",
+        "`placements` must have the same length as `device_mesh.ndim`",
     ),
     templates=(
         # torch/distributed/device_mesh.py: the mesh against the processes started and the GPUs per node
@@ -1007,6 +1018,8 @@ DEVICE_MESH_CONFIG = Recogniser(
         "torch:expected-device-mesh-to-have-ndim",
         # lightning/fabric/strategies/model_parallel.py _setup_device_mesh: ModelParallelStrategy's two sizes
         "lightning:the-sizes-data-parallel-size-and",
+        # torch/distributed/tensor/_api.py distribute_tensor / from_local: placements against the mesh's dimensions
+        "torch:placements-must-have-the-same-length",
     ),
     facts=(
         R(r"bigger than default world size (?P<world_size>\d+), but found (?P<mesh_ranks>\d+) ranks"),
@@ -1027,6 +1040,7 @@ DEVICE_MESH_CONFIG = Recogniser(
             r"(?P<mesh_ndim>fully_shard expects a 1D or 2D DeviceMesh but got[^\n]{0,120}|Expected device_mesh to have "
             r"ndim=2 but got[^\n]{0,40}|Expects mesh with ndim equal to number of ProcessGroups[^\n]{0,120})"
         ),
+        R(r"`placements` must have the same length as `device_mesh\.ndim`! (?P<placements_len>[^\n]{1,120})"),
     ),
     # "Mesh dimension '...'" only as device_mesh.py's lookup of a name the mesh lacks
     reject=R(r"Mesh dimension '[^'\n]{0,60}'(?! does not exist)"),

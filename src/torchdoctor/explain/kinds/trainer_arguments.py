@@ -259,6 +259,20 @@ REFUSALS: tuple[tuple[str, str], ...] = (
         "The device_map sends part of the model to disk: pass offload_folder='offload' to from_pretrained / "
         "load_checkpoint_and_dispatch, or give it more GPU/CPU memory (max_memory) so nothing goes to disk.",
     ),
+    # transformers 4.x modeling_utils.py from_pretrained: the same need, in its own words
+    (
+        "had weights offloaded to the disk. Please provide an `offload_folder` for them",
+        "The device_map sends part of the model to disk: pass offload_folder='offload' to from_pretrained (and "
+        "use_safetensors / the model's .safetensors weights, which can be read from disk in place), or give it more "
+        "GPU/CPU memory (max_memory) so nothing goes to disk.",
+    ),
+    # accelerate/utils/modeling.py: a device_map written by hand that leaves parameters without a device (its
+    # "Tied parameters are on different devices" is a warning, not mapped)
+    (
+        "The device_map provided does not give any device for the following parameters",
+        "A hand-written device_map must cover every module: add the modules the message lists (or a parent of them) "
+        "with a device, or let accelerate compute it (device_map='auto' with max_memory=...).",
+    ),
     (
         "If passing a string for `device_map`, please choose 'auto', 'balanced', 'balanced_low_0' or 'sequential'",
         "device_map takes 'auto', 'balanced', 'balanced_low_0', 'sequential' or a dict {module: device}: check the "
@@ -598,6 +612,9 @@ TEMPLATES: tuple[str, ...] = (
     "lightning:loading-single-optimizer-object-from-checkpoint-2",
     "transformers:does-not-support-activation-checkpointing",
     "transformers:is-not-compatible-with-gradient-checkpointing",
+    # transformers 4.x modeling_utils.py (offload_folder); accelerate/utils/modeling.py (a hand-written device_map)
+    "third_party:transformers-device-map-offload-folder",
+    "accelerate:the-device-map-provided-does-not",
 )
 
 

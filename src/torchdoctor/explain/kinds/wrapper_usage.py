@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 
 from torchdoctor.explain.kinds.refusal_table import describe_refusal
-from torchdoctor.explain.recognisers import Recogniser
+from torchdoctor.explain.recognisers import Alternative, Context, Hit, Recogniser, on_ranks
 
 FAMILY = "DDP, FSDP and where tensors are"
 
@@ -154,11 +154,45 @@ _CLASSES = (
         "registered its own (Lightning's ddp_comm_hook, accelerate's comm_hook in DistributedDataParallelKwargs).",
     ),
     (
+        "meta_params",
+        "FSDP2 reached training with parameters still on the meta device (built under torch.device('meta') and "
+        "never materialized)",
+        "A model built on the meta device has no values: after fully_shard, call model.to_empty(device='cuda') and "
+        "initialize them (model.reset_parameters() / init_weights() on each module, or load the checkpoint with "
+        "set_model_state_dict(model, state, options=StateDictOptions(full_state_dict=True, "
+        "broadcast_from_rank0=True))); with transformers, load through from_pretrained rather than from_config under "
+        "a meta device context. The parameters the message lists are the ones left.",
+    ),
+    (
+        "offload_device",
+        "FSDP2 with CPU offloading (CPUOffloadPolicy) found parameters on the GPU at its first forward",
+        "With offload_policy=CPUOffloadPolicy() the sharded parameters live on the CPU: do not move the model to the "
+        "GPU after fully_shard (no model.to('cuda') / model.cuda()); materialize a meta model on the CPU "
+        "(model.to_empty(device='cpu')) or load a CPU state dict into it, and FSDP2 copies each unit to the GPU when "
+        "it runs.",
+    ),
+    (
+        "tied_params",
+        "FSDP2's fully_shard was applied so that a shared (tied) parameter falls in two FSDP groups",
+        "A weight two modules share (tied input embedding and output head, weight-tied layers) must be sharded in "
+        "one group: shard the modules together, fully_shard([model.embed_tokens, model.lm_head]), or leave both to "
+        "the root's fully_shard(model) instead of wrapping one of them on its own; or untie them "
+        "(config.tie_word_embeddings=False) before sharding.",
+    ),
+    (
         "zero_consolidate",
         "ZeroRedundancyOptimizer.state_dict() was called on a rank the state was not consolidated to",
         "Each rank holds only its shard of the optimizer state: call optimizer.consolidate_state_dict(to=0) on "
         "every rank (it is a collective), then optimizer.state_dict() and the save on rank 0 only.",
     ),
+)
+
+_ROW = {row[0]: row for row in _CLASSES}
+_CLASSES += (
+    # the same causes, as other checks of FSDP print them
+    ("auto_wrap_wrapped", *_ROW["wrapped_twice"][1:]),
+    ("flat_devices", *_ROW["module_devices"][1:]),
+    ("scalar_optim_state", *_ROW["scalar_param"][1:]),
 )
 
 
@@ -199,6 +233,16 @@ WRAPPER_USAGE = Recogniser(
         "torch_cpp:register-comm-hook-or-register-builtin",
         # accelerate/utils/operations.py ConvertOutputsToFp32.__getstate__: the prepared model's autocast forward
         "accelerate:cannot-pickle-prepared-model-with-automatic",
+        # fsdp/_fully_shard/_fsdp_param_group.py lazy_init: a meta-device model never materialized, or a model moved
+        # to the GPU under CPUOffloadPolicy; _fsdp_state.py: a tied parameter in two FSDP2 groups
+        "torch:fsdp-parameters-should-be-materialized-from",
+        "torch:fsdp-parameters-should-be-materialized-on",
+        "torch:parameter-is-shared-with-parameter-already",
+        # fsdp/_wrap_utils.py: auto-wrap over a model that already holds FSDP modules; _flat_param.py: one unit's
+        # parameters on two devices; _optim_utils.py: a scalar parameter's optimizer state
+        "torch:fsdp-auto-wrapping-requires-modules-to",
+        "torch:must-flatten-tensors-on-the-same",
+        "torch:flattening-zero-dimension-parameter-is-not",
     ),
     anchors=(
         "FSDP doesn't support scalar parameters",
@@ -227,6 +271,12 @@ WRAPPER_USAGE = Recogniser(
         "register_comm_hook or register_builtin_comm_hook can only be called once",
         "Optimizer state has not been consolidated on this rank",
         "Cannot pickle a prepared model with automatic mixed precision",
+        "FSDP parameters should be materialized from meta device before training",
+        "FSDP parameters should be materialized on CPU when enabling CPU offloading",
+        "is shared with a parameter already managed by another FSDP group",
+        "FSDP auto wrapping requires modules to not already have FSDP applied",
+        "Must flatten tensors on the same device but got both",
+        "Flattening a zero-dimension parameter is not supported",
     ),
     match=R(
         r"(?P<scalar_param>(?:FSDP|fully_shard) doesn't support scalar parameters[^\n]{0,160})|"
@@ -253,9 +303,71 @@ WRAPPER_USAGE = Recogniser(
         r"(?P<comm_hook_twice>A communication hook is already registered|register_comm_hook or "
         r"register_builtin_comm_hook can only be called once)|"
         r"(?P<zero_consolidate>Optimizer state has not been consolidated on this rank)|"
-        r"(?P<accelerate_pickle>Cannot pickle a prepared model with automatic mixed precision)"
+        r"(?P<accelerate_pickle>Cannot pickle a prepared model with automatic mixed precision)|"
+        r"(?P<meta_params>FSDP parameters should be materialized from meta device before training[^\n]{0,200})|"
+        r"(?P<offload_device>FSDP parameters should be materialized on CPU when enabling CPU offloading)|"
+        r"(?P<tied_params>Parameter '[^'\n]{1,200}' is shared with a parameter already managed by another FSDP group)|"
+        r"(?P<auto_wrap_wrapped>FSDP auto wrapping requires modules to not already have FSDP applied)|"
+        r"(?P<flat_devices>Must flatten tensors on the same device but got both [^\n]{1,120})|"
+        r"(?P<scalar_optim_state>Flattening a zero-dimension parameter is not supported)"
     ),
     describe=describe_refusal(_CLASSES, "a DDP or FSDP wrapper was used in a way torch refuses", limit=200),
 )
 
-RECOGNISERS = (WRAPPER_USAGE,)
+
+def _params_outside_forward(hits: list[Hit], ctx: Context) -> tuple[str, str]:
+    said = next((str(h.facts["freed"]) for h in hits if h.facts.get("freed")), "a parameter without its data")
+    return (
+        f"an FSDP-wrapped model's parameter was used while it was sharded ({said}): outside the root module's "
+        "forward (generate(), a submodule called directly, evaluation code) FSDP1 keeps each rank's shard and frees "
+        "the full parameter" + on_ranks(hits),
+        "FSDP gathers a unit's parameters only inside the forward of the FSDP module that wraps it. Call the model "
+        "through its root (model(...)), or gather them around the other use: with "
+        "FSDP.summon_full_params(model, writeback=False): model.generate(...) (recurse=False for the root only); "
+        "with use_orig_params=True (accelerate's fsdp_use_orig_params: true) the original parameters stay "
+        "registered; under FSDP2 (fully_shard) call model.unshard() first or register the method with "
+        "register_fsdp_forward_method(model, 'generate'). To save or evaluate a full model, take "
+        "get_model_state_dict(model, options=StateDictOptions(full_state_dict=True)) instead.",
+    )
+
+
+FSDP_PARAMS_OUTSIDE_FORWARD = Recogniser(
+    # aten/src/ATen/native/Embedding.cpp ("'weight' must be 2-D"), aten/src/ATen/native/Resize.h (setStorage out of
+    # bounds for a storage of size 0), c10/core/TensorImpl.h (data not allocated): what a parameter FSDP resharded
+    # (its storage freed) prints when something uses it; only in a run with FSDP, and never certain (a library's
+    # generate or save path, or an FSDP bug, prints them the same way)
+    kind="fsdp_params_outside_forward",
+    title="an FSDP-sharded parameter used outside the forward that gathers it",
+    anchors=(
+        "'weight' must be 2-D",
+        "are out of bounds for storage of size ",
+        "The tensor has a non-zero number of elements, but its data is not allocated yet",
+    ),
+    templates=(
+        "torch_native:embedding-weight-must-be-2d",
+        "torch_native:setstorage-out-of-bounds",
+        "torch_native:tensor-data-not-allocated",
+    ),
+    match=R(
+        r"(?P<freed>'weight' must be 2-D|setStorage: sizes [^\n]{1,200} are out of bounds for storage of size 0|"
+        r"The tensor has a non-zero number of elements, but its data is not allocated yet)"
+    ),
+    requires=("saw_fsdp",),
+    confirm=lambda hits, ctx: False,
+    # under ZeRO-3 the same lines are DeepSpeed's partitions (kinds/deepspeed.py)
+    reject=R(r"torch\.Size\(\[0\]\)"),
+    absorbs=("zero3_partitioned_weights",),
+    also=(
+        Alternative(
+            "library_version_bug",
+            "a library's FSDP code path (its generate, save or offload) using parameters FSDP had freed, a bug of "
+            "its release",
+            "When the traceback's frames are torch's FSDP or a framework's (Lightning, accelerate, the Trainer), "
+            "search their issues for the message and update them.",
+        ),
+    ),
+    describe=_params_outside_forward,
+)
+
+
+RECOGNISERS = (WRAPPER_USAGE, FSDP_PARAMS_OUTSIDE_FORWARD)
