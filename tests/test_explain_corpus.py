@@ -91,7 +91,7 @@ def test_the_benchmark_splits_a_half_by_sample(capsys):
                 "2467-2516,2517-2566,"
                 "2567-2616,2617-2666,"
                 "2667-2716,2717-2766,"
-                "2767-2816",
+                "2767-2816,2817-2866",
                 str(CORPUS / "train"),
             ]
         )
@@ -158,6 +158,7 @@ def test_the_benchmark_splits_a_half_by_sample(capsys):
     fifty_seventh = sum(1 for n in numbers if 2667 <= n <= 2716)
     fifty_eighth = sum(1 for n in numbers if 2717 <= n <= 2766)
     fifty_ninth = sum(1 for n in numbers if 2767 <= n <= 2816)
+    sixtieth = sum(1 for n in numbers if 2817 <= n <= 2866)
     assert (
         first
         + second
@@ -218,6 +219,7 @@ def test_the_benchmark_splits_a_half_by_sample(capsys):
         + fifty_seventh
         + fifty_eighth
         + fifty_ninth
+        + sixtieth
         == len(numbers)
     )
     assert f"files 001-163: {first} logs" in out and f"files 164-205: {second} logs" in out
@@ -274,3 +276,4 @@ def test_the_benchmark_splits_a_half_by_sample(capsys):
     assert f"files 2667-2716: {fifty_seventh} logs" in out
     assert f"files 2717-2766: {fifty_eighth} logs" in out
     assert f"files 2767-2816: {fifty_ninth} logs" in out
+    assert f"files 2817-2866: {sixtieth} logs" in out

@@ -834,6 +834,18 @@ def _conv_padding_mode(hits: list[Hit]) -> tuple[str, str]:
     )
 
 
+def _wuerstchen_text_encoder_to(hits: list[Hit]) -> tuple[str, str]:
+    return (
+        "OneTrainer's Würstchen and Stable Cascade setup calls model.text_encoder_to when the text encoder is not "
+        "trained (BaseWuerstchenSetup.prepare_text_caching, since the dataloader refactor of January 2026), a "
+        "method its WuerstchenModel does not have: it has prior_text_encoder_to and decoder_text_encoder_to "
+        "(Nerogar/OneTrainer#1558 fixed the call)" + on_ranks(hits),
+        "Update OneTrainer (git pull in its folder, then its update script) to a revision with #1558, which calls "
+        "model.prior_text_encoder_to there; on an older checkout make that one-line change in "
+        "modules/modelSetup/BaseWuerstchenSetup.py, or train the text encoder, which skips the call.",
+    )
+
+
 # Lib/argparse.py _get_value: "argument {option}: invalid {type} value: {value}", the type by its repr when it
 # has no __name__ (typing.Union[str, NoneType] for Optional[str])
 _TYPED_OPTION = R(
@@ -864,6 +876,8 @@ def _release_bug(hits: list[Hit], ctx: Context) -> tuple[str, str]:
         return _distutils_version(hits)
     if first(hits, "conv_padding_mode"):
         return _conv_padding_mode(hits)
+    if first(hits, "wuerstchen_te_to"):
+        return _wuerstchen_text_encoder_to(hits)
     if first(hits, "unscaled_twice"):
         return _unscaled_twice(hits)
     if first(hits, "invalid_storage"):
@@ -953,6 +967,9 @@ LIBRARY_RELEASE_BUG = Recogniser(
         # torch 1.1.0's torch/nn/modules/conv.py forward reads self.padding_mode, which a convolution pickled
         # whole under torch 1.0 lacks (pytorch#20756, fixed by a __setstate__ in pytorch#21687)
         "object has no attribute 'padding_mode'",
+        # OneTrainer's modules/modelSetup/BaseWuerstchenSetup.py prepare_text_caching (from #1220, 2026-01): with
+        # the text encoder frozen it calls model.text_encoder_to, which WuerstchenModel does not define (#1558)
+        "'WuerstchenModel' object has no attribute 'text_encoder_to'",
         # CPython's argparse naming an option's type by its repr: a typing construct (type=Optional[str]) that
         # cannot convert a string, so no value passes: the program's parser, not the command (launch_command)
         "invalid typing.",
@@ -981,6 +998,7 @@ LIBRARY_RELEASE_BUG = Recogniser(
         "(?P<unscaled_twice>unscale_\\(\\) has already been called on this optimizer since the last update)|"
         "(?P<distutils_version>module 'distutils' has no attribute 'version')|"
         "(?P<conv_padding_mode>'(?:Conv|ConvTranspose)[123][dD]' object has no attribute 'padding_mode')|"
+        "(?P<wuerstchen_te_to>'WuerstchenModel' object has no attribute 'text_encoder_to')|"
         + _TYPED_OPTION.pattern
         + "|"
         + cuda_errors.KERNEL_FAULT.pattern
@@ -1012,6 +1030,7 @@ LIBRARY_RELEASE_BUG = Recogniser(
         cuda_errors.THC_INVALID_ARGUMENT_TEMPLATE,
         "torch_native:tensorboard-distutils-version",
         "third_party:torch-1-1-conv-padding-mode-old-pickle",
+        "third_party:onetrainer-wuerstchen-text-encoder-to",
         "system:argparse-invalid-typing-type-value",
         "third_party:bitsandbytes-cuda-check-return-python-interface",
         "third_party:trl-padding-free-without-packing",
