@@ -985,9 +985,13 @@ BACKEND_UNAVAILABLE = Recogniser(
     # tcp:// and env://): "No rendezvous handler for localhost://" is an init_method with no scheme or a
     # misspelt one (urlparse("localhost:29500").scheme == "localhost"), not a build that lacks part of it
     # accelerate's raise as a traceback quotes it (the f-string, not the values): the message line says them
+    # CPython's AttributeError names the object: only torch.distributed's module lacking init_process_group is a
+    # build without it; another module or object (deepspeed, horovod.torch, an Accelerator) is the script calling
+    # a function that object never had, and a "partially initialized module" is a circular import
     reject=R(
         r"associated with device type cpu\b|No rendezvous handler for (?!(?:env|tcp)://)|Your assigned backend "
         r"(?!\w{1,20} is not available, please use \w)"
+        r"|(?<!module 'torch\.distributed' )has no attribute 'init_process_group'|partially initialized module"
     ),
     describe=_backend,
 )
