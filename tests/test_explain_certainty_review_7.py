@@ -1,0 +1,90 @@
+"""The certainty review's seventh part (helper V19, issue 19): recognisers that can speak with certainty on a
+generic Python exception line (an AttributeError, an ``Error(s) in loading state_dict``) or on words many
+libraries print, read against the sources that print them. Each test gives the line as its source prints it, where
+the reading holds (certain) and where another cause prints the same words (likely, another kind, or nothing).
+
+- CPython's AttributeError names the object that lacks the attribute. torch/distributed/__init__.py binds
+  ``init_process_group`` only ``if is_available()``, so ``module 'torch.distributed' has no attribute
+  'init_process_group'`` is a build without torch.distributed (``backend_unavailable``); the same words for
+  another module or object (``deepspeed``, ``horovod.torch``, an ``Accelerator``) are a script calling a function
+  that object never had, and a "partially initialized module" is a circular import: not the build.
+- torch's nn/modules/module.py ``_load_from_state_dict`` prints "size mismatch for {}: copying a param with shape
+  {} from checkpoint, the shape in current model is {}" for any two shapes. A checkpoint's tensor of shape [0] is
+  no architecture: it is the placeholder DeepSpeed's ZeRO-3 (partition_parameters.py, ``param.data =
+  torch.empty(0)``) or FSDP leaves outside a gather, saved by a ``state_dict()`` taken while partitioned
+  (huggingface/peft#1443, an adapter saved so under ZeRO-3): ``zero3_partitioned_weights``, likely (certain
+  beside ZeRO-3 in the log), its fix to save the gathered weights again, not to build another model.
+"""
+
+from __future__ import annotations
+
+import pytest
+from explaining import certain, explained, template
+
+NO_ATTRIBUTE = "AttributeError: module 'torch.distributed' has no attribute 'init_process_group'\n"
+
+
+def test_torch_distributed_without_init_process_group_is_still_a_build_without_it():
+    found = certain(NO_ATTRIBUTE, "backend_unavailable")
+    assert "without torch.distributed" in found.summary and "is_available()" in found.fix
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        # the script calling a function another package never had (deepspeed.init_distributed is DeepSpeed's)
+        "AttributeError: module 'deepspeed' has no attribute 'init_process_group'",
+        "AttributeError: module 'horovod.torch' has no attribute 'init_process_group'",
+        "AttributeError: 'Accelerator' object has no attribute 'init_process_group'",
+        # CPython's circular-import wording: torch.distributed imported while it was being imported
+        "AttributeError: partially initialized module 'torch.distributed' has no attribute 'init_process_group' "
+        "(most likely due to a circular import)",
+    ],
+)
+def test_another_object_without_init_process_group_is_not_a_build_without_distributed(line):
+    found = explained(line + "\n")
+    assert found.id != "log.backend_unavailable", found.summary
+
+
+SAVED_EMPTY = (
+    "RuntimeError: Error(s) in loading state_dict for PeftModelForCausalLM:\n"
+    "\tsize mismatch for base_model.model.model.layers.0.mlp.gate_proj.lora_B.default.weight: copying a param "
+    "with shape torch.Size([0]) from checkpoint, the shape in current model is torch.Size([14336, 16]).\n"
+)
+
+
+def test_a_checkpoint_of_empty_tensors_was_saved_from_partitions_not_from_another_model():
+    found = explained(SAVED_EMPTY)
+    assert (found.id, found.details["confidence"]) == ("log.zero3_partitioned_weights", "likely"), (
+        found.summary
+    )
+    assert "lora_B.default.weight" in found.summary and "[0]" in found.summary
+    assert "stage3_gather_16bit_weights_on_model_save" in found.fix and "FULL_STATE_DICT" in found.fix
+    # ZeRO-3 in the same log makes it certain
+    zero3 = (
+        "[2026-11-28 10:00:00,000] [INFO] [stage3.py:118:__init__] Reduce bucket size 500000000\n"
+        + SAVED_EMPTY
+    )
+    certain(zero3, "zero3_partitioned_weights")
+    # the catalog row says so as well
+    line = template(
+        "torch_native:size-mismatch-for-saved-partition", "lm_head.weight", "torch.Size([32000, 4096])"
+    )
+    assert explained(line + "\n").id == "log.zero3_partitioned_weights"
+
+
+def test_a_checkpoint_of_another_shape_stays_a_model_of_another_shape():
+    # the near miss: two real shapes are another architecture, certain as before
+    other = (
+        "RuntimeError: Error(s) in loading state_dict for ResNet:\n"
+        "\tsize mismatch for fc.weight: copying a param with shape torch.Size([1000, 512]) from checkpoint, the "
+        "shape in current model is torch.Size([10, 512]).\n"
+    )
+    certain(other, "model_checkpoint_mismatch")
+    # and an empty parameter in the model (not in the checkpoint) keeps its own reading
+    into_empty = (
+        "\tsize mismatch for lm_head.weight: copying a param with shape torch.Size([32000, 4096]) from checkpoint, "
+        "the shape in current model is torch.Size([0]).\n"
+    )
+    found = explained(into_empty)
+    assert found.id == "log.zero3_partitioned_weights" and "whose shape in the model is [0]" in found.summary
