@@ -14,6 +14,10 @@ the reading holds (certain) and where another cause prints the same words (likel
   torch.empty(0)``) or FSDP leaves outside a gather, saved by a ``state_dict()`` taken while partitioned
   (huggingface/peft#1443, an adapter saved so under ZeRO-3): ``zero3_partitioned_weights``, likely (certain
   beside ZeRO-3 in the log), its fix to save the gathered weights again, not to build another model.
+- "Address already in use" is certain as a port the run's rendezvous store could not bind, except in CPython
+  asyncio's wording (base_events.py ``create_server``: "error while attempting to bind on address ('0.0.0.0',
+  8000): address already in use"), which uvicorn / aiohttp servers print for their own port (vLLM's OpenAI
+  server, vllm-project/vllm#7514) and torch's TCPStore never does: likely, the server's port named, not 29500.
 """
 
 from __future__ import annotations
@@ -88,3 +92,33 @@ def test_a_checkpoint_of_another_shape_stays_a_model_of_another_shape():
     )
     found = explained(into_empty)
     assert found.id == "log.zero3_partitioned_weights" and "whose shape in the model is [0]" in found.summary
+
+
+ASYNCIO_BIND = "ERROR:    [Errno 98] error while attempting to bind on address ('0.0.0.0', 8000): address already in use\n"
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        ASYNCIO_BIND,
+        # the IPv6 form of the same sockaddr
+        "OSError: [Errno 98] error while attempting to bind on address ('::', 8000, 0, 0): address already in use\n",
+    ],
+)
+def test_an_asyncio_servers_port_in_use_is_not_the_rendezvous_port(line):
+    found = explained(line)
+    assert (found.id, found.details["confidence"]) == ("log.rendezvous_or_port", "likely"), found.summary
+    assert "port 8000" in found.summary and "29500" not in found.summary + found.fix
+    assert "ss -ltnp | grep :8000" in found.fix
+
+
+def test_the_stores_port_in_use_stays_certain():
+    # the near misses: torch's TCPStore and a bare EADDRINUSE keep the rendezvous port's reading
+    store = (
+        "RuntimeError: The server socket has failed to listen on any local network address. useIpv6: 0, code: -98, "
+        "name: EADDRINUSE, message: address already in use\n"
+    )
+    assert "29500" in certain(store, "rendezvous_or_port").fix
+    certain("OSError: [Errno 98] Address already in use\n", "rendezvous_or_port")
+    # beside the store's own failure in the same log, the server's line does not lower it
+    certain(ASYNCIO_BIND + store, "rendezvous_or_port")
