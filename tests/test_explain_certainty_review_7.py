@@ -14,6 +14,10 @@ the reading holds (certain) and where another cause prints the same words (likel
   torch.empty(0)``) or FSDP leaves outside a gather, saved by a ``state_dict()`` taken while partitioned
   (huggingface/peft#1443, an adapter saved so under ZeRO-3): ``zero3_partitioned_weights``, likely (certain
   beside ZeRO-3 in the log), its fix to save the gathered weights again, not to build another model.
+- The same "size mismatch for" between a weight of [a, b] and one of [a * b / 2, 1] is no other architecture: it is
+  bitsandbytes' ``Params4bit`` packed storage on one side (a full-precision state dict loaded into a model already
+  quantized to 4 bits, Lightning-AI/pytorch-lightning#19732): the kind stays (the state dict does not fit the
+  model), its fix is to load before quantizing or in the same form, not to build the model from another config.
 - "Address already in use" is certain as a port the run's rendezvous store could not bind, except in CPython
   asyncio's wording (base_events.py ``create_server``: "error while attempting to bind on address ('0.0.0.0',
   8000): address already in use"), which uvicorn / aiohttp servers print for their own port (vLLM's OpenAI
@@ -122,3 +126,33 @@ def test_the_stores_port_in_use_stays_certain():
     certain("OSError: [Errno 98] Address already in use\n", "rendezvous_or_port")
     # beside the store's own failure in the same log, the server's line does not lower it
     certain(ASYNCIO_BIND + store, "rendezvous_or_port")
+
+
+def test_a_weight_packed_in_4_bits_on_one_side_is_the_same_model_quantized_not_another_architecture():
+    packed = (
+        "RuntimeError: Error(s) in loading state_dict for LlamaForCausalLM:\n"
+        "\tsize mismatch for model.layers.6.self_attn.q_proj.weight: copying a param with shape "
+        "torch.Size([2048, 2048]) from checkpoint, the shape in current model is torch.Size([2097152, 1]).\n"
+    )
+    found = certain(packed, "model_checkpoint_mismatch")
+    assert "bitsandbytes 4-bit" in found.summary and "this model holds it" in found.summary
+    assert "quantization_config" in found.fix and "checkpoint's own config" not in found.fix
+    # the other way round: a quantized state dict loaded into the plain model
+    back = packed.replace("torch.Size([2048, 2048]) from", "torch.Size([2097152, 1]) from").replace(
+        "current model is torch.Size([2097152, 1])", "current model is torch.Size([2048, 2048])"
+    )
+    assert "the checkpoint holds it as bitsandbytes" in certain(back, "model_checkpoint_mismatch").summary
+
+
+def test_a_column_of_another_length_is_still_another_architecture():
+    # the near misses: [n, 1] against a 1-D tensor or against another [m, 1] is no packed weight
+    for saved, model in (
+        ("torch.Size([10, 1])", "torch.Size([20])"),
+        ("torch.Size([5, 1])", "torch.Size([10, 1])"),
+    ):
+        line = (
+            f"\tsize mismatch for fc.weight: copying a param with shape {saved} from checkpoint, the shape in "
+            f"current model is {model}.\n"
+        )
+        found = certain(line, "model_checkpoint_mismatch")
+        assert "another shape" in found.summary and "bitsandbytes" not in found.summary
