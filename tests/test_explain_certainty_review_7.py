@@ -18,6 +18,11 @@ the reading holds (certain) and where another cause prints the same words (likel
   bitsandbytes' ``Params4bit`` packed storage on one side (a full-precision state dict loaded into a model already
   quantized to 4 bits, Lightning-AI/pytorch-lightning#19732): the kind stays (the state dict does not fit the
   model), its fix is to load before quantizing or in the same form, not to build the model from another config.
+- CPython's "No module named 'X.Y'" reads certain where the release table (catalog/api_history.tsv, read from the
+  wheels' .py files) has a release that added the module. NumPy 1.16-1.26 ship numpy/core/_multiarray_umath as a
+  compiled extension, which that reading does not see, and 2.0 made it a .py shim: "came in numpy 2.0, upgrade"
+  is the table's blind spot. Missing under 1.x it is NumPy's C extension that failed to import, or an extension
+  compiled against NumPy >= 1.16 run with an older one: likely, not NumPy 2's module.
 - "Address already in use" is certain as a port the run's rendezvous store could not bind, except in CPython
   asyncio's wording (base_events.py ``create_server``: "error while attempting to bind on address ('0.0.0.0',
   8000): address already in use"), which uvicorn / aiohttp servers print for their own port (vLLM's OpenAI
@@ -156,3 +161,12 @@ def test_a_column_of_another_length_is_still_another_architecture():
         )
         found = certain(line, "model_checkpoint_mismatch")
         assert "another shape" in found.summary and "bitsandbytes" not in found.summary
+
+
+def test_numpys_compiled_core_module_is_not_a_module_numpy_2_added():
+    found = explained("ModuleNotFoundError: No module named 'numpy.core._multiarray_umath'\n")
+    assert found.details["confidence"] == "likely", found.summary
+    assert "numpy>=2.0" not in found.fix and "came in numpy 2.0" not in found.summary
+    # the near miss: numpy._core is NumPy 2's own module, a file written under NumPy 2 read by 1.x: certain
+    found = certain("ModuleNotFoundError: No module named 'numpy._core'\n", "dependency_version")
+    assert "numpy>=2" in found.fix
