@@ -23,6 +23,10 @@ the reading holds (certain) and where another cause prints the same words (likel
   compiled extension, which that reading does not see, and 2.0 made it a .py shim: "came in numpy 2.0, upgrade"
   is the table's blind spot. Missing under 1.x it is NumPy's C extension that failed to import, or an extension
   compiled against NumPy >= 1.16 run with an older one: likely, not NumPy 2's module.
+- CPython's OSError for Windows' ERROR_FILENAME_EXCED_RANGE ("[WinError 206] The filename or extension is too
+  long") is a path past 260 characters where it quotes the path, and a command line past 32,767 characters where
+  subprocess's ``_winapi.CreateProcess`` raised it (no path; pypa/distutils#226, a link.exe command), which long
+  paths do not lift: certain with either fact, likely on the bare line, both fixes named.
 - "Address already in use" is certain as a port the run's rendezvous store could not bind, except in CPython
   asyncio's wording (base_events.py ``create_server``: "error while attempting to bind on address ('0.0.0.0',
   8000): address already in use"), which uvicorn / aiohttp servers print for their own port (vLLM's OpenAI
@@ -170,3 +174,28 @@ def test_numpys_compiled_core_module_is_not_a_module_numpy_2_added():
     # the near miss: numpy._core is NumPy 2's own module, a file written under NumPy 2 read by 1.x: certain
     found = certain("ModuleNotFoundError: No module named 'numpy._core'\n", "dependency_version")
     assert "numpy>=2" in found.fix
+
+
+WIN206 = "FileNotFoundError: [WinError 206] The filename or extension is too long\n"
+CREATE_PROCESS = (
+    '  File "C:\\Python312\\Lib\\subprocess.py", line 1538, in _execute_child\n'
+    "    hp, ht, pid, tid = _winapi.CreateProcess(executable, args,\n"
+)
+
+
+def test_winerror_206_from_a_process_start_is_a_command_line_too_long_not_a_path():
+    found = certain(CREATE_PROCESS + WIN206, "windows_path_too_long")
+    assert "command line" in found.summary and "32,767" in found.fix and "LongPathsEnabled" not in found.fix
+    # the bare line: both readings, only likely
+    found = explained(WIN206)
+    assert (found.id, found.details["confidence"]) == ("log.windows_path_too_long", "likely"), found.summary
+    assert "LongPathsEnabled" in found.fix and "32,767" in found.fix
+
+
+def test_winerror_206_that_quotes_a_path_stays_the_path_limit():
+    line = (
+        "FileNotFoundError: [WinError 206] The filename or extension is too long: "
+        "'C:\\Users\\me\\project\\runs\\lr-0.001,batch-32,epochs-100,optimizer-adamw,scheduler-cosine'\n"
+    )
+    found = certain(line, "windows_path_too_long")
+    assert "260-character" in found.summary and "LongPathsEnabled" in found.fix
