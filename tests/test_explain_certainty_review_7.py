@@ -27,6 +27,10 @@ the reading holds (certain) and where another cause prints the same words (likel
   long") is a path past 260 characters where it quotes the path, and a command line past 32,767 characters where
   subprocess's ``_winapi.CreateProcess`` raised it (no path; pypa/distutils#226, a link.exe command), which long
   paths do not lift: certain with either fact, likely on the bare line, both fixes named.
+- torch/cuda/__init__.py ``_lazy_init``'s "Torch not compiled with CUDA enabled" (an AssertionError) is any CPU
+  build: one installed by mistake beside an NVIDIA GPU, or the only build there is (macOS has no CUDA wheels; a
+  machine without an NVIDIA GPU). The kind holds; the fix names the second reading (the script's device option,
+  mps / cpu) beside the reinstall.
 - "Address already in use" is certain as a port the run's rendezvous store could not bind, except in CPython
   asyncio's wording (base_events.py ``create_server``: "error while attempting to bind on address ('0.0.0.0',
   8000): address already in use"), which uvicorn / aiohttp servers print for their own port (vLLM's OpenAI
@@ -199,3 +203,8 @@ def test_winerror_206_that_quotes_a_path_stays_the_path_limit():
     )
     found = certain(line, "windows_path_too_long")
     assert "260-character" in found.summary and "LongPathsEnabled" in found.fix
+
+
+def test_a_cpu_build_of_torch_names_a_machine_that_has_no_cuda_build_too():
+    found = certain("AssertionError: Torch not compiled with CUDA enabled\n", "cuda_unavailable")
+    assert "download.pytorch.org/whl/cu" in found.fix and "macOS" in found.fix and "'mps'" in found.fix
