@@ -31,6 +31,10 @@ the reading holds (certain) and where another cause prints the same words (likel
   build: one installed by mistake beside an NVIDIA GPU, or the only build there is (macOS has no CUDA wheels; a
   machine without an NVIDIA GPU). The kind holds; the fix names the second reading (the script's device option,
   mps / cpu) beside the reinstall.
+- CPython's "[Errno 28] No space left on device" names a full filesystem, not which: raised through
+  multiprocessing's semaphores (synchronize.py's SemLock, python/cpython#93253) or heap, or torch's storage sharing
+  (torch/multiprocessing/reductions.py), it is /dev/shm (a container's 64 MB default; NVIDIA/Megatron-LM#878 was
+  fixed by --shm-size): likely there, shared memory named; certain elsewhere, as before.
 - "Address already in use" is certain as a port the run's rendezvous store could not bind, except in CPython
   asyncio's wording (base_events.py ``create_server``: "error while attempting to bind on address ('0.0.0.0',
   8000): address already in use"), which uvicorn / aiohttp servers print for their own port (vLLM's OpenAI
@@ -40,7 +44,7 @@ the reading holds (certain) and where another cause prints the same words (likel
 from __future__ import annotations
 
 import pytest
-from explaining import certain, explained, template
+from explaining import certain, explained, likely_with, template
 
 NO_ATTRIBUTE = "AttributeError: module 'torch.distributed' has no attribute 'init_process_group'\n"
 
@@ -208,3 +212,29 @@ def test_winerror_206_that_quotes_a_path_stays_the_path_limit():
 def test_a_cpu_build_of_torch_names_a_machine_that_has_no_cuda_build_too():
     found = certain("AssertionError: Torch not compiled with CUDA enabled\n", "cuda_unavailable")
     assert "download.pytorch.org/whl/cu" in found.fix and "macOS" in found.fix and "'mps'" in found.fix
+
+
+def test_no_space_left_raised_through_multiprocessings_semaphores_names_shared_memory():
+    semaphore = (
+        "Traceback (most recent call last):\n"
+        '  File "/usr/local/lib/python3.8/multiprocessing/synchronize.py", line 57, in __init__\n'
+        "    sl = self._semlock = _multiprocessing.SemLock(\n"
+        "OSError: [Errno 28] No space left on device\n"
+    )
+    found = likely_with(semaphore, "disk_full", "log.dataloader_shm")
+    assert "--shm-size" in found.fix
+    sharing = semaphore.replace(
+        "/usr/local/lib/python3.8/multiprocessing/synchronize.py",
+        "/opt/conda/lib/python3.10/site-packages/torch/multiprocessing/reductions.py",
+    )
+    likely_with(sharing, "disk_full", "log.dataloader_shm")
+
+
+def test_no_space_left_on_a_save_stays_a_full_disk():
+    save = (
+        '  File "/opt/conda/lib/python3.10/site-packages/torch/serialization.py", line 850, in save\n'
+        "RuntimeError: [enforce fail at inline_container.cc:588] . PytorchStreamWriter failed writing file data/2: "
+        "file write failed\nOSError: [Errno 28] No space left on device\n"
+    )
+    certain(save, "disk_full")
+    certain("OSError: [Errno 28] No space left on device\n", "disk_full")

@@ -712,10 +712,22 @@ DISK_FULL = Recogniser(
         r"(?P<pos>unexpected pos \d{1,20} vs \d{1,20})|"
         r"\bFile (?P<unopened>[^\s'\"]{1,300}) cannot be opened\."
     ),
-    confirm=has_fact("enospc"),
+    # ENOSPC names a full filesystem, but which one: a traceback through multiprocessing's semaphores or heap, or
+    # torch's storage sharing, raised it for /dev/shm (environment.py's saw_shm_frame): likely there, shm named
+    confirm=lambda hits, ctx: has_fact("enospc")(hits, ctx) and "saw_shm_frame" not in ctx.facts,
     # ENOSPC from shared memory (/dev/shm: a DataLoader's tensors, NCCL's segments) is another kind
     reject=R(r"shared memory|/dev/shm|posix_fallocate|\bshm\b|</torch_\d"),
     also=(
+        Alternative(
+            "dataloader_shm",
+            "shared memory (/dev/shm) full: the traceback runs through multiprocessing's semaphores or heap, or "
+            "torch's tensor sharing, which write there",
+            "A container's /dev/shm is 64 MB unless it is given more: docker run --shm-size=16g (or --ipc=host; "
+            "Kubernetes: an emptyDir with medium: Memory mounted at /dev/shm); or share less through it: fewer "
+            "DataLoader workers (num_workers), smaller batches per worker, or "
+            "torch.multiprocessing.set_sharing_strategy('file_system'). df -h /dev/shm shows its size.",
+            when=("saw_shm_frame",),
+        ),
         Alternative(
             "checkpoint_path",
             "a save path whose folder does not exist or cannot be written",

@@ -36,9 +36,16 @@ R = re.compile
 CONTEXT: tuple[tuple[str, re.Pattern], ...] = tuple(
     (literal, R(r"(?P<saw_matplotlib>matplotlib|pyplot|\bplt\.\w|\bTkAgg\b|MPLBACKEND)"))
     for literal in ("matplotlib", "pyplot", "plt.", "TkAgg", "MPLBACKEND")
-) + (
+)
+# the frames that put a process's objects in /dev/shm: CPython's multiprocessing semaphores (synchronize.py,
+# sem_open), its heap's arenas (heap.py, posix_fallocate) and shared_memory.py, torch's storage sharing
+# (torch/multiprocessing/reductions.py): an ENOSPC raised there is /dev/shm full (a container's 64 MB default),
+# not a disk (python/cpython#93253, NVIDIA/Megatron-LM#878)
+SHM_FRAME = R(r"(?P<saw_shm_frame>multiprocessing[/\\](?:synchronize|heap|shared_memory|reductions)\.py)")
+CONTEXT += (
     # CPython's subprocess on Windows (Lib/subprocess.py _execute_child): the frame a failed process start shows
     ("_winapi.CreateProcess(", R(r"(?P<saw_create_process>_winapi\.CreateProcess\()")),
+    *((literal, SHM_FRAME) for literal in ("synchronize.py", "heap.py", "shared_memory.py", "reductions.py")),
 )
 
 
