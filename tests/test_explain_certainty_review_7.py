@@ -35,6 +35,10 @@ the reading holds (certain) and where another cause prints the same words (likel
   multiprocessing's semaphores (synchronize.py's SemLock, python/cpython#93253) or heap, or torch's storage sharing
   (torch/multiprocessing/reductions.py), it is /dev/shm (a container's 64 MB default; NVIDIA/Megatron-LM#878 was
   fixed by --shm-size): likely there, shared memory named; certain elsewhere, as before.
+- A shell's "torchrun: command not found" is a launcher missing from the job's PATH (another environment), and
+  also any torch before 1.10, whose setup.py installs no torchrun console script (1.9 has torch.distributed.run as
+  a module only): likely where the log states such a torch, ``dependency_version`` named; certain otherwise, the
+  fix naming the old releases' launcher too.
 - "Address already in use" is certain as a port the run's rendezvous store could not bind, except in CPython
   asyncio's wording (base_events.py ``create_server``: "error while attempting to bind on address ('0.0.0.0',
   8000): address already in use"), which uvicorn / aiohttp servers print for their own port (vLLM's OpenAI
@@ -238,3 +242,23 @@ def test_no_space_left_on_a_save_stays_a_full_disk():
     )
     certain(save, "disk_full")
     certain("OSError: [Errno 28] No space left on device\n", "disk_full")
+
+
+def test_torchrun_missing_beside_a_torch_before_1_10_names_the_release():
+    found = likely_with(
+        "torch==1.9.0\nbash: torchrun: command not found\n", "broken_install", "log.dependency_version"
+    )
+    assert "torch.distributed.launch" in found.fix
+    likely_with(
+        "PyTorch version: 1.8.1+cu111\nCommand 'torchrun' not found, did you mean:\n",
+        "broken_install",
+        "log.dependency_version",
+    )
+
+
+def test_torchrun_missing_beside_a_newer_torch_stays_a_launcher_off_the_path():
+    for text in ("bash: torchrun: command not found\n", "torch==2.1.0\nbash: torchrun: command not found\n"):
+        found = certain(text, "broken_install")
+        assert "on PATH" in found.fix and "before 1.10" in found.fix
+    # another launcher missing beside an old torch keeps its certainty
+    certain("torch==1.9.0\nzsh: command not found: accelerate\n", "broken_install")
