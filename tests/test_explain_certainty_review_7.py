@@ -39,6 +39,12 @@ the reading holds (certain) and where another cause prints the same words (likel
   also any torch before 1.10, whose setup.py installs no torchrun console script (1.9 has torch.distributed.run as
   a module only): likely where the log states such a torch, ``dependency_version`` named; certain otherwise, the
   fix naming the old releases' launcher too.
+- ultralytics 8's per-image checks (ultralytics/data/utils.py verify_image_label: "ignoring corrupt image/label:
+  labels require 56 columns each", "non-normalized or out of bounds coordinates", "Label class 78 exceeds dataset
+  class count 15") and detectron2's "Filtered out N instances without valid segmentation" are warnings: the image
+  or instance is left out and training goes on. What they say of the labels holds, not that they stopped the run:
+  likely (still the lead where nothing else is found), and a failure found beside them leads. YOLOv5's own
+  "Label class 15 exceeds nc=2" assertion stops the run and stays certain.
 - "Address already in use" is certain as a port the run's rendezvous store could not bind, except in CPython
   asyncio's wording (base_events.py ``create_server``: "error while attempting to bind on address ('0.0.0.0',
   8000): address already in use"), which uvicorn / aiohttp servers print for their own port (vLLM's OpenAI
@@ -262,3 +268,36 @@ def test_torchrun_missing_beside_a_newer_torch_stays_a_launcher_off_the_path():
         assert "on PATH" in found.fix and "before 1.10" in found.fix
     # another launcher missing beside an old torch keeps its certainty
     certain("torch==1.9.0\nzsh: command not found: accelerate\n", "broken_install")
+
+
+WARNINGS = (
+    "train: WARNING ⚠️ /data/pose/images/train/pull_up_1.jpg: ignoring corrupt image/label: labels require 56 "
+    "columns each\n",
+    "WARNING [06/03 10:02:11 d2.data.datasets.coco]: Filtered out 3677 instances without valid segmentation. There "
+    "might be issues in your dataset generation process.\n",
+    "train: WARNING ⚠️ /data/images/train/000012.jpg: ignoring corrupt image/label: Label class 78 exceeds dataset "
+    "class count 15. Possible class labels are 0-14\n",
+)
+
+
+@pytest.mark.parametrize("warning", WARNINGS)
+def test_a_dataset_checks_warning_is_likely_and_does_not_lead_a_failure_beside_it(warning):
+    alone = explained(warning)
+    assert (
+        alone.id in ("log.bad_training_data", "log.label_out_of_range")
+        and alone.details["confidence"] == "likely"
+    )
+    # a failure of its own later in the log leads
+    oom = (
+        "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total capacity of "
+        "23.65 GiB of which 1.10 GiB is free.\n"
+    )
+    certain(warning + oom, "cuda_oom")
+
+
+def test_yolov5s_class_assertion_still_stops_the_run_for_certain():
+    found = certain(
+        "AssertionError: Label class 15 exceeds nc=2 in data/ships.yaml. Possible class labels are 0-1\n",
+        "label_out_of_range",
+    )
+    assert "names" in found.fix

@@ -353,6 +353,10 @@ BAD_TRAINING_DATA = Recogniser(
             for h in hits
         )
         and (detection_boxes.flipped(ctx.facts) or not any("boxes_inverted" in h.facts for h in hits))
+        # ultralytics' "ignoring corrupt image/label" and detectron2's "Filtered out N instances" are warnings
+        # of a run that goes on: what they say of the labels holds, but not that they stopped the run, so a
+        # log with nothing else leaves them likely and a failure found beside them leads
+        and any(not any(k in h.facts for k in dataset_labels.ROW_WARNINGS) for h in hits)
     ),
     also=(
         Alternative(
