@@ -271,6 +271,9 @@ def test_torchrun_missing_beside_a_newer_torch_stays_a_launcher_off_the_path():
 
 
 WARNINGS = (
+    # ultralytics leaves a truncated JPEG out the same way (PIL's OSError caught by verify_image_label)
+    "train: WARNING ⚠️ /data/images/train/x.jpg: ignoring corrupt image/label: image file is truncated (5 bytes "
+    "not processed)\n",
     "train: WARNING ⚠️ /data/pose/images/train/pull_up_1.jpg: ignoring corrupt image/label: labels require 56 "
     "columns each\n",
     "WARNING [06/03 10:02:11 d2.data.datasets.coco]: Filtered out 3677 instances without valid segmentation. There "
@@ -301,3 +304,7 @@ def test_yolov5s_class_assertion_still_stops_the_run_for_certain():
         "label_out_of_range",
     )
     assert "names" in found.fix
+
+
+def test_pils_own_truncated_image_error_stays_certain():
+    certain("OSError: image file is truncated (5 bytes not processed)\n", "bad_training_data")

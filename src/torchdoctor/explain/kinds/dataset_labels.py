@@ -95,7 +95,16 @@ ROW_FACT = R(
     r"Filtered out (?P<no_segmentation>\d+) instances without valid segmentation"
 )
 # the facts of the checks above that warn and go on (an image or instance left out), not stop the run
-ROW_WARNINGS = ("no_segmentation", "label_columns", "label_negative", "label_coordinates")
+ROW_WARNINGS = (
+    "no_segmentation",
+    "label_columns",
+    "label_negative",
+    "label_coordinates",
+    "ultralytics_ignored",
+)
+# ultralytics' prefix for any image its check leaves out (a truncated JPEG too): "<image>: ignoring corrupt
+# image/label: <reason>"
+IGNORED_FACT = R(r"(?P<ultralytics_ignored>ignoring corrupt image/label: )")
 # the words of an anchor without the check's count: prose, not the check (the recogniser has no match of its own)
 ROW_REJECT = r"labels require (?!\d{1,4} columns)"
 

@@ -338,6 +338,7 @@ BAD_TRAINING_DATA = Recogniser(
         R(r"(?P<tok_not_str>TextInputSequence must be str|TextEncodeInput must be Union\[TextInputSequence)"),
         detection_boxes.FACT,
         dataset_labels.ROW_FACT,
+        dataset_labels.IGNORED_FACT,
         raster_reads.FACT,
         raster_reads.FILE,
         media_reads.FACT,
