@@ -45,6 +45,10 @@ the reading holds (certain) and where another cause prints the same words (likel
   or instance is left out and training goes on. What they say of the labels holds, not that they stopped the run:
   likely (still the lead where nothing else is found), and a failure found beside them leads. YOLOv5's own
   "Label class 15 exceeds nc=2" assertion stops the run and stays certain.
+- xformers' _cpp_lib.py "WARNING[XFORMERS]: xFormers can't load C++/CUDA extensions. xFormers was built for:
+  PyTorch X ... (you have Y)" is printed at import and the run goes on without its compiled ops: even with X and
+  Y disagreeing it is likely, and a failure found beside it (a CUDA out of memory) leads; its consequence, "No
+  operator found for memory_efficient_attention_forward ... xFormers wasn't build with CUDA support", stays certain.
 - "Address already in use" is certain as a port the run's rendezvous store could not bind, except in CPython
   asyncio's wording (base_events.py ``create_server``: "error while attempting to bind on address ('0.0.0.0',
   8000): address already in use"), which uvicorn / aiohttp servers print for their own port (vLLM's OpenAI
@@ -308,3 +312,32 @@ def test_yolov5s_class_assertion_still_stops_the_run_for_certain():
 
 def test_pils_own_truncated_image_error_stays_certain():
     certain("OSError: image file is truncated (5 bytes not processed)\n", "bad_training_data")
+
+
+XFORMERS_WARNING = (
+    "WARNING[XFORMERS]: xFormers can't load C++/CUDA extensions. xFormers was built for:\n"
+    "    PyTorch 2.1.0+cu121 with CUDA 1201 (you have 2.2.0+cu121)\n"
+    "    Python  3.10.13 (you have 3.10.13)\n"
+    "  Please reinstall xformers (see https://github.com/facebookresearch/xformers#installing-xformers)\n"
+    "  Memory-efficient attention, SwiGLU, sparse and more won't be available.\n"
+)
+
+
+def test_xformers_import_warning_does_not_lead_the_failure_after_it():
+    alone = explained(XFORMERS_WARNING)
+    assert (alone.id, alone.details["confidence"]) == ("log.extension_import", "likely"), alone.summary
+    assert "built for torch 2.1.0+cu121, this is 2.2.0+cu121" in alone.summary
+    oom = (
+        "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total capacity of "
+        "23.65 GiB of which 1.10 GiB is free.\n"
+    )
+    certain(XFORMERS_WARNING + oom, "cuda_oom")
+
+
+def test_xformers_missing_operator_stays_certain():
+    line = (
+        "NotImplementedError: No operator found for `memory_efficient_attention_forward` with inputs: query : "
+        "shape=(1, 4096, 8, 40) (torch.float16) `cutlassF` is not supported because: xFormers wasn't build with "
+        "CUDA support\n"
+    )
+    certain(XFORMERS_WARNING + line, "extension_import")
