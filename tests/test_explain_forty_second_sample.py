@@ -59,7 +59,7 @@ OOM_TEST_LINE = '     26 except RuntimeError as e:\n     27     if "CUDA out of 
             "train: WARNING ⚠️ /data/images/train/000012.jpg: ignoring corrupt image/label: Label class 78 exceeds "
             "dataset class count 15. Possible class labels are 0-14\n",
             "label_out_of_range",
-            "certain",
+            "likely",  # a warning of a run that goes on (test_explain_certainty_review_7.py)
             ("names",),
             id="ultralytics class",
         ),
@@ -68,7 +68,7 @@ OOM_TEST_LINE = '     26 except RuntimeError as e:\n     27     if "CUDA out of 
             "train: WARNING ⚠️ /data/pose/images/train/pull_up_1.jpg: ignoring corrupt image/label: labels require "
             "56 columns each\n",
             "bad_training_data",
-            "certain",
+            "likely",  # a warning of a run that goes on (test_explain_certainty_review_7.py)
             ("kpt_shape",),
             id="pose columns",
         ),
@@ -76,7 +76,7 @@ OOM_TEST_LINE = '     26 except RuntimeError as e:\n     27     if "CUDA out of 
             "train: WARNING ⚠️ /data/dota/images/P0021.jpg: ignoring corrupt image/label: non-normalized or out of "
             "bounds coordinates [     1.0371]\n",
             "bad_training_data",
-            "certain",
+            "likely",  # a warning of a run that goes on (test_explain_certainty_review_7.py)
             ("normalized",),
             id="coordinates",
         ),
@@ -85,7 +85,7 @@ OOM_TEST_LINE = '     26 except RuntimeError as e:\n     27     if "CUDA out of 
             "WARNING [06/03 10:02:11 d2.data.datasets.coco]: Filtered out 3677 instances without valid segmentation. "
             "There might be issues in your dataset generation process.\n",
             "bad_training_data",
-            "certain",
+            "likely",  # a warning of a run that goes on (test_explain_certainty_review_7.py)
             ("segmentation",),
             id="detectron2 segmentation",
         ),

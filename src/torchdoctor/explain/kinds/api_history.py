@@ -42,6 +42,13 @@ NUMPY2_ANCHOR = "was removed in the NumPy 2.0 release"
 BUILD_DEPENDENT = frozenset({"torch.distributed"})
 DISTRIBUTED_NAME = re.compile(r"(?P<torch_distributed_name>module 'torch\.distributed' has no attribute)")
 
+# modules the wheels of the releases read ship compiled (a .so / .pyd, which benchmarks/api_history.py's reading of
+# the .py files does not see) before a later release made them a Python file: the table's "added" for them is the
+# first .py, not the module's first release. NumPy built numpy/core/_multiarray_umath as an extension from 1.16 to
+# 1.26 and made it a shim over numpy._core in 2.0: missing under 1.x it is a broken NumPy install (its C extension
+# failed to import) or an extension compiled against NumPy >= 1.16 run with an older one, not NumPy 2's module
+COMPILED_BEFORE = frozenset({("numpy.core._multiarray_umath", "")})
+
 # the packages the table has (a test holds it to the table)
 PACKAGES = (
     "numpy|transformers|huggingface_hub|accelerate|peft|datasets|torch|pytorch_lightning|lightning|deepspeed|trl|"
@@ -125,7 +132,7 @@ def known(facts: dict) -> Change | None:
     if row is None and facts.get("hist_numpy2"):
         # NumPy says itself that 2.0 removed it (a name the 1.x stubs did not list)
         return Change("numpy", "numpy", name, "", "1.26", "2.0", "")
-    if row is None or shadowed(row.package, path):
+    if row is None or shadowed(row.package, path) or (row.added and (module, name) in COMPILED_BEFORE):
         return None
     return row
 

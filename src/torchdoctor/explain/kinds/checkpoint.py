@@ -200,8 +200,41 @@ STATE_DICT_KEYS = Recogniser(
 )
 
 
+def _packed_4bit(saved: str, model: str) -> str:
+    """Which side holds bitsandbytes 4-bit storage: ``Params4bit`` packs a weight of n elements into a uint8
+    tensor of shape [ceil(n / 2), 1], and only a Linear's 2-D weight; "model", "checkpoint" or "" (neither)."""
+    for side, packed, full in (("model", model, saved), ("checkpoint", saved, model)):
+        dims = re.fullmatch(r"torch\.Size\(\[(\d+), 1\]\)", packed.strip())
+        weight = re.fullmatch(r"torch\.Size\(\[(\d+), (\d+)\]\)", full.strip())
+        if dims and weight and min(int(weight[1]), int(weight[2])) > 1:
+            if int(dims[1]) == (int(weight[1]) * int(weight[2]) + 1) // 2:
+                return side
+    return ""
+
+
 def _model_mismatch(hits: list[Hit], ctx: Context) -> tuple[str, str]:
     facts = merged(hits)
+    packed = _packed_4bit(facts.get("saved_shape", ""), facts.get("model_shape", ""))
+    if packed:
+        quantized, plain = (
+            ("this model", "the checkpoint") if packed == "model" else ("the checkpoint", "this model")
+        )
+        summary = (
+            f"size mismatch for {facts.get('param', '?')}: {quantized} holds it as bitsandbytes 4-bit storage "
+            f"({facts.get('model_shape' if packed == 'model' else 'saved_shape')}, half its "
+            f"{facts.get('saved_shape' if packed == 'model' else 'model_shape')} elements packed in bytes), "
+            f"{plain} as the unquantized weight: the same model, one side quantized"
+        )
+        fix = (
+            "A model quantized with bitsandbytes (load_in_4bit / BitsAndBytesConfig, Lightning's "
+            "BitsandbytesPrecision) stores each Linear weight packed as [n/2, 1] bytes, so a state dict of the "
+            "full-precision weights cannot be copied into it, nor a quantized one into a plain model. Load the "
+            "weights before quantizing (from_pretrained(path, quantization_config=...) quantizes as it loads; "
+            "Lightning: load the checkpoint into the model before the precision plugin converts it), or save "
+            "and load both sides in the same form (dequantize, or merge a LoRA adapter into the unquantized base "
+            "model)."
+        )
+        return summary + on_ranks(hits), fix
     summary = (
         f"the checkpoint is from a model of another shape: size mismatch for {facts.get('param', '?')} "
         f"(checkpoint {facts.get('saved_shape', '?')}, this model {facts.get('model_shape', '?')})"
@@ -854,10 +887,22 @@ DISK_FULL = Recogniser(
         r"(?P<pos>unexpected pos \d{1,20} vs \d{1,20})|"
         r"\bFile (?P<unopened>[^\s'\"]{1,300}) cannot be opened\."
     ),
-    confirm=has_fact("enospc"),
+    # ENOSPC names a full filesystem, but which one: a traceback through multiprocessing's semaphores or heap, or
+    # torch's storage sharing, raised it for /dev/shm (environment.py's saw_shm_frame): likely there, shm named
+    confirm=lambda hits, ctx: has_fact("enospc")(hits, ctx) and "saw_shm_frame" not in ctx.facts,
     # ENOSPC from shared memory (/dev/shm: a DataLoader's tensors, NCCL's segments) is another kind
     reject=R(r"shared memory|/dev/shm|posix_fallocate|\bshm\b|</torch_\d"),
     also=(
+        Alternative(
+            "dataloader_shm",
+            "shared memory (/dev/shm) full: the traceback runs through multiprocessing's semaphores or heap, or "
+            "torch's tensor sharing, which write there",
+            "A container's /dev/shm is 64 MB unless it is given more: docker run --shm-size=16g (or --ipc=host; "
+            "Kubernetes: an emptyDir with medium: Memory mounted at /dev/shm); or share less through it: fewer "
+            "DataLoader workers (num_workers), smaller batches per worker, or "
+            "torch.multiprocessing.set_sharing_strategy('file_system'). df -h /dev/shm shows its size.",
+            when=("saw_shm_frame",),
+        ),
         Alternative(
             "checkpoint_path",
             "a save path whose folder does not exist or cannot be written",

@@ -154,6 +154,21 @@ def _rendezvous(hits: list[Hit], ctx: Context) -> tuple[str, str]:
             "grep :<port>; stop the leftover (pgrep -af python) or give this run a port of its own (MASTER_PORT / "
             "--master_port / --rdzv-endpoint HOST:PORT), and install the same torch on every node.",
         )
+    if (
+        in_use
+        and first(hits, "asyncio_bind")
+        and not any(h.specific and "asyncio_bind" not in h.facts for h in hits)
+    ):
+        port = first(hits, "bind_port", "?")
+        return (
+            f"address already in use: an asyncio server (uvicorn: vLLM's OpenAI server, a web or metrics app) "
+            f"could not bind port {port}, which another process holds" + on_ranks(hits),
+            f'CPython\'s asyncio prints "error while attempting to bind on address" when a server it starts cannot '
+            f"bind its port; torch's rendezvous store is not such a server. Another process (an earlier server "
+            f"still running or exiting, a second copy of it) holds port {port}: see who, ss -ltnp | grep :{port}, "
+            "stop it, or start the server on a free port (vllm serve --port / trl vllm-serve --port, and the "
+            "trainer's matching setting, e.g. GRPOConfig(vllm_server_port=...)).",
+        )
     if in_use:
         port = first(hits, "port") or "29500 (the default)"
         port_number = str(port).split()[0]
@@ -302,8 +317,21 @@ _RENDEZVOUS_SUGGESTIVE = (
     "The server could not be initialized on any address for port",
     "waitForInput: socket ",
 )
+
+
 # ... and those printed for that cause alone: a port in use (the OS, accelerate's check of it), accelerate's
 # multi-node launch without MASTER_ADDR
+def _not_an_asyncio_server(hits: list[Hit], ctx: Context) -> bool:
+    """Certain as the anchors decide, unless every hit is CPython asyncio's bind failure (base_events.py
+    create_server: "error while attempting to bind on address ('0.0.0.0', 8000): address already in use"), which a
+    uvicorn / aiohttp server prints for its own port (vLLM's OpenAI server, vllm-project/vllm#7514) and torch's
+    TCPStore never does."""
+    return any(h.specific and "asyncio_bind" not in h.facts for h in hits)
+
+
+_not_an_asyncio_server.lowers_only = True  # type: ignore[attr-defined]  # docs/catalog.md: the anchors decide
+
+
 _RENDEZVOUS_DECISIVE = (
     "Address already in use",
     "address already in use",
@@ -362,6 +390,7 @@ RENDEZVOUS_OR_PORT = Recogniser(
     title="rendezvous failed",
     anchors=(*_RENDEZVOUS_DECISIVE, *_RENDEZVOUS_SUGGESTIVE),
     generic=_RENDEZVOUS_SUGGESTIVE,
+    confirm=_not_an_asyncio_server,
     also=(
         Alternative(
             "not_launched_distributed",
@@ -401,6 +430,9 @@ RENDEZVOUS_OR_PORT = Recogniser(
     ),
     facts=(
         R(r"(?P<in_use>[Aa]ddress already in use|EADDRINUSE|another process is utilizing it)"),
+        R(
+            r"(?P<asyncio_bind>error while attempting to bind on address \('?[^'\n]{0,100}'?, (?P<bind_port>\d+)[,)])"
+        ),
         R(r"communication on port `(?P<port>\d+)`"),
         R(r"port: (?P<port>\d+), useIpv6"),
         R(r"failed to bind to \[?[^\s\]]{0,255}\]?:(?P<port>\d+)"),
@@ -985,9 +1017,13 @@ BACKEND_UNAVAILABLE = Recogniser(
     # tcp:// and env://): "No rendezvous handler for localhost://" is an init_method with no scheme or a
     # misspelt one (urlparse("localhost:29500").scheme == "localhost"), not a build that lacks part of it
     # accelerate's raise as a traceback quotes it (the f-string, not the values): the message line says them
+    # CPython's AttributeError names the object: only torch.distributed's module lacking init_process_group is a
+    # build without it; another module or object (deepspeed, horovod.torch, an Accelerator) is the script calling
+    # a function that object never had, and a "partially initialized module" is a circular import
     reject=R(
         r"associated with device type cpu\b|No rendezvous handler for (?!(?:env|tcp)://)|Your assigned backend "
         r"(?!\w{1,20} is not available, please use \w)"
+        r"|(?<!module 'torch\.distributed' )has no attribute 'init_process_group'|partially initialized module"
     ),
     describe=_backend,
 )

@@ -601,9 +601,14 @@ def _no_cuda(hits: list[Hit], ctx: Context) -> tuple[str, str]:
             "CUDA's lazy init)."
         )
     elif "compiled" in what:
+        # torch/cuda/__init__.py _lazy_init raises it for any CPU build: one installed by mistake on a machine
+        # with an NVIDIA GPU, or the only build there is (macOS: no CUDA wheels; a machine without an NVIDIA GPU)
         fix = (
             "This is a CPU-only build of torch. Install a CUDA build: pip install torch --index-url "
-            "https://download.pytorch.org/whl/cu128 (pick the CUDA your driver supports; `nvidia-smi`)."
+            "https://download.pytorch.org/whl/cu128 (pick the CUDA your driver supports; `nvidia-smi`).\n"
+            "On a Mac (torch has no CUDA build for macOS) or a machine without an NVIDIA GPU, the code must not "
+            "ask for CUDA: run it on the CPU or Apple's GPU through the script's own device option (--device "
+            "cpu, --gpu_ids -1, --no_cuda / use_cpu=True) or device='mps' / 'cpu' instead of .cuda()."
         )
     elif "mismatch" in what or "combination" in what:
         fix = (

@@ -50,6 +50,8 @@ def explain_class(hits: list[Hit]) -> tuple[str, str]:
     where = f" ({data})" if data else ""
     top = int(count) - 1 if count.isdigit() else "N-1"
     summary = f"a label file holds class {label}, but the dataset yaml{where} declares {count} classes (ids 0-{top})"
+    if not any("yolo_count" not in h.facts for h in hits):
+        summary += GOES_ON
     fix = (
         "YOLO label files hold one object per row, its class id first, counted from 0. Make the ids and the data "
         "yaml agree: list every class the labels use in names (YOLOv8 and later count the names; nc is not read "
@@ -59,6 +61,16 @@ def explain_class(hits: list[Hit]) -> tuple[str, str]:
         "labels *.cache files next to the label folders afterwards so the check reads the fixed files."
     )
     return summary + on_ranks(hits), fix
+
+
+def not_only_warnings(hits: list[Hit], ctx: object) -> bool:
+    """Certain as the anchors decide, unless every hit is ultralytics 8's per-image warning ("ignoring corrupt
+    image/label: Label class 78 exceeds dataset class count 15"): the image is left out and training goes on, so
+    what it says of the labels holds but not that it stopped the run (YOLOv5's assertion does stop it)."""
+    return any(h.specific and "yolo_count" not in h.facts for h in hits)
+
+
+not_only_warnings.lowers_only = True  # type: ignore[attr-defined]  # docs/catalog.md: the anchors decide
 
 
 # the rows (bad_training_data): ultralytics 8's per-image checks and detectron2's COCO loader
@@ -82,12 +94,37 @@ ROW_FACT = R(
     r"(?P<label_negative>negative class labels or coordinate|negative label values)|"
     r"Filtered out (?P<no_segmentation>\d+) instances without valid segmentation"
 )
+# the facts of the checks above that warn and go on (an image or instance left out), not stop the run
+ROW_WARNINGS = (
+    "no_segmentation",
+    "label_columns",
+    "label_negative",
+    "label_coordinates",
+    "ultralytics_ignored",
+)
+# ultralytics' prefix for any image its check leaves out (a truncated JPEG too): "<image>: ignoring corrupt
+# image/label: <reason>"
+IGNORED_FACT = R(r"(?P<ultralytics_ignored>ignoring corrupt image/label: )")
 # the words of an anchor without the check's count: prose, not the check (the recogniser has no match of its own)
 ROW_REJECT = r"labels require (?!\d{1,4} columns)"
 
 
+# what a likely reading of those warnings says of the run (they leave images out; training goes on)
+GOES_ON = (
+    " (a warning: training goes on without them, so a run that stopped failed on another line, or on too few "
+    "images left)"
+)
+
+
 def explain_rows(hits: list[Hit]) -> tuple[str, str] | None:
     """The summary and fix for label rows a dataset check refused, or None when no hit holds one."""
+    found = _explain_rows(hits)
+    if found is not None and not any(not any(k in h.facts for k in ROW_WARNINGS) for h in hits):
+        return found[0] + GOES_ON, found[1]
+    return found
+
+
+def _explain_rows(hits: list[Hit]) -> tuple[str, str] | None:
     if first(hits, "no_segmentation"):
         count = first(hits, "no_segmentation")
         return (

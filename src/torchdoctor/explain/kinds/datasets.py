@@ -338,6 +338,7 @@ BAD_TRAINING_DATA = Recogniser(
         R(r"(?P<tok_not_str>TextInputSequence must be str|TextEncodeInput must be Union\[TextInputSequence)"),
         detection_boxes.FACT,
         dataset_labels.ROW_FACT,
+        dataset_labels.IGNORED_FACT,
         raster_reads.FACT,
         raster_reads.FILE,
         media_reads.FACT,
@@ -353,6 +354,10 @@ BAD_TRAINING_DATA = Recogniser(
             for h in hits
         )
         and (detection_boxes.flipped(ctx.facts) or not any("boxes_inverted" in h.facts for h in hits))
+        # ultralytics' "ignoring corrupt image/label" and detectron2's "Filtered out N instances" are warnings
+        # of a run that goes on: what they say of the labels holds, but not that they stopped the run, so a
+        # log with nothing else leaves them likely and a failure found beside them leads
+        and any(not any(k in h.facts for k in dataset_labels.ROW_WARNINGS) for h in hits)
     ),
     also=(
         Alternative(

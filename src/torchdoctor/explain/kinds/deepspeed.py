@@ -570,6 +570,18 @@ def _zero3_weights(hits: list[Hit], ctx: Context) -> tuple[str, str]:
         _, said, fix = refusal
         summary = f"ZeRO-3 refused how its partitioned parameters were used: {one_line(said)}"
         return summary + on_ranks(hits), fix
+    if facts.get("empty_saved") and not facts.get("empty_param"):
+        return (
+            f"the checkpoint's {facts['empty_saved']} is an empty tensor (shape [0]): it was saved from ZeRO-3 "
+            "(or FSDP) partitions, each rank's placeholder, not from the gathered weights" + on_ranks(hits),
+            "The file was written from model.state_dict() while the parameters were partitioned (DeepSpeed ZeRO-3, "
+            "or FSDP without a full state dict), so it holds [0]-shaped placeholders; no model loads it. Save it "
+            "again from the gathered weights: with ZeRO-3 set stage3_gather_16bit_weights_on_model_save: true "
+            "and save through the engine / Trainer / accelerator.get_state_dict(model) (a PEFT adapter: "
+            "model.save_pretrained(dir, state_dict=accelerator.get_state_dict(model))), or rebuild the weights "
+            "from the DeepSpeed checkpoint with its zero_to_fp32.py; under FSDP save with "
+            "StateDictType.FULL_STATE_DICT (accelerate: fsdp_state_dict_type FULL_STATE_DICT).",
+        )
     if facts.get("empty_param"):
         return (
             f"loading weights into {facts['empty_param']}, whose shape in the model is [0]: the model's "
@@ -607,16 +619,25 @@ ZERO3_PARTITIONED_WEIGHTS = Recogniser(
     templates=(
         "torch_native:embedding-weight-must-be-2d",
         "torch_native:size-mismatch-for-zero3-partition",
+        "torch_native:size-mismatch-for-saved-partition",
         "deepspeed:detected-in-place-modification-of-zero",
         "deepspeed:parameter-is-on-but-broadcast-requires",
         "deepspeed:nested-gatheredparameters-contexts-cannot-overlap-parameters",
         "deepspeed:was-not-properly-set-up-for",
     ),
-    # torch.Size([0]) counts only as the shape a state dict is loaded into
-    match=R(r"^(?![^\n]*torch\.Size\(\[0\]\))|the shape in current model is torch\.Size\(\[0\]\)"),
+    # torch.Size([0]) counts only as the shape a state dict is loaded into, or as the shape it was saved with:
+    # a checkpoint whose tensors are [0] was written from partitions (a ZeRO-3 or FSDP model's state_dict()
+    # taken without gathering, huggingface/peft#1443), not from a model of another architecture
+    match=R(
+        r"^(?![^\n]*torch\.Size\(\[0\]\))|the shape in current model is torch\.Size\(\[0\]\)"
+        r"|copying a param with shape torch\.Size\(\[0\]\) from checkpoint"
+    ),
     facts=(
         R(
             r"size mismatch for (?P<empty_param>[\w.]{1,200}): [^\n]{0,200}current model is torch\.Size\(\[0\]\)"
+        ),
+        R(
+            r"size mismatch for (?P<empty_saved>[\w.]{1,200}): copying a param with shape torch\.Size\(\[0\]\) from"
         ),
         refusal_pattern(ZERO3_REFUSALS, name="zero3_refusal", after=200),
     ),

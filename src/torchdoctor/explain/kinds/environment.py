@@ -37,6 +37,16 @@ CONTEXT: tuple[tuple[str, re.Pattern], ...] = tuple(
     (literal, R(r"(?P<saw_matplotlib>matplotlib|pyplot|\bplt\.\w|\bTkAgg\b|MPLBACKEND)"))
     for literal in ("matplotlib", "pyplot", "plt.", "TkAgg", "MPLBACKEND")
 )
+# the frames that put a process's objects in /dev/shm: CPython's multiprocessing semaphores (synchronize.py,
+# sem_open), its heap's arenas (heap.py, posix_fallocate) and shared_memory.py, torch's storage sharing
+# (torch/multiprocessing/reductions.py): an ENOSPC raised there is /dev/shm full (a container's 64 MB default),
+# not a disk (python/cpython#93253, NVIDIA/Megatron-LM#878)
+SHM_FRAME = R(r"(?P<saw_shm_frame>multiprocessing[/\\](?:synchronize|heap|shared_memory|reductions)\.py)")
+CONTEXT += (
+    # CPython's subprocess on Windows (Lib/subprocess.py _execute_child): the frame a failed process start shows
+    ("_winapi.CreateProcess(", R(r"(?P<saw_create_process>_winapi\.CreateProcess\()")),
+    *((literal, SHM_FRAME) for literal in ("synchronize.py", "heap.py", "shared_memory.py", "reductions.py")),
+)
 
 
 def _gui_backend(hits: list[Hit], ctx: Context) -> tuple[str, str]:
@@ -103,7 +113,37 @@ SHARED_FILESYSTEM_IO = Recogniser(
 )
 
 
+# the limit a command line meets instead (CreateProcess: 32,767 characters), which long paths do not lift
+_COMMAND_LINE = (
+    "Windows refuses to start a process whose command line is longer than 32,767 characters (CreateProcess "
+    "fails with the same WinError 206, and enabling long paths does not lift it): a build's link or compile "
+    "command listing many long object paths (setuptools' link.exe for an extension, pypa/distutils#226; ninja's "
+    "cl / nvcc lines), or a tool handed a long argument list. Build in a short folder (short paths for the "
+    "sources, the build and TEMP directories), build fewer files per command, or pass the long input through a "
+    "file instead of the command line."
+)
+
+
 def _path_too_long(hits: list[Hit], ctx: Context) -> tuple[str, str]:
+    path = first(hits, "long_path")
+    if path is None and not first(hits, "pip_long_path") and "saw_create_process" in ctx.facts:
+        return (
+            "a process could not be started: its command line passed Windows' 32,767-character limit "
+            "(WinError 206 raised by subprocess's CreateProcess, not a file's path)" + on_ranks(hits),
+            _COMMAND_LINE,
+        )
+    if path is None and not first(hits, "pip_long_path"):
+        summary, fix = _path_fix(hits)
+        return (
+            "WinError 206 (the filename or extension is too long): a path past Windows' 260-character limit, or "
+            "a command line past its 32,767 characters; the message names no path" + on_ranks(hits),
+            f"{fix}\nIf the traceback ends in subprocess's CreateProcess (a process being started), it is the "
+            f"command line instead: {_COMMAND_LINE}",
+        )
+    return _path_fix(hits)
+
+
+def _path_fix(hits: list[Hit]) -> tuple[str, str]:
     return (
         "a file path passed Windows' 260-character limit (long paths are not enabled), so writing the file "
         "failed" + on_ranks(hits),
@@ -123,6 +163,17 @@ WINDOWS_PATH_TOO_LONG = Recogniser(
     templates=("system:winerror-206-filename-too-long", "third_party:pip-windows-long-path-hint"),
     title="Windows' path length limit",
     anchors=("WinError 206", "does not have Windows Long Path support enabled"),
+    facts=(
+        R(r"WinError 206\][^\n:]{0,80}: '(?P<long_path>[^'\n]{1,600})'"),
+        R(r"(?P<pip_long_path>does not have Windows Long Path support enabled)"),
+    ),
+    # CPython's subprocess raises the same WinError 206 from CreateProcess, without a path, for a command line
+    # past 32,767 characters (pypa/distutils#226): certain where the message quotes a path, pip says long paths are
+    # off, or the traceback shows the process start; the bare line names both readings
+    confirm=lambda hits, ctx: (
+        any("long_path" in h.facts or "pip_long_path" in h.facts for h in hits)
+        or "saw_create_process" in ctx.facts
+    ),
     describe=_path_too_long,
 )
 

@@ -97,6 +97,7 @@ LABEL_OUT_OF_RANGE = Recogniser(
         r"Class values must be (?P<one_hot>smaller than num_classes|non-negative)\.|"
         + dataset_labels.CLASS_MATCH
     ),
+    confirm=dataset_labels.not_only_warnings,
     describe=_label,
 )
 

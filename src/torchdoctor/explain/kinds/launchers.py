@@ -1080,8 +1080,31 @@ def _missing_launcher(hits: list[Hit], ctx: Context) -> tuple[str, str]:
         f"The job's environment has no {command} on PATH (another conda env / module than the one torch is in, "
         "or srun starting it before the environment is activated). Activate the environment (or module load "
         "the one with torch) inside the job script before srun, or start the launcher through the Python that "
-        "has torch: python -m torch.distributed.run ... (what torchrun runs).",
+        "has torch: python -m torch.distributed.run ... (what torchrun runs)."
+        + (
+            " torch before 1.10 installs no torchrun command at all (python -m torch.distributed.launch there)."
+            if command == "torchrun"
+            else ""
+        ),
     )
+
+
+def _torch_before_torchrun(ctx: Context) -> bool:
+    """Whether the log states a torch release older than 1.10, which installs no ``torchrun`` command (setup.py's
+    console script came with 1.10; 1.9 has torch.distributed.run as a module only)."""
+    version = re.match(r"(\d+)\.(\d+)\.", str(ctx.facts.get("torch_version", "")))
+    return version is not None and (int(version[1]), int(version[2])) < (1, 10)
+
+
+def _not_an_old_torch(hits: list[Hit], ctx: Context) -> bool:
+    """Certain as the anchors decide, unless the missing command is torchrun and the log states a torch before
+    1.10, which has none: then likely, the release named."""
+    if any(h.facts.get("command") == "torchrun" for h in hits) and _torch_before_torchrun(ctx):
+        return False
+    return any(h.specific for h in hits)
+
+
+_not_an_old_torch.lowers_only = True  # type: ignore[attr-defined]  # docs/catalog.md: the anchors decide
 
 
 _LAUNCHER = r"(?:torchrun|deepspeed|accelerate)"
@@ -1162,10 +1185,23 @@ MISSING_LAUNCHER = Recogniser(
     # environment (its workers run its own Python): only likely, and the fix says how to tell them apart
     # a map not found may also be an SC2PATH set to another installation or a map renamed between releases
     generic=("No module named '", *simulators.MAP_ANCHORS),
+    confirm=_not_an_old_torch,
+    also=(
+        Alternative(
+            "dependency_version",
+            "a torch older than 1.10, which installs no torchrun command",
+            "Start it as python -m torch.distributed.run (torch 1.9) or python -m torch.distributed.launch "
+            "--use_env (older), or upgrade torch to 1.10 or later.",
+            when=("torchrun_missing",),
+        ),
+    ),
     facts=(
         R(
             rf"(?:execve\(\): |^|[\s/])(?P<command>{_LAUNCHER})(?:: No such file| ?: command not found|: not found)"
         ),
+        R(r"(?:^|[\s/])(?P<torchrun_missing>torchrun)(?:: No such file| ?: command not found|: not found)"),
+        R(r"command not found: (?P<torchrun_missing>torchrun)\b"),
+        R(r"[Cc]ommand '?(?P<torchrun_missing>torchrun)'? not found"),
         R(rf"command not found: (?P<command>{_LAUNCHER})\b"),
         R(rf"[Cc]ommand '?(?P<command>{_LAUNCHER})'? not found"),
         R(r"(?P<command>mpirun or mpiexec) were not found"),

@@ -31,7 +31,8 @@ words of the loader and of the packages' own load checks (catalogued in ``catalo
   ahead of a CUDA build installed beside it. Certain.
 
 bitsandbytes' and xformers' are warnings printed at import; what fails later (an 8-bit optimizer, memory-efficient attention)
-is their consequence, so they are only likely unless the versions they print disagree.
+is their consequence, so they are only likely (xformers' too where the versions it prints disagree: the run goes on,
+and a failure found beside the warning leads).
 """
 
 from __future__ import annotations
@@ -120,8 +121,10 @@ def decided(facts: dict, ctx_facts: dict) -> bool:
         return True
     if facts.get("graphbolt_torch") or facts.get("graphbolt_load"):
         return True
-    built, have = ctx_facts.get("xf_built"), ctx_facts.get("xf_have")
-    return bool(facts.get("xformers_mismatch") and built and have and built != have)
+    # xformers' mismatch, even with the two versions it prints disagreeing, is a warning printed at import: the run
+    # goes on without its compiled ops, so it is likely and a failure found beside it (a CUDA out of memory) leads;
+    # its consequence, "No operator found for memory_efficient_attention_forward", is certain by its own words
+    return False
 
 
 def explain(facts: dict, ctx_facts: dict) -> tuple[str, str] | None:
