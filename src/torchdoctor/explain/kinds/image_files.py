@@ -1,0 +1,100 @@
+"""Image files of the training data that Pillow refuses to open: not an image it decodes, or too many pixels.
+
+- Pillow's ``Image.open`` (``PIL/Image.py``, every release from 7 on; "cannot identify image file %r") tries the
+  file's first bytes against every registered format and raises ``UnidentifiedImageError`` (an OSError) when none
+  accepts them: the file is not an image Pillow can decode. In a dataset that is an HTML or JSON error page saved
+  under an image's name by a failed download, an empty or partly copied file, a file of another kind under an
+  image extension (a video, an annotation), or a format Pillow has no plugin for here (HEIC, AVIF without
+  pillow-heif / pillow-avif-plugin). ``datasets.py``'s ``bad_training_data`` reads it with this module's anchor and
+  words. With a path (``%r`` of a str) it names the file of the data: certain. With a file object (``<_io.BytesIO
+  object at ...>``, bytes fetched over HTTP or read from a tar shard) it may as well be the code's stream (read to
+  its end before Image.open, not rewound; a response that was an error page): only likely, that reading named.
+- Pillow's decompression-bomb check (``Image._decompression_bomb_check``, called by ``Image.open``) compares the
+  image's width x height with ``Image.MAX_IMAGE_PIXELS`` (89,478,485 by default): above it Pillow warns
+  (``DecompressionBombWarning``, a healthy run goes on), above twice it raises ``DecompressionBombError`` with the
+  same words ("Image size (N pixels) exceeds limit of M pixels, could be decompression bomb DOS attack."). Only the
+  error stops the run, so the finding needs the error's class on the line: a large satellite tile, a whole-slide or
+  scanned page image in the data. Certain.
+"""
+
+from __future__ import annotations
+
+import re
+
+from torchdoctor.explain.recognisers import Alternative, Context, Hit, Recogniser, first, on_ranks
+
+FAMILY = "data loading"
+
+R = re.compile
+
+UNIDENTIFIED = "cannot identify image file"
+ANCHORS = (UNIDENTIFIED,)
+TEMPLATES = ("pillow:cannot-identify-image-file",)
+# the repr Pillow prints: a path in quotes, or a file object's repr
+FACT = R(
+    r"cannot identify image file (?:(?P<unidentified_path>'[^'\n]{1,300}'|\"[^\"\n]{1,300}\"|PosixPath\('[^'\n]{1,300}'\))"
+    r"|(?P<unidentified_stream><[^>\n]{1,120}>))"
+)
+# a dataset's own loader that logs the same words and skips the file (the run goes on)
+REJECT = r"(?i:\bwarn(?:ing)?\b)[^\n]{0,200}cannot identify image file|cannot identify image file[^\n]{0,300}(?i:\bskipp)"
+STREAM = Alternative(
+    "image_stream_misuse",
+    "the code's own stream handed to Image.open: read to its end and not rewound, or an HTTP response that was an "
+    "error page rather than the image",
+    "Before Image.open(f) call f.seek(0) (a BytesIO written to or read before); for a download check "
+    "response.status_code and response.headers['Content-Type'] and print the first bytes of response.content.",
+    when=("unidentified_stream",),
+)
+
+
+def explain_unidentified(hits: list[Hit], where: str) -> tuple[str, str]:
+    """(summary, fix) for Pillow's "cannot identify image file", naming the file where the message does."""
+    path = first(hits, "unidentified_path", "")
+    stream = first(hits, "unidentified_stream", "")
+    named = f" ({path[:200]})" if path else f" (a file object, {stream[:80]})" if stream else ""
+    summary = (
+        f"Pillow could not identify a file of the training data as an image{named}: none of its image formats "
+        "accepts the file's first bytes" + where + on_ranks(hits)
+    )
+    fix = (
+        "Look at that file (file <path>, head -c 200 <path>, its size): an HTML or JSON page saved by a failed "
+        "download (re-download it; Google Drive and rate-limited servers answer with a page), an empty or partly "
+        "copied file (copy it again), a file of another kind under an image extension (a video, an annotation "
+        "file picked up by the folder's glob: filter the file list by extension), or a format this Pillow has no "
+        "plugin for (HEIC or AVIF: pip install pillow-heif / pillow-avif-plugin and register it, or convert the "
+        "files to JPEG or PNG). To find every such file before training, open each one once "
+        "(Image.open(path).verify() in a loop, printing the paths that raise) and drop or replace them."
+    )
+    return summary, fix
+
+
+def _pixels(hits: list[Hit], ctx: Context) -> tuple[str, str]:
+    size, limit = first(hits, "bomb_pixels", ""), first(hits, "bomb_limit", "")
+    figures = f" ({size} pixels, above the limit of {limit})" if size and limit else ""
+    return (
+        "an image of the training data has more pixels than Pillow's decompression-bomb limit allows"
+        + figures
+        + ": Image.open refused it (DecompressionBombError)"
+        + on_ranks(hits),
+        "The image is large, not broken (a satellite tile, a whole-slide or scanned image): Pillow refuses images "
+        "above twice Image.MAX_IMAGE_PIXELS (89,478,485 pixels by default) as a guard against crafted files. For "
+        "data you trust, raise or lift the limit where the Dataset is defined, so DataLoader workers import it "
+        "too: `from PIL import Image; Image.MAX_IMAGE_PIXELS = None` (or a number above the largest image). "
+        "Better for memory and speed: downscale or tile such images once before training.",
+    )
+
+
+IMAGE_PIXEL_LIMIT = Recogniser(
+    kind="image_pixel_limit",
+    templates=("pillow:image-size-pixels-exceeds-limit-of",),
+    title="an image above Pillow's decompression-bomb pixel limit",
+    anchors=("could be decompression bomb DOS attack",),
+    # the error, not the warning of the same words Pillow prints between the limit and twice it
+    match=R(
+        r"DecompressionBombError: Image size \((?P<bomb_pixels>\d{1,15}) pixels\) exceeds limit of "
+        r"(?P<bomb_limit>\d{1,15}) pixels"
+    ),
+    describe=_pixels,
+)
+
+RECOGNISERS = (IMAGE_PIXEL_LIMIT,)
