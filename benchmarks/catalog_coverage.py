@@ -21,6 +21,7 @@
   split and checksum checks, arrow_dataset.py, table.py, features, download, streaming), with tags;
 - pillow: ``Image.open`` and the image plugins of a fetched python-pillow/Pillow (Image.py, ImageFile.py, the
   JPEG/PNG/TIFF/WebP plugins), with tags;
+- webdataset: a fetched webdataset/webdataset (shard lists and splitters, WebDataset, decoding, filters), with tags;
 - torchvision: ``torchvision.tsv``, kept by hand (the repository is too large to fetch here), each row naming the
   file of pytorch/vision that prints it: the datasets' folder and integrity checks, the transforms' argument
   checks, ``io.decode_jpeg``'s libjpeg refusals;
@@ -62,6 +63,7 @@ DEEPSPEED_TAGS = (
 )
 DATASETS_TAGS = "1.18.4 2.6.2 2.10.1 2.14.7 2.16.1 2.19.2 2.21.0 3.0.2 3.6.0 4.0.0 4.4.2 4.8.5 5.0.1".split()
 PILLOW_TAGS = "7.2.0 8.4.0 9.5.0 10.4.0 11.3.0 12.3.0".split()
+WEBDATASET_TAGS = "0.1.103 0.2.5 0.2.48 0.2.86 0.2.100 v0.2.107 v0.3.2".split()
 ORDER = (
     "torch",
     "torch_cpp",
@@ -76,6 +78,7 @@ ORDER = (
     "datasets",
     "torchvision",
     "pillow",
+    "webdataset",
     "system",
     "build_tools",
     "schedulers",
@@ -427,6 +430,19 @@ def from_pillow(repo: Path) -> list[tuple[str, str, str]]:
     return tags_holding(repo, PILLOW_TAGS, "src/PIL", rows)
 
 
+def from_webdataset(repo: Path) -> list[tuple[str, str, str]]:
+    """The messages of webdataset (the shard lists and their node and worker splitters, the WebDataset class,
+    decoding, filters, tar iteration), over a few releases and HEAD: ``webdataset/`` up to 0.2.x,
+    ``src/webdataset/`` after."""
+    rows = []
+    for tag in ("HEAD", "v0.2.107", "0.2.86", "0.2.48"):
+        for file, text in files_at(repo, tag, ("webdataset", "src/webdataset"), (".py",)).items():
+            for message in python_messages(text):
+                if worth_keeping(message):
+                    rows.append((clean(message), file.removeprefix("src/"), ""))
+    return tags_holding(repo, WEBDATASET_TAGS, ("webdataset", "src/webdataset"), rows)
+
+
 CUDA_RUNTIME = ROOT / "src" / "torchdoctor" / "explain" / "catalog" / "cuda_runtime.tsv"
 
 
@@ -437,6 +453,7 @@ def extract(
     only: tuple[str, ...] = (),
     datasets: Path = Path("/work/.mirror/huggingface+datasets/repo"),
     pillow: Path = Path("/work/.mirror/python-pillow+Pillow/repo"),
+    webdataset: Path = Path("/work/.mirror/webdataset+webdataset/repo"),
 ) -> dict[str, list[tuple[str, str, str]]]:
     """Every source's (template, file, versions), read from the installed packages and the fetched mirrors;
     ``only``: those sources alone (the others' files are left as they are)."""
@@ -515,6 +532,8 @@ def extract(
         readers["datasets"] = lambda: from_datasets(datasets)
     if pillow.exists():
         readers["pillow"] = lambda: from_pillow(pillow)
+    if webdataset.exists():
+        readers["webdataset"] = lambda: from_webdataset(webdataset)
     return {source: read() for source, read in readers.items() if not only or source in only}
 
 
@@ -728,10 +747,19 @@ def main() -> int:
     parser.add_argument("--deepspeed", type=Path, default=Path("/work/.mirror/deepspeedai+DeepSpeed/repo"))
     parser.add_argument("--datasets", type=Path, default=Path("/work/.mirror/huggingface+datasets/repo"))
     parser.add_argument("--pillow", type=Path, default=Path("/work/.mirror/python-pillow+Pillow/repo"))
+    parser.add_argument("--webdataset", type=Path, default=Path("/work/.mirror/webdataset+webdataset/repo"))
     args = parser.parse_args()
     if args.extract:
         for source, templates in build(
-            extract(args.site, args.nccl, args.deepspeed, tuple(args.only), args.datasets, args.pillow)
+            extract(
+                args.site,
+                args.nccl,
+                args.deepspeed,
+                tuple(args.only),
+                args.datasets,
+                args.pillow,
+                args.webdataset,
+            )
         ).items():
             write(source, templates)
             print(f"{source}: {len(templates)} templates -> {CATALOG_DIR / (source + '.tsv')}")

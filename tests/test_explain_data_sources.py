@@ -214,3 +214,36 @@ def test_a_save_to_disk_folder_opened_with_the_wrong_loader():
         "FileNotFoundError: [Errno 2] No such file or directory: '/data/tok/dataset_info.json'\n"
     )
     assert found.id == "log.data_path_missing"
+
+
+def test_webdataset_shards_not_split_over_the_ranks():
+    leads_with(
+        '  File "/opt/conda/lib/python3.10/site-packages/webdataset/shardlists.py", line 95, in single_node_only\n'
+        "ValueError: " + template("webdataset:you-need-to-add-an-explicit"),
+        "webdataset_shard_split",
+        "certain",
+        ["nodesplitter=wds.split_by_node", "resampled=True"],
+    )
+    # an empty iteration: too few shards for the ranks' workers, or every sample skipped by a handler: likely
+    found = likely_with(
+        "ValueError: No samples found in dataset; perhaps you have fewer shards than workers.\n"
+        "Turn off using empty_check=False in the WebDataset constructor.\n",
+        "webdataset_shard_split",
+        "log.bad_training_data",
+    )
+    assert "world_size x num_workers" in found.fix
+    # webdataset's own note on shardshuffle is not a refusal
+    note = "UserWarning: " + template("webdataset:webdataset-shardshuffle-is-none-set-explicitly") + "\n"
+    assert explained(note).id == "log.unrecognised"
+
+
+def test_a_cmyk_jpeg_through_torchvisions_decoder():
+    leads_with(
+        "RuntimeError: " + template("torchvision:unsupported-color-conversion-request"),
+        "library_version_bug",
+        "likely",
+        ["0.16", "PIL", "CMYK", "vision#7741"],
+    )
+    # libjpeg's other refusals (a lossless JPEG it does not decode) are not the colour conversion
+    other = explained("RuntimeError: Unsupported JPEG process: SOF type 0xc3\n")
+    assert "CMYK" not in other.summary

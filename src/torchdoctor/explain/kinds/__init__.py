@@ -100,6 +100,7 @@ from torchdoctor.explain.kinds import (
     trainer_data_releases,
     versions,
     vision_language,
+    webdataset_shards,
     wheel_tags,
     wrapper_usage,
 )
@@ -146,6 +147,7 @@ RECOGNISERS: tuple[Recogniser, ...] = (
     *image_files.RECOGNISERS,
     *dataset_verification.RECOGNISERS,
     *hub_datasets.RECOGNISERS,
+    *webdataset_shards.RECOGNISERS,
     *arrow_tables.RECOGNISERS,
     *matlab_files.RECOGNISERS,
     *dataset_catalog.RECOGNISERS,

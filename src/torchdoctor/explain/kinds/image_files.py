@@ -15,6 +15,11 @@
   same words ("Image size (N pixels) exceeds limit of M pixels, could be decompression bomb DOS attack."). Only the
   error stops the run, so the finding needs the error's class on the line: a large satellite tile, a whole-slide or
   scanned page image in the data. Certain.
+- libjpeg's ``JERR_CONVERSION_NOTIMPL`` ("Unsupported color conversion request", ``jerror.h``) raised through
+  torchvision's ``io.decode_jpeg`` / ``read_image`` (``torchvision/csrc/io/image/cpu/decode_jpeg.cpp``): before
+  0.16 it asked libjpeg for RGB from every JPEG, which libjpeg cannot do from CMYK or YCCK (ImageNet holds about 20
+  CMYK files, vision#6538); 0.16 converts CMYK itself (vision#7741). ``versions.py``'s ``library_version_bug``
+  reads it with this module's anchor and words: likely, as every reading of a release's bug.
 """
 
 from __future__ import annotations
@@ -66,6 +71,24 @@ def explain_unidentified(hits: list[Hit], where: str) -> tuple[str, str]:
         "(Image.open(path).verify() in a loop, printing the paths that raise) and drop or replace them."
     )
     return summary, fix
+
+
+JPEG_CONVERSION = "Unsupported color conversion request"
+JPEG_TEMPLATE = "torchvision:unsupported-color-conversion-request"
+JPEG_FACT = R(r"(?P<jpeg_conversion>Unsupported color conversion request)")
+
+
+def cmyk_jpeg(hits: list[Hit]) -> tuple[str, str]:
+    """(summary, fix) for libjpeg's refusal through torchvision's decode_jpeg: a CMYK (or YCCK) JPEG."""
+    return (
+        "libjpeg refused to convert a JPEG's colours to RGB (Unsupported color conversion request): "
+        "torchvision's decode_jpeg / read_image before 0.16 meeting a CMYK or YCCK JPEG of the data"
+        + on_ranks(hits),
+        "Upgrade torchvision to 0.16 or later, whose decode_jpeg converts CMYK JPEGs (vision#7741), or decode "
+        "with PIL instead (Image.open(path).convert('RGB'), then transforms.PILToTensor()), or convert the CMYK "
+        "files to RGB once (ImageMagick: mogrify -colorspace sRGB file.jpg; find them with PIL: Image.open(path)"
+        ".mode == 'CMYK').",
+    )
 
 
 def _pixels(hits: list[Hit], ctx: Context) -> tuple[str, str]:
