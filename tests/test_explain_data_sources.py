@@ -247,3 +247,50 @@ def test_a_cmyk_jpeg_through_torchvisions_decoder():
     # libjpeg's other refusals (a lossless JPEG it does not decode) are not the colour conversion
     other = explained("RuntimeError: Unsupported JPEG process: SOF type 0xc3\n")
     assert "CMYK" not in other.summary
+
+
+def test_the_hub_not_reached_for_a_dataset():
+    leads_with(
+        "ConnectionError: "
+        + template("datasets:couldn-reach-on-the-hub", "tatsu-lab/alpaca", "ConnectionError"),
+        "hub_unreachable",
+        "certain",
+        ["HF_DATASETS_OFFLINE=1", "HTTPS_PROXY", "'tatsu-lab/alpaca'"],
+    )
+    leads_with(
+        "ConnectionError: "
+        + template(
+            "datasets:couldn-reach-the-hugging-face-hub", "tatsu-lab/alpaca", "Offline mode is enabled."
+        ),
+        "hub_unreachable",
+        "certain",
+        ["offline mode", "HF_HOME"],
+    )
+    # a URL that answered an HTTP error is not the Hub out of reach
+    found = explained("ConnectionError: Couldn't reach https://example.org/data/train.json (error 404)\n")
+    assert found.id != "log.hub_unreachable"
+
+
+def test_data_files_whose_columns_differ():
+    leads_with(
+        "datasets.exceptions.DatasetGenerationCastError: An error occurred while generating the dataset\n\n"
+        + template(
+            "datasets:all-the-data-files-must-have",
+            "there are 1 new columns ({'prediction'}) and 2 missing columns ({'prompt', 'response'}).",
+        ),
+        "data_files_columns_differ",
+        "certain",
+        ["{'prediction'}", "data_files=", "concatenate_datasets"],
+    )
+    leads_with(
+        "datasets.table.CastError: Couldn't cast\ntext: string\nlabel: int64\nto\n"
+        "{'sentence': Value(dtype='string', id=None), 'label': Value(dtype='int64', id=None)}\n"
+        "because column names don't match",
+        "data_files_columns_differ",
+        # the exception's own line is "CastError: Couldn't cast", the schema's lines above the words read
+        "certain",
+        ["features="],
+    )
+    # Arrow's cast of one column's type is another refusal
+    found = explained("ValueError: Couldn't cast array of type string to int64\n")
+    assert found.id != "log.data_files_columns_differ"

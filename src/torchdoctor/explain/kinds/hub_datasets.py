@@ -1,4 +1,4 @@
-"""What Hugging Face datasets refuses in a training script's own calls: columns it lacks, map's rows, a saved folder.
+"""What Hugging Face datasets refuses in a script's calls: columns missing or differing, map's rows, saved folders.
 
 - A column the dataset does not have: ``datasets/arrow_dataset.py`` checks the names ``remove_columns``,
   ``rename_column(s)``, ``select_columns``, ``set_format(columns=)``, ``map(input_columns=)`` and
@@ -8,6 +8,13 @@
   {} to {}: columns {} are not in the dataset." (2.6 on). The script names a column this dataset has not: written
   for another dataset's columns (text vs sentence, label vs labels), or one an earlier map already removed or
   renamed. The message lists the columns there are: certain.
+- Data files whose columns differ: the builder casts each file's table to the features of the first one (or those
+  given) and ``datasets/table.py`` (``cast_table_to_schema``) raises CastError "Couldn't cast", the schema, "to", the
+  features and "because column names don't match", a line each (every release from 1.x); from 2.16
+  ``DatasetGenerationCastError`` (``datasets/exceptions.py``) wraps it as "All the data files must have the same columns, but at some point there
+  are N new columns (...) and M missing columns (...)", naming the file. One folder or glob holding files of two
+  kinds (a labels or metadata file beside the data, predictions written into the data folder, train and test files
+  with different fields), or ``features=`` that do not name the data's columns: certain.
 - A batched ``map`` whose function returns another number of rows than it was given while the old columns stay:
   datasets builds the batch's table from the returned columns beside the kept ones, and Arrow refuses columns of
   unequal length ("Column {} named {} expected length {} but got length {}", ``arrow/table.cc``
@@ -50,6 +57,21 @@ def _columns(hits: list[Hit], ctx: Context) -> tuple[str, str]:
         "(--text_column_name, dataset_text_field, --label_column_name) this dataset's names. If an earlier "
         "map(..., remove_columns=...) or rename already took it away, do the steps in order or drop the second "
         "removal; remove only the columns that are there ([c for c in cols if c in dataset.column_names]).",
+    )
+
+
+def _files_differ(hits: list[Hit], ctx: Context) -> tuple[str, str]:
+    details = first(hits, "columns_differ", "")
+    return (
+        "the data files given to load_dataset do not all have the same columns"
+        + (f": {details[:240]}" if details else " (or not those of the features= given)")
+        + on_ranks(hits),
+        "One load_dataset call reads every file its data_dir, glob or data_files names as one table: give it only "
+        "the files of one kind (data_files={'train': 'data/train-*.jsonl', 'test': ...}; move a labels, metadata "
+        "or predictions file out of the data folder), make the files' columns the same (add the missing ones as "
+        "empty, drop the extra), or load each kind on its own and align them (rename_column, remove_columns, "
+        "cast) before concatenate_datasets. Where features= was given, it must name exactly the data's columns. "
+        "datasets' own advice for a Hub repository: separate configurations (configs: in the README's YAML).",
     )
 
 
@@ -117,6 +139,21 @@ DATASET_COLUMN_MISSING = Recogniser(
     describe=_columns,
 )
 
+DATA_FILES_COLUMNS_DIFFER = Recogniser(
+    kind="data_files_columns_differ",
+    templates=("datasets:all-the-data-files-must-have", "datasets:couldn-cast-to-because-column-names"),
+    title="data files of one dataset whose columns differ",
+    anchors=("All the data files must have the same columns", "because column names don't match"),
+    match=R(
+        r"All the data files must have the same columns, but at some point (?P<columns_differ>[^\n]{1,300})|"
+        r"because column names don't match"
+    ),
+    # CastError's words come after the schema it prints, a line per column, below the exception's own line: the
+    # lines of the message (for the run to be said to stop on it), and facts read there
+    span=60,
+    describe=_files_differ,
+)
+
 MAP_BATCH_ROWS = Recogniser(
     kind="map_batch_rows",
     templates=("third_party:arrow-column-expected-length",),
@@ -162,4 +199,4 @@ DATASET_SAVED_TO_DISK = Recogniser(
     describe=_saved,
 )
 
-RECOGNISERS = (DATASET_SAVED_TO_DISK, DATASET_COLUMN_MISSING, MAP_BATCH_ROWS)
+RECOGNISERS = (DATASET_SAVED_TO_DISK, DATASET_COLUMN_MISSING, MAP_BATCH_ROWS, DATA_FILES_COLUMNS_DIFFER)
