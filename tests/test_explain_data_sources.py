@@ -294,3 +294,38 @@ def test_data_files_whose_columns_differ():
     # Arrow's cast of one column's type is another refusal
     found = explained("ValueError: Couldn't cast array of type string to int64\n")
     assert found.id != "log.data_files_columns_differ"
+
+
+def test_a_dataset_class_without_the_method_the_loader_calls():
+    leads_with(
+        '  File "/opt/conda/lib/python3.11/site-packages/torch/utils/data/dataset.py", line 59, in __getitem__\n'
+        '    raise NotImplementedError("Subclasses of Dataset should implement __getitem__.")\n'
+        "NotImplementedError: " + template("torch:subclasses-of-dataset-should-implement-getitem"),
+        "dataset_methods_missing",
+        "certain",
+        ["def __getitem__(self, index)", "IterableDataset", "__get_item__"],
+    )
+    leads_with(
+        "NotImplementedError: AugmentedSubset overrides __getitem__ but not __getitems__. When subclassing Subset "
+        "and overriding __getitem__, you must also override __getitems__ to ensure DataLoader works correctly "
+        "with your custom logic.",
+        "dataset_methods_missing",
+        "certain",
+        ["AugmentedSubset", "def __getitems__(self, indices)"],
+    )
+    # IterableDataset's own refusal (no __iter__) is another class's, and a bare NotImplementedError names none
+    assert explained("NotImplementedError\n").id != "log.dataset_methods_missing"
+
+
+def test_an_integer_image_given_to_normalize():
+    leads_with(
+        "TypeError: " + template("torchvision:input-tensor-should-be-a-float", "torch.uint8"),
+        "image_not_float",
+        "certain",
+        ["torch.uint8", "ConvertImageDtype", "ToDtype(torch.float32, scale=True)"],
+    )
+    # Normalize's check of the tensor's dimensions is another refusal
+    found = explained(
+        "ValueError: Expected tensor to be a tensor image of size (..., C, H, W). Got tensor.size() = (224, 224).\n"
+    )
+    assert found.id != "log.image_not_float"
