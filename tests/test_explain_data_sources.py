@@ -329,3 +329,28 @@ def test_an_integer_image_given_to_normalize():
         "ValueError: Expected tensor to be a tensor image of size (..., C, H, W). Got tensor.size() = (224, 224).\n"
     )
     assert found.id != "log.image_not_float"
+
+
+def test_a_streaming_dataset_local_folder_already_in_use():
+    leads_with(
+        '  File "/usr/lib/python3/dist-packages/streaming/base/shared/prefix.py", line 153, in _check_and_find\n'
+        "ValueError: "
+        + template(
+            "mosaicml_streaming:reused-local-directory-vs-provide-different",
+            "['/tmp/mds-cache/train']",
+            "['/tmp/mds-cache/train']",
+        ),
+        "streaming_local_reused",
+        "certain",
+        ["clean_stale_shared_memory()", "local=", "/tmp/mds-cache/train"],
+    )
+    leads_with(
+        "FileExistsError: "
+        + template("mosaicml_streaming:could-not-create-temporary-local-directory", "/tmp/2a1b3c/train"),
+        "streaming_local_reused",
+        "certain",
+        ["/tmp/2a1b3c/train", "local="],
+    )
+    # streaming's note that a writer empties an existing directory is not a refusal
+    note = "Directory /data/mds/train exists and is not empty; exist_ok is set to True so will remove contents.\n"
+    assert explained(note).id == "log.unrecognised"
