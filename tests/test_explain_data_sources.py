@@ -354,3 +354,56 @@ def test_a_streaming_dataset_local_folder_already_in_use():
     # streaming's note that a writer empties an existing directory is not a refusal
     note = "Directory /data/mds/train exists and is not empty; exist_ok is set to True so will remove contents.\n"
     assert explained(note).id == "log.unrecognised"
+
+
+def test_a_map_function_that_does_not_return_the_examples_columns():
+    leads_with(
+        "TypeError: " + template("datasets:provided-function-which-is-applied-to", "<class 'list'>"),
+        "map_function_output",
+        "certain",
+        ["<class 'list'>", "return example"],
+    )
+    leads_with(
+        "TypeError: "
+        + template(
+            "datasets:provided-function-which-is-applied-to-2",
+            "{'input_ids': <class 'int'>}",
+            "{'input_ids': <class 'list'>}",
+        ),
+        "map_function_output",
+        "certain",
+        ["batched=True", "{column: list}"],
+    )
+    # datasets' note on reducing num_proc is not a refusal
+    note = template("datasets:num-proc-must-be-reducing-num", "16", "4", "4") + "\n"
+    assert explained(note).id == "log.unrecognised"
+
+
+def test_a_damaged_png_of_the_data():
+    found = leads_with(
+        WORKER
+        + '  File "/usr/lib/python3/dist-packages/PIL/PngImagePlugin.py", line 213, in crc\n'
+        + "SyntaxError: "
+        + template("pillow:broken-png-file-bad-header-checksum", "b'IDAT'"),
+        "bad_training_data",
+        "certain",
+        ["broken PNG file (bad header checksum in b'IDAT')", "re-download", "LOAD_TRUNCATED_IMAGES"],
+    )
+    assert "truncated (its file ends" not in found.summary
+
+
+def test_an_image_saved_in_a_format_without_its_mode():
+    leads_with(
+        "OSError: " + template("pillow:cannot-write-mode-as-jpeg", "RGBA"),
+        "image_mode_unsupported",
+        "certain",
+        ["RGBA", "convert('RGB')"],
+    )
+    leads_with(
+        "OSError: " + template("pillow:cannot-write-mode-as-png", "F"),
+        "image_mode_unsupported",
+        "certain",
+        ["mode F as PNG", "uint8"],
+    )
+    # Pillow's refusal of an empty image is not the mode's
+    assert explained("ValueError: cannot write empty image as JPEG\n").id != "log.image_mode_unsupported"

@@ -286,6 +286,8 @@ def _bad_data(hits: list[Hit], ctx: Context) -> tuple[str, str]:
         first(hits, "unidentified_path") or first(hits, "unidentified_stream")
     ):
         return image_files.explain_unidentified(hits, where)
+    if not first(hits, "truncated_image") and first(hits, "png_damaged"):
+        return image_files.explain_damaged(hits, where)
     summary = (
         "an image of the training data is truncated (its file ends before its last pixels): Pillow refused to "
         "decode it" + where + on_ranks(hits)
@@ -349,6 +351,7 @@ BAD_TRAINING_DATA = Recogniser(
         raster_reads.FILE,
         media_reads.FACT,
         image_files.FACT,
+        image_files.DAMAGED_FACT,
         R(r"(?P<truncated_image>image file is truncated)"),
     ),
     reject=R(dataset_labels.ROW_REJECT + "|" + image_files.REJECT),

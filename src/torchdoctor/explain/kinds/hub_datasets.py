@@ -22,6 +22,12 @@
   ``return_overflowing_tokens=True`` or chunking texts (``group_texts``) makes more rows than the batch had. Arrow
   prints the same for any table of unequal columns: certain where the log shows datasets' map (its
   ``arrow_dataset.py`` frames), likely otherwise.
+- A map function that returns something else than the dataset takes: ``arrow_dataset.py`` (``_map_single``'s
+  ``validate_function_output``, 1.x on) raises TypeError "Provided `function` which is applied to all elements of
+  table returns a variable of type {}. Make sure provided `function` returns a variable of type `dict` ..." (a
+  list, a str, a tensor returned instead of the example's dict), and with ``batched=True`` "... returns a `dict` of
+  types {}. When using `batched=True`, make sure provided `function` returns a `dict` of types like `{}`." (a
+  value per column where a batch takes a list per column). Certain.
 - A folder written by ``save_to_disk`` opened with the wrong loader: ``datasets/load.py`` (``load_dataset``,
   datasets#3705, in 2.0 on) raises "You are trying to load a dataset that was saved using `save_to_disk`. Please use
   `load_from_disk` instead.", and ``Dataset.load_from_disk`` given a DatasetDict's folder "No such file: '{}' found.
@@ -90,6 +96,28 @@ def _map_rows(hits: list[Hit], ctx: Context) -> tuple[str, str]:
         "remove_columns=dataset.column_names) (the train split's names for a DatasetDict). Or return every "
         "column at the new length (repeat the old values with the overflow_to_sample_mapping the tokenizer "
         "returns).",
+    )
+
+
+def _map_output(hits: list[Hit], ctx: Context) -> tuple[str, str]:
+    if first(hits, "batched_output"):
+        return (
+            "a batched map function returned single values per column where a batch takes a list per column"
+            + on_ranks(hits),
+            "With batched=True the function gets {column: [values of the batch]} and must return the same shape: "
+            "{column: list}, one entry per output row (return {'input_ids': tokenizer(batch['text'])['input_ids']}, "
+            "not one example's values). Or drop batched=True and return one example's dict.",
+        )
+    got = first(hits, "map_output_type", "")
+    return (
+        "a map function returned "
+        + (f"a {got}" if got else "something other than a dict")
+        + " where datasets "
+        "takes the example's columns as a dict" + on_ranks(hits),
+        "Return a dict from the function given to map: {column name: value} (batched: {column name: list}), "
+        "e.g. example['text'] = clean(example['text']); return example, or return tokenizer(example['text']) "
+        "(a BatchEncoding is a dict). To transform without a dataset, use a list comprehension; for side effects "
+        "only, return None.",
     )
 
 
@@ -176,6 +204,23 @@ MAP_BATCH_ROWS = Recogniser(
     describe=_map_rows,
 )
 
+MAP_FUNCTION_OUTPUT = Recogniser(
+    kind="map_function_output",
+    templates=(
+        "datasets:provided-function-which-is-applied-to",
+        "datasets:provided-function-which-is-applied-to-2",
+        "datasets:provided-function-which-is-applied-to-3",
+    ),
+    title="a dataset map function that does not return the example's columns",
+    anchors=("Provided `function` which is applied to ",),
+    match=R(
+        r"Provided `function` which is applied to (?:all elements of table|\S{1,40}) returns a variable of type "
+        r"(?P<map_output_type><class '[\w.]{1,80}'>|[\w.]{1,80})|"
+        r"(?P<batched_output>When using `batched=True`, make sure provided `function` returns a `dict` of types)"
+    ),
+    describe=_map_output,
+)
+
 DATASET_SAVED_TO_DISK = Recogniser(
     kind="dataset_saved_to_disk",
     templates=(
@@ -199,4 +244,10 @@ DATASET_SAVED_TO_DISK = Recogniser(
     describe=_saved,
 )
 
-RECOGNISERS = (DATASET_SAVED_TO_DISK, DATASET_COLUMN_MISSING, MAP_BATCH_ROWS, DATA_FILES_COLUMNS_DIFFER)
+RECOGNISERS = (
+    DATASET_SAVED_TO_DISK,
+    DATASET_COLUMN_MISSING,
+    MAP_BATCH_ROWS,
+    DATA_FILES_COLUMNS_DIFFER,
+    MAP_FUNCTION_OUTPUT,
+)

@@ -1,4 +1,4 @@
-"""Image files of the training data that Pillow refuses to open: not an image it decodes, or too many pixels.
+"""Image files of the training data that Pillow refuses: not an image it decodes, damaged, too large, unsaveable.
 
 - Pillow's ``Image.open`` (``PIL/Image.py``, every release from 7 on; "cannot identify image file %r") tries the
   file's first bytes against every registered format and raises ``UnidentifiedImageError`` (an OSError) when none
@@ -15,6 +15,14 @@
   same words ("Image size (N pixels) exceeds limit of M pixels, could be decompression bomb DOS attack."). Only the
   error stops the run, so the finding needs the error's class on the line: a large satellite tile, a whole-slide or
   scanned page image in the data. Certain.
+- Pillow's PNG plugin (``PIL/PngImagePlugin.py``, ``ChunkStream``, every release from 7 on) checks each chunk's CRC
+  and length while it decodes: "broken PNG file (bad header checksum in b'IDAT')", "(incomplete checksum in ...)",
+  "(chunk ...)" and "truncated PNG file" (raised as SyntaxError or OSError unless ``ImageFile.LOAD_TRUNCATED_IMAGES``):
+  a PNG of the data damaged or cut short. ``bad_training_data`` reads them too. Certain.
+- Pillow's JPEG writer (``JpegImagePlugin._save``) raises OSError "cannot write mode RGBA as JPEG" (P, LA, I;16...)
+  for a mode JPEG has no encoding for: an image with transparency or a palette saved as .jpg, in a conversion or
+  preprocessing step or when samples are written out (the PNG and TIFF writers refuse their own: a float or 32-bit
+  image as PNG). Certain: ``image_mode_unsupported``.
 - libjpeg's ``JERR_CONVERSION_NOTIMPL`` ("Unsupported color conversion request", ``jerror.h``) raised through
   torchvision's ``io.decode_jpeg`` / ``read_image`` (``torchvision/csrc/io/image/cpu/decode_jpeg.cpp``): before
   0.16 it asked libjpeg for RGB from every JPEG, which libjpeg cannot do from CMYK or YCCK (ImageNet holds about 20
@@ -33,8 +41,16 @@ FAMILY = "data loading"
 R = re.compile
 
 UNIDENTIFIED = "cannot identify image file"
-ANCHORS = (UNIDENTIFIED,)
-TEMPLATES = ("pillow:cannot-identify-image-file",)
+DAMAGED = ("broken PNG file (", "truncated PNG file")
+ANCHORS = (UNIDENTIFIED, *DAMAGED)
+TEMPLATES = (
+    "pillow:cannot-identify-image-file",
+    "pillow:broken-png-file-chunk",
+    "pillow:broken-png-file-bad-header-checksum",
+    "pillow:broken-png-file-incomplete-checksum-in",
+    "pillow:truncated-png-file",
+)
+DAMAGED_FACT = R(r"(?P<png_damaged>broken PNG file \([^)\n]{1,80}\)|truncated PNG file)")
 # the repr Pillow prints: a path in quotes, or a file object's repr
 FACT = R(
     r"cannot identify image file (?:(?P<unidentified_path>'[^'\n]{1,300}'|\"[^\"\n]{1,300}\"|PosixPath\('[^'\n]{1,300}'\))"
@@ -91,6 +107,55 @@ def cmyk_jpeg(hits: list[Hit]) -> tuple[str, str]:
     )
 
 
+def explain_damaged(hits: list[Hit], where: str) -> tuple[str, str]:
+    """(summary, fix) for Pillow's PNG checks: a PNG of the data damaged or cut short."""
+    what = first(hits, "png_damaged", "broken PNG file")
+    return (
+        f"a PNG of the training data is damaged: Pillow's decoder stopped on it ({what})"
+        + where
+        + on_ranks(hits),
+        "A file of the dataset was corrupted or only partly written (an interrupted download, copy or "
+        "extraction). Find it: open every image once outside training (Image.open(path).load() in a loop, "
+        "printing the path that raises) or print the path in the Dataset's __getitem__; then re-download, re-copy "
+        "or drop it. `from PIL import ImageFile; ImageFile.LOAD_TRUNCATED_IMAGES = True` in the module that "
+        "defines the Dataset lets Pillow load a PNG cut short (its missing rows filled); a chunk whose checksum is "
+        "wrong is damaged data either way.",
+    )
+
+
+def _mode(hits: list[Hit], ctx: Context) -> tuple[str, str]:
+    mode, fmt = first(hits, "image_mode", "this mode"), first(hits, "image_format", "JPEG")
+    if fmt == "JPEG":
+        return (
+            f"Pillow cannot save an image of mode {mode} as JPEG (JPEG has no alpha channel or palette)"
+            + on_ranks(hits),
+            "Convert before saving as JPEG: img.convert('RGB').save(path) (an RGBA or LA image loses its "
+            "transparency; composite it on a background first if that matters), or save as PNG instead. When "
+            "converting a dataset, convert every image to RGB as you read it (Image.open(p).convert('RGB')).",
+        )
+    return (
+        f"Pillow cannot save an image of mode {mode} as {fmt}: the format has no encoding for that mode"
+        + on_ranks(hits),
+        f"Convert the image to a mode {fmt} stores before saving (img.convert('RGB'), 'RGBA' or 'L'; a float or "
+        "32-bit array scaled to 0-255 and cast to uint8 before Image.fromarray), or save it in a format that "
+        "keeps the mode (TIFF for 16-bit and float images, NumPy's .npy for arrays).",
+    )
+
+
+IMAGE_MODE_UNSUPPORTED = Recogniser(
+    kind="image_mode_unsupported",
+    templates=(
+        "pillow:cannot-write-mode-as-jpeg",
+        "pillow:cannot-write-mode-as-png",
+        "pillow:cannot-write-mode-as-tiff",
+    ),
+    title="an image saved in a format that cannot store its mode",
+    anchors=("cannot write mode ",),
+    match=R(r"cannot write mode (?P<image_mode>[\w;]{1,10}) as (?P<image_format>[A-Z][\w]{1,10})"),
+    describe=_mode,
+)
+
+
 def _pixels(hits: list[Hit], ctx: Context) -> tuple[str, str]:
     size, limit = first(hits, "bomb_pixels", ""), first(hits, "bomb_limit", "")
     figures = f" ({size} pixels, above the limit of {limit})" if size and limit else ""
@@ -120,4 +185,4 @@ IMAGE_PIXEL_LIMIT = Recogniser(
     describe=_pixels,
 )
 
-RECOGNISERS = (IMAGE_PIXEL_LIMIT,)
+RECOGNISERS = (IMAGE_PIXEL_LIMIT, IMAGE_MODE_UNSUPPORTED)
