@@ -407,3 +407,20 @@ def test_an_image_saved_in_a_format_without_its_mode():
     )
     # Pillow's refusal of an empty image is not the mode's
     assert explained("ValueError: cannot write empty image as JPEG\n").id != "log.image_mode_unsupported"
+
+
+def test_a_json_column_whose_type_changes_between_rows():
+    leads_with(
+        '  File "/usr/local/lib/python3.10/dist-packages/datasets/packaged_modules/json/json.py", line 122, in '
+        "_generate_tables\n    pa_table = paj.read_json(\n"
+        "pyarrow.lib.ArrowInvalid: "
+        + template("third_party:arrow-json-column-changed-type", "/answer", "number", "string", "12"),
+        "data_column_types_mixed",
+        "certain",
+        ["column /answer: number until row 12, then string", "str(value)"],
+    )
+    # Arrow's other JSON refusals (a malformed line) are not a column's type
+    found = explained(
+        "pyarrow.lib.ArrowInvalid: JSON parse error: Missing a comma or '}' after an object member.\n"
+    )
+    assert found.id != "log.data_column_types_mixed"

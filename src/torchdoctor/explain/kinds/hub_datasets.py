@@ -22,6 +22,10 @@
   ``return_overflowing_tokens=True`` or chunking texts (``group_texts``) makes more rows than the batch had. Arrow
   prints the same for any table of unequal columns: certain where the log shows datasets' map (its
   ``arrow_dataset.py`` frames), likely otherwise.
+- A JSON data file whose column changes type between rows: Arrow's JSON reader (``arrow/json/...``, raised by
+  pyarrow as ArrowInvalid, read by datasets' json builder for every ``load_dataset('json', ...)``) infers each
+  column's type from the first block and refuses a later value of another type: "JSON parse error: Column(/answer)
+  changed from number to string in row 12". The data, not the code: certain.
 - A map function that returns something else than the dataset takes: ``arrow_dataset.py`` (``_map_single``'s
   ``validate_function_output``, 1.x on) raises TypeError "Provided `function` which is applied to all elements of
   table returns a variable of type {}. Make sure provided `function` returns a variable of type `dict` ..." (a
@@ -96,6 +100,25 @@ def _map_rows(hits: list[Hit], ctx: Context) -> tuple[str, str]:
         "remove_columns=dataset.column_names) (the train split's names for a DatasetDict). Or return every "
         "column at the new length (repeat the old values with the overflow_to_sample_mapping the tokenizer "
         "returns).",
+    )
+
+
+def _types_mixed(hits: list[Hit], ctx: Context) -> tuple[str, str]:
+    column, was, now = (
+        first(hits, "json_column", ""),
+        first(hits, "json_was", ""),
+        first(hits, "json_now", ""),
+    )
+    row = first(hits, "json_row", "")
+    where = f" (column {column}: {was} until row {row}, then {now})" if column and was and now and row else ""
+    return (
+        "a JSON data file holds values of two types in one column, which Arrow's JSON reader refuses"
+        + where
+        + on_ranks(hits),
+        "Make every value of that column one type in the data file: numbers as numbers or all as strings "
+        '(str(value) when writing it), a list always a list, missing values as null rather than "" or []. '
+        "Find the rows: with pandas, df[column].map(type).value_counts(). Where the file is written by your own "
+        "preprocessing, fix it there and write JSON Lines again.",
     )
 
 
@@ -204,6 +227,18 @@ MAP_BATCH_ROWS = Recogniser(
     describe=_map_rows,
 )
 
+DATA_COLUMN_TYPES_MIXED = Recogniser(
+    kind="data_column_types_mixed",
+    templates=("third_party:arrow-json-column-changed-type",),
+    title="a JSON data file whose column changes type between rows",
+    anchors=("JSON parse error: Column(",),
+    match=R(
+        r"JSON parse error: Column\((?P<json_column>[^)\n]{0,200})\) changed from (?P<json_was>\w{1,20}) to "
+        r"(?P<json_now>\w{1,20}) in row (?P<json_row>\d{1,12})"
+    ),
+    describe=_types_mixed,
+)
+
 MAP_FUNCTION_OUTPUT = Recogniser(
     kind="map_function_output",
     templates=(
@@ -250,4 +285,5 @@ RECOGNISERS = (
     MAP_BATCH_ROWS,
     DATA_FILES_COLUMNS_DIFFER,
     MAP_FUNCTION_OUTPUT,
+    DATA_COLUMN_TYPES_MIXED,
 )
