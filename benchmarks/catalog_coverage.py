@@ -17,6 +17,16 @@
   accelerator of a fetched deepspeedai/DeepSpeed, with tags;
 - accelerate, lightning, transformers: the installed packages' state/launch/utils, strategies/connectors,
   Trainer;
+- datasets: Hugging Face ``datasets`` of a fetched huggingface/datasets (load.py, builder.py, data_files.py, the
+  split and checksum checks, arrow_dataset.py, table.py, features, download, streaming), with tags;
+- pillow: ``Image.open`` and the image plugins of a fetched python-pillow/Pillow (Image.py, ImageFile.py, the
+  JPEG/PNG/TIFF/WebP plugins), with tags;
+- webdataset: a fetched webdataset/webdataset (shard lists and splitters, WebDataset, decoding, filters), with tags;
+- mosaicml_streaming: a fetched mosaicml/streaming (``streaming/base``: StreamingDataset, streams, the shared memory
+  its ranks coordinate through, partitioning, batching, download), with tags;
+- torchvision: ``torchvision.tsv``, kept by hand (the repository is too large to fetch here), each row naming the
+  file of pytorch/vision that prints it: the datasets' folder and integrity checks, the transforms' argument
+  checks, ``io.decode_jpeg``'s libjpeg refusals;
 - cuda: the CUDA runtime's error strings (``cudaGetErrorString``), listed in ``cuda_runtime.tsv`` by hand
   (no source of libcudart is public) and kept as they are;
 - kept by hand too, each row naming its source file: ``torch_native.tsv`` (torch's C++ messages as printed,
@@ -53,6 +63,10 @@ NCCL_TAGS = (
 DEEPSPEED_TAGS = (
     "v0.6.7 v0.9.5 v0.10.3 v0.12.6 v0.14.5 v0.15.4 v0.16.9 v0.17.5 v0.17.6 v0.18.9 v0.19.5".split()
 )
+DATASETS_TAGS = "1.18.4 2.6.2 2.10.1 2.14.7 2.16.1 2.19.2 2.21.0 3.0.2 3.6.0 4.0.0 4.4.2 4.8.5 5.0.1".split()
+PILLOW_TAGS = "7.2.0 8.4.0 9.5.0 10.4.0 11.3.0 12.3.0".split()
+WEBDATASET_TAGS = "0.1.103 0.2.5 0.2.48 0.2.86 0.2.100 v0.2.107 v0.3.2".split()
+STREAMING_TAGS = "v0.4.1 v0.5.1 v0.6.1 v0.7.6 v0.8.1 v0.9.1 v0.11.0 v0.13.0".split()
 ORDER = (
     "torch",
     "torch_cpp",
@@ -64,6 +78,11 @@ ORDER = (
     "accelerate",
     "lightning",
     "transformers",
+    "datasets",
+    "torchvision",
+    "pillow",
+    "webdataset",
+    "mosaicml_streaming",
     "system",
     "build_tools",
     "schedulers",
@@ -260,10 +279,18 @@ def _git(repo: Path, *args: str) -> str:
 
 
 def tags_holding(
-    repo: Path, tags: list[str], folder: str | tuple[str, ...], rows: list[tuple[str, str, str]]
+    repo: Path,
+    tags: list[str],
+    folder: str | tuple[str, ...],
+    rows: list[tuple[str, str, str]],
+    split_strings: bool = False,
 ) -> list:
     """``rows`` with their versions: the first and last of ``tags`` whose ``folder`` (or folders) holds the
-    template's longest literal piece."""
+    template's longest literal piece.
+
+    ``split_strings``: where no tag holds that piece whole, look for its first 30 characters instead: a message the
+    source writes as several string literals joined (``f'... Provide a different one. If using ' + f'a unique
+    ...'``) is never in the source as printed, and would otherwise be dated to HEAD alone."""
     folders = (folder,) if isinstance(folder, str) else folder
     texts = {}
     for tag in tags:
@@ -276,6 +303,8 @@ def tags_holding(
         if syscheck:  # the source holds only the call's name, as SYSCHECK's argument
             piece = f'"{syscheck.group(1)}"'
         holding = [t for t in tags if piece in texts[t]]
+        if not holding and split_strings and len(piece) > 30:
+            holding = [t for t in tags if piece[:30] in texts[t]]
         versions = f"{holding[0]}..{holding[-1]}" if holding else head
         if holding and holding[-1] == tags[-1] and len(holding) == len(tags):
             versions = f"{holding[0]}+"
@@ -362,11 +391,96 @@ def from_deepspeed(repo: Path) -> list[tuple[str, str, str]]:
     return tags_holding(repo, DEEPSPEED_TAGS, ("deepspeed", "op_builder", "accelerator"), rows)
 
 
+def from_datasets(repo: Path) -> list[tuple[str, str, str]]:
+    """The messages of Hugging Face ``datasets`` on a training run's data path: ``load_dataset`` and the
+    builder (load.py, builder.py, data_files.py, info.py and utils/info_utils.py's split and checksum checks),
+    ``arrow_dataset.py`` (map, filter, set_format, cast, remove_columns), the features, the Arrow table casts
+    (table.py), the download and cache manager, ``iterable_dataset.py`` (streaming) and the exceptions module,
+    over a few releases and HEAD, with the first and last of `DATASETS_TAGS` that print each."""
+    folders = (
+        "src/datasets/load.py",
+        "src/datasets/builder.py",
+        "src/datasets/data_files.py",
+        "src/datasets/info.py",
+        "src/datasets/splits.py",
+        "src/datasets/utils/info_utils.py",
+        "src/datasets/utils/file_utils.py",
+        "src/datasets/arrow_dataset.py",
+        "src/datasets/arrow_writer.py",
+        "src/datasets/table.py",
+        "src/datasets/features",
+        "src/datasets/download",
+        "src/datasets/iterable_dataset.py",
+        "src/datasets/exceptions.py",
+        "src/datasets/combine.py",
+    )
+    rows = []
+    for tag in ("HEAD", "3.6.0", "2.21.0", "2.14.7", "2.6.2"):
+        for file, text in files_at(repo, tag, folders, (".py",)).items():
+            for message in python_messages(text):
+                if worth_keeping(message):
+                    rows.append((clean(message), file.removeprefix("src/"), ""))
+    return tags_holding(repo, DATASETS_TAGS, "src/datasets", rows, split_strings=True)
+
+
+def from_pillow(repo: Path) -> list[tuple[str, str, str]]:
+    """The messages of Pillow's ``Image.open`` and the decoders a dataset's images go through (Image.py,
+    ImageFile.py: "cannot identify image file", truncated images, the decompression-bomb check; the JPEG, PNG,
+    TIFF and WebP plugins), over a few releases and HEAD."""
+    folders = (
+        "src/PIL/Image.py",
+        "src/PIL/ImageFile.py",
+        "src/PIL/JpegImagePlugin.py",
+        "src/PIL/PngImagePlugin.py",
+        "src/PIL/TiffImagePlugin.py",
+        "src/PIL/WebPImagePlugin.py",
+    )
+    rows = []
+    for tag in ("HEAD", "10.4.0", "9.5.0", "8.4.0"):
+        for file, text in files_at(repo, tag, folders, (".py",)).items():
+            for message in python_messages(text):
+                if worth_keeping(message):
+                    rows.append((clean(message), file.removeprefix("src/"), ""))
+    return tags_holding(repo, PILLOW_TAGS, "src/PIL", rows, split_strings=True)
+
+
+def from_webdataset(repo: Path) -> list[tuple[str, str, str]]:
+    """The messages of webdataset (the shard lists and their node and worker splitters, the WebDataset class,
+    decoding, filters, tar iteration), over a few releases and HEAD: ``webdataset/`` up to 0.2.x,
+    ``src/webdataset/`` after."""
+    rows = []
+    for tag in ("HEAD", "v0.2.107", "0.2.86", "0.2.48"):
+        for file, text in files_at(repo, tag, ("webdataset", "src/webdataset"), (".py",)).items():
+            for message in python_messages(text):
+                if worth_keeping(message):
+                    rows.append((clean(message), file.removeprefix("src/"), ""))
+    return tags_holding(repo, WEBDATASET_TAGS, ("webdataset", "src/webdataset"), rows, split_strings=True)
+
+
+def from_streaming(repo: Path) -> list[tuple[str, str, str]]:
+    """The messages of MosaicML's streaming (``streaming/base``: StreamingDataset, its streams, the shared memory
+    its ranks coordinate through, partitioning, batching, shard download), over a few releases and HEAD."""
+    rows = []
+    for tag in ("HEAD", "v0.9.1", "v0.7.6", "v0.5.1"):
+        for file, text in files_at(repo, tag, ("streaming/base",), (".py",)).items():
+            for message in python_messages(text):
+                if worth_keeping(message):
+                    rows.append((clean(message), file, ""))
+    return tags_holding(repo, STREAMING_TAGS, "streaming/base", rows, split_strings=True)
+
+
 CUDA_RUNTIME = ROOT / "src" / "torchdoctor" / "explain" / "catalog" / "cuda_runtime.tsv"
 
 
 def extract(
-    site: Path, nccl: Path, deepspeed: Path, only: tuple[str, ...] = ()
+    site: Path,
+    nccl: Path,
+    deepspeed: Path,
+    only: tuple[str, ...] = (),
+    datasets: Path = Path("/work/.mirror/huggingface+datasets/repo"),
+    pillow: Path = Path("/work/.mirror/python-pillow+Pillow/repo"),
+    webdataset: Path = Path("/work/.mirror/webdataset+webdataset/repo"),
+    streaming: Path = Path("/work/.mirror/mosaicml+streaming/repo"),
 ) -> dict[str, list[tuple[str, str, str]]]:
     """Every source's (template, file, versions), read from the installed packages and the fetched mirrors;
     ``only``: those sources alone (the others' files are left as they are)."""
@@ -441,6 +555,14 @@ def extract(
         readers["nccl"] = lambda: from_nccl(nccl)
     if deepspeed.exists():
         readers["deepspeed"] = lambda: from_deepspeed(deepspeed)
+    if datasets.exists():
+        readers["datasets"] = lambda: from_datasets(datasets)
+    if pillow.exists():
+        readers["pillow"] = lambda: from_pillow(pillow)
+    if webdataset.exists():
+        readers["webdataset"] = lambda: from_webdataset(webdataset)
+    if streaming.exists():
+        readers["mosaicml_streaming"] = lambda: from_streaming(streaming)
     return {source: read() for source, read in readers.items() if not only or source in only}
 
 
@@ -652,10 +774,23 @@ def main() -> int:
     parser.add_argument("--site", type=Path, default=Path(__import__("torch").__file__).parent.parent)
     parser.add_argument("--nccl", type=Path, default=Path("/work/.mirror/NVIDIA+nccl/repo"))
     parser.add_argument("--deepspeed", type=Path, default=Path("/work/.mirror/deepspeedai+DeepSpeed/repo"))
+    parser.add_argument("--datasets", type=Path, default=Path("/work/.mirror/huggingface+datasets/repo"))
+    parser.add_argument("--pillow", type=Path, default=Path("/work/.mirror/python-pillow+Pillow/repo"))
+    parser.add_argument("--webdataset", type=Path, default=Path("/work/.mirror/webdataset+webdataset/repo"))
+    parser.add_argument("--streaming", type=Path, default=Path("/work/.mirror/mosaicml+streaming/repo"))
     args = parser.parse_args()
     if args.extract:
         for source, templates in build(
-            extract(args.site, args.nccl, args.deepspeed, tuple(args.only))
+            extract(
+                args.site,
+                args.nccl,
+                args.deepspeed,
+                tuple(args.only),
+                args.datasets,
+                args.pillow,
+                args.webdataset,
+                args.streaming,
+            )
         ).items():
             write(source, templates)
             print(f"{source}: {len(templates)} templates -> {CATALOG_DIR / (source + '.tsv')}")

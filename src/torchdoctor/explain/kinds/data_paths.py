@@ -58,7 +58,17 @@ _MISSING = R(
     # pytorch-ssd's VOCDataset: the message, or the raise the traceback shows when formatting it failed
     r"missing ImageSet file (?P<image_set>[^\s\"'{}]{1,300})|(?P<image_set_raise>IOError\(f?\"missing ImageSet file)|"
     # LLaMA-Factory's dataset registry: a --dataset name not in the dataset_info.json read
-    r"Undefined dataset (?P<undefined_dataset>[^\s{}]{1,200}) in (?P<data_config>[\w.-]{1,100}\.json)"
+    r"Undefined dataset (?P<undefined_dataset>[^\s{}]{1,200}) in (?P<data_config>[\w.-]{1,100}\.json)|"
+    # torchvision's DatasetFolder: class folders without a file of an allowed extension (0.2-0.9: none at all)
+    r"Found no valid file for the classes (?P<no_valid_file>[^\n{}]{1,300}?)\. Supported extensions are|"
+    r"Found 0 files in subfolders of: (?P<no_valid_root>[^\n{}]{1,300})|"
+    # torchvision's built-in datasets (CIFAR, MNIST, SVHN...): no data under root, and download=False
+    r"(?P<tv_not_found>Dataset not found(?: or corrupted)?\. ?You can use download=True)|"
+    # Hugging Face datasets' load_dataset: a local path that holds no script and no data file
+    r"Couldn't find a dataset script at (?P<hf_local>[^\n{}]{1,300}?) or any data file in the same directory|"
+    r"Couldn't find any data file at (?P<hf_data_dir>[^\n{}]{1,300}?)\.(?: |$)|"
+    # ...or a name the Hub does not have, or not for this token (a private or gated dataset): likely
+    r"Dataset '(?P<hf_hub>[^'\n{}]{1,200})' doesn't exist on the Hub"
 )
 # a 3D detection toolbox's info file: <dataset>_infos_<split>.pkl, <dataset>_dbinfos_train.pkl
 _INFO_FILE = R(r"(?:^|[/\\])(?P<dataset>[A-Za-z0-9]{1,40})_(?:db)?infos_[\w.]{0,80}\.pkl$")
@@ -69,7 +79,38 @@ _OTHER_FILE = Alternative(
     "If the path is a checkpoint, pretrained weights or a config file rather than data, point the option that "
     "names it at the file as saved (an absolute path; the working directory of a launcher or a job script may "
     "not be the repository's).",
-    unless=("info_file", "image_set", "image_set_raise", "undefined_dataset"),
+    unless=(
+        "info_file",
+        "image_set",
+        "image_set_raise",
+        "undefined_dataset",
+        "no_valid_file",
+        "no_valid_root",
+        "tv_not_found",
+        "hf_local",
+        "hf_data_dir",
+        "hf_hub",
+    ),
+)
+
+
+_GATED_DATASET = Alternative(
+    "download_refused",
+    "a private or gated dataset the run's token may not read (the Hub answers the same)",
+    "Log in with an account that has access (huggingface-cli login, or HF_TOKEN in every node's environment) "
+    "and accept the dataset's terms on its page on huggingface.co.",
+    when=("hf_hub",),
+)
+# the facts of a message that names the layout read, not any missing file (the Hub's name alone is likely: a
+# private or gated dataset prints it too)
+_DECISIVE = (
+    "no_class_folder",
+    "image_set",
+    "no_valid_file",
+    "no_valid_root",
+    "tv_not_found",
+    "hf_local",
+    "hf_data_dir",
 )
 
 
@@ -122,7 +163,58 @@ def _undefined_dataset(name: str, config: str, hits: list[Hit]) -> tuple[str, st
     )
 
 
+def _no_valid_file(classes: str, hits: list[Hit]) -> tuple[str, str]:
+    return (
+        f"ImageFolder found class folders without a single image it reads ({classes[:200]}): no file with an "
+        "allowed extension in them" + on_ranks(hits),
+        "DatasetFolder and ImageFolder read root/<class>/<image> and take only the extensions they list (.jpg, "
+        ".jpeg, .png, .ppm, .bmp, .pgm, .tif, .tiff, .webp for ImageFolder): look in the folders named. If they "
+        "hold another folder level (root/train/<class>/...: point root one level down) or files of another "
+        "extension (convert them, or pass is_valid_file= / extensions= to DatasetFolder), fix that; if they are "
+        "empty, copy or extract the data again. torchvision 0.17 on takes allow_empty=True to keep empty "
+        "classes.",
+    )
+
+
+def _torchvision_not_found(hits: list[Hit]) -> tuple[str, str]:
+    return (
+        "a torchvision dataset found no data under its root and was not told to download it" + on_ranks(hits),
+        "Pass download=True (once, on one process: rank 0 before a barrier in a multi-GPU run), or give root= "
+        "the folder that holds the dataset's own subfolder as the class reads it (cifar-10-batches-py/, MNIST/raw/, "
+        "...), not that subfolder itself. 'or corrupted' means a file there failed its checksum: delete the "
+        "partial download and fetch it again.",
+    )
+
+
+def _hf_missing(hits: list[Hit]) -> tuple[str, str]:
+    hub = first(hits, "hf_hub")
+    if hub:
+        return (
+            f"load_dataset could not find dataset '{hub}' on the Hugging Face Hub: no such name, or one this run "
+            "may not read" + on_ranks(hits),
+            f"Check the name on huggingface.co/datasets ('<owner>/<name>', spelled as there); a private or gated "
+            "dataset needs an account with access and its token (huggingface-cli login or HF_TOKEN on every "
+            f"node); offline (HF_DATASETS_OFFLINE=1, no network) only a dataset already in the cache loads; and "
+            f"a local folder meant by '{hub}' must exist from the directory the job runs in (an absolute path).",
+        )
+    path = first(hits, "hf_local") or first(hits, "hf_data_dir", "?")
+    return (
+        f"load_dataset found neither a loading script nor a data file at '{path}'" + on_ranks(hits),
+        f"Give load_dataset the folder that holds the data files (or a builder with data_files=: "
+        "load_dataset('json', data_files='path/train.jsonl'); 'csv', 'parquet', 'text', 'imagefolder'), absolute "
+        f"or relative to the directory the job runs in; check '{path}' exists on the machine that ran it and "
+        "holds files of a format datasets reads.",
+    )
+
+
 def _missing(hits: list[Hit], ctx: Context) -> tuple[str, str]:
+    classes = first(hits, "no_valid_file") or first(hits, "no_valid_root")
+    if classes:
+        return _no_valid_file(classes, hits)
+    if first(hits, "tv_not_found"):
+        return _torchvision_not_found(hits)
+    if first(hits, "hf_hub") or first(hits, "hf_local") or first(hits, "hf_data_dir"):
+        return _hf_missing(hits)
     root = first(hits, "no_class_folder")
     if root:
         return _no_class_folder(root, hits)
@@ -171,6 +263,14 @@ DATA_PATH_MISSING = Recogniser(
         "third_party:torchvision-no-class-folder",
         "third_party:pytorch-ssd-missing-imageset-file",
         "third_party:llamafactory-undefined-dataset",
+        "torchvision:found-no-valid-file-for-the-classes",
+        "torchvision:found-0-files-in-subfolders-of",
+        "torchvision:couldn-find-any-class-folder-in",
+        "torchvision:dataset-not-found-or-corrupted",
+        "torchvision:dataset-not-found-you-can-use",
+        "datasets:couldn-find-dataset-script-at-or",
+        "datasets:couldn-find-any-data-file-at",
+        "datasets:dataset-doesn-exist-on-the-hub",
     ),
     title="a dataset path that does not exist",
     # CPython's form with the path (pastes lose the space, or type a full-width colon), not ninja's or a shell's
@@ -183,6 +283,12 @@ DATA_PATH_MISSING = Recogniser(
         "Couldn't find any class folder in ",
         "missing ImageSet file",
         "Undefined dataset ",
+        "Found no valid file for the classes ",
+        "Found 0 files in subfolders of: ",
+        "You can use download=True to download it",
+        "or any data file in the same directory",
+        "Couldn't find any data file at ",
+        "doesn't exist on the Hub",
     ),
     match=_MISSING,
     facts=(R(r"(?P<info_file>_(?:db)?infos_[\w.]{0,80}\.pkl)'"),),
@@ -191,8 +297,8 @@ DATA_PATH_MISSING = Recogniser(
     # a missing path is any file's; ImageFolder's refusal is only a root without class folders, and
     # pytorch-ssd's message only a VOC folder without its image-set list (LLaMA-Factory's undefined dataset is
     # a wrong data folder or an entry never written: likely)
-    confirm=lambda hits, ctx: any("no_class_folder" in h.facts or "image_set" in h.facts for h in hits),
-    also=(_OTHER_FILE,),
+    confirm=lambda hits, ctx: any(any(k in h.facts for k in _DECISIVE) for h in hits),
+    also=(_OTHER_FILE, _GATED_DATASET),
     describe=_missing,
 )
 

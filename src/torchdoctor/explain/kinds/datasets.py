@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import re
 
-from torchdoctor.explain.kinds import dataset_labels, detection_boxes, media_reads, raster_reads
+from torchdoctor.explain.kinds import dataset_labels, detection_boxes, image_files, media_reads, raster_reads
 from torchdoctor.explain.recognisers import Alternative, Context, Hit, Recogniser, first, on_ranks
 
 FAMILY = "data loading"
@@ -282,6 +282,12 @@ def _bad_data(hits: list[Hit], ctx: Context) -> tuple[str, str]:
     if first(hits, "media_read"):
         return media_reads.explain(hits)
     where = " in a DataLoader worker" if "saw_dataloader_worker" in ctx.facts else ""
+    if not first(hits, "truncated_image") and (
+        first(hits, "unidentified_path") or first(hits, "unidentified_stream")
+    ):
+        return image_files.explain_unidentified(hits, where)
+    if not first(hits, "truncated_image") and first(hits, "png_damaged"):
+        return image_files.explain_damaged(hits, where)
     summary = (
         "an image of the training data is truncated (its file ends before its last pixels): Pillow refused to "
         "decode it" + where + on_ranks(hits)
@@ -321,6 +327,8 @@ BAD_TRAINING_DATA = Recogniser(
         *raster_reads.ANCHORS,
         # stereo audio given to librosa's mono check, photos COLMAP cannot pose (media_reads.py)
         *media_reads.ANCHORS,
+        # a file Pillow does not identify as an image (image_files.py)
+        *image_files.ANCHORS,
     ),
     templates=(
         "third_party:pil-image-file-is-truncated",
@@ -332,6 +340,7 @@ BAD_TRAINING_DATA = Recogniser(
         *dataset_labels.ROW_TEMPLATES,
         *raster_reads.TEMPLATES,
         *media_reads.TEMPLATES,
+        *image_files.TEMPLATES,
     ),
     facts=(
         R(r"(?P<str_dims>too many dimensions 'str')"),
@@ -342,8 +351,11 @@ BAD_TRAINING_DATA = Recogniser(
         raster_reads.FACT,
         raster_reads.FILE,
         media_reads.FACT,
+        image_files.FACT,
+        image_files.DAMAGED_FACT,
+        R(r"(?P<truncated_image>image file is truncated)"),
     ),
-    reject=R(dataset_labels.ROW_REJECT),
+    reject=R(dataset_labels.ROW_REJECT + "|" + image_files.REJECT),
     # py-faster-rcnn's box assertion is about the annotations only beside the flip (detection_boxes.py)
     confirm=lambda hits, ctx: (
         not any(
@@ -351,6 +363,7 @@ BAD_TRAINING_DATA = Recogniser(
             or "tok_not_str" in h.facts
             or "raster_read" in h.facts
             or "media_read" in h.facts
+            or "unidentified_stream" in h.facts
             for h in hits
         )
         and (detection_boxes.flipped(ctx.facts) or not any("boxes_inverted" in h.facts for h in hits))
@@ -377,6 +390,7 @@ BAD_TRAINING_DATA = Recogniser(
         ),
         raster_reads.SHARED_HANDLE,
         *media_reads.ALSO,
+        image_files.STREAM,
     ),
     describe=_bad_data,
 )

@@ -25,6 +25,10 @@ leads with either).
   ``is_remote_filesystem``), and ``DatasetBuilder.as_dataset`` (``datasets/builder.py``) then refuses the local
   cache: "Loading a dataset cached in a LocalFileSystem is not supported." Later datasets test
   ``isinstance(fs, LocalFileSystem)``. A local filesystem is never refused otherwise: certain;
+- datasets 4.0.0 dropped loading scripts: ``datasets/load.py`` (``dataset_module_factory``) raises "Dataset scripts
+  are no longer supported, but found <name>.py" for a local folder or a Hub repository whose loader is a Python
+  script (the 3.x releases ran it after ``trust_remote_code=True``). The code or the dataset was written for
+  datasets 3.x: certain;
 - Lightning refuses a scheduler that is not an instance of ``LRSchedulerTypeTuple`` unless the LightningModule
   overrides ``lr_scheduler_step`` (``pytorch_lightning/core/optimizer.py`` ``_validate_scheduler_api``, 1.6 on):
   "The provided lr scheduler `{}` doesn't follow PyTorch's LRScheduler API". Up to pytorch_lightning 1.8.3 the
@@ -56,6 +60,7 @@ PANDAS_REMOVED = {
 }
 WEBDATASET_LINE = 'fname, value = filesample["fname"], filesample["data"]'
 LOCAL_CACHE = "Loading a dataset cached in a LocalFileSystem is not supported"
+NO_SCRIPTS = "Dataset scripts are no longer supported"
 NOT_LRSCHEDULER = "doesn't follow PyTorch's LRScheduler"
 # the classes torch/optim/lr_scheduler.py's __all__ lists, 1.x to 2.x (ReduceLROnPlateau aside: Lightning's tuple
 # names it itself)
@@ -74,6 +79,7 @@ ANCHORS = (
     ),
     LOCAL_CACHE,
     NOT_LRSCHEDULER,
+    NO_SCRIPTS,
 )
 # printed for other causes too: another library's DataFrame without append, the marker's line without its KeyError
 GENERIC = (
@@ -90,6 +96,7 @@ TEMPLATES = (
     "third_party:pandas-2-removed-frame-append",
     "third_party:datasets-local-cache-refused-with-new-fsspec",
     "third_party:lightning-scheduler-not-lrscheduler-api",
+    "datasets:dataset-scripts-are-no-longer-supported",
 )
 CHANGE = R(
     rf"{_Q}TrainingArguments{_Q} object has no attribute {_Q}(?P<trl_config_field>(?:ref_)?model_init_kwargs){_Q}|"
@@ -97,6 +104,7 @@ CHANGE = R(
     rf"{_Q}(?P<pandas_owner>DataFrame|Series){_Q} object has no attribute "
     rf"{_Q}(?P<pandas_removed>{'|'.join(PANDAS_REMOVED)}){_Q}|"
     rf"(?P<datasets_local_cache>{LOCAL_CACHE})|"
+    rf"{NO_SCRIPTS}, but found (?P<datasets_script>[^\s{{}}]{{1,200}})|"
     rf"The provided lr scheduler `(?P<pl_torch_scheduler>{TORCH_SCHEDULERS})` {NOT_LRSCHEDULER}"
 )
 # what makes a generic line certain, wherever the log says it: (the line's fact, the log's fact, its literal, pattern)
@@ -151,6 +159,17 @@ def change(facts: dict) -> tuple[str, str] | None:
             "LocalFileSystem.protocol became ('file', 'local'), which that datasets takes for a remote filesystem",
             "Upgrade datasets (pip install -U datasets; the releases from late 2023 on test for LocalFileSystem "
             "itself), or keep the old datasets and pin fsspec below 2023.10: pip install 'fsspec<2023.10.0'.",
+        )
+    if facts.get("datasets_script"):
+        script = facts["datasets_script"]
+        return (
+            f"datasets 4 no longer runs dataset loading scripts, and the dataset loaded is one ({script}): the "
+            "installed datasets is newer than the code and the dataset were written for",
+            "Install the last release that runs scripts: pip install 'datasets<4.0.0' (3.6.0; with "
+            "trust_remote_code=True in load_dataset). Or keep datasets 4 and load the dataset's data files "
+            "instead of its script: the Hub's Parquet conversion (load_dataset(name, revision='refs/convert/parquet'"
+            "), a revision of the repository without the script, or load_dataset('json' / 'csv' / 'parquet', "
+            "data_files=...) on the files the script read.",
         )
     if facts.get("pl_torch_scheduler"):
         return _lightning_before_lrscheduler(facts["pl_torch_scheduler"])

@@ -19,6 +19,7 @@ from torchdoctor.explain.kinds import (
     api_history,
     config_keys,
     cuda_errors,
+    image_files,
     installers,
     libraries,
     missing_packages,
@@ -896,6 +897,8 @@ def _release_bug(hits: list[Hit], ctx: Context) -> tuple[str, str]:
         return paged_optimizers.refused_prefetch(hits)
     if first(hits, "trl_padding_free"):
         return trl_checks.padding_free(hits)
+    if first(hits, "jpeg_conversion"):
+        return image_files.cmyk_jpeg(hits)
     if first(hits, "missing_object"):
         return _unbuilt_objects(hits)
     if first(hits, "kernel_fault"):
@@ -984,6 +987,8 @@ LIBRARY_RELEASE_BUG = Recogniser(
         # TRL 1.0's SFTTrainer refusing padding_free without packing (kinds/trl_checks.py): a trainer built on TRL
         # that turned padding_free on
         *trl_checks.ANCHORS,
+        # libjpeg's refusal through torchvision's decode_jpeg before 0.16: a CMYK JPEG (kinds/image_files.py)
+        image_files.JPEG_CONVERSION,
     ),
     match=R(
         r"8-bit precision on multiple devices\.|\w+ is not (?:an Optimizer|a subclass of torch\.optim\.Optimizer)|"
@@ -1012,6 +1017,8 @@ LIBRARY_RELEASE_BUG = Recogniser(
         + paged_optimizers.REFUSED.pattern
         + "|"
         + trl_checks.REFUSED.pattern
+        + "|"
+        + image_files.JPEG_FACT.pattern
     ),
     templates=(
         "third_party:accelerate-8bit-on-multiple-devices",
@@ -1034,6 +1041,7 @@ LIBRARY_RELEASE_BUG = Recogniser(
         "system:argparse-invalid-typing-type-value",
         "third_party:bitsandbytes-cuda-check-return-python-interface",
         "third_party:trl-padding-free-without-packing",
+        image_files.JPEG_TEMPLATE,
     ),
     # a kernel's fault names no kernel and no cause (a library's bug, bad input, a failing GPU)
     generic=cuda_errors.KERNEL_FAULTS + seed_devices.ANCHORS,

@@ -1,0 +1,75 @@
+"""webdataset shards not split to fit the nodes and DataLoader workers that read them.
+
+- ``webdataset/shardlists.py`` ``single_node_only`` (0.2.x to 0.3; the default ``nodesplitter`` of
+  ``WebDataset``/``ShardList`` in the releases that print it) raises ValueError "you need to add an explicit
+  nodesplitter to your input pipeline for multi-node training" when torch.distributed reports a world size above 1:
+  every rank would read every shard. Certain: the message is printed for that alone.
+- ``webdataset/compat.py`` (``WebDataset.__iter__`` with ``empty_check=True``, 0.2.100 on) raises ValueError "No
+  samples found in dataset; perhaps you have fewer shards than workers." when an iteration yields nothing: the
+  shards split over ranks x workers left this worker none, or every sample was dropped on the way (a handler such
+  as ``warn_and_continue`` skipping samples that fail to decode). Likely, the second reading named.
+"""
+
+from __future__ import annotations
+
+import re
+
+from torchdoctor.explain.recognisers import Alternative, Context, Hit, Recogniser, first, on_ranks
+
+FAMILY = "data loading"
+
+R = re.compile
+
+
+def _split(hits: list[Hit], ctx: Context) -> tuple[str, str]:
+    if first(hits, "wds_nodesplitter"):
+        return (
+            "webdataset refused to run on several ranks without a node splitter: every rank would read every shard"
+            + on_ranks(hits),
+            "Split the shards over the ranks: wds.WebDataset(urls, nodesplitter=wds.split_by_node, "
+            "shardshuffle=...) (workersplitter=wds.split_by_worker is the default for DataLoader workers), or in a "
+            "wds.DataPipeline add wds.split_by_node and wds.split_by_worker after wds.SimpleShardList(urls). For "
+            "training that samples shards with replacement, wds.WebDataset(urls, resampled=True) with "
+            ".with_epoch(n) needs no splitter. Give each rank at least num_workers shards.",
+        )
+    return (
+        "a webdataset iteration yielded no sample: the shards split over the ranks and DataLoader workers left "
+        "this one none, or every sample was dropped" + on_ranks(hits),
+        "Count the shards against world_size x num_workers: each worker needs at least one (make more, smaller "
+        "shards; lower num_workers; or use resampled=True with .with_epoch(n), which draws shards for every "
+        "worker). Check the URL pattern expands to the shards you mean (braceexpand the string and list them). "
+        "If a handler skips samples (handler=wds.warn_and_continue), look for the warnings it printed: samples "
+        "that fail to decode are dropped. empty_check=False only hides the empty iteration.",
+    )
+
+
+WEBDATASET_SHARD_SPLIT = Recogniser(
+    kind="webdataset_shard_split",
+    templates=(
+        "webdataset:you-need-to-add-an-explicit",
+        "webdataset:no-samples-found-in-dataset-perhaps",
+    ),
+    title="webdataset shards not split to fit the ranks and workers",
+    anchors=(
+        "you need to add an explicit nodesplitter to your input pipeline",
+        "No samples found in dataset; perhaps you have fewer shards than workers",
+    ),
+    match=R(
+        r"(?P<wds_nodesplitter>you need to add an explicit nodesplitter)|"
+        r"(?P<wds_no_samples>No samples found in dataset; perhaps you have fewer shards than workers)"
+    ),
+    # the node splitter's refusal says its cause; an empty iteration has two
+    confirm=lambda hits, ctx: any("wds_nodesplitter" in h.facts for h in hits),
+    also=(
+        Alternative(
+            "bad_training_data",
+            "every sample dropped on the way: a handler (warn_and_continue) skipping samples that fail to decode",
+            "Run the pipeline once with handler=wds.reraise_exception to see the first sample that fails, and fix "
+            "or drop the shards holding such samples.",
+            when=("wds_no_samples",),
+        ),
+    ),
+    describe=_split,
+)
+
+RECOGNISERS = (WEBDATASET_SHARD_SPLIT,)
