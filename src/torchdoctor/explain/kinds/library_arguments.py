@@ -1,0 +1,215 @@
+"""The libraries a training script calls on torch refusing the arguments, config or inputs it gave them.
+
+Each message below is raised by the library before any work is done, names what it refuses, and only that call of
+the script prints it:
+
+- transformers' tokenizers (``tokenization_utils_base.py``): padding asked of a tokenizer that has no pad token
+  (GPT-2's, Llama's and most decoder-only checkpoints' have none), and the sequence-classification heads of those
+  models that find the last token from ``config.pad_token_id`` (``tokenizer_pad_token``, its own kind: one cause,
+  one fix); tensors asked of rows of unequal length (``BatchEncoding.convert_to_tensors``);
+- transformers' models' ``forward()`` input checks (neither or both of ``input_ids`` and ``inputs_embeds``) and
+  ``generate()``'s argument validation (``generation/utils.py``, ``generation/configuration_utils.py``);
+- PEFT: a module ``target_modules`` matched that LoRA cannot wrap, no ``target_modules`` for a model type PEFT has
+  no default for (the names matching no layer at all are ``peft_target_modules``);
+- timm's ``create_model``: a pretrained tag without weights; a model name the installed timm does not register;
+- TRL's SFTTrainer and GRPOTrainer checks of their configs.
+
+Two of them read differently by release, so they are only likely, with ``dependency_version`` named beside: timm's
+"Unknown model" is a typo or a model newer than the installed timm; TRL's SFTTrainer refusal of ``packing=False``
+without ``dataset_text_field`` is a script written for another trl (the field moved from ``SFTTrainer(...)`` to
+``SFTConfig`` in 0.9 and defaults to ``'text'`` from 0.12).
+"""
+
+from __future__ import annotations
+
+import re
+
+from torchdoctor.explain.kinds.refusal_table import describe_refusal, refusal_pattern
+from torchdoctor.explain.recognisers import Alternative, Context, Hit, Recogniser, first, on_ranks
+
+FAMILY = "a library refusing its settings"
+
+R = re.compile
+
+_INPUT_IDS = (
+    "The model's forward() was not given input_ids (or inputs_embeds): call it with the tokenizer's output unpacked, "
+    "model(**batch) and not model(batch), and keep the column named input_ids in the dataset (a map() that renamed or "
+    "dropped it, Trainer's remove_unused_columns dropping a column the forward() signature does not name, or a "
+    "custom collator returning other keys). Give exactly one of input_ids= and inputs_embeds=."
+)
+_TARGET_TYPE = (
+    "LoRA wraps single layers (nn.Linear, nn.Embedding, nn.Conv1d/2d/3d, GPT-2's Conv1D; nn.MultiheadAttention in "
+    "recent peft), not whole blocks: the name in target_modules matched a container (an attention block, an MLP, a "
+    "decoder layer). Name the linear layers inside it (print the model's named_modules()), e.g. target_modules="
+    "['q_proj', 'v_proj'], or target_modules='all-linear' (peft >= 0.8)."
+)
+_TEXT_FIELD = (
+    "Tell SFTTrainer which column holds the text: SFTConfig(dataset_text_field='text') (an SFTConfig field from trl "
+    "0.9, an SFTTrainer(...) argument before), or pass formatting_func=. trl 0.9.x skipped this check (it raised only "
+    "with skip_prepare_dataset), 0.10 checks again, and from 0.12 the field defaults to 'text': a script that ran on "
+    "0.9.x without the field needs it, or pip install 'trl>=0.9.3,<=0.9.6'."
+)
+REFUSALS = (
+    (
+        "Unable to create tensor, you should probably activate truncation and/or padding",
+        "The rows asked for as one tensor (return_tensors='pt') have different lengths: tokenize with "
+        "padding='max_length' (or padding=True per batch) and truncation=True, max_length=N, or leave padding to a "
+        "DataCollatorWithPadding / DataCollatorForSeq2Seq (which pads labels with -100 too). A feature nested one "
+        "level too deep (a list of lists where a list of ints is expected: text given as a list per example) prints "
+        "it too: flatten that column.",
+    ),
+    ("You have to specify either input_ids or inputs_embeds", _INPUT_IDS),
+    ("You must specify exactly one of input_ids or inputs_embeds", _INPUT_IDS),
+    ("You cannot specify both input_ids and inputs_embeds at the same time", _INPUT_IDS),
+    (
+        "model_kwargs` are not used by the model",
+        "generate() was given keyword arguments that neither the GenerationConfig nor the model's forward() takes: "
+        "remove them or fix their spelling (max_new_tokens, num_beams, do_sample, ...). A tokenizer output passed as "
+        "**inputs carries token_type_ids, which decoder-only models do not take: tokenize with "
+        "return_token_type_ids=False or drop the key before generate(**inputs).",
+    ),
+    (
+        "has to be smaller or equal to `num_beams`",
+        "Beam search returns at most num_beams sequences: set num_return_sequences <= num_beams, or sample "
+        "(do_sample=True) for more.",
+    ),
+    ("is not supported. Currently, only the following modules are supported", _TARGET_TYPE),
+    ("Currently, only `torch.nn.Linear` and `Conv1D` are supported", _TARGET_TYPE),
+    (
+        "Please specify `target_modules` in `peft_config`",
+        "PEFT has no default target_modules for this model's type (config.model_type is not in its mapping): pass "
+        "them to the config yourself, the model's linear layers' names (print the model's named_modules()), e.g. "
+        "LoraConfig(target_modules=['q_proj', 'v_proj']), or target_modules='all-linear' (peft >= 0.8).",
+    ),
+    (
+        "Use `pretrained=False` for random init",
+        "timm has no pretrained weights for this architecture or tag: list those that have them with "
+        "timm.list_models('<name>*', pretrained=True) and choose one (a tag after the dot: "
+        "'vit_base_patch16_224.augreg_in21k', timm >= 0.9), or create it with pretrained=False.",
+    ),
+    (
+        "Unknown model (",
+        "The installed timm registers no model by this name: list the names it has with timm.list_models('<part of "
+        "the name>*') and fix the spelling; a model added in a later timm needs pip install -U timm (timm 0.9 "
+        "renamed some: tf_efficientnet_* and the weights' tags after a dot).",
+    ),
+    ("but you didn't pass a `dataset_text_field` or `formatting_func` argument", _TEXT_FIELD),
+    (
+        "must be evenly divisible by the number of generations per prompt",
+        "GRPO groups num_generations completions per prompt in each global batch: make num_processes x "
+        "per_device_train_batch_size (x gradient_accumulation_steps in later trl) a multiple of num_generations: "
+        "one of the valid values the message lists, or change the batch size.",
+    ),
+    (
+        "must be divisible by num_generations",
+        "GRPO's generation batch (per_device_train_batch_size x processes x steps_per_generation, or "
+        "generation_batch_size) must hold whole groups of num_generations completions: choose num_generations that "
+        "divides it, or change the batch size / steps_per_generation (gradient_accumulation_steps by default).",
+    ),
+)
+
+# the same refusals pasted as text, without their backticks (an issue's prose, a rendered Markdown block)
+REFUSALS = REFUSALS + tuple(
+    (row[0].replace("`", ""), row[-1])
+    for row in REFUSALS
+    if "`" in row[0] and row[0].replace("`", "") not in {other[0] for other in REFUSALS}
+)
+
+# read differently by release: a name or a default that changed between releases of the library
+_BY_RELEASE = {
+    "timm_release": "Unknown model (",
+    "trl_release": "dataset_text_field` or `formatting_func` argument",
+    "trl_release_pasted": "dataset_text_field or formatting_func argument",
+}
+
+TEMPLATES = (
+    "third_party:transformers-unable-to-create-tensor-pad-truncate",
+    "third_party:transformers-specify-either-input-ids-or-inputs-embeds",
+    "third_party:transformers-specify-exactly-one-of-input-ids",
+    "third_party:transformers-both-input-ids-and-inputs-embeds",
+    "third_party:transformers-generate-model-kwargs-not-used",
+    "third_party:transformers-num-return-sequences-over-num-beams",
+    "third_party:peft-target-module-type-not-supported",
+    "third_party:peft-target-module-type-not-supported-old",
+    "third_party:peft-specify-target-modules",
+    "third_party:timm-no-pretrained-weights",
+    "third_party:timm-unknown-model",
+    "third_party:trl-sft-packing-false-without-text-field",
+    "third_party:trl-grpo-batch-not-divisible-by-generations",
+    "third_party:trl-grpo-generation-batch-not-divisible",
+)
+
+
+def _stated_by_the_call(hits: list[Hit], ctx: Context) -> bool:
+    """Certain unless every hit is one of the refusals a release of the library explains as well as the script."""
+    return not all(any(key in h.facts for key in _BY_RELEASE) for h in hits)
+
+
+_stated_by_the_call.lowers_only = True  # type: ignore[attr-defined]  # docs/catalog.md: the anchors decide
+
+LIBRARY_ARGUMENTS = Recogniser(
+    kind="library_arguments",
+    title="a library refusing the arguments the script called it with",
+    anchors=tuple(row[0] for row in REFUSALS),
+    templates=TEMPLATES,
+    facts=(
+        refusal_pattern(REFUSALS),
+        *(R(rf"(?P<{key}>{re.escape(text)})") for key, text in _BY_RELEASE.items()),
+    ),
+    confirm=_stated_by_the_call,
+    also=(
+        Alternative(
+            "dependency_version",
+            "a model added in a later timm than the one installed",
+            "pip install -U timm (or the release the script's requirements name); timm.list_models() lists what the "
+            "installed one has.",
+            when=("timm_release",),
+        ),
+        Alternative(
+            "dependency_version",
+            "a script written for another trl release (dataset_text_field moved to SFTConfig in 0.9)",
+            "Install the trl release the script was written for (one that ran it on 0.9.x, which skipped this check: "
+            "pip install 'trl>=0.9.3,<=0.9.6'), or move dataset_text_field into SFTConfig (trl >= 0.9; 'text' by "
+            "default from 0.12).",
+            when=("trl_release", "trl_release_pasted"),
+        ),
+    ),
+    describe=describe_refusal(
+        REFUSALS, "the library refused the arguments it was called with", message="refusal"
+    ),
+)
+
+
+def _pad_token(hits: list[Hit], ctx: Context) -> tuple[str, str]:
+    model_side = first(hits, "pad_in_model", "")
+    return (
+        (
+            "the model's classification head has no config.pad_token_id, so it cannot find each row's last token in "
+            "a batch of more than one"
+            if model_side
+            else "padding was asked of a tokenizer that has no pad token (GPT-2's, Llama's and most decoder-only "
+            "checkpoints' define none)"
+        )
+        + on_ranks(hits),
+        "Give the tokenizer a pad token before tokenizing or collating: tokenizer.pad_token = tokenizer.eos_token "
+        "(or tokenizer.add_special_tokens({'pad_token': '[PAD]'}) followed by model.resize_token_embeddings("
+        "len(tokenizer))), and tell the model: model.config.pad_token_id = tokenizer.pad_token_id.",
+    )
+
+
+TOKENIZER_PAD_TOKEN = Recogniser(
+    kind="tokenizer_pad_token",
+    title="a tokenizer without a pad token asked to pad",
+    anchors=(
+        "Asking to pad but the tokenizer does not have a padding token",
+        "Cannot handle batch sizes > 1 if no padding token is defined",
+    ),
+    templates=(
+        "third_party:transformers-asking-to-pad-without-pad-token",
+        "third_party:transformers-batch-sizes-without-padding-token",
+    ),
+    facts=(R(r"(?P<pad_in_model>Cannot handle batch sizes > 1 if no padding token is defined)"),),
+    describe=_pad_token,
+)
+
+RECOGNISERS = (TOKENIZER_PAD_TOKEN, LIBRARY_ARGUMENTS)

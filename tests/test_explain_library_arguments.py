@@ -1,0 +1,205 @@
+"""The libraries a training script calls on torch refusing its arguments (kinds/library_arguments.py): each
+message as its source raises it, filled with plausible values, read as its kind and certainty; and the near misses
+(a warning of the same words, another message that shares them) that must not be."""
+
+from __future__ import annotations
+
+import pytest
+from explaining import explained, filled
+
+from torchdoctor.explain.catalog import by_id
+
+TRACE = 'Traceback (most recent call last):\n  File "train.py", line 88, in <module>\n    trainer.train()\n'
+
+# (template id, values, exception, kind, certainty, words of the fix)
+CASES = [
+    (
+        "third_party:transformers-asking-to-pad-without-pad-token",
+        (),
+        "ValueError",
+        "tokenizer_pad_token",
+        "certain",
+        ["tokenizer.pad_token = tokenizer.eos_token", "pad_token_id"],
+    ),
+    (
+        "third_party:transformers-batch-sizes-without-padding-token",
+        (),
+        "ValueError",
+        "tokenizer_pad_token",
+        "certain",
+        ["model.config.pad_token_id"],
+    ),
+    (
+        "third_party:transformers-unable-to-create-tensor-pad-truncate",
+        ("labels",),
+        "ValueError",
+        "library_arguments",
+        "certain",
+        ["truncation=True", "DataCollatorWithPadding"],
+    ),
+    (
+        "third_party:transformers-specify-either-input-ids-or-inputs-embeds",
+        (),
+        "ValueError",
+        "library_arguments",
+        "certain",
+        ["model(**batch)", "remove_unused_columns"],
+    ),
+    (
+        "third_party:transformers-specify-exactly-one-of-input-ids",
+        (),
+        "ValueError",
+        "library_arguments",
+        "certain",
+        ["input_ids"],
+    ),
+    (
+        "third_party:transformers-both-input-ids-and-inputs-embeds",
+        (),
+        "ValueError",
+        "library_arguments",
+        "certain",
+        ["exactly one of input_ids"],
+    ),
+    (
+        "third_party:transformers-generate-model-kwargs-not-used",
+        ("['token_type_ids']",),
+        "ValueError",
+        "library_arguments",
+        "certain",
+        ["return_token_type_ids=False"],
+    ),
+    (
+        "third_party:transformers-num-return-sequences-over-num-beams",
+        ("4", "1"),
+        "ValueError",
+        "library_arguments",
+        "certain",
+        ["num_return_sequences <= num_beams"],
+    ),
+    (
+        "third_party:peft-target-module-type-not-supported",
+        ("model.layers.0.self_attn",),
+        "ValueError",
+        "library_arguments",
+        "certain",
+        ["named_modules()", "all-linear"],
+    ),
+    (
+        "third_party:peft-target-module-type-not-supported-old",
+        ("transformer.h.0.attn",),
+        "ValueError",
+        "library_arguments",
+        "certain",
+        ["named_modules()"],
+    ),
+    (
+        "third_party:peft-specify-target-modules",
+        (),
+        "ValueError",
+        "library_arguments",
+        "certain",
+        ["target_modules=['q_proj', 'v_proj']"],
+    ),
+    (
+        "third_party:timm-no-pretrained-weights",
+        ("resnet18d",),
+        "RuntimeError",
+        "library_arguments",
+        "certain",
+        ["pretrained=True", "pretrained=False"],
+    ),
+    (
+        "third_party:timm-unknown-model",
+        ("vit_base_patch16_224_in22k",),
+        "RuntimeError",
+        "library_arguments",
+        "likely",
+        ["timm.list_models"],
+    ),
+    (
+        "third_party:trl-sft-packing-false-without-text-field",
+        (),
+        "ValueError",
+        "library_arguments",
+        "likely",
+        ["dataset_text_field='text'", "0.12"],
+    ),
+    (
+        "third_party:trl-grpo-batch-not-divisible-by-generations",
+        ("2", "4", "3", "[2, 4, 8]"),
+        "ValueError",
+        "library_arguments",
+        "certain",
+        ["num_generations"],
+    ),
+    (
+        "third_party:trl-grpo-generation-batch-not-divisible",
+        ("8", "3"),
+        "ValueError",
+        "library_arguments",
+        "certain",
+        ["num_generations"],
+    ),
+]
+
+
+@pytest.mark.parametrize("ident, values, exception, kind, certainty, words", CASES, ids=[c[0] for c in CASES])
+def test_each_refusal_reads_as_its_kind(ident, values, exception, kind, certainty, words):
+    found = explained(TRACE + f"{exception}: {filled(ident, *values)}\n")
+    assert (found.id, found.details.get("confidence", "certain")) == (f"log.{kind}", certainty), found.summary
+    assert by_id()[ident].kind == kind
+    for word in words:
+        assert word in found.fix, (word, found.fix)
+
+
+def test_the_release_readings_name_dependency_version_beside():
+    found = explained(
+        TRACE + f"RuntimeError: {filled('third_party:timm-unknown-model', 'convnextv2_atto')}\n"
+    )
+    assert found.details.get("alternatives") == ["log.dependency_version"], found.details
+    assert "pip install -U timm" in found.fix and "trl" not in found.fix
+
+
+def test_the_refusal_is_quoted_in_the_summary():
+    found = explained(
+        TRACE
+        + "ValueError: "
+        + filled("third_party:peft-target-module-type-not-supported", "model.layers.0.mlp")
+        + "\n"
+    )
+    assert "model.layers.0.mlp" in found.summary
+
+
+NEAR_MISSES = [
+    # generate()'s healthy warning that it sets the pad token for open-end generation
+    "Setting `pad_token_id` to `eos_token_id`:50256 for open-end generation.\n",
+    # resize_token_embeddings' own refusal of pad_to_multiple_of (another message sharing "Asking to pad")
+    "ValueError: Asking to pad the embedding matrix to a multiple of `64.0`, which is not and integer. Please make "
+    "sure to pass an integer\n",
+    # timm's warning when a model has no weights and pretrained was not required
+    "No pretrained weights exist for this model. Using random initialization.\n",
+    # generate()'s warning about max_length, which the run survives
+    "Input length of input_ids is 512, but `max_length` is set to 20. This can lead to unexpected behavior. You "
+    "should consider increasing `max_length` or, better yet, setting `max_new_tokens`.\n",
+    # the weights loader's report of unused checkpoint weights: a warning, not generate()'s kwargs
+    "Some weights of the model checkpoint at bert-base-uncased were not used when initializing BertModel: "
+    "['cls.predictions.bias']\n",
+]
+
+
+@pytest.mark.parametrize("text", NEAR_MISSES)
+def test_near_misses_do_not_read_as_a_library_refusal(text):
+    found = explained(text)
+    assert found.id not in ("log.library_arguments", "log.tokenizer_pad_token"), (text, found.summary)
+
+
+def test_a_refusal_pasted_without_its_backticks_reads_the_same():
+    # an issue's prose quoting TRL's refusal as Markdown renders it: the backticks gone
+    found = explained(
+        "The run stops with ValueError: You passed packing=False to the SFTTrainer/SFTConfig, but you didn't pass a "
+        "dataset_text_field or formatting_func argument.\n"
+    )
+    assert (found.id, found.details.get("confidence")) == ("log.library_arguments", "likely"), found.summary
+    assert found.details.get("alternatives") == ["log.dependency_version"]
+    assert "0.9.6" in found.fix and "dataset_text_field='text'" in found.fix
