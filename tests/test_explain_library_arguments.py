@@ -126,10 +126,114 @@ CASES = [
         ["dataset_text_field='text'", "0.12"],
     ),
     (
+        "third_party:transformers-collator-pad-without-pad-token",
+        ("GPT2TokenizerFast",),
+        "ValueError",
+        "tokenizer_pad_token",
+        "certain",
+        ["tokenizer.pad_token = tokenizer.eos_token"],
+    ),
+    (
+        "third_party:transformers-collator-mlm-without-mask-token",
+        (),
+        "ValueError",
+        "library_arguments",
+        "certain",
+        ["mlm=False"],
+    ),
+    (
+        "third_party:transformers-pad-without-input-ids",
+        ("input_ids", "['text', 'label']"),
+        "ValueError",
+        "library_arguments",
+        "certain",
+        ["dataset.map(", "remove_unused_columns"],
+    ),
+    (
+        "third_party:transformers-unrecognized-configuration-class",
+        ("<class 'transformers.models.t5.configuration_t5.T5Config'>", "AutoModelForCausalLM"),
+        "ValueError",
+        "library_arguments",
+        "likely",
+        ["AutoModelForSeq2SeqLM"],
+    ),
+    (
+        "third_party:diffusers-example-column-not-in-dataset",
+        ("image", "img, prompt"),
+        "ValueError",
+        "library_arguments",
+        "certain",
+        ["--image_column"],
+    ),
+    (
+        "third_party:diffusers-example-no-dataset",
+        (),
+        "ValueError",
+        "library_arguments",
+        "certain",
+        ["--train_data_dir"],
+    ),
+    (
+        "third_party:diffusers-example-class-data-dir",
+        (),
+        "ValueError",
+        "library_arguments",
+        "certain",
+        ["--class_data_dir"],
+    ),
+    (
+        "third_party:diffusers-example-weights-not-float32",
+        ("torch.float16",),
+        "ValueError",
+        "library_arguments",
+        "certain",
+        ["float32", "--variant fp16"],
+    ),
+    (
+        "third_party:diffusers-example-text-encoder-grad-accumulation",
+        (),
+        "ValueError",
+        "library_arguments",
+        "certain",
+        ["--gradient_accumulation_steps 1"],
+    ),
+    (
+        "third_party:diffusers-height-width-divisible-by-8",
+        ("500", "500"),
+        "ValueError",
+        "library_arguments",
+        "certain",
+        ["multiples of 8"],
+    ),
+    (
+        "third_party:ultralytics-not-a-valid-yolo-argument",
+        ("image_weights", ""),
+        "SyntaxError",
+        "library_arguments",
+        "certain",
+        ["default.yaml"],
+    ),
+    (
+        "third_party:sentence-transformers-eval-strategy-without-eval-dataset",
+        ("steps",),
+        "ValueError",
+        "trainer_arguments",
+        "certain",
+        ["evaluator="],
+    ),
+    (
+        "third_party:sentence-transformers-reserved-column-names",
+        ("train ", "['dataset_name']"),
+        "ValueError",
+        "trainer_arguments",
+        "certain",
+        ["rename"],
+    ),
+    (
         "third_party:trl-grpo-batch-not-divisible-by-generations",
         ("2", "4", "3", "[2, 4, 8]"),
         "ValueError",
-        "library_arguments",
+        "trainer_arguments",
         "certain",
         ["num_generations"],
     ),
@@ -137,7 +241,7 @@ CASES = [
         "third_party:trl-grpo-generation-batch-not-divisible",
         ("8", "3"),
         "ValueError",
-        "library_arguments",
+        "trainer_arguments",
         "certain",
         ["num_generations"],
     ),
@@ -182,6 +286,11 @@ NEAR_MISSES = [
     # generate()'s warning about max_length, which the run survives
     "Input length of input_ids is 512, but `max_length` is set to 20. This can lead to unexpected behavior. You "
     "should consider increasing `max_length` or, better yet, setting `max_new_tokens`.\n",
+    # the tokenizer's logged complaint when pad_token is read unset: the run goes on until something pads
+    "Using pad_token, but it is not set yet.\n",
+    # transformers' warning that truncation was not asked for: the run goes on
+    "Truncation was not explicitly activated but `max_length` is provided a specific value, please use "
+    "`truncation=True` to explicitly truncate examples to max length.\n",
     # the weights loader's report of unused checkpoint weights: a warning, not generate()'s kwargs
     "Some weights of the model checkpoint at bert-base-uncased were not used when initializing BertModel: "
     "['cls.predictions.bias']\n",
@@ -203,3 +312,14 @@ def test_a_refusal_pasted_without_its_backticks_reads_the_same():
     assert (found.id, found.details.get("confidence")) == ("log.library_arguments", "likely"), found.summary
     assert found.details.get("alternatives") == ["log.dependency_version"]
     assert "0.9.6" in found.fix and "dataset_text_field='text'" in found.fix
+
+
+def test_ultralytics_names_the_argument_in_ansi_red():
+    # cfg/__init__.py check_dict_alignment wraps the key in colorstr('red', 'bold', ...)
+    found = explained(
+        TRACE
+        + "SyntaxError: '\x1b[31m\x1b[1msmoothing\x1b[0m' is not a valid YOLO argument. Similar arguments are "
+        "i.e. ['label_smoothing=0.0'].\n"
+    )
+    assert (found.id, found.details.get("confidence", "certain")) == ("log.library_arguments", "certain")
+    assert "label_smoothing" in found.fix

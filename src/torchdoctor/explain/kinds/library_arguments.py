@@ -6,16 +6,22 @@ the script prints it:
 - transformers' tokenizers (``tokenization_utils_base.py``): padding asked of a tokenizer that has no pad token
   (GPT-2's, Llama's and most decoder-only checkpoints' have none), and the sequence-classification heads of those
   models that find the last token from ``config.pad_token_id`` (``tokenizer_pad_token``, its own kind: one cause,
-  one fix); tensors asked of rows of unequal length (``BatchEncoding.convert_to_tensors``);
+  one fix), as the collators (``data/data_collator.py``) do too; tensors asked of rows of unequal length
+  (``BatchEncoding.convert_to_tensors``); a collator given examples without ``input_ids`` or asked to mask tokens
+  with a tokenizer that has no mask token; an Auto class without a class for the checkpoint's architecture;
 - transformers' models' ``forward()`` input checks (neither or both of ``input_ids`` and ``inputs_embeds``) and
   ``generate()``'s argument validation (``generation/utils.py``, ``generation/configuration_utils.py``);
 - PEFT: a module ``target_modules`` matched that LoRA cannot wrap, no ``target_modules`` for a model type PEFT has
   no default for (the names matching no layer at all are ``peft_target_modules``);
 - timm's ``create_model``: a pretrained tag without weights; a model name the installed timm does not register;
-- TRL's SFTTrainer and GRPOTrainer checks of their configs.
+- TRL's SFTTrainer refusing to guess the text column (its GRPO checks, a Trainer's own, are ``trainer_arguments``);
+- diffusers' pipelines (``check_inputs``) and training examples' ``parse_args`` / ``main`` checks (dataset columns,
+  prior preservation's class images, trained weights loaded in half precision);
+- ultralytics' check of the keys given to ``YOLO(...).train()`` / ``predict()`` (``cfg/__init__.py``).
 
-Two of them read differently by release, so they are only likely, with ``dependency_version`` named beside: timm's
-"Unknown model" is a typo or a model newer than the installed timm; TRL's SFTTrainer refusal of ``packing=False``
+Three of them read differently by release, so they are only likely, with ``dependency_version`` named beside:
+timm's "Unknown model" is a typo or a model newer than the installed timm; an Auto class's "Unrecognized
+configuration class" is the wrong class or a transformers older than the mapping; TRL's SFTTrainer refusal of ``packing=False``
 without ``dataset_text_field`` is a script written for another trl (the field moved from ``SFTTrainer(...)`` to
 ``SFTConfig`` in 0.9 and defaults to ``'text'`` from 0.12).
 """
@@ -95,16 +101,66 @@ REFUSALS = (
     ),
     ("but you didn't pass a `dataset_text_field` or `formatting_func` argument", _TEXT_FIELD),
     (
-        "must be evenly divisible by the number of generations per prompt",
-        "GRPO groups num_generations completions per prompt in each global batch: make num_processes x "
-        "per_device_train_batch_size (x gradient_accumulation_steps in later trl) a multiple of num_generations: "
-        "one of the valid values the message lists, or change the batch size.",
+        "does not have a mask token which is necessary for masked language modeling",
+        "DataCollatorForLanguageModeling masks tokens for BERT-style training by default (mlm=True); a causal "
+        "model's tokenizer (GPT-2, Llama, ...) has no mask token: pass DataCollatorForLanguageModeling(tokenizer, "
+        "mlm=False) to train next-token prediction.",
     ),
     (
-        "must be divisible by num_generations",
-        "GRPO's generation batch (per_device_train_batch_size x processes x steps_per_generation, or "
-        "generation_batch_size) must hold whole groups of num_generations completions: choose num_generations that "
-        "divides it, or change the batch size / steps_per_generation (gradient_accumulation_steps by default).",
+        "You should supply an encoding or a list of encodings to this method that includes",
+        "The examples that reached the collator (tokenizer.pad, DataCollatorWithPadding) hold no input_ids: "
+        "tokenize the dataset first (dataset.map(lambda b: tokenizer(b['text'], truncation=True), batched=True)) "
+        "and keep its columns (Trainer's remove_unused_columns=False when the model's forward() names them "
+        "differently), or give a collator that tokenizes the raw text itself.",
+    ),
+    (
+        "for this kind of AutoModel",
+        "This Auto class has no class for the checkpoint's architecture: load it with the class for its task that the "
+        "message lists (an encoder-decoder such as T5 with AutoModelForSeq2SeqLM, not AutoModelForCausalLM; a vision-"
+        "language model with its own class or AutoModelForImageTextToText), or a transformers release that maps it "
+        "(pip install -U transformers; the model card names the release).",
+    ),
+    (
+        "_column' value '",
+        "The dataset has no column by that name: pass --image_column / --caption_column the names the message lists "
+        "(the dataset's own columns), or rename the dataset's columns to image and text.",
+    ),
+    (
+        "Need either a dataset name or a training folder",
+        "Give the training data: --dataset_name <a Hub dataset> or --train_data_dir <a folder of images with a "
+        "metadata.jsonl of captions>.",
+    ),
+    (
+        "You must specify a data directory for class images",
+        "--with_prior_preservation generates and trains on class images: pass --class_data_dir <a folder> and "
+        "--class_prompt '<a photo of a dog>', or drop --with_prior_preservation.",
+    ),
+    (
+        "You must specify prompt for class images",
+        "--with_prior_preservation generates and trains on class images: pass --class_prompt '<a photo of a dog>' "
+        "and --class_data_dir <a folder>, or drop --with_prior_preservation.",
+    ),
+    (
+        "have all model weights in full float32 precision when starting training",
+        "The model being trained was loaded in half precision (--variant fp16, --revision fp16, or a torch_dtype): "
+        "load the trained model in float32 and let --mixed_precision fp16/bf16 (accelerate's autocast) do the rest; "
+        "only the frozen models may be loaded in half precision.",
+    ),
+    (
+        "Gradient accumulation is not supported when training the text encoder in distributed training",
+        "With --train_text_encoder on several processes, set --gradient_accumulation_steps 1 (raise the batch size "
+        "instead), or train on one process.",
+    ),
+    (
+        "`height` and `width` have to be divisible by 8",
+        "The VAE works on 8x8 latents: pass height= and width= that are multiples of 8 (e.g. 512, 768, 1024), or "
+        "resize the input image to them.",
+    ),
+    (
+        "is not a valid YOLO argument",
+        "ultralytics takes only the keys of its default.yaml (the message lists similar ones): rename or drop the "
+        "argument (YOLOv5's train.py options such as image_weights or multi_scale spelled its way, renamed keys such "
+        "as smoothing -> label_smoothing); yolo cfg prints the valid ones.",
     ),
 )
 
@@ -118,6 +174,7 @@ REFUSALS = REFUSALS + tuple(
 # read differently by release: a name or a default that changed between releases of the library
 _BY_RELEASE = {
     "timm_release": "Unknown model (",
+    "auto_release": "for this kind of AutoModel",
     "trl_release": "dataset_text_field` or `formatting_func` argument",
     "trl_release_pasted": "dataset_text_field or formatting_func argument",
 }
@@ -135,8 +192,16 @@ TEMPLATES = (
     "third_party:timm-no-pretrained-weights",
     "third_party:timm-unknown-model",
     "third_party:trl-sft-packing-false-without-text-field",
-    "third_party:trl-grpo-batch-not-divisible-by-generations",
-    "third_party:trl-grpo-generation-batch-not-divisible",
+    "third_party:transformers-collator-mlm-without-mask-token",
+    "third_party:transformers-pad-without-input-ids",
+    "third_party:transformers-unrecognized-configuration-class",
+    "third_party:diffusers-example-column-not-in-dataset",
+    "third_party:diffusers-example-no-dataset",
+    "third_party:diffusers-example-class-data-dir",
+    "third_party:diffusers-example-weights-not-float32",
+    "third_party:diffusers-example-text-encoder-grad-accumulation",
+    "third_party:diffusers-height-width-divisible-by-8",
+    "third_party:ultralytics-not-a-valid-yolo-argument",
 )
 
 
@@ -164,6 +229,13 @@ LIBRARY_ARGUMENTS = Recogniser(
             "pip install -U timm (or the release the script's requirements name); timm.list_models() lists what the "
             "installed one has.",
             when=("timm_release",),
+        ),
+        Alternative(
+            "dependency_version",
+            "a transformers release older than the architecture's mapping into this Auto class",
+            "pip install -U transformers (the model card names the release that added the model); "
+            "python -c 'import transformers; print(transformers.__version__)' shows the installed one.",
+            when=("auto_release",),
         ),
         Alternative(
             "dependency_version",
@@ -203,10 +275,12 @@ TOKENIZER_PAD_TOKEN = Recogniser(
     anchors=(
         "Asking to pad but the tokenizer does not have a padding token",
         "Cannot handle batch sizes > 1 if no padding token is defined",
+        "You are attempting to pad samples but the tokenizer you are using",
     ),
     templates=(
         "third_party:transformers-asking-to-pad-without-pad-token",
         "third_party:transformers-batch-sizes-without-padding-token",
+        "third_party:transformers-collator-pad-without-pad-token",
     ),
     facts=(R(r"(?P<pad_in_model>Cannot handle batch sizes > 1 if no padding token is defined)"),),
     describe=_pad_token,

@@ -4,7 +4,8 @@ A training framework refusing the arguments it was started with: the HF Trainer 
 (``transformers/trainer.py``, ``training_args.py``), accelerate's Accelerator and its helpers (``accelerator.py``,
 ``utils/dataclasses.py``, ``utils/memory.py``, ``utils/modeling.py``), Lightning's Trainer and Fabric
 (``trainer/connectors/accelerator_connector.py``, ``checkpoint_connector.py``, ``data_connector.py``,
-``loops/``, ``strategies/``).
+``loops/``, ``strategies/``), and the Trainer's subclasses checking their own configs (TRL's GRPOTrainer,
+sentence-transformers' trainers).
 
 Each message names the argument it refuses and what it needs instead, and only that argument prints it: certain
 (but for --tf32 and Lightning's FSDP on a CPU accelerator, which a machine whose torch sees no CUDA GPU prints too).
@@ -463,6 +464,30 @@ REFUSALS: tuple[tuple[str, str], ...] = (
         "(and model.gradient_checkpointing_enable()), or give the custom model's layers the attribute (self."
         "gradient_checkpointing = False) and the checkpointed call they make when it is on.",
     ),
+    # the Trainer's subclasses checking their own configs: TRL's GRPOTrainer / GRPOConfig (0.15-0.17 in the trainer,
+    # the config's __post_init__ since 0.20) and sentence-transformers' trainers (3.x+)
+    (
+        "must be evenly divisible by the number of generations per prompt",
+        "GRPO groups num_generations completions per prompt in each global batch: make num_processes x "
+        "per_device_train_batch_size a multiple of num_generations (one of the valid values the message lists), "
+        "or change the batch size or the number of processes.",
+    ),
+    (
+        "must be divisible by num_generations",
+        "GRPO's generation batch (per_device_train_batch_size x processes x steps_per_generation, or "
+        "generation_batch_size) must hold whole groups of num_generations completions: choose num_generations that "
+        "divides it, or change the batch size / steps_per_generation (gradient_accumulation_steps by default).",
+    ),
+    (
+        "but you didn't provide an `eval_dataset` or an `evaluator`",
+        "Evaluation was asked for with nothing to evaluate: pass eval_dataset= or evaluator= to the "
+        "SentenceTransformerTrainer, or set eval_strategy='no' in its training arguments.",
+    ),
+    (
+        "Avoid using these column names, as they are reserved for internal use",
+        "sentence-transformers reserves the columns return_loss and dataset_name: rename or drop them "
+        "(dataset.rename_column / remove_columns) before training.",
+    ),
 )
 
 TEMPLATES: tuple[str, ...] = (
@@ -598,6 +623,10 @@ TEMPLATES: tuple[str, ...] = (
     "lightning:loading-single-optimizer-object-from-checkpoint-2",
     "transformers:does-not-support-activation-checkpointing",
     "transformers:is-not-compatible-with-gradient-checkpointing",
+    "third_party:trl-grpo-batch-not-divisible-by-generations",
+    "third_party:trl-grpo-generation-batch-not-divisible",
+    "third_party:sentence-transformers-eval-strategy-without-eval-dataset",
+    "third_party:sentence-transformers-reserved-column-names",
 )
 
 
