@@ -276,11 +276,13 @@ TOKENIZER_PAD_TOKEN = Recogniser(
         "Asking to pad but the tokenizer does not have a padding token",
         "Cannot handle batch sizes > 1 if no padding token is defined",
         "You are attempting to pad samples but the tokenizer you are using",
+        "and `pad_token_id` is missing in the",
     ),
     templates=(
         "third_party:transformers-asking-to-pad-without-pad-token",
         "third_party:transformers-batch-sizes-without-padding-token",
         "third_party:transformers-collator-pad-without-pad-token",
+        "third_party:trl-dpo-padding-value-without-pad-token",
     ),
     facts=(R(r"(?P<pad_in_model>Cannot handle batch sizes > 1 if no padding token is defined)"),),
     describe=_pad_token,
