@@ -230,6 +230,38 @@ CASES = [
         ["rename"],
     ),
     (
+        "third_party:peft-cannot-merge-8bit",
+        (),
+        "ValueError",
+        "library_arguments",
+        "certain",
+        ["merge_and_unload()", "peft >= 0.6"],
+    ),
+    (
+        "third_party:peft-cannot-merge-gptq",
+        (),
+        "ValueError",
+        "library_arguments",
+        "certain",
+        ["unquantized base model"],
+    ),
+    (
+        "third_party:transformers-max-new-tokens-not-positive",
+        ("0",),
+        "ValueError",
+        "library_arguments",
+        "certain",
+        ["max_new_tokens >= 1"],
+    ),
+    (
+        "third_party:transformers-pipeline-unknown-task",
+        ("'text-genration'", "['audio-classification', 'text-generation']"),
+        "KeyError",
+        "library_arguments",
+        "likely",
+        ["'text-generation'"],
+    ),
+    (
         "third_party:trl-model-init-kwargs-model-instantiated",
         (),
         "ValueError",
@@ -371,6 +403,8 @@ NEAR_MISSES = [
     # transformers' warning that truncation was not asked for: the run goes on
     "Truncation was not explicitly activated but `max_length` is provided a specific value, please use "
     "`truncation=True` to explicitly truncate examples to max length.\n",
+    # peft's warning when it does merge into 8-bit weights (0.6+): the run goes on
+    "UserWarning: Merge lora module to 8-bit linear may get different generations due to rounding errors.\n",
     # the weights loader's report of unused checkpoint weights: a warning, not generate()'s kwargs
     "Some weights of the model checkpoint at bert-base-uncased were not used when initializing BertModel: "
     "['cls.predictions.bias']\n",

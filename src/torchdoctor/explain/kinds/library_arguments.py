@@ -12,16 +12,19 @@ the script prints it:
 - transformers' models' ``forward()`` input checks (neither or both of ``input_ids`` and ``inputs_embeds``) and
   ``generate()``'s argument validation (``generation/utils.py``, ``generation/configuration_utils.py``);
 - PEFT: a module ``target_modules`` matched that LoRA cannot wrap, no ``target_modules`` for a model type PEFT has
-  no default for (the names matching no layer at all are ``peft_target_modules``);
+  no default for (the names matching no layer at all are ``peft_target_modules``), merging an adapter into
+  quantized weights (8-bit before peft 0.6, GPTQ);
+- transformers' ``pipeline()`` given a task name it does not list;
 - timm's ``create_model``: a pretrained tag without weights; a model name the installed timm does not register;
 - TRL's SFTTrainer refusing to guess the text column (its GRPO checks, a Trainer's own, are ``trainer_arguments``);
 - diffusers' pipelines (``check_inputs``) and training examples' ``parse_args`` / ``main`` checks (dataset columns,
   prior preservation's class images, trained weights loaded in half precision);
 - ultralytics' check of the keys given to ``YOLO(...).train()`` / ``predict()`` (``cfg/__init__.py``).
 
-Three of them read differently by release, so they are only likely, with ``dependency_version`` named beside:
+Four of them read differently by release, so they are only likely, with ``dependency_version`` named beside:
 timm's "Unknown model" is a typo or a model newer than the installed timm; an Auto class's "Unrecognized
-configuration class" is the wrong class or a transformers older than the mapping; TRL's SFTTrainer refusal of ``packing=False``
+configuration class" is the wrong class or a transformers older than the mapping; ``pipeline()``'s "Unknown task"
+a typo or a task added later; TRL's SFTTrainer refusal of ``packing=False``
 without ``dataset_text_field`` is a script written for another trl (the field moved from ``SFTTrainer(...)`` to
 ``SFTConfig`` in 0.9 and defaults to ``'text'`` from 0.12).
 """
@@ -101,6 +104,30 @@ REFUSALS = (
     ),
     ("but you didn't pass a `dataset_text_field` or `formatting_func` argument", _TEXT_FIELD),
     (
+        "layers when the model is loaded in",
+        "peft before 0.6 cannot merge an adapter into bitsandbytes' 8-bit (or, for IA3, 4-bit) weights: load the "
+        "base model unquantized (torch_dtype=torch.float16 / bfloat16, no load_in_8bit / quantization_config), load "
+        "the adapter onto it with PeftModel.from_pretrained and merge_and_unload() there; peft >= 0.6 merges LoRA "
+        "into quantized layers too, with rounding error.",
+    ),
+    (
+        "layers when the model is gptq quantized",
+        "GPTQ's packed weights cannot take the adapter: load the unquantized base model (fp16 / bf16), load the "
+        "adapter onto it and merge_and_unload() there (quantize the merged model afterwards), or keep the adapter "
+        "unmerged for inference.",
+    ),
+    (
+        "`max_new_tokens` must be greater than 0",
+        "Give generate() max_new_tokens >= 1 (a length computed as max_length minus the prompt's length goes to 0 "
+        "or below when the prompt is as long as max_length: shorten or truncate the prompt).",
+    ),
+    (
+        ", available tasks are",
+        "pipeline(task) takes a task name this transformers lists (the message names them): fix the spelling "
+        "('text-generation', 'text-classification', 'automatic-speech-recognition', ...); a task added later "
+        "('image-text-to-text', ...) needs pip install -U transformers.",
+    ),
+    (
         "does not have a mask token which is necessary for masked language modeling",
         "DataCollatorForLanguageModeling masks tokens for BERT-style training by default (mlm=True); a causal "
         "model's tokenizer (GPT-2, Llama, ...) has no mask token: pass DataCollatorForLanguageModeling(tokenizer, "
@@ -175,6 +202,7 @@ REFUSALS = REFUSALS + tuple(
 _BY_RELEASE = {
     "timm_release": "Unknown model (",
     "auto_release": "for this kind of AutoModel",
+    "task_release": ", available tasks are",
     "trl_release": "dataset_text_field` or `formatting_func` argument",
     "trl_release_pasted": "dataset_text_field or formatting_func argument",
 }
@@ -202,6 +230,10 @@ TEMPLATES = (
     "third_party:diffusers-example-text-encoder-grad-accumulation",
     "third_party:diffusers-height-width-divisible-by-8",
     "third_party:ultralytics-not-a-valid-yolo-argument",
+    "third_party:peft-cannot-merge-8bit",
+    "third_party:peft-cannot-merge-gptq",
+    "third_party:transformers-max-new-tokens-not-positive",
+    "third_party:transformers-pipeline-unknown-task",
 )
 
 
@@ -229,6 +261,13 @@ LIBRARY_ARGUMENTS = Recogniser(
             "pip install -U timm (or the release the script's requirements name); timm.list_models() lists what the "
             "installed one has.",
             when=("timm_release",),
+        ),
+        Alternative(
+            "dependency_version",
+            "a pipeline task added in a later transformers",
+            "pip install -U transformers; python -c 'from transformers.pipelines import SUPPORTED_TASKS; "
+            "print(sorted(SUPPORTED_TASKS))' lists what the installed one has.",
+            when=("task_release",),
         ),
         Alternative(
             "dependency_version",
