@@ -437,3 +437,24 @@ def test_ultralytics_names_the_argument_in_ansi_red():
     )
     assert (found.id, found.details.get("confidence", "certain")) == ("log.library_arguments", "certain")
     assert "label_smoothing" in found.fix
+
+
+def test_llama_3_1_rope_scaling_with_a_transformers_before_4_43_is_that_release():
+    # transformers 4.31-4.42 models/llama/configuration_llama.py _rope_scaling_validation
+    rope = (
+        "{'factor': 8.0, 'low_freq_factor': 1.0, 'high_freq_factor': 4.0, 'original_max_position_embeddings': 8192, "
+        "'rope_type': 'llama3'}"
+    )
+    found = explained(
+        TRACE + f"ValueError: {filled('third_party:transformers-rope-scaling-two-fields', rope)}\n"
+    )
+    assert (found.id, found.details.get("confidence", "certain")) == ("log.dependency_version", "certain")
+    assert "transformers>=4.43" in found.fix
+    assert by_id()["third_party:transformers-rope-scaling-two-fields"].kind == "dependency_version"
+    # a two-field dict of the config's own with a field missing prints the same words: likely, both named
+    own = explained(
+        TRACE + "ValueError: `rope_scaling` must be a dictionary with two fields, `type` and `factor`, got "
+        "{'type': 'linear'}\n"
+    )
+    assert (own.id, own.details.get("confidence")) == ("log.dependency_version", "likely")
+    assert "both fields" in own.fix
