@@ -118,6 +118,14 @@ CASES = [
         ["timm.list_models"],
     ),
     (
+        "third_party:timm-invalid-pretrained-tag",
+        ("augreg_in22k", "vit_base_patch16_224"),
+        "RuntimeError",
+        "library_arguments",
+        "likely",
+        ["pretrained=True"],
+    ),
+    (
         "third_party:trl-sft-packing-false-without-text-field",
         (),
         "ValueError",
@@ -405,6 +413,9 @@ NEAR_MISSES = [
     "`truncation=True` to explicitly truncate examples to max length.\n",
     # peft's warning when it does merge into 8-bit weights (0.6+): the run goes on
     "UserWarning: Merge lora module to 8-bit linear may get different generations due to rounding errors.\n",
+    # generate()'s warning without an attention mask or a pad token id: the run goes on
+    "The attention mask and the pad token id were not set. As a consequence, you may observe unexpected behavior. "
+    "Please pass your input's `attention_mask` to obtain reliable results.\n",
     # the weights loader's report of unused checkpoint weights: a warning, not generate()'s kwargs
     "Some weights of the model checkpoint at bert-base-uncased were not used when initializing BertModel: "
     "['cls.predictions.bias']\n",

@@ -15,14 +15,15 @@ the script prints it:
   no default for (the names matching no layer at all are ``peft_target_modules``), merging an adapter into
   quantized weights (8-bit before peft 0.6, GPTQ);
 - transformers' ``pipeline()`` given a task name it does not list;
-- timm's ``create_model``: a pretrained tag without weights; a model name the installed timm does not register;
+- timm's ``create_model``: an architecture without weights; a model name or a weights tag the installed timm does
+  not register;
 - TRL's SFTTrainer refusing to guess the text column (its GRPO checks, a Trainer's own, are ``trainer_arguments``);
 - diffusers' pipelines (``check_inputs``) and training examples' ``parse_args`` / ``main`` checks (dataset columns,
   prior preservation's class images, trained weights loaded in half precision);
 - ultralytics' check of the keys given to ``YOLO(...).train()`` / ``predict()`` (``cfg/__init__.py``).
 
-Four of them read differently by release, so they are only likely, with ``dependency_version`` named beside:
-timm's "Unknown model" is a typo or a model newer than the installed timm; an Auto class's "Unrecognized
+Five of them read differently by release, so they are only likely, with ``dependency_version`` named beside:
+timm's "Unknown model" and "Invalid pretrained tag" are a typo or a name newer than the installed timm; an Auto class's "Unrecognized
 configuration class" is the wrong class or a transformers older than the mapping; ``pipeline()``'s "Unknown task"
 a typo or a task added later; TRL's SFTTrainer refusal of ``packing=False``
 without ``dataset_text_field`` is a script written for another trl (the field moved from ``SFTTrainer(...)`` to
@@ -95,6 +96,12 @@ REFUSALS = (
         "timm has no pretrained weights for this architecture or tag: list those that have them with "
         "timm.list_models('<name>*', pretrained=True) and choose one (a tag after the dot: "
         "'vit_base_patch16_224.augreg_in21k', timm >= 0.9), or create it with pretrained=False.",
+    ),
+    (
+        "Invalid pretrained tag (",
+        "The installed timm has no weights under this tag for the architecture: list the tags it has with "
+        "timm.list_models('<architecture>*', pretrained=True) and fix the name after the dot, or drop the tag for "
+        "the default weights; tags published after the installed release need pip install -U timm.",
     ),
     (
         "Unknown model (",
@@ -201,6 +208,7 @@ REFUSALS = REFUSALS + tuple(
 # read differently by release: a name or a default that changed between releases of the library
 _BY_RELEASE = {
     "timm_release": "Unknown model (",
+    "timm_tag_release": "Invalid pretrained tag (",
     "auto_release": "for this kind of AutoModel",
     "task_release": ", available tasks are",
     "trl_release": "dataset_text_field` or `formatting_func` argument",
@@ -219,6 +227,7 @@ TEMPLATES = (
     "third_party:peft-specify-target-modules",
     "third_party:timm-no-pretrained-weights",
     "third_party:timm-unknown-model",
+    "third_party:timm-invalid-pretrained-tag",
     "third_party:trl-sft-packing-false-without-text-field",
     "third_party:transformers-collator-mlm-without-mask-token",
     "third_party:transformers-pad-without-input-ids",
@@ -257,10 +266,10 @@ LIBRARY_ARGUMENTS = Recogniser(
     also=(
         Alternative(
             "dependency_version",
-            "a model added in a later timm than the one installed",
+            "a model or weights tag added in a later timm than the one installed",
             "pip install -U timm (or the release the script's requirements name); timm.list_models() lists what the "
             "installed one has.",
-            when=("timm_release",),
+            when=("timm_release", "timm_tag_release"),
         ),
         Alternative(
             "dependency_version",
