@@ -222,6 +222,22 @@ CASES = [
         ["default.yaml"],
     ),
     (
+        "third_party:ultralytics-data-yaml-key-missing",
+        (),
+        "SyntaxError",
+        "library_arguments",
+        "certain",
+        ["train:", "names:"],
+    ),
+    (
+        "third_party:ultralytics-data-yaml-names-nc-differ",
+        ("data.yaml", "3", "4"),
+        "SyntaxError",
+        "library_arguments",
+        "certain",
+        ["names: only"],
+    ),
+    (
         "third_party:sentence-transformers-eval-strategy-without-eval-dataset",
         ("steps",),
         "ValueError",
@@ -469,3 +485,12 @@ def test_llama_3_1_rope_scaling_with_a_transformers_before_4_43_is_that_release(
     )
     assert (own.id, own.details.get("confidence")) == ("log.dependency_version", "likely")
     assert "both fields" in own.fix
+
+
+def test_ultralytics_data_yaml_key_missing_reads_on_its_two_lines():
+    # check_det_dataset: emojis(f"{dataset} 'val:' key missing ❌.\n'train' and 'val' are required in all data YAMLs.")
+    found = explained(
+        TRACE
+        + "SyntaxError: data.yaml 'val:' key missing ❌.\n'train' and 'val' are required in all data YAMLs.\n"
+    )
+    assert (found.id, found.details.get("confidence", "certain")) == ("log.library_arguments", "certain")

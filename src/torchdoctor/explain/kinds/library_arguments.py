@@ -20,7 +20,8 @@ the script prints it:
 - TRL's SFTTrainer refusing to guess the text column (its GRPO checks, a Trainer's own, are ``trainer_arguments``);
 - diffusers' pipelines (``check_inputs``) and training examples' ``parse_args`` / ``main`` checks (dataset columns,
   prior preservation's class images, trained weights loaded in half precision);
-- ultralytics' check of the keys given to ``YOLO(...).train()`` / ``predict()`` (``cfg/__init__.py``).
+- ultralytics' check of the keys given to ``YOLO(...).train()`` / ``predict()`` (``cfg/__init__.py``) and of the
+  dataset YAML (``data/utils.py`` check_det_dataset: the keys it needs, names and nc that disagree).
 
 Five of them read differently by release, so they are only likely, with ``dependency_version`` named beside:
 timm's "Unknown model" and "Invalid pretrained tag" are a typo or a name newer than the installed timm; an Auto class's "Unrecognized
@@ -191,6 +192,18 @@ REFUSALS = (
         "resize the input image to them.",
     ),
     (
+        "are required in all data YAMLs",
+        "The dataset YAML given as data= lacks a key ultralytics needs: train: and val: (image folders or list files, "
+        "relative to path:) and names: (the class names, a list or {0: 'cat', ...}; nc: alone is accepted too). "
+        "Check the file the message names is the dataset's YAML (not a model's .yaml) and that its keys are at the "
+        "top level.",
+    ),
+    (
+        "'names' length",
+        "The data YAML's names: and nc: disagree: give names: only (ultralytics takes the class count from it), or "
+        "make nc: the number of names.",
+    ),
+    (
         "is not a valid YOLO argument",
         "ultralytics takes only the keys of its default.yaml (the message lists similar ones): rename or drop the "
         "argument (YOLOv5's train.py options such as image_weights or multi_scale spelled its way, renamed keys such "
@@ -239,6 +252,8 @@ TEMPLATES = (
     "third_party:diffusers-example-text-encoder-grad-accumulation",
     "third_party:diffusers-height-width-divisible-by-8",
     "third_party:ultralytics-not-a-valid-yolo-argument",
+    "third_party:ultralytics-data-yaml-key-missing",
+    "third_party:ultralytics-data-yaml-names-nc-differ",
     "third_party:peft-cannot-merge-8bit",
     "third_party:peft-cannot-merge-gptq",
     "third_party:transformers-max-new-tokens-not-positive",
