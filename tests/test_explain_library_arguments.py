@@ -42,7 +42,7 @@ CASES = [
         (),
         "ValueError",
         "library_arguments",
-        "certain",
+        "likely",
         ["model(**batch)", "remove_unused_columns"],
     ),
     (
@@ -50,7 +50,7 @@ CASES = [
         (),
         "ValueError",
         "library_arguments",
-        "certain",
+        "likely",
         ["input_ids"],
     ),
     (
@@ -58,7 +58,7 @@ CASES = [
         (),
         "ValueError",
         "library_arguments",
-        "certain",
+        "likely",
         ["exactly one of input_ids"],
     ),
     (
@@ -66,7 +66,7 @@ CASES = [
         ("['token_type_ids']",),
         "ValueError",
         "library_arguments",
-        "certain",
+        "likely",
         ["return_token_type_ids=False"],
     ),
     (

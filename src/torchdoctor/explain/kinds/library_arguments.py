@@ -23,7 +23,8 @@ the script prints it:
 - ultralytics' check of the keys given to ``YOLO(...).train()`` / ``predict()`` (``cfg/__init__.py``) and of the
   dataset YAML (``data/utils.py`` check_det_dataset: the keys it needs, names and nc that disagree).
 
-Five of them read differently by release, so they are only likely, with ``dependency_version`` named beside:
+The models' input checks and generate()'s unused keyword arguments do not say whose call they refuse (the script's
+or a library's calling on its behalf): likely. Five of them read differently by release, so they are only likely, with ``dependency_version`` named beside:
 timm's "Unknown model" and "Invalid pretrained tag" are a typo or a name newer than the installed timm; an Auto class's "Unrecognized
 configuration class" is the wrong class or a transformers older than the mapping; ``pipeline()``'s "Unknown task"
 a typo or a task added later; TRL's SFTTrainer refusal of ``packing=False``
@@ -227,6 +228,13 @@ _BY_RELEASE = {
     "trl_release": "dataset_text_field` or `formatting_func` argument",
     "trl_release_pasted": "dataset_text_field or formatting_func argument",
 }
+# the caller the message does not name: a model's forward() and generate() are called by the script or by a library
+# on its behalf (a trainer, a pipeline, an evaluation loop of another release), so the script is only the likelier
+_CALLER_UNNAMED = {
+    "inputs_unnamed": "input_ids or inputs_embeds",
+    "inputs_both": "both input_ids and inputs_embeds",
+    "kwargs_unnamed": "are not used by the model",
+}
 
 TEMPLATES = (
     "third_party:transformers-unable-to-create-tensor-pad-truncate",
@@ -262,8 +270,9 @@ TEMPLATES = (
 
 
 def _stated_by_the_call(hits: list[Hit], ctx: Context) -> bool:
-    """Certain unless every hit is one of the refusals a release of the library explains as well as the script."""
-    return not all(any(key in h.facts for key in _BY_RELEASE) for h in hits)
+    """Certain unless every hit is one of the refusals a release of the library explains as well as the script, or
+    one that does not say whose call it refuses."""
+    return not all(any(key in h.facts for key in (*_BY_RELEASE, *_CALLER_UNNAMED)) for h in hits)
 
 
 _stated_by_the_call.lowers_only = True  # type: ignore[attr-defined]  # docs/catalog.md: the anchors decide
@@ -276,6 +285,7 @@ LIBRARY_ARGUMENTS = Recogniser(
     facts=(
         refusal_pattern(REFUSALS),
         *(R(rf"(?P<{key}>{re.escape(text)})") for key, text in _BY_RELEASE.items()),
+        *(R(rf"(?P<{key}>{re.escape(text)})") for key, text in _CALLER_UNNAMED.items()),
     ),
     confirm=_stated_by_the_call,
     also=(
