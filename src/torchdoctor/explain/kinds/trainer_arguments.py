@@ -4,7 +4,8 @@ A training framework refusing the arguments it was started with: the HF Trainer 
 (``transformers/trainer.py``, ``training_args.py``), accelerate's Accelerator and its helpers (``accelerator.py``,
 ``utils/dataclasses.py``, ``utils/memory.py``, ``utils/modeling.py``), Lightning's Trainer and Fabric
 (``trainer/connectors/accelerator_connector.py``, ``checkpoint_connector.py``, ``data_connector.py``,
-``loops/``, ``strategies/``).
+``loops/``, ``strategies/``), and the Trainer's subclasses checking their own configs (TRL's GRPOTrainer,
+sentence-transformers' trainers, TRL's SFTTrainer and DPOTrainer).
 
 Each message names the argument it refuses and what it needs instead, and only that argument prints it: certain
 (but for --tf32 and Lightning's FSDP on a CPU accelerator, which a machine whose torch sees no CUDA GPU prints too).
@@ -477,6 +478,74 @@ REFUSALS: tuple[tuple[str, str], ...] = (
         "(and model.gradient_checkpointing_enable()), or give the custom model's layers the attribute (self."
         "gradient_checkpointing = False) and the checkpointed call they make when it is on.",
     ),
+    # the Trainer's subclasses checking their own configs: TRL's GRPOTrainer / GRPOConfig (0.15-0.17 in the trainer,
+    # the config's __post_init__ since 0.20) and sentence-transformers' trainers (3.x+)
+    (
+        "must be evenly divisible by the number of generations per prompt",
+        "GRPO groups num_generations completions per prompt in each global batch: make num_processes x "
+        "per_device_train_batch_size a multiple of num_generations (one of the valid values the message lists), "
+        "or change the batch size or the number of processes.",
+    ),
+    (
+        "must be divisible by num_generations",
+        "GRPO's generation batch (per_device_train_batch_size x processes x steps_per_generation, or "
+        "generation_batch_size) must hold whole groups of num_generations completions: choose num_generations that "
+        "divides it, or change the batch size / steps_per_generation (gradient_accumulation_steps by default).",
+    ),
+    (
+        "but you didn't provide an `eval_dataset` or an `evaluator`",
+        "Evaluation was asked for with nothing to evaluate: pass eval_dataset= or evaluator= to the "
+        "SentenceTransformerTrainer, or set eval_strategy='no' in its training arguments.",
+    ),
+    (
+        "Avoid using these column names, as they are reserved for internal use",
+        "sentence-transformers reserves the columns return_loss and dataset_name: rename or drop them "
+        "(dataset.rename_column / remove_columns) before training.",
+    ),
+    # TRL's SFTTrainer / DPOTrainer refusing their configs (trl/trainer/sft_trainer.py, dpo_trainer.py)
+    (
+        "your model is already instantiated",
+        "model_init_kwargs (and quantization_config) only apply when the trainer loads the model from a name: pass "
+        "the model id string (model='meta-llama/...') with them, or load the model yourself with those settings "
+        "(from_pretrained(..., torch_dtype=..., quantization_config=...)) and drop them from the config.",
+    ),
+    (
+        "This is not compatible with the `packing` argument",
+        "DataCollatorForCompletionOnlyLM masks each example's prompt, which packed sequences do not keep apart: set "
+        "packing=False (SFTConfig) with it, or keep packing and drop the collator.",
+    ),
+    (
+        "is not found in the vocabulary of the given",
+        "SFTConfig's pad_token / eos_token must be a token of this tokenizer: set it to one the tokenizer has "
+        "(its chat template's end-of-turn token, e.g. '<|im_end|>', '<|eot_id|>'), leave it unset to use the "
+        "tokenizer's own, or add the token (tokenizer.add_special_tokens) and resize the model's embeddings.",
+    ),
+    (
+        "Packing is not supported for vision-language models",
+        "Set packing=False in the SFTConfig for a vision-language model (padding_free too).",
+    ),
+    (
+        "Passing a custom data collator is not supported when using padding-free",
+        "padding_free=True builds its own collator: drop data_collator= or set padding_free=False.",
+    ),
+    (
+        "but the dataset is not conversational",
+        "assistant_only_loss=True needs conversational data (a 'messages' column of role/content turns) and a chat "
+        "template that marks the assistant's turns ({% generation %}): convert the dataset, or set "
+        "assistant_only_loss=False (completion_only_loss for prompt/completion data).",
+    ),
+    (
+        "must contain either 'messages' for conversational data or 'text' for standard",
+        "SFTTrainer reads a 'text' column (or 'messages' for chat data, 'prompt'/'completion' pairs): rename the "
+        "dataset's column (dataset.rename_column('content', 'text')) or name it with SFTConfig(dataset_text_field=...); "
+        "keep the columns the collator needs (remove_unused_columns=False with a custom one).",
+    ),
+    (
+        "and `ref_model` cannot be the same object",
+        "Pass ref_model=None: the trainer builds the frozen reference copy itself (or uses the base model under a "
+        "PEFT adapter); a reference of your own must be a separate instance (copy.deepcopy(model) or another "
+        "from_pretrained).",
+    ),
 )
 
 TEMPLATES: tuple[str, ...] = (
@@ -615,6 +684,19 @@ TEMPLATES: tuple[str, ...] = (
     # transformers 4.x modeling_utils.py (offload_folder); accelerate/utils/modeling.py (a hand-written device_map)
     "third_party:transformers-device-map-offload-folder",
     "accelerate:the-device-map-provided-does-not",
+    "third_party:trl-grpo-batch-not-divisible-by-generations",
+    "third_party:trl-grpo-generation-batch-not-divisible",
+    "third_party:sentence-transformers-eval-strategy-without-eval-dataset",
+    "third_party:sentence-transformers-reserved-column-names",
+    "third_party:trl-model-init-kwargs-model-instantiated",
+    "third_party:trl-model-kwargs-model-instantiated-old",
+    "third_party:trl-completion-collator-with-packing",
+    "third_party:trl-token-not-in-vocabulary",
+    "third_party:trl-vlm-packing",
+    "third_party:trl-padding-free-custom-collator",
+    "third_party:trl-assistant-only-loss-not-conversational",
+    "third_party:trl-sft-examples-messages-or-text",
+    "third_party:trl-ref-model-same-object",
 )
 
 

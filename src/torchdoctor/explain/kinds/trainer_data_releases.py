@@ -39,6 +39,12 @@ leads with either).
   named in ``torch/optim/lr_scheduler.py``'s ``__all__`` is torch's, never the custom scheduler the message means:
   certain; any other class (timm's, a script's own) is left to the hook the message names.
 
+- transformers 4.31 to 4.42 check ``rope_scaling`` as a two-field dict (``models/llama/configuration_llama.py``
+  ``_rope_scaling_validation``: "`rope_scaling` must be a dictionary with two fields, `type` and `factor`, got
+  {...}"); 4.43 introduced the ``rope_type`` form Llama 3.1 ships ({'factor': 8.0, 'low_freq_factor': 1.0, ...,
+  'rope_type': 'llama3'}). Certain where the dict printed has ``rope_type``; a hand-written two-field dict with a
+  mistake prints the same words: likely.
+
 `change(facts)` says which of them a line is; `decisive(facts, ctx)` whether the log makes it certain.
 """
 
@@ -62,6 +68,12 @@ WEBDATASET_LINE = 'fname, value = filesample["fname"], filesample["data"]'
 LOCAL_CACHE = "Loading a dataset cached in a LocalFileSystem is not supported"
 NO_SCRIPTS = "Dataset scripts are no longer supported"
 NOT_LRSCHEDULER = "doesn't follow PyTorch's LRScheduler"
+# transformers 4.31-4.42's LlamaConfig._rope_scaling_validation (and the configs copied from it), as printed and as
+# pasted without its backticks
+ROPE_SCALING = (
+    "`rope_scaling` must be a dictionary with two fields",
+    "rope_scaling must be a dictionary with two fields",
+)
 # the classes torch/optim/lr_scheduler.py's __all__ lists, 1.x to 2.x (ReduceLROnPlateau aside: Lightning's tuple
 # names it itself)
 TORCH_SCHEDULERS = (
@@ -80,6 +92,7 @@ ANCHORS = (
     LOCAL_CACHE,
     NOT_LRSCHEDULER,
     NO_SCRIPTS,
+    *ROPE_SCALING,
 )
 # printed for other causes too: another library's DataFrame without append, the marker's line without its KeyError
 GENERIC = (
@@ -89,6 +102,8 @@ GENERIC = (
         for owner in ("DataFrame", "Series")
         for name in PANDAS_REMOVED
     ),
+    # a rope_scaling of the two-field form's own mistakes prints it too: certain with the newer form's rope_type
+    *ROPE_SCALING,
 )
 TEMPLATES = (
     "third_party:trl-trainer-given-training-arguments",
@@ -97,6 +112,7 @@ TEMPLATES = (
     "third_party:datasets-local-cache-refused-with-new-fsspec",
     "third_party:lightning-scheduler-not-lrscheduler-api",
     "datasets:dataset-scripts-are-no-longer-supported",
+    "third_party:transformers-rope-scaling-two-fields",
 )
 CHANGE = R(
     rf"{_Q}TrainingArguments{_Q} object has no attribute {_Q}(?P<trl_config_field>(?:ref_)?model_init_kwargs){_Q}|"
@@ -105,7 +121,8 @@ CHANGE = R(
     rf"{_Q}(?P<pandas_removed>{'|'.join(PANDAS_REMOVED)}){_Q}|"
     rf"(?P<datasets_local_cache>{LOCAL_CACHE})|"
     rf"{NO_SCRIPTS}, but found (?P<datasets_script>[^\s{{}}]{{1,200}})|"
-    rf"The provided lr scheduler `(?P<pl_torch_scheduler>{TORCH_SCHEDULERS})` {NOT_LRSCHEDULER}"
+    rf"The provided lr scheduler `(?P<pl_torch_scheduler>{TORCH_SCHEDULERS})` {NOT_LRSCHEDULER}|"
+    r"`?rope_scaling`? must be a dictionary with two fields, `?type`? and `?factor`?, got (?P<rope_scaling>[^\n]{1,400})"
 )
 # what makes a generic line certain, wherever the log says it: (the line's fact, the log's fact, its literal, pattern)
 _DECIDED_BY = (
@@ -118,11 +135,33 @@ CONTEXT = tuple((literal, pattern) for _, _, literal, pattern in _DECIDED_BY)
 def decisive(facts: dict, ctx_facts: dict) -> bool:
     """Whether the log makes a generic line of this module certain: the KeyError beside the webdataset line,
     pandas named beside the missing DataFrame method."""
-    return any(facts.get(line) and seen in ctx_facts for line, seen, _, _ in _DECIDED_BY)
+    return any(facts.get(line) and seen in ctx_facts for line, seen, _, _ in _DECIDED_BY) or (
+        "rope_type" in facts.get("rope_scaling", "")
+    )
 
 
 def change(facts: dict) -> tuple[str, str] | None:
     """(summary, fix) for the release change among ``facts`` (the named groups of `CHANGE`), else None."""
+    if facts.get("rope_scaling"):
+        upgrade = (
+            "Upgrade transformers to 4.43 or newer (pip install -U 'transformers>=4.43'), with the accelerate, "
+            "peft and trl releases made for it; vLLM and other packages pinning an older transformers need their "
+            "newer release too."
+        )
+        if "rope_type" in facts["rope_scaling"]:
+            return (
+                "the checkpoint's config.json gives rope_scaling in the form transformers 4.43 introduced (rope_type "
+                "with its own fields, as Llama 3.1 and later ship), which the installed transformers (4.31-4.42) "
+                "refuses: it takes only {'type': ..., 'factor': ...}",
+                upgrade + " Only to stay on the old transformers: edit rope_scaling in the config to "
+                "{'type': 'dynamic', 'factor': 8.0}, which changes the model's long-context behaviour.",
+            )
+        return (
+            "rope_scaling is not the {'type': ..., 'factor': ...} dict the installed transformers (4.31-4.42) takes: "
+            "a config written for a later transformers, or a rope_scaling of the config's own missing a field",
+            "Give rope_scaling both fields, {'type': 'linear' or 'dynamic', 'factor': 2.0}, or, for a checkpoint "
+            "whose config uses the newer rope_type form: " + upgrade,
+        )
     if facts.get("trl_config_field"):
         field = facts["trl_config_field"]
         return (
