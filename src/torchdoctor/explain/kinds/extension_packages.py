@@ -1,0 +1,331 @@
+"""The compiled packages a training run installs beside torch, in their own load checks and with their own pairings.
+
+The packages a training run builds or installs beside torch (flash-attn, mamba-ssm and causal-conv1d, PyG's
+torch_scatter/torch_sparse/torch_cluster/torch_spline_conv and pyg-lib, torchvision and torchaudio, mmcv,
+detectron2, pytorch3d, NVIDIA apex, bitsandbytes, tiny-cuda-nn, spconv, vllm) ship a compiled part built for one
+torch and one CUDA. What their own import-time checks print when that part does not fit, each catalogued in
+``catalog/third_party.tsv`` and read by build.py's ``extension_import``:
+
+- PyG's extension packages (``torch_scatter/__init__.py``, the same lines in torch_sparse, torch_cluster and
+  torch_spline_conv) compare ``torch.version.cuda`` with the CUDA their ``_version_cuda`` library was built with:
+  "Detected that PyTorch and torch_scatter were compiled with different CUDA versions. PyTorch has CUDA version
+  11.3 and torch_scatter has CUDA version 10.2. Please reinstall the torch_scatter that matches your PyTorch
+  install."; torchvision's ``extension.py`` said the same before 0.8 ("CUDA Version=11.7"), torchaudio's
+  ``_extension/utils.py`` says it with "whereas". Certain: the versions are printed.
+- torch_scatter and its siblings raise "Could not find module '_version_cpu' in <folder>" when neither their CPU
+  nor CUDA library is in the installed folder (an sdist build that failed half way, a wheel of another platform):
+  likely, as a broken install says it too.
+- torchvision's ``extension.py`` ``_assert_has_ops``: "Couldn't load custom C++ ops. This can happen if your
+  PyTorch and torchvision versions are incompatible, or if you had errors while compiling torchvision from
+  source." Its ``_C`` was not loaded: a torchvision of another torch release (torch 2.N pairs with torchvision
+  0.(N+15), torch 1.M with 0.(M+1)). Certain.
+- bitsandbytes 0.35-0.42 (``cextension.py``) fell back to ``libbitsandbytes_cpu.so`` when its CUDA setup found no
+  library for the CUDA it detected; the GPU functions the optimizers and 8-bit layers call are then missing, and
+  ctypes says "libbitsandbytes_cpu.so: undefined symbol: cget_col_row_stats" (cadam32bit_grad_fp32,
+  cquantize_blockwise_fp16, ...). Certain: the CPU library was loaded on a run that needs the GPU one.
+- tiny-cuda-nn's ``tinycudann/modules.py`` imports the ``_<cc>_C`` module built for the GPU's compute capability
+  (``TCNN_CUDA_ARCHITECTURES`` at build time, else the GPU of the machine that built it) and raises "Could not find
+  compatible tinycudann extension for compute capability 86." when none of its builds is for this GPU. Certain.
+- The modules nothing but the package's own build provides (``mmcv._ext``: mmcv-full 1.x / mmcv 2.x's ops, absent
+  from the ``mmcv`` 1.x / ``mmcv-lite`` builds; NVIDIA apex's ``amp_C``, ``fused_layer_norm_cuda``..., built only
+  with ``--cpp_ext --cuda_ext``; ``flash_attn_2_cuda``, ``selective_scan_cuda``, ``causal_conv1d_cuda``;
+  ``detectron2._C`` and ``pytorch3d._C`` of a source tree never built): "No module named 'mmcv._ext'" is that
+  build missing, certain (launchers.py reads any other missing module as a package not installed).
+
+An undefined symbol of torch's own C++ names (build.py) in one of these packages' libraries is the same package
+built for another torch; `explain` names the package's own way to the build that matches (``PAIRING``).
+"""
+
+from __future__ import annotations
+
+import re
+
+FAMILY = "builds and installs"
+
+R = re.compile
+
+TEMPLATES = (
+    "third_party:pyg-compiled-with-different-cuda-versions",
+    "third_party:torchvision-compiled-with-different-cuda-versions",
+    "third_party:torchaudio-compiled-with-different-cuda-versions",
+    "third_party:pyg-could-not-find-module-in-folder",
+    "third_party:torchvision-couldnt-load-custom-ops",
+    "third_party:bitsandbytes-cpu-library-undefined-symbol",
+    "third_party:tinycudann-no-compatible-extension",
+)
+ANCHORS = (
+    "were compiled with different CUDA versions. PyTorch has CUDA",
+    "_cpu' in ",
+    "Couldn't load custom C++ ops.",
+    "libbitsandbytes_cpu.so: undefined symbol",
+    "Could not find compatible tinycudann extension",
+)
+
+# the modules only the package's own build provides (CPython's ModuleNotFoundError quotes them), and the package
+APEX_BUILT = (
+    "apex_C|amp_C|syncbn|fused_layer_norm_cuda|mlp_cuda|fused_dense_cuda|fused_weight_gradient_mlp_cuda|"
+    "distributed_adam_cuda|distributed_lamb_cuda|xentropy_cuda|focal_loss_cuda|fused_adam_cuda|fused_lamb_cuda"
+)
+BUILT_MODULE = rf"mmcv\._ext|detectron2\._C|pytorch3d\._C|flash_attn_2_cuda|selective_scan_cuda|causal_conv1d_cuda|{APEX_BUILT}"
+MODULE_ANCHORS = tuple(
+    f"No module named '{name}'"
+    for name in (
+        "mmcv._ext",
+        "detectron2._C",
+        "pytorch3d._C",
+        "flash_attn_2_cuda",
+        "selective_scan_cuda",
+        "causal_conv1d_cuda",
+        "amp_C",
+        "apex_C",
+        "fused_layer_norm_cuda",
+        "fused_dense_cuda",
+        "mlp_cuda",
+        "syncbn",
+        "xentropy_cuda",
+        "fused_weight_gradient_mlp_cuda",
+    )
+)
+
+_PYG = r"torch_scatter|torch_sparse|torch_cluster|torch_spline_conv"
+MATCH = R(
+    # (not sglang's "Ignore import error when loading <model>: ...": a model module it skips, the run goes on)
+    r"^(?![^\n]*Ignore import error)[^\n]*?Detected that PyTorch and \w{1,40} were compiled with different CUDA "
+    r"versions\. PyTorch has CUDA|"
+    rf"Could not find module '_\w{{1,40}}_cpu' in \S{{0,300}}(?:{_PYG})|"
+    r"Couldn't load custom C\+\+ ops\. This can happen if your PyTorch and torchvision|"
+    r"libbitsandbytes_cpu\.so: undefined symbol: \w|"
+    r"Could not find compatible tinycudann extension for compute capability|"
+    rf"No module named '(?:{BUILT_MODULE})'"
+)
+FACTS = (
+    R(
+        r"Detected that PyTorch and (?P<paired_package>\w{1,40}) were compiled with different CUDA versions\. "
+        r"PyTorch has CUDA [Vv]ersion[= ]?(?P<paired_torch_cuda>\d{1,3}(?:\.\d{1,3}){0,2}) (?:and|whereas) \w{1,40} "
+        r"has CUDA [Vv]ersion[= ]?(?P<paired_cuda>\d{1,3}(?:\.\d{1,3}){0,2})"
+    ),
+    R(rf"Could not find module '(?P<pyg_library>_\w{{1,40}})_cpu' in \S{{0,300}}?(?P<pyg_package>{_PYG})\b"),
+    R(r"(?P<tv_no_ops>Couldn't load custom C\+\+ ops)\. This can happen if your PyTorch and torchvision"),
+    R(r"libbitsandbytes_cpu\.so: undefined symbol: (?P<bnb_cpu_symbol>\w{1,80})"),
+    # the failure itself (ctypes' AttributeError when the optimizer or layer calls it), not the line bitsandbytes'
+    # CUDA setup prints while it probes its libraries
+    R(r"(?P<bnb_cpu_error>AttributeError): \S{0,300}libbitsandbytes_cpu\.so: undefined symbol"),
+    R(r"Could not find compatible tinycudann extension for compute capability (?P<tcnn_cc>\d{1,3})"),
+    R(rf"No module named '(?P<built_module>{BUILT_MODULE})'"),
+)
+
+
+def decided(facts: dict, ctx_facts: dict | None = None) -> bool:
+    """Whether the package's own check establishes the cause: the two CUDA versions printed, torchvision's ops
+    not loaded, bitsandbytes' CPU library failing a call, tiny-cuda-nn's builds for other GPUs, a built module missing."""
+    return bool(
+        facts.get("paired_cuda")
+        or facts.get("tv_no_ops")
+        or facts.get("bnb_cpu_error")
+        or facts.get("tcnn_cc")
+        or facts.get("built_module")
+    )
+
+
+# how each package gets the build that matches the torch installed, from its own install guide / release assets
+_FLASH_WHEEL = (
+    "its setup.py downloads the release wheel named for the torch, CUDA major and C++ ABI it finds at install "
+    "time ({wheel}-<version>+cu12torch2.4cxx11abiFALSE-cp310-cp310-linux_x86_64.whl), and a torch changed since "
+    "then does not fit it. Reinstall it now that torch is what it will stay: pip uninstall -y {name} && pip install "
+    "{name} --no-build-isolation --no-cache-dir (it picks the wheel for this torch, or builds from source: "
+    "MAX_JOBS=4 and the nvcc of torch's CUDA), or download the wheel of the GitHub release whose name matches "
+    "python -c 'import torch; print(torch.__version__, torch.version.cuda, torch._C._GLIBCXX_USE_CXX11_ABI)'"
+)
+_PYG_WHEEL = (
+    "PyG publishes {name} wheels per torch release and CUDA at https://data.pyg.org/whl/torch-<X.Y>.0+<cuXYZ|cpu>"
+    ".html (the index is named for the torch minor release with .0, for every patch of it): pip uninstall -y "
+    "{name} && pip install {name} -f https://data.pyg.org/whl/torch-2.1.0+cu121.html with your torch.__version__ "
+    "and torch.version.cuda (cu121 for 12.1); --no-cache-dir keeps pip from reusing a wheel built for the old "
+    "torch. PyG 2.3 and later run most models without torch_scatter/torch_sparse: uninstalling them is also a fix"
+)
+_TORCH_PAIRS = (
+    "torchvision and torchaudio are built for one torch release each: torch 2.N pairs with torchvision 0.(N+15) "
+    "and torchaudio 2.N (2.5 with 0.20 and 2.5, 2.1 with 0.16 and 2.1), torch 1.M with torchvision 0.(M+1) and "
+    "torchaudio 0.M (1.13 with 0.14 and 0.13). Install them together from the index of torch's CUDA so pip cannot "
+    "pair them otherwise: pip install torch==2.5.1 torchvision==0.20.1 torchaudio==2.5.1 --index-url "
+    "https://download.pytorch.org/whl/cu121 (with your torch and CUDA)"
+)
+PAIRING: dict[str, str] = {
+    "flash_attn": "flash-attn: " + _FLASH_WHEEL.format(name="flash-attn", wheel="flash_attn"),
+    "mamba_ssm": "mamba-ssm: " + _FLASH_WHEEL.format(name="mamba-ssm", wheel="mamba_ssm"),
+    "causal_conv1d": "causal-conv1d: " + _FLASH_WHEEL.format(name="causal-conv1d", wheel="causal_conv1d"),
+    **{
+        p: _PYG_WHEEL.format(name=p)
+        for p in ("torch_scatter", "torch_sparse", "torch_cluster", "torch_spline_conv")
+    },
+    "pyg_lib": _PYG_WHEEL.format(name="pyg-lib"),
+    "torchvision": _TORCH_PAIRS,
+    "torchaudio": _TORCH_PAIRS,
+    "mmcv": (
+        "MMCV's ops (mmcv._ext) are built for one torch and CUDA: install the build for yours with openmim (pip "
+        "install -U openmim; mim install mmcv for mmcv 2.x, mim install mmcv-full for 1.x) or from "
+        "https://download.openmmlab.com/mmcv/dist/<cuXYZ>/torch<X.Y>/index.html (pip install mmcv==2.1.0 -f "
+        "https://download.openmmlab.com/mmcv/dist/cu121/torch2.1/index.html). Where that index has no folder for "
+        "your torch, no prebuilt MMCV exists for it: build it from source (pip install mmcv --no-build-isolation, "
+        "the nvcc of torch's CUDA on PATH), or install a torch it lists"
+    ),
+    "detectron2": (
+        "detectron2's _C must be rebuilt after every change of torch or torchvision (its INSTALL.md: undefined "
+        "symbols mean detectron2 or torchvision was not compiled with the PyTorch you run): rm -rf build/ "
+        "**/*.so in a source tree, then python -m pip install --no-build-isolation "
+        "'git+https://github.com/facebookresearch/detectron2.git' (its prebuilt wheels exist only for torch 1.10 "
+        "and older, at https://dl.fbaipublicfiles.com/detectron2/wheels/<cuXYZ>/torch<X.Y>/index.html)"
+    ),
+    "pytorch3d": (
+        "pytorch3d's _C is built for one torch and CUDA: install the build for yours (its INSTALL.md: the wheels "
+        "named py3<X>_cu<XYZ>_pyt<torch> under https://dl.fbaipublicfiles.com/pytorch3d/packaging/wheels/, or "
+        "conda install pytorch3d -c pytorch3d for the pairs it lists), else build it against the torch installed: "
+        "pip install --no-build-isolation 'git+https://github.com/facebookresearch/pytorch3d.git@stable'"
+    ),
+    "vllm": (
+        "each vllm release is built for the one torch its requirements pin (pip show vllm lists it): installing "
+        "another torch after vllm breaks its _C. Install vllm into a fresh environment and let it bring its own "
+        "torch (pip install vllm==<release>), or build vllm from source against your torch "
+        "(python use_existing_torch.py; pip install -e . --no-build-isolation)"
+    ),
+    "spconv": (
+        "spconv 2.x comes as one package per CUDA (spconv-cu118, spconv-cu120, ...) with its cumm-cuXYZ: pip "
+        "uninstall every spconv-* and cumm-* package installed, then pip install the one for torch.version.cuda "
+        "(spconv-cu120 for CUDA 12.x); spconv 1.x is built from source and must be rebuilt against this torch"
+    ),
+    "tinycudann": (
+        "tiny-cuda-nn's torch bindings are compiled for the torch and GPUs of the build: rebuild them in this "
+        "environment: TCNN_CUDA_ARCHITECTURES=<your GPU's compute capability, 86 for sm_86> pip install "
+        "--no-build-isolation git+https://github.com/NVlabs/tiny-cuda-nn/#subdirectory=bindings/torch"
+    ),
+}
+# a compiled file's name or folder -> its PAIRING key
+_OWNER = R(
+    r"[/\\](?P<owner>flash_attn|mamba_ssm|causal_conv1d|torch_scatter|torch_sparse|torch_cluster|"
+    r"torch_spline_conv|torchvision|torchaudio|mmcv|detectron2|pytorch3d|vllm|spconv|tinycudann)[/\\]|"
+    r"[/\\](?P<top>flash_attn_2_cuda|flash_attn_cuda|selective_scan_cuda|causal_conv1d_cuda|libpyg|"
+    r"tinycudann_bindings\w*)[.\w-]*\.(?:so|pyd)"
+)
+_TOP = {
+    "flash_attn_2_cuda": "flash_attn",
+    "flash_attn_cuda": "flash_attn",
+    "selective_scan_cuda": "mamba_ssm",
+    "causal_conv1d_cuda": "causal_conv1d",
+    "libpyg": "pyg_lib",
+}
+
+
+def owner(library: str) -> str | None:
+    """The PAIRING key of a compiled file's path (``.../site-packages/flash_attn_2_cuda.cpython-310-...so`` ->
+    ``flash_attn``), None for a file of another package."""
+    found = _OWNER.search(library or "")
+    if not found:
+        return None
+    if found["owner"]:
+        return found["owner"]
+    top = found["top"]
+    return _TOP.get(top, "tinycudann" if top.startswith("tinycudann") else None)
+
+
+def pairing(library: str) -> str | None:
+    """How the package owning a compiled file gets the build for the torch installed, None for another file."""
+    key = owner(library)
+    return PAIRING.get(key) if key else None
+
+
+def _built_module(module: str) -> tuple[str, str]:
+    if module == "mmcv._ext":
+        return (
+            "mmcv._ext, MMCV's compiled ops, is not installed: the mmcv installed is a build without them (mmcv "
+            "1.x's plain 'mmcv', 'mmcv-lite', or a source build without MMCV_WITH_OPS)",
+            "Replace it with the full build for your torch and CUDA: pip uninstall -y mmcv mmcv-lite mmcv-full, then "
+            + PAIRING["mmcv"]
+            + ". The OpenMMLab package decides which MMCV: mmdet 2.x / mmseg 0.x need mmcv-full 1.x, mmdet 3.x / "
+            "mmseg 1.x need mmcv 2.0-2.1.",
+        )
+    if module in ("detectron2._C", "pytorch3d._C"):
+        package = module.split(".")[0]
+        return (
+            f"{module} is not there: {package} is imported from a source tree that was never built (or its build "
+            "failed), so its compiled part is missing",
+            f"Build it in that tree, or run from another folder so the installed {package} is imported: "
+            + PAIRING[package]
+            + ".",
+        )
+    if module in ("flash_attn_2_cuda", "selective_scan_cuda", "causal_conv1d_cuda"):
+        package = _TOP[module]
+        return (
+            f"{module}, the compiled kernels of {package.replace('_', '-')}, is not installed: the package was "
+            "installed without its CUDA build (a source install without nvcc, a failed build, or a checkout on the "
+            "path)",
+            "Install the build for your torch and CUDA: " + PAIRING[package] + ".",
+        )
+    return (
+        f"{module}, a C++/CUDA extension of NVIDIA apex, is not installed: apex was installed without its "
+        "extensions (a Python-only build, or the unrelated PyPI package 'apex')",
+        "Build apex with its extensions against the torch installed, with the nvcc of torch's CUDA on PATH: pip "
+        "uninstall -y apex; git clone https://github.com/NVIDIA/apex && cd apex && pip install -v "
+        "--no-build-isolation --config-settings '--build-option=--cpp_ext' --config-settings "
+        "'--build-option=--cuda_ext' . (pip older than 23.1: --global-option=--cpp_ext --global-option=--cuda_ext). "
+        "apex's setup.py refuses an nvcc of another CUDA than torch's. Or drop apex: torch.amp, torch.optim.AdamW("
+        "fused=True) and nn.LayerNorm replace it, and transformers/timm fall back to them when apex is absent.",
+    )
+
+
+def explain(facts: dict, ctx_facts: dict | None = None) -> tuple[str, str] | None:
+    """The summary and fix for one of these packages' own load checks, or None when none was read."""
+    if facts.get("paired_cuda"):
+        package, theirs, torch_cuda = (
+            facts["paired_package"],
+            facts["paired_cuda"],
+            facts["paired_torch_cuda"],
+        )
+        key = package.lower()
+        how = PAIRING.get(key) or (
+            f"install the {package} build for torch's CUDA from the index torch came from"
+        )
+        return (
+            f"{package} was built for CUDA {theirs} and torch for CUDA {torch_cuda}: the two were installed from "
+            "builds for different CUDA releases",
+            f"Reinstall {package} built for CUDA {torch_cuda} (python -c 'import torch; print(torch.__version__, "
+            f"torch.version.cuda)' says which torch): {how}.",
+        )
+    if facts.get("pyg_package"):
+        package = facts["pyg_package"]
+        return (
+            f"{package}'s compiled library ({facts['pyg_library']}_cpu / _cuda) is not in its installed folder: the "
+            "package was installed without its build (a source build that failed, a wheel for another platform "
+            "or Python)",
+            f"Reinstall it from PyG's wheels for your torch and CUDA: {PAIRING[package]}.",
+        )
+    if facts.get("tv_no_ops"):
+        return (
+            "torchvision could not load its compiled ops (torchvision._C): the torchvision installed was built for "
+            "another torch release (or its source build failed)",
+            "Check python -c 'import torch, torchvision; print(torch.__version__, torchvision.__version__)' and "
+            f"install the pair that belongs together: {_TORCH_PAIRS}. A torchvision built from source must be "
+            "rebuilt after torch changes.",
+        )
+    if facts.get("bnb_cpu_symbol"):
+        return (
+            f"bitsandbytes loaded its CPU library, which has no {facts['bnb_cpu_symbol']}: its CUDA setup found no "
+            "library for the CUDA it detected (the GPU functions of 8-bit optimizers and layers are only in the "
+            "CUDA library)",
+            "Upgrade bitsandbytes: pip install -U 'bitsandbytes>=0.43' (from 0.43 its wheels carry the CUDA 11.7-"
+            "12.x libraries and use the CUDA runtime torch brings; python -m bitsandbytes checks the setup). With "
+            "0.35-0.42, make its CUDA setup find libcudart: LD_LIBRARY_PATH=$CONDA_PREFIX/lib (or "
+            "/usr/local/cuda/lib64), and BNB_CUDA_VERSION=<the CUDA of a libbitsandbytes_cudaXYZ.so it ships> when "
+            "the CUDA it detects has no library of its own; on Windows, use the official wheels of 0.43 or later.",
+        )
+    if facts.get("tcnn_cc"):
+        cc = facts["tcnn_cc"]
+        return (
+            f"tiny-cuda-nn has no build for this GPU (compute capability {cc}): its torch bindings were compiled "
+            "for other GPUs' architectures",
+            f"Rebuild the bindings for this GPU: TCNN_CUDA_ARCHITECTURES={cc} pip install --no-build-isolation "
+            "git+https://github.com/NVlabs/tiny-cuda-nn/#subdirectory=bindings/torch (a list such as '75;86' builds "
+            "for several; without it the build targets the GPU of the machine that builds).",
+        )
+    if facts.get("built_module"):
+        return _built_module(facts["built_module"])
+    return None

@@ -1,0 +1,198 @@
+"""The compiled packages a training run installs beside torch (kinds/extension_packages.py, catalog/third_party.tsv):
+PyG's extension packages, torchvision and torchaudio, bitsandbytes, tiny-cuda-nn, mmcv/mmengine, apex, flash-attn
+and mamba's kernels, and torch.compile's Triton on an old GPU. Each message as its source prints it, values filled
+in, with the kind and certainty it must give and a word its fix must hold (the package's own way to the build for
+the torch installed); beside them, the lines that look alike and must not give that reading."""
+
+from __future__ import annotations
+
+import pytest
+from explaining import explained, template
+
+SITE = "/home/ana/.venv/lib/python3.10/site-packages"
+
+# (template id, values, text around it, kind, confidence, a word the summary or fix holds)
+PRINTED = [
+    # torch_scatter/__init__.py (and torch_sparse, torch_cluster, torch_spline_conv)
+    (
+        "third_party:pyg-compiled-with-different-cuda-versions",
+        ("torch_sparse", "11", "8", "torch_sparse", "12", "1", "torch_sparse"),
+        "RuntimeError: {}",
+        "extension_import",
+        "certain",
+        "data.pyg.org/whl/torch-",
+    ),
+    # torchvision/extension.py before it compared the major version only
+    (
+        "third_party:torchvision-compiled-with-different-cuda-versions",
+        ("10", "2", "10", "1"),
+        "RuntimeError: {}",
+        "extension_import",
+        "certain",
+        "CUDA 10.2",
+    ),
+    # torchaudio/_extension/utils.py
+    (
+        "third_party:torchaudio-compiled-with-different-cuda-versions",
+        ("12.8", "12.9"),
+        "RuntimeError: {}",
+        "extension_import",
+        "certain",
+        "torchaudio 2.N",
+    ),
+    # torch_scatter/__init__.py: neither library of the package in its folder
+    (
+        "third_party:pyg-could-not-find-module-in-folder",
+        ("_version", f"{SITE}/torch_scatter"),
+        "ImportError: {}",
+        "extension_import",
+        "likely",
+        "data.pyg.org",
+    ),
+    # torchvision/extension.py _assert_has_ops
+    (
+        "third_party:torchvision-couldnt-load-custom-ops",
+        (),
+        "Traceback (most recent call last):\n"
+        f'  File "{SITE}/torchvision/ops/boxes.py", line 40, in nms\n'
+        "    _assert_has_ops()\n"
+        "RuntimeError: {}",
+        "extension_import",
+        "certain",
+        "torchvision 0.(N+15)",
+    ),
+    # ctypes on the CPU library bitsandbytes 0.35-0.42 fell back to
+    (
+        "third_party:bitsandbytes-cpu-library-undefined-symbol",
+        (f"{SITE}/bitsandbytes/", "cget_col_row_stats"),
+        "AttributeError: {}",
+        "extension_import",
+        "certain",
+        "bitsandbytes>=0.43",
+    ),
+    # tinycudann/modules.py
+    (
+        "third_party:tinycudann-no-compatible-extension",
+        ("86",),
+        "OSError: {}",
+        "extension_import",
+        "certain",
+        "TCNN_CUDA_ARCHITECTURES=86",
+    ),
+    # mmdet/__init__.py 3.x
+    (
+        "third_party:mmdet-mmengine-version-incompatible",
+        ("0.7.0", "0.7.1", "1.0.0"),
+        "AssertionError: {}",
+        "dependency_version",
+        "certain",
+        "mmengine>=0.7.1,<1.0.0",
+    ),
+    # torch/_inductor/scheduler.py
+    (
+        "third_party:inductor-gpu-too-old-for-triton",
+        ("Tesla P100-PCIE-16GB", "6", "0"),
+        "torch._dynamo.exc.BackendCompilerFailed: backend='inductor' raised:\nRuntimeError: {}",
+        "triton_missing",
+        "certain",
+        "aot_eager",
+    ),
+]
+
+
+@pytest.mark.parametrize(("ident", "values", "around", "kind", "confidence", "word"), PRINTED)
+def test_an_extension_package_message_gives_its_kind(ident, values, around, kind, confidence, word):
+    found = explained(around.replace("{}", template(ident, *values)) + "\n")
+    assert (found.id, found.details["confidence"]) == (f"log.{kind}", confidence), found.summary
+    assert word in found.summary + found.fix, found.fix
+
+
+# a module nothing but the package's own build provides: that build missing, certain, with the package's way to it
+BUILT = [
+    ("mmcv._ext", "mmcv-full"),
+    ("amp_C", "--cuda_ext"),
+    ("fused_layer_norm_cuda", "--cuda_ext"),
+    ("flash_attn_2_cuda", "--no-build-isolation"),
+    ("selective_scan_cuda", "mamba-ssm"),
+    ("detectron2._C", "detectron2.git"),
+]
+
+
+@pytest.mark.parametrize(("module", "word"), BUILT)
+def test_a_module_only_its_build_provides_is_that_build_missing(module, word):
+    found = explained(f"ModuleNotFoundError: No module named '{module}'\n")
+    assert (found.id, found.details["confidence"]) == ("log.extension_import", "certain"), found.summary
+    assert word in found.fix
+
+
+# torch's own C++ name missing from one of these packages' libraries: the package's own way to the matching build
+UNDEFINED = [
+    (f"{SITE}/flash_attn_2_cuda.cpython-310-x86_64-linux-gnu.so", "cxx11abi"),
+    (f"{SITE}/selective_scan_cuda.cpython-310-x86_64-linux-gnu.so", "mamba_ssm-<version>"),
+    (f"{SITE}/torch_scatter/_scatter_cuda.so", "https://data.pyg.org/whl/torch-"),
+    (f"{SITE}/libpyg.so", "pip install pyg-lib -f"),
+    (f"{SITE}/mmcv/_ext.cpython-310-x86_64-linux-gnu.so", "download.openmmlab.com/mmcv/dist"),
+    (f"{SITE}/pytorch3d/_C.cpython-310-x86_64-linux-gnu.so", "pytorch3d.git@stable"),
+    (f"{SITE}/torchaudio/lib/libtorchaudio.so", "torchaudio 2.N"),
+]
+
+
+@pytest.mark.parametrize(("library", "word"), UNDEFINED)
+def test_a_package_built_for_another_torch_names_its_own_matching_build(library, word):
+    found = explained(f"ImportError: {library}: undefined symbol: _ZN3c104cuda9SetDeviceEi\n")
+    assert (found.id, found.details["confidence"]) == ("log.extension_import", "certain"), found.summary
+    assert word in found.fix, found.fix
+
+
+# -- near misses ------------------------------------------------------------------------------------------------
+
+
+def test_sglang_skipping_a_model_module_over_torchaudio_is_no_failure():
+    """sglang logs the import error of a model module it skips and goes on: not the run's failure."""
+    found = explained(
+        "[2026-02-04 11:26:54] Ignore import error when loading sglang.srt.models.midashenglm: "
+        + template("third_party:torchaudio-compiled-with-different-cuda-versions", "12.8", "12.9")
+        + "\nLoading safetensors checkpoint shards:   0% Completed | 0/1 [00:00<?, ?it/s]\n"
+    )
+    assert found.id != "log.extension_import", found.summary
+
+
+def test_torchvision_image_extension_warning_is_no_failure():
+    """torchvision/io/image.py warns that image.so did not load ("you can ignore this warning"); the run goes on."""
+    found = explained(
+        f"{SITE}/torchvision/io/image.py:13: UserWarning: Failed to load image Python extension: "
+        f"'{SITE}/torchvision/image.so: undefined symbol: _ZN3c1017RegisterOperatorsD1Ev'If you don't plan on using "
+        "image functionality from `torchvision.io`, you can ignore this warning. Otherwise, there might be "
+        "something wrong with your environment.\n  warn(\nEpoch 1: loss 0.52\n"
+    )
+    assert found.id != "log.extension_import", found.summary
+
+
+def test_tinycudann_lower_capability_warning_is_no_failure():
+    found = explained(
+        f"{SITE}/tinycudann/modules.py:53: UserWarning: tinycudann was built for lower compute capability (75) "
+        "than the system's (86). Performance may be suboptimal.\n"
+    )
+    assert found.id != "log.extension_import", found.summary
+
+
+def test_bitsandbytes_probing_its_cpu_library_is_not_certain():
+    """bitsandbytes' CUDA setup prints the CPU library's missing symbol while it probes: not the failure itself."""
+    found = explained(
+        f"CUDA SETUP: Loading binary {SITE}/bitsandbytes/libbitsandbytes_cpu.so...\n"
+        f"{SITE}/bitsandbytes/libbitsandbytes_cpu.so: undefined symbol: cadam32bit_grad_fp32\n"
+    )
+    assert found.details.get("confidence") != "certain", found.summary
+
+
+@pytest.mark.parametrize("module", ["mmcv", "apex", "flash_attn", "detectron2"])
+def test_the_package_itself_missing_is_still_a_package_not_installed(module):
+    found = explained(f"ModuleNotFoundError: No module named '{module}'\n")
+    assert found.id != "log.extension_import", found.summary
+
+
+def test_triton_missing_keeps_its_own_reading():
+    found = explained(
+        template("third_party:inductor-triton-missing", "https://github.com/openai/triton") + "\n"
+    )
+    assert found.id == "log.triton_missing" and "no working Triton is installed" in found.summary
