@@ -196,3 +196,100 @@ def test_triton_missing_keeps_its_own_reading():
         template("third_party:inductor-triton-missing", "https://github.com/openai/triton") + "\n"
     )
     assert found.id == "log.triton_missing" and "no working Triton is installed" in found.summary
+
+
+# -- builds that left the CUDA part out, libraries missing for torch's CUDA, and their look-alikes ----------------
+
+LEFT_OUT = [
+    # detectron2's csrc (and the repositories copying it), from a CUDA tensor's op
+    (
+        "third_party:extension-not-compiled-with-gpu-support",
+        (),
+        "Traceback (most recent call last):\n"
+        '  File "/home/ana/detectron2/detectron2/layers/nms.py", line 20, in nms_rotated\n'
+        "    return torch.ops.detectron2.nms_rotated(boxes, scores, iou_threshold)\n"
+        "RuntimeError: {}",
+        "extension_import",
+        "certain",
+        "FORCE_CUDA=1",
+    ),
+    (
+        "third_party:mmcv-op-not-compiled-with-gpu-support",
+        ("nms",),
+        "RuntimeError: {}",
+        "extension_import",
+        "certain",
+        "mmcv-full",
+    ),
+    (
+        "third_party:mmcv-implementation-for-device-not-found",
+        ("nms_impl", "cuda:0"),
+        "RuntimeError: {}",
+        "extension_import",
+        "certain",
+        "MMCV_WITH_OPS=1",
+    ),
+    # GroundingDINO: the warning at import, then the NameError of the CUDA forward
+    (
+        "third_party:groundingdino-c-not-defined",
+        (),
+        "/home/ana/GroundingDINO/groundingdino/models/GroundingDINO/ms_deform_attn.py:31: UserWarning: Failed to "
+        'load custom C++ ops. Running on CPU mode Only!\n  warnings.warn("Failed to load custom C++ ops. Running on '
+        'CPU mode Only!")\nTraceback (most recent call last):\n'
+        '  File "/home/ana/GroundingDINO/groundingdino/models/GroundingDINO/ms_deform_attn.py", line 53, in forward\n'
+        "    output = _C.ms_deform_attn_forward(\nNameError: {}",
+        "extension_import",
+        "certain",
+        "CUDA_HOME",
+    ),
+    # bitsandbytes 0.45+: no library for torch's CUDA (some releases log it and go on: likely)
+    (
+        "third_party:bitsandbytes-configured-cuda-binary-not-found",
+        (f"{SITE}/bitsandbytes/libbitsandbytes_cuda130.so",),
+        "RuntimeError: {}",
+        "extension_import",
+        "likely",
+        "BNB_CUDA_VERSION",
+    ),
+    # tiny-cuda-nn's setup.py with no GPU visible to the build
+    (
+        "build_tools:tinycudann-unknown-compute-capability",
+        (),
+        "      OSError: {}",
+        "cuda_build",
+        "certain",
+        "TCNN_CUDA_ARCHITECTURES=86",
+    ),
+]
+
+
+@pytest.mark.parametrize(("ident", "values", "around", "kind", "confidence", "word"), LEFT_OUT)
+def test_a_build_without_its_cuda_part_gives_its_kind(ident, values, around, kind, confidence, word):
+    found = explained(around.replace("{}", template(ident, *values)) + "\n")
+    assert (found.id, found.details["confidence"]) == (f"log.{kind}", confidence), found.summary
+    assert word in found.summary + found.fix, found.fix
+
+
+def test_pyg_on_windows_missing_a_dll_names_its_wheels():
+    found = explained(
+        "OSError: Could not find module 'C:\\Users\\ana\\anaconda3\\envs\\g\\lib\\site-packages\\torch_sparse\\"
+        "_convert_cuda.pyd' (or one of its dependencies). Try using the full path with constructor syntax.\n"
+    )
+    assert (found.id, found.details["confidence"]) == ("log.extension_import", "likely"), found.summary
+    assert "data.pyg.org" in found.fix
+
+
+def test_a_cpu_op_missing_from_mmcv_is_not_a_build_without_cuda():
+    """The registry's cpu line is a CUDA-only op given CPU tensors: not MMCV built without CUDA."""
+    found = explained("RuntimeError: nms_rotated_impl: implementation for device cpu not found.\n")
+    assert found.id != "log.extension_import", found.summary
+
+
+def test_torch_without_cuda_keeps_its_own_reading():
+    found = explained("AssertionError: Torch not compiled with CUDA enabled\n")
+    assert found.id != "log.extension_import", found.summary
+
+
+def test_a_c_name_error_without_the_warning_is_only_likely():
+    found = explained("NameError: name '_C' is not defined\n")
+    assert found.id == "log.extension_import" and found.details["confidence"] == "likely", found.summary

@@ -32,6 +32,19 @@ torch and one CUDA. What their own import-time checks print when that part does 
   ``detectron2._C`` and ``pytorch3d._C`` of a source tree never built): "No module named 'mmcv._ext'" is that
   build missing, certain (launchers.py reads any other missing module as a package not installed).
 
+- A build that left the CUDA part out: detectron2's csrc (and maskrcnn-benchmark's, DCNv2's, the repositories that
+  copy them) raises "Not compiled with GPU support" when a CUDA tensor reaches an op compiled without ``WITH_CUDA``
+  (setup.py found no GPU or no toolkit, and FORCE_CUDA was not set); mmcv-full 1.0-1.2 "nms is not compiled with
+  GPU support", and from 1.4 its device registry's "nms_impl: implementation for device cuda:0 not found.".
+  Certain. GroundingDINO only warns "Failed to load custom C++ ops. Running on CPU mode Only!" when its
+  ``_C`` does not import, and the CUDA forward then stops on CPython's "name '_C' is not defined": certain with the
+  warning in the log, likely without.
+- bitsandbytes 0.45 on (``cextension.py``): "Configured CUDA binary not found at .../libbitsandbytes_cuda130.so":
+  the release ships no library for torch's CUDA (a torch for a newer CUDA than the release knows). Likely: releases
+  that can run without it log it and go on.
+- Windows (CPython's ctypes): "Could not find module '...\\torch_sparse\\_convert_cuda.pyd' (or one of its
+  dependencies)" for PyG's, torchvision's or torchaudio's own modules: likely, the wheel of another torch or CUDA.
+
 An undefined symbol of torch's own C++ names (build.py) in one of these packages' libraries is the same package
 built for another torch; `explain` names the package's own way to the build that matches (``PAIRING``).
 """
@@ -52,6 +65,11 @@ TEMPLATES = (
     "third_party:torchvision-couldnt-load-custom-ops",
     "third_party:bitsandbytes-cpu-library-undefined-symbol",
     "third_party:tinycudann-no-compatible-extension",
+    "third_party:extension-not-compiled-with-gpu-support",
+    "third_party:mmcv-op-not-compiled-with-gpu-support",
+    "third_party:mmcv-implementation-for-device-not-found",
+    "third_party:groundingdino-c-not-defined",
+    "third_party:bitsandbytes-configured-cuda-binary-not-found",
 )
 ANCHORS = (
     "were compiled with different CUDA versions. PyTorch has CUDA",
@@ -59,6 +77,11 @@ ANCHORS = (
     "Couldn't load custom C++ ops.",
     "libbitsandbytes_cpu.so: undefined symbol",
     "Could not find compatible tinycudann extension",
+    "compiled with GPU support",
+    ": implementation for device ",
+    "name '_C' is not defined",
+    "Configured CUDA binary not found at",
+    "(or one of its dependencies). Try using the full path",
 )
 
 # the modules only the package's own build provides (CPython's ModuleNotFoundError quotes them), and the package
@@ -96,6 +119,10 @@ MATCH = R(
     r"Couldn't load custom C\+\+ ops\. This can happen if your PyTorch and torchvision|"
     r"libbitsandbytes_cpu\.so: undefined symbol: \w|"
     r"Could not find compatible tinycudann extension for compute capability|"
+    r"\b(?:Not|[\w]{1,60} is not) compiled with GPU support|NameError: name '_C' is not defined|"
+    r"Configured CUDA binary not found at |\w{1,60}: implementation for device cuda(?::\d{1,2})? not found|"
+    rf"Could not find module '[^'\n]{{0,300}}(?:{_PYG}|pyg_lib|torchvision|torchaudio)[^'\n]{{0,200}}' \(or one of its "
+    r"dependencies\)|"
     rf"No module named '(?:{BUILT_MODULE})'"
 )
 FACTS = (
@@ -112,6 +139,28 @@ FACTS = (
     R(r"(?P<bnb_cpu_error>AttributeError): \S{0,300}libbitsandbytes_cpu\.so: undefined symbol"),
     R(r"Could not find compatible tinycudann extension for compute capability (?P<tcnn_cc>\d{1,3})"),
     R(rf"No module named '(?P<built_module>{BUILT_MODULE})'"),
+    # the csrc of detectron2, maskrcnn-benchmark and the repositories copying it (#ifdef WITH_CUDA ... #else
+    # AT_ERROR("Not compiled with GPU support")); mmcv-full 1.x's "nms is not compiled with GPU support"
+    R(r"\b(?P<no_gpu_build>Not|(?P<no_gpu_op>\w{1,60}) is not) compiled with GPU support"),
+    # mmcv 1.4+/2.x's device registry (ops/csrc/common/pytorch_device_registry.hpp): no CUDA kernel registered
+    R(r"(?P<mmcv_op>\w{1,60}): implementation for device (?P<mmcv_device>cuda(?::\d{1,2})?) not found"),
+    R(r"NameError: name '(?P<c_undefined>_C)' is not defined"),
+    R(
+        r"Configured CUDA binary not found at (?P<bnb_binary>\S{0,300}libbitsandbytes_cuda(?P<bnb_cuda>\d{2,4})"
+        r"\.(?:so|dll|dylib))"
+    ),
+    R(
+        rf"Could not find module '(?P<win_module>[^'\n]{{0,300}}?(?P<win_package>{_PYG}|pyg_lib|torchvision|"
+        r"torchaudio)[^'\n]{0,200})' \(or one of its dependencies\)"
+    ),
+)
+# GroundingDINO's ms_deform_attn.py warns when ``from groundingdino import _C`` failed (and then runs on until a
+# GPU forward calls _C): with it in the log, the NameError is that build missing
+CONTEXT = (
+    (
+        "Failed to load custom C++ ops",
+        R(r"(?P<saw_cpu_only_ops>Failed to load custom C\+\+ ops\. Running on CPU mode Only)"),
+    ),
 )
 
 
@@ -124,6 +173,9 @@ def decided(facts: dict, ctx_facts: dict | None = None) -> bool:
         or facts.get("bnb_cpu_error")
         or facts.get("tcnn_cc")
         or facts.get("built_module")
+        or facts.get("no_gpu_build")
+        or facts.get("mmcv_device")
+        or (facts.get("c_undefined") and (ctx_facts or {}).get("saw_cpu_only_ops"))
     )
 
 
@@ -328,4 +380,58 @@ def explain(facts: dict, ctx_facts: dict | None = None) -> tuple[str, str] | Non
         )
     if facts.get("built_module"):
         return _built_module(facts["built_module"])
+    if facts.get("no_gpu_build"):
+        op = f" ({facts['no_gpu_op']})" if facts.get("no_gpu_op") else ""
+        return (
+            f"a CUDA tensor reached a compiled op{op} whose extension was built without CUDA: its setup.py found no "
+            "GPU or no CUDA toolkit when it was built, and compiled only the CPU code (WITH_CUDA unset)",
+            "Rebuild the extension with CUDA, in the environment that trains: remove the old build (rm -rf build/ "
+            "and the *.so it left in the source tree; pip uninstall the package), make sure nvcc of torch's CUDA is "
+            "found (export CUDA_HOME=/usr/local/cuda-<torch.version.cuda>) and force the CUDA build where no GPU is "
+            "visible (a Docker build, a login node): FORCE_CUDA=1 TORCH_CUDA_ARCH_LIST='7.5;8.0;8.6' pip install "
+            "--no-build-isolation -e . (detectron2, maskrcnn-benchmark; mmcv 1.x: pip install mmcv-full from the "
+            "index of your torch and CUDA, MMCV_WITH_OPS=1 FORCE_CUDA=1 for a source build).",
+        )
+    if facts.get("mmcv_device"):
+        return (
+            f"MMCV's op {facts['mmcv_op']} has no implementation for {facts['mmcv_device']}: the mmcv installed "
+            "was built without CUDA (a source build that found no GPU or no nvcc), so only its CPU kernels are "
+            "registered",
+            "Install an MMCV built with CUDA: pip uninstall -y mmcv mmcv-full, then "
+            + PAIRING["mmcv"]
+            + "; for "
+            "a source build force CUDA where no GPU is visible: FORCE_CUDA=1 MMCV_WITH_OPS=1 pip install mmcv "
+            "--no-build-isolation.",
+        )
+    if facts.get("c_undefined"):
+        return (
+            "the compiled _C of the package (GroundingDINO's custom ops, or another repository's) did not import, "
+            "and the code that calls it ran on: its C++/CUDA build is missing (it was installed without CUDA_HOME, "
+            "so only the CPU part was built, or its build failed)",
+            "Rebuild it with CUDA: export CUDA_HOME=/usr/local/cuda-<torch.version.cuda> (GroundingDINO's README: "
+            "without it the package builds in CPU-only mode), then in the repository pip uninstall -y "
+            "groundingdino; rm -rf build/ && pip install --no-build-isolation -e . ; python -c 'from groundingdino "
+            "import _C' must import without error.",
+        )
+    if facts.get("bnb_cuda"):
+        cuda = facts["bnb_cuda"]
+        dotted = f"{cuda[:-1]}.{cuda[-1]}"
+        return (
+            f"bitsandbytes has no library for CUDA {dotted}, the CUDA torch was built for "
+            f"(libbitsandbytes_cuda{cuda} is not in the installed release)",
+            f"Install a bitsandbytes release that ships CUDA {dotted} (pip install -U bitsandbytes; its release "
+            "notes list the CUDA versions of each wheel), or install torch built for a CUDA that release ships "
+            "(the cu12x wheels of torch), or point it at a shipped library of the same CUDA major, which runs "
+            f"on a newer minor: BNB_CUDA_VERSION=<one of its libbitsandbytes_cudaXYZ, e.g. {cuda[:-1]}0> (ls the "
+            "bitsandbytes folder). If the run does not quantize, the message is only logged: the failure is "
+            "elsewhere.",
+        )
+    if facts.get("win_package"):
+        package = facts["win_package"]
+        how = PAIRING.get(package) or _TORCH_PAIRS
+        return (
+            f"Windows cannot load {package}'s compiled module {facts['win_module']}: it, or a DLL it needs (torch's "
+            "or CUDA's), is not found; most often a build for another torch or CUDA than the one installed",
+            f"Reinstall {package} built for the torch and CUDA installed: {how}.",
+        )
     return None
