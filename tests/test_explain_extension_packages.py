@@ -293,3 +293,57 @@ def test_torch_without_cuda_keeps_its_own_reading():
 def test_a_c_name_error_without_the_warning_is_only_likely():
     found = explained("NameError: name '_C' is not defined\n")
     assert found.id == "log.extension_import" and found.details["confidence"] == "likely", found.summary
+
+
+def test_a_source_tree_without_its_build_is_named():
+    """detectron2's INSTALL.md: build and install it, or run from another folder than the repository's root."""
+    found = explained(
+        "ImportError: "
+        + template(
+            "third_party:source-tree-cannot-import-c",
+            "detectron2",
+            "/home/ana/detectron2/detectron2/__init__.py",
+        )
+        + "\n"
+    )
+    assert (found.id, found.details["confidence"]) == ("log.extension_import", "certain"), found.summary
+    assert "cd to a different one" in found.fix
+
+
+def test_another_packages_c_is_not_read_as_a_source_tree():
+    found = explained("ImportError: cannot import name '_C' from 'mypkg' (/home/ana/mypkg/__init__.py)\n")
+    assert not (found.id == "log.extension_import" and found.details["confidence"] == "certain"), (
+        found.summary
+    )
+
+
+def test_xformers_operators_not_built_is_likely_its_build():
+    found = explained(
+        "NotImplementedError: No operator found for `memory_efficient_attention_forward` with inputs:\n"
+        "     query       : shape=(2, 1024, 8, 64) (torch.float16)\n"
+        "`cutlassF` is not supported because:\n"
+        "    " + template("third_party:xformers-operator-wasnt-built") + "\n"
+    )
+    assert (found.id, found.details["confidence"]) == ("log.extension_import", "likely"), found.summary
+    assert "xformers.info" in found.fix
+
+
+def test_xformers_refusing_a_cpu_tensor_is_not_its_build():
+    found = explained(
+        "NotImplementedError: No operator found for `memory_efficient_attention_forward` with inputs:\n"
+        "     query       : shape=(1, 4096, 1, 512) (torch.float32)\n"
+        "`cutlassF` is not supported because:\n"
+        "    device=cpu (supported: {'cuda'})\n"
+    )
+    assert found.id != "log.extension_import", found.summary
+
+
+def test_a_cuda_11_library_missing_under_flash_attn_names_its_build():
+    found = explained(
+        "Traceback (most recent call last):\n"
+        f'  File "{SITE}/flash_attn/flash_attn_interface.py", line 10, in <module>\n'
+        "    import flash_attn_2_cuda as flash_attn_cuda\n"
+        "ImportError: libcudart.so.11.0: cannot open shared object file: No such file or directory\n"
+    )
+    assert (found.id, found.details["confidence"]) == ("log.extension_import", "likely"), found.summary
+    assert "CUDA 11" in found.summary and "cxx11abi" in found.fix

@@ -45,6 +45,16 @@ torch and one CUDA. What their own import-time checks print when that part does 
 - Windows (CPython's ctypes): "Could not find module '...\\torch_sparse\\_convert_cuda.pyd' (or one of its
   dependencies)" for PyG's, torchvision's or torchaudio's own modules: likely, the wheel of another torch or CUDA.
 
+- A source tree imported without its build: "cannot import name '_C' from 'detectron2' (.../detectron2/__init__.py)"
+  (detectron2's INSTALL.md, Common Installation Issues: build and install it, or run from another folder than the
+  repository's root), pytorch3d's and maskrcnn-benchmark's alike. Certain.
+- xformers lists why each attention operator refused under "No operator found for
+  `memory_efficient_attention_forward`"; "operator wasn't built - see `python -m xformers.info`" is its kernels
+  missing from the build loaded (a wheel for another torch). Likely: the other operators' reasons may be the
+  script's own (a CPU tensor, a dtype).
+- A CUDA runtime library of one major release missing (``libcudart.so.11.0: cannot open shared object file``) while
+  one of these packages' modules loads: the package was built for another CUDA than torch's. Likely.
+
 An undefined symbol of torch's own C++ names (build.py) in one of these packages' libraries is the same package
 built for another torch; `explain` names the package's own way to the build that matches (``PAIRING``).
 """
@@ -70,6 +80,8 @@ TEMPLATES = (
     "third_party:mmcv-implementation-for-device-not-found",
     "third_party:groundingdino-c-not-defined",
     "third_party:bitsandbytes-configured-cuda-binary-not-found",
+    "third_party:source-tree-cannot-import-c",
+    "third_party:xformers-operator-wasnt-built",
 )
 ANCHORS = (
     "were compiled with different CUDA versions. PyTorch has CUDA",
@@ -81,6 +93,8 @@ ANCHORS = (
     ": implementation for device ",
     "name '_C' is not defined",
     "Configured CUDA binary not found at",
+    "cannot import name '_C' from '",
+    "operator wasn't built - see `python -m xformers.info`",
     "(or one of its dependencies). Try using the full path",
 )
 
@@ -120,7 +134,8 @@ MATCH = R(
     r"libbitsandbytes_cpu\.so: undefined symbol: \w|"
     r"Could not find compatible tinycudann extension for compute capability|"
     r"\b(?:Not|[\w]{1,60} is not) compiled with GPU support|NameError: name '_C' is not defined|"
-    r"Configured CUDA binary not found at |\w{1,60}: implementation for device cuda(?::\d{1,2})? not found|"
+    r"Configured CUDA binary not found at |cannot import name '_C' from '(?:detectron2|pytorch3d|maskrcnn_benchmark)'|"
+    r"operator wasn't built - see .python -m xformers\.info. for more info|\w{1,60}: implementation for device cuda(?::\d{1,2})? not found|"
     rf"Could not find module '[^'\n]{{0,300}}(?:{_PYG}|pyg_lib|torchvision|torchaudio)[^'\n]{{0,200}}' \(or one of its "
     r"dependencies\)|"
     rf"No module named '(?:{BUILT_MODULE})'"
@@ -145,6 +160,16 @@ FACTS = (
     # mmcv 1.4+/2.x's device registry (ops/csrc/common/pytorch_device_registry.hpp): no CUDA kernel registered
     R(r"(?P<mmcv_op>\w{1,60}): implementation for device (?P<mmcv_device>cuda(?::\d{1,2})?) not found"),
     R(r"NameError: name '(?P<c_undefined>_C)' is not defined"),
+    # detectron2's INSTALL.md ("ImportError: cannot import name '_C'"): a source tree imported without its build
+    R(
+        r"cannot import name '_C' from '(?P<tree_c>detectron2|pytorch3d|maskrcnn_benchmark)' \((?P<tree_init>[^)\n]{1,300})\)"
+    ),
+    # xformers/ops/fmha: an operator's reason, listed under "No operator found for `memory_efficient_attention_...`"
+    R(r"(?P<xf_not_built>operator wasn't built) - see .python -m xformers\.info. for more info"),
+    # a CUDA runtime library of another major release than torch's, missing when a package's module loads it
+    R(
+        r"(?P<cuda_lib>lib(?:cudart|cublas|cublasLt|cusparse|cufft|curand|cusolver|nvrtc)\.so\.(?P<cuda_lib_major>\d{2}))(?:\.\d)*: cannot open shared object file"
+    ),
     R(
         r"Configured CUDA binary not found at (?P<bnb_binary>\S{0,300}libbitsandbytes_cuda(?P<bnb_cuda>\d{2,4})"
         r"\.(?:so|dll|dylib))"
@@ -176,6 +201,7 @@ def decided(facts: dict, ctx_facts: dict | None = None) -> bool:
         or facts.get("no_gpu_build")
         or facts.get("mmcv_device")
         or (facts.get("c_undefined") and (ctx_facts or {}).get("saw_cpu_only_ops"))
+        or facts.get("tree_c")
     )
 
 
@@ -402,6 +428,37 @@ def explain(facts: dict, ctx_facts: dict | None = None) -> tuple[str, str] | Non
             + "; for "
             "a source build force CUDA where no GPU is visible: FORCE_CUDA=1 MMCV_WITH_OPS=1 pip install mmcv "
             "--no-build-isolation.",
+        )
+    if facts.get("tree_c"):
+        package = facts["tree_c"]
+        return (
+            f"{package} has no compiled _C where it was imported from ({facts['tree_init']}): a source tree that "
+            "was never built, or one that shadows the installed package because the run starts in the "
+            "repository's root",
+            f"Build and install it ({package} INSTALL.md: 'please build and install {package}', or 'if you are "
+            "running code from its root directory, cd to a different one'): python -m pip install "
+            "--no-build-isolation -e . in the repository (the nvcc of torch's CUDA found), then run from another "
+            f"folder. " + (PAIRING.get(package, "") + "." if package in PAIRING else ""),
+        )
+    if facts.get("xf_not_built") and not facts.get("xformers_no_cuda"):  # build.py says that one
+        return (
+            "xformers has no memory-efficient attention kernel to run: its operators were not built into the xformers "
+            "installed (a wheel for another torch or CUDA, whose C++/CUDA part does not load)",
+            "Each xformers wheel is built for one torch release: python -m xformers.info lists what was built and "
+            "for which torch. Install the xformers made for the torch installed, from torch's index so pip cannot "
+            "pick another torch: pip install -U xformers --index-url https://download.pytorch.org/whl/cu121 (your "
+            "torch's CUDA; this also upgrades torch to the release it pins: pip install xformers==<release> "
+            "--no-deps keeps torch), or turn xformers off and use torch's scaled_dot_product_attention.",
+        )
+    if facts.get("cuda_lib") and (facts.get("raised_in_package") or "").lower() in PAIRING:
+        package = facts["raised_in_package"].lower()
+        return (
+            f"{package}'s compiled module needs {facts['cuda_lib']} (CUDA {facts['cuda_lib_major']}), which this "
+            "environment does not have: the package was built for another CUDA major release than the torch "
+            "installed",
+            f"Install the {package} build for torch's CUDA (python -c 'import torch; print(torch.version.cuda)'): "
+            + PAIRING[package]
+            + ".",
         )
     if facts.get("c_undefined"):
         return (
