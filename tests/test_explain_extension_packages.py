@@ -347,3 +347,18 @@ def test_a_cuda_11_library_missing_under_flash_attn_names_its_build():
     )
     assert (found.id, found.details["confidence"]) == ("log.extension_import", "likely"), found.summary
     assert "CUDA 11" in found.summary and "cxx11abi" in found.fix
+
+
+@pytest.mark.parametrize(
+    ("module", "install"),
+    [
+        ("apex", "git+https://github.com/NVIDIA/apex"),
+        ("torch_scatter", "data.pyg.org/whl/torch-"),
+        ("detectron2", "facebookresearch/detectron2.git"),
+        ("mamba_ssm", "pip install mamba-ssm --no-build-isolation"),
+    ],
+)
+def test_a_package_beside_torch_not_installed_names_where_it_comes_from(module, install):
+    """PyPI's 'apex' is an unrelated package, detectron2 is not on PyPI, PyG's extensions come from its index."""
+    found = explained(f"ModuleNotFoundError: No module named '{module}'\n")
+    assert found.id == "log.broken_install" and install in found.fix, found.fix

@@ -277,6 +277,25 @@ PAIRING: dict[str, str] = {
         "--no-build-isolation git+https://github.com/NVlabs/tiny-cuda-nn/#subdirectory=bindings/torch"
     ),
 }
+# what to pip install for an import of these packages' modules (launchers.py's package not installed): PyPI's
+# "apex" is an unrelated package, detectron2 is not on PyPI, PyG's extensions come from its wheel index
+_PYG_INDEX = (
+    " -f https://data.pyg.org/whl/torch-<X.Y>.0+<cuXYZ|cpu>.html (PyG's wheels for your torch and CUDA)"
+)
+PIP_INSTALL: dict[str, str] = {
+    "apex": (
+        "-v --no-build-isolation git+https://github.com/NVIDIA/apex (NVIDIA apex: PyPI's 'apex' is an unrelated "
+        "package; its README adds --config-settings for the --cpp_ext --cuda_ext build)"
+    ),
+    "detectron2": "--no-build-isolation 'git+https://github.com/facebookresearch/detectron2.git' (not on PyPI)",
+    "pytorch3d": "--no-build-isolation 'git+https://github.com/facebookresearch/pytorch3d.git@stable'",
+    "mamba_ssm": "mamba-ssm --no-build-isolation",
+    "causal_conv1d": "causal-conv1d --no-build-isolation",
+    "tinycudann": "--no-build-isolation git+https://github.com/NVlabs/tiny-cuda-nn/#subdirectory=bindings/torch",
+    **{p: p + _PYG_INDEX for p in ("torch_scatter", "torch_sparse", "torch_cluster", "torch_spline_conv")},
+    "pyg_lib": "pyg-lib" + _PYG_INDEX,
+}
+
 # a compiled file's name or folder -> its PAIRING key
 _OWNER = R(
     r"[/\\](?P<owner>flash_attn|mamba_ssm|causal_conv1d|torch_scatter|torch_sparse|torch_cluster|"

@@ -1008,6 +1008,8 @@ def _fp8_package(facts: dict, hits: list[Hit]) -> tuple[str, str]:
 PIP_DISTRIBUTION = {
     "flash_attn": "flash-attn",
     "modulus.launch": "nvidia-modulus.launch (the modulus-launch package)",
+    # the compiled packages beside torch whose pip name, index or build differs from the module (extension_packages.py)
+    **extension_packages.PIP_INSTALL,
 }
 
 
