@@ -362,3 +362,27 @@ def test_a_package_beside_torch_not_installed_names_where_it_comes_from(module, 
     """PyPI's 'apex' is an unrelated package, detectron2 is not on PyPI, PyG's extensions come from its index."""
     found = explained(f"ModuleNotFoundError: No module named '{module}'\n")
     assert found.id == "log.broken_install" and install in found.fix, found.fix
+
+
+@pytest.mark.parametrize(
+    ("ident", "word"),
+    [
+        ("third_party:flash-attn-backward-head-dim-192", "2.5.5"),
+        ("third_party:flash-attn-backward-head-dim-256-dropout", "dropout to 0"),
+    ],
+)
+def test_flash_attn_backward_refusing_a_head_dim_on_this_gpu(ident, word):
+    found = explained("RuntimeError: " + template(ident) + "\n")
+    assert (found.id, found.details["confidence"]) == ("log.attention_implementation", "certain"), (
+        found.summary
+    )
+    assert word in found.fix
+
+
+def test_flash_attn_readme_limit_is_no_failure():
+    """The README's line of the same limit, quoted in an install log, is no refusal."""
+    found = explained(
+        "All head dimensions up to 256. Head dim > 192 backward requires A100/A800 or H100/H800.\nSuccessfully "
+        "installed flash-attn-2.5.8\n"
+    )
+    assert found.id != "log.attention_implementation", found.summary
