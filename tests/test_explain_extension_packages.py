@@ -386,3 +386,37 @@ def test_flash_attn_readme_limit_is_no_failure():
         "installed flash-attn-2.5.8\n"
     )
     assert found.id != "log.attention_implementation", found.summary
+
+
+PYG_WARNING = (
+    f"{SITE}/torch_geometric/typing.py:54: UserWarning: "
+    + template(
+        "third_party:pyg-issue-occurred-while-importing",
+        "pyg-lib",
+        f"{SITE}/libpyg.so: undefined symbol: _ZN5torch3jit17parseSchemaOrNameERKSsb",
+    )
+    + "\n  warnings.warn(f\"An issue occurred while importing 'pyg-lib'. \"\n"
+)
+
+
+def test_pyg_disabling_an_extension_is_no_failure_of_its_own():
+    """PyG warns and goes on without the extension: a run that then fails for another reason is read for that one."""
+    found = explained(
+        PYG_WARNING + "Epoch: 001, Loss: 1.9461\n"
+        "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB (GPU 0; 23.69 GiB total capacity; "
+        "20.10 GiB already allocated)\n"
+    )
+    assert found.id == "log.cuda_oom", found.summary
+
+
+def test_pyg_sampler_without_its_backend_after_the_warning_is_the_extension():
+    text = (
+        "ImportError: "
+        + template("third_party:pyg-sampler-requires-pyg-lib-or-torch-sparse", "NeighborSampler")
+        + "\n"
+    )
+    found = explained(PYG_WARNING + text)
+    assert (found.id, found.details["confidence"]) == ("log.extension_import", "certain"), found.summary
+    assert "data.pyg.org" in found.fix
+    alone = explained(text)  # not installed, or not loaded: the log does not say which
+    assert (alone.id, alone.details["confidence"]) == ("log.extension_import", "likely"), alone.summary

@@ -1021,7 +1021,13 @@ EXTENSION_IMPORT = Recogniser(
     # the driver's own library missing: no driver (kinds/cuda.py, cuda_unavailable); torchvision/io/image.py's
     # warning that its image.so did not load ("you can ignore this warning" unless torchvision.io decodes images:
     # the run goes on, and a torchvision of another torch fails later in its ops, extension_packages.py)
-    reject=R(DRIVER_LIBRARY.pattern + r"|UserWarning: Failed to load image Python extension"),
+    # PyG's torch_geometric/typing.py warns the same way when an optional extension does not import, and goes on
+    # without it ("Disabling its usage"): what then fails names it (extension_packages.py reads that)
+    reject=R(
+        DRIVER_LIBRARY.pattern
+        + r"|UserWarning: Failed to load image Python extension|An issue occurred while importing '[\w-]{1,40}'\. "
+        r"Disabling its usage"
+    ),
     also=(
         Alternative(
             "import_torch_first",

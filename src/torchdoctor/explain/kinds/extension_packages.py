@@ -55,6 +55,12 @@ torch and one CUDA. What their own import-time checks print when that part does 
 - A CUDA runtime library of one major release missing (``libcudart.so.11.0: cannot open shared object file``) while
   one of these packages' modules loads: the package was built for another CUDA than torch's. Likely.
 
+- PyG 2.3 on imports pyg-lib, torch-scatter, torch-sparse... as optional (``torch_geometric/typing.py``) and only
+  warns "An issue occurred while importing 'pyg-lib'. Disabling its usage. Stacktrace: ...undefined symbol: ..."
+  when one does not load; the run goes on, so that warning is no finding (build.py rejects it). What then needs
+  it fails: "'NeighborSampler' requires either 'pyg-lib' or 'torch-sparse'", certain with the warning in the log
+  (the builds for another torch), likely without (not installed).
+
 An undefined symbol of torch's own C++ names (build.py) in one of these packages' libraries is the same package
 built for another torch; `explain` names the package's own way to the build that matches (``PAIRING``).
 """
@@ -82,6 +88,7 @@ TEMPLATES = (
     "third_party:bitsandbytes-configured-cuda-binary-not-found",
     "third_party:source-tree-cannot-import-c",
     "third_party:xformers-operator-wasnt-built",
+    "third_party:pyg-sampler-requires-pyg-lib-or-torch-sparse",
 )
 ANCHORS = (
     "were compiled with different CUDA versions. PyTorch has CUDA",
@@ -95,6 +102,7 @@ ANCHORS = (
     "Configured CUDA binary not found at",
     "cannot import name '_C' from '",
     "operator wasn't built - see `python -m xformers.info`",
+    "requires either 'pyg-lib' or 'torch-sparse'",
     "(or one of its dependencies). Try using the full path",
 )
 
@@ -135,7 +143,7 @@ MATCH = R(
     r"Could not find compatible tinycudann extension for compute capability|"
     r"\b(?:Not|[\w]{1,60} is not) compiled with GPU support|NameError: name '_C' is not defined|"
     r"Configured CUDA binary not found at |cannot import name '_C' from '(?:detectron2|pytorch3d|maskrcnn_benchmark)'|"
-    r"operator wasn't built - see .python -m xformers\.info. for more info|\w{1,60}: implementation for device cuda(?::\d{1,2})? not found|"
+    r"operator wasn't built - see .python -m xformers\.info. for more info|requires either 'pyg-lib' or 'torch-sparse'|\w{1,60}: implementation for device cuda(?::\d{1,2})? not found|"
     rf"Could not find module '[^'\n]{{0,300}}(?:{_PYG}|pyg_lib|torchvision|torchaudio)[^'\n]{{0,200}}' \(or one of its "
     r"dependencies\)|"
     rf"No module named '(?:{BUILT_MODULE})'"
@@ -166,6 +174,8 @@ FACTS = (
     ),
     # xformers/ops/fmha: an operator's reason, listed under "No operator found for `memory_efficient_attention_...`"
     R(r"(?P<xf_not_built>operator wasn't built) - see .python -m xformers\.info. for more info"),
+    # torch_geometric/sampler/neighbor_sampler.py: neither sampling backend imported
+    R(r"'(?P<pyg_sampler>\w{1,60})' requires either 'pyg-lib' or 'torch-sparse'"),
     # a CUDA runtime library of another major release than torch's, missing when a package's module loads it
     R(
         r"(?P<cuda_lib>lib(?:cudart|cublas|cublasLt|cusparse|cufft|curand|cusolver|nvrtc)\.so\.(?P<cuda_lib_major>\d{2}))(?:\.\d)*: cannot open shared object file"
@@ -182,6 +192,11 @@ FACTS = (
 # GroundingDINO's ms_deform_attn.py warns when ``from groundingdino import _C`` failed (and then runs on until a
 # GPU forward calls _C): with it in the log, the NameError is that build missing
 CONTEXT = (
+    # torch_geometric/typing.py: an optional extension that did not import, disabled (its error in the Stacktrace)
+    (
+        "Disabling its usage",
+        R(r"An issue occurred while importing '(?P<pyg_disabled>[\w-]{1,40})'\. Disabling its usage"),
+    ),
     (
         "Failed to load custom C++ ops",
         R(r"(?P<saw_cpu_only_ops>Failed to load custom C\+\+ ops\. Running on CPU mode Only)"),
@@ -202,6 +217,7 @@ def decided(facts: dict, ctx_facts: dict | None = None) -> bool:
         or facts.get("mmcv_device")
         or (facts.get("c_undefined") and (ctx_facts or {}).get("saw_cpu_only_ops"))
         or facts.get("tree_c")
+        or (facts.get("pyg_sampler") and (ctx_facts or {}).get("pyg_disabled"))
     )
 
 
@@ -447,6 +463,20 @@ def explain(facts: dict, ctx_facts: dict | None = None) -> tuple[str, str] | Non
             + "; for "
             "a source build force CUDA where no GPU is visible: FORCE_CUDA=1 MMCV_WITH_OPS=1 pip install mmcv "
             "--no-build-isolation.",
+        )
+    if facts.get("pyg_sampler"):
+        disabled = (ctx_facts or {}).get("pyg_disabled")
+        why = (
+            f"PyG disabled {disabled} at import because it did not load (the warning's Stacktrace says why: most "
+            "often an undefined symbol, a build for another torch)"
+            if disabled
+            else "neither pyg-lib nor torch-sparse is installed for this torch"
+        )
+        return (
+            f"PyG's {facts['pyg_sampler']} has no sampling backend: {why}",
+            "Install pyg-lib (and torch-sparse if the code needs it) built for the torch and CUDA installed: "
+            + _PYG_WHEEL.format(name="pyg-lib")
+            + ".",
         )
     if facts.get("tree_c"):
         package = facts["tree_c"]
