@@ -36,9 +36,9 @@ torch and one CUDA. What their own import-time checks print when that part does 
   copy them) raises "Not compiled with GPU support" when a CUDA tensor reaches an op compiled without ``WITH_CUDA``
   (setup.py found no GPU or no toolkit, and FORCE_CUDA was not set); mmcv-full 1.0-1.2 "nms is not compiled with
   GPU support", and from 1.4 its device registry's "nms_impl: implementation for device cuda:0 not found.".
-  Certain. GroundingDINO only warns "Failed to load custom C++ ops. Running on CPU mode Only!" when its
-  ``_C`` does not import, and the CUDA forward then stops on CPython's "name '_C' is not defined": certain with the
-  warning in the log, likely without.
+  Certain. (GroundingDINO only warns "Failed to load custom C++ ops. Running on CPU mode Only!" when its ``_C``
+  does not import, and its CUDA forward then stops on CPython's "name '_C' is not defined"; not read: torch's own
+  ``torch/__init__.py`` prints the same NameError when torch is imported from its source tree, torch_shadowed.)
 - bitsandbytes 0.45 on (``cextension.py``): "Configured CUDA binary not found at .../libbitsandbytes_cuda130.so":
   the release ships no library for torch's CUDA (a torch for a newer CUDA than the release knows). Likely: releases
   that can run without it log it and go on.
@@ -84,7 +84,6 @@ TEMPLATES = (
     "third_party:extension-not-compiled-with-gpu-support",
     "third_party:mmcv-op-not-compiled-with-gpu-support",
     "third_party:mmcv-implementation-for-device-not-found",
-    "third_party:groundingdino-c-not-defined",
     "third_party:bitsandbytes-configured-cuda-binary-not-found",
     "third_party:source-tree-cannot-import-c",
     "third_party:xformers-operator-wasnt-built",
@@ -98,7 +97,6 @@ ANCHORS = (
     "Could not find compatible tinycudann extension",
     "compiled with GPU support",
     ": implementation for device ",
-    "name '_C' is not defined",
     "Configured CUDA binary not found at",
     "cannot import name '_C' from '",
     "operator wasn't built - see `python -m xformers.info`",
@@ -141,7 +139,7 @@ MATCH = R(
     r"Couldn't load custom C\+\+ ops\. This can happen if your PyTorch and torchvision|"
     r"libbitsandbytes_cpu\.so: undefined symbol: \w|"
     r"Could not find compatible tinycudann extension for compute capability|"
-    r"\b(?:Not|[\w]{1,60} is not) compiled with GPU support|NameError: name '_C' is not defined|"
+    r"\b(?:Not|[\w]{1,60} is not) compiled with GPU support|"
     r"Configured CUDA binary not found at |cannot import name '_C' from '(?:detectron2|pytorch3d|maskrcnn_benchmark)'|"
     r"operator wasn't built - see .python -m xformers\.info. for more info|requires either 'pyg-lib' or 'torch-sparse'|\w{1,60}: implementation for device cuda(?::\d{1,2})? not found|"
     rf"Could not find module '[^'\n]{{0,300}}(?:{_PYG}|pyg_lib|torchvision|torchaudio)[^'\n]{{0,200}}' \(or one of its "
@@ -167,7 +165,6 @@ FACTS = (
     R(r"\b(?P<no_gpu_build>Not|(?P<no_gpu_op>\w{1,60}) is not) compiled with GPU support"),
     # mmcv 1.4+/2.x's device registry (ops/csrc/common/pytorch_device_registry.hpp): no CUDA kernel registered
     R(r"(?P<mmcv_op>\w{1,60}): implementation for device (?P<mmcv_device>cuda(?::\d{1,2})?) not found"),
-    R(r"NameError: name '(?P<c_undefined>_C)' is not defined"),
     # detectron2's INSTALL.md ("ImportError: cannot import name '_C'"): a source tree imported without its build
     R(
         r"cannot import name '_C' from '(?P<tree_c>detectron2|pytorch3d|maskrcnn_benchmark)' \((?P<tree_init>[^)\n]{1,300})\)"
@@ -197,10 +194,6 @@ CONTEXT = (
         "Disabling its usage",
         R(r"An issue occurred while importing '(?P<pyg_disabled>[\w-]{1,40})'\. Disabling its usage"),
     ),
-    (
-        "Failed to load custom C++ ops",
-        R(r"(?P<saw_cpu_only_ops>Failed to load custom C\+\+ ops\. Running on CPU mode Only)"),
-    ),
 )
 
 
@@ -215,7 +208,6 @@ def decided(facts: dict, ctx_facts: dict | None = None) -> bool:
         or facts.get("built_module")
         or facts.get("no_gpu_build")
         or facts.get("mmcv_device")
-        or (facts.get("c_undefined") and (ctx_facts or {}).get("saw_cpu_only_ops"))
         or facts.get("tree_c")
         or (facts.get("pyg_sampler") and (ctx_facts or {}).get("pyg_disabled"))
     )
@@ -508,16 +500,6 @@ def explain(facts: dict, ctx_facts: dict | None = None) -> tuple[str, str] | Non
             f"Install the {package} build for torch's CUDA (python -c 'import torch; print(torch.version.cuda)'): "
             + PAIRING[package]
             + ".",
-        )
-    if facts.get("c_undefined"):
-        return (
-            "the compiled _C of the package (GroundingDINO's custom ops, or another repository's) did not import, "
-            "and the code that calls it ran on: its C++/CUDA build is missing (it was installed without CUDA_HOME, "
-            "so only the CPU part was built, or its build failed)",
-            "Rebuild it with CUDA: export CUDA_HOME=/usr/local/cuda-<torch.version.cuda> (GroundingDINO's README: "
-            "without it the package builds in CPU-only mode), then in the repository pip uninstall -y "
-            "groundingdino; rm -rf build/ && pip install --no-build-isolation -e . ; python -c 'from groundingdino "
-            "import _C' must import without error.",
         )
     if facts.get("bnb_cuda"):
         cuda = facts["bnb_cuda"]
