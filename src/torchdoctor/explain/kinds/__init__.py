@@ -43,6 +43,7 @@ from torchdoctor.explain.kinds import (
     dtypes,
     environment,
     experiment_trackers,
+    extension_packages,
     fsdp_config,
     gather_shapes,
     gpu_faults,
@@ -345,6 +346,7 @@ CONTEXT_FACTS: tuple[tuple[str, re.Pattern], ...] = (
     ("declare it as a build dependency", installers.UV_BUILD),
     *prebuilt.CONTEXT,
     *compiled_ops.CONTEXT,
+    *extension_packages.CONTEXT,
     *simulators.CONTEXT,
     ("ncclSystemError", re.compile(r"(?P<saw_nccl_failure>ncclSystemError)")),
     # each under its own literal: torch's "NCCL error in: ..." line holds no lower-case "nccl"

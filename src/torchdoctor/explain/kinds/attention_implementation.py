@@ -6,7 +6,8 @@ The checks are transformers' (``modeling_utils.py``: ``_flash_attn_can_dispatch`
 ``_sdpa_can_dispatch``, ``_flex_attn_can_dispatch``, ``get_correct_attn_implementation``, and
 ``AttentionInterface.get``), raised while ``from_pretrained`` (or ``set_attn_implementation``) builds the model,
 and flash-attn's own refusal of a GPU before Ampere (``csrc/flash_attn/flash_api.cpp``), raised at the first
-forward. Each names the implementation and why it cannot be used: certain. (flash-attn's float32 refusal is
+forward, and its backward's refusal of a head dimension above 192 on GPUs other than A100/H100 (2.0-2.5.4; from
+2.5.5 only head dim 256 with dropout, or 224). Each names the implementation and why it cannot be used: certain. (flash-attn's float32 refusal is
 ``dtype_mismatch``'s, kinds/operand_dtypes.py; the flash-attn package missing or too old ``dependency_version``'s.)
 """
 
@@ -55,6 +56,21 @@ REFUSALS: tuple[tuple[str, str], ...] = (
         "flash-attn 2 runs on Ampere (compute capability 8.0) or newer GPUs only: on a V100, T4 or an RTX 20xx use "
         "attn_implementation='sdpa' (or 'eager') in from_pretrained, or turn the model's flash-attention option off.",
     ),
+    # flash-attn's backward (csrc/flash_attn/flash_api.cpp mha_bwd): head dims above 192 on a GPU other than sm80/sm90;
+    # 2.5.5 took head dim 256 without dropout to the other Ampere/Ada GPUs and narrowed the message
+    (
+        "FlashAttention backward for head dim > 192 requires A100/A800 or H100/H800",
+        "flash-attn before 2.5.5 trains a head dimension above 192 only on A100/H100 (sm80/sm90): upgrade flash-attn "
+        "(pip install -U flash-attn --no-build-isolation; from 2.5.5 head dim 256 without dropout trains on RTX "
+        "30xx/40xx and A6000 too, with attention dropout 0; head dim 224 still needs A100/H100), or use attn_implementation='sdpa' (or 'eager') for "
+        "this model on this GPU.",
+    ),
+    (
+        "FlashAttention backward for head dim 256 with dropout, or head dim 224 with/without dropout requires",
+        "On GPUs other than A100/H100 (sm80/sm90) flash-attn's backward takes head dim 256 only without dropout: set "
+        "the attention dropout to 0 (the model config's attention_dropout / attn_pdrop), or use "
+        "attn_implementation='sdpa' (or 'eager') on this GPU.",
+    ),
     (
         "Specified `attn_implementation=",
         "Spell the attention implementation as transformers names it: attn_implementation='eager', 'sdpa', "
@@ -86,6 +102,8 @@ ATTENTION_IMPLEMENTATION = Recogniser(
         "transformers:is-not-valid-attention-implementation-registered",
         # flash-attn's csrc/flash_attn/flash_api.cpp mha_fwd / mha_varlen_fwd, kept by hand in third_party.tsv
         "third_party:flash-attn-ampere-or-newer",
+        "third_party:flash-attn-backward-head-dim-192",
+        "third_party:flash-attn-backward-head-dim-256-dropout",
     ),
     facts=(refusal_pattern(REFUSALS, after=200),),
     # "requires compute capability" is FlashAttention's only beside its name (other kernels print the words too)

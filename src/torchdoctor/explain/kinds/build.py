@@ -17,6 +17,7 @@ from torchdoctor.explain.first_failure import installed_package
 from torchdoctor.explain.kinds import (
     build_tools,
     compiled_ops,
+    extension_packages,
     installers,
     missing_packages,
     prebuilt,
@@ -754,7 +755,11 @@ def _installed_package(library: str) -> str | None:
 
 def _import(hits: list[Hit], ctx: Context) -> tuple[str, str]:
     facts = merged(hits)
-    said = compiled_ops.explain(facts, ctx.facts) or prebuilt.explain(facts, ctx.facts)
+    said = (
+        compiled_ops.explain(facts, ctx.facts)
+        or prebuilt.explain(facts, ctx.facts)
+        or extension_packages.explain(facts, ctx.facts)
+    )
     if said:
         return said[0] + on_ranks(hits), said[1]
     library = facts.get("library", "a compiled module")
@@ -878,6 +883,8 @@ def _import(hits: list[Hit], ctx: Context) -> tuple[str, str]:
             f"pip install --force-reinstall --no-build-isolation --no-cache-dir {package}\n"
             f"or install the {package} wheel published for your torch and CUDA version."
         )
+        if extension_packages.pairing(library):  # the package's own way to the build for this torch
+            fix += "\n" + extension_packages.pairing(library) + "."
     else:
         summary = f"cannot load {library}: the shared library is not installed or not on the search path"
         fix = (
@@ -938,6 +945,7 @@ EXTENSION_IMPORT = Recogniser(
         # glibc's loader on an older Linux; bitsandbytes' and xformers' own load checks
         *prebuilt.TEMPLATES,
         *compiled_ops.TEMPLATES,
+        *extension_packages.TEMPLATES,  # the packages beside torch: their own load checks
     ),
     title="compiled extension does not load",
     anchors=(
@@ -952,6 +960,8 @@ EXTENSION_IMPORT = Recogniser(
         "wasn't build with CUDA support",
         *prebuilt.ANCHORS,
         *compiled_ops.ANCHORS,
+        *extension_packages.ANCHORS,
+        *extension_packages.MODULE_ANCHORS,
     ),
     match=R(
         # (MKL's iJIT_* missing under libtorch_cpu.so is the conda environment's MKL: broken_install)
@@ -972,6 +982,8 @@ EXTENSION_IMPORT = Recogniser(
         + prebuilt.MATCH.pattern
         + "|"
         + compiled_ops.MATCH.pattern
+        + "|"
+        + extension_packages.MATCH.pattern
     ),
     facts=(
         R(
@@ -990,6 +1002,7 @@ EXTENSION_IMPORT = Recogniser(
         ),
         *prebuilt.FACTS,
         *compiled_ops.FACTS,
+        *extension_packages.FACTS,
     ),
     # "cannot open shared object file" is a missing runtime or a broken install: certain only for a compiled
     # module that does not match (torch's own C++ symbol missing, a libstdc++ too old); a plain C symbol
@@ -1002,9 +1015,19 @@ EXTENSION_IMPORT = Recogniser(
         or (_torch_abi(h.facts.get("symbol", "")) and "old_singleton" not in h.facts)
         or prebuilt.decided(h.facts, ctx.facts)
         or compiled_ops.decided(h.facts, ctx.facts)
+        or extension_packages.decided(h.facts, ctx.facts)
         for h in hits
     ),
-    reject=DRIVER_LIBRARY,  # the driver's own library missing: no driver (kinds/cuda.py, cuda_unavailable)
+    # the driver's own library missing: no driver (kinds/cuda.py, cuda_unavailable); torchvision/io/image.py's
+    # warning that its image.so did not load ("you can ignore this warning" unless torchvision.io decodes images:
+    # the run goes on, and a torchvision of another torch fails later in its ops, extension_packages.py)
+    # PyG's torch_geometric/typing.py warns the same way when an optional extension does not import, and goes on
+    # without it ("Disabling its usage"): what then fails names it (extension_packages.py reads that)
+    reject=R(
+        DRIVER_LIBRARY.pattern
+        + r"|UserWarning: Failed to load image Python extension|An issue occurred while importing '[\w-]{1,40}'\. "
+        r"Disabling its usage"
+    ),
     also=(
         Alternative(
             "import_torch_first",

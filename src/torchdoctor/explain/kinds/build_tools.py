@@ -21,7 +21,8 @@ each one names. The messages are catalogued in ``catalog/build_tools.tsv``, each
   compiler (``unable to execute 'gcc'``) or without Visual C++ (``Unable to find vcvarsall.bat``, setuptools'
   older ``Microsoft Visual C++ 14.0 is required``).
 - NVIDIA apex's and flash-attn's setup.py: ``--cuda_ext was requested, but nvcc was not found`` (torch's
-  ``CUDA_HOME`` is None: no toolkit found).
+  ``CUDA_HOME`` is None: no toolkit found); tiny-cuda-nn's: ``Unknown compute capability. Specify the target
+  compute capabilities in the TCNN_CUDA_ARCHITECTURES environment variable`` (no GPU visible to the build).
 """
 
 from __future__ import annotations
@@ -58,6 +59,7 @@ TEMPLATES = (
     "build_tools:was-requested-but-nvcc-was-not",
     "build_tools:subprocess-calledprocesserror-command-ninja-returned-non",
     "build_tools:is-only-supported-on-cuda-and",
+    "build_tools:tinycudann-unknown-compute-capability",
 )
 
 ANCHORS = (
@@ -74,6 +76,7 @@ ANCHORS = (
     "was requested, but nvcc was not found",
     "Failed to build installable wheels for some",
     "Note: make sure nvcc has a supported version by running nvcc -V",
+    "Specify the target compute capabilities in the TCNN_CUDA_ARCHITECTURES",
 )
 
 # said by any failed build, or by a tool that is missing for other reasons: likely alone;
@@ -106,6 +109,10 @@ FACTS = (
     R(
         r"(?<![\w.\-])(?P<cuda_floor_package>(?!FlashAttention )[\w.\-]{1,40}) is only supported on CUDA (?P<cuda_floor>[\d.]{1,8}) "
         r"and above"
+    ),
+    # tiny-cuda-nn's bindings/torch/setup.py: no TCNN_CUDA_ARCHITECTURES and no GPU torch can see
+    R(
+        r"(?P<tcnn_no_arch>Unknown compute capability)\. Specify the target compute capabilities in the TCNN_CUDA"
     ),
     # pip 24.1+: the packages whose build failed, in parentheses
     R(
@@ -144,6 +151,17 @@ def explain(facts: dict) -> tuple[str, str] | None:
             "torch.version.cuda first: export CUDA_HOME=/usr/local/cuda-<version> PATH=$CUDA_HOME/bin:$PATH (an old "
             "/usr/bin/nvcc from the distribution often comes first), or install the package's prebuilt wheel for "
             "your torch and CUDA.",
+        )
+    if facts.get("tcnn_no_arch"):
+        return (
+            "tiny-cuda-nn's setup.py cannot tell which GPU architecture to build for: TCNN_CUDA_ARCHITECTURES is "
+            "not set and the torch of the build sees no GPU (a build in a container or on a node without one, or "
+            "a CPU-only torch)",
+            "Name the architectures: TCNN_CUDA_ARCHITECTURES=86 pip install --no-build-isolation "
+            "git+https://github.com/NVlabs/tiny-cuda-nn/#subdirectory=bindings/torch (86 for sm_86; '75;86;89' for "
+            "several: nvidia-smi --query-gpu=compute_cap --format=csv on the GPU machine prints it without the "
+            "dot), with the torch built for CUDA installed (python -c 'import torch; print(torch.version.cuda)' is "
+            "not None).",
         )
     if facts.get("killed_tool"):
         return _killed(facts["killed_tool"], facts.get("killed_signal", ""))

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 
-from torchdoctor.explain.kinds import compiled_ops, missing_packages, simulators
+from torchdoctor.explain.kinds import compiled_ops, extension_packages, missing_packages, simulators
 from torchdoctor.explain.kinds.comm import ENV_ERROR_RAISED
 from torchdoctor.explain.kinds.versions import SUBMODULE
 from torchdoctor.explain.recognisers import Alternative, Context, Hit, Recogniser, merged, on_ranks
@@ -1008,6 +1008,8 @@ def _fp8_package(facts: dict, hits: list[Hit]) -> tuple[str, str]:
 PIP_DISTRIBUTION = {
     "flash_attn": "flash-attn",
     "modulus.launch": "nvidia-modulus.launch (the modulus-launch package)",
+    # the compiled packages beside torch whose pip name, index or build differs from the module (extension_packages.py)
+    **extension_packages.PIP_INSTALL,
 }
 
 
@@ -1109,7 +1111,10 @@ _not_an_old_torch.lowers_only = True  # type: ignore[attr-defined]  # docs/catal
 
 _LAUNCHER = r"(?:torchrun|deepspeed|accelerate)"
 # a research repository's CUDA operators built in its own folder are no package to install (compiled_ops.py)
-_COMPILED_OP = rf"(?:MultiScaleDeformableAttention|{compiled_ops.IN_REPO_NAME})'"
+# and neither are the modules only a package's own build provides: mmcv._ext, apex's amp_C (extension_packages.py)
+_COMPILED_OP = (
+    rf"(?:MultiScaleDeformableAttention|{compiled_ops.IN_REPO_NAME}|{extension_packages.BUILT_MODULE})'"
+)
 _NOT_FOUND = (
     # bash "torchrun: command not found", dash "sh: 1: /env/bin/torchrun: not found", slurmstepd's execve,
     # zsh "zsh: command not found: torchrun", Ubuntu's command-not-found "Command 'torchrun' not found"

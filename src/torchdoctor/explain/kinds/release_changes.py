@@ -128,6 +128,7 @@ BATCH_FIRST_CLASSES = (
 )
 ANCHORS = (
     "is used but incompatible. Please install mmcv>=",
+    "is used but incompatible. Please install mmengine>=",
     *(f"object has no attribute '{name}'" for name in PILLOW_REMOVED),
     *LIBROSA_ANCHORS,
     "Unsupported ONNX opset version: ",
@@ -155,6 +156,7 @@ GENERIC = (
 )
 TEMPLATES = (
     "third_party:mmdet-mmcv-version-incompatible",
+    "third_party:mmdet-mmengine-version-incompatible",
     "third_party:pillow-10-removed-font-metrics",
     "third_party:onnx-unsupported-opset-version",
     "torch_native:invalid-index-zero-dim-tensor",
@@ -172,6 +174,8 @@ _Q = "'"
 CHANGE = R(
     rf"MMCV==(?P<mmcv_found>[\w.+-]{{1,30}}) is used but incompatible\. Please install "
     rf"mmcv>=(?P<mmcv_min>{_VERSION})(?:, (?P<mmcv_op><=?)(?P<mmcv_max>{_VERSION}))?\.|"
+    rf"MMEngine==(?P<mmengine_found>[\w.+-]{{1,30}}) is used but incompatible\. Please install "
+    rf"mmengine>=(?P<mmengine_min>{_VERSION}), <(?P<mmengine_max>{_VERSION})\.|"
     rf"{_Q}(?P<pillow_class>FreeTypeFont|TransposedFont|ImageFont|ImageDraw){_Q} object has no attribute "
     rf"{_Q}(?P<pillow_removed>{'|'.join(PILLOW_REMOVED)}){_Q}|"
     rf"\b(?P<librosa_call>{'|'.join(LIBROSA_KEYWORD_ONLY)})\(\) takes (?P<librosa_kept>[01]) positional "
@@ -243,10 +247,27 @@ def _mmcv(facts: dict) -> tuple[str, str]:
     )
 
 
+def _mmengine(facts: dict) -> tuple[str, str]:
+    found, low, high = (
+        facts["mmengine_found"],
+        _release(facts["mmengine_min"]),
+        _release(facts["mmengine_max"]),
+    )
+    return (
+        f"MMEngine {found} is installed, and the OpenMMLab 2.0 package importing it (mmdet 3.x, mmseg 1.x, ...) "
+        f"accepts only mmengine>={low},<{high}: the two were installed for different releases",
+        f"Install the MMEngine this release asks for: pip install 'mmengine>={low},<{high}' (or mim install "
+        f"'mmengine>={low},<{high}'), or upgrade the package that printed it to the release made for MMEngine "
+        f"{found} (pip install -U mmdet). MMEngine is pure Python: no rebuild is needed, unlike MMCV.",
+    )
+
+
 def change(facts: dict) -> tuple[str, str] | None:
     """(summary, fix) for the release change among ``facts`` (the named groups of `CHANGE`), else None."""
     if facts.get("mmcv_found"):
         return _mmcv(facts)
+    if facts.get("mmengine_found"):
+        return _mmengine(facts)
     if facts.get("pillow_removed"):
         name, owner = facts["pillow_removed"], facts.get("pillow_class", "FreeTypeFont")
         return (
