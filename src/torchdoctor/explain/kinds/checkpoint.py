@@ -1159,6 +1159,11 @@ CHECKPOINT_TRUNCATED = Recogniser(
 )
 
 
+def _class_of_main(hits: list[Hit], ctx: Context) -> bool:
+    """Whether the missing class was looked up in __main__ (the saving script's own) through torch.load's frames."""
+    return first(hits, "class_module") == "__main__" and _through_torch(hits, ctx)
+
+
 def _class_missing(hits: list[Hit], ctx: Context) -> tuple[str, str]:
     name = first(hits, "missing_class") or "a class"
     module = first(hits, "class_module") or "its module"
@@ -1185,7 +1190,21 @@ CHECKPOINT_CLASS_MISSING = Recogniser(
         r"Can't get attribute '(?P<missing_class>[\w.]{1,120})' on <module '(?P<class_module>[\w.]{1,120})'"
     ),
     requires=("saw_torch_load",),
-    confirm=_through_torch,
+    # certain only for a class the saving script defined (__main__) and through torch.load's frames; a class of a
+    # named module is as often one that the installed release of that library (or of the project's code) lacks
+    # (yolov5's checkpoints on torch 1.6: "Can't get attribute 'SiLU' on <module 'torch.nn.modules.activation'",
+    # torch.nn.SiLU being 1.7's; ultralytics/yolov5#1849, #4121: upgrade torch)
+    confirm=_class_of_main,
+    also=(
+        Alternative(
+            "dependency_version",
+            "a class the installed release of that module's package lacks (added later, renamed or moved): the "
+            "checkpoint was saved with another version of torch, the library or the project's code",
+            "Install the versions the checkpoint was saved with (the project's requirements: a class of torch.nn "
+            "added in a later torch, such as SiLU in 1.7, needs that torch), or the project's code release that "
+            "matches the weights.",
+        ),
+    ),
     describe=_class_missing,
 )
 
