@@ -80,3 +80,27 @@ def test_the_other_refusals_stay_certain():
         "ValueError: `num_return_sequences` (4) has to be smaller or equal to `num_beams` (1).\n",
         "library_arguments",
     )
+
+
+# datasets/load.py dataset_module_factory (1.18-3.x): a Hub-like name, not a local folder, not found on the Hub
+# either; the local path is where it looked first, not what the script meant
+NOT_ON_THE_HUB_EITHER = (
+    "FileNotFoundError: Couldn't find a dataset script at /home/ana/run/acme/instructions/instructions.py or any "
+    "data file in the same directory. Couldn't find 'acme/instructions' on the Hugging Face Hub either: "
+    "FileNotFoundError: Dataset 'acme/instructions' doesn't exist on the Hub. If the repo is private or gated, "
+    "make sure to log in with `huggingface-cli login`.\n"
+)
+
+
+def test_a_name_not_on_the_hub_either_is_likely_a_gated_or_misspelt_dataset_not_a_local_path():
+    found = likely_with(NOT_ON_THE_HUB_EITHER, "data_path_missing", "log.download_refused")
+    assert "'acme/instructions'" in found.summary and "huggingface-cli login" in found.fix
+
+
+def test_a_local_path_without_the_hub_stays_certain():
+    # the bare form (a path that cannot be a Hub name) is the local path missing
+    certain(
+        "FileNotFoundError: Couldn't find a dataset script at /data/corpus/train/train.py or any data file in the "
+        "same directory.\n",
+        "data_path_missing",
+    )
