@@ -14,7 +14,7 @@ holds (certain) and where another cause prints the same words (likely, another k
 
 from __future__ import annotations
 
-from explaining import certain, likely_with
+from explaining import certain, explained, likely_with
 
 TORCH_LOAD = (
     "Traceback (most recent call last):\n"
@@ -104,3 +104,15 @@ def test_a_local_path_without_the_hub_stays_certain():
         "same directory.\n",
         "data_path_missing",
     )
+
+
+def test_a_module_named_syncbn_is_likely_apex_not_certain():
+    # apex's own imports of syncbn are guarded (apex/parallel/__init__.py warns and goes on); repositories name
+    # their own synchronized BatchNorm module syncbn as well
+    found = explained("ModuleNotFoundError: No module named 'syncbn'\n")
+    assert (found.id, found.details["confidence"]) == ("log.extension_import", "likely"), found.summary
+
+
+def test_apex_amp_c_missing_stays_certain():
+    # the near miss: amp_C, which Megatron-LM and NeMo import unguarded, is apex's build without --cuda_ext
+    certain("ModuleNotFoundError: No module named 'amp_C'\n", "extension_import")
