@@ -116,3 +116,38 @@ def test_a_module_named_syncbn_is_likely_apex_not_certain():
 def test_apex_amp_c_missing_stays_certain():
     # the near miss: amp_C, which Megatron-LM and NeMo import unguarded, is apex's build without --cuda_ext
     certain("ModuleNotFoundError: No module named 'amp_C'\n", "extension_import")
+
+
+# safetensors' reader (safe_open, load_file) on a file whose header it cannot parse
+HEADER = (
+    "Traceback (most recent call last):\n"
+    '  File "/home/ana/venv/lib/python3.10/site-packages/peft/utils/save_and_load.py", line 487, in '
+    "load_peft_weights\n"
+    "    adapters_weights = safe_load_file(filename, device=device)\n"
+    '  File "/home/ana/venv/lib/python3.10/site-packages/safetensors/torch.py", line 313, in load_file\n'
+    "    with safe_open(filename, framework='pt', device=device) as f:\n"
+)
+
+
+def test_an_invalid_safetensors_header_is_likely_a_file_saved_without_tensors_too():
+    # a header of metadata only (safetensors#466), as an adapter saved under ZeRO-3 writes (transformers#28742)
+    found = likely_with(
+        HEADER
+        + "safetensors_rust.SafetensorError: Error while deserializing header: InvalidHeaderDeserialization\n",
+        "checkpoint_file_invalid",
+        "log.zero3_partitioned_weights",
+    )
+    assert "ZeRO-3" in found.fix
+
+
+def test_a_cut_short_safetensors_header_stays_certain():
+    # the near miss: MetadataIncompleteBuffer is the file ending inside its header, HeaderTooLarge an LFS pointer
+    certain(
+        HEADER
+        + "safetensors_rust.SafetensorError: Error while deserializing header: MetadataIncompleteBuffer\n",
+        "checkpoint_file_invalid",
+    )
+    certain(
+        HEADER + "safetensors_rust.SafetensorError: Error while deserializing header: HeaderTooLarge\n",
+        "checkpoint_file_invalid",
+    )
