@@ -151,3 +151,22 @@ def test_a_cut_short_safetensors_header_stays_certain():
         HEADER + "safetensors_rust.SafetensorError: Error while deserializing header: HeaderTooLarge\n",
         "checkpoint_file_invalid",
     )
+
+
+def test_peft_refusing_a_quantized_linear_is_likely_a_release_that_does_not_know_it():
+    line = (
+        "ValueError: Target module Linear4bit(in_features=4096, out_features=4096, bias=False) is not supported. "
+        "Currently, only the following modules are supported: `torch.nn.Linear`, `torch.nn.Embedding`, "
+        "`torch.nn.Conv2d`, `transformers.pytorch_utils.Conv1D`.\n"
+    )
+    likely_with(line, "library_arguments", "log.dependency_version")
+
+
+def test_peft_refusing_a_container_stays_certain():
+    # the near miss: an attention block matched by target_modules is the script's own naming
+    line = (
+        "ValueError: Target module LlamaAttention(\n  (q_proj): Linear(in_features=4096, out_features=4096, "
+        "bias=False)\n) is not supported. Currently, only the following modules are supported: `torch.nn.Linear`, "
+        "`torch.nn.Embedding`, `torch.nn.Conv2d`, `transformers.pytorch_utils.Conv1D`.\n"
+    )
+    certain(line, "library_arguments")
