@@ -32,7 +32,8 @@ def test_a_torch_class_missing_from_an_older_torch_is_likely_a_version_not_a_cla
         "AttributeError: Can't get attribute 'SiLU' on <module 'torch.nn.modules.activation' from "
         "'/home/ana/miniconda3/envs/yolo/lib/python3.8/site-packages/torch/nn/modules/activation.py'>\n"
     )
-    likely_with(TORCH_LOAD + line, "checkpoint_class_missing", "log.dependency_version")
+    found = likely_with(TORCH_LOAD + line, "checkpoint_class_missing", "log.dependency_version")
+    assert "torch 1.7" in found.fix
 
 
 def test_a_project_module_class_missing_is_likely_too():

@@ -1175,7 +1175,14 @@ def _class_missing(hits: list[Hit], ctx: Context) -> tuple[str, str]:
         f"__main__ of the loading one. Import or define {name} before torch.load (for __main__: define it in the "
         f"loading script, or `import __main__; __main__.{name} = {name}` after importing it from its file), run "
         "from the folder where the project's modules import, or use the code release the checkpoint was saved "
-        "with. Better: save model.state_dict() and load it into a model you build (model.load_state_dict(...)).",
+        "with. Better: save model.state_dict() and load it into a model you build (model.load_state_dict(...))."
+        + (
+            f" {module} is a module of a package or of the project's code: a class it lacks is most often one "
+            "another release of it has (torch.nn.SiLU came in torch 1.7): install the versions the checkpoint was "
+            "saved with (the project's requirements) or the code release that matches the weights."
+            if module != "__main__" and module != "its module"
+            else ""
+        ),
     )
 
 
