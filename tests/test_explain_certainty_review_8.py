@@ -171,3 +171,23 @@ def test_peft_refusing_a_container_stays_certain():
         "`torch.nn.Embedding`, `torch.nn.Conv2d`, `transformers.pytorch_utils.Conv1D`.\n"
     )
     certain(line, "library_arguments")
+
+
+# a Dataset whose __getitem__ reads its samples with torch.load, re-raised from a DataLoader worker
+WORKER_LOAD = (
+    "EOFError: Caught EOFError in DataLoader worker process 3.\n"
+    "Original Traceback (most recent call last):\n"
+    '  File "/opt/conda/lib/python3.8/site-packages/torch/utils/data/_utils/worker.py", line 302, in _worker_loop\n'
+    "    data = fetcher.fetch(index)\n"
+    '  File "/home/ana/project/data/dataset.py", line 41, in __getitem__\n'
+    "    sample = torch.load(self.files[idx])\n"
+    '  File "/opt/conda/lib/python3.8/site-packages/torch/serialization.py", line 795, in load\n'
+    "    return _legacy_load(opened_file, map_location, pickle_module, **pickle_load_args)\n"
+    '  File "/opt/conda/lib/python3.8/site-packages/torch/serialization.py", line 1002, in _legacy_load\n'
+    "    magic_number = pickle_module.load(f, **pickle_load_args)\n"
+    "EOFError: Ran out of input\n"
+)
+
+
+def test_ran_out_of_input_in_a_dataloader_worker_is_likely_a_data_file_not_a_checkpoint():
+    likely_with(WORKER_LOAD, "checkpoint_truncated", "log.bad_training_data")

@@ -1144,9 +1144,19 @@ CHECKPOINT_TRUNCATED = Recogniser(
     templates=("system:pickle-ran-out-of-input", "system:pickle-data-was-truncated"),
     match=R(r"(?P<cut_short>EOFError: Ran out of input|pickle data was truncated)"),
     requires=("saw_torch_load",),
-    # certain when the error came up through torch.load's frames; a torch.load elsewhere in the log leaves it likely
-    confirm=_through_torch,
+    # certain when the error came up through torch.load's frames; a torch.load elsewhere in the log leaves it likely,
+    # and so does one in a DataLoader worker: there it is as well a data file the Dataset reads with torch.load or
+    # pickle ("Caught EOFError in DataLoader worker process" while a dataset is read: bharat-b7/LoopReg#13,
+    # mindslab-ai/univnet#6, neither thread naming the file), which no public log shows to be a checkpoint
+    confirm=lambda hits, ctx: _through_torch(hits, ctx) and "saw_dataloader_worker" not in ctx.facts,
     also=(
+        Alternative(
+            "bad_training_data",
+            "a data file the Dataset reads with torch.load or pickle in a DataLoader worker, empty or cut short",
+            "Find the sample file: catch the error in __getitem__ and print the path, or list the data files of 0 "
+            "bytes (find <data dir> -size 0); regenerate or remove them (a preprocessing run that was killed, a "
+            "full disk while they were written).",
+        ),
         Alternative(
             "spawn_pickling",
             "a process started by multiprocessing's spawn (DataLoader workers on Windows or macOS) that got nothing "
