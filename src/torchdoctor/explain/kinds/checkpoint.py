@@ -1207,7 +1207,8 @@ CHECKPOINT_CLASS_MISSING = Recogniser(
         r"Can't get attribute '(?P<missing_class>[\w.]{1,120})' on <module '(?P<class_module>[\w.]{1,120})'"
     ),
     requires=("saw_torch_load",),
-    # certain only for a class the saving script defined (__main__) and through torch.load's frames; a class of a
+    # certain only for a class the saving script defined (__main__) and through torch.load's frames (pytorch#2762,
+    # zengqunzhao/MA-Net#5: the maintainers' fix is to define or import the class before torch.load); a class of a
     # named module is as often one that the installed release of that library (or of the project's code) lacks
     # (yolov5's checkpoints on torch 1.6: "Can't get attribute 'SiLU' on <module 'torch.nn.modules.activation'",
     # torch.nn.SiLU being 1.7's; ultralytics/yolov5#1849, #4121: upgrade torch)
