@@ -1144,9 +1144,19 @@ CHECKPOINT_TRUNCATED = Recogniser(
     templates=("system:pickle-ran-out-of-input", "system:pickle-data-was-truncated"),
     match=R(r"(?P<cut_short>EOFError: Ran out of input|pickle data was truncated)"),
     requires=("saw_torch_load",),
-    # certain when the error came up through torch.load's frames; a torch.load elsewhere in the log leaves it likely
-    confirm=_through_torch,
+    # certain when the error came up through torch.load's frames; a torch.load elsewhere in the log leaves it likely,
+    # and so does one in a DataLoader worker: there it is as well a data file the Dataset reads with torch.load or
+    # pickle ("Caught EOFError in DataLoader worker process" while a dataset is read: bharat-b7/LoopReg#13,
+    # mindslab-ai/univnet#6, neither thread naming the file), which no public log shows to be a checkpoint
+    confirm=lambda hits, ctx: _through_torch(hits, ctx) and "saw_dataloader_worker" not in ctx.facts,
     also=(
+        Alternative(
+            "bad_training_data",
+            "a data file the Dataset reads with torch.load or pickle in a DataLoader worker, empty or cut short",
+            "Find the sample file: catch the error in __getitem__ and print the path, or list the data files of 0 "
+            "bytes (find <data dir> -size 0); regenerate or remove them (a preprocessing run that was killed, a "
+            "full disk while they were written).",
+        ),
         Alternative(
             "spawn_pickling",
             "a process started by multiprocessing's spawn (DataLoader workers on Windows or macOS) that got nothing "
@@ -1157,6 +1167,11 @@ CHECKPOINT_TRUNCATED = Recogniser(
     ),
     describe=_truncated,
 )
+
+
+def _class_of_main(hits: list[Hit], ctx: Context) -> bool:
+    """Whether the missing class was looked up in __main__ (the saving script's own) through torch.load's frames."""
+    return first(hits, "class_module") == "__main__" and _through_torch(hits, ctx)
 
 
 def _class_missing(hits: list[Hit], ctx: Context) -> tuple[str, str]:
@@ -1170,7 +1185,14 @@ def _class_missing(hits: list[Hit], ctx: Context) -> tuple[str, str]:
         f"__main__ of the loading one. Import or define {name} before torch.load (for __main__: define it in the "
         f"loading script, or `import __main__; __main__.{name} = {name}` after importing it from its file), run "
         "from the folder where the project's modules import, or use the code release the checkpoint was saved "
-        "with. Better: save model.state_dict() and load it into a model you build (model.load_state_dict(...)).",
+        "with. Better: save model.state_dict() and load it into a model you build (model.load_state_dict(...))."
+        + (
+            f" {module} is a module of a package or of the project's code: a class it lacks is most often one "
+            "another release of it has (torch.nn.SiLU came in torch 1.7): install the versions the checkpoint was "
+            "saved with (the project's requirements) or the code release that matches the weights."
+            if module != "__main__" and module != "its module"
+            else ""
+        ),
     )
 
 
@@ -1185,7 +1207,22 @@ CHECKPOINT_CLASS_MISSING = Recogniser(
         r"Can't get attribute '(?P<missing_class>[\w.]{1,120})' on <module '(?P<class_module>[\w.]{1,120})'"
     ),
     requires=("saw_torch_load",),
-    confirm=_through_torch,
+    # certain only for a class the saving script defined (__main__) and through torch.load's frames (pytorch#2762,
+    # zengqunzhao/MA-Net#5: the maintainers' fix is to define or import the class before torch.load); a class of a
+    # named module is as often one that the installed release of that library (or of the project's code) lacks
+    # (yolov5's checkpoints on torch 1.6: "Can't get attribute 'SiLU' on <module 'torch.nn.modules.activation'",
+    # torch.nn.SiLU being 1.7's; ultralytics/yolov5#1849, #4121: upgrade torch)
+    confirm=_class_of_main,
+    also=(
+        Alternative(
+            "dependency_version",
+            "a class the installed release of that module's package lacks (added later, renamed or moved): the "
+            "checkpoint was saved with another version of torch, the library or the project's code",
+            "Install the versions the checkpoint was saved with (the project's requirements: a class of torch.nn "
+            "added in a later torch, such as SiLU in 1.7, needs that torch), or the project's code release that "
+            "matches the weights.",
+        ),
+    ),
     describe=_class_missing,
 )
 

@@ -351,7 +351,14 @@ def _not_a_checkpoint(hits: list[Hit], ctx: Context) -> tuple[str, str]:
             "file saved under the name fails here. Delete the file and fetch it again (rm the model's folder under "
             "~/.cache/huggingface/hub, or huggingface-cli download <repo> --force-download; in a git clone, git lfs "
             "install && git lfs pull), check the free space where it is written, and compare its size with the "
-            "one on the Hub.",
+            "one on the Hub."
+            + (
+                " InvalidHeaderDeserialization is also a whole file that holds no tensors (a header of metadata "
+                "only: an adapter saved while ZeRO-3 held the weights partitioned): a file of a few hundred bytes "
+                "is that, saved again from gathered weights."
+                if first(hits, "st_no_tensors")
+                else ""
+            ),
         )
     if first(hits, "lfs_clone"):
         return (
@@ -417,6 +424,7 @@ CHECKPOINT_FILE_INVALID = Recogniser(
         re.compile(r"invalid load key, '(?P<load_key>\\x[0-9a-f]{2}|.)'"),
         re.compile(r"(?P<torch_magic>Invalid magic number; corrupt file\?)"),
         re.compile(r"Error while deserializing header: (?P<safetensors_header>[^\n]{1,80})"),
+        re.compile(r"Error while deserializing header: (?P<st_no_tensors>InvalidHeaderDeserialization)"),
         re.compile(r"(?P<lfs_clone>You seem to have cloned a repository without having git-lfs installed)"),
         re.compile(r"Unable to load weights from pytorch checkpoint file for '(?P<hf_unable>[^'\n]{1,300})'"),
     ),
@@ -424,9 +432,26 @@ CHECKPOINT_FILE_INVALID = Recogniser(
     # transformers' "Unable to load weights" wraps whatever torch.load raised (printed above it): likely alone
     confirm=lambda hits, ctx: (
         (has_fact("saw_torch_load")(hits, ctx) and any("hf_unable" not in h.facts for h in hits))
-        or any(k in h.facts for h in hits for k in ("torch_magic", "safetensors_header", "lfs_clone"))
+        or any(
+            k in h.facts and "st_no_tensors" not in h.facts
+            for h in hits
+            for k in ("torch_magic", "safetensors_header", "lfs_clone")
+        )
     ),
     also=(
+        # safetensors' InvalidHeaderDeserialization is also a whole file that holds no tensors (a header of
+        # metadata only, which safetensors#466 shows the reader refuses): a PEFT adapter saved while ZeRO-3 held
+        # its weights partitioned (transformers#28742 -> peft#1443; SAI990323/BIGRec#8 saved it again with
+        # save_safetensors=False)
+        Alternative(
+            "zero3_partitioned_weights",
+            "a file written whole but without tensors: an adapter or model saved while DeepSpeed ZeRO-3 (or FSDP) "
+            "held its weights partitioned",
+            "Look at the file's size (a few hundred bytes is a header without tensors): save the gathered weights "
+            "again (stage3_gather_16bit_weights_on_model_save: true, or unwrap and gather before save_pretrained), "
+            "or save with save_safetensors=False to see what was saved.",
+            when=("st_no_tensors",),
+        ),
         Alternative(
             "bad_training_data",
             "a data file read with pickle that is not a pickle (or was cut short)",

@@ -99,7 +99,7 @@ _GATED_DATASET = Alternative(
     "a private or gated dataset the run's token may not read (the Hub answers the same)",
     "Log in with an account that has access (huggingface-cli login, or HF_TOKEN in every node's environment) "
     "and accept the dataset's terms on its page on huggingface.co.",
-    when=("hf_hub",),
+    when=("hf_hub", "hf_either"),
 )
 # the facts of a message that names the layout read, not any missing file (the Hub's name alone is likely: a
 # private or gated dataset prints it too)
@@ -187,7 +187,7 @@ def _torchvision_not_found(hits: list[Hit]) -> tuple[str, str]:
 
 
 def _hf_missing(hits: list[Hit]) -> tuple[str, str]:
-    hub = first(hits, "hf_hub")
+    hub = first(hits, "hf_hub") or first(hits, "hf_either")
     if hub:
         return (
             f"load_dataset could not find dataset '{hub}' on the Hugging Face Hub: no such name, or one this run "
@@ -291,13 +291,24 @@ DATA_PATH_MISSING = Recogniser(
         "doesn't exist on the Hub",
     ),
     match=_MISSING,
-    facts=(R(r"(?P<info_file>_(?:db)?infos_[\w.]{0,80}\.pkl)'"),),
+    facts=(
+        R(r"(?P<info_file>_(?:db)?infos_[\w.]{0,80}\.pkl)'"),
+        # datasets 1.18-3.x load.py: a name that could be the Hub's was looked up there too and not found there
+        # either (a private or gated dataset without the token, a builder name datasets does not have, such as
+        # 'tsv'), so the local path it names is not what the script meant
+        R(r"Couldn't find '(?P<hf_either>[^'\n]{1,200})' on the Hugging Face Hub either"),
+    ),
     # shared libraries have their own kinds (extension_import, cuda_library_path)
     reject=R(r"No such file or directory\s*[:：]\s*'[^'\n]{0,200}\.so(?:\.[\d.]+)?'"),
     # a missing path is any file's; ImageFolder's refusal is only a root without class folders, and
     # pytorch-ssd's message only a VOC folder without its image-set list (LLaMA-Factory's undefined dataset is
     # a wrong data folder or an entry never written: likely)
-    confirm=lambda hits, ctx: any(any(k in h.facts for k in _DECISIVE) for h in hits),
+    # ...and load_dataset's local path is decisive only where the name was not looked up on the Hub as well
+    # (hiyouga/ChatGLM-Efficient-Tuning#18, a gated dataset: "Couldn't find a dataset script at ... Couldn't find
+    # 'JosephusCheung/GuanacoDataset' on the Hugging Face Hub either")
+    confirm=lambda hits, ctx: any(
+        any(k in h.facts for k in _DECISIVE) and "hf_either" not in h.facts for h in hits
+    ),
     also=(_OTHER_FILE, _GATED_DATASET),
     describe=_missing,
 )

@@ -30,7 +30,8 @@ torch and one CUDA. What their own import-time checks print when that part does 
   from the ``mmcv`` 1.x / ``mmcv-lite`` builds; NVIDIA apex's ``amp_C``, ``fused_layer_norm_cuda``..., built only
   with ``--cpp_ext --cuda_ext``; ``flash_attn_2_cuda``, ``selective_scan_cuda``, ``causal_conv1d_cuda``;
   ``detectron2._C`` and ``pytorch3d._C`` of a source tree never built): "No module named 'mmcv._ext'" is that
-  build missing, certain (launchers.py reads any other missing module as a package not installed).
+  build missing, certain (launchers.py reads any other missing module as a package not installed); apex's
+  ``syncbn`` only likely (apex guards its own import of it, and repositories name their own module so too).
 
 - A build that left the CUDA part out: detectron2's csrc (and maskrcnn-benchmark's, DCNv2's, the repositories that
   copy them) raises "Not compiled with GPU support" when a CUDA tensor reaches an op compiled without ``WITH_CUDA``
@@ -205,7 +206,9 @@ def decided(facts: dict, ctx_facts: dict | None = None) -> bool:
         or facts.get("tv_no_ops")
         or facts.get("bnb_cpu_error")
         or facts.get("tcnn_cc")
-        or facts.get("built_module")
+        # apex's "syncbn" is a name other repositories give their own synchronized BatchNorm module too (apex's
+        # own imports of it are guarded: apex/parallel/__init__.py warns and goes on), so it alone is likely
+        or (facts.get("built_module") and facts.get("built_module") != "syncbn")
         or facts.get("no_gpu_build")
         or facts.get("mmcv_device")
         or facts.get("tree_c")

@@ -23,6 +23,8 @@ the script prints it:
 - ultralytics' check of the keys given to ``YOLO(...).train()`` / ``predict()`` (``cfg/__init__.py``) and of the
   dataset YAML (``data/utils.py`` check_det_dataset: the keys it needs, names and nc that disagree).
 
+transformers' "Unable to create tensor" (rows of unequal length) is as often a collator that pads input_ids and not labels, or a repository's preprocessing given data of another layout, as the script's own tokenizer call: likely, ``bad_training_data`` named; ultralytics' "is not a valid YOLO argument" is as often a key of another release: likely, ``dependency_version`` named; so is PEFT's "Target module <a Linear-like layer> is not supported"
+(Linear4bit, a quantized Linear: a layer the installed peft does not know), while a container named stays certain.
 The models' input checks and generate()'s unused keyword arguments do not say whose call they refuse (the script's
 or a library's calling on its behalf): likely. Five of them read differently by release, so they are only likely, with ``dependency_version`` named beside:
 timm's "Unknown model" and "Invalid pretrained tag" are a typo or a name newer than the installed timm; an Auto class's "Unrecognized
@@ -227,6 +229,9 @@ _BY_RELEASE = {
     "task_release": ", available tasks are",
     "trl_release": "dataset_text_field` or `formatting_func` argument",
     "trl_release_pasted": "dataset_text_field or formatting_func argument",
+    # ultralytics' check_dict_alignment: a key of another release's default.yaml (save_period, copy_paste_mode on
+    # an ultralytics older than them: ultralytics/ultralytics#8322, #18302, the fix an upgrade)
+    "yolo_release": "is not a valid YOLO argument",
 }
 # the caller the message does not name: a model's forward() and generate() are called by the script or by a library
 # on its behalf (a trainer, a pipeline, an evaluation loop of another release), so the script is only the likelier
@@ -234,6 +239,10 @@ _CALLER_UNNAMED = {
     "inputs_unnamed": "input_ids or inputs_embeds",
     "inputs_both": "both input_ids and inputs_embeds",
     "kwargs_unnamed": "are not used by the model",
+    # BatchEncoding.convert_to_tensors: rows of unequal length, most often not the script's tokenizer call but a
+    # collator that pads input_ids and not labels (transformers#39266, DataCollatorForLanguageModeling) or a
+    # repository's preprocessing given data of another layout (zai-org/ChatGLM2-6B#264, QwenLM/Qwen3#388)
+    "rows_unequal": "Unable to create tensor, you should probably activate truncation",
 }
 
 TEMPLATES = (
@@ -269,10 +278,19 @@ TEMPLATES = (
 )
 
 
+# PEFT's refusal of a module type names the module: a container (an attention block, a decoder layer) is the
+# script's target_modules; a layer of a linear kind (bitsandbytes' Linear4bit / Linear8bitLt, a quantized or
+# custom Linear, a Conv1d before peft supported it) is one the installed peft does not know, fixed by a peft (or
+# transformers / bitsandbytes) that does (huggingface/peft#1991: "Linear4bit not supported", packages not updated)
+_LAYER_RELEASE = R(r"Target module (?P<peft_layer_release>\w{0,60}(?:Linear|Conv|Embedding|Quant)\w{0,40})\(")
+
+
 def _stated_by_the_call(hits: list[Hit], ctx: Context) -> bool:
     """Certain unless every hit is one of the refusals a release of the library explains as well as the script, or
     one that does not say whose call it refuses."""
-    return not all(any(key in h.facts for key in (*_BY_RELEASE, *_CALLER_UNNAMED)) for h in hits)
+    return not all(
+        any(key in h.facts for key in (*_BY_RELEASE, *_CALLER_UNNAMED, "peft_layer_release")) for h in hits
+    )
 
 
 _stated_by_the_call.lowers_only = True  # type: ignore[attr-defined]  # docs/catalog.md: the anchors decide
@@ -286,6 +304,7 @@ LIBRARY_ARGUMENTS = Recogniser(
         refusal_pattern(REFUSALS),
         *(R(rf"(?P<{key}>{re.escape(text)})") for key, text in _BY_RELEASE.items()),
         *(R(rf"(?P<{key}>{re.escape(text)})") for key, text in _CALLER_UNNAMED.items()),
+        _LAYER_RELEASE,
     ),
     confirm=_stated_by_the_call,
     also=(
@@ -317,6 +336,30 @@ LIBRARY_ARGUMENTS = Recogniser(
             "pip install 'trl>=0.9.3,<=0.9.6'), or move dataset_text_field into SFTConfig (trl >= 0.9; 'text' by "
             "default from 0.12).",
             when=("trl_release", "trl_release_pasted"),
+        ),
+        Alternative(
+            "dependency_version",
+            "a layer type the installed peft does not wrap yet (a quantized or custom Linear, a Conv1d) that a "
+            "later peft (with the transformers and bitsandbytes of its time) does",
+            "pip install -U peft transformers bitsandbytes (a 4-/8-bit model's Linear4bit / Linear8bitLt need a peft "
+            "that imports the installed bitsandbytes: python -c 'import bitsandbytes' must work); a repository's own "
+            "quantized layer needs the peft its install guide names.",
+            when=("peft_layer_release",),
+        ),
+        Alternative(
+            "dependency_version",
+            "an argument of a later (or earlier) ultralytics release than the one installed",
+            "pip install -U ultralytics (yolo checks lists the installed release; yolo cfg prints the keys it takes).",
+            when=("yolo_release",),
+        ),
+        Alternative(
+            "bad_training_data",
+            "data of another layout than the preprocessing expects (other field names, a field nested one level too "
+            "deep), or a collator that pads input_ids and leaves the labels unpadded",
+            "Print one batch before the collator: find the feature named in the message and make it one list of "
+            "ints per row of equal length (the dataset's field names as the preprocessing reads them; labels padded "
+            "with -100 by DataCollatorForSeq2Seq, or by the preprocessing itself).",
+            when=("rows_unequal",),
         ),
     ),
     describe=describe_refusal(
