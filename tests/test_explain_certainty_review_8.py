@@ -46,24 +46,6 @@ def test_a_class_of_the_saving_script_stays_certain():
     certain(TORCH_LOAD + line, "checkpoint_class_missing")
 
 
-# transformers' tokenization_utils_base.py BatchEncoding.convert_to_tensors, raised from a Trainer's collator
-COLLATOR = (
-    "Traceback (most recent call last):\n"
-    '  File "/opt/conda/lib/python3.10/site-packages/torch/utils/data/_utils/fetch.py", line 54, in fetch\n'
-    "    return self.collate_fn(data)\n"
-    '  File "/opt/conda/lib/python3.10/site-packages/transformers/data/data_collator.py", line 586, in __call__\n'
-    "    features = self.tokenizer.pad(\n"
-    "ValueError: Unable to create tensor, you should probably activate truncation and/or padding with "
-    "'padding=True' 'truncation=True' to have batched tensors with the same length. Perhaps your features "
-    "(`labels` in this case) have excessive nesting (inputs type `list` where type `int` is expected).\n"
-)
-
-
-def test_rows_of_unequal_length_are_likely_the_scripts_call_the_data_named_beside():
-    found = likely_with(COLLATOR, "library_arguments", "log.bad_training_data")
-    assert "truncation=True" in found.fix
-
-
 # ultralytics/cfg/__init__.py check_dict_alignment, for a key of a later release's default.yaml
 YOLO_KEY = (
     "SyntaxError: 'copy_paste_mode' is not a valid YOLO argument. Similar arguments are i.e. "

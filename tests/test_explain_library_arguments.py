@@ -34,9 +34,7 @@ CASES = [
         ("labels",),
         "ValueError",
         "library_arguments",
-        # likely (certainty review 8): as often a collator that leaves labels unpadded or a repository's
-        # preprocessing given data of another layout as the script's own tokenizer call
-        "likely",
+        "certain",
         ["truncation=True", "DataCollatorWithPadding"],
     ),
     (

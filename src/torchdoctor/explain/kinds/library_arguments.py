@@ -23,7 +23,7 @@ the script prints it:
 - ultralytics' check of the keys given to ``YOLO(...).train()`` / ``predict()`` (``cfg/__init__.py``) and of the
   dataset YAML (``data/utils.py`` check_det_dataset: the keys it needs, names and nc that disagree).
 
-transformers' "Unable to create tensor" (rows of unequal length) is as often a collator that pads input_ids and not labels, or a repository's preprocessing given data of another layout, as the script's own tokenizer call: likely, ``bad_training_data`` named; ultralytics' "is not a valid YOLO argument" is as often a key of another release: likely, ``dependency_version`` named; so is PEFT's "Target module <a Linear-like layer> is not supported"
+ultralytics' "is not a valid YOLO argument" is as often a key of another release: likely, ``dependency_version`` named; so is PEFT's "Target module <a Linear-like layer> is not supported"
 (Linear4bit, a quantized Linear: a layer the installed peft does not know), while a container named stays certain.
 The models' input checks and generate()'s unused keyword arguments do not say whose call they refuse (the script's
 or a library's calling on its behalf): likely. Five of them read differently by release, so they are only likely, with ``dependency_version`` named beside:
@@ -239,10 +239,6 @@ _CALLER_UNNAMED = {
     "inputs_unnamed": "input_ids or inputs_embeds",
     "inputs_both": "both input_ids and inputs_embeds",
     "kwargs_unnamed": "are not used by the model",
-    # BatchEncoding.convert_to_tensors: rows of unequal length, most often not the script's tokenizer call but a
-    # collator that pads input_ids and not labels (transformers#39266, DataCollatorForLanguageModeling) or a
-    # repository's preprocessing given data of another layout (zai-org/ChatGLM2-6B#264, QwenLM/Qwen3#388)
-    "rows_unequal": "Unable to create tensor, you should probably activate truncation",
 }
 
 TEMPLATES = (
@@ -351,15 +347,6 @@ LIBRARY_ARGUMENTS = Recogniser(
             "an argument of a later (or earlier) ultralytics release than the one installed",
             "pip install -U ultralytics (yolo checks lists the installed release; yolo cfg prints the keys it takes).",
             when=("yolo_release",),
-        ),
-        Alternative(
-            "bad_training_data",
-            "data of another layout than the preprocessing expects (other field names, a field nested one level too "
-            "deep), or a collator that pads input_ids and leaves the labels unpadded",
-            "Print one batch before the collator: find the feature named in the message and make it one list of "
-            "ints per row of equal length (the dataset's field names as the preprocessing reads them; labels padded "
-            "with -100 by DataCollatorForSeq2Seq, or by the preprocessing itself).",
-            when=("rows_unequal",),
         ),
     ),
     describe=describe_refusal(
