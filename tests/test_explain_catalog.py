@@ -67,3 +67,13 @@ def test_anchored_refuses_text_the_template_does_not_print():
     assert anchored("Tensors must be CUDA and dense", "Tensors must be CUDA and dense")
     assert anchored("'DistributedDataParallel' object has no attribute", "'{}' object has no attribute '{}'")
     assert not anchored("Duplicate GPU detected", "Mismatched NCCL version detected : rank %d version %d")
+
+
+def test_every_kind_has_one_recogniser():
+    # kinds.BY_KIND keeps the last recogniser of a kind: a second one of the same kind (added in another module)
+    # would take over the first's summary, fix and certainty for every log the first reads (met while mapping the
+    # compiled packages, 2026-11-30: a second `triton_missing`); add anchors and facts to the one there is instead
+    seen: dict[str, int] = {}
+    for recogniser in RECOGNISERS:
+        seen[recogniser.kind] = seen.get(recogniser.kind, 0) + 1
+    assert [kind for kind, count in seen.items() if count > 1] == []
