@@ -256,13 +256,15 @@ def sharing_cpus(ranks: Mapping[int, RankWindow]) -> dict[int, tuple[int, frozen
     """The ranks that share CPUs with more ranks than there are CPUs among them: rank -> (how many ranks,
     which CPUs) of the ranks on its host whose CPUs overlap its own (itself included). Ranks without
     published CPUs are none of them."""
+    on_host: dict[str, list[RankWindow]] = {}  # judged every window: each rank against its host's, not all
+    for r in ranks.values():
+        if r.cpus is not None:
+            on_host.setdefault(r.host, []).append(r)
     result = {}
     for rank, mine in ranks.items():
         if mine.cpus is None:
             continue
-        near = [
-            r for r in ranks.values() if r.host == mine.host and r.cpus is not None and r.cpus & mine.cpus
-        ]
+        near = [r for r in on_host[mine.host] if r.cpus & mine.cpus]
         cpus = frozenset().union(*(r.cpus for r in near))
         if len(near) > len(cpus):
             result[rank] = (len(near), cpus)
