@@ -125,6 +125,24 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config):
             terminalreporter.line(line, red=True)
 
 
+class _EveryAnchor:
+    """Holds every (kind, anchor): as if each message had been seen on a labelled real log of its kind."""
+
+    def __contains__(self, item) -> bool:
+        return True
+
+
+@pytest.fixture
+def every_message_seen(monkeypatch):
+    """A recogniser's reading of a line written as its source prints it, by the message's own evidence only:
+    its certainty without the rule that a message no labelled real log showed yet stays likely (that rule is
+    test_explain_seen_on.py's subject). Modules that test readings use it: ``pytestmark =
+    pytest.mark.usefixtures("every_message_seen")``."""
+    from torchdoctor.explain import recognisers
+
+    monkeypatch.setattr(recognisers, "seen_on", _EveryAnchor)
+
+
 @pytest.fixture
 def taken_port():
     """A port something else listens on (this test process), as an old run would."""

@@ -12,6 +12,8 @@ from explaining import explained, leads_with, template
 
 from torchdoctor.explain.catalog import by_id
 
+pytestmark = pytest.mark.usefixtures("every_message_seen")
+
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benchmarks"))
 
 import catalog_coverage  # noqa: E402

@@ -16,6 +16,8 @@ from explaining import called_from, explained, leads_with, made_wheel
 from torchdoctor.explain.kinds import api_history
 from torchdoctor.explain.kinds.release_pins import below, spelled
 
+pytestmark = pytest.mark.usefixtures("every_message_seen")
+
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benchmarks"))
 
 import api_history as generator  # noqa: E402

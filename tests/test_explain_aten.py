@@ -10,6 +10,8 @@ from explaining import explained, leads_with, template
 
 from torchdoctor.explain.catalog import by_id
 
+pytestmark = pytest.mark.usefixtures("every_message_seen")
+
 LINEAR_FRAME = (
     'Traceback (most recent call last):\n  File "train.py", line 88, in <module>\n    out = model(x)\n'
     '  File "/opt/conda/lib/python3.10/site-packages/torch/nn/modules/linear.py", line 114, in forward\n'

@@ -10,6 +10,8 @@ from explaining import explained, template
 
 from torchdoctor.explain.catalog import load
 
+pytestmark = pytest.mark.usefixtures("every_message_seen")
+
 HOST_CONFIG = "/usr/local/cuda/include/crt/host_config.h:151:2: error: "
 
 # (template id, values, text around it, kind, confidence, a word the summary or fix holds)

@@ -18,6 +18,8 @@ from explaining import explained, template
 from torchdoctor.explain.catalog import by_id
 from torchdoctor.explain.kinds import deepspeed_engine_refusals, trainer_arguments, version_refusals
 
+pytestmark = pytest.mark.usefixtures("every_message_seen")
+
 
 def line(ident: str, *values: str) -> str:
     """The template ``ident`` with its ``{}`` placeholders filled in order (every one must be)."""

@@ -11,6 +11,8 @@ from explaining import explained, filled
 
 from torchdoctor.explain.catalog import by_id
 
+pytestmark = pytest.mark.usefixtures("every_message_seen")
+
 # (template id, values for its placeholders, the exception it is raised as, kind, certainty, words of the fix)
 TORCH = [
     # torch/distributed/fsdp/_runtime_utils.py _lazy_init, _check_flat_params_on_expected_device, _post_backward_hook

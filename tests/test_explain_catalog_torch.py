@@ -14,6 +14,8 @@ import pytest
 
 from torchdoctor.explain.diagnose import explain
 
+pytestmark = pytest.mark.usefixtures("every_message_seen")
+
 
 def findings(text: str):
     """Every finding for ``text`` read as a pasted log."""

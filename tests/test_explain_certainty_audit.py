@@ -31,9 +31,12 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+import pytest
 from explaining import explained, template
 
 from torchdoctor.explain.catalog import by_id
+
+pytestmark = pytest.mark.usefixtures("every_message_seen")
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benchmarks"))
 

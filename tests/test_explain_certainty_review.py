@@ -24,6 +24,8 @@ from __future__ import annotations
 import pytest
 from explaining import certain, explained, likely_with, template
 
+pytestmark = pytest.mark.usefixtures("every_message_seen")
+
 SITE = "/opt/conda/lib/python3.10/site-packages"
 
 

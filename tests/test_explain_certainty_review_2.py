@@ -11,7 +11,10 @@ it, alone (likely, the other reading named), and beside the fact that rules the 
 
 from __future__ import annotations
 
+import pytest
 from explaining import certain, explained, likely_with
+
+pytestmark = pytest.mark.usefixtures("every_message_seen")
 
 SHAPES = (
     "accelerate.utils.operations.DistributedOperationException: Cannot apply desired operation due to shape "

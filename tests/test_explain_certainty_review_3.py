@@ -37,7 +37,10 @@ and beside the fact that rules the other reading out (certain); a near miss keep
 
 from __future__ import annotations
 
+import pytest
 from explaining import certain, likely_with
+
+pytestmark = pytest.mark.usefixtures("every_message_seen")
 
 HOSTFILE = (
     "RuntimeError: Using hostfile at /job/hostfile but host={} was not reachable via ssh. If you are running with "

@@ -42,10 +42,13 @@ import io
 import sys
 from pathlib import Path
 
+import pytest
 from explaining import certain, explained, likely_with, template
 
 from torchdoctor.explain.catalog import by_id
 from torchdoctor.explain.diagnose import explain
+
+pytestmark = pytest.mark.usefixtures("every_message_seen")
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benchmarks"))
 

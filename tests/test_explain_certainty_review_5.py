@@ -19,7 +19,10 @@ other reading out (certain), and where the other reading holds (likely, that rea
 
 from __future__ import annotations
 
+import pytest
 from explaining import certain, explained, likely_with
+
+pytestmark = pytest.mark.usefixtures("every_message_seen")
 
 EMPTY = "ValueError: num_samples should be a positive integer value, but got num_samples=0\n"
 

@@ -28,7 +28,10 @@ Each test gives the line as its source prints it, where the reading holds (certa
 
 from __future__ import annotations
 
+import pytest
 from explaining import certain, explained
+
+pytestmark = pytest.mark.usefixtures("every_message_seen")
 
 HEAD = "RuntimeError: Error(s) in loading state_dict for {}:\n"
 

@@ -60,6 +60,8 @@ from __future__ import annotations
 import pytest
 from explaining import certain, explained, likely_with, template
 
+pytestmark = pytest.mark.usefixtures("every_message_seen")
+
 NO_ATTRIBUTE = "AttributeError: module 'torch.distributed' has no attribute 'init_process_group'\n"
 
 

@@ -14,7 +14,10 @@ holds (certain) and where another cause prints the same words (likely, another k
 
 from __future__ import annotations
 
+import pytest
 from explaining import certain, explained, likely_with
+
+pytestmark = pytest.mark.usefixtures("every_message_seen")
 
 TORCH_LOAD = (
     "Traceback (most recent call last):\n"

@@ -2,9 +2,13 @@
 
 import io
 
+import pytest
+
 from torchdoctor.explain.diagnose import explain
 from torchdoctor.explain.kinds import RECOGNISERS
 from torchdoctor.explain.recognisers import GENERIC_WORDS
+
+pytestmark = pytest.mark.usefixtures("every_message_seen")
 
 # Anchors that hold a generic word but whose recogniser's `match` only takes the specific case, with why.
 NARROWED = {

@@ -14,6 +14,8 @@ from explaining import explained, leads_with
 
 from torchdoctor.explain.catalog import by_id
 
+pytestmark = pytest.mark.usefixtures("every_message_seen")
+
 PLACEHOLDER = re.compile(r"\{\}|%(?:ld|lu|lx|zu|d|s|u|p|x)")
 
 

@@ -7,9 +7,12 @@ Arrow refuses outside datasets' map, which must not read as the kind or not with
 
 from __future__ import annotations
 
+import pytest
 from explaining import certain, explained, leads_with, likely_with, template
 
 from torchdoctor.explain.catalog import load
+
+pytestmark = pytest.mark.usefixtures("every_message_seen")
 
 WORKER = (
     "Traceback (most recent call last):\n"

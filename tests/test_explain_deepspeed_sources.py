@@ -16,6 +16,8 @@ from explaining import certain, explained, likely_with, template
 
 from torchdoctor.explain.catalog import by_id
 
+pytestmark = pytest.mark.usefixtures("every_message_seen")
+
 
 def line(ident: str, *values: str) -> str:
     """The template ``ident`` with its ``{}`` placeholders filled in order (every one must be)."""

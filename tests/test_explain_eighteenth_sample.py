@@ -8,7 +8,10 @@ without data (StorageMethods.cpp). Beside each, a line that must stay silent, or
 
 from __future__ import annotations
 
+import pytest
 from explaining import explained, lead, template
+
+pytestmark = pytest.mark.usefixtures("every_message_seen")
 
 
 def test_a_removed_lightning_trainer_flag_is_the_lightning_version():

@@ -9,6 +9,8 @@ from __future__ import annotations
 import pytest
 from explaining import explained, template
 
+pytestmark = pytest.mark.usefixtures("every_message_seen")
+
 SITE = "/home/ana/.venv/lib/python3.10/site-packages"
 
 # (template id, values, text around it, kind, confidence, a word the summary or fix holds)

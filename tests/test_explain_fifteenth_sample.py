@@ -6,7 +6,10 @@ be another kind, or only likely."""
 
 from __future__ import annotations
 
+import pytest
 from explaining import explained, lead, template
+
+pytestmark = pytest.mark.usefixtures("every_message_seen")
 
 
 def test_an_fft_in_half_precision_is_half_unsupported_op_certain_beside_the_fft():

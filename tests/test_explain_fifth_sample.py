@@ -14,9 +14,12 @@ from __future__ import annotations
 
 import io
 
+import pytest
 from explaining import CORPUS, explained, lead, template
 
 from torchdoctor.explain.diagnose import explain
+
+pytestmark = pytest.mark.usefixtures("every_message_seen")
 
 
 def test_a_package_the_job_cannot_import_names_the_launchers_environment():

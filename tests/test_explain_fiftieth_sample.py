@@ -6,6 +6,8 @@ from __future__ import annotations
 import pytest
 from explaining import certain, explained, likely_with, template
 
+pytestmark = pytest.mark.usefixtures("every_message_seen")
+
 FRAME = (
     'Traceback (most recent call last):\n  File "train.py", line 88, in <module>\n    loss = step(batch)\n'
 )

@@ -3,7 +3,10 @@ would print it, and a near-miss that must not read as it (tests/fixtures/corpus/
 
 from __future__ import annotations
 
+import pytest
 from explaining import certain, explained
+
+pytestmark = pytest.mark.usefixtures("every_message_seen")
 
 # CPython Lib/importlib/_bootstrap.py _sanity_check: a relative import in a module without a parent package
 RELATIVE_IMPORT = (

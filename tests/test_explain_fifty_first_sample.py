@@ -3,7 +3,10 @@ would print it, and a near-miss that must not read as it (tests/fixtures/corpus/
 
 from __future__ import annotations
 
+import pytest
 from explaining import certain, explained, likely_with
+
+pytestmark = pytest.mark.usefixtures("every_message_seen")
 
 # models/ops/functions/ms_deform_attn_func.py of Deformable DETR (and the repositories that copy models/ops)
 # imports the extension models/ops/setup.py builds; CPython's ModuleNotFoundError when it was not built

@@ -3,7 +3,10 @@ would print it, and a near-miss that must not read as it (tests/fixtures/corpus/
 
 from __future__ import annotations
 
+import pytest
 from explaining import certain, explained
+
+pytestmark = pytest.mark.usefixtures("every_message_seen")
 
 # torch/utils/cpp_extension.py _get_build_directory: os.makedirs of the extension's folder under the build root
 # (TORCH_EXTENSIONS_DIR, else get_default_build_root(); <tempdir>/torch_extensions in older releases)

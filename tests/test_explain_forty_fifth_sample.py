@@ -7,6 +7,8 @@ import pytest
 from explaining import explained as lead
 from explaining import leads_with, likely_with
 
+pytestmark = pytest.mark.usefixtures("every_message_seen")
+
 INPLACE = (
     "RuntimeError: one of the variables needed for gradient computation has been modified by an inplace "
     "operation: [torch.cuda.FloatTensor [64, 1]], which is output 0 of AsStridedBackward0, is at version 3; "

@@ -9,6 +9,8 @@ import pytest
 
 from torchdoctor.explain.diagnose import explain
 
+pytestmark = pytest.mark.usefixtures("every_message_seen")
+
 
 def lead(text: str):
     """The first finding for ``text`` read as a pasted log."""

@@ -11,7 +11,10 @@ thread and what it established), or a message template quoted from the catalog (
 
 from __future__ import annotations
 
+import pytest
 from explaining import explained, lead, template
+
+pytestmark = pytest.mark.usefixtures("every_message_seen")
 
 
 def test_a_cuda_build_step_failed_inside_visual_studio():

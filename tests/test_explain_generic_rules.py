@@ -8,6 +8,8 @@ from __future__ import annotations
 import pytest
 from explaining import explained, lead, template
 
+pytestmark = pytest.mark.usefixtures("every_message_seen")
+
 # -- a build: the compiler's first error line names the cause class ------------------------------------------
 
 

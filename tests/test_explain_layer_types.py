@@ -10,6 +10,8 @@ from explaining import explained, leads_with, template
 
 from torchdoctor.explain.kinds.layer_types import device_of, dtype_of
 
+pytestmark = pytest.mark.usefixtures("every_message_seen")
+
 MKLDNN = " or input should be a MKLDNN tensor and weight is a dense tensor"
 
 

@@ -9,6 +9,8 @@ from explaining import explained, filled
 
 from torchdoctor.explain.catalog import by_id
 
+pytestmark = pytest.mark.usefixtures("every_message_seen")
+
 TRACE = 'Traceback (most recent call last):\n  File "train.py", line 88, in <module>\n    trainer.train()\n'
 
 # (template id, values, exception, kind, certainty, words of the fix)

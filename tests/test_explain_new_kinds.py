@@ -15,6 +15,8 @@ import pytest
 
 from torchdoctor.explain.diagnose import explain
 
+pytestmark = pytest.mark.usefixtures("every_message_seen")
+
 CORPUS = Path(__file__).parent / "fixtures" / "corpus" / "train"
 
 

@@ -6,7 +6,10 @@ cards. Beside each, a line that must stay silent, or be another kind."""
 
 from __future__ import annotations
 
+import pytest
 from explaining import explained, lead, template
+
+pytestmark = pytest.mark.usefixtures("every_message_seen")
 
 
 def test_a_quantile_input_over_two_to_the_24_is_certain():

@@ -8,7 +8,10 @@ batch sampler. Beside each, a line that must stay silent, or be another kind."""
 
 from __future__ import annotations
 
+import pytest
 from explaining import explained, lead, template
+
+pytestmark = pytest.mark.usefixtures("every_message_seen")
 
 WHEEL = "/usr/local/lib/python3.10/dist-packages/torch/lib/../../nvidia/{}/lib/{}"
 

@@ -4,10 +4,13 @@ frameworks' argument checks) are read by the same `refusal_in` and described by 
 
 from __future__ import annotations
 
+import pytest
 from explaining import leads_with
 
 from torchdoctor.explain.kinds.refusal_table import describe_refusal, one_line, refusal_in, refused
 from torchdoctor.explain.recognisers import Context, Hit
+
+pytestmark = pytest.mark.usefixtures("every_message_seen")
 
 _BY_FACT = (
     ("twice", "init_process_group was called twice", "Call it once."),

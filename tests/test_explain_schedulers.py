@@ -11,6 +11,8 @@ import pytest
 from explaining import explained
 from explaining import filled as template
 
+pytestmark = pytest.mark.usefixtures("every_message_seen")
+
 OMPI_RULE = "--------------------------------------------------------------------------\n"
 
 

@@ -8,7 +8,10 @@ thread and what it established), or a message template quoted from the catalog (
 
 from __future__ import annotations
 
+import pytest
 from explaining import explained, lead, template
+
+pytestmark = pytest.mark.usefixtures("every_message_seen")
 
 
 def test_deepspeed_used_before_init_distributed():

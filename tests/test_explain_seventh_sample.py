@@ -11,6 +11,8 @@ from __future__ import annotations
 import pytest
 from explaining import explained, lead, template
 
+pytestmark = pytest.mark.usefixtures("every_message_seen")
+
 WORKER = (
     "Traceback (most recent call last):\n"
     '  File "/opt/conda/lib/python3.10/site-packages/torch/utils/data/_utils/worker.py", line 308, in _worker_loop\n'

@@ -14,6 +14,8 @@ from explaining import explained
 
 from torchdoctor.explain.catalog import by_id
 
+pytestmark = pytest.mark.usefixtures("every_message_seen")
+
 
 def template(ident: str, *values: str) -> str:
     """A catalog template with its placeholders (``{}``, ``%s``, ``%d``, ``%ld``) filled in order."""

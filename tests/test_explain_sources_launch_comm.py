@@ -14,6 +14,8 @@ import pytest
 from explaining import explained as lead
 from explaining import filled as template
 
+pytestmark = pytest.mark.usefixtures("every_message_seen")
+
 NCCL_WARN = "node7:2210:2298 [{rank}] {file} NCCL WARN {message}\n"
 TORCH_NCCL_ERROR = (
     "torch.distributed.DistBackendError: NCCL error in: ../torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp:1970, "

@@ -16,6 +16,8 @@ from explaining import filled as template
 
 from torchdoctor.explain.diagnose import explain
 
+pytestmark = pytest.mark.usefixtures("every_message_seen")
+
 
 def findings(text: str):
     return explain(["-"], stdin=io.BytesIO(text.encode()))

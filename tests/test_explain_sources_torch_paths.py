@@ -15,6 +15,8 @@ from explaining import filled as template
 
 from torchdoctor.explain.catalog import by_id
 
+pytestmark = pytest.mark.usefixtures("every_message_seen")
+
 
 def sure(found) -> str:
     return found.details.get("confidence", "certain")

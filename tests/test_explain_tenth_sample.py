@@ -7,7 +7,10 @@ every process. Beside each, a line that must stay silent, or be another kind."""
 
 from __future__ import annotations
 
+import pytest
 from explaining import explained, lead, template
+
+pytestmark = pytest.mark.usefixtures("every_message_seen")
 
 
 def test_deepspeeds_refusal_of_an_outer_autocast_is_a_version_that_disagrees_certain():

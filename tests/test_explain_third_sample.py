@@ -13,6 +13,8 @@ from __future__ import annotations
 import pytest
 from explaining import CORPUS, explained, lead, template
 
+pytestmark = pytest.mark.usefixtures("every_message_seen")
+
 
 def test_torch_cat_on_two_devices():
     # 217.txt (davda54/sam#5): the optimizer stacked gradient norms of parameters on two GPUs

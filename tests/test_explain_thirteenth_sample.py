@@ -7,7 +7,10 @@ GradScaler (torch/amp/grad_scaler.py). Beside each, a line that must stay silent
 
 from __future__ import annotations
 
+import pytest
 from explaining import explained, lead, template
+
+pytestmark = pytest.mark.usefixtures("every_message_seen")
 
 
 def test_enospc_is_a_full_disk_certain():

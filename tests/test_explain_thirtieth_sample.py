@@ -7,7 +7,10 @@ Beside each, a line that must stay silent, or be another kind, or only likely.""
 
 from __future__ import annotations
 
+import pytest
 from explaining import explained, leads_with, read, template
+
+pytestmark = pytest.mark.usefixtures("every_message_seen")
 
 
 def test_mmcv_outside_the_range_mmdet_asserts_is_a_version_pair_that_disagrees():

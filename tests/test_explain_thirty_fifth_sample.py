@@ -5,7 +5,11 @@ from __future__ import annotations
 
 import io
 
+import pytest
+
 from torchdoctor.explain.diagnose import explain
+
+pytestmark = pytest.mark.usefixtures("every_message_seen")
 
 
 def lead(text: str):

@@ -6,7 +6,10 @@ boxes, and hydra taking over ClassyVision's classy_train.py (hydra/_internal/uti
 
 from __future__ import annotations
 
+import pytest
 from explaining import explained, leads_with, read, template
+
+pytestmark = pytest.mark.usefixtures("every_message_seen")
 
 
 def test_a_config_type_its_registry_does_not_hold_is_likely_a_module_never_imported():

@@ -4,7 +4,10 @@ silent, be another kind, or be only likely."""
 
 from __future__ import annotations
 
+import pytest
 from explaining import explained, leads_with, read, template
+
+pytestmark = pytest.mark.usefixtures("every_message_seen")
 
 
 def test_indexing_a_0_dim_tensor_is_likely_code_written_for_torch_0_3():

@@ -7,7 +7,10 @@ Beside each, a line that must stay silent, or be another kind, or only likely.""
 
 from __future__ import annotations
 
+import pytest
 from explaining import explained, leads_with, read, template
+
+pytestmark = pytest.mark.usefixtures("every_message_seen")
 
 
 def test_lightning_hooks_removed_in_1_8_and_2_0_are_code_for_an_older_lightning():

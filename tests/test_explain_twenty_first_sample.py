@@ -6,7 +6,10 @@ rmsprop.py). Beside each, a line that must stay silent, or be another kind."""
 
 from __future__ import annotations
 
+import pytest
 from explaining import explained, lead, template
+
+pytestmark = pytest.mark.usefixtures("every_message_seen")
 
 UNSCALED_TWICE = (
     "RuntimeError: unscale_() has already been called on this optimizer since the last update().\n"

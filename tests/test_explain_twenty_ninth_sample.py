@@ -7,7 +7,10 @@ Beside each, a line that must stay silent, or be another kind, or only likely.""
 
 from __future__ import annotations
 
+import pytest
 from explaining import explained, lead, leads_with, template
+
+pytestmark = pytest.mark.usefixtures("every_message_seen")
 
 
 def read(name: str, kind: str, confidence: str):

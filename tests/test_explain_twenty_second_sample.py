@@ -7,7 +7,10 @@ them for a second cause: a floating loss target (ATen's Utils.h check) and rando
 
 from __future__ import annotations
 
+import pytest
 from explaining import explained, lead, template
+
+pytestmark = pytest.mark.usefixtures("every_message_seen")
 
 
 def test_a_tensor_that_requires_grad_handed_to_numpy():

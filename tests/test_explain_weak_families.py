@@ -14,6 +14,8 @@ from test_explain_coverage import read_as_its_kind, template
 
 from torchdoctor.explain.kinds import BY_KIND
 
+pytestmark = pytest.mark.usefixtures("every_message_seen")
+
 NCCL_WARN = "node07:20931:21044 [3] NCCL WARN "
 IPC = "7f3a1c000000"
 

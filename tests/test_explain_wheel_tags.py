@@ -14,6 +14,8 @@ from explaining import explained, leads_with
 
 from torchdoctor.explain.kinds import wheel_tags
 
+pytestmark = pytest.mark.usefixtures("every_message_seen")
+
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benchmarks"))
 
 import wheel_tags as generator  # noqa: E402

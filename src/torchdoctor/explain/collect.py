@@ -204,7 +204,10 @@ class Collector:
                         # raised in a file that other code imported or ran, not in the one started
                         facts["raised_below_top"] = raised.outermost.file
                 specific = recogniser.specific_on(line)
-                self.hits.append(Hit(recogniser.kind, facts, source, number, rank, self._order, specific))
+                anchor = recogniser.anchor_on(line)
+                self.hits.append(
+                    Hit(recogniser.kind, facts, source, number, rank, self._order, specific, anchor)
+                )
 
     def _framework(self, text: str) -> None:
         """The framework that built the DDP wrapper, from its paths in a traceback or its start-up lines:

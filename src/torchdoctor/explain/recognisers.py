@@ -19,7 +19,10 @@ alone makes the finding *likely*. ``confirm``, where a recogniser has one, names
 when they are there. A likely finding ranks below a certain one. A *consequence* (a peer that closed, torchrun's
 summary, a victim's timeout) is never certain when no cause is in the log: verdict.py then says the cause was
 not found and where to look. `GENERIC_WORDS` lists the words that make an anchor generic; a test holds every
-recogniser to it.
+recogniser to it. And a message mapped to its cause from the source alone is not yet evidence: a finding is
+certain only on an anchor seen on a real log whose thread established that same cause (`catalog.seen_on`, the
+train half of the corpus and the public fixture logs; benchmarks/explain_seen_on.py writes it). Until such a log
+shows it, the finding is likely and says so (verdict.UNSEEN).
 
 Where the same message is printed for more than one cause, the recogniser says so as data: ``also`` lists the
 other kinds it fits (`Alternative`: the kind, what it is in a few words, its fix), likelier first. A *likely*
@@ -37,6 +40,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from torchdoctor.explain.catalog import seen_on
 from torchdoctor.rank_list import who
 
 Facts = dict[str, Any]
@@ -53,6 +57,7 @@ class Hit:
     rank: int | None = None
     order: int = 0  # position in the whole input, for "what happened first"
     specific: bool = True  # False: only a generic anchor of its recogniser was on the line
+    anchor: str = ""  # the anchor found on the line (a specific one where there is one)
 
 
 @dataclass
@@ -113,15 +118,28 @@ class Recogniser:
         """``certain`` when the log holds evidence specific to this cause, else ``likely``.
 
         With a ``confirm``: certain exactly when its confirming facts are there. Without: certain when some
-        hit came from a specific anchor (one not in ``generic``).
+        hit came from a specific anchor (one not in ``generic``). Either way, only on an anchor seen on a real
+        log labelled with this kind (`seen`): a message mapped from its source alone stays likely.
         """
+        proven = [h for h in hits if self.seen([h])]
         if self.confirm is not None:
-            return "certain" if self.confirm(hits, ctx) else "likely"
-        return "certain" if any(h.specific for h in hits) else "likely"
+            return "certain" if proven and self.confirm(hits, ctx) else "likely"
+        return "certain" if any(h.specific for h in proven) else "likely"
+
+    def seen(self, hits: list[Hit]) -> bool:
+        """Whether a hit's anchor was seen on a real log whose thread established this kind as its cause
+        (`catalog.seen_on`: the train half of the corpus and the public fixture logs)."""
+        known = seen_on()
+        return any((self.kind, h.anchor) in known for h in hits)
 
     def specific_on(self, line: str) -> bool:
         """Whether ``line`` holds one of this kind's specific anchors (not only a generic one)."""
         return not self.generic or any(a in line for a in self.anchors if a not in self.generic)
+
+    def anchor_on(self, line: str) -> str:
+        """The anchor of this kind on ``line``: a specific one where there is one, else the first generic one."""
+        found = [a for a in self.anchors if a in line]
+        return next((a for a in found if a not in self.generic), found[0] if found else "")
 
     def read(self, window: str) -> Facts | None:
         """The facts in ``window`` (a line and the lines after it), or None when it is not this kind."""

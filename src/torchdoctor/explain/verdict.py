@@ -30,6 +30,8 @@ from torchdoctor.rank_list import ranks_text
 
 NEAR = 60  # lines: a known kind seen this close to an exception, in the same file and rank, is that exception
 
+# said of a finding whose message no labelled real log has shown for this cause yet: it stays likely
+UNSEEN = "this message is mapped to its cause from the source that prints it; no real log yet showed it for that cause"
 CAUSE_NOT_FOUND = "the cause is not in this log (this is what it led to)"
 LOOK_FOR_CAUSE = (
     "The cause is the first rank that failed: find it (torchrun's Root Cause block, the earliest error by time) "
@@ -130,6 +132,8 @@ def findings(
         summary, fix = recogniser.describe(kind_hits, ctx)
         details = _details(kind, kind_hits, roles[kind], counts)
         details["confidence"] = sure[kind]
+        if not recogniser.seen(kind_hits):
+            details["evidence"] = UNSEEN
         if sure[kind] == "likely":
             summary = f"likely: {summary}"
             others = [

@@ -27,9 +27,11 @@ COLUMNS = ("id", "template", "file", "versions", "kind")
 # compilers and GPUs each CUDA release takes (kinds/wheel_tags.py, kinds/toolkits.py, benchmarks/wheel_tags.py)
 # and torch_archs.tsv, the capabilities each torch release's extension builder accepts; message_history.tsv, the
 # messages a library's older releases raise and its newest does not (kinds/message_history.py,
-# benchmarks/message_history.py)
+# benchmarks/message_history.py); seen_on.tsv, the anchors seen on a real log labelled with their kind (the
+# evidence a certain finding needs: recognisers.py; benchmarks/explain_seen_on.py)
 NOT_TEMPLATES = frozenset(
     {
+        "seen_on",
         "api_history",
         "api_keywords",
         "api_signatures",
@@ -40,6 +42,19 @@ NOT_TEMPLATES = frozenset(
         "message_history",
     }
 )
+
+
+SEEN_ON = CATALOG_DIR / "seen_on.tsv"
+SEEN_COLUMNS = ("kind", "anchor", "logs", "examples")
+
+
+class Seen(NamedTuple):
+    """An anchor of a kind seen on real logs labelled, from their threads, with that kind."""
+
+    kind: str
+    anchor: str
+    logs: int
+    examples: str
 
 
 class Template(NamedTuple):
@@ -104,3 +119,23 @@ def write(source: str, templates: list[Template]) -> Path:
     load.cache_clear()
     by_id.cache_clear()
     return path
+
+
+@cache
+def seen_on() -> frozenset[tuple[str, str]]:
+    """Every ``(kind, anchor)`` seen on a real log labelled with that kind (seen_on.tsv)."""
+    found = set()
+    for line in SEEN_ON.read_text(encoding="utf-8").splitlines()[1:]:
+        cells = line.split("\t")
+        if len(cells) >= 2:
+            found.add((_unescape(cells[0]), _unescape(cells[1])))
+    return frozenset(found)
+
+
+def write_seen_on(rows: list[Seen]) -> Path:
+    """Write seen_on.tsv (used by benchmarks/explain_seen_on.py, not at run time)."""
+    lines = ["\t".join(SEEN_COLUMNS)]
+    lines += ["\t".join(_escape(str(c)) for c in row) for row in rows]
+    SEEN_ON.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    seen_on.cache_clear()
+    return SEEN_ON

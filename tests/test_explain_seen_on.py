@@ -1,0 +1,86 @@
+"""A finding is certain only on a message seen on a real log whose thread established that cause
+(catalog/seen_on.tsv, written by benchmarks/explain_seen_on.py from the train half and the public fixture logs)."""
+
+import sys
+from pathlib import Path
+
+import pytest
+from explaining import explained
+
+from torchdoctor.explain import catalog, recognisers
+from torchdoctor.explain.diagnose import explain
+from torchdoctor.explain.kinds import RECOGNISERS
+from torchdoctor.explain.verdict import UNSEEN
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benchmarks"))
+
+import explain_seen_on  # noqa: E402
+
+# DeepSpeed's runtime/zero/config check, as it prints it (a config refusal its message alone establishes)
+REDUCE_SCATTER = (
+    "AssertionError: DeepSpeed config: pre-scale gradients is not yet supported with ZeRO-2 with reduce scatter "
+    "enabled\n"
+)
+ANCHOR = ("deepspeed_config_mismatch", "pre-scale gradients is not yet supported with")
+FIXTURES = Path(__file__).parent / "fixtures" / "logs"
+
+
+def _table(monkeypatch, pairs):
+    monkeypatch.setattr(recognisers, "seen_on", lambda: frozenset(pairs))
+
+
+def test_the_table_is_what_the_labelled_logs_show():
+    written = catalog.SEEN_ON.read_text(encoding="utf-8").splitlines()
+    header = "\t".join(catalog.SEEN_COLUMNS)
+    wanted = [header] + [
+        "\t".join(str(c) for c in row) for row in explain_seen_on.rows(explain_seen_on.seen_on())
+    ]
+    assert written == wanted, (
+        "catalog/seen_on.tsv is not what the labelled logs show: run "
+        "`PYTHONPATH=src python benchmarks/explain_seen_on.py --write`"
+    )
+
+
+def test_every_row_names_a_kind_and_one_of_its_anchors():
+    anchors = {(r.kind, a) for r in RECOGNISERS for a in r.anchors}
+    stale = sorted(catalog.seen_on() - anchors)
+    assert not stale, f"rows of seen_on.tsv naming no recogniser's anchor (rewrite the table): {stale[:5]}"
+
+
+def test_the_evidence_comes_from_train_and_the_fixtures_never_from_the_held_out_half():
+    paths = [path for path, _ in explain_seen_on.labelled_logs()]
+    assert paths and not any("heldout" in path.parts for path in paths)
+    assert {p.parent.name for p in paths} == {"train", "logs"}
+
+
+def test_a_message_no_labelled_log_showed_is_likely_and_says_why(monkeypatch):
+    _table(monkeypatch, set())
+    found = explained(REDUCE_SCATTER)
+    assert (found.id, found.details["confidence"]) == ("log.deepspeed_config_mismatch", "likely")
+    assert found.summary.startswith("likely: ") and found.details["evidence"] == UNSEEN
+
+
+def test_the_same_message_once_a_labelled_log_showed_it_is_certain(monkeypatch):
+    _table(monkeypatch, {ANCHOR})
+    found = explained(REDUCE_SCATTER)
+    assert (found.id, found.details["confidence"]) == ("log.deepspeed_config_mismatch", "certain")
+    assert "evidence" not in found.details
+
+
+def test_evidence_for_another_kind_on_the_same_words_does_not_count(monkeypatch):
+    _table(monkeypatch, {("deepspeed_init_order", ANCHOR[1])})
+    assert explained(REDUCE_SCATTER).details["confidence"] == "likely"
+
+
+def test_evidence_does_not_make_a_generic_anchor_certain(monkeypatch):
+    # "Killed" is printed for more than one cause: seen or not, alone it stays likely
+    _table(monkeypatch, {(r.kind, a) for r in RECOGNISERS for a in r.anchors})
+    found = explained("Killed\n")
+    assert found.details.get("confidence") != "certain"
+
+
+@pytest.mark.parametrize("log", ["032_cuda_oom.txt", "008_rank_divergence.txt", "062_duplicate_gpu.txt"])
+def test_a_public_fixture_log_is_certain_with_the_committed_table(log):
+    found = explain([str(FIXTURES / log)])[0]
+    assert found.id == "log." + log.removesuffix(".txt").split("_", 1)[1]
+    assert found.details["confidence"] == "certain" and "evidence" not in found.details
