@@ -898,6 +898,8 @@ NETWORK_FAULT = Recogniser(
 
 def _backend(hits: list[Hit], ctx: Context) -> tuple[str, str]:
     facts = merged(hits)
+    if facts.get("linalg_lib"):
+        return _linalg_library(facts)
     if facts.get("no_gpus"):
         return (
             "the NCCL backend needs GPUs, and this process sees none",
@@ -957,6 +959,31 @@ def _backend(hits: list[Hit], ctx: Context) -> tuple[str, str]:
     return summary, fix
 
 
+def _linalg_library(facts: dict) -> tuple[str, str]:
+    """ATen's linear-algebra kernels in a torch built without MAGMA (CUDA) or LAPACK (CPU): the op cannot run."""
+    lib = facts["linalg_lib"]
+    op = facts.get("linalg_op") or "a linear-algebra op"
+    if lib == "LAPACK":
+        return (
+            f"this torch was built without LAPACK, which {op} needs on the CPU: a source build (or a custom one) "
+            "made without a LAPACK library",
+            "The official wheels and conda packages of torch have LAPACK (through MKL or OpenBLAS): install one. For "
+            "a source build, install a LAPACK first (MKL, or OpenBLAS: apt install libopenblas-dev) and rebuild "
+            "PyTorch; the build's CMake output should then find it and torch.__config__.show() list "
+            "LAPACK is enabled.",
+        )
+    return (
+        f"this torch was built without MAGMA, which {op} needs on a CUDA tensor: a source build (a Jetson, a "
+        "custom CUDA) made without MAGMA",
+        "The official CUDA wheels of torch have MAGMA: install one where there is one for the platform (pip install "
+        "torch --index-url https://download.pytorch.org/whl/cu<XY>; NVIDIA's Jetson wheels for a Jetson). For a "
+        "source build, install MAGMA for the CUDA version first (conda install -c pytorch magma-cuda<XY>, or build "
+        "MAGMA from source) and rebuild PyTorch: its CMake output then says Compiling with MAGMA support and "
+        "torch.__config__.show() lists Magma. Until then, run the op on the CPU (x.cpu(), then move the result "
+        "back).",
+    )
+
+
 BACKEND_UNAVAILABLE = Recogniser(
     # torch distributed_c10d.py: "Distributed package doesn't have NCCL built in"; ProcessGroupNCCL.cpp
     kind="backend_unavailable",
@@ -976,6 +1003,12 @@ BACKEND_UNAVAILABLE = Recogniser(
         # accelerate/state.py: the backend passed to PartialState/Accelerator, overridden by the one accelerate
         # must use where torch_xla or another accelerator's torch plug-in is installed
         "accelerate:your-assigned-backend-is-not-available",
+        # ATen's linear algebra in a build without MAGMA (CUDA) or LAPACK (CPU): cuda/linalg/BatchLinearAlgebra.cpp,
+        # BatchLinearAlgebra.cpp
+        "torch_native:magma-library-not-found-in-compilation",
+        "torch_native:lapack-library-not-found-in-compilation",
+        "torch_native:lu-requires-compiling-pytorch-with-magma",
+        "torch_native:pytorch-was-not-compiled-with-magma",
     ),
     title="backend not available",
     anchors=(
@@ -992,6 +1025,10 @@ BACKEND_UNAVAILABLE = Recogniser(
         "torch.distributed is not available. Cannot initialize distributed process group",
         "(): unsupported gloo device",
         "Your assigned backend ",
+        "MAGMA library not found in compilation",
+        "LAPACK library not found in compilation",
+        "requires compiling PyTorch with MAGMA",
+        "PyTorch was not compiled with MAGMA support",
     ),
     facts=(
         R(
@@ -1004,6 +1041,17 @@ BACKEND_UNAVAILABLE = Recogniser(
         R(r"(?P<gloo_device>makeDeviceFor(?:Hostname|Interface)\(\): unsupported gloo device)"),
         R(r"associated with device type (?P<device_type>\w+)"),
         R(r"No rendezvous handler for (?P<rdzv_scheme>\w+)://"),
+        R(
+            r"(?:(?<![\w.])(?P<linalg_op>(?!\w*(?:Error|Exception):)[A-Za-z_][\w.]{0,40}): )?"
+            r"(?P<linalg_lib>MAGMA|LAPACK) library not found in compilation"
+        ),
+        R(
+            r"Calling (?P<linalg_op>[\w.]{1,40}) on a CUDA tensor requires compiling PyTorch with (?P<linalg_lib>MAGMA)"
+        ),
+        R(
+            r"(?:(?<![\w.])(?P<linalg_op>(?!\w*(?:Error|Exception):)[A-Za-z_][\w.]{0,40}): )?"
+            r"PyTorch was not compiled with (?P<linalg_lib>MAGMA) support"
+        ),
         # torch/distributed/__init__.py binds init_process_group and the rest only `if is_available()`: a build
         # without torch.distributed (older macOS binaries, USE_DISTRIBUTED=0) has the module but not them
         R(

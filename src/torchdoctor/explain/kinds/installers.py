@@ -29,6 +29,12 @@ The messages, catalogued in ``catalog/build_tools.tsv``:
   (``module 'pkgutil' has no attribute 'ImpImporter'``), and a module compiled for another NumPy C API (numpy
   2.x's ``A module that was compiled using NumPy 1.x cannot be run in NumPy 2``, ``_ARRAY_API not found``,
   torch's ``Failed to initialize NumPy``; numpy 1.x's ``module compiled against API version``).
+- setuptools-scm (src/setuptools_scm/_get_version_impl.py ``_version_missing``; setuptools_scm/__init__.py before
+  8.0): ``setuptools-scm was unable to detect version for <root>.``, raised as a LookupError (hatch-vcs prefixes
+  ``Error getting the version from source `vcs`: ``) when a project that takes its version from git is built from
+  a tree without git metadata: a zip or tarball of the repository, a copy or Docker build context without the .git
+  folder, git itself not installed; 8.x adds that a repository was found in a parent directory when the build ran
+  in a subfolder. Read by launchers.py's ``broken_install``, likely (the line does not say which of them).
 """
 
 from __future__ import annotations
@@ -468,4 +474,27 @@ def explain_undeclared(facts: dict) -> tuple[str, str] | None:
         f"isolation: uv pip install {missing} torch && uv pip install {package} --no-build-isolation (pip: pip "
         f"install {missing} && pip install {package} --no-build-isolation), or declare it for uv:\n"
         f'[tool.uv.extra-build-dependencies]\n{package} = ["{missing}"]',
+    )
+
+
+# -- a project that takes its version from git, built from a tree without it (read by launchers.py's broken_install)
+
+SCM_TEMPLATES = ("build_tools:setuptools-scm-unable-to-detect-version",)
+SCM_ANCHORS = ("setuptools-scm was unable to detect version for",)
+SCM = R(r"setuptools-scm was unable to detect version for '?(?P<scm_root>[^'\n]{1,300}?)'?\.?[ \t]*(?:\n|$)")
+
+
+def explain_scm(facts: dict) -> tuple[str, str] | None:
+    """setuptools-scm finding no version for the project being installed, or None when that was not read."""
+    if "scm_root" not in facts:
+        return None
+    return (
+        f"setuptools-scm found no version for the project in {facts['scm_root']}: the project takes its version "
+        "from git, and the tree pip built has no git metadata (a zip or tarball download of the repository, or a "
+        "copy without its .git folder), or git is not installed",
+        "Install from a git clone (git clone <repository URL>, then pip install -e . inside it), from PyPI, or "
+        "with pip install git+https://github.com/<user>/<project>.git instead of the archive's URL. In a Docker "
+        "build, copy the .git folder into the build context or give the version by hand "
+        "(SETUPTOOLS_SCM_PRETEND_VERSION=<version> pip install .). If the tree is a clone, check that git runs "
+        "there (git describe), and build from the repository's root rather than a subfolder.",
     )

@@ -12,7 +12,13 @@ from __future__ import annotations
 
 import re
 
-from torchdoctor.explain.kinds import compiled_ops, extension_packages, missing_packages, simulators
+from torchdoctor.explain.kinds import (
+    compiled_ops,
+    extension_packages,
+    installers,
+    missing_packages,
+    simulators,
+)
 from torchdoctor.explain.kinds.comm import ENV_ERROR_RAISED
 from torchdoctor.explain.kinds.versions import SUBMODULE
 from torchdoctor.explain.recognisers import Alternative, Context, Hit, Recogniser, merged, on_ranks
@@ -1031,6 +1037,9 @@ def _missing_launcher(hits: list[Hit], ctx: Context) -> tuple[str, str]:
     said = simulators.explain_map(facts)
     if said:
         return said[0] + on_ranks(hits), said[1]
+    said = installers.explain_scm(facts)
+    if said:
+        return said
     if "command" not in facts and "module" in facts:
         module = facts["module"]
         importer = facts.get("raised_in_package")
@@ -1153,6 +1162,8 @@ MISSING_LAUNCHER = Recogniser(
         missing_packages.BACKEND_ANCHOR,
         # pysc2's run config: a StarCraft II map not copied into the game's Maps folder (simulators.py)
         *simulators.MAP_ANCHORS,
+        # setuptools-scm: a project versioned from git, installed from a tree without git (installers.py)
+        *installers.SCM_ANCHORS,
     ),
     # a submodule of a library whose modules move between releases is a version, not a missing package
     # (kinds/versions.py reads it): "No module named 'torch._six'"
@@ -1164,6 +1175,8 @@ MISSING_LAUNCHER = Recogniser(
         + missing_packages.BACKEND.pattern
         + "|"
         + simulators.MAP.pattern
+        + "|"
+        + installers.SCM.pattern
     ),
     templates=(
         "system:slurm-execve-no-such-file",
@@ -1185,11 +1198,13 @@ MISSING_LAUNCHER = Recogniser(
         "accelerate:using-apply-fp8-autowrap-requires-transformer",
         *missing_packages.BACKEND_TEMPLATES,
         *simulators.MAP_TEMPLATES,
+        *installers.SCM_TEMPLATES,
     ),
     # a module the run cannot import is as often a package never installed as a launcher from another
     # environment (its workers run its own Python): only likely, and the fix says how to tell them apart
     # a map not found may also be an SC2PATH set to another installation or a map renamed between releases
-    generic=("No module named '", *simulators.MAP_ANCHORS),
+    # setuptools-scm's line does not say whether the tree lacks .git or the machine lacks git
+    generic=("No module named '", *simulators.MAP_ANCHORS, *installers.SCM_ANCHORS),
     confirm=_not_an_old_torch,
     also=(
         Alternative(
@@ -1217,6 +1232,7 @@ MISSING_LAUNCHER = Recogniser(
         _FP8_PACKAGE,
         missing_packages.BACKEND,
         simulators.MAP,
+        installers.SCM,
     ),
     describe=_missing_launcher,
 )
