@@ -91,7 +91,7 @@ def test_the_benchmark_splits_a_half_by_sample(capsys):
                 "2467-2516,2517-2566,"
                 "2567-2616,2617-2666,"
                 "2667-2716,2717-2766,"
-                "2767-2816,2817-2866",
+                "2767-2816,2817-2866,2917-2966",
                 str(CORPUS / "train"),
             ]
         )
@@ -159,6 +159,7 @@ def test_the_benchmark_splits_a_half_by_sample(capsys):
     fifty_eighth = sum(1 for n in numbers if 2717 <= n <= 2766)
     fifty_ninth = sum(1 for n in numbers if 2767 <= n <= 2816)
     sixtieth = sum(1 for n in numbers if 2817 <= n <= 2866)
+    sixty_second = sum(1 for n in numbers if 2917 <= n <= 2966)
     assert (
         first
         + second
@@ -220,6 +221,7 @@ def test_the_benchmark_splits_a_half_by_sample(capsys):
         + fifty_eighth
         + fifty_ninth
         + sixtieth
+        + sixty_second
         == len(numbers)
     )
     assert f"files 001-163: {first} logs" in out and f"files 164-205: {second} logs" in out
@@ -277,3 +279,4 @@ def test_the_benchmark_splits_a_half_by_sample(capsys):
     assert f"files 2717-2766: {fifty_eighth} logs" in out
     assert f"files 2767-2816: {fifty_ninth} logs" in out
     assert f"files 2817-2866: {sixtieth} logs" in out
+    assert f"files 2917-2966: {sixty_second} logs" in out
