@@ -91,7 +91,8 @@ def test_the_benchmark_splits_a_half_by_sample(capsys):
                 "2467-2516,2517-2566,"
                 "2567-2616,2617-2666,"
                 "2667-2716,2717-2766,"
-                "2767-2816,2817-2866,2867-2916",
+                "2767-2816,2817-2866,2867-2916,"
+                "2917-2966",
                 str(CORPUS / "train"),
             ]
         )
@@ -160,6 +161,7 @@ def test_the_benchmark_splits_a_half_by_sample(capsys):
     fifty_ninth = sum(1 for n in numbers if 2767 <= n <= 2816)
     sixtieth = sum(1 for n in numbers if 2817 <= n <= 2866)
     sixty_first = sum(1 for n in numbers if 2867 <= n <= 2916)
+    sixty_second = sum(1 for n in numbers if 2917 <= n <= 2966)
     assert (
         first
         + second
@@ -222,6 +224,7 @@ def test_the_benchmark_splits_a_half_by_sample(capsys):
         + fifty_ninth
         + sixtieth
         + sixty_first
+        + sixty_second
         == len(numbers)
     )
     assert f"files 001-163: {first} logs" in out and f"files 164-205: {second} logs" in out
@@ -280,3 +283,4 @@ def test_the_benchmark_splits_a_half_by_sample(capsys):
     assert f"files 2767-2816: {fifty_ninth} logs" in out
     assert f"files 2817-2866: {sixtieth} logs" in out
     assert f"files 2867-2916: {sixty_first} logs" in out
+    assert f"files 2917-2966: {sixty_second} logs" in out

@@ -3,7 +3,10 @@ would print it, and a near-miss that must not read as it (tests/fixtures/corpus/
 
 from __future__ import annotations
 
+import pytest
 from explaining import explained
+
+pytestmark = pytest.mark.usefixtures("every_message_seen")
 
 
 def reads(text: str, kind: str, confidence: str):

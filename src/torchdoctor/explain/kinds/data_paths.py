@@ -37,6 +37,13 @@ dataset <name> in dataset_info.json." for a name it does not hold. dataset_dir d
 the folder the command runs from, so outside the repository it reads another folder's file (a missing one raises
 "Cannot open ... due to" that FileNotFoundError instead); the other reading is a dataset of one's own never added
 to the file. Likely: the message does not say which.
+
+OpenCV's ``cv2.imread`` raises nothing for an image it cannot read: ``modules/imgcodecs/src/loadsave.cpp`` imread
+returns an empty Mat for a path that does not exist, a file without read permission or one it cannot decode, and
+the Python binding (``modules/python/src2/cv2_convert.cpp`` pyopencv_from of a Mat without data) turns it into
+None. The dataset's next step asks the image for its size, and CPython raises "'NoneType' object has no attribute
+'shape'" (``Objects/object.c``), far from the read. Likely: the path is the usual cause, an unreadable file the
+other, and any function of the code's own that returned None prints the same words.
 """
 
 from __future__ import annotations
@@ -68,7 +75,9 @@ _MISSING = R(
     r"Couldn't find a dataset script at (?P<hf_local>[^\n{}]{1,300}?) or any data file in the same directory|"
     r"Couldn't find any data file at (?P<hf_data_dir>[^\n{}]{1,300}?)\.(?: |$)|"
     # ...or a name the Hub does not have, or not for this token (a private or gated dataset): likely
-    r"Dataset '(?P<hf_hub>[^'\n{}]{1,200})' doesn't exist on the Hub"
+    r"Dataset '(?P<hf_hub>[^'\n{}]{1,200})' doesn't exist on the Hub|"
+    # an image cv2.imread could not read (None, no exception) asked for its size
+    r"'NoneType' object has no attribute '(?P<none_image>shape)'"
 )
 # a 3D detection toolbox's info file: <dataset>_infos_<split>.pkl, <dataset>_dbinfos_train.pkl
 _INFO_FILE = R(r"(?:^|[/\\])(?P<dataset>[A-Za-z0-9]{1,40})_(?:db)?infos_[\w.]{0,80}\.pkl$")
@@ -90,7 +99,16 @@ _OTHER_FILE = Alternative(
         "hf_local",
         "hf_data_dir",
         "hf_hub",
+        "none_image",
     ),
+)
+
+_UNREADABLE_IMAGE = Alternative(
+    "bad_training_data",
+    "an image file OpenCV cannot decode (truncated, empty, or a format cv2.imread does not read)",
+    "Open the file the dataset read last in an image viewer, or run cv2.imread over the list and print the paths "
+    "that come back None; re-export or drop those files.",
+    when=("none_image",),
 )
 
 
@@ -207,7 +225,20 @@ def _hf_missing(hits: list[Hit]) -> tuple[str, str]:
     )
 
 
+def _none_image(hits: list[Hit]) -> tuple[str, str]:
+    return (
+        "an image read came back None and the dataset asked it for its .shape (cv2.imread returns None instead of "
+        "raising for a path that does not exist or a file it cannot read)" + on_ranks(hits),
+        "Check the data path the dataset builds the image paths from (the config's data root or the annotation "
+        "file's paths, absolute, on the machine that ran it), and that every listed file exists and is readable; "
+        "an assert img is not None, path right after cv2.imread names the first bad one. If the variable on the "
+        "traceback's line is not an image read from disk, find the call of the code's own that returned None.",
+    )
+
+
 def _missing(hits: list[Hit], ctx: Context) -> tuple[str, str]:
+    if first(hits, "none_image"):
+        return _none_image(hits)
     classes = first(hits, "no_valid_file") or first(hits, "no_valid_root")
     if classes:
         return _no_valid_file(classes, hits)
@@ -271,6 +302,7 @@ DATA_PATH_MISSING = Recogniser(
         "datasets:couldn-find-dataset-script-at-or",
         "datasets:couldn-find-any-data-file-at",
         "datasets:dataset-doesn-exist-on-the-hub",
+        "third_party:opencv-imread-none-shape",
     ),
     title="a dataset path that does not exist",
     # CPython's form with the path (pastes lose the space, or type a full-width colon), not ninja's or a shell's
@@ -289,6 +321,7 @@ DATA_PATH_MISSING = Recogniser(
         "or any data file in the same directory",
         "Couldn't find any data file at ",
         "doesn't exist on the Hub",
+        "'NoneType' object has no attribute 'shape'",
     ),
     match=_MISSING,
     facts=(
@@ -309,7 +342,7 @@ DATA_PATH_MISSING = Recogniser(
     confirm=lambda hits, ctx: any(
         any(k in h.facts for k in _DECISIVE) and "hf_either" not in h.facts for h in hits
     ),
-    also=(_OTHER_FILE, _GATED_DATASET),
+    also=(_OTHER_FILE, _GATED_DATASET, _UNREADABLE_IMAGE),
     describe=_missing,
 )
 

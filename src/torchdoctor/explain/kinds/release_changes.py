@@ -30,6 +30,11 @@ api_changes.py's companion (versions.py's ``dependency_version`` leads with eith
   applySelect, later ``aten/src/ATen/TensorIndexing.h``: "invalid index of a 0-dim tensor. Use tensor.item() to
   convert a 0-dim tensor to a number"). Indexing a script's own scalar (a metric already reduced) prints the
   same, so it is certain only with the 0.3 idiom ``.data[0]`` quoted in the log;
+- ...and the same idiom through NumPy, ``loss.data.cpu().numpy()[0]``: under 0.3 the array had one element, since 0.4
+  it is 0-dimensional and NumPy refuses the index (``numpy/_core/src/multiarray/mapping.c`` prepare_index: "too many
+  indices for array: array is 0-dimensional, but 1 were indexed", "too many indices for array" before NumPy 1.19).
+  Read only with the traceback's source line ``.numpy()[0]`` right above the refusal; a script's own array indexed
+  once too often prints the same, so likely;
 - PyTorch 1.5's type promotion refuses to store an in-place or ``out=`` result in a tensor of a dtype it cannot be
   cast to (``aten/src/ATen/TensorIterator.cpp`` compute_types: "result type Float can't be cast to the desired
   output type Long"), where older releases truncated silently, and 1.12's type-promoting ``clamp`` does the same
@@ -108,6 +113,9 @@ LIBROSA_ANCHORS = tuple(
     for name, kept in LIBROSA_KEYWORD_ONLY.items()
 )
 ZERO_DIM_INDEX = "invalid index of a 0-dim tensor"
+# the 0.3 idiom through NumPy: the traceback's source line, and NumPy's refusal on the line after it
+NUMPY_INDEX_LINE = ".numpy()[0]"
+NUMPY_TOO_MANY = "too many indices"
 STFT_COMPLEX = "stft requires the return_complex parameter be given for real inputs"
 INT_DIVISION = "Integer division of tensors using div or / is no longer supported"
 BOOL_SUBTRACTION = "Subtraction, the `-` operator, with a bool tensor is not supported"
@@ -133,6 +141,8 @@ ANCHORS = (
     *LIBROSA_ANCHORS,
     "Unsupported ONNX opset version: ",
     ZERO_DIM_INDEX,
+    NUMPY_INDEX_LINE,
+    NUMPY_TOO_MANY,
     NO_CAST,
     "MPS does not support cumsum op with int64 input",
     STFT_COMPLEX,
@@ -149,6 +159,8 @@ GENERIC = (
     *LIBROSA_ANCHORS,
     "Unsupported ONNX opset version: ",
     ZERO_DIM_INDEX,
+    NUMPY_INDEX_LINE,
+    NUMPY_TOO_MANY,
     NO_CAST,
     BOOL_SUBTRACTION,
     BATCH_FIRST,
@@ -161,6 +173,7 @@ TEMPLATES = (
     "third_party:onnx-unsupported-opset-version",
     "torch_native:invalid-index-zero-dim-tensor",
     "torch_native:invalid-index-zero-dim-tensor-warning",
+    "third_party:numpy-too-many-indices-for-array",
     "torch_native:result-type-cannot-be-cast-to-output",
     "third_party:mps-cumsum-int64-before-macos-13-3",
     "third_party:torch-stft-requires-return-complex",
@@ -183,6 +196,7 @@ CHANGE = R(
     r"Unsupported ONNX opset version: (?P<onnx_opset>\d{1,3})|"
     rf"No module named {_Q}(?P<pyg_loader>torch_geometric\.loader){_Q}|"
     rf"(?P<zero_dim_index>{ZERO_DIM_INDEX})|"
+    r"\.numpy\(\s*\)\[0\][^\n]*\n[^\n]*(?P<numpy_zero_dim>too many indices)|"
     rf"result type (?P<cast_from>\w{{1,20}}) {NO_CAST}(?P<cast_to>\w{{1,20}})|"
     r"(?P<mps_cumsum_int64>MPS does not support cumsum op with int64 input)|"
     rf"(?P<stft_complex>{STFT_COMPLEX})|(?P<int_division>{INT_DIVISION})|(?P<bool_subtraction>{BOOL_SUBTRACTION})|"
@@ -309,6 +323,15 @@ def change(facts: dict) -> tuple[str, str] | None:
             "Read the number with .item() where the traceback points: loss.data[0] -> loss.item(), "
             "correct.sum()[0] -> correct.sum().item(); or run the code with the PyTorch it was written for "
             "(0.3.x). If the value is your own scalar, not an old idiom, drop the [0].",
+        )
+    if facts.get("numpy_zero_dim"):
+        return (
+            "the code reads a value with .numpy()[0], and NumPy refuses the index: the array is 0-dimensional, "
+            "as code written for PyTorch 0.3 (loss.data.cpu().numpy()[0]) finds it since 0.4, whose reductions "
+            "return 0-dim tensors where 0.3's returned one-element ones",
+            "Drop the [0] where the traceback points, or read the number with .item(): "
+            "loss.data.cpu().numpy()[0] -> loss.item(); or run the code with the PyTorch it was written for "
+            "(0.3.x). If the array is your own, check how many dimensions it has before indexing it.",
         )
     if facts.get("cast_to"):
         got, want = facts["cast_from"], facts["cast_to"]

@@ -599,7 +599,7 @@ DEPENDENCY_VERSION = Recogniser(
             "the script's own scalar indexed, a value already reduced to one number",
             "Drop the [0] on the line the traceback names, or keep the value a vector (no .sum()/.mean() before "
             "indexing it); read a 0-dim tensor with .item().",
-            when=("zero_dim_index",),
+            when=("zero_dim_index", "numpy_zero_dim"),
         ),
         Alternative(
             "dtype_mismatch",
@@ -847,6 +847,32 @@ def _wuerstchen_text_encoder_to(hits: list[Hit]) -> tuple[str, str]:
     )
 
 
+def _crnn_alphabet(hits: list[Hit]) -> tuple[str, str]:
+    return (
+        "crnn.pytorch's synthetic text generator (generator.py gen_image: indices = [self.alpha.index(c) for c in "
+        "text]) drew a character its alphabet lacks: before yizt/crnn.pytorch 493fb1f (2020-06-22) "
+        "fontutils.get_all_font_chars kept every visible character of each font, not only those of the "
+        "dictionary (all_word.txt or your own), so str.index raised substring not found" + on_ranks(hits),
+        "Update crnn.pytorch (git pull: fontutils.py now keeps only the dictionary's characters, cfg.word), or make "
+        "that change in get_all_font_chars; with labels of your own, every character of every label must be in "
+        "the alphabet file.",
+    )
+
+
+def _no_fg_bg_rois(hits: list[Hit]) -> tuple[str, str]:
+    return (
+        "the ROI sampler of faster-rcnn.pytorch (lib/model/rpn/proposal_target_layer_cascade.py) found no "
+        "foreground and no background proposal for an image: before March 2018 its batch loader "
+        "(lib/roi_data_layer/roibatchLoader.py) cropped images of extreme aspect ratio into boxes of no area "
+        "(fixed in 796d191 and e31ccc3); in a current checkout or a fork, ground-truth boxes of no area or "
+        "outside the image, or proposals gone NaN, leave every overlap outside both ranges" + on_ranks(hits),
+        "Update faster-rcnn.pytorch (git pull; forks: take roibatchLoader.py's trim_size and gt_boxes[:, :4].clamp_ "
+        "fixes), then check the annotations of the images in that batch: x2 > x1 and y2 > y1, inside the image "
+        "(VOC boxes are 1-based: a 0 coordinate wraps after the loader subtracts 1); if the losses were NaN "
+        "before it, lower the learning rate.",
+    )
+
+
 # Lib/argparse.py _get_value: "argument {option}: invalid {type} value: {value}", the type by its repr when it
 # has no __name__ (typing.Union[str, NoneType] for Optional[str])
 _TYPED_OPTION = R(
@@ -879,6 +905,10 @@ def _release_bug(hits: list[Hit], ctx: Context) -> tuple[str, str]:
         return _conv_padding_mode(hits)
     if first(hits, "wuerstchen_te_to"):
         return _wuerstchen_text_encoder_to(hits)
+    if first(hits, "crnn_alpha_index"):
+        return _crnn_alphabet(hits)
+    if first(hits, "no_fg_bg_rois"):
+        return _no_fg_bg_rois(hits)
     if first(hits, "unscaled_twice"):
         return _unscaled_twice(hits)
     if first(hits, "invalid_storage"):
@@ -973,6 +1003,12 @@ LIBRARY_RELEASE_BUG = Recogniser(
         # OneTrainer's modules/modelSetup/BaseWuerstchenSetup.py prepare_text_caching (from #1220, 2026-01): with
         # the text encoder frozen it calls model.text_encoder_to, which WuerstchenModel does not define (#1558)
         "'WuerstchenModel' object has no attribute 'text_encoder_to'",
+        # yizt/crnn.pytorch generator.py gen_image, the traceback's source line of CPython's str.index ValueError
+        # ("substring not found"): a generated text with a character the alphabet lacks (fixed in 493fb1f)
+        "self.alpha.index(c) for c in text",
+        # jwyang/faster-rcnn.pytorch lib/model/rpn/proposal_target_layer_cascade.py _sample_rois_pytorch (and its
+        # forks): no ROI in either overlap range, the batch loader's crop before 796d191 and e31ccc3 (March 2018)
+        "bg_num_rois = 0 and fg_num_rois = 0, this should not happen!",
         # CPython's argparse naming an option's type by its repr: a typing construct (type=Optional[str]) that
         # cannot convert a string, so no value passes: the program's parser, not the command (launch_command)
         "invalid typing.",
@@ -1004,6 +1040,8 @@ LIBRARY_RELEASE_BUG = Recogniser(
         "(?P<distutils_version>module 'distutils' has no attribute 'version')|"
         "(?P<conv_padding_mode>'(?:Conv|ConvTranspose)[123][dD]' object has no attribute 'padding_mode')|"
         "(?P<wuerstchen_te_to>'WuerstchenModel' object has no attribute 'text_encoder_to')|"
+        "(?P<crnn_alpha_index>self\\.alpha\\.index\\(c\\) for c in text)|"
+        "(?P<no_fg_bg_rois>bg_num_rois = 0 and fg_num_rois = 0, this should not happen!)|"
         + _TYPED_OPTION.pattern
         + "|"
         + cuda_errors.KERNEL_FAULT.pattern
@@ -1038,6 +1076,8 @@ LIBRARY_RELEASE_BUG = Recogniser(
         "torch_native:tensorboard-distutils-version",
         "third_party:torch-1-1-conv-padding-mode-old-pickle",
         "third_party:onetrainer-wuerstchen-text-encoder-to",
+        "third_party:crnn-pytorch-generator-alphabet-index",
+        "third_party:faster-rcnn-pytorch-no-fg-no-bg-rois",
         "system:argparse-invalid-typing-type-value",
         "third_party:bitsandbytes-cuda-check-return-python-interface",
         "third_party:trl-padding-free-without-packing",
@@ -1074,6 +1114,19 @@ LIBRARY_RELEASE_BUG = Recogniser(
     # to torch's own scheduler is the script's doing as often as a release's: only likely
     confirm=lambda hits, ctx: False,
     also=(
+        Alternative(
+            "bad_training_data",
+            "ground-truth boxes of no area, or outside the image, in the images of that batch",
+            "Check the annotations the batch came from: x2 > x1 and y2 > y1 and inside the image; drop or fix the "
+            "boxes that are not.",
+            when=("no_fg_bg_rois",),
+        ),
+        Alternative(
+            "nan_overflow",
+            "losses gone NaN, which make the proposals and every overlap NaN",
+            "If the loss printed before it was nan or growing, lower the learning rate (or clip the gradients).",
+            when=("no_fg_bg_rois",),
+        ),
         Alternative(
             "grad_scaler_call_order",
             "the training loop's own GradScaler order: unscale_ twice, or update() skipped with a skipped step",
