@@ -873,6 +873,20 @@ def _no_fg_bg_rois(hits: list[Hit]) -> tuple[str, str]:
     )
 
 
+def _kge_tie_handling(hits: list[Hit]) -> tuple[str, str]:
+    return (
+        "LibKGE's entity-ranking evaluation found the scores of the same triples to differ between the model's "
+        "SPO and its SP_/_PO scoring (kge/job/eval_entity_ranking.py, the tie check of uma-pi1/kge#224, "
+        "2021-09-13, which raised until 302c5a6 of 2021-11-02 made it warn_only): TransE scored SP_/_PO with "
+        "torch.cdist, whose matrix-multiplication path for euclidean distances rounds differently (pytorch#42479), "
+        "until 5127cf2 (2021-10-04)" + on_ranks(hits),
+        "Update LibKGE (git pull: TransE's cdist uses compute_mode='donot_use_mm_for_euclid_dist' from 5127cf2, "
+        "and the check only warns from 302c5a6), or set entity_ranking.tie_handling.warn_only: True; for a model "
+        "of your own, make its score_emb give the same score for spo and sp_/_po, or raise "
+        "entity_ranking.tie_handling.atol and rtol.",
+    )
+
+
 # Lib/argparse.py _get_value: "argument {option}: invalid {type} value: {value}", the type by its repr when it
 # has no __name__ (typing.Union[str, NoneType] for Optional[str])
 _TYPED_OPTION = R(
@@ -909,6 +923,8 @@ def _release_bug(hits: list[Hit], ctx: Context) -> tuple[str, str]:
         return _crnn_alphabet(hits)
     if first(hits, "no_fg_bg_rois"):
         return _no_fg_bg_rois(hits)
+    if first(hits, "kge_ties"):
+        return _kge_tie_handling(hits)
     if first(hits, "unscaled_twice"):
         return _unscaled_twice(hits)
     if first(hits, "invalid_storage"):
@@ -1009,6 +1025,10 @@ LIBRARY_RELEASE_BUG = Recogniser(
         # jwyang/faster-rcnn.pytorch lib/model/rpn/proposal_target_layer_cascade.py _sample_rois_pytorch (and its
         # forks): no ROI in either overlap range, the batch loader's crop before 796d191 and e31ccc3 (March 2018)
         "bg_num_rois = 0 and fg_num_rois = 0, this should not happen!",
+        # uma-pi1/kge (LibKGE) kge/job/eval_entity_ranking.py: the tie check (#224, 2021-09-13) raising on scores
+        # that differ between SPO and SP_/_PO scoring, TransE's cdist until 5127cf2 (2021-10-04); a warning only
+        # from 302c5a6 (2021-11-02, entity_ranking.tie_handling.warn_only)
+        "Error in tie-handling. The scores assigned to a triple by the SPO and SP_/_PO scoring implementations",
         # CPython's argparse naming an option's type by its repr: a typing construct (type=Optional[str]) that
         # cannot convert a string, so no value passes: the program's parser, not the command (launch_command)
         "invalid typing.",
@@ -1042,6 +1062,8 @@ LIBRARY_RELEASE_BUG = Recogniser(
         "(?P<wuerstchen_te_to>'WuerstchenModel' object has no attribute 'text_encoder_to')|"
         "(?P<crnn_alpha_index>self\\.alpha\\.index\\(c\\) for c in text)|"
         "(?P<no_fg_bg_rois>bg_num_rois = 0 and fg_num_rois = 0, this should not happen!)|"
+        "(?P<kge_ties>Error in tie-handling\\. The scores assigned to a triple by the SPO and SP_/_PO scoring "
+        "implementations)|"
         + _TYPED_OPTION.pattern
         + "|"
         + cuda_errors.KERNEL_FAULT.pattern
@@ -1078,6 +1100,7 @@ LIBRARY_RELEASE_BUG = Recogniser(
         "third_party:onetrainer-wuerstchen-text-encoder-to",
         "third_party:crnn-pytorch-generator-alphabet-index",
         "third_party:faster-rcnn-pytorch-no-fg-no-bg-rois",
+        "third_party:libkge-error-in-tie-handling",
         "system:argparse-invalid-typing-type-value",
         "third_party:bitsandbytes-cuda-check-return-python-interface",
         "third_party:trl-padding-free-without-packing",
