@@ -128,6 +128,9 @@ def exception_at(line: str, before: list[str], following: list[str]) -> Raised |
             start = at if start is None else start
             code = before[at + 1].strip() if at + 1 < len(before) else ""
             code = "" if _FRAME.match(code) or set(code) <= set("^~ ") else code
+            if not code and framed["file"] == "<stdin>" and start is not None:
+                # the interactive interpreter prints no source line: the statement is the one typed at >>> above
+                code = _typed(before[:start])
             frames.append((Frame(framed["file"], int(framed["line"]), framed["function"]), code))
     if start is not None:
         raised.above = len(before) - start
@@ -143,6 +146,17 @@ def exception_at(line: str, before: list[str], following: list[str]) -> Raised |
         below = frames[mine[-1] + 1 :] if mine else frames
         raised.packages = list(dict.fromkeys(p for p in (installed_package(f.file) for f, _ in below) if p))
     return raised
+
+
+def _typed(lines: list[str]) -> str:
+    """The last statement typed at the interactive interpreter's ``>>>`` prompt among ``lines`` (its own
+    traceback's frames say only ``File "<stdin>"``); '' when none is there.
+
+    >>> _typed([">>> from ignite.handlers import Checkpoint", ""])
+    'from ignite.handlers import Checkpoint'
+    """
+    typed = next((text for text in reversed(lines[-6:]) if text.startswith(">>> ")), "")
+    return typed[4:].strip()
 
 
 def cut_after_assert(lines: list[str]) -> Raised | None:

@@ -20,6 +20,7 @@ from torchdoctor.explain.kinds import (
     launch_options,
     message_history,
     module_train,
+    release_changes,
     tokenizer_classes,
     versions,
 )
@@ -275,6 +276,7 @@ def _unrecognised(raised: Raised, ctx: Context) -> Finding:
         or api_members.diagnosis(raised, ctx.facts)
         # CPython 3.6's "cannot import name 'X'" on a `from <package> import X` line; MMEngine's error for a
         # class whose config lacks a key it reads: the code (or config) and the installed release disagree too
+        or release_changes.ignite_import(raised)
         or api_history.bare_import(raised, f"{versions.LIBRARIES}|{versions.OPENMMLAB}")
         or config_keys.diagnosis(raised)
         # torch's nn.Module.train (3.10+ names it) given a library's training arguments

@@ -21,7 +21,13 @@ the script prints it:
 - diffusers' pipelines (``check_inputs``) and training examples' ``parse_args`` / ``main`` checks (dataset columns,
   prior preservation's class images, trained weights loaded in half precision);
 - ultralytics' check of the keys given to ``YOLO(...).train()`` / ``predict()`` (``cfg/__init__.py``) and of the
-  dataset YAML (``data/utils.py`` check_det_dataset: the keys it needs, names and nc that disagree).
+  dataset YAML (``data/utils.py`` check_det_dataset: the keys it needs, names and nc that disagree);
+- pytorch-ignite's checkpoint handlers (``ignite/handlers/checkpoint.py``): ``DiskSaver(dirname, ...,
+  require_empty=True)`` refusing a folder that holds checkpoints already ("Files {} with extension '.pt' are already
+  present in the directory {}. If you want to use this directory anyway, pass `require_empty=False`."; '.pth' or
+  '.pth.tar' in 0.3), and ``require_empty`` given to ``Checkpoint``, which never took it (it is ``DiskSaver``'s and
+  ``ModelCheckpoint``'s): CPython's "Checkpoint.__init__() got an unexpected keyword argument 'require_empty'",
+  likely (a class of the code's own named Checkpoint prints it too).
 
 ultralytics' "is not a valid YOLO argument" is as often a key of another release: likely, ``dependency_version`` named; so is PEFT's "Target module <a Linear-like layer> is not supported"
 (Linear4bit, a quantized Linear: a layer the installed peft does not know), while a container named stays certain.
@@ -56,6 +62,12 @@ _TARGET_TYPE = (
     "recent peft), not whole blocks: the name in target_modules matched a container (an attention block, an MLP, a "
     "decoder layer). Name the linear layers inside it (print the model's named_modules()), e.g. target_modules="
     "['q_proj', 'v_proj'], or target_modules='all-linear' (peft >= 0.8)."
+)
+_REQUIRE_EMPTY = (
+    "require_empty belongs to ignite's DiskSaver (and ModelCheckpoint), not to Checkpoint: pass it to the saver, "
+    "Checkpoint(to_save, DiskSaver('./checkpoints', create_dir=True, require_empty=False), n_saved=2), or use "
+    "ModelCheckpoint('./checkpoints', 'model', require_empty=False). require_empty=False lets it write into a folder "
+    "that holds an earlier run's checkpoints (it may overwrite or rotate them); or point it at a new folder."
 )
 _TEXT_FIELD = (
     "Tell SFTTrainer which column holds the text: SFTConfig(dataset_text_field='text') (an SFTConfig field from trl "
@@ -114,6 +126,8 @@ REFUSALS = (
         "renamed some: tf_efficientnet_* and the weights' tags after a dot).",
     ),
     ("but you didn't pass a `dataset_text_field` or `formatting_func` argument", _TEXT_FIELD),
+    ("Checkpoint.__init__() got an unexpected keyword argument 'require_empty'", _REQUIRE_EMPTY),
+    ("If you want to use this directory anyway, pass", _REQUIRE_EMPTY),
     (
         "layers when the model is loaded in",
         "peft before 0.6 cannot merge an adapter into bitsandbytes' 8-bit (or, for IA3, 4-bit) weights: load the "
@@ -233,6 +247,10 @@ _BY_RELEASE = {
     # an ultralytics older than them: ultralytics/ultralytics#8322, #18302, the fix an upgrade)
     "yolo_release": "is not a valid YOLO argument",
 }
+# CPython's words for a class the message names only by its name: ignite's Checkpoint, or a class of the code's own
+_CLASS_UNNAMED = {
+    "ignite_checkpoint_kw": "Checkpoint.__init__() got an unexpected keyword argument 'require_empty'"
+}
 # the caller the message does not name: a model's forward() and generate() are called by the script or by a library
 # on its behalf (a trainer, a pipeline, an evaluation loop of another release), so the script is only the likelier
 _CALLER_UNNAMED = {
@@ -271,6 +289,8 @@ TEMPLATES = (
     "third_party:peft-cannot-merge-gptq",
     "third_party:transformers-max-new-tokens-not-positive",
     "third_party:transformers-pipeline-unknown-task",
+    "third_party:ignite-checkpoint-require-empty-keyword",
+    "third_party:ignite-disksaver-files-already-present",
 )
 
 
@@ -285,7 +305,8 @@ def _stated_by_the_call(hits: list[Hit], ctx: Context) -> bool:
     """Certain unless every hit is one of the refusals a release of the library explains as well as the script, or
     one that does not say whose call it refuses."""
     return not all(
-        any(key in h.facts for key in (*_BY_RELEASE, *_CALLER_UNNAMED, "peft_layer_release")) for h in hits
+        any(key in h.facts for key in (*_BY_RELEASE, *_CALLER_UNNAMED, *_CLASS_UNNAMED, "peft_layer_release"))
+        for h in hits
     )
 
 
@@ -300,6 +321,7 @@ LIBRARY_ARGUMENTS = Recogniser(
         refusal_pattern(REFUSALS),
         *(R(rf"(?P<{key}>{re.escape(text)})") for key, text in _BY_RELEASE.items()),
         *(R(rf"(?P<{key}>{re.escape(text)})") for key, text in _CALLER_UNNAMED.items()),
+        *(R(rf"(?P<{key}>{re.escape(text)})") for key, text in _CLASS_UNNAMED.items()),
         _LAYER_RELEASE,
     ),
     confirm=_stated_by_the_call,

@@ -74,11 +74,21 @@ api_changes.py's companion (versions.py's ``dependency_version`` leads with eith
 its replacement from the package's own deprecation text: kinds/api_history.py reads it.)
 
 `change(facts)` says which of them a line is; `decisive(facts, ctx)` whether the log makes it certain.
+- pytorch-ignite 0.3.0 (2020-01-21) added ``Checkpoint`` and ``DiskSaver`` to ``ignite.handlers`` (0.2.1's
+  ``handlers/__init__.py`` exports ``ModelCheckpoint``, ``Timer``, ``EarlyStopping`` and ``TerminateOnNan`` only) and
+  made events callable to filter them (``engine/engine.py``: ``class Events(CallableEvents, Enum)``,
+  ``CallableEvents.__call__(event_filter=None, every=None, once=None)``; before it ``class Events(Enum)``). So
+  CPython's "cannot import name 'Checkpoint'" on a ``from ignite.handlers import`` line, and "'Events' object is
+  not callable" under a source line calling ``Events.ITERATION_COMPLETED(every=...)``, are code (often ignite's own
+  examples from its master branch) run with an ignite before 0.3.0. Read only with ignite's import or the event's
+  call in the log; a module of the user's own shadowing the name prints the same, so likely;
 """
 
 from __future__ import annotations
 
 import re
+
+from torchdoctor.explain.first_failure import Raised
 
 FAMILY = "library releases that disagree with the code"
 
@@ -122,6 +132,24 @@ BOOL_SUBTRACTION = "Subtraction, the `-` operator, with a bool tensor is not sup
 NO_CAST = "can't be cast to the desired output type "
 BATCH_FIRST = "__init__() got an unexpected keyword argument 'batch_first'"
 UPSAMPLE_PICKLE = "'Upsample' object has no attribute 'recompute_scale_factor'"
+# pytorch-ignite 0.3.0's names: the handlers it added and its callable events
+IGNITE_HANDLERS = ("Checkpoint", "DiskSaver")
+IGNITE_EVENTS = "'Events' object is not callable"
+# the traceback's source line that calls an event (ignite's Events members), with CPython's TypeError on the next
+IGNITE_EVENT_CALLS = tuple(
+    f"Events.{name}("
+    for name in (
+        "STARTED",
+        "COMPLETED",
+        "EPOCH_STARTED",
+        "EPOCH_COMPLETED",
+        "ITERATION_STARTED",
+        "ITERATION_COMPLETED",
+        "GET_BATCH_STARTED",
+        "GET_BATCH_COMPLETED",
+        "EXCEPTION_RAISED",
+    )
+)
 # torchvision 0.13's multi-weight builders take weights= / weights_backbone=; the builders before it
 # (fasterrcnn_resnet50_fpn(pretrained=False, ..., **kwargs), resnet50(pretrained=False, progress=True, **kwargs))
 # pass what they do not name to the model class (FasterRCNN(backbone, num_classes, **kwargs), ResNet(...)), whose
@@ -151,6 +179,8 @@ ANCHORS = (
     BATCH_FIRST,
     UPSAMPLE_PICKLE,
     *(f"__init__() got an unexpected keyword argument '{name}'" for name in TV_WEIGHTS),
+    *(f"cannot import name '{name}' from 'ignite.handlers" for name in IGNITE_HANDLERS),
+    *IGNITE_EVENT_CALLS,
 )
 # printed for other causes too: a function of one's own that takes keyword arguments only, another converter's
 # opset limit, a script's own scalar indexed or its own in-place op (decisive() makes them certain with librosa,
@@ -165,6 +195,9 @@ GENERIC = (
     BOOL_SUBTRACTION,
     BATCH_FIRST,
     *(f"__init__() got an unexpected keyword argument '{name}'" for name in TV_WEIGHTS),
+    # a file or folder of the user's own named ignite prints the same, and an Events class of the code's own
+    *(f"cannot import name '{name}' from 'ignite.handlers" for name in IGNITE_HANDLERS),
+    *IGNITE_EVENT_CALLS,
 )
 TEMPLATES = (
     "third_party:mmdet-mmcv-version-incompatible",
@@ -182,6 +215,8 @@ TEMPLATES = (
     "third_party:torch-1-9-batch-first-attention",
     "third_party:torch-1-11-upsample-old-pickle",
     "third_party:torchvision-0-13-builder-weights",
+    "third_party:ignite-before-0-3-handler-import",
+    "third_party:ignite-before-0-3-events-not-callable",
 )
 _Q = "'"
 CHANGE = R(
@@ -202,7 +237,9 @@ CHANGE = R(
     rf"(?P<stft_complex>{STFT_COMPLEX})|(?P<int_division>{INT_DIVISION})|(?P<bool_subtraction>{BOOL_SUBTRACTION})|"
     rf"(?<![\w.])(?P<batch_first_kw>__init__\(\) got an unexpected keyword argument {_Q}batch_first{_Q})|"
     rf"(?P<upsample_pickle>{UPSAMPLE_PICKLE})|"
-    rf"(?<![\w.])__init__\(\) got an unexpected keyword argument {_Q}(?P<tv_weights_kw>{'|'.join(TV_WEIGHTS)}){_Q}"
+    rf"(?<![\w.])__init__\(\) got an unexpected keyword argument {_Q}(?P<tv_weights_kw>{'|'.join(TV_WEIGHTS)}){_Q}|"
+    rf"cannot import name {_Q}(?P<ignite_handler>{'|'.join(IGNITE_HANDLERS)}){_Q} from {_Q}ignite\.handlers|"
+    rf"(?<![\w.])Events\.[A-Z_]{{2,40}}\((?!\))[^\n]*\n[^\n]*?(?P<ignite_events>{IGNITE_EVENTS})"
 )
 # what makes a generic line certain, wherever the log says it
 CONTEXT = (
@@ -274,6 +311,33 @@ def _mmengine(facts: dict) -> tuple[str, str]:
         f"'mmengine>={low},<{high}'), or upgrade the package that printed it to the release made for MMEngine "
         f"{found} (pip install -U mmdet). MMEngine is pure Python: no rebuild is needed, unlike MMCV.",
     )
+
+
+def ignite_handler(name: str) -> tuple[str, str]:
+    """(summary, fix) for ignite.handlers without Checkpoint or DiskSaver: an ignite before 0.3.0."""
+    return (
+        f"ignite.handlers has no {name}: pytorch-ignite added Checkpoint and DiskSaver in 0.3.0 (January 2020), "
+        "so the installed ignite is older than the code (or a file or package of your own named ignite shadows "
+        "it)",
+        "Upgrade ignite to 0.3.0 or newer: pip install -U pytorch-ignite (the release the code or its example was "
+        "written for, e.g. pip install 'pytorch-ignite==0.4.13'); python -c 'import ignite; "
+        "print(ignite.__version__, ignite.__file__)' shows which one is imported. With the old ignite, "
+        "ModelCheckpoint(dirname, filename_prefix, ...) is the checkpoint handler it has.",
+    )
+
+
+def ignite_import(raised: Raised) -> tuple[str, str, bool] | None:
+    """(summary, fix, certain) for CPython 3.6's bare "cannot import name 'Checkpoint'" (or 'DiskSaver') raised on
+    a ``from ignite.handlers import`` line (the traceback's source line, or the statement typed at ``>>>``); the
+    3.7+ line names ignite.handlers itself (`CHANGE`). None for anything else."""
+    found = re.fullmatch(rf"cannot import name {_Q}({'|'.join(IGNITE_HANDLERS)}){_Q}", raised.message.strip())
+    code = raised.raised_code or raised.code
+    if raised.type != "ImportError" or found is None:
+        return None
+    if not re.match(rf"\s*from ignite\.handlers[\w.]* import [^\n]*\b{found[1]}\b", code):
+        return None
+    summary, fix = ignite_handler(found[1])
+    return summary, fix, False
 
 
 def change(facts: dict) -> tuple[str, str] | None:
@@ -403,6 +467,17 @@ def change(facts: dict) -> tuple[str, str] | None:
             "Upgrade torchvision to 0.13 or newer with the torch it pairs with (torch 1.12.0 or newer: pip install -U "
             "torch torchvision --index-url https://download.pytorch.org/whl/cu1xx), or, to stay on the old "
             f"torchvision, call the builder with pretrained=True (pretrained_backbone=True) instead of {name}=.",
+        )
+    if facts.get("ignite_handler"):
+        return ignite_handler(facts["ignite_handler"])
+    if facts.get("ignite_events"):
+        return (
+            "the code calls an event to filter it (Events.ITERATION_COMPLETED(every=...)), which pytorch-ignite "
+            "supports from 0.3.0; before it Events is a plain Enum, not callable: the installed ignite is older than "
+            "the code (ignite's examples on its master branch need the master's release)",
+            "Upgrade ignite: pip install -U pytorch-ignite (0.3.0 or newer; an example newer than the last release "
+            "needs the nightly: pip install --pre pytorch-ignite). Or, with the old ignite, filter by hand: "
+            "@trainer.on(Events.ITERATION_COMPLETED) and, inside, if engine.state.iteration % log_interval == 0.",
         )
     if facts.get("mps_cumsum_int64"):
         return (

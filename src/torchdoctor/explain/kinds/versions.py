@@ -943,6 +943,8 @@ def _release_bug(hits: list[Hit], ctx: Context) -> tuple[str, str]:
         return paged_optimizers.refused_prefetch(hits)
     if first(hits, "trl_padding_free"):
         return trl_checks.padding_free(hits)
+    if first(hits, "trl_no_args"):
+        return trl_checks.no_args(hits)
     if first(hits, "jpeg_conversion"):
         return image_files.cmyk_jpeg(hits)
     if first(hits, "missing_object"):
@@ -1041,7 +1043,7 @@ LIBRARY_RELEASE_BUG = Recogniser(
         # a paged state restored from a checkpoint, which is no longer in managed memory
         *paged_optimizers.ANCHORS,
         # TRL 1.0's SFTTrainer refusing padding_free without packing (kinds/trl_checks.py): a trainer built on TRL
-        # that turned padding_free on
+        # that turned padding_free on; and TRL's main of April-May 2024 reading args.model_init_kwargs on None
         *trl_checks.ANCHORS,
         # libjpeg's refusal through torchvision's decode_jpeg before 0.16: a CMYK JPEG (kinds/image_files.py)
         image_files.JPEG_CONVERSION,
@@ -1103,7 +1105,7 @@ LIBRARY_RELEASE_BUG = Recogniser(
         "third_party:libkge-error-in-tie-handling",
         "system:argparse-invalid-typing-type-value",
         "third_party:bitsandbytes-cuda-check-return-python-interface",
-        "third_party:trl-padding-free-without-packing",
+        *trl_checks.TEMPLATES,
         image_files.JPEG_TEMPLATE,
     ),
     # a kernel's fault names no kernel and no cause (a library's bug, bad input, a failing GPU)
