@@ -1,6 +1,7 @@
 """A finding is certain only on a message seen on a real log whose thread established that cause
 (catalog/seen_on.tsv, written by benchmarks/explain_seen_on.py from the train half and the public fixture logs)."""
 
+import io
 import sys
 from pathlib import Path
 
@@ -84,3 +85,24 @@ def test_a_public_fixture_log_is_certain_with_the_committed_table(log):
     found = explain([str(FIXTURES / log)])[0]
     assert found.id == "log." + log.removesuffix(".txt").split("_", 1)[1]
     assert found.details["confidence"] == "certain" and "evidence" not in found.details
+
+
+def test_a_consequence_is_judged_as_without_the_table(monkeypatch):
+    # a peer that closed is what followed a cause, never a thread's label: the table can hold no evidence for it,
+    # and its certainty is what the rest of the log makes it (never certain without its cause)
+    text = (
+        "[rank1]: torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 1 has a total capacity "
+        "of 79.15 GiB of which 1.20 GiB is free.\n"
+        "[rank0]: RuntimeError: [/opt/pytorch/third_party/gloo/gloo/transport/tcp/pair.cc:598] Connection closed by "
+        "peer [10.0.0.2]:52441\n"
+    )
+
+    def peer_closed():
+        (found,) = [f for f in explain(["-"], stdin=io.BytesIO(text.encode())) if f.id == "log.peer_closed"]
+        return found
+
+    _table(monkeypatch, {(r.kind, a) for r in RECOGNISERS for a in r.anchors})
+    everything_seen = peer_closed().details["confidence"]
+    _table(monkeypatch, set())
+    nothing_seen = peer_closed()
+    assert nothing_seen.details["confidence"] == everything_seen and "evidence" not in nothing_seen.details
