@@ -313,6 +313,57 @@ def test_with_two_ranks_a_peer_that_got_faster_does_not_make_the_other_a_straggl
     assert "host (kept waiting for a CPU 9.0 ms per step" in host
 
 
+def traded(published: dict, rank: int, seconds: float) -> dict:
+    """``published`` with ``rank``'s compute taking ``seconds`` less CPU time every step: it reaches the
+    collective that much sooner and waits that much longer (its vCPU got faster, its work the same)."""
+    rows = []
+    for row in published[rank]["rows"]:
+        step, data, comm, cpu, noted, queued = row
+        rows.append(
+            [step, data, comm + seconds, cpu - seconds, [[noted[0][0], noted[0][1] - seconds]], queued]
+        )
+    return {**published, rank: {**published[rank], "rows": rows}}
+
+
+@pytest.mark.parametrize(
+    ("fell", "cpus", "named"), [(0.003, None, False), (0.001, None, True), (0.003, {0: [0], 1: [0]}, True)]
+)
+def test_with_two_ranks_cpu_time_one_rank_gained_as_the_other_lost_it_names_nobody(fell, cpus, named):
+    # verdict.TRADED: from the 60th step on, rank 0's compute takes 5 ms more CPU time and rank 1's 3 ms less,
+    # the same work on both (the machine moved CPU cycles from one vCPU to the other): rank 0 is 8 ms longer
+    # than its peer and rose by more than half of that itself (verdict.ROSE_ITSELF holds), but its peer fell
+    # by more than half its rise: nobody is named. Where the peer's fell by 1 ms only (a fifth of rank 0's
+    # rise), rank 0 is named `device` as before; so it is where the two ranks take turns at one CPU
+    # (verdict.sharing_cpus: there a rank's longer compute leaves its peer the CPU, whose CPU time falls for it).
+    first = (WARMUP + BASELINE) // 10
+    tracker = Tracker()
+    lines = []
+    for n in range(first + 8):
+        published = window(n, ranks=2, **({"slow": 0, "late": 0.005} if n >= first else {}))
+        published = on_one_host(published, cpus) if cpus else published
+        lines.append(tracker.feed(judge_window(n, traded(published, 1, fell) if n >= first else published)))
+    said = [line for line in lines if line]
+    if named:
+        assert (
+            len(said) == 1 and said[0].startswith("torchdoctor: straggler: rank 0 ") and "device" in said[0]
+        )
+    else:
+        assert said == [], said
+
+
+@pytest.mark.parametrize(
+    ("kept", "named"),
+    [("healthy-2-ranks-cpu-traded", []), ("compute-10pc-rank1-2-ranks", [(17, 1, "device")])],
+)
+def test_real_2_rank_runs_name_more_compute_and_not_cpu_time_traded_between_the_ranks(kept, named):
+    # tests/fixtures/stragglers/SOURCES.md, 2 ranks on a quiet 2-core VM (verdict.TRADED): in a healthy run rank
+    # 1's CPU time per step rose 1.9 ms against its own usual as rank 0's fell 1.3 ms (the rule before said
+    # `device` at step 90: "compute 9.1 ms vs median 7.1 ms"); in a planted 10% slowdown of rank 1's compute its
+    # CPU time rose 1.6 ms, its peer's not at all (+0.3 ms): named at step 180, 40 steps into the episode
+    said = judge_kept(HERE / "fixtures" / "stragglers" / kept / "stragglers-windows.jsonl").said
+    assert [(v["window"], v["rank"], v["cause"]) for v in said] == named, [v["line"] for v in said]
+
+
 def on_one_host(published: dict, cpus: dict[int, list[int]]) -> dict:
     """``published`` with every rank on one host, each on the CPUs ``cpus`` gives it."""
     return {rank: {**figures, "host": "h", "cpus": cpus[rank]} for rank, figures in published.items()}

@@ -130,6 +130,18 @@ PERSIST = ("device", "host")
 # back, and its peer was named `device` for it (2026-11-30: 5 of 10 false alarms in 4,000 healthy steps).
 ROSE_ITSELF = ("cpu", "offcpu")
 OWN_RISE = 0.5
+# For these parts the rank is not named where its peers' own figure fell, against their own usual medians, by
+# TRADED of its own rise or more: the same work took one rank more CPU time and its peers as much less, which is
+# the machine handing CPU cycles from one to the other (two vCPUs of one physical core, a host's scheduler), not
+# more work on one rank. 2-rank recordings on a shared 2-core VM (2026-11-30, session 23, second helper): 4
+# `device` false alarms in 12,000 healthy steps (loaded and quiet) had the peer's CPU time fall by 0.7-1.0 of the
+# named rank's rise; the planted compute slowdowns named on the 2-rank recordings had their peer's fall by 0.21 of
+# it at most. Not for ranks that take turns at their CPUs (`sharing_cpus`): there a rank's longer compute
+# leaves its peers the CPUs to themselves, and their CPU time falls for its reason (4 ranks on 2 CPUs, a planted 5%
+# compute slowdown: rank 2 +1.2 ms, its peers -0.8 ms; the rule cost its naming at step 400). Not for waiting for a
+# CPU: in the `host` false alarms the peer's fell by under a third of the named rank's rise.
+TRADED_PARTS = ("cpu",)
+TRADED = 0.5
 # Where the ranks of a host outnumber the CPUs they may run on (each rank publishes its CPUs, `record`), they take
 # the CPUs from each other: which of them waits for one is the kernel's choice of the moment, not the rank's
 # fault. Where one of them has waiting for a CPU (host) as its first cause, none of them is named for it, nor for
@@ -438,7 +450,8 @@ def judge_stretch(
     ``usual_threads`` (`Usual.threads_usual`): each rank's usual excess of its other threads' waiting for a
     CPU, whose rise over the stretch is given in the figures (`_threads_rise`), not judged. ``usual_own``
     (`Usual.own_usual`): each rank's own usual median per part; a part in `ROSE_ITSELF` names the rank only where
-    its own median rose beyond it by `OWN_RISE` of its excess (else its peers got faster). Ranks whose CPUs
+    its own median rose beyond it by `OWN_RISE` of its excess (else its peers got faster), and a part in
+    `TRADED_PARTS` not where its peers' fell as it rose (`_traded`: the machine moved CPU cycles between them). Ranks whose CPUs
     more ranks share than there are (`sharing_cpus`) are left out by `_likeliest` where one of them waits for a
     CPU."""
     excess: dict[int, list[list[float]]] = {}  # rank -> per step: excess of each part over the peers' median
@@ -505,6 +518,7 @@ def judge_stretch(
                 and middle >= max(MIN_SECONDS, SLOWER * peers_own, NOISE_MARGIN * error)
                 and (name != "transfer" or middle >= 2 * rise)
                 and _rose_itself(name, mine[rank], (usual_own or {}).get(rank), middle)
+                and (rank in sharing or not _traded(name, rank, mine, usual_own or {}))
             ):
                 passed.append((middle, name))
         if not habit[TRANSFER][2] and usual_load is not None:
@@ -591,6 +605,24 @@ def _rose_itself(
         return True
     k = PARTS.index(name)
     return _median(row[k] for row in mine) - own_usual[k] >= OWN_RISE * excess
+
+
+def _traded(
+    name: str, rank: int, mine: Mapping[int, list[tuple[float, ...]]], own_usual: Mapping[int, list[float]]
+) -> bool:
+    """Whether the rank's part ``name`` (in `TRADED_PARTS`) rose beyond its own usual median while its peers'
+    (the median of their medians beyond their own usual ones, from ``mine`` and ``own_usual``) fell by
+    `TRADED` of that rise or more (False for other parts, or without the usual figures; not asked for ranks
+    that take turns at their CPUs, `sharing_cpus`)."""
+    if name not in TRADED_PARTS or rank not in own_usual:
+        return False
+    k = PARTS.index(name)
+    peers = [peer for peer in mine if peer != rank and peer in own_usual and mine[peer]]
+    if not peers:
+        return False
+    rise = _median(row[k] for row in mine[rank]) - own_usual[rank][k]
+    fall = -_median(_median(row[k] for row in mine[peer]) - own_usual[peer][k] for peer in peers)
+    return rise > 0 and fall >= TRADED * rise
 
 
 def _whole(
