@@ -28,6 +28,7 @@ from torchdoctor.explain.kinds import (
     compiled_ops,
     config_registry,
     cuda,
+    cuda_ipc,
     data_paths,
     dataloader_options,
     dataloader_timeout,
@@ -44,6 +45,7 @@ from torchdoctor.explain.kinds import (
     environment,
     experiment_trackers,
     extension_packages,
+    flash_attention_limits,
     fsdp_config,
     gather_shapes,
     gpu_faults,
@@ -111,6 +113,7 @@ from torchdoctor.explain.kinds import (
     webdataset_shards,
     wheel_tags,
     wrapper_usage,
+    xla_lowering,
 )
 from torchdoctor.explain.recognisers import Recogniser
 
@@ -188,6 +191,9 @@ RECOGNISERS: tuple[Recogniser, ...] = (
     *autograd_usage.RECOGNISERS,
     *dtypes.RECOGNISERS,
     *mps.RECOGNISERS,
+    *xla_lowering.RECOGNISERS,
+    *flash_attention_limits.RECOGNISERS,
+    *cuda_ipc.RECOGNISERS,
     *compile_backends.RECOGNISERS,
     *tokenizer_threads.RECOGNISERS,
     *image_channels.RECOGNISERS,

@@ -43,6 +43,10 @@ _FFT_DTYPE = R(
     r"(?P<fft_dtype>Half|BFloat16|ComplexHalf)\b"
 )
 
+# torch_xla/csrc/convert_ops.cpp (ConvertTo's default): a conversion from XLA's F16 (PrimitiveType 10), which
+# PyTorch/XLA does not take on the TPU (it computes in bfloat16)
+_XLA_F16 = R(r"(?P<xla_f16>Unsupported XLA type 10)(?!\d)")
+
 # an FFT in the log: torch.fft's functions, their frames, cuFFT/MKL's names
 CONTEXT: tuple[tuple[str, re.Pattern], ...] = tuple(
     (literal, R(r"(?P<saw_fft>torch\.fft\.|\b[ir]?fft[2n]?\(|\b_fft_\w|\bcuFFT\b|\bMKL FFT\b|\bfftn?2?\b)"))
@@ -78,7 +82,19 @@ _BF16_LATER = (
 )
 
 
+def _xla_half(hits: list[Hit], ctx: Context) -> tuple[str, str]:
+    return (
+        "float16 (Half, XLA's type 10) reached PyTorch/XLA, which has no float16 conversion on the TPU: the TPU "
+        "computes in bfloat16" + on_ranks(hits),
+        "Use bfloat16, not float16, on TPU: precision='bf16-mixed' (or 'bf16-true') instead of 16 in Lightning, "
+        "torch.autocast('xla', dtype=torch.bfloat16) or XLA_USE_BF16=1 instead of fp16 autocast, and no .half() "
+        "or dtype=torch.float16 on tensors sent to the XLA device.",
+    )
+
+
 def _half_unsupported(hits: list[Hit], ctx: Context) -> tuple[str, str]:
+    if first(hits, "xla_f16") is not None:
+        return _xla_half(hits, ctx)
     if first(hits, "op") is None and first(hits, "fft_dtype") is not None:
         return _fft_half(hits, ctx)
     op, dtype = first(hits, "op", "?"), first(hits, "dtype", "Half")
@@ -117,10 +133,16 @@ HALF_UNSUPPORTED_OP = Recogniser(
         "torch_native:op-not-implemented-for-dtype",
         "torch_native:fft-unsupported-dtype",
         "torch_native:mkl-fft-unsupported-type",
+        "third_party:torch-xla-unsupported-xla-type",
     ),
     title="operator without a reduced-precision kernel",
-    anchors=("\" not implemented for '", "Unsupported dtype ", "MKL FFT doesn't support tensors of type"),
-    match=R(_NOT_IMPLEMENTED.pattern + "|" + _FFT_DTYPE.pattern),
+    anchors=(
+        "\" not implemented for '",
+        "Unsupported dtype ",
+        "MKL FFT doesn't support tensors of type",
+        "Unsupported XLA type 10",
+    ),
+    match=R(_NOT_IMPLEMENTED.pattern + "|" + _FFT_DTYPE.pattern + "|" + _XLA_F16.pattern),
     confirm=lambda hits, ctx: (
         any(k in h.facts for h in hits for k in ("op", "mkl_fft")) or "saw_fft" in ctx.facts
     ),

@@ -21,6 +21,7 @@ from torchdoctor.explain.kinds import (
     cuda_errors,
     image_files,
     installers,
+    kernel_release_bugs,
     libraries,
     missing_packages,
     neighbour_releases,
@@ -933,6 +934,12 @@ def _release_bug(hits: list[Hit], ctx: Context) -> tuple[str, str]:
         return _start_method(hits)
     if first(hits, "zero3_plain_dict"):
         return _zero3_plain_dict(hits)
+    if first(hits, "megatron_softmax"):
+        return kernel_release_bugs.megatron_softmax(hits)
+    if first(hits, "cudnn_sdpa_no_plan"):
+        return kernel_release_bugs.cudnn_sdpa(hits)
+    if first(hits, "ipc_invalid_argument"):
+        return kernel_release_bugs.ipc_noncurrent(hits)
     if first(hits, "internal_assert"):
         return _internal_assert(hits)
     if first(hits, "seq_sampler"):
@@ -1045,6 +1052,9 @@ LIBRARY_RELEASE_BUG = Recogniser(
         # TRL 1.0's SFTTrainer refusing padding_free without packing (kinds/trl_checks.py): a trainer built on TRL
         # that turned padding_free on; and TRL's main of April-May 2024 reading args.model_init_kwargs on None
         *trl_checks.ANCHORS,
+        # GPU kernels of a release with a bug for some shapes or devices (kinds/kernel_release_bugs.py): Megatron's
+        # fused softmax assert, SDPA's cuDNN backend without a plan, PyTorch 0.1's CUDA IPC off the current device
+        *kernel_release_bugs.ANCHORS,
         # libjpeg's refusal through torchvision's decode_jpeg before 0.16: a CMYK JPEG (kinds/image_files.py)
         image_files.JPEG_CONVERSION,
     ),
@@ -1080,6 +1090,8 @@ LIBRARY_RELEASE_BUG = Recogniser(
         + "|"
         + trl_checks.REFUSED.pattern
         + "|"
+        + kernel_release_bugs.REFUSED.pattern
+        + "|"
         + image_files.JPEG_FACT.pattern
     ),
     templates=(
@@ -1106,6 +1118,7 @@ LIBRARY_RELEASE_BUG = Recogniser(
         "system:argparse-invalid-typing-type-value",
         "third_party:bitsandbytes-cuda-check-return-python-interface",
         *trl_checks.TEMPLATES,
+        *kernel_release_bugs.TEMPLATES,
         image_files.JPEG_TEMPLATE,
     ),
     # a kernel's fault names no kernel and no cause (a library's bug, bad input, a failing GPU)
@@ -1118,6 +1131,7 @@ LIBRARY_RELEASE_BUG = Recogniser(
         optimizer_subclass.NO_STEP_HOOKS,
         paged_optimizers.REFUSED,
         trl_checks.REFUSED,
+        kernel_release_bugs.REFUSED,
         R(r"(?P<eight_bit>8-bit precision on multiple devices)"),
         R(r"(?P<wrapper>\w+) is not (?:an Optimizer|a subclass of torch\.optim\.Optimizer)"),
         R(r"(?P<ds_wrapper>\w*(?:DeepSpeed|ZeRO|Zero|FP16_|BF16_)\w*) is not (?:an|a subclass)"),
