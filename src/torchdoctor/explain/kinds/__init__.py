@@ -28,6 +28,7 @@ from torchdoctor.explain.kinds import (
     compiled_ops,
     config_registry,
     cuda,
+    data_containers,
     data_paths,
     dataloader_options,
     dataloader_timeout,
@@ -124,6 +125,7 @@ RECOGNISERS: tuple[Recogniser, ...] = (
     # before versions: the training loop's own GradScaler order leads the Trainer's release bug where the
     # script's own scaler.unscale_ call is in the traceback
     *amp_scaler.RECOGNISERS,
+    *data_containers.RECOGNISERS,
     *versions.RECOGNISERS,
     *placement.RECOGNISERS,
     *checkpoint.RECOGNISERS,

@@ -19,6 +19,7 @@ from torchdoctor.explain.kinds import (
     api_history,
     config_keys,
     cuda_errors,
+    data_containers,
     image_files,
     installers,
     libraries,
@@ -42,7 +43,7 @@ R = re.compile
 
 # the libraries' releases that changed what code calls, a module each holding a table of them (its CHANGE
 # pattern, ANCHORS, GENERIC, TEMPLATES and change(); those after the first also decisive()), tried in this order
-_CHANGES = (api_changes, release_changes, trainer_data_releases, neighbour_releases)
+_CHANGES = (api_changes, release_changes, trainer_data_releases, neighbour_releases, data_containers)
 
 # "requires PyTorch >= 2.2.0", "requires `accelerate>=1.1.0`", "requires deepspeed>=0.16.4"
 _REQUIRES = R(
