@@ -99,3 +99,21 @@ def test_zarr2s_store_imported_from_zarr_storage_reads_the_same():
 def test_a_zarr_3_store_missing_is_not_read_as_zarr_3():
     found = explained("AttributeError: module 'zarr.storage' has no attribute 'LocalStore'\n")
     assert "zarr 3" not in found.summary
+
+
+# miditok/utils/utils.py detect_chords, 2.1.0-2.1.6: unknown chords kept with chord_unknown unset; the vocabulary
+# (miditok/midi_tokenizer.py) has Chord_ tokens for config.chord_maps only
+def test_miditoks_unknown_chord_token_reads_as_that_release_bug():
+    found = reads(
+        '  File "/usr/lib/python3.10/site-packages/miditok/midi_tokenizer.py", line 412, in _events_to_tokens\n'
+        "    ids = [self.vocab[token] for token in tokens]\n"
+        "KeyError: 'Chord_C:ukn3'\n",
+        "library_version_bug",
+        "likely",
+    )
+    assert "2.1.7" in found.summary and "pip install -U miditok" in found.fix
+
+
+def test_a_known_chord_missing_from_the_vocabulary_is_not_that_bug():
+    found = explained("KeyError: 'Chord_C:maj'\n")
+    assert "MidiTok" not in found.summary

@@ -23,6 +23,7 @@ from torchdoctor.explain.kinds import (
     image_files,
     installers,
     libraries,
+    midi_tokenizers,
     missing_packages,
     neighbour_releases,
     optimizer_subclass,
@@ -946,6 +947,8 @@ def _release_bug(hits: list[Hit], ctx: Context) -> tuple[str, str]:
         return trl_checks.padding_free(hits)
     if first(hits, "trl_no_args"):
         return trl_checks.no_args(hits)
+    if first(hits, "miditok_unknown_chord"):
+        return midi_tokenizers.unknown_chord(hits)
     if first(hits, "jpeg_conversion"):
         return image_files.cmyk_jpeg(hits)
     if first(hits, "missing_object"):
@@ -1046,6 +1049,8 @@ LIBRARY_RELEASE_BUG = Recogniser(
         # TRL 1.0's SFTTrainer refusing padding_free without packing (kinds/trl_checks.py): a trainer built on TRL
         # that turned padding_free on; and TRL's main of April-May 2024 reading args.model_init_kwargs on None
         *trl_checks.ANCHORS,
+        # MidiTok 2.1.0-2.1.6 tokenizing unknown chords its vocabulary lacks (kinds/midi_tokenizers.py)
+        *midi_tokenizers.ANCHORS,
         # libjpeg's refusal through torchvision's decode_jpeg before 0.16: a CMYK JPEG (kinds/image_files.py)
         image_files.JPEG_CONVERSION,
     ),
@@ -1081,6 +1086,8 @@ LIBRARY_RELEASE_BUG = Recogniser(
         + "|"
         + trl_checks.REFUSED.pattern
         + "|"
+        + midi_tokenizers.REFUSED.pattern
+        + "|"
         + image_files.JPEG_FACT.pattern
     ),
     templates=(
@@ -1107,10 +1114,11 @@ LIBRARY_RELEASE_BUG = Recogniser(
         "system:argparse-invalid-typing-type-value",
         "third_party:bitsandbytes-cuda-check-return-python-interface",
         *trl_checks.TEMPLATES,
+        *midi_tokenizers.TEMPLATES,
         image_files.JPEG_TEMPLATE,
     ),
     # a kernel's fault names no kernel and no cause (a library's bug, bad input, a failing GPU)
-    generic=cuda_errors.KERNEL_FAULTS + seed_devices.ANCHORS,
+    generic=cuda_errors.KERNEL_FAULTS + seed_devices.ANCHORS + midi_tokenizers.ANCHORS,
     facts=(
         cuda_errors.KERNEL_FAULT,
         cuda_errors.IN_NCCL,
@@ -1119,6 +1127,7 @@ LIBRARY_RELEASE_BUG = Recogniser(
         optimizer_subclass.NO_STEP_HOOKS,
         paged_optimizers.REFUSED,
         trl_checks.REFUSED,
+        midi_tokenizers.REFUSED,
         R(r"(?P<eight_bit>8-bit precision on multiple devices)"),
         R(r"(?P<wrapper>\w+) is not (?:an Optimizer|a subclass of torch\.optim\.Optimizer)"),
         R(r"(?P<ds_wrapper>\w*(?:DeepSpeed|ZeRO|Zero|FP16_|BF16_)\w*) is not (?:an|a subclass)"),
