@@ -29,6 +29,7 @@ from torchdoctor.explain.kinds import (
     config_registry,
     cuda,
     cuda_ipc,
+    data_containers,
     data_paths,
     dataloader_options,
     dataloader_timeout,
@@ -127,6 +128,7 @@ RECOGNISERS: tuple[Recogniser, ...] = (
     # before versions: the training loop's own GradScaler order leads the Trainer's release bug where the
     # script's own scaler.unscale_ call is in the traceback
     *amp_scaler.RECOGNISERS,
+    *data_containers.RECOGNISERS,
     *versions.RECOGNISERS,
     *placement.RECOGNISERS,
     *checkpoint.RECOGNISERS,

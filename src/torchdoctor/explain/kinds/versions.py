@@ -19,10 +19,12 @@ from torchdoctor.explain.kinds import (
     api_history,
     config_keys,
     cuda_errors,
+    data_containers,
     image_files,
     installers,
     kernel_release_bugs,
     libraries,
+    midi_tokenizers,
     missing_packages,
     neighbour_releases,
     optimizer_subclass,
@@ -43,7 +45,7 @@ R = re.compile
 
 # the libraries' releases that changed what code calls, a module each holding a table of them (its CHANGE
 # pattern, ANCHORS, GENERIC, TEMPLATES and change(); those after the first also decisive()), tried in this order
-_CHANGES = (api_changes, release_changes, trainer_data_releases, neighbour_releases)
+_CHANGES = (api_changes, release_changes, trainer_data_releases, neighbour_releases, data_containers)
 
 # "requires PyTorch >= 2.2.0", "requires `accelerate>=1.1.0`", "requires deepspeed>=0.16.4"
 _REQUIRES = R(
@@ -952,6 +954,8 @@ def _release_bug(hits: list[Hit], ctx: Context) -> tuple[str, str]:
         return trl_checks.padding_free(hits)
     if first(hits, "trl_no_args"):
         return trl_checks.no_args(hits)
+    if first(hits, "miditok_unknown_chord"):
+        return midi_tokenizers.unknown_chord(hits)
     if first(hits, "jpeg_conversion"):
         return image_files.cmyk_jpeg(hits)
     if first(hits, "missing_object"):
@@ -1055,6 +1059,8 @@ LIBRARY_RELEASE_BUG = Recogniser(
         # GPU kernels of a release with a bug for some shapes or devices (kinds/kernel_release_bugs.py): Megatron's
         # fused softmax assert, SDPA's cuDNN backend without a plan, PyTorch 0.1's CUDA IPC off the current device
         *kernel_release_bugs.ANCHORS,
+        # MidiTok 2.1.0-2.1.6 tokenizing unknown chords its vocabulary lacks (kinds/midi_tokenizers.py)
+        *midi_tokenizers.ANCHORS,
         # libjpeg's refusal through torchvision's decode_jpeg before 0.16: a CMYK JPEG (kinds/image_files.py)
         image_files.JPEG_CONVERSION,
     ),
@@ -1092,6 +1098,8 @@ LIBRARY_RELEASE_BUG = Recogniser(
         + "|"
         + kernel_release_bugs.REFUSED.pattern
         + "|"
+        + midi_tokenizers.REFUSED.pattern
+        + "|"
         + image_files.JPEG_FACT.pattern
     ),
     templates=(
@@ -1119,10 +1127,11 @@ LIBRARY_RELEASE_BUG = Recogniser(
         "third_party:bitsandbytes-cuda-check-return-python-interface",
         *trl_checks.TEMPLATES,
         *kernel_release_bugs.TEMPLATES,
+        *midi_tokenizers.TEMPLATES,
         image_files.JPEG_TEMPLATE,
     ),
     # a kernel's fault names no kernel and no cause (a library's bug, bad input, a failing GPU)
-    generic=cuda_errors.KERNEL_FAULTS + seed_devices.ANCHORS,
+    generic=cuda_errors.KERNEL_FAULTS + seed_devices.ANCHORS + midi_tokenizers.ANCHORS,
     facts=(
         cuda_errors.KERNEL_FAULT,
         cuda_errors.IN_NCCL,
@@ -1132,6 +1141,7 @@ LIBRARY_RELEASE_BUG = Recogniser(
         paged_optimizers.REFUSED,
         trl_checks.REFUSED,
         kernel_release_bugs.REFUSED,
+        midi_tokenizers.REFUSED,
         R(r"(?P<eight_bit>8-bit precision on multiple devices)"),
         R(r"(?P<wrapper>\w+) is not (?:an Optimizer|a subclass of torch\.optim\.Optimizer)"),
         R(r"(?P<ds_wrapper>\w*(?:DeepSpeed|ZeRO|Zero|FP16_|BF16_)\w*) is not (?:an|a subclass)"),

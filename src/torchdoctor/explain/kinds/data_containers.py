@@ -1,0 +1,189 @@
+"""Data a training script reads or writes in a form its container refuses: torch.tensor, LMDB, trimesh, zarr.
+
+A column torch cannot make a tensor of, an LMDB map too small, a mesh file trimesh reads as a scene, zarr 3 under
+code written for zarr 2:
+
+- torch.tensor (and as_tensor, and the datasets/LeRobot transforms that call it on every column) infers a dtype
+  from the Python values it is given: ``torch/csrc/utils/tensor_new.cpp`` ``infer_scalar_type`` ends with
+  ``AT_ERROR`` (``TORCH_CHECK(false, ...)`` in newer releases) "Could not infer dtype of " and the value's type
+  name, a RuntimeError. "of dict" is a value made of dicts (a column of structs, a nested record) handed to it as
+  if it were numbers (TensorAuto/OpenTau#416). Which column, the message does not say: likely. Not read where
+  its own lines name MONAI's transforms: an array transform (EnsureChannelFirst) given the dict samples of a
+  dictionary pipeline prints the same (the corpus's transform_order).
+- LMDB refuses a write once the environment's memory map is full: ``libraries/liblmdb/mdb.c`` ``mdb_strerror``'s
+  "MDB_MAP_FULL: Environment mapsize limit reached", which py-lmdb raises as ``lmdb.MapFullError`` ("mdb_put: "
+  before it, ``lmdb/cpython.c`` err_set) and Caffe's ``db_lmdb`` prints through its checks. The map size is fixed
+  when the environment is opened (``lmdb.open(path, map_size=...)``) and nothing else prints it: certain.
+- trimesh.load returns a ``trimesh.Scene`` (several meshes with their transforms) for files that describe a scene
+  (an .obj with several objects, a .glb, a .ply the loader splits), where code written for one mesh expects a
+  ``Trimesh``: CPython's "'Scene' object has no attribute 'vertices'" (``faces``, ``area``...)
+  (mikedh/trimesh#1585, #1019, #504; trimesh's own answer is ``trimesh.load(path, force='mesh')``). Another
+  library's Scene class prints the same words: likely.
+- zarr-python 3.0 (2025-01-09) rewrote ``zarr.storage``: it holds ``LocalStore``, ``MemoryStore``,
+  ``ZipStore``, ``FsspecStore``, ``ObjectStore``, ``LoggingStore``, ``WrapperStore``, ``StorePath`` and no longer
+  zarr 2's ``Store``, ``BaseStore``, ``DirectoryStore``, ``FSStore``, ``KVStore``, ``NestedDirectoryStore``,
+  ``LRUStoreCache``, ``DBMStore``, ``LMDBStore``, ``SQLiteStore``... So "module 'zarr.storage' has no attribute
+  'Store'" and "cannot import name 'DirectoryStore' from 'zarr.storage'" are code (zarrdataset, MONAI's zarr
+  merger, data samplers) written for zarr 2 run with zarr 3 (TheJacksonLaboratory/zarrdataset#25). A zarr too old
+  for a name prints the same, a release mismatch too: the reading names zarr 3, the likelier, and leaves the
+  reading to versions.py's dependency_version, which takes this module's ``CHANGE`` with its other releases'.
+"""
+
+from __future__ import annotations
+
+import re
+
+from torchdoctor.explain.recognisers import Context, Hit, Recogniser, merged, on_ranks
+
+FAMILY = "data loading"
+
+NOT_TENSORIZABLE = re.compile(r"Could not infer dtype of (?P<python_type>dict)\b")
+# MONAI's dictionary pipelines print it too when an array transform (EnsureChannelFirst) meets the dict samples
+# its dictionary form (EnsureChannelFirstd) takes: a transform, not a column (read on the message's own lines)
+MONAI_TRANSFORMS = re.compile(r"\b(?:monai|EnsureChannelFirstd?|LoadImaged?|ToTensord?|AddChanneld?)\b")
+
+MAP_FULL = "MDB_MAP_FULL: Environment mapsize limit reached"
+
+# attributes a Trimesh has and a Scene does not (a Scene has bounds, extents, centroid, geometry)
+MESH_ATTRIBUTES = (
+    "vertices",
+    "faces",
+    "area",
+    "area_faces",
+    "vertex_normals",
+    "face_normals",
+    "volume",
+    "is_watertight",
+    "edges",
+    "triangles",
+    "visual",
+)
+# the attribute's name as printed, or cut where the pasted line ends ('vertice)
+_CUT = sorted({name[:n] for name in MESH_ATTRIBUTES for n in range(5, len(name))}, key=len, reverse=True)
+SCENE_NO_MESH = re.compile(
+    rf"'Scene' object has no attribute '(?:(?P<mesh_attribute>{'|'.join(MESH_ATTRIBUTES)})'|"
+    rf"(?P<mesh_attribute_cut>{'|'.join(_CUT)})$)",
+    re.MULTILINE,
+)
+
+# zarr 2's stores that zarr 3's zarr.storage no longer has
+ZARR2_STORES = (
+    "Store",
+    "BaseStore",
+    "DirectoryStore",
+    "FSStore",
+    "KVStore",
+    "NestedDirectoryStore",
+    "LRUStoreCache",
+    "DBMStore",
+    "LMDBStore",
+    "SQLiteStore",
+    "MongoDBStore",
+    "RedisStore",
+    "ABSStore",
+    "TempStore",
+    "ConsolidatedMetadataStore",
+    "N5Store",
+    "N5FSStore",
+)
+_STORES = "|".join(ZARR2_STORES)
+ZARR2_STORE = re.compile(
+    rf"module 'zarr\.storage' has no attribute '(?P<zarr2_store>{_STORES})'|"
+    rf"cannot import name '(?P<zarr2_import>{_STORES})' from 'zarr\.storage'"
+)
+# versions.py's _CHANGES interface: its dependency_version reads the zarr lines with these
+CHANGE = ZARR2_STORE
+ANCHORS = ("module 'zarr.storage' has no attribute '", "' from 'zarr.storage'")
+GENERIC = ANCHORS
+TEMPLATES = ("third_party:zarr3-storage-without-zarr2-store",)
+CONTEXT: tuple = ()
+
+
+def _not_tensorizable(hits: list[Hit], ctx: Context) -> tuple[str, str]:
+    kind = merged(hits).get("python_type", "dict")
+    return (
+        f"torch.tensor was given {kind} values, whose dtype it cannot infer: a dataset column (or a field of the "
+        "sample) holding records instead of numbers reached the conversion to tensors" + on_ranks(hits),
+        "Find the column whose values are dicts (a list of structs, a nested record: print the sample's keys and "
+        "types) and keep it out of the tensors: drop it or remove_columns it before the transform or set_format, "
+        "or turn it into numbers (token ids, a label index) first; a custom collate_fn can carry it as a list.",
+    )
+
+
+def _map_full(hits: list[Hit], ctx: Context) -> tuple[str, str]:
+    return (
+        "the LMDB environment is full: the data written needs more than the map_size it was opened with"
+        + on_ranks(hits),
+        "Open the LMDB environment with a larger map_size (lmdb.open(path, map_size=...), in bytes: comfortably more "
+        "than the dataset, e.g. 1 TB = 1 << 40 on 64-bit Linux, which reserves address space, not disk), or grow it "
+        "when lmdb.MapFullError is raised (env.set_mapsize(env.info()['map_size'] * 2)) and write the "
+        "transaction again.",
+    )
+
+
+def _scene(hits: list[Hit], ctx: Context) -> tuple[str, str]:
+    facts = merged(hits)
+    attribute = facts.get("mesh_attribute") or next(
+        (name for name in MESH_ATTRIBUTES if name.startswith(facts.get("mesh_attribute_cut") or "~")),
+        "vertices",
+    )
+    return (
+        f"trimesh.load returned a Scene (the file describes several meshes), which has no {attribute}: the code "
+        "expects a single Trimesh" + on_ranks(hits),
+        "Load the file as one mesh: trimesh.load(path, force='mesh') (trimesh.load_mesh), or concatenate the "
+        "scene's meshes: trimesh.util.concatenate(tuple(scene.geometry.values())); scene.dump(concatenate=True) "
+        "applies their transforms.",
+    )
+
+
+def decisive(facts: dict, ctx_facts: dict) -> bool:
+    """A zarr too old for the name prints the same as zarr 3: the reading stays likely."""
+    return False
+
+
+def change(facts: dict) -> tuple[str, str] | None:
+    """(summary, fix) for zarr 2's stores missing from zarr 3's zarr.storage (versions.py's dependency_version)."""
+    store = facts.get("zarr2_store") or facts.get("zarr2_import")
+    if not store:
+        return None
+    return (
+        f"zarr.storage has no {store}: the code was written for zarr 2, and zarr 3 (2025) rewrote zarr.storage "
+        "without zarr 2's stores",
+        "pip install 'zarr<3' for the code as it is (the package using it may pin it in a newer release), or port "
+        "it to zarr 3's stores (zarr.storage.LocalStore for DirectoryStore, FsspecStore for FSStore, "
+        "zarr.abc.store.Store for the base class).",
+    )
+
+
+COLUMN_NOT_TENSORIZABLE = Recogniser(
+    kind="column_not_tensorizable",
+    title="a column of records given to torch.tensor",
+    templates=("third_party:torch-tensor-could-not-infer-dtype",),
+    anchors=("Could not infer dtype of ",),
+    match=NOT_TENSORIZABLE,
+    facts=(NOT_TENSORIZABLE,),
+    reject=MONAI_TRANSFORMS,
+    confirm=lambda hits, ctx: False,  # the message names no column: a dict from anywhere prints it
+    describe=_not_tensorizable,
+)
+
+LMDB_MAP_FULL = Recogniser(
+    kind="lmdb_map_full",
+    title="an LMDB map smaller than the data written",
+    templates=("third_party:lmdb-map-full",),
+    anchors=(MAP_FULL,),
+    describe=_map_full,
+)
+
+MESH_LOADED_AS_SCENE = Recogniser(
+    kind="mesh_loaded_as_scene",
+    title="a mesh file trimesh loaded as a Scene",
+    templates=("third_party:trimesh-scene-without-mesh-attribute",),
+    anchors=("'Scene' object has no attribute '",),
+    match=SCENE_NO_MESH,
+    facts=(SCENE_NO_MESH,),
+    confirm=lambda hits, ctx: False,  # another library's Scene class prints the same words
+    describe=_scene,
+)
+
+RECOGNISERS = (COLUMN_NOT_TENSORIZABLE, LMDB_MAP_FULL, MESH_LOADED_AS_SCENE)
