@@ -29,6 +29,15 @@ def test_bad_usage_is_one_line_and_exit_2(cli, cli_here):
         assert result.stderr.startswith("torchdoctor: error:")
 
 
+def test_an_unknown_area_is_refused_before_torch_is_imported(cli):
+    """A typo in --skip costs no `import torch` (seconds of CPU): the refusal comes first."""
+    result = cli("check", "--skip", "bogus", env={"PYTHONPROFILEIMPORTTIME": "1"})
+    lines = result.stderr.strip().splitlines()
+    imported = {line.rsplit("|", 1)[1].strip() for line in lines if line.startswith("import time:")}
+    assert result.returncode == 2 and "--skip bogus: unknown area" in lines[-1], result.stderr[-2000:]
+    assert "torchdoctor.checks" in imported and "torch" not in imported
+
+
 def test_check_json_lists_sys_findings(cli_here):
     # through the same `main` here: `check` runs in real processes below (on a terminal) and in
     # tests/test_output_encodings.py; --json is main's output either way

@@ -49,10 +49,10 @@ def select_areas(skip: Iterable[str] = ()) -> tuple[list[str], list[Finding]]:
     >>> [m.rsplit(".", 1)[-1] for m in modules]
     ['system', 'checks', 'checks']
     """
-    import_torch()  # first, and once: a second import after a failed one aborts the process
     unknown = sorted(set(skip) - set(AREAS))
-    if unknown:
+    if unknown:  # refused before torch is imported: a typo costs no import (seconds of CPU)
         raise BadInput(f"--skip {', '.join(unknown)}: unknown area; choose from {', '.join(AREAS)}")
+    import_torch()  # before any area, and once: a second import after a failed one aborts the process
     modules, broken = [], []
     for area, module in AREAS.items():
         if area in skip:
