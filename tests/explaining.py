@@ -74,6 +74,17 @@ def leads_with(text: str, kind: str, confidence: str, words: list[str]):
     return found
 
 
+def names_its_kind(text: str, kind: str, confidence: str, words: list[str]):
+    """The lead finding on ``text`` (as pasted): asserted to be ``kind`` at ``confidence``, every one of ``words``
+    in its summary or fix, whatever their case."""
+    finding = explained(text)
+    assert finding.id == f"log.{kind}", (finding.id, finding.summary)
+    assert finding.details["confidence"] == confidence, finding.summary
+    for word in words:
+        assert word.lower() in (finding.summary + finding.fix).lower(), (word, finding.summary, finding.fix)
+    return finding
+
+
 def template(ident: str, *values: str) -> str:
     """The catalog template ``ident`` with its ``{}`` placeholders filled in order (others left as printed:
     `test_explain_coverage.template` fills ``%s``-style ones too)."""

@@ -102,11 +102,17 @@ PRINTED = [
 ]
 
 
-@pytest.mark.parametrize(("ident", "values", "around", "kind", "confidence", "word"), PRINTED)
-def test_an_extension_package_message_gives_its_kind(ident, values, around, kind, confidence, word):
+def _reads_as(ident, values, around, kind, confidence, word):
+    """Template ``ident`` filled with ``values``, printed inside ``around``: its lead is ``kind`` at
+    ``confidence`` and names ``word``."""
     found = explained(around.replace("{}", template(ident, *values)) + "\n")
     assert (found.id, found.details["confidence"]) == (f"log.{kind}", confidence), found.summary
     assert word in found.summary + found.fix, found.fix
+
+
+@pytest.mark.parametrize(("ident", "values", "around", "kind", "confidence", "word"), PRINTED)
+def test_an_extension_package_message_gives_its_kind(ident, values, around, kind, confidence, word):
+    _reads_as(ident, values, around, kind, confidence, word)
 
 
 # a module nothing but the package's own build provides: that build missing, certain, with the package's way to it
@@ -254,9 +260,7 @@ LEFT_OUT = [
 
 @pytest.mark.parametrize(("ident", "values", "around", "kind", "confidence", "word"), LEFT_OUT)
 def test_a_build_without_its_cuda_part_gives_its_kind(ident, values, around, kind, confidence, word):
-    found = explained(around.replace("{}", template(ident, *values)) + "\n")
-    assert (found.id, found.details["confidence"]) == (f"log.{kind}", confidence), found.summary
-    assert word in found.summary + found.fix, found.fix
+    _reads_as(ident, values, around, kind, confidence, word)
 
 
 def test_pyg_on_windows_missing_a_dll_names_its_wheels():
