@@ -135,12 +135,13 @@ class _EveryAnchor:
 @pytest.fixture
 def every_message_seen(monkeypatch):
     """A recogniser's reading of a line written as its source prints it, by the message's own evidence only:
-    its certainty without the rule that a message no labelled real log showed yet stays likely (that rule is
-    test_explain_seen_on.py's subject). Modules that test readings use it: ``pytestmark =
+    its certainty without the rules that a message no labelled real log showed yet, or one real logs of other
+    causes showed too, stays likely (those rules are test_explain_seen_on.py's subject). Modules that test readings use it: ``pytestmark =
     pytest.mark.usefixtures("every_message_seen")``."""
     from torchdoctor.explain import recognisers
 
     monkeypatch.setattr(recognisers, "seen_on", _EveryAnchor)
+    monkeypatch.setattr(recognisers, "seen_for_others", lambda kind, anchor: (1, {}))
 
 
 @pytest.fixture

@@ -9,6 +9,7 @@ only likely."""
 
 from __future__ import annotations
 
+import pytest
 from explaining import explained, lead, template
 
 SO = "/opt/conda/lib/python3.10/site-packages/{}.cpython-310-x86_64-linux-gnu.so"
@@ -34,6 +35,7 @@ def test_the_old_singleton_is_a_build_for_torch_before_1_1_or_torch_not_loaded()
     assert "import torch" in found.fix
 
 
+@pytest.mark.usefixtures("every_message_seen")  # a reading of the line as printed
 def test_another_torch_symbol_missing_stays_an_extension_built_for_another_torch():
     line = template(
         "system:ld-undefined-symbol", SO.format("torch_scatter/_version_cuda"), "_ZN3c1010TensorImpl4sizeEv"

@@ -4,6 +4,7 @@ filled in as the thread posted it, beside a near-miss that must keep its old rea
 
 from __future__ import annotations
 
+import pytest
 from explaining import explained
 
 # lightning/pytorch/core/optimizer.py (pytorch_lightning/trainer/optimizers.py in 1.x)
@@ -42,6 +43,7 @@ def test_a_missing_monitor_under_a_library_s_fit_names_the_library():
     assert found.details["confidence"] == "likely" and "darts" in found.summary
 
 
+@pytest.mark.usefixtures("every_message_seen")  # a reading of the line as printed
 def test_a_missing_monitor_in_the_user_s_own_module_stays_certain():
     found = explained(
         _traceback(
@@ -71,6 +73,7 @@ def test_torch_wanted_by_another_package_is_only_likely_no_wheel():
     assert "--no-deps" in found.fix
 
 
+@pytest.mark.usefixtures("every_message_seen")  # a reading of the line as printed
 def test_pip_s_own_versions_list_is_not_a_package_asking_for_torch():
     found = explained(
         "ERROR: Could not find a version that satisfies the requirement torch==1.8.1+cu111 (from versions: "
@@ -80,6 +83,7 @@ def test_pip_s_own_versions_list_is_not_a_package_asking_for_torch():
     assert "log.dependency_version" not in found.details.get("alternatives", [])
 
 
+@pytest.mark.usefixtures("every_message_seen")  # a reading of the line as printed
 def test_a_requirements_file_is_not_a_package_asking_for_torch():
     found = explained(
         "ERROR: Could not find a version that satisfies the requirement torch==2.3.1 (from -r requirements.txt "

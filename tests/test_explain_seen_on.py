@@ -11,7 +11,7 @@ from explaining import explained
 from torchdoctor.explain import catalog, recognisers
 from torchdoctor.explain.diagnose import explain
 from torchdoctor.explain.kinds import RECOGNISERS
-from torchdoctor.explain.verdict import UNSEEN
+from torchdoctor.explain.verdict import CONTESTED, UNSEEN
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benchmarks"))
 
@@ -106,3 +106,50 @@ def test_a_consequence_is_judged_as_without_the_table(monkeypatch):
     _table(monkeypatch, set())
     nothing_seen = peer_closed()
     assert nothing_seen.details["confidence"] == everything_seen and "evidence" not in nothing_seen.details
+
+
+def _counter(monkeypatch, own, others):
+    _table(monkeypatch, {ANCHOR})
+    monkeypatch.setattr(recognisers, "seen_for_others", lambda kind, anchor: (own, dict(others)))
+
+
+def test_a_message_real_logs_of_other_causes_printed_too_is_likely_and_names_them(monkeypatch):
+    _counter(monkeypatch, 5, {"dependency_version": 1, "library_version_bug": 2})
+    found = explained(REDUCE_SCATTER)
+    assert (found.id, found.details["confidence"]) == ("log.deepspeed_config_mismatch", "likely")
+    assert found.details["evidence"] == CONTESTED.format(
+        "library_version_bug (2 logs), dependency_version (1 log)"
+    )
+    assert found.details["alternatives"] == ["log.library_version_bug", "log.dependency_version"]
+    assert found.summary.endswith(
+        "; or a bug of the library release installed; or package version the code does not support"
+    )
+    assert "where the cause was a bug of the library release installed" in found.fix
+
+
+def test_counter_evidence_under_one_log_in_ten_leaves_the_message_certain(monkeypatch):
+    _counter(monkeypatch, 9, {"library_version_bug": 1})
+    assert explained(REDUCE_SCATTER).details["confidence"] == "certain"
+    _counter(monkeypatch, 8, {"library_version_bug": 1})
+    assert explained(REDUCE_SCATTER).details["confidence"] == "likely"
+
+
+def test_a_cause_only_real_logs_name_is_said_in_the_evidence_not_as_an_alternative(monkeypatch):
+    # a label no recogniser has (nothing to tell the user about it but its name) is evidence, not a reading
+    _counter(monkeypatch, 1, {"a_label_without_a_recogniser": 3})
+    found = explained(REDUCE_SCATTER)
+    assert found.details["confidence"] == "likely"
+    assert "a_label_without_a_recogniser (3 logs)" in found.details["evidence"]
+    assert "alternatives" not in found.details
+
+
+def test_the_table_counts_other_causes_only_where_their_threads_established_them():
+    # every row's other causes are labels of the labelled logs, never the row's own kind
+    labels = {kind for _, kind in explain_seen_on.labelled_logs()}
+    contested = 0
+    for row in catalog.evidence().values():
+        others = catalog.seen_for_others(row.kind, row.anchor)[1]
+        assert row.kind not in others and set(others) <= labels, row
+        assert row.other_logs == sum(others.values()), row
+        contested += bool(row.logs and others)
+    assert contested, "no anchor of the table was printed on a labelled log of another cause"

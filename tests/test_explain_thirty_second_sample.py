@@ -7,9 +7,11 @@ was."""
 
 from __future__ import annotations
 
+import pytest
 from explaining import explained, lead, leads_with
 
 
+@pytest.mark.usefixtures("every_message_seen")  # a reading of the line as printed
 def test_torch_without_cuda_beside_another_vendors_accelerator_is_only_likely():
     # 1433.txt (hiyouga/LlamaFactory#7986): torch and torch-npu 2.2.0 on an Ascend NPU; transformers > 4.49 reached
     # CUDA's lazy init through torch's to() of an int (fixed in torch 2.5.1): a library's release, not a wrong wheel

@@ -3,6 +3,7 @@ thread posted it, and a near-miss that must not read as it (tests/fixtures/corpu
 
 from __future__ import annotations
 
+import pytest
 from explaining import explained as lead
 
 
@@ -124,6 +125,7 @@ def test_mmdetections_class_count_check():
 DISPATCHER = "RuntimeError: Expected all tensors to be on the same device, but found at least two devices, cuda:0 and cpu!\n"
 
 
+@pytest.mark.usefixtures("every_message_seen")  # a reading of the line as printed
 def test_a_cpu_tensor_raised_inside_an_installed_library_is_likely_its_bug():
     # 1641 (LoganBooker/prodigy-plus-schedule-free#11): an optimizer's step after resuming, its state on the CPU
     library = '  File "C:\\\\Python310\\\\lib\\\\site-packages\\\\prodigyplus\\\\core_optimiser.py", line 570, in step\n'

@@ -22,7 +22,10 @@ not found and where to look. `GENERIC_WORDS` lists the words that make an anchor
 recogniser to it. And a message mapped to its cause from the source alone is not yet evidence: a finding is
 certain only on an anchor seen on a real log whose thread established that same cause (`catalog.seen_on`, the
 train half of the corpus and the public fixture logs; benchmarks/explain_seen_on.py writes it). Until such a log
-shows it, the finding is likely and says so (verdict.UNSEEN).
+shows it, the finding is likely and says so (verdict.UNSEEN). Nor is a message evidence of its cause where real
+logs of other causes printed it too: certain only where at least `SURE_SHARE` of the labelled logs that showed
+the anchor are of that cause (the rest is counter-evidence, `Recogniser.contested`; verdict.py names those causes
+after it).
 
 Where the same message is printed for more than one cause, the recogniser says so as data: ``also`` lists the
 other kinds it fits (`Alternative`: the kind, what it is in a few words, its fix), likelier first. A *likely*
@@ -40,10 +43,14 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from torchdoctor.explain.catalog import seen_on
+from torchdoctor.explain.catalog import seen_for_others, seen_on
 from torchdoctor.rank_list import who
 
 Facts = dict[str, Any]
+
+# the share of the labelled real logs showing an anchor that must be of its kind for the anchor to make a finding
+# certain: a message printed for other causes too, one log in ten or more, is not evidence of this one alone
+SURE_SHARE = 0.9
 
 
 @dataclass
@@ -119,9 +126,10 @@ class Recogniser:
 
         With a ``confirm``: certain exactly when its confirming facts are there. Without: certain when some
         hit came from a specific anchor (one not in ``generic``). Either way, only on an anchor seen on a real
-        log labelled with this kind (`seen`): a message mapped from its source alone stays likely.
+        log labelled with this kind (`seen`): a message mapped from its source alone stays likely; and not on
+        one that real logs of other causes printed too (`contested`).
         """
-        proven = [h for h in hits if self.seen([h])]
+        proven = [h for h in hits if self.seen([h]) and not self.contested([h])]
         if self.confirm is not None:
             return "certain" if proven and self.confirm(hits, ctx) else "likely"
         return "certain" if any(h.specific for h in proven) else "likely"
@@ -135,6 +143,19 @@ class Recogniser:
             return True
         known = seen_on()
         return any((self.kind, h.anchor) in known for h in hits)
+
+    def contested(self, hits: list[Hit]) -> dict[str, int]:
+        """The other causes whose labelled real logs printed a hit's anchor, ``{kind: logs}``, where they are
+        more than ``1 - SURE_SHARE`` of the logs that printed it (empty: the anchor is this kind's evidence)."""
+        found: dict[str, int] = {}
+        if self.role != "cause":
+            return found
+        for anchor in {h.anchor for h in hits}:
+            own, others = seen_for_others(self.kind, anchor)
+            if own < SURE_SHARE * (own + sum(others.values())):
+                for kind, logs in others.items():
+                    found[kind] = found.get(kind, 0) + logs
+        return found
 
     def specific_on(self, line: str) -> bool:
         """Whether ``line`` holds one of this kind's specific anchors (not only a generic one)."""

@@ -33,11 +33,17 @@ NEAR = 60  # lines: a known kind seen this close to an exception, in the same fi
 
 # said of a finding whose message no labelled real log has shown for this cause yet: it stays likely
 UNSEEN = "this message is mapped to its cause from the source that prints it; no real log yet showed it for that cause"
+# said of a finding whose message real logs of other causes printed too (Recogniser.contested): it stays likely
+CONTESTED = "this message was also printed where real logs' threads established another cause: {}"
 CAUSE_NOT_FOUND = "the cause is not in this log (this is what it led to)"
 LOOK_FOR_CAUSE = (
     "The cause is the first rank that failed: find it (torchrun's Root Cause block, the earliest error by time) "
     "and read that rank's own log; `torchdoctor explain FOLDER` with every rank's log names it."
 )
+
+
+def _commonest(counts: dict[str, int]) -> list[tuple[str, int]]:
+    return sorted(counts.items(), key=lambda item: (-item[1], item[0]))
 
 
 def role(kind: str, hits: list[Hit]) -> str:
@@ -133,8 +139,13 @@ def findings(
         summary, fix = recogniser.describe(kind_hits, ctx)
         details = _details(kind, kind_hits, roles[kind], counts)
         details["confidence"] = sure[kind]
+        contested = recogniser.contested(kind_hits)
         if not recogniser.seen(kind_hits):
             details["evidence"] = UNSEEN
+        elif contested:
+            details["evidence"] = CONTESTED.format(
+                ", ".join(f"{k} ({n} log{'s' if n > 1 else ''})" for k, n in _commonest(contested))
+            )
         if sure[kind] == "likely":
             summary = f"likely: {summary}"
             others = [
@@ -152,6 +163,12 @@ def findings(
                 summary += "; or " + "; or ".join(a.title for a in others)
                 details["alternatives"] = [f"log.{a.kind}" for a in others]
                 fix += "".join(f"\nIf it is not that but {a.title}: {a.fix}" for a in others)
+            named = {a.kind for a in others}
+            for other, _ in _commonest(contested):  # the same message on real logs of these causes
+                if other in BY_KIND and other not in by_kind and other not in named:
+                    summary += f"; or {BY_KIND[other].title}"
+                    details.setdefault("alternatives", []).append(f"log.{other}")
+                    fix += f"\nIf it is not that: real logs printed the same message where the cause was {BY_KIND[other].title}."
             for other in rivals.get(kind, []):  # another known cause, as sure of its own message
                 summary += f"; or {BY_KIND[other].title} (log.{other}, also in this log)"
                 details.setdefault("alternatives", []).append(f"log.{other}")

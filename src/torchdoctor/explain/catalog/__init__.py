@@ -45,16 +45,20 @@ NOT_TEMPLATES = frozenset(
 
 
 SEEN_ON = CATALOG_DIR / "seen_on.tsv"
-SEEN_COLUMNS = ("kind", "anchor", "logs", "examples")
+SEEN_COLUMNS = ("kind", "anchor", "logs", "examples", "other_logs", "other_causes")
 
 
 class Seen(NamedTuple):
-    """An anchor of a kind seen on real logs labelled, from their threads, with that kind."""
+    """An anchor of a kind seen on real logs labelled, from their threads, with that kind (``logs``, the first
+    few named in ``examples``), and on real logs labelled with another cause (``other_logs``; ``other_causes``:
+    ``"kind n, kind n"``, the commonest first)."""
 
     kind: str
     anchor: str
     logs: int
     examples: str
+    other_logs: int = 0
+    other_causes: str = ""
 
 
 class Template(NamedTuple):
@@ -122,14 +126,31 @@ def write(source: str, templates: list[Template]) -> Path:
 
 
 @cache
+def evidence() -> dict[tuple[str, str], Seen]:
+    """Every row of seen_on.tsv by ``(kind, anchor)``: the labelled real logs that showed the anchor, of that
+    kind and of other causes."""
+    found = {}
+    for line in SEEN_ON.read_text(encoding="utf-8").splitlines()[1:]:
+        cells = [_unescape(c) for c in line.split("\t")]
+        if len(cells) == len(SEEN_COLUMNS):
+            row = Seen(cells[0], cells[1], int(cells[2]), cells[3], int(cells[4]), cells[5])
+            found[row.kind, row.anchor] = row
+    return found
+
+
+@cache
 def seen_on() -> frozenset[tuple[str, str]]:
     """Every ``(kind, anchor)`` seen on a real log labelled with that kind (seen_on.tsv)."""
-    found = set()
-    for line in SEEN_ON.read_text(encoding="utf-8").splitlines()[1:]:
-        cells = line.split("\t")
-        if len(cells) >= 2:
-            found.add((_unescape(cells[0]), _unescape(cells[1])))
-    return frozenset(found)
+    return frozenset(key for key, row in evidence().items() if row.logs)
+
+
+def seen_for_others(kind: str, anchor: str) -> tuple[int, dict[str, int]]:
+    """How many labelled real logs of ``kind`` showed ``anchor``, and how many of each other cause did."""
+    row = evidence().get((kind, anchor))
+    if row is None:
+        return 0, {}
+    others = (part.rsplit(" ", 1) for part in row.other_causes.split(", ") if part)
+    return row.logs, {cause: int(n) for cause, n in others}
 
 
 def write_seen_on(rows: list[Seen]) -> Path:
@@ -137,5 +158,6 @@ def write_seen_on(rows: list[Seen]) -> Path:
     lines = ["\t".join(SEEN_COLUMNS)]
     lines += ["\t".join(_escape(str(c)) for c in row) for row in rows]
     SEEN_ON.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    evidence.cache_clear()
     seen_on.cache_clear()
     return SEEN_ON
