@@ -94,7 +94,7 @@ def test_the_benchmark_splits_a_half_by_sample(capsys):
                 "2767-2816,2817-2866,2867-2916,"
                 "2917-2966,2967-3016,"
                 "3017-3066,3067-3116,"
-                "3117-3166",
+                "3117-3166,3167-3216",
                 str(CORPUS / "train"),
             ]
         )
@@ -168,6 +168,7 @@ def test_the_benchmark_splits_a_half_by_sample(capsys):
     sixty_fourth = sum(1 for n in numbers if 3017 <= n <= 3066)
     sixty_fifth = sum(1 for n in numbers if 3067 <= n <= 3116)
     sixty_sixth = sum(1 for n in numbers if 3117 <= n <= 3166)
+    sixty_seventh = sum(1 for n in numbers if 3167 <= n <= 3216)
     assert (
         first
         + second
@@ -235,6 +236,7 @@ def test_the_benchmark_splits_a_half_by_sample(capsys):
         + sixty_fourth
         + sixty_fifth
         + sixty_sixth
+        + sixty_seventh
         == len(numbers)
     )
     assert f"files 001-163: {first} logs" in out and f"files 164-205: {second} logs" in out
@@ -298,3 +300,4 @@ def test_the_benchmark_splits_a_half_by_sample(capsys):
     assert f"files 3017-3066: {sixty_fourth} logs" in out
     assert f"files 3067-3116: {sixty_fifth} logs" in out
     assert f"files 3117-3166: {sixty_sixth} logs" in out
+    assert f"files 3167-3216: {sixty_seventh} logs" in out

@@ -50,6 +50,13 @@ companion: versions.py's ``dependency_version`` leads with either).
   CPython says "PPO.__init__() got an unexpected keyword argument 'multi_gpu_cfg'": the installed rsl_rl is newer than
   the training code (NathanWu7/isaacLab.manipulation#6 pinned rsl_rl v2.0.1). A runner of one's own passing it prints
   the same: likely.
+- diffusers 0.4.0 (2022-10-06) gave its models ``enable_gradient_checkpointing``: ``ModelMixin`` in
+  ``src/diffusers/modeling_utils.py`` got it with huggingface/diffusers#461 (e7120ba, 2022-09-22, UNet2DConditionModel
+  the first to support it); 0.3.x's models have no such method, and CPython says "'UNet2DConditionModel' object has
+  no attribute 'enable_gradient_checkpointing'" (UNet2DModel, AutoencoderKL, VQModel alike, the models 0.3.0
+  exports) when a DreamBooth or fine-tuning script turns gradient checkpointing on under an older diffusers
+  (huggingface/diffusers#656, d8ahazard/sd_dreambooth_extension#40). A fork's or a vendored copy's models print the
+  same: likely. Another library's model (transformers' is gradient_checkpointing_enable) is not read so.
 
 `change(facts)` says which of them a line is; `decisive(facts, ctx)` whether the log makes it certain.
 """
@@ -70,6 +77,9 @@ OLD_LABELS = ("masked_lm_labels", "lm_labels")
 SKLEARN_SHIM = "The 'sklearn' PyPI package is deprecated, use 'scikit-learn'"
 PYG_OLD_DATA = "The 'data' object was created by an older version of PyG"
 RSL_MULTI_GPU = "() got an unexpected keyword argument 'multi_gpu_cfg'"
+DIFFUSERS_GC = "object has no attribute 'enable_gradient_checkpointing'"
+# the models diffusers 0.3.0 exports (src/diffusers/__init__.py), none with enable_gradient_checkpointing
+DIFFUSERS_MODELS = ("UNet2DConditionModel", "UNet2DModel", "AutoencoderKL", "VQModel")
 LIGHTNING_HOOKS = (
     "configure_gradient_clipping",
     "optimizer_step",
@@ -88,10 +98,11 @@ ANCHORS = (
     *(f"{hook}() missing 1 required positional argument: 'optimizer_idx'" for hook in LIGHTNING_HOOKS),
     PYG_OLD_DATA,
     RSL_MULTI_GPU,
+    DIFFUSERS_GC,
 )
 # printed for another cause too: a file or folder named tensorboard that shadows the package; a runner of one's own
-# passing multi_gpu_cfg
-GENERIC = (TENSORBOARD, RSL_MULTI_GPU)
+# passing multi_gpu_cfg; a fork's or a vendored copy's diffusers models
+GENERIC = (TENSORBOARD, RSL_MULTI_GPU, DIFFUSERS_GC)
 TEMPLATES = (
     "third_party:pyyaml-6-load-requires-loader",
     "third_party:torch-tensorboard-requires-1-15",
@@ -103,6 +114,7 @@ TEMPLATES = (
     "third_party:lightning-2-hook-without-optimizer-idx",
     "third_party:pyg-data-created-by-older-version",
     "third_party:rsl-rl-runner-multi-gpu-cfg",
+    "third_party:diffusers-0-3-model-without-gradient-checkpointing",
 )
 CHANGE = R(
     r"(?<![\w.])(?P<yaml_call>load|load_all|yaml\.load|yaml\.load_all)\(\) missing 1 required positional "
@@ -122,7 +134,10 @@ CHANGE = R(
     r"argument: 'optimizer_idx'|"
     r"(?P<pyg_old_data>The 'data' object was created by an older version of PyG)|"
     r"(?<![\w.])(?:(?P<rsl_algorithm>\w{1,80})\.)?__init__\(\) got an unexpected keyword argument "
-    r"'(?P<rsl_multi_gpu>multi_gpu_cfg)'"
+    r"'(?P<rsl_multi_gpu>multi_gpu_cfg)'|"
+    r"'(?P<diffusers_model>"
+    + "|".join(DIFFUSERS_MODELS)
+    + r")' object has no attribute 'enable_gradient_checkpointing'"
 )
 CONTEXT: tuple = ()
 
@@ -218,6 +233,16 @@ def change(facts: dict) -> tuple[str, str] | None:
             "install 'rsl-rl-lib==2.0.1' or the commit it names; IsaacLab releases name theirs), or add "
             "multi_gpu_cfg: dict | None = None to the algorithm's __init__ (and pass it on to its base class) to "
             "follow the newer runner.",
+        )
+    if facts.get("diffusers_model"):
+        model = facts["diffusers_model"]
+        return (
+            f"the code calls {model}.enable_gradient_checkpointing(), which diffusers' models have from 0.4.0 "
+            "on: the installed diffusers is older than the training script (0.3.x)",
+            "Install the diffusers the script was written for: pip install -U 'diffusers>=0.4.0' (or the version "
+            "its requirements pin; an extension or repository that pins an older one needs its requirements "
+            "updated or an older script), then run the training again; or turn gradient checkpointing off in the "
+            "script's options.",
         )
     if facts.get("sklearn_shim"):
         return (

@@ -30,6 +30,7 @@ from torchdoctor.explain.kinds import (
     optimizer_subclass,
     paged_optimizers,
     release_changes,
+    research_code,
     seed_devices,
     simulators,
     trainer_data_releases,
@@ -956,6 +957,8 @@ def _release_bug(hits: list[Hit], ctx: Context) -> tuple[str, str]:
         return trl_checks.no_args(hits)
     if first(hits, "miditok_unknown_chord"):
         return midi_tokenizers.unknown_chord(hits)
+    if first(hits, "adahessian_name") or first(hits, "fa_hook"):
+        return research_code.explain(hits)
     if first(hits, "jpeg_conversion"):
         return image_files.cmyk_jpeg(hits)
     if first(hits, "missing_object"):
@@ -1061,6 +1064,9 @@ LIBRARY_RELEASE_BUG = Recogniser(
         *kernel_release_bugs.ANCHORS,
         # MidiTok 2.1.0-2.1.6 tokenizing unknown chords its vocabulary lacks (kinds/midi_tokenizers.py)
         *midi_tokenizers.ANCHORS,
+        # research repositories' code fixed in a later commit: AdaHessian's instructions optimizer, the
+        # feedback-alignment layers' hook without bias (kinds/research_code.py)
+        *research_code.ANCHORS,
         # libjpeg's refusal through torchvision's decode_jpeg before 0.16: a CMYK JPEG (kinds/image_files.py)
         image_files.JPEG_CONVERSION,
     ),
@@ -1100,6 +1106,8 @@ LIBRARY_RELEASE_BUG = Recogniser(
         + "|"
         + midi_tokenizers.REFUSED.pattern
         + "|"
+        + research_code.REFUSED.pattern
+        + "|"
         + image_files.JPEG_FACT.pattern
     ),
     templates=(
@@ -1128,10 +1136,14 @@ LIBRARY_RELEASE_BUG = Recogniser(
         *trl_checks.TEMPLATES,
         *kernel_release_bugs.TEMPLATES,
         *midi_tokenizers.TEMPLATES,
+        *research_code.TEMPLATES,
         image_files.JPEG_TEMPLATE,
     ),
     # a kernel's fault names no kernel and no cause (a library's bug, bad input, a failing GPU)
-    generic=cuda_errors.KERNEL_FAULTS + seed_devices.ANCHORS + midi_tokenizers.ANCHORS,
+    generic=cuda_errors.KERNEL_FAULTS
+    + seed_devices.ANCHORS
+    + midi_tokenizers.ANCHORS
+    + research_code.ANCHORS,
     facts=(
         cuda_errors.KERNEL_FAULT,
         cuda_errors.IN_NCCL,
@@ -1142,6 +1154,7 @@ LIBRARY_RELEASE_BUG = Recogniser(
         trl_checks.REFUSED,
         kernel_release_bugs.REFUSED,
         midi_tokenizers.REFUSED,
+        research_code.REFUSED,
         R(r"(?P<eight_bit>8-bit precision on multiple devices)"),
         R(r"(?P<wrapper>\w+) is not (?:an Optimizer|a subclass of torch\.optim\.Optimizer)"),
         R(r"(?P<ds_wrapper>\w*(?:DeepSpeed|ZeRO|Zero|FP16_|BF16_)\w*) is not (?:an|a subclass)"),

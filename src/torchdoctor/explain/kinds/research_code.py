@@ -1,0 +1,59 @@
+"""Research repositories' training code with a bug a later commit fixed, read from the line it makes Python print.
+
+- amirgholami/adahessian's ``instruction/adahessian.py`` (the optimizer its README offers as a drop-in, from
+  9c0d645 of 2020-08-19): ``Adahessian.step`` read ``gradsH[i]``, a name it never defined, until 5e2683f
+  (2021-04-08) made it ``grads[i]``, and then ``hut_trace[i]`` for ``hut_traces`` until d411f4f the same day
+  (amirgholami/adahessian#17). CPython's NameError "name 'gradsH' is not defined" ('hut_trace') is that file;
+  other code using the names (PyHessian's ``gradsH``, a copy of one's own) prints the same: likely.
+- jordan-g/PyTorch-Feedback-Alignment-Layers' ``fa_layers.py``: ``LinearFA`` registers ``linear_fa_backward_hook``
+  with the old ``register_backward_hook``, whose ``grad_input`` is the last operation's (addmm with a bias, mm
+  without), and the hook replaces ``grad_input[1]`` with the feedback-alignment gradient of the input: with
+  ``bias=False`` that slot is the weight's gradient, so torch's ``python_hook.cpp`` refuses the result ("hook
+  'linear_fa_backward_hook' has changed the size of value"). The owner fixed it on 2021-03-14
+  (PyTorch-Feedback-Alignment-Layers#1). A hook of one's own with that name prints the same: likely.
+  ``conv2d_fa_backward_hook`` is left to the hook reading (custom_autograd.py): #2 reports it after the fix.
+"""
+
+from __future__ import annotations
+
+import re
+
+from torchdoctor.explain.recognisers import Hit, first, on_ranks
+
+FAMILY = "library releases that disagree with the code"
+
+ADAHESSIAN_NAMES = ("gradsH", "hut_trace")
+ANCHORS = (
+    *(f"name '{name}' is not defined" for name in ADAHESSIAN_NAMES),
+    "hook 'linear_fa_backward_hook' has changed the size of value",
+)
+FA_HOOK = re.compile(r"hook '(?P<fa_hook>linear_fa_backward_hook)' has changed the size of value")
+REFUSED = re.compile(
+    r"name '(?P<adahessian_name>" + "|".join(ADAHESSIAN_NAMES) + r")' is not defined|" + FA_HOOK.pattern
+)
+TEMPLATES = (
+    "third_party:adahessian-instruction-undefined-name",
+    "third_party:fa-layers-linear-hook-without-bias",
+)
+
+
+def explain(hits: list[Hit]) -> tuple[str, str]:
+    """(summary, fix) for the research code's bug among ``hits`` (the named groups of `REFUSED`)."""
+    name = first(hits, "adahessian_name")
+    if name:
+        return (
+            f"Python found no {name} in AdaHessian's step: instruction/adahessian.py of amirgholami/adahessian read "
+            "gradsH (then hut_trace) without defining it, a bug its owner fixed on 2021-04-08"
+            + on_ranks(hits),
+            "Take the fixed file (git pull the adahessian repository, or copy instruction/adahessian.py again), or "
+            "use image_classification/optim_adahessian.py from the same repository or the pytorch-optimizer "
+            "package's Adahessian (torch_optimizer.Adahessian); keep loss.backward(create_graph=True) before "
+            "optimizer.step().",
+        )
+    return (
+        "the feedback-alignment layers' linear_fa_backward_hook returned a gradient of another shape: on a LinearFA "
+        "built with bias=False it puts the input's gradient where the old register_backward_hook has the weight's, "
+        "a bug of PyTorch-Feedback-Alignment-Layers its owner fixed on 2021-03-14" + on_ranks(hits),
+        "Update fa_layers.py to the repository's latest commit (git pull in your clone of "
+        "jordan-g/PyTorch-Feedback-Alignment-Layers), or build the LinearFA layers with bias=True until then.",
+    )
