@@ -197,6 +197,10 @@ PROCESS_TESTS = {
         "test_a_header_named_among_a_files_strings_keeps_them_that_files_near_miss",
     },
     "test_straggler_threads": {"test_a_thread_kept_off_its_core_is_counted_and_the_training_thread_is_not"},
+    # a real CPU-only torch asked for CUDA, in a process of its own
+    "test_explain_cpu_build": {
+        "test_set_device_on_this_cpu_only_torch_is_read_as_no_cuda_with_the_cpu_build_fix"
+    },
     "test_explain_inputs": {
         "test_a_log_dir_leads_with_the_rank_that_failed_first",
         "test_each_restart_is_its_own_failure_the_last_first",

@@ -326,6 +326,14 @@ def test_bad_paths_are_one_line(tmp_path):
         explain([str(tmp_path / "empty")])
 
 
+def test_torchruns_log_dir_without_tee_says_where_the_output_went(tmp_path):
+    # torchrun --log-dir without --tee/--redirects: one empty folder per local rank under attempt_0
+    for rank in (0, 1):
+        (tmp_path / "run" / "624d1e23_731ob8yq" / "attempt_0" / str(rank)).mkdir(parents=True)
+    with pytest.raises(BadInput, match=r"explain .*run: torchrun's --log-dir folder holds no log: .*--tee 3"):
+        explain([str(tmp_path / "run")])
+
+
 # -- the command line -------------------------------------------------------------------------------------
 
 

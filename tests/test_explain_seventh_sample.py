@@ -108,7 +108,7 @@ def test_a_torch_module_without_a_name_the_code_uses_is_an_older_torch_only_like
             "backend_unavailable",
         ),
         # torch._C without its CUDA functions is a CPU-only build, not a version of the calling code
-        ("AttributeError: module 'torch._C' has no attribute '_cuda_setDevice'", None),
+        ("AttributeError: module 'torch._C' has no attribute '_cuda_setDevice'", "cuda_unavailable"),
     ],
 )
 def test_torch_names_another_kind_reads_are_not_an_older_torch(line, kind):

@@ -310,6 +310,12 @@ def logs(paths: list[str], stdin=None) -> Iterator[Log]:
                     log = as_log(stream, str(file), ranks.get(file), file)
                     log.in_folder, log.attempt = True, attempt_of(file)
                     yield log
+            if not opened and any(attempt_of(folder / "x") is not None for folder in path.rglob("attempt_*")):
+                raise BadInput(
+                    f"explain {given}: torchrun's --log-dir folder holds no log: torchrun writes each rank's output "
+                    "there only with --tee 3 (or --redirects 3), else it went to the console: explain the console's "
+                    "output, or launch again with --tee 3"
+                )
             if not opened:
                 raise BadInput(f"explain {given}: a folder with no readable file in it")
             continue

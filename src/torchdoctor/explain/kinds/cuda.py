@@ -586,6 +586,8 @@ def _no_cuda(hits: list[Hit], ctx: Context) -> tuple[str, str]:
         what = "torch.cuda.is_available() is False: this process sees no usable GPU"
     if "low precision training" in what or what.endswith("without accelerator"):
         what = f"DeepSpeed's fp16/bf16 optimizer found no GPU ({what}): torch sees none in this process"
+    if what.startswith("_cuda_"):  # torch.cuda calling into a torch._C built without CUDA
+        what = f"torch._C has no {what}: this torch was compiled without CUDA (a CPU-only build)"
     if what.startswith("No CUDA runtime"):
         what = (
             "torch found no CUDA runtime while an extension was built or loaded (torch.cuda.is_available() is "
@@ -679,6 +681,9 @@ CUDA_UNAVAILABLE = Recogniser(
         # accelerate/utils/bnb.py load_and_quantize_model: no device_map and no GPU to quantize on
         "accelerate:no-gpu-found-gpu-is-needed",
         "accelerate:no-gpu-or-intel-xpu-found",
+        # torch.cuda's functions calling torch._C._cuda_* (set_device: _cuda_setDevice) on a CPU-only build,
+        # whose torch._C has none of them (torch 2.13's CPU wheel: AttributeError, not "not compiled with CUDA")
+        "system:torch-c-has-no-cuda-function",
     ),
     title="no usable CUDA",
     anchors=(
@@ -702,6 +707,7 @@ CUDA_UNAVAILABLE = Recogniser(
         "No supported gpu backend found",
         "A GPU is needed for quantization.",
         "A GPU or Intel XPU is needed for quantization.",
+        "module 'torch._C' has no attribute '_cuda_",
         # the driver's own libraries (the dynamic loader's message): no driver on the machine or in the container
         "libcuda.so.1: cannot open shared object file: No such file or directory",
         "libnvidia-ml.so.1: cannot open shared object file: No such file or directory",
@@ -729,6 +735,12 @@ CUDA_UNAVAILABLE = Recogniser(
             r"GPUs requested but none are available|But your machine only has: \[\]|"
             r"Accelerator is not detected, cannot perform low precision training|Cannot use \S{1,40} without accelerator|"
             r"No supported gpu backend found|No GPU (?:or Intel XPU )?found)"
+        ),
+        R(r"module 'torch\._C' has no attribute '(?P<what>_cuda_\w{1,60})'"),
+        # a build of torch without CUDA: no CUDA_VISIBLE_DEVICES makes these
+        R(
+            r"(?P<cpu_build>Torch not compiled with CUDA enabled|PyTorch was compiled without CUDA support|"
+            r"module 'torch\._C' has no attribute '_cuda_)"
         ),
         # another vendor's accelerator beside it: torch_npu (Ascend), intel_extension_for_pytorch (XPU) and
         # habana_frameworks (HPU) run on torch's CPU build, where torch/cuda/__init__.py's _lazy_init raises
@@ -773,7 +785,7 @@ CUDA_UNAVAILABLE = Recogniser(
             "CUDA_VISIBLE_DEVICES naming GPUs that are not there",
             "Set CUDA_VISIBLE_DEVICES to indices `nvidia-smi -L` lists (or unset it), and do not set it inside "
             "the script after a scheduler has set it.",
-            unless=("other_accelerator",),
+            unless=("other_accelerator", "cpu_build"),
         ),
     ),
     describe=_no_cuda,
