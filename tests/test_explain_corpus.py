@@ -94,7 +94,8 @@ def test_the_benchmark_splits_a_half_by_sample(capsys):
                 "2767-2816,2817-2866,2867-2916,"
                 "2917-2966,2967-3016,"
                 "3017-3066,3067-3116,"
-                "3117-3166,3167-3216",
+                "3117-3166,3167-3216,"
+                "3217-3266",
                 str(CORPUS / "train"),
             ]
         )
@@ -169,6 +170,7 @@ def test_the_benchmark_splits_a_half_by_sample(capsys):
     sixty_fifth = sum(1 for n in numbers if 3067 <= n <= 3116)
     sixty_sixth = sum(1 for n in numbers if 3117 <= n <= 3166)
     sixty_seventh = sum(1 for n in numbers if 3167 <= n <= 3216)
+    sixty_eighth = sum(1 for n in numbers if 3217 <= n <= 3266)
     assert (
         first
         + second
@@ -237,6 +239,7 @@ def test_the_benchmark_splits_a_half_by_sample(capsys):
         + sixty_fifth
         + sixty_sixth
         + sixty_seventh
+        + sixty_eighth
         == len(numbers)
     )
     assert f"files 001-163: {first} logs" in out and f"files 164-205: {second} logs" in out
@@ -301,3 +304,4 @@ def test_the_benchmark_splits_a_half_by_sample(capsys):
     assert f"files 3067-3116: {sixty_fifth} logs" in out
     assert f"files 3117-3166: {sixty_sixth} logs" in out
     assert f"files 3167-3216: {sixty_seventh} logs" in out
+    assert f"files 3217-3266: {sixty_eighth} logs" in out

@@ -73,6 +73,7 @@ from torchdoctor.explain.kinds import (
     lr_scheduler_config,
     masked_gradients,
     matlab_files,
+    metric_reports,
     missing_packages,
     module_definition,
     mps,
@@ -130,6 +131,7 @@ RECOGNISERS: tuple[Recogniser, ...] = (
     # script's own scaler.unscale_ call is in the traceback
     *amp_scaler.RECOGNISERS,
     *data_containers.RECOGNISERS,
+    *metric_reports.RECOGNISERS,
     *versions.RECOGNISERS,
     *placement.RECOGNISERS,
     *checkpoint.RECOGNISERS,

@@ -24,6 +24,7 @@ from torchdoctor.explain.kinds import (
     installers,
     kernel_release_bugs,
     libraries,
+    loop_helpers,
     midi_tokenizers,
     missing_packages,
     neighbour_releases,
@@ -959,6 +960,9 @@ def _release_bug(hits: list[Hit], ctx: Context) -> tuple[str, str]:
         return midi_tokenizers.unknown_chord(hits)
     if first(hits, "adahessian_name") or first(hits, "fa_hook"):
         return research_code.explain(hits)
+    helper = loop_helpers.reading(hits)
+    if helper is not None:
+        return helper
     if first(hits, "jpeg_conversion"):
         return image_files.cmyk_jpeg(hits)
     if first(hits, "missing_object"):
@@ -1067,6 +1071,9 @@ LIBRARY_RELEASE_BUG = Recogniser(
         # research repositories' code fixed in a later commit: AdaHessian's instructions optimizer, the
         # feedback-alignment layers' hook without bias (kinds/research_code.py)
         *research_code.ANCHORS,
+        # helpers around the training loop: a warm-up scheduler over ReduceLROnPlateau, wandb.watch twice,
+        # luxonis-train's EMA on resume, diffusers' conversion script (kinds/loop_helpers.py)
+        *loop_helpers.ANCHORS,
         # libjpeg's refusal through torchvision's decode_jpeg before 0.16: a CMYK JPEG (kinds/image_files.py)
         image_files.JPEG_CONVERSION,
     ),
@@ -1108,6 +1115,8 @@ LIBRARY_RELEASE_BUG = Recogniser(
         + "|"
         + research_code.REFUSED.pattern
         + "|"
+        + loop_helpers.REFUSED.pattern
+        + "|"
         + image_files.JPEG_FACT.pattern
     ),
     templates=(
@@ -1137,6 +1146,7 @@ LIBRARY_RELEASE_BUG = Recogniser(
         *kernel_release_bugs.TEMPLATES,
         *midi_tokenizers.TEMPLATES,
         *research_code.TEMPLATES,
+        *loop_helpers.TEMPLATES,
         image_files.JPEG_TEMPLATE,
     ),
     # a kernel's fault names no kernel and no cause (a library's bug, bad input, a failing GPU)
@@ -1155,6 +1165,7 @@ LIBRARY_RELEASE_BUG = Recogniser(
         kernel_release_bugs.REFUSED,
         midi_tokenizers.REFUSED,
         research_code.REFUSED,
+        loop_helpers.REFUSED,
         R(r"(?P<eight_bit>8-bit precision on multiple devices)"),
         R(r"(?P<wrapper>\w+) is not (?:an Optimizer|a subclass of torch\.optim\.Optimizer)"),
         R(r"(?P<ds_wrapper>\w*(?:DeepSpeed|ZeRO|Zero|FP16_|BF16_)\w*) is not (?:an|a subclass)"),
@@ -1176,6 +1187,12 @@ LIBRARY_RELEASE_BUG = Recogniser(
     # to torch's own scheduler is the script's doing as often as a release's: only likely
     confirm=lambda hits, ctx: False,
     also=(
+        Alternative(
+            "dependency_version",
+            "a conversion script older than the diffusers installed (a script of 0.20.x run with 0.21 or newer)",
+            "Use the scripts/ of the diffusers release installed (git checkout v<version>), or upgrade the script.",
+            when=("sd_convert_keyword",),
+        ),
         Alternative(
             "bad_training_data",
             "ground-truth boxes of no area, or outside the image, in the images of that batch",
