@@ -38,10 +38,10 @@ KEY_PREFIX = "torchdoctor/straggler"
 # None where there is none), and the times the thread was put on a CPU in the step (every wake-up after a
 # sleep, every time it got the CPU back from another thread; None where there is none), and the times the kernel
 # took the CPU from the thread while it could still run (its involuntary context switches, from getrusage:
-# None where there is no per-thread usage). The last two are recorded, not yet judged: a busy process on the
-# rank's core should take the thread off its CPU more often, where its waiting for a CPU, dominated by the
-# machine's load, does not show a 5% share (the README's straggler figures); the sleeps in next() and in the
-# collectives add to the first, not to the second.
+# None where there is no per-thread usage). A busy process on the rank's core takes the thread off its CPU more
+# often, where its waiting for a CPU, dominated by the machine's load, does not show a 5% share (the README's
+# straggler figures); the sleeps in next() and in the collectives add to the first, not to the second. The
+# preemptions confirm the waiting for a CPU (`verdict.CONFIRMED`); the times put on a CPU are recorded, not judged.
 FIELDS = ("step", "data", "comm", "cpu", "arrivals", "runq", "switched", "preempted")
 # RUSAGE_THREAD: Linux only (2.7 us a read here, against 4.5 us for the schedstat read)
 _THREAD_USAGE = getattr(resource, "RUSAGE_THREAD", None) if resource is not None else None

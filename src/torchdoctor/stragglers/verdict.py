@@ -151,6 +151,20 @@ TRADED = 0.5
 # naming a rank kept off a CPU 2-3 times longer than its peers; 0 with this rule, 2 planted episodes lost of 32.
 SHARED_PART = "offcpu"
 SHARED_PARTS = ("offcpu", "cpu")
+# A busy core is a rank kept off its CPU by something else, which the kernel counts twice: the time the training
+# thread waited in the run queue (`offcpu`) and the times it was taken off its CPU while it could still run (its
+# involuntary context switches, `PREEMPTED`; a sleep in next() or a collective adds wake-ups to the first, not to
+# the second). Where both stand `OWN_MARGIN` standard errors beyond the rank's usual, on the same steps, the
+# waiting is judged at `OWN_MARGIN`, not `NOISE_MARGIN` (the rest of the test unchanged: `MAJORITY`, `SLOWER`,
+# the whole step, its own rise, `PERSIST`, `sharing_cpus`): two readings of one cause that far out by chance
+# together are rarer than one at `NOISE_MARGIN` (2.5 standard errors one-sided: 0.6% each, 0.004% both if
+# independent; 3.5: 0.02%). On a quiet 2-core VM a busy process taking 5-10% of a rank's CPU time raised its
+# preemptions by 1.6-2.2 per step (4.7-6.9 standard errors over its 232 slowed steps) where its waiting for a CPU
+# stood 1.7-3.2 (2026-11-30, session 24: docs/stragglers-measurements.md). On the eight kept recordings it named
+# one more planted busy core (of 64) and changed no other line; three single windows of loaded healthy steps named
+# a rank `host` that were not said (`PERSIST`); at 2.25 standard errors for the waiting, a loaded healthy run
+# gained a `host` line.
+CONFIRMED = ("offcpu",)
 
 
 @dataclass
@@ -201,8 +215,9 @@ class WindowVerdict:
 # Per step and rank: own work (step minus waiting for peers), and the parts of it a straggler cannot hide:
 # waiting for data, the CPU time of its compute, the time the kernel kept it waiting for a CPU (other
 # processes on its cores; else its compute's wall minus CPU time), its collectives besides waiting for the
-# peers; and the own work less the waiting for a CPU (`WORK`). Each part -> the cause it names.
-PARTS = ("own", "data", "cpu", "offcpu", "transfer", "work")
+# peers; and the own work less the waiting for a CPU (`WORK`); and the times the CPU was taken from it while it
+# could run (`PREEMPTED`, a count). Each part -> the cause it names.
+PARTS = ("own", "data", "cpu", "offcpu", "transfer", "work", "preempted")
 CAUSE_OF = {
     "data": "input",
     "cpu": "device",
@@ -215,6 +230,11 @@ TRANSFER = PARTS.index("transfer")
 # later, so its own work is longer by less than the sleep and varies with the sharing; this is not.
 WORK = PARTS.index("work")
 OFFCPU = PARTS.index("offcpu")
+# The times the kernel took the CPU from the training thread while it could still run (its involuntary context
+# switches, `record`'s ``preempted``; 0 where a rank does not record them): a count, judged by its mean (small
+# integers, whose median moves in whole steps), never a cause of its own (`CONFIRMED`).
+PREEMPTED = PARTS.index("preempted")
+COUNT_PARTS = ("preempted",)
 
 
 def _window_rows(window: Mapping[int, Mapping[str, Any]]) -> tuple[dict[int, list], int]:
@@ -403,7 +423,10 @@ def step_parts(
             compute = max(0.0, step - data - comm)
             kept_off = float(row[5]) if len(row) > 5 and row[5] is not None else compute - cpu
             transfer = exits.get(rank, comm - waited)
-            parts[rank].append((step - waited, data, cpu, kept_off, transfer, step - waited - kept_off))
+            preempted = float(row[7]) if len(row) > 7 and row[7] is not None else 0.0
+            parts[rank].append(
+                (step - waited, data, cpu, kept_off, transfer, step - waited - kept_off, preempted)
+            )
     return parts
 
 
@@ -439,7 +462,8 @@ def judge_stretch(
     ``usual`` difference per part ((median, standard error, whether judged) per `PARTS`, from `Usual`;
     without it none: a rank absent from a given ``usual`` is not judged). A part names the rank when it exceeds the peers' by
     more than usual on `MAJORITY` of the steps, by a median of at least `SLOWER` of the peers' own work and
-    `NOISE_MARGIN` standard errors (the stretch's and the usual's together), the rank's own work as a whole
+    `NOISE_MARGIN` standard errors (the stretch's and the usual's together; the waiting for a CPU `OWN_MARGIN`
+    where the rank's preemptions stand as far out, `CONFIRMED`), the rank's own work as a whole
     is longer than usual too (`OWN_MAJORITY`, `OWN_MARGIN`; for the parts a rank sleeps in, `SLEEPING`, its own
     work less its waiting for a CPU may stand for it: `WORK`; for the parts in `CONSISTENT_ONLY`, and for those in
     `CLEAR_PARTS` that stand `CLEAR_MARGIN` standard errors out on `CLEAR_MAJORITY` of the steps, that test is waived) and
@@ -490,8 +514,14 @@ def judge_stretch(
             f"ahead, {work_middle / work_error:.1f} se)"
         ]
         passed: list[tuple[float, str]] = []
+        preempted = _beyond_usual(rows, PREEMPTED, habit)
+        confirmed = preempted[1] >= OWN_MARGIN * preempted[2]  # more often taken off its CPU than usual
+        figures.append(
+            f"preempted {preempted[1]:+.2f} per step beyond usual {habit[PREEMPTED][0]:+.2f} "
+            f"({preempted[1] / preempted[2]:.1f} se)"
+        )
         for k, name in enumerate(PARTS):
-            if name in ("own", "work") or not habit[k][2]:
+            if name in ("own", "work", "preempted") or not habit[k][2]:
                 continue
             values, middle, error = _beyond_usual(rows, k, habit)
             ahead = sum(value > 0 for value in values) / n
@@ -515,7 +545,7 @@ def judge_stretch(
                     for slower, whole, spread in wholes
                 )
                 and ahead >= MAJORITY
-                and middle >= max(MIN_SECONDS, SLOWER * peers_own, NOISE_MARGIN * error)
+                and middle >= max(MIN_SECONDS, SLOWER * peers_own, _margin(name, confirmed) * error)
                 and (name != "transfer" or middle >= 2 * rise)
                 and _rose_itself(name, mine[rank], (usual_own or {}).get(rank), middle)
                 and (rank in sharing or not _traded(name, rank, mine, usual_own or {}))
@@ -583,6 +613,12 @@ def _likeliest(
     return best
 
 
+def _margin(name: str, confirmed: bool) -> float:
+    """The standard errors part ``name`` must stand clear by: `NOISE_MARGIN`, or `OWN_MARGIN` for a part in
+    `CONFIRMED` where its second reading stands `OWN_MARGIN` beyond its usual too (``confirmed``)."""
+    return OWN_MARGIN if name in CONFIRMED and confirmed else NOISE_MARGIN
+
+
 def _handed_over(
     name: str, mine: list[tuple[float, ...]], own_usual: list[float] | None, excess: float
 ) -> bool:
@@ -640,7 +676,9 @@ def _whole(
 def _without_exits(rows: list[list[float]]) -> list[list[float]]:
     """Per-step excesses with the lateness leaving the collectives taken out of the own work (for a rank
     that leaves them last by habit: it starts its next step that much later, its own work looks longer)."""
-    return [[row[0] - row[TRANSFER], *row[1:WORK], row[WORK] - row[TRANSFER]] for row in rows]
+    return [
+        [row[0] - row[TRANSFER], *row[1:WORK], row[WORK] - row[TRANSFER], *row[WORK + 1 :]] for row in rows
+    ]
 
 
 def _leaver_slowed(
@@ -698,7 +736,7 @@ def _beyond_usual(
     """Part ``k``'s per-step excess over the peers beyond the rank's usual, its median and standard error
     (the stretch's and the usual's together)."""
     values = [row[k] - habit[k][0] for row in rows]
-    middle, error = _median_and_error(values)
+    middle, error = (_mean_and_error if PARTS[k] in COUNT_PARTS else _median_and_error)(values)
     return values, middle, math.hypot(error, habit[k][1])
 
 
@@ -773,7 +811,12 @@ class Usual:
                 last = sum(row[TRANSFER] > 0 for row in rows) / len(rows)
                 if last >= HABIT:
                     rows = _without_exits(rows)
-                usual = [_median_and_error([row[k] for row in rows]) for k in range(len(PARTS))]
+                usual = [
+                    (_mean_and_error if PARTS[k] in COUNT_PARTS else _median_and_error)(
+                        [row[k] for row in rows]
+                    )
+                    for k in range(len(PARTS))
+                ]
                 result[rank] = [
                     (max(0.0, middle), error, k != TRANSFER or last < HABIT)
                     for k, (middle, error) in enumerate(usual)
@@ -859,6 +902,13 @@ def _median(values) -> float:
         raise statistics.StatisticsError("no median for empty data")
     half = count // 2
     return ordered[half] if count % 2 else (ordered[half - 1] + ordered[half]) / 2
+
+
+def _mean_and_error(values: list[float]) -> tuple[float, float]:
+    """The mean and its standard error (for counts: small integers, whose median moves in whole steps)."""
+    mean = sum(values) / len(values)
+    spread = math.sqrt(sum((v - mean) ** 2 for v in values) / len(values))
+    return mean, max(spread / math.sqrt(len(values)), 1e-5)
 
 
 def _median_and_error(values: list[float]) -> tuple[float, float]:
