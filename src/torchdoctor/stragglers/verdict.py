@@ -62,7 +62,7 @@ OWN_MAJORITY = 0.65
 OWN_MARGIN = 2.5
 # Parts a rank sleeps in (waiting for data, a slow link): it hands its core to the others and later waits less
 # for it, so its work without the waiting for a CPU (`WORK`) may stand for its own work in the test of the whole.
-SLEEPING = ("data", "transfer")
+SLEEPING = ("data", "transfer", "blocked")
 # ...but for a slow link only where its own waiting for a CPU per step did not rise against its own usual
 # median (`Usual.own_usual`, not against its peers') by OWN_RISE of the collectives' excess, nor by
 # MIN_SECONDS: the stand-in is for a rank that handed its core over, and one that waits longer for a CPU than
@@ -128,7 +128,7 @@ PERSIST = ("device", "host")
 # peers: with two ranks a rank is "longer than its peer" as much when the peer got faster. On a shared 2-core VM a
 # rank's CPU time for the same compute falls by a quarter for tens of steps (the other vCPU idle) and rises
 # back, and its peer was named `device` for it (2026-11-30: 5 of 10 false alarms in 4,000 healthy steps).
-ROSE_ITSELF = ("cpu", "offcpu")
+ROSE_ITSELF = ("cpu", "offcpu", "blocked")
 OWN_RISE = 0.5
 # For these parts the rank is not named where its peers' own figure fell, against their own usual medians, by
 # TRADED of its own rise or more: the same work took one rank more CPU time and its peers as much less, which is
@@ -216,13 +216,16 @@ class WindowVerdict:
 # waiting for data, the CPU time of its compute, the time the kernel kept it waiting for a CPU (other
 # processes on its cores; else its compute's wall minus CPU time), its collectives besides waiting for the
 # peers; and the own work less the waiting for a CPU (`WORK`); and the times the CPU was taken from it while it
-# could run (`PREEMPTED`, a count). Each part -> the cause it names.
-PARTS = ("own", "data", "cpu", "offcpu", "transfer", "work", "preempted")
+# could run (`PREEMPTED`, a count); and the time its compute was neither on a CPU nor waiting for one
+# (`BLOCKED`: asleep or blocked outside next() and the collectives, as a training loop that sleeps, reads a
+# file, waits on a lock or syncs with the device is). Each part -> the cause it names.
+PARTS = ("own", "data", "cpu", "offcpu", "transfer", "work", "preempted", "blocked")
 CAUSE_OF = {
     "data": "input",
     "cpu": "device",
     "offcpu": "host",
     "transfer": "communication",
+    "blocked": "host",
 }
 TRANSFER = PARTS.index("transfer")
 # The own work less the waiting for a CPU: what the rank did or waited for by itself. Where ranks share cores
@@ -235,6 +238,7 @@ OFFCPU = PARTS.index("offcpu")
 # integers, whose median moves in whole steps), never a cause of its own (`CONFIRMED`).
 PREEMPTED = PARTS.index("preempted")
 COUNT_PARTS = ("preempted",)
+BLOCKED = PARTS.index("blocked")
 
 
 def _window_rows(window: Mapping[int, Mapping[str, Any]]) -> tuple[dict[int, list], int]:
@@ -424,8 +428,9 @@ def step_parts(
             kept_off = float(row[5]) if len(row) > 5 and row[5] is not None else compute - cpu
             transfer = exits.get(rank, comm - waited)
             preempted = float(row[7]) if len(row) > 7 and row[7] is not None else 0.0
+            blocked = max(0.0, compute - cpu - kept_off)  # 0 where the waiting for a CPU is compute less CPU
             parts[rank].append(
-                (step - waited, data, cpu, kept_off, transfer, step - waited - kept_off, preempted)
+                (step - waited, data, cpu, kept_off, transfer, step - waited - kept_off, preempted, blocked)
             )
     return parts
 
@@ -879,18 +884,24 @@ def _first_cause(passed: dict[str, float], per_cpu: float) -> tuple[float, str]:
     work come first: on a busy machine both also bring more waiting for a CPU (a wake-up after each sleep,
     a longer queue for more work). Waiting for a CPU (host) wins over them only when it is more than twice
     what they would bring (``per_cpu``: the peers' wait per second of CPU time), and over the collectives
-    when it is the longer; the collectives (communication) come last, as every slow rank leaves them late."""
+    when it is the longer. The loop asleep or blocked (host) wins over them when it is more than twice their
+    excess (a thread that slept comes back to cold caches: a little more CPU time for the same work), and over
+    the collectives when it is as long (a rank that arrives late at them leaves them late too); the
+    collectives (communication) come last, as every slow rank leaves them late."""
     work = {name: passed[name] for name in ("data", "cpu") if name in passed}
     if "offcpu" in passed:
         beyond = passed["offcpu"] - passed.get("cpu", 0.0) * per_cpu
         if beyond >= 2 * max(work.values(), default=0.0) and passed["offcpu"] >= passed.get("transfer", 0.0):
             return passed["offcpu"], "offcpu"
+    blocked = passed.get("blocked", 0.0)
+    if blocked and blocked >= 2 * max(work.values(), default=0.0) and blocked >= passed.get("transfer", 0.0):
+        return blocked, "blocked"
     if work:
         part = max(work, key=lambda name: work[name])
         return work[part], part
     if "transfer" in passed:
         return passed["transfer"], "transfer"
-    return passed["offcpu"], "offcpu"
+    return max((passed[name], name) for name in ("offcpu", "blocked") if name in passed)
 
 
 def _median(values) -> float:
@@ -933,6 +944,12 @@ def _cause_text(
         return (
             f"communication (collectives {_ms(own['transfer'])} vs median {_ms(peer['transfer'])}, "
             f"waiting for peers left out{habit})"
+        )
+    if part == "blocked":
+        return (
+            f"host (asleep or blocked outside next() and the collectives {_ms(own['blocked'])} per step vs "
+            f"median {_ms(peer['blocked'])}{habit}: the training loop sleeps, or waits on a file, a lock or the "
+            "device)"
         )
     if part == "offcpu":
         return (
