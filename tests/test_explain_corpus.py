@@ -94,7 +94,7 @@ def test_the_benchmark_splits_a_half_by_sample(capsys):
                 "2767-2816,2817-2866,2867-2916,"
                 "2917-2966,2967-3016,"
                 "3017-3066,3067-3116,"
-                "3117-3166,3167-3216",
+                "3117-3166,3167-3216,3267-3316",
                 str(CORPUS / "train"),
             ]
         )
@@ -169,6 +169,7 @@ def test_the_benchmark_splits_a_half_by_sample(capsys):
     sixty_fifth = sum(1 for n in numbers if 3067 <= n <= 3116)
     sixty_sixth = sum(1 for n in numbers if 3117 <= n <= 3166)
     sixty_seventh = sum(1 for n in numbers if 3167 <= n <= 3216)
+    sixty_ninth = sum(1 for n in numbers if 3267 <= n <= 3316)
     assert (
         first
         + second
@@ -237,6 +238,7 @@ def test_the_benchmark_splits_a_half_by_sample(capsys):
         + sixty_fifth
         + sixty_sixth
         + sixty_seventh
+        + sixty_ninth
         == len(numbers)
     )
     assert f"files 001-163: {first} logs" in out and f"files 164-205: {second} logs" in out
@@ -301,3 +303,4 @@ def test_the_benchmark_splits_a_half_by_sample(capsys):
     assert f"files 3067-3116: {sixty_fifth} logs" in out
     assert f"files 3117-3166: {sixty_sixth} logs" in out
     assert f"files 3167-3216: {sixty_seventh} logs" in out
+    assert f"files 3267-3316: {sixty_ninth} logs" in out
