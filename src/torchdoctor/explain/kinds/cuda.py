@@ -835,28 +835,66 @@ DEVICE_ASSERT = Recogniser(
 
 
 def _cpu_oom(hits: list[Hit], ctx: Context) -> tuple[str, str]:
+    if all("enomem" in h.facts for h in hits):
+        return (
+            "the operating system refused the process memory (ENOMEM, [Errno 12]): most often host RAM and swap "
+            "exhausted where the DataLoader forks its worker processes (os.fork copies the parent's address space "
+            "into the commit charge)" + on_ranks(hits),
+            "This is host RAM, not GPU memory. Use fewer DataLoader num_workers (each is a copy of the main "
+            "process) and keep large data out of the parent process (memory-map it, load it lazily in "
+            "__getitem__); check free -g while it starts. Adding swap, or a machine (job allocation) with more "
+            "memory, gives the fork the room it needs; the job's own limits (ulimit -v, the container's or the "
+            "scheduler's memory limit) refuse memory the same way.",
+        )
     asked = first(hits, "cpu_bytes")
+    gigabytes = first(hits, "cpu_gb")
     summary = "host memory (RAM) ran out in torch's CPU allocator" + (
-        f": it asked for {asked} bytes" if asked else ""
+        f": it asked for {asked} bytes"
+        if asked
+        else f": it asked for {gigabytes} GB (in whole GB, rounded down)"
+        if gigabytes
+        else ""
     )
     fix = (
         "This is host RAM, not GPU memory. Need less of it: load the model once (low_cpu_mem_usage=True, "
         "device_map, or on rank 0 then broadcast), fewer DataLoader workers, memory-map the dataset; a smaller "
         "batch size where the model runs on the CPU; and nothing that grows step after step: predictions or "
         "metric states kept for the whole evaluation (compute the metric as you go, reset it, keep fewer "
-        "samples), losses kept with their graph. Or run on a machine (or job allocation) with more memory. A "
+        "samples), losses kept with their graph. A tensor made of the whole dataset at once (torch.tensor over "
+        "every example's features) needs all of it in RAM together: build it in pieces, or from shorter inputs "
+        "(a smaller max_seq_length or image size). Or run on a machine (or job allocation) with more memory. A "
         "request far beyond the machine's RAM is a wrong size computed by the code that asked."
     )
     return summary + on_ranks(hits), fix
 
 
 CPU_OOM = Recogniser(
-    # c10/core/impl/alloc_cpu.cpp ("DefaultCPUAllocator: can't allocate memory" / "not enough memory")
+    # c10/core/impl/alloc_cpu.cpp ("DefaultCPUAllocator: can't allocate memory" / "not enough memory"); before
+    # c10's allocator, aten/src/TH/THGeneral.cpp's THAlloc / THRealloc when malloc returned NULL ("$ Torch: not
+    # enough memory: you tried to allocate %dGB. Buy new RAM!", the size in whole GB, so often "0GB"); and the
+    # OS's ENOMEM as CPython's OSError prints it ("[Errno 12] Cannot allocate memory": os.fork in
+    # multiprocessing's popen_fork when the DataLoader starts its workers, mmap, subprocess), which other limits
+    # print too (ulimit -v, a container's or a job's memory limit), so alone it is only likely
     kind="cpu_oom",
-    templates=("torch_native:cpu-allocator-cannot-allocate",),
+    templates=(
+        "torch_native:cpu-allocator-cannot-allocate",
+        "torch_native:th-alloc-not-enough-memory",
+        "torch_native:th-realloc-not-enough-memory",
+        "system:python-cannot-allocate-memory",
+    ),
     title="host memory exhausted",
-    anchors=("DefaultCPUAllocator: can't allocate memory", "DefaultCPUAllocator: not enough memory"),
-    facts=(R(r"you tried to allocate (?P<cpu_bytes>\d+) bytes"),),
+    anchors=(
+        "DefaultCPUAllocator: can't allocate memory",
+        "DefaultCPUAllocator: not enough memory",
+        "Torch: not enough memory: you tried to",
+        "[Errno 12] Cannot allocate memory",
+    ),
+    generic=("[Errno 12] Cannot allocate memory",),
+    facts=(
+        R(r"you tried to allocate (?P<cpu_bytes>\d+) bytes"),
+        R(r"you tried to (?:re)?allocate (?P<cpu_gb>\d+)GB"),
+        R(r"(?P<enomem>\[Errno 12\] Cannot allocate memory)"),
+    ),
     describe=_cpu_oom,
 )
 
