@@ -5,7 +5,8 @@ Real gloo ranks run tests/straggler_train.py (DDP, a DataLoader, SGD) under ``to
 --stragglers``. One rank gets a fault in episodes: in every PERIOD steps it is off for OFF steps, then on for
 the rest — a slower data loader (input), extra matmuls (device), a busy process on its core taking AMOUNT of
 its CPU time (host: every rank pinned to a core of its own, ``--pin``), or its
-all-reduces ending late (communication, planted under torch.distributed by tests/straggler_faults) — at 5%,
+all-reduces ending late (communication, planted under torch.distributed by tests/straggler_faults), or, with
+``--faults sleep``, a loop that sleeps before its forward (host: asleep outside next() and the collectives) — at 5%,
 10% and 30% of the measured step. The first FIRST steps of a run are healthy (warm-up, then each rank's usual
 difference to its peers is taken), so the episodes start at FIRST + OFF. The planted rank cycles over the ranks
 from run to run (``--planted-rank`` fixes it): rank 0, the one that reads and judges the windows, is planted as
@@ -38,7 +39,7 @@ from torchdoctor.stragglers.verdict import BASELINE, STRETCH, WARMUP
 ROOT = Path(__file__).resolve().parent.parent
 SCRIPT = ROOT / "tests" / "straggler_train.py"
 FAULTS_DIR = ROOT / "tests" / "straggler_faults"
-EXPECTED = {"input": "input", "compute": "device", "host": "host", "comm": "communication"}
+EXPECTED = {"input": "input", "compute": "device", "host": "host", "comm": "communication", "sleep": "host"}
 PERIOD, OFF, WITHIN, FIRST = 100, 40, 50, 100
 
 

@@ -2,13 +2,14 @@
 optimizer, and nothing of torchdoctor's in it. A fault is planted on one rank from the environment
 (tests/ only; nothing in src/ knows them):
 
-    SLOW_RANK=1 FAULT=input|compute|comm|host AMOUNT=0.3   # 30% of the step more on rank 1
+    SLOW_RANK=1 FAULT=input|compute|comm|host|sleep AMOUNT=0.3   # 30% of the step more on rank 1
     STEPS=80  WIDTH=256  LAYERS=8  SLOW_FROM=0
     LAG_RANK=1 LAG=1.0   # rank 1 always leaves the loss all-reduce 100% of the base step late (healthy)
 
 ``input`` sleeps in the dataset, ``compute`` runs extra matmuls, ``comm`` delays the loss all-reduce
 (tests/straggler_faults/sitecustomize.py, under torch.distributed), ``host`` shares the rank's core with a busy process
-(started here). The base step is measured before the loop, so AMOUNT is a share of it; in
+(started here), ``sleep`` sleeps in the training loop before the forward, outside next() and the collectives (a loop
+that blocks on a file, a lock or a sync with the device). The base step is measured before the loop, so AMOUNT is a share of it; in
 episodes (PERIOD, OFF >= 30) it is a share of the whole step measured over steps 5-24.
 
     PIN=1              # every rank (every thread of it) on one core of its own: core LOCAL_RANK % cores
@@ -175,6 +176,8 @@ for step, (x, y) in enumerate(loader):
     os.environ["STRAGGLER_ON"] = "1" if now_on and FAULT == "comm" else "0"
     if busy is not None:
         on.set() if now_on else on.clear()
+    if FAULT == "sleep" and now_on:
+        time.sleep(PLANT[0])
     loss = torch.nn.functional.mse_loss(ddp(x), y)
     if FAULT == "compute" and now_on:
         with (

@@ -124,6 +124,9 @@ CAUSES = ("input", "host", "device", "communication")
 # (one such verdict of the 26 came and went in one window; in the kept 5% slow-link runs three of four
 # episodes were named at the 50th step, which one more window would miss).
 PERSIST = ("device", "host")
+# ...but not where the part is the loop asleep or blocked (`BLOCKED`): the machine's other work moves a rank's CPU
+# time and its waiting for a CPU, not the time it sleeps (the kept recordings' healthy steps: never named for it)
+AT_ONCE = ("blocked",)
 # For these parts the rank's own figure must have risen against its own usual by OWN_RISE of its excess over the
 # peers: with two ranks a rank is "longer than its peer" as much when the peer got faster. On a shared 2-core VM a
 # rank's CPU time for the same compute falls by a quarter for tens of steps (the other vCPU idle) and rises
@@ -453,6 +456,7 @@ class Stretch(NamedTuple):
     cause: str | None
     text: str  # the cause in words
     figures: str  # every rank's figures behind it, for the JSON
+    part: str = ""  # the part (`PARTS`) that named the cause
 
 
 def judge_stretch(
@@ -589,7 +593,7 @@ def judge_stretch(
             f"; its other threads waited {_ms(threads)} per step longer than usual for a CPU, which"
             " alone slows its collectives as much: a busy machine, or its link"
         )
-    return Stretch(rank, slower, CAUSE_OF[part], text, "; ".join(reasons))
+    return Stretch(rank, slower, CAUSE_OF[part], text, "; ".join(reasons), part)
 
 
 def _likeliest(
@@ -993,7 +997,7 @@ class Tracker:
         if not self.usual.ready():
             self.usual.add(verdict)
             return None
-        rank, slower, cause, text, reason = judge_stretch(
+        rank, slower, cause, text, reason, part = judge_stretch(
             recent,
             self.usual.figures(),
             self.usual.load(),
@@ -1023,7 +1027,11 @@ class Tracker:
         if self._current is not None and self._current[0] == rank:
             if before is None or (before.straggler, before.cause) != (rank, cause):
                 return None  # the same rank for another cause: said once it holds for two windows
-        elif cause in PERSIST and (before is None or (before.straggler, before.cause) != (rank, cause)):
+        elif (
+            cause in PERSIST
+            and part not in AT_ONCE
+            and (before is None or (before.straggler, before.cause) != (rank, cause))
+        ):
             return None  # newly named for its CPU: said once the next window names it too (`PERSIST`)
         self._current = (rank, cause)
         steps = sum(v.steps for v in recent)
