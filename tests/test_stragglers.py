@@ -1050,6 +1050,31 @@ def test_rank_balance_names_the_slow_rank_and_how_to_share_the_batch():
     assert rank_balance_verdict([fast, dict(fast, rank=1, gflops=19.0)]).status == "ok"
 
 
+def test_a_cpu_measured_slower_whose_steps_were_not_is_not_called_unbalanced():
+    # results.unless_steps_disagree: on this loaded VM two ranks of one kind measured their matmul at 46 and 76
+    # GFLOPS while their steps took the same CPU time; a rank whose steps did take the longer is still named
+    from torchdoctor.gpu_balance import rank_balance_verdict
+    from torchdoctor.stragglers.results import unless_steps_disagree
+
+    cpu = [
+        {"rank": r, "host": "vm", "device": "cpu", "name": "CPU, 1 thread", "gflops": g, "copy_gbps": 5.0}
+        for r, g in ((0, 45.9), (1, 75.9), (2, 74.0))
+    ]
+    balance = rank_balance_verdict(cpu)
+    assert balance.status == "warn" and balance.summary.startswith("rank 0 ")
+    alike = [judge_window(n, window(n)) for n in range(8)]
+    skipped = unless_steps_disagree(balance, alike)
+    assert skipped.status == "skip" and skipped.summary.startswith(
+        "not judged: rank 0's matmul measured 45.9 GFLOPS against rank 1's 75.9, but in the run its steps took "
+    )
+    assert set(skipped.details["cpu_ms_per_step"]) == {0, 1, 2}
+    slower = [judge_window(n, window(n, slow=0, late=0.025)) for n in range(8)]  # its CPU time 1.75 times
+    assert unless_steps_disagree(balance, slower) is balance
+    gpus = rank_balance_verdict([dict(r, device=f"cuda:{r['rank']}") for r in cpu])
+    assert unless_steps_disagree(gpus, alike) is gpus
+    assert unless_steps_disagree(None, alike) is None
+
+
 def test_cpus_measured_while_ranks_took_turns_on_them_are_not_called_unbalanced():
     # results.unless_cpus_shared: 4 ranks on 2 CPUs measured their CPU "devices" at 61 and 21 GFLOPS (a real
     # 4-rank run on this VM): the slowest is the one the kernel ran least. A GPU's figures, or ranks with a CPU

@@ -8,6 +8,7 @@ Used where the windows were judged: in rank 0's judge process (`torchdoctor.stra
 from __future__ import annotations
 
 import json
+import statistics
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -48,6 +49,46 @@ def unless_cpus_shared(balance: Any, shared: str) -> Any:
     )  # fmt: skip
 
 
+# A CPU measured slower must be slower in the run too: every rank does the same work per step, so the rank whose
+# matmul measured slowest spends more CPU time per step on it by about the gap the matmul says. Where it spent
+# less than BORNE_OUT of that gap more, the short matmul met a busy moment of a shared machine (seen on this
+# 2-core VM: two ranks of one kind measured at 61% and 100%, their steps' CPU time the same), not a slower device.
+BORNE_OUT = 0.5
+
+
+def unless_steps_disagree(balance: Any, verdicts: list) -> Any:
+    """``balance`` (a ``gpu.balance`` finding, or None), or where the ranks measured CPUs and the run's own CPU
+    time per step (each rank's median over the windows ``verdicts`` judged) does not bear out the slowest
+    rank's measured gap (`BORNE_OUT`), a skip saying so, with both figures."""
+    if balance is None or balance.status != "warn":
+        return balance
+    ranks = balance.details.get("ranks", [])
+    if len(ranks) < 2 or any(not str(r.get("device", "")).startswith("cpu") for r in ranks):
+        return balance
+    per_step: dict[int, list[float]] = {}
+    for verdict in verdicts:
+        for rank, window in verdict.ranks.items():
+            per_step.setdefault(rank, []).append(window.cpu)
+    slowest = min(ranks, key=lambda r: r["gflops"])
+    fastest = max(ranks, key=lambda r: r["gflops"])
+    if slowest["rank"] not in per_step or fastest["rank"] not in per_step:
+        return balance
+    slow_cpu, fast_cpu = (statistics.median(per_step[r["rank"]]) for r in (slowest, fastest))
+    implied = fastest["gflops"] / slowest["gflops"]
+    if fast_cpu <= 0 or slow_cpu / fast_cpu - 1 >= BORNE_OUT * (implied - 1):
+        return balance
+    return Finding(
+        "gpu.balance",
+        "skip",
+        f"not judged: rank {slowest['rank']}'s matmul measured {slowest['gflops']:g} GFLOPS against rank "
+        f"{fastest['rank']}'s {fastest['gflops']:g}, but in the run its steps took {slow_cpu * 1000:.2f} ms of CPU "
+        f"time against {fast_cpu * 1000:.2f} for the same work: the measurement met a busy moment of the "
+        "machine, not a slower device",
+        balance.details
+        | {"cpu_ms_per_step": {rank: round(statistics.median(v) * 1000, 3) for rank, v in per_step.items()}},
+    )  # fmt: skip
+
+
 def report(
     aggregator: Aggregator, missing: list[int], directory: str | None, say: Callable[[str], None]
 ) -> None:
@@ -63,6 +104,7 @@ def report(
         balance = None
         lines.append(f"  the devices' figures could not be read: {error}")
     balance = unless_cpus_shared(balance, shared_cpus(aggregator.verdicts))
+    balance = unless_steps_disagree(balance, aggregator.verdicts)
     if balance is not None:
         found.append(balance)
         mark = {"warn": "!", "skip": "-"}.get(balance.status, "✓")
