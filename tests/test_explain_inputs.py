@@ -7,6 +7,7 @@ from __future__ import annotations
 import codecs
 import io
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -360,6 +361,31 @@ def test_a_lightning_log_gets_lightnings_option_for_unused_parameters():
     assert 'strategy="ddp_find_unused_parameters_true"' in lightning.fix
     assert "DistributedDataParallel(model, find_unused_parameters=True)" not in lightning.fix
     assert "DistributedDataParallel(model, find_unused_parameters=True)" in plain.fix
+
+
+@pytest.mark.usefixtures(
+    "every_message_seen"
+)  # a reading of the message as the installed Lightning prints it
+def test_lightnings_own_unused_parameters_message_is_read_with_its_option():
+    # Lightning 2.x's DDPStrategy.on_exception puts its own message in place of torch's reducer message: the
+    # user sees only Lightning's (a real `Trainer(strategy="ddp", devices=2)` run on this machine printed it)
+    import inspect
+
+    from lightning.pytorch.strategies.ddp import DDPStrategy
+
+    source = inspect.getsource(DDPStrategy.on_exception)
+    message = "".join(part for part in re.findall(r'"([^"]*)"', source) if not part.startswith(".*"))
+    assert message.startswith("It looks like your LightningModule has parameters that were not used"), source
+    text = (
+        "[rank1]: Traceback (most recent call last):\n"
+        '[rank1]:   File "/work/train.py", line 10, in <module>\n'
+        "[rank1]:     trainer.fit(M(), data)\n"
+        f"[rank1]: RuntimeError: {message}\n"
+    )
+    (found,) = explain(["-"], stdin=io.BytesIO(text.encode()))
+    assert (found.id, found.details["confidence"]) == ("log.ddp_unused_parameters", "certain")
+    assert 'Trainer(strategy="ddp_find_unused_parameters_true")' in found.fix
+    assert "DistributedDataParallel(model, find_unused_parameters=True)" not in found.fix
 
 
 def test_one_ranks_watchdog_log_says_the_late_rank_is_elsewhere():

@@ -231,7 +231,8 @@ def _unused(hits: list[Hit], ctx: Context) -> tuple[str, str]:
             "does not fix this one (with reentrant checkpointing it fails as 'marked ready twice'). Otherwise: "
             + fix
         )
-    if ctx.facts.get("framework") == "lightning":  # Lightning builds the DDP wrapper: tell its Trainer
+    # Lightning builds the DDP wrapper (its frames, or its own message): tell its Trainer
+    if ctx.facts.get("framework") == "lightning" or facts.get("lightning_module"):
         fix = fix.replace(
             "DistributedDataParallel(model, find_unused_parameters=True)   # costs a graph traversal per step",
             'Trainer(strategy="ddp_find_unused_parameters_true")   # Lightning >= 2.0; 1.x: '
@@ -245,6 +246,8 @@ DDP_UNUSED_PARAMETERS = Recogniser(
     kind="ddp_unused_parameters",
     templates=(
         "torch_cpp:expected-to-have-finished-reduction-in",
+        # Lightning's DDP strategy puts its own message in place of torch's (strategies/ddp.py on_exception)
+        "lightning:it-looks-like-your-lightningmodule-has",
         # deepspeed/runtime/zero/stage_1_and_2.py: ZeRO's own check of parameters without a gradient
         "deepspeed:this-assert-indicates-that-your-module",
         # the same message's later lines (Reducer::ensure_prior_reduction_finished), read where a log
@@ -265,6 +268,7 @@ DDP_UNUSED_PARAMETERS = Recogniser(
     title="DDP unused parameters",
     anchors=(
         "Expected to have finished reduction in the prior iteration",
+        "has parameters that were not used in producing the loss returned by training_step",
         "This assert indicates that your module has parameters that",
         "which did not receive grad for rank",
         "You can enable unused parameter detection by passing the keyword argument",
@@ -279,6 +283,7 @@ DDP_UNUSED_PARAMETERS = Recogniser(
     span=6,
     facts=(
         R(r"(?P<zero_unused>This assert indicates that your module has parameters that)"),
+        R(r"(?P<lightning_module>It looks like your LightningModule) has parameters that were not used"),
         R(
             r"(?P<static_graph>not compatible with static_graph set to True|Your training graph has changed in this iteration)"
         ),
