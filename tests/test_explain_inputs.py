@@ -451,3 +451,40 @@ def test_the_earliest_error_by_the_times_the_logs_state_leads(tmp_path):
     (tmp_path / "rank1.log").write_text(rank_log(1, "2026-11-24 20:23:25", "ValueError: empty batch"))
     found = explain([str(tmp_path)])
     assert found[0].summary.startswith("rank 0 failed first: KeyError: 'labels'"), found[0].summary
+
+
+PEER_CLOSED_ONLY = (
+    "[rank1]: Traceback (most recent call last):\n"
+    '[rank1]:   File "/tmp/shapes.py", line 5, in <module>\n'
+    "[rank1]:     dist.all_reduce(t)\n"
+    "[rank1]: RuntimeError: [/__w/pytorch/pytorch/third_party/gloo/gloo/transport/tcp/pair.cc:553] Connection closed "
+    "by peer [127.0.0.1]:61058. This is typically caused by a remote worker crashing.\n"
+    "torch.distributed.elastic.multiprocessing.errors.ChildFailedError: \n"
+    "============================================================\n"
+    "shapes.py FAILED\n"
+    "------------------------------------------------------------\n"
+    "Failures:\n"
+    "{others}\n"
+    "------------------------------------------------------------\n"
+    "Root Cause (first observed failure):\n"
+    "[0]:\n"
+    "  time      : 2026-11-30_08:32:01\n"
+    "  host      : localhost\n"
+    "  rank      : 1 (local_rank: 1)\n"
+    "  exitcode  : 1 (pid: 24940) \n"
+    "  error_file: <N/A>\n"
+)
+
+
+def test_a_peer_that_closed_where_torchrun_names_no_other_failure_finished_without_an_error():
+    # torchrun --nproc-per-node 2 on this machine, rank 0 all-reducing 3 floats and rank 1 4 over gloo: rank 0
+    # completed and exited 0, rank 1 saw its peer close; torchrun lists no other failure
+    (found, *_) = explain(
+        ["-"], stdin=io.BytesIO(PEER_CLOSED_ONLY.format(others="  <NO_OTHER_FAILURES>").encode())
+    )
+    assert found.id == "log.peer_closed" and "the peer finished without an error" in found.summary
+    assert "torchdoctor launch --debug" in found.fix and "differs in size between ranks" in found.fix
+    # a peer torchrun stopped or that failed is a failure it lists: then the peer's own error is the cause
+    stopped = "[0]:\n  time      : 2026-11-30_08:32:01\n  rank      : 0 (local_rank: 0)\n  exitcode  : -15 (pid: 24939)"
+    (found, *_) = explain(["-"], stdin=io.BytesIO(PEER_CLOSED_ONLY.format(others=stopped).encode()))
+    assert found.id == "log.peer_closed" and "finished without an error" not in found.summary

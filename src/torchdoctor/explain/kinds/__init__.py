@@ -419,6 +419,9 @@ CONTEXT_FACTS: tuple[tuple[str, re.Pattern], ...] = (
         )
         for literal in ("srun", "mpirun", "mpiexec", "jsrun", "SLURM_PROCID", "OMPI_COMM_WORLD")
     ),
+    # torchrun's summary of a job where the root-cause rank was the only one that failed: every other rank
+    # exited without an error (ranks it stopped are listed as failures, with SIGTERM)
+    ("<NO_OTHER_FAILURES>", re.compile(r"(?P<no_other_failures><NO_OTHER_FAILURES>)")),
     # a rank picking its GPU: torch.cuda.set_device in a frame (torch 1.x: csrc/cuda/Module.cpp's setDevice)
     (
         "set_device",

@@ -454,6 +454,19 @@ def _peer_gone(hits: list[Hit], ctx: Context) -> tuple[str, str]:
     summary = (
         "a peer closed the connection" + (f" ({host}:{first(hits, 'port')})" if host else "") + on_ranks(hits)
     )
+    if ctx.facts.get("no_other_failures") and any("peer_line" in h.facts for h in hits):
+        # torchrun says this was the only rank that failed: the peer exited without an error, mid-collective
+        return (
+            summary + ", and torchrun names no other rank that failed: the peer finished without an error",
+            (
+                "A rank exited normally while this one still waited in a collective with it: the ranks did not make "
+                "the same collective calls. One made fewer (a rank-dependent condition, an early return or break, "
+                "a different number of batches per rank), or a collective's tensor differs in size between ranks "
+                "(gloo then completes on one side only). `torchdoctor launch --debug` (or "
+                "TORCH_DISTRIBUTED_DEBUG=DETAIL) checks every collective's operation and shapes across the ranks and "
+                "names the one that differs, with the line."
+            ),
+        )
     return summary, (
         "The rank on the other side died or was killed first: its own error is the cause, this is the "
         "consequence. Look at that rank's log (pass the folder of every rank's log to explain)."
