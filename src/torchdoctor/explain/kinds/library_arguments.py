@@ -11,9 +11,10 @@ the script prints it:
   with a tokenizer that has no mask token; an Auto class without a class for the checkpoint's architecture;
 - transformers' models' ``forward()`` input checks (neither or both of ``input_ids`` and ``inputs_embeds``) and
   ``generate()``'s argument validation (``generation/utils.py``, ``generation/configuration_utils.py``);
-- PEFT: a module ``target_modules`` matched that LoRA cannot wrap, no ``target_modules`` for a model type PEFT has
-  no default for (the names matching no layer at all are ``peft_target_modules``), merging an adapter into
-  quantized weights (8-bit before peft 0.6, GPTQ);
+- PEFT: a module ``target_modules`` matched that LoRA cannot wrap (a model-parallel layer, ColumnParallelLinear or
+  RowParallelLinear, named as such: peft has LoRA only for Megatron-core's, from 0.7.0), no ``target_modules`` for a
+  model type PEFT has no default for (the names matching no layer at all are ``peft_target_modules``), merging an
+  adapter into quantized weights (8-bit before peft 0.6, GPTQ);
 - transformers' ``pipeline()`` given a task name it does not list;
 - timm's ``create_model``: an architecture without weights; a model name or a weights tag the installed timm does
   not register;

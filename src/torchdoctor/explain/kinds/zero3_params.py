@@ -1,7 +1,7 @@
 """DeepSpeed ZeRO-3's optimizer handed parameters that ZeRO-3 never partitioned.
 
 ZeRO-3 turns each parameter of the model it wraps into its own kind (``deepspeed/runtime/zero/partition_parameters.py``
-``_convert_to_deepspeed_param``, which sets ``ds_id``, ``ds_numel``, ``ds_tensor`` and, from DeepSpeed 0.7 (#2011,
+``_convert_to_deepspeed_param``, which sets ``ds_id``, ``ds_numel``, ``ds_tensor`` and, from DeepSpeed 0.6.6 (#2011,
 2022-06), ``partition_numel``), and its optimizer sizes its flat buffers from the parameters of its groups
 (``deepspeed/runtime/zero/stage3.py`` ``_create_fp16_sub_groups`` and ``_create_param_groups_fp16_flat_cpu_memory``:
 ``p.partition_numel()``). CPython's "'Parameter' object has no attribute 'partition_numel'" there is a plain torch
