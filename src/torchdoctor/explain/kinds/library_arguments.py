@@ -11,9 +11,10 @@ the script prints it:
   with a tokenizer that has no mask token; an Auto class without a class for the checkpoint's architecture;
 - transformers' models' ``forward()`` input checks (neither or both of ``input_ids`` and ``inputs_embeds``) and
   ``generate()``'s argument validation (``generation/utils.py``, ``generation/configuration_utils.py``);
-- PEFT: a module ``target_modules`` matched that LoRA cannot wrap, no ``target_modules`` for a model type PEFT has
-  no default for (the names matching no layer at all are ``peft_target_modules``), merging an adapter into
-  quantized weights (8-bit before peft 0.6, GPTQ);
+- PEFT: a module ``target_modules`` matched that LoRA cannot wrap (a model-parallel layer, ColumnParallelLinear or
+  RowParallelLinear, named as such: peft has LoRA only for Megatron-core's, from 0.7.0), no ``target_modules`` for a
+  model type PEFT has no default for (the names matching no layer at all are ``peft_target_modules``), merging an
+  adapter into quantized weights (8-bit before peft 0.6, GPTQ);
 - transformers' ``pipeline()`` given a task name it does not list;
 - timm's ``create_model``: an architecture without weights; a model name or a weights tag the installed timm does
   not register;
@@ -226,6 +227,9 @@ REFUSALS = (
         "argument (YOLOv5's train.py options such as image_weights or multi_scale spelled its way, renamed keys such "
         "as smoothing -> label_smoothing); yolo cfg prints the valid ones.",
     ),
+    # the first line of PEFT's refusal where the message is wrapped after "is not supported. " (its module named
+    # there, the list of supported layers on the next line: microsoft/LMOps#105)
+    ("Target module ", _TARGET_TYPE),
 )
 
 # the same refusals pasted as text, without their backticks (an issue's prose, a rendered Markdown block)
@@ -299,18 +303,48 @@ TEMPLATES = (
 # custom Linear, a Conv1d before peft supported it) is one the installed peft does not know, fixed by a peft (or
 # transformers / bitsandbytes) that does (huggingface/peft#1991: "Linear4bit not supported", packages not updated)
 _LAYER_RELEASE = R(r"Target module (?P<peft_layer_release>\w{0,60}(?:Linear|Conv|Embedding|Quant)\w{0,40})\(")
+# a tensor- (model-) parallel layer named (Megatron's ColumnParallelLinear / RowParallelLinear, a framework's own
+# copy of them): peft's LoRA wraps whole layers, and only Megatron-core's parallel ones from peft#1092
+# (src/peft/tuners/lora/tp_layer.py, LoraConfig(megatron_config=..., megatron_core=...)) (microsoft/LMOps#105)
+_PARALLEL_LAYER = R(r"Target module (?P<peft_parallel_layer>\w{0,40}(?:Column|Row|Vocab)Parallel\w{0,40})\(")
+_PARALLEL_FIX = (
+    "peft's LoRA wraps plain layers (nn.Linear and its kin), not a model-parallel (tensor-parallel) layer whose "
+    "weight is split over the GPUs: train the adapter without model parallelism (each GPU holding whole layers; "
+    "merge the model-parallel checkpoint first), or use a LoRA written for the parallel layers: peft's for "
+    "Megatron-core's ColumnParallelLinear / RowParallelLinear (LoraConfig(megatron_config=..., "
+    "megatron_core='megatron.core'), peft >= 0.7), or the training framework's own."
+)
 
 
 def _stated_by_the_call(hits: list[Hit], ctx: Context) -> bool:
     """Certain unless every hit is one of the refusals a release of the library explains as well as the script, or
-    one that does not say whose call it refuses."""
+    one that does not say whose call it refuses; PEFT's refusal of a Linear-like layer counts wherever one of its
+    lines was read (wrapped over two lines, only its first names the layer)."""
+    if any("peft_layer_release" in h.facts for h in hits):
+        return False
     return not all(
-        any(key in h.facts for key in (*_BY_RELEASE, *_CALLER_UNNAMED, *_CLASS_UNNAMED, "peft_layer_release"))
-        for h in hits
+        any(key in h.facts for key in (*_BY_RELEASE, *_CALLER_UNNAMED, *_CLASS_UNNAMED)) for h in hits
     )
 
 
 _stated_by_the_call.lowers_only = True  # type: ignore[attr-defined]  # docs/catalog.md: the anchors decide
+
+_REFUSED = describe_refusal(
+    REFUSALS, "the library refused the arguments it was called with", message="refusal"
+)
+
+
+def _parallel_layer(hits: list[Hit]) -> tuple[str, str] | None:
+    """peft refusing a model-parallel layer as a LoRA target, or None."""
+    layer = first(hits, "peft_parallel_layer", "")
+    if not layer:
+        return None
+    return (
+        f"peft's LoRA was asked to wrap {layer}, a model-parallel (tensor-parallel) layer the installed peft has "
+        "no LoRA for" + on_ranks(hits),
+        _PARALLEL_FIX,
+    )
+
 
 LIBRARY_ARGUMENTS = Recogniser(
     kind="library_arguments",
@@ -323,6 +357,7 @@ LIBRARY_ARGUMENTS = Recogniser(
         *(R(rf"(?P<{key}>{re.escape(text)})") for key, text in _CALLER_UNNAMED.items()),
         *(R(rf"(?P<{key}>{re.escape(text)})") for key, text in _CLASS_UNNAMED.items()),
         _LAYER_RELEASE,
+        _PARALLEL_LAYER,
     ),
     confirm=_stated_by_the_call,
     also=(
@@ -371,9 +406,7 @@ LIBRARY_ARGUMENTS = Recogniser(
             when=("yolo_release",),
         ),
     ),
-    describe=describe_refusal(
-        REFUSALS, "the library refused the arguments it was called with", message="refusal"
-    ),
+    describe=lambda hits, ctx: _parallel_layer(hits) or _REFUSED(hits, ctx),
 )
 
 

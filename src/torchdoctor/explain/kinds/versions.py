@@ -37,6 +37,7 @@ from torchdoctor.explain.kinds import (
     trainer_data_releases,
     trl_checks,
     version_refusals,
+    zero3_params,
 )
 from torchdoctor.explain.kinds.refusal_table import one_line, refusal_in, refusal_pattern
 from torchdoctor.explain.recognisers import Alternative, Context, Hit, Recogniser, first, merged, on_ranks
@@ -958,6 +959,8 @@ def _release_bug(hits: list[Hit], ctx: Context) -> tuple[str, str]:
         return trl_checks.no_args(hits)
     if first(hits, "miditok_unknown_chord"):
         return midi_tokenizers.unknown_chord(hits)
+    if first(hits, "zero3_unpartitioned"):
+        return zero3_params.unpartitioned_parameter(hits)
     if first(hits, "adahessian_name") or first(hits, "fa_hook"):
         return research_code.explain(hits)
     helper = loop_helpers.reading(hits)
@@ -1068,6 +1071,8 @@ LIBRARY_RELEASE_BUG = Recogniser(
         *kernel_release_bugs.ANCHORS,
         # MidiTok 2.1.0-2.1.6 tokenizing unknown chords its vocabulary lacks (kinds/midi_tokenizers.py)
         *midi_tokenizers.ANCHORS,
+        # DeepSpeed ZeRO-3's optimizer given parameters ZeRO-3 never partitioned (kinds/zero3_params.py)
+        *zero3_params.ANCHORS,
         # research repositories' code fixed in a later commit: AdaHessian's instructions optimizer, the
         # feedback-alignment layers' hook without bias (kinds/research_code.py)
         *research_code.ANCHORS,
@@ -1113,6 +1118,8 @@ LIBRARY_RELEASE_BUG = Recogniser(
         + "|"
         + midi_tokenizers.REFUSED.pattern
         + "|"
+        + zero3_params.REFUSED.pattern
+        + "|"
         + research_code.REFUSED.pattern
         + "|"
         + loop_helpers.REFUSED.pattern
@@ -1145,6 +1152,7 @@ LIBRARY_RELEASE_BUG = Recogniser(
         *trl_checks.TEMPLATES,
         *kernel_release_bugs.TEMPLATES,
         *midi_tokenizers.TEMPLATES,
+        *zero3_params.TEMPLATES,
         *research_code.TEMPLATES,
         *loop_helpers.TEMPLATES,
         image_files.JPEG_TEMPLATE,
@@ -1164,6 +1172,7 @@ LIBRARY_RELEASE_BUG = Recogniser(
         trl_checks.REFUSED,
         kernel_release_bugs.REFUSED,
         midi_tokenizers.REFUSED,
+        zero3_params.REFUSED,
         research_code.REFUSED,
         loop_helpers.REFUSED,
         R(r"(?P<eight_bit>8-bit precision on multiple devices)"),
