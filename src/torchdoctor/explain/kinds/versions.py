@@ -958,7 +958,7 @@ def _release_bug(hits: list[Hit], ctx: Context) -> tuple[str, str]:
         return trl_checks.no_args(hits)
     if first(hits, "miditok_unknown_chord"):
         return midi_tokenizers.unknown_chord(hits)
-    if first(hits, "adahessian_name") or first(hits, "fa_hook"):
+    if first(hits, "adahessian_name") or first(hits, "fa_hook") or first(hits, "radam_ratio"):
         return research_code.explain(hits)
     helper = loop_helpers.reading(hits)
     if helper is not None:
@@ -1069,7 +1069,7 @@ LIBRARY_RELEASE_BUG = Recogniser(
         # MidiTok 2.1.0-2.1.6 tokenizing unknown chords its vocabulary lacks (kinds/midi_tokenizers.py)
         *midi_tokenizers.ANCHORS,
         # research repositories' code fixed in a later commit: AdaHessian's instructions optimizer, the
-        # feedback-alignment layers' hook without bias (kinds/research_code.py)
+        # feedback-alignment layers' hook without bias, RAdam's language-model copy (kinds/research_code.py)
         *research_code.ANCHORS,
         # helpers around the training loop: a warm-up scheduler over ReduceLROnPlateau, wandb.watch twice,
         # luxonis-train's EMA on resume, diffusers' conversion script (kinds/loop_helpers.py)
