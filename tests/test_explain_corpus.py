@@ -95,7 +95,8 @@ def test_the_benchmark_splits_a_half_by_sample(capsys):
                 "2917-2966,2967-3016,"
                 "3017-3066,3067-3116,"
                 "3117-3166,3167-3216,"
-                "3217-3266,3267-3316,3317-3366",
+                "3217-3266,3267-3316,3317-3366,"
+                "3367-3416",
                 str(CORPUS / "train"),
             ]
         )
@@ -173,6 +174,7 @@ def test_the_benchmark_splits_a_half_by_sample(capsys):
     sixty_eighth = sum(1 for n in numbers if 3217 <= n <= 3266)
     sixty_ninth = sum(1 for n in numbers if 3267 <= n <= 3316)
     seventieth = sum(1 for n in numbers if 3317 <= n <= 3366)
+    seventy_first = sum(1 for n in numbers if 3367 <= n <= 3416)
     assert (
         first
         + second
@@ -244,6 +246,7 @@ def test_the_benchmark_splits_a_half_by_sample(capsys):
         + sixty_eighth
         + sixty_ninth
         + seventieth
+        + seventy_first
         == len(numbers)
     )
     assert f"files 001-163: {first} logs" in out and f"files 164-205: {second} logs" in out
@@ -311,3 +314,4 @@ def test_the_benchmark_splits_a_half_by_sample(capsys):
     assert f"files 3217-3266: {sixty_eighth} logs" in out
     assert f"files 3267-3316: {sixty_ninth} logs" in out
     assert f"files 3317-3366: {seventieth} logs" in out
+    assert f"files 3367-3416: {seventy_first} logs" in out

@@ -12,6 +12,13 @@
   'linear_fa_backward_hook' has changed the size of value"). The owner fixed it on 2021-03-14
   (PyTorch-Feedback-Alignment-Layers#1). A hook of one's own with that name prints the same: likely.
   ``conv2d_fa_backward_hook`` is left to the hook reading (custom_autograd.py): #2 reports it after the fix.
+- LiyuanLucasLiu/RAdam's ``language-model/model_word_ada/radam.py``, the copy its language-model experiments use:
+  ``RAdam.step`` computes the rectification ``ratio = math.sqrt((1 - beta2_t) * (N_sma - 4) / (N_sma_max - 4) *
+  (N_sma - 2) / N_sma * N_sma_max / (N_sma_max - 2)) / beta1_t`` once per step from the first parameter's state,
+  and math.sqrt of a negative value raises CPython's "math domain error" there (RAdam#30, Transformer-XL trained
+  with it); the owner points to the repository's top-level ``radam.py`` (the ``radam`` package) as the fixed
+  optimizer. Python prints that source line in the traceback (its last physical line, ``... / beta1_t``), which the
+  top-level file does not have: likely (a copy of one's own prints the same).
 """
 
 from __future__ import annotations
@@ -23,17 +30,23 @@ from torchdoctor.explain.recognisers import Hit, first, on_ranks
 FAMILY = "library releases that disagree with the code"
 
 ADAHESSIAN_NAMES = ("gradsH", "hut_trace")
+# the rectification line of the language-model copy as the traceback prints it: one physical line (the file today)
+# or the last of the statement's lines (the copy RAdam#30 ran)
+RADAM_RATIO_LINES = ("(N_sma_max - 2)) / beta1_t", "(N_sma_max - 2))) / beta1_t")
 ANCHORS = (
     *(f"name '{name}' is not defined" for name in ADAHESSIAN_NAMES),
     "hook 'linear_fa_backward_hook' has changed the size of value",
+    *RADAM_RATIO_LINES,
 )
 FA_HOOK = re.compile(r"hook '(?P<fa_hook>linear_fa_backward_hook)' has changed the size of value")
 REFUSED = re.compile(
-    r"name '(?P<adahessian_name>" + "|".join(ADAHESSIAN_NAMES) + r")' is not defined|" + FA_HOOK.pattern
+    r"name '(?P<adahessian_name>" + "|".join(ADAHESSIAN_NAMES) + r")' is not defined|" + FA_HOOK.pattern + "|"
+    r"(?P<radam_ratio>N_sma_max / \(N_sma_max - 2\)\)\)? / beta1_t)"
 )
 TEMPLATES = (
     "third_party:adahessian-instruction-undefined-name",
     "third_party:fa-layers-linear-hook-without-bias",
+    "third_party:radam-language-model-ratio-math-domain",
 )
 
 
@@ -49,6 +62,16 @@ def explain(hits: list[Hit]) -> tuple[str, str]:
             "use image_classification/optim_adahessian.py from the same repository or the pytorch-optimizer "
             "package's Adahessian (torch_optimizer.Adahessian); keep loss.backward(create_graph=True) before "
             "optimizer.step().",
+        )
+    if first(hits, "radam_ratio"):
+        return (
+            "math.sqrt got a negative value in RAdam's rectification ratio: the copy of radam.py under RAdam's "
+            "language-model/ (model_word_ada/radam.py) computes it this way, and its owner points to the "
+            "repository's top-level radam.py as the fixed optimizer" + on_ranks(hits),
+            "Use the top-level radam.py of LiyuanLucasLiu/RAdam (pip install of its radam package) instead of the "
+            "language-model/model_word_ada copy, or torch.optim.RAdam (torch 1.10+), which handles the early steps "
+            "without the square root of a negative; for sparse embedding gradients keep SparseAdam for those and "
+            "RAdam for the dense parameters.",
         )
     return (
         "the feedback-alignment layers' linear_fa_backward_hook returned a gradient of another shape: on a LinearFA "

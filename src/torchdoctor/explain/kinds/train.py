@@ -76,6 +76,10 @@ NAN_OVERFLOW = Recogniser(
         "deepspeed:attempted-loss-scale-reducing-to",
         # aten BatchLinearAlgebra.cpp: an SVD of a matrix holding NaN/inf (Reference LAPACK 3.10+ says so)
         "torch_native:linalg-svd-non-finite",
+        # ESPnet's trainers skipping a step whose clipped gradient norm is NaN: espnet2/train/trainer.py, and the
+        # CustomUpdater of espnet/asr/pytorch_backend/asr.py (and its chainer twin) before it
+        "third_party:espnet2-grad-norm-not-finite",
+        "third_party:espnet-grad-norm-is-nan",
     ),
     title="NaN / overflow",
     anchors=(
@@ -109,6 +113,9 @@ NAN_OVERFLOW = Recogniser(
         "Gradient overflow",
         "Attempted loss scale: ",
         "because the input matrix contained non-finite values",
+        # ESPnet: "The grad norm is nan. Skipping updating the model." (espnet2), "grad norm is nan. Do not update
+        # model." (espnet1); the "inf" one is left out: under fp16 GradScaler's first steps overflow by design
+        "grad norm is nan",
     ),
     # apex / DeepSpeed halving the loss scale is normal now and then; down to its minimum (DeepSpeed's default
     # min_loss_scale is 1) or a fraction it means every step overflows
@@ -130,7 +137,8 @@ NAN_OVERFLOW = Recogniser(
             r"(?P<what>Function '\w+' returned nan values in its \w+ output|Loss became infinite or NaN at "
             r"iteration=?\s*\d+|Detected inf/nan during batch_number=\d+|"
             r"[Ll]oss['\"]?\s{0,2}(?:=|:|is)\s{0,2}(?:nan|NaN|inf(?:inity|inite)?)\b|"
-            r"is non-finite|but found invalid values|input matrix contained non-finite values)"
+            r"is non-finite|but found invalid values|input matrix contained non-finite values|"
+            r"[Gg]rad norm is nan\. (?:Skipping updating the model|Do not update model))"
         ),
     ),
     # every one of these checks looks for a non-finite value, not for where it came from: anomaly mode's

@@ -961,7 +961,7 @@ def _release_bug(hits: list[Hit], ctx: Context) -> tuple[str, str]:
         return midi_tokenizers.unknown_chord(hits)
     if first(hits, "zero3_unpartitioned"):
         return zero3_params.unpartitioned_parameter(hits)
-    if first(hits, "adahessian_name") or first(hits, "fa_hook"):
+    if first(hits, "adahessian_name") or first(hits, "fa_hook") or first(hits, "radam_ratio"):
         return research_code.explain(hits)
     helper = loop_helpers.reading(hits)
     if helper is not None:
@@ -1074,7 +1074,7 @@ LIBRARY_RELEASE_BUG = Recogniser(
         # DeepSpeed ZeRO-3's optimizer given parameters ZeRO-3 never partitioned (kinds/zero3_params.py)
         *zero3_params.ANCHORS,
         # research repositories' code fixed in a later commit: AdaHessian's instructions optimizer, the
-        # feedback-alignment layers' hook without bias (kinds/research_code.py)
+        # feedback-alignment layers' hook without bias, RAdam's language-model copy (kinds/research_code.py)
         *research_code.ANCHORS,
         # helpers around the training loop: a warm-up scheduler over ReduceLROnPlateau, wandb.watch twice,
         # luxonis-train's EMA on resume, diffusers' conversion script (kinds/loop_helpers.py)
