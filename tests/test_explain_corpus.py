@@ -96,7 +96,7 @@ def test_the_benchmark_splits_a_half_by_sample(capsys):
                 "3017-3066,3067-3116,"
                 "3117-3166,3167-3216,"
                 "3217-3266,3267-3316,3317-3366,"
-                "3367-3416",
+                "3367-3416,3417-3466",
                 str(CORPUS / "train"),
             ]
         )
@@ -175,6 +175,7 @@ def test_the_benchmark_splits_a_half_by_sample(capsys):
     sixty_ninth = sum(1 for n in numbers if 3267 <= n <= 3316)
     seventieth = sum(1 for n in numbers if 3317 <= n <= 3366)
     seventy_first = sum(1 for n in numbers if 3367 <= n <= 3416)
+    seventy_second = sum(1 for n in numbers if 3417 <= n <= 3466)
     assert (
         first
         + second
@@ -247,6 +248,7 @@ def test_the_benchmark_splits_a_half_by_sample(capsys):
         + sixty_ninth
         + seventieth
         + seventy_first
+        + seventy_second
         == len(numbers)
     )
     assert f"files 001-163: {first} logs" in out and f"files 164-205: {second} logs" in out
@@ -315,3 +317,4 @@ def test_the_benchmark_splits_a_half_by_sample(capsys):
     assert f"files 3267-3316: {sixty_ninth} logs" in out
     assert f"files 3317-3366: {seventieth} logs" in out
     assert f"files 3367-3416: {seventy_first} logs" in out
+    assert f"files 3417-3466: {seventy_second} logs" in out
