@@ -96,7 +96,8 @@ def test_the_benchmark_splits_a_half_by_sample(capsys):
                 "3017-3066,3067-3116,"
                 "3117-3166,3167-3216,"
                 "3217-3266,3267-3316,3317-3366,"
-                "3367-3416,3467-3516",
+                "3367-3416,3417-3466,"
+                "3467-3516",
                 str(CORPUS / "train"),
             ]
         )
@@ -175,6 +176,7 @@ def test_the_benchmark_splits_a_half_by_sample(capsys):
     sixty_ninth = sum(1 for n in numbers if 3267 <= n <= 3316)
     seventieth = sum(1 for n in numbers if 3317 <= n <= 3366)
     seventy_first = sum(1 for n in numbers if 3367 <= n <= 3416)
+    seventy_second = sum(1 for n in numbers if 3417 <= n <= 3466)
     seventy_third = sum(1 for n in numbers if 3467 <= n <= 3516)
     assert (
         first
@@ -248,6 +250,7 @@ def test_the_benchmark_splits_a_half_by_sample(capsys):
         + sixty_ninth
         + seventieth
         + seventy_first
+        + seventy_second
         + seventy_third
         == len(numbers)
     )
@@ -317,4 +320,5 @@ def test_the_benchmark_splits_a_half_by_sample(capsys):
     assert f"files 3267-3316: {sixty_ninth} logs" in out
     assert f"files 3317-3366: {seventieth} logs" in out
     assert f"files 3367-3416: {seventy_first} logs" in out
+    assert f"files 3417-3466: {seventy_second} logs" in out
     assert f"files 3467-3516: {seventy_third} logs" in out

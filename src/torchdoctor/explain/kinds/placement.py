@@ -340,7 +340,8 @@ def _cpu_tensor(hits: list[Hit], ctx: Context) -> tuple[str, str]:
     fix = (
         "Move the tensor to the rank's GPU before the collective: t = t.to(torch.device('cuda', LOCAL_RANK)) "
         "(after torch.cuda.set_device(LOCAL_RANK)); metrics and Python numbers gathered at the end of an "
-        "epoch are the usual culprits. For CPU tensors use a gloo group "
+        "epoch are the usual culprits (a torchmetrics Metric created outside the LightningModule's __init__, in a "
+        "hook such as on_validation_start, is never moved to the GPU: create it in __init__). For CPU tensors use a gloo group "
         "(dist.new_group(backend='gloo')) or init_process_group(backend='cpu:gloo,cuda:nccl')."
     )
     return summary, fix

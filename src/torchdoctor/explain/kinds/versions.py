@@ -961,7 +961,7 @@ def _release_bug(hits: list[Hit], ctx: Context) -> tuple[str, str]:
         return midi_tokenizers.unknown_chord(hits)
     if first(hits, "zero3_unpartitioned"):
         return zero3_params.unpartitioned_parameter(hits)
-    if first(hits, "adahessian_name") or first(hits, "fa_hook") or first(hits, "radam_ratio"):
+    if any(first(hits, key) for key in ("adahessian_name", "fa_hook", "radam_ratio", "final_epoch")):
         return research_code.explain(hits)
     helper = loop_helpers.reading(hits)
     if helper is not None:
