@@ -153,3 +153,19 @@ def test_the_table_counts_other_causes_only_where_their_threads_established_them
         assert row.other_logs == sum(others.values()), row
         contested += bool(row.logs and others)
     assert contested, "no anchor of the table was printed on a labelled log of another cause"
+
+
+def test_a_finding_certain_on_another_anchor_does_not_say_its_contested_one(monkeypatch):
+    # two of the kind's messages in one log: one seen for it alone, one contested; the finding is certain, and its
+    # evidence does not name the causes of the message that did not make it so
+    provided = "Either train_batch_size or train_micro_batch_size_per_gpu needs to be provided"
+    batch = f"AssertionError: {provided}\n"
+    _table(monkeypatch, {ANCHOR, ("deepspeed_config_mismatch", provided)})
+
+    def others(kind, anchor):
+        return (1, {"library_version_bug": 3}) if anchor == ANCHOR[1] else (5, {})
+
+    monkeypatch.setattr(recognisers, "seen_for_others", others)
+    assert explained(REDUCE_SCATTER).details["confidence"] == "likely"
+    found = explained(REDUCE_SCATTER + batch)
+    assert found.details["confidence"] == "certain" and "evidence" not in found.details

@@ -139,7 +139,8 @@ def findings(
         summary, fix = recogniser.describe(kind_hits, ctx)
         details = _details(kind, kind_hits, roles[kind], counts)
         details["confidence"] = sure[kind]
-        contested = recogniser.contested(kind_hits)
+        # the other causes its message was seen with, where that is why it is not certain
+        contested = recogniser.contested(kind_hits) if sure[kind] == "likely" else {}
         if not recogniser.seen(kind_hits):
             details["evidence"] = UNSEEN
         elif contested:
