@@ -38,10 +38,12 @@ class Log:
 
 def attempt_of(path: Path) -> int | None:
     """The restart a torchrun ``--log-dir`` file belongs to: ``run/attempt_1/0/stderr.log`` -> 1."""
-    for part in reversed(path.parts[:-1]):
-        if part.startswith("attempt_") and part[8:].isdigit():
-            return int(part[8:])
-    return None
+    return next((n for part in reversed(path.parts[:-1]) if (n := _attempt(part)) is not None), None)
+
+
+def _attempt(name: str) -> int | None:
+    """N of a torchrun restart's folder name ``attempt_N``, else None."""
+    return int(name[8:]) if name.startswith("attempt_") and name[8:].isdigit() else None
 
 
 class _Prefixed:
@@ -310,7 +312,7 @@ def logs(paths: list[str], stdin=None) -> Iterator[Log]:
                     log = as_log(stream, str(file), ranks.get(file), file)
                     log.in_folder, log.attempt = True, attempt_of(file)
                     yield log
-            if not opened and any(attempt_of(folder / "x") is not None for folder in path.rglob("attempt_*")):
+            if not opened and any(_attempt(folder.name) is not None for folder in path.rglob("attempt_*")):
                 raise BadInput(
                     f"explain {given}: torchrun's --log-dir folder holds no log: torchrun writes each rank's output "
                     "there only with --tee 3 (or --redirects 3), else it went to the console: explain the console's "

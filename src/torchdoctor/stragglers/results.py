@@ -34,14 +34,21 @@ def device_balance(store: Any, world_size: int):
     return rank_balance_verdict(figures) if len(figures) >= 2 else None
 
 
+def _cpus_called_unbalanced(balance: Finding) -> bool:
+    """Whether ``balance`` warns of ranks whose measured devices are all CPUs (what the checks below judge)."""
+    ranks = balance.details.get("ranks", [])
+    return (
+        balance.status == "warn"
+        and len(ranks) >= 2
+        and all(str(r.get("device", "")).startswith("cpu") for r in ranks)
+    )
+
+
 def unless_cpus_shared(balance: Any, shared: str) -> Any:
     """``balance`` (a ``gpu.balance`` finding, or None), or where the ranks measured CPUs they share with more
     ranks than there are (``shared``: `summary.shared_cpus`) a skip saying so: each rank's CPU was measured while
     the others took turns on it, and the slowest is the one the kernel ran least, not a slower device."""
-    if balance is None or not shared or balance.status != "warn":
-        return balance
-    ranks = balance.details.get("ranks", [])
-    if not ranks or any(not str(r.get("device", "")).startswith("cpu") for r in ranks):
+    if balance is None or not shared or not _cpus_called_unbalanced(balance):
         return balance
     return Finding(
         "gpu.balance", "skip", f"not judged: {shared}, so each was measured while the others took turns on them",
@@ -60,11 +67,9 @@ def unless_steps_disagree(balance: Any, verdicts: list) -> Any:
     """``balance`` (a ``gpu.balance`` finding, or None), or where the ranks measured CPUs and the run's own CPU
     time per step (each rank's median over the windows ``verdicts`` judged) does not bear out the slowest
     rank's measured gap (`BORNE_OUT`), a skip saying so, with both figures."""
-    if balance is None or balance.status != "warn":
+    if balance is None or not _cpus_called_unbalanced(balance):
         return balance
-    ranks = balance.details.get("ranks", [])
-    if len(ranks) < 2 or any(not str(r.get("device", "")).startswith("cpu") for r in ranks):
-        return balance
+    ranks = balance.details["ranks"]
     per_step: dict[int, list[float]] = {}
     for verdict in verdicts:
         for rank, window in verdict.ranks.items():
