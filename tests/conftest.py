@@ -169,6 +169,7 @@ PROCESS_MODULES = {
     "test_output_encodings",
     "test_process_state",
     "test_stragglers",
+    "test_stragglers_frameworks",
     "test_straggler_judge",
     "test_written_places",
     "test_accelerate_compat",
