@@ -593,6 +593,22 @@ CASES = [
         "likely",
         ["60", "50 time steps"],
     ),
+    (  # torch._scaled_mm's FP8 shape checks (kinds/fp8_shapes.py through layer_shapes.py)
+        "aten:scaled-mm-mat1-trailing-dimension-divisible-by-16",
+        ("4096", "712"),
+        FRAME + "RuntimeError: ",
+        "input_size_not_divisible",
+        "certain",
+        ["4096x712", "pad_inner_dim"],
+    ),
+    (
+        "aten:scaled-mm-mat2-shape-divisible-by-16",
+        ("712", "4096"),
+        FRAME + "RuntimeError: ",
+        "input_size_not_divisible",
+        "certain",
+        ["712x4096", "module_filter_fn"],
+    ),
 ]
 
 

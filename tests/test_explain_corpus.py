@@ -97,7 +97,8 @@ def test_the_benchmark_splits_a_half_by_sample(capsys):
                 "3117-3166,3167-3216,"
                 "3217-3266,3267-3316,3317-3366,"
                 "3367-3416,3417-3466,"
-                "3467-3516",
+                "3467-3516,"
+                "3517-3566,3567-3616",
                 str(CORPUS / "train"),
             ]
         )
@@ -178,6 +179,8 @@ def test_the_benchmark_splits_a_half_by_sample(capsys):
     seventy_first = sum(1 for n in numbers if 3367 <= n <= 3416)
     seventy_second = sum(1 for n in numbers if 3417 <= n <= 3466)
     seventy_third = sum(1 for n in numbers if 3467 <= n <= 3516)
+    seventy_fourth = sum(1 for n in numbers if 3517 <= n <= 3566)
+    seventy_fifth = sum(1 for n in numbers if 3567 <= n <= 3616)
     assert (
         first
         + second
@@ -252,6 +255,8 @@ def test_the_benchmark_splits_a_half_by_sample(capsys):
         + seventy_first
         + seventy_second
         + seventy_third
+        + seventy_fourth
+        + seventy_fifth
         == len(numbers)
     )
     assert f"files 001-163: {first} logs" in out and f"files 164-205: {second} logs" in out
@@ -322,3 +327,5 @@ def test_the_benchmark_splits_a_half_by_sample(capsys):
     assert f"files 3367-3416: {seventy_first} logs" in out
     assert f"files 3417-3466: {seventy_second} logs" in out
     assert f"files 3467-3516: {seventy_third} logs" in out
+    assert f"files 3517-3566: {seventy_fourth} logs" in out
+    assert f"files 3567-3616: {seventy_fifth} logs" in out

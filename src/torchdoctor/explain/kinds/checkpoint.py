@@ -694,6 +694,16 @@ def _world_size(hits: list[Hit], ctx: Context) -> tuple[str, str]:
             "or resume with the same number of GPUs, or delete the checkpoint's rng_state*.pth files (the run then "
             "resumes without restoring the random state).",
         )
+    if facts.get("llama_shards"):
+        shards = facts["llama_shards"]
+        return (
+            f"the llama checkpoint has {shards} model-parallel shard(s) (MP={shards}) but {facts['llama_world']} "
+            "process(es) were started: the reference loader gives each process one shard" + on_ranks(hits),
+            f"Start as many processes as the checkpoint has consolidated.*.pth shards: torchrun --nproc_per_node "
+            f"{shards} (Llama 2 7B has 1, 13B 2, 70B 8; one GPU each). With fewer GPUs, reshard the checkpoint to "
+            "that many, or load the Hugging Face weights with transformers (device_map='auto' spreads one process "
+            "over the GPUs).",
+        )
     if facts.get("torch_shards"):
         return (
             "the sharded checkpoint was saved by another number of processes: "
@@ -742,6 +752,9 @@ CHECKPOINT_WORLD_SIZE = Recogniser(
         # transformers/trainer.py _load_rng_state (before 4.16): the saved per-GPU CUDA RNG states restored one per
         # GPU, in a traceback that failed there (a code line, no message of its own)
         "set_rng_state_all(checkpoint_rng_state",
+        # meta-llama's reference loaders (llama/generation.py Llama.build, LLaMA 1's example.py load): the *.pth
+        # shards in ckpt_dir against the model-parallel world size; MP=0 (no shard found) is checkpoint_path's
+        "Loading a checkpoint for MP=",
     ),
     templates=(
         "deepspeed:the-checkpoint-being-loaded-used-dp",
@@ -753,9 +766,13 @@ CHECKPOINT_WORLD_SIZE = Recogniser(
         "torch:local-world-size-at-save-time",
         "torch:global-rank-at-save-time-was",
         "torch:local-rank-at-save-time-was",
+        "third_party:llama-checkpoint-mp-world-size",
     ),
     facts=(
         R(r"DP world size of (?P<saved>\d+) but the current world size is (?P<now>\d+)"),
+        R(
+            r"Loading a checkpoint for MP=(?P<llama_shards>[1-9]\d{0,3}) but world size is (?P<llama_world>\d+)"
+        ),
         R(r"Invalid checkpoints and world size for sd (?P<mp_files>merge|split)"),
         R(
             r"(?P<torch_shards>Local shard size = [^\n]{1,80} and the tensor in the state_dict is [^\n]{1,80}|"
@@ -767,6 +784,8 @@ CHECKPOINT_WORLD_SIZE = Recogniser(
     # FSDP's local shard of another size is also a LOCAL_STATE_DICT of another model (another config): likely; a
     # traceback through the Trainer's RNG restore says where it failed, not why: likely
     confirm=lambda hits, ctx: any("local_shard" not in h.facts and "rng_states" not in h.facts for h in hits),
+    # llama's MP=0: no shard found in ckpt_dir at all, a checkpoint path (checkpoint_paths.py), not a world size
+    reject=R(r"Loading a checkpoint for MP=0 but"),
     also=(
         Alternative(
             "model_checkpoint_mismatch",

@@ -10,6 +10,9 @@ The texts are DeepSpeed's (``deepspeed/utils/zero_to_fp32.py``, ``runtime/engine
 ``lightning/pytorch/strategies/deepspeed.py``) and transformers' (``trainer.py`` _load_from_checkpoint), as the
 catalog holds them. Where the message names the right folder or its own cause it is certain; where a wrong path and a
 checkpoint saved without DeepSpeed's state print the same words, it is likely and names ``checkpoint_incomplete``.
+meta-llama's reference loaders (LLaMA 1's ``example.py`` load, Llama 2's ``llama/generation.py`` Llama.build) glob
+``{ckpt_dir}/*.pth``: "Loading a checkpoint for MP=0 ..." and "no checkpoint files found in {ckpt_dir}" say no shard
+was there (another shard count is ``checkpoint_world_size``, kinds/checkpoint.py).
 
 A path to a file that is no checkpoint at all: pickle's "invalid load key, '<c>'." (CPython ``Modules/_pickle.c``,
 a first byte that is no pickle opcode), which ``torch.load`` raises for a file that is neither its zip format nor a
@@ -50,6 +53,7 @@ _DECIDED = (
     "file_not_dir",
     "index_files",
     "dcp_exists",
+    "llama_no_shards",
 )
 
 # accelerate/accelerator.py load_state / save_model (and transformers' save_pretrained): a folder that is not there,
@@ -82,6 +86,17 @@ _ACCELERATE_PATHS: tuple[tuple[str, str, str], ...] = (
 
 def _checkpoint_path(hits: list[Hit], ctx: Context) -> tuple[str, str]:
     facts = merged(hits)
+    if facts.get("llama_no_shards"):
+        where = f" in {facts['llama_ckpt_dir']}" if facts.get("llama_ckpt_dir") else " in --ckpt_dir"
+        return (
+            f"llama's loader found no *.pth checkpoint shard{where} (MP=0): the folder is not the one holding the "
+            "model's consolidated.*.pth and params.json, or the weights there are not named *.pth"
+            + on_ranks(hits),
+            "Point --ckpt_dir at the model's own folder (llama-2-7b/, the one with consolidated.00.pth and "
+            "params.json, not its parent); the loader globs *.pth, so a file saved as .pt is read only renamed to "
+            ".pth; weights in the Hugging Face format load with transformers, not with this loader. Then start one "
+            "process per shard: torchrun --nproc_per_node <number of consolidated.*.pth files>.",
+        )
     if facts.get("no_adapter_config"):
         return (
             f"PEFT found no adapter_config.json at {facts['no_adapter_config']}: not a saved adapter folder (or a Hub "
@@ -233,6 +248,10 @@ CHECKPOINT_PATH = Recogniser(
         # torch/distributed/checkpoint/filesystem.py FileSystemReader.read_metadata: CPython's FileNotFoundError for
         # the folder's .metadata
         "/.metadata'",
+        # meta-llama's reference loaders: no *.pth shard in ckpt_dir (LLaMA 1's example.py counts MP=0, Llama 2's
+        # llama/generation.py Llama.build asserts first)
+        "Loading a checkpoint for MP=0 but world size is",
+        "no checkpoint files found in ",
     ),
     templates=(
         # lightning/fabric/strategies/deepspeed.py _validate_checkpoint_directory: the parent is the checkpoint
@@ -284,8 +303,14 @@ CHECKPOINT_PATH = Recogniser(
         "transformers:does-not-appear-to-have-file-3",
         "transformers:error-no-file-named-found-in",
         "transformers:error-no-file-named-or-found",
+        "third_party:llama-checkpoint-mp-world-size",
+        "third_party:llama-no-checkpoint-files",
     ),
     facts=(
+        R(
+            r"(?P<llama_no_shards>Loading a checkpoint for MP=0 but world size is \d+|no checkpoint files found in)"
+        ),
+        R(r"no checkpoint files found in (?P<llama_ckpt_dir>\S{1,300})"),
         R(r"Please try passing in (?P<fsdp_subdir>\S{1,500}/optimizer_0) instead"),
         R(r"Can't find 'adapter_config\.json' at '(?P<no_adapter_config>[^'\n]{1,500})'"),
         R(r"(?P<dcp_exists>Checkpoint already exists and self\.overwrite=False)"),
@@ -324,6 +349,7 @@ CHECKPOINT_PATH = Recogniser(
             "(--save_only_model) or save_weights_only, or the save did not finish. Save full checkpoints to resume; to "
             "start from these weights alone, load them as the model (from_pretrained / load_state_dict) and do not "
             "resume.",
+            unless=("llama_no_shards",),
         ),
     ),
     describe=_checkpoint_path,

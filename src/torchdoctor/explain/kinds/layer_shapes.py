@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import re
 
+from torchdoctor.explain.kinds import fp8_shapes
 from torchdoctor.explain.kinds.tensor_misuse import OPERATOR_REFUSAL
 from torchdoctor.explain.recognisers import Alternative, Context, Hit, Recogniser, first, on_ranks
 
@@ -259,6 +260,8 @@ IN_COLLATE = R(r"(?P<in_collate>collate\.py|default_collate)")
 
 
 def _cat(hits: list[Hit], ctx: Context) -> tuple[str, str]:
+    if any(first(hits, key) for key in fp8_shapes.FACTS):
+        return fp8_shapes.explain(hits)
     sizes = (
         (first(hits, "expected"), first(hits, "got"))
         if first(hits, "expected")
@@ -281,12 +284,15 @@ CAT_SIZE_MISMATCH = Recogniser(
         "aten:cat-sizes-must-match-except-dimension",
         "aten:cat-sizes-must-match-offending-index",
         "aten:th-cat-sizes-must-match",
+        # FP8 GEMMs' shape checks, torch._scaled_mm's and Transformer Engine's (kinds/fp8_shapes.py)
+        *fp8_shapes.TEMPLATES,
     ),
-    title="an input size that does not divide down to the skip connections",
-    anchors=("Sizes of tensors must match except in dimension ",),
-    match=_CAT,
-    # cat's check is every concatenation's: the skip connection is the commonest, never the only reading
-    confirm=lambda hits, ctx: False,
+    title="an input size that does not divide as the layer or kernel needs",
+    anchors=("Sizes of tensors must match except in dimension ", *fp8_shapes.ANCHORS),
+    match=R(_CAT.pattern + "|" + fp8_shapes.PATTERN.pattern),
+    # cat's check is every concatenation's: the skip connection is the commonest, never the only reading; an FP8
+    # GEMM's check names its own cause
+    confirm=lambda hits, ctx: any(first(hits, key) for key in fp8_shapes.FACTS),
     also=(
         Alternative(
             "collate_unequal_sizes",
@@ -294,12 +300,14 @@ CAT_SIZE_MISMATCH = Recogniser(
             "Resize or pad every sample to one size in the dataset's transform, or pass a collate_fn that pads "
             "(torch.nn.utils.rnn.pad_sequence) or keeps a list.",
             when=("in_collate",),
+            unless=fp8_shapes.FACTS,
         ),
         Alternative(
             "cat_operands",
             "two tensors of the script's own joined with torch.cat whose other dimensions differ",
             "Print the shapes of the tensors the line the traceback names joins, and make every dimension but "
             "the joined one agree.",
+            unless=fp8_shapes.FACTS,
         ),
     ),
     describe=_cat,

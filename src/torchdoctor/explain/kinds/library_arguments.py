@@ -316,6 +316,19 @@ _PARALLEL_FIX = (
 )
 
 
+# AutoAWQ's quantized layers (awq/modules/linear/gemm.py WQLinear_GEMM, and WQLinear_GEMV, _Marlin, _Exllama...):
+# AutoAWQ 0.1.x had no backward for them, so peft could not train through them (huggingface/transformers#28193:
+# "AutoAWQ is not compatible with training yet"); AutoAWQ#324 gave WQLinear_GEMM a backward and huggingface/peft#1399
+# taught peft to wrap it. Without the parenthesis the refusal is pasted as a title (no "WQLinear_GEMM(" to read)
+_AWQ_LAYER = R(r"Target module (?P<peft_awq_layer>WQLinear\w{0,30})")
+_AWQ_FIX = (
+    "LoRA on an AWQ-quantized model trains through AutoAWQ's WQLinear layers only with releases that support it: an "
+    "AutoAWQ whose layers have a backward (casper-hansen/AutoAWQ#324) and a peft that wraps them "
+    "(huggingface/peft#1399): pip install -U autoawq peft transformers (AutoAWQ 0.1.x was not compatible with "
+    "training). Or fine-tune the unquantized model (4-bit bitsandbytes, QLoRA) and quantize it with AWQ afterwards."
+)
+
+
 def _stated_by_the_call(hits: list[Hit], ctx: Context) -> bool:
     """Certain unless every hit is one of the refusals a release of the library explains as well as the script, or
     one that does not say whose call it refuses; PEFT's refusal of a Linear-like layer counts wherever one of its
@@ -332,6 +345,18 @@ _stated_by_the_call.lowers_only = True  # type: ignore[attr-defined]  # docs/cat
 _REFUSED = describe_refusal(
     REFUSALS, "the library refused the arguments it was called with", message="refusal"
 )
+
+
+def _awq_layer(hits: list[Hit]) -> tuple[str, str] | None:
+    """peft refusing one of AutoAWQ's quantized layers as a LoRA target, or None."""
+    layer = first(hits, "peft_awq_layer", "")
+    if not layer:
+        return None
+    return (
+        f"peft's LoRA was asked to wrap {layer}, AutoAWQ's quantized linear layer, which the installed peft (or "
+        "AutoAWQ) cannot train through" + on_ranks(hits),
+        _AWQ_FIX,
+    )
 
 
 def _parallel_layer(hits: list[Hit]) -> tuple[str, str] | None:
@@ -358,6 +383,7 @@ LIBRARY_ARGUMENTS = Recogniser(
         *(R(rf"(?P<{key}>{re.escape(text)})") for key, text in _CLASS_UNNAMED.items()),
         _LAYER_RELEASE,
         _PARALLEL_LAYER,
+        _AWQ_LAYER,
     ),
     confirm=_stated_by_the_call,
     also=(
@@ -406,7 +432,7 @@ LIBRARY_ARGUMENTS = Recogniser(
             when=("yolo_release",),
         ),
     ),
-    describe=lambda hits, ctx: _parallel_layer(hits) or _REFUSED(hits, ctx),
+    describe=lambda hits, ctx: _awq_layer(hits) or _parallel_layer(hits) or _REFUSED(hits, ctx),
 )
 
 

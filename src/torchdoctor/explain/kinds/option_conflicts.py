@@ -12,7 +12,14 @@ MMTracking (open-mmlab/mmtracking 0.x) does not train its SORT, DeepSORT and Tra
 train `detector` and `reid` models first and inference with Tracktor." up to 0.6, "... models firstly, then
 inference with SORT/DeepSORT." or "... with Tracktor." after; the string's backslash continuation keeps the next
 line's indent inside it). Its quick_run.md: train the detector (configs/det) and the re-id model (configs/reid) with
-tools/train.py, then put their checkpoints in the MOT config and test it. The message names its cause; certain."""
+tools/train.py, then put their checkpoints in the MOT config and test it. The message names its cause; certain.
+
+Lightning's DeepSpeed strategy takes only the precisions its ``DeepSpeedPrecision`` plugin lists
+(``lightning/fabric/plugins/precision/deepspeed.py`` and ``lightning/pytorch/plugins/precision/deepspeed.py``:
+"`precision={precision!r})` is not supported in DeepSpeed. `precision` must be one of: {supported_precision}.";
+Lightning 2.0 listed '32-true', '16-mixed' and 'bf16-mixed', later releases the true half precisions too). A script
+that forces precision='bf16-true' and turns DeepSpeed on for several devices meets it (Lightning-AI/litgpt#116, the
+fix to choose bf16-mixed with DeepSpeed). The message names its cause; certain."""
 
 from __future__ import annotations
 
@@ -48,7 +55,23 @@ def _mmtrack_untrained(hits: list[Hit]) -> tuple[str, str]:
     )
 
 
+def _deepspeed_precision(hits: list[Hit]) -> tuple[str, str]:
+    precision = first(hits, "ds_precision", "")
+    supported = first(hits, "ds_supported", "")
+    return (
+        f"Lightning's DeepSpeed strategy refused precision={precision}"
+        + (f": its DeepSpeedPrecision plugin takes only {supported}" if supported else "")
+        + on_ranks(hits),
+        "Pass a precision the message lists with strategy='deepspeed': precision='bf16-mixed' (or '16-mixed'); "
+        "DeepSpeed keeps the fp32 master weights itself, so bf16-mixed is what 'bf16-true' asks of it. A script that "
+        "sets 'bf16-true' for one device and turns DeepSpeed on for several must choose the precision by the "
+        "strategy; the releases that list the true half precisions take them too (pip install -U lightning).",
+    )
+
+
 def _recbole_ce(hits: list[Hit], ctx: Context) -> tuple[str, str]:
+    if any("ds_precision" in h.facts for h in hits):
+        return _deepspeed_precision(hits)
     if any("mot_method" in h.facts for h in hits):
         return _mmtrack_untrained(hits)
     option = first(hits, "sampling_option", "train_neg_sample_args")
@@ -69,14 +92,22 @@ LIBRARY_OPTION_CONFLICT = Recogniser(
         "third_party:recbole-training-neg-sample-num-loss-type-ce",
         "third_party:mmtracking-train-detector-and-reid-first",
         "third_party:mmtracking-train-detector-and-reid-firstly",
+        "third_party:lightning-deepspeed-precision-not-supported",
     ),
     title="a library's settings it refuses: two options together, or a model it does not train",
-    anchors=("when the loss_type is CE", "Please train `detector` and `reid` models"),
+    anchors=(
+        "when the loss_type is CE",
+        "Please train `detector` and `reid` models",
+        "is not supported in DeepSpeed. `precision` must be one of",
+        "is not supported in DeepSpeed. precision must be one of",
+    ),
     match=R(
         r"(?P<sampling_option>train_neg_sample_args|neg_sampling|training_neg_sample_num)\b[^\n]{0,300}"
         r"should be (?:None|0) when the loss_type is CE"
         r"|Please train `detector` and `reid` models (?:first and|firstly, then)\s+inference with "
         r"(?P<mot_method>SORT/DeepSORT|Tracktor)"
+        r"|precision=(?P<ds_precision>[^`)\s]{1,24})\)?`? is not supported in DeepSpeed\. `?precision`? must be one "
+        r"of:? ?(?P<ds_supported>\([^)\n]{0,200}\))?"
     ),
     facts=(R(r"(?P<sampling_option>train_neg_sample_args|neg_sampling|training_neg_sample_num)\b"),),
     describe=_recbole_ce,

@@ -4,11 +4,12 @@ A package missing, or of a version too old, for the feature a run asked for: the
 (``runtime/engine.py``, ``comm/torch.py``, ``runtime/fp16/onebit/``, ``runtime/zenflow/engine.py``,
 ``runtime/sequence_parallel/ulysses_sp.py``, ``runtime/utils.py``), accelerate (``accelerator.py``, ``state.py``,
 ``utils/dataclasses.py``, ``utils/modeling.py``, ``utils/launch.py``, ``utils/environment.py``), transformers
-(``trainer.py``, ``training_args.py``, ``modeling_utils.py``, ``utils/versions.py``, ``integrations/``) and
-Lightning (``strategies/deepspeed.py``, ``strategies/model_parallel.py``) print before they use it, and torch's
-own refusal of code written for an older torch: ``torch/autograd/function.py`` ``Function.__call__`` (1.5 on)
-refuses an autograd Function called as an instance with a non-static ``forward`` ("Legacy autograd function with
-non-static forward method is deprecated. Please use new-style autograd function with static forward method."),
+(``trainer.py``, ``training_args.py``, ``modeling_utils.py``, ``quantizers/``, ``utils/versions.py``,
+``integrations/``) and Lightning (``strategies/deepspeed.py``, ``strategies/model_parallel.py``) print before they
+use it, and torch's own refusal of code written for an older torch: ``torch/autograd/function.py``
+``Function.__call__`` (1.5 on) refuses an autograd Function called as an instance with a non-static ``forward``
+("Legacy autograd function with non-static forward method is deprecated. Please use new-style autograd function
+with static forward method."),
 which torch 1.3-1.4 only warned about (``python_function.cpp``: "... deprecated and will be removed in 1.3."),
 and the compiler's refusal of ``AT_CHECK``, the check macro ``c10/util/Exception.h`` defined up to torch 1.4 and
 dropped for ``TORCH_CHECK`` (nvcc: 'identifier "AT_CHECK" is undefined'; gcc: "'AT_CHECK' was not declared in this
@@ -46,6 +47,11 @@ _FP8_BACKEND = (
 _BITSANDBYTES = (
     "Upgrade bitsandbytes (pip install -U bitsandbytes): 8-bit and 4-bit loading need a recent release, built for "
     "the installed CUDA (python -m bitsandbytes prints what it found)."
+)
+_SAVE_QUANTIZED = (
+    "Upgrade bitsandbytes to the release the message names (pip install -U 'bitsandbytes>=0.41.3' to save a 4-bit "
+    "model, 'bitsandbytes>0.37.2' an 8-bit one), built for the installed CUDA; or save only what was trained: a "
+    "PEFT (QLoRA) model's save_pretrained writes the adapter alone, which needs no quantized serialization."
 )
 _FLASH_ATTENTION = (
     "Install flash-attn built for the installed torch and CUDA (pip install flash-attn --no-build-isolation; 2.3.3 "
@@ -219,6 +225,13 @@ REFUSALS: tuple[tuple[str, str], ...] = (
         "pip install -U 'bitsandbytes>=<the version named>' to move a quantized model between devices, or load it "
         "on its device directly (device_map={'': LOCAL_RANK}).",
     ),
+    # transformers' save_pretrained of a bitsandbytes model (modeling_utils.py up to 4.38, then the quantizers'
+    # is_serializable in quantizers/quantizer_bnb_4bit.py and quantizer_bnb_8bit.py): a bitsandbytes too old to
+    # serialize 4-bit (before 0.41.3) or 8-bit (0.37.2 and older) weights; pasted without its backticks too
+    ("to a 4-bit converted model, but your `bitsandbytes` version doesn't support it", _SAVE_QUANTIZED),
+    ("to a 8-bit converted model, but your `bitsandbytes` version doesn't support it", _SAVE_QUANTIZED),
+    ("to a 4-bit converted model, but your bitsandbytes version doesn't support it", _SAVE_QUANTIZED),
+    ("to a 8-bit converted model, but your bitsandbytes version doesn't support it", _SAVE_QUANTIZED),
     (
         "distribution was not found and is required by this application",
         "A package the code checks for is not installed in the job's environment: pip install it (the message "
@@ -283,6 +296,8 @@ TEMPLATES: tuple[str, ...] = (
     "transformers:kernels-are-not-available-please-install",
     "transformers:you-need-to-install-pip-install",
     "transformers:the-distribution-was-not-found-and",
+    "third_party:transformers-save-4bit-bitsandbytes-too-old",
+    "third_party:transformers-save-8bit-bitsandbytes-too-old",
     "lightning:to-use-the-deepspeedstrategy-you-must",
     "lightning:requires-pytorch-or-higher",
 )

@@ -30,6 +30,7 @@ from torchdoctor.explain.kinds import (
     neighbour_releases,
     optimizer_subclass,
     paged_optimizers,
+    precision_releases,
     release_changes,
     research_code,
     seed_devices,
@@ -939,6 +940,8 @@ def _release_bug(hits: list[Hit], ctx: Context) -> tuple[str, str]:
         return _start_method(hits)
     if first(hits, "zero3_plain_dict"):
         return _zero3_plain_dict(hits)
+    if any(first(hits, key) for key in precision_releases.FACTS):
+        return precision_releases.explain(hits)
     if first(hits, "megatron_softmax"):
         return kernel_release_bugs.megatron_softmax(hits)
     if first(hits, "cudnn_sdpa_no_plan"):
@@ -1069,6 +1072,9 @@ LIBRARY_RELEASE_BUG = Recogniser(
         # GPU kernels of a release with a bug for some shapes or devices (kinds/kernel_release_bugs.py): Megatron's
         # fused softmax assert, SDPA's cuDNN backend without a plan, PyTorch 0.1's CUDA IPC off the current device
         *kernel_release_bugs.ANCHORS,
+        # low-precision code of a release that mixed up a dtype: Transformer Engine's GEMM output under
+        # fuse_wgrad_accumulation, a gradient of another dtype than its parameter (kinds/precision_releases.py)
+        *precision_releases.ANCHORS,
         # MidiTok 2.1.0-2.1.6 tokenizing unknown chords its vocabulary lacks (kinds/midi_tokenizers.py)
         *midi_tokenizers.ANCHORS,
         # DeepSpeed ZeRO-3's optimizer given parameters ZeRO-3 never partitioned (kinds/zero3_params.py)
@@ -1116,6 +1122,8 @@ LIBRARY_RELEASE_BUG = Recogniser(
         + "|"
         + kernel_release_bugs.REFUSED.pattern
         + "|"
+        + precision_releases.REFUSED.pattern
+        + "|"
         + midi_tokenizers.REFUSED.pattern
         + "|"
         + zero3_params.REFUSED.pattern
@@ -1151,6 +1159,7 @@ LIBRARY_RELEASE_BUG = Recogniser(
         "third_party:bitsandbytes-cuda-check-return-python-interface",
         *trl_checks.TEMPLATES,
         *kernel_release_bugs.TEMPLATES,
+        *precision_releases.TEMPLATES,
         *midi_tokenizers.TEMPLATES,
         *zero3_params.TEMPLATES,
         *research_code.TEMPLATES,
@@ -1171,6 +1180,7 @@ LIBRARY_RELEASE_BUG = Recogniser(
         paged_optimizers.REFUSED,
         trl_checks.REFUSED,
         kernel_release_bugs.REFUSED,
+        precision_releases.REFUSED,
         midi_tokenizers.REFUSED,
         zero3_params.REFUSED,
         research_code.REFUSED,
