@@ -36,6 +36,8 @@
   (messages of other packages a training script runs through: python-fire's argument parser, timm's optimizer
   factory). ``--extract`` leaves these files as they are.
 - ``schedulers.tsv``, kept by hand: what Slurm, Open MPI, MPICH's Hydra, pdsh and ssh print when a multi-node launch fails.
+- ``torchdoctor.tsv``, kept by hand: what torchdoctor itself prints that a log handed back to `explain` holds (the
+  watchdog's hang report).
 
 The ``kind`` of a template is the recogniser whose anchor is in it (one of its lines), or empty.
 """
@@ -87,6 +89,7 @@ ORDER = (
     "build_tools",
     "schedulers",
     "third_party",
+    "torchdoctor",
 )
 
 # -- Python sources: literal messages of raise / warn / log calls ------------------------------------------

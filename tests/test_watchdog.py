@@ -16,6 +16,7 @@ import torch
 import torch.distributed  # noqa: F401  (torch._C._distributed_c10d)
 
 import torchdoctor
+from torchdoctor.explain.diagnose import explain
 from torchdoctor.hang.flight_records import has_flight_recorder
 from torchdoctor.hang.places import collective_of
 from torchdoctor.hang.progress import ProgressSampler, heartbeat
@@ -187,6 +188,22 @@ def test_launch_watchdog_reports_where_each_rank_waits_and_ends_the_run(cli, tmp
     result = cli("launch", "--nproc-per-node", "2", "--watchdog", "3", str(script), timeout=100)
     with kept_folder(result) as kept:
         check_the_two_rank_report(result, script, line_of, kept)
+        # read again after the fact: the same culprit, though every rank wrote its .done as the run was stopped
+        (found,) = explain([str(kept)])
+        assert "already returned" not in found.summary + (found.fix or ""), (found.summary, found.fix)
+        sleep = f"{script}:{line_of['time.sleep(']}"
+        assert found.details["culprits"] == [1], found.details
+        assert f"{sleep} in wait_elsewhere" in (found.fix or ""), (found.summary, found.fix)
+        # and the console output the report went to, handed to explain as a log: the same culprit, its line
+        console = kept.parent / f"{kept.name}.console.log"
+        console.write_text(result.stdout + result.stderr)
+        try:
+            lead = explain([str(console)])[0]
+        finally:
+            console.unlink()
+        assert lead.id == "log.hang_verdict", (lead.id, lead.summary)
+        assert f"rank(s) 1 at {sleep} held the others up" in lead.summary, lead.summary
+        assert f"`torchdoctor explain {kept}` reads the full stacks" in (lead.fix or ""), lead.fix
 
 
 @contextlib.contextmanager

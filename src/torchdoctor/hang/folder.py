@@ -26,12 +26,15 @@ def stacks_in(directory: Path) -> list[RankStack]:
     """One `RankStack` per rank that left a file in ``directory``: its main thread's frames from
     ``rank<N>.stack``, or the reason there are none."""
     stacks = []
+    fired = _modified(directory / "flight-recorder.request")  # when the watchdog fired, where it did
     for rank in ranks_with_files(directory):
         files = RankFiles(directory, rank)
         meta = _meta(files)
         stack = RankStack(rank, meta.get("pid"), str(meta.get("host", "")))
         stacks.append(stack)
-        if files.done.exists():
+        done = _modified(files.done)
+        # a rank stopped with the run after the watchdog fired leaves its .done then: it had not returned
+        if done is not None and (fired is None or done < fired):
             stack.note = "its script had already returned"
         else:
             stack.frames, stack.note = _main_thread(files, meta.get("main_thread"))
@@ -41,6 +44,14 @@ def stacks_in(directory: Path) -> list[RankStack]:
             except (OSError, ValueError, TypeError):  # never written: the rank never moved, or is gone
                 pass
     return stacks
+
+
+def _modified(path: Path) -> float | None:
+    """When ``path`` was last written, or None where it is not there."""
+    try:
+        return path.stat().st_mtime
+    except OSError:  # not written: the rank did not get that far, or the watchdog never fired
+        return None
 
 
 def _meta(files: RankFiles) -> dict:

@@ -116,6 +116,7 @@ from torchdoctor.explain.kinds import (
     trainer_data_releases,
     versions,
     vision_language,
+    watchdog_report,
     webdataset_shards,
     wheel_tags,
     wrapper_usage,
@@ -217,6 +218,7 @@ RECOGNISERS: tuple[Recogniser, ...] = (
     *determinism.RECOGNISERS,
     *metric_caches.RECOGNISERS,
     *monitored_metrics.RECOGNISERS,
+    *watchdog_report.RECOGNISERS,
     *distributions.RECOGNISERS,
     *op_size_limits.RECOGNISERS,
     *masked_gradients.RECOGNISERS,
@@ -263,6 +265,7 @@ FAMILIES: tuple[str, ...] = (
 
 # Facts a fix depends on that a log states anywhere, not only next to the failure: (literal, pattern)
 CONTEXT_FACTS: tuple[tuple[str, re.Pattern], ...] = (
+    *watchdog_report.CONTEXT,
     # a traceback's paths name the Python that ran it (missing_packages.py: builtin generics before 3.9)
     ("/python3.", missing_packages.OLD_PYTHON),
     (

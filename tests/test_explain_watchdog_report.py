@@ -1,0 +1,37 @@
+"""`explain` on a console log that holds torchdoctor's own watchdog report (the live run is in
+tests/test_watchdog.py: the report a real hang printed, read back); here the lines that must not read as it."""
+
+from torchdoctor.explain.diagnose import explain
+
+
+def test_the_failed_jobs_culprit_line_leaves_the_cause_to_the_ranks_traceback(tmp_path):
+    # supervise._failure_report's lines, after the traceback of the rank that failed first
+    log = tmp_path / "console.log"
+    log.write_text(
+        "[rank1]: Traceback (most recent call last):\n"
+        '[rank1]:   File "/home/me/train.py", line 30, in <module>\n'
+        "[rank1]:     loss = criterion(out, target)\n"
+        "[rank1]: IndexError: Target 664 is out of bounds.\n"
+        "torchdoctor: failed: rank 1 raised IndexError: Target 664 is out of bounds. at /home/me/train.py:30\n"
+        "Culprit: rank(s) 1 at /home/me/train.py:30.\n"
+        "What each rank left: /tmp/torchdoctor-watchdog-x1/rank*; the verdict as JSON: "
+        "/tmp/torchdoctor-watchdog-x1/verdict.json.\n"
+    )
+    found = explain([str(log)])
+    assert "log.hang_verdict" not in [f.id for f in found], [(f.id, f.summary) for f in found]
+    assert found[0].id == "log.label_out_of_range", [(f.id, f.summary) for f in found]
+
+
+def test_a_report_without_a_culprit_says_so_and_names_the_folder(tmp_path):
+    log = tmp_path / "console.log"
+    log.write_text(
+        "torchdoctor: hang: no progress for 300s. Where every rank is:\n\n"
+        "rank(s) 0-3 (vm): waiting in torch.distributed.all_reduce\n"
+        "    train.py:40 in main: dist.all_reduce(t)\n\n"
+        "every rank is inside all_reduce #12: none is missing from it\n"
+        "Full stacks: /tmp/torchdoctor-watchdog-abc/rank*.stack, flight-recorder dumps: "
+        "/tmp/torchdoctor-watchdog-abc/rank*.fr. The run was stopped.\n"
+    )
+    (lead,) = [f for f in explain([str(log)]) if f.id == "log.hang_verdict"]
+    assert "after 300 s without progress; its report names no single rank" in lead.summary, lead.summary
+    assert "`torchdoctor explain /tmp/torchdoctor-watchdog-abc`" in lead.fix, lead.fix
