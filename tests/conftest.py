@@ -201,6 +201,11 @@ PROCESS_TESTS = {
     "test_explain_cpu_build": {
         "test_set_device_on_this_cpu_only_torch_is_read_as_no_cuda_with_the_cpu_build_fix"
     },
+    # a gloo rank of its own calling a collective wrongly
+    "test_explain_collective_faults": {
+        "test_a_broadcast_from_a_rank_outside_the_world_names_the_src_on_this_torch",
+        "test_all_gather_object_of_a_lambda_is_the_object_collective_not_spawn_on_this_torch",
+    },
     "test_explain_inputs": {
         "test_a_log_dir_leads_with_the_rank_that_failed_first",
         "test_each_restart_is_its_own_failure_the_last_first",

@@ -461,6 +461,15 @@ CONTEXT_FACTS: tuple[tuple[str, re.Pattern], ...] = (
         ),
     ),
     ("torch.save(", re.compile(r"(?P<saw_torch_save>\btorch\.save\()")),
+    # an object collective pickling what it was given (distributed_c10d.py's _object_to_tensor, under
+    # all_gather_object / gather_object / broadcast_object_list / scatter_object_list / send_object_list)
+    (
+        "distributed_c10d.py",
+        re.compile(
+            r"(?P<saw_object_collective>distributed_c10d\.py\S{0,10}, line \d+, in (?:_object_to_tensor|"
+            r"all_gather_object|gather_object|broadcast_object_list|scatter_object_list|send_object_list)\b)"
+        ),
+    ),
     # the script's own GradScaler call in a traceback (accelerate's is self.scaler.unscale_), and unscale_'s
     # refusal after step(): the training loop's order, kinds/amp_scaler.py
     ("scaler.unscale_(", re.compile(r"(?P<own_unscale_call>^(?:\[rank\d+\]:)?\s*scaler\.unscale_\()")),
