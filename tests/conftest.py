@@ -201,6 +201,9 @@ PROCESS_TESTS = {
     "test_explain_cpu_build": {
         "test_set_device_on_this_cpu_only_torch_is_read_as_no_cuda_with_the_cpu_build_fix"
     },
+    "test_explain_group_teardown": {
+        "test_a_barrier_after_destroy_process_group_on_this_torch_is_the_destroyed_group"
+    },
     # a gloo rank of its own calling a collective wrongly
     "test_explain_collective_faults": {
         "test_a_broadcast_from_a_rank_outside_the_world_names_the_src_on_this_torch",
