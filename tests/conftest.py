@@ -201,6 +201,8 @@ PROCESS_TESTS = {
     "test_explain_cpu_build": {
         "test_set_device_on_this_cpu_only_torch_is_read_as_no_cuda_with_the_cpu_build_fix"
     },
+    # a torchrun whose rendezvous waits for a second node
+    "test_explain_rendezvous_join": {"test_nnodes_2_on_one_machine_reads_as_the_other_nodes_never_joining"},
     "test_explain_group_teardown": {
         "test_a_barrier_after_destroy_process_group_on_this_torch_is_the_destroyed_group"
     },
