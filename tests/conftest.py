@@ -201,6 +201,10 @@ PROCESS_TESTS = {
     "test_explain_cpu_build": {
         "test_set_device_on_this_cpu_only_torch_is_read_as_no_cuda_with_the_cpu_build_fix"
     },
+    # two gloo ranks gathering tensors of different shapes through accelerate
+    "test_explain_accelerate_gather": {"test_an_uneven_gather_on_two_gloo_ranks_names_pad_across_processes"},
+    # a torchrun stopped by SIGTERM while its worker sleeps
+    "test_explain_launcher_stopped": {"test_torchrun_sent_sigterm_reads_as_stopped_from_outside"},
     # a torchrun whose rendezvous waits for a second node
     "test_explain_rendezvous_join": {"test_nnodes_2_on_one_machine_reads_as_the_other_nodes_never_joining"},
     "test_explain_group_teardown": {

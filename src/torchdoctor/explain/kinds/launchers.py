@@ -1281,6 +1281,39 @@ TERMINAL_HANGUP = Recogniser(
     describe=_hangup,
 )
 
+
+def _stopped(hits: list[Hit], ctx: Context) -> tuple[str, str]:
+    signal = str(merged(hits).get("signal", "SIGTERM"))
+    signal = {"15": "SIGTERM", "2": "SIGINT"}.get(signal, signal)
+    return (
+        f"the launcher (torchrun) was stopped by {signal} from outside, and it stopped its workers"
+        + on_ranks(hits),
+        "SIGINT is Ctrl-C; SIGTERM comes from a scheduler (Slurm's time limit or scancel, preemption, Kubernetes "
+        "evicting the pod), a `timeout` wrapper or a kill. If the run had stopped making progress before it was "
+        "stopped (no new lines for a long time), it was hung: each rank's last line says where it stopped, and "
+        "on the next run torchdoctor launch --watchdog SECONDS ... prints every rank's Python stack when they "
+        "stall. If it was a time limit: ask for more time, or save checkpoints often and resume from the last.",
+    )
+
+
+LAUNCHER_STOPPED = Recogniser(
+    # torch/distributed/elastic/multiprocessing/api.py _terminate_process_handler ("Process {pid} got signal:
+    # {sigval}"), elastic/agent/server/api.py ("Received %s death signal, shutting down workers"): torchrun
+    # itself got SIGTERM or SIGINT (terminal_hangup reads SIGHUP)
+    kind="launcher_stopped",
+    title="the launcher stopped by a signal from outside",
+    anchors=("got signal: ", "death signal, shutting down workers"),
+    templates=(
+        "torch:process-got-signal",
+        "torch:received-death-signal-shutting-down-workers",
+        "torch_native:elastic-signal-exception",
+    ),
+    match=R(r"(?:got signal: |Received )(?:Signals\.)?(?P<signal>SIGTERM|SIGINT|15|2)\b"),
+    # the signal says the launcher was stopped, not why (a time limit, a hang someone ended, Ctrl-C)
+    confirm=lambda hits, ctx: False,
+    describe=_stopped,
+)
+
 RECOGNISERS = (
     LAUNCH_COMMAND,
     LOCAL_RANK_ARGUMENT,
@@ -1288,4 +1321,5 @@ RECOGNISERS = (
     SLURM_ENV,
     MISSING_LAUNCHER,
     TERMINAL_HANGUP,
+    LAUNCHER_STOPPED,
 )
