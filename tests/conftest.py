@@ -201,6 +201,8 @@ PROCESS_TESTS = {
     "test_explain_cpu_build": {
         "test_set_device_on_this_cpu_only_torch_is_read_as_no_cuda_with_the_cpu_build_fix"
     },
+    # two gloo ranks, one leaving before the all-reduce, with a --log-dir
+    "test_explain_quiet_peer": {"test_a_log_dir_where_the_peer_shows_no_error_says_so"},
     # two gloo ranks gathering tensors of different shapes through accelerate
     "test_explain_accelerate_gather": {"test_an_uneven_gather_on_two_gloo_ranks_names_pad_across_processes"},
     # a torchrun stopped by SIGTERM while its worker sleeps

@@ -472,6 +472,14 @@ CONTEXT_FACTS: tuple[tuple[str, re.Pattern], ...] = (
             r"all_gather_object|gather_object|broadcast_object_list|scatter_object_list|send_object_list)\b)"
         ),
     ),
+    # accelerate's gather of tensors (utils/operations.py: gather -> _gpu_gather -> _gpu_gather_one's all_gather)
+    (
+        "operations.py",
+        re.compile(
+            r"(?P<saw_accelerate_gather>accelerate[/\\]utils[/\\]operations\.py\S{0,10}, line \d+, in "
+            r"(?:gather|_gpu_gather|_gpu_gather_one)\b)"
+        ),
+    ),
     # the script's own GradScaler call in a traceback (accelerate's is self.scaler.unscale_), and unscale_'s
     # refusal after step(): the training loop's order, kinds/amp_scaler.py
     ("scaler.unscale_(", re.compile(r"(?P<own_unscale_call>^(?:\[rank\d+\]:)?\s*scaler\.unscale_\()")),

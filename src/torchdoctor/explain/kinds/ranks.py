@@ -350,6 +350,17 @@ def _divergence(hits: list[Hit], ctx: Context) -> tuple[str, str]:
         "the file:line\n"
         "(TORCH_DISTRIBUTED_DEBUG=DETAIL makes torch itself check every collective, at a cost.)"
     )
+    if "size_a" in facts and ctx.facts.get("saw_accelerate_gather"):
+        # every rank joined accelerate's gather: the same call, with tensors of different shapes
+        summary += "; in accelerate's gather: the ranks' tensors differ in shape"
+        fix = (
+            "accelerator.gather takes a tensor of one shape on every rank; sequences padded per batch (input ids, "
+            "generated tokens, logits) differ in length between ranks. Pad them to one length first:\n"
+            "    t = accelerator.pad_across_processes(t, dim=1, pad_index=tokenizer.pad_token_id)\n"
+            "    t = accelerator.gather_for_metrics(t)\n"
+            "or gather Python objects with accelerate.utils.gather_object. With ACCELERATE_DEBUG_MODE=1 accelerate "
+            "checks the shapes before gathering and names them.\n" + fix
+        )
     return summary, fix
 
 
@@ -400,6 +411,7 @@ RANK_DIVERGENCE = Recogniser(
             "NCCL settings that differ between the ranks",
             "Set the NCCL_* variables the same on every host, or unset them (NCCL_PROTO, NCCL_ALGO above all): "
             "env | grep NCCL_ on each host, and the job script's exports.",
+            unless=("gloo_sizes",),  # gloo's own check: no NCCL in the exchange
         ),
         Alternative(
             "nccl_version_mismatch",
@@ -423,7 +435,7 @@ RANK_DIVERGENCE = Recogniser(
         R(r"local size (?P<size_a>\d+) remote size (?P<size_b>\d+)"),
         # "Collectives differ in the following aspects: \t Sequence number: 1649vs 0  Op type: BARRIERvs GATHER"
         R(r"Collectives differ in the following aspects:\s*(?P<aspects>[^\n]{1,200})"),
-        R(r"op\.preamble\.length <= op\.nbytes\. (?P<size_a>\d+) vs (?P<size_b>\d+)"),
+        R(r"(?P<gloo_sizes>op\.preamble\.length <= op\.nbytes)\. (?P<size_a>\d+) vs (?P<size_b>\d+)"),
         R(r"receiv(?:ed|ing) (?P<size_a>\d+) bytes instead of (?P<size_b>\d+)"),
         R(r"(?P<bootstrap_truncated>Message truncated : received)"),
         R(r"around rank (?P<rank_a>\d+)"),
