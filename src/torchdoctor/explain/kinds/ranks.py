@@ -479,6 +479,22 @@ def _peer_gone(hits: list[Hit], ctx: Context) -> tuple[str, str]:
                 "names the one that differs, with the line."
             ),
         )
+    quiet = sorted(ctx.ranks - {h.rank for h in hits} - {None})
+    if quiet and not ctx.cause_ranks and any("peer_line" in h.facts for h in hits):
+        # every other rank's log is in the input and none of them shows an error: the peer ended without one
+        named = ", ".join(map(str, quiet))
+        return (
+            summary + f"; the log of rank {named} is here and shows no error: it ended without raising one",
+            (
+                f"Rank {named} stopped without an error while this one still waited in a collective with it. Either "
+                "it made fewer collective calls and exited normally (a rank-dependent condition, an early return or "
+                "break, a different number of batches per rank, or a collective whose tensor differs in size "
+                "between ranks: gloo then completes on one side only), or it was killed without a traceback (the "
+                "OOM killer: dmesg | grep -i killed; torchrun's summary in the console says exitcode -9). "
+                "`torchdoctor launch --debug` checks every collective's operation and shapes across the ranks and "
+                "names the one that differs, with the line."
+            ),
+        )
     return summary, (
         "The rank on the other side died or was killed first: its own error is the cause, this is the "
         "consequence. Look at that rank's log (pass the folder of every rank's log to explain)."
