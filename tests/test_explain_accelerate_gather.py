@@ -70,3 +70,21 @@ def test_gloos_size_check_without_accelerate_is_not_its_gather():
     found = explained(GLOO)
     assert found.id == "log.rank_divergence"
     assert "accelerate" not in found.summary and "pad_across_processes" not in found.fix
+
+
+# Lightning's bug-report model (examples/pytorch/bug_report/bug_report_model.py) on 2 CPU ranks under torchrun,
+# `self.all_gather(torch.ones(2, self.global_rank + 3))` planted in its validation_step: the same gloo check
+LIGHTNING_FRAMES = (
+    '[default1]:[rank1]:   File "/venv/lib/python3.11/site-packages/lightning/fabric/utilities/distributed.py", '
+    "line 247, in _all_gather_ddp_if_available\n"
+    "[default1]:[rank1]:     gathered_tensors = all_gather(tensor, group)\n"
+)
+
+
+def test_lightnings_all_gather_of_different_shapes_names_its_own_fix():
+    found = explained(LIGHTNING_FRAMES + GLOO.replace("28 vs 20", "16 vs 12"))
+    assert found.id == "log.rank_divergence"
+    assert (
+        "Lightning's all_gather" in found.summary and "self.all_gather(torch.tensor(x.shape[d]" in found.fix
+    )
+    assert "pad_across_processes" not in found.fix

@@ -480,6 +480,13 @@ CONTEXT_FACTS: tuple[tuple[str, re.Pattern], ...] = (
             r"(?:gather|_gpu_gather|_gpu_gather_one)\b)"
         ),
     ),
+    # Lightning's all_gather (LightningModule.all_gather, Fabric.all_gather: fabric/utilities/distributed.py)
+    (
+        "_all_gather_ddp_if_available",
+        re.compile(
+            r"(?P<saw_lightning_gather>distributed\.py\S{0,10}, line \d+, in _all_gather_ddp_if_available\b)"
+        ),
+    ),
     # the script's own GradScaler call in a traceback (accelerate's is self.scaler.unscale_), and unscale_'s
     # refusal after step(): the training loop's order, kinds/amp_scaler.py
     ("scaler.unscale_(", re.compile(r"(?P<own_unscale_call>^(?:\[rank\d+\]:)?\s*scaler\.unscale_\()")),

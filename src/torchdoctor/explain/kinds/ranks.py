@@ -361,6 +361,14 @@ def _divergence(hits: list[Hit], ctx: Context) -> tuple[str, str]:
             "or gather Python objects with accelerate.utils.gather_object. With ACCELERATE_DEBUG_MODE=1 accelerate "
             "checks the shapes before gathering and names them.\n" + fix
         )
+    elif "size_a" in facts and ctx.facts.get("saw_lightning_gather"):
+        summary += "; in Lightning's all_gather: the ranks' tensors differ in shape"
+        fix = (
+            "self.all_gather (Fabric.all_gather) takes a tensor of one shape on every rank. Gather each rank's size "
+            "of the dimension d that differs first (self.all_gather(torch.tensor(x.shape[d], device=self.device))), "
+            "pad x along d to the largest (torch.nn.functional.pad), gather, then cut each rank's part back to its "
+            "own size; or gather Python objects with torch.distributed.all_gather_object.\n" + fix
+        )
     return summary, fix
 
 
