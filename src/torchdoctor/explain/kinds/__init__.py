@@ -487,6 +487,24 @@ CONTEXT_FACTS: tuple[tuple[str, re.Pattern], ...] = (
             r"(?P<saw_lightning_gather>distributed\.py\S{0,10}, line \d+, in _all_gather_ddp_if_available\b)"
         ),
     ),
+    # who built the DDP wrapper: transformers' Trainer (its training step), else accelerate (the Accelerator's
+    # backward, or accelerate launch's frames), read by the fixes that name the wrapper's option
+    (
+        "trainer.py",
+        re.compile(
+            r"(?P<saw_hf_trainer>transformers[/\\]trainer\.py\S{0,10}, line \d+, in (?:train|_inner_training_loop|"
+            r"training_step)\b)"
+        ),
+    ),
+    (
+        "accelerator.py",
+        re.compile(r"(?P<saw_accelerate>accelerate[/\\]accelerator\.py\S{0,10}, line \d+, in backward\b)"),
+    ),
+    # accelerate launch's own frames (commands/launch.py raising the worker's exit as CalledProcessError)
+    (
+        "launch.py",
+        re.compile(r"(?P<saw_accelerate>accelerate[/\\]commands[/\\]launch\.py\S{0,10}, line \d+, in )"),
+    ),
     # the script's own GradScaler call in a traceback (accelerate's is self.scaler.unscale_), and unscale_'s
     # refusal after step(): the training loop's order, kinds/amp_scaler.py
     ("scaler.unscale_(", re.compile(r"(?P<own_unscale_call>^(?:\[rank\d+\]:)?\s*scaler\.unscale_\()")),
