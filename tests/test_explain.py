@@ -367,7 +367,7 @@ def test_cli_exit_status_json_and_stdin(cli, tmp_path):
 
 
 @pytest.mark.parametrize(
-    "make, message", [("missing", "no such file or folder"), ("empty", "no readable file")]
+    "make, message", [("missing", "no such file or folder"), ("empty", "an empty folder")]
 )
 def test_cli_bad_input_is_exit_2_and_one_line(cli, cli_here, tmp_path, make, message):
     path = tmp_path / make
