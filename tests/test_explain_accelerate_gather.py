@@ -55,8 +55,14 @@ def test_an_uneven_gather_on_two_gloo_ranks_names_pad_across_processes(tmp_path)
     assert done.returncode != 0, output[-2000:]
     found = explain(["-"], stdin=io.BytesIO(output.encode()))[0]
     assert found.id == "log.rank_divergence", (found.summary, output[-3000:])
-    assert "in accelerate's gather" in found.summary and "pad_across_processes" in found.fix
     assert "NCCL" not in found.summary
+    # the gather's frames are in the log only when the rank that got the reset printed its traceback before
+    # torchrun stopped it (a race: in some runs the aborting rank's SIGTERM comes first); without them the log
+    # does not say whose gather it was, and explain does not claim accelerate's
+    if "accelerate/utils/operations.py" in output:
+        assert "in accelerate's gather" in found.summary and "pad_across_processes" in found.fix
+    else:
+        assert "accelerate" not in found.summary
 
 
 def test_the_lines_as_printed_name_the_gather_and_not_nccl():
