@@ -146,3 +146,13 @@ def test_torchruns_summary_below_it_names_the_refusal_without_a_second_article()
     summary = next(f.summary for f in found if f.id == "log.child_failed")
     assert "a consequence of the collective torch refuses as it was called above" in summary
     assert "the a " not in summary
+
+
+def test_the_reading_it_replaces_is_not_named_as_another_from_real_logs():
+    # real logs showed "Can't pickle" for mp.spawn too (seen_on.tsv): a counter-evidence reading, but the object
+    # collective's recogniser absorbs spawn's; naming it would send a torchrun user to "use torchrun"
+    found = explained(
+        TRACEBACK.format(error="AttributeError: Can't pickle local object 'main.<locals>.<lambda>'")
+    )
+    assert found.id == "log.object_collective_pickling"
+    assert "log.spawn_pickling" not in found.details.get("alternatives", []), found.summary

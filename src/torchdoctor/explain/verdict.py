@@ -175,6 +175,8 @@ def findings(
                 fix += "".join(f"\nIf it is not that but {a.title}: {a.fix}" for a in others)
             named = {a.kind for a in others}
             for other, _ in _commonest(contested):  # the same message on real logs of these causes
+                if other in recogniser.absorbs:  # the reading this one replaces where both fit
+                    continue
                 if other in BY_KIND and other not in by_kind and other not in named:
                     summary += f"; or {BY_KIND[other].title}"
                     details.setdefault("alternatives", []).append(f"log.{other}")
