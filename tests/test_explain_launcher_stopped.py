@@ -1,7 +1,8 @@
 """torchrun itself stopped from outside (a `timeout` wrapper, a scheduler's time limit, a kill, Ctrl-C) prints
 "SignalException: Process N got signal: 15" and nothing from any worker; explain read it as "a worker failed; the
 cause is not in this log". Found when a `timeout 200` ended a slow 2-rank run of accelerate's nlp_example.py under
-torchrun. Read from a real torchrun on this torch, and as printed."""
+torchrun. Read from a real torchrun on this torch, and as printed. Beside it, the other launcher fault of this
+session read from torchrun's output: a script that requires the --local_rank argument torchrun does not pass."""
 
 from __future__ import annotations
 
@@ -57,3 +58,28 @@ def test_the_signal_as_printed_is_named_and_only_likely(sent, named):
 
 def test_a_hang_up_stays_the_closed_terminal():
     assert explained(PRINTED.format("1")).id == "log.terminal_hangup"
+
+
+# pytorch/examples' DDP tutorial given `parser.add_argument('--local_rank', type=int, required=True)` (written for
+# torch.distributed.launch) and run under torchrun, which passes no argument: argparse's error on every rank
+REQUIRED = (
+    "[default0]:multigpu_torchrun.py: error: the following arguments are required: --local_rank\n"
+    "[default1]:multigpu_torchrun.py: error: the following arguments are required: --local_rank\n"
+)
+
+
+def test_a_required_local_rank_under_torchrun_says_to_read_the_environment():
+    found = explained(REQUIRED)
+    assert found.id == "log.local_rank_argument", found.summary
+    assert "torchrun does not pass" in found.summary
+    assert (
+        "default=int(os.environ.get('LOCAL_RANK', 0))" in found.fix
+        and "Use torchrun instead" not in found.fix
+    )
+
+
+def test_another_required_argument_or_no_launcher_keeps_the_general_reading():
+    other = explained("[default0]:train.py: error: the following arguments are required: --config\n")
+    assert "torchrun does not pass" not in other.summary
+    plain = explained("train.py: error: the following arguments are required: --local_rank\n")
+    assert "torchrun does not pass" not in plain.summary

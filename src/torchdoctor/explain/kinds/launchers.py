@@ -47,6 +47,18 @@ def _local_rank(hits: list[Hit], ctx: Context) -> tuple[str, str]:
             "passes --local_rank=N itself; do not add another)."
         )
         return summary + on_ranks(hits), fix
+    required = facts.get("argparse_error", "")
+    launched = ctx.facts.get("failure_summary_in_input") or any(h.rank is not None for h in hits)
+    if launched and not injected and re.search(r"required: (?:[^\n]*, )?--local[_-]rank\b", required):
+        # the script wants the argument torch.distributed.launch passed; torchrun passes none
+        return (
+            f"{prog} requires a --local_rank argument, which torchrun does not pass (it sets LOCAL_RANK in the "
+            "environment instead; torch.distributed.launch passed the argument)" + on_ranks(hits),
+            "Read the local rank from the environment, and keep the argument optional for older launchers:\n"
+            "parser.add_argument('--local-rank', '--local_rank', type=int, "
+            "default=int(os.environ.get('LOCAL_RANK', 0)))\n"
+            "(drop required=True), or use local_rank = int(os.environ['LOCAL_RANK']) where the script reads it.",
+        )
     if injected:
         summary = f"{prog} does not accept the {injected.strip()} argument its launcher adds"
     else:
@@ -58,7 +70,8 @@ def _local_rank(hits: list[Hit], ctx: Context) -> tuple[str, str]:
         "torch.distributed.launch and the deepspeed launcher pass --local_rank=N (torch 2.x: --local-rank=N) "
         "to every worker. Use torchrun instead, which passes nothing and sets LOCAL_RANK in the environment "
         "(read it with int(os.environ['LOCAL_RANK'])), or make the script accept it:\n"
-        "parser.add_argument('--local-rank', '--local_rank', type=int, default=0)\n"
+        "parser.add_argument('--local-rank', '--local_rank', type=int, "
+        "default=int(os.environ.get('LOCAL_RANK', 0)))\n"
         "A script that starts its own workers (detectron2's --num-gpus, a YAML-only entry point) must be run "
         "with plain python and its own option, not under a launcher."
     )
