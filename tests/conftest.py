@@ -202,6 +202,22 @@ PROCESS_TESTS = {
     "test_explain_cpu_build": {
         "test_set_device_on_this_cpu_only_torch_is_read_as_no_cuda_with_the_cpu_build_fix"
     },
+    # two gloo ranks, one leaving before the all-reduce, with a --log-dir
+    "test_explain_quiet_peer": {"test_a_log_dir_where_the_peer_shows_no_error_says_so"},
+    # two gloo ranks gathering tensors of different shapes through accelerate
+    "test_explain_accelerate_gather": {"test_an_uneven_gather_on_two_gloo_ranks_names_pad_across_processes"},
+    # a torchrun stopped by SIGTERM while its worker sleeps
+    "test_explain_launcher_stopped": {"test_torchrun_sent_sigterm_reads_as_stopped_from_outside"},
+    # a torchrun whose rendezvous waits for a second node
+    "test_explain_rendezvous_join": {"test_nnodes_2_on_one_machine_reads_as_the_other_nodes_never_joining"},
+    "test_explain_group_teardown": {
+        "test_a_barrier_after_destroy_process_group_on_this_torch_is_the_destroyed_group"
+    },
+    # a gloo rank of its own calling a collective wrongly
+    "test_explain_collective_faults": {
+        "test_a_broadcast_from_a_rank_outside_the_world_names_the_src_on_this_torch",
+        "test_all_gather_object_of_a_lambda_is_the_object_collective_not_spawn_on_this_torch",
+    },
     "test_explain_inputs": {
         "test_a_log_dir_leads_with_the_rank_that_failed_first",
         "test_each_restart_is_its_own_failure_the_last_first",

@@ -322,8 +322,13 @@ def test_bad_paths_are_one_line(tmp_path):
     with pytest.raises(BadInput, match="explain /no/such.log: no such file or folder"):
         explain(["/no/such.log"])
     (tmp_path / "empty").mkdir()
-    with pytest.raises(BadInput, match="a folder with no readable file in it"):
+    with pytest.raises(
+        BadInput, match="an empty folder: if it is torchrun's --log-dir, torchrun failed before"
+    ):
         explain([str(tmp_path / "empty")])
+    (tmp_path / "holds" / "nothing").mkdir(parents=True)
+    with pytest.raises(BadInput, match="a folder with no readable file in it"):
+        explain([str(tmp_path / "holds")])
 
 
 def test_torchruns_log_dir_without_tee_says_where_the_output_went(tmp_path):
@@ -362,7 +367,7 @@ def test_cli_exit_status_json_and_stdin(cli, tmp_path):
 
 
 @pytest.mark.parametrize(
-    "make, message", [("missing", "no such file or folder"), ("empty", "no readable file")]
+    "make, message", [("missing", "no such file or folder"), ("empty", "an empty folder")]
 )
 def test_cli_bad_input_is_exit_2_and_one_line(cli, cli_here, tmp_path, make, message):
     path = tmp_path / make

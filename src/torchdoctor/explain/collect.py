@@ -118,7 +118,10 @@ class Collector:
         rank = window.rank if window.rank is not None else file_rank
         if window.rank is not None:
             self.ctx.ranks.add(window.rank)
-        self._line(window.line, window.following, window.number, source, rank, window.before)
+        hooked = window.hooked
+        self._line(
+            window.line, window.following, window.number, source, rank, window.before, window.number in hooked
+        )
         before = window.before
         follows = bool(self._recent) and self._recent[-1][0] == window.number - 1
         if not before and follows:  # the lines just read above it, where they are read one by one
@@ -126,7 +129,15 @@ class Collector:
         for number in window.also:
             at = number - window.number - 1
             above = [*before, window.line, *window.following[:at]]  # the traceback above it
-            self._line(window.following[at], window.following[at + 1 :], number, source, rank, above)
+            self._line(
+                window.following[at],
+                window.following[at + 1 :],
+                number,
+                source,
+                rank,
+                above,
+                number in hooked,
+            )
         if not follows:
             self._recent = []  # lines were skipped: what came before is not the lines above
         self._recent = [*self._recent[-(_RECENT - 1) :], (window.number, window.line)]
@@ -139,6 +150,7 @@ class Collector:
         source: str,
         rank: int | None,
         before: list[str] | None = None,
+        hooked: bool = False,
     ) -> None:
         self.ctx.candidates += 1
         self._order += 1
@@ -183,7 +195,7 @@ class Collector:
                 else line
             )
             facts = recogniser.read(text)
-            if facts is None:
+            if facts is None or (recogniser.prefixed and not hooked):
                 continue
             count = self._per_kind.get(recogniser.kind, 0)
             self._per_kind[recogniser.kind] = count + 1

@@ -318,6 +318,12 @@ def logs(paths: list[str], stdin=None) -> Iterator[Log]:
                     "there only with --tee 3 (or --redirects 3), else it went to the console: explain the console's "
                     "output, or launch again with --tee 3"
                 )
+            if not opened and not any(path.iterdir()):
+                raise BadInput(
+                    f"explain {given}: an empty folder: if it is torchrun's --log-dir, torchrun failed before it "
+                    "started any worker (a rendezvous that timed out, a port in use) and said why only on the "
+                    "console: explain the console's output"
+                )
             if not opened:
                 raise BadInput(f"explain {given}: a folder with no readable file in it")
             continue

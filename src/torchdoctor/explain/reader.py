@@ -83,6 +83,9 @@ MAX_TRACEBACKS = (
     1000  # exception lines per input given the lines above them (a log of a million costs no more)
 )
 _FIRST_RANKS = re.compile(rb"(?m)^\[(?:rank|default)(\d{1,6})\]:")
+# torch's own prefix (init_process_group's excepthook: every line of an uncaught traceback), after torchrun's
+# "[default1]:" where --tee adds it: the process had made its process group when it raised
+_TORCH_PREFIX = re.compile(rb"\s*(?:\[default\d{1,6}\]:\s?)?\[rank\d{1,6}\]:")
 
 
 @dataclass
@@ -93,6 +96,8 @@ class Window:
     following: list[str]
     number: int  # 1-based line number in its file
     rank: int | None = None  # from a ``[rank3]:`` / ``[default3]:`` prefix
+    # numbers of the line and following lines that carried torch's "[rankN]:" excepthook prefix (_TORCH_PREFIX)
+    hooked: frozenset[int] = frozenset()
     also: list[int] = field(default_factory=list)  # numbers of following lines that are candidates too
     before: list[str] = field(default_factory=list)  # for an exception line: the traceback lines above it
 
@@ -211,6 +216,11 @@ def windows(
             line, rank = now[start]
             following = [now[begin][0] for begin, _ in following_spans]
             window = Window(line, following, line_number, rank)
+            if rank is not None:
+                spans = ((start, end), *following_spans)
+                window.hooked = frozenset(
+                    line_number + i for i, (b, e) in enumerate(spans) if _TORCH_PREFIX.match(buf, b, e)
+                )
             if (
                 tracebacks_left
                 and (buf.find(b"rror", start, end) >= 0 or buf.find(b"xception", start, end) >= 0)

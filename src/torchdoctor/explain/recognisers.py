@@ -120,6 +120,9 @@ class Recogniser:
     also: tuple[Alternative, ...] = ()
     # a finding only when nothing else in the log is: a warning that healthy exits print too
     fallback: bool = False
+    # read only on a line torch's own "[rankN]:" prefix starts (init_process_group's excepthook: the process had
+    # made its process group when it raised)
+    prefixed: bool = False
 
     def confidence(self, hits: list[Hit], ctx: Context) -> str:
         """``certain`` when the log holds evidence specific to this cause, else ``likely``.

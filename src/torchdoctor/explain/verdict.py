@@ -46,6 +46,15 @@ def _commonest(counts: dict[str, int]) -> list[tuple[str, int]]:
     return sorted(counts.items(), key=lambda item: (-item[1], item[0]))
 
 
+def _the(title: str) -> str:
+    """``title`` named as the one above: "the collective ...", not "the a collective ..." for a title that
+    starts with its own article."""
+    for article in ("a ", "an ", "the "):
+        if title.startswith(article):
+            return "the " + title[len(article) :]
+    return "the " + title
+
+
 def role(kind: str, hits: list[Hit]) -> str:
     """``cause`` or ``consequence`` (an NCCL error that says another process exited is a consequence)."""
     if kind == "nccl_error" and any("remote process exited" in h.facts.get("reason", "") for h in hits):
@@ -166,6 +175,8 @@ def findings(
                 fix += "".join(f"\nIf it is not that but {a.title}: {a.fix}" for a in others)
             named = {a.kind for a in others}
             for other, _ in _commonest(contested):  # the same message on real logs of these causes
+                if other in recogniser.absorbs:  # the reading this one replaces where both fit
+                    continue
                 if other in BY_KIND and other not in by_kind and other not in named:
                     summary += f"; or {BY_KIND[other].title}"
                     details.setdefault("alternatives", []).append(f"log.{other}")
@@ -194,11 +205,11 @@ def findings(
             status = "warn"
             fix = "Follows from the collective timeout above: see its fix."
         if roles[kind] != "cause" and lead is not None:
-            summary += f" — a consequence of the {lead[0]} above (log.{lead[1]})"
+            summary += f" — a consequence of {_the(lead[0])} above (log.{lead[1]})"
             details["consequence_of"] = f"log.{lead[1]}"
             status = "warn"
             # its own fix would ask for the failing rank's log, or treat the symptom: the cause is above
-            fix = f"Fix the {lead[0]} above: this one follows from it."
+            fix = f"Fix {_the(lead[0])} above: this one follows from it."
         elif roles[kind] != "cause" and kind == rest[0] and "consequence_of" not in details:
             summary += f"; {CAUSE_NOT_FOUND}"
             fix = fix if "rank's" in fix else f"{fix}\n{LOOK_FOR_CAUSE}"  # unless it says where already

@@ -54,6 +54,7 @@ from torchdoctor.explain.kinds import (
     gpu_faults,
     gpus,
     grad_tensors,
+    group_teardown,
     hub_datasets,
     hub_network,
     image_channels,
@@ -137,6 +138,7 @@ RECOGNISERS: tuple[Recogniser, ...] = (
     *data_containers.RECOGNISERS,
     *metric_reports.RECOGNISERS,
     *versions.RECOGNISERS,
+    *group_teardown.RECOGNISERS,
     *placement.RECOGNISERS,
     *checkpoint.RECOGNISERS,
     *checkpoint_paths.RECOGNISERS,
@@ -466,6 +468,48 @@ CONTEXT_FACTS: tuple[tuple[str, re.Pattern], ...] = (
         ),
     ),
     ("torch.save(", re.compile(r"(?P<saw_torch_save>\btorch\.save\()")),
+    # an object collective pickling what it was given (distributed_c10d.py's _object_to_tensor, under
+    # all_gather_object / gather_object / broadcast_object_list / scatter_object_list / send_object_list)
+    (
+        "distributed_c10d.py",
+        re.compile(
+            r"(?P<saw_object_collective>distributed_c10d\.py\S{0,10}, line \d+, in (?:_object_to_tensor|"
+            r"all_gather_object|gather_object|broadcast_object_list|scatter_object_list|send_object_list)\b)"
+        ),
+    ),
+    # accelerate's gather of tensors (utils/operations.py: gather -> _gpu_gather -> _gpu_gather_one's all_gather)
+    (
+        "operations.py",
+        re.compile(
+            r"(?P<saw_accelerate_gather>accelerate[/\\]utils[/\\]operations\.py\S{0,10}, line \d+, in "
+            r"(?:gather|_gpu_gather|_gpu_gather_one)\b)"
+        ),
+    ),
+    # Lightning's all_gather (LightningModule.all_gather, Fabric.all_gather: fabric/utilities/distributed.py)
+    (
+        "_all_gather_ddp_if_available",
+        re.compile(
+            r"(?P<saw_lightning_gather>distributed\.py\S{0,10}, line \d+, in _all_gather_ddp_if_available\b)"
+        ),
+    ),
+    # who built the DDP wrapper: transformers' Trainer (its training step), else accelerate (the Accelerator's
+    # backward, or accelerate launch's frames), read by the fixes that name the wrapper's option
+    (
+        "trainer.py",
+        re.compile(
+            r"(?P<saw_hf_trainer>transformers[/\\]trainer\.py\S{0,10}, line \d+, in (?:train|_inner_training_loop|"
+            r"training_step)\b)"
+        ),
+    ),
+    (
+        "accelerator.py",
+        re.compile(r"(?P<saw_accelerate>accelerate[/\\]accelerator\.py\S{0,10}, line \d+, in backward\b)"),
+    ),
+    # accelerate launch's own frames (commands/launch.py raising the worker's exit as CalledProcessError)
+    (
+        "launch.py",
+        re.compile(r"(?P<saw_accelerate>accelerate[/\\]commands[/\\]launch\.py\S{0,10}, line \d+, in )"),
+    ),
     # the script's own GradScaler call in a traceback (accelerate's is self.scaler.unscale_), and unscale_'s
     # refusal after step(): the training loop's order, kinds/amp_scaler.py
     ("scaler.unscale_(", re.compile(r"(?P<own_unscale_call>^(?:\[rank\d+\]:)?\s*scaler\.unscale_\()")),

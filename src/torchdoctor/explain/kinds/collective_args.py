@@ -5,7 +5,9 @@ The checks are torch's own: ``torch/distributed/distributed_c10d.py`` (``_check_
 ``torch/csrc/distributed/c10d/Utils.hpp`` (``all_to_all_single``'s split sizes) and ``ProcessGroupGloo.cpp`` (the
 tensor lists of all_gather / scatter / gather). Each names what was wrong with the call on this rank, so the
 finding is certain; the fix is the call's right form. (Ranks that call *different* collectives are
-``rank_divergence``; a CPU tensor handed to NCCL ``cpu_tensor_nccl``.)
+``rank_divergence``; a CPU tensor handed to NCCL ``cpu_tensor_nccl``.) An object collective (all_gather_object,
+broadcast_object_list, ...) pickles what it is given: CPython's "Can't pickle" under its frames is that call's,
+not what mp.spawn hands its processes.
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ from __future__ import annotations
 import re
 
 from torchdoctor.explain.kinds.refusal_table import describe_refusal, refused
-from torchdoctor.explain.recognisers import Recogniser
+from torchdoctor.explain.recognisers import Context, Hit, Recogniser, first, on_ranks
 
 FAMILY = "NCCL and collectives"
 
@@ -94,6 +96,14 @@ _CLASSES = (
         "dist.get_global_rank(group, 0) (or dist.get_process_group_ranks(group)[0]) for its first, not 0; "
         "torch 2.5+ also takes group_src= / group_dst=, a rank counted within the group. Where the caller is not a "
         "collective (get_group_rank, a framework's parallel layout), the same rule holds for the rank it passed.",
+    ),
+    (
+        "root_rank",
+        "a collective's src / dst names a rank the group does not have",
+        "broadcast, reduce, gather and scatter take as src / dst a rank of the group: 0 to world_size - 1 "
+        "(dist.get_world_size()), not the number of processes or of GPUs on a machine; on a sub-group a global "
+        "rank that is in it (dist.get_global_rank(group, 0) for its first; torch 2.5+ also takes group_src= / "
+        "group_dst=). Most often it is src=0 meant for the main process, or a rank computed from the node count.",
     ),
     (
         "self_peer",
@@ -201,6 +211,9 @@ COLLECTIVE_ARGUMENTS = Recogniser(
         # get_group_rank / get_global_rank, through which a collective on a sub-group translates src / dst
         "torch:global-rank-is-not-part-of",
         "torch:group-rank-is-not-part-of",
+        # torch/csrc/distributed/c10d/Utils.hpp assertRootRank, which ProcessGroupGloo (and NCCL's gather /
+        # scatter) run on a broadcast / reduce / gather / scatter's root
+        "torch_native:invalid-root-rank",
     ),
     anchors=(
         "Invalid function argument. Expected parameter `",
@@ -261,6 +274,7 @@ COLLECTIVE_ARGUMENTS = Recogniser(
         "Invalid usage of tensors with different dtypes",
         "to self without a matching ",
         "FP8 reduction support begins with sm90 capable devices",
+        "invalid root rank: ",
     ),
     # "Invalid function argument" only as _check_single_tensor / _check_tensor_list word it (torch 1.x: "to be
     # of type torch.Tensor."), with the type it got on its second line
@@ -292,6 +306,7 @@ COLLECTIVE_ARGUMENTS = Recogniser(
         r"the same length|requires empty (?:output|input) on non-root|reduce_scatter only supports 1 output)"
         r"[^\n]{0,80}|tensors in the nested tensor vectors need to be on the same device|Invalid usage of tensors "
         r"with different dtypes ?Found [^\n]{1,80})|"
+        r"(?P<root_rank>(?:ProcessGroup\w{1,10}::\w{1,40}: )?invalid root rank: -?\d{1,9})|"
         r"(?P<not_in_group>(?:Global|Group) rank \d+ is not part of group [^\n]{1,160})|"
         r"(?P<self_peer>Invalid (?:destination|source) rank: (?:destination|source) rank should not be the "
         r"same as the rank of the current process|Trying to (?:send|recv) to self without a matching (?:recv|send))"
@@ -304,4 +319,42 @@ COLLECTIVE_ARGUMENTS = Recogniser(
     describe=describe_refusal(_CLASSES, "a collective was called with arguments torch refuses", limit=400),
 )
 
-RECOGNISERS = (COLLECTIVE_ARGUMENTS,)
+
+def _unpicklable_object(hits: list[Hit], ctx: Context) -> tuple[str, str]:
+    what = (first(hits, "what") or "an object cannot be pickled").strip()
+    return (
+        f"an object collective (all_gather_object, broadcast_object_list, ...) was given an object that cannot "
+        f"be pickled: {what[:160]}" + on_ranks(hits),
+        "The *_object collectives pickle each rank's object to send it: give them plain data (numbers, strings, "
+        "lists and dicts of them, tensors), not a lambda, a function or class defined inside another function, "
+        "an open file, a lock, a logger or writer (wandb, TensorBoard), or a model. Gather the values you need, "
+        "e.g. dist.all_gather_object(out, {'loss': loss.item(), 'n': n}); move a function it must carry to "
+        "module level. Tensors of one shape are gathered faster with dist.all_gather.",
+    )
+
+
+OBJECT_COLLECTIVE_PICKLING = Recogniser(
+    # CPython's pickler ("Can't pickle local object '...'", Modules/_pickle.c; "cannot pickle '_thread.lock'
+    # object", Objects/typeobject.c) raised in torch/distributed/distributed_c10d.py _object_to_tensor, which
+    # all_gather_object, gather_object, broadcast_object_list, scatter_object_list and send_object_list call
+    kind="object_collective_pickling",
+    title="an object collective given an object that cannot be pickled",
+    anchors=("Can't pickle", "can't pickle", "cannot pickle '", "cannot be pickled"),
+    templates=(
+        "system:pickle-cannot-pickle",
+        "system:object-cannot-pickle",
+        "system:ctypes-cannot-be-pickled",
+    ),
+    facts=(
+        R(
+            r"(?P<what>(?:[Cc]an't pickle [^\n]{1,160}|cannot pickle '[^\n]{1,120}|[\w ]{0,60}cannot be pickled))"
+        ),
+    ),
+    # a pickling error is the object collective's only where its frames are in the log; the spawn reading
+    # (what mp.spawn or a DataLoader worker is handed) is the same message printed elsewhere
+    requires=("saw_object_collective",),
+    absorbs=("spawn_pickling",),
+    describe=_unpicklable_object,
+)
+
+RECOGNISERS = (COLLECTIVE_ARGUMENTS, OBJECT_COLLECTIVE_PICKLING)

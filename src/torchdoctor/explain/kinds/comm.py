@@ -206,6 +206,12 @@ def _rendezvous(hits: list[Hit], ctx: Context) -> tuple[str, str]:
                 "the node that hosts it (the --rdzv-endpoint host) failed, finished or cannot be reached"
                 + on_ranks(hits)
             )
+        if first(hits, "join_timeout"):
+            summary = (
+                "torchrun's rendezvous timed out waiting for the other nodes: fewer nodes than --nnodes (its "
+                "minimum) joined before the join timeout (600 s unless --rdzv-conf join_timeout= says otherwise)"
+                + on_ranks(hits)
+            )
         if first(hits, "rdzv_closed"):
             summary = (
                 "the rendezvous was already closed when this node's agent tried to join it: the node arrived after "
@@ -226,6 +232,12 @@ def _rendezvous(hits: list[Hit], ctx: Context) -> tuple[str, str]:
             "--rdzv-id and --nnodes, and the endpoint's host must be reachable from all of them.\n"
             "MASTER_ADDR must be the address of rank 0's host as the other hosts see it."
         )
+        if first(hits, "join_timeout"):
+            fix += (
+                "\nStart the same torchrun on every node (one per node, --node-rank or the rendezvous picks it); a "
+                "node that failed before joining (its own output says why) or a firewall on the endpoint's port "
+                "keeps the others waiting. On one machine pass --nnodes 1 (or --standalone)."
+            )
         if first(hits, "rdzv_closed"):
             fix += (
                 "\nA node that starts late (slow scheduling, an image pull, a node still being provisioned) finds "
@@ -444,6 +456,9 @@ RENDEZVOUS_OR_PORT = Recogniser(
         ENV_ERROR_RAISED,
         R(r"(?P<what>waiting for clients\. (?P<joined>\d+)/(?P<expected>\d+) clients joined)"),
         R(r"(?P<rdzv_closed>RendezvousClosedError)"),
+        # elastic/rendezvous/dynamic_rendezvous.py _RendezvousOpExecutor.run: `raise RendezvousTimeoutError` with no
+        # message when the join (next_rendezvous) passed its deadline: fewer nodes than --nnodes joined
+        R(r"(?:^|[\s.])(?P<join_timeout>RendezvousTimeoutError)\s*$"),
         # socket.cpp's own account of the store socket it could not make, bind or listen on (address and errno)
         R(
             r"(?P<what>The (?:client|server) socket (?:cannot be initialized|has failed to (?:bind|listen))[^\n]{0,200}|"

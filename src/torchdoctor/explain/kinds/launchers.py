@@ -47,6 +47,18 @@ def _local_rank(hits: list[Hit], ctx: Context) -> tuple[str, str]:
             "passes --local_rank=N itself; do not add another)."
         )
         return summary + on_ranks(hits), fix
+    required = facts.get("argparse_error", "")
+    launched = ctx.facts.get("failure_summary_in_input") or any(h.rank is not None for h in hits)
+    if launched and not injected and re.search(r"required: (?:[^\n]*, )?--local[_-]rank\b", required):
+        # the script wants the argument torch.distributed.launch passed; torchrun passes none
+        return (
+            f"{prog} requires a --local_rank argument, which torchrun does not pass (it sets LOCAL_RANK in the "
+            "environment instead; torch.distributed.launch passed the argument)" + on_ranks(hits),
+            "Read the local rank from the environment, and keep the argument optional for older launchers:\n"
+            "parser.add_argument('--local-rank', '--local_rank', type=int, "
+            "default=int(os.environ.get('LOCAL_RANK', 0)))\n"
+            "(drop required=True), or use local_rank = int(os.environ['LOCAL_RANK']) where the script reads it.",
+        )
     if injected:
         summary = f"{prog} does not accept the {injected.strip()} argument its launcher adds"
     else:
@@ -58,7 +70,8 @@ def _local_rank(hits: list[Hit], ctx: Context) -> tuple[str, str]:
         "torch.distributed.launch and the deepspeed launcher pass --local_rank=N (torch 2.x: --local-rank=N) "
         "to every worker. Use torchrun instead, which passes nothing and sets LOCAL_RANK in the environment "
         "(read it with int(os.environ['LOCAL_RANK'])), or make the script accept it:\n"
-        "parser.add_argument('--local-rank', '--local_rank', type=int, default=0)\n"
+        "parser.add_argument('--local-rank', '--local_rank', type=int, "
+        "default=int(os.environ.get('LOCAL_RANK', 0)))\n"
         "A script that starts its own workers (detectron2's --num-gpus, a YAML-only entry point) must be run "
         "with plain python and its own option, not under a launcher."
     )
@@ -1281,6 +1294,39 @@ TERMINAL_HANGUP = Recogniser(
     describe=_hangup,
 )
 
+
+def _stopped(hits: list[Hit], ctx: Context) -> tuple[str, str]:
+    signal = str(merged(hits).get("signal", "SIGTERM"))
+    signal = {"15": "SIGTERM", "2": "SIGINT"}.get(signal, signal)
+    return (
+        f"the launcher (torchrun) was stopped by {signal} from outside, and it stopped its workers"
+        + on_ranks(hits),
+        "SIGINT is Ctrl-C; SIGTERM comes from a scheduler (Slurm's time limit or scancel, preemption, Kubernetes "
+        "evicting the pod), a `timeout` wrapper or a kill. If the run had stopped making progress before it was "
+        "stopped (no new lines for a long time), it was hung: each rank's last line says where it stopped, and "
+        "on the next run torchdoctor launch --watchdog SECONDS ... prints every rank's Python stack when they "
+        "stall. If it was a time limit: ask for more time, or save checkpoints often and resume from the last.",
+    )
+
+
+LAUNCHER_STOPPED = Recogniser(
+    # torch/distributed/elastic/multiprocessing/api.py _terminate_process_handler ("Process {pid} got signal:
+    # {sigval}"), elastic/agent/server/api.py ("Received %s death signal, shutting down workers"): torchrun
+    # itself got SIGTERM or SIGINT (terminal_hangup reads SIGHUP)
+    kind="launcher_stopped",
+    title="the launcher stopped by a signal from outside",
+    anchors=("got signal: ", "death signal, shutting down workers"),
+    templates=(
+        "torch:process-got-signal",
+        "torch:received-death-signal-shutting-down-workers",
+        "torch_native:elastic-signal-exception",
+    ),
+    match=R(r"(?:got signal: |Received )(?:Signals\.)?(?P<signal>SIGTERM|SIGINT|15|2)\b"),
+    # the signal says the launcher was stopped, not why (a time limit, a hang someone ended, Ctrl-C)
+    confirm=lambda hits, ctx: False,
+    describe=_stopped,
+)
+
 RECOGNISERS = (
     LAUNCH_COMMAND,
     LOCAL_RANK_ARGUMENT,
@@ -1288,4 +1334,5 @@ RECOGNISERS = (
     SLURM_ENV,
     MISSING_LAUNCHER,
     TERMINAL_HANGUP,
+    LAUNCHER_STOPPED,
 )

@@ -311,14 +311,14 @@ DEVICE_MISMATCH = Recogniser(
             "Under a multi-process launcher each process keeps the whole model on its own GPU: load it with "
             "device_map={'': int(os.environ['LOCAL_RANK'])} (or no device_map), or run one process "
             "(--num_processes=1) and let device_map spread the model.",
-            unless=_CPU_OR_MPS,
+            unless=(*_CPU_OR_MPS, "ddp_cpu"),  # DDP naming one CPU module: no GPU in it
         ),
         Alternative(
             "gpu_selection",
             "ranks that picked their GPUs wrongly",
             "Each rank uses the GPU of its LOCAL_RANK (torch.cuda.set_device(LOCAL_RANK)); check how the "
             "launcher or the cluster (SLURM_NTASKS_PER_NODE, CUDA_VISIBLE_DEVICES) maps ranks to GPUs.",
-            unless=_CPU_OR_MPS,
+            unless=(*_CPU_OR_MPS, "ddp_cpu"),  # DDP naming one CPU module: no GPU in it
         ),
         replace(OPERATOR_CALLER, when=_CPU_OR_MPS),
     ),
@@ -648,6 +648,8 @@ SYNCBN_MISUSE = Recogniser(
             "If the traceback ends in the script's own call rather than in SyncBatchNorm.forward (torch 2.x runs "
             "SyncBN as BatchNorm without a process group), start the run with torchrun --nproc_per_node=N, or guard "
             "the call with torch.distributed.is_initialized().",
+            # SyncBN's own device checks name it: only "Default process group ..." is also another call's
+            unless=("syncbn_device",),
         ),
     ),
     describe=_syncbn,

@@ -350,6 +350,25 @@ def _divergence(hits: list[Hit], ctx: Context) -> tuple[str, str]:
         "the file:line\n"
         "(TORCH_DISTRIBUTED_DEBUG=DETAIL makes torch itself check every collective, at a cost.)"
     )
+    if "size_a" in facts and ctx.facts.get("saw_accelerate_gather"):
+        # every rank joined accelerate's gather: the same call, with tensors of different shapes
+        summary += "; in accelerate's gather: the ranks' tensors differ in shape"
+        fix = (
+            "accelerator.gather takes a tensor of one shape on every rank; sequences padded per batch (input ids, "
+            "generated tokens, logits) differ in length between ranks. Pad them to one length first:\n"
+            "    t = accelerator.pad_across_processes(t, dim=1, pad_index=tokenizer.pad_token_id)\n"
+            "    t = accelerator.gather_for_metrics(t)\n"
+            "or gather Python objects with accelerate.utils.gather_object. With ACCELERATE_DEBUG_MODE=1 accelerate "
+            "checks the shapes before gathering and names them.\n" + fix
+        )
+    elif "size_a" in facts and ctx.facts.get("saw_lightning_gather"):
+        summary += "; in Lightning's all_gather: the ranks' tensors differ in shape"
+        fix = (
+            "self.all_gather (Fabric.all_gather) takes a tensor of one shape on every rank. Gather each rank's size "
+            "of the dimension d that differs first (self.all_gather(torch.tensor(x.shape[d], device=self.device))), "
+            "pad x along d to the largest (torch.nn.functional.pad), gather, then cut each rank's part back to its "
+            "own size; or gather Python objects with torch.distributed.all_gather_object.\n" + fix
+        )
     return summary, fix
 
 
@@ -400,6 +419,7 @@ RANK_DIVERGENCE = Recogniser(
             "NCCL settings that differ between the ranks",
             "Set the NCCL_* variables the same on every host, or unset them (NCCL_PROTO, NCCL_ALGO above all): "
             "env | grep NCCL_ on each host, and the job script's exports.",
+            unless=("gloo_sizes",),  # gloo's own check: no NCCL in the exchange
         ),
         Alternative(
             "nccl_version_mismatch",
@@ -423,7 +443,7 @@ RANK_DIVERGENCE = Recogniser(
         R(r"local size (?P<size_a>\d+) remote size (?P<size_b>\d+)"),
         # "Collectives differ in the following aspects: \t Sequence number: 1649vs 0  Op type: BARRIERvs GATHER"
         R(r"Collectives differ in the following aspects:\s*(?P<aspects>[^\n]{1,200})"),
-        R(r"op\.preamble\.length <= op\.nbytes\. (?P<size_a>\d+) vs (?P<size_b>\d+)"),
+        R(r"(?P<gloo_sizes>op\.preamble\.length <= op\.nbytes)\. (?P<size_a>\d+) vs (?P<size_b>\d+)"),
         R(r"receiv(?:ed|ing) (?P<size_a>\d+) bytes instead of (?P<size_b>\d+)"),
         R(r"(?P<bootstrap_truncated>Message truncated : received)"),
         R(r"around rank (?P<rank_a>\d+)"),
@@ -464,6 +484,22 @@ def _peer_gone(hits: list[Hit], ctx: Context) -> tuple[str, str]:
                 "a different number of batches per rank), or a collective's tensor differs in size between ranks "
                 "(gloo then completes on one side only). `torchdoctor launch --debug` (or "
                 "TORCH_DISTRIBUTED_DEBUG=DETAIL) checks every collective's operation and shapes across the ranks and "
+                "names the one that differs, with the line."
+            ),
+        )
+    quiet = sorted(ctx.ranks - {h.rank for h in hits} - {None})
+    if quiet and not ctx.cause_ranks and any("peer_line" in h.facts for h in hits):
+        # every other rank's log is in the input and none of them shows an error: the peer ended without one
+        named = ", ".join(map(str, quiet))
+        return (
+            summary + f"; the log of rank {named} is here and shows no error: it ended without raising one",
+            (
+                f"Rank {named} stopped without an error while this one still waited in a collective with it. Either "
+                "it made fewer collective calls and exited normally (a rank-dependent condition, an early return or "
+                "break, a different number of batches per rank, or a collective whose tensor differs in size "
+                "between ranks: gloo then completes on one side only), or it was killed without a traceback (the "
+                "OOM killer: dmesg | grep -i killed; torchrun's summary in the console says exitcode -9). "
+                "`torchdoctor launch --debug` checks every collective's operation and shapes across the ranks and "
                 "names the one that differs, with the line."
             ),
         )

@@ -239,6 +239,19 @@ def _unused(hits: list[Hit], ctx: Context) -> tuple[str, str]:
             "does not fix this one (with reentrant checkpointing it fails as 'marked ready twice'). Otherwise: "
             + fix
         )
+    plain = "DistributedDataParallel(model, find_unused_parameters=True)   # costs a graph traversal per step"
+    if ctx.facts.get("saw_hf_trainer"):  # transformers' Trainer wraps the model: its argument
+        fix = fix.replace(
+            plain,
+            "TrainingArguments(..., ddp_find_unused_parameters=True)   # --ddp_find_unused_parameters true on "
+            "the command line; costs a graph traversal per step",
+        )
+    elif ctx.facts.get("saw_accelerate"):  # accelerate's prepare() wraps it
+        fix = fix.replace(
+            plain,
+            "Accelerator(kwargs_handlers=[DistributedDataParallelKwargs(find_unused_parameters=True)])   # from "
+            "accelerate.utils; costs a graph traversal per step",
+        )
     # Lightning builds the DDP wrapper (its frames, or its own message): tell its Trainer
     if ctx.facts.get("framework") == "lightning" or facts.get("lightning_module"):
         fix = fix.replace(

@@ -1,0 +1,85 @@
+"""torchrun itself stopped from outside (a `timeout` wrapper, a scheduler's time limit, a kill, Ctrl-C) prints
+"SignalException: Process N got signal: 15" and nothing from any worker; explain read it as "a worker failed; the
+cause is not in this log". Found when a `timeout 200` ended a slow 2-rank run of accelerate's nlp_example.py under
+torchrun. Read from a real torchrun on this torch, and as printed. Beside it, the other launcher fault of this
+session read from torchrun's output: a script that requires the --local_rank argument torchrun does not pass."""
+
+from __future__ import annotations
+
+import io
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from explaining import explained
+
+from torchdoctor.explain.diagnose import explain
+
+PRINTED = "torch.distributed.elastic.multiprocessing.api.SignalException: Process 5885 got signal: {}\n"
+
+
+def test_torchrun_sent_sigterm_reads_as_stopped_from_outside(tmp_path):
+    script = tmp_path / "train.py"
+    script.write_text("import time\nprint('started', flush=True)\ntime.sleep(60)\n")
+    torchrun = shutil.which("torchrun", path=str(Path(sys.executable).parent)) or "torchrun"
+    run = subprocess.Popen(
+        [torchrun, "--standalone", "--nproc_per_node", "1", str(script)],
+        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env={**os.environ, "OMP_NUM_THREADS": "1"},
+    )  # fmt: skip
+    try:
+        assert run.stdout is not None
+        deadline = time.monotonic() + 30
+        while "started" not in run.stdout.readline() and time.monotonic() < deadline:
+            pass
+        run.send_signal(signal.SIGTERM)
+        output = run.communicate(timeout=40)[0]
+    finally:
+        if run.poll() is None:
+            run.kill()
+            run.wait()
+    assert "got signal: 15" in output, output[-2000:]
+    found = explain(["-"], stdin=io.BytesIO(output.encode()))[0]
+    assert found.id == "log.launcher_stopped", (found.summary, output[-2000:])
+    assert "SIGTERM from outside" in found.summary and "--watchdog" in found.fix
+
+
+@pytest.mark.usefixtures("every_message_seen")
+@pytest.mark.parametrize(("sent", "named"), [("15", "SIGTERM"), ("2", "SIGINT")])
+def test_the_signal_as_printed_is_named_and_only_likely(sent, named):
+    found = explained(PRINTED.format(sent))
+    assert found.id == "log.launcher_stopped" and found.details["confidence"] == "likely"
+    assert f"stopped by {named} from outside" in found.summary
+
+
+def test_a_hang_up_stays_the_closed_terminal():
+    assert explained(PRINTED.format("1")).id == "log.terminal_hangup"
+
+
+# pytorch/examples' DDP tutorial given `parser.add_argument('--local_rank', type=int, required=True)` (written for
+# torch.distributed.launch) and run under torchrun, which passes no argument: argparse's error on every rank
+REQUIRED = (
+    "[default0]:multigpu_torchrun.py: error: the following arguments are required: --local_rank\n"
+    "[default1]:multigpu_torchrun.py: error: the following arguments are required: --local_rank\n"
+)
+
+
+def test_a_required_local_rank_under_torchrun_says_to_read_the_environment():
+    found = explained(REQUIRED)
+    assert found.id == "log.local_rank_argument", found.summary
+    assert "torchrun does not pass" in found.summary
+    assert (
+        "default=int(os.environ.get('LOCAL_RANK', 0))" in found.fix
+        and "Use torchrun instead" not in found.fix
+    )
+
+
+def test_another_required_argument_or_no_launcher_keeps_the_general_reading():
+    other = explained("[default0]:train.py: error: the following arguments are required: --config\n")
+    assert "torchrun does not pass" not in other.summary
+    plain = explained("train.py: error: the following arguments are required: --local_rank\n")
+    assert "torchrun does not pass" not in plain.summary

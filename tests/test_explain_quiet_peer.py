@@ -1,0 +1,67 @@
+"""A rank that returns early (before the training loop) while the other waits in DDP's all-reduce: given the
+--log-dir folder, explain said only "a peer closed the connection; the cause is not in this log" and told the user
+to pass the folder they had passed. Every rank's log is there and the peer's shows no error: that is the
+finding. Found by planting `if rank == 1: return` in pytorch/examples' DDP tutorial (multigpu_torchrun.py);
+read from a real 2-rank torchrun on this torch, and as printed."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from torchdoctor.explain.diagnose import explain
+
+SCRIPT = """
+import os
+import torch
+import torch.distributed as dist
+
+dist.init_process_group("gloo")
+if os.environ["RANK"] == "1":
+    raise SystemExit(0)  # this rank leaves early, without an error
+dist.all_reduce(torch.ones(3))
+"""
+
+CLOSED = (
+    "[rank0]: RuntimeError: [/__w/pytorch/pytorch/third_party/gloo/gloo/transport/tcp/pair.cc:553] Connection "
+    "closed by peer [127.0.0.1]:2443. This is typically caused by a remote worker crashing.\n"
+)
+
+
+@pytest.mark.skipif(
+    shutil.which("torchrun", path=str(Path(sys.executable).parent)) is None, reason="torchrun"
+)
+def test_a_log_dir_where_the_peer_shows_no_error_says_so(tmp_path):
+    script = tmp_path / "train.py"
+    script.write_text(SCRIPT)
+    torchrun = shutil.which("torchrun", path=str(Path(sys.executable).parent))
+    done = subprocess.run(
+        [torchrun, "--standalone", "--nproc_per_node", "2", "--log-dir", str(tmp_path / "runs"), "--tee", "3",
+         str(script)],
+        capture_output=True, text=True, timeout=120, env={**os.environ, "OMP_NUM_THREADS": "1"},
+    )  # fmt: skip
+    assert done.returncode != 0, (done.stdout + done.stderr)[-2000:]
+    found = explain([str(tmp_path / "runs")])[0]
+    assert found.id == "log.peer_closed", found.summary
+    assert "the log of rank 1 is here and shows no error" in found.summary and "fewer collective" in found.fix
+
+
+def test_rank_folders_as_written_name_the_quiet_rank(tmp_path):
+    for rank, text in (("0", CLOSED), ("1", "[GPU1] Epoch 0 | Batchsize: 32 | Steps: 32\n")):
+        (tmp_path / "attempt_0" / rank).mkdir(parents=True)
+        (tmp_path / "attempt_0" / rank / "stderr.log").write_text(text)
+    found = explain([str(tmp_path)])[0]
+    assert found.id == "log.peer_closed" and "rank 1 is here and shows no error" in found.summary
+
+
+def test_a_peer_whose_log_shows_its_error_is_not_called_quiet(tmp_path):
+    for rank, text in (("0", CLOSED), ("1", "[rank1]: ValueError: planted on rank 1\n")):
+        (tmp_path / "attempt_0" / rank).mkdir(parents=True)
+        (tmp_path / "attempt_0" / rank / "stderr.log").write_text(text)
+    found = explain([str(tmp_path)])
+    assert all("shows no error" not in f.summary for f in found), [f.summary for f in found]
