@@ -347,6 +347,8 @@ def _twice(hits: list[Hit], ctx: Context) -> tuple[str, str]:
         "checkpointing:\n"
         "torch.utils.checkpoint.checkpoint(fn, x, use_reentrant=False)   # transformers: "
         'model.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": False})\n'
+        "(transformers 5.23 names these activation_checkpointing_enable and activation_checkpointing_kwargs, in "
+        "TrainingArguments too; the old names still work there, as deprecated aliases until v6)\n"
         "or, when the graph is the same every step, DistributedDataParallel(..., static_graph=True) (older "
         "torch: model._set_static_graph()).\n"
         "With DistributedDataParallel(..., find_unused_parameters=True) reentrant checkpointing also trips it: "
