@@ -3,14 +3,32 @@
 import contextlib
 import io
 import os
+import shutil
 import socket
 import subprocess
+import sys
 import tempfile
 from pathlib import Path
 
 # names the temporary folder the suite was started with, outside every folder the run deletes (conftest.py sets
 # it once, in the first pytest process; its workers inherit it)
 OUTSIDE_THE_RUN = "TORCHDOCTOR_TEST_OUTSIDE_THE_RUN"
+
+
+# the torchrun beside the Python running the tests (the venv's; None where it has none), else the one on PATH
+VENV_TORCHRUN = shutil.which("torchrun", path=str(Path(sys.executable).parent))
+TORCHRUN = VENV_TORCHRUN or "torchrun"
+
+
+def torchrun_two_ranks(folder: Path, script: str, *flags: str) -> subprocess.CompletedProcess:
+    """``script`` written to ``folder/train.py`` and run on 2 ranks by a standalone torchrun with ``flags`` and
+    ``--tee 3``, one thread a rank: its status and what it printed (at most 120 s)."""
+    path = folder / "train.py"
+    path.write_text(script)
+    return subprocess.run(
+        [TORCHRUN, "--standalone", "--nproc_per_node", "2", *flags, "--tee", "3", str(path)],
+        capture_output=True, text=True, timeout=120, env={**os.environ, "OMP_NUM_THREADS": "1"},
+    )  # fmt: skip
 
 
 def kept_for_a_person(prefix: str) -> Path:

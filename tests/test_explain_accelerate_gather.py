@@ -7,14 +7,10 @@ read from a real 2-rank torchrun on this torch, and as printed."""
 from __future__ import annotations
 
 import io
-import os
-import shutil
-import subprocess
-import sys
-from pathlib import Path
 
 import pytest
 from explaining import explained
+from helpers import VENV_TORCHRUN, torchrun_two_ranks
 
 from torchdoctor.explain.diagnose import explain
 
@@ -40,17 +36,9 @@ FRAMES = (
 )
 
 
-@pytest.mark.skipif(
-    shutil.which("torchrun", path=str(Path(sys.executable).parent)) is None, reason="torchrun"
-)
+@pytest.mark.skipif(VENV_TORCHRUN is None, reason="torchrun")
 def test_an_uneven_gather_on_two_gloo_ranks_names_pad_across_processes(tmp_path):
-    script = tmp_path / "train.py"
-    script.write_text(SCRIPT)
-    torchrun = shutil.which("torchrun", path=str(Path(sys.executable).parent))
-    done = subprocess.run(
-        [torchrun, "--standalone", "--nproc_per_node", "2", "--tee", "3", str(script)],
-        capture_output=True, text=True, timeout=120, env={**os.environ, "OMP_NUM_THREADS": "1"},
-    )  # fmt: skip
+    done = torchrun_two_ranks(tmp_path, SCRIPT)
     output = done.stdout + done.stderr
     assert done.returncode != 0, output[-2000:]
     found = explain(["-"], stdin=io.BytesIO(output.encode()))[0]

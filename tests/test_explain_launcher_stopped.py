@@ -8,15 +8,13 @@ from __future__ import annotations
 
 import io
 import os
-import shutil
 import signal
 import subprocess
-import sys
 import time
-from pathlib import Path
 
 import pytest
 from explaining import explained
+from helpers import TORCHRUN
 
 from torchdoctor.explain.diagnose import explain
 
@@ -26,9 +24,8 @@ PRINTED = "torch.distributed.elastic.multiprocessing.api.SignalException: Proces
 def test_torchrun_sent_sigterm_reads_as_stopped_from_outside(tmp_path):
     script = tmp_path / "train.py"
     script.write_text("import time\nprint('started', flush=True)\ntime.sleep(60)\n")
-    torchrun = shutil.which("torchrun", path=str(Path(sys.executable).parent)) or "torchrun"
     run = subprocess.Popen(
-        [torchrun, "--standalone", "--nproc_per_node", "1", str(script)],
+        [TORCHRUN, "--standalone", "--nproc_per_node", "1", str(script)],
         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env={**os.environ, "OMP_NUM_THREADS": "1"},
     )  # fmt: skip
     try:

@@ -6,13 +6,8 @@ read from a real 2-rank torchrun on this torch, and as printed."""
 
 from __future__ import annotations
 
-import os
-import shutil
-import subprocess
-import sys
-from pathlib import Path
-
 import pytest
+from helpers import VENV_TORCHRUN, torchrun_two_ranks
 
 from torchdoctor.explain.diagnose import explain
 
@@ -33,18 +28,9 @@ CLOSED = (
 )
 
 
-@pytest.mark.skipif(
-    shutil.which("torchrun", path=str(Path(sys.executable).parent)) is None, reason="torchrun"
-)
+@pytest.mark.skipif(VENV_TORCHRUN is None, reason="torchrun")
 def test_a_log_dir_where_the_peer_shows_no_error_says_so(tmp_path):
-    script = tmp_path / "train.py"
-    script.write_text(SCRIPT)
-    torchrun = shutil.which("torchrun", path=str(Path(sys.executable).parent))
-    done = subprocess.run(
-        [torchrun, "--standalone", "--nproc_per_node", "2", "--log-dir", str(tmp_path / "runs"), "--tee", "3",
-         str(script)],
-        capture_output=True, text=True, timeout=120, env={**os.environ, "OMP_NUM_THREADS": "1"},
-    )  # fmt: skip
+    done = torchrun_two_ranks(tmp_path, SCRIPT, "--log-dir", str(tmp_path / "runs"))
     assert done.returncode != 0, (done.stdout + done.stderr)[-2000:]
     found = explain([str(tmp_path / "runs")])[0]
     assert found.id == "log.peer_closed", found.summary

@@ -7,13 +7,10 @@ from __future__ import annotations
 
 import io
 import os
-import shutil
-import socket
 import subprocess
-import sys
-from pathlib import Path
 
 from explaining import explained
+from helpers import TORCHRUN, free_port
 
 from torchdoctor.explain.diagnose import explain
 
@@ -23,12 +20,9 @@ BARE = "torch.distributed.elastic.rendezvous.api.RendezvousTimeoutError\n"
 def test_nnodes_2_on_one_machine_reads_as_the_other_nodes_never_joining(tmp_path):
     script = tmp_path / "train.py"
     script.write_text("print('never reached')\n")
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
-    torchrun = shutil.which("torchrun", path=str(Path(sys.executable).parent)) or "torchrun"
+    port = free_port()
     done = subprocess.run(
-        [torchrun, "--nnodes", "2", "--nproc_per_node", "1", "--rdzv-backend", "c10d", "--rdzv-endpoint",
+        [TORCHRUN, "--nnodes", "2", "--nproc_per_node", "1", "--rdzv-backend", "c10d", "--rdzv-endpoint",
          f"127.0.0.1:{port}", "--rdzv-conf", "join_timeout=3", str(script)],
         capture_output=True, text=True, timeout=60, env={**os.environ, "OMP_NUM_THREADS": "1"},
     )  # fmt: skip

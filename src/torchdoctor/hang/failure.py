@@ -16,7 +16,7 @@ from pathlib import Path
 from torchdoctor.explain.flight_recorder.compare import disagreements
 from torchdoctor.explain.flight_recorder.records import from_calls
 from torchdoctor.hang.calls import read_calls
-from torchdoctor.hang.files import RankFiles, ranks_with_files
+from torchdoctor.hang.files import RankFiles, ranks_with_files, written_at
 from torchdoctor.hang.joined_verdict import mismatch_verdict
 from torchdoctor.hang.source import Frame, condition_on_chain, is_user_code
 from torchdoctor.hang.verdict import Verdict
@@ -106,7 +106,7 @@ def failure_verdict(directory: Path, torchrun_output: str = "") -> Verdict | Non
         call, call_frames = _last_call(directory, culprits[0])
         if call:
             text += f"; its last collective call was {call}"
-            if _mtime(files.calls) > _mtime(files.where) or where is None:  # the newer of the two
+            if written_at(files.calls) > written_at(files.where) or where is None:  # the newer of the two
                 frames, where = call_frames, _user_frame(call_frames)
         ended = _ended_itself(files)
         if ended:  # it ended itself: that line, exactly
@@ -191,13 +191,6 @@ def _ended_itself(files: RankFiles) -> tuple[str, list[Frame]] | None:
         return str(said["how"]), [Frame(*f) for f in said["frames"]]
     except (OSError, ValueError, TypeError, KeyError):  # not there: it did not end itself through Python
         return None
-
-
-def _mtime(path: Path) -> float:
-    try:
-        return path.stat().st_mtime
-    except OSError:  # not written: older than anything
-        return 0.0
 
 
 def _user_frame(frames: list[Frame]) -> Frame | None:

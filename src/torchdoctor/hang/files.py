@@ -13,6 +13,15 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+
+def written_at(path: Path) -> float:
+    """When ``path`` was last written; 0.0 where it is not there (older than anything)."""
+    try:
+        return path.stat().st_mtime
+    except OSError:  # not written: the rank did not get that far, or the watchdog never fired
+        return 0.0
+
+
 _RANK_FILE = re.compile(r"^rank(\d+)\.(json|stack|fr|fr-none|calls|where|done|beat|exit)$")
 
 

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from torchdoctor.findings import Finding
 from torchdoctor.hang.failure import EXITS_FILE, failure_verdict
-from torchdoctor.hang.files import RankFiles, ranks_with_files
+from torchdoctor.hang.files import RankFiles, ranks_with_files, written_at
 from torchdoctor.hang.flight_records import read_flight_records
 from torchdoctor.hang.places import grouped
 from torchdoctor.hang.report import verdict
@@ -26,15 +26,15 @@ def stacks_in(directory: Path) -> list[RankStack]:
     """One `RankStack` per rank that left a file in ``directory``: its main thread's frames from
     ``rank<N>.stack``, or the reason there are none."""
     stacks = []
-    fired = _modified(directory / "flight-recorder.request")  # when the watchdog fired, where it did
+    fired = written_at(directory / "flight-recorder.request")  # when the watchdog fired, where it did
     for rank in ranks_with_files(directory):
         files = RankFiles(directory, rank)
         meta = _meta(files)
         stack = RankStack(rank, meta.get("pid"), str(meta.get("host", "")))
         stacks.append(stack)
-        done = _modified(files.done)
+        done = written_at(files.done)
         # a rank stopped with the run after the watchdog fired leaves its .done then: it had not returned
-        if done is not None and (fired is None or done < fired):
+        if done and (not fired or done < fired):
             stack.note = "its script had already returned"
         else:
             stack.frames, stack.note = _main_thread(files, meta.get("main_thread"))
@@ -44,14 +44,6 @@ def stacks_in(directory: Path) -> list[RankStack]:
             except (OSError, ValueError, TypeError):  # never written: the rank never moved, or is gone
                 pass
     return stacks
-
-
-def _modified(path: Path) -> float | None:
-    """When ``path`` was last written, or None where it is not there."""
-    try:
-        return path.stat().st_mtime
-    except OSError:  # not written: the rank did not get that far, or the watchdog never fired
-        return None
 
 
 def _meta(files: RankFiles) -> dict:

@@ -26,7 +26,7 @@ CONTEXT = (("Full stacks: ", FOLDER),)
 
 
 def _hang(hits: list[Hit], ctx: Context) -> tuple[str, str]:
-    seconds = first(hits, "timeout") or ctx.facts.get("timeout")
+    seconds = first(hits, "timeout")
     culprits, where = first(hits, "culprits"), first(hits, "where")
     waiting, folder = first(hits, "waiting"), first(hits, "folder") or ctx.facts.get("folder")
     after = f" after {seconds} s without progress" if seconds else ""
