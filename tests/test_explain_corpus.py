@@ -98,7 +98,7 @@ def test_the_benchmark_splits_a_half_by_sample(capsys):
                 "3217-3266,3267-3316,3317-3366,"
                 "3367-3416,3417-3466,"
                 "3467-3516,"
-                "3517-3566,3567-3616",
+                "3517-3566,3567-3616,3617-3666",
                 str(CORPUS / "train"),
             ]
         )
@@ -181,6 +181,7 @@ def test_the_benchmark_splits_a_half_by_sample(capsys):
     seventy_third = sum(1 for n in numbers if 3467 <= n <= 3516)
     seventy_fourth = sum(1 for n in numbers if 3517 <= n <= 3566)
     seventy_fifth = sum(1 for n in numbers if 3567 <= n <= 3616)
+    seventy_sixth = sum(1 for n in numbers if 3617 <= n <= 3666)
     assert (
         first
         + second
@@ -257,6 +258,7 @@ def test_the_benchmark_splits_a_half_by_sample(capsys):
         + seventy_third
         + seventy_fourth
         + seventy_fifth
+        + seventy_sixth
         == len(numbers)
     )
     assert f"files 001-163: {first} logs" in out and f"files 164-205: {second} logs" in out
@@ -329,3 +331,4 @@ def test_the_benchmark_splits_a_half_by_sample(capsys):
     assert f"files 3467-3516: {seventy_third} logs" in out
     assert f"files 3517-3566: {seventy_fourth} logs" in out
     assert f"files 3567-3616: {seventy_fifth} logs" in out
+    assert f"files 3617-3666: {seventy_sixth} logs" in out
