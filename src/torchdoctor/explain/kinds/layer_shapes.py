@@ -179,7 +179,38 @@ _BROADCAST = R(
 )
 
 
+# a rotary position embedding's frame in the traceback (Megatron's and NeMo's rope_utils.py / rotary_pos_embedding.py,
+# transformers' apply_rotary_pos_emb): the elementwise product of the hidden states and the rotary table
+ROTARY_FRAME = R(
+    r"(?P<rotary_frame>rotary_pos_embedding\.py|rope_utils\.py|line \d+, in _?apply_rotary_pos_emb\w{0,20})"
+)
+
+
+def _sequence_split(hits: list[Hit], ctx: Context) -> int:
+    """How many times one operand's size holds the other's (2 or more) when a rotary embedding's product failed:
+    the rotary table and the hidden states counting the sequence over different numbers of ranks; else 0."""
+    a, b = first(hits, "a"), first(hits, "b")
+    if "rotary_frame" not in ctx.facts or not a or not b:
+        return 0
+    big, small = max(int(a), int(b)), min(int(a), int(b))
+    return big // small if small > 1 and big % small == 0 and big // small > 1 else 0
+
+
 def _broadcast(hits: list[Hit], ctx: Context) -> tuple[str, str]:
+    split = _sequence_split(hits, ctx)
+    if split:
+        return (
+            f"a rotary position embedding multiplied hidden states and a rotary table that disagree in dimension "
+            f"{first(hits, 'dim')} ({first(hits, 'a')} against {first(hits, 'b')}, {split} times): one counts the "
+            "whole sequence and the other one rank's share of it, as when sequence or context parallelism splits "
+            "the sequence across ranks and the rotary embedding does not split its table (NeMo's before "
+            "NVIDIA/NeMo#6178 under sequence_parallel)" + on_ranks(hits),
+            "Run a release of the library whose rotary embedding supports the parallelism you turned on (NeMo: "
+            "one with NVIDIA/NeMo#6178 for model.sequence_parallel=True), or turn it off (sequence_parallel=False, "
+            "a context-parallel size of 1) until then. A rotary embedding of your own under sequence or context "
+            "parallelism must slice cos/sin (or the position ids) to the rank's part of the sequence, at the "
+            "rank's offset, where the hidden states are split.",
+        )
     if first(hits, "a"):
         what = (
             f"two tensors combined elementwise differ in dimension {first(hits, 'dim')} ({first(hits, 'a')} "
@@ -317,4 +348,6 @@ RECOGNISERS = (LAYER_INPUT_SIZE, BROADCAST_SIZE_MISMATCH, CONV_INPUT_CHANNELS, C
 CONTEXT = (
     ("linear", LINEAR_IN_TRACEBACK),
     ("collate", IN_COLLATE),
+    ("rotary", ROTARY_FRAME),
+    ("rope_utils", ROTARY_FRAME),
 )

@@ -18,6 +18,7 @@ the script prints it:
 - transformers' ``pipeline()`` given a task name it does not list;
 - timm's ``create_model``: an architecture without weights; a model name or a weights tag the installed timm does
   not register;
+- torchtune's dataset builders asked to pack (``packed=True``) with a tokenizer that has no ``max_seq_len``;
 - TRL's SFTTrainer refusing to guess the text column (its GRPO checks, a Trainer's own, are ``trainer_arguments``);
 - diffusers' pipelines (``check_inputs``) and training examples' ``parse_args`` / ``main`` checks (dataset columns,
   prior preservation's class images, trained weights loaded in half precision);
@@ -227,6 +228,15 @@ REFUSALS = (
         "argument (YOLOv5's train.py options such as image_weights or multi_scale spelled its way, renamed keys such "
         "as smoothing -> label_smoothing); yolo cfg prints the valid ones.",
     ),
+    # torchtune's dataset builders (torchtune/datasets/_alpaca.py, _chat.py, _instruct.py, _text_completion.py, ...,
+    # from 0.3) with packed=True: PackedDataset packs to the tokenizer's max_seq_len, which the config left unset
+    (
+        "PackedDataset requires a max_seq_len to be set on the tokenizer",
+        "dataset.packed=True packs the samples into PackedDataset rows of tokenizer.max_seq_len tokens, and the "
+        "tokenizer was built without max_seq_len (null in the recipe's config): set it, tokenizer.max_seq_len=2048 "
+        "in the config or on the command line (tune run ... tokenizer.max_seq_len=2048; the length you train at, at "
+        "most the model's context), or set dataset.packed=False.",
+    ),
     # the first line of PEFT's refusal where the message is wrapped after "is not supported. " (its module named
     # there, the list of supported layers on the next line: microsoft/LMOps#105)
     ("Target module ", _TARGET_TYPE),
@@ -295,6 +305,7 @@ TEMPLATES = (
     "third_party:transformers-pipeline-unknown-task",
     "third_party:ignite-checkpoint-require-empty-keyword",
     "third_party:ignite-disksaver-files-already-present",
+    "third_party:torchtune-packed-dataset-requires-max-seq-len",
 )
 
 

@@ -37,6 +37,7 @@ from torchdoctor.explain.kinds import (
     simulators,
     trainer_data_releases,
     trl_checks,
+    varlen_attention,
     version_refusals,
     zero3_params,
 )
@@ -942,6 +943,8 @@ def _release_bug(hits: list[Hit], ctx: Context) -> tuple[str, str]:
         return _zero3_plain_dict(hits)
     if any(first(hits, key) for key in precision_releases.FACTS):
         return precision_releases.explain(hits)
+    if any(first(hits, key) for key in varlen_attention.FACTS):
+        return varlen_attention.explain(hits)
     if first(hits, "megatron_softmax"):
         return kernel_release_bugs.megatron_softmax(hits)
     if first(hits, "cudnn_sdpa_no_plan"):
@@ -1075,6 +1078,8 @@ LIBRARY_RELEASE_BUG = Recogniser(
         # low-precision code of a release that mixed up a dtype: Transformer Engine's GEMM output under
         # fuse_wgrad_accumulation, a gradient of another dtype than its parameter (kinds/precision_releases.py)
         *precision_releases.ANCHORS,
+        # flash-attn's varlen kernel refusing the packed batch's sequence offsets (kinds/varlen_attention.py)
+        *varlen_attention.ANCHORS,
         # MidiTok 2.1.0-2.1.6 tokenizing unknown chords its vocabulary lacks (kinds/midi_tokenizers.py)
         *midi_tokenizers.ANCHORS,
         # DeepSpeed ZeRO-3's optimizer given parameters ZeRO-3 never partitioned (kinds/zero3_params.py)
@@ -1124,6 +1129,8 @@ LIBRARY_RELEASE_BUG = Recogniser(
         + "|"
         + precision_releases.REFUSED.pattern
         + "|"
+        + varlen_attention.REFUSED.pattern
+        + "|"
         + midi_tokenizers.REFUSED.pattern
         + "|"
         + zero3_params.REFUSED.pattern
@@ -1160,6 +1167,7 @@ LIBRARY_RELEASE_BUG = Recogniser(
         *trl_checks.TEMPLATES,
         *kernel_release_bugs.TEMPLATES,
         *precision_releases.TEMPLATES,
+        *varlen_attention.TEMPLATES,
         *midi_tokenizers.TEMPLATES,
         *zero3_params.TEMPLATES,
         *research_code.TEMPLATES,
@@ -1181,6 +1189,7 @@ LIBRARY_RELEASE_BUG = Recogniser(
         trl_checks.REFUSED,
         kernel_release_bugs.REFUSED,
         precision_releases.REFUSED,
+        varlen_attention.REFUSED,
         midi_tokenizers.REFUSED,
         zero3_params.REFUSED,
         research_code.REFUSED,
