@@ -8,10 +8,8 @@ renders them. Statuses: ``ok`` (all is well), ``warn`` (works, but something wil
 from __future__ import annotations
 
 import codecs
-import contextlib
 import json
 import os
-from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -103,18 +101,6 @@ def make_console(stderr: bool = False):
 
     plain = os.environ.get("NO_COLOR", "") != ""
     return Console(stderr=stderr, color_system=None if plain else "auto")
-
-
-@contextlib.contextmanager
-def status_line(text: str) -> Iterator[Callable[[str], None]]:
-    """A spinner on stderr saying what is being done, while the block runs; it yields a function that
-    changes the text. Nothing is shown when stderr is not a terminal (logs, pipes, CI)."""
-    console = make_console(stderr=True)
-    if not console.is_terminal:
-        yield lambda _text: None
-        return
-    with console.status(text) as status:
-        yield lambda said: status.update(said)
 
 
 def render_human(findings: list[Finding], console=None, verbose: bool = False) -> None:

@@ -32,8 +32,8 @@ def check(
     """Run every check that applies to this machine and print one report."""
     from torchdoctor.checks import AREAS, discover, pick, run_checks, select_areas
     from torchdoctor.errors import BadInput, require_folder
-    from torchdoctor.findings import status_line
     from torchdoctor.net.options import require_stage_timeout
+    from torchdoctor.status_line import status_line
 
     require_folder("--root", root)
     require_stage_timeout("--timeout", timeout, maximum=3600)

@@ -23,8 +23,9 @@ def report_command(
 ) -> None:
     """Print a Markdown report to paste into a GitHub issue: versions, GPUs, packages, findings, env vars."""
     from torchdoctor.checks import discover, run_checks, select_areas
-    from torchdoctor.findings import exit_code, status_line
+    from torchdoctor.findings import exit_code
     from torchdoctor.report import make_report, make_report_json
+    from torchdoctor.status_line import status_line
 
     if output is not None:
         require_writable_file("-o", output)  # now, not after every check has run

@@ -10,13 +10,11 @@ built outside ``Accelerator``, ``_check_initialized``, ``__getattr__`` after ``_
 
 from __future__ import annotations
 
-import re
-
-from torchdoctor.explain.recognisers import Context, Hit, Recogniser, merged, on_ranks
+from torchdoctor.explain.recognisers import Context, Hit, Pattern, Recogniser, merged, on_ranks
 
 FAMILY = "a library refusing its settings"
 
-R = re.compile
+R = Pattern  # compiled where a log first needs it (recognisers.Pattern)
 
 
 def _accelerate_order(hits: list[Hit], ctx: Context) -> tuple[str, str]:

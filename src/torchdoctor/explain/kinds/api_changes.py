@@ -65,13 +65,12 @@ for the builtin `{n}`"). What each name did, and when, is from the libraries' so
 
 from __future__ import annotations
 
-import re
-
 from torchdoctor.explain.kinds import api_keywords
+from torchdoctor.explain.recognisers import Pattern
 
 FAMILY = "library releases that disagree with the code"
 
-R = re.compile
+R = Pattern  # compiled where a log first needs it (recognisers.Pattern)
 
 LIGHTNING_FLAGS = {
     "gpus": "devices=<the same number> (with accelerator='gpu')",

@@ -13,13 +13,11 @@ only ever likely, and needs DDP or a BatchNorm backward in the log to be said at
 
 from __future__ import annotations
 
-import re
-
-from torchdoctor.explain.recognisers import Alternative, Context, Hit, Recogniser, first, on_ranks
+from torchdoctor.explain.recognisers import Alternative, Context, Hit, Pattern, Recogniser, first, on_ranks
 
 FAMILY = "DDP, FSDP and where tensors are"
 
-R = re.compile
+R = Pattern  # compiled where a log first needs it (recognisers.Pattern)
 
 # the message wraps in some consoles: the shape is read from the line and the ones after it
 _SAVED = R(

@@ -44,6 +44,7 @@ import re
 from torchdoctor.explain.recognisers import (
     Context,
     Hit,
+    Pattern,
     Recogniser,
     called_from_own_code,
     first,
@@ -53,7 +54,7 @@ from torchdoctor.explain.recognisers import (
 
 FAMILY = "a script's own mistakes"
 
-R = re.compile
+R = Pattern  # compiled where a log first needs it (recognisers.Pattern)
 # "[torch.cuda.FloatTensor [64, 128]], which is output 0 of ReluBackward0, is at version 2" (1.5+; wraps in
 # some consoles)
 SAVED_TENSOR = R(

@@ -25,11 +25,11 @@ from torchdoctor.explain.kinds import (
     wheel_tags,
 )
 from torchdoctor.explain.kinds import compiler as diagnostics
-from torchdoctor.explain.recognisers import Alternative, Context, Hit, Recogniser, merged, on_ranks
+from torchdoctor.explain.recognisers import Alternative, Context, Hit, Pattern, Recogniser, merged, on_ranks
 
 FAMILY = "builds and installs"
 
-R = re.compile
+R = Pattern  # compiled where a log first needs it (recognisers.Pattern)
 
 
 # -- building CUDA extensions -------------------------------------------------------------------------

@@ -27,13 +27,12 @@ each one names. The messages are catalogued in ``catalog/build_tools.tsv``, each
 
 from __future__ import annotations
 
-import re
-
 from torchdoctor.explain.kinds import toolkits
+from torchdoctor.explain.recognisers import Pattern
 
 FAMILY = "builds and installs"
 
-R = re.compile
+R = Pattern  # compiled where a log first needs it (recognisers.Pattern)
 
 TEMPLATES = (
     "build_tools:error-unsupported-gnu-version-gcc-versions",

@@ -20,13 +20,11 @@ The message with such a path says the folder may not be written (certain); which
 
 from __future__ import annotations
 
-import re
-
-from torchdoctor.explain.recognisers import Context, Hit, Recogniser, first, on_ranks
+from torchdoctor.explain.recognisers import Context, Hit, Pattern, Recogniser, first, on_ranks
 
 FAMILY = "the machine and its operating system"
 
-R = re.compile
+R = Pattern  # compiled where a log first needs it (recognisers.Pattern)
 
 # the caches, by a piece of their default path: (what writes it, the variable that moves it)
 _CACHES = (

@@ -16,6 +16,7 @@ from torchdoctor.explain.recognisers import (
     Alternative,
     Context,
     Hit,
+    Pattern,
     Recogniser,
     first,
     has_fact,
@@ -25,7 +26,7 @@ from torchdoctor.explain.recognisers import (
 
 FAMILY = "checkpoints and pretrained models"
 
-R = re.compile
+R = Pattern  # compiled where a log first needs it (recognisers.Pattern)
 
 # the wrappers whose attribute name ends up in front of every key of a state dict saved through them
 PREFIXES = (

@@ -28,6 +28,7 @@ from torchdoctor.explain.recognisers import (
     Alternative,
     Context,
     Hit,
+    Pattern,
     Recogniser,
     first,
     has_fact,
@@ -37,7 +38,7 @@ from torchdoctor.explain.recognisers import (
 
 FAMILY = "checkpoints and pretrained models"
 
-R = re.compile
+R = Pattern  # compiled where a log first needs it (recognisers.Pattern)
 
 # facts that say the cause outright: the loader named the parent folder, the checkpoint has no ZeRO state, a
 # universal load found no converted checkpoint, FSDP shards resumed without FSDP, merge-weights named the subfolder,

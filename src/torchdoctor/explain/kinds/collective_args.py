@@ -12,14 +12,12 @@ not what mp.spawn hands its processes.
 
 from __future__ import annotations
 
-import re
-
 from torchdoctor.explain.kinds.refusal_table import describe_refusal, refused
-from torchdoctor.explain.recognisers import Context, Hit, Recogniser, first, on_ranks
+from torchdoctor.explain.recognisers import Context, Hit, Pattern, Recogniser, first, on_ranks
 
 FAMILY = "NCCL and collectives"
 
-R = re.compile
+R = Pattern  # compiled where a log first needs it (recognisers.Pattern)
 
 # (fact, what was wrong, the call's right form)
 _CLASSES = (

@@ -17,6 +17,7 @@ from torchdoctor.explain.recognisers import (
     Alternative,
     Context,
     Hit,
+    Pattern,
     Recogniser,
     first,
     merged,
@@ -25,7 +26,7 @@ from torchdoctor.explain.recognisers import (
 
 FAMILY = "rendezvous and network"
 
-R = re.compile
+R = Pattern  # compiled where a log first needs it (recognisers.Pattern)
 
 NCCL_DEBUG_HINT = (
     "NCCL_DEBUG=INFO torchdoctor net --nccl-debug   # shows each rank's transport and the failing call"

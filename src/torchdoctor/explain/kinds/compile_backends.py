@@ -17,11 +17,11 @@ from __future__ import annotations
 
 import re
 
-from torchdoctor.explain.recognisers import Context, Hit, Recogniser, merged, on_ranks
+from torchdoctor.explain.recognisers import Context, Hit, Pattern, Recogniser, merged, on_ranks
 
 FAMILY = "builds and installs"
 
-R = re.compile
+R = Pattern  # compiled where a log first needs it (recognisers.Pattern)
 
 WINDOWS = R(r"(?P<on_windows>[A-Z]:\\|\bWindows\b|\bwin_amd64\b|\bWinError\b)")
 

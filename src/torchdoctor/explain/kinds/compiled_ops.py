@@ -33,11 +33,11 @@ Two more such extensions, each built by hand in the repository's own folder (``I
 
 from __future__ import annotations
 
-import re
+from torchdoctor.explain.recognisers import Pattern
 
 FAMILY = "builds and installs"
 
-R = re.compile
+R = Pattern  # compiled where a log first needs it (recognisers.Pattern)
 
 TEMPLATES = (
     "third_party:deformable-detr-msda-not-built",

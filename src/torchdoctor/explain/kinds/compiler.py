@@ -26,9 +26,11 @@ from __future__ import annotations
 
 import re
 
+from torchdoctor.explain.recognisers import Pattern
+
 FAMILY = "builds and installs"
 
-R = re.compile
+R = Pattern  # compiled where a log first needs it (recognisers.Pattern)
 
 # gcc/clang/MSVC: an #include that the search path lacks (system:gcc-missing-header, system:clang-header-not-found,
 # system:msvc-cannot-open-include)

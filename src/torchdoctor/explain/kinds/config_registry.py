@@ -19,13 +19,11 @@ renamed). The log does not say which: likely only, the second reading named.
 
 from __future__ import annotations
 
-import re
-
-from torchdoctor.explain.recognisers import Alternative, Context, Hit, Recogniser, first, on_ranks
+from torchdoctor.explain.recognisers import Alternative, Context, Hit, Pattern, Recogniser, first, on_ranks
 
 FAMILY = "a library refusing its settings"
 
-R = re.compile
+R = Pattern  # compiled where a log first needs it (recognisers.Pattern)
 
 MMCV_REGISTRIES = (
     "models",

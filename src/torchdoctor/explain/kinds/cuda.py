@@ -12,6 +12,7 @@ from torchdoctor.explain.recognisers import (
     Alternative,
     Context,
     Hit,
+    Pattern,
     Recogniser,
     first,
     merged,
@@ -21,7 +22,7 @@ from torchdoctor.explain.recognisers import (
 
 FAMILY = "drivers and GPUs"
 
-R = re.compile
+R = Pattern  # compiled where a log first needs it (recognisers.Pattern)
 _SIZE = r"(?P<{0}>\d+(?:\.\d+)?) ?(?P<{0}_unit>[KMGTPE]?i?B)\b"
 
 

@@ -27,9 +27,11 @@ from __future__ import annotations
 
 import re
 
+from torchdoctor.explain.recognisers import Pattern
+
 FAMILY = "drivers and GPUs"
 
-R = re.compile
+R = Pattern  # compiled where a log first needs it (recognisers.Pattern)
 
 KERNEL_FAULTS = (
     "an illegal memory access was encountered",

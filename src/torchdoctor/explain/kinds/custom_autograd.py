@@ -20,14 +20,12 @@
 
 from __future__ import annotations
 
-import re
-
 from torchdoctor.explain.kinds import research_code
-from torchdoctor.explain.recognisers import Context, Hit, Recogniser, first, library_call, on_ranks
+from torchdoctor.explain.recognisers import Context, Hit, Pattern, Recogniser, first, library_call, on_ranks
 
 FAMILY = "a script's own mistakes"
 
-R = re.compile
+R = Pattern  # compiled where a log first needs it (recognisers.Pattern)
 
 GRADIENT_COUNT = R(
     r"function (?P<grad_function>\w{1,120}) returned an incorrect number of gradients \(expected "

@@ -48,13 +48,11 @@ other, and any function of the code's own that returned None prints the same wor
 
 from __future__ import annotations
 
-import re
-
-from torchdoctor.explain.recognisers import Alternative, Context, Hit, Recogniser, first, on_ranks
+from torchdoctor.explain.recognisers import Alternative, Context, Hit, Pattern, Recogniser, first, on_ranks
 
 FAMILY = "data loading"
 
-R = re.compile
+R = Pattern  # compiled where a log first needs it (recognisers.Pattern)
 
 # a full-width colon where the message was retyped in a Chinese input method
 _MISSING = R(

@@ -17,11 +17,17 @@ import re
 from dataclasses import replace
 
 from torchdoctor.explain.kinds.refusal_table import describe_refusal, refused
-from torchdoctor.explain.recognisers import Alternative, Recogniser, called_from_own_code, library_call
+from torchdoctor.explain.recognisers import (
+    Alternative,
+    Pattern,
+    Recogniser,
+    called_from_own_code,
+    library_call,
+)
 
 FAMILY = "data loading"
 
-R = re.compile
+R = Pattern  # compiled where a log first needs it (recognisers.Pattern)
 
 # (fact, what went wrong, how to build it instead)
 _CLASSES = (

@@ -11,13 +11,11 @@ the builtin datasets the library registers on import (``coco_2017_train``, ``voc
 
 from __future__ import annotations
 
-import re
-
-from torchdoctor.explain.recognisers import Context, Hit, Recogniser, first, on_ranks
+from torchdoctor.explain.recognisers import Context, Hit, Pattern, Recogniser, first, on_ranks
 
 FAMILY = "data loading"
 
-R = re.compile
+R = Pattern  # compiled where a log first needs it (recognisers.Pattern)
 
 
 def _twice(hits: list[Hit], ctx: Context) -> tuple[str, str]:

@@ -22,13 +22,11 @@ The recognisers of the two kinds read these (``index_ranges.LABEL_OUT_OF_RANGE``
 
 from __future__ import annotations
 
-import re
-
-from torchdoctor.explain.recognisers import Hit, first, on_ranks
+from torchdoctor.explain.recognisers import Hit, Pattern, first, on_ranks
 
 FAMILY = "data loading"
 
-R = re.compile
+R = Pattern  # compiled where a log first needs it (recognisers.Pattern)
 
 # the class ids (label_out_of_range): YOLOv5's assertion and ultralytics 8's per-image check
 CLASS_TEMPLATES = (

@@ -20,13 +20,11 @@ same for all (rebuild from fresh downloads, or skip the checks when the new file
 
 from __future__ import annotations
 
-import re
-
-from torchdoctor.explain.recognisers import Context, Hit, Recogniser, first, on_ranks
+from torchdoctor.explain.recognisers import Context, Hit, Pattern, Recogniser, first, on_ranks
 
 FAMILY = "data loading"
 
-R = re.compile
+R = Pattern  # compiled where a log first needs it (recognisers.Pattern)
 
 _WHAT = {
     "checksums": "a downloaded file's checksum is not the one recorded",

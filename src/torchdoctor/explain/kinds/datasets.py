@@ -17,11 +17,11 @@ from __future__ import annotations
 import re
 
 from torchdoctor.explain.kinds import dataset_labels, detection_boxes, image_files, media_reads, raster_reads
-from torchdoctor.explain.recognisers import Alternative, Context, Hit, Recogniser, first, on_ranks
+from torchdoctor.explain.recognisers import Alternative, Context, Hit, Pattern, Recogniser, first, on_ranks
 
 FAMILY = "data loading"
 
-R = re.compile
+R = Pattern  # compiled where a log first needs it (recognisers.Pattern)
 
 # where the failing code ran: a DataLoader worker (its traceback re-raised in the main process, or the worker's
 # own frame) and the default collate (its frame, or its name in the message's traceback)

@@ -18,11 +18,11 @@ import re
 from torchdoctor.explain.kinds import deepspeed_engine_refusals, framework_refusals
 from torchdoctor.explain.kinds.refusal_table import one_line, refusal_in, refusal_pattern
 from torchdoctor.explain.quote import quote
-from torchdoctor.explain.recognisers import Alternative, Context, Hit, Recogniser, merged, on_ranks
+from torchdoctor.explain.recognisers import Alternative, Context, Hit, Pattern, Recogniser, merged, on_ranks
 
 FAMILY = "a library refusing its settings"
 
-R = re.compile
+R = Pattern  # compiled where a log first needs it (recognisers.Pattern)
 
 
 # DeepSpeed's own refusals of a config that does not fit the script (deepspeed/runtime/engine.py, config.py),

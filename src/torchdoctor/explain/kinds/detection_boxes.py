@@ -13,11 +13,11 @@ only beside the flip.
 
 from __future__ import annotations
 
-import re
+from torchdoctor.explain.recognisers import Pattern
 
 FAMILY = "data loading"
 
-R = re.compile
+R = Pattern  # compiled where a log first needs it (recognisers.Pattern)
 
 ANCHOR = "assert (boxes[:, 2] >= boxes[:, 0]).all()"
 TEMPLATE = "third_party:rcnn-flipped-boxes-inverted"

@@ -16,13 +16,11 @@ warn_only=True)'. You can file an issue ...") and the run goes on: not read as a
 
 from __future__ import annotations
 
-import re
-
-from torchdoctor.explain.recognisers import Context, Hit, Recogniser, first, on_ranks
+from torchdoctor.explain.recognisers import Context, Hit, Pattern, Recogniser, first, on_ranks
 
 FAMILY = "numerics and precision"
 
-R = re.compile
+R = Pattern  # compiled where a log first needs it (recognisers.Pattern)
 
 # the op's name as the kernel passes it (an identifier, or "_histc_xpu with floating point input"), and the switch
 _REFUSED = R(

@@ -11,11 +11,11 @@ from __future__ import annotations
 
 import re
 
-from torchdoctor.explain.recognisers import Context, Hit, Recogniser, first, has_fact, on_ranks
+from torchdoctor.explain.recognisers import Context, Hit, Pattern, Recogniser, first, has_fact, on_ranks
 
 FAMILY = "checkpoints and pretrained models"
 
-R = re.compile
+R = Pattern  # compiled where a log first needs it (recognisers.Pattern)
 
 # a download in the log: torch.hub's progress line and frames, urllib's urlopen/urlretrieve, model zoos
 CONTEXT: tuple[tuple[str, re.Pattern], ...] = tuple(

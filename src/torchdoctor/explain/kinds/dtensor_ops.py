@@ -17,14 +17,12 @@ an update or local tensors).
 
 from __future__ import annotations
 
-import re
-
 from torchdoctor.explain.kinds.tensor_misuse import OPERATOR_REFUSAL
-from torchdoctor.explain.recognisers import Alternative, Context, Hit, Recogniser, first, on_ranks
+from torchdoctor.explain.recognisers import Alternative, Context, Hit, Pattern, Recogniser, first, on_ranks
 
 FAMILY = "DDP, FSDP and where tensors are"
 
-R = re.compile
+R = Pattern  # compiled where a log first needs it (recognisers.Pattern)
 
 
 def _inplace_placement(hits: list[Hit], ctx: Context) -> tuple[str, str]:

@@ -26,11 +26,20 @@ from __future__ import annotations
 
 import re
 
-from torchdoctor.explain.recognisers import Alternative, Context, Hit, Recogniser, first, has_fact, on_ranks
+from torchdoctor.explain.recognisers import (
+    Alternative,
+    Context,
+    Hit,
+    Pattern,
+    Recogniser,
+    first,
+    has_fact,
+    on_ranks,
+)
 
 FAMILY = "the machine and its operating system"
 
-R = re.compile
+R = Pattern  # compiled where a log first needs it (recognisers.Pattern)
 
 # matplotlib in the log: its modules, pyplot, a backend's name
 CONTEXT: tuple[tuple[str, re.Pattern], ...] = tuple(

@@ -28,11 +28,11 @@ negative signal number Python's ``subprocess`` and torchrun report):
 
 from __future__ import annotations
 
-import re
+from torchdoctor.explain.recognisers import Pattern
 
 FAMILY = "launchers and schedulers"
 
-R = re.compile
+R = Pattern  # compiled where a log first needs it (recognisers.Pattern)
 
 ANCHORS = (
     "exits with return code = ",  # deepspeed/launcher/launch.py sigkill_handler

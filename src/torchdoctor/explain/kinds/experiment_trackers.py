@@ -18,13 +18,11 @@ out of reach, and a transient one recovers: likely.
 
 from __future__ import annotations
 
-import re
-
-from torchdoctor.explain.recognisers import Context, Hit, Recogniser, merged, on_ranks
+from torchdoctor.explain.recognisers import Context, Hit, Pattern, Recogniser, merged, on_ranks
 
 FAMILY = "a library refusing its settings"
 
-R = re.compile
+R = Pattern  # compiled where a log first needs it (recognisers.Pattern)
 
 
 def _no_key(hits: list[Hit], ctx: Context) -> tuple[str, str]:

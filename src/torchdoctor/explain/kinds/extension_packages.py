@@ -68,11 +68,11 @@ built for another torch; `explain` names the package's own way to the build that
 
 from __future__ import annotations
 
-import re
+from torchdoctor.explain.recognisers import Pattern
 
 FAMILY = "builds and installs"
 
-R = re.compile
+R = Pattern  # compiled where a log first needs it (recognisers.Pattern)
 
 TEMPLATES = (
     "third_party:pyg-compiled-with-different-cuda-versions",

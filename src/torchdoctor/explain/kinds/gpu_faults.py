@@ -13,13 +13,11 @@ SIGKILL: the process waits inside a driver or a file system, which no signal int
 
 from __future__ import annotations
 
-import re
-
-from torchdoctor.explain.recognisers import Alternative, Context, Hit, Recogniser, merged, on_ranks
+from torchdoctor.explain.recognisers import Alternative, Context, Hit, Pattern, Recogniser, merged, on_ranks
 
 FAMILY = "drivers and GPUs"
 
-R = re.compile
+R = Pattern  # compiled where a log first needs it (recognisers.Pattern)
 
 
 def _hardware(hits: list[Hit], ctx: Context) -> tuple[str, str]:

@@ -11,8 +11,6 @@ torch 1.x-2.x.
 
 from __future__ import annotations
 
-import re
-
 from torchdoctor.explain.kinds.comm import (
     NCCL_DEBUG_HINT,
     NCCL_WARN_HINTS,
@@ -21,6 +19,7 @@ from torchdoctor.explain.recognisers import (
     Alternative,
     Context,
     Hit,
+    Pattern,
     Recogniser,
     merged,
     on_ranks,
@@ -28,7 +27,7 @@ from torchdoctor.explain.recognisers import (
 
 FAMILY = "drivers and GPUs"
 
-R = re.compile
+R = Pattern  # compiled where a log first needs it (recognisers.Pattern)
 
 
 def _duplicate_gpu(hits: list[Hit], ctx: Context) -> tuple[str, str]:

@@ -14,14 +14,12 @@ likely, the library's release named after them.
 
 from __future__ import annotations
 
-import re
-
 from torchdoctor.explain.kinds.tensor_misuse import OPERATOR_REFUSAL
-from torchdoctor.explain.recognisers import Context, Hit, Recogniser, on_ranks
+from torchdoctor.explain.recognisers import Context, Hit, Pattern, Recogniser, on_ranks
 
 FAMILY = "a script's own mistakes"
 
-R = re.compile
+R = Pattern  # compiled where a log first needs it (recognisers.Pattern)
 
 
 def _inference(hits: list[Hit], ctx: Context) -> tuple[str, str]:

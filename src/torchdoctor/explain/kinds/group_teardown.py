@@ -11,13 +11,11 @@ DataLoader worker's call is re-raised in the main process under the same prefix:
 
 from __future__ import annotations
 
-import re
-
-from torchdoctor.explain.recognisers import Alternative, Context, Hit, Recogniser, on_ranks
+from torchdoctor.explain.recognisers import Alternative, Context, Hit, Pattern, Recogniser, on_ranks
 
 FAMILY = "NCCL and collectives"
 
-R = re.compile
+R = Pattern  # compiled where a log first needs it (recognisers.Pattern)
 
 
 def _destroyed(hits: list[Hit], ctx: Context) -> tuple[str, str]:

@@ -43,11 +43,11 @@ from __future__ import annotations
 
 import re
 
-from torchdoctor.explain.recognisers import Alternative, Context, Hit, Recogniser, first, on_ranks
+from torchdoctor.explain.recognisers import Alternative, Context, Hit, Pattern, Recogniser, first, on_ranks
 
 FAMILY = "data loading"
 
-R = re.compile
+R = Pattern  # compiled where a log first needs it (recognisers.Pattern)
 
 # datasets' map in the log: its frames in arrow_dataset.py (map, _map_single), or the map progress bar
 MAP_SEEN = R(r"(?P<saw_datasets_map>datasets[/\\]arrow_dataset\.py|\bMap(?: \(num_proc=\d+\))?: +\d{1,3}%)")

@@ -10,13 +10,11 @@ dataset '<name>': <the offline error>" (2.6 on). The message says the Hub was no
 
 from __future__ import annotations
 
-import re
-
-from torchdoctor.explain.recognisers import Context, Hit, Recogniser, first, on_ranks
+from torchdoctor.explain.recognisers import Context, Hit, Pattern, Recogniser, first, on_ranks
 
 FAMILY = "data loading"
 
-R = re.compile
+R = Pattern  # compiled where a log first needs it (recognisers.Pattern)
 
 
 def _unreachable(hits: list[Hit], ctx: Context) -> tuple[str, str]:

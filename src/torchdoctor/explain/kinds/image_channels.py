@@ -14,11 +14,20 @@ from __future__ import annotations
 
 import re
 
-from torchdoctor.explain.recognisers import Alternative, Context, Hit, Recogniser, first, merged, on_ranks
+from torchdoctor.explain.recognisers import (
+    Alternative,
+    Context,
+    Hit,
+    Pattern,
+    Recogniser,
+    first,
+    merged,
+    on_ranks,
+)
 
 FAMILY = "data loading"
 
-R = re.compile
+R = Pattern  # compiled where a log first needs it (recognisers.Pattern)
 
 SHAPES = R(
     r"output with shape \[1, (?P<image_hw>\d+, \d+)\] doesn't match the broadcast shape "

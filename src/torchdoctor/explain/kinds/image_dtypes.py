@@ -10,13 +10,11 @@ from a PIL image; ``ConvertImageDtype``, v2's ``ToDtype(torch.float32, scale=Tru
 
 from __future__ import annotations
 
-import re
-
-from torchdoctor.explain.recognisers import Context, Hit, Recogniser, first, on_ranks
+from torchdoctor.explain.recognisers import Context, Hit, Pattern, Recogniser, first, on_ranks
 
 FAMILY = "data loading"
 
-R = re.compile
+R = Pattern  # compiled where a log first needs it (recognisers.Pattern)
 
 
 def _not_float(hits: list[Hit], ctx: Context) -> tuple[str, str]:

@@ -22,13 +22,11 @@ The messages are torchvision's type checks and PyTorch's argument parser:
 
 from __future__ import annotations
 
-import re
-
-from torchdoctor.explain.recognisers import Alternative, Context, Hit, Recogniser, first, on_ranks
+from torchdoctor.explain.recognisers import Alternative, Context, Hit, Pattern, Recogniser, first, on_ranks
 
 FAMILY = "data loading"
 
-R = re.compile
+R = Pattern  # compiled where a log first needs it (recognisers.Pattern)
 
 _TRANSPOSE = "transpose() received an invalid combination of arguments - got ("
 _GOT = R(

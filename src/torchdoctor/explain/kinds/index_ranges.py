@@ -30,14 +30,12 @@
 
 from __future__ import annotations
 
-import re
-
 from torchdoctor.explain.kinds import dataset_labels
-from torchdoctor.explain.recognisers import Alternative, Context, Hit, Recogniser, first, on_ranks
+from torchdoctor.explain.recognisers import Alternative, Context, Hit, Pattern, Recogniser, first, on_ranks
 
 FAMILY = "a script's own mistakes"
 
-R = re.compile
+R = Pattern  # compiled where a log first needs it (recognisers.Pattern)
 
 
 def _one_hot(hits: list[Hit]) -> tuple[str, str]:

@@ -42,11 +42,11 @@ from __future__ import annotations
 import re
 
 from torchdoctor.explain.kinds import wheel_tags
-from torchdoctor.explain.recognisers import Context, Hit
+from torchdoctor.explain.recognisers import Context, Hit, Pattern
 
 FAMILY = "builds and installs"
 
-R = re.compile
+R = Pattern  # compiled where a log first needs it (recognisers.Pattern)
 
 # -- requirements that exclude each other (dependency_version) ----------------------------------------------
 

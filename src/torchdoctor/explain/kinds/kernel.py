@@ -10,13 +10,11 @@ same check on the machine itself.
 
 from __future__ import annotations
 
-import re
-
-from torchdoctor.explain.recognisers import Context, Hit, Recogniser, merged, on_ranks
+from torchdoctor.explain.recognisers import Context, Hit, Pattern, Recogniser, merged, on_ranks
 
 FAMILY = "the machine and its operating system"
 
-R = re.compile
+R = Pattern  # compiled where a log first needs it (recognisers.Pattern)
 
 
 def _kernel(hits: list[Hit], ctx: Context) -> tuple[str, str]:

@@ -21,11 +21,11 @@ from torchdoctor.explain.kinds import (
 )
 from torchdoctor.explain.kinds.comm import ENV_ERROR_RAISED
 from torchdoctor.explain.kinds.versions import SUBMODULE
-from torchdoctor.explain.recognisers import Alternative, Context, Hit, Recogniser, merged, on_ranks
+from torchdoctor.explain.recognisers import Alternative, Context, Hit, Pattern, Recogniser, merged, on_ranks
 
 FAMILY = "launchers and schedulers"
 
-R = re.compile
+R = Pattern  # compiled where a log first needs it (recognisers.Pattern)
 
 LAUNCHER_OPTIONS = r"-m torch\.distributed\.(?:launch|run)|--nproc[_-]per[_-]node|--nnodes|--master[_-]port|--master[_-]addr|--node[_-]rank"
 

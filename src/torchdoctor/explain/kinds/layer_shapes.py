@@ -32,11 +32,11 @@ import re
 
 from torchdoctor.explain.kinds import fp8_shapes
 from torchdoctor.explain.kinds.tensor_misuse import OPERATOR_REFUSAL
-from torchdoctor.explain.recognisers import Alternative, Context, Hit, Recogniser, first, on_ranks
+from torchdoctor.explain.recognisers import Alternative, Context, Hit, Pattern, Recogniser, first, on_ranks
 
 FAMILY = "a script's own mistakes"
 
-R = re.compile
+R = Pattern  # compiled where a log first needs it (recognisers.Pattern)
 
 _MATMUL = R(
     r"mat1 and mat2 shapes cannot be multiplied \((?P<rows>\d+)x(?P<got>\d+) and (?P<built>\d+)x(?P<out>\d+)\)|"

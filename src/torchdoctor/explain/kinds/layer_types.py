@@ -17,9 +17,11 @@ from __future__ import annotations
 
 import re
 
+from torchdoctor.explain.recognisers import Pattern
+
 FAMILY = "a script's own mistakes"
 
-R = re.compile
+R = Pattern  # compiled where a log first needs it (recognisers.Pattern)
 
 # each device's spellings of a tensor type in the message
 _ON = {

@@ -18,14 +18,12 @@ definition): likely, the library's release named after them.
 
 from __future__ import annotations
 
-import re
-
 from torchdoctor.explain.kinds.tensor_misuse import OPERATOR_REFUSAL
-from torchdoctor.explain.recognisers import Context, Hit, Recogniser, first, on_ranks
+from torchdoctor.explain.recognisers import Context, Hit, Pattern, Recogniser, first, on_ranks
 
 FAMILY = "a script's own mistakes"
 
-R = re.compile
+R = Pattern  # compiled where a log first needs it (recognisers.Pattern)
 
 
 def _too_small(hits: list[Hit], ctx: Context) -> tuple[str, str]:

@@ -13,11 +13,11 @@ from __future__ import annotations
 
 import re
 
-from torchdoctor.explain.recognisers import Alternative, Context, Hit, Recogniser, first, on_ranks
+from torchdoctor.explain.recognisers import Alternative, Context, Hit, Pattern, Recogniser, first, on_ranks
 
 FAMILY = "builds and installs"
 
-R = re.compile
+R = Pattern  # compiled where a log first needs it (recognisers.Pattern)
 
 # glibc elf/dl-lookup.c prints "undefined symbol: %s%s%s", the symbol's version after ", version ": a CUDA
 # library asking for a symbol of a companion library (CUDA 12's cuSPARSE links against libnvJitLink, cuBLAS

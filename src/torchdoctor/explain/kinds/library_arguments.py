@@ -47,11 +47,11 @@ from __future__ import annotations
 import re
 
 from torchdoctor.explain.kinds.refusal_table import describe_refusal, refusal_pattern
-from torchdoctor.explain.recognisers import Alternative, Context, Hit, Recogniser, first, on_ranks
+from torchdoctor.explain.recognisers import Alternative, Context, Hit, Pattern, Recogniser, first, on_ranks
 
 FAMILY = "a library refusing its settings"
 
-R = re.compile
+R = Pattern  # compiled where a log first needs it (recognisers.Pattern)
 
 _INPUT_IDS = (
     "The model's forward() was not given input_ids (or inputs_embeds): call it with the tokenizer's output unpacked, "

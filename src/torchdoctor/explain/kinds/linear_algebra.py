@@ -17,13 +17,11 @@ LAPACK reports apart ("... because the input matrix contained non-finite values"
 
 from __future__ import annotations
 
-import re
-
-from torchdoctor.explain.recognisers import Alternative, Context, Hit, Recogniser, first, on_ranks
+from torchdoctor.explain.recognisers import Alternative, Context, Hit, Pattern, Recogniser, first, on_ranks
 
 FAMILY = "numerics and precision"
 
-R = re.compile
+R = Pattern  # compiled where a log first needs it (recognisers.Pattern)
 
 # the op's name (linalg.cholesky, torch.linalg_cholesky, svd_cuda) and the batch element, when printed
 _FAILED = R(

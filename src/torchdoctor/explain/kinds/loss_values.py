@@ -21,14 +21,12 @@ All are refusals of what the caller passed, which a library's own code can pass 
 
 from __future__ import annotations
 
-import re
-
 from torchdoctor.explain.kinds.tensor_misuse import OPERATOR_REFUSAL
-from torchdoctor.explain.recognisers import Context, Hit, Recogniser, first, on_ranks
+from torchdoctor.explain.recognisers import Context, Hit, Pattern, Recogniser, first, on_ranks
 
 FAMILY = "a script's own mistakes"
 
-R = re.compile
+R = Pattern  # compiled where a log first needs it (recognisers.Pattern)
 
 
 def _class_weights(hits: list[Hit], ctx: Context) -> tuple[str, str]:

@@ -16,11 +16,11 @@ from __future__ import annotations
 
 import re
 
-from torchdoctor.explain.recognisers import Alternative, Context, Hit, Recogniser, first, on_ranks
+from torchdoctor.explain.recognisers import Alternative, Context, Hit, Pattern, Recogniser, first, on_ranks
 
 FAMILY = "numerics and precision"
 
-R = re.compile
+R = Pattern  # compiled where a log first needs it (recognisers.Pattern)
 
 _WHERE_NODE = R(r"grad_fn=<(?P<where_node>S?WhereBackward\d?)>")
 # a printed tensor holding nan that is not the where's own output (that line shows its grad_fn): a gradient

@@ -9,13 +9,11 @@ fine, the reader is the wrong one.
 
 from __future__ import annotations
 
-import re
-
-from torchdoctor.explain.recognisers import Context, Hit, Recogniser, on_ranks
+from torchdoctor.explain.recognisers import Context, Hit, Pattern, Recogniser, on_ranks
 
 FAMILY = "data loading"
 
-R = re.compile
+R = Pattern  # compiled where a log first needs it (recognisers.Pattern)
 
 
 def _v73(hits: list[Hit], ctx: Context) -> tuple[str, str]:

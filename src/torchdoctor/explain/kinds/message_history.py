@@ -62,24 +62,30 @@ def load() -> dict[str, tuple[list[str], list[Row]]]:
     return {p: (releases, [Row(p, *c) for c in rows]) for p, (releases, rows) in read_table(TABLE, 5).items()}
 
 
-def _pattern(message: str) -> tuple[str, re.Pattern] | None:
+def _pattern(message: str) -> tuple[str, str] | None:
     """(the longest literal piece, the pattern of the message's first line as printed) — values may be anything
     on one line; None when the literal text is too short to say which message it is."""
     line = " ".join(message.splitlines()[0].split()) if message else ""
     pieces = _PLACEHOLDER.split(line)
     if len("".join(pieces).strip()) < 20:
         return None
-    pattern = r"[^\n]{0,300}?".join(re.escape(p) for p in pieces)
-    return max(pieces, key=len), re.compile(pattern)
+    return max(pieces, key=len), r"[^\n]{0,300}?".join(re.escape(p) for p in pieces)
 
 
 @cache
-def _patterns(package: str) -> list[tuple[str, re.Pattern, Row]]:
+def _compiled(pattern: str) -> re.Pattern:
+    """``pattern`` compiled the first time a message holds its literal piece: a package's table has hundreds of
+    rows, and compiling them all cost each `explain` a third of a second before any was needed."""
+    return re.compile(pattern)
+
+
+@cache
+def _patterns(package: str) -> list[tuple[str, str, Row]]:
     found = []
     for row in load().get(package, ([], []))[1]:
-        compiled = _pattern(row.message)
-        if compiled is not None:
-            found.append((*compiled, row))
+        piece_and_pattern = _pattern(row.message)
+        if piece_and_pattern is not None:
+            found.append((*piece_and_pattern, row))
     return found
 
 
@@ -88,7 +94,7 @@ def find(package: str, message: str, alone: bool = False) -> Row | None:
     message counts), else None."""
     text = " ".join(message.split())
     for piece, pattern, row in _patterns(package):
-        if piece in text and pattern.match(text):
+        if piece in text and _compiled(pattern).match(text):
             if alone and len("".join(_PLACEHOLDER.split(row.message.splitlines()[0]))) < QUOTED_ALONE:
                 continue
             return row

@@ -18,13 +18,11 @@ that form says only that the file is gone: likely.
 
 from __future__ import annotations
 
-import re
-
-from torchdoctor.explain.recognisers import Context, Hit, Recogniser, first, has_fact, on_ranks
+from torchdoctor.explain.recognisers import Context, Hit, Pattern, Recogniser, first, has_fact, on_ranks
 
 FAMILY = "a library refusing its settings"
 
-R = re.compile
+R = Pattern  # compiled where a log first needs it (recognisers.Pattern)
 
 # evaluate's own refusals, and a missing cache file under its default experiment id (a CPython error line)
 _SHARED = R(

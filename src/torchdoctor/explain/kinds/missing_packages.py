@@ -25,13 +25,11 @@ dependency_version and build.py's no_matching_wheel.
 
 from __future__ import annotations
 
-import re
-
-from torchdoctor.explain.recognisers import Facts
+from torchdoctor.explain.recognisers import Facts, Pattern
 
 FAMILY = "builds and installs"
 
-R = re.compile
+R = Pattern  # compiled where a log first needs it (recognisers.Pattern)
 
 # the library words transformers' messages use, where pip's name differs from them lowered
 PIP_NAME = {"sklearn": "scikit-learn"}

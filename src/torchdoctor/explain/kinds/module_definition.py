@@ -12,11 +12,10 @@ with a library's release named.
 
 from __future__ import annotations
 
-import re
-
 from torchdoctor.explain.recognisers import (
     Context,
     Hit,
+    Pattern,
     Recogniser,
     library_call,
     merged,
@@ -25,7 +24,7 @@ from torchdoctor.explain.recognisers import (
 
 FAMILY = "a script's own mistakes"
 
-R = re.compile
+R = Pattern  # compiled where a log first needs it (recognisers.Pattern)
 
 # containers that hold modules but have no forward of their own: calling one is the usual "missing forward"
 _CONTAINERS = ("ModuleList", "ModuleDict", "ParameterList", "ParameterDict")

@@ -14,13 +14,11 @@ name or prefix, validation that had not run yet, a metric logged on some ranks o
 
 from __future__ import annotations
 
-import re
-
-from torchdoctor.explain.recognisers import Context, Hit, Recogniser, first, on_ranks
+from torchdoctor.explain.recognisers import Context, Hit, Pattern, Recogniser, first, on_ranks
 
 FAMILY = "a library refusing its settings"
 
-R = re.compile
+R = Pattern  # compiled where a log first needs it (recognisers.Pattern)
 
 _MONITOR = R(
     r"ModelCheckpoint\(monitor=(?P<q>['\"])(?P<monitor>[^'\"\n]{1,200})(?P=q)\)`? (?:could not find the monitored key "

@@ -21,6 +21,7 @@ from torchdoctor.explain.recognisers import (
     Alternative,
     Context,
     Hit,
+    Pattern,
     Recogniser,
     merged,
     on_ranks,
@@ -28,7 +29,7 @@ from torchdoctor.explain.recognisers import (
 
 FAMILY = "NCCL and collectives"
 
-R = re.compile
+R = Pattern  # compiled where a log first needs it (recognisers.Pattern)
 
 
 def _system_error(hits: list[Hit], ctx: Context) -> tuple[str, str]:

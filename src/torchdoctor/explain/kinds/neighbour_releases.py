@@ -63,11 +63,11 @@ companion: versions.py's ``dependency_version`` leads with either).
 
 from __future__ import annotations
 
-import re
+from torchdoctor.explain.recognisers import Pattern
 
 FAMILY = "library releases that disagree with the code"
 
-R = re.compile
+R = Pattern  # compiled where a log first needs it (recognisers.Pattern)
 
 YAML_LOADER = "() missing 1 required positional argument: 'Loader'"
 TENSORBOARD = "TensorBoard logging requires TensorBoard "

@@ -10,13 +10,11 @@ more than 16,777,216 values.
 
 from __future__ import annotations
 
-import re
-
-from torchdoctor.explain.recognisers import Context, Hit, Recogniser, on_ranks
+from torchdoctor.explain.recognisers import Context, Hit, Pattern, Recogniser, on_ranks
 
 FAMILY = "numerics and precision"
 
-R = re.compile
+R = Pattern  # compiled where a log first needs it (recognisers.Pattern)
 
 
 def _quantile(hits: list[Hit], ctx: Context) -> tuple[str, str]:

@@ -26,15 +26,13 @@ tensors" where advanced indexing takes int32 too, so there the index is a float)
 
 from __future__ import annotations
 
-import re
-
 from torchdoctor.explain.kinds import layer_types
 from torchdoctor.explain.kinds.tensor_misuse import OPERATOR_REFUSAL
-from torchdoctor.explain.recognisers import Alternative, Context, Hit, Recogniser, first, on_ranks
+from torchdoctor.explain.recognisers import Alternative, Context, Hit, Pattern, Recogniser, first, on_ranks
 
 FAMILY = "numerics and precision"
 
-R = re.compile
+R = Pattern  # compiled where a log first needs it (recognisers.Pattern)
 
 _FLOAT = r"(?:Float|Half|Double|BFloat16|float|half|double|c10::Half|c10::BFloat16|bfloat16)"
 _MIXED = R(

@@ -23,13 +23,11 @@ fix to choose bf16-mixed with DeepSpeed). The message names its cause; certain."
 
 from __future__ import annotations
 
-import re
-
-from torchdoctor.explain.recognisers import Context, Hit, Recogniser, first, on_ranks
+from torchdoctor.explain.recognisers import Context, Hit, Pattern, Recogniser, first, on_ranks
 
 FAMILY = "a library refusing its settings"
 
-R = re.compile
+R = Pattern  # compiled where a log first needs it (recognisers.Pattern)
 
 # the option each release's check names, and what turns the sampling off in it
 _SAMPLING_OFF = {

@@ -13,13 +13,11 @@ key=value overrides): likely only, that reading named.
 
 from __future__ import annotations
 
-import re
-
-from torchdoctor.explain.recognisers import Alternative, Context, Hit, Recogniser, first, on_ranks
+from torchdoctor.explain.recognisers import Alternative, Context, Hit, Pattern, Recogniser, first, on_ranks
 
 FAMILY = "builds and installs"
 
-R = re.compile
+R = Pattern  # compiled where a log first needs it (recognisers.Pattern)
 
 HYDRA_AMBIGUOUS = R(
     r"(?:(?P<hydra_prog>[\w.\-/]{1,100}): error: )?ambiguous option: --(?P<hydra_option>[\w-]{1,40}) could match "

@@ -24,6 +24,7 @@ from torchdoctor.explain.recognisers import (
     Alternative,
     Context,
     Hit,
+    Pattern,
     Recogniser,
     called_from_own_code,
     first,
@@ -34,7 +35,7 @@ from torchdoctor.explain.recognisers import (
 
 FAMILY = "DDP, FSDP and where tensors are"
 
-R = re.compile
+R = Pattern  # compiled where a log first needs it (recognisers.Pattern)
 
 # torch/nn/parallel/distributed.py (DDP's device_ids check) and torch/distributed/tensor/_dispatch.py
 DDP_DEVICE_IDS = "device_ids and output_device arguments only work with single-device"

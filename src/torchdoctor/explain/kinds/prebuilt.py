@@ -40,10 +40,11 @@ from __future__ import annotations
 import re
 
 from torchdoctor.explain.kinds import wheel_tags
+from torchdoctor.explain.recognisers import Pattern
 
 FAMILY = "builds and installs"
 
-R = re.compile
+R = Pattern  # compiled where a log first needs it (recognisers.Pattern)
 
 TEMPLATES = (
     "build_tools:importerror-version-glibc-not-found-required",

@@ -12,14 +12,12 @@ sub-group whose ranks the run does not have (a parallel layout larger than the p
 
 from __future__ import annotations
 
-import re
-
 from torchdoctor.explain.kinds.refusal_table import describe_refusal, refused
-from torchdoctor.explain.recognisers import Recogniser
+from torchdoctor.explain.recognisers import Pattern, Recogniser
 
 FAMILY = "NCCL and collectives"
 
-R = re.compile
+R = Pattern  # compiled where a log first needs it (recognisers.Pattern)
 
 TWICE_FIX = (
     "init_process_group ran a second time in this process: the script and a framework that already made the "

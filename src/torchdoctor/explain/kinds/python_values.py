@@ -8,11 +8,10 @@ number, are `tensor_misuse`'s `numpy_requires_grad` and `item_non_scalar`.)
 
 from __future__ import annotations
 
-import re
-
 from torchdoctor.explain.recognisers import (
     Context,
     Hit,
+    Pattern,
     Recogniser,
     called_from_own_code,
     library_call,
@@ -21,7 +20,7 @@ from torchdoctor.explain.recognisers import (
 
 FAMILY = "a script's own mistakes"
 
-R = re.compile
+R = Pattern  # compiled where a log first needs it (recognisers.Pattern)
 
 
 def _condition(hits: list[Hit], ctx: Context) -> tuple[str, str]:

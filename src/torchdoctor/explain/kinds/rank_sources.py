@@ -20,14 +20,12 @@ kinds/launchers.py reads it as a likely ``rank_env_missing``, this kind named se
 
 from __future__ import annotations
 
-import re
-
 from torchdoctor.explain.quote import quote
-from torchdoctor.explain.recognisers import Context, Hit, Recogniser, merged, on_ranks
+from torchdoctor.explain.recognisers import Context, Hit, Pattern, Recogniser, merged, on_ranks
 
 FAMILY = "launchers and schedulers"
 
-R = re.compile
+R = Pattern  # compiled where a log first needs it (recognisers.Pattern)
 
 
 def _conflicting(hits: list[Hit], ctx: Context) -> tuple[str, str]:

@@ -10,17 +10,15 @@ The message texts are torch's (``torch/csrc/distributed/c10d/ProcessGroupNCCL.cp
 
 from __future__ import annotations
 
-import re
-
 from torchdoctor.explain.kinds import exits
 from torchdoctor.explain.kinds.comm import GLOO_TIMEOUT, LAST_WORK, PEER_CLOSED, WATCHDOG_HINT
 from torchdoctor.explain.quote import quote
-from torchdoctor.explain.recognisers import Alternative, Context, Hit, Recogniser, first, on_ranks
+from torchdoctor.explain.recognisers import Alternative, Context, Hit, Pattern, Recogniser, first, on_ranks
 from torchdoctor.rank_list import who
 
 FAMILY = "NCCL and collectives"
 
-R = re.compile
+R = Pattern  # compiled where a log first needs it (recognisers.Pattern)
 
 
 def _seconds(ms) -> str:

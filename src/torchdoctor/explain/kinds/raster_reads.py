@@ -22,11 +22,11 @@ from __future__ import annotations
 
 import re
 
-from torchdoctor.explain.recognisers import Alternative, Hit, first, on_ranks
+from torchdoctor.explain.recognisers import Alternative, Hit, Pattern, first, on_ranks
 
 FAMILY = "data loading"
 
-R = re.compile
+R = Pattern  # compiled where a log first needs it (recognisers.Pattern)
 
 TEMPLATES = (
     "third_party:libtiff-read-error-at-scanline",

@@ -9,13 +9,11 @@ once (they wait their turn): that form is only likely a request no node can ever
 
 from __future__ import annotations
 
-import re
-
-from torchdoctor.explain.recognisers import Context, Hit, Recogniser, merged, on_ranks
+from torchdoctor.explain.recognisers import Context, Hit, Pattern, Recogniser, merged, on_ranks
 
 FAMILY = "launchers and schedulers"
 
-R = re.compile
+R = Pattern  # compiled where a log first needs it (recognisers.Pattern)
 
 
 def _resources(hits: list[Hit], ctx: Context) -> tuple[str, str]:

@@ -13,13 +13,11 @@ its own fix). A relative import that climbs above the top-level package
 
 from __future__ import annotations
 
-import re
-
-from torchdoctor.explain.recognisers import Context, Hit, Recogniser, on_ranks
+from torchdoctor.explain.recognisers import Context, Hit, Pattern, Recogniser, on_ranks
 
 FAMILY = "launchers and schedulers"
 
-R = re.compile
+R = Pattern  # compiled where a log first needs it (recognisers.Pattern)
 
 
 def _relative_import(hits: list[Hit], ctx: Context) -> tuple[str, str]:

@@ -89,10 +89,11 @@ from __future__ import annotations
 import re
 
 from torchdoctor.explain.first_failure import Raised
+from torchdoctor.explain.recognisers import Pattern
 
 FAMILY = "library releases that disagree with the code"
 
-R = re.compile
+R = Pattern  # compiled where a log first needs it (recognisers.Pattern)
 
 # a version as the assertion prints it: a string, or digit_version's list or tuple
 _VERSION = r"(?:\[[\d, ]{1,40}\]|\([\d, ]{1,40}\)|\d[\w.]{0,30}\w|\d)"

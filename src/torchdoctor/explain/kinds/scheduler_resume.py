@@ -11,14 +11,12 @@ path): likely, that release named after it.
 
 from __future__ import annotations
 
-import re
-
 from torchdoctor.explain.kinds.tensor_misuse import OPERATOR_REFUSAL
-from torchdoctor.explain.recognisers import Context, Hit, Recogniser, first, on_ranks
+from torchdoctor.explain.recognisers import Context, Hit, Pattern, Recogniser, first, on_ranks
 
 FAMILY = "checkpoints and pretrained models"
 
-R = re.compile
+R = Pattern  # compiled where a log first needs it (recognisers.Pattern)
 
 
 def _initial_lr(hits: list[Hit], ctx: Context) -> tuple[str, str]:

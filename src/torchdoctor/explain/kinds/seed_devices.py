@@ -16,13 +16,11 @@ likely, that reading named.
 
 from __future__ import annotations
 
-import re
-
-from torchdoctor.explain.recognisers import Alternative, Hit, on_ranks
+from torchdoctor.explain.recognisers import Alternative, Hit, Pattern, on_ranks
 
 FAMILY = "drivers and GPUs"
 
-R = re.compile
+R = Pattern  # compiled where a log first needs it (recognisers.Pattern)
 
 # the frame of torch's own manual_seed_all (torch_npu, XPU and MPS have their own random.py) and the line of its
 # callback that indexes the generators, as a traceback prints them

@@ -23,11 +23,11 @@ name another release of the maps spells otherwise: read by launchers.py's broken
 
 from __future__ import annotations
 
-import re
+from torchdoctor.explain.recognisers import Pattern
 
 FAMILY = "builds and installs"
 
-R = re.compile
+R = Pattern  # compiled where a log first needs it (recognisers.Pattern)
 
 # -- read by versions.py's dependency_version (the installed releases disagreeing)
 TEMPLATE = "system:object-has-no-attribute"

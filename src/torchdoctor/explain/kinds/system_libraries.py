@@ -12,13 +12,11 @@ environment's lib/pkgconfig, /usr/local). The message names the library; the rea
 
 from __future__ import annotations
 
-import re
-
-from torchdoctor.explain.recognisers import Context, Hit, Recogniser, first, on_ranks
+from torchdoctor.explain.recognisers import Context, Hit, Pattern, Recogniser, first, on_ranks
 
 FAMILY = "builds and installs"
 
-R = re.compile
+R = Pattern  # compiled where a log first needs it (recognisers.Pattern)
 
 # Debian/Ubuntu's development packages for the names training stacks' builds ask pkg-config for
 _DEV_PACKAGES = {

@@ -45,6 +45,7 @@ from torchdoctor.explain.recognisers import (
     Alternative,
     Context,
     Hit,
+    Pattern,
     Recogniser,
     called_from_own_code,
     first,
@@ -54,7 +55,7 @@ from torchdoctor.explain.recognisers import (
 
 FAMILY = "a script's own mistakes"
 
-R = re.compile
+R = Pattern  # compiled where a log first needs it (recognisers.Pattern)
 
 # Another reading of an operator's refusal of its inputs (shapes, dtypes): the message says what the operator was
 # given, not whose code gave it. In a user's paste the values often come from a library's own model or pipeline,

@@ -13,11 +13,11 @@ from __future__ import annotations
 
 import re
 
-from torchdoctor.explain.recognisers import Alternative, Context, Hit, Recogniser, merged, on_ranks
+from torchdoctor.explain.recognisers import Alternative, Context, Hit, Pattern, Recogniser, merged, on_ranks
 
 FAMILY = "data loading"
 
-R = re.compile
+R = Pattern  # compiled where a log first needs it (recognisers.Pattern)
 
 TOKENIZER = R(r"(?P<saw_tokenizer>tokenization_utils_fast|tokenizers[/\\]|\b[Tt]okeni[sz]ers?\b)")
 

@@ -14,6 +14,7 @@ from torchdoctor.explain.recognisers import (
     Alternative,
     Context,
     Hit,
+    Pattern,
     Recogniser,
     called_from_own_code,
     first,
@@ -24,7 +25,7 @@ from torchdoctor.explain.recognisers import (
 
 FAMILY = "DDP, FSDP and where tensors are"
 
-R = re.compile
+R = Pattern  # compiled where a log first needs it (recognisers.Pattern)
 
 
 def _nan(hits: list[Hit], ctx: Context) -> tuple[str, str]:

@@ -18,11 +18,11 @@ from __future__ import annotations
 import re
 
 from torchdoctor.explain.kinds.refusal_table import describe_refusal, refusal_pattern
-from torchdoctor.explain.recognisers import Alternative, Context, Hit, Recogniser, first
+from torchdoctor.explain.recognisers import Alternative, Context, Hit, Pattern, Recogniser, first
 
 FAMILY = "a library refusing its settings"
 
-R = re.compile
+R = Pattern  # compiled where a log first needs it (recognisers.Pattern)
 
 _EVAL_STEPS = (
     "With eval_strategy / save_strategy / logging_strategy 'steps', give the matching --eval_steps / --save_steps / "

@@ -50,13 +50,12 @@ leads with either).
 
 from __future__ import annotations
 
-import re
-
 from torchdoctor.explain.kinds import api_history
+from torchdoctor.explain.recognisers import Pattern
 
 FAMILY = "library releases that disagree with the code"
 
-R = re.compile
+R = Pattern  # compiled where a log first needs it (recognisers.Pattern)
 
 _Q = "'"
 # what pandas 2.0 removed from DataFrame and Series, and what replaces it

@@ -42,11 +42,20 @@ from torchdoctor.explain.kinds import (
     zero3_params,
 )
 from torchdoctor.explain.kinds.refusal_table import one_line, refusal_in, refusal_pattern
-from torchdoctor.explain.recognisers import Alternative, Context, Hit, Recogniser, first, merged, on_ranks
+from torchdoctor.explain.recognisers import (
+    Alternative,
+    Context,
+    Hit,
+    Pattern,
+    Recogniser,
+    first,
+    merged,
+    on_ranks,
+)
 
 FAMILY = "library releases that disagree with the code"
 
-R = re.compile
+R = Pattern  # compiled where a log first needs it (recognisers.Pattern)
 
 # the libraries' releases that changed what code calls, a module each holding a table of them (its CHANGE
 # pattern, ANCHORS, GENERIC, TEMPLATES and change(); those after the first also decisive()), tried in this order

@@ -14,13 +14,11 @@ says which way the numbers differ.
 
 from __future__ import annotations
 
-import re
-
-from torchdoctor.explain.recognisers import Context, Hit, Recogniser, first, on_ranks
+from torchdoctor.explain.recognisers import Context, Hit, Pattern, Recogniser, first, on_ranks
 
 FAMILY = "data loading"
 
-R = re.compile
+R = Pattern  # compiled where a log first needs it (recognisers.Pattern)
 
 _COUNTS = R(
     r"(?P<media>Image|Video) features and (?:image|video) tokens do not match"

@@ -10,13 +10,11 @@ left") is not read here: the rank's own traceback in the log is its cause.
 
 from __future__ import annotations
 
-import re
-
-from torchdoctor.explain.recognisers import Context, Hit, Recogniser, first, has_fact
+from torchdoctor.explain.recognisers import Context, Hit, Pattern, Recogniser, first, has_fact
 
 FAMILY = "NCCL and collectives"
 
-R = re.compile
+R = Pattern  # compiled where a log first needs it (recognisers.Pattern)
 
 HEAD = "torchdoctor: hang: no progress for "
 CULPRIT = "Culprit: rank(s) "

@@ -11,14 +11,12 @@ does not fit ``device_mesh_config``.)
 
 from __future__ import annotations
 
-import re
-
 from torchdoctor.explain.kinds.refusal_table import describe_refusal
-from torchdoctor.explain.recognisers import Alternative, Context, Hit, Recogniser, on_ranks
+from torchdoctor.explain.recognisers import Alternative, Context, Hit, Pattern, Recogniser, on_ranks
 
 FAMILY = "DDP, FSDP and where tensors are"
 
-R = re.compile
+R = Pattern  # compiled where a log first needs it (recognisers.Pattern)
 
 # (fact, what went wrong, what to do instead)
 _CLASSES = (
