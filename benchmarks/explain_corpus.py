@@ -31,6 +31,7 @@ from pathlib import Path
 
 from torchdoctor.explain.diagnose import explain
 
+REACHED = "your code reached it at "  # verdict.py's line naming the user's frame
 UNRECOGNISED = "log.unrecognised"
 
 
@@ -109,7 +110,10 @@ def measure(folders: list[Path], only: tuple[int, int] | None = None) -> dict[st
                 for t in groups:
                     t.misses.append(f"{path}: {label.kind}: explain raised {type(e).__name__}: {e}")
                 continue
-            fix = (lead.fix or "").lower()
+            # the user's line the fix quotes from the log is not advice: its words do not count as recalled
+            fix = "\n".join(
+                line for line in (lead.fix or "").lower().splitlines() if not line.startswith(REACHED)
+            )
             hit = [w for w in label.keywords if w.lower() in fix]
             right = lead.id == f"log.{label.kind}"
             named = right or f"log.{label.kind}" in lead.details.get("alternatives", [])

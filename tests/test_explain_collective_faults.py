@@ -48,6 +48,9 @@ def test_a_broadcast_from_a_rank_outside_the_world_names_the_src_on_this_torch(t
     assert found.id == "log.collective_arguments", (found.summary, stderr[-2000:])
     assert "invalid root rank: 1" in found.summary and "src / dst" in found.summary
     assert "0 to world_size - 1" in found.fix
+    # the user's line the refusal came through, from the traceback (tests/test_explain_users_line.py)
+    assert found.details["frame"] == f"{tmp_path / 'train.py'}:11 in main", found.details
+    assert found.fix.endswith("dist.broadcast(torch.zeros(3), src=1).")
 
 
 def test_all_gather_object_of_a_lambda_is_the_object_collective_not_spawn_on_this_torch(tmp_path):

@@ -193,6 +193,14 @@ def findings(
                     f"\nThe run stopped on {initiating.text()} ({first_failure.where(initiating)}): unless it "
                     "follows from this, it is the cause; read it first."
                 )
+        reached = (
+            _users_line(kind_hits, raised or [], recogniser.span, first) if roles[kind] == "cause" else None
+        )
+        if reached is not None and "frame" not in details:
+            details["frame"] = str(reached.frame)  # the line of the user's code the error came through
+            if reached.code:
+                details["code"] = reached.code
+            fix += f"\nYour code reached it at {first_failure.where(reached)}."
         versions = {k: v for k, v in ctx.facts.items() if k.endswith("_version")}
         if versions:
             details["versions"] = versions  # what the log says it ran with, for the person reading -v
@@ -243,6 +251,19 @@ def _is_initiating(
         for vaguer in recogniser.absorbs
         for hit in (seen or {}).get(vaguer, [])
     )
+
+
+def _users_line(hits: list[Hit], raised: list[Raised], span: int, first: Raised | None) -> Raised | None:
+    """The exception a finding's lines are (its traceback, message or the lines it goes on in) whose traceback
+    passes through the user's own code: the one that stopped the run where it is one, else the earliest.
+    None where no traceback of the finding shows a frame of the user's (a launcher's summary, a bare line)."""
+    candidates = ([first] if first is not None else []) + sorted(raised, key=lambda r: r.order)
+    for candidate in candidates:
+        if candidate.frame is None or first_failure.is_library(candidate.frame.file):
+            continue  # (with no frame of the user's, `frame` is the innermost of all)
+        if any(_on(hit, link, span) for hit in hits for link in _chain(candidate)):
+            return candidate
+    return None
 
 
 def _chain(raised: Raised) -> list[Raised]:
