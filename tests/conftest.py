@@ -287,6 +287,18 @@ PROCESS_TESTS = {
         "test_a_refused_launch_never_imports_torch",
         "test_two_nodes_one_from_a_config_file_one_from_flags_run_the_script_as_python_would",
     },
+    "test_accelerate_without_gpus": {
+        "test_each_rank_accelerate_left_alone_says_so_and_the_fix_makes_one_job"
+    },
+    "test_init_waiting": {
+        "test_a_rank_whose_peer_never_comes_names_it_and_gives_up_at_the_debug_timeout",
+        "test_ctrl_c_stops_the_wait",
+        "test_two_ranks_started_by_hand_a_few_seconds_apart_meet_and_reduce",
+    },
+    "test_launch_ended_early": {
+        "test_a_rank_that_ends_while_the_other_trains_is_named_by_launch_debug",
+        "test_uneven_batches_under_model_join_finish_and_launch_says_nothing",
+    },
     "test_mpi_checks": {
         "test_diagnose_skips_the_sanity_run_when_ssh_fails",
         "test_mpirun_flavour_read_from_the_real_version_command",

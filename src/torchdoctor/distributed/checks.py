@@ -1,4 +1,4 @@
-"""``dist.*`` checks: debug mode and the timeouts in effect.
+"""``dist.*`` checks: debug mode and the timeouts in effect, and accelerate's config against this machine.
 
 Each check reads the environment a run would start with (``environ``, default ``os.environ``) and says
 whether a hang will be caught and reported, or will sit there until someone kills the job.
@@ -8,6 +8,9 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
+from pathlib import Path
+
+import yaml
 
 from torchdoctor import environment
 from torchdoctor.checks import verdict_of
@@ -224,3 +227,75 @@ def check_nccl_debug(environ: Mapping[str, str] | None = None) -> Finding:
             "export NCCL_DEBUG=INFO",
         )
     return verdict("ok", f"NCCL_DEBUG={level.upper()}", details)
+
+
+# accelerate's `distributed_type`s whose `accelerate launch` starts one process per GPU through torchrun
+# (accelerate/commands/launch.py: multi_gpu_launcher); in each, accelerate's state looks for a GPU and,
+# finding none, falls back to one process of its own: DistributedType.NO (accelerate/state.py).
+_GPU_LAUNCHES = ("MULTI_GPU", "FSDP", "MEGATRON_LM")
+
+
+def accelerate_config_file(environ: Mapping[str, str] | None = None) -> Path:
+    """Where ``accelerate config`` writes and ``accelerate launch`` reads its default config: accelerate's
+    ``$HF_HOME/accelerate/default_config.yaml`` (``HF_HOME`` defaults to ``$XDG_CACHE_HOME/huggingface``,
+    ``~/.cache/huggingface``)."""
+    environ = _environ(environ)
+    cache = environ.get("XDG_CACHE_HOME") or "~/.cache"
+    home = environ.get("HF_HOME") or os.path.join(cache, "huggingface")
+    return Path(os.path.expanduser(home)) / "accelerate" / "default_config.yaml"
+
+
+def check_accelerate_config(
+    environ: Mapping[str, str] | None = None, gpus: int | None = None
+) -> Finding | None:
+    """accelerate's default config against this machine: several processes asked for where `accelerate launch`
+    would start them each alone (a GPU launch without GPUs) or start one (CPU without mpirun)."""
+    verdict = verdict_of(check_accelerate_config)
+    path = accelerate_config_file(environ)
+    try:
+        config = yaml.safe_load(path.read_text())
+    except FileNotFoundError:
+        return None  # no `accelerate config` here: nothing to compare
+    except (OSError, UnicodeDecodeError, yaml.YAMLError) as error:
+        problem = str(error).splitlines()[0] if str(error) else type(error).__name__
+        return verdict("warn", f"accelerate's config {path} cannot be read: {problem}", {"path": str(path)},
+                       f"accelerate config   # writes {path} again")  # fmt: skip
+    if not isinstance(config, dict):
+        return None
+    kind = str(config.get("distributed_type", "NO"))
+    processes = config.get("num_processes", 1)
+    gpus = _gpus_torch_sees() if gpus is None else gpus
+    details = {"path": str(path), "distributed_type": kind, "num_processes": processes, "gpus": gpus}
+    if not isinstance(processes, int) or processes < 2 or config.get("num_machines", 1) not in (1, None):
+        return verdict("ok", f"accelerate's config {path}: {kind}, num_processes {processes}", details)
+    on_cpu = (
+        f"on CPU: ACCELERATE_USE_CPU=1 accelerate launch --multi_gpu --num_processes {processes} train.py "
+        "(each process then joins one gloo group as MULTI_CPU; Accelerator(cpu=True) in the script does the same)"
+    )
+    if kind in _GPU_LAUNCHES and gpus == 0:
+        return verdict(
+            "fail",
+            f"accelerate's config {path} says distributed_type: {kind} with num_processes: {processes}, and torch "
+            f"sees no GPU here: `accelerate launch` starts {processes} processes that each train alone "
+            "(accelerate falls back to DistributedType.NO, 1 process: no data split, no gradient sync) and exits 0",
+            details,
+            f"{on_cpu}; or run on the GPUs the config expects",
+        )
+    if kind == "MULTI_CPU" and not (config.get("mpirun_config") or {}).get("mpirun_hostfile"):
+        return verdict(
+            "fail",
+            f"accelerate's config {path} says distributed_type: MULTI_CPU with num_processes: {processes} and "
+            "no mpirun hostfile: `accelerate launch` starts one process (as with --cpu --num_processes "
+            f"{processes}); it starts several CPU processes only through mpirun",
+            details,
+            f"{on_cpu}; or give accelerate an mpirun hostfile (`accelerate config`: mpirun_config)",
+        )
+    return verdict("ok", f"accelerate's config {path}: {kind}, num_processes {processes}", details)
+
+
+def _gpus_torch_sees() -> int:
+    """GPUs (or other accelerators) torch sees in this process."""
+    import torch
+
+    counter = getattr(getattr(torch, "accelerator", None), "device_count", None)
+    return int(counter()) if counter is not None else torch.cuda.device_count()

@@ -33,13 +33,14 @@ from __future__ import annotations
 import functools
 import hashlib
 import json
+import os
 import sys
 import time
 from collections.abc import Callable, Mapping
 from typing import Any
 
 # `groups.job_store` is called through its module, never imported by name: the benchmarks replace it there
-from torchdoctor.distributed import agreement, debug_settings, fingerprint, groups, stacks
+from torchdoctor.distributed import agreement, debug_settings, fingerprint, groups, joining, stacks
 from torchdoctor.distributed.call_site import site_key, site_text
 from torchdoctor.distributed.debug_settings import debug_timeout
 from torchdoctor.distributed.groups import by_process_group, group_state, main_thread_inside
@@ -287,7 +288,10 @@ def _answer_where_i_am(dist: Any) -> None:
 def _answering_after(init_process_group: Callable) -> Callable:
     @functools.wraps(init_process_group)
     def wrapper(*args, **kwargs):
-        result = init_process_group(*args, **kwargs)
+        if joining.started_by_hand(kwargs, args, os.environ):  # no launcher gathered the ranks: wait aloud
+            result = joining.init_waiting_aloud(init_process_group, args, kwargs, debug_timeout(), os.environ)
+        else:
+            result = init_process_group(*args, **kwargs)
         import torch.distributed as dist
 
         _answer_where_i_am(dist)

@@ -85,6 +85,7 @@ def forget_groups() -> None:
     for watcher in watchers:
         watcher.stop()
     watchers.clear()
+    stacks.stop_responders()
     by_process_group.clear()
     by_key.clear()
 

@@ -172,6 +172,7 @@ def get_logger(name: str, log_level: str | int | None = None) -> RankLogger:
 
 
 def _rank_info() -> ranks.RankInfo:
+    ranks.say_if_alone_under_accelerate()  # accelerate left this rank alone: said before its first line
     # No process group can exist before torch.distributed is imported; avoid importing torch to log a line.
     if "torch.distributed" in sys.modules:
         return ranks.current()

@@ -187,6 +187,10 @@ def _dist():
     """``torch.distributed`` when there is a process group of two or more ranks, else None."""
     import torch.distributed as dist
 
+    from torchdoctor.distributed.ranks import say_if_alone_under_accelerate
+
+    say_if_alone_under_accelerate()  # accelerate's own collectives do nothing there: the ranks train alone
+
     if dist.is_available() and dist.is_initialized() and dist.get_world_size() > 1:
         return dist
     return None

@@ -3,12 +3,16 @@
 torchrun/accelerate/deepspeed set ``RANK``/``WORLD_SIZE``/``LOCAL_RANK``; SLURM ``srun`` sets ``SLURM_PROCID``/
 ``SLURM_NTASKS``/``SLURM_LOCALID``; Open MPI sets ``OMPI_COMM_WORLD_*``; MPICH/Intel MPI set ``PMI_RANK``/
 ``PMI_SIZE``/``MPI_LOCALRANKID``. An initialised process group wins over all of them.
+
+`say_if_alone_under_accelerate`: a process the launcher made one rank of several, which accelerate set up as a
+job of its own (a GPU launch that found no GPU), says so once.
 """
 
 from __future__ import annotations
 
 import os
 import socket
+import sys
 from collections.abc import Mapping
 from dataclasses import dataclass
 
@@ -91,3 +95,42 @@ def current(environ: Mapping[str, str] | None = None) -> RankInfo:
     except ImportError:
         pass
     return info
+
+
+_said_alone: list[bool] = []  # once said, never again in this process
+
+
+def alone_under_accelerate(environ: Mapping[str, str] | None = None) -> str:
+    """What to say when the launcher made this process one rank of several but accelerate's state has set it
+    up alone (``num_processes`` 1): what ``accelerate launch --multi_gpu`` gives on a machine without GPUs,
+    where accelerate falls back to ``DistributedType.NO`` in each process. "" otherwise (or before accelerate
+    has set itself up)."""
+    state = sys.modules.get("accelerate.state")
+    shared = getattr(getattr(state, "PartialState", None), "_shared_state", None)
+    if not isinstance(shared, dict) or shared.get("num_processes") != 1:
+        return ""
+    info = from_environment(environ)
+    if info.world_size < 2:
+        return ""
+    kind = shared.get("distributed_type")
+    kind = getattr(kind, "value", kind)
+    return (
+        f"torchdoctor: this process is rank {info.rank} of {info.world_size} for its launcher ({info.launcher}), "
+        f"but accelerate set it up alone (DistributedType.{kind}, num_processes 1), as it does when a GPU "
+        "launch (--multi_gpu, distributed_type: MULTI_GPU) finds no GPU: every process trains alone on all "
+        "the data and nothing is synchronised. On CPU: ACCELERATE_USE_CPU=1 accelerate launch --multi_gpu "
+        f"--num_processes {info.world_size} train.py (or Accelerator(cpu=True)); else run on the GPUs the "
+        "launch expects\n"
+    )
+
+
+def say_if_alone_under_accelerate(stream=None) -> None:
+    """Say `alone_under_accelerate` on ``stream`` (default stderr), once per process."""
+    if _said_alone:
+        return
+    text = alone_under_accelerate()
+    if text:
+        _said_alone.append(True)
+        stream = sys.stderr if stream is None else stream
+        stream.write(text)
+        stream.flush()

@@ -9,6 +9,7 @@ answer in a few seconds is dead, has debug mode off, or is stuck in code that ho
 
 from __future__ import annotations
 
+import atexit
 import json
 import sys
 import threading
@@ -30,7 +31,9 @@ last_checked: dict[str, tuple[int, str, str]] = {}
 # or, where set, a function that says it (debug mode's running fingerprints: every collective, not only checked)
 last_calls: Callable[[], dict[str, list]] | None = None
 _responders: dict[int, threading.Thread] = {}  # rank -> its answering thread
+_asked_through: dict[int, Any] = {}  # rank -> the connection that can ask its thread to stop
 _lock = threading.Lock()
+_STOP = "\0stop"  # the question that ends the answering thread
 
 
 def start_responder(store: Any, rank: int) -> None:
@@ -49,7 +52,29 @@ def start_responder(store: Any, rank: int) -> None:
             daemon=True,
         )
         _responders[rank] = thread
+        _asked_through[rank] = store
         thread.start()
+        if len(_responders) == 1:
+            atexit.register(stop_responders)
+
+
+def stop_responders(seconds: float = 2.0) -> None:
+    """End the answering threads (the process group is going away, or the process is): each is woken by
+    the stop question and given ``seconds`` to end. A thread still blocked in its store ``wait`` when the
+    interpreter shuts down ends the process with SIGABRT when that store goes (the rank that hosts it, in a
+    job started by hand, exits)."""
+    with _lock:
+        threads = list(_responders.items())
+        _responders.clear()
+        asked = dict(_asked_through)
+        _asked_through.clear()
+    for rank, thread in threads:
+        try:
+            asked[rank].set(f"{_PREFIX}/{rank}/ask", _STOP)
+        except Exception:  # noqa: BLE001 - the store has gone already: the thread has returned with it
+            continue
+        if thread is not threading.current_thread():
+            thread.join(seconds)
 
 
 def ask_all(
@@ -100,6 +125,8 @@ def _answer_forever(store: Any, rank: int, shared: bool) -> None:
                 store.wait([ask_key], timedelta(days=365))
             question = store.get(ask_key).decode(errors="replace")
             store.delete_key(ask_key)
+            if question == _STOP:
+                return
             last = dict(last_checked) if last_calls is None else last_calls()
             text = json.dumps({"stack": main_thread_stack(), "last": last})
             store.set(f"{_PREFIX}/{rank}/answer/{question}", text)

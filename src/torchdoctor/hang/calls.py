@@ -88,15 +88,25 @@ def open_ring(path: Path | str) -> None:
 
 def record_calls_on_import() -> None:
     """Wrap ``torch.distributed``'s collectives as soon as it is imported (or now, if it is)."""
+    when_imported(record_calls)
+
+
+def when_imported(then: Callable[[Any], None]) -> None:
+    """Call ``then(torch.distributed)`` as soon as it is imported (or now, if it is), before the script can
+    take a name from it."""
     dist = sys.modules.get("torch.distributed")
     if dist is not None and hasattr(dist, "all_reduce"):
-        record_calls(dist)
+        then(dist)
         return
-    sys.meta_path.insert(0, _WhenImported())
+    sys.meta_path.insert(0, _WhenImported(then))
 
 
 class _WhenImported(importlib.abc.MetaPathFinder):
-    """Finds nothing itself; when ``torch.distributed`` is found by the others, wraps it once loaded."""
+    """Finds nothing itself; when ``torch.distributed`` is found by the others, hands it to ``then`` once
+    loaded."""
+
+    def __init__(self, then: Callable[[Any], None]) -> None:
+        self.then = then
 
     def find_spec(self, name, path=None, target=None):
         if name != "torch.distributed":
@@ -110,7 +120,7 @@ class _WhenImported(importlib.abc.MetaPathFinder):
         def exec_module(module):
             load(module)
             if hasattr(module, "all_reduce"):
-                record_calls(module)
+                self.then(module)
 
         spec.loader.exec_module = exec_module
         return spec

@@ -18,8 +18,9 @@ from torchdoctor.explain.flight_recorder.records import from_calls
 from torchdoctor.hang.calls import read_calls
 from torchdoctor.hang.files import RankFiles, ranks_with_files, written_at
 from torchdoctor.hang.joined_verdict import mismatch_verdict
-from torchdoctor.hang.source import Frame, condition_on_chain, is_user_code
-from torchdoctor.hang.verdict import Verdict
+from torchdoctor.hang.places import collective_of
+from torchdoctor.hang.source import Frame, condition_on_chain, enclosing_loop, is_user_code
+from torchdoctor.hang.verdict import UNEVEN_ITERATIONS, Verdict
 from torchdoctor.rank_list import who
 
 # A collective that failed because a peer went away: the consequence, never the cause.
@@ -113,14 +114,14 @@ def failure_verdict(directory: Path, torchrun_output: str = "") -> Verdict | Non
             how, frames = ended
             where = _user_frame(frames) or where
             text = f"{_who(culprits)} ended itself with {how} at {where}, without a Python error"
-    elif causes:
+    elif not causes:  # every error was a lost peer: did a rank end while the others still trained?
+        return ended_early(directory, ranks, codes)
+    else:
         first, said = causes[0]
         culprits = [first]
         frames = [Frame(*f) for f in said.get("frames", [])]
         where = _user_frame(frames)
         text = f"rank {first} failed first: {said['error']}" + (f" at {where}" if where else "")
-    else:
-        return None
     victims = [r for r, _ in raised if r not in culprits]
     if victims:
         text += f". {_who(victims).capitalize()} failed after it, as its consequence (their collective lost its peer)"
@@ -133,6 +134,70 @@ def failure_verdict(directory: Path, torchrun_output: str = "") -> Verdict | Non
             f". {condition[0].file}:{condition[0].line} sits under a condition on the rank, {condition[1]}"
         )
     return Verdict(text + ".", "failed", culprits, where)
+
+
+def ended_early(directory: Path, ranks: list[int], codes: dict[int, int] | None = None) -> Verdict | None:
+    """The rank(s) whose script ended without an error of its own (returned, or ``sys.exit``) while the
+    others were still in a collective, which then failed for want of them (gloo: "Connection closed by
+    peer"; or at the timeout): the ranks ran different numbers of iterations. From each rank's
+    ``rank<N>.done``; ``codes`` are torchrun's exit codes (a rank it stopped, -15, is no cause), None where
+    they are not known. None when it is not that, or when a rank left nothing to tell (it died: another
+    story)."""
+    ended, waiting = [], []
+    for rank in ranks:
+        said = finished_with(RankFiles(directory, rank))
+        if said is None:
+            if codes is not None and codes.get(rank) == -15:
+                continue  # torchrun stopped it after the failure
+            return None
+        if not said.get("error"):
+            ended.append((rank, said))
+        elif _PEER_GONE.search(said["error"]):
+            waiting.append((rank, said))
+        else:
+            return None
+    if not ended or not waiting:
+        return None
+    how = "; ".join(_how_it_ended(rank, said) for rank, said in ended)
+    rank, said = waiting[0]
+    frames = [Frame(*f) for f in said.get("frames", [])]
+    where = _user_frame(frames)
+    inside = collective_of(frames)
+    count = said.get("collectives")
+    at = f"in collective #{count} of the default group" if count else "in a collective"
+    if inside:
+        at += f", {inside},"
+    if where:
+        at += f" at {where}"
+    loop = _loop_around(frames)
+    if loop is not None:
+        at += f", inside the loop at {loop[0].file}:{loop[1]}-{loop[2]}"
+    others = f" ({_who([r for r, _ in waiting[1:]])} too)" if len(waiting) > 1 else ""
+    error = _PEER_GONE.search(said["error"])[0]
+    text = (
+        f"{_who([r for r, _ in ended])} ended while {_who([r for r, _ in waiting])} still trained: {how}; "
+        f"rank {rank} was {at}{others}, and failed as its consequence ({error}). {UNEVEN_ITERATIONS}"
+    )
+    place = Frame(loop[0].file, loop[1], loop[0].function) if loop else where
+    return Verdict(text, "ended_early", [r for r, _ in ended], place)
+
+
+def _how_it_ended(rank: int, said: dict) -> str:
+    status = said.get("exit_status", 0)
+    how = "returned" if not status else f"called sys.exit({status})"
+    count = said.get("collectives")
+    after = f", after {count} collectives of the default group" if count is not None else ""
+    return f"rank {rank}'s script {how} (exit status {status}){after}"
+
+
+def _loop_around(frames: list[Frame]) -> tuple[Frame, int, int] | None:
+    """The innermost loop of the user's code around the frames (the training loop a rank was in)."""
+    for frame in reversed(frames):
+        if is_user_code(frame.file):
+            loop = enclosing_loop(frame.file, frame.line)
+            if loop is not None:
+                return frame, loop[0], loop[1]
+    return None
 
 
 def _mismatch_in_calls(directory: Path, ranks: list[int]) -> Verdict | None:

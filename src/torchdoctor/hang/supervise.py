@@ -158,12 +158,18 @@ def _failure_report(directory: Path, torchrun_output: str) -> str:
     if found is None:
         return ""
     write_verdict(directory, found, 0.0)
+    lines = failed_lines(found)
+    lines.append(f"What each rank left: {directory}/rank*; the verdict as JSON: {directory}/{VERDICT_FILE}.")
+    return "\n".join(lines) + "\n"
+
+
+def failed_lines(found: Verdict) -> list[str]:
+    """A failed job's verdict as the launcher prints it: ``torchdoctor: failed: …`` and the culprit."""
     lines = [f"torchdoctor: failed: {found.text}"]
     if found.culprits:
         where = f" at {found.where.file}:{found.where.line}" if found.where else ""
         lines.append(f"Culprit: rank(s) {', '.join(map(str, found.culprits))}{where}.")
-    lines.append(f"What each rank left: {directory}/rank*; the verdict as JSON: {directory}/{VERDICT_FILE}.")
-    return "\n".join(lines) + "\n"
+    return lines
 
 
 VERDICT_FILE = "verdict.json"

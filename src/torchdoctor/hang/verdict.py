@@ -20,6 +20,7 @@ class Verdict:
     text: str
     kind: (
         str  # never_entered | mismatch | order | left_loop | finished | silent | all_inside | stuck | unclear
+        # | failed | ended_early (a failed job)
     )
     culprits: list[int] = field(default_factory=list)
     where: Frame | None = None
@@ -118,6 +119,15 @@ def stacks_verdict(stacks: list[RankStack]) -> Verdict:
     return Verdict("no rank is in a collective: the run is stuck in the script itself.", "stuck")
 
 
+# What fixes ranks that ran different numbers of iterations (torch/distributed/algorithms/join.py: DDP's
+# `join()` shadows the collectives of the ranks that ran out of batches).
+UNEVEN_ITERATIONS = (
+    "The ranks ran different numbers of iterations: give every rank the same number of batches "
+    "(DistributedSampler(drop_last=True), data split evenly), or run the loop under DDP's "
+    "`with model.join():` (torch.distributed.algorithms.Join), which lets ranks with fewer batches finish."
+)
+
+
 def left_the_loop(waiters: list[RankStack], elsewhere: list[RankStack]) -> Verdict | None:
     """When the waiting ranks are inside a loop of the user's code and the others are past it (or have
     finished), the ranks ran different numbers of iterations: say so."""
@@ -142,9 +152,7 @@ def left_the_loop(waiters: list[RankStack], elsewhere: list[RankStack]) -> Verdi
     text = (
         f"{ranks_named([s.rank for s in out])} left the loop at {frame.file}:{first}-{last} while "
         f"{ranks_named([s.rank for s in waiters])} still run it, waiting in {collective} ({frame.file}:{frame.line}); "
-        f"{place}. The ranks ran different numbers of iterations: give every rank the same number of batches "
-        "(DistributedSampler(drop_last=True), data split evenly), or run the loop under DDP's "
-        "`with model.join():`, which lets ranks with fewer batches finish."
+        f"{place}. {UNEVEN_ITERATIONS}"
     )
     return Verdict(text, "left_loop", [s.rank for s in out], Frame(frame.file, first, frame.function))
 

@@ -1,7 +1,8 @@
 """Launcher mode, in each worker: ``torchdoctor launch --watchdog`` starts every worker through
 `prepare_worker`, which lets the launcher see the worker's progress and ask for its stack (a signal,
 answered by ``faulthandler`` even in C code), and notes where the worker ends itself; `worker_finished` says
-that the script returned or how it failed. What a worker writes is named in `torchdoctor.hang.files`.
+that the script returned or how it failed, and how many collectives it made. Without the watchdog,
+`note_the_end` has `worker_finished` say only that. What a worker writes is named in `torchdoctor.hang.files`.
 """
 
 from __future__ import annotations
@@ -104,6 +105,48 @@ def prepare_worker(script: str, environ=None) -> None:
 
     sampler = ProgressSampler(interval, on_progress=moved, on_tick=answer).start()
     _worker.update(stack_file=stack_file, sampler=sampler, done=Path(f"{base}.done"))
+    calls.when_imported(_count_before_destroy)
+
+
+def note_the_end(directory: str | None, environ=None) -> None:
+    """Under ``torchdoctor launch`` without the watchdog: note only how this worker's script ends, in
+    ``directory`` (the launcher's folder), as `prepare_worker` does for the watchdog: ``rank<N>.done``, with
+    the number of collectives this rank made. A failed run can then name a rank that ended while the others
+    were still training (`torchdoctor.hang.failure.ended_early`). Does nothing under the watchdog (its
+    workers note it already) or without a folder."""
+    environ = os.environ if environ is None else environ
+    if _worker or not directory or environ.get(DIR_VARIABLE):
+        return
+    rank = from_environment(environ).rank
+    _worker.update(done=RankFiles(Path(directory), rank).done)
+    calls.when_imported(_count_before_destroy)
+
+
+def _count_before_destroy(dist) -> None:
+    """Keep the default group's count of collectives as ``destroy_process_group`` ends it: a rank that
+    destroys its group before its script returns still says how far it got."""
+    destroy = dist.destroy_process_group
+
+    # named as torch's: a rank stuck in the teardown shows this frame, and the hang report reads it as one
+    def destroy_process_group(*args, **kwargs):
+        count = collectives_so_far()
+        if count is not None:
+            _worker["collectives"] = count
+        return destroy(*args, **kwargs)
+
+    destroy_process_group.__wrapped__ = destroy
+    dist.destroy_process_group = destroy_process_group
+
+
+def collectives_so_far() -> int | None:
+    """How many collectives this rank has started in the default process group (torch's own count: DDP's
+    gradient all-reduces too), or None without one."""
+    dist = sys.modules.get("torch.distributed")
+    try:
+        group = dist.distributed_c10d._world.default_pg
+        return None if group is None else int(group._get_sequence_number_for_group())
+    except Exception:  # noqa: BLE001 - no torch.distributed, a torch without the count: nothing to say
+        return None
 
 
 def _note_exits(path: Path) -> None:
@@ -155,28 +198,37 @@ def _touch(path: Path) -> None:
         pass
 
 
-def worker_finished(error: BaseException | None = None) -> None:
-    """The script returned (or raised ``error``): tell the launcher (with the error, where and when, so that
-    a failed job's verdict can tell the rank that failed first from the ones that failed because of it), and
-    from now on ignore the stack signal, since faulthandler lets go of it while the interpreter shuts down
-    and the signal would then kill the worker."""
+def worker_finished(error: BaseException | None = None, exit_status: int = 0) -> None:
+    """The script returned with ``exit_status`` (``sys.exit``'s) or raised ``error``: tell the launcher (with
+    the error, where and when, so that a failed job's verdict can tell the rank that failed first from the
+    ones that failed because of it; and how many collectives this rank made), and from now on ignore the
+    stack signal, since faulthandler lets go of it while the interpreter shuts down and the signal would
+    then kill the worker."""
     if not _worker:
         return
-    _worker["sampler"].stop()
-    faulthandler.unregister(DUMP_SIGNAL)
-    signal.signal(DUMP_SIGNAL, signal.SIG_IGN)
-    said = {}
+    if "sampler" in _worker:
+        _worker["sampler"].stop()
+        faulthandler.unregister(DUMP_SIGNAL)
+        signal.signal(DUMP_SIGNAL, signal.SIG_IGN)
+    said: dict = {}
+    count = collectives_so_far()
+    count = _worker.get("collectives") if count is None else count
+    if count is not None:
+        said["collectives"] = count
+    if error is None and exit_status:
+        said["exit_status"] = exit_status
     if error is not None:
         frames = [Frame(f.filename, f.lineno or 0, f.name) for f in traceback.extract_tb(error.__traceback__)]
         message = str(error).strip().splitlines()
-        said = {
-            "error": f"{type(error).__name__}: {message[0] if message else ''}"[:500],
-            "frames": [[f.file, f.line, f.function] for f in frames[-FRAMES_KEPT:]],
-            "time": time.time(),
-        }
+        said.update(
+            error=f"{type(error).__name__}: {message[0] if message else ''}"[:500],
+            frames=[[f.file, f.line, f.function] for f in frames[-FRAMES_KEPT:]],
+            time=time.time(),
+        )
     try:
         _worker["done"].write_text(json.dumps(said) if said else "")
     except OSError:  # the launcher removed its folder: the run is over anyway
         pass
-    _worker["stack_file"].close()
+    if "stack_file" in _worker:
+        _worker["stack_file"].close()
     _worker.clear()

@@ -58,10 +58,12 @@ def main(argv: list[str] | None = None) -> None:
         from torchdoctor.stragglers.watch import watch_for_stragglers
 
         watch_for_stragglers(spare_core_only=only_with_a_spare_core())
-    from torchdoctor.hang.worker import prepare_worker, worker_finished
+    from torchdoctor.hang.worker import note_the_end, prepare_worker, worker_finished
 
     prepare_worker(_module_file(target) if module else target)
-    failed = None
+    # without the watchdog: how the script ended, for the verdict of a failed run
+    note_the_end(os.environ.get(STARTED_VARIABLE))
+    failed, exit_status = None, 0
     try:
         if module:
             sys.argv = ["-m", *argv[1:]]  # runpy puts the module's file name in argv[0], as `python -m` does
@@ -71,20 +73,28 @@ def main(argv: list[str] | None = None) -> None:
             sys.argv = list(argv)
             sys.path[0] = os.path.dirname(os.path.abspath(target))  # `python -m` put the cwd there
             runpy.run_path(target, run_name="__main__")
-    except SystemExit:
+    except SystemExit as leaving:
+        exit_status = _status_of(leaving)
         raise
     except KeyboardInterrupt:
+        exit_status = INTERRUPTED_EXIT
         sys.exit(INTERRUPTED_EXIT)  # the launcher was stopped; it says so once, for every worker
     except BaseException as error:  # noqa: BLE001 - printed as Python would, then the same exit status
         failed = error
         _print_from_users_frame(error)
         sys.exit(1)
     finally:
-        worker_finished(failed)
+        worker_finished(failed, exit_status)
         if stragglers_enabled():
             from torchdoctor.stragglers.watch import finish
 
             finish()
+
+
+def _status_of(leaving: SystemExit) -> int:
+    """The exit status ``sys.exit(code)`` gives: 0 for None, the number, 1 for a message."""
+    code = leaving.code
+    return 0 if code is None else code if isinstance(code, int) else 1
 
 
 def _end_with_the_agent(environ=None) -> None:

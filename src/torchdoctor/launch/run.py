@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from torchdoctor import environment
-from torchdoctor.hang import supervise, worker
+from torchdoctor.hang import failure, supervise, worker
 from torchdoctor.launch import preflight, torchrun
 from torchdoctor.launch.bootstrap import STARTED_VARIABLE
 from torchdoctor.launch.options import (
@@ -234,6 +234,7 @@ def launch(options: LaunchOptions, stream=None) -> int:
         temporary_folder(prefix) if options.watchdog is None else Path(tempfile.mkdtemp(prefix=prefix))
     )
     result = supervise.Supervision(1)
+    ended = ""
     try:
         command = program_command(options, str(directory / "torchrun"))
         if options.verbose:
@@ -252,16 +253,31 @@ def launch(options: LaunchOptions, stream=None) -> int:
             except Stopped as stop:
                 return _interrupted(stop.signum, stream)
         waited, started = time.monotonic() - began, any(directory.glob("started.*"))
+        if result.returncode != 0 and not result.report:
+            ended = ended_early(directory)  # read now: the folder goes below
     finally:
         if not result.report:  # kept after a hang: the report names the stack files
             shutil.rmtree(directory, ignore_errors=True)
     if result.report:
         stream.write("\n" + result.report)
+    elif ended:
+        stream.write("\n" + ended)
     elif result.returncode != 0 and nnodes_range(options.flags.get("nnodes"))[1] > 1 and not started:
         if waited >= rendezvous_timeout(options):  # else torchrun failed otherwise, and said how
             stream.write(never_joined(options, waited))
     stream.flush()
     return result.returncode
+
+
+def ended_early(directory: Path) -> str:
+    """After a failed run without the watchdog: the rank(s) whose script ended while the others were still
+    training, from what each worker noted as its script ended in the launch's folder
+    (`torchdoctor.hang.failure.ended_early`, the watchdog's reading); "" when it is not that."""
+    ranks = sorted({int(p.name.split(".")[1]) for p in directory.glob("started.*") if p.name.count(".") == 2})
+    found = failure.ended_early(directory, ranks)
+    if found is None:
+        return ""
+    return "\n".join(supervise.failed_lines(found)) + "\n"
 
 
 _running: list[subprocess.Popen] = []  # the launcher of this run, for the stop on a signal
