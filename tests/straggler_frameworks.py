@@ -1,6 +1,7 @@
 """A training run written as users write them, in a framework's own loop, for the straggler tests: a small
 causal LM from a config in transformers' ``Trainer`` (LOOP=trainer) or a small classifier in Lightning's
-``Trainer`` (LOOP=lightning), DDP over gloo on the CPU, synthetic data, nothing of torchdoctor's in it. Rank
+``Trainer`` (LOOP=lightning), DDP over gloo on the CPU, or a plain loop over FSDP2's ``fully_shard`` on a
+DeviceMesh (LOOP=fsdp2), synthetic data, nothing of torchdoctor's in it. Rank
 SLOW_RANK's batches take SLOW_MS longer to build from batch SLOW_FROM on (a tokenizer or a decoder doing more
 work on one rank: tests/ only, nothing in src/ knows it)."""
 
@@ -83,5 +84,31 @@ def with_lightning() -> None:
     trainer.fit(Classifier(), data)
 
 
+def with_fsdp2() -> None:
+    """fully_shard on a 1-D DeviceMesh: the parameters' all-gathers and the gradients' reduce-scatters are
+    FSDP's, on the mesh's group (its own process group, not the default one)."""
+    import torch.distributed as dist
+    from torch.distributed.device_mesh import init_device_mesh
+    from torch.distributed.fsdp import fully_shard
+
+    dist.init_process_group("gloo")
+    mesh = init_device_mesh("cpu", (dist.get_world_size(),), mesh_dim_names=("dp",))
+    torch.manual_seed(0)
+    layers = [torch.nn.Linear(256, 512), torch.nn.ReLU(), torch.nn.Linear(512, 512), torch.nn.ReLU()]
+    model = torch.nn.Sequential(*layers, torch.nn.Linear(512, 10))
+    for layer in model:
+        if isinstance(layer, torch.nn.Linear):
+            fully_shard(layer, mesh=mesh)
+    fully_shard(model, mesh=mesh)
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.01)
+    data = torch.utils.data.DataLoader(Rows(features), batch_size=16, collate_fn=collate)
+    for _, batch in zip(range(STEPS), data, strict=False):
+        loss = torch.nn.functional.cross_entropy(model(batch["x"]), batch["y"])
+        loss.backward()
+        optimizer.step()
+        optimizer.zero_grad()
+    dist.destroy_process_group()
+
+
 if __name__ == "__main__":
-    with_transformers() if LOOP == "trainer" else with_lightning()
+    {"trainer": with_transformers, "lightning": with_lightning, "fsdp2": with_fsdp2}[LOOP]()

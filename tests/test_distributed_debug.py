@@ -5,6 +5,7 @@ import json
 import re
 
 import pytest
+import torch
 import torch.distributed as dist
 from rank_runner import run_ranks
 
@@ -313,3 +314,19 @@ def test_nested_tensors_have_a_signature_instead_of_a_crash():
     found = signature.tensor_signature({"x": nested})
     assert found["shape"] == {"x": {"nested": [[3], [1]]}}
     assert found["dtype"] == {"x": "torch.float32"}
+
+
+def test_every_checked_call_is_read_with_its_own_parameter_names():
+    # FSDP2 (torch 2.13) calls all_gather_single(out, inp, group=...) and reduce_scatter_single(output=..., ...):
+    # each checked call is read from positional and keyword arguments alike, under torch's own names
+    import inspect
+
+    out, inp = torch.zeros(4), torch.zeros(2)
+    for name in debug.CHECKED_CALLS:
+        if not hasattr(dist, name) or name in ("barrier", "all_gather", "all_reduce", "broadcast", "reduce"):
+            continue
+        parameters = list(inspect.signature(getattr(dist, name)).parameters)
+        by_name = {parameters[0]: out, parameters[1]: inp, "group": "g"}
+        quick, described = signature.QUICK[name](**by_name), signature.DESCRIBE[name](**by_name)
+        assert quick == signature.QUICK[name](out, inp, group="g"), name
+        assert quick[0] == described[0] == "g", name

@@ -1,7 +1,8 @@
 """`torchdoctor launch --stragglers` on the loops users train with, as they are: transformers' `Trainer`
 (accelerate's wrapped optimizer) and Lightning's `Trainer` (its optimizer closure), real models built from
-configs, 2 gloo ranks, rank 1's batches 10 ms slower to build from batch 60 (tests/straggler_frameworks.py).
-The step is found from the optimizer's step with nothing added to the script; the slow rank is named for its
+configs, and a plain loop over FSDP2's `fully_shard` on a DeviceMesh (its collectives started async_op=True on
+the mesh's own group, timed from their waits), 2 gloo ranks, rank 1's batches 10 ms slower to build from batch
+60 (tests/straggler_frameworks.py). The step is found from the optimizer's step with nothing added to the script; the slow rank is named for its
 input, its victim never."""
 
 import json
@@ -15,7 +16,7 @@ import pytest
 SCRIPT = Path(__file__).parent / "straggler_frameworks.py"
 
 
-@pytest.mark.parametrize("loop", ["trainer", "lightning"])
+@pytest.mark.parametrize("loop", ["trainer", "lightning", "fsdp2"])
 def test_a_slow_collate_on_one_rank_is_named_input_in_a_frameworks_own_loop(tmp_path, loop):
     env = {
         **os.environ,

@@ -16,8 +16,9 @@ every other rank is waiting, and where the missing ones are (their Python stacks
 waiting for.
 
 ``enable()`` also wraps the user's direct ``torch.distributed`` calls (``all_reduce``, ``all_gather``,
-``all_gather_into_tensor``, ``reduce_scatter_tensor``, ``broadcast``, ``reduce``, ``barrier``) so existing DDP
-scripts get the checks without code changes. What torch runs in C++ (DDP's gradient all-reduce) or through
+``all_gather_into_tensor``, ``reduce_scatter_tensor``, ``broadcast``, ``reduce``, ``barrier``, and torch 2.13's
+``all_gather_single`` and ``reduce_scatter_single``, which FSDP2 calls) so existing DDP and FSDP2 scripts get the
+checks without code changes. What torch runs in C++ (DDP's gradient all-reduce) or through
 ``distributed_c10d`` directly (``all_gather_object``) is left alone.
 
 Debug mode is on with ``TORCHDOCTOR_DEBUG_MODE=1`` or accelerate's ``ACCELERATE_DEBUG_MODE=1`` (what
@@ -53,7 +54,9 @@ CHECKED_CALLS = (
     "all_reduce",
     "all_gather",
     "all_gather_into_tensor",
+    "all_gather_single",  # torch 2.13's names for the two above, which FSDP2 calls
     "reduce_scatter_tensor",
+    "reduce_scatter_single",
     "broadcast",
     "reduce",
     "barrier",
@@ -84,6 +87,8 @@ def enable(timeout: float | None = None) -> None:
     if _originals or not dist.is_available():
         return
     for name in CHECKED_CALLS:
+        if not hasattr(dist, name):  # a name of a newer torch
+            continue
         original = getattr(dist, name)
         _originals[name] = original
         setattr(dist, name, _checked(name, original))

@@ -85,6 +85,10 @@ def _quick_pair(output, input, group=None, *args, **kwargs):
     )
 
 
+def _quick_all_gather_into_tensor(output_tensor, input_tensor, group=None, *args, **kwargs):
+    return _quick_pair(output_tensor, input_tensor, group)  # torch's parameter names, which callers may pass
+
+
 def _quick_reduce_scatter_tensor(output, input, op=None, group=None, *args, **kwargs):
     return group, (*_quick_pair(output, input)[1], op)
 
@@ -104,8 +108,10 @@ def _quick_barrier(group=None, *args, **kwargs):
 QUICK = {
     "all_reduce": _quick_all_reduce,
     "all_gather": _quick_all_gather,
-    "all_gather_into_tensor": _quick_pair,
+    "all_gather_into_tensor": _quick_all_gather_into_tensor,
+    "all_gather_single": _quick_all_gather_into_tensor,
     "reduce_scatter_tensor": _quick_reduce_scatter_tensor,
+    "reduce_scatter_single": _quick_reduce_scatter_tensor,
     "broadcast": _quick_broadcast,
     "reduce": _quick_reduce,
     "barrier": _quick_barrier,
@@ -115,7 +121,9 @@ DESCRIBE = {
     "all_reduce": _describe_all_reduce,
     "all_gather": _describe_all_gather,
     "all_gather_into_tensor": _describe_all_gather_into_tensor,
+    "all_gather_single": _describe_all_gather_into_tensor,
     "reduce_scatter_tensor": _describe_reduce_scatter_tensor,
+    "reduce_scatter_single": _describe_reduce_scatter_tensor,
     "broadcast": _describe_broadcast,
     "reduce": _describe_reduce,
     "barrier": _describe_barrier,

@@ -5,7 +5,8 @@ change to the user's code.
   an optimizer steps, the start of each outermost module forward (global module hooks, removed once an
   optimizer is seen);
 * waiting for data: ``DataLoader`` iterators' ``__next__`` (every loader, single- or multi-process);
-* waiting for the peers: ``torch.distributed``'s collectives wrapped as debug mode wraps them, and DDP's
+* waiting for the peers: ``torch.distributed``'s collectives wrapped as debug mode wraps them — one started
+  with ``async_op=True`` (FSDP2's all-gathers and reduce-scatters) from its ``Work.wait()`` — and DDP's
   gradient all-reduce from when the last gradient is ready (a hook on that parameter) to the end of the
   backward, which waits for it (no comm hook: DDP keeps its own all-reduce).
 
@@ -27,7 +28,9 @@ COLLECTIVES = {
     "all_reduce": 2,
     "all_gather": 2,
     "all_gather_into_tensor": 2,
+    "all_gather_single": 2,  # torch 2.13's name for it, which FSDP2 calls
     "reduce_scatter_tensor": 3,
+    "reduce_scatter_single": 3,
     "reduce_scatter": 3,
     "broadcast": 2,
     "reduce": 3,
@@ -45,6 +48,9 @@ _undo: list[Callable[[], None]] = []
 _retired = [False]  # the hooks were taken off but the optimizer's step hook, which does nothing (`retire`)
 _group_keys: dict[int, str] = {}
 _in_backward = [0]  # backward passes running (torch.autograd.backward, wrapped by _hook_ddp)
+# id(work) -> (work, arrival entry): collectives started with async_op=True, timed when they are waited on
+_started: dict[int, tuple[Any, list | None]] = {}
+STARTED = 1024  # at most this many kept: a script that never waits on its works does not grow it
 
 
 def install(record: StepRecord) -> None:
@@ -168,6 +174,30 @@ def _hook_collectives(record: StepRecord) -> None:
     for name in POINT_TO_POINT:
         if hasattr(dist, name):
             _wrap(dist, name, _timed(getattr(dist, name), record, None))
+    _hook_waits(record, dist)
+
+
+def _hook_waits(record: StepRecord, dist: Any) -> None:
+    """The wait on a collective started with ``async_op=True`` is the rank's waiting for its peers (FSDP2
+    starts every all-gather and reduce-scatter so, then waits on it before the layer that needs it)."""
+    work = getattr(dist.distributed_c10d, "Work", None)
+    if work is None:
+        return
+    original = work.wait
+
+    def wait(self, *args, **kwargs):
+        started = _started.pop(id(self), None)
+        if started is None or started[0] is not self:
+            return original(self, *args, **kwargs)
+        start, cpu = time.perf_counter(), time.thread_time()
+        try:
+            return original(self, *args, **kwargs)
+        finally:
+            record.add_comm(time.perf_counter() - start, time.thread_time() - cpu)
+            record.left(started[1], time.time())
+
+    _wrap(work, "wait", functools.wraps(original)(wait))
+    _undo.append(_started.clear)
 
 
 def _wrap(owner: Any, name: str, wrapper: Callable) -> None:
@@ -189,12 +219,18 @@ def _timed(original: Callable, record: StepRecord, group_position: int | None) -
         else:
             entry = None
         start, cpu = time.perf_counter(), time.thread_time()
+        work = None
         try:
-            return original(*args, **kwargs)
+            work = original(*args, **kwargs)
+            return work
         finally:
             record.add_comm(time.perf_counter() - start, time.thread_time() - cpu)
             if not kwargs.get("async_op"):
                 record.left(entry, time.time())
+            elif work is not None:  # left when it is waited on (_hook_waits)
+                if len(_started) >= STARTED:
+                    _started.pop(next(iter(_started)))
+                _started[id(work)] = (work, entry)
 
     return wrapper
 
