@@ -113,6 +113,10 @@ def test_the_collective_is_found_below_the_users_call():
     ]
     assert collective_of(waiting) == "torch.distributed.barrier"
     assert collective_of(here) is None
+    # torch 2.13's names for all_gather_into_tensor / reduce_scatter_tensor, which FSDP2 calls
+    for name in ("all_gather_single", "reduce_scatter_single"):
+        gathering = here + [Frame(os.path.join(torch_dir, "distributed", "distributed_c10d.py"), 4390, name)]
+        assert collective_of(gathering) == f"torch.distributed.{name}"
     in_backward = here + [
         Frame(os.path.join(torch_dir, "_tensor.py"), 625, "backward"),
         Frame(os.path.join(torch_dir, "autograd", "__init__.py"), 354, "backward"),

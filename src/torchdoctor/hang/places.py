@@ -13,8 +13,8 @@ from torchdoctor.hang.stacks import RankStack
 from torchdoctor.rank_list import ranks_text
 
 COLLECTIVES = frozenset(
-    "barrier monitored_barrier all_reduce all_gather all_gather_object all_gather_into_tensor "
-    "reduce_scatter reduce_scatter_tensor broadcast broadcast_object_list reduce gather gather_object "
+    "barrier monitored_barrier all_reduce all_gather all_gather_object all_gather_into_tensor all_gather_single "
+    "reduce_scatter reduce_scatter_tensor reduce_scatter_single broadcast broadcast_object_list reduce gather gather_object "
     "scatter scatter_object_list all_to_all all_to_all_single send recv isend irecv batch_isend_irecv "
     "init_process_group new_group destroy_process_group pad_across_processes".split()
 )
