@@ -96,6 +96,27 @@ def test_a_rank_that_returned_while_the_other_lost_its_peer_is_the_culprit(tmp_p
     assert failure_verdict(tmp_path).text == found.text  # the watchdog's verdict of a failed job says it too
 
 
+def test_the_collective_without_a_users_line_reads_whole(tmp_path):
+    torch_c10d = "/venv/site-packages/torch/distributed/distributed_c10d.py"
+    _done(tmp_path, 0, error=PEER_GONE, frames=[[torch_c10d, 4394, "all_gather_single"]], collectives=271)
+    _done(tmp_path, 1, collectives=270)
+    assert (
+        "#271 of the default group, torch.distributed.all_gather_single, and failed as its consequence"
+        in (ended_early(tmp_path, [0, 1]).text)
+    )
+
+
+def test_the_users_line_is_kept_under_a_library_more_than_twelve_frames_deep():
+    # FSDP2's forward hooks put 12 frames of torch between the user's `model(x)` and the all-gather it waits on
+    from torchdoctor.hang.source import Frame
+    from torchdoctor.hang.worker import FRAMES_KEPT, _kept
+
+    library = "/venv/lib/python3.11/site-packages/torch/distributed/fsdp/_fully_shard/_fsdp_collectives.py"
+    users = [Frame("/home/me/train.py", line, "main") for line in (40, 41)]
+    frames = [Frame("<frozen runpy>", 1, "_run_code"), *users] + [Frame(library, n, "f") for n in range(14)]
+    assert _kept(frames) == users + frames[-FRAMES_KEPT:]
+
+
 def test_sys_exit_is_said_with_its_status(tmp_path):
     _done(tmp_path, 0, error=PEER_GONE)
     _done(tmp_path, 1, exit_status=3)

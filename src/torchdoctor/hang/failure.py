@@ -166,9 +166,9 @@ def ended_early(directory: Path, ranks: list[int], codes: dict[int, int] | None 
     count = said.get("collectives")
     at = f"in collective #{count} of the default group" if count else "in a collective"
     if inside:
-        at += f", {inside},"
+        at += f", {inside}"
     if where:
-        at += f" at {where}"
+        at += f"{',' if inside else ''} at {where}"
     loop = _loop_around(frames)
     if loop is not None:
         at += f", inside the loop at {loop[0].file}:{loop[1]}-{loop[2]}"

@@ -27,7 +27,7 @@ from torchdoctor.hang.flight_records import (
     write_flight_record,
 )
 from torchdoctor.hang.progress import ProgressSampler, main_frames
-from torchdoctor.hang.source import Frame
+from torchdoctor.hang.source import Frame, is_user_code
 from torchdoctor.hang.stacks import frames_of
 from torchdoctor.process_state import started_at
 
@@ -35,6 +35,7 @@ from torchdoctor.process_state import started_at
 DIR_VARIABLE = "TORCHDOCTOR_WATCHDOG_DIR"
 SECONDS_VARIABLE = "TORCHDOCTOR_WATCHDOG_SECONDS"
 FRAMES_KEPT = 12  # frames of a worker's error kept in rank<N>.done
+USER_FRAMES_KEPT = 4  # and the innermost of the user's above them (FSDP2's hooks alone are more than 12 deep)
 # The launcher sends it to a stuck worker and faulthandler writes the stack. Not SIGUSR1/SIGUSR2: Lightning
 # and SLURM set-ups use those to requeue a job. A real-time signal nobody else uses, where there are some.
 DUMP_SIGNAL = signal.SIGRTMIN + 5 if hasattr(signal, "SIGRTMIN") else signal.SIGUSR2
@@ -222,7 +223,7 @@ def worker_finished(error: BaseException | None = None, exit_status: int = 0) ->
         message = str(error).strip().splitlines()
         said.update(
             error=f"{type(error).__name__}: {message[0] if message else ''}"[:500],
-            frames=[[f.file, f.line, f.function] for f in frames[-FRAMES_KEPT:]],
+            frames=[[f.file, f.line, f.function] for f in _kept(frames)],
             time=time.time(),
         )
     try:
@@ -232,3 +233,11 @@ def worker_finished(error: BaseException | None = None, exit_status: int = 0) ->
     if "stack_file" in _worker:
         _worker["stack_file"].close()
     _worker.clear()
+
+
+def _kept(frames: list[Frame]) -> list[Frame]:
+    """The innermost `FRAMES_KEPT` frames of an error, and the innermost user frames above them, outermost
+    first: the user's line, and the loop around it, whatever library the error came through."""
+    inner = frames[-FRAMES_KEPT:]
+    users = [f for f in frames[: len(frames) - len(inner)] if is_user_code(f.file)]
+    return users[-USER_FRAMES_KEPT:] + inner
