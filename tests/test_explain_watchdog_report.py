@@ -35,3 +35,13 @@ def test_a_report_without_a_culprit_says_so_and_names_the_folder(tmp_path):
     (lead,) = [f for f in explain([str(log)]) if f.id == "log.hang_verdict"]
     assert "after 300 s without progress; its report names no single rank" in lead.summary, lead.summary
     assert "`torchdoctor explain /tmp/torchdoctor-watchdog-abc`" in lead.fix, lead.fix
+
+
+def test_a_failed_jobs_report_that_another_rank_raised_is_not_a_rank_that_ended_early(tmp_path):
+    # the same report's other verdicts, and the words in a user's own sentence, are not the ended-early verdict
+    log = tmp_path / "console.log"
+    log.write_text(
+        "torchdoctor: failed: rank 1 raised IndexError: Target 664 is out of bounds. at /home/me/train.py:30\n"
+        "I think rank 1 ended while rank 0 still trained: it had fewer batches, and failed as its consequence\n"
+    )
+    assert "log.ranks_ended_early" not in [f.id for f in explain([str(log)])]

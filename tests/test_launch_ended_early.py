@@ -5,6 +5,7 @@ wrap), and fails on gloo's closed connection when rank 1's script returns; torch
 What each worker noted as its script ended (``rank<N>.done``, the watchdog's own note) names rank 1.
 """
 
+import io
 import json
 import os
 import subprocess
@@ -13,6 +14,7 @@ import textwrap
 
 import pytest
 
+from torchdoctor.explain.diagnose import explain
 from torchdoctor.hang.failure import ended_early, failure_verdict
 
 # pytorch/examples' distributed/ddp-tutorial-series/multigpu_torchrun.py, cut to its loop, on CPU and gloo;
@@ -63,6 +65,12 @@ def test_a_rank_that_ends_while_the_other_trains_is_named_by_launch_debug(tmp_pa
     assert f"at {script}:17 in <module>, inside the loop at {script}:14-18" in said, said
     assert "DistributedSampler(drop_last=True)" in said and "`with model.join():`" in said
     assert "Culprit: rank(s) 1" in said
+    # the console output read back: the verdict leads, the survivor's lost peer and torchrun's summary follow
+    found = explain(["-"], stdin=io.BytesIO(result.stderr.encode()))
+    assert found[0].id == "log.ranks_ended_early", [(f.id, f.summary) for f in found]
+    assert found[0].summary.startswith("likely: rank 1 ended while rank 0 still trained")
+    assert f"The loop rank 1 left is at {script}:" in found[0].fix
+    assert all(f.details.get("consequence_of") == "log.ranks_ended_early" for f in found[1:]), found
 
 
 def test_uneven_batches_under_model_join_finish_and_launch_says_nothing(tmp_path):

@@ -5,7 +5,10 @@ every rank is:``, each rank's place, then ``Culprit: rank(s) 1 at train.py:26; r
 and the folder of full stacks). A log of that run handed to `explain` says it again: the rank that held the
 others up, its line, and the folder whose stacks `explain FOLDER` reads (`log.hang_verdict`, the finding a kept
 watchdog folder gives). The failed-job form of the same line (``torchdoctor: failed: ...``, "What each rank
-left") is not read here: the rank's own traceback in the log is its cause.
+left") is not read as a hang: the rank's own traceback in the log is its cause — except where the verdict is that a
+rank ended while the others still trained (``torchdoctor: failed: rank 1 ended while rank 0 still trained: ...``,
+`launch` with the watchdog or debug mode): then the traceback in the log is the survivor's lost peer, a
+consequence, and the verdict names the cause (`ranks_ended_early`).
 """
 
 from __future__ import annotations
@@ -75,4 +78,40 @@ HANG_VERDICT = Recogniser(
     describe=_hang,
 )
 
-RECOGNISERS = (HANG_VERDICT,)
+
+def _ended(hits: list[Hit], ctx: Context) -> tuple[str, str]:
+    ended, waiting, how = first(hits, "ended"), first(hits, "still_training"), first(hits, "how")
+    where, culprit_line = first(hits, "where"), first(hits, "culprit_line")
+    summary = f"{ended} ended while {waiting} still trained" + (f" ({how})" if how else "")
+    summary += f": the ranks ran different numbers of iterations; {where}" if where else ""
+    fix = (
+        "Give every rank the same number of batches (DistributedSampler(..., drop_last=True), data split evenly "
+        "across ranks, no early return or break on some ranks only), or, under DDP, run the loop in "
+        "`with model.join():` (torch.distributed.algorithms.Join), which lets ranks with fewer batches finish."
+    )
+    if culprit_line:
+        fix += f" The loop {ended} left is at {culprit_line}."
+    return summary, fix
+
+
+ENDED_EARLY = Recogniser(
+    # src/torchdoctor/hang/failure.py ended_early, printed by supervise.py's failed-job report
+    kind="ranks_ended_early",
+    title="a rank that ended while the others still trained",
+    anchors=(" still trained: ",),
+    templates=("torchdoctor:ranks-ended-while-still-trained",),
+    match=R(r"torchdoctor: failed: ranks? \d[\d, ]* ended while ranks? \d[\d, ]* still trained: "),
+    # its "Culprit: rank(s) 1 at ..." line below is no hang's (under `launch --debug` no folder line follows it)
+    absorbs=("hang_verdict",),
+    span=1,
+    facts=(
+        R(
+            r"torchdoctor: failed: (?P<ended>ranks? \d[\d, ]*?) ended while (?P<still_training>ranks? \d[\d, ]*?) "
+            r"still trained: (?P<how>[^;\n]*); (?P<where>rank \d+ was [^\n]*?), and failed as its consequence"
+        ),
+        R(r"Culprit: rank\(s\) [\d,\- ]+? at (?P<culprit_line>\S+:\d+)\."),
+    ),
+    describe=_ended,
+)
+
+RECOGNISERS = (HANG_VERDICT, ENDED_EARLY)
