@@ -140,7 +140,11 @@ class Collector:
             )
         if not follows:
             self._recent = []  # lines were skipped: what came before is not the lines above
-        self._recent = [*self._recent[-(_RECENT - 1) :], (window.number, window.line)]
+        # the window's line and the following lines read with it (a traceback header's first frame and its
+        # source line): the lines above the next window, which starts after them
+        read = window.following[: max(window.also, default=window.number) - window.number]
+        read_with = [(window.number + 1 + i, text) for i, text in enumerate(read)]
+        self._recent = [*self._recent, (window.number, window.line), *read_with][-_RECENT:]
 
     def _line(
         self,
