@@ -88,3 +88,42 @@ def test_two_agents_lines_for_one_failure_are_not_two_attempts():
 def test_one_torchrun_reporting_twice_with_nothing_between_is_one_attempt():
     found = _read(attempt("ValueError: only") + FAILED.format(agent=16145, local=0, pid=16182))
     assert all("attempt" not in f.summary for f in found), [f.summary for f in found]
+
+
+# Reproduced on this torch (2.13) with the restarting job above, without TORCH_DISABLE_SHARE_RDZV_TCP_STORE: the
+# restarted attempts' gloo connected to the port of the first attempt's rank 1 ("Connection closed by peer
+# [127.0.0.1]:39845" there) and failed in init_process_group, which explain read as a network interface or a
+# firewall. Not every restart reads the stale address, so the lines are as that run printed them.
+MESH = (
+    "[default0]:RuntimeError: Gloo connectFullMesh failed with [/__w/pytorch/pytorch/third_party/gloo/gloo/"
+    "transport/tcp/pair.cc:152] timed out connecting: SO_ERROR: Connection refused, remote=[127.0.0.1]:39845$0\n"
+)
+
+
+def test_a_restarted_attempt_that_cannot_connect_names_the_shared_rendezvous_store():
+    restarted = (
+        "[default0]:Traceback (most recent call last):\n"
+        '[default0]:  File "/job/train.py", line 5, in <module>\n'
+        '[default0]:    dist.init_process_group("gloo")\n'
+        + MESH
+        + FAILED.format(agent=16145, local=0, pid=16212)
+    )
+    found = _read(attempt("ValueError: first") + restarted)
+    assert found[0].id == "log.network_interface" and found[0].summary.startswith("attempt 1 (the last): ")
+    assert (
+        "a restarted attempt" in found[0].summary and "TORCH_DISABLE_SHARE_RDZV_TCP_STORE=1" in found[0].fix
+    )
+
+
+def test_the_same_line_in_an_attempt_N_folder_reads_the_same(tmp_path):
+    for number, text in (("0", attempt("ValueError: first")), ("1", MESH)):
+        (tmp_path / f"attempt_{number}" / "0").mkdir(parents=True)
+        (tmp_path / f"attempt_{number}" / "0" / "stderr.log").write_text(text)
+    found = explain([str(tmp_path)])[0]
+    assert "a restarted attempt" in found.summary and "TORCH_DISABLE_SHARE_RDZV_TCP_STORE" in found.fix
+
+
+def test_the_line_in_a_run_never_restarted_is_the_network_not_the_store():
+    found = _read(MESH)[0]
+    assert found.id == "log.network_interface" and "TORCH_DISABLE_SHARE_RDZV_TCP_STORE" not in found.fix
+    assert "restarted" not in found.summary

@@ -475,6 +475,8 @@ def per_attempt(collectors: dict) -> list[Finding]:
     found: list[Finding] = []
     for attempt in order:
         collector = collectors[attempt]
+        if attempt:  # a restart: what only a later attempt means (comm.py's shared rendezvous store)
+            collector.ctx.facts["restarted_attempt"] = attempt
         counts = {hit.kind: collector.count(hit.kind) for hit in collector.hits}
         those = findings(collector.hits, collector.ctx, counts, collector.raised, collector.root_rank)
         if len(order) > 1 and attempt is not None:
