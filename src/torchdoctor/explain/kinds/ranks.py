@@ -369,6 +369,14 @@ def _divergence(hits: list[Hit], ctx: Context) -> tuple[str, str]:
             "pad x along d to the largest (torch.nn.functional.pad), gather, then cut each rank's part back to its "
             "own size; or gather Python objects with torch.distributed.all_gather_object.\n" + fix
         )
+    elif ctx.facts.get("framework") == "lightning":
+        # Lightning's own collectives that a rank condition hides: found with self.log(..., sync_dist=True)
+        # under `if self.global_rank == 0:` in its bug_report_model.py on 2 CPU ranks
+        fix += (
+            "\nIn Lightning, self.log(..., sync_dist=True), self.all_gather, self.trainer.strategy.barrier() and "
+            "reduce are collectives: call them on every rank, never under `if self.global_rank == 0:` or "
+            "@rank_zero_only; to log a value of rank 0 alone, self.log(..., rank_zero_only=True) (no sync)."
+        )
     return summary, fix
 
 
