@@ -232,6 +232,17 @@ def _rendezvous(hits: list[Hit], ctx: Context) -> tuple[str, str]:
             "--rdzv-id and --nnodes, and the endpoint's host must be reachable from all of them.\n"
             "MASTER_ADDR must be the address of rank 0's host as the other hosts see it."
         )
+        if first(hits, "joined") and ctx.facts.get("spawned"):
+            # found with pytorch/examples' imagenet/main.py: --multiprocessing-distributed --world-size 2 on a
+            # machine it counts one device on spawns 1 process for a world of 2
+            summary += " (torch.multiprocessing.spawn started fewer processes than world_size)"
+            fix = (
+                "torch.multiprocessing.spawn starts nprocs processes, and init_process_group waits for world_size of "
+                "them: on one machine nprocs must equal world_size (mp.spawn(fn, nprocs=world_size, ...)); on "
+                "several, world_size is machines x nprocs and every machine must run the script with its own "
+                "node rank (pytorch/examples' imagenet: --world-size is the number of machines with "
+                "--multiprocessing-distributed, and nprocs the devices it counts on each).\n" + fix
+            )
         if first(hits, "join_timeout"):
             fix += (
                 "\nStart the same torchrun on every node (one per node, --node-rank or the rendezvous picks it); a "
