@@ -210,6 +210,14 @@ PROCESS_TESTS = {
     "test_explain_launcher_stopped": {"test_torchrun_sent_sigterm_reads_as_stopped_from_outside"},
     # a torchrun whose rendezvous waits for a second node
     "test_explain_rendezvous_join": {"test_nnodes_2_on_one_machine_reads_as_the_other_nodes_never_joining"},
+    # mp.spawn of 1 process for a world of 2
+    "test_explain_spawn_world_size": {
+        "test_spawn_of_fewer_processes_than_the_world_on_this_torch_says_nprocs"
+    },
+    # a 2-rank torchrun restarted once, its console read attempt by attempt
+    "test_explain_console_attempts": {"test_a_restarted_jobs_console_is_read_one_attempt_at_a_time"},
+    # two gloo ranks, one leaving while the other waits in a state dict gather or DDP's sync
+    "test_explain_waiting_calls": {"test_the_waiting_ranks_line_is_named_on_two_gloo_ranks"},
     "test_explain_group_teardown": {
         "test_a_barrier_after_destroy_process_group_on_this_torch_is_the_destroyed_group"
     },

@@ -45,3 +45,28 @@ def test_a_failed_jobs_report_that_another_rank_raised_is_not_a_rank_that_ended_
         "I think rank 1 ended while rank 0 still trained: it had fewer batches, and failed as its consequence\n"
     )
     assert "log.ranks_ended_early" not in [f.id for f in explain([str(log)])]
+
+# Found running pytorch/examples' tensor_parallel_example.py on 2 CPU ranks under `torchdoctor launch --watchdog 20`
+# with rank 1's parallelize_plan swapped (Rowwise for Colwise): the report's verdict line named the collective whose
+# operations differ and each rank's line, and the console read back said only "names no single rank". The lines
+# as that report printed them.
+def test_a_report_whose_ranks_entered_different_operations_says_which(tmp_path):
+    log = tmp_path / "console.log"
+    log.write_text(
+        "torchdoctor: hang: no progress for 20s. Where every rank is:\n\n"
+        "rank 0 (pid 23820, vm): waiting in torch.distributed.scatter\n"
+        "    tp_plans.py:96 in <module>: tp_model = parallelize_module(\n"
+        "rank 1 (pid 23821, vm): waiting in torch.distributed.broadcast\n"
+        "    tp_plans.py:96 in <module>: tp_model = parallelize_module(\n\n"
+        "process group 0 (default_pg): collective #2 has different operations on different ranks: rank 0: scatter "
+        "#2 [2, 16] Float (tp_plans.py:96 in <module>); rank 1: broadcast #2 [32] Float (tp_plans.py:96 in "
+        "<module>).\n"
+        "Which side is the odd one out cannot be told: The ranks call collectives in a different order: every "
+        "rank of a group must make the same calls in the same order.\n"
+        "Full stacks: /tmp/torchdoctor-watchdog-9lezjum6/rank*.stack, flight-recorder dumps: "
+        "/tmp/torchdoctor-watchdog-9lezjum6/rank*.fr. The run was stopped.\n"
+    )
+    (lead,) = [f for f in explain([str(log)]) if f.id == "log.hang_verdict"]
+    assert "entered collective #2 with different operations: rank 0: scatter #2" in lead.summary, lead.summary
+    assert "rank 1: broadcast #2 [32] Float (tp_plans.py:96 in <module>)" in lead.summary
+    assert "names no single rank" not in lead.summary and "parallelize_plan" in lead.fix

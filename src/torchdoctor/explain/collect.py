@@ -22,6 +22,13 @@ _ROOT_CAUSE = re.compile(r"^\s*rank\s*:\s*(?P<rank>\d+)")
 _FAILURE_SUMMARY = "Root Cause (first observed failure)"
 _LIGHTNING = ("pytorch_lightning", "lightning/pytorch", "lightning.pytorch", "lightning_fabric")
 _PID = re.compile(r"\(pid: (\d+)\)")
+# torch/distributed/elastic/multiprocessing/api.py, once per failed worker group: "failed (exitcode: 1) local_rank: 1
+# (pid: 16183) of binary: /usr/bin/python"
+# (torchrun's own log prefix names its process: "E1130 13:54:07.733000 17073 torch/distributed/...")
+_GROUP_FAILED = re.compile(
+    r"^(?:[EW]\d{4} [\d:.]{8,20} (?P<agent>\d{1,10}) \S{0,300} )?"
+    r".{0,300}?\bfailed \(exitcode: -?\d+\) local_rank: \d+ \(pid: \d+\) of binary: "
+)
 _RECENT = 40  # lines read one by one kept, the traceback above a message whose line ends in ":"
 # A message retyped in prose (an issue's text, a word processor, a chat) often has typographic quotes:
 # ‘DeepSpeedCPUAdam’ object has no attribute ‘ds_opt_adam’. The sources print straight ones.
@@ -84,6 +91,9 @@ class Collector:
         self._order = 0
         self.raised: list[Raised] = []  # every exception line, in input order (the first `MAX_RAISED`)
         self.root_rank: int | None = None  # torchrun's "Root Cause (first observed failure)" rank
+        # (line, torchrun's pid where its log prefix names it) where torchrun said a worker group failed: once per
+        # attempt (console_attempts.py)
+        self.group_failures: list[tuple[int, str | None]] = []
         self._recent: list[tuple[int, str]] = []  # (number, line) of the last lines read one after another
 
     def read(
@@ -140,7 +150,11 @@ class Collector:
             )
         if not follows:
             self._recent = []  # lines were skipped: what came before is not the lines above
-        self._recent = [*self._recent[-(_RECENT - 1) :], (window.number, window.line)]
+        # the window's line and the following lines read with it (a traceback header's first frame and its
+        # source line): the lines above the next window, which starts after them
+        read = window.following[: max(window.also, default=window.number) - window.number]
+        read_with = [(window.number + 1 + i, text) for i, text in enumerate(read)]
+        self._recent = [*self._recent, (window.number, window.line), *read_with][-_RECENT:]
 
     def _line(
         self,
@@ -179,6 +193,8 @@ class Collector:
         if "(pid: " in line:  # torchrun names each failed worker's pid: "exitcode  : 1 (pid: 144)"
             for pid in _PID.findall(line):
                 self.ctx.facts.setdefault("worker_pids", set()).add(pid)
+        if "of binary: " in line and (failed := _GROUP_FAILED.match(line)):
+            self.group_failures.append((number, failed["agent"]))
         if line.startswith(_FAILURE_SUMMARY):
             self.ctx.facts["failure_summary_in_input"] = True
             root = next((m for text in following[:4] if (m := _ROOT_CAUSE.match(text))), None)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from torchdoctor.explain import console_attempts
 from torchdoctor.explain.collect import Collector
 from torchdoctor.explain.flight_recorder.findings import explain_dumps
 from torchdoctor.explain.flight_recorder.records import looks_like_dump
@@ -56,6 +57,9 @@ def explain(paths: list[str] | tuple[str, ...] = (), stdin=None) -> list[Finding
                     {"file": log.source},
                 )
             )
+    if list(collectors) == [None]:
+        # one console of a job torchrun restarted: each attempt on its own, as its --log-dir folder reads
+        collectors = console_attempts.split(collectors[None]) or collectors
     found = per_attempt(collectors)
     if dumps:
         found = _merge(found, explain_dumps(dumps))

@@ -23,7 +23,9 @@ from torchdoctor.explain.kinds import (
     release_changes,
     tokenizer_classes,
     versions,
+    waiting_calls,
 )
+from torchdoctor.explain.kinds.ranks import peer_ended_quietly
 from torchdoctor.explain.ranks import hit_rank
 from torchdoctor.explain.recognisers import Context, Hit
 from torchdoctor.findings import Finding
@@ -212,6 +214,14 @@ def findings(
             details["consequence_of"] = "log.nccl_watchdog_timeout"
             status = "warn"
             fix = "Follows from the collective timeout above: see its fix."
+        if lead is None and kind in waiting_calls.KINDS and peer_ended_quietly(kind_hits, ctx):
+            # a rank waited for a peer that left: its traceback names the user's line that made the collective
+            victim = next((r for r in raised or [] if any(_covers(h, r) for h in kind_hits)), None)
+            waited = waiting_calls.waited_at(victim) if victim is not None else None
+            if waited is not None:
+                summary += f"; {waited[0]}"
+                fix = f"{fix}\n{waited[1]}"
+                details["frame"] = str(victim.frame)
         if roles[kind] != "cause" and lead is not None:
             summary += f" — a consequence of {_the(lead[0])} above (log.{lead[1]})"
             details["consequence_of"] = f"log.{lead[1]}"
@@ -486,6 +496,8 @@ def per_attempt(collectors: dict) -> list[Finding]:
     found: list[Finding] = []
     for attempt in order:
         collector = collectors[attempt]
+        if attempt:  # a restart: what only a later attempt means (comm.py's shared rendezvous store)
+            collector.ctx.facts["restarted_attempt"] = attempt
         counts = {hit.kind: collector.count(hit.kind) for hit in collector.hits}
         those = findings(collector.hits, collector.ctx, counts, collector.raised, collector.root_rank)
         if len(order) > 1 and attempt is not None:

@@ -430,6 +430,12 @@ CONTEXT_FACTS: tuple[tuple[str, re.Pattern], ...] = (
         )
         for literal in ("srun", "mpirun", "mpiexec", "jsrun", "SLURM_PROCID", "OMPI_COMM_WORLD")
     ),
+    # torch.multiprocessing.spawn started the processes (a worker's error re-raised in the parent): it starts
+    # nprocs of them, whatever world_size init_process_group is told (comm.py's store counting fewer)
+    (
+        "ProcessRaisedException",
+        re.compile(r"(?P<spawned>torch\.multiprocessing\.spawn\.ProcessRaisedException)"),
+    ),
     # torchrun's summary of a job where the root-cause rank was the only one that failed: every other rank
     # exited without an error (ranks it stopped are listed as failures, with SIGTERM)
     ("<NO_OTHER_FAILURES>", re.compile(r"(?P<no_other_failures><NO_OTHER_FAILURES>)")),

@@ -233,6 +233,17 @@ def _rendezvous(hits: list[Hit], ctx: Context) -> tuple[str, str]:
             "--rdzv-id and --nnodes, and the endpoint's host must be reachable from all of them.\n"
             "MASTER_ADDR must be the address of rank 0's host as the other hosts see it."
         )
+        if first(hits, "joined") and ctx.facts.get("spawned"):
+            # found with pytorch/examples' imagenet/main.py: --multiprocessing-distributed --world-size 2 on a
+            # machine it counts one device on spawns 1 process for a world of 2
+            summary += " (torch.multiprocessing.spawn started fewer processes than world_size)"
+            fix = (
+                "torch.multiprocessing.spawn starts nprocs processes, and init_process_group waits for world_size of "
+                "them: on one machine nprocs must equal world_size (mp.spawn(fn, nprocs=world_size, ...)); on "
+                "several, world_size is machines x nprocs and every machine must run the script with its own "
+                "node rank (pytorch/examples' imagenet: --world-size is the number of machines with "
+                "--multiprocessing-distributed, and nprocs the devices it counts on each).\n" + fix
+            )
         if first(hits, "join_timeout"):
             fix += (
                 "\nStart the same torchrun on every node (one per node, --node-rank or the rendezvous picks it); a "
@@ -623,6 +634,8 @@ def _network(hits: list[Hit], ctx: Context) -> tuple[str, str]:
             "and open the firewall between the hosts (gloo and NCCL use random ports)."
         )
         return summary, fix
+    if ctx.facts.get("restarted_attempt") and ("gloo_mesh" in facts or "connect_host" in facts):
+        return _restarted_connect(hits, ctx, facts)
     if "gloo_mesh" in facts and "gloo_host" not in facts:
         return (
             f"gloo could not connect its ranks to each other ({quote(facts['gloo_mesh'].strip())})"
@@ -669,6 +682,28 @@ def _network(hits: list[Hit], ctx: Context) -> tuple[str, str]:
         "export NCCL_SOCKET_IFNAME=<iface> GLOO_SOCKET_IFNAME=<iface>   # or ^docker,lo to exclude some"
     )
     return summary, fix
+
+
+def _restarted_connect(hits: list[Hit], ctx: Context, facts: dict) -> tuple[str, str]:
+    """A restarted attempt's ranks that could not connect to each other: torchrun's c10d rendezvous shares its
+    TCPStore with the workers' init_process_group (torch 2.5+, TORCH_DISABLE_SHARE_RDZV_TCP_STORE unset), and a
+    restarted attempt's workers can read the previous attempt's addresses from it and connect to ports nobody
+    listens on any more (pytorch/pytorch#135712, #167288: gloo's connectFullMesh refused, NCCL's connect
+    retries); reproduced with torch 2.13 and gloo on one host under --standalone --max-restarts 2."""
+    what = quote(facts["gloo_mesh"].strip()) if "gloo_mesh" in facts else facts["connect_host"]
+    return (
+        f"a restarted attempt (torchrun's restart {ctx.facts['restarted_attempt']}) could not connect its ranks "
+        f"({what})"
+        + on_ranks(hits)
+        + ": the ranks likely connected to addresses the previous attempt left in the rendezvous store "
+        "torchrun shares with them",
+        "torchrun (torch 2.5 and later) shares its rendezvous store with init_process_group, and a restarted "
+        "attempt can read the previous attempt's addresses from it (pytorch/pytorch#135712). Where an earlier "
+        "attempt connected on the same hosts, the network is not the cause. Give each attempt a store of its own:\n"
+        "export TORCH_DISABLE_SHARE_RDZV_TCP_STORE=1   # before torchrun\n"
+        "The error that made torchrun restart is an earlier attempt's: read it below (or in attempt_0/ of "
+        "the --log-dir folder).",
+    )
 
 
 NETWORK_INTERFACE = Recogniser(

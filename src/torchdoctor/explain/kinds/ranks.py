@@ -367,6 +367,14 @@ def _divergence(hits: list[Hit], ctx: Context) -> tuple[str, str]:
             "pad x along d to the largest (torch.nn.functional.pad), gather, then cut each rank's part back to its "
             "own size; or gather Python objects with torch.distributed.all_gather_object.\n" + fix
         )
+    elif ctx.facts.get("framework") == "lightning":
+        # Lightning's own collectives that a rank condition hides: found with self.log(..., sync_dist=True)
+        # under `if self.global_rank == 0:` in its bug_report_model.py on 2 CPU ranks
+        fix += (
+            "\nIn Lightning, self.log(..., sync_dist=True), self.all_gather, self.trainer.strategy.barrier() and "
+            "reduce are collectives: call them on every rank, never under `if self.global_rank == 0:` or "
+            "@rank_zero_only; to log a value of rank 0 alone, self.log(..., rank_zero_only=True) (no sync)."
+        )
     return summary, fix
 
 
@@ -474,6 +482,7 @@ def _peer_gone(hits: list[Hit], ctx: Context) -> tuple[str, str]:
     )
     if ctx.facts.get("no_other_failures") and any("peer_line" in h.facts for h in hits):
         # torchrun says this was the only rank that failed: the peer exited without an error, mid-collective
+        # (peer_ended_quietly below says the same for verdict.py)
         return (
             summary + ", and torchrun names no other rank that failed: the peer finished without an error",
             (
@@ -505,6 +514,15 @@ def _peer_gone(hits: list[Hit], ctx: Context) -> tuple[str, str]:
         "The rank on the other side died or was killed first: its own error is the cause, this is the "
         "consequence. Look at that rank's log (pass the folder of every rank's log to explain)."
     )
+
+
+def peer_ended_quietly(hits: list[Hit], ctx: Context) -> bool:
+    """True when the peer that closed the connection ended without an error: torchrun names no other failed
+    rank, or every other rank's log is in the input and none shows one (what _peer_gone says in words)."""
+    if not any("peer_line" in h.facts for h in hits):
+        return False
+    quiet = ctx.ranks - {h.rank for h in hits} - {None}
+    return bool(ctx.facts.get("no_other_failures")) or bool(quiet and not ctx.cause_ranks)
 
 
 # The lines a peer's failure is read from: gloo's / NCCL's / the store's socket closed by the other side, and a

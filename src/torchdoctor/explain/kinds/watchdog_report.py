@@ -13,6 +13,8 @@ consequence, and the verdict names the cause (`ranks_ended_early`).
 
 from __future__ import annotations
 
+import re
+
 from torchdoctor.explain.recognisers import Context, Hit, Pattern, Recogniser, first, has_fact
 
 FAMILY = "NCCL and collectives"
@@ -22,8 +24,17 @@ R = Pattern  # compiled where a log first needs it (recognisers.Pattern)
 HEAD = "torchdoctor: hang: no progress for "
 CULPRIT = "Culprit: rank(s) "
 FOLDER = R(r"Full stacks: (?P<folder>\S+?)/rank\*\.stack")
-# the folder is said a few lines below the report's head, after the verdict: read from anywhere in the log
-CONTEXT = (("Full stacks: ", FOLDER),)
+# the ranks' flight records compared (explain/flight_recorder/findings.py), a line of the report when no rank
+# is the culprit: "process group 0 (default_pg): collective #2 has different operations on different ranks:
+# rank 0: scatter #2 [2, 16] Float (tp.py:96 in <module>); rank 1: broadcast #2 [32] Float (tp.py:96 in <module>)."
+MISMATCH = R(
+    r"collective #(?P<mismatch_seq>\d+) has (?P<mismatch_kind>different (?:operations|sizes|dtypes)) on different "
+    r"ranks: (?P<mismatch>[^\n]{1,600}?)\.?$",
+    re.M,
+)
+# the folder is said a few lines below the report's head, after the verdict, and so is the mismatch: read from
+# anywhere in the log
+CONTEXT = (("Full stacks: ", FOLDER), (" on different ranks: ", MISMATCH))
 
 
 def _hang(hits: list[Hit], ctx: Context) -> tuple[str, str]:
@@ -44,6 +55,18 @@ def _hang(hits: list[Hit], ctx: Context) -> tuple[str, str]:
             + " that the others did not: the report above names the collective the others waited in and "
             "whether the line sits under a condition on the rank (an evaluation, a save or a data step only "
             "some ranks take, a loop of another length, an exception caught on one rank)."
+        )
+    elif ctx.facts.get("mismatch"):
+        # no rank is the odd one out, but their flight records show where their calls part ways
+        summary = (
+            f"torchdoctor's watchdog stopped a hang{after}: the ranks entered collective "
+            f"#{ctx.facts['mismatch_seq']} with {ctx.facts['mismatch_kind']}: {ctx.facts['mismatch']}"
+        )
+        fix = (
+            "Every rank of a group must make the same collective calls in the same order, with the same sizes and "
+            "dtypes. The report names each rank's call and line: look between them for what differs per rank (a "
+            "condition on the rank, a setting or plan read per rank, such as a parallelize_plan or a model built "
+            "differently, or a loop of another length)."
         )
     else:
         summary = f"torchdoctor's watchdog stopped a hang{after}; its report names no single rank that held the others up"
