@@ -4,8 +4,9 @@ torchrun (torch 2.13) prints nothing at its default level when it restarts a wor
 the one line that ends an attempt is its multiprocessing context's "failed (exitcode: 1) local_rank: 1 (pid: 16183)
 of binary: ...", logged once per failed worker group (torch/distributed/elastic/multiprocessing/api.py), after
 which the next attempt's workers print. So the console is cut after each such line. What follows the last one
-is that attempt's end (torchrun's failure summary) unless it holds errors of its own: then it is one more
-attempt, which did not end in a failed group (stopped from outside, or still running when the log was taken).
+is that attempt's end (torchrun's failure summary, `torchdoctor launch`'s verdict) unless it holds a worker's
+errors of its own (a rank's prefix): then it is one more attempt, which did not end in a failed group (stopped
+from outside, or still running when the log was taken).
 """
 
 from __future__ import annotations
@@ -13,8 +14,9 @@ from __future__ import annotations
 from torchdoctor.explain.collect import Collector
 from torchdoctor.explain.recognisers import Context
 
-# what torchrun prints after a group's last failure: its summary, read with the attempt that failed
-_SUMMARY_KINDS = ("child_failed",)
+# what is printed after a group's last failure: torchrun's summary, and `torchdoctor launch`'s own verdict on the
+# run (the watchdog's report, a rank that ended early), read with the attempt that failed
+_SUMMARY_KINDS = ("child_failed", "hang_verdict", "ranks_ended_early")
 _SUMMARY_TYPES = ("ChildFailedError",)
 # facts torchrun's failure summary states: the last attempt's
 _SUMMARY_FACTS = ("no_other_failures", "failure_summary_in_input", "worker_pids")
@@ -28,8 +30,16 @@ def split(collector: Collector) -> dict[int, Collector] | None:
         return None
     ends = _ends(collector)
     attempts = len(ends)
-    after = [h for h in collector.hits if h.line > ends[-1] and h.kind not in _SUMMARY_KINDS]
-    after_raised = [r for r in collector.raised if r.line > ends[-1] and r.type not in _SUMMARY_TYPES]
+    # a worker's own output after the last group failure (its rank known: torch's [rankN]: prefix, --tee's
+    # [defaultN]:) is another attempt's; torchrun's summary below it quotes the failed worker's error unprefixed
+    after = [
+        h for h in collector.hits if h.line > ends[-1] and h.kind not in _SUMMARY_KINDS and h.rank is not None
+    ]
+    after_raised = [
+        r
+        for r in collector.raised
+        if r.line > ends[-1] and r.type not in _SUMMARY_TYPES and r.rank is not None
+    ]
     if after or after_raised:
         attempts += 1  # a last attempt that did not end in a failed group
     if attempts < 2:
