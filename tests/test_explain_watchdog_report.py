@@ -46,6 +46,7 @@ def test_a_failed_jobs_report_that_another_rank_raised_is_not_a_rank_that_ended_
     )
     assert "log.ranks_ended_early" not in [f.id for f in explain([str(log)])]
 
+
 # Found running pytorch/examples' tensor_parallel_example.py on 2 CPU ranks under `torchdoctor launch --watchdog 20`
 # with rank 1's parallelize_plan swapped (Rowwise for Colwise): the report's verdict line named the collective whose
 # operations differ and each rank's line, and the console read back said only "names no single rank". The lines
