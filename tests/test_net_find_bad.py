@@ -58,10 +58,19 @@ def _by_id(report: dict) -> dict[str, list[dict]]:
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 
 
+# what a machine shared with the rest of the suite can truly cause on healthy ranks: a rank, or a pair, slower
+# in both of its measurements while another test's processes held its core (a CI run, 4 ranks beside 3 workers
+# on 2 cores); never a corrupt rank
+MACHINE_NOISE = ("net.slow_rank", "net.slow_link")
+
+
 def test_healthy_ranks_are_told_so_with_their_pair_bandwidths_drawn_beside_the_run(tmp_path):
     code, report = _net_with_faults("", tmp_path)
+    failed = [f for f in report["findings"] if f["status"] == "fail"]
+    if failed and all(f["id"] in MACHINE_NOISE for f in failed):  # measured again, once, as a user would
+        code, report = _net_with_faults("", tmp_path)
     found = _by_id(report)
-    assert code == 0, report
+    assert code == 0, [(f["id"], f["status"], f["summary"]) for f in report["findings"]]
     assert set(found) == {"net.smoke", "net.find_bad", "net.find_bad_picture"}, report
     (verdict,) = found["net.find_bad"]
     assert (
