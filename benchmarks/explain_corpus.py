@@ -30,8 +30,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from torchdoctor.explain.diagnose import explain
+from torchdoctor.explain.verdict import REACHED
 
-REACHED = "your code reached it at "  # verdict.py's line naming the user's frame
 UNRECOGNISED = "log.unrecognised"
 
 
@@ -112,7 +112,7 @@ def measure(folders: list[Path], only: tuple[int, int] | None = None) -> dict[st
                 continue
             # the user's line the fix quotes from the log is not advice: its words do not count as recalled
             fix = "\n".join(
-                line for line in (lead.fix or "").lower().splitlines() if not line.startswith(REACHED)
+                line for line in (lead.fix or "").lower().splitlines() if not line.startswith(REACHED.lower())
             )
             hit = [w for w in label.keywords if w.lower() in fix]
             right = lead.id == f"log.{label.kind}"

@@ -42,6 +42,8 @@ LOOK_FOR_CAUSE = (
     "The cause is the first rank that failed: find it (torchrun's Root Cause block, the earliest error by time) "
     "and read that rank's own log; `torchdoctor explain FOLDER` with every rank's log names it."
 )
+# the fix's last line where it quotes the user's own code (the log's words, not advice)
+REACHED = "Your code reached it at"
 
 
 def _commonest(counts: dict[str, int]) -> list[tuple[str, int]]:
@@ -202,7 +204,7 @@ def findings(
             details["frame"] = str(reached.frame)  # the line of the user's code the error came through
             if reached.code:
                 details["code"] = reached.code
-            fix += f"\nYour code reached it at {first_failure.where(reached)}."
+            fix += f"\n{REACHED} {first_failure.where(reached)}."
         versions = {k: v for k, v in ctx.facts.items() if k.endswith("_version")}
         if versions:
             details["versions"] = versions  # what the log says it ran with, for the person reading -v
@@ -365,7 +367,7 @@ def _unrecognised(raised: Raised, ctx: Context) -> Finding:
         )
         if raised.frame is not None and raised.frame != raised.raised_in:
             details["frame"] = str(raised.frame)  # the user's call that led there
-            fix += f"\nYour code reached it at {first_failure.where(raised)}."
+            fix += f"\n{REACHED} {first_failure.where(raised)}."
         return Finding("log.library_version_bug", "fail", f"likely: {summary}", details, fix)
     call = versions.library_call(raised)
     if call is not None:
