@@ -138,6 +138,33 @@ def bogus_host(host: str) -> bool:
 # -- rendezvous, ports, network -----------------------------------------------------------------------
 
 
+def ping_text(got: str | None) -> str | None:
+    """The text a store's ping read back, when the server that answered spoke another protocol: TCPStore reads the
+    first 4 bytes of the answer as its little-endian number (an HTTP server's "HTTP/1.1 400" is 1347703880, an ssh
+    server's "SSH-" 759714643); None when ``got`` is not 4 printable ASCII characters."""
+    if not got or int(got) >= 2**32:
+        return None
+    text = int(got).to_bytes(4, "little").decode("latin-1")
+    return text if all(" " <= c <= "~" for c in text) else None
+
+
+def _another_protocol(where: str, text: str, got: str, hits: list[Hit]) -> tuple[str, str]:
+    """A store's ping answered in another protocol's words: the address is not a store's, nor a port of the run."""
+    what = "an HTTP server (a web service, or a proxy between the nodes)" if text == "HTTP" else "a program"
+    if text == "SSH-":
+        what = "an ssh server"
+    return (
+        f"what answers{where} is {what}, not this run's TCPStore: the store's ping read back the text '{text}' "
+        f"(Got: {got})" + on_ranks(hits),
+        f"The store's address (MASTER_ADDR / --master_addr / --rdzv-endpoint HOST:PORT) reaches {what} that speaks "
+        "another protocol. Check the address first: it must be the node of rank 0 (node_rank 0) as the other nodes "
+        "reach it (on that node: hostname -I), not a gateway, a login node or an address that no longer exists; "
+        "a connection to an address nobody on the network has can be answered by a proxy or a sandbox's egress "
+        "filter. Then the port: MASTER_PORT / the endpoint's port must be free on that node, not a web service's "
+        "(ss -ltnp | grep :<port> there). Every node must give the same address and port.",
+    )
+
+
 def _rendezvous(hits: list[Hit], ctx: Context) -> tuple[str, str]:
     in_use = next((h for h in hits if h.facts.get("in_use")), None)
     wrong_server = next((h.facts for h in hits if h.facts.get("store_ping")), None)
@@ -147,6 +174,9 @@ def _rendezvous(hits: list[Hit], ctx: Context) -> tuple[str, str]:
             if wrong_server.get("host")
             else " at MASTER_PORT"
         )
+        text = ping_text(wrong_server.get("ping_got"))
+        if text is not None:
+            return _another_protocol(where, text, wrong_server["ping_got"], hits)
         return (
             f"what answers{where} is not this run's TCPStore: its ping came back with another value"
             + on_ranks(hits),
@@ -482,7 +512,9 @@ RENDEZVOUS_OR_PORT = Recogniser(
             r"waiting for all \d+ members to join|Timeout while waiting for keys in EtcdStore))"
         ),
         R(r"Error waiting on exit barrier\. (?P<exit_barrier>Elapsed: [\d.]{1,12} seconds)"),
-        R(r"(?P<store_ping>Ping failed, invalid value returned from server)"),
+        R(
+            r"(?P<store_ping>Ping failed, invalid value returned from server)(?:\. Expected: \d+, Got: (?P<ping_got>\d+))?"
+        ),
         R(
             r"(?P<agent_lost_store>failed to (?:send a keep-alive heartbeat to|shutdown) the rendezvous '[^'\n]{0,100}' "
             r"due to an error of type \w{1,60})"
