@@ -138,9 +138,12 @@ _CLASSES = (
     ),
     (
         "bad_device_id",
-        "device_id names a device type without an index",
-        "device_id is one GPU: init_process_group(..., device_id=torch.device('cuda', LOCAL_RANK)) with "
-        "LOCAL_RANK = int(os.environ['LOCAL_RANK']), not torch.device('cuda') or a CPU device.",
+        "device_id is not one accelerator with an index: a CPU device, or a device type without an index",
+        "device_id binds the group to one GPU: init_process_group(..., device_id=torch.device('cuda', LOCAL_RANK)) "
+        "with LOCAL_RANK = int(os.environ['LOCAL_RANK']), not torch.device('cuda'). torch refuses any CPU device "
+        "there: on a machine without GPUs (where torch.accelerator gives none and the script picks "
+        "torch.device('cpu')), leave device_id out: init_process_group(backend='gloo'), or pass "
+        "device_id=device only when device.type != 'cpu'.",
     ),
 )
 
