@@ -24,6 +24,7 @@ from torchdoctor.explain.kinds import (
     tokenizer_classes,
     versions,
     waiting_calls,
+    watchdog_report,
 )
 from torchdoctor.explain.kinds.ranks import peer_ended_quietly
 from torchdoctor.explain.ranks import hit_rank
@@ -224,6 +225,16 @@ def findings(
                 summary += f"; {waited[0]}"
                 fix = f"{fix}\n{waited[1]}"
                 details["frame"] = str(victim.frame)
+        if roles[kind] == "cause" and kind == "ranks_ended_early":
+            gather = waiting_calls.state_dict_waited_in(raised or [])
+            # the survivor waited in a state dict's gather that a condition on the rank kept from the other
+            if gather is not None:
+                summary = summary.replace(
+                    watchdog_report.DIFFERENT_ITERATIONS,
+                    f"the ranks did not all make the state dict's gather at {first_failure.where(gather)}",
+                )
+                fix = f"{waiting_calls.STATE_DICT_ON_EVERY_RANK}\nOtherwise: {fix}"
+                details["frame"] = str(gather.frame)
         if roles[kind] != "cause" and lead is not None:
             summary += f" — a consequence of {_the(lead[0])} above (log.{lead[1]})"
             details["consequence_of"] = f"log.{lead[1]}"

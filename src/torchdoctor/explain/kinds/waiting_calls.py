@@ -25,6 +25,15 @@ _STATE_DICT = re.compile(
     r"\.full_tensor\(|\bget_(?:model|optimizer)_state_dict\(|\bget_state_dict\(|\bfull_optim_state_dict\(|"
     r"\boptim_state_dict\(|\.state_dict\(|\bsummon_full_params\("
 )
+# what to do where a rank waited in a state dict's gather or a checkpoint save its peer never made
+STATE_DICT_ON_EVERY_RANK = (
+    "Gathering a full state dict is a collective: every rank must make the call, and only the write goes under "
+    "`if rank == 0:`. FSDP2: sharded_param.full_tensor() (or get_model_state_dict(model, "
+    "options=StateDictOptions(full_state_dict=True, cpu_offload=True))) on every rank, then torch.save on rank 0; "
+    "FSDP1: model.state_dict() under FSDP.state_dict_type(model, StateDictType.FULL_STATE_DICT, "
+    "FullStateDictConfig(offload_to_cpu=True, rank0_only=True)) on every rank. torch.distributed.checkpoint "
+    "(dcp.save) is called on every rank too."
+)
 # a backward pass (loss.backward(), accelerator.backward(loss), self.manual_backward(loss), fabric.backward)
 _BACKWARD = re.compile(r"\.backward\(|\b(?:manual_)?backward\(")
 # DDP's own module: its forward's collectives (bucket rebuild, buffer broadcast) raise there
@@ -46,14 +55,7 @@ def waited_at(raised: Raised) -> tuple[str, str] | None:
         "number of batches)."
     )
     if _STATE_DICT.search(raised.code):
-        fix += (
-            "\nGathering a full state dict is a collective: every rank must make the call, and only the write "
-            "goes under `if rank == 0:`. FSDP2: sharded_param.full_tensor() (or get_model_state_dict(model, "
-            "options=StateDictOptions(full_state_dict=True, cpu_offload=True))) on every rank, then torch.save "
-            "on rank 0; FSDP1: model.state_dict() under FSDP.state_dict_type(model, StateDictType.FULL_STATE_DICT, "
-            "FullStateDictConfig(offload_to_cpu=True, rank0_only=True)) on every rank. torch.distributed.checkpoint "
-            "(dcp.save) is called on every rank too."
-        )
+        fix += f"\n{STATE_DICT_ON_EVERY_RANK}"
     elif _BACKWARD.search(raised.code) or (
         raised.raised_in is not None and raised.raised_in.file.replace("\\", "/").endswith(_DDP)
     ):
@@ -64,3 +66,10 @@ def waited_at(raised: Raised) -> tuple[str, str] | None:
             "same number of batches per rank (DistributedSampler, or DDP's join() context for uneven inputs)."
         )
     return summary, fix
+
+
+def state_dict_waited_in(raised: list[Raised]) -> Raised | None:
+    """The error of a rank whose own line, where it waited for a peer that ended, gathers a state dict or saves a
+    distributed checkpoint (``dcp.save(model.state_dict(), ...)``, ``full_tensor()``): a call that a condition on
+    the rank kept from the peer, not a loop the ranks ran a different number of times; None when there is none."""
+    return next((r for r in raised if r.frame is not None and _STATE_DICT.search(r.code)), None)

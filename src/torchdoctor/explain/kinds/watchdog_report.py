@@ -102,11 +102,16 @@ HANG_VERDICT = Recogniser(
 )
 
 
+# what the verdict concludes from a rank that ended while another was in a collective (verdict.py replaces it
+# where that collective was a state dict's gather: no loop ran a different number of times)
+DIFFERENT_ITERATIONS = "the ranks ran different numbers of iterations"
+
+
 def _ended(hits: list[Hit], ctx: Context) -> tuple[str, str]:
     ended, waiting, how = first(hits, "ended"), first(hits, "still_training"), first(hits, "how")
     where, culprit_line = first(hits, "where"), first(hits, "culprit_line")
     summary = f"{ended} ended while {waiting} still trained" + (f" ({how})" if how else "")
-    summary += f": the ranks ran different numbers of iterations; {where}" if where else ""
+    summary += f": {DIFFERENT_ITERATIONS}; {where}" if where else ""
     fix = (
         "Give every rank the same number of batches (DistributedSampler(..., drop_last=True), data split evenly "
         "across ranks, no early return or break on some ranks only), or, under DDP, run the loop in "
