@@ -347,6 +347,19 @@ LAUNCHER_REFUSALS: tuple[tuple[str, str, str], ...] = (
         "defaults.py) is not a config to pass.",
     ),
     (
+        # lightning/fabric/fabric.py _validate_launched: setup() / setup_dataloaders() on a multi-device strategy
+        # before fabric.launch(); under torchrun too, where launch() starts no process but makes the group
+        "fabric_launch",
+        "Fabric was set up on more than one device without fabric.launch(): its processes and process group "
+        "were never started",
+        "Call fabric.launch() right after Fabric(...), before fabric.setup(...) or setup_dataloaders(...): "
+        "fabric = Fabric(accelerator=..., devices=N, strategy='ddp'); fabric.launch(). Started by plain python, "
+        "launch() starts the other processes itself; under torchrun or srun it starts none and only joins the "
+        "process group, so it is needed there too. Or start the script with Fabric's own launcher, which does "
+        "it as Fabric(...) is made (and then refuses a launch() call): fabric run --accelerator=cpu --devices=2 "
+        "--strategy=ddp train.py. With devices=1 no launch is needed.",
+    ),
+    (
         "interactive",
         "Lightning refuses DDP in an interactive environment (a notebook, or python -i)",
         "DDP starts one process per GPU by re-running the script, which a notebook cannot do: run the code as "
@@ -447,6 +460,7 @@ LAUNCH_COMMAND = Recogniser(
         "protocol must be HTTP or HTTPS",
         "Invalid store type given. Currently only supports file and tcp",
         "is not compatible with an interactive environment",
+        "To use Fabric with more than one device, you must call `.launch()`",
         "`--use_deepspeed`, `--use_fsdp` at a time",
         "You need to use at least 2 processes to use `--multi_gpu`",
         "in Lightning, but the product (",
@@ -567,6 +581,7 @@ LAUNCH_COMMAND = Recogniser(
         # lightning: devices x num_nodes against torchrun's world size; a fork strategy off Linux
         "lightning:you-set-devices-and-num-nodes",
         "lightning:you-selected-trainer-strategy-but-process",
+        "lightning:to-use-fabric-with-more",  # lightning/fabric/fabric.py: setup before fabric.launch()
         # torch/distributed/run.py, launcher/api.py: torchrun's option checks (round seven)
         "torch:local-ranks-filter-must-be-comma",
         "torch:don-use-both-the-no-python",
@@ -673,6 +688,7 @@ LAUNCH_COMMAND = Recogniser(
         r"(?P<lightning_fork>You selected `Trainer\(strategy=[^\n]{0,40}\)` but process forking is not supported "
         r"on this platform)|"
         r"(?P<interactive>`?(?:Trainer|Fabric)\(strategy=[^\n]{0,60}\)`? is not compatible with an interactive environment)|"
+        r"(?P<fabric_launch>To use Fabric with more than one device, you must call `\.launch\(\)`[^\n]{0,60})|"
         # the launcher's own argparse (torchrun, deepspeed, accelerate launch); not "launch.py" / "run.py", the
         # progs of python -m torch.distributed.launch/run, which a training script is often named too
         r"(?:^|\s)(?P<launcher_prog>torchrun|deepspeed|accelerate <command> \[<args>\] launch): "

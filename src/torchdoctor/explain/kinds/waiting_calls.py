@@ -23,7 +23,9 @@ KINDS = ("peer_closed",)
 # a call that gathers a full state dict across the ranks (every rank must make it)
 _STATE_DICT = re.compile(
     r"\.full_tensor\(|\bget_(?:model|optimizer)_state_dict\(|\bget_state_dict\(|\bfull_optim_state_dict\(|"
-    r"\boptim_state_dict\(|\.state_dict\(|\bsummon_full_params\("
+    r"\boptim_state_dict\(|\.state_dict\(|\bsummon_full_params\(|"
+    # Lightning's saves: written on rank 0 by themselves, then a barrier every rank must reach
+    r"\bfabric\.save\(|\.save_checkpoint\("
 )
 # what to do where a rank waited in a state dict's gather or a checkpoint save its peer never made
 STATE_DICT_ON_EVERY_RANK = (
@@ -32,7 +34,8 @@ STATE_DICT_ON_EVERY_RANK = (
     "options=StateDictOptions(full_state_dict=True, cpu_offload=True))) on every rank, then torch.save on rank 0; "
     "FSDP1: model.state_dict() under FSDP.state_dict_type(model, StateDictType.FULL_STATE_DICT, "
     "FullStateDictConfig(offload_to_cpu=True, rank0_only=True)) on every rank. torch.distributed.checkpoint "
-    "(dcp.save) is called on every rank too."
+    "(dcp.save) is called on every rank too, and so are Lightning's fabric.save(...) and "
+    "trainer.save_checkpoint(...): they write on rank 0 themselves and wait for every rank in a barrier."
 )
 # a backward pass (loss.backward(), accelerator.backward(loss), self.manual_backward(loss), fabric.backward)
 _BACKWARD = re.compile(r"\.backward\(|\b(?:manual_)?backward\(")

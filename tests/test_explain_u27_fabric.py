@@ -1,0 +1,67 @@
+"""Lightning Fabric's image_classifier example (examples/fabric/image_classifier/train_fabric.py) with the
+options `fabric run` would give written into Fabric(...) and run under torchrun, each read from a real process:
+
+- without fabric.launch(), Fabric's "To use Fabric with more than one device, you must call `.launch()`" was not
+  recognised;
+- fabric.save under `if fabric.global_rank == 0:` leaves rank 0 in Fabric's barrier: the line was named, but not
+  that fabric.save is made on every rank.
+"""
+
+import io
+import subprocess
+import sys
+
+import pytest
+from explaining import explained
+from helpers import torchrun_two_ranks
+
+from torchdoctor.explain.diagnose import explain
+
+NOT_LAUNCHED = """
+import torch
+from lightning.fabric import Fabric
+
+fabric = Fabric(accelerator="cpu", devices=2, strategy="ddp")
+model = fabric.setup(torch.nn.Linear(4, 2))
+"""
+
+SAVED_ON_RANK_0 = """
+import os
+import torch
+from lightning.fabric import Fabric
+
+fabric = Fabric(accelerator="cpu", devices=2, strategy="ddp")
+fabric.launch()
+model = fabric.setup(torch.nn.Linear(4, 2))
+if fabric.global_rank == 0:
+    fabric.save(os.path.join(os.path.dirname(__file__), "ckpt.pt"), {"model": model})
+"""
+
+
+@pytest.mark.processes
+def test_fabric_set_up_on_two_devices_without_launch_says_to_call_fabric_launch():
+    done = subprocess.run([sys.executable, "-c", NOT_LAUNCHED], capture_output=True, text=True, timeout=120)
+    assert done.returncode != 0, done.stdout + done.stderr
+    found = explain(["-"], stdin=io.BytesIO(done.stderr.encode()))[0]
+    assert found.id == "log.launch_command", (found.summary, done.stderr[-2000:])
+    assert "without fabric.launch()" in found.summary, found.summary
+    assert "fabric.launch()" in found.fix and "fabric run --accelerator" in found.fix, found.fix
+
+
+def test_fabric_refusing_a_second_launch_under_its_cli_is_not_a_missing_launch():
+    # near miss: the same module's other launch error, raised by a launch() call under `fabric run`
+    line = (
+        "RuntimeError: This script was launched through the CLI, and processes have already been created. "
+        "Calling  `.launch()` again is not allowed.\n"
+    )
+    assert "without fabric.launch()" not in explained(line).summary
+
+
+@pytest.mark.processes
+def test_fabric_save_on_rank_0_only_says_fabric_save_is_made_on_every_rank(tmp_path):
+    done = torchrun_two_ranks(tmp_path, SAVED_ON_RANK_0)
+    assert done.returncode != 0, done.stdout + done.stderr
+    found = explain(["-"], stdin=io.BytesIO((done.stdout + done.stderr).encode()))[0]
+    assert found.id == "log.peer_closed", (found.summary, done.stderr[-2000:])
+    assert "fabric.save(" in found.summary, found.summary
+    assert "fabric.save(...) and trainer.save_checkpoint(...)" in found.fix, found.fix
