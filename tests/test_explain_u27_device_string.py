@@ -1,0 +1,55 @@
+"""pytorch/examples' minGPT-ddp (distributed/minGPT-ddp/mingpt/main.py) with its two-GPU check taken out to try it
+on a machine without GPUs: ``torch.device(f"{torch.accelerator.current_accelerator()}:{rank}")`` is
+``torch.device("None:0")`` under torch's CPU wheel, which c10/core/Device.cpp refuses ("Expected one of cpu, cuda,
+... device type at start of device string: None"). It was not recognised; read here from a real process on this
+torch, and as printed for other strings."""
+
+import io
+import subprocess
+import sys
+
+import pytest
+import torch
+from explaining import explained
+
+from torchdoctor.explain.diagnose import explain
+
+SCRIPT = "import torch\nacc = torch.accelerator.current_accelerator()\ndevice = torch.device(f'{acc}:0')\n"
+
+
+@pytest.mark.skipif(
+    torch.accelerator.current_accelerator() is not None, reason="needs torch's CPU-only build"
+)
+def test_a_device_string_from_no_accelerator_says_it_was_none_and_how_to_fall_back_to_the_cpu():
+    done = subprocess.run([sys.executable, "-c", SCRIPT], capture_output=True, text=True, timeout=120)
+    assert done.returncode != 0, done.stderr
+    found = explain(["-"], stdin=io.BytesIO(done.stderr.encode()))[0]
+    assert found.id == "log.device_string", (found.summary, done.stderr[-2000:])
+    assert "whose type is 'None'" in found.summary and "current_accelerator()" in found.summary, found.summary
+    assert "torch.device('cpu')" in found.fix and "backend='gloo'" in found.fix, found.fix
+
+
+def test_gpu_as_a_device_string_says_torch_calls_it_cuda():
+    line = (
+        "RuntimeError: Expected one of cpu, cuda, xpu, mps, meta device type at start of device string: gpu\n"
+    )
+    found = explained(line)
+    assert found.id == "log.device_string" and "torch calls a GPU 'cuda'" in found.summary, found.summary
+
+
+def test_another_unknown_type_names_the_string_it_read():
+    line = "RuntimeError: Expected one of cpu, cuda, xpu, mps, meta device type at start of device string: cuda0\n"
+    found = explained(line)
+    assert found.id == "log.device_string" and "'cuda0' is not a device type" in found.summary, found.summary
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        # near misses: other messages about a device's type, not a device string torch could not read
+        "RuntimeError: Expected a 'cuda' device type for generator but found 'cpu'\n",
+        "RuntimeError: Invalid device string: 'cuda:0:1'\n",
+    ],
+)
+def test_other_device_type_messages_are_not_an_unreadable_device_string(line):
+    assert explained(line).id != "log.device_string"
