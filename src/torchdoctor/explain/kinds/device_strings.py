@@ -4,8 +4,10 @@ c10/core/Device.cpp parses ``torch.device("<type>:<index>")`` and refuses a type
 one of cpu, cuda, ... device type at start of device string: <string>". The string ``None`` (``"None:0"``) is a
 value formatted into the string that was None: most often ``torch.accelerator.current_accelerator()``, which is
 None under a torch built without an accelerator (the CPU wheel) (pytorch/examples' minGPT-ddp and DDP tutorials build
-``torch.device(f"{acc}:{rank}")`` from it), or a config or environment value left unset. ``gpu`` is the name
-people use for what torch calls ``cuda``.
+``torch.device(f"{acc}:{rank}")`` from it), or a config or environment value left unset. The same None given to
+``torch.device`` itself (pytorch/examples' distributed/ddp/example.py hands it to
+``get_default_backend_for_device``) fails in torch's argument parser: "device() received an invalid combination of
+arguments - got (NoneType)". ``gpu`` is the name people use for what torch calls ``cuda``.
 """
 
 from __future__ import annotations
@@ -18,17 +20,25 @@ R = Pattern  # compiled where a log first needs it (recognisers.Pattern)
 
 
 def _device_string(hits: list[Hit], ctx: Context) -> tuple[str, str]:
-    text = first(hits, "device_string", "?")
+    given_none = bool(first(hits, "device_none"))
+    text = "None" if given_none else first(hits, "device_string", "?")
     kind = text.split(":", 1)[0]
     if kind == "None":
+        what = (
+            "torch.device was given None"
+            if given_none
+            else "a device string whose type is 'None': the value formatted into it was None"
+        )
+        became = (
+            "torch.device(acc) is torch.device(None)" if given_none else "f\"{acc}:{rank}\" becomes 'None:0'"
+        )
         return (
-            "a device string whose type is 'None': the value formatted into it was None, as "
-            "torch.accelerator.current_accelerator() is under a torch built without an accelerator (the CPU "
-            "wheel), or a config or environment value that was unset" + on_ranks(hits),
+            f"{what}, as torch.accelerator.current_accelerator() is under a torch built without an accelerator (the "
+            "CPU wheel), or a config or environment value that was unset" + on_ranks(hits),
             "torch.accelerator.current_accelerator() returns None under a torch built without CUDA or another "
-            "accelerator (its CPU-only wheel), and f\"{acc}:{rank}\" becomes 'None:0'. Run on the GPUs the "
-            'script was written for with a CUDA build of torch (check: python -c "import torch; '
-            'print(torch.version.cuda, torch.accelerator.is_available())"), or let it fall back to the CPU:\n'
+            f"accelerator (its CPU-only wheel), and {became}. Run on the GPUs the script was written for with a "
+            'CUDA build of torch (check: python -c "import torch; print(torch.version.cuda, '
+            'torch.accelerator.is_available())"), or let it fall back to the CPU:\n'
             "    acc = torch.accelerator.current_accelerator(check_available=True)\n"
             "    device = torch.device(acc.type, rank) if acc is not None else torch.device('cpu')\n"
             "and on the CPU use init_process_group(backend='gloo'), DDP(model) without device_ids, and no "
@@ -53,9 +63,19 @@ DEVICE_STRING = Recogniser(
     # string: ", device_string)
     kind="device_string",
     title="a device string torch cannot read",
-    anchors=("device type at start of device string: ",),
-    templates=("aten:device-type-at-start-of-device-string",),
-    match=R(r"device type at start of device string: (?P<device_string>[^\s'\"]{1,80})"),
+    anchors=(
+        "device type at start of device string: ",
+        "device() received an invalid combination of arguments",
+    ),
+    templates=(
+        "aten:device-type-at-start-of-device-string",
+        "torch_native:device-invalid-combination-of-arguments",
+    ),
+    # torch.device(None) (python_arg_parser.cpp): the None itself, e.g. given to get_default_backend_for_device
+    match=R(
+        r"device type at start of device string: (?P<device_string>[^\s'\"]{1,80})|"
+        r"(?<![\w.])(?P<device_none>device\(\) received an invalid combination of arguments - got \(NoneType\))"
+    ),
     describe=_device_string,
 )
 
