@@ -16,7 +16,7 @@ from torchdoctor.explain.recognisers import Context
 
 # what is printed after a group's last failure: torchrun's summary, and `torchdoctor launch`'s own verdict on the
 # run (the watchdog's report, a rank that ended early), read with the attempt that failed
-_SUMMARY_KINDS = ("child_failed", "hang_verdict", "ranks_ended_early")
+_SUMMARY_KINDS = ("child_failed", "hang_verdict", "ranks_ended_early", "ranks_different_collectives")
 _SUMMARY_TYPES = ("ChildFailedError",)
 # facts torchrun's failure summary states: the last attempt's
 _SUMMARY_FACTS = ("no_other_failures", "failure_summary_in_input", "worker_pids")

@@ -142,4 +142,47 @@ ENDED_EARLY = Recogniser(
     describe=_ended,
 )
 
-RECOGNISERS = (HANG_VERDICT, ENDED_EARLY)
+
+def _different_calls(hits: list[Hit], ctx: Context) -> tuple[str, str]:
+    seq, what, calls = first(hits, "seq"), first(hits, "what"), first(hits, "calls")
+    condition, culprit = first(hits, "condition"), first(hits, "culprit_line")
+    summary = f"the ranks entered collective #{seq} with {what}: {calls}"
+    if culprit:
+        summary += f"; the path one rank alone took is at {culprit}"
+    fix = (
+        "Every rank of a group must make the same collective calls in the same order, with the same sizes and "
+        "dtypes. torchdoctor launch's verdict names each rank's call and line: look between them for what differs "
+        "per rank (a condition on the rank, a loop of another length, a setting read per rank)."
+    )
+    if condition:
+        fix += (
+            f" Here {condition}: take the collective (or the library call that makes one: a checkpoint save, "
+            "a logged metric synchronised across ranks, a barrier) out of that condition so that every rank makes "
+            "it, and keep only the write or the print under it."
+        )
+    return summary, fix
+
+
+# src/torchdoctor/hang/supervise.py's failed-job report of a job whose ranks' flight records part ways
+# (src/torchdoctor/explain/flight_recorder/findings.py's mismatch, after "torchdoctor: failed: ")
+DIFFERENT_CALLS = Recogniser(
+    kind="ranks_different_collectives",
+    title="ranks that made different collective calls (torchdoctor launch's verdict)",
+    anchors=(" on different ranks: ",),
+    templates=("torchdoctor:collective-has-on-different-ranks",),
+    match=R(
+        r"torchdoctor: failed: (?:[^\n]{0,80}?: )?collective #(?P<seq>\d+) has (?P<what>different (?:operations|"
+        r"sizes|dtypes)) on different ranks: (?P<calls>[^\n]{1,600}?)\.?$",
+        re.M,
+    ),
+    # its "Culprit: rank(s) 0 at ..." below is the failed job's, no hang's
+    absorbs=("hang_verdict",),
+    span=3,
+    facts=(
+        R(r"(?P<condition>\S+:\d+ sits under a condition on the rank, line \d+: `[^`\n]{1,200}`)"),
+        R(r"Culprit: rank\(s\) [\d,\- ]+? at (?P<culprit_line>\S+:\d+)\."),
+    ),
+    describe=_different_calls,
+)
+
+RECOGNISERS = (HANG_VERDICT, ENDED_EARLY, DIFFERENT_CALLS)
