@@ -942,6 +942,40 @@ DISK_FULL = Recogniser(
 )
 
 
+def _cross_device(hits: list[Hit], ctx: Context) -> tuple[str, str]:
+    facts = merged(hits)
+    moved = f": {facts['exdev_from']} -> {facts['exdev_to']}" if facts.get("exdev_to") else ""
+    summary = (
+        "a file could not be renamed into place: the rename crossed filesystems (EXDEV, Invalid cross-device "
+        f"link){moved[:400]}; most often a checkpoint written to a temporary directory on another filesystem and "
+        "moved into the output directory" + on_ranks(hits)
+    )
+    fix = (
+        "os.rename / os.replace only move a file within one filesystem: the temporary file (tempfile's directory, "
+        "usually /tmp) and the destination (a mounted volume, NFS, a second disk, a container's bind mount) are "
+        "on different devices. Write the temporary file in the destination's own directory (tempfile.mkstemp("
+        "dir=<destination dir>) or TMPDIR pointing at the same filesystem), or move with shutil.move, which "
+        "copies across filesystems; a library that renames its own temporary file is fixed by a release that "
+        "copies instead, or by keeping its output directory on the same filesystem as TMPDIR."
+    )
+    return summary, fix
+
+
+CROSS_DEVICE_RENAME = Recogniser(
+    # the OS's EXDEV as CPython's OSError prints it (Objects/exceptions.c, glibc's strerror): rename(2) and
+    # link(2) refuse a source and destination on different mounted filesystems; shutil.move copies instead
+    kind="cross_device_rename",
+    title="a file renamed across filesystems",
+    anchors=("Invalid cross-device link",),
+    templates=("system:python-cross-device-link",),
+    match=R(
+        r"\[Errno 18\] Invalid cross-device link(?:: '(?P<exdev_from>[^'\n]{1,300})' -> "
+        r"'(?P<exdev_to>[^'\n]{1,300})')?|Invalid cross-device link"
+    ),
+    describe=_cross_device,
+)
+
+
 def _optimizer_groups(hits: list[Hit], ctx: Context) -> tuple[str, str]:
     facts = merged(hits)
     if facts.get("no_optim_state"):
@@ -1304,6 +1338,7 @@ RECOGNISERS = (
     META_WEIGHTS_NOT_LOADED,
     CONCURRENT_CHECKPOINT_WRITE,
     DISK_FULL,
+    CROSS_DEVICE_RENAME,
     OPTIMIZER_GROUP_MISMATCH,
     UNPICKLABLE_CHECKPOINT_OBJECT,
     MAKEDIRS_RACE,
