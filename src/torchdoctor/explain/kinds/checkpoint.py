@@ -848,8 +848,9 @@ CONCURRENT_CHECKPOINT_WRITE = Recogniser(
         "] . file not found: ",
         # the zip's records are archive/data/<n>, archive/data.pkl: the same message, however the line was typed
         "file not found: archive/",
-        # CPython's rename form; read only for a checkpoint file (the match below)
-        "No such file or directory: '",
+        # CPython's rename form, its two file names (not every missing file: the match below reads only a
+        # checkpoint file's)
+        "' -> '",
     ),
     templates=(
         "torch_native:pytorchstreamreader-failed-reading-zip-archive",
