@@ -214,6 +214,8 @@ PROCESS_TESTS = {
     "test_explain_spawn_world_size": {
         "test_spawn_of_fewer_processes_than_the_world_on_this_torch_says_nprocs"
     },
+    # mp.spawn of 1 process for a world of 2, stopped with a SIGINT to its process group
+    "test_explain_interrupted": {"test_a_hung_mp_spawn_stopped_with_ctrl_c_is_read_as_waiting_for_its_processes"},
     # a 2-rank torchrun restarted once, its console read attempt by attempt
     "test_explain_console_attempts": {"test_a_restarted_jobs_console_is_read_one_attempt_at_a_time"},
     # two gloo ranks, one leaving while the other waits in a state dict gather or DDP's sync

@@ -65,6 +65,9 @@ CHUNK = 8 * 2**20
 # back) only for an input that long, so a short log does not pay the kernel's page faults of a 9 MB buffer (a
 # millisecond per log, most of explain's time on a pasted message)
 _FIRST_ROOM = 64 * 1024
+# words an exception's line holds, one of them at least (a KeyboardInterrupt's traceback is where a run the user
+# stopped was waiting: explain/interrupted.py)
+_EXCEPTION_WORDS = (b"rror", b"xception", b"KeyboardInterrupt")
 FOLLOWING = 8  # lines after a candidate kept with it (torchrun's failure block is 7)
 _HALF = MAX_LINE // 2
 # A "nan" is a value right after "=" or "/" ("loss=nan", "inf/nan"), or after ": ", "= ", "s " ("loss: nan",
@@ -223,7 +226,7 @@ def windows(
                 )
             if (
                 tracebacks_left
-                and (buf.find(b"rror", start, end) >= 0 or buf.find(b"xception", start, end) >= 0)
+                and any(buf.find(word, start, end) >= 0 for word in _EXCEPTION_WORDS)
                 and EXCEPTION_LINE.match(line)
             ):
                 window.before = _lines_before(buf, start)
