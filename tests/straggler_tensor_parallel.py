@@ -3,8 +3,9 @@ a 2-layer MLP, ``ColwiseParallel`` then ``RowwiseParallel``, AdamW), on the CPU 
 debug-mode tests; nothing of torchdoctor's in it. MESH=tp: a 1-D mesh of every rank (LOOP's default); MESH=2d: a
 2-D mesh ("dp", "tp") of shape DP x (world size / DP), FSDP2's ``fully_shard`` on "dp" and TP on "tp".
 Rank SLOW_RANK does SLOW_MS more compute per step (a matmul loop before its forward: more work on one rank)
-from step SLOW_FROM on: tests/ only, nothing in src/ knows it. DIVERGE=1: rank 1 redistributes a DTensor to
-other placements than rank 0 does, once, after step 2 (a functional-collective mismatch)."""
+from step SLOW_FROM on: tests/ only, nothing in src/ knows it. DIVERGE=1: after step 2, rank 0 makes a DTensor
+of its shard and rank 1 of its partial sum, and both ask for the full tensor from the same line: an all-gather on
+one rank, an all-reduce on the other (a functional-collective mismatch)."""
 
 import os
 import time
@@ -12,7 +13,7 @@ import time
 import torch
 import torch.distributed as dist
 from torch.distributed.device_mesh import init_device_mesh
-from torch.distributed.tensor import Replicate, Shard, distribute_tensor
+from torch.distributed.tensor import DTensor, Partial, Shard
 from torch.distributed.tensor.parallel import ColwiseParallel, RowwiseParallel, parallelize_module
 
 MESH = os.environ.get("MESH", "tp")
@@ -67,9 +68,9 @@ def main() -> None:
         model(x).sum().backward()
         optimizer.step()
         optimizer.zero_grad()
-        if DIVERGE and step == 2:
-            shared = distribute_tensor(torch.ones(8, 8), mesh["tp"] if MESH == "2d" else mesh, [Shard(0)])
-            shared.redistribute(placements=[Replicate() if rank == 0 else Shard(1)]).to_local()
+        if DIVERGE and step == 2:  # rank 0 gathers its shard, rank 1 sums its partial value: different collectives
+            tp_mesh = mesh["tp"] if MESH == "2d" else mesh
+            DTensor.from_local(torch.ones(8, 8), tp_mesh, [Shard(0) if rank == 0 else Partial()]).full_tensor()
     if rank == 0:
         print(f"done {STEPS} steps", flush=True)
     dist.destroy_process_group()
