@@ -1,6 +1,6 @@
 """Tensor parallelism as pytorch/examples writes it (distributed/tensor_parallelism/tensor_parallel_example.py:
 a 2-layer MLP, ``ColwiseParallel`` then ``RowwiseParallel``, AdamW), on the CPU over gloo, for the straggler and
-debug-mode tests; nothing of torchdoctor's in it. MESH=tp: a 1-D mesh of every rank (LOOP's default); MESH=2d: a
+debug-mode tests; nothing of torchdoctor's in it. MESH=tp: a 1-D mesh of every rank (the default); MESH=2d: a
 2-D mesh ("dp", "tp") of shape DP x (world size / DP), FSDP2's ``fully_shard`` on "dp" and TP on "tp".
 Rank SLOW_RANK does SLOW_MS more compute per step (a matmul loop before its forward: more work on one rank)
 from step SLOW_FROM on: tests/ only, nothing in src/ knows it. DIVERGE=1: after step 2, rank 0 makes a DTensor
@@ -54,11 +54,12 @@ def main() -> None:
         from torch.distributed.fsdp import fully_shard
 
         mesh = init_device_mesh("cpu", (DP, world // DP), mesh_dim_names=("dp", "tp"))
-        model = parallelize_module(model, mesh["tp"], plan)
+        tp_mesh = mesh["tp"]
+        model = parallelize_module(model, tp_mesh, plan)
         fully_shard(model, mesh=mesh["dp"])
     else:
-        mesh = init_device_mesh("cpu", (world,), mesh_dim_names=("tp",))
-        model = parallelize_module(model, mesh, plan)
+        tp_mesh = init_device_mesh("cpu", (world,), mesh_dim_names=("tp",))
+        model = parallelize_module(model, tp_mesh, plan)
     optimizer = torch.optim.AdamW(model.parameters(), lr=1e-3, foreach=True)
     for step in range(STEPS):
         torch.manual_seed(step)  # the same input on every TP rank, as the example does
@@ -68,9 +69,9 @@ def main() -> None:
         model(x).sum().backward()
         optimizer.step()
         optimizer.zero_grad()
-        if DIVERGE and step == 2:  # rank 0 gathers its shard, rank 1 sums its partial value: different collectives
-            tp_mesh = mesh["tp"] if MESH == "2d" else mesh
-            DTensor.from_local(torch.ones(8, 8), tp_mesh, [Shard(0) if rank == 0 else Partial()]).full_tensor()
+        if DIVERGE and step == 2:  # rank 0 gathers its shard, rank 1 sums its partial value
+            placements = [Shard(0) if rank == 0 else Partial()]
+            DTensor.from_local(torch.ones(8, 8), tp_mesh, placements).full_tensor()
     if rank == 0:
         print(f"done {STEPS} steps", flush=True)
     dist.destroy_process_group()
