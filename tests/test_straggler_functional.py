@@ -139,3 +139,19 @@ def test_a_healthy_2d_mesh_of_fsdp2_and_tp_runs_under_the_watch_and_debug_mode_t
     windows = [json.loads(line) for line in (folder / "stragglers-windows.jsonl").read_text().splitlines()]
     groups = {a[0] for w in windows for r in w["ranks"].values() for row in r["rows"] for a in row[4]}
     assert "world" in groups  # the "tp" dimension's all-reduce, on both ranks of the 2 x 1 mesh
+
+
+@pytest.mark.usefixtures("one_rank")
+def test_code_torch_compile_traced_compiles_whole_with_the_hooks_on_and_is_not_timed(record):
+    from torchdoctor.distributed import debug
+
+    @torch.compile(backend="eager", fullgraph=True)  # fullgraph: a wrapper Dynamo cannot trace is an error
+    def reduced_twice(x):
+        return funcol.all_reduce(x, "sum", dist.group.WORLD) * 2
+
+    debug.enable()
+    try:
+        assert reduced_twice(torch.ones(4)).tolist() == [2.0] * 4
+    finally:
+        debug.disable()
+    assert record.arrivals == [] and record.comm == 0  # its collectives run from the graph: not seen

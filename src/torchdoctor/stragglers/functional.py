@@ -24,9 +24,12 @@ STARTED = 1024  # results not yet waited on kept at most: a script that never wa
 _started: dict[int, list | None] = {}
 
 
-def hook(record: StepRecord, wrap: Callable[[Any, str, Callable], None]) -> None:
+def hook(
+    record: StepRecord, wrap: Callable[[Any, str, Callable], None], group_key: Callable[[Any], str]
+) -> None:
     """Time every functional collective and ``wait_tensor`` into ``record``; ``wrap(owner, name, wrapper)``
-    replaces an attribute and notes how to put it back."""
+    replaces an attribute and notes how to put it back; ``group_key(process_group)`` names a group as the
+    other collectives' arrivals do (`hooks.group_key`)."""
     funcol = functional.module()
     if funcol is None:
         return
@@ -34,31 +37,49 @@ def hook(record: StepRecord, wrap: Callable[[Any, str, Callable], None]) -> None
 
     compiling = torch.compiler.is_compiling
     for name in functional.collectives(funcol):
-        wrap(funcol, name, _timed(getattr(funcol, name), record, compiling))
+        wrap(funcol, name, _timed(getattr(funcol, name), record, compiling, group_key))
     if callable(getattr(funcol, "wait_tensor", None)):
         wrap(funcol, "wait_tensor", _timed_wait(funcol.wait_tensor, record, compiling))
 
 
+# a functional collective's group argument (`_cache_key`) -> its group's key (`hooks.group_key`)
+_keys: dict[Any, str] = {}
+
+
+def _cache_key(group: Any) -> Any:
+    """``group`` itself where it can be a key (a group name, a process group), else what names it."""
+    if isinstance(group, tuple):  # (mesh, dimension): a new tuple at every call
+        return id(group[0]), group[1]
+    if isinstance(group, list):
+        return tuple(map(str, group))
+    return group if isinstance(group, str) else id(group)
+
+
 def forget() -> None:
-    """Drop the results started and not waited on (the hooks are coming off)."""
+    """Drop the results started and not waited on, and the groups found (the hooks are coming off)."""
     _started.clear()
+    _keys.clear()
 
 
-def _timed(original: Callable, record: StepRecord, compiling: Callable[[], bool]) -> Callable:
-    from torchdoctor.stragglers.hooks import group_key
-
-    names = functional.parameters(original)
+def _timed(
+    original: Callable, record: StepRecord, compiling: Callable[[], bool], group_key: Callable[[Any], str]
+) -> Callable:
+    position = functional.parameters(original).index("group")
 
     @functools.wraps(original)
     def timed(*args, **kwargs):
         if compiling():  # torch.compile tracing it: nothing of ours in its graph
             return original(*args, **kwargs)
-        given = functional.arguments(names, args, kwargs)
-        try:
-            group = group_key(functional.process_group(given.get("group"), given.get("tag", "")))
-        except (TypeError, ValueError, AttributeError, RuntimeError):  # torch will say what is wrong
-            group = "?"
-        entry = record.arrived(group, time.time())
+        group = kwargs["group"] if "group" in kwargs else args[position] if len(args) > position else None
+        key = _keys.get(_cache_key(group))
+        if key is None:
+            try:
+                key = group_key(functional.process_group(group, kwargs.get("tag", "")))
+            except (TypeError, ValueError, AttributeError, RuntimeError):  # torch will say what is wrong
+                key = "?"
+            else:
+                _keys[_cache_key(group)] = key
+        entry = record.arrived(key, time.time())
         start, cpu = time.perf_counter(), time.thread_time()
         result = None
         try:

@@ -178,7 +178,9 @@ def _hook_collectives(record: StepRecord) -> None:
         if hasattr(dist, name):
             _wrap(dist, name, _timed(getattr(dist, name), record, None))
     _hook_waits(record, dist)
-    functional.hook(record, _wrap)  # tensor parallelism's and DTensor's: torch's functional collectives
+    functional.hook(
+        record, _wrap, group_key
+    )  # tensor parallelism's and DTensor's: the functional collectives
     _undo.append(functional.forget)
 
 
