@@ -5,7 +5,9 @@ parallelism and DTensor call: ``funcol.all_reduce`` on a mesh dimension, then th
 One gloo rank in this process (a world of one: the collective itself is as short as it gets, so the hooks'
 share is the most it can be). Plain and hooked calls alternate call by call (which goes first alternates by
 pair), each timed alone in wall-clock and in the calling thread's CPU time; the added time is the median of
-the pairs' differences, with a 95% bootstrap interval (benchmarks/intervals.py).
+the pairs' differences, with a 95% bootstrap interval (benchmarks/intervals.py). The hooks alone are timed
+too, around stand-ins for the collective and its wait that return at once (what the hooks themselves cost,
+without the gloo thread's scheduling that the pairs also see).
 
     python benchmarks/functional_overhead.py [--pairs 4000] [--floats 8]
 """
@@ -73,7 +75,41 @@ def main() -> None:
     quartiles = statistics.quantiles(cpu, n=4)
     print(f"  added CPU time of the calling thread: {statistics.median(cpu):+.1f} us "
           f"(interquartile {quartiles[0]:+.1f} to {quartiles[2]:+.1f})")  # fmt: skip
+    print(
+        f"  the hooks alone, around stand-ins: {hooks_alone(record, mesh):.1f} us per collective and its wait"
+    )
     dist.destroy_process_group()
+
+
+def hooks_alone(record, mesh, calls: int = 20000) -> float:
+    """Microseconds the two hooks take around a collective and a wait that return at once (best of 5)."""
+    import timeit
+
+    import torch
+
+    from torchdoctor.stragglers import functional
+    from torchdoctor.stragglers.hooks import group_key
+
+    class Started:  # what a functional collective returns: its result inside
+        elem = torch.ones(8)
+
+    def all_reduce(self, reduceOp, group, tag=""):  # noqa: N803 (torch's parameter name)
+        return Started
+
+    def wait_tensor(tensor):
+        return tensor
+
+    compiling = torch.compiler.is_compiling
+    timed = functional._timed(all_reduce, record, compiling, group_key)
+    waited = functional._timed_wait(wait_tensor, record, compiling)
+    tensor = torch.ones(8)
+
+    def one() -> None:
+        timed(tensor, "sum", (mesh, 0))
+        waited(Started.elem)
+        record.arrivals.clear()
+
+    return min(timeit.repeat(one, number=calls, repeat=5)) / calls * 1e6
 
 
 if __name__ == "__main__":
