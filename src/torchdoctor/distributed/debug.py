@@ -303,11 +303,15 @@ def _waiting_inside(original: Callable) -> Callable:
 
     @functools.wraps(original)
     def wait_tensor(*args, **kwargs):
-        main_thread_inside[0] = last_functional[0]
+        inside = main_thread_inside[0] = last_functional[0]
         try:
-            return original(*args, **kwargs)
+            result = original(*args, **kwargs)
         finally:
             main_thread_inside[0] = None
+        g = groups.by_key.get(inside[0]) if inside is not None else None
+        if g is not None and g.verdict is not None:  # found while this rank waited: said here, as it returns
+            raise_problem(g.verdict)
+        return result
 
     return _leaving_compiled_code_alone(original, wait_tensor)
 
