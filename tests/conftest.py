@@ -214,8 +214,19 @@ PROCESS_TESTS = {
     "test_explain_spawn_world_size": {
         "test_spawn_of_fewer_processes_than_the_world_on_this_torch_says_nprocs"
     },
+    # tensor parallelism on 2 gloo ranks under launch --stragglers (one with --debug on a 2-D mesh)
+    "test_straggler_functional": {
+        "test_a_tp_rank_slowed_by_its_compute_is_named_device_and_its_victims_wait_is_in_its_collectives",
+        "test_a_healthy_2d_mesh_of_fsdp2_and_tp_runs_under_the_watch_and_debug_mode_times_its_collectives_names_nobody",
+    },
+    # two ranks under launch --debug asking a DTensor's full tensor from different placements
+    "test_debug_functional": {
+        "test_ranks_asking_a_dtensors_full_tensor_from_different_placements_both_name_the_two_collectives"
+    },
     # mp.spawn of 1 process for a world of 2, stopped with a SIGINT to its process group
-    "test_explain_interrupted": {"test_a_hung_mp_spawn_stopped_with_ctrl_c_is_read_as_waiting_for_its_processes"},
+    "test_explain_interrupted": {
+        "test_a_hung_mp_spawn_stopped_with_ctrl_c_is_read_as_waiting_for_its_processes"
+    },
     # a 2-rank torchrun restarted once, its console read attempt by attempt
     "test_explain_console_attempts": {"test_a_restarted_jobs_console_is_read_one_attempt_at_a_time"},
     # two gloo ranks, one leaving while the other waits in a state dict gather or DDP's sync

@@ -9,7 +9,6 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pytest
 import torch
 import torch.distributed._functional_collectives as funcol
 
@@ -47,7 +46,6 @@ def test_a_functional_all_gather_on_another_dimension_is_named_as_a_dimension_mi
     assert "  - Process 0: 0\n  - Process 1: 1" in message
 
 
-@pytest.mark.processes
 def test_ranks_asking_a_dtensors_full_tensor_from_different_placements_both_name_the_two_collectives(
     tmp_path,
 ):

@@ -105,7 +105,6 @@ def _collectives_ms(line: str) -> float:
     return float(line.split("+ collectives ")[1].split(",")[0].split(" ")[0])
 
 
-@pytest.mark.processes
 def test_a_tp_rank_slowed_by_its_compute_is_named_device_and_its_victims_wait_is_in_its_collectives(tmp_path):
     done, folder = _launch(
         tmp_path, "slow", {"STEPS": "140", "SLOW_RANK": "1", "SLOW_MS": "20", "SLOW_FROM": "60"}
@@ -124,7 +123,6 @@ def test_a_tp_rank_slowed_by_its_compute_is_named_device_and_its_victims_wait_is
     assert float(victim.split("waiting for peers ")[1].split(" ")[0]) > 5, victim
 
 
-@pytest.mark.processes
 def test_a_healthy_2d_mesh_of_fsdp2_and_tp_runs_under_the_watch_and_debug_mode_times_its_collectives_names_nobody(
     tmp_path,
 ):
