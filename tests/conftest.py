@@ -214,6 +214,36 @@ PROCESS_TESTS = {
     "test_explain_spawn_world_size": {
         "test_spawn_of_fewer_processes_than_the_world_on_this_torch_says_nprocs"
     },
+    # tensor parallelism on 2 gloo ranks under launch --stragglers (one with --debug on a 2-D mesh)
+    "test_straggler_functional": {
+        "test_a_tp_rank_slowed_by_its_compute_is_named_device_and_its_victims_wait_is_in_its_collectives",
+        "test_a_healthy_2d_mesh_of_fsdp2_and_tp_runs_under_the_watch_and_debug_mode_times_its_collectives_names_nobody",
+    },
+    # two ranks under launch --debug asking a DTensor's full tensor from different placements
+    "test_debug_functional": {
+        "test_ranks_asking_a_dtensors_full_tensor_from_different_placements_both_name_the_two_collectives"
+    },
+    # public scripts' faults run for real on this torch (session 27): init_process_group with a CPU device_id,
+    # Fabric without launch() and fabric.save on rank 0, a device string from no accelerator, a TCPStore client
+    # against a port that answers in HTTP
+    "test_explain_u27_device_id": {
+        "test_device_id_of_a_cpu_device_says_to_leave_it_out_on_a_machine_without_gpus"
+    },
+    "test_explain_u27_fabric": {
+        "test_fabric_set_up_on_two_devices_without_launch_says_to_call_fabric_launch",
+        "test_fabric_save_on_rank_0_only_says_fabric_save_is_made_on_every_rank",
+    },
+    "test_explain_u27_device_string": {
+        "test_a_device_string_from_no_accelerator_says_it_was_none_and_how_to_fall_back_to_the_cpu",
+        "test_torch_device_given_the_none_of_no_accelerator_is_not_a_bug_of_torch",
+    },
+    "test_explain_u27_store_ping": {
+        "test_a_store_address_answered_by_an_http_server_says_so_and_to_check_the_address"
+    },
+    # mp.spawn of 1 process for a world of 2, stopped with a SIGINT to its process group
+    "test_explain_interrupted": {
+        "test_a_hung_mp_spawn_stopped_with_ctrl_c_is_read_as_waiting_for_its_processes"
+    },
     # a 2-rank torchrun restarted once, its console read attempt by attempt
     "test_explain_console_attempts": {"test_a_restarted_jobs_console_is_read_one_attempt_at_a_time"},
     # two gloo ranks, one leaving while the other waits in a state dict gather or DDP's sync

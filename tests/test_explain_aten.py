@@ -609,6 +609,17 @@ CASES = [
         "certain",
         ["712x4096", "module_filter_fn"],
     ),
+    (  # a device string formatted from the None of torch.accelerator.current_accelerator() (kinds/device_strings.py)
+        "aten:device-type-at-start-of-device-string",
+        (
+            "cpu, cuda, ipu, xpu, mkldnn, opengl, opencl, ideep, hip, ve, fpga, maia, xla, lazy, vulkan, mps, meta",
+            "None:0",
+        ),
+        FRAME + "RuntimeError: ",
+        "device_string",
+        "certain",
+        ["current_accelerator()", "torch.device('cpu')"],
+    ),
 ]
 
 

@@ -98,7 +98,7 @@ def test_the_benchmark_splits_a_half_by_sample(capsys):
                 "3217-3266,3267-3316,3317-3366,"
                 "3367-3416,3417-3466,"
                 "3467-3516,"
-                "3517-3566,3567-3616,3617-3666",
+                "3517-3566,3567-3616,3617-3666,3667-3716,3717-3766,3767-3816",
                 str(CORPUS / "train"),
             ]
         )
@@ -182,6 +182,9 @@ def test_the_benchmark_splits_a_half_by_sample(capsys):
     seventy_fourth = sum(1 for n in numbers if 3517 <= n <= 3566)
     seventy_fifth = sum(1 for n in numbers if 3567 <= n <= 3616)
     seventy_sixth = sum(1 for n in numbers if 3617 <= n <= 3666)
+    seventy_seventh = sum(1 for n in numbers if 3667 <= n <= 3716)
+    seventy_eighth = sum(1 for n in numbers if 3717 <= n <= 3766)
+    seventy_ninth = sum(1 for n in numbers if 3767 <= n <= 3816)
     assert (
         first
         + second
@@ -259,6 +262,9 @@ def test_the_benchmark_splits_a_half_by_sample(capsys):
         + seventy_fourth
         + seventy_fifth
         + seventy_sixth
+        + seventy_seventh
+        + seventy_eighth
+        + seventy_ninth
         == len(numbers)
     )
     assert f"files 001-163: {first} logs" in out and f"files 164-205: {second} logs" in out
@@ -332,3 +338,6 @@ def test_the_benchmark_splits_a_half_by_sample(capsys):
     assert f"files 3517-3566: {seventy_fourth} logs" in out
     assert f"files 3567-3616: {seventy_fifth} logs" in out
     assert f"files 3617-3666: {seventy_sixth} logs" in out
+    assert f"files 3667-3716: {seventy_seventh} logs" in out
+    assert f"files 3717-3766: {seventy_eighth} logs" in out
+    assert f"files 3767-3816: {seventy_ninth} logs" in out

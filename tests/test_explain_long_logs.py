@@ -24,7 +24,7 @@ from torchdoctor.explain.diagnose import explain
 from torchdoctor.explain.inputs import HEAD
 from torchdoctor.explain.kinds import RECOGNISERS
 from torchdoctor.explain.literals import finder
-from torchdoctor.explain.reader import _CARRIED, CHUNK, MAX_LINE, TAIL, TRIGGERS, windows
+from torchdoctor.explain.reader import _FIRST_ROOM, CHUNK, MAX_LINE, TAIL, TRIGGERS, windows
 
 FIXTURES = Path(__file__).parent / "fixtures"
 HEALTHY = b"".join(
@@ -257,12 +257,14 @@ class ReadOnly:
 
 
 def test_a_stream_that_can_only_read_gives_the_same_windows_and_a_long_held_back_end_fits():
-    """The reader fills one buffer in place where the stream can, reads and copies where it cannot; an end
-    held back that is longer than the room kept for it grows the buffer."""
-    # the end held back (every_line_last) is a chunk longer than the room kept for it (`_CARRIED`): read line
-    # by line, as the whole of it is, it is the test's cost, so it is no longer than that
-    data = healthy(2**20) + b"RuntimeError: boom\n" + healthy(_CARRIED) + b"Killed\n"
-    options = {"chunk_size": 2**18, "every_line_to": TAIL, "every_line_last": _CARRIED + 2**18}
+    """The reader fills one buffer in place where the stream can, reads and copies where it cannot; the buffer
+    starts small and grows to what a chunk and a long end held back need."""
+    # the end held back (every_line_last) is four chunks long: read line by line, as the whole of it is, it is
+    # the test's cost, so it is no longer than that
+    held_back = 4 * 2**18
+    data = healthy(2**20) + b"RuntimeError: boom\n" + healthy(held_back - 2**18) + b"Killed\n"
+    options = {"chunk_size": 2**18, "every_line_to": TAIL, "every_line_last": held_back}
+    assert len(data) > 8 * _FIRST_ROOM
     into = [(w.number, w.line, w.following) for w in windows(io.BytesIO(data), **options)]
     read = [(w.number, w.line, w.following) for w in windows(ReadOnly(data), **options)]
     assert into == read

@@ -708,4 +708,7 @@ def test_a_store_ping_answered_with_another_value_names_the_program_on_the_port(
     found = lead(line + "\n")
     assert found.id == "log.rendezvous_or_port" and sure(found) == "likely"
     # the number is the bytes "SSH-": an ssh server answered (test_explain_u27_planted.py reads other texts)
-    assert "10.0.0.1:29500 is an ssh server, not this run's TCPStore" in found.summary and "ss -ltnp" in found.fix
+    assert (
+        "10.0.0.1:29500 is an ssh server, not this run's TCPStore" in found.summary
+        and "ss -ltnp" in found.fix
+    )

@@ -7,8 +7,6 @@ import subprocess
 import sys
 import textwrap
 
-import pytest
-
 from torchdoctor.explain.diagnose import explain
 
 
@@ -33,7 +31,6 @@ DEVICE_ID_CPU = textwrap.dedent(
 )
 
 
-@pytest.mark.processes
 def test_device_id_of_a_cpu_device_says_to_leave_it_out_on_a_machine_without_gpus():
     log = _run(DEVICE_ID_CPU)
     found = explain(["-"], stdin=io.BytesIO(log.encode()))[0]

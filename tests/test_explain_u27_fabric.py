@@ -11,7 +11,6 @@ import io
 import subprocess
 import sys
 
-import pytest
 from explaining import explained
 from helpers import torchrun_two_ranks
 
@@ -38,7 +37,6 @@ if fabric.global_rank == 0:
 """
 
 
-@pytest.mark.processes
 def test_fabric_set_up_on_two_devices_without_launch_says_to_call_fabric_launch():
     done = subprocess.run([sys.executable, "-c", NOT_LAUNCHED], capture_output=True, text=True, timeout=120)
     assert done.returncode != 0, done.stdout + done.stderr
@@ -57,7 +55,6 @@ def test_fabric_refusing_a_second_launch_under_its_cli_is_not_a_missing_launch()
     assert "without fabric.launch()" not in explained(line).summary
 
 
-@pytest.mark.processes
 def test_fabric_save_on_rank_0_only_says_fabric_save_is_made_on_every_rank(tmp_path):
     done = torchrun_two_ranks(tmp_path, SAVED_ON_RANK_0)
     assert done.returncode != 0, done.stdout + done.stderr

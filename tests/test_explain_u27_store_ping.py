@@ -41,7 +41,6 @@ def _run(script: str) -> str:
     return done.stdout + done.stderr
 
 
-@pytest.mark.processes
 def test_a_store_address_answered_by_an_http_server_says_so_and_to_check_the_address():
     log = _run(HTTP_ANSWERS)
     found = explain(["-"], stdin=io.BytesIO(log.encode()))[0]

@@ -82,3 +82,36 @@ def test_a_terminal_that_cannot_show_braille_gets_ascii_frames():
     with status_line("checking", terminal):
         time.sleep(2 * module.EVERY)
     assert "| checking" in "".join(terminal.written)
+
+
+def test_nets_status_line_counts_the_bench_and_stops_from_a_stages_timeout(monkeypatch):
+    """`torchdoctor net` keeps the same line: its bench counted, and stopped once from another thread (a stage's
+    timeout, which shows the verdict and ends the process) and again at the block's end, drawing nothing after."""
+    from torchdoctor.net.status import Status
+
+    terminal = Terminal()
+    monkeypatch.setattr("sys.stderr", terminal)
+    with Status() as status:
+        status.row({"op": "all_reduce", "size": 2**20, "busbw": 2.345}, total=4)
+        time.sleep(2 * module.EVERY)
+        stopper = threading.Thread(target=status.stop)
+        stopper.start()
+        stopper.join()
+        drawn = len(terminal.written)
+        status.say("waiting for rank 1 (starting), at most 30s a stage")
+        time.sleep(2 * module.EVERY)
+    assert "all_reduce 1 MiB: 2.345 GB/s busbw (1 of 4)" in "".join(terminal.written)
+    assert len(terminal.written) == drawn and terminal.written[-1] == "\r\x1b[2K" and not _drawing_threads()
+
+
+def test_nets_status_line_is_silent_when_off_or_off_a_terminal(monkeypatch):
+    from torchdoctor.net.status import Status
+
+    terminal = Terminal()
+    monkeypatch.setattr("sys.stderr", terminal)
+    with Status(enabled=False) as status:
+        status.say("starting 2 ranks")
+    monkeypatch.setattr(Terminal, "isatty", lambda self: False)
+    with Status() as status:
+        status.say("starting 2 ranks")
+    assert terminal.written == [] and not _drawing_threads()

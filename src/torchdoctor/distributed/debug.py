@@ -18,8 +18,11 @@ waiting for.
 ``enable()`` also wraps the user's direct ``torch.distributed`` calls (``all_reduce``, ``all_gather``,
 ``all_gather_into_tensor``, ``reduce_scatter_tensor``, ``broadcast``, ``reduce``, ``barrier``, and torch 2.13's
 ``all_gather_single`` and ``reduce_scatter_single``, which FSDP2 calls) so existing DDP and FSDP2 scripts get the
-checks without code changes. What torch runs in C++ (DDP's gradient all-reduce) or through
-``distributed_c10d`` directly (``all_gather_object``) is left alone.
+checks without code changes, and torch's functional collectives (`torchdoctor.distributed.functional`), which
+tensor parallelism and DTensor call, on the mesh dimension's process group: checked at the call, which returns
+at once; the rank waits for its peers in ``wait_tensor``, inside the latest one it started. What torch runs in
+C++ (DDP's gradient all-reduce), through ``distributed_c10d`` directly (``all_gather_object``), or in code
+``torch.compile`` traced is left alone.
 
 Debug mode is on with ``TORCHDOCTOR_DEBUG_MODE=1`` or accelerate's ``ACCELERATE_DEBUG_MODE=1`` (what
 ``accelerate launch --debug`` sets); when both are set, ours decides.
@@ -41,7 +44,15 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 # `groups.job_store` is called through its module, never imported by name: the benchmarks replace it there
-from torchdoctor.distributed import agreement, debug_settings, fingerprint, groups, joining, stacks
+from torchdoctor.distributed import (
+    agreement,
+    debug_settings,
+    fingerprint,
+    functional,
+    groups,
+    joining,
+    stacks,
+)
 from torchdoctor.distributed.call_site import site_key, site_text
 from torchdoctor.distributed.debug_settings import debug_timeout
 from torchdoctor.distributed.groups import by_process_group, group_state, main_thread_inside
@@ -66,6 +77,10 @@ _KEY_PREFIX = "torchdoctor/debug"
 
 # what enable() installed: name -> the original torch.distributed function
 _originals: dict[str, Callable] = {}
+# and name -> the original functional collective (`torchdoctor.distributed.functional`)
+_functional_originals: dict[str, Callable] = {}
+# (group key, seq) of the latest functional collective started
+last_functional: list[tuple[str, int] | None] = [None]
 
 
 def enable(timeout: float | None = None) -> None:
@@ -92,6 +107,7 @@ def enable(timeout: float | None = None) -> None:
         original = getattr(dist, name)
         _originals[name] = original
         setattr(dist, name, _checked(name, original))
+    _check_functional_collectives()
     # A rank must be able to say where it is even if it never reaches a checked collective.
     _originals["destroy_process_group"] = dist.destroy_process_group
     dist.destroy_process_group = _forgetting_after(dist.destroy_process_group)
@@ -109,7 +125,25 @@ def disable() -> None:
     for name, original in _originals.items():
         setattr(dist, name, original)
     _originals.clear()
+    funcol = functional.module()
+    for name, original in _functional_originals.items():
+        setattr(funcol, name, original)
+    _functional_originals.clear()
+    last_functional[0] = None
     debug_settings.set_timeout(None)
+
+
+def _check_functional_collectives() -> None:
+    """Wrap torch's functional collectives, which tensor parallelism and DTensor call, and ``wait_tensor``."""
+    funcol = functional.module()
+    if funcol is None:
+        return
+    for name in functional.collectives(funcol):
+        _functional_originals[name] = getattr(funcol, name)
+        setattr(funcol, name, _checked_functional(name, _functional_originals[name]))
+    if callable(getattr(funcol, "wait_tensor", None)):
+        _functional_originals["wait_tensor"] = funcol.wait_tensor
+        funcol.wait_tensor = _waiting_inside(funcol.wait_tensor)
 
 
 def is_enabled() -> bool:
@@ -225,9 +259,67 @@ def _first_time(
 
 
 def _checked(name: str, original: Callable) -> Callable:
-    describe, quick = DESCRIBE[name], QUICK[name]
-    operation = f"torch.distributed.{name}"
+    return _checked_call(f"torch.distributed.{name}", original, QUICK[name], DESCRIBE[name])
+
+
+def _checked_functional(name: str, original: Callable) -> Callable:
+    """A functional collective (tensor parallelism's, DTensor's), checked as the ``torch.distributed`` ones
+    are; its group is the process group of the mesh dimension (or group name, or ranks) it is given."""
+    names = functional.parameters(original)
+
+    def quick(*args, **kwargs):
+        given = functional.arguments(names, args, kwargs)
+        group = functional.process_group(given.get("group"), given.get("tag", ""))
+        return group, (name, functional.quick(given, names))
+
+    def describe(*args, **kwargs):
+        given = functional.arguments(names, args, kwargs)
+        return None, functional.describe(given, names)
+
+    wrapper = _checked_call(f"{functional.MODULE}.{name}", original, quick, describe)
+    return _leaving_compiled_code_alone(original, wrapper)
+
+
+def _leaving_compiled_code_alone(original: Callable, wrapper: Callable) -> Callable:
+    """``wrapper``, but ``original`` itself while torch.compile traces the call (nothing of ours in a graph)."""
+    import torch
+
+    compiling = torch.compiler.is_compiling
+
+    @functools.wraps(original)
+    def call(*args, **kwargs):
+        if compiling():
+            return original(*args, **kwargs)
+        return wrapper(*args, **kwargs)
+
+    call.__torchdoctor_original__ = original
+    return call
+
+
+def _waiting_inside(original: Callable) -> Callable:
+    """``wait_tensor``, where a rank waits for its peers in a functional collective it started before: while
+    it waits, the rank is inside the latest one it started (what the watcher says it waits at and, blocked
+    there for good after a divergence, ends the process saying it)."""
+
+    @functools.wraps(original)
+    def wait_tensor(*args, **kwargs):
+        inside = main_thread_inside[0] = last_functional[0]
+        try:
+            result = original(*args, **kwargs)
+        finally:
+            main_thread_inside[0] = None
+        g = groups.by_key.get(inside[0]) if inside is not None else None
+        if g is not None and g.verdict is not None:  # found while this rank waited: said here, as it returns
+            raise_problem(g.verdict)
+        return result
+
+    return _leaving_compiled_code_alone(original, wait_tensor)
+
+
+def _checked_call(operation: str, original: Callable, quick: Callable, describe: Callable) -> Callable:
     import torch.distributed as dist
+
+    functional_call = operation.startswith(functional.MODULE)
 
     @functools.wraps(original)
     def wrapper(*args, **kwargs):
@@ -262,6 +354,8 @@ def _checked(name: str, original: Callable) -> Callable:
                 raise_problem(g.verdict)
             raise
         finally:
+            if functional_call:  # started: the rank waits for its peers in wait_tensor, later
+                last_functional[0] = main_thread_inside[0]
             main_thread_inside[0] = None
         if g.verdict is not None:
             raise_problem(g.verdict)
@@ -310,6 +404,7 @@ def _forgetting_after(destroy_process_group: Callable) -> Callable:
     @functools.wraps(destroy_process_group)
     def wrapper(*args, **kwargs):
         groups.forget_groups()
+        functional.forget_meshes()
         return destroy_process_group(*args, **kwargs)
 
     wrapper.__torchdoctor_original__ = destroy_process_group

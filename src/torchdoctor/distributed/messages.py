@@ -21,6 +21,8 @@ FIELDS = {
     "src": "source ranks",
     "dst": "destination ranks",
     "reduce op": "reduce ops",
+    "dimension": "dimensions",  # a functional all-gather's or reduce-scatter's (torchdoctor.distributed.functional)
+    "split sizes": "split sizes",
 }
 MISSING_ASKED = 8  # missing ranks asked where they are; beyond that they are listed
 

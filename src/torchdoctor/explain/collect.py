@@ -77,6 +77,12 @@ def literal_tree(words: list[str]) -> re.Pattern:
 
 
 _ANCHORS = any_anchor(RECOGNISERS)
+# each anchor and the recognisers (their places in RECOGNISERS) it starts: a line with an anchor looks each one up
+# once, instead of once per recogniser that lists it
+_ANCHORED: dict[str, tuple[int, ...]] = {}
+for _place, _recogniser in enumerate(RECOGNISERS):
+    for _anchor in dict.fromkeys(_recogniser.anchors):
+        _ANCHORED[_anchor] = (*_ANCHORED.get(_anchor, ()), _place)
 # the literals of the whole-log facts (versions, settings), one search for a line that holds none of them
 _CONTEXT_LITERALS = literal_tree(sorted({literal for literal, _ in CONTEXT_FACTS}))
 
@@ -202,9 +208,8 @@ class Collector:
                 self.root_rank = int(root["rank"])
         if _ANCHORS.search(line) is None:  # most lines: no anchor at all, one search says so
             return
-        for recogniser in RECOGNISERS:
-            if not any(anchor in line for anchor in recogniser.anchors):
-                continue
+        places = {place for anchor, starts in _ANCHORED.items() if anchor in line for place in starts}
+        for recogniser in map(RECOGNISERS.__getitem__, sorted(places)):
             text = (
                 "\n".join([line, *map(straight_quotes, following[: recogniser.span])])
                 if recogniser.span

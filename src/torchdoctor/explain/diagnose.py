@@ -64,7 +64,9 @@ def explain(paths: list[str] | tuple[str, ...] = (), stdin=None) -> list[Finding
     if dumps:
         found = _merge(found, explain_dumps(dumps))
     found = hangs + found
-    if not any(f.status in ("fail", "warn") or f.id == "log.unrecognised" for f in found):
+    if not any(
+        f.status in ("fail", "warn") or f.id in ("log.unrecognised", "log.interrupted") for f in found
+    ):
         found.append(quoted_in_prose(collector.ctx) or _nothing(collector))
         if skipped:
             found[-1].details["binary_files_skipped"] = skipped[:20]

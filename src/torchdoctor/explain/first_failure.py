@@ -70,6 +70,7 @@ class Raised:
     )
     # the installed packages of the traceback's frames below the user's innermost one, outer first
     packages: list[str] = field(default_factory=list)
+    frames: list[Frame] = field(default_factory=list)  # every frame of its traceback, outermost first
     raised_from_above: bool = False  # raised `from` the exception printed above it
     wrapped_by: Raised | None = None  # the exception raised `from` this one, printed below it
     traceback: bool = False  # a "Traceback (most recent call last):" or frames above it
@@ -142,6 +143,7 @@ def exception_at(line: str, before: list[str], following: list[str]) -> Raised |
         raised.frame, raised.code = (users or frames)[-1]
         raised.raised_in, raised.raised_code = frames[-1]
         raised.outermost = frames[0][0]
+        raised.frames = [f for f, _ in frames]
         mine = [at for at, (f, _) in enumerate(frames) if not is_library(f.file)]
         below = frames[mine[-1] + 1 :] if mine else frames
         raised.packages = list(dict.fromkeys(p for p in (installed_package(f.file) for f, _ in below) if p))

@@ -61,8 +61,13 @@ TRIGGERS: tuple[bytes, ...] = (
 MAX_LINE = 64 * 1024  # longer lines are cut to this much around the trigger
 TAIL = 256 * 1024  # the start and the end of a log are read line by line: where a run warns and dies
 CHUNK = 8 * 2**20
-# room kept for what a chunk carries over to the next: a cut line, the end held back (640 KB at most)
-_CARRIED = 1 << 20
+# the buffer's first size: it grows to a chunk and what a chunk carries over to the next (a cut line, the end held
+# back) only for an input that long, so a short log does not pay the kernel's page faults of a 9 MB buffer (a
+# millisecond per log, most of explain's time on a pasted message)
+_FIRST_ROOM = 64 * 1024
+# words an exception's line holds, one of them at least (a KeyboardInterrupt's traceback is where a run the user
+# stopped was waiting: explain/interrupted.py)
+_EXCEPTION_WORDS = (b"rror", b"xception", b"KeyboardInterrupt")
 FOLLOWING = 8  # lines after a candidate kept with it (torchrun's failure block is 7)
 _HALF = MAX_LINE // 2
 # A "nan" is a value right after "=" or "/" ("loss=nan", "inf/nan"), or after ": ", "= ", "s " ("loss: nan",
@@ -148,7 +153,7 @@ def windows(
     fill = _filler(stream)
     # One buffer for the whole input, the bytes carried over moved to its front: a fresh 8 MB object per
     # chunk costs the kernel a page fault per 4 KB (a tenth of the reading time on a 500 MB log).
-    buf = bytearray(chunk_size + _CARRIED)
+    buf = bytearray(_FIRST_ROOM)
     size = 0  # bytes of buf in use: what was carried over, then what was read
     offset = 0  # byte offset of buf[0] in the input
     first_line = 1  # line number of buf[0]
@@ -156,9 +161,7 @@ def windows(
     tracebacks_left = MAX_TRACEBACKS
     eof = ended = False
     while not eof:
-        if len(buf) < size + chunk_size:  # more carried over than `_CARRIED` (a long every_line_last)
-            buf.extend(bytes(size + chunk_size - len(buf)))
-        got = 0 if ended else fill(buf, size, chunk_size)
+        got = 0 if ended else _fill_chunk(fill, buf, size, chunk_size)
         eof = ended = not got
         size += got
         if not size:
@@ -223,7 +226,7 @@ def windows(
                 )
             if (
                 tracebacks_left
-                and (buf.find(b"rror", start, end) >= 0 or buf.find(b"xception", start, end) >= 0)
+                and any(buf.find(word, start, end) >= 0 for word in _EXCEPTION_WORDS)
                 and EXCEPTION_LINE.match(line)
             ):
                 window.before = _lines_before(buf, start)
@@ -242,6 +245,22 @@ def windows(
         size -= limit
         if eof and size:  # the deferred tail at the end of the input: nothing more will come
             eof = False
+
+
+def _fill_chunk(fill: Callable[[bytearray, int, int], int], buf: bytearray, at: int, most: int) -> int:
+    """Read up to ``most`` bytes into ``buf[at:]`` as one ``fill`` would, growing ``buf`` (twice its size each time,
+    to ``at + most`` at most) while the input fills the room it has: a file's chunk ends where it did with the whole
+    room at once, and a short read (a pipe) still ends the chunk."""
+    got = 0
+    while got < most:
+        if len(buf) <= at + got:
+            buf.extend(bytes(min(len(buf), at + most - len(buf))))
+        room = min(len(buf), at + most) - at - got
+        read = fill(buf, at + got, room)
+        got += read
+        if read < room:
+            break
+    return got
 
 
 def _filler(stream) -> Callable[[bytearray, int, int], int]:

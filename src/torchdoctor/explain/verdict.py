@@ -7,7 +7,7 @@ torchdoctor happens to know.
 
 from __future__ import annotations
 
-from torchdoctor.explain import first_failure
+from torchdoctor.explain import first_failure, interrupted
 from torchdoctor.explain.first_failure import Raised
 from torchdoctor.explain.kinds import (
     BY_KIND,
@@ -248,7 +248,7 @@ def findings(
         found.append(Finding(f"log.{kind}", status, summary, details, fix))
     if not found and first is None and raised:
         victim = min(raised, key=lambda r: r.order)  # only victims' errors: name the first of them
-        found.append(_unrecognised(victim, ctx))
+        found.append(interrupted.stopped(victim) or _unrecognised(victim, ctx))
     return found
 
 

@@ -1,57 +1,65 @@
-"""The status line ``torchdoctor net`` keeps on stderr while it works: what it waits for, and the bench's bar.
+"""The status line ``torchdoctor net`` keeps on stderr while it works: what it waits for, and the bench's progress.
 
-Shown only when stderr is a terminal, so that logs, pipes and ``--json`` output never carry it.
+Shown only when stderr is a terminal, so that logs, pipes and ``--json`` output never carry it. It is the
+commands' one status line (`torchdoctor.status_line`), whose drawing thread stops for good however the command
+ends, a Ctrl-C included (rich's progress bar, used here before, shares the risk that status line was written to
+remove: a frame drawn after "torchdoctor: interrupted").
 """
 
 from __future__ import annotations
 
+import contextlib
+import threading
 from collections.abc import Mapping
 
 from torchdoctor.net.rank_state import RankState
 
 
+def _quiet(_text: str) -> None:
+    pass
+
+
 class Status:
-    """A rich progress line on stderr; every method does nothing when stderr is not a terminal."""
+    """``net``'s status line on stderr; every method does nothing when stderr is not a terminal or when not
+    ``enabled``. ``stop`` may come from another thread (a stage's timeout) and again from the block's end."""
 
     def __init__(self, enabled: bool = True) -> None:
-        from rich.console import Console
-        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-
-        console = Console(stderr=True)
-        self.progress = Progress(
-            TextColumn("{task.description}"),
-            BarColumn(),
-            MofNCompleteColumn(),
-            TimeElapsedColumn(),
-            console=console,
-            disable=not (enabled and console.is_terminal),
-            transient=True,
-        )
-        self.task = self.progress.add_task("starting", total=None)
+        self.enabled = enabled
+        self._lines = contextlib.ExitStack()
+        self._lock = threading.Lock()
+        self._say = _quiet
+        self._rows = 0
 
     def __enter__(self) -> Status:
-        self.progress.start()
+        if self.enabled:
+            from torchdoctor.status_line import status_line
+
+            with self._lock:
+                self._say = self._lines.enter_context(status_line("starting"))
         return self
 
     def __exit__(self, *exc) -> None:
-        self.progress.stop()
+        self.stop()
 
     def stop(self) -> None:
-        self.progress.stop()
+        with self._lock:
+            self._say = _quiet
+            self._lines.close()
 
     def say(self, text: str) -> None:
-        self.progress.update(self.task, description=text)
+        self._say(text)
 
     def row(self, row: Mapping, total: int) -> None:
         """One more bandwidth measurement done (of ``total``)."""
-        self.progress.update(self.task, total=total, advance=1, description=describe(row))
+        self._rows += 1
+        self.say(f"{describe(row)} ({self._rows} of {total})")
 
     def ranks(self, states: Mapping[int, RankState], world_size: int, timeout: float) -> None:
         """Whom the run waits for, from the ranks' states read so far."""
         rows = next((s.bench for _, s in sorted(states.items()) if s.bench), [])
         if rows:
             total = next(s.bench_total for s in states.values() if s.bench)
-            self.progress.update(self.task, total=total, completed=len(rows), description=describe(rows[-1]))
+            self.say(f"{describe(rows[-1])} ({len(rows)} of {total})")
             return
         absent = [r for r in range(world_size) if r not in states]
         behind = {r: s.stage for r, s in sorted(states.items()) if s.stage not in ("done", "bench")}

@@ -8,7 +8,9 @@ change to the user's code.
 * waiting for the peers: ``torch.distributed``'s collectives wrapped as debug mode wraps them — one started
   with ``async_op=True`` (FSDP2's all-gathers and reduce-scatters) from its ``Work.wait()`` — and DDP's
   gradient all-reduce from when the last gradient is ready (a hook on that parameter) to the end of the
-  backward, which waits for it (no comm hook: DDP keeps its own all-reduce).
+  backward, which waits for it (no comm hook: DDP keeps its own all-reduce); and torch's functional
+  collectives, which tensor parallelism and DTensor call, from the call to the end of their ``wait_tensor``
+  (`torchdoctor.stragglers.functional`).
 
 Nothing here calls a collective of its own.
 """
@@ -21,6 +23,7 @@ import weakref
 from collections.abc import Callable
 from typing import Any
 
+from torchdoctor.stragglers import functional
 from torchdoctor.stragglers.record import StepRecord
 
 # collective -> position of its ``group`` argument
@@ -175,6 +178,10 @@ def _hook_collectives(record: StepRecord) -> None:
         if hasattr(dist, name):
             _wrap(dist, name, _timed(getattr(dist, name), record, None))
     _hook_waits(record, dist)
+    functional.hook(
+        record, _wrap, group_key
+    )  # tensor parallelism's and DTensor's: the functional collectives
+    _undo.append(functional.forget)
 
 
 def _hook_waits(record: StepRecord, dist: Any) -> None:

@@ -801,6 +801,8 @@ CHECKPOINT_WORLD_SIZE = Recogniser(
 
 def _torn_checkpoint(hits: list[Hit], ctx: Context) -> tuple[str, str]:
     facts = merged(hits)
+    if facts.get("renamed_from"):
+        return _renamed_away(facts, hits)
     what = (facts.get("zip_error") or facts.get("missing_record") or "").strip()
     return (
         "the checkpoint file is not a whole archive (torch.load" + (f": {what[:120]}" if what else "") + "): "
@@ -816,10 +818,27 @@ def _torn_checkpoint(hits: list[Hit], ctx: Context) -> tuple[str, str]:
     )
 
 
+def _renamed_away(facts: dict, hits: list[Hit]) -> tuple[str, str]:
+    return (
+        f"a checkpoint file was gone when it was renamed into place ('{facts['renamed_from'][:200]}' -> "
+        f"'{facts.get('renamed_to', '?')[:200]}'): most often more than one process saving the same checkpoint, "
+        "one renaming the temporary file before another does (the local rank 0 of every node writing into one "
+        "output directory on a filesystem the nodes share)" + on_ranks(hits),
+        "Save checkpoints on the global rank 0 only (if torch.distributed.get_rank() == 0, trainer.is_global_zero, "
+        "accelerator.is_main_process), not on each node's local rank 0, when the output directory is on a shared "
+        "filesystem (NFS, Lustre, a mounted bucket); or give each node its own output directory. A training "
+        "script that saves on local rank 0 assumes every node writes to its own disk.",
+    )
+
+
 CONCURRENT_CHECKPOINT_WRITE = Recogniser(
     # caffe2/serialize/inline_container.cc (PyTorchStreamReader): the zip's central directory or a record is
     # missing. Several ranks writing one file and a save cut short leave the same torn archive: only likely,
-    # certain when the log shows more than one rank
+    # certain when the log shows more than one rank. Also CPython's OSError with two file names (os.rename,
+    # os.replace, shutil.move: "[Errno 2] No such file or directory: 'src' -> 'dst'") for a checkpoint file whose
+    # source is gone: another process saving the same checkpoint renamed it first (timm's CheckpointSaver on the
+    # local rank 0 of several nodes sharing one output directory, pytorch-image-models#693); the source may also
+    # never have been written, so likely
     kind="concurrent_checkpoint_write",
     title="checkpoint file torn by concurrent or interrupted writes",
     anchors=(
@@ -829,16 +848,24 @@ CONCURRENT_CHECKPOINT_WRITE = Recogniser(
         "] . file not found: ",
         # the zip's records are archive/data/<n>, archive/data.pkl: the same message, however the line was typed
         "file not found: archive/",
+        # CPython's rename form, its two file names (not every missing file: the match below reads only a
+        # checkpoint file's)
+        "' -> '",
     ),
     templates=(
         "torch_native:pytorchstreamreader-failed-reading-zip-archive",
         "torch_native:pytorchstreamreader-failed-locating-file",
         "torch_native:pytorchstreamreader-failed-reading-file",  # a record that does not read
         "torch_native:inline-container-file-not-found",
+        "system:python-rename-source-missing",
     ),
     match=R(
-        r"PytorchStreamReader failed (?:reading|locating)|inline_container\.cc:\d+\] ?\. file not found: "
+        r"PytorchStreamReader failed (?:reading|locating)|inline_container\.cc:\d+\] ?\. file not found: |"
+        r"No such file or directory: '(?P<renamed_from>[^'\n]{0,300}\.(?:pth\.tar|pth|pt|ckpt|bin|safetensors|tar))' "
+        r"-> '(?P<renamed_to>[^'\n]{1,300})'"
     ),
+    # the rename of a checkpoint file is this, not a dataset path that does not exist
+    absorbs=("data_path_missing",),
     facts=(
         R(r"failed reading zip archive: (?P<zip_error>[^\n]{1,120})"),
         R(r"failed reading file (?P<zip_error>[\w./-]{1,120}: [^\n]{1,80})"),
@@ -851,6 +878,7 @@ CONCURRENT_CHECKPOINT_WRITE = Recogniser(
             "a save, copy or download cut short (a job killed while saving, a full disk)",
             "Load an earlier checkpoint or download the file again (compare its size with the source's); save to "
             "a temporary name and rename it when done.",
+            unless=("renamed_from",),
         ),
     ),
     describe=_torn_checkpoint,
@@ -939,6 +967,40 @@ DISK_FULL = Recogniser(
         ),
     ),
     describe=_disk_full,
+)
+
+
+def _cross_device(hits: list[Hit], ctx: Context) -> tuple[str, str]:
+    facts = merged(hits)
+    moved = f": {facts['exdev_from']} -> {facts['exdev_to']}" if facts.get("exdev_to") else ""
+    summary = (
+        "a file could not be renamed into place: the rename crossed filesystems (EXDEV, Invalid cross-device "
+        f"link){moved[:400]}; most often a checkpoint written to a temporary directory on another filesystem and "
+        "moved into the output directory" + on_ranks(hits)
+    )
+    fix = (
+        "os.rename / os.replace only move a file within one filesystem: the temporary file (tempfile's directory, "
+        "usually /tmp) and the destination (a mounted volume, NFS, a second disk, a container's bind mount) are "
+        "on different devices. Write the temporary file in the destination's own directory (tempfile.mkstemp("
+        "dir=<destination dir>) or TMPDIR pointing at the same filesystem), or move with shutil.move, which "
+        "copies across filesystems; a library that renames its own temporary file is fixed by a release that "
+        "copies instead, or by keeping its output directory on the same filesystem as TMPDIR."
+    )
+    return summary, fix
+
+
+CROSS_DEVICE_RENAME = Recogniser(
+    # the OS's EXDEV as CPython's OSError prints it (Objects/exceptions.c, glibc's strerror): rename(2) and
+    # link(2) refuse a source and destination on different mounted filesystems; shutil.move copies instead
+    kind="cross_device_rename",
+    title="a file renamed across filesystems",
+    anchors=("Invalid cross-device link",),
+    templates=("system:python-cross-device-link",),
+    match=R(
+        r"\[Errno 18\] Invalid cross-device link(?:: '(?P<exdev_from>[^'\n]{1,300})' -> "
+        r"'(?P<exdev_to>[^'\n]{1,300})')?|Invalid cross-device link"
+    ),
+    describe=_cross_device,
 )
 
 
@@ -1304,6 +1366,7 @@ RECOGNISERS = (
     META_WEIGHTS_NOT_LOADED,
     CONCURRENT_CHECKPOINT_WRITE,
     DISK_FULL,
+    CROSS_DEVICE_RENAME,
     OPTIMIZER_GROUP_MISMATCH,
     UNPICKLABLE_CHECKPOINT_OBJECT,
     MAKEDIRS_RACE,

@@ -355,4 +355,55 @@ OBJECT_COLLECTIVE_PICKLING = Recogniser(
     describe=_unpicklable_object,
 )
 
-RECOGNISERS = (COLLECTIVE_ARGUMENTS, OBJECT_COLLECTIVE_PICKLING)
+# a collective called in the log, wherever it says so: a traceback's frame or a line naming the call
+CONTEXT: tuple[tuple[str, Pattern], ...] = tuple(
+    (
+        literal,
+        R(
+            r"(?P<saw_collective_call>\b(?:all_reduce|allreduce|all_gather|broadcast|reduce_scatter|all_to_all)\b|ProcessGroupMPI)"
+        ),
+    )
+    for literal in (
+        "all_reduce",
+        "allreduce",
+        "all_gather",
+        "broadcast",
+        "reduce_scatter",
+        "all_to_all",
+        "ProcessGroupMPI",
+    )
+)
+
+
+def _mpi_dtype(hits: list[Hit], ctx: Context) -> tuple[str, str]:
+    dtype = first(hits, "mpi_dtype")
+    return (
+        "a collective over the MPI backend was given a tensor whose dtype the backend has no MPI datatype for "
+        "(IndexError: map::at, from ProcessGroupMPI's table of dtypes)"
+        + (f": {dtype}" if dtype else "")
+        + on_ranks(hits),
+        "torch's MPI backend maps only uint8, int8, int16, int32, int64, float32 and float64 to MPI datatypes, so "
+        "bfloat16, float16 and bool tensors stop it: cast around the collective (t32 = t.float(); "
+        "dist.all_reduce(t32); t.copy_(t32)), keep the model and its gradients in float32 when they go through "
+        "MPI, or run those collectives on the NCCL backend (a cpu:gloo,cuda:nccl group for mixed devices).",
+    )
+
+
+COLLECTIVE_DTYPE_UNSUPPORTED = Recogniser(
+    # torch/csrc/distributed/c10d/ProcessGroupMPI.cpp: mpiDatatype.at(tensor.scalar_type()) over a std::map of
+    # kByte, kChar, kShort, kInt, kLong, kFloat and kDouble; another dtype throws std::out_of_range("map::at"),
+    # which pybind11 raises as IndexError. map::at is any C++ map's lookup, so only beside a collective in the
+    # log, and only likely
+    kind="collective_dtype_unsupported",
+    title="a collective given a dtype its backend does not carry",
+    anchors=("map::at",),
+    templates=("torch_native:processgroupmpi-datatype-map-at",),
+    generic=("map::at",),
+    match=R(r"(?:IndexError: )?map::at"),
+    facts=(R(r"(?P<mpi_dtype>\b(?:bfloat16|float16|half|bool|complex(?:64|128)?)\b)"),),
+    span=1,
+    requires=("saw_collective_call",),
+    describe=_mpi_dtype,
+)
+
+RECOGNISERS = (COLLECTIVE_ARGUMENTS, OBJECT_COLLECTIVE_PICKLING, COLLECTIVE_DTYPE_UNSUPPORTED)

@@ -35,6 +35,12 @@ CONTEXT: tuple[tuple[str, re.Pattern], ...] = (
         )
         for literal in ("in DataLoader worker process", "_worker_loop", "DataLoader worker (pid")
     ),
+    # a user's own words that the handle was opened in the Dataset's __init__ and not in __getitem__ (one line
+    # naming both: a traceback's frames name one method a line)
+    (
+        "__getitem__",
+        R(r"(?P<saw_opened_in_init>\b__init__\b[^\n]{0,200}\b__getitem__\b)"),
+    ),
     (
         "collate",
         R(r"(?P<saw_collate>\bdefault_collate\b|\bcollate_fn\b|_utils[/\\]collate\.py|\bin collate\b)"),
@@ -198,8 +204,9 @@ _HDF5_GARBLED = (
 
 def _handle_fork(hits: list[Hit], ctx: Context) -> tuple[str, str]:
     what = first(hits, "hdf5_error", "").strip()
+    where = " inside a DataLoader worker" if "saw_dataloader_worker" in ctx.facts else ""
     summary = (
-        "an HDF5 (h5py) file read failed inside a DataLoader worker"
+        f"an HDF5 (h5py) file read failed{where}"
         + (f" ({what})" if what else "")
         + ": a file handle opened in the Dataset's __init__ is shared by the forked worker processes"
         + on_ranks(hits)
@@ -228,8 +235,9 @@ DATASET_HANDLE_FORK = Recogniser(
             r"(?P<hdf5_error>(?:Unable to open object|Can't read data|Unable to read attribute) \([^)]{1,100}\))"
         ),
     ),
-    # only inside a DataLoader worker: the same messages come from a file that is itself damaged
-    requires=("saw_dataloader_worker",),
+    # only inside a DataLoader worker (or where the log says the handle was opened in __init__, not in
+    # __getitem__): the same messages come from a file that is itself damaged
+    requires=("saw_dataloader_worker", "saw_opened_in_init"),
     # a damaged file prints the same: only likely, naming it
     confirm=lambda hits, ctx: False,
     also=(

@@ -1344,36 +1344,6 @@ LAUNCHER_STOPPED = Recogniser(
 )
 
 
-def _interrupted(hits: list[Hit], ctx: Context) -> tuple[str, str]:
-    return (
-        "the run was stopped by Ctrl-C (KeyboardInterrupt), not by an error of its own: it was still running, "
-        "waiting or hung where its traceback ends" + on_ranks(hits),
-        "Nothing failed before the interrupt: the traceback's last frames say where the process was when it was "
-        "stopped. If it had stopped making progress (no new lines for a long time), it was hung there: "
-        "mp.spawn's join waits for its processes; init_process_group, init_rpc and a TCPStore wait for ranks "
-        "that never joined (world_size larger than the processes started, a node or worker not started, "
-        "MASTER_ADDR / MASTER_PORT differing between them); a collective waits for a rank that is elsewhere. "
-        "On the next run, see every process's stack while it hangs: py-spy dump --pid <pid> for each (pgrep -af "
-        "python), or, for a script torchrun starts, torchdoctor launch --watchdog SECONDS ... (every rank's "
-        "Python stack when they stall). torch's waits in C++ (a store, a rendezvous) may not see Ctrl-C at "
-        "once: a second Ctrl-C, or kill <pid>, ends them.",
-    )
-
-
-INTERRUPTED = Recogniser(
-    # CPython's default SIGINT handler (Modules/signalmodule.c) raises KeyboardInterrupt in the main thread: a
-    # person's Ctrl-C (or a `timeout -s INT`), read only when nothing else in the log is a failure
-    kind="run_interrupted",
-    title="the run stopped by Ctrl-C",
-    anchors=("KeyboardInterrupt",),
-    templates=("system:keyboard-interrupt",),
-    match=R(r"^(?:\[rank\d+\]:\s?)?KeyboardInterrupt\s*$"),
-    fallback=True,
-    # the interrupt says a person stopped the run, not why: a hang, a slow step, or a mistake in the command
-    confirm=lambda hits, ctx: False,
-    describe=_interrupted,
-)
-
 RECOGNISERS = (
     LAUNCH_COMMAND,
     LOCAL_RANK_ARGUMENT,
@@ -1382,5 +1352,4 @@ RECOGNISERS = (
     MISSING_LAUNCHER,
     TERMINAL_HANGUP,
     LAUNCHER_STOPPED,
-    INTERRUPTED,
 )

@@ -1,15 +1,34 @@
-"""Ray's autoscaler finding no node that can hold a task's or actor's resource request.
+"""Ray's autoscaler, Ray Train's storage and trainers, and Tune trials refusing or never starting a run.
 
 The text is Ray's ``python/ray/autoscaler/_private/autoscaler.py`` (StandardAutoscaler: a pending request that
 ``ResourceDemandScheduler.is_feasible`` finds no node type for, "Error: No available node types can fulfill resource
 request {...}") as ``catalog/schedulers.tsv`` holds it. The v2 autoscaler prints "... resource requests {...}*N" for
 every request it cannot place even at the cluster's largest size, which includes more tasks than the cluster holds at
 once (they wait their turn): that form is only likely a request no node can ever fill.
+
+Ray Train's ``python/ray/train/_internal/storage.py`` (StorageContext._check_validation_file): a worker that
+checkpoints looks for the marker file the driver wrote under ``RunConfig(storage_path)``, "Unable to set up cluster
+storage at storage_path=..." (2.7-2.8) or "... with the following settings: ... A local path on the head node is not
+accessible by worker nodes." (2.9 on). From 2.7 Ray no longer syncs results to the head node, so a local path
+(the default ~/ray_results) is each node's own disk: likely that, or a shared path the node cannot write.
+
+Ray's ray.ml trainers of early 2022 (``python/ray/ml/train/data_parallel_trainer.py``) read
+``scaling_config.num_gpus_per_worker`` on the scaling_config as given, a dict until ray-project/ray#23293 converted
+it: CPython's "'dict' object has no attribute 'num_gpus_per_worker'", read by versions.py as that release's bug.
+
+A PyTorch Lightning Trainer with several devices and its ``ddp`` strategy inside a Ray Tune trial (a Ray worker
+process, its lines prefixed "(pid=..., ip=...)") logs "initializing ddp: GLOBAL_RANK: 0, MEMBER: 1/N"
+(pytorch_lightning 1.x; "Initializing distributed: ..." from 1.6) and waits there: Lightning starts the other ranks
+as new copies of the script, which from Ray's worker never join (ray-project/ray#13483). Likely: a rank-0 line
+alone, no "processes registered" after it; Ray Train's own workers (RayTrainWorker) and ray_lightning's
+(RayExecutor) start their ranks themselves and are not read so.
 """
 
 from __future__ import annotations
 
-from torchdoctor.explain.recognisers import Context, Hit, Pattern, Recogniser, merged, on_ranks
+import re
+
+from torchdoctor.explain.recognisers import Context, Hit, Pattern, Recogniser, first, merged, on_ranks
 
 FAMILY = "launchers and schedulers"
 
@@ -51,4 +70,101 @@ RAY_RESOURCES = Recogniser(
     describe=_resources,
 )
 
-RECOGNISERS = (RAY_RESOURCES,)
+
+def _storage(hits: list[Hit], ctx: Context) -> tuple[str, str]:
+    path = first(hits, "ray_storage_path", "")
+    remote = path.startswith(("s3://", "gs://", "gcs://", "abfs://", "az://", "hdfs://"))
+    if remote:
+        summary = (
+            f"Ray Train's workers could not find the run's files under storage_path={path}: a node cannot read or "
+            "write that bucket (its credentials or permissions)"
+        )
+    else:
+        summary = (
+            "Ray Train's workers could not reach the run's storage_path"
+            + (f" ({path})" if path else "")
+            + ": a local path is each node's own disk, so the files the driver wrote on the head node are not on "
+            "the worker nodes (Ray 2.7 stopped syncing results to the head node), or the nodes cannot write a "
+            "shared one"
+        )
+    fix = (
+        "On more than one node, give the run storage every node reaches: RunConfig(storage_path='s3://bucket/path' "
+        "or 'gs://...') or a shared filesystem mounted at the same path on all nodes (NFS, e.g. "
+        "RunConfig(storage_path='/mnt/cluster_storage')), passed to the TorchTrainer (and to a TorchTrainer built "
+        "inside a Tuner too). Check that every node can create files there; on one node the default local path works."
+    )
+    return summary + on_ranks(hits), fix
+
+
+STORAGE_PATH_NOT_SHARED = Recogniser(
+    kind="storage_path_not_shared",
+    title="Ray Train storage the worker nodes do not share",
+    templates=(
+        "schedulers:ray-train-storage-unreachable",
+        "schedulers:ray-train-storage-unreachable-settings",
+    ),
+    anchors=("Unable to set up cluster storage",),
+    match=R(
+        r"Unable to set up cluster storage (?:at storage_path=(?P<ray_storage_path>\S{1,300})|with the following "
+        r"settings:)"
+    ),
+    facts=(R(r"storage_fs_path='(?P<ray_storage_path>[^'\n]{1,300})'"),),
+    span=2,
+    # the check only says a worker did not find the driver's marker file: an unshared path or unwritable storage
+    confirm=lambda hits, ctx: False,
+    describe=_storage,
+)
+
+# Ray's ray.ml trainers of early 2022 reading a dict scaling_config as an object (versions.py reads it)
+SCALING_ANCHORS = ("'dict' object has no attribute 'num_gpus_per_worker'",)
+SCALING_REFUSED = R(r"'dict' object has no attribute '(?P<ray_scaling_dict>num_gpus_per_worker)'")
+SCALING_TEMPLATES = ("schedulers:ray-ml-scaling-config-dict",)
+
+
+def scaling_config_dict(hits: list[Hit]) -> tuple[str, str]:
+    """(summary, fix) for a Ray trainer reading num_gpus_per_worker on a scaling_config given as a dict."""
+    return (
+        "Ray's trainer read num_gpus_per_worker on a scaling_config that is a plain dict: the ray.ml TorchTrainer "
+        "of early 2022 (Ray 1.12) used the scaling_config as given, and converting a dict was added only later "
+        "(ray-project/ray#23293)" + on_ranks(hits),
+        "Pass a ScalingConfig object, not a dict: scaling_config=ScalingConfig(num_workers=..., use_gpu=True) "
+        "(from ray.air import ScalingConfig, or from ray.train in Ray 2.7 and later), or upgrade Ray "
+        "(pip install -U 'ray[train]') and use its TorchTrainer from ray.train.torch.",
+    )
+
+
+def _tune_ddp(hits: list[Hit], ctx: Context) -> tuple[str, str]:
+    world = first(hits, "tune_ddp_world", "N")
+    return (
+        f"A PyTorch Lightning Trainer with {world} devices and the ddp strategy was started inside a Ray Tune "
+        "trial (a Ray worker process) and waits at DDP initialisation: Lightning starts the other ranks as new "
+        "copies of the script, which from Ray's worker never join, so rank 0 waits for them",
+        "Let Ray start the ranks: in Ray 2.7 and later run the Lightning Trainer in a TorchTrainer's "
+        "train_loop_per_worker with ray.train.lightning's RayDDPStrategy, RayLightningEnvironment and "
+        "prepare_trainer (and pass the TorchTrainer to the Tuner); for older Ray, ray_lightning's RayStrategy "
+        "(RayPlugin) with resources_per_trial from its get_tune_resources. Or keep each trial on one device "
+        "(devices=1 with resources_per_trial={'gpu': 1}) and let Tune run trials side by side.",
+    )
+
+
+TUNE_DDP = Recogniser(
+    kind="multi_gpu_unsupported",
+    title="Lightning's ddp inside a Ray Tune trial",
+    templates=(
+        "lightning:initializing-ddp-global-rank-member",
+        "lightning:initializing-distributed-global-rank-member",
+    ),
+    anchors=("initializing ddp: GLOBAL_RANK: ", "Initializing distributed: GLOBAL_RANK: "),
+    # a Tune trial's worker prefix, not Ray Train's or ray_lightning's actors, which start every rank themselves
+    match=R(
+        r"^\((?!RayTrainWorker|RayExecutor|BaseWorkerMixin)(?:\w+ )?pid=\d+(?:, ip=[\d.]+)?\) "
+        r"(?:initializing ddp|Initializing distributed): GLOBAL_RANK: 0, MEMBER: 1/(?P<tune_ddp_world>[2-9]|\d{2,})\b",
+        re.MULTILINE,
+    ),
+    span=4,
+    reject=R(r"processes registered|Starting ddp with"),
+    confirm=lambda hits, ctx: False,  # a rank-0 line with nothing after it: the others may still be starting
+    describe=_tune_ddp,
+)
+
+RECOGNISERS = (RAY_RESOURCES, STORAGE_PATH_NOT_SHARED, TUNE_DDP)

@@ -31,6 +31,7 @@ from torchdoctor.explain.kinds import (
     optimizer_subclass,
     paged_optimizers,
     precision_releases,
+    ray_cluster,
     release_changes,
     research_code,
     seed_devices,
@@ -954,6 +955,8 @@ def _release_bug(hits: list[Hit], ctx: Context) -> tuple[str, str]:
         return precision_releases.explain(hits)
     if any(first(hits, key) for key in varlen_attention.FACTS):
         return varlen_attention.explain(hits)
+    if first(hits, "ray_scaling_dict"):
+        return ray_cluster.scaling_config_dict(hits)
     if first(hits, "megatron_softmax"):
         return kernel_release_bugs.megatron_softmax(hits)
     if first(hits, "cudnn_sdpa_no_plan"):
@@ -1089,6 +1092,8 @@ LIBRARY_RELEASE_BUG = Recogniser(
         *precision_releases.ANCHORS,
         # flash-attn's varlen kernel refusing the packed batch's sequence offsets (kinds/varlen_attention.py)
         *varlen_attention.ANCHORS,
+        # Ray's ray.ml trainers of early 2022 reading a dict scaling_config as an object (kinds/ray_cluster.py)
+        *ray_cluster.SCALING_ANCHORS,
         # MidiTok 2.1.0-2.1.6 tokenizing unknown chords its vocabulary lacks (kinds/midi_tokenizers.py)
         *midi_tokenizers.ANCHORS,
         # DeepSpeed ZeRO-3's optimizer given parameters ZeRO-3 never partitioned (kinds/zero3_params.py)
@@ -1140,6 +1145,8 @@ LIBRARY_RELEASE_BUG = Recogniser(
         + "|"
         + varlen_attention.REFUSED.pattern
         + "|"
+        + ray_cluster.SCALING_REFUSED.pattern
+        + "|"
         + midi_tokenizers.REFUSED.pattern
         + "|"
         + zero3_params.REFUSED.pattern
@@ -1177,6 +1184,7 @@ LIBRARY_RELEASE_BUG = Recogniser(
         *kernel_release_bugs.TEMPLATES,
         *precision_releases.TEMPLATES,
         *varlen_attention.TEMPLATES,
+        *ray_cluster.SCALING_TEMPLATES,
         *midi_tokenizers.TEMPLATES,
         *zero3_params.TEMPLATES,
         *research_code.TEMPLATES,
@@ -1199,6 +1207,7 @@ LIBRARY_RELEASE_BUG = Recogniser(
         kernel_release_bugs.REFUSED,
         precision_releases.REFUSED,
         varlen_attention.REFUSED,
+        ray_cluster.SCALING_REFUSED,
         midi_tokenizers.REFUSED,
         zero3_params.REFUSED,
         research_code.REFUSED,

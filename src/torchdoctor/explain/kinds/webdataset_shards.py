@@ -1,4 +1,4 @@
-"""webdataset shards not split to fit the nodes and DataLoader workers that read them.
+"""webdataset shards not split to fit the nodes and DataLoader workers that read them, or at URLs it cannot open.
 
 - ``webdataset/shardlists.py`` ``single_node_only`` (0.2.x to 0.3; the default ``nodesplitter`` of
   ``WebDataset``/``ShardList`` in the releases that print it) raises ValueError "you need to add an explicit
@@ -8,6 +8,10 @@
   samples found in dataset; perhaps you have fewer shards than workers." when an iteration yields nothing: the
   shards split over ranks x workers left this worker none, or every sample was dropped on the way (a handler such
   as ``warn_and_continue`` skipping samples that fail to decode). Likely, the second reading named.
+- ``webdataset/gopen.py`` ``gopen_error`` (0.1.103 to HEAD, the ``__default__`` of ``gopen_schemes``) raises
+  ValueError "{url}: no gopen handler defined" for a URL whose scheme has no handler: ``pipe:``, ``http(s)``,
+  ``gs``, ``ais``, ``hf``, ``sftp``/``ftps``/``scp`` and ``htgs`` have one, a plain path or ``file:`` is opened
+  directly; ``s3://``, ``az://`` and the others have none. Certain: the message is printed for that alone.
 """
 
 from __future__ import annotations
@@ -70,4 +74,41 @@ WEBDATASET_SHARD_SPLIT = Recogniser(
     describe=_split,
 )
 
-RECOGNISERS = (WEBDATASET_SHARD_SPLIT,)
+
+def _no_handler(hits: list[Hit], ctx: Context) -> tuple[str, str]:
+    url = first(hits, "wds_url", "").strip()
+    scheme = first(hits, "wds_scheme", "")
+    said = f" ({url[:200]})" if url else ""
+    summary = (
+        f"webdataset has no way to open the shard URL{said}: its gopen has no handler for "
+        + (f"{scheme}://" if scheme else "that scheme")
+        + on_ranks(hits)
+    )
+    example = url if scheme and url.startswith(scheme + "://") else "s3://bucket/shards/train-000000.tar"
+    fix = (
+        "webdataset opens shards through its own gopen, which knows pipe:, http(s)://, gs://, ais://, hf:// and a "
+        "local path, not "
+        + (f"{scheme}://" if scheme else "this scheme")
+        + ". Hand it a command that writes the shard to stdout: "
+        f"'pipe:aws s3 cp {example} -' (or 'pipe:s5cmd cat ...', 'pipe:curl -s -L <https URL>' for a presigned "
+        "URL); or register a reader for the scheme, wds.gopen_schemes['"
+        + (scheme or "s3")
+        + "'] = a function (url, mode, bufsize, **kw) returning a stream (for example one opening the URL with "
+        "fsspec/s3fs); or read the tars through fsspec (torchdata's FSSpecFileOpener(...).load_from_tar()). A "
+        "mounted bucket (a FUSE mount) can be given as a plain path."
+    )
+    return summary, fix
+
+
+WEBDATASET_URL_SCHEME = Recogniser(
+    kind="url_scheme_unsupported",
+    templates=("webdataset:no-gopen-handler-defined",),
+    title="a shard URL webdataset cannot open",
+    anchors=(": no gopen handler defined",),
+    match=R(
+        r"(?P<wds_url>(?:(?P<wds_scheme>[a-z][a-z0-9+.-]{0,20})://)?[^\s'\"(]{0,300}): no gopen handler defined"
+    ),
+    describe=_no_handler,
+)
+
+RECOGNISERS = (WEBDATASET_SHARD_SPLIT, WEBDATASET_URL_SCHEME)

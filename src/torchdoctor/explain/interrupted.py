@@ -1,0 +1,108 @@
+"""A run stopped with Ctrl-C: where it was waiting when the user gave up on it, read from its traceback.
+
+A ``KeyboardInterrupt`` traceback is what a user holds after a hang: the run stopped moving, they pressed
+Ctrl-C, and Python printed where the main thread was. Its innermost torch frame says what the run waited for —
+``mp.spawn`` waiting for its processes, ``init_process_group`` for ranks that never joined, a collective for a
+rank that never made the call, the ``DataLoader`` for its workers — and so where to look next. Without such a
+frame it is only the user's own stop, and said so: not a failure the log explains.
+"""
+
+from __future__ import annotations
+
+from torchdoctor.explain import first_failure
+from torchdoctor.explain.first_failure import Raised
+from torchdoctor.findings import Finding
+from torchdoctor.hang.source import Frame
+
+_WATCH = (
+    "To see where every rank waits, start it with torchrun under `torchdoctor launch --watchdog 60 train.py`: when "
+    "the ranks stop moving it prints each one's stack and names the one the others wait for (`py-spy dump --pid "
+    "PID` shows one process's)."
+)
+# (what the run waited for, the fix), by the place of its innermost torch frame
+_SPAWN = (
+    "mp.spawn was waiting for its processes to end",
+    "The processes mp.spawn started were still running: the hang is in them, and their own tracebacks are not in "
+    "this log (a process blocked in torch's C++ code — init_process_group, a collective — does not stop at "
+    "Ctrl-C, and the parent waits for it again as it exits: `pkill -f spawn_main` ends them). A hang at start is "
+    "most often init_process_group waiting for world_size processes where mp.spawn started fewer: on one machine "
+    "mp.spawn(fn, nprocs=world_size, args=(world_size, ...)). " + _WATCH,
+)
+_JOIN = (
+    "init_process_group was waiting for the other ranks to join",
+    "Fewer processes reached init_process_group than world_size says, or they meet at another address: start "
+    "every rank (nprocs / --nproc-per-node × --nnodes = WORLD_SIZE), give all of them the same MASTER_ADDR and "
+    "MASTER_PORT, reachable from every node (`torchdoctor net` checks it), and while debugging pass "
+    "init_process_group(..., timeout=datetime.timedelta(minutes=2)) to get an error instead of a 30-minute wait.",
+)
+_DATA = (
+    "the DataLoader was waiting for a batch from its worker processes",
+    "A worker stopped making batches: a deadlock in the dataset's code (a lock or a file handle opened before "
+    "the workers forked, a thread pool in the dataset), or a read from a network file system that stalled. "
+    "num_workers=0 runs the dataset in the main process, where its own error or hang shows; `py-spy dump "
+    "--pid PID` on a worker shows where it waits.",
+)
+
+
+def _collective(function: str) -> tuple[str, str]:
+    return (
+        f"the collective {function}() was waiting for the other ranks",
+        f"A rank never made the matching {function}() call (it ran other code, returned early, skipped a batch, or "
+        "failed without its error reaching this log): every rank must make the same collectives in the same "
+        "order. `torchdoctor launch --debug` names the call each rank made instead. " + _WATCH,
+    )
+
+
+def _waiting_place(frames: list[Frame]) -> tuple[str, str] | None:
+    """What the innermost torch frame among ``frames`` was waiting for, and the fix; None for no such frame."""
+    for frame in reversed(frames):
+        path = frame.file.replace("\\", "/")
+        if "torch/multiprocessing/spawn.py" in path:
+            return _SPAWN
+        if "torch/utils/data/dataloader.py" in path:
+            return _DATA
+        if "torch/distributed/" not in path:
+            continue
+        if "rendezvous" in path or frame.function in (
+            "init_process_group",
+            "_store_based_barrier",
+            "_new_group_with_tag",
+        ):
+            return _JOIN
+        if path.endswith("distributed_c10d.py") and not frame.function.startswith("_"):
+            return _collective(frame.function)
+    return None
+
+
+def stopped(raised: Raised) -> Finding | None:
+    """The finding for a run stopped with Ctrl-C (``raised`` a KeyboardInterrupt); None for another exception."""
+    if raised.type != "KeyboardInterrupt":
+        return None
+    where = first_failure.where(raised)
+    details: dict = {
+        "kind": "interrupted",
+        "role": "cause",
+        "exception": raised.text(),
+        "where": [f"{raised.source}:{raised.line}" if raised.source else f"line {raised.line}"],
+    }
+    if raised.rank is not None:
+        details["ranks"] = str(raised.rank)
+    if raised.frame is not None:
+        details["frame"] = str(raised.frame)
+        if raised.code:
+            details["code"] = raised.code
+    place = _waiting_place(raised.frames)
+    if place is None:
+        summary = f"the run was stopped with Ctrl-C (KeyboardInterrupt) at {where}; nothing in this log says it failed"
+        fix = (
+            "The log ends where you stopped the run; it shows no error before that. If it had stopped moving, "
+            "rerun it and stop it again while it hangs: the traceback then names what it waited for. "
+            + _WATCH
+        )
+        return Finding("log.interrupted", "skip", summary, details, fix)
+    waited, fix = place
+    details["kind"] = "interrupted_while_waiting"
+    details["confidence"] = "likely"
+    details["waited_in"] = str(next(f for f in reversed(raised.frames) if "torch" in f.file))
+    summary = f"likely a hang: the run was stopped with Ctrl-C while {waited} (at {where})"
+    return Finding("log.interrupted_while_waiting", "fail", summary, details, fix)
