@@ -145,6 +145,32 @@ def every_message_seen(monkeypatch):
 
 
 @pytest.fixture
+def one_rank():
+    """A gloo process group of one rank in this process (the straggler watch's hooks on real collectives)."""
+    import torch.distributed as dist
+
+    dist.init_process_group("gloo", init_method="tcp://127.0.0.1:0", rank=0, world_size=1)
+    try:
+        yield
+    finally:
+        dist.destroy_process_group()
+
+
+@pytest.fixture
+def record():
+    """The straggler watch's hooks installed, feeding the step record yielded; taken off afterwards."""
+    from torchdoctor.stragglers import hooks
+    from torchdoctor.stragglers.record import StepRecord
+
+    record = StepRecord(window=100)
+    hooks.install(record)
+    try:
+        yield record
+    finally:
+        hooks.uninstall()
+
+
+@pytest.fixture
 def taken_port():
     """A port something else listens on (this test process), as an old run would."""
     with socket.socket() as holder:

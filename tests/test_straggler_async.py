@@ -13,25 +13,6 @@ from torchdoctor.stragglers import hooks
 from torchdoctor.stragglers.record import StepRecord
 
 
-@pytest.fixture
-def one_rank():
-    dist.init_process_group("gloo", init_method="tcp://127.0.0.1:0", rank=0, world_size=1)
-    try:
-        yield
-    finally:
-        dist.destroy_process_group()
-
-
-@pytest.fixture
-def record():
-    record = StepRecord(window=100)
-    hooks.install(record)
-    try:
-        yield record
-    finally:
-        hooks.uninstall()
-
-
 @pytest.mark.usefixtures("one_rank")
 @pytest.mark.parametrize("start", ["all_gather_single", "reduce_scatter_single", "all_reduce"])
 def test_the_wait_on_an_async_collective_is_time_in_collectives(record, start):

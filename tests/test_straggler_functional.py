@@ -25,25 +25,6 @@ from torchdoctor.stragglers.record import StepRecord
 SCRIPT = Path(__file__).parent / "straggler_tensor_parallel.py"
 
 
-@pytest.fixture
-def one_rank():
-    dist.init_process_group("gloo", init_method="tcp://127.0.0.1:0", rank=0, world_size=1)
-    try:
-        yield
-    finally:
-        dist.destroy_process_group()
-
-
-@pytest.fixture
-def record():
-    record = StepRecord(window=100)
-    hooks.install(record)
-    try:
-        yield record
-    finally:
-        hooks.uninstall()
-
-
 @pytest.mark.usefixtures("one_rank")
 def test_a_functional_all_reduce_arrives_at_its_call_and_leaves_at_the_first_use_of_its_result(record):
     from torch.distributed.device_mesh import init_device_mesh

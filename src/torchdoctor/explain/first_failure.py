@@ -92,6 +92,24 @@ class Raised:
         return cut(f"{self.type}: {self.message}" if self.message else self.type)
 
 
+def details_of(raised: Raised, kind: str) -> dict:
+    """A finding's details for ``raised`` read as the cause of ``kind``: the exception, the line it was read at,
+    its rank, and the user's frame with its source line (``--json``)."""
+    details: dict = {
+        "kind": kind,
+        "role": "cause",
+        "exception": raised.text(),
+        "where": [f"{raised.source}:{raised.line}" if raised.source else f"line {raised.line}"],
+    }
+    if raised.rank is not None:
+        details["ranks"] = str(raised.rank)
+    if raised.frame is not None:
+        details["frame"] = str(raised.frame)
+        if raised.code:
+            details["code"] = raised.code
+    return details
+
+
 def cut(text: str, limit: int = MAX_TEXT) -> str:
     """``text`` up to ``limit`` characters, cut after a whole word and marked with an ellipsis."""
     text = " ".join(text.split())

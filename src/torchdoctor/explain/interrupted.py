@@ -79,18 +79,7 @@ def stopped(raised: Raised) -> Finding | None:
     if raised.type != "KeyboardInterrupt":
         return None
     where = first_failure.where(raised)
-    details: dict = {
-        "kind": "interrupted",
-        "role": "cause",
-        "exception": raised.text(),
-        "where": [f"{raised.source}:{raised.line}" if raised.source else f"line {raised.line}"],
-    }
-    if raised.rank is not None:
-        details["ranks"] = str(raised.rank)
-    if raised.frame is not None:
-        details["frame"] = str(raised.frame)
-        if raised.code:
-            details["code"] = raised.code
+    details = first_failure.details_of(raised, "interrupted")
     place = _waiting_place(raised.frames)
     if place is None:
         summary = f"the run was stopped with Ctrl-C (KeyboardInterrupt) at {where}; nothing in this log says it failed"

@@ -396,18 +396,7 @@ def _unrecognised(raised: Raised, ctx: Context) -> Finding:
         text = first_failure.cut(f"{text} {raised.detail[0]}")
     summary = f"{who} failed{' first' if first else ''}{worker}: {text} at {first_failure.where(raised)}"
     summary += "; torchdoctor knows no fix for this error"
-    details: dict = {
-        "kind": "unrecognised",
-        "role": "cause",
-        "exception": raised.text(),
-        "where": [f"{raised.source}:{raised.line}" if raised.source else f"line {raised.line}"],
-    }
-    if raised.rank is not None:
-        details["ranks"] = str(raised.rank)
-    if raised.frame is not None:
-        details["frame"] = str(raised.frame)
-        if raised.code:
-            details["code"] = raised.code
+    details = first_failure.details_of(raised, "unrecognised")
     if raised.detail:
         details["detail"] = raised.detail
     if raised.worker:
