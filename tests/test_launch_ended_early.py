@@ -15,6 +15,7 @@ import textwrap
 import pytest
 
 from torchdoctor.explain.diagnose import explain
+from torchdoctor.hang import supervise
 from torchdoctor.hang.failure import ended_early, failure_verdict
 
 # pytorch/examples' distributed/ddp-tutorial-series/multigpu_torchrun.py, cut to its loop, on CPU and gloo;
@@ -102,6 +103,22 @@ def test_a_rank_that_returned_while_the_other_lost_its_peer_is_the_culprit(tmp_p
         "/x/train.py:9 in main, and failed as its consequence (Connection closed by peer)."
     )
     assert failure_verdict(tmp_path).text == found.text  # the watchdog's verdict of a failed job says it too
+
+
+def test_the_culprits_place_is_the_loop_it_left_never_the_survivors_line_alone(tmp_path):
+    # a save under `if rank == 0:` (pytorch/examples' FSDP2 example): rank 1 never ran line 4, so the culprit line
+    # names no place of rank 1's ("Culprit: rank(s) 1 at example.py:109" said rank 0's line was rank 1's)
+    script = tmp_path / "train.py"
+    script.write_text("for step in range(3):\n    train(step)\nif rank == 0:\n    save(model)\n")
+    _done(tmp_path, 0, error=PEER_GONE, frames=[[str(script), 4, "<module>"]], collectives=4)
+    _done(tmp_path, 1, collectives=3)
+    found = ended_early(tmp_path, [0, 1])
+    assert f"rank 0 was in collective #4 of the default group at {script}:4" in found.text
+    assert found.where is None and supervise.failed_lines(found)[-1] == "Culprit: rank(s) 1."
+    # where the survivor waited inside a loop, that loop is the one the culprit left: its place
+    _done(tmp_path, 0, error=PEER_GONE, frames=[[str(script), 2, "<module>"]], collectives=2)
+    found = ended_early(tmp_path, [0, 1])
+    assert supervise.failed_lines(found)[-1] == f"Culprit: rank(s) 1 at {script}:1."
 
 
 def test_the_collective_without_a_users_line_reads_whole(tmp_path):

@@ -178,7 +178,9 @@ def ended_early(directory: Path, ranks: list[int], codes: dict[int, int] | None 
         f"{_who([r for r, _ in ended])} ended while {_who([r for r, _ in waiting])} still trained: {how}; "
         f"rank {rank} was {at}{others}, and failed as its consequence ({error}). {UNEVEN_ITERATIONS}"
     )
-    place = Frame(loop[0].file, loop[1], loop[0].function) if loop else where
+    # the culprit's place is the loop it left early, which it ran too; never the survivor's own line alone (a
+    # call under `if rank == 0:` that the rank that ended never reached), which the text above names as rank 0's
+    place = Frame(loop[0].file, loop[1], loop[0].function) if loop else None
     return Verdict(text, "ended_early", [r for r, _ in ended], place)
 
 
