@@ -18,6 +18,13 @@ COLLECTIVES = frozenset(
     "scatter scatter_object_list all_to_all all_to_all_single send recv isend irecv batch_isend_irecv "
     "init_process_group new_group destroy_process_group pad_across_processes".split()
 )
+# torch.distributed._functional_collectives' calls a rank waits in (the collective's own call, or the wait at its
+# result's first use), which tensor parallelism and DTensor make; not torch.distributed's Python functions
+_FUNCTIONAL = frozenset(
+    "wait_tensor all_reduce all_gather_single all_gather_tensor reduce_scatter_single reduce_scatter_tensor "
+    "broadcast all_to_all_single all_reduce_coalesced all_gather_into_tensor_coalesced "
+    "reduce_scatter_tensor_coalesced".split()
+)
 # DistributedDataParallel's own collectives (torch/nn/parallel/distributed.py, torch/distributed/utils.py),
 # by the function a stack shows: the user's line is `DDP(model)` or `model(x)`, not a collective.
 _DDP_STEPS = {
@@ -50,6 +57,9 @@ def collective_of(frames: list[Frame]) -> str | None:
             ddp = _DDP_STEPS.get(frame.function)
             if ddp:
                 return f"DistributedDataParallel's {ddp} ({frame.function})"
+        if path.endswith("torch/distributed/_functional_collectives.py") and frame.function in _FUNCTIONAL:
+            # tensor parallelism's and DTensor's collectives: the user's line is the model's forward or backward
+            return f"a functional collective of tensor parallelism or DTensor ({frame.function})"
         for package in ("torch/distributed/", "torchdoctor/distributed/"):
             if package in path and frame.function in COLLECTIVES:
                 name = f"{package.split('/')[0]}.distributed.{frame.function}"
@@ -177,5 +187,8 @@ def user_frame(stack: RankStack) -> Frame | None:
 
 
 def _timing_wrapper(path: str) -> bool:
-    """A frame of the straggler watch's hooks (`torchdoctor.stragglers.hooks`): they time the user's own calls."""
-    return path.replace(os.sep, "/").endswith("torchdoctor/stragglers/hooks.py")
+    """A frame of the straggler watch's hooks (`torchdoctor.stragglers.hooks`, `.functional`): they time the user's
+    own calls."""
+    return path.replace(os.sep, "/").endswith(
+        ("torchdoctor/stragglers/hooks.py", "torchdoctor/stragglers/functional.py")
+    )
