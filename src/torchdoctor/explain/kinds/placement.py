@@ -615,7 +615,7 @@ NOT_LAUNCHED_DISTRIBUTED = Recogniser(
 
 SYNCBN_MISUSE = Recogniser(
     kind="syncbn_misuse",
-    title="SyncBatchNorm outside a distributed run",
+    title="SyncBatchNorm where it cannot run (no process group, or tensors off the GPU)",
     anchors=(
         *NO_GROUP,
         "SyncBatchNorm expected input tensor to be on GPU",
