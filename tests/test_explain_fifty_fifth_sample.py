@@ -109,6 +109,18 @@ def test_fire_refusing_the_launchers_local_rank_stays_local_rank_argument():
     assert "--local-rank=1" in found.summary
 
 
+def test_each_ranks_own_local_rank_is_not_quoted_as_the_one_refused():
+    # python -m torch.distributed.launch hands every rank its own value (noticed running pytorch/examples'
+    # multinode.py under it): the summary quoted one rank's value as what every rank named was refused; now the
+    # flag, which every rank was refused
+    found = certain(
+        "[rank1]: multinode.py: error: unrecognized arguments: --local-rank=1\n"
+        "[rank0]: multinode.py: error: unrecognized arguments: --local-rank=0\n",
+        "local_rank_argument",
+    )
+    assert "does not accept the --local-rank argument its launcher adds" in found.summary, found.summary
+
+
 # yacs/config.py CfgNode._load_cfg_py_source: a .py file given as the config without a cfg in it
 def test_yacs_given_a_python_file_without_cfg_says_to_pass_a_yaml():
     found = certain(

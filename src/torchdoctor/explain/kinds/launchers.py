@@ -60,7 +60,11 @@ def _local_rank(hits: list[Hit], ctx: Context) -> tuple[str, str]:
             "(drop required=True), or use local_rank = int(os.environ['LOCAL_RANK']) where the script reads it.",
         )
     if injected:
-        summary = f"{prog} does not accept the {injected.strip()} argument its launcher adds"
+        # each rank is handed its own value (--local-rank=1 on rank 1): quoted only where every rank's is the
+        # same, else the flag alone (the first value read may not be the rank named below)
+        given = {h.facts["bad_arg"].strip() for h in hits if h.facts.get("bad_arg")}
+        flag = injected.strip() if len(given) <= 1 else injected.strip().split("=")[0]
+        summary = f"{prog} does not accept the {flag} argument its launcher adds"
     else:
         summary = (
             f"{prog} stopped on its arguments ({facts.get('argparse_error', 'argparse error').strip()[:160]}): "
