@@ -277,23 +277,7 @@ def _checked_functional(name: str, original: Callable) -> Callable:
         return None, functional.describe(given, names)
 
     wrapper = _checked_call(f"{functional.MODULE}.{name}", original, quick, describe)
-    return _leaving_compiled_code_alone(original, wrapper)
-
-
-def _leaving_compiled_code_alone(original: Callable, wrapper: Callable) -> Callable:
-    """``wrapper``, but ``original`` itself while torch.compile traces the call (nothing of ours in a graph)."""
-    import torch
-
-    compiling = torch.compiler.is_compiling
-
-    @functools.wraps(original)
-    def call(*args, **kwargs):
-        if compiling():
-            return original(*args, **kwargs)
-        return wrapper(*args, **kwargs)
-
-    call.__torchdoctor_original__ = original
-    return call
+    return functional.unless_compiling(original, wrapper)
 
 
 def _waiting_inside(original: Callable) -> Callable:
@@ -313,7 +297,7 @@ def _waiting_inside(original: Callable) -> Callable:
             raise_problem(g.verdict)
         return result
 
-    return _leaving_compiled_code_alone(original, wait_tensor)
+    return functional.unless_compiling(original, wait_tensor)
 
 
 def _checked_call(operation: str, original: Callable, quick: Callable, describe: Callable) -> Callable:

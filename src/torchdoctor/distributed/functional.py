@@ -15,6 +15,7 @@ here are those the others go through (``all_gather_tensor`` calls ``all_gather_s
 
 from __future__ import annotations
 
+import functools
 import inspect
 import sys
 from collections.abc import Callable
@@ -67,6 +68,23 @@ def collectives(funcol: Any) -> list[str]:
         if name is not None:
             found.append(name)
     return found
+
+
+def unless_compiling(original: Callable, wrapper: Callable) -> Callable:
+    """``wrapper``, but ``original`` itself while torch.compile traces the call (nothing of ours in a graph):
+    debug mode's checks and the straggler watch's timing alike."""
+    import torch
+
+    compiling = torch.compiler.is_compiling
+
+    @functools.wraps(original)
+    def call(*args, **kwargs):
+        if compiling():
+            return original(*args, **kwargs)
+        return wrapper(*args, **kwargs)
+
+    call.__torchdoctor_original__ = original
+    return call
 
 
 def parameters(function: Callable) -> tuple[str, ...]:

@@ -33,13 +33,10 @@ def hook(
     funcol = functional.module()
     if funcol is None:
         return
-    import torch
-
-    compiling = torch.compiler.is_compiling
     for name in functional.collectives(funcol):
-        wrap(funcol, name, _timed(getattr(funcol, name), record, compiling, group_key))
+        wrap(funcol, name, _timed(getattr(funcol, name), record, group_key))
     if callable(getattr(funcol, "wait_tensor", None)):
-        wrap(funcol, "wait_tensor", _timed_wait(funcol.wait_tensor, record, compiling))
+        wrap(funcol, "wait_tensor", _timed_wait(funcol.wait_tensor, record))
 
 
 # a functional collective's group argument (`_cache_key`) -> its group's key (`hooks.group_key`)
@@ -61,15 +58,11 @@ def forget() -> None:
     _keys.clear()
 
 
-def _timed(
-    original: Callable, record: StepRecord, compiling: Callable[[], bool], group_key: Callable[[Any], str]
-) -> Callable:
+def _timed(original: Callable, record: StepRecord, group_key: Callable[[Any], str]) -> Callable:
     position = functional.parameters(original).index("group")
 
     @functools.wraps(original)
     def timed(*args, **kwargs):
-        if compiling():  # torch.compile tracing it: nothing of ours in its graph
-            return original(*args, **kwargs)
         group = kwargs["group"] if "group" in kwargs else args[position] if len(args) > position else None
         key = _keys.get(_cache_key(group))
         if key is None:
@@ -89,7 +82,9 @@ def _timed(
             record.add_comm(time.perf_counter() - start, time.thread_time() - cpu)
             _note_started(result, entry)
 
-    return timed
+    return functional.unless_compiling(
+        original, timed
+    )  # torch.compile tracing it: nothing of ours in its graph
 
 
 def _note_started(result: Any, entry: list | None) -> None:
@@ -106,11 +101,9 @@ def _note_started(result: Any, entry: list | None) -> None:
         _started[_memory(inner)] = entry
 
 
-def _timed_wait(original: Callable, record: StepRecord, compiling: Callable[[], bool]) -> Callable:
+def _timed_wait(original: Callable, record: StepRecord) -> Callable:
     @functools.wraps(original)
     def wait_tensor(tensor, *args, **kwargs):
-        if compiling():
-            return original(tensor, *args, **kwargs)
         start, cpu = time.perf_counter(), time.thread_time()
         try:
             return original(tensor, *args, **kwargs)
@@ -120,7 +113,7 @@ def _timed_wait(original: Callable, record: StepRecord, compiling: Callable[[], 
             if entry is not None:
                 StepRecord.left(entry, time.time())
 
-    return wait_tensor
+    return functional.unless_compiling(original, wait_tensor)
 
 
 def _waited(tensor: Any) -> list | None:
