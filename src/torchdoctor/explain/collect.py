@@ -77,12 +77,19 @@ def literal_tree(words: list[str]) -> re.Pattern:
 
 
 _ANCHORS = any_anchor(RECOGNISERS)
-# each anchor and the recognisers (their places in RECOGNISERS) it starts: a line with an anchor looks each one up
-# once, instead of once per recogniser that lists it
-_ANCHORED: dict[str, tuple[int, ...]] = {}
-for _place, _recogniser in enumerate(RECOGNISERS):
-    for _anchor in dict.fromkeys(_recogniser.anchors):
-        _ANCHORED[_anchor] = (*_ANCHORED.get(_anchor, ()), _place)
+
+
+def anchored(recognisers: tuple[Recogniser, ...]) -> dict[str, tuple[int, ...]]:
+    """Each anchor and the recognisers (their places in ``recognisers``) it starts: a line with an anchor looks
+    each one up once, instead of once per recogniser that lists it."""
+    found: dict[str, tuple[int, ...]] = {}
+    for place, recogniser in enumerate(recognisers):
+        for anchor in dict.fromkeys(recogniser.anchors):
+            found[anchor] = (*found.get(anchor, ()), place)
+    return found
+
+
+_ANCHORED = anchored(RECOGNISERS)
 # the literals of the whole-log facts (versions, settings), one search for a line that holds none of them
 _CONTEXT_LITERALS = literal_tree(sorted({literal for literal, _ in CONTEXT_FACTS}))
 

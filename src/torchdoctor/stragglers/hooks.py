@@ -178,9 +178,8 @@ def _hook_collectives(record: StepRecord) -> None:
         if hasattr(dist, name):
             _wrap(dist, name, _timed(getattr(dist, name), record, None))
     _hook_waits(record, dist)
-    functional.hook(
-        record, _wrap, group_key
-    )  # tensor parallelism's and DTensor's: the functional collectives
+    # tensor parallelism's and DTensor's: the functional collectives
+    functional.hook(record, _wrap, group_key)
     _undo.append(functional.forget)
 
 
