@@ -297,6 +297,22 @@ CASES = [
         "likely",
         ["double and float"],
     ),
+    (  # torch.lerp's start and end in two dtypes: an EMA copy in float32 updated from a bf16 model
+        "aten:expected-dtype-for-end-but-got",
+        ("float", "c10::BFloat16"),
+        FRAME + "RuntimeError: ",
+        "dtype_mismatch",
+        "likely",
+        ["float", "c10::BFloat16", "coerce_dtype"],
+    ),
+    (
+        "aten:expected-dtype-for-weight-but-got",
+        ("c10::Half", "float"),
+        FRAME + "RuntimeError: ",
+        "dtype_mismatch",
+        "likely",
+        ["weight", "lerp"],
+    ),
     (
         "aten:found-dtype-but-expected",
         ("Double", "Float"),

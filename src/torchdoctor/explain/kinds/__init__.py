@@ -528,6 +528,9 @@ CONTEXT_FACTS: tuple[tuple[str, re.Pattern], ...] = (
         "is being called after step()",
         re.compile(r"(?P<unscale_after_step>unscale_\(\) is being called after step\(\))"),
     ),
+    # a traceback frame in Megatron's code or a framework's Megatron backend (slime's megatron_utils, Relax's
+    # backends/megatron): its optimizer's step() returns update_successful, kinds/amp_scaler.py
+    ("megatron", re.compile(r"(?P<megatron_frame>File \"[^\"\n]*megatron[^\"\n]*\", line \d+)")),
     # nn.Module.__getattr__ raising an AttributeError: the object that lacks the attribute is a torch module
     (
         "in __getattr__",

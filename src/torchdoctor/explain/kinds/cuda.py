@@ -589,6 +589,16 @@ def _no_cuda(hits: list[Hit], ctx: Context) -> tuple[str, str]:
         what = f"DeepSpeed's fp16/bf16 optimizer found no GPU ({what}): torch sees none in this process"
     if what.startswith("_cuda_"):  # torch.cuda calling into a torch._C built without CUDA
         what = f"torch._C has no {what}: this torch was compiled without CUDA (a CPU-only build)"
+    if "`--fp16`" in what:
+        return (
+            "the Trainer's arguments refused --fp16 (mixed precision) because the device they resolved is not CUDA: "
+            "torch sees no GPU in this process" + on_ranks(hits),
+            "transformers' TrainingArguments take --fp16 (and --fp16_full_eval) only on a CUDA device. Give the "
+            "process a GPU: a notebook's runtime or a container started without one (Colab: Runtime > Change "
+            "runtime type > GPU; docker run --gpus all), a CPU-only torch (python -c 'import torch; "
+            "print(torch.version.cuda, torch.cuda.is_available())'), CUDA_VISIBLE_DEVICES empty. To train on the "
+            "CPU (or with --no_cuda / use_cpu=True), drop --fp16 and --fp16_full_eval.",
+        )
     if what.startswith("No CUDA runtime"):
         what = (
             "torch found no CUDA runtime while an extension was built or loaded (torch.cuda.is_available() is "
@@ -685,6 +695,13 @@ CUDA_UNAVAILABLE = Recogniser(
         # torch.cuda's functions calling torch._C._cuda_* (set_device: _cuda_setDevice) on a CPU-only build,
         # whose torch._C has none of them (torch 2.13's CPU wheel: AttributeError, not "not compiled with CUDA")
         "system:torch-c-has-no-cuda-function",
+        # transformers/training_args.py (TrainingArguments.__post_init__, releases 3.x-4.x; 5.x no longer checks):
+        # --fp16 (or --fp16_full_eval) refused where the device the arguments resolved is not CUDA
+        "transformers:amp-fp16-can-only-be-used-on-cuda",
+        "transformers:mixed-precision-and-fp16-evaluation-cuda-only",
+        "transformers:mixed-precision-half-evaluation-cuda-only",
+        "transformers:fp16-half-precision-evaluation-cuda-only",
+        "transformers:fp16-half-precision-evaluation-cuda-or-other",
     ),
     title="no usable CUDA",
     anchors=(
@@ -709,6 +726,11 @@ CUDA_UNAVAILABLE = Recogniser(
         "A GPU is needed for quantization.",
         "A GPU or Intel XPU is needed for quantization.",
         "module 'torch._C' has no attribute '_cuda_",
+        # the Trainer's arguments refusing fp16 off a CUDA device, as each release words it
+        "`--fp16`) can only be used on CUDA devices",
+        "and FP16 evaluation can only be used on CUDA devices",
+        "`--bf16_full_eval`) can only be used on CUDA devices",
+        "(`--fp16_full_eval`) can only be used on CUDA",
         # the driver's own libraries (the dynamic loader's message): no driver on the machine or in the container
         "libcuda.so.1: cannot open shared object file: No such file or directory",
         "libnvidia-ml.so.1: cannot open shared object file: No such file or directory",
@@ -738,6 +760,10 @@ CUDA_UNAVAILABLE = Recogniser(
             r"No supported gpu backend found|No GPU (?:or Intel XPU )?found)"
         ),
         R(r"module 'torch\._C' has no attribute '(?P<what>_cuda_\w{1,60})'"),
+        # transformers' TrainingArguments: the device it resolved is not CUDA, and --fp16 was asked for
+        R(
+            r"(?P<what>(?:FP16 )?(?:Mixed precision training with )?AMP (?:or APEX )?\(`--fp16`)[^\n]{0,200}?can only be used on CUDA\b"
+        ),
         # a build of torch without CUDA: no CUDA_VISIBLE_DEVICES makes these
         R(
             r"(?P<cpu_build>Torch not compiled with CUDA enabled|PyTorch was compiled without CUDA support|"
@@ -772,6 +798,11 @@ CUDA_UNAVAILABLE = Recogniser(
         "No supported gpu backend found",
         "A GPU is needed for quantization.",
         "A GPU or Intel XPU is needed for quantization.",
+        # the device is not CUDA: no GPU visible, a CPU-only torch, a Mac, or the CPU asked for (--no_cuda)
+        "`--fp16`) can only be used on CUDA devices",
+        "and FP16 evaluation can only be used on CUDA devices",
+        "`--bf16_full_eval`) can only be used on CUDA devices",
+        "(`--fp16_full_eval`) can only be used on CUDA",
     ),
     also=(
         Alternative(

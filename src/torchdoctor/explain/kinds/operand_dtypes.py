@@ -13,7 +13,9 @@ torch does not promote between a layer's weight and its input: the checks name b
 - ``aten/src/ATen/Utils.h`` checked_dense_tensor_unwrap (0.4-1.5): "Expected object of scalar type Float but got
   scalar type Double for argument #2 'mat2'";
 - ``torch/csrc/autograd/engine.cpp`` validate_outputs: "Found dtype Double but expected Float", a gradient of
-  another dtype than its tensor: most often a loss computed against a Double target.
+  another dtype than its tensor: most often a loss computed against a Double target;
+- ``aten/src/ATen/native/Lerp.cpp`` lerp: "expected dtype float for `end` but got dtype c10::BFloat16", torch.lerp's
+  start and end in two dtypes: most often an EMA copy kept in float32 updated from a bf16 or fp16 model.
 
 Only floating dtypes are read: "expected scalar type Long but found Float" is an index or a class-index target
 (``loss_target_dtype``), not this. An embedding given float ids (``aten/src/ATen/TensorUtils.cpp``
@@ -42,6 +44,9 @@ _MIXED = R(
     rf"Found dtype (?P<grad>{_FLOAT}) but expected (?P<tensor>{_FLOAT})\b|"
     # aten/src/ATen/Utils.h checked_dense_tensor_unwrap (0.4-1.5): "... for argument #2 'mat2'"
     rf"Expected object of scalar type (?P<object>{_FLOAT}) but got scalar type (?P<object_got>{_FLOAT}) for argument|"
+    # native/Lerp.cpp (lerp_Tensor, lerp_Scalar): torch.lerp's start (self) against its end or weight, dtypes printed
+    # as caffe2's names (float, double, c10::Half, c10::BFloat16)
+    rf"expected dtype (?P<lerp_self>{_FLOAT}) for `(?P<lerp_arg>end|weights?)` but got dtype (?P<lerp_other>{_FLOAT})\b|"
     # flash-attn's csrc/flash_attn/flash_api.cpp (mha_fwd, mha_varlen_fwd): the query's dtype against the only two
     # its kernels take (a float32 model without autocast, or a library's own cast before the call)
     r"(?P<kernel>[A-Za-z]\w{0,40}) only support fp16 and bf16 data type|" + layer_types.ON_ONE_DEVICE
@@ -84,7 +89,21 @@ def _half_only_kernel(hits: list[Hit], ctx: Context) -> tuple[str, str]:
     )
 
 
+def _lerp(hits: list[Hit]) -> tuple[str, str]:
+    start, arg, other = first(hits, "lerp_self"), first(hits, "lerp_arg"), first(hits, "lerp_other")
+    return (
+        f"torch.lerp got its start in {start} and its {arg} in {other}: one dtype each" + on_ranks(hits),
+        "lerp/lerp_ takes start, end (and a tensor weight) in one dtype. Most often it is an EMA of the weights, "
+        "ema_param.lerp_(param, 1 - decay), with the EMA copy in float32 and the model in bf16 or fp16 (DeepSpeed "
+        "or FSDP in bf16, a model turned .half()), or the other way round: cast the source to the EMA's dtype, "
+        "ema_param.lerp_(param.to(ema_param.dtype), weight), or keep both in one dtype; ema-pytorch: "
+        "EMA(model, coerce_dtype=True).",
+    )
+
+
 def _dtypes(hits: list[Hit], ctx: Context) -> tuple[str, str]:
+    if first(hits, "lerp_self"):
+        return _lerp(hits)
     if first(hits, "kernel"):
         return _half_only_kernel(hits, ctx)
     if first(hits, "layer_input"):
@@ -133,6 +152,8 @@ DTYPE_MISMATCH = Recogniser(
         "torch_native:input-type-and-weight-type",
         "torch_native:expected-scalar-type-for-argument",
         "third_party:flash-attn-only-fp16-and-bf16",
+        "aten:expected-dtype-for-end-but-got",
+        "aten:expected-dtype-for-weight-but-got",
     ),
     title="operands in two floating dtypes",
     anchors=(
@@ -144,6 +165,9 @@ DTYPE_MISMATCH = Recogniser(
         ") and weight type (",
         "Expected object of scalar type ",
         "only support fp16 and bf16 data type",
+        " for `end` but got dtype ",
+        " for `weight` but got dtype ",
+        " for `weights` but got dtype ",
     ),
     match=_MIXED,
     facts=(layer_types.TYPES,),
