@@ -98,7 +98,8 @@ def test_the_benchmark_splits_a_half_by_sample(capsys):
                 "3217-3266,3267-3316,3317-3366,"
                 "3367-3416,3417-3466,"
                 "3467-3516,"
-                "3517-3566,3567-3616,3617-3666,3667-3716,3717-3766,3767-3816,3817-3866",
+                "3517-3566,3567-3616,3617-3666,3667-3716,3717-3766,3767-3816,3817-3866,"
+                "3867-3916",
                 str(CORPUS / "train"),
             ]
         )
@@ -186,6 +187,7 @@ def test_the_benchmark_splits_a_half_by_sample(capsys):
     seventy_eighth = sum(1 for n in numbers if 3717 <= n <= 3766)
     seventy_ninth = sum(1 for n in numbers if 3767 <= n <= 3816)
     eightieth = sum(1 for n in numbers if 3817 <= n <= 3866)
+    eighty_first = sum(1 for n in numbers if 3867 <= n <= 3916)
     assert (
         first
         + second
@@ -267,6 +269,7 @@ def test_the_benchmark_splits_a_half_by_sample(capsys):
         + seventy_eighth
         + seventy_ninth
         + eightieth
+        + eighty_first
         == len(numbers)
     )
     assert f"files 001-163: {first} logs" in out and f"files 164-205: {second} logs" in out
@@ -344,3 +347,4 @@ def test_the_benchmark_splits_a_half_by_sample(capsys):
     assert f"files 3717-3766: {seventy_eighth} logs" in out
     assert f"files 3767-3816: {seventy_ninth} logs" in out
     assert f"files 3817-3866: {eightieth} logs" in out
+    assert f"files 3867-3916: {eighty_first} logs" in out

@@ -1310,6 +1310,8 @@ CHECKPOINT_CLASS_MISSING = Recogniser(
 
 
 def _safetensors_save(hits: list[Hit], ctx: Context) -> tuple[str, str]:
+    if all(h.anchor == SAFETENSORS_FRAME for h in hits):
+        return _safetensors_cut(hits, ctx)
     if first(hits, "shared"):
         return (
             f"safetensors refused to save tensors that share memory ({first(hits, 'shared')}): tied weights, such as "
@@ -1333,6 +1335,10 @@ def _safetensors_save(hits: list[Hit], ctx: Context) -> tuple[str, str]:
     )
 
 
+# a traceback whose last frame is safetensors' save_file / save (or the _flatten and _tobytes they call), with no
+# error line after it (a log cut there): where the save failed, not why
+SAFETENSORS_FRAME = 'safetensors/torch.py", line'
+
 SAFETENSORS_SAVE_REFUSED = Recogniser(
     # safetensors/torch.py (_flatten, _tobytes; save_file and save, which save_pretrained and the Trainer call)
     kind="safetensors_save_refused",
@@ -1342,6 +1348,15 @@ SAFETENSORS_SAVE_REFUSED = Recogniser(
         "You are trying to save a non contiguous tensor",
         # transformers/modeling_utils.py (5.x) save_pretrained: tied weights the model does not declare
         "which are not properly defined. We found all the potential target tied weights keys",
+        SAFETENSORS_FRAME,
+    ),
+    generic=(SAFETENSORS_FRAME,),
+    span=4,
+    # the frame of a function that does not save (load_file, safe_open's callers), or a traceback that goes on
+    # below the frame (another frame, an error line: the error is read from its own line)
+    reject=R(
+        r'\A[^\n]*safetensors/torch\.py", line \d+, in (?!(?:save_file|save|_flatten|_tobytes)\b)'
+        r'|\A[^\n]*safetensors/torch\.py", line[^\n]*\n(?:[^\n]*\n)*?[^\n]*(?:File "|Error\b|Exception\b)'
     ),
     templates=(
         "third_party:safetensors-tensors-share-memory",
@@ -1350,8 +1365,9 @@ SAFETENSORS_SAVE_REFUSED = Recogniser(
     ),
     facts=(
         R(
-            r"Some tensors share memory, this will lead to duplicate[^:\n]{0,80}: (?P<shared>[^\n]{1,300}?)\.?$"
+            r"Some tensors share memory, this will lead to duplicate[^:\n]{0,80}: (?P<shared>[^\n]{1,300}?)\.?(?=\n|\Z)"
         ),
+        R(r'safetensors/torch\.py", line \d+, in (?P<safetensors_frame>save_file|save|_flatten|_tobytes)\b'),
         R(r"You are trying to save a non contiguous tensor: `(?P<noncontiguous>[^`\n]{1,200})`"),
         R(r"contained shared tensors (?P<shared>[^\n]{1,300}?) which are not properly defined"),
     ),
@@ -1359,8 +1375,51 @@ SAFETENSORS_SAVE_REFUSED = Recogniser(
 )
 
 
+def _safetensors_cut(hits: list[Hit], ctx: Context) -> tuple[str, str]:
+    frame = first(hits, "safetensors_frame") or "save_file"
+    return (
+        f"the save failed inside safetensors' {frame}: the traceback ends there and its error is not in the log"
+        + on_ranks(hits),
+        "safetensors refuses two things there: a tensor that is not contiguous (a view or transpose; make the state "
+        "dict's tensors contiguous before saving, {k: v.contiguous() for k, v in state.items()}, or the parameter "
+        "in the model, p.data = p.data.contiguous()) and tensors that share memory (tied weights: declare them to "
+        "transformers, or save with safetensors.torch.save_model, which drops the duplicates). The error line after "
+        "the traceback says which (a full disk or a refused write is raised there too); or save without safetensors "
+        "(safe_serialization=False, TrainingArguments(save_safetensors=False)).",
+    )
+
+
+def _sharded_unconsolidated(hits: list[Hit], ctx: Context) -> tuple[str, str]:
+    return (
+        "a checkpoint holding ShardedTensors (each rank's shard of a sharded state dict) was loaded in a process "
+        "with no process group" + on_ranks(hits),
+        "A sharded checkpoint is one file per rank holding only that rank's shard, and torch.load rebuilds its "
+        "ShardedTensors only inside the process group it was cut for. To use the weights outside the training job "
+        "(inference, a conversion to Hugging Face, one GPU), save them consolidated: a full state dict from the job "
+        "(FSDP's StateDictType.FULL_STATE_DICT, or the framework's monolithic checkpoint, such as Composer's "
+        "MonolithicCheckpointSaver callback), or convert a torch.distributed.checkpoint folder with "
+        "torch.distributed.checkpoint.format_utils.dcp_to_torch_save. To load the shards as they are, start as many "
+        "processes as saved them and call init_process_group before torch.load.",
+    )
+
+
+SHARDED_CHECKPOINT_NOT_CONSOLIDATED = Recogniser(
+    # torch/distributed/_shard/sharded_tensor/api.py (ShardedTensor.__setstate__): a pickled ShardedTensor (FSDP's
+    # LOCAL_STATE_DICT, an older SHARDED_STATE_DICT saved with torch.save) unpickled where no default process group
+    # exists
+    kind="sharded_checkpoint_not_consolidated",
+    title="a sharded checkpoint loaded outside its process group",
+    anchors=("before loading ShardedTensor",),
+    templates=("torch:need-to-initialize-default-process-group",),
+    # likely only: a distributed script that loads its shards before init_process_group prints it too
+    generic=("before loading ShardedTensor",),
+    describe=_sharded_unconsolidated,
+)
+
+
 RECOGNISERS = (
     SAFETENSORS_SAVE_REFUSED,
+    SHARDED_CHECKPOINT_NOT_CONSOLIDATED,
     CHECKPOINT_TRUNCATED,
     CHECKPOINT_CLASS_MISSING,
     META_WEIGHTS_NOT_LOADED,
