@@ -91,46 +91,75 @@ def sample_ranges(text: str) -> list[tuple[int, int]]:
     return ranges
 
 
-def measure(folders: list[Path], only: tuple[int, int] | None = None) -> dict[str, Tally]:
-    """``{family: Tally}`` plus ``"all"`` over every labelled file in ``folders`` (``only``: the files whose
-    number is in that inclusive range)."""
+@dataclass
+class Outcome:
+    """What `explain` led with on one labelled file, judged against its label."""
+
+    label: Label
+    path: Path
+    right: bool = False
+    named: bool = False
+    hit: list[str] = field(default_factory=list)
+    recognised: bool = False
+    confidently_wrong: bool = False
+    miss: str = ""  # the line -v prints; empty when the kind and every keyword were right
+
+
+def judge(folder: Path, label: Label) -> Outcome:
+    """Explain one file and compare its lead finding with the label (a crash is a miss, never a stop)."""
+    path = folder / label.file
+    try:
+        lead = explain([str(path)])[0]
+    except Exception as e:  # noqa: BLE001 - a crash on one log is a miss to report, not a stop
+        return Outcome(label, path, miss=f"{path}: {label.kind}: explain raised {type(e).__name__}: {e}")
+    # the user's line the fix quotes from the log is not advice: its words do not count as recalled
+    fix = "\n".join(
+        line for line in (lead.fix or "").lower().splitlines() if not line.startswith(REACHED.lower())
+    )
+    hit = [w for w in label.keywords if w.lower() in fix]
+    right = lead.id == f"log.{label.kind}"
+    wrong_and_sure = not right and lead.id != UNRECOGNISED and _confident(lead)
+    outcome = Outcome(
+        label,
+        path,
+        right=right,
+        named=right or f"log.{label.kind}" in lead.details.get("alternatives", []),
+        hit=hit,
+        recognised=lead.id != UNRECOGNISED,
+        confidently_wrong=wrong_and_sure,
+    )
+    if not right or len(hit) < len(label.keywords):
+        missed = [w for w in label.keywords if w not in hit]
+        outcome.miss = (
+            f"{path}: want log.{label.kind}, got {lead.id}"
+            + (" (certain)" if wrong_and_sure else "")
+            + (f"; fix lacks {missed}" if missed else "")
+        )
+    return outcome
+
+
+def judge_all(folders: list[Path]) -> list[Outcome]:
+    """Every labelled file of ``folders``, explained once."""
+    return [judge(folder, label) for folder in folders for label in labels(folder)]
+
+
+def measure(outcomes: list[Outcome], only: tuple[int, int] | None = None) -> dict[str, Tally]:
+    """``{family: Tally}`` plus ``"all"`` over ``outcomes`` (``only``: the files whose number is in that
+    inclusive range)."""
     tallies: dict[str, Tally] = defaultdict(Tally)
-    for folder in folders:
-        for label in labels(folder):
-            if only is not None and not only[0] <= number(label.file) <= only[1]:
-                continue
-            path = folder / label.file
-            groups = (tallies[label.family], tallies["all"])
-            for t in groups:
-                t.n += 1
-                t.keywords += len(label.keywords)
-            try:
-                lead = explain([str(path)])[0]
-            except Exception as e:  # noqa: BLE001 - a crash on one log is a miss to report, not a stop
-                for t in groups:
-                    t.misses.append(f"{path}: {label.kind}: explain raised {type(e).__name__}: {e}")
-                continue
-            # the user's line the fix quotes from the log is not advice: its words do not count as recalled
-            fix = "\n".join(
-                line for line in (lead.fix or "").lower().splitlines() if not line.startswith(REACHED.lower())
-            )
-            hit = [w for w in label.keywords if w.lower() in fix]
-            right = lead.id == f"log.{label.kind}"
-            named = right or f"log.{label.kind}" in lead.details.get("alternatives", [])
-            wrong_and_sure = not right and lead.id != UNRECOGNISED and _confident(lead)
-            for t in groups:
-                t.right += right
-                t.named += named
-                t.recalled += len(hit)
-                t.recognised += lead.id != UNRECOGNISED
-                t.confidently_wrong += wrong_and_sure
-                if not right or len(hit) < len(label.keywords):
-                    missed = [w for w in label.keywords if w not in hit]
-                    t.misses.append(
-                        f"{path}: want log.{label.kind}, got {lead.id}"
-                        + (" (certain)" if wrong_and_sure else "")
-                        + (f"; fix lacks {missed}" if missed else "")
-                    )
+    for o in outcomes:
+        if only is not None and not only[0] <= number(o.label.file) <= only[1]:
+            continue
+        for t in (tallies[o.label.family], tallies["all"]):
+            t.n += 1
+            t.keywords += len(o.label.keywords)
+            t.right += o.right
+            t.named += o.named
+            t.recalled += len(o.hit)
+            t.recognised += o.recognised
+            t.confidently_wrong += o.confidently_wrong
+            if o.miss:
+                t.misses.append(o.miss)
     return dict(tallies)
 
 
@@ -176,13 +205,16 @@ def main(argv: list[str] | None = None) -> int:
         if not (folder / "SOURCES.md").is_file():
             print(f"explain_corpus: {folder}/SOURCES.md not found", file=sys.stderr)
             return 2
-    tallies = measure(args.folders)
+    outcomes = judge_all(
+        args.folders
+    )  # each file explained once, then tallied per sample from the same results
+    tallies = measure(outcomes)
     if "all" not in tallies:
         print("explain_corpus: no labelled files in " + ", ".join(map(str, args.folders)), file=sys.stderr)
         return 2
     print(table(tallies))
     for low, high in ranges:
-        part = measure(args.folders, (low, high))
+        part = measure(outcomes, (low, high))
         print(f"\nfiles {low:03d}-{high:03d}: {part['all'].n if 'all' in part else 0} logs")
         if "all" in part:
             print(table(part))
