@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from torchdoctor.explain.collect import any_anchor, literal_tree
+from torchdoctor.explain.collect import any_anchor, literal_tree, places
 from torchdoctor.explain.diagnose import explain
 from torchdoctor.explain.inputs import HEAD
 from torchdoctor.explain.kinds import RECOGNISERS
@@ -232,17 +232,21 @@ def test_memmem_finds_what_bytes_find_finds():
         assert finder(big)(trigger, 0, len(big)) == big.find(trigger), trigger
 
 
-def test_the_tree_of_anchors_finds_the_lines_the_list_of_anchors_finds():
+def test_the_tree_of_anchors_and_the_index_by_first_letters_find_what_the_list_of_anchors_finds():
     anchors = sorted({a for r in RECOGNISERS for a in r.anchors})
     flat = re.compile("|".join(re.escape(a) for a in sorted(anchors, key=len, reverse=True)))
     tree = any_anchor(RECOGNISERS)
-    lines = [line for line in HEALTHY.decode().splitlines()[:2000]]
+    starts = {a: {place for place, r in enumerate(RECOGNISERS) if a in r.anchors} for a in anchors}
+    lines = [line for line in HEALTHY.decode().splitlines()[:300]]
     rng = random.Random(19)
     for anchor in anchors:
         lines.append(f"{rng.choice(lines)} {anchor}{rng.choice(['', ' x', ':'])}")
         lines.append(anchor[:-1])  # an anchor cut short is not an anchor (unless a shorter one is in it)
     for line in lines:
         assert (tree.search(line) is None) == (flat.search(line) is None), line
+        # the recognisers a line with anchors runs: those with an anchor in it, found by the anchors' beginnings
+        every = {place for anchor in anchors if anchor in line for place in starts[anchor]}
+        assert places(line) == every, line
     assert literal_tree(["ab", "abc"]).search("xabx") and not literal_tree(["abc"]).search("ab")
 
 

@@ -79,17 +79,43 @@ def literal_tree(words: list[str]) -> re.Pattern:
 _ANCHORS = any_anchor(RECOGNISERS)
 
 
-def anchored(recognisers: tuple[Recogniser, ...]) -> dict[str, tuple[int, ...]]:
-    """Each anchor and the recognisers (their places in ``recognisers``) it starts: a line with an anchor looks
-    each one up once, instead of once per recogniser that lists it."""
-    found: dict[str, tuple[int, ...]] = {}
+_GRAM = (
+    4  # anchors are looked up by their first four letters: a line holds few of the 2,000 anchors' beginnings
+)
+
+
+def anchored(recognisers: tuple[Recogniser, ...]) -> dict[str, dict[str, tuple[int, ...]]]:
+    """Each anchor and the recognisers (their places in ``recognisers``) it starts, by the anchor's first
+    ``_GRAM`` letters (the whole anchor where it is shorter): a line with an anchor looks up only the anchors
+    that begin with a piece of it, each once, instead of every anchor (`places`)."""
+    found: dict[str, dict[str, tuple[int, ...]]] = {}
     for place, recogniser in enumerate(recognisers):
         for anchor in dict.fromkeys(recogniser.anchors):
-            found[anchor] = (*found.get(anchor, ()), place)
+            starts = found.setdefault(anchor[:_GRAM], {})
+            starts[anchor] = (*starts.get(anchor, ()), place)
     return found
 
 
 _ANCHORED = anchored(RECOGNISERS)
+_SHORT_ANCHORS = {
+    anchor: places
+    for gram, anchors in _ANCHORED.items()
+    if len(gram) < _GRAM
+    for anchor, places in anchors.items()
+}
+
+
+def places(line: str) -> set[int]:
+    """The places in RECOGNISERS of the recognisers whose anchors ``line`` holds."""
+    grams = {line[i : i + _GRAM] for i in range(len(line) - _GRAM + 1)}
+    found = {place for anchor, starts in _SHORT_ANCHORS.items() if anchor in line for place in starts}
+    for gram in grams.intersection(_ANCHORED):
+        found.update(
+            place for anchor, starts in _ANCHORED[gram].items() if anchor in line for place in starts
+        )
+    return found
+
+
 # the literals of the whole-log facts (versions, settings), one search for a line that holds none of them
 _CONTEXT_LITERALS = literal_tree(sorted({literal for literal, _ in CONTEXT_FACTS}))
 
@@ -215,8 +241,7 @@ class Collector:
                 self.root_rank = int(root["rank"])
         if _ANCHORS.search(line) is None:  # most lines: no anchor at all, one search says so
             return
-        places = {place for anchor, starts in _ANCHORED.items() if anchor in line for place in starts}
-        for recogniser in map(RECOGNISERS.__getitem__, sorted(places)):
+        for recogniser in map(RECOGNISERS.__getitem__, sorted(places(line))):
             text = (
                 "\n".join([line, *map(straight_quotes, following[: recogniser.span])])
                 if recogniser.span
