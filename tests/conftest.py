@@ -12,6 +12,13 @@ from pathlib import Path
 import pytest
 from helpers import OUTSIDE_THE_RUN
 
+# torch's OpenMP threads spin on a core for a while after each parallel region before they sleep: in the suite's
+# workers (torch on both cores) and every process they start, that spinning took a third of the CPU time of the
+# tests that compute in process, on a 2-core machine the suite keeps busy. Passive, they sleep at once. Set before
+# anything imports torch (OpenMP reads it when torch loads it), inherited by every process the tests start; a
+# value already set is kept.
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+
 # The suite checks itself that it leaves nothing behind: every process it starts carries this mark in its
 # environment (inherited from here, whether or not it later leaves our process tree, as torch's launcher
 # does with its own session), and every temporary file goes to a folder of this run's own, so that runs
