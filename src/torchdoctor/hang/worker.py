@@ -28,6 +28,7 @@ from torchdoctor.hang.flight_records import (
 )
 from torchdoctor.hang.progress import ProgressSampler, main_frames
 from torchdoctor.hang.source import Frame, is_user_code
+from torchdoctor.hang.stack_signal import keep_caught
 from torchdoctor.hang.stacks import frames_of
 from torchdoctor.process_state import started_at
 
@@ -90,6 +91,7 @@ def prepare_worker(script: str, environ=None) -> None:
     _note_exits(files.exit)
 
     def answer() -> None:
+        keep_caught(DUMP_SIGNAL, stack_file)  # a library that put every signal's handler back took it away
         try:
             asked = request.stat().st_mtime_ns
         except OSError:  # not asked (yet)
