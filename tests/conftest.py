@@ -249,6 +249,10 @@ PROCESS_TESTS = {
     "test_watchdog_signal_handlers": {
         "test_a_hang_after_a_library_put_every_signal_handler_back_is_reported_as_the_hang"
     },
+    # a TP MLP on two gloo ranks under launch --watchdog with the flight recorder off
+    "test_watchdog_functional_calls": {
+        "test_a_tp_hang_with_the_flight_recorder_off_names_the_collective_and_line_from_the_call_log"
+    },
     # two ranks under launch --debug asking a DTensor's full tensor from different placements
     "test_debug_functional": {
         "test_ranks_asking_a_dtensors_full_tensor_from_different_placements_both_name_the_two_collectives"
