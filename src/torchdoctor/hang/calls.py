@@ -77,7 +77,6 @@ _codes: dict[int, tuple[int, dict[int, int]]] = {}
 _pinned: list = []
 _PIN_AT_MOST = 100_000  # code objects made on the fly (exec in a loop) are looked up afresh past this
 _names_used = [0, 0]  # names written, bytes used
-_groups: dict[str, Any] = {}  # the process groups met, by name: their counts are asked for at a hang
 
 
 def open_ring(path: Path | str) -> None:
@@ -88,7 +87,6 @@ def open_ring(path: Path | str) -> None:
     with open(path, "r+b") as file:
         _ring[:] = [mmap.mmap(file.fileno(), _SIZE), 0]
     _names.clear()
-    _groups.clear()
     _codes.clear()
     _pinned.clear()
     _names_used[:] = [0, 0]
@@ -99,11 +97,19 @@ def write_counts(path: Path | str) -> None:
     count, JSON: group name -> count) to ``path``: with it, a rank whose newest noted call is its newest
     collective is known not to have entered the next one, where its calls are all there is to compare."""
     counts = {}
-    for name, pg in list(_groups.items()):
+    try:  # torch's own list of the live groups: one kept here would outlive destroy_process_group, which
+        # shuts a group down as its last reference goes (gloo waits there for collectives still in flight)
+        live = list(sys.modules["torch.distributed"].distributed_c10d._world.pg_names.items())
+    except (KeyError, AttributeError):  # torch.distributed never loaded, or a torch without that list
+        live = []
+    for pg, name in live:
+        if name not in _names:  # no call noted in it
+            continue
         try:
             counts[name] = int(pg._get_sequence_number_for_group())
         except Exception:  # noqa: BLE001 - destroyed meanwhile: its count is not known
             continue
+    del live
     try:
         Path(f"{path}.tmp").write_text(json.dumps(counts))
         os.replace(f"{path}.tmp", path)
@@ -213,7 +219,6 @@ def _note(pg: Any, before: int, op: int, tensor: Any, frame: Any) -> int:
     number = _names.get(group)
     if number is None:
         number = _name(group, group)
-        _groups[group] = pg
     if tensor is None:
         dtype, shape = _UNKNOWN, ()
         dims = -1

@@ -14,14 +14,16 @@ of this and are not noted.
 from __future__ import annotations
 
 import sys
+import weakref
 from collections.abc import Callable
 from typing import Any
 
 from torchdoctor.distributed import functional
 from torchdoctor.hang import calls
 
-# a functional collective's group argument (`functional.cache_key`) -> its process group
-_groups: dict[Any, Any] = {}
+# a functional collective's group argument (`functional.cache_key`) -> its process group, weakly: a group kept
+# here would outlive destroy_process_group, which shuts it down as its last reference goes
+_groups: dict[Any, weakref.ref] = {}
 _wrapped: list[str] = []
 
 
@@ -66,7 +68,14 @@ def _noting(original: Callable, op: int, position: int, tensor_type: type) -> Ca
 
 def _group(group: Any, tag: str) -> Any:
     key = functional.cache_key(group)
-    found = _groups.get(key)
+    known = _groups.get(key)
+    found = None if known is None else known()
     if found is None:
-        found = _groups[key] = functional.process_group(group, tag)
+        if hasattr(group, "get_group") and hasattr(group, "ndim"):  # a 1-D DeviceMesh
+            group = (group, 0)
+        # a mesh dimension asked of the mesh itself: `functional.process_group` keeps what it found
+        found = (
+            group[0].get_group(group[1]) if isinstance(group, tuple) else functional.process_group(group, tag)
+        )
+        _groups[key] = weakref.ref(found)
     return found
