@@ -247,7 +247,8 @@ PROCESS_TESTS = {
     },
     # two gloo ranks under launch --watchdog, their stack signal's handler put back to SIG_DFL by the script
     "test_watchdog_signal_handlers": {
-        "test_a_hang_after_a_library_put_every_signal_handler_back_is_reported_as_the_hang"
+        "test_a_hang_after_a_library_put_every_signal_handler_back_is_reported_as_the_hang",
+        "test_a_child_that_does_not_catch_the_stack_signal_is_not_sent_it",
     },
     # a TP MLP on two gloo ranks under launch --watchdog with the flight recorder off
     "test_watchdog_functional_calls": {

@@ -6,14 +6,17 @@ test, under launch --watchdog: both ranks ended with exit status -39 (killed by 
 was a failed job's, 'rank 1 failed as its consequence'."""
 
 import faulthandler
+import os
 import re
 import shutil
 import signal
+import subprocess
 import sys
 import textwrap
 
 from test_watchdog import kept_folder, line_with
 
+from torchdoctor.hang.collect import _loader_workers
 from torchdoctor.hang.stack_signal import catches, keep_caught
 from torchdoctor.hang.worker import DUMP_SIGNAL
 
@@ -75,3 +78,17 @@ def test_a_hang_after_a_library_put_every_signal_handler_back_is_reported_as_the
     assert f"{script}:{barrier} in <module>" in report, report
     assert f"Culprit: rank(s) 1 at {script}:{sleep}; rank(s) 0 wait because of it." in report, report
     assert sys.platform != "linux" or "not asked" not in report, report
+
+
+def test_a_child_that_does_not_catch_the_stack_signal_is_not_sent_it(tmp_path):
+    # a DataLoader worker started by `spawn` (or any child not forked from the rank) has no faulthandler: the
+    # signal would end it, and the rank waiting for its batch would fail ("DataLoader worker ... killed")
+    child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    try:
+        stack_file = tmp_path / "rank0.stack"
+        stack_file.write_text("")
+        assert _loader_workers(stack_file, os.getpid(), wait=0.5) == []
+        assert child.poll() is None, f"the child ended with {child.returncode}"
+    finally:
+        child.kill()
+        child.wait()
