@@ -9,6 +9,9 @@ the pairs' differences, with a 95% bootstrap interval (benchmarks/intervals.py).
 too, around stand-ins for the collective and its wait that return at once (what the hooks themselves cost,
 without the gloo thread's scheduling that the pairs also see).
 
+The watchdog's call log (``launch --watchdog`` notes each functional collective's call site) is timed the same
+way, around a stand-in.
+
     python benchmarks/functional_overhead.py [--pairs 4000] [--floats 8]
 """
 
@@ -78,7 +81,33 @@ def main() -> None:
     print(
         f"  the hooks alone, around stand-ins: {hooks_alone(record, mesh):.1f} us per collective and its wait"
     )
+    print(f"  the watchdog's call log alone, around a stand-in: {call_log_alone(mesh):.1f} us per collective")
     dist.destroy_process_group()
+
+
+def call_log_alone(mesh, count: int = 20000) -> float:
+    """Microseconds ``launch --watchdog``'s note of a functional collective takes (`hang.functional_calls`:
+    its group, sequence number, tensor and call site into the call log) around a collective that returns at
+    once (best of 5)."""
+    import tempfile
+    import timeit
+    import types
+
+    import torch
+
+    from torchdoctor.hang import calls, functional_calls
+
+    def all_reduce(self, reduceOp, group, tag=""):  # noqa: N803 (torch's parameter name)
+        return self
+
+    stand_in = types.SimpleNamespace(all_reduce=all_reduce)
+    with tempfile.TemporaryDirectory() as folder:
+        calls.open_ring(f"{folder}/rank0.calls")
+        functional_calls.record_functional_calls(stand_in)
+        noted, tensor = stand_in.all_reduce, torch.ones(8)
+        best = min(timeit.repeat(lambda: noted(tensor, "sum", (mesh, 0)), number=count, repeat=5))
+        calls._ring.clear()
+    return best / count * 1e6
 
 
 def hooks_alone(record, mesh, calls: int = 20000) -> float:
@@ -99,9 +128,8 @@ def hooks_alone(record, mesh, calls: int = 20000) -> float:
     def wait_tensor(tensor):
         return tensor
 
-    compiling = torch.compiler.is_compiling
-    timed = functional._timed(all_reduce, record, compiling, group_key)
-    waited = functional._timed_wait(wait_tensor, record, compiling)
+    timed = functional._timed(all_reduce, record, group_key)
+    waited = functional._timed_wait(wait_tensor, record)
     tensor = torch.ones(8)
 
     def one() -> None:

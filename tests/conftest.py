@@ -252,6 +252,15 @@ PROCESS_TESTS = {
         "test_a_tp_rank_slowed_by_its_compute_is_named_device_and_its_victims_wait_is_in_its_collectives",
         "test_a_healthy_2d_mesh_of_fsdp2_and_tp_runs_under_the_watch_and_debug_mode_times_its_collectives_names_nobody",
     },
+    # two gloo ranks under launch --watchdog, their stack signal's handler put back to SIG_DFL by the script
+    "test_watchdog_signal_handlers": {
+        "test_a_hang_after_a_library_put_every_signal_handler_back_is_reported_as_the_hang",
+        "test_a_child_that_does_not_catch_the_stack_signal_is_not_sent_it",
+    },
+    # a TP MLP on two gloo ranks under launch --watchdog with the flight recorder off
+    "test_watchdog_functional_calls": {
+        "test_a_tp_hang_with_the_flight_recorder_off_names_the_collective_and_line_from_the_call_log"
+    },
     # two ranks under launch --debug asking a DTensor's full tensor from different placements
     "test_debug_functional": {
         "test_ranks_asking_a_dtensors_full_tensor_from_different_placements_both_name_the_two_collectives"

@@ -99,6 +99,16 @@ def arguments(names: tuple[str, ...], args: tuple, kwargs: dict) -> dict[str, An
     return given
 
 
+def cache_key(group: Any) -> Any:
+    """A functional collective's ``group`` argument as a key to remember what was found of it: ``group``
+    itself where it can be one (a group name, a process group), else what names it."""
+    if isinstance(group, tuple):  # (mesh, dimension): a new tuple at every call
+        return id(group[0]), group[1]
+    if isinstance(group, list):
+        return tuple(map(str, group))
+    return group if isinstance(group, str) else id(group)
+
+
 # (id of a DeviceMesh, its dimension) -> that dimension's process group
 _groups: dict[tuple[int, int], Any] = {}
 

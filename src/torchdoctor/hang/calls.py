@@ -20,13 +20,16 @@ from __future__ import annotations
 import importlib.abc
 import importlib.util
 import inspect
+import json
 import mmap
+import os
 import struct
 import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, NamedTuple
 
+from torchdoctor.distributed import functional
 from torchdoctor.hang.source import Frame, is_user_code_object
 
 # The collectives a script calls by name; the ones built on others (``*_object``) count every call they make.
@@ -35,6 +38,9 @@ RECORDED = (
     "broadcast broadcast_object_list gather gather_object reduce reduce_scatter reduce_scatter_tensor "
     "scatter scatter_object_list monitored_barrier"
 ).split()
+# torch's functional collectives (tensor parallelism's and DTensor's; `functional_calls`) by the names their
+# functions have, after those: an operation is its place in `OPS`
+OPS = RECORDED + [name for names in functional.COLLECTIVES for name in names if name not in RECORDED]
 KEEP = 64  # calls kept: a hang or a failure is decided by the newest few
 FRAMES = 8  # caller frames kept per call, innermost first: the direct caller, then the user's own frames
 WALK = 64  # frames looked at per call, at most, for the user's (a deep library stack hides them otherwise)
@@ -86,30 +92,63 @@ def open_ring(path: Path | str) -> None:
     _names_used[:] = [0, 0]
 
 
+def write_counts(path: Path | str) -> None:
+    """Write how many collectives this rank has started so far in each group it noted a call in (torch's
+    count, JSON: group name -> count) to ``path``: with it, a rank whose newest noted call is its newest
+    collective is known not to have entered the next one, where its calls are all there is to compare."""
+    counts = {}
+    try:  # torch's own list of the live groups: one kept here would outlive destroy_process_group, which
+        # shuts a group down as its last reference goes (gloo waits there for collectives still in flight)
+        live = list(sys.modules["torch.distributed"].distributed_c10d._world.pg_names.items())
+    except (KeyError, AttributeError):  # torch.distributed never loaded, or a torch without that list
+        live = []
+    for pg, name in live:
+        if name not in _names:  # no call noted in it
+            continue
+        try:
+            counts[name] = int(pg._get_sequence_number_for_group())
+        except Exception:  # noqa: BLE001 - destroyed meanwhile: its count is not known
+            continue
+    del live
+    try:
+        Path(f"{path}.tmp").write_text(json.dumps(counts))
+        os.replace(f"{path}.tmp", path)
+    except OSError:  # the launcher removed its folder: the run is over anyway
+        pass
+
+
+def read_counts(path: Path) -> dict[str, int]:
+    """What `write_counts` wrote; empty where it is not there or does not read."""
+    try:
+        said = json.loads(path.read_text())
+        return {str(name): int(count) for name, count in said.items()}
+    except (OSError, ValueError, TypeError, AttributeError):
+        return {}
+
+
 def record_calls_on_import() -> None:
     """Wrap ``torch.distributed``'s collectives as soon as it is imported (or now, if it is)."""
     when_imported(record_calls)
 
 
-def when_imported(then: Callable[[Any], None]) -> None:
-    """Call ``then(torch.distributed)`` as soon as it is imported (or now, if it is), before the script can
-    take a name from it."""
-    dist = sys.modules.get("torch.distributed")
-    if dist is not None and hasattr(dist, "all_reduce"):
-        then(dist)
+def when_imported(then: Callable[[Any], None], module: str = "torch.distributed") -> None:
+    """Call ``then(module)`` as soon as ``module`` (``torch.distributed``, or another with an ``all_reduce``)
+    is imported (or now, if it is), before the script can take a name from it."""
+    found = sys.modules.get(module)
+    if found is not None and hasattr(found, "all_reduce"):
+        then(found)
         return
-    sys.meta_path.insert(0, _WhenImported(then))
+    sys.meta_path.insert(0, _WhenImported(then, module))
 
 
 class _WhenImported(importlib.abc.MetaPathFinder):
-    """Finds nothing itself; when ``torch.distributed`` is found by the others, hands it to ``then`` once
-    loaded."""
+    """Finds nothing itself; when ``module`` is found by the others, hands it to ``then`` once loaded."""
 
-    def __init__(self, then: Callable[[Any], None]) -> None:
-        self.then = then
+    def __init__(self, then: Callable[[Any], None], module: str) -> None:
+        self.then, self.module = then, module
 
     def find_spec(self, name, path=None, target=None):
-        if name != "torch.distributed":
+        if name != self.module:
             return None
         sys.meta_path.remove(self)  # once: the search below must not find this finder again
         spec = importlib.util.find_spec(name)
@@ -144,7 +183,7 @@ def record_calls(dist: Any) -> None:
 
 def _noting(dist: Any, name: str, original: Callable, group_at: int) -> Callable:
     world = dist.distributed_c10d._world  # its default_pg: _get_default_group() costs a microsecond more
-    op = RECORDED.index(name)
+    op = OPS.index(name)
     tensor_type = sys.modules["torch"].Tensor
 
     def wrapper(*args, **kwargs):
@@ -285,7 +324,7 @@ def read_calls(path: Path) -> dict[str, list[Call]]:
     for index in range(max(0, count - KEEP), count):
         slot = _HEAD + (index % KEEP) * SLOT
         after, before, group, op, dtype, dims, depth = _SLOT_HEAD.unpack_from(data, slot)
-        if not (-1 <= group < len(names) and op < len(RECORDED) and dims <= DIMS and depth <= FRAMES):
+        if not (-1 <= group < len(names) and op < len(OPS) and dims <= DIMS and depth <= FRAMES):
             raise ValueError(f"call {index} does not read: it names group {group}, operation {op}")
         shape = list(_DIMS_AT[dims].unpack_from(data, slot + _SLOT_HEAD.size)) if dims >= 0 else None
         flat = _FRAMES_AT[depth].unpack_from(data, slot + _SLOT_HEAD.size + DIMS * 8)
@@ -293,7 +332,7 @@ def read_calls(path: Path) -> dict[str, list[Call]]:
         last = max(after, before + 1)
         kind = names[dtype] if 0 <= dtype < len(names) else None
         pg = names[group] if group >= 0 else "?"  # its name no longer fitted in the file
-        groups.setdefault(pg, []).append(Call(before + 1, last, RECORDED[op], frames, shape, kind))
+        groups.setdefault(pg, []).append(Call(before + 1, last, OPS[op], frames, shape, kind))
     return groups
 
 

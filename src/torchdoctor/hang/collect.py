@@ -14,6 +14,7 @@ from torchdoctor.hang.files import RankFiles
 from torchdoctor.hang.flight_records import FLIGHT_RECORDER_REQUEST, answered
 from torchdoctor.hang.progress import children_of
 from torchdoctor.hang.source import Frame
+from torchdoctor.hang.stack_signal import catches
 from torchdoctor.hang.stacks import RankStack, parse_faulthandler
 from torchdoctor.hang.worker import DUMP_SIGNAL
 from torchdoctor.process_state import is_running, stat_of, wait_channel
@@ -81,6 +82,12 @@ def collect_stacks(directory: Path, wait: float = 5.0) -> list[RankStack]:
         if not is_running(worker["pid"], worker.get("started")):
             stack.note = "the process had already exited"
             continue
+        if catches(worker["pid"], DUMP_SIGNAL) is False:  # the signal would end the rank, not dump its stack
+            stack.note = (
+                f"not asked: its handler of signal {int(DUMP_SIGNAL)} was replaced (a library that puts every "
+                "signal's handler back) and not yet registered again"
+            )
+            continue
         try:
             os.kill(worker["pid"], DUMP_SIGNAL)
             asked.append((worker, stack))
@@ -134,6 +141,9 @@ def _loader_workers(stack_file: Path, pid: int, wait: float = 3.0) -> list[tuple
     and the open stack file): each is asked in turn, and its dump read from the end of the file."""
     found = []
     for child in children_of(pid):
+        # a child not forked from the rank (spawned) has no handler: the signal would end it
+        if catches(child, DUMP_SIGNAL) is False:
+            continue
         try:
             before = stack_file.stat().st_size
             os.kill(child, DUMP_SIGNAL)

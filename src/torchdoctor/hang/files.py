@@ -2,7 +2,7 @@
 
 ``torchdoctor launch --watchdog`` gives its workers a folder (``TORCHDOCTOR_WATCHDOG_DIR``); each worker
 writes there, under ``rank<N>``: who it is (``.json``), when it last moved (``.beat``), where it is
-(``.where``), its collectives' call sites (``.calls``), its stack on request (``.stack``), its flight-recorder
+(``.where``), its collectives' call sites (``.calls``) and, at a hang, each group's count of them (``.counts``), its stack on request (``.stack``), its flight-recorder
 dump (``.fr``, or ``.fr-none`` with why there is none) and that its script returned (``.done``).
 ``torchdoctor explain FOLDER`` reads the same names after the run.
 """
@@ -22,7 +22,7 @@ def written_at(path: Path) -> float:
         return 0.0
 
 
-_RANK_FILE = re.compile(r"^rank(\d+)\.(json|stack|fr|fr-none|calls|where|done|beat|exit)$")
+_RANK_FILE = re.compile(r"^rank(\d+)\.(json|stack|fr|fr-none|calls|counts|where|done|beat|exit)$")
 
 
 @dataclass(frozen=True)
@@ -55,6 +55,10 @@ class RankFiles:
     @property
     def calls(self) -> Path:
         return self._named("calls")
+
+    @property
+    def counts(self) -> Path:
+        return self._named("counts")
 
     @property
     def stack(self) -> Path:

@@ -121,10 +121,17 @@ def read_flight_records(directory: Path, notes: dict[int, list[str]] | None = No
         except (OSError, ValueError, TypeError) as error:
             notes.setdefault(rank, []).append(f"its call sites {path.name} were not read: {error}")
             continue
-        if rank in records:
+        if rank in records and any(records[rank].collectives.values()):
             fill_call_sites(records[rank], noted)
-        elif noted:  # no dump (killed, stopped, cut away): what it called still compares
+        elif noted:  # no dump (killed, stopped, cut away), or an empty one (TORCH_FR_BUFFER_SIZE=0): what it
+            # called still compares
             records[rank] = from_calls(rank, noted, str(path))
+            # where each group's newest noted call is the rank's newest collective there, a later one it
+            # lacks was never entered (not a call made in C++, which the log does not see: DDP's, a backward's)
+            counts = calls.read_counts(path.with_suffix(".counts"))
+            records[rank].truncated = not counts or any(
+                counts.get(pg) != max(call.last for call in called) for pg, called in noted.items()
+            )
     return records
 
 

@@ -17,6 +17,7 @@ import time
 import traceback
 from pathlib import Path
 
+from torchdoctor.distributed import functional
 from torchdoctor.distributed.ranks import from_environment
 from torchdoctor.hang import calls
 from torchdoctor.hang.files import RankFiles
@@ -26,8 +27,10 @@ from torchdoctor.hang.flight_records import (
     FLIGHT_RECORDER_VARIABLES,
     write_flight_record,
 )
+from torchdoctor.hang.functional_calls import record_functional_calls
 from torchdoctor.hang.progress import ProgressSampler, main_frames
 from torchdoctor.hang.source import Frame, is_user_code
+from torchdoctor.hang.stack_signal import keep_caught
 from torchdoctor.hang.stacks import frames_of
 from torchdoctor.process_state import started_at
 
@@ -85,11 +88,14 @@ def prepare_worker(script: str, environ=None) -> None:
     try:
         calls.open_ring(files.calls)
         calls.record_calls_on_import()
+        # and torch's functional collectives as soon as theirs is imported (tensor parallelism, DTensor)
+        calls.when_imported(record_functional_calls, functional.MODULE)
     except OSError:  # no room for the file: the flight recorder and the stacks still speak
         pass
     _note_exits(files.exit)
 
     def answer() -> None:
+        keep_caught(DUMP_SIGNAL, stack_file)  # a library that put every signal's handler back took it away
         try:
             asked = request.stat().st_mtime_ns
         except OSError:  # not asked (yet)
@@ -98,6 +104,7 @@ def prepare_worker(script: str, environ=None) -> None:
             asked not in answered
         ):  # each request once (a request while the ranks imported is followed by another)
             answered.append(asked)
+            calls.write_counts(files.counts)  # first: the dump may wait two seconds for a collective
             write_flight_record(base)
 
     def moved() -> None:

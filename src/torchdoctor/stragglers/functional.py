@@ -39,17 +39,8 @@ def hook(
         wrap(funcol, "wait_tensor", _timed_wait(funcol.wait_tensor, record))
 
 
-# a functional collective's group argument (`_cache_key`) -> its group's key (`hooks.group_key`)
+# a functional collective's group argument (`functional.cache_key`) -> its group's key (`hooks.group_key`)
 _keys: dict[Any, str] = {}
-
-
-def _cache_key(group: Any) -> Any:
-    """``group`` itself where it can be a key (a group name, a process group), else what names it."""
-    if isinstance(group, tuple):  # (mesh, dimension): a new tuple at every call
-        return id(group[0]), group[1]
-    if isinstance(group, list):
-        return tuple(map(str, group))
-    return group if isinstance(group, str) else id(group)
 
 
 def forget() -> None:
@@ -64,14 +55,14 @@ def _timed(original: Callable, record: StepRecord, group_key: Callable[[Any], st
     @functools.wraps(original)
     def timed(*args, **kwargs):
         group = kwargs["group"] if "group" in kwargs else args[position] if len(args) > position else None
-        key = _keys.get(_cache_key(group))
+        key = _keys.get(functional.cache_key(group))
         if key is None:
             try:
                 key = group_key(functional.process_group(group, kwargs.get("tag", "")))
             except (TypeError, ValueError, AttributeError, RuntimeError):  # torch will say what is wrong
                 key = "?"
             else:
-                _keys[_cache_key(group)] = key
+                _keys[functional.cache_key(group)] = key
         entry = record.arrived(key, time.time())
         start, cpu = time.perf_counter(), time.thread_time()
         result = None
