@@ -18,6 +18,7 @@ from __future__ import annotations
 import functools
 import inspect
 import sys
+import weakref
 from collections.abc import Callable
 from typing import Any
 
@@ -109,8 +110,9 @@ def cache_key(group: Any) -> Any:
     return group if isinstance(group, str) else id(group)
 
 
-# (id of a DeviceMesh, its dimension) -> that dimension's process group
-_groups: dict[tuple[int, int], Any] = {}
+# (id of a DeviceMesh, its dimension) -> that dimension's process group, weakly: a group kept alive here would
+# outlive the script's destroy_process_group (and change how its teardown ends)
+_groups: dict[tuple[int, int], weakref.ref] = {}
 
 
 def process_group(group: Any, tag: str = "") -> Any:
@@ -119,9 +121,11 @@ def process_group(group: Any, tag: str = "") -> Any:
     if isinstance(group, tuple) and len(group) == 2:
         mesh, dimension = group
         key = (id(mesh), dimension)
-        found = _groups.get(key)
+        known = _groups.get(key)
+        found = known() if known is not None else None
         if found is None:
-            found = _groups[key] = mesh.get_group(dimension)
+            found = mesh.get_group(dimension)
+            _groups[key] = weakref.ref(found)
         return found
     if isinstance(group, str):
         return _named(group)
