@@ -255,6 +255,10 @@ PROCESS_TESTS = {
     "test_explain_u27_device_id": {
         "test_device_id_of_a_cpu_device_says_to_leave_it_out_on_a_machine_without_gpus"
     },
+    # a daemonic trainer process whose DataLoader starts workers (u28, mnist_hogwild)
+    "test_explain_u28_daemon": {
+        "test_a_daemon_trainer_whose_dataloader_starts_workers_on_this_torch_says_daemon_true_and_exit_status"
+    },
     "test_explain_u27_fabric": {
         "test_fabric_set_up_on_two_devices_without_launch_says_to_call_fabric_launch",
         "test_fabric_save_on_rank_0_only_says_fabric_save_is_made_on_every_rank",
