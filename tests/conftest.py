@@ -259,6 +259,10 @@ PROCESS_TESTS = {
     "test_explain_u28_daemon": {
         "test_a_daemon_trainer_whose_dataloader_starts_workers_on_this_torch_says_daemon_true_and_exit_status"
     },
+    # a DataLoader worker killed with SIGKILL in a real process (u28, the DDP tutorial with persistent workers)
+    "test_explain_u28_worker_killed": {
+        "test_a_dataloader_worker_killed_on_this_torch_names_the_worker_and_not_the_line_as_the_cause"
+    },
     "test_explain_u27_fabric": {
         "test_fabric_set_up_on_two_devices_without_launch_says_to_call_fabric_launch",
         "test_fabric_save_on_rank_0_only_says_fabric_save_is_made_on_every_rank",
