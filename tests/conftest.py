@@ -263,6 +263,10 @@ PROCESS_TESTS = {
     "test_explain_u28_worker_killed": {
         "test_a_dataloader_worker_killed_on_this_torch_names_the_worker_and_not_the_line_as_the_cause"
     },
+    # two gloo ranks of a world said to be three, each with its log (u28, the DDP tutorial with world_size=4)
+    "test_explain_u28_world_size": {
+        "test_two_ranks_of_a_world_of_three_on_this_torch_say_rank_2_is_not_in_the_run"
+    },
     "test_explain_u27_fabric": {
         "test_fabric_set_up_on_two_devices_without_launch_says_to_call_fabric_launch",
         "test_fabric_save_on_rank_0_only_says_fabric_save_is_made_on_every_rank",
