@@ -316,6 +316,7 @@ CONTEXT_FACTS: tuple[tuple[str, re.Pattern], ...] = (
     *compile_backends.CONTEXT,
     *tokenizer_threads.CONTEXT,
     *daemon_children.CONTEXT,
+    *ranks.CONTEXT,
     *tensor_misuse.CONTEXT,
     *image_channels.CONTEXT,
     *schedulers.CONTEXT,
