@@ -271,6 +271,18 @@ PROCESS_TESTS = {
     "test_explain_u27_device_id": {
         "test_device_id_of_a_cpu_device_says_to_leave_it_out_on_a_machine_without_gpus"
     },
+    # a daemonic trainer process whose DataLoader starts workers (u28, mnist_hogwild)
+    "test_explain_u28_daemon": {
+        "test_a_daemon_trainer_whose_dataloader_starts_workers_on_this_torch_says_daemon_true_and_exit_status"
+    },
+    # a DataLoader worker killed with SIGKILL in a real process (u28, the DDP tutorial with persistent workers)
+    "test_explain_u28_worker_killed": {
+        "test_a_dataloader_worker_killed_on_this_torch_names_the_worker_and_not_the_line_as_the_cause"
+    },
+    # two gloo ranks of a world said to be three, each with its log (u28, the DDP tutorial with world_size=4)
+    "test_explain_u28_world_size": {
+        "test_two_ranks_of_a_world_of_three_on_this_torch_say_rank_2_is_not_in_the_run"
+    },
     "test_explain_u27_fabric": {
         "test_fabric_set_up_on_two_devices_without_launch_says_to_call_fabric_launch",
         "test_fabric_save_on_rank_0_only_says_fabric_save_is_made_on_every_rank",

@@ -17,6 +17,7 @@ from torchdoctor.explain.kinds import (
     api_signatures,
     config_checks,
     config_keys,
+    gather_shapes,
     launch_options,
     message_history,
     module_train,
@@ -331,6 +332,14 @@ def _unrecognised(raised: Raised, ctx: Context) -> Finding:
         details = _likely_from(raised, "deepspeed_config_mismatch", alternatives=["log.dependency_version"])
         summary = f"likely: {summary}; or a config written for another DeepSpeed release"
         return Finding("log.deepspeed_config_mismatch", "fail", summary, details, fix)
+    flattened = gather_shapes.flattened_objects(raised)
+    if flattened is not None:
+        summary, fix = flattened
+        details = _likely_from(raised, "gather_not_tensors")
+        if raised.frame is not None:
+            details["frame"] = str(raised.frame)
+            fix += f"\n{REACHED} {first_failure.where(raised)}."
+        return Finding("log.gather_not_tensors", "fail", f"likely: {summary}", details, fix)
     unset = launch_options.unset_option(raised)
     if unset is not None:
         summary, fix = unset

@@ -23,6 +23,7 @@ from torchdoctor.explain.recognisers import (
     merged,
     on_ranks,
 )
+from torchdoctor.rank_list import who
 
 FAMILY = "rendezvous and network"
 
@@ -225,6 +226,9 @@ def _rendezvous(hits: list[Hit], ctx: Context) -> tuple[str, str]:
                 "another rank should set never came, or the store's host (MASTER_ADDR) stopped answering"
                 + on_ranks(hits)
             )
+        missing = _missing_gloo_peer(hits, ctx)
+        if missing is not None:
+            summary = missing
         if first(hits, "exit_barrier"):
             summary = (
                 "this node's workers finished, and the other nodes did not reach torchrun's exit barrier in time "
@@ -273,6 +277,16 @@ def _rendezvous(hits: list[Hit], ctx: Context) -> tuple[str, str]:
                 "several, world_size is machines x nprocs and every machine must run the script with its own "
                 "node rank (pytorch/examples' imagenet: --world-size is the number of machines with "
                 "--multiprocessing-distributed, and nprocs the devices it counts on each).\n" + fix
+            )
+        if missing is not None:
+            peer = first(hits, "gloo_peer")
+            fix = (
+                f"Rank {peer} never wrote its address to the store. Either no process has that rank: the world size "
+                "counts more processes than were started (world_size= passed to init_process_group by hand, or "
+                "WORLD_SIZE set by hand); under torchrun leave both out, init_process_group(backend) reads RANK and "
+                "WORLD_SIZE, nnodes x nproc_per_node, from the launcher. Or rank "
+                f"{peer} runs on another node that did not start, or failed before its init_process_group: read "
+                "that node's log.\n" + fix
             )
         if first(hits, "join_timeout"):
             fix += (
@@ -395,6 +409,20 @@ _RENDEZVOUS_DECISIVE = (
 )
 
 
+def _missing_gloo_peer(hits: list[Hit], ctx: Context) -> str | None:
+    """What a store wait in gloo's rendezvous says when the rank it waited for is not among the ranks the log shows
+    (a world size larger than the processes started, or that rank on another node): None otherwise."""
+    peer = first(hits, "gloo_peer")
+    waited = first(hits, "store_wait")
+    if peer is None or waited is None or not ctx.ranks or int(peer) in ctx.ranks:
+        return None
+    return (
+        f"gloo's rendezvous in init_process_group (or new_group) waited for rank {peer}'s address "
+        f"({waited.strip()}), and this log has no rank {peer} (only {who(sorted(ctx.ranks))}): no process with "
+        f"that rank started, or it runs on a node whose log is not here"
+    )
+
+
 RENDEZVOUS_OR_PORT = Recogniser(
     # torch c10d socket.cpp / TCPStore.cpp, distributed/rendezvous.py, elastic/rendezvous/api.py
     kind="rendezvous_or_port",
@@ -511,6 +539,9 @@ RENDEZVOUS_OR_PORT = Recogniser(
             r"(?P<socket_timeout>(?P<store_wait>(?:wait|barrier) timeout after \d+ms, keys?: [^\n]{0,120}|timed out "
             r"waiting for all \d+ members to join|Timeout while waiting for keys in EtcdStore))"
         ),
+        # gloo's full-mesh rendezvous (ProcessGroupGloo: a PrefixStore per process group, device type and device,
+        # then gloo's connectFullMesh key, the rank whose address it waits for): "/default_pg/0//cpu//0/2"
+        R(r"keys?: [^\s,]{0,80}//(?:cpu|cuda)//\d+/(?P<gloo_peer>\d+)\b"),
         R(r"Error waiting on exit barrier\. (?P<exit_barrier>Elapsed: [\d.]{1,12} seconds)"),
         R(
             r"(?P<store_ping>Ping failed, invalid value returned from server)(?:\. Expected: \d+, Got: (?P<ping_got>\d+))?"

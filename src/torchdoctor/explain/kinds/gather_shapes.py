@@ -1,4 +1,4 @@
-"""Tensors whose shapes differ between the ranks, handed to one gather, reduce or broadcast in debug mode.
+"""What a gather, reduce or broadcast was handed that it cannot carry: shapes that differ between ranks, or no tensors.
 
 accelerate's ``verify_operation`` (``accelerate/utils/operations.py``, 0.22+, only with ``ACCELERATE_DEBUG_MODE``)
 wraps ``gather``, ``broadcast`` and ``reduce``: every rank first sends its tensor's shape through one
@@ -9,10 +9,19 @@ shapes only, not the operation: a rank in ``gather`` and another in ``reduce`` p
 alone stays likely, ranks that ran different collectives named. Two ranks naming the same operation, or
 torchdoctor's own debug mode (``torchdoctor/distributed/messages.py`` compares the operation first and adds the
 call sites, "Called from:"), rule that reading out.
+
+The same operations refuse what is not a tensor (``recursively_apply``: "Unsupported types (<class 'str'>) passed to
+`_gpu_gather_one`"), and ``gather_for_metrics`` handed a tuple with an object in it falls back to ``gather_object``,
+whose flat list of every rank's items a ``preds, refs = ...`` then fails to unpack (CPython's "too many values to
+unpack"): both are a metric's names or numbers gathered as they are (found with accelerate's nlp_example
+evaluation loop on 2 gloo ranks, predictions turned into label names before the gather).
 """
 
 from __future__ import annotations
 
+import re
+
+from torchdoctor.explain.first_failure import Raised
 from torchdoctor.explain.recognisers import Alternative, Context, Hit, Pattern, Recogniser, first, on_ranks
 
 FAMILY = "NCCL and collectives"
@@ -72,4 +81,60 @@ GATHERED_SHAPES_DIFFER = Recogniser(
     describe=_describe,
 )
 
-RECOGNISERS = (GATHERED_SHAPES_DIFFER,)
+# accelerate/utils/operations.py recursively_apply (gather, reduce, broadcast, pad_across_processes): "Unsupported types
+# (<class 'str'>) passed to `_gpu_gather_one`. Only nested list/tuple/dicts of objects that are valid for
+# `is_torch_tensor` should be passed."
+_NOT_TENSORS = "Only nested list/tuple/dicts of objects that are valid for"
+_TO_TENSORS = (
+    "accelerate's gather, reduce and broadcast carry tensors only (in lists, tuples and dicts). Gather what the "
+    "metric needs as a tensor on the device, class ids rather than their names (torch.tensor(ids, "
+    "device=accelerator.device)), and turn ids into names after the gather; for Python objects themselves (strings, "
+    "records) call accelerate.utils.gather_object(obj), or gather_for_metrics(obj, use_gather_object=True), on "
+    "that object alone: it returns every rank's items in one flat list."
+)
+
+
+def _not_tensors(hits: list[Hit], ctx: Context) -> tuple[str, str]:
+    types, function = first(hits, "gather_types", "an object"), first(hits, "gather_function", "")
+    # its private helpers (_gpu_gather_one, _gpu_broadcast_one, ...) by the operation the script called
+    operation = next((op for op in ("gather", "broadcast", "reduce", "pad") if op in function), "gather")
+    operation = "pad_across_processes" if operation == "pad" else operation
+    return f"accelerate's {operation} was handed {types}, not a tensor" + on_ranks(hits), _TO_TENSORS
+
+
+GATHER_NOT_TENSORS = Recogniser(
+    kind="gather_not_tensors",
+    title="a gather handed objects that are not tensors",
+    templates=("accelerate:unsupported-types-passed-to-only-nested",),
+    anchors=(_NOT_TENSORS,),
+    facts=(
+        R(
+            r"Unsupported types \((?P<gather_types>[^)\n]{1,200}\)?)\) passed to `(?P<gather_function>\w{1,60})`"
+        ),
+    ),
+    describe=_not_tensors,
+)
+
+RECOGNISERS = (GATHERED_SHAPES_DIFFER, GATHER_NOT_TENSORS)
+
+_UNPACK = re.compile(r"too many values to unpack \(expected (?P<names>\d+)")
+_OBJECT_GATHER = re.compile(r"\b(?:gather_for_metrics|gather_object)\(")
+
+
+def flattened_objects(raised: Raised) -> tuple[str, str] | None:
+    """(summary, fix) when ``raised`` is CPython's unpacking of what accelerate's gather_for_metrics (or
+    gather_object) returned into names, which fails because an object that is not a tensor made it gather Python
+    objects: their result is every rank's items in one flat list, not one gathered value per name; else None."""
+    found = _UNPACK.search(raised.message)
+    if raised.type != "ValueError" or found is None or not _OBJECT_GATHER.search(raised.code):
+        return None
+    names = found["names"]
+    return (
+        f"accelerate gathered Python objects, not tensors, and its result could not be unpacked into {names} names: "
+        "something handed to gather_for_metrics is not a tensor (a list of strings or numbers), so it gathered every "
+        f"rank's items into one flat list ({names} per rank, one after the other), not {names} gathered values",
+        "gather_for_metrics gathers tensors when everything it is handed is a tensor, and otherwise falls back to "
+        "gather_object, which concatenates the ranks' objects (for a tuple: its items from rank 0, then rank 1's, "
+        "...). Hand it tensors only, or gather each value on its own and unpack nothing: preds = "
+        "accelerator.gather_for_metrics(preds); refs = accelerator.gather_for_metrics(refs).\n" + _TO_TENSORS,
+    )

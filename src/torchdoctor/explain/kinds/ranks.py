@@ -477,6 +477,8 @@ def _peer_gone(hits: list[Hit], ctx: Context) -> tuple[str, str]:
             "logs (the rank that failed or hung first) is. Pass every rank's log to explain."
         )
     host = first(hits, "host")
+    if host is None and ctx.facts.get("loader_handoff"):
+        return _worker_gone(hits)
     summary = (
         "a peer closed the connection" + (f" ({host}:{first(hits, 'port')})" if host else "") + on_ranks(hits)
     )
@@ -513,6 +515,27 @@ def _peer_gone(hits: list[Hit], ctx: Context) -> tuple[str, str]:
     return summary, (
         "The rank on the other side died or was killed first: its own error is the cause, this is the "
         "consequence. Look at that rank's log (pass the folder of every rank's log to explain)."
+    )
+
+
+# a batch a DataLoader worker hands over by file descriptor (torch/multiprocessing/reductions.py rebuild_storage_fd,
+# through CPython's multiprocessing/resource_sharer.py): the peer that reset that connection is the worker
+LOADER_HANDOFF = R(r"(?P<loader_handoff>in rebuild_storage_fd\b)")
+CONTEXT = (("rebuild_storage_fd", LOADER_HANDOFF),)
+
+
+def _worker_gone(hits: list[Hit]) -> tuple[str, str]:
+    """A connection reset while the main process took a batch's tensors from a DataLoader worker: the worker died."""
+    return (
+        "a DataLoader worker went away while the main process was taking a batch from it (the connection "
+        "reset is the worker's end of the file descriptor it passes a batch's tensors through)"
+        + on_ranks(hits),
+        "The worker process died or was killed while it handed the batch over, so its own error is not here: "
+        "most often the kernel's OOM killer (dmesg -T | grep -i -E 'killed process|oom'; each worker holds its "
+        "own copy of what the dataset reads), or a crash in the dataset's native code. Run with num_workers=0 to "
+        "see an error the dataset raises; give the DataLoader fewer workers for memory. When many batches are in "
+        "flight, the descriptors can run out too: torch.multiprocessing.set_sharing_strategy('file_system') "
+        "passes tensors by file name instead.",
     )
 
 

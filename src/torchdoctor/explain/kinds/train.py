@@ -559,7 +559,10 @@ def _killed(hits: list[Hit], ctx: Context) -> tuple[str, str]:
             "with torchdoctor launch --watchdog.",
         )
     what = quote(facts.get("what", "a worker was killed with SIGKILL"))
-    summary = f"a process was killed (SIGKILL): {what}" + on_ranks(hits)
+    loader = what.startswith("DataLoader worker")
+    summary = f"a {'DataLoader worker ' if loader else ''}process was killed (SIGKILL): {what}" + on_ranks(
+        hits
+    )
     fix = (
         "Nothing in the program stops it with SIGKILL: the kernel's out-of-memory killer (host RAM, not GPU "
         "memory) or the scheduler (a memory or time limit) did. Check `dmesg -T | grep -i -E 'killed process|"
@@ -567,6 +570,17 @@ def _killed(hits: list[Hit], ctx: Context) -> tuple[str, str]:
         "To need less host RAM: fewer DataLoader num_workers, load the model once (low_cpu_mem_usage=True, "
         "or on rank 0 then broadcast), memory-map the dataset instead of loading it per rank."
     )
+    if loader:
+        # torch/utils/data/_utils/signal_handling.py: the main process's SIGCHLD handler raises it wherever that
+        # process is when a worker dies, a backward or an optimizer step as often as the loop's next batch
+        fix += (
+            "\nHere one of the DataLoader's worker processes was killed, not the rank itself: each worker holds "
+            "what the dataset reads (a Python list of samples is copied page by page as workers touch it; numpy "
+            "arrays or tensors are not), and persistent_workers=True keeps it from epoch to epoch. Give the "
+            "DataLoader fewer workers, keep the data in arrays or memory-mapped files, or read it lazily in "
+            "__getitem__. torch raises this in the main process wherever it was when the worker died: the line "
+            "named below is not where the memory went."
+        )
     return summary, fix
 
 
@@ -593,7 +607,7 @@ WORKER_KILLED = Recogniser(
     match=R(
         r"(?P<what>exitcode\s*:?\s*-9\b[^\n]{0,80}|Signal 9 \(SIGKILL\)[^\n]{0,80}|Signals\.SIGKILL|"
         r"exits with return code = -9\b|"
-        r"signal SIGKILL|is killed by signal: Killed|Detected \d+ oom[-_]kill event|task [\d,\-]+: Out Of Memory|Out of memory: Killed process \d+[^\n]{0,60}|^\s*Killed\s*$|"
+        r"signal SIGKILL|(?:DataLoader worker \(pid\(?s?\)? [\d, ]{1,60}\) )?is killed by signal: Killed|Detected \d+ oom[-_]kill event|task [\d,\-]+: Out Of Memory|Out of memory: Killed process \d+[^\n]{0,60}|^\s*Killed\s*$|"
         r"line \d+: +\d+ Killed\b[^\n]{0,80}|exited on signal 9 \(Killed\)|task [\d,\-]+: Killed|"
         r"CANCELLED AT [^\n]{0,40} DUE TO TIME LIMIT|exceeded (?:virtual )?memory limit \(\w{1,30} > \w{1,30}\), being killed)"
     ),

@@ -37,6 +37,31 @@ MISMATCH = R(
 CONTEXT = (("Full stacks: ", FOLDER), (" on different ranks: ", MISMATCH))
 
 
+# each rank's call in the mismatch: "rank 0: scatter #1 [2, 4, 4] Float (place.py:14 in <module>)"
+_OPERATION = R(r"rank \d+: (\w+) #\d+")
+_CALL_LINE = R(r"rank \d+: [^;]*?\((\S+:\d+) in [^)]*\)")
+
+
+def _per_rank_arguments(mismatch: str) -> str:
+    """What to add to the fix when every rank's call in ``mismatch`` was made at one line (its arguments differ per
+    rank: a DTensor's placements where some ranks scatter and others broadcast), else ""."""
+    lines = set(_CALL_LINE.findall(mismatch))
+    operations = _OPERATION.findall(mismatch)
+    if len(lines) != 1 or len(operations) < 2:
+        return ""
+    said = (
+        f" Here every rank made its call at one line, {lines.pop()}: what differs is the call's own arguments, "
+        "computed per rank. "
+    )
+    if {"scatter", "broadcast"} <= set(operations):
+        return said + (
+            "A scatter on some ranks and a broadcast on others is DTensor's distribute_tensor (or distribute_module, "
+            "a parallelize_plan) given different placements: Shard(dim) scatters, Replicate() broadcasts; build the "
+            "placements from nothing rank-specific."
+        )
+    return said + "Print them on each rank before the call (a src=, a size, a placement read from the rank)."
+
+
 def _hang(hits: list[Hit], ctx: Context) -> tuple[str, str]:
     seconds = first(hits, "timeout")
     culprits, where = first(hits, "culprits"), first(hits, "where")
@@ -68,6 +93,7 @@ def _hang(hits: list[Hit], ctx: Context) -> tuple[str, str]:
             "condition on the rank, a setting or plan read per rank, such as a parallelize_plan or a model built "
             "differently, or a loop of another length)."
         )
+        fix += _per_rank_arguments(ctx.facts["mismatch"])
     else:
         summary = f"torchdoctor's watchdog stopped a hang{after}; its report names no single rank that held the others up"
         fix = (
@@ -154,6 +180,7 @@ def _different_calls(hits: list[Hit], ctx: Context) -> tuple[str, str]:
         "dtypes. torchdoctor launch's verdict names each rank's call and line: look between them for what differs "
         "per rank (a condition on the rank, a loop of another length, a setting read per rank)."
     )
+    fix += _per_rank_arguments(calls)
     if condition:
         fix += (
             f" Here {condition}: take the collective (or the library call that makes one: a checkpoint save, "
