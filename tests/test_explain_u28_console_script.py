@@ -55,3 +55,16 @@ def test_console_script_wrappers_are_not_the_users_code():
 
 def test_a_users_script_in_a_bin_folder_is_still_the_users():
     assert not first_failure.is_library("/home/me/project/bin/train.py")
+
+
+def test_the_watchdogs_user_line_skips_the_console_script_too():
+    # the watchdog's report and explain judge frames by one rule (hang.source)
+    from torchdoctor.hang.source import Frame, user_call
+
+    launcher = [
+        Frame("/home/me/venv/bin/torchrun", 8, "<module>"),
+        Frame("/home/me/venv/lib/python3.11/site-packages/torch/distributed/run.py", 936, "main"),
+    ]
+    assert user_call(launcher) is None
+    script = Frame("/home/me/project/train.py", 12, "main")
+    assert user_call([*launcher, script]) == script

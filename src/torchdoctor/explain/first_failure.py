@@ -16,8 +16,7 @@ import re
 from dataclasses import dataclass, field
 
 from torchdoctor.explain.reader import EXCEPTION_LINE
-from torchdoctor.hang.source import Frame
-from torchdoctor.hang.source import is_library as _installed_or_standard
+from torchdoctor.hang.source import Frame, is_library
 
 # Messages of an error that another rank's failure caused (gloo's pair.cc, NCCL's remote-exit error, the
 # ranks torchrun stops once one failed, a collective that timed out waiting for a rank that left).
@@ -253,19 +252,6 @@ def _unwrapped(raised: list[Raised]) -> list[Raised]:
                 continue
         kept.append(item)
     return kept
-
-
-# pip's wrapper of a package's console script (<env>/bin/torchrun, bin/accelerate, Scripts\\deepspeed.exe): its only
-# line calls the package's main(), and no line of it is the user's
-_CONSOLE_SCRIPT = re.compile(r"[/\\](?:bin|Scripts)[/\\][A-Za-z][\w.-]{0,80}$")
-
-
-def is_library(path: str) -> bool:
-    """A frame that is not the user's code: an installed package's, the standard library's, torchdoctor's own
-    (hang.source.is_library), or a console script's wrapper that starts one (``.venv/bin/torchrun``)."""
-    if _installed_or_standard(path):
-        return True
-    return bool(_CONSOLE_SCRIPT.search(path)) and not path.endswith(".py")
 
 
 # a package folder only: a module alone in site-packages (flash_attn_2_cuda.cpython-310-...so) is often named

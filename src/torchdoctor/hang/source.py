@@ -22,6 +22,9 @@ RANK_WORDS = re.compile(
     re.IGNORECASE,
 )
 _LIBRARY = re.compile(r"[/\\](site-packages|dist-packages|lib[/\\]python\d[\d.]*)[/\\]|^<")
+# pip's wrapper of a package's console script (<env>/bin/torchrun, bin/accelerate, Scripts\\deepspeed.exe): its only
+# line calls the package's main(), and no line of it is the user's
+_CONSOLE_SCRIPT = re.compile(r"[/\\](?:bin|Scripts)[/\\][A-Za-z][\w.-]{0,80}$")
 _LIBRARY_DIRS = tuple(
     {
         os.path.realpath(sysconfig.get_paths()[k]) + os.sep
@@ -44,8 +47,9 @@ class Frame:
 
 
 def is_user_code(path: str) -> bool:
-    """False for the standard library, installed packages, torchdoctor itself and frozen modules."""
-    if _LIBRARY.search(path):
+    """False for the standard library, installed packages (and the console scripts pip writes for them:
+    ``.venv/bin/torchrun``), torchdoctor itself and frozen modules."""
+    if _LIBRARY.search(path) or (_CONSOLE_SCRIPT.search(path) and not path.endswith(".py")):
         return False
     if not (os.path.isabs(path) and os.path.exists(path)):
         return True  # a frame from another machine's dump: the path pattern above is all there is
