@@ -56,3 +56,57 @@ def test_group_by_length_on_untokenized_data_says_to_tokenize_or_drop_it():
 def test_a_dataset_without_len_is_not_this():
     found = explained("TypeError: object of type 'IterableDataset' has no len()\n")
     assert found.id != "log.group_by_length_without_input_ids", found.summary
+
+
+# _load_best_model's warning, posted alone (hiyouga/LlamaFactory#5757, huggingface/transformers#28307)
+def test_best_model_not_found_alone_names_both_readings():
+    found = explained(
+        "[WARNING|trainer.py:2606] 2024-01-02 10:11:12,345 >> Could not locate the best model at "
+        "whisper-large-v2-fil/checkpoint-2000/pytorch_model.bin, if you are running a distributed training on "
+        "multiple nodes, you should activate `--save_on_each_node`.\n"
+    )
+    assert found.id == "log.best_model_not_found" and found.details["confidence"] == "likely", found.summary
+    assert "whisper-large-v2-fil/checkpoint-2000/pytorch_model.bin" in found.summary
+    assert "save_on_each_node=True" in found.fix and "save_safetensors=False" in found.fix
+
+
+def test_best_model_warning_beside_an_exception_is_not_the_finding():
+    found = explained(
+        "Could not locate the best model at out/checkpoint-500/pytorch_model.bin, if you are running a distributed "
+        "training on multiple nodes, you should activate `--save_on_each_node`.\n"
+        "ValueError: No valid checkpoint found in output directory (out)\n"
+    )
+    assert found.id == "log.no_checkpoint_to_resume", found.summary
+
+
+# Lightning's restore_training_state (Lightning-AI/pytorch-lightning#4184, in 2.x words)
+def test_resuming_past_max_epochs_says_to_raise_it_or_evaluate():
+    found = reads(
+        "lightning.fabric.utilities.exceptions.MisconfigurationException: You restored a checkpoint with "
+        "current_epoch=11, but you have set Trainer(max_epochs=10).\n",
+        "resume_past_max_epochs",
+        "certain",
+    )
+    assert "epoch 11" in found.summary and "max_epochs=10" in found.summary
+    assert "load_from_checkpoint" in found.fix and "validate" in found.fix
+
+
+# the 1.0 wording, over two lines
+def test_the_older_lowercase_wording_reads_the_same():
+    found = reads(
+        "pytorch_lightning.utilities.exceptions.MisconfigurationException:\n"
+        "            you restored a checkpoint with current_epoch=11\n"
+        "            but the Trainer(max_epochs=10)\n",
+        "resume_past_max_epochs",
+        "certain",
+    )
+    assert "max_epochs=10" in found.summary
+
+
+# a resumed epoch beyond max_steps is another setting, not this refusal
+def test_a_max_steps_warning_is_not_past_max_epochs():
+    found = explained(
+        "UserWarning: `max_epochs` was not set. Setting it to 1000 epochs. To train without an epoch limit, set "
+        "`max_epochs=-1`.\n"
+    )
+    assert found.id != "log.resume_past_max_epochs", found.summary

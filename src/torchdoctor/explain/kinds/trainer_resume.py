@@ -1,6 +1,7 @@
-"""The HF Trainer refusing what its arguments ask of the run: a resume with nothing to resume, lengths it cannot read.
+"""A Trainer refusing what its arguments ask of the run: a resume with nothing to resume or past its end, lengths.
 
-The texts are transformers' ``trainer.py`` (and ``trainer_pt_utils.py``'s length-grouped samplers):
+The texts are transformers' ``trainer.py`` (and ``trainer_pt_utils.py``'s length-grouped samplers) and Lightning's
+``trainer/connectors/checkpoint_connector.py``:
 
 - ``train``: "No valid checkpoint found in output directory (<dir>)". ``resume_from_checkpoint=True`` (or
   ``--resume_from_checkpoint True``) resumes from the newest ``checkpoint-<step>`` folder of ``output_dir``
@@ -12,7 +13,17 @@ The texts are transformers' ``trainer.py`` (and ``trainer_pt_utils.py``'s length
   model input, and the dataset's items have no such key (raw text not yet tokenized, a trainer such as trl's that
   tokenizes later, a dataset whose items are tuples or whose input is named otherwise) and no ``length`` column.
 
-Each message says what the Trainer looked for and did not find: its cause is in the words.
+- transformers' ``_load_best_model`` (a warning): "Could not locate the best model at <checkpoint>/<weights file>, if
+  you are running a distributed training on multiple nodes, you should activate ``--save_on_each_node``."
+  ``load_best_model_at_end=True`` found no weights file in the best checkpoint: on a node other than the one that
+  saved it (no shared storage: huggingface/transformers#12421, hiyouga/LlamaFactory#5757), or, in transformers 4.35 and
+  4.36, looking for pytorch_model.bin beside a model.safetensors (huggingface/transformers#28307, #27332). The run
+  goes on with the last weights: a finding only when nothing else failed, and likely.
+- Lightning's ``restore_training_state``: "You restored a checkpoint with current_epoch=11, but you have set
+  Trainer(max_epochs=10)." (a MisconfigurationException): the checkpoint given to ``fit(ckpt_path=...)`` was saved
+  past the run's last epoch, most often at the end of a finished run (Lightning-AI/pytorch-lightning#4184).
+
+Each refusal says what the Trainer looked for and did not find: its cause is in the words.
 """
 
 from __future__ import annotations
@@ -69,4 +80,64 @@ LENGTHS = Recogniser(
     describe=_lengths,
 )
 
-RECOGNISERS = (NOTHING_TO_RESUME, LENGTHS)
+
+def _best_model(hits: list[Hit], ctx: Context) -> tuple[str, str]:
+    where = merged(hits).get("best_model", "")
+    path = f" ({where})" if where else ""
+    return (
+        f"load_best_model_at_end found no weights in the best checkpoint{path}, so the run ended with the last "
+        "weights instead of the best" + on_ranks(hits),
+        "Across several nodes without shared storage only the saving node has the checkpoint: set "
+        "save_on_each_node=True (--save_on_each_node), or put output_dir on storage every node mounts. On "
+        "transformers 4.35-4.36 with model.safetensors in the checkpoint the Trainer looked for pytorch_model.bin: "
+        "upgrade transformers, or set save_safetensors=False. Check that the checkpoint folder the message names "
+        "holds model.safetensors or pytorch_model.bin (save_total_limit may have deleted it).",
+    )
+
+
+BEST_MODEL_MISSING = Recogniser(
+    kind="best_model_not_found",
+    title="load_best_model_at_end finding no weights in the best checkpoint",
+    anchors=("Could not locate the best model at ",),
+    templates=("transformers:could-not-locate-the-best-model",),
+    facts=(R(r"Could not locate the best model at (?P<best_model>[^\s,]{1,300})"),),
+    confirm=lambda hits, ctx: (
+        False
+    ),  # two causes print it: another node's storage, an old release's file name
+    fallback=True,  # a warning: the run goes on
+    describe=_best_model,
+)
+
+
+def _past_max_epochs(hits: list[Hit], ctx: Context) -> tuple[str, str]:
+    facts = merged(hits)
+    epoch, most = facts.get("ckpt_epoch", "N"), facts.get("max_epochs", "M")
+    return (
+        f"Lightning resumed a checkpoint saved at epoch {epoch}, past this run's Trainer(max_epochs={most}): "
+        "there is nothing left to train" + on_ranks(hits),
+        f"To train further, raise max_epochs above {epoch} (Trainer(max_epochs=...)) and resume with "
+        "fit(ckpt_path=...). To evaluate or predict with the checkpoint, call trainer.validate / test / predict "
+        "(model, ckpt_path=...) instead of fit. To start a new run from its weights only, load them with "
+        "Model.load_from_checkpoint(path) and call fit without ckpt_path.",
+    )
+
+
+PAST_MAX_EPOCHS = Recogniser(
+    kind="resume_past_max_epochs",
+    title="a Lightning checkpoint resumed past max_epochs",
+    # before 1.0: "you restored a checkpoint with current_epoch=11\n but the Trainer(max_epochs=10)"
+    anchors=(
+        "You restored a checkpoint with current_epoch=",
+        "you restored a checkpoint with current_epoch=",
+    ),
+    span=1,
+    templates=("lightning:you-restored-checkpoint-with-current-epoch",),
+    facts=(
+        R(
+            r"current_epoch=(?P<ckpt_epoch>\d{1,7}),?\s*but (?:you have set )?(?:the )?Trainer\(max_epochs=(?P<max_epochs>-?\d{1,7})\)"
+        ),
+    ),
+    describe=_past_max_epochs,
+)
+
+RECOGNISERS = (NOTHING_TO_RESUME, LENGTHS, BEST_MODEL_MISSING, PAST_MAX_EPOCHS)
