@@ -39,6 +39,7 @@ from torchdoctor.explain.kinds import (
     dataset_verification,
     datasets,
     deepspeed,
+    deepspeed_launch,
     detection_boxes,
     determinism,
     device_strings,
@@ -169,6 +170,7 @@ RECOGNISERS: tuple[Recogniser, ...] = (
     *class_counts.RECOGNISERS,
     *accelerate_state.RECOGNISERS,
     *kernel.RECOGNISERS,
+    *deepspeed_launch.RECOGNISERS,
     *launchers.RECOGNISERS,
     *relative_imports.RECOGNISERS,
     *schedulers.RECOGNISERS,
@@ -280,6 +282,7 @@ FAMILIES: tuple[str, ...] = (
 # Facts a fix depends on that a log states anywhere, not only next to the failure: (literal, pattern)
 CONTEXT_FACTS: tuple[tuple[str, re.Pattern], ...] = (
     *watchdog_report.CONTEXT,
+    deepspeed_launch.MPI4PY,
     # a traceback's paths name the Python that ran it (missing_packages.py: builtin generics before 3.9)
     ("/python3.", missing_packages.OLD_PYTHON),
     (
