@@ -1,0 +1,142 @@
+"""torch.save and torch.load refusing the file or the object they were handed, by their own checks.
+
+The texts are ``torch/serialization.py``'s (torch 2.13 prints them as older releases did):
+
+- ``_check_seekable``: "<error>. You can only torch.load from a file that is seekable." Most often the error before
+  it is "'NoneType' object has no attribute 'seek'": torch.load was handed None where a path was meant (an argument
+  such as ``--checkpoint`` left unset; users report it from many repositories' test scripts). Otherwise the object
+  was a stream that cannot seek (a URL's response, a pipe, a member of a zip opened on Python 3.6).
+- ``_legacy_load``: "<file> is a zip archive (did you mean to use torch.jit.load()?)". torch 1.6 made the zip format
+  torch.save's default, and every release since reads it before the legacy loader is tried: only a torch older than
+  1.6 (or a TorchScript archive, which is a zip too, in one) reaches this line. The checkpoint was saved by a newer
+  torch than the one loading it.
+- ``_save``: "Cannot save multiple tensors or storages that view the same data as different types": two tensors in
+  what is saved share one storage with different dtypes (``x.view(torch.int32)`` beside ``x``, a complex tensor's
+  ``.real`` beside it, and on releases before 1.11 empty buffers of two dtypes).
+- ``load`` with ``mmap=True``: "mmap can only be used with files saved with ``torch.save(_use_new_zipfile_serialization
+  =True)``" (the file is not torch's zip format: saved with the legacy format, or no torch.save file at all), and
+  "f must be a file path in order to use the mmap argument" (before 2.2: "a string filename", so a ``pathlib.Path``
+  was refused too).
+
+Each message names its own check, and the summary says what the log shows was handed (None or a stream; a path of
+another type). A file refused for mmap is likely only: a legacy save and a file that is no checkpoint at all print the
+same words, and the fix names both.
+"""
+
+from __future__ import annotations
+
+from torchdoctor.explain.recognisers import Context, Hit, Pattern, Recogniser, has_fact, merged, on_ranks
+
+FAMILY = "checkpoints and pretrained models"
+
+R = Pattern  # compiled where a log first needs it (recognisers.Pattern)
+
+
+def _not_seekable(hits: list[Hit], ctx: Context) -> tuple[str, str]:
+    facts = merged(hits)
+    if facts.get("load_none"):
+        return (
+            "torch.load was handed None instead of a checkpoint path ('NoneType' object has no attribute 'seek'): "
+            "the path it loads was never set" + on_ranks(hits),
+            "Give the script the checkpoint it loads: the argument or config entry that holds the path (often "
+            "--checkpoint / --resume / --weights / --model_path, or a default that is None) is unset, so "
+            "torch.load(None) ran. Pass the file's path on the command line or in the config, and check the "
+            "variable before torch.load (if path is None: raise or skip the load).",
+        )
+    return (
+        "torch.load was handed a file object it cannot seek in (a URL's response, a pipe or stream, a member of an "
+        "archive opened for streaming)" + on_ranks(hits),
+        "torch.load needs a file it can seek: pass the path of a file on disk, or read the bytes first and load "
+        "them from memory: torch.load(io.BytesIO(stream.read())). For a URL, torch.hub.load_state_dict_from_url "
+        "downloads to a file and loads it.",
+    )
+
+
+NOT_SEEKABLE = Recogniser(
+    kind="torch_load_not_seekable",
+    title="torch.load handed None or a stream instead of a file",
+    anchors=("You can only torch.load from a file that is seekable",),
+    templates=("torch:you-can-only-torch-load-from",),
+    facts=(R(r"(?P<load_none>'NoneType' object has no attribute '(?:seek|tell)')"),),
+    describe=_not_seekable,
+)
+
+
+def _newer_format(hits: list[Hit], ctx: Context) -> tuple[str, str]:
+    path = merged(hits).get("zip_path", "").strip()
+    where = f" ({path})" if path else ""
+    return (
+        f"the checkpoint{where} is in the zip format torch.save has written since torch 1.6, and the torch loading "
+        "it is older than 1.6" + on_ranks(hits),
+        "Load it with a torch of 1.6 or newer (pip install -U torch, in the environment that runs the load; the "
+        "project's requirements may pin an old one). If that torch must stay, re-save the checkpoint where it was "
+        "made with torch.save(obj, path, _use_new_zipfile_serialization=False). A TorchScript file (saved with "
+        "torch.jit.save) loads with torch.jit.load instead.",
+    )
+
+
+NEWER_FORMAT = Recogniser(
+    kind="checkpoint_newer_format",
+    title="a checkpoint in torch 1.6's zip format, loaded by an older torch",
+    anchors=("is a zip archive (did you mean to use torch.jit.load()?)",),
+    templates=("torch:is-zip-archive-did-you-mean",),
+    facts=(R(r"(?:Error: )?(?P<zip_path>[^\s:'\"{}]{1,300}) is a zip archive \(did you mean"),),
+    describe=_newer_format,
+)
+
+
+def _dtype_views(hits: list[Hit], ctx: Context) -> tuple[str, str]:
+    return (
+        "torch.save refused: two tensors in what it saves share one storage with different dtypes (a .view(dtype) "
+        "of a tensor, or a complex tensor's .real / .imag, saved beside it)" + on_ranks(hits),
+        "Save copies that own their data: .clone() the view (or the tensor it views) before torch.save, e.g. "
+        "{k: v.clone() for k, v in state.items()} for a state dict, or save one of the two and rebuild the view "
+        "after loading. On torch older than 1.11 empty buffers of two dtypes share a storage too: upgrade torch, "
+        "or register those buffers with a size.",
+    )
+
+
+DTYPE_VIEWS = Recogniser(
+    kind="save_dtype_views",
+    title="torch.save of tensors viewing one storage as different dtypes",
+    anchors=("Cannot save multiple tensors or storages that view the same data as different types",),
+    templates=("torch:cannot-save-multiple-tensors-or-storages",),
+    describe=_dtype_views,
+)
+
+
+def _mmap(hits: list[Hit], ctx: Context) -> tuple[str, str]:
+    if merged(hits).get("mmap_path_type"):
+        return (
+            "torch.load(..., mmap=True) was handed something other than a path string (a pathlib.Path before "
+            "torch 2.2, or an open file)" + on_ranks(hits),
+            "Pass the file's path as a string: torch.load(str(path), mmap=True) (torch 2.2 and newer take a "
+            "pathlib.Path too); or load without mmap=True.",
+        )
+    return (
+        "torch.load(..., mmap=True) met a file that is not in torch.save's zip format: saved with the legacy "
+        "format (_use_new_zipfile_serialization=False, or torch older than 1.6), or not a torch.save file at all "
+        "(a partial download, a Git LFS pointer)" + on_ranks(hits),
+        "Check the file first: its size against the source's, and that it is no Git LFS pointer (git lfs pull) or "
+        "HTML page. A complete checkpoint in the legacy format loads without mmap (torch.load(path, "
+        "map_location='cpu')); re-save it once in the zip format (torch.save(torch.load(path), new_path)) to "
+        "memory-map it.",
+    )
+
+
+MMAP_REFUSED = Recogniser(
+    kind="mmap_load_refused",
+    title="torch.load(mmap=True) on a file or object it cannot map",
+    anchors=(
+        "mmap can only be used with files saved with",
+        "in order to use the mmap argument",
+        "in order to use mmap argument",
+    ),
+    templates=("torch:mmap-can-only-be-used-with", "torch:must-be-file-path-in-order"),
+    facts=(R(r"(?P<mmap_path_type>in order to use (?:the )?mmap argument)"),),
+    # a file not in the zip format is a legacy save or no checkpoint at all: the message does not say which
+    confirm=has_fact("mmap_path_type"),
+    describe=_mmap,
+)
+
+RECOGNISERS = (NOT_SEEKABLE, NEWER_FORMAT, DTYPE_VIEWS, MMAP_REFUSED)
