@@ -21,6 +21,7 @@ from torchdoctor.explain.diagnose import explain
 PRINTED = "torch.distributed.elastic.multiprocessing.api.SignalException: Process 5885 got signal: {}\n"
 
 
+@pytest.mark.timeout(240)  # torchrun and its worker starting on a loaded machine, then stopping
 def test_torchrun_sent_sigterm_reads_as_stopped_from_outside(tmp_path):
     script = tmp_path / "train.py"
     script.write_text("import time\nprint('started', flush=True)\ntime.sleep(60)\n")
@@ -30,9 +31,16 @@ def test_torchrun_sent_sigterm_reads_as_stopped_from_outside(tmp_path):
     )  # fmt: skip
     try:
         assert run.stdout is not None
-        deadline = time.monotonic() + 30
-        while "started" not in run.stdout.readline() and time.monotonic() < deadline:
-            pass
+        # the signal must come once the worker runs: sent while torchrun's agent was still starting it (past a
+        # 30 s wait, on a machine loaded to 8), torchrun stopped without stopping the worker, which held the pipe
+        deadline = time.monotonic() + 90
+        started = False
+        while not started and time.monotonic() < deadline:
+            line = run.stdout.readline()
+            started = "started" in line
+            if not line and run.poll() is not None:
+                break
+        assert started, f"torchrun's worker did not start within 90 s (torchrun exit status {run.poll()})"
         run.send_signal(signal.SIGTERM)
         output = run.communicate(timeout=40)[0]
     finally:
