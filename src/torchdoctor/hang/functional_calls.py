@@ -71,11 +71,6 @@ def _group(group: Any, tag: str) -> Any:
     known = _groups.get(key)
     found = None if known is None else known()
     if found is None:
-        if hasattr(group, "get_group") and hasattr(group, "ndim"):  # a 1-D DeviceMesh
-            group = (group, 0)
-        # a mesh dimension asked of the mesh itself: `functional.process_group` keeps what it found
-        found = (
-            group[0].get_group(group[1]) if isinstance(group, tuple) else functional.process_group(group, tag)
-        )
+        found = functional.process_group(group, tag)  # which holds a mesh's groups weakly too
         _groups[key] = weakref.ref(found)
     return found
