@@ -189,9 +189,18 @@ def test_the_sampler_sees_a_main_thread_that_does_not_move_and_counts_heartbeats
 
 def test_launch_watchdog_reports_where_each_rank_waits_and_ends_the_run(cli, tmp_path):
     script, line_of = hang_script(tmp_path)
-    result = cli("launch", "--nproc-per-node", "2", "--watchdog", "3", str(script), timeout=100)
+    logs = tmp_path / "logs"
+    result = cli(
+        "launch", "--nproc-per-node", "2", "--watchdog", "3", "--log-dir", str(logs), str(script), timeout=100
+    )  # fmt: skip
     with kept_folder(result) as kept:
         check_the_two_rank_report(result, script, line_of, kept)
+        # the run's --log-dir, where the ranks stopped without an error: the report was written beside their logs
+        lead = explain([str(logs)])[0]
+        assert lead.id == "log.hang_verdict", (lead.id, lead.summary)
+        assert f"rank(s) 1 at {script}:{line_of['time.sleep(']} held the others up" in lead.summary, (
+            lead.summary
+        )
         # read again after the fact: the same culprit, though every rank wrote its .done as the run was stopped
         (found,) = explain([str(kept)])
         assert "already returned" not in found.summary + (found.fix or ""), (found.summary, found.fix)

@@ -258,15 +258,29 @@ def launch(options: LaunchOptions, stream=None) -> int:
     finally:
         if not result.report:  # kept after a hang: the report names the stack files
             shutil.rmtree(directory, ignore_errors=True)
-    if result.report:
-        stream.write("\n" + result.report)
-    elif ended:
-        stream.write("\n" + ended)
+    if result.report or ended:
+        stream.write("\n" + (result.report or ended))
+        beside_the_logs(options, result.report or ended)
     elif result.returncode != 0 and nnodes_range(options.flags.get("nnodes"))[1] > 1 and not started:
         if waited >= rendezvous_timeout(options):  # else torchrun failed otherwise, and said how
             stream.write(never_joined(options, waited))
     stream.flush()
     return result.returncode
+
+
+REPORT_FILE = "torchdoctor-report.txt"
+
+
+def beside_the_logs(options: LaunchOptions, report: str) -> None:
+    """The report also in the run's ``--log-dir`` (when one was given), so that `torchdoctor explain LOG_DIR`
+    reads it beside the ranks' logs, which a rank stopped by the watchdog ends without an error in."""
+    folder = options.flags.get("log_dir")
+    if not folder:
+        return
+    try:
+        Path(folder, REPORT_FILE).write_text(report, encoding="utf-8")
+    except OSError:  # the folder went, or is not writable: the report on stderr says it all
+        pass
 
 
 def ended_early(directory: Path) -> str:
