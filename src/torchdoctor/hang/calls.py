@@ -192,23 +192,31 @@ def _noting(dist: Any, name: str, original: Callable, group_at: int) -> Callable
         group = kwargs.get("group") if kwargs else None
         if group is None and 0 <= group_at < len(args):
             group = args[group_at]
-        try:
-            pg = group if group is not None else world.default_pg
-            before = pg._get_sequence_number_for_group()
-            slot = _note(pg, before, op, _first_tensor(args, tensor_type), sys._getframe(1))
-        except Exception:  # noqa: BLE001 - no group yet, or a torch without these: the call itself says why
-            return original(*args, **kwargs)
-        try:
-            return original(*args, **kwargs)
-        finally:
-            try:
-                _COUNT.pack_into(_ring[0], slot, pg._get_sequence_number_for_group())
-            except Exception:  # noqa: BLE001 - the group was destroyed meanwhile; the count stays open
-                pass
+        pg = group if group is not None else world.default_pg
+        return call_noted(original, args, kwargs, pg, op, _first_tensor(args, tensor_type), sys._getframe(1))
 
     wrapper.__wrapped__ = original
     wrapper.__name__ = name
     return wrapper
+
+
+def call_noted(
+    original: Callable, args: tuple, kwargs: dict, pg: Any, op: int, tensor: Any, frame: Any
+) -> Any:
+    """``original(*args, **kwargs)``, a collective on ``pg``, noted in the ring with ``pg``'s count before and
+    after it (operation ``op``, ``tensor``, the caller's ``frame``): what every wrapper of the call log does."""
+    try:
+        before = pg._get_sequence_number_for_group()
+        slot = _note(pg, before, op, tensor, frame)
+    except Exception:  # noqa: BLE001 - no group yet, or a torch without these: the call itself says why
+        return original(*args, **kwargs)
+    try:
+        return original(*args, **kwargs)
+    finally:
+        try:
+            _COUNT.pack_into(_ring[0], slot, pg._get_sequence_number_for_group())
+        except Exception:  # noqa: BLE001 - the group was destroyed meanwhile; the count stays open
+            pass
 
 
 def _note(pg: Any, before: int, op: int, tensor: Any, frame: Any) -> int:

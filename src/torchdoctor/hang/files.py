@@ -2,8 +2,9 @@
 
 ``torchdoctor launch --watchdog`` gives its workers a folder (``TORCHDOCTOR_WATCHDOG_DIR``); each worker
 writes there, under ``rank<N>``: who it is (``.json``), when it last moved (``.beat``), where it is
-(``.where``), its collectives' call sites (``.calls``) and, at a hang, each group's count of them (``.counts``), its stack on request (``.stack``), its flight-recorder
-dump (``.fr``, or ``.fr-none`` with why there is none) and that its script returned (``.done``).
+(``.where``), its collectives' call sites (``.calls``) and, at a hang, each group's count of them
+(``.counts``), its stack on request (``.stack``), its flight-recorder dump (``.fr``, or ``.fr-none`` with why
+there is none) and that its script returned (``.done``).
 ``torchdoctor explain FOLDER`` reads the same names after the run.
 """
 

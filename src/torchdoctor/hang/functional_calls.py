@@ -50,18 +50,11 @@ def _noting(original: Callable, op: int, position: int, tensor_type: type) -> Ca
         group = kwargs["group"] if "group" in kwargs else args[position] if len(args) > position else None
         try:
             pg = _group(group, kwargs.get("tag", ""))
-            before = pg._get_sequence_number_for_group()
-            # the frame above `unless_compiling`'s: the caller (DTensor's redistribute, the user's code)
-            slot = calls._note(pg, before, op, calls._first_tensor(args, tensor_type), sys._getframe(2))
         except Exception:  # noqa: BLE001 - no group yet, a torch without these: the call itself says why
             return original(*args, **kwargs)
-        try:
-            return original(*args, **kwargs)
-        finally:
-            try:
-                calls._COUNT.pack_into(calls._ring[0], slot, pg._get_sequence_number_for_group())
-            except Exception:  # noqa: BLE001 - the group was destroyed meanwhile; the count stays open
-                pass
+        # the frame above `unless_compiling`'s: the caller (DTensor's redistribute, the user's code)
+        tensor = calls._first_tensor(args, tensor_type)
+        return calls.call_noted(original, args, kwargs, pg, op, tensor, sys._getframe(2))
 
     return functional.unless_compiling(original, noting)  # nothing of ours in a compiled graph
 
