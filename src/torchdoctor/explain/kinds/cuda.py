@@ -497,6 +497,16 @@ DRIVER_TOO_OLD = Recogniser(
 
 def _ordinal(hits: list[Hit], ctx: Context) -> tuple[str, str]:
     facts = merged(hits)
+    if facts.get("smp_processes"):
+        return (
+            f"SageMaker's model parallel library (smdistributed.modelparallel) refused {facts['smp_processes']} "
+            f"processes on a machine with {facts['smp_devices']} GPUs: more processes per host than GPUs"
+            + on_ranks(hits),
+            "smp.init() needs one process per GPU at most on each instance. Lower the estimator's "
+            "distribution={'mpi': {'enabled': True, 'processes_per_host': N}} to the instance's GPU count "
+            "(ml.p3.8xlarge has 4, ml.p3.16xlarge and ml.p4d.24xlarge 8), or pick an instance type with as many "
+            "GPUs as processes_per_host.",
+        )
     summary = "invalid device ordinal: a process asked for a GPU index that does not exist" + on_ranks(hits)
     if facts.get("set_device"):
         summary += f" (in {facts['set_device'].strip()})"
@@ -523,6 +533,8 @@ INVALID_DEVICE_ORDINAL = Recogniser(
         "torch:device-id-is-out-of-range",  # distributed_c10d.py: init_process_group(device_id=...) past the GPUs
         "torch:device-is-not-visible-cuda-visible",  # torch/cuda/__init__.py: an index CUDA_VISIBLE_DEVICES hides
         "torch:device-is-not-visible-hip-visible",  # the same check on ROCm, against HIP_VISIBLE_DEVICES
+        # smdistributed/modelparallel/backend/core.py: SageMaker's model parallel library, more processes than GPUs
+        "third_party:smdistributed-modelparallel-node-local-processes-exceed-devices",
     ),
     title="GPU index that does not exist",
     anchors=(
@@ -533,9 +545,15 @@ INVALID_DEVICE_ORDINAL = Recogniser(
         "Please use a device index less than the number of accelerators available",
         "is not visible (CUDA_VISIBLE_DEVICES=",
         "is not visible (HIP_VISIBLE_DEVICES=",
+        "cannot be larger than the device count",
     ),
     span=8,
-    facts=(R(r"(?P<set_device>torch\.cuda\.set_device\([^\n)]{0,100}\))"),),
+    facts=(
+        R(r"(?P<set_device>torch\.cuda\.set_device\([^\n)]{0,100}\))"),
+        R(
+            r"node-local MPI processes (?P<smp_processes>\d+) ?cannot be larger than the device count (?P<smp_devices>\d+)"
+        ),
+    ),
     # cudart's bare "invalid device ordinal" (cudaErrorInvalidDevice) is returned for any index past the count:
     # a rank's set_device, a tensor's .to('cuda:N'), and torch.load restoring a tensor onto the GPU it was saved
     # from (serialization.py's restore_location) alike. Certain with the launcher's, DataParallel's and
