@@ -22,6 +22,12 @@
   indexSelectSmallIndex / indexSelectLargeIndex, ``THC/THCTensorIndex.cu`` before 1.8) with
   "Assertion `srcIndex < srcSelectDimSize` failed.": the same check on the same op, read the same way (likely,
   the same other readings), and the device-side assert it raises is that failure, not a second one.
+- An embedding built or called with a padding_idx that is not one of its rows (``torch/nn/modules/sparse.py``
+  Embedding and EmbeddingBag, ``torch/nn/functional.py`` embedding: "Padding_idx must be within num_embeddings"):
+  likely the pad token's id at or past the vocabulary (a [PAD] added to the tokenizer without resizing the
+  model, a config's pad_token_id above its vocab_size), read as ``vocab_size_mismatch``; where the line itself
+  names a vocabulary-parallel shard, a library gave the shard the global padding_idx (parallel_releases.py), and
+  a log whose frames show a vocabulary-parallel embedding names that reading beside this one.
 - OpenAI CLIP's ``clip/clip.py`` tokenize refuses a text longer than its context unless truncate=True: "Input
   <text> is too long for context length 77". Likely a caption of the training data past CLIP's 77 tokens: the
   caller may be a library that tokenizes text it did not write without truncating (ultralytics' CLIP text encoder
@@ -30,7 +36,7 @@
 
 from __future__ import annotations
 
-from torchdoctor.explain.kinds import dataset_labels
+from torchdoctor.explain.kinds import dataset_labels, parallel_releases
 from torchdoctor.explain.recognisers import Alternative, Context, Hit, Pattern, Recogniser, first, on_ranks
 
 FAMILY = "a script's own mistakes"
@@ -222,8 +228,53 @@ SEQUENCE_TOO_LONG = Recogniser(
     describe=_too_long,
 )
 
-RECOGNISERS = (LABEL_OUT_OF_RANGE, SEQUENCE_TOO_LONG, EMBEDDING_INDEX_RANGE)
+# the frames or words of a vocabulary-parallel embedding anywhere in the log (a shard of the vocabulary per rank)
+SHARDED_EMBEDDING = R(r"(?P<sharded_embedding>VocabParallelEmbedding|vocab_parallel)")
+
+
+def _padding_past_vocabulary(hits: list[Hit], ctx: Context) -> tuple[str, str]:
+    return (
+        "an embedding was built (or called) with a padding_idx that is not one of its rows: likely the pad token's "
+        "id at or above the vocabulary size the embedding has" + on_ranks(hits),
+        "padding_idx must be below num_embeddings (or at least -num_embeddings). A [PAD] token added to the "
+        "tokenizer after the model was built has the id len(tokenizer) - 1, past a model of the old vocab_size: "
+        "call model.resize_token_embeddings(len(tokenizer)) before training, or reuse a token the vocabulary has "
+        "(tokenizer.pad_token = tokenizer.eos_token); a config's pad_token_id must be below its vocab_size, and an "
+        "embedding of the script's own is built with num_embeddings = len(tokenizer). An embedding sharded by "
+        "tensor parallelism holds only its shard's rows: it takes the pad id local to the shard that holds it.",
+    )
+
+
+VOCAB_SIZE_MISMATCH = Recogniser(
+    # torch/nn/modules/sparse.py Embedding.__init__ / EmbeddingBag.__init__, torch/nn/functional.py embedding
+    kind="vocab_size_mismatch",
+    templates=(
+        "torch:padding-idx-must-be-within-num-embeddings",
+        "torch_cpp:padding-idx-must-be-within-num",
+        "torch_cpp:padding-idx-must-be-within-num-2",
+    ),
+    title="a token id the model's vocabulary has no row for",
+    anchors=(parallel_releases.PADDING_IDX,),
+    # the refusal with the vocabulary-parallel shard named on its line is that library's bug (parallel_releases.py)
+    reject=R(parallel_releases.SHARD_WORDS),
+    # a pad id past the vocabulary, or a shard of the vocabulary given the global id: never certain which
+    confirm=lambda hits, ctx: False,
+    also=(
+        Alternative(
+            "library_version_bug",
+            "a vocabulary-parallel embedding built on its shard with the model's global padding_idx",
+            "Upgrade the library whose vocabulary-parallel embedding passes the global padding_idx to its shard "
+            "(torchtitan's Hugging Face backend since pytorch/torchtitan#4637), or build the embedding without "
+            "padding_idx.",
+            when=("sharded_embedding",),
+        ),
+    ),
+    describe=_padding_past_vocabulary,
+)
+
+RECOGNISERS = (LABEL_OUT_OF_RANGE, SEQUENCE_TOO_LONG, EMBEDDING_INDEX_RANGE, VOCAB_SIZE_MISMATCH)
 CONTEXT = (
+    ("ocab", SHARDED_EMBEDDING),
     ("Token indices sequence length", SEQUENCE_OVER_MAX),
     ("position_embeddings(", POSITION_LOOKUP),
     ("out of table with", POSITION_ROWS),

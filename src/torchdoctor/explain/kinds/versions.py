@@ -30,6 +30,7 @@ from torchdoctor.explain.kinds import (
     neighbour_releases,
     optimizer_subclass,
     paged_optimizers,
+    parallel_releases,
     precision_releases,
     ray_cluster,
     release_changes,
@@ -963,6 +964,8 @@ def _release_bug(hits: list[Hit], ctx: Context) -> tuple[str, str]:
         return kernel_release_bugs.cudnn_sdpa(hits)
     if first(hits, "ipc_invalid_argument"):
         return kernel_release_bugs.ipc_noncurrent(hits)
+    if any(first(hits, key) for key in parallel_releases.FACTS):
+        return parallel_releases.explain(hits)
     if first(hits, "internal_assert"):
         return _internal_assert(hits)
     if first(hits, "seq_sampler"):
@@ -1087,6 +1090,9 @@ LIBRARY_RELEASE_BUG = Recogniser(
         # GPU kernels of a release with a bug for some shapes or devices (kinds/kernel_release_bugs.py): Megatron's
         # fused softmax assert, SDPA's cuDNN backend without a plan, PyTorch 0.1's CUDA IPC off the current device
         *kernel_release_bugs.ANCHORS,
+        # parallelism libraries' own code: DeepSpeed's pipeline engine all-reducing a frozen tied weight's missing
+        # gradient, a vocabulary-parallel shard given the global padding_idx (kinds/parallel_releases.py)
+        *parallel_releases.ANCHORS,
         # low-precision code of a release that mixed up a dtype: Transformer Engine's GEMM output under
         # fuse_wgrad_accumulation, a gradient of another dtype than its parameter (kinds/precision_releases.py)
         *precision_releases.ANCHORS,
@@ -1141,6 +1147,8 @@ LIBRARY_RELEASE_BUG = Recogniser(
         + "|"
         + kernel_release_bugs.REFUSED.pattern
         + "|"
+        + parallel_releases.REFUSED.pattern
+        + "|"
         + precision_releases.REFUSED.pattern
         + "|"
         + varlen_attention.REFUSED.pattern
@@ -1182,6 +1190,7 @@ LIBRARY_RELEASE_BUG = Recogniser(
         "third_party:bitsandbytes-cuda-check-return-python-interface",
         *trl_checks.TEMPLATES,
         *kernel_release_bugs.TEMPLATES,
+        *parallel_releases.TEMPLATES,
         *precision_releases.TEMPLATES,
         *varlen_attention.TEMPLATES,
         *ray_cluster.SCALING_TEMPLATES,
@@ -1191,6 +1200,9 @@ LIBRARY_RELEASE_BUG = Recogniser(
         *loop_helpers.TEMPLATES,
         image_files.JPEG_TEMPLATE,
     ),
+    # the lines after the anchored one are read with it only where a pattern needs them: DeepSpeed's tied-grads
+    # frame with its code line and nothing after (kinds/parallel_releases.py)
+    span=2,
     # a kernel's fault names no kernel and no cause (a library's bug, bad input, a failing GPU)
     generic=cuda_errors.KERNEL_FAULTS
     + seed_devices.ANCHORS
@@ -1205,6 +1217,7 @@ LIBRARY_RELEASE_BUG = Recogniser(
         paged_optimizers.REFUSED,
         trl_checks.REFUSED,
         kernel_release_bugs.REFUSED,
+        parallel_releases.REFUSED,
         precision_releases.REFUSED,
         varlen_attention.REFUSED,
         ray_cluster.SCALING_REFUSED,

@@ -1,0 +1,78 @@
+"""Parallelism libraries whose own release fails a run, read by versions.py as a release's bug.
+
+DeepSpeed's pipeline engine (``deepspeed/runtime/pipe/engine.py`` ``_exec_reduce_tied_grads``) all-reduced the
+gradient of every tied weight (a ``TiedLayerSpec``'s, such as an embedding the first and the last stage share)
+without looking at it: a tied weight that does not train (a PEFT LoRA model whose target modules leave the
+embedding out freezes it) has no gradient, and torch refuses None ("Invalid function argument. Expected parameter
+`tensor` to be of type torch.Tensor.", ``distributed_c10d.py`` ``_check_single_tensor``). DeepSpeed 0.15.4 skips a
+tied weight without a gradient (deepspeedai/DeepSpeed#5477). Read where a traceback ends at that call with no line
+after it (a log cut there): likely, since any error of that all_reduce passes the same frame, and an error line
+after it is read from its own message.
+
+A vocabulary-parallel embedding built on its shard with the model's global ``padding_idx``: torch's
+``nn.Embedding`` (``torch/nn/modules/sparse.py``) and ``F.embedding`` refuse a padding_idx outside the table
+("Padding_idx must be within num_embeddings"), and a shard has the vocabulary's rows divided by the
+tensor-parallel degree. torchtitan's Hugging Face backend did so until #4637 (2026-09), which maps padding_idx to
+the shard that holds it. Read where the line that prints the refusal also names the vocabulary-parallel shard
+or the tensor-parallel degree; the same refusal with no shard on its line is a padding_idx past the vocabulary
+(``vocab_size_mismatch``, index_ranges.py).
+"""
+
+from __future__ import annotations
+
+from torchdoctor.explain.recognisers import Hit, Pattern, first, on_ranks
+
+FAMILY = "library releases that disagree with the code"
+
+R = Pattern  # compiled where a log first needs it (recognisers.Pattern)
+
+TIED_GRADS_FRAME = ", in _exec_reduce_tied_grads"
+# torch prints "Padding_idx" (sparse.py, functional.py, the C++ API); copies of nn.Embedding in parallel
+# libraries (vocabulary-parallel embeddings) print it in lower case
+PADDING_IDX = "adding_idx must be within num_embedding"
+ANCHORS = (TIED_GRADS_FRAME, PADDING_IDX)
+TEMPLATES = (
+    "third_party:deepspeed-pipe-reduce-tied-grads-frame",
+    "torch:padding-idx-must-be-within-num-embeddings",
+)
+# words on the refusal's own line that say the embedding is a shard of the vocabulary
+SHARD_WORDS = r"VocabParallel|[Vv]ocab(?:ulary)?[-_ ][Pp]arallel|\bshards?\b|[Tt]ensor[-_ ][Pp]arallel|\bTP\s?=\s?\d|\btp_size\b"
+_PADDING = r"[Pp]adding_idx must be within num_embeddings?"
+REFUSED = R(
+    # the frame and its code line with nothing after them: the traceback cut at that call (versions.py reads
+    # LIBRARY_RELEASE_BUG's anchored line with the next two)
+    r'deepspeed/runtime/pipe/engine\.py", line \d+, in (?P<ds_tied_grads>_exec_reduce_tied_grads)\n'
+    r"[ \t]*dist\.all_reduce\(grad, group=group\)\s*\Z|"
+    rf"(?:{SHARD_WORDS})[^\n]{{0,400}}?(?P<sharded_padding>{_PADDING})|"
+    rf"(?P<sharded_padding_before>{_PADDING})[^\n]{{0,400}}?(?:{SHARD_WORDS})"
+)
+FACTS = ("ds_tied_grads", "sharded_padding", "sharded_padding_before")
+
+
+def explain(hits: list[Hit]) -> tuple[str, str]:
+    """(summary, fix) for the release bug among ``hits`` (the named groups of `REFUSED`)."""
+    if first(hits, "ds_tied_grads"):
+        return (
+            "the pipeline step failed in DeepSpeed's all_reduce of the tied layers' gradients "
+            "(PipelineEngine._exec_reduce_tied_grads): the traceback ends there and its error is not in the log"
+            + on_ranks(hits),
+            "Before 0.15.4 DeepSpeed's pipeline engine all-reduces the gradient of every tied weight without "
+            "checking it, and a tied weight that does not train has none: a frozen embedding shared by the first "
+            "and last stage (TiedLayerSpec), as in a PEFT LoRA model whose target_modules leave it out, gives "
+            'None, which torch refuses ("Invalid function argument. Expected parameter `tensor` to be of type '
+            "torch.Tensor.\"). Upgrade DeepSpeed (pip install -U 'deepspeed>=0.15.4', which skips a tied weight "
+            "without a gradient: deepspeedai/DeepSpeed#5477), or tie only weights that train. If the error line "
+            "after the traceback is an NCCL error or a timeout instead, that collective failed and the line says "
+            "why.",
+        )
+    return (
+        "an embedding built on one rank's shard of the vocabulary was given the model's global padding_idx, which "
+        "the shard's smaller table does not hold (torch's nn.Embedding / F.embedding refuse it)"
+        + on_ranks(hits),
+        "A vocabulary-parallel embedding holds vocab_size / TP rows per rank, so the pad token's id is a row of one "
+        "shard only, at padding_idx minus that shard's first row: the library that built the shard must pass that "
+        "local index on its owner and None on the others. Upgrade the library whose vocabulary-parallel embedding "
+        "does this (torchtitan's Hugging Face backend maps padding_idx to the owning shard since pytorch/torchtitan"
+        "#4637); until then build the model's embedding without padding_idx, or train without tensor parallelism "
+        "on the embedding.",
+    )
