@@ -37,6 +37,18 @@ def build(device: str, size: str):
             pad_token_id=0,
         )
         batch, length = 8, 64
+    elif size == "t5-base":  # t5-base shaped (223M parameters): the size people debug, for a GPU
+        config = T5Config(
+            vocab_size=32128,
+            d_model=768,
+            d_kv=64,
+            d_ff=3072,
+            num_layers=12,
+            num_heads=12,
+            decoder_start_token_id=0,
+            pad_token_id=0,
+        )
+        batch, length = 16, 512
     else:  # "t5-small" shaped (60M parameters), for GPUs
         config = T5Config(
             vocab_size=32128,
@@ -99,7 +111,7 @@ def main() -> None:
     )
     parser.add_argument("--quick", action="store_true", help="fewer rounds and steps")
     parser.add_argument("--device", default="cpu")
-    parser.add_argument("--size", choices=["small", "t5-small"], default=None)
+    parser.add_argument("--size", choices=["small", "t5-small", "t5-base"], default=None)
     parser.add_argument("--rounds", type=int, default=None)
     parser.add_argument("--steps", type=int, default=None)
     parser.add_argument("--threads", type=int, default=1, help="torch CPU threads (1 keeps timings steady)")

@@ -67,12 +67,30 @@ def test_no_config_says_nothing_and_an_unreadable_one_is_named(tmp_path):
     assert found.status == "warn" and found.summary.startswith(f"accelerate's config {path} cannot be read")
 
 
+def test_fewer_gpus_than_processes_is_the_duplicate_gpu_refusal(tmp_path):
+    # accelerate's PartialState.set_device: process i on GPU i % device_count(); NCCL then refuses two ranks
+    # on one GPU (tests/fixtures/gpu/duplicate-gpu.txt, recorded on an H200)
+    hf_home = tmp_path
+    write_config(hf_home, distributed_type="MULTI_GPU", num_processes=4)
+    found = check_accelerate_config({"HF_HOME": str(hf_home)}, gpus=1)
+    assert found.status == "fail" and "accelerate puts process i on GPU i % 1" in found.summary
+    assert "Duplicate GPU detected" in found.summary and "--num_processes 1" in found.fix
+    assert check_accelerate_config({"HF_HOME": str(hf_home)}, gpus=4).status == "ok"
+    assert check_accelerate_config({"HF_HOME": str(hf_home)}, gpus=8).status == "ok"
+
+
 def test_check_reads_the_config_where_accelerate_does(tmp_path, monkeypatch, capsys):
-    write_config(tmp_path / "cache" / "huggingface", distributed_type="MULTI_GPU", num_processes=4)
+    import torch
+
+    gpus = torch.cuda.device_count()
+    write_config(
+        tmp_path / "cache" / "huggingface", distributed_type="MULTI_GPU", num_processes=max(4, gpus + 1)
+    )
     monkeypatch.delenv("HF_HOME", raising=False)
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
-    assert main(["check", "--only", "dist.accelerate_config"]) == 1  # no GPU here
-    assert "starts 4 processes that each train alone" in capsys.readouterr().out
+    assert main(["check", "--only", "dist.accelerate_config"]) == 1  # no GPU here, or fewer than asked for
+    said = "starts 4 processes that each train alone" if gpus == 0 else "processes share a GPU"
+    assert said in capsys.readouterr().out
 
 
 # A tiny script under the real `accelerate launch` (its default config: MULTI_GPU, 2 processes), logging

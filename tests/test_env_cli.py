@@ -1,10 +1,14 @@
 """`torchdoctor env` and `torchdoctor check` as a user runs them, in real processes."""
 
+import dataclasses
 import json
 import os
 
+import pytest
 import torch
 from env_fakes import nvidia_smi
+
+from torchdoctor.env import machine, torch_facts
 
 
 def test_env_json_on_this_machine(cli_here):
@@ -55,6 +59,15 @@ def test_check_runs_every_env_check():
     }
 
 
+@pytest.fixture
+def torch_sees_no_gpu(monkeypatch):
+    """The machine as torch sees it, less its GPUs: on a GPU machine the GPUs torch sees win over a fake
+    nvidia-smi's, as they should."""
+    seen = torch_facts.from_torch()
+    monkeypatch.setattr(machine, "from_torch", lambda: dataclasses.replace(seen, gpus=()))
+
+
+@pytest.mark.usefixtures("torch_sees_no_gpu")
 def test_deepspeed_build_for_this_machines_gpus(cli_here, tmp_path):
     # through the same `main` here, as the --wheel variant below; `env` runs in a real process above
     nvidia_smi(tmp_path / "bin", gpus=[("NVIDIA A100-SXM4-80GB", "8.0"), ("NVIDIA GeForce RTX 3090", "8.6")])
@@ -70,6 +83,7 @@ def test_deepspeed_build_for_this_machines_gpus(cli_here, tmp_path):
     )
 
 
+@pytest.mark.usefixtures("torch_sees_no_gpu")
 def test_deepspeed_wheel_without_libaio(tmp_path, monkeypatch, capsys):
     from torchdoctor.cli import main
 

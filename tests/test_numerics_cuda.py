@@ -72,3 +72,27 @@ def test_backward_dump_on_gpu_matches_too():
     at_once, _ = run("frame", check_gradients=True)
     per_batch, _ = run("auto", check_gradients=True)
     assert per_batch.split("\nDetected")[1] == at_once.split("\nDetected")[1]
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float16, torch.bfloat16])
+def test_stats_on_the_gpu_are_the_cpus_to_the_bit(dtype):
+    # what the detector reads back on a GPU (deferred, 0-d tensors on the device) is what it reads on the CPU
+    from torchdoctor.numerics.stats import abs_min_max, abs_min_max_lazy
+
+    torch.manual_seed(0)
+    cases = {
+        "mixed signs": torch.randn(1000, 37) * 100,
+        "all negative": -torch.rand(513) - 0.25,
+        "all positive": torch.rand(64, 64) + 0.5,
+        "with zero": torch.tensor([0.0, -2.0, 3.0]),
+        "inf": torch.tensor([1.0, float("-inf"), -0.5]),
+        "nan": torch.tensor([1.0, float("nan"), -0.5]),
+        "a view": torch.randn(40, 40)[::3, 1::2],
+    }
+    for name, values in cases.items():
+        t = values.to(dtype)
+        on_gpu = abs_min_max_lazy(t.cuda())
+        assert on_gpu[0].is_cuda and on_gpu[1].is_cuda, name
+        got = float(on_gpu[0].item()), float(on_gpu[1].item())
+        want = abs_min_max(t)
+        assert str(got) == str(want), (name, got, want)  # str: nan == nan

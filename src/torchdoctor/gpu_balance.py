@@ -91,6 +91,7 @@ def measure_device(device: Any = None, seconds: float = 0.1) -> dict[str, Any]:
     copy = min(timed(lambda: target.copy_(source), 3) for _ in range(3))
     return {
         "device": str(device),
+        "gpu": _gpu_identity(torch, device) if device.type == "cuda" else "",
         "name": torch.cuda.get_device_name(device)
         if device.type == "cuda"
         else _cpu_name(torch.get_num_threads()),
@@ -115,6 +116,16 @@ def rank_balance_verdict(ranks: list[dict[str, Any]]) -> Finding:
     details: dict[str, Any] = {"ranks": ranks, "threshold": BALANCED}
     if len(ranks) < 2:
         return verdict("skip", "one rank measured: balance needs two or more", details)
+    shared = _shared_gpus(ranks)
+    if shared:  # measured at the same time on one GPU, each figure is what the other left of it
+        group = shared[0]
+        names = ", ".join(str(r["rank"]) for r in group)
+        return verdict(
+            "skip",
+            f"not judged: ranks {names} share one GPU ({group[0]['name']} on host {group[0]['host']}), so each "
+            "measured it while the other used it too: their figures differ by the moment, not by the device",
+            details,
+        )
     slowest = min(ranks, key=lambda r: r["gflops"])
     fastest = max(ranks, key=lambda r: r["gflops"])
     ratio = slowest["gflops"] / fastest["gflops"]
@@ -160,6 +171,26 @@ def _batch_split(shares: Mapping[int, float], total: int) -> list[int]:
     ]:
         sizes[rank] += 1
     return [sizes[rank] for rank in sorted(sizes)]
+
+
+def _gpu_identity(torch: Any, device: Any) -> str:
+    """The physical GPU behind ``device`` (its UUID, else its PCI address): the same for two ranks that share it,
+    whatever CUDA_VISIBLE_DEVICES each was given."""
+    props = torch.cuda.get_device_properties(device)
+    uuid = str(getattr(props, "uuid", "") or "")
+    if uuid:
+        return uuid
+    parts = [getattr(props, name, None) for name in ("pci_domain_id", "pci_bus_id", "pci_device_id")]
+    return ":".join(str(p) for p in parts) if None not in parts else ""
+
+
+def _shared_gpus(ranks: list[dict[str, Any]]) -> list[list[dict[str, Any]]]:
+    """Ranks that measured the same physical GPU of one host, in groups of two or more."""
+    by_gpu: dict[tuple, list[dict[str, Any]]] = {}
+    for r in ranks:
+        if r.get("gpu"):
+            by_gpu.setdefault((r.get("host"), r["gpu"]), []).append(r)
+    return [group for group in by_gpu.values() if len(group) > 1]
 
 
 def _cpu_name(threads: int) -> str:

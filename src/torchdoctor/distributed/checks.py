@@ -281,6 +281,16 @@ def check_accelerate_config(
             details,
             f"{on_cpu}; or run on the GPUs the config expects",
         )
+    if kind in _GPU_LAUNCHES and 0 < gpus < processes:
+        return verdict(
+            "fail",
+            f"accelerate's config {path} says distributed_type: {kind} with num_processes: {processes}, and torch "
+            f"sees {gpus} GPU(s) here: accelerate puts process i on GPU i % {gpus}, so processes share a GPU and "
+            'NCCL refuses the job at its first collective ("Duplicate GPU detected")',
+            details,
+            f"accelerate launch --num_processes {gpus} train.py   # one process per GPU; or set num_processes: "
+            f"{gpus} in {path} (accelerate config)",
+        )
     if kind == "MULTI_CPU" and not (config.get("mpirun_config") or {}).get("mpirun_hostfile"):
         return verdict(
             "fail",

@@ -40,8 +40,15 @@ def has_flight_recorder(c10d) -> bool:
     return hasattr(c10d, "_dump_fr_trace")
 
 
+# torch keeps two recorders: NCCL's process groups write to their own (``_dump_nccl_trace``), the others (gloo)
+# to the one ``_dump_fr_trace`` dumps. On an H200 (torch 2.11) a one-rank NCCL hang's ``_dump_fr_trace`` was empty
+# and its ``_dump_nccl_trace`` held the collective that never completed: both are asked, and joined.
+RECORDERS = ("_dump_nccl_trace", "_dump_fr_trace")
+
+
 def own_flight_record(stack_wait: float = 2.0) -> tuple[bytes, str]:
-    """This process's flight-recorder dump (torch's pickle), or ``b""`` and why there is none."""
+    """This process's flight-recorder dump (torch's pickle: NCCL's recorder and the other backends' joined), or
+    ``b""`` and why there is none."""
     c10d = sys.modules.get("torch._C._distributed_c10d")
     if c10d is None:
         return b"", "torch.distributed was never used"
@@ -49,16 +56,47 @@ def own_flight_record(stack_wait: float = 2.0) -> tuple[bytes, str]:
         import torch
 
         return b"", f"torch {torch.__version__} has no flight recorder to dump (no _dump_fr_trace)"
-    # With a gloo collective in flight, writing out the recorded Python stacks can wait for that
-    # collective to end (torch 2.13), which at a hang is never: give it two seconds, then dump without.
+    dumps, why = [], ""
+    for name in RECORDERS:
+        dump = getattr(c10d, name, None)
+        if dump is None:
+            continue
+        try:
+            dumps.append(_dump_with_stacks(dump, stack_wait))
+        except Exception as error:  # noqa: BLE001 - an old torch, a backend without a recorder: the stacks still speak
+            why = why or f"{type(error).__name__}: {error}"
+    if not dumps:
+        return b"", why
+    return _joined(dumps), ""
+
+
+def _dump_with_stacks(dump, stack_wait: float) -> bytes:
+    """One recorder's dump. With a gloo collective in flight, writing out the recorded Python stacks can wait
+    for that collective to end (torch 2.13), which at a hang is never: give it ``stack_wait`` seconds, then dump
+    without them."""
     whole: list = []
-    try:
-        asking = threading.Thread(target=lambda: whole.append(c10d._dump_fr_trace()), daemon=True)
-        asking.start()
-        asking.join(stack_wait)
-        return (whole[0] if whole else c10d._dump_fr_trace(includeStackTraces=False)), ""
-    except Exception as error:  # noqa: BLE001 - an old torch, a backend without a recorder: the stacks still speak
-        return b"", f"{type(error).__name__}: {error}"
+    asking = threading.Thread(target=lambda: whole.append(dump()), daemon=True)
+    asking.start()
+    asking.join(stack_wait)
+    return whole[0] if whole else dump(includeStackTraces=False)
+
+
+def _joined(dumps: list[bytes]) -> bytes:
+    """One dump of several recorders' (this process's own, so unpickled as they are): their entries, process
+    groups and statuses together; a recorder with no entries adds nothing."""
+    if len(dumps) == 1:
+        return dumps[0]
+    import pickle
+
+    loaded = [pickle.loads(d) for d in dumps]  # noqa: S301 - this process's own recorder, not a stranger's file
+    kept = [d for d in loaded if isinstance(d, dict) and d.get("entries")]
+    if len(kept) <= 1:
+        return dumps[loaded.index(kept[0])] if kept else dumps[0]
+    joined = dict(kept[0])
+    joined["entries"] = [entry for d in kept for entry in d["entries"]]
+    for key in ("pg_config", "pg_status"):
+        joined[key] = {k: v for d in kept for k, v in (d.get(key) or {}).items()}
+    return pickle.dumps(joined)
 
 
 def own_digest(rank: int) -> dict:

@@ -6,7 +6,7 @@ now: ``rank 1 never entered all_reduce #3 (train.py:10): it is in save_checkpoin
 from __future__ import annotations
 
 from torchdoctor.explain.flight_recorder.compare import disagreements
-from torchdoctor.explain.flight_recorder.findings import to_finding, where_called
+from torchdoctor.explain.flight_recorder.findings import stalled_text, to_finding, where_called
 from torchdoctor.hang.places import collective_of, in_teardown, ranks_named, silent_text, user_frame
 from torchdoctor.hang.source import Frame, condition_on_chain, is_user_code, user_call
 from torchdoctor.hang.stacks import RankStack
@@ -19,8 +19,9 @@ def joined_verdict(stacks: list[RankStack], records: dict) -> Verdict | None:
     behind are now: ``rank 1 never entered all_reduce #3 (train.py:10): it is in save_checkpoint (...)``."""
     by_rank = {s.rank: s for s in stacks}
     found = disagreements(records, sorted(by_rank))
-    if not found:
-        return _all_inside(stacks, records)
+    if all(d.kind == "stalled" for d in found):  # no rank is behind anywhere
+        went_on = [v for v in (_stalled(d, by_rank) for d in found) if v is not None]
+        return max(went_on, key=_weight) if went_on else _all_inside(stacks, records)
     sentences: list[str] = []
     verdicts: list[Verdict] = []
     for d in found:
@@ -32,6 +33,8 @@ def joined_verdict(stacks: list[RankStack], records: dict) -> Verdict | None:
                     [],
                 )
                 example.frames = [Frame(f.file, f.line, f.function) for f in live]
+        if d.kind == "stalled":
+            continue  # a group where no rank is behind says nothing of the group that broke
         if d.kind == "pending":
             one = _pending(d, by_rank)
         elif d.kind != "never_entered":
@@ -229,6 +232,40 @@ def _moved_on_text(ranks: list[int], seq: int) -> str:
         f"{named} returned before any peer joined it (made with async_op=True and never waited for), so it is "
         "the one no other rank makes. Make that call on every rank, and wait for what an async_op=True call "
         "returns (work.wait()) before the teardown."
+    )
+
+
+def _stalled(d, by_rank: dict[int, RankStack]) -> Verdict | None:
+    """Every rank of a group entered collective #N and none saw it complete, and some rank's host is no longer
+    in it: collectives on a GPU are queued, not waited for, so the host went on and waits elsewhere (at the
+    next sync: ``.item()``, ``.cpu()``, ``synchronize()``) for the GPU. None when every rank still waits in a
+    collective and the group has several (`_all_inside` says that)."""
+    (example,) = d.examples.values()
+    ranks = sorted(r for ranks in d.entered.values() for r in ranks)
+    past = [
+        by_rank[r]
+        for r in ranks
+        if r in by_rank and by_rank[r].frames and not collective_of(by_rank[r].frames)
+    ]
+    if len(ranks) > 1 and not past:
+        return None
+    summary, fix = stalled_text(d, example)
+    sentences = [summary + "."]
+    if past:
+        verb = "waits" if len(past) == 1 else "wait"
+        sentences.append(
+            f"{who([s.rank for s in past]).capitalize()} went on past the call (collectives on a GPU are queued, "
+            f"not waited for) and {verb} for the GPU elsewhere: "
+            + "; ".join(_is_now(s) for s in past[:6])
+            + "."
+        )
+    sentences.append(fix)
+    alone = len(ranks) == 1
+    return Verdict(
+        "\n".join(sentences),
+        "stalled" if alone else "all_inside",
+        ranks if alone else [],
+        user_call(example.frames),
     )
 
 

@@ -20,6 +20,7 @@ class Verdict:
     text: str
     kind: (
         str  # never_entered | mismatch | order | left_loop | finished | silent | all_inside | stuck | unclear
+        # | stalled (a group of one rank whose collective waits on its own GPU)
         # | failed | ended_early (a failed job)
     )
     culprits: list[int] = field(default_factory=list)

@@ -32,7 +32,7 @@ _CHANNEL = re.compile(
 )
 _NET_DEVICES = re.compile(r"NET/(?P<kind>IB|Socket) : Using (?P<devices>.+?)(?: ; OOB (?P<oob>\S+))?\s*$")
 _DEVICE = re.compile(r"\[(?P<index>\d+)\](?P<name>[^\s:]+(?::\d+/\w+)?)(?::(?P<addr>[^\s<]+)<\d+>)?")
-_BOOTSTRAP = re.compile(r"Bootstrap : Using (?P<devices>.+?)\s*$")
+_BOOTSTRAP = re.compile(r"Bootstrap ?: Using (?P<devices>.+?)\s*$")  # NCCL 2.28: "Bootstrap: Using eth0:..."
 _NETWORK = re.compile(r"Using network (?P<network>\S+)")
 _WARN = re.compile(r"(?:(?P<where>\S{1,200}:\d{1,8}) )?NCCL WARN (?P<message>.*?)\s*$")
 
@@ -121,6 +121,8 @@ def summarise(text: str) -> NcclSummary:
             pending.append((host, channel.group("src"), channel.group("dst"), channel.group("via")))
         elif devices := _NET_DEVICES.search(rest):
             names = [d.group("name") for d in _DEVICE.finditer(devices.group("devices"))]
+            if not names:  # "NET/IB : Using [RO]; OOB eth0:...": the IB plugin found no device (NCCL 2.28)
+                continue
             net_devices[host] = names
             entry = f"NET/{devices.group('kind')} " + " ".join(names)
             if devices.group("oob"):

@@ -89,11 +89,30 @@ def run_net(
         result.findings.append(
             Finding("net.bandwidth", "skip", "bandwidth is reported on the host that has rank 0")
         )
+    elif options.bench and _alone_in_the_job(result.findings):
+        result.findings.append(ONE_RANK_BENCH)
     elif options.bench:
         result.findings += bench_findings(result.rows, result.backend, options.expect_busbw, options.plot)
     if options.worker.find_bad and not result.silent:
         result.findings += _find_bad_findings(result, options)
     return result
+
+
+# One rank has no link to measure: its sweep is not run (on an H200, torch 2.11, NCCL 2.28, a one-rank collective
+# returned in about 26 us whatever its size, and broadcast's busbw read 165,507 GB/s).
+ONE_RANK_BENCH = Finding(
+    "net.bandwidth",
+    "skip",
+    "not measured: 1 rank, so nothing crosses a link (a one-rank collective returns at once whatever its size; "
+    "timed, it reads as hundreds of TB/s)",
+    {"ranks": 1},
+    "Start 2 or more ranks: --nproc-per-node 2 on a host with 2 GPUs, or --nnodes 2.",
+)
+
+
+def _alone_in_the_job(findings: list[Finding]) -> bool:
+    """Whether the smoke test ran one rank in all (its finding names the ranks that took part)."""
+    return any(f.id == "net.smoke" and len(f.details.get("ranks") or {}) == 1 for f in findings)
 
 
 def _find_bad_findings(result: NetResult, options: NetOptions) -> list[Finding]:

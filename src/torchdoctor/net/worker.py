@@ -257,7 +257,7 @@ class Worker:
         self.say_done()
         if self.options.find_bad:
             self.find_bad(device, peers)
-        if self.options.bench:
+        if self.options.bench and self.info.world_size > 1:  # one rank has no link to time (smoke.ONE_RANK_BENCH)
             self.bench(device, on_row)
         dist.destroy_process_group()
         self.leave()
@@ -344,6 +344,14 @@ class Worker:
         if backend == "auto":
             backend = "nccl" if all(p["gpu"] for p in peers.values()) else "gloo"
         self.state.backend = backend
+        if backend == "nccl" and not peers.get(self.info.rank, {}).get("gpu", True):
+            count = torch.cuda.device_count()
+            raise RuntimeError(
+                f"--backend nccl: local rank {self.info.local_rank} on {self.info.host} has no GPU of its own "
+                f"({count} GPU(s) there): NCCL needs one GPU per rank and refuses two ranks on one (\"Duplicate "
+                f"GPU detected\"); start at most {count} rank(s) on this host (--nproc-per-node {count}), or use "
+                "--backend gloo"
+            )
         device = torch.device("cuda", self.info.local_rank) if backend == "nccl" else torch.device("cpu")
         if device.type == "cuda":
             torch.cuda.set_device(device)
@@ -363,7 +371,7 @@ class Worker:
                 timeout=timedelta(seconds=self.options.timeout + 5),
             )
         if self.info.rank == 0:
-            self.state.versions = versions()
+            self.state.versions = versions(on_gpu=device.type == "cuda")
 
     def check_all_reduce(self, device) -> None:
         """All-reduce a known tensor and compare with the expected sums.
@@ -456,12 +464,14 @@ class Worker:
         self.save()
 
 
-def versions() -> dict[str, Any]:
-    """torch, CUDA and NCCL versions, and the GPUs this rank sees (what rank 0 prints)."""
+def versions(on_gpu: bool = True) -> dict[str, Any]:
+    """torch, CUDA and NCCL versions, and the GPUs this rank sees (what rank 0 prints). ``on_gpu=False`` (a
+    gloo rank on CPU) leaves the GPUs alone: a rank forked from a process that has used CUDA (`torchdoctor
+    check` has, to list them) cannot use CUDA itself."""
     import torch
 
     found: dict[str, Any] = {"torch": torch.__version__, "cuda": torch.version.cuda, "nccl": None}
-    if torch.cuda.is_available():
+    if on_gpu and torch.cuda.is_available():
         try:
             found["nccl"] = ".".join(str(p) for p in torch.cuda.nccl.version())
         except Exception:  # noqa: BLE001 - NCCL missing from this build
@@ -473,7 +483,7 @@ def versions() -> dict[str, Any]:
             }
             for i in range(torch.cuda.device_count())
         ]
-        found["arch_list"] = torch.cuda.get_archranks_text()
+        found["arch_list"] = torch.cuda.get_arch_list()
     return found
 
 

@@ -1,6 +1,7 @@
 """Comparing the ranks' records: per process group, the first collective (by sequence number) where the ranks
 part ways: some never entered it, they entered different operations, sizes or dtypes, or it never completed
-and only ranks with no dump can say why.
+and only ranks with no dump can say why; failing those, the first that every rank entered and none saw
+complete (the collective itself stalled: no rank is behind).
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ class Disagreement:
     pg_name: str
     seq: int
     kind: str  # "never_entered" | "op" | "sizes" | "dtypes" | "pending" (never completed, no dump says why)
+    # | "stalled" (every rank of the group entered it, none saw it complete)
     entered: dict[tuple, list[int]]  # signature -> ranks, in the order first seen
     examples: dict[tuple, Collective]
     behind: list[int]  # ranks that never entered #seq
@@ -61,6 +63,7 @@ def _first_disagreement(pg: str, records: dict[int, RankRecord], members: list[i
         newest[rank] = kept[-1].seq if kept else 0
         oldest[rank] = kept[0].seq if kept else 0
     pending = None  # a collective that never completed, where only ranks with no dump can say why
+    stalled = None  # one that every rank of the group entered and none saw complete
     for seq in sorted(by_seq):
         present = by_seq[seq]
         behind, unknown = [], []
@@ -80,8 +83,11 @@ def _first_disagreement(pg: str, records: dict[int, RankRecord], members: list[i
             examples.setdefault(collective.signature(), collective)
         name = next((r.pg_names[pg] for r in records.values() if pg in r.pg_names), "")
         if len(entered) == 1 and not behind:
-            if unknown and pending is None and all(c.completed is False for c in present.values()):
+            never_completed = all(c.completed is False for c in present.values())
+            if unknown and pending is None and never_completed:
                 pending = Disagreement(pg, name, seq, "pending", entered, examples, [], {}, unknown)
+            elif not unknown and stalled is None and never_completed and len(present) == len(members):
+                stalled = Disagreement(pg, name, seq, "stalled", entered, examples, [], {}, [])
             continue
         kind = "never_entered" if len(entered) == 1 else _what_differs(list(examples.values()))
         last_of = {}
@@ -89,7 +95,7 @@ def _first_disagreement(pg: str, records: dict[int, RankRecord], members: list[i
             kept = records[rank].collectives.get(pg, [])
             last_of[rank] = kept[-1] if kept else None
         return Disagreement(pg, name, seq, kind, entered, examples, behind, last_of, unknown)
-    return pending
+    return pending or stalled
 
 
 def _what_differs(collectives: list[Collective]) -> str:

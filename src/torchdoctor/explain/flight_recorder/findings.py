@@ -54,6 +54,12 @@ def to_finding(d: Disagreement, sources: dict[int, str] | None = None) -> Findin
         )
         fix = f"Find {who(d.unknown)}'s dump(s) or logs: what {who(d.unknown)} did instead is not in these files."
         return Finding("log.collective_pending", "warn", summary, details, fix)
+    if d.kind == "stalled":
+        (example,) = d.examples.values()
+        summary, fix = stalled_text(d, example)
+        fix += "\n`torchdoctor launch --watchdog 300 train.py` shows where each rank's host waits, on the next hang."
+        details["states"] = {who(r): e.state for (s, r), e in _pairs(d)}
+        return Finding("log.collective_stalled", "warn", summary, details, fix)
     if d.kind == "never_entered":
         (example,) = d.examples.values()
         behind_at = "; ".join(
@@ -78,6 +84,34 @@ def to_finding(d: Disagreement, sources: dict[int, str] | None = None) -> Findin
         summary += f"; {who(d.behind)} never entered it"
     summary += _unknown_text(d)
     return Finding("log.collective_mismatch", "fail", summary, details, _mismatch_fix(d))
+
+
+def stalled_text(d: Disagreement, example: Collective) -> tuple[str, str]:
+    """The summary and fix of a collective every rank of its group entered and none saw complete."""
+    group = f"process group {d.pg}" + (f" ({d.pg_name})" if d.pg_name and d.pg_name != d.pg else "")
+    ranks = sorted(r for ranks in d.entered.values() for r in ranks)
+    if len(ranks) == 1:
+        summary = (
+            f"{group}: {example.shape()}{where_called(example)} never completed on {who(ranks)}, the only rank "
+            "of its group: with no peer to wait for, it waited for that rank's own GPU, where work queued "
+            "before it had not finished"
+        )
+        fix = (
+            f"Find what {who(ranks)}'s GPU was still running when the collective was queued: a kernel that runs "
+            "very long or never ends (a custom CUDA kernel, a spin-wait on the device), on the same "
+            "stream before it."
+        )
+        return summary, fix
+    summary = (
+        f"{group}: every rank of the group ({who(ranks)}) entered {example.shape()}{where_called(example)} and "
+        "none saw it complete: no rank is behind, so the collective itself stalled (the network between the "
+        "ranks, or a rank's GPU still busy with work queued before it)"
+    )
+    fix = (
+        "Next: `torchdoctor net` (can the ranks reach each other, at what bandwidth), `torchdoctor check` on each "
+        "node, and the NCCL log (NCCL_DEBUG=INFO): which transport each rank chose and the last call it made."
+    )
+    return summary, fix
 
 
 def _pairs(d: Disagreement):
@@ -139,7 +173,8 @@ def explain_dumps(paths: list[Path]) -> list[Finding]:
         try:
             record = read_dump(path)
         except (safe_pickle.UnsafePickle, ValueError) as error:
-            findings.append(_unreadable(path, str(error)))
+            snapshot = _memory_snapshot(path)
+            findings.extend(snapshot if snapshot is not None else [_unreadable(path, str(error))])
             continue
         except OSError as error:
             findings.append(_unreadable(path, error.strerror or str(error)))
@@ -194,6 +229,17 @@ def explain_dumps(paths: list[Path]) -> list[Finding]:
             )
         )
     return found + findings
+
+
+def _memory_snapshot(path: Path) -> list[Finding] | None:
+    """The findings of a CUDA memory snapshot (a pickle of plain data too), or None when ``path`` is not one."""
+    from torchdoctor.explain import memory_snapshot
+
+    try:
+        data = safe_pickle.load(path).data
+    except (safe_pickle.UnsafePickle, ValueError, OSError):
+        return None
+    return memory_snapshot.snapshot_findings(path, data) if memory_snapshot.is_snapshot(data) else None
 
 
 def _unreadable(path: Path, why: str) -> Finding:

@@ -40,6 +40,9 @@ class Collective:
     output_dtypes: list = field(default_factory=list)
     completed: bool | None = None
     frames: list[Frame] = field(default_factory=list)  # outermost first
+    state: str = (
+        ""  # the recorder's: "scheduled", "started" (only with TORCH_NCCL_ENABLE_TIMING=1), "completed"
+    )
 
     def shape(self) -> str:
         """``all_reduce #3 [4] Float``."""
@@ -158,6 +161,7 @@ def _collective(entry: dict) -> Collective | None:
         [str(d) for d in _plain_list(entry.get("output_dtypes"))],
         completed,
         _calls(entry.get("frames")),
+        state if isinstance(state, str) else "",
     )
 
 
