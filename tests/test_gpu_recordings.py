@@ -232,3 +232,33 @@ def test_one_rank_has_no_bandwidth_to_measure(cli):
     assert result.returncode == 0 and found["net.smoke"]["status"] == "ok"
     assert found["net.bandwidth"]["status"] == "skip"
     assert found["net.bandwidth"]["summary"].startswith("not measured: 1 rank, so nothing crosses a link")
+
+
+def summary_of(windows: Path) -> list[str]:
+    """The end summary of a kept run, judged again window by window."""
+    from torchdoctor.stragglers.aggregate import judge_window
+    from torchdoctor.stragglers.summary import summary_lines
+    from torchdoctor.stragglers.verdict import Tracker
+
+    tracker, verdicts = Tracker(), []
+    for line in windows.read_text().splitlines():
+        kept = json.loads(line)
+        verdicts.append(judge_window(int(kept["window"]), {int(r): f for r, f in kept["ranks"].items()}))
+        tracker.feed(verdicts[-1])
+    return summary_lines(verdicts, tracker.said)
+
+
+def test_a_rank_slow_since_before_the_baseline_is_said_at_the_end_and_no_healthy_run_gets_the_line():
+    # two ranks on the H200, rank 1 given 12 extra matmuls a step from step 40: no verdict (the watch's usual is
+    # steps 20-59), and the summary said only "no rank was slower for a sustained stretch"
+    lines = summary_of(GPU / "stragglers-gpu-windows.jsonl")
+    assert lines[0].endswith("no rank was slower for a sustained stretch")
+    assert lines[1].startswith(
+        "  rank 1 held the others back throughout: they waited 44.46 ms a step for it (37% of a step), its compute "
+        "68.2 ms against their 23.31"
+    )
+    kept = Path(__file__).parent / "fixtures" / "stragglers"
+    for healthy in sorted(kept.glob("healthy-*/stragglers-windows.jsonl")):
+        assert not [line for line in summary_of(healthy) if "held the others back" in line], (
+            healthy.parent.name
+        )

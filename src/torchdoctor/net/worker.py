@@ -257,7 +257,8 @@ class Worker:
         self.say_done()
         if self.options.find_bad:
             self.find_bad(device, peers)
-        if self.options.bench and self.info.world_size > 1:  # one rank has no link to time (smoke.ONE_RANK_BENCH)
+        # one rank has no link to time (smoke.ONE_RANK_BENCH)
+        if self.options.bench and self.info.world_size > 1:
             self.bench(device, on_row)
         dist.destroy_process_group()
         self.leave()
@@ -348,8 +349,8 @@ class Worker:
             count = torch.cuda.device_count()
             raise RuntimeError(
                 f"--backend nccl: local rank {self.info.local_rank} on {self.info.host} has no GPU of its own "
-                f"({count} GPU(s) there): NCCL needs one GPU per rank and refuses two ranks on one (\"Duplicate "
-                f"GPU detected\"); start at most {count} rank(s) on this host (--nproc-per-node {count}), or use "
+                f'({count} GPU(s) there): NCCL needs one GPU per rank and refuses two ranks on one ("Duplicate '
+                f'GPU detected"); start at most {count} rank(s) on this host (--nproc-per-node {count}), or use '
                 "--backend gloo"
             )
         device = torch.device("cuda", self.info.local_rank) if backend == "nccl" else torch.device("cpu")

@@ -61,6 +61,8 @@ def summary_lines(verdicts: list[WindowVerdict], said: list[dict[str, Any]]) -> 
     shared = shared_cpus(verdicts)
     if shared:
         lines.append(f"  {shared}: which one waits for a CPU is the kernel's choice, none is named for it")
+    if not said:
+        lines += waited_for_throughout(ranks)
     for rank, r in ranks.items():
         waiting = f", waiting for peers {r['wait']:g}" if "wait" in r else ""
         lines.append(
@@ -68,6 +70,43 @@ def summary_lines(verdicts: list[WindowVerdict], said: list[dict[str, Any]]) -> 
             f"{r['compute']:g} + collectives {r['comm']:g}{waiting} (medians over {r['steps']} steps)"
         )
     return lines
+
+
+# A rank the others waited for over the whole run, which no verdict named: the judge compares each rank with its own
+# usual (the first BASELINE steps after WARMUP), so a difference already there is its usual. On an H200 shared by
+# two ranks, one given 12 extra matmuls a step from step 40 (inside the baseline): its peer waited 44 ms of a
+# 120 ms step for it, and nothing was said. Said only when the others waited THROUGHOUT of their step for it, it
+# waited at most LONE of what they did, and its own work (compute or data) is longer than theirs by at least
+# EXPLAINS of their wait: in the kept healthy CPU runs a rank that leaves the collectives last by habit had them
+# wait 11% of a step with the same compute, and a loaded one 13% (2.5 ms more compute): none is said.
+THROUGHOUT = 0.15
+LONE = 0.2
+EXPLAINS = 0.5
+
+
+def waited_for_throughout(ranks: dict[int, dict[str, Any]]) -> list[str]:
+    """The summary's line for a rank its peers waited for over the whole run (medians), or none."""
+    timed = {rank: r for rank, r in ranks.items() if "wait" in r}
+    if len(timed) < 2:
+        return []
+    slow = min(timed, key=lambda rank: timed[rank]["wait"])
+    peers = [r for rank, r in timed.items() if rank != slow]
+    waited = statistics.median(r["wait"] for r in peers)
+    step = statistics.median(r["step"] for r in timed.values())
+    if step <= 0 or waited < THROUGHOUT * step or timed[slow]["wait"] > LONE * waited:
+        return []
+    parts = {
+        name: (timed[slow][name], statistics.median(r[name] for r in peers)) for name in ("compute", "data")
+    }
+    name, (mine, theirs) = max(parts.items(), key=lambda item: item[1][0] - item[1][1])
+    if mine - theirs < EXPLAINS * waited:
+        return []
+    return [
+        f"  rank {slow} held the others back throughout: they waited {waited:g} ms a step for it ({waited / step:.0%} "
+        f"of a step), its {name} {mine:g} ms against their {theirs:g}; no verdict named it because a difference "
+        "there from the start (or from before step 60) is taken as its usual: unless it is by design (logging, "
+        "evaluation or checkpoints on one rank), it holds the run back"
+    ]
 
 
 def findings(verdicts: list[WindowVerdict], said: list[dict[str, Any]]) -> list[Finding]:
