@@ -294,6 +294,11 @@ PROCESS_TESTS = {
     "test_explain_u27_store_ping": {
         "test_a_store_address_answered_by_an_http_server_says_so_and_to_check_the_address"
     },
+    # rank 0 of a world of 2 started by hand with plain python, with and without debug mode (u29)
+    "test_explain_u29_by_hand": {
+        "test_rank_0_started_by_hand_for_a_world_of_2_on_this_torch_says_no_launcher_started_the_others",
+        "test_debug_modes_wait_for_a_rank_started_by_hand_on_this_torch_is_read_as_the_rank_never_started",
+    },
     # mp.spawn of 1 process for a world of 2, stopped with a SIGINT to its process group
     "test_explain_interrupted": {
         "test_a_hung_mp_spawn_stopped_with_ctrl_c_is_read_as_waiting_for_its_processes"

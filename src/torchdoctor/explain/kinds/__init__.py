@@ -460,6 +460,12 @@ CONTEXT_FACTS: tuple[tuple[str, re.Pattern], ...] = (
         "ProcessRaisedException",
         re.compile(r"(?P<spawned>torch\.multiprocessing\.spawn\.ProcessRaisedException)"),
     ),
+    # init_process_group's rendezvous hosting the store in the script's own process (rank 0 without torchrun's
+    # agent store: started by hand or by mp.spawn; comm.py's store counting fewer processes)
+    (
+        "_create_c10d_store",
+        re.compile(r"(?P<store_by_script>rendezvous\.py\S{0,10}, line \d+, in _create_c10d_store)"),
+    ),
     # torchrun's summary of a job where the root-cause rank was the only one that failed: every other rank
     # exited without an error (ranks it stopped are listed as failures, with SIGTERM)
     ("<NO_OTHER_FAILURES>", re.compile(r"(?P<no_other_failures><NO_OTHER_FAILURES>)")),
