@@ -299,6 +299,14 @@ PROCESS_TESTS = {
         "test_rank_0_started_by_hand_for_a_world_of_2_on_this_torch_says_no_launcher_started_the_others",
         "test_debug_modes_wait_for_a_rank_started_by_hand_on_this_torch_is_read_as_the_rank_never_started",
     },
+    # a DataLoader worker that kills itself with SIGKILL while the main process waits for it (u29)
+    "test_explain_u29_worker_told_twice": {
+        "test_a_worker_killed_while_the_main_process_waits_on_this_torch_is_one_finding_not_a_full_dev_shm"
+    },
+    # a spawned multiprocessing Process handed a lambda (u29, mnist_hogwild)
+    "test_explain_u29_own_process": {
+        "test_a_lambda_handed_to_a_spawned_process_on_this_torch_says_module_level_functions_not_torchrun"
+    },
     # mp.spawn of 1 process for a world of 2, stopped with a SIGINT to its process group
     "test_explain_interrupted": {
         "test_a_hung_mp_spawn_stopped_with_ctrl_c_is_read_as_waiting_for_its_processes"

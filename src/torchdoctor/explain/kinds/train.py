@@ -548,6 +548,29 @@ DATALOADER_SHM = Recogniser(
 )
 
 
+_PIDS = re.compile(r"DataLoader worker \(pid(?:\(s\))? (?P<pids>[\d, ]{1,200})\)")
+
+
+def _pids(hits: list[Hit]) -> set[str]:
+    return {
+        pid.strip()
+        for h in hits
+        for found in [_PIDS.search(h.facts.get("what", ""))]
+        if found
+        for pid in found["pids"].split(",")
+    }
+
+
+def exit_told_twice(by_kind: dict[str, list[Hit]]) -> bool:
+    """Whether the DataLoader's "worker (pid(s) N) exited unexpectedly" is only the same worker's death that its
+    "DataLoader worker (pid N) is killed by signal: Killed" already says (torch's _try_get_data raises the first
+    from the second): the /dev/shm reading of the bare exit would be a second, wrong cause beside it."""
+    exited, killed = by_kind.get("dataloader_shm", []), by_kind.get("worker_killed", [])
+    if not exited or not killed or not all("worker_exited" in h.facts for h in exited):
+        return False
+    return bool(_pids(exited)) and _pids(exited) <= _pids(killed)
+
+
 def _killed(hits: list[Hit], ctx: Context) -> tuple[str, str]:
     facts = merged(hits)
     if "TIME LIMIT" in facts.get("what", ""):
@@ -587,7 +610,7 @@ def _killed(hits: list[Hit], ctx: Context) -> tuple[str, str]:
 WORKER_KILLED = Recogniser(
     # torchrun's failure summary (exitcode -9), the kernel's OOM killer, SLURM's cgroup OOM handler
     kind="worker_killed",
-    title="killed with SIGKILL",
+    title="a process killed with SIGKILL",
     # the deepspeed launcher's "[ERROR] [launch.py:434:sigkill_handler] [<cmd>] exits with return code = -9"
     # SLURM: slurmstepd's cgroup OOM report (v1: "oom-kill event(s)", v2: "oom_kill event"), srun's task state
     anchors=(
