@@ -436,6 +436,9 @@ CONTEXT_FACTS: tuple[tuple[str, re.Pattern], ...] = (
         "spawn",
         re.compile(r"(?P<saw_spawn>ddp_spawn|mp\.spawn|start_processes|multiprocessing[/\\]spawn\.py)"),
     ),
+    # a multiprocessing Process started by spawn (CPython's popen_spawn_*: the child gets its target and arguments
+    # pickled): with no mp.spawn or DataLoader in the log, the script's own Process (train.py's _spawn)
+    ("popen_spawn_", re.compile(r"(?P<process_spawned>popen_spawn_(?:posix|win32)\.py)")),
     ("torch", re.compile(r"\b(?:torch|PyTorch version:?)[ =]=?(?P<torch_version>\d+\.\d+\.\d+[\w.+]*)")),
     # the host compiler a build ran: gcc -v, gcc --version, CMake's compiler identification (kinds/toolkits.py)
     *(

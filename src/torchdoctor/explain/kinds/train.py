@@ -824,6 +824,8 @@ def _spawn(hits: list[Hit], ctx: Context) -> tuple[str, str]:
             "(num_workers=0).",
         )
     what = facts.get("what", "an object cannot be pickled").strip()
+    if _own_process(ctx) and not facts.get("worker_pickle"):
+        return _own_process_pickling(what, hits)
     summary = f"an object handed to the spawned processes cannot be pickled: {what[:160]}" + on_ranks(hits)
     fix = (
         "Spawned processes (mp.spawn, Lightning's ddp_spawn, DataLoader workers on Windows/macOS) receive the "
@@ -832,6 +834,34 @@ def _spawn(hits: list[Hit], ctx: Context) -> tuple[str, str]:
         "lambdas, open files, ctypes pointers or locks as attributes; build them inside the worker)."
     )
     return summary, fix
+
+
+def _own_process(ctx: Context) -> bool:
+    """Whether the processes were the script's own multiprocessing Process started by spawn (mnist_hogwild's
+    trainers), not mp.spawn's ranks, Lightning's ddp_spawn or a DataLoader's workers, for which a launcher or the
+    DataLoader's options are the fix."""
+    facts = ctx.facts
+    return "process_spawned" in facts and not {"saw_spawn", "daemon_loader", "daemon_loader_worker"} & set(
+        facts
+    )
+
+
+def _own_process_pickling(what: str, hits: list[Hit]) -> tuple[str, str]:
+    # found with pytorch/examples' mnist_hogwild, a lambda in the dataset handed to its trainers: the fix led with
+    # torchrun, which cannot share one model in memory between processes as Hogwild does
+    return (
+        "an object handed to a multiprocessing Process started by spawn cannot be pickled: "
+        + what[:160]
+        + on_ranks(hits),
+        "Under the spawn start method (mp.set_start_method('spawn'), the default on Windows and macOS) "
+        "Process(target=f, args=(...)).start() pickles f and every argument for the child: use functions defined "
+        "with def at module level, not lambdas or functions local to another function (a lambda as a dataset's "
+        "transform, a collate_fn), and objects without open files, locks or sockets as attributes (open them in "
+        "the child). Classes must be importable by the child too: defined at module level, not inside the "
+        "if __name__ == '__main__' block. On Linux the fork start method hands them over without pickling "
+        "(mp.set_start_method('fork'); CPU tensors only, CUDA needs spawn); a model's share_memory() is shared "
+        "either way.",
+    )
 
 
 SPAWN_PICKLING = Recogniser(
