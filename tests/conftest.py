@@ -307,6 +307,10 @@ PROCESS_TESTS = {
     "test_explain_u29_own_process": {
         "test_a_lambda_handed_to_a_spawned_process_on_this_torch_says_module_level_functions_not_torchrun"
     },
+    # two gloo ranks under launch --watchdog, rank 0 leaving the training loop alone for the evaluation's gather (u29)
+    "test_watchdog_u29_early_stop": {
+        "test_a_rank_that_stopped_the_loop_alone_is_named_with_the_break_and_how_to_stop_together"
+    },
     # mp.spawn of 1 process for a world of 2, stopped with a SIGINT to its process group
     "test_explain_interrupted": {
         "test_a_hung_mp_spawn_stopped_with_ctrl_c_is_read_as_waiting_for_its_processes"

@@ -34,7 +34,19 @@ MISMATCH = R(
 )
 # the folder is said a few lines below the report's head, after the verdict, and so is the mismatch: read from
 # anywhere in the log
-CONTEXT = (("Full stacks: ", FOLDER), (" on different ranks: ", MISMATCH))
+# the report's reading of ranks past the loop the others still run (hang/verdict.py left_the_loop), and the loop's
+# early exits it names ("The loop can be left early at line 153: `if accelerator.is_main_process and ...:`")
+LEFT_LOOP = R(
+    r"(?P<left_loop>rank\(s\) [\d, -]{1,80} left the loop at \S{1,300}:\d+-\d+ while rank\(s\) [\d, -]{1,80} still "
+    r"run it)"
+)
+LOOP_EXIT = R(r"The loop can be left early at (?P<loop_exit>line \d+: `[^`\n]{1,200}`)")
+CONTEXT = (
+    ("Full stacks: ", FOLDER),
+    (" on different ranks: ", MISMATCH),
+    (" left the loop at ", LEFT_LOOP),
+    ("The loop can be left early at ", LOOP_EXIT),
+)
 
 
 # each rank's call in the mismatch: "rank 0: scatter #1 [2, 4, 4] Float (place.py:14 in <module>)"
@@ -67,7 +79,9 @@ def _hang(hits: list[Hit], ctx: Context) -> tuple[str, str]:
     culprits, where = first(hits, "culprits"), first(hits, "where")
     waiting, folder = first(hits, "waiting"), first(hits, "folder") or ctx.facts.get("folder")
     after = f" after {seconds} s without progress" if seconds else ""
-    if culprits:
+    if culprits and ctx.facts.get("left_loop"):
+        summary, fix = _left_loop(after, ctx)
+    elif culprits:
         summary = (
             f"torchdoctor's watchdog stopped a hang{after}: rank(s) {culprits}"
             + (f" at {where}" if where else "")
@@ -103,6 +117,29 @@ def _hang(hits: list[Hit], ctx: Context) -> tuple[str, str]:
         )
     if folder:
         fix += f" `torchdoctor explain {folder}` reads the full stacks and flight-recorder dumps again while that folder is kept."
+    return summary, fix
+
+
+def _left_loop(after: str, ctx: Context) -> tuple[str, str]:
+    """The report's verdict that some ranks left the loop the others still run, with the loop's early exit where
+    it named one (a break taken by one rank alone: early stopping on its own loss, on the main process only)."""
+    summary = f"torchdoctor's watchdog stopped a hang{after}: {ctx.facts['left_loop']}"
+    exit_ = ctx.facts.get("loop_exit")
+    if not exit_:
+        fix = (
+            "The ranks ran different numbers of iterations: give every rank the same number of batches "
+            "(DistributedSampler(drop_last=True), data split evenly), or run the loop under DDP's `with "
+            "model.join():`."
+        )
+        return summary, fix
+    summary += f"; the loop can be left early at {exit_}"
+    fix = (
+        "A rank that decides alone to leave the loop (a break on its own loss or metric, or under a condition on "
+        "the rank) leaves the others waiting in the loop's collectives: decide together, with a flag every rank "
+        "reduces (stop = torch.tensor(float(should_stop)); dist.all_reduce(stop); if stop.item() > 0: break), "
+        "accelerate's accelerator.set_trigger() and `if accelerator.check_trigger(): break` on every rank, or "
+        "Lightning's self.trainer.should_stop."
+    )
     return summary, fix
 
 
