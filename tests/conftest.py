@@ -311,6 +311,10 @@ PROCESS_TESTS = {
     "test_watchdog_u29_early_stop": {
         "test_a_rank_that_stopped_the_loop_alone_is_named_with_the_break_and_how_to_stop_together"
     },
+    # two gloo ranks under launch --debug, rank 1 never reaching rank 0's all_gather (u29)
+    "test_explain_u29_debug_waits": {
+        "test_debug_modes_timeout_at_a_collective_one_rank_never_reached_names_it_and_the_waiting_line"
+    },
     # mp.spawn of 1 process for a world of 2, stopped with a SIGINT to its process group
     "test_explain_interrupted": {
         "test_a_hung_mp_spawn_stopped_with_ctrl_c_is_read_as_waiting_for_its_processes"

@@ -563,7 +563,11 @@ RENDEZVOUS_OR_PORT = Recogniser(
         r"(?:wait|barrier) timeout after (?!\d+ms, key)|timed out waiting for all (?!\d+ members to join)|"
         # socket.cpp's warning for one address of several: localhost's IPv6 ::1 on a host without IPv6 loopback
         # (EADDRNOTAVAIL) before the IPv4 address connects; a connect that fails for good raises its own error
-        r"client socket has failed to connect to \[(?:localhost|::1)\]:\d+ \(errno: 99 - Cannot assign requested"
+        r"client socket has failed to connect to \[(?:localhost|::1)\]:\d+ \(errno: 99 - Cannot assign requested|"
+        # socket.cpp's warnings (W) of a store wait that goes on: a poll that returned nothing yet, as torch prints
+        # it under a wait with a short timeout that is retried (torchdoctor's debug mode waiting for a rank); a wait
+        # that fails for good raises its own error after them (DistStoreError: wait timeout after ...)
+        r"\A[^\n]{0,40}\[W\d{4} [^\]\n]{0,60}socket\.cpp:\d+\] \[c10d\] waitForInput"
     ),
     facts=(
         R(r"(?P<in_use>[Aa]ddress already in use|EADDRINUSE|another process is utilizing it)"),
