@@ -116,3 +116,38 @@ def test_mp_spawns_processes_hosting_the_store_stay_read_as_spawn():
 def test_a_line_naming_master_addr_and_port_otherwise_is_not_debug_modes_wait():
     found = explained("ValueError: set MASTER_ADDR:MASTER_PORT (rank 0's host and port) before init\n")
     assert "started without a launcher" not in found.summary
+
+
+# Lightning's bug_report_model.py given Trainer(accelerator="cpu", devices=2, num_nodes=2) on one machine (a 10 s
+# timeout instead of the default 30 minutes): its launcher starts this machine's 2 processes for a world of 4, rank 0
+# hosts the store and counts the clients; rank 1, started late, then cannot connect to it. As Lightning 2.6 and
+# torch 2.13 printed it (frames shortened)
+LIGHTNING = (
+    "Initializing distributed: GLOBAL_RANK: 0, MEMBER: 1/4\n"
+    "Traceback (most recent call last):\n"
+    '  File "/home/me/bug_report_model.py", line 69, in run\n'
+    "    trainer.fit(model, train_dataloaders=train_data, val_dataloaders=val_data)\n"
+    + STORE_FRAMES
+    + "torch.distributed.DistStoreError: Timed out after 11 seconds waiting for clients. 1/4 clients joined.\n"
+    "Initializing distributed: GLOBAL_RANK: 1, MEMBER: 2/4\n"
+    "[E1130 23:23:34.300292509 socket.cpp:1028] [c10d] The client socket has timed out after 10000ms while trying "
+    "to connect to (127.0.0.1, 35553).\n"
+    "torch.distributed.DistNetworkError: The client socket has timed out after 10000ms while trying to connect to "
+    "(127.0.0.1, 35553).\n"
+)
+
+
+def test_lightnings_world_of_num_nodes_times_devices_on_one_machine_says_num_nodes_not_started_by_hand():
+    found = explained(LIGHTNING)
+    assert found.id == "log.rendezvous_or_port", found.summary
+    assert "only 1 of 4 processes reached the store" in found.summary
+    assert "Lightning set up a world of 4 processes, Trainer's num_nodes x devices" in found.summary
+    assert "num_nodes=1" in found.fix and "NODE_RANK" in found.fix and "Started by hand" not in found.fix
+
+
+def test_a_client_that_cannot_connect_alone_is_still_the_store_it_cannot_reach():
+    found = explained(LIGHTNING.split("Initializing distributed: GLOBAL_RANK: 1")[1])
+    assert (
+        found.id == "log.rendezvous_or_port"
+        and "cannot reach the rendezvous store at 127.0.0.1:35553" in found.summary
+    )

@@ -469,6 +469,14 @@ CONTEXT_FACTS: tuple[tuple[str, re.Pattern], ...] = (
         "_create_c10d_store",
         re.compile(r"(?P<store_by_script>rendezvous\.py\S{0,10}, line \d+, in _create_c10d_store)"),
     ),
+    # Lightning's launcher set up this process's rank (fabric/utilities/distributed.py _init_dist_connection; 1.x:
+    # "initializing ddp"): its world is Trainer's num_nodes x devices (comm.py's store counting fewer)
+    (
+        "GLOBAL_RANK: ",
+        re.compile(
+            r"(?:initializing ddp|Initializing distributed): GLOBAL_RANK: \d+, MEMBER: \d+/(?P<lightning_world>\d+)"
+        ),
+    ),
     # torchrun's summary of a job where the root-cause rank was the only one that failed: every other rank
     # exited without an error (ranks it stopped are listed as failures, with SIGTERM)
     ("<NO_OTHER_FAILURES>", re.compile(r"(?P<no_other_failures><NO_OTHER_FAILURES>)")),

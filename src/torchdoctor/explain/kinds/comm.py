@@ -215,7 +215,9 @@ def _rendezvous(hits: list[Hit], ctx: Context) -> tuple[str, str]:
         return summary, fix
     facts = next((h.facts for h in hits if "host" in h.facts), {})
     host, port = facts.get("host", "").removeprefix("::ffff:") or None, facts.get("port")
-    if host is None:
+    # the store's host counting the clients that came ("1/4 clients joined") says more than a client that could not
+    # connect after it gave up (Lightning's late-started rank 1 in the same console)
+    if host is None or first(hits, "joined"):
         error = first(hits, "error") or first(hits, "what") or "the rendezvous failed"
         message = first(hits, "message", "")
         summary = f"{error}: {message}".rstrip(": ") + on_ranks(hits)
@@ -257,7 +259,9 @@ def _rendezvous(hits: list[Hit], ctx: Context) -> tuple[str, str]:
                 f"only {first(hits, 'joined')} of {first(hits, 'expected')} processes reached the store: the "
                 "others never started, or cannot reach MASTER_ADDR:MASTER_PORT"
             )
-            if ctx.facts.get("store_by_script") and not ctx.facts.get("spawned"):
+            if ctx.facts.get("store_by_script") and ctx.facts.get("lightning_world"):
+                summary += _LIGHTNING_WORLD.format(world=ctx.facts["lightning_world"])
+            elif ctx.facts.get("store_by_script") and not ctx.facts.get("spawned"):
                 summary += _HOSTED_BY_SCRIPT
         elif first(hits, "worker_count"):
             summary += (
@@ -269,7 +273,9 @@ def _rendezvous(hits: list[Hit], ctx: Context) -> tuple[str, str]:
             "--rdzv-id and --nnodes, and the endpoint's host must be reachable from all of them.\n"
             + _MASTER_ADDR_AS_SEEN
         )
-        if first(hits, "joined") and ctx.facts.get("store_by_script") and not ctx.facts.get("spawned"):
+        if first(hits, "joined") and ctx.facts.get("store_by_script") and ctx.facts.get("lightning_world"):
+            fix = _LIGHTNING_FIX.format(world=ctx.facts["lightning_world"]) + "\n" + _MASTER_ADDR_AS_SEEN
+        elif first(hits, "joined") and ctx.facts.get("store_by_script") and not ctx.facts.get("spawned"):
             fix = _started_by_hand_fix(first(hits, "expected")) + "\n" + _MASTER_ADDR_AS_SEEN
         if first(hits, "hand_world"):
             summary, fix = _hand_wait(hits)
@@ -429,6 +435,19 @@ _HOSTED_BY_SCRIPT = (
 )
 
 
+# Lightning's own launcher started this machine's processes (its "Initializing distributed: GLOBAL_RANK: 0, MEMBER:
+# 1/4"): the world is Trainer's num_nodes x devices, and the other nodes' processes never came. Found with Lightning's
+# bug_report_model.py given num_nodes=2 on one machine
+_LIGHTNING_WORLD = (
+    " (Lightning set up a world of {world} processes, Trainer's num_nodes x devices: the processes of the other "
+    "nodes never came)"
+)
+_LIGHTNING_FIX = (
+    "Trainer(num_nodes=N, devices=D) (Fabric's too) waits for N x D = {world} processes. On one machine pass "
+    "num_nodes=1. On several, start the same script on every node, each with its NODE_RANK (0 to N-1) and the "
+    "same MASTER_ADDR (node 0's address) and MASTER_PORT, or start it through SLURM (srun, one task per device) or "
+    "torchrun --nnodes N --nproc-per-node D, which set them; Lightning starts the D processes of each node itself."
+)
 _MASTER_ADDR_AS_SEEN = "MASTER_ADDR must be the address of rank 0's host as the other hosts see it."
 
 
