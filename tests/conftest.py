@@ -294,6 +294,27 @@ PROCESS_TESTS = {
     "test_explain_u27_store_ping": {
         "test_a_store_address_answered_by_an_http_server_says_so_and_to_check_the_address"
     },
+    # rank 0 of a world of 2 started by hand with plain python, with and without debug mode (u29)
+    "test_explain_u29_by_hand": {
+        "test_rank_0_started_by_hand_for_a_world_of_2_on_this_torch_says_no_launcher_started_the_others",
+        "test_debug_modes_wait_for_a_rank_started_by_hand_on_this_torch_is_read_as_the_rank_never_started",
+    },
+    # a DataLoader worker that kills itself with SIGKILL while the main process waits for it (u29)
+    "test_explain_u29_worker_told_twice": {
+        "test_a_worker_killed_while_the_main_process_waits_on_this_torch_is_one_finding_not_a_full_dev_shm"
+    },
+    # a spawned multiprocessing Process handed a lambda (u29, mnist_hogwild)
+    "test_explain_u29_own_process": {
+        "test_a_lambda_handed_to_a_spawned_process_on_this_torch_says_module_level_functions_not_torchrun"
+    },
+    # two gloo ranks under launch --watchdog, rank 0 leaving the training loop alone for the evaluation's gather (u29)
+    "test_watchdog_u29_early_stop": {
+        "test_a_rank_that_stopped_the_loop_alone_is_named_with_the_break_and_how_to_stop_together"
+    },
+    # two gloo ranks under launch --debug, rank 1 never reaching rank 0's all_gather (u29)
+    "test_explain_u29_debug_waits": {
+        "test_debug_modes_timeout_at_a_collective_one_rank_never_reached_names_it_and_the_waiting_line"
+    },
     # mp.spawn of 1 process for a world of 2, stopped with a SIGINT to its process group
     "test_explain_interrupted": {
         "test_a_hung_mp_spawn_stopped_with_ctrl_c_is_read_as_waiting_for_its_processes"

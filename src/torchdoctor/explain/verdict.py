@@ -23,6 +23,7 @@ from torchdoctor.explain.kinds import (
     module_train,
     release_changes,
     tokenizer_classes,
+    train,
     versions,
     waiting_calls,
     watchdog_report,
@@ -87,6 +88,9 @@ def findings(
         needed = BY_KIND[kind].requires
         if needed and not any(fact in ctx.facts for fact in needed):
             del by_kind[kind]
+    if train.exit_told_twice(by_kind):
+        # a DataLoader worker killed is raised again as "exited unexpectedly": one death, not a second cause
+        del by_kind["dataloader_shm"]
     seen = dict(by_kind)  # before absorbing: the vaguer kinds' hits say which lines an error was read on
     for kind in list(by_kind):
         for vaguer in BY_KIND[kind].absorbs:
@@ -244,7 +248,8 @@ def findings(
             fix = f"Fix {_the(lead[0])} above: this one follows from it."
         elif roles[kind] != "cause" and kind == rest[0] and "consequence_of" not in details:
             summary += f"; {CAUSE_NOT_FOUND}"
-            fix = fix if "rank's" in fix else f"{fix}\n{LOOK_FOR_CAUSE}"  # unless it says where already
+            # unless it says where already: another rank's log, or the kernel's (dmesg: a process it killed)
+            fix = fix if "rank's" in fix or "dmesg" in fix else f"{fix}\n{LOOK_FOR_CAUSE}"
             details["cause"] = "not found in this log"
         found.append(Finding(f"log.{kind}", status, summary, details, fix))
     if not found and first is None and raised:

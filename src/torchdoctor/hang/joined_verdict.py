@@ -148,6 +148,8 @@ def mismatch_verdict(d, by_rank: dict[int, RankStack]) -> Verdict:
             odd = torn
         elif torn is not None and torn != odd:  # the two readings disagree: neither is said
             odd, moved_on = None, ""
+    if odd is None and len(smallest) > 1:
+        odd = _left_the_loop_side(d, smallest, by_rank)
     sentences = [finding.summary + "."]
     if moved_on:
         sentences.append(moved_on)
@@ -179,6 +181,23 @@ def mismatch_verdict(d, by_rank: dict[int, RankStack]) -> Verdict:
     verdict = Verdict("\n".join(sentences), "mismatch", culprits, where, condition)
     verdict.share = 1 - len(culprits) / sum(len(r) for r in d.entered.values())
     return verdict
+
+
+def _left_the_loop_side(d, sides: list, by_rank: dict[int, RankStack]) -> object:
+    """Of sides with as many ranks each, the only one whose ranks are past the loop of the user's code that the
+    others still run (rank 0 in the evaluation's gather after the training loop, rank 1 in that loop's backward):
+    it left the loop early. None where no side, or more than one, is."""
+
+    def ranks_of(side) -> list[RankStack]:
+        return [by_rank[r] for r in d.entered[side] if r in by_rank and by_rank[r].frames]
+
+    left = []
+    for side in sides:
+        gone = ranks_of(side)
+        waiters = [stack for other in sides if other != side for stack in ranks_of(other)]
+        if gone and waiters and len(gone) == len(d.entered[side]) and left_the_loop(waiters[:1], gone):
+            left.append(side)
+    return left[0] if len(left) == 1 else None
 
 
 def _odd_by_condition(sides: list, conditions: dict) -> object:

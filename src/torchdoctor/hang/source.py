@@ -216,3 +216,38 @@ def enclosing_loop(file: str, line: int) -> tuple[int, int] | None:
             if found is None or node.lineno > found[0]:
                 found = (node.lineno, node.end_lineno or node.lineno)
     return found
+
+
+def loop_exits(file: str, first: int) -> list[tuple[int, str]]:
+    """The ``break`` (of this loop, not of one nested in it) and ``return`` statements of the loop that starts at
+    ``file:first``, each as the line of the ``if`` it sits under (or its own) and that line's source: where a rank
+    that decides alone to stop (early stopping on its own loss, ``if is_main_process and ...: break``) leaves it."""
+    parsed = _parsed(file)
+    if parsed is None:
+        return []
+    source, module = parsed
+    loop = next(
+        (
+            n
+            for n in ast.walk(module)
+            if isinstance(n, (ast.For, ast.While, ast.AsyncFor)) and n.lineno == first
+        ),
+        None,
+    )
+    if loop is None:
+        return []
+    lines = source.splitlines()
+    found: list[tuple[int, str]] = []
+
+    def visit(node: ast.AST, guard: ast.If | None, nested: bool) -> None:
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
+                continue
+            if isinstance(child, ast.Return) or (isinstance(child, ast.Break) and not nested):
+                at = guard.lineno if guard is not None else child.lineno
+                found.append((at, lines[at - 1].strip() if at <= len(lines) else ""))
+            inner = isinstance(child, (ast.For, ast.While, ast.AsyncFor))
+            visit(child, child if isinstance(child, ast.If) else guard, nested or inner)
+
+    visit(loop, None, False)
+    return sorted(set(found))

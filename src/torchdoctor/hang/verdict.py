@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from torchdoctor.hang.places import collective_of, ranks_named, silent_text, user_frame
-from torchdoctor.hang.source import Frame, condition_on_chain, enclosing_loop
+from torchdoctor.hang.source import Frame, condition_on_chain, enclosing_loop, loop_exits, user_call
 from torchdoctor.hang.stacks import RankStack
 
 
@@ -143,19 +143,48 @@ def left_the_loop(waiters: list[RankStack], elsewhere: list[RankStack]) -> Verdi
         if not finished and not _past(waiters[0].frames, stack.frames, frame, last):
             return None  # inside the loop too, not there yet, or no telling: no claim
         out.append(stack)
-    place = "; ".join(
-        f"rank {s.rank} is in {s.frames[-1].function} ({s.frames[-1].file}:{s.frames[-1].line})"
-        if s.frames
-        else f"rank {s.rank}: {s.note}"
-        for s in out[:4]
-    )
+    place = "; ".join(_where(s) for s in out[:4])
     collective = collective_of(waiters[0].frames)
     text = (
         f"{ranks_named([s.rank for s in out])} left the loop at {frame.file}:{first}-{last} while "
         f"{ranks_named([s.rank for s in waiters])} still run it, waiting in {collective} ({frame.file}:{frame.line}); "
-        f"{place}. {UNEVEN_ITERATIONS}"
+        f"{place}. {_exits_text(frame.file, first)}{UNEVEN_ITERATIONS}"
     )
     return Verdict(text, "left_loop", [s.rank for s in out], Frame(frame.file, first, frame.function))
+
+
+# a loop one rank leaves early by a decision of its own (a break on its own loss, on is_main_process): what stops
+# every rank together (found with accelerate's examples/by_feature/early_stopping.py given a plain break taken
+# on the main process only: rank 0 waited in gather_for_metrics, rank 1 in the next backward's all-reduce)
+STOP_TOGETHER = (
+    "A rank that decides alone to leave the loop (a break on its own loss or metric, or under a condition on the "
+    "rank) leaves the others waiting in the loop's collectives: decide together, with a flag every rank reduces "
+    "(stop = torch.tensor(float(should_stop)); dist.all_reduce(stop); if stop.item() > 0: break), accelerate's "
+    "accelerator.set_trigger() and `if accelerator.check_trigger(): break` on every rank, or Lightning's "
+    "self.trainer.should_stop (EarlyStopping syncs it). "
+)
+
+
+def _where(stack: RankStack) -> str:
+    """Where a rank that left the loop is: its innermost line of the user's code (not torchdoctor's own wrapper
+    or a library's frame) and the collective it waits in there."""
+    if not stack.frames:
+        return f"rank {stack.rank}: {stack.note}"
+    frame = user_call(stack.frames) or stack.frames[-1]
+    collective = collective_of(stack.frames)
+    return f"rank {stack.rank} is in {frame.function} ({frame.file}:{frame.line})" + (
+        f", waiting in {collective}" if collective else ""
+    )
+
+
+def _exits_text(file: str, first: int) -> str:
+    """The loop's early exits (``break``, ``return``) named, with what makes every rank stop together; empty where
+    the loop has none (the ranks ran different numbers of batches)."""
+    exits = loop_exits(file, first)
+    if not exits:
+        return ""
+    named = ", ".join(f"line {line}: `{code[:120]}`" for line, code in exits[:3])
+    return f"The loop can be left early at {named}. {STOP_TOGETHER}Otherwise: "
 
 
 def _past(waiter: list[Frame], other: list[Frame], loop_frame: Frame, loop_end: int) -> bool:

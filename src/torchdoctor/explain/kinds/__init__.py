@@ -436,6 +436,9 @@ CONTEXT_FACTS: tuple[tuple[str, re.Pattern], ...] = (
         "spawn",
         re.compile(r"(?P<saw_spawn>ddp_spawn|mp\.spawn|start_processes|multiprocessing[/\\]spawn\.py)"),
     ),
+    # a multiprocessing Process started by spawn (CPython's popen_spawn_*: the child gets its target and arguments
+    # pickled): with no mp.spawn or DataLoader in the log, the script's own Process (train.py's _spawn)
+    ("popen_spawn_", re.compile(r"(?P<process_spawned>popen_spawn_(?:posix|win32)\.py)")),
     ("torch", re.compile(r"\b(?:torch|PyTorch version:?)[ =]=?(?P<torch_version>\d+\.\d+\.\d+[\w.+]*)")),
     # the host compiler a build ran: gcc -v, gcc --version, CMake's compiler identification (kinds/toolkits.py)
     *(
@@ -459,6 +462,20 @@ CONTEXT_FACTS: tuple[tuple[str, re.Pattern], ...] = (
     (
         "ProcessRaisedException",
         re.compile(r"(?P<spawned>torch\.multiprocessing\.spawn\.ProcessRaisedException)"),
+    ),
+    # init_process_group's rendezvous hosting the store in the script's own process (rank 0 without torchrun's
+    # agent store: started by hand or by mp.spawn; comm.py's store counting fewer processes)
+    (
+        "_create_c10d_store",
+        re.compile(r"(?P<store_by_script>rendezvous\.py\S{0,10}, line \d+, in _create_c10d_store)"),
+    ),
+    # Lightning's launcher set up this process's rank (fabric/utilities/distributed.py _init_dist_connection; 1.x:
+    # "initializing ddp"): its world is Trainer's num_nodes x devices (comm.py's store counting fewer)
+    (
+        "GLOBAL_RANK: ",
+        re.compile(
+            r"(?:initializing ddp|Initializing distributed): GLOBAL_RANK: \d+, MEMBER: \d+/(?P<lightning_world>\d+)"
+        ),
     ),
     # torchrun's summary of a job where the root-cause rank was the only one that failed: every other rank
     # exited without an error (ranks it stopped are listed as failures, with SIGTERM)

@@ -215,7 +215,9 @@ def _rendezvous(hits: list[Hit], ctx: Context) -> tuple[str, str]:
         return summary, fix
     facts = next((h.facts for h in hits if "host" in h.facts), {})
     host, port = facts.get("host", "").removeprefix("::ffff:") or None, facts.get("port")
-    if host is None:
+    # the store's host counting the clients that came ("1/4 clients joined") says more than a client that could not
+    # connect after it gave up (Lightning's late-started rank 1 in the same console)
+    if host is None or first(hits, "joined"):
         error = first(hits, "error") or first(hits, "what") or "the rendezvous failed"
         message = first(hits, "message", "")
         summary = f"{error}: {message}".rstrip(": ") + on_ranks(hits)
@@ -257,6 +259,10 @@ def _rendezvous(hits: list[Hit], ctx: Context) -> tuple[str, str]:
                 f"only {first(hits, 'joined')} of {first(hits, 'expected')} processes reached the store: the "
                 "others never started, or cannot reach MASTER_ADDR:MASTER_PORT"
             )
+            if ctx.facts.get("store_by_script") and ctx.facts.get("lightning_world"):
+                summary += _LIGHTNING_WORLD.format(world=ctx.facts["lightning_world"])
+            elif ctx.facts.get("store_by_script") and not ctx.facts.get("spawned"):
+                summary += _HOSTED_BY_SCRIPT
         elif first(hits, "worker_count"):
             summary += (
                 f" ({first(hits, 'worker_count')} of {first(hits, 'world_size')} processes arrived at the "
@@ -265,8 +271,14 @@ def _rendezvous(hits: list[Hit], ctx: Context) -> tuple[str, str]:
         fix = (
             "Every node must be started with the same --rdzv-endpoint (or MASTER_ADDR / MASTER_PORT), "
             "--rdzv-id and --nnodes, and the endpoint's host must be reachable from all of them.\n"
-            "MASTER_ADDR must be the address of rank 0's host as the other hosts see it."
+            + _MASTER_ADDR_AS_SEEN
         )
+        if first(hits, "joined") and ctx.facts.get("store_by_script") and ctx.facts.get("lightning_world"):
+            fix = _LIGHTNING_FIX.format(world=ctx.facts["lightning_world"]) + "\n" + _MASTER_ADDR_AS_SEEN
+        elif first(hits, "joined") and ctx.facts.get("store_by_script") and not ctx.facts.get("spawned"):
+            fix = _started_by_hand_fix(first(hits, "expected")) + "\n" + _MASTER_ADDR_AS_SEEN
+        if first(hits, "hand_world"):
+            summary, fix = _hand_wait(hits)
         if first(hits, "joined") and ctx.facts.get("spawned"):
             # found with pytorch/examples' imagenet/main.py: --multiprocessing-distributed --world-size 2 on a
             # machine it counts one device on spawns 1 process for a world of 2
@@ -353,6 +365,9 @@ _RENDEZVOUS_SUGGESTIVE = (
     "raise _env_error(",
     "RendezvousClosedError",
     "clients joined",
+    # torchdoctor's debug mode waiting in init_process_group for ranks started by hand (distributed/joining.py):
+    # never started, another MASTER_ADDR, or failed before their init_process_group
+    "(MASTER_ADDR:MASTER_PORT; ",
     # elastic's c10d/etcd backends and the store's server socket: what a wrong endpoint, a firewall, a port
     # in use and a rank 0 that died first all print
     "The connection to the C10d store has failed",
@@ -409,6 +424,63 @@ _RENDEZVOUS_DECISIVE = (
 )
 
 
+# the script's own init_process_group hosts the store (rendezvous.py's _create_c10d_store with is_master for rank
+# 0): torchrun's workers only connect to its agent's store (TORCHELASTIC_USE_AGENT_STORE), so a worker never prints
+# "waiting for clients"; a process that does was started by hand or by mp.spawn (the ProcessRaisedException says
+# which). Found with pytorch/examples' DDP tutorial under RANK=0 WORLD_SIZE=2 python train.py: silent for the
+# 30 minutes of gloo's default timeout, deaf to Ctrl-C
+_HOSTED_BY_SCRIPT = (
+    " (this process hosts the store itself, as rank 0 of init_process_group's env:// or tcp:// rendezvous does when "
+    "no launcher started it: the world size it was given counts processes nobody started)"
+)
+
+
+# Lightning's own launcher started this machine's processes (its "Initializing distributed: GLOBAL_RANK: 0, MEMBER:
+# 1/4"): the world is Trainer's num_nodes x devices, and the other nodes' processes never came. Found with Lightning's
+# bug_report_model.py given num_nodes=2 on one machine
+_LIGHTNING_WORLD = (
+    " (Lightning set up a world of {world} processes, Trainer's num_nodes x devices: the processes of the other "
+    "nodes never came)"
+)
+_LIGHTNING_FIX = (
+    "Trainer(num_nodes=N, devices=D) (Fabric's too) waits for N x D = {world} processes. On one machine pass "
+    "num_nodes=1. On several, start the same script on every node, each with its NODE_RANK (0 to N-1) and the "
+    "same MASTER_ADDR (node 0's address) and MASTER_PORT, or start it through SLURM (srun, one task per device) or "
+    "torchrun --nnodes N --nproc-per-node D, which set them; Lightning starts the D processes of each node itself."
+)
+_MASTER_ADDR_AS_SEEN = "MASTER_ADDR must be the address of rank 0's host as the other hosts see it."
+
+
+def _started_by_hand_fix(world: str | None, debugged: bool = False) -> str:
+    last = str(int(world) - 1) if world and world.isdigit() else "WORLD_SIZE-1"
+    world = world or "N"
+    fix = (
+        f"Started by hand (RANK=0 WORLD_SIZE={world} python train.py), every rank, 0 to {last}, must be "
+        "started too, each with its own RANK and the same MASTER_ADDR, MASTER_PORT and WORLD_SIZE; or let a "
+        f"launcher start them all: torchrun --nproc-per-node {world} train.py (with RANK and WORLD_SIZE left "
+        "unset, and no world_size= in init_process_group). For one process, WORLD_SIZE=1 or no init_process_group."
+    )
+    if debugged:
+        return fix
+    return fix + (
+        " This wait lasts init_process_group's timeout (30 minutes by default), prints nothing and Ctrl-C does not "
+        "stop it (Ctrl-\\ or kill does): torchdoctor.distributed.debug.enable() before init_process_group says "
+        "whom it waits for every 10 s and lets Ctrl-C stop it."
+    )
+
+
+def _hand_wait(hits: list[Hit]) -> tuple[str, str]:
+    """torchdoctor's debug mode's own account of a rank started by hand that waited in init_process_group
+    (distributed/joining.py): whom it waited for, where, and its fix."""
+    rank, world, waited = first(hits, "hand_rank"), first(hits, "hand_world"), first(hits, "hand_for")
+    summary = (
+        f"rank {rank} of {world}, started without a launcher, waited in init_process_group for {waited} at "
+        f"{first(hits, 'hand_at')} (MASTER_ADDR:MASTER_PORT) and none came: those ranks were never started, or "
+        "with another MASTER_ADDR, MASTER_PORT or WORLD_SIZE, or failed before their init_process_group"
+    )
+    return summary, _started_by_hand_fix(world, debugged=True) + "\n" + _MASTER_ADDR_AS_SEEN
+
+
 def _missing_gloo_peer(hits: list[Hit], ctx: Context) -> str | None:
     """What a store wait in gloo's rendezvous says when the rank it waited for is not among the ranks the log shows
     (a world size larger than the processes started, or that rank on another node): None otherwise."""
@@ -433,6 +505,8 @@ RENDEZVOUS_OR_PORT = Recogniser(
         "torch_cpp:tcp-client-failed-to-connect-validate",
         "torch:environment-variable-expected-but-not-set",
         "torch_cpp:timed-out-after-seconds-waiting-for",
+        # torchdoctor's debug mode: a rank started by hand that waited in init_process_group (distributed/joining.py)
+        "torchdoctor:rank-of-waited-s-of-in",
         # accelerate/state.py: a multi-node launch without MASTER_ADDR
         "accelerate:tried-to-launch-on-distributed-with",
         # accelerate/commands/launch.py: its check that the main process port is free
@@ -508,7 +582,11 @@ RENDEZVOUS_OR_PORT = Recogniser(
         r"(?:wait|barrier) timeout after (?!\d+ms, key)|timed out waiting for all (?!\d+ members to join)|"
         # socket.cpp's warning for one address of several: localhost's IPv6 ::1 on a host without IPv6 loopback
         # (EADDRNOTAVAIL) before the IPv4 address connects; a connect that fails for good raises its own error
-        r"client socket has failed to connect to \[(?:localhost|::1)\]:\d+ \(errno: 99 - Cannot assign requested"
+        r"client socket has failed to connect to \[(?:localhost|::1)\]:\d+ \(errno: 99 - Cannot assign requested|"
+        # socket.cpp's warnings (W) of a store wait that goes on: a poll that returned nothing yet, as torch prints
+        # it under a wait with a short timeout that is retried (torchdoctor's debug mode waiting for a rank); a wait
+        # that fails for good raises its own error after them (DistStoreError: wait timeout after ...)
+        r"\A[^\n]{0,40}\[W\d{4} [^\]\n]{0,60}socket\.cpp:\d+\] \[c10d\] waitForInput"
     ),
     facts=(
         R(r"(?P<in_use>[Aa]ddress already in use|EADDRINUSE|another process is utilizing it)"),
@@ -525,6 +603,10 @@ RENDEZVOUS_OR_PORT = Recogniser(
         R(r"but `?(?P<missing_var>MASTER_ADDR)`? env was not set"),
         ENV_ERROR_RAISED,
         R(r"(?P<what>waiting for clients\. (?P<joined>\d+)/(?P<expected>\d+) clients joined)"),
+        R(
+            r"rank (?P<hand_rank>\d+) of (?P<hand_world>\d+) waited \d+ s of [\d.e+]+ in init_process_group for "
+            r"(?P<hand_for>[^\n]{1,200}?) at (?P<hand_at>\S{1,200}) \(MASTER_ADDR:MASTER_PORT"
+        ),
         R(r"(?P<rdzv_closed>RendezvousClosedError)"),
         # elastic/rendezvous/dynamic_rendezvous.py _RendezvousOpExecutor.run: `raise RendezvousTimeoutError` with no
         # message when the join (next_rendezvous) passed its deadline: fewer nodes than --nnodes joined

@@ -477,8 +477,9 @@ def _peer_gone(hits: list[Hit], ctx: Context) -> tuple[str, str]:
             "logs (the rank that failed or hung first) is. Pass every rank's log to explain."
         )
     host = first(hits, "host")
-    if host is None and ctx.facts.get("loader_handoff"):
-        return _worker_gone(hits)
+    loader = [h for h in hits if "host" not in h.facts] if ctx.facts.get("loader_handoff") else []
+    if loader:
+        return _worker_gone(loader, [h for h in hits if "host" in h.facts])
     summary = (
         "a peer closed the connection" + (f" ({host}:{first(hits, 'port')})" if host else "") + on_ranks(hits)
     )
@@ -524,12 +525,24 @@ LOADER_HANDOFF = R(r"(?P<loader_handoff>in rebuild_storage_fd\b)")
 CONTEXT = (("rebuild_storage_fd", LOADER_HANDOFF),)
 
 
-def _worker_gone(hits: list[Hit]) -> tuple[str, str]:
-    """A connection reset while the main process took a batch's tensors from a DataLoader worker: the worker died."""
-    return (
+def _worker_gone(hits: list[Hit], peers: list[Hit]) -> tuple[str, str]:
+    """A connection reset while the main process took a batch's tensors from a DataLoader worker: the worker died.
+    ``peers``: the other ranks' connections to that rank that closed when it ended (gloo's "Connection closed by
+    peer [host]:port"), a consequence of it, not another rank's failure to look for."""
+    summary = (
         "a DataLoader worker went away while the main process was taking a batch from it (the connection "
         "reset is the worker's end of the file descriptor it passes a batch's tensors through)"
-        + on_ranks(hits),
+        + on_ranks(hits)
+    )
+    ranks = sorted({h.rank for h in peers} - {h.rank for h in hits} - {None})
+    ended = sorted({h.rank for h in hits} - {None})
+    if ranks and ended:
+        summary += (
+            f"; {who(ranks)}'s connection ({first(peers, 'host')}:{first(peers, 'port')}) closed when {who(ended)} "
+            "ended on it"
+        )
+    return (
+        summary,
         "The worker process died or was killed while it handed the batch over, so its own error is not here: "
         "most often the kernel's OOM killer (dmesg -T | grep -i -E 'killed process|oom'; each worker holds its "
         "own copy of what the dataset reads), or a crash in the dataset's native code. Run with num_workers=0 to "

@@ -548,6 +548,29 @@ DATALOADER_SHM = Recogniser(
 )
 
 
+_PIDS = re.compile(r"DataLoader worker \(pid(?:\(s\))? (?P<pids>[\d, ]{1,200})\)")
+
+
+def _pids(hits: list[Hit]) -> set[str]:
+    return {
+        pid.strip()
+        for h in hits
+        for found in [_PIDS.search(h.facts.get("what", ""))]
+        if found
+        for pid in found["pids"].split(",")
+    }
+
+
+def exit_told_twice(by_kind: dict[str, list[Hit]]) -> bool:
+    """Whether the DataLoader's "worker (pid(s) N) exited unexpectedly" is only the same worker's death that its
+    "DataLoader worker (pid N) is killed by signal: Killed" already says (torch's _try_get_data raises the first
+    from the second): the /dev/shm reading of the bare exit would be a second, wrong cause beside it."""
+    exited, killed = by_kind.get("dataloader_shm", []), by_kind.get("worker_killed", [])
+    if not exited or not killed or not all("worker_exited" in h.facts for h in exited):
+        return False
+    return bool(_pids(exited)) and _pids(exited) <= _pids(killed)
+
+
 def _killed(hits: list[Hit], ctx: Context) -> tuple[str, str]:
     facts = merged(hits)
     if "TIME LIMIT" in facts.get("what", ""):
@@ -587,7 +610,7 @@ def _killed(hits: list[Hit], ctx: Context) -> tuple[str, str]:
 WORKER_KILLED = Recogniser(
     # torchrun's failure summary (exitcode -9), the kernel's OOM killer, SLURM's cgroup OOM handler
     kind="worker_killed",
-    title="killed with SIGKILL",
+    title="a process killed with SIGKILL",
     # the deepspeed launcher's "[ERROR] [launch.py:434:sigkill_handler] [<cmd>] exits with return code = -9"
     # SLURM: slurmstepd's cgroup OOM report (v1: "oom-kill event(s)", v2: "oom_kill event"), srun's task state
     anchors=(
@@ -801,6 +824,8 @@ def _spawn(hits: list[Hit], ctx: Context) -> tuple[str, str]:
             "(num_workers=0).",
         )
     what = facts.get("what", "an object cannot be pickled").strip()
+    if _own_process(ctx) and not facts.get("worker_pickle"):
+        return _own_process_pickling(what, hits)
     summary = f"an object handed to the spawned processes cannot be pickled: {what[:160]}" + on_ranks(hits)
     fix = (
         "Spawned processes (mp.spawn, Lightning's ddp_spawn, DataLoader workers on Windows/macOS) receive the "
@@ -809,6 +834,34 @@ def _spawn(hits: list[Hit], ctx: Context) -> tuple[str, str]:
         "lambdas, open files, ctypes pointers or locks as attributes; build them inside the worker)."
     )
     return summary, fix
+
+
+def _own_process(ctx: Context) -> bool:
+    """Whether the processes were the script's own multiprocessing Process started by spawn (mnist_hogwild's
+    trainers), not mp.spawn's ranks, Lightning's ddp_spawn or a DataLoader's workers, for which a launcher or the
+    DataLoader's options are the fix."""
+    facts = ctx.facts
+    return "process_spawned" in facts and not {"saw_spawn", "daemon_loader", "daemon_loader_worker"} & set(
+        facts
+    )
+
+
+def _own_process_pickling(what: str, hits: list[Hit]) -> tuple[str, str]:
+    # found with pytorch/examples' mnist_hogwild, a lambda in the dataset handed to its trainers: the fix led with
+    # torchrun, which cannot share one model in memory between processes as Hogwild does
+    return (
+        "an object handed to a multiprocessing Process started by spawn cannot be pickled: "
+        + what[:160]
+        + on_ranks(hits),
+        "Under the spawn start method (mp.set_start_method('spawn'), the default on Windows and macOS) "
+        "Process(target=f, args=(...)).start() pickles f and every argument for the child: use functions defined "
+        "with def at module level, not lambdas or functions local to another function (a lambda as a dataset's "
+        "transform, a collate_fn), and objects without open files, locks or sockets as attributes (open them in "
+        "the child). Classes must be importable by the child too: defined at module level, not inside the "
+        "if __name__ == '__main__' block. On Linux the fork start method hands them over without pickling "
+        "(mp.set_start_method('fork'); CPU tensors only, CUDA needs spawn); a model's share_memory() is shared "
+        "either way.",
+    )
 
 
 SPAWN_PICKLING = Recogniser(

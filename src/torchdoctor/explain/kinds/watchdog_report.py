@@ -34,7 +34,19 @@ MISMATCH = R(
 )
 # the folder is said a few lines below the report's head, after the verdict, and so is the mismatch: read from
 # anywhere in the log
-CONTEXT = (("Full stacks: ", FOLDER), (" on different ranks: ", MISMATCH))
+# the report's reading of ranks past the loop the others still run (hang/verdict.py left_the_loop), and the loop's
+# early exits it names ("The loop can be left early at line 153: `if accelerator.is_main_process and ...:`")
+LEFT_LOOP = R(
+    r"(?P<left_loop>rank\(s\) [\d, -]{1,80} left the loop at \S{1,300}:\d+-\d+ while rank\(s\) [\d, -]{1,80} still "
+    r"run it)"
+)
+LOOP_EXIT = R(r"The loop can be left early at (?P<loop_exit>line \d+: `[^`\n]{1,200}`)")
+CONTEXT = (
+    ("Full stacks: ", FOLDER),
+    (" on different ranks: ", MISMATCH),
+    (" left the loop at ", LEFT_LOOP),
+    ("The loop can be left early at ", LOOP_EXIT),
+)
 
 
 # each rank's call in the mismatch: "rank 0: scatter #1 [2, 4, 4] Float (place.py:14 in <module>)"
@@ -67,7 +79,9 @@ def _hang(hits: list[Hit], ctx: Context) -> tuple[str, str]:
     culprits, where = first(hits, "culprits"), first(hits, "where")
     waiting, folder = first(hits, "waiting"), first(hits, "folder") or ctx.facts.get("folder")
     after = f" after {seconds} s without progress" if seconds else ""
-    if culprits:
+    if culprits and ctx.facts.get("left_loop"):
+        summary, fix = _left_loop(after, ctx)
+    elif culprits:
         summary = (
             f"torchdoctor's watchdog stopped a hang{after}: rank(s) {culprits}"
             + (f" at {where}" if where else "")
@@ -103,6 +117,29 @@ def _hang(hits: list[Hit], ctx: Context) -> tuple[str, str]:
         )
     if folder:
         fix += f" `torchdoctor explain {folder}` reads the full stacks and flight-recorder dumps again while that folder is kept."
+    return summary, fix
+
+
+def _left_loop(after: str, ctx: Context) -> tuple[str, str]:
+    """The report's verdict that some ranks left the loop the others still run, with the loop's early exit where
+    it named one (a break taken by one rank alone: early stopping on its own loss, on the main process only)."""
+    summary = f"torchdoctor's watchdog stopped a hang{after}: {ctx.facts['left_loop']}"
+    exit_ = ctx.facts.get("loop_exit")
+    if not exit_:
+        fix = (
+            "The ranks ran different numbers of iterations: give every rank the same number of batches "
+            "(DistributedSampler(drop_last=True), data split evenly), or run the loop under DDP's `with "
+            "model.join():`."
+        )
+        return summary, fix
+    summary += f"; the loop can be left early at {exit_}"
+    fix = (
+        "A rank that decides alone to leave the loop (a break on its own loss or metric, or under a condition on "
+        "the rank) leaves the others waiting in the loop's collectives: decide together, with a flag every rank "
+        "reduces (stop = torch.tensor(float(should_stop)); dist.all_reduce(stop); if stop.item() > 0: break), "
+        "accelerate's accelerator.set_trigger() and `if accelerator.check_trigger(): break` on every rank, or "
+        "Lightning's self.trainer.should_stop."
+    )
     return summary, fix
 
 
@@ -212,4 +249,54 @@ DIFFERENT_CALLS = Recogniser(
     describe=_different_calls,
 )
 
-RECOGNISERS = (HANG_VERDICT, ENDED_EARLY, DIFFERENT_CALLS)
+
+def _never_reached(hits: list[Hit], ctx: Context) -> tuple[str, str]:
+    missing = first(hits, "missing")
+    behind = first(hits, "behind") or (
+        f"rank{'s' if ',' in missing or '-' in missing else ''} {missing}" if missing else None
+    )
+    seq, operation = first(hits, "seq") or first(hits, "missing_seq"), first(hits, "operation")
+    me, site = first(hits, "me"), first(hits, "site")
+    waited = max((int(h.facts["waited"]) for h in hits if h.facts.get("waited")), default=None)
+    summary = f"{behind or 'a rank'} never reached collective #{seq or '?'}" + (
+        f" `{operation}`" if operation else ""
+    )
+    if me and site:
+        summary += f", which rank {me} waited in at {site}"
+    summary += " (torchdoctor's debug mode)" + (f", for {waited} s or more" if waited else "")
+    fix = (
+        f"{(behind or 'The missing rank').capitalize()} went another way before that call: a condition on the rank "
+        "around it or before it, a loop one rank left early (a break on its own loss or metric, or on the main "
+        "process only) or ran more or fewer times, or a collective debug mode does not check (DDP's gradient "
+        "all-reduce in backward, a library's own) that the missing rank waits in. Every rank must make the same "
+        "collective calls in the same order. Where the missing rank is now is in debug mode's error after its "
+        'timeout ("Missing: ... where it is now"), or run with torchdoctor launch --watchdog SECONDS, which '
+        "prints every rank's place when they stall."
+    )
+    return summary, fix
+
+
+# torchdoctor's debug mode (distributed/groups.py and messages.py): ranks waiting at a checked collective for ranks
+# that have not reached it, said every 10 s ("torchdoctor: waited 25 s of 300 for rank 1 at collective #2
+# `torch.distributed.all_gather` (1 of 2 waiting; this is rank 0 at train.py:163 in main;
+# TORCHDOCTOR_DEBUG_TIMEOUT=300)") and raised at its timeout ("Process 1 did not reach collective #2 within 300 s
+# (TORCHDOCTOR_DEBUG_TIMEOUT); the others are waiting for them."). Found with accelerate's early_stopping.py, its
+# trigger replaced by a break on the main process only, under launch --debug: the wait lines stood beside
+# socket.cpp's waitForInput warnings, which read as "the rendezvous failed on rank 0"
+NEVER_REACHED = Recogniser(
+    kind="collective_never_reached",
+    title="a rank that never reached a collective the others waited in",
+    anchors=("; TORCHDOCTOR_DEBUG_TIMEOUT=", " (TORCHDOCTOR_DEBUG_TIMEOUT); the others are waiting for them"),
+    templates=("torchdoctor:waited-s-of-for-at-collective", "torchdoctor:did-not-reach-collective-within-s"),
+    match=R(
+        r"waited (?P<waited>\d+) s of [\d.e+]+ for (?P<behind>ranks? [\d, -]{1,80}) at collective #(?P<seq>\d+) "
+        r"`(?P<operation>[\w.]{1,80})` \(\d+ of \d+ waiting; this is rank (?P<me>\d+) at (?P<site>\S{1,300}:\d+)|"
+        r"(?:Process|Processes) (?P<missing>[\d, -]{1,80}) did not reach collective #(?P<missing_seq>\d+) within"
+    ),
+    span=4,
+    facts=(R(r"Operation: `(?P<operation>[\w.]{1,80})`"),),
+    describe=_never_reached,
+)
+
+
+RECOGNISERS = (HANG_VERDICT, ENDED_EARLY, DIFFERENT_CALLS, NEVER_REACHED)
