@@ -23,6 +23,7 @@ import select
 import signal
 import subprocess
 import sys
+import tempfile
 import textwrap
 import time
 from collections.abc import Callable
@@ -160,6 +161,32 @@ def stop_fork_server() -> None:
 
 
 atexit.register(stop_fork_server)
+
+
+def run_script(argv: list[str], timeout: float = 60, env: dict | None = None) -> subprocess.CompletedProcess:
+    """``python ARGV`` (``script.py ARGS`` or ``-c CODE ARGS``) in a process of its own, forked as a rank is (one
+    process, no job), returning what ``subprocess.run(..., capture_output=True, text=True)`` returns: for a
+    script whose real output a test reads (explain's tests of what torch prints), without torch's import
+    (its environment: this worker's, these sources first on the path, one OpenMP thread, and ``env``)."""
+    usual = {
+        **os.environ,
+        "PYTHONPATH": SRC + os.pathsep + os.environ.get("PYTHONPATH", ""),
+        "OMP_NUM_THREADS": "1",
+    }
+    full = [sys.executable, *argv]
+    with tempfile.TemporaryDirectory(prefix="script-") as folder:
+        out, err = open(Path(folder) / "out", "w+"), open(Path(folder) / "err", "w+")  # noqa: SIM115
+        with out, err:
+            process = _forked_or_fresh(full, {**usual, **(env or {})}, usual, out, err)
+            try:
+                code = process.wait(timeout=timeout)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait()
+                raise
+            out.seek(0)
+            err.seek(0)
+            return subprocess.CompletedProcess(full, code, out.read(), err.read())
 
 
 @dataclass
