@@ -163,21 +163,27 @@ def stop_fork_server() -> None:
 atexit.register(stop_fork_server)
 
 
-def run_script(argv: list[str], timeout: float = 60, env: dict | None = None) -> subprocess.CompletedProcess:
-    """``python ARGV`` (``script.py ARGS`` or ``-c CODE ARGS``) in a process of its own, forked as a rank is (one
-    process, no job), returning what ``subprocess.run(..., capture_output=True, text=True)`` returns: for a
-    script whose real output a test reads (explain's tests of what torch prints), without torch's import
-    (its environment: this worker's, these sources first on the path, one OpenMP thread, and ``env``)."""
+def start_script(argv: list[str], stdout, stderr, env: dict | None = None):
+    """``python ARGV`` started as `run_script` runs it, its output into the open files ``stdout`` and ``stderr``;
+    returns the process, to wait for (``wait(timeout)``, ``poll()``, ``kill()``, ``returncode``) as a `Popen`."""
     usual = {
         **os.environ,
         "PYTHONPATH": SRC + os.pathsep + os.environ.get("PYTHONPATH", ""),
         "OMP_NUM_THREADS": "1",
     }
+    return _forked_or_fresh([sys.executable, *argv], {**usual, **(env or {})}, usual, stdout, stderr)
+
+
+def run_script(argv: list[str], timeout: float = 60, env: dict | None = None) -> subprocess.CompletedProcess:
+    """``python ARGV`` (``script.py ARGS`` or ``-c CODE ARGS``) in a process of its own, forked as a rank is (one
+    process, no job), returning what ``subprocess.run(..., capture_output=True, text=True)`` returns: for a
+    script whose real output a test reads (explain's tests of what torch prints), without torch's import
+    (its environment: this worker's, these sources first on the path, one OpenMP thread, and ``env``)."""
     full = [sys.executable, *argv]
     with tempfile.TemporaryDirectory(prefix="script-") as folder:
         out, err = open(Path(folder) / "out", "w+"), open(Path(folder) / "err", "w+")  # noqa: SIM115
         with out, err:
-            process = _forked_or_fresh(full, {**usual, **(env or {})}, usual, out, err)
+            process = start_script(argv, out, err, env)
             try:
                 code = process.wait(timeout=timeout)
             except subprocess.TimeoutExpired:
