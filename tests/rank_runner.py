@@ -11,7 +11,8 @@ Each rank is forked from a process of this pytest worker that has imported torch
 (tests/rank_forkserver.py), and runs its script there as ``python script.py`` would: torch's import was 2.5-3.5 s
 of CPU in every rank, nearly all of what a short job costs (26 jobs, some 60 ranks in the suite). A rank whose
 environment differs from the fork server's in what torch or Python read as they start (``TORCH_*``, ``OMP_*``,
-``PYTHON*``, ...) is a fresh ``python script.py`` instead, as every rank was before.
+``PYTHON*``, ...) is a fresh ``python script.py`` instead, as every rank was before. `run_script` and
+`start_script` run one such process outside a job (a torch script whose output a test reads, torchrun's agent).
 """
 
 from __future__ import annotations
