@@ -112,6 +112,8 @@ def pytest_configure(config):
 
 
 def pytest_sessionfinish(session, exitstatus):
+    if "rank_runner" in sys.modules:  # its fork server, the one process meant to last the whole run
+        sys.modules["rank_runner"].stop_fork_server()
     run = session.config.stash.get(_RUN, None)
     if run is None:
         return

@@ -25,10 +25,16 @@ def torchrun_two_ranks(folder: Path, script: str, *flags: str) -> subprocess.Com
     ``--tee 3``, one thread a rank: its status and what it printed (at most 120 s)."""
     path = folder / "train.py"
     path.write_text(script)
+    command = [TORCHRUN, "--standalone", "--nproc_per_node", "2", *flags, "--tee", "3", str(path)]
+    if VENV_TORCHRUN is not None:
+        # torchrun's agent forked where torch is imported (rank_runner.run_script), its console script run as its
+        # shebang line runs it (the same frames); the ranks are started by the agent, as torchrun starts them
+        from rank_runner import run_script
+
+        return run_script(command, timeout=120, env={"OMP_NUM_THREADS": "1"})
     return subprocess.run(
-        [TORCHRUN, "--standalone", "--nproc_per_node", "2", *flags, "--tee", "3", str(path)],
-        capture_output=True, text=True, timeout=120, env={**os.environ, "OMP_NUM_THREADS": "1"},
-    )  # fmt: skip
+        command, capture_output=True, text=True, timeout=120, env={**os.environ, "OMP_NUM_THREADS": "1"}
+    )
 
 
 def kept_for_a_person(prefix: str) -> Path:

@@ -6,11 +6,10 @@ collective's pickling, not as mp.spawn's. Read from a real process on this torch
 from __future__ import annotations
 
 import io
-import subprocess
-import sys
 
 import pytest
 from explaining import explained
+from rank_runner import run_script
 
 from torchdoctor.explain.diagnose import explain
 
@@ -38,7 +37,7 @@ main()
 def lead_of_a_run(fault: str, folder):
     script = folder / "train.py"
     script.write_text(SCRIPT)
-    done = subprocess.run([sys.executable, str(script), fault], capture_output=True, text=True, timeout=60)
+    done = run_script([str(script), fault], timeout=60)
     assert done.returncode != 0, done.stderr[-2000:]
     return explain(["-"], stdin=io.BytesIO(done.stderr.encode()))[0], done.stderr
 

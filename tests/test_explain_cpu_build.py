@@ -3,12 +3,11 @@ raises, on torch 2.13's CPU wheel, `AttributeError: module 'torch._C' has no att
 than "Torch not compiled with CUDA enabled". Read from a real process on this machine's torch, and as printed."""
 
 import io
-import subprocess
-import sys
 
 import pytest
 import torch
 from explaining import explained
+from rank_runner import run_script
 
 from torchdoctor.explain.diagnose import explain
 
@@ -17,7 +16,7 @@ SCRIPT = "import torch\ntorch.cuda.set_device(0)\n"
 
 @pytest.mark.skipif(torch.version.cuda is not None, reason="needs torch's CPU-only build")
 def test_set_device_on_this_cpu_only_torch_is_read_as_no_cuda_with_the_cpu_build_fix():
-    done = subprocess.run([sys.executable, "-c", SCRIPT], capture_output=True, text=True, timeout=120)
+    done = run_script(["-c", SCRIPT], timeout=120)
     assert done.returncode != 0, done.stderr
     found = explain(["-"], stdin=io.BytesIO(done.stderr.encode()))[0]
     assert found.id == "log.cuda_unavailable", (found.summary, done.stderr[-2000:])

@@ -7,11 +7,10 @@ on this torch, and as printed."""
 from __future__ import annotations
 
 import io
-import subprocess
-import sys
 
 import pytest
 from explaining import explained
+from rank_runner import run_script
 
 from torchdoctor.explain.diagnose import explain
 
@@ -32,7 +31,7 @@ main()
 def test_a_barrier_after_destroy_process_group_on_this_torch_is_the_destroyed_group(tmp_path):
     script = tmp_path / "train.py"
     script.write_text(SCRIPT)
-    done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=60)
+    done = run_script([str(script)], timeout=60)
     assert done.returncode != 0 and "[rank0]: ValueError: Default process group" in done.stderr, done.stderr
     found = explain(["-"], stdin=io.BytesIO(done.stderr.encode()))[0]
     assert found.id == "log.process_group_destroyed", (found.summary, done.stderr[-2000:])

@@ -7,11 +7,9 @@ Read from a real process on this torch (the timeout shortened), and as printed."
 
 from __future__ import annotations
 
-import subprocess
-import sys
-
 from explaining import explained
 from helpers import free_port
+from rank_runner import run_script
 
 SCRIPT = """
 from datetime import timedelta
@@ -32,7 +30,7 @@ if __name__ == "__main__":
 def test_spawn_of_fewer_processes_than_the_world_on_this_torch_says_nprocs(tmp_path):
     script = tmp_path / "train.py"
     script.write_text(SCRIPT.replace("{port}", str(free_port())))
-    done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=120)
+    done = run_script([str(script)], timeout=120)
     assert done.returncode != 0 and "1/2 clients joined" in done.stderr, done.stderr[-2000:]
     found = explained(done.stderr)
     assert found.id == "log.rendezvous_or_port", found.summary

@@ -3,15 +3,15 @@ has none and passes it as init_process_group's device_id, which torch refuses fo
 real process on this torch."""
 
 import io
-import subprocess
-import sys
 import textwrap
+
+from rank_runner import run_script
 
 from torchdoctor.explain.diagnose import explain
 
 
 def _run(script: str) -> str:
-    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60)
+    done = run_script(["-c", script], timeout=60)
     assert done.returncode != 0, done.stdout + done.stderr
     return done.stdout + done.stderr
 

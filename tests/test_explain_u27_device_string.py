@@ -8,12 +8,11 @@ parser ("device() received an invalid combination of arguments - got (NoneType)"
 of the installed torch."""
 
 import io
-import subprocess
-import sys
 
 import pytest
 import torch
 from explaining import explained
+from rank_runner import run_script
 
 from torchdoctor.explain.diagnose import explain
 
@@ -24,7 +23,7 @@ SCRIPT = "import torch\nacc = torch.accelerator.current_accelerator()\ndevice = 
     torch.accelerator.current_accelerator() is not None, reason="needs torch's CPU-only build"
 )
 def test_a_device_string_from_no_accelerator_says_it_was_none_and_how_to_fall_back_to_the_cpu():
-    done = subprocess.run([sys.executable, "-c", SCRIPT], capture_output=True, text=True, timeout=120)
+    done = run_script(["-c", SCRIPT], timeout=120)
     assert done.returncode != 0, done.stderr
     found = explain(["-"], stdin=io.BytesIO(done.stderr.encode()))[0]
     assert found.id == "log.device_string", (found.summary, done.stderr[-2000:])
@@ -42,9 +41,7 @@ BACKEND_FOR_NONE = (
     torch.accelerator.current_accelerator() is not None, reason="needs torch's CPU-only build"
 )
 def test_torch_device_given_the_none_of_no_accelerator_is_not_a_bug_of_torch():
-    done = subprocess.run(
-        [sys.executable, "-c", BACKEND_FOR_NONE], capture_output=True, text=True, timeout=120
-    )
+    done = run_script(["-c", BACKEND_FOR_NONE], timeout=120)
     assert done.returncode != 0, done.stderr
     found = explain(["-"], stdin=io.BytesIO(done.stderr.encode()))[0]
     assert found.id == "log.device_string", (found.summary, done.stderr[-2000:])

@@ -8,11 +8,10 @@ options `fabric run` would give written into Fabric(...) and run under torchrun,
 """
 
 import io
-import subprocess
-import sys
 
 from explaining import explained
 from helpers import torchrun_two_ranks
+from rank_runner import run_script
 
 from torchdoctor.explain.diagnose import explain
 
@@ -38,7 +37,7 @@ if fabric.global_rank == 0:
 
 
 def test_fabric_set_up_on_two_devices_without_launch_says_to_call_fabric_launch():
-    done = subprocess.run([sys.executable, "-c", NOT_LAUNCHED], capture_output=True, text=True, timeout=120)
+    done = run_script(["-c", NOT_LAUNCHED], timeout=120)
     assert done.returncode != 0, done.stdout + done.stderr
     found = explain(["-"], stdin=io.BytesIO(done.stderr.encode()))[0]
     assert found.id == "log.launch_command", (found.summary, done.stderr[-2000:])

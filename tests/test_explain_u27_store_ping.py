@@ -4,12 +4,11 @@ DDP tutorial (multinode.py) under torchrun --master_addr naming an address nobod
 machine's proxy answered; read here from a real TCPStore client whose port an HTTP-speaking server holds."""
 
 import io
-import subprocess
-import sys
 import textwrap
 
 import pytest
 from explaining import explained
+from rank_runner import run_script
 
 from torchdoctor.explain.diagnose import explain
 
@@ -36,7 +35,7 @@ HTTP_ANSWERS = textwrap.dedent(
 
 
 def _run(script: str) -> str:
-    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60)
+    done = run_script(["-c", script], timeout=60)
     assert done.returncode != 0, done.stdout + done.stderr
     return done.stdout + done.stderr
 

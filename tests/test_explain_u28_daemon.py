@@ -5,11 +5,10 @@ and exited 0, and explain knew no fix. Read from a real process on this torch, a
 Pool and under a DataLoader worker."""
 
 import io
-import subprocess
-import sys
 
 import pytest
 from explaining import explained
+from rank_runner import run_script
 
 from torchdoctor.explain.diagnose import explain
 
@@ -35,7 +34,7 @@ if __name__ == "__main__":
 
 
 def test_a_daemon_trainer_whose_dataloader_starts_workers_on_this_torch_says_daemon_true_and_exit_status():
-    done = subprocess.run([sys.executable, "-c", SCRIPT], capture_output=True, text=True, timeout=120)
+    done = run_script(["-c", SCRIPT], timeout=120)
     # the trainer died; its parent went on and ended well: nothing but the log says it failed
     assert done.returncode == 0, done.stderr
     found = explain(["-"], stdin=io.BytesIO(done.stderr.encode()))[0]

@@ -6,10 +6,9 @@ killed by signal: Killed' and pointed at the user's loss.backward(), where the h
 a real process on this torch, and as printed."""
 
 import io
-import subprocess
-import sys
 
 from explaining import explained
+from rank_runner import run_script
 
 from torchdoctor.explain.diagnose import explain
 
@@ -44,7 +43,7 @@ if __name__ == "__main__":
 
 
 def test_a_dataloader_worker_killed_on_this_torch_names_the_worker_and_not_the_line_as_the_cause():
-    done = subprocess.run([sys.executable, "-c", SCRIPT], capture_output=True, text=True, timeout=120)
+    done = run_script(["-c", SCRIPT], timeout=120)
     assert done.returncode != 0 and "is killed by signal: Killed" in done.stderr, done.stderr[-2000:]
     found = explain(["-"], stdin=io.BytesIO(done.stderr.encode()))[0]
     assert found.id == "log.worker_killed", (found.summary, done.stderr[-2000:])

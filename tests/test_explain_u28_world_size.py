@@ -6,12 +6,12 @@ said the key 'never came, or the store's host stopped answering' and to check --
 that rank 2 did not exist. Read from real processes on this torch, one log per rank as torchrun's --log-dir keeps
 them, and as printed."""
 
+import os
 import socket
-import subprocess
-import sys
 from pathlib import Path
 
 from explaining import explained
+from rank_runner import start_script
 
 from torchdoctor.explain.diagnose import explain
 
@@ -41,13 +41,9 @@ def test_two_ranks_of_a_world_of_three_on_this_torch_say_rank_2_is_not_in_the_ru
         folder = tmp_path / "attempt_0" / str(rank)
         folder.mkdir(parents=True)
         logs.append((folder / "stderr.log").open("w"))
-    ranks = [
-        subprocess.Popen(
-            [sys.executable, "-c", SCRIPT, str(rank), port], stderr=log, stdout=subprocess.DEVNULL
-        )
-        for rank, log in enumerate(logs)
-    ]
-    assert [p.wait(timeout=120) for p in ranks] == [1, 1]
+    with open(os.devnull, "w") as devnull:
+        ranks = [start_script(["-c", SCRIPT, str(rank), port], devnull, log) for rank, log in enumerate(logs)]
+        assert [p.wait(timeout=120) for p in ranks] == [1, 1]
     for log in logs:
         log.close()
     found = explain([str(tmp_path)])[0]
