@@ -18,49 +18,26 @@ import argparse
 import statistics
 import time
 
+# T5 sizes: the config's sizes, batch and sequence length. "small" for a CPU; "t5-small" (60M parameters) and
+# "t5-base" (223M, the size people debug) shaped for a GPU.
+SIZES = {
+    "small": (dict(vocab_size=512, d_model=128, d_kv=32, d_ff=512, num_layers=2, num_heads=4), 8, 64),
+    "t5-small": (dict(vocab_size=32128, d_model=512, d_kv=64, d_ff=2048, num_layers=6, num_heads=8), 16, 256),
+    "t5-base": (
+        dict(vocab_size=32128, d_model=768, d_kv=64, d_ff=3072, num_layers=12, num_heads=12),
+        16,
+        512,
+    ),
+}
+
 
 def build(device: str, size: str):
     import torch
     from transformers import T5Config, T5ForConditionalGeneration
 
     torch.manual_seed(0)
-    if size == "small":
-        config = T5Config(
-            vocab_size=512,
-            d_model=128,
-            d_kv=32,
-            d_ff=512,
-            num_layers=2,
-            num_decoder_layers=2,
-            num_heads=4,
-            decoder_start_token_id=0,
-            pad_token_id=0,
-        )
-        batch, length = 8, 64
-    elif size == "t5-base":  # t5-base shaped (223M parameters): the size people debug, for a GPU
-        config = T5Config(
-            vocab_size=32128,
-            d_model=768,
-            d_kv=64,
-            d_ff=3072,
-            num_layers=12,
-            num_heads=12,
-            decoder_start_token_id=0,
-            pad_token_id=0,
-        )
-        batch, length = 16, 512
-    else:  # "t5-small" shaped (60M parameters), for GPUs
-        config = T5Config(
-            vocab_size=32128,
-            d_model=512,
-            d_kv=64,
-            d_ff=2048,
-            num_layers=6,
-            num_heads=8,
-            decoder_start_token_id=0,
-            pad_token_id=0,
-        )
-        batch, length = 16, 256
+    sizes, batch, length = SIZES[size]
+    config = T5Config(**sizes, decoder_start_token_id=0, pad_token_id=0)  # as many decoder layers as encoder
     model = T5ForConditionalGeneration(config).to(device).train()
     optimizer = torch.optim.AdamW(model.parameters(), lr=1e-4)
     ids = torch.randint(0, config.vocab_size, (batch, length), device=device)
@@ -111,7 +88,7 @@ def main() -> None:
     )
     parser.add_argument("--quick", action="store_true", help="fewer rounds and steps")
     parser.add_argument("--device", default="cpu")
-    parser.add_argument("--size", choices=["small", "t5-small", "t5-base"], default=None)
+    parser.add_argument("--size", choices=list(SIZES), default=None)
     parser.add_argument("--rounds", type=int, default=None)
     parser.add_argument("--steps", type=int, default=None)
     parser.add_argument("--threads", type=int, default=1, help="torch CPU threads (1 keeps timings steady)")
