@@ -17,6 +17,15 @@ NARROWED = {
         "exitcode",
     ): "its match takes only exitcode -11 / -7 (SIGSEGV / SIGBUS), the crash itself",
     ("dataloader_shm", "is killed by signal: Bus error"): "a DataLoader worker's bus error is its /dev/shm",
+    # "timeout" only inside the name of torchdoctor's own setting, and the match takes only debug mode's wait lines
+    (
+        "collective_never_reached",
+        "; TORCHDOCTOR_DEBUG_TIMEOUT=",
+    ): "debug mode's own wait line, its match the rest",
+    (
+        "collective_never_reached",
+        " (TORCHDOCTOR_DEBUG_TIMEOUT); the others are waiting for them",
+    ): "debug mode's own timeout error, its match the rest",
 }
 
 
