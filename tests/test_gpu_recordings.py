@@ -4,6 +4,7 @@ recording showed wrong before its fix, where it did."""
 
 from __future__ import annotations
 
+import io
 import json
 import pickle
 import shutil
@@ -79,6 +80,20 @@ def test_nccls_own_watchdog_timeout_reads_as_a_timeout_of_which_the_cause_is_not
     found = explain([str(GPU / "nccl-timeout.txt")])[0]
     assert found.id == "log.nccl_watchdog_timeout" and found.details["confidence"] == "likely"
     assert found.details["facts"]["seq"] == "4" and found.details["facts"]["timeout_ms"] == "20000"
+    # torch 2.6+'s "Stack trace of the failed collective" (#0 all_reduce from torch, #1 its wrapper, #2 the
+    # user's line) and the status line after the watchdog's: the collective's line, the last completed work
+    assert "last completed work 3; process group default_pg; called at " in found.summary
+    assert found.summary.split("; called at ")[1].startswith(
+        "/work/main/benchmarks/gpu/nccl_hang.py:31 in <module>"
+    )
+
+
+def test_a_failed_collectives_stack_of_torchs_frames_alone_names_no_call():
+    text = recorded("nccl-timeout.txt").replace(
+        "/work/main/benchmarks/gpu/nccl_hang.py", "/usr/lib/python3/dist-packages/trainer/loop.py"
+    )
+    found = explain(["-"], stdin=io.BytesIO(text.encode()))[0]
+    assert found.id == "log.nccl_watchdog_timeout" and "called at" not in found.summary
 
 
 def test_the_dump_nccl_wrote_at_its_timeout_says_the_collective_waited_on_the_ranks_own_gpu():

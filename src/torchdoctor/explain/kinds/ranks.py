@@ -53,6 +53,11 @@ def _watchdog(hits: list[Hit], ctx: Context) -> tuple[str, str]:
         parts.append(f"last completed work {story['last_completed']}")
     if story["pg"]:
         parts.append(f"process group {story['pg']}")
+    called = first(hits, "collective_at")
+    if (
+        called
+    ):  # torch's "Stack trace of the failed collective" (2.6 and later), its innermost frame of the user's
+        parts.append(f"called at {called} in {first(hits, 'collective_function')}")
     summary = "; ".join(parts)
     late = story["late"]
     if late:
@@ -144,7 +149,14 @@ WATCHDOG_TIMEOUT = Recogniser(
         R(r"\[PG (?:ID )?(?P<pg>\d+)"),
         R(r"\((?P<pg_name>\w+)\) Rank \d+\]"),
         R(r"watchdog got stuck for (?P<stuck_s>\d+) seconds"),
+        # the frames torch 2.6+ logs under "Stack trace of the failed collective:", innermost first ("#2 <module>
+        # from train.py:31"): the first outside torch and the installed packages is the user's call
+        R(
+            r"#\d+ (?P<collective_function>\S{1,200}) from "
+            r"(?P<collective_at>(?:(?!site-packages|dist-packages|/torch/distributed/)\S){1,400}\.py:\d+)"
+        ),
     ),
+    span=6,  # the watchdog's line, its status line, then that stack trace (three frames or more)
     describe=_watchdog,
 )
 
