@@ -183,18 +183,20 @@ def mismatch_verdict(d, by_rank: dict[int, RankStack]) -> Verdict:
     return verdict
 
 
+def _stacks_of(d, side, by_rank: dict[int, RankStack]) -> list[RankStack]:
+    """The stacks of the ranks that entered collective #N with signature ``side``, those that left one."""
+    return [by_rank[r] for r in d.entered[side] if r in by_rank and by_rank[r].frames]
+
+
 def _left_the_loop_side(d, sides: list, by_rank: dict[int, RankStack]) -> object:
     """Of sides with as many ranks each, the only one whose ranks are past the loop of the user's code that the
     others still run (rank 0 in the evaluation's gather after the training loop, rank 1 in that loop's backward):
     it left the loop early. None where no side, or more than one, is."""
 
-    def ranks_of(side) -> list[RankStack]:
-        return [by_rank[r] for r in d.entered[side] if r in by_rank and by_rank[r].frames]
-
     left = []
     for side in sides:
-        gone = ranks_of(side)
-        waiters = [stack for other in sides if other != side for stack in ranks_of(other)]
+        gone = _stacks_of(d, side, by_rank)
+        waiters = [stack for other in sides if other != side for stack in _stacks_of(d, other, by_rank)]
         if gone and waiters and len(gone) == len(d.entered[side]) and left_the_loop(waiters[:1], gone):
             left.append(side)
     return left[0] if len(left) == 1 else None
@@ -217,15 +219,12 @@ def _moved_on_to_teardown(d, sides: list, by_rank: dict[int, RankStack]) -> tupl
     before any peer joined it (``async_op=True``, never waited for), so theirs is the call no other rank makes.
     (None, "") where the stacks do not show exactly that."""
 
-    def ranks_of(side) -> list[RankStack]:
-        return [by_rank[r] for r in d.entered[side] if r in by_rank and by_rank[r].frames]
-
     def all_torn_down(side) -> bool:
-        found = ranks_of(side)
+        found = _stacks_of(d, side, by_rank)
         return len(found) == len(d.entered[side]) and _all_torn_down(found)
 
     def all_waiting(side) -> bool:
-        found = ranks_of(side)
+        found = _stacks_of(d, side, by_rank)
         return len(found) == len(d.entered[side]) and all(collective_of(s.frames) for s in found)
 
     torn = [s for s in sides if all_torn_down(s)]

@@ -7,9 +7,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from torchdoctor.explain import safe_pickle
+from torchdoctor.explain import memory_snapshot, safe_pickle
 from torchdoctor.explain.flight_recorder.compare import Disagreement, disagreements, pg_order
-from torchdoctor.explain.flight_recorder.records import Collective, RankRecord, read_dump
+from torchdoctor.explain.flight_recorder.records import Collective, RankRecord, load_plain, record_of
 from torchdoctor.findings import Finding
 from torchdoctor.hang.source import rank_condition, user_call
 from torchdoctor.rank_list import who
@@ -171,10 +171,13 @@ def explain_dumps(paths: list[Path]) -> list[Finding]:
     for path in paths:
         path = Path(path)
         try:
-            record = read_dump(path)
+            data, truncated = load_plain(path)
+            if memory_snapshot.is_snapshot(data):  # a CUDA memory snapshot, plain data too: read once
+                findings.extend(memory_snapshot.snapshot_findings(path, data))
+                continue
+            record = record_of(data, truncated, path)
         except (safe_pickle.UnsafePickle, ValueError) as error:
-            snapshot = _memory_snapshot(path)
-            findings.extend(snapshot if snapshot is not None else [_unreadable(path, str(error))])
+            findings.append(_unreadable(path, str(error)))
             continue
         except OSError as error:
             findings.append(_unreadable(path, error.strerror or str(error)))
@@ -229,17 +232,6 @@ def explain_dumps(paths: list[Path]) -> list[Finding]:
             )
         )
     return found + findings
-
-
-def _memory_snapshot(path: Path) -> list[Finding] | None:
-    """The findings of a CUDA memory snapshot (a pickle of plain data too), or None when ``path`` is not one."""
-    from torchdoctor.explain import memory_snapshot
-
-    try:
-        data = safe_pickle.load(path).data
-    except (safe_pickle.UnsafePickle, ValueError, OSError):
-        return None
-    return memory_snapshot.snapshot_findings(path, data) if memory_snapshot.is_snapshot(data) else None
 
 
 def _unreadable(path: Path, why: str) -> Finding:

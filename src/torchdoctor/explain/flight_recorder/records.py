@@ -81,15 +81,24 @@ def looks_like_dump(head: bytes) -> bool:
 def read_dump(path: Path) -> RankRecord:
     """One rank's dump. Raises `safe_pickle.UnsafePickle` (or ``ValueError``) with one line for a file that
     is not a dump it can read, ``OSError`` for one it cannot open."""
+    return record_of(*load_plain(path), path)
+
+
+def load_plain(path: Path) -> tuple[Any, bool]:
+    """A pickle (read as plain data, `safe_pickle`) or JSON file's content, and whether it was cut off. Raises
+    `safe_pickle.UnsafePickle` or ``ValueError`` with one line, ``OSError`` for a file it cannot open."""
     raw = path.read_bytes()
     if not raw.lstrip()[:1] == b"{":
         loaded = safe_pickle.loads(raw)
-        data, truncated = loaded.data, loaded.truncated
-    else:
-        try:
-            data, truncated = json.loads(raw.decode("utf-8", errors="replace")), False
-        except ValueError as error:
-            raise ValueError(f"neither a pickle nor JSON ({error})") from None
+        return loaded.data, loaded.truncated
+    try:
+        return json.loads(raw.decode("utf-8", errors="replace")), False
+    except ValueError as error:
+        raise ValueError(f"neither a pickle nor JSON ({error})") from None
+
+
+def record_of(data: Any, truncated: bool, path: Path) -> RankRecord:
+    """The `RankRecord` of what `load_plain` read from ``path``; ``ValueError`` where it is not a dump."""
     if not isinstance(data, dict) or not isinstance(data.get("entries", []), list):
         raise ValueError("not a flight-recorder dump (no 'entries' list)")
     if "entries" not in data and not truncated:
