@@ -132,6 +132,7 @@ from torchdoctor.explain.kinds import (
     wheel_tags,
     wrapper_usage,
     xla_lowering,
+    xla_spawn,
 )
 from torchdoctor.explain.recognisers import Recogniser
 
@@ -221,6 +222,7 @@ RECOGNISERS: tuple[Recogniser, ...] = (
     *dtypes.RECOGNISERS,
     *mps.RECOGNISERS,
     *xla_lowering.RECOGNISERS,
+    *xla_spawn.RECOGNISERS,
     *flash_attention_limits.RECOGNISERS,
     *cuda_ipc.RECOGNISERS,
     *compile_backends.RECOGNISERS,

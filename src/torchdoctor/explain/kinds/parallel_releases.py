@@ -16,6 +16,15 @@ tensor-parallel degree. torchtitan's Hugging Face backend did so until #4637 (20
 the shard that holds it. Read where the line that prints the refusal also names the vocabulary-parallel shard
 or the tensor-parallel degree; the same refusal with no shard on its line is a padding_idx past the vocabulary
 (``vocab_size_mismatch``, index_ranges.py).
+
+A process-group backend written in Python (a ``torch.distributed.ProcessGroup`` subclass registered with
+``dist.Backend.register_backend``) is called by torch's c10d with the collective's options object as its last
+argument (``group.allgather(outputs, inputs, opts)``, ``allreduce(tensors, opts)``, ...): a backend release written
+for an older torch whose method does not take it fails with CPython's "allgather() takes 3 positional arguments
+but 4 were given" (``Python/ceval.c``). torch_xla's ``ProcessGroupXla`` (``torch_xla/distributed/xla_backend.py``)
+defined ``allgather(self, output_tensors_list, input_tensors)`` until pytorch/xla#3952 (2022-08) added ``opts``,
+so DistributedDataParallel's initialisation on the xla backend failed. Read for the collective method names of
+c10d's ProcessGroup (which a script's own functions rarely carry), with more arguments given than taken.
 """
 
 from __future__ import annotations
@@ -30,10 +39,26 @@ TIED_GRADS_FRAME = ", in _exec_reduce_tied_grads"
 # torch prints "Padding_idx" (sparse.py, functional.py, the C++ API); copies of nn.Embedding in parallel
 # libraries (vocabulary-parallel embeddings) print it in lower case
 PADDING_IDX = "adding_idx must be within num_embedding"
-ANCHORS = (TIED_GRADS_FRAME, PADDING_IDX)
+# the collectives of c10d's ProcessGroup that torch calls with an options object (torch/distributed/
+# distributed_c10d.py); broadcast, barrier, gather, scatter, send and recv are left out, names a script's own
+# functions carry too
+PG_COLLECTIVES = (
+    "allgather",
+    "allreduce",
+    "allgather_coalesced",
+    "allreduce_coalesced",
+    "_allgather_base",
+    "_reduce_scatter_base",
+    "reduce_scatter",
+    "alltoall_base",
+    "allgather_into_tensor_coalesced",
+    "reduce_scatter_tensor_coalesced",
+)
+ANCHORS = (TIED_GRADS_FRAME, PADDING_IDX, *(f"{name}() takes " for name in PG_COLLECTIVES))
 TEMPLATES = (
     "third_party:deepspeed-pipe-reduce-tied-grads-frame",
     "torch:padding-idx-must-be-within-num-embeddings",
+    "third_party:torch-xla-process-group-allgather-without-opts",
 )
 # words on the refusal's own line that say the embedding is a shard of the vocabulary
 SHARD_WORDS = r"VocabParallel|[Vv]ocab(?:ulary)?[-_ ][Pp]arallel|\bshards?\b|[Tt]ensor[-_ ][Pp]arallel|\bTP\s?=\s?\d|\btp_size\b"
@@ -44,13 +69,31 @@ REFUSED = R(
     r'deepspeed/runtime/pipe/engine\.py", line \d+, in (?P<ds_tied_grads>_exec_reduce_tied_grads)\n'
     r"[ \t]*dist\.all_reduce\(grad, group=group\)\s*\Z|"
     rf"(?:{SHARD_WORDS})[^\n]{{0,400}}?(?P<sharded_padding>{_PADDING})|"
-    rf"(?P<sharded_padding_before>{_PADDING})[^\n]{{0,400}}?(?:{SHARD_WORDS})"
+    rf"(?P<sharded_padding_before>{_PADDING})[^\n]{{0,400}}?(?:{SHARD_WORDS})|"
+    # a Python process-group backend's collective without the options argument torch passes
+    rf"(?<![\w.])(?P<pg_method>{'|'.join(PG_COLLECTIVES)})\(\) takes (?:from \d to )?(?P<pg_takes>\d) positional "
+    r"arguments? but (?P<pg_given>\d) were given"
 )
-FACTS = ("ds_tied_grads", "sharded_padding", "sharded_padding_before")
+FACTS = ("ds_tied_grads", "sharded_padding", "sharded_padding_before", "pg_method")
 
 
 def explain(hits: list[Hit]) -> tuple[str, str]:
     """(summary, fix) for the release bug among ``hits`` (the named groups of `REFUSED`)."""
+    method = first(hits, "pg_method")
+    if method:  # CPython prints this TypeError only for more arguments than the parameters take
+        takes, given = first(hits, "pg_takes"), first(hits, "pg_given")
+        return (
+            f"a process-group backend's {method}() takes {takes} positional arguments (self included) but torch "
+            f"called it with {given}: the backend was written for an older torch, whose c10d did not pass "
+            "the collective's options object" + on_ranks(hits),
+            f"torch's c10d calls a backend's collectives with an options object last (group.{method}(..., opts)); "
+            f"this backend's {method}() does not take it, so it is a release made for an older torch. Upgrade the "
+            "backend to the release built for the torch installed: torch_xla's version follows torch's (pip show torch "
+            "torch_xla; pip install torch_xla==<torch's version>), and torch_xla's ProcessGroupXla.allgather takes "
+            "opts since pytorch/xla#3952 (torch_xla 1.13); another backend (a vendor's ProcessGroup plugin, "
+            "oneCCL's bindings) the same way. In a ProcessGroup subclass of your own, take opts=None in every "
+            "collective.",
+        )
     if first(hits, "ds_tied_grads"):
         return (
             "the pipeline step failed in DeepSpeed's all_reduce of the tied layers' gradients "

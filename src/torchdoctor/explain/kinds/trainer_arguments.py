@@ -279,6 +279,15 @@ REFUSALS: tuple[tuple[str, str], ...] = (
         "device_map takes 'auto', 'balanced', 'balanced_low_0', 'sequential' or a dict {module: device}: check the "
         "spelling (a device such as 'cuda:0' goes in a dict: {'': 'cuda:0'}).",
     ),
+    # accelerate/launchers.py notebook_launcher: num_processes left None outside a Colab/Kaggle TPU and a Colab
+    # machine with fewer than two GPUs (worded "number of GPUs" until 1.x, "number of devices" in 1.15)
+    (
+        "you would like to use, add `num_processes=...` to your call",
+        "notebook_launcher starts one process per device only when told how many: pass the count, "
+        "notebook_launcher(training_function, args, num_processes=2) (torch.cuda.device_count() for every GPU of "
+        "the machine; 1 to run in the notebook's process). On a Colab or Kaggle TPU it is not needed: there "
+        "notebook_launcher spawns one process per TPU core itself.",
+    ),
     # lightning: the Trainer's / Fabric's accelerator, strategy, devices and plugins
     (
         "You selected an invalid strategy name",
@@ -589,6 +598,8 @@ TEMPLATES: tuple[str, ...] = (
     "transformers:tf32-requires-ampere-or-newer-gpu",
     "transformers:tried-passing-in-callable-to-accelerator",
     "accelerate:you-can-only-pass-one-of",
+    "third_party:accelerate-notebook-launcher-num-processes",
+    "third_party:accelerate-notebook-launcher-num-processes-devices",
     "accelerate:you-cannot-pass-in-both-dynamo",
     "accelerate:unknown-mixed-precision-mode-choose-between",
     "accelerate:unknown-mixed-precision-mode-choose-between-2",
