@@ -28,7 +28,8 @@ ROLLOUT_FRAMES = (
 
 def test_a_rollout_engine_indexed_past_its_placement_group_is_likely_slimes_gpu_count():
     found = reads(
-        ROLLOUT_FRAMES + "                      ~~~~~~~~~~~~~~~~~^^^^^^^^^^^\nIndexError: list index out of range\n",
+        ROLLOUT_FRAMES
+        + "                      ~~~~~~~~~~~~~~~~~^^^^^^^^^^^\nIndexError: list index out of range\n",
         "library_version_bug",
         "likely",
     )
@@ -113,12 +114,16 @@ def test_wandb_log_before_init_is_a_rank_without_a_wandb_run():
 # PreInitObject's form for wandb.config reads the same way
 def test_wandb_config_before_init_names_the_attribute():
     found = reads(
-        "wandb.errors.Error: You must call wandb.init() before wandb.config.lr\n", "tracker_log_before_init", "certain"
+        "wandb.errors.Error: You must call wandb.init() before wandb.config.lr\n",
+        "tracker_log_before_init",
+        "certain",
     )
     assert "wandb.config.lr" in found.summary
 
 
 # wandb refusing to start for want of a key is the login, not a call before init
 def test_wandb_without_a_key_is_not_a_call_before_init():
-    found = explained("wandb.errors.UsageError: api_key not configured (no-tty). call wandb.login(key=[your_api_key])\n")
+    found = explained(
+        "wandb.errors.UsageError: api_key not configured (no-tty). call wandb.login(key=[your_api_key])\n"
+    )
     assert found.id == "log.wandb_api_key_missing", found.summary

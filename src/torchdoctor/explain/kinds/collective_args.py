@@ -318,7 +318,9 @@ COLLECTIVE_ARGUMENTS = Recogniser(
         r"with different dtypes ?Found [^\n]{1,80})|"
         # ProcessGroupNCCL::_allgather_base (XCCL's and Ascend's HCCL's too); on a line that names DeepSpeed or ZeRO
         # it is ZeRO-3's own gather of mixed dtypes (kinds/post_training_releases.py)
-        r"(?P<output_dtype>(?<![^\n])(?![^\n]*(?:" + post_training_releases.ZERO_WORDS + r"))[^\n]{0,200}?output "
+        r"(?P<output_dtype>(?<![^\n])(?![^\n]*(?:"
+        + post_training_releases.ZERO_WORDS
+        + r"))[^\n]{0,200}?output "
         r"tensor must have the same type as input tensor)|"
         r"(?P<root_rank>(?:ProcessGroup\w{1,10}::\w{1,40}: )?invalid root rank: -?\d{1,9})|"
         r"(?P<not_in_group>(?:Global|Group) rank \d+ is not part of group [^\n]{1,160})|"
