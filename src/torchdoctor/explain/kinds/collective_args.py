@@ -12,6 +12,7 @@ not what mp.spawn hands its processes.
 
 from __future__ import annotations
 
+from torchdoctor.explain.kinds import post_training_releases
 from torchdoctor.explain.kinds.refusal_table import describe_refusal, refused
 from torchdoctor.explain.recognisers import Context, Hit, Pattern, Recogniser, first, on_ranks
 
@@ -86,6 +87,15 @@ _CLASSES = (
         "torch.empty_like(input) (or .to(input.dtype) / .to(input.device) before the call); a mixed-precision "
         "model gives tensors of different dtypes (gather the fp32 and bf16 ones in separate calls). On gloo, "
         "gather / scatter take their list only on the root (None or [] on every other rank).",
+    ),
+    (
+        "output_dtype",
+        "an all-gather was given an output tensor of another dtype than its input",
+        "all_gather_into_tensor (_allgather_base) writes the gathered input into the output as it is: build the "
+        "output in the input's dtype (torch.empty(world_size * n, dtype=input.dtype, device=input.device)), or "
+        "cast the input first. A library that gathers several parameters into buffers of one dtype meets "
+        "parameters of two: under DeepSpeed ZeRO-3 from 0.19.2, PEFT's LoRA adapters kept in fp32 beside bf16 "
+        "weights (get_peft_model(..., autocast_adapter_dtype=False), or deepspeed<0.19.2).",
     ),
     (
         "not_in_group",
@@ -200,6 +210,7 @@ COLLECTIVE_ARGUMENTS = Recogniser(
         "torch_cpp:reduce-scatter-only-supports-output",
         "torch_cpp:tensors-in-the-nested-tensor-vectors",
         "torch:invalid-usage-of-tensors-with-different",
+        "torch_native:output-tensor-must-have-the-same-type",
         # NCCL src/enqueue.cc: a send to (recv from) the rank itself without its pair in the same group;
         # an fp8 reduction on a GPU older than sm90
         "nccl:trying-to-send-to-self-without",
@@ -270,6 +281,7 @@ COLLECTIVE_ARGUMENTS = Recogniser(
         "reduce_scatter only supports 1 output",
         "tensors in the nested tensor vectors need to",
         "Invalid usage of tensors with different dtypes",
+        "output tensor must have the same type as input tensor",
         "to self without a matching ",
         "FP8 reduction support begins with sm90 capable devices",
         "invalid root rank: ",
@@ -304,6 +316,12 @@ COLLECTIVE_ARGUMENTS = Recogniser(
         r"the same length|requires empty (?:output|input) on non-root|reduce_scatter only supports 1 output)"
         r"[^\n]{0,80}|tensors in the nested tensor vectors need to be on the same device|Invalid usage of tensors "
         r"with different dtypes ?Found [^\n]{1,80})|"
+        # ProcessGroupNCCL::_allgather_base (XCCL's and Ascend's HCCL's too); on a line that names DeepSpeed or ZeRO
+        # it is ZeRO-3's own gather of mixed dtypes (kinds/post_training_releases.py)
+        r"(?P<output_dtype>(?<![^\n])(?![^\n]*(?:"
+        + post_training_releases.ZERO_WORDS
+        + r"))[^\n]{0,200}?output "
+        r"tensor must have the same type as input tensor)|"
         r"(?P<root_rank>(?:ProcessGroup\w{1,10}::\w{1,40}: )?invalid root rank: -?\d{1,9})|"
         r"(?P<not_in_group>(?:Global|Group) rank \d+ is not part of group [^\n]{1,160})|"
         r"(?P<self_peer>Invalid (?:destination|source) rank: (?:destination|source) rank should not be the "

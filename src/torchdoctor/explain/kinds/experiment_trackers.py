@@ -1,4 +1,4 @@
-"""An experiment tracker (wandb) the run logs to that has no API key, or cannot reach its server.
+"""An experiment tracker (wandb) with no API key, no route to its server, or called before wandb.init.
 
 wandb's login (``wandb/sdk/wandb_login.py``, ``_WandbLogin.prompt_api_key``) raises ``UsageError("api_key not
 configured (no-tty). call " + directive)``, the directive ``wandb.login(key=[your_api_key])`` (``wandb login
@@ -14,6 +14,16 @@ the W&B server fails, and go on retrying: a compute node or network without acce
 nodes, a campus or company firewall, a proxy), an expired certificate, or the server's own trouble. A run in
 online mode then stalls at wandb.init or at a later sync. The line names the network error, not why the server is
 out of reach, and a transient one recovers: likely.
+
+wandb's functions before a run exists (``wandb/sdk/lib/preinit.py``: ``PreInitCallable`` stands in for
+wandb.log, wandb.save, wandb.watch ... and raises ``wandb.Error(f"You must call wandb.init() before {name}()")``;
+``PreInitObject``, for wandb.config and wandb.summary, "before {name}.{key}" and "before {name}[{key!r}]"; wandb's
+callbacks for other libraries check ``wandb.run`` the same way) say this process called wandb without
+wandb.init. In a job of several processes that is most often a rank the tracker was never started on: the
+logger, the Trainer or the script initialise wandb on rank 0 only, and code that runs on every rank (a
+validation_step, a callback, a reward function) logs from all of them. Or the run was finished before a last
+log, or the logger is off (report_to, mode) while the code logs to wandb directly. The message says the call
+came before wandb.init in that process (certain); which of these applies is the code's.
 """
 
 from __future__ import annotations
@@ -73,4 +83,32 @@ WANDB_SERVER_UNREACHABLE = Recogniser(
     describe=_unreachable,
 )
 
-RECOGNISERS = (WANDB_API_KEY_MISSING, WANDB_SERVER_UNREACHABLE)
+
+def _before_init(hits: list[Hit], ctx: Context) -> tuple[str, str]:
+    called = merged(hits).get("wandb_called")
+    return (
+        f"{called or 'wandb'} was called in a process where wandb.init() never ran (no wandb run there)"
+        + on_ranks(hits),
+        "Call wandb where the run was started: in a multi-GPU job the logger (WandbLogger, the Trainer's "
+        "report_to='wandb', the script's wandb.init) starts wandb on rank 0 only, so guard the direct wandb "
+        "calls that run on every rank (a validation_step, a callback, a reward function) with the rank: if "
+        "trainer.is_global_zero / accelerator.is_main_process / int(os.environ.get('RANK', 0)) == 0, or log "
+        "through the logger (self.log, trainer.log). Outside that case call wandb.init() before the first "
+        "wandb.log / wandb.config (and not after wandb.finish()), or drop the direct wandb calls when the run "
+        "turns wandb off (report_to='none', WANDB_MODE=disabled).",
+    )
+
+
+WANDB_BEFORE_INIT = Recogniser(
+    kind="tracker_log_before_init",
+    title="wandb called in a process that never ran wandb.init",
+    templates=(
+        "third_party:wandb-must-call-init-before-callable",
+        "third_party:wandb-must-call-init-before-attribute",
+    ),
+    anchors=("You must call wandb.init() before",),
+    match=R(r"You must call wandb\.init\(\) before (?P<wandb_called>[\w.]{1,60}(?:\(\)|\[[^\]\n]{1,60}\])?)"),
+    describe=_before_init,
+)
+
+RECOGNISERS = (WANDB_API_KEY_MISSING, WANDB_SERVER_UNREACHABLE, WANDB_BEFORE_INIT)

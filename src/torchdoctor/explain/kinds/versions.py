@@ -31,6 +31,7 @@ from torchdoctor.explain.kinds import (
     optimizer_subclass,
     paged_optimizers,
     parallel_releases,
+    post_training_releases,
     precision_releases,
     ray_cluster,
     release_changes,
@@ -966,6 +967,8 @@ def _release_bug(hits: list[Hit], ctx: Context) -> tuple[str, str]:
         return kernel_release_bugs.ipc_noncurrent(hits)
     if any(first(hits, key) for key in parallel_releases.FACTS):
         return parallel_releases.explain(hits)
+    if any(first(hits, key) for key in post_training_releases.FACTS):
+        return post_training_releases.explain(hits)
     if first(hits, "internal_assert"):
         return _internal_assert(hits)
     if first(hits, "seq_sampler"):
@@ -1093,6 +1096,10 @@ LIBRARY_RELEASE_BUG = Recogniser(
         # parallelism libraries' own code: DeepSpeed's pipeline engine all-reducing a frozen tied weight's missing
         # gradient, a vocabulary-parallel shard given the global padding_idx (kinds/parallel_releases.py)
         *parallel_releases.ANCHORS,
+        # post-training stacks' own code: slime's rollout engines past their placement group's GPUs, ZeRO-3's
+        # all-gather of PEFT's fp32 adapters beside bf16 weights, MCore's async save losing its writer process
+        # (kinds/post_training_releases.py)
+        *post_training_releases.ANCHORS,
         # low-precision code of a release that mixed up a dtype: Transformer Engine's GEMM output under
         # fuse_wgrad_accumulation, a gradient of another dtype than its parameter (kinds/precision_releases.py)
         *precision_releases.ANCHORS,
@@ -1149,6 +1156,8 @@ LIBRARY_RELEASE_BUG = Recogniser(
         + "|"
         + parallel_releases.REFUSED.pattern
         + "|"
+        + post_training_releases.REFUSED.pattern
+        + "|"
         + precision_releases.REFUSED.pattern
         + "|"
         + varlen_attention.REFUSED.pattern
@@ -1191,6 +1200,7 @@ LIBRARY_RELEASE_BUG = Recogniser(
         *trl_checks.TEMPLATES,
         *kernel_release_bugs.TEMPLATES,
         *parallel_releases.TEMPLATES,
+        *post_training_releases.TEMPLATES,
         *precision_releases.TEMPLATES,
         *varlen_attention.TEMPLATES,
         *ray_cluster.SCALING_TEMPLATES,
@@ -1201,7 +1211,8 @@ LIBRARY_RELEASE_BUG = Recogniser(
         image_files.JPEG_TEMPLATE,
     ),
     # the lines after the anchored one are read with it only where a pattern needs them: DeepSpeed's tied-grads
-    # frame with its code line and nothing after (kinds/parallel_releases.py)
+    # frame with its code line and nothing after (kinds/parallel_releases.py); slime's rollout code line with the
+    # IndexError under it, MCore's async-save warning with its writer's failure header (post_training_releases.py)
     span=2,
     # a kernel's fault names no kernel and no cause (a library's bug, bad input, a failing GPU)
     generic=cuda_errors.KERNEL_FAULTS
@@ -1218,6 +1229,7 @@ LIBRARY_RELEASE_BUG = Recogniser(
         trl_checks.REFUSED,
         kernel_release_bugs.REFUSED,
         parallel_releases.REFUSED,
+        post_training_releases.REFUSED,
         precision_releases.REFUSED,
         varlen_attention.REFUSED,
         ray_cluster.SCALING_REFUSED,
