@@ -34,13 +34,6 @@ REFUSALS: tuple[tuple[str, str], ...] = (
         "picks its own GPU with torch.cuda.set_device(int(os.environ['LOCAL_RANK'])) before init_device_mesh.",
     ),
     (
-        "It seems like you did not set/select the default device for the current process before the DeviceMesh",
-        "Pick each process's GPU before building the mesh: torch.cuda.set_device(int(os.environ['LOCAL_RANK'])), "
-        "then init_device_mesh('cuda', ...); start the script with torchrun (which sets LOCAL_RANK) rather than by "
-        "hand, or DeviceMesh guesses the GPU from the global rank, which on several nodes with uneven GPU counts "
-        "puts two processes on one GPU.",
-    ),
-    (
         "DeviceMesh requires numpy >= 1.21 to be installed for type checking",
         "DeviceMesh needs numpy installed in the training environment: pip install 'numpy>=1.21'.",
     ),
@@ -106,7 +99,6 @@ DEVICE_MESH_USAGE = refusal_recogniser(
     refusals=REFUSALS,
     templates=(
         "torch:device-type-with-index-is-not",
-        "torch:it-seems-like-you-did-not",
         "torch:devicemesh-requires-numpy-to-be-installed",
         "torch:invalid-mesh-dim-names-specified-mesh",
         "torch:slicing-overlapping-dim-names-is-not",

@@ -52,8 +52,8 @@ REFUSALS: tuple[tuple[str, str], ...] = (
     ),
     (
         "Optimizers are not passed in but optim_only is set to True.",
-        "get_state_dict / set_state_dict with StateDictOptions(optim_only=True) need the optimizer(s): "
-        "get_state_dict(model, optimizers=optimizer, options=...).",
+        "get_optimizer_state_dict / set_optimizer_state_dict were called without an optimizer (an empty list or "
+        "tuple): pass the optimizer(s) built over the model's parameters, get_optimizer_state_dict(model, optimizer).",
     ),
     (
         "model state_dict is required to save or load, but model state_dict is empty.",

@@ -111,12 +111,6 @@ REFUSALS: tuple[tuple[str, str], ...] = (
         "before wrapping, and put both users in the same FSDP unit.",
     ),
     (
-        "which does not have an explicit index. FSDP will use the current device",
-        "FSDP(device_id=torch.device('cuda')) has no GPU index, so FSDP uses whatever device is current: pass "
-        "device_id=torch.cuda.current_device() after torch.cuda.set_device(local_rank), or torch.device('cuda', "
-        "local_rank).",
-    ),
-    (
         "FSDP will not all-gather parameters for containers that do not implement forward",
         "An FSDP unit was made of a container without forward (nn.ModuleList / ModuleDict): its parameters are never "
         "gathered. Wrap each block inside it instead (an auto_wrap_policy on the block class).",
@@ -172,7 +166,6 @@ FSDP1_USAGE = refusal_recogniser(
         "torch:the-lambda-fn-passed-to-custompolicy",
         "torch:fsdp-does-not-support-changing-the",
         "torch:changing-shared-parameters-is-not-supported",
-        "torch:fsdp-got-the-argument-device-id",
         "torch:fsdp-will-not-all-gather-parameters",
         "torch:failed-to-reconstruct-dataclass-via-dataclasses",
         "torch:fsdp-currently-requires-each-rank-to",

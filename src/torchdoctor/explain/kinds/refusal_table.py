@@ -117,9 +117,10 @@ def refusal_recogniser(
         describe=describe_refusal(refusals, title, message="refusal", limit=limit),
         confirm=confirmed if several or generic else None,
         generic=generic,
-        # the source line a traceback quotes ('raise ValueError("...")') is not the message: its exception line is
+        # the source line a traceback quotes ('raise ValueError("...")', 'self._log_and_throw(TypeError, "...")', a
+        # message's own line of a multi-line raise) is not the message: its exception line is
         reject=_RAISE_LINE,
     )
 
 
-_RAISE_LINE = re.compile(r"^(?:\[rank\d+\]:)?\s*(?:raise |f?[\"'])")
+_RAISE_LINE = re.compile(r"^(?:\[rank\d+\]:)?\s*(?:raise |[\w.]+\(|f?[\"'])")

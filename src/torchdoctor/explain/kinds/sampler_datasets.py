@@ -1,7 +1,7 @@
 """The DataLoader's datasets and samplers refusing what they were given, and its warnings that a run is loading
-the same data twice or more workers than it has CPUs.
+the same data twice or dropping some.
 
-``torch/utils/data/dataloader.py`` (the workers' count check, ``len()`` of an IterableDataset),
+``torch/utils/data/dataloader.py`` (``len()`` of an IterableDataset against what its workers yield),
 ``distributed.py`` (DistributedSampler), ``dataset.py`` (``random_split``, ``ConcatDataset``),
 ``graph_settings.py`` (DataPipes' sharding) and ``torch/distributed/elastic/utils/data/
 elastic_distributed_sampler.py``, torch 1.x-2.13. The DataLoader's own options are kinds/dataloader_options.py's.
@@ -30,13 +30,6 @@ _SAMPLER_SIZE = (
 )
 
 REFUSALS: tuple[tuple[str, str], ...] = (
-    (
-        "worker processes in total. ",
-        "num_workers is larger than the CPUs this process may use (its CPU affinity or cgroup limit, which the "
-        "message names), which makes loading slow or freezes it: lower num_workers to the suggested maximum, "
-        "divided among the ranks on one machine (each rank starts its own workers), or ask the scheduler for more "
-        "CPUs (--cpus-per-task).",
-    ),
     ("(when accessing len(dataloader)), but ", _ITERABLE_REPLICAS),
     (
         "this could be caused by not properly configuring the IterableDataset replica at each worker.",
@@ -78,7 +71,6 @@ SAMPLER_DATASETS = refusal_recogniser(
     title="a dataset or sampler the DataLoader reads refused its arguments or duplicates data",
     refusals=REFUSALS,
     templates=(
-        "torch:this-dataloader-will-create-worker-processes",
         "torch:length-of-iterabledataset-was-reported-to",
         "torch:for-multiprocessing-data-loading-this-could",
         "torch:number-of-indices-does-not-match",

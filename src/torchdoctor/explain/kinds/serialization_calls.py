@@ -48,10 +48,6 @@ REFUSALS: tuple[tuple[str, str], ...] = (
         _TORCHSCRIPT,
     ),
     (
-        "received a zip file that looks like a TorchScript archive dispatching to 'torch.jit.load'",
-        _TORCHSCRIPT,
-    ),
-    (
         "Attempting to load a safetensors file but safetensors is not installed.",
         "torch.load reads .safetensors files through the safetensors package: pip install safetensors.",
     ),
@@ -86,7 +82,6 @@ TORCH_SERIALIZATION_CALL = refusal_recogniser(
         "torch:the-device-module-is-not-registered",
         "torch:don-know-how-to-restore-data",
         "torch:expected-input-to-be-checkpoint-returned-2",
-        "torch:torch-load-received-zip-file-that",
         "torch:attempting-to-load-safetensors-file-but",
         "torch:loading-safetensors-file-with-dict-map",
         "torch:loading-safetensors-file-with-callable-map",
