@@ -1,5 +1,7 @@
-"""A torch.distributed call refused on what it was handed: point-to-point batches, object scatters, ranks given two
-ways, sub-groups split or cut, functional collectives' groups and sizes.
+"""A torch.distributed call refused on what it was handed.
+
+Point-to-point batches, object scatters, ranks given two ways, sub-groups split or cut, functional collectives'
+groups and sizes.
 
 The checks are torch's own, as ``torch/distributed/distributed_c10d.py`` (``batch_isend_irecv``'s
 ``_check_op`` / ``_check_p2p_op_list``, ``scatter_object_list``, ``_canonicalize_group_rank`` under every collective

@@ -1,5 +1,7 @@
-"""DistributedDataParallel's and DataParallel's own refusals of how they were called: communication hooks, join
-hooks, bucket settings, a device mesh; DataParallel's scatter and gather meeting CPU tensors.
+"""DistributedDataParallel's and DataParallel's own refusals of how they were called.
+
+Communication hooks, join hooks, bucket settings, a device mesh; DataParallel's scatter and gather meeting CPU
+tensors.
 
 ``torch/nn/parallel/distributed.py`` (``register_comm_hook``, ``_get_ddp_join_hook``, ``_set_static_graph``,
 ``_register_fused_optim``, ``DistributedDataParallel.__init__``), ``torch/nn/parallel/_functions.py`` and ``comm.py``

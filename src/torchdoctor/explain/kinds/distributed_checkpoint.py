@@ -1,5 +1,6 @@
-"""torch.distributed.checkpoint (DCP) refusing a save or load: where to write, the ranks' plans, the state dicts
-get_state_dict / set_state_dict are handed.
+"""torch.distributed.checkpoint (DCP) refusing a save or load.
+
+Where to write, the ranks' plans, the state dicts get_state_dict / set_state_dict are handed.
 
 ``torch/distributed/checkpoint/_storage_utils.py`` (which storage a checkpoint_id means), ``default_planner.py``
 (the global save plan: every tensor's chunks must tile it once), ``utils.py`` (``_assert_same_keys``),
@@ -87,12 +88,6 @@ REFUSALS: tuple[tuple[str, str], ...] = (
         "only and start the optimizer afresh.",
     ),
     (
-        "Multiple devices found",
-        "Loading with full_state_dict / broadcast_from_rank0 puts every tensor on the model's device, and this model "
-        "is spread over several (some modules on CPU, some on GPU): move the whole model to one device (or leave "
-        "the rest on meta) before set_model_state_dict.",
-    ),
-    (
         "expected BytesStorageMetadata but found",
         "The checkpoint saved this key as a tensor and the state dict asks for it as a plain object (or the other "
         "way round): give the state dict's entry the type it was saved with (a tensor where a tensor was saved, e.g. "
@@ -134,7 +129,6 @@ DISTRIBUTED_CHECKPOINT = refusal_recogniser(
         "torch:there-are-param-groups-that-have",
         "torch:when-there-is-parameter-group-that",
         "torch:all-the-parameters-in-the-same",
-        "torch:multiple-devices-found",
         "torch:invalid-checkpoint-metadata-for-expected-bytesstoragemetadata",
         "torch:zstandard-extension-is-unavailable-because-no",
         "torch:stream-with-zstandard-compression-cannot-be",

@@ -1,5 +1,6 @@
-"""A DTensor made or redistributed with placements torch refuses: distribute_tensor, DTensor.from_local,
-redistribute, distribute_module.
+"""A DTensor made or redistributed with placements torch refuses.
+
+distribute_tensor, DTensor.from_local, redistribute, distribute_module.
 
 ``torch/distributed/tensor/_api.py`` (``distribute_tensor``, ``DTensor.from_local``, ``redistribute``,
 ``distribute_module``), ``_dtensor_spec.py`` (the placements of one DTensor), ``_redistribute.py`` (moving between

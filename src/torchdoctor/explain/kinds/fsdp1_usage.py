@@ -1,5 +1,7 @@
-"""FSDP1 (FullyShardedDataParallel) refusing how it was wrapped or called: ignored modules, hybrid sharding's
-groups, frozen and trainable parameters in one unit, summon_full_params, state-dict settings, optimizer state.
+"""FSDP1 (FullyShardedDataParallel) refusing how it was wrapped or called.
+
+Ignored modules, hybrid sharding's groups, frozen and trainable parameters in one unit, summon_full_params,
+state-dict settings, optimizer state.
 
 ``torch/distributed/fsdp/`` (``_init_utils.py``, ``_wrap_utils.py``, ``wrap.py``, ``_unshard_param_utils.py``,
 ``fully_sharded_data_parallel.py``, ``_flat_param.py``, ``_optim_utils.py``), torch 1.12-2.13. Each message names

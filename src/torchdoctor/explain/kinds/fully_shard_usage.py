@@ -1,5 +1,7 @@
-"""FSDP2's fully_shard refusing how it was applied or run: containers without forward, parameters on another
-device, shard placements, the meshes of FSDP with tensor parallelism, forward not started at the root.
+"""FSDP2's fully_shard refusing how it was applied or run.
+
+Containers without forward, parameters on another device, shard placements, the meshes of FSDP with tensor
+parallelism, forward not started at the root.
 
 ``torch/distributed/fsdp/_fully_shard/`` (``_fully_shard.py``, ``_fsdp_init.py``, ``_fsdp_param.py``,
 ``_fsdp_param_group.py``, ``_fsdp_state.py``, ``_fsdp_common.py``, ``_fsdp_collectives.py``), torch 2.4-2.13. Each

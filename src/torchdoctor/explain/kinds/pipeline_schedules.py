@@ -1,5 +1,6 @@
-"""torch.distributed.pipelining refusing a schedule's sizes or a stage's inputs: microbatches against stages and
-ranks, the batch split into microbatches, what a stage may be handed.
+"""torch.distributed.pipelining refusing a schedule's sizes or a stage's inputs.
+
+Microbatches against stages and ranks, the batch split into microbatches, what a stage may be handed.
 
 ``torch/distributed/pipelining/schedules.py`` (ScheduleGPipe, Schedule1F1B, ScheduleInterleaved1F1B,
 ScheduleInterleavedZeroBubble, ScheduleZBVZeroBubble, ScheduleDualPipeV, ``get_schedule_class``), ``stage.py``
@@ -53,7 +54,7 @@ REFUSALS: tuple[tuple[str, str], ...] = (
     ("must be evenly divisible by pp_size", _V_STAGES),
     ("ZBV requires exactly 2 stages per rank, but got", _V_STAGES),
     (
-        "Pipeline group size",  # "Pipeline group size {} cannot be larger than number of stages {}"
+        "cannot be larger than number of stages",
         "The pipeline has fewer stages than ranks in its group: give every rank of the pipeline group at least one "
         "stage (num_stages >= pp_size), or launch fewer pipeline ranks.",
     ),

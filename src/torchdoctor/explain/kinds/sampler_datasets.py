@@ -1,5 +1,4 @@
-"""The DataLoader's datasets and samplers refusing what they were given, and its warnings that a run is loading
-the same data twice or dropping some.
+"""The DataLoader's datasets and samplers refusing what they were given, or warning of data loaded twice or lost.
 
 ``torch/utils/data/dataloader.py`` (``len()`` of an IterableDataset against what its workers yield),
 ``distributed.py`` (DistributedSampler), ``dataset.py`` (``random_split``, ``ConcatDataset``),
@@ -35,8 +34,8 @@ REFUSALS: tuple[tuple[str, str], ...] = (
         "this could be caused by not properly configuring the IterableDataset replica at each worker.",
         _ITERABLE_REPLICAS,
     ),
-    ("Number of indices (", _SAMPLER_SIZE),
-    ("Number of subsampled indices (", _SAMPLER_SIZE),
+    (") does not match total_size (", _SAMPLER_SIZE),
+    (") does not match num_samples (", _SAMPLER_SIZE),
     (
         "Requires distributed package to be available",
         "DistributedSampler asks torch.distributed for the world size and rank when they are not given, and this "
@@ -81,7 +80,7 @@ SAMPLER_DATASETS = refusal_recogniser(
         "torch:start-index-should-be-less-than",
         "torch:sharding-twice-on-single-pipeline-is",
     ),
-    several=("Number of indices (", "Number of subsampled indices ("),
+    several=(") does not match total_size (", ") does not match num_samples ("),
 )
 
 RECOGNISERS = (SAMPLER_DATASETS,)

@@ -1,5 +1,7 @@
-"""torch.save and torch.load refusing what they were handed: a file argument that is not a file, a checkpoint of
-a device type this process has not loaded, safetensors and TorchScript files, settings that exclude each other.
+"""torch.save and torch.load refusing what they were handed.
+
+A file argument that is not a file, a checkpoint of a device type this process has not loaded, safetensors and
+TorchScript files, settings that exclude each other.
 
 ``torch/serialization.py`` (``_check_save_filelike``, ``_open_buffer_writer``, ``default_restore_location`` and
 ``_get_restore_location``, the safetensors and TorchScript branches of ``load``, ``_default_to_weights_only``),
