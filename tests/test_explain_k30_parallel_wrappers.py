@@ -9,6 +9,9 @@ import pytest
 import torch
 from explaining import explained, traceback_of
 from torch import nn
+from torch.distributed.algorithms.ddp_comm_hooks.powerSGD_hook import PowerSGDState
+from torch.distributed.algorithms.join import Join
+from torch.distributed.algorithms.model_averaging.averagers import PeriodicModelAverager
 from torch.distributed.fsdp import FullyShardedDataParallel, fully_shard
 from torch.distributed.optim import ZeroRedundancyOptimizer
 from torch.nn.parallel import DistributedDataParallel
@@ -117,6 +120,43 @@ def test_dataparallel_gathering_cpu_outputs_from_its_text():
         "ddp_call_refused",
         ["Gather function not implemented for CPU tensors"],
         ["keep the forward's outputs on the GPU"],
+    )
+
+
+def test_join_over_nothing(one_rank):
+    lead(
+        traceback_of(lambda: Join([]).__enter__()),
+        "ddp_call_refused",
+        ["requires at least one joinable"],
+        ["with Join([ddp_model])"],
+    )
+
+
+def test_powersgd_with_error_feedback_from_the_first_iteration(one_rank):
+    lead(
+        traceback_of(lambda: PowerSGDState(None, start_powerSGD_iter=1, use_error_feedback=True)),
+        "ddp_call_refused",
+        ["start_powerSGD_iter"],
+        ["start_powerSGD_iter of 2 or more"],
+    )
+
+
+def test_a_model_averager_of_period_zero(one_rank):
+    lead(
+        traceback_of(lambda: PeriodicModelAverager(period=0)),
+        "ddp_call_refused",
+        ["``period`` must be a positive value"],
+        ["PeriodicModelAverager(period=4, warmup_steps=100)"],
+    )
+
+
+def test_a_rank_that_ran_out_of_batches_under_join_from_its_text():
+    # algorithms/join.py with throw_on_early_termination=True: two ranks with different numbers of batches
+    lead(
+        "RuntimeError: Detected at least one rank that exhausted inputs. Throwing across all ranks.\n",
+        "ddp_call_refused",
+        ["exhausted inputs"],
+        ["same number of batches", "throw_on_early_termination"],
     )
 
 

@@ -30,6 +30,7 @@ from torchdoctor.explain.kinds import (
     config_registry,
     cuda,
     cuda_ipc,
+    cuda_queries,
     custom_autograd,
     daemon_children,
     data_containers,
@@ -269,6 +270,7 @@ RECOGNISERS: tuple[Recogniser, ...] = (
     *serialization_calls.RECOGNISERS,
     *sampler_datasets.RECOGNISERS,
     *pipeline_schedules.RECOGNISERS,
+    *cuda_queries.RECOGNISERS,
     # communication: which line is tried first matters among these (a duplicate GPU is also an NCCL error)
     nccl.NCCL_ENV_VALUE,
     comm.LIBUV_UNAVAILABLE,

@@ -1,13 +1,14 @@
 """DistributedDataParallel's and DataParallel's own refusals of how they were called.
 
-Communication hooks, join hooks, bucket settings, a device mesh; DataParallel's scatter and gather meeting CPU
-tensors.
+Communication hooks (PowerSGD's state among them), the Join context, post-local SGD's model averagers, bucket
+settings, a device mesh; DataParallel's scatter and gather meeting CPU tensors.
 
 ``torch/nn/parallel/distributed.py`` (``register_comm_hook``, ``_get_ddp_join_hook``, ``_set_static_graph``,
 ``_register_fused_optim``, ``DistributedDataParallel.__init__``), ``torch/nn/parallel/_functions.py`` and ``comm.py``
-(DataParallel's Broadcast / Gather / reduce_add), ``torch/distributed/algorithms/`` (the join context), torch
-1.8-2.13. Each message names its own mistake: certain once a real log shows it. DDP's unused parameters, its
-parameters on several devices and the other checks kinds/wrapper_usage.py and kinds/placement.py know stay theirs.
+(DataParallel's Broadcast / Gather / reduce_add), ``torch/distributed/algorithms/`` (``join.py``,
+``ddp_comm_hooks/powerSGD_hook.py``, ``model_averaging/``), torch 1.8-2.13. Each message names its own mistake:
+certain once a real log shows it. DDP's unused parameters, its parameters on several devices and the other checks
+kinds/wrapper_usage.py and kinds/placement.py know stay theirs.
 """
 
 from __future__ import annotations
@@ -77,6 +78,55 @@ REFUSALS: tuple[tuple[str, str], ...] = (
         "torch.nn.parallel.comm.reduce_add(inputs, destination) sums tensors that live one per GPU into a device "
         "that holds one of them: pass destination as one of those GPU indices.",
     ),
+    # torch/distributed/algorithms: Join, PowerSGD's state, post-local SGD's model averagers
+    (
+        "The join context manager requires at least one joinable",
+        "Join([...]) takes the Joinable objects of the loop: `with Join([ddp_model]):` (and the "
+        "ZeroRedundancyOptimizer, if any), not an empty list.",
+    ),
+    (
+        "constructor calls the ``Joinable`` constructor",
+        "A class deriving from Joinable must call super().__init__() in its __init__, before Join uses it.",
+    ),
+    (
+        "Detected at least one rank that exhausted inputs. Throwing across all ranks.",
+        "Join(..., throw_on_early_termination=True) stops every rank as soon as one runs out of batches: the ranks "
+        "got different numbers of batches (a dataset split unevenly by hand, drop_last=False with sizes that do not "
+        "divide, an IterableDataset not sharded evenly). Give each rank the same number of batches "
+        "(DistributedSampler pads to equal length; drop_last=True), or leave throw_on_early_termination False so "
+        "Join shadows the missing collectives.",
+    ),
+    (
+        "Expect `start_powerSGD_iter` > 1 if `use_error_feedback` or `warm_start` is enabled",
+        "PowerSGDState(process_group=None, matrix_approximation_rank=1, start_powerSGD_iter=...) needs "
+        "start_powerSGD_iter of 2 or more with error feedback or warm start (1000 is the usual value: vanilla "
+        "all-reduce for the first iterations).",
+    ),
+    (
+        "Please set a small value such as 1e-8 as `orthogonalization_epsilon` in PowerSGD state.",
+        "A gradient matrix has an all-zero column (a frozen or unused part of a layer), which PowerSGD cannot "
+        "orthogonalise: PowerSGDState(..., orthogonalization_epsilon=1e-8).",
+    ),
+    (
+        "Arg ``warmup_steps`` must be a non-negative number.",
+        "PeriodicModelAverager(period=4, warmup_steps=100): warmup_steps is 0 or more, period 1 or more (period 1 "
+        "gains nothing over DDP's own all-reduce).",
+    ),
+    (
+        "Arg ``period`` must be a positive value.",
+        "PeriodicModelAverager(period=4, warmup_steps=100): warmup_steps is 0 or more, period 1 or more (period 1 "
+        "gains nothing over DDP's own all-reduce).",
+    ),
+    (
+        "Arg ``period_group_size_dict`` must not be empty.",
+        "HierarchicalModelAverager(period_group_size_dict=OrderedDict([(2, 4), (4, 16)]), warmup_steps=100): "
+        "periods in increasing order mapped to group sizes, the last size the whole process group's.",
+    ),
+    (
+        "must be equal to the size of arg ``process_group``",
+        "HierarchicalModelAverager's period_group_size_dict must end with the size of the whole group "
+        "(dist.get_world_size()): e.g. OrderedDict([(2, 8), (4, world_size)]).",
+    ),
 )
 
 DDP_CALL_REFUSED = refusal_recogniser(
@@ -99,6 +149,15 @@ DDP_CALL_REFUSED = refusal_recogniser(
         "torch:gather-function-not-implemented-for-cpu",
         "torch:reduce-add-expects-all-inputs-to",
         "torch:reduce-add-expects-destination-to-be",
+        "torch:the-join-context-manager-requires-at",
+        "torch:check-that-the-constructor-calls-the",
+        "torch:detected-at-least-one-rank-that",
+        "torch:expect-start-powersgd-iter-if-use",
+        "torch:the-matrices-to-be-orthogonalized-has",
+        "torch:arg-warmup-steps-must-be-non",
+        "torch:arg-period-must-be-positive-value",
+        "torch:arg-period-group-size-dict-must",
+        "torch:the-last-value-in-arg-period",
     ),
 )
 

@@ -1,6 +1,7 @@
 """torch's ZeroRedundancyOptimizer refusing its parameters or how it is used with DDP's overlap.
 
-``torch/distributed/optim/zero_redundancy_optimizer.py``, torch 1.8-2.13: the parameters it is built on, the
+``torch/distributed/optim/zero_redundancy_optimizer.py`` and ``algorithms/ddp_comm_hooks/ddp_zero_hook.py``, torch
+1.8-2.13: the parameters it is built on, the
 per-rank partition a script may give, and ``overlap_with_ddp=True``, where the optimizer steps inside DDP's
 communication hook. Each message names its own mistake: certain once a real log shows it.
 """
@@ -64,6 +65,12 @@ REFUSALS: tuple[tuple[str, str], ...] = (
         "step(closure) needs an optimizer class whose step takes a closure (LBFGS): a functional optimizer does not; "
         "call loss.backward() yourself and zero.step() without a closure.",
     ),
+    # torch/distributed/algorithms/ddp_comm_hooks/ddp_zero_hook.py: the hook that steps ZeRO inside DDP's backward
+    ("Overlapping DDP with ZeRO only supports a single parameter group", _OVERLAP),
+    (
+        "ZeroRedundancyOptimizer must be constructed with `overlap_with_ddp=True` to use this hook properly",
+        _OVERLAP,
+    ),
 )
 
 ZERO_REDUNDANCY_OPTIMIZER = refusal_recogniser(
@@ -87,6 +94,8 @@ ZERO_REDUNDANCY_OPTIMIZER = refusal_recogniser(
         "torch:specifying-params-per-rank-only-supports",
         "torch:passing-new-parameter-in-params-per",
         "torch:closure-is-not-supported-when-using",
+        "torch:overlapping-ddp-with-zero-only-supports",
+        "torch:zeroredundancyoptimizer-must-be-constructed-with-overlap",
     ),
 )
 
