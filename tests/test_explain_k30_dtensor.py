@@ -1,6 +1,7 @@
-"""DeviceMesh, DTensor placements and tensor-parallel plans refused by torch (kinds/device_mesh_usage.py,
-dtensor_placements.py, tensor_parallel_plan.py), produced for real on a one-rank gloo group and a 1-device CPU mesh;
-and near-misses that are other kinds."""
+"""DeviceMesh, DTensor placements, views across shards, tensor-parallel plans and context parallelism refused by
+torch (kinds/device_mesh_usage.py, dtensor_placements.py, dtensor_views.py, tensor_parallel_plan.py,
+context_parallel.py), produced for real on a one-rank gloo group and a 1-device CPU mesh; and near-misses that are
+other kinds."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from explaining import explained, traceback_of
 from torch import nn
 from torch.distributed.device_mesh import DeviceMesh, init_device_mesh
 from torch.distributed.tensor import Partial, Replicate, Shard, distribute_module, distribute_tensor
+from torch.distributed.tensor.experimental import context_parallel
 from torch.distributed.tensor.parallel import ColwiseParallel, PrepareModuleInput, parallelize_module
 
 pytestmark = pytest.mark.usefixtures("every_message_seen")
@@ -170,6 +172,54 @@ def test_loss_parallel_on_a_two_dimensional_mesh_from_its_text():
         "tensor_parallel_plan",
         ["ndim=2"],
         ["Shard(-1)", "reduction='sum'"],
+    )
+
+
+def test_unbinding_along_the_sharded_dimension(one_rank):
+    mesh = init_device_mesh("cpu", (1,))
+    sharded = distribute_tensor(torch.randn(4, 6), mesh, [Shard(1)])
+    reads(
+        traceback_of(lambda: sharded.unbind(1)),
+        "dtensor_sharded_view",
+        ["unbind along the sharded dimension 1"],
+        ["redistribute that dimension to Replicate()"],
+    )
+
+
+def test_a_reshape_across_an_uneven_shard_from_its_text():
+    # _ops/_view_ops.py: needs a mesh of two processes or more to be uneven
+    reads(
+        "RuntimeError: Cannot flatten unevenly sharded tensor: dimension 1 (size 5) is not evenly divisible by mesh "
+        "dimension 0 (size 2). Please redistribute the tensor before this operation.\n",
+        "dtensor_sharded_view",
+        ["dimension 1 (size 5)", "(size 2)"],
+        ["n_heads // tp_size", "redistribute"],
+    )
+
+
+def test_context_parallel_buffers_and_their_sequence_dims(one_rank):
+    mesh = init_device_mesh("cpu", (1,))
+    query = torch.randn(1, 2, 8, 4)
+
+    def shard_two_dims_for_one_buffer():
+        with context_parallel(mesh, buffers=[query], buffer_seq_dims=[2, 1]):
+            pass
+
+    reads(
+        traceback_of(shard_two_dims_for_one_buffer),
+        "context_parallel_attention",
+        ["`seq_dims` must have the same number of elements as `buffers`"],
+        ["buffer_seq_dims=[1, 1, 1]"],
+    )
+
+
+def test_context_parallel_on_the_math_kernel_from_its_text():
+    # _context_parallel/_attention.py on a GPU whose SDPA picked another kernel
+    reads(
+        "NotImplementedError: CP only supports flash attention and memory efficient attention now.\n",
+        "context_parallel_attention",
+        ["flash attention"],
+        ["SDPBackend.FLASH_ATTENTION", "attn_implementation='sdpa'"],
     )
 
 
