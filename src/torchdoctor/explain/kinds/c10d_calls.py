@@ -34,10 +34,12 @@ _SPLIT_DEVICE = (
 )
 
 _CPU_BUILD_DEVICE = (
-    "init_process_group was given a device_id, and this torch was built without GPU support (a CPU-only wheel, "
-    "torch.version.cuda is None): install the CUDA (or ROCm / XPU) build that matches the machine "
-    "(pip install torch --index-url https://download.pytorch.org/whl/cu128, the wheel for the driver's CUDA), or on "
-    "a CPU-only run leave device_id out (init_process_group(backend='gloo'))."
+    "init_process_group was given a device_id of an accelerator this torch was not built for: a CPU-only wheel "
+    "(the message says the compiled support is None; torch.version.cuda is None), or a build for another "
+    "accelerator than the device named. Install the build that matches the machine (pip install torch "
+    "--index-url https://download.pytorch.org/whl/cu128 for CUDA, the wheel for the driver's CUDA), pass a device "
+    "of the type torch.accelerator.current_accelerator() names, or on a CPU-only run leave device_id out "
+    "(init_process_group(backend='gloo'))."
 )
 
 _SHRINK = (

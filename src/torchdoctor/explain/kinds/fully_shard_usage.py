@@ -23,9 +23,11 @@ _CONTAINER = (
 )
 
 _DEVICE = (
-    "fully_shard expects the module's parameters on the mesh's device already (or on meta): move the model first, "
-    "model.to('cuda') after torch.cuda.set_device(local_rank), or build it under torch.device('meta') and call "
-    "model.to_empty(device='cuda') and your weight initialisation after fully_shard."
+    "fully_shard moves plain parameters to its mesh's device itself, but not parameters that are already DTensors "
+    "(sharded by parallelize_module) or a tensor subclass on another device: move the model to the GPU before "
+    "tensor parallelism (torch.cuda.set_device(local_rank); model.to('cuda'); then parallelize_module on a mesh "
+    "built with 'cuda', then fully_shard on a slice of the same mesh), or build it under torch.device('meta') and "
+    "call model.to_empty(device='cuda') and your weight initialisation after fully_shard."
 )
 
 _EVEN = (
