@@ -12,7 +12,14 @@ from explaining import explained, traceback_of
 from torch import nn
 from torch.distributed.pipelining import PipelineStage, ScheduleGPipe
 from torch.distributed.pipelining.schedules import get_schedule_class
-from torch.utils.data import ConcatDataset, DataLoader, Dataset, DistributedSampler, IterableDataset
+from torch.utils.data import (
+    ConcatDataset,
+    DataLoader,
+    Dataset,
+    DistributedSampler,
+    IterableDataset,
+    StackDataset,
+)
 
 pytestmark = pytest.mark.usefixtures("every_message_seen")
 
@@ -68,6 +75,12 @@ def test_a_negative_index_past_a_concatenation():
     found = explained(traceback_of(lambda: ConcatDataset([Numbers(2), Numbers(2)])[-10]))
     assert found.id == "log.sampler_datasets", found.summary
     assert "-len..len-1" in found.fix
+
+
+def test_a_stack_of_datasets_given_both_ways():
+    found = explained(traceback_of(lambda: StackDataset(Numbers(2), label=Numbers(2))))
+    assert found.id == "log.sampler_datasets" and found.details["confidence"] == "certain", found.summary
+    assert "StackDataset(image=images, label=labels)" in found.fix
 
 
 def test_a_misspelt_schedule_name_lists_the_valid_ones():

@@ -241,6 +241,11 @@ REFUSALS: tuple[tuple[str, str], ...] = (
         "all_to_all_single's split sizes are Python ints, one per rank: pass sizes.tolist(), not a tensor or a "
         "list of tensors.",
     ),
+    (
+        "args as per eager impl",
+        "A functional collective was given both src= and group_src= (or dst= and group_dst=): pass one of them, "
+        "src / dst as the rank in the whole job, or group_src / group_dst as the rank inside the group.",
+    ),
 )
 
 C10D_CALL_REFUSED = refusal_recogniser(
@@ -301,6 +306,8 @@ C10D_CALL_REFUSED = refusal_recogniser(
         "torch:output-split-sizes-and-input-split",
         "torch:all-output-split-sizes-must-be",
         "torch:all-input-split-sizes-must-be",
+        "torch:cannot-specify-both-dst-and-group",
+        "torch:cannot-specify-both-src-and-group",
     ),
     several=("is not initialized in the world group map. Please initialize the group first.",),
 )

@@ -63,6 +63,11 @@ REFUSALS: tuple[tuple[str, str], ...] = (
         "The DataPipe graph is sharded twice (a sharding_filter in it and another one, or apply_sharding called "
         "after the DataLoader already shards it): keep one sharding_filter, placed before the expensive steps.",
     ),
+    (
+        "like input/output, but both types are given.",
+        "StackDataset takes its datasets either positionally, StackDataset(images, labels) (samples come out as "
+        "tuples), or by keyword, StackDataset(image=images, label=labels) (samples come out as dicts), not both.",
+    ),
 )
 
 SAMPLER_DATASETS = refusal_recogniser(
@@ -79,6 +84,7 @@ SAMPLER_DATASETS = refusal_recogniser(
         "torch:absolute-value-of-index-should-not",
         "torch:start-index-should-be-less-than",
         "torch:sharding-twice-on-single-pipeline-is",
+        "torch:supported-either-tuple-via-args-or",
     ),
     several=(") does not match total_size (", ") does not match num_samples ("),
 )
