@@ -333,6 +333,10 @@ PROCESS_TESTS = {
         "test_a_broadcast_from_a_rank_outside_the_world_names_the_src_on_this_torch",
         "test_all_gather_object_of_a_lambda_is_the_object_collective_not_spawn_on_this_torch",
     },
+    # a DataLoader's two worker processes each yielding the whole IterableDataset
+    "test_explain_k30_data_and_pipelines": {
+        "test_every_worker_yielding_the_whole_iterable_dataset",
+    },
     "test_explain_inputs": {
         "test_a_log_dir_leads_with_the_rank_that_failed_first",
         "test_each_restart_is_its_own_failure_the_last_first",

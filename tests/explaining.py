@@ -114,3 +114,14 @@ def made_wheel(folder: Path, name: str, files: dict[str, str]) -> Path:
         for inside, text in files.items():
             archive.writestr(inside, text)
     return path
+
+
+def traceback_of(call) -> str:
+    """The traceback ``call()`` raises, as Python prints it (the test fails when it raises nothing)."""
+    import traceback
+
+    try:
+        call()
+    except Exception as error:  # noqa: BLE001 - any exception: the message under test is whatever torch raised
+        return "".join(traceback.format_exception(error))
+    raise AssertionError(f"{call} raised nothing")

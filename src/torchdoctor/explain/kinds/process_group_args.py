@@ -164,6 +164,8 @@ INIT_CALL = Recogniser(
         "torch:rank-must-be-non-negative-if",
         "torch:expected-timeout-argument-to-be-of",
         "torch:init-process-group-device-id-parameter",
+        "torch:please-use-device-id-with-index",  # torch 2.8+: the same check, reworded
+        "torch:the-custom-backend-string-argument-is",  # a 'device:backend' string torch cannot parse
         # new_group / split_group / new_subgroups* (torch 2.13; torch 1.x-2.x new_group: "The new group's rank
         # should be within the the world_size set by init_process_group")
         "torch:the-new-group-world-size-should",
@@ -220,6 +222,8 @@ INIT_CALL = Recogniser(
         "must be non-negative if using store",
         "Expected timeout argument to be of type datetime.timedelta",
         "init_process_group device_id parameter must be an accelerator with an index",
+        "Please use a device_id with index.",
+        "The custom backend string argument is invalid:",
         "new group's world size should be less or equal to the world size set by init_process_group",
         "new group's rank should be within the",
         "is out of range. Valid ranks are 0 to",
@@ -250,14 +254,16 @@ INIT_CALL = Recogniser(
         r"(?P<store_and_url>Cannot specify both init_method and store)|"
         r"(?P<store_ranks>(?:world_size must be positive|rank must be non-negative) if using store)|"
         r"(?P<bad_timeout>Expected timeout argument to be of type datetime\.timedelta, got [^\n]{1,60})|"
-        r"(?P<bad_device_id>init_process_group device_id parameter must be an accelerator with an index)|"
+        r"(?P<bad_device_id>init_process_group device_id parameter must be an accelerator with an index|Please use a "
+        r"device_id with index\.)|"
         r"(?P<group_ranks>[Tt]he new group's world size should be less or equal to the world size set by "
         r"init_process_group|[Tt]he new group's rank should be within the (?:the )?world_size set by "
         r"init_process_group|Rank -?\d+ is out of range\. Valid ranks are 0 to \d+ \(world_size=\d+\)|the split "
         r"group's size should be (?:less or equal to|no larger than) the world_size set by init_process_group|The "
         r"arg 'group_size' \(\d+\) must not exceed the world size \(\d+\)|The world size \(\d+\) must be divisible "
         r"by 'group_size=\d+')|"
-        r"(?P<unknown_backend>Unknown c10d backend type \w{1,40}|Unknown backend '[^'\n]{0,40}'\. Specify a "
+        r"(?P<unknown_backend>Unknown c10d backend type \w{1,40}|The custom backend string argument is invalid: "
+        r"[^\n]{0,80}|Unknown backend '[^'\n]{0,40}'\. Specify a "
         r"'device:backend' string|Invalid device:backend pairing[: ][^\n]{0,100}|Duplicate device type '?\w{1,20}'?"
         r"\s{0,40}in backend string[^\n]{0,80})|"
         r"(?P<unknown_keyword>init_process_group\(\) got an unexpected keyword argument ['\u2018\u2019]"

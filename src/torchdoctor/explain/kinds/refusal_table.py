@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
-from torchdoctor.explain.recognisers import Context, Facts, Hit, merged, on_ranks
+from torchdoctor.explain.recognisers import Context, Facts, Hit, Recogniser, merged, on_ranks
 
 FAMILY = "a library refusing its settings"
 
@@ -86,3 +86,41 @@ def describe_refusal(
         return f"{what or otherwise}: {one_line(said, limit)}" + on_ranks(hits), fix
 
     return describe
+
+
+def refusal_recogniser(
+    kind: str,
+    title: str,
+    refusals: tuple[tuple[str, str], ...],
+    templates: tuple[str, ...],
+    several: tuple[str, ...] = (),
+    generic: tuple[str, ...] = (),
+    limit: int = 260,
+) -> Recogniser:
+    """One recogniser for a table of plain texts a source file raises, each ``(text, fix)``: the texts are its
+    anchors, the message on the line is the fact ``refusal``, the row whose text it holds gives the fix.
+
+    A message that names its own cause is certain (once a real log has shown it: `Recogniser.seen`); the texts in
+    ``several`` are messages more than one cause prints, whose fix names each of them: a hit on one of them stays
+    likely. ``generic`` lists the texts that hold a word other failures print too (`GENERIC_WORDS`): likely as well."""
+
+    def confirmed(hits: list[Hit], ctx: Context) -> bool:
+        said = " ".join(" ".join(h.facts.get("refusal", "").split()) for h in hits)
+        return not any(text in said for text in (*several, *generic))
+
+    return Recogniser(
+        kind=kind,
+        title=title,
+        anchors=tuple(text for text, _ in refusals),
+        templates=templates,
+        facts=(refusal_pattern(refusals, after=limit),),
+        describe=describe_refusal(refusals, title, message="refusal", limit=limit),
+        confirm=confirmed if several or generic else None,
+        generic=generic,
+        # the source line a traceback quotes ('raise ValueError("...")', 'self._log_and_throw(TypeError, "...")', a
+        # message's own line of a multi-line raise) is not the message: its exception line is
+        reject=_RAISE_LINE,
+    )
+
+
+_RAISE_LINE = re.compile(r"^(?:\[rank\d+\]:)?\s*(?:raise |[\w.]+\(|f?[\"'])")

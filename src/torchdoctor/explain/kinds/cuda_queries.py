@@ -1,0 +1,58 @@
+"""torch.cuda's queries of the GPUs refusing: the NVML or amdsmi library they read missing, a peer or mode unknown.
+
+``torch/cuda/__init__.py`` (torch 2.1-2.13): ``utilization``, ``temperature``, ``power_draw``, ``clock_rate`` and
+``memory_usage`` read NVIDIA's NVML through the nvidia-ml-py package (AMD's amdsmi on ROCm), which a training
+loop's logger or a monitoring callback often calls; ``can_device_access_peer`` and ``set_sync_debug_mode`` check
+their arguments. Each message names its own cause: certain once a real log shows it.
+"""
+
+from __future__ import annotations
+
+from torchdoctor.explain.kinds.refusal_table import refusal_recogniser
+
+FAMILY = "drivers and GPUs"
+
+REFUSALS: tuple[tuple[str, str], ...] = (
+    (
+        "nvidia-ml-py does not seem to be installed or it can't be imported.",
+        "torch.cuda.utilization() / temperature() / power_draw() / memory_usage() (a logger or a monitoring "
+        "callback calls them) read the GPU through NVML: pip install nvidia-ml-py in the training environment (it "
+        "provides the pynvml module; the old 'pynvml' package on PyPI is deprecated), or stop logging those values.",
+    ),
+    (
+        "amdsmi does not seem to be installed or it can't be imported.",
+        "On ROCm, torch.cuda.utilization() and the other GPU queries read the GPU through amdsmi: install the "
+        "amdsmi Python package that ships with the machine's ROCm (ROCm 6.0+: /opt/rocm/share/amd_smi, pip install "
+        "it from there), or stop logging those values.",
+    ),
+    (
+        "cuda driver can't be loaded, is cuda enabled?",
+        "NVML found no loaded NVIDIA driver in this process: nvidia-smi must list the GPUs here (in a container, "
+        "start it with --gpus all / the NVIDIA container toolkit; on a host, load the driver), or do not call "
+        "torch.cuda.utilization() and the other NVML queries where there is no GPU.",
+    ),
+    (
+        "Invalid peer device id",
+        "torch.cuda.can_device_access_peer(device, peer) takes two indices below torch.cuda.device_count() in this "
+        "process (CUDA_VISIBLE_DEVICES renumbers the GPUs it leaves visible from 0).",
+    ),
+    (
+        "invalid value of debug_mode, expected one of `default`, `warn`, `error`",
+        "torch.cuda.set_sync_debug_mode takes 'default', 'warn' or 'error' (or 0, 1, 2).",
+    ),
+)
+
+CUDA_QUERIES = refusal_recogniser(
+    kind="cuda_queries",
+    title="a torch.cuda query of the GPU refused: its library missing, or an argument it does not take",
+    refusals=REFUSALS,
+    templates=(
+        "torch:nvidia-ml-py-does-not-seem",
+        "torch:amdsmi-does-not-seem-to-be",
+        "torch:cuda-driver-can-be-loaded-is",
+        "torch:invalid-peer-device-id",
+        "torch:invalid-value-of-debug-mode-expected",
+    ),
+)
+
+RECOGNISERS = (CUDA_QUERIES,)
