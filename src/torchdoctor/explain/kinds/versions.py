@@ -20,6 +20,7 @@ from torchdoctor.explain.kinds import (
     config_keys,
     cuda_errors,
     data_containers,
+    data_loader_releases,
     image_files,
     installers,
     kernel_release_bugs,
@@ -964,6 +965,8 @@ def _release_bug(hits: list[Hit], ctx: Context) -> tuple[str, str]:
         return kernel_release_bugs.cudnn_sdpa(hits)
     if first(hits, "ipc_invalid_argument"):
         return kernel_release_bugs.ipc_noncurrent(hits)
+    if any(first(hits, key) for key in data_loader_releases.FACTS):
+        return data_loader_releases.explain(hits)
     if any(first(hits, key) for key in parallel_releases.FACTS):
         return parallel_releases.explain(hits)
     if first(hits, "internal_assert"):
@@ -1093,6 +1096,9 @@ LIBRARY_RELEASE_BUG = Recogniser(
         # parallelism libraries' own code: DeepSpeed's pipeline engine all-reducing a frozen tied weight's missing
         # gradient, a vocabulary-parallel shard given the global padding_idx (kinds/parallel_releases.py)
         *parallel_releases.ANCHORS,
+        # data-loading libraries' own code: webdataset reading an attribute its own class lacks, torch's
+        # DataLoader broadcasting the DataPipes' seed as a CPU tensor over NCCL (kinds/data_loader_releases.py)
+        *data_loader_releases.ANCHORS,
         # low-precision code of a release that mixed up a dtype: Transformer Engine's GEMM output under
         # fuse_wgrad_accumulation, a gradient of another dtype than its parameter (kinds/precision_releases.py)
         *precision_releases.ANCHORS,
@@ -1149,6 +1155,8 @@ LIBRARY_RELEASE_BUG = Recogniser(
         + "|"
         + parallel_releases.REFUSED.pattern
         + "|"
+        + data_loader_releases.REFUSED.pattern
+        + "|"
         + precision_releases.REFUSED.pattern
         + "|"
         + varlen_attention.REFUSED.pattern
@@ -1191,6 +1199,7 @@ LIBRARY_RELEASE_BUG = Recogniser(
         *trl_checks.TEMPLATES,
         *kernel_release_bugs.TEMPLATES,
         *parallel_releases.TEMPLATES,
+        *data_loader_releases.TEMPLATES,
         *precision_releases.TEMPLATES,
         *varlen_attention.TEMPLATES,
         *ray_cluster.SCALING_TEMPLATES,
@@ -1218,6 +1227,7 @@ LIBRARY_RELEASE_BUG = Recogniser(
         trl_checks.REFUSED,
         kernel_release_bugs.REFUSED,
         parallel_releases.REFUSED,
+        data_loader_releases.REFUSED,
         precision_releases.REFUSED,
         varlen_attention.REFUSED,
         ray_cluster.SCALING_REFUSED,
