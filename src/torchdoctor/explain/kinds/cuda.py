@@ -885,6 +885,18 @@ DEVICE_ASSERT = Recogniser(
 
 
 def _cpu_oom(hits: list[Hit], ctx: Context) -> tuple[str, str]:
+    if all("ram_cache_signal" in h.facts for h in hits):
+        return (
+            f"a DDP worker of a YOLO-style train.py run with --cache (images cached in host RAM) was ended by "
+            f"{first(hits, 'ram_cache_signal')}: each rank's process caches the images itself, so host memory "
+            "holds the cache once per GPU and the kernel's OOM killer (or the launcher, once another worker was "
+            "killed) ends the run" + on_ranks(hits),
+            "This is host RAM, not GPU memory. Under DDP every process builds its own RAM cache (YOLOv5's "
+            "LoadImagesAndLabels.cache_images before ultralytics/yolov5#10383, 2022-12, cached every image in "
+            "every rank): use --cache disk (or no --cache), or cache on one GPU only; update YOLOv5 to a release "
+            "after #10383, which keeps each rank on its own subset of images; check dmesg for the OOM killer and "
+            "free -g while the cache fills. Ultralytics' YOLO: cache='disk' or cache=False with device=0,1,...",
+        )
     if all("enomem" in h.facts for h in hits):
         return (
             "the operating system refused the process memory (ENOMEM, [Errno 12]): most often host RAM and swap "
@@ -931,6 +943,7 @@ CPU_OOM = Recogniser(
         "torch_native:th-alloc-not-enough-memory",
         "torch_native:th-realloc-not-enough-memory",
         "system:python-cannot-allocate-memory",
+        "system:subprocess-died-with-signal",
     ),
     title="host memory exhausted",
     anchors=(
@@ -938,9 +951,19 @@ CPU_OOM = Recogniser(
         "DefaultCPUAllocator: not enough memory",
         "Torch: not enough memory: you tried to",
         "[Errno 12] Cannot allocate memory",
+        # CPython's CalledProcessError for a worker the launcher started (torch/distributed/launch.py before
+        # torchrun), read only where the command it prints is a YOLO-style train.py with --cache (ram, its
+        # default): the signal alone ends workers for any cause (child_failed)
+        "' died with <Signals.",
     ),
-    generic=("[Errno 12] Cannot allocate memory",),
+    generic=("[Errno 12] Cannot allocate memory", "' died with <Signals."),
+    # the launcher's line of a killed worker counts only with --cache (not --cache disk) in its command
+    match=R(
+        r"DefaultCPUAllocator|Torch: not enough memory|\[Errno 12\] Cannot allocate memory|"
+        r"'--cache'(?!, 'disk')[^\n]{0,2000}' died with <Signals\.(?:SIGKILL|SIGTERM)"
+    ),
     facts=(
+        R(r"'--cache'(?!, 'disk')[^\n]{0,2000}' died with <Signals\.(?P<ram_cache_signal>SIGKILL|SIGTERM)"),
         R(r"you tried to allocate (?P<cpu_bytes>\d+) bytes"),
         R(r"you tried to (?:re)?allocate (?P<cpu_gb>\d+)GB"),
         R(r"(?P<enomem>\[Errno 12\] Cannot allocate memory)"),

@@ -18,7 +18,7 @@ from __future__ import annotations
 import re
 from dataclasses import replace
 
-from torchdoctor.explain.kinds import cuda_errors, layer_types
+from torchdoctor.explain.kinds import cuda_errors, data_loader_releases, layer_types
 from torchdoctor.explain.kinds.tensor_misuse import OPERATOR_CALLER
 from torchdoctor.explain.recognisers import (
     Alternative,
@@ -364,6 +364,9 @@ CPU_TENSOR_NCCL = Recogniser(
         "accelerate:one-or-more-of-the-tensors",  # accelerate/utils/operations.py verify_operation
     ),
     facts=(R(r"One or more of the tensors passed to (?P<accelerate_op>[\w.]{1,80}) were not on the"),),
+    # the refusal on a line that names the DataLoader's seed sharing for DataPipes is torch's own broadcast of
+    # that seed, a release's bug (kinds/data_loader_releases.py, read by versions.py)
+    reject=R(data_loader_releases.DATAPIPE_WORDS),
     # ProcessGroupNCCL refuses the tensor whoever calls the collective: the script (through accelerate's own
     # operations too: certain when its traceback shows so), or a library syncing its own state (a metric's)
     confirm=called_from_own_code("torch", "accelerate"),

@@ -20,6 +20,7 @@ from torchdoctor.explain.kinds import (
     config_keys,
     cuda_errors,
     data_containers,
+    data_loader_releases,
     image_files,
     installers,
     kernel_release_bugs,
@@ -965,6 +966,8 @@ def _release_bug(hits: list[Hit], ctx: Context) -> tuple[str, str]:
         return kernel_release_bugs.cudnn_sdpa(hits)
     if first(hits, "ipc_invalid_argument"):
         return kernel_release_bugs.ipc_noncurrent(hits)
+    if any(first(hits, key) for key in data_loader_releases.FACTS):
+        return data_loader_releases.explain(hits)
     if any(first(hits, key) for key in parallel_releases.FACTS):
         return parallel_releases.explain(hits)
     if any(first(hits, key) for key in post_training_releases.FACTS):
@@ -1100,6 +1103,9 @@ LIBRARY_RELEASE_BUG = Recogniser(
         # all-gather of PEFT's fp32 adapters beside bf16 weights, MCore's async save losing its writer process
         # (kinds/post_training_releases.py)
         *post_training_releases.ANCHORS,
+        # data-loading libraries' own code: webdataset reading an attribute its own class lacks, torch's
+        # DataLoader broadcasting the DataPipes' seed as a CPU tensor over NCCL (kinds/data_loader_releases.py)
+        *data_loader_releases.ANCHORS,
         # low-precision code of a release that mixed up a dtype: Transformer Engine's GEMM output under
         # fuse_wgrad_accumulation, a gradient of another dtype than its parameter (kinds/precision_releases.py)
         *precision_releases.ANCHORS,
@@ -1158,6 +1164,8 @@ LIBRARY_RELEASE_BUG = Recogniser(
         + "|"
         + post_training_releases.REFUSED.pattern
         + "|"
+        + data_loader_releases.REFUSED.pattern
+        + "|"
         + precision_releases.REFUSED.pattern
         + "|"
         + varlen_attention.REFUSED.pattern
@@ -1201,6 +1209,7 @@ LIBRARY_RELEASE_BUG = Recogniser(
         *kernel_release_bugs.TEMPLATES,
         *parallel_releases.TEMPLATES,
         *post_training_releases.TEMPLATES,
+        *data_loader_releases.TEMPLATES,
         *precision_releases.TEMPLATES,
         *varlen_attention.TEMPLATES,
         *ray_cluster.SCALING_TEMPLATES,
@@ -1230,6 +1239,7 @@ LIBRARY_RELEASE_BUG = Recogniser(
         kernel_release_bugs.REFUSED,
         parallel_releases.REFUSED,
         post_training_releases.REFUSED,
+        data_loader_releases.REFUSED,
         precision_releases.REFUSED,
         varlen_attention.REFUSED,
         ray_cluster.SCALING_REFUSED,
