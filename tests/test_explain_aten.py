@@ -636,6 +636,14 @@ CASES = [
         "certain",
         ["current_accelerator()", "torch.device('cpu')"],
     ),
+    (  # SyncBatchNorm's gather before torch 2.1 in a model converted to half (kinds/syncbn_precision.py)
+        "aten:expected-counts-to-have-type",
+        ("Half", "Float"),
+        FRAME + "RuntimeError: ",
+        "syncbn_half_precision",
+        "certain",
+        ["torch 2.1", "m.float()"],
+    ),
 ]
 
 

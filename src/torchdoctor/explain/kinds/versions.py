@@ -978,8 +978,8 @@ def _release_bug(hits: list[Hit], ctx: Context) -> tuple[str, str]:
         return _set_epoch(hits)
     if first(hits, "optimizer_class"):
         return optimizer_subclass.no_step_hooks(hits)
-    if first(hits, "paged_refused"):
-        return paged_optimizers.refused_prefetch(hits)
+    if first(hits, "paged_refused") or first(hits, "paged_unsupported"):
+        return paged_optimizers.explain(hits)
     if first(hits, "trl_padding_free"):
         return trl_checks.padding_free(hits)
     if first(hits, "trl_no_args"):
@@ -1088,7 +1088,8 @@ LIBRARY_RELEASE_BUG = Recogniser(
         # (kinds/optimizer_subclass.py): a library's release, or the script's own class
         *optimizer_subclass.ANCHORS,
         # bitsandbytes' CUDA check in its paged optimizers' C interface (kinds/paged_optimizers.py): the prefetch of
-        # a paged state restored from a checkpoint, which is no longer in managed memory
+        # a paged state restored from a checkpoint, which is no longer in managed memory, or managed memory the
+        # platform does not offer
         *paged_optimizers.ANCHORS,
         # TRL 1.0's SFTTrainer refusing padding_free without packing (kinds/trl_checks.py): a trainer built on TRL
         # that turned padding_free on; and TRL's main of April-May 2024 reading args.model_init_kwargs on None
