@@ -317,6 +317,10 @@ PROCESS_TESTS = {
     "test_explain_u29_debug_waits": {
         "test_debug_modes_timeout_at_a_collective_one_rank_never_reached_names_it_and_the_waiting_line"
     },
+    # two gloo ranks under torchrun, one raising after its sys.stderr was closed or set to None (u30)
+    "test_explain_u30_lost_stderr": {
+        "test_a_rank_whose_stderr_was_lost_on_this_torch_leads_with_the_lost_traceback_not_the_peer"
+    },
     # mp.spawn of 1 process for a world of 2, stopped with a SIGINT to its process group
     "test_explain_interrupted": {
         "test_a_hung_mp_spawn_stopped_with_ctrl_c_is_read_as_waiting_for_its_processes"
