@@ -321,6 +321,11 @@ PROCESS_TESTS = {
     "test_explain_u30_lost_stderr": {
         "test_a_rank_whose_stderr_was_lost_on_this_torch_leads_with_the_lost_traceback_not_the_peer"
     },
+    # a DataLoader worker ending with batches in flight, a producer joined before its queue was read (u30)
+    "test_explain_u30_tensor_handoff": {
+        "test_a_dataloader_worker_that_exited_with_batches_in_flight_on_this_torch_is_not_dev_shm",
+        "test_a_tensor_from_a_producer_joined_before_its_queue_was_read_on_this_torch_says_get_before_join",
+    },
     # mp.spawn of 1 process for a world of 2, stopped with a SIGINT to its process group
     "test_explain_interrupted": {
         "test_a_hung_mp_spawn_stopped_with_ctrl_c_is_read_as_waiting_for_its_processes"

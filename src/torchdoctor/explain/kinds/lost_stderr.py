@@ -4,7 +4,7 @@ CPython prints an uncaught exception through ``sys.excepthook`` to ``sys.stderr`
 (``sys.stderr.close()``, a ``with open(...) as sys.stderr`` block that ended, a redirect into a file closed
 since) the hook itself fails, and the interpreter says so straight to the file descriptor
 (``Python/pythonrun.c``, ``_PyErr_PrintEx``: "Error in sys.excepthook:" ... "Original exception was:", catalog
-``system:cpython-error-in-sys-excepthook`` and ``system:cpython-original-exception-was``), dumping each exception
+``system:cpython-error-in-sys-excepthook``), dumping each exception
 as an object (``object repr     : RuntimeError('...')``) followed by "lost sys.stderr" (``_PyErr_Display``,
 ``system:cpython-lost-sys-stderr``); when ``sys.stderr`` is ``None`` the two headers come with nothing under
 them. Under torchrun the other ranks then fail on the connection that rank's exit closed ("Connection closed by
@@ -58,7 +58,6 @@ LOST_STDERR = Recogniser(
     templates=(
         "system:cpython-lost-sys-stderr",
         "system:cpython-error-in-sys-excepthook",
-        "system:cpython-original-exception-was",
     ),
     # the hook's own error as an object dump, or nothing at all (sys.stderr None), then the original exception: a
     # hook that raised while stderr worked prints its own traceback under the header instead
