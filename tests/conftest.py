@@ -326,6 +326,8 @@ PROCESS_TESTS = {
         "test_a_dataloader_worker_that_exited_with_batches_in_flight_on_this_torch_is_not_dev_shm",
         "test_a_tensor_from_a_producer_joined_before_its_queue_was_read_on_this_torch_says_get_before_join",
     },
+    # mp.spawn handed a lambda (u30)
+    "test_explain_u30_spawn_path": {"test_a_lambda_handed_to_mp_spawn_on_this_torch_offers_saving_and_passing_a_path"},
     # mp.spawn of 1 process for a world of 2, stopped with a SIGINT to its process group
     "test_explain_interrupted": {
         "test_a_hung_mp_spawn_stopped_with_ctrl_c_is_read_as_waiting_for_its_processes"
