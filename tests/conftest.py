@@ -328,6 +328,10 @@ PROCESS_TESTS = {
     },
     # mp.spawn handed a lambda (u30)
     "test_explain_u30_spawn_path": {"test_a_lambda_handed_to_mp_spawn_on_this_torch_offers_saving_and_passing_a_path"},
+    # two gloo ranks under torchrun, rank 1 leaving mid-epoch by os._exit(3) (u30)
+    "test_explain_u30_first_exit": {
+        "test_a_rank_that_exited_with_3_on_this_torch_leads_with_its_exit_and_the_peer_follows_from_it"
+    },
     # mp.spawn of 1 process for a world of 2, stopped with a SIGINT to its process group
     "test_explain_interrupted": {
         "test_a_hung_mp_spawn_stopped_with_ctrl_c_is_read_as_waiting_for_its_processes"
