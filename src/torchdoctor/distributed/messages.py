@@ -137,6 +137,15 @@ def _same_shape_fix(operation: str, dim: int, sizes: str) -> str:
             "the same shape on every other rank. Allocate the receiving tensors with the source's shape (send "
             "the shape first, e.g. with `broadcast_object_list`), or broadcast a Python object instead."
         )
+    if operation.startswith("torch.distributed._functional_collectives."):
+        # made by DTensor or a tensor-parallel style inside the model: not a statistic the script reduces
+        return (
+            f"Fix: the ranks' tensors differ {where}: `{name}` runs inside a tensor-parallel (DTensor) layer, on "
+            "each rank's piece of the same activations, so the ranks were given different inputs. Give every rank "
+            "of a tensor-parallel group the same batch (the same seed or data order; shard the data over the "
+            "data-parallel mesh dimension only, no DistributedSampler over the TP ranks), every batch the same "
+            "size (`DataLoader(..., drop_last=True)`)."
+        )
     what = "rows, often an uneven last batch" if dim == 0 else "sizes"
     return (
         f"Fix: the ranks' tensors differ {where} ({what}): `{name}` combines the ranks' tensors element by "
