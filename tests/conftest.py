@@ -327,7 +327,9 @@ PROCESS_TESTS = {
         "test_a_tensor_from_a_producer_joined_before_its_queue_was_read_on_this_torch_says_get_before_join",
     },
     # mp.spawn handed a lambda (u30)
-    "test_explain_u30_spawn_path": {"test_a_lambda_handed_to_mp_spawn_on_this_torch_offers_saving_and_passing_a_path"},
+    "test_explain_u30_spawn_path": {
+        "test_a_lambda_handed_to_mp_spawn_on_this_torch_offers_saving_and_passing_a_path"
+    },
     # two gloo ranks under torchrun, rank 1 leaving mid-epoch by os._exit(3) (u30)
     "test_explain_u30_first_exit": {
         "test_a_rank_that_exited_with_3_on_this_torch_leads_with_its_exit_and_the_peer_follows_from_it"
@@ -335,6 +337,10 @@ PROCESS_TESTS = {
     # pytorch/examples' tensor-parallel ToyModel on 2 gloo ranks under launch --debug, batches of two sizes (u30)
     "test_explain_u30_tp_inputs": {
         "test_tp_ranks_given_batches_of_different_sizes_under_debug_on_this_torch_say_the_same_input_per_tp_group"
+    },
+    # FSDP2 on 2 gloo ranks under launch --watchdog, the full state dict gathered under rank 0 only (u30)
+    "test_launch_u30_condition_gather": {
+        "test_a_state_dict_gathered_under_rank_0_only_on_this_torch_names_the_condition_not_uneven_iterations"
     },
     # mp.spawn of 1 process for a world of 2, stopped with a SIGINT to its process group
     "test_explain_interrupted": {

@@ -24,7 +24,9 @@ for step in range(3):
 
 
 @pytest.mark.parametrize("lose", ["sys.stderr.close()", "sys.stderr = None"])
-def test_a_rank_whose_stderr_was_lost_on_this_torch_leads_with_the_lost_traceback_not_the_peer(tmp_path, lose):
+def test_a_rank_whose_stderr_was_lost_on_this_torch_leads_with_the_lost_traceback_not_the_peer(
+    tmp_path, lose
+):
     done = torchrun_two_ranks(tmp_path, SCRIPT.format(lose=lose))
     output = done.stdout + done.stderr
     assert done.returncode != 0 and "Error in sys.excepthook:" in output, output[-3000:]

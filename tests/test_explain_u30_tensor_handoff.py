@@ -69,7 +69,9 @@ def test_a_dataloader_worker_that_exited_with_batches_in_flight_on_this_torch_is
     assert "os._exit()" in found.fix and "num_workers=0" in found.fix
 
 
-def test_a_tensor_from_a_producer_joined_before_its_queue_was_read_on_this_torch_says_get_before_join(tmp_path):
+def test_a_tensor_from_a_producer_joined_before_its_queue_was_read_on_this_torch_says_get_before_join(
+    tmp_path,
+):
     found = explained(_failed(tmp_path, PRODUCER))
     assert found.id == "log.tensor_sender_gone", found.summary
     assert "q.get() before p.join()" in found.fix and "set_sharing_strategy('file_system')" in found.fix

@@ -58,6 +58,8 @@ def test_tp_ranks_given_batches_of_different_sizes_under_debug_on_this_torch_say
     assert "runs inside a tensor-parallel (DTensor) layer" in output and "drop_last" in output
     found = explained(output)
     assert found.id == "log.gathered_shapes_differ", found.summary
-    assert "the ranks were given different inputs" in found.summary and "pad_across_processes" not in found.fix
+    assert (
+        "the ranks were given different inputs" in found.summary and "pad_across_processes" not in found.fix
+    )
     assert "every rank of a tensor-parallel group must be given the same input batch" in found.fix
     assert "log.rank_divergence" not in found.details.get("alternatives", [])

@@ -43,7 +43,8 @@ def _sender_gone(hits: list[Hit], ctx: Context) -> tuple[str, str]:
         return (
             f"DataLoader worker (pid(s) {worker.strip()}) had exited while the main process was still taking a "
             "batch it had sent: the batch's tensors come by file descriptor from the worker's own process "
-            "(ConnectionRefusedError in rebuild_storage_fd), not through /dev/shm being full" + on_ranks(hits),
+            "(ConnectionRefusedError in rebuild_storage_fd), not through /dev/shm being full"
+            + on_ranks(hits),
             "The worker ended, without an error of its own here, while batches it had already sent were queued: "
             "look for what ends a worker quietly in the dataset's code or what it calls (sys.exit(), os._exit(), "
             "a library that exits on bad input, a signal sent to it); run with num_workers=0 to see it happen in "

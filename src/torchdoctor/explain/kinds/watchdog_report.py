@@ -174,6 +174,19 @@ def _ended(hits: list[Hit], ctx: Context) -> tuple[str, str]:
     ended, waiting, how = first(hits, "ended"), first(hits, "still_training"), first(hits, "how")
     where, culprit_line = first(hits, "where"), first(hits, "culprit_line")
     summary = f"{ended} ended while {waiting} still trained" + (f" ({how})" if how else "")
+    branch = first(hits, "ended_condition")
+    if branch:  # the waiting rank's collective sat in a branch that the rank that ended did not take
+        summary += (
+            f": {waiting} made a collective under a condition on the rank at {branch} that {ended} skipped"
+        )
+        where = where.split(", a call made under a condition on the rank at ")[0] if where else None
+        summary += f"; {where}" if where else ""
+        return summary, (
+            f"{waiting.capitalize()} made a collective inside `{first(hits, 'ended_condition_code')}` (a full state "
+            "dict's gather, a DTensor's full_tensor(), a metric synchronised across ranks) that the other ranks "
+            "never make, so they went on and ended: make that call on every rank and keep only the write or the "
+            "print under the condition."
+        )
     summary += f": {DIFFERENT_ITERATIONS}; {where}" if where else ""
     fix = (
         "Give every rank the same number of batches (DistributedSampler(..., drop_last=True), data split evenly "
@@ -201,6 +214,11 @@ ENDED_EARLY = Recogniser(
             r"still trained: (?P<how>[^;\n]*); (?P<where>rank \d+ was [^\n]*?), and failed as its consequence"
         ),
         R(r"Culprit: rank\(s\) [\d,\- ]+? at (?P<culprit_line>\S+:\d+)\."),
+        # hang/failure.py: the waiting rank's call chain passed a condition on the rank
+        R(
+            r"a call made under a condition on the rank at (?P<ended_condition>\S+:\d+) "
+            r"\(`(?P<ended_condition_code>[^`\n]{1,200})`\)"
+        ),
     ),
     describe=_ended,
 )
