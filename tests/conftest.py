@@ -342,6 +342,10 @@ PROCESS_TESTS = {
     "test_launch_u30_condition_gather": {
         "test_a_state_dict_gathered_under_rank_0_only_on_this_torch_names_the_condition_not_uneven_iterations"
     },
+    # the DDP tutorial's loop on 2 gloo ranks under torchrun, rank 1's dataset hanging, stopped by SIGINT (u30)
+    "test_explain_u30_ctrl_c_places": {
+        "test_a_hang_stopped_with_ctrl_c_under_torchrun_on_this_torch_names_where_each_rank_was"
+    },
     # mp.spawn of 1 process for a world of 2, stopped with a SIGINT to its process group
     "test_explain_interrupted": {
         "test_a_hung_mp_spawn_stopped_with_ctrl_c_is_read_as_waiting_for_its_processes"

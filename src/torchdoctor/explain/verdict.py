@@ -246,6 +246,14 @@ def findings(
                 )
                 fix = f"{waiting_calls.STATE_DICT_ON_EVERY_RANK}\nOtherwise: {fix}"
                 details["frame"] = str(gather.frame)
+        if kind == "launcher_stopped":
+            # where each rank was when the launcher was stopped (a hang stopped with Ctrl-C): its KeyboardInterrupt's
+            # innermost line of the user's code (found with pytorch/examples' multinode.py, rank 1's dataset
+            # hanging: the finding said only that torchrun was stopped)
+            places = interrupted.rank_places(raised or [])
+            if places:
+                summary += f"; when it was stopped {places}"
+                details["stopped_at"] = places
         if roles[kind] != "cause" and lead is not None and kind != first_exit:
             summary += f" — a consequence of {_the(lead[0])} above (log.{lead[1]})"
             details["consequence_of"] = f"log.{lead[1]}"
