@@ -346,6 +346,10 @@ PROCESS_TESTS = {
     "test_explain_u30_ctrl_c_places": {
         "test_a_hang_stopped_with_ctrl_c_under_torchrun_on_this_torch_names_where_each_rank_was"
     },
+    # a DDP loop one step longer on rank 0, 2 gloo ranks under launch --debug (u30)
+    "test_launch_u30_ddp_backward": {
+        "test_a_ddp_rank_one_step_ahead_under_debug_on_this_torch_is_named_in_backwards_unchecked_all_reduce"
+    },
     # mp.spawn of 1 process for a world of 2, stopped with a SIGINT to its process group
     "test_explain_interrupted": {
         "test_a_hung_mp_spawn_stopped_with_ctrl_c_is_read_as_waiting_for_its_processes"

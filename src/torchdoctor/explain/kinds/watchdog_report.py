@@ -46,6 +46,11 @@ CONTEXT = (
     (" on different ranks: ", MISMATCH),
     (" left the loop at ", LEFT_LOOP),
     ("The loop can be left early at ", LOOP_EXIT),
+    # distributed/messages.py: debug mode's missing rank found inside backward() (DDP's unchecked all-reduce)
+    (
+        "it is in backward(): ",
+        R(r"(?P<missing_in_backward>it is in backward\(\): a model wrapped in Distributed)"),
+    ),
 )
 
 
@@ -282,6 +287,11 @@ def _never_reached(hits: list[Hit], ctx: Context) -> tuple[str, str]:
     if me and site:
         summary += f", which rank {me} waited in at {site}"
     summary += " (torchdoctor's debug mode)" + (f", for {waited} s or more" if waited else "")
+    if "missing_in_backward" in ctx.facts:
+        summary += (
+            f"; {behind or 'the missing rank'} was in backward(), DDP's gradient all-reduce, which debug mode does "
+            "not check: it ran more steps than the others"
+        )
     fix = (
         f"{(behind or 'The missing rank').capitalize()} went another way before that call: a condition on the rank "
         "around it or before it, a loop one rank left early (a break on its own loss or metric, or on the main "
