@@ -1,5 +1,4 @@
-"""A tensor sent by file descriptor whose sender had ended before it was received: ``ConnectionRefusedError``
-under ``rebuild_storage_fd``.
+"""A tensor sent by file descriptor whose sender had exited before it was taken (rebuild_storage_fd refused).
 
 Under torch's default sharing strategy on Linux (``file_descriptor``) a CPU tensor put on a
 ``torch.multiprocessing`` queue travels as a file descriptor that the receiver fetches from the sender's
