@@ -340,7 +340,8 @@ PROCESS_TESTS = {
     },
     # FSDP2 on 2 gloo ranks under launch --watchdog, the full state dict gathered under rank 0 only (u30)
     "test_launch_u30_condition_gather": {
-        "test_a_state_dict_gathered_under_rank_0_only_on_this_torch_names_the_condition_not_uneven_iterations"
+        "test_a_state_dict_gathered_under_rank_0_only_on_this_torch_names_the_condition_not_uneven_iterations",
+        "test_a_barrier_under_rank_0_only_under_debug_on_this_torch_is_read_with_its_condition",
     },
     # the DDP tutorial's loop on 2 gloo ranks under torchrun, rank 1's dataset hanging, stopped by SIGINT (u30)
     "test_explain_u30_ctrl_c_places": {

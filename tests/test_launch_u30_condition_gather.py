@@ -67,3 +67,43 @@ def test_a_state_dict_gathered_under_rank_0_only_on_this_torch_names_the_conditi
     assert found.id == "log.ranks_ended_early", found.summary
     assert "made a collective under a condition on the rank at train.py:24" in found.summary
     assert "make that call on every rank" in found.fix and "drop_last" not in found.fix
+
+
+# pytorch/examples' DDP tutorial for several nodes (distributed/ddp-tutorial-series/multinode.py, same commit and
+# licence) with a barrier after the snapshot that only rank 0 saves, as users add one "until the file is written"
+# (at the end of the training here, so that rank 1 ends):
+# under launch --debug, explain led with "rank 1 never reached collective #1" and a generic list of reasons beside
+# the launch's verdict that named the condition
+BARRIER = """
+import torch, torch.distributed as dist
+from torch.nn.parallel import DistributedDataParallel as DDP
+
+dist.init_process_group("gloo")
+model = DDP(torch.nn.Linear(20, 1))
+optimizer = torch.optim.SGD(model.parameters(), lr=1e-3)
+for epoch in range(2):
+    optimizer.zero_grad()
+    model(torch.rand(8, 20)).sum().backward()
+    optimizer.step()
+if dist.get_rank() == 0:
+    torch.save(model.module.state_dict(), "snapshot.pt")
+    dist.barrier()
+dist.destroy_process_group()
+"""
+
+
+def test_a_barrier_under_rank_0_only_under_debug_on_this_torch_is_read_with_its_condition(tmp_path):
+    (tmp_path / "train.py").write_text(BARRIER)
+    environ = {**os.environ, "TORCHDOCTOR_DEBUG_TIMEOUT": "3", "PYTHONPATH": os.pathsep.join(sys.path)}
+    done = subprocess.run(
+        [sys.executable, "-m", "torchdoctor", "launch", "--standalone", "--nproc-per-node", "2", "--debug",
+         "train.py"],
+        env=environ, capture_output=True, text=True, timeout=120, cwd=tmp_path,
+    )  # fmt: skip
+    output = done.stdout + done.stderr
+    assert done.returncode != 0 and "did not reach collective" in output, output[-3000:]
+    assert "a call made under a condition on the rank at train.py:12" in output, output[-3000:]
+    found = explained(output)
+    assert found.id in ("log.collective_never_reached", "log.ranks_ended_early"), found.summary
+    assert "condition on the rank at train.py:12" in found.summary, found.summary
+    assert "make the call on every rank" in found.fix or "make that call on every rank" in found.fix

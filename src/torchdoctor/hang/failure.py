@@ -193,7 +193,7 @@ def ended_early(directory: Path, ranks: list[int], codes: dict[int, int] | None 
 
 
 ON_EVERY_RANK = (
-    "The ranks that skip that branch never make the collective inside it (a full state dict's gather, a "
+    "The ranks that skip that branch never make the collective inside it (a barrier, a full state dict's gather, a "
     "DTensor's full_tensor(), a metric synchronised across ranks) and go on: make the call on every rank and keep "
     "only the write or the print under the condition."
 )

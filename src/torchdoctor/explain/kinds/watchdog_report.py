@@ -46,6 +46,13 @@ CONTEXT = (
     (" on different ranks: ", MISMATCH),
     (" left the loop at ", LEFT_LOOP),
     ("The loop can be left early at ", LOOP_EXIT),
+    # hang/failure.py's verdict on a failed job: the waiting rank's call sat under a condition on the rank
+    (
+        "a call made under a condition on the rank at ",
+        R(
+            r"a call made under a condition on the rank at (?P<survivor_condition>\S+:\d+ \(`[^`\n]{1,200}`\))"
+        ),
+    ),
     # distributed/messages.py: debug mode's missing rank found inside backward() (DDP's unchecked all-reduce)
     (
         "it is in backward(): ",
@@ -187,7 +194,7 @@ def _ended(hits: list[Hit], ctx: Context) -> tuple[str, str]:
         where = where.split(", a call made under a condition on the rank at ")[0] if where else None
         summary += f"; {where}" if where else ""
         return summary, (
-            f"{waiting.capitalize()} made a collective inside `{first(hits, 'ended_condition_code')}` (a full state "
+            f"{waiting.capitalize()} made a collective inside `{first(hits, 'ended_condition_code')}` (a barrier, a full state "
             "dict's gather, a DTensor's full_tensor(), a metric synchronised across ranks) that the other ranks "
             "never make, so they went on and ended: make that call on every rank and keep only the write or the "
             "print under the condition."
@@ -287,6 +294,15 @@ def _never_reached(hits: list[Hit], ctx: Context) -> tuple[str, str]:
     if me and site:
         summary += f", which rank {me} waited in at {site}"
     summary += " (torchdoctor's debug mode)" + (f", for {waited} s or more" if waited else "")
+    if "survivor_condition" in ctx.facts:
+        # the launch's verdict on the failed job found the call under a condition on the rank (u30: a barrier under
+        # `if self.global_rank == 0:` in pytorch/examples' multinode.py, under launch --debug)
+        summary += f"; the call sits under a condition on the rank at {ctx.facts['survivor_condition']}"
+        return summary, (
+            f"{(behind or 'The missing rank').capitalize()} does not take that branch, so it never makes the collective "
+            "inside it (a barrier, a full state dict's gather, a metric synchronised across ranks): make the call on "
+            "every rank and keep only the write or the print under the condition."
+        )
     if "missing_in_backward" in ctx.facts:
         summary += (
             f"; {behind or 'the missing rank'} was in backward(), DDP's gradient all-reduce, which debug mode does "
