@@ -351,6 +351,10 @@ PROCESS_TESTS = {
     "test_launch_u30_ddp_backward": {
         "test_a_ddp_rank_one_step_ahead_under_debug_on_this_torch_is_named_in_backwards_unchecked_all_reduce"
     },
+    # the DDP tutorial's ddp_setup under mp.spawn, its MASTER_PORT held by the test (u30)
+    "test_explain_u30_spawn_port": {
+        "test_a_port_in_use_under_mp_spawn_on_this_torch_says_the_script_sets_it"
+    },
     # mp.spawn of 1 process for a world of 2, stopped with a SIGINT to its process group
     "test_explain_interrupted": {
         "test_a_hung_mp_spawn_stopped_with_ctrl_c_is_read_as_waiting_for_its_processes"
