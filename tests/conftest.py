@@ -355,6 +355,10 @@ PROCESS_TESTS = {
     "test_explain_u30_spawn_port": {
         "test_a_port_in_use_under_mp_spawn_on_this_torch_says_the_script_sets_it"
     },
+    # two gloo ranks under launch --debug, rank 1 making a broadcast where rank 0 makes an all_reduce (u30)
+    "test_explain_u30_debug_operations": {
+        "test_ranks_making_different_collectives_under_debug_on_this_torch_are_read_with_each_ranks_call"
+    },
     # mp.spawn of 1 process for a world of 2, stopped with a SIGINT to its process group
     "test_explain_interrupted": {
         "test_a_hung_mp_spawn_stopped_with_ctrl_c_is_read_as_waiting_for_its_processes"
