@@ -317,6 +317,48 @@ PROCESS_TESTS = {
     "test_explain_u29_debug_waits": {
         "test_debug_modes_timeout_at_a_collective_one_rank_never_reached_names_it_and_the_waiting_line"
     },
+    # two gloo ranks under torchrun, one raising after its sys.stderr was closed or set to None (u30)
+    "test_explain_u30_lost_stderr": {
+        "test_a_rank_whose_stderr_was_lost_on_this_torch_leads_with_the_lost_traceback_not_the_peer"
+    },
+    # a DataLoader worker ending with batches in flight, a producer joined before its queue was read (u30)
+    "test_explain_u30_tensor_handoff": {
+        "test_a_dataloader_worker_that_exited_with_batches_in_flight_on_this_torch_is_not_dev_shm",
+        "test_a_tensor_from_a_producer_joined_before_its_queue_was_read_on_this_torch_says_get_before_join",
+    },
+    # mp.spawn handed a lambda (u30)
+    "test_explain_u30_spawn_path": {
+        "test_a_lambda_handed_to_mp_spawn_on_this_torch_offers_saving_and_passing_a_path"
+    },
+    # two gloo ranks under torchrun, rank 1 leaving mid-epoch by os._exit(3) (u30)
+    "test_explain_u30_first_exit": {
+        "test_a_rank_that_exited_with_3_on_this_torch_leads_with_its_exit_and_the_peer_follows_from_it"
+    },
+    # pytorch/examples' tensor-parallel ToyModel on 2 gloo ranks under launch --debug, batches of two sizes (u30)
+    "test_explain_u30_tp_inputs": {
+        "test_tp_ranks_given_batches_of_different_sizes_under_debug_on_this_torch_say_the_same_input_per_tp_group"
+    },
+    # FSDP2 on 2 gloo ranks under launch --watchdog, the full state dict gathered under rank 0 only (u30)
+    "test_launch_u30_condition_gather": {
+        "test_a_state_dict_gathered_under_rank_0_only_on_this_torch_names_the_condition_not_uneven_iterations",
+        "test_a_barrier_under_rank_0_only_under_debug_on_this_torch_is_read_with_its_condition",
+    },
+    # the DDP tutorial's loop on 2 gloo ranks under torchrun, rank 1's dataset hanging, stopped by SIGINT (u30)
+    "test_explain_u30_ctrl_c_places": {
+        "test_a_hang_stopped_with_ctrl_c_under_torchrun_on_this_torch_names_where_each_rank_was"
+    },
+    # a DDP loop one step longer on rank 0, 2 gloo ranks under launch --debug (u30)
+    "test_launch_u30_ddp_backward": {
+        "test_a_ddp_rank_one_step_ahead_under_debug_on_this_torch_is_named_in_backwards_unchecked_all_reduce"
+    },
+    # the DDP tutorial's ddp_setup under mp.spawn, its MASTER_PORT held by the test (u30)
+    "test_explain_u30_spawn_port": {
+        "test_a_port_in_use_under_mp_spawn_on_this_torch_says_the_script_sets_it"
+    },
+    # two gloo ranks under launch --debug, rank 1 making a broadcast where rank 0 makes an all_reduce (u30)
+    "test_explain_u30_debug_operations": {
+        "test_ranks_making_different_collectives_under_debug_on_this_torch_are_read_with_each_ranks_call"
+    },
     # mp.spawn of 1 process for a world of 2, stopped with a SIGINT to its process group
     "test_explain_interrupted": {
         "test_a_hung_mp_spawn_stopped_with_ctrl_c_is_read_as_waiting_for_its_processes"

@@ -114,7 +114,9 @@ def test_the_culprits_place_is_the_loop_it_left_never_the_survivors_line_alone(t
     _done(tmp_path, 1, collectives=3)
     found = ended_early(tmp_path, [0, 1])
     assert f"rank 0 was in collective #4 of the default group at {script}:4" in found.text
-    assert found.where is None and supervise.failed_lines(found)[-1] == "Culprit: rank(s) 1."
+    # the place is the condition both ranks ran and only rank 0 entered (u30), not rank 0's line inside it
+    assert f"a call made under a condition on the rank at {script}:3 (`if rank == 0:`)" in found.text
+    assert supervise.failed_lines(found)[-1] == f"Culprit: rank(s) 1 at {script}:3."
     # where the survivor waited inside a loop, that loop is the one the culprit left: its place
     _done(tmp_path, 0, error=PEER_GONE, frames=[[str(script), 2, "<module>"]], collectives=2)
     found = ended_early(tmp_path, [0, 1])

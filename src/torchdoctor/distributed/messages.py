@@ -7,6 +7,7 @@ where accelerate has one, with each rank's call site, three or more consecutive 
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -137,6 +138,15 @@ def _same_shape_fix(operation: str, dim: int, sizes: str) -> str:
             "the same shape on every other rank. Allocate the receiving tensors with the source's shape (send "
             "the shape first, e.g. with `broadcast_object_list`), or broadcast a Python object instead."
         )
+    if operation.startswith("torch.distributed._functional_collectives."):
+        # made by DTensor or a tensor-parallel style inside the model: not a statistic the script reduces
+        return (
+            f"Fix: the ranks' tensors differ {where}: `{name}` runs inside a tensor-parallel (DTensor) layer, on "
+            "each rank's piece of the same activations, so the ranks were given different inputs. Give every rank "
+            "of a tensor-parallel group the same batch (the same seed or data order; shard the data over the "
+            "data-parallel mesh dimension only, no DistributedSampler over the TP ranks), every batch the same "
+            "size (`DataLoader(..., drop_last=True)`)."
+        )
     what = "rows, often an uneven last batch" if dim == 0 else "sizes"
     return (
         f"Fix: the ranks' tensors differ {where} ({what}): `{name}` combines the ranks' tensors element by "
@@ -255,9 +265,23 @@ def missing_message(
             lines.append(f"  - Process {rank}: never reached a checked collective")
         lines.append("    where it is now (innermost call last):")
         lines += ["      " + line for line in answer.get("stack", "").splitlines()]
+        if _IN_BACKWARD.search(answer.get("stack", "")):
+            lines.append(f"    {IN_BACKWARD}")
     if len(missing) > MISSING_ASKED:
         lines.append(f"  - {who(missing[MISSING_ASKED:], 'Process', 'Processes')}: not asked")
     return "\n".join(lines)
+
+
+# torch/_tensor.py backward -> torch/autograd/graph.py _engine_run_backward: the rank is inside backward()
+_IN_BACKWARD = re.compile(
+    r"torch[/\\]autograd[/\\](?:graph|__init__)\.py\", line \d+, in (?:_engine_run_backward|backward)"
+)
+# found with a DDP loop one rank ran once more than the other, under launch --debug: the message showed the
+# stack in backward() and said nothing of the collective there, which debug mode does not check
+IN_BACKWARD = (
+    "it is in backward(): a model wrapped in DistributedDataParallel all-reduces its gradients there, a collective "
+    "debug mode does not check, so this rank ran more backward passes (steps) than the ranks waiting here."
+)
 
 
 def _sites_block(entries: Mapping[int, Mapping[str, Any]]) -> str:

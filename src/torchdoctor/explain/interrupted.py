@@ -95,3 +95,16 @@ def stopped(raised: Raised) -> Finding | None:
     details["waited_in"] = str(next(f for f in reversed(raised.frames) if "torch" in f.file))
     summary = f"likely a hang: the run was stopped with Ctrl-C while {waited} (at {where})"
     return Finding("log.interrupted_while_waiting", "fail", summary, details, fix)
+
+
+def rank_places(raised: list[Raised]) -> str:
+    """``rank 1 was at data.py:15 in __getitem__: time.sleep(3600) (in the DataLoader)``: where each rank's main
+    thread was when a Ctrl-C stopped it, by its KeyboardInterrupt traceback; ``""`` when no rank printed one."""
+    places = {}
+    for each in raised:
+        if each.type == "KeyboardInterrupt" and each.rank is not None and each.frame is not None:
+            # what torch waited for below the user's line; none where the user's line itself was running
+            below = [f for i, f in enumerate(each.frames) if each.frame in each.frames[:i]]
+            waiting = _waiting_place(below)
+            places.setdefault(each.rank, first_failure.where(each) + (f" ({waiting[0]})" if waiting else ""))
+    return "; ".join(f"rank {rank} was at {place}" for rank, place in sorted(places.items()))

@@ -140,6 +140,10 @@ def findings(
     if not causes and unknown is None:  # only consequences: what they follow from is not in this log
         sure = dict.fromkeys(sure, "likely")
     rest = sorted((k for k in by_kind if roles[k] != "cause"), key=lambda k: sure[k] != "certain")
+    first_exit = _first_exit_leads(by_kind, rest, root_rank) if not causes and unknown is None else None
+    if first_exit is not None:
+        rest.remove(first_exit)
+        rest.insert(0, first_exit)
     ordered = causes + rest
     found = [unknown] if unknown is not None else []
     lead = (
@@ -150,6 +154,8 @@ def findings(
         if unknown is not None
         else (BY_KIND[causes[0]].title, causes[0])
         if causes
+        else (f"exit of rank {root_rank}", first_exit)
+        if first_exit is not None
         else None
     )
     for kind in ordered:
@@ -240,7 +246,15 @@ def findings(
                 )
                 fix = f"{waiting_calls.STATE_DICT_ON_EVERY_RANK}\nOtherwise: {fix}"
                 details["frame"] = str(gather.frame)
-        if roles[kind] != "cause" and lead is not None:
+        if kind == "launcher_stopped":
+            # where each rank was when the launcher was stopped (a hang stopped with Ctrl-C): its KeyboardInterrupt's
+            # innermost line of the user's code (found with pytorch/examples' multinode.py, rank 1's dataset
+            # hanging: the finding said only that torchrun was stopped)
+            places = interrupted.rank_places(raised or [])
+            if places:
+                summary += f"; when it was stopped {places}"
+                details["stopped_at"] = places
+        if roles[kind] != "cause" and lead is not None and kind != first_exit:
             summary += f" — a consequence of {_the(lead[0])} above (log.{lead[1]})"
             details["consequence_of"] = f"log.{lead[1]}"
             status = "warn"
@@ -256,6 +270,18 @@ def findings(
         victim = min(raised, key=lambda r: r.order)  # only victims' errors: name the first of them
         found.append(interrupted.stopped(victim) or _unrecognised(victim, ctx))
     return found
+
+
+def _first_exit_leads(by_kind: dict[str, list[Hit]], rest: list[str], root_rank: int | None) -> str | None:
+    """torchrun's summary of the rank that failed first, where the log holds no cause and only other ranks'
+    consequences beside it (a peer that closed the connection on rank 0 when rank 1 exited): that exit is what
+    they follow from, one failure and not two (found with a rank that left by os._exit(3) mid-epoch)."""
+    if root_rank is None or "child_failed" not in rest or len(rest) < 2 or "nccl_watchdog_timeout" in by_kind:
+        return None
+    others = [h for k in rest if k != "child_failed" for h in by_kind[k]]
+    if all(hit_rank(h) is not None and hit_rank(h) != root_rank for h in others):
+        return "child_failed"
+    return None
 
 
 def _is_initiating(

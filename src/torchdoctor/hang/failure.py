@@ -169,19 +169,34 @@ def ended_early(directory: Path, ranks: list[int], codes: dict[int, int] | None 
         at += f", {inside}"
     if where:
         at += f"{',' if inside else ''} at {where}"
-    loop = _loop_around(frames)
-    if loop is not None:
-        at += f", inside the loop at {loop[0].file}:{loop[1]}-{loop[2]}"
+    # the waiting rank's call chain passed a condition taken by few ranks (`if rank == 0: save(...)`): the
+    # others skipped the collective inside it, not a loop's iteration (found with pytorch/examples' FSDP2 example,
+    # its checkpointer.save, whose full_tensor() gathers from every rank, moved under `if get_rank() == 0:`)
+    branch = condition_on_chain(frames)
+    if branch is not None and branch[1].few is not False:
+        frame, condition = branch
+        at += f", a call made under a condition on the rank at {frame.file}:{condition.line} (`{condition.code}`)"
+        advice, place = ON_EVERY_RANK, Frame(frame.file, condition.line, frame.function)
+    else:
+        loop = _loop_around(frames)
+        if loop is not None:
+            at += f", inside the loop at {loop[0].file}:{loop[1]}-{loop[2]}"
+        # the culprit's place is the loop it left early, which it ran too; never the survivor's own line alone
+        advice, place = UNEVEN_ITERATIONS, Frame(loop[0].file, loop[1], loop[0].function) if loop else None
     others = f" ({_who([r for r, _ in waiting[1:]])} too)" if len(waiting) > 1 else ""
     error = _PEER_GONE.search(said["error"])[0]
     text = (
         f"{_who([r for r, _ in ended])} ended while {_who([r for r, _ in waiting])} still trained: {how}; "
-        f"rank {rank} was {at}{others}, and failed as its consequence ({error}). {UNEVEN_ITERATIONS}"
+        f"rank {rank} was {at}{others}, and failed as its consequence ({error}). {advice}"
     )
-    # the culprit's place is the loop it left early, which it ran too; never the survivor's own line alone (a
-    # call under `if rank == 0:` that the rank that ended never reached), which the text above names as rank 0's
-    place = Frame(loop[0].file, loop[1], loop[0].function) if loop else None
     return Verdict(text, "ended_early", [r for r, _ in ended], place)
+
+
+ON_EVERY_RANK = (
+    "The ranks that skip that branch never make the collective inside it (a barrier, a full state dict's gather, a "
+    "DTensor's full_tensor(), a metric synchronised across ranks) and go on: make the call on every rank and keep "
+    "only the write or the print under the condition."
+)
 
 
 def _how_it_ended(rank: int, said: dict) -> str:

@@ -212,6 +212,15 @@ def _rendezvous(hits: list[Hit], ctx: Context) -> tuple[str, str]:
             "accelerate launch --main_process_port (0: the next free one)\n"
             f"See who holds it: ss -ltnp | grep :{port_number}   (kill leftovers: pgrep -af python)"
         )
+        if "saw_spawn" in ctx.facts:
+            # found with pytorch/examples' ddp-tutorial-series/multigpu.py, whose ddp_setup sets MASTER_PORT to
+            # 12355 before init_process_group, run twice: a launcher's port or the variable set outside is overwritten
+            fix += (
+                "\nUnder mp.spawn no launcher picks the port: the script sets it, most often "
+                f"os.environ['MASTER_PORT'] = '{port_number}' before init_process_group, which overwrites a MASTER_PORT "
+                "set outside. Change it there, or keep one set outside: os.environ.setdefault('MASTER_PORT', "
+                f"'{port_number}'), then MASTER_PORT=... python train.py."
+            )
         return summary, fix
     facts = next((h.facts for h in hits if "host" in h.facts), {})
     host, port = facts.get("host", "").removeprefix("::ffff:") or None, facts.get("port")

@@ -151,4 +151,12 @@ def how_it_ended(code: str | None, signal: str | None) -> str:
         return "exit status 2 is argparse refusing the command line (its usage message is in the worker's output)"
     if code in ("126", "127"):
         return "the shell could not run the command (127: not found, 126: not executable)"
+    if code is not None and code.isdigit() and 3 <= int(code) <= 125:
+        # an uncaught exception exits with 1: any other status is a call that chose it (found with a rank that
+        # left by os._exit(3) mid-epoch: the fix sent the user to a traceback that does not exist)
+        return (
+            f"it exited with status {code} by a call of its own, not an uncaught exception (that exits with 1, "
+            f"with a traceback): a sys.exit({code}), exit({code}) or os._exit({code}) in the script or a library "
+            "it calls, which prints nothing unless it says so itself"
+        )
     return ""

@@ -67,7 +67,21 @@ def _watchdog(hits: list[Hit], ctx: Context) -> tuple[str, str]:
         )
     if story.get("stuck_s"):
         summary = f"the NCCL watchdog got stuck for {story['stuck_s']} s (a CUDA or NCCL call hangs)"
-    if not late and not story.get("stuck_s"):  # one rank's log too: the late one is elsewhere
+    alone = (
+        story["timed_out"] if len(story["timed_out"]) == 1 and not ctx.ranks - set(story["timed_out"]) else []
+    )
+    if not late and not story.get("stuck_s") and alone:
+        # one rank's log: "every rank in this log" is that one, and a job of one rank has no other to be late
+        # (found with the H200's one-rank timeout, an all_reduce queued behind a spinning kernel)
+        summary += (
+            f". Only {who(alone)} is in this log, waiting in it: the rank that did not arrive is in another rank's "
+            "log (pass every rank's log, or the --log-dir folder)"
+        ) + (
+            "; in a job of one rank no rank can be late, and the collective itself never finished on the GPU"
+            if alone == [0]
+            else ""
+        )
+    elif not late and not story.get("stuck_s"):  # the late one is elsewhere
         summary += (
             ". Every rank in this log waited in it: the one that did not arrive is not in this log "
             "(pass every rank's log, or the --log-dir folder)"
@@ -85,6 +99,13 @@ def _watchdog(hits: list[Hit], ctx: Context) -> tuple[str, str]:
         "init_process_group(..., timeout=timedelta(minutes=60))   # transformers: ddp_timeout; "
         "accelerate: InitProcessGroupKwargs(timeout=...)"
     )
+    if alone == [0] and not late and not story.get("stuck_s"):
+        fix += (
+            "\nIf the job has this one rank only (world size 1), nobody was late: the collective was queued on the "
+            "GPU's stream behind work that had not finished (a long or hung kernel before it, a GPU fault): "
+            "nvidia-smi for the GPU's use and dmesg for Xid errors, and torchdoctor launch --watchdog for the "
+            "line the rank waits at."
+        )
     if story.get("stuck_s"):
         fix = (
             "The watchdog thread itself hung in a CUDA/NCCL call: check `nvidia-smi` and `dmesg` for Xid "

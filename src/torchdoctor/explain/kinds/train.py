@@ -831,7 +831,9 @@ def _spawn(hits: list[Hit], ctx: Context) -> tuple[str, str]:
         "Spawned processes (mp.spawn, Lightning's ddp_spawn, DataLoader workers on Windows/macOS) receive the "
         "model, the data and the callbacks pickled. Use a launcher that starts the script itself instead: "
         "torchrun, or Lightning's strategy='ddp' instead of 'ddp_spawn'; or make the object picklable (no "
-        "lambdas, open files, ctypes pointers or locks as attributes; build them inside the worker)."
+        "lambdas, open files, ctypes pointers or locks as attributes; build them inside the worker); or hand the "
+        "processes a path instead of the object: save it first (torch.save(model.state_dict(), path), a "
+        "dataset's files or its config) and let each process build and load its own copy from that path."
     )
     return summary, fix
 
@@ -860,7 +862,8 @@ def _own_process_pickling(what: str, hits: list[Hit]) -> tuple[str, str]:
         "the child). Classes must be importable by the child too: defined at module level, not inside the "
         "if __name__ == '__main__' block. On Linux the fork start method hands them over without pickling "
         "(mp.set_start_method('fork'); CPU tensors only, CUDA needs spawn); a model's share_memory() is shared "
-        "either way.",
+        "either way. Or pass a path instead of the object: torch.save(obj.state_dict(), path) before start() and "
+        "torch.load(path) in the child, which builds its own copy.",
     )
 
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import re
 
-from torchdoctor.explain.recognisers import Context, Hit, Pattern, Recogniser, first, has_fact
+from torchdoctor.explain.recognisers import Context, Hit, Pattern, Recogniser, first, has_fact, on_ranks
 
 FAMILY = "NCCL and collectives"
 
@@ -46,6 +46,20 @@ CONTEXT = (
     (" on different ranks: ", MISMATCH),
     (" left the loop at ", LEFT_LOOP),
     ("The loop can be left early at ", LOOP_EXIT),
+    # distributed/messages.py divergence_message's head, the line above the mismatch it explains
+    ("The ranks diverged at collective #", R(r"The ranks diverged at collective #(?P<debug_seq>\d+)")),
+    # hang/failure.py's verdict on a failed job: the waiting rank's call sat under a condition on the rank
+    (
+        "a call made under a condition on the rank at ",
+        R(
+            r"a call made under a condition on the rank at (?P<survivor_condition>\S+:\d+ \(`[^`\n]{1,200}`\))"
+        ),
+    ),
+    # distributed/messages.py: debug mode's missing rank found inside backward() (DDP's unchecked all-reduce)
+    (
+        "it is in backward(): ",
+        R(r"(?P<missing_in_backward>it is in backward\(\): a model wrapped in Distributed)"),
+    ),
 )
 
 
@@ -174,6 +188,19 @@ def _ended(hits: list[Hit], ctx: Context) -> tuple[str, str]:
     ended, waiting, how = first(hits, "ended"), first(hits, "still_training"), first(hits, "how")
     where, culprit_line = first(hits, "where"), first(hits, "culprit_line")
     summary = f"{ended} ended while {waiting} still trained" + (f" ({how})" if how else "")
+    branch = first(hits, "ended_condition")
+    if branch:  # the waiting rank's collective sat in a branch that the rank that ended did not take
+        summary += (
+            f": {waiting} made a collective under a condition on the rank at {branch} that {ended} skipped"
+        )
+        where = where.split(", a call made under a condition on the rank at ")[0] if where else None
+        summary += f"; {where}" if where else ""
+        return summary, (
+            f"{waiting.capitalize()} made a collective inside `{first(hits, 'ended_condition_code')}` (a barrier, a full state "
+            "dict's gather, a DTensor's full_tensor(), a metric synchronised across ranks) that the other ranks "
+            "never make, so they went on and ended: make that call on every rank and keep only the write or the "
+            "print under the condition."
+        )
     summary += f": {DIFFERENT_ITERATIONS}; {where}" if where else ""
     fix = (
         "Give every rank the same number of batches (DistributedSampler(..., drop_last=True), data split evenly "
@@ -201,12 +228,45 @@ ENDED_EARLY = Recogniser(
             r"still trained: (?P<how>[^;\n]*); (?P<where>rank \d+ was [^\n]*?), and failed as its consequence"
         ),
         R(r"Culprit: rank\(s\) [\d,\- ]+? at (?P<culprit_line>\S+:\d+)\."),
+        # hang/failure.py: the waiting rank's call chain passed a condition on the rank
+        R(
+            r"a call made under a condition on the rank at (?P<ended_condition>\S+:\d+) "
+            r"\(`(?P<ended_condition_code>[^`\n]{1,200})`\)"
+        ),
     ),
     describe=_ended,
 )
 
 
+# torchdoctor's debug mode (distributed/messages.py mismatch_message) raising at the collective the ranks entered
+# with different operations: each rank's operation under "Operations:", its line under "Called from:"
+_DEBUG_OPERATIONS = "called different operations at the same point"
+
+
+def _debug_calls(hits: list[Hit]) -> str:
+    """``rank 0: torch.distributed.all_reduce at train.py:9 in <module>; rank 1: ...`` from debug mode's lists."""
+    facts = next((h.facts for h in hits if "debug_operations" in h.facts), {})
+    operations = dict(re.findall(r"- Process (\d+): `([\w.]{1,120})`", facts.get("debug_operations", "")))
+    sites = dict(re.findall(r"- Process (\d+): (\S[^\n]{0,300})", facts.get("debug_sites", "")))
+    return "; ".join(
+        f"rank {rank}: {operation}" + (f" at {sites[rank]}" if rank in sites else "")
+        for rank, operation in operations.items()
+    )
+
+
 def _different_calls(hits: list[Hit], ctx: Context) -> tuple[str, str]:
+    if any(h.facts.get("debug_different") for h in hits):
+        # found with a rank that made a broadcast where the other made an all_reduce, under launch --debug: explain
+        # did not know its own debug mode's message ("torchdoctor knows no fix for this error")
+        seq, calls, ranks = ctx.facts.get("debug_seq"), _debug_calls(hits), on_ranks(hits)
+        summary = f"the ranks entered collective {'#' + seq + ' ' if seq else ''}with different operations"
+        summary += f" (torchdoctor's debug mode{',' + ranks if ranks else ''})"
+        summary += f": {calls}" if calls else ""
+        return summary, (
+            "Every rank of a group must make the same collective calls in the same order. Look at what sends the "
+            "ranks to different calls at these lines: a condition on the rank around one of them, a loop of another "
+            "length on one rank, a setting read per rank; make every rank call the same collective there."
+        )
     seq, what, calls = first(hits, "seq"), first(hits, "what"), first(hits, "calls")
     condition, culprit = first(hits, "condition"), first(hits, "culprit_line")
     summary = f"the ranks entered collective #{seq} with {what}: {calls}"
@@ -232,19 +292,26 @@ def _different_calls(hits: list[Hit], ctx: Context) -> tuple[str, str]:
 DIFFERENT_CALLS = Recogniser(
     kind="ranks_different_collectives",
     title="ranks that made different collective calls (torchdoctor launch's verdict)",
-    anchors=(" on different ranks: ",),
-    templates=("torchdoctor:collective-has-on-different-ranks",),
+    anchors=(" on different ranks: ", _DEBUG_OPERATIONS),
+    templates=(
+        "torchdoctor:collective-has-on-different-ranks",
+        "torchdoctor:processes-called-different-operations",
+    ),
     match=R(
         r"torchdoctor: failed: (?:[^\n]{0,80}?: )?collective #(?P<seq>\d+) has (?P<what>different (?:operations|"
-        r"sizes|dtypes)) on different ranks: (?P<calls>[^\n]{1,600}?)\.?$",
+        r"sizes|dtypes)) on different ranks: (?P<calls>[^\n]{1,600}?)\.?$|"
+        r"(?P<debug_different>Cannot apply desired operation because the processes called different operations at "
+        r"the same point)",
         re.M,
     ),
     # its "Culprit: rank(s) 0 at ..." below is the failed job's, no hang's
     absorbs=("hang_verdict",),
-    span=3,
+    span=10,
     facts=(
         R(r"(?P<condition>\S+:\d+ sits under a condition on the rank, line \d+: `[^`\n]{1,200}`)"),
         R(r"Culprit: rank\(s\) [\d,\- ]+? at (?P<culprit_line>\S+:\d+)\."),
+        R(r"Operations:\s*\n(?P<debug_operations>(?:\s*- Process \d+: `[\w.]{1,120}`\s*\n?){1,8})"),
+        R(r"Called from:\s*\n(?P<debug_sites>(?:\s*- Process \d+: [^\n]{1,300}\n?){1,8})"),
     ),
     describe=_different_calls,
 )
@@ -264,6 +331,20 @@ def _never_reached(hits: list[Hit], ctx: Context) -> tuple[str, str]:
     if me and site:
         summary += f", which rank {me} waited in at {site}"
     summary += " (torchdoctor's debug mode)" + (f", for {waited} s or more" if waited else "")
+    if "survivor_condition" in ctx.facts:
+        # the launch's verdict on the failed job found the call under a condition on the rank (u30: a barrier under
+        # `if self.global_rank == 0:` in pytorch/examples' multinode.py, under launch --debug)
+        summary += f"; the call sits under a condition on the rank at {ctx.facts['survivor_condition']}"
+        return summary, (
+            f"{(behind or 'The missing rank').capitalize()} does not take that branch, so it never makes the collective "
+            "inside it (a barrier, a full state dict's gather, a metric synchronised across ranks): make the call on "
+            "every rank and keep only the write or the print under the condition."
+        )
+    if "missing_in_backward" in ctx.facts:
+        summary += (
+            f"; {behind or 'the missing rank'} was in backward(), DDP's gradient all-reduce, which debug mode does "
+            "not check: it ran more steps than the others"
+        )
     fix = (
         f"{(behind or 'The missing rank').capitalize()} went another way before that call: a condition on the rank "
         "around it or before it, a loop one rank left early (a break on its own loss or metric, or on the main "

@@ -1,0 +1,87 @@
+"""A tensor passed by file descriptor (torch's default sharing strategy on Linux) whose sender had exited before
+it was taken: ConnectionRefusedError under rebuild_storage_fd. In a DataLoader it is raised again as "DataLoader
+worker (pid(s) N) exited unexpectedly", which explain read as "most often /dev/shm was full"; from a joined
+producer it was "torchdoctor knows no fix" (found for session 30). Read from real processes on this torch."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+from explaining import explained
+
+# the worker ends itself (os._exit, as a library that exits on bad input does) just after sending a batch, while
+# the main process is slower than the worker and batches it sent are still queued
+LOADER = """
+import os, threading, time, torch
+from torch.utils.data import DataLoader, Dataset
+
+class Data(Dataset):
+    def __len__(self):
+        return 64
+    def __getitem__(self, i):
+        if i == 8:
+            threading.Timer(0.3, lambda: os._exit(0)).start()
+        return torch.full((256,), float(i))
+
+if __name__ == "__main__":
+    for step, batch in enumerate(DataLoader(Data(), batch_size=4, num_workers=1, prefetch_factor=4)):
+        time.sleep(0.5)
+"""
+
+# a spawned producer joined before its queue is read
+PRODUCER = """
+import torch, torch.multiprocessing as mp
+
+def produce(q):
+    q.put(torch.ones(1000))
+
+if __name__ == "__main__":
+    spawn = mp.get_context("spawn")
+    q = spawn.Queue()
+    p = spawn.Process(target=produce, args=(q,))
+    p.start()
+    p.join()
+    q.get()
+"""
+
+
+def _failed(tmp_path, script: str) -> str:
+    path = tmp_path / "train.py"
+    path.write_text(script)
+    environ = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+    done = subprocess.run(
+        [sys.executable, str(path)], capture_output=True, text=True, timeout=120, env=environ, cwd=tmp_path
+    )
+    assert done.returncode != 0 and "rebuild_storage_fd" in done.stderr, done.stderr[-3000:]
+    assert "ConnectionRefusedError" in done.stderr, done.stderr[-3000:]
+    return done.stderr
+
+
+def test_a_dataloader_worker_that_exited_with_batches_in_flight_on_this_torch_is_not_dev_shm(tmp_path):
+    stderr = _failed(tmp_path, LOADER)
+    assert "exited unexpectedly" in stderr, stderr[-3000:]
+    found = explained(stderr)
+    assert found.id == "log.tensor_sender_gone", found.summary
+    assert "had exited while the main process was still taking a batch" in found.summary
+    assert "/dev/shm was full" not in found.summary and "--shm-size" not in found.fix
+    assert "os._exit()" in found.fix and "num_workers=0" in found.fix
+
+
+def test_a_tensor_from_a_producer_joined_before_its_queue_was_read_on_this_torch_says_get_before_join(
+    tmp_path,
+):
+    found = explained(_failed(tmp_path, PRODUCER))
+    assert found.id == "log.tensor_sender_gone", found.summary
+    assert "q.get() before p.join()" in found.fix and "set_sharing_strategy('file_system')" in found.fix
+
+
+def test_a_refused_rendezvous_without_a_tensor_handoff_is_not_this_kind():
+    found = explained(
+        "Traceback (most recent call last):\n"
+        '  File "/home/ana/train.py", line 5, in <module>\n'
+        "    store = dist.TCPStore('10.0.0.1', 29500, 2, False)\n"
+        "ConnectionRefusedError: [Errno 111] Connection refused\n"
+    )
+    assert found.id != "log.tensor_sender_gone"
