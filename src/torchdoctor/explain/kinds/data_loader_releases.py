@@ -17,6 +17,22 @@ CUDA and dense" (``ProcessGroupNCCL.cpp``), in a training run that never handed 
 (pytorch/pytorch#79828, filed by the DataLoader's maintainer); #79829 (#79890 on the 1.12 branch, before 1.12.0)
 shares the seed through the distributed store instead. Read where the refusal's line names DataPipes or the
 DataLoader's shared seed; the same refusal otherwise is the script's or a library's CPU tensor (cpu_tensor_nccl).
+
+PyTorch Lightning re-creates a training DataLoader under DDP to put its DistributedSampler in: 1.5's
+``trainer/data_loading.py`` (``_update_dataloader``: ``dl_cls(**dl_kwargs)``, the keywords read back from the
+loader's attributes of the same names as its ``__init__``'s parameters, plus ``dataset``, ``sampler`` and the
+collate function, which ``_add_sampler_metadata_collate`` wraps in ``utilities/auto_restart.py``'s
+``_capture_metadata_collate``), 1.6 on ``utilities/data.py`` (``_update_dataloader``, 2.x's
+``_reinstantiate_wrapped_cls``). PyG's loaders of 2.0.0-2.0.2 did not survive being built again from their own
+attributes: ``torch_geometric/loader/neighbor_loader.py`` (and ``NeighborSampler``) got ``dataset`` twice, "__init__()
+got multiple values for argument 'dataset'" (pyg-team/pytorch_geometric#3234, fixed in master by the maintainer,
+c52028d: the loader drops the ``dataset`` and ``collate_fn`` Lightning passes back), and a NeighborLoader over a
+HeteroData converted its ``num_neighbors`` edge types to strings a second time, so ``hetero_sample`` looked up keys
+the sampler's C++ map lacks, "IndexError: _Map_base::at" (#3601, fixed by #3602: ``edge_type_to_str`` leaves a
+string as it is); PyG 2.0.3 (December 2021) has both. Read as the class: an exception of a bug's type raised in
+PyG's loader code (``torch_geometric/loader/``, ``torch_geometric/data/sampler.py``) in a traceback that passes
+through Lightning (versions.py's ``library_bug`` adds this to its reading); PyG's model code raising under
+Lightning's training loop (a conv layer, a bad ``edge_index``) is not read so.
 """
 
 from __future__ import annotations
@@ -92,3 +108,24 @@ def explain(hits: list[Hit]) -> tuple[str, str]:
         "group, or initialise the process group with a gloo backend for CPU tensors "
         "(init_process_group(backend='cpu:gloo,cuda:nccl') on a torch that takes it).",
     )
+
+
+# (the package raising, a part of the raising file's path, the package whose frames the traceback also passes
+# through, what to do): a library's loader that another library re-creates or wraps, read by versions.library_bug
+LOADERS_REBUILT: tuple[tuple[str, str, str, str], ...] = tuple(
+    (
+        "torch_geometric",
+        where,
+        lightning,
+        "PyTorch Lightning re-creates a training DataLoader under DDP to give it a DistributedSampler (from the "
+        "loader's own attributes), and wraps its collate function: PyG's loaders of 2.0.0-2.0.2 did not survive "
+        "being built again (NeighborSampler and NeighborLoader got 'dataset' twice, pyg#3234; a NeighborLoader "
+        "over a HeteroData converted num_neighbors' edge types twice and sampled keys that do not exist, "
+        "pyg#3602). Upgrade torch_geometric to 2.0.3 or later (pip install -U torch_geometric). On the old "
+        "release, keep Lightning from re-creating the loader, Trainer(replace_sampler_ddp=False) "
+        "(use_distributed_sampler=False in Lightning 2.x), and give it a DistributedSampler yourself: "
+        "NeighborLoader(..., input_nodes=..., sampler=DistributedSampler(...)).",
+    )
+    for where in ("/torch_geometric/loader/", "/torch_geometric/data/sampler.py")
+    for lightning in ("pytorch_lightning", "lightning")
+)

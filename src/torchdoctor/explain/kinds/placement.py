@@ -548,10 +548,32 @@ NO_GROUP = (
 
 # CPython os.py (_Environ.__getitem__): a script reading a variable that only a distributed launcher sets
 ENV_KEYS = ("KeyError: 'LOCAL_RANK'", "KeyError: 'RANK'", "KeyError: 'WORLD_SIZE'")
+# mmcv 1.x's mmcv/parallel/data_parallel.py: MMDataParallel.train_step and val_step assert
+# len(self.device_ids) == 1. OpenMMLab's tools/train.py (mmdet, mmseg, mmaction2, mmpose 0.x/2.x) wraps the model
+# in MMDataParallel(device_ids=cfg.gpu_ids) only when it is not launched distributed (--launcher none), so the
+# refusal is a plain `python tools/train.py --gpus N` (or --gpu-ids 0 1) asking for several GPUs; older mmcv
+# joined its two strings without a space ("MMDistributedDataParallelinstead.")
+MM_DATA_PARALLEL = "MMDataParallel only supports single GPU training"
+MM_DATA_PARALLEL_FIX = (
+    "OpenMMLab's tools/train.py trains on several GPUs only when started distributed, one process per GPU: "
+    "./tools/dist_train.sh <config> <GPUs> (it runs python -m torch.distributed.launch --nproc_per_node=<GPUs> "
+    "tools/train.py <config> --launcher pytorch; under SLURM, tools/slurm_train.sh). Run without a launcher it "
+    "wraps the model in mmcv's MMDataParallel, which takes one GPU only (--gpus 1, --gpu-ids 0, or "
+    "CUDA_VISIBLE_DEVICES=0); --launcher pytorch in a plain python run has no RANK to read."
+)
 
 
 def _not_launched(hits: list[Hit], ctx: Context) -> tuple[str, str]:
-    key = merged(hits).get("env_key")
+    facts = merged(hits)
+    key = facts.get("env_key")
+    if facts.get("mm_data_parallel"):
+        also = f", and with --launcher pytorch it read {key}, which only a launcher sets" if key else ""
+        return (
+            "OpenMMLab's tools/train.py was asked for several GPUs without a distributed launcher: its "
+            f"non-distributed path wraps the model in mmcv's MMDataParallel, which trains on one GPU only{also}"
+            + on_ranks(hits),
+            MM_DATA_PARALLEL_FIX,
+        )
     if key:
         return (
             f"the script reads {key} from the environment (os.environ['{key}']), which only a distributed "
@@ -577,20 +599,28 @@ def _not_launched(hits: list[Hit], ctx: Context) -> tuple[str, str]:
 NOT_LAUNCHED_DISTRIBUTED = Recogniser(
     kind="not_launched_distributed",
     title="distributed code in a process that was not started distributed",
-    anchors=(*NO_GROUP, *ENV_KEYS),
+    anchors=(*NO_GROUP, *ENV_KEYS, MM_DATA_PARALLEL),
     templates=(
         "torch:default-process-group-has-not-been",
         "system:environ-keyerror-local-rank",
         "system:environ-keyerror-rank",
         "system:environ-keyerror-world-size",
+        "third_party:mmcv-mmdataparallel-single-gpu-training",
     ),
-    facts=(R(r"KeyError: '(?P<env_key>LOCAL_RANK|RANK|WORLD_SIZE)'"),),
+    facts=(
+        R(r"KeyError: '(?P<env_key>LOCAL_RANK|RANK|WORLD_SIZE)'"),
+        R(rf"(?P<mm_data_parallel>{MM_DATA_PARALLEL})"),
+    ),
     # the message says no process group exists, not why: a plain `python train.py`, an init the code skipped,
-    # or SyncBatchNorm in a single-process run — only likely, with the SyncBN reading named beside it
-    confirm=lambda hits, ctx: False,
+    # or SyncBatchNorm in a single-process run — only likely, with the SyncBN reading named beside it; mmcv's
+    # MMDataParallel refusing several GPUs is only ever the non-distributed path of tools/train.py: certain
+    confirm=lambda hits, ctx: any("mm_data_parallel" in h.facts for h in hits),
     also=(
         Alternative(
-            "syncbn_misuse", "SyncBatchNorm in a single-process run", SYNCBN_FIX, unless=("env_key",)
+            "syncbn_misuse",
+            "SyncBatchNorm in a single-process run",
+            SYNCBN_FIX,
+            unless=("env_key", "mm_data_parallel"),
         ),
         # mpirun and srun start the processes but set their own variables (OMPI_COMM_WORLD_*, SLURM_*)
         Alternative(
@@ -600,6 +630,7 @@ NOT_LAUNCHED_DISTRIBUTED = Recogniser(
             "LOCAL_RANK=$OMPI_COMM_WORLD_LOCAL_RANK (mpirun) or LOCAL_RANK=$SLURM_LOCALID, RANK=$SLURM_PROCID, "
             "WORLD_SIZE=$SLURM_NTASKS (srun); or run one torchrun per node.",
             when=("env_key",),
+            unless=("mm_data_parallel",),
         ),
         # deepspeed/comm/comm.py: DeepSpeed code (MoE groups, zero.Init, its comm) calling torch.distributed
         # before deepspeed.init_distributed() ran

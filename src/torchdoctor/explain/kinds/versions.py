@@ -1439,6 +1439,13 @@ def library_bug(raised: Raised) -> tuple[str, str, str] | None:
         for caller, words, known in KNOWN_MISMATCHES
         if caller in callers and words in raised.message
     )
+    # a loader another library re-creates or wraps (Lightning's DDP sampler on PyG's loaders): read from the
+    # raising file and the callers, the message being the old release's own (kinds/data_loader_releases.py)
+    fix += "".join(
+        f"\n{known}"
+        for raising, where, caller, known in data_loader_releases.LOADERS_REBUILT
+        if raising == package and where in path and caller in callers
+    )
     return package, summary, fix
 
 
