@@ -46,6 +46,7 @@ from torchdoctor.explain.kinds import (
     deepspeed,
     deepspeed_checkpoint_files,
     deepspeed_launch,
+    deepspeed_op_requirements,
     detection_boxes,
     determinism,
     device_mesh_usage,
@@ -284,6 +285,7 @@ RECOGNISERS: tuple[Recogniser, ...] = (
     *cuda_queries.RECOGNISERS,
     # DeepSpeed's and NCCL's own refusals, mapped from their sources (k32)
     *deepspeed_checkpoint_files.RECOGNISERS,
+    *deepspeed_op_requirements.RECOGNISERS,
     *gdrcopy.RECOGNISERS,
     *nccl_driver_library.RECOGNISERS,
     # communication: which line is tried first matters among these (a duplicate GPU is also an NCCL error)
