@@ -82,3 +82,23 @@ def test_nccl_without_libcuda_names_its_path_setting():
 def test_torch_without_libcuda_is_not_ncclss_driver_library():
     found = explained("OSError: libcuda.so.1: cannot open shared object file: No such file or directory\n")
     assert found.id != "log.nccl_cuda_driver", found.summary
+
+
+def test_ranks_that_disagree_on_the_communicator_size_are_likely():
+    line = (
+        "node-2:4411:4470 [0] bootstrap.cc:140 NCCL WARN Bootstrap Root : mismatch in rank count from procs 16 : 8\n"
+    )
+    leads_with(line, "nccl_bootstrap_mismatch", "likely", ["16 : 8", "new_group", "unset NCCL_COMM_ID"])
+
+
+def test_growing_a_communicator_under_nccl_comm_id():
+    line = filled("nccl:ncclcommgetuniqueid-should-not-be-called-when")
+    leads_with(f"node-2:4411:4470 [0] bootstrap.cc:437 NCCL WARN {line}\n", "nccl_bootstrap_mismatch", "certain", ["ncclCommGrow"])
+
+
+def test_a_version_mismatch_between_ranks_is_not_a_bootstrap_one():
+    found = explained(
+        "node-2:4411:4470 [0] init.cc:1021 NCCL WARN Mismatched NCCL version detected : rank 0 version 21805 rank 8 "
+        "version 22105\n"
+    )
+    assert found.id == "log.nccl_version_mismatch", (found.id, found.summary)

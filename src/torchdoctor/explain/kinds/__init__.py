@@ -100,6 +100,7 @@ from torchdoctor.explain.kinds import (
     monitored_metrics,
     mps,
     nccl,
+    nccl_bootstrap,
     nccl_driver_library,
     notebook_scripts,
     numpy_dtypes,
@@ -288,6 +289,7 @@ RECOGNISERS: tuple[Recogniser, ...] = (
     *deepspeed_op_requirements.RECOGNISERS,
     *gdrcopy.RECOGNISERS,
     *nccl_driver_library.RECOGNISERS,
+    *nccl_bootstrap.RECOGNISERS,
     # communication: which line is tried first matters among these (a duplicate GPU is also an NCCL error)
     nccl.NCCL_ENV_VALUE,
     comm.LIBUV_UNAVAILABLE,

@@ -297,6 +297,42 @@ REFUSALS: tuple[tuple[str, str], ...] = (
         "Give UlyssesSPAttentionHF.register_with_transformers(core_attn_implementation=...) the attn_implementation "
         "the model was loaded with (from_pretrained(..., attn_implementation=...)): both the same.",
     ),
+    (
+        "is not a valid attn_implementation. The choices are",
+        "UlyssesSPAttentionHF.register_with_transformers(core_attn_implementation=...) takes one of transformers' "
+        "attention functions the message lists ('sdpa', 'flash_attention_2', 'flash_attention_3', 'flex_attention'; "
+        "not 'eager') or a Hub kernel as 'org/repo': pass one of them, the same as the model's attn_implementation.",
+    ),
+    (
+        "Either `seq_length_is_variable` needs to be `True` or `seq_length` needs to be set",
+        "Tell register_with_transformers how long the sequences are: seq_length_is_variable=True (the default: "
+        "lengths may change from batch to batch), or seq_length=<the fixed length of every batch>.",
+    ),
+    (
+        "cannot continue with Ulysses Sequence parallelism",
+        "UlyssesSPDataLoaderAdapter shards input_ids, position_ids and labels along the sequence together: the "
+        "collator must return all three with one shape [batch, seq_len] (labels not shifted, padded with -100; "
+        "position_ids for every token).",
+    ),
+    (
+        "must match input_ids's shape",
+        "UlyssesSPDataLoaderAdapter shards every tensor of the batch along dim 1 like input_ids: have the collator "
+        "return only per-token tensors of input_ids' [batch, seq_len] shape (pad labels, attention_mask and "
+        "position_ids to it), and keep any other tensor out of the batch dict.",
+    ),
+    # utils/groups.py (engine.py builds the local all-to-all group for ZeRO++'s quantized gradients, and the expert
+    # groups from the config's use_data_before_expert_parallelism)
+    (
+        "num_gpus not equal to device per node, cannot initialize All-To-All",
+        'ZeRO++\'s quantized gradients ("zero_quantized_gradients": true) exchange them over whole nodes: run a '
+        "world size that is a multiple of the GPUs each node shows (torch.cuda.device_count(); 8 or 16 processes on "
+        '8-GPU nodes, not 12), or set "zero_quantized_gradients": false.',
+    ),
+    (
+        "use_data_before_expert_parallel_ is not supported with mp_size > 1",
+        'Set "use_data_before_expert_parallelism": false in the DeepSpeed config (the default) when the model is '
+        "also tensor- or model-parallel (an mpu with a world size above 1), or run without model parallelism.",
+    ),
     # runtime/engine.py: the consolidated 16-bit state dict, which only gathers weights ZeRO-3 (or AutoTP) split
     (
         "this function requires ZeRO-3 mode",
@@ -652,6 +688,12 @@ TEMPLATES: tuple[str, ...] = (
     "deepspeed:attn-implementation-isn-currently-supported-by",
     "deepspeed:attn-implementation-isn-currently-supported-by-2",
     "deepspeed:core-attn-implementation-does-not-match",
+    "deepspeed:num-gpus-not-equal-to-device",  # utils/groups.py
+    "deepspeed:use-data-before-expert-parallel-is",
+    "deepspeed:is-not-valid-attn-implementation-the",
+    "deepspeed:either-seq-length-is-variable-needs",
+    "deepspeed:borked-batch-batch-input-ids-shape",
+    "deepspeed:shape-must-match-input-ids-shape",
     "deepspeed:this-function-requires-zero-mode",
     "deepspeed:consolidated-bit-state-dict-is-only",
     "deepspeed:only-stage3-support-for-pipeline-checkpoint",

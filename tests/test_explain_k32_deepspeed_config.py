@@ -1,0 +1,90 @@
+"""DeepSpeed refusing a setting of Ulysses sequence parallelism or of its process groups, read as
+deepspeed_config_mismatch (kinds/deepspeed_engine_refusals.py): the catalog's templates filled in as
+ulysses_sp.py and groups.py print them (DeepSpeed is not installed here), and near misses."""
+
+from __future__ import annotations
+
+import pytest
+from explaining import explained, filled, leads_with
+
+pytestmark = pytest.mark.usefixtures("every_message_seen")
+
+ULYSSES = (
+    "Traceback (most recent call last):\n"
+    '  File "/home/ana/project/sft.py", line 74, in <module>\n'
+    "    mpu = UlyssesSPAttentionHF.register_with_transformers(model_name_or_path=model, {call})\n"
+    '  File "/opt/conda/lib/python3.11/site-packages/deepspeed/runtime/sequence_parallel/ulysses_sp.py", line 483, '
+    "in register_with_transformers\n"
+    "    raise ValueError(\n"
+    "ValueError: {message}\n"
+)
+
+
+def test_an_attention_ulysses_does_not_know():
+    message = filled(
+        "deepspeed:is-not-valid-attn-implementation-the",
+        "eager",
+        "['flash_attention_3', 'flash_attention_2', 'flex_attention', 'sdpa']",
+    )
+    leads_with(
+        ULYSSES.format(call="core_attn_implementation='eager'", message=message),
+        "deepspeed_config_mismatch",
+        "certain",
+        ["eager is not a valid attn_implementation", "'sdpa'", "register_with_transformers"],
+    )
+
+
+def test_a_fixed_length_never_given():
+    message = filled("deepspeed:either-seq-length-is-variable-needs")
+    leads_with(
+        ULYSSES.format(call="seq_length_is_variable=False", message=message),
+        "deepspeed_config_mismatch",
+        "certain",
+        ["seq_length_is_variable=True", "seq_length=<the fixed length"],
+    )
+
+
+def test_a_batch_tensor_of_another_length():
+    message = filled(
+        "deepspeed:shape-must-match-input-ids-shape",
+        "labels",
+        "torch.Size([2, 4095])",
+        "torch.Size([2, 4096])",
+    )
+    leads_with(
+        f"ValueError: {message}\n",
+        "deepspeed_config_mismatch",
+        "certain",
+        ["labels's shape torch.Size([2, 4095])", "per-token tensors"],
+    )
+
+
+def test_quantized_gradients_on_part_of_a_node():
+    message = filled("deepspeed:num-gpus-not-equal-to-device")
+    leads_with(
+        "Traceback (most recent call last):\n"
+        '  File "/opt/conda/lib/python3.11/site-packages/deepspeed/utils/groups.py", line 684, in '
+        "_get_local_all_to_all_group\n"
+        f"AssertionError: {message}\n",
+        "deepspeed_config_mismatch",
+        "certain",
+        ["zero_quantized_gradients", "multiple of the GPUs each node"],
+    )
+
+
+def test_expert_data_order_beside_model_parallelism():
+    message = filled("deepspeed:use-data-before-expert-parallel-is")
+    leads_with(
+        f"NotImplementedError: {message}\n",
+        "deepspeed_config_mismatch",
+        "certain",
+        ['"use_data_before_expert_parallelism": false'],
+    )
+
+
+def test_transformers_own_attention_refusal_is_not_ulysses():
+    found = explained(
+        'ValueError: Specified `attn_implementation="flash_attention_3"` is not supported. The only possible '
+        'arguments are `attn_implementation="eager"`\n'
+    )
+    assert found.id != "log.deepspeed_config_mismatch", found.summary
