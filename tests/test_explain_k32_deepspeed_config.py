@@ -88,3 +88,40 @@ def test_transformers_own_attention_refusal_is_not_ulysses():
         'arguments are `attn_implementation="eager"`\n'
     )
     assert found.id != "log.deepspeed_config_mismatch", found.summary
+
+
+def test_the_optimizers_scalar_check_stays_likely_as_the_engines():
+    message = filled("deepspeed:optimizer-backward-only-accepts-scalar-tensor")
+    leads_with(
+        "Traceback (most recent call last):\n"
+        '  File "/opt/conda/lib/python3.11/site-packages/deepspeed/runtime/base_optimizer.py", line 435, in backward\n'
+        f"AssertionError: {message}\n",
+        "deepspeed_config_mismatch",
+        "likely",
+        ["loss.mean()", "torch.no_grad()"],
+    )
+
+
+def test_a_closure_handed_to_the_bf16_optimizer():
+    message = filled("deepspeed:does-not-support-closure", "<class 'deepspeed.runtime.bf16_optimizer.BF16_Optimizer'>")
+    leads_with(
+        f"NotImplementedError: {message}\n",
+        "deepspeed_config_mismatch",
+        "certain",
+        ["BF16_Optimizer'> does not support closure", "engine.step()", "LBFGS"],
+    )
+
+
+def test_zero3_only_helpers_under_stage_two():
+    message = filled("deepspeed:this-api-is-only-defined-for")
+    leads_with(f"AssertionError: {message}\n", "deepspeed_config_mismatch", "certain", ["safe_get_full_fp32_param"])
+
+
+def test_torch_autocast_beside_a_bf16_model_in_017():
+    message = filled("deepspeed:all-parameters-must-be-float32-for")
+    leads_with(f"AssertionError: {message}\n", "deepspeed_config_mismatch", "certain", ["torch_autocast", "0.18.3+"])
+
+
+def test_a_plain_optimizer_closure_is_not_deepspeeds():
+    found = explained("TypeError: step() got an unexpected keyword argument 'closure'\n")
+    assert found.id != "log.deepspeed_config_mismatch", found.summary

@@ -239,6 +239,56 @@ REFUSALS: tuple[tuple[str, str], ...] = (
         "engine.backward(loss) takes the scalar loss: reduce it first (loss = loss.mean(), or the sum), and make sure "
         "it comes from the engine's forward with gradients enabled (not under torch.no_grad()).",
     ),
+    # runtime/base_optimizer.py backward() (0.18.9+): the same check of the loss, in the optimizer's words
+    (
+        "Optimizer's backward() only accepts a scalar tensor",
+        "engine.backward(loss) takes the scalar loss: reduce it first (loss = loss.mean(), or the sum), and make sure "
+        "it comes from the engine's forward with gradients enabled (not under torch.no_grad()).",
+    ),
+    # runtime/bf16_optimizer.py step()
+    (
+        "does not support closure.",
+        "DeepSpeed's optimizer wrappers step without a closure: call engine.step() (optimizer.step() with no "
+        "closure=). An optimizer that needs one (LBFGS) cannot run under them: use Adam / AdamW, or train that model "
+        "without DeepSpeed.",
+    ),
+    # utils/tensor_fragment.py: the safe_get_* / safe_set_* helpers
+    (
+        "This API is only defined for ZeRO-3 partitioned parameters",
+        "The safe_get_local_* / safe_set_local_* helpers read a ZeRO-3 rank's own partition: under ZeRO stage 0-2 use "
+        "deepspeed.utils.safe_get_full_fp32_param / safe_get_full_grad / safe_get_full_optimizer_state (and the "
+        'safe_set_full_* ones), which work in every stage, or run with "zero_optimization": {"stage": 3}.',
+    ),
+    (
+        "Gradients are only available immediately after backward and before engine step",
+        "DeepSpeed keeps a parameter's gradient only between engine.backward(loss) and engine.step(): call "
+        "deepspeed.utils.safe_get_full_grad(param) (or safe_get_local_grad) there, not after step() or before the "
+        "first backward.",
+    ),
+    # utils/z3_leaf_module.py set_z3_leaf_modules
+    (
+        "leaf_module_classes must be a list of types or names",
+        "deepspeed.utils.set_z3_leaf_modules(model, [MixtralSparseMoeBlock]) takes a list of module classes (or their "
+        "names as strings): wrap a single class in a list.",
+    ),
+    # runtime/pipe/engine.py load_module_state_dict
+    (
+        "custom_load_fn not supported w. pipeline parallelism",
+        "A PipelineModule's engine loads each stage's layers itself: call engine.load_checkpoint(dir) without "
+        "custom_load_fn=, and adapt the checkpoint's keys beforehand if they differ.",
+    ),
+    # runtime/torch_autocast.py (0.17.5): torch_autocast beside a model or communication in low precision
+    (
+        "All parameters must be float32 for torch autocast",
+        'DeepSpeed 0.17\'s "torch_autocast" section runs a float32 model under torch.autocast: keep the model in float32 '
+        '(no .half() / .bfloat16(), no torch_dtype=torch.bfloat16 at from_pretrained, "bf16" / "fp16" disabled), or '
+        "upgrade DeepSpeed (0.18.3+ accepts low-precision parameters beside torch_autocast).",
+    ),
+    (
+        "Communication data type must be float32 for torch autocast",
+        'With DeepSpeed 0.17\'s "torch_autocast", gradients are communicated in float32: set "communication_data_type": '
+        '"fp32" (or remove it) in the DeepSpeed config, or upgrade DeepSpeed.',
+    ),
     (
         "engine.scale() is not compatible with AMP",
         "With Apex AMP in the DeepSpeed config call engine.backward(loss), not engine.scale(loss).backward(); or "
@@ -688,6 +738,14 @@ TEMPLATES: tuple[str, ...] = (
     "deepspeed:attn-implementation-isn-currently-supported-by",
     "deepspeed:attn-implementation-isn-currently-supported-by-2",
     "deepspeed:core-attn-implementation-does-not-match",
+    "deepspeed:optimizer-backward-only-accepts-scalar-tensor",  # runtime/base_optimizer.py
+    "deepspeed:does-not-support-closure",  # runtime/bf16_optimizer.py
+    "deepspeed:this-api-is-only-defined-for",  # utils/tensor_fragment.py
+    "deepspeed:gradients-are-only-available-immediately-after",
+    "deepspeed:leaf-module-classes-must-be-list",  # utils/z3_leaf_module.py
+    "deepspeed:custom-load-fn-not-supported-pipeline",  # runtime/pipe/engine.py
+    "deepspeed:all-parameters-must-be-float32-for",  # runtime/torch_autocast.py
+    "deepspeed:communication-data-type-must-be-float32",
     "deepspeed:num-gpus-not-equal-to-device",  # utils/groups.py
     "deepspeed:use-data-before-expert-parallel-is",
     "deepspeed:is-not-valid-attn-implementation-the",
