@@ -125,3 +125,29 @@ def test_torch_autocast_beside_a_bf16_model_in_017():
 def test_a_plain_optimizer_closure_is_not_deepspeeds():
     found = explained("TypeError: step() got an unexpected keyword argument 'closure'\n")
     assert found.id != "log.deepspeed_config_mismatch", found.summary
+
+
+def test_batch_values_beside_elasticity():
+    message = filled(
+        "deepspeed:one-or-more-batch-related-parameters",
+        "train_batch_size",
+        "train_micro_batch_size_per_gpu",
+        "gradient_accumulation_steps",
+        "'ignore_non_elastic_batch_info",
+    )
+    leads_with(
+        f"deepspeed.elasticity.config.ElasticityConfigError: {message}\n",
+        "deepspeed_config_mismatch",
+        "certain",
+        ["elasticity", '"ignore_non_elastic_batch_info": true'],
+    )
+
+
+def test_a_sparse_attention_mode_misspelt():
+    message = filled("deepspeed:given-sparsity-mode-has-not-been", "bigbrd")
+    leads_with(f"NotImplementedError: {message}\n", "deepspeed_config_mismatch", "certain", ["bigbrd", "bslongformer"])
+
+
+def test_another_librarys_unimplemented_mode_is_not_deepspeeds():
+    found = explained("NotImplementedError: Given interpolation mode, bicubic, has not been implemented yet!\n")
+    assert found.id != "log.deepspeed_config_mismatch", found.summary

@@ -102,3 +102,25 @@ def test_a_version_mismatch_between_ranks_is_not_a_bootstrap_one():
         "version 22105\n"
     )
     assert found.id == "log.nccl_version_mismatch", (found.id, found.summary)
+
+
+def test_multi_node_nvlink_without_imex():
+    line = (
+        "gb200-n3:9311:9342 [2] mnnvl.cc:74 NCCL WARN MNNVL (cliqueSize 72) is available but not working on this "
+        "system. Check the IMEX channel configuration (/dev/nvidia-caps-imex-channels). Set NCCL_MNNVL_ENABLE=0 to "
+        "ignore this issue."
+    )
+    leads_with(
+        TORCH_NCCL_ERROR.format(last=line.split("NCCL WARN ")[1]) + line + "\n",
+        "mnnvl_imex",
+        "certain",
+        ["cliqueSize 72", "nvidia-imex-ctl -N", "NCCL_MNNVL_ENABLE=0"],
+    )
+
+
+def test_nvls_multicast_binding_stays_the_fabric_managers():
+    found = explained(
+        "node:1:1 [0] transport/nvls.cc:110 NCCL WARN Cuda failure 'system not yet initialized'\n"
+        "RuntimeError: CUDA error: system not yet initialized\n"
+    )
+    assert found.id == "log.fabric_manager", (found.id, found.summary)

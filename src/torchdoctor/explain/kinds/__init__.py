@@ -104,6 +104,7 @@ from torchdoctor.explain.kinds import (
     nccl_driver_library,
     notebook_scripts,
     numpy_dtypes,
+    nvlink_imex,
     op_size_limits,
     open_files,
     operand_dtypes,
@@ -290,6 +291,7 @@ RECOGNISERS: tuple[Recogniser, ...] = (
     *gdrcopy.RECOGNISERS,
     *nccl_driver_library.RECOGNISERS,
     *nccl_bootstrap.RECOGNISERS,
+    *nvlink_imex.RECOGNISERS,
     # communication: which line is tried first matters among these (a duplicate GPU is also an NCCL error)
     nccl.NCCL_ENV_VALUE,
     comm.LIBUV_UNAVAILABLE,

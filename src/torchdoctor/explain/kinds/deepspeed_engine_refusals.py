@@ -370,6 +370,19 @@ REFUSALS: tuple[tuple[str, str], ...] = (
         "return only per-token tensors of input_ids' [batch, seq_len] shape (pad labels, attention_mask and "
         "position_ids to it), and keep any other tensor out of the batch dict.",
     ),
+    # runtime/config.py: elasticity, which computes the batch values itself; sparse attention's mode
+    (
+        "One or more batch related parameters were found in your",
+        'With "elasticity" enabled DeepSpeed chooses the batch values itself: remove train_batch_size, '
+        "train_micro_batch_size_per_gpu and gradient_accumulation_steps from the config (HF Trainer / accelerate "
+        'fill them: disable elasticity there), or set "ignore_non_elastic_batch_info": true in the "elasticity" '
+        "section to have them ignored.",
+    ),
+    (
+        "Given sparsity mode, ",
+        'The "sparse_attention" section\'s "mode" must be one of dense, fixed, variable, bigbird or bslongformer: '
+        "fix its spelling, or remove the section.",
+    ),
     # utils/groups.py (engine.py builds the local all-to-all group for ZeRO++'s quantized gradients, and the expert
     # groups from the config's use_data_before_expert_parallelism)
     (
@@ -738,6 +751,8 @@ TEMPLATES: tuple[str, ...] = (
     "deepspeed:attn-implementation-isn-currently-supported-by",
     "deepspeed:attn-implementation-isn-currently-supported-by-2",
     "deepspeed:core-attn-implementation-does-not-match",
+    "deepspeed:one-or-more-batch-related-parameters",  # runtime/config.py
+    "deepspeed:given-sparsity-mode-has-not-been",
     "deepspeed:optimizer-backward-only-accepts-scalar-tensor",  # runtime/base_optimizer.py
     "deepspeed:does-not-support-closure",  # runtime/bf16_optimizer.py
     "deepspeed:this-api-is-only-defined-for",  # utils/tensor_fragment.py
