@@ -151,3 +151,21 @@ def test_a_sparse_attention_mode_misspelt():
 def test_another_librarys_unimplemented_mode_is_not_deepspeeds():
     found = explained("NotImplementedError: Given interpolation mode, bicubic, has not been implemented yet!\n")
     assert found.id != "log.deepspeed_config_mismatch", found.summary
+
+
+def test_an_old_moe_checkpoint_into_autoep_layers():
+    message = filled("deepspeed:legacy-checkpoint-format-old-moe-load")
+    leads_with(
+        "Traceback (most recent call last):\n"
+        '  File "/opt/conda/lib/python3.11/site-packages/deepspeed/runtime/engine.py", line 4019, in '
+        "_load_checkpoint\n"
+        f"RuntimeError: {message}\n",
+        "deepspeed_config_mismatch",
+        "certain",
+        ["ds_to_universal", '"load_universal": true'],
+    )
+
+
+def test_a_pipeline_modules_state_asked_outside_save_checkpoint():
+    message = filled("deepspeed:pipelineengine-expects-module-state-dict-to")
+    leads_with(f"AssertionError: {message}\n", "deepspeed_config_mismatch", "certain", ["engine.save_checkpoint("])

@@ -370,6 +370,51 @@ REFUSALS: tuple[tuple[str, str], ...] = (
         "return only per-token tensors of input_ids' [batch, seq_len] shape (pad labels, attention_mask and "
         "position_ids to it), and keep any other tensor out of the batch dict.",
     ),
+    # runtime/engine.py: AutoEP (expert parallelism built by the engine) beside other features, its checkpoints
+    (
+        "AutoEP with ZeRO Stage 3 only supports expert_parallel.expert_tensor_parallel_size=1",
+        'Set "expert_parallel": {"expert_tensor_parallel_size": 1} (or leave it out) under ZeRO stage 3, or use ZeRO '
+        "stage 1 / 2 for expert tensor parallelism.",
+    ),
+    (
+        "AutoEP does not currently support tensor model parallelism from mpu",
+        "AutoEP runs without an mpu's tensor parallelism: pass mpu=None (or one with tensor-parallel world size 1) to "
+        'deepspeed.initialize, or drop "expert_parallel" (AutoEP) for this run.',
+    ),
+    (
+        "AutoEP checkpointing requires a single EP group size",
+        'Give every AutoEP MoE layer the same ep_size (one "expert_parallel": {"autoep_size": N} for the model) '
+        "before saving.",
+    ),
+    (
+        "AutoEP with ZeRO Stage 3 checkpointing does not support models that also contain native DeepSpeed MoE layers",
+        "Under ZeRO-3 a checkpoint holds AutoEP layers or DeepSpeed's own deepspeed.moe.layer.MoE layers, not both: "
+        "let AutoEP build every MoE layer (remove the hand-made MoE layers), or use ZeRO stage 1 / 2.",
+    ),
+    (
+        "Folded AutoEP+AutoTP checkpoint requires a folded runtime",
+        "This checkpoint was saved with AutoEP and AutoTP folded together: load it with the same "
+        "tensor_parallel.autotp_size and expert_parallel.autoep_size as it was saved with (autotp_size above 1), or "
+        "convert it with ds_to_universal and load the universal checkpoint.",
+    ),
+    (
+        "Legacy checkpoint format (old_moe_load) is incompatible with AutoEP layers",
+        "Convert the old MoE checkpoint first: python -m deepspeed.checkpoint.ds_to_universal --input_folder "
+        '<ckpt>/global_step<N> --output_folder <out>, then load it with "checkpoint": {"load_universal": true} in '
+        "the config.",
+    ),
+    (
+        "The AutoTP compile pass cannot yet be combined with AutoSP or the ZeRO passes",
+        "Enable the AutoTP compile pass alone: remove 'autosp' and the ZeRO passes from the DeepCompile passes "
+        "(or compile without 'autotp').",
+    ),
+    # runtime/pipe/engine.py: the module's state of a pipeline, saved only through save_checkpoint
+    (
+        "PipelineEngine expects module_state_dict() to be called from save_checkpoint()",
+        "A PipelineModule's engine writes its layers one file per layer while saving: call engine.save_checkpoint("
+        "dir) instead of engine.module_state_dict(); to get the weights, load that checkpoint or gather them with "
+        "the module's own state_dict() on each stage.",
+    ),
     # runtime/config.py: elasticity, which computes the batch values itself; sparse attention's mode
     (
         "One or more batch related parameters were found in your",
@@ -751,6 +796,14 @@ TEMPLATES: tuple[str, ...] = (
     "deepspeed:attn-implementation-isn-currently-supported-by",
     "deepspeed:attn-implementation-isn-currently-supported-by-2",
     "deepspeed:core-attn-implementation-does-not-match",
+    "deepspeed:autoep-with-zero-stage-only-supports",  # runtime/engine.py: AutoEP
+    "deepspeed:autoep-does-not-currently-support-tensor",
+    "deepspeed:autoep-checkpointing-requires-single-ep-group",
+    "deepspeed:autoep-with-zero-stage-checkpointing-does",
+    "deepspeed:folded-autoep-autotp-checkpoint-requires-folded",
+    "deepspeed:legacy-checkpoint-format-old-moe-load",
+    "deepspeed:the-autotp-compile-pass-cannot-yet",
+    "deepspeed:pipelineengine-expects-module-state-dict-to",  # runtime/pipe/engine.py
     "deepspeed:one-or-more-batch-related-parameters",  # runtime/config.py
     "deepspeed:given-sparsity-mode-has-not-been",
     "deepspeed:optimizer-backward-only-accepts-scalar-tensor",  # runtime/base_optimizer.py
