@@ -30,7 +30,9 @@ DS_TO_UNIVERSAL = (
 
 
 def test_a_file_no_engine_wrote_in_the_tag_folder():
-    message = filled("deepspeed:is-not-model-state-checkpoint", "/scratch/run7/checkpoints/global_step500/model_states.pt")
+    message = filled(
+        "deepspeed:is-not-model-state-checkpoint", "/scratch/run7/checkpoints/global_step500/model_states.pt"
+    )
     found = leads_with(
         ZERO_TO_FP32.format(message=message),
         "deepspeed_checkpoint_files",
@@ -67,7 +69,9 @@ def test_files_of_two_saves_in_one_folder():
 
 
 def test_files_renamed_by_hand():
-    message = filled("deepspeed:cannot-parse-zero-rank-from-checkpoint", "/ckpt/global_step9/rank3_optim_states.pt")
+    message = filled(
+        "deepspeed:cannot-parse-zero-rank-from-checkpoint", "/ckpt/global_step9/rank3_optim_states.pt"
+    )
     leads_with(
         DS_TO_UNIVERSAL.format(error="ValueError", message=message),
         "deepspeed_checkpoint_files",
@@ -92,7 +96,9 @@ def test_another_libraries_checkpoint_file_is_not_deepspeeds():
 
 
 def test_a_universal_checkpoint_into_a_model_of_other_shapes_is_likely():
-    message = filled("deepspeed:load-checkpoint-dst-numel-src-numel", "word_embeddings.weight", "51511296", "51462144")
+    message = filled(
+        "deepspeed:load-checkpoint-dst-numel-src-numel", "word_embeddings.weight", "51511296", "51462144"
+    )
     leads_with(
         f"AssertionError: {message}\n",
         "universal_checkpoint_target",
@@ -113,7 +119,9 @@ def test_a_vocabulary_padded_smaller_than_the_checkpoints():
 
 def test_experts_that_the_ep_size_does_not_divide():
     message = filled("deepspeed:num-experts-not-divisible-by-ep", "8", "3")
-    leads_with(f"ValueError: {message}\n", "universal_checkpoint_target", "certain", ["(8)", "(3)", "ep_size"])
+    leads_with(
+        f"ValueError: {message}\n", "universal_checkpoint_target", "certain", ["(8)", "(3)", "ep_size"]
+    )
 
 
 def test_heads_not_divisible_by_a_tensor_parallel_size_is_not_an_expert_layout():

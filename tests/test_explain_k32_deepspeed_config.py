@@ -103,7 +103,9 @@ def test_the_optimizers_scalar_check_stays_likely_as_the_engines():
 
 
 def test_a_closure_handed_to_the_bf16_optimizer():
-    message = filled("deepspeed:does-not-support-closure", "<class 'deepspeed.runtime.bf16_optimizer.BF16_Optimizer'>")
+    message = filled(
+        "deepspeed:does-not-support-closure", "<class 'deepspeed.runtime.bf16_optimizer.BF16_Optimizer'>"
+    )
     leads_with(
         f"NotImplementedError: {message}\n",
         "deepspeed_config_mismatch",
@@ -114,12 +116,16 @@ def test_a_closure_handed_to_the_bf16_optimizer():
 
 def test_zero3_only_helpers_under_stage_two():
     message = filled("deepspeed:this-api-is-only-defined-for")
-    leads_with(f"AssertionError: {message}\n", "deepspeed_config_mismatch", "certain", ["safe_get_full_fp32_param"])
+    leads_with(
+        f"AssertionError: {message}\n", "deepspeed_config_mismatch", "certain", ["safe_get_full_fp32_param"]
+    )
 
 
 def test_torch_autocast_beside_a_bf16_model_in_017():
     message = filled("deepspeed:all-parameters-must-be-float32-for")
-    leads_with(f"AssertionError: {message}\n", "deepspeed_config_mismatch", "certain", ["torch_autocast", "0.18.3+"])
+    leads_with(
+        f"AssertionError: {message}\n", "deepspeed_config_mismatch", "certain", ["torch_autocast", "0.18.3+"]
+    )
 
 
 def test_a_plain_optimizer_closure_is_not_deepspeeds():
@@ -145,11 +151,18 @@ def test_batch_values_beside_elasticity():
 
 def test_a_sparse_attention_mode_misspelt():
     message = filled("deepspeed:given-sparsity-mode-has-not-been", "bigbrd")
-    leads_with(f"NotImplementedError: {message}\n", "deepspeed_config_mismatch", "certain", ["bigbrd", "bslongformer"])
+    leads_with(
+        f"NotImplementedError: {message}\n",
+        "deepspeed_config_mismatch",
+        "certain",
+        ["bigbrd", "bslongformer"],
+    )
 
 
 def test_another_librarys_unimplemented_mode_is_not_deepspeeds():
-    found = explained("NotImplementedError: Given interpolation mode, bicubic, has not been implemented yet!\n")
+    found = explained(
+        "NotImplementedError: Given interpolation mode, bicubic, has not been implemented yet!\n"
+    )
     assert found.id != "log.deepspeed_config_mismatch", found.summary
 
 
@@ -168,4 +181,6 @@ def test_an_old_moe_checkpoint_into_autoep_layers():
 
 def test_a_pipeline_modules_state_asked_outside_save_checkpoint():
     message = filled("deepspeed:pipelineengine-expects-module-state-dict-to")
-    leads_with(f"AssertionError: {message}\n", "deepspeed_config_mismatch", "certain", ["engine.save_checkpoint("])
+    leads_with(
+        f"AssertionError: {message}\n", "deepspeed_config_mismatch", "certain", ["engine.save_checkpoint("]
+    )

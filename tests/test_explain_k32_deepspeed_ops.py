@@ -23,7 +23,9 @@ JIT_LOAD = (
 def test_nvme_offload_without_libaio_reads_as_the_missing_library():
     reason = filled("deepspeed:requires-the-dev-libaio-so-object", "async_io")
     log = f" [WARNING]  {reason}\n" + JIT_LOAD.format(op="async_io", reason=reason)
-    leads_with(log, "deepspeed_op_prerequisite", "likely", ["libaio", "apt install libaio-dev", "DS_BUILD_AIO=1"])
+    leads_with(
+        log, "deepspeed_op_prerequisite", "likely", ["libaio", "apt install libaio-dev", "DS_BUILD_AIO=1"]
+    )
 
 
 def test_evoformer_without_cutlass():

@@ -56,7 +56,11 @@ def test_an_old_gdrcopy_library():
 
 
 def test_shared_memory_under_last_error_stays_a_system_error():
-    found = explained(TORCH_NCCL_ERROR.format(last="Error while creating shared memory segment /dev/shm/nccl-7Rk2 (size 9637888)"))
+    found = explained(
+        TORCH_NCCL_ERROR.format(
+            last="Error while creating shared memory segment /dev/shm/nccl-7Rk2 (size 9637888)"
+        )
+    )
     assert found.id == "log.nccl_system_error", (found.id, found.summary)
 
 
@@ -70,7 +74,12 @@ def test_missing_driver_entry_points_are_likely_with_both_causes():
 
 
 def test_nccl_without_libcuda_names_its_path_setting():
-    line = filled("nccl:failed-to-find-cuda-library-nccl", "libcuda.so", "/usr/local/cuda/compat", "libcuda.so: cannot open")
+    line = filled(
+        "nccl:failed-to-find-cuda-library-nccl",
+        "libcuda.so",
+        "/usr/local/cuda/compat",
+        "libcuda.so: cannot open",
+    )
     leads_with(
         f"node1:88:88 [0] misc/cudawrap.cc:188 NCCL WARN {line}\n",
         "nccl_cuda_driver",
@@ -85,15 +94,18 @@ def test_torch_without_libcuda_is_not_ncclss_driver_library():
 
 
 def test_ranks_that_disagree_on_the_communicator_size_are_likely():
-    line = (
-        "node-2:4411:4470 [0] bootstrap.cc:140 NCCL WARN Bootstrap Root : mismatch in rank count from procs 16 : 8\n"
-    )
+    line = "node-2:4411:4470 [0] bootstrap.cc:140 NCCL WARN Bootstrap Root : mismatch in rank count from procs 16 : 8\n"
     leads_with(line, "nccl_bootstrap_mismatch", "likely", ["16 : 8", "new_group", "unset NCCL_COMM_ID"])
 
 
 def test_growing_a_communicator_under_nccl_comm_id():
     line = filled("nccl:ncclcommgetuniqueid-should-not-be-called-when")
-    leads_with(f"node-2:4411:4470 [0] bootstrap.cc:437 NCCL WARN {line}\n", "nccl_bootstrap_mismatch", "certain", ["ncclCommGrow"])
+    leads_with(
+        f"node-2:4411:4470 [0] bootstrap.cc:437 NCCL WARN {line}\n",
+        "nccl_bootstrap_mismatch",
+        "certain",
+        ["ncclCommGrow"],
+    )
 
 
 def test_a_version_mismatch_between_ranks_is_not_a_bootstrap_one():

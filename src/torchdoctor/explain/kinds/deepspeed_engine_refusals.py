@@ -392,6 +392,16 @@ REFUSALS: tuple[tuple[str, str], ...] = (
         "let AutoEP build every MoE layer (remove the hand-made MoE layers), or use ZeRO stage 1 / 2.",
     ),
     (
+        "checkpointing does not support NVMe optimizer swapping yet",
+        "AutoEP under ZeRO-3 restores expert state from the optimizer's shards, which NVMe swapping keeps on disk: "
+        'offload the optimizer to the CPU ("offload_optimizer": {"device": "cpu"}) or not at all.',
+    ),
+    (
+        "checkpointing does not support frozen expert parameters yet",
+        "Under ZeRO-3 AutoEP saves expert weights through the optimizer's shards, which hold trainable parameters "
+        "only: keep the expert parameters the message names trainable (requires_grad=True), or use ZeRO stage 1 / 2.",
+    ),
+    (
         "Folded AutoEP+AutoTP checkpoint requires a folded runtime",
         "This checkpoint was saved with AutoEP and AutoTP folded together: load it with the same "
         "tensor_parallel.autotp_size and expert_parallel.autoep_size as it was saved with (autotp_size above 1), or "
@@ -800,6 +810,8 @@ TEMPLATES: tuple[str, ...] = (
     "deepspeed:autoep-does-not-currently-support-tensor",
     "deepspeed:autoep-checkpointing-requires-single-ep-group",
     "deepspeed:autoep-with-zero-stage-checkpointing-does",
+    "deepspeed:autoep-with-zero-stage-checkpointing-does-2",
+    "deepspeed:autoep-with-zero-stage-checkpointing-does-3",
     "deepspeed:folded-autoep-autotp-checkpoint-requires-folded",
     "deepspeed:legacy-checkpoint-format-old-moe-load",
     "deepspeed:the-autotp-compile-pass-cannot-yet",

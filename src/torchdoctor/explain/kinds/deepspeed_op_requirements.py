@@ -22,7 +22,7 @@ _LIBAIO = (
     "The async_io op (ZeRO-Infinity's NVMe offload, DeepNVMe) and GDS build against libaio: install its headers and "
     "library, apt install libaio-dev (yum / dnf: libaio-devel; conda: conda install -c conda-forge libaio, then "
     "export CFLAGS=-I$CONDA_PREFIX/include LDFLAGS=-L$CONDA_PREFIX/lib), and build again (DS_BUILD_AIO=1 pip install "
-    "deepspeed, or let it build just in time). A run that offloads to the CPU (\"device\": \"cpu\") or not at all "
+    'deepspeed, or let it build just in time). A run that offloads to the CPU ("device": "cpu") or not at all '
     "never loads async_io: the line is then only ds_report's survey."
 )
 
@@ -35,7 +35,7 @@ _CUTLASS = (
 
 _SPARSE_ATTENTION = (
     "DeepSpeed's sparse attention op runs only with torch 1.5-1.13 and triton==1.0.0: under torch 2.x it cannot be "
-    "built. Drop \"sparse_attention\" from the DeepSpeed config (and SparseSelfAttention from the model) and use "
+    'built. Drop "sparse_attention" from the DeepSpeed config (and SparseSelfAttention from the model) and use '
     "torch's scaled_dot_product_attention or FlashAttention, or run it in an environment with torch<2 and "
     "pip install triton==1.0.0."
 )

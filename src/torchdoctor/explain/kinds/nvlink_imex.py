@@ -24,7 +24,9 @@ _IMEX = (
     "Kubernetes). Or run without MNNVL: NCCL_MNNVL_ENABLE=0 (traffic between trays then goes over the network)."
 )
 
-REFUSALS: tuple[tuple[str, str], ...] = (("is available but not working on this system. Check the IMEX", _IMEX),)
+REFUSALS: tuple[tuple[str, str], ...] = (
+    ("is available but not working on this system. Check the IMEX", _IMEX),
+)
 
 MNNVL_IMEX = refusal_recogniser(
     kind="mnnvl_imex",
@@ -42,7 +44,11 @@ MNNVL_IMEX = refusal_recogniser(
 # for it is its consequence
 MNNVL_IMEX = dataclasses.replace(
     MNNVL_IMEX,
-    facts=(re.compile(r"(?P<refusal>MNNVL \(cliqueSize \d+\) is available but not working on this system[^\n]{0,200})"),),
+    facts=(
+        re.compile(
+            r"(?P<refusal>MNNVL \(cliqueSize \d+\) is available but not working on this system[^\n]{0,200})"
+        ),
+    ),
     absorbs=("nccl_system_error", "nccl_error"),
     reject=None,
 )
