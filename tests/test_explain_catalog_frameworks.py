@@ -510,6 +510,7 @@ LIKELY_ALONE = {
     "transformers:tf32-requires-ampere-or-newer-gpu",
     "deepspeed:loss-must-be-scalar-tensor-with",
     "deepspeed:loss-must-be-scalar-tensor-if",
+    "deepspeed:optimizer-backward-only-accepts-scalar-tensor",  # the same check in base_optimizer.py (0.18.9+)
     # AutoTP's data check is the script's sampler or an older accelerate's (test_explain_certainty_review_4.py)
     "deepspeed:data-inconsistency-within-the-tp-group",
     # a config in args and in config_params: the script's, or code written for DeepSpeed before 0.9.0 (the same)

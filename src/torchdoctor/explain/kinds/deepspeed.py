@@ -426,7 +426,7 @@ DEEPSPEED_CONFIG_MISMATCH = Recogniser(
         R(r"\d+ != \d+ \* \d+ \* (?P<world_size_one>1)(?!\d)"),
         R(r"\d+ != \d+ \* \d+ \* (?P<divided_world>\d+\.0)\b"),
         R(r"(?P<direct_backward>Direct calls to tensor\.backward\(\) are not supported)"),
-        R(r"(?P<loss_not_scalar>loss must be a scalar tensor)"),
+        R(r"(?P<loss_not_scalar>loss must be a scalar tensor|only accepts a scalar tensor)"),
         R(r"(?P<tp_data_inconsistent>Data inconsistency within the TP group)"),
         R(r"Cannot enable both torch autocast and (?P<autocast_with_precision>fp16|bfloat16)\b"),
         R(

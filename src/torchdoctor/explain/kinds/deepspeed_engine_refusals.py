@@ -239,6 +239,56 @@ REFUSALS: tuple[tuple[str, str], ...] = (
         "engine.backward(loss) takes the scalar loss: reduce it first (loss = loss.mean(), or the sum), and make sure "
         "it comes from the engine's forward with gradients enabled (not under torch.no_grad()).",
     ),
+    # runtime/base_optimizer.py backward() (0.18.9+): the same check of the loss, in the optimizer's words
+    (
+        "Optimizer's backward() only accepts a scalar tensor",
+        "engine.backward(loss) takes the scalar loss: reduce it first (loss = loss.mean(), or the sum), and make sure "
+        "it comes from the engine's forward with gradients enabled (not under torch.no_grad()).",
+    ),
+    # runtime/bf16_optimizer.py step()
+    (
+        "does not support closure.",
+        "DeepSpeed's optimizer wrappers step without a closure: call engine.step() (optimizer.step() with no "
+        "closure=). An optimizer that needs one (LBFGS) cannot run under them: use Adam / AdamW, or train that model "
+        "without DeepSpeed.",
+    ),
+    # utils/tensor_fragment.py: the safe_get_* / safe_set_* helpers
+    (
+        "This API is only defined for ZeRO-3 partitioned parameters",
+        "The safe_get_local_* / safe_set_local_* helpers read a ZeRO-3 rank's own partition: under ZeRO stage 0-2 use "
+        "deepspeed.utils.safe_get_full_fp32_param / safe_get_full_grad / safe_get_full_optimizer_state (and the "
+        'safe_set_full_* ones), which work in every stage, or run with "zero_optimization": {"stage": 3}.',
+    ),
+    (
+        "Gradients are only available immediately after backward and before engine step",
+        "DeepSpeed keeps a parameter's gradient only between engine.backward(loss) and engine.step(): call "
+        "deepspeed.utils.safe_get_full_grad(param) (or safe_get_local_grad) there, not after step() or before the "
+        "first backward.",
+    ),
+    # utils/z3_leaf_module.py set_z3_leaf_modules
+    (
+        "leaf_module_classes must be a list of types or names",
+        "deepspeed.utils.set_z3_leaf_modules(model, [MixtralSparseMoeBlock]) takes a list of module classes (or their "
+        "names as strings): wrap a single class in a list.",
+    ),
+    # runtime/pipe/engine.py load_module_state_dict
+    (
+        "custom_load_fn not supported w. pipeline parallelism",
+        "A PipelineModule's engine loads each stage's layers itself: call engine.load_checkpoint(dir) without "
+        "custom_load_fn=, and adapt the checkpoint's keys beforehand if they differ.",
+    ),
+    # runtime/torch_autocast.py (0.17.5): torch_autocast beside a model or communication in low precision
+    (
+        "All parameters must be float32 for torch autocast",
+        'DeepSpeed 0.17\'s "torch_autocast" section runs a float32 model under torch.autocast: keep the model in float32 '
+        '(no .half() / .bfloat16(), no torch_dtype=torch.bfloat16 at from_pretrained, "bf16" / "fp16" disabled), or '
+        "upgrade DeepSpeed (0.18.3+ accepts low-precision parameters beside torch_autocast).",
+    ),
+    (
+        "Communication data type must be float32 for torch autocast",
+        'With DeepSpeed 0.17\'s "torch_autocast", gradients are communicated in float32: set "communication_data_type": '
+        '"fp32" (or remove it) in the DeepSpeed config, or upgrade DeepSpeed.',
+    ),
     (
         "engine.scale() is not compatible with AMP",
         "With Apex AMP in the DeepSpeed config call engine.backward(loss), not engine.scale(loss).backward(); or "
@@ -296,6 +346,110 @@ REFUSALS: tuple[tuple[str, str], ...] = (
         "does not match model config attn_implementation",
         "Give UlyssesSPAttentionHF.register_with_transformers(core_attn_implementation=...) the attn_implementation "
         "the model was loaded with (from_pretrained(..., attn_implementation=...)): both the same.",
+    ),
+    (
+        "is not a valid attn_implementation. The choices are",
+        "UlyssesSPAttentionHF.register_with_transformers(core_attn_implementation=...) takes one of transformers' "
+        "attention functions the message lists ('sdpa', 'flash_attention_2', 'flash_attention_3', 'flex_attention'; "
+        "not 'eager') or a Hub kernel as 'org/repo': pass one of them, the same as the model's attn_implementation.",
+    ),
+    (
+        "Either `seq_length_is_variable` needs to be `True` or `seq_length` needs to be set",
+        "Tell register_with_transformers how long the sequences are: seq_length_is_variable=True (the default: "
+        "lengths may change from batch to batch), or seq_length=<the fixed length of every batch>.",
+    ),
+    (
+        "cannot continue with Ulysses Sequence parallelism",
+        "UlyssesSPDataLoaderAdapter shards input_ids, position_ids and labels along the sequence together: the "
+        "collator must return all three with one shape [batch, seq_len] (labels not shifted, padded with -100; "
+        "position_ids for every token).",
+    ),
+    (
+        "must match input_ids's shape",
+        "UlyssesSPDataLoaderAdapter shards every tensor of the batch along dim 1 like input_ids: have the collator "
+        "return only per-token tensors of input_ids' [batch, seq_len] shape (pad labels, attention_mask and "
+        "position_ids to it), and keep any other tensor out of the batch dict.",
+    ),
+    # runtime/engine.py: AutoEP (expert parallelism built by the engine) beside other features, its checkpoints
+    (
+        "AutoEP with ZeRO Stage 3 only supports expert_parallel.expert_tensor_parallel_size=1",
+        'Set "expert_parallel": {"expert_tensor_parallel_size": 1} (or leave it out) under ZeRO stage 3, or use ZeRO '
+        "stage 1 / 2 for expert tensor parallelism.",
+    ),
+    (
+        "AutoEP does not currently support tensor model parallelism from mpu",
+        "AutoEP runs without an mpu's tensor parallelism: pass mpu=None (or one with tensor-parallel world size 1) to "
+        'deepspeed.initialize, or drop "expert_parallel" (AutoEP) for this run.',
+    ),
+    (
+        "AutoEP checkpointing requires a single EP group size",
+        'Give every AutoEP MoE layer the same ep_size (one "expert_parallel": {"autoep_size": N} for the model) '
+        "before saving.",
+    ),
+    (
+        "AutoEP with ZeRO Stage 3 checkpointing does not support models that also contain native DeepSpeed MoE layers",
+        "Under ZeRO-3 a checkpoint holds AutoEP layers or DeepSpeed's own deepspeed.moe.layer.MoE layers, not both: "
+        "let AutoEP build every MoE layer (remove the hand-made MoE layers), or use ZeRO stage 1 / 2.",
+    ),
+    (
+        "checkpointing does not support NVMe optimizer swapping yet",
+        "AutoEP under ZeRO-3 restores expert state from the optimizer's shards, which NVMe swapping keeps on disk: "
+        'offload the optimizer to the CPU ("offload_optimizer": {"device": "cpu"}) or not at all.',
+    ),
+    (
+        "checkpointing does not support frozen expert parameters yet",
+        "Under ZeRO-3 AutoEP saves expert weights through the optimizer's shards, which hold trainable parameters "
+        "only: keep the expert parameters the message names trainable (requires_grad=True), or use ZeRO stage 1 / 2.",
+    ),
+    (
+        "Folded AutoEP+AutoTP checkpoint requires a folded runtime",
+        "This checkpoint was saved with AutoEP and AutoTP folded together: load it with the same "
+        "tensor_parallel.autotp_size and expert_parallel.autoep_size as it was saved with (autotp_size above 1), or "
+        "convert it with ds_to_universal and load the universal checkpoint.",
+    ),
+    (
+        "Legacy checkpoint format (old_moe_load) is incompatible with AutoEP layers",
+        "Convert the old MoE checkpoint first: python -m deepspeed.checkpoint.ds_to_universal --input_folder "
+        '<ckpt>/global_step<N> --output_folder <out>, then load it with "checkpoint": {"load_universal": true} in '
+        "the config.",
+    ),
+    (
+        "The AutoTP compile pass cannot yet be combined with AutoSP or the ZeRO passes",
+        "Enable the AutoTP compile pass alone: remove 'autosp' and the ZeRO passes from the DeepCompile passes "
+        "(or compile without 'autotp').",
+    ),
+    # runtime/pipe/engine.py: the module's state of a pipeline, saved only through save_checkpoint
+    (
+        "PipelineEngine expects module_state_dict() to be called from save_checkpoint()",
+        "A PipelineModule's engine writes its layers one file per layer while saving: call engine.save_checkpoint("
+        "dir) instead of engine.module_state_dict(); to get the weights, load that checkpoint or gather them with "
+        "the module's own state_dict() on each stage.",
+    ),
+    # runtime/config.py: elasticity, which computes the batch values itself; sparse attention's mode
+    (
+        "One or more batch related parameters were found in your",
+        'With "elasticity" enabled DeepSpeed chooses the batch values itself: remove train_batch_size, '
+        "train_micro_batch_size_per_gpu and gradient_accumulation_steps from the config (HF Trainer / accelerate "
+        'fill them: disable elasticity there), or set "ignore_non_elastic_batch_info": true in the "elasticity" '
+        "section to have them ignored.",
+    ),
+    (
+        "Given sparsity mode, ",
+        'The "sparse_attention" section\'s "mode" must be one of dense, fixed, variable, bigbird or bslongformer: '
+        "fix its spelling, or remove the section.",
+    ),
+    # utils/groups.py (engine.py builds the local all-to-all group for ZeRO++'s quantized gradients, and the expert
+    # groups from the config's use_data_before_expert_parallelism)
+    (
+        "num_gpus not equal to device per node, cannot initialize All-To-All",
+        'ZeRO++\'s quantized gradients ("zero_quantized_gradients": true) exchange them over whole nodes: run a '
+        "world size that is a multiple of the GPUs each node shows (torch.cuda.device_count(); 8 or 16 processes on "
+        '8-GPU nodes, not 12), or set "zero_quantized_gradients": false.',
+    ),
+    (
+        "use_data_before_expert_parallel_ is not supported with mp_size > 1",
+        'Set "use_data_before_expert_parallelism": false in the DeepSpeed config (the default) when the model is '
+        "also tensor- or model-parallel (an mpu with a world size above 1), or run without model parallelism.",
     ),
     # runtime/engine.py: the consolidated 16-bit state dict, which only gathers weights ZeRO-3 (or AutoTP) split
     (
@@ -652,6 +806,32 @@ TEMPLATES: tuple[str, ...] = (
     "deepspeed:attn-implementation-isn-currently-supported-by",
     "deepspeed:attn-implementation-isn-currently-supported-by-2",
     "deepspeed:core-attn-implementation-does-not-match",
+    "deepspeed:autoep-with-zero-stage-only-supports",  # runtime/engine.py: AutoEP
+    "deepspeed:autoep-does-not-currently-support-tensor",
+    "deepspeed:autoep-checkpointing-requires-single-ep-group",
+    "deepspeed:autoep-with-zero-stage-checkpointing-does",
+    "deepspeed:autoep-with-zero-stage-checkpointing-does-2",
+    "deepspeed:autoep-with-zero-stage-checkpointing-does-3",
+    "deepspeed:folded-autoep-autotp-checkpoint-requires-folded",
+    "deepspeed:legacy-checkpoint-format-old-moe-load",
+    "deepspeed:the-autotp-compile-pass-cannot-yet",
+    "deepspeed:pipelineengine-expects-module-state-dict-to",  # runtime/pipe/engine.py
+    "deepspeed:one-or-more-batch-related-parameters",  # runtime/config.py
+    "deepspeed:given-sparsity-mode-has-not-been",
+    "deepspeed:optimizer-backward-only-accepts-scalar-tensor",  # runtime/base_optimizer.py
+    "deepspeed:does-not-support-closure",  # runtime/bf16_optimizer.py
+    "deepspeed:this-api-is-only-defined-for",  # utils/tensor_fragment.py
+    "deepspeed:gradients-are-only-available-immediately-after",
+    "deepspeed:leaf-module-classes-must-be-list",  # utils/z3_leaf_module.py
+    "deepspeed:custom-load-fn-not-supported-pipeline",  # runtime/pipe/engine.py
+    "deepspeed:all-parameters-must-be-float32-for",  # runtime/torch_autocast.py
+    "deepspeed:communication-data-type-must-be-float32",
+    "deepspeed:num-gpus-not-equal-to-device",  # utils/groups.py
+    "deepspeed:use-data-before-expert-parallel-is",
+    "deepspeed:is-not-valid-attn-implementation-the",
+    "deepspeed:either-seq-length-is-variable-needs",
+    "deepspeed:borked-batch-batch-input-ids-shape",
+    "deepspeed:shape-must-match-input-ids-shape",
     "deepspeed:this-function-requires-zero-mode",
     "deepspeed:consolidated-bit-state-dict-is-only",
     "deepspeed:only-stage3-support-for-pipeline-checkpoint",
