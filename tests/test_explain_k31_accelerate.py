@@ -93,3 +93,19 @@ def test_near_misses_are_not_accelerate_refusals():
     # a size torch refuses is not a size accelerate refuses
     sizes = explained(traceback_of(lambda: torch.zeros(2, 3).view(4)))
     assert sizes.id != "log.accelerate_call_refused", sizes.summary
+
+
+def test_a_profiler_activity_torch_does_not_name():
+    from accelerate.utils import ProfileKwargs
+
+    found = refused(traceback_of(lambda: ProfileKwargs(activities=["gpu"]).build()))
+    assert "gpu" in found.summary and "'cuda'" in found.fix
+
+
+def test_fsdp2_losing_tied_embeddings_names_the_config_switch():
+    # accelerator.py's FSDP2 preparation, which needs a sharded run on GPUs: the template's text
+    found = refused(
+        "ValueError: FSDP2 mapping failed (missing: ['lm_head.weight']). This is likely due to tied embeddings "
+        "(config has tie_word_embeddings=True but checkpoint has separate weights).\n"
+    )
+    assert "lm_head.weight" in found.summary and "tie_word_embeddings = False" in found.fix

@@ -153,3 +153,37 @@ def test_near_misses_are_other_kinds():
     # the filesystem itself full: the OS's words, not datasets' estimate
     full = explained(traceback("arrow_writer.py", "OSError: [Errno 28] No space left on device"))
     assert full.id == "log.disk_full", full.summary
+
+
+def test_a_map_worker_that_died_is_likely_and_names_each_cause():
+    found = refused(
+        traceback(
+            "arrow_dataset.py",
+            "ValueError: Failed to retrieve results from map: result list [None, <datasets.arrow_dataset.Dataset "
+            "object at 0x7f>] still contains None - at least one worker failed to return its results",
+        ),
+        confidence="likely",
+    )
+    assert "num_proc=1" in found.fix and "OOM" in found.fix
+
+
+def test_a_decoded_audio_value_read_as_the_old_dict():
+    found = refused(
+        traceback(
+            "features/_torchcodec.py",
+            "TypeError: 'torchcodec.decoders.AudioDecoder' object is not subscriptable",
+        )
+    )
+    assert "['sampling_rate']" in found.fix and "Audio(decode=False)" in found.fix
+
+
+def test_a_column_too_large_for_one_arrow_batch():
+    found = refused(
+        traceback(
+            "arrow_writer.py",
+            "OverflowError: There was an overflow with type <class 'list'>. Try to reduce writer_batch_size to have "
+            "batches smaller than 2GB.\n(offset overflow while concatenating arrays)",
+        ),
+        confidence="likely",
+    )
+    assert "writer_batch_size=100" in found.fix

@@ -74,3 +74,31 @@ def test_near_misses_are_not_lightning_refusals():
         "`.setup_dataloaders(..., use_distributed_sampler=False)`.\n"
     )
     assert sampler.id == "log.custom_batch_sampler", sampler.summary
+
+
+def test_checkpointing_turned_off_beside_a_model_checkpoint():
+    from lightning.pytorch.callbacks import ModelCheckpoint
+
+    found = refused(
+        traceback_of(
+            lambda: pl.Trainer(
+                accelerator="cpu", logger=False, enable_checkpointing=False, callbacks=[ModelCheckpoint()]
+            )
+        )
+    )
+    assert "enable_checkpointing=False" in found.summary and "drop enable_checkpointing=False" in found.fix
+
+
+def test_two_model_checkpoints_watching_the_same_metric():
+    from lightning.pytorch.callbacks import ModelCheckpoint
+
+    found = refused(
+        traceback_of(
+            lambda: pl.Trainer(
+                accelerator="cpu",
+                logger=False,
+                callbacks=[ModelCheckpoint(monitor="val_loss"), ModelCheckpoint(monitor="val_loss")],
+            )
+        )
+    )
+    assert "`ModelCheckpoint`" in found.summary and "state_key" in found.fix

@@ -91,3 +91,14 @@ def test_near_misses_are_not_transformers_refusals(saved):
         "on CPU. You need Ampere+ GPU with cuda>=11.0\n"
     )
     assert bf16.id == "log.bf16_unsupported", bf16.summary
+
+
+def test_a_load_that_failed_on_an_unexpected_error_is_likely_and_names_each_cause():
+    # modeling_utils.py's catch-all around finding the weights: the template's text
+    found = refused(
+        "OSError: Can't load the model for 'gpt2'. If you were trying to load it from "
+        "'https://huggingface.co/models', make sure you don't have a local directory with the same name. Otherwise, "
+        "make sure 'gpt2' is the correct path to a directory containing a file named model.safetensors.\n",
+        confidence="likely",
+    )
+    assert "'gpt2'" in found.summary and "local folder" in found.fix and "HF_HUB_OFFLINE" in found.fix

@@ -221,6 +221,33 @@ REFUSALS: tuple[tuple[str, str], ...] = (
     ("keep_in_fp_32_modules must be a list of strings", _BNB),
     ("torch_dtype must be in ['fp32','fp16','bf16'] but found", _BNB),
     ("torch_dtype must be a torch.dtype", _BNB),
+    ("load_in_8bit must be a boolean", _BNB),
+    ("load_in_4bit must be a boolean", _BNB),
+    (
+        "`opt_level` must be one of",
+        "MS-AMP's opt_level is 'O1' or 'O2' (letter O, not zero): set MSAMPRecipeKwargs(opt_level='O2').",
+    ),
+    (
+        "`backend` must be 'MSAMP' or 'TE' (TransformerEngine) to use `FP8RecipeKwargs`.",
+        "FP8RecipeKwargs(backend=...) takes 'TE' (TransformerEngine) or 'MSAMP', upper case; newer accelerate "
+        "takes TERecipeKwargs / MSAMPRecipeKwargs / AORecipeKwargs instead.",
+    ),
+    (
+        "Invalid profiler activity:",
+        "ProfileKwargs(activities=[...]) takes 'cpu', 'cuda' (or 'xpu', 'mtia', 'hpu' where present): list those "
+        "the machine has.",
+    ),
+    (
+        "Invalid cp_comm_strategy:",
+        "The context-parallel config's cp_comm_strategy is 'allgather' or 'alltoall'.",
+    ),
+    (
+        "FSDP2 mapping failed (missing:",
+        "The optimizer's parameters could not be found again after FSDP2 sharded the model: tied embeddings (the "
+        "config ties lm_head to the input embeddings while the checkpoint holds both): set "
+        "model.config.tie_word_embeddings = False after loading (or load a checkpoint that ties them), and build "
+        "the optimizer after accelerator.prepare(model) or pass both to one prepare call.",
+    ),
     (
         "`fp8_format` must be one of",
         "FP8 recipe's fp8_format is 'HYBRID' (E4M3 forward, E5M2 backward) or 'E4M3' (or 'E5M2' in recent "
@@ -306,6 +333,13 @@ ACCELERATE_CALL_REFUSED = refusal_recogniser(
         "accelerate:keep-in-fp-modules-must-be",
         "accelerate:torch-dtype-must-be-in-fp32",
         "accelerate:torch-dtype-must-be-torch-dtype",
+        "accelerate:load-in-bit-must-be-boolean",
+        "accelerate:load-in-bit-must-be-boolean-2",
+        "accelerate:opt-level-must-be-one-of",
+        "accelerate:backend-must-be-msamp-or-te",
+        "accelerate:invalid-profiler-activity-must-be-one",
+        "accelerate:invalid-cp-comm-strategy-must-be",
+        "accelerate:fsdp2-mapping-failed-missing-this-is",
         "accelerate:fp8-format-must-be-one-of",
         "accelerate:amax-compute-algo-must-be-one",
         "accelerate:invalid-optimization-level-for-ms-amp",

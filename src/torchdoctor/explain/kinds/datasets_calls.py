@@ -270,6 +270,101 @@ REFUSALS: tuple[tuple[str, str], ...] = (
         "Cannot specify label_cols without specifying columns!",
         "to_tf_dataset(columns=[...], label_cols=[...]): name the input columns too.",
     ),
+    (
+        "Please specify the data files or data directory to load for the",
+        "A packaged builder ('json', 'csv', 'parquet', 'text', 'imagefolder') reads the files it is given: "
+        "load_dataset('json', data_files={'train': 'data/train.jsonl'}) or load_dataset('imagefolder', "
+        "data_dir='images/').",
+    ),
+    ("No (supported) data files found", _NO_FILES),
+    (
+        "Streaming is not possible for this dataset because data host server doesn't support HTTP range requests.",
+        "The server the data comes from cannot be read in pieces: load without streaming (streaming=False), which "
+        "downloads the files first.",
+    ),
+    (
+        "is not implemented in streaming mode. Please use `dl_manager.iter_archive` instead.",
+        "This dataset's loading script extracts TAR archives, which streaming cannot: load without streaming "
+        "(streaming=False), or use a copy of the dataset in Parquet.",
+    ),
+    (
+        "Number of rows must match for all datasets",
+        "concatenate_datasets([...], axis=1) puts columns side by side, so every dataset needs the same number of "
+        "rows: select the same rows of each (ds.select(range(n))), or concatenate along rows (axis=0).",
+    ),
+    (
+        "Failed to concatenate on axis=1 because tables don't have the same number of rows",
+        "concatenate_datasets([...], axis=1) needs the same number of rows in each: select the same rows of each, or "
+        "concatenate along rows (axis=0).",
+    ),
+    (
+        "The features can't be aligned because the key",
+        "The datasets concatenated or interleaved have a column of different types (a column all empty or None in "
+        "one dataset is typed null, lists of strings in the other): give every dataset the same columns with the "
+        "same types before concatenating, cast one to the other's features (b = b.cast(a.features), or cast_column "
+        "for the one column), or remove the columns training does not use (remove_columns). Where a fine-tuning "
+        "framework concatenates the datasets itself (LLaMA-Factory, ms-swift, trl), upgrade it (pip install -U) or "
+        "fill the empty column in your data.",
+    ),
+    (
+        "must be identical as the columns in the dataset:",
+        "dataset.cast(features) takes features for exactly the dataset's columns: build them from the dataset's own "
+        "(features = dataset.features.copy(); features['label'] = ClassLabel(names=[...])) and cast with those.",
+    ),
+    (
+        "Features of the new split don't match the features of the existing splits on the hub:",
+        "A split pushed to a Hub dataset must have the features of the splits already there: cast it to them "
+        "(ds.cast(load_dataset(repo, split='train').features)), or push to a new config (config_name=...).",
+    ),
+    (
+        "Please provide a column selected in:",
+        "The column named is not in this dataset: use one of the columns the message lists (dataset.column_names), "
+        "spelt as there; a column removed or renamed by an earlier map / rename_column is gone.",
+    ),
+    (
+        "not found in dataset!",
+        "to_tf_dataset(columns=..., label_cols=...) names a column this dataset has not: use the names in "
+        "dataset.column_names (after tokenisation: input_ids, attention_mask, labels).",
+    ),
+    (
+        "dataset index must be int, str, slice or collection of int, not bool",
+        "A Dataset is indexed by a row number, a slice, a list of rows or a column name: for a boolean mask use "
+        "dataset.filter(...) or dataset.select(np.flatnonzero(mask)).",
+    ),
+    (
+        "Expected cache_file_name to have an extension, but got:",
+        "map / filter / sort(cache_file_name=...) takes a file name with its extension: cache_file_name="
+        "'cache/tokenized.arrow'.",
+    ),
+    (
+        "num_proc must be an integer > 0.",
+        "num_proc= takes a positive integer (os.cpu_count() at most), or None.",
+    ),
+    (
+        "num_proc must be >= 0 or None.",
+        "num_proc= takes a positive integer (os.cpu_count() at most), or None.",
+    ),
+    (
+        "num_workers must be >= 0",
+        "num_workers= takes 0 (the main process) or a positive number of processes.",
+    ),
+    (
+        "still contains None - at least one worker failed to return its results",
+        "A worker process of map / filter(num_proc=N) (or of load_dataset's num_proc) died without a result: killed "
+        "for memory (the kernel's OOM killer: dmesg), or an error in the function that the pool lost. Run it with "
+        "num_proc=1 to see the function's own error, then lower num_proc or writer_batch_size to fit in memory.",
+    ),
+    (
+        "Try to reduce writer_batch_size to have batches smaller than 2GB.",
+        "A batch of rows written to Arrow passed 2 GB in one column (long texts, images as bytes, large lists): lower "
+        "writer_batch_size in map / filter / from_generator (writer_batch_size=100, or 10 for large media), or "
+        "store large media as file paths.",
+    ),
+    (
+        "doesn't have a fixed random seed across nodes to shuffle and split the list of dataset shards by node.",
+        "A shuffled IterableDataset split by node (split_dataset_by_node) needs the same shuffle on every node: "
+        "shuffle with a fixed seed on every rank, ds = ds.shuffle(seed=42, buffer_size=10_000), before splitting.",
+    ),
     # iterable_dataset.py
     (
         "Column lengths mismatch: columns",
@@ -301,6 +396,18 @@ REFUSALS: tuple[tuple[str, str], ...] = (
     ),
     ("should have one of 'path' or 'bytes' but", _MEDIA),
     ("sample should have one of 'path' or 'bytes' but they are missing or None", _MEDIA),
+    ("To support decoding audio files, please install", _MEDIA_PACKAGE),
+    (
+        "files requires system library 'libsndfile'",
+        "Decoding MP3 / Opus needs a newer libsndfile than soundfile found: pip install -U soundfile (its wheels ship "
+        "libsndfile 1.1+), or upgrade the system libsndfile.",
+    ),
+    (
+        "'torchcodec.decoders.AudioDecoder' object is not subscriptable",
+        "Since datasets 4.0 a decoded Audio value is a torchcodec AudioDecoder that answers only ['array'] and "
+        "['sampling_rate']: read those two, and for the file's path cast the column with Audio(decode=False) and "
+        "read ['path']; or pin datasets<4.0 for code written for the old dict.",
+    ),
     ("To support decoding images, please install 'Pillow'.", _MEDIA_PACKAGE),
     ("To support encoding images, please install 'Pillow'.", _MEDIA_PACKAGE),
     ("To support decoding audio data, please install", _MEDIA_PACKAGE),
@@ -328,7 +435,14 @@ REFUSALS: tuple[tuple[str, str], ...] = (
 
 # More than one cause prints these (a label past the classes: labels from another list, 1-based labels, a class
 # missing from names=; a cache out of step with its info file): their fixes name each, and a hit stays likely.
-SEVERAL = ("out of range for dataset of size",)
+SEVERAL = (
+    "out of range for dataset of size",
+    "still contains None - at least one worker failed to return its results",
+    # Arrow's overflow under it may also be a release's own concatenation (arrow_tables.py)
+    "Try to reduce writer_batch_size to have batches smaller than 2GB.",
+    # the user's own concatenation, or a framework's over the user's data files
+    "The features can't be aligned because the key",
+)
 
 DATASETS_CALL_REFUSED = refusal_recogniser(
     "datasets_call_refused",
@@ -400,6 +514,28 @@ DATASETS_CALL_REFUSED = refusal_recogniser(
         "datasets:map-style-datasets-do-not-support",
         "datasets:batch-size-must-be-specified-when",
         "datasets:cannot-specify-label-cols-without-specifying",
+        "datasets:please-specify-the-data-files-or",
+        "datasets:no-supported-data-files-found",
+        "datasets:streaming-is-not-possible-for-this",
+        "datasets:extraction-protocol-for-tar-archives-like",
+        "datasets:extraction-protocol-for-tar-archives-like-2",
+        "datasets:number-of-rows-must-match-for",
+        "datasets:failed-to-concatenate-on-axis-because",
+        "datasets:the-features-can-be-aligned-because",
+        "datasets:the-columns-in-features-must-be",
+        "datasets:features-of-the-new-split-don",
+        "datasets:column-not-found-in-the-dataset",
+        "datasets:column-not-found-in-dataset",
+        "datasets:label-column-not-found-in-dataset",
+        "datasets:dataset-index-must-be-int-str",
+        "datasets:expected-cache-file-name-to-have",
+        "datasets:num-proc-must-be-an-integer",
+        "datasets:num-proc-must-be-or-none",
+        "datasets:num-workers-must-be",
+        "datasets:failed-to-retrieve-results-from-map",
+        "datasets:failed-to-retrieve-results-from-prepare-2",
+        "datasets:there-was-an-overflow-with-type",
+        "datasets:the-dataset-doesn-have-fixed-random",
         "datasets:column-lengths-mismatch-columns-have-length",
         "datasets:column-lengths-mismatch-columns-have-length-2",
         "datasets:class-label-greater-than-configured-num",
@@ -425,6 +561,11 @@ DATASETS_CALL_REFUSED = refusal_recogniser(
         "datasets:pdf-sample-should-have-one-of",
         "datasets:video-should-have-one-of-path",
         "datasets:video-sample-should-have-one-of",
+        "datasets:to-support-decoding-audio-files-please",
+        "datasets:to-support-decoding-audio-files-please-2",
+        "datasets:decoding-opus-files-requires-system-library",
+        "datasets:decoding-mp3-files-requires-system-library",
+        "datasets:torchcodec-decoders-audiodecoder-object-is-not",
         "datasets:to-support-decoding-images-please-install",
         "datasets:to-support-encoding-images-please-install",
         "datasets:to-support-decoding-audio-data-please",

@@ -75,6 +75,27 @@ REFUSALS: tuple[tuple[str, str], ...] = (
         "the valid hooks the message lists (train_dataloader, val_dataloader, test_dataloader, predict_dataloader, "
         "transfer_batch_to_device, ...), spelt as listed.",
     ),
+    # trainer/connectors/callback_connector.py
+    (
+        "Trainer was configured with `enable_checkpointing=False` but found `ModelCheckpoint` in callbacks list.",
+        "Trainer(enable_checkpointing=False) turns checkpointing off while callbacks= holds a ModelCheckpoint: keep "
+        "the callback and drop enable_checkpointing=False, or remove the ModelCheckpoint to train without saving.",
+    ),
+    (
+        "Trainer was configured with `enable_progress_bar=False` but found",
+        "Trainer(enable_progress_bar=False) turns the bar off while callbacks= holds a progress bar (TQDMProgressBar, "
+        "RichProgressBar): remove one of the two.",
+    ),
+    (
+        "You added multiple progress bar callbacks to the Trainer, but currently only one progress bar is supported.",
+        "Keep one progress bar callback in Trainer(callbacks=[...]) (TQDMProgressBar or RichProgressBar).",
+    ),
+    (
+        "Found more than one stateful callback of type",
+        "Two callbacks of one type keep their state under the same key in the checkpoint (two ModelCheckpoint or "
+        "EarlyStopping with the same monitor and mode): make them differ (another monitor=, mode=, every_n_epochs= "
+        "or filename= gives another state_key), or keep one.",
+    ),
     # device_parser.py
     (
         "Device IDs (GPU/TPU) must be an int, a string, a sequence of ints, but you passed",
@@ -182,6 +203,10 @@ LIGHTNING_CALL_REFUSED = refusal_recogniser(
         "lightning:within-local-rank-has-zero-length",
         "lightning:we-could-not-infer-the-batch",
         "lightning:is-not-shared-hook-within-lightningmodule",
+        "lightning:trainer-was-configured-with-enable-checkpointing",
+        "lightning:trainer-was-configured-with-enable-progress",
+        "lightning:you-added-multiple-progress-bar-callbacks",
+        "lightning:found-more-than-one-stateful-callback",
         "lightning:device-ids-gpu-tpu-must-be",
         "lightning:gpus-should-be-non-empty-list",
         "lightning:gpus-should-be-list",

@@ -143,6 +143,15 @@ REFUSALS: tuple[tuple[str, str], ...] = (
         "Multiple active adapters detected, saving multiple active adapters is not supported yet.",
         "Save the adapters one by one: model.set_adapter(name); model.save_pretrained(folder / name) for each.",
     ),
+    (
+        "If you were trying to load it from 'https://huggingface.co/models', make sure you don't have a local directory "
+        "with the same name.",
+        "from_pretrained failed on an error transformers did not expect (the exception chained above this line is "
+        "the cause): a local folder of the same name as the Hub model (without its weights, or made by a save that "
+        "was cut short) taken instead of the Hub's, a path that is not the model folder, or a download that failed "
+        "(no network, HF_HUB_OFFLINE=1 without the model in the cache). Rename or remove the folder, give the "
+        "folder holding config.json and the weights, or download the model first.",
+    ),
     # trainer.py
     (
         "Resuming is not supported for models sharded at load time (`DistributedConfig`)",
@@ -193,7 +202,11 @@ REFUSALS: tuple[tuple[str, str], ...] = (
 )
 
 # More than one cause prints these: their fixes name each, and a hit stays likely.
-SEVERAL = ("Calculated loss must be on the original device:",)
+SEVERAL = (
+    "Calculated loss must be on the original device:",
+    "If you were trying to load it from 'https://huggingface.co/models', make sure you don't have a local directory "
+    "with the same name.",
+)
 
 TRANSFORMERS_CALL_REFUSED = refusal_recogniser(
     "transformers_call_refused",
@@ -226,6 +239,7 @@ TRANSFORMERS_CALL_REFUSED = refusal_recogniser(
         "transformers:you-need-to-first-quantize-your",
         "transformers:the-model-is-quantized-with-and",
         "transformers:multiple-active-adapters-detected-saving-multiple",
+        "transformers:can-load-the-model-for-if",
         "transformers:resuming-is-not-supported-for-models",
         "transformers:calculated-loss-must-be-on-the",
         "transformers:for-sweeps-with-deepspeed-args-deepspeed",
