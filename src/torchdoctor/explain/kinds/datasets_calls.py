@@ -143,12 +143,15 @@ REFUSALS: tuple[tuple[str, str], ...] = (
     ),
     (
         "Unable to download and prepare the dataset at the root",
-        "The dataset's files sit in subfolders: load one of them, load_dataset(path, data_dir='<subfolder>') (the "
-        "message suggests one), or name the files with data_files=.",
+        "datasets writes a dataset into <folder>.incomplete beside its output folder, so the output (cache_dir=, "
+        "download_and_prepare(output_dir=...)) cannot be the root of a filesystem or bucket ('/', 's3://bucket'): "
+        "give a folder inside it, as the message suggests (cache_dir='/data/hf_datasets', "
+        "output_dir='s3://bucket/datasets/name').",
     ),
     (
         "is not supported. Please enter a valid stopping_strategy.",
-        "interleave_datasets(..., stopping_strategy=...) takes 'first_exhausted' or 'all_exhausted'.",
+        "interleave_datasets(..., stopping_strategy=...) takes 'first_exhausted' or 'all_exhausted' (and "
+        "'all_exhausted_without_replacement' in recent releases), spelt as here.",
     ),
     # data_files.py
     ("doesn't contain any data files", _NO_FILES),
@@ -161,8 +164,9 @@ REFUSALS: tuple[tuple[str, str], ...] = (
     ),
     (
         "Split name should match",
-        "A split's name is letters, digits and underscores (train, validation, test, my_split_2): rename the split "
-        "(no '-' or '.', no slice in a data_files key or push_to_hub's split=).",
+        "A split's name is word characters (letters, digits, underscores), parts joined by dots at most: train, "
+        "validation, test, my_split_2. Rename the split (no '-', '/', spaces or a slice such as 'train[:10%]' in a "
+        "data_files key, a file name's split part or push_to_hub's split=).",
     ),
     # combine.py
     ("Unable to interleave an empty list of datasets.", _INTERLEAVE),
@@ -263,8 +267,8 @@ REFUSALS: tuple[tuple[str, str], ...] = (
     ),
     (
         "`batch_size` must be specified when using multiple workers",
-        "A batched operation on a streamed dataset with several workers needs batch_size=: pass it, or use one "
-        "worker.",
+        "to_tf_dataset(..., num_workers=N) loads batches in worker processes and needs batch_size=: pass it, or "
+        "num_workers=0.",
     ),
     (
         "Cannot specify label_cols without specifying columns!",
@@ -387,7 +391,8 @@ REFUSALS: tuple[tuple[str, str], ...] = (
         "The cached dataset's dataset_info.json and its Arrow files disagree (a cache written by another version of "
         "the dataset or of datasets, or edited by hand): delete that dataset's cache folder (under "
         "~/.cache/huggingface/datasets, or HF_DATASETS_CACHE) and load again, or load_dataset(..., "
-        "download_mode='force_redownload').",
+        "download_mode='force_redownload'); for a folder written by save_to_disk, save it again rather than edit its "
+        "dataset_info.json.",
     ),
     (
         "Column mismatch between batch",

@@ -190,11 +190,6 @@ REFUSALS: tuple[tuple[str, str], ...] = (
         "Set fsdp_config={'xla': True, 'xla_fsdp_grad_ckpt': True} together, or drop xla_fsdp_grad_ckpt.",
     ),
     (
-        "Failed to initialize torch.distributed process group using XLA backend.",
-        "The XLA process group did not start: launch on a TPU host with torch_xla installed (python "
-        "xla_spawn.py / torchrun on TPU VMs with PJRT_DEVICE=TPU), and the torch_xla release matching torch.",
-    ),
-    (
         "Sequence parallelism is enabled but no SP process group is available.",
         "Sequence parallelism needs its group: initialise the device mesh with an 'sp' dimension before the "
         "Trainer (or ParallelismConfig(sp_size=N) through accelerate), or use sp_backend='deepspeed' with sp_size > 1.",
@@ -247,7 +242,6 @@ TRANSFORMERS_CALL_REFUSED = refusal_recogniser(
         "transformers:evaluation-hit-an-out-of-memory",
         "transformers:torch-empty-cache-steps-must-be",
         "transformers:xla-fsdp-grad-ckpt-is-useful",
-        "transformers:failed-to-initialize-torch-distributed-process",
         "transformers:sequence-parallelism-is-enabled-but-no",
     ),
     several=SEVERAL,
