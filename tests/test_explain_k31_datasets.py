@@ -187,3 +187,11 @@ def test_a_column_too_large_for_one_arrow_batch():
         confidence="likely",
     )
     assert "writer_batch_size=100" in found.fix
+
+
+def test_a_value_that_does_not_fit_its_declared_type_is_likely():
+    found = refused(
+        traceback("table.py", "TypeError: Couldn't cast array of type string to int64"),
+        confidence="likely",
+    )
+    assert "string to int64" in found.summary and "features=Features" in found.fix

@@ -102,3 +102,16 @@ def test_two_model_checkpoints_watching_the_same_metric():
         )
     )
     assert "`ModelCheckpoint`" in found.summary and "state_key" in found.fix
+
+
+def test_a_checkpoint_plugin_given_to_fabrics_fsdp():
+    from lightning.fabric.plugins import TorchCheckpointIO
+    from lightning.fabric.strategies import FSDPStrategy
+
+    strategy = FSDPStrategy()
+
+    def give_plugin():
+        strategy.checkpoint_io = TorchCheckpointIO()
+
+    found = refused(traceback_of(give_plugin))
+    assert "FSDPStrategy" in found.summary and "remove the CheckpointIO plugin" in found.fix

@@ -115,6 +115,28 @@ REFUSALS: tuple[tuple[str, str], ...] = (
         "You can't use an Offload Optimizer with HPU in Lazy Mode.",
         "On Gaudi (HPU) an offloaded optimizer needs eager mode: export PT_HPU_LAZY_MODE=0 before launching.",
     ),
+    (
+        "You must specify a training or evaluation dataloader in `accelerate.prepare()` when using Megatron-LM.",
+        "With the Megatron-LM plugin pass the DataLoaders to the same accelerator.prepare(...) call as the model "
+        "and optimizer: model, optimizer, train_dl, eval_dl, scheduler = accelerator.prepare(model, optimizer, "
+        "train_dl, eval_dl, scheduler).",
+    ),
+    (
+        "You can't use a custom scheduler with Megatron-LM.",
+        "Megatron-LM builds its own scheduler: pass accelerate.utils.MegatronLMDummyScheduler(optimizer, "
+        "total_num_steps=..., warmup_num_steps=...) to prepare, and set the schedule in the plugin's config.",
+    ),
+    (
+        "You can't use same `Accelerator()` instance with multiple models when using Megatron-LM",
+        "With the Megatron-LM plugin one Accelerator prepares one model: create another Accelerator for the second "
+        "model, or prepare only the model you train.",
+    ),
+    (
+        "To set CPU affinity on ROCm GPUs the `amdsmi` package must be available.",
+        "accelerate launch --enable_cpu_affinity on AMD GPUs reads the topology with amdsmi: install ROCm's Python "
+        "bindings (pip install amdsmi matching the ROCm release, or add /opt/rocm/share/amd_smi to PYTHONPATH), "
+        "or drop --enable_cpu_affinity.",
+    ),
     # utils/modeling.py: sizes, devices and tied weights of a device map
     (
         "is not in a valid format. Use an integer for bytes, or a string with an unit",
@@ -294,6 +316,10 @@ ACCELERATE_CALL_REFUSED = refusal_recogniser(
         "accelerate:pipeline-parallelism-is-currently-not-supported",
         "accelerate:context-parallelism-is-currently-not-supported",
         "accelerate:you-can-use-an-offload-optimizer",
+        "accelerate:you-must-specify-training-or-evaluation",
+        "accelerate:you-can-use-custom-scheduler-with",
+        "accelerate:you-can-use-same-accelerator-instance-2",
+        "accelerate:to-set-cpu-affinity-on-rocm",
         "accelerate:size-is-not-in-valid-format",
         "accelerate:device-is-not-recognized-available-devices",
         "accelerate:device-is-not-available-available-devices",

@@ -376,6 +376,33 @@ REFUSALS: tuple[tuple[str, str], ...] = (
         "every column, and drop the input columns whose row count you change (map(..., batched=True, "
         "remove_columns=dataset.column_names)).",
     ),
+    (
+        "Couldn't cast array of type",
+        "A column's values do not fit the type its features declare (a string where the features say int64, a "
+        "struct with other fields, a list where a single value is expected): pass features that match the data "
+        "(load_dataset(..., features=Features({...}))), fix the rows that differ (a JSON field that changes type "
+        "between rows, a number written as a string, an empty list typed null), or cast to a type every value "
+        "converts to.",
+    ),
+    (
+        "requires huggingface_hub>=1.6.0",
+        "This datasets release reads and writes Hub buckets through a newer huggingface_hub: pip install -U "
+        "'huggingface_hub>=1.6.0'.",
+    ),
+    (
+        "Polars needs to be installed to be able to return Polars dataframes.",
+        "pip install polars, or ask for another format (with_format('numpy' / 'torch' / 'pandas')).",
+    ),
+    (
+        "Called a Tensorflow-specific function but Tensorflow is not installed.",
+        "to_tf_dataset and the TensorFlow formats need TensorFlow: pip install tensorflow, or use the torch path "
+        "(with_format('torch') and a DataLoader).",
+    ),
+    (
+        "you need to install the following",
+        "The loading script imports packages this environment lacks: pip install the ones the message names, in the "
+        "environment the job runs in (every node).",
+    ),
     # features
     ("greater than configured num_classes", _CLASS_LABEL),
     ("Invalid string class label", _CLASS_LABEL),
@@ -445,6 +472,8 @@ SEVERAL = (
     "still contains None - at least one worker failed to return its results",
     # Arrow's overflow under it may also be a release's own concatenation (arrow_tables.py)
     "Try to reduce writer_batch_size to have batches smaller than 2GB.",
+    # the data, or features written by hand, or a release's own inference
+    "Couldn't cast array of type",
     # the user's own concatenation, or a framework's over the user's data files
     "The features can't be aligned because the key",
 )
@@ -543,6 +572,16 @@ DATASETS_CALL_REFUSED = refusal_recogniser(
         "datasets:the-dataset-doesn-have-fixed-random",
         "datasets:column-lengths-mismatch-columns-have-length",
         "datasets:column-lengths-mismatch-columns-have-length-2",
+        "datasets:couldn-cast-array-of-type-to",
+        "datasets:couldn-cast-array-of-type-to-2",
+        "datasets:couldn-cast-array-of-type-to-3",
+        "datasets:couldn-cast-array-of-type-to-4",
+        "datasets:couldn-cast-array-of-type-to-5",
+        "datasets:pushing-datasets-to-buckets-requires-huggingface",
+        "datasets:loading-datasets-from-buckets-requires-huggingface",
+        "datasets:polars-needs-to-be-installed-to",
+        "datasets:called-tensorflow-specific-function-but-tensorflow",
+        "datasets:to-be-able-to-use-you",
         "datasets:class-label-greater-than-configured-num",
         "datasets:invalid-string-class-label",
         "datasets:invalid-integer-class-label",

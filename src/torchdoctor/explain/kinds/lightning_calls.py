@@ -158,6 +158,30 @@ REFUSALS: tuple[tuple[str, str], ...] = (
         "`activation_checkpointing_policy` must be a set, found",
         "activation_checkpointing_policy takes a set of layer classes: activation_checkpointing_policy={Block}.",
     ),
+    (
+        "does not support setting a `CheckpointIO` plugin.",
+        "Fabric's FSDP and ModelParallel strategies write their checkpoints themselves: remove the CheckpointIO "
+        "plugin from plugins=[...] with these strategies (or use the DDP strategy to keep it).",
+    ),
+    (
+        "The `device_mesh` argument is only supported in torch >= 2.2.",
+        "FSDPStrategy(device_mesh=...) needs torch 2.2 or newer: upgrade torch (pip install -U torch), or drop "
+        "device_mesh= (sharding_strategy='HYBRID_SHARD' without a mesh).",
+    ),
+    (
+        "only supports `sum`, `mean`, `avg` for the reduce operation, got:",
+        "The XLA strategies reduce with 'sum', 'mean' or 'avg' only: pass one of them as reduce_op (or "
+        "ReduceOp.SUM), and compute a max / min another way (all_gather then max).",
+    ),
+    (
+        "Could not find a XLAFSDP model in the provided checkpoint state.",
+        "Put the model set up by fabric in the state: fabric.save(path, {'model': model, 'optimizer': optimizer}) "
+        "(and the same dict to fabric.load).",
+    ),
+    (
+        "Found multiple XLAFSDP modules in the given state.",
+        "The XLA FSDP strategy saves one model per checkpoint: save each model in a checkpoint of its own.",
+    ),
     ("is already present in the registry. HINT: Use `override=True`.", _REGISTRY),
     ("`name` must be a str, found", _REGISTRY),
     (
@@ -222,6 +246,14 @@ LIGHTNING_CALL_REFUSED = refusal_recogniser(
         "lightning:the-parallelize-fn-must-return-nn",
         "lightning:you-cannot-set-both-auto-wrapper",
         "lightning:activation-checkpointing-policy-must-be-set",
+        "lightning:the-does-not-support-setting-checkpointio",
+        "lightning:the-device-mesh-argument-is-only",
+        "lightning:currently-the-xlastrategy-only-supports-sum",
+        "lightning:currently-the-xlafsdpstrategy-only-supports-sum",
+        "lightning:could-not-find-xlafsdp-model-in",
+        "lightning:could-not-find-xlafsdp-model-in-2",
+        "lightning:found-multiple-xlafsdp-modules-in-the",
+        "lightning:found-multiple-xlafsdp-modules-in-the-2",
         "lightning:is-already-present-in-the-registry",
         "lightning:name-must-be-str-found",
         "lightning:self-model-must-be-set-before",
