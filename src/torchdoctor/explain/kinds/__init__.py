@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 
 from torchdoctor.explain.kinds import (
+    accelerate_calls,
     accelerate_state,
     amp_scaler,
     api_members,
@@ -42,6 +43,7 @@ from torchdoctor.explain.kinds import (
     dataset_classes,
     dataset_verification,
     datasets,
+    datasets_calls,
     ddp_calls,
     deepspeed,
     deepspeed_checkpoint_files,
@@ -88,6 +90,7 @@ from torchdoctor.explain.kinds import (
     learner_methods,
     libraries,
     library_arguments,
+    lightning_calls,
     linear_algebra,
     loss_values,
     lost_stderr,
@@ -147,6 +150,7 @@ from torchdoctor.explain.kinds import (
     trainer_arguments,
     trainer_data_releases,
     trainer_resume,
+    transformers_calls,
     versions,
     vision_language,
     warnings_alone,
@@ -296,6 +300,11 @@ RECOGNISERS: tuple[Recogniser, ...] = (
     *nccl_driver_library.RECOGNISERS,
     *nccl_bootstrap.RECOGNISERS,
     *nvlink_imex.RECOGNISERS,
+    # the Hugging Face stack's and Lightning's refusals of their calls, mapped from their sources
+    *accelerate_calls.RECOGNISERS,
+    *transformers_calls.RECOGNISERS,
+    *lightning_calls.RECOGNISERS,
+    *datasets_calls.RECOGNISERS,
     # communication: which line is tried first matters among these (a duplicate GPU is also an NCCL error)
     nccl.NCCL_ENV_VALUE,
     comm.LIBUV_UNAVAILABLE,

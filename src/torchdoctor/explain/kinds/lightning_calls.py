@@ -1,0 +1,269 @@
+"""Lightning refusing what a Trainer or Fabric run handed it: DataLoaders it must rebuild, batches, devices, strategies.
+
+Lightning's own checks, as its sources raise them (``lightning/fabric/utilities/data.py`` and
+``lightning/pytorch/utilities/data.py``: re-creating a DataLoader with a distributed sampler, reading a batch's
+size, a loader empty on one rank; ``lightning/fabric/utilities/distributed.py``: the sampler wrapper;
+``lightning/fabric/utilities/device_parser.py``: ``devices=``; ``lightning/fabric/strategies/*.py``:
+``no_backward_sync``, ``all_gather``, saving a full checkpoint, ``ModelParallelStrategy``'s ``parallelize_fn``,
+the registries), Lightning 2.x (pytorch_lightning 1.x raised most of them as ``MisconfigurationException``). Each
+names what it refuses and so its fix. Trainer flags other kinds read (``trainer_arguments``, FSDP's and DeepSpeed's
+settings, custom batch samplers) are theirs.
+"""
+
+from __future__ import annotations
+
+from torchdoctor.explain.kinds.refusal_table import refusal_recogniser
+
+FAMILY = "a library refusing its settings"
+
+_NO_BACKWARD_SYNC = (
+    "fabric.no_backward_sync(model) takes the model fabric.setup() returned (wrapped by the strategy): call "
+    "model = fabric.setup(model) first and pass that model, not the bare nn.Module; on one device or a strategy "
+    "without gradient sync, leave enabled=False or drop the context manager."
+)
+
+_REGISTRY = (
+    "A strategy or accelerator is registered under a name once: register yours under a new name, or pass "
+    "override=True to register(...); the name is a string."
+)
+
+REFUSALS: tuple[tuple[str, str], ...] = (
+    # data.py: re-creating a DataLoader with a DistributedSampler (and the batch size, the loader's length)
+    (
+        "Trying to inject custom `Sampler` into the",
+        "Under a distributed strategy Lightning re-creates each DataLoader with a DistributedSampler, calling the "
+        "DataLoader subclass with its __init__ arguments read back from the instance: store each __init__ argument "
+        "the message lists as an attribute of the same name (self.<name> = <name>) in your subclass, or create the "
+        "DataLoader inside a *_dataloader hook of the LightningModule / LightningDataModule, or set "
+        "Trainer(use_distributed_sampler=False) and give it a DistributedSampler yourself.",
+    ),
+    (
+        "Trying to inject parameters into the",
+        "Lightning re-creates the DataLoader subclass with the arguments DataLoader takes (sampler, batch_sampler, "
+        "shuffle ...): add the missing arguments the message lists to the subclass's __init__ (or accept **kwargs "
+        "and pass them to super().__init__), or set Trainer(use_distributed_sampler=False).",
+    ),
+    (
+        "needs to subclass `torch.utils.data.DataLoader`",
+        "Lightning can only add a distributed sampler to a torch.utils.data.DataLoader: return one from the "
+        "*_dataloader hook (wrap your iterable in DataLoader(dataset, batch_size=...)), or set "
+        "Trainer(use_distributed_sampler=False) when the loader already splits the data by rank.",
+    ),
+    (
+        "You seem to have configured a sampler in your DataLoader which does not provide",
+        "Under a distributed strategy Lightning wraps the DataLoader's sampler so each rank reads its own part, "
+        "which needs the sampler's __len__: give your sampler a finite __len__, remove it from the DataLoader, or "
+        "set Trainer(use_distributed_sampler=False) and split the data by rank yourself (a DistributedSampler, or "
+        "rank-aware iteration).",
+    ),
+    (
+        "within local rank has zero length.",
+        "One rank's DataLoader has no batch (its share of a small dataset, or drop_last=True with fewer samples than "
+        "batch_size x world size): use a dataset of at least devices x num_nodes x batch_size samples (or "
+        "drop_last=False), check that every rank sees the data files, or set "
+        "Trainer(allow_zero_length_dataloader_with_multiple_devices=True) when empty ranks are expected.",
+    ),
+    (
+        "We could not infer the batch_size from the batch.",
+        "self.log(...) needs the batch size to average over the epoch and could not find a tensor in the batch: pass "
+        "it, self.log(name, value, batch_size=len(batch['input_ids'])), or make the batch a tensor, a tuple or a "
+        "dict of tensors.",
+    ),
+    (
+        "is not a shared hook within `LightningModule` and `LightningDataModule`.",
+        "The hook name is not one Lightning shares between a LightningModule and a LightningDataModule: use one of "
+        "the valid hooks the message lists (train_dataloader, val_dataloader, test_dataloader, predict_dataloader, "
+        "transfer_batch_to_device, ...), spelt as listed.",
+    ),
+    # trainer/connectors/callback_connector.py
+    (
+        "Trainer was configured with `enable_checkpointing=False` but found `ModelCheckpoint` in callbacks list.",
+        "Trainer(enable_checkpointing=False) turns checkpointing off while callbacks= holds a ModelCheckpoint: keep "
+        "the callback and drop enable_checkpointing=False, or remove the ModelCheckpoint to train without saving.",
+    ),
+    (
+        "Trainer was configured with `enable_progress_bar=False` but found",
+        "Trainer(enable_progress_bar=False) turns the bar off while callbacks= holds a progress bar (TQDMProgressBar, "
+        "RichProgressBar): remove one of the two.",
+    ),
+    (
+        "You added multiple progress bar callbacks to the Trainer, but currently only one progress bar is supported.",
+        "Keep one progress bar callback in Trainer(callbacks=[...]) (TQDMProgressBar or RichProgressBar).",
+    ),
+    (
+        "Found more than one stateful callback of type",
+        "Two callbacks of one type keep their state under the same key in the checkpoint (two ModelCheckpoint or "
+        "EarlyStopping with the same monitor and mode): make them differ (another monitor=, mode=, every_n_epochs= "
+        "or filename= gives another state_key), or keep one.",
+    ),
+    # device_parser.py
+    (
+        "Device IDs (GPU/TPU) must be an int, a string, a sequence of ints, but you passed",
+        "Trainer / Fabric devices= takes an int (how many: devices=2), a string ('2', '0,1', 'auto', '-1') or a list "
+        "of ints ([0, 1]): not a torch.device, a float or a list of strings.",
+    ),
+    (
+        "GPUs should be a non-empty list",
+        "devices= as a list names at least one GPU index: devices=[0] (or devices=1).",
+    ),
+    (
+        "GPUs should be a list",
+        "devices= given as GPU indexes is a list of ints: devices=[0, 1], or an int for how many GPUs.",
+    ),
+    # distributed.py
+    (
+        "`num_processes` should be >= 1, got",
+        "The number of processes Lightning computed from devices= x num_nodes is below 1: give devices= and "
+        "num_nodes= positive values (devices='auto' on a machine the accelerator finds).",
+    ),
+    (
+        "`local_world_size` should be >= 1, got",
+        "The number of processes per machine is below 1: set devices= (or LOCAL_WORLD_SIZE under a launcher) to a "
+        "positive value.",
+    ),
+    # strategies
+    ("Blocking backward sync is only possible if the module passed to", _NO_BACKWARD_SYNC),
+    (
+        "all_gather` is only implemented for tensors.",
+        "The XLA strategies gather tensors only: convert the value to a tensor before self.all_gather / "
+        "fabric.all_gather (torch.tensor(value, device=self.device)).",
+    ),
+    (
+        "The checkpoint path exists and is a directory:",
+        "A full (single-file) checkpoint is written to a file path, and this path is a folder (an earlier sharded "
+        "save, or a folder of that name): save to a file name (e.g. 'last.ckpt') or remove the folder; or save "
+        "sharded (state_dict_type='sharded') into the folder.",
+    ),
+    (
+        "The checkpoint directory already exists and is not empty:",
+        "The XLA FSDP strategy writes its shards into a new folder: save to a path that does not exist yet, or "
+        "remove the old folder first.",
+    ),
+    (
+        "Unknown state_dict_type:",
+        "FSDPStrategy(state_dict_type=...) takes 'full' (one file) or 'sharded' (a folder of shards): spell one "
+        "of them.",
+    ),
+    (
+        "The `parallelize_fn` must return a `nn.Module` instance, but got:",
+        "ModelParallelStrategy(parallelize_fn=...) calls your function with the model and the device mesh: end it "
+        "with return model (after parallelize_module / fully_shard), not None.",
+    ),
+    (
+        "You cannot set both `auto_wrapper_callable` and `activation_checkpointing_policy`.",
+        "XLAFSDPStrategy takes one way to checkpoint activations: activation_checkpointing_policy={Block} or your "
+        "own auto_wrapper_callable, not both.",
+    ),
+    (
+        "`activation_checkpointing_policy` must be a set, found",
+        "activation_checkpointing_policy takes a set of layer classes: activation_checkpointing_policy={Block}.",
+    ),
+    (
+        "does not support setting a `CheckpointIO` plugin.",
+        "Fabric's FSDP and ModelParallel strategies write their checkpoints themselves: remove the CheckpointIO "
+        "plugin from plugins=[...] with these strategies (or use the DDP strategy to keep it).",
+    ),
+    (
+        "The `device_mesh` argument is only supported in torch >= 2.2.",
+        "FSDPStrategy(device_mesh=...) needs torch 2.2 or newer: upgrade torch (pip install -U torch), or drop "
+        "device_mesh= (sharding_strategy='HYBRID_SHARD' without a mesh).",
+    ),
+    (
+        "only supports `sum`, `mean`, `avg` for the reduce operation, got:",
+        "The XLA strategies reduce with 'sum', 'mean' or 'avg' only: pass one of them as reduce_op (or "
+        "ReduceOp.SUM), and compute a max / min another way (all_gather then max).",
+    ),
+    (
+        "Could not find a XLAFSDP model in the provided checkpoint state.",
+        "Put the model set up by fabric in the state: fabric.save(path, {'model': model, 'optimizer': optimizer}) "
+        "(and the same dict to fabric.load).",
+    ),
+    (
+        "Found multiple XLAFSDP modules in the given state.",
+        "The XLA FSDP strategy saves one model per checkpoint: save each model in a checkpoint of its own.",
+    ),
+    ("is already present in the registry. HINT: Use `override=True`.", _REGISTRY),
+    ("`name` must be a str, found", _REGISTRY),
+    (
+        "self.model must be set before self.model.to()",
+        "A strategy moved the model before it was connected: call trainer.fit(model) (or fabric.setup(model)) "
+        "instead of calling the strategy's model_to_device yourself.",
+    ),
+    (
+        "Accessing the device mesh before processes have initialized is not allowed.",
+        "ModelParallelStrategy's device_mesh exists once the processes started: read self.device_mesh inside "
+        "configure_model or the training hooks, not in the LightningModule's __init__.",
+    ),
+    (
+        "Accessing the XLA device before processes have spawned is not allowed.",
+        "The XLA strategy's root device exists once its processes spawned: read it inside the training hooks (or "
+        "after fabric.launch()), not before fit / launch.",
+    ),
+    (
+        "does not support running on a single device with the PjRT runtime.",
+        "On a TPU with PjRT use all its devices (devices='auto') or SingleDeviceXLAStrategy for one.",
+    ),
+    (
+        "The optimizer does not seem to reference any XLAFSDP parameters.",
+        "With the XLA FSDP strategy create the optimizer after the model is set up (in configure_optimizers, or "
+        "fabric.setup_module(model) before building the optimizer from model.parameters()).",
+    ),
+    (
+        "XLA's FSDP strategy does not support to clip gradients by value.",
+        "Clip by norm with the XLA FSDP strategy: Trainer(gradient_clip_algorithm='norm').",
+    ),
+)
+
+LIGHTNING_CALL_REFUSED = refusal_recogniser(
+    "lightning_call_refused",
+    "Lightning refused what the Trainer or Fabric run handed it",
+    REFUSALS,
+    templates=(
+        "lightning:trying-to-inject-custom-sampler-into",
+        "lightning:trying-to-inject-parameters-into-the",
+        "lightning:the-dataloader-needs-to-subclass-torch",
+        "lightning:you-seem-to-have-configured-sampler",
+        "lightning:you-seem-to-have-configured-sampler-2",
+        "lightning:within-local-rank-has-zero-length",
+        "lightning:we-could-not-infer-the-batch",
+        "lightning:is-not-shared-hook-within-lightningmodule",
+        "lightning:trainer-was-configured-with-enable-checkpointing",
+        "lightning:trainer-was-configured-with-enable-progress",
+        "lightning:you-added-multiple-progress-bar-callbacks",
+        "lightning:found-more-than-one-stateful-callback",
+        "lightning:device-ids-gpu-tpu-must-be",
+        "lightning:gpus-should-be-non-empty-list",
+        "lightning:gpus-should-be-list",
+        "lightning:num-processes-should-be-got",
+        "lightning:local-world-size-should-be-got",
+        "lightning:blocking-backward-sync-is-only-possible",
+        "lightning:blocking-backward-sync-is-only-possible-2",
+        "lightning:blocking-backward-sync-is-only-possible-3",
+        "lightning:all-gather-is-only-implemented-for",
+        "lightning:the-checkpoint-path-exists-and-is",
+        "lightning:the-checkpoint-directory-already-exists-and",
+        "lightning:unknown-state-dict-type",
+        "lightning:the-parallelize-fn-must-return-nn",
+        "lightning:you-cannot-set-both-auto-wrapper",
+        "lightning:activation-checkpointing-policy-must-be-set",
+        "lightning:the-does-not-support-setting-checkpointio",
+        "lightning:the-device-mesh-argument-is-only",
+        "lightning:currently-the-xlastrategy-only-supports-sum",
+        "lightning:currently-the-xlafsdpstrategy-only-supports-sum",
+        "lightning:could-not-find-xlafsdp-model-in",
+        "lightning:could-not-find-xlafsdp-model-in-2",
+        "lightning:found-multiple-xlafsdp-modules-in-the",
+        "lightning:found-multiple-xlafsdp-modules-in-the-2",
+        "lightning:is-already-present-in-the-registry",
+        "lightning:name-must-be-str-found",
+        "lightning:self-model-must-be-set-before",
+        "lightning:accessing-the-device-mesh-before-processes",
+        "lightning:accessing-the-xla-device-before-processes",
+        "lightning:the-xlastrategy-does-not-support-running",
+        "lightning:the-does-not-support-running-on",
+        "lightning:the-optimizer-does-not-seem-to-3",
+        "lightning:xla-fsdp-strategy-does-not-support",
+    ),
+)
+
+RECOGNISERS = (LIGHTNING_CALL_REFUSED,)
