@@ -18,6 +18,7 @@ from torchdoctor.explain.kinds import (
     config_checks,
     config_keys,
     gather_shapes,
+    grad_loops,
     launch_options,
     message_history,
     module_train,
@@ -363,7 +364,7 @@ def _unrecognised(raised: Raised, ctx: Context) -> Finding:
         details = _likely_from(raised, "deepspeed_config_mismatch", alternatives=["log.dependency_version"])
         summary = f"likely: {summary}; or a config written for another DeepSpeed release"
         return Finding("log.deepspeed_config_mismatch", "fail", summary, details, fix)
-    flattened = gather_shapes.flattened_objects(raised)
+    flattened = gather_shapes.flattened_objects(raised) or gather_shapes.emptied_by_old_accelerate(raised)
     if flattened is not None:
         summary, fix = flattened
         details = _likely_from(raised, "gather_not_tensors")
@@ -410,6 +411,11 @@ def _unrecognised(raised: Raised, ctx: Context) -> Finding:
     dropped = _dropped_message(raised, ctx)
     if dropped is not None:
         return dropped
+    loop = grad_loops.grad_none(raised)
+    if loop is not None:
+        summary, fix = loop
+        details = _likely_from(raised, "library_version_bug")
+        return Finding("log.library_version_bug", "fail", f"likely: {summary}", details, fix)
     bug = versions.library_bug(raised)
     if bug is not None:
         package, summary, fix = bug

@@ -120,14 +120,25 @@ def _not_tensors(hits: list[Hit], ctx: Context) -> tuple[str, str]:
     return f"accelerate's {operation} was handed {types}, not a tensor" + on_ranks(hits), _TO_TENSORS
 
 
+# the same refusal as accelerate 0.10.0 to 0.18.0 worded it (recursively_apply; 0.19.0 rewords it as above): "Can't
+# apply _gpu_gather_one on object of type <class 'int'>, only of nested list/tuple/dicts of objects that satisfy
+# is_torch_tensor."
+_NOT_TENSORS_OLD = "only of nested list/tuple/dicts of objects that satisfy"
+
 GATHER_NOT_TENSORS = Recogniser(
     kind="gather_not_tensors",
     title="a gather handed objects that are not tensors",
-    templates=("accelerate:unsupported-types-passed-to-only-nested",),
-    anchors=(_NOT_TENSORS,),
+    templates=(
+        "accelerate:unsupported-types-passed-to-only-nested",
+        "third_party:accelerate-cant-apply-only-nested",
+    ),
+    anchors=(_NOT_TENSORS, _NOT_TENSORS_OLD),
     facts=(
         R(
             r"Unsupported types \((?P<gather_types>[^)\n]{1,200}\)?)\) passed to `(?P<gather_function>\w{1,60})`"
+        ),
+        R(
+            r"Can't apply (?P<gather_function>\w{1,60}) on object of type (?P<gather_types><class '[^'\n]{1,120}'>)"
         ),
     ),
     describe=_not_tensors,
@@ -155,4 +166,38 @@ def flattened_objects(raised: Raised) -> tuple[str, str] | None:
         "gather_object, which concatenates the ranks' objects (for a tuple: its items from rank 0, then rank 1's, "
         "...). Hand it tensors only, or gather each value on its own and unpack nothing: preds = "
         "accelerator.gather_for_metrics(preds); refs = accelerator.gather_for_metrics(refs).\n" + _TO_TENSORS,
+    )
+
+
+# accelerate 0.10.0 to 0.18.0's honor_type (utils/operations.py) rebuilt a tuple or list from a generator inside
+# `try: type(obj)(generator) except TypeError: type(obj)(*list(generator))` (the fallback meant for namedtuples), so
+# the TypeError recursively_apply raised for an item that is not a tensor was swallowed, and the generator it had
+# stopped gave nothing: gather, reduce, broadcast or pad_across_processes of ``(tensor, 1)`` returned ``()``, and the
+# names it was unpacked into got none ("not enough values to unpack (expected 2, got 0)", huggingface/accelerate#1263;
+# 0.19.0, #1285, checks for a namedtuple instead and lets the TypeError through)
+_EMPTIED = re.compile(r"not enough values to unpack \(expected (?P<names>\d+), got 0\)")
+_ACCELERATE_OPERATION = re.compile(
+    r"\b(?:accelerator|accelerate\.utils)\.(?P<operation>gather_for_metrics|gather|reduce|broadcast|pad_across_processes)\("
+)
+
+
+def emptied_by_old_accelerate(raised: Raised) -> tuple[str, str] | None:
+    """(summary, fix) when ``raised`` is CPython's unpacking, on a line that calls accelerate's gather (or reduce,
+    broadcast, pad_across_processes), of an empty result into names: an accelerate before 0.19.0 handed a tuple or
+    list with something that is not a tensor in it returns it empty; else None. Ranks printing at once can double
+    the exception's name ("ValueErrorValueError")."""
+    found = _EMPTIED.search(raised.message)
+    operation = _ACCELERATE_OPERATION.search(raised.code)
+    if found is None or operation is None or not re.fullmatch(r"(?:ValueError)+", raised.type):
+        return None
+    names, called = found["names"], operation["operation"]
+    return (
+        f"accelerate's {called} returned nothing to unpack into {names} names: it was handed a tuple or list with "
+        "something in it that is not a tensor (a number, a string), and accelerate before 0.19.0 drops that "
+        "TypeError and returns the tuple empty",
+        f"accelerate's {called} carries tensors only (in lists, tuples and dicts), and accelerate 0.10 to 0.18 "
+        "returns an empty tuple or list when one item is not a tensor instead of saying so (0.19.0 raises "
+        "\"Unsupported types (<class 'int'>) passed to `_gpu_gather_one`\"). Make every item a tensor on the device "
+        "(torch.tensor(value, device=accelerator.device)), or gather the tensors alone and keep plain numbers "
+        "out of it; upgrade accelerate (pip install -U accelerate) to have the type named.\n" + _TO_TENSORS,
     )
