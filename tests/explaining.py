@@ -49,6 +49,18 @@ def certain(text: str, kind: str):
     return found
 
 
+def certain_saying(text: str, kind: str, said: list[str], fix: list[str]):
+    """The lead finding on ``text``: asserted to be ``kind``, certain, each of ``said`` in its summary and each of
+    ``fix`` in its fix."""
+    found = explained(text)
+    assert found.id == f"log.{kind}" and found.details["confidence"] == "certain", (found.id, found.summary)
+    for words in said:
+        assert words in found.summary, (words, found.summary)
+    for words in fix:
+        assert words in found.fix, (words, found.fix)
+    return found
+
+
 def called_from(path: str, code: str, message: str, error: str = "TypeError") -> str:
     """A traceback whose innermost frame, in ``path``, runs ``code`` and raises ``error: message`` (the project's
     train.py calls it)."""

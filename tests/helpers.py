@@ -37,6 +37,19 @@ def torchrun_two_ranks(folder: Path, script: str, *flags: str) -> subprocess.Com
     )
 
 
+def launch_two_ranks(folder: Path, script: str, *flags: str, env: dict | None = None) -> tuple[int, str]:
+    """``script`` written to ``folder/train.py`` and run there on 2 ranks by ``torchdoctor launch --standalone``
+    with ``flags`` (``--debug``, ``--watchdog 60``) and ``env`` on top of this process's environment (its
+    ``sys.path`` as PYTHONPATH): the exit status and the output, stdout then stderr (at most 120 s)."""
+    (folder / "train.py").write_text(script)
+    environ = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path), **(env or {})}
+    done = subprocess.run(
+        [sys.executable, "-m", "torchdoctor", "launch", "--standalone", "--nproc-per-node", "2", *flags, "train.py"],
+        env=environ, capture_output=True, text=True, timeout=120, cwd=folder,
+    )  # fmt: skip
+    return done.returncode, done.stdout + done.stderr
+
+
 def kept_for_a_person(prefix: str) -> Path:
     """A new folder that outlives the test run, for what a failure should leave for a person to read (a failed
     live job's files): under the temporary folder the suite was started with, not the run's own, which is

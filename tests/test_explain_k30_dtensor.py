@@ -9,6 +9,7 @@ import warnings
 
 import pytest
 import torch
+from explaining import certain_saying as reads
 from explaining import explained, traceback_of
 from torch import nn
 from torch.distributed.device_mesh import DeviceMesh, init_device_mesh
@@ -17,16 +18,6 @@ from torch.distributed.tensor.experimental import context_parallel
 from torch.distributed.tensor.parallel import ColwiseParallel, PrepareModuleInput, parallelize_module
 
 pytestmark = pytest.mark.usefixtures("every_message_seen")
-
-
-def reads(text: str, kind: str, said: list[str], fix: list[str]):
-    found = explained(text)
-    assert found.id == f"log.{kind}" and found.details["confidence"] == "certain", (found.id, found.summary)
-    for words in said:
-        assert words in found.summary, (words, found.summary)
-    for words in fix:
-        assert words in found.fix, (words, found.fix)
-    return found
 
 
 def test_a_mesh_on_a_device_with_an_index(one_rank):

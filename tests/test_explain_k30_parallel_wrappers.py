@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import pytest
 import torch
+from explaining import certain_saying as lead
 from explaining import explained, traceback_of
 from torch import nn
 from torch.distributed.algorithms.ddp_comm_hooks.powerSGD_hook import PowerSGDState
@@ -17,16 +18,6 @@ from torch.distributed.optim import ZeroRedundancyOptimizer
 from torch.nn.parallel import DistributedDataParallel
 
 pytestmark = pytest.mark.usefixtures("every_message_seen")
-
-
-def lead(text: str, kind: str, said: list[str], fix: list[str]):
-    found = explained(text)
-    assert found.id == f"log.{kind}" and found.details["confidence"] == "certain", (found.id, found.summary)
-    for words in said:
-        assert words in found.summary, (words, found.summary)
-    for words in fix:
-        assert words in found.fix, (words, found.fix)
-    return found
 
 
 def test_fully_shard_on_a_module_list(one_rank):

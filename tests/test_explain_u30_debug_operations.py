@@ -5,11 +5,8 @@ session 30, the planted fault of a different collective on one rank). Real proce
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
-
 from explaining import explained
+from helpers import launch_two_ranks
 
 SCRIPT = """
 import torch, torch.distributed as dist
@@ -26,15 +23,10 @@ dist.destroy_process_group()
 
 
 def test_ranks_making_different_collectives_under_debug_on_this_torch_are_read_with_each_ranks_call(tmp_path):
-    (tmp_path / "train.py").write_text(SCRIPT)
-    environ = {**os.environ, "TORCHDOCTOR_DEBUG_TIMEOUT": "30", "PYTHONPATH": os.pathsep.join(sys.path)}
-    done = subprocess.run(
-        [sys.executable, "-m", "torchdoctor", "launch", "--standalone", "--nproc-per-node", "2", "--debug",
-         "train.py"],
-        env=environ, capture_output=True, text=True, timeout=120, cwd=tmp_path,
-    )  # fmt: skip
-    output = done.stdout + done.stderr
-    assert done.returncode != 0 and "called different operations at the same point" in output, output[-3000:]
+    returncode, output = launch_two_ranks(
+        tmp_path, SCRIPT, "--debug", env={"TORCHDOCTOR_DEBUG_TIMEOUT": "30"}
+    )
+    assert returncode != 0 and "called different operations at the same point" in output, output[-3000:]
     found = explained(output)
     assert found.id == "log.ranks_different_collectives", found.summary
     assert "collective #3 with different operations" in found.summary

@@ -8,11 +8,8 @@ accelerate's padding of a gather (found for session 30). The model and loop belo
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
-
 from explaining import explained
+from helpers import launch_two_ranks
 
 SCRIPT = """
 import torch, torch.nn as nn, torch.distributed as dist
@@ -45,16 +42,10 @@ dist.destroy_process_group()
 def test_tp_ranks_given_batches_of_different_sizes_under_debug_on_this_torch_say_the_same_input_per_tp_group(
     tmp_path,
 ):
-    path = tmp_path / "train.py"
-    path.write_text(SCRIPT)
-    environ = {**os.environ, "TORCHDOCTOR_DEBUG_TIMEOUT": "30", "PYTHONPATH": os.pathsep.join(sys.path)}
-    done = subprocess.run(
-        [sys.executable, "-m", "torchdoctor", "launch", "--standalone", "--nproc-per-node", "2", "--debug",
-         str(path)],
-        env=environ, capture_output=True, text=True, timeout=120, cwd=tmp_path,
-    )  # fmt: skip
-    output = done.stdout + done.stderr
-    assert done.returncode != 0 and "Process 1: [16, 5]" in output, output[-3000:]
+    returncode, output = launch_two_ranks(
+        tmp_path, SCRIPT, "--debug", env={"TORCHDOCTOR_DEBUG_TIMEOUT": "30"}
+    )
+    assert returncode != 0 and "Process 1: [16, 5]" in output, output[-3000:]
     assert "runs inside a tensor-parallel (DTensor) layer" in output and "drop_last" in output
     found = explained(output)
     assert found.id == "log.gathered_shapes_differ", found.summary

@@ -7,13 +7,11 @@ session 30). The script below is the example's sharding and save reduced to two 
 
 from __future__ import annotations
 
-import os
 import re
 import shutil
-import subprocess
-import sys
 
 from explaining import explained
+from helpers import launch_two_ranks
 
 SCRIPT = """
 import torch, torch.distributed as dist
@@ -47,18 +45,11 @@ dist.destroy_process_group()
 def test_a_state_dict_gathered_under_rank_0_only_on_this_torch_names_the_condition_not_uneven_iterations(
     tmp_path,
 ):
-    (tmp_path / "train.py").write_text(SCRIPT)
-    environ = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
-    done = subprocess.run(
-        [sys.executable, "-m", "torchdoctor", "launch", "--standalone", "--nproc-per-node", "2", "--watchdog",
-         "60", "train.py"],
-        env=environ, capture_output=True, text=True, timeout=120, cwd=tmp_path,
-    )  # fmt: skip
-    output = done.stdout + done.stderr
+    returncode, output = launch_two_ranks(tmp_path, SCRIPT, "--watchdog", "60")
     kept = re.search(r"What each rank left: (\S+)/rank\*", output)
     if kept:  # the folder a failed job's verdict names, kept for the user: not for a test
         shutil.rmtree(kept[1], ignore_errors=True)
-    assert done.returncode != 0 and "ended while rank 0 still trained" in output, output[-3000:]
+    assert returncode != 0 and "ended while rank 0 still trained" in output, output[-3000:]
     assert "under a condition on the rank at train.py:24 (`if dist.get_rank() == 0:`)" in output, output[
         -3000:
     ]
@@ -93,15 +84,10 @@ dist.destroy_process_group()
 
 
 def test_a_barrier_under_rank_0_only_under_debug_on_this_torch_is_read_with_its_condition(tmp_path):
-    (tmp_path / "train.py").write_text(BARRIER)
-    environ = {**os.environ, "TORCHDOCTOR_DEBUG_TIMEOUT": "3", "PYTHONPATH": os.pathsep.join(sys.path)}
-    done = subprocess.run(
-        [sys.executable, "-m", "torchdoctor", "launch", "--standalone", "--nproc-per-node", "2", "--debug",
-         "train.py"],
-        env=environ, capture_output=True, text=True, timeout=120, cwd=tmp_path,
-    )  # fmt: skip
-    output = done.stdout + done.stderr
-    assert done.returncode != 0 and "did not reach collective" in output, output[-3000:]
+    returncode, output = launch_two_ranks(
+        tmp_path, BARRIER, "--debug", env={"TORCHDOCTOR_DEBUG_TIMEOUT": "3"}
+    )
+    assert returncode != 0 and "did not reach collective" in output, output[-3000:]
     assert "a call made under a condition on the rank at train.py:12" in output, output[-3000:]
     found = explained(output)
     assert found.id in ("log.collective_never_reached", "log.ranks_ended_early"), found.summary

@@ -6,11 +6,8 @@ check; found for session 30 with a DDP loop of 4 steps on rank 0 and 3 on rank 1
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
-
 from explaining import explained
+from helpers import launch_two_ranks
 
 SCRIPT = """
 import torch, torch.distributed as dist
@@ -31,15 +28,8 @@ dist.destroy_process_group()
 def test_a_ddp_rank_one_step_ahead_under_debug_on_this_torch_is_named_in_backwards_unchecked_all_reduce(
     tmp_path,
 ):
-    (tmp_path / "train.py").write_text(SCRIPT)
-    environ = {**os.environ, "TORCHDOCTOR_DEBUG_TIMEOUT": "3", "PYTHONPATH": os.pathsep.join(sys.path)}
-    done = subprocess.run(
-        [sys.executable, "-m", "torchdoctor", "launch", "--standalone", "--nproc-per-node", "2", "--debug",
-         "train.py"],
-        env=environ, capture_output=True, text=True, timeout=120, cwd=tmp_path,
-    )  # fmt: skip
-    output = done.stdout + done.stderr
-    assert done.returncode != 0 and "Process 0 did not reach collective #1" in output, output[-3000:]
+    returncode, output = launch_two_ranks(tmp_path, SCRIPT, "--debug", env={"TORCHDOCTOR_DEBUG_TIMEOUT": "3"})
+    assert returncode != 0 and "Process 0 did not reach collective #1" in output, output[-3000:]
     assert "it is in backward(): a model wrapped in DistributedDataParallel" in output, output[-3000:]
     found = explained(output)
     assert found.id == "log.collective_never_reached", found.summary
