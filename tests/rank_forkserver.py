@@ -4,9 +4,9 @@ Every rank of `run_ranks` is a Python process that imports torch and torch.distr
 on this VM: nearly all of what a short 2-rank job costs). Here that import is done once per pytest worker; each
 rank is then a fork of this process that runs its script as ``python script.py ARGS`` (or ``python -c CODE``)
 would: its own process, its own gloo connections, ``__name__ == "__main__"``, ``sys.argv``, the script's folder
-first on ``sys.path``, the rank's environment, stdout and stderr in the files given, an uncaught exception
-printed from the script's own frame and exit status 1. Nothing of torchdoctor is imported here: each script
-imports it, as it would.
+first on ``sys.path``, the rank's environment, stdout and stderr in the files given (where both name one file,
+one open file for both, as ``stderr=subprocess.STDOUT`` gives), an uncaught exception printed from the script's
+own frame and exit status 1. Nothing of torchdoctor is imported here: each script imports it, as it would.
 
 Requests come one JSON line each on stdin (``{"id", "argv", "env", "cwd", "stdout", "stderr"}``); the answers go
 to stdout, a line each: ``started ID PID`` once forked, ``ended PID CODE`` when the rank is reaped (CODE as
@@ -41,6 +41,9 @@ def become_rank(request: dict, wakeup: tuple[int, int]) -> None:
     os.dup2(null, 0)
     os.close(null)
     for fd, path in ((1, request["stdout"]), (2, request["stderr"])):
+        if fd == 2 and path == request["stdout"]:  # one file for both, as ``stderr=subprocess.STDOUT``
+            os.dup2(1, 2)
+            continue
         opened = os.open(path, os.O_WRONLY | os.O_CREAT, 0o644)
         os.dup2(opened, fd)
         os.close(opened)

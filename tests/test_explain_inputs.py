@@ -14,6 +14,8 @@ import sys
 from pathlib import Path
 
 import pytest
+from helpers import VENV_TORCHRUN
+from rank_runner import start_script
 
 from torchdoctor.errors import BadInput
 from torchdoctor.explain.diagnose import explain
@@ -26,34 +28,22 @@ HERE = str(JOB)
 
 @pytest.fixture(scope="module")
 def failed_jobs(tmp_path_factory):
-    """Three real two-rank gloo jobs under torchrun, run side by side: mode -> (--log-dir folder, console)."""
+    """Three real two-rank gloo jobs under torchrun, run side by side: mode -> (--log-dir folder, console).
+    Each torchrun's agent is forked where torch is imported (rank_runner.start_script: its console script run as
+    its shebang line runs it), and starts its ranks as torchrun does; its console is stdout and stderr in one."""
     root = tmp_path_factory.mktemp("jobs")
     started = {}
     for mode in ("crash", "dataloader", "restart"):
         log_dir, console = root / mode, root / f"{mode}.txt"
-        command = [
-            sys.executable,
-            "-m",
-            "torch.distributed.run",
-            "--standalone",
-            "--nproc-per-node",
-            "2",
-            "--max-restarts",
-            "1" if mode == "restart" else "0",
-            "--log-dir",
-            str(log_dir),
-            "--redirects",
-            "3",
-            "--tee",
-            "3",
-            str(JOB),
-            mode,
-        ]
+        flags = ["--standalone", "--nproc-per-node", "2", "--max-restarts", "1" if mode == "restart" else "0"]
+        flags += ["--log-dir", str(log_dir), "--redirects", "3", "--tee", "3", str(JOB), mode]
         out = console.open("w")
-        env = {**os.environ, "OMP_NUM_THREADS": "1"}
-        process = subprocess.Popen(
-            command, stdout=out, stderr=subprocess.STDOUT, env=env, start_new_session=True
-        )
+        if VENV_TORCHRUN is not None:
+            process = start_script([VENV_TORCHRUN, *flags], out, out, env={"OMP_NUM_THREADS": "1"})
+        else:
+            command = [sys.executable, "-m", "torch.distributed.run", *flags]
+            env = {**os.environ, "OMP_NUM_THREADS": "1"}
+            process = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT, env=env)
         started[mode] = (process, out)
     jobs = {}
     try:
@@ -64,11 +54,15 @@ def failed_jobs(tmp_path_factory):
                 pytest.fail(f"torchrun {mode} did not end in 500 s (it waits for its two ranks)")
             assert code != 0, f"the {mode} job was meant to fail"
             jobs[mode] = (root / mode, root / f"{mode}.txt")
-    finally:  # a test stopped by its timeout leaves no torchrun or rank behind
+    finally:  # a test stopped by its timeout leaves no torchrun or rank behind: the agent stops its ranks
         for process, out in started.values():
             if process.poll() is None:
-                os.killpg(process.pid, signal.SIGKILL)
-                process.wait()
+                os.kill(process.pid, signal.SIGTERM)
+                try:
+                    process.wait(timeout=30)
+                except subprocess.TimeoutExpired:
+                    process.kill()
+                    process.wait()
             out.close()
     return jobs
 

@@ -7,10 +7,8 @@ on this torch, and as printed."""
 
 from __future__ import annotations
 
-import subprocess
-import sys
-
 from explaining import explained
+from rank_runner import run_script
 
 SCRIPT = """\
 import torch
@@ -36,7 +34,7 @@ def test_a_lambda_handed_to_a_spawned_process_on_this_torch_says_module_level_fu
 ):
     script = tmp_path / "hogwild.py"
     script.write_text(SCRIPT)
-    done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=120)
+    done = run_script([str(script)], timeout=120)  # `python script`, forked where torch is imported
     assert done.returncode != 0 and "pickle" in done.stderr, done.stderr[-2000:]
     found = explained(done.stderr)
     assert found.id == "log.spawn_pickling", found.summary

@@ -7,10 +7,8 @@ Read from a real process on this torch, and as printed."""
 
 from __future__ import annotations
 
-import subprocess
-import sys
-
 from explaining import explained
+from rank_runner import run_script
 
 from torchdoctor.explain.diagnose import explain
 
@@ -40,7 +38,7 @@ def test_a_worker_killed_while_the_main_process_waits_on_this_torch_is_one_findi
 ):
     script = tmp_path / "train.py"
     script.write_text(SCRIPT)
-    done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=120)
+    done = run_script([str(script)], timeout=120)  # `python script`, forked where torch is imported
     assert done.returncode != 0 and "is killed by signal: Killed" in done.stderr, done.stderr[-2000:]
     assert ") exited unexpectedly" in done.stderr, done.stderr[-2000:]
     found = explain([_log(tmp_path, done.stderr)])

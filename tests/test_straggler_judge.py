@@ -13,6 +13,7 @@ from datetime import timedelta
 from pathlib import Path
 
 import torch.distributed as dist
+from rank_runner import run_script
 
 from torchdoctor.stragglers import judge
 from torchdoctor.stragglers.aggregate import judge_kept
@@ -130,9 +131,9 @@ def test_the_windows_go_to_the_jobs_tcpstore_under_the_runs_own_prefix_where_the
         "client = dist.TCPStore(host, port, is_master=False, wait_for_workers=False)\n"
         "print(json.dumps([prefix, dist.PrefixStore(prefix, client).get('probe').decode()]))\n"
     )
-    env = {**os.environ, "MASTER_ADDR": "127.0.0.1", "MASTER_PORT": "0", "TORCHELASTIC_RUN_ID": "job-7"}
+    env = {"MASTER_ADDR": "127.0.0.1", "MASTER_PORT": "0", "TORCHELASTIC_RUN_ID": "job-7"}
     env["TORCHELASTIC_RESTART_COUNT"] = "2"
-    done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120)
+    done = run_script(["-c", code], env=env, timeout=120)  # forked where torch is imported: its own process
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout.splitlines()[-1]) == ["torchdoctor/job-7/2", "set by the rank"]
 
@@ -153,10 +154,8 @@ def test_rank_0_of_several_starts_its_judge_before_the_process_group_and_lets_it
         "print(watch._state['judge'].pid if 'judge' in watch._state else None, flush=True)\n"
     )
     for rank, started in (("0", True), ("1", False)):
-        env = {**os.environ, "RANK": rank, "WORLD_SIZE": "2", "LOCAL_WORLD_SIZE": "1"}  # one rank per node
-        done = subprocess.run(
-            [sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120
-        )
+        env = {"RANK": rank, "WORLD_SIZE": "2", "LOCAL_WORLD_SIZE": "1"}  # one rank per node
+        done = run_script(["-c", code], env=env, timeout=120)  # forked where torch is imported
         assert done.returncode == 0 and done.stderr == "", done.stderr
         pid = done.stdout.split()[-1]
         assert (pid != "None") == started, done.stdout
