@@ -299,15 +299,6 @@ def test_torchruns_info_lines_of_its_options_are_not_refusals():
             "refuses its options for the TPU or SageMaker launcher",
         ),
         (
-            "ValueError: "
-            + template(
-                "accelerate:the-config-file-at-had-unknown",
-                "/root/.cache/huggingface/accelerate/default_config.yaml",
-                "['enable_cpu_affinity']",
-            ),
-            "cannot read its config file",
-        ),
-        (
             "ValueError: " + template("accelerate:distributed-type-must-be-specified-in"),
             "cannot read its config file",
         ),

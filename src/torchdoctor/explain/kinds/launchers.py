@@ -320,11 +320,10 @@ LAUNCHER_REFUSALS: tuple[tuple[str, str, str], ...] = (
     (
         "accelerate_config_keys",
         "accelerate launch cannot read its config file",
-        "The config file (--config_file, or ~/.cache/huggingface/accelerate/default_config.yaml) was written by "
-        "another accelerate release or edited by hand: unknown keys come from a newer accelerate (upgrade "
-        "accelerate where the job runs: pip install -U accelerate) or a typo (remove them), and a config without "
-        "distributed_type is incomplete (add it: NO, MULTI_GPU, DEEPSPEED, FSDP...). `accelerate config` writes a "
-        "complete one for this machine and this release.",
+        "The config file (--config_file, or ~/.cache/huggingface/accelerate/default_config.yaml) has no "
+        "distributed_type: it is incomplete, written by hand or by another tool (add it: NO, MULTI_GPU, DEEPSPEED, "
+        "FSDP...). `accelerate config` writes a complete one for this machine and this release. (Keys the "
+        "installed accelerate does not know are another release's file: dependency_version, stack_releases.py.)",
     ),
     (
         "ds_mpi_devices",
@@ -534,7 +533,6 @@ LAUNCH_COMMAND = Recogniser(
         "You need to provide an aws_access_key_id and aws_secret_access_key",
         # accelerate/commands/config/config_args.py: the config file it reads
         "A `distributed_type` must be specified in the config file",
-        "had unknown keys (",
     ),
     templates=(
         "system:argparse-unrecognized-arguments",
@@ -639,7 +637,6 @@ LAUNCH_COMMAND = Recogniser(
         "accelerate:sagemaker-doesn-support-argparse-actions-for",
         "accelerate:you-need-to-provide-an-aws",
         "accelerate:distributed-type-must-be-specified-in",
-        "accelerate:the-config-file-at-had-unknown",
         "third_party:fire-could-not-consume-arg",
         "third_party:yacs-python-module-must-have-cfg",
     ),
@@ -711,8 +708,7 @@ LAUNCH_COMMAND = Recogniser(
         r"aws_secret_access_key when not using aws_profile)|"
         r"(?P<fire_arg>Could not consume arg: (?![^\n]{0,300}?(?:--|–|—)local[_-]rank)[^\n]{1,200})|"
         r"(?P<yacs_py>Python module from file [^\n{}]{1,300} must have 'cfg' attr)|"
-        r"(?P<accelerate_config_keys>A `distributed_type` must be specified in the config file\.|The config file at "
-        r"[^\n]{1,300} had unknown keys \([^\n]{0,300})|"
+        r"(?P<accelerate_config_keys>A `distributed_type` must be specified in the config file\.)|"
         r"No such file or directory: '(?P<acc_default_config>[^'\n]{0,300}[/\\]accelerate[/\\]default_config\.(?:yaml|json))'"
     ),
     facts=(

@@ -39,6 +39,7 @@ from torchdoctor.explain.kinds import (
     research_code,
     seed_devices,
     simulators,
+    stack_releases,
     trainer_data_releases,
     trl_checks,
     varlen_attention,
@@ -63,7 +64,14 @@ R = Pattern  # compiled where a log first needs it (recognisers.Pattern)
 
 # the libraries' releases that changed what code calls, a module each holding a table of them (its CHANGE
 # pattern, ANCHORS, GENERIC, TEMPLATES and change(); those after the first also decisive()), tried in this order
-_CHANGES = (api_changes, release_changes, trainer_data_releases, neighbour_releases, data_containers)
+_CHANGES = (
+    api_changes,
+    release_changes,
+    trainer_data_releases,
+    neighbour_releases,
+    data_containers,
+    stack_releases,
+)
 
 # "requires PyTorch >= 2.2.0", "requires `accelerate>=1.1.0`", "requires deepspeed>=0.16.4"
 _REQUIRES = R(
