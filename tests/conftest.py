@@ -359,6 +359,14 @@ PROCESS_TESTS = {
     "test_explain_u30_debug_operations": {
         "test_ranks_making_different_collectives_under_debug_on_this_torch_are_read_with_each_ranks_call"
     },
+    # mp.spawn handed a lambda, its traceback through multiprocessing's pickling (u31)
+    "test_explain_u31_spawn_no_torch_save": {
+        "test_a_lambda_handed_to_mp_spawn_on_this_torch_is_not_offered_as_torch_saves"
+    },
+    # pytorch/examples' tensor-parallel ToyModel on 2 gloo ranks under plain torchrun, batches of two sizes (u31)
+    "test_explain_u31_tp_plain_gloo": {
+        "test_tp_ranks_given_batches_of_different_sizes_under_torchrun_on_this_torch_name_the_line_and_the_tp_layer"
+    },
     # mp.spawn of 1 process for a world of 2, stopped with a SIGINT to its process group
     "test_explain_interrupted": {
         "test_a_hung_mp_spawn_stopped_with_ctrl_c_is_read_as_waiting_for_its_processes"
