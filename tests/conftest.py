@@ -359,6 +359,10 @@ PROCESS_TESTS = {
     "test_explain_u30_debug_operations": {
         "test_ranks_making_different_collectives_under_debug_on_this_torch_are_read_with_each_ranks_call"
     },
+    # a DDP loop on 2 gloo ranks under launch --watchdog, rank 1 skipping a NaN loss's backward (u31)
+    "test_launch_u31_ddp_skipped_backward": {
+        "test_a_ddp_rank_skipping_a_nan_losss_backward_under_watchdog_on_this_torch_says_backward_passes_differ"
+    },
     # mp.spawn handed a lambda, its traceback through multiprocessing's pickling (u31)
     "test_explain_u31_spawn_no_torch_save": {
         "test_a_lambda_handed_to_mp_spawn_on_this_torch_is_not_offered_as_torch_saves"

@@ -55,6 +55,14 @@ CONTEXT = (
             r"a call made under a condition on the rank at (?P<survivor_condition>\S+:\d+ \(`[^`\n]{1,200}`\))"
         ),
     ),
+    # hang/joined_verdict.py: DDP's ranks split between backward's all-reduce and the next forward's collectives
+    (
+        "Under DDP ",
+        R(
+            r"Under DDP (?P<ddp_passes>ranks? [\d, -]{1,80} waits? in backward's gradient all-reduce while ranks? "
+            r"[\d, -]{1,80} waits? in DDP's collectives before the next forward)"
+        ),
+    ),
     # distributed/messages.py: debug mode's missing rank found inside backward() (DDP's unchecked all-reduce)
     (
         "it is in backward(): ",
@@ -122,6 +130,18 @@ def _hang(hits: list[Hit], ctx: Context) -> tuple[str, str]:
             "differently, or a loop of another length)."
         )
         fix += _per_rank_arguments(ctx.facts["mismatch"])
+        if ctx.facts.get("ddp_passes"):
+            # found with accelerate's gradient_accumulation.py, rank 1 skipping a NaN loss with `continue`
+            summary += (
+                f"; under DDP {ctx.facts['ddp_passes']}: the ranks ran different numbers of backward passes"
+            )
+            fix = (
+                "Under DDP every rank must run backward after every forward (backward all-reduces the gradients, "
+                "the next forward synchronises buffers): look for a loss skipped on some ranks only (a NaN or inf "
+                "check followed by `continue`, an empty batch), no_sync() on some ranks only, or a different number "
+                "of batches per rank; skip on every rank together (all_reduce the skip decision first).\n"
+                + fix
+            )
     else:
         summary = f"torchdoctor's watchdog stopped a hang{after}; its report names no single rank that held the others up"
         fix = (
