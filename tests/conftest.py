@@ -363,6 +363,10 @@ PROCESS_TESTS = {
     "test_launch_u31_ddp_skipped_backward": {
         "test_a_ddp_rank_skipping_a_nan_losss_backward_under_watchdog_on_this_torch_says_backward_passes_differ"
     },
+    # Lightning Fabric with devices=4 under a torchrun of 2 processes (u31)
+    "test_explain_u31_fabric_devices": {
+        "test_fabric_given_more_devices_than_torchruns_processes_on_this_lightning_names_fabrics_devices"
+    },
     # mp.spawn handed a lambda, its traceback through multiprocessing's pickling (u31)
     "test_explain_u31_spawn_no_torch_save": {
         "test_a_lambda_handed_to_mp_spawn_on_this_torch_is_not_offered_as_torch_saves"
