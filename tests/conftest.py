@@ -367,6 +367,10 @@ PROCESS_TESTS = {
     "test_explain_u31_fabric_devices": {
         "test_fabric_given_more_devices_than_torchruns_processes_on_this_lightning_names_fabrics_devices"
     },
+    # the DDP tutorial's loop on 2 gloo ranks under torchdoctor launch, rank 1's dataset hanging, SIGINT (u31)
+    "test_launch_u31_ctrl_c_places": {
+        "test_a_hang_stopped_with_ctrl_c_under_launch_on_this_torch_says_where_each_rank_was"
+    },
     # mp.spawn handed a lambda, its traceback through multiprocessing's pickling (u31)
     "test_explain_u31_spawn_no_torch_save": {
         "test_a_lambda_handed_to_mp_spawn_on_this_torch_is_not_offered_as_torch_saves"
