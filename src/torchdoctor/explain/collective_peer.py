@@ -33,14 +33,18 @@ def named(peer: Raised) -> tuple[str, str, str]:
     rank of the group needs the same input; else empty)."""
     where = first_failure.where(peer)
     rank = f"rank {peer.rank}" if peer.rank is not None else "the peer"
-    phrase = f"{rank} was in that collective at {where}"
+    phrase = f"{rank} was in a collective at {where} when its peer aborted"
     paragraph = (
-        f"{rank[0].upper()}{rank[1:]} was in that collective at {where} when its peer's check stopped the run "
-        "(gloo aborts the rank that finds the sizes differ, with no Python traceback of its own)."
+        f"{rank[0].upper()}{rank[1:]} was in a collective at {where} when its peer's size check stopped the run "
+        "(gloo aborts the rank that finds the sizes differ, with no Python traceback of its own): the peer's call "
+        "is the same line where the ranks run the same code, else the collective it made in that one's place."
     )
     files = [frame.file.replace("\\", "/") for frame in peer.frames]
     if any(part in file for file in files for part in _TENSOR_PARALLEL):
-        phrase += ", inside a tensor-parallel (DTensor) layer: the ranks were likely given different inputs"
+        phrase += (
+            "; its traceback runs through a tensor-parallel (DTensor) layer: the ranks were likely given different "
+            "inputs"
+        )
         return phrase, paragraph, TP_SAME_INPUT
     return phrase, paragraph, ""
 
