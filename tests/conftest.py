@@ -371,6 +371,10 @@ PROCESS_TESTS = {
     "test_launch_u31_ctrl_c_places": {
         "test_a_hang_stopped_with_ctrl_c_under_launch_on_this_torch_says_where_each_rank_was"
     },
+    # accelerate's loop on a tiny GPT-2, 2 gloo ranks under torchrun, rank 1 under an address-space limit (u31)
+    "test_explain_u31_small_host_oom": {
+        "test_a_rank_under_an_address_space_limit_on_this_torch_is_named_with_its_line_and_the_limit"
+    },
     # mp.spawn handed a lambda, its traceback through multiprocessing's pickling (u31)
     "test_explain_u31_spawn_no_torch_save": {
         "test_a_lambda_handed_to_mp_spawn_on_this_torch_is_not_offered_as_torch_saves"
