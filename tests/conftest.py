@@ -375,6 +375,10 @@ PROCESS_TESTS = {
     "test_explain_u31_small_host_oom": {
         "test_a_rank_under_an_address_space_limit_on_this_torch_is_named_with_its_line_and_the_limit"
     },
+    # a callback's barrier under a condition on the rank, 2 gloo ranks under launch --debug (u31)
+    "test_launch_u31_debug_condition": {
+        "test_a_callbacks_barrier_under_a_rank_condition_under_debug_on_this_torch_names_the_condition"
+    },
     # mp.spawn handed a lambda, its traceback through multiprocessing's pickling (u31)
     "test_explain_u31_spawn_no_torch_save": {
         "test_a_lambda_handed_to_mp_spawn_on_this_torch_is_not_offered_as_torch_saves"

@@ -282,11 +282,19 @@ def _different_calls(hits: list[Hit], ctx: Context) -> tuple[str, str]:
         summary = f"the ranks entered collective {'#' + seq + ' ' if seq else ''}with different operations"
         summary += f" (torchdoctor's debug mode{',' + ranks if ranks else ''})"
         summary += f": {calls}" if calls else ""
-        return summary, (
+        fix = (
             "Every rank of a group must make the same collective calls in the same order. Look at what sends the "
             "ranks to different calls at these lines: a condition on the rank around one of them, a loop of another "
             "length on one rank, a setting read per rank; make every rank call the same collective there."
         )
+        condition = first(hits, "condition")
+        if condition:  # debug mode found one of the calls under a condition on the rank
+            summary += f"; {condition}"
+            fix = (
+                f"{condition}: take the collective (or the library call that makes one) out of that condition so "
+                "that every rank makes it, and keep only the write or the print under it.\n" + fix
+            )
+        return summary, fix
     seq, what, calls = first(hits, "seq"), first(hits, "what"), first(hits, "calls")
     condition, culprit = first(hits, "condition"), first(hits, "culprit_line")
     summary = f"the ranks entered collective #{seq} with {what}: {calls}"
