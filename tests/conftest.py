@@ -359,6 +359,34 @@ PROCESS_TESTS = {
     "test_explain_u30_debug_operations": {
         "test_ranks_making_different_collectives_under_debug_on_this_torch_are_read_with_each_ranks_call"
     },
+    # a DDP loop on 2 gloo ranks under launch --watchdog, rank 1 skipping a NaN loss's backward (u31)
+    "test_launch_u31_ddp_skipped_backward": {
+        "test_a_ddp_rank_skipping_a_nan_losss_backward_under_watchdog_on_this_torch_says_backward_passes_differ"
+    },
+    # Lightning Fabric with devices=4 under a torchrun of 2 processes (u31)
+    "test_explain_u31_fabric_devices": {
+        "test_fabric_given_more_devices_than_torchruns_processes_on_this_lightning_names_fabrics_devices"
+    },
+    # the DDP tutorial's loop on 2 gloo ranks under torchdoctor launch, rank 1's dataset hanging, SIGINT (u31)
+    "test_launch_u31_ctrl_c_places": {
+        "test_a_hang_stopped_with_ctrl_c_under_launch_on_this_torch_says_where_each_rank_was"
+    },
+    # accelerate's loop on a tiny GPT-2, 2 gloo ranks under torchrun, rank 1 under an address-space limit (u31)
+    "test_explain_u31_small_host_oom": {
+        "test_a_rank_under_an_address_space_limit_on_this_torch_is_named_with_its_line_and_the_limit"
+    },
+    # a callback's barrier under a condition on the rank, 2 gloo ranks under launch --debug (u31)
+    "test_launch_u31_debug_condition": {
+        "test_a_callbacks_barrier_under_a_rank_condition_under_debug_on_this_torch_names_the_condition"
+    },
+    # mp.spawn handed a lambda, its traceback through multiprocessing's pickling (u31)
+    "test_explain_u31_spawn_no_torch_save": {
+        "test_a_lambda_handed_to_mp_spawn_on_this_torch_is_not_offered_as_torch_saves"
+    },
+    # pytorch/examples' tensor-parallel ToyModel on 2 gloo ranks under plain torchrun, batches of two sizes (u31)
+    "test_explain_u31_tp_plain_gloo": {
+        "test_tp_ranks_given_batches_of_different_sizes_under_torchrun_on_this_torch_name_the_line_and_the_tp_layer"
+    },
     # mp.spawn of 1 process for a world of 2, stopped with a SIGINT to its process group
     "test_explain_interrupted": {
         "test_a_hung_mp_spawn_stopped_with_ctrl_c_is_read_as_waiting_for_its_processes"

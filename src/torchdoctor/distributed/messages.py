@@ -199,7 +199,28 @@ def divergence_message(
         text = "Cannot apply desired operation: the processes made different calls at the same point." + (
             _sites_block(made)
         )
-    return head + "\n\n" + text
+    return head + "\n\n" + text + _conditions_at(made)
+
+
+_SITE = re.compile(r"^(?P<file>.+?):(?P<line>\d+) in ")
+
+
+def _conditions_at(entries: Mapping[int, Mapping[str, Any]]) -> str:
+    """A line for each call site of ``entries`` that sits under a condition on the rank (``if
+    state.is_world_process_zero: dist.barrier()`` in a Trainer callback: found for session 31, where the message
+    named both calls but not the condition that sent one rank alone to its own); "" when none does."""
+    from torchdoctor.hang.source import rank_condition
+
+    lines = []
+    for site in dict.fromkeys(str(e.get("site", "")) for e in entries.values()):
+        found = _SITE.match(site)
+        condition = rank_condition(found["file"], int(found["line"])) if found else None
+        if condition:
+            lines.append(
+                f"{found['file']}:{found['line']} sits under a condition on the rank, {condition}: every rank "
+                "must make the same collective calls."
+            )
+    return "".join("\n" + line for line in lines)
 
 
 def group_words(group_key: str) -> str:

@@ -142,6 +142,10 @@ def exception_at(line: str, before: list[str], following: list[str]) -> Raised |
         if _TRACEBACK.match(text):
             frames, raised.traceback, start = [], True, at  # only the last traceback above the line
             continue
+        if frames and not text[:1].isspace() and EXCEPTION_LINE.match(text):
+            # another exception's own line: the frames above it were its traceback, not this one's
+            frames, raised.traceback, start = [], False, None
+            continue
         framed = _FRAME.match(text)
         if framed:
             start = at if start is None else start

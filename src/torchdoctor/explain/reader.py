@@ -83,7 +83,7 @@ _RANK_PREFIX = re.compile(r"^\s*(?:\[(?:rank|default)(\d{1,6})\]:\s?)+")
 EXCEPTION_LINE = re.compile(
     r"^\s*(?:[A-Za-z_][\w]*\.)*(?P<type>[A-Z]\w*(?:Error|Exception|Interrupt|Exit))(?::\s?(?P<message>.*)|\s*$)"
 )
-BEFORE = 40  # lines above an exception line kept: its traceback's innermost frames
+BEFORE = 120  # lines above an exception line kept: its traceback's innermost frames (a Hugging Face model's forward is 25 frames of 3 lines under Python 3.11+ before the user's line)
 MAX_TRACEBACKS = (
     1000  # exception lines per input given the lines above them (a log of a million costs no more)
 )

@@ -93,6 +93,9 @@ class Alternative:
         str, ...
     ] = ()  # facts one of which the hits (or the whole log) must have for this reading to apply (none: always)
     unless: tuple[str, ...] = ()  # facts none of the hits may have for this reading to apply
+    unless_log: tuple[
+        str, ...
+    ] = ()  # facts of the whole log that rule this reading out (a traceback's frames)
 
 
 class Pattern:

@@ -7,7 +7,7 @@ torchdoctor happens to know.
 
 from __future__ import annotations
 
-from torchdoctor.explain import first_failure, interrupted
+from torchdoctor.explain import collective_peer, first_failure, interrupted
 from torchdoctor.explain.first_failure import Raised
 from torchdoctor.explain.kinds import (
     BY_KIND,
@@ -185,12 +185,15 @@ def findings(
                     or any(k in ctx.facts for k in a.when)
                 )
                 and not any(k in h.facts for h in kind_hits for k in a.unless)
+                and not any(k in ctx.facts for k in a.unless_log)
             ]
             if others:  # the same message fits these too: name them after this one, not instead of it
                 summary += "; or " + "; or ".join(a.title for a in others)
                 details["alternatives"] = [f"log.{a.kind}" for a in others]
                 fix += "".join(f"\nIf it is not that but {a.title}: {a.fix}" for a in others)
             named = {a.kind for a in others}
+            # readings the log's own frames rule out are not offered from other logs' messages either
+            named |= {a.kind for a in recogniser.also if any(k in ctx.facts for k in a.unless_log)}
             for other, _ in _commonest(contested):  # the same message on real logs of these causes
                 if other in recogniser.absorbs:  # the reading this one replaces where both fit
                     continue
@@ -218,6 +221,16 @@ def findings(
             if reached.code:
                 details["code"] = reached.code
             fix += f"\n{REACHED} {first_failure.where(reached)}."
+        elif reached is None and kind == "rank_divergence" and "frame" not in details:
+            # gloo's size check aborts its rank in C++ with no Python traceback: the peer's traceback names the
+            # user's line of the same collective (found with pytorch/examples' tensor_parallel_example.py, the
+            # ranks given batches of different sizes, under plain torchrun)
+            peer = collective_peer.peer_in_collective(by_kind, raised or [])
+            if peer is not None:
+                phrase, paragraph, lead_with = collective_peer.named(peer)
+                summary += f"; {phrase}"
+                fix = (f"{lead_with}\n" if lead_with else "") + f"{fix}\n{paragraph}"
+                details["frame"] = str(peer.frame)
         versions = {k: v for k, v in ctx.facts.items() if k.endswith("_version")}
         if versions:
             details["versions"] = versions  # what the log says it ran with, for the person reading -v

@@ -154,6 +154,10 @@ def mismatch_verdict(d, by_rank: dict[int, RankStack]) -> Verdict:
     if moved_on:
         sentences.append(moved_on)
     if odd is None:
+        passes = _ddp_passes_differ(d, by_rank)
+        if passes:  # which rank skipped cannot be told, what differs can
+            sentences.append(passes)
+            return Verdict("\n".join(sentences), "mismatch")
         sentences.append("Which side is the odd one out cannot be told: " + finding.fix.splitlines()[0])
         return Verdict("\n".join(sentences), "mismatch")
     culprits = list(d.entered[odd])
@@ -181,6 +185,37 @@ def mismatch_verdict(d, by_rank: dict[int, RankStack]) -> Verdict:
     verdict = Verdict("\n".join(sentences), "mismatch", culprits, where, condition)
     verdict.share = 1 - len(culprits) / sum(len(r) for r in d.entered.values())
     return verdict
+
+
+# what the watchdog's report concludes from DDP's ranks split between backward and the next forward (explain reads it)
+DDP_PASSES_DIFFER = "the ranks ran different numbers of backward passes"
+
+
+def _ddp_passes_differ(d, by_rank: dict[int, RankStack]) -> str:
+    """Where some ranks of the mismatch wait in backward's gradient all-reduce and the others in DDP's collectives
+    before the next forward: the ranks ran different numbers of backward passes (found with accelerate's
+    gradient_accumulation.py, rank 1 skipping a NaN loss with `continue`: the report said only that the odd side
+    could not be told). Empty where the stacks do not show that."""
+    backward, forward = [], []
+    for ranks in d.entered.values():
+        for rank in ranks:
+            stack = by_rank.get(rank)
+            doing = collective_of(stack.frames) if stack is not None and stack.frames else None
+            if doing and doing.startswith("backward()"):
+                backward.append(rank)
+            elif doing and doing.startswith("DistributedDataParallel's") and "before forward" in doing:
+                forward.append(rank)
+    if not backward or not forward:
+        return ""
+    verb = {1: "waits"}
+    return (
+        f"Under DDP {who(backward)} {verb.get(len(backward), 'wait')} in backward's gradient all-reduce while "
+        f"{who(forward)} {verb.get(len(forward), 'wait')} in DDP's collectives before the next forward: "
+        f"{DDP_PASSES_DIFFER}. Look for a "
+        "loss skipped on some ranks only (a NaN or inf check followed by `continue`, an empty batch), no_sync() "
+        "on some ranks only, or a different number of batches per rank: every rank must run backward after "
+        "every forward, or all skip it together (all_reduce the skip decision first)."
+    )
 
 
 def _stacks_of(d, side, by_rank: dict[int, RankStack]) -> list[RankStack]:

@@ -76,8 +76,9 @@ def main(argv: list[str] | None = None) -> None:
     except SystemExit as leaving:
         exit_status = _status_of(leaving)
         raise
-    except KeyboardInterrupt:
+    except KeyboardInterrupt as stopped:
         exit_status = INTERRUPTED_EXIT
+        _say_where_stopped(stopped)
         sys.exit(INTERRUPTED_EXIT)  # the launcher was stopped; it says so once, for every worker
     except BaseException as error:  # noqa: BLE001 - printed as Python would, then the same exit status
         failed = error
@@ -123,6 +124,29 @@ def _module_file(name: str) -> str:
 
 def _real(filename: str) -> str:
     return filename if filename.startswith("<") else os.path.realpath(filename)
+
+
+def _say_where_stopped(stopped: KeyboardInterrupt) -> None:
+    """One line: where this rank's script was when Ctrl-C stopped it (the innermost line of the user's code in
+    its traceback), so that a hang stopped by hand says where each rank waited; nothing when no frame is the
+    user's. (Found with a rank stuck in its dataset's __getitem__: the launch said only "interrupted".)"""
+    from torchdoctor.hang.source import is_user_code
+
+    ours = {os.path.realpath(__file__), os.path.realpath(runpy.__file__), "<frozen runpy>"}
+    frames = [
+        frame
+        for frame in traceback.extract_tb(stopped.__traceback__)
+        if _real(frame.filename) not in ours and is_user_code(frame.filename)
+    ]
+    if not frames:
+        return
+    where = frames[-1]
+    code = f": {where.line.strip()}" if where.line else ""
+    sys.stderr.write(
+        f"torchdoctor: rank {os.environ.get('RANK', '0')} was interrupted at {where.filename}:{where.lineno} in "
+        f"{where.name}{code}\n"
+    )
+    sys.stderr.flush()
 
 
 def _print_from_users_frame(error: BaseException) -> None:

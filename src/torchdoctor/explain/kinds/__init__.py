@@ -501,6 +501,12 @@ CONTEXT_FACTS: tuple[tuple[str, re.Pattern], ...] = (
     # a multiprocessing Process started by spawn (CPython's popen_spawn_*: the child gets its target and arguments
     # pickled): with no mp.spawn or DataLoader in the log, the script's own Process (train.py's _spawn)
     ("popen_spawn_", re.compile(r"(?P<process_spawned>popen_spawn_(?:posix|win32)\.py)")),
+    # the object multiprocessing pickled for a new process (reduction.py's dump, under popen_spawn_* or
+    # forkserver): the pickling error is the start of a process's, not torch.save's
+    (
+        "reduction.py",
+        re.compile(r"(?P<pickled_for_process>multiprocessing[/\\]reduction\.py\S*, line \d+, in dump)"),
+    ),
     ("torch", re.compile(r"\b(?:torch|PyTorch version:?)[ =]=?(?P<torch_version>\d+\.\d+\.\d+[\w.+]*)")),
     # the host compiler a build ran: gcc -v, gcc --version, CMake's compiler identification (kinds/toolkits.py)
     *(

@@ -927,7 +927,21 @@ def _cpu_oom(hits: list[Hit], ctx: Context) -> tuple[str, str]:
         "(a smaller max_seq_length or image size). Or run on a machine (or job allocation) with more memory. A "
         "request far beyond the machine's RAM is a wrong size computed by the code that asked."
     )
+    if asked and int(asked) < SMALL_REQUEST:
+        # found with accelerate's loop on a tiny GPT-2, rank 1 under an address-space limit: a 2 MiB request
+        # refused, and the fix was all about needing less memory
+        summary += f" ({int(asked) / 2**20:.1f} MiB: a request this small refused means almost none was left)"
+        fix = (
+            "A request this small is refused when the process had almost nothing left: a limit of its own (ulimit -v "
+            "or RLIMIT_AS set by the script or the shell, a container's or the scheduler's memory limit, e.g. "
+            "Slurm's --mem) or the machine's memory taken by other processes. Check ulimit -a and "
+            "cat /proc/<pid>/limits for the rank, the job's memory request, and free -g while it runs.\n"
+            + fix
+        )
     return summary + on_ranks(hits), fix
+
+
+SMALL_REQUEST = 64 * 2**20  # bytes: a refused request below this is a limit reached, not the request's size
 
 
 CPU_OOM = Recogniser(

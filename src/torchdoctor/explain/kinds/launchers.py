@@ -262,8 +262,9 @@ LAUNCHER_REFUSALS: tuple[tuple[str, str, str], ...] = (
     (
         "lightning_world",
         "Lightning's devices x num_nodes is not the world size the launcher started",
-        "Under torchrun (or another launcher) Lightning takes the processes it was given: Trainer(devices=...) "
-        "must equal --nproc_per_node and num_nodes= --nnodes, so that devices x num_nodes is the world size; "
+        "Under torchrun (or another launcher) Lightning takes the processes it was given: devices= of "
+        "Trainer(...) or Fabric(...) must equal --nproc_per_node and num_nodes= --nnodes, so that devices x "
+        "num_nodes is the world size; "
         "or start the script with plain python and let Lightning launch its own processes.",
     ),
     (

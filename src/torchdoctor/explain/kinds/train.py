@@ -901,6 +901,9 @@ SPAWN_PICKLING = Recogniser(
             "If the traceback runs through torch.save (serialization.py), save model.state_dict() instead of the "
             "model, move the lambda or local function to module level, or pass pickle_module=dill.",
             when=("local_object",),
+            # a traceback through multiprocessing's pickling of a new process: not torch.save's (found with
+            # mp.spawn handed a lambda: the torch.save reading was offered beside it)
+            unless_log=("pickled_for_process",),
         ),
     ),
     describe=_spawn,

@@ -55,6 +55,14 @@ CONTEXT = (
             r"a call made under a condition on the rank at (?P<survivor_condition>\S+:\d+ \(`[^`\n]{1,200}`\))"
         ),
     ),
+    # hang/joined_verdict.py: DDP's ranks split between backward's all-reduce and the next forward's collectives
+    (
+        "Under DDP ",
+        R(
+            r"Under DDP (?P<ddp_passes>ranks? [\d, -]{1,80} waits? in backward's gradient all-reduce while ranks? "
+            r"[\d, -]{1,80} waits? in DDP's collectives before the next forward)"
+        ),
+    ),
     # distributed/messages.py: debug mode's missing rank found inside backward() (DDP's unchecked all-reduce)
     (
         "it is in backward(): ",
@@ -122,6 +130,18 @@ def _hang(hits: list[Hit], ctx: Context) -> tuple[str, str]:
             "differently, or a loop of another length)."
         )
         fix += _per_rank_arguments(ctx.facts["mismatch"])
+        if ctx.facts.get("ddp_passes"):
+            # found with accelerate's gradient_accumulation.py, rank 1 skipping a NaN loss with `continue`
+            summary += (
+                f"; under DDP {ctx.facts['ddp_passes']}: the ranks ran different numbers of backward passes"
+            )
+            fix = (
+                "Under DDP every rank must run backward after every forward (backward all-reduces the gradients, "
+                "the next forward synchronises buffers): look for a loss skipped on some ranks only (a NaN or inf "
+                "check followed by `continue`, an empty batch), no_sync() on some ranks only, or a different number "
+                "of batches per rank; skip on every rank together (all_reduce the skip decision first).\n"
+                + fix
+            )
     else:
         summary = f"torchdoctor's watchdog stopped a hang{after}; its report names no single rank that held the others up"
         fix = (
@@ -262,11 +282,19 @@ def _different_calls(hits: list[Hit], ctx: Context) -> tuple[str, str]:
         summary = f"the ranks entered collective {'#' + seq + ' ' if seq else ''}with different operations"
         summary += f" (torchdoctor's debug mode{',' + ranks if ranks else ''})"
         summary += f": {calls}" if calls else ""
-        return summary, (
+        fix = (
             "Every rank of a group must make the same collective calls in the same order. Look at what sends the "
             "ranks to different calls at these lines: a condition on the rank around one of them, a loop of another "
             "length on one rank, a setting read per rank; make every rank call the same collective there."
         )
+        condition = first(hits, "condition")
+        if condition:  # debug mode found one of the calls under a condition on the rank
+            summary += f"; {condition}"
+            fix = (
+                f"{condition}: take the collective (or the library call that makes one) out of that condition so "
+                "that every rank makes it, and keep only the write or the print under it.\n" + fix
+            )
+        return summary, fix
     seq, what, calls = first(hits, "seq"), first(hits, "what"), first(hits, "calls")
     condition, culprit = first(hits, "condition"), first(hits, "culprit_line")
     summary = f"the ranks entered collective #{seq} with {what}: {calls}"
