@@ -4,10 +4,12 @@ import contextlib
 import io
 import os
 import shutil
+import signal
 import socket
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 # names the temporary folder the suite was started with, outside every folder the run deletes (conftest.py sets
@@ -48,6 +50,31 @@ def launch_two_ranks(folder: Path, script: str, *flags: str, env: dict | None = 
         env=environ, capture_output=True, text=True, timeout=120, cwd=folder,
     )  # fmt: skip
     return done.returncode, done.stdout + done.stderr
+
+
+def interrupted_once_hanging(command: list[str], folder: Path, env: dict) -> tuple[int | None, str]:
+    """``command`` run in ``folder`` as a terminal's foreground job (a process group of its own, SIGINT as it comes),
+    sent SIGINT as Ctrl-C sends it a second after the script wrote ``folder/hanging``: its exit status and what it
+    printed, stdout and stderr as one (at most 90 s to hang, 60 s to stop)."""
+    log = folder / "console.log"
+    with open(log, "wb") as out:
+        group = subprocess.Popen(
+            command, stdout=out, stderr=subprocess.STDOUT, cwd=folder, env=env, start_new_session=True,
+            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),  # as a terminal's foreground job
+        )  # fmt: skip
+    try:
+        deadline = time.monotonic() + 90
+        while not (folder / "hanging").exists():
+            assert group.poll() is None and time.monotonic() < deadline, log.read_text()
+            time.sleep(0.2)
+        time.sleep(1)  # the other rank reaches the collective it will wait in
+        os.killpg(group.pid, signal.SIGINT)
+        group.wait(timeout=60)
+    finally:
+        if group.poll() is None:
+            os.killpg(group.pid, signal.SIGKILL)
+            group.wait()
+    return group.returncode, log.read_text()
 
 
 def kept_for_a_person(prefix: str) -> Path:

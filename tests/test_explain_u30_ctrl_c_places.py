@@ -8,13 +8,10 @@ torchrun's process group sent SIGINT as a terminal sends it."""
 from __future__ import annotations
 
 import os
-import signal
-import subprocess
 import sys
-import time
 
 from explaining import explained
-from helpers import TORCHRUN
+from helpers import TORCHRUN, interrupted_once_hanging
 
 SCRIPT = """
 import os, time, torch, torch.nn.functional as F
@@ -48,27 +45,10 @@ for source, targets in loader:
 
 def test_a_hang_stopped_with_ctrl_c_under_torchrun_on_this_torch_names_where_each_rank_was(tmp_path):
     (tmp_path / "train.py").write_text(SCRIPT)
-    log = tmp_path / "console.log"
     environ = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
-    with open(log, "wb") as out:
-        group = subprocess.Popen(
-            [TORCHRUN, "--standalone", "--nproc-per-node", "2", "train.py"],
-            stdout=out, stderr=subprocess.STDOUT, cwd=tmp_path, env=environ, start_new_session=True,
-            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),  # as a terminal's foreground job
-        )  # fmt: skip
-    try:
-        deadline = time.monotonic() + 90
-        while not (tmp_path / "hanging").exists():
-            assert group.poll() is None and time.monotonic() < deadline, log.read_text()
-            time.sleep(0.2)
-        time.sleep(1)  # rank 0 reaches DDP's all-reduce in backward
-        os.killpg(group.pid, signal.SIGINT)
-        group.wait(timeout=60)
-    finally:
-        if group.poll() is None:
-            os.killpg(group.pid, signal.SIGKILL)
-            group.wait()
-    output = log.read_text()
+    returncode, output = interrupted_once_hanging(
+        [TORCHRUN, "--standalone", "--nproc-per-node", "2", "train.py"], tmp_path, environ
+    )
     assert "SIGINT" in output or "got signal: 2" in output, output[-3000:]
     found = explained(output)
     assert found.id == "log.launcher_stopped", found.summary

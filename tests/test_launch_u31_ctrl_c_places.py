@@ -7,17 +7,14 @@ terminal sends it."""
 from __future__ import annotations
 
 import os
-import signal
-import subprocess
 import sys
-import time
 
+from helpers import interrupted_once_hanging
 from test_explain_u30_ctrl_c_places import SCRIPT
 
 
 def test_a_hang_stopped_with_ctrl_c_under_launch_on_this_torch_says_where_each_rank_was(tmp_path):
     (tmp_path / "train.py").write_text(SCRIPT)
-    log = tmp_path / "console.log"
     environ = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path), "OMP_NUM_THREADS": "1"}
     command = [
         sys.executable,
@@ -29,25 +26,8 @@ def test_a_hang_stopped_with_ctrl_c_under_launch_on_this_torch_says_where_each_r
         "2",
         "train.py",
     ]
-    with open(log, "wb") as out:
-        group = subprocess.Popen(
-            command, stdout=out, stderr=subprocess.STDOUT, cwd=tmp_path, env=environ, start_new_session=True,
-            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),  # as a terminal's foreground job
-        )  # fmt: skip
-    try:
-        deadline = time.monotonic() + 90
-        while not (tmp_path / "hanging").exists():
-            assert group.poll() is None and time.monotonic() < deadline, log.read_text()
-            time.sleep(0.2)
-        time.sleep(1)  # rank 0 reaches DDP's all-reduce in backward
-        os.killpg(group.pid, signal.SIGINT)
-        group.wait(timeout=60)
-    finally:
-        if group.poll() is None:
-            os.killpg(group.pid, signal.SIGKILL)
-            group.wait()
-    output = log.read_text()
-    assert group.returncode == 130 and "torchdoctor: interrupted" in output, output[-3000:]
+    returncode, output = interrupted_once_hanging(command, tmp_path, environ)
+    assert returncode == 130 and "torchdoctor: interrupted" in output, output[-3000:]
     assert "torchdoctor: rank 1 was interrupted at train.py:15 in __getitem__: time.sleep(3600)" in output, (
         output
     )
