@@ -175,25 +175,25 @@ def findings(
             )
         if sure[kind] == "likely":
             summary = f"likely: {summary}"
+            # readings the log's own frames rule out: neither named nor offered from other logs' messages
+            ruled_out = {a.kind for a in recogniser.also if any(k in ctx.facts for k in a.unless_log)}
             others = [
                 a
                 for a in recogniser.also
                 if a.kind not in by_kind
+                and a.kind not in ruled_out
                 and (
                     not a.when
                     or any(k in h.facts for h in kind_hits for k in a.when)
                     or any(k in ctx.facts for k in a.when)
                 )
                 and not any(k in h.facts for h in kind_hits for k in a.unless)
-                and not any(k in ctx.facts for k in a.unless_log)
             ]
             if others:  # the same message fits these too: name them after this one, not instead of it
                 summary += "; or " + "; or ".join(a.title for a in others)
                 details["alternatives"] = [f"log.{a.kind}" for a in others]
                 fix += "".join(f"\nIf it is not that but {a.title}: {a.fix}" for a in others)
-            named = {a.kind for a in others}
-            # readings the log's own frames rule out are not offered from other logs' messages either
-            named |= {a.kind for a in recogniser.also if any(k in ctx.facts for k in a.unless_log)}
+            named = {a.kind for a in others} | ruled_out
             for other, _ in _commonest(contested):  # the same message on real logs of these causes
                 if other in recogniser.absorbs:  # the reading this one replaces where both fit
                     continue
