@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from torchdoctor.explain.diagnose import explain
-from torchdoctor.explain.verdict import REACHED
+from torchdoctor.explain.first_failure import REACHED
 
 UNRECOGNISED = "log.unrecognised"
 

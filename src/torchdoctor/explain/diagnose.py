@@ -14,7 +14,8 @@ from torchdoctor.explain.collect import Collector
 from torchdoctor.explain.flight_recorder.findings import explain_dumps
 from torchdoctor.explain.flight_recorder.records import looks_like_dump
 from torchdoctor.explain.inputs import logs, looks_binary
-from torchdoctor.explain.verdict import per_attempt, quoted_in_prose
+from torchdoctor.explain.uncovered import quoted_in_prose
+from torchdoctor.explain.verdict import per_attempt
 from torchdoctor.findings import Finding
 from torchdoctor.hang.files import is_watchdog_folder
 

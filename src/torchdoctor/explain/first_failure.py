@@ -48,6 +48,8 @@ _TRACEBACK = re.compile(r"^\s*(?:Original )?Traceback \(most recent call last\):
 # exception", an error while handling the first)
 _RAISED_FROM = "The above exception was the direct cause of the following exception:"
 MAX_TEXT = 240  # characters of a message quoted in a summary
+# a fix's last line where it quotes the user's own code (the log's words, not advice)
+REACHED = "Your code reached it at"
 # When a line was written: ISO dates (Python's logging, torchrun's summary "2026-11-24_20:21:45"), glog's
 # "E1124 20:21:45.417000"; compared only between errors that both carry the same form
 _ISO = re.compile(r"(?P<date>\d{4}-\d\d-\d\d)[ T_](?P<time>\d\d:\d\d:\d\d)(?:[.,](?P<frac>\d{1,9}))?")

@@ -7,28 +7,11 @@ torchdoctor happens to know.
 
 from __future__ import annotations
 
-from torchdoctor.explain import collective_peer, first_failure, interrupted
+from dataclasses import dataclass
+
+from torchdoctor.explain import collective_peer, first_failure, interrupted, uncovered
 from torchdoctor.explain.first_failure import Raised
-from torchdoctor.explain.kinds import (
-    BY_KIND,
-    api_history,
-    api_keywords,
-    api_members,
-    api_signatures,
-    config_checks,
-    config_keys,
-    gather_shapes,
-    grad_loops,
-    launch_options,
-    message_history,
-    module_train,
-    release_changes,
-    tokenizer_classes,
-    train,
-    versions,
-    waiting_calls,
-    watchdog_report,
-)
+from torchdoctor.explain.kinds import BY_KIND, train, waiting_calls, watchdog_report
 from torchdoctor.explain.kinds.ranks import peer_ended_quietly
 from torchdoctor.explain.ranks import hit_rank
 from torchdoctor.explain.recognisers import Context, Hit
@@ -46,8 +29,6 @@ LOOK_FOR_CAUSE = (
     "The cause is the first rank that failed: find it (torchrun's Root Cause block, the earliest error by time) "
     "and read that rank's own log; `torchdoctor explain FOLDER` with every rank's log names it."
 )
-# the fix's last line where it quotes the user's own code (the log's words, not advice)
-REACHED = "Your code reached it at"
 
 
 def _commonest(counts: dict[str, int]) -> list[tuple[str, int]]:
@@ -70,6 +51,33 @@ def role(kind: str, hits: list[Hit]) -> str:
     return BY_KIND[kind].role
 
 
+@dataclass
+class _Order:
+    """How the kinds read in one input stand to each other: which leads, which follow, how sure each is."""
+
+    by_kind: dict[str, list[Hit]]  # the kinds kept, their hits in input order
+    roles: dict[str, str]  # kind -> "cause" or "consequence"
+    sure: dict[str, str]  # kind -> "certain" or "likely"
+    causes: list[str]  # the causes, in the order they are said
+    rest: list[str]  # what they led to, in the order it is said
+    first: Raised | None  # the exception that started the failure
+    unknown: Finding | None  # that exception, leading, where no known kind covers it
+    initiating: Raised | None  # the error that stopped the run, where what leads is not it
+    rivals: dict[str, list[str]]  # kind -> other causes as sure of their own messages
+    first_exit: str | None  # torchrun's exit of the first rank that failed, where it leads the consequences
+    lead: tuple[str, str] | None  # (title, kind) of what leads, that the consequences name
+
+
+@dataclass
+class _Draft:
+    """One finding while it is written: what it says, its fix, its details, its status."""
+
+    summary: str
+    fix: str
+    details: dict
+    status: str = "fail"
+
+
 def findings(
     hits: list[Hit],
     ctx: Context,
@@ -82,6 +90,19 @@ def findings(
     ``raised``: every exception the input shows; the one that started the failure leads as
     ``log.unrecognised`` when no known kind covers it (``root_rank``: torchrun's first observed failure).
     """
+    raised = raised or []
+    order = _order(hits, ctx, raised, root_rank)
+    found = [order.unknown] if order.unknown is not None else []
+    found += [_finding(kind, order, ctx, counts, raised) for kind in order.causes + order.rest]
+    if not found and order.first is None and raised:
+        victim = min(raised, key=lambda r: r.order)  # only victims' errors: name the first of them
+        found.append(interrupted.stopped(victim) or uncovered.reading(victim, ctx))
+    return found
+
+
+def _kinds_read(hits: list[Hit], ctx: Context) -> tuple[dict[str, list[Hit]], dict[str, list[Hit]]]:
+    """The hits by kind, in input order, without the kinds whose required facts the input lacks and the vaguer
+    kinds a more precise one absorbs; and the same before absorbing (which lines an error was read on)."""
     by_kind: dict[str, list[Hit]] = {}
     for hit in sorted(hits, key=lambda h: h.order):
         by_kind.setdefault(hit.kind, []).append(hit)
@@ -92,11 +113,17 @@ def findings(
     if train.exit_told_twice(by_kind):
         # a DataLoader worker killed is raised again as "exited unexpectedly": one death, not a second cause
         del by_kind["dataloader_shm"]
-    seen = dict(by_kind)  # before absorbing: the vaguer kinds' hits say which lines an error was read on
+    seen = dict(by_kind)
     for kind in list(by_kind):
         for vaguer in BY_KIND[kind].absorbs:
             by_kind.pop(vaguer, None)
-    first = first_failure.initiating(raised or [], root_rank)
+    return by_kind, seen
+
+
+def _order(hits: list[Hit], ctx: Context, raised: list[Raised], root_rank: int | None) -> _Order:
+    """Which finding leads and how sure each is (and, on ``ctx.cause_ranks``, the ranks the causes are on)."""
+    by_kind, seen = _kinds_read(hits, ctx)
+    first = first_failure.initiating(raised, root_rank)
     if first is not None or any(not BY_KIND[k].fallback for k in by_kind):
         # a warning healthy exits print too says nothing beside a failure the log does show
         by_kind = {k: h for k, h in by_kind.items() if not BY_KIND[k].fallback}
@@ -108,11 +135,11 @@ def findings(
     if first is not None and not any(_covers(h, first) for k in causes for h in by_kind[k]):
         earliest = min((h.order for k in causes for h in by_kind[k]), default=None)
         if not causes or root_rank == first.rank or (earliest is not None and first.order < earliest):
-            unknown = _unrecognised(first, ctx)
+            unknown = uncovered.reading(first, ctx)
     elif first is not None and causes:
         # the known cause on the rank that failed first leads, a certain one before a likely one
         causes.sort(key=lambda k: (not any(_covers(h, first) for h in by_kind[k]), sure[k] != "certain"))
-    initiating: Raised | None = None  # the error that stopped the run, when the lead is not it
+    initiating: Raised | None = None
     if (
         unknown is None
         and first is not None
@@ -145,145 +172,184 @@ def findings(
     if first_exit is not None:
         rest.remove(first_exit)
         rest.insert(0, first_exit)
-    ordered = causes + rest
-    found = [unknown] if unknown is not None else []
-    lead = (
-        (
+    lead = None
+    if unknown is not None:
+        lead = (
             f"error on rank {first.rank}" if first.rank is not None else "error",
             unknown.id.removeprefix("log."),
         )
-        if unknown is not None
-        else (BY_KIND[causes[0]].title, causes[0])
-        if causes
-        else (f"exit of rank {root_rank}", first_exit)
-        if first_exit is not None
-        else None
-    )
-    for kind in ordered:
-        kind_hits = by_kind[kind]
-        recogniser = BY_KIND[kind]
-        summary, fix = recogniser.describe(kind_hits, ctx)
-        details = _details(kind, kind_hits, roles[kind], counts)
-        details["confidence"] = sure[kind]
-        # the other causes its message was seen with, where that is why it is not certain
-        contested = recogniser.contested(kind_hits) if sure[kind] == "likely" else {}
-        if not recogniser.seen(kind_hits):
-            details["evidence"] = UNSEEN
-        elif contested:
-            details["evidence"] = CONTESTED.format(
-                ", ".join(f"{k} ({n} log{'s' if n > 1 else ''})" for k, n in _commonest(contested))
-            )
-        if sure[kind] == "likely":
-            summary = f"likely: {summary}"
-            # readings the log's own frames rule out: neither named nor offered from other logs' messages
-            ruled_out = {a.kind for a in recogniser.also if any(k in ctx.facts for k in a.unless_log)}
-            others = [
-                a
-                for a in recogniser.also
-                if a.kind not in by_kind
-                and a.kind not in ruled_out
-                and (
-                    not a.when
-                    or any(k in h.facts for h in kind_hits for k in a.when)
-                    or any(k in ctx.facts for k in a.when)
-                )
-                and not any(k in h.facts for h in kind_hits for k in a.unless)
-            ]
-            if others:  # the same message fits these too: name them after this one, not instead of it
-                summary += "; or " + "; or ".join(a.title for a in others)
-                details["alternatives"] = [f"log.{a.kind}" for a in others]
-                fix += "".join(f"\nIf it is not that but {a.title}: {a.fix}" for a in others)
-            named = {a.kind for a in others} | ruled_out
-            for other, _ in _commonest(contested):  # the same message on real logs of these causes
-                if other in recogniser.absorbs:  # the reading this one replaces where both fit
-                    continue
-                if other in BY_KIND and other not in by_kind and other not in named:
-                    summary += f"; or {BY_KIND[other].title}"
-                    details.setdefault("alternatives", []).append(f"log.{other}")
-                    fix += f"\nIf it is not that: real logs printed the same message where the cause was {BY_KIND[other].title}."
-            for other in rivals.get(kind, []):  # another known cause, as sure of its own message
-                summary += f"; or {BY_KIND[other].title} (log.{other}, also in this log)"
-                details.setdefault("alternatives", []).append(f"log.{other}")
-                fix += f"\nIf it is not that but {BY_KIND[other].title}: see log.{other} below."
-            if causes and kind == causes[0] and initiating is not None:
-                # what it read is a message printed beside the error that stopped the run: name that error too
-                summary += f"; the run stopped on {initiating.text()} at {first_failure.where(initiating)}"
-                details["initiating_error"] = initiating.text()
-                fix += (
-                    f"\nThe run stopped on {initiating.text()} ({first_failure.where(initiating)}): unless it "
-                    "follows from this, it is the cause; read it first."
-                )
-        reached = (
-            _users_line(kind_hits, raised or [], recogniser.span, first) if roles[kind] == "cause" else None
+    elif causes:
+        lead = (BY_KIND[causes[0]].title, causes[0])
+    elif first_exit is not None:
+        lead = (f"exit of rank {root_rank}", first_exit)
+    return _Order(by_kind, roles, sure, causes, rest, first, unknown, initiating, rivals, first_exit, lead)
+
+
+def _finding(
+    kind: str, o: _Order, ctx: Context, counts: dict[str, int] | None, raised: list[Raised]
+) -> Finding:
+    """The finding of ``kind``: its recogniser's words, how sure it is and why, the other readings of a likely
+    one, the user's line, what only some kinds add, and, for a consequence, what it follows from."""
+    kind_hits = o.by_kind[kind]
+    recogniser = BY_KIND[kind]
+    summary, fix = recogniser.describe(kind_hits, ctx)
+    draft = _Draft(summary, fix, _details(kind, kind_hits, o.roles[kind], counts))
+    draft.details["confidence"] = o.sure[kind]
+    # the other causes its message was seen with, where that is why it is not certain
+    contested = recogniser.contested(kind_hits) if o.sure[kind] == "likely" else {}
+    if not recogniser.seen(kind_hits):
+        draft.details["evidence"] = UNSEEN
+    elif contested:
+        draft.details["evidence"] = CONTESTED.format(
+            ", ".join(f"{k} ({n} log{'s' if n > 1 else ''})" for k, n in _commonest(contested))
         )
-        if reached is not None and "frame" not in details:
-            details["frame"] = str(reached.frame)  # the line of the user's code the error came through
-            if reached.code:
-                details["code"] = reached.code
-            fix += f"\n{REACHED} {first_failure.where(reached)}."
-        elif reached is None and kind == "rank_divergence" and "frame" not in details:
-            # gloo's size check aborts its rank in C++ with no Python traceback: the peer's traceback names the
-            # user's line of the same collective (found with pytorch/examples' tensor_parallel_example.py, the
-            # ranks given batches of different sizes, under plain torchrun)
-            peer = collective_peer.peer_in_collective(by_kind, raised or [])
-            if peer is not None:
-                phrase, paragraph, lead_with = collective_peer.named(peer)
-                summary += f"; {phrase}"
-                fix = (f"{lead_with}\n" if lead_with else "") + f"{fix}\n{paragraph}"
-                details["frame"] = str(peer.frame)
-        versions = {k: v for k, v in ctx.facts.items() if k.endswith("_version")}
-        if versions:
-            details["versions"] = versions  # what the log says it ran with, for the person reading -v
-        status = "fail"
-        if lead is None and kind == "child_failed" and "nccl_watchdog_timeout" in by_kind:
-            # the watchdog takes its process down (SIGABRT, exit -6) once it reports: torchrun's summary of
-            # that exit is the same failure, not a second one
-            summary += " — the watchdog taking its process down after the collective timeout above"
-            details["consequence_of"] = "log.nccl_watchdog_timeout"
-            status = "warn"
-            fix = "Follows from the collective timeout above: see its fix."
-        if lead is None and kind in waiting_calls.KINDS and peer_ended_quietly(kind_hits, ctx):
-            # a rank waited for a peer that left: its traceback names the user's line that made the collective
-            victim = next((r for r in raised or [] if any(_covers(h, r) for h in kind_hits)), None)
-            waited = waiting_calls.waited_at(victim) if victim is not None else None
-            if waited is not None:
-                summary += f"; {waited[0]}"
-                fix = f"{fix}\n{waited[1]}"
-                details["frame"] = str(victim.frame)
-        if roles[kind] == "cause" and kind == "ranks_ended_early":
-            gather = waiting_calls.state_dict_waited_in(raised or [])
-            # the survivor waited in a state dict's gather that a condition on the rank kept from the other
-            if gather is not None:
-                summary = summary.replace(
-                    watchdog_report.DIFFERENT_ITERATIONS,
-                    f"the ranks did not all make the state dict's gather at {first_failure.where(gather)}",
-                )
-                fix = f"{waiting_calls.STATE_DICT_ON_EVERY_RANK}\nOtherwise: {fix}"
-                details["frame"] = str(gather.frame)
-        if kind == "launcher_stopped":
-            # where each rank was when the launcher was stopped (a hang stopped with Ctrl-C): its KeyboardInterrupt's
-            # innermost line of the user's code (found with pytorch/examples' multinode.py, rank 1's dataset
-            # hanging: the finding said only that torchrun was stopped)
-            places = interrupted.rank_places(raised or [])
-            if places:
-                summary += f"; when it was stopped {places}"
-                details["stopped_at"] = places
-        if roles[kind] != "cause" and lead is not None and kind != first_exit:
-            summary += f" — a consequence of {_the(lead[0])} above (log.{lead[1]})"
-            details["consequence_of"] = f"log.{lead[1]}"
-            status = "warn"
-            # its own fix would ask for the failing rank's log, or treat the symptom: the cause is above
-            fix = f"Fix {_the(lead[0])} above: this one follows from it."
-        elif roles[kind] != "cause" and kind == rest[0] and "consequence_of" not in details:
-            summary += f"; {CAUSE_NOT_FOUND}"
-            # unless it says where already: another rank's log, or the kernel's (dmesg: a process it killed)
-            fix = fix if "rank's" in fix or "dmesg" in fix else f"{fix}\n{LOOK_FOR_CAUSE}"
-            details["cause"] = "not found in this log"
-        found.append(Finding(f"log.{kind}", status, summary, details, fix))
-    if not found and first is None and raised:
-        victim = min(raised, key=lambda r: r.order)  # only victims' errors: name the first of them
-        found.append(interrupted.stopped(victim) or _unrecognised(victim, ctx))
-    return found
+    if o.sure[kind] == "likely":
+        _other_readings(draft, kind, contested, o, ctx)
+    reached = _users_line(kind_hits, raised, recogniser.span, o.first) if o.roles[kind] == "cause" else None
+    if reached is not None and "frame" not in draft.details:
+        draft.details["frame"] = str(reached.frame)  # the line of the user's code the error came through
+        if reached.code:
+            draft.details["code"] = reached.code
+        draft.fix += f"\n{first_failure.REACHED} {first_failure.where(reached)}."
+    elif reached is None:
+        _peer_in_collective(draft, kind, o, raised)
+    versions = {k: v for k, v in ctx.facts.items() if k.endswith("_version")}
+    if versions:
+        draft.details["versions"] = versions  # what the log says it ran with, for the person reading -v
+    for extra in _EXTRAS:
+        extra(draft, kind, o, ctx, raised)
+    _follows_from(draft, kind, o)
+    return Finding(f"log.{kind}", draft.status, draft.summary, draft.details, draft.fix)
+
+
+def _other_readings(draft: _Draft, kind: str, contested: dict[str, int], o: _Order, ctx: Context) -> None:
+    """A likely finding names what else its message fits (the likelier first), another cause as sure of its
+    own message, and the error that stopped the run where that is not what it read."""
+    recogniser, kind_hits = BY_KIND[kind], o.by_kind[kind]
+    draft.summary = f"likely: {draft.summary}"
+    # readings the log's own frames rule out: neither named nor offered from other logs' messages
+    ruled_out = {a.kind for a in recogniser.also if any(k in ctx.facts for k in a.unless_log)}
+    others = [
+        a
+        for a in recogniser.also
+        if a.kind not in o.by_kind
+        and a.kind not in ruled_out
+        and (
+            not a.when
+            or any(k in h.facts for h in kind_hits for k in a.when)
+            or any(k in ctx.facts for k in a.when)
+        )
+        and not any(k in h.facts for h in kind_hits for k in a.unless)
+    ]
+    if others:  # the same message fits these too: name them after this one, not instead of it
+        draft.summary += "; or " + "; or ".join(a.title for a in others)
+        draft.details["alternatives"] = [f"log.{a.kind}" for a in others]
+        draft.fix += "".join(f"\nIf it is not that but {a.title}: {a.fix}" for a in others)
+    named = {a.kind for a in others} | ruled_out
+    for other, _ in _commonest(contested):  # the same message on real logs of these causes
+        if other in recogniser.absorbs:  # the reading this one replaces where both fit
+            continue
+        if other in BY_KIND and other not in o.by_kind and other not in named:
+            draft.summary += f"; or {BY_KIND[other].title}"
+            draft.details.setdefault("alternatives", []).append(f"log.{other}")
+            draft.fix += f"\nIf it is not that: real logs printed the same message where the cause was {BY_KIND[other].title}."
+    for other in o.rivals.get(kind, []):  # another known cause, as sure of its own message
+        draft.summary += f"; or {BY_KIND[other].title} (log.{other}, also in this log)"
+        draft.details.setdefault("alternatives", []).append(f"log.{other}")
+        draft.fix += f"\nIf it is not that but {BY_KIND[other].title}: see log.{other} below."
+    if o.causes and kind == o.causes[0] and o.initiating is not None:
+        # what it read is a message printed beside the error that stopped the run: name that error too
+        stopped = o.initiating
+        draft.summary += f"; the run stopped on {stopped.text()} at {first_failure.where(stopped)}"
+        draft.details["initiating_error"] = stopped.text()
+        draft.fix += (
+            f"\nThe run stopped on {stopped.text()} ({first_failure.where(stopped)}): unless it "
+            "follows from this, it is the cause; read it first."
+        )
+
+
+def _peer_in_collective(draft: _Draft, kind: str, o: _Order, raised: list[Raised]) -> None:
+    """gloo's size check aborts its rank in C++ with no Python traceback: the peer's traceback names the user's
+    line of the same collective (found with pytorch/examples' tensor_parallel_example.py, the ranks given
+    batches of different sizes, under plain torchrun)."""
+    if kind != "rank_divergence" or "frame" in draft.details:
+        return
+    peer = collective_peer.peer_in_collective(o.by_kind, raised)
+    if peer is not None:
+        phrase, paragraph, lead_with = collective_peer.named(peer)
+        draft.summary += f"; {phrase}"
+        draft.fix = (f"{lead_with}\n" if lead_with else "") + f"{draft.fix}\n{paragraph}"
+        draft.details["frame"] = str(peer.frame)
+
+
+def _watchdog_took_it_down(draft: _Draft, kind: str, o: _Order, ctx: Context, raised: list[Raised]) -> None:
+    """The watchdog takes its process down (SIGABRT, exit -6) once it reports: torchrun's summary of that exit
+    is the same failure, not a second one."""
+    if o.lead is None and kind == "child_failed" and "nccl_watchdog_timeout" in o.by_kind:
+        draft.summary += " — the watchdog taking its process down after the collective timeout above"
+        draft.details["consequence_of"] = "log.nccl_watchdog_timeout"
+        draft.status = "warn"
+        draft.fix = "Follows from the collective timeout above: see its fix."
+
+
+def _waited_for_a_peer(draft: _Draft, kind: str, o: _Order, ctx: Context, raised: list[Raised]) -> None:
+    """A rank waited for a peer that left: its traceback names the user's line that made the collective."""
+    if o.lead is not None or kind not in waiting_calls.KINDS or not peer_ended_quietly(o.by_kind[kind], ctx):
+        return
+    victim = next((r for r in raised if any(_covers(h, r) for h in o.by_kind[kind])), None)
+    waited = waiting_calls.waited_at(victim) if victim is not None else None
+    if waited is not None:
+        draft.summary += f"; {waited[0]}"
+        draft.fix = f"{draft.fix}\n{waited[1]}"
+        draft.details["frame"] = str(victim.frame)
+
+
+def _state_dict_gather(draft: _Draft, kind: str, o: _Order, ctx: Context, raised: list[Raised]) -> None:
+    """The survivor waited in a state dict's gather that a condition on the rank kept from the other."""
+    if o.roles[kind] != "cause" or kind != "ranks_ended_early":
+        return
+    gather = waiting_calls.state_dict_waited_in(raised)
+    if gather is not None:
+        draft.summary = draft.summary.replace(
+            watchdog_report.DIFFERENT_ITERATIONS,
+            f"the ranks did not all make the state dict's gather at {first_failure.where(gather)}",
+        )
+        draft.fix = f"{waiting_calls.STATE_DICT_ON_EVERY_RANK}\nOtherwise: {draft.fix}"
+        draft.details["frame"] = str(gather.frame)
+
+
+def _where_each_rank_was(draft: _Draft, kind: str, o: _Order, ctx: Context, raised: list[Raised]) -> None:
+    """Where each rank was when the launcher was stopped (a hang stopped with Ctrl-C): its KeyboardInterrupt's
+    innermost line of the user's code (found with pytorch/examples' multinode.py, rank 1's dataset hanging:
+    the finding said only that torchrun was stopped)."""
+    if kind != "launcher_stopped":
+        return
+    places = interrupted.rank_places(raised)
+    if places:
+        draft.summary += f"; when it was stopped {places}"
+        draft.details["stopped_at"] = places
+
+
+# what some kinds add to their finding, in this order, after the user's line
+_EXTRAS = (_watchdog_took_it_down, _waited_for_a_peer, _state_dict_gather, _where_each_rank_was)
+
+
+def _follows_from(draft: _Draft, kind: str, o: _Order) -> None:
+    """A consequence names the cause above it, and its fix is that cause's; the first consequence of a log with
+    no cause says the cause is not in it and where to look."""
+    if o.roles[kind] != "cause" and o.lead is not None and kind != o.first_exit:
+        draft.summary += f" — a consequence of {_the(o.lead[0])} above (log.{o.lead[1]})"
+        draft.details["consequence_of"] = f"log.{o.lead[1]}"
+        draft.status = "warn"
+        # its own fix would ask for the failing rank's log, or treat the symptom: the cause is above
+        draft.fix = f"Fix {_the(o.lead[0])} above: this one follows from it."
+    elif o.roles[kind] != "cause" and kind == o.rest[0] and "consequence_of" not in draft.details:
+        draft.summary += f"; {CAUSE_NOT_FOUND}"
+        # unless it says where already: another rank's log, or the kernel's (dmesg: a process it killed)
+        draft.fix = (
+            draft.fix if "rank's" in draft.fix or "dmesg" in draft.fix else f"{draft.fix}\n{LOOK_FOR_CAUSE}"
+        )
+        draft.details["cause"] = "not found in this log"
 
 
 def _first_exit_leads(by_kind: dict[str, list[Hit]], rest: list[str], root_rank: int | None) -> str | None:
@@ -365,169 +431,6 @@ def _covers(hit: Hit, raised: Raised) -> bool:
         hit.source == link.source and hit.rank is None and abs(hit.line - link.line) <= NEAR
         for link in _chain(raised)
     )
-
-
-def _unrecognised(raised: Raised, ctx: Context) -> Finding:
-    """The exception that started the failure, which no known kind covers: named, not explained — or, when
-    it was raised inside an installed package with a type a version's bug raises, that (likely)."""
-    refused = config_checks.deepspeed_refusal(raised)
-    if refused is not None:
-        # DeepSpeed's config checks raised it (by its type or the frame): the config, not a DeepSpeed bug
-        summary, fix = refused
-        details = _likely_from(raised, "deepspeed_config_mismatch", alternatives=["log.dependency_version"])
-        summary = f"likely: {summary}; or a config written for another DeepSpeed release"
-        return Finding("log.deepspeed_config_mismatch", "fail", summary, details, fix)
-    flattened = gather_shapes.flattened_objects(raised) or gather_shapes.emptied_by_old_accelerate(raised)
-    if flattened is not None:
-        summary, fix = flattened
-        details = _likely_from(raised, "gather_not_tensors")
-        if raised.frame is not None:
-            details["frame"] = str(raised.frame)
-            fix += f"\n{REACHED} {first_failure.where(raised)}."
-        return Finding("log.gather_not_tensors", "fail", f"likely: {summary}", details, fix)
-    unset = launch_options.unset_option(raised)
-    if unset is not None:
-        summary, fix = unset
-        details = _likely_from(raised, "launch_command")
-        return Finding("log.launch_command", "fail", f"likely: {summary}", details, fix)
-    tokenizer = tokenizer_classes.reading(raised)
-    if tokenizer is not None:
-        # AutoTokenizer could not find the class the checkpoint names: the name says which release or code
-        kind, summary, fix, certain, others = tokenizer
-        details = _likely_from(raised, kind, alternatives=[f"log.{other}" for other in others])
-        details["confidence"] = "certain" if certain else "likely"
-        return Finding(f"log.{kind}", "fail", summary if certain else f"likely: {summary}", details, fix)
-    keyword = (
-        api_keywords.diagnosis(raised, ctx.facts)
-        or api_signatures.diagnosis(raised, ctx.facts)
-        or api_members.diagnosis(raised, ctx.facts)
-        # CPython 3.6's "cannot import name 'X'" on a `from <package> import X` line; MMEngine's error for a
-        # class whose config lacks a key it reads: the code (or config) and the installed release disagree too
-        or release_changes.ignite_import(raised)
-        or api_history.bare_import(raised, f"{versions.LIBRARIES}|{versions.OPENMMLAB}")
-        or config_keys.diagnosis(raised)
-        # torch's nn.Module.train (3.10+ names it) given a library's training arguments
-        or module_train.diagnosis(raised)
-    )
-    if keyword is not None:
-        # before library_bug: a library calling another with a keyword (or positional arguments) the installed
-        # release does not take is the pair of releases, which the tables name
-        summary, fix, certain = keyword
-        details = _likely_from(raised, "dependency_version")
-        details["confidence"] = "certain" if certain else "likely"
-        if raised.frame is not None:
-            details["frame"] = str(raised.frame)
-            fix += f"\nThe call is at {first_failure.where(raised)}."
-        return Finding(
-            "log.dependency_version", "fail", summary if certain else f"likely: {summary}", details, fix
-        )
-    dropped = _dropped_message(raised, ctx)
-    if dropped is not None:
-        return dropped
-    loop = grad_loops.grad_none(raised)
-    if loop is not None:
-        summary, fix = loop
-        details = _likely_from(raised, "library_version_bug")
-        return Finding("log.library_version_bug", "fail", f"likely: {summary}", details, fix)
-    bug = versions.library_bug(raised)
-    if bug is not None:
-        package, summary, fix = bug
-        details = _likely_from(
-            raised, "library_version_bug", package=package, raised_in=str(raised.raised_in)
-        )
-        if raised.frame is not None and raised.frame != raised.raised_in:
-            details["frame"] = str(raised.frame)  # the user's call that led there
-            fix += f"\n{REACHED} {first_failure.where(raised)}."
-        return Finding("log.library_version_bug", "fail", f"likely: {summary}", details, fix)
-    call = versions.library_call(raised)
-    if call is not None:
-        library, summary, fix = call
-        details = _likely_from(raised, "dependency_version", package=library)
-        if raised.frame is not None:
-            details["frame"] = str(raised.frame)
-            fix += f"\nThe call is at {first_failure.where(raised)}."
-        return Finding("log.dependency_version", "fail", f"likely: {summary}", details, fix)
-    who = f"rank {raised.rank}" if raised.rank is not None else "the run"
-    first = raised.rank is not None and len(ctx.ranks | {raised.rank}) > 1 and not raised.consequence
-    worker = f" (in its {raised.worker})" if raised.worker else ""
-    text = raised.text()
-    if raised.detail and text.endswith(":"):  # "Error(s) in loading state_dict for Net:" and what follows
-        text = first_failure.cut(f"{text} {raised.detail[0]}")
-    summary = f"{who} failed{' first' if first else ''}{worker}: {text} at {first_failure.where(raised)}"
-    summary += "; torchdoctor knows no fix for this error"
-    details = first_failure.details_of(raised, "unrecognised")
-    if raised.detail:
-        details["detail"] = raised.detail
-    if raised.worker:
-        details["worker"] = raised.worker
-    lines = [
-        f"This error started the failure; the other ranks' errors follow from it. It was raised at "
-        f"{first_failure.where(raised)}."
-        if first
-        else f"The run stopped on this error, raised at {first_failure.where(raised)}."
-    ]
-    lines += [f"    {d}" for d in raised.detail[:3]]
-    lines.append(
-        "torchdoctor has no recipe for it, so it will not guess one. If it is not your code's own error, "
-        "paste the log with the machine's facts into an issue:\n"
-        "torchdoctor report > report.md   # the machine, torch, CUDA, NCCL and the checks, as Markdown"
-    )
-    clear = raised.traceback or bool(ctx.facts.get("failure_summary_in_input"))
-    status = "fail" if clear else "skip"
-    return Finding("log.unrecognised", status, summary, details, "\n".join(lines))
-
-
-def quoted_in_prose(ctx: Context) -> Finding | None:
-    """A keyword or positional refusal the release tables know, quoted inside a sentence ("Raises the error
-    TypeError: Accelerator.__init__() got an unexpected keyword argument 'logging_dir'") in a log where nothing
-    else was recognised: likely, never certain (no traceback says who called it, and prose may quote an error
-    it did not hit). None when there is no such quote or the tables do not know it."""
-    if ctx.prose_exception is None:
-        return None
-    type_, message, source, line, sentence = ctx.prose_exception
-    # the sentence stands for the traceback's call line: a bare __init__() is the one class it names
-    raised = Raised(type_, message, source=source, line=line, raised_code=sentence)
-    keyword = (
-        api_keywords.diagnosis(raised, ctx.facts)
-        or api_signatures.diagnosis(raised, ctx.facts)
-        or api_members.diagnosis(raised, ctx.facts)
-    )
-    if keyword is None:
-        return _dropped_message(raised, ctx, quoted_in_prose=True)
-    summary, fix, _ = keyword
-    details = _likely_from(raised, "dependency_version", quoted_in_prose=True)
-    return Finding("log.dependency_version", "fail", f"likely: {summary}", details, fix)
-
-
-def _dropped_message(raised: Raised, ctx: Context, **facts) -> Finding | None:
-    """The package's release behind, likely, when ``raised`` carries a message only its older releases raise
-    (kinds/message_history.py); None otherwise."""
-    dropped = message_history.diagnosis(raised, ctx.facts)
-    if dropped is None:
-        return None
-    package, summary, fix = dropped
-    details = _likely_from(
-        raised, "library_version_bug", package=package, alternatives=["log.dependency_version"], **facts
-    )
-    if raised.raised_in is not None:
-        details["raised_in"] = str(raised.raised_in)
-    return Finding("log.library_version_bug", "fail", f"likely: {summary}", details, fix)
-
-
-def _likely_from(raised: Raised, kind: str, **facts) -> dict:
-    """The details of a likely cause read from the exception ``raised`` alone (no recogniser's line): its
-    kind, the exception, where it was raised and on which rank, and ``facts``."""
-    details: dict = {
-        "kind": kind,
-        "role": "cause",
-        "confidence": "likely",
-        "exception": raised.text(),
-        "where": [f"{raised.source}:{raised.line}" if raised.source else f"line {raised.line}"],
-        **facts,
-    }
-    if raised.rank is not None:
-        details["ranks"] = str(raised.rank)
-    return details
 
 
 def _details(kind: str, hits: list[Hit], role_: str, counts: dict[str, int] | None) -> dict:

@@ -1,0 +1,189 @@
+"""The error that started a failure when no known kind covers it: read from its type, its message and the frame
+it was raised in where a table knows them (a keyword a release does not take, a message only older releases
+print, a bug type raised inside an installed package — each likely), else named as it is, with its rank and the
+user's line, and no fix guessed.
+"""
+
+from __future__ import annotations
+
+from torchdoctor.explain import first_failure
+from torchdoctor.explain.first_failure import Raised
+from torchdoctor.explain.kinds import (
+    api_history,
+    api_keywords,
+    api_members,
+    api_signatures,
+    config_checks,
+    config_keys,
+    gather_shapes,
+    grad_loops,
+    launch_options,
+    message_history,
+    module_train,
+    release_changes,
+    tokenizer_classes,
+    versions,
+)
+from torchdoctor.explain.recognisers import Context
+from torchdoctor.findings import Finding
+
+
+def reading(raised: Raised, ctx: Context) -> Finding:
+    """The exception that started the failure, which no known kind covers: named, not explained — or, when
+    it was raised inside an installed package with a type a version's bug raises, that (likely)."""
+    refused = config_checks.deepspeed_refusal(raised)
+    if refused is not None:
+        # DeepSpeed's config checks raised it (by its type or the frame): the config, not a DeepSpeed bug
+        summary, fix = refused
+        details = likely_from(raised, "deepspeed_config_mismatch", alternatives=["log.dependency_version"])
+        summary = f"likely: {summary}; or a config written for another DeepSpeed release"
+        return Finding("log.deepspeed_config_mismatch", "fail", summary, details, fix)
+    flattened = gather_shapes.flattened_objects(raised) or gather_shapes.emptied_by_old_accelerate(raised)
+    if flattened is not None:
+        summary, fix = flattened
+        details = likely_from(raised, "gather_not_tensors")
+        if raised.frame is not None:
+            details["frame"] = str(raised.frame)
+            fix += f"\n{first_failure.REACHED} {first_failure.where(raised)}."
+        return Finding("log.gather_not_tensors", "fail", f"likely: {summary}", details, fix)
+    unset = launch_options.unset_option(raised)
+    if unset is not None:
+        summary, fix = unset
+        details = likely_from(raised, "launch_command")
+        return Finding("log.launch_command", "fail", f"likely: {summary}", details, fix)
+    tokenizer = tokenizer_classes.reading(raised)
+    if tokenizer is not None:
+        # AutoTokenizer could not find the class the checkpoint names: the name says which release or code
+        kind, summary, fix, certain, others = tokenizer
+        details = likely_from(raised, kind, alternatives=[f"log.{other}" for other in others])
+        details["confidence"] = "certain" if certain else "likely"
+        return Finding(f"log.{kind}", "fail", summary if certain else f"likely: {summary}", details, fix)
+    keyword = (
+        api_keywords.diagnosis(raised, ctx.facts)
+        or api_signatures.diagnosis(raised, ctx.facts)
+        or api_members.diagnosis(raised, ctx.facts)
+        # CPython 3.6's "cannot import name 'X'" on a `from <package> import X` line; MMEngine's error for a
+        # class whose config lacks a key it reads: the code (or config) and the installed release disagree too
+        or release_changes.ignite_import(raised)
+        or api_history.bare_import(raised, f"{versions.LIBRARIES}|{versions.OPENMMLAB}")
+        or config_keys.diagnosis(raised)
+        # torch's nn.Module.train (3.10+ names it) given a library's training arguments
+        or module_train.diagnosis(raised)
+    )
+    if keyword is not None:
+        # before library_bug: a library calling another with a keyword (or positional arguments) the installed
+        # release does not take is the pair of releases, which the tables name
+        summary, fix, certain = keyword
+        details = likely_from(raised, "dependency_version")
+        details["confidence"] = "certain" if certain else "likely"
+        if raised.frame is not None:
+            details["frame"] = str(raised.frame)
+            fix += f"\nThe call is at {first_failure.where(raised)}."
+        return Finding(
+            "log.dependency_version", "fail", summary if certain else f"likely: {summary}", details, fix
+        )
+    dropped = _dropped_message(raised, ctx)
+    if dropped is not None:
+        return dropped
+    loop = grad_loops.grad_none(raised)
+    if loop is not None:
+        summary, fix = loop
+        details = likely_from(raised, "library_version_bug")
+        return Finding("log.library_version_bug", "fail", f"likely: {summary}", details, fix)
+    bug = versions.library_bug(raised)
+    if bug is not None:
+        package, summary, fix = bug
+        details = likely_from(raised, "library_version_bug", package=package, raised_in=str(raised.raised_in))
+        if raised.frame is not None and raised.frame != raised.raised_in:
+            details["frame"] = str(raised.frame)  # the user's call that led there
+            fix += f"\n{first_failure.REACHED} {first_failure.where(raised)}."
+        return Finding("log.library_version_bug", "fail", f"likely: {summary}", details, fix)
+    call = versions.library_call(raised)
+    if call is not None:
+        library, summary, fix = call
+        details = likely_from(raised, "dependency_version", package=library)
+        if raised.frame is not None:
+            details["frame"] = str(raised.frame)
+            fix += f"\nThe call is at {first_failure.where(raised)}."
+        return Finding("log.dependency_version", "fail", f"likely: {summary}", details, fix)
+    who = f"rank {raised.rank}" if raised.rank is not None else "the run"
+    first = raised.rank is not None and len(ctx.ranks | {raised.rank}) > 1 and not raised.consequence
+    worker = f" (in its {raised.worker})" if raised.worker else ""
+    text = raised.text()
+    if raised.detail and text.endswith(":"):  # "Error(s) in loading state_dict for Net:" and what follows
+        text = first_failure.cut(f"{text} {raised.detail[0]}")
+    summary = f"{who} failed{' first' if first else ''}{worker}: {text} at {first_failure.where(raised)}"
+    summary += "; torchdoctor knows no fix for this error"
+    details = first_failure.details_of(raised, "unrecognised")
+    if raised.detail:
+        details["detail"] = raised.detail
+    if raised.worker:
+        details["worker"] = raised.worker
+    lines = [
+        f"This error started the failure; the other ranks' errors follow from it. It was raised at "
+        f"{first_failure.where(raised)}."
+        if first
+        else f"The run stopped on this error, raised at {first_failure.where(raised)}."
+    ]
+    lines += [f"    {d}" for d in raised.detail[:3]]
+    lines.append(
+        "torchdoctor has no recipe for it, so it will not guess one. If it is not your code's own error, "
+        "paste the log with the machine's facts into an issue:\n"
+        "torchdoctor report > report.md   # the machine, torch, CUDA, NCCL and the checks, as Markdown"
+    )
+    clear = raised.traceback or bool(ctx.facts.get("failure_summary_in_input"))
+    status = "fail" if clear else "skip"
+    return Finding("log.unrecognised", status, summary, details, "\n".join(lines))
+
+
+def quoted_in_prose(ctx: Context) -> Finding | None:
+    """A keyword or positional refusal the release tables know, quoted inside a sentence ("Raises the error
+    TypeError: Accelerator.__init__() got an unexpected keyword argument 'logging_dir'") in a log where nothing
+    else was recognised: likely, never certain (no traceback says who called it, and prose may quote an error
+    it did not hit). None when there is no such quote or the tables do not know it."""
+    if ctx.prose_exception is None:
+        return None
+    type_, message, source, line, sentence = ctx.prose_exception
+    # the sentence stands for the traceback's call line: a bare __init__() is the one class it names
+    raised = Raised(type_, message, source=source, line=line, raised_code=sentence)
+    keyword = (
+        api_keywords.diagnosis(raised, ctx.facts)
+        or api_signatures.diagnosis(raised, ctx.facts)
+        or api_members.diagnosis(raised, ctx.facts)
+    )
+    if keyword is None:
+        return _dropped_message(raised, ctx, quoted_in_prose=True)
+    summary, fix, _ = keyword
+    details = likely_from(raised, "dependency_version", quoted_in_prose=True)
+    return Finding("log.dependency_version", "fail", f"likely: {summary}", details, fix)
+
+
+def _dropped_message(raised: Raised, ctx: Context, **facts) -> Finding | None:
+    """The package's release behind, likely, when ``raised`` carries a message only its older releases raise
+    (kinds/message_history.py); None otherwise."""
+    dropped = message_history.diagnosis(raised, ctx.facts)
+    if dropped is None:
+        return None
+    package, summary, fix = dropped
+    details = likely_from(
+        raised, "library_version_bug", package=package, alternatives=["log.dependency_version"], **facts
+    )
+    if raised.raised_in is not None:
+        details["raised_in"] = str(raised.raised_in)
+    return Finding("log.library_version_bug", "fail", f"likely: {summary}", details, fix)
+
+
+def likely_from(raised: Raised, kind: str, **facts) -> dict:
+    """The details of a likely cause read from the exception ``raised`` alone (no recogniser's line): its
+    kind, the exception, where it was raised and on which rank, and ``facts``."""
+    details: dict = {
+        "kind": kind,
+        "role": "cause",
+        "confidence": "likely",
+        "exception": raised.text(),
+        "where": [f"{raised.source}:{raised.line}" if raised.source else f"line {raised.line}"],
+        **facts,
+    }
+    if raised.rank is not None:
+        details["ranks"] = str(raised.rank)
+    return details
