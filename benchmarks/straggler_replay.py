@@ -24,7 +24,8 @@ from straggler_stretches import COUNTS, per_step  # noqa: E402 - the signals per
 from straggler_sweep import FIRST, HEADER, OFF, PERIOD, Tally  # noqa: E402 - the sweep's scoring and tables
 
 from torchdoctor.stragglers.aggregate import judge_kept  # noqa: E402
-from torchdoctor.stragglers.verdict import _median_and_error, rank_windows  # noqa: E402
+from torchdoctor.stragglers.stats import median_and_error  # noqa: E402
+from torchdoctor.stragglers.window import rank_windows  # noqa: E402
 
 # The per-step signals `--signals` prints: the verdict's parts, and the times the thread was put on a CPU and
 # taken off it while it could run (counts; read per step as straggler_stretches reads them).
@@ -72,7 +73,7 @@ def signals(kept: Path, slow: int) -> dict[str, tuple[float, float, int]]:
     result = {}
     for name in SIGNALS:
         if len(on[name]) >= 10 and len(off[name]) >= 10:
-            (m_on, e_on), (m_off, e_off) = _median_and_error(on[name]), _median_and_error(off[name])
+            (m_on, e_on), (m_off, e_off) = median_and_error(on[name]), median_and_error(off[name])
             result[name] = (m_on - m_off, (e_on**2 + e_off**2) ** 0.5, len(on[name]))
     if peers_own:
         result["peers' own"] = (sorted(peers_own)[len(peers_own) // 2], 0.0, len(peers_own))

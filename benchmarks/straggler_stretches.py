@@ -25,7 +25,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from straggler_sweep import FIRST, OFF, PERIOD, WITHIN  # noqa: E402
 
-from torchdoctor.stragglers.verdict import _median_and_error, step_parts  # noqa: E402
+from torchdoctor.stragglers.stats import median_and_error  # noqa: E402
+from torchdoctor.stragglers.window import step_parts  # noqa: E402
 
 # signal -> where it is: a part of `step_parts` ("part", index), a field of the raw row ("row", index), or the
 # waiting for a CPU's share of the compute ("share")
@@ -77,7 +78,7 @@ def stretches(found: dict, rank: int, name: str) -> dict[int, float]:
         others = sorted(found[r][step][name] for r in found if r != rank and found[r][step][name] is not None)
         if mine is not None and others:
             difference[step] = mine - statistics.median(others)
-    middle = _mean_and_error if name in COUNTS else _median_and_error
+    middle = _mean_and_error if name in COUNTS else median_and_error
     usual = [value for step, value in difference.items() if 20 <= step < FIRST]
     if len(usual) < 30:
         return {}

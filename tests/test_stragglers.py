@@ -24,8 +24,8 @@ from torchdoctor.stragglers.verdict import (
     WARMUP,
     Tracker,
     judge_stretch,
-    judge_window,
 )
+from torchdoctor.stragglers.window import judge_window
 
 HERE = Path(__file__).parent
 SCRIPT = HERE / "straggler_train.py"
@@ -165,12 +165,12 @@ def test_a_real_loop_that_sleeps_is_named_host_once_not_communication(tmp_path):
 
 
 def test_the_peers_median_leaves_the_rank_out():
-    from torchdoctor.stragglers.verdict import _median_without
+    from torchdoctor.stragglers.stats import median_without
 
-    assert _median_without([1.0, 2.0, 3.0, 10.0], 10.0) == 2.0
-    assert _median_without([1.0, 2.0, 3.0, 10.0], 1.0) == 3.0
-    assert _median_without([4.0, 5.0], 4.0) == 5.0
-    assert _median_without([1.0, 2.0, 2.0, 4.0, 9.0], 2.0) == 3.0
+    assert median_without([1.0, 2.0, 3.0, 10.0], 10.0) == 2.0
+    assert median_without([1.0, 2.0, 3.0, 10.0], 1.0) == 3.0
+    assert median_without([4.0, 5.0], 4.0) == 5.0
+    assert median_without([1.0, 2.0, 2.0, 4.0, 9.0], 2.0) == 3.0
 
 
 def test_load_that_hits_every_rank_alike_names_nobody():
@@ -281,7 +281,7 @@ def test_the_sweep_tells_a_victim_from_a_rank_the_others_waited_for():
         sys.path.insert(0, benchmarks)
     from straggler_sweep import score_planted, waited_for
 
-    from torchdoctor.stragglers.verdict import rank_windows
+    from torchdoctor.stragglers.window import rank_windows
 
     late = {
         n: {rank: w.late * 1000 for rank, w in rank_windows(window(n, slow=2, late=0.01)).items()}
@@ -381,7 +381,7 @@ def test_with_two_ranks_cpu_time_one_rank_gained_as_the_other_lost_it_names_nobo
     # than its peer and rose by more than half of that itself (verdict.ROSE_ITSELF holds), but its peer fell
     # by more than half its rise: nobody is named. Where the peer's fell by 1 ms only (a fifth of rank 0's
     # rise), rank 0 is named `device` as before; so it is where the two ranks take turns at one CPU
-    # (verdict.sharing_cpus: there a rank's longer compute leaves its peer the CPU, whose CPU time falls for it).
+    # (stragglers.window.sharing_cpus: there a rank's longer compute leaves its peer the CPU, whose CPU time falls for it).
     first = (WARMUP + BASELINE) // 10
     tracker = Tracker()
     lines = []
@@ -498,7 +498,7 @@ def on_one_host(published: dict, cpus: dict[int, list[int]]) -> dict:
 
 
 def test_where_the_ranks_outnumber_their_cpus_waiting_for_one_names_nobody():
-    # verdict.sharing_cpus: 3 ranks on one host that may all run on the same 2 CPUs take them from each other;
+    # stragglers.window.sharing_cpus: 3 ranks on one host that may all run on the same 2 CPUs take them from each other;
     # rank 0 kept waiting for a CPU 10 ms more per step is the kernel's choice, not rank 0's. Each on a CPU
     # of its own (pinned), or on 3 CPUs, its wait is its own: named `host`. Its more CPU work is still named.
     def judged(cpus: dict[int, list[int]], **fault) -> tuple:
@@ -519,7 +519,8 @@ def test_the_co_runner_of_a_rank_waiting_for_a_shared_cpu_is_not_named_for_its_c
     # verdict._likeliest: ranks 0 and 2 pinned to CPU 0 with a busy process; rank 0 waits for the CPU (its
     # first cause), rank 2 spends 3% more CPU time on the same work: neither is named. Rank 1 on CPU 1, with
     # the same 3% more CPU time, is: nobody else takes its CPU
-    from torchdoctor.stragglers.verdict import _likeliest, rank_windows, sharing_cpus
+    from torchdoctor.stragglers.verdict import _likeliest
+    from torchdoctor.stragglers.window import rank_windows, sharing_cpus
 
     cpus = {0: [0], 1: [1], 2: [0]}
     ranks = rank_windows(on_one_host(window(3), cpus))
@@ -982,7 +983,7 @@ def verdict_lines(stderr: str) -> list[str]:
 
 @pytest.mark.timeout(600)  # real ranks on a shared machine
 def test_every_rank_publishes_the_cpus_it_may_run_on(lagged_run):
-    # verdict.sharing_cpus reads them: the job's ranks are not pinned, so each may run on every CPU of this one
+    # stragglers.window.sharing_cpus reads them: the job's ranks are not pinned, so each may run on every CPU of this one
     _, out = lagged_run
     windows = [json.loads(line) for line in (out / "stragglers-windows.jsonl").read_text().splitlines()]
     assert windows

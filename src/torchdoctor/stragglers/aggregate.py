@@ -20,7 +20,8 @@ from pathlib import Path
 from typing import Any
 
 from torchdoctor.stragglers.record import end_key, window_key
-from torchdoctor.stragglers.verdict import Tracker, WindowVerdict, judge_window
+from torchdoctor.stragglers.verdict import Tracker
+from torchdoctor.stragglers.window import WindowVerdict, judge_window
 
 POLL_SECONDS = 0.5
 LAG = 3  # windows a missing rank may lag before the window is judged without it

@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from torchdoctor.stragglers.record import WINDOW
-from torchdoctor.stragglers.verdict import WindowVerdict
+from torchdoctor.stragglers.window import WindowVerdict
 
 PARTS = (("data", "#e69f00"), ("compute", "#0072b2"), ("transfer", "#009e73"), ("wait", "#cccccc"))
 LABELS = {

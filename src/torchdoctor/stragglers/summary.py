@@ -11,7 +11,7 @@ from typing import Any
 
 from torchdoctor.findings import Finding
 from torchdoctor.rank_list import ranks_text, who
-from torchdoctor.stragglers.verdict import WindowVerdict, sharing_cpus
+from torchdoctor.stragglers.window import WindowVerdict, sharing_cpus
 
 
 def per_rank(verdicts: list[WindowVerdict]) -> dict[int, dict[str, Any]]:

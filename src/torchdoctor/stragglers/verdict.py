@@ -28,14 +28,25 @@ in ``gpu.balance``).
 
 from __future__ import annotations
 
-import bisect
 import math
-import statistics
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
 from torchdoctor.rank_list import ranks_text
+from torchdoctor.stragglers.stats import mean_and_error, median, median_and_error, median_without
+from torchdoctor.stragglers.window import (
+    CAUSE_OF,
+    COUNT_PARTS,
+    OFFCPU,
+    PARTS,
+    PREEMPTED,
+    TRANSFER,
+    WORK,
+    RankWindow,
+    WindowVerdict,
+    sharing_cpus,
+)
 
 # The steps compared: the latest STRETCH (at least MIN_STEPS of them on two ranks before any verdict).
 STRETCH = 40
@@ -184,168 +195,6 @@ CONFIRMED = ("offcpu",)
 PREEMPTED_TOO = ("offcpu",)
 
 
-@dataclass
-class RankWindow:
-    """One rank's medians over one window, in seconds."""
-
-    rank: int
-    host: str
-    step: float
-    data: float
-    comm: float
-    compute: float
-    cpu: float
-    late: float | None  # None: no collective to compare arrivals at
-    wait: float | None
-    transfer: float  # time in collectives minus waiting for the peers
-    last_share: float = 0.0  # share of the steps it arrived last at the last collective
-    spread: dict[str, float] = field(
-        default_factory=dict
-    )  # step-to-step spread (MAD) of data, compute, transfer
-    threads: float | None = None  # per step, its other threads' waiting for a CPU (None: not read)
-    cpus: frozenset[int] | None = None  # the CPUs it may run on (None: not published)
-
-    @property
-    def own(self) -> float:
-        """The rank's own work: data + host + device (everything but the collectives)."""
-        return self.step - self.comm
-
-
-@dataclass
-class WindowVerdict:
-    """What one window says: each rank's medians and the rank holding the others back (or None)."""
-
-    window: int
-    ranks: dict[int, RankWindow]
-    straggler: int | None = None
-    slower: float = 0.0  # how much longer its own work is than the others', as a fraction
-    cause: str | None = None
-    cause_text: str = ""
-    steps: int = 0  # steps the window holds on every rank
-    parts: dict[int, list[tuple[float, ...]]] = field(default_factory=dict)  # rank -> per step, `PARTS`
-    first_step: int = 0  # the number of the window's first step
-    compared: dict | None = None  # rank -> per step: (its parts, the peers' medians), once computed
-    excess: dict | None = None  # rank -> per step: each part's excess over the peers' median, once computed
-    reason: str = ""  # the figures behind the straggler named (or the closest candidate), for the JSON
-
-
-# Per step and rank: own work (step minus waiting for peers), and the parts of it a straggler cannot hide:
-# waiting for data, the CPU time of its compute, the time the kernel kept it waiting for a CPU (other
-# processes on its cores; else its compute's wall minus CPU time), its collectives besides waiting for the
-# peers; and the own work less the waiting for a CPU (`WORK`); and the times the CPU was taken from it while it
-# could run (`PREEMPTED`, a count); and the time its compute was neither on a CPU nor waiting for one
-# (`BLOCKED`: asleep or blocked outside next() and the collectives, as a training loop that sleeps, reads a
-# file, waits on a lock or syncs with the device is). Each part -> the cause it names.
-PARTS = ("own", "data", "cpu", "offcpu", "transfer", "work", "preempted", "blocked")
-CAUSE_OF = {
-    "data": "input",
-    "cpu": "device",
-    "offcpu": "host",
-    "transfer": "communication",
-    "blocked": "host",
-}
-TRANSFER = PARTS.index("transfer")
-# The own work less the waiting for a CPU: what the rank did or waited for by itself. Where ranks share cores
-# (more ranks than cores) one that sleeps in next() hands its core to the others and waits less for it
-# later, so its own work is longer by less than the sleep and varies with the sharing; this is not.
-WORK = PARTS.index("work")
-OFFCPU = PARTS.index("offcpu")
-# The times the kernel took the CPU from the training thread while it could still run (its involuntary context
-# switches, `record`'s ``preempted``; 0 where a rank does not record them): a count, judged by its mean (small
-# integers, whose median moves in whole steps), never a cause of its own (`CONFIRMED`).
-PREEMPTED = PARTS.index("preempted")
-COUNT_PARTS = ("preempted",)
-BLOCKED = PARTS.index("blocked")
-
-
-def _window_rows(window: Mapping[int, Mapping[str, Any]]) -> tuple[dict[int, list], int]:
-    """The ranks' rows of one window, and the steps every rank has."""
-    rows = {rank: data["rows"] for rank, data in window.items() if data.get("rows")}
-    return rows, min((len(r) for r in rows.values()), default=0)
-
-
-def _step_gaps(window: Mapping[int, Mapping[str, Any]]) -> list[tuple[dict[int, float], dict[int, float]]]:
-    """`_arrival_gaps` of each step every rank has."""
-    rows, steps = _window_rows(window)
-    return [_arrival_gaps({rank: table[index][4] for rank, table in rows.items()}) for index in range(steps)]
-
-
-def rank_windows(
-    window: Mapping[int, Mapping[str, Any]], gaps: list[tuple[dict, dict]] | None = None
-) -> dict[int, RankWindow]:
-    """Each rank's medians of one window, from the published rows ``{rank: {"host", "rows"}}`` (``gaps``:
-    its `_step_gaps`, when already worked out)."""
-    rows, steps = _window_rows(window)
-    late: dict[int, list[float]] = {rank: [] for rank in rows}
-    wait: dict[int, list[float]] = {rank: [] for rank in rows}
-    last: dict[int, int] = {rank: 0 for rank in rows}
-    for step_late, step_wait in gaps if gaps is not None else _step_gaps(window):
-        for rank, value in step_late.items():
-            late[rank].append(value)
-            wait[rank].append(step_wait[rank])
-        if len(step_late) >= 2:
-            latest = max(step_late.values())
-            for rank, value in step_late.items():
-                last[rank] += value == latest and latest > 0
-    result = {}
-    for rank, table in rows.items():
-        table = table[:steps]
-        step = _median(r[0] for r in table)
-        data = _median(r[1] for r in table)
-        comm = _median(r[2] for r in table)
-        compute = _median(max(0.0, r[0] - r[1] - r[2]) for r in table)
-        cpu = _median(r[3] for r in table)
-        rank_late = _median(late[rank]) if len(late[rank]) * 2 >= steps and steps else None
-        rank_wait = _median(wait[rank]) if rank_late is not None else None
-        transfer = max(0.0, comm - rank_wait) if rank_wait is not None else comm
-        waits = wait[rank] if len(wait[rank]) == steps else [rank_wait or 0.0] * steps
-        spread = {
-            "data": _mad([r[1] for r in table]),
-            "compute": _mad([max(0.0, r[0] - r[1] - r[2]) for r in table]),
-            "transfer": _mad([max(0.0, r[2] - w) for r, w in zip(table, waits, strict=True)]),
-        }
-        result[rank] = RankWindow(
-            rank, str(window[rank].get("host", "?")), step, data, comm, compute, cpu, rank_late, rank_wait,
-            transfer, last[rank] / max(1, len(late[rank])), spread, _per_step(window[rank], steps),
-            _cpus(window[rank]),
-        )  # fmt: skip
-    return result
-
-
-def _cpus(figures: Mapping[str, Any]) -> frozenset[int] | None:
-    """The CPUs the rank published (`record`'s ``cpus``), or None where it did not or they are not numbers."""
-    cpus = figures.get("cpus")
-    if not isinstance(cpus, list) or not cpus or not all(isinstance(c, int) for c in cpus):
-        return None
-    return frozenset(cpus)
-
-
-def sharing_cpus(ranks: Mapping[int, RankWindow]) -> dict[int, tuple[int, frozenset[int]]]:
-    """The ranks that share CPUs with more ranks than there are CPUs among them: rank -> (how many ranks,
-    which CPUs) of the ranks on its host whose CPUs overlap its own (itself included). Ranks without
-    published CPUs are none of them."""
-    on_host: dict[str, list[RankWindow]] = {}  # judged every window: each rank against its host's, not all
-    for r in ranks.values():
-        if r.cpus is not None:
-            on_host.setdefault(r.host, []).append(r)
-    result = {}
-    for rank, mine in ranks.items():
-        if mine.cpus is None:
-            continue
-        near = [r for r in on_host[mine.host] if r.cpus & mine.cpus]
-        cpus = frozenset().union(*(r.cpus for r in near))
-        if len(near) > len(cpus):
-            result[rank] = (len(near), cpus)
-    return result
-
-
-def _per_step(figures: Mapping[str, Any], steps: int) -> float | None:
-    """The rank's other threads' waiting for a CPU per step over the window (`record`'s ``threads_waited``),
-    or None where it was not read (not Linux, or a recording from before it was)."""
-    waited = figures.get("threads_waited")
-    return float(waited) / steps if isinstance(waited, (int, float)) and steps else None
-
-
 def _threads_excess(verdict: WindowVerdict) -> dict[int, float]:
     """Per rank of one window: its other threads' waiting for a CPU per step over its peers' median (ranks
     without the figure, or with no peer that has it, left out)."""
@@ -353,7 +202,7 @@ def _threads_excess(verdict: WindowVerdict) -> dict[int, float]:
     if len(read) < 2:
         return {}
     ordered = sorted(read.values())
-    return {rank: value - _median_without(ordered, value) for rank, value in read.items()}
+    return {rank: value - median_without(ordered, value) for rank, value in read.items()}
 
 
 def _threads_rise(excesses: list[dict[int, float]], rank: int, usual: float | None) -> float:
@@ -363,103 +212,7 @@ def _threads_rise(excesses: list[dict[int, float]], rank: int, usual: float | No
     values = [excess[rank] for excess in excesses if rank in excess]
     if usual is None or not values:
         return 0.0
-    return max(0.0, _median(values) - usual)
-
-
-def _mad(values: list[float]) -> float:
-    """The median absolute deviation: how much a part varies from step to step, unmoved by one stall."""
-    if len(values) < 2:
-        return 0.0
-    middle = _median(values)
-    return _median([abs(v - middle) for v in values])
-
-
-def _late_exits(exits: Mapping[int, list]) -> dict[int, float]:
-    """One step's lateness leaving the collectives, per rank: at each blocking collective every rank noted
-    leaving (matched as in `_arrival_gaps`), its exit minus the earliest exit, summed over the step. Ranks
-    leave a collective together, whoever arrived last; one that leaves later spent longer in it itself."""
-    by_collective: dict[tuple[str, int], list[tuple[int, float]]] = {}
-    for rank, noted in exits.items():
-        seen: dict[str, int] = {}
-        for group, _wall, *out in noted or ():
-            place = seen.get(group, 0)
-            seen[group] = place + 1
-            if group != "?" and out:
-                by_collective.setdefault((group, place), []).append((rank, out[0]))
-    late: dict[int, float] = {}
-    for there in by_collective.values():
-        if len(there) < 2 or len(there) < len(exits):
-            continue
-        first = min(w for _, w in there)
-        for rank, wall in there:
-            late[rank] = late.get(rank, 0.0) + wall - first
-    return late
-
-
-def _arrival_gaps(
-    arrivals: Mapping[int, list],
-) -> tuple[dict[int, float], dict[int, float]]:
-    """One step's lateness and wait per rank: at each collective (matched across ranks by group and its
-    place among the step's collectives of that group), a rank is late by its arrival minus the earliest and
-    waits the latest arrival minus its own; summed over the step."""
-    by_collective: dict[tuple[str, int], list[tuple[int, float]]] = {}
-    for rank, noted in arrivals.items():
-        seen: dict[str, int] = {}
-        for group, wall, *_out in noted or ():
-            if group == "?":
-                continue
-            place = seen.get(group, 0)
-            seen[group] = place + 1
-            by_collective.setdefault((group, place), []).append((rank, wall))
-    late: dict[int, float] = {}
-    wait: dict[int, float] = {}
-    for there in by_collective.values():
-        if len(there) < 2:
-            continue
-        first, latest = min(w for _, w in there), max(w for _, w in there)
-        for rank, wall in there:
-            late[rank] = late.get(rank, 0.0) + wall - first
-            wait[rank] = wait.get(rank, 0.0) + latest - wall
-    return late, wait
-
-
-def step_parts(
-    window: Mapping[int, Mapping[str, Any]], gaps: list[tuple[dict, dict]] | None = None
-) -> dict[int, list[tuple[float, ...]]]:
-    """Each rank's `PARTS` step by step, from the published rows ``{rank: {"host", "rows"}}`` (``gaps``: its
-    `_step_gaps`, when already worked out). The wait is the arrival skew at the step's collectives; where a
-    step has no collective to compare, all the time in collectives counts as waiting (never as the rank's own
-    work, so a victim is never made slow by it)."""
-    rows, steps = _window_rows(window)
-    gaps = gaps if gaps is not None else _step_gaps(window)
-    parts: dict[int, list[tuple[float, ...]]] = {rank: [] for rank in rows}
-    for index in range(steps):
-        noted = {rank: table[index][4] for rank, table in rows.items()}
-        wait = gaps[index][1]
-        exits = _late_exits(noted)
-        for rank, table in rows.items():
-            row = table[index]
-            step, data, comm, cpu = (float(v) for v in row[:4])
-            waited = min(comm, wait[rank]) if rank in wait else comm
-            compute = max(0.0, step - data - comm)
-            kept_off = float(row[5]) if len(row) > 5 and row[5] is not None else compute - cpu
-            transfer = exits.get(rank, comm - waited)
-            preempted = float(row[7]) if len(row) > 7 and row[7] is not None else 0.0
-            blocked = max(0.0, compute - cpu - kept_off)  # 0 where the waiting for a CPU is compute less CPU
-            parts[rank].append(
-                (step - waited, data, cpu, kept_off, transfer, step - waited - kept_off, preempted, blocked)
-            )
-    return parts
-
-
-def judge_window(number: int, window: Mapping[int, Mapping[str, Any]]) -> WindowVerdict:
-    """One window's medians per rank and its per-step parts; `judge_stretch` over the latest windows says
-    who the straggler is (`Tracker` does both)."""
-    gaps = _step_gaps(window)
-    ranks = rank_windows(window, gaps)
-    steps = min((len(data.get("rows") or []) for data in window.values()), default=0)
-    first = min((int(data.get("first_step", 0)) for data in window.values()), default=0)
-    return WindowVerdict(number, ranks, steps=steps, parts=step_parts(window, gaps), first_step=first)
+    return max(0.0, median(values) - usual)
 
 
 class Stretch(NamedTuple):
@@ -520,7 +273,7 @@ def judge_stretch(
     reasons = []
     for rank, rows in excess.items():
         n = len(rows)
-        peers_own = _median(base[rank]) if rows else 0.0
+        peers_own = median(base[rank]) if rows else 0.0
         if n < MIN_STEPS or peers_own <= 0 or (usual is not None and rank not in usual):
             continue
         habit = usual[rank] if usual is not None else [(0.0, 0.0, True)] * len(PARTS)
@@ -586,8 +339,8 @@ def judge_stretch(
             if slowed[0] is not None:
                 passed.append((slowed[0], "transfer"))
         if passed:
-            peer_cpu = _median(row[PARTS.index("cpu")] for row in peers_parts[rank])
-            peer_off = _median(row[OFFCPU] for row in peers_parts[rank])
+            peer_cpu = median(row[PARTS.index("cpu")] for row in peers_parts[rank])
+            peer_off = median(row[OFFCPU] for row in peers_parts[rank])
             per_cpu = max(0.0, peer_off) / peer_cpu if peer_cpu > 0 else 0.0
             middle, name = _first_cause({part: m for m, part in passed}, per_cpu)
             candidates.append((middle / peers_own, rank, name, middle, threads))
@@ -653,7 +406,7 @@ def _handed_over(
     ``excess`` over the peers, nor by `MIN_SECONDS`."""
     if name not in HANDED_OVER or not own_usual:
         return True
-    rise = _median(row[OFFCPU] for row in mine) - own_usual[OFFCPU]
+    rise = median(row[OFFCPU] for row in mine) - own_usual[OFFCPU]
     return rise < max(MIN_SECONDS, OWN_RISE * excess)
 
 
@@ -665,7 +418,7 @@ def _rose_itself(
     if name not in ROSE_ITSELF or not own_usual:
         return True
     k = PARTS.index(name)
-    return _median(row[k] for row in mine) - own_usual[k] >= OWN_RISE * excess
+    return median(row[k] for row in mine) - own_usual[k] >= OWN_RISE * excess
 
 
 def _traded(
@@ -681,8 +434,8 @@ def _traded(
     peers = [peer for peer in mine if peer != rank and peer in own_usual and mine[peer]]
     if not peers:
         return False
-    rise = _median(row[k] for row in mine[rank]) - own_usual[rank][k]
-    fall = -_median(_median(row[k] for row in mine[peer]) - own_usual[peer][k] for peer in peers)
+    rise = median(row[k] for row in mine[rank]) - own_usual[rank][k]
+    fall = -median(median(row[k] for row in mine[peer]) - own_usual[peer][k] for peer in peers)
     return rise > 0 and fall >= TRADED * rise
 
 
@@ -751,7 +504,7 @@ def _waiting_rise(waits_more: float, peers: list[list[float]], usual: float | No
     machine's, not the link's (0 without ``usual``)."""
     if usual is None:
         return 0.0
-    peers_rise = _median(row[OFFCPU] for row in peers) - usual
+    peers_rise = median(row[OFFCPU] for row in peers) - usual
     return max(0.0, peers_rise + max(0.0, waits_more))
 
 
@@ -761,7 +514,7 @@ def _beyond_usual(
     """Part ``k``'s per-step excess over the peers beyond the rank's usual, its median and standard error
     (the stretch's and the usual's together)."""
     values = [row[k] - habit[k][0] for row in rows]
-    middle, error = (_mean_and_error if PARTS[k] in COUNT_PARTS else _median_and_error)(values)
+    middle, error = (mean_and_error if PARTS[k] in COUNT_PARTS else median_and_error)(values)
     return values, middle, math.hypot(error, habit[k][1])
 
 
@@ -797,18 +550,18 @@ class Usual:
             kept.append(excess)
             del kept[: -max(1, HISTORY // max(1, verdict.steps))]
         for index in range(min((len(steps) for steps in compared.values()), default=0)):
-            self.waits.append(_median(steps[index][0][OFFCPU] for steps in compared.values()))
+            self.waits.append(median(steps[index][0][OFFCPU] for steps in compared.values()))
         del self.waits[:-HISTORY]
         self.taken += verdict.steps
 
     def load(self) -> float | None:
         """The ranks' usual wait for a CPU per step (None before any step is in)."""
-        return _median(self.waits) if self.waits else None
+        return median(self.waits) if self.waits else None
 
     def threads_usual(self) -> dict[int, float]:
         """Per rank: the median of its other threads' waiting for a CPU per step over its peers' (ranks
         whose windows never had the figure left out)."""
-        return {rank: _median(values) for rank, values in self.threads.items() if values}
+        return {rank: median(values) for rank, values in self.threads.items() if values}
 
     def own_usual(self) -> dict[int, list[float]]:
         """Per rank with `MIN_STEPS` or more usual steps: the median of each of its own parts (`PARTS`), worked
@@ -837,7 +590,7 @@ class Usual:
                 if last >= HABIT:
                     rows = _without_exits(rows)
                 usual = [
-                    (_mean_and_error if PARTS[k] in COUNT_PARTS else _median_and_error)(
+                    (mean_and_error if PARTS[k] in COUNT_PARTS else median_and_error)(
                         [row[k] for row in rows]
                     )
                     for k in range(len(PARTS))
@@ -848,7 +601,7 @@ class Usual:
                 ]
         self._figures = result
         self._own = {
-            rank: [_median(row[k] for row in rows) for k in range(len(PARTS))]
+            rank: [median(row[k] for row in rows) for k in range(len(PARTS))]
             for rank, rows in self.own.items()
             if len(rows) >= MIN_STEPS
         }
@@ -872,7 +625,7 @@ def _compared(
         rows = {rank: verdict.parts[rank][index] for rank in present}
         columns = [sorted(row[k] for row in rows.values()) for k in range(len(PARTS))]
         for rank, row in rows.items():
-            result[rank].append((row, [_median_without(columns[k], row[k]) for k in range(len(PARTS))]))
+            result[rank].append((row, [median_without(columns[k], row[k]) for k in range(len(PARTS))]))
     verdict.compared = result
     return result
 
@@ -886,17 +639,6 @@ def _excess(verdict: WindowVerdict) -> dict[int, list[list[float]]]:
             for rank, steps in _compared(verdict).items()
         }
     return verdict.excess
-
-
-def _median_without(ordered: list[float], value: float) -> float:
-    """The median of the sorted ``ordered`` with one ``value`` taken out."""
-    gone = bisect.bisect_left(ordered, value)
-    left = len(ordered) - 1
-
-    def at(j: int) -> float:
-        return ordered[j] if j < gone else ordered[j + 1]
-
-    return at(left // 2) if left % 2 else (at(left // 2 - 1) + at(left // 2)) / 2
 
 
 def _first_cause(passed: dict[str, float], per_cpu: float) -> tuple[float, str]:
@@ -924,39 +666,14 @@ def _first_cause(passed: dict[str, float], per_cpu: float) -> tuple[float, str]:
     return max((passed[name], name) for name in ("offcpu", "blocked") if name in passed)
 
 
-def _median(values) -> float:
-    """`statistics.median` without its generality (judging a window takes thousands): the middle of the
-    sorted values, or the mean of the two middle ones; `statistics.StatisticsError` for none, as it."""
-    ordered = sorted(values)
-    count = len(ordered)
-    if not count:
-        raise statistics.StatisticsError("no median for empty data")
-    half = count // 2
-    return ordered[half] if count % 2 else (ordered[half - 1] + ordered[half]) / 2
-
-
-def _mean_and_error(values: list[float]) -> tuple[float, float]:
-    """The mean and its standard error (for counts: small integers, whose median moves in whole steps)."""
-    mean = sum(values) / len(values)
-    spread = math.sqrt(sum((v - mean) ** 2 for v in values) / len(values))
-    return mean, max(spread / math.sqrt(len(values)), 1e-5)
-
-
-def _median_and_error(values: list[float]) -> tuple[float, float]:
-    """The median and its standard error (from the median absolute deviation: unmoved by a few stalls)."""
-    middle = _median(values)
-    spread = 1.4826 * _median([abs(v - middle) for v in values])
-    return middle, max(spread * 1.2533 / math.sqrt(len(values)), 1e-5)
-
-
 def _cause_text(
     part: str, mine: list[tuple[float, ...]], peers: list[list[float]], usual: float = 0.0
 ) -> str:
     """The cause in words, with the rank's median of the part and the peers', and the rank's usual
     difference to them when it is not nothing."""
     column = {name: k for k, name in enumerate(PARTS)}
-    own = {name: _median(row[k] for row in mine) for name, k in column.items()}
-    peer = {name: _median(row[k] for row in peers) for name, k in column.items()}
+    own = {name: median(row[k] for row in mine) for name, k in column.items()}
+    peer = {name: median(row[k] for row in peers) for name, k in column.items()}
     habit = f"; usually {usual * 1000:+.1f} ms" if abs(usual) >= 0.00005 else ""
     if part == "data":
         return f"input pipeline (next() {_ms(own['data'])} vs median {_ms(peer['data'])}{habit})"
