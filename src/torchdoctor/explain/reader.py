@@ -79,6 +79,23 @@ _ANSI = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]{0,256}(?:\x07|\x1
 # torchrun --tee prefixes a line with the local rank ("[default1]:") and torch with the global one
 # ("[rank1]:"): with both, the last one (the global rank) is the line's rank
 _RANK_PREFIX = re.compile(r"^\s*(?:\[(?:rank|default)(\d{1,6})\]:\s?)+")
+# what launchers and log collectors put before every line of a process's output, taken off like the rank prefix
+# (a traceback's "  File" lines are read only without it): Open MPI's --tag-output ("[1,3]<stderr>:", the MPI
+# rank: Horovod, DeepSpeed's MPI launchers), a container runtime's log line as Kubernetes keeps it
+# ("2025-03-01T10:00:00.123456789Z stderr F "), pdsh's host (DeepSpeed's multi-node launcher: "10.0.0.5: ",
+# "worker-1: ") or srun --label's task ("3: ") — a host or a task (a rank, or a node running torchrun), no rank —
+# and Ray's worker ("(RayTrainWorker pid=71, ip=10.0.0.5) "); the last three (but an IP address) only before
+# what a failure prints (a traceback, an exception, an indented line, a bracketed log header): "1: " may begin a
+# line of prose, and kinds/ray_cluster.py reads a Ray worker's own log lines by their prefix
+_LINE_PREFIX = re.compile(
+    r"^\s*(?:"
+    r"\[\d{1,9},(?P<mpi_rank>\d{1,6})\]<std(?:out|err|diag)>:\s?"
+    r"|\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:[.,]\d{1,9})?(?:Z|[+-]\d\d:?\d\d)\s(?:stdout|stderr)\s[FP]\s"
+    r"|\d{1,3}(?:\.\d{1,3}){3}:\s"
+    r"|(?:\((?:[A-Za-z_]\w{0,60}\s+)?pid=\d{1,10}(?:,\s*ip=[\w.:-]{1,60})?\)\s|(?=[a-z0-9.-]{0,63}\d)[a-z0-9][a-z0-9.-]{0,62}:\s)"
+    r"(?=Traceback \(most recent|\s*File \"|\s{2,}\S|\[|(?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Error|Exception|Interrupt|Exit)\b)"
+    r")"
+)
 # "RuntimeError: boom", "torch.OutOfMemoryError: CUDA out of memory", "ValueError" alone on its line
 EXCEPTION_LINE = re.compile(
     r"^\s*(?:[A-Za-z_][\w]*\.)*(?P<type>[A-Z]\w*(?:Error|Exception|Interrupt|Exit))(?::\s?(?P<message>.*)|\s*$)"
@@ -87,7 +104,9 @@ BEFORE = 120  # lines above an exception line kept: its traceback's innermost fr
 MAX_TRACEBACKS = (
     1000  # exception lines per input given the lines above them (a log of a million costs no more)
 )
-_FIRST_RANKS = re.compile(rb"(?m)^\[(?:rank|default)(\d{1,6})\]:")
+_FIRST_RANKS = re.compile(
+    rb"(?m)^(?:\[(?:rank|default)(\d{1,6})\]:|\[\d{1,9},(\d{1,6})\]<std(?:out|err|diag)>:)"
+)
 # torch's own prefix (init_process_group's excepthook: every line of an uncaught traceback), after torchrun's
 # "[default1]:" where --tee adds it: the process had made its process group when it raised
 _TORCH_PREFIX = re.compile(rb"\s*(?:\[default\d{1,6}\]:\s?)?\[rank\d{1,6}\]:")
@@ -113,23 +132,33 @@ class Window:
 
 def clean(raw: bytes) -> tuple[str, int | None]:
     """Decode one line of someone else's output and take off what is not the message: colour codes, CR,
-    a torchrun ``[rank3]:`` prefix (returned as the rank)."""
+    a torchrun ``[rank3]:`` prefix or Open MPI's ``[1,3]<stderr>:`` (returned as the rank), a launcher's or log
+    collector's prefix (`_LINE_PREFIX`)."""
     text = raw.decode("utf-8", "replace")
     if "\x1b" in text:
         text = _ANSI.sub("", text)
     if "\r" in text:
         text = text.replace("\r\n", "\n").replace("\r", "\n").strip("\n")
     rank = None
-    prefix = _RANK_PREFIX.match(text)
-    if prefix:
-        rank = int(prefix.group(1))
+    for _ in range(4):  # stacked: pdsh's host, then torchrun's "[default1]:[rank1]:"
+        prefix = _RANK_PREFIX.match(text)
+        if prefix:
+            rank = int(prefix.group(1))
+            text = text[prefix.end() :]
+            continue
+        prefix = _LINE_PREFIX.match(text)
+        if prefix is None:
+            break
+        if prefix["mpi_rank"] is not None:
+            rank = int(prefix["mpi_rank"])
         text = text[prefix.end() :]
     return text, rank
 
 
 def ranks_in_head(head: bytes) -> set[int]:
-    """Ranks named by ``[rankN]:`` prefixes at the start of lines in the first bytes of a log."""
-    return {int(m.group(1)) for m in _FIRST_RANKS.finditer(head)}
+    """Ranks named by ``[rankN]:`` (or Open MPI's ``[1,N]<stderr>:``) prefixes at the start of lines in the first
+    bytes of a log."""
+    return {int(m.group(1) or m.group(2)) for m in _FIRST_RANKS.finditer(head)}
 
 
 def windows(
