@@ -644,6 +644,38 @@ CASES = [
         "certain",
         ["torch 2.1", "m.float()"],
     ),
+    (  # a LayerNorm's parameter FSDP resharded, met by reentrant checkpointing's recomputation (kinds/empty_params.py)
+        "aten:layer-norm-weight-shape",
+        ("[0]", "[1152]"),
+        FRAME + "RuntimeError: ",
+        "fsdp_params_outside_forward",
+        "likely",
+        ["use_reentrant", "summon_full_params"],
+    ),
+    (
+        "aten:layer-norm-bias-shape",
+        ("[0]", "[4096]"),
+        FRAME + "RuntimeError: ",
+        "fsdp_params_outside_forward",
+        "likely",
+        ["use_reentrant"],
+    ),
+    (  # joining what a loader that gave no batch collected (kinds/empty_batches.py)
+        "aten:cat-expected-non-empty-list",
+        (),
+        FRAME + "ValueError: ",
+        "dataset_too_small",
+        "likely",
+        ["drop_last=False", "len(loader)"],
+    ),
+    (
+        "aten:stack-expects-non-empty-tensorlist",
+        (),
+        FRAME + "RuntimeError: ",
+        "dataset_too_small",
+        "likely",
+        ["batch_size"],
+    ),
 ]
 
 

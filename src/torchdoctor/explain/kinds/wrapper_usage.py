@@ -11,6 +11,7 @@ does not fit ``device_mesh_config``.)
 
 from __future__ import annotations
 
+from torchdoctor.explain.kinds import empty_params
 from torchdoctor.explain.kinds.refusal_table import describe_refusal
 from torchdoctor.explain.recognisers import Alternative, Context, Hit, Pattern, Recogniser, on_ranks
 
@@ -314,6 +315,9 @@ WRAPPER_USAGE = Recogniser(
 
 
 def _params_outside_forward(hits: list[Hit], ctx: Context) -> tuple[str, str]:
+    empty = empty_params.describe(hits)
+    if empty is not None:
+        return empty[0] + on_ranks(hits), empty[1]
     said = next((str(h.facts["freed"]) for h in hits if h.facts.get("freed")), "a parameter without its data")
     return (
         f"an FSDP-wrapped model's parameter was used while it was sharded ({said}): outside the root module's "
@@ -340,17 +344,21 @@ FSDP_PARAMS_OUTSIDE_FORWARD = Recogniser(
         "'weight' must be 2-D",
         "are out of bounds for storage of size ",
         "The tensor has a non-zero number of elements, but its data is not allocated yet",
+        *empty_params.ANCHORS,
     ),
     templates=(
         "torch_native:embedding-weight-must-be-2d",
         "torch_native:setstorage-out-of-bounds",
         "torch_native:tensor-data-not-allocated",
+        *empty_params.TEMPLATES,
     ),
     match=R(
         r"(?P<freed>'weight' must be 2-D|setStorage: sizes [^\n]{1,200} are out of bounds for storage of size 0|"
-        r"The tensor has a non-zero number of elements, but its data is not allocated yet)"
+        r"The tensor has a non-zero number of elements, but its data is not allocated yet)|"
+        + empty_params.MATCH
     ),
-    requires=("saw_fsdp",),
+    # a LayerNorm's empty weight is a sharded parameter by itself (empty_params.py)
+    requires=("saw_fsdp", *empty_params.FACTS),
     confirm=lambda hits, ctx: False,
     # under ZeRO-3 the same lines are DeepSpeed's partitions (kinds/deepspeed.py)
     reject=R(r"torch\.Size\(\[0\]\)"),
@@ -363,6 +371,7 @@ FSDP_PARAMS_OUTSIDE_FORWARD = Recogniser(
             "When the traceback's frames are torch's FSDP or a framework's (Lightning, accelerate, the Trainer), "
             "search their issues for the message and update them.",
         ),
+        empty_params.ZERO3,
     ),
     describe=_params_outside_forward,
 )
