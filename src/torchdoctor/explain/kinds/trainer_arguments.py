@@ -801,6 +801,8 @@ TRAINER_ARGUMENTS = Recogniser(
             r"[^\]\n]{0,2000})\]"
         ),
     ),
+    # None, the default of strategy and accelerator before Lightning 2.0, is lightning_defaults.py's reading
+    reject=R(r"invalid (?:strategy|accelerator) name: `?(?:strategy|accelerator)=None\b"),
     confirm=_stated_by_the_argument,
     also=(
         Alternative(

@@ -25,6 +25,7 @@ from torchdoctor.explain.kinds import (
     installers,
     kernel_release_bugs,
     libraries,
+    lightning_defaults,
     loop_helpers,
     midi_tokenizers,
     missing_packages,
@@ -71,6 +72,7 @@ _CHANGES = (
     neighbour_releases,
     data_containers,
     stack_releases,
+    lightning_defaults,
 )
 
 # "requires PyTorch >= 2.2.0", "requires `accelerate>=1.1.0`", "requires deepspeed>=0.16.4"
@@ -623,6 +625,7 @@ DEPENDENCY_VERSION = Recogniser(
     ),
     also=(
         Alternative(*api_changes.MAX_LEN_IN_LIBRARY, when=("tok_class",)),
+        Alternative(*lightning_defaults.FRAMEWORK_DEFAULT, when=("pl_none_flag",)),
         Alternative(
             "input_shape_mismatch",
             "the script's own scalar indexed, a value already reduced to one number",
