@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 
+from torchdoctor.explain.kinds import task_gpus
 from torchdoctor.explain.recognisers import (
     Alternative,
     Context,
@@ -518,6 +519,10 @@ def _ordinal(hits: list[Hit], ctx: Context) -> tuple[str, str]:
         "Each process should use torch.cuda.set_device(int(os.environ['LOCAL_RANK'])). A checkpoint saved on "
         "another GPU is loaded with torch.load(path, map_location='cpu')."
     )
+    slurm = task_gpus.under_slurm(ctx.facts)  # a Slurm job: the GPUs each task sees are the ones bound to it
+    if slurm:
+        summary += slurm[0]
+        fix = f"{slurm[1]}\nOtherwise: {fix[0].lower()}{fix[1:]}"
     return summary, fix
 
 
