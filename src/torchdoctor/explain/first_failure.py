@@ -15,6 +15,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from torchdoctor.explain import traceback_styles
 from torchdoctor.explain.reader import EXCEPTION_LINE
 from torchdoctor.hang.source import Frame, is_library
 
@@ -138,6 +139,7 @@ def exception_at(line: str, before: list[str], following: list[str]) -> Raised |
                 break
             raised.detail.append(cut(extra.strip(), 400))
     raised.stamp = _stamp([*before, line])
+    before = traceback_styles.as_python(before)
     frames: list[tuple[Frame, str]] = []
     start = None  # where the last traceback above the line begins (its header, or its first frame)
     for at, text in enumerate(before):

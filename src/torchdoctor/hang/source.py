@@ -21,7 +21,12 @@ RANK_WORDS = re.compile(
     r"is_global_zero|process_index|local_process_index|main_process)\b",
     re.IGNORECASE,
 )
-_LIBRARY = re.compile(r"[/\\](site-packages|dist-packages|lib[/\\]python\d[\d.]*)[/\\]|^<")
+# ("<frozen ...>", "<string>" and the like are no file of the user's; a notebook cell's "<ipython-input-17-...>" is;
+# Windows keeps the standard library in the installation's or the conda environment's own Lib folder)
+_LIBRARY = re.compile(
+    r"[/\\](site-packages|dist-packages|lib[/\\]python\d[\d.]*)[/\\]|^<(?!ipython-input-)"
+    r"|(?i:\\(?:anaconda3|miniconda3|miniforge3|mambaforge|python3\d{0,2}|envs\\[^\\]+)\\lib\\)"
+)
 # pip's wrapper of a package's console script (<env>/bin/torchrun, bin/accelerate, Scripts\\deepspeed.exe): its only
 # line calls the package's main(), and no line of it is the user's
 _CONSOLE_SCRIPT = re.compile(r"[/\\](?:bin|Scripts)[/\\][A-Za-z][\w.-]{0,80}$")

@@ -1,0 +1,121 @@
+"""Tracebacks printed otherwise than Python prints them, read as Python's own, so that their frames and the
+user's line are found as in a plain one. Each is rewritten line for line (the same count, so line numbers still
+point into the log): the header ``Traceback (most recent call last):``, each frame
+``  File "/path/train.py", line 13, in main`` followed by its code line, every other line blank.
+
+- rich's box (``rich.traceback.install()``: accelerate installs it where rich is, typer's command lines, others):
+  a frame is ``│ /path/train.py:13 in main │`` (a long path or name wrapped onto the next lines), then the code
+  around the line, the line itself marked ``❱``;
+- IPython's and Jupyter's (a notebook's cell, accelerate's ``notebook_launcher``, Kaggle and Colab): a header
+  ``ValueError    Traceback (most recent call last)``, frames ``Cell In[27], line 3`` / ``File /path/x.py:160,
+  in f(args)`` (IPython 8) or ``<ipython-input-17-…> in <module>`` / ``/path/x.py in f(args)`` (older, the line
+  number only on the code line), each line marked ``---->``.
+"""
+
+from __future__ import annotations
+
+import re
+
+_TOP = re.compile(r"^\s*╭─+ Traceback \(most recent call last\) ─+╮\s*$")
+_BOTTOM = re.compile(r"^\s*╰─+╯\s*$")
+_INNER = re.compile(r"^\s*│ ?(?P<text>.*?)\s*│\s*$")
+_CODE = re.compile(r"^(?:❱\s*|\s+)\d+(?:\s+│|\s*$)")
+_MARKED = re.compile(r"^❱\s*\d+\s│?(?P<code>.*)$")
+_HEADER = re.compile(r"^(?P<file>\S.{0,500}?):(?P<line>\d+) in (?P<function>\S{1,200})$")
+
+
+def as_python(lines: list[str]) -> list[str]:
+    """``lines`` (the lines above an exception) with a rich box or an IPython traceback in them rewritten as Python
+    prints a traceback; ``lines`` itself when there is neither."""
+    return _from_ipython(unboxed(lines))
+
+
+def unboxed(lines: list[str]) -> list[str]:
+    """``lines`` with every rich traceback box in them rewritten as Python prints a traceback (the same number of
+    lines); ``lines`` itself when there is none."""
+    if not any("╭" in line or "╰" in line for line in lines):
+        return lines
+    result = list(lines)
+    # a box whose top is above the lines given (a long traceback with its locals): read from the first line
+    inside = not any(_TOP.match(line) for line in lines) and any(_BOTTOM.match(line) for line in lines)
+    header: list[tuple[int, str]] = []  # the lines of a frame's header seen so far: (index, text)
+    frame_at = None  # where the last frame's line went: its marked code goes on the line after it
+    for at, line in enumerate(lines):
+        if not inside:
+            if _TOP.match(line):
+                inside, header, frame_at = True, [], None
+                result[at] = "Traceback (most recent call last):"
+            continue
+        if _BOTTOM.match(line):
+            inside = False
+            result[at] = ""
+            continue
+        inner = _INNER.match(line)
+        text = inner["text"] if inner else ""
+        result[at] = ""
+        marked = _MARKED.match(text)
+        if marked and frame_at is not None and frame_at + 1 < len(result):
+            result[frame_at + 1] = "    " + marked["code"].replace("│", " ").strip()
+            continue
+        if not text or _CODE.match(text) or text.startswith(("╭", "│", "╰")) or "frames hidden" in text:
+            header = []
+            continue
+        header.append((at, text))
+        joined = ""
+        for _, piece in header:  # wrapped anywhere: inside the path or the line number, or at " in "
+            joined += (" " if joined.endswith(" in") or (joined and piece.startswith("in ")) else "") + piece
+        found = _HEADER.match(joined)
+        if found:
+            first = header[0][0]
+            result[first] = f'  File "{found["file"]}", line {found["line"]}, in {found["function"]}'
+            frame_at, header = first, []
+    return result
+
+
+# IPython's header: the exception's type padded to a column, then "Traceback (most recent call last)"
+_IPYTHON_TOP = re.compile(r"^\s*[\w.]{1,200}\s{2,}Traceback \(most recent call last\)\s*$")
+_IPYTHON_FRAME = re.compile(
+    r"^(?:Cell (?P<cell>In ?\[\d{1,6}\]), line (?P<cell_line>\d+)"
+    r"|Input (?P<input>In ?\[\d{1,6}\]), in (?P<input_function>[^(]{1,200})\("
+    r"|File (?P<file>\S.{0,500}?):(?P<line>\d+), in (?P<function>[\w.<>]{1,200})\("
+    r"|(?P<old_cell><ipython-input-[\w-]{1,100}>) in (?P<old_cell_function>[\w.<>]{1,200})"
+    r"|(?P<old_file>(?:/|~|[A-Za-z]:\\)\S.{0,500}?\.py) in (?P<old_function>[\w.<>]{1,200})\()"
+)
+_IPYTHON_MARKED = re.compile(r"^-+> ?(?P<line>\d+)\s?(?P<code>.*)$")
+
+
+def _from_ipython(lines: list[str]) -> list[str]:
+    """``lines`` with the last IPython traceback in them rewritten as Python's."""
+    top = max((at for at, line in enumerate(lines) if _IPYTHON_TOP.match(line)), default=None)
+    if top is not None:
+        start = top + 1
+        result = lines[:top] + ["Traceback (most recent call last):"] + [""] * (len(lines) - start)
+    else:  # the header cut off (a paste that starts inside the traceback): from its first frame
+        start = next((at for at, line in enumerate(lines) if _IPYTHON_FRAME.match(line)), None)
+        if start is None:
+            return lines
+        result = lines[:start] + [""] * (len(lines) - start)
+    waiting = None  # the frame read last, waiting for its marked code line: (where, file, line, function)
+    for at in range(start, len(lines)):
+        found = _IPYTHON_FRAME.match(lines[at])
+        if found:
+            if found["cell"]:
+                waiting = (at, f"Cell {found['cell']}", int(found["cell_line"]), "<module>")
+            elif found["input"]:
+                waiting = (at, f"Input {found['input']}", None, found["input_function"].strip())
+            elif found["file"]:
+                waiting = (at, found["file"], int(found["line"]), found["function"])
+            elif found["old_cell"]:
+                waiting = (at, found["old_cell"], None, found["old_cell_function"])
+            else:
+                waiting = (at, found["old_file"], None, found["old_function"])
+            continue
+        marked = _IPYTHON_MARKED.match(lines[at])
+        if marked and waiting is not None:
+            where, file, line, function = waiting
+            number = line if line is not None else int(marked["line"])
+            result[where] = f'  File "{file}", line {number}, in {function}'
+            if where + 1 < len(result):
+                result[where + 1] = "    " + marked["code"].strip()
+            waiting = None
+    return result
