@@ -18,7 +18,7 @@ from torchdoctor.hang.flight_records import read_flight_records
 from torchdoctor.hang.places import grouped
 from torchdoctor.hang.report import verdict
 from torchdoctor.hang.source import Frame
-from torchdoctor.hang.stacks import RankStack, parse_faulthandler
+from torchdoctor.hang.stacks import RankStack, dumps_in, forked_helper
 from torchdoctor.hang.verdict import Verdict
 
 
@@ -37,7 +37,7 @@ def stacks_in(directory: Path) -> list[RankStack]:
         if done and (not fired or done < fired):
             stack.note = "its script had already returned"
         else:
-            stack.frames, stack.note = _main_thread(files, meta.get("main_thread"))
+            stack.frames, stack.helpers, stack.note = _main_thread(files, meta.get("main_thread"))
         if not stack.frames:
             try:
                 stack.last_seen = [Frame(*f) for f in json.loads(files.where.read_text())]
@@ -54,18 +54,24 @@ def _meta(files: RankFiles) -> dict:
         return {}
 
 
-def _main_thread(files: RankFiles, main: int | None) -> tuple[list[Frame], str]:
+def _main_thread(
+    files: RankFiles, main: int | None
+) -> tuple[list[Frame], list[tuple[int, list[Frame]]], str]:
+    """The rank's main thread at its last dump, and its DataLoader workers' stacks dumped after it (as the
+    watchdog asked them, pid unknown here: 0), or why there is no stack."""
     try:
         text = files.stack.read_text(errors="replace")
     except FileNotFoundError:
-        return [], "no stack file"
+        return [], [], "no stack file"
     except OSError as error:
-        return [], f"its stack file could not be read: {error.strerror or error}"
-    threads = parse_faulthandler(text)
-    if not threads:
-        return [], "its stack file is empty (the rank did not answer the watchdog's signal)"
+        return [], [], f"its stack file could not be read: {error.strerror or error}"
     # faulthandler lists the oldest thread, the main one, last
-    return threads.get(main) or list(threads.values())[-1], ""
+    mains = [d.get(main) or list(d.values())[-1] for d in dumps_in(text)]
+    own = [i for i, frames in enumerate(mains) if not forked_helper(frames)]
+    if not own:
+        return [], [], "its stack file is empty (the rank did not answer the watchdog's signal)"
+    helpers = [(0, frames) for frames in mains[own[-1] + 1 :] if forked_helper(frames)]
+    return mains[own[-1]], helpers, ""
 
 
 def folder_verdict(directory: Path) -> tuple[list[RankStack], dict, Verdict]:

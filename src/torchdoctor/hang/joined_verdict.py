@@ -426,7 +426,8 @@ def _is_now(stack: RankStack) -> str:
         inner = next((f for f in reversed(frames) if is_user_code(f.file)), None)
         if inner:
             return (
-                f"rank {stack.rank} waits for its DataLoader worker (pid {pid}), which is in {inner.function} "
+                f"rank {stack.rank} waits for its DataLoader worker{f' (pid {pid})' if pid else ''}, which is in "
+                f"{inner.function} "
                 f"({inner.file}:{inner.line}){called}"
             )
     return f"rank {stack.rank} is in {innermost.function} ({innermost.file}:{innermost.line}){called}"

@@ -44,6 +44,35 @@ def parse_faulthandler(text: str) -> dict[int, list[Frame]]:
     return threads
 
 
+def dumps_in(text: str) -> list[dict[int, list[Frame]]]:
+    """Each dump in a stack file, in the order written: thread id -> frames (outermost first). One file holds
+    several: the rank's own, a second one where the watchdog asked again, then its DataLoader workers' (forked
+    with the rank's handler and open file); a thread id seen again starts the next dump."""
+    dumps: list[dict[int, list[Frame]]] = []
+    lines: list[str] = []
+    seen: set[int] = set()
+    for line in text.splitlines():
+        header = re.match(r"(?:Current thread|Thread) (0x[0-9a-fA-F]+)", line)
+        if header and int(header[1], 16) in seen:
+            dumps.append(parse_faulthandler("\n".join(lines)))
+            lines, seen = [], set()
+        if header:
+            seen.add(int(header[1], 16))
+        lines.append(line)
+    if seen:
+        dumps.append(parse_faulthandler("\n".join(lines)))
+    return dumps
+
+
+def forked_helper(frames: list[Frame]) -> bool:
+    """Whether these frames are a process forked by the rank (a DataLoader worker): its main thread runs on
+    under multiprocessing's fork of the rank."""
+    return any(
+        f.function == "_launch" and f.file.replace("\\", "/").endswith("multiprocessing/popen_fork.py")
+        for f in frames
+    )
+
+
 def frames_of(frame) -> list[Frame]:
     """A live Python frame and its callers, outermost first."""
     return [Frame(f.filename, f.lineno or 0, f.name) for f in traceback.extract_stack(frame)]
