@@ -40,7 +40,7 @@ def joined_verdict(stacks: list[RankStack], records: dict) -> Verdict | None:
         elif d.kind != "never_entered":
             one = mismatch_verdict(d, by_rank)
         else:
-            one = _never_entered(d, by_rank)
+            one = _waits_alone_elsewhere(d, found, by_rank) or _never_entered(d, by_rank)
         verdicts.append(one)
         sentences.append(one.text)
     # the culprit of the whole job: a rank that is behind in a group most of whose ranks went on (a lone
@@ -59,6 +59,54 @@ def joined_verdict(stacks: list[RankStack], records: dict) -> Verdict | None:
             )
     text = "\n".join(sentences)
     return Verdict(text, best.kind, best.culprits, best.where, best.condition)
+
+
+def _waits_alone_elsewhere(d, found: list, by_rank: dict[int, RankStack]) -> Verdict | None:
+    """The one rank behind in group ``d`` waits in a collective of another group that no other rank entered
+    (a subgroup whose other members skipped the call; gloo's dumps do not say who the members are): it is held
+    up there, not the one that went another way, so it is not blamed. The call's condition on the rank, where
+    there is one, is the line to fix."""
+    if len(d.behind) != 1 or d.behind[0] not in by_rank or not collective_of(by_rank[d.behind[0]].frames):
+        return None
+    rank = d.behind[0]
+    alone = next(
+        (
+            other
+            for other in found
+            if other.pg != d.pg and other.kind == "stalled" and list(other.entered.values()) == [[rank]]
+        ),
+        None,
+    )
+    if alone is None:
+        return None
+    (waited,) = d.examples.values()
+    (own,) = alone.examples.values()
+    entered = sorted(r for ranks in d.entered.values() for r in ranks)
+    sentences = [
+        f"rank {rank} never entered {waited.shape()}{_ddp_where(waited)} of process group {d.pg}{_named(d)}, "
+        f"which {who(entered)} entered: rank {rank} waits in {own.shape()}{where_called(own)} of process "
+        f"group {alone.pg}{_named(alone)}, which no other rank entered. The other member(s) of "
+        f"process group {alone.pg} never made that call, so neither group moves: rank {rank} is held up, not "
+        "the cause."
+    ]
+    on_chain = condition_on_chain(own.frames)
+    where, condition = None, ""
+    if on_chain:
+        frame, found_condition = on_chain
+        where, condition = Frame(frame.file, found_condition.line, frame.function), str(found_condition)
+        sentences.append(
+            f"{frame.file}:{frame.line} sits under a condition on the rank, {found_condition}: every member of "
+            f"process group {alone.pg} must make that call."
+        )
+    else:
+        sentences.append(f"Every member of process group {alone.pg} must make that call.")
+    return Verdict("\n".join(sentences), "order", [], where, condition)
+
+
+def _named(d) -> str:
+    return (
+        f" ({d.pg_name})" if d.pg_name and d.pg_name != "undefined" else ""
+    )  # gloo's subgroups: "undefined"
 
 
 def _weight(v: Verdict) -> tuple:
