@@ -12,6 +12,7 @@ import re
 from pathlib import Path
 
 from torchdoctor.findings import Finding
+from torchdoctor.hang.at_exit import KIND as EXIT_KIND
 from torchdoctor.hang.failure import EXITS_FILE, failure_verdict
 from torchdoctor.hang.files import RankFiles, ranks_with_files, written_at
 from torchdoctor.hang.flight_records import read_flight_records
@@ -87,11 +88,28 @@ def folder_verdict(directory: Path) -> tuple[list[RankStack], dict, Verdict]:
             by_rank[rank].evidence += reasons
     # the watchdog fired (it asked for the dumps): a hang, whatever is missing
     asked = (directory / "flight-recorder.request").exists()
+    at_exit = _exit_verdict(directory)
+    if not asked and at_exit is not None:  # the launcher saw a process outlive its script
+        return stacks, records, at_exit
     if not asked and not any(_has_stack(RankFiles(directory, s.rank)) for s in stacks):  # a failed job
         failed = failure_verdict(directory, _torchrun_output(directory))
         if failed is not None:
             return stacks, records, failed
     return stacks, records, verdict(stacks, records)
+
+
+def _exit_verdict(directory: Path) -> Verdict | None:
+    """The launcher's verdict on a hang at exit (`torchdoctor.hang.at_exit`), from ``verdict.json``: a rank
+    whose process outlived its script leaves no stack, and whether it was still running is known only then."""
+    try:
+        said = json.loads((directory / "verdict.json").read_text())
+        if said.get("kind") != EXIT_KIND:
+            return None
+        where = said.get("where")
+        at = Frame(where["file"], int(where["line"]), "") if where else None
+        return Verdict(str(said["text"]), EXIT_KIND, [int(r) for r in said["culprits"]], at)
+    except (OSError, ValueError, TypeError, KeyError, AttributeError):  # none, or not ours: read the rest
+        return None
 
 
 def _has_stack(files: RankFiles) -> bool:

@@ -214,10 +214,6 @@ def worker_finished(error: BaseException | None = None, exit_status: int = 0) ->
     then kill the worker."""
     if not _worker:
         return
-    if "sampler" in _worker:
-        _worker["sampler"].stop()
-        faulthandler.unregister(DUMP_SIGNAL)
-        signal.signal(DUMP_SIGNAL, signal.SIG_IGN)
     said: dict = {}
     count = collectives_so_far()
     count = _worker.get("collectives") if count is None else count
@@ -225,6 +221,12 @@ def worker_finished(error: BaseException | None = None, exit_status: int = 0) ->
         said["collectives"] = count
     if error is None and exit_status:
         said["exit_status"] = exit_status
+    if "sampler" in _worker:  # under the watchdog: what Python will wait for at exit (hang.at_exit)
+        from torchdoctor.hang.at_exit import threads_left
+
+        left = threads_left()
+        if left:
+            said["threads_left"] = left
     if error is not None:
         frames = [Frame(f.filename, f.lineno or 0, f.name) for f in traceback.extract_tb(error.__traceback__)]
         message = str(error).strip().splitlines()
@@ -237,6 +239,12 @@ def worker_finished(error: BaseException | None = None, exit_status: int = 0) ->
         _worker["done"].write_text(json.dumps(said) if said else "")
     except OSError:  # the launcher removed its folder: the run is over anyway
         pass
+    # only now: until the note is written this rank is watched, and from then on it is outside its script
+    # (a clean-up that runs here, a finalizer the garbage collector calls, is not the script's hang)
+    if "sampler" in _worker:
+        _worker["sampler"].stop()
+        faulthandler.unregister(DUMP_SIGNAL)
+        signal.signal(DUMP_SIGNAL, signal.SIG_IGN)
     if "stack_file" in _worker:
         _worker["stack_file"].close()
     _worker.clear()

@@ -46,6 +46,11 @@ CONTEXT = (
     (" on different ranks: ", MISMATCH),
     (" left the loop at ", LEFT_LOOP),
     ("The loop can be left early at ", LOOP_EXIT),
+    # hang/at_exit.py's verdict: every script returned, a rank's process did not end
+    (
+        ", but its process has not ended",
+        R(r"(?P<at_exit>rank \d+'s script returned \d+s ago, but its process has not ended[^\n]{0,300})"),
+    ),
     # distributed/messages.py divergence_message's head, the line above the mismatch it explains
     ("The ranks diverged at collective #", R(r"The ranks diverged at collective #(?P<debug_seq>\d+)")),
     # hang/failure.py's verdict on a failed job: the waiting rank's call sat under a condition on the rank
@@ -101,7 +106,16 @@ def _hang(hits: list[Hit], ctx: Context) -> tuple[str, str]:
     culprits, where = first(hits, "culprits"), first(hits, "where")
     waiting, folder = first(hits, "waiting"), first(hits, "folder") or ctx.facts.get("folder")
     after = f" after {seconds} s without progress" if seconds else ""
-    if culprits and ctx.facts.get("left_loop"):
+    at_exit = ctx.facts.get("at_exit")
+    if culprits and at_exit:  # hang/at_exit.py: every script returned, a process did not end
+        summary = f"torchdoctor's watchdog stopped a hang at exit{after}: {at_exit}"
+        fix = (
+            "A rank's script returned but its process did not end: Python waits at exit for every thread that is not "
+            "a daemon, then runs atexit handlers and destructors. Stop the thread the report names and join() it "
+            "before the script returns (or start it with daemon=True); without a thread, look at atexit handlers "
+            "and at what the script leaves open (a process group not destroyed, DataLoader workers, a pool)."
+        )
+    elif culprits and ctx.facts.get("left_loop"):
         summary, fix = _left_loop(after, ctx)
     elif culprits:
         summary = (
