@@ -46,6 +46,10 @@ def main(argv: list[str] | None = None) -> None:
     target = argv[0]
     _end_with_the_agent()
     mark_started()
+    from torchdoctor.launch.stopped_places import note_where_stopped, said_itself
+
+    # a rank blocked in C++ when Ctrl-C comes never raises KeyboardInterrupt: the launcher says where it was
+    note_where_stopped(os.environ.get(STARTED_VARIABLE), os.environ.get("RANK", "0"))
     from torchdoctor.distributed.debug_settings import debug_mode_enabled
 
     if debug_mode_enabled():
@@ -79,6 +83,7 @@ def main(argv: list[str] | None = None) -> None:
     except KeyboardInterrupt as stopped:
         exit_status = INTERRUPTED_EXIT
         _say_where_stopped(stopped)
+        said_itself(os.environ.get(STARTED_VARIABLE), os.environ.get("RANK", "0"))
         sys.exit(INTERRUPTED_EXIT)  # the launcher was stopped; it says so once, for every worker
     except BaseException as error:  # noqa: BLE001 - printed as Python would, then the same exit status
         failed = error

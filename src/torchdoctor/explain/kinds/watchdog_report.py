@@ -422,4 +422,43 @@ NEVER_REACHED = Recogniser(
 )
 
 
-RECOGNISERS = (HANG_VERDICT, ENDED_EARLY, DIFFERENT_CALLS, NEVER_REACHED)
+def _stopped_places(hits: list[Hit], ctx: Context) -> tuple[str, str]:
+    places: dict[str, str] = {}
+    for hit in hits:
+        if hit.facts.get("stopped_rank"):
+            places.setdefault(hit.facts["stopped_rank"], hit.facts["stopped_place"].strip())
+    said = "; ".join(
+        f"rank {rank} was at {place}" for rank, place in sorted(places.items(), key=lambda p: int(p[0]))
+    )
+    blocked = sorted((r for r, p in places.items() if "which had not returned)" in p), key=int)
+    summary = f"the run under torchdoctor launch was stopped with Ctrl-C: {said}"
+    fix = (
+        "Each line is where that rank's script was when you stopped it. If the run had stopped moving, the rank "
+        "on a line of its own (a read, a lock, a wait outside any collective) is the one the others waited for; "
+        "ranks inside a collective or backward() waited for it. `torchdoctor launch --watchdog 60 train.py` names "
+        "that rank and the collective by itself on the next hang."
+    )
+    if blocked:
+        fix += (
+            f" Rank(s) {', '.join(blocked)} were blocked in torch's C++ code (a collective, a store's wait), which "
+            "Ctrl-C does not interrupt: the launch read where from their stacks."
+        )
+    return summary, fix
+
+
+STOPPED_PLACES = Recogniser(
+    # src/torchdoctor/launch/bootstrap.py _say_where_stopped (a rank's KeyboardInterrupt) and
+    # src/torchdoctor/launch/stopped_places.py (a rank blocked in C++, from its stack), before "torchdoctor: interrupted"
+    kind="launch_interrupted",
+    title="a run under torchdoctor launch stopped with Ctrl-C",
+    anchors=(" was interrupted at ",),
+    templates=("torchdoctor:rank-was-interrupted-at",),
+    match=R(r"torchdoctor: rank \d+ was interrupted at \S"),
+    facts=(R(r"torchdoctor: rank (?P<stopped_rank>\d+) was interrupted at (?P<stopped_place>[^\n]{1,400})"),),
+    # a user's stop, not a failure: said only where the log shows no failure of its own
+    fallback=True,
+    describe=_stopped_places,
+)
+
+
+RECOGNISERS = (HANG_VERDICT, ENDED_EARLY, DIFFERENT_CALLS, NEVER_REACHED, STOPPED_PLACES)
