@@ -143,7 +143,7 @@ def _say_where_stopped(stopped: KeyboardInterrupt) -> None:
         for frame in traceback.extract_tb(stopped.__traceback__)
         if _real(frame.filename) not in ours and is_user_code(frame.filename)
     ]
-    if not frames:
+    if not frames or _stopped_by_the_watchdog():
         return
     where = frames[-1]
     code = f": {where.line.strip()}" if where.line else ""
@@ -152,6 +152,17 @@ def _say_where_stopped(stopped: KeyboardInterrupt) -> None:
         f"{where.name}{code}\n"
     )
     sys.stderr.flush()
+
+
+def _stopped_by_the_watchdog(environ=None) -> bool:
+    """Whether the launch's watchdog stopped the run, its verdict written: its report says where every rank
+    was, so a line of the rank's own would only repeat it before the report, in other words (found with a
+    DataLoader worker stuck: the rank's line named its ``for`` loop, the report the worker's line)."""
+    from torchdoctor.hang.supervise import VERDICT_FILE
+    from torchdoctor.hang.worker import DIR_VARIABLE
+
+    directory = (os.environ if environ is None else environ).get(DIR_VARIABLE)
+    return bool(directory) and os.path.exists(os.path.join(directory, VERDICT_FILE))
 
 
 def _print_from_users_frame(error: BaseException) -> None:
