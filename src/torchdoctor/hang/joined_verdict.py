@@ -5,6 +5,8 @@ now: ``rank 1 never entered all_reduce #3 (train.py:10): it is in save_checkpoin
 
 from __future__ import annotations
 
+import linecache
+
 from torchdoctor.explain.flight_recorder.compare import disagreements
 from torchdoctor.explain.flight_recorder.findings import stalled_text, to_finding, where_called
 from torchdoctor.hang.places import collective_of, in_teardown, ranks_named, silent_text, user_frame
@@ -447,6 +449,8 @@ def _all_inside(stacks: list[RankStack], records: dict) -> Verdict | None:
             "dumps, or rerun under `torchdoctor launch --watchdog`.",
             "unclear",
         )
+    if collective.endswith("init_process_group"):
+        return _all_joining(stacks)
     newest = {max((c[-1].seq for c in r.collectives.values() if c), default=0) for r in records.values()}
     number = f" #{newest.pop()}" if len(newest) == 1 else ""
     return Verdict(
@@ -455,6 +459,34 @@ def _all_inside(stacks: list[RankStack], records: dict) -> Verdict | None:
         "bandwidth), `torchdoctor check` on each node, and the NCCL/gloo logs (NCCL_DEBUG=INFO).",
         "all_inside",
     )
+
+
+def _all_joining(stacks: list[RankStack]) -> Verdict:
+    """Every rank waits in init_process_group: the rendezvous waits for ranks that are not there (no device or
+    network of a collective is involved yet). The user's line, and a world size or rank it passes itself,
+    which is the usual cause under a launcher that sets them (found with ``world_size=3`` on 2 ranks: it said
+    "the device or the network is suspected" and sent the user to `torchdoctor net`)."""
+    call = next((user_call(s.frames) for s in stacks if user_call(s.frames)), None)
+    code = linecache.getline(call.file, call.line).strip() if call else ""
+    passed = [word for word in ("world_size=", "rank=", "init_method=") if word in code]
+    sentences = [
+        f"every rank ({len(stacks)}) waits in torch.distributed.init_process_group"
+        + (f" at {call.file}:{call.line}" if call else "")
+        + ": it returns once world_size ranks have joined at the same address, and they have not (no "
+        "collective has run yet)."
+    ]
+    if passed:
+        sentences.append(
+            f"The call passes {', '.join(w.rstrip('=') for w in passed)} itself (`{code[:160]}`): under a launcher, "
+            f"the {len(stacks)} ranks it started must make world_size {len(stacks)}, each its own rank; leave them "
+            "out (torchrun sets WORLD_SIZE and RANK) or read them from the environment."
+        )
+    else:
+        sentences.append(
+            "A rank is missing (never started, or it died before this line: its log says why), or the ranks meet "
+            "at different addresses (MASTER_ADDR, MASTER_PORT, init_method): give every rank the same ones."
+        )
+    return Verdict("\n".join(sentences), "all_inside", [], call)
 
 
 def _is_now(stack: RankStack) -> str:
