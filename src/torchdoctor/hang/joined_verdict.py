@@ -40,7 +40,7 @@ def joined_verdict(stacks: list[RankStack], records: dict) -> Verdict | None:
         if d.kind == "pending":
             one = _pending(d, by_rank)
         elif d.kind != "never_entered":
-            one = mismatch_verdict(d, by_rank)
+            one = _swapped_order(d, records) or mismatch_verdict(d, by_rank)
         else:
             one = _waits_alone_elsewhere(d, found, by_rank) or _never_entered(d, by_rank)
         verdicts.append(one)
@@ -179,6 +179,50 @@ def _never_entered(d, by_rank: dict[int, RankStack]) -> Verdict:
     others = len(entered) + len(d.behind) - len(culprits)
     verdict.share = others / (len(entered) + len(d.behind))
     return verdict
+
+
+def _swapped_order(d, records: dict) -> Verdict | None:
+    """Two sides entered #N with different calls, and one side's next call (#N+1) is the other side's #N: the
+    ranks make the same calls in another order (``if rank == 0: a(); b()`` ``else: b(); a()``). Neither side
+    is the odd one; the branch that orders them differently is the line to fix."""
+    if len(d.entered) != 2:
+        return None
+    (one, one_ranks), (other, other_ranks) = d.entered.items()
+
+    def next_of(ranks: list[int]):
+        for rank in ranks:
+            later = [
+                c for c in getattr(records.get(rank), "collectives", {}).get(d.pg, []) if c.seq == d.seq + 1
+            ]
+            if later:
+                return later[0]
+        return None
+
+    for first, first_ranks, second, second_ranks in (
+        (one, one_ranks, other, other_ranks),
+        (other, other_ranks, one, one_ranks),
+    ):
+        then = next_of(first_ranks)
+        if then is None or then.signature() != second:
+            continue
+        made, waited = d.examples[first], d.examples[second]
+        text = (
+            f"process group {d.pg}{_named(d)}: the ranks make the same collectives in another order: "
+            f"{who(first_ranks)} made {made.shape()}{where_called(made)} and then {then.shape()}"
+            f"{where_called(then)}; {who(second_ranks)} made {waited.shape()}{where_called(waited)} first."
+        )
+        found = condition_on_chain(made.frames) or condition_on_chain(waited.frames)
+        where, condition = None, ""
+        if found:
+            where, condition = Frame(found[0].file, found[1].line, found[0].function), str(found[1])
+            text += (
+                f"\nThe two orders sit on the branches of a condition on the rank, {found[1]}: call them in one "
+                "order on every rank."
+            )
+        else:
+            text += "\nEvery rank must make its collectives in the same order."
+        return Verdict(text, "order", [], where, condition)
+    return None
 
 
 def mismatch_verdict(d, by_rank: dict[int, RankStack]) -> Verdict:
