@@ -3,7 +3,7 @@
 Python waits at exit for every thread that is not a daemon (a logging or upload thread the script started and
 never stopped), then runs its ``atexit`` handlers and destructors; a rank stuck there shows no stack (it no
 longer answers the watchdog's signal) and makes no progress, and torchrun waits for it forever. Each worker
-notes, as its script returns, the non-daemon threads still running and where (`threads_left`, in
+notes, as its script returns, the non-daemon threads still running and where (`worker.threads_left`, in
 ``rank<N>.done``); the launcher names a rank whose process outlives its script by the watchdog's time
 (`stuck_at_exit`, `exit_verdict`).
 """
@@ -11,8 +11,6 @@ notes, as its script returns, the non-daemon threads still running and where (`t
 from __future__ import annotations
 
 import json
-import sys
-import threading
 import time
 from pathlib import Path
 
@@ -20,25 +18,10 @@ from torchdoctor.hang.collect import workers_in
 from torchdoctor.hang.files import RankFiles, written_at
 from torchdoctor.hang.progress import IMPORT_GRACE
 from torchdoctor.hang.source import Frame, is_user_code
-from torchdoctor.hang.stacks import frames_of
 from torchdoctor.hang.verdict import Verdict
 from torchdoctor.process_state import is_running
 
 KIND = "exit"
-
-
-def threads_left() -> list[dict]:
-    """The threads other than the main one, not daemons, still running now (as the script returns): their
-    names and frames, outermost first."""
-    frames = sys._current_frames()
-    left = []
-    for thread in threading.enumerate():
-        if thread is threading.main_thread() or thread.daemon or not thread.is_alive():
-            continue
-        frame = frames.get(thread.ident)
-        stack = frames_of(frame) if frame is not None else []
-        left.append({"name": thread.name, "frames": [[f.file, f.line, f.function] for f in stack]})
-    return left
 
 
 def stuck_at_exit(

@@ -222,8 +222,6 @@ def worker_finished(error: BaseException | None = None, exit_status: int = 0) ->
     if error is None and exit_status:
         said["exit_status"] = exit_status
     if "sampler" in _worker:  # under the watchdog: what Python will wait for at exit (hang.at_exit)
-        from torchdoctor.hang.at_exit import threads_left
-
         left = threads_left()
         if left:
             said["threads_left"] = left
@@ -248,6 +246,20 @@ def worker_finished(error: BaseException | None = None, exit_status: int = 0) ->
     if "stack_file" in _worker:
         _worker["stack_file"].close()
     _worker.clear()
+
+
+def threads_left() -> list[dict]:
+    """The threads other than the main one, not daemons, still running now (as the script returns): their
+    names and frames, outermost first."""
+    frames = sys._current_frames()
+    left = []
+    for thread in threading.enumerate():
+        if thread is threading.main_thread() or thread.daemon or not thread.is_alive():
+            continue
+        frame = frames.get(thread.ident)
+        stack = frames_of(frame) if frame is not None else []
+        left.append({"name": thread.name, "frames": [[f.file, f.line, f.function] for f in stack]})
+    return left
 
 
 def _kept(frames: list[Frame]) -> list[Frame]:
