@@ -8,6 +8,7 @@ and the verdict is made from the rest, as the watchdog made it at the time.
 from __future__ import annotations
 
 import json
+import os
 import re
 from pathlib import Path
 
@@ -44,7 +45,24 @@ def stacks_in(directory: Path) -> list[RankStack]:
                 stack.last_seen = [Frame(*f) for f in json.loads(files.where.read_text())]
             except (OSError, ValueError, TypeError):  # never written: the rank never moved, or is gone
                 pass
+        where = meta.get("cwd")
+        stack.frames, stack.last_seen = _from(where, stack.frames), _from(where, stack.last_seen)
+        stack.helpers = [(pid, _from(where, frames)) for pid, frames in stack.helpers]
     return stacks
+
+
+def _from(directory: object, frames: list[Frame]) -> list[Frame]:
+    """``frames`` with each relative path (a script started as ``train.py``) made absolute from the worker's
+    folder, where the file is there: ``explain`` run from another folder reads the lines, and the conditions
+    on the rank around them, as the watchdog did."""
+    if not isinstance(directory, str) or not directory:
+        return frames
+    found = []
+    for frame in frames:
+        path = os.path.join(directory, frame.file)
+        relative = not (os.path.isabs(frame.file) or frame.file.startswith("<"))
+        found.append(Frame(path, frame.line, frame.function) if relative and os.path.isfile(path) else frame)
+    return found
 
 
 def _meta(files: RankFiles) -> dict:
@@ -82,6 +100,11 @@ def folder_verdict(directory: Path) -> tuple[list[RankStack], dict, Verdict]:
     stacks = stacks_in(directory)
     notes: dict[int, list[str]] = {}
     records = read_flight_records(directory, notes)
+    folders = {rank: _meta(RankFiles(directory, rank)).get("cwd") for rank in records}
+    for rank, record in records.items():
+        for collectives in record.collectives.values():
+            for collective in collectives:
+                collective.frames = _from(folders[rank], collective.frames)
     by_rank = {s.rank: s for s in stacks}
     for rank, reasons in notes.items():
         if rank in by_rank:

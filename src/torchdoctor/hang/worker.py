@@ -67,6 +67,7 @@ def prepare_worker(script: str, environ=None) -> None:
         "host": info.host,
         "main_thread": threading.main_thread().ident,
         "script": os.path.realpath(script),
+        "cwd": os.getcwd(),  # where a frame's relative path (a script run as `train.py`) starts from
         "world_size": info.world_size,
         "node": environ.get("GROUP_RANK", "0"),
         "nodes": environ.get("GROUP_WORLD_SIZE", "1"),
