@@ -167,6 +167,16 @@ def _never_entered(d, by_rank: dict[int, RankStack]) -> Verdict:
     else:
         hint, found = rank_condition_hint(elsewhere)
         stuck = culprit is not None and culprit.frames and not collective_of(culprit.frames)
+        holder = by_rank.get(culprit.lock_held_by) if stuck and culprit.lock_held_by is not None else None
+        if not hint and holder is not None and where is not None:
+            inside = collective_of(holder.frames)
+            hint = (
+                f"rank {culprit.rank} is held up at {where.file}:{where.line}: it waits for a file lock that rank "
+                f"{holder.rank} holds"
+                + (f", while rank {holder.rank} waits in {inside} for it" if inside else "")
+                + ": a lock held across a collective deadlocks; release it before the collective, or take it on "
+                "one rank only."
+            )
         if not hint and stuck and where is not None:
             hint = (
                 f"rank {culprit.rank} is held up at {where.file}:{where.line}, not on another path: find out why "

@@ -27,6 +27,7 @@ class RankStack:
     helpers: list[tuple[int, list[Frame]]] = field(
         default_factory=list
     )  # (pid, frames) of its DataLoader workers
+    lock_held_by: int | None = None  # the rank holding the file lock this rank waits for (from /proc/locks)
 
 
 def parse_faulthandler(text: str) -> dict[int, list[Frame]]:
