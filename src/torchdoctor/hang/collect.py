@@ -124,7 +124,37 @@ def collect_stacks(directory: Path, wait: float = 5.0) -> list[RankStack]:
             stack.last_seen = _last_seen(directory, stack.rank)
         elif stack.pid and waits_for_loader(stack.frames):
             stack.helpers = _loader_workers(directory / f"rank{stack.rank}.stack", stack.pid)
+    _lock_holders(stacks)
     return stacks
+
+
+def _lock_holders(stacks: list[RankStack], locks: str | None = None) -> None:
+    """Each rank blocked on a file lock (``flock``, ``fcntl.lockf``) that another rank's process holds: its
+    ``lock_held_by``, read from ``/proc/locks`` (a waiter's line starts with ``->``, the holder's has the same
+    device and inode). A lock taken before a collective and released after it deadlocks there."""
+    if locks is None:
+        try:
+            locks = Path("/proc/locks").read_text()
+        except OSError:  # no /proc: nothing to say of locks
+            return
+    holders: dict[str, int] = {}
+    waiting: dict[int, str] = {}
+    for line in locks.splitlines():
+        fields = line.split()
+        blocked = len(fields) > 1 and fields[1] == "->"
+        fields = [f for f in fields[1:] if f != "->"]
+        if len(fields) < 5 or not fields[3].isdigit():
+            continue
+        pid, inode = int(fields[3]), fields[4]
+        if blocked:
+            waiting[pid] = inode
+        else:
+            holders.setdefault(inode, pid)
+    by_pid = {s.pid: s.rank for s in stacks if s.pid}
+    for stack in stacks:
+        holder = by_pid.get(holders.get(waiting.get(stack.pid or -1, ""), -1))
+        if holder is not None and holder != stack.rank:
+            stack.lock_held_by = holder
 
 
 def waits_for_loader(frames: list[Frame]) -> bool:

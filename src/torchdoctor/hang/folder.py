@@ -8,17 +8,19 @@ and the verdict is made from the rest, as the watchdog made it at the time.
 from __future__ import annotations
 
 import json
+import os
 import re
 from pathlib import Path
 
 from torchdoctor.findings import Finding
+from torchdoctor.hang.at_exit import KIND as EXIT_KIND
 from torchdoctor.hang.failure import EXITS_FILE, failure_verdict
 from torchdoctor.hang.files import RankFiles, ranks_with_files, written_at
 from torchdoctor.hang.flight_records import read_flight_records
 from torchdoctor.hang.places import grouped
 from torchdoctor.hang.report import verdict
 from torchdoctor.hang.source import Frame
-from torchdoctor.hang.stacks import RankStack, parse_faulthandler
+from torchdoctor.hang.stacks import RankStack, dumps_in, forked_helper
 from torchdoctor.hang.verdict import Verdict
 
 
@@ -37,13 +39,30 @@ def stacks_in(directory: Path) -> list[RankStack]:
         if done and (not fired or done < fired):
             stack.note = "its script had already returned"
         else:
-            stack.frames, stack.note = _main_thread(files, meta.get("main_thread"))
+            stack.frames, stack.helpers, stack.note = _main_thread(files, meta.get("main_thread"))
         if not stack.frames:
             try:
                 stack.last_seen = [Frame(*f) for f in json.loads(files.where.read_text())]
             except (OSError, ValueError, TypeError):  # never written: the rank never moved, or is gone
                 pass
+        where = meta.get("cwd")
+        stack.frames, stack.last_seen = _from(where, stack.frames), _from(where, stack.last_seen)
+        stack.helpers = [(pid, _from(where, frames)) for pid, frames in stack.helpers]
     return stacks
+
+
+def _from(directory: object, frames: list[Frame]) -> list[Frame]:
+    """``frames`` with each relative path (a script started as ``train.py``) made absolute from the worker's
+    folder, where the file is there: ``explain`` run from another folder reads the lines, and the conditions
+    on the rank around them, as the watchdog did."""
+    if not isinstance(directory, str) or not directory:
+        return frames
+    found = []
+    for frame in frames:
+        path = os.path.join(directory, frame.file)
+        relative = not (os.path.isabs(frame.file) or frame.file.startswith("<"))
+        found.append(Frame(path, frame.line, frame.function) if relative and os.path.isfile(path) else frame)
+    return found
 
 
 def _meta(files: RankFiles) -> dict:
@@ -54,18 +73,24 @@ def _meta(files: RankFiles) -> dict:
         return {}
 
 
-def _main_thread(files: RankFiles, main: int | None) -> tuple[list[Frame], str]:
+def _main_thread(
+    files: RankFiles, main: int | None
+) -> tuple[list[Frame], list[tuple[int, list[Frame]]], str]:
+    """The rank's main thread at its last dump, and its DataLoader workers' stacks dumped after it (as the
+    watchdog asked them, pid unknown here: 0), or why there is no stack."""
     try:
         text = files.stack.read_text(errors="replace")
     except FileNotFoundError:
-        return [], "no stack file"
+        return [], [], "no stack file"
     except OSError as error:
-        return [], f"its stack file could not be read: {error.strerror or error}"
-    threads = parse_faulthandler(text)
-    if not threads:
-        return [], "its stack file is empty (the rank did not answer the watchdog's signal)"
+        return [], [], f"its stack file could not be read: {error.strerror or error}"
     # faulthandler lists the oldest thread, the main one, last
-    return threads.get(main) or list(threads.values())[-1], ""
+    mains = [d.get(main) or list(d.values())[-1] for d in dumps_in(text)]
+    own = [i for i, frames in enumerate(mains) if not forked_helper(frames)]
+    if not own:
+        return [], [], "its stack file is empty (the rank did not answer the watchdog's signal)"
+    helpers = [(0, frames) for frames in mains[own[-1] + 1 :] if forked_helper(frames)]
+    return mains[own[-1]], helpers, ""
 
 
 def folder_verdict(directory: Path) -> tuple[list[RankStack], dict, Verdict]:
@@ -75,17 +100,39 @@ def folder_verdict(directory: Path) -> tuple[list[RankStack], dict, Verdict]:
     stacks = stacks_in(directory)
     notes: dict[int, list[str]] = {}
     records = read_flight_records(directory, notes)
+    folders = {rank: _meta(RankFiles(directory, rank)).get("cwd") for rank in records}
+    for rank, record in records.items():
+        for collectives in record.collectives.values():
+            for collective in collectives:
+                collective.frames = _from(folders[rank], collective.frames)
     by_rank = {s.rank: s for s in stacks}
     for rank, reasons in notes.items():
         if rank in by_rank:
             by_rank[rank].evidence += reasons
     # the watchdog fired (it asked for the dumps): a hang, whatever is missing
     asked = (directory / "flight-recorder.request").exists()
+    at_exit = _exit_verdict(directory)
+    if not asked and at_exit is not None:  # the launcher saw a process outlive its script
+        return stacks, records, at_exit
     if not asked and not any(_has_stack(RankFiles(directory, s.rank)) for s in stacks):  # a failed job
         failed = failure_verdict(directory, _torchrun_output(directory))
         if failed is not None:
             return stacks, records, failed
     return stacks, records, verdict(stacks, records)
+
+
+def _exit_verdict(directory: Path) -> Verdict | None:
+    """The launcher's verdict on a hang at exit (`torchdoctor.hang.at_exit`), from ``verdict.json``: a rank
+    whose process outlived its script leaves no stack, and whether it was still running is known only then."""
+    try:
+        said = json.loads((directory / "verdict.json").read_text())
+        if said.get("kind") != EXIT_KIND:
+            return None
+        where = said.get("where")
+        at = Frame(where["file"], int(where["line"]), "") if where else None
+        return Verdict(str(said["text"]), EXIT_KIND, [int(r) for r in said["culprits"]], at)
+    except (OSError, ValueError, TypeError, KeyError, AttributeError):  # none, or not ours: read the rest
+        return None
 
 
 def _has_stack(files: RankFiles) -> bool:

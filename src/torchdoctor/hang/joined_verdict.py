@@ -5,6 +5,8 @@ now: ``rank 1 never entered all_reduce #3 (train.py:10): it is in save_checkpoin
 
 from __future__ import annotations
 
+import linecache
+
 from torchdoctor.explain.flight_recorder.compare import disagreements
 from torchdoctor.explain.flight_recorder.findings import stalled_text, to_finding, where_called
 from torchdoctor.hang.places import collective_of, in_teardown, ranks_named, silent_text, user_frame
@@ -38,9 +40,9 @@ def joined_verdict(stacks: list[RankStack], records: dict) -> Verdict | None:
         if d.kind == "pending":
             one = _pending(d, by_rank)
         elif d.kind != "never_entered":
-            one = mismatch_verdict(d, by_rank)
+            one = _swapped_order(d, records) or mismatch_verdict(d, by_rank)
         else:
-            one = _never_entered(d, by_rank)
+            one = _waits_alone_elsewhere(d, found, by_rank) or _never_entered(d, by_rank)
         verdicts.append(one)
         sentences.append(one.text)
     # the culprit of the whole job: a rank that is behind in a group most of whose ranks went on (a lone
@@ -59,6 +61,54 @@ def joined_verdict(stacks: list[RankStack], records: dict) -> Verdict | None:
             )
     text = "\n".join(sentences)
     return Verdict(text, best.kind, best.culprits, best.where, best.condition)
+
+
+def _waits_alone_elsewhere(d, found: list, by_rank: dict[int, RankStack]) -> Verdict | None:
+    """The one rank behind in group ``d`` waits in a collective of another group that no other rank entered
+    (a subgroup whose other members skipped the call; gloo's dumps do not say who the members are): it is held
+    up there, not the one that went another way, so it is not blamed. The call's condition on the rank, where
+    there is one, is the line to fix."""
+    if len(d.behind) != 1 or d.behind[0] not in by_rank or not collective_of(by_rank[d.behind[0]].frames):
+        return None
+    rank = d.behind[0]
+    alone = next(
+        (
+            other
+            for other in found
+            if other.pg != d.pg and other.kind == "stalled" and list(other.entered.values()) == [[rank]]
+        ),
+        None,
+    )
+    if alone is None:
+        return None
+    (waited,) = d.examples.values()
+    (own,) = alone.examples.values()
+    entered = sorted(r for ranks in d.entered.values() for r in ranks)
+    sentences = [
+        f"rank {rank} never entered {waited.shape()}{_ddp_where(waited)} of process group {d.pg}{_named(d)}, "
+        f"which {who(entered)} entered: rank {rank} waits in {own.shape()}{where_called(own)} of process "
+        f"group {alone.pg}{_named(alone)}, which no other rank entered. The other member(s) of "
+        f"process group {alone.pg} never made that call, so neither group moves: rank {rank} is held up, not "
+        "the cause."
+    ]
+    on_chain = condition_on_chain(own.frames)
+    where, condition = None, ""
+    if on_chain:
+        frame, found_condition = on_chain
+        where, condition = Frame(frame.file, found_condition.line, frame.function), str(found_condition)
+        sentences.append(
+            f"{frame.file}:{frame.line} sits under a condition on the rank, {found_condition}: every member of "
+            f"process group {alone.pg} must make that call."
+        )
+    else:
+        sentences.append(f"Every member of process group {alone.pg} must make that call.")
+    return Verdict("\n".join(sentences), "order", [], where, condition)
+
+
+def _named(d) -> str:
+    return (
+        f" ({d.pg_name})" if d.pg_name and d.pg_name != "undefined" else ""
+    )  # gloo's subgroups: "undefined"
 
 
 def _weight(v: Verdict) -> tuple:
@@ -117,6 +167,16 @@ def _never_entered(d, by_rank: dict[int, RankStack]) -> Verdict:
     else:
         hint, found = rank_condition_hint(elsewhere)
         stuck = culprit is not None and culprit.frames and not collective_of(culprit.frames)
+        holder = by_rank.get(culprit.lock_held_by) if stuck and culprit.lock_held_by is not None else None
+        if not hint and holder is not None and where is not None:
+            inside = collective_of(holder.frames)
+            hint = (
+                f"rank {culprit.rank} is held up at {where.file}:{where.line}: it waits for a file lock that rank "
+                f"{holder.rank} holds"
+                + (f", while rank {holder.rank} waits in {inside} for it" if inside else "")
+                + ": a lock held across a collective deadlocks; release it before the collective, or take it on "
+                "one rank only."
+            )
         if not hint and stuck and where is not None:
             hint = (
                 f"rank {culprit.rank} is held up at {where.file}:{where.line}, not on another path: find out why "
@@ -129,6 +189,50 @@ def _never_entered(d, by_rank: dict[int, RankStack]) -> Verdict:
     others = len(entered) + len(d.behind) - len(culprits)
     verdict.share = others / (len(entered) + len(d.behind))
     return verdict
+
+
+def _swapped_order(d, records: dict) -> Verdict | None:
+    """Two sides entered #N with different calls, and one side's next call (#N+1) is the other side's #N: the
+    ranks make the same calls in another order (``if rank == 0: a(); b()`` ``else: b(); a()``). Neither side
+    is the odd one; the branch that orders them differently is the line to fix."""
+    if len(d.entered) != 2:
+        return None
+    (one, one_ranks), (other, other_ranks) = d.entered.items()
+
+    def next_of(ranks: list[int]):
+        for rank in ranks:
+            later = [
+                c for c in getattr(records.get(rank), "collectives", {}).get(d.pg, []) if c.seq == d.seq + 1
+            ]
+            if later:
+                return later[0]
+        return None
+
+    for first, first_ranks, second, second_ranks in (
+        (one, one_ranks, other, other_ranks),
+        (other, other_ranks, one, one_ranks),
+    ):
+        then = next_of(first_ranks)
+        if then is None or then.signature() != second:
+            continue
+        made, waited = d.examples[first], d.examples[second]
+        text = (
+            f"process group {d.pg}{_named(d)}: the ranks make the same collectives in another order: "
+            f"{who(first_ranks)} made {made.shape()}{where_called(made)} and then {then.shape()}"
+            f"{where_called(then)}; {who(second_ranks)} made {waited.shape()}{where_called(waited)} first."
+        )
+        found = condition_on_chain(made.frames) or condition_on_chain(waited.frames)
+        where, condition = None, ""
+        if found:
+            where, condition = Frame(found[0].file, found[1].line, found[0].function), str(found[1])
+            text += (
+                f"\nThe two orders sit on the branches of a condition on the rank, {found[1]}: call them in one "
+                "order on every rank."
+            )
+        else:
+            text += "\nEvery rank must make its collectives in the same order."
+        return Verdict(text, "order", [], where, condition)
+    return None
 
 
 def mismatch_verdict(d, by_rank: dict[int, RankStack]) -> Verdict:
@@ -399,6 +503,8 @@ def _all_inside(stacks: list[RankStack], records: dict) -> Verdict | None:
             "dumps, or rerun under `torchdoctor launch --watchdog`.",
             "unclear",
         )
+    if collective.endswith("init_process_group"):
+        return _all_joining(stacks)
     newest = {max((c[-1].seq for c in r.collectives.values() if c), default=0) for r in records.values()}
     number = f" #{newest.pop()}" if len(newest) == 1 else ""
     return Verdict(
@@ -407,6 +513,34 @@ def _all_inside(stacks: list[RankStack], records: dict) -> Verdict | None:
         "bandwidth), `torchdoctor check` on each node, and the NCCL/gloo logs (NCCL_DEBUG=INFO).",
         "all_inside",
     )
+
+
+def _all_joining(stacks: list[RankStack]) -> Verdict:
+    """Every rank waits in init_process_group: the rendezvous waits for ranks that are not there (no device or
+    network of a collective is involved yet). The user's line, and a world size or rank it passes itself,
+    which is the usual cause under a launcher that sets them (found with ``world_size=3`` on 2 ranks: it said
+    "the device or the network is suspected" and sent the user to `torchdoctor net`)."""
+    call = next((user_call(s.frames) for s in stacks if user_call(s.frames)), None)
+    code = linecache.getline(call.file, call.line).strip() if call else ""
+    passed = [word for word in ("world_size=", "rank=", "init_method=") if word in code]
+    sentences = [
+        f"every rank ({len(stacks)}) waits in torch.distributed.init_process_group"
+        + (f" at {call.file}:{call.line}" if call else "")
+        + ": it returns once world_size ranks have joined at the same address, and they have not (no "
+        "collective has run yet)."
+    ]
+    if passed:
+        sentences.append(
+            f"The call passes {', '.join(w.rstrip('=') for w in passed)} itself (`{code[:160]}`): under a launcher, "
+            f"the {len(stacks)} ranks it started must make world_size {len(stacks)}, each its own rank; leave them "
+            "out (torchrun sets WORLD_SIZE and RANK) or read them from the environment."
+        )
+    else:
+        sentences.append(
+            "A rank is missing (never started, or it died before this line: its log says why), or the ranks meet "
+            "at different addresses (MASTER_ADDR, MASTER_PORT, init_method): give every rank the same ones."
+        )
+    return Verdict("\n".join(sentences), "all_inside", [], call)
 
 
 def _is_now(stack: RankStack) -> str:
@@ -426,7 +560,8 @@ def _is_now(stack: RankStack) -> str:
         inner = next((f for f in reversed(frames) if is_user_code(f.file)), None)
         if inner:
             return (
-                f"rank {stack.rank} waits for its DataLoader worker (pid {pid}), which is in {inner.function} "
+                f"rank {stack.rank} waits for its DataLoader worker{f' (pid {pid})' if pid else ''}, which is in "
+                f"{inner.function} "
                 f"({inner.file}:{inner.line}){called}"
             )
     return f"rank {stack.rank} is in {innermost.function} ({innermost.file}:{innermost.line}){called}"

@@ -105,7 +105,8 @@ def where_it_is(stack: RankStack) -> tuple[str, list[Frame]]:
             "in flight (one made with async_op=True and never waited for, or one no other rank makes)"
         )
     elif helper and helper[1]:
-        head = f"not in a collective; waiting for its DataLoader worker (pid {helper[0]}), which is in"
+        pid = f" (pid {helper[0]})" if helper[0] else ""  # unknown when read back from a kept folder
+        head = f"not in a collective; waiting for its DataLoader worker{pid}, which is in"
         return head, list(reversed(helper[1][-4:]))
     elif user and innermost is not user[-1]:
         head = f"not in a collective; in {innermost.function} ({innermost.file}:{innermost.line})"

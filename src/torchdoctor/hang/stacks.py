@@ -27,6 +27,7 @@ class RankStack:
     helpers: list[tuple[int, list[Frame]]] = field(
         default_factory=list
     )  # (pid, frames) of its DataLoader workers
+    lock_held_by: int | None = None  # the rank holding the file lock this rank waits for (from /proc/locks)
 
 
 def parse_faulthandler(text: str) -> dict[int, list[Frame]]:
@@ -42,6 +43,35 @@ def parse_faulthandler(text: str) -> dict[int, list[Frame]]:
         if frame and frames is not None:
             frames.insert(0, Frame(frame[1], int(frame[2]), frame[3].strip()))
     return threads
+
+
+def dumps_in(text: str) -> list[dict[int, list[Frame]]]:
+    """Each dump in a stack file, in the order written: thread id -> frames (outermost first). One file holds
+    several: the rank's own, a second one where the watchdog asked again, then its DataLoader workers' (forked
+    with the rank's handler and open file); a thread id seen again starts the next dump."""
+    dumps: list[dict[int, list[Frame]]] = []
+    lines: list[str] = []
+    seen: set[int] = set()
+    for line in text.splitlines():
+        header = re.match(r"(?:Current thread|Thread) (0x[0-9a-fA-F]+)", line)
+        if header and int(header[1], 16) in seen:
+            dumps.append(parse_faulthandler("\n".join(lines)))
+            lines, seen = [], set()
+        if header:
+            seen.add(int(header[1], 16))
+        lines.append(line)
+    if seen:
+        dumps.append(parse_faulthandler("\n".join(lines)))
+    return dumps
+
+
+def forked_helper(frames: list[Frame]) -> bool:
+    """Whether these frames are a process forked by the rank (a DataLoader worker): its main thread runs on
+    under multiprocessing's fork of the rank."""
+    return any(
+        f.function == "_launch" and f.file.replace("\\", "/").endswith("multiprocessing/popen_fork.py")
+        for f in frames
+    )
 
 
 def frames_of(frame) -> list[Frame]:

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TextIO
 
+from torchdoctor.hang.at_exit import exit_report, stuck_at_exit
 from torchdoctor.hang.collect import collect_stacks, workers_in, workers_running
 from torchdoctor.hang.failure import failure_verdict, keep_exit_codes
 from torchdoctor.hang.files import RankFiles
@@ -26,6 +27,7 @@ from torchdoctor.hang.job import JobExchange
 from torchdoctor.hang.places import collective_of
 from torchdoctor.hang.progress import IMPORT_GRACE
 from torchdoctor.hang.report import format_report, verdict
+from torchdoctor.hang.source import is_user_code
 from torchdoctor.hang.stacks import RankStack
 from torchdoctor.hang.verdict import Verdict
 from torchdoctor.process_state import is_running
@@ -63,6 +65,22 @@ def _still_importing(stacks: list[RankStack], running_for: float) -> bool:
     return bool(importing) and not elsewhere and running_for < IMPORT_GRACE
 
 
+def outside_the_scripts(stacks: list[RankStack], scripts: dict[int, str]) -> bool:
+    """Whether no rank waits in a collective and no rank's stack shows a line of the user's code (its
+    ``scripts``, rank -> path, count as the user's even when installed): every rank is starting (Python and
+    runpy before the script's first line) or ending (its script returned: runpy's clean-up, a DataLoader's
+    workers shut down as the iterator goes), which is not a hang of the script, however long the step holds
+    the GIL on a busy machine."""
+    live = [s for s in stacks if s.frames]
+    if not live or any(collective_of(s.frames) for s in live):
+        return False
+    return not any(
+        is_user_code(f.file) or os.path.realpath(f.file) == scripts.get(s.rank)
+        for s in live
+        for f in s.frames
+    )
+
+
 @dataclass
 class Supervision:
     """What `supervise` saw: the exit status, and the hang report when the watchdog stopped the run."""
@@ -98,6 +116,10 @@ def supervise(
     result = None
     job: JobExchange | None = None
     looked_for_job = False
+    outside_since = None  # since when every firing has found every rank outside its script (starting, ending)
+    moving_at_exit: dict[
+        int, tuple[int, float]
+    ] = {}  # rank -> CPU ticks of a process past its script, when they grew
     while result is None and process.poll() is None:
         time.sleep(poll)
         if start_timeout is not None and time.monotonic() - began > start_timeout:
@@ -113,11 +135,24 @@ def supervise(
                 job = JobExchange.connect(workers)
         asked = job is not None and job.asked(lambda: workers_running(directory))
         if not asked and stuck_for(directory, last_output[0]) < timeout:
+            at_exit = stuck_at_exit(directory, timeout, moving_at_exit)
+            if at_exit and process.poll() is None:  # every script returned, a process does not end
+                text, found = exit_report(at_exit, timeout, directory)
+                write_verdict(directory, found, 0.0)
+                stop_run()
+                result = Supervision(1, text)
             continue
         fired = time.monotonic()
         stacks = collect_stacks(directory)
-        if not asked and _still_importing(stacks, time.monotonic() - began):
-            last_output[0] = time.time()  # loading a module (its thread starved of the GIL) is not a hang
+        scripts = {w["rank"]: w.get("script", "") for w in workers_in(directory)}
+        if not asked and outside_the_scripts(stacks, scripts):
+            outside_since = outside_since or time.monotonic()
+        else:
+            outside_since = None
+        between = outside_since is not None and time.monotonic() - outside_since < IMPORT_GRACE
+        if not asked and (between or _still_importing(stacks, time.monotonic() - began)):
+            # loading a module (its thread starved of the GIL), a script not started or already returned: not a hang
+            last_output[0] = time.time()
             for path in [
                 directory / FLIGHT_RECORDER_REQUEST,
                 *directory.glob("rank*.fr"),

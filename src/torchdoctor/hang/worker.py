@@ -67,6 +67,7 @@ def prepare_worker(script: str, environ=None) -> None:
         "host": info.host,
         "main_thread": threading.main_thread().ident,
         "script": os.path.realpath(script),
+        "cwd": os.getcwd(),  # where a frame's relative path (a script run as `train.py`) starts from
         "world_size": info.world_size,
         "node": environ.get("GROUP_RANK", "0"),
         "nodes": environ.get("GROUP_WORLD_SIZE", "1"),
@@ -214,10 +215,6 @@ def worker_finished(error: BaseException | None = None, exit_status: int = 0) ->
     then kill the worker."""
     if not _worker:
         return
-    if "sampler" in _worker:
-        _worker["sampler"].stop()
-        faulthandler.unregister(DUMP_SIGNAL)
-        signal.signal(DUMP_SIGNAL, signal.SIG_IGN)
     said: dict = {}
     count = collectives_so_far()
     count = _worker.get("collectives") if count is None else count
@@ -225,6 +222,10 @@ def worker_finished(error: BaseException | None = None, exit_status: int = 0) ->
         said["collectives"] = count
     if error is None and exit_status:
         said["exit_status"] = exit_status
+    if "sampler" in _worker:  # under the watchdog: what Python will wait for at exit (hang.at_exit)
+        left = threads_left()
+        if left:
+            said["threads_left"] = left
     if error is not None:
         frames = [Frame(f.filename, f.lineno or 0, f.name) for f in traceback.extract_tb(error.__traceback__)]
         message = str(error).strip().splitlines()
@@ -237,9 +238,29 @@ def worker_finished(error: BaseException | None = None, exit_status: int = 0) ->
         _worker["done"].write_text(json.dumps(said) if said else "")
     except OSError:  # the launcher removed its folder: the run is over anyway
         pass
+    # only now: until the note is written this rank is watched, and from then on it is outside its script
+    # (a clean-up that runs here, a finalizer the garbage collector calls, is not the script's hang)
+    if "sampler" in _worker:
+        _worker["sampler"].stop()
+        faulthandler.unregister(DUMP_SIGNAL)
+        signal.signal(DUMP_SIGNAL, signal.SIG_IGN)
     if "stack_file" in _worker:
         _worker["stack_file"].close()
     _worker.clear()
+
+
+def threads_left() -> list[dict]:
+    """The threads other than the main one, not daemons, still running now (as the script returns): their
+    names and frames, outermost first."""
+    frames = sys._current_frames()
+    left = []
+    for thread in threading.enumerate():
+        if thread is threading.main_thread() or thread.daemon or not thread.is_alive():
+            continue
+        frame = frames.get(thread.ident)
+        stack = frames_of(frame) if frame is not None else []
+        left.append({"name": thread.name, "frames": [[f.file, f.line, f.function] for f in stack]})
+    return left
 
 
 def _kept(frames: list[Frame]) -> list[Frame]:

@@ -46,6 +46,10 @@ def main(argv: list[str] | None = None) -> None:
     target = argv[0]
     _end_with_the_agent()
     mark_started()
+    from torchdoctor.launch.stopped_places import note_where_stopped, said_itself
+
+    # a rank blocked in C++ when Ctrl-C comes never raises KeyboardInterrupt: the launcher says where it was
+    note_where_stopped(os.environ.get(STARTED_VARIABLE), os.environ.get("RANK", "0"))
     from torchdoctor.distributed.debug_settings import debug_mode_enabled
 
     if debug_mode_enabled():
@@ -79,6 +83,7 @@ def main(argv: list[str] | None = None) -> None:
     except KeyboardInterrupt as stopped:
         exit_status = INTERRUPTED_EXIT
         _say_where_stopped(stopped)
+        said_itself(os.environ.get(STARTED_VARIABLE), os.environ.get("RANK", "0"))
         sys.exit(INTERRUPTED_EXIT)  # the launcher was stopped; it says so once, for every worker
     except BaseException as error:  # noqa: BLE001 - printed as Python would, then the same exit status
         failed = error
@@ -138,7 +143,7 @@ def _say_where_stopped(stopped: KeyboardInterrupt) -> None:
         for frame in traceback.extract_tb(stopped.__traceback__)
         if _real(frame.filename) not in ours and is_user_code(frame.filename)
     ]
-    if not frames:
+    if not frames or _stopped_by_the_watchdog():
         return
     where = frames[-1]
     code = f": {where.line.strip()}" if where.line else ""
@@ -147,6 +152,17 @@ def _say_where_stopped(stopped: KeyboardInterrupt) -> None:
         f"{where.name}{code}\n"
     )
     sys.stderr.flush()
+
+
+def _stopped_by_the_watchdog(environ=None) -> bool:
+    """Whether the launch's watchdog stopped the run, its verdict written: its report says where every rank
+    was, so a line of the rank's own would only repeat it before the report, in other words (found with a
+    DataLoader worker stuck: the rank's line named its ``for`` loop, the report the worker's line)."""
+    from torchdoctor.hang.supervise import VERDICT_FILE
+    from torchdoctor.hang.worker import DIR_VARIABLE
+
+    directory = (os.environ if environ is None else environ).get(DIR_VARIABLE)
+    return bool(directory) and os.path.exists(os.path.join(directory, VERDICT_FILE))
 
 
 def _print_from_users_frame(error: BaseException) -> None:

@@ -27,7 +27,7 @@ from typing import Any
 
 from torchdoctor import environment
 from torchdoctor.hang import failure, supervise, worker
-from torchdoctor.launch import preflight, torchrun
+from torchdoctor.launch import preflight, stopped_places, torchrun
 from torchdoctor.launch.bootstrap import STARTED_VARIABLE
 from torchdoctor.launch.options import (
     C10D_PORT,
@@ -251,7 +251,7 @@ def launch(options: LaunchOptions, stream=None) -> int:
                 else:
                     result = _run_watched(command, env, directory, options)
             except Stopped as stop:
-                return _interrupted(stop.signum, stream)
+                return _interrupted(stop.signum, stream, directory)
         waited, started = time.monotonic() - began, any(directory.glob("started.*"))
         if result.returncode != 0 and not result.report:
             ended = ended_early(directory)  # read now: the folder goes below
@@ -303,13 +303,21 @@ def _wait(process: subprocess.Popen) -> int:
     return returncode
 
 
-def _interrupted(signum: int, stream) -> int:
+def _interrupted(signum: int, stream, directory: Path | None = None) -> int:
     """Stop what this launch started; 128 + ``signum``. After Ctrl-C the command line says "interrupted"
-    (as every command does); after SIGTERM, nobody at a terminal asked: say what stopped the run."""
+    (as every command does), after where each rank that could not say it itself was (``directory``: the
+    launch's folder); after SIGTERM, nobody at a terminal asked: say what stopped the run."""
     stopped = 0
     for process in list(_running):
         stopped += torchrun.stop(process, grace=STOP_GRACE)
         _running.remove(process)
+    if signum == signal.SIGINT and directory is not None:
+        places = stopped_places.places_of_the_others(directory)
+        try:
+            stream.write("".join(f"{line}\n" for line in places))
+            stream.flush()
+        except (OSError, ValueError):  # the terminal went with the Ctrl-C
+            pass
     if signum != signal.SIGINT:
         name = signal.Signals(signum).name
         try:  # after SIGHUP the terminal may be gone

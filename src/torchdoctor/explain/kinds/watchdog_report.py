@@ -46,6 +46,11 @@ CONTEXT = (
     (" on different ranks: ", MISMATCH),
     (" left the loop at ", LEFT_LOOP),
     ("The loop can be left early at ", LOOP_EXIT),
+    # hang/at_exit.py's verdict: every script returned, a rank's process did not end
+    (
+        ", but its process has not ended",
+        R(r"(?P<at_exit>rank \d+'s script returned \d+s ago, but its process has not ended[^\n]{0,300})"),
+    ),
     # distributed/messages.py divergence_message's head, the line above the mismatch it explains
     ("The ranks diverged at collective #", R(r"The ranks diverged at collective #(?P<debug_seq>\d+)")),
     # hang/failure.py's verdict on a failed job: the waiting rank's call sat under a condition on the rank
@@ -101,7 +106,16 @@ def _hang(hits: list[Hit], ctx: Context) -> tuple[str, str]:
     culprits, where = first(hits, "culprits"), first(hits, "where")
     waiting, folder = first(hits, "waiting"), first(hits, "folder") or ctx.facts.get("folder")
     after = f" after {seconds} s without progress" if seconds else ""
-    if culprits and ctx.facts.get("left_loop"):
+    at_exit = ctx.facts.get("at_exit")
+    if culprits and at_exit:  # hang/at_exit.py: every script returned, a process did not end
+        summary = f"torchdoctor's watchdog stopped a hang at exit{after}: {at_exit}"
+        fix = (
+            "A rank's script returned but its process did not end: Python waits at exit for every thread that is not "
+            "a daemon, then runs atexit handlers and destructors. Stop the thread the report names and join() it "
+            "before the script returns (or start it with daemon=True); without a thread, look at atexit handlers "
+            "and at what the script leaves open (a process group not destroyed, DataLoader workers, a pool)."
+        )
+    elif culprits and ctx.facts.get("left_loop"):
         summary, fix = _left_loop(after, ctx)
     elif culprits:
         summary = (
@@ -408,4 +422,43 @@ NEVER_REACHED = Recogniser(
 )
 
 
-RECOGNISERS = (HANG_VERDICT, ENDED_EARLY, DIFFERENT_CALLS, NEVER_REACHED)
+def _stopped_places(hits: list[Hit], ctx: Context) -> tuple[str, str]:
+    places: dict[str, str] = {}
+    for hit in hits:
+        if hit.facts.get("stopped_rank"):
+            places.setdefault(hit.facts["stopped_rank"], hit.facts["stopped_place"].strip())
+    said = "; ".join(
+        f"rank {rank} was at {place}" for rank, place in sorted(places.items(), key=lambda p: int(p[0]))
+    )
+    blocked = sorted((r for r, p in places.items() if "which had not returned)" in p), key=int)
+    summary = f"the run under torchdoctor launch was stopped with Ctrl-C: {said}"
+    fix = (
+        "Each line is where that rank's script was when you stopped it. If the run had stopped moving, the rank "
+        "on a line of its own (a read, a lock, a wait outside any collective) is the one the others waited for; "
+        "ranks inside a collective or backward() waited for it. `torchdoctor launch --watchdog 60 train.py` names "
+        "that rank and the collective by itself on the next hang."
+    )
+    if blocked:
+        fix += (
+            f" Rank(s) {', '.join(blocked)} were blocked in torch's C++ code (a collective, a store's wait), which "
+            "Ctrl-C does not interrupt: the launch read where from their stacks."
+        )
+    return summary, fix
+
+
+STOPPED_PLACES = Recogniser(
+    # src/torchdoctor/launch/bootstrap.py _say_where_stopped (a rank's KeyboardInterrupt) and
+    # src/torchdoctor/launch/stopped_places.py (a rank blocked in C++, from its stack), before "torchdoctor: interrupted"
+    kind="launch_interrupted",
+    title="a run under torchdoctor launch stopped with Ctrl-C",
+    anchors=(" was interrupted at ",),
+    templates=("torchdoctor:rank-was-interrupted-at",),
+    match=R(r"torchdoctor: rank \d+ was interrupted at \S"),
+    facts=(R(r"torchdoctor: rank (?P<stopped_rank>\d+) was interrupted at (?P<stopped_place>[^\n]{1,400})"),),
+    # a user's stop, not a failure: said only where the log shows no failure of its own
+    fallback=True,
+    describe=_stopped_places,
+)
+
+
+RECOGNISERS = (HANG_VERDICT, ENDED_EARLY, DIFFERENT_CALLS, NEVER_REACHED, STOPPED_PLACES)

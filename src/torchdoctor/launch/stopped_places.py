@@ -1,0 +1,78 @@
+"""Where each rank was when Ctrl-C stopped a launch, for the ranks that cannot say it themselves.
+
+A rank stopped by Ctrl-C says where its script was as its KeyboardInterrupt goes by (`bootstrap`). A rank
+blocked in torch's C++ code (a collective, a store's wait, ``init_process_group``) never raises it: Python runs
+its handler only once the call returns, and the launch ends the process first. So each worker has
+``faulthandler`` write its stacks to the launch's folder when SIGINT comes (its handler runs in C, even then),
+before Python's own handler; a rank that said where it was removes its note; the launcher says it for the
+others, in the same words.
+"""
+
+from __future__ import annotations
+
+import faulthandler
+import linecache
+import os
+import signal
+from pathlib import Path
+from typing import TextIO
+
+from torchdoctor.hang.source import is_user_code
+from torchdoctor.hang.stacks import dumps_in
+
+_open: list[TextIO] = []  # the note faulthandler writes to, open until the process ends
+
+
+def _note(directory: str, rank: str) -> Path:
+    return Path(directory) / f"interrupted.{rank}"
+
+
+def note_where_stopped(directory: str | None, rank: str) -> None:
+    """In a worker of a launch (``directory``: its folder): on SIGINT, write this process's stacks there, then
+    let Python's handler raise KeyboardInterrupt as before."""
+    if not directory:
+        return
+    try:
+        note = open(_note(directory, rank), "w")  # noqa: SIM115 - faulthandler writes to it until the end
+    except OSError:  # the launcher removed its folder: the run is over anyway
+        return
+    faulthandler.register(signal.SIGINT, file=note, all_threads=True, chain=True)
+    _open.append(note)
+
+
+def said_itself(directory: str | None, rank: str) -> None:
+    """The rank's KeyboardInterrupt went by: it says where it was itself, its note is not needed."""
+    if directory:
+        try:
+            os.remove(_note(directory, rank))
+        except OSError:  # never written, or the folder went
+            pass
+
+
+def places_of_the_others(directory: Path) -> list[str]:
+    """``torchdoctor: rank 1 was interrupted at train.py:12 in <module>: store.wait(["saved"])`` for each rank
+    whose note is left (it never raised KeyboardInterrupt): the innermost line of the user's code in its main
+    thread's stack, and the call below it that had not returned."""
+    lines = []
+    for path in sorted(directory.glob("interrupted.*"), key=lambda p: p.suffix):
+        rank = path.suffix.lstrip(".")
+        try:
+            dumps = dumps_in(path.read_text(errors="replace"))
+        except OSError:  # gone meanwhile: nothing to say of it
+            continue
+        if not rank.isdigit() or not dumps:
+            continue
+        frames = list(dumps[-1].values())[-1]  # faulthandler lists the oldest thread, the main one, last
+        user = [i for i, f in enumerate(frames) if is_user_code(f.file)]
+        if not user:
+            continue
+        where = frames[user[-1]]
+        code = linecache.getline(where.file, where.line).strip()
+        below = frames[user[-1] + 1 :]
+        waiting = f" (blocked in {below[-1].function}, which had not returned)" if below else ""
+        lines.append(
+            f"torchdoctor: rank {rank} was interrupted at {where.file}:{where.line} in {where.function}"
+            + (f": {code}" if code else "")
+            + waiting
+        )
+    return lines
