@@ -220,6 +220,8 @@ PROCESS_MODULES = {
     "test_memory_hang",
     "test_mpi_real",
     "test_net_multinode",
+    "test_net_u33_loopback_name",
+    "test_net_u33_bench_hosts",
     "test_net_robust",
     "test_net_smoke",
     "test_numerics_ranks",

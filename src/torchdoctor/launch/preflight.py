@@ -1,7 +1,9 @@
 """Checks before torchrun starts, each done in seconds, so that a rendezvous that cannot work is named with
 its fix instead of waited out (torch waits 600 s by default) or reported as pages of C++ frames.
 
-- ``dist.preflight_host``: the rendezvous host resolves (else: `getent hosts HOST`, /etc/hosts).
+- ``dist.preflight_host``: the rendezvous host resolves (else: `getent hosts HOST`, /etc/hosts), and on
+  several nodes a rendezvous host named other than this one does not resolve to a loopback address here
+  (a copied /etc/hosts line: this node would look for the rendezvous on itself).
 - ``dist.preflight_port``: on the node that hosts the rendezvous, the host is one of this machine's
   addresses and the port is free (else: who holds it, and the flag that picks another).
 - ``dist.preflight_reach``: on the other nodes, the port answers (a refusal only means the host node has
@@ -13,6 +15,7 @@ its fix instead of waited out (torch waits 600 s by default) or reported as page
 from __future__ import annotations
 
 import errno
+import ipaddress
 import os
 import socket
 import threading
@@ -51,6 +54,10 @@ def preflight(
     if resolved.status == "fail":
         return findings
     addresses = resolved.details["addresses"]
+    if not single_node:
+        elsewhere = check_loopback_name(host, addresses)
+        if elsewhere is not None:
+            return [*findings[:-1], elsewhere]
     local = any(is_local_address(a) for a in addresses)
     if hosted_here is None:
         hosted_here = local
@@ -97,6 +104,36 @@ def check_host(host: str, timeout: float = TIMEOUT) -> Finding:
         f"rendezvous host {host!r} does not resolve ({why})",
         {"host": host, "error": why},
         fix,
+    )
+
+
+def check_loopback_name(host: str, addresses: list[str], this_host: str | None = None) -> Finding | None:
+    """``dist.preflight_host`` on one of several nodes: the failure when ``host``, a name other than this
+    node's own, resolves here only to loopback addresses (``127.0.1.1 node01`` copied into every node's
+    /etc/hosts): this node would look for the rendezvous on itself, and wait. None when that is not so;
+    ``localhost`` or a loopback address given as such is the user's choice (every node on one machine)."""
+    this_host = this_host or socket.gethostname()
+    try:
+        ipaddress.ip_address(host.strip("[]"))
+        return None  # an address, not a name: what was given is what is used
+    except ValueError:
+        pass
+    if host.lower() == "localhost" or not addresses:
+        return None
+    if not all(ipaddress.ip_address(a.split("%")[0]).is_loopback for a in addresses):
+        return None
+    if host.split(".")[0].lower() == this_host.split(".")[0].lower():
+        return None  # this node's own name: it is the rendezvous host, and its store listens on every address
+    shown = ", ".join(addresses)
+    return Finding(
+        "dist.preflight_host",
+        "fail",
+        f"rendezvous host {host} resolves here to {shown}, a loopback address: on {this_host} that is "
+        f"{this_host} itself, not {host}, so this node would look for the rendezvous on itself",
+        {"host": host, "addresses": addresses, "this_host": this_host},
+        f"on {this_host}, `getent hosts {host}` shows {addresses[0]}: map {host} to the address the nodes share "
+        f"(`hostname -I` on {host}) in /etc/hosts here, instead of {addresses[0]}, or give that IP address "
+        "instead of the name",
     )
 
 
