@@ -398,6 +398,7 @@ def _passed(states, world_size) -> Finding:
         + (f" ({build})" if build else ""),
         {
             "backend": first.backend,
+            "world_size": world_size,
             "hosts": hosts,
             "ranks": {str(r): f"{state.host}:{state.local_rank}" for r, state in sorted(states.items())},
             "versions": versions,
