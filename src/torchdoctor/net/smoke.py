@@ -224,6 +224,7 @@ def _preflight(options: NetOptions, info: RankInfo, environ: Mapping[str, str]) 
     from torchdoctor.launch.preflight import (
         check_host,
         check_loopback_name,
+        check_own_name,
         check_port_free,
         is_local_address,
     )
@@ -244,7 +245,7 @@ def _preflight(options: NetOptions, info: RankInfo, environ: Mapping[str, str]) 
     if resolved.status == "fail":
         return [resolved]
     addresses = resolved.details["addresses"]
-    elsewhere = check_loopback_name(host, addresses) if options.nnodes > 1 else None
+    elsewhere = (check_loopback_name(host, addresses) or check_own_name(host)) if options.nnodes > 1 else None
     if elsewhere is not None:
         return [elsewhere]
     local = any(is_local_address(a) for a in addresses)
