@@ -223,6 +223,7 @@ PROCESS_MODULES = {
     "test_net_u33_loopback_name",
     "test_net_u33_bench_hosts",
     "test_net_u33_own_name",
+    "test_net_u33_interface_subnet",
     "test_net_robust",
     "test_net_smoke",
     "test_numerics_ranks",

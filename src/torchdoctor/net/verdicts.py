@@ -103,7 +103,7 @@ def verdicts(
         done = [r for r, state in states.items() if state.stage == "done"]
         if states and len(done) >= expected:
             return [_passed(states, world_size)]
-        findings.append(_incomplete(states, world_size, expected, finished, hosts))
+        findings.append(_incomplete(states, world_size, expected, finished, hosts, nnodes))
     return findings
 
 
@@ -309,6 +309,10 @@ def _other_errors(states, hosts) -> list[Finding]:
     findings = []
     for (stage, _message), ranks in groups.items():
         error = states[ranks[0]].error
+        cut_off = _offers_out_of_reach(states, ranks, hosts)
+        if cut_off is not None:
+            findings.append(cut_off)
+            continue
         problems = classify(f"{error.message}\n{error.where}")
         hint = problems[0] if problems else None
         names = sorted({hosts.get(r, "?") for r in ranks})
@@ -328,6 +332,53 @@ def _other_errors(states, hosts) -> list[Finding]:
             )
         )
     return findings
+
+
+def _offers_out_of_reach(states, ranks, hosts) -> Finding | None:
+    """``init`` failed connecting to a peer whose offered address this host cannot reach (its
+    GLOO_SOCKET_IFNAME on a network the hosts do not share, or its name resolving to loopback): name the
+    peer, its interface and address, and the interfaces it has that this host can reach."""
+    state = states[ranks[0]]
+    if not state.unreachable:
+        return None
+    here = state.host
+    parts, fixes = [], []
+    for rank, out_of_reach in sorted(state.unreachable.items(), key=lambda item: int(item[0])):
+        offer = state.offers.get(rank, {})
+        peer = state.joined.get(rank, "?")
+        variable, interface = offer.get("variable", "GLOO_SOCKET_IFNAME"), offer.get("interface", "")
+        source = (
+            f"the address of {interface}, which {variable}={interface} names there"
+            if interface
+            else f"the address its name resolves to ({variable} unset there)"
+        )
+        parts.append(f"rank {rank} on {peer} offers {offer.get('address')}, {source}: {out_of_reach['why']}")
+        reachable = out_of_reach.get("reachable") or {}
+        if reachable:
+            name, address = next(iter(reachable.items()))
+            fixes.append(
+                f"On {peer}: export {variable}={name}   # {address}, which {here} reaches"
+                + (f" (instead of {interface})" if interface else "")
+            )
+        else:
+            fixes.append(
+                f"On {peer}: export {variable}=<the interface on the network the hosts share> (`ip -br addr`); "
+                f"none of {peer}'s interfaces is reachable from {here}: check the cabling, VLAN or routes"
+            )
+    return Finding(
+        "net.collective",
+        "fail",
+        f"init failed on {who(ranks)} on {here}: it cannot connect to a peer at the address the peer offers: "
+        + "; ".join(parts),
+        {
+            "ranks": ranks,
+            "error": state.error.facts(),
+            "unreachable": state.unreachable,
+            "offers": state.offers,
+        },
+        "\n".join(dict.fromkeys(fixes))
+        + "\nCheck from here: `ip route get <address>`; `ip -br addr` on each host",
+    )
 
 
 def _launcher_problems(output, timeout, endpoint, nnodes) -> list[Finding]:
@@ -359,7 +410,7 @@ def _launcher_problems(output, timeout, endpoint, nnodes) -> list[Finding]:
     return findings
 
 
-def _incomplete(states, world_size, expected, finished, hosts) -> Finding:
+def _incomplete(states, world_size, expected, finished, hosts, nnodes: int = 1) -> Finding:
     stages = {r: state.stage for r, state in sorted(states.items())}
     absent = sorted(set(range(world_size)) - set(states)) if expected == world_size else []
     parts = [f"{_who(r, hosts)} stopped at {s}" for r, s in stages.items() if s != "done"]
@@ -368,12 +419,22 @@ def _incomplete(states, world_size, expected, finished, hosts) -> Finding:
     if absent:
         parts.append(f"no state from {who(absent)}")
     why = "the launcher was stopped at its deadline" if not finished else "the launcher gave up"
+    fix = "Rerun with a longer --timeout and -v; " + NCCL_DEBUG_HINT
+    if finished and nnodes > 1 and states and not any(state.error for state in states.values()):
+        # torch's launcher stops every host's ranks when one rank fails: the cause is on the host it failed on
+        parts.append(
+            "torch's launcher stopped them before the timeout, as it does when a rank on another host fails"
+        )
+        fix = (
+            "Read the verdict on the other hosts: the host whose rank failed (or the host of rank 0) names the "
+            "failure and its fix. A longer --timeout does not help here."
+        )
     return Finding(
         "net.smoke",
         "fail",
         f"the smoke test did not finish ({why}): " + "; ".join(parts),
         {"stages": stages, "absent": absent},
-        "Rerun with a longer --timeout and -v; " + NCCL_DEBUG_HINT,
+        fix,
     )
 
 
