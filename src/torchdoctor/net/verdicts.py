@@ -102,7 +102,7 @@ def verdicts(
     if not findings:
         done = [r for r, state in states.items() if state.stage == "done"]
         if states and len(done) >= expected:
-            return [_passed(states, world_size)]
+            return [_passed(states, world_size), *_shared_names(states)]
         findings.append(_incomplete(states, world_size, expected, finished, hosts, nnodes))
     return findings
 
@@ -438,12 +438,56 @@ def _incomplete(states, world_size, expected, finished, hosts, nnodes: int = 1) 
     )
 
 
+def _shared_names(states) -> list[Finding]:
+    """A warning when two machines answer to one host name (a cloned image, a container's default name):
+    whatever tells hosts apart by name (this report, --find-bad's host pairs, MPI hostfiles, logs) takes them
+    for one."""
+    nodes: dict[str, dict[str, list[int]]] = {}  # host name -> machine -> ranks
+    for state in states.values():
+        for rank, host in state.joined.items():
+            node = state.nodes.get(rank)
+            if node:
+                nodes.setdefault(host, {}).setdefault(node, []).append(int(rank))
+    shared = {host: machines for host, machines in nodes.items() if len(machines) > 1}
+    if not shared:
+        return []
+    offers = {rank: offer for state in states.values() for rank, offer in state.offers.items()}
+
+    def machine(ranks: list[int]) -> str:
+        address = offers.get(str(ranks[0]), {}).get("address")
+        return who(sorted(set(ranks))) + (f" at {address}" if address else "")
+
+    parts = [
+        f"{len(machines)} machines call themselves {host!r} ("
+        + "; ".join(machine(ranks) for ranks in machines.values())
+        + ")"
+        for host, machines in shared.items()
+    ]
+    return [
+        Finding(
+            "net.hostnames",
+            "warn",
+            "; ".join(parts) + ": whatever tells hosts apart by name (MPI hostfiles, per-host reports and "
+            "--find-bad's host pairs, logs) takes them for one",
+            {"shared": {host: {node: sorted(set(r)) for node, r in m.items()} for host, m in shared.items()}},
+            "Give each machine its own name, and a line in every node's /etc/hosts: "
+            "`sudo hostnamectl set-hostname <name>` (in a container: `docker run --hostname <name>`)",
+        )
+    ]
+
+
 def _passed(states, world_size) -> Finding:
     first = states.get(0) or next(iter(states.values()))
     hosts = sorted({h for state in states.values() for h in [state.host, *state.joined.values()]})
+    machines = {
+        (host, state.nodes.get(rank, "")) for state in states.values() for rank, host in state.joined.items()
+    }
+    named = {host: sum(1 for h, _ in machines if h == host) for host in hosts}
+    shown = ", ".join(f"{host} ×{named[host]}" if named[host] > 1 else host for host in hosts)
     versions = first.versions
     devices = sorted({state.device for state in states.values()})
-    where = f"{len(hosts)} host{'s' if len(hosts) > 1 else ''} ({', '.join(hosts)})"
+    count = max(len(hosts), sum(named.values()))
+    where = f"{count} host{'s' if count > 1 else ''} ({shown})"
     build = f"torch {versions.get('torch')}" if versions else ""
     build += f", NCCL {versions['nccl']}" if versions.get("nccl") else ""
     # one rank talks to nobody: say what was tested, not "ranks talk to each other"

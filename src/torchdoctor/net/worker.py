@@ -107,6 +107,16 @@ def rendezvous_address(info: RankInfo, environ: Mapping[str, str]) -> tuple[str,
     return addr, int(port or DEFAULT_MASTER_PORT), source
 
 
+def node_identity() -> str:
+    """Which machine this rank runs on, whatever its host name says: the kernel's boot id (one per machine
+    and boot) and this process's network namespace (a container or namespace host of its own)."""
+    try:
+        boot = Path("/proc/sys/kernel/random/boot_id").read_text().strip()
+        return f"{boot}/{os.stat('/proc/self/ns/net').st_ino}"
+    except OSError:
+        return ""
+
+
 class _Watchdog:
     """Ends the process with a verdict when one stage runs longer than ``timeout`` seconds."""
 
@@ -351,6 +361,7 @@ class Worker:
         with self.stage("joined"):
             has_gpu = torch.cuda.is_available() and torch.cuda.device_count() > info.local_rank
             me = {"host": info.host, "gpu": has_gpu, "local_rank": info.local_rank, "pid": os.getpid()}
+            me["node"] = node_identity()
             me["offers"] = {
                 **offered_address(self.environ, self.options.backend),
                 "interfaces": interface_addresses(),
@@ -366,6 +377,7 @@ class Worker:
             state.joined = {str(r): p["host"] for r, p in peers.items()}
             state.pids = {str(r): p["pid"] for r, p in peers.items()}
             state.offers = {str(r): p["offers"] for r, p in peers.items() if p.get("offers")}
+            state.nodes = {str(r): p["node"] for r, p in peers.items() if p.get("node")}
             if state.missing:
                 raise TimeoutError(
                     f"rank(s) {ranks_text(state.missing)} never joined within {self.options.timeout:g}s "
