@@ -225,6 +225,7 @@ PROCESS_MODULES = {
     "test_net_u33_own_name",
     "test_net_u33_interface_subnet",
     "test_net_u33_shared_hostname",
+    "test_net_u33_store_port_firewall",
     "test_net_robust",
     "test_net_smoke",
     "test_numerics_ranks",

@@ -90,7 +90,7 @@ def verdicts(
     crashes = _crashes(states, failed, hosts)
     findings += crashes
     if not crashes:
-        findings += _never_joined(states, world_size, timeout, hosts)
+        findings += _never_joined(states, world_size, timeout, hosts, endpoint)
     findings += _wrong_values(states, hosts)
     if not findings:
         findings += _stuck(states, timeout, hosts)
@@ -141,7 +141,7 @@ def _crashes(states, failed, hosts) -> list[Finding]:
     return findings
 
 
-def _never_joined(states, world_size, timeout, hosts) -> list[Finding]:
+def _never_joined(states, world_size, timeout, hosts, endpoint: str = "") -> list[Finding]:
     missing, seen_by, master = set(), [], ""
     for rank, state in states.items():
         if state.missing:
@@ -157,21 +157,27 @@ def _never_joined(states, world_size, timeout, hosts) -> list[Finding]:
         names = ", ".join(_who(r, hosts) for r in sorted(missing))
         joined = sorted(set(range(world_size)) - missing)
         host, _, port = master.rpartition(":")
+        summary = f"{names} never joined within {timeout:g}s ({len(joined)} of {world_size} ranks did)"
+        fix = (
+            f"Check that every host started the job with the same WORLD_SIZE/--nnodes and can reach {master}.\n"
+            + REACH_HINT.format(host=host or "MASTER_ADDR", port=port or "MASTER_PORT")
+            + (
+                "\nUnder SLURM start one task per rank with srun (`srun torchdoctor net`), not in the batch "
+                "script itself."
+                if "slurm" in launchers
+                else ""
+            )
+        )
+        behind = _past_the_rendezvous(endpoint, master, "every other host")
+        if behind is not None:
+            summary, fix = summary + behind[0], behind[1]
         findings.append(
             Finding(
                 "net.join",
                 "fail",
-                f"{names} never joined within {timeout:g}s ({len(joined)} of {world_size} ranks did)"
-                + _too_short(timeout),
+                summary + _too_short(timeout),
                 {"missing": sorted(missing), "joined": joined, "seen_by": seen_by, "master": master},
-                f"Check that every host started the job with the same WORLD_SIZE/--nnodes and can reach {master}.\n"
-                + REACH_HINT.format(host=host or "MASTER_ADDR", port=port or "MASTER_PORT")
-                + (
-                    "\nUnder SLURM start one task per rank with srun (`srun torchdoctor net`), not in the batch "
-                    "script itself."
-                    if "slurm" in launchers
-                    else ""
-                ),
+                fix,
             )
         )
     for rank, state in sorted(unreached.items()):
@@ -181,17 +187,40 @@ def _never_joined(states, world_size, timeout, hosts) -> list[Finding]:
         why = facts.get("reason") or (f"timed out after {facts['after']}" if "after" in facts else "")
         if "after" in facts:
             why += _too_short(timeout)
+        summary = f"{_who(rank, hosts)} cannot reach rank 0's store at {master}" + (
+            f" ({why})" if why else f": {state.error.message[:300]}"
+        )
+        fix = REACH_HINT.format(host=host, port=port)
+        behind = _past_the_rendezvous(endpoint, master, state.host)
+        if behind is not None:
+            summary, fix = summary + behind[0], behind[1]
         findings.append(
             Finding(
                 "net.join",
                 "fail",
-                f"{_who(rank, hosts)} cannot reach rank 0's store at {master}"
-                + (f" ({why})" if why else f": {state.error.message[:300]}"),
+                summary,
                 {"rank": rank, "master": master, "error": state.error.facts()},
-                REACH_HINT.format(host=host, port=port),
+                fix,
             )
         )
     return findings
+
+
+def _past_the_rendezvous(endpoint: str, master: str, where: str) -> tuple[str, str] | None:
+    """Over hosts the ranks' store is on a port torch's launcher picks after the rendezvous: when that one
+    cannot be reached although the rendezvous worked, what to add to the verdict, and the fix (a firewall
+    open on the rendezvous port only). None when the store is the rendezvous's own port, or no rendezvous."""
+    met = endpoint.rpartition(":")[2]
+    host, _, port = master.rpartition(":")
+    if not met or not port or met == port:
+        return None
+    return (
+        f"; the rendezvous on port {met} worked, but {port} is a port torch's launcher picked for the ranks' "
+        f"store after it: likely a firewall that lets only {met} through",
+        "Open the firewall between the hosts for every TCP port (or for the hosts' subnet), not only the "
+        f"rendezvous port: torch's launcher picks the store's port at random ({port} this time), and gloo and "
+        f"NCCL connect on random ports too.\nFrom {where}: nc -zv {host} {port}",
+    )
 
 
 def _wrong_values(states, hosts) -> list[Finding]:
