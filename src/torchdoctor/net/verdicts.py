@@ -28,6 +28,20 @@ _TRY_NEXT = (
 )
 
 
+_GLOO_NEXT = (
+    "gloo runs over TCP: on each host GLOO_SOCKET_IFNAME must name the interface the other hosts reach "
+    "(`ip -br addr`; `ip route get <another host's address>`), and no firewall may drop the ports between the "
+    "hosts (gloo connects on random ports)"
+)
+
+
+def _next_steps(states) -> str:
+    """What to try next for the backend the ranks used: NCCL's debug log and switches, or gloo's TCP."""
+    if {state.backend for state in states.values() if state.backend} == {"gloo"}:
+        return _GLOO_NEXT
+    return NCCL_DEBUG_HINT + "\n" + _TRY_NEXT
+
+
 # Below this a stage that timed out may have needed longer, not a rank or the network: the verdict says so.
 SHORT_TIMEOUT = 10.0
 
@@ -301,7 +315,7 @@ def _stuck(states, timeout, hosts) -> list[Finding]:
                 parts.append(f"{_who(r, hosts)} {said}")
             summary = f"{stage} did not complete within {timeout:g}s: {'; '.join(parts)}{_too_short(timeout)}"
             on = ", ".join(sorted({hosts[r] for r in failed if r in hosts})) or f"{who(failed)}'s host"
-            fix = (problems[0].fix if problems else NCCL_DEBUG_HINT) + f"\n(on {on})"
+            fix = (problems[0].fix if problems else _next_steps(states)) + f"\n(on {on})"
         elif late:
             where = "; ".join(f"{_who(r, hosts)} last at {entry['stages'].get(str(r), '?')}" for r in late)
             summary = (
@@ -324,7 +338,7 @@ def _stuck(states, timeout, hosts) -> list[Finding]:
                     else "a link between them is too slow for this timeout, or stuck"
                 )
             )
-            fix = _FIND_BAD + "\n" + NCCL_DEBUG_HINT + "\n" + _TRY_NEXT
+            fix = _FIND_BAD + "\n" + _next_steps(states)
         findings.append(Finding("net.collective", "fail", summary, details, fix))
     return findings
 
@@ -346,7 +360,8 @@ def _other_errors(states, hosts) -> list[Finding]:
         hint = problems[0] if problems else None
         names = sorted({hosts.get(r, "?") for r in ranks})
         where = f"{who(ranks)} on {', '.join(names)}"
-        fix = (hint.fix if hint else NCCL_DEBUG_HINT) + "\n" + _TRY_NEXT
+        on_gloo = {states[r].backend for r in ranks} == {"gloo"}
+        fix = (hint.fix + ("" if on_gloo else "\n" + _TRY_NEXT)) if hint else _next_steps(states)
         if hint and hint.kind == "interface":
             interfaces = states[ranks[0]].interfaces
             fix = hint.fix + (f"\n{names[0]} has: {', '.join(interfaces)}" if interfaces else "")
@@ -448,7 +463,9 @@ def _incomplete(states, world_size, expected, finished, hosts, nnodes: int = 1) 
     if absent:
         parts.append(f"no state from {who(absent)}")
     why = "the launcher was stopped at its deadline" if not finished else "the launcher gave up"
-    fix = "Rerun with a longer --timeout and -v; " + NCCL_DEBUG_HINT
+    fix = "Rerun with a longer --timeout and -v; " + (
+        NCCL_DEBUG_HINT if "gloo" not in {state.backend for state in states.values()} else _GLOO_NEXT
+    )
     if finished and nnodes > 1 and states and not any(state.error for state in states.values()):
         # torch's launcher stops every host's ranks when one rank fails: the cause is on the host it failed on
         parts.append(
