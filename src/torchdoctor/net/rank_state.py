@@ -88,9 +88,8 @@ class RankState:
     offers: dict[str, dict[str, Any]] = field(default_factory=dict)
     # rank -> {"why" this host cannot reach its offer, "reachable": its other interfaces this host can reach}
     unreachable: dict[str, dict[str, Any]] = field(default_factory=dict)
-    nodes: dict[str, str] = field(
-        default_factory=dict
-    )  # rank -> which machine (launcher's node number, boot id)
+    nodes: dict[str, str] = field(default_factory=dict)  # rank -> which machine (boot id, network namespace)
+    software: dict[str, dict[str, str]] = field(default_factory=dict)  # rank -> {"Python": ..., "torch": ...}
     stuck: Stuck | None = None
     wrong: list[WrongSum] = field(default_factory=list)
     error: RankError | None = None

@@ -110,15 +110,16 @@ def verdicts(
         findings += _stuck(states, timeout, hosts)
     if not findings:
         findings += _other_errors(states, hosts)
+    mixed = _mixed_software(states, hosts)
     expected = world_size if expected_reports is None else expected_reports
     if not findings and output and (failed or not finished or len(states) < expected):
         findings += _launcher_problems(output, timeout, endpoint, nnodes)
     if not findings:
         done = [r for r, state in states.items() if state.stage == "done"]
         if states and len(done) >= expected:
-            return [_passed(states, world_size), *_shared_names(states)]
+            return [_passed(states, world_size), *_shared_names(states), *mixed]
         findings.append(_incomplete(states, world_size, expected, finished, hosts, nnodes))
-    return findings
+    return findings + mixed
 
 
 def _crashes(states, failed, hosts) -> list[Finding]:
@@ -482,6 +483,40 @@ def _incomplete(states, world_size, expected, finished, hosts, nnodes: int = 1) 
         {"stages": stages, "absent": absent},
         fix,
     )
+
+
+def _mixed_software(states, hosts) -> list[Finding]:
+    """A warning when the ranks of one job run different Python or torch versions (one node's environment
+    left behind): collectives are only meant to work between ranks of one torch build, and a mismatch can
+    hang or fail in ways that name nothing."""
+    software = {rank: sw for state in states.values() for rank, sw in state.software.items()}
+    findings = []
+    for name in ("torch", "Python"):
+        by_version: dict[str, list[int]] = {}
+        for rank, sw in software.items():
+            if sw.get(name):
+                by_version.setdefault(sw[name], []).append(int(rank))
+        if len(by_version) < 2:
+            continue
+        ordered = sorted(by_version.items(), key=lambda item: (-len(item[1]), item[0]))
+        parts = []
+        for version, ranks in ordered:
+            on = sorted({hosts[r] for r in ranks if r in hosts})
+            parts.append(f"{name} {version} on {who(sorted(ranks))}" + (f" ({', '.join(on)})" if on else ""))
+        odd = sorted({hosts[r] for _, ranks in ordered[1:] for r in ranks if r in hosts})
+        findings.append(
+            Finding(
+                "net.versions",
+                "warn",
+                f"the ranks run different {name} versions: " + "; ".join(parts),
+                {"name": name, "versions": {v: sorted(r) for v, r in by_version.items()}},
+                f"Install {name} {ordered[0][0]} on "
+                + (", ".join(odd) if odd else "every host")
+                + " too (`python -c 'import sys, torch; print(sys.version, torch.__version__)'` on each host), "
+                "or start every rank from the same environment (one shared venv or container image)",
+            )
+        )
+    return findings
 
 
 def _shared_names(states) -> list[Finding]:

@@ -362,6 +362,7 @@ class Worker:
             has_gpu = torch.cuda.is_available() and torch.cuda.device_count() > info.local_rank
             me = {"host": info.host, "gpu": has_gpu, "local_rank": info.local_rank, "pid": os.getpid()}
             me["node"] = node_identity()
+            me["software"] = self.software()
             me["offers"] = {
                 **offered_address(self.environ, self.options.backend),
                 "interfaces": interface_addresses(),
@@ -378,12 +379,21 @@ class Worker:
             state.pids = {str(r): p["pid"] for r, p in peers.items()}
             state.offers = {str(r): p["offers"] for r, p in peers.items() if p.get("offers")}
             state.nodes = {str(r): p["node"] for r, p in peers.items() if p.get("node")}
+            state.software = {str(r): p["software"] for r, p in peers.items() if p.get("software")}
             if state.missing:
                 raise TimeoutError(
                     f"rank(s) {ranks_text(state.missing)} never joined within {self.options.timeout:g}s "
                     f"(joined: {ranks_text(present)})"
                 )
         return peers
+
+    def software(self) -> dict[str, str]:
+        """The versions every rank of a job must share: Python's and torch's (compared when the ranks join)."""
+        import platform
+
+        import torch
+
+        return {"Python": platform.python_version(), "torch": torch.__version__}
 
     def choose_device(self, peers: Mapping[int, Mapping[str, Any]]):
         """NCCL on this rank's GPU when asked for, or by default when every rank has one; else gloo on CPU."""
