@@ -360,20 +360,41 @@ def findings(record: Mapping[str, Any] | None) -> list[Finding]:
     halves = [r for r in record["rounds"] if r["what"] == "halves"]
     speed = record["speed"]
     matmul = sorted(s["matmul_gflops"] for s in speed.values())
+    timed = sorted(p["gbs"] for p in pairs if "gbs" in p)
+    # What the ranks at hand can show: a digest that differs needs a majority (3 ranks) to be told wrong, and
+    # a slow pair needs another pair beside it; left out of "no ..." and said, rather than claimed healthy.
+    judged = ["slow link"] if len(timed) > 1 else []
+    judged += ["slow rank"] + (["silent corruption"] if len(hosts) > 2 else [])
+    names = judged[0] if len(judged) == 1 else ", ".join(judged[:-1]) + " or " + judged[-1]
     summary = (
-        f"no slow link, slow rank or silent corruption among {len(hosts)} ranks on {len(set(hosts.values()))} "
+        f"no {names} among {len(hosts)} ranks on {len(set(hosts.values()))} "
         f"host(s): {len(record['rounds'])} round(s), {record['seconds']:g} s; matmul {matmul[0]:g}–{matmul[-1]:g} "
         "GFLOP/s per rank"
     )
+    unjudged = []
+    if len(timed) == 1:
+        unjudged.append(
+            f"a slow link is not judged: the one pair timed ({_rate(timed[0])}) has no other pair to compare it "
+            "with"
+            + (
+                " (set it beside the link's own speed, `ethtool <interface>`, or run on 3 or more hosts)"
+                if len(set(hosts.values())) > 1
+                else ""
+            )
+        )
+    if len(hosts) < 3:
+        unjudged.append(
+            f"silent corruption is not judged with {len(hosts)} ranks (3 are needed to tell which differs)"
+        )
     if halves:
         seconds = halves[0]["seconds"]
         summary += f"; halves' all_reduce {_ms(seconds[0])} and {_ms(seconds[1])}"
     summary += "; " + _baseline_words(record)
-    timed = sorted(p["gbs"] for p in pairs if "gbs" in p)
-    if timed:
+    if len(timed) > 1:
         summary += f"; {len(timed)} pair(s) {_rate(timed[0])}" + (
             f"–{_rate(timed[-1])}" if len(timed) > 1 else ""
         )
+    summary += "".join(f"; {words}" for words in unjudged)
     return [Finding("net.find_bad", "ok", summary, {**record, "pairs": pairs})] + below
 
 
