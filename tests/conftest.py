@@ -227,6 +227,7 @@ PROCESS_MODULES = {
     "test_net_u33_shared_hostname",
     "test_net_u33_store_port_firewall",
     "test_net_u33_versions",
+    "test_net_u33_find_bad_three_hosts",
     "test_net_robust",
     "test_net_smoke",
     "test_numerics_ranks",

@@ -87,6 +87,60 @@ def two_hosts(prefix: str, subnet: str = "10.233") -> Iterator[list[Host]]:
             shutil.rmtree(host.hosts_file.parent, ignore_errors=True)
 
 
+@contextmanager
+def hosts_on_a_bridge(prefix: str, count: int, slow: int | None = None) -> Iterator[list[Host]]:
+    """``count`` namespace hosts on one bridge (in a namespace of its own), host ``slow``'s link throttled to
+    20 mbit with ``tc tbf`` on both ends; everything made is removed afterwards."""
+    if os.geteuid() != 0:
+        pytest.skip(f"network namespaces need root (ip netns add); running as uid {os.geteuid()}")
+    tag = secrets.token_hex(3)
+    third = secrets.randbelow(200) + 20
+    switch = f"{prefix}-{tag}-sw"
+    hosts = [
+        Host(f"{prefix}-{tag}-{i}", f"{prefix}host-{tag}-{i}", f"10.234.{third}.{i + 1}", f"{prefix}{tag}{i}")
+        for i in range(count)
+    ]
+    made: list[str] = []
+    try:
+        try:
+            must(ip("netns", "add", switch))
+            made.append(switch)
+            must(ip("-n", switch, "link", "add", "br0", "type", "bridge"))
+            must(ip("-n", switch, "link", "set", "br0", "up"))
+            for i, host in enumerate(hosts):
+                must(ip("netns", "add", host.namespace))
+                made.append(host.namespace)
+                host.hosts_file.parent.mkdir(parents=True, exist_ok=True)
+                host.hosts_file.write_text(
+                    "127.0.0.1 localhost\n" + "".join(f"{h.address} {h.name}\n" for h in hosts)
+                )
+                outside = f"{prefix}{tag}p{i}"
+                must(ip("link", "add", host.interface, "type", "veth", "peer", "name", outside))
+                must(ip("link", "set", host.interface, "netns", host.namespace))
+                must(ip("link", "set", outside, "netns", switch))
+                must(ip("-n", switch, "link", "set", outside, "master", "br0"))
+                must(ip("-n", switch, "link", "set", outside, "up"))
+                must(ip("-n", host.namespace, "addr", "add", f"{host.address}/24", "dev", host.interface))
+                must(ip("-n", host.namespace, "link", "set", host.interface, "up"))
+                must(ip("-n", host.namespace, "link", "set", "lo", "up"))
+                if i == slow:
+                    for namespace, device in ((host.namespace, host.interface), (switch, outside)):
+                        tbf = ["tc", "qdisc", "add", "dev", device, "root", "tbf", "rate", "20mbit"]
+                        tbf += ["burst", "32kbit", "latency", "400ms"]
+                        must(
+                            subprocess.run(
+                                ["ip", "netns", "exec", namespace, *tbf], capture_output=True, text=True
+                            )
+                        )
+        except (RuntimeError, OSError) as error:
+            pytest.skip(f"cannot make network namespaces here: {error}")
+        yield hosts
+    finally:
+        for namespace in made:
+            ip("netns", "del", namespace)
+            shutil.rmtree(Path("/etc/netns") / namespace, ignore_errors=True)
+
+
 def start(host: Host, *args: str, env: dict | None = None, name: str | None = None) -> subprocess.Popen:
     """``python ARGS`` inside ``host``'s namespace, under the host name ``name`` (default: the host's)."""
     command = [
