@@ -74,8 +74,9 @@ def run_rounds(rank: int, world: int, peers: Mapping[int, Mapping[str, Any]], de
         dist.barrier()
         record["seconds"] = round(time.monotonic() - started, 2)
         return record
-    # Halves while more than two hosts are suspect, then pairs: each suspect host beside a cleared one.
-    while len({hosts[r] for r in suspects}) > 2 and len(record["rounds"]) < MAX_ROUNDS:
+    # Halves while more than three hosts are suspect (so that each half crosses a link), then pairs: each
+    # suspect host beside a cleared one.
+    while len({hosts[r] for r in suspects}) > 3 and len(record["rounds"]) < MAX_ROUNDS:
         first, second = split_by_host(suspects, hosts)
         seconds = _time_halves(rank, first, second, device)
         record["rounds"].append({"what": "halves", "halves": [first, second], "seconds": seconds})
@@ -85,11 +86,12 @@ def run_rounds(rank: int, world: int, peers: Mapping[int, Mapping[str, Any]], de
             break
         suspects, cleared = slow, cleared + fast
     if suspects and cleared:
-        pairs = pairs_to_test(suspects, cleared, hosts)
-        timed = _time_pairs(rank, pairs, device)
+        groups = pair_rounds(suspects, cleared, hosts)
+        timed = [p for pairs in groups for p in _time_pairs(rank, pairs, device)]
         record["rounds"].append({"what": "pairs", "pairs": timed})
         if slow_pairs(timed):  # timed again: a passing load on the machine must not blame a link
-            record["rounds"].append({"what": "pairs again", "pairs": _time_pairs(rank, pairs, device)})
+            again = [p for pairs in groups for p in _time_pairs(rank, pairs, device)]
+            record["rounds"].append({"what": "pairs again", "pairs": again})
     elif (
         world > 1
     ):  # nothing suspect (or two hosts: one link, no telling which end): reference pairs, for the figures
@@ -171,6 +173,26 @@ def pairs_to_test(
     if first is not None and second is not None:
         pairs.append((first, second, "reference"))
     return pairs
+
+
+def pair_rounds(
+    suspects: list[int], cleared: list[int], hosts: Mapping[int, str]
+) -> list[list[tuple[int, int, str]]]:
+    """`pairs_to_test` again for the suspect hosts left unpaired, until each has a cleared partner: more suspect
+    hosts than cleared ones take several rounds (the cleared hosts serve again), none is left untimed.
+
+    >>> pair_rounds([2, 3, 4], [0, 1], {0: "a", 1: "b", 2: "c", 3: "d", 4: "e"})
+    [[(2, 0, 'suspect'), (3, 1, 'suspect')], [(4, 0, 'suspect')]]
+    """
+    rounds, left = [], list(suspects)
+    while left:
+        pairs = pairs_to_test(left, cleared, hosts)
+        paired = {hosts[a] for a, _, kind in pairs if kind == "suspect"}
+        if not paired:
+            break
+        rounds.append(pairs)
+        left = [r for r in left if hosts[r] not in paired]
+    return rounds
 
 
 def reference_pairs(ranks: list[int], hosts: Mapping[int, str]) -> list[tuple[int, int, str]]:
