@@ -2,7 +2,7 @@
 
 ``NET_FAULTS=RANK:KIND[,RANK:KIND...]`` in a rank's environment, KIND one of ``no_join`` (the rank never
 connects), ``crash`` (raises after joining), ``wrong_value`` (contributes a wrong value to the all_reduce),
-``skip_collective`` (never enters the all_reduce); for ``--find-bad``: ``flip_bit`` (one bit of its seeded result
+``skip_collective`` (never enters the all_reduce), ``other_torch`` (reports an older torch as it joins); for ``--find-bad``: ``flip_bit`` (one bit of its seeded result
 flipped, as a faulty ALU or memory would) and ``busy_core`` (the rank shares one core with two busy processes,
 and yields to them).
 
@@ -26,7 +26,7 @@ import torch
 from torchdoctor.net import worker
 
 FAULTS_VARIABLE = "NET_FAULTS"
-FAULTS = ("no_join", "crash", "wrong_value", "skip_collective", "flip_bit", "busy_core")
+FAULTS = ("no_join", "crash", "wrong_value", "skip_collective", "flip_bit", "busy_core", "other_torch")
 
 
 def parse_faults(text: str | None) -> dict[int, str]:
@@ -55,6 +55,12 @@ class Worker(worker.Worker):
         if self.fault == "no_join":
             self._hang()
         super().connect_store()
+
+    def software(self) -> dict[str, str]:
+        found = super().software()
+        if self.fault == "other_torch":  # as a node whose environment was left at an older torch reports
+            found["torch"] = "2.4.1+cu121"
+        return found
 
     def choose_device(self, peers):
         if self.fault == "crash":

@@ -243,7 +243,7 @@ def test_cli_bad_hostfile_or_count_is_one_line_exit_2(cli, tmp_path):
         (["--hostfile", str(tmp_path / "missing.txt")], "missing.txt: does not exist"),
         (
             ["--hostfile", str(good), "-n", "5"],
-            f"-n 5: the sanity run starts one process per host and {good}",
+            f"-n 5: more than the 2 host(s) {good} lists",
         ),
     ):
         result = cli("mpi", *args, timeout=60)

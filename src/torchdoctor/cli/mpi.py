@@ -37,9 +37,11 @@ def mpi(
     hostfile = Path(hostfile)
     hosts = len(distinct_hosts(entries))
     n = hosts if n is None else n
-    if n < 1 or n > hosts:
+    if n < 1:
+        raise BadInput(f"-n {n}: must be at least 1 (the sanity run starts one process per host)")
+    if n > hosts:
         raise BadInput(
-            f"-n {n}: the sanity run starts one process per host and {hostfile} lists {hosts} host(s)"
+            f"-n {n}: more than the {hosts} host(s) {hostfile} lists (the sanity run starts one process per host)"
         )
     exit_with_findings(
         diagnose(hostfile, entries, n, timeout=timeout, connect_timeout=ssh_timeout),

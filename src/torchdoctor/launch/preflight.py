@@ -1,7 +1,10 @@
 """Checks before torchrun starts, each done in seconds, so that a rendezvous that cannot work is named with
 its fix instead of waited out (torch waits 600 s by default) or reported as pages of C++ frames.
 
-- ``dist.preflight_host``: the rendezvous host resolves (else: `getent hosts HOST`, /etc/hosts).
+- ``dist.preflight_host``: the rendezvous host resolves (else: `getent hosts HOST`, /etc/hosts), and on
+  several nodes a rendezvous host named other than this one does not resolve to a loopback address here
+  (a copied /etc/hosts line: this node would look for the rendezvous on itself); on several nodes this
+  node's own name resolves (torch's c10d rendezvous looks it up, and dies on a name nothing knows).
 - ``dist.preflight_port``: on the node that hosts the rendezvous, the host is one of this machine's
   addresses and the port is free (else: who holds it, and the flag that picks another).
 - ``dist.preflight_reach``: on the other nodes, the port answers (a refusal only means the host node has
@@ -13,6 +16,7 @@ its fix instead of waited out (torch waits 600 s by default) or reported as page
 from __future__ import annotations
 
 import errno
+import ipaddress
 import os
 import socket
 import threading
@@ -51,6 +55,10 @@ def preflight(
     if resolved.status == "fail":
         return findings
     addresses = resolved.details["addresses"]
+    if not single_node:
+        elsewhere = check_loopback_name(host, addresses) or check_own_name(host, timeout=timeout)
+        if elsewhere is not None:
+            return [*findings[:-1], elsewhere]
     local = any(is_local_address(a) for a in addresses)
     if hosted_here is None:
         hosted_here = local
@@ -98,6 +106,66 @@ def check_host(host: str, timeout: float = TIMEOUT) -> Finding:
         {"host": host, "error": why},
         fix,
     )
+
+
+def check_loopback_name(host: str, addresses: list[str], this_host: str | None = None) -> Finding | None:
+    """``dist.preflight_host`` on one of several nodes: the failure when ``host``, a name other than this
+    node's own, resolves here only to loopback addresses (``127.0.1.1 node01`` copied into every node's
+    /etc/hosts): this node would look for the rendezvous on itself, and wait. None when that is not so;
+    ``localhost`` or a loopback address given as such is the user's choice (every node on one machine)."""
+    this_host = this_host or socket.gethostname()
+    try:
+        ipaddress.ip_address(host.strip("[]"))
+        return None  # an address, not a name: what was given is what is used
+    except ValueError:
+        pass
+    if host.lower() == "localhost" or not addresses:
+        return None
+    if not all(ipaddress.ip_address(a.split("%")[0]).is_loopback for a in addresses):
+        return None
+    if host.split(".")[0].lower() == this_host.split(".")[0].lower():
+        return None  # this node's own name: it is the rendezvous host, and its store listens on every address
+    shown = ", ".join(addresses)
+    return Finding(
+        "dist.preflight_host",
+        "fail",
+        f"rendezvous host {host} resolves here to {shown}, a loopback address: on {this_host} that is "
+        f"{this_host} itself, not {host}, so this node would look for the rendezvous on itself",
+        {"host": host, "addresses": addresses, "this_host": this_host},
+        f"on {this_host}, `getent hosts {host}` shows {addresses[0]}: map {host} to the address the nodes share "
+        f"(`hostname -I` on {host}) in /etc/hosts here, instead of {addresses[0]}, or give that IP address "
+        "instead of the name",
+    )
+
+
+def check_own_name(host: str, this_host: str | None = None, timeout: float = TIMEOUT) -> Finding | None:
+    """``dist.preflight_host`` on one of several nodes meeting at ``host``: the failure when this node's own
+    host name does not resolve. torch's c10d rendezvous looks it up to tell whether this node hosts the store
+    (unless ``host`` is ``localhost``, a loopback address or this very name), and its launcher dies at once
+    with ``socket.gaierror`` (a container or a new node whose name is in no /etc/hosts)."""
+    this_host = this_host or socket.gethostname()
+    if host.lower() in ("localhost", this_host.lower()) or _is_loopback(host):
+        return None
+    found = check_host(this_host, timeout)
+    if found.status == "ok":
+        return None
+    why = found.details["error"]
+    return Finding(
+        "dist.preflight_host",
+        "fail",
+        f"this node's own name {this_host!r} does not resolve here ({why}): torch's launcher looks it up to "
+        "tell whether this node hosts the rendezvous, and stops at once",
+        {"this_host": this_host, "error": why},
+        f"add '<address> {this_host}' to /etc/hosts on this node (the address the other nodes reach it at: "
+        f"`hostname -I`), or fix DNS; `getent hosts {this_host}` must print it",
+    )
+
+
+def _is_loopback(host: str) -> bool:
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
 
 
 def is_local_address(address: str) -> bool:

@@ -5,7 +5,9 @@ Every rank of the smoke test, once it passed, runs the same rounds (`run_rounds`
 1. **the same seeded computation** on every rank, compared bit for bit through an order-sensitive hash: a rank
    whose result differs computes wrongly (silent data corruption);
 2. **each rank's own speed**: a matrix multiply and a memory copy, one rank at a time where ranks share a CPU;
-3. **halves**: while more than two hosts are suspect (at first all), the suspect ranks are split in two halves
+3. **halves**: on three hosts (where a half would be one host alone, whose all_reduce crosses no link) every pair
+   of hosts is timed instead, twice when one host is in every slow pair, and that host's link is named; else,
+   while more than two hosts are suspect (at first all), the suspect ranks are split in two halves
    by host, and each half times an ``all_reduce`` inside itself, both at once; the slower half stays suspect
    while it is several times slower than the other, and is split again;
 4. **pairs**: each suspect host sends to a host already cleared (timed twice when it looks slow), and two
@@ -66,8 +68,15 @@ def run_rounds(rank: int, world: int, peers: Mapping[int, Mapping[str, Any]], de
         )
         record["rounds"].append({"what": "the slow ranks' speed measured again", "ranks": suspects})
     suspects, cleared = list(range(world)), []
-    # Halves while more than two hosts are suspect, then pairs: each suspect host beside a cleared one.
-    while len({hosts[r] for r in suspects}) > 2 and len(record["rounds"]) < MAX_ROUNDS:
+    if len(set(hosts.values())) == 3:
+        # Halves of three hosts leave one alone, whose all_reduce crosses no link: time every pair instead
+        record["rounds"] += _every_pair_of_hosts(rank, hosts, device)
+        dist.barrier()
+        record["seconds"] = round(time.monotonic() - started, 2)
+        return record
+    # Halves while more than three hosts are suspect (so that each half crosses a link), then pairs: each
+    # suspect host beside a cleared one.
+    while len({hosts[r] for r in suspects}) > 3 and len(record["rounds"]) < MAX_ROUNDS:
         first, second = split_by_host(suspects, hosts)
         seconds = _time_halves(rank, first, second, device)
         record["rounds"].append({"what": "halves", "halves": [first, second], "seconds": seconds})
@@ -77,11 +86,12 @@ def run_rounds(rank: int, world: int, peers: Mapping[int, Mapping[str, Any]], de
             break
         suspects, cleared = slow, cleared + fast
     if suspects and cleared:
-        pairs = pairs_to_test(suspects, cleared, hosts)
-        timed = _time_pairs(rank, pairs, device)
+        groups = pair_rounds(suspects, cleared, hosts)
+        timed = [p for pairs in groups for p in _time_pairs(rank, pairs, device)]
         record["rounds"].append({"what": "pairs", "pairs": timed})
         if slow_pairs(timed):  # timed again: a passing load on the machine must not blame a link
-            record["rounds"].append({"what": "pairs again", "pairs": _time_pairs(rank, pairs, device)})
+            again = [p for pairs in groups for p in _time_pairs(rank, pairs, device)]
+            record["rounds"].append({"what": "pairs again", "pairs": again})
     elif (
         world > 1
     ):  # nothing suspect (or two hosts: one link, no telling which end): reference pairs, for the figures
@@ -91,6 +101,46 @@ def run_rounds(rank: int, world: int, peers: Mapping[int, Mapping[str, Any]], de
     dist.barrier()
     record["seconds"] = round(time.monotonic() - started, 2)
     return record
+
+
+EVERY_PAIR = "pairs of every host"
+
+
+def _every_pair_of_hosts(rank: int, hosts: Mapping[int, str], device: Any) -> list[dict]:
+    """The rounds for three hosts: each pair of hosts (their first ranks) timed on its own, and again when a
+    host stands out, so that a passing load blames nobody."""
+    from itertools import combinations
+
+    firsts = list(dict.fromkeys(hosts.values()))
+    ranks = [min(r for r in hosts if hosts[r] == host) for host in firsts]
+    pairs = [(a, b, "between") for a, b in combinations(ranks, 2)]
+    timed = [p for pair in pairs for p in _time_pairs(rank, [pair], device)]
+    rounds = [{"what": EVERY_PAIR, "pairs": timed}]
+    if odd_host_out(timed, hosts) is not None:
+        again = [p for pair in pairs for p in _time_pairs(rank, [pair], device)]
+        rounds.append({"what": EVERY_PAIR + " again", "pairs": again})
+    return rounds
+
+
+def odd_host_out(pairs: list[dict], hosts: Mapping[int, str]) -> tuple[str, list[dict], float] | None:
+    """Among pairs of every host: (the host in every slow pair, its slow pairs, the other pairs' bandwidth),
+    when the pairs without it are `SLOWER` times faster; else None."""
+    measured = [p for p in pairs if "gbs" in p]
+    if len(measured) < 3:
+        return None
+    slow = []
+    for pair in measured:
+        others = [p["gbs"] for p in measured if p is not pair]
+        if pair["gbs"] * SLOWER <= statistics.median(others):
+            slow.append(pair)
+    common = set.intersection(*({hosts[r] for r in p["ranks"]} for p in slow)) if slow else set()
+    if len(common) != 1:
+        return None
+    (host,) = common
+    fast = [p["gbs"] for p in measured if host not in {hosts[r] for r in p["ranks"]}]
+    if not fast or any(p["gbs"] * SLOWER > min(fast) for p in slow):
+        return None
+    return host, slow, statistics.median(fast)
 
 
 def split_by_host(ranks: list[int], hosts: Mapping[int, str]) -> tuple[list[int], list[int]]:
@@ -123,6 +173,26 @@ def pairs_to_test(
     if first is not None and second is not None:
         pairs.append((first, second, "reference"))
     return pairs
+
+
+def pair_rounds(
+    suspects: list[int], cleared: list[int], hosts: Mapping[int, str]
+) -> list[list[tuple[int, int, str]]]:
+    """`pairs_to_test` again for the suspect hosts left unpaired, until each has a cleared partner: more suspect
+    hosts than cleared ones take several rounds (the cleared hosts serve again), none is left untimed.
+
+    >>> pair_rounds([2, 3, 4], [0, 1], {0: "a", 1: "b", 2: "c", 3: "d", 4: "e"})
+    [[(2, 0, 'suspect'), (3, 1, 'suspect')], [(4, 0, 'suspect')]]
+    """
+    rounds, left = [], list(suspects)
+    while left:
+        pairs = pairs_to_test(left, cleared, hosts)
+        paired = {hosts[a] for a, _, kind in pairs if kind == "suspect"}
+        if not paired:
+            break
+        rounds.append(pairs)
+        left = [r for r in left if hosts[r] not in paired]
+    return rounds
 
 
 def reference_pairs(ranks: list[int], hosts: Mapping[int, str]) -> list[tuple[int, int, str]]:
@@ -356,24 +426,45 @@ def findings(record: Mapping[str, Any] | None) -> list[Finding]:
         finding.details.update(rounds=len(record["rounds"]), seconds=record["seconds"])
     if found:
         return found + below
-    pairs = [p for r in record["rounds"] if r["what"] == "pairs" for p in r["pairs"]]
+    pairs = [p for r in record["rounds"] if r["what"] in ("pairs", EVERY_PAIR) for p in r["pairs"]]
     halves = [r for r in record["rounds"] if r["what"] == "halves"]
     speed = record["speed"]
     matmul = sorted(s["matmul_gflops"] for s in speed.values())
+    timed = sorted(p["gbs"] for p in pairs if "gbs" in p)
+    # What the ranks at hand can show: a digest that differs needs a majority (3 ranks) to be told wrong, and
+    # a slow pair needs another pair beside it; left out of "no ..." and said, rather than claimed healthy.
+    judged = ["slow link"] if len(timed) > 1 else []
+    judged += ["slow rank"] + (["silent corruption"] if len(hosts) > 2 else [])
+    names = judged[0] if len(judged) == 1 else ", ".join(judged[:-1]) + " or " + judged[-1]
     summary = (
-        f"no slow link, slow rank or silent corruption among {len(hosts)} ranks on {len(set(hosts.values()))} "
+        f"no {names} among {len(hosts)} ranks on {len(set(hosts.values()))} "
         f"host(s): {len(record['rounds'])} round(s), {record['seconds']:g} s; matmul {matmul[0]:g}–{matmul[-1]:g} "
         "GFLOP/s per rank"
     )
+    unjudged = []
+    if len(timed) == 1:
+        unjudged.append(
+            f"a slow link is not judged: the one pair timed ({_rate(timed[0])}) has no other pair to compare it "
+            "with"
+            + (
+                " (set it beside the link's own speed, `ethtool <interface>`, or run on 3 or more hosts)"
+                if len(set(hosts.values())) > 1
+                else ""
+            )
+        )
+    if len(hosts) < 3:
+        unjudged.append(
+            f"silent corruption is not judged with {len(hosts)} ranks (3 are needed to tell which differs)"
+        )
     if halves:
         seconds = halves[0]["seconds"]
         summary += f"; halves' all_reduce {_ms(seconds[0])} and {_ms(seconds[1])}"
     summary += "; " + _baseline_words(record)
-    timed = sorted(p["gbs"] for p in pairs if "gbs" in p)
-    if timed:
+    if len(timed) > 1:
         summary += f"; {len(timed)} pair(s) {_rate(timed[0])}" + (
             f"–{_rate(timed[-1])}" if len(timed) > 1 else ""
         )
+    summary += "".join(f"; {words}" for words in unjudged)
     return [Finding("net.find_bad", "ok", summary, {**record, "pairs": pairs})] + below
 
 
@@ -497,10 +588,19 @@ def slow_links(record: Mapping[str, Any], hosts: Mapping[int, str]) -> list[Find
     rounds = {r["what"]: r["pairs"] for r in record["rounds"] if r["what"].startswith("pairs")}
     again = {tuple(p["ranks"]) for p, _ in slow_pairs(rounds.get("pairs again", []))}
     found = []
+    named = []
     for pair, reference in slow_pairs(rounds.get("pairs", [])):
-        if tuple(pair["ranks"]) not in again:
-            continue
-        rank, partner = pair["ranks"]
+        if tuple(pair["ranks"]) in again:
+            named.append((pair, reference, pair["ranks"][0]))
+    odd, odd_again = (
+        odd_host_out(rounds.get(what, []), hosts) for what in (EVERY_PAIR, EVERY_PAIR + " again")
+    )
+    if odd is not None and odd_again is not None and odd[0] == odd_again[0]:
+        host, slow, reference = odd
+        pair = min(slow, key=lambda p: p["gbs"])
+        named.append((pair, reference, next(r for r in pair["ranks"] if hosts[r] == host)))
+    for pair, reference, rank in named:
+        partner = next(r for r in pair["ranks"] if r != rank)
         interface = record["interfaces"].get(str(rank), {}).get("interface") or "its network interface"
         found.append(
             Finding(

@@ -84,6 +84,12 @@ class RankState:
     joined: dict[str, str] = field(default_factory=dict)  # rank -> host, of the ranks seen joining
     pids: dict[str, int] = field(default_factory=dict)  # rank -> process id, to point py-spy at a stuck one
     missing: list[int] = field(default_factory=list)  # ranks that never joined
+    # rank -> the address its backend offers ({"interface", "address", "variable", "interfaces"}), as it joined
+    offers: dict[str, dict[str, Any]] = field(default_factory=dict)
+    # rank -> {"why" this host cannot reach its offer, "reachable": its other interfaces this host can reach}
+    unreachable: dict[str, dict[str, Any]] = field(default_factory=dict)
+    nodes: dict[str, str] = field(default_factory=dict)  # rank -> which machine (boot id, network namespace)
+    software: dict[str, dict[str, str]] = field(default_factory=dict)  # rank -> {"Python": ..., "torch": ...}
     stuck: Stuck | None = None
     wrong: list[WrongSum] = field(default_factory=list)
     error: RankError | None = None

@@ -111,8 +111,9 @@ ONE_RANK_BENCH = Finding(
 
 
 def _alone_in_the_job(findings: list[Finding]) -> bool:
-    """Whether the smoke test ran one rank in all (its finding names the ranks that took part)."""
-    return any(f.id == "net.smoke" and len(f.details.get("ranks") or {}) == 1 for f in findings)
+    """Whether the smoke test ran one rank in all: the job's world size, not the ranks this host started
+    (over hosts each host reads only its own ranks' states)."""
+    return any(f.id == "net.smoke" and f.details.get("world_size") == 1 for f in findings)
 
 
 def _find_bad_findings(result: NetResult, options: NetOptions) -> list[Finding]:
@@ -220,7 +221,13 @@ def _preflight(options: NetOptions, info: RankInfo, environ: Mapping[str, str]) 
     ``MASTER_PORT`` when set (a real launch would use them); over hosts the ``--rdzv-endpoint``. Reaching
     the endpoint from the other hosts is judged by the run itself, which names the host that cannot.
     """
-    from torchdoctor.launch.preflight import check_host, check_port_free, is_local_address
+    from torchdoctor.launch.preflight import (
+        check_host,
+        check_loopback_name,
+        check_own_name,
+        check_port_free,
+        is_local_address,
+    )
     from torchdoctor.launch.torchrun import parse_endpoint
 
     if info.launcher != "none":
@@ -238,6 +245,9 @@ def _preflight(options: NetOptions, info: RankInfo, environ: Mapping[str, str]) 
     if resolved.status == "fail":
         return [resolved]
     addresses = resolved.details["addresses"]
+    elsewhere = (check_loopback_name(host, addresses) or check_own_name(host)) if options.nnodes > 1 else None
+    if elsewhere is not None:
+        return [elsewhere]
     local = any(is_local_address(a) for a in addresses)
     if options.rdzv_endpoint and not local:
         return []  # another host opens the store there

@@ -28,6 +28,20 @@ _TRY_NEXT = (
 )
 
 
+_GLOO_NEXT = (
+    "gloo runs over TCP: on each host GLOO_SOCKET_IFNAME must name the interface the other hosts reach "
+    "(`ip -br addr`; `ip route get <another host's address>`), and no firewall may drop the ports between the "
+    "hosts (gloo connects on random ports)"
+)
+
+
+def _next_steps(states) -> str:
+    """What to try next for the backend the ranks used: NCCL's debug log and switches, or gloo's TCP."""
+    if {state.backend for state in states.values() if state.backend} == {"gloo"}:
+        return _GLOO_NEXT
+    return NCCL_DEBUG_HINT + "\n" + _TRY_NEXT
+
+
 # Below this a stage that timed out may have needed longer, not a rank or the network: the verdict says so.
 SHORT_TIMEOUT = 10.0
 
@@ -90,21 +104,22 @@ def verdicts(
     crashes = _crashes(states, failed, hosts)
     findings += crashes
     if not crashes:
-        findings += _never_joined(states, world_size, timeout, hosts)
+        findings += _never_joined(states, world_size, timeout, hosts, endpoint)
     findings += _wrong_values(states, hosts)
     if not findings:
         findings += _stuck(states, timeout, hosts)
     if not findings:
         findings += _other_errors(states, hosts)
+    mixed = _mixed_software(states, hosts)
     expected = world_size if expected_reports is None else expected_reports
     if not findings and output and (failed or not finished or len(states) < expected):
         findings += _launcher_problems(output, timeout, endpoint, nnodes)
     if not findings:
         done = [r for r, state in states.items() if state.stage == "done"]
         if states and len(done) >= expected:
-            return [_passed(states, world_size)]
-        findings.append(_incomplete(states, world_size, expected, finished, hosts))
-    return findings
+            return [_passed(states, world_size), *_shared_names(states), *mixed]
+        findings.append(_incomplete(states, world_size, expected, finished, hosts, nnodes))
+    return findings + mixed
 
 
 def _crashes(states, failed, hosts) -> list[Finding]:
@@ -141,7 +156,7 @@ def _crashes(states, failed, hosts) -> list[Finding]:
     return findings
 
 
-def _never_joined(states, world_size, timeout, hosts) -> list[Finding]:
+def _never_joined(states, world_size, timeout, hosts, endpoint: str = "") -> list[Finding]:
     missing, seen_by, master = set(), [], ""
     for rank, state in states.items():
         if state.missing:
@@ -157,21 +172,27 @@ def _never_joined(states, world_size, timeout, hosts) -> list[Finding]:
         names = ", ".join(_who(r, hosts) for r in sorted(missing))
         joined = sorted(set(range(world_size)) - missing)
         host, _, port = master.rpartition(":")
+        summary = f"{names} never joined within {timeout:g}s ({len(joined)} of {world_size} ranks did)"
+        fix = (
+            f"Check that every host started the job with the same WORLD_SIZE/--nnodes and can reach {master}.\n"
+            + REACH_HINT.format(host=host or "MASTER_ADDR", port=port or "MASTER_PORT")
+            + (
+                "\nUnder SLURM start one task per rank with srun (`srun torchdoctor net`), not in the batch "
+                "script itself."
+                if "slurm" in launchers
+                else ""
+            )
+        )
+        behind = _past_the_rendezvous(endpoint, master, "every other host")
+        if behind is not None:
+            summary, fix = summary + behind[0], behind[1]
         findings.append(
             Finding(
                 "net.join",
                 "fail",
-                f"{names} never joined within {timeout:g}s ({len(joined)} of {world_size} ranks did)"
-                + _too_short(timeout),
+                summary + _too_short(timeout),
                 {"missing": sorted(missing), "joined": joined, "seen_by": seen_by, "master": master},
-                f"Check that every host started the job with the same WORLD_SIZE/--nnodes and can reach {master}.\n"
-                + REACH_HINT.format(host=host or "MASTER_ADDR", port=port or "MASTER_PORT")
-                + (
-                    "\nUnder SLURM start one task per rank with srun (`srun torchdoctor net`), not in the batch "
-                    "script itself."
-                    if "slurm" in launchers
-                    else ""
-                ),
+                fix,
             )
         )
     for rank, state in sorted(unreached.items()):
@@ -181,17 +202,40 @@ def _never_joined(states, world_size, timeout, hosts) -> list[Finding]:
         why = facts.get("reason") or (f"timed out after {facts['after']}" if "after" in facts else "")
         if "after" in facts:
             why += _too_short(timeout)
+        summary = f"{_who(rank, hosts)} cannot reach rank 0's store at {master}" + (
+            f" ({why})" if why else f": {state.error.message[:300]}"
+        )
+        fix = REACH_HINT.format(host=host, port=port)
+        behind = _past_the_rendezvous(endpoint, master, state.host)
+        if behind is not None:
+            summary, fix = summary + behind[0], behind[1]
         findings.append(
             Finding(
                 "net.join",
                 "fail",
-                f"{_who(rank, hosts)} cannot reach rank 0's store at {master}"
-                + (f" ({why})" if why else f": {state.error.message[:300]}"),
+                summary,
                 {"rank": rank, "master": master, "error": state.error.facts()},
-                REACH_HINT.format(host=host, port=port),
+                fix,
             )
         )
     return findings
+
+
+def _past_the_rendezvous(endpoint: str, master: str, where: str) -> tuple[str, str] | None:
+    """Over hosts the ranks' store is on a port torch's launcher picks after the rendezvous: when that one
+    cannot be reached although the rendezvous worked, what to add to the verdict, and the fix (a firewall
+    open on the rendezvous port only). None when the store is the rendezvous's own port, or no rendezvous."""
+    met = endpoint.rpartition(":")[2]
+    host, _, port = master.rpartition(":")
+    if not met or not port or met == port:
+        return None
+    return (
+        f"; the rendezvous on port {met} worked, but {port} is a port torch's launcher picked for the ranks' "
+        f"store after it: likely a firewall that lets only {met} through",
+        "Open the firewall between the hosts for every TCP port (or for the hosts' subnet), not only the "
+        f"rendezvous port: torch's launcher picks the store's port at random ({port} this time), and gloo and "
+        f"NCCL connect on random ports too.\nFrom {where}: nc -zv {host} {port}",
+    )
 
 
 def _wrong_values(states, hosts) -> list[Finding]:
@@ -272,7 +316,7 @@ def _stuck(states, timeout, hosts) -> list[Finding]:
                 parts.append(f"{_who(r, hosts)} {said}")
             summary = f"{stage} did not complete within {timeout:g}s: {'; '.join(parts)}{_too_short(timeout)}"
             on = ", ".join(sorted({hosts[r] for r in failed if r in hosts})) or f"{who(failed)}'s host"
-            fix = (problems[0].fix if problems else NCCL_DEBUG_HINT) + f"\n(on {on})"
+            fix = (problems[0].fix if problems else _next_steps(states)) + f"\n(on {on})"
         elif late:
             where = "; ".join(f"{_who(r, hosts)} last at {entry['stages'].get(str(r), '?')}" for r in late)
             summary = (
@@ -295,7 +339,7 @@ def _stuck(states, timeout, hosts) -> list[Finding]:
                     else "a link between them is too slow for this timeout, or stuck"
                 )
             )
-            fix = _FIND_BAD + "\n" + NCCL_DEBUG_HINT + "\n" + _TRY_NEXT
+            fix = _FIND_BAD + "\n" + _next_steps(states)
         findings.append(Finding("net.collective", "fail", summary, details, fix))
     return findings
 
@@ -309,11 +353,16 @@ def _other_errors(states, hosts) -> list[Finding]:
     findings = []
     for (stage, _message), ranks in groups.items():
         error = states[ranks[0]].error
+        cut_off = _offers_out_of_reach(states, ranks, hosts)
+        if cut_off is not None:
+            findings.append(cut_off)
+            continue
         problems = classify(f"{error.message}\n{error.where}")
         hint = problems[0] if problems else None
         names = sorted({hosts.get(r, "?") for r in ranks})
         where = f"{who(ranks)} on {', '.join(names)}"
-        fix = (hint.fix if hint else NCCL_DEBUG_HINT) + "\n" + _TRY_NEXT
+        on_gloo = {states[r].backend for r in ranks} == {"gloo"}
+        fix = (hint.fix + ("" if on_gloo else "\n" + _TRY_NEXT)) if hint else _next_steps(states)
         if hint and hint.kind == "interface":
             interfaces = states[ranks[0]].interfaces
             fix = hint.fix + (f"\n{names[0]} has: {', '.join(interfaces)}" if interfaces else "")
@@ -328,6 +377,53 @@ def _other_errors(states, hosts) -> list[Finding]:
             )
         )
     return findings
+
+
+def _offers_out_of_reach(states, ranks, hosts) -> Finding | None:
+    """``init`` failed connecting to a peer whose offered address this host cannot reach (its
+    GLOO_SOCKET_IFNAME on a network the hosts do not share, or its name resolving to loopback): name the
+    peer, its interface and address, and the interfaces it has that this host can reach."""
+    state = states[ranks[0]]
+    if not state.unreachable:
+        return None
+    here = state.host
+    parts, fixes = [], []
+    for rank, out_of_reach in sorted(state.unreachable.items(), key=lambda item: int(item[0])):
+        offer = state.offers.get(rank, {})
+        peer = state.joined.get(rank, "?")
+        variable, interface = offer.get("variable", "GLOO_SOCKET_IFNAME"), offer.get("interface", "")
+        source = (
+            f"the address of {interface}, which {variable}={interface} names there"
+            if interface
+            else f"the address its name resolves to ({variable} unset there)"
+        )
+        parts.append(f"rank {rank} on {peer} offers {offer.get('address')}, {source}: {out_of_reach['why']}")
+        reachable = out_of_reach.get("reachable") or {}
+        if reachable:
+            name, address = next(iter(reachable.items()))
+            fixes.append(
+                f"On {peer}: export {variable}={name}   # {address}, which {here} reaches"
+                + (f" (instead of {interface})" if interface else "")
+            )
+        else:
+            fixes.append(
+                f"On {peer}: export {variable}=<the interface on the network the hosts share> (`ip -br addr`); "
+                f"none of {peer}'s interfaces is reachable from {here}: check the cabling, VLAN or routes"
+            )
+    return Finding(
+        "net.collective",
+        "fail",
+        f"init failed on {who(ranks)} on {here}: it cannot connect to a peer at the address the peer offers: "
+        + "; ".join(parts),
+        {
+            "ranks": ranks,
+            "error": state.error.facts(),
+            "unreachable": state.unreachable,
+            "offers": state.offers,
+        },
+        "\n".join(dict.fromkeys(fixes))
+        + "\nCheck from here: `ip route get <address>`; `ip -br addr` on each host",
+    )
 
 
 def _launcher_problems(output, timeout, endpoint, nnodes) -> list[Finding]:
@@ -359,7 +455,7 @@ def _launcher_problems(output, timeout, endpoint, nnodes) -> list[Finding]:
     return findings
 
 
-def _incomplete(states, world_size, expected, finished, hosts) -> Finding:
+def _incomplete(states, world_size, expected, finished, hosts, nnodes: int = 1) -> Finding:
     stages = {r: state.stage for r, state in sorted(states.items())}
     absent = sorted(set(range(world_size)) - set(states)) if expected == world_size else []
     parts = [f"{_who(r, hosts)} stopped at {s}" for r, s in stages.items() if s != "done"]
@@ -368,21 +464,111 @@ def _incomplete(states, world_size, expected, finished, hosts) -> Finding:
     if absent:
         parts.append(f"no state from {who(absent)}")
     why = "the launcher was stopped at its deadline" if not finished else "the launcher gave up"
+    fix = "Rerun with a longer --timeout and -v; " + (
+        NCCL_DEBUG_HINT if "gloo" not in {state.backend for state in states.values()} else _GLOO_NEXT
+    )
+    if finished and nnodes > 1 and states and not any(state.error for state in states.values()):
+        # torch's launcher stops every host's ranks when one rank fails: the cause is on the host it failed on
+        parts.append(
+            "torch's launcher stopped them before the timeout, as it does when a rank on another host fails"
+        )
+        fix = (
+            "Read the verdict on the other hosts: the host whose rank failed (or the host of rank 0) names the "
+            "failure and its fix. A longer --timeout does not help here."
+        )
     return Finding(
         "net.smoke",
         "fail",
         f"the smoke test did not finish ({why}): " + "; ".join(parts),
         {"stages": stages, "absent": absent},
-        "Rerun with a longer --timeout and -v; " + NCCL_DEBUG_HINT,
+        fix,
     )
+
+
+def _mixed_software(states, hosts) -> list[Finding]:
+    """A warning when the ranks of one job run different Python or torch versions (one node's environment
+    left behind): collectives are only meant to work between ranks of one torch build, and a mismatch can
+    hang or fail in ways that name nothing."""
+    software = {rank: sw for state in states.values() for rank, sw in state.software.items()}
+    findings = []
+    for name in ("torch", "Python"):
+        by_version: dict[str, list[int]] = {}
+        for rank, sw in software.items():
+            if sw.get(name):
+                by_version.setdefault(sw[name], []).append(int(rank))
+        if len(by_version) < 2:
+            continue
+        ordered = sorted(by_version.items(), key=lambda item: (-len(item[1]), item[0]))
+        parts = []
+        for version, ranks in ordered:
+            on = sorted({hosts[r] for r in ranks if r in hosts})
+            parts.append(f"{name} {version} on {who(sorted(ranks))}" + (f" ({', '.join(on)})" if on else ""))
+        odd = sorted({hosts[r] for _, ranks in ordered[1:] for r in ranks if r in hosts})
+        findings.append(
+            Finding(
+                "net.versions",
+                "warn",
+                f"the ranks run different {name} versions: " + "; ".join(parts),
+                {"name": name, "versions": {v: sorted(r) for v, r in by_version.items()}},
+                f"Install {name} {ordered[0][0]} on "
+                + (", ".join(odd) if odd else "every host")
+                + " too (`python -c 'import sys, torch; print(sys.version, torch.__version__)'` on each host), "
+                "or start every rank from the same environment (one shared venv or container image)",
+            )
+        )
+    return findings
+
+
+def _shared_names(states) -> list[Finding]:
+    """A warning when two machines answer to one host name (a cloned image, a container's default name):
+    whatever tells hosts apart by name (this report, --find-bad's host pairs, MPI hostfiles, logs) takes them
+    for one."""
+    nodes: dict[str, dict[str, list[int]]] = {}  # host name -> machine -> ranks
+    for state in states.values():
+        for rank, host in state.joined.items():
+            node = state.nodes.get(rank)
+            if node:
+                nodes.setdefault(host, {}).setdefault(node, []).append(int(rank))
+    shared = {host: machines for host, machines in nodes.items() if len(machines) > 1}
+    if not shared:
+        return []
+    offers = {rank: offer for state in states.values() for rank, offer in state.offers.items()}
+
+    def machine(ranks: list[int]) -> str:
+        address = offers.get(str(ranks[0]), {}).get("address")
+        return who(sorted(set(ranks))) + (f" at {address}" if address else "")
+
+    parts = [
+        f"{len(machines)} machines call themselves {host!r} ("
+        + "; ".join(machine(ranks) for ranks in machines.values())
+        + ")"
+        for host, machines in shared.items()
+    ]
+    return [
+        Finding(
+            "net.hostnames",
+            "warn",
+            "; ".join(parts) + ": whatever tells hosts apart by name (MPI hostfiles, per-host reports and "
+            "--find-bad's host pairs, logs) takes them for one",
+            {"shared": {host: {node: sorted(set(r)) for node, r in m.items()} for host, m in shared.items()}},
+            "Give each machine its own name, and a line in every node's /etc/hosts: "
+            "`sudo hostnamectl set-hostname <name>` (in a container: `docker run --hostname <name>`)",
+        )
+    ]
 
 
 def _passed(states, world_size) -> Finding:
     first = states.get(0) or next(iter(states.values()))
     hosts = sorted({h for state in states.values() for h in [state.host, *state.joined.values()]})
+    machines = {
+        (host, state.nodes.get(rank, "")) for state in states.values() for rank, host in state.joined.items()
+    }
+    named = {host: sum(1 for h, _ in machines if h == host) for host in hosts}
+    shown = ", ".join(f"{host} ×{named[host]}" if named[host] > 1 else host for host in hosts)
     versions = first.versions
     devices = sorted({state.device for state in states.values()})
-    where = f"{len(hosts)} host{'s' if len(hosts) > 1 else ''} ({', '.join(hosts)})"
+    count = max(len(hosts), sum(named.values()))
+    where = f"{count} host{'s' if count > 1 else ''} ({shown})"
     build = f"torch {versions.get('torch')}" if versions else ""
     build += f", NCCL {versions['nccl']}" if versions.get("nccl") else ""
     # one rank talks to nobody: say what was tested, not "ranks talk to each other"
@@ -398,6 +584,7 @@ def _passed(states, world_size) -> Finding:
         + (f" ({build})" if build else ""),
         {
             "backend": first.backend,
+            "world_size": world_size,
             "hosts": hosts,
             "ranks": {str(r): f"{state.host}:{state.local_rank}" for r, state in sorted(states.items())},
             "versions": versions,

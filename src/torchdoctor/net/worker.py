@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from torchdoctor.distributed.ranks import RankInfo, from_environment
+from torchdoctor.net.addresses import interface_addresses, no_route, offered_address
 from torchdoctor.net.rank_state import (
     COLLECTIVE_STAGES,
     STAGES,
@@ -41,6 +42,10 @@ from torchdoctor.net.rank_state import (
 from torchdoctor.rank_list import ranks_text
 
 STATE_DIR_VARIABLE = "TORCHDOCTOR_NET_STATE_DIR"
+# gloo's transport failing to connect to a peer at init ("... socket.cc:142] ... connect: Network is unreachable")
+CONNECT_FAILED = re.compile(
+    r"\bconnect: (?:Network is unreachable|No route to host|Connection refused|Connection timed out)"
+)
 DEFAULT_MASTER_PORT = 29500
 
 
@@ -100,6 +105,16 @@ def rendezvous_address(info: RankInfo, environ: Mapping[str, str]) -> tuple[str,
             "pass the host of rank 0, e.g. `mpirun -x MASTER_ADDR=node01 -x MASTER_PORT=29500 ...`"
         )
     return addr, int(port or DEFAULT_MASTER_PORT), source
+
+
+def node_identity() -> str:
+    """Which machine this rank runs on, whatever its host name says: the kernel's boot id (one per machine
+    and boot) and this process's network namespace (a container or namespace host of its own)."""
+    try:
+        boot = Path("/proc/sys/kernel/random/boot_id").read_text().strip()
+        return f"{boot}/{os.stat('/proc/self/ns/net').st_ino}"
+    except OSError:
+        return ""
 
 
 class _Watchdog:
@@ -282,11 +297,37 @@ class Worker:
         state, why = self.state, str(error).strip()
         where = "".join(traceback.format_exception(error)[-3:])[-2000:]
         state.error = RankError(type(error).__name__, why[:4000], state.stage, where)
+        if state.stage == "init" and CONNECT_FAILED.search(why):
+            state.unreachable = self.offers_out_of_reach()
         self.tell_others(f"failed at {state.stage}: {type(error).__name__}: {why[:300]}")
         if state.stage in COLLECTIVE_STAGES and not state.wrong:
             state.stuck = Stuck(state.stage, stages=self.stages_of_others())
         self.save()
         self.say(f"FAILED at {state.stage}: {type(error).__name__}: {why[:500]}")
+
+    def offers_out_of_reach(self) -> dict[str, dict[str, Any]]:
+        """The ranks on other hosts whose offered address this host cannot connect to: rank -> ``{"why",
+        "reachable"}``, the peer's other interfaces this host has a route to."""
+        import ipaddress
+
+        found = {}
+        for rank, offer in self.state.offers.items():
+            host, address = self.state.joined.get(rank), offer.get("address", "")
+            if host == self.info.host or not address:
+                continue
+            if ipaddress.ip_address(address).is_loopback:
+                why = f"a loopback address: on {self.info.host} that is {self.info.host} itself"
+            elif why := no_route(address):
+                why += f" from {self.info.host}"
+            else:
+                continue
+            reachable = {
+                name: other
+                for name, other in (offer.get("interfaces") or {}).items()
+                if other != address and not ipaddress.ip_address(other).is_loopback and not no_route(other)
+            }
+            found[rank] = {"why": why, "reachable": reachable}
+        return found
 
     def connect_store(self) -> None:
         """Reach the job's store (rank 0 hosts it unless torch's launcher does) with a second client beside it."""
@@ -320,6 +361,12 @@ class Worker:
         with self.stage("joined"):
             has_gpu = torch.cuda.is_available() and torch.cuda.device_count() > info.local_rank
             me = {"host": info.host, "gpu": has_gpu, "local_rank": info.local_rank, "pid": os.getpid()}
+            me["node"] = node_identity()
+            me["software"] = self.software()
+            me["offers"] = {
+                **offered_address(self.environ, self.options.backend),
+                "interfaces": interface_addresses(),
+            }
             store.set(f"joined/{info.rank}", json.dumps(me))
             keys = [f"joined/{r}" for r in range(info.world_size)]
             try:
@@ -330,12 +377,23 @@ class Worker:
             peers = {r: json.loads(store.get(keys[r])) for r in present}
             state.joined = {str(r): p["host"] for r, p in peers.items()}
             state.pids = {str(r): p["pid"] for r, p in peers.items()}
+            state.offers = {str(r): p["offers"] for r, p in peers.items() if p.get("offers")}
+            state.nodes = {str(r): p["node"] for r, p in peers.items() if p.get("node")}
+            state.software = {str(r): p["software"] for r, p in peers.items() if p.get("software")}
             if state.missing:
                 raise TimeoutError(
                     f"rank(s) {ranks_text(state.missing)} never joined within {self.options.timeout:g}s "
                     f"(joined: {ranks_text(present)})"
                 )
         return peers
+
+    def software(self) -> dict[str, str]:
+        """The versions every rank of a job must share: Python's and torch's (compared when the ranks join)."""
+        import platform
+
+        import torch
+
+        return {"Python": platform.python_version(), "torch": torch.__version__}
 
     def choose_device(self, peers: Mapping[int, Mapping[str, Any]]):
         """NCCL on this rank's GPU when asked for, or by default when every rank has one; else gloo on CPU."""
