@@ -3,6 +3,7 @@ says what a command takes; nothing is cut or left behind."""
 
 import json
 import os
+import re
 
 import pytest
 
@@ -155,3 +156,29 @@ def test_launch_refuses_a_module_that_is_not_there(capsys, tmp_path, module):
     os.chdir(tmp_path)
     status, _, err = said(capsys, "launch", "--nproc-per-node", "1", "-m", module)
     assert status == 2 and err.startswith(f"torchdoctor: error: -m {module}: no module "), err
+
+
+def test_every_flag_of_every_command_says_what_it_takes_and_what_it_does(capsys):
+    """A newcomer reads `--help`: each option has a line of meaning, and a value's placeholder names what to give
+    (N, SECONDS, DIR), never typer's type name (``<int>``, ``<str>``)."""
+    from torchdoctor.cli import _command_line
+    from torchdoctor.launch.options import command_line_parser
+
+    commands = _command_line().commands
+    assert {"check", "env", "net", "mpi", "launch", "explain", "report", "scale"} <= set(commands), commands
+    unsaid = [
+        f"{name} {param.opts[0]}"
+        for name, command in commands.items()
+        for param in command.params
+        if param.param_type_name == "option" and not (param.help or "").strip()
+    ]
+    assert not unsaid, f"options whose help says nothing: {unsaid}"
+    for name in commands:
+        if name == "launch":  # its help is argparse's (torchrun's parser and ours), below
+            continue
+        status, out, _ = said(capsys, name, "--help")
+        assert status == 0 and "Options" in out, name
+        placeholders = sorted(set(re.findall(r"<(?:str|int|float|path|text|integer)>", out)))
+        assert not placeholders, f"torchdoctor {name} --help shows {placeholders}: give the option a metavar"
+    ours = [a for a in command_line_parser()._actions if a.option_strings and a.dest != "help"]
+    assert len(ours) > 20 and all((a.help or "").strip() for a in ours), [a.dest for a in ours if not a.help]

@@ -310,3 +310,128 @@ def test_the_readme_layout_names_every_benchmark():
     assert len(scripts) > 20, len(scripts)
     missing = [s.name for s in scripts if s.stem not in ratio and not re.search(rf"\b{s.stem}\b", entry)]
     assert not missing, f"name these in the README's Layout, benchmarks/ entry: {missing}"
+
+
+# -- the links: what README.md and docs/*.md point to inside the repository is there -------------------------------
+
+# Pages of dated records: their prose names the files of their day, so only their links are held to today's tree.
+HISTORY_PAGES = ("history.md", "explain-measurements.md", "stragglers-measurements.md")
+
+# Paths in the pages' prose that are another project's, each with why: they are not this repository's files.
+OTHER_PROJECTS_PATHS = {
+    "tests/test_memory_utils.py": "accelerate's own test module, run against torchdoctor (README, accelerate)",
+    "tests/test_logging.py": "accelerate's own test module, run against torchdoctor (README, accelerate)",
+}
+
+
+def markdown_pages() -> list[Path]:
+    return [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+
+
+def prose_lines(text: str) -> list[str]:
+    """The page's lines with fenced code blocks blanked (a `# comment` in a shell block is no heading, a
+    ``[i](j)`` in Python no link); numbered as the page's lines are."""
+    lines, fence = [], ""
+    for line in text.splitlines():
+        opening = re.match(r"\s*(```+|~~~+)", line)
+        if opening and (not fence or opening.group(1).startswith(fence)):
+            fence = "" if fence else opening.group(1)
+            lines.append("")
+        else:
+            lines.append("" if fence else line)
+    return lines
+
+
+def heading_anchors(text: str) -> set[str]:
+    """The anchors GitHub gives a page's headings: the heading's text in lower case, markup and punctuation
+    dropped, spaces to hyphens; a repeated heading gets -1, -2, ...; and any ``<a name|id="...">`` of the page."""
+    anchors: set[str] = set()
+    seen: dict[str, int] = {}
+    for line in prose_lines(text):
+        heading = re.match(r"#{1,6} +(.*?)[ #]*$", line)
+        if heading:
+            words = re.sub(r"\[([^\]]*)\]\([^)]*\)", r"\1", heading.group(1))  # a link keeps its words
+            slug = re.sub(r"[^\w\- ]", "", re.sub(r"<[^>]+>", "", words).strip().lower()).replace(" ", "-")
+            anchors.add(f"{slug}-{seen[slug]}" if slug in seen else slug)
+            seen[slug] = seen.get(slug, 0) + 1
+        anchors.update(re.findall(r"<a\s+(?:name|id)=\"([^\"]+)\"", line))
+    return anchors
+
+
+def dead_links(page: Path, root: Path) -> list[str]:
+    """``page:line: target (why)`` for each link of ``page`` (outside code) to a file under ``root`` that is not
+    there, or to a heading its page does not have. Addresses with a scheme (https:, mailto:) are not followed."""
+    dead = []
+    for number, line in enumerate(prose_lines(page.read_text(encoding="utf-8")), 1):
+        for target in re.findall(r"\]\(<?([^)\s>]+)>?(?:\s+\"[^\"]*\")?\)", re.sub(r"`[^`]*`", "", line)):
+            if re.match(r"[a-z][a-z0-9+.-]*:", target):
+                continue
+            path, _, anchor = target.partition("#")
+            goal = (page.parent / path).resolve() if path else page
+            where = f"{page.relative_to(root)}:{number}: {target}"
+            if not goal.exists() or root.resolve() not in (goal, *goal.parents):
+                dead.append(f"{where} (no such file)")
+            elif (
+                anchor
+                and goal.suffix == ".md"
+                and anchor not in heading_anchors(goal.read_text(encoding="utf-8"))
+            ):
+                dead.append(f"{where} (no such heading in {goal.name})")
+    return dead
+
+
+def missing_paths(page: Path, root: Path) -> list[str]:
+    """``page:line: path`` for each repository path the page's prose quotes as code (`tests/...`,
+    `benchmarks/...`, `src/...`, `docs/...`; a glob matches something) that is not in the tree."""
+    missing = []
+    for number, line in enumerate(prose_lines(page.read_text(encoding="utf-8")), 1):
+        for code in re.findall(r"`([^`]+)`", line):
+            for path in re.findall(r"(?<![\w/.-])((?:src|tests|benchmarks|docs)/[\w./*-]*[\w*])", code):
+                there = any(root.glob(path)) if "*" in path else (root / path).exists()
+                if not there and path not in OTHER_PROJECTS_PATHS:
+                    missing.append(f"{page.relative_to(root)}:{number}: {path}")
+    return missing
+
+
+def test_dead_links_finds_a_missing_file_a_missing_heading_and_nothing_in_code(tmp_path):
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "tests" / "test_a.py").write_text("")
+    (tmp_path / "docs" / "b.md").write_text("# Bee: `b` — the page\n\n## Twice\n\n## Twice\n")
+    readme = tmp_path / "README.md"
+    readme.write_text(
+        "## Start here, [with a link](docs/b.md)\n"
+        "[b](docs/b.md#bee-b--the-page) [two](docs/b.md#twice-1) [top](#start-here-with-a-link) [w](https://x.org/y)\n"
+        "[gone](docs/c.md) [no heading](docs/b.md#twice-2) [here](#nowhere) `[code](e.md)`\n"
+        "```bash\n# not a heading\n[x](f.md)\n```\n"
+        "[outside](../elsewhere.md) `tests/test_a.py` `tests/test_*.py` `tests/test_b.py`\n"
+    )
+    assert dead_links(readme, tmp_path) == [
+        "README.md:3: docs/c.md (no such file)",
+        "README.md:3: docs/b.md#twice-2 (no such heading in b.md)",
+        "README.md:3: #nowhere (no such heading in README.md)",
+        "README.md:8: ../elsewhere.md (no such file)",
+    ]
+    assert missing_paths(readme, tmp_path) == ["README.md:8: tests/test_b.py"]
+    assert "not-a-heading" not in heading_anchors(readme.read_text())
+
+
+def test_every_link_of_the_readme_and_docs_leads_to_a_file_and_heading_that_are_there():
+    """A newcomer follows the README's and docs/' links: each relative link names a file of the repository and,
+    after a #, a heading of that page (pages move to docs/, headings get reworded)."""
+    pages = markdown_pages()
+    assert len(pages) > 10, pages
+    links = sum(len(re.findall(r"\]\([^)\s]+\)", page.read_text(encoding="utf-8"))) for page in pages)
+    assert links > 50, links  # the links were read
+    dead = [line for page in pages for line in dead_links(page, ROOT)]
+    assert not dead, "dead links:\n" + "\n".join(dead)
+
+
+def test_every_repository_path_the_readme_and_docs_name_is_there():
+    """A path quoted as code in the README or a docs/ page (not the pages of dated records) is in the tree:
+    modules and tests get renamed, and the prose that names them must follow."""
+    pages = [page for page in markdown_pages() if page.name not in HISTORY_PAGES]
+    missing = [line for page in pages for line in missing_paths(page, ROOT)]
+    assert not missing, "paths that are not in the repository:\n" + "\n".join(missing)
+    named = "".join(page.read_text(encoding="utf-8") for page in pages)
+    assert all(path in named for path in OTHER_PROJECTS_PATHS), "an exemption no page needs: remove it"

@@ -19,10 +19,18 @@ def mpi(
         ..., "--hostfile", "-f", metavar="FILE", help="Open MPI (host slots=N) or MPICH (host:N) hostfile."
     ),
     n: int | None = typer.Option(
-        None, "-n", "-np", help="Run on the first N hosts.  [default: every host in the hostfile]"
+        None,
+        "-n",
+        "-np",
+        metavar="N",
+        help="Run on the first N hosts.  [default: every host in the hostfile]",
     ),
-    timeout: float = typer.Option(60, "--timeout", help="Seconds to wait for the mpirun sanity run."),
-    ssh_timeout: int = typer.Option(5, "--ssh-timeout", help="ssh ConnectTimeout per host, in seconds."),
+    timeout: float = typer.Option(
+        60, "--timeout", metavar="SECONDS", help="Seconds to wait for the mpirun sanity run."
+    ),
+    ssh_timeout: int = typer.Option(
+        5, "--ssh-timeout", metavar="SECONDS", help="ssh ConnectTimeout per host, in seconds."
+    ),
     as_json: bool = JSON,
     verbose: bool = VERBOSE,
 ) -> None:

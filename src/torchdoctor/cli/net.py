@@ -29,7 +29,7 @@ def net(
         30.0, "--timeout", metavar="SECONDS", help="Longest wait for any one stage."
     ),
     backend: str = typer.Option(
-        "auto", "--backend", help="auto (NCCL when every rank has a GPU), nccl or gloo."
+        "auto", "--backend", metavar="NAME", help="auto (NCCL when every rank has a GPU), nccl or gloo."
     ),
     nnodes: int = typer.Option(
         1, "--nnodes", metavar="N", help="Hosts taking part (run the same command on each)."
@@ -45,6 +45,7 @@ def net(
         None,
         "--rdzv-id",
         "--rdzv_id",
+        metavar="ID",
         show_default=False,
         help="Same on every host of one run (with --rdzv-endpoint; default: torchdoctor-net).",
     ),
@@ -52,7 +53,11 @@ def net(
         False, "--nccl-debug", help="Run with NCCL_DEBUG=INFO, keep each rank's log, summarise it."
     ),
     log_dir: str = typer.Option(
-        None, "--log-dir", "--log_dir", help="Where each rank's output is kept (default: a temp dir)."
+        None,
+        "--log-dir",
+        "--log_dir",
+        metavar="DIR",
+        help="Where each rank's output is kept (default: a temp dir).",
     ),
     bench: bool = typer.Option(False, "--bench", help="Measure collective bandwidth over a sweep of sizes."),
     find_bad: bool = typer.Option(
@@ -63,6 +68,7 @@ def net(
     ops: str = typer.Option(
         None,
         "--ops",
+        metavar="LIST",
         show_default=False,
         help="Collectives to measure, comma-separated (with --bench; default: "
         "all_reduce,all_gather,reduce_scatter,broadcast).",
@@ -76,12 +82,14 @@ def net(
     iters: int = typer.Option(
         None,
         "--iters",
+        metavar="N",
         show_default=False,
         help="Timed iterations per size (with --bench; default: 3 gloo, 20 NCCL).",
     ),
     warmup: int = typer.Option(
         None,
         "--warmup",
+        metavar="N",
         show_default=False,
         help="Warm-up iterations per size (with --bench; default: 1 gloo, 5 NCCL).",
     ),

@@ -16,15 +16,21 @@ _MAX_COUNT = 1_000_000
 
 @app.command()
 def scale(
-    devices: int = typer.Option(..., "--devices", help="Devices the reference run used."),
-    per_device_batch: int = typer.Option(..., "--per-device-batch", help="Batch size each device got."),
-    target_devices: int = typer.Option(..., "--target-devices", help="Devices the new run will use."),
-    grad_accumulation: int = typer.Option(1, "--grad-accumulation", help="Gradient accumulation steps."),
+    devices: int = typer.Option(..., "--devices", metavar="N", help="Devices the reference run used."),
+    per_device_batch: int = typer.Option(
+        ..., "--per-device-batch", metavar="N", help="Batch size each device got."
+    ),
+    target_devices: int = typer.Option(
+        ..., "--target-devices", metavar="N", help="Devices the new run will use."
+    ),
+    grad_accumulation: int = typer.Option(
+        1, "--grad-accumulation", metavar="N", help="Gradient accumulation steps."
+    ),
     lr: str | None = typer.Option(
         None, "--lr", metavar="FLOAT", help="Learning rate of the reference run."
     ),  # read as text, so that an error shows what was typed (1e400, not the inf it parses to)
     max_per_device_batch: int | None = typer.Option(
-        None, "--max-per-device-batch", help="Largest batch one target device can hold."
+        None, "--max-per-device-batch", metavar="N", help="Largest batch one target device can hold."
     ),
     as_json: bool = typer.Option(False, "--json", help="Print the plan as JSON."),
 ) -> None:
