@@ -363,6 +363,11 @@ PROCESS_TESTS = {
     "test_launch_u31_ddp_skipped_backward": {
         "test_a_ddp_rank_skipping_a_nan_losss_backward_under_watchdog_on_this_torch_says_backward_passes_differ"
     },
+    # the overflow detector stopping rank 1 of a 2-rank torchrun, transformers' and torchdoctor's (u34)
+    "test_explain_u34_overflow_detector_abort": {
+        "test_transformers_detector_stopping_rank_1_leads_with_the_overflow_on_rank_1_not_an_unknown_error",
+        "test_torchdoctors_detector_stopping_on_an_inf_in_the_batch_names_its_module_and_the_batch",
+    },
     # Lightning Fabric with devices=4 under a torchrun of 2 processes (u31)
     "test_explain_u31_fabric_devices": {
         "test_fabric_given_more_devices_than_torchruns_processes_on_this_lightning_names_fabrics_devices"
