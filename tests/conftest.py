@@ -363,6 +363,10 @@ PROCESS_TESTS = {
     "test_launch_u31_ddp_skipped_backward": {
         "test_a_ddp_rank_skipping_a_nan_losss_backward_under_watchdog_on_this_torch_says_backward_passes_differ"
     },
+    # Fabric's all_gather of tensors of different sizes on 2 gloo ranks under Lightning's own launcher (u34)
+    "test_explain_u34_lightning_uneven_gather": {
+        "test_an_uneven_lightning_all_gather_under_its_own_launcher_on_this_torch_leads_with_padding_the_tensors"
+    },
     # the overflow detector stopping rank 1 of a 2-rank torchrun, transformers' and torchdoctor's (u34)
     "test_explain_u34_overflow_detector_abort": {
         "test_transformers_detector_stopping_rank_1_leads_with_the_overflow_on_rank_1_not_an_unknown_error",
