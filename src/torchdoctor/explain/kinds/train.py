@@ -261,9 +261,11 @@ def _unused(hits: list[Hit], ctx: Context) -> tuple[str, str]:
             "by default; a model whose used parameters change between steps needs it).",
         )
     summary = "DDP: some parameters got no gradient (not used in producing the loss)" + on_ranks(hits)
-    names = facts.get("names") or facts.get("indices")
-    if names:
-        summary += f": {names.strip()[:300]}"
+    if facts.get("names"):
+        summary += f": {facts['names'].strip()[:300]}"
+    elif facts.get("indices"):  # without TORCH_DISTRIBUTED_DEBUG torch prints positions, not names
+        indices = facts["indices"].strip()[:300]
+        summary += f": parameter indices {indices} (of those that require grad, in model.parameters() order)"
     fix = (
         "A parameter defined in the model (in __init__) was not used in forward, or its output did not reach "
         "the loss, so DDP waited for its gradient. Remove the unused layer or make every forward output take "
