@@ -36,6 +36,6 @@ def test_fabric_save_on_rank_zero_only_under_watchdog_leads_with_calling_lightni
     assert found.id == "log.ranks_ended_early", found.summary
     assert "under a condition on the rank at train.py:7" in found.summary, found.summary
     assert found.fix.startswith(
-        "trainer.save_checkpoint(...) and fabric.save(...) are called on every rank"
+        "fabric.save(...) and trainer.save_checkpoint(...) are called on every rank"
     ), found.fix
     assert "FSDP" not in found.fix.split("Otherwise:")[0]

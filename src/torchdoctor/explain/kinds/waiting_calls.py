@@ -40,7 +40,7 @@ STATE_DICT_ON_EVERY_RANK = (
 # Lightning's own saves, where the FSDP recipes above are beside the point: the call itself goes on every rank
 _LIGHTNING_SAVE = re.compile(r"\bfabric\.save\(|\.save_checkpoint\(")
 LIGHTNING_SAVE_ON_EVERY_RANK = (
-    "trainer.save_checkpoint(...) and fabric.save(...) are called on every rank: Lightning gathers what it must, "
+    "fabric.save(...) and trainer.save_checkpoint(...) are called on every rank: Lightning gathers what it must, "
     "writes the file on rank 0 itself and waits for every rank in a barrier, so under `if trainer.is_global_zero:` "
     "(or @rank_zero_only) rank 0 waits there alone. Take the call out of that condition."
 )
