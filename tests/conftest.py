@@ -371,6 +371,23 @@ PROCESS_TESTS = {
     "test_launch_u31_ddp_skipped_backward": {
         "test_a_ddp_rank_skipping_a_nan_losss_backward_under_watchdog_on_this_torch_says_backward_passes_differ"
     },
+    # Fabric's all_gather of tensors of different sizes on 2 gloo ranks under Lightning's own launcher (u34)
+    "test_explain_u34_lightning_uneven_gather": {
+        "test_an_uneven_lightning_all_gather_under_its_own_launcher_on_this_torch_leads_with_padding_the_tensors"
+    },
+    # a barrier under `if rank == 0:` after a broadcast_object_list, under launch --debug --watchdog (u34)
+    "test_launch_u34_object_collective_then_lone_barrier": {
+        "test_a_lone_barrier_after_an_object_broadcast_under_debug_watchdog_says_rank_1_finished_not_different_ops"
+    },
+    # Fabric's save under `if fabric.is_global_zero:` on 2 gloo ranks under launch --watchdog (u34)
+    "test_explain_u34_lightning_save_on_rank_zero": {
+        "test_fabric_save_on_rank_zero_only_under_watchdog_leads_with_calling_lightnings_save_on_every_rank"
+    },
+    # the overflow detector stopping rank 1 of a 2-rank torchrun, transformers' and torchdoctor's (u34)
+    "test_explain_u34_overflow_detector_abort": {
+        "test_transformers_detector_stopping_rank_1_leads_with_the_overflow_on_rank_1_not_an_unknown_error",
+        "test_torchdoctors_detector_stopping_on_an_inf_in_the_batch_names_its_module_and_the_batch",
+    },
     # Lightning Fabric with devices=4 under a torchrun of 2 processes (u31)
     "test_explain_u31_fabric_devices": {
         "test_fabric_given_more_devices_than_torchruns_processes_on_this_lightning_names_fabrics_devices"

@@ -314,7 +314,7 @@ def _state_dict_gather(draft: _Draft, kind: str, o: _Order, ctx: Context, raised
             watchdog_report.DIFFERENT_ITERATIONS,
             f"the ranks did not all make the state dict's gather at {first_failure.where(gather)}",
         )
-        draft.fix = f"{waiting_calls.STATE_DICT_ON_EVERY_RANK}\nOtherwise: {draft.fix}"
+        draft.fix = f"{waiting_calls.on_every_rank(gather.code)}\nOtherwise: {draft.fix}"
         draft.details["frame"] = str(gather.frame)
 
 

@@ -40,6 +40,12 @@ _DDP_STEPS = {
     "_pre_forward": "collectives before forward (bucket rebuild, buffer sync)",
 }
 
+# debug mode's check-in with the other ranks at a call new to this rank (distributed/debug.py): check_collective
+# for its own operations, _first_time under every wrapped torch.distributed call, where a rank waits for a peer
+# that never comes (found with a barrier under `if rank == 0:` after a broadcast_object_list: the report said
+# "no rank is in a collective")
+_DEBUG_CHECK_IN = frozenset({"check_collective", "_first_time"})
+
 
 def collective_of(frames: list[Frame]) -> str | None:
     """``"torch.distributed.barrier"`` when the stack is inside a collective called from user code, else None.
@@ -74,7 +80,7 @@ def collective_of(frames: list[Frame]) -> str | None:
         if "torch/autograd/" in path and frame.function in ("backward", "_engine_run_backward"):
             # DistributedDataParallel all-reduces the gradients inside backward and waits for it there
             return "backward() (under DDP, the gradients' all-reduce)"
-        if path.endswith("torchdoctor/distributed/debug.py") and frame.function == "check_collective":
+        if path.endswith("torchdoctor/distributed/debug.py") and frame.function in _DEBUG_CHECK_IN:
             # debug mode's wrapper hides which call it checks; the user's line of code says it
             called = re.findall(r"(\w+)\s*\(", _source(frames[user[-1]], limit=1000)) if user else []
             name = next(

@@ -78,7 +78,7 @@ def _first_disagreement(pg: str, records: dict[int, RankRecord], members: list[i
             # else: the ring buffer dropped it, nothing to compare
         entered: dict[tuple, list[int]] = {}
         examples: dict[tuple, Collective] = {}
-        for rank, collective in sorted(present.items()):
+        for rank, collective in sorted(_comparable(present).items()):
             entered.setdefault(collective.signature(), []).append(rank)
             examples.setdefault(collective.signature(), collective)
         name = next((r.pg_names[pg] for r in records.values() if pg in r.pg_names), "")
@@ -96,6 +96,14 @@ def _first_disagreement(pg: str, records: dict[int, RankRecord], members: list[i
             last_of[rank] = kept[-1] if kept else None
         return Disagreement(pg, name, seq, kind, entered, examples, behind, last_of, unknown)
     return pending or stalled
+
+
+def _comparable(present: dict[int, Collective]) -> dict[int, Collective]:
+    """The collectives at one sequence number whose op and sizes can be set side by side: a noted call that used
+    several numbers (an object collective) is not compared with the c10d collective a dump records there (the
+    same call seen at another level); it still counts as entered."""
+    recorded = {rank: c for rank, c in present.items() if not c.several}
+    return recorded if recorded else present
 
 
 def _what_differs(collectives: list[Collective]) -> str:

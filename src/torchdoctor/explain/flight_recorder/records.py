@@ -43,6 +43,9 @@ class Collective:
     state: str = (
         ""  # the recorder's: "scheduled", "started" (only with TORCH_NCCL_ENABLE_TIMING=1), "completed"
     )
+    # a call a worker noted that used several sequence numbers (broadcast_object_list: a size, then the bytes): its
+    # op and sizes are the Python function's, not those of the first c10d collective a dump records at its number
+    several: bool = False
 
     def shape(self) -> str:
         """``all_reduce #3 [4] Float``."""
@@ -251,6 +254,7 @@ def from_calls(rank: int, calls: dict[str, list], source: str = "") -> RankRecor
                 [],
                 True if call.last > call.first else None,
                 list(call.frames),
+                several=call.last > call.first,
             )
             for call in noted
         ]

@@ -613,6 +613,16 @@ CONTEXT_FACTS: tuple[tuple[str, re.Pattern], ...] = (
             r"(?P<saw_lightning_gather>distributed\.py\S{0,10}, line \d+, in _all_gather_ddp_if_available\b)"
         ),
     ),
+    # the same gather where no traceback names it (gloo aborts the process on a size mismatch): the FutureWarning
+    # that torch's deprecated torch.distributed.nn.functional.all_gather gives (torch 2.13 does), placed at
+    # Lightning's _all_gather_ddp_if_available the first time it runs (Lightning's warning format drops the category)
+    (
+        "all_gather is deprecated",
+        re.compile(
+            r"(?P<saw_lightning_gather>lightning[/\\]fabric[/\\]utilities[/\\]distributed\.py:\d+: "
+            r"(?:\w+Warning: )?torch\.distributed\.nn\.functional\.all_gather is deprecated)"
+        ),
+    ),
     # who built the DDP wrapper: transformers' Trainer (its training step), else accelerate (the Accelerator's
     # backward, or accelerate launch's frames), read by the fixes that name the wrapper's option
     (

@@ -54,15 +54,49 @@ def _nan(hits: list[Hit], ctx: Context) -> tuple[str, str]:
             "GradScaler (or dtype=torch.bfloat16, no scaler needed), or the project's mixed-precision option "
             "instead of its half one; keep a plain .half() model for inference.",
         )
-    fix = (
+    lead = (
         "Find the first module whose activations or gradients overflow: torchdoctor's DebugUnderflowOverflow "
         "(same API as transformers' debug_utils) dumps the frames before the first inf/nan.\n"
+    )
+    if facts.get("detector_abort"):
+        summary, lead = _detector_stopped(facts, ctx, summary)
+    fix = lead + (
         "Usual fixes: bf16 instead of fp16 (fp16 overflows at 65504; with fp16 keep dynamic loss scaling, "
         "loss_scale / GradScaler), a lower learning rate or warm-up, gradient clipping "
         "(clip_grad_norm_), keep_in_fp32 for the layers that overflow (run them in float32), and check the data "
         "for NaN."
     )
     return summary, fix
+
+
+def _detector_stopped(facts: dict, ctx: Context, summary: str) -> tuple[str, str]:
+    """The summary and the fix's lead where the overflow detector itself stopped the run: it already found the
+    first module whose values went inf/nan (in its message, torchdoctor's; in the last frame printed above the
+    error, transformers'), so the lead reads that answer instead of asking for the detector."""
+    module = facts.get("overflow_module")
+    if module is not None:
+        name = f"{module or 'the model'} ({facts['overflow_class']})"
+        passed = facts["overflow_pass"]
+        summary += f"; the overflow detector stopped it at the first inf/nan, in the {passed} of {name}"
+        where = f"The detector stopped at {name}, named in its error"
+    else:
+        summary += "; the overflow detector (DebugUnderflowOverflow) stopped it at the first inf/nan"
+        where = "The detector stopped at the module of the last frame it printed above the error"
+    entered = ctx.facts.get("overflow_input")
+    if entered:
+        lead = (
+            f"{where}, and its {entered} already held inf/nan: the bad value came into that module from outside "
+            "the watched modules, from the batch itself or from an operation in forward between modules. Check "
+            "the batch on that rank before the model (torch.isfinite(x).all()), "
+            "and the step that built it (a division by a zero std, a log of 0).\n"
+        )
+    else:
+        lead = (
+            f"{where}: the first module whose values held inf/nan, its inputs and weights still finite (the "
+            "frames before it): that module overflowed (look at its abs max against the dtype's range) or did an "
+            "operation at the edge of its domain.\n"
+        )
+    return summary, lead
 
 
 NAN_OVERFLOW = Recogniser(
@@ -88,6 +122,9 @@ NAN_OVERFLOW = Recogniser(
         "returned nan values in its",
         "Loss became infinite or NaN",
         "Detected inf/nan",
+        # the detector's abort (abort_after_batch_num, or transformers' on the first inf/nan): its own ValueError,
+        # raised on the rank whose activations overflowed, after the frames above
+        "DebugUnderflowOverflow: inf/nan detected",
         "loss=nan",
         "loss: nan",
         "loss = nan",
@@ -141,6 +178,12 @@ NAN_OVERFLOW = Recogniser(
             r"is non-finite|but found invalid values|input matrix contained non-finite values|"
             r"[Gg]rad norm is nan\. (?:Skipping updating the model|Do not update model))"
         ),
+        R(r"(?P<detector_abort>DebugUnderflowOverflow: inf/nan detected, aborting)"),
+        # torchdoctor's detector names the module in its error (numerics/detector.py); transformers' does not
+        R(
+            r"First inf/nan in (?P<overflow_pass>forward|backward) of (?P<overflow_module>\S*) "
+            r"\((?P<overflow_class>\w+)\)"
+        ),
     ),
     # every one of these checks looks for a non-finite value, not for where it came from: anomaly mode's
     # engine.cpp validate_outputs ("returned nan values in its Nth output") for any backward node, DeepSpeed's
@@ -173,6 +216,10 @@ NAN_OVERFLOW = Recogniser(
 # line, or a model cast to half in a traceback's source line
 CONTEXT: tuple[tuple[str, re.Pattern], ...] = (
     ("half", R(r"(?P<pure_half>--precision[= ]['\"]?half\b|\bmodel\.half\(\))")),
+    # the overflow detector's first lines about the module it stopped at (numerics/detector.py's detect_overflow,
+    # transformers' debug_utils): "input[0] has infs" says the value was already bad on the way in
+    ("] has infs", R(r"^(?:\[\w+\]:\s?)?(?P<overflow_input>input\[\d+\]) has infs$")),
+    ("] has nans", R(r"^(?:\[\w+\]:\s?)?(?P<overflow_input>input\[\d+\]) has nans$")),
     # gradient checkpointing in the run: torch's utils/checkpoint.py warnings (the reentrant variant with no input
     # that requires grad; the use_reentrant default it asks to be given), transformers' use_cache notice and its
     # printed TrainingArguments
@@ -214,9 +261,11 @@ def _unused(hits: list[Hit], ctx: Context) -> tuple[str, str]:
             "by default; a model whose used parameters change between steps needs it).",
         )
     summary = "DDP: some parameters got no gradient (not used in producing the loss)" + on_ranks(hits)
-    names = facts.get("names") or facts.get("indices")
-    if names:
-        summary += f": {names.strip()[:300]}"
+    if facts.get("names"):
+        summary += f": {facts['names'].strip()[:300]}"
+    elif facts.get("indices"):  # without TORCH_DISTRIBUTED_DEBUG torch prints positions, not names
+        indices = facts["indices"].strip()[:300]
+        summary += f": parameter indices {indices} (of those that require grad, in model.parameters() order)"
     fix = (
         "A parameter defined in the model (in __init__) was not used in forward, or its output did not reach "
         "the loss, so DDP waited for its gradient. Remove the unused layer or make every forward output take "

@@ -37,6 +37,21 @@ STATE_DICT_ON_EVERY_RANK = (
     "(dcp.save) is called on every rank too, and so are Lightning's fabric.save(...) and "
     "trainer.save_checkpoint(...): they write on rank 0 themselves and wait for every rank in a barrier."
 )
+# Lightning's own saves, where the FSDP recipes above are beside the point: the call itself goes on every rank
+_LIGHTNING_SAVE = re.compile(r"\bfabric\.save\(|\.save_checkpoint\(")
+LIGHTNING_SAVE_ON_EVERY_RANK = (
+    "fabric.save(...) and trainer.save_checkpoint(...) are called on every rank: Lightning gathers what it must, "
+    "writes the file on rank 0 itself and waits for every rank in a barrier, so under `if trainer.is_global_zero:` "
+    "(or @rank_zero_only) rank 0 waits there alone. Take the call out of that condition."
+)
+
+
+def on_every_rank(code: str) -> str:
+    """What to do where a rank waited in ``code``, a state dict's gather or a save its peer never made: Lightning's
+    own saves are called on every rank; a state dict is gathered on every rank and only written on one."""
+    return LIGHTNING_SAVE_ON_EVERY_RANK if _LIGHTNING_SAVE.search(code) else STATE_DICT_ON_EVERY_RANK
+
+
 # a backward pass (loss.backward(), accelerator.backward(loss), self.manual_backward(loss), fabric.backward)
 _BACKWARD = re.compile(r"\.backward\(|\b(?:manual_)?backward\(")
 # DDP's own module: its forward's collectives (bucket rebuild, buffer broadcast) raise there
@@ -58,7 +73,7 @@ def waited_at(raised: Raised) -> tuple[str, str] | None:
         "number of batches)."
     )
     if _STATE_DICT.search(raised.code):
-        fix += f"\n{STATE_DICT_ON_EVERY_RANK}"
+        fix += f"\n{on_every_rank(raised.code)}"
     elif _BACKWARD.search(raised.code) or (
         raised.raised_in is not None and raised.raised_in.file.replace("\\", "/").endswith(_DDP)
     ):

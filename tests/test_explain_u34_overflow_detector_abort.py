@@ -1,0 +1,89 @@
+"""The overflow detector stopping a DDP run on one rank, read back by `explain` (session 34): transformers'
+Trainer with debug="underflow_overflow" on a tiny config-built BERT whose rank 1 embeddings went inf at its third
+step (2 gloo ranks under torchrun) led with "rank 1 failed first: ValueError: DebugUnderflowOverflow: inf/nan
+detected ... torchdoctor knows no fix for this error", the NaN verdict second; with torchdoctor's own detector the
+NaN verdict led but asked the user to run the detector that had just named the module. The runs here are the same
+faults on a plain DDP model: transformers' detector with a module that overflows on rank 1, torchdoctor's with an
+inf in rank 1's batch."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from pathlib import Path
+
+from explaining import explained
+from helpers import TORCHRUN, VENV_TORCHRUN, torchrun_two_ranks
+
+LOOP = """
+import torch, torch.nn as nn, torch.distributed as dist
+from torch.nn.parallel import DistributedDataParallel as DDP
+from {package} import DebugUnderflowOverflow
+
+dist.init_process_group("gloo")
+rank = dist.get_rank()
+
+
+class Blowup(nn.Module):
+    def forward(self, x):
+        return x * 1e39 if rank == 1 and self.training and torch.is_grad_enabled() and step == 2 else x
+
+
+model = nn.Sequential(nn.Linear(8, 16), {middle}, nn.Linear(16, 1))
+detector = DebugUnderflowOverflow(model)
+ddp = DDP(model)
+optimizer = torch.optim.SGD(ddp.parameters(), lr=0.1)
+for step in range(4):
+    batch = torch.randn(4, 8)
+    if {bad_batch} and rank == 1 and step == 2:
+        batch[0, 0] = float("inf")  # one bad sample in rank 1's third batch
+    loss = ddp(batch).pow(2).mean()
+    loss.backward()
+    optimizer.step()
+    optimizer.zero_grad()
+dist.destroy_process_group()
+"""
+
+
+def plain_torchrun(folder: Path, script: str) -> subprocess.CompletedProcess:
+    """``script`` run on 2 ranks by torchrun as a user types it, without ``--tee``: the detector's frames, which
+    it prints to stdout, come without a ``[rankN]:`` prefix, only the traceback on stderr has one."""
+    path = folder / "train.py"
+    path.write_text(script)
+    command = [TORCHRUN, "--standalone", "--nproc_per_node", "2", str(path)]
+    if VENV_TORCHRUN is not None:
+        from rank_runner import run_script
+
+        return run_script(command, timeout=120, env={"OMP_NUM_THREADS": "1"})
+    return subprocess.run(
+        command, capture_output=True, text=True, timeout=120, env={**os.environ, "OMP_NUM_THREADS": "1"}
+    )
+
+
+def test_transformers_detector_stopping_rank_1_leads_with_the_overflow_on_rank_1_not_an_unknown_error(
+    tmp_path,
+):
+    script = LOOP.format(package="transformers.debug_utils", middle="Blowup()", bad_batch=False)
+    done = plain_torchrun(tmp_path, script)
+    output = done.stdout + done.stderr
+    assert done.returncode != 0 and "DebugUnderflowOverflow: inf/nan detected" in output, output[-3000:]
+    found = explained(output)
+    assert found.id == "log.nan_overflow", found.summary
+    assert "on rank 1;" in found.summary and "the overflow detector" in found.summary, found.summary
+    assert found.fix.startswith(
+        "The detector stopped at the module of the last frame it printed above the error: the first module"
+    ), found.fix
+
+
+def test_torchdoctors_detector_stopping_on_an_inf_in_the_batch_names_its_module_and_the_batch(tmp_path):
+    script = LOOP.format(package="torchdoctor", middle="nn.ReLU()", bad_batch=True)
+    done = torchrun_two_ranks(tmp_path, script)
+    output = done.stdout + done.stderr
+    assert done.returncode != 0 and "First inf/nan in forward of 0 (Linear)" in output, output[-3000:]
+    found = explained(output)
+    assert found.id == "log.nan_overflow", found.summary
+    assert "on rank 1;" in found.summary and "in the forward of 0 (Linear)" in found.summary, found.summary
+    assert found.fix.startswith(
+        "The detector stopped at 0 (Linear), named in its error, and its input[0] already held inf/nan"
+    ), found.fix
+    assert "Check the batch on that rank" in found.fix
