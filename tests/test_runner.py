@@ -80,3 +80,24 @@ def test_ctrl_c_ends_the_command_and_its_children(tmp_path):
     assert caller.wait(timeout=60) != 0 and "KeyboardInterrupt" in caller.stderr.read()
     assert ended(pid_file), "the background child outlived Ctrl-C"
     assert not marker.exists(), "the background child outlived Ctrl-C"
+
+
+def test_ctrl_c_while_the_command_is_still_starting_ends_it_too(tmp_path):
+    """Ctrl-C can come before Popen has returned the command to us (on a loaded machine a command may start a child
+    before that): held back while it starts, it still ends the command's session. The command here sends its
+    caller SIGINT as its first act, several callers at once; before the hold, most of their children outlived it."""
+    callers = []
+    for n in range(4):
+        folder = tmp_path / str(n)
+        folder.mkdir()
+        marker, pid_file = folder / "child-still-alive", folder / "child.pid"
+        script = f"(sleep 30; touch {marker}) & echo $! > {pid_file}; kill -INT $PPID; sleep 60"
+        code = (
+            f"from torchdoctor.runner import run_command\nrun_command(['bash', '-c', {script!r}], timeout=60)"
+        )
+        callers.append((subprocess.Popen([sys.executable, "-c", code], stderr=subprocess.PIPE, text=True,
+                                         preexec_fn=ctrl_c_as_at_a_terminal), pid_file, marker))  # fmt: skip
+    for caller, pid_file, marker in callers:
+        assert caller.wait(timeout=60) != 0 and "KeyboardInterrupt" in caller.stderr.read()
+        assert ended(pid_file), "the background child outlived Ctrl-C"
+        assert not marker.exists()

@@ -6,11 +6,13 @@ no mock of our code in between.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import signal
 import subprocess
-from collections.abc import Mapping, Sequence
+import threading
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 
 
@@ -39,22 +41,29 @@ def run_command(
     path = (env or os.environ).get("PATH")
     if os.sep not in args[0] and shutil.which(args[0], path=path) is None:
         return CommandResult(args, None, error=f"not found: {args[0]}")
-    try:
-        # its own session, so a timeout ends the command's children too (mpirun's ssh/orted, nvcc's cc1plus)
-        process = subprocess.Popen(
-            args,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            stdin=subprocess.PIPE if input is not None else subprocess.DEVNULL,
-            text=True,
-            errors="replace",
-            env=None if env is None else dict(env),
-            start_new_session=True,
-        )
-    except OSError as error:  # e.g. PermissionError: Permission denied: /opt/cuda/bin/nvcc
-        return CommandResult(
-            args, None, error=f"{type(error).__name__}: {error.strerror or error}: {args[0]}"
-        )
+    with _ctrl_c_held() as pressed:
+        try:
+            # its own session, so a timeout ends the command's children too (mpirun's ssh/orted, nvcc's cc1plus)
+            process = subprocess.Popen(
+                args,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                stdin=subprocess.PIPE if input is not None else subprocess.DEVNULL,
+                text=True,
+                errors="replace",
+                env=None if env is None else dict(env),
+                start_new_session=True,
+            )
+        except OSError as error:  # e.g. PermissionError: Permission denied: /opt/cuda/bin/nvcc
+            if pressed():
+                raise KeyboardInterrupt from None
+            return CommandResult(
+                args, None, error=f"{type(error).__name__}: {error.strerror or error}: {args[0]}"
+            )
+    if pressed():  # Ctrl-C while it started: end it (and what it started already) before saying so
+        _kill_group(process)
+        process.wait()
+        raise KeyboardInterrupt
     try:
         stdout, stderr = process.communicate(input=input, timeout=timeout)
     except subprocess.TimeoutExpired:
@@ -66,6 +75,25 @@ def run_command(
         process.wait()
         raise
     return CommandResult(args, process.returncode, stdout, stderr)
+
+
+@contextlib.contextmanager
+def _ctrl_c_held() -> Iterator[Callable[[], bool]]:
+    """Ctrl-C held back while a command starts (yields whether it was pressed): raised inside Popen, before the
+    process is ours to end, it would leave the command's own session running, and whatever it started (seen on a
+    loaded machine: the command had started a child before Popen returned). Only in the main thread, where
+    Python's own handler is in place."""
+    if threading.current_thread() is not threading.main_thread() or (
+        signal.getsignal(signal.SIGINT) is not signal.default_int_handler
+    ):
+        yield lambda: False
+        return
+    pressed: list[int] = []
+    signal.signal(signal.SIGINT, lambda number, frame: pressed.append(number))
+    try:
+        yield lambda: bool(pressed)
+    finally:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 def _kill_group(process: subprocess.Popen) -> None:
