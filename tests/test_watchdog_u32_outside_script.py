@@ -20,7 +20,7 @@ total = torch.ones(1)
 for step in range(3):
     dist.all_reduce(total)
 weakref.finalize(total, time.sleep, 5)
-print("trained", dist.get_rank(), flush=True)
+print(f"trained {dist.get_rank()}", flush=True)  # one write: the two ranks share the console
 """
 
 
