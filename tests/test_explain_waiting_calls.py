@@ -63,11 +63,20 @@ dist.destroy_process_group()
     ids=["full_tensor_on_rank_0", "no_sync_on_rank_0"],
 )
 def test_the_waiting_ranks_line_is_named_on_two_gloo_ranks(tmp_path, script, line, advice):
-    done = torchrun_two_ranks(tmp_path, script, "--log-dir", str(tmp_path / "runs"))
+    for attempt in range(2):
+        # on a loaded machine gloo now and then aborts the waiting rank instead ("terminate called without an
+        # active exception", SIGABRT, no traceback of the rank's): torch's timing, not what is tested here; once
+        # more in a fresh folder, and a second abort fails the test
+        runs = tmp_path / f"runs{attempt}"
+        folder = tmp_path / f"run{attempt}"
+        folder.mkdir()
+        done = torchrun_two_ranks(folder, script, "--log-dir", str(runs))
+        if "Connection closed by peer" in done.stdout + done.stderr:
+            break
     assert done.returncode != 0 and "Connection closed by peer" in done.stdout + done.stderr, done.stderr[
         -2000:
     ]
-    for given in (str(tmp_path / "runs"), "-"):
+    for given in (str(runs), "-"):
         found = explain([given], stdin=_bytes(done.stdout + done.stderr))[0]
         assert found.id == "log.peer_closed", found.summary
         assert "was waiting in the collective made at" in found.summary and line in found.summary, (
