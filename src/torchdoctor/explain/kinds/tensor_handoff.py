@@ -5,7 +5,9 @@ Under torch's default sharing strategy on Linux (``file_descriptor``) a CPU tens
 ``multiprocessing.resource_sharer`` server, a thread of the sending process (``torch/multiprocessing/reductions.py``
 ``rebuild_storage_fd``; CPython's ``Lib/multiprocessing/resource_sharer.py``). When the sender has exited (or
 stopped that server) by then, the fetch is refused (``ConnectionRefusedError: [Errno 111] Connection refused``,
-catalog ``system:connection-refused-errno-111``). Two places a training script meets it:
+catalog ``system:connection-refused-errno-111``), or, where the exiting sender had already removed its server's
+socket, finds nothing to connect to (a bare ``FileNotFoundError: [Errno 2] No such file or directory``, no path
+named; ``system:resource-sharer-socket-gone``: seen in CI on a loaded machine, the same joined producer). Two places a training script meets it:
 
 - a DataLoader worker that exits while batches it sent are still queued: the main process's ``_try_get_data``
   raises "DataLoader worker (pid(s) N) exited unexpectedly" from it, a message explain otherwise reads as /dev/shm;
@@ -42,8 +44,7 @@ def _sender_gone(hits: list[Hit], ctx: Context) -> tuple[str, str]:
         return (
             f"DataLoader worker (pid(s) {worker.strip()}) had exited while the main process was still taking a "
             "batch it had sent: the batch's tensors come by file descriptor from the worker's own process "
-            "(ConnectionRefusedError in rebuild_storage_fd), not through /dev/shm being full"
-            + on_ranks(hits),
+            "(refused in rebuild_storage_fd), not through /dev/shm being full" + on_ranks(hits),
             "The worker ended, without an error of its own here, while batches it had already sent were queued: "
             "look for what ends a worker quietly in the dataset's code or what it calls (sys.exit(), os._exit(), "
             "a library that exits on bad input, a signal sent to it); run with num_workers=0 to see it happen in "
@@ -53,7 +54,7 @@ def _sender_gone(hits: list[Hit], ctx: Context) -> tuple[str, str]:
         )
     return (
         "a tensor sent through a multiprocessing queue by file descriptor could not be received: the process "
-        "that sent it had already exited (ConnectionRefusedError in rebuild_storage_fd)" + on_ranks(hits),
+        "that sent it had already exited (refused in rebuild_storage_fd)" + on_ranks(hits),
         "A CPU tensor put on a torch.multiprocessing queue is fetched from the sending process when it is taken "
         "off the queue, so the sender must still run then: take every item off the queue before joining the "
         "process that put it (q.get() before p.join()), or have the sender wait for a reply before it returns. "
@@ -66,9 +67,10 @@ def _sender_gone(hits: list[Hit], ctx: Context) -> tuple[str, str]:
 SENDER_GONE = Recogniser(
     kind="tensor_sender_gone",
     title="a tensor passed by file descriptor from a process that had exited",
-    anchors=("ConnectionRefusedError",),
-    templates=("system:connection-refused-errno-111",),
-    match=R(r"ConnectionRefusedError\b"),
+    anchors=("ConnectionRefusedError", "FileNotFoundError: [Errno 2] No such file or directory"),
+    templates=("system:connection-refused-errno-111", "system:resource-sharer-socket-gone"),
+    # the socket's path is not in the message: a missing file of the user's names its path after a colon
+    match=R(r"ConnectionRefusedError\b|FileNotFoundError: \[Errno 2\] No such file or directory\s*$"),
     # only where the refused connection is the fetch of a tensor's descriptor (ranks.CONTEXT reads the frame)
     requires=("loader_handoff",),
     # the DataLoader's "exited unexpectedly" raised from it: the refusal says why, not /dev/shm
