@@ -199,6 +199,7 @@ PROCESS_MODULES = {
     "test_errors_kernel_files",
     "test_flags_say_what_they_do",
     "test_hang_corpus",
+    "test_hang_job_reconnect",
     "test_net_find_bad",
     "test_launch_stops",
     "test_output_encodings",

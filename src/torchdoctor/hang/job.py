@@ -33,6 +33,9 @@ class JobExchange:
         self.hosts_rank0, self.host = hosts_rank0, host
         self._checked = 0.0
         self._gone = False  # the store stopped answering: node 0's agent has ended
+        self.reconnect: Callable[[], object] | None = (
+            None  # a new connection to the same store, under our prefix
+        )
 
     @classmethod
     def connect(cls, workers: list[dict], timeout: float = 10) -> JobExchange | None:
@@ -55,7 +58,11 @@ class JobExchange:
         prefix = f"torchdoctor/hang/{first.get('run_id', '')}/{first.get('restart', '0')}/"
         hosts_rank0 = any(w["rank"] == 0 for w in workers)
         world = int(first.get("world_size", 0))
-        return cls(PrefixStore(prefix, store), node, nodes, world, hosts_rank0, first.get("host", ""))
+        exchange = cls(PrefixStore(prefix, store), node, nodes, world, hosts_rank0, first.get("host", ""))
+        exchange.reconnect = lambda: PrefixStore(
+            prefix, TCPStore(address, int(port), is_master=False, timeout=timedelta(seconds=timeout))
+        )
+        return exchange
 
     def asked(self, running: Callable[[], bool], every: float = 1.0) -> bool:
         """Whether any node saw a hang (one store request, at most once every ``every`` seconds, while
@@ -89,8 +96,7 @@ class JobExchange:
             "records": [digest(r) for r in records.values()],
         }
         try:
-            self.store.set(f"node/{self.node}", json.dumps(summary))
-            self.store.add("asked", 1)
+            self._post(json.dumps(summary))
         except Exception as error:  # noqa: BLE001
             stop_run()
             return format_report(stacks, timeout, f"(the other nodes are unreachable: {error})", records)
@@ -137,6 +143,20 @@ class JobExchange:
         stop_run()
         extra = f"Full stacks and flight-recorder dumps, per node: {', '.join(folders)}. The run was stopped."
         return format_report(all_stacks, timeout, extra, all_records, nodes=self.nodes)
+
+    def _post(self, summary: str) -> None:
+        """This node's summary into the store, and the hang noted there: on a new connection once more where the
+        one in use fails (seen under CI's load: every node's post failed with "Broken pipe" while the store
+        still ran, each node then reporting only its own ranks). Raises what the second try raised."""
+        try:
+            self.store.set(f"node/{self.node}", summary)
+            self.store.add("asked", 1)
+        except Exception:  # noqa: BLE001 - a connection broken since it was made: a new one, once
+            if self.reconnect is None:
+                raise
+            self.store = self.reconnect()
+            self.store.set(f"node/{self.node}", summary)
+            self.store.add("asked", 1)
 
     def _gather(self, collect: float) -> tuple[list[dict], list[int]]:
         keys = [f"node/{n}" for n in range(self.nodes)]
