@@ -28,7 +28,12 @@ if rank == 0:
 def test_a_lone_barrier_after_an_object_broadcast_under_debug_watchdog_says_rank_1_finished_not_different_ops(
     tmp_path,
 ):
-    returncode, output = launch_two_ranks(tmp_path, SCRIPT, "--debug", "--watchdog", "3")
+    for attempt in range(2):
+        folder = tmp_path / f"run{attempt}"
+        folder.mkdir()
+        returncode, output = launch_two_ranks(folder, SCRIPT, "--debug", "--watchdog", "3")
+        if "terminate called without an active exception" not in output:
+            break  # (gloo aborted a rank once under CI's load, SIGABRT before any hang: torch's timing, run again)
     kept = re.search(r"Full stacks: (\S+)/rank\*", output)
     if kept:  # the folder the hang's report names, kept for the user: not for a test
         shutil.rmtree(kept[1], ignore_errors=True)
