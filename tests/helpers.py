@@ -77,6 +77,24 @@ def interrupted_once_hanging(command: list[str], folder: Path, env: dict) -> tup
     return group.returncode, log.read_text()
 
 
+def launch_interrupted_once_hanging(folder: Path, script: str) -> tuple[int | None, str]:
+    """``script`` written to ``folder/train.py``, run on 2 ranks by ``torchdoctor launch --standalone`` and stopped
+    with Ctrl-C once it wrote ``folder/hanging`` (`interrupted_once_hanging`): its exit status and output."""
+    (folder / "train.py").write_text(script)
+    environ = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path), "OMP_NUM_THREADS": "1"}
+    command = [
+        sys.executable,
+        "-m",
+        "torchdoctor",
+        "launch",
+        "--standalone",
+        "--nproc-per-node",
+        "2",
+        "train.py",
+    ]
+    return interrupted_once_hanging(command, folder, environ)
+
+
 def kept_for_a_person(prefix: str) -> Path:
     """A new folder that outlives the test run, for what a failure should leave for a person to read (a failed
     live job's files): under the temporary folder the suite was started with, not the run's own, which is

@@ -6,27 +6,12 @@ terminal sends it."""
 
 from __future__ import annotations
 
-import os
-import sys
-
-from helpers import interrupted_once_hanging
+from helpers import launch_interrupted_once_hanging
 from test_explain_u30_ctrl_c_places import SCRIPT
 
 
 def test_a_hang_stopped_with_ctrl_c_under_launch_on_this_torch_says_where_each_rank_was(tmp_path):
-    (tmp_path / "train.py").write_text(SCRIPT)
-    environ = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path), "OMP_NUM_THREADS": "1"}
-    command = [
-        sys.executable,
-        "-m",
-        "torchdoctor",
-        "launch",
-        "--standalone",
-        "--nproc-per-node",
-        "2",
-        "train.py",
-    ]
-    returncode, output = interrupted_once_hanging(command, tmp_path, environ)
+    returncode, output = launch_interrupted_once_hanging(tmp_path, SCRIPT)
     assert returncode == 130 and "torchdoctor: interrupted" in output, output[-3000:]
     assert "torchdoctor: rank 1 was interrupted at train.py:15 in __getitem__: time.sleep(3600)" in output, (
         output

@@ -7,12 +7,9 @@ blocked rank was, from the stack faulthandler wrote on SIGINT, and explain reads
 
 from __future__ import annotations
 
-import os
-import sys
-
 import pytest
 from explaining import explained
-from helpers import interrupted_once_hanging
+from helpers import launch_interrupted_once_hanging
 
 pytestmark = pytest.mark.processes
 
@@ -32,19 +29,7 @@ for epoch in range(3):
 
 
 def test_ctrl_c_on_ranks_blocked_in_cpp_says_where_each_was_and_explain_reads_it(tmp_path):
-    (tmp_path / "train.py").write_text(SCRIPT)
-    environ = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path), "OMP_NUM_THREADS": "1"}
-    command = [
-        sys.executable,
-        "-m",
-        "torchdoctor",
-        "launch",
-        "--standalone",
-        "--nproc-per-node",
-        "2",
-        "train.py",
-    ]
-    returncode, output = interrupted_once_hanging(command, tmp_path, environ)
+    returncode, output = launch_interrupted_once_hanging(tmp_path, SCRIPT)
     assert returncode == 130 and "torchdoctor: interrupted" in output, output[-3000:]
     assert (
         'torchdoctor: rank 1 was interrupted at train.py:12 in <module>: store.wait(["checkpoint_saved"])'
