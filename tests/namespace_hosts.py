@@ -90,7 +90,7 @@ def two_hosts(prefix: str, subnet: str = "10.233") -> Iterator[list[Host]]:
 @contextmanager
 def hosts_on_a_bridge(prefix: str, count: int, slow: int | None = None) -> Iterator[list[Host]]:
     """``count`` namespace hosts on one bridge (in a namespace of its own), host ``slow``'s link throttled to
-    20 mbit with ``tc tbf`` on both ends; everything made is removed afterwards."""
+    200 mbit with ``tc tbf`` on both ends; everything made is removed afterwards."""
     if os.geteuid() != 0:
         pytest.skip(f"network namespaces need root (ip netns add); running as uid {os.geteuid()}")
     tag = secrets.token_hex(3)
@@ -125,7 +125,7 @@ def hosts_on_a_bridge(prefix: str, count: int, slow: int | None = None) -> Itera
                 must(ip("-n", host.namespace, "link", "set", "lo", "up"))
                 if i == slow:
                     for namespace, device in ((host.namespace, host.interface), (switch, outside)):
-                        tbf = ["tc", "qdisc", "add", "dev", device, "root", "tbf", "rate", "20mbit"]
+                        tbf = ["tc", "qdisc", "add", "dev", device, "root", "tbf", "rate", "200mbit"]
                         tbf += ["burst", "32kbit", "latency", "400ms"]
                         must(
                             subprocess.run(
