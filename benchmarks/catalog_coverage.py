@@ -15,7 +15,7 @@
 - nccl: every ``WARN("...")`` format in ``src/`` of a fetched NVIDIA/nccl, with the release tags that print it;
 - deepspeed: engine, ZeRO, config, launcher, comm, op_builder, ``initialize``, universal checkpoints and the
   accelerator of a fetched deepspeedai/DeepSpeed, with tags;
-- accelerate, lightning, transformers: the installed packages' state/launch/utils, strategies/connectors,
+- accelerate, lightning, transformers: the installed packages' state/launch/utils, strategies/connectors and LightningCLI,
   Trainer;
 - datasets: Hugging Face ``datasets`` of a fetched huggingface/datasets (load.py, builder.py, data_files.py, the
   split and checksum checks, arrow_dataset.py, table.py, features, download, streaming), with tags;
@@ -535,6 +535,7 @@ def extract(
                 "lightning/fabric/utilities/distributed.py",
                 "lightning/fabric/utilities/device_parser.py",
                 "lightning/pytorch/utilities/data.py",
+                "lightning/pytorch/cli.py",
                 "lightning/fabric/utilities/data.py",
             ],
             lightning.__version__,

@@ -8,13 +8,23 @@ size, a loader empty on one rank; ``lightning/fabric/utilities/distributed.py``:
 the registries), Lightning 2.x (pytorch_lightning 1.x raised most of them as ``MisconfigurationException``). Each
 names what it refuses and so its fix. Trainer flags other kinds read (``trainer_arguments``, FSDP's and DeepSpeed's
 settings, custom batch samplers) are theirs.
+
+LightningCLI's SaveConfigCallback (``lightning/pytorch/cli.py``, ``setup``) writes the parsed config to
+``config.yaml`` in the trainer's log directory when fit starts and, unless told to overwrite, refuses a file already
+there: "SaveConfigCallback expected <path> to NOT exist. Aborting to avoid overwriting results of a previous run."
+A previous run's file (a logger whose directory is the working directory, WandbLogger's, writes every run's config
+to the same ./config.yaml, torchgeo/torchgeo#1621), or, as a user of pytorch_lightning's utilities.cli reported under
+DDP, one the same run wrote (Lightning-AI/pytorch-lightning#11158): the message names the way out either way.
 """
 
 from __future__ import annotations
 
 from torchdoctor.explain.kinds.refusal_table import refusal_recogniser
+from torchdoctor.explain.recognisers import Context, Hit, Pattern, Recogniser, first, on_ranks
 
 FAMILY = "a library refusing its settings"
+
+R = Pattern  # compiled where a log first needs it (recognisers.Pattern)
 
 _NO_BACKWARD_SYNC = (
     "fabric.no_backward_sync(model) takes the model fabric.setup() returned (wrapped by the strategy): call "
@@ -266,4 +276,31 @@ LIGHTNING_CALL_REFUSED = refusal_recogniser(
     ),
 )
 
-RECOGNISERS = (LIGHTNING_CALL_REFUSED,)
+
+def _saved_config(hits: list[Hit], ctx: Context) -> tuple[str, str]:
+    path = first(hits, "saved_config_path", "config.yaml")
+    return (
+        f"LightningCLI's SaveConfigCallback refused to overwrite {path}: a config saved there before (by a previous "
+        "run, or by another process of this one) is kept rather than replaced" + on_ranks(hits),
+        "LightningCLI saves the run's config to config.yaml in the trainer's log directory and will not overwrite "
+        "one: delete the old file or give the run its own log directory (a new version, experiment name or "
+        "default_root_dir), or let it replace the file with LightningCLI(save_config_kwargs={'overwrite': True}) "
+        "(save_config_overwrite=True before Lightning 1.9), or save none with "
+        "LightningCLI(save_config_callback=None). A logger whose save_dir is the working directory (WandbLogger's "
+        "default) makes every run write the same ./config.yaml; under DDP with pytorch_lightning's old "
+        "utilities.cli, save_config_overwrite=True let the run start.",
+    )
+
+
+SAVED_CONFIG_EXISTS = Recogniser(
+    # lightning/pytorch/cli.py SaveConfigCallback.setup: raise RuntimeError(f"{self.__class__.__name__} expected
+    # {config_path} to NOT exist. Aborting to avoid overwriting results of a previous run. ...")
+    kind="saved_config_exists",
+    title="LightningCLI refusing to overwrite its saved config",
+    templates=("lightning:expected-to-not-exist-aborting-to",),
+    anchors=("to NOT exist. Aborting to avoid overwriting results of a previous run",),
+    match=R(r"expected (?P<saved_config_path>\S{1,300}) to NOT exist\. Aborting"),
+    describe=_saved_config,
+)
+
+RECOGNISERS = (LIGHTNING_CALL_REFUSED, SAVED_CONFIG_EXISTS)

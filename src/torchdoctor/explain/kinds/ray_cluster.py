@@ -6,6 +6,13 @@ request {...}") as ``catalog/schedulers.tsv`` holds it. The v2 autoscaler prints
 every request it cannot place even at the cluster's largest size, which includes more tasks than the cluster holds at
 once (they wait their turn): that form is only likely a request no node can ever fill.
 
+verl's trainer (``verl/trainer/ppo/ray_trainer.py``, ResourcePoolManager._check_resource_available, as
+``catalog/third_party.tsv`` holds it) adds up the GPUs of the Ray cluster its driver is attached to and refuses to
+start when they are fewer than its resource pools ask for (trainer.nnodes x trainer.n_gpus_per_node): "Total available
+GPUs 16.0 is less than total desired GPUs 32". On several nodes that is a driver whose Ray is not the cluster the
+other nodes joined (ray.init without address='auto' starts a Ray of its own on one node: verl-project/verl#3358) or
+a node that never joined; on one node, settings asking for more GPUs than it has.
+
 Ray Train's ``python/ray/train/_internal/storage.py`` (StorageContext._check_validation_file): a worker that
 checkpoints looks for the marker file the driver wrote under ``RunConfig(storage_path)``, "Unable to set up cluster
 storage at storage_path=..." (2.7-2.8) or "... with the following settings: ... A local path on the head node is not
@@ -35,7 +42,24 @@ FAMILY = "launchers and schedulers"
 R = Pattern  # compiled where a log first needs it (recognisers.Pattern)
 
 
+def _verl_gpus(hits: list[Hit], ctx: Context) -> tuple[str, str]:
+    available = first(hits, "verl_available", "fewer")
+    desired = first(hits, "verl_desired", "the GPUs it asks for")
+    return (
+        f"verl's trainer asks its Ray cluster for {desired} GPUs (trainer.nnodes x trainer.n_gpus_per_node) and the "
+        f"Ray instance its driver is attached to offers {available}" + on_ranks(hits),
+        "Run `ray status` where the trainer starts: it shows the nodes and GPUs the driver sees. On several nodes, "
+        "start Ray on every node (ray start --head on one, ray start --address=<head ip>:6379 on the others) and "
+        "let the trainer join that cluster instead of starting a Ray of its own: ray.init(address='auto') (or "
+        "RAY_ADDRESS, or submit with ray job submit to the head); a node missing from `ray status` did not join "
+        "(its ray start failed, another Ray version, a firewall). Otherwise set trainer.nnodes and "
+        "trainer.n_gpus_per_node to what the cluster has (and CUDA_VISIBLE_DEVICES must show them when Ray starts).",
+    )
+
+
 def _resources(hits: list[Hit], ctx: Context) -> tuple[str, str]:
+    if first(hits, "verl_desired"):
+        return _verl_gpus(hits, ctx)
     facts = merged(hits)
     request = facts.get("ray_request", "").strip()
     summary = (
@@ -59,13 +83,20 @@ def _resources(hits: list[Hit], ctx: Context) -> tuple[str, str]:
 RAY_RESOURCES = Recogniser(
     kind="ray_resources",
     title="Ray request no node can hold",
-    templates=("schedulers:ray-no-node-type-fulfills-request",),
-    anchors=("No available node types can fulfill resource request",),
+    templates=(
+        "schedulers:ray-no-node-type-fulfills-request",
+        "third_party:verl-total-available-gpus-less-than-desired",
+    ),
+    anchors=("No available node types can fulfill resource request", "is less than total desired GPUs"),
     match=R(
-        r"No available node types can fulfill resource request(?P<ray_v2>s)? (?P<ray_request>\{[^\n]{0,300}?\}|[^\s.]{1,100})"
+        r"No available node types can fulfill resource request(?P<ray_v2>s)? (?P<ray_request>\{[^\n]{0,300}?\}|[^\s.]{1,100})|"
+        # verl/trainer/ppo/ray_trainer.py ResourcePoolManager._check_resource_available: raise ValueError(f"Total
+        # available GPUs {total_available_gpus} is less than total desired GPUs {total_required_gpus}")
+        r"Total available GPUs (?P<verl_available>\d+(?:\.\d+)?) is less than total desired GPUs "
+        r"(?P<verl_desired>\d+(?:\.\d+)?)"
     ),
     # v1's "request {..}" comes from is_feasible, no node type fits it; v2's "requests {..}*N" also counts a
-    # demand larger than the cluster's maximum size, which can wait
+    # demand larger than the cluster's maximum size, which can wait; verl's count of the cluster's GPUs is certain
     confirm=lambda hits, ctx: any("ray_v2" not in h.facts for h in hits),
     describe=_resources,
 )
