@@ -20,7 +20,7 @@ from torchdoctor.hang.files import RankFiles, ranks_with_files, written_at
 from torchdoctor.hang.joined_verdict import mismatch_verdict
 from torchdoctor.hang.places import collective_of
 from torchdoctor.hang.source import Frame, condition_on_chain, enclosing_loop, is_user_code
-from torchdoctor.hang.verdict import UNEVEN_ITERATIONS, Verdict
+from torchdoctor.hang.verdict import ON_EVERY_RANK, UNEVEN_ITERATIONS, Verdict
 from torchdoctor.rank_list import who
 
 # A collective that failed because a peer went away: the consequence, never the cause.
@@ -190,13 +190,6 @@ def ended_early(directory: Path, ranks: list[int], codes: dict[int, int] | None 
         f"rank {rank} was {at}{others}, and failed as its consequence ({error}). {advice}"
     )
     return Verdict(text, "ended_early", [r for r, _ in ended], place)
-
-
-ON_EVERY_RANK = (
-    "The ranks that skip that branch never make the collective inside it (a barrier, a full state dict's gather, a "
-    "DTensor's full_tensor(), a metric synchronised across ranks) and go on: make the call on every rank and keep "
-    "only the write or the print under the condition."
-)
 
 
 def _how_it_ended(rank: int, said: dict) -> str:
