@@ -183,6 +183,41 @@ def test_a_rank_that_finished_while_another_waits_in_a_call_under_a_rank_conditi
     )
 
 
+def test_one_gather_every_rank_made_with_its_own_size_is_the_failure_not_a_rank_that_died(tmp_path):
+    # accelerate's gather_for_metrics over batches split by hand, under `torchdoctor launch --watchdog` on 2 gloo
+    # ranks (session 32): the last batch held 2 samples on rank 0, 1 on rank 1; gloo aborted rank 1, and the verdict
+    # said "rank 1 died without a Python error (killed by signal 6)", since neither side of 1 against 1 is odd
+    from torchdoctor.explain.flight_recorder.compare import disagreements
+    from torchdoctor.explain.flight_recorder.records import Collective, RankRecord
+    from torchdoctor.hang.joined_verdict import mismatch_verdict
+
+    script = tmp_path / "eval.py"
+    script.write_text("\n" * 17 + "pred = accelerator.gather_for_metrics(pred)\n")
+    gather = [
+        Frame(str(script), 18, "<module>"),
+        Frame("/venv/lib/python3.11/site-packages/accelerate/utils/operations.py", 355, "_gpu_gather_one"),
+    ]
+
+    def noted(rank, rows, line=18):
+        at = [Frame(str(script), line, "<module>"), gather[1]]
+        calls = [Collective("0", 5, "all_gather", [[4]], [], ["Long"], frames=at)]
+        return RankRecord(
+            rank,
+            "noted",
+            {"0": [*calls, Collective("0", 6, "all_gather", [[rows]], [], ["Long"], frames=at)]},
+        )
+
+    (found,) = disagreements({0: noted(0, 2), 1: noted(1, 1)}, [0, 1])
+    verdict = mismatch_verdict(found, {})
+    assert "collective #6 has different sizes on different ranks" in verdict.text
+    assert "Every rank made this call, each with a size of its own" in verdict.text
+    assert "pad it to the largest" in verdict.text and verdict.culprits == []
+    assert (verdict.where.file, verdict.where.line) == (str(script), 18)
+    # near miss: the two sizes at two different lines are two calls, of which neither side can be told odd
+    (found,) = disagreements({0: noted(0, 2), 1: noted(1, 1, line=1)}, [0, 1])
+    assert "Which side is the odd one out cannot be told" in mismatch_verdict(found, {}).text
+
+
 def test_the_lines_a_wait_prints_are_not_progress_to_the_launchers_watchdog():
     # debug mode says "waited 5 s of 300 ..." then every 10 s: taken for output, it kept `launch --debug
     # --watchdog 10` from ever firing on a rank waiting alone (session 32); these are the lines that run printed

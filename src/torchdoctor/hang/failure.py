@@ -90,7 +90,11 @@ def failure_verdict(directory: Path, torchrun_output: str = "") -> Verdict | Non
     mismatch = _mismatch_in_calls(directory, ranks)
     if mismatch is not None:  # the ranks called one collective with different tensors: that came first
         after = [r for r in ranks if r not in mismatch.culprits]
-        text = mismatch.text + f"\nThe job failed on it; {_who(after)} failed as its consequence."
+        text = mismatch.text + (
+            f"\nThe job failed on it; {_who(after)} failed as its consequence."
+            if mismatch.culprits
+            else "\nThe job failed on it (gloo aborts a rank that receives a size it did not expect)."
+        )
         return Verdict(text, "mismatch", mismatch.culprits, mismatch.where, mismatch.condition)
     # a rank torchrun stopped (SIGTERM, -15) after another failed is a victim; one that died otherwise is not
     died_alone = [r for r in died if codes.get(r) != -15]
@@ -222,7 +226,7 @@ def _mismatch_in_calls(directory: Path, ranks: list[int]) -> Verdict | None:
     for d in disagreements(records, ranks):
         if d.kind in ("op", "sizes", "dtypes"):
             found = mismatch_verdict(d, {})
-            if found.culprits:
+            if found.culprits or found.where:  # a culprit, or one call every rank made with its own sizes
                 return found
     return None
 
