@@ -191,6 +191,16 @@ def _bad_input_cases(tmp_path):
         (["check", "--bogus"], "no such option: --bogus (see"),  # no misleading "did you mean --verbose"
         (["check", "--verbos"], "no such option: --verbos (did you mean --verbose?)"),
         (["env", "--jsn"], "no such option: --jsn (did you mean --json?)"),
+        # an unknown flag alone is named as such by every command, not taken for a missing argument
+        (["launch", "--bogus"], "no such option: --bogus (see `torchdoctor launch --help`"),
+        (
+            ["launch", "--nproc-per-node", "2", "--watchdg=3"],
+            "no such option: --watchdg (did you mean --watchdog?)",
+        ),
+        (["net", "--bogus"], "no such option: --bogus (see"),
+        (["explain", "--bogus"], "no such option: --bogus (see"),
+        (["mpi", "--bogus"], "no such option: --bogus (see"),
+        (["report", "--bogus"], "no such option: --bogus (see"),
     ]
     return cases
 

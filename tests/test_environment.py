@@ -17,6 +17,9 @@ from torchdoctor.environment import BadEnvironment, problems, require_valid
 BAD = [
     ("MASTER_ADDR", "node 01"),
     ("MASTER_ADDR", "node01:29500"),
+    ("MASTER_ADDR", " "),  # torch connects to ' ' as it is (a timeout), where "" is "not set"
+    ("MASTER_ADDR", "127.0.0.1 "),
+    ("MASTER_PORT", " "),  # int(' ') fails in torch
     ("MASTER_PORT", "abc"),
     ("MASTER_PORT", "99999"),
     ("MASTER_PORT", "0"),
@@ -33,6 +36,7 @@ BAD = [
     ("PET_NODE_RANK", "first"),
     ("PET_MAX_RESTARTS", "-3"),
     ("PET_MASTER_ADDR", "a b"),
+    ("PET_MASTER_ADDR", " node01"),
     ("PET_MASTER_PORT", "70000"),
     ("PET_RDZV_ENDPOINT", "node01:99999"),
     ("PET_RDZV_ENDPOINT", "node01:port"),
@@ -106,6 +110,17 @@ def test_good_values_pass(name, value):
     assert checks.check_environment({name: value}).status == "ok"
 
 
+def test_a_blank_value_counts_as_unset_where_its_reader_says_so():
+    # every reader takes "" for unset; only torchdoctor's own readers trim, so only there is "  " unset too
+    for name, variable in environment.BY_NAME.items():
+        assert environment.given(name, {name: ""}) is None
+        assert problems({name: ""}) == []
+        assert (environment.given(name, {name: "  "}) is None) == variable.trimmed, name
+    assert problems({"TORCHDOCTOR_LOG_LEVEL": "  ", "TORCHDOCTOR_DEBUG_MODE": " "}) == []
+    assert checks.check_environment({"MASTER_ADDR": ""}).summary.startswith("none of the variables")
+    assert checks.check_environment({"MASTER_ADDR": " "}).status == "fail"
+
+
 @pytest.mark.parametrize(
     "rank, world", [("RANK", "WORLD_SIZE"), ("SLURM_PROCID", "SLURM_NTASKS"), ("PMI_RANK", "PMI_SIZE")]
 )
@@ -151,6 +166,8 @@ def check_json(name, value, monkeypatch, capsys):
         ("MASTER_PORT", "abc"),
         ("MASTER_PORT", "99999"),
         ("MASTER_ADDR", "a b"),
+        ("MASTER_ADDR", " "),  # net read it as a host, check as unset, before session 32
+        ("PET_MASTER_ADDR", " node01"),  # net reads torchrun's first
         ("RANK", "x"),
         ("SLURM_JOB_ID", "j"),
     ],

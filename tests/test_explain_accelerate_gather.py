@@ -64,6 +64,39 @@ def test_gloos_size_check_without_accelerate_is_not_its_gather():
     found = explained(GLOO)
     assert found.id == "log.rank_divergence"
     assert "accelerate" not in found.summary and "pad_across_processes" not in found.fix
+    assert (
+        "Decide on one rank and broadcast the decision" in found.fix
+    )  # the ranks may have branched: no telling
+
+
+# gather_for_metrics in an eval loop over batches split by hand (a Subset per rank of 11 samples, batch_size=4, no
+# accelerator.prepare of the DataLoader), under plain torchrun on 2 gloo ranks (session 32): the last batch held 2
+# samples on rank 0 and 1 on rank 1. The lead said "Decide on one rank and broadcast the decision": every rank
+# made the same call, with its own batch's size. The lines as that run printed them.
+UNEVEN_LAST_BATCH = (
+    "terminate called after throwing an instance of 'gloo::EnforceNotMet'\n"
+    "  what():  [enforce fail at /__w/pytorch/pytorch/third_party/gloo/gloo/transport/tcp/pair.cc:456] "
+    "op.preamble.length <= op.nbytes. 8 vs 4. Received data size doesn't match expected size. Is there a "
+    "distributed collective mismatch in your code?\n"
+    "[rank0]: Traceback (most recent call last):\n"
+    '[rank0]:   File "/tmp/n32/gfm_manual.py", line 18, in <module>\n'
+    "[rank0]:     pred, y = accelerator.gather_for_metrics((pred, y))\n"
+    '[rank0]:   File "/venv/lib/python3.11/site-packages/accelerate/accelerator.py", line 3151, in '
+    "gather_for_metrics\n"
+    "[rank0]:     data = self.gather(input_data)\n"
+    '[rank0]:   File "/venv/lib/python3.11/site-packages/accelerate/utils/operations.py", line 355, in '
+    "_gpu_gather_one\n"
+    "[rank0]:     torch.distributed.all_gather(output_tensors, tensor)\n"
+)
+
+
+def test_gather_for_metrics_over_an_uneven_last_batch_leads_with_preparing_the_dataloader_not_a_decision():
+    found = explained(UNEVEN_LAST_BATCH)
+    assert found.id == "log.rank_divergence"
+    assert "in accelerate's gather: the ranks' tensors differ in shape" in found.summary
+    assert "an uneven last batch" in found.fix and "accelerator.prepare(model, loader)" in found.fix
+    assert "pad_across_processes(t, dim=0)" in found.fix
+    assert "Decide on one rank" not in found.fix and "branch that not every rank takes" not in found.fix
 
 
 # Lightning's bug-report model (examples/pytorch/bug_report/bug_report_model.py) on 2 CPU ranks under torchrun,
@@ -82,3 +115,4 @@ def test_lightnings_all_gather_of_different_shapes_names_its_own_fix():
         "Lightning's all_gather" in found.summary and "self.all_gather(torch.tensor(x.shape[d]" in found.fix
     )
     assert "pad_across_processes" not in found.fix
+    assert "Decide on one rank" not in found.fix  # every rank made that gather

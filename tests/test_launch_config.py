@@ -341,6 +341,9 @@ def torchrun_has(option: str) -> bool:
         (["--numa-binding", "all", "t.py"], "invalid choice: 'all'"),
         ([], "no script given: torchdoctor launch [OPTIONS] SCRIPT [ARGS]"),
         (["--debug"], "no script given"),
+        (["--bogus"], "no such option: --bogus (see `torchdoctor launch --help`"),  # not "no script given"
+        (["--nproc-per-node", "2", "--bogus=3"], "no such option: --bogus (see"),
+        (["--watchdg", "3", "t.py"], "no such option: --watchdg (did you mean --watchdog?)"),
     ],
 )
 def test_command_lines_torchs_parser_refuses_are_one_message(argv, message):

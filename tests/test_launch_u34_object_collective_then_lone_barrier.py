@@ -44,3 +44,7 @@ def test_a_lone_barrier_after_an_object_broadcast_under_debug_watchdog_says_rank
         "rank(s) 1 had already finished the script while rank(s) 0 wait in torch.distributed.barrier"
         in output
     ), output[-3000:]
+    # and names the condition the barrier sits under, as the failed job's verdict does without debug mode (u32)
+    assert "a call made under a condition on the rank at " in output and ":8 (`if rank == 0:`)" in output, (
+        output[-3000:]
+    )

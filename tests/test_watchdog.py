@@ -149,6 +149,97 @@ def test_a_rank_held_by_debug_mode_is_named_by_the_call_in_the_users_line(tmp_pa
     )
 
 
+def test_a_rank_that_finished_while_another_waits_in_a_call_under_a_rank_condition_names_the_condition(
+    tmp_path,
+):
+    # `torchdoctor launch --debug --watchdog 10` on 2 gloo ranks (session 32): rank 1's script returned, rank 0
+    # waits in debug mode's check-in of the barrier under `if rank == 0:`; the report said only "different
+    # numbers of collective calls", where the failure verdict without debug mode names the condition
+    import torchdoctor.distributed.debug as debug
+    from torchdoctor.hang.report import verdict
+
+    script = tmp_path / "train.py"
+    script.write_text(
+        "import torch.distributed as dist\n"  # 1
+        "dist.init_process_group('gloo')\n"  # 2
+        "rank = dist.get_rank()\n"  # 3
+        "if rank == 0:\n"  # 4
+        "    dist.barrier()\n"  # 5
+        "dist.all_reduce(x)\n"  # 6
+    )
+    in_debug_mode = [Frame(debug.__file__, 328, "wrapper"), Frame(debug.__file__, 219, "_first_time")]
+    finished = RankStack(1, note="its script had already returned")
+    waiting = RankStack(0, 10, "h", [Frame(str(script), 5, "<module>"), *in_debug_mode])
+    found = verdict([waiting, finished])
+    assert found.kind == "finished" and found.culprits == [1]
+    assert f"a call made under a condition on the rank at {script}:4 (`if rank == 0:`)" in found.text
+    assert "make the call on every rank" in found.text
+    assert (found.where.file, found.where.line) == (str(script), 4)
+    # near miss: the same wait on a line under no condition is the ranks' different numbers of calls
+    unconditional = RankStack(0, 10, "h", [Frame(str(script), 6, "<module>"), *in_debug_mode])
+    found = verdict([unconditional, finished])
+    assert (
+        "condition on the rank at" not in found.text and "different numbers of collective calls" in found.text
+    )
+
+
+def test_one_gather_every_rank_made_with_its_own_size_is_the_failure_not_a_rank_that_died(tmp_path):
+    # accelerate's gather_for_metrics over batches split by hand, under `torchdoctor launch --watchdog` on 2 gloo
+    # ranks (session 32): the last batch held 2 samples on rank 0, 1 on rank 1; gloo aborted rank 1, and the verdict
+    # said "rank 1 died without a Python error (killed by signal 6)", since neither side of 1 against 1 is odd
+    from torchdoctor.explain.flight_recorder.compare import disagreements
+    from torchdoctor.explain.flight_recorder.records import Collective, RankRecord
+    from torchdoctor.hang.joined_verdict import mismatch_verdict
+
+    script = tmp_path / "eval.py"
+    script.write_text("\n" * 17 + "pred = accelerator.gather_for_metrics(pred)\n")
+    gather = [
+        Frame(str(script), 18, "<module>"),
+        Frame("/venv/lib/python3.11/site-packages/accelerate/utils/operations.py", 355, "_gpu_gather_one"),
+    ]
+
+    def noted(rank, rows, line=18):
+        at = [Frame(str(script), line, "<module>"), gather[1]]
+        calls = [Collective("0", 5, "all_gather", [[4]], [], ["Long"], frames=at)]
+        return RankRecord(
+            rank,
+            "noted",
+            {"0": [*calls, Collective("0", 6, "all_gather", [[rows]], [], ["Long"], frames=at)]},
+        )
+
+    (found,) = disagreements({0: noted(0, 2), 1: noted(1, 1)}, [0, 1])
+    verdict = mismatch_verdict(found, {})
+    assert "collective #6 has different sizes on different ranks" in verdict.text
+    assert "Every rank made this call, each with a size of its own" in verdict.text
+    assert "pad it to the largest" in verdict.text and verdict.culprits == []
+    assert (verdict.where.file, verdict.where.line) == (str(script), 18)
+    # near miss: the two sizes at two different lines are two calls, of which neither side can be told odd
+    (found,) = disagreements({0: noted(0, 2), 1: noted(1, 1, line=1)}, [0, 1])
+    assert "Which side is the odd one out cannot be told" in mismatch_verdict(found, {}).text
+
+
+def test_the_lines_a_wait_prints_are_not_progress_to_the_launchers_watchdog():
+    # debug mode says "waited 5 s of 300 ..." then every 10 s: taken for output, it kept `launch --debug
+    # --watchdog 10` from ever firing on a rank waiting alone (session 32); these are the lines that run printed
+    from torchdoctor.hang.supervise import _pump
+
+    waiting = (
+        b"[rank0]:[W1201 11:00:24.039490501 socket.cpp:469] [c10d] waitForInput: poll for socket "
+        b"SocketImpl(fd=5, addr=[::ffff:127.0.0.1]:56194, remote=[::ffff:127.0.0.1]:45679) returned 0, likely a timeout\n"
+        b"torchdoctor: waited 5 s of 300 for rank 1 at collective #1 `torch.distributed.barrier` (1 of 2 waiting; "
+        b"this is rank 0 at /tmp/n32/lone_barrier.py:6 in <module>; TORCHDOCTOR_DEBUG_TIMEOUT=300)\n"
+        b"[default0]:torchdoctor: waited 15 s of 300 for rank 1 at collective #1 `torch.distributed.barrier`\n"
+    )
+    for said, moved in ((waiting, False), (waiting + b"step 3 loss 0.25\n", True), (b"\r 45%|####", True)):
+        read, write = os.pipe()
+        os.write(write, said)
+        os.close(write)
+        last_output = [0.0]
+        with open(os.devnull, "w") as out, os.fdopen(read, "rb") as pipe:
+            _pump(pipe, out, last_output)
+        assert (last_output[0] > 0) == moved, said
+
+
 def test_the_straggler_watchs_timing_wrapper_between_the_users_call_and_torchs_is_not_named():
     # launch --watchdog turns the straggler watch on where a core is spare: its wrapper sits in every
     # collective's stack, and the hang is still the user's call, not "inside torchdoctor's wrapper"

@@ -3,7 +3,9 @@
 `check` turns what `problems` finds into a finding with its fix; the commands (`net`, `launch`) and the
 library (`get_logger`, debug mode, the rank set-up) call `require_valid` on the variables they are about to
 read, which raises `BadEnvironment` (one line and exit status 2 in the CLI, a ``ValueError`` in a script)
-with the same words. A variable that is set but empty counts as unset, as the readers treat it.
+with the same words. A variable that is set but empty counts as unset, as every reader treats it; one of only
+spaces counts as unset for torchdoctor's own readers, which trim a value, but torch and torchrun take a value
+as it is (``MASTER_ADDR=' '`` is a host named ``' '``), so there it is judged as a value (`given`).
 
 >>> [str(p) for p in problems({"MASTER_PORT": "99999"})]
 ["MASTER_PORT='99999': must be a port number from 1 to 65535"]
@@ -42,6 +44,9 @@ class Variable:
     expected: str
     valid: Callable[[str], bool]
     example: str
+    trimmed: bool = (
+        False  # the reader strips spaces around the value (torchdoctor's); torch's takes it as it is
+    )
 
 
 @dataclass(frozen=True)
@@ -71,15 +76,18 @@ def _whole(minimum: int, maximum: int | None = None) -> Callable[[str], bool]:
 
 
 _port = _whole(1, 65535)
-_HOST = re.compile(r"^[A-Za-z0-9_.\-]+$|^\[?[0-9A-Fa-f:.]+(%[A-Za-z0-9_.\-]+)?\]?$")
+_HOST = re.compile(r"[A-Za-z0-9_.\-]+|\[?[0-9A-Fa-f:.]+(%[A-Za-z0-9_.\-]+)?\]?")
+
+
+_AS_IS = ", no spaces around it (it is used as it is)"
 
 
 def _host(value: str) -> bool:
-    return bool(_HOST.match(value.strip()))
+    return bool(_HOST.fullmatch(value))  # as it is: torch connects to ' node01' as typed, and fails
 
 
 def _endpoint(value: str) -> bool:
-    text = value.strip()
+    text = value.strip()  # torchrun strips the endpoint (parse_rendezvous_endpoint)
     if text.startswith("["):  # [IPv6]:PORT or [IPv6]
         host, _, port = text.partition("]")
         return _host(host + "]") and (not port or (port.startswith(":") and _port(port[1:])))
@@ -139,7 +147,7 @@ def _rank_variables(launcher: str, rank: str, world: str, local: str, local_worl
 
 
 VARIABLES: tuple[Variable, ...] = (
-    Variable("MASTER_ADDR", "torch.distributed", "a host name or an IP address", _host, "127.0.0.1"),
+    Variable("MASTER_ADDR", "torch.distributed", f"a host name or an IP address{_AS_IS}", _host, "127.0.0.1"),
     Variable("MASTER_PORT", "torch.distributed", "a port number from 1 to 65535", _port, "29500"),
     *_rank_variables("torchrun", "RANK", "WORLD_SIZE", "LOCAL_RANK", "LOCAL_WORLD_SIZE"),
     Variable("GROUP_RANK", "torchrun", "a whole number from 0 (the rank of this host)", _whole(0), "0"),
@@ -148,7 +156,7 @@ VARIABLES: tuple[Variable, ...] = (
     Variable("PET_NPROC_PER_NODE", "torchrun", "a whole number from 1, or auto, cpu, gpu, xpu", _nproc, "2"),
     Variable("PET_NODE_RANK", "torchrun", "a whole number from 0", _whole(0), "0"),
     Variable("PET_MAX_RESTARTS", "torchrun", "a whole number from 0", _whole(0), "0"),
-    Variable("PET_MASTER_ADDR", "torchrun", "a host name or an IP address", _host, "127.0.0.1"),
+    Variable("PET_MASTER_ADDR", "torchrun", f"a host name or an IP address{_AS_IS}", _host, "127.0.0.1"),
     Variable("PET_MASTER_PORT", "torchrun", "a port number from 1 to 65535", _port, "29500"),
     Variable(
         "PET_RDZV_ENDPOINT",
@@ -175,6 +183,7 @@ VARIABLES: tuple[Variable, ...] = (
         "a log level: DEBUG, INFO, WARNING, ERROR or CRITICAL",
         _log_level,
         "INFO",
+        trimmed=True,
     ),
     Variable(
         "ACCELERATE_LOG_LEVEL",
@@ -182,6 +191,7 @@ VARIABLES: tuple[Variable, ...] = (
         "a log level: DEBUG, INFO, WARNING, ERROR or CRITICAL",
         _log_level,
         "INFO",
+        trimmed=True,
     ),
     Variable(
         "TORCHDOCTOR_DEBUG_MODE",
@@ -189,6 +199,7 @@ VARIABLES: tuple[Variable, ...] = (
         "on (1, true, yes, on) or off (0, false, no, off)",
         _one_of(*ON_VALUES, *OFF_VALUES),
         "1",
+        trimmed=True,
     ),
     Variable(
         "ACCELERATE_DEBUG_MODE",
@@ -196,9 +207,15 @@ VARIABLES: tuple[Variable, ...] = (
         "on (1, true, yes, on, y, t) or off (0, false, no, off, n, f)",
         _one_of(*ACCELERATE_ON_VALUES, *ACCELERATE_OFF_VALUES),
         "1",
+        trimmed=True,
     ),
     Variable(
-        "TORCHDOCTOR_DEBUG_TIMEOUT", "torchdoctor's debug mode", "a number of seconds above 0", _seconds, "60"
+        "TORCHDOCTOR_DEBUG_TIMEOUT",
+        "torchdoctor's debug mode",
+        "a number of seconds above 0",
+        _seconds,
+        "60",
+        trimmed=True,
     ),
 )
 BY_NAME = {v.name: v for v in VARIABLES}
@@ -216,10 +233,25 @@ _PAIRS = (
 
 # What each reader reads, for `require_valid`
 RANKS = tuple(v.name for v in VARIABLES if v.read_by in ("torchrun", "SLURM", "Open MPI", "MPICH"))
-RENDEZVOUS = ("MASTER_ADDR", "MASTER_PORT", "SLURM_JOB_ID", *RANKS)
+# `net` reads torchrun's PET_MASTER_* before MASTER_* (as a torchrun launch would use them)
+RENDEZVOUS = ("MASTER_ADDR", "MASTER_PORT", "PET_MASTER_ADDR", "PET_MASTER_PORT", "SLURM_JOB_ID", *RANKS)
 TORCHRUN = tuple(v.name for v in VARIABLES if v.name.startswith("PET_"))
 DEBUG_MODE = ("TORCHDOCTOR_DEBUG_MODE", "ACCELERATE_DEBUG_MODE", "TORCHDOCTOR_DEBUG_TIMEOUT")
 LOG_LEVEL = ("TORCHDOCTOR_LOG_LEVEL", "ACCELERATE_LOG_LEVEL")
+
+
+def given(name: str, environ: Mapping[str, str] | None = None) -> str | None:
+    """The value of variable ``name`` in ``environ`` (default ``os.environ``) as its reader takes it; None when
+    its reader counts it as unset: absent or empty, or only spaces for a reader that trims.
+
+    >>> given("MASTER_ADDR", {"MASTER_ADDR": ""}), given("MASTER_ADDR", {"MASTER_ADDR": " "})
+    (None, ' ')
+    """
+    environ = os.environ if environ is None else environ
+    value = environ.get(name, "")
+    if BY_NAME[name].trimmed:
+        value = value.strip()
+    return value or None
 
 
 def problems(environ: Mapping[str, str] | None = None, names: Iterable[str] | None = None) -> list[Problem]:
@@ -229,13 +261,13 @@ def problems(environ: Mapping[str, str] | None = None, names: Iterable[str] | No
     found = [
         Problem(variable, environ[name])
         for name, variable in wanted.items()
-        if environ.get(name, "").strip() and not variable.valid(environ[name])
+        if given(name, environ) is not None and not variable.valid(environ[name])
     ]
     bad = {p.variable.name for p in found}
     for rank, world in _PAIRS:
         if rank not in wanted or world not in wanted or {rank, world} & bad:
             continue
-        if environ.get(rank, "").strip() and environ.get(world, "").strip().isdigit():
+        if given(rank, environ) is not None and environ.get(world, "").strip().isdigit():
             if int(environ[rank]) >= int(environ[world]):
                 found.append(
                     Problem(

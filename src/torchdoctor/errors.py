@@ -1,11 +1,13 @@
 """Errors the CLI turns into one line on stderr and exit status 2, and the checks of values that raise them."""
 
 import contextlib
+import difflib
 import errno
 import math
 import os
 import stat
 import tempfile
+from collections.abc import Iterable
 from pathlib import Path
 
 
@@ -23,6 +25,21 @@ def wrong_value(flag: str, value: object, expected: str) -> BadInput:
     --devices 'one': must be a whole number
     """
     return BadInput(f"{flag} {value!r}: must be {expected}")
+
+
+def no_such_option(typed: str, known: Iterable[str]) -> str:
+    """The words for an option no command takes, with the ``known`` ones that look like a typo of it (a
+    difflib suggestion alone would offer --verbose for --bogus).
+
+    >>> no_such_option("--verbos", ["--json", "--verbose"])
+    'no such option: --verbos (did you mean --verbose?)'
+    """
+    close = [
+        name
+        for name in sorted(set(known))
+        if name.startswith(typed) or difflib.SequenceMatcher(None, typed, name).ratio() >= 0.8
+    ]
+    return f"no such option: {typed}" + (f" (did you mean {' or '.join(close)}?)" if close else "")
 
 
 def require_seconds(flag: str, value: float | None, maximum: float = 7 * 24 * 3600) -> None:

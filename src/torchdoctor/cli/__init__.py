@@ -6,7 +6,6 @@ and exit status 2, never a traceback.
 
 from __future__ import annotations
 
-import difflib
 import importlib
 import io
 import os
@@ -19,7 +18,7 @@ import typer
 
 from torchdoctor import __version__
 from torchdoctor.cli.app import app
-from torchdoctor.errors import BadInput, wrong_value
+from torchdoctor.errors import BadInput, no_such_option, wrong_value
 from torchdoctor.findings import fall_back_to_ascii
 
 # typer >= 0.22 vendors its own click; find its exception classes through a public one.
@@ -101,14 +100,7 @@ def _usage_message(error) -> str:
     """Click's and pydantic's usage errors in our words: the flag, the value as typed, what it must be."""
     name = type(error).__name__
     if name == "NoSuchOption":
-        typed = error.option_name
-        # click suggests any option difflib finds (--bogus -> --verbose); keep the ones that look like a typo
-        close = [
-            p
-            for p in sorted(error.possibilities or ())
-            if p.startswith(typed) or difflib.SequenceMatcher(None, typed, p).ratio() >= 0.8
-        ]
-        return f"no such option: {typed}" + (f" (did you mean {' or '.join(close)}?)" if close else "")
+        return no_such_option(error.option_name, error.possibilities or ())
     cause = error.__cause__
     param = getattr(error, "param", None)
     if name == "BadParameter" and param is not None and callable(getattr(cause, "errors", None)):

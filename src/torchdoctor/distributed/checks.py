@@ -48,7 +48,7 @@ def check_environment(environ: Mapping[str, str] | None = None) -> Finding:
     wrong = environment.problems(environ, checked)
     if wrong:
         return _environment_finding(verdict, wrong, {p.variable.name: p.value for p in wrong})
-    seen = {name: environ[name] for name in checked if environ.get(name, "").strip()}
+    seen = {name: environ[name] for name in checked if environment.given(name, environ) is not None}
     return verdict(
         "ok",
         f"{len(seen)} of the {len(checked)} variables a run reads are set, each to a value it accepts"

@@ -13,6 +13,7 @@ made of ``check`` requests on this thread, closer together at first (an answer u
 
 from __future__ import annotations
 
+import re
 import sys
 import threading
 import time
@@ -24,6 +25,13 @@ QUIET_SECONDS = 2.0
 FIRST_LINE_SECONDS = 5.0
 LINE_EVERY_SECONDS = 10.0
 POLL_PAUSE_SECONDS = 0.1  # the longest pause between two checks, on a connection that cannot be cloned
+# The lines a wait prints while it goes on, which say that nothing moved: ours (`say`'s, below), and c10d's
+# warning when a store's wait times out (the quiet first part of ours); after the prefix a launcher may give a
+# rank's line ([rank0]:, [default0]:). `torchdoctor launch --watchdog` does not take them for progress.
+WAIT_LINE = re.compile(
+    rb"^(?:\[[^\]\n]*\]:)?(?:torchdoctor: waited \d+ s of |\[[^\]\n]*socket\.cpp:\d+\] \[c10d\] waitForInput: ).*$",
+    re.MULTILINE,
+)
 
 
 def wait_for_keys(

@@ -20,7 +20,7 @@ from torchdoctor.hang.files import RankFiles, ranks_with_files, written_at
 from torchdoctor.hang.joined_verdict import mismatch_verdict
 from torchdoctor.hang.places import collective_of
 from torchdoctor.hang.source import Frame, condition_on_chain, enclosing_loop, is_user_code
-from torchdoctor.hang.verdict import UNEVEN_ITERATIONS, Verdict
+from torchdoctor.hang.verdict import ON_EVERY_RANK, UNEVEN_ITERATIONS, Verdict
 from torchdoctor.rank_list import who
 
 # A collective that failed because a peer went away: the consequence, never the cause.
@@ -90,7 +90,11 @@ def failure_verdict(directory: Path, torchrun_output: str = "") -> Verdict | Non
     mismatch = _mismatch_in_calls(directory, ranks)
     if mismatch is not None:  # the ranks called one collective with different tensors: that came first
         after = [r for r in ranks if r not in mismatch.culprits]
-        text = mismatch.text + f"\nThe job failed on it; {_who(after)} failed as its consequence."
+        text = mismatch.text + (
+            f"\nThe job failed on it; {_who(after)} failed as its consequence."
+            if mismatch.culprits
+            else "\nThe job failed on it (gloo aborts a rank that receives a size it did not expect)."
+        )
         return Verdict(text, "mismatch", mismatch.culprits, mismatch.where, mismatch.condition)
     # a rank torchrun stopped (SIGTERM, -15) after another failed is a victim; one that died otherwise is not
     died_alone = [r for r in died if codes.get(r) != -15]
@@ -192,13 +196,6 @@ def ended_early(directory: Path, ranks: list[int], codes: dict[int, int] | None 
     return Verdict(text, "ended_early", [r for r, _ in ended], place)
 
 
-ON_EVERY_RANK = (
-    "The ranks that skip that branch never make the collective inside it (a barrier, a full state dict's gather, a "
-    "DTensor's full_tensor(), a metric synchronised across ranks) and go on: make the call on every rank and keep "
-    "only the write or the print under the condition."
-)
-
-
 def _how_it_ended(rank: int, said: dict) -> str:
     status = said.get("exit_status", 0)
     how = "returned" if not status else f"called sys.exit({status})"
@@ -229,7 +226,7 @@ def _mismatch_in_calls(directory: Path, ranks: list[int]) -> Verdict | None:
     for d in disagreements(records, ranks):
         if d.kind in ("op", "sizes", "dtypes"):
             found = mismatch_verdict(d, {})
-            if found.culprits:
+            if found.culprits or found.where:  # a culprit, or one call every rank made with its own sizes
                 return found
     return None
 

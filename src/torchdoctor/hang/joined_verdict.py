@@ -262,6 +262,13 @@ def mismatch_verdict(d, by_rank: dict[int, RankStack]) -> Verdict:
         if passes:  # which rank skipped cannot be told, what differs can
             sentences.append(passes)
             return Verdict("\n".join(sentences), "mismatch")
+        if _one_call_sizes_of_its_own(d):  # no side is odd: each rank gave that call its own data
+            sentences.append(
+                "Every rank made this call, each with a size of its own: " + finding.fix.splitlines()[0]
+            )
+            return Verdict(
+                "\n".join(sentences), "mismatch", [], user_call(next(iter(d.examples.values())).frames)
+            )
         sentences.append("Which side is the odd one out cannot be told: " + finding.fix.splitlines()[0])
         return Verdict("\n".join(sentences), "mismatch")
     culprits = list(d.entered[odd])
@@ -289,6 +296,15 @@ def mismatch_verdict(d, by_rank: dict[int, RankStack]) -> Verdict:
     verdict = Verdict("\n".join(sentences), "mismatch", culprits, where, condition)
     verdict.share = 1 - len(culprits) / sum(len(r) for r in d.entered.values())
     return verdict
+
+
+def _one_call_sizes_of_its_own(d) -> bool:
+    """Whether the ranks of a size (or dtype) disagreement all made one operation at one line of the user's code
+    (a gather of each rank's last batch, of unevenly padded sequences): the same call, not a branch."""
+    if d.kind not in ("sizes", "dtypes"):
+        return False
+    calls = {(c.op, user_call(c.frames)) for c in d.examples.values()}
+    return len(calls) == 1 and next(iter(calls))[1] is not None
 
 
 # what the watchdog's report concludes from DDP's ranks split between backward and the next forward (explain reads it)

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TextIO
 
+from torchdoctor.distributed.waiting import WAIT_LINE
 from torchdoctor.hang.at_exit import exit_report, stuck_at_exit
 from torchdoctor.hang.collect import collect_stacks, workers_in, workers_running
 from torchdoctor.hang.failure import failure_verdict, keep_exit_codes
@@ -227,7 +228,8 @@ def _pump(pipe, out: TextIO, last_output: list[float], keep: collections.deque |
         chunk = os.read(pipe.fileno(), 65536)
         if not chunk:
             return
-        last_output[0] = time.time()
+        if _is_progress(chunk):
+            last_output[0] = time.time()
         if keep is not None:
             keep.append(chunk)
         if target is not None:
@@ -235,3 +237,10 @@ def _pump(pipe, out: TextIO, last_output: list[float], keep: collections.deque |
         else:
             out.write(chunk.decode(errors="replace"))
         out.flush()
+
+
+def _is_progress(chunk: bytes) -> bool:
+    """Whether a worker's output says it moved: any line but those a wait prints while nothing moves (debug
+    mode's ``torchdoctor: waited 15 s of 300 for rank 1 …``, every 10 s, would otherwise keep a watchdog of 10 s
+    or more from ever firing)."""
+    return bool(WAIT_LINE.sub(b"", chunk).strip())

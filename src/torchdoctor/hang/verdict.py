@@ -59,13 +59,7 @@ def stacks_verdict(stacks: list[RankStack]) -> Verdict:
             return left
         finished = [s.rank for s in elsewhere if not s.frames and "returned" in s.note]
         if finished and len(finished) == len(absent):
-            return Verdict(
-                f"{ranks_named(finished)} had already finished the script while {ranks_named(ranks)} wait in {collective}: "
-                "the ranks made different numbers of collective calls (a loop that ran longer on some ranks, "
-                "uneven data per rank, a condition on the rank).",
-                "finished",
-                finished,
-            )
+            return _finished(finished, ranks, collective, waiters)
         culprit = elsewhere[0] if len(elsewhere) == 1 else None
         where = user_frame(culprit) if culprit else None
         if "inside torchdoctor's" in collective:
@@ -119,6 +113,38 @@ def stacks_verdict(stacks: list[RankStack]) -> Verdict:
         )
     return Verdict("no rank is in a collective: the run is stuck in the script itself.", "stuck")
 
+
+def _finished(finished: list[int], ranks: list[int], collective: str, waiters: list[RankStack]) -> Verdict:
+    """Some ranks' scripts returned while the others wait in ``collective``: where the waiters' call sits under
+    a condition on the rank that few ranks take (``if rank == 0: dist.barrier()``), that condition, with the
+    line it is on; else the ranks made different numbers of calls, for a reason the stacks do not show. (The
+    same call failing instead, on gloo without debug mode, is `failure.ended_early`'s, which names it too.)"""
+    text = f"{ranks_named(finished)} had already finished the script while {ranks_named(ranks)} wait in {collective}"
+    branch = condition_on_chain(waiters[0].frames) if waiters else None
+    if branch is not None and branch[1].few is not False:
+        frame, condition = branch
+        return Verdict(
+            f"{text}, a call made under a condition on the rank at {frame.file}:{condition.line} "
+            f"(`{condition.code}`). {ON_EVERY_RANK}",
+            "finished",
+            finished,
+            Frame(frame.file, condition.line, frame.function),
+            str(condition),
+        )
+    return Verdict(
+        f"{text}: the ranks made different numbers of collective calls (a loop that ran longer on some ranks, "
+        "uneven data per rank, a condition on the rank).",
+        "finished",
+        finished,
+    )
+
+
+# A collective under a condition few ranks take (`if rank == 0: dist.barrier()`): what fixes it.
+ON_EVERY_RANK = (
+    "The ranks that skip that branch never make the collective inside it (a barrier, a full state dict's gather, a "
+    "DTensor's full_tensor(), a metric synchronised across ranks) and go on: make the call on every rank and keep "
+    "only the write or the print under the condition."
+)
 
 # What fixes ranks that ran different numbers of iterations (torch/distributed/algorithms/join.py: DDP's
 # `join()` shadows the collectives of the ranks that ran out of batches).

@@ -18,6 +18,7 @@ from typing import Any
 
 from torchdoctor.errors import (
     BadInput,
+    no_such_option,
     require_count,
     require_readable_file,
     require_seconds,
@@ -114,22 +115,38 @@ def command_line_parser() -> argparse.ArgumentParser:
     ours.add_argument("--verbose", "-v", action="store_true", help="Print the torchrun command line first.")
     ours.add_argument("--no-color", action="store_true", help="Print without colours (as every command).")
 
+    _script_optional(parser)
+
     def refuse(message: str):
-        raise BadInput(_usage_message(message))
+        raise BadInput(_usage_message(message, parser))
 
     parser.error = refuse
     return parser
 
 
-def _usage_message(message: str) -> str:
+def _script_optional(parser: argparse.ArgumentParser) -> None:
+    """Make the script optional to argparse, so that, finding none, it still names an unknown option before
+    it (`launch --bogus` is "no such option: --bogus", not "no script given"); `parse_command_line` says when
+    none was given. The usage line keeps saying the script is needed."""
+    parser.usage = parser.format_usage().removeprefix("usage: ").rstrip("\n")
+    for action in parser._actions:
+        if action.dest == "training_script":
+            action.nargs, action.required, action.default = "?", False, None
+        elif action.dest == "training_script_args":
+            action.required, action.default = False, []
+
+
+NO_SCRIPT = "no script given: torchdoctor launch [OPTIONS] SCRIPT [ARGS] (see `torchdoctor launch --help`)"
+
+
+def _usage_message(message: str, parser: argparse.ArgumentParser) -> str:
     if message.startswith("unrecognized arguments:"):
-        unknown = message.split(":", 1)[1].split()[0]
+        unknown = message.split(":", 1)[1].split()[0].split("=", 1)[0]  # --bogus=3 is option --bogus
+        known = (name for action in parser._actions for name in action.option_strings)
         return (
-            f"no such option: {unknown} (see `torchdoctor launch --help`; options after the script go "
+            f"{no_such_option(unknown, known)} (see `torchdoctor launch --help`; options after the script go "
             "to the script)"
         )
-    if message.startswith("the following arguments are required"):
-        return "no script given: torchdoctor launch [OPTIONS] SCRIPT [ARGS] (see `torchdoctor launch --help`)"
     return message
 
 
@@ -141,7 +158,10 @@ def parse_command_line(argv: list[str]) -> LaunchOptions:
     ours = {name: parsed.pop(name, None) for name in names}
     if ours["no_color"]:
         os.environ["NO_COLOR"] = "1"  # as the other commands' --no-color: https://no-color.org
-    program = [parsed.pop("training_script"), *parsed.pop("training_script_args")]
+    script = parsed.pop("training_script")
+    if script is None:
+        raise BadInput(NO_SCRIPT)
+    program = [script, *parsed.pop("training_script_args")]
     return LaunchOptions(
         flags=parsed,
         program=program,

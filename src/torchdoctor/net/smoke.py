@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
 
+from torchdoctor import environment
 from torchdoctor.distributed.ranks import RankInfo, from_environment
 from torchdoctor.errors import BadInput, require_writable_folder
 from torchdoctor.findings import Finding, worst
@@ -259,7 +260,7 @@ def _preflight(options: NetOptions, info: RankInfo, environ: Mapping[str, str]) 
 
 def _master(environ: Mapping[str, str], what: str) -> str | None:
     """``PET_MASTER_ADDR``/``_PORT`` (torchrun's, which a torchrun launch would use), else ``MASTER_*``."""
-    return environ.get(f"PET_MASTER_{what}") or environ.get(f"MASTER_{what}")
+    return environment.given(f"PET_MASTER_{what}", environ) or environment.given(f"MASTER_{what}", environ)
 
 
 def _alone(options: NetOptions, status: Status, environ: Mapping[str, str], worker: str) -> NetResult:

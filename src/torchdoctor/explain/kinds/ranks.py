@@ -382,15 +382,24 @@ def _divergence(hits: list[Hit], ctx: Context) -> tuple[str, str]:
         "(TORCH_DISTRIBUTED_DEBUG=DETAIL makes torch itself check every collective, at a cost.)"
     )
     if "size_a" in facts and ctx.facts.get("saw_accelerate_gather"):
-        # every rank joined accelerate's gather: the same call, with tensors of different shapes
+        # every rank joined accelerate's gather: the same call, with tensors of different shapes; no branch to
+        # decide on one rank (found with gather_for_metrics over batches split by hand under plain torchrun: the
+        # last batch held 2 samples on rank 0, 1 on rank 1)
         summary += "; in accelerate's gather: the ranks' tensors differ in shape"
         fix = (
-            "accelerator.gather takes a tensor of one shape on every rank; sequences padded per batch (input ids, "
-            "generated tokens, logits) differ in length between ranks. Pad them to one length first:\n"
+            "accelerator.gather and gather_for_metrics take a tensor of one shape on every rank. Two usual "
+            "causes:\n"
+            "- an uneven last batch (the data split by hand, a DataLoader not passed to accelerator.prepare, "
+            "even_batches=False): prepare the DataLoader (model, loader = accelerator.prepare(model, loader)); "
+            "every rank then gets batches of the same size, and gather_for_metrics drops the samples repeated to "
+            "even them. Or pad first and drop the padding after: t = accelerator.pad_across_processes(t, dim=0)\n"
+            "- sequences padded per batch (input ids, generated tokens, logits) differ in length between ranks. "
+            "Pad them to one length first:\n"
             "    t = accelerator.pad_across_processes(t, dim=1, pad_index=tokenizer.pad_token_id)\n"
             "    t = accelerator.gather_for_metrics(t)\n"
-            "or gather Python objects with accelerate.utils.gather_object. With ACCELERATE_DEBUG_MODE=1 accelerate "
-            "checks the shapes before gathering and names them.\n" + fix
+            "Or gather Python objects: accelerator.gather_for_metrics(t, use_gather_object=True) (accelerate 0.30+), "
+            "accelerate.utils.gather_object. With ACCELERATE_DEBUG_MODE=1 (or torchdoctor launch --debug) the shapes "
+            "are checked before the gather and named, each rank's with its line."
         )
     elif "size_a" in facts and ctx.facts.get("saw_lightning_gather"):
         summary += "; in Lightning's all_gather: the ranks' tensors differ in shape"
@@ -398,7 +407,8 @@ def _divergence(hits: list[Hit], ctx: Context) -> tuple[str, str]:
             "self.all_gather (Fabric.all_gather) takes a tensor of one shape on every rank. Gather each rank's size "
             "of the dimension d that differs first (self.all_gather(torch.tensor(x.shape[d], device=self.device))), "
             "pad x along d to the largest (torch.nn.functional.pad), gather, then cut each rank's part back to its "
-            "own size; or gather Python objects with torch.distributed.all_gather_object.\n" + fix
+            "own size; or gather Python objects with torch.distributed.all_gather_object. torchdoctor launch "
+            "--debug checks the shapes before the gather and names each rank's with its line."
         )
     elif ctx.facts.get("framework") == "lightning":
         # Lightning's own collectives that a rank condition hides: found with self.log(..., sync_dist=True)
