@@ -16,6 +16,13 @@ An exception raised by `explain` on a file counts as a miss and is printed; it n
     python benchmarks/explain_corpus.py tests/fixtures/corpus/train
     python benchmarks/explain_corpus.py -v tests/fixtures/corpus/train     # and every miss, one a line
     python benchmarks/explain_corpus.py --samples 001-163,164-205,206-237,238-278 tests/fixtures/corpus/heldout   # per sample
+    python benchmarks/explain_corpus.py --every-seen -v tests/fixtures/corpus/train   # the evidence rule off
+
+``--every-seen`` measures without the evidence rule (`Recogniser.seen`, `Recogniser.contested`): every anchor
+taken as seen on a labelled log of its kind and none as printed for another cause, so what is certain rests on
+the anchors' ``generic`` and ``confirm`` alone. Its "confidently wrong" counts the logs an anchor seen once would
+lead certain and wrong: on the train half (where the table of seen anchors comes from, so with the rule on it is
+0 by construction), the messages whose confirming evidence is missing; -v lists them.
 
 The held-out half (tests/fixtures/corpus/heldout) is measured for the report only: nobody tunes on it.
 """
@@ -26,11 +33,13 @@ import argparse
 import re
 import sys
 from collections import defaultdict
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from torchdoctor.explain.diagnose import explain
 from torchdoctor.explain.first_failure import REACHED
+from torchdoctor.explain.recognisers import Recogniser
 
 UNRECOGNISED = "log.unrecognised"
 
@@ -185,6 +194,19 @@ def table(tallies: dict[str, Tally]) -> str:
     return "\n".join(rows)
 
 
+@contextmanager
+def every_anchor_seen():
+    """Within it, the evidence rule is off: every anchor counts as seen on a labelled log of its kind, none as
+    printed for another cause (`--every-seen`)."""
+    seen, contested = Recogniser.seen, Recogniser.contested
+    Recogniser.seen = lambda self, hits: True
+    Recogniser.contested = lambda self, hits: {}
+    try:
+        yield
+    finally:
+        Recogniser.seen, Recogniser.contested = seen, contested
+
+
 def main(argv: list[str] | None = None) -> int:
     """Measure the folders given and print the table (and the misses with ``-v``)."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
@@ -194,6 +216,11 @@ def main(argv: list[str] | None = None) -> int:
         "--samples",
         default="",
         help="also a table per sample, by file numbers: e.g. 001-163,164-205 (one run, every table)",
+    )
+    parser.add_argument(
+        "--every-seen",
+        action="store_true",
+        help="without the evidence rule: every anchor taken as seen on its kind, none as another cause's",
     )
     args = parser.parse_args(argv)
     try:
@@ -205,9 +232,13 @@ def main(argv: list[str] | None = None) -> int:
         if not (folder / "SOURCES.md").is_file():
             print(f"explain_corpus: {folder}/SOURCES.md not found", file=sys.stderr)
             return 2
-    outcomes = judge_all(
-        args.folders
-    )  # each file explained once, then tallied per sample from the same results
+    if args.every_seen:
+        with every_anchor_seen():
+            outcomes = judge_all(args.folders)
+    else:
+        outcomes = judge_all(
+            args.folders
+        )  # each file explained once, then tallied per sample from the same results
     tallies = measure(outcomes)
     if "all" not in tallies:
         print("explain_corpus: no labelled files in " + ", ".join(map(str, args.folders)), file=sys.stderr)

@@ -201,6 +201,30 @@ def _rendezvous(hits: list[Hit], ctx: Context) -> tuple[str, str]:
             "stop it, or start the server on a free port (vllm serve --port / trl vllm-serve --port, and the "
             "trainer's matching setting, e.g. GRPOConfig(vllm_server_port=...)).",
         )
+    if (
+        in_use
+        and first(hits, "python_socket")
+        and not any(h.specific and not {"asyncio_bind", "python_socket"} & h.facts.keys() for h in hits)
+    ):
+        port = first(hits, "bind_port")
+        which = f"port {port}" if port else "its port"
+        return (
+            "address already in use: a socket bound by Python code ("
+            + (
+                "pyzmq's ZMQError"
+                if "ZMQError" in first(hits, "python_socket")
+                else "the socket module's OSError"
+            )
+            + f") could not bind {which}, which another process holds; a server of a library or the script, or the "
+            "rendezvous port where the script binds MASTER_PORT itself" + on_ranks(hits),
+            "torch's rendezvous store never raises this: its C++ raises RuntimeError (DistNetworkError: \"The server "
+            "socket has failed to bind\"). Python's socket module (OSError) and pyzmq (ZMQError) do, for the server "
+            "whose frames the traceback shows: a ZMQ socket of an inference engine's workers (vLLM: VLLM_PORT), a "
+            "web or metrics app (Flask, TensorBoard), a multiprocessing manager, or the script's own check of a "
+            f"port. Another process (an earlier run still exiting, a second copy) holds {which}: see who, ss -ltnp "
+            f"| grep :{port or '<port>'}, stop it, or give that server a free port. Where the script binds "
+            "MASTER_PORT itself before init_process_group, pick another: torchrun --master_port=29501 ...",
+        )
     if in_use:
         port = first(hits, "port") or "29500 (the default)"
         port_number = str(port).split()[0]
@@ -417,8 +441,9 @@ def _not_an_asyncio_server(hits: list[Hit], ctx: Context) -> bool:
     """Certain as the anchors decide, unless every hit is CPython asyncio's bind failure (base_events.py
     create_server: "error while attempting to bind on address ('0.0.0.0', 8000): address already in use"), which a
     uvicorn / aiohttp server prints for its own port (vLLM's OpenAI server, vllm-project/vllm#7514) and torch's
-    TCPStore never does."""
-    return any(h.specific and "asyncio_bind" not in h.facts for h in hits)
+    TCPStore never does; or a socket that Python code bound (`python_socket`: CPython's socket module raises
+    OSError, pyzmq ZMQError), which torch's store, C++ raising RuntimeError (DistNetworkError), never raises."""
+    return any(h.specific and not {"asyncio_bind", "python_socket"} & h.facts.keys() for h in hits)
 
 
 _not_an_asyncio_server.lowers_only = True  # type: ignore[attr-defined]  # docs/catalog.md: the anchors decide
@@ -601,6 +626,15 @@ RENDEZVOUS_OR_PORT = Recogniser(
         R(r"(?P<in_use>[Aa]ddress already in use|EADDRINUSE|another process is utilizing it)"),
         R(
             r"(?P<asyncio_bind>error while attempting to bind on address \('?[^'\n]{0,100}'?, (?P<bind_port>\d+)[,)])"
+        ),
+        # the same errno raised by Python code's own socket: CPython's socket module (OSError's "[Errno 98]", its
+        # str: a socketserver / Flask / multiprocessing manager) or pyzmq (ZMQError: vLLM's and DeepSpeed-MII's workers),
+        # never by torch's TCPStore, whose C++ raises RuntimeError ("RuntimeError: Address already in use" before
+        # torch 1.9, DistNetworkError's "The server socket has failed to bind ... (errno: 98 - Address already in
+        # use)" since)
+        R(
+            r"(?P<python_socket>\[Errno \d+\] [Aa]ddress already in use|(?:ZMQError|socket\.error): [Aa]ddress "
+            r"already in use)(?: \(addr='[a-z]+://[^'\n]{0,200}:(?P<bind_port>\d+)'\))?"
         ),
         R(r"communication on port `(?P<port>\d+)`"),
         R(r"port: (?P<port>\d+), useIpv6"),
