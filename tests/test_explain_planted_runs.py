@@ -4,6 +4,8 @@ for real on two CPU ranks): the lead names the right kind, and the first failure
 where the console shows them, read from the file, from a pipe and from torchrun's --log-dir folder alike."""
 
 import io
+import os
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -116,3 +118,23 @@ def test_a_rank_killed_with_sigkill_is_not_given_the_line_another_rank_waited_at
     # traceback: rank 0's loss.backward() is where rank 0 waited, not where rank 1 was killed
     (lead, *_) = explain([str(RUNS / "sigkill" / "console.txt")])
     assert lead.id == "log.worker_killed" and "Your code reached it" not in lead.fix, lead.fix
+
+
+def test_the_planted_save_run_live_on_this_torch_reads_as_its_recording(tmp_path):
+    # the one live run: torch.save's writer still words a missing folder as the recording shows
+    from helpers import TORCHRUN
+
+    script = RUNS / "scripts" / "ddp_torchrun.py"
+    command = [TORCHRUN, "--standalone", "--nproc_per_node", "2", str(script), "1", "1"]
+    done = subprocess.run(
+        [*command, "--snapshot_path", "checkpoints/run1/snapshot.pt"],
+        cwd=tmp_path,
+        capture_output=True,
+        timeout=120,
+        env={**os.environ, "OMP_NUM_THREADS": "1"},
+    )
+    assert done.returncode != 0
+    (lead, *_) = explain(["-"], stdin=io.BytesIO(done.stdout + done.stderr))
+    assert lead.id == "log.checkpoint_save_folder" and "checkpoints/run1 does not exist" in lead.summary, (
+        lead.summary
+    )
