@@ -248,6 +248,8 @@ PROCESS_TESTS = {
     },
     # two gloo ranks, one leaving before the all-reduce, with a --log-dir
     "test_explain_quiet_peer": {"test_a_log_dir_where_the_peer_shows_no_error_says_so"},
+    # the planted runs' one live job: two gloo ranks under torchrun, rank 0's save into a missing folder
+    "test_explain_planted_runs": {"test_the_planted_save_run_live_on_this_torch_reads_as_its_recording"},
     # two gloo ranks gathering tensors of different shapes through accelerate
     "test_explain_accelerate_gather": {"test_an_uneven_gather_on_two_gloo_ranks_names_pad_across_processes"},
     # a torchrun stopped by SIGTERM while its worker sleeps

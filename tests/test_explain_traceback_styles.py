@@ -9,7 +9,7 @@ import pytest
 from helpers import torchrun_two_ranks
 
 from torchdoctor.explain.diagnose import explain
-from torchdoctor.explain.traceback_styles import as_python, unboxed
+from torchdoctor.explain.traceback_styles import as_python, unboxed, whole_message
 from torchdoctor.hang.source import is_library
 
 HERE = Path(__file__).parent / "fixtures" / "rich_traceback"
@@ -124,3 +124,23 @@ def test_a_notebook_cell_is_the_users_code_and_frozen_modules_are_not():
     assert is_library("~\\anaconda3\\envs\\pytorch-fast\\lib\\os.py")
     assert is_library("C:\\Python311\\Lib\\multiprocessing\\pool.py")
     assert not is_library("C:\\Users\\me\\project\\lib\\utils.py")
+
+
+def test_a_message_rich_wrapped_at_the_consoles_width_is_read_whole():
+    # at 60 columns rich prints "RuntimeError: mat1 and mat2 shapes cannot be multiplied" and "(4x16 and 12x8)"
+    lead = explain([str(HERE / "locals-60-columns.txt")])[0]
+    assert lead.id == "log.layer_input_size", lead.summary
+    assert "4x16 and 12x8" in lead.summary
+
+
+def test_a_line_that_would_have_fitted_beside_the_message_is_not_joined_to_it():
+    box = ["╭──── Traceback (most recent call last) ────╮", "│ train.py:3 in main │", "╰" + "─" * 42 + "╯"]
+    # "Epoch" fits after the short message within 44 columns: rich would have put it there, so it is not the
+    # message's continuation; "(4x16 and 12x8)" does not fit after the full line
+    assert whole_message("ValueError: boom", box, ["Epoch 3 done"]) == ("ValueError: boom", 0)
+    line = "RuntimeError: mat1 and mat2 shapes cannot be "  # 44 columns and a space, as rich leaves it
+    assert whole_message(line, box, ["multiplied", "", "next"]) == (
+        "RuntimeError: mat1 and mat2 shapes cannot be multiplied",
+        1,
+    )
+    assert whole_message(line, ["no box above"], ["multiplied"]) == (line, 0)

@@ -19,6 +19,8 @@ _IN_PROSE = re.compile(
     r"[\s(\"'`](?P<type>(?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Error|Exception)): (?P<message>\S.{0,400})"
 )
 _ROOT_CAUSE = re.compile(r"^\s*rank\s*:\s*(?P<rank>\d+)")
+# the line under a rank in torchrun's failure summary: how that rank ended ("exitcode  : -15 (pid: 8430)")
+_SUMMARY_EXIT = re.compile(r"^\s*exitcode\s*:\s*(?P<code>-?\d+)")
 _FAILURE_SUMMARY = "Root Cause (first observed failure)"
 _LIGHTNING = ("pytorch_lightning", "lightning/pytorch", "lightning.pytorch", "lightning_fabric")
 _PID = re.compile(r"\(pid: (\d+)\)")
@@ -234,6 +236,10 @@ class Collector:
                 self.ctx.facts.setdefault("worker_pids", set()).add(pid)
         if "of binary: " in line and (failed := _GROUP_FAILED.match(line)):
             self.group_failures.append((number, failed["agent"]))
+        if (ended := _SUMMARY_EXIT.match(line)) and self._recent and self._recent[-1][0] == number - 1:
+            named = _ROOT_CAUSE.match(self._recent[-1][1])
+            if named:  # each rank torchrun's summary names, and its exit code (-15: stopped by torchrun)
+                self.ctx.facts.setdefault("launcher_exits", {})[int(named["rank"])] = int(ended["code"])
         if line.startswith(_FAILURE_SUMMARY):
             self.ctx.facts["failure_summary_in_input"] = True
             root = next((m for text in following[:4] if (m := _ROOT_CAUSE.match(text))), None)

@@ -96,10 +96,21 @@ def timeout_story(hits: list[Hit], ctx: Context) -> dict:
     }
     failed = sorted(r for r in ctx.cause_ranks if r not in timed_out)
     silent = sorted(r for r in ctx.ranks if r not in per_rank and r not in failed)
+    # the ranks torchrun's summary names (console: the ranks' own lines may carry no rank) and how each ended:
+    # one it stopped with SIGTERM (-15) that printed no timeout was still running, elsewhere, with no error
+    exits = ctx.facts.get("launcher_exits", {})
+    stopped = sorted(r for r, code in exits.items() if code == -15 and r not in per_rank and r not in failed)
+    # every rank the summary names waited in it: none was elsewhere (the collective itself never completed)
+    story["all_waited"] = len(timed_out) > 1 and bool(exits) and set(exits) <= set(timed_out)
     if failed:
         story["late"], story["late_why"] = failed, "it failed first"
     elif silent and timed_out:
         story["late"], story["late_why"] = silent, "no timeout line in its log"
+    elif stopped and timed_out:
+        story["late"] = stopped
+        story["late_why"] = (
+            "still running, without an error of its own, when torchrun stopped the job: SIGTERM"
+        )
     elif len(completed) > 1 and len(set(completed.values())) > 1:
         lowest = min(completed.values())
         story["late"] = sorted(r for r, c in completed.items() if c == lowest)

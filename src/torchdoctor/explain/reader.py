@@ -18,6 +18,7 @@ import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
+from torchdoctor.explain import traceback_styles
 from torchdoctor.explain.literals import finder
 
 # Literal text one of which a failure line far from the end of a long log holds (Python prints exceptions as
@@ -260,6 +261,9 @@ def windows(
             ):
                 window.before = _lines_before(buf, start)
                 tracebacks_left -= 1
+                window.line, wrapped = traceback_styles.whole_message(line, window.before, following)
+                # the lines rich wrapped the message onto are read as part of it, not on their own
+                pending.update(range(line_number + 1, line_number + 1 + wrapped))
             if line.rstrip().endswith(":") and following:
                 # "RuntimeError:" / "Last error:" with the message on the next lines
                 window.also = [line_number + 1 + i for i in range(min(2, len(following)))]

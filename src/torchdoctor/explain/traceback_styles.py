@@ -10,6 +10,9 @@ point into the log): the header ``Traceback (most recent call last):``, each fra
   ``ValueError    Traceback (most recent call last)``, frames ``Cell In[27], line 3`` / ``File /path/x.py:160,
   in f(args)`` (IPython 8) or ``<ipython-input-17-…> in <module>`` / ``/path/x.py in f(args)`` (older, the line
   number only on the code line), each line marked ``---->``.
+
+Below its box, rich prints the exception's line wrapped at the console's width (``COLUMNS=60``: "RuntimeError:
+mat1 and mat2 shapes cannot be multiplied" then "(4x16 and 12x8)"): `whole_message` reads it whole again.
 """
 
 from __future__ import annotations
@@ -22,6 +25,26 @@ _INNER = re.compile(r"^\s*│ ?(?P<text>.*?)\s*│\s*$")
 _CODE = re.compile(r"^(?:❱\s*|\s+)\d+(?:\s+│|\s*$)")
 _MARKED = re.compile(r"^❱\s*\d+\s│?(?P<code>.*)$")
 _HEADER = re.compile(r"^(?P<file>\S.{0,500}?):(?P<line>\d+) in (?P<function>\S{1,200})$")
+
+
+def whole_message(line: str, before: list[str], following: list[str]) -> tuple[str, int]:
+    """The exception ``line`` with the lines rich wrapped it onto joined back, and how many of ``following`` they
+    were: only below a rich box (the last line of ``before`` that is not blank is its bottom), and only while the
+    line above could not take the next line's first word within the box's width (rich wraps at words, so a line
+    that could have is the message's last). ``(line, 0)`` otherwise."""
+    above = next((text for text in reversed(before) if text.strip()), "")
+    if not _BOTTOM.match(above):
+        return line, 0
+    width = len(above.rstrip())
+    joined, last, used = line.rstrip(), line, 0
+    for text in following:
+        word = text.split(" ", 1)[0]
+        if not text.strip() or text[:1].isspace() or len(last.rstrip()) + 1 + len(word) <= width:
+            break
+        folded = len(last) >= width and not last.endswith(" ")  # a word longer than the width, cut mid-word
+        joined += ("" if folded else " ") + text.strip()
+        last, used = text, used + 1
+    return joined, used
 
 
 def as_python(lines: list[str]) -> list[str]:

@@ -12,11 +12,11 @@ from dataclasses import dataclass
 from torchdoctor.explain import collective_peer, first_failure, interrupted, uncovered
 from torchdoctor.explain.first_failure import Raised
 from torchdoctor.explain.kinds import BY_KIND, train, waiting_calls, watchdog_report
-from torchdoctor.explain.kinds.ranks import peer_ended_quietly
+from torchdoctor.explain.kinds.ranks import every_rank_waited, peer_ended_quietly
 from torchdoctor.explain.ranks import hit_rank
 from torchdoctor.explain.recognisers import Context, Hit
 from torchdoctor.findings import Finding
-from torchdoctor.rank_list import ranks_text
+from torchdoctor.rank_list import ranks_text, who
 
 NEAR = 60  # lines: a known kind seen this close to an exception, in the same file and rank, is that exception
 
@@ -218,7 +218,7 @@ def _finding(
         draft.details["versions"] = versions  # what the log says it ran with, for the person reading -v
     for extra in _EXTRAS:
         extra(draft, kind, o, ctx, raised)
-    _follows_from(draft, kind, o)
+    _follows_from(draft, kind, o, every_rank_waited(kind_hits, ctx))
     return Finding(f"log.{kind}", draft.status, draft.summary, draft.details, draft.fix)
 
 
@@ -330,20 +330,54 @@ def _where_each_rank_was(draft: _Draft, kind: str, o: _Order, ctx: Context, rais
         draft.details["stopped_at"] = places
 
 
+def _where_it_waited(draft: _Draft, kind: str, o: _Order, ctx: Context, raised: list[Raised]) -> None:
+    """A collective's timeout names the line of the user's code each rank that timed out waited at, from its
+    traceback (found with pytorch/examples' ddp-tutorial-series job, one rank kept from a dist.barrier() and one
+    passing a tensor of another size to an all_reduce: neither finding named the line)."""
+    if kind not in ("collective_timeout", "nccl_watchdog_timeout") or "frame" in draft.details:
+        return
+    places: dict[str, list[int]] = {}
+    span = BY_KIND[kind].span
+    for waited in raised:
+        if waited.frame is None or first_failure.is_library(waited.frame.file):
+            continue
+        if any(_on(hit, waited, span) for hit in o.by_kind[kind]):
+            ranks = places.setdefault(first_failure.where(waited), [])
+            if waited.rank is not None and waited.rank not in ranks:
+                ranks.append(waited.rank)
+            draft.details.setdefault("frame", str(waited.frame))
+    if places:
+        said = "; ".join(f"{who(sorted(r)) + ' ' if r else ''}waited at {w}" for w, r in places.items())
+        draft.summary += f"; {said}"
+        draft.fix += f"\n{first_failure.REACHED} {next(iter(places))}."
+
+
 # what some kinds add to their finding, in this order, after the user's line
-_EXTRAS = (_watchdog_took_it_down, _waited_for_a_peer, _state_dict_gather, _where_each_rank_was)
+_EXTRAS = (
+    _watchdog_took_it_down,
+    _waited_for_a_peer,
+    _state_dict_gather,
+    _where_each_rank_was,
+    _where_it_waited,
+)
 
 
-def _follows_from(draft: _Draft, kind: str, o: _Order) -> None:
+def _follows_from(draft: _Draft, kind: str, o: _Order, all_waited: bool = False) -> None:
     """A consequence names the cause above it, and its fix is that cause's; the first consequence of a log with
-    no cause says the cause is not in it and where to look."""
+    no cause says the cause is not in it and where to look (not a collective every rank waited in: no rank was
+    elsewhere, its call is the place to look)."""
     if o.roles[kind] != "cause" and o.lead is not None and kind != o.first_exit:
         draft.summary += f" — a consequence of {_the(o.lead[0])} above (log.{o.lead[1]})"
         draft.details["consequence_of"] = f"log.{o.lead[1]}"
         draft.status = "warn"
         # its own fix would ask for the failing rank's log, or treat the symptom: the cause is above
         draft.fix = f"Fix {_the(o.lead[0])} above: this one follows from it."
-    elif o.roles[kind] != "cause" and kind == o.rest[0] and "consequence_of" not in draft.details:
+    elif (
+        o.roles[kind] != "cause"
+        and kind == o.rest[0]
+        and "consequence_of" not in draft.details
+        and not all_waited
+    ):
         draft.summary += f"; {CAUSE_NOT_FOUND}"
         # unless it says where already: another rank's log, or the kernel's (dmesg: a process it killed)
         draft.fix = (
@@ -411,13 +445,17 @@ def _chain(raised: Raised) -> list[Raised]:
 
 
 def _on(hit: Hit, raised: Raised, span: int = 0) -> bool:
-    """``hit`` was read on the exception ``raised``: the same file and rank, between the top of its traceback
-    and the last line its message goes on in (a message's own lines after it: its detail, the recogniser's
+    """``hit`` was read on the exception ``raised``: the same file and rank (a hit of no rank is not a ranked
+    exception's), between the top of its traceback and the last line its message goes on in (a message's own lines after it: its detail, the recogniser's
     span, or the three lines torch adds under an error, such as "CUDA kernel errors might be ...")."""
     if hit.source != raised.source:
         return False
     rank = hit_rank(hit)
     if raised.rank is not None and rank is not None and rank != raised.rank:
+        return False
+    if raised.rank is not None and rank is None:
+        # a line without the rank's prefix under a rank's traceback is another process's (torchrun's "failed
+        # (exitcode: -9) local_rank: 1" below rank 0's error: rank 1's exit, not rank 0's line)
         return False
     return raised.line - raised.above <= hit.line <= raised.line + len(raised.detail) + max(span, 3)
 

@@ -14,6 +14,9 @@ meta-llama's reference loaders (LLaMA 1's ``example.py`` load, Llama 2's ``llama
 ``{ckpt_dir}/*.pth``: "Loading a checkpoint for MP=0 ..." and "no checkpoint files found in {ckpt_dir}" say no shard
 was there (another shard count is ``checkpoint_world_size``, kinds/checkpoint.py).
 
+A checkpoint saved into a folder that is not there (torch.save creates the file, not its folders): the writer's
+"Parent directory ... does not exist." (``caffe2/serialize/inline_container.cc``).
+
 A path to a file that is no checkpoint at all: pickle's "invalid load key, '<c>'." (CPython ``Modules/_pickle.c``,
 a first byte that is no pickle opcode), which ``torch.load`` raises for a file that is neither its zip format nor a
 legacy pickle. The byte says what the file is ('<' an HTML or XML page, 'v' a Git LFS pointer, '{' JSON). Certain
@@ -489,4 +492,29 @@ CHECKPOINT_FILE_INVALID = Recogniser(
     describe=_not_a_checkpoint,
 )
 
-RECOGNISERS = (CHECKPOINT_PATH, CHECKPOINT_FILE_INVALID)
+
+def _save_folder(hits: list[Hit], ctx: Context) -> tuple[str, str]:
+    return (
+        f"torch.save could not write the checkpoint: its folder {first(hits, 'save_parent')} does not exist"
+        + on_ranks(hits),
+        "torch.save creates the file, never its folders: create them before the first save, on the rank that "
+        "saves (os.makedirs(os.path.dirname(path), exist_ok=True)), and check the path is the one meant (a "
+        "relative path is read from the folder the job was started in, which a launcher or a cluster may set "
+        "elsewhere).",
+    )
+
+
+CHECKPOINT_SAVE_FOLDER = Recogniser(
+    # caffe2/serialize/inline_container.cc (PyTorchFileWriter): torch.save's writer checks the file's folder
+    # before it opens the file ("Parent directory {} does not exist."); older releases failed to open the file
+    # instead ("File {} cannot be opened.", read with a full disk as disk_full, kinds/checkpoint.py)
+    kind="checkpoint_save_folder",
+    templates=("torch_native:pytorchfilewriter-parent-directory-missing",),
+    title="a checkpoint saved into a folder that is not there",
+    anchors=("Parent directory ",),
+    match=R(r"Parent directory (?!of )\S.{0,500} does not exist\."),
+    facts=(R(r"Parent directory (?!of )(?P<save_parent>\S.{0,500}?) does not exist\."),),
+    describe=_save_folder,
+)
+
+RECOGNISERS = (CHECKPOINT_PATH, CHECKPOINT_FILE_INVALID, CHECKPOINT_SAVE_FOLDER)

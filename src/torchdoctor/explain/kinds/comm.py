@@ -310,6 +310,10 @@ def _rendezvous(hits: list[Hit], ctx: Context) -> tuple[str, str]:
             fix = _LIGHTNING_FIX.format(world=ctx.facts["lightning_world"]) + "\n" + _MASTER_ADDR_AS_SEEN
         elif first(hits, "joined") and ctx.facts.get("store_by_script") and not ctx.facts.get("spawned"):
             fix = _started_by_hand_fix(first(hits, "expected")) + "\n" + _MASTER_ADDR_AS_SEEN
+        if first(hits, "joined") and ctx.facts.get("saw_accelerate") and not ctx.facts.get("store_by_script"):
+            # found with accelerate's nlp_example under a config for two machines launched on one
+            summary += "; accelerate launch waits for the processes of every machine its config's num_machines counts"
+            fix = _ACCELERATE_MACHINES + "\n" + fix
         if first(hits, "hand_world"):
             summary, fix = _hand_wait(hits)
         if first(hits, "joined") and ctx.facts.get("spawned"):
@@ -513,6 +517,15 @@ def _hand_wait(hits: list[Hit]) -> tuple[str, str]:
         "with another MASTER_ADDR, MASTER_PORT or WORLD_SIZE, or failed before their init_process_group"
     )
     return summary, _started_by_hand_fix(world, debugged=True) + "\n" + _MASTER_ADDR_AS_SEEN
+
+
+_ACCELERATE_MACHINES = (
+    "accelerate launch takes num_machines and num_processes from its config file (accelerate config writes "
+    "~/.cache/huggingface/accelerate/default_config.yaml; --config_file names another), and num_processes counts "
+    "the processes of every machine together: check the file the command used against the machines started. On "
+    "one machine: num_machines: 1 (or accelerate launch --num_machines 1 --num_processes N); on several: run the "
+    "same accelerate launch on each, with its own --machine_rank and the same main_process_ip and port."
+)
 
 
 def _missing_gloo_peer(hits: list[Hit], ctx: Context) -> str | None:

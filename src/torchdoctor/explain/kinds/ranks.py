@@ -81,6 +81,20 @@ def _watchdog(hits: list[Hit], ctx: Context) -> tuple[str, str]:
             if alone == [0]
             else ""
         )
+    elif not late and not story.get("stuck_s") and story.get("all_waited"):
+        summary += (
+            f". Every rank torchrun's summary names ({', '.join(map(str, story['timed_out']))}) timed out, none "
+            "was elsewhere without an error: the ranks made different collective calls, or the same one with a "
+            "tensor of another size or dtype on one rank (gloo then completes it on one side only, or on none), or "
+            "the network between them stalled"
+        )
+    elif not late and not story.get("stuck_s") and len(story["timed_out"]) > 1:
+        summary += (
+            f". Every rank in this log waited in it ({who(story['timed_out'])}): if they are all "
+            "the job's ranks, none was elsewhere without an error: the ranks made different collective calls, or "
+            "the same one with a tensor of another size or dtype on one rank, or the network stalled; if not, the one that did not arrive is in a log "
+            "not given here (pass every rank's log, or the --log-dir folder)"
+        )
     elif not late and not story.get("stuck_s"):  # the late one is elsewhere
         summary += (
             ". Every rank in this log waited in it: the one that did not arrive is not in this log "
@@ -93,12 +107,22 @@ def _watchdog(hits: list[Hit], ctx: Context) -> tuple[str, str]:
         f"{WATCHDOG_HINT}\n"
         "The usual reasons: one rank busy saving a checkpoint, running evaluation / validation on rank 0 only, "
         "skipping a collective under a condition on the rank (`if rank == 0:`), or stuck loading data. If every "
-        "rank is in the collective, the network stalled: rerun with NCCL_DEBUG=INFO.\n"
+        "rank is in the collective, what they pass to it differs (`torchdoctor launch --debug` names the "
+        "collective whose shapes differ across the ranks), or the network stalled: rerun with NCCL_DEBUG=INFO.\n"
         "Make every rank take part (or wait in a dist.barrier() after the lone work), or, when the lone work "
         "is legitimately long (a big checkpoint save), raise the timeout:\n"
         "init_process_group(..., timeout=timedelta(minutes=60))   # transformers: ddp_timeout; "
         "accelerate: InitProcessGroupKwargs(timeout=...)"
     )
+    if story.get("all_waited") and not late and not story.get("stuck_s"):
+        fix = (
+            "Every rank was in a collective: compare the line each rank waited at (its traceback's, named below) "
+            "and what each passes there (the tensor's shape and dtype, the same op and group). `torchdoctor launch "
+            "--debug` (or "
+            "TORCH_DISTRIBUTED_DEBUG=DETAIL) checks every collective's operation and shapes across the ranks and "
+            "names the one that differs, with the line. If they agree, the network stalled: rerun with "
+            "NCCL_DEBUG=INFO (NCCL) or check the interface gloo uses (GLOO_SOCKET_IFNAME)."
+        )
     if alone == [0] and not late and not story.get("stuck_s"):
         fix += (
             "\nIf the job has this one rank only (world size 1), nobody was late: the collective was queued on the "
@@ -593,6 +617,17 @@ def _worker_gone(hits: list[Hit], peers: list[Hit]) -> tuple[str, str]:
         "flight, the descriptors can run out too: torch.multiprocessing.set_sharing_strategy('file_system') "
         "passes tensors by file name instead.",
     )
+
+
+def every_rank_waited(hits: list[Hit], ctx: Context) -> bool:
+    """True when the hits are a collective's timeout that every rank torchrun's summary names waited in, none
+    late: the collective itself did not complete (what _watchdog says in words)."""
+    if not any(h.kind in ("collective_timeout", "nccl_watchdog_timeout") for h in hits):
+        return False
+    from torchdoctor.explain.ranks import timeout_story
+
+    story = timeout_story(hits, ctx)
+    return bool(story["all_waited"]) and not story["late"] and not story.get("stuck_s")
 
 
 def peer_ended_quietly(hits: list[Hit], ctx: Context) -> bool:

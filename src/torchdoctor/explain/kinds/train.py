@@ -636,8 +636,9 @@ def _killed(hits: list[Hit], ctx: Context) -> tuple[str, str]:
         hits
     )
     fix = (
-        "Nothing in the program stops it with SIGKILL: the kernel's out-of-memory killer (host RAM, not GPU "
-        "memory) or the scheduler (a memory or time limit) did. Check `dmesg -T | grep -i -E 'killed process|"
+        "A Python program does not stop itself with SIGKILL: the kernel's out-of-memory killer (host RAM, not GPU "
+        "memory) or the scheduler (a memory or time limit) most often did, else something that sent it on purpose "
+        "(a kill -9, a watchdog of the job's own: os.kill(pid, SIGKILL)). Check `dmesg -T | grep -i -E 'killed process|"
         "oom'` on that host and the job's memory limit (SLURM: sacct -j <job> -o MaxRSS,ReqMem,State).\n"
         "To need less host RAM: fewer DataLoader num_workers, load the model once (low_cpu_mem_usage=True, "
         "or on rank 0 then broadcast), memory-map the dataset instead of loading it per rank."

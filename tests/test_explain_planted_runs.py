@@ -1,0 +1,140 @@
+"""explain on the whole console of real training jobs, each with one fault planted (tests/fixtures/planted_runs/,
+SOURCES.md: the scripts adapted from pytorch/examples, transformers', accelerate's and Lightning's examples, run
+for real on two CPU ranks): the lead names the right kind, and the first failure's rank and the user's line
+where the console shows them, read from the file, from a pipe and from torchrun's --log-dir folder alike."""
+
+import io
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from torchdoctor.explain.diagnose import explain
+
+RUNS = Path(__file__).parent / "fixtures" / "planted_runs"
+
+# fault -> (the lead's kind on the console, on the --log-dir folder (None: no folder), words the lead's summary
+# and fix must hold: the rank that failed first, the user's line)
+EXPECTED = {
+    "nan_assert": ("nan_overflow", "nan_overflow", ["ranks 0, 1", "ddp_torchrun.py:90 in _run_batch"]),
+    "shape_all_reduce": (
+        "collective_timeout",
+        "collective_timeout",
+        ["rank 1 waited at", "ddp_torchrun.py:96 in _run_batch: dist.all_reduce(stats)"],
+    ),
+    "unused_param": ("ddp_unused_parameters", "ddp_unused_parameters", ["parameter indices 2 3"]),
+    "sys_exit": ("child_failed", "peer_closed", ["rank 1", "sys.exit(3)"]),
+    "sigkill": ("worker_killed", "peer_closed", ["SIGKILL", "local rank 1"]),
+    "save_missing_dir": (
+        "checkpoint_save_folder",
+        "checkpoint_save_folder",
+        ["checkpoints/run1 does not exist on rank 0", "ddp_torchrun.py:123 in _save_snapshot"],
+    ),
+    "module_keys": (
+        "state_dict_keys",
+        "state_dict_keys",
+        ["'module.'", "ddp_torchrun.py:82 in _load_snapshot"],
+    ),
+    "worker_raises": (
+        "unrecognised",
+        "unrecognised",
+        [
+            "rank 0 failed first (in its DataLoader worker process 1): KeyError",
+            "ddp_torchrun.py:42 in __getitem__",
+        ],
+    ),
+    "barrier_timeout": (
+        "collective_timeout",
+        "collective_timeout",
+        ["Rank 1 never got there", "rank 0 waited at", "ddp_torchrun.py:114 in _run_epoch: dist.barrier()"],
+    ),
+    "local_rank_arg": ("local_rank_argument", "local_rank_argument", ["--local_rank"]),
+    "lambda_spawn": ("spawn_pickling", None, ["<lambda>", "spawn_workers.py:72 in train"]),
+    "lightning_unused_param": ("ddp_unused_parameters", None, ["ddp_find_unused_parameters_true"]),
+    "lightning_nan_loss": ("nan_overflow", None, ["MseLossBackward0", "ranks 0, 1"]),
+    "load_best_mismatch": (
+        "trainer_arguments",
+        "trainer_arguments",
+        ["--load_best_model_at_end", "hf_trainer.py:68 in main"],
+    ),
+    "no_pad_token": ("tokenizer_pad_token", "tokenizer_pad_token", ["pad token", "hf_trainer.py:85 in main"]),
+    "accelerate_num_processes": ("rendezvous_or_port", None, ["only 1 of 2 processes", "num_machines"]),
+    "same_port": ("rendezvous_or_port", None, ["port 29561 is taken"]),
+}
+
+
+def _said(found) -> str:
+    return f"{found.summary}\n{found.fix}"
+
+
+def test_every_recorded_run_has_its_expectation_and_its_row_in_sources():
+    recorded = sorted(p.name for p in RUNS.iterdir() if (p / "console.txt").is_file())
+    assert recorded == sorted(EXPECTED)
+    sources = (RUNS / "SOURCES.md").read_text(encoding="utf-8")
+    assert [name for name in recorded if f"`{name}`" not in sources] == []
+
+
+@pytest.mark.parametrize("fault", sorted(EXPECTED))
+def test_the_console_read_from_a_file_and_from_a_pipe_leads_with_the_planted_fault(fault):
+    kind, _, words = EXPECTED[fault]
+    console = RUNS / fault / "console.txt"
+    (lead, *_) = explain([str(console)])
+    assert lead.id == f"log.{kind}", lead.summary
+    assert [w for w in words if w not in _said(lead)] == [], _said(lead)
+    (piped, *_) = explain(["-"], stdin=io.BytesIO(console.read_bytes()))
+    assert (piped.id, piped.details.get("confidence")) == (lead.id, lead.details.get("confidence"))
+
+
+@pytest.mark.parametrize("fault", sorted(f for f, (_, folder, _) in EXPECTED.items() if folder))
+def test_torchruns_log_dir_folder_leads_with_the_planted_fault(fault):
+    _, kind, _ = EXPECTED[fault]
+    (lead, *_) = explain([str(RUNS / fault / "logs")])
+    assert lead.id == f"log.{kind}", lead.summary
+
+
+def test_a_collective_every_rank_timed_out_in_is_not_said_to_wait_for_a_rank_missing_from_the_log():
+    (lead, *_) = explain([str(RUNS / "shape_all_reduce" / "console.txt")])
+    assert "did not arrive" not in lead.summary and "not in this log" not in lead.summary, lead.summary
+    assert "torchdoctor launch --debug" in lead.fix
+
+
+def test_a_rank_torchrun_stopped_while_it_still_ran_is_the_one_the_barrier_waited_for():
+    (lead, *_) = explain([str(RUNS / "barrier_timeout" / "console.txt")])
+    assert "world size 1" not in lead.fix and "in a job of one rank" not in lead.summary, lead.summary
+
+
+def test_a_checkpoint_save_into_a_folder_that_is_not_there_is_read_from_torchs_line_and_nothing_like_it():
+    line = "RuntimeError: Parent directory /scratch/run7/ckpt does not exist."
+    (lead, *_) = explain(["-"], stdin=io.BytesIO(line.encode()))
+    assert lead.id == "log.checkpoint_save_folder" and "/scratch/run7/ckpt" in lead.summary, lead.summary
+    near = "INFO: Parent directory /scratch/run7 exists; the file does not exist yet and is created\n"
+    (other, *_) = explain(["-"], stdin=io.BytesIO(near.encode()))
+    assert other.id != "log.checkpoint_save_folder", other.summary
+
+
+def test_a_rank_killed_with_sigkill_is_not_given_the_line_another_rank_waited_at():
+    # torchrun's "failed (exitcode: -9) local_rank: 1" is printed right under rank 0's "Connection reset by peer"
+    # traceback: rank 0's loss.backward() is where rank 0 waited, not where rank 1 was killed
+    (lead, *_) = explain([str(RUNS / "sigkill" / "console.txt")])
+    assert lead.id == "log.worker_killed" and "Your code reached it" not in lead.fix, lead.fix
+
+
+def test_the_planted_save_run_live_on_this_torch_reads_as_its_recording(tmp_path):
+    # the one live run: torch.save's writer still words a missing folder as the recording shows
+    from helpers import TORCHRUN
+
+    script = RUNS / "scripts" / "ddp_torchrun.py"
+    command = [TORCHRUN, "--standalone", "--nproc_per_node", "2", str(script), "1", "1"]
+    done = subprocess.run(
+        [*command, "--snapshot_path", "checkpoints/run1/snapshot.pt"],
+        cwd=tmp_path,
+        capture_output=True,
+        timeout=120,
+        env={**os.environ, "OMP_NUM_THREADS": "1"},
+    )
+    assert done.returncode != 0
+    (lead, *_) = explain(["-"], stdin=io.BytesIO(done.stdout + done.stderr))
+    assert lead.id == "log.checkpoint_save_folder" and "checkpoints/run1 does not exist" in lead.summary, (
+        lead.summary
+    )
