@@ -99,6 +99,18 @@ def test_a_collective_every_rank_timed_out_in_is_not_said_to_wait_for_a_rank_mis
     assert "torchdoctor launch --debug" in lead.fix
 
 
+def test_torchruns_summary_of_a_rank_whose_traceback_is_above_is_that_failure_not_a_second_one():
+    console = (RUNS / "shape_all_reduce" / "console.txt").read_text(encoding="utf-8")
+    (_, summary) = explain(["-"], stdin=io.BytesIO(console.encode()))
+    assert (summary.id, summary.status) == ("log.child_failed", "warn"), summary.summary
+    assert summary.details["consequence_of"] == "log.collective_timeout"
+    assert "errors.record" not in summary.fix, summary.fix
+    # without the ranks' own output torchrun's summary is all there is: it leads, and @record is how to see more
+    alone = "\n".join(line for line in console.splitlines() if not line.startswith("[rank"))
+    (lead, *_) = explain(["-"], stdin=io.BytesIO(alone.encode()))
+    assert lead.id == "log.child_failed" and "errors.record" in lead.fix, _said(lead)
+
+
 def test_a_rank_torchrun_stopped_while_it_still_ran_is_the_one_the_barrier_waited_for():
     (lead, *_) = explain([str(RUNS / "barrier_timeout" / "console.txt")])
     assert "world size 1" not in lead.fix and "in a job of one rank" not in lead.summary, lead.summary

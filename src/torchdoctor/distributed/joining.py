@@ -74,7 +74,8 @@ def _waited_for(
 ) -> str:
     rank, world = _rank(kwargs, environ), _world_size(kwargs, environ)
     others = [r for r in range(world) if r != rank]
-    where = f"{environ.get('MASTER_ADDR', '127.0.0.1')}:{environ.get('MASTER_PORT')}"
+    # an unset MASTER_ADDR is named as such: torch reads it as an error, not as 127.0.0.1
+    where = f"{environ.get('MASTER_ADDR') or '(MASTER_ADDR empty)'}:{environ.get('MASTER_PORT')}"
     return (
         f"rank {rank} of {world} waited {waited:.0f} s of {timeout:g} in init_process_group for "
         f"{who(others)} at {where} (MASTER_ADDR:MASTER_PORT; {bound})"

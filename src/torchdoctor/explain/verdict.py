@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from torchdoctor.explain import collective_peer, first_failure, interrupted, uncovered
 from torchdoctor.explain.first_failure import Raised
 from torchdoctor.explain.kinds import BY_KIND, train, waiting_calls, watchdog_report
+from torchdoctor.explain.kinds import ranks as ranks_kind
 from torchdoctor.explain.kinds.ranks import every_rank_waited, peer_ended_quietly
 from torchdoctor.explain.ranks import hit_rank
 from torchdoctor.explain.recognisers import Context, Hit
@@ -292,6 +293,30 @@ def _watchdog_took_it_down(draft: _Draft, kind: str, o: _Order, ctx: Context, ra
         draft.fix = "Follows from the collective timeout above: see its fix."
 
 
+def _launcher_summary_of_the_above(
+    draft: _Draft, kind: str, o: _Order, ctx: Context, raised: list[Raised]
+) -> None:
+    """torchrun's summary of a rank whose own error is in the input: no advice to decorate the script with
+    @record to see that traceback, and, where nothing known leads, the summary of the ranks the first
+    consequence names is that failure, not a second one (found with a planted run: a collective timeout on
+    ranks 0 and 1, then torchrun's summary of rank 0 read as a second failure)."""
+    if kind != "child_failed":
+        return
+    failed = {int(h.facts["failed_rank"]) for h in o.by_kind[kind] if h.facts.get("failed_rank") is not None}
+    if any(r.rank in failed for r in raised) or (not failed and raised):
+        draft.fix = draft.fix.replace(ranks_kind.RECORD_ADVICE, "")
+    if o.lead is not None or "consequence_of" in draft.details or not failed:
+        return
+    above = next((k for k in o.rest if k != kind), None)
+    if above is None or not failed & {r for h in o.by_kind[above] if (r := hit_rank(h)) is not None}:
+        return
+    title = BY_KIND[above].title
+    draft.summary += f" — its summary of {_the(title)} above"
+    draft.details["consequence_of"] = f"log.{above}"
+    draft.status = "warn"
+    draft.fix = f"Follows from {_the(title)} above: see its fix."
+
+
 def _waited_for_a_peer(draft: _Draft, kind: str, o: _Order, ctx: Context, raised: list[Raised]) -> None:
     """A rank waited for a peer that left: its traceback names the user's line that made the collective."""
     if o.lead is not None or kind not in waiting_calls.KINDS or not peer_ended_quietly(o.by_kind[kind], ctx):
@@ -355,6 +380,7 @@ def _where_it_waited(draft: _Draft, kind: str, o: _Order, ctx: Context, raised: 
 # what some kinds add to their finding, in this order, after the user's line
 _EXTRAS = (
     _watchdog_took_it_down,
+    _launcher_summary_of_the_above,
     _waited_for_a_peer,
     _state_dict_gather,
     _where_each_rank_was,

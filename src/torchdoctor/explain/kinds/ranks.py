@@ -693,6 +693,13 @@ PEER_GONE = Recogniser(
 )
 
 
+# torchrun prints a worker's traceback in its summary only where the entry point is decorated
+RECORD_ADVICE = (
+    "\nDecorate the entry point with @torch.distributed.elastic.multiprocessing.errors.record so "
+    "that torchrun prints the worker's traceback here."
+)
+
+
 def _child_failed(hits: list[Hit], ctx: Context) -> tuple[str, str]:
     facts = next((h.facts for h in hits if "exitcode" in h.facts or "signal" in h.facts), hits[0].facts)
     rank, code = facts.get("failed_rank"), facts.get("exitcode")
@@ -732,10 +739,7 @@ def _child_failed(hits: list[Hit], ctx: Context) -> tuple[str, str]:
     if error_file and error_file != "<N/A>":
         fix += f"\nIts error file: {error_file}"
     elif code == "1" and by == "torchrun":
-        fix += (
-            "\nDecorate the entry point with @torch.distributed.elastic.multiprocessing.errors.record so "
-            "that torchrun prints the worker's traceback here."
-        )
+        fix += RECORD_ADVICE
     return summary, fix
 
 
