@@ -19,7 +19,15 @@ Lightning's DeepSpeed strategy takes only the precisions its ``DeepSpeedPrecisio
 "`precision={precision!r})` is not supported in DeepSpeed. `precision` must be one of: {supported_precision}.";
 Lightning 2.0 listed '32-true', '16-mixed' and 'bf16-mixed', later releases the true half precisions too). A script
 that forces precision='bf16-true' and turns DeepSpeed on for several devices meets it (Lightning-AI/litgpt#116, the
-fix to choose bf16-mixed with DeepSpeed). The message names its cause; certain."""
+fix to choose bf16-mixed with DeepSpeed). The message names its cause; certain.
+
+Qwen's ``finetune.py`` (QwenLM/Qwen; Qwen-VL's and many forks' copies) refuses LoRA under DeepSpeed ZeRO-3 for a
+base model: ``train()`` raises RuntimeError("ZeRO3 is incompatible with LoRA when finetuning on base model.") when
+use_lora is set without q_lora, ZeRO-3 is enabled and 'chat' is not in model_name_or_path.lower() (some forks test
+'instruct'). For a base model its LoRA also trains the whole embedding and output layers (modules_to_save
+["wte", "lm_head"], the chat tokens <|im_start|> and <|im_end|> the base model never learnt), which the script does
+not take under ZeRO-3 (QwenLM/Qwen#1104, the member jklj077: ZeRO3 and LoRA cannot be used together when fine-tuning
+a base model). The message names its cause; certain."""
 
 from __future__ import annotations
 
@@ -67,7 +75,22 @@ def _deepspeed_precision(hits: list[Hit]) -> tuple[str, str]:
     )
 
 
+def _qwen_zero3_lora(hits: list[Hit]) -> tuple[str, str]:
+    return (
+        "Qwen's finetune.py refuses LoRA under DeepSpeed ZeRO-3 for a base model: it judges the model a base one when "
+        "'chat' is not in --model_name_or_path, and a base model's LoRA also trains the whole embedding and output "
+        "layers (modules_to_save wte and lm_head), which it does not take under ZeRO-3" + on_ranks(hits),
+        "This script takes ZeRO3 and LoRA together only for a chat model. "
+        "Fine-tune the base model's LoRA with ZeRO-2 (finetune/finetune_lora_ds.sh with --deepspeed "
+        "finetune/ds_config_zero2.json), or fine-tune it fully (all parameters) with ZeRO-3, or use Q-LoRA "
+        "(--q_lora), or start from the chat model. A chat model saved to a folder whose name lacks 'chat' is "
+        "taken for a base model by this check: keep 'chat' in the path.",
+    )
+
+
 def _recbole_ce(hits: list[Hit], ctx: Context) -> tuple[str, str]:
+    if any(h.facts.get("qwen_zero3_lora") for h in hits):
+        return _qwen_zero3_lora(hits)
     if any("ds_precision" in h.facts for h in hits):
         return _deepspeed_precision(hits)
     if any("mot_method" in h.facts for h in hits):
@@ -91,6 +114,7 @@ LIBRARY_OPTION_CONFLICT = Recogniser(
         "third_party:mmtracking-train-detector-and-reid-first",
         "third_party:mmtracking-train-detector-and-reid-firstly",
         "third_party:lightning-deepspeed-precision-not-supported",
+        "third_party:qwen-finetune-zero3-lora-base-model",
     ),
     title="a library's settings it refuses: two options together, or a model it does not train",
     anchors=(
@@ -98,6 +122,7 @@ LIBRARY_OPTION_CONFLICT = Recogniser(
         "Please train `detector` and `reid` models",
         "is not supported in DeepSpeed. `precision` must be one of",
         "is not supported in DeepSpeed. precision must be one of",
+        "ZeRO3 is incompatible with LoRA when finetuning on base model",
     ),
     match=R(
         r"(?P<sampling_option>train_neg_sample_args|neg_sampling|training_neg_sample_num)\b[^\n]{0,300}"
@@ -106,6 +131,7 @@ LIBRARY_OPTION_CONFLICT = Recogniser(
         r"(?P<mot_method>SORT/DeepSORT|Tracktor)"
         r"|precision=(?P<ds_precision>[^`)\s]{1,24})\)?`? is not supported in DeepSpeed\. `?precision`? must be one "
         r"of:? ?(?P<ds_supported>\([^)\n]{0,200}\))?"
+        r"|(?P<qwen_zero3_lora>ZeRO3 is incompatible with LoRA when finetuning on base model)"
     ),
     facts=(R(r"(?P<sampling_option>train_neg_sample_args|neg_sampling|training_neg_sample_num)\b"),),
     describe=_recbole_ce,
