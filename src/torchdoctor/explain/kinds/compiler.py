@@ -12,7 +12,9 @@ compiler printed above them. Its class, not its words, decides the fix:
   or another library's (its development package, or a source tree whose submodules were not checked out);
 - a name the headers do not declare (gcc's ``was not declared in this scope``, ``has no member named``,
   ``is not a member of``, clang's ``no member named``, ``use of undeclared identifier``, nvcc's ``identifier
-  "X" is undefined`` and ``no suitable constructor exists to convert``, MSVC's C2039/C2065/C3861): the source
+  "X" is undefined`` and ``no suitable constructor exists to convert``, MSVC's C2039/C2065/C3861), or a call that several of their overloads
+  fit (gcc's ``call of overloaded 'X' is ambiguous``, clang's ``call to 'X' is ambiguous``, nvcc's ``more than one
+  instance of overloaded function``, MSVC's C2668): the source
   and the headers it compiles against come from releases that disagree — the extension was written for another
   torch (or CUDA), or that release of it has a bug a later one fixes. When the name is torch's own API (``THCState``, ``AT_CHECK``, ``at::``,
   ``c10::``), which torch release removed it says which to install.
@@ -41,11 +43,14 @@ HEADER = R(
 )
 # a name the headers in use do not declare (gcc/cp, clang Sema, nvcc's EDG front end, MSVC)
 SOURCE_ERROR = R(
-    r"(?:error|error C(?:2039|2065|3861|2664|2660)): (?P<source_error>[^\n]{0,160}?(?:was not declared in this scope|"
+    r"(?:error|error C(?:2039|2065|3861|2664|2660|2668)): (?P<source_error>[^\n]{0,160}?(?:was not declared in this scope|"
     r"has no member named|is not a member of|incomplete type|no member named|undeclared identifier|"
     r"does not name a type|unknown type name|identifier not found|cannot convert|invalid conversion|"
     r"too (?:few|many) arguments|identifier \"[^\"\n]{1,80}\" is undefined|no matching function for call to|"
-    r"no instance of overloaded function|no suitable constructor exists to convert|no suitable conversion function)"
+    r"no instance of overloaded function|no suitable constructor exists to convert|no suitable conversion function|"
+    # the call fits several overloads the headers declare (an overload added or changed in another release)
+    r"call of overloaded [^\n]{1,200}? is ambiguous|call to ['\u2018][^\n]{1,200}? is ambiguous|"
+    r"more than one instance of overloaded function|ambiguous call to overloaded function)"
     r"[^\n]{0,120})"
 )
 # CUDA's device functions that only some architectures have (the CUDA C++ Programming Guide: atomicAdd on
@@ -105,6 +110,13 @@ SOURCE_ANCHORS = (
     # nvcc's EDG front end on a value of one type where the headers want another (gcc's "cannot convert")
     "no suitable constructor exists to convert",
     "no suitable conversion function from",
+    # a call the headers' overloads all fit (gcc, clang, nvcc's EDG front end, MSVC C2668): an overload that another
+    # release of the library added or changed (torch 1.3's Tensor::mean over an initializer list)
+    "error: call of overloaded",
+    "error: call to '",
+    "error: call to \u2018",
+    "more than one instance of overloaded function",
+    "ambiguous call to overloaded function",
 )
 HEADER_ANCHORS = ("fatal error: ", "Cannot open include file: ")
 # a line with one of the anchors above that is not a compiler's error (prose, a Python exception's message)
@@ -135,6 +147,10 @@ TEMPLATES = (
     "system:nvcc-no-instance-of-overloaded",
     "system:nvcc-no-suitable-constructor",
     "system:nvcc-no-suitable-conversion-function",
+    "system:gcc-call-of-overloaded-ambiguous",
+    "system:clang-call-ambiguous",
+    "system:nvcc-more-than-one-overload-matches",
+    "system:msvc-ambiguous-call-to-overloaded",
 )
 
 _VERSIONED_SOURCE = (
@@ -203,6 +219,19 @@ def explain_source_error(message: str, torch_api: str | None) -> tuple[str, str]
     """(summary, fix) for a compiler error about a name the headers do not declare: the source and the
     headers it compiles against come from releases that disagree."""
     quoted = message.strip()[:160]
+    if "ambiguous" in quoted or "more than one instance of overloaded" in quoted:
+        summary = (
+            f"the source does not compile against the headers installed (error: {quoted}): several overloads "
+            f"{'of ' + torch_api + ' ' if torch_api else ''}fit the call, an overload another release of a library "
+            "it uses (torch, CUDA) added or changed, or that release of it has a bug"
+        )
+        fix = (
+            "The first compiler error is a call that several overloads the headers declare fit equally: the "
+            "library (torch's at::/c10::, CUDA's, another package's) added or changed an overload in the release "
+            "installed, and the source was written against one without it; an explicit argument type "
+            "(std::vector<int64_t>{0, 2}, a cast) picks one. " + _VERSIONED_SOURCE
+        )
+        return summary, fix
     if torch_api:
         summary = (
             f"the source does not compile against the torch installed: its headers do not define {torch_api} "

@@ -293,6 +293,23 @@ def _model_mismatch(hits: list[Hit], ctx: Context) -> tuple[str, str]:
             f"DDP: the model differs between ranks: rank {facts['rank_a']} has {facts['params_a']} parameters, "
             f"rank {facts['rank_b']} has {facts['params_b']}"
         )
+    elif facts.get("strides_mismatch"):
+        summary = (
+            f"DDP: parameter {facts.get('param_index', '?')} ({facts.get('param_with', 'sizes')} "
+            f"{facts.get('param_values', '?')}) has the same "
+            "shape on every rank but another layout in memory (strides) on this one"
+        )
+        fix = (
+            "DDP compares each parameter's strides as well as its shape with rank 0's. The same shape laid out "
+            "otherwise is a memory format applied on some ranks only (model.to(memory_format=torch.channels_last) "
+            "under `if rank == 0:` or after wrapping), a parameter replaced on one rank by a tensor of another layout "
+            "(load_state_dict(..., assign=True) of a checkpoint read on rank 0 only, a transposed or sliced view), "
+            "or ranks that run different torch/cuDNN builds. Give every rank the same layout before wrapping: "
+            "for p in model.parameters(): p.data = p.data.to(memory_format=torch.contiguous_format) (or apply "
+            "channels_last on every rank), then DistributedDataParallel(model, ...); check that every node runs the "
+            "same environment (python -c 'import torch; print(torch.__version__, torch.backends.cudnn.version())')."
+        )
+        return summary + on_ranks(hits), fix
     else:
         summary = (
             "DDP: a parameter's shape differs between ranks (DDP checks every rank builds the same model)"
@@ -319,7 +336,11 @@ def _model_mismatch(hits: list[Hit], ctx: Context) -> tuple[str, str]:
 
 def _no_search(hits: list[Hit], ctx: Context) -> bool:
     """Certain unless a hyperparameter search is in the log (the model then differs by the trial each process
-    drew, which a library may do for the user: its bug, not the user's model code)."""
+    drew, which a library may do for the user: its bug, not the user's model code), or the check found only a
+    parameter's strides to differ (a layout applied on some ranks, or ranks on different torch/cuDNN builds: the
+    message does not say which)."""
+    if any("strides_mismatch" in h.facts for h in hits):
+        return False
     return "saw_hpo" not in ctx.facts and not any("saw_hpo" in h.facts for h in hits)
 
 
@@ -338,13 +359,23 @@ DDP_MODEL_MISMATCH = Recogniser(
     # ("DDP expects same model across all ranks, but Rank N has M params, while rank K has inconsistent L
     # params"; torch <= 1.x: "... appears not to match sizes of the same param in process 0")
     kind="ddp_model_mismatch",
-    templates=("torch_cpp:ddp-expects-same-model-across-all",),
+    templates=(
+        "torch_cpp:ddp-expects-same-model-across-all",
+        "torch_native:ddp-param-sizes-mismatch",
+        "torch_native:ddp-param-strides-mismatch",
+    ),
     title="model that differs between ranks",
     anchors=(
         "DDP expects same model across all ranks",
         "appears not to match sizes of the same param in process",
+        # the same check's second loop: the shape agrees, the layout in memory (its strides) does not
+        "appears not to match strides of the same param in process",
     ),
     facts=(
+        R(
+            r"(?:params|replicas\[0\])\[(?P<param_index>\d+)\] in this process with (?P<param_with>sizes|strides) "
+            r"(?P<param_values>\[[\d, ]{0,80}\]) appears not to match (?:sizes|(?P<strides_mismatch>strides))"
+        ),
         R(
             r"Rank (?P<rank_a>\d+) has (?P<params_a>\d+) params, while rank (?P<rank_b>\d+) has inconsistent (?P<params_b>\d+)"
         ),
@@ -352,6 +383,14 @@ DDP_MODEL_MISMATCH = Recogniser(
     ),
     confirm=_no_search,
     also=(
+        Alternative(
+            "dependency_version",
+            "ranks that run different torch or cuDNN builds, whose kernels leave a parameter in another layout",
+            "Run every rank in one environment: the same torch, CUDA and cuDNN on every node (python -c 'import "
+            "torch; print(torch.__version__, torch.version.cuda, torch.backends.cudnn.version())' on each), the "
+            "versions the project's requirements name.",
+            when=("strides_mismatch",),
+        ),
         Alternative(
             "library_version_bug",
             "a hyperparameter-search integration that draws a trial in every process (transformers' "
