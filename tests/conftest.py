@@ -399,10 +399,6 @@ PROCESS_TESTS = {
     "test_launch_u31_ctrl_c_places": {
         "test_a_hang_stopped_with_ctrl_c_under_launch_on_this_torch_says_where_each_rank_was"
     },
-    # accelerate's loop on a tiny GPT-2, 2 gloo ranks under torchrun, rank 1 under an address-space limit (u31)
-    "test_explain_u31_small_host_oom": {
-        "test_a_rank_under_an_address_space_limit_on_this_torch_is_named_with_its_line_and_the_limit"
-    },
     # a callback's barrier under a condition on the rank, 2 gloo ranks under launch --debug (u31)
     "test_launch_u31_debug_condition": {
         "test_a_callbacks_barrier_under_a_rank_condition_under_debug_on_this_torch_names_the_condition"

@@ -3,12 +3,15 @@ tiny config-built GPT-2 of random weights, 2 CPU ranks under torchrun, rank 1 pu
 (RLIMIT_AS, as `ulimit -v` sets it) just above what it uses (found for session 31): explain named host memory on
 rank 1, but not the user's line (the model's forward is 25 frames deep, 3 lines each under Python 3.11, deeper than
 the 40 lines read above an exception), and its fix was all about needing less memory for a 2 MiB request that only
-a limit refuses."""
+a limit refuses. The job's console is recorded (fixtures/recorded_runs/; benchmarks/recorded_runs.py runs it again)."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from explaining import explained
 from helpers import torchrun_two_ranks
+from recorded import recorded
 
 SCRIPT = """
 import resource
@@ -33,10 +36,17 @@ for (x,) in loader:
 """
 
 
-def test_a_rank_under_an_address_space_limit_on_this_torch_is_named_with_its_line_and_the_limit(tmp_path):
-    done = torchrun_two_ranks(tmp_path, SCRIPT)
-    output = done.stdout + done.stderr
-    assert done.returncode != 0 and "DefaultCPUAllocator: can't allocate memory" in output, output[-3000:]
+def run(folder: Path) -> str:
+    done = torchrun_two_ranks(folder, SCRIPT)
+    return done.stdout + done.stderr
+
+
+RECORDED_RUNS = {"u31_small_host_oom": run}
+
+
+def test_a_rank_under_an_address_space_limit_is_named_with_its_line_and_the_limit():
+    output = recorded("u31_small_host_oom")
+    assert "DefaultCPUAllocator: can't allocate memory" in output, output[-3000:]
     found = explained(output)
     assert found.id == "log.cpu_oom" and "on rank 1" in found.summary, found.summary
     assert "a request this small refused means almost none was left" in found.summary, found.summary
