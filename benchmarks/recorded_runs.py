@@ -1,6 +1,6 @@
 """The jobs behind the explain tests' recorded consoles (tests/fixtures/recorded_runs/), run again on this
 machine's torch: each module of tests/ that has ``RECORDED_RUNS`` (a recording's name -> a function that runs its
-job in a folder and returns what it printed) is run, and explain's lead on the fresh console is set beside its
+job in a folder and returns what it printed, or the folder of logs it wrote there) is run, and explain's lead on the fresh console is set beside its
 lead on the recording. The tests read the recordings; this says whether this torch still prints what they read
 (run it after an upgrade of torch, transformers, accelerate or Lightning), and ``--write`` records anew.
 
@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import io
+import shutil
 import sys
 import tempfile
 import time
@@ -35,11 +36,31 @@ def jobs() -> dict[str, object]:
     return found
 
 
-def lead(text: str) -> str:
+def lead(recording: str | Path) -> str:
+    """explain's lead on a console (a text) or on a folder of logs (a path), and how sure it is."""
     from torchdoctor.explain.diagnose import explain
 
-    (found, *_) = explain(["-"], stdin=io.BytesIO(text.encode()))
+    if isinstance(recording, Path):
+        (found, *_) = explain([str(recording)])
+    else:
+        (found, *_) = explain(["-"], stdin=io.BytesIO(recording.encode()))
     return f"{found.id} ({found.details.get('confidence', '-')})"
+
+
+def kept(name: str) -> str | Path | None:
+    """The recording ``name``: a console (NAME.txt) or a folder of logs (NAME/), None where there is none yet."""
+    if (RECORDINGS / f"{name}.txt").exists():
+        return (RECORDINGS / f"{name}.txt").read_text(encoding="utf-8")
+    return RECORDINGS / name if (RECORDINGS / name).is_dir() else None
+
+
+def write(name: str, fresh: str | Path) -> None:
+    """Record ``fresh`` as ``name``: a console as NAME.txt, a folder of logs copied whole as NAME/."""
+    if isinstance(fresh, Path):
+        shutil.rmtree(RECORDINGS / name, ignore_errors=True)
+        shutil.copytree(fresh, RECORDINGS / name)
+    else:
+        (RECORDINGS / f"{name}.txt").write_text(fresh, encoding="utf-8")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -56,17 +77,17 @@ def main(argv: list[str] | None = None) -> int:
     print("| recording | seconds | lead on the recording | lead on this run | same |")
     print("|---|---:|---|---|---|")
     for name in args.only or sorted(every):
-        path = RECORDINGS / f"{name}.txt"
+        recording = kept(name)
+        before = lead(recording) if recording is not None else "(none yet)"
         with tempfile.TemporaryDirectory(prefix="torchdoctor-recorded-") as folder:
             started = time.monotonic()
-            fresh = every[name](Path(folder))
+            fresh = every[name](Path(folder))  # a console, or a folder of logs inside ``folder``
             took = time.monotonic() - started
-        before = lead(path.read_text(encoding="utf-8")) if path.exists() else "(none yet)"
-        now = lead(fresh)
+            now = lead(fresh)
+            if args.write:
+                write(name, fresh)
         differ += before != now
         print(f"| {name} | {took:.0f} | {before} | {now} | {'yes' if before == now else 'NO'} |")
-        if args.write:
-            path.write_text(fresh, encoding="utf-8")
     return 1 if differ and not args.write else 0
 
 
