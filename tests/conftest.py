@@ -386,11 +386,6 @@ PROCESS_TESTS = {
     "test_explain_u34_lightning_save_on_rank_zero": {
         "test_fabric_save_on_rank_zero_only_under_watchdog_leads_with_calling_lightnings_save_on_every_rank"
     },
-    # the overflow detector stopping rank 1 of a 2-rank torchrun, transformers' and torchdoctor's (u34)
-    "test_explain_u34_overflow_detector_abort": {
-        "test_transformers_detector_stopping_rank_1_leads_with_the_overflow_on_rank_1_not_an_unknown_error",
-        "test_torchdoctors_detector_stopping_on_an_inf_in_the_batch_names_its_module_and_the_batch",
-    },
     # Lightning Fabric with devices=4 under a torchrun of 2 processes (u31)
     "test_explain_u31_fabric_devices": {
         "test_fabric_given_more_devices_than_torchruns_processes_on_this_lightning_names_fabrics_devices"
