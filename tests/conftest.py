@@ -278,9 +278,8 @@ PROCESS_TESTS = {
     "test_debug_functional": {
         "test_ranks_asking_a_dtensors_full_tensor_from_different_placements_both_name_the_two_collectives"
     },
-    # public scripts' faults run for real on this torch (session 27): init_process_group with a CPU device_id,
-    # Fabric without launch() and fabric.save on rank 0, a device string from no accelerator, a TCPStore client
-    # against a port that answers in HTTP
+    # public scripts' faults run for real on this torch (session 27): init_process_group with a CPU device_id, a
+    # device string from no accelerator, a TCPStore client against a port that answers in HTTP
     "test_explain_u27_device_id": {
         "test_device_id_of_a_cpu_device_says_to_leave_it_out_on_a_machine_without_gpus"
     },
@@ -295,10 +294,6 @@ PROCESS_TESTS = {
     # two gloo ranks of a world said to be three, each with its log (u28, the DDP tutorial with world_size=4)
     "test_explain_u28_world_size": {
         "test_two_ranks_of_a_world_of_three_on_this_torch_say_rank_2_is_not_in_the_run"
-    },
-    "test_explain_u27_fabric": {
-        "test_fabric_set_up_on_two_devices_without_launch_says_to_call_fabric_launch",
-        "test_fabric_save_on_rank_0_only_says_fabric_save_is_made_on_every_rank",
     },
     "test_explain_u27_device_string": {
         "test_a_device_string_from_no_accelerator_says_it_was_none_and_how_to_fall_back_to_the_cpu",
@@ -374,10 +369,6 @@ PROCESS_TESTS = {
     "test_launch_u31_ddp_skipped_backward": {
         "test_a_ddp_rank_skipping_a_nan_losss_backward_under_watchdog_on_this_torch_says_backward_passes_differ"
     },
-    # Fabric's all_gather of tensors of different sizes on 2 gloo ranks under Lightning's own launcher (u34)
-    "test_explain_u34_lightning_uneven_gather": {
-        "test_an_uneven_lightning_all_gather_under_its_own_launcher_on_this_torch_leads_with_padding_the_tensors"
-    },
     # a barrier under `if rank == 0:` after a broadcast_object_list, under launch --debug --watchdog (u34)
     "test_launch_u34_object_collective_then_lone_barrier": {
         "test_a_lone_barrier_after_an_object_broadcast_under_debug_watchdog_says_rank_1_finished_not_different_ops"
@@ -385,10 +376,6 @@ PROCESS_TESTS = {
     # Fabric's save under `if fabric.is_global_zero:` on 2 gloo ranks under launch --watchdog (u34)
     "test_explain_u34_lightning_save_on_rank_zero": {
         "test_fabric_save_on_rank_zero_only_under_watchdog_leads_with_calling_lightnings_save_on_every_rank"
-    },
-    # Lightning Fabric with devices=4 under a torchrun of 2 processes (u31)
-    "test_explain_u31_fabric_devices": {
-        "test_fabric_given_more_devices_than_torchruns_processes_on_this_lightning_names_fabrics_devices"
     },
     # the DDP tutorial's loop on 2 gloo ranks under torchdoctor launch, rank 1's dataset hanging, SIGINT (u31)
     "test_launch_u31_ctrl_c_places": {
