@@ -336,10 +336,6 @@ PROCESS_TESTS = {
     "test_explain_u30_spawn_path": {
         "test_a_lambda_handed_to_mp_spawn_on_this_torch_offers_saving_and_passing_a_path"
     },
-    # two gloo ranks under torchrun, rank 1 leaving mid-epoch by os._exit(3) (u30)
-    "test_explain_u30_first_exit": {
-        "test_a_rank_that_exited_with_3_on_this_torch_leads_with_its_exit_and_the_peer_follows_from_it"
-    },
     # pytorch/examples' tensor-parallel ToyModel on 2 gloo ranks under launch --debug, batches of two sizes (u30)
     "test_explain_u30_tp_inputs": {
         "test_tp_ranks_given_batches_of_different_sizes_under_debug_on_this_torch_say_the_same_input_per_tp_group"
@@ -356,10 +352,6 @@ PROCESS_TESTS = {
     # a DDP loop one step longer on rank 0, 2 gloo ranks under launch --debug (u30)
     "test_launch_u30_ddp_backward": {
         "test_a_ddp_rank_one_step_ahead_under_debug_on_this_torch_is_named_in_backwards_unchecked_all_reduce"
-    },
-    # the DDP tutorial's ddp_setup under mp.spawn, its MASTER_PORT held by the test (u30)
-    "test_explain_u30_spawn_port": {
-        "test_a_port_in_use_under_mp_spawn_on_this_torch_says_the_script_sets_it"
     },
     # two gloo ranks under launch --debug, rank 1 making a broadcast where rank 0 makes an all_reduce (u30)
     "test_explain_u30_debug_operations": {
@@ -388,10 +380,6 @@ PROCESS_TESTS = {
     # mp.spawn handed a lambda, its traceback through multiprocessing's pickling (u31)
     "test_explain_u31_spawn_no_torch_save": {
         "test_a_lambda_handed_to_mp_spawn_on_this_torch_is_not_offered_as_torch_saves"
-    },
-    # pytorch/examples' tensor-parallel ToyModel on 2 gloo ranks under plain torchrun, batches of two sizes (u31)
-    "test_explain_u31_tp_plain_gloo": {
-        "test_tp_ranks_given_batches_of_different_sizes_under_torchrun_on_this_torch_name_the_line_and_the_tp_layer"
     },
     # mp.spawn of 1 process for a world of 2, stopped with a SIGINT to its process group
     "test_explain_interrupted": {
