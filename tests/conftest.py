@@ -311,10 +311,6 @@ PROCESS_TESTS = {
     "test_explain_u29_worker_told_twice": {
         "test_a_worker_killed_while_the_main_process_waits_on_this_torch_is_one_finding_not_a_full_dev_shm"
     },
-    # a spawned multiprocessing Process handed a lambda (u29, mnist_hogwild)
-    "test_explain_u29_own_process": {
-        "test_a_lambda_handed_to_a_spawned_process_on_this_torch_says_module_level_functions_not_torchrun"
-    },
     # two gloo ranks under launch --watchdog, rank 0 leaving the training loop alone for the evaluation's gather (u29)
     "test_watchdog_u29_early_stop": {
         "test_a_rank_that_stopped_the_loop_alone_is_named_with_the_break_and_how_to_stop_together"
@@ -331,10 +327,6 @@ PROCESS_TESTS = {
     "test_explain_u30_tensor_handoff": {
         "test_a_dataloader_worker_that_exited_with_batches_in_flight_on_this_torch_is_not_dev_shm",
         "test_a_tensor_from_a_producer_joined_before_its_queue_was_read_on_this_torch_says_get_before_join",
-    },
-    # mp.spawn handed a lambda (u30)
-    "test_explain_u30_spawn_path": {
-        "test_a_lambda_handed_to_mp_spawn_on_this_torch_offers_saving_and_passing_a_path"
     },
     # pytorch/examples' tensor-parallel ToyModel on 2 gloo ranks under launch --debug, batches of two sizes (u30)
     "test_explain_u30_tp_inputs": {
@@ -376,10 +368,6 @@ PROCESS_TESTS = {
     # a callback's barrier under a condition on the rank, 2 gloo ranks under launch --debug (u31)
     "test_launch_u31_debug_condition": {
         "test_a_callbacks_barrier_under_a_rank_condition_under_debug_on_this_torch_names_the_condition"
-    },
-    # mp.spawn handed a lambda, its traceback through multiprocessing's pickling (u31)
-    "test_explain_u31_spawn_no_torch_save": {
-        "test_a_lambda_handed_to_mp_spawn_on_this_torch_is_not_offered_as_torch_saves"
     },
     # mp.spawn of 1 process for a world of 2, stopped with a SIGINT to its process group
     "test_explain_interrupted": {
