@@ -278,9 +278,8 @@ PROCESS_TESTS = {
     "test_debug_functional": {
         "test_ranks_asking_a_dtensors_full_tensor_from_different_placements_both_name_the_two_collectives"
     },
-    # public scripts' faults run for real on this torch (session 27): init_process_group with a CPU device_id,
-    # Fabric without launch() and fabric.save on rank 0, a device string from no accelerator, a TCPStore client
-    # against a port that answers in HTTP
+    # public scripts' faults run for real on this torch (session 27): init_process_group with a CPU device_id, a
+    # device string from no accelerator, a TCPStore client against a port that answers in HTTP
     "test_explain_u27_device_id": {
         "test_device_id_of_a_cpu_device_says_to_leave_it_out_on_a_machine_without_gpus"
     },
@@ -295,10 +294,6 @@ PROCESS_TESTS = {
     # two gloo ranks of a world said to be three, each with its log (u28, the DDP tutorial with world_size=4)
     "test_explain_u28_world_size": {
         "test_two_ranks_of_a_world_of_three_on_this_torch_say_rank_2_is_not_in_the_run"
-    },
-    "test_explain_u27_fabric": {
-        "test_fabric_set_up_on_two_devices_without_launch_says_to_call_fabric_launch",
-        "test_fabric_save_on_rank_0_only_says_fabric_save_is_made_on_every_rank",
     },
     "test_explain_u27_device_string": {
         "test_a_device_string_from_no_accelerator_says_it_was_none_and_how_to_fall_back_to_the_cpu",
@@ -315,10 +310,6 @@ PROCESS_TESTS = {
     # a DataLoader worker that kills itself with SIGKILL while the main process waits for it (u29)
     "test_explain_u29_worker_told_twice": {
         "test_a_worker_killed_while_the_main_process_waits_on_this_torch_is_one_finding_not_a_full_dev_shm"
-    },
-    # a spawned multiprocessing Process handed a lambda (u29, mnist_hogwild)
-    "test_explain_u29_own_process": {
-        "test_a_lambda_handed_to_a_spawned_process_on_this_torch_says_module_level_functions_not_torchrun"
     },
     # two gloo ranks under launch --watchdog, rank 0 leaving the training loop alone for the evaluation's gather (u29)
     "test_watchdog_u29_early_stop": {
@@ -337,14 +328,6 @@ PROCESS_TESTS = {
         "test_a_dataloader_worker_that_exited_with_batches_in_flight_on_this_torch_is_not_dev_shm",
         "test_a_tensor_from_a_producer_joined_before_its_queue_was_read_on_this_torch_says_get_before_join",
     },
-    # mp.spawn handed a lambda (u30)
-    "test_explain_u30_spawn_path": {
-        "test_a_lambda_handed_to_mp_spawn_on_this_torch_offers_saving_and_passing_a_path"
-    },
-    # two gloo ranks under torchrun, rank 1 leaving mid-epoch by os._exit(3) (u30)
-    "test_explain_u30_first_exit": {
-        "test_a_rank_that_exited_with_3_on_this_torch_leads_with_its_exit_and_the_peer_follows_from_it"
-    },
     # pytorch/examples' tensor-parallel ToyModel on 2 gloo ranks under launch --debug, batches of two sizes (u30)
     "test_explain_u30_tp_inputs": {
         "test_tp_ranks_given_batches_of_different_sizes_under_debug_on_this_torch_say_the_same_input_per_tp_group"
@@ -362,10 +345,6 @@ PROCESS_TESTS = {
     "test_launch_u30_ddp_backward": {
         "test_a_ddp_rank_one_step_ahead_under_debug_on_this_torch_is_named_in_backwards_unchecked_all_reduce"
     },
-    # the DDP tutorial's ddp_setup under mp.spawn, its MASTER_PORT held by the test (u30)
-    "test_explain_u30_spawn_port": {
-        "test_a_port_in_use_under_mp_spawn_on_this_torch_says_the_script_sets_it"
-    },
     # two gloo ranks under launch --debug, rank 1 making a broadcast where rank 0 makes an all_reduce (u30)
     "test_explain_u30_debug_operations": {
         "test_ranks_making_different_collectives_under_debug_on_this_torch_are_read_with_each_ranks_call"
@@ -373,10 +352,6 @@ PROCESS_TESTS = {
     # a DDP loop on 2 gloo ranks under launch --watchdog, rank 1 skipping a NaN loss's backward (u31)
     "test_launch_u31_ddp_skipped_backward": {
         "test_a_ddp_rank_skipping_a_nan_losss_backward_under_watchdog_on_this_torch_says_backward_passes_differ"
-    },
-    # Fabric's all_gather of tensors of different sizes on 2 gloo ranks under Lightning's own launcher (u34)
-    "test_explain_u34_lightning_uneven_gather": {
-        "test_an_uneven_lightning_all_gather_under_its_own_launcher_on_this_torch_leads_with_padding_the_tensors"
     },
     # a barrier under `if rank == 0:` after a broadcast_object_list, under launch --debug --watchdog (u34)
     "test_launch_u34_object_collective_then_lone_barrier": {
@@ -386,15 +361,6 @@ PROCESS_TESTS = {
     "test_explain_u34_lightning_save_on_rank_zero": {
         "test_fabric_save_on_rank_zero_only_under_watchdog_leads_with_calling_lightnings_save_on_every_rank"
     },
-    # the overflow detector stopping rank 1 of a 2-rank torchrun, transformers' and torchdoctor's (u34)
-    "test_explain_u34_overflow_detector_abort": {
-        "test_transformers_detector_stopping_rank_1_leads_with_the_overflow_on_rank_1_not_an_unknown_error",
-        "test_torchdoctors_detector_stopping_on_an_inf_in_the_batch_names_its_module_and_the_batch",
-    },
-    # Lightning Fabric with devices=4 under a torchrun of 2 processes (u31)
-    "test_explain_u31_fabric_devices": {
-        "test_fabric_given_more_devices_than_torchruns_processes_on_this_lightning_names_fabrics_devices"
-    },
     # the DDP tutorial's loop on 2 gloo ranks under torchdoctor launch, rank 1's dataset hanging, SIGINT (u31)
     "test_launch_u31_ctrl_c_places": {
         "test_a_hang_stopped_with_ctrl_c_under_launch_on_this_torch_says_where_each_rank_was"
@@ -402,14 +368,6 @@ PROCESS_TESTS = {
     # a callback's barrier under a condition on the rank, 2 gloo ranks under launch --debug (u31)
     "test_launch_u31_debug_condition": {
         "test_a_callbacks_barrier_under_a_rank_condition_under_debug_on_this_torch_names_the_condition"
-    },
-    # mp.spawn handed a lambda, its traceback through multiprocessing's pickling (u31)
-    "test_explain_u31_spawn_no_torch_save": {
-        "test_a_lambda_handed_to_mp_spawn_on_this_torch_is_not_offered_as_torch_saves"
-    },
-    # pytorch/examples' tensor-parallel ToyModel on 2 gloo ranks under plain torchrun, batches of two sizes (u31)
-    "test_explain_u31_tp_plain_gloo": {
-        "test_tp_ranks_given_batches_of_different_sizes_under_torchrun_on_this_torch_name_the_line_and_the_tp_layer"
     },
     # mp.spawn of 1 process for a world of 2, stopped with a SIGINT to its process group
     "test_explain_interrupted": {

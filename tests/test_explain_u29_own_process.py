@@ -2,13 +2,16 @@
 model through share_memory()) handed a lambda: CPython pickles the target and its arguments for the child and
 fails in Process.start ("Can't pickle <function <lambda> ...>"). explain's fix led with "use a launcher that starts
 the script itself: torchrun", which cannot share one model in memory between processes as Hogwild does (left by
-the u28 helper; found again with mnist_hogwild given a lambda as its dataset's transform). Read from a real process
-on this torch, and as printed."""
+the u28 helper; found again with mnist_hogwild given a lambda as its dataset's transform). Read from a real process,
+its console recorded (fixtures/recorded_runs/; benchmarks/recorded_runs.py runs it again), and as printed."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from explaining import explained
 from rank_runner import run_script
+from recorded import recorded
 
 SCRIPT = """\
 import torch
@@ -29,14 +32,21 @@ if __name__ == "__main__":
 """
 
 
-def test_a_lambda_handed_to_a_spawned_process_on_this_torch_says_module_level_functions_not_torchrun(
-    tmp_path,
-):
-    script = tmp_path / "hogwild.py"
+def run(folder: Path) -> str:
+    script = folder / "hogwild.py"
     script.write_text(SCRIPT)
     done = run_script([str(script)], timeout=120)  # `python script`, forked where torch is imported
-    assert done.returncode != 0 and "pickle" in done.stderr, done.stderr[-2000:]
-    found = explained(done.stderr)
+    assert done.returncode != 0, done.stderr[-2000:]
+    return done.stderr  # what the test read: the traceback, without the script's stdout
+
+
+RECORDED_RUNS = {"u29_own_process": run}
+
+
+def test_a_lambda_handed_to_a_spawned_process_says_module_level_functions_not_torchrun():
+    stderr = recorded("u29_own_process")
+    assert "pickle" in stderr, stderr[-2000:]
+    found = explained(stderr)
     assert found.id == "log.spawn_pickling", found.summary
     assert "a multiprocessing Process started by spawn cannot be pickled" in found.summary
     assert "torchrun" not in found.fix and "def at module level" in found.fix

@@ -2,14 +2,16 @@
 torchrun's summary of rank 1's exit, and no cause. explain marked both ✗, the peer first, and sent the user to
 rank 1's traceback, which does not exist (found for session 30). torchrun's summary of the rank that failed first
 now leads, the other ranks' consequences follow from it, and a status other than 1 says a call chose it. Read from
-real processes on this torch."""
+real processes, their console recorded (fixtures/recorded_runs/; benchmarks/recorded_runs.py runs them again)."""
 
 from __future__ import annotations
 
 import io
+from pathlib import Path
 
 from explaining import explained
 from helpers import torchrun_two_ranks
+from recorded import recorded
 
 from torchdoctor.explain.diagnose import explain
 
@@ -24,10 +26,19 @@ for step in range(3):
 """
 
 
-def test_a_rank_that_exited_with_3_on_this_torch_leads_with_its_exit_and_the_peer_follows_from_it(tmp_path):
-    done = torchrun_two_ranks(tmp_path, SCRIPT)
+def run(folder: Path) -> str:
+    done = torchrun_two_ranks(folder, SCRIPT)
     output = done.stdout + done.stderr
-    assert done.returncode != 0 and "exitcode  : 3" in output, output[-3000:]
+    assert done.returncode != 0, output[-3000:]
+    return output
+
+
+RECORDED_RUNS = {"u30_first_exit": run}
+
+
+def test_a_rank_that_exited_with_3_leads_with_its_exit_and_the_peer_follows_from_it():
+    output = recorded("u30_first_exit")
+    assert "exitcode  : 3" in output, output[-3000:]
     found = explained(output)
     assert found.id == "log.child_failed" and "rank 1 exited with 3" in found.summary, found.summary
     assert "os._exit(3)" in found.fix
