@@ -2,15 +2,17 @@
 in gloo's "op.preamble.length <= op.nbytes. 28 vs 20" and a SIGABRT: explain said the ranks ran different
 collectives and named NCCL settings, where every rank ran the same gather and the fix is
 accelerator.pad_across_processes. Found gathering each rank's input ids in accelerate's examples/nlp_example.py;
-read from a real 2-rank torchrun on this torch, and as printed."""
+read from a real 2-rank torchrun's console, recorded (fixtures/recorded_runs/; benchmarks/recorded_runs.py runs it
+again), and as printed."""
 
 from __future__ import annotations
 
 import io
+from pathlib import Path
 
-import pytest
 from explaining import explained
-from helpers import VENV_TORCHRUN, torchrun_two_ranks
+from helpers import torchrun_two_ranks
+from recorded import recorded
 
 from torchdoctor.explain.diagnose import explain
 
@@ -36,11 +38,18 @@ FRAMES = (
 )
 
 
-@pytest.mark.skipif(VENV_TORCHRUN is None, reason="torchrun")
-def test_an_uneven_gather_on_two_gloo_ranks_names_pad_across_processes(tmp_path):
-    done = torchrun_two_ranks(tmp_path, SCRIPT)
+def run(folder: Path) -> str:
+    done = torchrun_two_ranks(folder, SCRIPT)
     output = done.stdout + done.stderr
     assert done.returncode != 0, output[-2000:]
+    return output
+
+
+RECORDED_RUNS = {"accelerate_gather": run}
+
+
+def test_an_uneven_gather_on_two_gloo_ranks_names_pad_across_processes():
+    output = recorded("accelerate_gather")
     found = explain(["-"], stdin=io.BytesIO(output.encode()))[0]
     assert found.id == "log.rank_divergence", (found.summary, output[-3000:])
     assert "NCCL" not in found.summary

@@ -2,15 +2,18 @@
 when it restarts a worker group, so explain read the attempts as one run and led with the first attempt's error,
 not naming the later ones (the --log-dir folder's attempt_N folders were already read apart). torchrun's "failed
 (exitcode: …) local_rank: … (pid: …) of binary: …", once per failed group, ends each attempt. Found running a
-2-rank gloo job whose rank 1 fails differently on each of 3 attempts; read from a real torchrun on this torch, and
-as printed."""
+2-rank gloo job whose rank 1 fails differently on each of 3 attempts; read from a real torchrun's console, recorded
+(fixtures/recorded_runs/; benchmarks/recorded_runs.py runs it again), and as printed."""
 
 from __future__ import annotations
 
 import io
+import os
+from pathlib import Path
+from unittest.mock import patch
 
-import pytest
-from helpers import VENV_TORCHRUN, torchrun_two_ranks
+from helpers import torchrun_two_ranks
+from recorded import recorded
 
 from torchdoctor.explain.diagnose import explain
 
@@ -33,14 +36,22 @@ def _read(text: str):
     return explain(["-"], stdin=io.BytesIO(text.encode()))
 
 
-@pytest.mark.skipif(VENV_TORCHRUN is None, reason="torchrun")
-def test_a_restarted_jobs_console_is_read_one_attempt_at_a_time(tmp_path, monkeypatch):
+def run(folder: Path) -> str:
     # torch 2.13's restarted gloo workers can read the previous attempt's addresses from the rendezvous store it
     # shares with them (pytorch/pytorch#135712) and fail to connect: not sharing it keeps the planted errors
-    monkeypatch.setenv("TORCH_DISABLE_SHARE_RDZV_TCP_STORE", "1")
-    done = torchrun_two_ranks(tmp_path, SCRIPT, "--max-restarts", "1")
+    with patch.dict(os.environ, {"TORCH_DISABLE_SHARE_RDZV_TCP_STORE": "1"}):
+        done = torchrun_two_ranks(folder, SCRIPT, "--max-restarts", "1")
     console = done.stdout + done.stderr
     assert done.returncode != 0 and "planted_on_the_second" in console, console[-2000:]
+    return console
+
+
+RECORDED_RUNS = {"console_attempts_restarted": run}
+
+
+def test_a_restarted_jobs_console_is_read_one_attempt_at_a_time():
+    console = recorded("console_attempts_restarted")
+    assert "planted_on_the_second" in console, console[-2000:]
     found = _read(console)
     assert found[0].summary.startswith("attempt 1 (the last): rank 1 failed first: KeyError"), found[
         0

@@ -1,6 +1,7 @@
 """`explain` on what users hand it: torchrun's --log-dir folders from real failing jobs (a rank that raised, a
 DataLoader worker that raised, a job that restarted), the console output of the same jobs, a pipe against a
-file against a folder, UTF-16 files, an empty path, and the summaries it writes from them."""
+file against a folder, UTF-16 files, an empty path, and the summaries it writes from them. The real jobs' folders
+and consoles are recorded (fixtures/recorded_runs/; benchmarks/recorded_runs.py runs them again)."""
 
 from __future__ import annotations
 
@@ -8,14 +9,17 @@ import codecs
 import io
 import os
 import re
+import shutil
 import signal
 import subprocess
 import sys
+from functools import partial
 from pathlib import Path
 
 import pytest
 from helpers import VENV_TORCHRUN
 from rank_runner import start_script
+from recorded import recorded_folder
 
 from torchdoctor.errors import BadInput
 from torchdoctor.explain.diagnose import explain
@@ -23,39 +27,28 @@ from torchdoctor.explain.inputs import utf16_encoding
 from torchdoctor.explain.reader import TAIL
 
 JOB = Path(__file__).with_name("explain_failing_job.py")
-HERE = str(JOB)
 
 
-@pytest.fixture(scope="module")
-def failed_jobs(tmp_path_factory):
-    """Three real two-rank gloo jobs under torchrun, run side by side: mode -> (--log-dir folder, console).
-    Each torchrun's agent is forked where torch is imported (rank_runner.start_script: its console script run as
-    its shebang line runs it), and starts its ranks as torchrun does; its console is stdout and stderr in one."""
-    root = tmp_path_factory.mktemp("jobs")
-    started = {}
-    for mode in ("crash", "dataloader", "restart"):
-        log_dir, console = root / mode, root / f"{mode}.txt"
-        flags = ["--standalone", "--nproc-per-node", "2", "--max-restarts", "1" if mode == "restart" else "0"]
-        flags += ["--log-dir", str(log_dir), "--redirects", "3", "--tee", "3", str(JOB), mode]
-        out = console.open("w")
+def run_job(mode: str, folder: Path) -> Path:
+    """A real two-rank gloo job under torchrun (explain_failing_job.py MODE, copied into ``folder``), ending in a
+    failure: the folder ``folder/job`` holding its --log-dir folder ``logs`` and its console ``console.txt``
+    (stdout and stderr in one). torchrun's agent is forked where torch is imported (rank_runner.start_script: its
+    console script run as its shebang line runs it), and starts its ranks as torchrun does."""
+    job = folder / "job"
+    job.mkdir()
+    script = shutil.copy(JOB, folder / JOB.name)
+    flags = ["--standalone", "--nproc-per-node", "2", "--max-restarts", "1" if mode == "restart" else "0"]
+    flags += ["--log-dir", str(job / "logs"), "--redirects", "3", "--tee", "3", str(script), mode]
+    with (job / "console.txt").open("w") as out:
         if VENV_TORCHRUN is not None:
             process = start_script([VENV_TORCHRUN, *flags], out, out, env={"OMP_NUM_THREADS": "1"})
         else:
             command = [sys.executable, "-m", "torch.distributed.run", *flags]
             env = {**os.environ, "OMP_NUM_THREADS": "1"}
             process = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT, env=env)
-        started[mode] = (process, out)
-    jobs = {}
-    try:
-        for mode, (process, _) in started.items():
-            try:
-                code = process.wait(timeout=500)
-            except subprocess.TimeoutExpired:
-                pytest.fail(f"torchrun {mode} did not end in 500 s (it waits for its two ranks)")
-            assert code != 0, f"the {mode} job was meant to fail"
-            jobs[mode] = (root / mode, root / f"{mode}.txt")
-    finally:  # a test stopped by its timeout leaves no torchrun or rank behind: the agent stops its ranks
-        for process, out in started.values():
+        try:
+            code = process.wait(timeout=500)  # it waits for its two ranks
+        finally:  # a job that did not end leaves no torchrun or rank behind: the agent stops its ranks
             if process.poll() is None:
                 os.kill(process.pid, signal.SIGTERM)
                 try:
@@ -63,8 +56,19 @@ def failed_jobs(tmp_path_factory):
                 except subprocess.TimeoutExpired:
                     process.kill()
                     process.wait()
-            out.close()
-    return jobs
+    assert code != 0, f"the {mode} job was meant to fail: {(job / 'console.txt').read_text()[-2000:]}"
+    return job
+
+
+# crash: rank 1 raises in its step; dataloader: rank 1's DataLoader worker raises; restart (--max-restarts 1): rank 1
+# runs out of memory, then never comes back from loading its data
+RECORDED_RUNS = {f"inputs_{mode}": partial(run_job, mode) for mode in ("crash", "dataloader", "restart")}
+
+
+def _job(mode: str) -> tuple[Path, Path]:
+    """The recorded job ``mode``: its --log-dir folder and its console."""
+    job = recorded_folder(f"inputs_{mode}")
+    return job / "logs", job / "console.txt"
 
 
 WHAT_RANK_1_RAISED = {
@@ -73,17 +77,16 @@ WHAT_RANK_1_RAISED = {
 }
 
 
-@pytest.mark.timeout(600)  # the first test to use the jobs waits for three torchrun runs on a shared machine
 @pytest.mark.parametrize("mode", ["crash", "dataloader"])
-def test_a_log_dir_leads_with_the_rank_that_failed_first(failed_jobs, mode):
+def test_a_log_dir_leads_with_the_rank_that_failed_first(mode):
     """Rank 0 knows only that its peer went away; rank 1's own error leads, with its line in the script."""
-    log_dir, _ = failed_jobs[mode]
+    log_dir, _ = _job(mode)
     found = explain([str(log_dir)])
     lead = found[0]
     error, line = WHAT_RANK_1_RAISED[mode]
     assert lead.id == "log.unrecognised" and lead.status == "fail", [(f.id, f.summary) for f in found]
     assert lead.summary.startswith("rank 1 failed first") and error in lead.summary
-    assert f"{HERE}:" in lead.details["frame"] and line in lead.summary
+    assert f"/{JOB.name}:" in lead.details["frame"] and line in lead.summary
     if mode == "dataloader":
         assert lead.details["worker"] == "DataLoader worker process 0"
     # rank 0 says its peer went away, unless torchrun stopped it first (one traceback or two, by timing)
@@ -91,11 +94,10 @@ def test_a_log_dir_leads_with_the_rank_that_failed_first(failed_jobs, mode):
     assert not any("pass the folder" in f.fix or "--log-dir folder" in f.fix for f in found)
 
 
-@pytest.mark.timeout(600)
 @pytest.mark.parametrize("mode", ["crash", "dataloader"])
-def test_the_console_output_says_the_same_and_does_not_ask_for_record(failed_jobs, cli, cli_here, mode):
+def test_the_console_output_says_the_same_and_does_not_ask_for_record(cli, cli_here, mode):
     """The traceback is in the input: no advice to decorate the entry point with @record to get it."""
-    _, console = failed_jobs[mode]
+    _, console = _job(mode)
     # one console in a real process, the other through the same `main` here: only the log they read differs
     done = (cli if mode == "crash" else cli_here)("explain", str(console))
     assert done.returncode == 1, done.stdout + done.stderr
@@ -104,11 +106,10 @@ def test_the_console_output_says_the_same_and_does_not_ask_for_record(failed_job
     assert "@record" not in done.stdout and "record so" not in done.stdout
 
 
-@pytest.mark.timeout(600)
-def test_each_restart_is_its_own_failure_the_last_first(failed_jobs):
+def test_each_restart_is_its_own_failure_the_last_first():
     """attempt_0: rank 1 ran out of memory; attempt_1: rank 1 never came back from loading its data. The
     second attempt's timeout is not blamed on the first attempt's out-of-memory error."""
-    log_dir, _ = failed_jobs["restart"]
+    log_dir, _ = _job("restart")
     found = explain([str(log_dir)])
     last = [f for f in found if f.details.get("attempt") == 1]
     earlier = [f for f in found if f.details.get("attempt") == 0]

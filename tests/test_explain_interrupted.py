@@ -3,7 +3,8 @@
 Found running pytorch/examples' imagenet/main.py shape of script (mp.spawn of fewer processes than its world) and
 pressing Ctrl-C after it sat silent: the parent's KeyboardInterrupt traceback in mp.spawn's join was read as "the run
 failed: KeyboardInterrupt … torchdoctor knows no fix" (exit 1, as a failure of its own), though it is where the run
-hung. Read from a real process group sent SIGINT as a terminal's Ctrl-C sends it, and as torch prints the others.
+hung. Read from a real process group sent SIGINT as a terminal's Ctrl-C sends it (its console recorded,
+fixtures/recorded_runs/; benchmarks/recorded_runs.py runs it again), and as torch prints the others.
 """
 
 from __future__ import annotations
@@ -13,10 +14,12 @@ import signal
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import pytest
 from explaining import explained
 from helpers import free_port
+from recorded import recorded
 
 from torchdoctor.explain.diagnose import explain
 
@@ -70,10 +73,20 @@ def _ctrl_c_once_waiting(script, log) -> None:
         group.wait()
 
 
-def test_a_hung_mp_spawn_stopped_with_ctrl_c_is_read_as_waiting_for_its_processes(tmp_path):
-    script, log = tmp_path / "train.py", tmp_path / "console.log"
+def run(folder: Path) -> str:
+    script, log = folder / "train.py", folder / "console.log"
     script.write_text(SPAWN_TOO_FEW.replace("{port}", str(free_port())))
     _ctrl_c_once_waiting(script, log)
+    assert "KeyboardInterrupt" in log.read_text(), log.read_text()
+    return log.read_text()
+
+
+RECORDED_RUNS = {"interrupted_spawn": run}
+
+
+def test_a_hung_mp_spawn_stopped_with_ctrl_c_is_read_as_waiting_for_its_processes(tmp_path):
+    log = tmp_path / "console.log"  # read from a file, as the user's console log
+    log.write_text(recorded("interrupted_spawn"), encoding="utf-8")
     assert "KeyboardInterrupt" in log.read_text(), log.read_text()
     found = explain([str(log)])
     assert found[0].id == "log.interrupted_while_waiting", [(f.id, f.summary) for f in found]

@@ -5,17 +5,20 @@ own rank 0 hosts (torchrun's workers only connect to the agent's store, and neve
 pytorch/examples' DDP tutorial (multigpu_torchrun.py, on gloo): explain said the others never started or cannot
 reach MASTER_ADDR, with torchrun's --rdzv-endpoint advice, not that the script ran without a launcher. With
 torchdoctor's debug mode on, the wait raises torchdoctor's own "waited N s of T in init_process_group for rank 1",
-which explain did not know at all ("torchdoctor knows no fix"). Read from real processes on this torch (the
-timeouts shortened), and as printed."""
+which explain did not know at all ("torchdoctor knows no fix"). Read from real processes (the timeouts shortened;
+the plain run's console recorded, fixtures/recorded_runs/, benchmarks/recorded_runs.py runs it again), and as
+printed."""
 
 from __future__ import annotations
 
 import os
 import subprocess
 import sys
+from pathlib import Path
 
 from explaining import explained
 from helpers import free_port
+from recorded import recorded
 
 SCRIPT = """
 from datetime import timedelta
@@ -26,8 +29,8 @@ dist.init_process_group("gloo", timeout=timedelta(seconds=3))
 DEBUG = "import torchdoctor.distributed.debug as debug\ndebug.enable(timeout=3)"
 
 
-def _by_hand(tmp_path, debug: str) -> str:
-    script = tmp_path / "train.py"
+def _by_hand(folder: Path, debug: str) -> str:
+    script = folder / "train.py"
     script.write_text(SCRIPT.format(debug=debug))
     environ = {
         **os.environ,
@@ -46,8 +49,19 @@ def _by_hand(tmp_path, debug: str) -> str:
     return done.stderr
 
 
-def test_rank_0_started_by_hand_for_a_world_of_2_on_this_torch_says_no_launcher_started_the_others(tmp_path):
-    stderr = _by_hand(tmp_path, "")
+def run(folder: Path) -> str:
+    stderr = _by_hand(folder, "")
+    assert "1/2 clients joined" in stderr, stderr[-2000:]
+    return stderr  # what the test reads: the script prints nothing else
+
+
+# the run with debug mode on stays live below: what it reads is torchdoctor's own message, which a recording would
+# keep after debug mode's words changed
+RECORDED_RUNS = {"u29_by_hand": run}
+
+
+def test_rank_0_started_by_hand_for_a_world_of_2_says_no_launcher_started_the_others():
+    stderr = recorded("u29_by_hand")
     assert "1/2 clients joined" in stderr, stderr[-2000:]
     found = explained(stderr)
     assert found.id == "log.rendezvous_or_port", found.summary

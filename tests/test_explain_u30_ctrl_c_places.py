@@ -3,15 +3,19 @@
 with Ctrl-C under torchrun: explain said torchrun was stopped by SIGINT, and not where each rank was, which both
 ranks' KeyboardInterrupt tracebacks show: rank 1 in the dataset's read, rank 0 in DDP's backward (found for session
 30). Below, the tutorial's loop reduced to its DDP model, DistributedSampler and training step; read from a real
-torchrun's process group sent SIGINT as a terminal sends it."""
+torchrun's process group sent SIGINT as a terminal sends it, its console recorded (fixtures/recorded_runs/;
+benchmarks/recorded_runs.py runs it again)."""
 
 from __future__ import annotations
 
 import os
+import re
 import sys
+from pathlib import Path
 
 from explaining import explained
 from helpers import TORCHRUN, interrupted_once_hanging
+from recorded import recorded
 
 SCRIPT = """
 import os, time, torch, torch.nn.functional as F
@@ -43,18 +47,25 @@ for source, targets in loader:
 """
 
 
-def test_a_hang_stopped_with_ctrl_c_under_torchrun_on_this_torch_names_where_each_rank_was(tmp_path):
-    (tmp_path / "train.py").write_text(SCRIPT)
+def run(folder: Path) -> str:
+    (folder / "train.py").write_text(SCRIPT)
     environ = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
-    returncode, output = interrupted_once_hanging(
-        [TORCHRUN, "--standalone", "--nproc-per-node", "2", "train.py"], tmp_path, environ
+    _, output = interrupted_once_hanging(
+        [TORCHRUN, "--standalone", "--nproc-per-node", "2", "train.py"], folder, environ
     )
+    assert "SIGINT" in output or "got signal: 2" in output, output[-3000:]
+    return output
+
+
+RECORDED_RUNS = {"u30_ctrl_c_places": run}
+
+
+def test_a_hang_stopped_with_ctrl_c_under_torchrun_names_where_each_rank_was():
+    output = recorded("u30_ctrl_c_places")
     assert "SIGINT" in output or "got signal: 2" in output, output[-3000:]
     found = explained(output)
     assert found.id == "log.launcher_stopped", found.summary
-    assert "rank 1 was at train.py:15 in __getitem__: time.sleep(3600)" in found.summary.replace(
-        str(tmp_path) + "/", ""
-    )
-    assert "rank 0 was at train.py:26 in <module>: loss.backward()" in found.summary.replace(
-        str(tmp_path) + "/", ""
-    )
+    # the script's path, the recording machine's temporary folder, left out
+    summary = re.sub(r"/\S*/train\.py", "train.py", found.summary)
+    assert "rank 1 was at train.py:15 in __getitem__: time.sleep(3600)" in summary, found.summary
+    assert "rank 0 was at train.py:26 in <module>: loss.backward()" in summary, found.summary

@@ -2,14 +2,19 @@
 "Original exception was:" (and "lost sys.stderr" under a closed one) instead of a traceback, the other rank's
 "Connection closed by peer" and torchrun's exit -6 of the first. explain led with the peer that closed the
 connection and said the cause was not in the log (found for session 30 by closing sys.stderr on one of two gloo
-ranks under torchrun, as a script that redirects its output into a file it closes does). Read from real processes
-on this torch, and in the forms CPython prints without them."""
+ranks under torchrun, as a script that redirects its output into a file it closes does). Read from real torchrun
+consoles, recorded (fixtures/recorded_runs/; benchmarks/recorded_runs.py runs them again), and in the forms CPython
+prints without them."""
 
 from __future__ import annotations
+
+from functools import partial
+from pathlib import Path
 
 import pytest
 from explaining import explained
 from helpers import torchrun_two_ranks
+from recorded import recorded
 
 SCRIPT = """
 import sys, torch, torch.distributed as dist
@@ -23,17 +28,25 @@ for step in range(3):
 """
 
 
-@pytest.mark.parametrize("lose", ["sys.stderr.close()", "sys.stderr = None"])
-def test_a_rank_whose_stderr_was_lost_on_this_torch_leads_with_the_lost_traceback_not_the_peer(
-    tmp_path, lose
-):
-    done = torchrun_two_ranks(tmp_path, SCRIPT.format(lose=lose))
+def _lost(lose: str, folder: Path) -> str:
+    done = torchrun_two_ranks(folder, SCRIPT.format(lose=lose))
     output = done.stdout + done.stderr
     assert done.returncode != 0 and "Error in sys.excepthook:" in output, output[-3000:]
+    return output
+
+
+LOSSES = {"closed": "sys.stderr.close()", "none": "sys.stderr = None"}
+RECORDED_RUNS = {f"u30_lost_stderr_{name}": partial(_lost, lose) for name, lose in LOSSES.items()}
+
+
+@pytest.mark.parametrize("lose", sorted(LOSSES))
+def test_a_rank_whose_stderr_was_lost_leads_with_the_lost_traceback_not_the_peer(lose):
+    output = recorded(f"u30_lost_stderr_{lose}")
+    assert "Error in sys.excepthook:" in output, output[-3000:]
     found = explained(output)
     assert found.id == "log.lost_stderr", found.summary
     assert "traceback was never printed" in found.summary and "sys.stderr = sys.__stderr__" in found.fix
-    if lose.endswith("close()"):
+    if lose == "closed":
         assert "RuntimeError('bad batch on rank 1')" in found.summary
 
 

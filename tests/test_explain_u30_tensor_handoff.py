@@ -1,15 +1,19 @@
 """A tensor passed by file descriptor (torch's default sharing strategy on Linux) whose sender had exited before
 it was taken: ConnectionRefusedError under rebuild_storage_fd. In a DataLoader it is raised again as "DataLoader
 worker (pid(s) N) exited unexpectedly", which explain read as "most often /dev/shm was full"; from a joined
-producer it was "torchdoctor knows no fix" (found for session 30). Read from real processes on this torch."""
+producer it was "torchdoctor knows no fix" (found for session 30). Read from real processes, their consoles recorded
+(fixtures/recorded_runs/; benchmarks/recorded_runs.py runs them again)."""
 
 from __future__ import annotations
 
 import os
 import subprocess
 import sys
+from functools import partial
+from pathlib import Path
 
 from explaining import explained
+from recorded import recorded
 
 # the worker ends itself (os._exit, as a library that exits on bad input does) just after sending a batch, while
 # the main process is slower than the worker and batches it sent are still queued
@@ -47,21 +51,27 @@ if __name__ == "__main__":
 """
 
 
-def _failed(tmp_path, script: str) -> str:
-    path = tmp_path / "train.py"
+def _failed(script: str, folder: Path) -> str:
+    path = folder / "train.py"
     path.write_text(script)
     environ = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
     done = subprocess.run(
-        [sys.executable, str(path)], capture_output=True, text=True, timeout=120, env=environ, cwd=tmp_path
+        [sys.executable, str(path)], capture_output=True, text=True, timeout=120, env=environ, cwd=folder
     )
     assert done.returncode != 0 and "rebuild_storage_fd" in done.stderr, done.stderr[-3000:]
     # refused, or, where the exiting sender had removed its server's socket already, not found (seen in CI)
     assert "ConnectionRefusedError" in done.stderr or "FileNotFoundError" in done.stderr, done.stderr[-3000:]
-    return done.stderr
+    return done.stderr  # what the tests read: the scripts print nothing else
 
 
-def test_a_dataloader_worker_that_exited_with_batches_in_flight_on_this_torch_is_not_dev_shm(tmp_path):
-    stderr = _failed(tmp_path, LOADER)
+RECORDED_RUNS = {
+    "u30_tensor_handoff_loader": partial(_failed, LOADER),
+    "u30_tensor_handoff_producer": partial(_failed, PRODUCER),
+}
+
+
+def test_a_dataloader_worker_that_exited_with_batches_in_flight_is_not_dev_shm():
+    stderr = recorded("u30_tensor_handoff_loader")
     assert "exited unexpectedly" in stderr, stderr[-3000:]
     found = explained(stderr)
     assert found.id == "log.tensor_sender_gone", found.summary
@@ -70,10 +80,8 @@ def test_a_dataloader_worker_that_exited_with_batches_in_flight_on_this_torch_is
     assert "os._exit()" in found.fix and "num_workers=0" in found.fix
 
 
-def test_a_tensor_from_a_producer_joined_before_its_queue_was_read_on_this_torch_says_get_before_join(
-    tmp_path,
-):
-    found = explained(_failed(tmp_path, PRODUCER))
+def test_a_tensor_from_a_producer_joined_before_its_queue_was_read_says_get_before_join():
+    found = explained(recorded("u30_tensor_handoff_producer"))
     assert found.id == "log.tensor_sender_gone", found.summary
     assert "q.get() before p.join()" in found.fix and "set_sharing_strategy('file_system')" in found.fix
 

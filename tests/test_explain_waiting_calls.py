@@ -4,14 +4,18 @@ which says which collective the other rank skipped. Found by planting, in pytorc
 (distributed/FSDP2, 2 gloo ranks), `if rank == 0: checkpointer.save(...)` around the save that gathers the full
 state dict (DTensor.full_tensor(), a collective), and in its DDP example (distributed/ddp) a no_sync() on rank 0
 only: the waiting rank's traceback names checkpoint.py's `full_param = sharded_param.full_tensor()` and
-`loss_fn(outputs, labels).backward()`. Read from real 2-rank torchrun runs on this torch, and as printed."""
+`loss_fn(outputs, labels).backward()`. Read from real 2-rank torchrun runs, recorded (fixtures/recorded_runs/;
+benchmarks/recorded_runs.py runs them again), and as printed."""
 
 from __future__ import annotations
 
 import io
+from functools import partial
+from pathlib import Path
 
 import pytest
-from helpers import VENV_TORCHRUN, torchrun_two_ranks
+from helpers import torchrun_two_ranks
+from recorded import recorded_folder
 
 from torchdoctor.explain.diagnose import explain
 
@@ -52,32 +56,50 @@ dist.destroy_process_group()
 """
 
 
-@pytest.mark.skipif(VENV_TORCHRUN is None, reason="torchrun")
+def _waiting(script: str, folder: Path) -> Path:
+    """``script`` on 2 gloo ranks under torchrun with a --log-dir: the folder ``folder/job`` holding the --log-dir
+    folder ``logs`` and the console ``console.txt`` (stdout, then stderr)."""
+    for attempt in range(2):
+        # on a loaded machine gloo now and then aborts the waiting rank instead ("terminate called without an
+        # active exception", SIGABRT, no traceback of the rank's): torch's timing, not what is read here; once
+        # more in a fresh folder, and a second abort fails the recording
+        job = folder / f"job{attempt}"
+        job.mkdir()
+        done = torchrun_two_ranks(job, script, "--log-dir", str(job / "logs"))
+        console = done.stdout + done.stderr
+        if "Connection closed by peer" in console:
+            break
+    assert done.returncode != 0 and "Connection closed by peer" in console, done.stderr[-2000:]
+    (job / "train.py").unlink()  # the script is in this module; the recording is what the job left
+    (job / "console.txt").write_text(console, encoding="utf-8")
+    return job
+
+
+RECORDED_RUNS = {
+    "waiting_calls_full_tensor_on_rank_0": partial(_waiting, GATHER_ON_RANK_0),
+    "waiting_calls_no_sync_on_rank_0": partial(_waiting, NO_SYNC_ON_RANK_0),
+}
+
+
 @pytest.mark.parametrize(
-    ("script", "line", "advice"),
+    ("recording", "line", "advice"),
     [
-        (GATHER_ON_RANK_0, "full = sharded.full_tensor()", "Gathering a full state dict is a collective"),
+        (
+            "waiting_calls_full_tensor_on_rank_0",
+            "full = sharded.full_tensor()",
+            "Gathering a full state dict is a collective",
+        ),
         # rank 1 waits in its second step's forward (DDP's bucket rebuild) or backward, as the ranks' timing goes
-        (NO_SYNC_ON_RANK_0, "loss = ", "no_sync() on every rank or on none"),
+        ("waiting_calls_no_sync_on_rank_0", "loss = ", "no_sync() on every rank or on none"),
     ],
     ids=["full_tensor_on_rank_0", "no_sync_on_rank_0"],
 )
-def test_the_waiting_ranks_line_is_named_on_two_gloo_ranks(tmp_path, script, line, advice):
-    for attempt in range(2):
-        # on a loaded machine gloo now and then aborts the waiting rank instead ("terminate called without an
-        # active exception", SIGABRT, no traceback of the rank's): torch's timing, not what is tested here; once
-        # more in a fresh folder, and a second abort fails the test
-        runs = tmp_path / f"runs{attempt}"
-        folder = tmp_path / f"run{attempt}"
-        folder.mkdir()
-        done = torchrun_two_ranks(folder, script, "--log-dir", str(runs))
-        if "Connection closed by peer" in done.stdout + done.stderr:
-            break
-    assert done.returncode != 0 and "Connection closed by peer" in done.stdout + done.stderr, done.stderr[
-        -2000:
-    ]
-    for given in (str(runs), "-"):
-        found = explain([given], stdin=_bytes(done.stdout + done.stderr))[0]
+def test_the_waiting_ranks_line_is_named_on_two_gloo_ranks(recording, line, advice):
+    job = recorded_folder(recording)
+    console = (job / "console.txt").read_text(encoding="utf-8")
+    assert "Connection closed by peer" in console, console[-2000:]
+    for given in (str(job / "logs"), "-"):
+        found = explain([given], stdin=_bytes(console))[0]
         assert found.id == "log.peer_closed", found.summary
         assert "was waiting in the collective made at" in found.summary and line in found.summary, (
             found.summary
