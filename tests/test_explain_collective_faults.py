@@ -1,15 +1,18 @@
 """Collectives a training script calls wrongly, found by planting the fault in pytorch/examples' DDP tutorial
 (distributed/ddp-tutorial-series/multigpu_torchrun.py, gloo on CPU, 2 ranks under torchrun): a broadcast from a
 src outside the world reads as the collective's refusal, and all_gather_object of a lambda as the object
-collective's pickling, not as mp.spawn's. Read from a real process on this torch, and as printed."""
+collective's pickling, not as mp.spawn's. Read from a real process, its console recorded (fixtures/recorded_runs/;
+benchmarks/recorded_runs.py runs it again), and as printed."""
 
 from __future__ import annotations
 
 import io
+from pathlib import Path
 
 import pytest
 from explaining import explained
 from rank_runner import run_script
+from recorded import recorded
 
 from torchdoctor.explain.diagnose import explain
 
@@ -34,26 +37,40 @@ main()
 """
 
 
-def lead_of_a_run(fault: str, folder):
+def run_with(fault: str, folder: Path) -> str:
     script = folder / "train.py"
     script.write_text(SCRIPT)
     done = run_script([str(script), fault], timeout=60)
     assert done.returncode != 0, done.stderr[-2000:]
-    return explain(["-"], stdin=io.BytesIO(done.stderr.encode()))[0], done.stderr
+    return done.stderr  # what the tests read: the traceback, without the script's stdout
 
 
-def test_a_broadcast_from_a_rank_outside_the_world_names_the_src_on_this_torch(tmp_path):
-    found, stderr = lead_of_a_run("broadcast", tmp_path)
+RECORDED_RUNS = {
+    "collective_broadcast_outside_the_world": lambda folder: run_with("broadcast", folder),
+    "collective_gather_object_of_a_lambda": lambda folder: run_with("gather_object", folder),
+}
+
+
+def lead_of(name: str):
+    stderr = recorded(name)
+    return explain(["-"], stdin=io.BytesIO(stderr.encode()))[0], stderr
+
+
+def test_a_broadcast_from_a_rank_outside_the_world_names_the_src():
+    found, stderr = lead_of("collective_broadcast_outside_the_world")
     assert found.id == "log.collective_arguments", (found.summary, stderr[-2000:])
     assert "invalid root rank: 1" in found.summary and "src / dst" in found.summary
     assert "0 to world_size - 1" in found.fix
-    # the user's line the refusal came through, from the traceback (tests/test_explain_users_line.py)
-    assert found.details["frame"] == f"{tmp_path / 'train.py'}:11 in main", found.details
+    # the user's line the refusal came through, from the traceback (tests/test_explain_users_line.py): the
+    # recording's own path to the script
+    script, line = found.details["frame"].removesuffix(" in main").rsplit(":", 1)
+    assert script.endswith("/train.py") and line == "11", found.details
+    assert f'File "{script}", line 11, in main' in stderr, stderr[-2000:]
     assert found.fix.endswith("dist.broadcast(torch.zeros(3), src=1).")
 
 
-def test_all_gather_object_of_a_lambda_is_the_object_collective_not_spawn_on_this_torch(tmp_path):
-    found, stderr = lead_of_a_run("gather_object", tmp_path)
+def test_all_gather_object_of_a_lambda_is_the_object_collective_not_spawn():
+    found, stderr = lead_of("collective_gather_object_of_a_lambda")
     assert found.id == "log.object_collective_pickling", (found.summary, stderr[-2000:])
     assert "main.<locals>.<lambda>" in found.summary
     assert "plain data" in found.fix and "torchrun" not in found.fix

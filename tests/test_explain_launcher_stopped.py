@@ -1,8 +1,8 @@
 """torchrun itself stopped from outside (a `timeout` wrapper, a scheduler's time limit, a kill, Ctrl-C) prints
 "SignalException: Process N got signal: 15" and nothing from any worker; explain read it as "a worker failed; the
 cause is not in this log". Found when a `timeout 200` ended a slow 2-rank run of accelerate's nlp_example.py under
-torchrun. Read from a real torchrun on this torch, and as printed. Beside it, the other launcher fault of this
-session read from torchrun's output: a script that requires the --local_rank argument torchrun does not pass."""
+torchrun. Read from a real torchrun, its console recorded (fixtures/recorded_runs/; benchmarks/recorded_runs.py runs
+it again), and as printed. Beside it, the other launcher fault of this session read from torchrun's output: a script that requires the --local_rank argument torchrun does not pass."""
 
 from __future__ import annotations
 
@@ -12,45 +12,55 @@ import os
 import signal
 import subprocess
 import time
+from pathlib import Path
 
 import pytest
 from explaining import explained
 from helpers import TORCHRUN
+from recorded import recorded
 
 from torchdoctor.explain.diagnose import explain
 
 PRINTED = "torch.distributed.elastic.multiprocessing.api.SignalException: Process 5885 got signal: {}\n"
 
 
-@pytest.mark.timeout(240)  # torchrun and its worker starting on a loaded machine, then stopping
-def test_torchrun_sent_sigterm_reads_as_stopped_from_outside(tmp_path):
-    script = tmp_path / "train.py"
+def run(folder: Path) -> str:
+    script = folder / "train.py"
     script.write_text("import time\nprint('started', flush=True)\ntime.sleep(60)\n")
-    run = subprocess.Popen(
+    launcher = subprocess.Popen(
         [TORCHRUN, "--standalone", "--nproc_per_node", "1", str(script)],
         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env={**os.environ, "OMP_NUM_THREADS": "1"},
         start_new_session=True,
     )  # fmt: skip
     try:
-        assert run.stdout is not None
+        assert launcher.stdout is not None
         # the signal must come once the worker runs: sent while torchrun's agent was still starting it (past a
         # 30 s wait, on a machine loaded to 8), torchrun stopped without stopping the worker, which held the pipe
         deadline = time.monotonic() + 90
         started = False
         while not started and time.monotonic() < deadline:
-            line = run.stdout.readline()
+            line = launcher.stdout.readline()
             started = "started" in line
-            if not line and run.poll() is not None:
+            if not line and launcher.poll() is not None:
                 break
-        assert started, f"torchrun's worker did not start within 90 s (torchrun exit status {run.poll()})"
-        run.send_signal(signal.SIGTERM)
+        assert started, f"torchrun's worker did not start within 90 s (its exit status {launcher.poll()})"
+        launcher.send_signal(signal.SIGTERM)
         # torchrun's own exit; once in a suite run (load 4) it left its sleeping worker holding the pipe past 40 s
         # after "shutting down workers", so the worker is not waited for: its group is stopped once torchrun ends
-        run.wait(timeout=40)
+        launcher.wait(timeout=40)
     finally:
         with contextlib.suppress(ProcessLookupError):
-            os.killpg(run.pid, signal.SIGKILL)
-        output = run.communicate(timeout=30)[0]
+            os.killpg(launcher.pid, signal.SIGKILL)
+        output = launcher.communicate(timeout=30)[0]
+    assert launcher.returncode != 0, output[-2000:]
+    return output
+
+
+RECORDED_RUNS = {"launcher_stopped_sigterm": run}
+
+
+def test_torchrun_sent_sigterm_reads_as_stopped_from_outside():
+    output = recorded("launcher_stopped_sigterm")
     assert "got signal: 15" in output, output[-2000:]
     found = explain(["-"], stdin=io.BytesIO(output.encode()))[0]
     assert found.id == "log.launcher_stopped", (found.summary, output[-2000:])

@@ -2,12 +2,15 @@
 --log-dir folder, explain said only "a peer closed the connection; the cause is not in this log" and told the user
 to pass the folder they had passed. Every rank's log is there and the peer's shows no error: that is the
 finding. Found by planting `if rank == 1: return` in pytorch/examples' DDP tutorial (multigpu_torchrun.py);
-read from a real 2-rank torchrun on this torch, and as printed."""
+read from a real 2-rank torchrun, its --log-dir recorded (fixtures/recorded_runs/; benchmarks/recorded_runs.py runs
+it again), and as printed."""
 
 from __future__ import annotations
 
-import pytest
-from helpers import VENV_TORCHRUN, torchrun_two_ranks
+from pathlib import Path
+
+from helpers import torchrun_two_ranks
+from recorded import recorded_folder
 
 from torchdoctor.explain.diagnose import explain
 
@@ -28,11 +31,17 @@ CLOSED = (
 )
 
 
-@pytest.mark.skipif(VENV_TORCHRUN is None, reason="torchrun")
-def test_a_log_dir_where_the_peer_shows_no_error_says_so(tmp_path):
-    done = torchrun_two_ranks(tmp_path, SCRIPT, "--log-dir", str(tmp_path / "runs"))
+def run(folder: Path) -> Path:
+    done = torchrun_two_ranks(folder, SCRIPT, "--log-dir", str(folder / "runs"))
     assert done.returncode != 0, (done.stdout + done.stderr)[-2000:]
-    found = explain([str(tmp_path / "runs")])[0]
+    return folder / "runs"  # what the test read: torchrun's --log-dir, one folder a rank
+
+
+RECORDED_RUNS = {"quiet_peer_log_dir": run}
+
+
+def test_a_log_dir_where_the_peer_shows_no_error_says_so():
+    found = explain([str(recorded_folder("quiet_peer_log_dir"))])[0]
     assert found.id == "log.peer_closed", found.summary
     assert "the log of rank 1 is here and shows no error" in found.summary and "fewer collective" in found.fix
 

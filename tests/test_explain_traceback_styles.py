@@ -1,12 +1,15 @@
 """A traceback rich printed in its box, or IPython in a notebook, reads as Python's own: the frames, the user's line
 and its code (explain/traceback_styles.py). For IPython: real notebook logs of the corpus's train half. Recordings at 60 columns with locals and at 80 without (tests/fixtures/rich_traceback/
 SOURCES.md), and a real torchrun job whose rank 1 fails
-under accelerate's rich traceback."""
+under accelerate's rich traceback, its console recorded (fixtures/recorded_runs/; benchmarks/recorded_runs.py runs it
+again)."""
 
+import contextlib
 from pathlib import Path
 
 import pytest
 from helpers import torchrun_two_ranks
+from recorded import recorded
 
 from torchdoctor.explain.diagnose import explain
 from torchdoctor.explain.traceback_styles import as_python, unboxed, whole_message
@@ -74,14 +77,22 @@ main()
 """
 
 
-@pytest.mark.processes
-def test_a_rank_that_failed_under_accelerates_rich_traceback_is_named_with_its_line(tmp_path, monkeypatch):
-    monkeypatch.chdir(tmp_path)
-    (tmp_path / "rank0.json").write_text('{"lr": 0.1}')
-    done = torchrun_two_ranks(tmp_path, RICH_JOB)
+def run(folder: Path) -> str:
+    (folder / "rank0.json").write_text('{"lr": 0.1}')
+    with contextlib.chdir(folder):  # the ranks open their config from the folder they start in
+        done = torchrun_two_ranks(folder, RICH_JOB)
+    assert done.returncode != 0, (done.stdout + done.stderr)[-2000:]
+    return done.stdout + done.stderr
+
+
+RECORDED_RUNS = {"rich_traceback_under_accelerate": run}
+
+
+def test_a_rank_that_failed_under_accelerates_rich_traceback_is_named_with_its_line(tmp_path):
     console = tmp_path / "console.txt"
-    console.write_text(done.stdout + done.stderr)
-    assert "Traceback (most recent call last) ─" in console.read_text()  # rich's box, not Python's traceback
+    console.write_text(recorded("rich_traceback_under_accelerate"), encoding="utf-8")
+    # rich's box, not Python's traceback
+    assert "Traceback (most recent call last) ─" in console.read_text(encoding="utf-8")
     lead = explain([str(console)])[0]
     assert lead.id == "log.data_path_missing", lead.summary
     assert lead.details["ranks"] == "1"

@@ -1,14 +1,17 @@
 """A store address that reaches a program speaking another protocol: TCPStore's ping reads the first 4 bytes of
 the answer as a number (an HTTP server's or a proxy's "HTTP", an ssh server's "SSH-"). Found with pytorch/examples'
 DDP tutorial (multinode.py) under torchrun --master_addr naming an address nobody of the run has, which this
-machine's proxy answered; read here from a real TCPStore client whose port an HTTP-speaking server holds."""
+machine's proxy answered; read here from a real TCPStore client whose port an HTTP-speaking server holds, its console
+recorded (fixtures/recorded_runs/; benchmarks/recorded_runs.py runs it again)."""
 
 import io
 import textwrap
+from pathlib import Path
 
 import pytest
 from explaining import explained
 from rank_runner import run_script
+from recorded import recorded
 
 from torchdoctor.explain.diagnose import explain
 
@@ -34,14 +37,17 @@ HTTP_ANSWERS = textwrap.dedent(
 )
 
 
-def _run(script: str) -> str:
-    done = run_script(["-c", script], timeout=60)
+def run(folder: Path) -> str:
+    done = run_script(["-c", HTTP_ANSWERS], timeout=60)
     assert done.returncode != 0, done.stdout + done.stderr
     return done.stdout + done.stderr
 
 
+RECORDED_RUNS = {"u27_store_ping_http": run}
+
+
 def test_a_store_address_answered_by_an_http_server_says_so_and_to_check_the_address():
-    log = _run(HTTP_ANSWERS)
+    log = recorded("u27_store_ping_http")
     found = explain(["-"], stdin=io.BytesIO(log.encode()))[0]
     assert found.id == "log.rendezvous_or_port", (found.summary, log[-2000:])
     assert "an HTTP server" in found.summary and "'HTTP' (Got: 1347703880)" in found.summary, found.summary

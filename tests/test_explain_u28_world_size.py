@@ -3,8 +3,8 @@ a rank nobody runs and times out in the store ("wait timeout after 30000ms, keys
 2.4+'s TCPStore doWait; the key ends in the rank waited for). Found with pytorch/examples' DDP tutorial
 (multigpu_torchrun.py) under torchrun --nproc_per_node 2, init_process_group given world_size=4 by hand: explain
 said the key 'never came, or the store's host stopped answering' and to check --rdzv-endpoint and MASTER_ADDR, never
-that rank 2 did not exist. Read from real processes on this torch, one log per rank as torchrun's --log-dir keeps
-them, and as printed."""
+that rank 2 did not exist. Read from real processes, one log per rank as torchrun's --log-dir keeps them, recorded
+(fixtures/recorded_runs/; benchmarks/recorded_runs.py runs them again), and as printed."""
 
 import os
 import socket
@@ -12,6 +12,7 @@ from pathlib import Path
 
 from explaining import explained
 from rank_runner import start_script
+from recorded import recorded_folder
 
 from torchdoctor.explain.diagnose import explain
 
@@ -34,20 +35,28 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
-def test_two_ranks_of_a_world_of_three_on_this_torch_say_rank_2_is_not_in_the_run(tmp_path: Path):
+def run(folder: Path) -> Path:
     port = str(_free_port())
     logs = []
     for rank in (0, 1):
-        folder = tmp_path / "attempt_0" / str(rank)
-        folder.mkdir(parents=True)
-        logs.append((folder / "stderr.log").open("w"))
+        rank_folder = folder / "logs" / "attempt_0" / str(rank)
+        rank_folder.mkdir(parents=True)
+        logs.append((rank_folder / "stderr.log").open("w"))
     with open(os.devnull, "w") as devnull:
         ranks = [start_script(["-c", SCRIPT, str(rank), port], devnull, log) for rank, log in enumerate(logs)]
         assert [p.wait(timeout=120) for p in ranks] == [1, 1]
     for log in logs:
         log.close()
-    found = explain([str(tmp_path)])[0]
-    stderr = (tmp_path / "attempt_0" / "0" / "stderr.log").read_text()
+    return folder / "logs"  # one stderr.log a rank, as torchrun's --log-dir keeps them
+
+
+RECORDED_RUNS = {"u28_world_size_of_three": run}
+
+
+def test_two_ranks_of_a_world_of_three_say_rank_2_is_not_in_the_run():
+    logs = recorded_folder("u28_world_size_of_three")
+    found = explain([str(logs)])[0]
+    stderr = (logs / "attempt_0" / "0" / "stderr.log").read_text()
     assert found.id == "log.rendezvous_or_port", (found.summary, stderr[-2000:])
     assert "waited for rank 2's address" in found.summary and "no rank 2 (only ranks 0, 1)" in found.summary
     assert "world_size= passed to init_process_group by hand" in found.fix
