@@ -20,6 +20,7 @@ from torchdoctor.explain.kinds import (
     launch_options,
     message_history,
     module_train,
+    python_syntax,
     release_changes,
     tokenizer_classes,
     versions,
@@ -82,6 +83,12 @@ def reading(raised: Raised, ctx: Context) -> Finding:
         return Finding(
             "log.dependency_version", "fail", summary if certain else f"likely: {summary}", details, fix
         )
+    syntax = python_syntax.diagnosis(raised)
+    if syntax is not None:
+        # CPython's bare "invalid syntax" on a line with a newer release's syntax: the interpreter, not the code
+        summary, fix = syntax
+        details = likely_from(raised, "dependency_version")
+        return Finding("log.dependency_version", "fail", f"likely: {summary}", details, fix)
     dropped = _dropped_message(raised, ctx)
     if dropped is not None:
         return dropped

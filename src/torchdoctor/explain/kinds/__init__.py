@@ -150,6 +150,7 @@ from torchdoctor.explain.kinds import (
     tokenizer_threads,
     toolkits,
     torch_load_calls,
+    torchvision_renames,
     train,
     trainer_arguments,
     trainer_data_releases,
@@ -407,6 +408,7 @@ CONTEXT_FACTS: tuple[tuple[str, re.Pattern], ...] = (
     *schedulers.CONTEXT,
     *train.CONTEXT,
     *trainer_arguments.CONTEXT,
+    *torchvision_renames.CONTEXT,
     *api_members.CONTEXT,  # the installed release a log states (pip freeze, collect_env)
     ("--local_rank=", re.compile(r"'(?P<injected_local_rank>--local_rank=\d+)'")),
     (
