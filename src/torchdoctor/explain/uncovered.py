@@ -157,6 +157,8 @@ def quoted_in_prose(ctx: Context) -> Finding | None:
         api_keywords.diagnosis(raised, ctx.facts)
         or api_signatures.diagnosis(raised, ctx.facts)
         or api_members.diagnosis(raised, ctx.facts)
+        # CPython 3.6's "cannot import name 'X'" in a sentence that names the package it was imported from
+        or api_history.bare_import(raised, f"{versions.LIBRARIES}|{versions.OPENMMLAB}")
     )
     if keyword is None:
         return _dropped_message(raised, ctx, quoted_in_prose=True)

@@ -1,0 +1,154 @@
+"""Misses of the train half read as classes, second round (helper T39): each class with its train log, a line
+of a sibling template or another release's wording, and a near-miss that must not read as it.
+
+- CPython before 3.8 shows the last line of a call written over several lines, so the class a refused keyword
+  belongs to is not on the line shown (train 1576: ``period=0,`` under ModelCheckpoint's call): the one class of
+  api_keywords.tsv whose releases differ on the keyword is named, only likely.
+- A SyntaxError's location line (``File "train.py", line 40``, no function: CPython's print_exception) is its
+  frame, so the source line under it is read; CPython's bare "invalid syntax" on a line of a newer Python's syntax
+  (an f-string on 3.5, train 3779; ``:=`` before 3.8, ``match`` before 3.10) is the interpreter, only likely.
+- torchvision 0.2.2 renamed its datasets' ``train_labels``/``train_data`` to ``targets``/``data``; CIFAR lost the
+  old names, MNIST kept them behind a warning (torchvision/datasets/mnist.py): train 1933's
+  "'CIFAR10' object has no attribute 'train_labels'", and the other way, ``targets`` on an older torchvision.
+"""
+
+from __future__ import annotations
+
+import pytest
+from explaining import explained, lead
+
+pytestmark = pytest.mark.usefixtures("every_message_seen")
+
+
+def _traceback(code: str, message: str, python: str = "3.7") -> str:
+    return (
+        "Traceback (most recent call last):\n"
+        '  File "train.py", line 52, in <module>\n'
+        "    main()\n"
+        '  File "train.py", line 31, in main\n'
+        f"    {code}\n"
+        f"TypeError: {message}\n"
+        f"(python{python})\n"
+    )
+
+
+# -- a keyword refused on the last line of a call ---------------------------------------------------------------
+
+
+def test_the_train_log_of_a_call_shown_by_its_last_line_names_the_one_class_with_that_keyword():
+    found = lead("1576.txt")
+    assert found.id == "log.dependency_version" and found.details["confidence"] == "likely", found.summary
+    assert "ModelCheckpoint(filepath=...)" in found.summary and "Python before 3.8" in found.summary
+    assert "dirpath=" in found.fix
+
+
+def test_another_class_and_keyword_on_a_closing_line_is_read_the_same_way():
+    # Lightning's Trainer lost progress_bar_refresh_rate (api_keywords.tsv); Python 3.7 shows the call's last line
+    found = explained(
+        _traceback(
+            "progress_bar_refresh_rate=20)",
+            "__init__() got an unexpected keyword argument 'progress_bar_refresh_rate'",
+        )
+    )
+    assert found.id == "log.dependency_version" and found.details["confidence"] == "likely", found.summary
+    assert "Trainer(progress_bar_refresh_rate=...)" in found.summary
+
+
+@pytest.mark.parametrize(
+    "code",
+    [
+        # the call is on the line shown, of a class no table has: the project's own
+        "cb = SaveBest(filepath=out, period=0)",
+        # an argument line, but a keyword several classes' releases differ on: no one class to name
+        "evaluation_strategy='steps',",
+    ],
+    ids=["own-class-on-the-line", "keyword-of-several-classes"],
+)
+def test_a_call_line_that_does_not_point_to_one_class_is_not_given_one_near_miss(code):
+    keyword = code.split("=")[0].split("(")[-1].strip()
+    found = explained(_traceback(code, f"__init__() got an unexpected keyword argument '{keyword}'"))
+    assert "ModelCheckpoint" not in found.summary and "TrainingArguments(" not in found.summary, found.summary
+
+
+# -- a newer Python's syntax under CPython's bare "invalid syntax" ----------------------------------------------
+
+
+def test_the_train_log_of_an_f_string_on_an_old_python_is_the_interpreter():
+    found = lead("3779.txt")
+    assert found.id == "log.dependency_version" and found.details["confidence"] == "likely", found.summary
+    assert "Python 3.6 or newer" in found.summary and "an f-string" in found.summary
+    assert "python3 --version" in found.fix
+
+
+@pytest.mark.parametrize(
+    ("source", "release"),
+    [
+        ("    if (n := len(batch)) > 4:", "3.8"),  # PEP 572 under Python 3.7
+        ("    match cfg.optimizer:", "3.10"),  # PEP 634 under Python 3.9
+        ("type Batch = dict[str, Tensor]", "3.12"),  # PEP 695 under Python 3.11
+    ],
+    ids=["walrus", "match", "type-alias"],
+)
+def test_each_newer_syntax_names_the_python_it_needs(source, release):
+    text = f'  File "/home/ana/proj/train.py", line 12\n{source}\n        ^\nSyntaxError: invalid syntax\n'
+    found = explained(text)
+    assert found.id == "log.dependency_version" and found.details["confidence"] == "likely", found.summary
+    assert f"Python {release} or newer" in found.summary and "train.py:12" in found.summary
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # a typo on a line of old syntax: the code's own mistake
+        '  File "train.py", line 7\n    for x in range(10)\n                     ^\nSyntaxError: invalid syntax\n',
+        # a Python that has f-strings says what is wrong inside one
+        "  File \"train.py\", line 7\n    print(f'{x['a']}')\nSyntaxError: f-string: unmatched '['\n",
+    ],
+    ids=["typo", "f-string-error-of-a-new-python"],
+)
+def test_a_syntax_error_of_the_code_itself_is_not_the_interpreter_near_miss(text):
+    found = explained(text)
+    assert found.id != "log.dependency_version", found.summary
+
+
+def test_a_syntax_errors_location_is_its_frame():
+    found = explained(
+        '  File "/srv/job/model.py", line 3\n    x = = 1\n      ^\nSyntaxError: invalid syntax\n'
+    )
+    assert "/srv/job/model.py:3" in found.summary and "x = = 1" in found.summary, found.summary
+
+
+# -- torchvision datasets' attributes by another release's names ------------------------------------------------
+
+
+def test_the_train_log_of_cifars_old_label_attribute_is_torchvisions_rename():
+    found = lead("1933.txt")
+    assert found.id == "log.dependency_version" and found.details["confidence"] == "likely", found.summary
+    assert "renamed it targets" in found.summary and ".targets" in found.fix
+
+
+def test_the_rename_is_certain_beside_torchvisions_own_warning():
+    text = (
+        "/usr/lib/python3.7/site-packages/torchvision/datasets/mnist.py:43: UserWarning: train_labels has been "
+        "renamed targets\n"
+        '  warnings.warn("train_labels has been renamed targets")\n'
+        "Traceback (most recent call last):\n"
+        '  File "semi.py", line 90, in <module>\n'
+        "    x = unlabelled.test_data\n"
+        "AttributeError: 'CIFAR100' object has no attribute 'test_data'\n"
+    )
+    found = explained(text)
+    assert found.id == "log.dependency_version" and found.details["confidence"] == "certain", found.summary
+    assert "renamed it data" in found.summary
+
+
+def test_the_new_names_on_an_older_torchvision_say_it_is_older():
+    found = explained("AttributeError: 'FashionMNIST' object has no attribute 'targets'\n")
+    assert found.id == "log.dependency_version" and found.details["confidence"] == "likely", found.summary
+    assert "older" in found.summary and "train_labels / test_labels" in found.summary
+
+
+def test_a_subset_without_targets_is_not_torchvisions_rename_near_miss():
+    # random_split's Subset never had targets: the dataset wrapped, not a release
+    found = explained("AttributeError: 'Subset' object has no attribute 'targets'\n")
+    assert "torchvision 0.2.2" not in found.summary, found.summary
