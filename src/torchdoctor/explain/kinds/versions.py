@@ -33,6 +33,7 @@ from torchdoctor.explain.kinds import (
     optimizer_subclass,
     paged_optimizers,
     parallel_releases,
+    pip_pins,
     post_training_releases,
     precision_releases,
     python_syntax,
@@ -76,6 +77,7 @@ _CHANGES = (
     stack_releases,
     lightning_defaults,
     torchvision_renames,
+    pip_pins,
 )
 
 # "requires PyTorch >= 2.2.0", "requires `accelerate>=1.1.0`", "requires deepspeed>=0.16.4"
