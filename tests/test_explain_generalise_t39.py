@@ -152,3 +152,80 @@ def test_a_subset_without_targets_is_not_torchvisions_rename_near_miss():
     # random_split's Subset never had targets: the dataset wrapped, not a release
     found = explained("AttributeError: 'Subset' object has no attribute 'targets'\n")
     assert "torchvision 0.2.2" not in found.summary, found.summary
+
+
+# -- CPython 3.6's bare "cannot import name" quoted in a sentence ------------------------------------------------
+
+
+def test_the_train_log_of_a_bare_import_error_in_a_sentence_names_the_package_it_names():
+    found = lead("1729.txt")
+    assert found.id == "log.dependency_version" and found.details["confidence"] == "likely", found.summary
+    assert "transformers" in found.summary and "get_linear_schedule_with_warmup" in found.summary
+    assert "pip install -U transformers" in found.fix
+
+
+def test_another_package_named_in_the_sentence_is_the_one_read():
+    found = explained(
+        "After pip install peft==0.2.0 the script stops with ImportError: cannot import name 'LoraConfig' "
+        "when it starts\n"
+    )
+    assert found.id == "log.dependency_version" and found.details["confidence"] == "likely", found.summary
+    assert "peft" in found.summary and "LoraConfig" in found.summary
+
+
+@pytest.mark.parametrize(
+    "sentence",
+    [
+        # two packages named: the sentence does not say which one the name was imported from
+        "With transformers 4.1 and accelerate 0.20 I get ImportError: cannot import name 'init_empty_weights' here",
+        # none named: the project's own module, or a circular import
+        "Running my script gives ImportError: cannot import name 'build_model' and I do not know why",
+    ],
+    ids=["two-packages", "no-package"],
+)
+def test_a_sentence_that_names_no_one_package_is_not_given_one_near_miss(sentence):
+    found = explained(sentence + "\n")
+    assert found.id != "log.dependency_version", found.summary
+
+
+# -- a pin the index never offered -------------------------------------------------------------------------------
+
+
+def test_the_train_log_of_a_pin_the_index_never_had_is_the_requirement():
+    found = lead("1832.txt")
+    assert found.id == "log.dependency_version" and found.details["confidence"] == "likely", found.summary
+    assert "clip==1.0" in found.summary and "pip index versions clip" in found.fix
+    assert "git+https://" in found.fix
+
+
+def test_pip_1s_wording_of_the_same_is_read_the_same_way():
+    # pip/index.py (pip 1.x): "No distributions matching the version for %s" under "Could not find a version"
+    found = explained(
+        "  Could not find a version that satisfies the requirement detectron==0.1.3 (from versions: 0.1.1)\n"
+        "Cleaning up...\n"
+        "No distributions matching the version for detectron==0.1.3\n"
+    )
+    assert found.id == "log.dependency_version" and found.details["confidence"] == "likely", found.summary
+    assert "detectron==0.1.3" in found.summary
+
+
+@pytest.mark.parametrize(
+    ("text", "kind"),
+    [
+        # a release the wheel table knows exists: a missing build for this Python, not the pin
+        ("ERROR: No matching distribution found for numpy==1.26.4\n", "log.no_matching_wheel"),
+        # torch's own packages are no_matching_wheel's
+        ("ERROR: No matching distribution found for torch==2.3.1\n", "log.no_matching_wheel"),
+    ],
+    ids=["released-numpy", "torch"],
+)
+def test_a_pin_that_exists_is_a_missing_build_near_miss(text, kind):
+    assert explained(text).id == kind
+
+
+def test_a_package_the_index_has_no_release_of_leads_as_a_missing_name():
+    found = explained(
+        "ERROR: Could not find a version that satisfies the requirement imagenetv2-pytorch==0.1 (from versions: "
+        "none)\nERROR: No matching distribution found for imagenetv2-pytorch==0.1\n"
+    )
+    assert found.id == "log.no_matching_wheel", found.summary
