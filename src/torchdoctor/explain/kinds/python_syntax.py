@@ -1,5 +1,4 @@
-"""Code written for a newer Python than the one that compiles it: CPython's bare ``invalid syntax`` on a line that
-uses a newer release's syntax.
+"""Code written for a newer Python than the one that compiles it, by the syntax of the line CPython refuses.
 
 CPython reports a construct its grammar does not have yet with no more than ``SyntaxError: invalid syntax``
 (Python/pythonrun.c err_input's E_SYNTAX up to 3.8; Parser/pegen.c, later Parser/pegen_errors.c
