@@ -229,3 +229,64 @@ def test_a_package_the_index_has_no_release_of_leads_as_a_missing_name():
         "none)\nERROR: No matching distribution found for imagenetv2-pytorch==0.1\n"
     )
     assert found.id == "log.no_matching_wheel", found.summary
+
+
+# -- Polars in DataLoader workers started with fork() ------------------------------------------------------------
+
+_DATALOADER_FRAME = (
+    '  File "/opt/conda/lib/python3.11/site-packages/torch/utils/data/dataloader.py", line 1120, in __init__\n'
+    "    w.start()\n"
+)
+
+
+def test_the_train_log_of_a_worker_stuck_inside_polars_is_the_fork():
+    found = lead("4768.txt")
+    assert found.id == "log.fork_unsafe_library" and found.details["confidence"] == "likely", found.summary
+    assert "multiprocessing_context='spawn'" in found.fix
+
+
+def test_polars_1_14s_own_warning_beside_a_dataloader_is_read():
+    # py-polars/polars/__init__.py __install_postfork_hook (1.14-1.17), as multiprocessing's fork prints it
+    found = explained(
+        "/usr/lib/python3.11/multiprocessing/popen_fork.py:66: RuntimeWarning: Using fork() can cause Polars to "
+        "deadlock in the child process.\n"
+        "In addition, using fork() with Python in general is a recipe for mysterious\n"
+        "deadlocks and crashes.\n"
+        "  self.pid = os.fork()\n" + _DATALOADER_FRAME
+    )
+    assert found.id == "log.fork_unsafe_library" and found.details["confidence"] == "likely", found.summary
+    assert "Polars warned" in found.summary
+
+
+def test_polars_1_32s_categories_refusal_is_the_same_fork():
+    # crates/polars-dtype/src/categorical/mod.rs ensure_same_categories (1.32+), raised in a worker
+    found = explained(
+        "Traceback (most recent call last):\n"
+        '  File "/opt/conda/lib/python3.11/site-packages/torch/utils/data/_utils/worker.py", line 351, in '
+        "_worker_loop\n"
+        "    data = fetcher.fetch(index)\n"
+        "polars.exceptions.SchemaError: Categories which should be equal have different backing objects.\n"
+        "\n"
+        "This is a known problem when combining Polars with multiprocessing using fork().\n"
+    )
+    assert found.id == "log.fork_unsafe_library", found.summary
+    assert "categoricals" in found.summary
+
+
+def test_polars_warning_without_a_dataloader_is_another_programs_near_miss():
+    found = explained(
+        "/usr/lib/python3.11/multiprocessing/popen_fork.py:66: RuntimeWarning: Using fork() can cause Polars to "
+        "deadlock in the child process.\n  self.pid = os.fork()\n"
+    )
+    assert found.id != "log.fork_unsafe_library", found.summary
+
+
+def test_polars_warning_beside_another_failure_is_not_the_lead_near_miss():
+    found = explained(
+        "/usr/lib/python3.11/multiprocessing/popen_fork.py:66: RuntimeWarning: Using fork() can cause Polars to "
+        "deadlock in the child process.\n"
+        + _DATALOADER_FRAME
+        + "torch.OutOfMemoryError: CUDA out of memory. "
+        "Tried to allocate 2.00 GiB. GPU 0 has a total capacity of 79.15 GiB of which 1.06 GiB is free.\n"
+    )
+    assert found.id == "log.cuda_oom", found.summary

@@ -16,7 +16,7 @@ says so itself, in the words of its release:
 
 Without either line a stack dump (py-spy's ``collect (polars/lazyframe/frame.py:2407)``) of a run waiting on its
 DataLoader shows a worker inside Polars. The warning is printed at every fork once Polars is imported, whether or
-not a worker uses it, so none of this is certain, and the warning is a finding only where nothing else is.
+not a worker uses it, so none of this is certain: beside another failure the warning is only a likely second.
 """
 
 from __future__ import annotations
@@ -30,7 +30,8 @@ FAMILY = "data loading"
 R = Pattern  # compiled where a log first needs it (recognisers.Pattern)
 
 WARNING = "Using fork() can cause Polars to deadlock in the child process"
-CATEGORIES = "This is a known problem when combining Polars with multiprocessing using fork()"
+# the SchemaMismatch's first line, which the exception line carries; its second names fork()
+CATEGORIES = "Categories which should be equal have different backing objects"
 # a frame of py-spy's dump (``function (path:line)``, the path below site-packages) inside Polars
 STACK_FRAME = "(polars/"
 # a DataLoader in the log: its workers, or the training process waiting for their batches
@@ -75,17 +76,16 @@ FORK_UNSAFE_LIBRARY = Recogniser(
     anchors=(WARNING, CATEGORIES, STACK_FRAME),
     match=R(
         r"(?P<polars_warning>Using fork\(\) can cause Polars to deadlock)|"
-        r"(?P<polars_categories>known problem when combining Polars with multiprocessing using fork\(\))|"
+        r"(?P<polars_categories>Categories which should be equal have different backing objects)|"
         r"^\s*\w{1,100} \(polars/[\w/]{1,200}\.py:\d{1,6}\)"
     ),
     facts=(
         R(r"(?P<polars_warning>Using fork\(\) can cause Polars to deadlock)"),
-        R(r"(?P<polars_categories>known problem when combining Polars with multiprocessing using fork\(\))"),
+        R(r"(?P<polars_categories>Categories which should be equal have different backing objects)"),
     ),
     # a run that forks DataLoader workers: the warning in a run with no DataLoader is another program's
     requires=("saw_torch_dataloader",),
     confirm=lambda hits, ctx: False,  # printed at every fork once Polars is imported, used or not
-    fallback=True,
     describe=_fork_unsafe,
 )
 
