@@ -290,3 +290,69 @@ def test_polars_warning_beside_another_failure_is_not_the_lead_near_miss():
         "Tried to allocate 2.00 GiB. GPU 0 has a total capacity of 79.15 GiB of which 1.06 GiB is free.\n"
     )
     assert found.id == "log.cuda_oom", found.summary
+
+
+# -- an assignment into an indexed region of another shape -------------------------------------------------------
+
+
+def test_the_train_log_of_a_transposed_value_says_transpose():
+    found = lead("2288.txt")
+    assert found.id == "log.index_assign_shape" and found.details["confidence"] == "likely", found.summary
+    assert "[128, 31564]" in found.summary and "transposed" in found.summary
+    assert "value.t()" in found.fix
+
+
+def test_a_masked_assignment_of_another_length_names_the_region():
+    # the same check (make_index_put_iterator) for x[mask] = v
+    found = explained(
+        '  File "train.py", line 40, in step\n    labels[keep] = new_labels\n'
+        "RuntimeError: shape mismatch: value tensor of shape [10] cannot be broadcast to indexing result of "
+        "shape [7]\n"
+    )
+    assert found.id == "log.index_assign_shape", found.summary
+    assert "[7]" in found.summary and "transposed" not in found.summary
+
+
+def test_an_elementwise_size_mismatch_is_not_an_assignment_near_miss():
+    found = explained(
+        "RuntimeError: The size of tensor a (193) must match the size of tensor b (192) at non-singleton "
+        "dimension 3\n"
+    )
+    assert found.id != "log.index_assign_shape", found.summary
+
+
+# -- NCCL's unhandled system error from an old NCCL --------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        # torch 1.7-1.9's ProcessGroupNCCL.cpp (train 3778's words)
+        "NCCL error in: /pytorch/torch/lib/c10d/ProcessGroupNCCL.cpp:825, unhandled system error, NCCL version 2.7.8",
+        # torch 1.12's path and NCCL
+        "RuntimeError: NCCL error in: ../torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp:1191, unhandled system "
+        "error, NCCL version 2.10.3",
+    ],
+    ids=["2.7.8", "2.10.3"],
+)
+def test_an_old_nccls_system_error_names_a_bug_of_that_release(line):
+    found = explained(line + "\n")
+    assert found.id == "log.nccl_system_error" and found.details["confidence"] == "likely", found.summary
+    assert "log.nccl_bug_upgrade" in found.details["alternatives"]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # an NCCL torch 2.5 ships
+        "RuntimeError: NCCL error in: ProcessGroupNCCL.cpp:1970, unhandled system error, NCCL version 2.21.5\n",
+        # the shm line decides it: the old release is beside the point
+        "NCCL WARN Call to posix_fallocate failed : No space left on device\n"
+        "RuntimeError: NCCL error in: ProcessGroupNCCL.cpp:825, unhandled system error, NCCL version 2.7.8\n",
+    ],
+    ids=["current-nccl", "shm-line"],
+)
+def test_a_recent_nccl_or_the_shm_line_names_no_release_bug_near_miss(text):
+    found = explained(text)
+    assert found.id == "log.nccl_system_error", found.summary
+    assert "log.nccl_bug_upgrade" not in found.details.get("alternatives", []), found.summary
