@@ -195,6 +195,7 @@ def test_the_train_log_of_a_pin_the_index_never_had_is_the_requirement():
     found = lead("1832.txt")
     assert found.id == "log.dependency_version" and found.details["confidence"] == "likely", found.summary
     assert "clip==1.0" in found.summary and "pip index versions clip" in found.fix
+    assert found.details["alternatives"] == ["log.no_matching_wheel"]
     assert "git+https://" in found.fix
 
 

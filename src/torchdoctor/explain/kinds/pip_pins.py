@@ -54,7 +54,7 @@ def change(facts: dict) -> tuple[str, str] | None:
     return (
         f"the requirement {package}=={version} names a release the package index pip used does not offer: a "
         "version published elsewhere (a git install that pip freeze wrote as a pin, another index) or one that "
-        "does not exist; or a release without a build for this Python or platform",
+        "does not exist",
         f"See what the index has: pip index versions {package} (or its page on pypi.org). If {package}=={version} "
         "came from a git checkout or another index (a requirements file written by pip freeze), install it from "
         f"there (pip install git+https://github.com/<owner>/<repo>.git, or --extra-index-url), or pin a release "

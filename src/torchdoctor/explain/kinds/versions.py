@@ -634,6 +634,14 @@ DEPENDENCY_VERSION = Recogniser(
         simulators.FIELDS,
     ),
     also=(
+        # pip_pins.py: a pin the index does not offer is also a release without a build for this Python
+        Alternative(
+            "no_matching_wheel",
+            "a release that exists, without a build for this Python or platform",
+            "pip download <package>==<version> --no-deps (or the release's files on pypi.org) lists the Pythons and "
+            "platforms it was built for: use one of those Pythons, or a release built for yours.",
+            when=("pin_package",),
+        ),
         Alternative(*api_changes.MAX_LEN_IN_LIBRARY, when=("tok_class",)),
         Alternative(*lightning_defaults.FRAMEWORK_DEFAULT, when=("pl_none_flag",)),
         Alternative(
