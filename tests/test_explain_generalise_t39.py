@@ -199,6 +199,14 @@ def test_the_train_log_of_a_pin_the_index_never_had_is_the_requirement():
     assert "git+https://" in found.fix
 
 
+def test_the_releases_pip_lists_are_named():
+    found = explained(
+        "ERROR: Could not find a version that satisfies the requirement clip==1.0 (from versions: 0.0.1, 0.1.0, "
+        "0.2.0)\nERROR: No matching distribution found for clip==1.0\n"
+    )
+    assert found.id == "log.dependency_version" and "it offers 0.0.1, 0.1.0, 0.2.0" in found.summary
+
+
 def test_pip_1s_wording_of_the_same_is_read_the_same_way():
     # pip/index.py (pip 1.x): "No distributions matching the version for %s" under "Could not find a version"
     found = explained(

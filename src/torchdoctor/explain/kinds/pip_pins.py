@@ -24,18 +24,31 @@ from torchdoctor.explain.kinds.missing_packages import _TORCH_PACKAGES
 
 FAMILY = "builds and installs"
 
-ANCHORS = ("No matching distribution found for ", "No distributions matching the version for ")
+ANCHORS = (
+    "No matching distribution found for ",
+    "No distributions matching the version for ",
+    "Could not find a version that satisfies the requirement ",
+)
 GENERIC = ANCHORS
 TEMPLATES = (
     "third_party:pip-no-matching-distribution",
     "third_party:pip-1-no-distributions-matching-version",
+    "third_party:pip-could-not-find-version",
 )
-CHANGE = re.compile(
-    r"(?:No matching distribution found for|No distributions matching the version for) "
-    # torch's own packages, and the releases wheel_tags.tsv knows exist (a missing build): no_matching_wheel's
-    rf"(?!{_TORCH_PACKAGES})(?!(?:{wheel_tags.released_pins()})(?![\w.\-]))"
+# torch's own packages, and the releases wheel_tags.tsv knows exist (a missing build): no_matching_wheel's
+_NOT_TORCH_OR_RELEASED = rf"(?!{_TORCH_PACKAGES})(?!(?:{wheel_tags.released_pins()})(?![\w.\-]))"
+_PIN = (
     r"(?P<pin_package>[A-Za-z][\w.\-]{0,60})(?:\[[\w,\s-]{0,80}\])?\s{0,2}==\s{0,2}"
     r"(?P<pin_version>\d[\w.]{0,30})(?![\w.*+])"
+)
+CHANGE = re.compile(
+    r"(?:No matching distribution found for|No distributions matching the version for|"
+    r"Could not find a version that satisfies the requirement) "
+    + _NOT_TORCH_OR_RELEASED
+    + _PIN
+    # what the index offers, on the first line; "none" (no release at all) is missing_packages.py's reading
+    + r"(?![^\n(]{0,120}\(from versions: none\))"
+    + r"(?:[^\n(]{0,120}\(from versions: (?P<pin_offered>[^)\n]{1,2000})\))?"
 )
 CONTEXT: tuple[tuple[str, re.Pattern], ...] = ()
 
@@ -51,13 +64,24 @@ def change(facts: dict) -> tuple[str, str] | None:
     package, version = facts.get("pin_package"), facts.get("pin_version")
     if not package or not version or wheel_tags.release(package, version) is not None:
         return None
+    offered = [v.strip() for v in facts.get("pin_offered", "").split(",") if v.strip()]
+    listed = f" (it offers {_releases(offered)})" if offered else ""
     return (
-        f"the requirement {package}=={version} names a release the package index pip used does not offer: a "
-        "version published elsewhere (a git install that pip freeze wrote as a pin, another index) or one that "
+        f"the requirement {package}=={version} names a release the package index pip used does not offer{listed}: "
+        "a version published elsewhere (a git install that pip freeze wrote as a pin, another index) or one that "
         "does not exist",
         f"See what the index has: pip index versions {package} (or its page on pypi.org). If {package}=={version} "
         "came from a git checkout or another index (a requirements file written by pip freeze), install it from "
         f"there (pip install git+https://github.com/<owner>/<repo>.git, or --extra-index-url), or pin a release "
         f"the index lists. A PyPI project of the same name may be another package entirely: check that {package} "
         "on the index is the one the code imports.",
+    )
+
+
+def _releases(offered: list[str]) -> str:
+    """The releases pip listed, the last few when there are many."""
+    return (
+        ", ".join(offered)
+        if len(offered) <= 6
+        else f"{len(offered)} releases, up to {', '.join(offered[-3:])}"
     )
