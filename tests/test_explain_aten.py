@@ -668,6 +668,14 @@ CASES = [
         "likely",
         ["drop_last=False", "len(loader)"],
     ),
+    (  # x[index] = value whose sizes are the region's in another order (reshape_sizes.py)
+        "aten:index-put-value-cannot-be-broadcast",
+        ("[4096, 6]", "[6, 4096]"),
+        FRAME + "RuntimeError: ",
+        "index_assign_shape",
+        "likely",
+        ["transposed", "value.t()"],
+    ),
     (
         "aten:stack-expects-non-empty-tensorlist",
         (),

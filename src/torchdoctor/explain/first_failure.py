@@ -43,6 +43,11 @@ _CONSEQUENCE_TYPES = frozenset(
 _FRAME = re.compile(
     r'^\s*(?:File "|(?=[^\s"]{1,500}\.py", line ))(?P<file>[^"]{1,500})", line (?P<line>\d+), in (?P<function>\S{1,200})'
 )
+# where a SyntaxError (IndentationError, TabError) was found: CPython's print_exception writes the file and line
+# with no function (Lib/traceback.py TracebackException.format_exception_only, Python/pythonrun.c
+# print_error_text), then the source line and a caret
+_SYNTAX_AT = re.compile(r'^\s*File "(?P<file>[^"]{1,500})", line (?P<line>\d+)\s*$')
+_SYNTAX_TYPES = frozenset({"SyntaxError", "IndentationError", "TabError"})
 _WORKER = re.compile(r"^Caught (?P<type>\w+) in DataLoader worker process (?P<worker>\d+)")
 _TRACEBACK = re.compile(r"^\s*(?:Original )?Traceback \(most recent call last\):")
 # Python between an exception and the one raised `from` it (PEP 3134; not "During handling of the above
@@ -150,7 +155,7 @@ def exception_at(line: str, before: list[str], following: list[str]) -> Raised |
             # another exception's own line: the frames above it were its traceback, not this one's
             frames, raised.traceback, start = [], False, None
             continue
-        framed = _FRAME.match(text)
+        framed = _FRAME.match(text) or (_SYNTAX_AT.match(text) if raised.type in _SYNTAX_TYPES else None)
         if framed:
             start = at if start is None else start
             code = before[at + 1].strip() if at + 1 < len(before) else ""
@@ -158,7 +163,9 @@ def exception_at(line: str, before: list[str], following: list[str]) -> Raised |
             if not code and framed["file"] == "<stdin>" and start is not None:
                 # the interactive interpreter prints no source line: the statement is the one typed at >>> above
                 code = _typed(before[:start])
-            frames.append((Frame(framed["file"], int(framed["line"]), framed["function"]), code))
+            # a SyntaxError's own line names no function: the file was being compiled, not run
+            function = framed.groupdict().get("function") or "<compiled>"
+            frames.append((Frame(framed["file"], int(framed["line"]), function), code))
     if start is not None:
         raised.above = len(before) - start
     above = [text for text in before[: len(before) if start is None else start] if text.strip()]

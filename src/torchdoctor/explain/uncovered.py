@@ -20,6 +20,7 @@ from torchdoctor.explain.kinds import (
     launch_options,
     message_history,
     module_train,
+    python_syntax,
     release_changes,
     tokenizer_classes,
     versions,
@@ -82,6 +83,12 @@ def reading(raised: Raised, ctx: Context) -> Finding:
         return Finding(
             "log.dependency_version", "fail", summary if certain else f"likely: {summary}", details, fix
         )
+    syntax = python_syntax.diagnosis(raised)
+    if syntax is not None:
+        # CPython's bare "invalid syntax" on a line with a newer release's syntax: the interpreter, not the code
+        summary, fix = syntax
+        details = likely_from(raised, "dependency_version")
+        return Finding("log.dependency_version", "fail", f"likely: {summary}", details, fix)
     dropped = _dropped_message(raised, ctx)
     if dropped is not None:
         return dropped
@@ -150,6 +157,8 @@ def quoted_in_prose(ctx: Context) -> Finding | None:
         api_keywords.diagnosis(raised, ctx.facts)
         or api_signatures.diagnosis(raised, ctx.facts)
         or api_members.diagnosis(raised, ctx.facts)
+        # CPython 3.6's "cannot import name 'X'" in a sentence that names the package it was imported from
+        or api_history.bare_import(raised, f"{versions.LIBRARIES}|{versions.OPENMMLAB}")
     )
     if keyword is None:
         return _dropped_message(raised, ctx, quoted_in_prose=True)

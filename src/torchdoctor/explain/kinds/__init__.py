@@ -66,6 +66,7 @@ from torchdoctor.explain.kinds import (
     experiment_trackers,
     extension_packages,
     flash_attention_limits,
+    fork_unsafe,
     fsdp1_usage,
     fsdp2_params,
     fsdp_config,
@@ -150,6 +151,7 @@ from torchdoctor.explain.kinds import (
     tokenizer_threads,
     toolkits,
     torch_load_calls,
+    torchvision_renames,
     train,
     trainer_arguments,
     trainer_data_releases,
@@ -218,6 +220,7 @@ RECOGNISERS: tuple[Recogniser, ...] = (
     *gather_shapes.RECOGNISERS,
     *train.RECOGNISERS,
     *datasets.RECOGNISERS,
+    *fork_unsafe.RECOGNISERS,
     *image_files.RECOGNISERS,
     *dataset_verification.RECOGNISERS,
     *hub_datasets.RECOGNISERS,
@@ -407,6 +410,8 @@ CONTEXT_FACTS: tuple[tuple[str, re.Pattern], ...] = (
     *schedulers.CONTEXT,
     *train.CONTEXT,
     *trainer_arguments.CONTEXT,
+    *torchvision_renames.CONTEXT,
+    *fork_unsafe.CONTEXT,
     *api_members.CONTEXT,  # the installed release a log states (pip freeze, collect_env)
     ("--local_rank=", re.compile(r"'(?P<injected_local_rank>--local_rank=\d+)'")),
     (

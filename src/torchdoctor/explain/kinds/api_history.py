@@ -150,20 +150,37 @@ def bare_import(raised: Raised, libraries: str) -> tuple[str, str, bool] | None:
     """(summary, fix, certain) for CPython 3.6's ``cannot import name 'X'`` raised on a ``from M import X`` line of
     the traceback, when M is a package of the table or of ``libraries`` (a regex alternation); None otherwise (a
     relative import, the project's own module, or a line that is not the import)."""
-    found = BARE.fullmatch(raised.message.strip()) if raised.type == "ImportError" else None
     line = _FROM_LINE.match(raised.raised_code or raised.code)
+    if raised.type == "ImportError" and line is None and not raised.traceback:
+        # quoted in a sentence, no `from` line: the one package of the table or of ``libraries`` the sentence
+        # names ("I have installed transformers 2.1.1, however ... cannot import name 'X' when ...") stands for it
+        quoted = BARE.match(raised.message.strip()) if " from '" not in raised.message else None
+        named = set(re.findall(rf"(?<![\w.-])(torch|{PACKAGES}|{libraries})(?![\w-])", raised.raised_code))
+        module = named.pop() if quoted and len(named) == 1 else None
+        return _bare(module, quoted["bare_name"], prose=True) if module and quoted else None
+    found = BARE.fullmatch(raised.message.strip()) if raised.type == "ImportError" else None
     if found is None or line is None or found["bare_name"] not in re.findall(r"\w+", line["bare_names"]):
         return None
     module, name = line["bare_module"], found["bare_name"]
+    if (
+        not re.fullmatch(rf"torch|{PACKAGES}|{libraries}", module.split(".")[0])
+        and lookup(module, name) is None
+    ):
+        return None
+    return _bare(module, name)
+
+
+def _bare(module: str, name: str, prose: bool = False) -> tuple[str, str, bool]:
+    """(summary, fix, certain) for ``name`` missing from ``module`` of a known package (``prose``: the module is
+    only the package a sentence quoting the error names, so never certain)."""
     package = module.split(".")[0]
     row = lookup(module, name)
     if row is not None:
         summary, fix = explain(row)
-        return summary, fix, module not in BUILD_DEPENDENT
-    if not re.fullmatch(rf"torch|{PACKAGES}|{libraries}", package):
-        return None
+        return summary, fix, module not in BUILD_DEPENDENT and not prose
+    where = f"{module} (the package the sentence quoting the error names)" if prose else module
     summary = (
-        f"{module} has no {name} in the installed {package}: the code was written for another release of "
+        f"{where} has no {name} in the installed {package}: the code was written for another release of "
         f"{package} (CPython 3.6 and older print this without the module); or a file of the project named like the "
         "package, or a circular import"
     )

@@ -23,7 +23,7 @@ from functools import cache
 from pathlib import Path
 from typing import NamedTuple
 
-from torchdoctor.explain.first_failure import Raised, installed_package
+from torchdoctor.explain.first_failure import Raised, cut, installed_package
 from torchdoctor.explain.kinds.api_members import release_line, tied
 from torchdoctor.explain.kinds.release_pins import (
     below,
@@ -49,6 +49,9 @@ NAMESAKES = {
     "FullyShardedDataParallel": "fairscale's FullyShardedDataParallel",
     "DistributedDataParallel": "apex's DistributedDataParallel",
 }
+# a call's argument line, not its start: CPython before 3.8 shows the last line of a call spread over several
+# (``period=0,`` under ``ModelCheckpoint(``); the call's name is on a line the traceback leaves out
+_CAPITALISED_CALL = re.compile(r"(?<![\w.])[A-Z]\w{0,100}\s*\(")
 # the package a table row belongs to, as `pip install` spells it
 PIP_NAME = {"pytorch_lightning": "pytorch-lightning", "sentence_transformers": "sentence-transformers"}
 
@@ -123,6 +126,30 @@ def named_callable(
     return name if name in known else None
 
 
+def argument_line(code: str) -> bool:
+    """Whether ``code`` is a line inside a call's arguments (it ends with a comma, or closes more brackets than it
+    opens) that calls no class: what CPython before 3.8 printed for a call written over several lines.
+
+    >>> argument_line("period=0,  # every validation"), argument_line("cb = ModelCheckpoint(period=0)")
+    (True, False)
+    """
+    code = code.split("#", 1)[0].strip()
+    if not code or _CAPITALISED_CALL.search(code):
+        return False
+    return code.endswith(",") or code.count(")") > code.count("(")
+
+
+def only_class_with(keyword: str) -> str | None:
+    """The one class of the table (a capitalised name, no method) whose releases differ on ``keyword``; None
+    when none or several are.
+
+    >>> only_class_with("filepath")
+    'ModelCheckpoint'
+    """
+    classes = {c for (c, k) in _index() if k == keyword and "." not in c and c[:1].isupper()}
+    return classes.pop() if len(classes) == 1 else None
+
+
 def owned(callable_: str, found: list, raised: Raised, facts: dict, defined: dict) -> tuple[list, str]:
     """(the rows ``found`` of the one package the callable is taken to be, the other packages that define a
     callable of that name without such a row: the other reading) — ([], "") when the log does not tell which
@@ -155,6 +182,17 @@ def diagnosis(raised: Raised, facts: dict | None = None) -> tuple[str, str, bool
     # no traceback: the code line is the sentence quoting it (verdict.quoted_in_prose), or none
     prose = not raised.traceback
     callable_ = named_callable(found["kw_callable"], raised.raised_code, prose=prose) if found else None
+    # the class is not on the line shown (CPython < 3.8, a call over several lines): the one class whose
+    # releases differ on the keyword, never certain (the project's own class may take that keyword)
+    inferred = (
+        callable_ is None
+        and found is not None
+        and found["kw_callable"] == "__init__"
+        and not prose
+        and argument_line(raised.raised_code)
+    )
+    if inferred:
+        callable_ = only_class_with(found["kw_name"])
     if callable_ is None:
         return None
     found, others = owned(callable_, rows(callable_, found["kw_name"]), raised, facts, namesakes())
@@ -173,7 +211,13 @@ def diagnosis(raised: Raised, facts: dict | None = None) -> tuple[str, str, bool
             f"the installed {row.package} is", f"the installed {row.package} {installed} is"
         )
     namesake = NAMESAKES.get(row.callable)
-    certain = certain and not namesake
+    certain = certain and not namesake and not inferred
+    if inferred:
+        shown = cut(raised.raised_code.split("#", 1)[0], 60)
+        summary += (
+            f" (the traceback shows the call's last line, `{shown}`, as Python before 3.8 does: "
+            f"{row.callable} is the one class whose releases differ on {row.keyword}=)"
+        )
     if namesake:
         summary += f"; or {namesake}, which takes other keywords"
     elif others and not certain:

@@ -32,6 +32,10 @@ FAMILY = "NCCL and collectives"
 R = Pattern  # compiled where a log first needs it (recognisers.Pattern)
 
 
+# an NCCL release older than OLDEST_SHIPPED_NCCL (2.20.5): 1.x, 2.0 to 2.19 (read where it is stated)
+OLD_NCCL = R(r"NCCL version (?P<old_nccl>(?:1|2\.1?\d)\.\d+)(?![\d.])")
+
+
 def _system_error(hits: list[Hit], ctx: Context) -> tuple[str, str]:
     facts = merged(hits)
     version = facts.get("nccl_version")
@@ -107,9 +111,21 @@ NCCL_SYSTEM_ERROR = Recogniser(
         R(r"(?:\(size |failed to extend \S{1,200} to |Could not map \S{1,200} size )(?P<shm_size>\d+)"),
         NCCL_ERROR,
         R(r"NCCL version (?P<nccl_version>\d[\w.+]*)"),
+        OLD_NCCL,
         LAST_ERROR,
     ),
     absorbs=("nccl_error",),
+    # without the shm line the system call may be any of NCCL's; from an NCCL older than any supported torch
+    # ships (the NCCL 2.7.8 of torch 1.7-1.9), a bug of that release fixed since is the other reading
+    also=(
+        Alternative(
+            "nccl_bug_upgrade",
+            "a bug of that old NCCL release, fixed in a later one",
+            "Upgrade torch (it brings its own NCCL: python -c 'import torch; print(torch.cuda.nccl.version())') or "
+            "the nvidia-nccl-cu* wheel, then run again before changing the machine.",
+            when=("old_nccl",),
+        ),
+    ),
     # "Could not map " only as NCCL words its mmap of a segment ("... <path> size <bytes>, error: ...")
     reject=R(r"Could not map (?!(?:view of file )?\S{1,200} size \d)"),
     describe=_system_error,

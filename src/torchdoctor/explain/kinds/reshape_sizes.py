@@ -7,6 +7,12 @@ number baked into the script, the model or its config (a batch size, a resolutio
 differs from what the loader delivers: the sizes printed tell which dimension, and the fix is written with them.
 An operator's refusal like the others (tensor_misuse.py's ``OPERATOR_REFUSAL``): a library's own reshape prints
 the same for values its release built, so the reading is likely, that one named.
+
+Its sibling for an assignment: ``x[idx] = value`` (index_put_) checks that the value broadcasts to the region the
+index selects (``aten/src/ATen/native/TensorAdvancedIndexing.cpp`` make_index_put_iterator: "shape mismatch: value
+tensor of shape [31564, 128] cannot be broadcast to indexing result of shape [128, 31564]"). Where the two shapes
+hold the same sizes in another order, the value is laid out transposed: advanced indices that a slice separates, or
+that follow one (``x[:, i, j] = v``), put the region's dimensions in an order the code did not expect.
 """
 
 from __future__ import annotations
@@ -70,4 +76,42 @@ HARDCODED_SHAPE = Recogniser(
     **OPERATOR_REFUSAL,
 )
 
-RECOGNISERS = (HARDCODED_SHAPE,)
+_INDEX_PUT = re.compile(
+    r"value tensor of shape \[(?P<value_shape>[\d, ]{0,80})\] cannot be broadcast to indexing result of shape "
+    r"\[(?P<region_shape>[\d, ]{0,80})\]"
+)
+
+
+def _index_put(hits: list[Hit], ctx: Context) -> tuple[str, str]:
+    value, region = first(hits, "value_shape", ""), first(hits, "region_shape", "")
+    sizes = [sorted(int(d) for d in shape.split(",") if d.strip()) for shape in (value, region)]
+    summary = f"an assignment into an indexed region of shape [{region}] was given a value of shape [{value}]"
+    fix = (
+        "On the line the traceback names (x[index] = value), make the value the shape of the region the index "
+        f"selects, [{region}]: print x[index].shape and value.shape, and reshape, slice or broadcast the value to it "
+        "(value.view(...), value.expand(...)); or fix the index when the region is the wrong one (a mask or index "
+        "list of another length than the value's rows)."
+    )
+    if sizes[0] == sizes[1] and value.replace(" ", "") != region.replace(" ", ""):
+        summary += ": the same sizes in another order, a transposed value"
+        fix = (
+            f"The value holds the region's sizes in another order: transpose or permute it to [{region}] "
+            "(value.t(), value.permute(...)). Advanced indices after a slice, or separated by one (x[:, i, j] = v), "
+            "select a region whose indexed dimension is not where the code expects it (numpy's indexing rule, "
+            "which torch follows).\n" + fix
+        )
+    return summary + on_ranks(hits), fix
+
+
+INDEX_ASSIGN_SHAPE = Recogniser(
+    kind="index_assign_shape",
+    templates=("aten:index-put-value-cannot-be-broadcast",),
+    title="a value assigned into an indexed region of another shape",
+    anchors=(" cannot be broadcast to indexing result of shape ",),
+    match=_INDEX_PUT,
+    facts=(_INDEX_PUT,),
+    describe=_index_put,
+    **OPERATOR_REFUSAL,
+)
+
+RECOGNISERS = (HARDCODED_SHAPE, INDEX_ASSIGN_SHAPE)

@@ -33,14 +33,17 @@ from torchdoctor.explain.kinds import (
     optimizer_subclass,
     paged_optimizers,
     parallel_releases,
+    pip_pins,
     post_training_releases,
     precision_releases,
+    python_syntax,
     ray_cluster,
     release_changes,
     research_code,
     seed_devices,
     simulators,
     stack_releases,
+    torchvision_renames,
     trainer_data_releases,
     trl_checks,
     varlen_attention,
@@ -73,6 +76,8 @@ _CHANGES = (
     data_containers,
     stack_releases,
     lightning_defaults,
+    torchvision_renames,
+    pip_pins,
 )
 
 # "requires PyTorch >= 2.2.0", "requires `accelerate>=1.1.0`", "requires deepspeed>=0.16.4"
@@ -476,6 +481,9 @@ DEPENDENCY_VERSION = Recogniser(
         "torch_native:compile-not-supported-on-python",
         *version_refusals.TEMPLATES,
         "system:python-unexpected-keyword-argument",  # a flag or argument a library removed (api_changes.py)
+        # python_syntax.py: a newer Python's syntax on the line CPython's bare "invalid syntax" shows, read on the
+        # exception that started the failure (uncovered.py)
+        python_syntax.TEMPLATES[0],
         "third_party:numpy-expired-alias",
         "third_party:numpy-2-expired-attribute",
         *(
@@ -508,6 +516,7 @@ DEPENDENCY_VERSION = Recogniser(
         "module 'torch",
         "AttributeError: type object '",  # api_members.py reads it (a class's member); no line is a hit here
         config_keys.ANCHOR,  # config_keys.py reads it (MMEngine's class built from a config); no line is a hit here
+        python_syntax.ANCHOR,  # python_syntax.py reads it (the source line under it); no line is a hit here
         "Tried to access nonexistent attribute or method",
         "object has no attribute or method '",
         # deepspeed/runtime/torch_autocast.py, 0.17.2-0.17.5 (validate_nested_autocast; 0.17.6 made it a warning)
@@ -542,6 +551,7 @@ DEPENDENCY_VERSION = Recogniser(
         "module 'torch",
         "AttributeError: type object '",
         config_keys.ANCHOR,
+        python_syntax.ANCHOR,
         "() got an unexpected keyword argument '",
         "object has no attribute 'eval_strategy'",
         *installers.CONFLICT_GENERIC,
@@ -624,6 +634,14 @@ DEPENDENCY_VERSION = Recogniser(
         simulators.FIELDS,
     ),
     also=(
+        # pip_pins.py: a pin the index does not offer is also a release without a build for this Python
+        Alternative(
+            "no_matching_wheel",
+            "a release that exists, without a build for this Python or platform",
+            "pip download <package>==<version> --no-deps (or the release's files on pypi.org) lists the Pythons and "
+            "platforms it was built for: use one of those Pythons, or a release built for yours.",
+            when=("pin_package",),
+        ),
         Alternative(*api_changes.MAX_LEN_IN_LIBRARY, when=("tok_class",)),
         Alternative(*lightning_defaults.FRAMEWORK_DEFAULT, when=("pl_none_flag",)),
         Alternative(
