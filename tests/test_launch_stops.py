@@ -12,7 +12,7 @@ import pytest
 from test_launch import free_port, running
 
 from torchdoctor.launch.orphans import OWNER_FILE, temporary_folder
-from torchdoctor.process_state import started_at
+from torchdoctor.process_state import started_at, stat_of
 
 
 def children_of(pid: int) -> list[int]:
@@ -153,3 +153,22 @@ def test_a_new_temporary_folder_removes_only_those_whose_launcher_is_gone(tmp_pa
         ["torchdoctor-launch-alive", "torchdoctor-launch-mine", "torchdoctor-watchdog-gone", fresh.name]
     )
     assert (fresh / OWNER_FILE).read_text().split()[0] == str(os.getpid())
+
+
+def test_a_stopped_process_ends_on_the_stops_signal_not_only_on_sigkill():
+    # a rank stopped by SIGSTOP (a debugger, Ctrl-Z, a scheduler's suspend, tests/hang_faults/frozen_rank.py)
+    # holds every signal pending but SIGKILL: the stop wakes it (SIGCONT, as a shell's `kill` does) so that the
+    # SIGTERM it was sent ends it; without, the watchdog's stop waited out both grace periods for SIGKILL
+    from torchdoctor.launch import torchrun
+
+    sleeper = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(120)"], start_new_session=True)
+    try:
+        os.kill(sleeper.pid, signal.SIGSTOP)
+        while stat_of(sleeper.pid).state != "T":  # the kernel stops it when it next runs
+            time.sleep(0.01)
+        torchrun.stop(sleeper, grace=30, signals=(signal.SIGTERM, signal.SIGKILL))
+        assert sleeper.wait(timeout=5) == -signal.SIGTERM
+    finally:
+        if sleeper.poll() is None:
+            sleeper.kill()
+            sleeper.wait()

@@ -147,6 +147,7 @@ def stop(
             for pid, _ in targets:
                 if _group(pid) == own_group:  # never signal our own group: that is us
                     _send(os.kill, pid, signum)
+        _wake_stopped(targets)
         deadline = time.monotonic() + grace
         while time.monotonic() < deadline:
             process.poll()  # reap the launcher: a zombie would count as alive
@@ -155,6 +156,16 @@ def stop(
             time.sleep(0.05)
     _marks.pop(process.pid, None)
     return found
+
+
+def _wake_stopped(targets: set[tuple[int, int]]) -> None:
+    """SIGCONT to each of ``targets`` that is stopped (SIGSTOP, Ctrl-Z, a debugger, a scheduler's suspend), as a
+    shell's ``kill`` does for a stopped job: the signal just sent waits, pending, until the process runs again,
+    so a stopped rank outlived SIGINT and SIGTERM and every grace period, and only SIGKILL ended it."""
+    for pid, started in targets:
+        stat = stat_of(pid)
+        if stat is not None and stat.started == started and stat.state in ("T", "t"):
+            _send(os.kill, pid, signal.SIGCONT)
 
 
 def _send(action, *args) -> None:
