@@ -385,6 +385,7 @@ CONTEXT_FACTS: tuple[tuple[str, re.Pattern], ...] = (
     # another vendor's accelerator: its extension runs on torch's CPU build (cuda.py's cuda_unavailable)
     *((name, re.compile(rf"(?P<other_accelerator>\b{name}\b)")) for name in cuda.OTHER_ACCELERATORS),
     *autograd.CONTEXT,
+    *deepspeed.CONTEXT,  # where DeepSpeed's bare "backend not set" was raised: building a model, or after the end
     *layer_shapes.CONTEXT,
     *empty_params.CONTEXT,
     *index_ranges.CONTEXT,

@@ -680,11 +680,35 @@ def _init_order(hits: list[Hit], ctx: Context) -> tuple[str, str]:
     return summary, fix
 
 
+# deepspeed/comm/comm.py asserts "DeepSpeed backend not set" in every call (get_rank, new_group, barrier, ...) when
+# its backend `cdb` is None or `cdb.is_initialized()` is False: before init_distributed, and as much after
+# torch.distributed.destroy_process_group (the end of a run: a logger or a library asking the rank). Its traceback
+# tells them apart: a model being built under zero.Init / from_pretrained / DeepSpeed's MoE layers is before.
+BACKEND_NOT_SET = "DeepSpeed backend not set, please initialize it"
+CONTEXT: tuple[tuple[str, re.Pattern], ...] = (
+    ("partition_parameters.py", R(r"(?P<ds_comm_while_building>zero/partition_parameters\.py)")),
+    ("deepspeed/moe/", R(r"(?P<ds_comm_while_building>deepspeed/moe/\w+\.py)")),
+    ("in from_pretrained", R(r"(?P<ds_comm_while_building>, in from_pretrained\b)")),
+    ("destroy_process_group", R(r"(?P<ds_comm_after_destroy>destroy_process_group\()")),
+)
+
+
+def _before_initialised(hits: list[Hit], ctx: Context) -> bool:
+    """Certain on the messages only the order prints; on comm.py's bare assertion, only where the traceback shows
+    a model being built (zero.Init, from_pretrained, MoE layers) and no process group destroyed."""
+    if any(h.anchor != BACKEND_NOT_SET for h in hits):
+        return True
+    return "ds_comm_while_building" in ctx.facts and "ds_comm_after_destroy" not in ctx.facts
+
+
+_before_initialised.lowers_only = True  # type: ignore[attr-defined]  # docs/catalog.md: the anchors decide
+
+
 DEEPSPEED_INIT_ORDER = Recogniser(
     kind="deepspeed_init_order",
     title="DeepSpeed used before its distributed backend was initialised",
     anchors=(
-        "DeepSpeed backend not set, please initialize it",
+        BACKEND_NOT_SET,
         "Distributed backend is not initialized. Please set dist_init_required",
         "zero.Init resolved a process group of world_size=1",
         "Parameters cannot be scattered without initializing deepspeed.comm",
@@ -704,6 +728,20 @@ DEEPSPEED_INIT_ORDER = Recogniser(
             r"initializing deepspeed\.comm|Please initialize the torch distributed backend)"
         ),
         R(r"launcher environment reports WORLD_SIZE=(?P<zero_init_world>\d+)"),
+        R(r"(?P<backend_not_set>DeepSpeed backend not set)"),
+    ),
+    # comm.py's bare assertion: before init_distributed or after destroy_process_group (_before_initialised)
+    generic=(BACKEND_NOT_SET,),
+    confirm=_before_initialised,
+    also=(
+        Alternative(
+            "process_group_destroyed",
+            "a deepspeed.comm call after the process group was destroyed (the end of the run)",
+            "If the traceback is at the end of training, after destroy_process_group (a logger, a callback or a "
+            "library asking the rank): make that call before the group is destroyed, or guard it with "
+            "deepspeed.comm.is_initialized().",
+            when=("backend_not_set",),
+        ),
     ),
     describe=_init_order,
 )
