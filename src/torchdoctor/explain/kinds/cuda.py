@@ -932,6 +932,8 @@ def _cpu_oom(hits: list[Hit], ctx: Context) -> tuple[str, str]:
         "(a smaller max_seq_length or image size). Or run on a machine (or job allocation) with more memory. A "
         "request far beyond the machine's RAM is a wrong size computed by the code that asked."
     )
+    if _impossible_request(merged(hits)):
+        summary += " — a request no machine's RAM holds"
     if asked and int(asked) < SMALL_REQUEST:
         # found with accelerate's loop on a tiny GPT-2, rank 1 under an address-space limit: a 2 MiB request
         # refused, and the fix was all about needing less memory
@@ -947,6 +949,27 @@ def _cpu_oom(hits: list[Hit], ctx: Context) -> tuple[str, str]:
 
 
 SMALL_REQUEST = 64 * 2**20  # bytes: a refused request below this is a limit reached, not the request's size
+# c10/core/impl/alloc_cpu.cpp prints "not enough memory: you tried to allocate N bytes" for any request malloc
+# refuses: RAM used up, and as much a size no machine has, computed wrong by the code that asked (a shape from
+# the wrong dimension, an attention matrix over a whole unchunked input, an overflowed or uninitialised size).
+# A request of a terabyte or more is the second: likely, the wrong size named (cuda_oom's "impossible request")
+IMPOSSIBLE_REQUEST = 10**12  # bytes: 13 digits, as the impossible_bytes fact reads it
+
+
+def _impossible_request(facts: dict) -> bool:
+    """Whether the CPU allocator's request is beyond any machine's RAM (bytes, or TH's whole GB)."""
+    if "cpu_bytes" in facts:
+        return int(facts["cpu_bytes"]) >= IMPOSSIBLE_REQUEST
+    return "cpu_gb" in facts and int(facts["cpu_gb"]) >= IMPOSSIBLE_REQUEST // 10**9
+
+
+def _ram_ran_out(hits: list[Hit], ctx: Context) -> bool:
+    """Certain on the allocators' own messages unless every one asked for an impossible size; never on the
+    generic ENOMEM or a killed launcher's worker alone."""
+    return any(h.specific and not _impossible_request(h.facts) for h in hits)
+
+
+_ram_ran_out.lowers_only = True  # type: ignore[attr-defined]  # docs/catalog.md: the anchors decide
 
 
 CPU_OOM = Recogniser(
@@ -986,6 +1009,21 @@ CPU_OOM = Recogniser(
         R(r"you tried to allocate (?P<cpu_bytes>\d+) bytes"),
         R(r"you tried to (?:re)?allocate (?P<cpu_gb>\d+)GB"),
         R(r"(?P<enomem>\[Errno 12\] Cannot allocate memory)"),
+        R(
+            r"you tried to allocate (?P<impossible_bytes>\d{13,}) bytes"
+        ),  # 1 TB and more: see _impossible_request
+        R(r"you tried to (?:re)?allocate (?P<impossible_bytes>\d{4,})GB"),
+    ),
+    confirm=_ram_ran_out,
+    also=(
+        Alternative(
+            "input_shape_mismatch",
+            "a tensor size computed wrong (a wrong shape, an overflowed or uninitialised size), not RAM used up",
+            "No machine has that much RAM, so less memory will not help: the last frames of the traceback name "
+            "the operation that asked; print the shapes it was given (an attention or distance matrix over a "
+            "whole input, a dimension taken from the wrong axis, a size read before it was set).",
+            when=("impossible_bytes",),
+        ),
     ),
     describe=_cpu_oom,
 )
