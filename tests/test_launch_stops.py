@@ -7,6 +7,7 @@ import signal
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import pytest
 from test_launch import free_port, running
@@ -35,18 +36,22 @@ def children_of(pid: int) -> list[int]:
 def test_stopped_at_the_rendezvous_without_a_traceback(tmp_path, signum):
     script = tmp_path / "train.py"
     script.write_text("print('never runs')\n")
+    port = free_port()
     launcher = subprocess.Popen(
         [sys.executable, "-m", "torchdoctor", "launch", "--nnodes", "2", "--node-rank", "0",
-         "--master-addr", "127.0.0.1", "--master-port", str(free_port()), str(script)],
+         "--master-addr", "127.0.0.1", "--master-port", str(port), str(script)],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
     )  # fmt: skip
     try:
         deadline = time.monotonic() + 120
-        while not children_of(launcher.pid):  # torchrun has started
+        # inside torch's rendezvous, waiting for node rank 1: node 0's agent listens on the master port (the
+        # job's store) once it has imported torch and is there; seen from the kernel's table, without a
+        # connection the store would answer. (A fixed 5 s wait stood for it: ~2.5 s too long when idle.)
+        while not listening(port):
             assert launcher.poll() is None and time.monotonic() < deadline, launcher.communicate()
             time.sleep(0.2)
         torchrun = children_of(launcher.pid)
-        time.sleep(5)  # inside torch's rendezvous, waiting for node rank 1
+        time.sleep(0.5)  # the agent goes on from binding the port to waiting for the other node
         os.killpg(launcher.pid, signum)
         out, err = launcher.communicate(timeout=120)
     finally:
@@ -57,6 +62,20 @@ def test_stopped_at_the_rendezvous_without_a_traceback(tmp_path, signum):
     assert len(err.strip().splitlines()) == 1, err
     assert "never runs" not in out
     assert not [pid for pid in torchrun if running(pid)]
+
+
+def listening(port: int) -> bool:
+    """Whether a socket of this machine listens on TCP ``port`` (the kernel's tables, IPv4 and IPv6)."""
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        try:
+            rows = Path(table).read_text().splitlines()[1:]
+        except OSError:
+            continue
+        for row in rows:
+            local, state = row.split()[1], row.split()[3]
+            if state == "0A" and int(local.rsplit(":", 1)[1], 16) == port:  # 0A: LISTEN
+                return True
+    return False
 
 
 SLEEPER = """

@@ -1269,13 +1269,25 @@ def test_the_watchdog_leaves_the_straggler_watch_off_where_the_ranks_have_every_
     def two_cores():
         os.sched_setaffinity(0, sorted(os.sched_getaffinity(0))[:2])
 
+    # The same job is the watchdog's healthy run (it was a 2-rank launch of its own in test_watchdog.py, ~8 s):
+    # a run that makes progress is left alone by a short --watchdog, and a run that ended well leaves nothing
+    # in the temporary folder, neither the watchdog's folder nor the `torchelastic_*` one torchrun makes when
+    # given no --log-dir (test_torchrun_environment counts on this run for it). 3 s, as that test had: a step
+    # is ~40 ms and the slowest stretch without one (building the model and DDP after the rendezvous) well
+    # under a second on a loaded 2-core machine.
+    temp = tmp_path / "tmp"
+    temp.mkdir()
     done = subprocess.run(
         [sys.executable, "-m", "torchdoctor", "launch", "--standalone", "--nproc-per-node", "2",
-         "--watchdog", "120", str(SCRIPT)],
-        env={**os.environ, "STEPS": "30"}, capture_output=True, text=True, timeout=300, preexec_fn=two_cores,
+         "--watchdog", "3", str(SCRIPT)],
+        env={**os.environ, "STEPS": "30", "TMPDIR": str(temp)}, capture_output=True, text=True, timeout=300,
+        preexec_fn=two_cores,
     )  # fmt: skip
     assert done.returncode == 0, done.stderr[-3000:]
     assert "torchdoctor: straggler" not in done.stderr, done.stderr[-3000:]
+    assert "hang" not in done.stderr and "done 30 steps" in done.stdout, done.stderr[-3000:]
+    left = [p.name for p in temp.iterdir()]
+    assert not left, f"folders left in {temp}: {left}"
 
 
 def two_node_launch(tmp_path: Path, *flags: str) -> tuple[str, set[int]]:

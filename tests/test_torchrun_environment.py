@@ -137,7 +137,7 @@ def _no_torchelastic_folders(temp):
 
 
 # That `launch` leaves no `torchelastic_*` folder is checked on runs that start anyway, not on a 2-rank job of
-# its own: test_watchdog's healthy run under the watchdog, test_launch's two-node run without it.
+# its own: test_stragglers' healthy run under the watchdog, test_launch's two-node run without it.
 
 
 def test_net_over_a_rendezvous_leaves_no_torchelastic_folder(cli, tmp_path):
