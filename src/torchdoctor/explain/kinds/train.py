@@ -472,12 +472,30 @@ def _single_sample(hits: list[Hit], ctx: Context) -> tuple[str, str]:
 
 
 BATCHNORM_SINGLE_SAMPLE = Recogniser(
-    # torch/nn/functional.py _verify_batch_size (batch_norm in training mode)
+    # torch/nn/functional.py _verify_batch_size has two callers: batch_norm in training mode, passing
+    # input.size() ("got input size torch.Size([1, 256, 1, 1])"), and group_norm in any mode, passing the list
+    # [N * C // num_groups, num_groups, *spatial] ("got input size [1, 32, 1, 1]": a GroupNorm with one channel
+    # per group on a 1x1 input of batch one, which model.eval() does not cure). The C++ frontend's BatchNorm
+    # (torch/csrc/api/src/nn/modules/batchnorm.cpp) prints a list too. Certain on torch.Size only.
     kind="batchnorm_single_sample",
     title="BatchNorm given a single sample",
     anchors=("Expected more than 1 value per channel when training",),
     templates=("torch_cpp:expected-more-than-value-per-channel",),
-    facts=(R(r"got input size (?P<input_size>torch\.Size\(\[[\d, ]{1,60}\]\)|\[[\d, ]{1,60}\])"),),
+    facts=(
+        R(r"got input size (?P<input_size>torch\.Size\(\[[\d, ]{1,60}\]\)|\[[\d, ]{1,60}\])"),
+        R(r"got input size (?P<batch_norm_size>torch\.Size\()"),
+    ),
+    confirm=lambda hits, ctx: any("batch_norm_size" in h.facts for h in hits),
+    also=(
+        Alternative(
+            "input_too_small",
+            "a GroupNorm with one value per group (batch one, one channel per group, a 1x1 input), in any mode",
+            "GroupNorm checks its input in eval mode too: with num_groups equal to the channels, a 1x1 input and "
+            "a batch of one, each group holds one value. Use fewer groups (channels // num_groups of 2 or more), "
+            "a larger input, or a batch of two or more.",
+            unless=("batch_norm_size",),
+        ),
+    ),
     describe=_single_sample,
 )
 
