@@ -234,7 +234,34 @@ def test_binary_input_is_read_without_error(tmp_path):
     log = tmp_path / "core"
     log.write_bytes(os.urandom(300_000) + b"\0\xff\xfe")
     (finding,) = explain([str(log)])
-    assert finding.id == "log.unrecognised"
+    assert finding.id == "log.unrecognised" and finding.status == "skip"
+    # said as what it is, not as a log where nothing was recognised
+    assert finding.summary.startswith(f"{log} does not read as a log: ")
+    assert finding.summary.endswith(
+        "% of its first 64 KiB are not text (a checkpoint, a core dump, an archive?)"
+    )
+    assert "tee train.log" in finding.fix
+    # a short one is measured whole; a log with colour codes, tabs and CRLF is still a log
+    log.write_bytes(bytes(range(256)) * 4)
+    (finding,) = explain([str(log)])
+    assert finding.summary == (
+        f"{log} does not read as a log: 11% of its 1024 bytes are not text (a checkpoint, a core dump, an archive?)"
+    )
+    log.write_bytes(b"\x1b[32mstep\t1\x1b[0m loss 2.3\r\n" * 100)
+    (finding,) = explain([str(log)])
+    assert finding.summary.startswith("no known failure recognised in ")
+
+
+def test_an_empty_log_is_said_to_be_empty_with_why_a_run_leaves_one(tmp_path):
+    empty, other = tmp_path / "train.log", tmp_path / "rank1.log"
+    empty.write_bytes(b"")
+    (finding,) = explain([str(empty)])
+    assert (finding.id, finding.status, finding.summary) == ("log.unrecognised", "skip", f"{empty} is empty")
+    assert "PYTHONUNBUFFERED=1" in finding.fix
+    # beside a log with text, nothing was recognised in that text: said as ever
+    other.write_text(STEPS)
+    (finding,) = explain([str(empty), str(other)])
+    assert finding.summary.startswith("no known failure recognised in ")
 
 
 def test_binary_files_in_a_folder_are_skipped_not_read(tmp_path):
@@ -327,8 +354,15 @@ def test_bad_paths_are_one_line(tmp_path):
     ):
         explain([str(tmp_path / "empty")])
     (tmp_path / "holds" / "nothing").mkdir(parents=True)
-    with pytest.raises(BadInput, match="a folder with no readable file in it"):
+    with pytest.raises(BadInput, match="holds: a folder with no file in it, only empty folders"):
         explain([str(tmp_path / "holds")])
+    if os.geteuid() != 0:  # root reads a file whatever its mode
+        (tmp_path / "holds" / "nothing" / "rank0.log").write_text(STEPS)
+        (tmp_path / "holds" / "nothing" / "rank0.log").chmod(0)
+        with pytest.raises(
+            BadInput, match=r"holds: none of the 1 file\(s\) in this folder can be read \(.*rank0.log: "
+        ):
+            explain([str(tmp_path / "holds")])
 
 
 def test_torchruns_log_dir_without_tee_says_where_the_output_went(tmp_path):

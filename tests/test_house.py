@@ -312,6 +312,57 @@ def test_the_readme_layout_names_every_benchmark():
     assert not missing, f"name these in the README's Layout, benchmarks/ entry: {missing}"
 
 
+def support_files(tests: Path) -> list[str]:
+    """What tests/ holds besides the test modules, as the Layout names it: each helper module (``helpers.py``),
+    each folder of planted faults (``hang_faults/``), and each folder of fixtures/ (``fixtures/logs/``)."""
+    names = [
+        path.name + ("/" if path.is_dir() else "")
+        for path in sorted(tests.iterdir())
+        if not path.name.startswith(("test_", "__", "."))
+        and path.name not in ("conftest.py", "fixtures")
+        and (path.is_dir() or path.suffix == ".py")
+    ]
+    return names + [
+        f"fixtures/{path.name}/" for path in sorted((tests / "fixtures").iterdir()) if path.is_dir()
+    ]
+
+
+def unnamed_support(names: list[str], entry: str) -> list[str]:
+    """The names ``entry`` (the Layout's tests/ entry) does not mention: a helper by its file name, a folder by its
+    own name and slash (``hang_faults/``), a folder of fixtures/ as ``fixtures/logs/`` or, listed under
+    ``fixtures/``, as ``logs/``."""
+    missing = []
+    for name in names:
+        own = re.escape(name.removeprefix("fixtures/"))
+        if not re.search(rf"(?<![\w./])(fixtures/)?{own}", entry):
+            missing.append(name)
+    return missing
+
+
+def test_unnamed_support_names_a_helper_or_fixtures_folder_the_entry_leaves_out():
+    entry = "tests/  helpers.py, rank_runner.py (forked from rank_forkserver.py); hang_faults/; fixtures/ logs/, gpu/\n"
+    names = ["helpers.py", "rank_forkserver.py", "hang_faults/", "fixtures/logs/", "fixtures/gpu/"]
+    assert unnamed_support(names, entry) == []
+    strays = [
+        "models.py",
+        "net_faults/",
+        "fixtures/nccl/",
+        "fixtures/runs/",
+    ]  # "runs/" is not "planted_runs/"
+    entry += "planted_runs/ (jobs)\n"
+    assert unnamed_support(names + strays, entry) == strays
+
+
+def test_the_readme_layout_names_every_test_helper_and_fixtures_folder():
+    """A newcomer who opens tests/ finds each helper module and each folder of recordings on the map: the README's
+    Layout names it in its tests/ entry (the test modules are named by their pattern, test_<area>*.py)."""
+    names = support_files(ROOT / "tests")
+    assert "helpers.py" in names and "fixtures/logs/" in names, names  # the walk found them
+    entry = layout_entries(layout_section((ROOT / "README.md").read_text(encoding="utf-8")))["tests/"]
+    missing = unnamed_support(names, entry)
+    assert not missing, f"name these in the README's Layout, tests/ entry: {missing}"
+
+
 # -- the links: what README.md and docs/*.md point to inside the repository is there -------------------------------
 
 # Pages of dated records: their prose names the files of their day, so only their links are held to today's tree.

@@ -23,7 +23,8 @@ def explain(
     """Diagnose a failed run from its logs: the root cause first, with the fix for what the log shows.
 
     Exit status 1 when a failure was recognised or the input shows one (a traceback, torchrun's failure
-    summary), 0 when it does not, 2 for a path that is missing, unreadable or empty.
+    summary), 0 when it does not (an empty or binary file is said to be one), 2 for a path that is missing or
+    unreadable, an empty path (an unset variable) or a folder with no file in it.
     """
     from torchdoctor.explain.diagnose import explain as diagnose
 

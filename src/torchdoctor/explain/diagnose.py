@@ -13,7 +13,7 @@ from torchdoctor.explain import console_attempts
 from torchdoctor.explain.collect import Collector
 from torchdoctor.explain.flight_recorder.findings import explain_dumps
 from torchdoctor.explain.flight_recorder.records import looks_like_dump
-from torchdoctor.explain.inputs import logs, looks_binary
+from torchdoctor.explain.inputs import logs, looks_binary, utf16_encoding
 from torchdoctor.explain.uncovered import quoted_in_prose
 from torchdoctor.explain.verdict import per_attempt
 from torchdoctor.findings import Finding
@@ -32,6 +32,7 @@ def explain(paths: list[str] | tuple[str, ...] = (), stdin=None) -> list[Finding
     dumps: list[Path] = []
     notes: list[Finding] = []
     skipped: list[str] = []
+    no_text: dict[str, str] = {}  # an input given by name or on stdin that holds no log: why
     watched = [Path(p).resolve() for p in paths if p != "-" and is_watchdog_folder(Path(p))]
     hangs, is_ours = [], None
     if watched:  # the hang folder's reader only where there is one (its imports cost each start ~10 ms)
@@ -47,6 +48,8 @@ def explain(paths: list[str] | tuple[str, ...] = (), stdin=None) -> list[Finding
         if log.in_folder and looks_binary(log.head):  # a checkpoint beside the logs: not worth reading
             skipped.append(log.source)
             continue
+        if not log.in_folder and (why := _no_text(log.head)):
+            no_text[log.source] = why
         collector = collectors.setdefault(log.attempt, Collector())
         collector.read(log.stream, log.source, log.rank, log.head, log.size)
         if log.stream.truncated:
@@ -68,7 +71,7 @@ def explain(paths: list[str] | tuple[str, ...] = (), stdin=None) -> list[Finding
     if not any(
         f.status in ("fail", "warn") or f.id in ("log.unrecognised", "log.interrupted") for f in found
     ):
-        found.append(quoted_in_prose(collector.ctx) or _nothing(collector))
+        found.append(quoted_in_prose(collector.ctx) or _nothing(collector, no_text))
         if skipped:
             found[-1].details["binary_files_skipped"] = skipped[:20]
     return found + notes
@@ -81,8 +84,44 @@ def _merge(from_logs: list[Finding], from_dumps: list[Finding]) -> list[Finding]
     return causes + from_dumps + rest
 
 
-def _nothing(collector: Collector) -> Finding:
+def _no_text(head: bytes) -> str:
+    """Why an input is not a log to read ("" when it may be one): it is empty, or more than 5% of its first 64 KiB
+    are control bytes, which a log has next to none of (a checkpoint, a core dump: about 11% in random bytes).
+    Under 64 bytes, or UTF-16 (a NUL beside each ASCII character), it may be a log."""
+    if not head:
+        return "is empty"
+    sample = head[: 1 << 16]
+    if len(sample) < 64 or utf16_encoding(sample):
+        return ""
+    controls = sum(sample.count(byte) for byte in NOT_TEXT)
+    if controls <= len(sample) // 20:
+        return ""
+    read = "first 64 KiB" if len(sample) == 1 << 16 else f"{len(sample)} bytes"
+    return (
+        f"does not read as a log: {100 * controls / len(sample):.0f}% of its {read} are not text "
+        "(a checkpoint, a core dump, an archive?)"
+    )
+
+
+NOT_TEXT = bytes(
+    [*range(9), 11, *range(14, 27), *range(28, 32), 127]
+)  # all but tab, newlines, form feed, CR, ESC
+
+
+def _nothing(collector: Collector, no_text: dict[str, str]) -> Finding:
     ctx = collector.ctx
+    if ctx.sources and all(source in no_text for source in ctx.sources):
+        named = "; ".join(f"{source} {no_text[source]}" for source in ctx.sources[:3])
+        return Finding(
+            "log.unrecognised",
+            "skip",
+            named,
+            {"files": len(ctx.sources), "no_text": dict(list(no_text.items())[:20])},
+            "Give explain the run's log: the console's output saved to a file (python train.py 2>&1 | tee "
+            "train.log), torchrun's --log-dir folder, or the file the scheduler wrote (SLURM's --output). A run "
+            "killed before Python flushed its output can leave its log empty: python -u or PYTHONUNBUFFERED=1 "
+            "writes each line at once.",
+        )
     sources = ", ".join(ctx.sources[:3]) + (
         f" and {len(ctx.sources) - 3} more" if len(ctx.sources) > 3 else ""
     )

@@ -301,11 +301,12 @@ def logs(paths: list[str], stdin=None) -> Iterator[Log]:
         if path.is_dir():
             files = files_under(path)
             ranks = ranks_from_paths(files)
-            opened = 0
+            opened, refused = 0, None
             for file in files:
                 try:
                     stream = open_path(file)
-                except BadInput:
+                except BadInput as error:
+                    refused = refused or str(error).removeprefix("explain ")
                     continue
                 opened += 1
                 with stream:
@@ -324,8 +325,12 @@ def logs(paths: list[str], stdin=None) -> Iterator[Log]:
                     "started any worker (a rendezvous that timed out, a port in use) and said why only on the "
                     "console: explain the console's output"
                 )
+            if not opened and not files:
+                raise BadInput(f"explain {given}: a folder with no file in it, only empty folders")
             if not opened:
-                raise BadInput(f"explain {given}: a folder with no readable file in it")
+                raise BadInput(
+                    f"explain {given}: none of the {len(files)} file(s) in this folder can be read ({refused})"
+                )
             continue
         with open_path(path, given) as stream:
             yield as_log(stream, given, None, path)
