@@ -229,7 +229,8 @@ CASES = [
         "certain",
         ["model.embed_tokens.weight", "32001"],
     ),
-    # NCCL os/linux.cc, misc/shmutils.cc, os/windows.cc: the /dev/shm segment
+    # NCCL os/linux.cc, misc/shmutils.cc, os/windows.cc: the /dev/shm segment; without its errno the line is
+    # likely (NCCL 2.12+ reach it from a failed cudaHostRegister of the segment too: test_explain_certainty_cert4)
     (
         "nccl:error-while-shared-memory-segment-size",
         ("creating", "/dev/shm/nccl-Xb4zQ1", "9637888", "No space left on device", "28"),
@@ -243,7 +244,7 @@ CASES = [
         ("attaching to", "nccl-shm-recv-b7948f4", "4460544"),
         NCCL_WARN,
         "nccl_system_error",
-        "certain",
+        "likely",
         ["/dev/shm"],
     ),
     (
@@ -251,7 +252,7 @@ CASES = [
         ("creating", "nccl-shm-send-0c1d2e3", "4460544"),
         NCCL_WARN,
         "nccl_system_error",
-        "certain",
+        "likely",
         ["/dev/shm"],
     ),
     # torch/distributed/device_mesh.py, fsdp/_fully_shard/_fsdp_init.py: a DeviceMesh that does not fit the run

@@ -54,6 +54,15 @@ def _system_error(hits: list[Hit], ctx: Context) -> tuple[str, str]:
             "container, run it with --ipc=host or mount a writable /dev/shm."
         )
         return summary, fix
+    if "attaching to" in facts.get("shm_error", "") and "No such file" in facts.get("shm_errno", ""):
+        fix = (
+            "NCCL could not open the shared-memory segment another rank on this host created: the two processes "
+            "do not see the same /dev/shm (ranks in separate containers or pods on one host, each with its own "
+            "IPC namespace), or the creating rank had already failed and removed it.\n"
+            "Run every rank's container with --ipc=host (or mount one shared /dev/shm into all of them); "
+            "NCCL_SHM_DISABLE=1 works around it at some speed. Look for an earlier error on the other ranks."
+        )
+        return summary, fix
     fix = (
         "A system call inside NCCL failed. The most common one is NCCL's shared memory (/dev/shm) between "
         "the GPUs of one host: in Docker it is 64 MB unless the container runs with --ipc=host (or "
@@ -63,6 +72,11 @@ def _system_error(hits: list[Hit], ctx: Context) -> tuple[str, str]:
         "To see the failing call:\n" + NCCL_DEBUG_HINT
     )
     return summary, fix
+
+
+def _system_call_shown(hits: list[Hit], ctx: Context) -> bool:
+    """Whether a shm line is there with a system call shown failing (its errno, NCCL's system error)."""
+    return any(h.specific for h in hits) and any("system_call_failed" in h.facts for h in hits)
 
 
 NCCL_SYSTEM_ERROR = Recogniser(
@@ -100,6 +114,12 @@ NCCL_SYSTEM_ERROR = Recogniser(
     ),
     # NCCL returns ncclSystemError for any failed system call (a socket too): certain only with the shm line
     generic=("unhandled system error", "ncclSystemError"),
+    # and the shm line only where a system call is shown failing: NCCL 2.12+ (misc/shmutils.cc, os/linux.cc)
+    # also reaches "Error while creating/attaching to shared memory segment" when cudaHostRegister or
+    # cudaHostGetDevicePointer of the mapped segment fails (CUDACHECKGOTO to the same fail label, after a
+    # "Cuda failure '...'" WARN): ncclUnhandledCudaError, a CUDA failure and not /dev/shm. 2.12-2.18 print that
+    # line without errno; 2.19+ add ", error: <strerror> (<errno>)"
+    confirm=_system_call_shown,
     span=2,
     facts=(
         R(
@@ -108,6 +128,12 @@ NCCL_SYSTEM_ERROR = Recogniser(
             r"failed to extend [^\n]{1,200}|failed to create shared memory file [^\n]{1,200}|"
             r"Call to (?:posix_fallocate|mmap) failed ?: [^\n]{1,100}|Could not map \S{1,200} size \d+[^\n]{0,100})"
         ),
+        R(
+            r"(?P<system_call_failed>failed to extend |shm_open failed|Call to (?:posix_fallocate|mmap) failed|"
+            r"failed to create shared memory file|Could not map |shared memory segment [^\n]{1,200}\), error: |"
+            r"unhandled system error|ncclSystemError)"
+        ),
+        R(r"shared memory segment [^\n]{1,200}\), error: (?P<shm_errno>[^\n(]{1,80})"),
         R(r"(?:\(size |failed to extend \S{1,200} to |Could not map \S{1,200} size )(?P<shm_size>\d+)"),
         NCCL_ERROR,
         R(r"NCCL version (?P<nccl_version>\d[\w.+]*)"),
@@ -118,6 +144,16 @@ NCCL_SYSTEM_ERROR = Recogniser(
     # without the shm line the system call may be any of NCCL's; from an NCCL older than any supported torch
     # ships (the NCCL 2.7.8 of torch 1.7-1.9), a bug of that release fixed since is the other reading
     also=(
+        Alternative(
+            "nccl_error",
+            "a CUDA call on the shared-memory segment that failed (cudaHostRegister of the mapped segment), not "
+            "/dev/shm: NCCL prints the same segment line after a \"Cuda failure '...'\" WARN",
+            "Read the NCCL WARN line above the segment line: \"Cuda failure '<error>'\" is a CUDA error (an "
+            "earlier failure on the GPU that every later call reports, or page-locked memory refused); "
+            '"unhandled system error" or an errno after the segment is /dev/shm. With NCCL_DEBUG=INFO the log '
+            "says which.",
+            unless=("system_call_failed",),
+        ),
         Alternative(
             "nccl_bug_upgrade",
             "a bug of that old NCCL release, fixed in a later one",
@@ -339,6 +375,16 @@ NCCL_VERSION_MISMATCH = Recogniser(
     # release did: likely; two ranks' versions named side by side are certain
     confirm=lambda hits, ctx: any(not h.facts.get("nccl_config") for h in hits),
     also=(
+        Alternative(
+            "nccl_error",
+            "a CUDA call on the shared-memory segment that failed (cudaHostRegister of the mapped segment), not "
+            "/dev/shm: NCCL prints the same segment line after a \"Cuda failure '...'\" WARN",
+            "Read the NCCL WARN line above the segment line: \"Cuda failure '<error>'\" is a CUDA error (an "
+            "earlier failure on the GPU that every later call reports, or page-locked memory refused); "
+            '"unhandled system error" or an errno after the segment is /dev/shm. With NCCL_DEBUG=INFO the log '
+            "says which.",
+            unless=("system_call_failed",),
+        ),
         Alternative(
             "nccl_bug_upgrade",
             "a bug of the NCCL release in use",
