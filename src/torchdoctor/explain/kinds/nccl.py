@@ -63,6 +63,18 @@ def _system_error(hits: list[Hit], ctx: Context) -> tuple[str, str]:
             "NCCL_SHM_DISABLE=1 works around it at some speed. Look for an earlier error on the other ranks."
         )
         return summary, fix
+    errno = facts.get("shm_errno", "")
+    if "not permitted" in errno or "not supported" in errno:
+        # EPERM / EOPNOTSUPP from posix_fallocate or mmap on the segment: the call is refused, not out of room
+        fix = (
+            f"NCCL's shared-memory segment in /dev/shm was refused ({errno.strip()}), not short of space: the "
+            "filesystem under /dev/shm does not allow the call (not a tmpfs, a sandbox such as gVisor, or a "
+            "seccomp profile that blocks fallocate).\n"
+            "Check `mount | grep /dev/shm` (it should be tmpfs, rw); in a container run it with --ipc=host or "
+            "mount a tmpfs there (Kubernetes: an emptyDir of medium Memory). NCCL_SHM_DISABLE=1 works around it "
+            "at some speed."
+        )
+        return summary, fix
     fix = (
         "A system call inside NCCL failed. The most common one is NCCL's shared memory (/dev/shm) between "
         "the GPUs of one host: in Docker it is 64 MB unless the container runs with --ipc=host (or "

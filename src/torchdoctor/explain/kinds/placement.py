@@ -66,6 +66,12 @@ def _script_left_it_on_cpu(hits: list[Hit], ctx: Context) -> bool:
     return on_cpu and "traceback_frame" in ctx.facts and "installed_frame" not in ctx.facts
 
 
+def _dataparallel_placed(hit: Hit) -> bool:
+    """DataParallel's device_ids[0] check naming a real device for the stray parameter: "meta" is a weight never
+    loaded (an offloaded or empty-initialised model), which the check is only the first to reach."""
+    return "device_ids" in hit.facts and hit.facts.get("device_b") != "meta"
+
+
 def _layer_devices(facts: dict) -> tuple[str, str]:
     """ATen's convolution check: the layer's input and its weight (or bias) as tensor types on two devices."""
     given, param, held = facts["layer_input"], facts.get("layer_param", "weight"), facts["layer_weight"]
@@ -152,6 +158,17 @@ def _devices(hits: list[Hit], ctx: Context) -> tuple[str, str]:
         return summary, fix
     if facts.get("device_ids"):  # DataParallel's check before it scatters: the model is not on device_ids[0]
         summary = f"nn.DataParallel runs on {a} (device_ids[0]) but the model has parameters on {b}"
+        if b in ("cpu", "meta"):
+            fix = f"The model is not on {a} when DataParallel wraps it: " + (
+                f"move it there first, model.to('{a}'), then nn.DataParallel(model); a layer created or "
+                "replaced after that call must be moved too."
+                if b == "cpu"
+                else "a parameter on 'meta' has no data, so the weights were never loaded (a model loaded "
+                "with a device_map that offloads to CPU or disk, or built under init_empty_weights). Load it "
+                "with real weights (device_map={'': 0} or none, then .to(device)); do not wrap a model that "
+                "accelerate placed with a device_map in DataParallel."
+            )
+            return summary + on_ranks(hits), fix
         fix = (
             "DataParallel gathers on the first GPU of device_ids, and the model must be there before it is "
             f"wrapped: model.to('{a}') then nn.DataParallel(model, device_ids=[...]) with {a} first; to use "
@@ -280,6 +297,7 @@ DEVICE_MISMATCH = Recogniser(
             r"on device (?P<device_a>[\w:]{1,20}) \((?P<device_ids>device_ids)\[0\]\) but found one of them on device: "
             r"(?P<device_b>[\w:]{1,20})"
         ),
+        R(r"\(device_ids\[0\]\) but found one of them on device: (?P<dp_meta>meta)\b"),
         layer_types.TYPES,
         R(r"module\s+parameters \{(?P<ddp_cpu>[^}]{0,600}type='cpu'[^}]{0,600})\}"),
         R(
@@ -302,7 +320,7 @@ DEVICE_MISMATCH = Recogniser(
     confirm=lambda hits, ctx: (
         "replica" in ctx.facts
         or any("dgl_graph_device" in h.facts for h in hits)
-        or any("device_ids" in h.facts or "ddp_cpu" in h.facts or "layer_input" in h.facts for h in hits)
+        or any(_dataparallel_placed(h) or "ddp_cpu" in h.facts or "layer_input" in h.facts for h in hits)
         or _script_left_it_on_cpu(hits, ctx)
     ),
     also=(
@@ -319,7 +337,20 @@ DEVICE_MISMATCH = Recogniser(
             "ranks that picked their GPUs wrongly",
             "Each rank uses the GPU of its LOCAL_RANK (torch.cuda.set_device(LOCAL_RANK)); check how the "
             "launcher or the cluster (SLURM_NTASKS_PER_NODE, CUDA_VISIBLE_DEVICES) maps ranks to GPUs.",
-            unless=(*_CPU_OR_MPS, "ddp_cpu"),  # DDP naming one CPU module: no GPU in it
+            unless=(
+                *_CPU_OR_MPS,
+                "ddp_cpu",
+                "dp_meta",
+            ),  # one CPU module, or a weight with no data: no GPU choice
+        ),
+        # torch/nn/parallel/data_parallel.py checks every parameter against device_ids[0]; one on "meta" has no
+        # data at all (device_map offload, init_empty_weights, low_cpu_mem_usage loading that left it unfilled)
+        Alternative(
+            "meta_weights_not_loaded",
+            "a weight left on the meta device, never loaded (an offloaded or empty-initialised model)",
+            "Load the model with its weights on a real device (from_pretrained without a device_map that "
+            "offloads to CPU or disk, or device_map={'': 0}); do not wrap a device_map'd model in DataParallel.",
+            when=("dp_meta",),
         ),
         replace(OPERATOR_CALLER, when=_CPU_OR_MPS),
     ),
