@@ -42,6 +42,19 @@ DDP_DEVICE_IDS = "device_ids and output_device arguments only work with single-d
 NO_MESH = "found no DeviceMesh from dtensor args"
 
 
+# torch 0.x's legacy nn functions (THNN on the CPU, "Cuda" + the THNN name on the GPU) refusing their arguments;
+# the got list names each argument's type, torch.cuda.FloatTensor on the GPU and torch.FloatTensor on the CPU,
+# a refused one between "!" marks: a list shown whole with no CPU tensor beside a CUDA one (or none beside a CPU
+# one) is a wrong dtype, not a device
+THNN_STEPS = ("updateOutput", "updateGradInput", "accGradParameters")
+_CUDA_TYPE = r"torch\.cuda\.\w{1,20}Tensor"
+_CPU_TYPE = r"torch\.(?!cuda\.)\w{1,20}Tensor"
+THNN_WRONG_TYPE = R(
+    r"_(?:" + "|".join(THNN_STEPS) + r") received an invalid combination of arguments - got \("
+    rf"(?![^)\n]*{_CUDA_TYPE}[^)\n]*{_CPU_TYPE})(?![^)\n]*{_CPU_TYPE}[^)\n]*{_CUDA_TYPE})[^)\n]*\)"
+)
+
+
 # the checks that say a tensor is on the CPU without saying whose code left it there
 _CPU_OR_MPS = ("cpu_arg", "mps_placeholder", "indexed_device", "cpu_device")
 
@@ -133,6 +146,15 @@ def _devices(hits: list[Hit], ctx: Context) -> tuple[str, str]:
         return summary + on_ranks(hits), fix
     if facts.get("layer_input"):
         summary, fix = _layer_devices(facts)
+        return summary + on_ranks(hits), fix
+    if facts.get("thnn_call"):
+        summary = f"torch's {facts['thnn_call']} was given a CPU tensor among CUDA ones (or a tensor of another type)"
+        fix = (
+            "The got list names each argument's type, the refused one between '!' marks: a torch.FloatTensor "
+            "among torch.cuda ones is still on the CPU: move it with .cuda(), a loss's weight= tensor and the "
+            "targets too (nn.CrossEntropyLoss(weight=w.cuda())); an IntTensor where a LongTensor is expected "
+            "needs .long()."
+        )
         return summary + on_ranks(hits), fix
     a, b = facts.get("device_a", ""), facts.get("device_b", "")
     summary = "tensors on different devices" + (f": {a} and {b}" if a and b else "")
@@ -256,7 +278,14 @@ DEVICE_MISMATCH = Recogniser(
         "expected device cuda",
         "expected device cpu",
         "expected device mps",
+        # torch 0.1-0.3's THNN/THCUNN bindings (torch/csrc/utils/invalid_arguments.cpp, THPUtils_invalidArguments,
+        # on the legacy nn functions: "CudaClassNLLCriterion_updateOutput received an invalid combination of
+        # arguments - got (int, torch.cuda.FloatTensor, ..., !torch.FloatTensor!, ...)"): a CPU tensor among CUDA
+        # ones, or an argument of the wrong dtype (an IntTensor target), so likely; a got list shown on one
+        # device is the dtype's (THNN_WRONG_TYPE)
+        *(f"_{step} received an invalid combination of arguments" for step in THNN_STEPS),
     ),
+    reject=THNN_WRONG_TYPE,
     templates=(
         "torch_native:expected-all-tensors-same-device",
         "torch_native:expected-all-tensors-same-device-got",
@@ -279,6 +308,7 @@ DEVICE_MISMATCH = Recogniser(
         "third_party:dgl-assign-edge-feature-device",
         "torch_native:expected-device-but-got-device",
         "torch_native:expected-device-but-got-device-value",
+        *(f"torch_native:thnn-{step.lower()}-invalid-combination-of-arguments" for step in THNN_STEPS),
     ),
     # DDP's device_ids message is this kind only when a parameter is still on the CPU; the convolution's type
     # check only when the two types are on two devices (one device: the dtypes differ, dtype_mismatch)
@@ -313,6 +343,11 @@ DEVICE_MISMATCH = Recogniser(
         R(r"or on the same device as the indexed tensor \((?P<indexed_device>[\w:]{1,20}) ?\)"),
         R(r"expected device (?P<device_a>[\w:]{1,20}) but got device (?P<device_b>[\w:]{1,20})"),
         DGL_FEATURE,
+        R(
+            r"(?P<thnn_call>\w{1,60}_(?:"
+            + "|".join(THNN_STEPS)
+            + r")) received an invalid combination of arguments"
+        ),
     ),
     # two GPUs in one process has several causes (device_map, DataParallel, a launcher's GPU split): which
     # one is certain only with DataParallel's "in replica N" or its own device_ids[0] check
@@ -330,7 +365,7 @@ DEVICE_MISMATCH = Recogniser(
             "Under a multi-process launcher each process keeps the whole model on its own GPU: load it with "
             "device_map={'': int(os.environ['LOCAL_RANK'])} (or no device_map), or run one process "
             "(--num_processes=1) and let device_map spread the model.",
-            unless=(*_CPU_OR_MPS, "ddp_cpu"),  # DDP naming one CPU module: no GPU in it
+            unless=(*_CPU_OR_MPS, "ddp_cpu", "thnn_call"),  # DDP naming one CPU module: no GPU in it
         ),
         Alternative(
             "gpu_selection",
@@ -341,7 +376,8 @@ DEVICE_MISMATCH = Recogniser(
                 *_CPU_OR_MPS,
                 "ddp_cpu",
                 "dp_meta",
-            ),  # one CPU module, or a weight with no data: no GPU choice
+                "thnn_call",
+            ),  # one CPU module, a weight with no data, or torch 0.x's refusal: no GPU choice
         ),
         # torch/nn/parallel/data_parallel.py checks every parameter against device_ids[0]; one on "meta" has no
         # data at all (device_map offload, init_empty_weights, low_cpu_mem_usage loading that left it unfilled)
@@ -351,6 +387,15 @@ DEVICE_MISMATCH = Recogniser(
             "Load the model with its weights on a real device (from_pretrained without a device_map that "
             "offloads to CPU or disk, or device_map={'': 0}); do not wrap a device_map'd model in DataParallel.",
             when=("dp_meta",),
+        ),
+        # torch 0.x's legacy nn functions print the same refusal for an argument of another dtype
+        Alternative(
+            "dtype_mismatch",
+            "an argument of another dtype (a target of ints where the loss takes a LongTensor, a DoubleTensor "
+            "among FloatTensors)",
+            "Read the got list: the argument between '!' marks is the refused one; cast it to the type the "
+            "expected signature names (target.long(), x.float()).",
+            when=("thnn_call",),
         ),
         replace(OPERATOR_CALLER, when=_CPU_OR_MPS),
     ),
