@@ -11,7 +11,7 @@ import time
 from pathlib import Path
 
 from torchdoctor.hang.files import RankFiles
-from torchdoctor.hang.flight_records import FLIGHT_RECORDER_REQUEST, answered
+from torchdoctor.hang.flight_records import FLIGHT_RECORDER_REQUEST, answered, began_answering
 from torchdoctor.hang.progress import children_of
 from torchdoctor.hang.source import Frame
 from torchdoctor.hang.stack_signal import catches
@@ -59,6 +59,13 @@ def workers_running(directory: Path) -> bool:
     return any(is_running(w.get("pid", -1), w.get("started")) for w in workers_in(directory))
 
 
+# A worker's sampler thread looks for the request every second at most (`worker.prepare_worker`) and begins its
+# answer by writing its counts. One that has not begun this long after the request, while its stack came, runs
+# no Python thread: its main thread holds the GIL in C code (a custom op, a regex backtracking), and the rest of
+# the wait would only delay the report. One that began gets the whole wait for its dump.
+START_ANSWER = 2.0
+
+
 def collect_stacks(directory: Path, wait: float = 5.0) -> list[RankStack]:
     """Signal every live worker to write its stack, wait (at most ``wait`` seconds) and read them."""
     workers = workers_in(directory)
@@ -66,8 +73,9 @@ def collect_stacks(directory: Path, wait: float = 5.0) -> list[RankStack]:
     stacks = []
     try:
         (directory / FLIGHT_RECORDER_REQUEST).touch()  # each worker's sampler thread answers within a second
+        asked_ns = (directory / FLIGHT_RECORDER_REQUEST).stat().st_mtime_ns
     except OSError:
-        pass
+        asked_ns = None
     start_at: dict[int, int] = {}  # where each stack file ends before this request: a second one appends
     for worker in workers:
         stack = RankStack(worker["rank"], worker["pid"], worker.get("host", ""))
@@ -93,13 +101,16 @@ def collect_stacks(directory: Path, wait: float = 5.0) -> list[RankStack]:
             asked.append((worker, stack))
         except OSError as error:
             stack.note = f"cannot signal pid {worker['pid']}: {error.strerror}"
-    deadline = time.monotonic() + wait
+    began = time.monotonic()
+    deadline = began + wait
     pending = list(asked)
     sizes: dict[int, int] = {}
     recording = [w["rank"] for w, _ in asked]
     while (pending or recording) and time.monotonic() < deadline:
         time.sleep(0.1)
         recording = [r for r in recording if not answered(directory / f"rank{r}")]
+        if asked_ns is not None and time.monotonic() - began >= START_ANSWER:
+            recording = _still_answering(directory, [s for _, s in asked], recording, asked_ns)
         for worker, stack in list(pending):
             path = directory / f"rank{worker['rank']}.stack"
             size = path.stat().st_size if path.exists() else 0
@@ -126,6 +137,26 @@ def collect_stacks(directory: Path, wait: float = 5.0) -> list[RankStack]:
             stack.helpers = _loader_workers(directory / f"rank{stack.rank}.stack", stack.pid)
     _lock_holders(stacks)
     return stacks
+
+
+def _still_answering(
+    directory: Path, stacks: list[RankStack], recording: list[int], asked_ns: int
+) -> list[int]:
+    """The ranks of ``recording`` worth waiting for still: not one whose stack came while no Python thread of
+    it has begun to answer the request made at ``asked_ns`` (`START_ANSWER`); why is noted in its evidence."""
+    for stack in stacks:
+        if (
+            stack.rank in recording
+            and stack.frames
+            and not began_answering(directory / f"rank{stack.rank}", asked_ns)
+        ):
+            recording = [r for r in recording if r != stack.rank]
+            stack.evidence.append(
+                f"it did not begin its flight-recorder dump within {START_ANSWER:g}s of the request, while its "
+                "stack (written from C) came: no Python thread of it ran (its main thread holds the GIL in C code, "
+                "or the machine is starved of CPU), so it was not waited for"
+            )
+    return recording
 
 
 def _lock_holders(stacks: list[RankStack], locks: str | None = None) -> None:

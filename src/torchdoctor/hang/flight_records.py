@@ -123,6 +123,16 @@ def answered(base: Path) -> bool:
     return Path(f"{base}.fr").exists() or Path(f"{base}.fr-none").exists()
 
 
+def began_answering(base: Path, asked_ns: int) -> bool:
+    """Whether the worker whose files start with ``base`` began to answer the request made at ``asked_ns``
+    (its ``st_mtime_ns``): a Python thread of it ran since, writing its counts (``<base>.counts``, the first
+    thing its answer writes, before the dump that may take seconds)."""
+    try:
+        return Path(f"{base}.counts").stat().st_mtime_ns >= asked_ns
+    except OSError:
+        return False
+
+
 def read_flight_records(directory: Path, notes: dict[int, list[str]] | None = None) -> dict:
     """Rank -> `RankRecord` for every ``rank<N>.fr`` in ``directory`` that reads (the workers wrote them,
     but they are still read as plain data only), with the call sites of ``rank<N>.calls`` filled in where
