@@ -81,3 +81,17 @@ def test_fires_template_is_mapped_to_the_command_line():
 def test_fires_local_rank_still_reads_as_local_rank():
     found = explained("ERROR: Could not consume arg: --local_rank=0\n")
     assert found.id == "log.local_rank_argument", found.summary
+
+
+def test_a_refused_communicator_config_is_not_offered_the_shared_memory_reading():
+    # the shm segment's CUDA reading belongs to nccl_system_error alone (it had been pasted into the version
+    # mismatch's other readings too, where no segment line is ever read)
+    text = (
+        "RuntimeError: NCCL error in: ProcessGroupNCCL.cpp:1191, invalid argument, NCCL version 2.18.1\n"
+        "Last error:\nInvalid config blocking attribute value -2147483648\n"
+    )
+    found = explained(text)
+    assert found.id == "log.nccl_version_mismatch", found.summary
+    assert "shared-memory segment" not in found.summary and "log.nccl_error" not in found.details.get(
+        "alternatives", []
+    ), found.summary

@@ -388,16 +388,6 @@ NCCL_VERSION_MISMATCH = Recogniser(
     confirm=lambda hits, ctx: any(not h.facts.get("nccl_config") for h in hits),
     also=(
         Alternative(
-            "nccl_error",
-            "a CUDA call on the shared-memory segment that failed (cudaHostRegister of the mapped segment), not "
-            "/dev/shm: NCCL prints the same segment line after a \"Cuda failure '...'\" WARN",
-            "Read the NCCL WARN line above the segment line: \"Cuda failure '<error>'\" is a CUDA error (an "
-            "earlier failure on the GPU that every later call reports, or page-locked memory refused); "
-            '"unhandled system error" or an errno after the segment is /dev/shm. With NCCL_DEBUG=INFO the log '
-            "says which.",
-            unless=("system_call_failed",),
-        ),
-        Alternative(
             "nccl_bug_upgrade",
             "a bug of the NCCL release in use",
             "Upgrade torch (it brings its own NCCL) or the nvidia-nccl-cu12 wheel.",
