@@ -19,12 +19,14 @@ import time
 from pathlib import Path
 
 TESTS = Path(__file__).resolve().parent.parent / "tests"
-RECORDINGS = TESTS / "fixtures" / "recorded_runs"
+sys.path.insert(
+    0, str(TESTS)
+)  # the test modules that declare the jobs, and the tests' reader of the recordings
+from recorded import RECORDINGS, recorded, recorded_folder  # noqa: E402
 
 
 def jobs() -> dict[str, object]:
     """Every recording's name -> the function that runs its job, from the test modules that declare them."""
-    sys.path.insert(0, str(TESTS))
     found: dict[str, object] = {}
     for path in sorted(TESTS.glob("test_*.py")):
         if "RECORDED_RUNS" not in path.read_text(encoding="utf-8"):
@@ -50,8 +52,8 @@ def lead(recording: str | Path) -> str:
 def kept(name: str) -> str | Path | None:
     """The recording ``name``: a console (NAME.txt) or a folder of logs (NAME/), None where there is none yet."""
     if (RECORDINGS / f"{name}.txt").exists():
-        return (RECORDINGS / f"{name}.txt").read_text(encoding="utf-8")
-    return RECORDINGS / name if (RECORDINGS / name).is_dir() else None
+        return recorded(name)
+    return recorded_folder(name) if recorded_folder(name).is_dir() else None
 
 
 def write(name: str, fresh: str | Path) -> None:

@@ -13,7 +13,7 @@ from torchdoctor.explain import console_attempts
 from torchdoctor.explain.collect import Collector
 from torchdoctor.explain.flight_recorder.findings import explain_dumps
 from torchdoctor.explain.flight_recorder.records import looks_like_dump
-from torchdoctor.explain.inputs import logs, looks_binary, utf16_encoding
+from torchdoctor.explain.inputs import logs, looks_binary, why_not_a_log
 from torchdoctor.explain.uncovered import quoted_in_prose
 from torchdoctor.explain.verdict import per_attempt
 from torchdoctor.findings import Finding
@@ -48,7 +48,7 @@ def explain(paths: list[str] | tuple[str, ...] = (), stdin=None) -> list[Finding
         if log.in_folder and looks_binary(log.head):  # a checkpoint beside the logs: not worth reading
             skipped.append(log.source)
             continue
-        if not log.in_folder and (why := _no_text(log.head)):
+        if not log.in_folder and (why := why_not_a_log(log.head)):
             no_text[log.source] = why
         collector = collectors.setdefault(log.attempt, Collector())
         collector.read(log.stream, log.source, log.rank, log.head, log.size)
@@ -82,30 +82,6 @@ def _merge(from_logs: list[Finding], from_dumps: list[Finding]) -> list[Finding]
     causes = [f for f in from_logs if f.details.get("role") == "cause"]
     rest = [f for f in from_logs if f.details.get("role") != "cause"]
     return causes + from_dumps + rest
-
-
-def _no_text(head: bytes) -> str:
-    """Why an input is not a log to read ("" when it may be one): it is empty, or more than 5% of its first 64 KiB
-    are control bytes, which a log has next to none of (a checkpoint, a core dump: about 11% in random bytes).
-    Under 64 bytes, or UTF-16 (a NUL beside each ASCII character), it may be a log."""
-    if not head:
-        return "is empty"
-    sample = head[: 1 << 16]
-    if len(sample) < 64 or utf16_encoding(sample):
-        return ""
-    controls = sum(sample.count(byte) for byte in NOT_TEXT)
-    if controls <= len(sample) // 20:
-        return ""
-    read = "first 64 KiB" if len(sample) == 1 << 16 else f"{len(sample)} bytes"
-    return (
-        f"does not read as a log: {100 * controls / len(sample):.0f}% of its {read} are not text "
-        "(a checkpoint, a core dump, an archive?)"
-    )
-
-
-NOT_TEXT = bytes(
-    [*range(9), 11, *range(14, 27), *range(28, 32), 127]
-)  # all but tab, newlines, form feed, CR, ESC
 
 
 def _nothing(collector: Collector, no_text: dict[str, str]) -> Finding:

@@ -151,6 +151,30 @@ def looks_binary(head: bytes) -> bool:
     return bool(sample) and sample.count(0) > len(sample) // 100
 
 
+def why_not_a_log(head: bytes) -> str:
+    """Why an input is not a log to read ("" when it may be one): it is empty, or more than 5% of its first 64 KiB
+    are control bytes, which a log has next to none of (a checkpoint, a core dump: about 11% in random bytes).
+    Under 64 bytes, or UTF-16 (a NUL beside each ASCII character), it may be a log."""
+    if not head:
+        return "is empty"
+    sample = head[: 1 << 16]
+    if len(sample) < 64 or utf16_encoding(sample):
+        return ""
+    controls = sum(sample.count(byte) for byte in _NOT_TEXT)
+    if controls <= len(sample) // 20:
+        return ""
+    read = "first 64 KiB" if len(sample) == 1 << 16 else f"{len(sample)} bytes"
+    return (
+        f"does not read as a log: {100 * controls / len(sample):.0f}% of its {read} are not text "
+        "(a checkpoint, a core dump, an archive?)"
+    )
+
+
+_NOT_TEXT = bytes(
+    [*range(9), 11, *range(14, 27), *range(28, 32), 127]
+)  # all but tab, newlines, form feed, CR, ESC
+
+
 def files_under(folder: Path) -> list[Path]:
     """Every regular file below ``folder``, sorted, without following links to folders."""
     found = []
