@@ -859,6 +859,8 @@ def _device_assert(hits: list[Hit], ctx: Context) -> tuple[str, str]:
             "-100, or pass ignore_index=-1 for labels padded with -1). Print labels.min() and labels.max() "
             "against the output's size; CUDA_LAUNCH_BLOCKING=1 (or one step on the CPU) names the exact line."
         )
+    if all(h.facts.get("cublas_failed") for h in hits):
+        return _cublas_failed(hits)
     fix = (
         "Almost always an index out of range inside a kernel: a class label >= the number of classes (or "
         "-1 without ignore_index), a token id >= the embedding size (a tokenizer with added tokens needs "
@@ -868,14 +870,61 @@ def _device_assert(hits: list[Hit], ctx: Context) -> tuple[str, str]:
     return summary, fix
 
 
+# cuBLAS's CUBLAS_STATUS_EXECUTION_FAILED, as torch reports it: THC's THCublasCheck (torch up to 1.x) "cublas runtime
+# error : the GPU program failed to execute at .../THCBlas.cu:N", ATen's TORCH_CUDABLAS_CHECK "CUDA error:
+# CUBLAS_STATUS_EXECUTION_FAILED when calling `cublasSgemm( ...)`". The gemm's kernel could not run: almost always
+# an earlier kernel's fault reported at this call (CUDA errors stick to the context until the next call checks), the
+# earlier kernel most often one that indexed out of range (an embedding handed an id past its rows, a loss a label
+# past its classes: on the CPU the same step raises an IndexError naming the value); or a torch build whose cuBLAS
+# does not run on this GPU. Never certain from the line
+CUBLAS_FAILED = ("cublas runtime error : the GPU program failed to execute", "CUBLAS_STATUS_EXECUTION_FAILED")
+
+
+def _cublas_failed(hits: list[Hit]) -> tuple[str, str]:
+    call = first(hits, "cublas_call", "")
+    at = f" ({call})" if call else ""
+    return (
+        f"a cuBLAS matrix multiply{at} failed to execute on the GPU: most often an earlier kernel's fault reported "
+        "at this call, an index out of range (an id past an embedding's rows, a label past the classes)"
+        + on_ranks(hits),
+        "CUDA reports a kernel's failure at the next call that checks, and cuBLAS's gemm is often that call: the "
+        "line is not the one at fault. Rerun one step with CUDA_LAUNCH_BLOCKING=1, or on the CPU, where the "
+        "faulty op raises an IndexError that names the value and the size. Check the data against the model's "
+        "sizes: token ids < the embedding's num_embeddings (len(tokenizer) after added tokens: "
+        "model.resize_token_embeddings), labels < the number of classes, indices < the size of what they index "
+        "(a parameter sized from len(dataset) is indexed by sample ids, not batches).",
+    )
+
+
 DEVICE_ASSERT = Recogniser(
-    # aten CUDA kernels' CUDA_KERNEL_ASSERT; cudaErrorAssert
+    # aten CUDA kernels' CUDA_KERNEL_ASSERT; cudaErrorAssert; cuBLAS's failed execution (CUBLAS_FAILED), likely
     kind="device_assert",
-    templates=("cuda_runtime:device-side-assert", "aten:nll-loss-cuda-target-assert"),
+    templates=(
+        "cuda_runtime:device-side-assert",
+        "aten:nll-loss-cuda-target-assert",
+        "torch_native:thc-cublas-execution-failed",
+        "torch_native:cublas-status-execution-failed",
+    ),
     title="device-side assertion",
-    anchors=("device-side assert triggered", "Assertion `"),
+    anchors=("device-side assert triggered", "Assertion `", *CUBLAS_FAILED),
+    generic=CUBLAS_FAILED,
     # a kernel's assert names its .cu file; glibc's and other C asserts look the same otherwise
-    match=R(r"device-side assert triggered|\.cuh?:\d+:[^\n]{0,300}Assertion `[^`]{1,300}` failed"),
+    match=R(
+        r"device-side assert triggered|\.cuh?:\d+:[^\n]{0,300}Assertion `[^`]{1,300}` failed|"
+        r"(?P<cublas_failed>cublas runtime error : the GPU program failed to execute|"
+        r"CUBLAS_STATUS_EXECUTION_FAILED(?: when calling `(?P<cublas_call>cublas\w{1,40}))?)"
+    ),
+    also=(
+        Alternative(
+            "library_version_bug",
+            "a torch build whose cuBLAS does not run on this GPU (a CUDA 10 build on an Ampere or newer GPU), or a "
+            "library kernel's fault on valid input",
+            "Compare python -c 'import torch; print(torch.__version__, torch.version.cuda, "
+            "torch.cuda.get_arch_list())' with the GPU (nvidia-smi): install the torch build for its generation "
+            "(a CUDA 11 or newer wheel for Ampere and later).",
+            when=("cublas_failed",),
+        ),
+    ),
     facts=(
         R(r"Assertion `(?P<assertion>[^`]{1,300})` failed"),
         # the NLL loss's CUDA sources: THCUNN's ClassNLLCriterion.cu (named by THCudaCheck's "at <file>:<line>"

@@ -45,6 +45,22 @@ leads with either).
   'rope_type': 'llama3'}). Certain where the dict printed has ``rope_type``; a hand-written two-field dict with a
   mistake prints the same words: likely.
 
+- webdataset 0.2 rebuilt its API on ``DataPipeline`` and dropped the 0.1 ``Composable`` helpers: 0.1's
+  ``ddp_equalize`` (``webdataset/dataset.py``, "Use with `loader = loader.ddp_equalize(number_of_batches)`", the
+  multinode documentation's recipe) is on none of 0.2's ``WebDataset``, ``WebLoader``, ``DataPipeline`` or
+  ``FluidWrapper``, whose ``with_epoch(n)`` does its job. CPython's "'WebLoader' object has no attribute
+  'ddp_equalize'" on one of those classes is code written for 0.1 run with 0.2 or later; nothing else prints it:
+  certain;
+- OGB's dataset classes (``ogb/graphproppred/dataset_pyg.py``, ``dataset_dgl.py``, ``dataset.py`` and the
+  nodeproppred, linkproppred and lsc ones alike; LRGB's and DGL's copies say the same) check the release tag of a
+  dataset folder already on disk (``RELEASE_v<version>.txt``, the version from the installed ogb's master.csv) and,
+  where it is not the one this ogb expects, print "<name> has been updated." and ask ``input('Will you update the
+  dataset now? (y/N)')``. A batch job, a launcher's worker or anything else without a terminal on its standard
+  input ends there with CPython's "EOFError: EOF when reading a line": the copy on disk and the installed ogb are
+  of different releases. Certain with the EOFError in the log; the question alone (answered at a terminal) is no
+  failure. ogb's other question, "This will download <n>GB. Will you proceed? (y/N)" (``ogb/utils/url.py``
+  ``decide_download``), is a first download of a large dataset, not a release: not read here.
+
 `change(facts)` says which of them a line is; `decisive(facts, ctx)` whether the log makes it certain.
 """
 
@@ -69,6 +85,11 @@ NO_SCRIPTS = "Dataset scripts are no longer supported"
 NOT_LRSCHEDULER = "doesn't follow PyTorch's LRScheduler"
 # transformers 4.31-4.42's LlamaConfig._rope_scaling_validation (and the configs copied from it), as printed and as
 # pasted without its backticks
+# webdataset 0.2's classes (webdataset/compat.py, pipeline.py): the 0.1 name code written for the old API calls
+WDS_CLASSES = ("WebLoader", "WebDataset", "DataPipeline", "FluidWrapper")
+WDS_EQUALIZE = tuple(f"'{owner}' object has no attribute 'ddp_equalize'" for owner in WDS_CLASSES)
+# ogb's question about a dataset folder of another release (and the copies of it in LRGB and DGL)
+OGB_UPDATE = "Will you update the dataset now?"
 ROPE_SCALING = (
     "`rope_scaling` must be a dictionary with two fields",
     "rope_scaling must be a dictionary with two fields",
@@ -92,6 +113,8 @@ ANCHORS = (
     NOT_LRSCHEDULER,
     NO_SCRIPTS,
     *ROPE_SCALING,
+    *WDS_EQUALIZE,
+    OGB_UPDATE,
 )
 # printed for other causes too: another library's DataFrame without append, the marker's line without its KeyError
 GENERIC = (
@@ -103,6 +126,8 @@ GENERIC = (
     ),
     # a rope_scaling of the two-field form's own mistakes prints it too: certain with the newer form's rope_type
     *ROPE_SCALING,
+    # the question answered at a terminal is no failure: certain with the EOFError it ends a job without one on
+    OGB_UPDATE,
 )
 TEMPLATES = (
     "third_party:trl-trainer-given-training-arguments",
@@ -112,6 +137,8 @@ TEMPLATES = (
     "third_party:lightning-scheduler-not-lrscheduler-api",
     "datasets:dataset-scripts-are-no-longer-supported",
     "third_party:transformers-rope-scaling-two-fields",
+    "third_party:webdataset-0-1-ddp-equalize",
+    "third_party:ogb-dataset-has-been-updated-prompt",
 )
 CHANGE = R(
     rf"{_Q}TrainingArguments{_Q} object has no attribute {_Q}(?P<trl_config_field>(?:ref_)?model_init_kwargs){_Q}|"
@@ -121,12 +148,20 @@ CHANGE = R(
     rf"(?P<datasets_local_cache>{LOCAL_CACHE})|"
     rf"{NO_SCRIPTS}, but found (?P<datasets_script>[^\s{{}}]{{1,200}})|"
     rf"The provided lr scheduler `(?P<pl_torch_scheduler>{TORCH_SCHEDULERS})` {NOT_LRSCHEDULER}|"
-    r"`?rope_scaling`? must be a dictionary with two fields, `?type`? and `?factor`?, got (?P<rope_scaling>[^\n]{1,400})"
+    r"`?rope_scaling`? must be a dictionary with two fields, `?type`? and `?factor`?, got (?P<rope_scaling>[^\n]{1,400})|"
+    rf"{_Q}(?P<wds_class>{'|'.join(WDS_CLASSES)}){_Q} object has no attribute {_Q}ddp_equalize{_Q}|"
+    r"(?P<ogb_update>Will you update the dataset now\?)"
 )
 # what makes a generic line certain, wherever the log says it: (the line's fact, the log's fact, its literal, pattern)
 _DECIDED_BY = (
     ("wds_eof", "saw_fname_keyerror", "KeyError: 'fname'", R(r"(?P<saw_fname_keyerror>KeyError: 'fname')")),
     ("pandas_removed", "saw_pandas", "pandas", R(r"(?P<saw_pandas>\bpandas\b)")),
+    (
+        "ogb_update",
+        "saw_eof_at_input",
+        "EOF when reading a line",
+        R(r"(?P<saw_eof_at_input>EOFError: EOF when reading a line)"),
+    ),
 )
 CONTEXT = tuple((literal, pattern) for _, _, literal, pattern in _DECIDED_BY)
 
@@ -211,6 +246,26 @@ def change(facts: dict) -> tuple[str, str] | None:
         )
     if facts.get("pl_torch_scheduler"):
         return _lightning_before_lrscheduler(facts["pl_torch_scheduler"])
+    if facts.get("wds_class"):
+        return (
+            f"webdataset's {facts['wds_class']} has no ddp_equalize: the code was written for webdataset 0.1 "
+            "(its multinode recipe, loader.ddp_equalize(n)), and the webdataset installed is 0.2 or later, whose "
+            "API dropped it",
+            "On webdataset 0.2 and later use loader.with_epoch(n) (n: batches per rank per epoch, the number the "
+            "code handed ddp_equalize), with the shards split between ranks (wds.split_by_node, or resampled=True "
+            "with with_epoch); the current webdataset documentation's multinode example shows it. Or install the "
+            "release the code was written for: pip install 'webdataset<0.2'.",
+        )
+    if facts.get("ogb_update"):
+        return (
+            "ogb asked whether to update a dataset folder already on disk (its release tag is not the one the "
+            "installed ogb expects: the copy and the ogb are of different releases), and the job, with no terminal "
+            "on its standard input, ended at the question (EOFError)",
+            "Make the copy on disk the release the installed ogb expects: run the dataset's constructor once at a "
+            "terminal and answer y, or delete the dataset's folder under the root the code gives it so that the job "
+            "downloads it anew; with an old ogb, upgrade it first (pip install -U ogb), so that the new copy is the "
+            "current release. Do this before launching several ranks, so that they do not all ask, or download, at once.",
+        )
     return None
 
 
