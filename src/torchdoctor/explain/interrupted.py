@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from torchdoctor.explain import first_failure
 from torchdoctor.explain.first_failure import Raised
+from torchdoctor.explain.recognisers import Context
 from torchdoctor.findings import Finding
 from torchdoctor.hang.source import Frame
 
@@ -74,8 +75,31 @@ def _waiting_place(frames: list[Frame]) -> tuple[str, str] | None:
     return None
 
 
-def stopped(raised: Raised) -> Finding | None:
-    """The finding for a run stopped with Ctrl-C (``raised`` a KeyboardInterrupt); None for another exception."""
+# torch/distributed/elastic/multiprocessing (subprocess_handler.py, api.py): on Windows torchrun stops the workers
+# still running, once one failed or the agent itself is stopped, with CTRL_C_EVENT (SIGTERM elsewhere), which
+# Python raises in each of them as KeyboardInterrupt: a rank's KeyboardInterrupt there may be no one's Ctrl-C
+_STOPPED_BY_TORCHRUN = (
+    "torchrun stopping this worker after another rank failed (on Windows it stops the workers with Ctrl-C's "
+    "signal)"
+)
+_FIND_THE_FIRST = (
+    "If you did not press Ctrl-C: the rank that failed first is the cause, and its error is not in this log. "
+    "torchrun's summary (its Root Cause) names it; run again with torchrun --log-dir logs --redirects 3 --tee 3 to "
+    "keep each rank's output and read that rank's."
+)
+
+
+def _maybe_torchrun_stopped_it(raised: Raised, ctx: Context | None) -> bool:
+    """Whether a KeyboardInterrupt may be torchrun's stop on Windows: the log is a Windows run's and the process
+    was one of several ranks (its line has a rank, or the log shows several, or a launcher's summary)."""
+    if ctx is None or "on_windows" not in ctx.facts:
+        return False
+    return raised.rank is not None or len(ctx.ranks) > 1 or "failure_summary_in_input" in ctx.facts
+
+
+def stopped(raised: Raised, ctx: Context | None = None) -> Finding | None:
+    """The finding for a run stopped with Ctrl-C (``raised`` a KeyboardInterrupt); None for another exception.
+    ``ctx``: the whole log's facts (a Windows run's rank may have been stopped by torchrun, not by its user)."""
     if raised.type != "KeyboardInterrupt":
         return None
     where = first_failure.where(raised)
@@ -88,6 +112,11 @@ def stopped(raised: Raised) -> Finding | None:
             "rerun it and stop it again while it hangs: the traceback then names what it waited for. "
             + _WATCH
         )
+        if _maybe_torchrun_stopped_it(raised, ctx):
+            details["confidence"] = "likely"
+            details["alternatives"] = ["log.child_failed"]
+            summary = f"likely: {summary}; or {_STOPPED_BY_TORCHRUN}"
+            fix += "\n" + _FIND_THE_FIRST
         return Finding("log.interrupted", "skip", summary, details, fix)
     waited, fix = place
     details["kind"] = "interrupted_while_waiting"

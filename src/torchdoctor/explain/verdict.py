@@ -97,7 +97,7 @@ def findings(
     found += [_finding(kind, order, ctx, counts, raised) for kind in order.causes + order.rest]
     if not found and order.first is None and raised:
         victim = min(raised, key=lambda r: r.order)  # only victims' errors: name the first of them
-        found.append(interrupted.stopped(victim) or uncovered.reading(victim, ctx))
+        found.append(interrupted.stopped(victim, ctx) or uncovered.reading(victim, ctx))
     return found
 
 

@@ -405,6 +405,7 @@ CONTEXT_FACTS: tuple[tuple[str, re.Pattern], ...] = (
     *daemon_children.CONTEXT,
     *tensor_handoff.CONTEXT,
     *task_gpus.CONTEXT,
+    *gpus.CONTEXT,  # NCCL_HOSTID named: duplicate_gpu's other reading
     *ranks.CONTEXT,
     *tensor_misuse.CONTEXT,
     *image_channels.CONTEXT,

@@ -81,7 +81,7 @@ def _oom(hits: list[Hit], ctx: Context) -> tuple[str, str]:
     reserved, allocated = _bytes(facts, "reserved"), _bytes(facts, "allocated")
     if unallocated is None and reserved is not None and allocated is not None:
         unallocated = max(0.0, reserved - allocated)
-    if request is not None and (request >= 2**40 or (total is not None and request > 4 * total)):
+    if "impossible_gpu_request" in facts:
         fix = (
             f"A request of {_shown(facts, 'request')} is not a shortage: no GPU has that much. The code that "
             "asked computed a wrong size (an overflowed or uninitialised size, a wrong shape) — the last "
@@ -90,8 +90,32 @@ def _oom(hits: list[Hit], ctx: Context) -> tuple[str, str]:
         )
         return summary + " — an impossible request", fix
     lines = []
+    if request is not None and total is not None and request > 4 * total:
+        # a larger GPU holds it: a wrong size, or one input (a batch, a sequence) this GPU cannot take
+        lines.append(
+            f"One request of {_shown(facts, 'request')} is more than four times this GPU's "
+            f"{_shown(facts, 'total')}: print the shapes the operation in the traceback's last frame was given. "
+            "A size computed wrong (a dimension from the wrong axis, an attention or distance matrix over a whole "
+            "input) is a bug to fix there; shapes you meant need a smaller batch or sequence, or a larger GPU."
+        )
+    allowed = _bytes(facts, "allowed")
+    if allowed is not None:
+        # CUDACachingAllocator adds "N allowed; " when torch.cuda.set_per_process_memory_fraction capped the
+        # process: it raises at the cap, whatever the GPU still has free
+        lines.append(
+            f"This process is capped at {_shown(facts, 'allowed')} of the GPU "
+            "(torch.cuda.set_per_process_memory_fraction, called by the script or a library it uses): it ran out "
+            "at that cap"
+            + (f", with {_shown(facts, 'free')} of the GPU still free" if "free" in facts else "")
+            + ". Raise the fraction (or remove the call) if the GPU is not shared; otherwise need less memory."
+        )
     conf = ctx.facts.get("alloc_conf", "")
     already = "expandable_segments:true" in conf.replace(" ", "").lower()
+    if allowed is not None:
+        # under a per-process cap the GPU's free memory is not the process's to take: what is left of the cap is
+        free = max(
+            0.0, allowed - (reserved if reserved is not None else (allocated or 0.0) + (unallocated or 0.0))
+        )
     fragmented = (
         unallocated is not None
         and request is not None
@@ -169,6 +193,14 @@ def _oom(hits: list[Hit], ctx: Context) -> tuple[str, str]:
         "fits; keep the effective batch with gradient accumulation), mixed precision (fp16 / bf16 autocast, "
         "or the script's --fp16 / --bf16 option), gradient checkpointing, or shard the model (FSDP / ZeRO)."
     )
+    # the allocator prints the same line when the memory of earlier steps was never freed: a batch smaller
+    # only postpones it
+    lines.append(
+        "If it ran for many steps before this, memory grew step by step: something keeps every step's tensors "
+        "(a running total of the loss with its graph, total += loss instead of loss.item(); outputs or "
+        "logits kept in a list; evaluation without torch.no_grad()). torch.cuda.memory_allocated() printed "
+        "each step shows the growth."
+    )
     return summary, "\n".join(lines)
 
 
@@ -238,6 +270,9 @@ CUDA_OOM = Recogniser(
         R(r"Failed to CUDA malloc (?P<nccl_malloc>\d+) bytes"),
         R(r"(?P<runtime_oom>CUDA error: out of memory)"),
         R(r"Tried to allocate " + _size("request")),
+        # a thousand GiB or more (torch's format_size never goes past GiB): no GPU holds it
+        R(r"Tried to allocate (?P<impossible_gpu_request>\d{4,}(?:\.\d+)? ?GiB|\d+(?:\.\d+)? ?[TPE]iB)"),
+        R(r"(?:; |is free\. [^\n]{0,200}?)" + _size("allowed") + r" allowed;"),
         R(r"\(GPU (?P<gpu>\d+); " + _size("total") + r" total capacity"),
         R(r"; " + _size("allocated") + r" already allocated"),
         R(r"; " + _size("free") + r" free"),
@@ -277,6 +312,8 @@ CUDA_OOM = Recogniser(
         # NCCL's own line says an allocation failed, not why: out of memory beside it ("Cuda failure 'out of
         # memory'") is certain, alone it is likely (a sticky error from before fails every cudaMalloc too)
         and not all("nccl_malloc" in h.facts for h in hits)
+        # the allocator prints the same line for a size no GPU has: a size computed wrong (cpu_oom's rule)
+        and not all("impossible_gpu_request" in h.facts for h in hits)
     ),
     also=(
         Alternative(
@@ -293,6 +330,13 @@ CUDA_OOM = Recogniser(
             "before building the model; check CUDA_VISIBLE_DEVICES and the launcher's process count against "
             "the GPUs (nvidia-smi shows which processes sit on which GPU).",
             when=("processes", "runtime_oom"),
+        ),
+        Alternative(
+            "input_shape_mismatch",
+            "a tensor size computed wrong (a wrong shape, an overflowed or uninitialised size), not a GPU too small",
+            "No GPU has that much memory, so a smaller batch will not help: the last frames of the traceback name "
+            "the operation that asked; print the shapes it was given.",
+            when=("impossible_gpu_request",),
         ),
     ),
     describe=_oom,

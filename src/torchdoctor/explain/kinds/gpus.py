@@ -11,6 +11,8 @@ torch 1.x-2.x.
 
 from __future__ import annotations
 
+import re
+
 from torchdoctor.explain.kinds.comm import (
     NCCL_DEBUG_HINT,
     NCCL_WARN_HINTS,
@@ -187,6 +189,28 @@ GPU_SELECTION = Recogniser(
 )
 
 
+# NCCL (src/init.cc, 2.5-2.28: "Duplicate GPU detected"; 2.30+: "Multiple Ranks are using the same GPU") compares
+# two ranks' host identity and GPU (bus id; 2.30+ the UUID). The identity (src/misc/utils.cc getHostHash) is the
+# hostname and the kernel's boot id, or NCCL_HOSTID where it is set, in place of both: set to one value on every
+# node (NVIDIA/nccl#879), it makes ranks on different machines whose GPUs sit at the same bus id (identical servers)
+# one machine's two ranks on one GPU. A log that names NCCL_HOSTID leaves that reading open. So does one that names
+# MIG instances (CUDA_VISIBLE_DEVICES=MIG-<uuid>): every instance of a GPU has that GPU's bus id.
+_HOSTID, _MIG = "saw_nccl_hostid", "saw_mig_device"
+CONTEXT: tuple[tuple[str, re.Pattern], ...] = (
+    ("NCCL_HOSTID", re.compile(r"(?P<saw_nccl_hostid>NCCL_HOSTID)(?: set by environment to |=)")),
+    ("MIG-", re.compile(r"(?P<saw_mig_device>\bMIG-(?:GPU-)?[0-9a-fA-F]{8}-)")),
+)
+
+
+def _own_host_identity(hits: list[Hit], ctx: Context) -> bool:
+    """Certain on NCCL's message unless the log names NCCL_HOSTID (the nodes may share one identity) or MIG
+    instances (two of one GPU share its bus id)."""
+    return _HOSTID not in ctx.facts and _MIG not in ctx.facts
+
+
+_own_host_identity.lowers_only = True  # type: ignore[attr-defined]  # docs/catalog.md: the anchors decide
+
+
 DUPLICATE_GPU = Recogniser(
     # NCCL src/init.cc: "Duplicate GPU detected : rank %d and rank %d both on CUDA device %lx"
     kind="duplicate_gpu",
@@ -203,6 +227,25 @@ DUPLICATE_GPU = Recogniser(
         R(r"(?P<detected>Duplicate GPU detected|Multiple Ranks are using the same GPU)"),
     ),
     absorbs=("nccl_error", "nccl_system_error", "gpu_selection"),
+    confirm=_own_host_identity,
+    also=(
+        Alternative(
+            "nccl_env_value",
+            "ranks on different machines that NCCL takes for one: NCCL_HOSTID set to the same value on every node",
+            "NCCL tells machines apart by NCCL_HOSTID where it is set (else by hostname and boot id), and ranks "
+            "of two nodes on GPUs at the same bus id then look like two ranks on one GPU. Unset NCCL_HOSTID "
+            "(the job script, the container's ENV, /etc/nccl.conf), or give each node a value of its own.",
+            when=(_HOSTID,),
+        ),
+        Alternative(
+            "gpu_selection",
+            "ranks on MIG instances of one GPU, which share its bus id",
+            "NCCL compares the GPUs' bus ids, and MIG instances of one GPU have that GPU's: to NCCL they are "
+            "one GPU. Give each rank a whole GPU, or MIG "
+            "instances of different GPUs (nvidia-smi -L lists which GPU each instance belongs to).",
+            when=(_MIG,),
+        ),
+    ),
     describe=_duplicate_gpu,
 )
 
@@ -214,7 +257,9 @@ def _p2p(hits: list[Hit], ctx: Context) -> tuple[str, str]:
             "accelerate refuses to start on RTX 4000-series GPUs (RTX 4090, 4080, ...) with NCCL's P2P/InfiniBand "
             "paths enabled" + on_ranks(hits),
             "These consumer cards have no GPU peer-to-peer: start the script with `accelerate launch` (which "
-            "sets them), or export NCCL_P2P_DISABLE=1 NCCL_IB_DISABLE=1 before it starts.",
+            "sets them), or export NCCL_P2P_DISABLE=1 NCCL_IB_DISABLE=1 before it starts. accelerate's releases "
+            "that read the driver (utils/environment.py check_cuda_p2p_ib_support) refuse only below NVIDIA driver "
+            "550.40.07: on an older driver, updating it lifts the refusal too (nvidia-smi shows the version).",
         )
     summary = (
         f"GPU peer-to-peer does not work here: {facts.get('what', 'peer access is not supported').strip()}"

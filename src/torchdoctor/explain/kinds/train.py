@@ -878,7 +878,12 @@ def _spawn(hits: list[Hit], ctx: Context) -> tuple[str, str]:
             "imports the main module again: put the entry point under the main guard:\n"
             "if __name__ == '__main__':\n    main()\n"
             "Or, when the child processes are only the DataLoader's workers, load in the main process: "
-            "DataLoader(..., num_workers=0).",
+            "DataLoader(..., num_workers=0).\n"
+            # multiprocessing/spawn.py _check_not_importing_main raises it in any child that starts a process
+            # while it bootstraps: a frozen program (PyInstaller, cx_Freeze) without freeze_support() re-runs its
+            # whole main in each child, guard or not
+            "A program frozen into an executable (PyInstaller, cx_Freeze) needs more than the guard: call "
+            "multiprocessing.freeze_support() as the first line under it, or every child runs the program again.",
         )
     if facts.get("worker_pickle") and not facts.get("what"):
         return (
