@@ -112,6 +112,8 @@ def stopped(raised: Raised, ctx: Context | None = None) -> Finding | None:
             "rerun it and stop it again while it hangs: the traceback then names what it waited for. "
             + _WATCH
         )
+        # the user's own Ctrl-C is what the line says (certain), unless torchrun may have sent it
+        details["confidence"] = "certain"
         if _maybe_torchrun_stopped_it(raised, ctx):
             details["confidence"] = "likely"
             details["alternatives"] = ["log.child_failed"]

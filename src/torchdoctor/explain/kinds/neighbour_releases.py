@@ -57,6 +57,19 @@ companion: versions.py's ``dependency_version`` leads with either).
   exports) when a DreamBooth or fine-tuning script turns gradient checkpointing on under an older diffusers
   (huggingface/diffusers#656, d8ahazard/sd_dreambooth_extension#40). A fork's or a vendored copy's models print the
   same: likely. Another library's model (transformers' is gradient_checkpointing_enable) is not read so.
+- RDKit's readers (``Chem.MolFromSmiles``, ``MolFromSmarts``, ``MolFromMolBlock``, ``MolFromMolFile``, an
+  ``SDMolSupplier``'s entries) return None for a molecule they cannot parse or sanitize, after logging why ("SMILES
+  Parse Error: ...", "Explicit valence for atom # 3 N, 4, is greater than permitted"); the next call on it is
+  CPython's "'NoneType' object has no attribute 'GetAtoms'" (or another of a Mol's CamelCase methods: GetNumAtoms,
+  GetBonds, GetAtomWithIdx...), which only a Mol's API prints. A dataset's molecules made with a newer RDKit than
+  the one installed are the usual cause in a training job (snap-stanford/ogb#133: PCQM4M's SMILES, read by ogb's
+  smiles2graph, parse under a newer RDKit); a molecule no RDKit reads prints the same: likely, and says both;
+- omegaconf 2.1 made reading a key a ``DictConfig`` lacks an error: ``omegaconf/dictconfig.py`` ``_get_node`` raises
+  ``ConfigKeyError(f"Missing key {key!s}")``, which ``cfg.key`` turns into ``ConfigAttributeError: Missing key
+  <key>`` (with "full_key: ..." and "object_type=dict" on the lines after); 2.0's ``cfg.key`` returned None for it
+  outside struct mode. Code and configs written for omegaconf 2.0 (hydra 1.0) that read optional keys as None stop
+  there under omegaconf 2.1+ (sasv-challenge/SASVC2022_Baseline#4); a config that simply lacks a key the code needs
+  prints the same: likely.
 
 `change(facts)` says which of them a line is; `decisive(facts, ctx)` whether the log makes it certain.
 """
@@ -80,6 +93,24 @@ RSL_MULTI_GPU = "() got an unexpected keyword argument 'multi_gpu_cfg'"
 DIFFUSERS_GC = "object has no attribute 'enable_gradient_checkpointing'"
 # the models diffusers 0.3.0 exports (src/diffusers/__init__.py), none with enable_gradient_checkpointing
 DIFFUSERS_MODELS = ("UNet2DConditionModel", "UNet2DModel", "AutoencoderKL", "VQModel")
+# RDKit's Mol methods a featurizer calls first on a parsed molecule (rdkit/Chem/rdchem's Mol): on None, RDKit's
+# reader could not parse it
+RDKIT_MOL_METHODS = (
+    "GetAtoms",
+    "GetNumAtoms",
+    "GetNumHeavyAtoms",
+    "GetBonds",
+    "GetNumBonds",
+    "GetAtomWithIdx",
+    "GetBondWithIdx",
+    "GetBondBetweenAtoms",
+    "GetRingInfo",
+    "GetConformer",
+    "GetSubstructMatches",
+    "HasSubstructMatch",
+)
+RDKIT_NONE = tuple(f"'NoneType' object has no attribute '{method}'" for method in RDKIT_MOL_METHODS)
+OMEGACONF_MISSING = "ConfigAttributeError: Missing key"
 LIGHTNING_HOOKS = (
     "configure_gradient_clipping",
     "optimizer_step",
@@ -99,10 +130,13 @@ ANCHORS = (
     PYG_OLD_DATA,
     RSL_MULTI_GPU,
     DIFFUSERS_GC,
+    *RDKIT_NONE,
+    OMEGACONF_MISSING,
 )
 # printed for another cause too: a file or folder named tensorboard that shadows the package; a runner of one's own
-# passing multi_gpu_cfg; a fork's or a vendored copy's diffusers models
-GENERIC = (TENSORBOARD, RSL_MULTI_GPU, DIFFUSERS_GC)
+# passing multi_gpu_cfg; a fork's or a vendored copy's diffusers models; a molecule no RDKit reads; a config that
+# lacks a key the code needs under any omegaconf
+GENERIC = (TENSORBOARD, RSL_MULTI_GPU, DIFFUSERS_GC, *RDKIT_NONE, OMEGACONF_MISSING)
 TEMPLATES = (
     "third_party:pyyaml-6-load-requires-loader",
     "third_party:torch-tensorboard-requires-1-15",
@@ -115,6 +149,8 @@ TEMPLATES = (
     "third_party:pyg-data-created-by-older-version",
     "third_party:rsl-rl-runner-multi-gpu-cfg",
     "third_party:diffusers-0-3-model-without-gradient-checkpointing",
+    "third_party:rdkit-reader-returned-none",
+    "third_party:omegaconf-2-1-missing-key",
 )
 CHANGE = R(
     r"(?<![\w.])(?P<yaml_call>load|load_all|yaml\.load|yaml\.load_all)\(\) missing 1 required positional "
@@ -137,7 +173,9 @@ CHANGE = R(
     r"'(?P<rsl_multi_gpu>multi_gpu_cfg)'|"
     r"'(?P<diffusers_model>"
     + "|".join(DIFFUSERS_MODELS)
-    + r")' object has no attribute 'enable_gradient_checkpointing'"
+    + r")' object has no attribute 'enable_gradient_checkpointing'|"
+    r"'NoneType' object has no attribute '(?P<rdkit_none>" + "|".join(RDKIT_MOL_METHODS) + r")'|"
+    r"(?P<omegaconf_missing>ConfigAttributeError: Missing key)(?: (?P<omegaconf_key>[\w$-]{1,100}))?"
 )
 CONTEXT: tuple = ()
 
@@ -243,6 +281,29 @@ def change(facts: dict) -> tuple[str, str] | None:
             "its requirements pin; an extension or repository that pins an older one needs its requirements "
             "updated or an older script), then run the training again; or turn gradient checkpointing off in the "
             "script's options.",
+        )
+    if facts.get("rdkit_none"):
+        return (
+            f"RDKit could not read a molecule and returned None, which the code then asked for "
+            f"{facts['rdkit_none']}(): most often a dataset's molecules (SMILES) written for a newer RDKit than "
+            "the one installed, or a molecule no RDKit reads (RDKit logs 'SMILES Parse Error' or 'Explicit "
+            "valence ... is greater than permitted' just before)",
+            "Install the RDKit the dataset or project names (pip install -U rdkit; a dataset's loader such as "
+            "ogb's PCQM4M needs a recent one) and build the processed dataset again. If the same molecule still "
+            "fails, it is the data: find it (print the SMILES where Chem.MolFromSmiles returns None) and skip or "
+            "fix it (if mol is None: continue), or read it with sanitize=False.",
+        )
+    if facts.get("omegaconf_missing"):
+        key = facts.get("omegaconf_key", "")
+        named, value = (f"the config key '{key}'", key) if key else ("a config key", "the key")
+        return (
+            f"the code reads {named}, which the config does not have: omegaconf 2.0 returned None "
+            "for a missing key and 2.1 and later raise, so code and configs written for omegaconf 2.0 (hydra 1.0) "
+            "stop here under a newer omegaconf; or the config lacks a key the code needs",
+            f"Install the omegaconf the project was written for (pip install 'omegaconf==2.0.6', with hydra-core "
+            f"1.0.x where it uses hydra), or keep the newer one and give the key a value in the config ({value}: "
+            f"null where None is meant), or read it with a default in the code (cfg.get('{value}')). If the project "
+            "needs the key set, compare the config with the one the project ships.",
         )
     if facts.get("sklearn_shim"):
         return (

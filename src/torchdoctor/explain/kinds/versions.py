@@ -643,6 +643,14 @@ DEPENDENCY_VERSION = Recogniser(
             when=("pin_package",),
         ),
         Alternative(*api_changes.MAX_LEN_IN_LIBRARY, when=("tok_class",)),
+        # neighbour_releases.py: RDKit's None is also a molecule no RDKit reads
+        Alternative(
+            "bad_training_data",
+            "a molecule in the data that no RDKit reads (a malformed SMILES or an impossible valence)",
+            "Find the molecule (print each SMILES where Chem.MolFromSmiles returns None) and skip it (if mol is None: "
+            "continue) or fix it in the data.",
+            when=("rdkit_none",),
+        ),
         Alternative(*lightning_defaults.FRAMEWORK_DEFAULT, when=("pl_none_flag",)),
         Alternative(
             "input_shape_mismatch",
