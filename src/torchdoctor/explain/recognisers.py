@@ -141,9 +141,6 @@ class Recogniser:
     facts: tuple[re.Pattern, ...] = ()
     role: str = "cause"  # cause | consequence
     absorbs: tuple[str, ...] = ()
-    # kinds whose reading on the exception that stopped the run this failure, printed before it, is the cause
-    # of, both kept (a failed build above the import of the module it built)
-    explains: tuple[str, ...] = ()
     title: str = ""  # the kind in a few words, used when another finding names this one
     span: int = 0  # lines after the anchored one that belong to the message (facts are read there too)
     reject: re.Pattern | None = None  # text that looks like this kind but is known noise

@@ -441,9 +441,8 @@ def _is_initiating(
     """Whether the finding of ``kind`` reads the error that stopped the run: one of its lines is that
     exception (its traceback, its message line, the lines its message goes on in), or its recogniser's
     confirming facts are in the log, or that exception is the vaguer kind this one absorbs (NCCL's WARN
-    naming the CUDA call that failed, above torch's "NCCL error ... unhandled cuda error" it explains) or a
-    kind it explains (a failed build above the import of what it built). Anything else is a message printed
-    beside the failure, not its cause."""
+    naming the CUDA call that failed, above torch's "NCCL error ... unhandled cuda error" it explains).
+    Anything else is a message printed beside the failure, not its cause."""
     recogniser = BY_KIND[kind]
     if recogniser.confirm is not None and recogniser.confirm(by_kind[kind], ctx):
         return True
@@ -451,7 +450,7 @@ def _is_initiating(
         return True
     return any(
         _on(hit, raised, BY_KIND[vaguer].span)
-        for vaguer in recogniser.absorbs + recogniser.explains
+        for vaguer in recogniser.absorbs
         for hit in (seen or {}).get(vaguer, [])
     )
 

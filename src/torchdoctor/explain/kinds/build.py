@@ -738,7 +738,6 @@ CUDA_BUILD = Recogniser(
         diagnostics.LIBRARY_SYMBOL,
         *build_tools.FACTS,
     ),
-    explains=("extension_import",),  # a compiled module missing after its build failed above it
     describe=_build,
 )
 
