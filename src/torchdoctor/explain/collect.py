@@ -9,6 +9,10 @@ from torchdoctor.explain.kinds import CONTEXT_FACTS, RECOGNISERS
 from torchdoctor.explain.reader import TAIL, Window, ranks_in_head, windows
 from torchdoctor.explain.recognisers import Context, Hit, Recogniser
 
+# A line printed as a warning, after which the program went on: Python's warnings ("train.py:3: UserWarning: "),
+# a logger's or a package's "WARNING:" / "WARNING[XFORMERS]:". Not NCCL's "NCCL WARN", which reports the failure.
+_WARNING = re.compile(r"\b[A-Z]\w*Warning: |\bWARNING(?:\[[^\]\n]{0,40}\])?:")
+
 # A log that repeats one failure a million times still gives a bounded report.
 MAX_HITS_PER_KIND = 1000
 MAX_RAISED = 500  # exceptions kept per invocation (the first ones: what started it is early)
@@ -276,9 +280,22 @@ class Collector:
                         facts["raised_below_top"] = raised.outermost.file
                 specific = recogniser.specific_on(line)
                 anchor = recogniser.anchor_on(line)
-                self.hits.append(
-                    Hit(recogniser.kind, facts, source, number, rank, self._order, specific, anchor)
+                # a warning's line, or the source line Python prints under it (`warn("...")`, indented)
+                warned = _WARNING.search(line) is not None or (
+                    line[:1].isspace() and _WARNING.search(self._line_above(number, before)) is not None
                 )
+                self.hits.append(
+                    Hit(recogniser.kind, facts, source, number, rank, self._order, specific, anchor, warned)
+                )
+
+    def _line_above(self, number: int, before: list[str] | None) -> str:
+        """The line just above line ``number``, where it was read: the window's own lines above, else the
+        last line read when it was the one before ("" otherwise)."""
+        if before:
+            return before[-1]
+        if self._recent and self._recent[-1][0] == number - 1:
+            return self._recent[-1][1]
+        return ""
 
     def _framework(self, text: str) -> None:
         """The framework that built the DDP wrapper, from its paths in a traceback or its start-up lines:

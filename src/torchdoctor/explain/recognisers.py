@@ -65,6 +65,7 @@ class Hit:
     order: int = 0  # position in the whole input, for "what happened first"
     specific: bool = True  # False: only a generic anchor of its recogniser was on the line
     anchor: str = ""  # the anchor found on the line (a specific one where there is one)
+    warning: bool = False  # a warning's line (Python's "UserWarning: ", a "WARNING:"): the run went on
 
 
 @dataclass

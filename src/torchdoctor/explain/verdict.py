@@ -138,12 +138,12 @@ def _order(hits: list[Hit], ctx: Context, raised: list[Raised], root_rank: int |
         if not causes or root_rank == first.rank or (earliest is not None and first.order < earliest):
             unknown = uncovered.reading(first, ctx)
     elif first is not None and causes:
-        # the known cause on the rank that failed first leads: the one read on that exception's own lines before
-        # one read only near it (a warning printed above the traceback), then a certain one before a likely one
+        # the known cause on the rank that failed first leads, a certain one before a likely one; a message
+        # printed only as a warning near it (the run went on after it) after one read on that exception's lines
         causes.sort(
             key=lambda k: (
                 not any(_covers(h, first) for h in by_kind[k]),
-                not _is_initiating(k, by_kind, first, ctx, seen),
+                all(h.warning for h in by_kind[k]) and not _is_initiating(k, by_kind, first, ctx, seen),
                 sure[k] != "certain",
             )
         )
