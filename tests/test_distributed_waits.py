@@ -157,9 +157,9 @@ try:
     dist.all_reduce(torch.zeros(2 if rank == 1 else 3))
 except DistributedOperationException as error:
     print("first:", str(error).splitlines()[0], flush=True)
-debug.enable(timeout=6)
+debug.enable(timeout=3)
 if rank == 1:
-    time.sleep(14)  # rank 0 gives up after 6 s; this rank comes afterwards
+    time.sleep(8)  # rank 0 gives up after 3 s; this rank comes afterwards
 try:
     dist.barrier()
 except DistributedOperationException as error:
@@ -179,12 +179,12 @@ def test_a_late_mismatch_is_a_mismatch_and_a_rank_arriving_after_the_timeout_rai
         if rank == 1:  # it must not go on into a barrier nobody else is in
             assert re.fullmatch(
                 r"second: This process reached collective #2 `torch.distributed.barrier` at \S+\.py:\d+ in "
-                r"<module> after the others had stopped waiting for it \(TORCHDOCTOR_DEBUG_TIMEOUT=6 s\): they "
+                r"<module> after the others had stopped waiting for it \(TORCHDOCTOR_DEBUG_TIMEOUT=3 s\): they "
                 r"raised this error there, naming it\.",
                 lines[1],
             ), lines[1]
         else:
             assert lines[1] == (
-                "second: Process 1 did not reach collective #2 within 6 s "
+                "second: Process 1 did not reach collective #2 within 3 s "
                 "(TORCHDOCTOR_DEBUG_TIMEOUT); the others are waiting for them."
             )

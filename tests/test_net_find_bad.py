@@ -104,13 +104,10 @@ def test_the_pair_matrix_is_printed_and_drawn_where_asked(tmp_path, cli_here):
     assert not (tmp_path / "find-bad-pairs.png").exists()
 
 
-def test_pairs_plot_without_find_bad_is_refused(tmp_path):
-    done = subprocess.run(
-        [sys.executable, "-m", "torchdoctor", "net", f"--pairs-plot={tmp_path / 'x.png'}"],
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+def test_pairs_plot_without_find_bad_is_refused(tmp_path, cli_here):
+    # refused before anything starts: the command line's `main` here, as test_cli's bad-input test runs every
+    # command's (a usage error's status 2 from a process of its own: test_cli's piped-output test)
+    done = cli_here("net", f"--pairs-plot={tmp_path / 'x.png'}")
     assert done.returncode == 2 and "--pairs-plot" in done.stderr and "--find-bad" in done.stderr, done.stderr
 
 

@@ -64,6 +64,9 @@ def workers_running(directory: Path) -> bool:
 # no Python thread: its main thread holds the GIL in C code (a custom op, a regex backtracking), and the rest of
 # the wait would only delay the report. One that began gets the whole wait for its dump.
 START_ANSWER = 2.0
+# A process stopped (SIGSTOP, Ctrl-Z, a debugger's stop) runs nothing, so it cannot answer until someone continues
+# it: one that stayed stopped from the request to START_ANSWER is not waited for longer.
+STOPPED = ("T", "t")
 
 
 def collect_stacks(directory: Path, wait: float = 5.0) -> list[RankStack]:
@@ -106,12 +109,22 @@ def collect_stacks(directory: Path, wait: float = 5.0) -> list[RankStack]:
     pending = list(asked)
     sizes: dict[int, int] = {}
     recording = [w["rank"] for w, _ in asked]
+    moved: set[int] = set()  # ranks seen not stopped since the request
+    stopped: list[tuple[dict, RankStack]] = []  # stopped throughout the first START_ANSWER s
     while (pending or recording) and time.monotonic() < deadline:
         time.sleep(0.1)
         recording = [r for r in recording if not answered(directory / f"rank{r}")]
         if asked_ns is not None and time.monotonic() - began >= START_ANSWER:
             recording = _still_answering(directory, [s for _, s in asked], recording, asked_ns)
         for worker, stack in list(pending):
+            state = stat_of(worker["pid"])
+            if state is None or state.state not in STOPPED:
+                moved.add(stack.rank)
+            elif stack.rank not in moved and time.monotonic() - began >= START_ANSWER:
+                pending.remove((worker, stack))
+                stopped.append((worker, stack))
+                recording = [r for r in recording if r != stack.rank]
+                continue
             path = directory / f"rank{worker['rank']}.stack"
             size = path.stat().st_size if path.exists() else 0
             if size > start_at[stack.rank] and sizes.get(stack.rank) == size:  # written, no longer growing
@@ -127,9 +140,10 @@ def collect_stacks(directory: Path, wait: float = 5.0) -> list[RankStack]:
                 stack.frames = threads.get(worker.get("main_thread")) or [[], *threads.values()][-1]
                 pending.remove((worker, stack))
             sizes[stack.rank] = size
-    for worker, stack in pending:
-        stack.note = f"did not answer within {wait:g}s: {silence(worker['pid'])}"
-        stack.last_seen = _last_seen(directory, stack.rank)
+    for waited, silent in ((wait, pending), (START_ANSWER, stopped)):
+        for worker, stack in silent:
+            stack.note = f"did not answer within {waited:g}s: {silence(worker['pid'])}"
+            stack.last_seen = _last_seen(directory, stack.rank)
     for stack in stacks:
         if not stack.frames and not stack.last_seen:
             stack.last_seen = _last_seen(directory, stack.rank)
