@@ -58,7 +58,11 @@ for the builtin `{n}`"). What each name did, and when, is from the libraries' so
   (``runtime/utils.py``, ``zero/stage3.py``, ``stage_1_and_2.py``; deepspeedai/DeepSpeed#2863 falls back to
   ``torch.inf``), and names came in known releases (``torch.device``,
   ``torch.no_grad``, ``torch.float32`` in 0.4.0; ``torch.argsort``, ``torch.tensordot`` in 1.0.0;
-  ``torch.nn.Identity`` in 1.1.0; ``torch.cuda.amp`` in 1.6.0; ``torch.fx`` in 1.8.0; ``torch.compile`` in 2.0.0).
+  ``torch.nn.Identity`` in 1.1.0; ``torch.cuda.amp`` in 1.6.0; ``torch.fx`` in 1.8.0; ``torch.compile`` in 2.0.0);
+- flash-attn 2.0 renamed the variable-length functions of ``flash_attn/flash_attn_interface.py``,
+  ``flash_attn_unpadded_func`` to ``flash_attn_varlen_func`` (and the ``_qkvpacked``/``_kvpacked`` ones alike), with
+  the same arguments (its README's "Upgrading from FlashAttention (1.x)"); packages written for 1.x import the old
+  name (transformer-engine's ``attention.py`` picks the 2.x name by flash-attn's version only in later releases).
 
 `change(text)` says which of them a message is: versions.py's ``dependency_version`` leads with it.
 """
@@ -104,6 +108,12 @@ TORCH_ADDED = {
     "torch.cuda.amp": "1.6.0",
     "torch.fx": "1.8.0",
     "torch.compile": "2.0.0",
+}
+# flash-attn 1.x's variable-length functions and their flash-attn 2.0 names
+FLASH_ATTN_2_NAMES = {
+    "flash_attn_unpadded_func": "flash_attn_varlen_func",
+    "flash_attn_unpadded_qkvpacked_func": "flash_attn_varlen_qkvpacked_func",
+    "flash_attn_unpadded_kvpacked_func": "flash_attn_varlen_kvpacked_func",
 }
 
 # Lightning 1.2-1.7's training-type plugins (pytorch_lightning/plugins/__init__.py) and the 1.6+ class each became;
@@ -225,6 +235,8 @@ CHANGE = R(
     rf"module {_Q}apex{_Q} has no attribute {_Q}(?P<apex_removed2>amp|parallel|RNN){_Q}|"
     rf"cannot import name {_Q}(?P<pl_plugin>{'|'.join(LIGHTNING_PLUGINS)}){_Q}(?: from {_Q}pytorch_lightning[\w.]{{0,60}}{_Q})?|"
     rf"invalid strategy name: `?strategy={_Q}(?P<pl_strategy>{'|'.join(LIGHTNING_STRATEGIES_GONE)}){_Q}`?|"
+    rf"(?:cannot import name {_Q}|module {_Q}flash_attn(?:\.flash_attn_interface)?{_Q} has no attribute {_Q})"
+    rf"(?P<flash_attn_1_name>{'|'.join(FLASH_ATTN_2_NAMES)}){_Q}|"
     rf"module {_Q}(?P<torch_module>torch(?:\.nn|\.cuda)?){_Q} has no attribute "
     rf"{_Q}(?P<torch_added>{'|'.join(sorted({n.rsplit('.', 1)[1] for n in TORCH_ADDED}))}){_Q}"
 )
@@ -330,6 +342,17 @@ def change(facts: dict) -> tuple[str, str] | None:
             "Upgrade peft (pip install -U 'peft>=0.8'), or list the linear layers to adapt by their names in the "
             "model: target_modules=['q_proj', 'k_proj', 'v_proj', 'o_proj', 'gate_proj', 'up_proj', 'down_proj'] "
             "for Llama-style models (print(model) shows them).",
+        )
+    if facts.get("flash_attn_1_name"):
+        old_name = facts["flash_attn_1_name"]
+        new_name = FLASH_ATTN_2_NAMES[old_name]
+        return (
+            f"the code uses {old_name}, flash-attn 1.x's name that flash-attn 2.0 renamed {new_name}: the "
+            "installed flash-attn is newer than the code",
+            f"Call {new_name} instead (the same arguments): from flash_attn.flash_attn_interface import "
+            f"{new_name}. Where an installed package imports the old name (an older transformer-engine, a model's "
+            "remote code), upgrade it to a release written for flash-attn 2 (pip install -U <that package>); or "
+            "install flash-attn 1.x, which has the old name: pip install 'flash-attn<2'.",
         )
     if facts.get("apex_removed") or facts.get("apex_removed2"):
         part = facts.get("apex_removed") or facts["apex_removed2"]

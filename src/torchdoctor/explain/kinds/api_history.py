@@ -199,6 +199,15 @@ def decisive(facts: dict) -> bool:
     return row is not None and row.module not in BUILD_DEPENDENT
 
 
+def last_with_it(releases: list[str], row: Change) -> str:
+    """ " (0.25.2 is the last release with it)" after a pin written as a bound ('<0.26'): the release it installs,
+    the last patch of the minor before the removal (the wheels read are each minor's last patch); "" where the pin
+    already names it ('==1.6.*', releases between unread)."""
+    if not row.removed or not below(releases, row.last, row.removed).startswith("<"):
+        return ""
+    return f" ({row.last} is the last release with it)"
+
+
 def explain(row: Change, releases: list[str] | None = None) -> tuple[str, str]:
     """(summary, fix) for a name the installed release of its package lacks (``releases``: the releases read,
     when another table than this one read them: api_members.tsv's class members)."""
@@ -221,7 +230,7 @@ def explain(row: Change, releases: list[str] | None = None) -> tuple[str, str]:
         instead = f" use {row.replacement} instead, or" if row.replacement else ""
         steps.append(
             f"In the code (or by upgrading the package that calls it),{instead} pin the release before the "
-            f"removal: pip install '{row.package}{below(releases, row.last, row.removed)}'"
+            f"removal: pip install '{row.package}{below(releases, row.last, row.removed)}'{last_with_it(releases, row)}"
         )
     if row.added:
         steps.append(

@@ -52,6 +52,17 @@ NAMESAKES = {
 # a call's argument line, not its start: CPython before 3.8 shows the last line of a call spread over several
 # (``period=0,`` under ``ModelCheckpoint(``); the call's name is on a line the traceback leaves out
 _CAPITALISED_CALL = re.compile(r"(?<![\w.])[A-Z]\w{0,100}\s*\(")
+# removed keywords whose value the deprecation text spreads over several (the table keeps the first it names):
+# Lightning 1.0-1.1's ModelCheckpoint warns "Argument `filepath` is deprecated in v1.0 and will be removed in v1.2.
+# Please use `dirpath` and `filename` instead." and splits it itself (callbacks/model_checkpoint.py: a folder is
+# dirpath alone, else os.path.split gives dirpath and filename)
+SPLIT = {
+    ("ModelCheckpoint", "filepath"): (
+        "dirpath and filename",
+        "Split filepath= into dirpath= (its folder) and filename= (the name in it, a template such as "
+        "'{epoch}-{val_loss:.2f}'); a filepath that is a folder is dirpath= alone",
+    ),
+}
 # the package a table row belongs to, as `pip install` spells it
 PIP_NAME = {"pytorch_lightning": "pytorch-lightning", "sentence_transformers": "sentence-transformers"}
 
@@ -247,7 +258,10 @@ def explain(found: list[Keyword]) -> tuple[str, str]:
     if row.added:
         bound.append(came(releases, row.added, package))
     if row.removed:
-        renamed = f", renamed {row.replacement}" if row.replacement else ""
+        split = SPLIT.get((row.callable, row.keyword))
+        renamed = (
+            f", split into {split[0]}" if split else f", renamed {row.replacement}" if row.replacement else ""
+        )
         bound.append(
             f"{went(releases, row.last, row.removed, package)}{renamed} (the last release with it: {row.last})"
         )
@@ -255,11 +269,15 @@ def explain(found: list[Keyword]) -> tuple[str, str]:
     summary = f"{what}: the keyword {' and '.join(bound)}; the installed {package} is {side} than the code"
     steps = []
     if row.removed:
-        if row.replacement:
+        if (row.callable, row.keyword) in SPLIT:
+            steps.append(SPLIT[row.callable, row.keyword][1])
+        elif row.replacement:
             steps.append(f"Pass {row.replacement}= instead of {row.keyword}= (the same value)")
         pin = "or pin" if row.replacement else "Pin"
+        bound = below(releases, row.last, row.removed)
         steps.append(
-            f"{pin} the release before the removal: pip install '{pip_name}{below(releases, row.last, row.removed)}'"
+            f"{pin} the release before the removal: pip install '{pip_name}{bound}'"
+            + (f" ({row.last} is the last release with it)" if bound.startswith("<") else "")
         )
     if row.added:
         steps.append(
