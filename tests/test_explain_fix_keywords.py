@@ -117,3 +117,32 @@ def test_a_flash_attn_name_that_was_not_renamed_is_not_read_as_the_rename():
         f"'flash_attn.flash_attn_interface' ({SITE}/flash_attn/flash_attn_interface.py)\n"
     )
     assert "varlen" not in found.fix
+
+
+def test_a_renamed_keyword_is_not_said_to_take_the_same_value():
+    # accelerate 0.16 renamed Accelerator's fp16= to mixed_precision=, whose values are "no", "fp16", "bf16": the
+    # old fix said "(the same value)", and fp16=True passed as mixed_precision=True is refused
+    found = lead(
+        "Traceback (most recent call last):\n"
+        '  File "/home/u/train.py", line 12, in <module>\n'
+        "    accelerator = Accelerator(fp16=True)\n"
+        "TypeError: Accelerator.__init__() got an unexpected keyword argument 'fp16'\n"
+    )
+    assert found.id == "log.dependency_version"
+    assert "Pass mixed_precision= instead of fp16=" in found.fix
+    assert "the same value" not in found.fix
+    assert "a renamed keyword may take others" in found.fix
+
+
+def test_a_missing_module_not_in_the_table_is_not_sent_to_pip_by_its_name_alone():
+    # train/1285.txt (microsoft/Swin-Transformer#37): "No module named 'amp'" from `from apex import amp`, a
+    # submodule of apex's install; PyPI's "amp" is another project, and the fix said "pip install amp"
+    found = lead(
+        'when I "from apex import amp", the error is "ModuleNotFoundError: No module named \'amp\'".\n'
+    )
+    assert found.id == "log.broken_install"
+    assert "pip install amp." not in found.fix
+    assert "where that is its name on PyPI" in found.fix
+    # a module the table knows keeps its plain install line
+    named = lead("ModuleNotFoundError: No module named 'flash_attn'\n")
+    assert "pip install flash-attn" in named.fix and "where that is its name" not in named.fix

@@ -272,7 +272,12 @@ def explain(found: list[Keyword]) -> tuple[str, str]:
         if (row.callable, row.keyword) in SPLIT:
             steps.append(SPLIT[row.callable, row.keyword][1])
         elif row.replacement:
-            steps.append(f"Pass {row.replacement}= instead of {row.keyword}= (the same value)")
+            # the table knows the new keyword's name, not whether it takes the old one's values (Accelerator's
+            # fp16=True became mixed_precision="fp16")
+            steps.append(
+                f"Pass {row.replacement}= instead of {row.keyword}= (check the values it takes in "
+                f"{row.callable}'s documentation: a renamed keyword may take others)"
+            )
         pin = "or pin" if row.replacement else "Pin"
         bound = below(releases, row.last, row.removed)
         steps.append(

@@ -1057,6 +1057,19 @@ def pip_distribution(module: str) -> str:
     return module.split(".")[0]
 
 
+def _install_line(module: str) -> str:
+    """What to install for a missing ``module``: the table's name, else its top package's with the caveat that a
+    module's name is not always the name it has on PyPI (a name there may be another project's)."""
+    distribution = pip_distribution(module)
+    if distribution != module.split(".")[0]:
+        return f"pip install {distribution}"
+    return (
+        f"install the package that provides it (pip install {distribution} where that is its name on PyPI: a "
+        "module's name is not always its package's, cv2 is opencv-python, and a submodule of another package "
+        "comes only with that package's install)"
+    )
+
+
 def _missing_launcher(hits: list[Hit], ctx: Context) -> tuple[str, str]:
     facts = merged(hits)
     if facts.get("backend"):
@@ -1106,7 +1119,7 @@ def _missing_launcher(hits: list[Hit], ctx: Context) -> tuple[str, str]:
             f"see this environment's packages. Compare `which torchrun` with `which python`, activate the virtual "
             "env / conda env in the job script before launching, or launch through the Python that has the "
             "package: python -m torch.distributed.run ... (what torchrun runs). If it is the same environment, "
-            f"the package is missing there: pip install {pip_distribution(module)}.",
+            f"the package is missing there: {_install_line(module)}.",
         )
     command = facts.get("command", "torchrun")
     if command.startswith("mpirun"):
