@@ -81,3 +81,17 @@ def test_the_launcher_the_log_names_is_the_one_the_fix_names():
     assert found.id == "log.cuda_fork"
     assert "accelerate's notebook_launcher forks this process" in found.fix
     assert "ddp_notebook" not in found.fix
+
+
+def test_a_deepspeed_model_states_file_is_loaded_through_its_module_entry():
+    # DeepSpeed's mp_rank_00_model_states.pt (runtime/engine.py _save_checkpoint: dict(module=..., buffer_names=...,
+    # optimizer=..., param_shapes=...)) loaded whole into the bare model, in torch's wording
+    found = lead(
+        "RuntimeError: Error(s) in loading state_dict for LlamaForCausalLM:\n"
+        '\tUnexpected key(s) in state_dict: "module", "buffer_names", "optimizer", "param_shapes", '
+        '"lr_scheduler", "global_steps", "ds_config", "ds_version".\n'
+    )
+    assert found.id == "log.state_dict_keys"
+    assert "model.load_state_dict(checkpoint['module'])" in found.fix
+    assert "zero_to_fp32.py" in found.fix
+    assert "removeprefix('module.')" not in found.fix  # 'module' here is the entry, not DDP's prefix

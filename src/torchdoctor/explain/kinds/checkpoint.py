@@ -102,6 +102,12 @@ def _from_training_checkpoint(summary: str, holder: str, top: list[str], hits: l
             "<YourLightningModule>.load_from_checkpoint(path), or take that name off first (for self.model: "
             "{k.removeprefix('model.'): v for k, v in checkpoint['state_dict'].items()})."
         )
+    if holder == "module" and any(k in top for k in ("ds_version", "param_shapes", "buffer_names")):
+        fix += (
+            "\nDeepSpeed saved it (its model-states file): under ZeRO-3 'module' holds the partitioned "
+            "placeholders, not the weights; rebuild them with the zero_to_fp32.py script saved beside the "
+            "checkpoint (or deepspeed.utils.zero_to_fp32.get_fp32_state_dict_from_zero_checkpoint(folder))."
+        )
     return summary + on_ranks(hits), fix
 
 
