@@ -36,6 +36,16 @@ PREFIXES = (
     ("_checkpoint_wrapped_module.", "activation checkpointing"),
 )
 
+# the top-level entries a training checkpoint keeps the model's weights under, the likelier first: training
+# scripts' own dicts ('model', 'model_state_dict', 'net'), Lightning's and timm's ('state_dict'), DeepSpeed's
+# model-states file ('module')
+WEIGHT_ENTRIES = ("model", "model_state_dict", "state_dict", "model_state", "module", "net", "network")
+# the rest of a training loop's state saved beside them: optimizer, schedulers, counters, arguments, best metric,
+# Lightning's own entries
+LOOP_STATE = re.compile(
+    r"optim|epoch|step|iter|sched|scaler|^amp$|^args$|config|^cfg$|best|hyper_parameters|lightning_version|"
+    r"^loops$|^callbacks$"
+)
 
 _KEY = re.compile(r'"([^"\n]{1,300})"')
 
@@ -62,6 +72,45 @@ def _prefixed(hits: list[Hit]) -> tuple[str, str, str] | None:
     return None
 
 
+def _training_checkpoint(hits: list[Hit]) -> tuple[str, list[str]] | None:
+    """(the entry holding the weights, the top-level keys) when the state dict's unexpected keys are a training
+    checkpoint's own: an entry of ``WEIGHT_ENTRIES`` beside the loop's state (``LOOP_STATE``), none a parameter's
+    dotted name. The whole dict was passed to load_state_dict, not the weights it holds."""
+    top = [k for k in dict.fromkeys(_listed(hits, "unexpected")) if "." not in k]
+    holder = next((entry for entry in WEIGHT_ENTRIES if entry in top), None)
+    if holder is None or not any(LOOP_STATE.search(k) for k in top if k != holder):
+        return None
+    return holder, top
+
+
+def _from_training_checkpoint(summary: str, holder: str, top: list[str], hits: list[Hit]) -> tuple[str, str]:
+    shown = ", ".join(repr(k) for k in top[:6]) + (", ..." if len(top) > 6 else "")
+    summary += (
+        f": the file is a whole training checkpoint (its top-level keys {shown} are the unexpected ones), "
+        f"the model's weights are its {holder!r} entry"
+    )
+    fix = (
+        "load_state_dict was given the training checkpoint itself, a dict of the model's weights beside the "
+        f"optimizer's and the loop's state, not the weights. Load its {holder!r} entry:\n"
+        "checkpoint = torch.load(path, map_location='cpu')\n"
+        f"model.load_state_dict(checkpoint[{holder!r}])"
+    )
+    if holder == "state_dict" and any(k in top for k in ("pytorch-lightning_version", "optimizer_states")):
+        fix += (
+            "\nLightning saved it: its 'state_dict' is the LightningModule's, so a network the LightningModule "
+            "holds as an attribute (self.model) has that name in front of each key. Load it with "
+            "<YourLightningModule>.load_from_checkpoint(path), or take that name off first (for self.model: "
+            "{k.removeprefix('model.'): v for k, v in checkpoint['state_dict'].items()})."
+        )
+    if holder == "module" and any(k in top for k in ("ds_version", "param_shapes", "buffer_names")):
+        fix += (
+            "\nDeepSpeed saved it (its model-states file): under ZeRO-3 'module' holds the partitioned "
+            "placeholders, not the weights; rebuild them with the zero_to_fp32.py script saved beside the "
+            "checkpoint (or deepspeed.utils.zero_to_fp32.get_fp32_state_dict_from_zero_checkpoint(folder))."
+        )
+    return summary + on_ranks(hits), fix
+
+
 def _state_dict(hits: list[Hit], ctx: Context) -> tuple[str, str]:
     facts = merged(hits)
     if facts.get("fsdp_keys"):
@@ -69,6 +118,9 @@ def _state_dict(hits: list[Hit], ctx: Context) -> tuple[str, str]:
     summary = "the checkpoint's state dict does not match the model" + (
         f" ({facts['model']})" if facts.get("model") else ""
     )
+    checkpoint = _training_checkpoint(hits)
+    if checkpoint is not None:
+        return _from_training_checkpoint(summary, *checkpoint, hits)
     found = _prefixed(hits)
     if found is not None and found[2] == "checkpoint":
         prefix, wrapper, _ = found

@@ -799,6 +799,16 @@ NONCONTIGUOUS_TENSOR = Recogniser(
 )
 
 
+# the launchers that start a notebook's workers by forking its process (lightning/pytorch/strategies: the
+# 'ddp_notebook' and 'ddp_fork' strategies, start method fork; accelerate/launchers.py: notebook_launcher)
+FORK_LAUNCHERS = {
+    "ddp_notebook": "Lightning's strategy 'ddp_notebook'",
+    "ddp_fork": "Lightning's strategy 'ddp_fork'",
+    "notebook_launcher": "accelerate's notebook_launcher",
+}
+FORK_LAUNCHER = tuple((name, R(rf"(?P<fork_launcher>\b{name}\b)")) for name in FORK_LAUNCHERS)
+
+
 def _cuda_fork(hits: list[Hit], ctx: Context) -> tuple[str, str]:
     if all("init_error" in h.facts for h in hits):
         return (
@@ -809,12 +819,22 @@ def _cuda_fork(hits: list[Hit], ctx: Context) -> tuple[str, str]:
             "DataLoader(multiprocessing_context='spawn')) or keep CUDA out of the parent until they exist. If no "
             "fork is involved, the driver is in a bad state: nvidia-smi, and a reboot after a driver update.",
         )
+    launcher = FORK_LAUNCHERS.get(ctx.facts.get("fork_launcher", ""), "")
+    notebook = (
+        f"{launcher} forks this process to start its workers, so nothing may initialise CUDA before it runs"
+        if launcher
+        else "A notebook launcher (Lightning's strategy='ddp_notebook', accelerate's notebook_launcher) forks the "
+        "notebook's own process, so nothing may initialise CUDA before it runs"
+    )
     return (
         "CUDA was initialised in the parent and then used in a forked subprocess" + on_ranks(hits),
         "A forked child cannot use the parent's CUDA context. Start the workers with spawn: "
         "torch.multiprocessing.set_start_method('spawn') (or mp.spawn / DataLoader(multiprocessing_context="
-        "'spawn')), or keep CUDA out of the parent until the workers exist: no .cuda() or torch.cuda calls at "
-        "import time or in the Dataset's __init__; DataLoader workers should return CPU tensors.",
+        "'spawn')), or keep CUDA out of the parent until the workers exist: no .cuda(), .to('cuda') or "
+        "torch.cuda calls at import time, in a model's constructor or in the Dataset's __init__; DataLoader "
+        f"workers should return CPU tensors. {notebook}: keep the model on the CPU until the launch (the "
+        "workers move it to their GPUs), do any other GPU work inside the launched function, and restart the "
+        "kernel after a cell that touched CUDA.",
     )
 
 
