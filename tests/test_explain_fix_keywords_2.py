@@ -95,3 +95,23 @@ def test_a_deepspeed_model_states_file_is_loaded_through_its_module_entry():
     assert "model.load_state_dict(checkpoint['module'])" in found.fix
     assert "zero_to_fp32.py" in found.fix
     assert "removeprefix('module.')" not in found.fix  # 'module' here is the entry, not DDP's prefix
+
+
+def test_the_notebook_launchers_own_words_for_a_fork_after_cuda_are_read():
+    # accelerate/launchers.py notebook_launcher re-raises torch's "Cannot re-initialize CUDA in forked subprocess" as
+    # its own message; Lightning's _check_bad_cuda_fork (fabric/strategies/launchers/multiprocessing.py) raises its
+    # own before a fork or forkserver start once torch.cuda.is_initialized(): neither printed torch's words
+    accelerate = lead(
+        "RuntimeError: CUDA has been initialized before the `notebook_launcher` could create a forked subprocess. "
+        "This likely stems from an outside import causing issues once the `notebook_launcher()` is called.\n"
+    )
+    assert accelerate.id == "log.cuda_fork" and "notebook_launcher" in accelerate.fix
+    lightning = lead(
+        "RuntimeError: Lightning can't create new processes if CUDA is already initialized. Did you manually call "
+        "`torch.cuda.*` functions, have moved the model to the device, or allocated memory on the GPU any other way? "
+        "Please remove any such calls, or change the selected strategy. You will have to restart the Python kernel.\n"
+    )
+    assert lightning.id == "log.cuda_fork"
+    # a message about CUDA being initialised that is not a fork (torch's lazy init check) is not this kind
+    other = lead("RuntimeError: CUDA has been initialized already, cannot set the memory fraction now\n")
+    assert other.id != "log.cuda_fork"

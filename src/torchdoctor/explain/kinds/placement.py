@@ -843,8 +843,20 @@ CUDA_FORK = Recogniser(
     title="CUDA used in a forked subprocess",
     # and the CUDA runtime's "initialization error", as torch or NCCL report it (kinds/cuda_errors.py): a fork
     # after CUDA was initialised, or a driver in a bad state: only likely
-    anchors=("Cannot re-initialize CUDA in forked subprocess", *cuda_errors.INITIALIZATION),
-    templates=("torch:cannot-re-initialize-cuda-in-forked", cuda_errors.INITIALIZATION_TEMPLATE),
+    anchors=(
+        "Cannot re-initialize CUDA in forked subprocess",
+        # the notebook launchers' own words for it: accelerate's notebook_launcher re-raises torch's message as
+        # this; Lightning checks torch.cuda.is_initialized() before a fork or forkserver start and raises
+        "CUDA has been initialized before the `notebook_launcher` could create a forked subprocess",
+        "Lightning can't create new processes if CUDA is already initialized",
+        *cuda_errors.INITIALIZATION,
+    ),
+    templates=(
+        "torch:cannot-re-initialize-cuda-in-forked",
+        "third_party:accelerate-cuda-initialized-before-notebook-launcher",
+        "third_party:lightning-cuda-already-initialized-fork",
+        cuda_errors.INITIALIZATION_TEMPLATE,
+    ),
     generic=cuda_errors.INITIALIZATION,
     facts=(R(r"(?P<init_error>initialization error)"),),
     also=(
