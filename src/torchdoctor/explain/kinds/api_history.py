@@ -101,6 +101,11 @@ def lookup(module: str, name: str = "") -> Change | None:
     return _index().get((module, name))
 
 
+def some_release_has_module(module: str) -> bool:
+    """Whether the table shows ``module`` (or a module below it) in some release read of its package."""
+    return any(m == module or m.startswith(f"{module}.") for m, _ in _index())
+
+
 def missing(facts: dict) -> tuple[str, str, str | None] | None:
     """(module, name, the path CPython printed) of the missing name among ``facts`` (`MISSING`'s groups)."""
     if facts.get("hist_submodule"):

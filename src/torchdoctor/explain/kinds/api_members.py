@@ -17,13 +17,14 @@ packages define that the log does not tie to one, or one the table does not know
 from __future__ import annotations
 
 import re
+from difflib import get_close_matches
 from functools import cache
 from pathlib import Path
 from typing import NamedTuple
 
 from torchdoctor.explain.first_failure import Raised, installed_package
 from torchdoctor.explain.kinds import api_history
-from torchdoctor.explain.kinds.release_pins import read_table, within
+from torchdoctor.explain.kinds.release_pins import came, read_table, within
 
 FAMILY = "library releases that disagree with the code"
 
@@ -105,8 +106,11 @@ def rows(package: str, cls: str, member: str) -> list[Member]:
 # CPython's two lines (an object's attribute, a class's): the class as type(obj).__name__ prints it
 MISSING = re.compile(
     r"(?:(?<![\w.])'(?P<mem_class>[A-Za-z_]\w{0,100})' object|type object '(?P<mem_type>[A-Za-z_]\w{0,100})') "
-    r"has no attribute '(?P<mem_name>\w{1,100})'"
+    r"has no attribute '(?P<mem_name>\w{1,100})'(?:\. Did you mean: '(?P<mem_suggested>\w{1,100})'\?)?"
 )
+# how close another member's name must be to the one read to be its new (or old) name (difflib's ratio):
+# evaluation_strategy and eval_strategy are 0.81
+RENAMED_NEAR = 0.75
 # one project under two names (lightning.pytorch is pytorch_lightning renamed): one class, one release line
 _SAME_LINE = {"lightning": "pytorch_lightning"}
 # the installed release as a log states it: pip freeze ("transformers==4.46.3"), transformers-cli env and
@@ -175,6 +179,50 @@ def tied(defining: set[str], raised: Raised, facts: dict) -> str | None:
     return chosen.pop() if len(chosen) == 1 else None
 
 
+def other_name(row: Member, suggested: str | None) -> Member | None:
+    """The row of the member of the same class that another release has in place of ``row``'s: CPython's
+    suggestion (3.10+), else the nearest name of the class's members that came as this one went (or went as it
+    came); None when the table shows no such pair (a member dropped without a successor)."""
+    if not row.removed and not row.added:
+        return None
+    _, rows_ = load().packages[row.package]
+    pairs = {
+        r.name: r
+        for r in rows_
+        if r.module == row.module and r.name != row.name and (r.added if row.removed else r.removed)
+    }
+    if suggested:
+        return pairs.get(suggested)
+    near = get_close_matches(row.name, list(pairs), n=1, cutoff=RENAMED_NEAR)
+    return pairs[near[0]] if near else None
+
+
+def _only_package(cls: str, found: list[Member], suggested: str | None) -> Member | None:
+    """The row of the one release line defining ``cls`` (no namesake in another package) whose class has the
+    member under another name in another release: a log that names no package still names that class."""
+    defining = set(load().namesakes.get(cls, ())) | {r.package for r in found}
+    if len({release_line(p) for p in defining}) != 1 or len(found) != 1:
+        return None
+    return found[0] if other_name(found[0], suggested) else None
+
+
+def _renamed(row: Member, other: Member, releases: list[str]) -> tuple[str, str]:
+    """(summary, fix) for ``row``'s member, which ``other`` names in the releases that lack it."""
+    cls = row.module
+    if row.removed:
+        summary, fix = api_history.explain(row._replace(replacement=f".{other.name}"), releases)
+        since = came(releases, other.added, row.package)
+        return (
+            f"{summary}; it is {cls}.{other.name} in the newer releases ({since})",
+            fix,
+        )
+    summary, fix = api_history.explain(row, releases)
+    return (
+        f"{summary}; the older releases have it as {cls}.{other.name}",
+        f"{fix} Or, for the installed release, read .{other.name} instead of .{row.name}.",
+    )
+
+
 def has_member(row: Member, installed: str) -> bool | None:
     """Whether the release ``installed`` has the member (None when the version does not read)."""
     return within(load().packages[row.package][0], installed, row.added, row.last if row.removed else "")
@@ -190,11 +238,18 @@ def diagnosis(raised: Raised, facts: dict) -> tuple[str, str, bool] | None:
     found = MISSING.search(raised.message)
     if found is None:
         return None
-    cls, member = found["mem_class"] or found["mem_type"], found["mem_name"]
-    row = owner(cls, packages_with(cls, member), raised, facts)
+    cls, member, suggested = (
+        found["mem_class"] or found["mem_type"],
+        found["mem_name"],
+        found["mem_suggested"],
+    )
+    candidates = packages_with(cls, member)
+    row = owner(cls, candidates, raised, facts) or _only_package(cls, candidates, suggested)
     if row is None:
         return None
-    summary, fix = api_history.explain(row, load().packages[row.package][0])
+    releases = load().packages[row.package][0]
+    other = other_name(row, suggested)
+    summary, fix = _renamed(row, other, releases) if other else api_history.explain(row, releases)
     installed = facts.get(f"installed_{row.package}") or facts.get(f"installed_{release_line(row.package)}")
     has = has_member(row, installed) if installed else None
     if has:

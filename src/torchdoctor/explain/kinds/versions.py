@@ -17,6 +17,7 @@ from torchdoctor.explain.first_failure import Raised, cut, installed_package
 from torchdoctor.explain.kinds import (
     api_changes,
     api_history,
+    autograd_releases,
     config_keys,
     cuda_errors,
     data_containers,
@@ -78,6 +79,7 @@ _CHANGES = (
     lightning_defaults,
     torchvision_renames,
     pip_pins,
+    autograd_releases,
 )
 
 # "requires PyTorch >= 2.2.0", "requires `accelerate>=1.1.0`", "requires deepspeed>=0.16.4"
@@ -341,6 +343,8 @@ def _dependency(hits: list[Hit], ctx: Context) -> tuple[str, str]:
         )
     name, module = facts.get("name", found[1]), facts.get("module", found[0])
     top = module.split(".")[0]
+    if top != "torch" and _maybe_subpackage(module, name):
+        return _subpackage(module, name, hits)
     if facts.get("no_attribute") and top == "torch":
         return (
             f"module {module} has no attribute {name}: the installed PyTorch is likely older than the code that "
@@ -384,6 +388,39 @@ def _dependency(hits: list[Hit], ctx: Context) -> tuple[str, str]:
         f"or removed between versions). Compare `pip show {top}` with the version the project's requirements "
         f"pin, and install that one: pip install '{top}==<the pinned version>'. If {module} is your own module, "
         "look for a circular import or a file of yours that shadows the package's name.",
+    )
+
+
+def _maybe_subpackage(module: str, name: str) -> bool:
+    """Whether ``name``, missing from the package ``module``, may be a subpackage of it: spelled as a module is
+    (lower case), and not a name the release table knows as an object of ``module`` (its own reading says when
+    that came or went)."""
+    return (
+        name.isidentifier()
+        and name == name.lower()
+        and not name.startswith("_")
+        and api_history.lookup(module, name) is None
+    )
+
+
+def _subpackage(module: str, name: str, hits: list) -> tuple[str, str]:
+    """CPython's "module 'pkg' has no attribute 'sub'" where sub may be a subpackage: a package's __init__ binds
+    only the subpackages it (or a module it imports) imports, and releases change which; the table's module rows
+    say when ``module.name`` is one some release has."""
+    known = api_history.some_release_has_module(f"{module}.{name}")
+    what = (
+        f"{module}.{name} is a subpackage of some {module.split('.')[0]} releases"
+        if known
+        else f"{module}.{name} is likely a subpackage"
+    )
+    return (
+        f"{module} has no {name}: {what} that the installed release's {module}/__init__.py "
+        "does not import, or a name added or removed between releases" + on_ranks(hits),
+        f"Import the subpackage explicitly before using it: from {module} import {name} (or import "
+        f"{module}.{name}); attribute access on the package finds a subpackage only once something imported it, "
+        f"and which subpackages {module}/__init__.py imports changes between releases. If {name} is not a "
+        f"subpackage, the installed {module.split('.')[0]} is older or newer than the code: compare `pip show "
+        f"{module.split('.')[0]}` with the version the project pins and install that one.",
     )
 
 
