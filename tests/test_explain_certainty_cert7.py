@@ -24,6 +24,24 @@ What the audit flagged (benchmarks/certainty_audit.py, (b) and (d)), each read a
   reading's own (interrupted.TEMPLATES). On Windows a wandb sweep agent stops the run it started with Ctrl-C's
   signal (wandb_agent.py AgentProcess.terminate): beside the agent's "Agent Starting Run:" line it is likely,
   the agent's stop named, as torchrun's already was beside several ranks.
+
+The certain readings of the data, script's-own-mistake and library-release families (certainty_audit.py
+--list-certain), each message read against every caller of it:
+
+- webdataset's "{url}: no gopen handler defined" (gopen.py gopen_error, the default of gopen_schemes): a scheme
+  it has no handler for, certain; but a Windows path is one too (urlparse reads "C:" as the scheme "c"), and it
+  was told to pipe the shard from S3: it is named a drive letter read as a scheme, file: URLs the fix.
+- Kept certain, each pinned below with its reason: webdataset's "you need to add an explicit nodesplitter"
+  (shardlists.py single_node_only: a world size above 1, from RANK/WORLD_SIZE or torch.distributed); scipy's "Please
+  use HDF reader for matlab v7.3 files" (_mio.py mat_reader_factory: the header's major version 2, v7.3 alone);
+  detectron2's and VISSL's "Dataset '...' is already registered!" (catalog.py register: the name in the dict);
+  F.one_hot's "Class values must be smaller than num_classes" (Onehot.cpp, the labels or num_classes, both named);
+  cuDNN's "RNN backward can only be called in training mode" (RNN.cpp, the forward's train flag); "Can't detach
+  views in-place" (VariableTypeManual.cpp detach_ on a view, DDP's bucket-view gradients named in the same
+  message and in the fix); _scaled_mm's "trailing dimension of mat1 to be divisible by 16" (Blas.cpp, FP8's
+  shapes); "Adam does not support sparse gradients" (sparse=True layers). Already likely where another cause prints
+  the same words: GDAL's IReadBlock and libtiff's scanline read (a shared handle), librosa's mono check (a batch),
+  YOLO's label columns (a warning), detectron2's filtered instances (a warning), default_collate's None.
 """
 
 from __future__ import annotations
@@ -155,3 +173,68 @@ def test_a_windows_run_a_sweep_agent_started_may_be_the_agent_stopping_it():
 def test_a_ctrl_c_stays_the_users_where_no_agent_sends_it(text):
     found = explained(text)
     assert found.id == "log.interrupted" and found.details["confidence"] == "certain", found.summary
+
+
+def test_a_windows_shard_path_is_named_a_drive_letter_read_as_a_scheme():
+    found = certain(
+        "ValueError: C:\\data\\shards\\train-000.tar: no gopen handler defined\n", "url_scheme_unsupported"
+    )
+    assert "drive letter" in found.summary and "(c:)" in found.summary, found.summary
+    assert "file:C:/data/shards/train-000.tar" in found.fix and "aws s3" not in found.fix, found.fix
+
+
+def test_a_scheme_webdataset_has_no_handler_for_keeps_its_fix():
+    found = certain(
+        "ValueError: s3://bucket/train-000.tar: no gopen handler defined\n", "url_scheme_unsupported"
+    )
+    assert "pipe:aws s3 cp s3://bucket/train-000.tar -" in found.fix, found.fix
+
+
+@pytest.mark.parametrize(
+    ("line", "kind", "said"),
+    [
+        (
+            "ValueError: you need to add an explicit nodesplitter to your input pipeline for multi-node training",
+            "webdataset_shard_split",
+            "split_by_node",
+        ),
+        (
+            "NotImplementedError: Please use HDF reader for matlab v7.3 files, e.g. h5py",
+            "matlab_v73_file",
+            "h5py",
+        ),
+        (
+            "KeyError: \"Dataset 'coco_train' is already registered!\"",
+            "dataset_registered_twice",
+            "DatasetCatalog",
+        ),
+        (
+            "RuntimeError: Class values must be smaller than num_classes.",
+            "label_out_of_range",
+            "max label + 1",
+        ),
+        (
+            "RuntimeError: cudnn RNN backward can only be called in training mode",
+            "rnn_backward_eval_mode",
+            "model.train()",
+        ),
+        (
+            "RuntimeError: Can't detach views in-place. Use detach() instead. If you are using DistributedDataParallel "
+            "(DDP) for training, and gradient_as_bucket_view is set as True, gradients are views of DDP buckets, and "
+            "hence detach_() cannot be called on these gradients. To fix this error, please refer to the "
+            "Optimizer.zero_grad() function in torch/optim/optimizer.py as the solution.",
+            "inplace_detach_view",
+            "gradient_as_bucket_view=True",
+        ),
+        (
+            "RuntimeError: Expected trailing dimension of mat1 to be divisible by 16 but got mat1 shape: (16x1000).",
+            "input_size_not_divisible",
+            "pad_inner_dim=True",
+        ),
+        ("RuntimeError: Adam does not support sparse gradients", "optimizer_sparse_gradients", "SparseAdam"),
+    ],
+    ids=lambda v: v if isinstance(v, str) and "_" in v and " " not in v else None,
+)
+def test_a_message_printed_for_one_cause_stays_certain(line, kind, said):
+    found = certain(line + "\n", kind)
+    assert said in found.fix, found.fix
