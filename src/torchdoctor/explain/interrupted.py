@@ -15,6 +15,9 @@ from torchdoctor.explain.recognisers import Context
 from torchdoctor.findings import Finding
 from torchdoctor.hang.source import Frame
 
+# the catalog's template this reading is built from (benchmarks/certainty_audit.py counts it as mapped here)
+TEMPLATES = ("system:keyboard-interrupt",)
+
 _WATCH = (
     "To see where every rank waits, start it with torchrun under `torchdoctor launch --watchdog 60 train.py`: when "
     "the ranks stop moving it prints each one's stack and names the one the others wait for (`py-spy dump --pid "
@@ -82,6 +85,10 @@ _STOPPED_BY_TORCHRUN = (
     "torchrun stopping this worker after another rank failed (on Windows it stops the workers with Ctrl-C's "
     "signal)"
 )
+_SWEEP_STOPPED = (
+    "If you did not press Ctrl-C: the sweep's agent ended the run, as its early termination (hyperband) or a "
+    "stopped sweep does; the agent's own output and the sweep's page on wandb say which. Nothing failed."
+)
 _FIND_THE_FIRST = (
     "If you did not press Ctrl-C: the rank that failed first is the cause, and its error is not in this log. "
     "torchrun's summary (its Root Cause) names it; run again with torchrun --log-dir logs --redirects 3 --tee 3 to "
@@ -89,12 +96,23 @@ _FIND_THE_FIRST = (
 )
 
 
-def _maybe_torchrun_stopped_it(raised: Raised, ctx: Context | None) -> bool:
-    """Whether a KeyboardInterrupt may be torchrun's stop on Windows: the log is a Windows run's and the process
-    was one of several ranks (its line has a rank, or the log shows several, or a launcher's summary)."""
+# wandb/wandb_agent.py (AgentProcess.terminate): a sweep agent stops the run it started (a run the sweep's early
+# termination ends, `wandb sweep --stop`) with CTRL_C_EVENT on Windows, "terminate is too strong" there
+_STOPPED_BY_SWEEP_AGENT = (
+    "the wandb sweep agent stopping this run (on Windows it stops its runs with Ctrl-C's signal: the sweep's early "
+    "termination, or the sweep stopped)"
+)
+
+
+def _who_else_stopped_it(raised: Raised, ctx: Context | None) -> str:
+    """Who else may have sent a KeyboardInterrupt on Windows, where launchers stop a process with Ctrl-C's
+    signal: torchrun, where the process was one of several ranks (its line has a rank, or the log shows several,
+    or a launcher's summary), a wandb sweep agent where one started the run; "" for no one but the user."""
     if ctx is None or "on_windows" not in ctx.facts:
-        return False
-    return raised.rank is not None or len(ctx.ranks) > 1 or "failure_summary_in_input" in ctx.facts
+        return ""
+    if raised.rank is not None or len(ctx.ranks) > 1 or "failure_summary_in_input" in ctx.facts:
+        return _STOPPED_BY_TORCHRUN
+    return _STOPPED_BY_SWEEP_AGENT if "wandb_sweep_agent" in ctx.facts else ""
 
 
 def stopped(raised: Raised, ctx: Context | None = None) -> Finding | None:
@@ -114,11 +132,16 @@ def stopped(raised: Raised, ctx: Context | None = None) -> Finding | None:
         )
         # the user's own Ctrl-C is what the line says (certain), unless torchrun may have sent it
         details["confidence"] = "certain"
-        if _maybe_torchrun_stopped_it(raised, ctx):
+        other = _who_else_stopped_it(raised, ctx)
+        if other == _STOPPED_BY_TORCHRUN:
             details["confidence"] = "likely"
             details["alternatives"] = ["log.child_failed"]
             summary = f"likely: {summary}; or {_STOPPED_BY_TORCHRUN}"
             fix += "\n" + _FIND_THE_FIRST
+        elif other:
+            details["confidence"] = "likely"  # no kind of its own: the summary and the fix name the agent
+            summary = f"likely: {summary}; or {other}"
+            fix += "\n" + _SWEEP_STOPPED
         return Finding("log.interrupted", "skip", summary, details, fix)
     waited, fix = place
     details["kind"] = "interrupted_while_waiting"

@@ -375,6 +375,8 @@ CONTEXT_FACTS: tuple[tuple[str, re.Pattern], ...] = (
         ),
     ),
     ("NCCL version", re.compile(r"NCCL version (?P<nccl_version>\d[\w.+]*)")),
+    # a wandb sweep agent started the run: on Windows it stops a run with Ctrl-C's signal (interrupted.py)
+    ("Agent Starting Run", re.compile(r"(?P<wandb_sweep_agent>Agent Starting Run: )")),
     # evidence a recogniser's confidence depends on, wherever the log states it
     ("SyncB", re.compile(r"(?P<saw_syncbn>SyncBatchNorm|SyncBN)")),
     # SyncBatchNorm in a traceback: its forward's code line (torch 1.x, apex ask for the world size without a
@@ -525,7 +527,10 @@ CONTEXT_FACTS: tuple[tuple[str, re.Pattern], ...] = (
         "reduction.py",
         re.compile(r"(?P<pickled_for_process>multiprocessing[/\\]reduction\.py\S*, line \d+, in dump)"),
     ),
-    ("torch", re.compile(r"\b(?:torch|PyTorch version:?)[ =]=?(?P<torch_version>\d+\.\d+\.\d+[\w.+]*)")),
+    *(
+        (literal, re.compile(r"\b(?:torch|PyTorch version:?)[ =]=?(?P<torch_version>\d+\.\d+\.\d+[\w.+]*)"))
+        for literal in ("torch", "PyTorch version")  # collect_env's line has no lower-case "torch"
+    ),
     # the host compiler a build ran: gcc -v, gcc --version, CMake's compiler identification (kinds/toolkits.py)
     *(
         (literal, toolkits.GCC_VERSION)

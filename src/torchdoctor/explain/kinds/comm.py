@@ -914,6 +914,7 @@ NETWORK_INTERFACE = Recogniser(
     templates=(
         "nccl:bootstrap-no-socket-interface-found",
         "nccl:ncclsocketinit-connecting-to-address-with-family",
+        "nccl:net-connecting-to-address-with-family",  # the same check as 2.10-2.14 worded it (ncclSocketConnect)
         "nccl:net-ib-gin-got-completion-from",
         "nccl:call-to-ibv-poll-cq-returned",
         "nccl:ncclossocketpollconnect-to-failed-with-error",
@@ -1194,6 +1195,8 @@ def _backend(hits: list[Hit], ctx: Context) -> tuple[str, str]:
         )
     backend = facts.get("backend", "NCCL")
     summary = f"this torch has no {backend} backend (Distributed package doesn't have {backend} built in)"
+    if backend in _OTHER_MISSING_BACKENDS:
+        return summary + on_ranks(hits), _OTHER_MISSING_BACKENDS[backend]
     fix = (
         "Windows and macOS builds of torch have no NCCL (and only some have MPI): use the gloo backend, "
         "init_process_group(backend='gloo') (or change nccl to gloo in the training config). For NCCL, run on "
@@ -1209,6 +1212,24 @@ def _backend(hits: list[Hit], ctx: Context) -> tuple[str, str]:
             "init_process_group(backend='cpu:gloo,cuda:nccl')."
         )
     return summary, fix
+
+
+# distributed_c10d.py raises "doesn't have <X> built in" where the build lacks that backend, one check per backend:
+# told to switch to gloo, a build without gloo, or without Intel's XCCL, would be sent to the wrong fix
+_OTHER_MISSING_BACKENDS = {
+    "Gloo": (
+        "This torch was built without gloo (USE_GLOO=0: a source or custom build; every official build for "
+        "Linux, Windows and macOS has it). Install an official build of torch in the environment the job runs in "
+        "(pip install torch, or pytorch.org's index for a CUDA build), or rebuild with USE_GLOO=1. For CUDA "
+        "tensors only, backend='nccl' needs no gloo."
+    ),
+    "XCCL": (
+        "XCCL is the backend for Intel GPUs (XPU): this torch was built without it (a CUDA or CPU build, or an "
+        "XPU build without XCCL). On an Intel GPU install torch's XPU build for Linux (pip install torch "
+        "--index-url https://download.pytorch.org/whl/xpu; torch.distributed.is_xccl_available() says whether "
+        "the build has it); on NVIDIA GPUs use backend='nccl', on the CPU backend='gloo'."
+    ),
+}
 
 
 def _linalg_library(facts: dict) -> tuple[str, str]:
@@ -1241,6 +1262,10 @@ BACKEND_UNAVAILABLE = Recogniser(
     kind="backend_unavailable",
     templates=(
         "torch:distributed-package-doesn-have-mpi-built",
+        # the same check for each backend (distributed_c10d.py _new_process_group_helper): a build without it
+        "torch:distributed-package-doesn-have-nccl-built",
+        "torch:distributed-package-doesn-have-gloo-built",
+        "torch:distributed-package-doesn-have-xccl-built",
         "torch_native:processgroupnccl-only-gpus",
         "torch_cpp:no-backend-type-associated-with-device",
         "torch:no-rendezvous-handler-for",
@@ -1286,7 +1311,7 @@ BACKEND_UNAVAILABLE = Recogniser(
         R(
             r"Your assigned backend (?P<acc_backend>\w{1,20}) is not available, please use (?P<acc_use>\w{1,20})"
         ),
-        R(r"doesn't have (?P<backend>NCCL|MPI|Gloo|UCC)\b"),
+        R(r"doesn't have (?P<backend>NCCL|MPI|Gloo|UCC|XCCL)\b"),
         R(r"(?P<backend>NCCL) support is not compiled"),
         R(r"Default backend not registered for device : (?P<device_type>\w+)"),
         R(r"(?P<no_gpus>only supported with GPUs)"),

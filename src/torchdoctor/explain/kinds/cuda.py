@@ -240,6 +240,7 @@ CUDA_OOM = Recogniser(
     kind="cuda_oom",
     templates=(
         "torch_native:cuda-out-of-memory",
+        "torch_native:cuda-out-of-memory-old",  # the same raise as torch 1.x-2.0 worded it
         "torch_native:cudnn-status-alloc-failed",
         # NCCL src/include/alloc.h (2.14+): its own buffers' cudaMalloc / cuMem allocation failed
         "nccl:failed-to-cuda-malloc-bytes",

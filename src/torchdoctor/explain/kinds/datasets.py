@@ -341,6 +341,9 @@ BAD_TRAINING_DATA = Recogniser(
     templates=(
         "third_party:pil-image-file-is-truncated",
         "third_party:pil-image-file-is-truncated-2",
+        # the same two raises of PIL/ImageFile.py load(), as the Pillow catalog has them
+        "pillow:image-file-is-truncated",
+        "pillow:image-file-is-truncated-bytes-not",
         "torch_native:too-many-dimensions-str",
         "third_party:tokenizers-text-input-sequence-must-be-str",
         "third_party:tokenizers-text-encode-input-must-be-union",

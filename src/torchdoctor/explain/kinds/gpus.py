@@ -218,6 +218,7 @@ DUPLICATE_GPU = Recogniser(
     anchors=("Duplicate GPU detected", "Multiple Ranks are using the same GPU"),
     templates=(
         "nccl:duplicate-gpu-detected-rank-and-rank",
+        "nccl:duplicate-gpu-detected-rank-and-rank-2",  # the same WARN with the bus id as %x (older releases)
         # NCCL 2.30+ src/init.cc words the same check this way
         "nccl:multiple-ranks-are-using-the-same",
     ),

@@ -98,6 +98,9 @@ NCCL_SYSTEM_ERROR = Recogniser(
         "nccl:unhandled-system-error-run-with-nccl",
         # NCCL's shared memory in /dev/shm, as 2.12+ words its failures (misc/shmutils.cc, os/linux.cc)
         "nccl:error-failed-to-extend-to-bytes-2",
+        # the same line from os/linux.cc (2.19+: fallocate, with its errno) and with the size as %d
+        "nccl:error-failed-to-extend-to-bytes",
+        "nccl:error-failed-to-extend-to-bytes-3",
         "nccl:error-failed-to-create-shared-memory",
         # include/checks.h SYSCHECK on the /dev/shm segment (NCCL up to 2.11: posix_fallocate, mmap)
         "nccl:call-to-posix-fallocate-failed",
@@ -145,7 +148,11 @@ NCCL_SYSTEM_ERROR = Recogniser(
             r"failed to create shared memory file|Could not map |shared memory segment [^\n]{1,200}\), error: |"
             r"unhandled system error|ncclSystemError)"
         ),
-        R(r"shared memory segment [^\n]{1,200}\), error: (?P<shm_errno>[^\n(]{1,80})"),
+        # 2.19+ name the errno after the segment line and after fallocate's "failed to extend" (os/linux.cc)
+        R(
+            r"(?:shared memory segment [^\n]{1,200}\)|failed to extend \S{1,200} to \d+ bytes), error: "
+            r"(?P<shm_errno>[^\n(]{1,80})"
+        ),
         R(r"(?:\(size |failed to extend \S{1,200} to |Could not map \S{1,200} size )(?P<shm_size>\d+)"),
         NCCL_ERROR,
         R(r"NCCL version (?P<nccl_version>\d[\w.+]*)"),

@@ -317,6 +317,8 @@ DDP_UNUSED_PARAMETERS = Recogniser(
     kind="ddp_unused_parameters",
     templates=(
         "torch_cpp:expected-to-have-finished-reduction-in",
+        # the same check under static_graph=True (the summary names it: a graph that changed, not a stray parameter)
+        "torch_cpp:expected-to-have-finished-reduction-in-2",
         # Lightning's DDP strategy puts its own message in place of torch's (strategies/ddp.py on_exception)
         "lightning:it-looks-like-your-lightningmodule-has",
         # deepspeed/runtime/zero/stage_1_and_2.py: ZeRO's own check of parameters without a gradient

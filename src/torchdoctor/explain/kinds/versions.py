@@ -216,6 +216,26 @@ _REFUSED = refusal_pattern(version_refusals.REFUSALS, name="version_refusal", af
 _TORCH_OWN = ("THC/THC.h", "TH/TH.h", "Legacy autograd function", "torch.utils.ffi")
 
 
+# the name a package is installed by where messages name the project: PyPI's "pytorch" is a stub that refuses
+# to install and says to install torch
+_PIP_NAMES = {"pytorch": "torch"}
+_IS_TORCH = R(r"(?i:torch|pytorch)$")
+_BUT = R(
+    r"^(?:.{0,40}, )?but "
+)  # accelerate's "Tried to use TP, but `torch.distributed.device_mesh` requires"
+
+
+def _prerelease_of(found: str, needed: str) -> bool:
+    """Whether version ``found`` is a pre-release (or development build) of release ``needed``:
+    ``_prerelease_of("2.6.0a0+ecf3bae40a.nv25.01", "2.6.0")``."""
+    matched = re.match(r"(\d+(?:\.\d+)*)(?:a|b|rc|\.?dev)\d*", found)
+    if not matched:
+        return False
+    release = [int(n) for n in matched.group(1).split(".")]
+    wanted = [int(n) for n in re.findall(r"\d+", needed)[:3]]
+    return release + [0] * (3 - len(release)) == wanted + [0] * (3 - len(wanted))
+
+
 def _dependency(hits: list[Hit], ctx: Context) -> tuple[str, str]:
     facts = merged(hits)
     if facts.get("transformers_torch_min"):
@@ -284,14 +304,28 @@ def _dependency(hits: list[Hit], ctx: Context) -> tuple[str, str]:
         )
     if "package" in facts:
         package, needed = facts["package"].strip("`'\""), facts["needed"]
-        what = facts.get("what", "").strip(" `'") or "this feature"
+        what = _BUT.sub("", facts.get("what", "").strip(" `'")).strip(" `'") or "this feature"
+        found = facts.get("found2") or (
+            ctx.facts.get("torch_version", "") if _IS_TORCH.match(package) else ""
+        )
+        fix = (
+            f"Upgrade {package} to the version named (or turn the feature off):\n"
+            f"pip install -U '{_PIP_NAMES.get(package.lower(), package)}>={needed}'\n"
+            "Then check that the other packages still agree: pip check"
+        )
+        if _prerelease_of(found, needed):
+            # accelerate compares the whole version (packaging's parse): 2.6.0a0+git... sorts before 2.6.0
+            fix = (
+                f"The torch installed, {found}, is a pre-release of {needed} (a source or nightly build, or an "
+                f"NVIDIA container's), and the check orders a pre-release before its release: it refuses it. "
+                f"Install torch {needed} or later as released, or a container whose torch is a newer release "
+                "(or a pre-release of a later one).\n" + fix
+            )
         return (
             f"{what} requires {package} >= {needed}"
-            + (f"; {facts['found2']} is installed" if "found2" in facts else "")
+            + (f"; {found} is installed" if found else "")
             + on_ranks(hits),
-            f"Upgrade {package} to the version named (or turn the feature off):\n"
-            f"pip install -U '{package}>={needed}'\n"
-            "Then check that the other packages still agree: pip check",
+            fix,
         )
     history = next((row for row in map(api_history.known, (h.facts for h in hits)) if row), None)
     if history:
@@ -490,6 +524,12 @@ DEPENDENCY_VERSION = Recogniser(
     templates=(
         "transformers:is-required-for-normal-functioning-of",
         "accelerate:fsdp-requires-pytorch",
+        # accelerate's other torch minimums (accelerator.py, utils/fsdp_utils.py) and ZeRO-3's leaf modules
+        # (deepspeed/runtime/zero/stage3.py): the installed torch is older than the one named, or a pre-release of it
+        "accelerate:fsdp2-requires-pytorch",
+        "accelerate:merge-fsdp-weights-requires-pytorch",
+        "accelerate:tried-to-use-tp-but-torch",
+        "deepspeed:leaf-module-requires-pytorch",
         "accelerate:deepspeed-tp-requires-deepspeed-please-update-2",
         "lightning:pytorch-requires-deepspeed-detected-deepspeed-version",
         "transformers:using-the-trainer-with-pytorch-requires",

@@ -11,7 +11,8 @@
 - ``webdataset/gopen.py`` ``gopen_error`` (0.1.103 to HEAD, the ``__default__`` of ``gopen_schemes``) raises
   ValueError "{url}: no gopen handler defined" for a URL whose scheme has no handler: ``pipe:``, ``http(s)``,
   ``gs``, ``ais``, ``hf``, ``sftp``/``ftps``/``scp`` and ``htgs`` have one, a plain path or ``file:`` is opened
-  directly; ``s3://``, ``az://`` and the others have none. Certain: the message is printed for that alone.
+  directly; ``s3://``, ``az://`` and the others have none. Certain: the message is printed for that alone. A
+  Windows path is one too: urlparse reads its drive letter as the scheme ("C:\\data\\x.tar": "c"), named so.
 """
 
 from __future__ import annotations
@@ -75,10 +76,22 @@ WEBDATASET_SHARD_SPLIT = Recogniser(
 )
 
 
+WINDOWS_DRIVE = R(r"[A-Za-z]:[\\/]")
+
+
 def _no_handler(hits: list[Hit], ctx: Context) -> tuple[str, str]:
     url = first(hits, "wds_url", "").strip()
     scheme = first(hits, "wds_scheme", "")
     said = f" ({url[:200]})" if url else ""
+    if WINDOWS_DRIVE.match(url):
+        # urlparse reads a drive letter as a scheme ("C:\\data\\x.tar": scheme "c"), and gopen has no handler for it
+        return (
+            f"webdataset read the Windows path{said} as a URL whose scheme is its drive letter "
+            f"({url[0].lower()}:), which its gopen has no handler for" + on_ranks(hits),
+            "webdataset parses a shard's name as a URL, and a drive letter looks like a scheme to it: give the "
+            f"shards as file: URLs (file:{url[:2]}/{url[3:].replace(chr(92), '/')[:120]}) or as paths relative to "
+            "the working directory on that drive (shards/train-{000000..000099}.tar).",
+        )
     summary = (
         f"webdataset has no way to open the shard URL{said}: its gopen has no handler for "
         + (f"{scheme}://" if scheme else "that scheme")
