@@ -11,6 +11,7 @@ import re
 from torchdoctor.explain.kinds import (
     accelerate_calls,
     accelerate_state,
+    activation_checkpointing,
     amp_scaler,
     api_members,
     arrow_tables,
@@ -236,6 +237,7 @@ RECOGNISERS: tuple[Recogniser, ...] = (
     *vision_language.RECOGNISERS,
     *config_registry.RECOGNISERS,
     *option_conflicts.RECOGNISERS,
+    *activation_checkpointing.RECOGNISERS,
     *package_conflicts.RECOGNISERS,
     *system_libraries.RECOGNISERS,
     *dataloader_options.RECOGNISERS,

@@ -1,0 +1,78 @@
+"""Activation checkpointing whose recomputed forward ran unlike the first: torch's CheckpointError.
+
+``torch/utils/checkpoint.py`` (the non-reentrant checkpoint of torch 2.x, ``_checkpoint_hook`` and
+``check_recomputed_tensors_match``) recomputes the forward of each checkpointed block in the backward and checks it
+saved what the first forward saved: "A different number of tensors was saved during the original forward and
+recomputation." with the two counts, or "Recomputed values for the following tensors have different metadata than
+during the forward pass." with each tensor's saved and recomputed shape, dtype and device. The forward ran another
+way the second time. What threads established: a fused kernel that saves other tensors when recomputed (xformers'
+fused SwiGLU under Lightning's FSDP activation checkpointing, jzhang38/TinyLlama#152: the owner's fix, torch's own
+SwiGLU layers); DeepSpeed ZeRO-3 recomputing with a frozen parameter already released (recomputed shape [0]: a bug
+fixed by deepspeedai/DeepSpeed#8148); torch.compile with DDP and checkpointing (pytorch/pytorch#144035); a forward
+whose path depends on state the recompute changes (a cache, a router, a length computed from the data). Several
+causes print the same words: likely, never certain, with a release's bug named beside it.
+"""
+
+from __future__ import annotations
+
+from torchdoctor.explain.recognisers import Alternative, Context, Hit, Pattern, Recogniser, first, on_ranks
+
+FAMILY = "a library refusing its settings"
+
+R = Pattern  # compiled where a log first needs it (recognisers.Pattern)
+
+_COUNT = "A different number of tensors was saved during the original forward and recomputation"
+_METADATA = "Recomputed values for the following tensors have different metadata than during the forward pass"
+
+
+def _recomputed(hits: list[Hit], ctx: Context) -> tuple[str, str]:
+    saved, again = first(hits, "saved_count"), first(hits, "recomputed_count")
+    counts = (
+        f" ({saved} tensors saved in the forward, {again} in the recomputation)" if saved and again else ""
+    )
+    emptied = any(h.facts.get("recomputed_empty") for h in hits)
+    return (
+        "activation checkpointing recomputed a block's forward in the backward and it ran another way than the first "
+        f"time{counts}: a part of the model that does not go with checkpointing"
+        + (", or parameters released before the recomputation (shape [0])" if emptied else "")
+        + on_ranks(hits),
+        "Find the checkpointed block whose forward differs when recomputed: rerun with "
+        "torch.utils.checkpoint.set_checkpoint_debug_enabled(True) (or checkpoint(..., debug=True)) to see the "
+        "operators of both runs. Usual causes: a fused kernel of another library inside the block (xformers' fused "
+        "SwiGLU or attention, apex's fused layers): use torch's own layers there or leave that block out of the "
+        "checkpointing policy; a forward that depends on state the first run changed (a cache, a counter, a "
+        "data-dependent length): make it the same on recomputation; under DeepSpeed ZeRO-3 with frozen parameters "
+        "(LoRA) a shape of [0] recomputed is parameters released too early: upgrade DeepSpeed, or turn "
+        "checkpointing off for the frozen part.",
+    )
+
+
+ACTIVATION_CHECKPOINTING = Recogniser(
+    kind="activation_checkpoint_recompute",
+    title="activation checkpointing with a part of the model that recomputes differently",
+    templates=(
+        "torch_native:checkpoint-different-number-saved",
+        "torch_native:checkpoint-recomputed-metadata",
+    ),
+    anchors=(_COUNT, _METADATA),
+    # several causes print these words (a release's bug among them): never certain
+    generic=(_COUNT, _METADATA),
+    facts=(
+        R(r"Number of tensors saved during forward: (?P<saved_count>\d+)"),
+        R(r"Number of tensors saved during recomputation: (?P<recomputed_count>\d+)"),
+        R(r"recomputed metadata: \{'shape': torch\.Size\(\[(?P<recomputed_empty>0)\]\)"),
+    ),
+    span=4,
+    also=(
+        Alternative(
+            "library_version_bug",
+            "a bug of the installed release (DeepSpeed ZeRO-3 with frozen parameters before deepspeedai/"
+            "DeepSpeed#8148, torch.compile with DDP and checkpointing: pytorch/pytorch#144035)",
+            "Upgrade the library whose code runs the checkpointed blocks (DeepSpeed, torch, the trainer), or run "
+            "without torch.compile or without checkpointing to see which one it is.",
+        ),
+    ),
+    describe=_recomputed,
+)
+
+RECOGNISERS = (ACTIVATION_CHECKPOINTING,)
