@@ -4,16 +4,9 @@ train, cited) and on a second wording or value of the same class."""
 
 from __future__ import annotations
 
-import io
-
-from torchdoctor.explain.diagnose import explain
+from explaining import explained as lead  # the lead finding on a pasted log
 
 SITE = "/opt/conda/lib/python3.10/site-packages"
-
-
-def lead(text: str):
-    """The first finding for ``text`` read as a pasted log."""
-    return explain(["-"], stdin=io.BytesIO(text.encode()))[0]
 
 
 # --- a removed name: the pin names the release it installs (the last patch before the removal) ---

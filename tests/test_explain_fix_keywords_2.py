@@ -5,19 +5,12 @@ a second wording or value of the same class, with a near miss where one reads ot
 
 from __future__ import annotations
 
-import io
-
-from torchdoctor.explain.diagnose import explain
+from explaining import explained as lead  # the lead finding on a pasted log
 
 FORK = (
     "RuntimeError: Cannot re-initialize CUDA in forked subprocess. To use CUDA with multiprocessing, you must use "
     "the 'spawn' start method\n"
 )
-
-
-def lead(text: str):
-    """The first finding for ``text`` read as a pasted log."""
-    return explain(["-"], stdin=io.BytesIO(text.encode()))[0]
 
 
 # --- a training checkpoint passed whole to load_state_dict: its unexpected keys are the dict's own ---
