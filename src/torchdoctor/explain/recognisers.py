@@ -150,6 +150,9 @@ class Recogniser:
     # facts of the whole log one of which must be there for the kind to count at all (a setting every run
     # prints is a finding only beside the failure it causes)
     requires: tuple[str, ...] = ()
+    # (a hit's fact, facts of the whole log): a hit holding that fact counts only where the log has every one of
+    # those (a message that is this kind's only beside settings the log shows elsewhere)
+    requires_beside: tuple[tuple[str, tuple[str, ...]], ...] = ()
     # anchors other failures print too (see GENERIC_WORDS): a hit on one of them alone is only "likely"
     generic: tuple[str, ...] = ()
     # other causes the same message is printed for, likelier first: named after this one when it is likely
@@ -172,6 +175,12 @@ class Recogniser:
         if self.confirm is not None:
             return "certain" if proven and self.confirm(hits, ctx) else "likely"
         return "certain" if any(h.specific for h in proven) else "likely"
+
+    def stands(self, hit: Hit, ctx: Context) -> bool:
+        """Whether ``hit`` counts in this log: the facts ``requires_beside`` asks beside its own are all there."""
+        return all(
+            all(f in ctx.facts for f in needed) for own, needed in self.requires_beside if own in hit.facts
+        )
 
     def seen(self, hits: list[Hit]) -> bool:
         """Whether a hit's anchor was seen on a real log whose thread established this kind as its cause

@@ -106,7 +106,8 @@ def _kinds_read(hits: list[Hit], ctx: Context) -> tuple[dict[str, list[Hit]], di
     kinds a more precise one absorbs; and the same before absorbing (which lines an error was read on)."""
     by_kind: dict[str, list[Hit]] = {}
     for hit in sorted(hits, key=lambda h: h.order):
-        by_kind.setdefault(hit.kind, []).append(hit)
+        if BY_KIND[hit.kind].stands(hit, ctx):
+            by_kind.setdefault(hit.kind, []).append(hit)
     for kind in list(by_kind):
         needed = BY_KIND[kind].requires
         if needed and not any(fact in ctx.facts for fact in needed):

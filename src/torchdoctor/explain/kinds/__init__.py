@@ -435,6 +435,16 @@ CONTEXT_FACTS: tuple[tuple[str, re.Pattern], ...] = (
     ("zero", re.compile(r"(?P<saw_zero3>zero_stage[\"'=: ]{1,4}3|ZeRO[- ]?(?:Stage )?3|zero3|stage3\.py)")),
     ("ZeRO", re.compile(r"(?P<saw_zero3>ZeRO[- ]?(?:Stage )?3)")),
     ("stage3.py", re.compile(r"(?P<saw_zero3>zero/stage3\.py|\[stage3\.py:)")),
+    # a 4-bit bitsandbytes model (QLoRA): named in words, Qwen's --q_lora, load_in_4bit set, or its classes' frames
+    *(
+        (
+            literal,
+            re.compile(
+                r"(?P<saw_4bit>(?i:\bq_?lora\b)(?![\"'=: ]{1,4}False)|load_in_4bit[\"'=: ]{1,4}[Tt]rue|\b(?:Params|Linear)4bit\b)"
+            ),
+        )
+        for literal in ("lora", "LoRA", "LORA", "4bit")
+    ),
     ("deepspeed", re.compile(r"(?P<saw_deepspeed>\bdeepspeed[\\/.]|\bdeepspeed\b)")),
     ("DeepSpeed", re.compile(r"(?P<saw_deepspeed>DeepSpeed)")),
     ("DataParallel", re.compile(r"(?P<saw_dataparallel>(?<!Distributed)DataParallel)")),

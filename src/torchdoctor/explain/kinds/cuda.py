@@ -44,6 +44,23 @@ def _shown(facts: dict, name: str) -> str:
 # -- out of memory --------------------------------------------------------------------------------------
 
 
+def _reserved_unused(facts: dict, unallocated: float, request: float) -> str:
+    """What the numbers show of the memory PyTorch reserved and does not use, beside the request: torch 2.1+ says
+    it ("reserved by PyTorch but unallocated"); from torch 1.x-2.0's reserved and allocated it is the difference."""
+    if "unallocated" in facts:
+        held = f"{_shown(facts, 'unallocated')} is reserved by PyTorch but unallocated"
+    else:
+        size = f"{unallocated / 2**30:.2f} GiB" if unallocated >= 2**30 else f"{unallocated / 2**20:.2f} MiB"
+        held = (
+            f"{size} is reserved by PyTorch but not allocated ({_shown(facts, 'reserved')} reserved, "
+            f"{_shown(facts, 'allocated')} allocated)"
+        )
+    ask = _shown(facts, "request")
+    if unallocated >= request:
+        return f"{held}, more than the {ask} request"
+    return f"{held}, which with the {_shown(facts, 'free')} free would hold the {ask} request"
+
+
 def _oom(hits: list[Hit], ctx: Context) -> tuple[str, str]:
     facts = next((h.facts for h in hits if "request" in h.facts), hits[0].facts)
     gpu = facts.get("gpu")
@@ -157,17 +174,17 @@ def _oom(hits: list[Hit], ctx: Context) -> tuple[str, str]:
             "or use another GPU (`nvidia-smi` lists them); with several ranks, check none shares a GPU."
         )
     if (fragmented or room_left) and not already:
-        why = (
-            f"{_shown(facts, 'unallocated')} is reserved by PyTorch but unallocated"
-            if fragmented and "unallocated" in facts
-            else "PyTorch holds much more than it uses"
-            if fragmented
-            else f"the GPU still had {_shown(facts, 'free')} free for a {_shown(facts, 'request')} request"
-        )
         foreign = any(line.startswith("Of the ") for line in lines)
+        if fragmented:
+            # the numbers show memory reserved and not allocated that could hold the request, not that the
+            # allocator could not have used it: fragmentation is the likely reading, not a certain one
+            why = _reserved_unused(facts, unallocated, request)
+            lead = "Fragmentation adds to it" if foreign else "This is likely fragmentation"
+        else:
+            why = f"the GPU still had {_shown(facts, 'free')} free for a {_shown(facts, 'request')} request"
+            lead = "Fragmentation adds to it" if foreign else "This is fragmentation, not a lack of memory"
         lines.append(
-            ("Fragmentation adds to it" if foreign else "This is fragmentation, not a lack of memory")
-            + f": {why}. Let the allocator grow segments instead of "
+            lead + f": {why}. Let the allocator grow segments instead of "
             "splitting fixed blocks:\nexport PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True   # torch >= 2.1 "
             "(older: max_split_size_mb:128)"
         )

@@ -27,11 +27,19 @@ use_lora is set without q_lora, ZeRO-3 is enabled and 'chat' is not in model_nam
 'instruct'). For a base model its LoRA also trains the whole embedding and output layers (modules_to_save
 ["wte", "lm_head"], the chat tokens <|im_start|> and <|im_end|> the base model never learnt), which the script does
 not take under ZeRO-3 (QwenLM/Qwen#1104, the member jklj077: ZeRO3 and LoRA cannot be used together when fine-tuning
-a base model). The message names its cause; certain."""
+a base model). The message names its cause; certain.
+
+QLoRA under DeepSpeed ZeRO-3: before the releases that partition 4-bit weights (bitsandbytes 0.43.3, accelerate
+1.0.1, transformers after 4.44.2, peft after 0.13.0, PEFT's deepspeed guide), a bitsandbytes 4-bit model built
+under zero.Init (ZeRO-3's partitioned construction) leaves its quantized weights on the meta device, and the first
+copy of one fails with aten's "Cannot copy out of meta tensor; no data!" (aten/src/ATen/native/Copy.cpp), which
+names no cause (2U1/Qwen-VL-Series-Finetune#7, the owner: use ZeRO-2 for QLoRA). Read so only where the log shows
+both a 4-bit load (QLoRA named, load_in_4bit=True, bitsandbytes' Params4bit / Linear4bit) and ZeRO-3; the message
+alone stays meta_weights_not_loaded's. Likely: the copy could fail on a weight left unloaded for another reason."""
 
 from __future__ import annotations
 
-from torchdoctor.explain.recognisers import Context, Hit, Pattern, Recogniser, first, on_ranks
+from torchdoctor.explain.recognisers import Alternative, Context, Hit, Pattern, Recogniser, first, on_ranks
 
 FAMILY = "a library refusing its settings"
 
@@ -88,7 +96,22 @@ def _qwen_zero3_lora(hits: list[Hit]) -> tuple[str, str]:
     )
 
 
+def _qlora_zero3(hits: list[Hit]) -> tuple[str, str]:
+    return (
+        "QLoRA under DeepSpeed ZeRO-3: the 4-bit (bitsandbytes) weights built under ZeRO-3's partitioned "
+        "construction were left on the meta device, and copying one failed" + on_ranks(hits),
+        "Before the releases that shard 4-bit weights, ZeRO-3 does not take a bitsandbytes 4-bit model: run QLoRA "
+        "with ZeRO-2 (zero_optimization.stage 2, or the repository's zero2 config), which keeps whole weights on each "
+        "GPU. To stay on ZeRO-3, upgrade together to bitsandbytes>=0.43.3, accelerate>=1.0.1, transformers>4.44.2, "
+        "peft>0.13.0 (trl>0.11.4), set bnb_4bit_quant_storage to the model's dtype (BitsAndBytesConfig(..., "
+        "bnb_4bit_quant_storage=torch.bfloat16) and from_pretrained(..., torch_dtype=torch.bfloat16)), and keep "
+        "zero3_init_flag: true.",
+    )
+
+
 def _recbole_ce(hits: list[Hit], ctx: Context) -> tuple[str, str]:
+    if any(h.facts.get("qlora_meta") for h in hits):
+        return _qlora_zero3(hits)
     if any(h.facts.get("qwen_zero3_lora") for h in hits):
         return _qwen_zero3_lora(hits)
     if any("ds_precision" in h.facts for h in hits):
@@ -115,6 +138,7 @@ LIBRARY_OPTION_CONFLICT = Recogniser(
         "third_party:mmtracking-train-detector-and-reid-firstly",
         "third_party:lightning-deepspeed-precision-not-supported",
         "third_party:qwen-finetune-zero3-lora-base-model",
+        "torch_native:cannot-copy-out-of-meta-tensor",
     ),
     title="a library's settings it refuses: two options together, or a model it does not train",
     anchors=(
@@ -123,6 +147,7 @@ LIBRARY_OPTION_CONFLICT = Recogniser(
         "is not supported in DeepSpeed. `precision` must be one of",
         "is not supported in DeepSpeed. precision must be one of",
         "ZeRO3 is incompatible with LoRA when finetuning on base model",
+        "Cannot copy out of meta tensor; no data!",
     ),
     match=R(
         r"(?P<sampling_option>train_neg_sample_args|neg_sampling|training_neg_sample_num)\b[^\n]{0,300}"
@@ -132,8 +157,24 @@ LIBRARY_OPTION_CONFLICT = Recogniser(
         r"|precision=(?P<ds_precision>[^`)\s]{1,24})\)?`? is not supported in DeepSpeed\. `?precision`? must be one "
         r"of:? ?(?P<ds_supported>\([^)\n]{0,200}\))?"
         r"|(?P<qwen_zero3_lora>ZeRO3 is incompatible with LoRA when finetuning on base model)"
+        r"|(?P<qlora_meta>Cannot copy out of meta tensor; no data!)"
     ),
     facts=(R(r"(?P<sampling_option>train_neg_sample_args|neg_sampling|training_neg_sample_num)\b"),),
+    # aten's meta-tensor copy is QLoRA-under-ZeRO-3's only where the log shows both; then it replaces the
+    # plain reading of that message (a weight never loaded), named after it, and is likely: the message says no cause
+    requires_beside=(("qlora_meta", ("saw_4bit", "saw_zero3")),),
+    absorbs=("meta_weights_not_loaded",),
+    confirm=lambda hits, ctx: not any("qlora_meta" in h.facts for h in hits),
+    also=(
+        Alternative(
+            "meta_weights_not_loaded",
+            "a weight left on the meta device for another reason (a key the checkpoint lacks, a device_map'd "
+            "model moved with .to())",
+            "Look above the error for the 'newly initialized' / missing keys warning and for a .to() after loading "
+            "with device_map; log.meta_weights_not_loaded's reading covers those.",
+            when=("qlora_meta",),
+        ),
+    ),
     describe=_recbole_ce,
 )
 
