@@ -9,7 +9,7 @@
 
 from __future__ import annotations
 
-from explaining import explained, leads_with, read
+from explaining import explained, lead, leads_with, read
 
 
 def test_qlora_under_zero3_read_from_the_filers_line():
@@ -92,3 +92,15 @@ def test_a_shortage_with_little_reserved_unused_is_not_called_fragmentation():
         "9.50 GiB already allocated; 5.00 MiB free; 9.50 GiB reserved in total by PyTorch)\n"
     )
     assert found.id == "log.cuda_oom" and "ragmentation" not in found.fix, found.fix
+
+
+def test_torch_1x_same_device_argument_check_reads_as_tensors_on_different_devices():
+    # train/5026.txt (espnet/espnet#4031: a replica on GPU 1 reaching a weight of GPU 0's), aten's checkSameGPU
+    found = lead("5026.txt")
+    assert found.id == "log.device_mismatch"
+    # the same check with its positional wording (torch 1.x conv): "argument #1 'input'" against "#2 'weight'"
+    other = explained(
+        "RuntimeError: Expected tensor for argument #1 'input' to have the same device as tensor for argument #2 "
+        "'weight'; but device 1 does not equal 0 (while checking arguments for cudnn_convolution)\n"
+    )
+    assert other.id == "log.device_mismatch"

@@ -261,6 +261,10 @@ DEVICE_MISMATCH = Recogniser(
         "Expected object of backend",
         "Expected object of device type",
         "tensors are located on different GPUs",
+        # aten/src/ATen/TensorUtils.cpp checkSameGPU (torch 0.4-1.x): "Expected tensor for argument #1 'input' to
+        # have the same device as tensor for argument #2 'weight'; but device 1 does not equal 0 (while checking
+        # arguments for ...)", the first argument named 'out' where an op writes one (addmm)
+        "to have the same device as tensor for ",
         DDP_DEVICE_IDS,
         "input module must be on the same type of devices",
         "is on CPU, but expected it to be on GPU",
@@ -298,6 +302,7 @@ DEVICE_MISMATCH = Recogniser(
         "torch_native:expected-object-of-backend",
         "torch_native:expected-object-of-device-type",
         "torch_native:tensors-located-on-different-gpus",  # THCUNN common.h (torch 0.x)
+        "torch_native:expected-tensor-same-device-as-argument",  # TensorUtils.cpp checkSameGPU (torch 0.4-1.x)
         "torch:distributeddataparallel-device-ids-and-output-device",  # with a CPU parameter in the set
         # torch/nn/parallel/distributed.py: parameters on the CPU and a GPU in one module
         "torch:distributeddataparallel-input-module-must-be-on",
