@@ -1116,7 +1116,14 @@ NETWORK_FAULT = Recogniser(
     # established" is printed
     kind="network_fault",
     title="faulty InfiniBand/RoCE link",
-    anchors=("Got async event", "async fatal event", "Got async error event"),
+    anchors=(
+        "Got async event",
+        "async fatal event",
+        "Got async error event",
+        # transport/net_ib (2.23+): a communicator's call that found the adapter's fatal-event count above zero,
+        # printed after (or, where the log was cut, instead of) the event's own line
+        "communicator encountered a fatal error (detected in",
+    ),
     templates=(
         "nccl:net-ib-got-async-error-event",  # transport/net_ib.cc, newer releases: the events it deems errors
         "nccl:net-ib-got-async-event",
@@ -1128,6 +1135,7 @@ NETWORK_FAULT = Recogniser(
         "nccl:net-ib-async-fatal-event-on-3",
         "nccl:net-ib-async-fatal-event-on-4",
         "nccl:net-ib-async-fatal-event-on-5",
+        "nccl:communicator-encountered-fatal-error-detected-in",
     ),
     facts=(
         R(r"Got async event : (?P<ib_event>[^\n]{1,80})"),
@@ -1136,6 +1144,10 @@ NETWORK_FAULT = Recogniser(
         R(r"async fatal event(?: on (?:CQ|QP|SRQ)[^:\n]{0,100})?: (?P<ib_event>[^\n]{1,80})"),
         R(r"(?P<ib_event>async fatal event(?: on (?:CQ|QP|SRQ))?)"),
         R(r"(?P<ib_fatal>async fatal event)"),  # NCCL itself calls it fatal, whatever the event's own name
+        # counted only for the events NCCL's async thread deems fatal (the device's, a CQ's, a QP's; not a port's)
+        R(
+            r"(?P<ib_fatal>communicator encountered a fatal error) \(detected in (?P<ib_detected_in>\w{1,60})\)"
+        ),
     ),
     # port error, a fatal/catastrophic error and a lost link name a fault; other events (a GID table change,
     # a port coming back) are only a sign of one

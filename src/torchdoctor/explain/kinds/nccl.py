@@ -196,6 +196,11 @@ def _nccl_error(hits: list[Hit], ctx: Context) -> tuple[str, str]:
     summary = (
         f"NCCL {version + ': ' if version else ''}{reason}" + (f" — {last}" if last else "") + on_ranks(hits)
     )
+    if reason.startswith("Socket recv failed while polling"):
+        summary = (
+            "NCCL lost its connection to a proxy thread while it waited for its answer (Socket recv failed while "
+            "polling for opId): that proxy failed or its process ended first" + on_ranks(hits)
+        )
     lowered = f"{reason} {last}".lower()
     if "remote process exited" in lowered or "network error" in lowered or "socket progress error" in lowered:
         fix = "Another rank died or its host dropped off the network first: its own error is the cause."
@@ -248,6 +253,9 @@ _NCCL_ERROR_LINES = (
     "ncclProxyClientGetFd call to",
     "[Service thread] Could not receive type from localRank",
     "[Service thread] Error encountered progressing operation",
+    # proxy.cc (2.18+): a rank's connection to its proxy (its own or a local peer's, the one that owns the NIC)
+    # closed while it waited for an answer, because that proxy failed first or its process ended
+    "Socket recv failed while polling for opId",
 )
 
 
@@ -275,6 +283,7 @@ NCCL_ERROR_OTHER = Recogniser(
         "nccl:service-thread-could-not-receive-type",
         "nccl:service-thread-could-not-receive-type-2",
         "nccl:service-thread-error-encountered-progressing-operation",
+        "nccl:socket-recv-failed-while-polling-for",
     ),
     title="NCCL error",
     anchors=_NCCL_ERROR_LINES,
@@ -285,7 +294,8 @@ NCCL_ERROR_OTHER = Recogniser(
         r"(?P<result>internal error - please report this issue to the NCCL developers|invalid argument \(run with "
         r"NCCL_DEBUG=WARN for details\))|(?P<socket_progress>NET/Socket : socket progress error)|"
         r"ncclProxy(?:CallBlockingUDS|ClientGetFd) call to (?:tpRank|rank) \d+|"
-        r"\[Service thread\] (?:Could not receive type from localRank \d+|Error encountered progressing operation=\w+)"
+        r"\[Service thread\] (?:Could not receive type from localRank \d+|Error encountered progressing operation=\w+)|"
+        r"Socket recv failed while polling for opId"
     ),
     span=3,
     facts=(
@@ -295,7 +305,8 @@ NCCL_ERROR_OTHER = Recogniser(
         R(
             r"(?P<proxy>(?P<reason>Proxy Call to rank \d+ failed \([^)\n]{1,40}\)|Failed to execute operation \w+ "
             r"from rank \d+, retcode \d+|ncclProxy(?:CallBlockingUDS|ClientGetFd) call to (?:tpRank|rank) \d+"
-            r"[^\n]{0,40} failed : \d+|\[Service thread\] Could not receive type from localRank \d+))"
+            r"[^\n]{0,40} failed : \d+|\[Service thread\] Could not receive type from localRank \d+|"
+            r"Socket recv failed while polling for opId))"
         ),
         R(r"\[Service thread\] (?P<reason>Error encountered progressing operation=\w+, res=\d+)"),
     ),

@@ -589,6 +589,22 @@ def _peer_gone(hits: list[Hit], ctx: Context) -> tuple[str, str]:
     summary = (
         "a peer closed the connection" + (f" ({host}:{first(hits, 'port')})" if host else "") + on_ranks(hits)
     )
+    reason = first(hits, "socket_reason")
+    if reason and not any("peer_line" in h.facts for h in hits):
+        # NCCL's own socket to a peer failed (its ncclRemoteError): a reset is the peer's process gone, a timed-out
+        # connection its host or the network between them
+        where = f" {first(hits, 'socket_op')} {host}:{first(hits, 'port')}" if host else ""
+        summary = (
+            f"NCCL's connection to a peer failed ({where.strip() + ': ' if where else ''}{reason.strip()})"
+        )
+        summary += on_ranks(hits)
+        return summary, (
+            "NCCL reports this as a remote error: the peer's process ended (it failed or was killed first: its "
+            "own log has the cause), or its host dropped off the network (a reset or a timed-out connection "
+            "with no error on the peer: the link, a switch, the host rebooting). Pass every rank's log to "
+            "explain; if the peer shows no error, test the link between the hosts (ping, ib_write_bw) and "
+            "read the peer host's dmesg."
+        )
     if ctx.facts.get("no_other_failures") and any("peer_line" in h.facts for h in hits):
         # torchrun says this was the only rank that failed: the peer exited without an error, mid-collective
         # (peer_ended_quietly below says the same for verdict.py)
@@ -691,6 +707,14 @@ _PEER_LINES = (
     # Utils.hpp recvBytes / sendBytes (torch 2.x, the store's address between the sentences)
     "Failed to recv, got 0 bytes",
     "Failed to send, sent 0 bytes",
+    # NCCL's socket to a peer failing mid-transfer, which NCCL returns as ncclRemoteError ("remote process exited
+    # or there was a network error"): misc/socket.cc's "Net : Call to recv from <peer> failed : <errno>"
+    # (2.10-2.14), socketProgressOpt's (2.16-2.28; "recv from" or "send to" since 2.25, which reads a reset as the
+    # peer closing and so prints this for the rest: a timed-out or unreachable peer), os/linux.cc's
+    # ncclOsSocketProgressOpt (2.30); 2.7's include/socket.h "Call to recv failed : <errno>" names no peer
+    "Call to recv from",
+    "ProgressOpt: Call to ",
+    "Call to recv failed : ",
 )
 
 
@@ -710,6 +734,13 @@ PEER_GONE = Recogniser(
         # ProcessGroupNCCL / NCCLUtils.cpp getNcclComm: a communicator the process group aborted (after its
         # watchdog's timeout or an NCCL error, here or reported by another rank) used again
         "torch_native:nccl-communicator-aborted",
+        # NCCL's socket to a peer that failed mid-transfer (a reset, a timed-out TCP connection): its ncclRemoteError
+        "nccl:net-call-to-recv-from-failed",
+        "nccl:socketprogressopt-call-to-recv-from-failed",
+        "nccl:socketprogressopt-call-to-failed",
+        "nccl:ncclossocketprogressopt-call-to-failed",
+        "nccl:ncclossocketprogressopt-call-to-failed-2",
+        "nccl:call-to-recv-failed",
     ),
     title="a peer went away",
     role="consequence",
@@ -723,6 +754,12 @@ PEER_GONE = Recogniser(
             r"Connection was likely closed|"
             r"Failed to (?:recv, got|send, sent) 0 bytes)"
         ),
+        # "socketProgressOpt: Call to recv from 10.0.0.2<41230> failed : Connection timed out"
+        R(
+            r"Call to (?P<socket_op>recv from|send to) (?P<host>[^\s<]{1,255})<(?P<port>\d+)> failed : "
+            r"(?P<socket_reason>[^\n]{1,100})"
+        ),
+        R(r"Call to (?P<socket_op>recv) failed : (?P<socket_reason>[^\n]{1,100})"),
         R(
             r"NCCL communicator was aborted on rank (?P<aborted_rank>\d+)\.\s*(?:Original reason for failure was:\s*"
             r"(?P<abort_reason>[^\n]{1,200}))?"
