@@ -714,6 +714,41 @@ REFUSALS: tuple[tuple[str, str], ...] = (
         "Set DS_ACCELERATOR to one of the names the message lists (cuda, cpu, xpu, npu, mps, hpu, ...), in lower "
         "case, or unset it to let DeepSpeed detect the accelerator.",
     ),
+    # runtime/zero/partition_parameters.py InsertPostInitMethodToModuleSubClasses: zero.Init's dtype= (left out, it
+    # follows the config: bf16 -> torch.bfloat16, fp16 -> torch.half, else torch.float), checked against three types
+    (
+        "allowed values are [torch.half, torch.bfloat16, torch.float]",
+        "deepspeed.zero.Init(dtype=...) takes torch.half, torch.bfloat16 or torch.float (float32) only: pass one of "
+        "them (not a string such as 'bf16', nor torch.float64 or an integer type), or leave dtype out so zero.Init "
+        'takes the precision the config enables ("bf16" / "fp16").',
+    ),
+    # partition_parameters.py / mics.py zero.Init (0.10.2+, the Ulysses release; the second argument deprecated in
+    # 0.15.1): one process group to partition over, named by one of two arguments
+    (
+        "Both 'data_parallel_group' and 'sequence_data_parallel_group' were specified",
+        "Pass the group ZeRO-3 partitions over once: deepspeed.zero.Init(data_parallel_group=...) alone (drop "
+        "sequence_data_parallel_group=, deprecated since DeepSpeed 0.15.1; code written for the older name, such "
+        "as Megatron-DeepSpeed's model provider, passes it beside the new one).",
+    ),
+    # runtime/zero/mics.py MiCS_Init: MiCS reads its shard size from the config, which it must be given
+    (
+        "Must provide configuration for MiCS Initialization",
+        'deepspeed.zero.MiCS_Init(config_dict_or_path=ds_config, ...) needs the DeepSpeed config (with "mics_shard_size" '
+        'in "zero_optimization"): pass the same dict or JSON path as deepspeed.initialize, or use deepspeed.zero.Init '
+        "without MiCS.",
+    ),
+    # runtime/zero/stage3.py (0.13.2, #5008, until 0.17.x): a ZeRO-3 leaf module (set_z3_leaf_modules) reduces its
+    # gradients from a hook on its inputs, so it refused inputs without requires_grad beside outputs that need
+    # gradients (a frozen embedding feeding it, gradient checkpointing's inputs); 0.18.0 (#7592) hooks the module
+    # through PyTorch's own API and takes them
+    (
+        "A module cannot be set as a leaf module when it does not have any input tensors that require gradients",
+        "A ZeRO-3 leaf module (deepspeed.utils.set_z3_leaf_modules, a MoE block) got no input that requires a "
+        "gradient, which DeepSpeed 0.13.2-0.17.x cannot reduce from: upgrade DeepSpeed (pip install -U "
+        "'deepspeed>=0.18.0' hooks leaf modules without that need), or make an input require one (transformers: "
+        "model.enable_input_require_grads() with a frozen embedding or gradient checkpointing), or do not mark that "
+        "module as a leaf.",
+    ),
 )
 
 TEMPLATES: tuple[str, ...] = (
@@ -889,4 +924,8 @@ TEMPLATES: tuple[str, ...] = (
     "deepspeed:cpu-accelerator-requires-intel-extension-for",
     "deepspeed:ds-accelerator-must-be-one-of",
     "deepspeed:ds-accelerator-must-be-one-of-2",
+    "deepspeed:invalid-data-type-allowed-values-are",  # runtime/zero/partition_parameters.py: zero.Init's dtype
+    "deepspeed:both-data-parallel-group-and-sequence",  # runtime/zero/partition_parameters.py, mics.py
+    "deepspeed:must-provide-configuration-for-mics-initialization",  # runtime/zero/mics.py
+    "deepspeed:module-cannot-be-set-as-leaf",  # runtime/zero/stage3.py, 0.13.2-0.17.x
 )

@@ -47,6 +47,17 @@ def _local_rank(hits: list[Hit], ctx: Context) -> tuple[str, str]:
             "passes --local_rank=N itself; do not add another)."
         )
         return summary + on_ranks(hits), fix
+    if facts.get("ds_local_rank_type"):
+        # deepspeed/runtime/engine.py _configure_with_arguments asserts isinstance(args.local_rank, int): the
+        # launcher passes --local_rank=N, which argparse keeps as a string unless the option says type=int
+        return (
+            f"the script's args.local_rank is a {facts['ds_local_rank_type']} "
+            f"({facts['ds_local_rank_value'].strip()}), not an int: DeepSpeed refuses it" + on_ranks(hits),
+            "deepspeed.initialize(args=args) reads args.local_rank, which the launcher passes as --local_rank=N; "
+            "argparse keeps it a string unless the option declares its type. Declare it as an int: "
+            "parser.add_argument('--local_rank', '--local-rank', type=int, default=-1); or do not pass args= to "
+            "deepspeed.initialize (it reads LOCAL_RANK from the environment).",
+        )
     required = facts.get("argparse_error", "")
     launched = ctx.facts.get("failure_summary_in_input") or any(h.rank is not None for h in hits)
     if launched and not injected and re.search(r"required: (?:[^\n]*, )?--local[_-]rank\b", required):
@@ -90,16 +101,18 @@ LOCAL_RANK_ARGUMENT = Recogniser(
         "error: the following arguments are required",
         "Could not consume arg: ",
         "Mismatch in local rank setting, args.local_rank=",
+        "args.local_rank of ",
     ),
     templates=(
         "system:argparse-unrecognized-arguments",
         "system:argparse-arguments-required",
         "third_party:fire-could-not-consume-arg",  # a fire.Fire entry point handed --local_rank
         "deepspeed:mismatch-in-local-rank-setting-args",  # deepspeed/runtime/engine.py _configure_with_arguments
+        "deepspeed:args-local-rank-of-is-an",  # engine.py _configure_with_arguments: args.local_rank not an int
     ),
     match=R(
         r"(?:unrecognized arguments|Could not consume arg): [^\n]{0,300}?(?:--|–|—)local[_-]rank|"
-        r"arguments are required|Mismatch in local rank setting"
+        r"arguments are required|Mismatch in local rank setting|args\.local_rank of [^\n]{0,40} is an unknown type"
     ),
     facts=(
         R(r"(?P<prog>[\w./-]{1,100}): error:"),
@@ -112,13 +125,18 @@ LOCAL_RANK_ARGUMENT = Recogniser(
             r"Mismatch in local rank setting, args\.local_rank=(?P<ds_local_rank>-?\d+) but "
             r"env\['LOCAL_RANK'\]=(?P<env_local_rank>-?\d+)"
         ),
+        R(
+            r"args\.local_rank of (?P<ds_local_rank_value>[^\n]{0,40}) is an unknown type <class '(?P<ds_local_rank_type>\w{1,20})'>"
+        ),
     ),
     # "arguments are required" alone is any argparse failure; the launcher's --local_rank in the log confirms it
     # (torch:the-module-torch-distributed-launch-is, the launcher's deprecation warning, is evidence too)
     # Not the launcher's deprecation warning or its --local_rank=N elsewhere in the log beside a "required"
     # error: argparse reports missing required arguments before unknown ones, so a script stopped on those lacks
     # its own arguments whatever the launcher added (certain only on the --local_rank argument itself)
-    confirm=lambda hits, ctx: any("bad_arg" in h.facts or "ds_local_rank" in h.facts for h in hits),
+    confirm=lambda hits, ctx: any(
+        "bad_arg" in h.facts or "ds_local_rank" in h.facts or "ds_local_rank_type" in h.facts for h in hits
+    ),
     also=(
         Alternative(
             "launch_command",
@@ -228,6 +246,21 @@ LAUNCHER_REFUSALS: tuple[tuple[str, str, str], ...] = (
         "--include/--exclude name hosts and GPU slots of the hostfile (host1:0,1@host2:2); they replace "
         "--num_nodes/--num_gpus (use one or the other), and each host named must be in the hostfile with enough "
         "slots.",
+    ),
+    (
+        # deepspeed/launcher/multinode_runner.py SlurmRunner.get_cmd: srun places the processes on the GPUs itself
+        "ds_slurm_remap",
+        "the deepspeed launcher's slurm backend cannot remap the GPUs (--detect_nvlink_pairs)",
+        "With --launcher slurm, srun decides which GPUs each process sees: drop --detect_nvlink_pairs from the "
+        "deepspeed command, or launch with the default pdsh (or openmpi) backend to keep it.",
+    ),
+    (
+        # deepspeed/launcher/launch.py main: the folder each rank's log is written to
+        "ds_rank_log",
+        "the deepspeed launcher's --enable_each_rank_log names a file, not a folder",
+        "--enable_each_rank_log takes the folder each rank's log goes to (created when missing): give a directory "
+        "path (deepspeed --enable_each_rank_log logs/ train.py), not the path of an existing file, or drop the "
+        "option.",
     ),
     (
         "static_rdzv",
@@ -497,6 +530,8 @@ LAUNCH_COMMAND = Recogniser(
         "Don't use both the '--no_python' flag and the '--module' flag",
         "backend does not support worker include/exclusion",
         "backend does not support limiting num nodes/gpus",
+        "backend does not support remapping visible devices",
+        "should not be a file, it should be a directory.",
         # accelerate/commands/launch.py: several machines without the main process's address
         "When using multiple machines, you need to specify the main process",
         "Your training script should be a python script and not",
@@ -610,6 +645,8 @@ LAUNCH_COMMAND = Recogniser(
         "deepspeed:don-use-both-the-no-python",
         "deepspeed:backend-does-not-support-worker-include",
         "deepspeed:backend-does-not-support-limiting-num",
+        "deepspeed:slurm-backend-does-not-support-remapping",  # deepspeed/launcher/multinode_runner.py
+        "deepspeed:should-not-be-file-it-should",  # deepspeed/launcher/launch.py: --enable_each_rank_log
         # accelerate/commands/launch.py
         "accelerate:when-using-multiple-machines-you-need",
         "accelerate:when-using-multiple-machines-you-need-2",
@@ -667,6 +704,8 @@ LAUNCH_COMMAND = Recogniser(
         r"Host key verification failed)|"
         r"(?P<accelerate_multinode>When using multiple machines, you need to specify the main process (?:IP|port))|"
         r"(?P<ds_mpi_devices>(?:MPICH|Intel MPI|mvapich) requires same number of devices per node)|"
+        r"(?P<ds_slurm_remap>slurm backend does not support remapping visible devices)|"
+        r"(?P<ds_rank_log>[^\s:]{1,300} should not be a file, it should be a directory\.)|"
         r"(?P<ds_no_ssh>Launching training without ssh, but --node_rank is not set correctly)|"
         r"(?P<ds_master_addr>Unable to detect suitable master address via[^\n]{0,100})|"
         r"No socket on \((?P<rdzv_port0>[^,()\s]{1,255}), 0\) is listening yet|"

@@ -405,6 +405,23 @@ DDP_MODEL_MISMATCH = Recogniser(
 )
 
 
+def _zero3_paths(hits: list[Hit]) -> tuple[str, str]:
+    """ZeRO-3's check that every rank gathers the same parameters in the same order (its first step's trace)."""
+    rank = hits[0].facts["zero3_rank"]
+    return (
+        f"ZeRO-3's ranks gathered different parameters: rank {rank}'s modules ran in another order (or others "
+        "ran) than rank 0's" + on_ranks(hits),
+        "DeepSpeed ZeRO-3 gathers each module's parameters with a collective as the module runs, and checks that "
+        "every rank runs the same modules in the same order (deepspeed/runtime/zero/utils.py). A forward that "
+        "takes another path on some ranks breaks it: a batch without an image skips the vision tower (LLaVA-style "
+        "models: send a dummy image through it on every rank, or train with ZeRO-2), a mixture-of-experts block "
+        "routes no token to an expert on one rank (mark the block a leaf: deepspeed.utils.set_z3_leaf_modules("
+        "model, [MoEBlockClass])), generation stops at "
+        "another length (generate(..., synced_gpus=True)), or an `if rank == 0:` branch calls the model. Make "
+        "every rank run the same modules each step, or use ZeRO-2, which gathers no parameters.",
+    )
+
+
 def _divergence(hits: list[Hit], ctx: Context) -> tuple[str, str]:
     facts = hits[0].facts
     parts = []
@@ -431,6 +448,8 @@ def _divergence(hits: list[Hit], ctx: Context) -> tuple[str, str]:
         )
     if not parts and facts.get("aspects"):  # only the diff's line: what it says differs
         parts.append(" ".join(facts["aspects"].split()))
+    if "zero3_rank" in facts:
+        return _zero3_paths(hits)
     summary = "ranks disagree on the collective they run" + (": " + ", ".join(parts) if parts else "")
     fix = (
         "The ranks called different collectives (or the same one with different sizes, dtypes or devices): a "
@@ -503,6 +522,11 @@ RANK_DIVERGENCE = Recogniser(
         "torch:forward-order-differs-across-ranks",
         "torch:rank-is-all-gathering-parameters-while",
         "torch:rank-is-all-gathering-parameters-for",
+        # deepspeed/runtime/zero/utils.py assert_ints_same_as_other_ranks: ZeRO-3's ranks compare the ids of the
+        # modules and parameters they fetched (before 0.17.6 one message; from it the list's length, then contents)
+        "deepspeed:disagreement-between-rank0-and-rank-rank0",
+        "deepspeed:detected-disagreement-on-list-length-between",
+        "deepspeed:detected-disagreement-on-list-contents-between",
     ),
     title="ranks ran different collectives",
     anchors=(
@@ -516,6 +540,9 @@ RANK_DIVERGENCE = Recogniser(
         "message truncated : receiving",
         "Forward order differs across ranks",
         "is all-gathering ",
+        "disagreement between rank0 and rank",
+        "Detected a disagreement on list length between rank0 and rank",
+        "Detected a disagreement on list contents between rank0 and rank",
     ),
     # NCCL's socket transport says it itself: a truncated message is different collective sizes on the ranks,
     # or settings (NCCL_PROTO, NCCL_ALGO) that differ between them, or an unhealthy network.
@@ -531,7 +558,7 @@ RANK_DIVERGENCE = Recogniser(
             "NCCL settings that differ between the ranks",
             "Set the NCCL_* variables the same on every host, or unset them (NCCL_PROTO, NCCL_ALGO above all): "
             "env | grep NCCL_ on each host, and the job script's exports.",
-            unless=("gloo_sizes",),  # gloo's own check: no NCCL in the exchange
+            unless=("gloo_sizes", "zero3_rank"),  # gloo's own check, ZeRO-3's: not NCCL's exchange
         ),
         Alternative(
             "nccl_version_mismatch",
@@ -559,6 +586,7 @@ RANK_DIVERGENCE = Recogniser(
         R(r"receiv(?:ed|ing) (?P<size_a>\d+) bytes instead of (?P<size_b>\d+)"),
         R(r"(?P<bootstrap_truncated>Message truncated : received)"),
         R(r"around rank (?P<rank_a>\d+)"),
+        R(r"disagreement (?:on list (?:length|contents) )?between rank0 and rank(?P<zero3_rank>\d+)"),
         R(
             r"rank (?P<fsdp_rank_a>\d+) is all-gathering (?P<fsdp_a>[^\n]{1,120}?) while rank (?P<fsdp_rank_b>\d+) is "
             r"all-gathering (?P<fsdp_b>[^\n]{1,120}?)\s*$"
