@@ -30,6 +30,19 @@ R = Pattern  # compiled where a log first needs it (recognisers.Pattern)
 
 def _nan(hits: list[Hit], ctx: Context) -> tuple[str, str]:
     facts = merged(hits)
+    if facts.get("fairseq_min_scale"):
+        summary = (
+            f"fp16 loss scale hit fairseq's minimum ({facts['fairseq_min_scale']}): the gradients held inf or NaN "
+            "at every scale" + on_ranks(hits)
+        )
+        fix = (
+            "fairseq's dynamic loss scaler kept halving the scale because every step's gradients overflowed, and "
+            "stopped at --min-loss-scale. Lower --lr (or lengthen --warmup-updates), clip gradients "
+            "(--clip-norm), or train in fp32 (drop --fp16 / --amp; --bf16 where the GPU has it), which does not "
+            "overflow at 65504; a NaN the data or the loss makes (a log of 0) prints the same: check a batch "
+            "in fp32 first."
+        )
+        return summary, fix
     if facts.get("min_scale"):
         summary = "fp16 loss scale hit its minimum: the gradients held inf or NaN at every scale (DeepSpeed)"
         fix = (
@@ -99,6 +112,68 @@ def _detector_stopped(facts: dict, ctx: Context, summary: str) -> tuple[str, str
     return summary, lead
 
 
+# Anomaly mode names the backward node that first returned NaN (engine.cpp validate_outputs: "Function
+# 'SqrtBackward0' returned nan values in its 0th output."; no number after the node's name before torch 1.10).
+# These ops' derivatives are infinite or undefined at one edge of their domain: sqrt, rsqrt and a fractional pow
+# at 0, the logs at 0 (log1p at -1), a norm or a distance of a zero vector (x / |x| = 0 / 0), acos, asin and atanh
+# at +-1. The infinite derivative times a zero (or a masked) gradient is NaN in float32 as much as in float16, so
+# the op's domain leads and the overflow is the other reading (an inf already in the input prints the same).
+_DOMAIN_NODES = "Sqrt|Rsqrt|Pow|Log|Log2|Log10|Log1p|Norm|LinalgVectorNorm|Cdist|Acos|Asin|Atanh"
+DOMAIN_EDGE = R(rf"Function '(?P<domain_node>(?:{_DOMAIN_NODES})Backward\d?)' returned nan values in its")
+
+_EDGE_OF = {
+    "Sqrt": "sqrt of 0",
+    "Rsqrt": "rsqrt of 0",
+    "Pow": "a fractional power, x ** 0.5, of 0 or of a negative number",
+    "Log": "log of 0",
+    "Log2": "log2 of 0",
+    "Log10": "log10 of 0",
+    "Log1p": "log1p of -1",
+    "Norm": "the norm of a zero vector",
+    "LinalgVectorNorm": "the norm of a zero vector",
+    "Cdist": "the distance between two equal points",
+    "Acos": "acos of +-1",
+    "Asin": "asin of +-1",
+    "Atanh": "atanh of +-1",
+}
+
+
+def _domain_edge(hits: list[Hit], ctx: Context) -> tuple[str, str]:
+    node = first(hits, "domain_node", "SqrtBackward0")
+    op = re.sub(r"Backward\d?$", "", node)
+    summary = (
+        f"a gradient became NaN in {node}, at the edge of its op's domain ({_EDGE_OF.get(op, 'an edge value')}): "
+        "its derivative is infinite there, and times a zero gradient NaN, in float32 too" + on_ranks(hits)
+    )
+    fix = (
+        f"Keep the input of that op ({op.lower()}) off the edge, where the traceback of the forward call that "
+        "anomaly mode printed above points: x.clamp(min=eps) before sqrt or log, torch.log(p + eps), "
+        "(x.pow(2).sum(-1) + eps).sqrt() for a norm, x.clamp(-1 + eps, 1 - eps) before acos or asin. If the "
+        "input itself already held inf (an fp16 overflow upstream), the fix is there instead: bf16 or float32, "
+        "a lower learning rate, gradient clipping."
+    )
+    return summary, fix
+
+
+NAN_AT_ZERO = Recogniser(
+    kind="nan_at_zero",
+    templates=("torch_native:anomaly-returned-nan",),
+    title="NaN at the edge of an op's domain (sqrt, log, a norm of 0)",
+    anchors=("returned nan values in its",),
+    match=DOMAIN_EDGE,
+    # the node says which op, not what its input was: 0 (the domain's edge) or an inf from upstream
+    confirm=lambda hits, ctx: False,
+    also=(
+        Alternative(
+            "bad_training_data",
+            "NaN or inf already in the data (a sample, a label, a feature normalised by a zero std)",
+            "Check each batch before the model: torch.isfinite(x).all() for inputs and targets.",
+        ),
+    ),
+    describe=_domain_edge,
+)
+
+
 NAN_OVERFLOW = Recogniser(
     # DeepSpeed runtime/fp16/loss_scaler.py, torch/autograd anomaly mode, detectron2, transformers'
     # debug_utils and torchdoctor's detector, clip_grad_norm_(error_if_nonfinite=True)
@@ -115,6 +190,10 @@ NAN_OVERFLOW = Recogniser(
         # CustomUpdater of espnet/asr/pytorch_backend/asr.py (and its chainer twin) before it
         "third_party:espnet2-grad-norm-not-finite",
         "third_party:espnet-grad-norm-is-nan",
+        "third_party:fairseq-minimum-loss-scale-reached",
+        "third_party:fairseq-amp-minimum-loss-scale-reached",
+        "third_party:lightning-loss-returned-not-finite",
+        "third_party:lightning-detected-nan-inf-parameter",
     ),
     title="NaN / overflow",
     anchors=(
@@ -154,6 +233,12 @@ NAN_OVERFLOW = Recogniser(
         # ESPnet: "The grad norm is nan. Skipping updating the model." (espnet2), "grad norm is nan. Do not update
         # model." (espnet1); the "inf" one is left out: under fp16 GradScaler's first steps overflow by design
         "grad norm is nan",
+        # fairseq/optim/dynamic_loss_scaler.py (fp16_optimizer.py before 0.10; "AMP: " in amp_optimizer.py, 0.10.2+)
+        "Minimum loss scale reached (",
+        # Lightning's finite checks: the loss (loops/utilities.py check_finite_loss, "is nan or inf." in 0.7-1.3,
+        # the tensor's repr after) and a parameter (utilities/finite_checks.py detect_nan_parameters, 0.7-2.0)
+        "The loss returned in `training_step` is ",
+        "Detected nan and/or inf values in `",
     ),
     # apex / DeepSpeed halving the loss scale is normal now and then; down to its minimum (DeepSpeed's default
     # min_loss_scale is 1) or a fraction it means every step overflows
@@ -176,8 +261,10 @@ NAN_OVERFLOW = Recogniser(
             r"iteration=?\s*\d+|Detected inf/nan during batch_number=\d+|"
             r"[Ll]oss['\"]?\s{0,2}(?:=|:|is)\s{0,2}(?:nan|NaN|inf(?:inity|inite)?)\b|"
             r"is non-finite|but found invalid values|input matrix contained non-finite values|"
-            r"[Gg]rad norm is nan\. (?:Skipping updating the model|Do not update model))"
+            r"[Gg]rad norm is nan\. (?:Skipping updating the model|Do not update model)|"
+            r"The loss returned in `training_step` is [^\n]{1,80}?(?=\.(?: |$))|Detected nan and/or inf values in `[^`\n]{1,200}`)"
         ),
+        R(r"Minimum loss scale reached \((?P<fairseq_min_scale>[\d.e-]{1,12})\)"),
         R(r"(?P<detector_abort>DebugUnderflowOverflow: inf/nan detected, aborting)"),
         # torchdoctor's detector names the module in its error (numerics/detector.py); transformers' does not
         R(
@@ -1023,6 +1110,7 @@ RECOGNISERS = (
     MODULE_ON_UNWRAPPED_MODEL,
     SPAWN_MAIN_GUARD,
     SPAWN_PICKLING,
+    NAN_AT_ZERO,  # before NAN_OVERFLOW: on the same line, it leads where both are likely
     NAN_OVERFLOW,
     DDP_UNUSED_PARAMETERS,
     DDP_READY_TWICE,
