@@ -84,6 +84,14 @@ OFFCPU = PARTS.index("offcpu")
 # integers, whose median moves in whole steps), never a cause of its own (`CONFIRMED`).
 PREEMPTED = PARTS.index("preempted")
 COUNT_PARTS = ("preempted",)
+# The time asleep or blocked is what is left of the compute once its CPU time and the waiting for a CPU are taken
+# out, and both are counted over more than the compute: the CPU time of the DDP reduction's window (from the last
+# gradient to the end of the backward, counted as collectives) and the run-queue wait of the whole step (its
+# wake-ups after next() and the collectives). On a healthy step it is below 0: about -1 ms on a quiet 2-core VM,
+# -1 to -9 ms loaded (2026-12, the kept recordings s35-2r-quiet and s35-2r). It is kept as it is, never held
+# at 0, so only its difference to the peers' and to the rank's usual difference counts: held at 0, a loop asleep
+# 0.75 ms per step (5% of the step) never showed (quiet: 0 of 4 episodes named; as it is, its excess stood at
+# 0.5-0.8 ms per step, 3-5 standard errors, on 75-85% of the steps).
 BLOCKED = PARTS.index("blocked")
 
 
@@ -246,7 +254,9 @@ def step_parts(
             kept_off = float(row[5]) if len(row) > 5 and row[5] is not None else compute - cpu
             transfer = exits.get(rank, comm - waited)
             preempted = float(row[7]) if len(row) > 7 and row[7] is not None else 0.0
-            blocked = max(0.0, compute - cpu - kept_off)  # 0 where the waiting for a CPU is compute less CPU
+            # not held at 0: a healthy step's figure is below it (`BLOCKED`), and a sleep shorter than that
+            # would not show; 0 where the waiting for a CPU is compute less CPU
+            blocked = compute - cpu - kept_off
             parts[rank].append(
                 (step - waited, data, cpu, kept_off, transfer, step - waited - kept_off, preempted, blocked)
             )
