@@ -31,6 +31,7 @@ from torchdoctor.explain.kinds import (
     compile_backends,
     compiled_ops,
     config_registry,
+    config_targets,
     context_parallel,
     cuda,
     cuda_ipc,
@@ -236,6 +237,7 @@ RECOGNISERS: tuple[Recogniser, ...] = (
     *dataset_catalog.RECOGNISERS,
     *vision_language.RECOGNISERS,
     *config_registry.RECOGNISERS,
+    *config_targets.RECOGNISERS,
     *option_conflicts.RECOGNISERS,
     *activation_checkpointing.RECOGNISERS,
     *package_conflicts.RECOGNISERS,
@@ -402,6 +404,7 @@ CONTEXT_FACTS: tuple[tuple[str, re.Pattern], ...] = (
     *masked_gradients.CONTEXT,
     *downloads.CONTEXT,
     *release_changes.CONTEXT,
+    *config_targets.CONTEXT,  # the overrides Hydra printed: the configs the job chose
     *build.CONTEXT,
     *trainer_data_releases.CONTEXT,
     *hub_datasets.CONTEXT,

@@ -14,7 +14,11 @@ for the builtin `{n}`"). What each name did, and when, is from the libraries' so
   will be removed in version 4.46"), yet the field stayed through 4.50 and is gone from 4.51 (the released wheels:
   api_keywords.tsv);
 - torchtext 0.9.0 moved ``Field``, ``BucketIterator``, ``TabularDataset`` and the rest of its old data API to
-  ``torchtext.legacy``, and 0.12.0 deleted ``torchtext.legacy`` (its release notes and ``legacy/README``);
+  ``torchtext.legacy``, and 0.12.0 deleted ``torchtext.legacy`` (its release notes and ``legacy/README``). The
+  importer is not always the user's code: pytorch-lightning's ``utilities/apply_func.py`` imports ``Batch`` from
+  ``torchtext.data`` up to 1.2.2, from ``torchtext.legacy.data`` whenever torchtext >= 0.9 is installed from 1.2.3
+  to 1.5.9, and only for a torchtext older than 0.11 from 1.5.10 on (Lightning#10724; Lightning#11662 is 1.5.9
+  under torchtext 0.12). Where the traceback's innermost frame is in an installed package, the fix names it;
 - NumPy 1.24 removed the aliases ``np.float``, ``np.int``, ``np.bool``, ``np.object``, ``np.str``, ``np.complex``
   (deprecated in 1.20);
 - Lightning 1.8 removed the ``LightningModule``/``Callback`` hooks ``on_epoch_start``/``on_epoch_end`` (and
@@ -242,6 +246,49 @@ CHANGE = R(
 )
 
 
+# installed packages that import torchtext's old data API themselves: the releases that do, and the fix
+TORCHTEXT_IMPORTERS = {
+    "pytorch_lightning": (
+        "pytorch-lightning 1.2.3 to 1.5.9 import torchtext.legacy.data in utilities/apply_func.py whenever "
+        "torchtext 0.9 or newer is installed (up to 1.2.2, torchtext.data's Batch, which 0.9 moved)",
+        "pip install 'pytorch-lightning>=1.5.10' (1.5.10 imports it only for a torchtext older than 0.11: "
+        "Lightning#10724), or the newest release the project allows",
+    ),
+}
+
+
+def _torchtext_legacy(facts: dict) -> tuple[str, str]:
+    """torchtext's old data API missing, and who imports it: an installed package whose frame raised (named,
+    with its releases where they are known), else the code."""
+    name = facts.get("torchtext_legacy") or facts.get("torchtext_legacy2") or "torchtext.legacy"
+    keep = (
+        "install a torchtext that still has it, with the torch it was built for: torchtext 0.10.0 with torch "
+        "1.9.0 (or 0.11 with torch 1.10), importing from torchtext.legacy.data, or torchtext 0.8 with torch 1.7 "
+        "for the old torchtext.data path"
+    )
+    importer = facts.get("raised_in_package")
+    if importer and importer != "torchtext":
+        releases, upgrade = TORCHTEXT_IMPORTERS.get(
+            importer, (f"pip show {importer} names the release installed", f"pip install -U {importer}")
+        )
+        return (
+            f"the installed {importer} imports torchtext's old data API ({name}), which torchtext 0.9.0 moved to "
+            "torchtext.legacy and 0.12.0 removed: that release of it is older than the installed torchtext",
+            f"It is {importer}'s own import, not your code's: {releases}. Upgrade it to a release written for "
+            f"this torchtext: {upgrade}. Or keep it and {keep}.",
+        )
+    known = "; ".join(releases for releases, _ in TORCHTEXT_IMPORTERS.values())
+    return (
+        f"the code uses torchtext's old data API ({name}), which torchtext 0.9.0 moved to torchtext.legacy "
+        "and 0.12.0 removed: the installed torchtext is newer than the code",
+        f"{keep[0].upper() + keep[1:]}. Or port the data pipeline to torchtext's new API (its legacy_tutorial "
+        "migration notebook). If the import is not in your code but in an installed package (the traceback's "
+        f"innermost frame names it; {known}), upgrade that package instead: "
+        + "; ".join(upgrade for _, upgrade in TORCHTEXT_IMPORTERS.values())
+        + ".",
+    )
+
+
 def change(facts: dict) -> tuple[str, str] | None:
     """(summary, fix) for the known API change among ``facts`` (the named groups of `CHANGE`), else None."""
     if facts.get("lightning_flag"):
@@ -275,15 +322,7 @@ def change(facts: dict) -> tuple[str, str] | None:
             "'transformers<4.41').",
         )
     if facts.get("torchtext_legacy") or facts.get("torchtext_legacy2") or facts.get("torchtext_gone"):
-        name = facts.get("torchtext_legacy") or facts.get("torchtext_legacy2") or "torchtext.legacy"
-        return (
-            f"the code uses torchtext's old data API ({name}), which torchtext 0.9.0 moved to torchtext.legacy "
-            "and 0.12.0 removed: the installed torchtext is newer than the code",
-            "Install a torchtext that still has it, with the torch it was built for: torchtext 0.10.0 with torch "
-            "1.9.0 (or 0.11 with torch 1.10), importing from torchtext.legacy.data, or torchtext 0.8 with torch "
-            "1.7 for the old torchtext.data path. Or port the data pipeline to torchtext's new API (its "
-            "legacy_tutorial migration notebook).",
-        )
+        return _torchtext_legacy(facts)
     alias = facts.get("numpy_alias") or facts.get("numpy_alias2")
     if alias:
         return (

@@ -82,6 +82,15 @@ its replacement from the package's own deprecation text: kinds/api_history.py re
   not callable" under a source line calling ``Events.ITERATION_COMPLETED(every=...)``, are code (often ignite's own
   examples from its master branch) run with an ignite before 0.3.0. Read only with ignite's import or the event's
   call in the log; a module of the user's own shadowing the name prints the same, so likely;
+- MMCV 1.x's data pipeline hands batches over wrapped in ``mmcv.parallel.DataContainer`` (``data_container.py``;
+  ``collate`` builds them), which only MMCV's own scatter unwraps (``mmcv/parallel/scatter_gather.py``
+  ``scatter``: a DataContainer's ``.data`` is scattered; torch's scatter passes it on as an opaque object), called
+  by ``MMDataParallel``/``MMDistributedDataParallel``. A DataContainer that reaches a torch op is refused by
+  torch's argument parser (``torch/csrc/utils/python_arg_parser.cpp``: "conv2d(): argument 'input' (position 1)
+  must be Tensor, not DataContainer", and "expected Tensor as element 0 in argument 0, but got DataContainer" for
+  a list of tensors): the model was not wrapped in MMCV's wrappers (torch's DataParallel/DDP, or a model called on
+  the batch directly), or the mmcv and mmdet (mmseg, ...) installed are releases that do not go together. The
+  message says neither which: likely;
 """
 
 from __future__ import annotations
@@ -133,6 +142,8 @@ BOOL_SUBTRACTION = "Subtraction, the `-` operator, with a bool tensor is not sup
 NO_CAST = "can't be cast to the desired output type "
 BATCH_FIRST = "__init__() got an unexpected keyword argument 'batch_first'"
 UPSAMPLE_PICKLE = "'Upsample' object has no attribute 'recompute_scale_factor'"
+# torch's argument parser given MMCV's DataContainer where a tensor (or a list of tensors) is taken
+DATA_CONTAINER = ("must be Tensor, not DataContainer", "but got DataContainer")
 # pytorch-ignite 0.3.0's names: the handlers it added and its callable events
 IGNITE_HANDLERS = ("Checkpoint", "DiskSaver")
 IGNITE_EVENTS = "'Events' object is not callable"
@@ -182,6 +193,7 @@ ANCHORS = (
     *(f"__init__() got an unexpected keyword argument '{name}'" for name in TV_WEIGHTS),
     *(f"cannot import name '{name}' from 'ignite.handlers" for name in IGNITE_HANDLERS),
     *IGNITE_EVENT_CALLS,
+    *DATA_CONTAINER,
 )
 # printed for other causes too: a function of one's own that takes keyword arguments only, another converter's
 # opset limit, a script's own scalar indexed or its own in-place op (decisive() makes them certain with librosa,
@@ -199,6 +211,8 @@ GENERIC = (
     # a file or folder of the user's own named ignite prints the same, and an Events class of the code's own
     *(f"cannot import name '{name}' from 'ignite.handlers" for name in IGNITE_HANDLERS),
     *IGNITE_EVENT_CALLS,
+    # a model not wrapped in MMCV's wrappers, or mmcv and mmdet releases that do not go together
+    *DATA_CONTAINER,
 )
 TEMPLATES = (
     "third_party:mmdet-mmcv-version-incompatible",
@@ -218,6 +232,8 @@ TEMPLATES = (
     "third_party:torchvision-0-13-builder-weights",
     "third_party:ignite-before-0-3-handler-import",
     "third_party:ignite-before-0-3-events-not-callable",
+    "third_party:mmcv-data-container-reached-torch-op",
+    "third_party:mmcv-data-container-in-tensor-list",
 )
 _Q = "'"
 CHANGE = R(
@@ -240,7 +256,10 @@ CHANGE = R(
     rf"(?P<upsample_pickle>{UPSAMPLE_PICKLE})|"
     rf"(?<![\w.])__init__\(\) got an unexpected keyword argument {_Q}(?P<tv_weights_kw>{'|'.join(TV_WEIGHTS)}){_Q}|"
     rf"cannot import name {_Q}(?P<ignite_handler>{'|'.join(IGNITE_HANDLERS)}){_Q} from {_Q}ignite\.handlers|"
-    rf"(?<![\w.])Events\.[A-Z_]{{2,40}}\((?!\))[^\n]*\n[^\n]*?(?P<ignite_events>{IGNITE_EVENTS})"
+    rf"(?<![\w.])Events\.[A-Z_]{{2,40}}\((?!\))[^\n]*\n[^\n]*?(?P<ignite_events>{IGNITE_EVENTS})|"
+    rf"\b(?P<dc_op>\w{{1,60}})\(\): argument {_Q}(?P<dc_argument>\w{{1,60}}){_Q} (?:\(position \d{{1,2}}\) )?"
+    rf"must be Tensor, not DataContainer|"
+    rf"expected Tensor as element \d{{1,6}} in argument \d{{1,2}}, but got (?P<dc_list>DataContainer)"
 )
 # what makes a generic line certain, wherever the log says it
 CONTEXT = (
@@ -311,6 +330,25 @@ def _mmengine(facts: dict) -> tuple[str, str]:
         f"Install the MMEngine this release asks for: pip install 'mmengine>={low},<{high}' (or mim install "
         f"'mmengine>={low},<{high}'), or upgrade the package that printed it to the release made for MMEngine "
         f"{found} (pip install -U mmdet). MMEngine is pure Python: no rebuild is needed, unlike MMCV.",
+    )
+
+
+def _data_container(facts: dict) -> tuple[str, str]:
+    op = f"{facts['dc_op']}()" if facts.get("dc_op") else "a torch op taking a list of tensors"
+    return (
+        f"{op} was given MMCV's DataContainer instead of a tensor: the batch reached the model still wrapped, "
+        "because MMCV's scatter never ran on it (a model not wrapped in MMDataParallel/MMDistributedDataParallel) "
+        "or because the mmcv and mmdet (mmseg, ...) installed are releases that do not go together",
+        "Only MMCV's wrappers unwrap a DataContainer (mmcv.parallel's scatter, run by their forward/train_step): "
+        "wrap the model in MMDistributedDataParallel(model.cuda(), device_ids=[torch.cuda.current_device()], "
+        "broadcast_buffers=False) under the launcher, MMDataParallel(model.cuda(), device_ids=[0]) on one GPU, "
+        "not in torch's DataParallel/DistributedDataParallel, or unwrap the batch yourself "
+        "(mmcv.parallel.scatter(batch, [device])[0]) before calling the model. If the project's own "
+        "train script (tools/train.py, dist_train.sh) does that already, the releases disagree: compare python -c "
+        "'import mmcv, mmdet; print(mmcv.__version__, mmdet.__version__)' with the mmcv_minimum_version and "
+        "mmcv_maximum_version in mmdet/__init__.py (mmseg/__init__.py, ...) and the project's requirements, and "
+        "install the MMCV that release asks for, built for your torch and CUDA: pip install -U openmim; mim "
+        "install 'mmcv-full>=<minimum>,<=<maximum>' (pip uninstall mmcv mmcv-full first when both are installed).",
     )
 
 
@@ -480,6 +518,8 @@ def change(facts: dict) -> tuple[str, str] | None:
             "needs the nightly: pip install --pre pytorch-ignite). Or, with the old ignite, filter by hand: "
             "@trainer.on(Events.ITERATION_COMPLETED) and, inside, if engine.state.iteration % log_interval == 0.",
         )
+    if facts.get("dc_op") or facts.get("dc_list"):
+        return _data_container(facts)
     if facts.get("mps_cumsum_int64"):
         return (
             "cumsum on an int64 tensor on Apple's MPS device, which torch supports there only on macOS 13.3 or "
