@@ -451,6 +451,11 @@ CONTEXT_FACTS: tuple[tuple[str, re.Pattern], ...] = (
     ("deepspeed", re.compile(r"(?P<saw_deepspeed>\bdeepspeed[\\/.]|\bdeepspeed\b)")),
     ("DeepSpeed", re.compile(r"(?P<saw_deepspeed>DeepSpeed)")),
     ("DataParallel", re.compile(r"(?P<saw_dataparallel>(?<!Distributed)DataParallel)")),
+    # Lightning's fit stopping before its loop: a training loader of no batch (empty_batches.DATALOADER_EMPTY)
+    (
+        "No training batches",
+        re.compile(r"(?P<no_training_batches>`?Trainer\.fit`? stopped: No training batches)"),
+    ),
     # FSDP in the run: its class, its package's frames, accelerate's / the Trainer's options, FSDP2's call
     ("FullyShardedDataParallel", re.compile(r"(?P<saw_fsdp>FullyShardedDataParallel)")),
     # (not fsdp_config / fsdp=[] of the Trainer's arguments, which every run of it prints)

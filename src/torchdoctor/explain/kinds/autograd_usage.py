@@ -35,6 +35,15 @@
 - An optimizer given a tensor that is not a leaf (``torch/optim/optimizer.py`` Optimizer.add_param_group, and
   libtorch's ``torch/csrc/api/src/optim/optimizer.cpp``: "can't optimize a non-leaf Tensor"): a tensor made with
   requires_grad=True and then moved or computed on is a new node of the graph, not the leaf the optimizer updates.
+- An explicit gradient of the wrong shape (``torch/autograd/__init__.py`` ``_make_grads``, every release since
+  0.4): "Mismatch in shape: grad_output[i] has a shape of A and output[i] has a shape of B." ``backward(gradient)``,
+  ``torch.autograd.backward(tensors, grad_tensors)`` and ``torch.autograd.grad(..., grad_outputs=...)`` take one
+  gradient per output, shaped as that output; with ``is_grads_batched=True`` the same check words it "... The sizes
+  of the remaining dimensions are expected to match the shape of corresponding output, but a mismatch was detected:
+  grad_output[i] ...". Since torch 0.4 a reduced loss is 0-dimensional (``torch.Size([])``), so the
+  ``torch.ones(1)`` / ``torch.FloatTensor([1])`` that older code passes as its gradient is ``torch.Size([1])``: the
+  message names both shapes, and the finding names that case when those are the shapes. The check is the caller's
+  own argument against its own output, so the reading is certain.
 """
 
 from __future__ import annotations
@@ -49,6 +58,7 @@ from torchdoctor.explain.recognisers import (
     called_from_own_code,
     first,
     library_call,
+    merged,
     on_ranks,
 )
 
@@ -327,6 +337,52 @@ LEAF_INPLACE = Recogniser(
     describe=_leaf,
 )
 
+
+def _gradient_shape(hits: list[Hit], ctx: Context) -> tuple[str, str]:
+    facts = merged(hits)
+    grad, out = (facts.get("grad_shape") or "").strip(), (facts.get("output_shape") or "").strip()
+    shapes = f" (gradient {grad}, output {out})" if grad and out else ""
+    if re.fullmatch(r"torch\.Size\(\[1\]\)", grad) and re.fullmatch(r"torch\.Size\(\[\]\)", out):
+        return (
+            "backward was given a one-element gradient (torch.Size([1])) for a 0-dimensional loss "
+            "(torch.Size([])): code written for torch before 0.4, whose losses had one element"
+            + on_ranks(hits),
+            "A reduced loss is 0-dimensional since torch 0.4: call loss.backward() with no gradient, or pass one of "
+            "the loss's own shape, torch.ones_like(loss) (torch.tensor(1.0) rather than torch.ones(1) / "
+            "torch.FloatTensor([1])); in torch.autograd.backward([l1, l2], grad_tensors) and a WGAN's "
+            "d_loss.backward(one) / backward(mone) the same holds for each tensor.",
+        )
+    return (
+        "backward (or autograd.grad) was given a gradient whose shape differs from its output's"
+        + shapes
+        + on_ranks(hits),
+        "Each gradient passed to tensor.backward(gradient), torch.autograd.backward(tensors, grad_tensors) or "
+        "torch.autograd.grad(outputs, inputs, grad_outputs) must have its output's shape: build it as "
+        "torch.ones_like(output) (or from output.shape), in the same order as the outputs. A shape that differs "
+        "by the number of GPUs is nn.DataParallel gathering one output per replica: reduce the output (mean / "
+        "sum) before backward, or build the gradient from the gathered output. With is_grads_batched=True the "
+        "first dimension of each gradient is the batch, and the rest must match the output.",
+    )
+
+
+BACKWARD_GRADIENT_SHAPE = Recogniser(
+    # torch/autograd/__init__.py _make_grads (both wordings)
+    kind="backward_gradient_shape",
+    templates=("torch:mismatch-in-shape-grad-output-has", "torch:if-is-grads-batched-true-we"),
+    title="a gradient passed to backward of another shape than its output",
+    anchors=(
+        "Mismatch in shape: grad_output[",
+        "The sizes of the remaining dimensions are expected to match the shape of corresponding output",
+    ),
+    facts=(
+        R(
+            r"grad_output\[\d{1,4}\] has a shape of (?P<grad_shape>torch\.Size\(\[[\d, ]{0,80}\]\)) and "
+            r"output\[\d{1,4}\] has a shape of (?P<output_shape>torch\.Size\(\[[\d, ]{0,80}\]\))"
+        ),
+    ),
+    describe=_gradient_shape,
+)
+
 RECOGNISERS = (
     BACKWARD_GRAPH_FREED,
     RNN_BACKWARD_EVAL_MODE,
@@ -336,4 +392,5 @@ RECOGNISERS = (
     NO_GRAD_IN_LOSS,
     INPLACE_MODIFICATION,
     LEAF_INPLACE,
+    BACKWARD_GRADIENT_SHAPE,
 )

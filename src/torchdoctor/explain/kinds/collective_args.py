@@ -223,6 +223,9 @@ COLLECTIVE_ARGUMENTS = Recogniser(
         # torch/csrc/distributed/c10d/Utils.hpp assertRootRank, which ProcessGroupGloo (and NCCL's gather /
         # scatter) run on a broadcast / reduce / gather / scatter's root
         "torch_native:invalid-root-rank",
+        # ProcessGroupNCCL's _reduce_scatter_base (the same words in FakeProcessGroup.hpp, where the catalog
+        # read them); all_gather_into_tensor's output checked against world_size * input (libtorch_python)
+        "torch_cpp:input-tensor-must-be-the-same",
     ),
     anchors=(
         "Invalid function argument. Expected parameter `",
@@ -241,6 +244,8 @@ COLLECTIVE_ARGUMENTS = Recogniser(
         "invalid output size: (expected length",
         "invalid size of output tensor at index",
         "Check failed: outputShape[0] * worldSize == inputShape[0]",
+        "input tensor must be the same size as output size times world size",
+        "output tensor size must be equal to world_size times input tensor size",
         "rank should not be the same as the rank of the current process",
         " is not part of group ",
         " does not support _allgather_base",
@@ -299,7 +304,8 @@ COLLECTIVE_ARGUMENTS = Recogniser(
         r"(?P<list_size>invalid input tensor list size, must be world size|output lists should be equal to world "
         r"size|invalid output tensor list at index \d+[^\n]{0,120}|invalid output size: \(expected length \d+, got "
         r"\d+\)|invalid size of output tensor at index \d+[^\n]{0,120}|Check failed: outputShape\[0\] \* worldSize "
-        r"== inputShape\[0\][^\n]{0,80})|"
+        r"== inputShape\[0\][^\n]{0,80}|input tensor must be the same size as output size times world size|output "
+        r"tensor size must be equal to world_size times input tensor size)|"
         r"(?P<backend_lacks_op>(?:Backend \w{1,20}|ProcessGroup(?:NCCL|MPI)) does not support (?:_allgather_base|_reduce_scatter_base|"
         r"allgather_into_tensor_coalesced|reduce_scatter_tensor_coalesced|reduce_scatter|allgather_coalesced|"
         r"allreduce_coalesced|alltoall_base|monitoredBarrier|broadcast|allreduce(?: sparse)?|reduce|allgather|gather|"

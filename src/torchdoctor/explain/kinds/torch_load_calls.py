@@ -21,6 +21,13 @@ The texts are ``torch/serialization.py``'s (torch 2.13 prints them as older rele
 Each message names its own check, and the summary says what the log shows was handed (None or a stream; a path of
 another type). A file refused for mmap is likely only: a legacy save and a file that is no checkpoint at all print the
 same words, and the fix names both.
+- ``nn.Module.load_state_dict`` (``torch/nn/modules/module.py``, 1.12+): "Expected state_dict to be dict-like, got
+  <class '...'>." It takes a mapping of names to tensors and refuses anything that is not a ``Mapping``. The type it
+  names says what was passed instead: ``str`` (or a ``PosixPath``) is the checkpoint's path, never ``torch.load``-ed;
+  ``NoneType`` a function that returned nothing (a loader, ``model.load_state_dict(...)`` chained, or a lookup
+  that found no checkpoint); a module (``RecursiveScriptModule``, a model class) a whole model saved with
+  ``torch.save(model)`` or ``torch.jit.save``; anything else a library's own wrapper or lazy loader that is not a
+  mapping. Certain: the refusal is the caller's argument.
 """
 
 from __future__ import annotations
@@ -139,4 +146,52 @@ MMAP_REFUSED = Recogniser(
     describe=_mmap,
 )
 
-RECOGNISERS = (NOT_SEEKABLE, NEWER_FORMAT, DTYPE_VIEWS, MMAP_REFUSED)
+
+def _not_a_mapping(hits: list[Hit], ctx: Context) -> tuple[str, str]:
+    got = (merged(hits).get("state_dict_type") or "").strip()
+    what = f" ({got})" if got else ""
+    short = got.rsplit(".", 1)[-1]
+    if short in ("str", "PosixPath", "WindowsPath"):
+        return (
+            f"load_state_dict was handed the checkpoint's path{what}, not the state dict it holds"
+            + on_ranks(hits),
+            "Load the file first and pass what it holds: model.load_state_dict(torch.load(path, map_location="
+            "'cpu')) (for a .safetensors file, safetensors.torch.load_file(path)); when the file is a training "
+            "checkpoint dict, pass its entry: torch.load(path)['state_dict'] (or ['model']).",
+        )
+    if short == "NoneType":
+        return (
+            "load_state_dict was handed None where a state dict was meant" + on_ranks(hits),
+            "The expression passed to load_state_dict returned nothing: a helper that loads the checkpoint without "
+            "returning it, a dict lookup (.get) that found no such key, or a path check that fell through. Print "
+            "what is passed; return the state dict from the helper, or take the key the checkpoint really has "
+            "(print(ckpt.keys())).",
+        )
+    if "Module" in short or "jit" in got or "nn.modules" in got or "models" in got:
+        return (
+            f"load_state_dict was handed a whole model{what}, not a state dict: the file holds the model object "
+            "(torch.save(model) or a TorchScript archive)" + on_ranks(hits),
+            "Use the loaded model as it is (model = torch.load(path, weights_only=False), or torch.jit.load for "
+            "TorchScript), or take its weights: model.load_state_dict(loaded.state_dict()). Save checkpoints with "
+            "torch.save(model.state_dict(), path) so they load into any instance of the class.",
+        )
+    return (
+        f"load_state_dict was handed an object that is not a mapping{what}" + on_ranks(hits),
+        "load_state_dict takes a dict of parameter names to tensors. A library's lazy loader or wrapper (a "
+        "lazy_load context, a distributed state-dict wrapper) must be turned into one first (dict(obj), or the "
+        "library's own load function), or its release matched to the torch installed: torch 1.12 made this "
+        "check, so code written for earlier releases may hand over objects that are not Mappings.",
+    )
+
+
+STATE_DICT_NOT_A_MAPPING = Recogniser(
+    # torch/nn/modules/module.py Module.load_state_dict (1.12+)
+    kind="state_dict_not_a_mapping",
+    title="load_state_dict handed something that is not a state dict",
+    anchors=("Expected state_dict to be dict-like, got",),
+    templates=("torch:expected-state-dict-to-be-dict",),
+    facts=(R(r"Expected state_dict to be dict-like, got <class '(?P<state_dict_type>[\w.]{1,160})'>"),),
+    describe=_not_a_mapping,
+)
+
+RECOGNISERS = (NOT_SEEKABLE, NEWER_FORMAT, DTYPE_VIEWS, MMAP_REFUSED, STATE_DICT_NOT_A_MAPPING)
