@@ -379,6 +379,11 @@ CONTEXT_FACTS: tuple[tuple[str, re.Pattern], ...] = (
         ),
     ),
     ("NCCL version", re.compile(r"NCCL version (?P<nccl_version>\d[\w.+]*)")),
+    # the port NCCL's bootstrap root binds where one is chosen (comm.py's reading of NCCL's own bind failing)
+    (
+        "NCCL_COMM_ID",
+        re.compile(r"NCCL_COMM_ID(?: set by environment to |=['\"]?)(?P<nccl_comm_id>[\w.:\[\]-]{1,200})"),
+    ),
     # a wandb sweep agent started the run: on Windows it stops a run with Ctrl-C's signal (interrupted.py)
     ("Agent Starting Run", re.compile(r"(?P<wandb_sweep_agent>Agent Starting Run: )")),
     # evidence a recogniser's confidence depends on, wherever the log states it

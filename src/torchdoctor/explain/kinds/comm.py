@@ -166,6 +166,46 @@ def _another_protocol(where: str, text: str, got: str, hits: list[Hit]) -> tuple
     )
 
 
+def _nccl_bind(hits: list[Hit], ctx: Context) -> tuple[str, str]:
+    """NCCL's own bind that failed with EADDRINUSE (socket.cc ncclSocketListen's SYSCHECK): not torch's MASTER_PORT.
+
+    Only the bootstrap root binds a port someone chose: NCCL_COMM_ID's, on rank 0 of every communicator, with
+    SO_REUSEPORT (so one user's jobs share it and another user's or a program without that option holds it);
+    every other socket NCCL listens on (each rank's bootstrap, the proxy, the socket transport) binds port 0,
+    which fails with this errno only when the kernel's ephemeral range has no port left."""
+    comm_id = ctx.facts.get("nccl_comm_id")
+    port = comm_id.rpartition(":")[2] if comm_id else ""
+    if port.isdigit():
+        summary = (
+            f"address already in use: NCCL's bootstrap root could not bind port {port} of NCCL_COMM_ID={comm_id} "
+            "(NCCL's own socket, not torch's MASTER_PORT)"
+        )
+        fix = (
+            f"NCCL_COMM_ID fixes the port NCCL's bootstrap root listens on, and rank 0 of every communicator binds "
+            f"it: another process holds port {port} on that host. That is torch's own store where NCCL_COMM_ID "
+            "repeats MASTER_ADDR:MASTER_PORT, another user's job with the same NCCL_COMM_ID (one user's jobs may "
+            f"share the port and cross their bootstraps instead), or any program on it: ss -ltnp | grep :{port}. "
+            "torch needs no NCCL_COMM_ID (it hands NCCL its id through the store and NCCL picks a free port): "
+            "unset it, or give it a port nothing else uses, one per job."
+        )
+    else:
+        summary = (
+            "address already in use: NCCL could not bind one of its own sockets (NCCL's, not torch's MASTER_PORT; "
+            "the log names no port)"
+        )
+        fix = (
+            "NCCL binds a port someone chose only for its bootstrap root, where NCCL_COMM_ID=HOST:PORT is set (rank "
+            "0 of every communicator binds it): check the job's environment for it; another process then holds "
+            "that port (torch's store where it repeats MASTER_ADDR:MASTER_PORT, another user's job with the same "
+            "NCCL_COMM_ID, any program: ss -ltnp | grep :PORT); torch needs none, unset it. Without NCCL_COMM_ID "
+            "every socket NCCL listens on takes a port the kernel picks, which fails so only when this host's "
+            "ephemeral range (sysctl net.ipv4.ip_local_port_range) has none left: many connections or sockets in "
+            "TIME_WAIT (ss -s; jobs or ranks that open and close connections in a loop) or a narrowed range. "
+            "Widen the range or stop what holds the ports."
+        )
+    return summary + on_ranks(hits), fix
+
+
 def _rendezvous(hits: list[Hit], ctx: Context) -> tuple[str, str]:
     in_use = next((h for h in hits if h.facts.get("in_use")), None)
     wrong_server = next((h.facts for h in hits if h.facts.get("store_ping")), None)
@@ -225,6 +265,12 @@ def _rendezvous(hits: list[Hit], ctx: Context) -> tuple[str, str]:
             f"| grep :{port or '<port>'}, stop it, or give that server a free port. Where the script binds "
             "MASTER_PORT itself before init_process_group, pick another: torchrun --master_port=29501 ...",
         )
+    if (
+        in_use
+        and first(hits, "nccl_bind")
+        and not any(h.specific and "nccl_bind" not in h.facts for h in hits)
+    ):
+        return _nccl_bind(hits, ctx)
     if in_use:
         port = first(hits, "port") or "29500 (the default)"
         port_number = str(port).split()[0]
@@ -446,7 +492,8 @@ def _not_an_asyncio_server(hits: list[Hit], ctx: Context) -> bool:
     create_server: "error while attempting to bind on address ('0.0.0.0', 8000): address already in use"), which a
     uvicorn / aiohttp server prints for its own port (vLLM's OpenAI server, vllm-project/vllm#7514) and torch's
     TCPStore never does; or a socket that Python code bound (`python_socket`: CPython's socket module raises
-    OSError, pyzmq ZMQError), which torch's store, C++ raising RuntimeError (DistNetworkError), never raises."""
+    OSError, pyzmq ZMQError), which torch's store, C++ raising RuntimeError (DistNetworkError), never raises. NCCL's
+    own bind (`nccl_bind`) is a port in use as surely as the store's: certain, its fix naming what holds one."""
     return any(h.specific and not {"asyncio_bind", "python_socket"} & h.facts.keys() for h in hits)
 
 
@@ -630,6 +677,9 @@ RENDEZVOUS_OR_PORT = Recogniser(
         # socket.cpp's warning for one address of several: localhost's IPv6 ::1 on a host without IPv6 loopback
         # (EADDRNOTAVAIL) before the IPv4 address connects; a connect that fails for good raises its own error
         r"client socket has failed to connect to \[(?:localhost|::1)\]:\d+ \(errno: 99 - Cannot assign requested|"
+        # NCCL 2.24+'s RAS (ras/client_support.cc rasClientInitSocket) binding localhost:28028 (NCCL_RAS_ADDR) for the
+        # ncclras tool: that it failed (another user's NCCL job holds the port) leaves the job running without it
+        r"(?:client_support\.cc:\d+|\(rasClientInitSocket\))[^\n]{0,20} NCCL WARN Call to bind failed|"
         # socket.cpp's warnings (W) of a store wait that goes on: a poll that returned nothing yet, as torch prints
         # it under a wait with a short timeout that is retried (torchdoctor's debug mode waiting for a rank); a wait
         # that fails for good raises its own error after them (DistStoreError: wait timeout after ...)
@@ -637,6 +687,9 @@ RENDEZVOUS_OR_PORT = Recogniser(
     ),
     facts=(
         R(r"(?P<in_use>[Aa]ddress already in use|EADDRINUSE|another process is utilizing it)"),
+        # NCCL's own sockets (misc/socket.cc, 2.4-2.8's include/socket.h): SYSCHECK's "Call to bind failed : %s",
+        # "failed: %s" since 2.23
+        R(r"(?P<nccl_bind>Call to bind failed ?: [Aa]ddress already in use)"),
         R(
             r"(?P<asyncio_bind>error while attempting to bind on address \('?[^'\n]{0,100}'?, (?P<bind_port>\d+)[,)])"
         ),

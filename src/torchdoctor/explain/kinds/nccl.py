@@ -187,6 +187,32 @@ NCCL_SYSTEM_ERROR = Recogniser(
 )
 
 
+def _proxy_accept(facts: dict, hits: list[Hit]) -> tuple[str, str]:
+    """proxy.cc's service thread that could not take a local rank's connection to its proxy.
+
+    ncclSocketAccept fails there when the communicator's abort flag is set while it waits (ncclCommAbort: torch
+    tearing the communicators down after an error or a timeout), when the connecting rank closes before its
+    handshake (its process ended) or sends another socket type, or when accept() itself fails (socketTryAccept's
+    own WARN before, with the errno). Only in that last case is the errno printed the reason: otherwise it is left
+    from an earlier call, most often the EAGAIN of the non-blocking accept ("Resource temporarily unavailable"),
+    which 2.12-2.17's accept loop returns on exactly when it finds the abort flag set."""
+    errno = facts["accept_errno"].strip()
+    summary = (
+        f"NCCL's proxy service thread could not accept a connection from a rank of this host ([Service thread] "
+        f"Accept failed {errno}): the communicator was being aborted after a failure elsewhere, or that rank "
+        "dropped the connection first (its process ended)" + on_ranks(hits)
+    )
+    fix = (
+        "This line follows another failure: the service thread goes on after it. Look above it and in the other "
+        "ranks' output for the first error (an exception, a CUDA error, a collective timeout that made torch abort "
+        f"the communicators, a rank killed). The errno it names ({errno}) is left from an earlier call unless a "
+        "'socketTryAccept: Accept failed' WARN right before it names the same one (EAGAIN, 'Resource temporarily "
+        "unavailable', never is): NCCL_DEBUG=INFO shows the WARN that explains the accept ('Connection closed by "
+        "remote peer', 'wrong type')."
+    )
+    return summary, fix
+
+
 def _nccl_error(hits: list[Hit], ctx: Context) -> tuple[str, str]:
     facts = merged(hits)
     said = ("reason", "bare", "result", "socket_progress")
@@ -196,6 +222,8 @@ def _nccl_error(hits: list[Hit], ctx: Context) -> tuple[str, str]:
     summary = (
         f"NCCL {version + ': ' if version else ''}{reason}" + (f" — {last}" if last else "") + on_ranks(hits)
     )
+    if facts.get("proxy_accept"):
+        return _proxy_accept(facts, hits)
     if reason.startswith("Socket recv failed while polling"):
         summary = (
             "NCCL lost its connection to a proxy thread while it waited for its answer (Socket recv failed while "
@@ -253,6 +281,10 @@ _NCCL_ERROR_LINES = (
     "ncclProxyClientGetFd call to",
     "[Service thread] Could not receive type from localRank",
     "[Service thread] Error encountered progressing operation",
+    # proxy.cc (WARN in 2.12-2.28, INFO under NCCL_DEBUG_SUBSYS=PROXY since): the service thread's accept of a
+    # local rank's connection that did not complete; the strerror it prints is the real reason only after
+    # socketTryAccept's own WARN (EMFILE: open_files.py reads that one), else an errno left from an earlier call
+    "[Service thread] Accept failed",
     # proxy.cc (2.18+): a rank's connection to its proxy (its own or a local peer's, the one that owns the NIC)
     # closed while it waited for an answer, because that proxy failed first or its process ended
     "Socket recv failed while polling for opId",
@@ -284,6 +316,7 @@ NCCL_ERROR_OTHER = Recogniser(
         "nccl:service-thread-could-not-receive-type-2",
         "nccl:service-thread-error-encountered-progressing-operation",
         "nccl:socket-recv-failed-while-polling-for",
+        "nccl:service-thread-accept-failed",
     ),
     title="NCCL error",
     anchors=_NCCL_ERROR_LINES,
@@ -295,7 +328,8 @@ NCCL_ERROR_OTHER = Recogniser(
         r"NCCL_DEBUG=WARN for details\))|(?P<socket_progress>NET/Socket : socket progress error)|"
         r"ncclProxy(?:CallBlockingUDS|ClientGetFd) call to (?:tpRank|rank) \d+|"
         r"\[Service thread\] (?:Could not receive type from localRank \d+|Error encountered progressing operation=\w+)|"
-        r"Socket recv failed while polling for opId"
+        r"Socket recv failed while polling for opId|"
+        r"(?P<proxy_accept>\[Service thread\] Accept failed:? (?!Too many open files)(?P<accept_errno>[^\n]{1,80}))"
     ),
     span=3,
     facts=(
@@ -328,6 +362,8 @@ NCCL_ERROR_OTHER = Recogniser(
             "python -c 'import torch; print(torch.cuda.nccl.version())'), or install a newer nvidia-nccl-cu12 "
             "wheel; NCCL's release notes list what each release fixed (old releases, those of torch 1.x, had "
             "CUDA-error bugs fixed later).",
+            # the proxy's accept cut short follows another failure, whatever the release
+            unless=("proxy_accept",),
         ),
     ),
     describe=_nccl_error,

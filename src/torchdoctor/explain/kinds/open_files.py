@@ -8,7 +8,9 @@ which glibc's strerror words "Too many open files":
   v2.28.9, and ``src/os/linux.cc`` ncclOsSocketTryAccept, v2.30.7+: ``WARN("...: Accept failed: %s",
   strerror(errno))``), so their number grows with the nodes: a job that runs on one node stops at the first
   collective on four (goodfire-ai/spd#957, a 1024 soft limit in the cluster's shells). The accept names EMFILE
-  itself: certain where seen.
+  itself: certain where seen. The proxy's service thread prints the same errno after it (``src/proxy.cc``,
+  ``WARN("[Service thread] Accept failed %s", ...)`` in v2.12.12 to v2.28.9): where no other accept line is in the
+  log, likely (that line prints an errno left from an earlier call as often: nccl.py reads the others).
 - CPython's OSError for EMFILE (``[Errno 24] Too many open files``, Objects/exceptions.c) from any open: the limit
   too low for the run, a library lowering the soft limit itself (mmpose's and mmsegmentation's dataset builders set
   it to 4096 with ``resource.setrlimit``, open-mmlab/mmsegmentation#700), or descriptors leaking: likely.
@@ -29,6 +31,7 @@ R = Pattern  # compiled where a log first needs it (recognisers.Pattern)
 _NCCL_ACCEPT = (
     "socketTryAccept: Accept failed: Too many open files",
     "ncclOsSocketTryAccept: Accept failed: Too many open files",
+    "[Service thread] Accept failed Too many open files",
 )
 _EMFILE = "Too many open files"
 
@@ -62,17 +65,24 @@ OPEN_FILES_LIMIT = Recogniser(
     templates=(
         "nccl:sockettryaccept-accept-failed",
         "nccl:ncclossockettryaccept-accept-failed",
+        "nccl:service-thread-accept-failed",
         "system:python-too-many-open-files",
     ),
     anchors=(*_NCCL_ACCEPT, _EMFILE),
     # EMFILE from any open says the limit was reached, not why (a limit too low, a leak): likely; NCCL's accept at
     # the start of a job is the sockets to its peers
-    generic=(_EMFILE,),
-    match=R(r"(?P<nccl_accept>[Ss]ocketTryAccept: Accept failed: Too many open files)|Too many open files"),
+    generic=(_EMFILE, "[Service thread] Accept failed Too many open files"),
+    match=R(
+        r"(?P<nccl_accept>(?:[Ss]ocketTryAccept: Accept failed: |\[Service thread\] Accept failed )Too many open "
+        r"files)|Too many open files"
+    ),
     # torch's DataLoader says it its own way (train.py's dataloader_shm)
     reject=R(
         r"Too many open files\. Communication with the workers|shared memory object|received 0 items of ancdata"
     ),
+    # NCCL returns ncclSystemError for the accept (torch: "unhandled system error", an NCCL error naming it as the
+    # last error): the same failure in vaguer words
+    absorbs=("nccl_system_error", "nccl_error"),
     describe=_open_files,
 )
 
