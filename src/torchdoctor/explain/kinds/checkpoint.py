@@ -75,23 +75,68 @@ def _prefixed(hits: list[Hit]) -> tuple[str, str, str] | None:
 def _training_checkpoint(hits: list[Hit]) -> tuple[str, list[str]] | None:
     """(the entry holding the weights, the top-level keys) when the state dict's unexpected keys are a training
     checkpoint's own: an entry of ``WEIGHT_ENTRIES`` beside the loop's state (``LOOP_STATE``), none a parameter's
-    dotted name. The whole dict was passed to load_state_dict, not the weights it holds."""
-    top = [k for k in dict.fromkeys(_listed(hits, "unexpected")) if "." not in k]
+    dotted name, or that entry alone (a dict holding only the weights, {'model': ...}). The whole dict was passed
+    to load_state_dict, not the weights it holds."""
+    unexpected = list(dict.fromkeys(_listed(hits, "unexpected")))
+    top = [k for k in unexpected if "." not in k]
     holder = next((entry for entry in WEIGHT_ENTRIES if entry in top), None)
-    if holder is None or not any(LOOP_STATE.search(k) for k in top if k != holder):
+    if holder is None:
         return None
-    return holder, top
+    if unexpected == [holder] or any(LOOP_STATE.search(k) for k in top if k != holder):
+        return holder, top
+    return None
+
+
+def _first_entry(hits: list[Hit]) -> str:
+    """The key torch 0.x's load_state_dict named when it stopped (``unexpected key "{}" in state_dict``: it
+    raised at the first key of the dict the model lacks, so its message names one), when that key is a training
+    checkpoint's own entry (a weights entry or the loop's state, no dotted parameter name); "" otherwise."""
+    first = next((str(h.facts["first_unexpected"]) for h in hits if h.facts.get("first_unexpected")), "")
+    if first and "." not in first and (first in WEIGHT_ENTRIES or LOOP_STATE.search(first)):
+        return first
+    return ""
+
+
+def _from_first_entry(summary: str, first: str, hits: list[Hit]) -> tuple[str, str]:
+    """torch 0.x stopped at the checkpoint's first entry: the weights are that entry when it is one of
+    ``WEIGHT_ENTRIES``, else an entry the message did not reach."""
+    if first in WEIGHT_ENTRIES:
+        summary += (
+            f": the file is likely a whole training checkpoint (torch stopped at its first key, {first!r}, an "
+            f"entry checkpoints keep the model's weights under), the weights its {first!r} entry"
+        )
+        load = f"model.load_state_dict(checkpoint[{first!r}])"
+    else:
+        summary += (
+            f": the file is likely a whole training checkpoint (torch stopped at its first key, {first!r}, the "
+            "training loop's state, not a parameter's name)"
+        )
+        load = "print(list(checkpoint))   # then model.load_state_dict(checkpoint['<the weights' entry>'])"
+    fix = (
+        "load_state_dict was likely given the training checkpoint itself, a dict of the model's weights beside "
+        "the optimizer's and the loop's state; this torch names only the first key it did not expect. Load the "
+        "entry that holds the weights (most often 'state_dict' or 'model'):\n"
+        "checkpoint = torch.load(path, map_location='cpu')\n" + load
+    )
+    return summary + on_ranks(hits), fix
 
 
 def _from_training_checkpoint(summary: str, holder: str, top: list[str], hits: list[Hit]) -> tuple[str, str]:
     shown = ", ".join(repr(k) for k in top[:6]) + (", ..." if len(top) > 6 else "")
-    summary += (
-        f": the file is a whole training checkpoint (its top-level keys {shown} are the unexpected ones), "
-        f"the model's weights are its {holder!r} entry"
-    )
+    if top == [holder]:
+        summary += (
+            f": the file is a dict that keeps the model's weights under its one key, {holder!r} (the unexpected "
+            "key)"
+        )
+    else:
+        summary += (
+            f": the file is a whole training checkpoint (its top-level keys {shown} are the unexpected ones), "
+            f"the model's weights are its {holder!r} entry"
+        )
+    held = "under that key" if top == [holder] else "beside the optimizer's and the loop's state"
     fix = (
-        "load_state_dict was given the training checkpoint itself, a dict of the model's weights beside the "
-        f"optimizer's and the loop's state, not the weights. Load its {holder!r} entry:\n"
+        f"load_state_dict was given the dict the weights were saved in, the model's weights {held}, not the "
+        f"weights. Load its {holder!r} entry:\n"
         "checkpoint = torch.load(path, map_location='cpu')\n"
         f"model.load_state_dict(checkpoint[{holder!r}])"
     )
@@ -121,6 +166,9 @@ def _state_dict(hits: list[Hit], ctx: Context) -> tuple[str, str]:
     checkpoint = _training_checkpoint(hits)
     if checkpoint is not None:
         return _from_training_checkpoint(summary, *checkpoint, hits)
+    first = _first_entry(hits)
+    if first:
+        return _from_first_entry(summary, first, hits)
     found = _prefixed(hits)
     if found is not None and found[2] == "checkpoint":
         prefix, wrapper, _ = found
@@ -232,6 +280,8 @@ STATE_DICT_KEYS = Recogniser(
         R(r"Missing key\(s\) in state_dict: (?P<missing>[^\n]{0,4000})"),
         R(r"Unexpected key\(s\) in state_dict: (?P<unexpected>[^\n]{0,4000})"),
         R(r"(?P<keys>(?:unexpected|missing) key ['\"][^'\"\n]{1,300}['\"] in state_dict)"),
+        # torch 0.x: the first key of the dict the model lacks, named alone
+        R(r'unexpected key "(?P<first_unexpected>[^"\n]{1,300})" in state_dict'),
         R(
             r"(?P<keys>Missing key in checkpoint state_dict: [^\n]{1,300}|is missing keys: [^\n]{1,2000}|"
             r"An unexpected key, [^\n]{1,300}, exists)"
