@@ -62,3 +62,71 @@ def test_torch_1x_listing_one_top_level_parameter_is_not_a_checkpoint():
     )
     assert found.id == "log.state_dict_keys"
     assert "checkpoint[" not in found.fix
+
+
+# --- a torch minimum refused while the log shows a torch that meets it: the check ran in another environment ---
+
+COLLECT_ENV = "PyTorch version: {}\nIs debug build: False\nCUDA used to build PyTorch: 12.1\n"
+
+
+def test_accelerate_refusing_a_torch_the_log_shows_new_enough_says_another_environment():
+    # accelerate/accelerator.py: "FSDP requires PyTorch >= {}" beside collect_env's report of the torch installed
+    found = explained(
+        COLLECT_ENV.format("2.3.1+cu121") + "Traceback (most recent call last):\n"
+        '  File "train.py", line 12, in <module>\n'
+        "    accelerator = Accelerator()\n"
+        "ValueError: FSDP requires PyTorch >= 2.1.0\n"
+    )
+    assert (found.id, found.details["confidence"]) == ("log.dependency_version", "likely")
+    assert (
+        "torch 2.3.1+cu121 installed" in found.summary
+        and "likely ran in another environment" in found.summary
+    )
+    assert "sys.executable, torch.__version__" in found.fix and "pip install -U 'torch" not in found.fix
+
+
+def test_transformers_import_check_beside_pip_list_says_another_environment():
+    # transformers/utils/versions.py require_version, with pip list's row of the torch installed
+    found = explained(
+        "Package                  Version\n"
+        "------------------------ ----------\n"
+        "torch                    2.0.1\n"
+        "transformers             4.40.0\n"
+        "ImportError: torch>=1.13 is required for a normal functioning of this module, but found torch==1.12.1.\n"
+    )
+    assert found.id == "log.dependency_version"
+    assert "it found torch==1.12.1" in found.summary and "torch 2.0.1 installed" in found.summary
+
+
+def test_transformers_disabling_pytorch_beside_collect_env_pip_row_says_another_environment():
+    # transformers/utils/import_utils.py is_torch_available, and collect_env's "[pip3] torch==" row
+    found = explained(
+        "Versions of relevant libraries:\n[pip3] numpy==1.26.4\n[pip3] torch==2.4.0\n"
+        "Disabling PyTorch because PyTorch >= 2.1 is required but found 2.0.1\n"
+        "ImportError: AutoModelForCausalLM requires the PyTorch library but it was not found in your environment.\n"
+    )
+    assert found.id == "log.dependency_version"
+    assert "transformers requires torch >= 2.1 (it found 2.0.1)" in found.summary
+    assert "torch 2.4.0 installed" in found.summary
+
+
+def test_a_torch_older_than_the_minimum_is_still_read_as_too_old():
+    found = explained(COLLECT_ENV.format("2.0.1+cu118") + "ValueError: FSDP requires PyTorch >= 2.1.0\n")
+    assert (found.id, found.details["confidence"]) == ("log.dependency_version", "certain")
+    assert "another environment" not in found.summary
+    assert "pip install -U 'torch>=2.1.0'" in found.fix
+
+
+def test_a_version_the_code_compares_with_is_not_the_torch_installed():
+    # the script's own comparison names a version; it says nothing of the torch installed
+    found = explained("    if torch.__version__ >= '2.2.0':\nValueError: FSDP requires PyTorch >= 2.1.0\n")
+    assert found.id == "log.dependency_version"
+    assert "another environment" not in found.summary
+
+
+def test_a_pre_release_of_the_minimum_is_not_read_as_new_enough():
+    found = explained(
+        COLLECT_ENV.format("2.6.0a0+ecf3bae40a.nv25.01") + "ValueError: FSDP2 requires PyTorch >= 2.6.0\n"
+    )
+    assert found.id == "log.dependency_version"
+    assert "another environment" not in found.summary and "pre-release of 2.6.0" in found.fix

@@ -486,6 +486,7 @@ CONTEXT_FACTS: tuple[tuple[str, re.Pattern], ...] = (
         )
     ),
     *installers.CONTEXT,
+    *versions.CONTEXT,  # the torch the log shows installed (a version check that refused a newer one)
     ("declare it as a build dependency", installers.UV_BUILD),
     *prebuilt.CONTEXT,
     *compiled_ops.CONTEXT,
