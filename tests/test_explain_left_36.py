@@ -130,3 +130,53 @@ def test_a_pre_release_of_the_minimum_is_not_read_as_new_enough():
     )
     assert found.id == "log.dependency_version"
     assert "another environment" not in found.summary and "pre-release of 2.6.0" in found.fix
+
+
+# --- Lightning refusing a strategy or accelerator: the values its message lists, quoted whole ---
+
+# lightning 2.x's strategy names (fabric/strategies/registry.py lists them sorted)
+NAMES = (
+    "auto, ddp, ddp_find_unused_parameters_false, ddp_find_unused_parameters_true, ddp_fork, ddp_notebook, "
+    "ddp_spawn, deepspeed, deepspeed_stage_1, deepspeed_stage_2, deepspeed_stage_2_offload, deepspeed_stage_3, "
+    "deepspeed_stage_3_offload, deepspeed_stage_3_offload_nvme, dp, fsdp, fsdp_cpu_offload, single_device, "
+    "single_xla, xla, xla_fsdp"
+)
+
+
+def test_a_registry_refusal_quotes_every_name_it_lists():
+    # lightning/fabric/strategies/registry.py StrategyRegistry.get: the quote of the message is cut, the list is not
+    found = explained(f"KeyError: \"'ddp_shard' not found in registry. Available names: {NAMES}\"\n")
+    assert found.id == "log.trainer_arguments"
+    assert f"The message lists what this release accepts: {NAMES}.\n" in found.fix
+
+
+def test_the_strategy_examples_of_lightning_1x_are_its_own():
+    # pytorch_lightning 1.x accelerator_connector.py: its examples hold dp (2.0 removed it), not auto
+    found = explained(
+        "pytorch_lightning.utilities.exceptions.MisconfigurationException: You selected an invalid strategy name: "
+        "`strategy='ddpp'`. Example choices: ddp, ddp_spawn, deepspeed, dp, ... Find a complete list of options in "
+        "our documentation at https://lightning.ai\n"
+    )
+    assert found.id == "log.trainer_arguments"
+    assert found.fix.startswith("The message gives these examples: ddp, ddp_spawn, deepspeed, dp, ...\n")
+
+
+def test_the_accelerator_refusal_quotes_its_names():
+    found = explained(
+        "ValueError: You selected an invalid accelerator name: `accelerator='gpus'`. Available names are: auto, "
+        "cpu, cuda, gpu, mps, tpu.\n"
+    )
+    assert "accepts: auto, cpu, cuda, gpu, mps, tpu.\n" in found.fix
+
+
+def test_a_list_past_the_limit_is_cut_between_names():
+    names = ", ".join(f"custom_strategy_{n:03d}" for n in range(60))
+    found = explained(f"KeyError: \"'ddp_shard' not found in registry. Available names: {names}\"\n")
+    quoted = found.fix.split("accepts: ", 1)[1].split("\n", 1)[0]
+    assert quoted.endswith(", …")
+    assert all(name in names.split(", ") for name in quoted.removesuffix(", …").split(", "))
+
+
+def test_a_refusal_without_a_list_quotes_none():
+    found = explained("ValueError: `num_nodes` must be a positive integer, but got 0.\n")
+    assert found.id == "log.trainer_arguments" and not found.fix.startswith("The message")
