@@ -180,3 +180,40 @@ def test_a_list_past_the_limit_is_cut_between_names():
 def test_a_refusal_without_a_list_quotes_none():
     found = explained("ValueError: `num_nodes` must be a positive integer, but got 0.\n")
     assert found.id == "log.trainer_arguments" and not found.fix.startswith("The message")
+
+
+# --- EXDEV in a container: an overlay refuses to rename a directory of the image's layers ---
+
+EXDEV = "OSError: [Errno 18] Invalid cross-device link: '{}' -> '{}'\n"
+
+
+def test_a_rename_across_folders_in_a_container_names_the_overlay_beside_the_temporary_folder():
+    found = explained(
+        "$ docker run --gpus all -v /data:/data trainer:latest python train.py\n"
+        + EXDEV.format("/tmp/tmpk2j3/checkpoint-500", "/workspace/output/checkpoint-500")
+    )
+    assert found.id == "log.cross_device_rename"
+    assert "tempfile.mkstemp(dir=" in found.fix and "redirect_dir" in found.fix
+    assert "overlay layers" in found.summary
+
+
+def test_df_showing_an_overlay_root_names_it_too():
+    found = explained(
+        "Filesystem      Size  Used Avail Use% Mounted on\n"
+        "overlay         1.8T  1.2T  540G  69% /\n"
+        + EXDEV.format("/root/.cache/huggingface/tmpx", "/mnt/shared/hf/models--gpt2")
+    )
+    assert "redirect_dir" in found.fix
+
+
+def test_a_rename_within_one_folder_is_likely_the_overlay():
+    # a directory renamed beside itself crosses no mount: without the log naming a container, still the overlay
+    found = explained(EXDEV.format("/app/data/cache", "/app/data/cache.old"))
+    assert found.id == "log.cross_device_rename"
+    assert "likely an overlay filesystem" in found.summary and "redirect_dir" in found.fix
+
+
+def test_a_rename_across_folders_outside_a_container_does_not_name_the_overlay():
+    found = explained(EXDEV.format("/tmp/tmpk2j3/model.safetensors", "/mnt/nfs/out/model.safetensors"))
+    assert found.id == "log.cross_device_rename"
+    assert "overlay" not in found.summary + found.fix

@@ -10,6 +10,7 @@ transformers' (``integrations/deepspeed.py``: ``deepspeed_load_checkpoint``), as
 
 from __future__ import annotations
 
+import posixpath
 import re
 
 from torchdoctor.explain.recognisers import (
@@ -1072,13 +1073,58 @@ DISK_FULL = Recogniser(
 )
 
 
+# a container whose root filesystem is an overlay (Docker's overlay2, podman, an NGC image's banner), or the overlay
+# itself (its mount line, df's row, a path under Docker's storage)
+CONTAINER = R(
+    r"(?m)(?P<saw_container>\bdocker(?: container)? (?:run|exec|compose)\b|docker-compose|\bpodman (?:run|exec)\b|"
+    r"/\.dockerenv|NVIDIA Release \d{2}\.\d{2}|/var/lib/docker/|/overlay2/|\boverlay on / type overlay|"
+    r"^overlay +\d[\d.]*[KMGTP]?\b)"
+)
+CONTEXT = tuple(
+    (literal, CONTAINER) for literal in ("docker", "podman", "/.dockerenv", "NVIDIA Release", "overlay")
+)
+# the kernel's overlayfs (Documentation/filesystems/overlayfs.rst, "Renaming directories"): a directory of a lower
+# layer (one an image brought, not one the container made) is not moved by rename(2) unless the redirect_dir feature
+# is on: EXDEV, which mv(1) and shutil.move answer by copying; a file is copied up first and renames fine
+_OVERLAY = (
+    "In a container the root filesystem is an overlay (Docker's overlay2): a directory that came with the image "
+    "(a lower layer), not one the container created, cannot be renamed there, and the kernel answers EXDEV as for "
+    "another filesystem, unless overlayfs' redirect_dir feature is on (off by default: the overlay module's "
+    "redirect_dir=on parameter, or a kernel built with CONFIG_OVERLAY_FS_REDIRECT_DIR); files are copied up and "
+    "rename fine. Keep directories the job renames out of the image: create them at run time, or in a mounted "
+    "volume (docker run -v <host dir>:<path>); or copy instead of renaming (shutil.move does, as mv does)."
+)
+
+
+def _in_one_folder(facts: dict) -> bool:
+    """Whether the rename stays in one folder: it crosses no mount there, so an overlay's lower-layer directory is
+    what refuses it (or another union filesystem doing the same)."""
+    source, target = facts.get("exdev_from", ""), facts.get("exdev_to", "")
+    return bool(source and target) and posixpath.dirname(source.rstrip("/")) == posixpath.dirname(
+        target.rstrip("/")
+    )
+
+
 def _cross_device(hits: list[Hit], ctx: Context) -> tuple[str, str]:
     facts = merged(hits)
     moved = f": {facts['exdev_from']} -> {facts['exdev_to']}" if facts.get("exdev_to") else ""
+    if _in_one_folder(facts):
+        summary = (
+            "a rename within one folder was refused as crossing filesystems (EXDEV, Invalid cross-device "
+            f"link){moved[:400]}, though one folder crosses no mount: likely an overlay filesystem (a "
+            "container's) refusing to move a directory of its image's layers" + on_ranks(hits)
+        )
+        return summary, _OVERLAY
     summary = (
         "a file could not be renamed into place: the rename crossed filesystems (EXDEV, Invalid cross-device "
         f"link){moved[:400]}; most often a checkpoint written to a temporary directory on another filesystem and "
-        "moved into the output directory" + on_ranks(hits)
+        "moved into the output directory"
+        + (
+            "; in a container, also a directory of the image's overlay layers"
+            if "saw_container" in ctx.facts
+            else ""
+        )
+        + on_ranks(hits)
     )
     fix = (
         "os.rename / os.replace only move a file within one filesystem: the temporary file (tempfile's directory, "
@@ -1088,6 +1134,8 @@ def _cross_device(hits: list[Hit], ctx: Context) -> tuple[str, str]:
         "copies across filesystems; a library that renames its own temporary file is fixed by a release that "
         "copies instead, or by keeping its output directory on the same filesystem as TMPDIR."
     )
+    if "saw_container" in ctx.facts:
+        fix += "\n" + _OVERLAY
     return summary, fix
 
 
