@@ -1,10 +1,17 @@
 """What earlier sessions noticed and left, each read for its class: torch's one-key wordings of a state dict
-that is a whole checkpoint. Each on the wording its source prints and on a second wording or release, with a near
-miss that must read otherwise."""
+that is a whole checkpoint; a torch minimum refused beside a torch new enough; Lightning's refusals quoting the
+values they list; EXDEV from a container's overlay; a member a base from another package gives, which the
+releases' table (benchmarks/api_members.py) must not call added or removed. Each on the wording its source prints
+and on a second wording or release, with a near miss that must read otherwise."""
 
 from __future__ import annotations
 
-from explaining import explained
+import sys
+from pathlib import Path
+
+from explaining import explained, made_wheel
+
+from torchdoctor.explain.kinds import api_members
 
 # --- a training checkpoint handed to load_state_dict, named by one key ---
 
@@ -217,3 +224,75 @@ def test_a_rename_across_folders_outside_a_container_does_not_name_the_overlay()
     found = explained(EXDEV.format("/tmp/tmpk2j3/model.safetensors", "/mnt/nfs/out/model.safetensors"))
     assert found.id == "log.cross_device_rename"
     assert "overlay" not in found.summary + found.fix
+
+
+# --- a member a base from another package gives is no release's change (benchmarks/api_members.py) ---
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benchmarks"))
+
+import api_members as generator  # noqa: E402
+
+
+def _release(tmp_path: Path, version: str, layer: str, lora: str) -> generator.Release:
+    """A release of "pkg" whose Linear subclasses torch's nn.Linear as peft 0.2-0.6 did (``layer``: the rest of
+    its module), read as the table's build reads a wheel."""
+    wheel = made_wheel(
+        tmp_path,
+        f"pkg-{version}-py3-none-any.whl",
+        {
+            "pkg/__init__.py": "",
+            "pkg/layer.py": "import torch.nn as nn\nimport bitsandbytes as bnb\n" + layer,
+            "pkg/lora.py": lora,
+        },
+    )
+    return (version, *generator.public(generator.read_release("pkg", wheel)))
+
+
+LORA_LAYER = "class LoraLayer:\n    def __init__(self, r):\n        self.r = r\n{}"
+LINEAR = (
+    "from pkg.lora import LoraLayer\n"
+    "class Linear(nn.Linear, LoraLayer):\n    def train(self, mode=True):\n        pass\n{}"
+    "class Linear8bitLt(bnb.nn.Linear8bitLt, LoraLayer):\n    pass\n"
+    "class Adapter(nn.Module, LoraLayer):\n    pass\n"
+)
+
+
+def test_members_a_layer_base_gives_are_not_rows_when_the_package_starts_naming_them(tmp_path):
+    # peft 0.2 -> 0.3: LoraLayer began to assign in_features (torch's nn.Linear and bitsandbytes' layer had it
+    # all along) and Linear stopped overriding train (nn.Module's train stayed); merge is new in every sense
+    old = _release(tmp_path, "0.2.0", LINEAR.format(""), LORA_LAYER.format(""))
+    new = _release(
+        tmp_path,
+        "0.3.0",
+        LINEAR.replace("    def train(self, mode=True):\n        pass\n", "    pass\n").format(
+            "    def merge(self):\n        pass\n"
+        ),
+        LORA_LAYER.format(
+            "    def update_layer(self, in_features):\n        self.in_features = in_features\n"
+        ),
+    )
+    rows = generator.changes("pkg", [old, new])
+    assert ("pkg", "Linear", "merge", "0.3.0", "", "") in rows  # nn.Linear's members are known: no merge
+    named = {(cls, member) for _, cls, member, *_ in rows}
+    assert ("Linear", "in_features") not in named and ("Linear", "train") not in named
+    # bitsandbytes' layer: its members are not known, so nothing it may give is said to be missing
+    assert not any(cls == "Linear8bitLt" for cls, _ in named)
+    # under nn.Module alone, in_features did come with the release that assigns it
+    assert ("pkg", "Adapter", "in_features", "0.3.0", "", "") in rows
+
+
+def test_the_table_no_longer_says_peft_0_2_lacked_in_features():
+    # peft 0.2.0's Linear8bitLt(bnb.nn.Linear8bitLt, LoraLayer) had in_features from nn.Linear; peft's own code
+    # assigned it from 0.3.0 on: the table read that as "came in 0.3" and the reading blamed 0.2.0, certain
+    found = explained(
+        "peft==0.2.0\nTraceback (most recent call last):\n"
+        '  File "train.py", line 12, in <module>\n    model = get_peft_model(model, config)\n'
+        '  File "/usr/lib/python3.10/site-packages/peft/tuners/lora.py", line 300, in _find_and_replace\n'
+        "    x = target.in_features\n"
+        "AttributeError: 'Linear8bitLt' object has no attribute 'in_features'\n"
+    )
+    assert "came in peft" not in found.summary
+    assert (found.id, found.details.get("confidence")) != ("log.dependency_version", "certain")
+    # a member no base gives is still read from the table: Linear.merge came in peft 0.3
+    assert api_members.rows("peft", "Linear", "merge")[0].added == "0.3.0"
+    assert api_members.rows("peft", "Linear", "in_features") == []
