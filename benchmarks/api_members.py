@@ -6,7 +6,9 @@ src/torchdoctor/explain/catalog/api_members.tsv: for each public class, the publ
 class-level attributes and fields, and the ``self.name = ...`` assignments of its methods) that some release read
 has and another does not, each with the first release read that has it, the last one that has it and the first
 after it that does not. A class's bases are followed where ast resolves them inside the same package (through
-the file's imports); a base from another package (torch's nn.Module under a transformers model) adds nothing.
+the file's imports); a base from another package (torch's nn.Module under a transformers model) adds nothing, and
+where it is one whose members may be the ones read (torch's nn.Linear under peft 0.2's Linear: its in_features),
+a release of the class is not known to lack a member its own code does not name (`KNOWN_BASES`).
 Read statically with `ast`, never imported.
 
 Only the releases where the class exists and is decided count: a class defined in two modules of one release
@@ -18,6 +20,7 @@ every release read, or gone for a while and back, has no row. Classes defined be
 package read also defines (transformers' and Lightning's Trainer): the log must say which one it is.
 
     python benchmarks/api_members.py --build     # read the cached wheels and write the table
+    python benchmarks/api_members.py --build --only peft   # one package (the others' rows and lines kept)
     python benchmarks/api_members.py             # the rows per package in the committed table
 """
 
@@ -39,6 +42,59 @@ FAMILIES = {"llama", "mistral", "qwen2", "gpt2", "bert", "t5", "auto"}
 # folders of a package that are not the library a training script runs (Lightning's app, commands, tests, ONNX
 # export, transformers' pipelines)
 SKIPPED = {"tests", "test", "testing", "benchmarks", "examples", "app", "commands", "onnx", "pipelines"}
+# torch's nn.Module's public members (torch/nn/modules/module.py: its methods and the training flag its __init__
+# sets), which any subclass has whatever its own code names; the newer ones (compile, set_submodule) are torch's
+# releases, not the subclass's package's
+_MODULE_MEMBERS = frozenset(
+    "add_module apply bfloat16 buffers call_super_init children compile cpu cuda double dump_patches eval "
+    "extra_repr float forward get_buffer get_extra_state get_parameter get_submodule half ipu load_state_dict "
+    "modules mtia named_buffers named_children named_modules named_parameters parameters register_backward_hook "
+    "register_buffer register_forward_hook register_forward_pre_hook register_full_backward_hook "
+    "register_full_backward_pre_hook register_load_state_dict_post_hook register_load_state_dict_pre_hook "
+    "register_module register_parameter register_state_dict_post_hook register_state_dict_pre_hook requires_grad_ "
+    "set_extra_state set_submodule share_memory state_dict to to_empty train training type xpu zero_grad".split()
+)
+# torch's layers peft's and others' classes subclass, with their own members beside nn.Module's (their __init__
+# in torch/nn/modules/linear.py, sparse.py, conv.py)
+_LAYER_MEMBERS = {
+    "Linear": {"in_features", "out_features", "weight", "bias", "reset_parameters"},
+    "Embedding": {
+        "num_embeddings embedding_dim padding_idx max_norm norm_type scale_grad_by_freq sparse weight "
+        "reset_parameters from_pretrained"
+    },
+    **{
+        conv: {
+            "in_channels out_channels kernel_size stride padding dilation transposed output_padding groups "
+            "padding_mode weight bias reset_parameters"
+        }
+        for conv in ("Conv1d", "Conv2d", "Conv3d")
+    },
+}
+# the bases from another package whose public members are known, each with them: a subclass has these in every
+# release that has the base. Any other base from another package (torch's nn.Linear, bitsandbytes' Linear8bitLt,
+# transformers' Trainer under TRL's trainers) may serve a member its subclass's own code never names: peft 0.2's
+# Linear(nn.Linear, LoraLayer) has nn.Linear's in_features, which peft's code assigns only from 0.3 on, so a
+# release of such a subclass is not known to lack a member (`Classes.served`)
+KNOWN_BASES: dict[str, frozenset[str]] = {
+    **{
+        name: frozenset()
+        for name in ("object", "ABC", "abc.ABC", "typing.Generic", "Generic", "typing.Protocol")
+    },
+    **{
+        name: frozenset(n for n in dir(builtin) if not n.startswith("_"))
+        for name, builtin in (("str", str), ("int", int), ("dict", dict), ("list", list), ("tuple", tuple))
+    },
+    "enum.Enum": frozenset({"name", "value"}),
+    "torch.nn.Module": _MODULE_MEMBERS,
+    "torch.nn.modules.module.Module": _MODULE_MEMBERS,
+    **{
+        f"torch.nn.{layer}": _MODULE_MEMBERS | frozenset(" ".join(names).split())
+        for layer, names in _LAYER_MEMBERS.items()
+    },
+    # transformers/utils/hub.py: the mixin's one public method
+    "transformers.utils.PushToHubMixin": frozenset({"push_to_hub"}),
+    "transformers.utils.hub.PushToHubMixin": frozenset({"push_to_hub"}),
+}
 # torch: the parts whose objects a training script holds (its modules, optimizers, data loading, distributed
 # wrappers, AMP, autograd; Tensor in _tensor.py, its base in the _C stubs); the compiler's and exporters' left out
 TORCH_PARTS = {"nn", "optim", "utils", "distributed", "cuda", "amp", "autograd", "_C"}
@@ -100,6 +156,29 @@ class Classes:
         if any(d.dynamic for d in found):
             return True
         return depth < 10 and len(found) == 1 and any(self.dynamic(b, depth + 1) for b in self.bases(name))
+
+    def served(self, name: str, depth: int = 0) -> frozenset[str] | None:
+        """The members the class ``name`` may have though the package's code does not name them: its bases'
+        from another package that `KNOWN_BASES` knows; None (any) where it or a base within the package has a
+        base from another package whose members are not known (peft 0.2's ``Linear(nn.Linear, LoraLayer)`` has
+        nn.Linear's in_features though peft never assigns it)."""
+        found = self.by_name.get(name, [])
+        if len(found) != 1 or depth > 10:
+            return frozenset()
+        names: set[str] = set()
+        for base in found[0].bases:
+            target = self._resolve(base)
+            inherited = (
+                KNOWN_BASES.get(base)
+                if target is None
+                else self.served(target.name, depth + 1)
+                if isinstance(target, ClassDef)
+                else frozenset()
+            )
+            if inherited is None:
+                return None
+            names |= inherited
+        return frozenset(names)
 
     def _members(self, definition: ClassDef, depth: int = 0) -> set[str] | None:
         if depth > 10:
@@ -285,9 +364,12 @@ def _module_classes(body: list[ast.stmt]):
                 yield from _module_classes(handler.body)
 
 
-def public(classes: Classes) -> tuple[dict[str, set[str] | None], dict[str, list[str]], set[str]]:
+def public(
+    classes: Classes,
+) -> tuple[dict[str, set[str] | None], dict[str, list[str]], set[str], dict[str, frozenset[str] | None]]:
     """({each public class: its members, None where undecided}, {each decided one: its bases in the package},
-    the decided ones that define ``__getattr__``, or whose bases in the package do)."""
+    the decided ones that define ``__getattr__``, or whose bases in the package do, {each decided one: the
+    members its bases from another package may give it, None for any (`Classes.served`)})."""
     found: dict[str, set[str] | None] = {}
     for name, definitions in classes.by_name.items():
         if name.startswith("_") or all(d.private for d in definitions):
@@ -296,11 +378,22 @@ def public(classes: Classes) -> tuple[dict[str, set[str] | None], dict[str, list
             continue
         found[name] = classes.members(name)
     decided = [name for name, members in found.items() if members is not None]
-    return found, {n: classes.bases(n) for n in decided}, {n for n in decided if classes.dynamic(n)}
+    dynamic = {n for n in decided if classes.dynamic(n)}
+    return found, {n: classes.bases(n) for n in decided}, dynamic, {n: classes.served(n) for n in decided}
 
 
-# a release read: version, {class: members, None where undecided}, {class: bases}, the classes with __getattr__
-Release = tuple[str, dict[str, set[str] | None], dict[str, list[str]], set[str]]
+# a release read: version, {class: members, None where undecided}, {class: bases}, the classes with __getattr__,
+# {class: the members its bases from another package may give it, None for any}
+Release = tuple[
+    str, dict[str, set[str] | None], dict[str, list[str]], set[str], dict[str, frozenset[str] | None]
+]
+
+
+def from_outside(release: Release, cls: str, member: str) -> bool:
+    """Whether ``cls`` may have ``member`` in ``release`` from a base in another package, its code there not
+    naming it."""
+    served = release[4].get(cls, frozenset())
+    return served is None or member in served
 
 
 def rows_for(package: str) -> tuple[list[str], list[Release]]:
@@ -322,7 +415,8 @@ def rows_for(package: str) -> tuple[list[str], list[Release]]:
 def changes(package: str, releases: list[Release]) -> list[tuple]:
     """The rows (package, class, member, added, last, removed) of the members that some of ``releases``
     (oldest first) have and others not. A member gone from a release where the class defines ``__getattr__``
-    may be served there still: not named as removed."""
+    may be served there still: not named as removed; one missing from a release where a base from another
+    package may give it (`from_outside`) is not named as removed there, nor as added after it."""
     versions = [r[0] for r in releases]
     rows = []
     for name in sorted({n for r in releases for n in r[1]}):
@@ -339,8 +433,14 @@ def changes(package: str, releases: list[Release]) -> list[tuple]:
             # a release between the two sides of the change not read or undecided: no one release to name
             if first > 0 and having[first][0] - having[first - 1][0] > 1:
                 continue
+            if first > 0 and from_outside(releases[having[first - 1][0]], name, member):
+                continue
             gone = having[last + 1][0] if last + 1 < len(having) else None
-            if gone is not None and (gone - having[last][0] > 1 or name in releases[gone][3]):
+            if gone is not None and (
+                gone - having[last][0] > 1
+                or name in releases[gone][3]
+                or from_outside(releases[gone], name, member)
+            ):
                 continue
             added = versions[having[first][0]] if first > 0 else ""
             removed = versions[gone] if gone is not None else ""
@@ -359,7 +459,7 @@ def shrink(package: str, versions: list[str], rows: list[tuple], releases: list[
         actual.setdefault(row[1], {})[row[2]] = Member(*row, "")
     bases: dict[str, list[str]] = {}
     life: dict[str, list[str]] = {}
-    for version, _, based, _ in releases:
+    for version, _, based, _, _ in releases:
         for name in based:
             life.setdefault(name, [version, version])[1] = version
             bases[name] = based[name]  # the newest release's bases
@@ -397,26 +497,50 @@ def shrink(package: str, versions: list[str], rows: list[tuple], releases: list[
     return sorted(tuple(r)[:6] for r in own.values()), lines  # without the replacement
 
 
-def build() -> None:
-    """Read every package's releases and write the table."""
+def _kept(package: str, table: Table) -> tuple[tuple[list[str], list[tuple]], list[str]]:
+    """A package's releases, rows and '#inherits' lines as the committed ``table`` has them."""
+    versions, rows = table.packages.get(package, ([], []))
+    lines = [
+        "\t".join(["#inherits", package, cls, first, last, *names])
+        for (owner, cls), (first, last, names) in sorted(table.inherits.items())
+        if owner == package
+    ]
+    return (versions, [tuple(r)[:6] for r in rows]), lines
+
+
+def build(only: list[str] | None = None) -> None:
+    """Read every package's releases (``only`` those: the others' rows and lines kept as committed, and the
+    committed '#namesakes' lines, which a rebuilt package's class new to the table is checked against only
+    the packages rebuilt with it) and write the table."""
+    committed = load()
     packages: dict[str, tuple[list[str], list[tuple]]] = {}
-    defined: dict[str, set[str]] = {}
+    defined: dict[str, set[str]] = (
+        {name: set(owners) for name, owners in committed.namesakes.items()} if only else {}
+    )
     with_rows: set[str] = set()
     inherits: list[str] = []
     started = time.monotonic()
     for package in MINORS:
+        if only and package not in only:
+            if package not in committed.packages:
+                continue
+            packages[package], lines = _kept(package, committed)
+            # a class whose rows its bases' give has an '#inherits' line instead: it had rows all the same
+            with_rows |= {row[1] for row in packages[package][1]} | {line.split("\t")[2] for line in lines}
+            inherits += lines
+            continue
         print(f"{package}:", file=sys.stderr)
         versions, releases = rows_for(package)
         rows = changes(package, releases)
         with_rows |= {row[1] for row in rows}
         kept, lines = shrink(package, versions, rows, releases)
         packages[package], inherits = (versions, kept), inherits + lines
-        for name in {n for _, found, _, _ in releases for n in found}:
+        for name in {n for _, found, _, _, _ in releases for n in found}:
             defined.setdefault(name, set()).add(package)
     namesakes = [
         "\t".join(["#namesakes", name, *sorted(defined[name])])
         for name in sorted(with_rows)
-        if len(defined[name]) > 1
+        if len(defined.get(name, ())) > 1
     ]
     write(TABLE, HEADER + namesakes + inherits, packages)
     print(f"built in {time.monotonic() - started:.0f} s", file=sys.stderr)
@@ -428,8 +552,10 @@ def main(argv: list[str] | None = None) -> int:
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument("--build", action="store_true", help="read the wheels and rewrite the table")
-    if parser.parse_args(argv).build:
-        build()
+    parser.add_argument("--only", action="append", default=[], help="a package to rebuild (repeatable)")
+    args = parser.parse_args(argv)
+    if args.build:
+        build(args.only)
     table = load()
     for package, (versions, rows) in table.packages.items():
         print(

@@ -228,9 +228,9 @@ def test_a_class_two_modules_define_is_undecided_but_a_subclass_importing_one_is
 
 def test_only_members_some_releases_have_and_others_not_are_rows():
     releases = [
-        ("1.0.0", {"Engine": {"step", "save"}, "Other": {"run"}}, {}, set()),
-        ("1.1.0", {"Engine": {"step", "save", "unwrap"}, "Other": {"run"}}, {}, set()),
-        ("1.2.0", {"Engine": {"step", "unwrap"}}, {}, set()),
+        ("1.0.0", {"Engine": {"step", "save"}, "Other": {"run"}}, {}, set(), {}),
+        ("1.1.0", {"Engine": {"step", "save", "unwrap"}, "Other": {"run"}}, {}, set(), {}),
+        ("1.2.0", {"Engine": {"step", "unwrap"}}, {}, set(), {}),
     ]
     assert generator.changes("pkg", releases) == [
         ("pkg", "Engine", "save", "", "1.1.0", "1.2.0"),
@@ -240,9 +240,9 @@ def test_only_members_some_releases_have_and_others_not_are_rows():
 
 def test_a_change_across_an_undecided_release_names_no_release():
     releases = [
-        ("1.0.0", {"Engine": {"step"}}, {}, set()),
-        ("1.1.0", {"Engine": None}, {}, set()),  # defined twice there: which one is not known
-        ("1.2.0", {"Engine": {"step", "unwrap"}}, {}, set()),
+        ("1.0.0", {"Engine": {"step"}}, {}, set(), {}),
+        ("1.1.0", {"Engine": None}, {}, set(), {}),  # defined twice there: which one is not known
+        ("1.2.0", {"Engine": {"step", "unwrap"}}, {}, set(), {}),
     ]
     assert generator.changes("pkg", releases) == []
 
@@ -250,8 +250,8 @@ def test_a_change_across_an_undecided_release_names_no_release():
 def test_a_member_gone_where_the_class_defines_getattr_is_not_named_removed():
     # transformers 4.47 serves the special tokens (bos_token, ...) from SpecialTokensMixin.__getattr__
     releases = [
-        ("4.46.3", {"Tokenizer": {"bos_token", "encode"}}, {}, set()),
-        ("4.47.1", {"Tokenizer": {"encode", "extra_special_tokens"}}, {}, {"Tokenizer"}),
+        ("4.46.3", {"Tokenizer": {"bos_token", "encode"}}, {}, set(), {}),
+        ("4.47.1", {"Tokenizer": {"encode", "extra_special_tokens"}}, {}, {"Tokenizer"}, {}),
     ]
     assert generator.changes("transformers", releases) == [
         ("transformers", "Tokenizer", "extra_special_tokens", "4.47.1", "", "")
@@ -266,10 +266,11 @@ def test_a_subclass_rows_its_base_gives_are_left_out_and_read_back_through_its_b
             {"Engine": m, "Pipe": m, "Young": m if v != "1.0.0" else None},
             {"Pipe": ["Engine"], "Engine": []},
             set(),
+            {},
         )
         for v, m in engine.items()
     ]
-    for _, _, bases, _ in releases[1:]:
+    for _, _, bases, _, _ in releases[1:]:
         bases["Young"] = ["Engine"]
     versions = list(engine)
     rows = generator.changes("pkg", releases)

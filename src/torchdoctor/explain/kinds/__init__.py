@@ -499,6 +499,8 @@ CONTEXT_FACTS: tuple[tuple[str, re.Pattern], ...] = (
         )
     ),
     *installers.CONTEXT,
+    *checkpoint.CONTEXT,  # a container, whose overlay refuses to rename an image's directories (EXDEV)
+    *versions.CONTEXT,  # the torch the log shows installed (a version check that refused a newer one)
     ("declare it as a build dependency", installers.UV_BUILD),
     *prebuilt.CONTEXT,
     *compiled_ops.CONTEXT,

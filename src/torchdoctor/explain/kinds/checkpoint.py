@@ -10,6 +10,7 @@ transformers' (``integrations/deepspeed.py``: ``deepspeed_load_checkpoint``), as
 
 from __future__ import annotations
 
+import posixpath
 import re
 
 from torchdoctor.explain.recognisers import (
@@ -75,23 +76,68 @@ def _prefixed(hits: list[Hit]) -> tuple[str, str, str] | None:
 def _training_checkpoint(hits: list[Hit]) -> tuple[str, list[str]] | None:
     """(the entry holding the weights, the top-level keys) when the state dict's unexpected keys are a training
     checkpoint's own: an entry of ``WEIGHT_ENTRIES`` beside the loop's state (``LOOP_STATE``), none a parameter's
-    dotted name. The whole dict was passed to load_state_dict, not the weights it holds."""
-    top = [k for k in dict.fromkeys(_listed(hits, "unexpected")) if "." not in k]
+    dotted name, or that entry alone (a dict holding only the weights, {'model': ...}). The whole dict was passed
+    to load_state_dict, not the weights it holds."""
+    unexpected = list(dict.fromkeys(_listed(hits, "unexpected")))
+    top = [k for k in unexpected if "." not in k]
     holder = next((entry for entry in WEIGHT_ENTRIES if entry in top), None)
-    if holder is None or not any(LOOP_STATE.search(k) for k in top if k != holder):
+    if holder is None:
         return None
-    return holder, top
+    if unexpected == [holder] or any(LOOP_STATE.search(k) for k in top if k != holder):
+        return holder, top
+    return None
+
+
+def _first_entry(hits: list[Hit]) -> str:
+    """The key torch 0.x's load_state_dict named when it stopped (``unexpected key "{}" in state_dict``: it
+    raised at the first key of the dict the model lacks, so its message names one), when that key is a training
+    checkpoint's own entry (a weights entry or the loop's state, no dotted parameter name); "" otherwise."""
+    first = next((str(h.facts["first_unexpected"]) for h in hits if h.facts.get("first_unexpected")), "")
+    if first and "." not in first and (first in WEIGHT_ENTRIES or LOOP_STATE.search(first)):
+        return first
+    return ""
+
+
+def _from_first_entry(summary: str, first: str, hits: list[Hit]) -> tuple[str, str]:
+    """torch 0.x stopped at the checkpoint's first entry: the weights are that entry when it is one of
+    ``WEIGHT_ENTRIES``, else an entry the message did not reach."""
+    if first in WEIGHT_ENTRIES:
+        summary += (
+            f": the file is likely a whole training checkpoint (torch stopped at its first key, {first!r}, an "
+            f"entry checkpoints keep the model's weights under), the weights its {first!r} entry"
+        )
+        load = f"model.load_state_dict(checkpoint[{first!r}])"
+    else:
+        summary += (
+            f": the file is likely a whole training checkpoint (torch stopped at its first key, {first!r}, the "
+            "training loop's state, not a parameter's name)"
+        )
+        load = "print(list(checkpoint))   # then model.load_state_dict(checkpoint['<the weights' entry>'])"
+    fix = (
+        "load_state_dict was likely given the training checkpoint itself, a dict of the model's weights beside "
+        "the optimizer's and the loop's state; this torch names only the first key it did not expect. Load the "
+        "entry that holds the weights (most often 'state_dict' or 'model'):\n"
+        "checkpoint = torch.load(path, map_location='cpu')\n" + load
+    )
+    return summary + on_ranks(hits), fix
 
 
 def _from_training_checkpoint(summary: str, holder: str, top: list[str], hits: list[Hit]) -> tuple[str, str]:
     shown = ", ".join(repr(k) for k in top[:6]) + (", ..." if len(top) > 6 else "")
-    summary += (
-        f": the file is a whole training checkpoint (its top-level keys {shown} are the unexpected ones), "
-        f"the model's weights are its {holder!r} entry"
-    )
+    if top == [holder]:
+        summary += (
+            f": the file is a dict that keeps the model's weights under its one key, {holder!r} (the unexpected "
+            "key)"
+        )
+    else:
+        summary += (
+            f": the file is a whole training checkpoint (its top-level keys {shown} are the unexpected ones), "
+            f"the model's weights are its {holder!r} entry"
+        )
+    held = "under that key" if top == [holder] else "beside the optimizer's and the loop's state"
     fix = (
-        "load_state_dict was given the training checkpoint itself, a dict of the model's weights beside the "
-        f"optimizer's and the loop's state, not the weights. Load its {holder!r} entry:\n"
+        f"load_state_dict was given the dict the weights were saved in, the model's weights {held}, not the "
+        f"weights. Load its {holder!r} entry:\n"
         "checkpoint = torch.load(path, map_location='cpu')\n"
         f"model.load_state_dict(checkpoint[{holder!r}])"
     )
@@ -121,6 +167,9 @@ def _state_dict(hits: list[Hit], ctx: Context) -> tuple[str, str]:
     checkpoint = _training_checkpoint(hits)
     if checkpoint is not None:
         return _from_training_checkpoint(summary, *checkpoint, hits)
+    first = _first_entry(hits)
+    if first:
+        return _from_first_entry(summary, first, hits)
     found = _prefixed(hits)
     if found is not None and found[2] == "checkpoint":
         prefix, wrapper, _ = found
@@ -232,6 +281,8 @@ STATE_DICT_KEYS = Recogniser(
         R(r"Missing key\(s\) in state_dict: (?P<missing>[^\n]{0,4000})"),
         R(r"Unexpected key\(s\) in state_dict: (?P<unexpected>[^\n]{0,4000})"),
         R(r"(?P<keys>(?:unexpected|missing) key ['\"][^'\"\n]{1,300}['\"] in state_dict)"),
+        # torch 0.x: the first key of the dict the model lacks, named alone
+        R(r'unexpected key "(?P<first_unexpected>[^"\n]{1,300})" in state_dict'),
         R(
             r"(?P<keys>Missing key in checkpoint state_dict: [^\n]{1,300}|is missing keys: [^\n]{1,2000}|"
             r"An unexpected key, [^\n]{1,300}, exists)"
@@ -1022,13 +1073,58 @@ DISK_FULL = Recogniser(
 )
 
 
+# a container whose root filesystem is an overlay (Docker's overlay2, podman, an NGC image's banner), or the overlay
+# itself (its mount line, df's row, a path under Docker's storage)
+CONTAINER = R(
+    r"(?m)(?P<saw_container>\bdocker(?: container)? (?:run|exec|compose)\b|docker-compose|\bpodman (?:run|exec)\b|"
+    r"/\.dockerenv|NVIDIA Release \d{2}\.\d{2}|/var/lib/docker/|/overlay2/|\boverlay on / type overlay|"
+    r"^overlay +\d[\d.]*[KMGTP]?\b)"
+)
+CONTEXT = tuple(
+    (literal, CONTAINER) for literal in ("docker", "podman", "/.dockerenv", "NVIDIA Release", "overlay")
+)
+# the kernel's overlayfs (Documentation/filesystems/overlayfs.rst, "Renaming directories"): a directory of a lower
+# layer (one an image brought, not one the container made) is not moved by rename(2) unless the redirect_dir feature
+# is on: EXDEV, which mv(1) and shutil.move answer by copying; a file is copied up first and renames fine
+_OVERLAY = (
+    "In a container the root filesystem is an overlay (Docker's overlay2): a directory that came with the image "
+    "(a lower layer), not one the container created, cannot be renamed there, and the kernel answers EXDEV as for "
+    "another filesystem, unless overlayfs' redirect_dir feature is on (off by default: the overlay module's "
+    "redirect_dir=on parameter, or a kernel built with CONFIG_OVERLAY_FS_REDIRECT_DIR); files are copied up and "
+    "rename fine. Keep directories the job renames out of the image: create them at run time, or in a mounted "
+    "volume (docker run -v <host dir>:<path>); or copy instead of renaming (shutil.move does, as mv does)."
+)
+
+
+def _in_one_folder(facts: dict) -> bool:
+    """Whether the rename stays in one folder: it crosses no mount there, so an overlay's lower-layer directory is
+    what refuses it (or another union filesystem doing the same)."""
+    source, target = facts.get("exdev_from", ""), facts.get("exdev_to", "")
+    return bool(source and target) and posixpath.dirname(source.rstrip("/")) == posixpath.dirname(
+        target.rstrip("/")
+    )
+
+
 def _cross_device(hits: list[Hit], ctx: Context) -> tuple[str, str]:
     facts = merged(hits)
     moved = f": {facts['exdev_from']} -> {facts['exdev_to']}" if facts.get("exdev_to") else ""
+    if _in_one_folder(facts):
+        summary = (
+            "a rename within one folder was refused as crossing filesystems (EXDEV, Invalid cross-device "
+            f"link){moved[:400]}, though one folder crosses no mount: likely an overlay filesystem (a "
+            "container's) refusing to move a directory of its image's layers" + on_ranks(hits)
+        )
+        return summary, _OVERLAY
     summary = (
         "a file could not be renamed into place: the rename crossed filesystems (EXDEV, Invalid cross-device "
         f"link){moved[:400]}; most often a checkpoint written to a temporary directory on another filesystem and "
-        "moved into the output directory" + on_ranks(hits)
+        "moved into the output directory"
+        + (
+            "; in a container, also a directory of the image's overlay layers"
+            if "saw_container" in ctx.facts
+            else ""
+        )
+        + on_ranks(hits)
     )
     fix = (
         "os.rename / os.replace only move a file within one filesystem: the temporary file (tempfile's directory, "
@@ -1038,6 +1134,8 @@ def _cross_device(hits: list[Hit], ctx: Context) -> tuple[str, str]:
         "copies across filesystems; a library that renames its own temporary file is fixed by a release that "
         "copies instead, or by keeping its output directory on the same filesystem as TMPDIR."
     )
+    if "saw_container" in ctx.facts:
+        fix += "\n" + _OVERLAY
     return summary, fix
 
 

@@ -764,13 +764,55 @@ def _named_dataset_metrics(hits: list[Hit]) -> str:
     )
 
 
+# Lightning's connectors and registries list what they accept at the end of the refusal: the strategy's examples
+# (accelerator_connector.py, fabric/connector.py: "Example choices: auto, ddp, ..." then "Find a complete list ..."),
+# the registries' names (strategies/registry.py, accelerators/registry.py: "Available names: ...", the accelerator's
+# "Available names are: ..."), the plugin types ("Expected one of: ...") and ModelParallelStrategy's precisions
+# ("Choose a different precision among: ..."). The list is quoted whole, wherever the message's quote is cut
+ACCEPTED = R(
+    r"(?P<accepted_how>Example choices|Available names(?: are)?|Expected one of|Choose a different precision among): "
+    r"(?P<accepted>[^\n]{1,2000})"
+)
+_ACCEPTED_AFTER = re.compile(r" Find a complete list[^\n]*$")  # the examples' pointer to the documentation
+_ACCEPTED_LIMIT = 600
+
+
+def accepted_values(hits: list[Hit]) -> tuple[str, str] | None:
+    """(how the message lists them, the values) where a Lightning refusal lists what it accepts; the values
+    whole, or cut after the last value that fits (never inside one) when a registry lists more than
+    ``_ACCEPTED_LIMIT`` characters of them.
+
+    >>> facts = {"accepted_how": "Available names are", "accepted": "auto, cpu, cuda, gpu, mps, tpu."}
+    >>> accepted_values([Hit("trainer_arguments", facts, "", 0)])
+    ('Available names are', 'auto, cpu, cuda, gpu, mps, tpu')
+    """
+    hit = next((h for h in hits if h.facts.get("accepted")), None)
+    if hit is None:
+        return None
+    values = _ACCEPTED_AFTER.sub("", str(hit.facts["accepted"])).rstrip(" \"'`")
+    values = values if values.endswith("...") else values.rstrip(".")  # "deepspeed, ...": more than these
+    if len(values) > _ACCEPTED_LIMIT:
+        values = values[:_ACCEPTED_LIMIT].rsplit(", ", 1)[0] + ", …"
+    return (str(hit.facts["accepted_how"]), values) if values else None
+
+
+def _with_accepted(hits: list[Hit], fix: str) -> str:
+    """``fix`` after the values the refusal lists as accepted, quoted whole (`accepted_values`)."""
+    found = accepted_values(hits)
+    if found is None:
+        return fix
+    how, values = found
+    said = "gives these examples" if how == "Example choices" else "lists what this release accepts"
+    return f"The message {said}: {values}{'' if values.endswith(('...', '…')) else '.'}\n{fix}"
+
+
 def _refusal_or_model_without_loss(hits: list[Hit], ctx: Context) -> tuple[str, str]:
     """The refusal's row; for trainer.py's compute_loss "did not return a loss", which lists the inputs the model
     received, the model's own reading where a 'labels' input was among them (the labels reached it, no loss came
     back: a class without a task head, or a forward() that does not compute one); for _determine_best_metric's
     metric not found, the metric under a dataset's name where the list holds one."""
     summary, fix = _REFUSAL(hits, ctx)
-    fix = _named_dataset_metrics(hits) or fix
+    fix = _with_accepted(hits, _named_dataset_metrics(hits) or fix)
     inputs = first(hits, "loss_inputs", "")
     if "labels" in inputs.split(","):
         fix = (
@@ -789,6 +831,7 @@ TRAINER_ARGUMENTS = Recogniser(
     templates=TEMPLATES,
     facts=(
         refusal_pattern(REFUSALS),
+        ACCEPTED,
         R(r"(?P<tf32_refused>--tf32 requires Ampere)"),
         R(
             r"did not return a loss from the inputs.{0,400}?the inputs it received are (?P<loss_inputs>[\w,]{1,400})"

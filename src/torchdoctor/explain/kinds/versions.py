@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import re
 
+from packaging.version import InvalidVersion, Version
+
 from torchdoctor.explain.first_failure import Raised, cut, installed_package
 from torchdoctor.explain.kinds import (
     api_changes,
@@ -236,8 +238,95 @@ def _prerelease_of(found: str, needed: str) -> bool:
     return release + [0] * (3 - len(release)) == wanted + [0] * (3 - len(wanted))
 
 
+# the torch the log shows installed, printed as an environment report or a package list prints it: collect_env's
+# "PyTorch version:" and its "[pip3] torch==" / "[conda] pytorch" rows, transformers-cli env's "PyTorch version
+# (GPU?):", pip list's and conda list's rows, pip's "Requirement already satisfied: torch... (2.1.0)", pip's
+# "Successfully installed ... torch-2.1.0", torch.__version__ printed with its value. Never a version a message
+# asks for ("requires torch>=2.1.0", "torch.__version__ >= '2.1'")
+_VERSION = r"(?P<torch_installed>\d+\.\d+(?:\.\d+)?[\w.+]*)"
+INSTALLED_TORCH = R(
+    r"(?m)(?:PyTorch version(?: \(GPU\?\))?: |\[(?:pip3?|conda)\] (?:torch==|(?:py)?torch {2,})|"
+    r"^(?:py)?torch {2,}|Requirement already satisfied: torch\b[^\n]{0,200}\(|"
+    r"Successfully installed (?:\S+ ){0,100}torch-|torch\.__version__\)?(?: ?[:=] ?| ?\n(?:>>> )?))['\"]?"
+    + _VERSION
+)
+CONTEXT = tuple(
+    (literal, INSTALLED_TORCH)
+    for literal in (
+        "PyTorch version",
+        "torch  ",
+        "] torch==",
+        "Requirement already satisfied: torch",
+        "Successfully installed",
+        "__version__",
+    )
+)
+
+
+def _satisfies(shown: str, needed: str) -> bool:
+    """Whether torch ``shown`` is ``needed`` or newer (a pre-release of ``needed`` is not): ``_satisfies("2.1.0+cu121",
+    "2.0")``."""
+    try:
+        return Version(shown) >= Version(needed)
+    except InvalidVersion:
+        return False
+
+
+def _newer_torch_shown(facts: dict, ctx: Context) -> tuple[str, str, str, str] | None:
+    """(the minimum, the torch the log shows, the torch the check found where it said, who checked) when a
+    check refused the torch it imported for one older than its minimum and the log shows a torch installed that
+    meets it: transformers' is_torch_available ("Disabling PyTorch because PyTorch >= {} is required but found
+    {}"), its require_version ("torch>={} is required for a normal functioning of this module, but found
+    torch=={}") and the packages' "requires PyTorch >= {}"."""
+    shown = str(ctx.facts.get("torch_installed", ""))
+    if not shown:
+        return None
+    if facts.get("transformers_torch_min"):
+        needed, checked, who = (
+            facts["transformers_torch_min"],
+            facts.get("transformers_torch_found", ""),
+            "transformers",
+        )
+    elif "requirement" in facts:
+        minimum = re.fullmatch(r"(?:torch|pytorch) ?>= ?(\d[\w.]*)", facts["requirement"].strip())
+        if minimum is None:
+            return None
+        needed, checked, who = minimum[1], facts.get("found", ""), "the package's import check"
+    elif "package" in facts and _IS_TORCH.match(facts["package"].strip("`'\"")) and not facts.get("found2"):
+        needed, checked = facts["needed"], ""
+        who = _BUT.sub("", facts.get("what", "").strip(" `'")).strip(" `'") or "this feature"
+    else:
+        return None
+    if not _satisfies(shown, needed) or _satisfies(checked.split("=")[-1], needed):
+        return None
+    return needed, shown, checked, who
+
+
+def _another_environment(needed: str, shown: str, checked: str, who: str) -> tuple[str, str]:
+    """``who``'s check refused the torch it imported (``checked``, where it said) for one older than ``needed``
+    while the log shows torch ``shown``, which is new enough: the check ran in another environment or Python than
+    the one whose torch the log printed."""
+    found = f" (it found {checked})" if checked else ""
+    return (
+        f"{who} requires torch >= {needed}{found}, but the log shows torch {shown} installed, which is new enough: "
+        "the check likely ran in another environment or Python than the one whose torch was printed",
+        f"torch {shown} satisfies >= {needed}, so the torch the check imported is another one: the job's python is "
+        "not the one whose packages were listed (another conda or virtual environment, a Jupyter kernel, a "
+        "launcher or sudo that picks another python), or an older torch earlier on its path shadows the new one "
+        "(~/.local's user site, PYTHONPATH). Run the job's own interpreter the way the job runs it:\n"
+        "python -c 'import sys, torch; print(sys.executable, torch.__version__, torch.__file__)'\n"
+        "and install with that interpreter (python -m pip install 'torch>="
+        f"{needed}' with the --index-url of your CUDA), or activate the environment that has torch {shown} "
+        "before the job starts; pip uninstall torch the stale copy torch.__file__ names.",
+    )
+
+
 def _dependency(hits: list[Hit], ctx: Context) -> tuple[str, str]:
     facts = merged(hits)
+    newer = _newer_torch_shown(facts, ctx)
+    if newer:
+        said = _another_environment(*newer)
+        return said[0] + on_ranks(hits), said[1]
     if facts.get("transformers_torch_min"):
         summary, fix = missing_packages.explain_torch_too_old(facts)
         return summary + on_ranks(hits), fix
@@ -487,7 +576,11 @@ def _scripted(facts: dict, hits: list[Hit]) -> tuple[str, str]:
 
 
 def _decided(hits: list[Hit], ctx: Context) -> bool:
-    """Certain on a specific anchor (pip's conflict aside), or on a name the releases' table has for its package."""
+    """Certain on a specific anchor (pip's conflict aside), or on a name the releases' table has for its package;
+    likely where a torch minimum was refused beside a torch the log shows meeting it (which environment ran the
+    check is not in the log)."""
+    if _newer_torch_shown(merged(hits), ctx):
+        return False
     return (
         installers.conflict_decided(hits, ctx)
         or any(api_history.decisive(h.facts) for h in hits)
