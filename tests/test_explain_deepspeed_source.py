@@ -133,10 +133,11 @@ def test_zero3_ranks_ran_other_modules_before_0_17_6():
     message = filled(
         "deepspeed:disagreement-between-rank0-and-rank-rank0", "7", "[1, 2, 3, 4]", "7", "[1, 4]"
     )
+    # likely even once seen: a release's ZeRO-3 trace prints it too (test_explain_certainty_cert8.py)
     found = leads_with(
         ZERO3_FRAMES + f"RuntimeError: {message}",
         "rank_divergence",
-        "certain",
+        "likely",
         ["rank 7", "ZeRO-3", "set_z3_leaf_modules", "synced_gpus=True", "ZeRO-2"],
     )
     assert "NCCL" not in found.summary
@@ -148,7 +149,7 @@ def test_zero3_ranks_ran_other_modules_from_0_17_6():
     leads_with(
         ZERO3_FRAMES + f"RuntimeError: {message}",
         "rank_divergence",
-        "certain",
+        "likely",
         ["rank 1", "vision tower"],
     )
 

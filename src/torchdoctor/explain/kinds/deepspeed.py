@@ -286,7 +286,28 @@ def _config_mismatch(hits: list[Hit], ctx: Context) -> tuple[str, str]:
         "argument so both agree (--bf16 / --fp16, --per_device_train_batch_size, "
         "--gradient_accumulation_steps, --learning_rate)."
     )
+    alike = [h.facts["ds_key"] for h in hits if "ds_key" in h.facts and _same_value(h.facts)]
+    if alike:
+        # integrations/deepspeed.py fill_match compares with != and prints both with str(): a JSON string ("8")
+        # beside the argument's int 8 prints as the same value
+        summary += f" ({', '.join(alike[:3])}: the same value printed, so the JSON holds it as a string)"
+        fix = (
+            f'The DeepSpeed JSON writes {", ".join(alike[:3])} in quotes ("8", "1e-5", "true"): a string is '
+            "never equal to the argument's number or boolean, though both print alike. Write it as a number or "
+            f'true/false without quotes, or as "auto". {fix}'
+        )
     return summary + on_ranks(hits), fix
+
+
+def _same_value(facts: dict) -> bool:
+    """Whether a mismatch line's two values are one value as printed (``8`` and ``8``, ``1e-5`` and ``1e-05``)."""
+    ds, hf = facts["ds_value"].strip(), facts["hf_value"].strip()
+    if ds == hf:
+        return True
+    try:
+        return float(ds) == float(hf)
+    except ValueError:
+        return False
 
 
 # facts of a refusal that more than one cause prints (the batch check at world size 1; engine.py's "Direct calls to
@@ -437,7 +458,11 @@ DEEPSPEED_CONFIG_MISMATCH = Recogniser(
             r"(?P<batch_zero>(?:Train batch size|Micro batch size per gpu|Gradient accumulation steps): -?\d+) has to "
             r"be greater than 0"
         ),
-        R(r"- ds (?P<ds_key>[\w.]+)=(?P<ds_value>\S{1,40}) vs (?P<hf_key>hf [\w|.]+)=(?P<hf_value>\S{1,40})"),
+        # the hf side's name may carry "+", "(amp)" or " (calculated)"; a list value holds spaces ("[0.8, 0.89]")
+        R(
+            r"- ds (?P<ds_key>[\w.]+)=(?P<ds_value>[^\n]{1,60}?) vs (?P<hf_key>(?:hf|arg) [^=\n]{1,80})="
+            r"(?P<hf_value>[^\n]{1,60})"
+        ),
         R(r"will be ignored: (?P<ignored>\[[^\]\n]{0,400}\]?)"),
         R(
             r"(?P<refusal>[^\n:]{0,150}?(?:"

@@ -517,9 +517,26 @@ def _device_map(hits: list[Hit], ctx: Context) -> tuple[str, str]:
             "there is a bug of that version: upgrade accelerate."
         )
         return summary, fix
+    if facts.get("quantized_other_device"):
+        return (
+            "a 4-bit or 8-bit model sits whole on another GPU than the one this process trains on"
+            + on_ranks(hits),
+            "accelerate trains a bitsandbytes model where it was loaded, and this process's device (its "
+            "LOCAL_RANK's GPU under a launcher) is another one: load it on the process's own GPU, "
+            "from_pretrained(..., device_map={'': PartialState().process_index}) (or "
+            "{'': torch.cuda.current_device()} after torch.cuda.set_device(LOCAL_RANK)), not device_map='auto' or "
+            "'cuda:0' in every process.",
+        )
+    # accelerate/accelerator.py prepare_model: hf_device_map with more than one entry (several GPUs, or a GPU and
+    # the CPU or disk) and any distributed_type but NO: several processes, and also one process under DeepSpeed,
+    # FSDP or a torchrun launch (LOCAL_RANK set)
     summary = (
-        "a model loaded with device_map='auto' (spread over this process's GPUs) is trained by several "
-        "processes" + on_ranks(hits)
+        "a model loaded with device_map='auto' (spread over GPUs, or a GPU and the CPU) is prepared in a "
+        "distributed mode (several processes, or DeepSpeed / FSDP / torchrun even with one)" + on_ranks(hits)
+    )
+    fix += (
+        " Under DeepSpeed or FSDP one process is a distributed mode too: load the model without device_map there "
+        "(they place the weights themselves)."
     )
     return summary, fix
 
@@ -577,6 +594,7 @@ DEVICE_MAP_DISTRIBUTED = Recogniser(
         R(r"(?P<device_map_warning>You've set device_map=`auto` while triggering a distributed run)"),
         R(rf"(?P<no_mesh>{NO_MESH})(?: for (?P<mesh_op>[\w.]{{1,80}}?)!?(?:\s|$))?"),
         R(r"(?P<zero3_device_map>DeepSpeed Zero-3 is not compatible with [^\n]{0,80})"),
+        R(r"(?P<quantized_other_device>on a different device than the one you're training on)"),
     ),
     confirm=_device_map_sure,
     also=(

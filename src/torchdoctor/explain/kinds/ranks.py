@@ -408,9 +408,18 @@ DDP_MODEL_MISMATCH = Recogniser(
 def _zero3_paths(hits: list[Hit]) -> tuple[str, str]:
     """ZeRO-3's check that every rank gathers the same parameters in the same order (its first step's trace)."""
     rank = hits[0].facts["zero3_rank"]
+    # before 0.17.6 get_lst_from_rank0 broadcast rank 0's list into one of this rank's length without comparing the
+    # lengths first: a shorter or longer list on this rank (another number of modules ran) leaves numbers no id has
+    garbled = first(hits, "zero3_garbled")
+    lengths = (
+        f" (rank 0's list holds {garbled}, no module id: DeepSpeed before 0.17.6 broadcast rank 0's list into one of "
+        f"another length, so rank {rank} ran another number of modules)"
+        if garbled
+        else ""
+    )
     return (
         f"ZeRO-3's ranks gathered different parameters: rank {rank}'s modules ran in another order (or others "
-        "ran) than rank 0's" + on_ranks(hits),
+        "ran) than rank 0's" + lengths + on_ranks(hits),
         "DeepSpeed ZeRO-3 gathers each module's parameters with a collective as the module runs, and checks that "
         "every rank runs the same modules in the same order (deepspeed/runtime/zero/utils.py). A forward that "
         "takes another path on some ranks breaks it: a batch without an image skips the vision tower (LLaVA-style "
@@ -448,8 +457,11 @@ def _divergence(hits: list[Hit], ctx: Context) -> tuple[str, str]:
         )
     if not parts and facts.get("aspects"):  # only the diff's line: what it says differs
         parts.append(" ".join(facts["aspects"].split()))
-    if "zero3_rank" in facts:
-        return _zero3_paths(hits)
+    zero3 = [
+        h for h in hits if "zero3_rank" in h.facts
+    ]  # not the traceback's `raise RuntimeError(f"...` line
+    if zero3:
+        return _zero3_paths(zero3)
     summary = "ranks disagree on the collective they run" + (": " + ", ".join(parts) if parts else "")
     fix = (
         "The ranks called different collectives (or the same one with different sizes, dtypes or devices): a "
@@ -503,6 +515,22 @@ def _divergence(hits: list[Hit], ctx: Context) -> tuple[str, str]:
     return summary, fix
 
 
+# deepspeed/runtime/zero/utils.py assert_ints_same_as_other_ranks, before 0.17.6 and from it
+ZERO3_CHECK = (
+    "disagreement between rank0 and rank",
+    "Detected a disagreement on list length between rank0 and rank",
+    "Detected a disagreement on list contents between rank0 and rank",
+)
+
+
+def _not_zero3_check(hits: list[Hit], ctx: Context) -> bool:
+    """Certain on a specific anchor other than ZeRO-3's own check (only lowers the anchors' certainty)."""
+    return any(h.specific and h.anchor not in ZERO3_CHECK for h in hits)
+
+
+_not_zero3_check.lowers_only = True  # type: ignore[attr-defined]  # docs/catalog.md: the anchors decide
+
+
 RANK_DIVERGENCE = Recogniser(
     # torch c10d ProcessGroupWrapper (TORCH_DISTRIBUTED_DEBUG=DETAIL), DDP's model verification,
     # NCCL init.cc / net_ib.cc / enqueue mismatch warnings, gloo pair.cc (accelerate's shape check is
@@ -540,9 +568,7 @@ RANK_DIVERGENCE = Recogniser(
         "message truncated : receiving",
         "Forward order differs across ranks",
         "is all-gathering ",
-        "disagreement between rank0 and rank",
-        "Detected a disagreement on list length between rank0 and rank",
-        "Detected a disagreement on list contents between rank0 and rank",
+        *ZERO3_CHECK,
     ),
     # NCCL's socket transport says it itself: a truncated message is different collective sizes on the ranks,
     # or settings (NCCL_PROTO, NCCL_ALGO) that differ between them, or an unhealthy network.
@@ -552,7 +578,20 @@ RANK_DIVERGENCE = Recogniser(
     # send/recv one rank skipped), NCCL releases that differ between the hosts (their messages differ in size)
     # or settings that differ all print it — only likely any of them.
     generic=("message truncated : receiving", "Message truncated : received"),
+    # ZeRO-3's own check (zero/utils.py assert_ints_same_as_other_ranks) is posted as a DeepSpeed bug as often as a
+    # forward that differs per rank (DeepSpeed#1960, #5799: the ranks' lists hold numbers no id has, or the same
+    # model runs clean on another release): the message alone does not tell them apart, so it is only likely
+    confirm=_not_zero3_check,
     also=(
+        Alternative(
+            "library_version_bug",
+            "a DeepSpeed or trainer-library release whose ZeRO-3 trace of the modules goes wrong on a forward that is "
+            "the same on every rank",
+            "If every rank runs the same modules each step (no branch on the data, no MoE routing, no generate), "
+            "upgrade DeepSpeed (pip install -U deepspeed) and the trainer library that drives it, or train with "
+            "ZeRO-2; report the versions to DeepSpeed if it persists.",
+            when=("zero3_rank",),
+        ),
         Alternative(
             "nccl_env_value",
             "NCCL settings that differ between the ranks",
@@ -587,6 +626,8 @@ RANK_DIVERGENCE = Recogniser(
         R(r"(?P<bootstrap_truncated>Message truncated : received)"),
         R(r"around rank (?P<rank_a>\d+)"),
         R(r"disagreement (?:on list (?:length|contents) )?between rank0 and rank(?P<zero3_rank>\d+)"),
+        # rank 0's list holding numbers of 13 digits or more: no module or parameter id is that large
+        R(r"between rank0 and rank\d+:\s*rank0:\s*\[(?:-?\d{1,12}, )*(?P<zero3_garbled>-?\d{13,})"),
         R(
             r"rank (?P<fsdp_rank_a>\d+) is all-gathering (?P<fsdp_a>[^\n]{1,120}?) while rank (?P<fsdp_rank_b>\d+) is "
             r"all-gathering (?P<fsdp_b>[^\n]{1,120}?)\s*$"
