@@ -30,6 +30,7 @@ For every template the lead finding's kind and confidence are recorded. Reported
     PYTHONPATH=src python benchmarks/certainty_audit.py --kind cuda_build   # only rows whose lead is that kind
     PYTHONPATH=src python benchmarks/certainty_audit.py --context    # also each line before torchrun's summary
     PYTHONPATH=src python benchmarks/certainty_audit.py --list-certain   # every certain lead, with its anchor
+    PYTHONPATH=src python benchmarks/certainty_audit.py --list-missed    # templates of kind A led by B or none
 
 Reads only the catalog: no log of the corpus.
 """
@@ -78,7 +79,8 @@ PYTHON_SOURCES = (
 def _value(before: str, conversion: str, after: str = "") -> str:
     """A plausible value for a placeholder after the text ``before``: a number where printf wants one or the
     words before it take one (rank, size, exitcode, ``=``), an address for ``%p``, else a short word; a string
-    whose number follows it in parentheses (NCCL's ``status=%s(%d)``) is a name, not a number."""
+    whose number follows it in parentheses (NCCL's ``status=%s(%d)``) is a name, not a number; one glued to
+    ``D`` or ``-dimensional`` (``after``: the text following it) a number of dimensions."""
     if conversion in "diou":
         return "3"
     if conversion in "xX":
@@ -91,6 +93,8 @@ def _value(before: str, conversion: str, after: str = "") -> str:
         return "1.50"
     if after.startswith("("):
         return "model"
+    if re.match(r"D\b|-dimensional", after):  # "expected 4D input (got {}D input)": a number of dimensions
+        return "3"
     return "3" if _NUMBER_BEFORE.search(before) else "model"  # %s, {}
 
 
@@ -103,11 +107,11 @@ def render(text: str) -> str:
         out.append(text[at : match.start()])
         before = "".join(out)[-40:]
         if match.group(1):  # printf
-            out.append(_value(before, match.group(1), text[match.end() : match.end() + 1]))
+            out.append(_value(before, match.group(1), text[match.end() : match.end() + 12]))
         else:
             name = (match.group(2) or "").strip()
             if name.isdigit() or not name:
-                out.append(_value(before, "s"))
+                out.append(_value(before, "s", text[match.end() : match.end() + 12]))
             elif re.fullmatch(r"[\w.]+(?:\(\))?", name):
                 out.append(name.split(".")[-1].rstrip("()"))
             else:
@@ -117,13 +121,58 @@ def render(text: str) -> str:
     return "".join(out).replace("\x00", "%")
 
 
+# what a C++ source's raising helper puts before the message: ProcessGroupGloo.cpp's invalidArgument names the
+# collective ("ProcessGroupGloo::" + its name + ": " + msg); allgather stands for them all
+CPP_PREFIXES = {"torch/csrc/distributed/c10d/ProcessGroupGloo.cpp": "ProcessGroupGloo::allgather: "}
+_RAISED = re.compile(
+    r"\braise\s+(?:\w+\.)*(\w*(?:Error|Exception|Warning)|_error|_env_error)\s*\(|\bassert\b"
+)
+# the helpers torch/distributed/rendezvous.py raises through (_rendezvous_error: a ValueError naming the scheme)
+PY_HELPERS = {
+    "_error": "ValueError: Error initializing torch.distributed using tcp:// rendezvous",
+    "_env_error": "ValueError: Error initializing torch.distributed using env:// rendezvous",
+}
+
+
+def raised_as(template: Template) -> str:
+    """The exception a Python source raises the template with, read from the installed package's file: the
+    nearest ``raise X(`` or ``assert`` before the template's first words, or the words of the helper it raises
+    through (`PY_HELPERS`); "" when the file or words are not found, or neither comes before them within a few
+    lines."""
+    if not template.file.endswith(".py") or template.source not in PYTHON_SOURCES:
+        return ""
+    try:
+        import importlib.util
+
+        spec = importlib.util.find_spec(template.file.split("/")[0])
+    except (ImportError, ValueError):
+        return ""
+    if spec is None or not spec.submodule_search_locations:
+        return ""
+    path = Path(next(iter(spec.submodule_search_locations))).parent / template.file
+    words = re.split(r"\{[^{}]*\}|%[-\d.]*[a-z]", template.text.splitlines()[0])[0][:40]
+    if len(words) < 12 or not path.is_file():
+        return ""
+    source = path.read_text(encoding="utf-8", errors="replace")
+    at = source.find(words)
+    if at < 0:
+        return ""
+    before = [m for m in _RAISED.finditer(source, max(0, at - 300), at)]
+    if not before:
+        return ""
+    raised = before[-1].group(1) or "AssertionError"
+    return PY_HELPERS.get(raised, raised)
+
+
 def printed(template: Template, line: str) -> str:
-    """The rendered message as its source prints it in a log."""
+    """The rendered message as its source prints it in a log: a Python one after the exception its source raises
+    it with (RuntimeError where that is not read), a C++ one after its raising helper's words."""
     first, _, rest = line.partition("\n")
     if template.source == "nccl":
         return f"node1:1234:1290 [0] misc/utils.cc:31 NCCL WARN {first}" + (f"\n{rest}" if rest else "")
+    line = CPP_PREFIXES.get(template.file, "") + line
     if template.source in PYTHON_SOURCES and not re.match(r"[A-Z]\w*(?:Error|Exception|Warning):", first):
-        return f"RuntimeError: {line}"
+        return f"{raised_as(template) or 'RuntimeError'}: {line}"
     return line
 
 
@@ -230,6 +279,34 @@ def certain_list(results: list[Result], only_kind: str = "") -> str:
     return "\n".join(out)
 
 
+def missed(results: list[Result]) -> list[Result]:
+    """Per template mapped to kind A, its worst form when the lead there is not A: another kind B, likely, or
+    nothing recognised. A user whose log holds exactly that message is told another cause first."""
+    return [
+        r
+        for r in worst(results).values()
+        if r.template.kind and r.kind != r.template.kind and r.confidence != "certain"
+    ]
+
+
+def missed_list(results: list[Result], only_kind: str = "") -> str:
+    """The templates of ``missed``, grouped by (mapped kind A, lead kind B), the largest group first: each row
+    its template id, the form that was read and the line."""
+    groups = defaultdict(list)
+    for r in missed(results):
+        if not only_kind or only_kind in (r.kind, r.template.kind):
+            groups[(r.template.kind, r.kind or "-")].append(r)
+    out = [
+        f"mapped to A, lead B (not A, not certain): {sum(len(rows) for rows in groups.values())} templates"
+    ]
+    for (mapped, led), rows in sorted(groups.items(), key=lambda kv: (-len(kv[1]), kv[0])):
+        out.append(f"== {mapped} led by {led}: {len(rows)}")
+        for r in sorted(rows, key=lambda r: r.template.id):
+            shown = r.line.replace("\n", " \\n ")[:140]
+            out.append(f"  {r.template.id} | {r.form} | {shown}")
+    return "\n".join(out)
+
+
 def report(results: list[Result], only_kind: str = "", summary: bool = False) -> str:
     """The counts of (a), (b), (d), the (c) table, and the rows of (a), (b), (d)."""
     per = worst(results)
@@ -248,10 +325,9 @@ def report(results: list[Result], only_kind: str = "", summary: bool = False) ->
         f"(a) mapped to A, lead certain B != A: {len(cross)}",
         f"(b) unmapped, lead certain:           {len(unmapped)}",
     ]
-    missed = [
-        r for r in per.values() if r.template.kind and r.kind != r.template.kind and r.confidence != "certain"
-    ]
-    out.append(f"    (mapped to A, lead not A and not certain: {len(missed)}; not counted above)")
+    out.append(
+        f"    (mapped to A, lead not A and not certain: {len(missed(results))}; not counted above, --list-missed)"
+    )
     # (d) certain on a template its recogniser does not cite (Recogniser.templates: what it was built from)
     from torchdoctor.explain.kinds import BY_KIND
 
@@ -315,6 +391,11 @@ def main(argv: list[str] | None = None) -> int:
         action="store_true",
         help="also every template a recogniser is certain on, by recogniser",
     )
+    parser.add_argument(
+        "--list-missed",
+        action="store_true",
+        help="also every template mapped to kind A whose lead is another kind or none, grouped by (A, lead)",
+    )
     args = parser.parse_args(argv)
     forms = ("bare", "printed") if args.form == "both" else (args.form,)
     if args.context:
@@ -325,6 +406,9 @@ def main(argv: list[str] | None = None) -> int:
     if args.list_certain:
         print()
         print(certain_list(results, args.kind))
+    if args.list_missed:
+        print()
+        print(missed_list(results, args.kind))
     print(f"\n{len(results)} explain runs in {time.perf_counter() - started:.1f} s")
     return 0
 
