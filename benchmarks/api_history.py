@@ -82,6 +82,8 @@ MINORS = {
         "0.4",
         "0.5",
     ],
+    # horovod.torch from 0.13 (mid-2018) to 0.28, its last minor; there was no 0.17 (0.16.4 -> 0.18.0)
+    "horovod": [f"0.{m}" for m in range(13, 29) if m != 17],
 }
 # the modules whose names are read (their __init__ for a package); every module's existence is read too
 MODULES = {
@@ -305,6 +307,7 @@ MODULES = {
         "segmentation_models_pytorch.metrics",
         "segmentation_models_pytorch.utils",
     ],
+    "horovod": ["horovod", "horovod.torch", "horovod.torch.functions", "horovod.torch.mpi_ops"],
 }
 # generated stubs whose names a module copies into itself at import (torch/__init__.py: for name in
 # dir(_C._VariableFunctions): ... globals()[name] = obj)
@@ -351,11 +354,12 @@ WHEEL_FOR.update(
 )
 # read from the source distribution (the .py files in the tar; nothing is built): DeepSpeed publishes no wheels,
 # bitsandbytes' wheels before 0.43 carry every CUDA build (100 MB; from 0.43 there is no sdist and its wheels are
-# 60 MB), sentence_transformers published no wheel before 2.3
+# 60 MB), sentence_transformers published no wheel before 2.3, horovod publishes no wheels
 SDISTS = {
     "deepspeed": None,
     "bitsandbytes": {f"0.{m}" for m in range(35, 43)},
     "sentence_transformers": {"0.4", "1.0", "1.1", "1.2", "2.0", "2.1", "2.2"},
+    "horovod": None,
 }
 # other packages of the same project whose names a package re-exports as its own (pytorch_lightning 1.8+ imports
 # its seed_everything, rank_zero_only, ... from lightning_lite, later lightning_fabric)

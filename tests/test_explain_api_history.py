@@ -145,6 +145,8 @@ def test_hand_written_changes_still_lead():
         # a file of the user's that shadows the package
         "ImportError: cannot import name 'AdamW' from 'transformers' (/home/me/project/transformers.py)",
         "ImportError: cannot import name 'load_metric' from 'datasets' (unknown location)",
+        # one letter off horovod.torch.broadcast_object (0.19+): no horovod release read had it
+        "AttributeError: module 'horovod.torch' has no attribute 'broadcast_objects'",
     ],
 )
 def test_other_readings_are_not_certain(line):
@@ -463,4 +465,41 @@ def test_diffusers_module_moved_names_where_it_went():
         "dependency_version",
         "certain",
         ["removed in diffusers 0.29", "diffusers<0.29", "diffusers.models.unets.unet_2d_condition"],
+    )
+
+
+# horovod publishes only source tars (read as deepspeed's are); 0.13 to 0.28, no 0.17 was released
+
+
+def test_horovod_broadcast_object_came_in_0_19():
+    # horovod#376: an example called hvd.broadcast_object before any release had it (0.19 added it)
+    leads_with(
+        called_from(
+            "/home/ana/project/resnet.py",
+            "state_dict = hvd.broadcast_object(optimizer.state_dict(), root_rank=0)",
+            "module 'horovod.torch' has no attribute 'broadcast_object'",
+            "AttributeError",
+        ),
+        "dependency_version",
+        "certain",
+        ["came in horovod 0.19", "horovod>=0.19"],
+    )
+
+
+def test_horovod_reducescatter_came_in_0_25():
+    leads_with(
+        f"ImportError: cannot import name 'reducescatter' from 'horovod.torch' ({SITE}/horovod/torch/__init__.py)",
+        "dependency_version",
+        "certain",
+        ["came in horovod 0.25", "horovod>=0.25"],
+    )
+
+
+def test_horovod_run_package_removed_in_0_20():
+    # 0.20 renamed the horovod.run package to horovod.runner and bound horovod.run to its run() function
+    leads_with(
+        "ModuleNotFoundError: No module named 'horovod.run.common'; 'horovod.run' is not a package",
+        "dependency_version",
+        "certain",
+        ["was removed in horovod 0.20", "horovod<0.20", "0.19.5 is the last release with it"],
     )
