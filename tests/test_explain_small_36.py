@@ -5,6 +5,10 @@ what the log shows about who printed it:
   "(VllmWorkerProcess pid=N)" prefix, the V1 engine's EngineCore): vLLM forks them itself, so torch's
   set_start_method does not reach them; the fix names VLLM_WORKER_MULTIPROC_METHOD=spawn (vllm/envs.py, 0.4.2+,
   fork by default from 0.5.1) beside the torch-level one.
+- remote_code_not_trusted from Hugging Face datasets (load.py 2.16.1-3.6.0: a dataset repository with a loading
+  script) was said to be "the model's repository" with from_pretrained's fix: it names the dataset, load_dataset's
+  flag and HF_DATASETS_TRUST_REMOTE_CODE, 2.20.0's change (it asks) and 4.0's (no scripts at all); transformers'
+  own refusals keep the model's words, and the one line both print, alone, names both.
 """
 
 from __future__ import annotations
@@ -85,3 +89,80 @@ def test_fork_without_vllm_keeps_torchs_fix():
     found = certain(log, "cuda_fork")
     assert "VLLM" not in found.fix and "vLLM" not in found.summary, found.fix
     assert "set_start_method('spawn')" in found.fix, found.fix
+
+
+def dataset_refusal(repo: str) -> str:
+    """datasets 2.20-3.6 resolve_trust_remote_code with no terminal to ask on: the ValueError's two lines."""
+    return (
+        "Traceback (most recent call last):\n"
+        '  File "/home/ana/project/train.py", line 12, in <module>\n'
+        f'    ds = load_dataset("{repo}", split="train")\n'
+        '  File "/opt/conda/lib/python3.11/site-packages/datasets/load.py", line 1318, in get_module\n'
+        "    trust_remote_code = resolve_trust_remote_code(self.trust_remote_code, self.name)\n"
+        f"ValueError: The repository for {repo} contains custom code which must be executed to correctly load the "
+        f"dataset. You can inspect the repository content at https://hf.co/datasets/{repo}.\n"
+        "Please pass the argument `trust_remote_code=True` to allow custom code to be run.\n"
+    )
+
+
+MODEL_REFUSAL = (
+    "ValueError: The repository for microsoft/phi-2 contains custom code which must be executed to correctly load "
+    "the model. You can inspect the repository content at https://hf.co/microsoft/phi-2.\n"
+    "Please pass the argument `trust_remote_code=True` to allow custom code to be run.\n"
+)
+
+
+@pytest.mark.parametrize(
+    "log",
+    [
+        dataset_refusal("allenai/c4"),
+        # the prompt's timeout (SIGALRM) and the script's own refusal, both datasets/load.py 2.16.1-3.6.0
+        "ValueError: Loading this dataset requires you to execute custom code contained in the dataset repository "
+        "on your local machine. Please set the option `trust_remote_code=True` to permit loading of this dataset.\n",
+        "ValueError: Loading wikitext requires you to execute the dataset script in that repo on your local machine. "
+        "Make sure you have read the code there to avoid malicious use, then set the option `trust_remote_code=True` "
+        "to remove this error.\n",
+    ],
+    ids=["refused", "prompt_timed_out", "script_refused"],
+)
+def test_datasets_refusal_names_the_dataset_and_load_dataset(log):
+    found = certain(log, "remote_code_not_trusted")
+    assert "dataset" in found.summary and "model" not in found.summary, found.summary
+    assert "load_dataset" in found.fix and "HF_DATASETS_TRUST_REMOTE_CODE=1" in found.fix, found.fix
+    assert "4.0" in found.fix and "from_pretrained" not in found.fix, found.fix
+
+
+@pytest.mark.parametrize(
+    "log",
+    [
+        MODEL_REFUSAL,
+        "ValueError: Loading THUDM/chatglm3-6b requires you to execute the configuration file in that repo on your "
+        "local machine. Make sure you have read the code there to avoid malicious use, then set the option "
+        "`trust_remote_code=True` to remove this error.\n",
+    ],
+    ids=["resolve_trust_remote_code", "configuration_auto"],
+)
+def test_transformers_refusal_keeps_the_models_words(log):
+    found = certain(log, "remote_code_not_trusted")
+    assert "model's repository" in found.summary, found.summary
+    assert "from_pretrained" in found.fix and "load_dataset" not in found.fix, found.fix
+
+
+def test_a_dataset_warning_earlier_does_not_make_a_models_refusal_a_datasets():
+    # datasets 2.16-2.19 warned and ran the script (a FutureWarning with the same first words): the refusal
+    # that follows is the model's
+    warning = (
+        "/opt/conda/lib/python3.10/site-packages/datasets/load.py:1454: FutureWarning: The repository for "
+        "allenai/c4 contains custom code which must be executed to correctly load the dataset. You can inspect the "
+        "repository content at https://hf.co/datasets/allenai/c4\n"
+    )
+    found = certain(warning + MODEL_REFUSAL, "remote_code_not_trusted")
+    assert "model's repository" in found.summary, found.summary
+
+
+def test_the_shared_line_alone_names_both_libraries():
+    found = certain(
+        "Please pass the argument `trust_remote_code=True` to allow custom code to be run.\n",
+        "remote_code_not_trusted",
+    )
+    assert "load_dataset" in found.fix and "from_pretrained" in found.fix, found.fix

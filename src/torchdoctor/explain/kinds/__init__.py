@@ -437,6 +437,7 @@ CONTEXT_FACTS: tuple[tuple[str, re.Pattern], ...] = (
     cuda.DS_ACCELERATOR,  # the accelerator DeepSpeed picked: fp16_unsupported on a GPU, not the CPU fallback
     placement.REPLICA,
     *placement.FORK_LAUNCHER,  # a notebook's launcher that forks it: cuda_fork's fix names it
+    *remote_code.CONTEXT,  # the refusal's ValueError line: a model's repository or a dataset's
     *placement.VLLM_SEEN,  # vLLM's workers, forked by vLLM: cuda_fork's fix names its variable
     placement.TRACEBACK_FRAME,
     placement.INSTALLED_FRAME,
