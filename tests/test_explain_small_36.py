@@ -9,6 +9,10 @@ what the log shows about who printed it:
   script) was said to be "the model's repository" with from_pretrained's fix: it names the dataset, load_dataset's
   flag and HF_DATASETS_TRUST_REMOTE_CODE, 2.20.0's change (it asks) and 4.0's (no scripts at all); transformers'
   own refusals keep the model's words, and the one line both print, alone, names both.
+- deepspeed_config_mismatch from accelerate ("... mismatch kwargs  values", "- ds K=V vs arg K=V": the DeepSpeed
+  plugin's deepspeed_config_process, which accelerate itself calls with must_match=False, so the caller is other
+  code, such as lm-evaluation-harness handing over its batch size) was said to disagree with "the script's
+  TrainingArguments", with the Trainer's flags as the fix; transformers' own list keeps them.
 """
 
 from __future__ import annotations
@@ -166,3 +170,48 @@ def test_the_shared_line_alone_names_both_libraries():
         "remote_code_not_trusted",
     )
     assert "load_dataset" in found.fix and "from_pretrained" in found.fix, found.fix
+
+
+def accelerate_mismatch(*pairs: str) -> str:
+    """accelerate/utils/dataclasses.py deepspeed_config_process(must_match=True), as raised through a caller's
+    frames (lm-evaluation-harness's HFLM under accelerate launch with a DeepSpeed config)."""
+    return (
+        "Traceback (most recent call last):\n"
+        '  File "/opt/conda/lib/python3.10/site-packages/lm_eval/models/huggingface.py", line 247, in __init__\n'
+        "    AcceleratorState().deepspeed_plugin.deepspeed_config_process(must_match=True, **kwargs)\n"
+        '  File "/opt/conda/lib/python3.10/site-packages/accelerate/utils/dataclasses.py", line 1409, in '
+        "deepspeed_config_process\n"
+        "    raise ValueError(\n"
+        "ValueError: Please correct the following DeepSpeed config values that mismatch kwargs  values:\n"
+        + "".join(f"- ds {key}={ds} vs arg {key}={arg}\n" for key, ds, arg in (p.split(",") for p in pairs))
+        + "The easiest method is to set these DeepSpeed config values to 'auto'.\n"
+    )
+
+
+@pytest.mark.parametrize(
+    "log",
+    [
+        accelerate_mismatch("train_micro_batch_size_per_gpu,16,1", "train_batch_size,128,8"),
+        accelerate_mismatch("train_micro_batch_size_per_gpu,8,8"),  # a JSON "8" beside the caller's int 8
+    ],
+    ids=["values_differ", "string_in_json"],
+)
+def test_accelerate_mismatch_names_the_plugins_caller_not_trainingarguments(log):
+    found = certain(log, "deepspeed_config_mismatch")
+    assert "TrainingArguments" not in found.summary and "accelerate's DeepSpeed plugin" in found.summary, (
+        found.summary
+    )
+    assert "ds train_micro_batch_size_per_gpu=" in found.summary, found.summary
+    assert "--per_device_train_batch_size" not in found.fix and '"auto"' in found.fix, found.fix
+
+
+def test_transformers_mismatch_keeps_trainingarguments():
+    log = (
+        "ValueError: Please correct the following DeepSpeed config values that mismatch TrainingArguments values:\n"
+        "- ds train_micro_batch_size_per_gpu=16 vs hf per_device_train_batch_size=4\n"
+        "- ds gradient_accumulation_steps=1 vs hf gradient_accumulation_steps=8\n"
+        "The easiest method is to set these DeepSpeed config values to 'auto'.\n"
+    )
+    found = certain(log, "deepspeed_config_mismatch")
+    assert "the script's TrainingArguments" in found.summary, found.summary
+    assert "--per_device_train_batch_size" in found.fix, found.fix
