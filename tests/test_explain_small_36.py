@@ -13,12 +13,17 @@ what the log shows about who printed it:
   plugin's deepspeed_config_process, which accelerate itself calls with must_match=False, so the caller is other
   code, such as lm-evaluation-harness handing over its batch size) was said to disagree with "the script's
   TrainingArguments", with the Trainer's flags as the fix; transformers' own list keeps them.
+- nccl_system_error's fix spoke of /dev/shm whatever call failed: where torch's "Last error:" or NCCL's WARN line
+  names another (a socket call, the cuMem handles' Unix-domain socket, a thread, host memory, a /sys file), the
+  fix speaks of that call, and of /dev/shm only where the call is a shared-memory one or none is named. (A
+  connect or an ibv_* verb named there is network_interface's, which leads.) NCCL's "UDS: Binding to socket ...
+  failed : Address already in use" was read, certain, as the rendezvous port 29500 taken: it is refused there.
 """
 
 from __future__ import annotations
 
 import pytest
-from explaining import certain
+from explaining import certain, explained
 
 pytestmark = pytest.mark.usefixtures("every_message_seen")
 
@@ -215,3 +220,86 @@ def test_transformers_mismatch_keeps_trainingarguments():
     found = certain(log, "deepspeed_config_mismatch")
     assert "the script's TrainingArguments" in found.summary, found.summary
     assert "--per_device_train_batch_size" in found.fix, found.fix
+
+
+def torch_system_error(last_error: str, nccl: str = "2.20.5") -> str:
+    """torch 2.x's DistBackendError for ncclSystemError, with NCCL's last WARN after "Last error:"."""
+    return (
+        "torch.distributed.DistBackendError: NCCL error in: ../torch/csrc/distributed/c10d/NCCLUtils.hpp:275, "
+        f"unhandled system error (run with NCCL_DEBUG=INFO for details), NCCL version {nccl}\n"
+        "ncclSystemError: System call (e.g. socket, malloc) or external library call failed or device error. \n"
+        "Last error:\n"
+        f"{last_error}\n"
+    )
+
+
+def system_error_fix(log: str) -> str:
+    found = explained(log)
+    assert found.id == "log.nccl_system_error", (found.id, found.summary)
+    return found.fix
+
+
+@pytest.mark.parametrize(
+    "log",
+    [
+        # misc/socket.cc's own WARN (2.12-2.18) and include/checks.h's SYSCHECK on a socket option
+        torch_system_error(
+            "ncclSocketInit: Socket creation failed : Address family not supported by protocol"
+        ),
+        torch_system_error("Call to setsockopt failed: Protocol not available", "2.27.3"),
+        # torch 1.x prints no "Last error:": NCCL's WARN line above its error names the call (2.7's SYSCHECK words)
+        "host1:2211:2290 [0] misc/socket.cc:339 NCCL WARN Call to setsockopt failed : Protocol not available\n"
+        "RuntimeError: NCCL error in: /opt/pytorch/torch/lib/c10d/ProcessGroupNCCL.cpp:825, unhandled system error, "
+        "NCCL version 2.7.8\n",
+    ],
+    ids=["socket_init_nccl_2.18", "setsockopt_nccl_2.27", "warn_line_nccl_2.7"],
+)
+def test_a_socket_call_named_gets_the_networks_fix_not_dev_shm(log):
+    fix = system_error_fix(log)
+    assert "TCP sockets" in fix and "NCCL_SOCKET_IFNAME" in fix, fix
+    assert "not NCCL's shared memory" in fix and "df -h /dev/shm" not in fix and "--shm-size" not in fix, fix
+
+
+@pytest.mark.parametrize(
+    "last_error",
+    [
+        "UDS: Binding to socket /tmp/nccl-socket-3-7f2a failed : Address already in use (98)",
+        "UDS: Sending data over socket nccl-socket-1-9c41 failed : Connection refused (111)",
+    ],
+    ids=["bind", "send"],
+)
+def test_the_cumem_handles_unix_socket_is_named_as_such(last_error):
+    # the bind's "Address already in use" is the socket's name on this host, not a TCP port of the rendezvous
+    fix = system_error_fix(torch_system_error(last_error))
+    assert "Unix-domain socket" in fix and "NCCL_CUMEM_ENABLE=0" in fix and "--shm-size" not in fix, fix
+    assert "29500" not in fix, fix
+
+
+@pytest.mark.parametrize(
+    "last_error, words",
+    [
+        ("Call to pthread_create failed: Resource temporarily unavailable", "ulimit -u"),
+        ("Failed to malloc 1073741824 bytes", "free -g"),
+        ("Could not find real path of /sys/class/net/eth0/device", "mount /sys"),
+    ],
+    ids=["thread", "host_memory", "sys_file"],
+)
+def test_other_calls_named_get_their_own_fix(last_error, words):
+    fix = system_error_fix(torch_system_error(last_error))
+    assert words in fix and "not NCCL's shared memory" in fix and "--shm-size" not in fix, fix
+
+
+@pytest.mark.parametrize(
+    "log",
+    [
+        torch_system_error("Error while creating shared memory segment /dev/shm/nccl-WU88OE (size 9637888)"),
+        torch_system_error("Call to posix_fallocate failed : No space left on device", "2.10.3"),
+        # no call named at all: the commonest one, /dev/shm, stays the general fix
+        "RuntimeError: NCCL error in: /pytorch/torch/lib/c10d/ProcessGroupNCCL.cpp:825, unhandled system error, "
+        "NCCL version 2.7.8\n",
+    ],
+    ids=["segment", "fallocate", "none_named"],
+)
+def test_a_shared_memory_call_or_none_keeps_dev_shm(log):
+    fix = system_error_fix(log)
+    assert "/dev/shm" in fix and "TCP sockets" not in fix, fix
