@@ -1,4 +1,4 @@
-"""A model whose repository carries its own modelling code, loaded without ``trust_remote_code=True``.
+"""A model's or a dataset's repository that carries its own code, loaded without ``trust_remote_code=True``.
 
 transformers runs a repository's own configuration or modelling code (``auto_map`` in its config.json) only when
 the caller opts in. Without it, ``AutoConfig`` / ``AutoModel`` ``from_pretrained`` refuse:
