@@ -437,6 +437,9 @@ CONTEXT_FACTS: tuple[tuple[str, re.Pattern], ...] = (
     cuda.DS_ACCELERATOR,  # the accelerator DeepSpeed picked: fp16_unsupported on a GPU, not the CPU fallback
     placement.REPLICA,
     *placement.FORK_LAUNCHER,  # a notebook's launcher that forks it: cuda_fork's fix names it
+    *remote_code.CONTEXT,  # the refusal's ValueError line: a model's repository or a dataset's
+    *nccl.CONTEXT,  # an NCCL WARN line naming the call that failed: nccl_system_error's fix speaks of it
+    *placement.VLLM_SEEN,  # vLLM's workers, forked by vLLM: cuda_fork's fix names its variable
     placement.TRACEBACK_FRAME,
     placement.INSTALLED_FRAME,
     ranks.HPO,  # a hyperparameter search: each process may draw its own trial (a model that differs by rank)

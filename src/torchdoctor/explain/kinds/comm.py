@@ -680,6 +680,9 @@ RENDEZVOUS_OR_PORT = Recogniser(
         # NCCL 2.24+'s RAS (ras/client_support.cc rasClientInitSocket) binding localhost:28028 (NCCL_RAS_ADDR) for the
         # ncclras tool: that it failed (another user's NCCL job holds the port) leaves the job running without it
         r"(?:client_support\.cc:\d+|\(rasClientInitSocket\))[^\n]{0,20} NCCL WARN Call to bind failed|"
+        # NCCL's Unix-domain socket for cuMem handles (os/linux_ipcsocket.cc, 2.19+): its name, not a TCP port, is
+        # the one in use (nccl_system_error's fix speaks of it)
+        r"UDS: Binding to socket [^\n]{1,200} failed|"
         # socket.cpp's warnings (W) of a store wait that goes on: a poll that returned nothing yet, as torch prints
         # it under a wait with a short timeout that is retried (torchdoctor's debug mode waiting for a rank); a wait
         # that fails for good raises its own error after them (DistStoreError: wait timeout after ...)

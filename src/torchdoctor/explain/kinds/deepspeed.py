@@ -269,9 +269,6 @@ def _config_mismatch(hits: list[Hit], ctx: Context) -> tuple[str, str]:
         for h in hits
         if "ds_key" in h.facts
     ]
-    summary = "the DeepSpeed config disagrees with the script's TrainingArguments" + (
-        f": {'; '.join(pairs[:3])}" if pairs else ""
-    )
     key = facts.get("ds_key", "")
     example = (
         '"bf16": {"enabled": "auto"}'
@@ -280,12 +277,32 @@ def _config_mismatch(hits: list[Hit], ctx: Context) -> tuple[str, str]:
         if key.startswith("fp16")
         else f'"{key or "train_micro_batch_size_per_gpu"}": "auto"'
     )
-    fix = (
-        'transformers fills every DeepSpeed value set to "auto" from TrainingArguments, and refuses one set '
-        f'to something else. Set the value to "auto" in the DeepSpeed JSON ({example}), or pass the matching '
-        "argument so both agree (--bf16 / --fp16, --per_device_train_batch_size, "
-        "--gradient_accumulation_steps, --learning_rate)."
-    )
+    if _from_accelerate(hits):
+        # accelerate/utils/dataclasses.py DeepSpeedPlugin.deepspeed_config_process: accelerate's own calls pass
+        # must_match=False and never raise it; code that calls it with must_match=True does (lm-evaluation-harness
+        # and its forks hand it their batch size: train_micro_batch_size_per_gpu, and x processes train_batch_size)
+        summary = (
+            "the DeepSpeed config disagrees with the values the code handed accelerate's DeepSpeed plugin"
+            + (f": {'; '.join(pairs[:3])}" if pairs else "")
+        )
+        fix = (
+            "accelerate compared the DeepSpeed config (the deepspeed_config_file of the accelerate config, or its "
+            "deepspeed_config section) with the values passed to DeepSpeedPlugin.deepspeed_config_process "
+            "(must_match=True: accelerate itself never asks for that, the calling code does, such as an evaluation "
+            'harness handing over its batch size) and refuses one set to something else. Set the value to "auto" '
+            f"in the DeepSpeed JSON ({example}) so the plugin fills it in, or make the caller's value agree (its "
+            "batch size option; train_batch_size is that times the number of processes accelerate launch starts)."
+        )
+    else:
+        summary = "the DeepSpeed config disagrees with the script's TrainingArguments" + (
+            f": {'; '.join(pairs[:3])}" if pairs else ""
+        )
+        fix = (
+            'transformers fills every DeepSpeed value set to "auto" from TrainingArguments, and refuses one set '
+            f'to something else. Set the value to "auto" in the DeepSpeed JSON ({example}), or pass the matching '
+            "argument so both agree (--bf16 / --fp16, --per_device_train_batch_size, "
+            "--gradient_accumulation_steps, --learning_rate)."
+        )
     alike = [h.facts["ds_key"] for h in hits if "ds_key" in h.facts and _same_value(h.facts)]
     if alike:
         # integrations/deepspeed.py fill_match compares with != and prints both with str(): a JSON string ("8")
@@ -297,6 +314,15 @@ def _config_mismatch(hits: list[Hit], ctx: Context) -> tuple[str, str]:
             f'true/false without quotes, or as "auto". {fix}'
         )
     return summary + on_ranks(hits), fix
+
+
+def _from_accelerate(hits: list[Hit]) -> bool:
+    """Whether the mismatch list is accelerate's ("mismatch kwargs values", "vs arg <key>") rather than
+    transformers' ("mismatch TrainingArguments values", "vs hf <name>")."""
+    facts = merged(hits)
+    if "mismatch_against" in facts:
+        return facts["mismatch_against"] == "kwargs"
+    return any(h.facts.get("hf_key", "").startswith("arg ") for h in hits)
 
 
 def _same_value(facts: dict) -> bool:
@@ -463,6 +489,7 @@ DEEPSPEED_CONFIG_MISMATCH = Recogniser(
             r"- ds (?P<ds_key>[\w.]+)=(?P<ds_value>[^\n]{1,60}?) vs (?P<hf_key>(?:hf|arg) [^=\n]{1,80})="
             r"(?P<hf_value>[^\n]{1,60})"
         ),
+        R(r"DeepSpeed config values that mismatch (?P<mismatch_against>kwargs|TrainingArguments)\b"),
         R(r"will be ignored: (?P<ignored>\[[^\]\n]{0,400}\]?)"),
         R(
             r"(?P<refusal>[^\n:]{0,150}?(?:"

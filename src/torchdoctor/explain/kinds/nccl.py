@@ -17,6 +17,7 @@ from torchdoctor.explain.kinds.comm import (
     NCCL_DEBUG_HINT,
     NCCL_ERROR,
 )
+from torchdoctor.explain.quote import quote
 from torchdoctor.explain.recognisers import (
     Alternative,
     Context,
@@ -34,6 +35,93 @@ R = Pattern  # compiled where a log first needs it (recognisers.Pattern)
 
 # an NCCL release older than OLDEST_SHIPPED_NCCL (2.20.5): 1.x, 2.0 to 2.19 (read where it is stated)
 OLD_NCCL = R(r"NCCL version (?P<old_nccl>(?:1|2\.1?\d)\.\d+)(?![\d.])")
+
+
+# The system calls NCCL returns ncclSystemError for, as its WARN line (and torch's "Last error:", which repeats
+# NCCL's last WARN) names them: include/checks.h SYSCHECK / PTHREADCHECK ("Call to <call> failed: <strerror>"),
+# misc/socket.cc and os/linux.cc (connect, accept, socket creation), os/linux_ipcsocket.cc (the "UDS:" socket that
+# passes cuMem handles between the processes of one host), misc/ibvwrap.cc ("Call to ibv_* failed"), alloc.h
+# ("Failed to malloc"), the thread and the files it opens; misc/shmutils.cc / os/linux.cc for /dev/shm. CUDA IPC
+# failures are CUDA errors (CUDACHECK, ncclUnhandledCudaError) whose WARN can still precede the system error.
+# (pattern, what the call is, what to do): the first that matches the named call; "" for /dev/shm, the
+# general fix's own subject
+SYSTEM_CALLS: tuple[tuple[str, str, str], ...] = (
+    (r"shm_open|fallocate|ftruncate|/dev/shm|shared memory|failed to extend|Could not map", "", ""),
+    (
+        r"\bUDS:|[Ii]pcSocket",
+        "the Unix-domain socket NCCL passes CUDA memory handles over between the processes of one host (cuMem, "
+        "NCCL 2.19+)",
+        "The ranks of one host must share a network namespace for it (an abstract socket): run their containers "
+        "with --network=host, or in one pod; NCCL_CUMEM_ENABLE=0 goes back to CUDA IPC handles, which need no "
+        'socket. "Address already in use" on it is its name held by another process of this host (a rank left over '
+        "from an earlier run): end that process.",
+    ),
+    (
+        r"\bibv_\w+|\bmlx5dv_\w+|NET/IB",
+        "an InfiniBand / RoCE verbs call",
+        '"Cannot allocate memory" from ibv_reg_mr or ibv_create_* is the locked-memory limit: `ulimit -l` must '
+        "be unlimited (Docker: --ulimit memlock=-1; Slurm: the limit of the job's daemon). Otherwise check "
+        "`ibv_devinfo` and NCCL_IB_HCA / NCCL_IB_GID_INDEX; NCCL_IB_DISABLE=1 confirms the network is the cause.",
+    ),
+    (
+        r"cudaIpc\w+|\bcuMem\w+|\bcuIpc\w+|CUDA IPC",
+        "CUDA IPC between the GPUs of one host (the peer-to-peer transport)",
+        "Ranks of one host in separate containers need --ipc=host and each other's GPUs visible; PCIe ACS or "
+        "the IOMMU can block peer-to-peer (`nvidia-smi topo -p2p r`). NCCL_P2P_DISABLE=1 confirms it; "
+        "NCCL_CUMEM_ENABLE=0 if the call is a cuMem one.",
+    ),
+    (
+        r"\b(?:socket|connect|bind|listen|accept|setsockopt|getsockopt|getsockname|getifaddrs|recv|send|poll)\b|"
+        r"Connect to|[Ss]ocket",
+        "one of NCCL's TCP sockets (its bootstrap, or the socket transport between hosts)",
+        "The peer's address and port must be reachable from this host on the interface NCCL picked: pin it with "
+        "NCCL_SOCKET_IFNAME=<iface> (`ip -br addr`), open the firewall between the hosts (NCCL uses random "
+        'ports), and run containers with --network=host. "Address already in use" is a port another process '
+        "holds.",
+    ),
+    (
+        r"pthread_\w+|Thread creation failed",
+        "the creation of one of NCCL's threads",
+        "The process reached its limit of threads: `ulimit -u`, or a container's pids limit (Docker --pids-limit, "
+        "Kubernetes' pod pids limit); fewer DataLoader workers or OMP threads leave room.",
+    ),
+    (
+        r"\b(?:malloc|calloc|posix_memalign)\b|Failed to malloc|Allocation failed",
+        "an allocation of host memory",
+        "The host (or the job's memory cgroup) is out of memory: check `free -g` and the job's memory limit.",
+    ),
+    (
+        r"\b(?:open|fopen|read|write|stat|realpath|dlopen)\b|real path|No such file|/sys/|/proc/",
+        "a file NCCL opens (the /sys files of the PCI topology, a plugin library, NCCL_TOPO_FILE)",
+        "Check that the path it names exists and is readable by this user on that host; in a container mount "
+        "/sys (read-only is enough).",
+    ),
+)
+# NCCL's WARN lines that name a call failing, read log-wide: the line above torch's error, printed by the rank
+CONTEXT = (
+    (
+        "NCCL WARN",
+        R(
+            r"NCCL WARN (?P<nccl_warn_failed>[^\n]{0,150}?(?:\bfailed\b|failed with|creation error)[^\n]{0,150})"
+        ),
+    ),
+)
+
+
+def _named_call(facts: dict, ctx: Context) -> tuple[str, str, str] | None:
+    """What the log names as the failing call, (its words, what it is, what to do), from torch's "Last error:"
+    or else NCCL's WARN line; None where it names none, or a /dev/shm one (the general fix's subject)."""
+    last_error = facts.get("last_error", "").strip()
+    for said in (last_error, ctx.facts.get("nccl_warn_failed", "").strip()):
+        if not said:
+            continue
+        for pattern, what, fix in SYSTEM_CALLS:
+            if re.search(pattern, said):
+                return (said, what, fix) if what else None
+        if said == last_error:
+            # torch's "Last error:" is the failing call whatever it is: named, without a fix of ours
+            return said, "", ""
+    return None
 
 
 def _system_error(hits: list[Hit], ctx: Context) -> tuple[str, str]:
@@ -73,6 +161,16 @@ def _system_error(hits: list[Hit], ctx: Context) -> tuple[str, str]:
             "Check `mount | grep /dev/shm` (it should be tmpfs, rw); in a container run it with --ipc=host or "
             "mount a tmpfs there (Kubernetes: an emptyDir of medium Memory). NCCL_SHM_DISABLE=1 works around it "
             "at some speed."
+        )
+        return summary, fix
+    named = None if facts.get("shm_error") else _named_call(facts, ctx)
+    if named:
+        said, what, what_to_do = named
+        fix = (
+            f"The call that failed is the one the log names: {quote(said)}"
+            + (f", {what}, not NCCL's shared memory in /dev/shm.\n{what_to_do}" if what else ".")
+            + "\nTo see it with the calls around it:\n"
+            + NCCL_DEBUG_HINT
         )
         return summary, fix
     fix = (

@@ -831,6 +831,28 @@ FORK_LAUNCHERS = {
 }
 FORK_LAUNCHER = tuple((name, R(rf"(?P<fork_launcher>\b{name}\b)")) for name in FORK_LAUNCHERS)
 
+# vLLM in the log, whose workers are the forked subprocess: the prefix its worker processes print
+# (executor/multiproc_worker_utils.py, 0.4.2+: "(VllmWorkerProcess pid=N)"; the V1 engine's multiproc_executor:
+# VllmWorker), its V1 engine core process (EngineCore, "EngineCore_0"), or its package's frames
+VLLM_SEEN = (
+    ("VllmWorker", R(r"(?P<saw_vllm>\bVllmWorker(?:Process)?\b)")),
+    ("EngineCore", R(r"(?P<saw_vllm>\bEngineCore(?:_\d+|Proc)?\b)")),
+    ("vllm", R(r"(?P<saw_vllm>[\\/]vllm[\\/](?:executor|worker|engine|v1|entrypoints|model_executor)[\\/])")),
+)
+# vllm/envs.py: VLLM_WORKER_MULTIPROC_METHOD picks the start method of vLLM's worker processes (and, in the V1
+# engine, of its engine core) from 0.4.2 on, "spawn" by default until 0.5.0 and "fork" from 0.5.1; `vllm serve`
+# sets spawn itself from 0.6.3 (vllm-project/vllm#8823), and V1 switches to spawn only where
+# torch.cuda.is_initialized(), which torch.cuda.device_count() / is_available() in the parent leave False while
+# already making a forked child fail
+VLLM_SPAWN = (
+    "vLLM starts its worker processes (and in its V1 engine the engine core) with the start method "
+    "VLLM_WORKER_MULTIPROC_METHOD names (vLLM 0.4.2+; fork by default from 0.5.1): set "
+    "VLLM_WORKER_MULTIPROC_METHOD=spawn in the environment before vLLM starts (export it, or os.environ before "
+    "importing vllm), and keep the script's top-level code under if __name__ == '__main__': (spawn imports the "
+    "main module again). Any CUDA call in the parent before the LLM is built, torch.cuda.is_available() and "
+    "device_count() included, is what makes a forked worker fail"
+)
+
 
 def _cuda_fork(hits: list[Hit], ctx: Context) -> tuple[str, str]:
     if all("init_error" in h.facts for h in hits):
@@ -849,13 +871,23 @@ def _cuda_fork(hits: list[Hit], ctx: Context) -> tuple[str, str]:
         else "A notebook launcher (Lightning's strategy='ddp_notebook', accelerate's notebook_launcher) forks the "
         "notebook's own process, so nothing may initialise CUDA before it runs"
     )
-    return (
-        "CUDA was initialised in the parent and then used in a forked subprocess" + on_ranks(hits),
+    torch_fix = (
         "A forked child cannot use the parent's CUDA context. Start the workers with spawn: "
         "torch.multiprocessing.set_start_method('spawn') (or mp.spawn / DataLoader(multiprocessing_context="
         "'spawn')), or keep CUDA out of the parent until the workers exist: no .cuda(), .to('cuda') or "
         "torch.cuda calls at import time, in a model's constructor or in the Dataset's __init__; DataLoader "
-        f"workers should return CPU tensors. {notebook}: keep the model on the CPU until the launch (the "
+        "workers should return CPU tensors."
+    )
+    if "saw_vllm" in ctx.facts and not launcher:
+        # vLLM forks its own workers: torch's start method does not reach them, its variable does
+        return (
+            "CUDA was initialised in the parent and then used in a process vLLM forked from it (a worker or "
+            "its engine core)" + on_ranks(hits),
+            f"{VLLM_SPAWN}. {torch_fix}",
+        )
+    return (
+        "CUDA was initialised in the parent and then used in a forked subprocess" + on_ranks(hits),
+        f"{torch_fix} {notebook}: keep the model on the CPU until the launch (the "
         "workers move it to their GPUs), do any other GPU work inside the launched function, and restart the "
         "kernel after a cell that touched CUDA.",
     )
