@@ -255,7 +255,11 @@ COLLECTIVE_ARGUMENTS = Recogniser(
         " does not support allgather_coalesced",
         " does not support allreduce_coalesced",
         " does not support alltoall_base",
-        " does not support alltoall",
+        # Backend.hpp's default alltoall, which gloo does not override (dist.all_to_all over gloo); not the bare
+        # words, which DTensor's warning on a CPU mesh shares ("CPU process group does not support alltoall yet,
+        # falling back with allgather + chunk!", _collective_utils.py: it carries on)
+        "Backend gloo does not support alltoall",
+        "ProcessGroupMPI does not support alltoall",
         " does not support monitoredBarrier",
         "monitored_barrier is only implemented for GLOO backend",
         " does not support broadcast",
@@ -334,6 +338,9 @@ COLLECTIVE_ARGUMENTS = Recogniser(
         r"same as the rank of the current process|Trying to (?:send|recv) to self without a matching (?:recv|send))"
     ),
     span=1,
+    # torch/distributed/tensor/_collective_utils.py shard_dim_alltoall: a DTensor redistribute on a CPU mesh warns
+    # once that gloo has no alltoall and does an allgather + chunk instead, and carries on: no call was refused
+    reject=R(r"CPU process group does not support alltoall yet, falling back"),
     # every message names its own cause ("Invalid usage" of dtypes is the check's word, not NCCL's invalid usage):
     # certain whenever the match read which check refused the call
     confirm=refused(_CLASSES),

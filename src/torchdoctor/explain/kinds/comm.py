@@ -292,6 +292,8 @@ def _rendezvous(hits: list[Hit], ctx: Context) -> tuple[str, str]:
                 f"'{port_number}'), then MASTER_PORT=... python train.py."
             )
         return summary, fix
+    if first(hits, "etcd_server"):
+        return _etcd_server(hits)
     facts = next((h.facts for h in hits if "host" in h.facts), {})
     host, port = facts.get("host", "").removeprefix("::ffff:") or None, facts.get("port")
     # the store's host counting the clients that came ("1/4 clients joined") says more than a client that could not
@@ -424,6 +426,22 @@ def _rendezvous(hits: list[Hit], ctx: Context) -> tuple[str, str]:
     return summary, fix
 
 
+def _etcd_server(hits: list[Hit]) -> tuple[str, str]:
+    """The etcd server an etcd rendezvous starts on this host (elastic/rendezvous/etcd_server.py EtcdServer: it runs
+    the etcd binary on a free port, then polls it for 60 s, three tries) that never answered or exited."""
+    said = first(hits, "etcd_server").strip()
+    return (
+        f"the etcd rendezvous' own etcd server did not come up ({said}): the job never reached its rendezvous"
+        + on_ranks(hits),
+        "torch's EtcdServer runs the etcd binary named by TORCHELASTIC_ETCD_BINARY_PATH (else `etcd` on PATH) with "
+        "--enable-v2 and waits for it to answer on localhost. Check that the binary is there and starts: "
+        "`etcd --version`, then `etcd --enable-v2` by hand (an etcd 3.4+ serves the v2 API the python-etcd client "
+        "needs only with --enable-v2, and later etcd releases drop that API: an etcd 3.4 or 3.5 serves it), and that python-etcd is installed "
+        "(pip install python-etcd). Unless the job needs etcd, use torch's own store instead: torchrun "
+        "--rdzv-backend=c10d --rdzv-endpoint=HOST:PORT (or --standalone on one machine).",
+    )
+
+
 # torch 1.x's rendezvous.py names the variable in its raise (`raise _env_error("MASTER_ADDR")`); later releases
 # raise from a helper (`raise _env_error(env_var)`), whose message line then names it
 ENV_ERROR_RAISED = R(r'raise _env_error\("(?P<missing_var>\w{1,40})"\)')
@@ -500,12 +518,18 @@ def _not_an_asyncio_server(hits: list[Hit], ctx: Context) -> bool:
 _not_an_asyncio_server.lowers_only = True  # type: ignore[attr-defined]  # docs/catalog.md: the anchors decide
 
 
+# the words of etcd_server.py's timeout, which collective_timeout's "Timed out waiting" must leave to this kind
+ETCD_SERVER_TIMEOUT = "Timed out waiting for etcd server to be ready"
 _RENDEZVOUS_DECISIVE = (
     "Address already in use",
     "address already in use",
     "EADDRINUSE",
     "but another process is utilizing it",
     "env was not set, please try exporting rank 0's hostname",
+    # elastic/rendezvous/etcd_server.py _wait_for_ready: the etcd server an etcd rendezvous started for itself
+    # (EtcdServer: the binary TORCHELASTIC_ETCD_BINARY_PATH or `etcd` on PATH) never answered, or exited
+    ETCD_SERVER_TIMEOUT,
+    "Etcd server process exited with the code: ",
 )
 
 
@@ -609,6 +633,9 @@ RENDEZVOUS_OR_PORT = Recogniser(
         "torch:the-connection-to-the-c10d-store",
         "torch:the-connection-to-etcd-has-failed",
         "torch:rendezvous-timeout-occurred-in-etcdrendezvoushandler",
+        # etcd_server.py: the etcd server an etcd rendezvous starts itself, not ready in time or exited
+        "torch:timed-out-waiting-for-etcd-server",
+        "torch:etcd-server-process-exited-with-the",
         "torch_cpp:the-server-socket-has-failed-to-6",  # socket.cpp: no local address to listen on
         "torch_native:socket-timeout",  # Utils.hpp SYSCHECK: a store socket's recv/send past its timeout
         # TCPStore.cpp doWait (torch 2.4+, where older releases threw "Socket Timeout"): a get/wait for keys no
@@ -745,6 +772,10 @@ RENDEZVOUS_OR_PORT = Recogniser(
             r"due to an error of type \w{1,60})"
         ),
         R(r"world_size=(?P<world_size>\d+), worker_count=(?P<worker_count>\d+)"),
+        R(
+            r"(?P<etcd_server>Timed out waiting for etcd server to be ready|Etcd server process exited with the "
+            r"code: -?\d{1,4})"
+        ),
     ),
     describe=_rendezvous,
 )

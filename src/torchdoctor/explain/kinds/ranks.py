@@ -10,8 +10,16 @@ The message texts are torch's (``torch/csrc/distributed/c10d/ProcessGroupNCCL.cp
 
 from __future__ import annotations
 
+import re
+
 from torchdoctor.explain.kinds import exits
-from torchdoctor.explain.kinds.comm import GLOO_TIMEOUT, LAST_WORK, PEER_CLOSED, WATCHDOG_HINT
+from torchdoctor.explain.kinds.comm import (
+    ETCD_SERVER_TIMEOUT,
+    GLOO_TIMEOUT,
+    LAST_WORK,
+    PEER_CLOSED,
+    WATCHDOG_HINT,
+)
 from torchdoctor.explain.quote import quote
 from torchdoctor.explain.recognisers import Alternative, Context, Hit, Pattern, Recogniser, first, on_ranks
 from torchdoctor.rank_list import who
@@ -258,8 +266,13 @@ COLLECTIVE_TIMEOUT = Recogniser(
     # key: {} (world_size={}, worker_count={} | num_workers_joined={}, timeout={})"; the ranks that wait were
     # in the store, so it is one rank late or missing, not an endpoint they cannot reach (a pasted line is
     # often retyped in lower case: the anchor leaves out the first letter)
+    # gloo's two wordings and elastic's barrier, not the bare "Timed out waiting": etcd_server.py's own etcd server
+    # that never came up ("Timed out waiting for etcd server to be ready!") is rendezvous_or_port's, and RPC's
+    # "Timed out waiting for pending UserRRefs/OwnerRRefs" at shutdown is no collective
     anchors=(
-        "Timed out waiting",
+        "ms for recv operation to complete",
+        "ms for send operation to complete",
+        "Timed out waiting on barrier on rank",
         "retrieving ncclUniqueId from [0]",
         "imed out initializing process group in store based barrier",
     ),
@@ -268,6 +281,9 @@ COLLECTIVE_TIMEOUT = Recogniser(
         r"retrieving ncclUniqueId from \[0\][^\n]{0,300}(?:Socket Timeout|wait timeout|[Tt]imed out|timeout after)|"
         r"[Tt]imed out initializing process group in store based barrier"
     ),
+    # elastic/rendezvous/etcd_server.py's "Timed out waiting for etcd server to be ready!" is its own etcd server
+    # that never started: no collective waited (rendezvous_or_port reads it)
+    reject=R(re.escape(ETCD_SERVER_TIMEOUT)),
     templates=(
         "torch:timed-out-waiting-on-barrier-on",
         "torch_native:retrieving-ncclUniqueId-from-rank-0",
