@@ -82,8 +82,15 @@ MINORS = {
         "0.4",
         "0.5",
     ],
-    # horovod.torch from 0.13 (mid-2018) to 0.28, its last minor; there was no 0.17 (0.16.4 -> 0.18.0)
-    "horovod": [f"0.{m}" for m in range(13, 29) if m != 17],
+    # horovod.torch from 0.13 (mid-2018) to 0.28, its last minor (no 0.17: UNRELEASED)
+    "horovod": [f"0.{m}" for m in range(13, 29) if f"0.{m}" != "0.17"],
+}
+# minors inside a package's range that were never released (PyPI's release history), written to the table as
+# '#unreleased' lines so that a fix says "came in horovod 0.18" and pins '<0.18' across the gap, where an unread
+# minor (pytorch_lightning 1.7, whose wheels pip refuses) keeps "after 1.6, by 1.8" and '==1.6.*'
+UNRELEASED = {
+    # horovod went from 0.16.4 to 0.18.0 (its CHANGELOG and PyPI have no 0.17)
+    "horovod": ["0.17"],
 }
 # the modules whose names are read (their __init__ for a package); every module's existence is read too
 MODULES = {
@@ -835,20 +842,28 @@ def build(only: list[str]) -> None:
     lines = [
         "# Names that some releases of a library have and others do not, read from the released wheels by",
         "# benchmarks/api_history.py --build (ast over each release's modules; never imported).",
-        "# A '#releases' line lists a package's releases read; a row: module, name ('' = the module itself),",
+        "# A '#releases' line lists a package's releases read, an '#unreleased' line the minors in its range that",
+        "# were never released (horovod 0.17); a row: module, name ('' = the module itself),",
         "# added (first release read that has it; '' = every release read from the first), last (last release",
         "# that has it; '' = still in the newest read), removed (first release after it without it), replacement.",
     ]
-    write(TABLE, lines, kept)
+    write(TABLE, lines, kept, UNRELEASED)
     load.cache_clear()
 
 
-def write(table: Path, header: list[str], packages: dict[str, tuple[list[str], list[tuple]]]) -> None:
-    """``table``: the ``header`` comment lines, then each package's '#releases' line and its rows (also
-    api_keywords.py's table)."""
+def write(
+    table: Path,
+    header: list[str],
+    packages: dict[str, tuple[list[str], list[tuple]]],
+    unreleased: dict[str, list[str]] | None = None,
+) -> None:
+    """``table``: the ``header`` comment lines, then each package's '#releases' line, its '#unreleased' line
+    (``unreleased``: the minors in its range never released) and its rows (also api_keywords.py's table)."""
     lines = list(header)
     for package, (versions, rows) in packages.items():
         lines.append("\t".join(["#releases", package, *versions]))
+        if (unreleased or {}).get(package):
+            lines.append("\t".join(["#unreleased", package, *unreleased[package]]))
         lines += ["\t".join(row) for row in rows]
     table.write_text("\n".join(lines) + "\n", encoding="utf-8")
     print(f"{table}: {table.stat().st_size} bytes", file=sys.stderr)

@@ -95,6 +95,16 @@ def load() -> dict[str, tuple[list[str], list[Change]]]:
 
 
 @cache
+def unreleased(package: str) -> tuple[str, ...]:
+    """The minors in ``package``'s range that were never released (its '#unreleased' line: horovod's 0.17)."""
+    for line in TABLE.read_text(encoding="utf-8").splitlines():
+        cells = line.split("\t")
+        if cells[0] == "#unreleased" and cells[1] == package:
+            return tuple(cells[2:])
+    return ()
+
+
+@cache
 def _index() -> dict[tuple[str, str], Change]:
     return {(c.module, c.name): c for _, rows in load().values() for c in rows}
 
@@ -211,7 +221,7 @@ def last_with_it(releases: list[str], row: Change) -> str:
     """ " (0.25.2 is the last release with it)" after a pin written as a bound ('<0.26'): the release it installs,
     the last patch of the minor before the removal (the wheels read are each minor's last patch); "" where the pin
     already names it ('==1.6.*', releases between unread)."""
-    if not row.removed or not below(releases, row.last, row.removed).startswith("<"):
+    if not row.removed or not below(releases, row.last, row.removed, unreleased(row.package)).startswith("<"):
         return ""
     return f" ({row.last} is the last release with it)"
 
@@ -220,13 +230,14 @@ def explain(row: Change, releases: list[str] | None = None) -> tuple[str, str]:
     """(summary, fix) for a name the installed release of its package lacks (``releases``: the releases read,
     when another table than this one read them: api_members.tsv's class members)."""
     releases = releases or load()[row.package][0]
+    gaps = unreleased(row.package)
     what = f"{row.module}.{row.name}" if row.name else f"the module {row.module}"
     bound = []
     if row.added:
-        bound.append(came(releases, row.added, row.package))
+        bound.append(came(releases, row.added, row.package, gaps))
     if row.removed:
         bound.append(
-            f"{went(releases, row.last, row.removed, row.package)} (the last release with it: {row.last})"
+            f"{went(releases, row.last, row.removed, row.package, gaps)} (the last release with it: {row.last})"
         )
     summary = (
         f"{what} {' and '.join(bound)}: the installed {row.package} is "
@@ -238,7 +249,7 @@ def explain(row: Change, releases: list[str] | None = None) -> tuple[str, str]:
         instead = f" use {row.replacement} instead, or" if row.replacement else ""
         steps.append(
             f"In the code (or by upgrading the package that calls it),{instead} pin the release before the "
-            f"removal: pip install '{row.package}{below(releases, row.last, row.removed)}'{last_with_it(releases, row)}"
+            f"removal: pip install '{row.package}{below(releases, row.last, row.removed, gaps)}'{last_with_it(releases, row)}"
         )
     if row.added:
         steps.append(

@@ -12,6 +12,7 @@ generators write from the wheels (api_keywords.tsv, api_signatures.tsv), package
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from pathlib import Path
 
 from packaging.version import InvalidVersion, Version
@@ -30,39 +31,48 @@ def spelled(releases: list[str], version: str) -> str:
     return version if shared else minor(version)
 
 
-def follows(releases: list[str], earlier: str, later: str) -> bool:
-    """Whether ``later`` is the release right after ``earlier`` with none unread between (1.6 -> 1.7, 1.9 -> 2.0);
-    never for patches (a patch read may have skipped others). True without ``earlier`` (the first release read)."""
+def follows(releases: list[str], earlier: str, later: str, unreleased: Collection[str] = ()) -> bool:
+    """Whether ``later`` is the release right after ``earlier`` with none unread between (1.6 -> 1.7, 1.9 -> 2.0;
+    horovod 0.16 -> 0.18 with its never released 0.17 in ``unreleased``); never for patches (a patch read may have
+    skipped others). True without ``earlier`` (the first release read)."""
     if not earlier:
         return True
     first, second = spelled(releases, earlier), spelled(releases, later)
     if first != minor(earlier) or second != minor(later):
         return False
     (major, number), (major2, number2) = (tuple(int(p) for p in v.split(".")) for v in (first, second))
-    return (major2, number2) in ((major, number + 1), (major + 1, 0))
+    following = number + 1
+    while f"{major}.{following}" in unreleased:
+        following += 1
+    return (major2, number2) in ((major, following), (major + 1, 0))
 
 
-def _when(releases: list[str], earlier: str, later: str, package: str) -> str:
+def _when(
+    releases: list[str], earlier: str, later: str, package: str, unreleased: Collection[str] = ()
+) -> str:
     """ "in trl 0.13", or "after 1.6, by pytorch_lightning 1.8" where a release between was not read."""
-    when = "in" if follows(releases, earlier, later) else f"after {spelled(releases, earlier)}, by"
+    when = (
+        "in" if follows(releases, earlier, later, unreleased) else f"after {spelled(releases, earlier)}, by"
+    )
     return f"{when} {package} {spelled(releases, later)}"
 
 
-def came(releases: list[str], added: str, package: str) -> str:
-    """When a thing the releases read first have at ``added`` came: "came in accelerate 0.20"."""
+def came(releases: list[str], added: str, package: str, unreleased: Collection[str] = ()) -> str:
+    """When a thing the releases read first have at ``added`` came: "came in accelerate 0.20" (``unreleased``:
+    the minors of the package never released, which leave no gap)."""
     before = releases[releases.index(added) - 1] if added in releases[1:] else ""
-    return f"came {_when(releases, before, added, package)}"
+    return f"came {_when(releases, before, added, package, unreleased)}"
 
 
-def went(releases: list[str], last: str, removed: str, package: str) -> str:
+def went(releases: list[str], last: str, removed: str, package: str, unreleased: Collection[str] = ()) -> str:
     """When a thing the releases read last have at ``last`` went: "was removed in trl 0.13"."""
-    return f"was removed {_when(releases, last, removed, package)}"
+    return f"was removed {_when(releases, last, removed, package, unreleased)}"
 
 
-def below(releases: list[str], last: str, removed: str) -> str:
+def below(releases: list[str], last: str, removed: str, unreleased: Collection[str] = ()) -> str:
     """The pin that keeps a release with a thing ``removed`` after ``last``: '<2.0', or '==1.6.*' where releases
     between were not read."""
-    if follows(releases, last, removed):
+    if follows(releases, last, removed, unreleased):
         return f"<{spelled(releases, removed)}"
     kept = spelled(releases, last)
     return f"=={kept}.*" if kept == minor(last) else f"=={kept}"
