@@ -6,10 +6,12 @@ src/torchdoctor/explain/catalog/api_members.tsv: for each public class, the publ
 class-level attributes and fields, and the ``self.name = ...`` assignments of its methods) that some release read
 has and another does not, each with the first release read that has it, the last one that has it and the first
 after it that does not. A class's bases are followed where ast resolves them inside the same package (through
-the file's imports); a base from another package (torch's nn.Module under a transformers model) adds nothing, and
-where it is one whose members may be the ones read (torch's nn.Linear under peft 0.2's Linear: its in_features),
-a release of the class is not known to lack a member its own code does not name (`KNOWN_BASES`).
-Read statically with `ast`, never imported.
+the file's imports); a base from another package (torch's nn.Module under a transformers model) adds nothing to
+the members read, but a release of the class is not known to lack, nor to add, a member that base may give
+(torch's nn.Linear under peft 0.2's Linear: its in_features). What such a base gives is `KNOWN_BASES`' where it
+knows it, else what its class has in any release read of its package (transformers' TrainingArguments under
+TRL's configs: bf16, never beta; `Outside`), else anything (lightning_fabric's mixins, not read). Read
+statically with `ast`, never imported.
 
 Only the releases where the class exists and is decided count: a class defined in two modules of one release
 (which one an object is cannot be told from its name), or whose base within the package is, is undecided there,
@@ -20,7 +22,8 @@ every release read, or gone for a while and back, has no row. Classes defined be
 package read also defines (transformers' and Lightning's Trainer): the log must say which one it is.
 
     python benchmarks/api_members.py --build     # read the cached wheels and write the table
-    python benchmarks/api_members.py --build --only peft   # one package (the others' rows and lines kept)
+    python benchmarks/api_members.py --build --only peft   # one package (the others' rows and lines kept; the
+                                                           # packages its classes subclass read for their members)
     python benchmarks/api_members.py             # the rows per package in the committed table
 """
 
@@ -71,10 +74,10 @@ _LAYER_MEMBERS = {
     },
 }
 # the bases from another package whose public members are known, each with them: a subclass has these in every
-# release that has the base. Any other base from another package (torch's nn.Linear, bitsandbytes' Linear8bitLt,
-# transformers' Trainer under TRL's trainers) may serve a member its subclass's own code never names: peft 0.2's
+# release that has the base. Any other base from another package (bitsandbytes' Linear8bitLt, transformers'
+# Trainer under TRL's trainers) may serve a member its subclass's own code never names: peft 0.2's
 # Linear(nn.Linear, LoraLayer) has nn.Linear's in_features, which peft's code assigns only from 0.3 on, so a
-# release of such a subclass is not known to lack a member (`Classes.served`)
+# release of such a subclass is not known to lack a member; its package's releases read say which (`Outside`)
 KNOWN_BASES: dict[str, frozenset[str]] = {
     **{
         name: frozenset()
@@ -157,28 +160,17 @@ class Classes:
             return True
         return depth < 10 and len(found) == 1 and any(self.dynamic(b, depth + 1) for b in self.bases(name))
 
-    def served(self, name: str, depth: int = 0) -> frozenset[str] | None:
-        """The members the class ``name`` may have though the package's code does not name them: its bases'
-        from another package that `KNOWN_BASES` knows; None (any) where it or a base within the package has a
-        base from another package whose members are not known (peft 0.2's ``Linear(nn.Linear, LoraLayer)`` has
-        nn.Linear's in_features though peft never assigns it)."""
-        found = self.by_name.get(name, [])
-        if len(found) != 1 or depth > 10:
-            return frozenset()
-        names: set[str] = set()
-        for base in found[0].bases:
+    def outside(self, definition: ClassDef, depth: int = 0) -> frozenset[str]:
+        """The bases from another package (as written, resolved through the imports) of ``definition`` and of its
+        bases within the package: what may give it members its package's code does not name (`Outside`)."""
+        found: set[str] = set()
+        for base in definition.bases:
             target = self._resolve(base)
-            inherited = (
-                KNOWN_BASES.get(base)
-                if target is None
-                else self.served(target.name, depth + 1)
-                if isinstance(target, ClassDef)
-                else frozenset()
-            )
-            if inherited is None:
-                return None
-            names |= inherited
-        return frozenset(names)
+            if target is None:
+                found.add(base)
+            elif isinstance(target, ClassDef) and depth < 10:
+                found |= self.outside(target, depth + 1)
+        return frozenset(found)
 
     def _members(self, definition: ClassDef, depth: int = 0) -> set[str] | None:
         if depth > 10:
@@ -366,10 +358,10 @@ def _module_classes(body: list[ast.stmt]):
 
 def public(
     classes: Classes,
-) -> tuple[dict[str, set[str] | None], dict[str, list[str]], set[str], dict[str, frozenset[str] | None]]:
+) -> tuple[dict[str, set[str] | None], dict[str, list[str]], set[str], dict[str, frozenset[str]]]:
     """({each public class: its members, None where undecided}, {each decided one: its bases in the package},
-    the decided ones that define ``__getattr__``, or whose bases in the package do, {each decided one: the
-    members its bases from another package may give it, None for any (`Classes.served`)})."""
+    the decided ones that define ``__getattr__``, or whose bases in the package do, {each decided one: its
+    bases from another package and its bases' (`Classes.outside`)})."""
     found: dict[str, set[str] | None] = {}
     for name, definitions in classes.by_name.items():
         if name.startswith("_") or all(d.private for d in definitions):
@@ -379,32 +371,98 @@ def public(
         found[name] = classes.members(name)
     decided = [name for name, members in found.items() if members is not None]
     dynamic = {n for n in decided if classes.dynamic(n)}
-    return found, {n: classes.bases(n) for n in decided}, dynamic, {n: classes.served(n) for n in decided}
+    outside = {n: classes.outside(classes.by_name[n][0]) for n in decided}
+    return found, {n: classes.bases(n) for n in decided}, dynamic, outside
 
 
 # a release read: version, {class: members, None where undecided}, {class: bases}, the classes with __getattr__,
-# {class: the members its bases from another package may give it, None for any}
-Release = tuple[
-    str, dict[str, set[str] | None], dict[str, list[str]], set[str], dict[str, frozenset[str] | None]
-]
+# {class: its bases from another package}
+Release = tuple[str, dict[str, set[str] | None], dict[str, list[str]], set[str], dict[str, frozenset[str]]]
+# a package's classes as the releases read define them, for its subclasses in other packages: {(class, module):
+# (its members in any release read, None where a release leaves them undecided; its bases from another package)}
+Defined = dict[tuple[str, str], tuple[set[str] | None, frozenset[str]]]
 
 
-def from_outside(release: Release, cls: str, member: str) -> bool:
+def add_defined(classes: Classes, into: Defined) -> None:
+    """Adds the classes of one release to what ``into`` has of the package's other releases."""
+    for name, definitions in classes.by_name.items():
+        for definition in definitions:
+            members = classes._members(definition)
+            had, bases = into.get((name, definition.module), (set(), frozenset()))
+            if members is None or had is None:
+                into[(name, definition.module)] = (None, bases | classes.outside(definition))
+            else:
+                into[(name, definition.module)] = (had | members, bases | classes.outside(definition))
+
+
+@dataclass
+class Outside:
+    """The members a base from another package gives a class: `KNOWN_BASES`', else those its class has in any
+    release read of its package (``read``: {package: its `Defined`}: transformers' TrainingArguments under TRL's
+    configs has bf16 whichever transformers is installed, never beta); None (any) where neither knows it."""
+
+    read: dict[str, Defined] = field(default_factory=dict)
+    known: dict[str, frozenset[str] | None] = field(default_factory=dict)
+
+    def members(self, base: str, depth: int = 0) -> frozenset[str] | None:
+        """The members ``base`` (a dotted name as a subclass's module imports it) gives; None: not known."""
+        if base in KNOWN_BASES:
+            return KNOWN_BASES[base]
+        if base not in self.known:
+            self.known[base] = None  # a base reached again while it is read: not known
+            self.known[base] = self._read(base, depth)
+        return self.known[base]
+
+    def _read(self, base: str, depth: int) -> frozenset[str] | None:
+        module, _, name = base.rpartition(".")
+        defined = self.read.get(module.split(".")[0], {}) if module else {}
+        # the module itself, or one below it whose package re-exports the class (transformers.TrainingArguments)
+        found = [
+            held
+            for (cls, where), held in defined.items()
+            if cls == name and (where == module or where.startswith(module + "."))
+        ]
+        if not found or depth > 10:
+            return None
+        names: set[str] = set()
+        for members, bases in found:
+            inherited = [self.members(b, depth + 1) for b in bases]
+            if members is None or None in inherited:
+                return None
+            names |= members.union(*inherited)
+        return frozenset(names)
+
+    def served(self, bases: frozenset[str]) -> frozenset[str] | None:
+        """The members these bases from another package give; None: any."""
+        inherited = [self.members(b) for b in bases]
+        return None if None in inherited else frozenset().union(*inherited)
+
+    def needs(self) -> set[str]:
+        """The packages read (MINORS) not read yet whose classes the read ones subclass beyond `KNOWN_BASES`."""
+        bases = {b for defined in self.read.values() for _, held in defined.values() for b in held}
+        tops = {b.split(".")[0] for b in bases if b not in KNOWN_BASES and "." in b}
+        return {t for t in tops if t in MINORS and t not in self.read}
+
+
+def from_outside(release: Release, cls: str, member: str, outside: Outside) -> bool:
     """Whether ``cls`` may have ``member`` in ``release`` from a base in another package, its code there not
     naming it."""
-    served = release[4].get(cls, frozenset())
+    served = outside.served(release[4].get(cls, frozenset()))
     return served is None or member in served
 
 
-def rows_for(package: str) -> tuple[list[str], list[Release]]:
-    """(the releases read, each release's classes read)."""
+def rows_for(package: str, defined: Defined | None = None) -> tuple[list[str], list[Release]]:
+    """(the releases read, each release's classes read); every class of each release added to ``defined``."""
     releases: list[Release] = []
     for minor in MINORS[package]:
         wheel = download(package, minor)
         if wheel is None:
             continue
         started = time.monotonic()
-        releases.append((version_of(wheel), *public(read_release(package, wheel))))
+        classes = read_release(package, wheel)
+        releases.append((version_of(wheel), *public(classes)))
+        if defined is not None:
+            add_defined(classes, defined)
         took = time.monotonic() - started
         print(
             f"  {package} {releases[-1][0]}: {len(releases[-1][1])} classes ({took:.1f} s)", file=sys.stderr
@@ -412,11 +470,13 @@ def rows_for(package: str) -> tuple[list[str], list[Release]]:
     return [r[0] for r in releases], releases
 
 
-def changes(package: str, releases: list[Release]) -> list[tuple]:
+def changes(package: str, releases: list[Release], outside: Outside | None = None) -> list[tuple]:
     """The rows (package, class, member, added, last, removed) of the members that some of ``releases``
     (oldest first) have and others not. A member gone from a release where the class defines ``__getattr__``
     may be served there still: not named as removed; one missing from a release where a base from another
-    package may give it (`from_outside`) is not named as removed there, nor as added after it."""
+    package may give it (`from_outside`: ``outside`` knows that package's classes, or `KNOWN_BASES` alone)
+    is not named as removed there, nor as added after it."""
+    outside = outside or Outside()
     versions = [r[0] for r in releases]
     rows = []
     for name in sorted({n for r in releases for n in r[1]}):
@@ -433,13 +493,13 @@ def changes(package: str, releases: list[Release]) -> list[tuple]:
             # a release between the two sides of the change not read or undecided: no one release to name
             if first > 0 and having[first][0] - having[first - 1][0] > 1:
                 continue
-            if first > 0 and from_outside(releases[having[first - 1][0]], name, member):
+            if first > 0 and from_outside(releases[having[first - 1][0]], name, member, outside):
                 continue
             gone = having[last + 1][0] if last + 1 < len(having) else None
             if gone is not None and (
                 gone - having[last][0] > 1
                 or name in releases[gone][3]
-                or from_outside(releases[gone], name, member)
+                or from_outside(releases[gone], name, member, outside)
             ):
                 continue
             added = versions[having[first][0]] if first > 0 else ""
@@ -509,9 +569,10 @@ def _kept(package: str, table: Table) -> tuple[tuple[list[str], list[tuple]], li
 
 
 def build(only: list[str] | None = None) -> None:
-    """Read every package's releases (``only`` those: the others' rows and lines kept as committed, and the
-    committed '#namesakes' lines, which a rebuilt package's class new to the table is checked against only
-    the packages rebuilt with it) and write the table."""
+    """Read every package's releases (``only`` those, and the packages read whose classes theirs subclass, for
+    their members: the others' rows and lines kept as committed, and the committed '#namesakes' lines, which a
+    rebuilt package's class new to the table is checked against only the packages rebuilt with it) and write
+    the table."""
     committed = load()
     packages: dict[str, tuple[list[str], list[tuple]]] = {}
     defined: dict[str, set[str]] = (
@@ -520,8 +581,17 @@ def build(only: list[str] | None = None) -> None:
     with_rows: set[str] = set()
     inherits: list[str] = []
     started = time.monotonic()
+    outside = Outside()
+    read: dict[str, tuple[list[str], list[Release]]] = {}
+    for package in [p for p in MINORS if not only or p in only]:
+        print(f"{package}:", file=sys.stderr)
+        read[package] = rows_for(package, outside.read.setdefault(package, {}))
+    while only and (needed := outside.needs()):
+        for package in sorted(needed):
+            print(f"{package} (for its classes' members):", file=sys.stderr)
+            rows_for(package, outside.read.setdefault(package, {}))
     for package in MINORS:
-        if only and package not in only:
+        if package not in read:
             if package not in committed.packages:
                 continue
             packages[package], lines = _kept(package, committed)
@@ -529,9 +599,8 @@ def build(only: list[str] | None = None) -> None:
             with_rows |= {row[1] for row in packages[package][1]} | {line.split("\t")[2] for line in lines}
             inherits += lines
             continue
-        print(f"{package}:", file=sys.stderr)
-        versions, releases = rows_for(package)
-        rows = changes(package, releases)
+        versions, releases = read[package]
+        rows = changes(package, releases, outside)
         with_rows |= {row[1] for row in rows}
         kept, lines = shrink(package, versions, rows, releases)
         packages[package], inherits = (versions, kept), inherits + lines

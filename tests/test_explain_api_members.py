@@ -283,3 +283,90 @@ def test_a_subclass_rows_its_base_gives_are_left_out_and_read_back_through_its_b
     own = {("pkg", "Engine", "unwrap"): api_members.Member("pkg", "Engine", "unwrap", "1.1.0", "", "", "")}
     assert api_members.member_row(table, own, "pkg", "Pipe", "unwrap").added == "1.1.0"
     assert api_members.member_row(table, own, "pkg", "Pipe", "step") is None
+
+
+# --- a base from another package the build reads: its members in any release read, not the subclass's change ---
+
+
+def _trainers(tmp_path: Path) -> tuple[generator.Outside, list[generator.Release]]:
+    """Two releases of "hub" (a Trainer that gains log in 2.0) and three of "rl", whose PPOTrainer subclasses
+    hub's Trainer as TRL's trainers subclass transformers': (what the build knows of hub, rl's releases read)."""
+    hub: generator.Defined = {}
+    for version, extra in (("1.0.0", ""), ("2.0.0", "    def log(self, logs):\n        pass\n")):
+        trainer = (
+            "class Trainer:\n    def __init__(self, args):\n        self.args = args\n"
+            "    def compute_loss(self, model, inputs):\n        pass\n" + extra
+        )
+        wheel = made_wheel(
+            tmp_path,
+            f"hub-{version}-py3-none-any.whl",
+            {"hub/__init__.py": "from .trainer import Trainer\n", "hub/trainer.py": trainer},
+        )
+        generator.add_defined(generator.read_release("hub", wheel), hub)
+    bodies = {
+        "0.1.0": "    pass\n",
+        # overrides hub's compute_loss and log (not rl's change: hub gives them) and adds beta (rl's own)
+        "0.2.0": (
+            "    def __init__(self, args, beta):\n        super().__init__(args)\n        self.beta = beta\n"
+            "    def compute_loss(self, model, inputs):\n        pass\n    def log(self, logs):\n        pass\n"
+        ),
+        "0.3.0": "    def step(self):\n        pass\n",  # beta gone, the overrides too
+    }
+    releases = []
+    for version, body in bodies.items():
+        wheel = made_wheel(
+            tmp_path,
+            f"rl-{version}-py3-none-any.whl",
+            {"rl/ppo.py": "from hub import Trainer\nclass PPOTrainer(Trainer):\n" + body},
+        )
+        releases.append((version, *generator.public(generator.read_release("rl", wheel))))
+    return generator.Outside({"hub": hub}), releases
+
+
+def test_a_member_the_other_packages_base_gives_is_not_named_added_or_removed(tmp_path):
+    outside, releases = _trainers(tmp_path)
+    assert releases[0][4] == {"PPOTrainer": frozenset({"hub.Trainer"})}
+    # hub's Trainer has args, compute_loss and (in one release of hub at least) log: rl overriding them is no
+    # release of rl adding or removing them
+    assert outside.members("hub.Trainer") == {"args", "compute_loss", "log"}
+    rows = generator.changes("rl", releases, outside)
+    assert not {"compute_loss", "log", "args"} & {member for _, _, member, *_ in rows}
+
+
+def test_a_member_of_the_packages_own_beside_a_read_base_is_still_a_row(tmp_path):
+    outside, releases = _trainers(tmp_path)
+    # beta: no release of hub's Trainer has it, so rl 0.2.0 added it and 0.3.0 removed it
+    assert generator.changes("rl", releases, outside) == [
+        ("rl", "PPOTrainer", "beta", "0.2.0", "0.2.0", "0.3.0"),
+        ("rl", "PPOTrainer", "step", "0.3.0", "", ""),
+    ]
+    # without hub read, its Trainer may give anything: no change beside it is named
+    assert generator.changes("rl", releases) == []
+
+
+def test_a_base_whose_package_leaves_it_undecided_gives_anything(tmp_path):
+    outside, releases = _trainers(tmp_path)
+    outside.read["hub"][("Trainer", "hub.trainer")] = (None, frozenset())
+    outside.known.clear()
+    assert outside.members("hub.Trainer") is None
+    assert generator.changes("rl", releases, outside) == []
+
+
+def test_a_build_of_one_package_reads_the_packages_its_classes_subclass_beyond_the_known_bases():
+    # --build --only trl: TRL's trainers subclass transformers' Trainer, which the build then reads for its
+    # members; torch's nn.Module is known already, a package the build never reads cannot be read
+    outside = generator.Outside(
+        {
+            "trl": {
+                ("SFTTrainer", "trl.trainer.sft_trainer"): (
+                    {"dataset_text_field"},
+                    frozenset({"transformers.Trainer"}),
+                ),
+                ("ValueHead", "trl.models"): (
+                    {"summary"},
+                    frozenset({"torch.nn.Module", "lightning_fabric.Mixin"}),
+                ),
+            }
+        }
+    )
+    assert outside.needs() == {"transformers"}

@@ -275,7 +275,7 @@ def test_members_a_layer_base_gives_are_not_rows_when_the_package_starts_naming_
     assert ("pkg", "Linear", "merge", "0.3.0", "", "") in rows  # nn.Linear's members are known: no merge
     named = {(cls, member) for _, cls, member, *_ in rows}
     assert ("Linear", "in_features") not in named and ("Linear", "train") not in named
-    # bitsandbytes' layer: its members are not known, so nothing it may give is said to be missing
+    # bitsandbytes' layer, its package not read here: nothing it may give is said to be missing
     assert not any(cls == "Linear8bitLt" for cls, _ in named)
     # under nn.Module alone, in_features did come with the release that assigns it
     assert ("pkg", "Adapter", "in_features", "0.3.0", "", "") in rows
