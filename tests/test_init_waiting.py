@@ -75,11 +75,23 @@ def test_ctrl_c_stops_the_wait(tmp_path):
         while "waited 5 s of 600" not in said and time.monotonic() < deadline:
             said += process.stderr.readline()
         assert "waited 5 s of 600" in said, said
+        signals = _signal_state(process.pid)  # said on failure: a rank that ignores or blocks Ctrl-C
         process.send_signal(signal.SIGINT)
-        _, rest = process.communicate(timeout=20)  # torch alone: no effect at all
+        try:
+            _, rest = process.communicate(timeout=20)  # torch alone: no effect at all
+        except subprocess.TimeoutExpired:
+            rest = f"still running 20 s after SIGINT; its signals then: {signals}"
     finally:
         process.kill()
     assert process.returncode in (1, -signal.SIGINT) and "KeyboardInterrupt" in rest, rest
+
+
+def _signal_state(pid):
+    status = Path(f"/proc/{pid}/status").read_text().splitlines()
+    variables = sorted(
+        name for name in os.environ if name.startswith(("TORCH", "PYTHON", "OMP", "NCCL", "GLOO"))
+    )
+    return [line for line in status if line.startswith("Sig")] + [f"environment: {variables}"]
 
 
 def test_two_ranks_started_by_hand_a_few_seconds_apart_meet_and_reduce(tmp_path):
