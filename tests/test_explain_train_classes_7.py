@@ -23,7 +23,10 @@ def test_a_skip_connection_one_short_is_an_input_size_not_divisible():
     found = read("2295.txt", "input_size_not_divisible", "likely")
     assert "log.broadcast_size_mismatch" in found.details["alternatives"], found.details
     # the two sides named, and the size the input would have had at the first down-sampling
-    assert "193 against 192" in found.summary and "384 rather than 386" in found.fix, (found.summary, found.fix)
+    assert "193 against 192" in found.summary and "384 rather than 386" in found.fix, (
+        found.summary,
+        found.fix,
+    )
     assert "one_apart" not in str(found.details["facts"]), found.details["facts"]
 
 
@@ -59,7 +62,9 @@ def test_other_sizes_stay_a_broadcast_mismatch(a, b, dim):
 
 def test_a_keyword_refusal_quoted_in_prose_finds_its_class_on_the_call_near_it():
     found = read("1428.txt", "dependency_version", "likely")
-    assert "CrossEntropyLoss(label_smoothing=...)" in found.summary and "torch 1.10" in found.summary, found.summary
+    assert "CrossEntropyLoss(label_smoothing=...)" in found.summary and "torch 1.10" in found.summary, (
+        found.summary
+    )
     assert "torch>=1.10" in found.fix, found.fix
 
 
@@ -71,7 +76,9 @@ def test_the_call_above_the_quote_counts_too_and_a_call_without_the_keyword_does
         "criterion = torch.nn.CrossEntropyLoss(label_smoothing=0.1)\n"
         "and it fails with TypeError: __init__() got an unexpected keyword argument 'label_smoothing'\n"
     )
-    leads_with(above, "dependency_version", "likely", ["CrossEntropyLoss(label_smoothing=...)", "torch>=1.10"])
+    leads_with(
+        above, "dependency_version", "likely", ["CrossEntropyLoss(label_smoothing=...)", "torch>=1.10"]
+    )
     elsewhere = (
         "and it fails with TypeError: __init__() got an unexpected keyword argument 'label_smoothing'\n"
         "criterion = nn.CrossEntropyLoss(weight=class_weights)\n"
