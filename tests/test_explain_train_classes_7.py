@@ -8,7 +8,10 @@
   keyword on a line near it (not in a traceback): the call names the class, and the release tables say which
   release of its package takes the keyword;
 - torch.utils.checkpoint's CheckpointError: the fix names scaled_dot_product_attention taking another backend on
-  recomputation (its cuDNN backend), and how to pin the backends.
+  recomputation (its cuDNN backend), and how to pin the backends;
+- Lightning's ``*_dataloader`` hooks left undefined (``core/hooks.py``): asked for by code that calls the hook
+  itself, the script's or a package's written for another Lightning release (the Trainer asks only for overridden
+  hooks), both in the fix, likely.
 """
 
 from __future__ import annotations
@@ -99,3 +102,23 @@ def test_checkpoint_recomputation_names_the_attention_backend():
         ["cuDNN", "sdpa_kernel"],
     )
     assert "scaled_dot_product_attention" in found.fix, found.fix
+
+
+@pytest.mark.parametrize("stage", ["train", "val", "test", "predict"])
+def test_a_dataloader_hook_the_module_leaves_undefined(stage):
+    # lightning/pytorch/core/hooks.py raises it; the Trainer asks only for hooks a class overrides, so the caller
+    # is the script's code or a package's written for another release: likely, both named
+    text = "lightning.fabric.utilities.exceptions.MisconfigurationException: " + template(
+        f"lightning:{stage}-dataloader-must-be-implemented-to"
+    )
+    leads_with(
+        text,
+        "lightning_call_refused",
+        "likely",
+        [f"`{stage}_dataloader`", "define the hook", "pytorch-lightning"],
+    )
+
+
+def test_the_train_log_of_an_undefined_val_dataloader():
+    found = read("1384.txt", "lightning_call_refused", "likely")
+    assert "pytorch-lightning release" in found.fix, found.fix
