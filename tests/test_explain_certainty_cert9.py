@@ -8,6 +8,13 @@ Made likely, the other reading named:
   build installed by conda: SCIR-HI/Huatuo-Llama-Med-Chinese#43; a driver it cannot use: lyogavin/airllm#23), whose
   script's "cuda if available" fell back to the CPU. So it is likely, `cuda_unavailable` named with its check.
 
+- torch's DataLoader refusing a sampler beside shuffle=True, and autograd refusing detach_() on a view, raised with
+  an installed package's frames below the user's code: that package made the call, a bug of its release (flair's
+  default shuffle beside a custom sampler, flairNLP/flair#2737; MultiVae's hard-coded shuffle, MultiVae#33; PyG's
+  loaders before pyg-team/pytorch_geometric#5457; invariant-point-attention's detach_(), fixed in the library,
+  lucidrains/invariant-point-attention#9). Likely then, `library_version_bug` named
+  (`recognisers.unless_a_library_called`); from the user's code, torch's own frames or with no traceback, certain.
+
 Kept certain, pinned below: the same refusal by a GPU kernel (a library's float32-only CUDA op, the one cause).
 """
 
@@ -53,3 +60,65 @@ def test_a_gpu_kernel_without_half_stays_certain_and_names_no_cpu_reading():
     )
     assert "on the GPU" in found.summary and "alternatives" not in found.details
     assert "is_available" not in found.fix
+
+
+SITE = "/opt/conda/lib/python3.9/site-packages"
+SHUFFLE = "ValueError: sampler option is mutually exclusive with shuffle\n"
+DETACH = "RuntimeError: Can't detach views in-place. Use detach() instead\n"
+
+
+def through(*frames: tuple[str, str]) -> str:
+    """A traceback from the user's train.py through ``frames`` (file, code)."""
+    lines = [
+        "Traceback (most recent call last):\n",
+        '  File "/home/ana/ner/train.py", line 31, in <module>\n',
+    ]
+    lines.append("    main()\n")
+    lines += [f'  File "{file}", line 412, in f\n    {code}\n' for file, code in frames]
+    return "".join(lines)
+
+
+TORCH_LOADER = (
+    f"{SITE}/torch/utils/data/dataloader.py",
+    "raise ValueError('sampler option is mutually exclusive with '",
+)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # flairNLP/flair#2737: flair's trainer builds the DataLoader with its default shuffle beside the sampler
+        through((f"{SITE}/flair/trainers/trainer.py", "batch_loader = DataLoader("), TORCH_LOADER) + SHUFFLE,
+        # lucidrains/invariant-point-attention#9 as installed from PyPI: its forward detaches a view in place
+        through(
+            (f"{SITE}/torch/nn/modules/module.py", "return forward_call(*input, **kwargs)"),
+            (f"{SITE}/invariant_point_attention/invariant_point_attention.py", "rotations.detach_()"),
+        )
+        + DETACH,
+    ],
+    ids=["flair-builds-the-loader", "a-library-detaches-a-view"],
+)
+def test_a_refusal_a_librarys_own_call_raised_is_only_likely_its_release_named(text):
+    kind = "dataloader_sampler_shuffle" if "shuffle" in text.splitlines()[-1] else "inplace_detach_view"
+    found = likely_with(text, kind, "log.library_version_bug")
+    assert "pip install -U <package>" in found.fix, found.fix
+
+
+@pytest.mark.parametrize(
+    ("text", "kind"),
+    [
+        (SHUFFLE, "dataloader_sampler_shuffle"),
+        (
+            through(
+                ("/home/ana/ner/data.py", "loader = DataLoader(ds, sampler=s, shuffle=True)"), TORCH_LOADER
+            )
+            + SHUFFLE,
+            "dataloader_sampler_shuffle",
+        ),
+        # pytorch/pytorch#25814: torch's own zero_grad detaching a gradient the script made a view
+        (through((f"{SITE}/torch/optim/optimizer.py", "p.grad.detach_()")) + DETACH, "inplace_detach_view"),
+    ],
+    ids=["no-traceback", "the-users-own-loader", "torchs-own-zero-grad"],
+)
+def test_the_same_refusal_from_the_users_code_stays_certain(text, kind):
+    assert "alternatives" not in certain(text, kind).details
