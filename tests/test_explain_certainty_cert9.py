@@ -15,6 +15,12 @@ Made likely, the other reading named:
   lucidrains/invariant-point-attention#9). Likely then, `library_version_bug` named
   (`recognisers.unless_a_library_called`); from the user's code, torch's own frames or with no traceback, certain.
 
+- a torch name the releases' table (api_history.tsv) says the installed torch lacks, beside a torch the log itself
+  shows installed that has it (collect_env's "PyTorch version:"): the table's reading "the installed torch is too
+  old / too new" is contradicted by the log, so the torch imported is another one (another environment or Python,
+  a file or folder named torch on the path). Likely, that said; with a torch shown that lacks it, or none shown,
+  certain as before.
+
 Kept certain, pinned below: the same refusal by a GPU kernel (a library's float32-only CUDA op, the one cause).
 """
 
@@ -24,7 +30,7 @@ import traceback
 
 import pytest
 import torch
-from explaining import certain, likely_with
+from explaining import certain, explained, likely_with
 
 pytestmark = pytest.mark.usefixtures("every_message_seen")
 
@@ -122,3 +128,42 @@ def test_a_refusal_a_librarys_own_call_raised_is_only_likely_its_release_named(t
 )
 def test_the_same_refusal_from_the_users_code_stays_certain(text, kind):
     assert "alternatives" not in certain(text, kind).details
+
+
+COMPILE = "AttributeError: module 'torch' has no attribute 'compile'\n"
+SIX = "ModuleNotFoundError: No module named 'torch._six'\n"
+
+
+@pytest.mark.parametrize(
+    ("text", "said"),
+    [
+        (
+            "PyTorch version: 2.1.0\n" + COMPILE,
+            "which torch has had since 2.0, and the log shows torch 2.1.0",
+        ),
+        (
+            "PyTorch version: 1.13.1\n" + SIX,
+            "which torch had until 2.0 removed it, and the log shows torch 1.13.1",
+        ),
+    ],
+    ids=["compile-beside-2.1", "six-beside-1.13"],
+)
+def test_a_torch_name_missing_beside_a_torch_shown_that_has_it_is_only_likely(text, said):
+    found = explained(text)
+    assert found.id == "log.dependency_version" and found.details["confidence"] == "likely", found.summary
+    assert said in found.summary and "torch.__file__" in found.fix, found.summary
+
+
+@pytest.mark.parametrize(
+    ("text", "said"),
+    [
+        (COMPILE, "came in PyTorch 2.0"),
+        ("PyTorch version: 1.13.1\n" + COMPILE, "came in PyTorch 2.0"),
+        ("PyTorch version: 2.1.0\n" + SIX, "torch 2.0 removed it"),
+        # older than the first release the table read (1.8): not known to have it
+        ("PyTorch version: 1.7.1\n" + SIX, "torch 2.0 removed it"),
+    ],
+    ids=["compile-alone", "compile-beside-1.13", "six-beside-2.1", "six-beside-1.7"],
+)
+def test_the_same_name_missing_beside_a_torch_that_lacks_it_stays_certain(text, said):
+    assert said in certain(text, "dependency_version").summary
