@@ -13,7 +13,7 @@ the next ones by that order. The coordinator checks its own state and raises on 
 - the registry's and the trace's own checks ("{...} already in registry", "attempted to add non-inflight parameter
   to registry", "attempted to record trace when status = ...", "expected trace to be complete", "param {...} still
   in flight", "tracing error at step ...") and ``partition_parameters.py``'s "expected param {...} to be available",
-  "{...} Cannot partition a param in flight";
+  "{...} Cannot partition a param in flight" (and ``mics.py``'s "expected param {...} to be inflight");
 - ``parameter_offload.py``'s backward hooks ``assert sub_module.training, "backward pass is invalid for module in
   evaluation mode"`` (v0.9.5-v0.15.3; a comment from 0.15.4, deepspeedai/DeepSpeed#6662 "Use one param coordinator
   for both train/inference scenarios").
@@ -72,7 +72,7 @@ REFUSED = re.compile(
     rf"AssertionError: (?P<z3_summary>{_SUMMARY})|"
     rf"(?P<z3_registry>{_SUMMARY}[^\n]{{0,2000}}?\}} (?:already in registry|Cannot partition a param in flight))|"
     rf"(?P<z3_still>param {_SUMMARY}[^\n]{{0,2000}}?\}} still in flight)|"
-    rf"(?P<z3_expected>expected param {_SUMMARY}[^\n]{{0,2000}}?\}} to (?:not )?be available)|"
+    rf"(?P<z3_expected>expected param {_SUMMARY}[^\n]{{0,2000}}?\}} to (?:not )?be (?:available|inflight))|"
     r"(?P<z3_trace>attempted to add non-inflight parameter to registry|attempted to record trace when status = "
     r"|expected trace to be complete|attempted to invalidate already invalid trace|tracing error at step \d+)|"
     rf"(?P<z3_eval_backward>{EVAL_BACKWARD})"
@@ -106,7 +106,9 @@ def eval_backward(hits: list[Hit]) -> tuple[str, str]:
 def lost_parameter(hits: list[Hit]) -> tuple[str, str]:
     """(summary, fix) for ZeRO-3's parameter coordinator finding a parameter in a state it does not expect."""
     if first(hits, "z3_inflight"):
-        what = "parameters it prefetched were still in flight when the step ended (still have inflight params)"
+        what = (
+            "parameters it prefetched were still in flight when the step ended (still have inflight params)"
+        )
     elif first(hits, "z3_trace"):
         what = f"its trace of the submodules' order did not hold ({first(hits, 'z3_trace')})"
     else:
