@@ -1,11 +1,14 @@
-"""DeepSpeed ZeRO-3's parameter coordinator refusing its own state (issue 19, DeepSpeed; kinds/zero3_prefetch.py).
+"""DeepSpeed ZeRO's own refusals read from its sources (issue 19, DeepSpeed): the parameter coordinator's state
+(kinds/zero3_prefetch.py) and a parameter group with nothing to train (kinds/zero_frozen_groups.py).
 
 ``deepspeed/runtime/zero/partitioned_param_coordinator.py`` (``reset_step``, ``fetch_sub_module``, the in-flight
 registry and the trace), ``partition_parameters.py`` and ``parameter_offload.py``'s backward hooks raise these on a
 step that ran other submodules than the trace, a case DeepSpeed releases got wrong: each is a likely
-``library_version_bug`` with the upgrade, the release that changed it and the workaround. Each case is the template
-as the catalog holds it, filled as the source fills it (``param.ds_summary()``'s dict), under the frame that raises
-it; near-misses are DeepSpeed's healthy lines about the same trace and other tools' words.
+``library_version_bug`` with the upgrade, the release that changed it and the workaround. ``stage_1_and_2.py`` and
+``stage3.py`` fail on an empty list where an optimizer group has no trainable parameter: a likely
+``optimizer_no_params``. Each case is the template as the catalog holds it, filled as the source fills it
+(``param.ds_summary()``'s dict), under the frame that raises it; near-misses are DeepSpeed's healthy lines about the
+same trace, the same frames with another error, and other tools' words.
 """
 
 from __future__ import annotations
@@ -171,3 +174,60 @@ NEAR_MISSES = [
 def test_near_misses_do_not_read_as_the_coordinator(text):
     found = explained(text)
     assert "ZeRO-3" not in found.summary, (text, found.id, found.summary)
+
+
+# DeepSpeed ZeRO's optimizer given a group with no trainable parameter (kinds/zero_frozen_groups.py): torch's and
+# CPython's empty-list errors under ZeRO's own frames, read as optimizer_no_params (likely)
+FROZEN = [
+    (
+        '  File "/opt/conda/lib/python3.10/site-packages/deepspeed/runtime/engine.py", line 1419, in '
+        "_configure_zero_optimizer\n"
+        "    optimizer = DeepSpeedZeroOptimizer(\n"
+        f'  File "{SITE}/stage_1_and_2.py", line 312, in __init__\n'
+        "    self.flatten_dense_tensors_aligned(\n"
+        + template(
+            "third_party:deepspeed-zero12-flatten-frozen-group", SITE.rsplit("/deepspeed/", 1)[0], "840"
+        )
+        + "\n    return self.flatten(align_dense_tensors(tensor_list, alignment))\n"
+        "RuntimeError: torch.cat(): expected a non-empty list of Tensors\n",
+        "ZeRO stage 1/2",
+    ),
+    (
+        f'  File "{SITE}/stage3.py", line 923, in initialize_optimizer_states\n'
+        "    " + template("third_party:deepspeed-zero3-largest-numel-partitioned-groups") + "\n"
+        "ValueError: max() arg is an empty sequence\n",
+        "ZeRO-3",
+    ),
+    (
+        f'  File "{SITE}/stage3.py", line 307, in _create_fp16_partitions_with_defragmentation\n'
+        "    " + template("third_party:deepspeed-zero3-largest-partitioned-param-numel") + "\n"
+        "ValueError: max() iterable argument is empty\n",
+        "ZeRO-3",
+    ),
+]
+
+
+@pytest.mark.parametrize(("text", "stage"), FROZEN)
+def test_zeros_empty_list_errors_are_a_group_with_nothing_to_train(text, stage):
+    found = explained(text)
+    assert found.id == "log.optimizer_no_params", (found.id, found.summary)
+    assert found.details["confidence"] == "likely", found.summary
+    assert f"DeepSpeed {stage}" in found.summary
+    assert "if p.requires_grad" in found.fix and "no optimizer" in found.fix
+
+
+def test_the_same_frames_with_another_error_or_the_same_error_elsewhere_are_not_read_so():
+    # ZeRO's flatten running out of memory, and a data loop's empty join: not a frozen group
+    oom = (
+        f'  File "{SITE}/stage_1_and_2.py", line 840, in flatten_dense_tensors_aligned\n'
+        "    return self.flatten(align_dense_tensors(tensor_list, alignment))\n"
+        "RuntimeError: [enforce fail at alloc_cpu.cpp:83] . DefaultCPUAllocator: can't allocate memory: you tried "
+        "to allocate 26843545600 bytes. Error code 12 (Cannot allocate memory)\n"
+    )
+    assert explained(oom).id != "log.optimizer_no_params"
+    loop = (
+        '  File "eval.py", line 40, in evaluate\n'
+        "    preds = torch.cat(outputs)\n"
+        "RuntimeError: torch.cat(): expected a non-empty list of Tensors\n"
+    )
+    assert explained(loop).id == "log.dataset_too_small"
