@@ -52,6 +52,7 @@ from torchdoctor.explain.kinds import (
     varlen_attention,
     version_refusals,
     zero3_params,
+    zero3_prefetch,
 )
 from torchdoctor.explain.kinds.refusal_table import one_line, refusal_in, refusal_pattern
 from torchdoctor.explain.recognisers import (
@@ -1245,6 +1246,8 @@ def _release_bug(hits: list[Hit], ctx: Context) -> tuple[str, str]:
         return midi_tokenizers.unknown_chord(hits)
     if first(hits, "zero3_unpartitioned"):
         return zero3_params.unpartitioned_parameter(hits)
+    if any(first(hits, key) for key in zero3_prefetch.FACTS):
+        return zero3_prefetch.explain(hits)
     if any(first(hits, key) for key in ("adahessian_name", "fa_hook", "radam_ratio", "final_epoch")):
         return research_code.explain(hits)
     helper = loop_helpers.reading(hits)
@@ -1375,6 +1378,9 @@ LIBRARY_RELEASE_BUG = Recogniser(
         *midi_tokenizers.ANCHORS,
         # DeepSpeed ZeRO-3's optimizer given parameters ZeRO-3 never partitioned (kinds/zero3_params.py)
         *zero3_params.ANCHORS,
+        # DeepSpeed ZeRO-3's parameter coordinator refusing its own state: prefetched parameters in flight, a
+        # trace that did not hold, backward in eval mode (kinds/zero3_prefetch.py)
+        *zero3_prefetch.ANCHORS,
         # research repositories' code fixed in a later commit: AdaHessian's instructions optimizer, the
         # feedback-alignment layers' hook without bias, RAdam's language-model copy (kinds/research_code.py)
         *research_code.ANCHORS,
@@ -1434,6 +1440,8 @@ LIBRARY_RELEASE_BUG = Recogniser(
         + "|"
         + zero3_params.REFUSED.pattern
         + "|"
+        + zero3_prefetch.REFUSED.pattern
+        + "|"
         + research_code.REFUSED.pattern
         + "|"
         + loop_helpers.REFUSED.pattern
@@ -1473,6 +1481,7 @@ LIBRARY_RELEASE_BUG = Recogniser(
         *ray_cluster.SCALING_TEMPLATES,
         *midi_tokenizers.TEMPLATES,
         *zero3_params.TEMPLATES,
+        *zero3_prefetch.TEMPLATES,
         *research_code.TEMPLATES,
         *loop_helpers.TEMPLATES,
         image_files.JPEG_TEMPLATE,
@@ -1503,6 +1512,7 @@ LIBRARY_RELEASE_BUG = Recogniser(
         ray_cluster.SCALING_REFUSED,
         midi_tokenizers.REFUSED,
         zero3_params.REFUSED,
+        zero3_prefetch.REFUSED,
         research_code.REFUSED,
         loop_helpers.REFUSED,
         R(r"(?P<eight_bit>8-bit precision on multiple devices)"),
