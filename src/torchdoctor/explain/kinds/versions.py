@@ -32,6 +32,7 @@ from torchdoctor.explain.kinds import (
     loop_helpers,
     midi_tokenizers,
     missing_packages,
+    model_type_releases,
     neighbour_releases,
     optimizer_subclass,
     paged_optimizers,
@@ -82,6 +83,7 @@ _CHANGES = (
     torchvision_renames,
     pip_pins,
     autograd_releases,
+    model_type_releases,
 )
 
 # "requires PyTorch >= 2.2.0", "requires `accelerate>=1.1.0`", "requires deepspeed>=0.16.4"
