@@ -713,6 +713,20 @@ def _no_cuda(hits: list[Hit], ctx: Context) -> tuple[str, str]:
     facts = merged(hits)
     if ctx.facts.get("other_accelerator"):
         facts.setdefault("other_accelerator", ctx.facts["other_accelerator"])
+    if facts.get("bnb_check"):
+        return (
+            f"transformers refused to load the model with {facts['bnb_check'].replace('`', '')}: it counts "
+            "bitsandbytes as unavailable, "
+            "which from transformers 4.34 it does wherever torch sees no CUDA GPU, installed or not"
+            + on_ranks(hits),
+            "bitsandbytes' 8-bit and 4-bit layers (before 0.43.1) run on CUDA only, so transformers reports them "
+            "missing on a machine or process without a GPU: a notebook's CPU runtime (Colab: Runtime > Change "
+            "runtime type > GPU), a Mac, a CPU-only torch (python -c 'import torch; print(torch.version.cuda, "
+            "torch.cuda.is_available())'), a container started without --gpus all, CUDA_VISIBLE_DEVICES empty. "
+            "Give it a GPU, or load without quantization (drop load_in_8bit / load_in_4bit / "
+            "BitsAndBytesConfig) on the CPU; bitsandbytes 0.43.1+ with transformers 4.45+ no longer ties the "
+            "check to CUDA.",
+        )
     what = facts.get("what", "CUDA is not available")
     if what.endswith("is_available()"):
         what = "torch.cuda.is_available() is False: this process sees no usable GPU"
@@ -833,6 +847,11 @@ CUDA_UNAVAILABLE = Recogniser(
         "transformers:mixed-precision-half-evaluation-cuda-only",
         "transformers:fp16-half-precision-evaluation-cuda-only",
         "transformers:fp16-half-precision-evaluation-cuda-or-other",
+        # transformers' bitsandbytes check (modeling_utils.py up to 4.37, quantizers/quantizer_bnb_*bit.py after):
+        # is_bitsandbytes_available() is False without CUDA from 4.34 (for bitsandbytes < 0.43.1 from 4.45)
+        "transformers:load-in-8bit-requires-accelerate",
+        "transformers:bnb-quantization-requires-accelerate",
+        "transformers:bnb-quantization-requires-latest-bitsandbytes",
     ),
     title="no usable CUDA",
     anchors=(
@@ -868,6 +887,10 @@ CUDA_UNAVAILABLE = Recogniser(
         # torch's own answer, as a user shows it: `python -c "...print(torch.cuda.is_available())"`, the
         # REPL (">>> torch.cuda.is_available()" / IPython's "Out[2]: False"), only with False below or beside
         "cuda.is_available()",
+        # transformers refusing 8-bit/4-bit loading: bitsandbytes counts as missing where torch sees no GPU
+        "`load_in_8bit=True` requires Accelerate: `pip install accelerate` and the latest version of bitsandbytes",
+        "quantization requires Accelerate: `pip install accelerate` and the latest version of bitsandbytes",
+        "quantization requires the latest version of bitsandbytes",
     ),
     # the line itself, or is_available() answered False (the next line, or "returns False" on it): a
     # script's `if torch.cuda.is_available():` in a traceback is not a finding
@@ -904,6 +927,10 @@ CUDA_UNAVAILABLE = Recogniser(
         # habana_frameworks (HPU) run on torch's CPU build, where torch/cuda/__init__.py's _lazy_init raises
         # "Torch not compiled with CUDA enabled" for any call into torch.cuda, the project's or a library's
         R(rf"(?P<other_accelerator>\b(?:{'|'.join(OTHER_ACCELERATORS)})\b)"),
+        R(
+            r"Using `(?P<bnb_check>load_in_8bit=True|bitsandbytes` [48]-bit quantization)`? requires (?:Accelerate: "
+            r"`pip install accelerate` and )?the latest version of bitsandbytes"
+        ),
     ),
     # certain from a specific anchor, unless another vendor's accelerator is named beside it (see facts)
     confirm=lambda hits, ctx: (
@@ -934,8 +961,19 @@ CUDA_UNAVAILABLE = Recogniser(
         "and FP16 evaluation can only be used on CUDA devices",
         "`--bf16_full_eval`) can only be used on CUDA devices",
         "(`--fp16_full_eval`) can only be used on CUDA",
+        # the same check fails where accelerate or bitsandbytes is not installed at all
+        "`load_in_8bit=True` requires Accelerate: `pip install accelerate` and the latest version of bitsandbytes",
+        "quantization requires Accelerate: `pip install accelerate` and the latest version of bitsandbytes",
+        "quantization requires the latest version of bitsandbytes",
     ),
     also=(
+        Alternative(
+            "dependency_version",
+            "accelerate or bitsandbytes not installed (or too old) in the environment that ran",
+            "pip install -U accelerate bitsandbytes in the environment the script runs in (python -m pip, the "
+            "notebook's own kernel), then restart the process: transformers checks them once, when it is imported.",
+            when=("bnb_check",),
+        ),
         Alternative(
             "library_version_bug",
             "a library's release that calls torch.cuda on another vendor's accelerator",

@@ -44,7 +44,8 @@ def _half_constant(hits: list[Hit]) -> tuple[str, str]:
 def _sampling_nan(hits: list[Hit]) -> tuple[str, str]:
     return (
         "sampling got probabilities that hold NaN, inf or a negative value (torch.multinomial: probability "
-        "tensor contains either inf, nan or element < 0): the model's logits were not finite" + on_ranks(hits),
+        "tensor contains either inf, nan or element < 0): the model's logits were not finite"
+        + on_ranks(hits),
         "The logits the sampler turned into probabilities were NaN/inf: most often a model run in float16 "
         "whose activations overflow (load it in bfloat16, torch_dtype=torch.bfloat16, or float32 for "
         "generation), or weights that are NaN already (a training run that diverged: its last checkpoint; a "

@@ -737,6 +737,7 @@ DEPENDENCY_VERSION = Recogniser(
     # pip's conflict is likely when pip adds that one of the packages has no build for this environment at all
     # certain too on a missing name the table of released names (kinds/api_history.py) has for its package
     confirm=_decided,
+    requires_beside=model_type_releases.REQUIRES_BESIDE,
     span=1,  # TorchScript names the file it compiled on the line after its message
     # accelerate's bf16 check names a torch version and a device in one message: bf16_unsupported reads it
     reject=R(r"requires PyTorch >= [\d.]+ and a supported device"),
