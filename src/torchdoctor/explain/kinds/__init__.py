@@ -106,6 +106,7 @@ from torchdoctor.explain.kinds import (
     metric_caches,
     metric_reports,
     missing_packages,
+    model_type_releases,
     module_definition,
     monitored_metrics,
     mps,
@@ -412,6 +413,7 @@ CONTEXT_FACTS: tuple[tuple[str, re.Pattern], ...] = (
     *config_targets.CONTEXT,  # the overrides Hydra printed: the configs the job chose
     *build.CONTEXT,
     *trainer_data_releases.CONTEXT,
+    *model_type_releases.CONTEXT,  # the lookup behind transformers' bare KeyError of an unknown model type
     *hub_datasets.CONTEXT,
     *detection_boxes.CONTEXT,
     *compile_backends.CONTEXT,

@@ -70,6 +70,19 @@ def _local_rank(hits: list[Hit], ctx: Context) -> tuple[str, str]:
             "default=int(os.environ.get('LOCAL_RANK', 0)))\n"
             "(drop required=True), or use local_rank = int(os.environ['LOCAL_RANK']) where the script reads it.",
         )
+    if facts.get("hf_parser") and injected:
+        flag = injected.strip().split("=")[0]
+        return (
+            f"transformers' HfArgumentParser does not take the {flag} argument the launcher adds: no field of the "
+            "script's dataclasses is named so" + on_ranks(hits),
+            "torch.distributed.launch (torch 2.x) and the deepspeed launcher pass --local-rank=N / --local_rank=N "
+            "to every worker. TrainingArguments takes --local_rank, and its dashed spelling --local-rank only from "
+            "transformers 4.46 (hf_argparser.py added dashed aliases then); dataclasses of the script's own take "
+            "neither. Start the script with torchrun (it passes no argument and sets LOCAL_RANK in the "
+            "environment, which the Trainer reads), or torch.distributed.launch --use-env; or upgrade transformers "
+            "to 4.46+ when TrainingArguments is among the parsed dataclasses; or add a field local_rank: int = -1 "
+            "to the script's own arguments dataclass.",
+        )
     if injected:
         # each rank is handed its own value (--local-rank=1 on rank 1): quoted only where every rank's is the
         # same, else the flag alone (the first value read may not be the rank named below)
@@ -102,24 +115,29 @@ LOCAL_RANK_ARGUMENT = Recogniser(
         "Could not consume arg: ",
         "Mismatch in local rank setting, args.local_rank=",
         "args.local_rank of ",
+        # transformers/hf_argparser.py parse_args_into_dataclasses: the arguments no dataclass field takes
+        "not used by the HfArgumentParser: ",
     ),
     templates=(
         "system:argparse-unrecognized-arguments",
+        "transformers:arguments-not-used-by-hfargumentparser",
         "system:argparse-arguments-required",
         "third_party:fire-could-not-consume-arg",  # a fire.Fire entry point handed --local_rank
         "deepspeed:mismatch-in-local-rank-setting-args",  # deepspeed/runtime/engine.py _configure_with_arguments
         "deepspeed:args-local-rank-of-is-an",  # engine.py _configure_with_arguments: args.local_rank not an int
     ),
     match=R(
-        r"(?:unrecognized arguments|Could not consume arg): [^\n]{0,300}?(?:--|–|—)local[_-]rank|"
+        r"(?:unrecognized arguments|Could not consume arg|not used by the HfArgumentParser): [^\n]{0,300}?"
+        r"(?:--|–|—)local[_-]rank|"
         r"arguments are required|Mismatch in local rank setting|args\.local_rank of [^\n]{0,40} is an unknown type"
     ),
     facts=(
         R(r"(?P<prog>[\w./-]{1,100}): error:"),
         R(
-            r"(?:unrecognized arguments|Could not consume arg): [^\n]{0,300}?"
+            r"(?:unrecognized arguments|Could not consume arg|not used by the HfArgumentParser): [^\n]{0,300}?"
             r"(?P<bad_arg>(?:--|–|—)local[_-]rank(?:=\d+)?)"
         ),
+        R(r"(?P<hf_parser>not used by the HfArgumentParser): [^\n]{0,300}?(?:--|–|—)local[_-]rank"),
         R(r"error: (?P<argparse_error>the following arguments are required: [^\n]{1,200})"),
         R(
             r"Mismatch in local rank setting, args\.local_rank=(?P<ds_local_rank>-?\d+) but "

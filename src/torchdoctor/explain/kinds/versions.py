@@ -32,6 +32,7 @@ from torchdoctor.explain.kinds import (
     loop_helpers,
     midi_tokenizers,
     missing_packages,
+    model_type_releases,
     neighbour_releases,
     optimizer_subclass,
     paged_optimizers,
@@ -83,6 +84,7 @@ _CHANGES = (
     torchvision_renames,
     pip_pins,
     autograd_releases,
+    model_type_releases,
 )
 
 # "requires PyTorch >= 2.2.0", "requires `accelerate>=1.1.0`", "requires deepspeed>=0.16.4"
@@ -786,6 +788,7 @@ DEPENDENCY_VERSION = Recogniser(
     # pip's conflict is likely when pip adds that one of the packages has no build for this environment at all
     # certain too on a missing name the table of released names (kinds/api_history.py) has for its package
     confirm=_decided,
+    requires_beside=model_type_releases.REQUIRES_BESIDE,
     span=1,  # TorchScript names the file it compiled on the line after its message
     # accelerate's bf16 check names a torch version and a device in one message: bf16_unsupported reads it
     reject=R(r"requires PyTorch >= [\d.]+ and a supported device"),
