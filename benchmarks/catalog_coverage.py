@@ -452,10 +452,10 @@ def from_pillow(repo: Path) -> list[tuple[str, str, str]]:
 
 def from_webdataset(repo: Path) -> list[tuple[str, str, str]]:
     """The messages of webdataset (the shard lists and their node and worker splitters, the WebDataset class,
-    decoding, filters, tar iteration), over a few releases and HEAD: ``webdataset/`` up to 0.2.x,
-    ``src/webdataset/`` after."""
+    decoding, filters, tar iteration), over a few releases (from 0.2.5: its first multi-node refusal's wording)
+    and HEAD: ``webdataset/`` up to 0.2.x, ``src/webdataset/`` after."""
     rows = []
-    for tag in ("HEAD", "v0.2.107", "0.2.86", "0.2.48"):
+    for tag in ("HEAD", "v0.2.107", "0.2.86", "0.2.48", "0.2.5"):
         for file, text in files_at(repo, tag, ("webdataset", "src/webdataset"), (".py",)).items():
             for message in python_messages(text):
                 if worth_keeping(message):

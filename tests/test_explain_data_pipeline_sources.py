@@ -33,6 +33,7 @@ def test_the_new_templates_are_in_the_catalog_with_their_kinds():
     assert kinds["third_party:filelock-file-lock-could-not-be-acquired"] == "cache_lock_unavailable"
     assert kinds["system:enolck-no-locks-available"] == "cache_lock_unavailable"
     assert kinds["third_party:arrow-array-cannot-contain-more-than-bytes"] == "arrow_offset_overflow"
+    assert kinds["webdataset:input-pipeline-needs-to-be-reconfigured"] == "webdataset_shard_split"
     # one real log of the train half printed MapAllocator's ENOMEM for a wrong data path: left unmapped
     assert kinds["torch_native:unable-to-mmap-bytes-from-file"] == ""
 
@@ -143,3 +144,13 @@ def test_an_arrow_string_column_built_past_two_gib():
     # a fixed-size list builder's limit counts elements: another limit, not this reading
     elements = "pyarrow.lib.ArrowCapacityError: array cannot contain more than 2147483647 elements, have 2147483650\n"
     assert explained(elements).id != "log.arrow_offset_overflow"
+
+
+def test_webdataset_0_2_5s_wording_of_the_node_splitter_refusal():
+    line = "ValueError: " + template("webdataset:input-pipeline-needs-to-be-reconfigured")
+    leads_with(line, "webdataset_shard_split", "certain", ["nodesplitter=wds.split_by_node", "every rank"])
+    # the newer wording is read as before
+    newer = "ValueError: " + template("webdataset:you-need-to-add-an-explicit")
+    leads_with(newer, "webdataset_shard_split", "certain", ["nodesplitter=wds.split_by_node"])
+    # the words in a README's prose, without the refusal, are not it
+    assert explained("# the input pipeline needs to be reconfigured later\n").id == "log.unrecognised"

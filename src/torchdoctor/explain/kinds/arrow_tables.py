@@ -50,7 +50,9 @@ ARROW_OFFSET_OVERFLOW = Recogniser(
     title="an Arrow column too large for its 32-bit offsets",
     anchors=("offset overflow while concatenating arrays", "array cannot contain more than "),
     # the binary builder's limit in bytes (a fixed-size list builder's "... elements, have N" is another limit)
-    match=R(r"offset overflow while concatenating arrays|array cannot contain more than \d{1,20} bytes, have \d"),
+    match=R(
+        r"offset overflow while concatenating arrays|array cannot contain more than \d{1,20} bytes, have \d"
+    ),
     # the message says the offsets overflowed, not whose code concatenated the chunks: Arrow's take/filter and
     # datasets' own concatenation did so on data of any make, in releases later ones fixed
     confirm=lambda hits, ctx: False,
