@@ -75,7 +75,9 @@ _MISSING = R(
     # ...or a name the Hub does not have, or not for this token (a private or gated dataset): likely
     r"Dataset '(?P<hf_hub>[^'\n{}]{1,200})' doesn't exist on the Hub|"
     # an image cv2.imread could not read (None, no exception) asked for its size
-    r"'NoneType' object has no attribute '(?P<none_image>shape)'"
+    r"'NoneType' object has no attribute '(?P<none_image>shape)'|"
+    # torch's sampler.py RandomSampler.__init__: num_samples is len(dataset) unless the script passed its own
+    r"num_samples should be a positive integer value, but got (?P<empty_dataset>num_samples=0)\b"
 )
 # a 3D detection toolbox's info file: <dataset>_infos_<split>.pkl, <dataset>_dbinfos_train.pkl
 _INFO_FILE = R(r"(?:^|[/\\])(?P<dataset>[A-Za-z0-9]{1,40})_(?:db)?infos_[\w.]{0,80}\.pkl$")
@@ -98,6 +100,7 @@ _OTHER_FILE = Alternative(
         "hf_data_dir",
         "hf_hub",
         "none_image",
+        "empty_dataset",
     ),
 )
 
@@ -110,6 +113,15 @@ _UNREADABLE_IMAGE = Alternative(
 )
 
 
+# a num_samples the script passed itself (RandomSampler(num_samples=...), WeightedRandomSampler's, often computed from
+# another count that was 0) rather than len(dataset): the option's own refusal
+_SAMPLER_OPTION = Alternative(
+    "dataloader_options",
+    "a num_samples=0 the script passed to the sampler itself (RandomSampler(num_samples=...), WeightedRandomSampler)",
+    "Pass the sampler a positive num_samples (computed from the dataset's length after it is built), or leave it "
+    "out: RandomSampler then draws len(dataset).",
+    when=("empty_dataset",),
+)
 _GATED_DATASET = Alternative(
     "download_refused",
     "a private or gated dataset the run's token may not read (the Hub answers the same)",
@@ -234,7 +246,21 @@ def _none_image(hits: list[Hit]) -> tuple[str, str]:
     )
 
 
+def _empty_dataset(hits: list[Hit]) -> tuple[str, str]:
+    return (
+        "the dataset handed to the DataLoader is empty: its RandomSampler (shuffle=True) got num_samples=0, "
+        "len(dataset) when the script passes none" + on_ranks(hits),
+        "Print len(dataset) before building the DataLoader: 0 means the dataset found no sample. Check the data "
+        "root the script was given (absolute, on the machine that ran the job) against the layout and file "
+        "extensions the dataset's code lists (its glob, its annotation or split file: .jpg where the files are "
+        ".png is enough), and run the repository's download or preprocessing step if it writes them. A filter "
+        "(by length, by label) that dropped every sample empties it too.",
+    )
+
+
 def _missing(hits: list[Hit], ctx: Context) -> tuple[str, str]:
+    if first(hits, "empty_dataset"):
+        return _empty_dataset(hits)
     if first(hits, "none_image"):
         return _none_image(hits)
     classes = first(hits, "no_valid_file") or first(hits, "no_valid_root")
@@ -320,6 +346,7 @@ DATA_PATH_MISSING = Recogniser(
         "Couldn't find any data file at ",
         "doesn't exist on the Hub",
         "'NoneType' object has no attribute 'shape'",
+        "but got num_samples=0",
     ),
     match=_MISSING,
     facts=(
@@ -340,7 +367,7 @@ DATA_PATH_MISSING = Recogniser(
     confirm=lambda hits, ctx: any(
         any(k in h.facts for k in _DECISIVE) and "hf_either" not in h.facts for h in hits
     ),
-    also=(_OTHER_FILE, _GATED_DATASET, _UNREADABLE_IMAGE),
+    also=(_OTHER_FILE, _GATED_DATASET, _UNREADABLE_IMAGE, _SAMPLER_OPTION),
     describe=_missing,
 )
 
