@@ -34,6 +34,7 @@ def test_the_new_templates_are_in_the_catalog_with_their_kinds():
     assert kinds["system:enolck-no-locks-available"] == "cache_lock_unavailable"
     assert kinds["third_party:arrow-array-cannot-contain-more-than-bytes"] == "arrow_offset_overflow"
     assert kinds["webdataset:input-pipeline-needs-to-be-reconfigured"] == "webdataset_shard_split"
+    assert kinds["third_party:pillow-10-removed-image-constants"] == "dependency_version"
     # one real log of the train half printed MapAllocator's ENOMEM for a wrong data path: left unmapped
     assert kinds["torch_native:unable-to-mmap-bytes-from-file"] == ""
 
@@ -154,3 +155,18 @@ def test_webdataset_0_2_5s_wording_of_the_node_splitter_refusal():
     leads_with(newer, "webdataset_shard_split", "certain", ["nodesplitter=wds.split_by_node"])
     # the words in a README's prose, without the refusal, are not it
     assert explained("# the input pipeline needs to be reconfigured later\n").id == "log.unrecognised"
+
+
+def test_pillow_10s_removed_resampling_constants():
+    for name, instead in (
+        ("ANTIALIAS", "Image.LANCZOS"),
+        ("LINEAR", "Image.BILINEAR"),
+        ("CUBIC", "Image.BICUBIC"),
+    ):
+        line = "AttributeError: " + template("third_party:pillow-10-removed-image-constants").replace(
+            "ANTIALIAS", name
+        )
+        leads_with(line, "dependency_version", "certain", [f"Image.{name}", instead, "Pillow==9.5.0"])
+    # the other way round (code for Pillow 9.1+ on an older Pillow) is not this removal
+    older = "AttributeError: module 'PIL.Image' has no attribute 'Resampling'\n"
+    assert "Pillow 10 removed" not in explained(older).summary
