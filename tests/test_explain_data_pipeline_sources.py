@@ -170,3 +170,30 @@ def test_pillow_10s_removed_resampling_constants():
     # the other way round (code for Pillow 9.1+ on an older Pillow) is not this removal
     older = "AttributeError: module 'PIL.Image' has no attribute 'Resampling'\n"
     assert "Pillow 10 removed" not in explained(older).summary
+
+
+SPAWNED = (
+    "Traceback (most recent call last):\n"
+    '  File "<string>", line 1, in <module>\n'
+    '  File "C:\\Users\\u\\anaconda3\\lib\\multiprocessing\\spawn.py", line 116, in spawn_main\n'
+    "    exitcode = _main(fd, parent_sentinel)\n"
+    '  File "C:\\Users\\u\\anaconda3\\lib\\multiprocessing\\spawn.py", line 126, in _main\n'
+    "    self = reduction.pickle.load(from_parent)\n"
+)
+
+
+def test_a_notebooks_dataset_class_that_spawned_workers_cannot_import():
+    # CPython's "Can't get attribute {!r} on {!r}", the name's and the module's reprs filled in
+    assert template("system:pickle-cannot-get-attribute") == "Can't get attribute {!r} on {!r}"
+    line = "AttributeError: Can't get attribute 'CustomImageDataset' on <module '__main__' (built-in)>"
+    leads_with(
+        SPAWNED + line,
+        "spawn_interactive_main",
+        "certain",
+        ["'CustomImageDataset'", ".py file", "num_workers=0"],
+    )
+    # without the spawn frames the same line may be a REPL's torch.load: likely
+    leads_with(line, "spawn_interactive_main", "likely", ["'CustomImageDataset'"])
+    # a script's own __main__ (a file) is not the notebook's case
+    script = "AttributeError: Can't get attribute 'Net' on <module '__main__' from '/home/u/train.py'>\n"
+    assert explained(script).id != "log.spawn_interactive_main"

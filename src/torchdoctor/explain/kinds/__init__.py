@@ -147,6 +147,7 @@ from torchdoctor.explain.kinds import (
     script_objects,
     serialization_calls,
     simulators,
+    spawned_workers,
     streaming_cache,
     syncbn_precision,
     system_libraries,
@@ -314,6 +315,7 @@ RECOGNISERS: tuple[Recogniser, ...] = (
     *map_processes.RECOGNISERS,
     *windows_shared_memory.RECOGNISERS,
     *cache_locks.RECOGNISERS,
+    *spawned_workers.RECOGNISERS,
     *pipeline_schedules.RECOGNISERS,
     *cuda_queries.RECOGNISERS,
     # DeepSpeed's and NCCL's own refusals, mapped from their sources (k32)
