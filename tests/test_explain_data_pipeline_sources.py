@@ -35,6 +35,7 @@ def test_the_new_templates_are_in_the_catalog_with_their_kinds():
     assert kinds["third_party:arrow-array-cannot-contain-more-than-bytes"] == "arrow_offset_overflow"
     assert kinds["webdataset:input-pipeline-needs-to-be-reconfigured"] == "webdataset_shard_split"
     assert kinds["third_party:pillow-10-removed-image-constants"] == "dependency_version"
+    assert kinds["system:pickle-cannot-get-attribute-on-builtin-main"] == "spawn_interactive_main"
     # one real log of the train half printed MapAllocator's ENOMEM for a wrong data path: left unmapped
     assert kinds["torch_native:unable-to-mmap-bytes-from-file"] == ""
 
@@ -183,9 +184,10 @@ SPAWNED = (
 
 
 def test_a_notebooks_dataset_class_that_spawned_workers_cannot_import():
-    # CPython's "Can't get attribute {!r} on {!r}", the name's and the module's reprs filled in
-    assert template("system:pickle-cannot-get-attribute") == "Can't get attribute {!r} on {!r}"
-    line = "AttributeError: Can't get attribute 'CustomImageDataset' on <module '__main__' (built-in)>"
+    # CPython's "Can't get attribute {!r} on {!r}", the module's repr that of an interactive __main__
+    line = "AttributeError: " + template("system:pickle-cannot-get-attribute-on-builtin-main").replace(
+        "{!r}", "'CustomImageDataset'"
+    )
     leads_with(
         SPAWNED + line,
         "spawn_interactive_main",

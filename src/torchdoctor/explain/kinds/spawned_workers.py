@@ -36,7 +36,7 @@ def _interactive(hits: list[Hit], ctx: Context) -> tuple[str, str]:
 SPAWN_INTERACTIVE_MAIN = Recogniser(
     kind="spawn_interactive_main",
     title="a notebook's own class or function that spawned processes cannot import",
-    templates=("system:pickle-cannot-get-attribute",),
+    templates=("system:pickle-cannot-get-attribute-on-builtin-main",),
     anchors=("on <module '__main__' (built-in)>",),
     match=R(
         r"Can't get attribute '(?P<interactive_name>[\w.<>]{1,120})' on <module '__main__' \(built-in\)>"
