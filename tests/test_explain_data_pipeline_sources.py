@@ -199,3 +199,36 @@ def test_a_notebooks_dataset_class_that_spawned_workers_cannot_import():
     # a script's own __main__ (a file) is not the notebook's case
     script = "AttributeError: Can't get attribute 'Net' on <module '__main__' from '/home/u/train.py'>\n"
     assert explained(script).id != "log.spawn_interactive_main"
+
+
+def test_datasets_writing_no_rows_or_loading_a_folder_save_to_disk_did_not_write():
+    leads_with(
+        "ValueError: " + template("datasets:please-pass-features-or-at-least"),
+        "datasets_call_refused",
+        "certain",
+        ["len(dataset) before and after each filter and map", "features="],
+    )
+    leads_with(
+        "FileNotFoundError: " + template("datasets:no-such-file-expected-to-load", "/data/tokenized/train"),
+        "datasets_call_refused",
+        "certain",
+        ["save_to_disk", "load_dataset('json', data_files=...)"],
+    )
+
+
+def test_datasets_data_files_that_match_no_file():
+    found = leads_with(
+        "FileNotFoundError: " + template("datasets:unable-to-find-at", "train.jsonl", "/home/u/proj"),
+        "data_path_missing",
+        "likely",
+        ["'train.jsonl'", "absolute", "every node"],
+    )
+    assert "/home/u/proj" in found.summary
+    leads_with(
+        "FileNotFoundError: " + template("datasets:unable-to-find", "/data/train.jsonl"),
+        "data_path_missing",
+        "likely",
+        ["'/data/train.jsonl'"],
+    )
+    # another library's "Unable to find" (not datasets' FileNotFoundError) is not a data file
+    assert explained("ValueError: Unable to find 'model.bin' in cache\n").id != "log.data_path_missing"

@@ -76,6 +76,8 @@ _MISSING = R(
     r"Dataset '(?P<hf_hub>[^'\n{}]{1,200})' doesn't exist on the Hub|"
     # an image cv2.imread could not read (None, no exception) asked for its size
     r"'NoneType' object has no attribute '(?P<none_image>shape)'|"
+    # Hugging Face datasets' data_files.py resolve_pattern: a data_files path or glob that matched nothing
+    r"FileNotFoundError: Unable to find '(?P<hf_data_file>[^'\n{}]{1,300})'(?: at (?P<hf_base>[^\n{}]{1,300}))?|"
     # torch's sampler.py RandomSampler.__init__: num_samples is len(dataset) unless the script passed its own
     r"num_samples should be a positive integer value, but got (?P<empty_dataset>num_samples=0)\b"
 )
@@ -101,6 +103,7 @@ _OTHER_FILE = Alternative(
         "hf_hub",
         "none_image",
         "empty_dataset",
+        "hf_data_file",
     ),
 )
 
@@ -225,6 +228,16 @@ def _hf_missing(hits: list[Hit]) -> tuple[str, str]:
             f"node); offline (HF_DATASETS_OFFLINE=1, no network) only a dataset already in the cache loads; and "
             f"a local folder meant by '{hub}' must exist from the directory the job runs in (an absolute path).",
         )
+    data_file = first(hits, "hf_data_file")
+    if data_file:
+        return (
+            f"load_dataset's data_files name a path that matched no file: '{data_file}'"
+            + (f" (looked for under {first(hits, 'hf_base')})" if first(hits, "hf_base") else "")
+            + on_ranks(hits),
+            f"Check '{data_file}' on the machine that ran the job (ls it, or the glob): a relative path is read from "
+            "the directory the job starts in (use an absolute one), a glob must match the files' own names and "
+            "extensions (data/train-*.jsonl), and on several nodes every node needs the files at that path.",
+        )
     path = first(hits, "hf_local") or first(hits, "hf_data_dir", "?")
     return (
         f"load_dataset found neither a loading script nor a data file at '{path}'" + on_ranks(hits),
@@ -268,7 +281,12 @@ def _missing(hits: list[Hit], ctx: Context) -> tuple[str, str]:
         return _no_valid_file(classes, hits)
     if first(hits, "tv_not_found"):
         return _torchvision_not_found(hits)
-    if first(hits, "hf_hub") or first(hits, "hf_local") or first(hits, "hf_data_dir"):
+    if (
+        first(hits, "hf_hub")
+        or first(hits, "hf_local")
+        or first(hits, "hf_data_dir")
+        or first(hits, "hf_data_file")
+    ):
         return _hf_missing(hits)
     root = first(hits, "no_class_folder")
     if root:
@@ -326,6 +344,8 @@ DATA_PATH_MISSING = Recogniser(
         "datasets:couldn-find-dataset-script-at-or",
         "datasets:couldn-find-any-data-file-at",
         "datasets:dataset-doesn-exist-on-the-hub",
+        "datasets:unable-to-find",
+        "datasets:unable-to-find-at",
         "third_party:opencv-imread-none-shape",
     ),
     title="a dataset path that does not exist",
@@ -347,6 +367,8 @@ DATA_PATH_MISSING = Recogniser(
         "doesn't exist on the Hub",
         "'NoneType' object has no attribute 'shape'",
         "but got num_samples=0",
+        # datasets' data_files.py; the match asks for its FileNotFoundError (other libraries say "Unable to find")
+        "Unable to find '",
     ),
     match=_MISSING,
     facts=(

@@ -136,6 +136,24 @@ REFUSALS: tuple[tuple[str, str], ...] = (
         "message lists ('train', 'validation', 'test' differ between datasets), with slices as split='train[:10%]' "
         "or 'train[:1000]'.",
     ),
+    # arrow_writer.py: a table written with no row and no features
+    (
+        "Please pass `features` or at least one example when writing data",
+        "datasets was asked to write a table with no row and no declared features: a filter or map that left no "
+        "example (every row filtered out, a batched map returning empty lists), a shard of map(num_proc=N) over "
+        "fewer rows than processes in older releases, or data files that hold none. Print len(dataset) before and "
+        "after each filter and map to find the step that empties it, pass features= to map when an empty result is "
+        "expected, and lower num_proc below the number of rows.",
+    ),
+    # arrow_dataset.py load_from_disk: a folder save_to_disk did not write
+    (
+        "Expected to load a `Dataset` object but provided path is not a `Dataset`.",
+        "load_from_disk reads only a folder that save_to_disk wrote (its dataset_info.json and state.json): give it "
+        "that folder, as saved, on the machine that runs the job (a DatasetDict's folder holds dataset_dict.json and "
+        "one folder per split: load the parent, or the split's folder); data files (json, csv, parquet) are "
+        "load_dataset's: load_dataset('json', data_files=...). If the preprocessing step writes it, run that step "
+        "first (on a shared path every node reads).",
+    ),
     # arrow_reader.py: the split asked for, read from the dataset prepared in the cache
     (
         'Unknown split "',
@@ -507,6 +525,9 @@ DATASETS_CALL_REFUSED = refusal_recogniser(
         "datasets:trust-remote-code-is-not-supported",
         "datasets:config-name-is-missing-please-pick",
         "datasets:unknown-split-should-be-one-of",
+        "datasets:please-pass-features-or-at-least",
+        "datasets:no-such-file-expected-to-load",
+        "datasets:no-such-files-nor-found-expected",
         "datasets:instruction-corresponds-to-no-data",
         "datasets:builderconfig-not-found-available",
         "datasets:builderconfig-not-found-available-2",
