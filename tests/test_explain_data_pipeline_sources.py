@@ -232,3 +232,22 @@ def test_datasets_data_files_that_match_no_file():
     )
     # another library's "Unable to find" (not datasets' FileNotFoundError) is not a data file
     assert explained("ValueError: Unable to find 'model.bin' in cache\n").id != "log.data_path_missing"
+
+
+def test_numpy_not_available_to_torch():
+    found = leads_with(
+        "RuntimeError: " + template("torch_native:numpy-is-not-available"),
+        "dependency_version",
+        "likely",
+        ["numpy<2", "pip install numpy", "2.3"],
+    )
+    assert "no NumPy in this environment" in found.summary
+    # with torch's own warning at import, which names NumPy 2's C API, the reason is said
+    warned = (
+        "UserWarning: Failed to initialize NumPy: _ARRAY_API not found (Triggered internally at "
+        "../torch/csrc/utils/tensor_numpy.cpp:84.)\n"
+        "A module that was compiled using NumPy 1.x cannot be run in\nNumPy 2.0.0 as it may crash.\n"
+        "RuntimeError: " + template("torch_native:numpy-is-not-available")
+    )
+    found = explained(warned + "\n")
+    assert found.id == "log.dependency_version" and "NumPy" in found.fix
