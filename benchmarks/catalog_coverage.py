@@ -540,6 +540,8 @@ def extract(
                 "lightning/pytorch/utilities/data.py",
                 "lightning/pytorch/cli.py",
                 "lightning/fabric/utilities/data.py",
+                # the hooks a LightningModule or LightningDataModule leaves to the user: the dataloaders it must define
+                "lightning/pytorch/core/hooks.py",
             ],
             lightning.__version__,
         ),

@@ -1365,10 +1365,12 @@ TERMINAL_HANGUP = Recogniser(
 
 
 def _stopped(hits: list[Hit], ctx: Context) -> tuple[str, str]:
-    signal = str(merged(hits).get("signal", "SIGTERM"))
+    facts = merged(hits)
+    launcher = "deepspeed" if "ds_signal" in facts else "torchrun"
+    signal = str(facts.get("signal") or facts.get("ds_signal") or "SIGTERM")
     signal = {"15": "SIGTERM", "2": "SIGINT"}.get(signal, signal)
     return (
-        f"the launcher (torchrun) was stopped by {signal} from outside, and it stopped its workers"
+        f"the launcher ({launcher}) was stopped by {signal} from outside, and it stopped its workers"
         + on_ranks(hits),
         "SIGINT is Ctrl-C; SIGTERM comes from a scheduler (Slurm's time limit or scancel, preemption, Kubernetes "
         "evicting the pod), a `timeout` wrapper or a kill. If the run had stopped making progress before it was "
@@ -1381,16 +1383,23 @@ def _stopped(hits: list[Hit], ctx: Context) -> tuple[str, str]:
 LAUNCHER_STOPPED = Recogniser(
     # torch/distributed/elastic/multiprocessing/api.py _terminate_process_handler ("Process {pid} got signal:
     # {sigval}"), elastic/agent/server/api.py ("Received %s death signal, shutting down workers"): torchrun
-    # itself got SIGTERM or SIGINT (terminal_hangup reads SIGHUP)
+    # itself got SIGTERM or SIGINT (terminal_hangup reads SIGHUP); deepspeed/launcher/launch.py's sigkill_handler
+    # ("Main process received {SIGINT|SIGTERM}, exiting"), printed only when no worker had failed first (a failed
+    # worker's return code makes it print "exits with return code = N" and exit instead): the deepspeed launcher
+    # itself got the signal
     kind="launcher_stopped",
     title="the launcher stopped by a signal from outside",
-    anchors=("got signal: ", "death signal, shutting down workers"),
+    anchors=("got signal: ", "death signal, shutting down workers", "Main process received "),
     templates=(
         "torch:process-got-signal",
         "torch:received-death-signal-shutting-down-workers",
         "torch_native:elastic-signal-exception",
+        "deepspeed:main-process-received-exiting",
     ),
-    match=R(r"(?:got signal: |Received )(?:Signals\.)?(?P<signal>SIGTERM|SIGINT|15|2)\b"),
+    match=R(
+        r"(?:got signal: |Received )(?:Signals\.)?(?P<signal>SIGTERM|SIGINT|15|2)\b|"
+        r"Main process received (?P<ds_signal>SIGTERM|SIGINT), exiting"
+    ),
     # the signal says the launcher was stopped, not why (a time limit, a hang someone ended, Ctrl-C)
     confirm=lambda hits, ctx: False,
     describe=_stopped,

@@ -21,6 +21,7 @@ from torchdoctor.explain.recognisers import (
     library_call,
     merged,
     on_ranks,
+    unless_a_library_called,
 )
 
 FAMILY = "DDP, FSDP and where tensors are"
@@ -1101,6 +1102,17 @@ DATALOADER_SAMPLER_SHUFFLE = Recogniser(
     anchors=("sampler option is mutually exclusive with shuffle",),
     templates=("torch:sampler-option-is-mutually-exclusive-with",),
     reject=R(r"batch_sampler option is mutually exclusive"),
+    # a library that built the DataLoader with both (flair's default shuffle beside a custom sampler,
+    # flairNLP/flair#2737; MultiVae's hard-coded shuffle=True in distributed runs, AgatheSenellart/MultiVae#33; PyG's
+    # loaders before pyg-team/pytorch_geometric#5457): a bug of its release, not the user's call (CERT9)
+    confirm=unless_a_library_called("torch"),
+    also=(
+        library_call(
+            "an installed package's code that built the DataLoader with its own sampler and shuffle=True",
+            "update it (pip install -U <package>: the releases that hard-coded shuffle beside their sampler "
+            "were fixed), or turn its shuffle option off where it has one.",
+        ),
+    ),
     describe=_sampler_shuffle,
 )
 
