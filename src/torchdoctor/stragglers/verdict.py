@@ -205,10 +205,10 @@ PREEMPTED_TOO = ("offcpu",)
 # collective whose arrivals are compared, and that waiting lengthens the own work they are compared by. The kept
 # loaded 2-rank recording s37-2r (2026-12-03, session 37, load 3-8): a slow link of 5% left its rank's all-reduce
 # 3.3 ms late at 9 standard errors on every step of its first 40, its own work +18% at 1.7 standard errors (not
-# named), its peer's time asleep 2.2 ms per step longer than usual; its own work less it +4.0 ms at 2.7: named
+# named), its peer's time asleep 2.2 ms per step longer than usual; its own work less it +4.0 ms at 2.6: named
 # (1 more of 8 slow links), no healthy step and no other rank named more. The other parts are not given it: for
-# the CPU time, the waiting for a CPU and the time asleep the same stand-in named 2 healthy ranks `host` there
-# (a loaded rank's time asleep falls as its waiting for a CPU rises).
+# the CPU time, the waiting for a CPU and the time asleep too, the same stand-in gave 6 false alarms there against
+# 5, two of them `host` (a loaded rank's time asleep falls as its waiting for a CPU rises).
 PEERS_ASLEEP = ("transfer",)
 
 
@@ -258,7 +258,8 @@ def judge_stretch(
     `NOISE_MARGIN` standard errors (the stretch's and the usual's together; the waiting for a CPU `OWN_MARGIN`
     where the rank's preemptions stand as far out, `CONFIRMED`), the rank's own work as a whole
     is longer than usual too (`OWN_MAJORITY`, `OWN_MARGIN`; for the parts a rank sleeps in, `SLEEPING`, its own
-    work less its waiting for a CPU may stand for it: `WORK`; for the parts in `CONSISTENT_ONLY`, and for those in
+    work less its waiting for a CPU may stand for it: `WORK`; for those in `PEERS_ASLEEP`, its own work less its time
+    asleep or blocked: `window.AWAKE`; for the parts in `CONSISTENT_ONLY`, and for those in
     `CLEAR_PARTS` that stand `CLEAR_MARGIN` standard errors out on `CLEAR_MAJORITY` of the steps, that test is waived) and
     not shorter elsewhere by as much (its total
     excess within two standard errors of the part's, or `ELSEWHERE` of it). Lateness leaving the collectives counts only beyond
