@@ -137,6 +137,7 @@ from torchdoctor.explain.kinds import (
     release_changes,
     remote_code,
     reshape_sizes,
+    rpc,
     sampler_datasets,
     sampler_lengths,
     scheduler_resume,
@@ -315,6 +316,7 @@ RECOGNISERS: tuple[Recogniser, ...] = (
     *nccl_driver_library.RECOGNISERS,
     *nccl_bootstrap.RECOGNISERS,
     *nvlink_imex.RECOGNISERS,
+    *rpc.RECOGNISERS,  # torch.distributed.rpc's timeouts and its calls outside init_rpc
     # the Hugging Face stack's and Lightning's refusals of their calls, mapped from their sources
     *accelerate_calls.RECOGNISERS,
     *transformers_calls.RECOGNISERS,

@@ -122,7 +122,9 @@ WATCHDOG = R(
     r"OpType=(?P<op>\w+),[^\n]{0,300}?Timeout\(ms\)=(?P<timeout_ms>\d+)\) ran for (?P<ran_ms>\d+) milliseconds"
 )
 LAST_WORK = R(
-    r"last enqueued (?:NCCL )?work: (?P<last_enqueued>\d+), last completed (?:NCCL )?work: (?P<last_completed>\d+)"
+    # "Last enqueued" in the heartbeat monitor's dump-signal line (torch 2.4+), -1 before any work completed
+    r"[Ll]ast enqueued (?:NCCL )?work: (?P<last_enqueued>-?\d+), last completed (?:NCCL )?work: "
+    r"(?P<last_completed>-?\d+)"
 )
 RENDEZVOUS = R(r"(?P<error>Rendezvous(?:Connection|Timeout|Closed)?Error): (?P<message>[^\n\"]{1,300})")
 PEER_CLOSED = R(r"Connection closed by (?:remote )?peer \[?(?P<host>[^\s\]<]{1,255})\]?[:<](?P<port>\d+)")
@@ -241,6 +243,18 @@ def _rendezvous(hits: list[Hit], ctx: Context) -> tuple[str, str]:
             "stop it, or start the server on a free port (vllm serve --port / trl vllm-serve --port, and the "
             "trainer's matching setting, e.g. GRPOConfig(vllm_server_port=...)).",
         )
+    path = first(hits, "unix_socket")
+    # a Unix-domain socket: a name in use, no TCP port (and never torch's store)
+    if in_use and path and not first(hits, "bind_port") and not first(hits, "port"):
+        return (
+            f"address already in use: the Unix socket {path} is held by another process (or left behind by "
+            "one that ended)" + on_ranks(hits),
+            f"A Unix-domain socket's name, not a TCP port, is in use: another process of this user's (a second "
+            f"copy of the job, an earlier run still exiting) holds {path}, or a file of that name was left by "
+            f"one that ended. See who: ss -lxp | grep {path.split('://')[-1].removeprefix('unix:')}; stop it, or "
+            "remove the stale file, or give each job its own path (the library's setting for it). torch's "
+            "rendezvous store never binds one: MASTER_PORT is not the cause.",
+        )
     if (
         in_use
         and first(hits, "python_socket")
@@ -271,6 +285,16 @@ def _rendezvous(hits: list[Hit], ctx: Context) -> tuple[str, str]:
         and not any(h.specific and "nccl_bind" not in h.facts for h in hits)
     ):
         return _nccl_bind(hits, ctx)
+    if in_use and first(hits, "tensorpipe_bind") and not first(hits, "port"):
+        return (
+            "address already in use: torch.distributed.rpc's TensorPipe agent could not bind its own listening "
+            f"socket ({first(hits, 'tensorpipe_bind')}; not MASTER_PORT)" + on_ranks(hits),
+            "TensorPipe listens on a socket of its own for each RPC worker: its uv transport on a TCP port the kernel "
+            "picks, its shm transport on an abstract Unix socket named for the process. Either leftover workers of "
+            "an earlier RPC job still hold them (pgrep -af python; stop them), or the host's ephemeral ports are "
+            "used up (ss -s: many sockets in TIME_WAIT; sysctl net.ipv4.ip_local_port_range). Restricting the "
+            "transports avoids the shm one: TensorPipeRpcBackendOptions(_transports=['uv']).",
+        )
     if in_use:
         port = first(hits, "port") or "29500 (the default)"
         port_number = str(port).split()[0]
@@ -510,9 +534,14 @@ def _not_an_asyncio_server(hits: list[Hit], ctx: Context) -> bool:
     create_server: "error while attempting to bind on address ('0.0.0.0', 8000): address already in use"), which a
     uvicorn / aiohttp server prints for its own port (vLLM's OpenAI server, vllm-project/vllm#7514) and torch's
     TCPStore never does; or a socket that Python code bound (`python_socket`: CPython's socket module raises
-    OSError, pyzmq ZMQError), which torch's store, C++ raising RuntimeError (DistNetworkError), never raises. NCCL's
+    OSError, pyzmq ZMQError), which torch's store, C++ raising RuntimeError (DistNetworkError), never raises; or
+    TensorPipe's own listener (`tensorpipe_bind`) or a Unix-domain socket (`unix_socket`), neither MASTER_PORT. NCCL's
     own bind (`nccl_bind`) is a port in use as surely as the store's: certain, its fix naming what holds one."""
-    return any(h.specific and not {"asyncio_bind", "python_socket"} & h.facts.keys() for h in hits)
+    return any(
+        h.specific
+        and not {"asyncio_bind", "python_socket", "tensorpipe_bind", "unix_socket"} & h.facts.keys()
+        for h in hits
+    )
 
 
 _not_an_asyncio_server.lowers_only = True  # type: ignore[attr-defined]  # docs/catalog.md: the anchors decide
@@ -720,6 +749,12 @@ RENDEZVOUS_OR_PORT = Recogniser(
         # NCCL's own sockets (misc/socket.cc, 2.4-2.8's include/socket.h): SYSCHECK's "Call to bind failed : %s",
         # "failed: %s" since 2.23
         R(r"(?P<nccl_bind>Call to bind failed ?: [Aa]ddress already in use)"),
+        # torch.distributed.rpc's TensorPipe agent binding its own listener (its uv transport's TCP socket on a port
+        # the kernel picks, its shm transport's abstract Unix socket): "In bind at tensorpipe/transport/uv/...",
+        # "(this error originated at tensorpipe/transport/...)": not MASTER_PORT
+        R(r"(?P<tensorpipe_bind>tensorpipe/(?:transport|channel|core)/[^\s:\")]{1,120})"),
+        # a Unix-domain socket (ZMQ's ipc://, a unix: path): a path is in use, not a TCP port
+        R(r"(?P<unix_socket>ipc://[^\s')\]]{1,200}|unix:/[^\s')\]]{1,200})"),
         R(
             r"(?P<asyncio_bind>error while attempting to bind on address \('?[^'\n]{0,100}'?, (?P<bind_port>\d+)[,)])"
         ),
