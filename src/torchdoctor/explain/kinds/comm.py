@@ -105,7 +105,7 @@ UNREACHABLE_PATTERNS = (
     # TCP client failed to connect/validate to host 10.231.0.1:29400 - retrying
     R(r"failed to connect/validate to host (?P<host>[^\s:]{1,255}):(?P<port>\d+)"),
     # NCCL's socketStartConnect: Connect to 10.0.0.2<52822> failed : No route to host
-    R(r"Connect to (?P<host>[^\s<]{1,255})<(?P<port>\d+)> failed ?: (?P<reason>[^\n]{1,200})"),
+    R(r"[Cc]onnect to (?P<host>[^\s<]{1,255})<(?P<port>\d+)> failed ?: (?P<reason>[^\n]{1,200})"),
 )
 # One resolved address that failed, with the reason:
 # failed to connect to [::ffff:0.104.99.143]:47389 (errno: 110 - Connection timed out)
@@ -748,7 +748,7 @@ RENDEZVOUS_OR_PORT = Recogniser(
         R(r"(?P<in_use>[Aa]ddress already in use|EADDRINUSE|another process is utilizing it)"),
         # NCCL's own sockets (misc/socket.cc, 2.4-2.8's include/socket.h): SYSCHECK's "Call to bind failed : %s",
         # "failed: %s" since 2.23
-        R(r"(?P<nccl_bind>Call to bind failed ?: [Aa]ddress already in use)"),
+        R(r"(?P<nccl_bind>Call to (?:bind|listen) failed ?: [Aa]ddress already in use)"),
         # torch.distributed.rpc's TensorPipe agent binding its own listener (its uv transport's TCP socket on a port
         # the kernel picks, its shm transport's abstract Unix socket): "In bind at tensorpipe/transport/uv/...",
         # "(this error originated at tensorpipe/transport/...)": not MASTER_PORT
@@ -1063,6 +1063,10 @@ NETWORK_INTERFACE = Recogniser(
         "nccl:socketpollconnect-exceeded-retries",
         "nccl:socketpollconnect-exceeded-timeouts",
         "nccl:connect-returned-exceeded-error-retry-count",
+        # NCCL 2.27+ (misc/socket.cc, 2.30's os/linux.cc): the connect that failed, and the retries given up, in
+        # lower case and with the peer's address
+        "nccl:connect-to-failed",
+        "nccl:connect-to-returned-exceeded-error-retry",
         # torch/csrc/distributed/c10d/ProcessGroupGloo.cpp: gloo could not connect its full mesh of pairs
         "torch_cpp:gloo-connectfullmesh-failed-with",
         # bootstrap.cc (2.25+): NCCL_OOB_NET_IFNAME matches no device of the net plugin (ncclInvalidArgument)
@@ -1086,6 +1090,9 @@ NETWORK_INTERFACE = Recogniser(
         "Got completion",
         "Call to ibv_",
         "Connect to",
+        # NCCL 2.27+ (misc/socket.cc, 2.30's os/linux.cc): "socketStartConnect: connect to 10.0.0.2<52822> failed :
+        # No route to host", "...: connect to ... returned ..., exceeded error retry count after 20 attempts"
+        ": connect to ",
         "No usable listening interface found",
         "gloo/transport/tcp/pair.cc",
         "Call to connect failed",
@@ -1110,8 +1117,9 @@ NETWORK_INTERFACE = Recogniser(
         r"Call to connect failed|Attempted to connect incompatible devices|Socket : no interface found|"
         r"No interface found in the same subnet|device is incompatible with the local|Attempted to merge incompatible|"
         r"net devices with different link_layer|together with different link_layer|"
-        r"Gloo connectFullMesh failed with|socket(?:Start|Poll)Connect: exceeded (?:retries|timeouts)|connect returned [^\n]{0,80}exceeded error retry|"
-        r"Connect to [^\s<]{1,255}<\d+> failed|No usable listening interface found|"
+        r"Gloo connectFullMesh failed with|socket(?:Start|Poll)Connect: exceeded (?:retries|timeouts)|"
+        r"connect (?:to [^\s<]{1,255}<\d+> )?returned [^\n]{0,80}exceeded error retry|"
+        r"[Cc]onnect to [^\s<]{1,255}<\d+> (?:failed|returned \d+\()|No usable listening interface found|"
         r"pair\.cc:\d+\] connect\s{1,3}\[?[^\s\]]{1,255}\]?:\d+: |verify NCCL_OOB_NET_IFNAME|"
         # the WARN, not the INFO line NCCL prints instead when told to ignore the mismatch
         r"Detected mixed local (?:Coll)?Net device counts across ranks \(min \d+, max \d+\)\. Set |"
@@ -1146,7 +1154,7 @@ NETWORK_INTERFACE = Recogniser(
         # the connect retries NCCL gives up after: the peer's address never answered
         R(
             r"(?P<connect_retries>socket(?:Start|Poll)Connect: exceeded (?:retries|timeouts) \(\d+\)|connect "
-            r"returned [^\n]{0,80}exceeded error retry count[^\n]{0,20})"
+            r"(?:to [^\s<]{1,255}<\d+> )?returned [^\n]{0,80}exceeded error retry count[^\n]{0,20})"
         ),
         NO_INTERFACE,
         R(r"connecting to address\s+with family (?P<family>\d+) is neither AF_INET"),
@@ -1166,7 +1174,13 @@ NETWORK_INTERFACE = Recogniser(
             r"\] connect\s{1,3}\[?(?P<gloo_host>[^\s\]]{1,255})\]?:(?P<gloo_port>\d+): (?P<gloo_reason>[^\n]{1,100})"
         ),
         R(
-            r"Connect to (?P<connect_host>[^\s<]{1,255})<(?P<connect_port>\d+)> failed ?: (?P<connect_reason>[^\n]{1,200})"
+            r"[Cc]onnect to (?P<connect_host>[^\s<]{1,255})<(?P<connect_port>\d+)> failed ?: "
+            r"(?P<connect_reason>[^\n]{1,200})"
+        ),
+        # socketPollConnect (2.20-2.25): "Connect to 10.0.0.2<52822> returned 111(Connection refused) errno 115(...)"
+        R(
+            r"[Cc]onnect to (?P<connect_host>[^\s<]{1,255})<(?P<connect_port>\d+)> returned \d+\("
+            r"(?P<connect_reason>[^)\n]{1,100})\)"
         ),
         R(r"Call to connect failed ?: (?P<connect_reason>[^\n]{1,200})"),
     ),

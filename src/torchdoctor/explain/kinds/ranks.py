@@ -191,6 +191,9 @@ WATCHDOG_TIMEOUT = Recogniser(
         "torch_native:watchdog-caught-collective-timeout",
         "torch_native:some-nccl-operations-failed",
         "torch_native:heartbeat-monitor-timed-out",
+        "torch_native:timeout-dump-signal",
+        "torch_native:flight-recorder-dump-signal-observed",
+        "torch_native:terminating-after-dump",
     ),
     # "failed or timed out" is printed after an NCCL error too: the watchdog's timeout line makes it certain
     confirm=lambda hits, ctx: any(
@@ -872,6 +875,8 @@ PEER_GONE = Recogniser(
         "nccl:ncclossocketprogressopt-call-to-failed",
         "nccl:ncclossocketprogressopt-call-to-failed-2",
         "nccl:call-to-recv-failed",
+        # ProcessGroupNCCL's heartbeat monitor reading the TCPStore after its host (rank 0, the agent) has gone
+        "torch_native:should-dump-flag-check-failed",
     ),
     title="a peer went away",
     role="consequence",
