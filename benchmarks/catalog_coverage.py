@@ -12,7 +12,8 @@
   message, or naming a string constant of the module: ``cpp_extension.py``'s ``CUDA_MISMATCH_MESSAGE``), its
   C++ headers (``TORCH_CHECK``/``C10_THROW_ERROR`` literals) and the literal strings of ``libtorch_cpu.so`` that
   sit beside a ``torch/csrc/distributed`` source path (the reducer, TCPStore, socket, ProcessGroupGloo);
-- nccl: every ``WARN("...")`` format in ``src/`` of a fetched NVIDIA/nccl, with the release tags that print it;
+- nccl: every ``WARN("...")`` format in ``src/`` of a fetched NVIDIA/nccl, and the ``INFO`` lines a failing or
+  retrying run prints beside them (`_INFO_FAILING`), with the release tags that print it;
 - deepspeed: engine, ZeRO, config, launcher, comm, op_builder, ``initialize``, universal checkpoints and the
   accelerator of a fetched deepspeedai/DeepSpeed, with tags;
 - accelerate, lightning, transformers: the installed packages' state/launch/utils, strategies/connectors and LightningCLI,
@@ -355,6 +356,13 @@ _ENV_INFO = re.compile(r'\bINFO\(\s*NCCL_\w+\s*,\s*"([^"\n]*set by environment t
 # SYSCHECK(statement, "name") and its kin print WARN("Call to " name " failed : %s", strerror(errno)), spelled
 # " failed: %s" since 2.23 (include/checks.h): _SYSCHECK_SPELLING reads which one a release's macro prints
 _SYSCHECK = re.compile(r'\bSYSCHECK\w*\((?:[^;"]|"[^"]*"(?!\s*[,)]\s*(?:\w+\s*,\s*\w+\s*)?\)))*?,\s*"(\w+)"')
+# the INFO lines a failing or retrying run prints beside its WARNs (users paste them with the error): a connection a
+# local rank closed, a connect or accept retried, a library or plugin that did not load (most of them harmless),
+# not NCCL's RAS monitor's or the IB resiliency's internal ones
+_INFO_FAILING = re.compile(
+    r'\bINFO\(\s*NCCL_[\w| ]+,\s*"((?!RAS |NET/IB: %s: )[^"\n]*(?:[Cc]onnection closed|retrying|[Ff]ailed to|'
+    r'failed with|No device found|Plugin load returned|exceeded)[^"\n]*)"'
+)
 _SYSCHECK_SPELLING = re.compile(r'WARN\("Call to " name " failed( ?): %s"')
 _ERROR_STRING = re.compile(
     r'case nccl\w+\s*:\s*return\s+"([^"]+)"|return\s+"((?:unhandled|invalid|internal|remote)[^"]+)"'
@@ -373,6 +381,8 @@ def from_nccl(repo: Path) -> list[tuple[str, str, str]]:
             for found in _WARN.finditer(text):
                 rows.append((clean(found.group(1).replace("\\n", "\n")), file, ""))
             for found in _ENV_INFO.finditer(text):  # the settings NCCL says it took from the environment
+                rows.append((clean(found.group(1)), file, ""))
+            for found in _INFO_FAILING.finditer(text):
                 rows.append((clean(found.group(1)), file, ""))
             for found in _ERROR_STRING.finditer(text):
                 rows.append((clean(found.group(1) or found.group(2)), file, ""))

@@ -212,3 +212,38 @@ def test_the_stores_own_port_in_use_still_names_its_port():
     )
     assert found.id == "log.rendezvous_or_port", found.summary
     assert "port 29511 is taken" in found.summary, found.summary
+
+
+# -- NCCL's INFO lines of a retried connect: a run that goes on prints them too -------------------------
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        # misc/ibvwrap.cc (2.25+): INFO, the queue pair retried
+        "gpu-a:2188:2301 [1] NCCL INFO Call to ibv_modify_qp failed with 110 Connection timed out, on dev mlx5_0:1, "
+        "curr state INIT, next state RTR, local GID index 3, retrying 1/5 after 1000 msec of sleep",
+        # misc/socket.cc (2.25+): INFO, the connect retried
+        "gpu-a:2188:2301 [1] NCCL INFO socketStartConnect: connect to 10.1.4.22<47113> returned Connection refused, "
+        "retrying (1/34) after sleep for 100 msec",
+    ],
+)
+def test_a_retried_connect_alone_is_no_failure(line):
+    assert by_id()["nccl:connect-to-returned-retrying-after-sleep"].versions == "v2.25.1+"
+    found = explained(line + "\n")
+    assert found.id == "log.unrecognised", found.summary
+
+
+def test_the_queue_pair_that_failed_for_good_is_still_read():
+    found = explained(
+        "gpu-a:2188:2301 [1] misc/ibvwrap.cc:290 NCCL WARN Call to ibv_modify_qp failed with 110 Connection timed "
+        "out, on dev mlx5_0:1, curr state INIT, next state RTR, local GID index 3\n"
+    )
+    assert found.id == "log.network_interface" and "ibv_modify_qp failed" in found.summary, found.summary
+
+
+def test_a_local_rank_that_closed_its_proxy_connection_is_a_peer_gone():
+    # proxy.cc's INFO (2.12+), now in the catalog beside the WARNs
+    assert by_id()["nccl:service-thread-connection-closed-by-localrank"].kind == "peer_closed"
+    found = explained("g183:161260:166045 [3] NCCL INFO [Service thread] Connection closed by localRank 5\n")
+    assert (found.id, found.details["confidence"]) == ("log.peer_closed", "likely"), found.summary

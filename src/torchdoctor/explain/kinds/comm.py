@@ -1205,6 +1205,9 @@ NETWORK_INTERFACE = Recogniser(
         for h in hits
     ),
     absorbs=("nccl_error", "nccl_system_error"),
+    # NCCL's INFO lines of a connect or a queue pair it retries (misc/socket.cc, os/linux.cc, misc/ibvwrap.cc, 2.4+):
+    # a run that goes on prints them too; the WARN of the retries given up, or of the call failing, is the failure
+    reject=R(r"\A[^\n]*(?:returned [^\n]{0,80}, retrying|, retrying \d+/\d+ after \d+ msec of sleep)"),
     also=(
         Alternative(
             "network_fault",
