@@ -247,3 +247,28 @@ def test_a_local_rank_that_closed_its_proxy_connection_is_a_peer_gone():
     assert by_id()["nccl:service-thread-connection-closed-by-localrank"].kind == "peer_closed"
     found = explained("g183:161260:166045 [3] NCCL INFO [Service thread] Connection closed by localRank 5\n")
     assert (found.id, found.details["confidence"]) == ("log.peer_closed", "likely"), found.summary
+
+
+# -- ProcessGroupNCCL guessing a rank's GPU: a warning, read only where nothing failed ---------------------
+
+
+def test_the_barrier_device_warning_alone_names_the_guess_and_the_fix():
+    assert by_id()["torch_native:using-gpu-to-perform-barrier"].kind == "barrier_device_guessed"
+    found = explained(
+        "[rank0]:[W1203 10:00:00.000000000 ProcessGroupNCCL.cpp:4561] [PG ID 0 PG GUID 0 Rank 0]  using GPU 0 to "
+        "perform barrier as devices used by this process are currently unknown. This can potentially cause a hang if "
+        "this rank to GPU mapping is incorrect. Specify device_ids in barrier() to force use of a particular device, "
+        "or call init_process_group() with a device_id.\n"
+    )
+    assert (found.id, found.details["confidence"]) == ("log.barrier_device_guessed", "likely"), found.summary
+    assert "guessed GPU 0" in found.summary and "torch.cuda.set_device(local_rank)" in found.fix, found.fix
+
+
+def test_the_guess_says_nothing_beside_a_failure():
+    found = explained(
+        "[rank1]:[W1203 ProcessGroupNCCL.cpp:3101] Guessing device ID based on global rank. This can cause a hang if "
+        "rank to GPU mapping is heterogeneous. You can specify device_id in init_process_group()\n"
+        "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total capacity of 79.11 "
+        "GiB of which 1.06 GiB is free.\n"
+    )
+    assert found.id == "log.cuda_oom", found.summary
