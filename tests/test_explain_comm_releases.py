@@ -272,3 +272,32 @@ def test_the_guess_says_nothing_beside_a_failure():
         "GiB of which 1.06 GiB is free.\n"
     )
     assert found.id == "log.cuda_oom", found.summary
+
+
+# -- gloo's monitored barrier (ProcessGroupGloo.cpp monitoredBarrier) names the rank -----------------------
+
+
+@pytest.mark.parametrize(
+    ("log", "said"),
+    [
+        (
+            "RuntimeError: [Rank 0]: Rank 1 failed to pass monitoredBarrier in 2000 ms\n Original exception: \n"
+            "[../third_party/gloo/gloo/transport/tcp/pair.cc:598] Connection closed by peer [10.1.4.22]:8594\n",
+            "rank 1 never reached the monitored barrier in 2 s",
+        ),
+        (
+            "[E1203 ProcessGroupGloo.cpp:138] [Rank 0]: Ranks 1, 2 failed to pass monitoredBarrier in 120000 ms\n",
+            "ranks 1, 2 never reached the monitored barrier in 120 s",
+        ),
+        (
+            "RuntimeError: Rank 1 successfully reached monitoredBarrier, but received errors while waiting for "
+            "send/recv from rank 0. Please check rank 0 logs for faulty rank.\n",
+            "exchange with rank 0 failed",
+        ),
+    ],
+)
+def test_the_monitored_barrier_names_the_rank_to_read(log, said):
+    assert by_id()["torch_native:monitored-barrier-rank-failed"].kind == "collective_timeout"
+    found = explained(log)
+    assert (found.id, found.details["confidence"]) == ("log.collective_timeout", "likely"), found.summary
+    assert said in found.summary, found.summary

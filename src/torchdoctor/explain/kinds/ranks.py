@@ -264,9 +264,41 @@ def _store_barrier(hits: list[Hit], ctx: Context) -> tuple[str, str]:
     return summary, fix
 
 
+def _monitored_barrier(hits: list[Hit]) -> tuple[str, str]:
+    """gloo's monitored barrier (ProcessGroupGloo.cpp monitoredBarrier: dist.monitored_barrier, and every collective
+    under TORCH_DISTRIBUTED_DEBUG=DETAIL): rank 0 names the ranks that never reached it, another rank names rank 0
+    when its own exchange with it failed."""
+    late, faulty = first(hits, "monitored_late"), first(hits, "monitored_faulty")
+    waited = first(hits, "monitored_ms")
+    after = f" in {int(waited) / 1000:g} s" if waited else ""
+    if late:
+        late = ("ranks " if "," in late else "rank ") + late
+        summary = (
+            f"{late} never reached the monitored barrier{after} (busy, hung or in another collective, or failed "
+            "first); the ranks that reached it are victims"
+        )
+        named = late
+    elif faulty:
+        summary = f"the monitored barrier's exchange with rank {faulty} failed: rank {faulty} failed or timed out first"
+        named = f"rank {faulty}"
+    else:
+        summary = (
+            f"this rank timed out in the monitored barrier{after}: rank 0 (which checks it) never answered"
+        )
+        named = "rank 0"
+    return summary + on_ranks(hits), (
+        f"Read the log of {named} at that moment: its error, or the line it waited at (on the next hang, "
+        f"{WATCHDOG_HINT.split('#')[0].strip()} prints every rank's Python stack). A rank that was legitimately "
+        "busy alone (a checkpoint save, evaluation on rank 0) needs the others to wait longer: "
+        "dist.monitored_barrier(timeout=timedelta(minutes=30)) or init_process_group(timeout=...)."
+    )
+
+
 def _timeout(hits: list[Hit], ctx: Context) -> tuple[str, str]:
     if first(hits, "store_barrier"):
         return _store_barrier(hits, ctx)
+    if any(k in h.facts for h in hits for k in ("monitored_late", "monitored_faulty", "monitored_self")):
+        return _monitored_barrier(hits)
     if not first(hits, "unique_id"):
         return _watchdog(hits, ctx)
     ranks = on_ranks(hits)
@@ -304,8 +336,16 @@ COLLECTIVE_TIMEOUT = Recogniser(
         "Timed out waiting on barrier on rank",
         "retrieving ncclUniqueId from [0]",
         "imed out initializing process group in store based barrier",
+        # ProcessGroupGloo.cpp monitoredBarrier: rank 0's "[Rank 0]: Rank(s) {} failed to pass monitoredBarrier in {}
+        # ms", the other ranks' "timed out in monitoredBarrier after {}" and "successfully reached monitoredBarrier,
+        # but received errors while waiting for send/recv from rank {}"
+        "failed to pass monitoredBarrier in",
+        "timed out in monitoredBarrier after",
+        "received errors while waiting for send/recv from rank",
     ),
     match=R(
+        r"failed to pass monitoredBarrier in|timed out in monitoredBarrier after|"
+        r"received errors while waiting for send/recv from rank|"
         r"Timed out waiting \d+ms for \w+ operation|Timed out waiting on barrier on rank|"
         r"retrieving ncclUniqueId from \[0\][^\n]{0,300}(?:Socket Timeout|wait timeout|[Tt]imed out|timeout after)|"
         r"[Tt]imed out initializing process group in store based barrier"
@@ -317,9 +357,17 @@ COLLECTIVE_TIMEOUT = Recogniser(
         "torch:timed-out-waiting-on-barrier-on",
         "torch_native:retrieving-ncclUniqueId-from-rank-0",
         "torch:timed-out-initializing-process-group-in",
+        "torch_native:monitored-barrier-rank-failed",
+        "torch_native:monitored-barrier-rank-timed-out",
+        "torch_native:monitored-barrier-send-recv-errors",
     ),
     facts=(
         R(r"(?P<store_barrier>[Tt]imed out initializing process group in store based barrier)"),
+        R(
+            r"Ranks? (?P<monitored_late>\d+(?:, \d+)*) failed to pass monitoredBarrier in (?P<monitored_ms>\d+) ms"
+        ),
+        R(r"waiting for send/recv from rank (?P<monitored_faulty>\d+)"),
+        R(r"(?P<monitored_self>timed out in monitoredBarrier after) (?P<monitored_ms>\d+)"),
         R(r"world_size=(?P<world_size>\d+), (?:worker_count|num_workers_joined)=(?P<arrived>\d+)"),
         R(r"timeout=(?P<barrier_timeout>\d+:\d\d:\d\d)"),
         R(r"(?P<unique_id>retrieving ncclUniqueId from \[0\])"),
