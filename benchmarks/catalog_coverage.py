@@ -424,7 +424,8 @@ def from_datasets(repo: Path) -> list[tuple[str, str, str]]:
     """The messages of Hugging Face ``datasets`` on a training run's data path: ``load_dataset`` and the
     builder (load.py, builder.py, data_files.py, info.py and utils/info_utils.py's split and checksum checks),
     ``arrow_dataset.py`` (map, filter, set_format, cast, remove_columns), the features, the Arrow table casts
-    (table.py), the download and cache manager, ``iterable_dataset.py`` (streaming) and the exceptions module,
+    (table.py), the download and cache manager, ``iterable_dataset.py`` (streaming), the exceptions module, ``arrow_reader.py`` (the split a script asks for) and
+    ``utils/py_utils.py`` (map's worker processes),
     over a few releases and HEAD, with the first and last of `DATASETS_TAGS` that print each."""
     folders = (
         "src/datasets/load.py",
@@ -442,6 +443,8 @@ def from_datasets(repo: Path) -> list[tuple[str, str, str]]:
         "src/datasets/iterable_dataset.py",
         "src/datasets/exceptions.py",
         "src/datasets/combine.py",
+        "src/datasets/arrow_reader.py",
+        "src/datasets/utils/py_utils.py",
     )
     rows = []
     for tag in ("HEAD", "3.6.0", "2.21.0", "2.14.7", "2.6.2"):
@@ -475,10 +478,10 @@ def from_pillow(repo: Path) -> list[tuple[str, str, str]]:
 
 def from_webdataset(repo: Path) -> list[tuple[str, str, str]]:
     """The messages of webdataset (the shard lists and their node and worker splitters, the WebDataset class,
-    decoding, filters, tar iteration), over a few releases and HEAD: ``webdataset/`` up to 0.2.x,
-    ``src/webdataset/`` after."""
+    decoding, filters, tar iteration), over a few releases (from 0.2.5: its first multi-node refusal's wording)
+    and HEAD: ``webdataset/`` up to 0.2.x, ``src/webdataset/`` after."""
     rows = []
-    for tag in ("HEAD", "v0.2.107", "0.2.86", "0.2.48"):
+    for tag in ("HEAD", "v0.2.107", "0.2.86", "0.2.48", "0.2.5"):
         for file, text in files_at(repo, tag, ("webdataset", "src/webdataset"), (".py",)).items():
             for message in python_messages(text):
                 if worth_keeping(message):
@@ -563,6 +566,8 @@ def extract(
                 "lightning/pytorch/utilities/data.py",
                 "lightning/pytorch/cli.py",
                 "lightning/fabric/utilities/data.py",
+                # the hooks a LightningModule or LightningDataModule leaves to the user: the dataloaders it must define
+                "lightning/pytorch/core/hooks.py",
             ],
             lightning.__version__,
         ),

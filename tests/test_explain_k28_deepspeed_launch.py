@@ -4,7 +4,7 @@ mpi4py import its MPI discovery fails on, as a run prints them; neither alone re
 from __future__ import annotations
 
 import pytest
-from explaining import explained
+from explaining import explained, template
 
 pytestmark = pytest.mark.usefixtures("every_message_seen")
 
@@ -50,3 +50,28 @@ def test_mpi4py_missing_without_the_line_is_not_it():
         "ModuleNotFoundError: No module named 'mpi4py'\n"
     )
     assert found.id != "log.deepspeed_no_launcher", found.summary
+
+
+# deepspeed/launcher/launch.py sigkill_handler: "Main process received {SIGINT|SIGTERM}, exiting" (catalog
+# deepspeed:main-process-received-exiting), printed only when the launcher itself got the signal; a worker that failed
+# first makes it print "exits with return code = N" and exit without it
+@pytest.mark.parametrize(("signal", "words"), [("SIGTERM", "scheduler"), ("SIGINT", "Ctrl-C")])
+def test_the_deepspeed_launcher_stopped_by_a_signal_is_launcher_stopped(signal, words):
+    found = explained(
+        "[2024-05-01 10:00:00,000] [INFO] [launch.py:315:sigkill_handler] Killing subprocess 4242\n"
+        "[2024-05-01 10:00:00,001] [INFO] [launch.py:327:sigkill_handler] "
+        + template("deepspeed:main-process-received-exiting", signal)
+        + "\n"
+    )
+    assert found.id == "log.launcher_stopped" and found.details["confidence"] == "likely", found.summary
+    assert f"the launcher (deepspeed) was stopped by {signal}" in found.summary
+    assert words in found.fix
+
+
+def test_a_worker_that_failed_before_the_launcher_stopped_is_not_a_signal_from_outside():
+    found = explained(
+        "[2024-05-01 10:00:00,000] [INFO] [launch.py:315:sigkill_handler] Killing subprocess 4242\n"
+        "[2024-05-01 10:00:00,001] [ERROR] [launch.py:321:sigkill_handler] ['/usr/bin/python', '-u', 'train.py', "
+        "'--local_rank=1'] exits with return code = -9\n"
+    )
+    assert found.id != "log.launcher_stopped", found.summary

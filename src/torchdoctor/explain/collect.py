@@ -22,6 +22,8 @@ _ERROR_LINE = re.compile(r"^\s*(?:[\w.]+\.)?\w*(?:Error|Exception)\b(?::|$)")
 _IN_PROSE = re.compile(
     r"[\s(\"'`](?P<type>(?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Error|Exception)): (?P<message>\S.{0,400})"
 )
+_UNEXPECTED_KEYWORD = re.compile(r"\(\) got an unexpected keyword argument '(?P<keyword>\w{1,100})'")
+_NEAR_A_QUOTE = 6  # lines above and below an error quoted in prose where the call it quotes is looked for
 _ROOT_CAUSE = re.compile(r"^\s*rank\s*:\s*(?P<rank>\d+)")
 # the line under a rank in torchrun's failure summary: how that rank ended ("exitcode  : -15 (pid: 8430)")
 _SUMMARY_EXIT = re.compile(r"^\s*exitcode\s*:\s*(?P<code>-?\d+)")
@@ -126,6 +128,20 @@ def places(line: str) -> set[int]:
 _CONTEXT_LITERALS = literal_tree(sorted({literal for literal, _ in CONTEXT_FACTS}))
 
 
+def _call_passing(message: str, lines: list[str]) -> str | None:
+    """The first of ``lines`` that calls a class (a capitalised name) with the keyword ``message`` says was
+    unexpected, or None (no such message, no such line).
+
+    >>> _call_passing("__init__() got an unexpected keyword argument 'p'", ["x = 1", "loss = nn.L(p=0.1)"])
+    'loss = nn.L(p=0.1)'
+    """
+    found = _UNEXPECTED_KEYWORD.search(message)
+    if found is None:
+        return None
+    call = re.compile(rf"(?<!\w)[A-Z]\w{{0,100}}\s*\([^()\n]{{0,300}}?\b{found['keyword']}\s*=(?!=)")
+    return next((line for line in lines if call.search(line)), None)
+
+
 class Collector:
     """Accumulates hits and context over every file of one invocation."""
 
@@ -220,6 +236,11 @@ class Collector:
         elif self.ctx.prose_exception is None and "rror: " in line and (quoted := _IN_PROSE.search(line)):
             quote = (quoted["type"], quoted["message"].strip(), source, number, cut(line.strip(), 300))
             self.ctx.prose_exception = quote
+            nearby = [text for _, text in self._recent[-_NEAR_A_QUOTE:]] + following[:_NEAR_A_QUOTE]
+            if call := _call_passing(quote[1], nearby):
+                # CPython's bare "__init__() got an unexpected keyword argument 'x'" quoted with the call that
+                # passed it on a line of its own: the call names the class
+                self.ctx.facts["prose_call"] = cut(call.strip(), 300)
         raised = None
         if before is not None and len(self.raised) < MAX_RAISED:
             raised = exception_at(line, before, following)

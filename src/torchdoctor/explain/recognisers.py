@@ -277,6 +277,20 @@ def called_from_own_code(*stack: str) -> Callable[[list[Hit], Context], bool]:
     return confirmed
 
 
+def unless_a_library_called(*stack: str) -> Callable[[list[Hit], Context], bool]:
+    """A ``confirm`` for a refusal whose reading is the caller's mistake, which an installed library's code makes
+    too: certain unless every hit was raised with an installed package's frames (other than ``stack``'s, torch's
+    own) below the user's code, where that package made the call (a bug of its release: `library_call` names it).
+    Laxer than `called_from_own_code`: the line alone, without a traceback, stays certain."""
+    allowed = frozenset(stack)
+
+    def confirmed(hits: list[Hit], ctx: Context) -> bool:
+        return any(not set(h.facts.get("frame_packages", ())) - allowed for h in hits)
+
+    confirmed.lowers_only = True  # type: ignore[attr-defined]  # docs/catalog.md: the anchor decides
+    return confirmed
+
+
 def library_call(what: str, fix: str) -> Alternative:
     """The other reading of a refusal `called_from_own_code` confirms: ``what`` a library's code did with what it
     was handed, a bug of its release or a call the installed releases do not fit; ``fix`` says what to do."""

@@ -151,8 +151,12 @@ def quoted_in_prose(ctx: Context) -> Finding | None:
     if ctx.prose_exception is None:
         return None
     type_, message, source, line, sentence = ctx.prose_exception
-    # the sentence stands for the traceback's call line: a bare __init__() is the one class it names
-    raised = Raised(type_, message, source=source, line=line, raised_code=sentence)
+    # the sentence stands for the traceback's call line: a bare __init__() is the one class it names, or the one
+    # the call near it that passed the keyword names (collect._call_passing)
+    call = ctx.facts.get("prose_call")
+    raised = Raised(
+        type_, message, source=source, line=line, raised_code=f"{sentence} {call}" if call else sentence
+    )
     keyword = (
         api_keywords.diagnosis(raised, ctx.facts)
         or api_signatures.diagnosis(raised, ctx.facts)

@@ -9,7 +9,10 @@ way the second time. What threads established: a fused kernel that saves other t
 fused SwiGLU under Lightning's FSDP activation checkpointing, jzhang38/TinyLlama#152: the owner's fix, torch's own
 SwiGLU layers); DeepSpeed ZeRO-3 recomputing with a frozen parameter already released (recomputed shape [0]: a bug
 fixed by deepspeedai/DeepSpeed#8148); torch.compile with DDP and checkpointing (pytorch/pytorch#144035); a forward
-whose path depends on state the recompute changes (a cache, a router, a length computed from the data). Several
+whose path depends on state the recompute changes (a cache, a router, a length computed from the data);
+scaled_dot_product_attention picking its cuDNN backend on one run and not the other, whose saved RNG seed and
+offset differ in dtype and shape (torch's DTensor path under checkpointing, whose merged fix keeps cuDNN attention
+out while checkpointing is on: the train half's 4671.txt). Several
 causes print the same words: likely, never certain, with a release's bug named beside it.
 """
 
@@ -40,7 +43,11 @@ def _recomputed(hits: list[Hit], ctx: Context) -> tuple[str, str]:
         "torch.utils.checkpoint.set_checkpoint_debug_enabled(True) (or checkpoint(..., debug=True)) to see the "
         "operators of both runs. Usual causes: a fused kernel of another library inside the block (xformers' fused "
         "SwiGLU or attention, apex's fused layers): use torch's own layers there or leave that block out of the "
-        "checkpointing policy; a forward that depends on state the first run changed (a cache, a counter, a "
+        "checkpointing policy; scaled_dot_product_attention taking another backend on recomputation than in "
+        "the forward (its cuDNN backend saves other tensors than the flash and memory-efficient ones, the RNG "
+        "seed and offset of another dtype or shape): pin the backends around the model with "
+        "torch.nn.attention.sdpa_kernel([SDPBackend.FLASH_ATTENTION, SDPBackend.EFFICIENT_ATTENTION]), leaving "
+        "cuDNN attention out; a forward that depends on state the first run changed (a cache, a counter, a "
         "data-dependent length): make it the same on recomputation; under DeepSpeed ZeRO-3 with frozen parameters "
         "(LoRA) a shape of [0] recomputed is parameters released too early: upgrade DeepSpeed, or turn "
         "checkpointing off for the frozen part.",

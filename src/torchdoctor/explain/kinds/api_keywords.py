@@ -131,7 +131,7 @@ def named_callable(
     known = _callables() if known is None else known
     name = message_callable.removesuffix(".__init__")
     if name == "__init__":
-        pattern = r"(?<![\w.])([A-Z]\w{0,100})\b" if prose else r"(?<!\w)([A-Z]\w{0,100})\s*\("
+        pattern = r"(?<!\w)([A-Z]\w{0,100})\b" if prose else r"(?<!\w)([A-Z]\w{0,100})\s*\("
         called = {c for c in re.findall(pattern, call_line) if c in known}
         return called.pop() if len(called) == 1 else None
     return name if name in known else None

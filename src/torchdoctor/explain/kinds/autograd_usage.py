@@ -50,6 +50,7 @@ from __future__ import annotations
 
 import re
 
+from torchdoctor.explain.kinds import zero_frozen_groups
 from torchdoctor.explain.recognisers import (
     Context,
     Hit,
@@ -138,6 +139,8 @@ RNN_BACKWARD_EVAL_MODE = Recogniser(
 
 
 def _no_params(hits: list[Hit], ctx: Context) -> tuple[str, str]:
+    if any(first(hits, key) for key in zero_frozen_groups.FACTS):
+        return zero_frozen_groups.no_trainable(hits)
     return (
         "the optimizer was built over an empty list of parameters" + on_ranks(hits),
         "Pass it the parameters of the model being trained, as a list: torch.optim.Adam(list(params), ...). "
@@ -150,9 +153,13 @@ def _no_params(hits: list[Hit], ctx: Context) -> tuple[str, str]:
 
 OPTIMIZER_NO_PARAMS = Recogniser(
     kind="optimizer_no_params",
-    templates=("torch:optimizer-got-an-empty-parameter-list",),
+    templates=("torch:optimizer-got-an-empty-parameter-list", *zero_frozen_groups.TEMPLATES),
     title="an optimizer without parameters",
-    anchors=("optimizer got an empty parameter list",),
+    # and DeepSpeed ZeRO's optimizer flattening a group with no trainable parameter (kinds/zero_frozen_groups.py):
+    # its frame or source line with the empty-list error within the lines after it
+    anchors=("optimizer got an empty parameter list", *zero_frozen_groups.ANCHORS),
+    match=R(r"optimizer got an empty parameter list|" + zero_frozen_groups.REFUSED.pattern),
+    span=zero_frozen_groups.SPAN,
     # torch/optim/optimizer.py Optimizer.__init__ checks the list whoever built the optimizer passed: the script
     # (certain when its traceback shows so), or a library building it from what it was configured with
     confirm=called_from_own_code("torch"),

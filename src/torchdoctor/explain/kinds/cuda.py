@@ -92,6 +92,12 @@ def _oom(hits: list[Hit], ctx: Context) -> tuple[str, str]:
         summary = f"NCCL could not allocate {size / 2**20:.1f} MiB on the GPU for its buffers{on_ranks(hits)}"
     if all("cudnn_alloc" in h.facts for h in hits):
         summary = f"cuDNN could not allocate the memory it needs (CUDNN_STATUS_ALLOC_FAILED){on_ranks(hits)}"
+    if all("cudnn_start" in h.facts for h in hits):
+        status = hits[0].facts["cudnn_start"]
+        summary = (
+            f"cuDNN could not start or choose a convolution ({status}): most often the GPU's memory is full, "
+            f"where cuDNN's handle and workspaces are allocated{on_ranks(hits)}"
+        )
     request, total = _bytes(facts, "request"), _bytes(facts, "total")
     free = _bytes(facts, "free")
     unallocated = _bytes(facts, "unallocated")
@@ -200,6 +206,13 @@ def _oom(hits: list[Hit], ctx: Context) -> tuple[str, str]:
             "(`nvidia-smi`), and shrink NCCL's own share with NCCL_BUFFSIZE=2097152 (the default is 4 MiB)"
             " or fewer channels (NCCL_MAX_NCHANNELS)."
         )
+    if any("cudnn_start" in h.facts for h in hits):
+        lines.append(
+            "Check what else holds the GPU (nvidia-smi: another job, the job's other ranks on the same GPU, a "
+            "notebook kernel left running): cuDNN needs room beside the model to create its handle and its "
+            "workspaces. torch.backends.cudnn.benchmark = False keeps it from the algorithms with the largest "
+            "workspaces."
+        )
     if any("cudnn_alloc" in h.facts for h in hits):
         lines.append(
             "cuDNN's workspace comes from the GPU's memory: torch.backends.cudnn.benchmark = False keeps it from "
@@ -251,6 +264,13 @@ def _other_is_this_process(facts: dict, ctx: Context) -> bool:
     return other + held > used + 0.02 * total
 
 
+# cuDNN's failures to start or to choose a convolution: the GPU's memory most often, never certain alone
+_CUDNN_START = R(
+    r"(?P<cudnn_start>CUDNN_STATUS_NOT_INITIALIZED|CUDNN_STATUS_INTERNAL_ERROR|"
+    r"Unable to find a valid cuDNN algorithm to run convolution|no valid convolution algorithms available in CuDNN)"
+)
+
+
 CUDA_OOM = Recogniser(
     # c10/cuda/CUDACachingAllocator.cpp (the message across torch 1.x-2.x), torch.OutOfMemoryError,
     # NCCL's "Cuda failure 'out of memory'"
@@ -259,6 +279,11 @@ CUDA_OOM = Recogniser(
         "torch_native:cuda-out-of-memory",
         "torch_native:cuda-out-of-memory-old",  # the same raise as torch 1.x-2.0 worded it
         "torch_native:cudnn-status-alloc-failed",
+        # cuDNN failing to start (its handle) or to find a convolution algorithm whose workspace fits
+        "torch_native:cudnn-status-not-initialized",
+        "torch_native:cudnn-status-internal-error",
+        "torch_native:cudnn-no-valid-convolution-algorithm",
+        "torch_native:cudnn-no-valid-convolution-algorithms-old",
         # NCCL src/include/alloc.h (2.14+): its own buffers' cudaMalloc / cuMem allocation failed
         "nccl:failed-to-cuda-malloc-bytes",
     ),
@@ -275,16 +300,25 @@ CUDA_OOM = Recogniser(
         # torch/backends/cudnn CuDNNError: the status alone); cuDNN's API reference: "Resource allocation failed
         # inside the cuDNN library. This is usually caused by an internal cudaMalloc() failure" (not always)
         "CUDNN_STATUS_ALLOC_FAILED",
+        # cuDNN's handle (cudnnCreate) and its convolutions' workspaces come from the GPU's memory: on a full GPU
+        # it cannot start (NOT_INITIALIZED, INTERNAL_ERROR) or finds no algorithm whose workspace fits (Conv.cpp's
+        # try_all, "no valid convolution algorithms available in CuDNN" before 1.5); a cuDNN that does not fit the
+        # build prints the same, so only likely (docs/explain.md: the messages users post most)
+        "CUDNN_STATUS_NOT_INITIALIZED",
+        "CUDNN_STATUS_INTERNAL_ERROR",
+        "Unable to find a valid cuDNN algorithm to run convolution",
+        "no valid convolution algorithms available in CuDNN",
         # NCCL's WARN after the allocation of its own buffers (channels, FIFOs) failed on the GPU
         "Failed to CUDA malloc",
     ),
     match=R(
         r"CUDA out of memory|torch(?:\.cuda)?\.OutOfMemoryError|CUDA error: out of memory|"
         r"Cuda failure (?:\d{1,4} )?'out of memory'|CUBLAS_STATUS_ALLOC_FAILED|HIP out of memory|"
-        r"CUDNN_STATUS_ALLOC_FAILED|Failed to CUDA malloc \d+ bytes"
+        r"CUDNN_STATUS_ALLOC_FAILED|Failed to CUDA malloc \d+ bytes|" + _CUDNN_START.pattern
     ),
     facts=(
         R(r"(?P<cudnn_alloc>CUDNN_STATUS_ALLOC_FAILED)"),
+        _CUDNN_START,
         R(r"Failed to CUDA malloc (?P<nccl_malloc>\d+) bytes"),
         R(r"(?P<runtime_oom>CUDA error: out of memory)"),
         R(r"Tried to allocate " + _size("request")),
@@ -327,6 +361,7 @@ CUDA_OOM = Recogniser(
         len(_sharers(hits, ctx)) < 2
         and not all("cudnn_alloc" in h.facts for h in hits)
         and not all("runtime_oom" in h.facts for h in hits)
+        and not all("cudnn_start" in h.facts for h in hits)
         # NCCL's own line says an allocation failed, not why: out of memory beside it ("Cuda failure 'out of
         # memory'") is certain, alone it is likely (a sticky error from before fails every cudaMalloc too)
         and not all("nccl_malloc" in h.facts for h in hits)
@@ -340,6 +375,17 @@ CUDA_OOM = Recogniser(
             "Watch the host's memory too (free -g, dmesg for the OOM killer): fewer DataLoader workers, a smaller "
             "batch.",
             when=("cudnn_alloc",),
+        ),
+        Alternative(
+            "cudnn_version_mismatch",
+            "a cuDNN that does not fit this torch build or this GPU (a system cuDNN found first on "
+            "LD_LIBRARY_PATH, a torch built for another CUDA), or no GPU the process can use",
+            "python -c 'import torch; print(torch.__version__, torch.version.cuda, torch.backends.cudnn.version(), "
+            "torch.cuda.get_device_name(0))' shows which cuDNN loaded: drop cuDNN folders from LD_LIBRARY_PATH so "
+            "the one torch's wheel brings is used, reinstall torch for the driver's CUDA, check CUDA_VISIBLE_DEVICES "
+            "is a plain list of indices (0,1 not [0,1]); torch.backends.cudnn.enabled = False for one run tells "
+            "cuDNN's part from the rest.",
+            when=("cudnn_start",),
         ),
         Alternative(
             "gpu_selection",
@@ -667,6 +713,20 @@ def _no_cuda(hits: list[Hit], ctx: Context) -> tuple[str, str]:
     facts = merged(hits)
     if ctx.facts.get("other_accelerator"):
         facts.setdefault("other_accelerator", ctx.facts["other_accelerator"])
+    if facts.get("bnb_check"):
+        return (
+            f"transformers refused to load the model with {facts['bnb_check'].replace('`', '')}: it counts "
+            "bitsandbytes as unavailable, "
+            "which from transformers 4.34 it does wherever torch sees no CUDA GPU, installed or not"
+            + on_ranks(hits),
+            "bitsandbytes' 8-bit and 4-bit layers (before 0.43.1) run on CUDA only, so transformers reports them "
+            "missing on a machine or process without a GPU: a notebook's CPU runtime (Colab: Runtime > Change "
+            "runtime type > GPU), a Mac, a CPU-only torch (python -c 'import torch; print(torch.version.cuda, "
+            "torch.cuda.is_available())'), a container started without --gpus all, CUDA_VISIBLE_DEVICES empty. "
+            "Give it a GPU, or load without quantization (drop load_in_8bit / load_in_4bit / "
+            "BitsAndBytesConfig) on the CPU; bitsandbytes 0.43.1+ with transformers 4.45+ no longer ties the "
+            "check to CUDA.",
+        )
     what = facts.get("what", "CUDA is not available")
     if what.endswith("is_available()"):
         what = "torch.cuda.is_available() is False: this process sees no usable GPU"
@@ -787,6 +847,11 @@ CUDA_UNAVAILABLE = Recogniser(
         "transformers:mixed-precision-half-evaluation-cuda-only",
         "transformers:fp16-half-precision-evaluation-cuda-only",
         "transformers:fp16-half-precision-evaluation-cuda-or-other",
+        # transformers' bitsandbytes check (modeling_utils.py up to 4.37, quantizers/quantizer_bnb_*bit.py after):
+        # is_bitsandbytes_available() is False without CUDA from 4.34 (for bitsandbytes < 0.43.1 from 4.45)
+        "transformers:load-in-8bit-requires-accelerate",
+        "transformers:bnb-quantization-requires-accelerate",
+        "transformers:bnb-quantization-requires-latest-bitsandbytes",
     ),
     title="no usable CUDA",
     anchors=(
@@ -822,6 +887,10 @@ CUDA_UNAVAILABLE = Recogniser(
         # torch's own answer, as a user shows it: `python -c "...print(torch.cuda.is_available())"`, the
         # REPL (">>> torch.cuda.is_available()" / IPython's "Out[2]: False"), only with False below or beside
         "cuda.is_available()",
+        # transformers refusing 8-bit/4-bit loading: bitsandbytes counts as missing where torch sees no GPU
+        "`load_in_8bit=True` requires Accelerate: `pip install accelerate` and the latest version of bitsandbytes",
+        "quantization requires Accelerate: `pip install accelerate` and the latest version of bitsandbytes",
+        "quantization requires the latest version of bitsandbytes",
     ),
     # the line itself, or is_available() answered False (the next line, or "returns False" on it): a
     # script's `if torch.cuda.is_available():` in a traceback is not a finding
@@ -858,6 +927,10 @@ CUDA_UNAVAILABLE = Recogniser(
         # habana_frameworks (HPU) run on torch's CPU build, where torch/cuda/__init__.py's _lazy_init raises
         # "Torch not compiled with CUDA enabled" for any call into torch.cuda, the project's or a library's
         R(rf"(?P<other_accelerator>\b(?:{'|'.join(OTHER_ACCELERATORS)})\b)"),
+        R(
+            r"Using `(?P<bnb_check>load_in_8bit=True|bitsandbytes` [48]-bit quantization)`? requires (?:Accelerate: "
+            r"`pip install accelerate` and )?the latest version of bitsandbytes"
+        ),
     ),
     # certain from a specific anchor, unless another vendor's accelerator is named beside it (see facts)
     confirm=lambda hits, ctx: (
@@ -888,8 +961,19 @@ CUDA_UNAVAILABLE = Recogniser(
         "and FP16 evaluation can only be used on CUDA devices",
         "`--bf16_full_eval`) can only be used on CUDA devices",
         "(`--fp16_full_eval`) can only be used on CUDA",
+        # the same check fails where accelerate or bitsandbytes is not installed at all
+        "`load_in_8bit=True` requires Accelerate: `pip install accelerate` and the latest version of bitsandbytes",
+        "quantization requires Accelerate: `pip install accelerate` and the latest version of bitsandbytes",
+        "quantization requires the latest version of bitsandbytes",
     ),
     also=(
+        Alternative(
+            "dependency_version",
+            "accelerate or bitsandbytes not installed (or too old) in the environment that ran",
+            "pip install -U accelerate bitsandbytes in the environment the script runs in (python -m pip, the "
+            "notebook's own kernel), then restart the process: transformers checks them once, when it is imported.",
+            when=("bnb_check",),
+        ),
         Alternative(
             "library_version_bug",
             "a library's release that calls torch.cuda on another vendor's accelerator",

@@ -21,7 +21,16 @@
 from __future__ import annotations
 
 from torchdoctor.explain.kinds import research_code
-from torchdoctor.explain.recognisers import Context, Hit, Pattern, Recogniser, first, library_call, on_ranks
+from torchdoctor.explain.recognisers import (
+    Context,
+    Hit,
+    Pattern,
+    Recogniser,
+    first,
+    library_call,
+    on_ranks,
+    unless_a_library_called,
+)
 
 FAMILY = "a script's own mistakes"
 
@@ -96,6 +105,15 @@ INPLACE_DETACH_VIEW = Recogniser(
     title="detach_() on a view",
     templates=("torch_native:cant-detach-views-in-place",),
     anchors=("Can't detach views in-place",),
+    # a library's forward calling detach_() on a view it made (lucidrains/invariant-point-attention#9, fixed in the
+    # library): its release's bug where the frames below the user's code are an installed package's (CERT9)
+    confirm=unless_a_library_called("torch"),
+    also=(
+        library_call(
+            "an installed package's code calling detach_() on a view (a release written for an older torch)",
+            "update it (pip install -U <package>), or pin the torch its release was written for.",
+        ),
+    ),
     describe=_detach_view,
 )
 

@@ -37,6 +37,13 @@ _NOT_IMPLEMENTED = R(
 )
 
 
+# the refusal of a CPU kernel ("addmm_impl_cpu_", "slow_conv2d_cpu"): the name says the tensors were on the CPU
+_CPU_KERNEL = R(
+    r"\"(?P<cpu_kernel>(?:[\w.:<>]{0,100}[_.:])?[Cc][Pp][Uu](?:[_.:][\w.:<>]{0,100})?)\" not implemented for "
+    r"'(?:Half|BFloat16|ComplexHalf|Float8_\w{1,20})'"
+)
+
+
 # the spectral kernels' refusal (SpectralOps.cpp) and MKL's, as torch prints them
 _FFT_DTYPE = R(
     r"(?:Unsupported dtype |(?P<mkl_fft>MKL FFT) doesn't support tensors of type: )"
@@ -143,8 +150,25 @@ HALF_UNSUPPORTED_OP = Recogniser(
         "Unsupported XLA type 10",
     ),
     match=R(_NOT_IMPLEMENTED.pattern + "|" + _FFT_DTYPE.pattern + "|" + _XLA_F16.pattern),
+    facts=(_CPU_KERNEL,),
+    # a CPU kernel's refusal says the half model ran on the CPU, not why: on purpose (a machine without a GPU), or
+    # because torch sees no GPU (a CPU-only build, a driver it cannot use) and the script's "cuda if available"
+    # fell back to the CPU -- the threads posting "addmm_impl_cpu_" are both (CERT9): only likely, that one named.
+    # A GPU kernel without the dtype (a library's float32-only CUDA op) is the one cause.
     confirm=lambda hits, ctx: (
-        any(k in h.facts for h in hits for k in ("op", "mkl_fft")) or "saw_fft" in ctx.facts
+        (any(k in h.facts for h in hits for k in ("op", "mkl_fft")) or "saw_fft" in ctx.facts)
+        and not all("cpu_kernel" in h.facts for h in hits)
+    ),
+    also=(
+        Alternative(
+            "cuda_unavailable",
+            "a torch that sees no GPU (a CPU-only build, or a driver it cannot use), so the half model fell back to "
+            "the CPU",
+            "If the model was meant to run on a GPU, check that torch sees one: python -c 'import torch; "
+            "print(torch.cuda.is_available(), torch.version.cuda)' (None: a CPU-only build; install a CUDA build "
+            "of torch, e.g. from https://pytorch.org/get-started/locally/), and nvidia-smi for the driver.",
+            when=("cpu_kernel",),
+        ),
     ),
     describe=_half_unsupported,
 )

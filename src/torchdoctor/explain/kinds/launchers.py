@@ -70,6 +70,19 @@ def _local_rank(hits: list[Hit], ctx: Context) -> tuple[str, str]:
             "default=int(os.environ.get('LOCAL_RANK', 0)))\n"
             "(drop required=True), or use local_rank = int(os.environ['LOCAL_RANK']) where the script reads it.",
         )
+    if facts.get("hf_parser") and injected:
+        flag = injected.strip().split("=")[0]
+        return (
+            f"transformers' HfArgumentParser does not take the {flag} argument the launcher adds: no field of the "
+            "script's dataclasses is named so" + on_ranks(hits),
+            "torch.distributed.launch (torch 2.x) and the deepspeed launcher pass --local-rank=N / --local_rank=N "
+            "to every worker. TrainingArguments takes --local_rank, and its dashed spelling --local-rank only from "
+            "transformers 4.46 (hf_argparser.py added dashed aliases then); dataclasses of the script's own take "
+            "neither. Start the script with torchrun (it passes no argument and sets LOCAL_RANK in the "
+            "environment, which the Trainer reads), or torch.distributed.launch --use-env; or upgrade transformers "
+            "to 4.46+ when TrainingArguments is among the parsed dataclasses; or add a field local_rank: int = -1 "
+            "to the script's own arguments dataclass.",
+        )
     if injected:
         # each rank is handed its own value (--local-rank=1 on rank 1): quoted only where every rank's is the
         # same, else the flag alone (the first value read may not be the rank named below)
@@ -102,24 +115,29 @@ LOCAL_RANK_ARGUMENT = Recogniser(
         "Could not consume arg: ",
         "Mismatch in local rank setting, args.local_rank=",
         "args.local_rank of ",
+        # transformers/hf_argparser.py parse_args_into_dataclasses: the arguments no dataclass field takes
+        "not used by the HfArgumentParser: ",
     ),
     templates=(
         "system:argparse-unrecognized-arguments",
+        "transformers:arguments-not-used-by-hfargumentparser",
         "system:argparse-arguments-required",
         "third_party:fire-could-not-consume-arg",  # a fire.Fire entry point handed --local_rank
         "deepspeed:mismatch-in-local-rank-setting-args",  # deepspeed/runtime/engine.py _configure_with_arguments
         "deepspeed:args-local-rank-of-is-an",  # engine.py _configure_with_arguments: args.local_rank not an int
     ),
     match=R(
-        r"(?:unrecognized arguments|Could not consume arg): [^\n]{0,300}?(?:--|–|—)local[_-]rank|"
+        r"(?:unrecognized arguments|Could not consume arg|not used by the HfArgumentParser): [^\n]{0,300}?"
+        r"(?:--|–|—)local[_-]rank|"
         r"arguments are required|Mismatch in local rank setting|args\.local_rank of [^\n]{0,40} is an unknown type"
     ),
     facts=(
         R(r"(?P<prog>[\w./-]{1,100}): error:"),
         R(
-            r"(?:unrecognized arguments|Could not consume arg): [^\n]{0,300}?"
+            r"(?:unrecognized arguments|Could not consume arg|not used by the HfArgumentParser): [^\n]{0,300}?"
             r"(?P<bad_arg>(?:--|–|—)local[_-]rank(?:=\d+)?)"
         ),
+        R(r"(?P<hf_parser>not used by the HfArgumentParser): [^\n]{0,300}?(?:--|–|—)local[_-]rank"),
         R(r"error: (?P<argparse_error>the following arguments are required: [^\n]{1,200})"),
         R(
             r"Mismatch in local rank setting, args\.local_rank=(?P<ds_local_rank>-?\d+) but "
@@ -1365,10 +1383,12 @@ TERMINAL_HANGUP = Recogniser(
 
 
 def _stopped(hits: list[Hit], ctx: Context) -> tuple[str, str]:
-    signal = str(merged(hits).get("signal", "SIGTERM"))
+    facts = merged(hits)
+    launcher = "deepspeed" if "ds_signal" in facts else "torchrun"
+    signal = str(facts.get("signal") or facts.get("ds_signal") or "SIGTERM")
     signal = {"15": "SIGTERM", "2": "SIGINT"}.get(signal, signal)
     return (
-        f"the launcher (torchrun) was stopped by {signal} from outside, and it stopped its workers"
+        f"the launcher ({launcher}) was stopped by {signal} from outside, and it stopped its workers"
         + on_ranks(hits),
         "SIGINT is Ctrl-C; SIGTERM comes from a scheduler (Slurm's time limit or scancel, preemption, Kubernetes "
         "evicting the pod), a `timeout` wrapper or a kill. If the run had stopped making progress before it was "
@@ -1381,16 +1401,23 @@ def _stopped(hits: list[Hit], ctx: Context) -> tuple[str, str]:
 LAUNCHER_STOPPED = Recogniser(
     # torch/distributed/elastic/multiprocessing/api.py _terminate_process_handler ("Process {pid} got signal:
     # {sigval}"), elastic/agent/server/api.py ("Received %s death signal, shutting down workers"): torchrun
-    # itself got SIGTERM or SIGINT (terminal_hangup reads SIGHUP)
+    # itself got SIGTERM or SIGINT (terminal_hangup reads SIGHUP); deepspeed/launcher/launch.py's sigkill_handler
+    # ("Main process received {SIGINT|SIGTERM}, exiting"), printed only when no worker had failed first (a failed
+    # worker's return code makes it print "exits with return code = N" and exit instead): the deepspeed launcher
+    # itself got the signal
     kind="launcher_stopped",
     title="the launcher stopped by a signal from outside",
-    anchors=("got signal: ", "death signal, shutting down workers"),
+    anchors=("got signal: ", "death signal, shutting down workers", "Main process received "),
     templates=(
         "torch:process-got-signal",
         "torch:received-death-signal-shutting-down-workers",
         "torch_native:elastic-signal-exception",
+        "deepspeed:main-process-received-exiting",
     ),
-    match=R(r"(?:got signal: |Received )(?:Signals\.)?(?P<signal>SIGTERM|SIGINT|15|2)\b"),
+    match=R(
+        r"(?:got signal: |Received )(?:Signals\.)?(?P<signal>SIGTERM|SIGINT|15|2)\b|"
+        r"Main process received (?P<ds_signal>SIGTERM|SIGINT), exiting"
+    ),
     # the signal says the launcher was stopped, not why (a time limit, a hang someone ended, Ctrl-C)
     confirm=lambda hits, ctx: False,
     describe=_stopped,

@@ -24,6 +24,11 @@ Each message names the sizes it compared, and the fix is written with them:
   worded three ways since 0.4): most often an encoder-decoder's skip connection given an input whose height or
   width is not a multiple of 2**depth. The DataLoader's default collate stacked through the same check before
   1.5, and two branches of a model can differ for other reasons, so it is only likely, with both named.
+
+The elementwise check whose two sizes are one apart in a dimension after the first two (193 against 192 in
+dimension 3: an (N, C, H, W) map's height or width) is the same skip connection added instead of joined: a side
+that is odd at some down-sampling is floored when halved and comes back one short. It leads as that (likely:
+two tensors of the script's own can be one apart for other reasons, named beside it).
 """
 
 from __future__ import annotations
@@ -285,6 +290,49 @@ _CAT = R(
     r"Sizes of tensors must match except in dimension (?P<dim>\d+)\. (?:Expected size (?P<expected>\d+) but got "
     r"size (?P<got>\d+) for tensor number (?P<tensor>\d+)|Got (?P<a>\d+) and (?P<b>\d+) in dimension (?P<at>\d+))"
 )
+
+
+def _one_apart() -> str:
+    """The elementwise check's line (ExpandUtils.cpp infer_size_impl) where the two sizes are one apart, either
+    larger, in a dimension from 2 on: "(193) must match the size of tensor b (192) at non-singleton dimension 3".
+    A regular expression cannot subtract, so each last digit and its successor is spelled out, with up to two
+    nines a carry turns into zeros (19/20, 199/200); sizes one apart across three nines (999/1000) are missed."""
+    pairs, n = [], 0
+    for nines in range(3):
+        for digit in range(9):
+            low, high = f"{digit}{'9' * nines}", f"{digit + 1}{'0' * nines}"
+            for a, b in ((low, high), (high, low)):
+                n += 1
+                pairs.append(
+                    rf"(?P<one_apart{n}>\d*){a}\) must match the size of tensor b \((?P=one_apart{n}){b}"
+                )
+    sizes = r"(?P<odd_a>\d+)\) must match the size of tensor b \((?P<odd_b>\d+)\) at non-singleton dimension "
+    return rf"The size of tensor a \((?={sizes}(?P<odd_dim>[2-9])\b)(?:{'|'.join(pairs)})\)"
+
+
+class _SharedDigits:
+    """A match of `_one_apart`'s pattern whose ``groupdict`` leaves out the digits the two sizes share (the
+    groups its backreferences need): they are no fact of the log."""
+
+    def __init__(self, found: re.Match) -> None:
+        self._found = found
+
+    def groupdict(self) -> dict:
+        return {k: v for k, v in self._found.groupdict().items() if not k.startswith("one_apart")}
+
+    def __getattr__(self, name: str):
+        return getattr(self._found, name)
+
+
+class _WithOneApart(Pattern):
+    """A `Pattern` whose matches are `_SharedDigits`."""
+
+    def search(self, *args):
+        found = super().search(*args)
+        return None if found is None else _SharedDigits(found)
+
+
+_ONE_APART = R(_one_apart())
 # the DataLoader's collate in the traceback: torch.stack of samples of different sizes (before 1.5 it went
 # through cat's check)
 IN_COLLATE = R(r"(?P<in_collate>collate\.py|default_collate)")
@@ -293,6 +341,20 @@ IN_COLLATE = R(r"(?P<in_collate>collate\.py|default_collate)")
 def _cat(hits: list[Hit], ctx: Context) -> tuple[str, str]:
     if any(first(hits, key) for key in fp8_shapes.FACTS):
         return fp8_shapes.explain(hits)
+    if first(hits, "odd_a"):
+        a, b, dim = int(first(hits, "odd_a")), int(first(hits, "odd_b")), first(hits, "odd_dim")
+        short, odd = min(a, b), max(a, b)
+        return (
+            f"two maps added or multiplied elementwise are one apart in dimension {dim} ({a} against {b}): "
+            "likely an encoder-decoder's skip connection with an input size not divisible by its down-sampling"
+            + on_ranks(hits),
+            f"A side that is odd at some down-sampling ({odd} here if {short} is the halved and doubled side) is "
+            "floored when a stride-2 layer or a pooling halves it, so the upsampled map comes back one short of "
+            "its skip. Resize or pad the inputs so that every side is a multiple of 2**depth (16 or 32 for most "
+            f"encoder-decoders; e.g. {2 * short} rather than {2 * odd} if this is the first down-sampling), "
+            "or interpolate the upsampled map to the skip's size before adding it "
+            "(F.interpolate(x, size=skip.shape[-2:])).",
+        )
     sizes = (
         (first(hits, "expected"), first(hits, "got"))
         if first(hits, "expected")
@@ -315,12 +377,18 @@ CAT_SIZE_MISMATCH = Recogniser(
         "aten:cat-sizes-must-match-except-dimension",
         "aten:cat-sizes-must-match-offending-index",
         "aten:th-cat-sizes-must-match",
+        # the elementwise check with its two sizes one apart in a dimension from 2 on (_one_apart)
+        "aten:size-of-tensor-a-must-match-tensor-b",
         # FP8 GEMMs' shape checks, torch._scaled_mm's and Transformer Engine's (kinds/fp8_shapes.py)
         *fp8_shapes.TEMPLATES,
     ),
     title="an input size that does not divide as the layer or kernel needs",
-    anchors=("Sizes of tensors must match except in dimension ", *fp8_shapes.ANCHORS),
-    match=R(_CAT.pattern + "|" + fp8_shapes.PATTERN.pattern),
+    anchors=(
+        "Sizes of tensors must match except in dimension ",
+        ") must match the size of tensor b (",
+        *fp8_shapes.ANCHORS,
+    ),
+    match=_WithOneApart(_CAT.pattern + "|" + fp8_shapes.PATTERN.pattern + "|" + _ONE_APART.pattern),
     # cat's check is every concatenation's: the skip connection is the commonest, never the only reading; an FP8
     # GEMM's check names its own cause
     confirm=lambda hits, ctx: any(first(hits, key) for key in fp8_shapes.FACTS),
@@ -331,16 +399,25 @@ CAT_SIZE_MISMATCH = Recogniser(
             "Resize or pad every sample to one size in the dataset's transform, or pass a collate_fn that pads "
             "(torch.nn.utils.rnn.pad_sequence) or keeps a list.",
             when=("in_collate",),
-            unless=fp8_shapes.FACTS,
+            unless=(*fp8_shapes.FACTS, "odd_a"),
         ),
         Alternative(
             "cat_operands",
             "two tensors of the script's own joined with torch.cat whose other dimensions differ",
             "Print the shapes of the tensors the line the traceback names joins, and make every dimension but "
             "the joined one agree.",
-            unless=fp8_shapes.FACTS,
+            unless=(*fp8_shapes.FACTS, "odd_a"),
+        ),
+        Alternative(
+            "broadcast_size_mismatch",
+            "two tensors of the script's own, one apart for another reason, that do not broadcast",
+            "Print the shapes of both operands on the line the traceback names and make them agree (a last "
+            "batch one short, a sequence or a window one longer than the other).",
+            when=("odd_a",),
         ),
     ),
+    # the elementwise check read as broadcast_size_mismatch: one apart after dimension 1, this reading leads
+    absorbs=("broadcast_size_mismatch",),
     describe=_cat,
 )
 

@@ -37,7 +37,24 @@ _REGISTRY = (
     "override=True to register(...); the name is a string."
 )
 
+# core/hooks.py: the *_dataloader hooks a LightningModule or LightningDataModule leaves undefined raise this (a
+# MisconfigurationException; logs of older pytorch_lightning releases show it as a NotImplementedError). Lightning 2.x's
+# Trainer calls only the hooks a class overrides (trainer/connectors/data_connector.py, _DataLoaderSource.is_defined),
+# so what asked for it is code calling the hook itself: the script's, or a package built on Lightning written for
+# another release of it. The log does not say which: likely, both in the fix.
+_UNDEFINED_DATALOADER = "_dataloader` must be implemented to be used with the Lightning Trainer"
+
 REFUSALS: tuple[tuple[str, str], ...] = (
+    (
+        _UNDEFINED_DATALOADER,
+        "Something asked the LightningModule or LightningDataModule for a data loader of the stage the message "
+        "names, and the class does not define that hook. The Trainer (Lightning 2.x) asks only for the hooks a "
+        "class overrides, so the caller is code that calls it itself: the script's (model.val_dataloader(), "
+        "datamodule.test_dataloader()): define the hook (return a DataLoader) or pass the loader to the Trainer "
+        "call (trainer.validate(model, dataloaders=...)); or a package built on Lightning (its frame in the "
+        "traceback) written for another pytorch-lightning release: pip show <package> pytorch-lightning, and "
+        "install the pair its requirements name.",
+    ),
     # data.py: re-creating a DataLoader with a DistributedSampler (and the batch size, the loader's length)
     (
         "Trying to inject custom `Sampler` into the",
@@ -229,6 +246,10 @@ LIGHTNING_CALL_REFUSED = refusal_recogniser(
     "Lightning refused what the Trainer or Fabric run handed it",
     REFUSALS,
     templates=(
+        "lightning:train-dataloader-must-be-implemented-to",
+        "lightning:test-dataloader-must-be-implemented-to",
+        "lightning:val-dataloader-must-be-implemented-to",
+        "lightning:predict-dataloader-must-be-implemented-to",
         "lightning:trying-to-inject-custom-sampler-into",
         "lightning:trying-to-inject-parameters-into-the",
         "lightning:the-dataloader-needs-to-subclass-torch",
@@ -274,6 +295,7 @@ LIGHTNING_CALL_REFUSED = refusal_recogniser(
         "lightning:the-optimizer-does-not-seem-to-3",
         "lightning:xla-fsdp-strategy-does-not-support",
     ),
+    several=(_UNDEFINED_DATALOADER,),
 )
 
 

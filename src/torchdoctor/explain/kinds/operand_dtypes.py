@@ -4,8 +4,9 @@ torch does not promote between a layer's weight and its input: the checks name b
 
 - ``aten/src/ATen/core/TensorMethods.cpp`` data_ptr<T>: "expected scalar type Float but found Double" (the kernel
   took its type from one operand); ``native/LinearAlgebra.cpp`` addmm: "mat1 and mat2 must have the same dtype,
-  but got Double and Float" (2.1+), "expected m1 and m2 to have the same dtype, but got: double != float"
-  (1.9-2.0); ``native/Convolution.cpp``: "Input type (torch.cuda.HalfTensor) and weight type
+  but got Double and Float" (2.1+), "mat1 and mat2 must have the same dtype" (2.0, no dtypes named), "expected
+  m1 and m2 to have the same dtype, but got: double != float" (1.9-2.0), ``native/cuda/Blas.cpp`` addmm on the GPU:
+  "expected mat1 and mat2 to have the same dtype, but got: float != c10::Half" (2.1+); ``native/Convolution.cpp``: "Input type (torch.cuda.HalfTensor) and weight type
   (torch.cuda.FloatTensor) should be the same" (read here when both are on one device, as layer_types.py tells; a CPU
   and a CUDA type there is ``device_mismatch``) and "Input type (...) and bias type (...)"; torch 0.2-0.3's
   ``torch/csrc/autograd/functions/convolution.cpp`` printed the same check with bare type names, "Input type (Byte)
@@ -40,7 +41,12 @@ _FLOAT = r"(?:Float|Half|Double|BFloat16|float|half|double|c10::Half|c10::BFloat
 _MIXED = R(
     rf"expected scalar type (?P<expected>{_FLOAT}) but found (?P<found>{_FLOAT})\b|"
     rf"mat1 and mat2 must have the same dtype, but got (?P<mat1>{_FLOAT}) and (?P<mat2>{_FLOAT})\b|"
-    rf"expected m1 and m2 to have the same dtype, but got: (?P<m1>{_FLOAT}) != (?P<m2>{_FLOAT})\b|"
+    # the same check as 1.9-2.0 printed it, and as the CUDA addmm (cuda/Blas.cpp) words it from 2.1 (MSVC builds
+    # name the type "struct c10::Half")
+    rf"expected m(?:at)?1 and m(?:at)?2 to have the same dtype, but got: (?:struct )?(?P<m1>{_FLOAT}) != "
+    rf"(?:struct )?(?P<m2>{_FLOAT})\b|"
+    # torch 2.0's addmm meta check, which named no dtype
+    r"(?P<unnamed_dtypes>mat1 and mat2 must have the same dtype)(?!, but got)|"
     rf"Found dtype (?P<grad>{_FLOAT}) but expected (?P<tensor>{_FLOAT})\b|"
     # aten/src/ATen/Utils.h checked_dense_tensor_unwrap (0.4-1.5): "... for argument #2 'mat2'"
     rf"Expected object of scalar type (?P<object>{_FLOAT}) but got scalar type (?P<object_got>{_FLOAT}) for argument|"
@@ -116,6 +122,17 @@ def _dtypes(hits: list[Hit], ctx: Context) -> tuple[str, str]:
         ("object", "object_got"),
     )
     a, b = next(((first(hits, x), first(hits, y)) for x, y in pairs if first(hits, x)), ("?", "?"))
+    if a == "?" and first(hits, "unnamed_dtypes"):
+        return (
+            "a matrix product (a Linear layer) got its input and its weight in two floating dtypes (torch 2.0's "
+            "message does not name them)" + on_ranks(hits),
+            "One side is in half precision (float16 / bfloat16) and the other in float32, or a float64 input from "
+            "NumPy met a float32 layer. Run the forward under torch.autocast(device_type='cuda', "
+            "dtype=torch.bfloat16) (or float16) with the model in float32, or give the input the layer's dtype, "
+            "x = x.to(next(model.parameters()).dtype); a layer added or loaded after model.half() keeps float32 "
+            "weights: cast the whole model again. print(x.dtype, layer.weight.dtype) on the line the traceback "
+            "names shows which.",
+        )
     if first(hits, "grad"):
         return (
             f"backward met a gradient in {a} for a tensor in {b}: the loss mixes dtypes" + on_ranks(hits),
@@ -146,6 +163,8 @@ DTYPE_MISMATCH = Recogniser(
         "aten:expected-scalar-type-but-found",
         "aten:mat1-and-mat2-must-have-same-dtype",
         "aten:m1-and-m2-same-dtype",
+        "aten:mat1-and-mat2-same-dtype-unnamed",
+        "aten:expected-mat1-and-mat2-same-dtype",
         "aten:found-dtype-but-expected",
         "aten:input-type-and-bias-type",
         "aten:input-type-and-weight-type-same",
@@ -158,8 +177,9 @@ DTYPE_MISMATCH = Recogniser(
     title="operands in two floating dtypes",
     anchors=(
         "expected scalar type ",
-        "mat1 and mat2 must have the same dtype, but got ",
+        "mat1 and mat2 must have the same dtype",
         "expected m1 and m2 to have the same dtype",
+        "expected mat1 and mat2 to have the same dtype",
         "Found dtype ",
         ") and bias type (",
         ") and weight type (",

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 
-from torchdoctor.explain.kinds import exits
+from torchdoctor.explain.kinds import deepspeed_saves, exits
 from torchdoctor.explain.kinds.comm import (
     ETCD_SERVER_TIMEOUT,
     GLOO_TIMEOUT,
@@ -525,6 +525,8 @@ def _zero3_paths(hits: list[Hit]) -> tuple[str, str]:
 
 
 def _divergence(hits: list[Hit], ctx: Context) -> tuple[str, str]:
+    if first(hits, "ds_save_wait") or first(hits, "ds_save_wait_spy"):
+        return deepspeed_saves.waiting(hits)
     facts = hits[0].facts
     parts = []
     if "rank_a" in facts:
@@ -648,6 +650,8 @@ RANK_DIVERGENCE = Recogniser(
         "deepspeed:disagreement-between-rank0-and-rank-rank0",
         "deepspeed:detected-disagreement-on-list-length-between",
         "deepspeed:detected-disagreement-on-list-contents-between",
+        # a dump of a rank standing in a DeepSpeed save the other ranks never called (kinds/deepspeed_saves.py)
+        *deepspeed_saves.TEMPLATES,
     ),
     title="ranks ran different collectives",
     anchors=(
@@ -662,6 +666,7 @@ RANK_DIVERGENCE = Recogniser(
         "Forward order differs across ranks",
         "is all-gathering ",
         *ZERO3_CHECK,
+        *deepspeed_saves.ANCHORS,
     ),
     # NCCL's socket transport says it itself: a truncated message is different collective sizes on the ranks,
     # or settings (NCCL_PROTO, NCCL_ALGO) that differ between them, or an unhealthy network.
@@ -670,7 +675,7 @@ RANK_DIVERGENCE = Recogniser(
     # peer connection up (transport.cc's connect info): ranks at different steps of that set-up (a collective or
     # send/recv one rank skipped), NCCL releases that differ between the hosts (their messages differ in size)
     # or settings that differ all print it — only likely any of them.
-    generic=("message truncated : receiving", "Message truncated : received"),
+    generic=("message truncated : receiving", "Message truncated : received", *deepspeed_saves.ANCHORS),
     # ZeRO-3's own check (zero/utils.py assert_ints_same_as_other_ranks) is posted as a DeepSpeed bug as often as a
     # forward that differs per rank (DeepSpeed#1960, #5799: the ranks' lists hold numbers no id has, or the same
     # model runs clean on another release): the message alone does not tell them apart, so it is only likely
@@ -690,7 +695,8 @@ RANK_DIVERGENCE = Recogniser(
             "NCCL settings that differ between the ranks",
             "Set the NCCL_* variables the same on every host, or unset them (NCCL_PROTO, NCCL_ALGO above all): "
             "env | grep NCCL_ on each host, and the job script's exports.",
-            unless=("gloo_sizes", "zero3_rank"),  # gloo's own check, ZeRO-3's: not NCCL's exchange
+            # gloo's own check, ZeRO-3's, a DeepSpeed save some ranks never called: not NCCL's exchange
+            unless=("gloo_sizes", "zero3_rank", "ds_save_wait", "ds_save_wait_spy"),
         ),
         Alternative(
             "nccl_version_mismatch",
@@ -725,7 +731,9 @@ RANK_DIVERGENCE = Recogniser(
             r"rank (?P<fsdp_rank_a>\d+) is all-gathering (?P<fsdp_a>[^\n]{1,120}?) while rank (?P<fsdp_rank_b>\d+) is "
             r"all-gathering (?P<fsdp_b>[^\n]{1,120}?)\s*$"
         ),
+        deepspeed_saves.WAITING,
     ),
+    reject=deepspeed_saves.NOT_WAITING,
     describe=_divergence,
 )
 

@@ -21,11 +21,39 @@ from torchdoctor.explain.recognisers import (
     library_call,
     merged,
     on_ranks,
+    unless_a_library_called,
 )
 
 FAMILY = "DDP, FSDP and where tensors are"
 
 R = Pattern  # compiled where a log first needs it (recognisers.Pattern)
+
+
+def _half_constant(hits: list[Hit]) -> tuple[str, str]:
+    return (
+        "a number too large for float16 was written into a Half tensor (value cannot be converted to type "
+        "at::Half without overflow): float16 tops out at 65504" + on_ranks(hits),
+        "The model (or the part that raised) runs in float16, and a line the traceback names writes a constant "
+        "past its range into one of its tensors: a mask filled with -1e9 / -1e10 or torch.finfo(torch.float32)"
+        ".min, a score set to 2**30. Run the model in bfloat16 (from_pretrained(..., torch_dtype=torch.bfloat16), "
+        "bf16=True; bf16 has float32's range) or float32; in the code, take the bound from the tensor's own "
+        "dtype, x.masked_fill(mask, torch.finfo(x.dtype).min), or use float('-inf'). If the line is a library's "
+        "(a model's remote code, a generation helper), its newer release usually fixed it: update it.",
+    )
+
+
+def _sampling_nan(hits: list[Hit]) -> tuple[str, str]:
+    return (
+        "sampling got probabilities that hold NaN, inf or a negative value (torch.multinomial: probability "
+        "tensor contains either inf, nan or element < 0): the model's logits were not finite"
+        + on_ranks(hits),
+        "The logits the sampler turned into probabilities were NaN/inf: most often a model run in float16 "
+        "whose activations overflow (load it in bfloat16, torch_dtype=torch.bfloat16, or float32 for "
+        "generation), or weights that are NaN already (a training run that diverged: its last checkpoint; a "
+        "checkpoint that did not load whole). Check torch.isfinite(logits).all() on one step; in an RL trainer "
+        "(PPO, GRPO) a NaN loss or reward in the step before poisons the policy's weights: lower the learning "
+        "rate, clip gradients, and look for the first NaN in its logged metrics (grad_norm: nan).",
+    )
 
 
 def _nan(hits: list[Hit], ctx: Context) -> tuple[str, str]:
@@ -54,6 +82,10 @@ def _nan(hits: list[Hit], ctx: Context) -> tuple[str, str]:
             "whose output overflows."
         )
         return summary + on_ranks(hits), fix
+    if facts.get("half_constant"):
+        return _half_constant(hits)
+    if facts.get("sampling_nan"):
+        return _sampling_nan(hits)
     what = quote(facts.get("what", "NaN or inf in the loss or gradients"))
     summary = f"the loss or gradients became NaN/inf: {what}" + on_ranks(hits)
     if ctx.facts.get("pure_half"):
@@ -194,6 +226,10 @@ NAN_OVERFLOW = Recogniser(
         "third_party:fairseq-amp-minimum-loss-scale-reached",
         "third_party:lightning-loss-returned-not-finite",
         "third_party:lightning-detected-nan-inf-parameter",
+        # aten Distributions.cpp (multinomial: sampling from probabilities that hold NaN/inf) and c10/util/
+        # TypeCast.h (a Python number too large for a float16 tensor it is written into)
+        "aten:multinomial-probability-tensor-invalid",
+        "aten:value-cannot-be-converted-without-overflow",
     ),
     title="NaN / overflow",
     anchors=(
@@ -239,6 +275,12 @@ NAN_OVERFLOW = Recogniser(
         # the tensor's repr after) and a parameter (utilities/finite_checks.py detect_nan_parameters, 0.7-2.0)
         "The loss returned in `training_step` is ",
         "Detected nan and/or inf values in `",
+        # torch.multinomial (generate()'s sampling, an RL trainer's rollouts) given NaN/inf probabilities; the
+        # backticks are newer releases' (threads show both)
+        "probability tensor contains either ",
+        # a constant past float16's range (65504) written into a Half tensor: a mask fill with -1e9 or
+        # float32's min, a score set to 2**30, in a model run in float16
+        "value cannot be converted to type at::Half without overflow",
     ),
     # apex / DeepSpeed halving the loss scale is normal now and then; down to its minimum (DeepSpeed's default
     # min_loss_scale is 1) or a fraction it means every step overflows
@@ -266,6 +308,8 @@ NAN_OVERFLOW = Recogniser(
         ),
         R(r"Minimum loss scale reached \((?P<fairseq_min_scale>[\d.e-]{1,12})\)"),
         R(r"(?P<detector_abort>DebugUnderflowOverflow: inf/nan detected, aborting)"),
+        R(r"(?P<sampling_nan>probability tensor contains either `?inf`?, `?nan`? or element < 0)"),
+        R(r"(?P<half_constant>value cannot be converted to type at::Half without overflow)"),
         # torchdoctor's detector names the module in its error (numerics/detector.py); transformers' does not
         R(
             r"First inf/nan in (?P<overflow_pass>forward|backward) of (?P<overflow_module>\S*) "
@@ -287,12 +331,16 @@ NAN_OVERFLOW = Recogniser(
             "torch.log(p + eps), (x.pow(2).sum(-1) + eps).sqrt() for a norm; with "
             "torch.autograd.set_detect_anomaly(True) the first backward that returns NaN is named "
             "(SqrtBackward0, LogBackward0, DivBackward0).",
+            # a constant past float16's range is no NaN of an op's domain
+            unless=("half_constant",),
         ),
         Alternative(
             "bad_training_data",
             "NaN or inf already in the data (a sample, a label, a feature normalised by a zero std)",
             "Check each batch before the model: torch.isfinite(x).all() for inputs and targets (and the "
             "dataset's normalisation statistics); fix or drop the samples that fail.",
+            # generation's probabilities and a constant written into a tensor are the model's, not the data's
+            unless=("half_constant", "sampling_nan"),
         ),
     ),
     describe=_nan,
@@ -1101,6 +1149,17 @@ DATALOADER_SAMPLER_SHUFFLE = Recogniser(
     anchors=("sampler option is mutually exclusive with shuffle",),
     templates=("torch:sampler-option-is-mutually-exclusive-with",),
     reject=R(r"batch_sampler option is mutually exclusive"),
+    # a library that built the DataLoader with both (flair's default shuffle beside a custom sampler,
+    # flairNLP/flair#2737; MultiVae's hard-coded shuffle=True in distributed runs, AgatheSenellart/MultiVae#33; PyG's
+    # loaders before pyg-team/pytorch_geometric#5457): a bug of its release, not the user's call (CERT9)
+    confirm=unless_a_library_called("torch"),
+    also=(
+        library_call(
+            "an installed package's code that built the DataLoader with its own sampler and shuffle=True",
+            "update it (pip install -U <package>: the releases that hard-coded shuffle beside their sampler "
+            "were fixed), or turn its shuffle option off where it has one.",
+        ),
+    ),
     describe=_sampler_shuffle,
 )
 

@@ -214,6 +214,10 @@ REFUSALS: tuple[tuple[str, str], ...] = (
         "pip install accelerate in the job's environment to load a GGUF checkpoint.",
     ),
     ("the package for FlashAttention", _FLASH_ATTENTION),
+    # the same checks as 4.36-4.5x word them, after "FlashAttention2 has been toggled on, but it cannot be used
+    # due to the following error:" (modeling_utils.py _check_and_enable_flash_attn_2)
+    ("the package flash_attn seems to be not installed", _FLASH_ATTENTION),
+    ("you need flash_attn package version to be greater or equal than", _FLASH_ATTENTION),
     ("requires at least version `2.3.3`", _FLASH_ATTENTION),
     (
         "Kernels are not available. Please install a compatible version",
@@ -293,6 +297,8 @@ TEMPLATES: tuple[str, ...] = (
     "transformers:accelerate-is-required-when-loading-gguf",
     "transformers:the-package-for-flashattention-doesn-seem",
     "transformers:flashattention-requires-at-least-version",
+    "transformers:flash-attn-2-toggled-on-not-installed",
+    "transformers:flash-attn-2-toggled-on-version",
     "transformers:kernels-are-not-available-please-install",
     "transformers:you-need-to-install-pip-install",
     "transformers:the-distribution-was-not-found-and",

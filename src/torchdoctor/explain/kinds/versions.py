@@ -32,6 +32,7 @@ from torchdoctor.explain.kinds import (
     loop_helpers,
     midi_tokenizers,
     missing_packages,
+    model_type_releases,
     neighbour_releases,
     optimizer_subclass,
     paged_optimizers,
@@ -52,6 +53,7 @@ from torchdoctor.explain.kinds import (
     varlen_attention,
     version_refusals,
     zero3_params,
+    zero3_prefetch,
 )
 from torchdoctor.explain.kinds.refusal_table import one_line, refusal_in, refusal_pattern
 from torchdoctor.explain.recognisers import (
@@ -82,6 +84,7 @@ _CHANGES = (
     torchvision_renames,
     pip_pins,
     autograd_releases,
+    model_type_releases,
 )
 
 # "requires PyTorch >= 2.2.0", "requires `accelerate>=1.1.0`", "requires deepspeed>=0.16.4"
@@ -327,6 +330,10 @@ def _dependency(hits: list[Hit], ctx: Context) -> tuple[str, str]:
     if newer:
         said = _another_environment(*newer)
         return said[0] + on_ranks(hits), said[1]
+    contradicted = _shown_torch_has_it(hits, ctx)
+    if contradicted:
+        summary, fix = _torch_has_it(*contradicted)
+        return summary + on_ranks(hits), fix
     if facts.get("transformers_torch_min"):
         summary, fix = missing_packages.explain_torch_too_old(facts)
         return summary + on_ranks(hits), fix
@@ -575,11 +582,57 @@ def _scripted(facts: dict, hits: list[Hit]) -> tuple[str, str]:
     )
 
 
+def _minor(version: str) -> tuple[int, int] | None:
+    """``(2, 1)`` of ``"2.1.0+cu121"``; None where it is not a version."""
+    found = re.match(r"(\d+)\.(\d+)", version)
+    return (int(found[1]), int(found[2])) if found else None
+
+
+def _shown_torch_has_it(hits: list[Hit], ctx: Context) -> tuple[api_history.Change, str] | None:
+    """(the table's row, the torch the log shows installed) where the releases' table says the torch the log shows
+    has the name the run did not find (from its minor on, and not yet removed): the log contradicts the table's
+    reading that the installed torch is too old or too new. The table reads each minor's last patch, so minors are
+    compared."""
+    have = _minor(str(ctx.facts.get("torch_installed", "")))
+    if have is None:
+        return None
+    for hit in hits:
+        row = api_history.known(hit.facts)
+        if row is None or row.package != "torch" or not (row.added or row.removed):
+            continue
+        # "" added: in every release read, from the first (an older torch than that is not known to have it)
+        added = _minor(row.added or api_history.load()["torch"][0][0])
+        removed = _minor(row.removed) if row.removed else None
+        if added is not None and have >= added and (removed is None or have < removed):
+            return row, str(ctx.facts["torch_installed"])
+    return None
+
+
+def _torch_has_it(row: api_history.Change, shown: str) -> tuple[str, str]:
+    what = f"{row.module}.{row.name}" if row.name else f"the module {row.module}"
+    # the table reads each minor's last patch: its 2.0.1 is 2.0
+    since, until = (".".join(map(str, _minor(v) or ())) for v in (row.added, row.removed))
+    if since and until:
+        had = f"torch had from {since} until {until} removed it"
+    else:
+        had = f"torch has had since {since}" if since else f"torch had until {until} removed it"
+    return (
+        f"the run did not find {what}, which {had}, and the log shows torch {shown} "
+        "installed: the torch the script imported is likely another one (another environment or Python than the "
+        "one whose torch was printed, or a file or folder named torch on its path)",
+        "Print what the job's own interpreter imports, run the way the job runs:\n"
+        "python -c 'import sys, torch; print(sys.executable, torch.__version__, torch.__file__)'\n"
+        "A torch.__file__ outside site-packages is a local file or folder named torch that shadows the package: "
+        f"rename it. Another torch there: install torch {shown} with that interpreter (python -m pip install, "
+        "with the --index-url of your CUDA), or start the job in the environment that has it.",
+    )
+
+
 def _decided(hits: list[Hit], ctx: Context) -> bool:
     """Certain on a specific anchor (pip's conflict aside), or on a name the releases' table has for its package;
     likely where a torch minimum was refused beside a torch the log shows meeting it (which environment ran the
-    check is not in the log)."""
-    if _newer_torch_shown(merged(hits), ctx):
+    check is not in the log), and where the table's torch name is missing beside a torch the log shows having it."""
+    if _newer_torch_shown(merged(hits), ctx) or _shown_torch_has_it(hits, ctx):
         return False
     return (
         installers.conflict_decided(hits, ctx)
@@ -735,6 +788,7 @@ DEPENDENCY_VERSION = Recogniser(
     # pip's conflict is likely when pip adds that one of the packages has no build for this environment at all
     # certain too on a missing name the table of released names (kinds/api_history.py) has for its package
     confirm=_decided,
+    requires_beside=model_type_releases.REQUIRES_BESIDE,
     span=1,  # TorchScript names the file it compiled on the line after its message
     # accelerate's bf16 check names a torch version and a device in one message: bf16_unsupported reads it
     reject=R(r"requires PyTorch >= [\d.]+ and a supported device"),
@@ -1195,6 +1249,8 @@ def _release_bug(hits: list[Hit], ctx: Context) -> tuple[str, str]:
         return midi_tokenizers.unknown_chord(hits)
     if first(hits, "zero3_unpartitioned"):
         return zero3_params.unpartitioned_parameter(hits)
+    if any(first(hits, key) for key in zero3_prefetch.FACTS):
+        return zero3_prefetch.explain(hits)
     if any(first(hits, key) for key in ("adahessian_name", "fa_hook", "radam_ratio", "final_epoch")):
         return research_code.explain(hits)
     helper = loop_helpers.reading(hits)
@@ -1325,6 +1381,9 @@ LIBRARY_RELEASE_BUG = Recogniser(
         *midi_tokenizers.ANCHORS,
         # DeepSpeed ZeRO-3's optimizer given parameters ZeRO-3 never partitioned (kinds/zero3_params.py)
         *zero3_params.ANCHORS,
+        # DeepSpeed ZeRO-3's parameter coordinator refusing its own state: prefetched parameters in flight, a
+        # trace that did not hold, backward in eval mode (kinds/zero3_prefetch.py)
+        *zero3_prefetch.ANCHORS,
         # research repositories' code fixed in a later commit: AdaHessian's instructions optimizer, the
         # feedback-alignment layers' hook without bias, RAdam's language-model copy (kinds/research_code.py)
         *research_code.ANCHORS,
@@ -1384,6 +1443,8 @@ LIBRARY_RELEASE_BUG = Recogniser(
         + "|"
         + zero3_params.REFUSED.pattern
         + "|"
+        + zero3_prefetch.REFUSED.pattern
+        + "|"
         + research_code.REFUSED.pattern
         + "|"
         + loop_helpers.REFUSED.pattern
@@ -1423,6 +1484,7 @@ LIBRARY_RELEASE_BUG = Recogniser(
         *ray_cluster.SCALING_TEMPLATES,
         *midi_tokenizers.TEMPLATES,
         *zero3_params.TEMPLATES,
+        *zero3_prefetch.TEMPLATES,
         *research_code.TEMPLATES,
         *loop_helpers.TEMPLATES,
         image_files.JPEG_TEMPLATE,
@@ -1453,6 +1515,7 @@ LIBRARY_RELEASE_BUG = Recogniser(
         ray_cluster.SCALING_REFUSED,
         midi_tokenizers.REFUSED,
         zero3_params.REFUSED,
+        zero3_prefetch.REFUSED,
         research_code.REFUSED,
         loop_helpers.REFUSED,
         R(r"(?P<eight_bit>8-bit precision on multiple devices)"),
