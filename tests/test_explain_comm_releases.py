@@ -301,3 +301,22 @@ def test_the_monitored_barrier_names_the_rank_to_read(log, said):
     found = explained(log)
     assert (found.id, found.details["confidence"]) == ("log.collective_timeout", "likely"), found.summary
     assert said in found.summary, found.summary
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        # WorkNCCL::synchronize under blocking wait, as 1.x, 2.x with TORCH_ variables, and later 2.x print it
+        "RuntimeError: [Rank 0] Work WorkNCCL(SeqNum=5, OpType=ALLREDUCE, Timeout(ms)=60000) timed out in blocking "
+        "wait (NCCL_BLOCKING_WAIT=1).",
+        "torch.distributed.DistBackendError: [PG 0 Rank 0] Work WorkNCCL(SeqNum=5, OpType=ALLREDUCE, NumelIn=1, "
+        "NumelOut=1, Timeout(ms)=60000) timed out in blocking wait (TORCH_NCCL_BLOCKING_WAIT=1).",
+        "torch.distributed.DistBackendError: [PG ID 0 PG GUID 0(default_pg) Rank 0] Work WorkNCCL(SeqNum=5, "
+        "OpType=ALLREDUCE, NumelIn=1, NumelOut=1, Timeout(ms)=60000) timed out in blocking wait.",
+    ],
+)
+def test_a_blocking_wait_timeout_is_the_collective_timeout_in_every_spelling(line):
+    assert by_id()["torch_native:work-timed-out-in-blocking-wait-plain"].kind == "nccl_watchdog_timeout"
+    found = explained(line + "\n")
+    assert found.id == "log.nccl_watchdog_timeout", found.summary
+    assert "ALLREDUCE (SeqNum 5)" in found.summary and "timeout 60 s" in found.summary, found.summary

@@ -179,13 +179,17 @@ WATCHDOG_TIMEOUT = Recogniser(
         "Received a dump signal due to a collective timeout from",
         "Observed flight recorder dump signal from another rank via TCPStore",
         "Terminating the process after attempting to dump debug info, due to",
+        # WorkNCCL::synchronize under (TORCH_)NCCL_BLOCKING_WAIT=1: "[Rank 0] Work WorkNCCL(SeqNum=5, OpType=...,
+        # Timeout(ms)=60000) timed out in blocking wait (NCCL_BLOCKING_WAIT=1)." (1.x; TORCH_NCCL_BLOCKING_WAIT=1 in 2.x,
+        # no variable named in later 2.x)
+        "timed out in blocking wait",
     ),
     match=R(
         r"ollective operation timeout|Some NCCL operations have failed or timed out|"
         r"[Ll]ast enqueued (?:NCCL )?work: -?\d+, last completed|"
         r"watchdog got stuck for \d+ seconds|Heartbeat monitor timed out|"
         r"Received a dump signal due to a collective timeout from|Observed flight recorder dump signal from another|"
-        r"Terminating the process after attempting to dump debug info, due to"
+        r"Terminating the process after attempting to dump debug info, due to|timed out in blocking wait"
     ),
     templates=(
         "torch_native:watchdog-caught-collective-timeout",
@@ -194,6 +198,9 @@ WATCHDOG_TIMEOUT = Recogniser(
         "torch_native:timeout-dump-signal",
         "torch_native:flight-recorder-dump-signal-observed",
         "torch_native:terminating-after-dump",
+        "torch_native:work-timed-out-in-blocking-wait",
+        "torch_native:work-timed-out-in-blocking-wait-torch",
+        "torch_native:work-timed-out-in-blocking-wait-plain",
     ),
     # "failed or timed out" is printed after an NCCL error too: the watchdog's timeout line makes it certain
     confirm=lambda hits, ctx: any(
