@@ -320,3 +320,23 @@ def test_a_blocking_wait_timeout_is_the_collective_timeout_in_every_spelling(lin
     found = explained(line + "\n")
     assert found.id == "log.nccl_watchdog_timeout", found.summary
     assert "ALLREDUCE (SeqNum 5)" in found.summary and "timeout 60 s" in found.summary, found.summary
+
+
+@pytest.mark.parametrize(
+    ("line", "said"),
+    [
+        (
+            "RuntimeError: ProcessGroupGloo::allgather: invalid tensor size at index 1 (expected (2049), got (1, 2049))",
+            "do not fit the group",
+        ),
+        (
+            "RuntimeError: ProcessGroupGloo::allgather: invalid tensor type at index 0 (expected CPUFloatType, got "
+            "CPUHalfType)",
+            "differ in dtype, size or device",
+        ),
+    ],
+)
+def test_glooss_check_of_each_tensor_against_the_input_is_a_collectives_argument(line, said):
+    assert by_id()["torch_native:invalid-tensor-size-at-index"].kind == "collective_arguments"
+    found = explained(line + "\n")
+    assert found.id == "log.collective_arguments" and said in found.summary, found.summary
