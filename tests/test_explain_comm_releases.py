@@ -340,3 +340,18 @@ def test_glooss_check_of_each_tensor_against_the_input_is_a_collectives_argument
     assert by_id()["torch_native:invalid-tensor-size-at-index"].kind == "collective_arguments"
     found = explained(line + "\n")
     assert found.id == "log.collective_arguments" and said in found.summary, found.summary
+
+
+def test_nccls_cumem_socket_warn_alone_is_the_system_error_it_returns():
+    # os/linux_ipcsocket.cc (misc/ipcsocket.cc 2.18-2.27): WARN("UDS: Binding to socket %s failed : %s (%d)", ...),
+    # then ncclSystemError
+    assert by_id()["nccl:uds-binding-to-socket-failed"].kind == "nccl_system_error"
+    found = explained(
+        "gpu-a:2188:2301 [0] misc/ipcsocket.cc:58 NCCL WARN UDS: Binding to socket /tmp/nccl-socket-0-3f2a1b9c "
+        "failed : Address already in use (98)\n"
+    )
+    assert (found.id, found.details["confidence"]) == ("log.nccl_system_error", "likely"), found.summary
+    assert "UDS: Binding to socket" in found.summary and "cudaHostRegister" not in found.summary, (
+        found.summary
+    )
+    assert "network namespace" in found.fix and "29500" not in found.fix, found.fix
