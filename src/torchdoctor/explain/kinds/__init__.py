@@ -19,6 +19,7 @@ from torchdoctor.explain.kinds import (
     attribute_names,
     autograd,
     autograd_usage,
+    barrier_device,
     batch_containers,
     build,
     c10d_calls,
@@ -140,6 +141,7 @@ from torchdoctor.explain.kinds import (
     release_changes,
     remote_code,
     reshape_sizes,
+    rpc,
     sampler_datasets,
     sampler_generators,
     sampler_lengths,
@@ -326,6 +328,8 @@ RECOGNISERS: tuple[Recogniser, ...] = (
     *nccl_driver_library.RECOGNISERS,
     *nccl_bootstrap.RECOGNISERS,
     *nvlink_imex.RECOGNISERS,
+    *rpc.RECOGNISERS,  # torch.distributed.rpc's timeouts and its calls outside init_rpc
+    *barrier_device.RECOGNISERS,  # ProcessGroupNCCL guessing a rank's GPU (a warning: only where nothing failed)
     # the Hugging Face stack's and Lightning's refusals of their calls, mapped from their sources
     *accelerate_calls.RECOGNISERS,
     *transformers_calls.RECOGNISERS,
