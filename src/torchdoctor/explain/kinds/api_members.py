@@ -113,20 +113,11 @@ MISSING = re.compile(
 RENAMED_NEAR = 0.75
 # one project under two names (lightning.pytorch is pytorch_lightning renamed): one class, one release line
 _SAME_LINE = {"lightning": "pytorch_lightning"}
-# the installed release as a log states it: pip freeze ("transformers==4.46.3"), transformers-cli env and
-# collect_env ("- `transformers` version: 4.46.3", "PyTorch version: 2.1.0+cu121"), pip list's columns
 _OTHER_NAMES = {"torch": "PyTorch"}
 
 
 def _names(package: str) -> str:
     return "|".join([package.replace("_", "[-_]"), *_OTHER_NAMES.get(package, "").split()])
-
-
-def _installed(package: str) -> re.Pattern:
-    return re.compile(
-        rf"(?<![\w.-])`?(?:{_names(package)})`?(?: version)?(?: \(GPU\?\))?(?:==| ?: | {{2,}})v?"
-        rf"(?P<installed_{package}>\d{{1,4}}\.\d{{1,4}}(?:\.\d{{1,4}})?)"
-    )
 
 
 def _mentioned(package: str) -> re.Pattern:
@@ -138,7 +129,7 @@ CONTEXT: tuple[tuple[str, re.Pattern], ...] = tuple(
     (literal, read(package))
     for package in api_history.PACKAGES.split("|")
     for literal in sorted({package, package.replace("_", "-"), *_OTHER_NAMES.get(package, "").split()})
-    for read in (_installed, _mentioned)
+    for read in (_mentioned,)
 )
 
 

@@ -241,31 +241,6 @@ def _prerelease_of(found: str, needed: str) -> bool:
     return release + [0] * (3 - len(release)) == wanted + [0] * (3 - len(wanted))
 
 
-# the torch the log shows installed, printed as an environment report or a package list prints it: collect_env's
-# "PyTorch version:" and its "[pip3] torch==" / "[conda] pytorch" rows, transformers-cli env's "PyTorch version
-# (GPU?):", pip list's and conda list's rows, pip's "Requirement already satisfied: torch... (2.1.0)", pip's
-# "Successfully installed ... torch-2.1.0", torch.__version__ printed with its value. Never a version a message
-# asks for ("requires torch>=2.1.0", "torch.__version__ >= '2.1'")
-_VERSION = r"(?P<torch_installed>\d+\.\d+(?:\.\d+)?[\w.+]*)"
-INSTALLED_TORCH = R(
-    r"(?m)(?:PyTorch version(?: \(GPU\?\))?: |\[(?:pip3?|conda)\] (?:torch==|(?:py)?torch {2,})|"
-    r"^(?:py)?torch {2,}|Requirement already satisfied: torch\b[^\n]{0,200}\(|"
-    r"Successfully installed (?:\S+ ){0,100}torch-|torch\.__version__\)?(?: ?[:=] ?| ?\n(?:>>> )?))['\"]?"
-    + _VERSION
-)
-CONTEXT = tuple(
-    (literal, INSTALLED_TORCH)
-    for literal in (
-        "PyTorch version",
-        "torch  ",
-        "] torch==",
-        "Requirement already satisfied: torch",
-        "Successfully installed",
-        "__version__",
-    )
-)
-
-
 def _satisfies(shown: str, needed: str) -> bool:
     """Whether torch ``shown`` is ``needed`` or newer (a pre-release of ``needed`` is not): ``_satisfies("2.1.0+cu121",
     "2.0")``."""
@@ -281,7 +256,7 @@ def _newer_torch_shown(facts: dict, ctx: Context) -> tuple[str, str, str, str] |
     meets it: transformers' is_torch_available ("Disabling PyTorch because PyTorch >= {} is required but found
     {}"), its require_version ("torch>={} is required for a normal functioning of this module, but found
     torch=={}") and the packages' "requires PyTorch >= {}"."""
-    shown = str(ctx.facts.get("torch_installed", ""))
+    shown = str(ctx.facts.get("installed_torch", ""))
     if not shown:
         return None
     if facts.get("transformers_torch_min"):
@@ -593,7 +568,7 @@ def _shown_torch_has_it(hits: list[Hit], ctx: Context) -> tuple[api_history.Chan
     has the name the run did not find (from its minor on, and not yet removed): the log contradicts the table's
     reading that the installed torch is too old or too new. The table reads each minor's last patch, so minors are
     compared."""
-    have = _minor(str(ctx.facts.get("torch_installed", "")))
+    have = _minor(str(ctx.facts.get("installed_torch", "")))
     if have is None:
         return None
     for hit in hits:
@@ -604,7 +579,7 @@ def _shown_torch_has_it(hits: list[Hit], ctx: Context) -> tuple[api_history.Chan
         added = _minor(row.added or api_history.load()["torch"][0][0])
         removed = _minor(row.removed) if row.removed else None
         if added is not None and have >= added and (removed is None or have < removed):
-            return row, str(ctx.facts["torch_installed"])
+            return row, str(ctx.facts["installed_torch"])
     return None
 
 

@@ -1,0 +1,136 @@
+"""The release of each package a log prints as installed: what an environment report, a package list or an
+installer wrote, never a version someone asks for.
+
+The forms read, as the tools print them:
+
+- issue templates and env reports: transformers' ``- `transformers` version: 4.41.2``, ``- PyTorch version
+  (GPU?): 2.1.0+cu121 (True)``, ``- Accelerate version: 0.30.1``, ``- DeepSpeed version: 0.14.0``; accelerate env's
+  ``- `Accelerate` version:``; Lightning's bug template ``- PyTorch Lightning Version (e.g., 1.5.0): 2.2.1`` and its
+  collect_env_details' ``- lightning: 2.2.1``; torch's collect_env ``PyTorch version: 2.1.0+cu121``, ``CUDA used
+  to build PyTorch: 12.1``;
+- ds_report's dotted rows: ``torch version .................... 2.1.0+cu121``, ``deepspeed info ...... 0.12.3``,
+  ``torch cuda version ............... 12.1``;
+- package lists: pip freeze and collect_env's ``[pip3] numpy==1.26.4`` (a row of its own: never inside a command
+  or a message), pip list's and conda list's columns (``transformers   4.41.2``, ``[conda] numpy  1.26.4  pypi_0
+  pypi``), pip's ``Requirement already satisfied: transformers in ... (4.41.2)``, ``Successfully installed
+  transformers-4.41.2`` and its conflict report's ``but you have transformers 4.41.2``;
+- NCCL's own ``NCCL INFO NCCL version 2.18.1+cuda12.1``; a package's ``__version__`` printed with its value.
+
+A requirement (``transformers>=4.30``, ``requires transformers==4.30.0``, ``pip install transformers==4.30``) is not
+an installed release: those forms are never read. Each package's fact is ``installed_<package>`` (``installed_torch``,
+``installed_transformers``, ...), the first printed in the log; ``kinds/__init__.py`` collects them.
+"""
+
+from __future__ import annotations
+
+import re
+
+# the package (as the release tables name it) and the names logs print it under; "lightning" and
+# "pytorch_lightning" are one project under two names (kinds/api_members.py's release_line)
+NAMES: dict[str, tuple[str, ...]] = {
+    "torch": ("torch", "pytorch", "PyTorch"),
+    "transformers": ("transformers", "Transformers"),
+    "accelerate": ("accelerate", "Accelerate"),
+    "deepspeed": ("deepspeed", "DeepSpeed"),
+    "pytorch_lightning": ("pytorch_lightning", "pytorch-lightning", "PyTorch Lightning", "PyTorch-Lightning"),
+    "lightning": ("lightning", "Lightning"),
+    "datasets": ("datasets", "Datasets"),
+    "peft": ("peft", "PEFT"),
+    "trl": ("trl", "TRL"),
+    "bitsandbytes": ("bitsandbytes",),
+    "flash_attn": ("flash_attn", "flash-attn", "flash_attn_2_cuda"),
+    "numpy": ("numpy", "Numpy", "NumPy"),
+    "huggingface_hub": ("huggingface_hub", "huggingface-hub", "Huggingface_hub"),
+    "nccl": ("nccl", "NCCL", "nvidia-nccl-cu11", "nvidia-nccl-cu12"),
+    # the release tables' other packages (kinds/api_history.py PACKAGES), under their import and pip names
+    **{
+        package: (package, package.replace("_", "-"))
+        for package in (
+            "diffusers torchvision torchaudio torchtext timm sentence_transformers torchmetrics "
+            "pytorch_pretrained_bert segmentation_models_pytorch horovod"
+        ).split()
+    },
+}
+
+# a release as printed: 4.41.2, 2.1.0+cu121, 0.12.3, 2.5.8.post1, 2.4.0a0+git1234 (at least major.minor)
+_VERSION = (
+    r"v?(?P<{group}>\d{{1,4}}\.\d{{1,4}}(?:\.\d{{1,4}})?(?:[.+-]?(?:a|b|rc|post|dev|cu|cpu|rocm|git)[\w.]*)?)"
+)
+# the end of a version: not the start of a longer number or a requirement's range
+_END = r"(?![\d.]*\d)(?![<>=~])"
+
+
+def _spellings(package: str) -> str:
+    return "|".join(re.escape(name).replace(r"\ ", " ") for name in NAMES[package])
+
+
+def _forms(package: str) -> tuple[re.Pattern, ...]:
+    names = _spellings(package)
+    version = _VERSION.format(group=f"installed_{package}") + _END
+    forms = (
+        # an env report's or a template's row: "- `transformers` version: 4.41.2", "- PyTorch version (GPU?): ...",
+        # "- PyTorch Lightning Version (e.g., 1.5.0): 2.2.1" (the example skipped), collect_env's "PyTorch
+        # version: 2.1.0+cu121", Lightning's "- lightning: 2.2.1"
+        rf"^[ \t]*(?:[-*][ \t]*)?`?(?:{names})`?(?:[ \t]+[Vv]ersion)?(?:[ \t]*\([^)\n]{{0,30}}\))?:[ \t]*{version}",
+        # ds_report's dotted rows: "torch version ..... 2.1.0", "deepspeed info ..... 0.12.3, unknown, unknown"
+        rf"^[ \t]*(?:{names})[ \t]+(?:version|info)[ \t]+\.{{3,}}[ \t]*{version}",
+        # pip freeze, collect_env's package rows: "numpy==1.26.4", "[pip3] numpy==1.26.4" (a row of its own)
+        rf"^[ \t]*(?:\[(?:pip3?|conda)\][ \t]+)?(?:{names})==[ \t]*{version}[ \t]*$",
+        # pip list's and conda list's columns: "transformers   4.41.2", "[conda] numpy  1.26.4  pypi_0  pypi"
+        rf"^[ \t]*(?:\[(?:pip3?|conda)\][ \t]+)?(?:{names})[ \t]+{version}(?:[ \t]+\S+){{0,3}}[ \t]*$",
+        # pip's own words for what is installed
+        rf"Requirement already satisfied: (?:{names})(?![\w-])[^\n(]{{0,200}}\({version}\)",
+        rf"Successfully installed (?:\S+ ){{0,200}}(?:{names})-{version}",
+        rf"but you have (?:{names}) {version}",
+        # the package's __version__ printed with its value: "torch.__version__: 2.1.0", "torch.__version__ = '2.1.0'",
+        # a REPL's answer on the next line (never a comparison: "__version__ >= '2.1'")
+        rf"(?<![\w.])(?:{names})\.__version__\)?(?: ?[:=] ?| ?\n(?:>>> )?)['\"]?{version}",
+    )
+    return tuple(re.compile(form, re.M) for form in forms)
+
+
+# torch's collect_env and ds_report name CUDA's release in their own words; NCCL prints its own
+_OWN_WORDS = {
+    "cuda": (
+        ("CUDA used to build PyTorch", r"^CUDA used to build PyTorch: ?"),
+        ("torch cuda version", r"^[ \t]*torch cuda version[ \t]+\.{3,}[ \t]*"),
+    ),
+    "nccl": (
+        ("NCCL version", r"\bNCCL (?:INFO )?NCCL version "),
+        ("nccl version", r"^[ \t]*nccl version[ \t]+\.{3,}[ \t]*"),
+    ),
+}
+
+
+def _own_words() -> tuple[tuple[str, re.Pattern], ...]:
+    return tuple(
+        (literal, re.compile(prefix + _VERSION.format(group=f"installed_{package}") + _END, re.M))
+        for package, rows in _OWN_WORDS.items()
+        for literal, prefix in rows
+    )
+
+
+# (a literal the line must hold, the pattern) for kinds.CONTEXT_FACTS: every form of every package
+CONTEXT: tuple[tuple[str, re.Pattern], ...] = (
+    *(
+        (name, form)
+        for package, names in NAMES.items()
+        for form in _forms(package)
+        for name in dict.fromkeys(names)
+    ),
+    *_own_words(),
+)
+
+
+def printed(text: str) -> dict[str, str]:
+    """The release of each package ``text`` prints as installed, the first one printed:
+    ``printed("- `transformers` version: 4.41.2\\n[pip3] numpy==1.26.4")`` is
+    ``{"transformers": "4.41.2", "numpy": "1.26.4"}``."""
+    found: dict[str, str] = {}
+    for line in text.splitlines():
+        for literal, pattern in CONTEXT:
+            if literal in line and (read := pattern.search(line)):
+                for key, value in read.groupdict().items():
+                    if value:
+                        found.setdefault(key.removeprefix("installed_"), value)
+    return found
