@@ -122,6 +122,20 @@ CONTEXT: tuple[tuple[str, re.Pattern], ...] = (
 )
 
 
+# one project under two names: a log prints either (lightning.pytorch is pytorch_lightning renamed, one release line)
+_SAME_PROJECT = {"lightning": "pytorch_lightning", "pytorch_lightning": "lightning"}
+
+
+def shown(facts: dict, package: str) -> str:
+    """The release of ``package`` the log printed as installed (``facts``: the log's context facts), "" where it
+    printed none: ``shown({"installed_pytorch_lightning": "2.2.1"}, "lightning")`` is ``"2.2.1"``."""
+    return str(
+        facts.get(f"installed_{package}")
+        or facts.get(f"installed_{_SAME_PROJECT.get(package, package)}")
+        or ""
+    )
+
+
 def printed(text: str) -> dict[str, str]:
     """The release of each package ``text`` prints as installed, the first one printed:
     ``printed("- `transformers` version: 4.41.2\\n[pip3] numpy==1.26.4")`` is

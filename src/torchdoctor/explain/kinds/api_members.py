@@ -22,6 +22,7 @@ from functools import cache
 from pathlib import Path
 from typing import NamedTuple
 
+from torchdoctor.explain import printed_versions
 from torchdoctor.explain.first_failure import Raised, installed_package
 from torchdoctor.explain.kinds import api_history
 from torchdoctor.explain.kinds.release_pins import came, read_table, within
@@ -241,14 +242,18 @@ def diagnosis(raised: Raised, facts: dict) -> tuple[str, str, bool] | None:
     releases = load().packages[row.package][0]
     other = other_name(row, suggested)
     summary, fix = _renamed(row, other, releases) if other else api_history.explain(row, releases)
-    installed = facts.get(f"installed_{row.package}") or facts.get(f"installed_{release_line(row.package)}")
+    installed = printed_versions.shown(facts, row.package)
     has = has_member(row, installed) if installed else None
     if has:
-        return None  # the installed release has it: not the release, whatever else it is
-    if has is False:
-        summary = summary.replace(
-            f"the installed {row.package} is", f"the installed {row.package} {installed} is"
+        # the release the log prints has it: not that release, whatever else it is
+        other, check = api_history.imported_elsewhere(row.package, installed)
+        return (
+            f"the run did not find {cls}.{member}, which {row.package} {installed} has, and {other}; or an object "
+            f"of another class (the project's own {cls}) than the code expects",
+            check,
+            False,
         )
-        return summary, fix, True
+    if has is False:
+        return api_history.named_installed(summary, row.package, installed), fix, True
     summary += f"; or an object of another class (the project's own {cls}) than the code expects"
     return summary, fix, False

@@ -56,6 +56,7 @@ from torchdoctor.explain.kinds import (
     zero3_prefetch,
 )
 from torchdoctor.explain.kinds.refusal_table import one_line, refusal_in, refusal_pattern
+from torchdoctor.explain.kinds.release_pins import spelled
 from torchdoctor.explain.recognisers import (
     Alternative,
     Context,
@@ -305,9 +306,9 @@ def _dependency(hits: list[Hit], ctx: Context) -> tuple[str, str]:
     if newer:
         said = _another_environment(*newer)
         return said[0] + on_ranks(hits), said[1]
-    contradicted = _shown_torch_has_it(hits, ctx)
+    contradicted = _shown_release_has_it(hits, ctx)
     if contradicted:
-        summary, fix = _torch_has_it(*contradicted)
+        summary, fix = _release_has_it(*contradicted)
         return summary + on_ranks(hits), fix
     if facts.get("transformers_torch_min"):
         summary, fix = missing_packages.explain_torch_too_old(facts)
@@ -401,7 +402,8 @@ def _dependency(hits: list[Hit], ctx: Context) -> tuple[str, str]:
     history = next((row for row in map(api_history.known, (h.facts for h in hits)) if row), None)
     if history:
         summary, fix = api_history.explain(history)
-        return summary + on_ranks(hits), fix
+        shown = api_history.lacks_it(history, ctx.facts)
+        return api_history.named_installed(summary, history.package, shown) + on_ranks(hits), fix
     if facts.get("ds_class"):
         cls, attribute = facts["ds_class"], facts["ds_attribute"]
         return (
@@ -557,57 +559,36 @@ def _scripted(facts: dict, hits: list[Hit]) -> tuple[str, str]:
     )
 
 
-def _minor(version: str) -> tuple[int, int] | None:
-    """``(2, 1)`` of ``"2.1.0+cu121"``; None where it is not a version."""
-    found = re.match(r"(\d+)\.(\d+)", version)
-    return (int(found[1]), int(found[2])) if found else None
-
-
-def _shown_torch_has_it(hits: list[Hit], ctx: Context) -> tuple[api_history.Change, str] | None:
-    """(the table's row, the torch the log shows installed) where the releases' table says the torch the log shows
-    has the name the run did not find (from its minor on, and not yet removed): the log contradicts the table's
-    reading that the installed torch is too old or too new. The table reads each minor's last patch, so minors are
-    compared."""
-    have = _minor(str(ctx.facts.get("installed_torch", "")))
-    if have is None:
-        return None
+def _shown_release_has_it(hits: list[Hit], ctx: Context) -> tuple[api_history.Change, str] | None:
+    """(the table's row, the release the log prints installed) where the releases' table says the release of the
+    package the log prints has the name the run did not find: the log contradicts the table's reading that the
+    installed release is too old or too new."""
     for hit in hits:
         row = api_history.known(hit.facts)
-        if row is None or row.package != "torch" or not (row.added or row.removed):
-            continue
-        # "" added: in every release read, from the first (an older torch than that is not known to have it)
-        added = _minor(row.added or api_history.load()["torch"][0][0])
-        removed = _minor(row.removed) if row.removed else None
-        if added is not None and have >= added and (removed is None or have < removed):
-            return row, str(ctx.facts["installed_torch"])
+        if row is not None and (shown := api_history.has_it(row, ctx.facts)):
+            return row, shown
     return None
 
 
-def _torch_has_it(row: api_history.Change, shown: str) -> tuple[str, str]:
+def _release_has_it(row: api_history.Change, shown: str) -> tuple[str, str]:
     what = f"{row.module}.{row.name}" if row.name else f"the module {row.module}"
-    # the table reads each minor's last patch: its 2.0.1 is 2.0
-    since, until = (".".join(map(str, _minor(v) or ())) for v in (row.added, row.removed))
+    releases = api_history.load()[row.package][0]
+    since, until = (spelled(releases, v) if v else "" for v in (row.added, row.removed))
     if since and until:
-        had = f"torch had from {since} until {until} removed it"
+        had = f"{row.package} had from {since} until {until} removed it"
     else:
-        had = f"torch has had since {since}" if since else f"torch had until {until} removed it"
-    return (
-        f"the run did not find {what}, which {had}, and the log shows torch {shown} "
-        "installed: the torch the script imported is likely another one (another environment or Python than the "
-        "one whose torch was printed, or a file or folder named torch on its path)",
-        "Print what the job's own interpreter imports, run the way the job runs:\n"
-        "python -c 'import sys, torch; print(sys.executable, torch.__version__, torch.__file__)'\n"
-        "A torch.__file__ outside site-packages is a local file or folder named torch that shadows the package: "
-        f"rename it. Another torch there: install torch {shown} with that interpreter (python -m pip install, "
-        "with the --index-url of your CUDA), or start the job in the environment that has it.",
-    )
+        had = (
+            f"{row.package} has had since {since}" if since else f"{row.package} had until {until} removed it"
+        )
+    other, fix = api_history.imported_elsewhere(row.package, shown)
+    return f"the run did not find {what}, which {had}, and {other}", fix
 
 
 def _decided(hits: list[Hit], ctx: Context) -> bool:
     """Certain on a specific anchor (pip's conflict aside), or on a name the releases' table has for its package;
     likely where a torch minimum was refused beside a torch the log shows meeting it (which environment ran the
     check is not in the log), and where the table's torch name is missing beside a torch the log shows having it."""
-    if _newer_torch_shown(merged(hits), ctx) or _shown_torch_has_it(hits, ctx):
+    if _newer_torch_shown(merged(hits), ctx) or _shown_release_has_it(hits, ctx):
         return False
     return (
         installers.conflict_decided(hits, ctx)
