@@ -76,8 +76,11 @@ def _forms(package: str) -> tuple[re.Pattern, ...]:
         rf"^[ \t]*(?:{names})[ \t]+(?:version|info)[ \t]+\.{{3,}}[ \t]*{version}",
         # pip freeze, collect_env's package rows: "numpy==1.26.4", "[pip3] numpy==1.26.4" (a row of its own)
         rf"^[ \t]*(?:\[(?:pip3?|conda)\][ \t]+)?(?:{names})==[ \t]*{version}[ \t]*$",
-        # pip list's and conda list's columns: "transformers   4.41.2", "[conda] numpy  1.26.4  pypi_0  pypi"
-        rf"^[ \t]*(?:\[(?:pip3?|conda)\][ \t]+)?(?:{names})[ \t]+{version}(?:[ \t]+\S+){{0,3}}[ \t]*$",
+        # pip list's and conda list's columns: "transformers   4.41.2", "[conda] numpy  1.26.4  pypi_0  pypi"; a
+        # row with more columns is aligned (two spaces or a tab before the version), never a sentence ("trl 0.8.6
+        # requires transformers>=4.31.0")
+        rf"^[ \t]*(?:\[(?:pip3?|conda)\][ \t]+)?(?:{names})[ \t]+{version}[ \t]*$",
+        rf"^[ \t]*(?:\[(?:pip3?|conda)\][ \t]+)?(?:{names})(?: {{2,}}|\t)[ \t]*{version}(?:[ \t]+\S+){{1,3}}[ \t]*$",
         # pip's own words for what is installed
         rf"Requirement already satisfied: (?:{names})(?![\w-])[^\n(]{{0,200}}\({version}\)",
         rf"Successfully installed (?:\S+ ){{0,200}}(?:{names})-{version}",
