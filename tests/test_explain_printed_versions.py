@@ -4,6 +4,8 @@ makes the reading likely, another installation named; one that lacks it is named
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 from explaining import called_from, certain, leads_with
 
@@ -170,10 +172,18 @@ def test_the_versions_each_tool_prints(text, versions):
         "    if torch.__version__ >= '2.1':",
         "DeepSpeed version: not installed",
         "transformers 4.30 broke the tokenizer, see the release notes for the details of the change",
+        # tests/fixtures/gpu/overflow-overhead.txt: a table of timings, not a package list
+        "transformers                       590.1    2.33x",
     ],
 )
 def test_a_version_asked_for_or_talked_about_is_not_an_installed_one(text):
     assert printed(text + "\n") == {}
+
+
+def test_nccl_s_own_line_in_a_recorded_debug_log():
+    # NCCL_DEBUG=INFO of a real run (tests/fixtures/gpu), rank prefixes and all
+    log = (Path(__file__).parent / "fixtures" / "gpu" / "net-nccl-debug-rank0.log").read_text()
+    assert printed(log) == {"nccl": "2.28.9+cuda13.0"}
 
 
 def test_the_first_release_printed_is_the_one_read():

@@ -78,9 +78,10 @@ def _forms(package: str) -> tuple[re.Pattern, ...]:
         rf"^[ \t]*(?:\[(?:pip3?|conda)\][ \t]+)?(?:{names})==[ \t]*{version}[ \t]*$",
         # pip list's and conda list's columns: "transformers   4.41.2", "[conda] numpy  1.26.4  pypi_0  pypi"; a
         # row with more columns is aligned (two spaces or a tab before the version), never a sentence ("trl 0.8.6
-        # requires transformers>=4.31.0")
+        # requires transformers>=4.31.0"), and its columns are conda's build and channel or pip's editable path,
+        # never numbers (a table of timings: "transformers   590.1   2.33x")
         rf"^[ \t]*(?:\[(?:pip3?|conda)\][ \t]+)?(?:{names})[ \t]+{version}[ \t]*$",
-        rf"^[ \t]*(?:\[(?:pip3?|conda)\][ \t]+)?(?:{names})(?: {{2,}}|\t)[ \t]*{version}(?:[ \t]+\S+){{1,3}}[ \t]*$",
+        rf"^[ \t]*(?:\[(?:pip3?|conda)\][ \t]+)?(?:{names})(?: {{2,}}|\t)[ \t]*{version}(?:[ \t]+[^\s\d]\S*){{1,3}}[ \t]*$",
         # pip's own words for what is installed
         rf"Requirement already satisfied: (?:{names})(?![\w-])[^\n(]{{0,200}}\({version}\)",
         rf"Successfully installed (?:\S+ ){{0,200}}(?:{names})-{version}",

@@ -9,7 +9,9 @@ known: a keyword that some release of that callable accepts and another does not
 written by ``benchmarks/api_keywords.py --build`` from the released wheels: every public class, method and
 function of the packages read) is the code and the installed release disagreeing. Any other keyword is left to
 the generic reading, and so is a name several packages define (its '#namesakes' line) where more than one of
-them has a row for the keyword and the log does not say which package's it is.
+them has a row for the keyword and the log does not say which package's it is. The release the log prints
+installed (explain/printed_versions.py) decides beside the table: one that takes the keyword makes the reading
+only likely (another installation imported, or the project's own class); one that does not is named.
 
     >>> [r.removed for r in rows("TrainingArguments", "evaluation_strategy")]
     ['4.51.3']

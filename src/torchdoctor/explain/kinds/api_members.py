@@ -9,6 +9,9 @@ of one package's class has and another does not (`catalog/api_members.tsv`, writ
 ``benchmarks/api_members.py --build`` from the released wheels) is the code and the installed release
 disagreeing. A member every release has (the table has no row: the script's own mistake), a class several
 packages define that the log does not tie to one, or one the table does not know, is left to the other readings.
+The release the log prints installed (explain/printed_versions.py) decides beside the table: one without the member
+is named and makes the reading certain; one with it makes it only likely (another installation imported, or an
+object of another class).
 
     >>> [(r.added, r.removed) for r in rows("accelerate", "Accelerator", "gather_for_metrics")]
     [('0.12.0', '')]
@@ -223,8 +226,9 @@ def has_member(row: Member, installed: str) -> bool | None:
 def diagnosis(raised: Raised, facts: dict) -> tuple[str, str, bool] | None:
     """(summary, fix, certain) for CPython's AttributeError ``raised`` on a member the table shows some releases
     of one package's class to have and others not; None otherwise (the script's own mistake, a class several
-    packages define that the log does not tie to one, a class the table does not know, or a log stating an
-    installed release that has the member). ``facts``: the log's context (the installed releases it states)."""
+    packages define that the log does not tie to one, a class the table does not know). Where the log prints an
+    installed release that has the member, only likely: another installation imported, or another class.
+    ``facts``: the log's context (the installed releases it prints, explain/printed_versions.py)."""
     if raised.type != "AttributeError":
         return None
     found = MISSING.search(raised.message)

@@ -10,7 +10,8 @@ released wheels) speaks only where the releases differ in exactly what the messa
 required in some releases and not in others, moved among the positional parameters, or more positional
 parameters in other releases than the installed one takes. Otherwise it is silent. Certain only where an installed
 package makes the call (two libraries' releases that disagree); from the project's code it is likely, beside its
-own mistake.
+own mistake. A release the log prints installed (explain/printed_versions.py) that takes the call makes it only
+likely (another installation imported); one the refusal matches is named.
 
     >>> [s.signature for s in spans("StepLR")][-1]
     'optimizer,step_size,gamma=,last_epoch=|'

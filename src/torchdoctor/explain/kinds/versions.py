@@ -15,6 +15,7 @@ import re
 
 from packaging.version import InvalidVersion, Version
 
+from torchdoctor.explain import printed_versions
 from torchdoctor.explain.first_failure import Raised, cut, installed_package
 from torchdoctor.explain.kinds import (
     api_changes,
@@ -378,7 +379,9 @@ def _dependency(hits: list[Hit], ctx: Context) -> tuple[str, str]:
         package, needed = facts["package"].strip("`'\""), facts["needed"]
         what = _BUT.sub("", facts.get("what", "").strip(" `'")).strip(" `'") or "this feature"
         found = facts.get("found2") or (
-            ctx.facts.get("torch_version", "") if _IS_TORCH.match(package) else ""
+            (printed_versions.shown(ctx.facts, "torch") or ctx.facts.get("torch_version", ""))
+            if _IS_TORCH.match(package)
+            else ""
         )
         fix = (
             f"Upgrade {package} to the version named (or turn the feature off):\n"
