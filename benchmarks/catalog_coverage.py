@@ -12,7 +12,8 @@
   message, or naming a string constant of the module: ``cpp_extension.py``'s ``CUDA_MISMATCH_MESSAGE``), its
   C++ headers (``TORCH_CHECK``/``C10_THROW_ERROR`` literals) and the literal strings of ``libtorch_cpu.so`` that
   sit beside a ``torch/csrc/distributed`` source path (the reducer, TCPStore, socket, ProcessGroupGloo);
-- nccl: every ``WARN("...")`` format in ``src/`` of a fetched NVIDIA/nccl, with the release tags that print it;
+- nccl: every ``WARN("...")`` format in ``src/`` of a fetched NVIDIA/nccl, and the ``INFO`` lines a failing or
+  retrying run prints beside them (`_INFO_FAILING`), with the release tags that print it;
 - deepspeed: engine, ZeRO, config, launcher, comm, op_builder, ``initialize``, universal checkpoints and the
   accelerator of a fetched deepspeedai/DeepSpeed, with tags;
 - accelerate, lightning, transformers: the installed packages' state/launch/utils, strategies/connectors and LightningCLI,
@@ -287,13 +288,18 @@ def tags_holding(
     folder: str | tuple[str, ...],
     rows: list[tuple[str, str, str]],
     split_strings: bool = False,
+    with_directive: bool = False,
 ) -> list:
     """``rows`` with their versions: the first and last of ``tags`` whose ``folder`` (or folders) holds the
     template's longest literal piece.
 
     ``split_strings``: where no tag holds that piece whole, look for its first 30 characters instead: a message the
     source writes as several string literals joined (``f'... Provide a different one. If using ' + f'a unique
-    ...'``) is never in the source as printed, and would otherwise be dated to HEAD alone."""
+    ...'``) is never in the source as printed, and would otherwise be dated to HEAD alone.
+
+    ``with_directive``: look for the piece with the format directive that follows it in the template where some tag
+    holds them so (C sources write the format whole: NCCL's ``"Cuda failure %d '%s'"`` came in 2.19, its longest
+    piece ``Cuda failure`` is in every release)."""
     folders = (folder,) if isinstance(folder, str) else folder
     texts = {}
     for tag in tags:
@@ -302,10 +308,16 @@ def tags_holding(
     result = []
     for template, file, _ in rows:
         piece = max(re.split(r"\{[^{}]*\}|%[-\d.]*[a-z]+|\n", template), key=len).strip()
-        syscheck = re.fullmatch(r"Call to (\w+) failed : %s", template)
+        syscheck = re.fullmatch(r"Call to (\w+) failed( ?): %s", template)
         if syscheck:  # the source holds only the call's name, as SYSCHECK's argument
             piece = f'"{syscheck.group(1)}"'
         holding = [t for t in tags if piece in texts[t]]
+        directive = re.search(re.escape(piece) + r"\s*%[-\d.]*[a-z]+", template) if with_directive else None
+        if directive and not syscheck and any(directive.group() in texts[t] for t in tags):
+            holding = [t for t in tags if directive.group() in texts[t]]
+        if syscheck:  # and the release's macro spells the colon the template's way
+            spelling = f'" failed{syscheck.group(2)}: %s"'
+            holding = [t for t in holding if spelling in texts[t]]
         if not holding and split_strings and len(piece) > 30:
             holding = [t for t in tags if piece[:30] in texts[t]]
         versions = f"{holding[0]}..{holding[-1]}" if holding else head
@@ -341,8 +353,17 @@ def files_at(repo: Path, tag: str, folders: tuple[str, ...], suffixes: tuple[str
 
 _WARN = re.compile(r'\bWARN\(\s*"((?:[^"\\\n]|\\.)*)"')
 _ENV_INFO = re.compile(r'\bINFO\(\s*NCCL_\w+\s*,\s*"([^"\n]*set by environment to[^"\n]*)"')
-# SYSCHECK(statement, "name") and its kin print WARN("Call to " name " failed : %s", strerror(errno))
+# SYSCHECK(statement, "name") and its kin print WARN("Call to " name " failed : %s", strerror(errno)), spelled
+# " failed: %s" since 2.23 (include/checks.h): _SYSCHECK_SPELLING reads which one a release's macro prints
 _SYSCHECK = re.compile(r'\bSYSCHECK\w*\((?:[^;"]|"[^"]*"(?!\s*[,)]\s*(?:\w+\s*,\s*\w+\s*)?\)))*?,\s*"(\w+)"')
+# the INFO lines a failing or retrying run prints beside its WARNs (users paste them with the error): a connection a
+# local rank closed, a connect or accept retried, a library or plugin that did not load (most of them harmless),
+# not NCCL's RAS monitor's or the IB resiliency's internal ones
+_INFO_FAILING = re.compile(
+    r'\bINFO\(\s*NCCL_[\w| ]+,\s*"((?!RAS |NET/IB: %s: )[^"\n]*(?:[Cc]onnection closed|retrying|[Ff]ailed to|'
+    r'failed with|No device found|Plugin load returned|exceeded)[^"\n]*)"'
+)
+_SYSCHECK_SPELLING = re.compile(r'WARN\("Call to " name " failed( ?): %s"')
 _ERROR_STRING = re.compile(
     r'case nccl\w+\s*:\s*return\s+"([^"]+)"|return\s+"((?:unhandled|invalid|internal|remote)[^"]+)"'
 )
@@ -353,19 +374,24 @@ def from_nccl(repo: Path) -> list[tuple[str, str, str]]:
     release tags and HEAD (a message a later release dropped is still printed by the NCCL users run)."""
     rows = []
     for tag in [*reversed(NCCL_TAGS), "HEAD"]:
-        for file, text in files_at(repo, tag, ("src",), (".cc", ".h", ".cu", ".cpp")).items():
+        files = files_at(repo, tag, ("src",), (".cc", ".h", ".cu", ".cpp"))
+        spelled = _SYSCHECK_SPELLING.search(files.get("src/include/checks.h", ""))
+        before_colon = spelled.group(1) if spelled else " "
+        for file, text in files.items():
             for found in _WARN.finditer(text):
                 rows.append((clean(found.group(1).replace("\\n", "\n")), file, ""))
             for found in _ENV_INFO.finditer(text):  # the settings NCCL says it took from the environment
                 rows.append((clean(found.group(1)), file, ""))
+            for found in _INFO_FAILING.finditer(text):
+                rows.append((clean(found.group(1)), file, ""))
             for found in _ERROR_STRING.finditer(text):
                 rows.append((clean(found.group(1) or found.group(2)), file, ""))
             for found in _SYSCHECK.finditer(text):  # the system call's name is the message
-                rows.append((f"Call to {found.group(1)} failed : %s", file, ""))
+                rows.append((f"Call to {found.group(1)} failed{before_colon}: %s", file, ""))
     # the CUDA check macros' format is two words and the CUDA error string (checks.h, cudawrap.h): a class of
     # messages, kept although it has fewer words than worth_keeping asks for
     rows = [r for r in rows if worth_keeping(r[0]) or r[0].startswith("Cuda failure")]
-    return tags_holding(repo, NCCL_TAGS, "src", rows)
+    return tags_holding(repo, NCCL_TAGS, "src", rows, with_directive=True)
 
 
 def from_deepspeed(repo: Path) -> list[tuple[str, str, str]]:
@@ -398,7 +424,8 @@ def from_datasets(repo: Path) -> list[tuple[str, str, str]]:
     """The messages of Hugging Face ``datasets`` on a training run's data path: ``load_dataset`` and the
     builder (load.py, builder.py, data_files.py, info.py and utils/info_utils.py's split and checksum checks),
     ``arrow_dataset.py`` (map, filter, set_format, cast, remove_columns), the features, the Arrow table casts
-    (table.py), the download and cache manager, ``iterable_dataset.py`` (streaming) and the exceptions module,
+    (table.py), the download and cache manager, ``iterable_dataset.py`` (streaming), the exceptions module, ``arrow_reader.py`` (the split a script asks for) and
+    ``utils/py_utils.py`` (map's worker processes),
     over a few releases and HEAD, with the first and last of `DATASETS_TAGS` that print each."""
     folders = (
         "src/datasets/load.py",
@@ -416,6 +443,8 @@ def from_datasets(repo: Path) -> list[tuple[str, str, str]]:
         "src/datasets/iterable_dataset.py",
         "src/datasets/exceptions.py",
         "src/datasets/combine.py",
+        "src/datasets/arrow_reader.py",
+        "src/datasets/utils/py_utils.py",
     )
     rows = []
     for tag in ("HEAD", "3.6.0", "2.21.0", "2.14.7", "2.6.2"):
@@ -449,10 +478,10 @@ def from_pillow(repo: Path) -> list[tuple[str, str, str]]:
 
 def from_webdataset(repo: Path) -> list[tuple[str, str, str]]:
     """The messages of webdataset (the shard lists and their node and worker splitters, the WebDataset class,
-    decoding, filters, tar iteration), over a few releases and HEAD: ``webdataset/`` up to 0.2.x,
-    ``src/webdataset/`` after."""
+    decoding, filters, tar iteration), over a few releases (from 0.2.5: its first multi-node refusal's wording)
+    and HEAD: ``webdataset/`` up to 0.2.x, ``src/webdataset/`` after."""
     rows = []
-    for tag in ("HEAD", "v0.2.107", "0.2.86", "0.2.48"):
+    for tag in ("HEAD", "v0.2.107", "0.2.86", "0.2.48", "0.2.5"):
         for file, text in files_at(repo, tag, ("webdataset", "src/webdataset"), (".py",)).items():
             for message in python_messages(text):
                 if worth_keeping(message):

@@ -313,6 +313,14 @@ CASES = [
         "likely",
         ["float and c10::Half"],
     ),
+    (  # a CUDA generator handed to a DataLoader whose sampler draws on the CPU (ATen's check_generator)
+        "aten:expected-device-type-for-generator",
+        ("cpu", "cuda"),
+        "RuntimeError: ",
+        "sampler_generator_device",
+        "certain",
+        ["takes a CPU generator"],
+    ),
     (  # torch.multinomial given NaN probabilities: a model's generate() sampling from logits that overflowed
         "aten:multinomial-probability-tensor-invalid",
         (),

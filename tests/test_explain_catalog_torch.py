@@ -55,9 +55,9 @@ NAMED = [
     (
         # RandomSampler's num_samples is len(dataset): 0 is an empty dataset, likely (test_explain_certainty_review_5)
         "ValueError: num_samples should be a positive integer value, but got num_samples=0\n",
-        "dataloader_options",
+        "data_path_missing",
         "likely",
-        ["positive integers", "len(dataset)"],
+        ["positive num_samples", "len(dataset)"],
     ),
     (
         "ValueError: num_workers option should be non-negative; use num_workers=0 to disable multiprocessing.\n",

@@ -26,7 +26,11 @@ _CONSEQUENCE = re.compile(
     r"collective operation timeout|Timed out waiting|Process \d+ terminated with signal|"
     r"Received \d+ death signal|Signal \d+ \(SIG\w+\) received|ProcessExitedException|"
     r"was aborted by the user|Some NCCL operations have failed or timed out|Connection was likely closed\. Did the remote|"
-    r"retrieving ncclUniqueId from \[0\]|imed out initializing process group in store based barrier"
+    r"retrieving ncclUniqueId from \[0\]|imed out initializing process group in store based barrier|"
+    # gloo's monitored barrier naming the rank that never came, or that failed (ProcessGroupGloo.cpp)
+    r"failed to pass monitoredBarrier in|timed out in monitoredBarrier after|waiting for send/recv from rank \d+|"
+    # ProcessGroupNCCL's WorkNCCL::synchronize under (TORCH_)NCCL_BLOCKING_WAIT=1: the wait for a rank that never came
+    r"timed out in blocking wait"
 )
 # a launcher's report of a worker (or a build step) that failed: its own output above says why (kinds/exits.py)
 _CONSEQUENCE_TYPES = frozenset(

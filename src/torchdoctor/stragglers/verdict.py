@@ -36,6 +36,7 @@ from typing import Any, NamedTuple
 from torchdoctor.rank_list import ranks_text
 from torchdoctor.stragglers.stats import mean_and_error, median, median_and_error, median_without
 from torchdoctor.stragglers.window import (
+    AWAKE,
     CAUSE_OF,
     COUNT_PARTS,
     OFFCPU,
@@ -199,6 +200,16 @@ CONFIRMED = ("offcpu",)
 # planted episode). A rank whose preemptions read 0 on every step of the stretch (not counted: not Linux) is
 # judged as before.
 PREEMPTED_TOO = ("offcpu",)
+# For a slow link the rank's own work less its time asleep or blocked (`window.AWAKE`) may stand for its own work in
+# the test of the whole step too: its peers wait for its late exits partly asleep in their compute, not in a
+# collective whose arrivals are compared, and that waiting lengthens the own work they are compared by. The kept
+# loaded 2-rank recording s37-2r (2026-12-03, session 37, load 3-8): a slow link of 5% left its rank's all-reduce
+# 3.3 ms late at 9 standard errors on every step of its first 40, its own work +18% at 1.7 standard errors (not
+# named), its peer's time asleep 2.2 ms per step longer than usual; its own work less it +4.0 ms at 2.6: named
+# (1 more of 8 slow links), no healthy step and no other rank named more. The other parts are not given it: for
+# the CPU time, the waiting for a CPU and the time asleep too, the same stand-in gave 6 false alarms there against
+# 5, two of them `host` (a loaded rank's time asleep falls as its waiting for a CPU rises).
+PEERS_ASLEEP = ("transfer",)
 
 
 def _threads_excess(verdict: WindowVerdict) -> dict[int, float]:
@@ -247,7 +258,8 @@ def judge_stretch(
     `NOISE_MARGIN` standard errors (the stretch's and the usual's together; the waiting for a CPU `OWN_MARGIN`
     where the rank's preemptions stand as far out, `CONFIRMED`), the rank's own work as a whole
     is longer than usual too (`OWN_MAJORITY`, `OWN_MARGIN`; for the parts a rank sleeps in, `SLEEPING`, its own
-    work less its waiting for a CPU may stand for it: `WORK`; for the parts in `CONSISTENT_ONLY`, and for those in
+    work less its waiting for a CPU may stand for it: `WORK`; for those in `PEERS_ASLEEP`, its own work less its time
+    asleep or blocked: `window.AWAKE`; for the parts in `CONSISTENT_ONLY`, and for those in
     `CLEAR_PARTS` that stand `CLEAR_MARGIN` standard errors out on `CLEAR_MAJORITY` of the steps, that test is waived) and
     not shorter elsewhere by as much (its total
     excess within two standard errors of the part's, or `ELSEWHERE` of it). Lateness leaving the collectives counts only beyond
@@ -291,9 +303,12 @@ def judge_stretch(
         threads = _threads_rise(threads_excesses, rank, (usual_threads or {}).get(rank))
         slower_overall, own_middle, own_error, own_ahead = _whole(rows, 0, habit, peers_own)
         slower_work, work_middle, work_error, work_ahead = _whole(rows, WORK, habit, peers_own)
+        slower_awake, awake_middle, awake_error, awake_ahead = _whole(rows, AWAKE, habit, peers_own)
         figures = [
             f"work {work_middle * 1000:+.1f} ms beyond usual {habit[WORK][0] * 1000:+.1f} ({work_ahead:.0%} "
-            f"ahead, {work_middle / work_error:.1f} se)"
+            f"ahead, {work_middle / work_error:.1f} se)",
+            f"awake {awake_middle * 1000:+.1f} ms beyond usual {habit[AWAKE][0] * 1000:+.1f} ({awake_ahead:.0%} "
+            f"ahead, {awake_middle / awake_error:.1f} se)",
         ]
         passed: list[tuple[float, str]] = []
         preempted = _beyond_usual(rows, PREEMPTED, habit)
@@ -304,7 +319,7 @@ def judge_stretch(
             f"({preempted[1] / preempted[2]:.1f} se)"
         )
         for k, name in enumerate(PARTS):
-            if name in ("own", "work", "preempted") or not habit[k][2]:
+            if name in ("own", "work", "preempted", "awake") or not habit[k][2]:
                 continue
             values, middle, error = _beyond_usual(rows, k, habit)
             ahead = sum(value > 0 for value in values) / n
@@ -319,6 +334,8 @@ def judge_stretch(
             wholes = [(slower_overall, own_middle, own_error)]
             if name in SLEEPING and _handed_over(name, mine[rank], (usual_own or {}).get(rank), middle):
                 wholes.append((slower_work, work_middle, work_error))
+            if name in PEERS_ASLEEP:
+                wholes.append((slower_awake, awake_middle, awake_error))
             quiet = name in CONSISTENT_ONLY or (
                 name in CLEAR_PARTS and ahead >= CLEAR_MAJORITY and z >= CLEAR_MARGIN
             )
@@ -460,9 +477,8 @@ def _whole(
 def _without_exits(rows: list[list[float]]) -> list[list[float]]:
     """Per-step excesses with the lateness leaving the collectives taken out of the own work (for a rank
     that leaves them last by habit: it starts its next step that much later, its own work looks longer)."""
-    return [
-        [row[0] - row[TRANSFER], *row[1:WORK], row[WORK] - row[TRANSFER], *row[WORK + 1 :]] for row in rows
-    ]
+    own = (0, WORK, AWAKE)
+    return [[value - row[TRANSFER] if k in own else value for k, value in enumerate(row)] for row in rows]
 
 
 def _leaver_slowed(

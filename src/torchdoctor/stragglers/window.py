@@ -64,8 +64,9 @@ class WindowVerdict:
 # peers; and the own work less the waiting for a CPU (`WORK`); and the times the CPU was taken from it while it
 # could run (`PREEMPTED`, a count); and the time its compute was neither on a CPU nor waiting for one
 # (`BLOCKED`: asleep or blocked outside next() and the collectives, as a training loop that sleeps, reads a
-# file, waits on a lock or syncs with the device is). Each part -> the cause it names.
-PARTS = ("own", "data", "cpu", "offcpu", "transfer", "work", "preempted", "blocked")
+# file, waits on a lock or syncs with the device is); and the own work less that (`AWAKE`). Each part -> the cause
+# it names.
+PARTS = ("own", "data", "cpu", "offcpu", "transfer", "work", "preempted", "blocked", "awake")
 CAUSE_OF = {
     "data": "input",
     "cpu": "device",
@@ -93,6 +94,13 @@ COUNT_PARTS = ("preempted",)
 # 0.75 ms per step (5% of the step) never showed (quiet: 0 of 4 episodes named; as it is, its excess stood at
 # 0.5-0.8 ms per step, 3-5 standard errors, on 75-85% of the steps).
 BLOCKED = PARTS.index("blocked")
+# The own work less the time asleep or blocked (`AWAKE`): what is left where a peer's waiting for this rank sits in
+# its compute, asleep, not in a collective the watch compared arrivals at. A rank whose blocking all-reduce ends
+# late leaves it after its peer, and the peer then waits for it later in the step (with DDP on gloo, 2 ranks, a
+# loaded 2-core VM: the peer's time asleep or blocked 2 ms per step longer than usual while the slow rank's
+# exits were 3 ms later, 2026-12-03, the kept recording s37-2r): against that peer the slow rank's own work is
+# longer by only what the peer's hidden waiting leaves. Never a cause of its own (`verdict.PEERS_ASLEEP`).
+AWAKE = PARTS.index("awake")
 
 
 def _window_rows(window: Mapping[int, Mapping[str, Any]]) -> tuple[dict[int, list], int]:
@@ -257,8 +265,9 @@ def step_parts(
             # not held at 0: a healthy step's figure is below it (`BLOCKED`), and a sleep shorter than that
             # would not show; 0 where the waiting for a CPU is compute less CPU
             blocked = compute - cpu - kept_off
+            own = step - waited
             parts[rank].append(
-                (step - waited, data, cpu, kept_off, transfer, step - waited - kept_off, preempted, blocked)
+                (own, data, cpu, kept_off, transfer, own - kept_off, preempted, blocked, own - blocked)
             )
     return parts
 

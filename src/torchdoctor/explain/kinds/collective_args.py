@@ -226,6 +226,10 @@ COLLECTIVE_ARGUMENTS = Recogniser(
         # ProcessGroupNCCL's _reduce_scatter_base (the same words in FakeProcessGroup.hpp, where the catalog
         # read them); all_gather_into_tensor's output checked against world_size * input (libtorch_python)
         "torch_cpp:input-tensor-must-be-the-same",
+        # c10d/Utils.hpp's checks of each tensor of a list against the input (ProcessGroupGloo's ops)
+        "torch_native:invalid-tensor-size-at-index",
+        "torch_native:invalid-tensor-type-at-index",
+        "torch_native:invalid-tensor-layout-at-index",
     ),
     anchors=(
         "Invalid function argument. Expected parameter `",
@@ -243,6 +247,11 @@ COLLECTIVE_ARGUMENTS = Recogniser(
         "invalid output tensor list at index",
         "invalid output size: (expected length",
         "invalid size of output tensor at index",
+        # c10d/Utils.hpp assertSizesMatch / assertTypeMatch / assertLayoutMatch, as ProcessGroupGloo's ops prefix them
+        # ("ProcessGroupGloo::allgather: invalid tensor size at index 1 (expected (2), got (4))")
+        "invalid tensor size at index",
+        "invalid tensor type at index",
+        "invalid tensor layout at index",
         "Check failed: outputShape[0] * worldSize == inputShape[0]",
         "input tensor must be the same size as output size times world size",
         "output tensor size must be equal to world_size times input tensor size",
@@ -307,7 +316,8 @@ COLLECTIVE_ARGUMENTS = Recogniser(
         r"total dim 0 size|Number of tensor splits not equal to group size)|"
         r"(?P<list_size>invalid input tensor list size, must be world size|output lists should be equal to world "
         r"size|invalid output tensor list at index \d+[^\n]{0,120}|invalid output size: \(expected length \d+, got "
-        r"\d+\)|invalid size of output tensor at index \d+[^\n]{0,120}|Check failed: outputShape\[0\] \* worldSize "
+        r"\d+\)|invalid size of output tensor at index \d+[^\n]{0,120}|invalid tensor size at index \d+ \(expected "
+        r"[^\n]{1,160}|Check failed: outputShape\[0\] \* worldSize "
         r"== inputShape\[0\][^\n]{0,80}|input tensor must be the same size as output size times world size|output "
         r"tensor size must be equal to world_size times input tensor size)|"
         r"(?P<backend_lacks_op>(?:Backend \w{1,20}|ProcessGroup(?:NCCL|MPI)) does not support (?:_allgather_base|_reduce_scatter_base|"
@@ -324,7 +334,8 @@ COLLECTIVE_ARGUMENTS = Recogniser(
         r"device)|input and output tensors must (?:have the same (?:type|size)|be on the same device)|output "
         r"tensor and input tensor must be on the same type of device|requires input/output tensor lists to have "
         r"the same length|requires empty (?:output|input) on non-root|reduce_scatter only supports 1 output)"
-        r"[^\n]{0,80}|tensors in the nested tensor vectors need to be on the same device|Invalid usage of tensors "
+        r"[^\n]{0,80}|invalid tensor (?:type|layout) at index \d+ \(expected [^\n]{1,200}|"
+        r"tensors in the nested tensor vectors need to be on the same device|Invalid usage of tensors "
         r"with different dtypes ?Found [^\n]{1,80})|"
         # ProcessGroupNCCL::_allgather_base (XCCL's and Ascend's HCCL's too); on a line that names DeepSpeed or ZeRO
         # it is ZeRO-3's own gather of mixed dtypes (kinds/post_training_releases.py)

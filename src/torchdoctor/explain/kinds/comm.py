@@ -105,7 +105,7 @@ UNREACHABLE_PATTERNS = (
     # TCP client failed to connect/validate to host 10.231.0.1:29400 - retrying
     R(r"failed to connect/validate to host (?P<host>[^\s:]{1,255}):(?P<port>\d+)"),
     # NCCL's socketStartConnect: Connect to 10.0.0.2<52822> failed : No route to host
-    R(r"Connect to (?P<host>[^\s<]{1,255})<(?P<port>\d+)> failed ?: (?P<reason>[^\n]{1,200})"),
+    R(r"[Cc]onnect to (?P<host>[^\s<]{1,255})<(?P<port>\d+)> failed ?: (?P<reason>[^\n]{1,200})"),
 )
 # One resolved address that failed, with the reason:
 # failed to connect to [::ffff:0.104.99.143]:47389 (errno: 110 - Connection timed out)
@@ -122,7 +122,9 @@ WATCHDOG = R(
     r"OpType=(?P<op>\w+),[^\n]{0,300}?Timeout\(ms\)=(?P<timeout_ms>\d+)\) ran for (?P<ran_ms>\d+) milliseconds"
 )
 LAST_WORK = R(
-    r"last enqueued (?:NCCL )?work: (?P<last_enqueued>\d+), last completed (?:NCCL )?work: (?P<last_completed>\d+)"
+    # "Last enqueued" in the heartbeat monitor's dump-signal line (torch 2.4+), -1 before any work completed
+    r"[Ll]ast enqueued (?:NCCL )?work: (?P<last_enqueued>-?\d+), last completed (?:NCCL )?work: "
+    r"(?P<last_completed>-?\d+)"
 )
 RENDEZVOUS = R(r"(?P<error>Rendezvous(?:Connection|Timeout|Closed)?Error): (?P<message>[^\n\"]{1,300})")
 PEER_CLOSED = R(r"Connection closed by (?:remote )?peer \[?(?P<host>[^\s\]<]{1,255})\]?[:<](?P<port>\d+)")
@@ -241,6 +243,18 @@ def _rendezvous(hits: list[Hit], ctx: Context) -> tuple[str, str]:
             "stop it, or start the server on a free port (vllm serve --port / trl vllm-serve --port, and the "
             "trainer's matching setting, e.g. GRPOConfig(vllm_server_port=...)).",
         )
+    path = first(hits, "unix_socket")
+    # a Unix-domain socket: a name in use, no TCP port (and never torch's store)
+    if in_use and path and not first(hits, "bind_port") and not first(hits, "port"):
+        return (
+            f"address already in use: the Unix socket {path} is held by another process (or left behind by "
+            "one that ended)" + on_ranks(hits),
+            f"A Unix-domain socket's name, not a TCP port, is in use: another process of this user's (a second "
+            f"copy of the job, an earlier run still exiting) holds {path}, or a file of that name was left by "
+            f"one that ended. See who: ss -lxp | grep {path.split('://')[-1].removeprefix('unix:')}; stop it, or "
+            "remove the stale file, or give each job its own path (the library's setting for it). torch's "
+            "rendezvous store never binds one: MASTER_PORT is not the cause.",
+        )
     if (
         in_use
         and first(hits, "python_socket")
@@ -271,6 +285,16 @@ def _rendezvous(hits: list[Hit], ctx: Context) -> tuple[str, str]:
         and not any(h.specific and "nccl_bind" not in h.facts for h in hits)
     ):
         return _nccl_bind(hits, ctx)
+    if in_use and first(hits, "tensorpipe_bind") and not first(hits, "port"):
+        return (
+            "address already in use: torch.distributed.rpc's TensorPipe agent could not bind its own listening "
+            f"socket ({first(hits, 'tensorpipe_bind')}; not MASTER_PORT)" + on_ranks(hits),
+            "TensorPipe listens on a socket of its own for each RPC worker: its uv transport on a TCP port the kernel "
+            "picks, its shm transport on an abstract Unix socket named for the process. Either leftover workers of "
+            "an earlier RPC job still hold them (pgrep -af python; stop them), or the host's ephemeral ports are "
+            "used up (ss -s: many sockets in TIME_WAIT; sysctl net.ipv4.ip_local_port_range). Restricting the "
+            "transports avoids the shm one: TensorPipeRpcBackendOptions(_transports=['uv']).",
+        )
     if in_use:
         port = first(hits, "port") or "29500 (the default)"
         port_number = str(port).split()[0]
@@ -510,9 +534,14 @@ def _not_an_asyncio_server(hits: list[Hit], ctx: Context) -> bool:
     create_server: "error while attempting to bind on address ('0.0.0.0', 8000): address already in use"), which a
     uvicorn / aiohttp server prints for its own port (vLLM's OpenAI server, vllm-project/vllm#7514) and torch's
     TCPStore never does; or a socket that Python code bound (`python_socket`: CPython's socket module raises
-    OSError, pyzmq ZMQError), which torch's store, C++ raising RuntimeError (DistNetworkError), never raises. NCCL's
+    OSError, pyzmq ZMQError), which torch's store, C++ raising RuntimeError (DistNetworkError), never raises; or
+    TensorPipe's own listener (`tensorpipe_bind`) or a Unix-domain socket (`unix_socket`), neither MASTER_PORT. NCCL's
     own bind (`nccl_bind`) is a port in use as surely as the store's: certain, its fix naming what holds one."""
-    return any(h.specific and not {"asyncio_bind", "python_socket"} & h.facts.keys() for h in hits)
+    return any(
+        h.specific
+        and not {"asyncio_bind", "python_socket", "tensorpipe_bind", "unix_socket"} & h.facts.keys()
+        for h in hits
+    )
 
 
 _not_an_asyncio_server.lowers_only = True  # type: ignore[attr-defined]  # docs/catalog.md: the anchors decide
@@ -719,7 +748,13 @@ RENDEZVOUS_OR_PORT = Recogniser(
         R(r"(?P<in_use>[Aa]ddress already in use|EADDRINUSE|another process is utilizing it)"),
         # NCCL's own sockets (misc/socket.cc, 2.4-2.8's include/socket.h): SYSCHECK's "Call to bind failed : %s",
         # "failed: %s" since 2.23
-        R(r"(?P<nccl_bind>Call to bind failed ?: [Aa]ddress already in use)"),
+        R(r"(?P<nccl_bind>Call to (?:bind|listen) failed ?: [Aa]ddress already in use)"),
+        # torch.distributed.rpc's TensorPipe agent binding its own listener (its uv transport's TCP socket on a port
+        # the kernel picks, its shm transport's abstract Unix socket): "In bind at tensorpipe/transport/uv/...",
+        # "(this error originated at tensorpipe/transport/...)": not MASTER_PORT
+        R(r"(?P<tensorpipe_bind>tensorpipe/(?:transport|channel|core)/[^\s:\")]{1,120})"),
+        # a Unix-domain socket (ZMQ's ipc://, a unix: path): a path is in use, not a TCP port
+        R(r"(?P<unix_socket>ipc://[^\s')\]]{1,200}|unix:/[^\s')\]]{1,200})"),
         R(
             r"(?P<asyncio_bind>error while attempting to bind on address \('?[^'\n]{0,100}'?, (?P<bind_port>\d+)[,)])"
         ),
@@ -1028,6 +1063,10 @@ NETWORK_INTERFACE = Recogniser(
         "nccl:socketpollconnect-exceeded-retries",
         "nccl:socketpollconnect-exceeded-timeouts",
         "nccl:connect-returned-exceeded-error-retry-count",
+        # NCCL 2.27+ (misc/socket.cc, 2.30's os/linux.cc): the connect that failed, and the retries given up, in
+        # lower case and with the peer's address
+        "nccl:connect-to-failed",
+        "nccl:connect-to-returned-exceeded-error-retry",
         # torch/csrc/distributed/c10d/ProcessGroupGloo.cpp: gloo could not connect its full mesh of pairs
         "torch_cpp:gloo-connectfullmesh-failed-with",
         # bootstrap.cc (2.25+): NCCL_OOB_NET_IFNAME matches no device of the net plugin (ncclInvalidArgument)
@@ -1051,6 +1090,9 @@ NETWORK_INTERFACE = Recogniser(
         "Got completion",
         "Call to ibv_",
         "Connect to",
+        # NCCL 2.27+ (misc/socket.cc, 2.30's os/linux.cc): "socketStartConnect: connect to 10.0.0.2<52822> failed :
+        # No route to host", "...: connect to ... returned ..., exceeded error retry count after 20 attempts"
+        ": connect to ",
         "No usable listening interface found",
         "gloo/transport/tcp/pair.cc",
         "Call to connect failed",
@@ -1075,8 +1117,9 @@ NETWORK_INTERFACE = Recogniser(
         r"Call to connect failed|Attempted to connect incompatible devices|Socket : no interface found|"
         r"No interface found in the same subnet|device is incompatible with the local|Attempted to merge incompatible|"
         r"net devices with different link_layer|together with different link_layer|"
-        r"Gloo connectFullMesh failed with|socket(?:Start|Poll)Connect: exceeded (?:retries|timeouts)|connect returned [^\n]{0,80}exceeded error retry|"
-        r"Connect to [^\s<]{1,255}<\d+> failed|No usable listening interface found|"
+        r"Gloo connectFullMesh failed with|socket(?:Start|Poll)Connect: exceeded (?:retries|timeouts)|"
+        r"connect (?:to [^\s<]{1,255}<\d+> )?returned [^\n]{0,80}exceeded error retry|"
+        r"[Cc]onnect to [^\s<]{1,255}<\d+> (?:failed|returned \d+\()|No usable listening interface found|"
         r"pair\.cc:\d+\] connect\s{1,3}\[?[^\s\]]{1,255}\]?:\d+: |verify NCCL_OOB_NET_IFNAME|"
         # the WARN, not the INFO line NCCL prints instead when told to ignore the mismatch
         r"Detected mixed local (?:Coll)?Net device counts across ranks \(min \d+, max \d+\)\. Set |"
@@ -1111,7 +1154,7 @@ NETWORK_INTERFACE = Recogniser(
         # the connect retries NCCL gives up after: the peer's address never answered
         R(
             r"(?P<connect_retries>socket(?:Start|Poll)Connect: exceeded (?:retries|timeouts) \(\d+\)|connect "
-            r"returned [^\n]{0,80}exceeded error retry count[^\n]{0,20})"
+            r"(?:to [^\s<]{1,255}<\d+> )?returned [^\n]{0,80}exceeded error retry count[^\n]{0,20})"
         ),
         NO_INTERFACE,
         R(r"connecting to address\s+with family (?P<family>\d+) is neither AF_INET"),
@@ -1131,7 +1174,13 @@ NETWORK_INTERFACE = Recogniser(
             r"\] connect\s{1,3}\[?(?P<gloo_host>[^\s\]]{1,255})\]?:(?P<gloo_port>\d+): (?P<gloo_reason>[^\n]{1,100})"
         ),
         R(
-            r"Connect to (?P<connect_host>[^\s<]{1,255})<(?P<connect_port>\d+)> failed ?: (?P<connect_reason>[^\n]{1,200})"
+            r"[Cc]onnect to (?P<connect_host>[^\s<]{1,255})<(?P<connect_port>\d+)> failed ?: "
+            r"(?P<connect_reason>[^\n]{1,200})"
+        ),
+        # socketPollConnect (2.20-2.25): "Connect to 10.0.0.2<52822> returned 111(Connection refused) errno 115(...)"
+        R(
+            r"[Cc]onnect to (?P<connect_host>[^\s<]{1,255})<(?P<connect_port>\d+)> returned \d+\("
+            r"(?P<connect_reason>[^)\n]{1,100})\)"
         ),
         R(r"Call to connect failed ?: (?P<connect_reason>[^\n]{1,200})"),
     ),
@@ -1156,6 +1205,9 @@ NETWORK_INTERFACE = Recogniser(
         for h in hits
     ),
     absorbs=("nccl_error", "nccl_system_error"),
+    # NCCL's INFO lines of a connect or a queue pair it retries (misc/socket.cc, os/linux.cc, misc/ibvwrap.cc, 2.4+):
+    # a run that goes on prints them too; the WARN of the retries given up, or of the call failing, is the failure
+    reject=R(r"\A[^\n]*(?:returned [^\n]{0,80}, retrying|, retrying \d+/\d+ after \d+ msec of sleep)"),
     also=(
         Alternative(
             "network_fault",

@@ -75,7 +75,11 @@ _MISSING = R(
     # ...or a name the Hub does not have, or not for this token (a private or gated dataset): likely
     r"Dataset '(?P<hf_hub>[^'\n{}]{1,200})' doesn't exist on the Hub|"
     # an image cv2.imread could not read (None, no exception) asked for its size
-    r"'NoneType' object has no attribute '(?P<none_image>shape)'"
+    r"'NoneType' object has no attribute '(?P<none_image>shape)'|"
+    # Hugging Face datasets' data_files.py resolve_pattern: a data_files path or glob that matched nothing
+    r"FileNotFoundError: Unable to find '(?P<hf_data_file>[^'\n{}]{1,300})'(?: at (?P<hf_base>[^\n{}]{1,300}))?|"
+    # torch's sampler.py RandomSampler.__init__: num_samples is len(dataset) unless the script passed its own
+    r"num_samples should be a positive integer value, but got (?P<empty_dataset>num_samples=0)\b"
 )
 # a 3D detection toolbox's info file: <dataset>_infos_<split>.pkl, <dataset>_dbinfos_train.pkl
 _INFO_FILE = R(r"(?:^|[/\\])(?P<dataset>[A-Za-z0-9]{1,40})_(?:db)?infos_[\w.]{0,80}\.pkl$")
@@ -98,6 +102,8 @@ _OTHER_FILE = Alternative(
         "hf_data_dir",
         "hf_hub",
         "none_image",
+        "empty_dataset",
+        "hf_data_file",
     ),
 )
 
@@ -110,6 +116,15 @@ _UNREADABLE_IMAGE = Alternative(
 )
 
 
+# a num_samples the script passed itself (RandomSampler(num_samples=...), WeightedRandomSampler's, often computed from
+# another count that was 0) rather than len(dataset): the option's own refusal
+_SAMPLER_OPTION = Alternative(
+    "dataloader_options",
+    "a num_samples=0 the script passed to the sampler itself (RandomSampler(num_samples=...), WeightedRandomSampler)",
+    "Pass the sampler a positive num_samples (computed from the dataset's length after it is built), or leave it "
+    "out: RandomSampler then draws len(dataset).",
+    when=("empty_dataset",),
+)
 _GATED_DATASET = Alternative(
     "download_refused",
     "a private or gated dataset the run's token may not read (the Hub answers the same)",
@@ -213,6 +228,16 @@ def _hf_missing(hits: list[Hit]) -> tuple[str, str]:
             f"node); offline (HF_DATASETS_OFFLINE=1, no network) only a dataset already in the cache loads; and "
             f"a local folder meant by '{hub}' must exist from the directory the job runs in (an absolute path).",
         )
+    data_file = first(hits, "hf_data_file")
+    if data_file:
+        return (
+            f"load_dataset's data_files name a path that matched no file: '{data_file}'"
+            + (f" (looked for under {first(hits, 'hf_base')})" if first(hits, "hf_base") else "")
+            + on_ranks(hits),
+            f"Check '{data_file}' on the machine that ran the job (ls it, or the glob): a relative path is read from "
+            "the directory the job starts in (use an absolute one), a glob must match the files' own names and "
+            "extensions (data/train-*.jsonl), and on several nodes every node needs the files at that path.",
+        )
     path = first(hits, "hf_local") or first(hits, "hf_data_dir", "?")
     return (
         f"load_dataset found neither a loading script nor a data file at '{path}'" + on_ranks(hits),
@@ -234,7 +259,21 @@ def _none_image(hits: list[Hit]) -> tuple[str, str]:
     )
 
 
+def _empty_dataset(hits: list[Hit]) -> tuple[str, str]:
+    return (
+        "the dataset handed to the DataLoader is empty: its RandomSampler (shuffle=True) got num_samples=0, "
+        "len(dataset) when the script passes none" + on_ranks(hits),
+        "Print len(dataset) before building the DataLoader: 0 means the dataset found no sample. Check the data "
+        "root the script was given (absolute, on the machine that ran the job) against the layout and file "
+        "extensions the dataset's code lists (its glob, its annotation or split file: .jpg where the files are "
+        ".png is enough), and run the repository's download or preprocessing step if it writes them. A filter "
+        "(by length, by label) that dropped every sample empties it too.",
+    )
+
+
 def _missing(hits: list[Hit], ctx: Context) -> tuple[str, str]:
+    if first(hits, "empty_dataset"):
+        return _empty_dataset(hits)
     if first(hits, "none_image"):
         return _none_image(hits)
     classes = first(hits, "no_valid_file") or first(hits, "no_valid_root")
@@ -242,7 +281,12 @@ def _missing(hits: list[Hit], ctx: Context) -> tuple[str, str]:
         return _no_valid_file(classes, hits)
     if first(hits, "tv_not_found"):
         return _torchvision_not_found(hits)
-    if first(hits, "hf_hub") or first(hits, "hf_local") or first(hits, "hf_data_dir"):
+    if (
+        first(hits, "hf_hub")
+        or first(hits, "hf_local")
+        or first(hits, "hf_data_dir")
+        or first(hits, "hf_data_file")
+    ):
         return _hf_missing(hits)
     root = first(hits, "no_class_folder")
     if root:
@@ -300,6 +344,8 @@ DATA_PATH_MISSING = Recogniser(
         "datasets:couldn-find-dataset-script-at-or",
         "datasets:couldn-find-any-data-file-at",
         "datasets:dataset-doesn-exist-on-the-hub",
+        "datasets:unable-to-find",
+        "datasets:unable-to-find-at",
         "third_party:opencv-imread-none-shape",
     ),
     title="a dataset path that does not exist",
@@ -320,6 +366,9 @@ DATA_PATH_MISSING = Recogniser(
         "Couldn't find any data file at ",
         "doesn't exist on the Hub",
         "'NoneType' object has no attribute 'shape'",
+        "but got num_samples=0",
+        # datasets' data_files.py; the match asks for its FileNotFoundError (other libraries say "Unable to find")
+        "Unable to find '",
     ),
     match=_MISSING,
     facts=(
@@ -340,7 +389,7 @@ DATA_PATH_MISSING = Recogniser(
     confirm=lambda hits, ctx: any(
         any(k in h.facts for k in _DECISIVE) and "hf_either" not in h.facts for h in hits
     ),
-    also=(_OTHER_FILE, _GATED_DATASET, _UNREADABLE_IMAGE),
+    also=(_OTHER_FILE, _GATED_DATASET, _UNREADABLE_IMAGE, _SAMPLER_OPTION),
     describe=_missing,
 )
 

@@ -135,20 +135,7 @@ _SAMPLE_RETURNED_NONE = Alternative(
     when=("collate_none",),
 )
 # sampler.py RandomSampler.__init__ checks num_samples, which is len(dataset) unless the script passed its own: 0 is
-# an empty dataset (DataLoader(shuffle=True) builds the sampler before any sample is read), whose files the dataset
-# did not find at the path or in the layout it lists them from, far more often than a num_samples=0 written in
-# the code. WeightedRandomSampler's num_samples is the script's (often len(dataset) too): likely, the empty
-# dataset named first
-_EMPTY_DATASET = Alternative(
-    "data_path_missing",
-    "an empty dataset: the dataset listed no sample at the path or in the layout it reads (a wrong data root, "
-    "files not downloaded or extracted, another extension or folder layout than its glob)",
-    "Print len(dataset) before building the DataLoader: 0 means the dataset found no files. Check the data root "
-    "the script was given (absolute, on the machine that ran the job) and the layout and file extensions the "
-    "dataset's code lists (its glob or its annotation/split file), and run the repository's download or "
-    "preprocessing step if it writes them.",
-    when=("empty_dataset",),
-)
+# an empty dataset far more often than an option, read by data_paths.py's data_path_missing (this match leaves it)
 _RAGGED_SAMPLES = Alternative(
     "collate_unequal_sizes",
     "samples of different lengths that np.array() kept as an object array",
@@ -232,8 +219,9 @@ DATALOADER_OPTIONS = Recogniser(
         r"option, but got [^\n]{1,120})|"
         r"(?P<batch_options>batch_sampler option is mutually exclusive with batch_size, shuffle, sampler, and "
         r"drop_last|batch_size=None option disables auto-batching and is mutually exclusive with drop_last|"
-        r"(?:replacement|drop_last) should be a boolean value, but got [^\n]{1,60}|(?:num_samples|batch_size) "
-        r"should be a positive integer value, but got [^\n]{1,60}|weights should be a 1d sequence but given "
+        r"(?:replacement|drop_last) should be a boolean value, but got [^\n]{1,60}|num_samples "
+        r"should be a positive integer value, but got (?!num_samples=0\b)[^\n]{1,60}|batch_size should be a "
+        r"positive integer value, but got [^\n]{1,60}|weights should be a 1d sequence but given "
         r"weights have shape [^\n]{1,60})|"
         r"(?P<worker_options>(?:num_workers|timeout|prefetch_factor) option should be non-negative[^\n]{0,60}|"
         r"prefetch_factor option could only be specified in multiprocessing[^\n]{0,120}|multiprocessing_context "
@@ -255,7 +243,6 @@ DATALOADER_OPTIONS = Recogniser(
     ),
     facts=(
         R(r"(?P<split_sum>Sum of input lengths does not equal the length of the input dataset)"),
-        R(r"(?P<empty_dataset>num_samples should be a positive integer value, but got num_samples=0)\b"),
         R(
             r"dicts or lists; found (?:(?P<collate_none><class 'NoneType'>)|(?P<collate_object>object)$)",
             re.M,
@@ -263,18 +250,14 @@ DATALOADER_OPTIONS = Recogniser(
     ),
     # every message names its own cause ("timeout" in a check of the option's value is the option's name, not a
     # timeout that happened): certain whenever the match read which check refused the call, but for
-    # random_split's sum, which a torch before 1.13 also prints for fractions, the collate's None and object
-    # samples, and RandomSampler's num_samples=0, which an empty dataset prints
+    # random_split's sum, which a torch before 1.13 also prints for fractions, and the collate's None and object
+    # samples
     confirm=lambda hits, ctx: (
         refused(_CLASSES)(hits, ctx)
-        and not any(
-            fact in h.facts
-            for h in hits
-            for fact in ("split_sum", "collate_none", "collate_object", "empty_dataset")
-        )
+        and not any(fact in h.facts for h in hits for fact in ("split_sum", "collate_none", "collate_object"))
         and (not any("collate_graph" in h.facts for h in hits) or called_from_own_code("torch")(hits, ctx))
     ),
-    also=(_EMPTY_DATASET, _FRACTIONS, _GRAPH_LOADER_IN_LIBRARY, _SAMPLE_RETURNED_NONE, _RAGGED_SAMPLES),
+    also=(_FRACTIONS, _GRAPH_LOADER_IN_LIBRARY, _SAMPLE_RETURNED_NONE, _RAGGED_SAMPLES),
     describe=describe_refusal(_CLASSES, "a DataLoader was built with options torch refuses", limit=200),
 )
 

@@ -294,7 +294,7 @@ def _bad_data(hits: list[Hit], ctx: Context) -> tuple[str, str]:
         first(hits, "unidentified_path") or first(hits, "unidentified_stream")
     ):
         return image_files.explain_unidentified(hits, where)
-    if not first(hits, "truncated_image") and first(hits, "png_damaged"):
+    if not first(hits, "truncated_image") and (first(hits, "png_damaged") or first(hits, "codec_damaged")):
         return image_files.explain_damaged(hits, where)
     summary = (
         "an image of the training data is truncated (its file ends before its last pixels): Pillow refused to "
@@ -364,6 +364,7 @@ BAD_TRAINING_DATA = Recogniser(
         media_reads.FACT,
         image_files.FACT,
         image_files.DAMAGED_FACT,
+        image_files.CODEC_FACT,
         R(r"(?P<truncated_image>image file is truncated)"),
     ),
     reject=R(dataset_labels.ROW_REJECT + "|" + image_files.REJECT),
@@ -375,6 +376,7 @@ BAD_TRAINING_DATA = Recogniser(
             or "raster_read" in h.facts
             or "media_read" in h.facts
             or "unidentified_stream" in h.facts
+            or "codec_damaged" in h.facts
             for h in hits
         )
         and (detection_boxes.flipped(ctx.facts) or not any("boxes_inverted" in h.facts for h in hits))
@@ -402,6 +404,7 @@ BAD_TRAINING_DATA = Recogniser(
         raster_reads.SHARED_HANDLE,
         *media_reads.ALSO,
         image_files.STREAM,
+        image_files.CODEC_STREAM,
     ),
     describe=_bad_data,
 )

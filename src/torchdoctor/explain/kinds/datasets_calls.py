@@ -2,7 +2,8 @@
 
 datasets' own checks, as its sources raise them (``datasets/load.py``: ``load_dataset``'s ``data_files``,
 ``data_dir``, ``num_proc`` with streaming, gated datasets and revisions, ``load_from_disk``;
-``datasets/builder.py``: configs, splits, disk space; ``datasets/data_files.py``: patterns that match nothing;
+``datasets/builder.py``: configs, splits, disk space; ``datasets/data_files.py``: patterns that match nothing; ``datasets/arrow_reader.py``: a split the dataset lacks or
+that holds no data;
 ``datasets/arrow_dataset.py``: ``train_test_split``, ``shard``, ``class_encode_column``, indexes, ``save_to_disk``,
 ``push_to_hub``, ``rename_column`` / ``add_column``; ``datasets/combine.py``: ``concatenate_datasets`` /
 ``interleave_datasets``; ``datasets/iterable_dataset.py``: ``map`` on a streamed dataset;
@@ -134,6 +135,38 @@ REFUSALS: tuple[tuple[str, str], ...] = (
         "load_dataset(..., split=...) names a split the dataset does not have: use one of the available splits the "
         "message lists ('train', 'validation', 'test' differ between datasets), with slices as split='train[:10%]' "
         "or 'train[:1000]'.",
+    ),
+    # arrow_writer.py: a table written with no row and no features
+    (
+        "Please pass `features` or at least one example when writing data",
+        "datasets was asked to write a table with no row and no declared features: a filter or map that left no "
+        "example (every row filtered out, a batched map returning empty lists), a shard of map(num_proc=N) over "
+        "fewer rows than processes in older releases, or data files that hold none. Print len(dataset) before and "
+        "after each filter and map to find the step that empties it, pass features= to map when an empty result is "
+        "expected, and lower num_proc below the number of rows.",
+    ),
+    # arrow_dataset.py load_from_disk: a folder save_to_disk did not write
+    (
+        "Expected to load a `Dataset` object but provided path is not a `Dataset`.",
+        "load_from_disk reads only a folder that save_to_disk wrote (its dataset_info.json and state.json): give it "
+        "that folder, as saved, on the machine that runs the job (a DatasetDict's folder holds dataset_dict.json and "
+        "one folder per split: load the parent, or the split's folder); data files (json, csv, parquet) are "
+        "load_dataset's: load_dataset('json', data_files=...). If the preprocessing step writes it, run that step "
+        "first (on a shared path every node reads).",
+    ),
+    # arrow_reader.py: the split asked for, read from the dataset prepared in the cache
+    (
+        'Unknown split "',
+        "The split asked for (load_dataset(..., split=...), a trainer's eval split, dataset['validation']) is not "
+        "one the dataset has: use one of the splits the message lists, or make the missing one from another, "
+        "dataset['train'].train_test_split(test_size=0.1) (its 'test' as the validation split).",
+    ),
+    (
+        "corresponds to no data!",
+        "The split asked for is in the dataset's info but holds no file and no row: the data_files (or data_dir) "
+        "pattern of that split matched nothing where it was built, or a cache built from an empty folder is reused. "
+        "Check the pattern against the files (data_files={'train': 'data/train-*.jsonl'}), then rebuild: "
+        "load_dataset(..., download_mode='force_redownload').",
     ),
     (
         "Not enough disk space. Needed:",
@@ -491,6 +524,11 @@ DATASETS_CALL_REFUSED = refusal_recogniser(
         "datasets:directory-is-neither-dataset-directory-nor",
         "datasets:trust-remote-code-is-not-supported",
         "datasets:config-name-is-missing-please-pick",
+        "datasets:unknown-split-should-be-one-of",
+        "datasets:please-pass-features-or-at-least",
+        "datasets:no-such-file-expected-to-load",
+        "datasets:no-such-files-nor-found-expected",
+        "datasets:instruction-corresponds-to-no-data",
         "datasets:builderconfig-not-found-available",
         "datasets:builderconfig-not-found-available-2",
         "datasets:bad-split-available-splits",

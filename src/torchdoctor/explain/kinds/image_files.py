@@ -19,6 +19,12 @@
   and length while it decodes: "broken PNG file (bad header checksum in b'IDAT')", "(incomplete checksum in ...)",
   "(chunk ...)" and "truncated PNG file" (raised as SyntaxError or OSError unless ``ImageFile.LOAD_TRUNCATED_IMAGES``):
   a PNG of the data damaged or cut short. ``bad_training_data`` reads them too. Certain.
+- Pillow's ``ImageFile.load`` (``PIL/ImageFile.py``, every release from 7 on: "{} when reading image file", the
+  decoder's status from ``_imaging.c``'s ``getcodecstatus``) stops on a file whose compressed data its decoder
+  rejects: "broken data stream when reading image file" (a JPEG, PNG or TIFF whose data is damaged) and
+  "unrecognized data stream contents when reading image file". The words name the data, not the code:
+  ``bad_training_data`` reads them as a damaged image of the data, likely (the bytes may be the code's own stream,
+  cut short by a failed download or a truncated tar member), that reading named.
 - Pillow's JPEG writer (``JpegImagePlugin._save``) raises OSError "cannot write mode RGBA as JPEG" (P, LA, I;16...)
   for a mode JPEG has no encoding for: an image with transparency or a palette saved as .jpg, in a conversion or
   preprocessing step or when samples are written out (the PNG and TIFF writers refuse their own: a float or 32-bit
@@ -40,8 +46,14 @@ R = Pattern  # compiled where a log first needs it (recognisers.Pattern)
 
 UNIDENTIFIED = "cannot identify image file"
 DAMAGED = ("broken PNG file (", "truncated PNG file")
-ANCHORS = (UNIDENTIFIED, *DAMAGED)
+# PIL/ImageFile.py's "{} when reading image file", filled with _imaging.c's codec status
+CODEC_STATUS = (
+    "broken data stream when reading image file",
+    "unrecognized data stream contents when reading image file",
+)
+ANCHORS = (UNIDENTIFIED, *DAMAGED, *CODEC_STATUS)
 TEMPLATES = (
+    "pillow:when-reading-image-file-2",
     "pillow:cannot-identify-image-file",
     "pillow:broken-png-file-chunk",
     "pillow:broken-png-file-bad-header-checksum",
@@ -49,6 +61,9 @@ TEMPLATES = (
     "pillow:truncated-png-file",
 )
 DAMAGED_FACT = R(r"(?P<png_damaged>broken PNG file \([^)\n]{1,80}\)|truncated PNG file)")
+CODEC_FACT = R(
+    r"(?P<codec_damaged>(?:broken|unrecognized) data stream(?: contents)? when reading image file)"
+)
 # the repr Pillow prints: a path in quotes, or a file object's repr
 FACT = R(
     r"cannot identify image file (?:(?P<unidentified_path>'[^'\n]{1,300}'|\"[^\"\n]{1,300}\"|PosixPath\('[^'\n]{1,300}'\))"
@@ -56,6 +71,14 @@ FACT = R(
 )
 # a dataset's own loader that logs the same words and skips the file (the run goes on)
 REJECT = r"(?i:\bwarn(?:ing)?\b)[^\n]{0,200}cannot identify image file|cannot identify image file[^\n]{0,300}(?i:\bskipp)"
+CODEC_STREAM = Alternative(
+    "image_stream_misuse",
+    "the code's own bytes cut short before Pillow decoded them: a download that stopped early, a member of a tar "
+    "shard read only in part",
+    "Check the bytes the code hands Image.open: compare their length with the file's (or the Content-Length of "
+    "the download), and retry the download where it came from the network.",
+    when=("codec_damaged",),
+)
 STREAM = Alternative(
     "image_stream_misuse",
     "the code's own stream handed to Image.open: read to its end and not rewound, or an HTTP response that was an "
@@ -107,7 +130,19 @@ def cmyk_jpeg(hits: list[Hit]) -> tuple[str, str]:
 
 def explain_damaged(hits: list[Hit], where: str) -> tuple[str, str]:
     """(summary, fix) for Pillow's PNG checks: a PNG of the data damaged or cut short."""
-    what = first(hits, "png_damaged", "broken PNG file")
+    what = first(hits, "png_damaged", "")
+    if not what:
+        codec = first(hits, "codec_damaged", "broken data stream when reading image file")
+        return (
+            f"an image of the training data is damaged: Pillow's decoder rejected its data ({codec})"
+            + where
+            + on_ranks(hits),
+            "A file of the dataset is corrupted or was only partly written (an interrupted download, copy or "
+            "extraction). Find it: open every image once outside training (Image.open(path).load() in a loop, "
+            "printing the path that raises) or print the path in the Dataset's __getitem__; then re-download, "
+            "re-copy or drop it. ImageFile.LOAD_TRUNCATED_IMAGES does not help here: the data is damaged, not "
+            "only cut short.",
+        )
     return (
         f"a PNG of the training data is damaged: Pillow's decoder stopped on it ({what})"
         + where

@@ -269,6 +269,7 @@ NUMPY_TEMPLATES = (
     "build_tools:failed-to-initialize-numpy",
     "build_tools:runtimeerror-module-compiled-against-api-version",
     "build_tools:importerror-numpy-core-multiarray-failed-to",
+    "torch_native:numpy-is-not-available",
 )
 NUMPY_ANCHORS = (
     "compiled using NumPy 1.x cannot be run in",
@@ -276,12 +277,18 @@ NUMPY_ANCHORS = (
     "Failed to initialize NumPy",
     "but this version of numpy is",
     "numpy.core.multiarray failed to import",
+    "Numpy is not available",
 )
-# torch's warning names the reason after it; without numpy installed at all it is another failure
-NUMPY_GENERIC = ("Failed to initialize NumPy", "numpy.core.multiarray failed to import")
+# torch's warning names the reason after it; without numpy installed at all it is another failure (torch's
+# tensor_numpy.cpp "Numpy is not available", raised at tensor.numpy() in a collate or a metric, says neither)
+NUMPY_GENERIC = (
+    "Failed to initialize NumPy",
+    "numpy.core.multiarray failed to import",
+    "Numpy is not available",
+)
 NUMPY = R(
     r"(?P<numpy_abi>compiled using NumPy 1\.x cannot be run in|_ARRAY_API not found|"
-    r"but this version of numpy is|numpy\.core\.multiarray failed to import)"
+    r"but this version of numpy is|numpy\.core\.multiarray failed to import|Numpy is not available)"
 )
 NUMPY_FACTS = (
     R(r"cannot be run in\s+NumPy (?P<numpy_installed>\d[\w.]{0,20}) as it may crash"),
@@ -299,6 +306,15 @@ def explain_numpy(facts: dict) -> tuple[str, str]:
             f"installed ({facts['numpy_api']})",
             "Upgrade NumPy to the release the module was built with or later (pip install -U numpy; a pin in the "
             "requirements may hold it back), or install the module's build for the NumPy you keep.",
+        )
+    if facts.get("numpy_abi") == "Numpy is not available":
+        return (
+            "torch could not use NumPy (Numpy is not available): most often a NumPy 2 beside a torch built for "
+            "NumPy 1.x, or no NumPy in this environment",
+            "Run python -c 'import numpy; print(numpy.__version__)' in the job's environment: if it fails, install "
+            "NumPy (pip install numpy); if it prints 2.x with a torch before 2.3, pin NumPy 1.x (pip install "
+            "'numpy<2') or upgrade torch to 2.3 or later. torch's warning 'Failed to initialize NumPy' at import, "
+            "earlier in the log, names the reason.",
         )
     installed = facts.get("numpy_installed")
     return (

@@ -134,6 +134,8 @@ def _system_error(hits: list[Hit], ctx: Context) -> tuple[str, str]:
             summary += f" (segment of {facts['shm_size']} bytes)"
     elif facts.get("last_error"):
         summary += f": {facts['last_error'].strip()}"
+    elif facts.get("uds_error"):
+        summary += f": {facts['uds_error'].strip()}"
     summary += on_ranks(hits)
     if "ermission denied" in facts.get("shm_error", ""):
         fix = (
@@ -212,6 +214,14 @@ NCCL_SYSTEM_ERROR = Recogniser(
         # os/linux.cc (misc/shmutils.cc before 2.28): the mmap of the /dev/shm segment just created or opened
         "nccl:error-could-not-map-size-error",
         "nccl:could-not-map-size-error",
+        # os/linux_ipcsocket.cc: the cuMem handles' Unix-domain socket
+        "nccl:uds-binding-to-socket-failed",
+        "nccl:uds-binding-to-socket-failed-2",
+        "nccl:uds-sending-data-over-socket-failed",
+        "nccl:uds-sending-data-over-socket-failed-2",
+        "nccl:uds-receiving-data-over-socket-failed",
+        "nccl:uds-receiving-data-over-socket-failed-2",
+        "nccl:uds-receiving-data-over-socket-failed-3",
     ),
     title="NCCL system error",
     anchors=(
@@ -224,9 +234,20 @@ NCCL_SYSTEM_ERROR = Recogniser(
         "Call to posix_fallocate failed",
         "Call to mmap failed",
         "Could not map ",
+        # os/linux_ipcsocket.cc (misc/ipcsocket.cc before 2.28), 2.18+: the Unix-domain socket of cuMem handles,
+        # each failure returned as ncclSystemError (its WARN alone is often what is pasted)
+        "UDS: Binding to socket",
+        "UDS: Sending data over socket",
+        "UDS: Receiving data over socket",
     ),
     # NCCL returns ncclSystemError for any failed system call (a socket too): certain only with the shm line
-    generic=("unhandled system error", "ncclSystemError"),
+    generic=(
+        "unhandled system error",
+        "ncclSystemError",
+        "UDS: Binding to socket",
+        "UDS: Sending data over socket",
+        "UDS: Receiving data over socket",
+    ),
     # and the shm line only where a system call is shown failing: NCCL 2.12+ (misc/shmutils.cc, os/linux.cc)
     # also reaches "Error while creating/attaching to shared memory segment" when cudaHostRegister or
     # cudaHostGetDevicePointer of the mapped segment fails (CUDACHECKGOTO to the same fail label, after a
@@ -244,8 +265,9 @@ NCCL_SYSTEM_ERROR = Recogniser(
         R(
             r"(?P<system_call_failed>failed to extend |shm_open failed|Call to (?:posix_fallocate|mmap) failed|"
             r"failed to create shared memory file|Could not map |shared memory segment [^\n]{1,200}\), error: |"
-            r"unhandled system error|ncclSystemError)"
+            r"unhandled system error|ncclSystemError|UDS: (?:Binding to|Sending data over|Receiving data over) socket)"
         ),
+        R(r"(?P<uds_error>UDS: (?:Binding to|Sending data over|Receiving data over) socket[^\n]{0,200})"),
         # 2.19+ name the errno after the segment line and after fallocate's "failed to extend" (os/linux.cc)
         R(
             r"(?:shared memory segment [^\n]{1,200}\)|failed to extend \S{1,200} to \d+ bytes), error: "

@@ -73,8 +73,21 @@ def _watchdog(hits: list[Hit], ctx: Context) -> tuple[str, str]:
             f". {who(late).capitalize()} never got there "
             f"({story['late_why']}): the ranks that waited are victims"
         )
+    heard = first(hits, "first_timeout_rank")
+    if heard and not late and not story.get("stuck_s"):
+        summary += (
+            f". Rank {heard} timed out first and told the others through the TCPStore: the rank that did not "
+            f"arrive is one rank {heard} waited for"
+        )
     if story.get("stuck_s"):
         summary = f"the NCCL watchdog got stuck for {story['stuck_s']} s (a CUDA or NCCL call hangs)"
+    elif first(hits, "watchdog_hang"):
+        # the heartbeat monitor's exit line alone: the watchdog made no progress for TORCH_NCCL_HEARTBEAT_TIMEOUT_SEC
+        story["stuck_s"] = "heartbeat"
+        summary = (
+            "the NCCL watchdog got stuck (no progress for the heartbeat timeout, TORCH_NCCL_HEARTBEAT_TIMEOUT_SEC, "
+            "480 s by default: a CUDA or NCCL call hangs)"
+        )
     alone = (
         story["timed_out"] if len(story["timed_out"]) == 1 and not ctx.ranks - set(story["timed_out"]) else []
     )
@@ -159,16 +172,35 @@ WATCHDOG_TIMEOUT = Recogniser(
         "last completed NCCL work",
         "watchdog got stuck for",
         "Heartbeat monitor timed out",
+        # the heartbeat monitor of torch 2.4+ (2.9: ProcessGroupInterface's HeartbeatMonitor): the rank whose
+        # collective timed out ("from this local rank") and every rank it told through the TCPStore ("from rank
+        # N", "Observed flight recorder dump signal ..."), then the process ended "due to collective timeout or
+        # exception" or "due to ProcessGroupNCCL watchdog hang" (the watchdog stuck)
+        "Received a dump signal due to a collective timeout from",
+        "Observed flight recorder dump signal from another rank via TCPStore",
+        "Terminating the process after attempting to dump debug info, due to",
+        # WorkNCCL::synchronize under (TORCH_)NCCL_BLOCKING_WAIT=1: "[Rank 0] Work WorkNCCL(SeqNum=5, OpType=...,
+        # Timeout(ms)=60000) timed out in blocking wait (NCCL_BLOCKING_WAIT=1)." (1.x; TORCH_NCCL_BLOCKING_WAIT=1 in 2.x,
+        # no variable named in later 2.x)
+        "timed out in blocking wait",
     ),
     match=R(
         r"ollective operation timeout|Some NCCL operations have failed or timed out|"
-        r"last enqueued (?:NCCL )?work: \d+, last completed|"
-        r"watchdog got stuck for \d+ seconds|Heartbeat monitor timed out"
+        r"[Ll]ast enqueued (?:NCCL )?work: -?\d+, last completed|"
+        r"watchdog got stuck for \d+ seconds|Heartbeat monitor timed out|"
+        r"Received a dump signal due to a collective timeout from|Observed flight recorder dump signal from another|"
+        r"Terminating the process after attempting to dump debug info, due to|timed out in blocking wait"
     ),
     templates=(
         "torch_native:watchdog-caught-collective-timeout",
         "torch_native:some-nccl-operations-failed",
         "torch_native:heartbeat-monitor-timed-out",
+        "torch_native:timeout-dump-signal",
+        "torch_native:flight-recorder-dump-signal-observed",
+        "torch_native:terminating-after-dump",
+        "torch_native:work-timed-out-in-blocking-wait",
+        "torch_native:work-timed-out-in-blocking-wait-torch",
+        "torch_native:work-timed-out-in-blocking-wait-plain",
     ),
     # "failed or timed out" is printed after an NCCL error too: the watchdog's timeout line makes it certain
     confirm=lambda hits, ctx: any(
@@ -202,6 +234,10 @@ WATCHDOG_TIMEOUT = Recogniser(
         R(r"\[PG (?:ID )?(?P<pg>\d+)"),
         R(r"\((?P<pg_name>\w+)\) Rank \d+\]"),
         R(r"watchdog got stuck for (?P<stuck_s>\d+) seconds"),
+        # the heartbeat monitor ending the process because the watchdog itself hung (the same as "got stuck")
+        R(r"dump debug info, due to (?P<watchdog_hang>ProcessGroupNCCL watchdog hang)"),
+        # the rank whose own collective timed out first, as the others heard it through the TCPStore
+        R(r"dump signal due to a collective timeout from\s+rank (?P<first_timeout_rank>\d+)"),
         # the frames torch 2.6+ logs under "Stack trace of the failed collective:", innermost first ("#2 <module>
         # from train.py:31"): the first outside torch and the installed packages is the user's call
         R(
@@ -235,9 +271,41 @@ def _store_barrier(hits: list[Hit], ctx: Context) -> tuple[str, str]:
     return summary, fix
 
 
+def _monitored_barrier(hits: list[Hit]) -> tuple[str, str]:
+    """gloo's monitored barrier (ProcessGroupGloo.cpp monitoredBarrier: dist.monitored_barrier, and every collective
+    under TORCH_DISTRIBUTED_DEBUG=DETAIL): rank 0 names the ranks that never reached it, another rank names rank 0
+    when its own exchange with it failed."""
+    late, faulty = first(hits, "monitored_late"), first(hits, "monitored_faulty")
+    waited = first(hits, "monitored_ms")
+    after = f" in {int(waited) / 1000:g} s" if waited else ""
+    if late:
+        late = ("ranks " if "," in late else "rank ") + late
+        summary = (
+            f"{late} never reached the monitored barrier{after} (busy, hung or in another collective, or failed "
+            "first); the ranks that reached it are victims"
+        )
+        named = late
+    elif faulty:
+        summary = f"the monitored barrier's exchange with rank {faulty} failed: rank {faulty} failed or timed out first"
+        named = f"rank {faulty}"
+    else:
+        summary = (
+            f"this rank timed out in the monitored barrier{after}: rank 0 (which checks it) never answered"
+        )
+        named = "rank 0"
+    return summary + on_ranks(hits), (
+        f"Read the log of {named} at that moment: its error, or the line it waited at (on the next hang, "
+        f"{WATCHDOG_HINT.split('#')[0].strip()} prints every rank's Python stack). A rank that was legitimately "
+        "busy alone (a checkpoint save, evaluation on rank 0) needs the others to wait longer: "
+        "dist.monitored_barrier(timeout=timedelta(minutes=30)) or init_process_group(timeout=...)."
+    )
+
+
 def _timeout(hits: list[Hit], ctx: Context) -> tuple[str, str]:
     if first(hits, "store_barrier"):
         return _store_barrier(hits, ctx)
+    if any(k in h.facts for h in hits for k in ("monitored_late", "monitored_faulty", "monitored_self")):
+        return _monitored_barrier(hits)
     if not first(hits, "unique_id"):
         return _watchdog(hits, ctx)
     ranks = on_ranks(hits)
@@ -275,8 +343,16 @@ COLLECTIVE_TIMEOUT = Recogniser(
         "Timed out waiting on barrier on rank",
         "retrieving ncclUniqueId from [0]",
         "imed out initializing process group in store based barrier",
+        # ProcessGroupGloo.cpp monitoredBarrier: rank 0's "[Rank 0]: Rank(s) {} failed to pass monitoredBarrier in {}
+        # ms", the other ranks' "timed out in monitoredBarrier after {}" and "successfully reached monitoredBarrier,
+        # but received errors while waiting for send/recv from rank {}"
+        "failed to pass monitoredBarrier in",
+        "timed out in monitoredBarrier after",
+        "received errors while waiting for send/recv from rank",
     ),
     match=R(
+        r"failed to pass monitoredBarrier in|timed out in monitoredBarrier after|"
+        r"received errors while waiting for send/recv from rank|"
         r"Timed out waiting \d+ms for \w+ operation|Timed out waiting on barrier on rank|"
         r"retrieving ncclUniqueId from \[0\][^\n]{0,300}(?:Socket Timeout|wait timeout|[Tt]imed out|timeout after)|"
         r"[Tt]imed out initializing process group in store based barrier"
@@ -288,9 +364,17 @@ COLLECTIVE_TIMEOUT = Recogniser(
         "torch:timed-out-waiting-on-barrier-on",
         "torch_native:retrieving-ncclUniqueId-from-rank-0",
         "torch:timed-out-initializing-process-group-in",
+        "torch_native:monitored-barrier-rank-failed",
+        "torch_native:monitored-barrier-rank-timed-out",
+        "torch_native:monitored-barrier-send-recv-errors",
     ),
     facts=(
         R(r"(?P<store_barrier>[Tt]imed out initializing process group in store based barrier)"),
+        R(
+            r"Ranks? (?P<monitored_late>\d+(?:, \d+)*) failed to pass monitoredBarrier in (?P<monitored_ms>\d+) ms"
+        ),
+        R(r"waiting for send/recv from rank (?P<monitored_faulty>\d+)"),
+        R(r"(?P<monitored_self>timed out in monitoredBarrier after) (?P<monitored_ms>\d+)"),
         R(r"world_size=(?P<world_size>\d+), (?:worker_count|num_workers_joined)=(?P<arrived>\d+)"),
         R(r"timeout=(?P<barrier_timeout>\d+:\d\d:\d\d)"),
         R(r"(?P<unique_id>retrieving ncclUniqueId from \[0\])"),
@@ -675,6 +759,16 @@ def _peer_gone(hits: list[Hit], ctx: Context) -> tuple[str, str]:
             "it was told of. It is what a failure led to, not a cause of its own: the first failure in the "
             "logs (the rank that failed or hung first) is. Pass every rank's log to explain."
         )
+    if not any("host" in h.facts or "peer_line" in h.facts for h in hits) and first(hits, "store_gone"):
+        return (
+            "the TCPStore went away while ProcessGroupNCCL's heartbeat monitor still read it "
+            f"({first(hits, 'store_error')})" + on_ranks(hits),
+            "The store lives in rank 0's process (torchrun's agent with --rdzv-backend=c10d): that process ended "
+            "before this one. Either it failed first (its own log, or torchrun's summary, has the cause: pass "
+            "every rank's log to explain), or it finished while the others still trained (the ranks ran "
+            "different numbers of steps or batches): end every rank the same way, with "
+            "dist.barrier() and destroy_process_group() before exit.",
+        )
     host = first(hits, "host")
     loader = [h for h in hits if "host" not in h.facts] if ctx.facts.get("loader_handoff") else []
     if loader:
@@ -807,7 +901,17 @@ _PEER_LINES = (
     # ncclOsSocketProgressOpt (2.30); 2.7's include/socket.h "Call to recv failed : <errno>" names no peer
     "Call to recv from",
     "ProgressOpt: Call to ",
-    "Call to recv failed : ",
+    "Call to recv failed",
+    # ProcessGroupNCCL's heartbeat monitor (torch 2.4+) polling the TCPStore whose host (rank 0, or torchrun's
+    # agent) has gone: 'Failed to check the "should dump" flag on TCPStore, (maybe TCPStore server has shut down too
+    # early), with error: ...'
+    'Failed to check the "should dump" flag on TCPStore',
+    # torch.distributed.rpc's TensorPipe agent (tensorpipe_agent.cpp) when its pipe to another worker broke: "RPC
+    # agent for worker1 encountered error when reading incoming request from worker0: EOF: end of file (this error
+    # originated at tensorpipe/transport/shm/connection_impl.cc:259)"
+    "encountered error when reading incoming request from",
+    "encountered error when reading incoming response from",
+    "encountered error when sending outgoing request #",
 )
 
 
@@ -834,6 +938,8 @@ PEER_GONE = Recogniser(
         "nccl:ncclossocketprogressopt-call-to-failed",
         "nccl:ncclossocketprogressopt-call-to-failed-2",
         "nccl:call-to-recv-failed",
+        # ProcessGroupNCCL's heartbeat monitor reading the TCPStore after its host (rank 0, the agent) has gone
+        "torch_native:should-dump-flag-check-failed",
     ),
     title="a peer went away",
     role="consequence",
@@ -845,14 +951,18 @@ PEER_GONE = Recogniser(
         R(
             r"(?P<peer_line>Connection (?:closed|reset) by|remote process exited|remote process exiting prematurely|"
             r"Connection was likely closed|"
-            r"Failed to (?:recv, got|send, sent) 0 bytes)"
+            r"Failed to (?:recv, got|send, sent) 0 bytes|"
+            r"encountered error when (?:reading incoming (?:request|response) from|sending outgoing request #))"
         ),
         # "socketProgressOpt: Call to recv from 10.0.0.2<41230> failed : Connection timed out"
         R(
             r"Call to (?P<socket_op>recv from|send to) (?P<host>[^\s<]{1,255})<(?P<port>\d+)> failed : "
             r"(?P<socket_reason>[^\n]{1,100})"
         ),
-        R(r"Call to (?P<socket_op>recv) failed : (?P<socket_reason>[^\n]{1,100})"),
+        R(r"Call to (?P<socket_op>recv) failed ?: (?P<socket_reason>[^\n]{1,100})"),
+        R(
+            r'(?P<store_gone>Failed to check the "should dump" flag on TCPStore)[^\n]{0,80}?with error: (?P<store_error>[^\n]{1,120})'
+        ),
         R(
             r"NCCL communicator was aborted on rank (?P<aborted_rank>\d+)\.\s*(?:Original reason for failure was:\s*"
             r"(?P<abort_reason>[^\n]{1,200}))?"

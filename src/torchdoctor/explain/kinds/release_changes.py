@@ -11,7 +11,9 @@ api_changes.py's companion (versions.py's ``dependency_version`` leads with eith
 - Pillow 9.2 deprecated ``FreeTypeFont.getsize``/``getsize_multiline``/``getoffset`` and ``ImageDraw.textsize``/
   ``multiline_textsize`` (``PIL/ImageFont.py``: ``deprecate("getsize", 10, "getbbox or getlength")``), and
   Pillow 10.0.0 removed them: "'FreeTypeFont' object has no attribute 'getsize'" is code (YOLOv5's
-  ``utils/plots.py`` before its fix) written for Pillow 9;
+  ``utils/plots.py`` before its fix) written for Pillow 9; the same release removed ``Image.ANTIALIAS``,
+  ``Image.LINEAR`` and ``Image.CUBIC`` (deprecated in 9.1; aliases of LANCZOS, BILINEAR and BICUBIC): "module
+  'PIL.Image' has no attribute 'ANTIALIAS'" is code (a dataset's resize) written for Pillow 9 as well;
 - librosa 0.10 made the arguments of its filters and features keyword-only (``librosa/filters.py``: ``def mel(*,
   sr, n_fft, ...)``; ``feature.melspectrogram(*, y=None, sr=...)``; ``util.pad_center(data, *, size, ...)``): a
   positional call prints CPython's "mel() takes 0 positional arguments but 5 were given". Another function named
@@ -126,6 +128,13 @@ PILLOW_REMOVED = {
     "textsize": "draw.textbbox((0, 0), text, font=font)",
     "multiline_textsize": "draw.multiline_textbbox((0, 0), text, font=font)",
 }
+# Pillow 9.1 deprecated Image.ANTIALIAS, Image.LINEAR and Image.CUBIC (PIL/Image.py: deprecate(name, 10, ...)),
+# 10.0.0 removed them: the filter each was an alias of, a name every Pillow from 2.7 (LANCZOS) still has
+PILLOW_CONSTANTS = {
+    "ANTIALIAS": "Image.LANCZOS (or Image.Resampling.LANCZOS)",
+    "LINEAR": "Image.BILINEAR (or Image.Resampling.BILINEAR)",
+    "CUBIC": "Image.BICUBIC (or Image.Resampling.BICUBIC)",
+}
 
 # CPython's TypeError for a positional call of one of them: "mel() takes 0 positional arguments but 5 were given"
 LIBROSA_ANCHORS = tuple(
@@ -178,6 +187,7 @@ ANCHORS = (
     "is used but incompatible. Please install mmcv>=",
     "is used but incompatible. Please install mmengine>=",
     *(f"object has no attribute '{name}'" for name in PILLOW_REMOVED),
+    *(f"module 'PIL.Image' has no attribute '{name}'" for name in PILLOW_CONSTANTS),
     *LIBROSA_ANCHORS,
     "Unsupported ONNX opset version: ",
     ZERO_DIM_INDEX,
@@ -218,6 +228,7 @@ TEMPLATES = (
     "third_party:mmdet-mmcv-version-incompatible",
     "third_party:mmdet-mmengine-version-incompatible",
     "third_party:pillow-10-removed-font-metrics",
+    "third_party:pillow-10-removed-image-constants",
     "third_party:onnx-unsupported-opset-version",
     "torch_native:invalid-index-zero-dim-tensor",
     "torch_native:invalid-index-zero-dim-tensor-warning",
@@ -243,6 +254,7 @@ CHANGE = R(
     rf"mmengine>=(?P<mmengine_min>{_VERSION}), <(?P<mmengine_max>{_VERSION})\.|"
     rf"{_Q}(?P<pillow_class>FreeTypeFont|TransposedFont|ImageFont|ImageDraw){_Q} object has no attribute "
     rf"{_Q}(?P<pillow_removed>{'|'.join(PILLOW_REMOVED)}){_Q}|"
+    rf"module {_Q}PIL\.Image{_Q} has no attribute {_Q}(?P<pillow_constant>{'|'.join(PILLOW_CONSTANTS)}){_Q}|"
     rf"\b(?P<librosa_call>{'|'.join(LIBROSA_KEYWORD_ONLY)})\(\) takes (?P<librosa_kept>[01]) positional "
     rf"arguments? but \d+ (?:positional arguments? )?(?:\(and \d+ keyword-only arguments?\) )?w(?:as|ere) given|"
     r"Unsupported ONNX opset version: (?P<onnx_opset>\d{1,3})|"
@@ -392,6 +404,15 @@ def change(facts: dict) -> tuple[str, str] | None:
             "Pillow is newer than the code",
             f"Use {PILLOW_REMOVED[name]} instead of {name}, or upgrade the package whose code calls it (YOLOv5 and "
             "its forks fixed utils/plots.py: git pull); or pin Pillow 9.5, the last release with it: pip install "
+            "'Pillow==9.5.0'.",
+        )
+    if facts.get("pillow_constant"):
+        name = facts["pillow_constant"]
+        return (
+            f"the code uses Image.{name}, which Pillow 9.1 deprecated and Pillow 10 removed: the installed Pillow "
+            "is newer than the code",
+            f"Use {PILLOW_CONSTANTS[name]} instead of Image.{name} (the same filter, in every Pillow since 2.7), or "
+            "upgrade the package whose code uses it; or pin Pillow 9.5, the last release with it: pip install "
             "'Pillow==9.5.0'.",
         )
     if facts.get("librosa_call"):

@@ -3,7 +3,8 @@
 - ``webdataset/shardlists.py`` ``single_node_only`` (0.2.x to 0.3; the default ``nodesplitter`` of
   ``WebDataset``/``ShardList`` in the releases that print it) raises ValueError "you need to add an explicit
   nodesplitter to your input pipeline for multi-node training" when torch.distributed reports a world size above 1:
-  every rank would read every shard. Certain: the message is printed for that alone.
+  every rank would read every shard. Certain: the message is printed for that alone. 0.2.5's wording of the same
+  refusal, "input pipeline needs to be reconfigured for multinode training", is read the same way.
 - ``webdataset/compat.py`` (``WebDataset.__iter__`` with ``empty_check=True``, 0.2.100 on) raises ValueError "No
   samples found in dataset; perhaps you have fewer shards than workers." when an iteration yields nothing: the
   shards split over ranks x workers left this worker none, or every sample was dropped on the way (a handler such
@@ -50,15 +51,18 @@ WEBDATASET_SHARD_SPLIT = Recogniser(
     kind="webdataset_shard_split",
     templates=(
         "webdataset:you-need-to-add-an-explicit",
+        "webdataset:input-pipeline-needs-to-be-reconfigured",
         "webdataset:no-samples-found-in-dataset-perhaps",
     ),
     title="webdataset shards not split to fit the ranks and workers",
     anchors=(
         "you need to add an explicit nodesplitter to your input pipeline",
+        "input pipeline needs to be reconfigured for multinode training",
         "No samples found in dataset; perhaps you have fewer shards than workers",
     ),
     match=R(
-        r"(?P<wds_nodesplitter>you need to add an explicit nodesplitter)|"
+        r"(?P<wds_nodesplitter>you need to add an explicit nodesplitter|input pipeline needs to be reconfigured for "
+        r"multinode training)|"
         r"(?P<wds_no_samples>No samples found in dataset; perhaps you have fewer shards than workers)"
     ),
     # the node splitter's refusal says its cause; an empty iteration has two
