@@ -41,7 +41,8 @@ NAMES: dict[str, tuple[str, ...]] = {
     "flash_attn": ("flash_attn", "flash-attn", "flash_attn_2_cuda"),
     "numpy": ("numpy", "Numpy", "NumPy"),
     "huggingface_hub": ("huggingface_hub", "huggingface-hub", "Huggingface_hub"),
-    "nccl": ("nccl", "NCCL", "nvidia-nccl-cu11", "nvidia-nccl-cu12"),
+    # NCCL's own INFO lines say "NCCL" on every line: its release is read from its "NCCL version" line (below)
+    "nccl": ("nccl", "nvidia-nccl-cu11", "nvidia-nccl-cu12"),
     # the release tables' other packages (kinds/api_history.py PACKAGES), under their import and pip names
     **{
         package: (package, package.replace("_", "-"))
@@ -64,33 +65,53 @@ def _spellings(package: str) -> str:
     return "|".join(re.escape(name).replace(r"\ ", " ") for name in NAMES[package])
 
 
-def _forms(package: str) -> tuple[re.Pattern, ...]:
+def _pattern(package: str) -> re.Pattern:
+    """Every form ``package``'s release is printed in, as one pattern with one group (``installed_<package>``):
+    each form's words before the version are a numbered group, and what must follow the version is asked only of
+    the form that matched (``(?(n)...)``), so that one search per line reads them all."""
     names = _spellings(package)
-    version = _VERSION.format(group=f"installed_{package}") + _END
-    forms = (
-        # an env report's or a template's row: "- `transformers` version: 4.41.2", "- PyTorch version (GPU?): ...",
-        # "- PyTorch Lightning Version (e.g., 1.5.0): 2.2.1" (the example skipped), collect_env's "PyTorch
+    row = rf"^[ \t]*(?:\[(?:pip3?|conda)\][ \t]+)?(?:{names})"
+    before = (
+        # 1. an env report's or a template's row: "- `transformers` version: 4.41.2", "- PyTorch version (GPU?):
+        # ...", "- PyTorch Lightning Version (e.g., 1.5.0): 2.2.1" (the example skipped), collect_env's "PyTorch
         # version: 2.1.0+cu121", Lightning's "- lightning: 2.2.1"
-        rf"^[ \t]*(?:[-*][ \t]*)?`?(?:{names})`?(?:[ \t]+[Vv]ersion)?(?:[ \t]*\([^)\n]{{0,30}}\))?:[ \t]*{version}",
-        # ds_report's dotted rows: "torch version ..... 2.1.0", "deepspeed info ..... 0.12.3, unknown, unknown"
-        rf"^[ \t]*(?:{names})[ \t]+(?:version|info)[ \t]+\.{{3,}}[ \t]*{version}",
-        # pip freeze, collect_env's package rows: "numpy==1.26.4", "[pip3] numpy==1.26.4" (a row of its own)
-        rf"^[ \t]*(?:\[(?:pip3?|conda)\][ \t]+)?(?:{names})==[ \t]*{version}[ \t]*$",
-        # pip list's and conda list's columns: "transformers   4.41.2", "[conda] numpy  1.26.4  pypi_0  pypi"; a
-        # row with more columns is aligned (two spaces or a tab before the version), never a sentence ("trl 0.8.6
-        # requires transformers>=4.31.0"), and its columns are conda's build and channel or pip's editable path,
-        # never numbers (a table of timings: "transformers   590.1   2.33x")
-        rf"^[ \t]*(?:\[(?:pip3?|conda)\][ \t]+)?(?:{names})[ \t]+{version}[ \t]*$",
-        rf"^[ \t]*(?:\[(?:pip3?|conda)\][ \t]+)?(?:{names})(?: {{2,}}|\t)[ \t]*{version}(?:[ \t]+[^\s\d]\S*){{1,3}}[ \t]*$",
-        # pip's own words for what is installed
-        rf"Requirement already satisfied: (?:{names})(?![\w-])[^\n(]{{0,200}}\({version}\)",
-        rf"Successfully installed (?:\S+ ){{0,200}}(?:{names})-{version}",
-        rf"but you have (?:{names}) {version}",
-        # the package's __version__ printed with its value: "torch.__version__: 2.1.0", "torch.__version__ = '2.1.0'",
-        # a REPL's answer on the next line (never a comparison: "__version__ >= '2.1'")
-        rf"(?<![\w.])(?:{names})\.__version__\)?(?: ?[:=] ?| ?\n(?:>>> )?)['\"]?{version}",
+        rf"^[ \t]*(?:[-*][ \t]*)?`?(?:{names})`?(?:[ \t]+[Vv]ersion)?(?:[ \t]*\([^)\n]{{0,30}}\))?:[ \t]*",
+        # 2. ds_report's dotted rows: "torch version ..... 2.1.0", "deepspeed info ..... 0.12.3, unknown, unknown"
+        rf"^[ \t]*(?:{names})[ \t]+(?:version|info)[ \t]+\.{{3,}}[ \t]*",
+        # 3. pip freeze, collect_env's package rows: "numpy==1.26.4", "[pip3] numpy==1.26.4" (a row of its own)
+        rf"{row}==[ \t]*",
+        # 4, 5. pip list's and conda list's columns: "transformers   4.41.2", "[conda] numpy  1.26.4  pypi_0  pypi";
+        # a row with more columns is aligned (two spaces or a tab before the version), never a sentence ("trl
+        # 0.8.6 requires transformers>=4.31.0"), and its columns are conda's build and channel or pip's editable
+        # path, never numbers (a table of timings: "transformers   590.1   2.33x")
+        rf"{row}[ \t]+",
+        rf"{row}(?: {{2,}}|\t)[ \t]*",
+        # 6-8. pip's own words for what is installed
+        rf"Requirement already satisfied: (?:{names})(?![\w-])[^\n(]{{0,200}}\(",
+        rf"Successfully installed (?:\S+ ){{0,200}}(?:{names})-",
+        rf"but you have (?:{names}) ",
+        # 9. the package's __version__ printed with its value: "torch.__version__: 2.1.0", "torch.__version__ =
+        # '2.1.0'", a REPL's answer on the next line (never a comparison: "__version__ >= '2.1'")
+        rf"(?<![\w.])(?:{names})\.__version__\)?(?: ?[:=] ?| ?\n(?:>>> )?)['\"]?",
     )
-    return tuple(re.compile(form, re.M) for form in forms)
+    after = {
+        3: r"[ \t]*$",
+        4: r"[ \t]*$",
+        5: r"(?:[ \t]+[^\s\d]\S*){1,3}[ \t]*$",
+        6: r"\)",
+    }
+    # every form anchored at a line's start (pip's words after whatever precedes them on it): a search fails at
+    # once everywhere else, and most lines that name a package are a traceback's frames
+    anchored = [form[1:] if form.startswith("^") else rf"[^\n]*?{form}" for form in before]
+    return re.compile(
+        "^(?:"
+        + "|".join(f"({form})" for form in anchored)
+        + ")"
+        + _VERSION.format(group=f"installed_{package}")
+        + _END
+        + "".join(f"(?({n}){form})" for n, form in after.items()),
+        re.M,
+    )
 
 
 # torch's collect_env and ds_report name CUDA's release in their own words; NCCL prints its own
@@ -114,13 +135,14 @@ def _own_words() -> tuple[tuple[str, re.Pattern], ...]:
     )
 
 
-# (a literal the line must hold, the pattern) for kinds.CONTEXT_FACTS: every form of every package
+# (a literal the line must hold, the pattern) for kinds.CONTEXT_FACTS: each package's pattern under each of its
+# names (a line runs few of them: most lines name no package)
 CONTEXT: tuple[tuple[str, re.Pattern], ...] = (
     *(
-        (name, form)
+        (name, pattern)
         for package, names in NAMES.items()
-        for form in _forms(package)
-        for name in dict.fromkeys(names)
+        for pattern in [_pattern(package)]
+        for name in names
     ),
     *_own_words(),
 )
