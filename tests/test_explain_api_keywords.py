@@ -335,10 +335,15 @@ def test_an_installed_release_stated_without_the_keyword_is_certain():
     )
 
 
-def test_an_installed_release_stated_with_the_keyword_is_left_alone():
-    # 1.1.8 takes filepath: whatever refused it, it is not the release
-    found = explained("pytorch-lightning==1.1.8\n" + _checkpoint_call("filepath") + "\n")
-    assert found.id != "log.dependency_version"
+def test_an_installed_release_stated_with_the_keyword_is_only_likely_another_installation():
+    # 1.1.8 takes filepath: whatever refused it, it is not that release; another one imported, or the project's own
+    found = leads_with(
+        "pytorch-lightning==1.1.8\n" + _checkpoint_call("filepath") + "\n",
+        "dependency_version",
+        "likely",
+        ["which it takes in pytorch_lightning 1.1.8", "likely another one", "pytorch_lightning.__file__"],
+    )
+    assert "newer than the code" not in found.summary
 
 
 def test_a_keyword_every_release_takes_is_the_scripts_own():

@@ -12,6 +12,7 @@ from pathlib import Path
 
 from explaining import explained, leads_with, made_wheel
 
+from torchdoctor.explain import printed_versions
 from torchdoctor.explain.kinds import api_members
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benchmarks"))
@@ -83,21 +84,14 @@ def test_a_member_added_later_says_upgrade_and_reads_a_class_attribute_too():
 
 
 def test_installed_versions_as_logs_state_them():
-    facts = {}
-    for line in (
-        "transformers==4.49.0",
-        "- `accelerate` version: 0.21.0",
-        "PyTorch version: 2.1.0+cu121",
-        "pytorch-lightning         1.9.5",
-    ):
-        for literal, pattern in api_members.CONTEXT:
-            if literal in line and (found := pattern.search(line)):
-                for key, value in found.groupdict().items():
-                    facts.setdefault(key, value)
-    assert facts["installed_transformers"] == "4.49.0"
-    assert facts["installed_accelerate"] == "0.21.0"
-    assert facts["installed_torch"] == "2.1.0"
-    assert facts["installed_pytorch_lightning"] == "1.9.5"
+    facts = printed_versions.printed(
+        "transformers==4.49.0\n- `accelerate` version: 0.21.0\nPyTorch version: 2.1.0+cu121\n"
+        "pytorch-lightning         1.9.5\n"
+    )
+    assert facts["transformers"] == "4.49.0"
+    assert facts["accelerate"] == "0.21.0"
+    assert facts["torch"] == "2.1.0+cu121"
+    assert facts["pytorch_lightning"] == "1.9.5"
 
 
 # --- near-misses: what the table does not decide -------------------------------------------------------------------

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 
+from torchdoctor.explain import printed_versions
 from torchdoctor.explain.kinds import (
     accelerate_calls,
     accelerate_state,
@@ -444,7 +445,8 @@ CONTEXT_FACTS: tuple[tuple[str, re.Pattern], ...] = (
     *trainer_arguments.CONTEXT,
     *torchvision_renames.CONTEXT,
     *fork_unsafe.CONTEXT,
-    *api_members.CONTEXT,  # the installed release a log states (pip freeze, collect_env)
+    *api_members.CONTEXT,  # the packages a log names (a frame's path, an import)
+    *printed_versions.CONTEXT,  # the release of each package a log prints as installed (pip freeze, collect_env)
     ("--local_rank=", re.compile(r"'(?P<injected_local_rank>--local_rank=\d+)'")),
     (
         "torch.distributed.launch is deprecated",
@@ -519,7 +521,6 @@ CONTEXT_FACTS: tuple[tuple[str, re.Pattern], ...] = (
     ),
     *installers.CONTEXT,
     *checkpoint.CONTEXT,  # a container, whose overlay refuses to rename an image's directories (EXDEV)
-    *versions.CONTEXT,  # the torch the log shows installed (a version check that refused a newer one)
     ("declare it as a build dependency", installers.UV_BUILD),
     *prebuilt.CONTEXT,
     *compiled_ops.CONTEXT,

@@ -21,8 +21,9 @@ from functools import cache
 from pathlib import Path
 from typing import NamedTuple
 
+from torchdoctor.explain import printed_versions
 from torchdoctor.explain.first_failure import Raised
-from torchdoctor.explain.kinds.release_pins import below, came, spelled, went
+from torchdoctor.explain.kinds.release_pins import below, came, spelled, went, within
 
 FAMILY = "library releases that disagree with the code"
 
@@ -266,3 +267,59 @@ def explain(row: Change, releases: list[str] | None = None) -> tuple[str, str]:
         + f". pip show {row.package} names the release installed (read from {releases[0]} to {releases[-1]})."
     )
     return summary, fix
+
+
+def has_it(row: Change, facts: dict) -> str:
+    """The release of ``row``'s package the log prints as installed (``facts``: the log's context) when the table
+    says that release has the name the run did not find (from the release that added it, or the first read, to the
+    last with it): the log contradicts the reading that the installed release is too old or too new. "" where the
+    log prints no release of it, one without the name, or one that does not read."""
+    shown = printed_versions.shown(facts, row.package)
+    if not shown or not (row.added or row.removed):
+        return ""
+    releases = load()[row.package][0]
+    # "" added: in every release read, from the first (an older release than that is not known to have it)
+    return shown if within(releases, shown, row.added or releases[0], row.last if row.removed else "") else ""
+
+
+def lacks_it(row: Change, facts: dict) -> str:
+    """The release of ``row``'s package the log prints as installed when the table says it lacks the name (the
+    reading confirmed), else ""."""
+    shown = printed_versions.shown(facts, row.package)
+    if not shown or not (row.added or row.removed):
+        return ""
+    releases = load()[row.package][0]
+    return (
+        shown
+        if within(releases, shown, row.added or releases[0], row.last if row.removed else "") is False
+        else ""
+    )
+
+
+def named_installed(summary: str, package: str, shown: str) -> str:
+    """``summary`` with "the installed <package>" naming the release the log prints (the reading confirmed);
+    ``summary`` itself where ``shown`` is ""."""
+    if not shown:
+        return summary
+    return summary.replace(f"the installed {package} is", f"the installed {package} {shown} is", 1)
+
+
+def imported_elsewhere(package: str, shown: str) -> tuple[str, str]:
+    """(the other reading, its check) for a name of ``package`` the run did not find although the release the log
+    prints installed, ``shown``, has it: the package imported is another installation (another environment or
+    Python than the one whose packages were printed), or a file or folder of its name shadows it."""
+    index = (
+        " with the --index-url of your CUDA"
+        if package == "torch"
+        else f" '{package.replace('_', '-')}=={shown}'"
+    )
+    return (
+        f"the log shows {package} {shown} installed: the {package} the script imported is likely another one "
+        f"(another environment or Python than the one whose {package} was printed, or a file or folder named "
+        f"{package} on its path)",
+        "Print what the job's own interpreter imports, run the way the job runs:\n"
+        f"python -c 'import sys, {package}; print(sys.executable, {package}.__version__, {package}.__file__)'\n"
+        f"A {package}.__file__ outside site-packages is a local file or folder named {package} that shadows the "
+        f"package: rename it. Another {package} there: install {package} {shown} with that interpreter (python -m "
+        f"pip install{index}), or start the job in the environment that has it.",
+    )

@@ -9,7 +9,9 @@ known: a keyword that some release of that callable accepts and another does not
 written by ``benchmarks/api_keywords.py --build`` from the released wheels: every public class, method and
 function of the packages read) is the code and the installed release disagreeing. Any other keyword is left to
 the generic reading, and so is a name several packages define (its '#namesakes' line) where more than one of
-them has a row for the keyword and the log does not say which package's it is.
+them has a row for the keyword and the log does not say which package's it is. The release the log prints
+installed (explain/printed_versions.py) decides beside the table: one that takes the keyword makes the reading
+only likely (another installation imported, or the project's own class); one that does not is named.
 
     >>> [r.removed for r in rows("TrainingArguments", "evaluation_strategy")]
     ['4.51.3']
@@ -23,7 +25,9 @@ from functools import cache
 from pathlib import Path
 from typing import NamedTuple
 
+from torchdoctor.explain import printed_versions
 from torchdoctor.explain.first_failure import Raised, cut, installed_package
+from torchdoctor.explain.kinds import api_history
 from torchdoctor.explain.kinds.api_members import release_line, tied
 from torchdoctor.explain.kinds.release_pins import (
     below,
@@ -210,17 +214,23 @@ def diagnosis(raised: Raised, facts: dict | None = None) -> tuple[str, str, bool
     if not found:
         return None
     row = found[0]
-    installed = facts.get(f"installed_{row.package}") or facts.get(f"installed_{release_line(row.package)}")
+    installed = printed_versions.shown(facts, row.package)
     takes = within(load()[row.package][0], installed, row.added, row.last) if installed else None
     if takes:
-        return None  # the installed release takes it: not the release, whatever else it is
+        # the release the log prints takes it: not that release, whatever else it is
+        other, check = api_history.imported_elsewhere(row.package, installed)
+        article = "an" if row.callable[:1] in "AEIOU" else "a"
+        return (
+            f"{row.callable}() refused {row.keyword}=, which it takes in {row.package} {installed}, and {other}; "
+            f"or {article} {row.callable} of the project's own that takes other keywords",
+            check,
+            False,
+        )
     summary, fix = explain(found)
     caller = installed_package(raised.raised_in.file) if raised.raised_in else None
     certain = takes is False or (caller is not None and release_line(caller) != release_line(row.package))
     if takes is False:
-        summary = summary.replace(
-            f"the installed {row.package} is", f"the installed {row.package} {installed} is"
-        )
+        summary = api_history.named_installed(summary, row.package, installed)
     namesake = NAMESAKES.get(row.callable)
     certain = certain and not namesake and not inferred
     if inferred:

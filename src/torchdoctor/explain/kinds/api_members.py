@@ -9,6 +9,9 @@ of one package's class has and another does not (`catalog/api_members.tsv`, writ
 ``benchmarks/api_members.py --build`` from the released wheels) is the code and the installed release
 disagreeing. A member every release has (the table has no row: the script's own mistake), a class several
 packages define that the log does not tie to one, or one the table does not know, is left to the other readings.
+The release the log prints installed (explain/printed_versions.py) decides beside the table: one without the member
+is named and makes the reading certain; one with it makes it only likely (another installation imported, or an
+object of another class).
 
     >>> [(r.added, r.removed) for r in rows("accelerate", "Accelerator", "gather_for_metrics")]
     [('0.12.0', '')]
@@ -22,6 +25,7 @@ from functools import cache
 from pathlib import Path
 from typing import NamedTuple
 
+from torchdoctor.explain import printed_versions
 from torchdoctor.explain.first_failure import Raised, installed_package
 from torchdoctor.explain.kinds import api_history
 from torchdoctor.explain.kinds.release_pins import came, read_table, within
@@ -113,20 +117,11 @@ MISSING = re.compile(
 RENAMED_NEAR = 0.75
 # one project under two names (lightning.pytorch is pytorch_lightning renamed): one class, one release line
 _SAME_LINE = {"lightning": "pytorch_lightning"}
-# the installed release as a log states it: pip freeze ("transformers==4.46.3"), transformers-cli env and
-# collect_env ("- `transformers` version: 4.46.3", "PyTorch version: 2.1.0+cu121"), pip list's columns
 _OTHER_NAMES = {"torch": "PyTorch"}
 
 
 def _names(package: str) -> str:
     return "|".join([package.replace("_", "[-_]"), *_OTHER_NAMES.get(package, "").split()])
-
-
-def _installed(package: str) -> re.Pattern:
-    return re.compile(
-        rf"(?<![\w.-])`?(?:{_names(package)})`?(?: version)?(?: \(GPU\?\))?(?:==| ?: | {{2,}})v?"
-        rf"(?P<installed_{package}>\d{{1,4}}\.\d{{1,4}}(?:\.\d{{1,4}})?)"
-    )
 
 
 def _mentioned(package: str) -> re.Pattern:
@@ -138,7 +133,7 @@ CONTEXT: tuple[tuple[str, re.Pattern], ...] = tuple(
     (literal, read(package))
     for package in api_history.PACKAGES.split("|")
     for literal in sorted({package, package.replace("_", "-"), *_OTHER_NAMES.get(package, "").split()})
-    for read in (_installed, _mentioned)
+    for read in (_mentioned,)
 )
 
 
@@ -231,8 +226,9 @@ def has_member(row: Member, installed: str) -> bool | None:
 def diagnosis(raised: Raised, facts: dict) -> tuple[str, str, bool] | None:
     """(summary, fix, certain) for CPython's AttributeError ``raised`` on a member the table shows some releases
     of one package's class to have and others not; None otherwise (the script's own mistake, a class several
-    packages define that the log does not tie to one, a class the table does not know, or a log stating an
-    installed release that has the member). ``facts``: the log's context (the installed releases it states)."""
+    packages define that the log does not tie to one, a class the table does not know). Where the log prints an
+    installed release that has the member, only likely: another installation imported, or another class.
+    ``facts``: the log's context (the installed releases it prints, explain/printed_versions.py)."""
     if raised.type != "AttributeError":
         return None
     found = MISSING.search(raised.message)
@@ -250,14 +246,18 @@ def diagnosis(raised: Raised, facts: dict) -> tuple[str, str, bool] | None:
     releases = load().packages[row.package][0]
     other = other_name(row, suggested)
     summary, fix = _renamed(row, other, releases) if other else api_history.explain(row, releases)
-    installed = facts.get(f"installed_{row.package}") or facts.get(f"installed_{release_line(row.package)}")
+    installed = printed_versions.shown(facts, row.package)
     has = has_member(row, installed) if installed else None
     if has:
-        return None  # the installed release has it: not the release, whatever else it is
-    if has is False:
-        summary = summary.replace(
-            f"the installed {row.package} is", f"the installed {row.package} {installed} is"
+        # the release the log prints has it: not that release, whatever else it is
+        other, check = api_history.imported_elsewhere(row.package, installed)
+        return (
+            f"the run did not find {cls}.{member}, which {row.package} {installed} has, and {other}; or an object "
+            f"of another class (the project's own {cls}) than the code expects",
+            check,
+            False,
         )
-        return summary, fix, True
+    if has is False:
+        return api_history.named_installed(summary, row.package, installed), fix, True
     summary += f"; or an object of another class (the project's own {cls}) than the code expects"
     return summary, fix, False

@@ -10,7 +10,8 @@ released wheels) speaks only where the releases differ in exactly what the messa
 required in some releases and not in others, moved among the positional parameters, or more positional
 parameters in other releases than the installed one takes. Otherwise it is silent. Certain only where an installed
 package makes the call (two libraries' releases that disagree); from the project's code it is likely, beside its
-own mistake.
+own mistake. A release the log prints installed (explain/printed_versions.py) that takes the call makes it only
+likely (another installation imported); one the refusal matches is named.
 
     >>> [s.signature for s in spans("StepLR")][-1]
     'optimizer,step_size,gamma=,last_epoch=|'
@@ -23,10 +24,12 @@ from functools import cache
 from pathlib import Path
 from typing import NamedTuple
 
+from torchdoctor.explain import printed_versions
 from torchdoctor.explain.first_failure import Raised, installed_package
+from torchdoctor.explain.kinds import api_history
 from torchdoctor.explain.kinds.api_keywords import NAMESAKES, PIP_NAME, named_callable, owned
 from torchdoctor.explain.kinds.api_members import release_line
-from torchdoctor.explain.kinds.release_pins import below, read_namesakes, read_table, spelled
+from torchdoctor.explain.kinds.release_pins import below, read_namesakes, read_table, spelled, within
 
 FAMILY = "library releases that disagree with the code"
 
@@ -185,6 +188,18 @@ def diagnosis(raised: Raised, context: dict | None = None) -> tuple[str, str, bo
         f"{callable_}() differs between {package} releases in {what}: the call fits {package} {_written(fits)}, "
         f"the refusal matches {_written(installed)}"
     )
+    shown = printed_versions.shown(context or {}, package)
+    if shown and any(within(releases, shown, s.first, s.last) for s in fits):
+        # the release the log prints takes the call: not that release, whatever else it is
+        other, check = api_history.imported_elsewhere(package, shown)
+        return (
+            f"{callable_}() refused a call that {package} {shown} takes ({what}), and {other}; or a mistake in the "
+            f"call itself (or a {callable_} of the project's own)",
+            check,
+            False,
+        )
+    if shown and any(within(releases, shown, s.first, s.last) for s in installed):
+        summary += f"; the log shows {package} {shown} installed, one of those"
     steps = ["Pass the arguments by keyword (name=value), which every release reads by name"]
     older = releases.index(fits[-1].last) < releases.index(installed[0].first)
     newer = releases.index(fits[0].first) > releases.index(installed[-1].last)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 
+from torchdoctor.explain import printed_versions
 from torchdoctor.explain.kinds import task_gpus
 from torchdoctor.explain.recognisers import (
     Alternative,
@@ -1266,7 +1267,7 @@ def _bf16_sure(hits: list[Hit], ctx: Context) -> bool:
         return False
     if any(h.specific for h in hits):
         return True
-    version = ctx.facts.get("torch_version", "")
+    version = printed_versions.shown(ctx.facts, "torch") or ctx.facts.get("torch_version", "")
     return bool(version) and _torch_at_least(version, (1, 10))
 
 

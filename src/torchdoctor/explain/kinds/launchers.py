@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import re
 
+from torchdoctor.explain import printed_versions
 from torchdoctor.explain.kinds import (
     compiled_ops,
     extension_packages,
@@ -1203,7 +1204,10 @@ def _missing_launcher(hits: list[Hit], ctx: Context) -> tuple[str, str]:
 def _torch_before_torchrun(ctx: Context) -> bool:
     """Whether the log states a torch release older than 1.10, which installs no ``torchrun`` command (setup.py's
     console script came with 1.10; 1.9 has torch.distributed.run as a module only)."""
-    version = re.match(r"(\d+)\.(\d+)\.", str(ctx.facts.get("torch_version", "")))
+    version = re.match(
+        r"(\d+)\.(\d+)\.",
+        printed_versions.shown(ctx.facts, "torch") or str(ctx.facts.get("torch_version", "")),
+    )
     return version is not None and (int(version[1]), int(version[2])) < (1, 10)
 
 

@@ -25,6 +25,7 @@ from typing import NamedTuple
 
 from packaging.version import InvalidVersion, Version
 
+from torchdoctor.explain import printed_versions
 from torchdoctor.explain.first_failure import Raised, cut
 from torchdoctor.explain.kinds.release_pins import read_table, spelled
 
@@ -137,7 +138,7 @@ def diagnosis(raised: Raised, facts: dict) -> tuple[str, str, str] | None:
     if found is None:
         return None
     package, row = found
-    stated = facts.get(f"installed_{package}")  # api_members.py reads what a log states
+    stated = printed_versions.shown(facts, package) or None  # the release the log prints installed
     if _newer(stated, row.gone):
         return None  # the release the log names no longer prints it: not this reading
     releases = load()[package][0]

@@ -13,7 +13,14 @@ or moved the float64 tensor: likely, its reading named (cast what it is given, o
 
 from __future__ import annotations
 
-from torchdoctor.explain.recognisers import Context, Hit, Recogniser, library_call, on_ranks
+from torchdoctor.explain.recognisers import (
+    Context,
+    Hit,
+    Recogniser,
+    library_call,
+    on_ranks,
+    unless_a_library_called,
+)
 
 FAMILY = "drivers and GPUs"
 
@@ -29,21 +36,12 @@ def _float64(hits: list[Hit], ctx: Context) -> tuple[str, str]:
     )
 
 
-def _from_own_code(hits: list[Hit], ctx: Context) -> bool:
-    """Certain unless every hit was raised with an installed package's frames other than torch's below the
-    user's code (that package made or moved the float64 tensor)."""
-    return any(not set(h.facts.get("frame_packages", ())) - {"torch"} for h in hits)
-
-
-_from_own_code.lowers_only = True  # type: ignore[attr-defined]  # docs/catalog.md: the anchor decides
-
-
 MPS_FLOAT64 = Recogniser(
     kind="mps_float64",
     templates=("torch_native:mps-float64-not-supported",),
     title="float64 on the MPS device",
     anchors=("Cannot convert a MPS Tensor to float64 dtype",),
-    confirm=_from_own_code,
+    confirm=unless_a_library_called("torch"),
     also=(
         library_call(
             "an installed package's code that made the float64 tensor or moved it to the MPS device (a model it "

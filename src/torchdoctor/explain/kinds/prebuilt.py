@@ -39,6 +39,7 @@ from __future__ import annotations
 
 import re
 
+from torchdoctor.explain import printed_versions
 from torchdoctor.explain.kinds import wheel_tags
 from torchdoctor.explain.recognisers import Pattern
 
@@ -187,7 +188,9 @@ def explain(facts: dict, ctx_facts: dict) -> tuple[str, str] | None:
             "the torchvision for the torch you keep (pip show torch; --no-deps keeps torch as it is)."
         )
         # the table of released wheels: the torchvision whose wheel requires the torch this log names
-        torch = ctx_facts.get("torch_version", "").split("+")[0]
+        torch = (printed_versions.shown(ctx_facts, "torch") or ctx_facts.get("torch_version", "")).split("+")[
+            0
+        ]
         partner = wheel_tags.built_for_torch("torchvision", torch) if torch else None
         if partner is not None:
             fix += (

@@ -15,6 +15,7 @@ import re
 
 from packaging.version import InvalidVersion, Version
 
+from torchdoctor.explain import printed_versions
 from torchdoctor.explain.first_failure import Raised, cut, installed_package
 from torchdoctor.explain.kinds import (
     api_changes,
@@ -56,6 +57,7 @@ from torchdoctor.explain.kinds import (
     zero3_prefetch,
 )
 from torchdoctor.explain.kinds.refusal_table import one_line, refusal_in, refusal_pattern
+from torchdoctor.explain.kinds.release_pins import spelled
 from torchdoctor.explain.recognisers import (
     Alternative,
     Context,
@@ -241,31 +243,6 @@ def _prerelease_of(found: str, needed: str) -> bool:
     return release + [0] * (3 - len(release)) == wanted + [0] * (3 - len(wanted))
 
 
-# the torch the log shows installed, printed as an environment report or a package list prints it: collect_env's
-# "PyTorch version:" and its "[pip3] torch==" / "[conda] pytorch" rows, transformers-cli env's "PyTorch version
-# (GPU?):", pip list's and conda list's rows, pip's "Requirement already satisfied: torch... (2.1.0)", pip's
-# "Successfully installed ... torch-2.1.0", torch.__version__ printed with its value. Never a version a message
-# asks for ("requires torch>=2.1.0", "torch.__version__ >= '2.1'")
-_VERSION = r"(?P<torch_installed>\d+\.\d+(?:\.\d+)?[\w.+]*)"
-INSTALLED_TORCH = R(
-    r"(?m)(?:PyTorch version(?: \(GPU\?\))?: |\[(?:pip3?|conda)\] (?:torch==|(?:py)?torch {2,})|"
-    r"^(?:py)?torch {2,}|Requirement already satisfied: torch\b[^\n]{0,200}\(|"
-    r"Successfully installed (?:\S+ ){0,100}torch-|torch\.__version__\)?(?: ?[:=] ?| ?\n(?:>>> )?))['\"]?"
-    + _VERSION
-)
-CONTEXT = tuple(
-    (literal, INSTALLED_TORCH)
-    for literal in (
-        "PyTorch version",
-        "torch  ",
-        "] torch==",
-        "Requirement already satisfied: torch",
-        "Successfully installed",
-        "__version__",
-    )
-)
-
-
 def _satisfies(shown: str, needed: str) -> bool:
     """Whether torch ``shown`` is ``needed`` or newer (a pre-release of ``needed`` is not): ``_satisfies("2.1.0+cu121",
     "2.0")``."""
@@ -281,7 +258,7 @@ def _newer_torch_shown(facts: dict, ctx: Context) -> tuple[str, str, str, str] |
     meets it: transformers' is_torch_available ("Disabling PyTorch because PyTorch >= {} is required but found
     {}"), its require_version ("torch>={} is required for a normal functioning of this module, but found
     torch=={}") and the packages' "requires PyTorch >= {}"."""
-    shown = str(ctx.facts.get("torch_installed", ""))
+    shown = str(ctx.facts.get("installed_torch", ""))
     if not shown:
         return None
     if facts.get("transformers_torch_min"):
@@ -330,9 +307,9 @@ def _dependency(hits: list[Hit], ctx: Context) -> tuple[str, str]:
     if newer:
         said = _another_environment(*newer)
         return said[0] + on_ranks(hits), said[1]
-    contradicted = _shown_torch_has_it(hits, ctx)
+    contradicted = _shown_release_has_it(hits, ctx)
     if contradicted:
-        summary, fix = _torch_has_it(*contradicted)
+        summary, fix = _release_has_it(*contradicted)
         return summary + on_ranks(hits), fix
     if facts.get("transformers_torch_min"):
         summary, fix = missing_packages.explain_torch_too_old(facts)
@@ -402,7 +379,9 @@ def _dependency(hits: list[Hit], ctx: Context) -> tuple[str, str]:
         package, needed = facts["package"].strip("`'\""), facts["needed"]
         what = _BUT.sub("", facts.get("what", "").strip(" `'")).strip(" `'") or "this feature"
         found = facts.get("found2") or (
-            ctx.facts.get("torch_version", "") if _IS_TORCH.match(package) else ""
+            (printed_versions.shown(ctx.facts, "torch") or ctx.facts.get("torch_version", ""))
+            if _IS_TORCH.match(package)
+            else ""
         )
         fix = (
             f"Upgrade {package} to the version named (or turn the feature off):\n"
@@ -426,7 +405,8 @@ def _dependency(hits: list[Hit], ctx: Context) -> tuple[str, str]:
     history = next((row for row in map(api_history.known, (h.facts for h in hits)) if row), None)
     if history:
         summary, fix = api_history.explain(history)
-        return summary + on_ranks(hits), fix
+        shown = api_history.lacks_it(history, ctx.facts)
+        return api_history.named_installed(summary, history.package, shown) + on_ranks(hits), fix
     if facts.get("ds_class"):
         cls, attribute = facts["ds_class"], facts["ds_attribute"]
         return (
@@ -582,57 +562,36 @@ def _scripted(facts: dict, hits: list[Hit]) -> tuple[str, str]:
     )
 
 
-def _minor(version: str) -> tuple[int, int] | None:
-    """``(2, 1)`` of ``"2.1.0+cu121"``; None where it is not a version."""
-    found = re.match(r"(\d+)\.(\d+)", version)
-    return (int(found[1]), int(found[2])) if found else None
-
-
-def _shown_torch_has_it(hits: list[Hit], ctx: Context) -> tuple[api_history.Change, str] | None:
-    """(the table's row, the torch the log shows installed) where the releases' table says the torch the log shows
-    has the name the run did not find (from its minor on, and not yet removed): the log contradicts the table's
-    reading that the installed torch is too old or too new. The table reads each minor's last patch, so minors are
-    compared."""
-    have = _minor(str(ctx.facts.get("torch_installed", "")))
-    if have is None:
-        return None
+def _shown_release_has_it(hits: list[Hit], ctx: Context) -> tuple[api_history.Change, str] | None:
+    """(the table's row, the release the log prints installed) where the releases' table says the release of the
+    package the log prints has the name the run did not find: the log contradicts the table's reading that the
+    installed release is too old or too new."""
     for hit in hits:
         row = api_history.known(hit.facts)
-        if row is None or row.package != "torch" or not (row.added or row.removed):
-            continue
-        # "" added: in every release read, from the first (an older torch than that is not known to have it)
-        added = _minor(row.added or api_history.load()["torch"][0][0])
-        removed = _minor(row.removed) if row.removed else None
-        if added is not None and have >= added and (removed is None or have < removed):
-            return row, str(ctx.facts["torch_installed"])
+        if row is not None and (shown := api_history.has_it(row, ctx.facts)):
+            return row, shown
     return None
 
 
-def _torch_has_it(row: api_history.Change, shown: str) -> tuple[str, str]:
+def _release_has_it(row: api_history.Change, shown: str) -> tuple[str, str]:
     what = f"{row.module}.{row.name}" if row.name else f"the module {row.module}"
-    # the table reads each minor's last patch: its 2.0.1 is 2.0
-    since, until = (".".join(map(str, _minor(v) or ())) for v in (row.added, row.removed))
+    releases = api_history.load()[row.package][0]
+    since, until = (spelled(releases, v) if v else "" for v in (row.added, row.removed))
     if since and until:
-        had = f"torch had from {since} until {until} removed it"
+        had = f"{row.package} had from {since} until {until} removed it"
     else:
-        had = f"torch has had since {since}" if since else f"torch had until {until} removed it"
-    return (
-        f"the run did not find {what}, which {had}, and the log shows torch {shown} "
-        "installed: the torch the script imported is likely another one (another environment or Python than the "
-        "one whose torch was printed, or a file or folder named torch on its path)",
-        "Print what the job's own interpreter imports, run the way the job runs:\n"
-        "python -c 'import sys, torch; print(sys.executable, torch.__version__, torch.__file__)'\n"
-        "A torch.__file__ outside site-packages is a local file or folder named torch that shadows the package: "
-        f"rename it. Another torch there: install torch {shown} with that interpreter (python -m pip install, "
-        "with the --index-url of your CUDA), or start the job in the environment that has it.",
-    )
+        had = (
+            f"{row.package} has had since {since}" if since else f"{row.package} had until {until} removed it"
+        )
+    other, fix = api_history.imported_elsewhere(row.package, shown)
+    return f"the run did not find {what}, which {had}, and {other}", fix
 
 
 def _decided(hits: list[Hit], ctx: Context) -> bool:
     """Certain on a specific anchor (pip's conflict aside), or on a name the releases' table has for its package;
     likely where a torch minimum was refused beside a torch the log shows meeting it (which environment ran the
     check is not in the log), and where the table's torch name is missing beside a torch the log shows having it."""
-    if _newer_torch_shown(merged(hits), ctx) or _shown_torch_has_it(hits, ctx):
+    if _newer_torch_shown(merged(hits), ctx) or _shown_release_has_it(hits, ctx):
         return False
     return (
         installers.conflict_decided(hits, ctx)
