@@ -194,6 +194,7 @@ def taken_port():
 # process anyway fails, saying to name it here, so the lane stays what it says.
 PROCESS_MODULES = {
     "test_store_without_clone",
+    "test_explain_throughput_benchmark",  # grep, as the benchmark starts it
     "test_watchdog_gil_held",  # a child process that dumps its stack through faulthandler
     "test_debug_divergence",
     "test_environment",
