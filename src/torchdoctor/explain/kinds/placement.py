@@ -55,6 +55,14 @@ THNN_WRONG_TYPE = R(
 )
 
 
+# The device checks' pairs with the meta device in them (the dispatcher's two wordings, FakeTensor's and
+# _prims_common's): a tensor with a shape and no data, a weight never loaded, not one left on the wrong device
+META_PAIR = (
+    r"found at least two devices,\s*(?:meta and|[\w:]{1,20} and meta\b)|same device, but got \w{1,60} is on "
+    r"(?:meta,|[\w:]{1,20}, different from other tensors on meta\b)|found two different devices (?:meta, |"
+    r"[\w:]{1,20}, meta\b)|Tensor on device (?:meta is not|[\w:]{1,20} is not on the expected device meta\b)"
+)
+
 # the checks that say a tensor is on the CPU without saying whose code left it there
 _CPU_OR_MPS = ("cpu_arg", "mps_placeholder", "indexed_device", "cpu_device")
 
@@ -139,7 +147,40 @@ def _dgl_devices(facts: dict) -> tuple[str, str]:
     return summary, fix
 
 
+def _library_frame(hits: list[Hit], ctx: Context) -> str:
+    """The installed package (not torch's own) whose code the traceback runs through below the user's: the
+    innermost of the parsed traceback's, else the first one the log names ("" where there is none)."""
+    for hit in hits:
+        below = [p for p in hit.facts.get("frame_packages", ()) if p not in ("torch", "torchvision")]
+        if below:
+            return below[-1]
+    return ctx.facts.get("installed_frame", "")
+
+
 def _devices(hits: list[Hit], ctx: Context) -> tuple[str, str]:
+    """What the device check says, and, where the traceback runs through an installed package, that package."""
+    summary, fix = _devices_read(hits, ctx)
+    facts = merged(hits)
+    where = facts.get("device_method")
+    if where and facts.get("device_arg"):
+        summary += f" (argument {facts['device_arg']} of {where})"
+    elif where:
+        summary += f" (in {where})"
+    package = _library_frame(hits, ctx)
+    if package and not facts.get("dgl_graph_device"):
+        summary += (
+            f"; the traceback runs through {package}'s code (an installed package), which may have made it"
+        )
+        fix = (
+            f"The traceback runs through {package} (site-packages): if the tensor on the other device is one "
+            f"{package} made, moved or restored itself (not one your code handed it), that is a bug of the "
+            f"installed {package}: search its issues for this message and upgrade it (pip install -U {package}), "
+            "or pin the release its examples use. Otherwise:\n" + fix
+        )
+    return summary, fix
+
+
+def _devices_read(hits: list[Hit], ctx: Context) -> tuple[str, str]:
     facts = merged(hits)
     if facts.get("dgl_graph_device"):
         summary, fix = _dgl_devices(facts)
@@ -288,8 +329,13 @@ DEVICE_MISMATCH = Recogniser(
         # ones, or an argument of the wrong dtype (an IntTensor target), so likely; a got list shown on one
         # device is the dtype's (THNN_WRONG_TYPE)
         *(f"_{step} received an invalid combination of arguments" for step in THNN_STEPS),
+        # torch.compile's spellings of the same refusal, met while tracing with fake tensors: torch/_subclasses/
+        # fake_tensor.py (FakeTensor's common device, 2.0+) and torch/_prims_common/__init__.py (check_same_device)
+        "Unhandled FakeTensor Device Propagation for ",
+        " is not on the expected device ",
     ),
-    reject=THNN_WRONG_TYPE,
+    # a pair with the meta device in it is a weight never loaded (checkpoint.py's meta_weights_not_loaded reads it)
+    reject=R(THNN_WRONG_TYPE.pattern + "|" + META_PAIR),
     templates=(
         "torch_native:expected-all-tensors-same-device",
         "torch_native:expected-all-tensors-same-device-got",
@@ -314,6 +360,8 @@ DEVICE_MISMATCH = Recogniser(
         "torch_native:expected-device-but-got-device",
         "torch_native:expected-device-but-got-device-value",
         *(f"torch_native:thnn-{step.lower()}-invalid-combination-of-arguments" for step in THNN_STEPS),
+        "torch_native:fake-tensor-device-propagation",
+        "torch_native:prims-tensor-not-on-expected-device",
     ),
     # DDP's device_ids message is this kind only when a parameter is still on the CPU; the convolution's type
     # check only when the two types are on two devices (one device: the dtypes differ, dtype_mismatch)
@@ -324,6 +372,28 @@ DEVICE_MISMATCH = Recogniser(
     span=3,
     facts=(
         R(r"found at least two devices,\s*(?P<device_a>[\w:]{1,20}) and (?P<device_b>[\w:]{1,20})"),
+        # the dispatcher's wording of later releases (ATen/core/op_registration/adaption.cpp): the odd argument's
+        # device first, the others' second; torch.compile's two (FakeTensor's, _prims_common's)
+        R(
+            r"same device, but got (?P<device_arg>\w{1,60}) is on (?P<device_b>[\w:]{1,20}), different from other "
+            r"tensors on (?P<device_a>[\w:]{1,20})"
+        ),
+        R(
+            r"Device Propagation for [\w.]{1,80}, found two different devices (?P<device_a>[\w:]{1,20}), (?P<device_b>[\w:]{1,20})"
+        ),
+        R(
+            r"Tensor on device (?P<device_b>[\w:]{1,20}) is not on the expected device (?P<device_a>[\w:]{1,20})"
+        ),
+        R(
+            r"(?P<cpu_device>same device, but got \w{1,60} is on (?:cpu,|[\w:]{1,20}, different from other tensors on cpu\b)|"
+            r"found two different devices (?:cpu, |[\w:]{1,20}, cpu\b)|Tensor on device (?:cpu is not|[\w:]{1,20} is not on "
+            r"the expected device cpu\b))"
+        ),
+        # the argument and the operator the dispatcher names ("arugment": the typo of its first releases)
+        R(
+            r"when checking ar(?:gu|ug)ment for argument (?P<device_arg>\w{1,60}) in method (?P<device_method>\w{1,80})"
+        ),
+        R(r"when checking argument in method (?P<device_method>\w{1,80})"),
         R(r"same device\. Received (?P<device_a>[\w:]{1,20}) and (?P<device_b>[\w:]{1,20})"),
         R(
             r"(?:found at least two devices,\s*|same device\. Received )(?P<cpu_device>cpu and|[\w:]{1,20} and cpu\b)"
@@ -402,7 +472,8 @@ DEVICE_MISMATCH = Recogniser(
             "expected signature names (target.long(), x.float()).",
             when=("thnn_call",),
         ),
-        replace(OPERATOR_CALLER, when=_CPU_OR_MPS),
+        # a library's own code placing the tensor: wherever the traceback runs through an installed package
+        replace(OPERATOR_CALLER, when=(*_CPU_OR_MPS, "installed_frame")),
     ),
     describe=_devices,
 )

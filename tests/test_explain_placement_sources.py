@@ -1,0 +1,99 @@
+"""The device checks read from the code that prints them (session 37, PLACE2): every wording torch's releases give
+"Expected all tensors to be on the same device" (ATen's dispatcher in adaption.cpp, first "found at least two
+devices, A and B! (when checking ar[gu|ug]ment for argument X in method M)", later "but got X is on B, different
+from other tensors on A (when checking argument in method M)"), torch.compile's two (FakeTensor's "Unhandled
+FakeTensor Device Propagation", _prims_common's check_same_device), a pair with the meta device in it (a weight
+never loaded, not one left on the CPU), and a traceback through an installed package, which names that package as
+the one that may have placed the tensor."""
+
+from __future__ import annotations
+
+import torch
+from explaining import explained, filled, likely_with, traceback_of
+
+
+def test_the_later_dispatcher_wording_names_both_devices_and_the_argument():
+    found = likely_with(
+        "RuntimeError: "
+        + filled(
+            "torch_native:expected-all-tensors-same-device-got", "mat2", "cpu", "cuda:0", "wrapper_CUDA_mm"
+        ),
+        "device_mismatch",
+        "log.library_version_bug",
+    )
+    assert "cuda:0 and cpu" in found.summary and "argument mat2 of wrapper_CUDA_mm" in found.summary
+    # a CPU tensor beside a GPU one: no reading that needs two GPUs (device_map, GPU selection) is offered
+    assert "log.gpu_selection" not in found.details["alternatives"], found.details["alternatives"]
+
+
+def test_the_first_releases_misspelt_argument_still_names_the_argument():
+    found = likely_with(
+        "RuntimeError: Expected all tensors to be on the same device, but found at least two devices, cuda:0 and "
+        "cpu! (when checking arugment for argument index in method wrapper__index_select)",
+        "device_mismatch",
+        "log.library_version_bug",
+    )
+    assert "argument index of wrapper__index_select" in found.summary
+
+
+def test_torch_compiles_fake_tensor_wording_is_a_device_mismatch():
+    found = likely_with(
+        "torch._dynamo.exc.TorchRuntimeError: Failed running call_function <built-in function add>(*(FakeTensor(..., "
+        "device='cuda:0', size=(23, 57)), FakeTensor(..., size=(57,))), **{}):\n"
+        + filled("torch_native:fake-tensor-device-propagation", "aten.add.Tensor", "cuda:0", "cpu")
+        + "\n",
+        "device_mismatch",
+        "log.library_version_bug",
+    )
+    assert "cuda:0 and cpu" in found.summary
+
+
+def test_a_meta_tensor_beside_a_real_one_is_a_weight_never_loaded():
+    # torch's own check_same_device (torch/_prims_common/__init__.py), raised here by torch itself
+    text = traceback_of(lambda: torch.zeros(2, device="meta") + torch.zeros(2))
+    assert "is not on the expected device meta" in text
+    found = likely_with(text, "meta_weights_not_loaded", "log.library_version_bug")
+    assert "to_empty" in found.fix
+
+
+def test_the_dispatchers_pair_with_meta_is_not_read_as_a_tensor_left_on_the_cpu():
+    found = likely_with(
+        "RuntimeError: Expected all tensors to be on the same device, but found at least two devices, meta and "
+        "cuda:0! (when checking argument for argument mat2 in method wrapper_CUDA_mm)",
+        "meta_weights_not_loaded",
+        "log.library_version_bug",
+    )
+    assert "meta device" in found.summary
+
+
+def test_a_traceback_through_an_installed_package_names_it_as_the_likely_placer():
+    # sbi 0.14's SNRE_A._loss made its labels on the CPU while training on the GPU (train 1821's thread,
+    # mackelab/sbi: the maintainer's fix moved them to the device); the traceback as Python prints it
+    text = (
+        "Traceback (most recent call last):\n"
+        '  File "/home/u/train.py", line 40, in <module>\n'
+        "    density_estimator = inference.train()\n"
+        '  File "/opt/conda/lib/python3.8/site-packages/sbi/inference/snre/snre_a.py", line 110, in _loss\n'
+        "    return self._classifier_loss(logits, labels)\n"
+        '  File "/opt/conda/lib/python3.8/site-packages/torch/nn/functional.py", line 3029, in '
+        "binary_cross_entropy\n"
+        "    return torch._C._nn.binary_cross_entropy(input, target, weight, reduction_enum)\n"
+        "RuntimeError: Expected all tensors to be on the same device, but found at least two devices, cuda:0 and "
+        "cpu!\n"
+    )
+    found = likely_with(text, "device_mismatch", "log.library_version_bug")
+    assert "sbi" in found.summary and "pip install -U sbi" in found.fix
+
+
+def test_the_scripts_own_traceback_keeps_it_certain():
+    text = (
+        "Traceback (most recent call last):\n"
+        '  File "/home/u/train.py", line 40, in <module>\n'
+        "    loss = criterion(out, labels)\n"
+        '  File "/opt/conda/lib/python3.8/site-packages/torch/nn/functional.py", line 3029, in cross_entropy\n'
+        "    return torch._C._nn.cross_entropy_loss(input, target, weight, reduction_enum)\n"
+        "RuntimeError: All input tensors must be on the same device. Received cuda:0 and cpu\n"
+    )
+    found = explained(text)
+    assert found.id == "log.device_mismatch" and found.details["confidence"] == "certain", found.summary
+    assert "pip install -U" not in found.fix
