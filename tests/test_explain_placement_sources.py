@@ -97,3 +97,36 @@ def test_the_scripts_own_traceback_keeps_it_certain():
     found = explained(text)
     assert found.id == "log.device_mismatch" and found.details["confidence"] == "certain", found.summary
     assert "pip install -U" not in found.fix
+
+
+# DataParallel's device_ids[0] check, as torch/nn/parallel/data_parallel.py and Lightning 1.0-1.2's
+# pytorch_lightning/overrides/data_parallel.py both print it (message_history.tsv holds Lightning's)
+DP_CHECK = (
+    "RuntimeError: module must have its parameters and buffers on device cuda:0 (device_ids[0]) but found one of "
+    "them on device: cpu\n"
+)
+
+
+def test_dataparallels_check_from_the_scripts_own_call_stays_certain():
+    text = (
+        "Traceback (most recent call last):\n"
+        '  File "/home/u/train.py", line 88, in <module>\n'
+        "    out = model(x)\n"
+        '  File "/opt/conda/lib/python3.8/site-packages/torch/nn/parallel/data_parallel.py", line 155, in forward\n'
+        '    raise RuntimeError("module must have its parameters and buffers "\n' + DP_CHECK
+    )
+    found = explained(text)
+    assert found.id == "log.device_mismatch" and found.details["confidence"] == "certain", found.summary
+
+
+def test_dataparallels_check_raised_by_a_trainer_that_wrapped_the_model_is_only_likely():
+    text = (
+        "Traceback (most recent call last):\n"
+        '  File "/home/u/train.py", line 88, in <module>\n'
+        "    trainer.fit(model)\n"
+        '  File "/opt/conda/lib/python3.8/site-packages/pytorch_lightning/overrides/data_parallel.py", line 64, in '
+        "forward\n"
+        '    raise RuntimeError("module must have its parameters and buffers "\n' + DP_CHECK
+    )
+    found = likely_with(text, "device_mismatch", "log.library_version_bug")
+    assert "pytorch_lightning" in found.summary

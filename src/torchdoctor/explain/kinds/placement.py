@@ -426,12 +426,22 @@ DEVICE_MISMATCH = Recogniser(
     ),
     # two GPUs in one process has several causes (device_map, DataParallel, a launcher's GPU split): which
     # one is certain only with DataParallel's "in replica N" or its own device_ids[0] check
-    # (torch/nn/parallel/data_parallel.py), or a CPU tensor in it
+    # (torch/nn/parallel/data_parallel.py), or a CPU tensor in it. Each of those only where no installed package's frame (other than torch's) is in the
+    # traceback: a library's own model code run in DataParallel's replicas, or a trainer that wrapped and placed
+    # the model itself (Lightning 1.0-1.2's overrides/data_parallel.py prints the same device_ids[0] check), is
+    # the library's doing as often as the script's (its reading is named: OPERATOR_CALLER)
     confirm=lambda hits, ctx: (
-        "replica" in ctx.facts
-        or any("dgl_graph_device" in h.facts for h in hits)
-        or any(_dataparallel_placed(h) or "ddp_cpu" in h.facts or "layer_input" in h.facts for h in hits)
+        any("dgl_graph_device" in h.facts for h in hits)
         or _script_left_it_on_cpu(hits, ctx)
+        or (
+            "installed_frame" not in ctx.facts
+            and (
+                "replica" in ctx.facts
+                or any(
+                    _dataparallel_placed(h) or "ddp_cpu" in h.facts or "layer_input" in h.facts for h in hits
+                )
+            )
+        )
     ),
     also=(
         Alternative(
