@@ -130,3 +130,66 @@ def test_dataparallels_check_raised_by_a_trainer_that_wrapped_the_model_is_only_
     )
     found = likely_with(text, "device_mismatch", "log.library_version_bug")
     assert "pytorch_lightning" in found.summary
+
+
+def _raised_below(frames: list[tuple[str, str]], line: str) -> str:
+    """A traceback from the script's own frame down through ``frames`` ((path, code)), ending in ``line``."""
+    text = 'Traceback (most recent call last):\n  File "/home/u/train.py", line 30, in <module>\n    main()\n'
+    for path, code in frames:
+        text += f'  File "{path}", line 100, in f\n    {code}\n'
+    return text + line + "\n"
+
+
+SITE = "/opt/conda/lib/python3.10/site-packages"
+OFFLOADED = "RuntimeError: " + filled("third_party:accelerate-move-offloaded-model")
+
+
+# A message mapped from its source alone stays likely until a labelled real log shows it (seen_on.tsv): the
+# script's own call leads with the same reading and fix as a library's, and is not read as anything else.
+
+
+def test_moving_a_partly_offloaded_model_from_the_script_says_to_leave_it_where_it_was_put():
+    text = _raised_below(
+        [(f"{SITE}/accelerate/big_modeling.py", 'raise RuntimeError("You can\'t move a model ...")')],
+        OFFLOADED,
+    )
+    found = explained(text)
+    assert found.id == "log.offloaded_model_moved", found.summary
+    assert "drop the .to(device)" in found.fix and "device_map={'': 0}" in found.fix
+
+
+def test_moving_a_partly_offloaded_model_from_deepspeeds_engine_is_only_likely():
+    # deepspeed.initialize's engine moving the module it was given (_configure_distributed_model: module.to)
+    text = _raised_below(
+        [
+            (f"{SITE}/deepspeed/runtime/engine.py", "self.module.to(self.device)"),
+            (f"{SITE}/accelerate/big_modeling.py", 'raise RuntimeError("You can\'t move a model ...")'),
+        ],
+        OFFLOADED,
+    )
+    found = likely_with(text, "offloaded_model_moved", "log.library_version_bug")
+    assert "without a device_map" in found.fix
+
+
+BNB_TO = "ValueError: " + filled("third_party:transformers-to-not-supported-bitsandbytes")
+
+
+def test_the_scripts_to_on_a_bitsandbytes_model_says_to_choose_the_device_when_loading():
+    text = _raised_below([(f"{SITE}/transformers/modeling_utils.py", "raise ValueError(")], BNB_TO)
+    found = explained(text)
+    assert found.id == "log.quantized_model_cast", found.summary
+    assert "device_map={'': LOCAL_RANK}" in found.fix
+
+
+def test_from_pretrained_moving_a_bitsandbytes_model_itself_is_only_likely():
+    # from_pretrained -> accelerate's dispatch_model -> PreTrainedModel.to: the installed releases disagree
+    text = _raised_below(
+        [
+            (f"{SITE}/transformers/modeling_utils.py", "dispatch_model(model, **device_map_kwargs)"),
+            (f"{SITE}/accelerate/big_modeling.py", "model.to(device)"),
+            (f"{SITE}/transformers/modeling_utils.py", "raise ValueError("),
+        ],
+        BNB_TO,
+    )
+    found = likely_with(text, "quantized_model_cast", "log.library_version_bug")
+    assert "pip install -U transformers accelerate bitsandbytes" in found.fix

@@ -1368,7 +1368,43 @@ PACK_LENGTHS_ON_GPU = Recogniser(
 )
 
 
+def _offloaded_moved(hits: list[Hit], ctx: Context) -> tuple[str, str]:
+    return (
+        "a model loaded with a device_map that left some of its modules on the CPU or the disk (offloaded: the "
+        "GPU had no room for them) was then moved with .to() / .cuda(), which accelerate refuses"
+        + on_ranks(hits),
+        "from_pretrained(..., device_map='auto') already placed the model, and what did not fit on the GPU sits "
+        "on the CPU or the disk ('Some parameters are on the meta device because they were offloaded'): drop the "
+        ".to(device) / .cuda() after loading. To have it whole on one GPU, load it there (device_map={'': 0}) and "
+        "make it fit: a GPU with more memory, 8-bit or 4-bit quantization (BitsAndBytesConfig), or max_memory "
+        "for the other GPUs. Under DeepSpeed or FSDP (they move the model to the rank's GPU themselves) load it "
+        "without a device_map.",
+    )
+
+
+OFFLOADED_MODEL_MOVED = Recogniser(
+    # accelerate/big_modeling.py dispatch_model: the wrapper it puts on the model's .to / .cuda / .npu when the
+    # device_map offloaded modules (a parameter left on the meta device)
+    kind="offloaded_model_moved",
+    title="a model partly offloaded by its device_map, then moved",
+    anchors=("You can't move a model that has some modules offloaded to cpu or disk",),
+    templates=("third_party:accelerate-move-offloaded-model",),
+    # the wrapper refuses whoever moves the model: the script (certain when its traceback shows so), or a
+    # library's code that moves what it is given (deepspeed.initialize's engine, a UI's model loader)
+    confirm=called_from_own_code("torch", "accelerate", "transformers"),
+    also=(
+        library_call(
+            "a library's code moving the model it was given (DeepSpeed's engine, a node or pipeline's loader)",
+            "load the model without a device_map for it (DeepSpeed and FSDP place the model themselves), or "
+            "update the library to a release that keeps a dispatched model where it is.",
+        ),
+    ),
+    describe=_offloaded_moved,
+)
+
+
 RECOGNISERS = (
+    OFFLOADED_MODEL_MOVED,
     PACK_LENGTHS_ON_GPU,
     DATAPARALLEL_OUTPUT,
     DATAPARALLEL_CUSTOM_BATCH,
