@@ -193,3 +193,35 @@ def test_from_pretrained_moving_a_bitsandbytes_model_itself_is_only_likely():
     )
     found = likely_with(text, "quantized_model_cast", "log.library_version_bug")
     assert "pip install -U transformers accelerate bitsandbytes" in found.fix
+
+
+# torch 0.4's checked_cast_tensor (aten/src/ATen/Utils.h), filled as it printed the two tensor types
+def test_torch_0_4s_type_check_with_a_cpu_argument_is_a_device_mismatch():
+    line = filled(
+        "torch_native:expected-object-of-type-found-type",
+        "torch.cuda.FloatTensor",
+        "torch.FloatTensor",
+        "3",
+        "other",
+    )
+    found = likely_with(f"RuntimeError: {line}\n", "device_mismatch", "log.library_version_bug")
+    assert "argument #3 'other' is on the CPU" in found.summary
+
+
+def test_torch_0_4s_type_check_with_a_gpu_argument_says_the_operation_is_on_the_cpu():
+    found = likely_with(
+        "RuntimeError: Expected object of type Variable[torch.FloatTensor] but found type "
+        "Variable[torch.cuda.FloatTensor] for argument #2 'weight'\n",
+        "device_mismatch",
+        "log.library_version_bug",
+    )
+    assert "argument #2 'weight' is on the GPU, the operation on the CPU" in found.summary
+    assert "log.gpu_selection" not in found.details["alternatives"]
+
+
+def test_torch_0_4s_type_check_between_two_cpu_types_is_no_device_mismatch():
+    text = (
+        "RuntimeError: Expected object of type torch.DoubleTensor but found type torch.FloatTensor for argument "
+        "#2 'weight'\n"
+    )
+    assert explained(text).id != "log.device_mismatch"

@@ -64,7 +64,15 @@ META_PAIR = (
 )
 
 # the checks that say a tensor is on the CPU without saying whose code left it there
-_CPU_OR_MPS = ("cpu_arg", "mps_placeholder", "indexed_device", "cpu_device")
+_CPU_OR_MPS = ("cpu_arg", "gpu_arg", "mps_placeholder", "indexed_device", "cpu_device")
+
+# torch 0.4's checked_cast_tensor types: "torch.cuda.FloatTensor", "Variable[torch.FloatTensor]"
+_TYPE_0_4 = r"(?:Variable\[)?torch\."
+# both types on one side (two CUDA types, or two CPU ones): the dtypes differ, not the devices
+SAME_SIDE_TYPES = (
+    rf"Expected object of type {_TYPE_0_4}cuda\.\w{{1,20}}\]? but found type {_TYPE_0_4}cuda\.|"
+    rf"Expected object of type {_TYPE_0_4}(?!cuda\.)\w{{1,20}}\]? but found type {_TYPE_0_4}(?!cuda\.)"
+)
 
 # The dispatcher's "found at least two devices, cuda:0 and cpu" (aten's TensorIterator compute_types) and
 # torch.cat's "Received cpu and cuda:0" name the devices, not whose code put a tensor on the CPU: the script's, or
@@ -201,6 +209,11 @@ def _devices_read(hits: list[Hit], ctx: Context) -> tuple[str, str]:
     summary = "tensors on different devices" + (f": {a} and {b}" if a and b else "")
     if facts.get("cpu_arg"):
         summary = f"tensors on different devices: {facts['cpu_arg']} is on the CPU, the operation on the GPU"
+    if facts.get("gpu_arg"):
+        summary = (
+            f"tensors on different devices: {facts['gpu_arg']} is on the GPU, the operation on the CPU (its first "
+            "tensor, most often the input, was not moved)"
+        )
     replica = facts.get("replica") or ctx.facts.get("replica")
     if replica:
         summary += f" (in DataParallel replica {replica})"
@@ -301,6 +314,10 @@ DEVICE_MISMATCH = Recogniser(
         ") and bias type (",
         "Expected object of backend",
         "Expected object of device type",
+        # torch 0.4's aten/src/ATen/Utils.h checked_cast_tensor, "Expected object of type torch.cuda.FloatTensor but
+        # found type torch.FloatTensor for argument #2 'weight'" (Variable[...] around the types in 0.4.0): a
+        # device only where one type is a torch.cuda one and the other not (else a dtype: SAME_SIDE_TYPES)
+        "Expected object of type ",
         "tensors are located on different GPUs",
         # aten/src/ATen/TensorUtils.cpp checkSameGPU (torch 0.4-1.x): "Expected tensor for argument #1 'input' to
         # have the same device as tensor for argument #2 'weight'; but device 1 does not equal 0 (while checking
@@ -335,7 +352,7 @@ DEVICE_MISMATCH = Recogniser(
         " is not on the expected device ",
     ),
     # a pair with the meta device in it is a weight never loaded (checkpoint.py's meta_weights_not_loaded reads it)
-    reject=R(THNN_WRONG_TYPE.pattern + "|" + META_PAIR),
+    reject=R(THNN_WRONG_TYPE.pattern + "|" + META_PAIR + "|" + SAME_SIDE_TYPES),
     templates=(
         "torch_native:expected-all-tensors-same-device",
         "torch_native:expected-all-tensors-same-device-got",
@@ -347,6 +364,7 @@ DEVICE_MISMATCH = Recogniser(
         "aten:input-type-and-bias-type-mkldnn",
         "torch_native:expected-object-of-backend",
         "torch_native:expected-object-of-device-type",
+        "torch_native:expected-object-of-type-found-type",  # Utils.h checked_cast_tensor (torch 0.4)
         "torch_native:tensors-located-on-different-gpus",  # THCUNN common.h (torch 0.x)
         "torch_native:expected-tensor-same-device-as-argument",  # TensorUtils.cpp checkSameGPU (torch 0.4-1.x)
         "torch:distributeddataparallel-device-ids-and-output-device",  # with a CPU parameter in the set
@@ -414,6 +432,12 @@ DEVICE_MISMATCH = Recogniser(
         ),
         # which tensor, not whose code: never read as the CPU devices that make the other messages certain
         R(r"Tensor for (?P<cpu_arg>argument #\d+ '\w{1,40}'|'\w{1,40}') is on CPU, but expected"),
+        R(
+            rf"Expected object of type {_TYPE_0_4}cuda\.\w{{1,20}}\]? but found type {_TYPE_0_4}\w{{1,20}}\]? for (?P<cpu_arg>argument #\d+ '\w{{1,40}}')"
+        ),
+        R(
+            rf"Expected object of type {_TYPE_0_4}\w{{1,20}}\]? but found type {_TYPE_0_4}cuda\.\w{{1,20}}\]? for (?P<gpu_arg>argument #\d+ '\w{{1,40}}')"
+        ),
         R(r"(?P<mps_placeholder>Placeholder storage has not been allocated on MPS device)"),
         R(r"or on the same device as the indexed tensor \((?P<indexed_device>[\w:]{1,20}) ?\)"),
         R(r"expected device (?P<device_a>[\w:]{1,20}) but got device (?P<device_b>[\w:]{1,20})"),
