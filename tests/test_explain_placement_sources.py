@@ -225,3 +225,11 @@ def test_torch_0_4s_type_check_between_two_cpu_types_is_no_device_mismatch():
         "#2 'weight'\n"
     )
     assert explained(text).id != "log.device_mismatch"
+
+
+def test_the_first_wording_of_the_bitsandbytes_to_refusal_is_read_too():
+    # transformers mid-2023 (bitsandbytes-foundation/bitsandbytes#547's traceback): no "bitsandbytes" in it
+    found = explained(
+        "ValueError: `.to` is not supported for `4-bit` or `8-bit` models. Please use the model as it is\n"
+    )
+    assert found.id == "log.quantized_model_cast", found.summary

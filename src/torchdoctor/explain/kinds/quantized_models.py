@@ -38,9 +38,10 @@ REFUSALS: tuple[tuple[str, str], ...] = (
     ("You cannot cast a bitsandbytes model in a new `dtype`", _LOAD_AS_WANTED),
     ("You cannot cast a GPTQ model in a new `dtype`", _LOAD_AS_WANTED),
     ("Casting a Quark quantized model to a new `dtype` is not supported", _LOAD_AS_WANTED),
-    # transformers 4.x's PreTrainedModel.to on any bitsandbytes model (5.23 moves a 4-bit one, and an 8-bit one
+    # transformers 4.x's PreTrainedModel.to on any bitsandbytes model (its first wording, mid-2023: "... `8-bit`
+    # models.", without "bitsandbytes") (5.23 moves a 4-bit one, and an 8-bit one
     # with bitsandbytes >= 0.48.0); accelerate's dispatch_model calls it too, inside from_pretrained
-    ("`.to` is not supported for `4-bit` or `8-bit` bitsandbytes models", _MOVE_AS_LOADED),
+    ("`.to` is not supported for `4-bit` or `8-bit`", _MOVE_AS_LOADED),
 )
 
 
