@@ -233,3 +233,17 @@ def test_the_first_wording_of_the_bitsandbytes_to_refusal_is_read_too():
         "ValueError: `.to` is not supported for `4-bit` or `8-bit` models. Please use the model as it is\n"
     )
     assert found.id == "log.quantized_model_cast", found.summary
+
+
+def test_thcs_arguments_on_different_gpus_is_a_device_mismatch_with_dataparallels_fix():
+    # THC's check (torch 0.1-1.x), printed with the .cu file and line that raised it
+    line = filled("torch_native:arguments-located-on-different-gpus")
+    found = likely_with(
+        f"RuntimeError: {line} at /opt/conda/conda-bld/pytorch_1532581333611/work/aten/src/THC/generated/../generic/"
+        "THCTensorMathPointwise.cu:314\n",
+        "device_mismatch",
+        "log.gpu_selection",
+    )
+    assert "DataParallel" in found.fix and "CUDA_VISIBLE_DEVICES=0" in found.fix
+    # releases from before device_map: that reading is not offered
+    assert "log.device_map_distributed" not in found.details["alternatives"]

@@ -207,6 +207,8 @@ def _devices_read(hits: list[Hit], ctx: Context) -> tuple[str, str]:
         return summary + on_ranks(hits), fix
     a, b = facts.get("device_a", ""), facts.get("device_b", "")
     summary = "tensors on different devices" + (f": {a} and {b}" if a and b else "")
+    if facts.get("thc_gpus"):
+        summary = "a CUDA operation got arguments on different GPUs (torch's THC check)"
     if facts.get("cpu_arg"):
         summary = f"tensors on different devices: {facts['cpu_arg']} is on the CPU, the operation on the GPU"
     if facts.get("gpu_arg"):
@@ -217,7 +219,7 @@ def _devices_read(hits: list[Hit], ctx: Context) -> tuple[str, str]:
     replica = facts.get("replica") or ctx.facts.get("replica")
     if replica:
         summary += f" (in DataParallel replica {replica})"
-    both_gpus = a.startswith("cuda") and b.startswith("cuda")
+    both_gpus = (a.startswith("cuda") and b.startswith("cuda")) or bool(facts.get("thc_gpus"))
     if facts.get("ddp_cpu"):
         summary = "DDP was given device_ids for a model with parameters still on the CPU" + on_ranks(hits)
         if facts.get("ddp_types"):
@@ -284,6 +286,15 @@ def _devices_read(hits: list[Hit], ctx: Context) -> tuple[str, str]:
             "state with register_buffer; better, use DistributedDataParallel (one process per GPU), or train "
             "on one device (CUDA_VISIBLE_DEVICES=0)."
         )
+    elif facts.get("thc_gpus"):
+        fix = (
+            "The releases that print this ran several GPUs with nn.DataParallel: each replica runs forward on its "
+            "own GPU, and a tensor the model makes or keeps on a fixed device (x.cuda(), torch.zeros(...).cuda(0), "
+            "a plain attribute rather than a registered buffer) stays on the first GPU. Create tensors on the "
+            "input's device (x.new_zeros(...), device=x.device), register state with register_buffer; or train on "
+            "one GPU (CUDA_VISIBLE_DEVICES=0), as code written for one GPU needs; in one process using another GPU "
+            "than 0, call torch.cuda.set_device(N) before building the model."
+        )
     elif both_gpus:
         fix = (
             "One process uses two GPUs: the model is spread over them (device_map='auto', a split meant for "
@@ -319,6 +330,10 @@ DEVICE_MISMATCH = Recogniser(
         # device only where one type is a torch.cuda one and the other not (else a dtype: SAME_SIDE_TYPES)
         "Expected object of type ",
         "tensors are located on different GPUs",
+        # THC's check of a CUDA op's arguments (THCAssertSameGPU / THCTensor_checkGPU, torch 0.1-1.x: "arguments are
+        # located on different GPUs at .../THC/generic/THCTensorMathPointwise.cu:314"), most often in a
+        # DataParallel replica
+        "arguments are located on different GPUs",
         # aten/src/ATen/TensorUtils.cpp checkSameGPU (torch 0.4-1.x): "Expected tensor for argument #1 'input' to
         # have the same device as tensor for argument #2 'weight'; but device 1 does not equal 0 (while checking
         # arguments for ...)", the first argument named 'out' where an op writes one (addmm)
@@ -366,6 +381,7 @@ DEVICE_MISMATCH = Recogniser(
         "torch_native:expected-object-of-device-type",
         "torch_native:expected-object-of-type-found-type",  # Utils.h checked_cast_tensor (torch 0.4)
         "torch_native:tensors-located-on-different-gpus",  # THCUNN common.h (torch 0.x)
+        "torch_native:arguments-located-on-different-gpus",  # THC's THCAssertSameGPU (torch 0.1-1.x)
         "torch_native:expected-tensor-same-device-as-argument",  # TensorUtils.cpp checkSameGPU (torch 0.4-1.x)
         "torch:distributeddataparallel-device-ids-and-output-device",  # with a CPU parameter in the set
         # torch/nn/parallel/distributed.py: parameters on the CPU and a GPU in one module
@@ -439,6 +455,7 @@ DEVICE_MISMATCH = Recogniser(
             rf"Expected object of type {_TYPE_0_4}\w{{1,20}}\]? but found type {_TYPE_0_4}cuda\.\w{{1,20}}\]? for (?P<gpu_arg>argument #\d+ '\w{{1,40}}')"
         ),
         R(r"(?P<mps_placeholder>Placeholder storage has not been allocated on MPS device)"),
+        R(r"(?P<thc_gpus>arguments are located on different GPUs)"),
         R(r"or on the same device as the indexed tensor \((?P<indexed_device>[\w:]{1,20}) ?\)"),
         R(r"expected device (?P<device_a>[\w:]{1,20}) but got device (?P<device_b>[\w:]{1,20})"),
         DGL_FEATURE,
@@ -474,7 +491,8 @@ DEVICE_MISMATCH = Recogniser(
             "Under a multi-process launcher each process keeps the whole model on its own GPU: load it with "
             "device_map={'': int(os.environ['LOCAL_RANK'])} (or no device_map), or run one process "
             "(--num_processes=1) and let device_map spread the model.",
-            unless=(*_CPU_OR_MPS, "ddp_cpu", "thnn_call"),  # DDP naming one CPU module: no GPU in it
+            # DDP naming one CPU module: no GPU in it; THC's check: releases from before device_map
+            unless=(*_CPU_OR_MPS, "ddp_cpu", "thnn_call", "thc_gpus"),
         ),
         Alternative(
             "gpu_selection",
