@@ -247,3 +247,20 @@ def test_thcs_arguments_on_different_gpus_is_a_device_mismatch_with_dataparallel
     assert "DataParallel" in found.fix and "CUDA_VISIBLE_DEVICES=0" in found.fix
     # releases from before device_map: that reading is not offered
     assert "log.device_map_distributed" not in found.details["alternatives"]
+
+
+def test_an_rnns_hidden_state_on_the_cpu_says_to_make_it_on_the_inputs_device():
+    # RNN.h check_attributes, as torch fills it for an LSTM given torch.zeros(...) as its hidden state
+    line = filled("torch_native:rnn-input-and-tensors-not-same-device", "hidden", "cuda:0", "hidden", "cpu")
+    found = likely_with(f"RuntimeError: {line}\n", "device_mismatch", "log.library_version_bug")
+    assert "hidden state" in found.summary and "cuda:0" in found.summary
+    assert "device=x.device" in found.fix
+    assert "log.gpu_selection" not in found.details["alternatives"]
+
+
+def test_an_rnns_weights_on_another_gpu_is_read_too():
+    line = filled(
+        "torch_native:rnn-input-and-tensors-not-same-device", "parameter", "cuda:1", "parameter", "cuda:0"
+    )
+    found = likely_with(f"RuntimeError: {line}\n", "device_mismatch", "log.gpu_selection")
+    assert "its weights on cuda:0" in found.summary

@@ -188,6 +188,30 @@ def _devices(hits: list[Hit], ctx: Context) -> tuple[str, str]:
     return summary, fix
 
 
+def _rnn_devices(facts: dict, ctx: Context) -> tuple[str, str]:
+    """RNN.h's check of an LSTM/GRU/RNN's input against its hidden state or its weights."""
+    given, held = facts.get("device_a", "?"), facts.get("device_b", "?")
+    replica = facts.get("replica") or ctx.facts.get("replica")
+    if facts["rnn_what"] == "hidden":
+        summary = f"an RNN's input is on {given} and the hidden state it was given on {held}"
+        fix = (
+            "The initial hidden (and cell) state handed to the LSTM/GRU was made without a device: "
+            "torch.zeros(num_layers, batch, hidden_size) is on the CPU. Make it on the input's device, "
+            "torch.zeros(..., device=x.device) or x.new_zeros(...), or pass none (the RNN starts from zeros on the "
+            "input's device). A state kept from the last batch as a model attribute stays where it was made: "
+            "under DataParallel each replica needs its own, made in forward."
+        )
+    else:
+        summary = f"an RNN's input is on {given} and its weights on {held}"
+        fix = (
+            "Move the model and every input to one device before the first forward: model.to(device), "
+            "x = x.to(device) (keep the result); an RNN created or replaced after model.to() is not moved with it."
+        )
+    if replica:
+        summary += f" (in DataParallel replica {replica})"
+    return summary, fix
+
+
 def _devices_read(hits: list[Hit], ctx: Context) -> tuple[str, str]:
     facts = merged(hits)
     if facts.get("dgl_graph_device"):
@@ -196,6 +220,8 @@ def _devices_read(hits: list[Hit], ctx: Context) -> tuple[str, str]:
     if facts.get("layer_input"):
         summary, fix = _layer_devices(facts)
         return summary + on_ranks(hits), fix
+    if facts.get("rnn_what"):
+        return _rnn_devices(facts, ctx)
     if facts.get("thnn_call"):
         summary = f"torch's {facts['thnn_call']} was given a CPU tensor among CUDA ones (or a tensor of another type)"
         fix = (
@@ -334,6 +360,9 @@ DEVICE_MISMATCH = Recogniser(
         # located on different GPUs at .../THC/generic/THCTensorMathPointwise.cu:314"), most often in a
         # DataParallel replica
         "arguments are located on different GPUs",
+        # aten/src/ATen/native/RNN.h check_attributes: an RNN's input against its hidden state or its parameters,
+        # "Input and hidden tensors are not at the same device, found input tensor at cuda:0 and hidden tensor at cpu"
+        "tensors are not at the same device, found input tensor at ",
         # aten/src/ATen/TensorUtils.cpp checkSameGPU (torch 0.4-1.x): "Expected tensor for argument #1 'input' to
         # have the same device as tensor for argument #2 'weight'; but device 1 does not equal 0 (while checking
         # arguments for ...)", the first argument named 'out' where an op writes one (addmm)
@@ -382,6 +411,7 @@ DEVICE_MISMATCH = Recogniser(
         "torch_native:expected-object-of-type-found-type",  # Utils.h checked_cast_tensor (torch 0.4)
         "torch_native:tensors-located-on-different-gpus",  # THCUNN common.h (torch 0.x)
         "torch_native:arguments-located-on-different-gpus",  # THC's THCAssertSameGPU (torch 0.1-1.x)
+        "torch_native:rnn-input-and-tensors-not-same-device",  # RNN.h check_attributes
         "torch_native:expected-tensor-same-device-as-argument",  # TensorUtils.cpp checkSameGPU (torch 0.4-1.x)
         "torch:distributeddataparallel-device-ids-and-output-device",  # with a CPU parameter in the set
         # torch/nn/parallel/distributed.py: parameters on the CPU and a GPU in one module
@@ -456,6 +486,13 @@ DEVICE_MISMATCH = Recogniser(
         ),
         R(r"(?P<mps_placeholder>Placeholder storage has not been allocated on MPS device)"),
         R(r"(?P<thc_gpus>arguments are located on different GPUs)"),
+        R(
+            r"Input and (?P<rnn_what>hidden|parameter) tensors are not at the same device, found input tensor at "
+            r"(?P<device_a>[\w:]{1,20}) and (?:hidden|parameter) tensor at (?P<device_b>[\w:]{1,20})"
+        ),
+        R(
+            r"(?P<cpu_device>found input tensor at (?:(?i:cpu) and|[\w:]{1,20} and (?:hidden|parameter) tensor at (?i:cpu)\b))"
+        ),
         R(r"or on the same device as the indexed tensor \((?P<indexed_device>[\w:]{1,20}) ?\)"),
         R(r"expected device (?P<device_a>[\w:]{1,20}) but got device (?P<device_b>[\w:]{1,20})"),
         DGL_FEATURE,
