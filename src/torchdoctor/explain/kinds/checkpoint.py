@@ -13,6 +13,7 @@ from __future__ import annotations
 import posixpath
 import re
 
+from torchdoctor.explain.kinds import placement
 from torchdoctor.explain.recognisers import (
     Alternative,
     Context,
@@ -1325,8 +1326,25 @@ META_WEIGHTS_NOT_LOADED = Recogniser(
     anchors=(
         "Cannot copy out of meta tensor; no data!",
         "is on the meta device, we need a `value` to put in on",
+        # the device checks naming the meta device beside a real one (placement.META_PAIR): an op given a weight
+        # that has a shape and no data
+        "tensors to be on the same device",
+        "Unhandled FakeTensor Device Propagation for ",
+        " is not on the expected device ",
     ),
-    templates=("torch_native:cannot-copy-out-of-meta-tensor", "accelerate:is-on-the-meta-device-we"),
+    templates=(
+        "torch_native:cannot-copy-out-of-meta-tensor",
+        "accelerate:is-on-the-meta-device-we",
+        "torch_native:expected-all-tensors-same-device",
+        "torch_native:expected-all-tensors-same-device-got",
+        "torch_native:fake-tensor-device-propagation",
+        "torch_native:prims-tensor-not-on-expected-device",
+    ),
+    match=R(
+        r"Cannot copy out of meta tensor|is on the meta device, we need a `value`|(?P<meta_device_pair>"
+        + placement.META_PAIR
+        + ")"
+    ),
     facts=(R(r"(?P<meta_param>[\w.]{1,200}) is on the meta device, we need a `value`"),),
     # the message says a weight has no data, not why (a key the checkpoint lacks, a device_map'd model moved, a
     # library's loading that left it unfilled): likely

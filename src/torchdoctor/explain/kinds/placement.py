@@ -55,8 +55,24 @@ THNN_WRONG_TYPE = R(
 )
 
 
+# The device checks' pairs with the meta device in them (the dispatcher's two wordings, FakeTensor's and
+# _prims_common's): a tensor with a shape and no data, a weight never loaded, not one left on the wrong device
+META_PAIR = (
+    r"found at least two devices,\s*(?:meta and|[\w:]{1,20} and meta\b)|same device, but got \w{1,60} is on "
+    r"(?:meta,|[\w:]{1,20}, different from other tensors on meta\b)|found two different devices (?:meta, |"
+    r"[\w:]{1,20}, meta\b)|Tensor on device (?:meta is not|[\w:]{1,20} is not on the expected device meta\b)"
+)
+
 # the checks that say a tensor is on the CPU without saying whose code left it there
-_CPU_OR_MPS = ("cpu_arg", "mps_placeholder", "indexed_device", "cpu_device")
+_CPU_OR_MPS = ("cpu_arg", "gpu_arg", "mps_placeholder", "indexed_device", "cpu_device")
+
+# torch 0.4's checked_cast_tensor types: "torch.cuda.FloatTensor", "Variable[torch.FloatTensor]"
+_TYPE_0_4 = r"(?:Variable\[)?torch\."
+# both types on one side (two CUDA types, or two CPU ones): the dtypes differ, not the devices
+SAME_SIDE_TYPES = (
+    rf"Expected object of type {_TYPE_0_4}cuda\.\w{{1,20}}\]? but found type {_TYPE_0_4}cuda\.|"
+    rf"Expected object of type {_TYPE_0_4}(?!cuda\.)\w{{1,20}}\]? but found type {_TYPE_0_4}(?!cuda\.)"
+)
 
 # The dispatcher's "found at least two devices, cuda:0 and cpu" (aten's TensorIterator compute_types) and
 # torch.cat's "Received cpu and cuda:0" name the devices, not whose code put a tensor on the CPU: the script's, or
@@ -139,7 +155,64 @@ def _dgl_devices(facts: dict) -> tuple[str, str]:
     return summary, fix
 
 
+def _library_frame(hits: list[Hit], ctx: Context) -> str:
+    """The installed package (not torch's own) whose code the traceback runs through below the user's: the
+    innermost of the parsed traceback's, else the first one the log names ("" where there is none)."""
+    for hit in hits:
+        below = [p for p in hit.facts.get("frame_packages", ()) if p not in ("torch", "torchvision")]
+        if below:
+            return below[-1]
+    return ctx.facts.get("installed_frame", "")
+
+
 def _devices(hits: list[Hit], ctx: Context) -> tuple[str, str]:
+    """What the device check says, and, where the traceback runs through an installed package, that package."""
+    summary, fix = _devices_read(hits, ctx)
+    facts = merged(hits)
+    where = facts.get("device_method")
+    if where and facts.get("device_arg"):
+        summary += f" (argument {facts['device_arg']} of {where})"
+    elif where:
+        summary += f" (in {where})"
+    package = _library_frame(hits, ctx)
+    if package and not facts.get("dgl_graph_device"):
+        summary += (
+            f"; the traceback runs through {package}'s code (an installed package), which may have made it"
+        )
+        fix = (
+            f"The traceback runs through {package} (site-packages): if the tensor on the other device is one "
+            f"{package} made, moved or restored itself (not one your code handed it), that is a bug of the "
+            f"installed {package}: search its issues for this message and upgrade it (pip install -U {package}), "
+            "or pin the release its examples use. Otherwise:\n" + fix
+        )
+    return summary, fix
+
+
+def _rnn_devices(facts: dict, ctx: Context) -> tuple[str, str]:
+    """RNN.h's check of an LSTM/GRU/RNN's input against its hidden state or its weights."""
+    given, held = facts.get("device_a", "?"), facts.get("device_b", "?")
+    replica = facts.get("replica") or ctx.facts.get("replica")
+    if facts["rnn_what"] == "hidden":
+        summary = f"an RNN's input is on {given} and the hidden state it was given on {held}"
+        fix = (
+            "The initial hidden (and cell) state handed to the LSTM/GRU was made without a device: "
+            "torch.zeros(num_layers, batch, hidden_size) is on the CPU. Make it on the input's device, "
+            "torch.zeros(..., device=x.device) or x.new_zeros(...), or pass none (the RNN starts from zeros on the "
+            "input's device). A state kept from the last batch as a model attribute stays where it was made: "
+            "under DataParallel each replica needs its own, made in forward."
+        )
+    else:
+        summary = f"an RNN's input is on {given} and its weights on {held}"
+        fix = (
+            "Move the model and every input to one device before the first forward: model.to(device), "
+            "x = x.to(device) (keep the result); an RNN created or replaced after model.to() is not moved with it."
+        )
+    if replica:
+        summary += f" (in DataParallel replica {replica})"
+    return summary, fix
+
+
+def _devices_read(hits: list[Hit], ctx: Context) -> tuple[str, str]:
     facts = merged(hits)
     if facts.get("dgl_graph_device"):
         summary, fix = _dgl_devices(facts)
@@ -147,6 +220,8 @@ def _devices(hits: list[Hit], ctx: Context) -> tuple[str, str]:
     if facts.get("layer_input"):
         summary, fix = _layer_devices(facts)
         return summary + on_ranks(hits), fix
+    if facts.get("rnn_what"):
+        return _rnn_devices(facts, ctx)
     if facts.get("thnn_call"):
         summary = f"torch's {facts['thnn_call']} was given a CPU tensor among CUDA ones (or a tensor of another type)"
         fix = (
@@ -158,12 +233,19 @@ def _devices(hits: list[Hit], ctx: Context) -> tuple[str, str]:
         return summary + on_ranks(hits), fix
     a, b = facts.get("device_a", ""), facts.get("device_b", "")
     summary = "tensors on different devices" + (f": {a} and {b}" if a and b else "")
+    if facts.get("thc_gpus"):
+        summary = "a CUDA operation got arguments on different GPUs (torch's THC check)"
     if facts.get("cpu_arg"):
         summary = f"tensors on different devices: {facts['cpu_arg']} is on the CPU, the operation on the GPU"
+    if facts.get("gpu_arg"):
+        summary = (
+            f"tensors on different devices: {facts['gpu_arg']} is on the GPU, the operation on the CPU (its first "
+            "tensor, most often the input, was not moved)"
+        )
     replica = facts.get("replica") or ctx.facts.get("replica")
     if replica:
         summary += f" (in DataParallel replica {replica})"
-    both_gpus = a.startswith("cuda") and b.startswith("cuda")
+    both_gpus = (a.startswith("cuda") and b.startswith("cuda")) or bool(facts.get("thc_gpus"))
     if facts.get("ddp_cpu"):
         summary = "DDP was given device_ids for a model with parameters still on the CPU" + on_ranks(hits)
         if facts.get("ddp_types"):
@@ -230,6 +312,15 @@ def _devices(hits: list[Hit], ctx: Context) -> tuple[str, str]:
             "state with register_buffer; better, use DistributedDataParallel (one process per GPU), or train "
             "on one device (CUDA_VISIBLE_DEVICES=0)."
         )
+    elif facts.get("thc_gpus"):
+        fix = (
+            "The releases that print this ran several GPUs with nn.DataParallel: each replica runs forward on its "
+            "own GPU, and a tensor the model makes or keeps on a fixed device (x.cuda(), torch.zeros(...).cuda(0), "
+            "a plain attribute rather than a registered buffer) stays on the first GPU. Create tensors on the "
+            "input's device (x.new_zeros(...), device=x.device), register state with register_buffer; or train on "
+            "one GPU (CUDA_VISIBLE_DEVICES=0), as code written for one GPU needs; in one process using another GPU "
+            "than 0, call torch.cuda.set_device(N) before building the model."
+        )
     elif both_gpus:
         fix = (
             "One process uses two GPUs: the model is spread over them (device_map='auto', a split meant for "
@@ -260,7 +351,18 @@ DEVICE_MISMATCH = Recogniser(
         ") and bias type (",
         "Expected object of backend",
         "Expected object of device type",
+        # torch 0.4's aten/src/ATen/Utils.h checked_cast_tensor, "Expected object of type torch.cuda.FloatTensor but
+        # found type torch.FloatTensor for argument #2 'weight'" (Variable[...] around the types in 0.4.0): a
+        # device only where one type is a torch.cuda one and the other not (else a dtype: SAME_SIDE_TYPES)
+        "Expected object of type ",
         "tensors are located on different GPUs",
+        # THC's check of a CUDA op's arguments (THCAssertSameGPU / THCTensor_checkGPU, torch 0.1-1.x: "arguments are
+        # located on different GPUs at .../THC/generic/THCTensorMathPointwise.cu:314"), most often in a
+        # DataParallel replica
+        "arguments are located on different GPUs",
+        # aten/src/ATen/native/RNN.h check_attributes: an RNN's input against its hidden state or its parameters,
+        # "Input and hidden tensors are not at the same device, found input tensor at cuda:0 and hidden tensor at cpu"
+        "tensors are not at the same device, found input tensor at ",
         # aten/src/ATen/TensorUtils.cpp checkSameGPU (torch 0.4-1.x): "Expected tensor for argument #1 'input' to
         # have the same device as tensor for argument #2 'weight'; but device 1 does not equal 0 (while checking
         # arguments for ...)", the first argument named 'out' where an op writes one (addmm)
@@ -288,8 +390,13 @@ DEVICE_MISMATCH = Recogniser(
         # ones, or an argument of the wrong dtype (an IntTensor target), so likely; a got list shown on one
         # device is the dtype's (THNN_WRONG_TYPE)
         *(f"_{step} received an invalid combination of arguments" for step in THNN_STEPS),
+        # torch.compile's spellings of the same refusal, met while tracing with fake tensors: torch/_subclasses/
+        # fake_tensor.py (FakeTensor's common device, 2.0+) and torch/_prims_common/__init__.py (check_same_device)
+        "Unhandled FakeTensor Device Propagation for ",
+        " is not on the expected device ",
     ),
-    reject=THNN_WRONG_TYPE,
+    # a pair with the meta device in it is a weight never loaded (checkpoint.py's meta_weights_not_loaded reads it)
+    reject=R(THNN_WRONG_TYPE.pattern + "|" + META_PAIR + "|" + SAME_SIDE_TYPES),
     templates=(
         "torch_native:expected-all-tensors-same-device",
         "torch_native:expected-all-tensors-same-device-got",
@@ -301,7 +408,10 @@ DEVICE_MISMATCH = Recogniser(
         "aten:input-type-and-bias-type-mkldnn",
         "torch_native:expected-object-of-backend",
         "torch_native:expected-object-of-device-type",
+        "torch_native:expected-object-of-type-found-type",  # Utils.h checked_cast_tensor (torch 0.4)
         "torch_native:tensors-located-on-different-gpus",  # THCUNN common.h (torch 0.x)
+        "torch_native:arguments-located-on-different-gpus",  # THC's THCAssertSameGPU (torch 0.1-1.x)
+        "torch_native:rnn-input-and-tensors-not-same-device",  # RNN.h check_attributes
         "torch_native:expected-tensor-same-device-as-argument",  # TensorUtils.cpp checkSameGPU (torch 0.4-1.x)
         "torch:distributeddataparallel-device-ids-and-output-device",  # with a CPU parameter in the set
         # torch/nn/parallel/distributed.py: parameters on the CPU and a GPU in one module
@@ -314,6 +424,8 @@ DEVICE_MISMATCH = Recogniser(
         "torch_native:expected-device-but-got-device",
         "torch_native:expected-device-but-got-device-value",
         *(f"torch_native:thnn-{step.lower()}-invalid-combination-of-arguments" for step in THNN_STEPS),
+        "torch_native:fake-tensor-device-propagation",
+        "torch_native:prims-tensor-not-on-expected-device",
     ),
     # DDP's device_ids message is this kind only when a parameter is still on the CPU; the convolution's type
     # check only when the two types are on two devices (one device: the dtypes differ, dtype_mismatch)
@@ -324,6 +436,28 @@ DEVICE_MISMATCH = Recogniser(
     span=3,
     facts=(
         R(r"found at least two devices,\s*(?P<device_a>[\w:]{1,20}) and (?P<device_b>[\w:]{1,20})"),
+        # the dispatcher's wording of later releases (ATen/core/op_registration/adaption.cpp): the odd argument's
+        # device first, the others' second; torch.compile's two (FakeTensor's, _prims_common's)
+        R(
+            r"same device, but got (?P<device_arg>\w{1,60}) is on (?P<device_b>[\w:]{1,20}), different from other "
+            r"tensors on (?P<device_a>[\w:]{1,20})"
+        ),
+        R(
+            r"Device Propagation for [\w.]{1,80}, found two different devices (?P<device_a>[\w:]{1,20}), (?P<device_b>[\w:]{1,20})"
+        ),
+        R(
+            r"Tensor on device (?P<device_b>[\w:]{1,20}) is not on the expected device (?P<device_a>[\w:]{1,20})"
+        ),
+        R(
+            r"(?P<cpu_device>same device, but got \w{1,60} is on (?:cpu,|[\w:]{1,20}, different from other tensors on cpu\b)|"
+            r"found two different devices (?:cpu, |[\w:]{1,20}, cpu\b)|Tensor on device (?:cpu is not|[\w:]{1,20} is not on "
+            r"the expected device cpu\b))"
+        ),
+        # the argument and the operator the dispatcher names ("arugment": the typo of its first releases)
+        R(
+            r"when checking ar(?:gu|ug)ment for argument (?P<device_arg>\w{1,60}) in method (?P<device_method>\w{1,80})"
+        ),
+        R(r"when checking argument in method (?P<device_method>\w{1,80})"),
         R(r"same device\. Received (?P<device_a>[\w:]{1,20}) and (?P<device_b>[\w:]{1,20})"),
         R(
             r"(?:found at least two devices,\s*|same device\. Received )(?P<cpu_device>cpu and|[\w:]{1,20} and cpu\b)"
@@ -344,7 +478,21 @@ DEVICE_MISMATCH = Recogniser(
         ),
         # which tensor, not whose code: never read as the CPU devices that make the other messages certain
         R(r"Tensor for (?P<cpu_arg>argument #\d+ '\w{1,40}'|'\w{1,40}') is on CPU, but expected"),
+        R(
+            rf"Expected object of type {_TYPE_0_4}cuda\.\w{{1,20}}\]? but found type {_TYPE_0_4}\w{{1,20}}\]? for (?P<cpu_arg>argument #\d+ '\w{{1,40}}')"
+        ),
+        R(
+            rf"Expected object of type {_TYPE_0_4}\w{{1,20}}\]? but found type {_TYPE_0_4}cuda\.\w{{1,20}}\]? for (?P<gpu_arg>argument #\d+ '\w{{1,40}}')"
+        ),
         R(r"(?P<mps_placeholder>Placeholder storage has not been allocated on MPS device)"),
+        R(r"(?P<thc_gpus>arguments are located on different GPUs)"),
+        R(
+            r"Input and (?P<rnn_what>hidden|parameter) tensors are not at the same device, found input tensor at "
+            r"(?P<device_a>[\w:]{1,20}) and (?:hidden|parameter) tensor at (?P<device_b>[\w:]{1,20})"
+        ),
+        R(
+            r"(?P<cpu_device>found input tensor at (?:(?i:cpu) and|[\w:]{1,20} and (?:hidden|parameter) tensor at (?i:cpu)\b))"
+        ),
         R(r"or on the same device as the indexed tensor \((?P<indexed_device>[\w:]{1,20}) ?\)"),
         R(r"expected device (?P<device_a>[\w:]{1,20}) but got device (?P<device_b>[\w:]{1,20})"),
         DGL_FEATURE,
@@ -356,12 +504,22 @@ DEVICE_MISMATCH = Recogniser(
     ),
     # two GPUs in one process has several causes (device_map, DataParallel, a launcher's GPU split): which
     # one is certain only with DataParallel's "in replica N" or its own device_ids[0] check
-    # (torch/nn/parallel/data_parallel.py), or a CPU tensor in it
+    # (torch/nn/parallel/data_parallel.py), or a CPU tensor in it. Each of those only where no installed package's frame (other than torch's) is in the
+    # traceback: a library's own model code run in DataParallel's replicas, or a trainer that wrapped and placed
+    # the model itself (Lightning 1.0-1.2's overrides/data_parallel.py prints the same device_ids[0] check), is
+    # the library's doing as often as the script's (its reading is named: OPERATOR_CALLER)
     confirm=lambda hits, ctx: (
-        "replica" in ctx.facts
-        or any("dgl_graph_device" in h.facts for h in hits)
-        or any(_dataparallel_placed(h) or "ddp_cpu" in h.facts or "layer_input" in h.facts for h in hits)
+        any("dgl_graph_device" in h.facts for h in hits)
         or _script_left_it_on_cpu(hits, ctx)
+        or (
+            "installed_frame" not in ctx.facts
+            and (
+                "replica" in ctx.facts
+                or any(
+                    _dataparallel_placed(h) or "ddp_cpu" in h.facts or "layer_input" in h.facts for h in hits
+                )
+            )
+        )
     ),
     also=(
         Alternative(
@@ -370,7 +528,8 @@ DEVICE_MISMATCH = Recogniser(
             "Under a multi-process launcher each process keeps the whole model on its own GPU: load it with "
             "device_map={'': int(os.environ['LOCAL_RANK'])} (or no device_map), or run one process "
             "(--num_processes=1) and let device_map spread the model.",
-            unless=(*_CPU_OR_MPS, "ddp_cpu", "thnn_call"),  # DDP naming one CPU module: no GPU in it
+            # DDP naming one CPU module: no GPU in it; THC's check: releases from before device_map
+            unless=(*_CPU_OR_MPS, "ddp_cpu", "thnn_call", "thc_gpus"),
         ),
         Alternative(
             "gpu_selection",
@@ -402,7 +561,8 @@ DEVICE_MISMATCH = Recogniser(
             "expected signature names (target.long(), x.float()).",
             when=("thnn_call",),
         ),
-        replace(OPERATOR_CALLER, when=_CPU_OR_MPS),
+        # a library's own code placing the tensor: wherever the traceback runs through an installed package
+        replace(OPERATOR_CALLER, when=(*_CPU_OR_MPS, "installed_frame")),
     ),
     describe=_devices,
 )
@@ -1287,7 +1447,43 @@ PACK_LENGTHS_ON_GPU = Recogniser(
 )
 
 
+def _offloaded_moved(hits: list[Hit], ctx: Context) -> tuple[str, str]:
+    return (
+        "a model loaded with a device_map that left some of its modules on the CPU or the disk (offloaded: the "
+        "GPU had no room for them) was then moved with .to() / .cuda(), which accelerate refuses"
+        + on_ranks(hits),
+        "from_pretrained(..., device_map='auto') already placed the model, and what did not fit on the GPU sits "
+        "on the CPU or the disk ('Some parameters are on the meta device because they were offloaded'): drop the "
+        ".to(device) / .cuda() after loading. To have it whole on one GPU, load it there (device_map={'': 0}) and "
+        "make it fit: a GPU with more memory, 8-bit or 4-bit quantization (BitsAndBytesConfig), or max_memory "
+        "for the other GPUs. Under DeepSpeed or FSDP (they move the model to the rank's GPU themselves) load it "
+        "without a device_map.",
+    )
+
+
+OFFLOADED_MODEL_MOVED = Recogniser(
+    # accelerate/big_modeling.py dispatch_model: the wrapper it puts on the model's .to / .cuda / .npu when the
+    # device_map offloaded modules (a parameter left on the meta device)
+    kind="offloaded_model_moved",
+    title="a model partly offloaded by its device_map, then moved",
+    anchors=("You can't move a model that has some modules offloaded to cpu or disk",),
+    templates=("third_party:accelerate-move-offloaded-model",),
+    # the wrapper refuses whoever moves the model: the script (certain when its traceback shows so), or a
+    # library's code that moves what it is given (deepspeed.initialize's engine, a UI's model loader)
+    confirm=called_from_own_code("torch", "accelerate", "transformers"),
+    also=(
+        library_call(
+            "a library's code moving the model it was given (DeepSpeed's engine, a node or pipeline's loader)",
+            "load the model without a device_map for it (DeepSpeed and FSDP place the model themselves), or "
+            "update the library to a release that keeps a dispatched model where it is.",
+        ),
+    ),
+    describe=_offloaded_moved,
+)
+
+
 RECOGNISERS = (
+    OFFLOADED_MODEL_MOVED,
     PACK_LENGTHS_ON_GPU,
     DATAPARALLEL_OUTPUT,
     DATAPARALLEL_CUSTOM_BATCH,

@@ -21,6 +21,15 @@ _LOAD_AS_WANTED = (
     "device_map={'': LOCAL_RANK}); for mixed precision train with the Trainer's --bf16 (autocast), not a cast."
 )
 
+_MOVE_AS_LOADED = (
+    "A bitsandbytes model stays on the devices from_pretrained put it on: drop the .to(device) / .cuda() after "
+    "loading and choose the device when loading instead, from_pretrained(..., quantization_config=..., "
+    "device_map={'': LOCAL_RANK}) (or {'': 0} on one GPU). Where the traceback shows from_pretrained itself "
+    "moving the model (accelerate's dispatch_model calling model.to), the installed transformers, accelerate and "
+    "bitsandbytes do not fit together: upgrade them together (pip install -U transformers accelerate "
+    "bitsandbytes); transformers 5.x moves a 4-bit model, and an 8-bit one with bitsandbytes >= 0.48.0."
+)
+
 # (the text the source prints, the fix)
 REFUSALS: tuple[tuple[str, str], ...] = (
     ("`.half()` is not supported for quantized model", _LOAD_AS_WANTED),
@@ -29,6 +38,10 @@ REFUSALS: tuple[tuple[str, str], ...] = (
     ("You cannot cast a bitsandbytes model in a new `dtype`", _LOAD_AS_WANTED),
     ("You cannot cast a GPTQ model in a new `dtype`", _LOAD_AS_WANTED),
     ("Casting a Quark quantized model to a new `dtype` is not supported", _LOAD_AS_WANTED),
+    # transformers 4.x's PreTrainedModel.to on any bitsandbytes model (its first wording, mid-2023: "... `8-bit`
+    # models.", without "bitsandbytes") (5.23 moves a 4-bit one, and an 8-bit one
+    # with bitsandbytes >= 0.48.0); accelerate's dispatch_model calls it too, inside from_pretrained
+    ("`.to` is not supported for `4-bit` or `8-bit`", _MOVE_AS_LOADED),
 )
 
 
@@ -52,6 +65,7 @@ QUANTIZED_MODEL_CAST = Recogniser(
         "transformers:you-cannot-cast-bitsandbytes-model-in",
         "transformers:you-cannot-cast-gptq-model-in",
         "transformers:casting-quark-quantized-model-to-new",
+        "third_party:transformers-to-not-supported-bitsandbytes",  # transformers 4.x's PreTrainedModel.to
     ),
     facts=(refusal_pattern(REFUSALS, after=200),),
     confirm=_script_call,
