@@ -530,10 +530,11 @@ def pytest_xdist_make_scheduler(config, log):
 
 
 # The live issue cases: the tests of the modules named `test_*_uNN_*` (a user's issue found in session NN and
-# fixed) that start processes, each a real job of 15-60 s of CPU. The suite keeps these few, one or more of each
-# command (explain, launch, net, watchdog) and the Ctrl-C ones; the others are run by `benchmarks/issue_cases.py`
-# (`pytest --issue-cases` runs them too), which prints a table of each case's outcome and CPU. Every in-process
-# test of those modules stays in the suite.
+# fixed) that start processes, most of them a real 2-rank job (3.5-13 s of CPU each, 6-21 s of wall time, measured
+# in session 37). The suite keeps the cheap ones and a real job of each command (explain, launch --debug,
+# launch --watchdog, net; mpi's one case starts nothing) and the two Ctrl-C ones, named here; the others are left
+# out of its collection (deselected) and run by `benchmarks/issue_cases.py`, which prints a table of each case's
+# outcome and CPU (`pytest --issue-cases` collects them too). Every in-process test of those modules stays.
 ISSUE_CASE_MODULE = re.compile(r"test_[a-z]+_u\d+_")
 ISSUE_CASES_IN_THE_SUITE = {
     # the cheap ones (under 1.5 s of CPU each, session 37): one-process torch scripts forked from the rank fork
@@ -606,7 +607,7 @@ def sweep_only(item) -> bool:
     module, name = _module_and_name(item.nodeid)
     return (
         ISSUE_CASE_MODULE.match(module) is not None
-        and starts_processes(item)
+        and item.get_closest_marker("processes") is not None  # marked here, or by the module's own pytestmark
         and name not in ISSUE_CASES_IN_THE_SUITE.get(module, ())
     )
 
