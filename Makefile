@@ -38,7 +38,7 @@ test-fast: $(VENV)/.installed-test
 	$(BIN)/python -m pytest -q -n 2 -m "not processes"  # CPU-bound: one worker per core
 
 # The side-by-side benchmarks, each printing its ratio against the tool it replaces. Not here: the sweeps and
-# corpus runs (hang_corpus, find_bad_sweep, straggler_sweep, explain_corpus FOLDER, straggler_replay FOLDER),
+# corpus runs (hang_corpus, issue_cases, find_bad_sweep, straggler_sweep, explain_corpus FOLDER, straggler_replay FOLDER),
 # catalog_coverage, compat.py --torch VERSION, and intervals.py (a module the others import); the README says
 # how to run each. A glob over benchmarks/*.py stopped at compat.py, which needs --torch.
 RATIO_BENCHMARKS := batch_size_finder check_time debug_mode_overhead debug_mode_scaling explain_throughput \

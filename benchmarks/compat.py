@@ -107,7 +107,9 @@ def build(python: str, torch_version: str, venv: Path, fresh: bool) -> Path:
 
 def run_lane(python: Path, lane: str, workers: int, extra: list[str]) -> tuple[bool, str, float]:
     """(passed, pytest's closing line, seconds) for one lane."""
-    command = [str(python), "-m", "pytest", "-q", "-p", "no:cacheprovider", "-n", str(workers), *extra]
+    # --issue-cases: every other torch tries the live issue cases the suite leaves to benchmarks/issue_cases.py too
+    command = [str(python), "-m", "pytest", "-q", "-p", "no:cacheprovider", "--issue-cases"]
+    command += ["-n", str(workers), *extra]
     if any(arg.startswith("tests/") for arg in extra):
         pass  # the tests named after --: the lane gives only its name
     elif lane == "processes":

@@ -1,5 +1,6 @@
 import multiprocessing.util
 import os
+import re
 import shutil
 import socket
 import subprocess
@@ -529,10 +530,98 @@ def pytest_xdist_make_scheduler(config, log):
     return SharedJobsTogether(config, log)
 
 
+# The live issue cases: the tests of the modules named `test_*_uNN_*` (a user's issue found in session NN and
+# fixed) that start processes, most of them a real 2-rank job (3.5-13 s of CPU each, 6-21 s of wall time, measured
+# in session 37). The suite keeps the cheap ones and a real job of each command (explain, launch --debug,
+# launch --watchdog, net; mpi's one case starts nothing) and the two Ctrl-C ones, named here; the others are left
+# out of its collection (deselected) and run by `benchmarks/issue_cases.py`, which prints a table of each case's
+# outcome and CPU (`pytest --issue-cases` collects them too). Every in-process test of those modules stays.
+ISSUE_CASE_MODULE = re.compile(r"test_[a-z]+_u\d+_")
+ISSUE_CASES_IN_THE_SUITE = {
+    # the cheap ones (under 1.5 s of CPU each, session 37): one-process torch scripts forked from the rank fork
+    # server, `net`'s refusals before any rank starts, and the tests of `net`'s modules that start nothing
+    "test_explain_u27_device_id": {
+        "test_device_id_of_a_cpu_device_says_to_leave_it_out_on_a_machine_without_gpus"
+    },
+    "test_explain_u27_device_string": {
+        "test_a_device_string_from_no_accelerator_says_it_was_none_and_how_to_fall_back_to_the_cpu",
+        "test_torch_device_given_the_none_of_no_accelerator_is_not_a_bug_of_torch",
+    },
+    "test_explain_u28_daemon": {
+        "test_a_daemon_trainer_whose_dataloader_starts_workers_on_this_torch_says_daemon_true_and_exit_status"
+    },
+    "test_explain_u28_worker_killed": {
+        "test_a_dataloader_worker_killed_on_this_torch_names_the_worker_and_not_the_line_as_the_cause"
+    },
+    "test_explain_u29_worker_told_twice": {
+        "test_a_worker_killed_while_the_main_process_waits_on_this_torch_is_one_finding_not_a_full_dev_shm"
+    },
+    "test_explain_u29_by_hand": {
+        "test_debug_modes_wait_for_a_rank_started_by_hand_on_this_torch_is_read_as_the_rank_never_started"
+    },
+    "test_net_u33_loopback_name": {
+        "test_the_other_node_names_the_loopback_line_in_seconds_before_any_rank_starts",
+        "test_the_name_of_this_node_localhost_or_an_address_is_not_refused",
+    },
+    "test_net_u33_own_name": {
+        "test_a_node_whose_own_name_does_not_resolve_is_told_so_before_any_rank_starts"
+    },
+    "test_net_u33_versions": {
+        "test_a_rank_on_another_torch_is_named_beside_the_others_version",
+        "test_ranks_on_one_torch_get_no_version_finding",
+    },
+    "test_net_u33_find_bad_three_hosts": {
+        "test_the_host_in_both_slow_pairs_is_named_whichever_it_is",
+        "test_a_host_slow_only_once_or_pairs_alike_blame_nobody",
+    },
+    "test_net_u33_shared_hostname": {"test_ranks_of_one_machine_under_one_name_are_one_host"},
+    # a real job of each command: explain on debug mode's timeout, launch --debug, launch --watchdog, and the
+    # two Ctrl-C cases (a rank in Python, ranks blocked in C++)
+    "test_explain_u29_debug_waits": {
+        "test_debug_modes_timeout_at_a_collective_one_rank_never_reached_names_it_and_the_waiting_line"
+    },
+    "test_launch_u31_debug_condition": {
+        "test_a_callbacks_barrier_under_a_rank_condition_under_debug_on_this_torch_names_the_condition"
+    },
+    "test_watchdog_u32_init_world_size": {
+        "test_every_rank_waiting_in_init_process_group_names_the_world_size_it_passes"
+    },
+    "test_launch_u31_ctrl_c_places": {
+        "test_a_hang_stopped_with_ctrl_c_under_launch_on_this_torch_says_where_each_rank_was"
+    },
+    "test_launch_u32_ctrl_c_blocked": {
+        "test_ctrl_c_on_ranks_blocked_in_cpp_says_where_each_was_and_explain_reads_it"
+    },
+}
+
+
+def pytest_addoption(parser):
+    parser.addoption(
+        "--issue-cases",
+        action="store_true",
+        help="also run the live issue cases that only benchmarks/issue_cases.py runs (ISSUE_CASES_IN_THE_SUITE)",
+    )
+
+
+def sweep_only(item) -> bool:
+    """Whether ``item`` is a live issue case left to benchmarks/issue_cases.py (see ISSUE_CASES_IN_THE_SUITE)."""
+    module, name = _module_and_name(item.nodeid)
+    return (
+        ISSUE_CASE_MODULE.match(module) is not None
+        and item.get_closest_marker("processes") is not None  # marked here, or by the module's own pytestmark
+        and name not in ISSUE_CASES_IN_THE_SUITE.get(module, ())
+    )
+
+
 def pytest_collection_modifyitems(config, items):
     for item in items:
         if starts_processes(item):
             item.add_marker(pytest.mark.processes)
+    if not config.getoption("issue_cases", False):
+        left = [item for item in items if sweep_only(item)]
+        if left:
+            config.hook.pytest_deselected(items=left)
+            items[:] = [item for item in items if not sweep_only(item)]
 
 
 class StartsAProcess(BaseException):  # not an Exception: code under test must not swallow it
