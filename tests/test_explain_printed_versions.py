@@ -186,6 +186,12 @@ def test_nccl_s_own_line_in_a_recorded_debug_log():
     assert printed(log) == {"nccl": "2.28.9+cuda13.0"}
 
 
+def test_a_container_builds_release_is_read_whole():
+    # NVIDIA's PyTorch containers print a pre-release with a local part: the summary quotes it as printed
+    assert printed("PyTorch version: 2.6.0a0+ecf3bae40a.nv25.01\n") == {"torch": "2.6.0a0+ecf3bae40a.nv25.01"}
+    assert printed("torch==2.1.0+cu121.\n") == {}  # a sentence's full stop is no part of a pip freeze row
+
+
 def test_the_first_release_printed_is_the_one_read():
     assert printed("transformers==4.41.2\n- `transformers` version: 4.30.0\n") == {"transformers": "4.41.2"}
 

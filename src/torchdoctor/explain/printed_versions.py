@@ -53,9 +53,11 @@ NAMES: dict[str, tuple[str, ...]] = {
     },
 }
 
-# a release as printed: 4.41.2, 2.1.0+cu121, 0.12.3, 2.5.8.post1, 2.4.0a0+git1234 (at least major.minor)
+# a release as printed: 4.41.2, 2.1.0+cu121, 0.12.3, 2.5.8.post1, 2.4.0a0+git1234, NVIDIA's container builds
+# 2.6.0a0+ecf3bae40a.nv25.01 (at least major.minor; a local part after "+" kept whole, a sentence's full stop not)
 _VERSION = (
-    r"v?(?P<{group}>\d{{1,4}}\.\d{{1,4}}(?:\.\d{{1,4}})?(?:[.+-]?(?:a|b|rc|post|dev|cu|cpu|rocm|git)[\w.]*)?)"
+    r"v?(?P<{group}>\d{{1,4}}\.\d{{1,4}}(?:\.\d{{1,4}})?"
+    r"(?:[.+-]?(?:a|b|rc|post|dev|cu|cpu|rocm|git)\w*(?:\.\w+)*)?(?:\+\w+(?:\.\w+)*)?)"
 )
 # the end of a version: not the start of a longer number or a requirement's range
 _END = r"(?![\d.]*\d)(?![<>=~])"
