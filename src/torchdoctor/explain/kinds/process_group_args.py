@@ -22,7 +22,8 @@ R = Pattern  # compiled where a log first needs it (recognisers.Pattern)
 TWICE_FIX = (
     "init_process_group ran a second time in this process: the script and a framework that already made the "
     "process group both call it (accelerate's Accelerator / PartialState, Lightning's Trainer, "
-    "deepspeed.initialize / deepspeed.init_distributed, transformers' Trainer and TrainingArguments), or a "
+    "deepspeed.initialize / deepspeed.init_distributed, transformers' Trainer and TrainingArguments, Ray Train's "
+    "TorchTrainer, whose TorchConfig backend makes it in every worker before train_loop_per_worker runs), or a "
     "function that calls it runs twice. Make it once:\n"
     "    if not torch.distributed.is_initialized():\n"
     "        torch.distributed.init_process_group(backend='nccl')\n"
