@@ -13,7 +13,7 @@ sub-group whose ranks the run does not have (a parallel layout larger than the p
 from __future__ import annotations
 
 from torchdoctor.explain.kinds.refusal_table import describe_refusal, refused
-from torchdoctor.explain.recognisers import Pattern, Recogniser
+from torchdoctor.explain.recognisers import Context, Hit, Pattern, Recogniser, first, on_ranks
 
 FAMILY = "NCCL and collectives"
 
@@ -284,4 +284,40 @@ INIT_CALL = Recogniser(
     describe=describe_refusal(_CLASSES, "init_process_group was called wrongly", limit=400),
 )
 
-RECOGNISERS = (INIT_CALL,)
+
+def _url_port(hits: list[Hit], ctx: Context) -> tuple[str, str]:
+    port = first(hits, "port_text", "")
+    return (
+        f"the port of a URL is read as {port!r}: an IPv6 address without brackets, whose colons urllib takes for "
+        "the one before the port" + on_ranks(hits),
+        "Put an IPv6 address in brackets wherever it goes into a URL with a port: "
+        "init_method=f'tcp://[{addr}]:{port}' (Python's urllib, which torch's tcp:// rendezvous parses the URL "
+        "with, reads the text after the last colon as the port), e.g. tcp://[fd00::1]:29500; an IPv4 address or a "
+        "host name needs none. MASTER_ADDR for env:// takes the address alone, without brackets.",
+    )
+
+
+def _torch_rendezvous(hits: list[Hit], ctx: Context) -> bool:
+    # certain where torch's frames are below the caller (rendezvous.py's tcp:// handler reads result.port); the
+    # same message from another library's URL is still an unbracketed IPv6 address, but not a process group's
+    return any("torch" in h.facts.get("frame_packages", ()) for h in hits)
+
+
+URL_PORT = Recogniser(
+    # CPython's Lib/urllib/parse.py (3.6+): SplitResult.port raises it for a netloc whose text after the last
+    # colon is not a number; torch/distributed/rendezvous.py's _tcp_rendezvous_handler reads result.port of the
+    # init_method URL. A port text that holds colons itself is the rest of an IPv6 address written without
+    # brackets (tcp://fd00::1:29500): the only netloc whose "port" has colons
+    kind="process_group_args",
+    title="a tcp:// URL whose IPv6 address has no brackets",
+    templates=("system:urllib-port-not-integer",),
+    anchors=("Port could not be cast to integer value as",),
+    # Python 3.12.0-3.12.? printed the f-string's placeholder unfilled ("as {port!r}: 'f3:...'")
+    match=R(
+        r"Port could not be cast to integer value as (?:\{port!r\}: )?'(?P<port_text>[0-9A-Fa-f]*:[0-9A-Fa-f:]*)'"
+    ),
+    confirm=_torch_rendezvous,
+    describe=_url_port,
+)
+
+RECOGNISERS = (INIT_CALL, URL_PORT)
