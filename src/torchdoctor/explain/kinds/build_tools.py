@@ -235,7 +235,11 @@ def _unknown_arch(arch: str) -> tuple[str, str]:
         if first != oldest
         else f"CUDA {oldest} knows it; toolkits before {oldest} are not in the table read"
     )
-    use = f"CUDA {first} or later" if first != oldest else f"a toolkit that knows it (CUDA {oldest} or later does)"
+    use = (
+        f"CUDA {first} or later"
+        if first != oldest
+        else f"a toolkit that knows it (CUDA {oldest} or later does)"
+    )
     return (
         f"nvcc does not know the GPU architecture {arch}: this CUDA toolkit is older than that GPU ({since})",
         f"Use {use} for this GPU (with the torch built for that CUDA, so that torch.version.cuda "
