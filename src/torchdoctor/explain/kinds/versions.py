@@ -468,8 +468,9 @@ def _dependency(hits: list[Hit], ctx: Context) -> tuple[str, str]:
             f"Modules of {top} are added, moved and removed between releases (torch._six went in torch 2.0, "
             "transformers.deepspeed moved to transformers.integrations): the package importing it expects "
             f"another {top}. Install the {top} version the importing project pins (its requirements file; pip "
-            f"show {top} for the one installed), or update the importing package to a release written for this "
-            f"{top} (pip install -U <that package>).",
+            f"show {top} for the one installed), or upgrade the importing package to a release written for this "
+            f"{top} (pip install -U <that package>): a release that imports a part of {top} not every install has "
+            "is its own bug, which a later release fixes.",
         )
     name, module = facts.get("name", found[1]), facts.get("module", found[0])
     top = module.split(".")[0]
