@@ -268,6 +268,10 @@ REFUSALS: tuple[tuple[str, str], ...] = (
     ),
 )
 
+# refusals whose words another source prints too: only likely (SyncBatchNorm's pre-1.4 check is also Pipe's
+# DeferredBatchNorm's, torch 1.8-2.3, and copies of the old check in other packages)
+GENERIC: tuple[str, ...] = ("expected at least 3D input (got 2D input)",)
+
 TEMPLATES: tuple[str, ...] = (
     "aten:syncbn-expected-at-least-3d-input",
     "torch_native:legacy-autograd-function-non-static",

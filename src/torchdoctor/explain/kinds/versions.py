@@ -785,6 +785,7 @@ DEPENDENCY_VERSION = Recogniser(
         # a field of the caller's own misspelt prints the same words, and the log may not say which release moved
         *simulators.ANCHORS,
         *(anchor for module in _CHANGES for anchor in module.GENERIC),
+        *version_refusals.GENERIC,  # a refusal another source words the same way (version_refusals.py)
     ),
     # pip's conflict is likely when pip adds that one of the packages has no build for this environment at all
     # certain too on a missing name the table of released names (kinds/api_history.py) has for its package
