@@ -27,7 +27,9 @@ def test_dtensor_method_on_a_plain_tensor_is_a_release_that_made_it_plain():
     found = lead("5219.txt")
     assert found.id == "log.library_version_bug" and found.details["confidence"] == "likely"
     assert "to_local()" in found.summary and "upgrade" in found.fix
-    found = explained(f"{template('system:tensor-lacks-dtensor-method').replace('to_local', 'full_tensor')}\n")
+    found = explained(
+        f"{template('system:tensor-lacks-dtensor-method').replace('to_local', 'full_tensor')}\n"
+    )
     assert found.id == "log.library_version_bug" and "full_tensor()" in found.summary
     # another attribute a tensor lacks is not this reading
     other = explained("AttributeError: 'Tensor' object has no attribute 'shapes'\n")
@@ -47,7 +49,9 @@ def test_safetensors_shared_tensors_wrapped_before_their_names():
     assert found.id == "log.safetensors_save_refused"
     assert "share memory" in found.summary and "lm_head.weight" in found.summary and "clone" in found.fix
     # the message on one line, as safetensors prints it
-    line = filled("third_party:safetensors-tensors-share-memory", "[{'a.weight', 'b.weight'}]").split("\\n")[0]
+    line = filled("third_party:safetensors-tensors-share-memory", "[{'a.weight', 'b.weight'}]").split("\\n")[
+        0
+    ]
     found = explained(f"RuntimeError: {line}\n")
     assert "share memory" in found.summary and "a.weight" in found.summary
 
@@ -61,7 +65,10 @@ def test_syncbatchnorm_before_torch_1_4_refusing_two_dimensional_input():
     found = explained(f"ValueError: {template('aten:syncbn-expected-at-least-3d-input', '2')}\n")
     assert found.id == "log.dependency_version" and "1.4" in found.fix
     # BatchNorm's other dimension checks stay a tensor of the wrong shape
-    for ident, got in (("torch:expected-input-got-input", "3"), ("torch:expected-at-least-input-got-input", "1")):
+    for ident, got in (
+        ("torch:expected-input-got-input", "3"),
+        ("torch:expected-at-least-input-got-input", "1"),
+    ):
         found = explained(f"ValueError: {template(ident, got)}\n")
         assert found.id == "log.input_shape_mismatch", (ident, found.id)
 
