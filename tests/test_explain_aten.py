@@ -684,6 +684,14 @@ CASES = [
         "certain",
         ["torch 2.1", "m.float()"],
     ),
+    (  # SyncBatchNorm's own input check before torch 1.4 (kinds/version_refusals.py): also Pipe's DeferredBatchNorm
+        "aten:syncbn-expected-at-least-3d-input",
+        ("2",),
+        FRAME + "ValueError: ",
+        "dependency_version",
+        "likely",
+        ["1.4", "convert_sync_batchnorm"],
+    ),
     (  # a LayerNorm's parameter FSDP resharded, met by reentrant checkpointing's recomputation (kinds/empty_params.py)
         "aten:layer-norm-weight-shape",
         ("[0]", "[1152]"),

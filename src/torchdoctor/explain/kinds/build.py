@@ -531,7 +531,9 @@ CUDA_BUILD = Recogniser(
         # torch/utils/cpp_extension.py's CUDA_NOT_FOUND_MESSAGE (_check_cuda_version: no CUDA_HOME found)
         "CUDA was not found on the system, please set the CUDA_HOME",
         "Error building extension",
-        "Unsupported gpu architecture",
+        # nvcc's "nvcc fatal   : Unsupported gpu architecture 'compute_86'", also as users quote it in prose
+        # ("nvcc fatal unsupported gpu architecture"): the capital is left out so that both are read
+        "nsupported gpu architecture",
         "nvcc' failed with exit",
         "Error compiling objects for extension",
         "Ninja is required to load C++ extensions",
@@ -665,7 +667,7 @@ CUDA_BUILD = Recogniser(
         # flash-attn's setup.py: the nvcc it found is older than it builds with
         R(r"(?P<flash_attn_cuda>FlashAttention is only supported on CUDA (?P<min_cuda>[\d.]+) and above)"),
         # an architecture nvcc (or ptxas) does not know: too new for the toolkit, or one it dropped (build_tools)
-        R(r"Unsupported gpu architecture '(?P<gpu_arch>compute_\w+)'"),
+        R(r"[Uu]nsupported gpu architecture '(?P<gpu_arch>compute_\w+)'"),
         R(r"Unknown CUDA arch \((?P<torch_arch>[^)\n]{1,60})\) or GPU not supported"),
         R(r"(?P<no_cuda_home>CUDA_HOME environment variable is not set|CUDA was not found on the system)"),
         R(r"Error building extension '(?P<extension>[\w.\-]{1,100})'"),

@@ -228,12 +228,21 @@ def _unknown_arch(arch: str) -> tuple[str, str]:
             "against the GPU: nvidia-smi --query-gpu=compute_cap --format=csv prints it (8.6 is sm_86); nvcc "
             "--list-gpu-arch lists what this toolkit knows.",
         )
+    # the table of architectures starts at `oldest` (ptxas of NVIDIA's wheels): a toolkit before it may know the
+    # architecture too, so it is not named as the first one
     since = (
-        f"CUDA {first} is the first toolkit that knows it" if first != oldest else f"CUDA {oldest} knows it"
+        f"CUDA {first} is the first toolkit that knows it"
+        if first != oldest
+        else f"CUDA {oldest} knows it; toolkits before {oldest} are not in the table read"
+    )
+    use = (
+        f"CUDA {first} or later"
+        if first != oldest
+        else f"a toolkit that knows it (CUDA {oldest} or later does)"
     )
     return (
         f"nvcc does not know the GPU architecture {arch}: this CUDA toolkit is older than that GPU ({since})",
-        f"Use CUDA {first} or later for this GPU (with the torch built for that CUDA, so that torch.version.cuda "
+        f"Use {use} for this GPU (with the torch built for that CUDA, so that torch.version.cuda "
         "and the toolkit agree: export CUDA_HOME=/usr/local/cuda-<version>), or leave the architecture out of "
         'TORCH_CUDA_ARCH_LIST (e.g. "8.0;8.6") / -gencode; nvcc --list-gpu-arch lists what this one knows.',
     )

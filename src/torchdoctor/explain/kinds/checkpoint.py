@@ -1532,8 +1532,9 @@ SAFETENSORS_SAVE_REFUSED = Recogniser(
         "transformers:the-weights-trying-to-be-saved",
     ),
     facts=(
+        # the message is long: a log (or a post quoting it) that wraps it puts "again: [...]" on the next line
         R(
-            r"Some tensors share memory, this will lead to duplicate[^:\n]{0,80}: (?P<shared>[^\n]{1,300}?)\.?(?=\n|\Z)"
+            r"Some tensors share memory, this will lead to duplicate[^:]{0,80}?: (?P<shared>[^\n]{1,300}?)\.?(?=\n|\Z)"
         ),
         R(r'safetensors/torch\.py", line \d+, in (?P<safetensors_frame>save_file|save|_flatten|_tobytes)\b'),
         R(r"You are trying to save a non contiguous tensor: `(?P<noncontiguous>[^`\n]{1,200})`"),

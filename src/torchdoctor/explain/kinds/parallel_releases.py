@@ -25,6 +25,14 @@ but 4 were given" (``Python/ceval.c``). torch_xla's ``ProcessGroupXla`` (``torch
 defined ``allgather(self, output_tensors_list, input_tensors)`` until pytorch/xla#3952 (2022-08) added ``opts``,
 so DistributedDataParallel's initialisation on the xla backend failed. Read for the collective method names of
 c10d's ProcessGroup (which a script's own functions rarely carry), with more arguments given than taken.
+
+DTensor's own methods (``to_local``, ``full_tensor``, ``redistribute``; ``torch/distributed/tensor/_api.py``) called
+on a plain tensor: CPython's "'Tensor' object has no attribute 'to_local'" (``Objects/object.c``). Code that calls
+them expects the parameters and their optimizer state to be DTensors (an FSDP2 / tensor-parallel model), and a
+library release made them plain on the way: TransformerEngine's FusedAdam kept its optimizer state as plain tensors
+beside DTensor parameters from #2698 until #2795 (2026-03), so Megatron-FSDP's DCP checkpointing, which calls
+to_local() on that state, failed at save. Likely: the same words come from a script's own model that was never
+sharded (fully_shard or parallelize_module not applied to that module), which the line does not tell apart.
 """
 
 from __future__ import annotations
@@ -54,11 +62,20 @@ PG_COLLECTIVES = (
     "allgather_into_tensor_coalesced",
     "reduce_scatter_tensor_coalesced",
 )
-ANCHORS = (TIED_GRADS_FRAME, PADDING_IDX, *(f"{name}() takes " for name in PG_COLLECTIVES))
+# DTensor's methods a plain tensor lacks (a script's own typo rarely carries these names)
+DTENSOR_METHODS = ("to_local", "full_tensor", "redistribute")
+ANCHORS = (
+    TIED_GRADS_FRAME,
+    PADDING_IDX,
+    *(f"{name}() takes " for name in PG_COLLECTIVES),
+    *(f"Tensor' object has no attribute '{name}'" for name in DTENSOR_METHODS),
+    *(f"Parameter' object has no attribute '{name}'" for name in DTENSOR_METHODS),
+)
 TEMPLATES = (
     "third_party:deepspeed-pipe-reduce-tied-grads-frame",
     "torch:padding-idx-must-be-within-num-embeddings",
     "third_party:torch-xla-process-group-allgather-without-opts",
+    "system:tensor-lacks-dtensor-method",
 )
 # words on the refusal's own line that say the embedding is a shard of the vocabulary
 SHARD_WORDS = r"VocabParallel|[Vv]ocab(?:ulary)?[-_ ][Pp]arallel|\bshards?\b|[Tt]ensor[-_ ][Pp]arallel|\bTP\s?=\s?\d|\btp_size\b"
@@ -72,13 +89,28 @@ REFUSED = R(
     rf"(?P<sharded_padding_before>{_PADDING})[^\n]{{0,400}}?(?:{SHARD_WORDS})|"
     # a Python process-group backend's collective without the options argument torch passes
     rf"(?<![\w.])(?P<pg_method>{'|'.join(PG_COLLECTIVES)})\(\) takes (?:from \d to )?(?P<pg_takes>\d) positional "
-    r"arguments? but (?P<pg_given>\d) were given"
+    r"arguments? but (?P<pg_given>\d) were given|"
+    rf"'(?:Tensor|Parameter)' object has no attribute '(?P<plain_not_dtensor>{'|'.join(DTENSOR_METHODS)})'"
 )
-FACTS = ("ds_tied_grads", "sharded_padding", "sharded_padding_before", "pg_method")
+FACTS = ("ds_tied_grads", "sharded_padding", "sharded_padding_before", "pg_method", "plain_not_dtensor")
 
 
 def explain(hits: list[Hit]) -> tuple[str, str]:
     """(summary, fix) for the release bug among ``hits`` (the named groups of `REFUSED`)."""
+    dtensor_method = first(hits, "plain_not_dtensor")
+    if dtensor_method:
+        return (
+            f"{dtensor_method}() was called on a plain tensor: the code expected a DTensor (a parameter of an FSDP2 "
+            "or tensor-parallel model, or its optimizer state) and got an ordinary torch.Tensor: a library release "
+            "that turns that state into plain tensors, or a module that was never sharded" + on_ranks(hits),
+            f"DTensor has {dtensor_method}(), a plain tensor does not. Where the frames are a library's (a "
+            "checkpoint or optimizer helper), the library that made the tensor plain is a release that does not keep "
+            "DTensor state: upgrade it (pip install -U <package>; TransformerEngine's FusedAdam kept its state as "
+            "plain tensors beside DTensor parameters until NVIDIA/TransformerEngine#2795), or use torch's own "
+            "optimizer for the sharded parameters. Where the call is your code's, print type(t) there: the module "
+            "the tensor belongs to was not sharded (apply fully_shard / parallelize_module to it before building "
+            "the optimizer), or guard the call: t.to_local() if isinstance(t, DTensor) else t.",
+        )
     method = first(hits, "pg_method")
     if method:  # CPython prints this TypeError only for more arguments than the parameters take
         takes, given = first(hits, "pg_takes"), first(hits, "pg_given")

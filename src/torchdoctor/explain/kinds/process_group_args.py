@@ -13,7 +13,7 @@ sub-group whose ranks the run does not have (a parallel layout larger than the p
 from __future__ import annotations
 
 from torchdoctor.explain.kinds.refusal_table import describe_refusal, refused
-from torchdoctor.explain.recognisers import Pattern, Recogniser
+from torchdoctor.explain.recognisers import Context, Hit, Pattern, Recogniser
 
 FAMILY = "NCCL and collectives"
 
@@ -22,7 +22,8 @@ R = Pattern  # compiled where a log first needs it (recognisers.Pattern)
 TWICE_FIX = (
     "init_process_group ran a second time in this process: the script and a framework that already made the "
     "process group both call it (accelerate's Accelerator / PartialState, Lightning's Trainer, "
-    "deepspeed.initialize / deepspeed.init_distributed, transformers' Trainer and TrainingArguments), or a "
+    "deepspeed.initialize / deepspeed.init_distributed, transformers' Trainer and TrainingArguments, Ray Train's "
+    "TorchTrainer, whose TorchConfig backend makes it in every worker before train_loop_per_worker runs), or a "
     "function that calls it runs twice. Make it once:\n"
     "    if not torch.distributed.is_initialized():\n"
     "        torch.distributed.init_process_group(backend='nccl')\n"
@@ -39,6 +40,14 @@ _CLASSES = (
         "init_process_group(backend, init_method='tcp://10.0.0.1:23456', rank=RANK, world_size=WORLD_SIZE), "
         "with the port in the URL. Under torchrun (or any launcher that sets RANK, WORLD_SIZE, MASTER_ADDR and "
         "MASTER_PORT) use init_method='env://', the default, and pass neither.",
+    ),
+    (
+        "ipv6_port",
+        "an IPv6 address went into a URL without brackets, so its colons were read as the one before the port",
+        "Put an IPv6 address in brackets wherever it goes into a URL with a port: init_method=f'tcp://[{addr}]:"
+        "{port}', e.g. tcp://[fd00::1]:29500 (Python's urllib, which torch's tcp:// rendezvous parses the URL "
+        "with, reads the text after the last colon as the port). An IPv4 address or a host name needs none; "
+        "MASTER_ADDR for env:// takes the address alone, without brackets.",
     ),
     (
         "bad_type",
@@ -148,6 +157,12 @@ _CLASSES = (
 )
 
 
+def _refused_here(hits: list[Hit], ctx: Context) -> bool:
+    return refused(_CLASSES)(
+        [h for h in hits if "ipv6_port" not in h.facts or "torch" in h.facts.get("frame_packages", ())], ctx
+    )
+
+
 INIT_CALL = Recogniser(
     # torch/distributed/distributed_c10d.py init_process_group, _check_valid_timeout, new_group, new_subgroups,
     # split_group; rendezvous.py
@@ -205,6 +220,9 @@ INIT_CALL = Recogniser(
         "torch:invalid-process-group-specified",
         "torch:invalid-process-group-specified-or-has",
         "torch:group-is-not-registered-please-create",
+        # CPython's urllib (SplitResult.port), which rendezvous.py's tcp:// handler reads the URL's port with: a
+        # port text holding colons is the rest of an IPv6 address written without brackets (tcp://fd00::1:29500)
+        "system:urllib-port-not-integer",
     ),
     anchors=(
         "trying to initialize the default process group twice",
@@ -242,6 +260,7 @@ INIT_CALL = Recogniser(
         "The specified group name has already been created",
         "Invalid process group specified",
         "is not registered, please create group with torch.distributed.new_group API",
+        "Port could not be cast to integer value as",
     ),
     # the URL checks only as rendezvous.py words them, after the init method's scheme
     match=R(
@@ -249,6 +268,8 @@ INIT_CALL = Recogniser(
         r"(?P<url_missing>(?:tcp|file)://\s?rendezvous: (?:rank parameter|world size parameter|port number) missing|"
         r"AssertionError: hostname cannot be None)|"
         r"(?P<bad_port>port must have value from 0 to 65535 but was -?\d+)|"
+        # Python 3.12's urllib printed its f-string's placeholder unfilled ("as {port!r}: 'f3:03::d:52001'")
+        r"(?P<ipv6_port>Port could not be cast to integer value as (?:\{port!r\}: )?'[0-9A-Fa-f]*:[0-9A-Fa-f:]*')|"
         r"(?P<bad_type>`(?:url|rank|world_size)` must be (?:a string|an integer)\. [^\n]{0,80})|"
         r"(?P<url_and_args>The url: \S{1,200} has node-specific arguments\(rank, world_size\) already)|"
         r"(?P<store_and_url>Cannot specify both init_method and store)|"
@@ -278,9 +299,11 @@ INIT_CALL = Recogniser(
     ),
     # every message names its own cause ("timeout" in the timedelta check is the argument's name, not a timeout
     # that happened): certain whenever the match read which check refused the call
-    confirm=refused(_CLASSES),
+    # (an unbracketed IPv6 address is certain only under torch's frames: another library's URL fails the same way)
+    confirm=_refused_here,
     # the first row's fix (TWICE_FIX) when no row was read; the messages are short: never cut
     describe=describe_refusal(_CLASSES, "init_process_group was called wrongly", limit=400),
 )
+
 
 RECOGNISERS = (INIT_CALL,)

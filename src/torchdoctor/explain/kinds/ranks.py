@@ -1073,8 +1073,11 @@ def _shutdown(hits: list[Hit], ctx: Context) -> tuple[str, str]:
     return (
         "the process group was never destroyed: the run ended without destroy_process_group"
         + on_ranks(hits)
-        + " — a run that hangs or crashes at exit (after training finished) does so here",
-        "End the script the same way on every rank, after everything that talks to the other ranks or "
+        + " — a run that hangs or crashes at exit (after training finished) does so here; every process that "
+        "crashes earlier prints it too on its way out, so alone it does not say why a run failed",
+        "If the run stopped before training finished, this warning is a side effect of the crash: the cause is the "
+        "first Traceback or error above it (on any rank's log; none that explain knows is in this one). If it "
+        "finished and then hung or crashed at exit, end the script the same way on every rank, after everything that talks to the other ranks or "
         "runs in the background is done:\n"
         "    wandb.finish()          # and other loggers / DataLoader workers / threads\n"
         "    dist.barrier()          # every rank reaches the end (no rank-0-only work still running)\n"

@@ -110,8 +110,10 @@ _DIMS = R(
     # 1.11+: convolutions take unbatched input too
     r"Expected (?P<unbatched>\d)D \(unbatched\) or (?P<batched>\d)D \(batched\) input to (?P<op>\w{1,20}), but got "
     r"input of size: (?P<conv_size>\[[^\]\n]{0,60}\])|"
-    # torch/nn/modules/batchnorm.py _check_input_dim
-    r"expected (?P<norm_expected>(?:at least )?\dD(?: or \dD)?) input \(got (?P<norm_got>\d)D input\)|"
+    # torch/nn/modules/batchnorm.py _check_input_dim (SyncBatchNorm refusing (N, C) before torch 1.4 is a
+    # release's check, read by version_refusals.py)
+    r"expected (?P<norm_expected>(?!at least 3D input \(got 2D)(?:at least )?\dD(?: or \dD)?) input \(got "
+    r"(?P<norm_got>\d)D input\)|"
     # c10/core/WrapDimMinimal.cpp: a dim argument the tensor does not have
     r"Dimension out of range \(expected to be in range of \[(?P<dim_low>-?\d+), (?P<dim_high>-?\d+)\], but got "
     r"(?P<dim_range>-?\d+)\)"

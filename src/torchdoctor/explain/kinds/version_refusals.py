@@ -75,6 +75,20 @@ REFUSALS: tuple[tuple[str, str], ...] = (
     ("'AT_CHECK' was not declared in this scope", _AT_CHECK_SOURCE),
     ("use of undeclared identifier 'AT_CHECK'", _AT_CHECK_SOURCE),
     ("'AT_CHECK': identifier not found", _AT_CHECK_SOURCE),
+    # torch 1.1-1.3.1: SyncBatchNorm._check_input_dim (torch/nn/modules/batchnorm.py) refused input of 2 dimensions
+    # or fewer; pytorch/pytorch#29626 relaxed it to fewer than 2 ("expected at least 2D input") in torch 1.4. The
+    # (N, C) input it refused is BatchNorm1d's usual one, which convert_sync_batchnorm converts: the torch is too
+    # old, not the tensor wrong. (torch.distributed.pipeline's DeferredBatchNorm, 1.8-2.3, kept the 3-D check: a
+    # reason this stays likely.)
+    (
+        "expected at least 3D input (got 2D input)",
+        "torch before 1.4 refuses (N, C) input in SyncBatchNorm, the input of the BatchNorm1d layers "
+        "convert_sync_batchnorm converts (pytorch/pytorch#29626 allowed it in 1.4): upgrade torch to 1.4 or later "
+        "(pip install -U torch; python -c 'import torch; print(torch.__version__)' shows the one installed). On "
+        "an older torch, leave those layers out of the conversion or give them (N, C, 1) input (x.unsqueeze(-1), "
+        "squeeze(-1) after the layer); from Pipe's DeferredBatchNorm (torch 1.8-2.3) the same message asks for "
+        "(N, C, L) input.",
+    ),
     # NumPy 2.0: np.array(obj, copy=False) means "never copy" and raises where a copy is needed (numpy/_core/src/
     # multiarray/ctors.c npy_no_copy_err_msg); NumPy 1.x copied silently, so the caller was written for 1.x
     (
@@ -254,7 +268,12 @@ REFUSALS: tuple[tuple[str, str], ...] = (
     ),
 )
 
+# refusals whose words another source prints too: only likely (SyncBatchNorm's pre-1.4 check is also Pipe's
+# DeferredBatchNorm's, torch 1.8-2.3, and copies of the old check in other packages)
+GENERIC: tuple[str, ...] = ("expected at least 3D input (got 2D input)",)
+
 TEMPLATES: tuple[str, ...] = (
+    "aten:syncbn-expected-at-least-3d-input",
     "torch_native:legacy-autograd-function-non-static",
     "third_party:numpy-unable-to-avoid-copy",
     "third_party:torch-utils-ffi-removed",

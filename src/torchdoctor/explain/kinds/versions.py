@@ -448,8 +448,9 @@ def _dependency(hits: list[Hit], ctx: Context) -> tuple[str, str]:
             f"Modules of {top} are added, moved and removed between releases (torch._six went in torch 2.0, "
             "transformers.deepspeed moved to transformers.integrations): the package importing it expects "
             f"another {top}. Install the {top} version the importing project pins (its requirements file; pip "
-            f"show {top} for the one installed), or update the importing package to a release written for this "
-            f"{top} (pip install -U <that package>).",
+            f"show {top} for the one installed), or upgrade the importing package to a release written for this "
+            f"{top} (pip install -U <that package>): a release that imports a part of {top} not every install has "
+            "is its own bug, which a later release fixes.",
         )
     name, module = facts.get("name", found[1]), facts.get("module", found[0])
     top = module.split(".")[0]
@@ -743,6 +744,7 @@ DEPENDENCY_VERSION = Recogniser(
         # a field of the caller's own misspelt prints the same words, and the log may not say which release moved
         *simulators.ANCHORS,
         *(anchor for module in _CHANGES for anchor in module.GENERIC),
+        *version_refusals.GENERIC,  # a refusal another source words the same way (version_refusals.py)
     ),
     # pip's conflict is likely when pip adds that one of the packages has no build for this environment at all
     # certain too on a missing name the table of released names (kinds/api_history.py) has for its package
