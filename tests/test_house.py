@@ -486,3 +486,14 @@ def test_every_repository_path_the_readme_and_docs_name_is_there():
     assert not missing, "paths that are not in the repository:\n" + "\n".join(missing)
     named = "".join(page.read_text(encoding="utf-8") for page in pages)
     assert all(path in named for path in OTHER_PROJECTS_PATHS), "an exemption no page needs: remove it"
+
+
+def test_every_recogniser_has_a_kind_of_its_own():
+    # kinds.BY_KIND keeps one recogniser a kind: a second with the same kind would silently take over the first's
+    # describe for every hit of that kind
+    from collections import Counter
+
+    from torchdoctor.explain.kinds import RECOGNISERS
+
+    twice = sorted(kind for kind, count in Counter(r.kind for r in RECOGNISERS).items() if count > 1)
+    assert not twice, f"kinds defined by more than one recogniser: {twice}"
