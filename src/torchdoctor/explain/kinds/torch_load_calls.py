@@ -28,6 +28,13 @@ same words, and the fix names both.
   that found no checkpoint); a module (``RecursiveScriptModule``, a model class) a whole model saved with
   ``torch.save(model)`` or ``torch.jit.save``; anything else a library's own wrapper or lazy loader that is not a
   mapping. Certain: the refusal is the caller's argument.
+- The other way round, CPython's AttributeError "'collections.OrderedDict' object has no attribute 'eval'" (``.to``,
+  ``.cuda``, ``.module``, ``.parameters``, ...; ``Objects/object.c``) or TypeError "'collections.OrderedDict' object
+  is not callable" (``Objects/call.c``): a state dict used where a model was meant. The file was saved with
+  ``torch.save(model.state_dict())`` (released weights usually are) and loaded with ``model = torch.load(path)``
+  (alexjfoote/reetoolbox#1, samsledje/D-SCRIPT#49, amberwangyili/neurop#1, piergiaj/super-events-cvpr18#2: build the
+  model, then ``load_state_dict``). Read only for the names of ``nn.Module``'s members; certain when torch.load is in
+  the log, likely without it (the OrderedDict may come from ``model.state_dict()`` assigned to the model's name).
 """
 
 from __future__ import annotations
@@ -194,4 +201,50 @@ STATE_DICT_NOT_A_MAPPING = Recogniser(
     describe=_not_a_mapping,
 )
 
-RECOGNISERS = (NOT_SEEKABLE, NEWER_FORMAT, DTYPE_VIEWS, MMAP_REFUSED, STATE_DICT_NOT_A_MAPPING)
+# nn.Module's members a script calls on what it takes for its model (torch/nn/modules/module.py), and .module of a
+# DataParallel/DDP wrapper
+_MODULE_MEMBERS = (
+    "to|eval|train|cuda|cpu|half|float|double|bfloat16|module|parameters|named_parameters|modules|children|"
+    "named_modules|forward|training|apply|zero_grad|requires_grad_|state_dict|load_state_dict|device|dtype|"
+    "generate|config|predict"
+)
+
+
+def _loaded_as_model(hits: list[Hit], ctx: Context) -> tuple[str, str]:
+    member = merged(hits).get("model_member")
+    used = f"its .{member}" if member else "a call of it"
+    return (
+        f"a state dict (an OrderedDict of parameter names to tensors) was used as a model ({used}): the checkpoint "
+        "holds the weights only, saved with torch.save(model.state_dict()), and was loaded with "
+        "model = torch.load(path)" + on_ranks(hits),
+        "Build the model from its class first, then load the weights into it: model = MyModel(...); "
+        "model.load_state_dict(torch.load(path, map_location='cpu')); model.to(device).eval(). When the file is a "
+        "training checkpoint dict, take its entry (torch.load(path)['state_dict'] or ['model'], print(ckpt.keys())); "
+        "keys that start with 'module.' came from a DataParallel/DDP model: strip the prefix before loading.",
+    )
+
+
+STATE_DICT_AS_MODEL = Recogniser(
+    kind="state_dict_loaded_as_model",
+    title="a state dict loaded where a whole model was meant",
+    anchors=(
+        "'collections.OrderedDict' object has no attribute '",
+        "'collections.OrderedDict' object is not callable",
+    ),
+    templates=("system:ordereddict-has-no-module-attribute", "system:ordereddict-is-not-callable"),
+    match=R(
+        rf"'collections\.OrderedDict' object has no attribute '(?P<model_member>{_MODULE_MEMBERS})'|"
+        r"'collections\.OrderedDict' object is not callable"
+    ),
+    confirm=has_fact("saw_torch_load"),
+    describe=_loaded_as_model,
+)
+
+RECOGNISERS = (
+    NOT_SEEKABLE,
+    NEWER_FORMAT,
+    DTYPE_VIEWS,
+    MMAP_REFUSED,
+    STATE_DICT_NOT_A_MAPPING,
+    STATE_DICT_AS_MODEL,
+)
