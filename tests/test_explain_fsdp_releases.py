@@ -64,3 +64,19 @@ def test_a_flat_parameter_invariant_is_a_likely_release_bug(message):
 def test_another_state_message_is_not_read_as_fsdp():
     found = explained("ValueError: expected to be in state RUNNING but current state is STOPPED\n")
     assert "FSDP1" not in found.summary
+
+
+# _flat_param.py _check_sharded_strategy under NO_SHARD (one process: FSDP switches FULL_SHARD to NO_SHARD), as a
+# framework's offload path reached it on one GPU (rllm-org/rllm#53)
+def test_a_sharded_only_path_under_no_shard_names_one_process():
+    found = explained(
+        '  File "/usr/lib/python3/dist-packages/torch/distributed/fsdp/_flat_param.py", line 1807, in '
+        "_free_unsharded_flat_param\n"
+        "    self._check_sharded_strategy()\n"
+        '  File "/usr/lib/python3/dist-packages/torch/distributed/fsdp/_flat_param.py", line 2625, in '
+        "_check_sharded_strategy\n"
+        '    _p_assert(self.uses_sharded_strategy, "Expects sharded strategy")\n'
+        "AssertionError: Expects sharded strategy\n"
+    )
+    assert found.id == "log.library_version_bug" and found.details["confidence"] == "likely", found.summary
+    assert "NO_SHARD" in found.summary and "2 or more GPUs" in found.fix

@@ -28,6 +28,7 @@ ANCHORS = (
     "Invalid: ``_post_backward_hook_state``",
     "Expects the handle training to be IDLE but got",
     "Expects to be in `BACKWARD_PRE` or `IDLE` (if prefetching)",
+    "Expects sharded strategy",
 )
 TEMPLATES = (
     "torch:expected-to-be-in-states-but",
@@ -36,15 +37,17 @@ TEMPLATES = (
     "torch:invalid-post-backward-hook-state",
     "torch:expects-the-handle-training-to-be",
     "torch:expects-to-be-in-backward-pre",
+    "torch:expects-sharded-strategy",
 )
 REFUSED = R(
     r"expected to be in states \[(?P<fsdp_expected>[^\]\n]{1,160})\] but current state (?:is )?"
     r"(?P<fsdp_current>[\w.]{1,60})|"
     r"(?P<fsdp_invariant>Expects storage to be allocated|Expects storage to be freed but got storage with size"
     r"[^\n]{0,30}|Invalid: ``_post_backward_hook_state``:[^\n]{0,120}|Expects the handle training to be IDLE but "
-    r"got [\w.]{1,60}|Expects to be in `BACKWARD_PRE` or `IDLE` \(if prefetching\))"
+    r"got [\w.]{1,60}|Expects to be in `BACKWARD_PRE` or `IDLE` \(if prefetching\))|"
+    r"(?P<fsdp_unsharded>Expects sharded strategy)"
 )
-FACTS = ("fsdp_expected", "fsdp_invariant")
+FACTS = ("fsdp_expected", "fsdp_invariant", "fsdp_unsharded")
 
 MISUSE = Alternative(
     "fsdp_params_outside_forward",
@@ -85,6 +88,19 @@ def explain(hits: list[Hit]) -> tuple[str, str]:
             "Finish each backward before the next forward through the same FSDP root (two models: wrap each "
             "as its own root); call state_dict(), summon_full_params() and clip_grad_norm_() between steps, not "
             "inside forward or a hook; do not catch an exception in the step and go on training. " + _UPGRADE,
+        )
+    if first(hits, "fsdp_unsharded"):
+        # _flat_param.py _check_sharded_strategy: freeing, allocating or offloading (to_cpu) the unsharded flat
+        # parameter, which only a sharded strategy keeps apart from the shard (rllm-org/rllm#53, verl on one GPU)
+        return (
+            "FSDP1 ran unsharded (NO_SHARD: one process, or sharding_strategy=NO_SHARD) and was asked to free, "
+            "allocate or offload a full parameter apart from its shard, which only a sharded strategy does: a "
+            "framework's reshard or offload path, or summon_full_params(offload_to_cpu=True)"
+            + on_ranks(hits),
+            "Run FSDP on 2 or more GPUs (torchrun --nproc_per_node=2 or more), or with one GPU turn the framework's "
+            "parameter or optimizer offload off and its FSDP off where it offers plain training; with torch's own "
+            "FSDP use a sharded strategy (FULL_SHARD, SHARD_GRAD_OP) or summon_full_params(offload_to_cpu=False). "
+            + _UPGRADE,
         )
     said = first(hits, "fsdp_invariant") or "an internal check"
     return (
