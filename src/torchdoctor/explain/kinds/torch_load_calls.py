@@ -35,6 +35,13 @@ same words, and the fix names both.
   (alexjfoote/reetoolbox#1, samsledje/D-SCRIPT#49, amberwangyili/neurop#1, piergiaj/super-events-cvpr18#2: build the
   model, then ``load_state_dict``). Read only for the names of ``nn.Module``'s members; certain when torch.load is in
   the log, likely without it (the OrderedDict may come from ``model.state_dict()`` assigned to the model's name).
+- The same file read as a training checkpoint: CPython's "KeyError: 'state_dict'" (or 'model_state_dict', 'model',
+  'net', ...) where the code indexes what torch.load returned (``checkpoint['state_dict']``; Lightning's
+  ``load_from_checkpoint``, ``lightning/pytorch/core/saving.py``, indexes ``checkpoint["state_dict"]`` too). The
+  file is a bare state dict (torchvision's released ResNet weights given to a project's resume code:
+  mit-han-lab/temporal-shift-module#81, KaiyangZhou/deep-person-reid#4) or another project's layout ('model' where
+  the code reads 'state_dict': Ma-Lab-Berkeley/CRATE#5; LordLiang/GA-Sketching#6). Read only where the log shows a
+  checkpoint-like name indexed with that key (the context fact ``ckpt_key_indexed``); likely.
 """
 
 from __future__ import annotations
@@ -210,8 +217,45 @@ _MODULE_MEMBERS = (
 )
 
 
-def _loaded_as_model(hits: list[Hit], ctx: Context) -> tuple[str, str]:
-    member = merged(hits).get("model_member")
+# the keys training checkpoints are indexed with; 'model', 'net' and 'weight' only where a checkpoint-like name is
+# indexed with them (CONTEXT)
+_CHECKPOINT_KEYS = "state_dict|model_state_dict|state_dict_ema|model_ema|optimizer_state_dict|optimizer|model|net|weight|params"
+# a checkpoint-like name (or torch.load's result) indexed with one of those keys, as a traceback's code line shows
+CONTEXT = (
+    (
+        "['",
+        R(
+            r"\b(?:checkpoint|ckpt|pl_sd|state|sd|weights?|loaded|pretrained|torch\.load\([^\n]{0,200}\))\s*"
+            rf"\[\s*'(?P<ckpt_key_indexed>{_CHECKPOINT_KEYS})'\s*\]"
+        ),
+    ),
+    (
+        '["',
+        R(
+            r"\b(?:checkpoint|ckpt|pl_sd|state|sd|weights?|loaded|pretrained|torch\.load\([^\n]{0,200}\))\s*"
+            rf'\[\s*"(?P<ckpt_key_indexed>{_CHECKPOINT_KEYS})"\s*\]'
+        ),
+    ),
+)
+
+
+def _layout(hits: list[Hit], ctx: Context) -> tuple[str, str]:
+    facts = merged(hits)
+    key = facts.get("missing_ckpt_key")
+    if key:
+        return (
+            f"the checkpoint has no '{key}' entry where the code that loads it looks for one: it is a bare state "
+            "dict (weights saved with torch.save(model.state_dict()), as released pretrained weights are) or "
+            "another project's or tool's layout" + on_ranks(hits),
+            "Look at what the file holds: ckpt = torch.load(path, map_location='cpu'); print(list(ckpt.keys())[:10]). "
+            "Parameter names (conv1.weight, ...) mean a bare state dict: load it directly, "
+            f"model.load_state_dict(ckpt), or save your checkpoints as the loader expects "
+            f"(torch.save({{'{key}': model.state_dict(), ...}}, path)); other top-level keys ('model', "
+            "'state_dict', 'module') mean another layout: index the one that holds the weights. Lightning's "
+            "load_from_checkpoint reads only Lightning's own checkpoints: build the LightningModule and call "
+            "model.load_state_dict(ckpt) for any other file.",
+        )
+    member = facts.get("model_member")
     used = f"its .{member}" if member else "a call of it"
     return (
         f"a state dict (an OrderedDict of parameter names to tensors) was used as a model ({used}): the checkpoint "
@@ -224,20 +268,31 @@ def _loaded_as_model(hits: list[Hit], ctx: Context) -> tuple[str, str]:
     )
 
 
-STATE_DICT_AS_MODEL = Recogniser(
-    kind="state_dict_loaded_as_model",
-    title="a state dict loaded where a whole model was meant",
+CHECKPOINT_LAYOUT = Recogniser(
+    kind="checkpoint_layout_mismatch",
+    title="a checkpoint laid out otherwise than the code that loads it expects",
     anchors=(
         "'collections.OrderedDict' object has no attribute '",
         "'collections.OrderedDict' object is not callable",
+        "KeyError: '",
     ),
-    templates=("system:ordereddict-has-no-module-attribute", "system:ordereddict-is-not-callable"),
+    templates=(
+        "system:ordereddict-has-no-module-attribute",
+        "system:ordereddict-is-not-callable",
+        "system:checkpoint-key-error",
+    ),
+    # CPython's KeyError is every dict's: only as a checkpoint's lookup (requires_beside)
+    generic=("KeyError: '",),
     match=R(
         rf"'collections\.OrderedDict' object has no attribute '(?P<model_member>{_MODULE_MEMBERS})'|"
-        r"'collections\.OrderedDict' object is not callable"
+        r"'collections\.OrderedDict' object is not callable|"
+        rf"KeyError: '(?P<missing_ckpt_key>{_CHECKPOINT_KEYS})'\s*$"
     ),
-    confirm=has_fact("saw_torch_load"),
-    describe=_loaded_as_model,
+    requires_beside=(("missing_ckpt_key", ("ckpt_key_indexed",)),),
+    confirm=lambda hits, ctx: (
+        has_fact("saw_torch_load")(hits, ctx) and not merged(hits).get("missing_ckpt_key")
+    ),
+    describe=_layout,
 )
 
 RECOGNISERS = (
@@ -246,5 +301,5 @@ RECOGNISERS = (
     DTYPE_VIEWS,
     MMAP_REFUSED,
     STATE_DICT_NOT_A_MAPPING,
-    STATE_DICT_AS_MODEL,
+    CHECKPOINT_LAYOUT,
 )
