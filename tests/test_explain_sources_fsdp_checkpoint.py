@@ -608,3 +608,19 @@ def test_torch_loads_own_error_leads_over_transformers_wrapper():
         "set from_tf=True.\n"
     )
     assert lead(log).id == "log.concurrent_checkpoint_write"
+
+
+# nn.Module.load_state_dict listing FSDP1's flat parameters as unexpected (a LOCAL_STATE_DICT, or an FSDP model's
+# state_dict() before torch 1.12) while the bare model's own names are missing
+def test_flat_parameters_in_a_checkpoint_name_the_local_state_dict_and_the_full_one_to_save():
+    found = lead(
+        "RuntimeError: Error(s) in loading state_dict for LlamaForCausalLM:\n"
+        '\tMissing key(s) in state_dict: "model.embed_tokens.weight", "model.layers.0.self_attn.q_proj.weight".\n'
+        '\tUnexpected key(s) in state_dict: "_fsdp_wrapped_module._flat_param", '
+        '"_fsdp_wrapped_module.model.layers.0._fsdp_wrapped_module._flat_param".\n'
+    )
+    assert found.id == "log.state_dict_keys", found.summary
+    assert (
+        "FSDP's flattened parameters" in found.summary and "_fsdp_wrapped_module._flat_param" in found.summary
+    )
+    assert "LOCAL_STATE_DICT" in found.fix and "FULL_STATE_DICT" in found.fix

@@ -164,6 +164,9 @@ def _state_dict(hits: list[Hit], ctx: Context) -> tuple[str, str]:
     summary = "the checkpoint's state dict does not match the model" + (
         f" ({facts['model']})" if facts.get("model") else ""
     )
+    flat = [k for k in _listed(hits, "unexpected") if re.search(r"(?:^|\.)_?flat_param(?:_\d+)?$", k)]
+    if flat:
+        return _flat_params(summary, flat, hits)
     checkpoint = _training_checkpoint(hits)
     if checkpoint is not None:
         return _from_training_checkpoint(summary, *checkpoint, hits)
@@ -213,6 +216,25 @@ def _state_dict(hits: list[Hit], ctx: Context) -> tuple[str, str]:
         "state_dict_type it was saved with; strict=False only when the missing keys are meant to be new."
     )
     return summary + on_ranks(hits), fix
+
+
+def _flat_params(summary: str, flat: list[str], hits: list[Hit]) -> tuple[str, str]:
+    """The checkpoint holds FSDP1's flat parameters: one "<unit>._flat_param" (``flat_param_0`` in fairscale and
+    torch 1.11-1.12) per wrapped unit, as FSDP's LOCAL_STATE_DICT (or an FSDP model's own state_dict() before
+    torch 1.12 made the full one its default) saves them."""
+    shown = ", ".join(repr(k) for k in flat[:2]) + (", ..." if len(flat) > 2 else "")
+    return (
+        summary
+        + f": the checkpoint holds FSDP's flattened parameters ({shown}), one flat shard per wrapped unit "
+        "saved as a local state dict, not the model's own parameter names" + on_ranks(hits),
+        "A local FSDP state dict loads only into the same FSDP wrapping (same auto-wrap policy, world size and "
+        "use_orig_params) under StateDictType.LOCAL_STATE_DICT. To get a state dict a bare model loads, wrap the "
+        "model as it was saved, load it that way, and save again as a full state dict: with "
+        "FSDP.state_dict_type(model, StateDictType.FULL_STATE_DICT, FullStateDictConfig(offload_to_cpu=True, "
+        "rank0_only=True)): state = model.state_dict() (or get_model_state_dict(model, "
+        "options=StateDictOptions(full_state_dict=True))); accelerate: fsdp_state_dict_type: FULL_STATE_DICT, or "
+        "`accelerate merge-weights` for a sharded checkpoint folder.",
+    )
 
 
 def _fsdp_state_dict(hits: list[Hit], said: str) -> tuple[str, str]:
