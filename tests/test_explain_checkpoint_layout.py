@@ -43,30 +43,69 @@ def test_an_ordered_dict_without_a_module_member_is_not_read():
 
 
 # a bare state dict read as a training checkpoint: the code indexes what torch.load returned with its key
-# (mit-han-lab/temporal-shift-module#81's lines; Lightning's load_from_checkpoint, Lightning-AI/pytorch-lightning#13288)
+# (mit-han-lab/temporal-shift-module#81's lines, assigned first; Lightning's load_from_checkpoint passing strict=,
+# Lightning-AI/pytorch-lightning#13288; torch.load's result indexed in place, Ma-Lab-Berkeley/CRATE#5): checkpoint.py's
+# checkpoint_incomplete
 @pytest.mark.parametrize(
-    "log",
+    ("log", "key"),
     [
-        '  File "test_models.py", line 142, in <module>\n'
-        "    checkpoint = checkpoint['state_dict']\n"
-        "KeyError: 'state_dict'\n",
-        '  File "/usr/lib/python3/site-packages/pytorch_lightning/core/saving.py", line 205, in _load_model_state\n'
-        "    model.load_state_dict(checkpoint['state_dict'], strict=strict)\n"
-        "KeyError: 'state_dict'\n",
+        (
+            '  File "test_models.py", line 142, in <module>\n'
+            "    checkpoint = checkpoint['state_dict']\n"
+            "KeyError: 'state_dict'\n",
+            "state_dict",
+        ),
+        (
+            '  File "/usr/lib/python3/site-packages/pytorch_lightning/core/saving.py", line 205, in _load_model_state\n'
+            "    model.load_state_dict(checkpoint['state_dict'], strict=strict)\n"
+            "KeyError: 'state_dict'\n",
+            "state_dict",
+        ),
+        (
+            '  File "finetune.py", line 99, in <module>\n'
+            "    net.load_state_dict(torch.load(args.ckpt_dir)['model'])\n"
+            "KeyError: 'model'\n",
+            "model",
+        ),
     ],
 )
-def test_a_missing_checkpoint_key_where_a_checkpoint_is_indexed_names_a_bare_state_dict(log):
+def test_a_missing_checkpoint_entry_where_a_checkpoint_is_indexed_names_a_weights_only_file(log, key):
+    found = explained(log)
+    assert found.id == "log.checkpoint_incomplete" and found.details["confidence"] == "likely", found.summary
+    assert f"no '{key}' entry" in found.summary and "model.load_state_dict(torch.load(path))" in found.fix
+
+
+# an optimizer's load_state_dict handed another dict (bl0/moco#8: the scheduler's state under the optimizer's name),
+# and FSDP1's _optim_utils.py reading another tool's layout (mosaicml/llm-foundry#1231)
+@pytest.mark.parametrize(
+    ("log", "key"),
+    [
+        (
+            '  File "/opt/conda/lib/python3.7/site-packages/torch/optim/optimizer.py", line 108, in load_state_dict\n'
+            "    saved_groups = state_dict['param_groups']\n"
+            "KeyError: 'param_groups'\n",
+            "param_groups",
+        ),
+        ("[rank24]:     unflat_osd_state = unflat_osd[\"state\"]\n[rank24]: KeyError: 'state'\n", "state"),
+    ],
+)
+def test_an_optimizer_state_dict_without_its_entries_names_what_was_passed(log, key):
     found = explained(log)
     assert found.id == "log.checkpoint_layout_mismatch" and found.details["confidence"] == "likely", (
         found.summary
     )
-    assert "no 'state_dict' entry" in found.summary and "print(list(ckpt.keys())" in found.fix
+    assert f"no '{key}' entry" in found.summary and "optim_state_dict_to_load" in found.fix
 
 
-# the same KeyError on a config's lookup is some other dict's: not read
+# the same KeyErrors on a config's or a cache's lookup are some other dict's: not read as a checkpoint's
 @pytest.mark.parametrize(
-    "log", ["    cfg = config['model']\nKeyError: 'model'\n", "KeyError: 'state_dict'\n"]
+    "log",
+    [
+        "    cfg = config['model']\nKeyError: 'model'\n",
+        "    x = self.cache['state']\nKeyError: 'state'\n",
+        "KeyError: 'state_dict'\n",
+    ],
 )
 def test_a_key_error_without_a_checkpoint_lookup_is_not_read(log):
     found = explained(log)
-    assert found.id != "log.checkpoint_layout_mismatch", found.summary
+    assert found.id not in ("log.checkpoint_layout_mismatch", "log.checkpoint_incomplete"), found.summary

@@ -50,6 +50,18 @@ LOOP_STATE = re.compile(
 
 _KEY = re.compile(r'"([^"\n]{1,300})"')
 
+# the entries a training checkpoint is read by, whose KeyError says the file is not that checkpoint (checkpoint_incomplete)
+CHECKPOINT_ENTRIES = (
+    "state_dict",
+    "model_state_dict",
+    "model",
+    "optimizer",
+    "optimizer_state_dict",
+    "net",
+    "epoch",
+    "state_dict_ema",
+)
+
 
 def _listed(hits: list[Hit], key: str) -> list[str]:
     """The keys torch's load_state_dict listed under ``key`` (``missing``: the model's keys the state dict lacks;
@@ -426,6 +438,8 @@ MODEL_CHECKPOINT_MISMATCH = Recogniser(
 
 def _incomplete(hits: list[Hit], ctx: Context) -> tuple[str, str]:
     facts = merged(hits)
+    if facts.get("ckpt_entry"):
+        facts["ckpt_key"], facts["ckpt_dict"] = facts["ckpt_entry"], facts["ckpt_named"]
     if facts.get("ckpt_key"):
         key = facts["ckpt_key"]
         return (
@@ -498,6 +512,8 @@ CHECKPOINT_INCOMPLETE = Recogniser(
         # torch.load returned, the line above it in the traceback: a weights-only file where a training
         # checkpoint (a dict of state dicts) was expected
         "load_state_dict(",
+        # the same lookup assigned first (checkpoint = checkpoint['state_dict']: mit-han-lab/temporal-shift-module#81)
+        *(f"{q}{key}{q}]" for key in CHECKPOINT_ENTRIES for q in "'\""),
     ),
     templates=(
         "transformers:deepspeed-failed-to-resume-from-checkpoint",
@@ -516,8 +532,12 @@ CHECKPOINT_INCOMPLETE = Recogniser(
         r"failed to resume|Unable to find latest file|state but checkpoint contains only the model|"
         r"(?:No such file or directory|not found|does not exist|Expected \d+ of)[^\n]{0,300}_(?:optim|model)_states\.pt|"
         r"_(?:optim|model)_states\.pt[^\n]{0,60}(?:No such file|not found|does not exist)|"
-        r"load_state_dict\((?P<ckpt_dict>[\w.]{1,60})\[['\"](?P<ckpt_key>\w{1,60})['\"]\]\)\s*\n\s*KeyError: "
-        r"['\"](?P=ckpt_key)['\"]"
+        # load_state_dict(ckpt['key']) (Lightning's saving.py: load_state_dict(checkpoint['state_dict'], strict=...))
+        r"load_state_dict\((?P<ckpt_dict>[\w.]{1,60}|torch\.load\([^\n]{0,200}?\))\[['\"](?P<ckpt_key>\w{1,60})['\"]\](?:\)|, ?[\w=]{1,40}\))\s*\n"
+        r"\s*KeyError: ['\"](?P=ckpt_key)['\"]|"
+        # or assigned first, from a checkpoint-like name
+        r"=\s*(?P<ckpt_named>\w{0,40}(?:checkpoint|ckpt|state|sd|weights?|loaded|pretrained)\w{0,40})\[['\"]"
+        rf"(?P<ckpt_entry>{'|'.join(CHECKPOINT_ENTRIES)})['\"]\]\s*\n\s*KeyError: ['\"](?P=ckpt_entry)['\"]"
     ),
     span=1,
     facts=(
@@ -549,7 +569,7 @@ CHECKPOINT_INCOMPLETE = Recogniser(
             "Print the checkpoint's keys (print(torch.load(path, map_location='cpu').keys())): if they are "
             "another version's names for the same states, read those names, or use the code's release that "
             "saved it.",
-            when=("ckpt_key",),
+            when=("ckpt_key", "ckpt_entry"),
         ),
     ),
     describe=_incomplete,

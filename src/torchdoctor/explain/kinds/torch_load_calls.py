@@ -35,13 +35,13 @@ same words, and the fix names both.
   (alexjfoote/reetoolbox#1, samsledje/D-SCRIPT#49, amberwangyili/neurop#1, piergiaj/super-events-cvpr18#2: build the
   model, then ``load_state_dict``). Read only for the names of ``nn.Module``'s members; certain when torch.load is in
   the log, likely without it (the OrderedDict may come from ``model.state_dict()`` assigned to the model's name).
-- The same file read as a training checkpoint: CPython's "KeyError: 'state_dict'" (or 'model_state_dict', 'model',
-  'net', ...) where the code indexes what torch.load returned (``checkpoint['state_dict']``; Lightning's
-  ``load_from_checkpoint``, ``lightning/pytorch/core/saving.py``, indexes ``checkpoint["state_dict"]`` too). The
-  file is a bare state dict (torchvision's released ResNet weights given to a project's resume code:
-  mit-han-lab/temporal-shift-module#81, KaiyangZhou/deep-person-reid#4) or another project's layout ('model' where
-  the code reads 'state_dict': Ma-Lab-Berkeley/CRATE#5; LordLiang/GA-Sketching#6). Read only where the log shows a
-  checkpoint-like name indexed with that key (the context fact ``ckpt_key_indexed``); likely.
+- An optimizer's ``load_state_dict`` handed something that is not an optimizer's state dict: CPython's "KeyError:
+  'param_groups'" where ``torch/optim/optimizer.py`` reads ``state_dict['param_groups']`` (the scheduler's state
+  saved under the optimizer's name: bl0/moco#8), or "KeyError: 'state'" where FSDP1's ``_optim_utils.py`` reads
+  the unflattened dict's ``["state"]`` (another tool's optimizer layout: mosaicml/llm-foundry#1231). Read only
+  where the log indexes a state-dict-like name with that key (the context fact ``ckpt_key_indexed``); likely. A
+  training checkpoint's own entry missing ('state_dict', 'model', 'optimizer') is checkpoint.py's
+  ``checkpoint_incomplete``.
 """
 
 from __future__ import annotations
@@ -217,22 +217,23 @@ _MODULE_MEMBERS = (
 )
 
 
-# the keys training checkpoints are indexed with; 'model', 'net' and 'weight' only where a checkpoint-like name is
-# indexed with them (CONTEXT)
-_CHECKPOINT_KEYS = "state_dict|model_state_dict|state_dict_ema|model_ema|optimizer_state_dict|optimizer|model|net|weight|params"
-# a checkpoint-like name (or torch.load's result) indexed with one of those keys, as a traceback's code line shows
+# the entries of an optimizer's state dict (torch/optim/optimizer.py load_state_dict reads state_dict['param_groups'];
+# FSDP1's _optim_utils.py the unflattened dict's ["state"]); a training checkpoint's own entries missing ('state_dict',
+# 'model', 'optimizer') are checkpoint.py's checkpoint_incomplete
+_CHECKPOINT_KEYS = "param_groups|state"
+# a state-dict-like name indexed with one of those keys, as a traceback's code line shows
 CONTEXT = (
     (
         "['",
         R(
-            r"\b(?:checkpoint|ckpt|pl_sd|state|sd|weights?|loaded|pretrained|torch\.load\([^\n]{0,200}\))\s*"
+            r"(?:\b\w{0,40}(?:checkpoint|ckpt|state|sd|osd|optim)\w{0,40})\s*"
             rf"\[\s*'(?P<ckpt_key_indexed>{_CHECKPOINT_KEYS})'\s*\]"
         ),
     ),
     (
         '["',
         R(
-            r"\b(?:checkpoint|ckpt|pl_sd|state|sd|weights?|loaded|pretrained|torch\.load\([^\n]{0,200}\))\s*"
+            r"(?:\b\w{0,40}(?:checkpoint|ckpt|state|sd|osd|optim)\w{0,40})\s*"
             rf'\[\s*"(?P<ckpt_key_indexed>{_CHECKPOINT_KEYS})"\s*\]'
         ),
     ),
@@ -243,17 +244,17 @@ def _layout(hits: list[Hit], ctx: Context) -> tuple[str, str]:
     facts = merged(hits)
     key = facts.get("missing_ckpt_key")
     if key:
+        # torch/optim/optimizer.py load_state_dict reads state_dict['param_groups'] (and ['state']); FSDP1's
+        # _optim_utils.py reads the unflattened dict's ["state"] the same way
         return (
-            f"the checkpoint has no '{key}' entry where the code that loads it looks for one: it is a bare state "
-            "dict (weights saved with torch.save(model.state_dict()), as released pretrained weights are) or "
-            "another project's or tool's layout" + on_ranks(hits),
-            "Look at what the file holds: ckpt = torch.load(path, map_location='cpu'); print(list(ckpt.keys())[:10]). "
-            "Parameter names (conv1.weight, ...) mean a bare state dict: load it directly, "
-            f"model.load_state_dict(ckpt), or save your checkpoints as the loader expects "
-            f"(torch.save({{'{key}': model.state_dict(), ...}}, path)); other top-level keys ('model', "
-            "'state_dict', 'module') mean another layout: index the one that holds the weights. Lightning's "
-            "load_from_checkpoint reads only Lightning's own checkpoints: build the LightningModule and call "
-            "model.load_state_dict(ckpt) for any other file.",
+            f"an optimizer's load_state_dict was handed a dict with no '{key}' entry, not an optimizer's state "
+            "dict: the model's weights, a scheduler's state, the whole training checkpoint, or optimizer state "
+            "another tool wrote in its own layout" + on_ranks(hits),
+            "Print what is passed (print(list(obj.keys()))): an optimizer's state dict has 'state' and "
+            "'param_groups'. Pass the checkpoint's optimizer entry (optimizer.load_state_dict(ckpt['optimizer'])), "
+            "check that the save did not swap the optimizer's and the scheduler's entries, and under FSDP load it "
+            "with FSDP.optim_state_dict_to_load(model, optimizer, osd) or set_optimizer_state_dict(model, "
+            "optimizer, osd); DeepSpeed partitions optimizer states: resume with engine.load_checkpoint(folder).",
         )
     member = facts.get("model_member")
     used = f"its .{member}" if member else "a call of it"
@@ -279,9 +280,9 @@ CHECKPOINT_LAYOUT = Recogniser(
     templates=(
         "system:ordereddict-has-no-module-attribute",
         "system:ordereddict-is-not-callable",
-        "system:checkpoint-key-error",
+        "system:optimizer-state-key-error",
     ),
-    # CPython's KeyError is every dict's: only as a checkpoint's lookup (requires_beside)
+    # CPython's KeyError is every dict's: only as an optimizer state dict's lookup (requires_beside)
     generic=("KeyError: '",),
     match=R(
         rf"'collections\.OrderedDict' object has no attribute '(?P<model_member>{_MODULE_MEMBERS})'|"
