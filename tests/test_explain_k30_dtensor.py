@@ -234,3 +234,13 @@ def test_an_op_without_a_sharding_rule_is_dtensor_unsupported_op():
         "NotImplementedError: Operator aten.nonzero.default does not have a sharding strategy registered.\n"
     )
     assert found.id == "log.dtensor_unsupported_op", found.id
+
+
+# torch 2.0's torch/distributed/_tensor/sharding_prop.py words the same refusal "DistributedTensor rule"
+def test_torch_2_0s_wording_of_an_op_without_a_rule_is_dtensor_unsupported_op():
+    found = explained(
+        "NotImplementedError: Operator aten.native_layer_norm.default does not have a DistributedTensor rule "
+        "registered.\n"
+    )
+    assert found.id == "log.dtensor_unsupported_op", found.id
+    assert "aten.native_layer_norm.default" in found.summary
