@@ -752,10 +752,10 @@ def _fsdp_wrap(hits: list[Hit], ctx: Context) -> tuple[str, str]:
             "fully_shard(..., mp_policy=MixedPrecisionPolicy(param_dtype=torch.bfloat16, reduce_dtype=torch.float32)) "
             "rather than mixing dtypes in the model; or shard the modules of the other dtype in groups of their own.",
         )
-    if facts.get("dtype_a"):
+    if facts.get("dtype_a") or facts.get("dtype_unnamed"):
+        named = f" ({facts['dtype_a']} and {facts['dtype_b']})" if facts.get("dtype_a") else ""
         return (
-            f"FSDP flattens one unit whose parameters have different dtypes ({facts['dtype_a']} and "
-            f"{facts['dtype_b']})" + on_ranks(hits),
+            f"FSDP flattens one unit whose parameters have different dtypes{named}" + on_ranks(hits),
             "Every parameter of a wrapped unit must have one dtype: cast the model before wrapping "
             "(model.to(torch.bfloat16), including adapters created in float32 on a half-precision base) and let "
             "FSDP's MixedPrecision policy (accelerate: mixed_precision) choose the compute dtype, or keep the "
@@ -797,6 +797,12 @@ FSDP_WRAP_CONFIG = Recogniser(
         "has CPU parameters or buffers when",
         "To support a module with both CPU and GPU params, please pass in device_id",
         "FSDP expects uniform original parameter dtype but got",
+        # torch 1.11-1.13's wordings of the same checks (flatten_params_wrapper.py, flat_param.py,
+        # fully_sharded_data_parallel.py)
+        "expects all parameters to have same dtype",
+        "expects all parameters to have same requires_grad",
+        "Integer parameters are unsupported",
+        "Module has CPU parameters, but sync_module_states=True is specified",
     ),
     templates=(
         "accelerate:could-not-find-the-transformer-layer",
@@ -813,13 +819,20 @@ FSDP_WRAP_CONFIG = Recogniser(
         "torch:to-support-module-with-both-cpu",
         # fsdp/_fully_shard/_fsdp_param_group.py: FSDP2's group of parameters of several dtypes
         "torch:fsdp-expects-uniform-original-parameter-dtype",
+        "torch_native:flatten-params-wrapper-same-dtype",
+        "torch_native:flatten-params-wrapper-same-requires-grad",
+        "torch_native:flat-param-integer-parameters-unsupported",
+        "torch_native:fsdp-cpu-parameters-sync-module-states",
     ),
     facts=(
         R(r"transformer layer class (?P<layer>\w{1,100}) in the model"),
-        R(r"(?P<mixed_grad>uniform `?requires_grad`?)"),
+        R(r"(?P<mixed_grad>uniform `?requires_grad`?|expects all parameters to have same requires_grad)"),
+        R(r"(?P<dtype_unnamed>expects all parameters to have same dtype)"),
         R(r"uniform dtype but got (?P<dtype_a>[\w.]{1,40}) and (?P<dtype_b>[\w.]{1,40})"),
-        R(r"(?P<integer_flat>Cannot flatten integer dtype tensors)"),
-        R(r"(?P<cpu_module>has CPU parameters or buffers when|both CPU and GPU params)"),
+        R(r"(?P<integer_flat>Cannot flatten integer dtype tensors|Integer parameters are unsupported)"),
+        R(
+            r"(?P<cpu_module>has CPU parameters or buffers when|both CPU and GPU params|has CPU parameters, but sync_)"
+        ),
         R(r"uniform original parameter dtype but got (?P<dtype_set>\{[^}\n]{1,100}\})"),
     ),
     describe=_fsdp_wrap,
