@@ -98,7 +98,7 @@ ORDER = (
 _MESSAGE_CALLS = re.compile(
     r"(?:Error|Exception|Warning|warn|warning|warning_once|error|critical|fatal|exception|"
     r"rank_zero_warn|rank_zero_info|info|log_dist|logger_warning|print_rank_0|_raise|raise_\w*|fail|deprecated|"
-    r"_log_and_throw)$"
+    r"_log_and_throw|_p_assert)$"
 )
 
 

@@ -234,3 +234,34 @@ def test_an_op_without_a_sharding_rule_is_dtensor_unsupported_op():
         "NotImplementedError: Operator aten.nonzero.default does not have a sharding strategy registered.\n"
     )
     assert found.id == "log.dtensor_unsupported_op", found.id
+
+
+# torch 2.0's torch/distributed/_tensor/sharding_prop.py words the same refusal "DistributedTensor rule"
+def test_torch_2_0s_wording_of_an_op_without_a_rule_is_dtensor_unsupported_op():
+    found = explained(
+        "NotImplementedError: Operator aten.native_layer_norm.default does not have a DistributedTensor rule "
+        "registered.\n"
+    )
+    assert found.id == "log.dtensor_unsupported_op", found.id
+    assert "aten.native_layer_norm.default" in found.summary
+
+
+# torch 2.3-2.8's refusal of the whole N-D mesh, and 2.0-2.1's of a module that is not nn.Linear
+@pytest.mark.parametrize(
+    ("line", "words"),
+    [
+        (
+            "ValueError: Tensor Parallel only accepts a 1D DeviceMesh, but found 2D!If you have a 2-D or N-D "
+            'device_mesh, consider passing in device_mesh["tp"]',
+            "mesh['tp']",
+        ),
+        (
+            "AssertionError: Expect a torch.nn.Linear module but received <class 'torch.nn.modules.conv.Conv2d'>!",
+            "nn.Linear and nn.Embedding only",
+        ),
+    ],
+)
+def test_older_tensor_parallel_refusals_are_tensor_parallel_plan(line, words):
+    found = explained(line + "\n")
+    assert found.id == "log.tensor_parallel_plan", found.summary
+    assert words in found.fix

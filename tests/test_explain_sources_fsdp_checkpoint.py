@@ -608,3 +608,67 @@ def test_torch_loads_own_error_leads_over_transformers_wrapper():
         "set from_tf=True.\n"
     )
     assert lead(log).id == "log.concurrent_checkpoint_write"
+
+
+# nn.Module.load_state_dict listing FSDP1's flat parameters as unexpected (a LOCAL_STATE_DICT, or an FSDP model's
+# state_dict() before torch 1.12) while the bare model's own names are missing
+def test_flat_parameters_in_a_checkpoint_name_the_local_state_dict_and_the_full_one_to_save():
+    found = lead(
+        "RuntimeError: Error(s) in loading state_dict for LlamaForCausalLM:\n"
+        '\tMissing key(s) in state_dict: "model.embed_tokens.weight", "model.layers.0.self_attn.q_proj.weight".\n'
+        '\tUnexpected key(s) in state_dict: "_fsdp_wrapped_module._flat_param", '
+        '"_fsdp_wrapped_module.model.layers.0._fsdp_wrapped_module._flat_param".\n'
+    )
+    assert found.id == "log.state_dict_keys", found.summary
+    assert (
+        "FSDP's flattened parameters" in found.summary and "_fsdp_wrapped_module._flat_param" in found.summary
+    )
+    assert "LOCAL_STATE_DICT" in found.fix and "FULL_STATE_DICT" in found.fix
+
+
+# torch 1.11-2.0's wordings of FSDP checks whose later wording is read (torch_native.tsv rows), and 2.0+'s
+# _flat_param.py _p_assert on a flat parameter moved off the CPU: each read as the later wording's kind
+@pytest.mark.parametrize(
+    ("line", "kind", "words"),
+    [
+        (
+            "AssertionError: Expected param to be on CPU when cpu_offloading is enabled. If CPU offloading is enabled "
+            "correctly, you may be accidentally moving the model to CUDA after FSDP initialization.",
+            "wrapper_usage",
+            "moved off the CPU",
+        ),
+        (
+            "AssertionError: Expects the `FlatParameter` to be on CPU when parameter CPU offloading is enabled, not "
+            "cuda:0",
+            "wrapper_usage",
+            "moved off the CPU",
+        ),
+        (
+            "ValueError: Expected LlamaDecoderLayer() to NOT be FullyShardedDataParallel if using an `auto_wrap_policy`",
+            "wrapper_usage",
+            "wrapped by FSDP twice",
+        ),
+        (
+            "RuntimeError: FSDP only works with gradients that don't require gradients",
+            "wrapper_usage",
+            "gradients of gradients",
+        ),
+        ("ValueError: Integer parameters are unsupported", "fsdp_wrap_config", "integer tensors"),
+        ("AssertionError: expects all parameters to have same dtype", "fsdp_wrap_config", "different dtypes"),
+        (
+            "AssertionError: expects all parameters to have same requires_grad",
+            "fsdp_wrap_config",
+            "requires_grad",
+        ),
+        (
+            "ValueError: Module has CPU parameters, but sync_module_states=True is specified.This only works for GPU "
+            "module, please specify `device_id` argument or move the module to GPU before init.",
+            "fsdp_wrap_config",
+            "sync_module_states",
+        ),
+    ],
+)
+def test_older_torch_wordings_of_fsdp_checks_read_as_their_later_kind(line, kind, words):
+    found = lead(line + "\n")
+    assert found.id == f"log.{kind}", found.summary
+    assert words in found.summary, found.summary

@@ -417,6 +417,7 @@ CONTEXT_FACTS: tuple[tuple[str, re.Pattern], ...] = (
     *deepspeed.CONTEXT,  # where DeepSpeed's bare "backend not set" was raised: building a model, or after the end
     *layer_shapes.CONTEXT,
     *empty_params.CONTEXT,
+    *torch_load_calls.CONTEXT,
     *index_ranges.CONTEXT,
     *datasets.CONTEXT,
     *dtypes.CONTEXT,

@@ -51,6 +51,18 @@ LOOP_STATE = re.compile(
 
 _KEY = re.compile(r'"([^"\n]{1,300})"')
 
+# the entries a training checkpoint is read by, whose KeyError says the file is not that checkpoint (checkpoint_incomplete)
+CHECKPOINT_ENTRIES = (
+    "state_dict",
+    "model_state_dict",
+    "model",
+    "optimizer",
+    "optimizer_state_dict",
+    "net",
+    "epoch",
+    "state_dict_ema",
+)
+
 
 def _listed(hits: list[Hit], key: str) -> list[str]:
     """The keys torch's load_state_dict listed under ``key`` (``missing``: the model's keys the state dict lacks;
@@ -165,6 +177,9 @@ def _state_dict(hits: list[Hit], ctx: Context) -> tuple[str, str]:
     summary = "the checkpoint's state dict does not match the model" + (
         f" ({facts['model']})" if facts.get("model") else ""
     )
+    flat = [k for k in _listed(hits, "unexpected") if re.search(r"(?:^|\.)_?flat_param(?:_\d+)?$", k)]
+    if flat:
+        return _flat_params(summary, flat, hits)
     checkpoint = _training_checkpoint(hits)
     if checkpoint is not None:
         return _from_training_checkpoint(summary, *checkpoint, hits)
@@ -214,6 +229,25 @@ def _state_dict(hits: list[Hit], ctx: Context) -> tuple[str, str]:
         "state_dict_type it was saved with; strict=False only when the missing keys are meant to be new."
     )
     return summary + on_ranks(hits), fix
+
+
+def _flat_params(summary: str, flat: list[str], hits: list[Hit]) -> tuple[str, str]:
+    """The checkpoint holds FSDP1's flat parameters: one "<unit>._flat_param" (``flat_param_0`` in fairscale and
+    torch 1.11-1.12) per wrapped unit, as FSDP's LOCAL_STATE_DICT (or an FSDP model's own state_dict() before
+    torch 1.12 made the full one its default) saves them."""
+    shown = ", ".join(repr(k) for k in flat[:2]) + (", ..." if len(flat) > 2 else "")
+    return (
+        summary
+        + f": the checkpoint holds FSDP's flattened parameters ({shown}), one flat shard per wrapped unit "
+        "saved as a local state dict, not the model's own parameter names" + on_ranks(hits),
+        "A local FSDP state dict loads only into the same FSDP wrapping (same auto-wrap policy, world size and "
+        "use_orig_params) under StateDictType.LOCAL_STATE_DICT. To get a state dict a bare model loads, wrap the "
+        "model as it was saved, load it that way, and save again as a full state dict: with "
+        "FSDP.state_dict_type(model, StateDictType.FULL_STATE_DICT, FullStateDictConfig(offload_to_cpu=True, "
+        "rank0_only=True)): state = model.state_dict() (or get_model_state_dict(model, "
+        "options=StateDictOptions(full_state_dict=True))); accelerate: fsdp_state_dict_type: FULL_STATE_DICT, or "
+        "`accelerate merge-weights` for a sharded checkpoint folder.",
+    )
 
 
 def _fsdp_state_dict(hits: list[Hit], said: str) -> tuple[str, str]:
@@ -405,6 +439,8 @@ MODEL_CHECKPOINT_MISMATCH = Recogniser(
 
 def _incomplete(hits: list[Hit], ctx: Context) -> tuple[str, str]:
     facts = merged(hits)
+    if facts.get("ckpt_entry"):
+        facts["ckpt_key"], facts["ckpt_dict"] = facts["ckpt_entry"], facts["ckpt_named"]
     if facts.get("ckpt_key"):
         key = facts["ckpt_key"]
         return (
@@ -477,6 +513,8 @@ CHECKPOINT_INCOMPLETE = Recogniser(
         # torch.load returned, the line above it in the traceback: a weights-only file where a training
         # checkpoint (a dict of state dicts) was expected
         "load_state_dict(",
+        # the same lookup assigned first (checkpoint = checkpoint['state_dict']: mit-han-lab/temporal-shift-module#81)
+        *(f"{q}{key}{q}]" for key in CHECKPOINT_ENTRIES for q in "'\""),
     ),
     templates=(
         "transformers:deepspeed-failed-to-resume-from-checkpoint",
@@ -495,8 +533,12 @@ CHECKPOINT_INCOMPLETE = Recogniser(
         r"failed to resume|Unable to find latest file|state but checkpoint contains only the model|"
         r"(?:No such file or directory|not found|does not exist|Expected \d+ of)[^\n]{0,300}_(?:optim|model)_states\.pt|"
         r"_(?:optim|model)_states\.pt[^\n]{0,60}(?:No such file|not found|does not exist)|"
-        r"load_state_dict\((?P<ckpt_dict>[\w.]{1,60})\[['\"](?P<ckpt_key>\w{1,60})['\"]\]\)\s*\n\s*KeyError: "
-        r"['\"](?P=ckpt_key)['\"]"
+        # load_state_dict(ckpt['key']) (Lightning's saving.py: load_state_dict(checkpoint['state_dict'], strict=...))
+        r"load_state_dict\((?P<ckpt_dict>[\w.]{1,60}|torch\.load\([^\n]{0,200}?\))\[['\"](?P<ckpt_key>\w{1,60})['\"]\](?:\)|, ?[\w=]{1,40}\))\s*\n"
+        r"\s*KeyError: ['\"](?P=ckpt_key)['\"]|"
+        # or assigned first, from a checkpoint-like name
+        r"=\s*(?P<ckpt_named>\w{0,40}(?:checkpoint|ckpt|state|sd|weights?|loaded|pretrained)\w{0,40})\[['\"]"
+        rf"(?P<ckpt_entry>{'|'.join(CHECKPOINT_ENTRIES)})['\"]\]\s*\n\s*KeyError: ['\"](?P=ckpt_entry)['\"]"
     ),
     span=1,
     facts=(
@@ -528,7 +570,7 @@ CHECKPOINT_INCOMPLETE = Recogniser(
             "Print the checkpoint's keys (print(torch.load(path, map_location='cpu').keys())): if they are "
             "another version's names for the same states, read those names, or use the code's release that "
             "saved it.",
-            when=("ckpt_key",),
+            when=("ckpt_key", "ckpt_entry"),
         ),
     ),
     describe=_incomplete,
@@ -711,10 +753,10 @@ def _fsdp_wrap(hits: list[Hit], ctx: Context) -> tuple[str, str]:
             "fully_shard(..., mp_policy=MixedPrecisionPolicy(param_dtype=torch.bfloat16, reduce_dtype=torch.float32)) "
             "rather than mixing dtypes in the model; or shard the modules of the other dtype in groups of their own.",
         )
-    if facts.get("dtype_a"):
+    if facts.get("dtype_a") or facts.get("dtype_unnamed"):
+        named = f" ({facts['dtype_a']} and {facts['dtype_b']})" if facts.get("dtype_a") else ""
         return (
-            f"FSDP flattens one unit whose parameters have different dtypes ({facts['dtype_a']} and "
-            f"{facts['dtype_b']})" + on_ranks(hits),
+            f"FSDP flattens one unit whose parameters have different dtypes{named}" + on_ranks(hits),
             "Every parameter of a wrapped unit must have one dtype: cast the model before wrapping "
             "(model.to(torch.bfloat16), including adapters created in float32 on a half-precision base) and let "
             "FSDP's MixedPrecision policy (accelerate: mixed_precision) choose the compute dtype, or keep the "
@@ -756,6 +798,12 @@ FSDP_WRAP_CONFIG = Recogniser(
         "has CPU parameters or buffers when",
         "To support a module with both CPU and GPU params, please pass in device_id",
         "FSDP expects uniform original parameter dtype but got",
+        # torch 1.11-1.13's wordings of the same checks (flatten_params_wrapper.py, flat_param.py,
+        # fully_sharded_data_parallel.py)
+        "expects all parameters to have same dtype",
+        "expects all parameters to have same requires_grad",
+        "Integer parameters are unsupported",
+        "Module has CPU parameters, but sync_module_states=True is specified",
     ),
     templates=(
         "accelerate:could-not-find-the-transformer-layer",
@@ -772,13 +820,20 @@ FSDP_WRAP_CONFIG = Recogniser(
         "torch:to-support-module-with-both-cpu",
         # fsdp/_fully_shard/_fsdp_param_group.py: FSDP2's group of parameters of several dtypes
         "torch:fsdp-expects-uniform-original-parameter-dtype",
+        "torch_native:flatten-params-wrapper-same-dtype",
+        "torch_native:flatten-params-wrapper-same-requires-grad",
+        "torch_native:flat-param-integer-parameters-unsupported",
+        "torch_native:fsdp-cpu-parameters-sync-module-states",
     ),
     facts=(
         R(r"transformer layer class (?P<layer>\w{1,100}) in the model"),
-        R(r"(?P<mixed_grad>uniform `?requires_grad`?)"),
+        R(r"(?P<mixed_grad>uniform `?requires_grad`?|expects all parameters to have same requires_grad)"),
+        R(r"(?P<dtype_unnamed>expects all parameters to have same dtype)"),
         R(r"uniform dtype but got (?P<dtype_a>[\w.]{1,40}) and (?P<dtype_b>[\w.]{1,40})"),
-        R(r"(?P<integer_flat>Cannot flatten integer dtype tensors)"),
-        R(r"(?P<cpu_module>has CPU parameters or buffers when|both CPU and GPU params)"),
+        R(r"(?P<integer_flat>Cannot flatten integer dtype tensors|Integer parameters are unsupported)"),
+        R(
+            r"(?P<cpu_module>has CPU parameters or buffers when|both CPU and GPU params|has CPU parameters, but sync_)"
+        ),
         R(r"uniform original parameter dtype but got (?P<dtype_set>\{[^}\n]{1,100}\})"),
     ),
     describe=_fsdp_wrap,

@@ -134,11 +134,20 @@ def _unsupported_op(hits: list[Hit], ctx: Context) -> tuple[str, str]:
 
 DTENSOR_UNSUPPORTED_OP = Recogniser(
     # torch/distributed/tensor/_sharding_prop.py propagate_op_sharding: an op without a DTensor sharding strategy
+    # (torch 2.0's torch/distributed/_tensor/sharding_prop.py: "... does not have a DistributedTensor rule registered.")
     kind="dtensor_unsupported_op",
-    templates=("torch:operator-does-not-have-sharding-strategy",),
+    templates=(
+        "torch:operator-does-not-have-sharding-strategy",
+        "torch_native:operator-no-distributedtensor-rule",
+    ),
     title="an op DTensor has no sharding rule for",
-    anchors=("does not have a sharding strategy registered",),
-    match=R(r"Operator (?P<dtensor_op>[\w.]{1,80}) does not have a sharding strategy registered"),
+    anchors=(
+        "does not have a sharding strategy registered",
+        "does not have a DistributedTensor rule registered",
+    ),
+    match=R(
+        r"Operator (?P<dtensor_op>[\w.]{1,80}) does not have a (?:sharding strategy|DistributedTensor rule) registered"
+    ),
     describe=_unsupported_op,
 )
 

@@ -2,7 +2,7 @@
 
 ``torch/distributed/tensor/parallel/api.py`` (``parallelize_module``), ``style.py`` (``ColwiseParallel``,
 ``RowwiseParallel``, ``PrepareModuleInput`` / ``PrepareModuleOutput``), ``loss.py`` (``loss_parallel``), ``fsdp.py``
-(FSDP1 over tensor parallelism) and ``_api.py``'s ``distribute_module``, torch 2.2-2.13. Each message names its own
+(FSDP1 over tensor parallelism) and ``_api.py``'s ``distribute_module``, torch 2.2-2.13 (and two wordings of 2.0-2.8 kept in torch_native.tsv). Each message names its own
 mistake: certain once a real log shows it. A plan key that matches no submodule is a warning torch prints and goes
 on: the module it meant stays unsharded.
 """
@@ -75,6 +75,14 @@ REFUSALS: tuple[tuple[str, str], ...] = (
         "Only 1D DeviceMeshes currently handled",
         "FSDP over tensor parallelism takes the 1-D data-parallel slice, device_mesh=mesh['dp'], not the 2-D mesh.",
     ),
+    (
+        # torch 2.3-2.8's parallel/_utils.py; 2.9+ slices the mesh itself
+        "Tensor Parallel only accepts a 1D DeviceMesh",
+        "parallelize_module takes the 1-D tensor-parallel slice of the mesh: mesh = init_device_mesh('cuda', (dp, "
+        "tp), mesh_dim_names=('dp', 'tp')); parallelize_module(model, mesh['tp'], plan), and the 'dp' slice for "
+        "FSDP or DDP.",
+    ),
+    ("Expect a torch.nn.Linear module but received", _LINEAR_ONLY),  # torch 2.0-2.1's parallelize_module
     ("input_fn should take in 3 arguments, but got", _FN_ARGS),
     ("output_fn should take in 3 arguments, but got", _FN_ARGS),
 )
@@ -100,6 +108,8 @@ TENSOR_PARALLEL_PLAN = refusal_recogniser(
         "torch:loss-parallel-requires-dtensor-not-plain",
         "torch:no-parent-device-mesh-is-found",
         "torch:only-devicemeshes-currently-handled",
+        "torch_native:tp-only-accepts-1d-device-mesh",
+        "torch_native:tp-expect-nn-linear-module",
         "torch:input-fn-should-take-in-arguments",
         "torch:output-fn-should-take-in-arguments",
     ),

@@ -28,6 +28,20 @@ same words, and the fix names both.
   that found no checkpoint); a module (``RecursiveScriptModule``, a model class) a whole model saved with
   ``torch.save(model)`` or ``torch.jit.save``; anything else a library's own wrapper or lazy loader that is not a
   mapping. Certain: the refusal is the caller's argument.
+- The other way round, CPython's AttributeError "'collections.OrderedDict' object has no attribute 'eval'" (``.to``,
+  ``.cuda``, ``.module``, ``.parameters``, ...; ``Objects/object.c``) or TypeError "'collections.OrderedDict' object
+  is not callable" (``Objects/call.c``): a state dict used where a model was meant. The file was saved with
+  ``torch.save(model.state_dict())`` (released weights usually are) and loaded with ``model = torch.load(path)``
+  (alexjfoote/reetoolbox#1, samsledje/D-SCRIPT#49, amberwangyili/neurop#1, piergiaj/super-events-cvpr18#2: build the
+  model, then ``load_state_dict``). Read only for the names of ``nn.Module``'s members; certain when torch.load is in
+  the log, likely without it (the OrderedDict may come from ``model.state_dict()`` assigned to the model's name).
+- An optimizer's ``load_state_dict`` handed something that is not an optimizer's state dict: CPython's "KeyError:
+  'param_groups'" where ``torch/optim/optimizer.py`` reads ``state_dict['param_groups']`` (the scheduler's state
+  saved under the optimizer's name: bl0/moco#8), or "KeyError: 'state'" where FSDP1's ``_optim_utils.py`` reads
+  the unflattened dict's ``["state"]`` (another tool's optimizer layout: mosaicml/llm-foundry#1231). Read only
+  where the log indexes a state-dict-like name with that key (the context fact ``ckpt_key_indexed``); likely. A
+  training checkpoint's own entry missing ('state_dict', 'model', 'optimizer') is checkpoint.py's
+  ``checkpoint_incomplete``.
 """
 
 from __future__ import annotations
@@ -194,4 +208,99 @@ STATE_DICT_NOT_A_MAPPING = Recogniser(
     describe=_not_a_mapping,
 )
 
-RECOGNISERS = (NOT_SEEKABLE, NEWER_FORMAT, DTYPE_VIEWS, MMAP_REFUSED, STATE_DICT_NOT_A_MAPPING)
+# nn.Module's members a script calls on what it takes for its model (torch/nn/modules/module.py), and .module of a
+# DataParallel/DDP wrapper
+_MODULE_MEMBERS = (
+    "to|eval|train|cuda|cpu|half|float|double|bfloat16|module|parameters|named_parameters|modules|children|"
+    "named_modules|forward|training|apply|zero_grad|requires_grad_|state_dict|load_state_dict|device|dtype|"
+    "generate|config|predict"
+)
+
+
+# the entries of an optimizer's state dict (torch/optim/optimizer.py load_state_dict reads state_dict['param_groups'];
+# FSDP1's _optim_utils.py the unflattened dict's ["state"]); a training checkpoint's own entries missing ('state_dict',
+# 'model', 'optimizer') are checkpoint.py's checkpoint_incomplete
+_CHECKPOINT_KEYS = "param_groups|state"
+# a state-dict-like name indexed with one of those keys, as a traceback's code line shows
+CONTEXT = (
+    (
+        "['",
+        R(
+            r"(?:\b\w{0,40}(?:checkpoint|ckpt|state|sd|osd|optim)\w{0,40})\s*"
+            rf"\[\s*'(?P<ckpt_key_indexed>{_CHECKPOINT_KEYS})'\s*\]"
+        ),
+    ),
+    (
+        '["',
+        R(
+            r"(?:\b\w{0,40}(?:checkpoint|ckpt|state|sd|osd|optim)\w{0,40})\s*"
+            rf'\[\s*"(?P<ckpt_key_indexed>{_CHECKPOINT_KEYS})"\s*\]'
+        ),
+    ),
+)
+
+
+def _layout(hits: list[Hit], ctx: Context) -> tuple[str, str]:
+    facts = merged(hits)
+    key = facts.get("missing_ckpt_key")
+    if key:
+        # torch/optim/optimizer.py load_state_dict reads state_dict['param_groups'] (and ['state']); FSDP1's
+        # _optim_utils.py reads the unflattened dict's ["state"] the same way
+        return (
+            f"an optimizer's load_state_dict was handed a dict with no '{key}' entry, not an optimizer's state "
+            "dict: the model's weights, a scheduler's state, the whole training checkpoint, or optimizer state "
+            "another tool wrote in its own layout" + on_ranks(hits),
+            "Print what is passed (print(list(obj.keys()))): an optimizer's state dict has 'state' and "
+            "'param_groups'. Pass the checkpoint's optimizer entry (optimizer.load_state_dict(ckpt['optimizer'])), "
+            "check that the save did not swap the optimizer's and the scheduler's entries, and under FSDP load it "
+            "with FSDP.optim_state_dict_to_load(model, optimizer, osd) or set_optimizer_state_dict(model, "
+            "optimizer, osd); DeepSpeed partitions optimizer states: resume with engine.load_checkpoint(folder).",
+        )
+    member = facts.get("model_member")
+    used = f"its .{member}" if member else "a call of it"
+    return (
+        f"a state dict (an OrderedDict of parameter names to tensors) was used as a model ({used}): the checkpoint "
+        "holds the weights only, saved with torch.save(model.state_dict()), and was loaded with "
+        "model = torch.load(path)" + on_ranks(hits),
+        "Build the model from its class first, then load the weights into it: model = MyModel(...); "
+        "model.load_state_dict(torch.load(path, map_location='cpu')); model.to(device).eval(). When the file is a "
+        "training checkpoint dict, take its entry (torch.load(path)['state_dict'] or ['model'], print(ckpt.keys())); "
+        "keys that start with 'module.' came from a DataParallel/DDP model: strip the prefix before loading.",
+    )
+
+
+CHECKPOINT_LAYOUT = Recogniser(
+    kind="checkpoint_layout_mismatch",
+    title="a checkpoint laid out otherwise than the code that loads it expects",
+    anchors=(
+        "'collections.OrderedDict' object has no attribute '",
+        "'collections.OrderedDict' object is not callable",
+        "KeyError: '",
+    ),
+    templates=(
+        "system:ordereddict-has-no-module-attribute",
+        "system:ordereddict-is-not-callable",
+        "system:optimizer-state-key-error",
+    ),
+    # CPython's KeyError is every dict's: only as an optimizer state dict's lookup (requires_beside)
+    generic=("KeyError: '",),
+    match=R(
+        rf"'collections\.OrderedDict' object has no attribute '(?P<model_member>{_MODULE_MEMBERS})'|"
+        r"'collections\.OrderedDict' object is not callable|"
+        rf"KeyError: '(?P<missing_ckpt_key>{_CHECKPOINT_KEYS})'\s*$"
+    ),
+    requires_beside=(("missing_ckpt_key", ("ckpt_key_indexed",)),),
+    confirm=lambda hits, ctx: (
+        has_fact("saw_torch_load")(hits, ctx) and not merged(hits).get("missing_ckpt_key")
+    ),
+    describe=_layout,
+)
+
+RECOGNISERS = (
+    NOT_SEEKABLE,
+    NEWER_FORMAT,
+    DTYPE_VIEWS,
+    MMAP_REFUSED,
+    STATE_DICT_NOT_A_MAPPING,
+    CHECKPOINT_LAYOUT,
+)

@@ -25,6 +25,7 @@ from torchdoctor.explain.kinds import (
     cuda_errors,
     data_containers,
     data_loader_releases,
+    fsdp_releases,
     image_files,
     installers,
     kernel_release_bugs,
@@ -1192,6 +1193,8 @@ def _release_bug(hits: list[Hit], ctx: Context) -> tuple[str, str]:
         return data_loader_releases.explain(hits)
     if any(first(hits, key) for key in parallel_releases.FACTS):
         return parallel_releases.explain(hits)
+    if any(first(hits, key) for key in fsdp_releases.FACTS):
+        return fsdp_releases.explain(hits)
     if any(first(hits, key) for key in post_training_releases.FACTS):
         return post_training_releases.explain(hits)
     if first(hits, "internal_assert"):
@@ -1324,6 +1327,8 @@ LIBRARY_RELEASE_BUG = Recogniser(
         # parallelism libraries' own code: DeepSpeed's pipeline engine all-reducing a frozen tied weight's missing
         # gradient, a vocabulary-parallel shard given the global padding_idx (kinds/parallel_releases.py)
         *parallel_releases.ANCHORS,
+        # FSDP1's own state machine and flat-parameter invariants failing inside torch (kinds/fsdp_releases.py)
+        *fsdp_releases.ANCHORS,
         # post-training stacks' own code: slime's rollout engines past their placement group's GPUs, ZeRO-3's
         # all-gather of PEFT's fp32 adapters beside bf16 weights, MCore's async save losing its writer process
         # (kinds/post_training_releases.py)
@@ -1390,6 +1395,8 @@ LIBRARY_RELEASE_BUG = Recogniser(
         + "|"
         + parallel_releases.REFUSED.pattern
         + "|"
+        + fsdp_releases.REFUSED.pattern
+        + "|"
         + post_training_releases.REFUSED.pattern
         + "|"
         + data_loader_releases.REFUSED.pattern
@@ -1438,6 +1445,7 @@ LIBRARY_RELEASE_BUG = Recogniser(
         *trl_checks.TEMPLATES,
         *kernel_release_bugs.TEMPLATES,
         *parallel_releases.TEMPLATES,
+        *fsdp_releases.TEMPLATES,
         *post_training_releases.TEMPLATES,
         *data_loader_releases.TEMPLATES,
         *precision_releases.TEMPLATES,
@@ -1469,6 +1477,7 @@ LIBRARY_RELEASE_BUG = Recogniser(
         trl_checks.REFUSED,
         kernel_release_bugs.REFUSED,
         parallel_releases.REFUSED,
+        fsdp_releases.REFUSED,
         post_training_releases.REFUSED,
         data_loader_releases.REFUSED,
         precision_releases.REFUSED,
@@ -1500,6 +1509,7 @@ LIBRARY_RELEASE_BUG = Recogniser(
     # to torch's own scheduler is the script's doing as often as a release's: only likely
     confirm=lambda hits, ctx: False,
     also=(
+        fsdp_releases.MISUSE,
         Alternative(
             "dependency_version",
             "a conversion script older than the diffusers installed (a script of 0.20.x run with 0.21 or newer)",

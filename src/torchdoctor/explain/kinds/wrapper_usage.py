@@ -242,6 +242,12 @@ WRAPPER_USAGE = Recogniser(
         "torch:fsdp-auto-wrapping-requires-modules-to",
         "torch:must-flatten-tensors-on-the-same",
         "torch:flattening-zero-dimension-parameter-is-not",
+        # torch 1.11-2.0's wordings of the offload, auto-wrap and double-backward checks; 2.0+'s _flat_param.py
+        # _p_assert on a flat parameter moved off the CPU under offloading
+        "torch_native:fsdp-param-on-cpu-when-offloading",
+        "torch:expects-the-flatparameter-to-be-on",
+        "torch_native:fsdp-not-fsdp-with-auto-wrap-policy",
+        "torch_native:fsdp-gradients-that-dont-require-gradients",
     ),
     anchors=(
         "FSDP doesn't support scalar parameters",
@@ -263,7 +269,11 @@ WRAPPER_USAGE = Recogniser(
         "FSDP does not support CPU only execution",
         "An FSDP-managed module unexpectedly has parameters on",
         "An FSDP-managed module with parameter CPU offloading enabled has parameters on",
+        # torch 1.11-1.13's fully_sharded_data_parallel.py and 2.0+'s _flat_param.py _p_assert: the same move
+        "Expected param to be on CPU when cpu_offloading is enabled",
+        "to be on CPU when parameter CPU offloading is enabled, not",
         "FSDP does not support gradients of gradients",
+        "FSDP only works with gradients that don't require gradients",  # torch 1.11-1.13's wording
         "DDP Pickling/Unpickling are only supported when using DDP with the default process group",
         "Communication hook is not supported for hybrid strategies",
         "A communication hook is already registered",
@@ -274,6 +284,7 @@ WRAPPER_USAGE = Recogniser(
         "FSDP parameters should be materialized on CPU when enabling CPU offloading",
         "is shared with a parameter already managed by another FSDP group",
         "FSDP auto wrapping requires modules to not already have FSDP applied",
+        "to NOT be FullyShardedDataParallel if using an `auto_wrap_policy`",  # torch 1.13-2.0's _wrap_utils.py
         "Must flatten tensors on the same device but got both",
         "Flattening a zero-dimension parameter is not supported",
     ),
@@ -294,9 +305,12 @@ WRAPPER_USAGE = Recogniser(
         r"(?P<ignored_root>Trying to ignore the top-level module passed into the FSDP constructor)|"
         r"(?P<orig_params>Not all FSDP modules have the same _use_orig_params value)|"
         r"(?P<params_moved>An FSDP-managed module unexpectedly has parameters on [^\n]{1,120})|"
-        r"(?P<offload_moved>An FSDP-managed module with parameter CPU offloading enabled has parameters on "
+        r"(?P<offload_moved>Expected param to be on CPU when cpu_offloading is enabled|Expects the `FlatParameter` to be "
+        r"on CPU when parameter CPU offloading is enabled, not [^\n]{1,60}|"
+        r"An FSDP-managed module with parameter CPU offloading enabled has parameters on "
         r"[^\n]{1,120})|"
-        r"(?P<double_backward>FSDP does not support gradients of gradients)|"
+        r"(?P<double_backward>FSDP does not support gradients of gradients|FSDP only works with gradients that "
+        r"don't require gradients)|"
         r"(?P<ddp_pickle>DDP Pickling/Unpickling are only supported when using DDP with the default process group)|"
         r"(?P<comm_hook_hybrid>Communication hook is not supported for hybrid strategies[^\n]{0,60})|"
         r"(?P<comm_hook_twice>A communication hook is already registered|register_comm_hook or "
@@ -306,7 +320,8 @@ WRAPPER_USAGE = Recogniser(
         r"(?P<meta_params>FSDP parameters should be materialized from meta device before training[^\n]{0,200})|"
         r"(?P<offload_device>FSDP parameters should be materialized on CPU when enabling CPU offloading)|"
         r"(?P<tied_params>Parameter '[^'\n]{1,200}' is shared with a parameter already managed by another FSDP group)|"
-        r"(?P<auto_wrap_wrapped>FSDP auto wrapping requires modules to not already have FSDP applied)|"
+        r"(?P<auto_wrap_wrapped>FSDP auto wrapping requires modules to not already have FSDP applied|to NOT be "
+        r"FullyShardedDataParallel if using an `auto_wrap_policy`)|"
         r"(?P<flat_devices>Must flatten tensors on the same device but got both [^\n]{1,120})|"
         r"(?P<scalar_optim_state>Flattening a zero-dimension parameter is not supported)"
     ),
