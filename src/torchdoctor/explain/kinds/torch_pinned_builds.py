@@ -25,6 +25,8 @@ from __future__ import annotations
 
 from torchdoctor.explain.recognisers import Pattern
 
+FAMILY = "builds and installs"
+
 R = Pattern
 
 # the compiled packages whose builds fit one torch release, as a sentence or a pip line spells them
