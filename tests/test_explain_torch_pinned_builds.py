@@ -7,7 +7,8 @@ filled as the source fills it), and on a near miss:
   where a text names the package, the torch it was built with and the torch it ran under (train 5418.txt,
   pytorch/ao#2908); a bare "Aborted (core dumped)" is no evidence;
 - the loader's undefined torch symbol without a library path: the package named from the installed frame that
-  raised, or the one compiled package the line names (train 5424.txt, flash-attention#954), never two;
+  raised, or the one compiled package the line names (train 5424.txt, flash-attention#954), never two; an
+  extension module built in a source tree is rebuilt there (train 2386.txt, maskrcnn-benchmark's _C);
 - CPython's "cannot import name" is never a subpackage not imported (``from pkg import sub`` imports it), and a
   triton name missing is read as the triton torch pins (train 5422.txt, coreweave/ml-containers#64).
 """
@@ -107,3 +108,17 @@ def test_cannot_import_name_is_never_a_subpackage_not_imported():
     assert "subpackage" not in found.summary and "Import the subpackage" not in (found.fix or ""), (
         found.summary
     )
+
+
+def test_an_extension_built_in_a_source_tree_is_rebuilt_there():
+    # train 2386.txt: "ImportError: ../maskrcnn_benchmark/_C.cpython-35m-x86_64-linux-gnu.so: undefined symbol:
+    # _ZN2at4cuda20getCurrentCUDAStreamEl"
+    found = read("2386.txt", "extension_import", "likely")
+    assert "maskrcnn_benchmark is loaded from a source tree" in found.fix, found.fix
+    assert "python setup.py build develop" in found.fix and "<that package>" not in found.fix, found.fix
+
+
+def test_a_shared_library_outside_a_package_is_no_source_tree():
+    found = explained("ImportError: /opt/conda/lib/libmyops.so: undefined symbol: _ZN3c104cuda9SetDeviceEi\n")
+    assert found.id == "log.extension_import", found.summary
+    assert "source tree" not in found.fix and "<that package>" in found.fix, found.fix

@@ -769,6 +769,22 @@ OTHER_NAMED_PACKAGE = R(
 )
 
 
+# a Python extension module's file (``_C.cpython-310-x86_64-linux-gnu.so``, ``_ext.abi3.so``) in a package folder
+# outside site-packages: a source tree built in place (python setup.py build develop, pip install -e .)
+_SOURCE_TREE_MODULE = re.compile(
+    r"(?:^|[/\\])(?P<tree_package>[A-Za-z_]\w*)[/\\]\w+\.(?:cpython-[\w-]+|abi3)\.so$"
+)
+
+
+def _source_tree_package(library: str) -> str | None:
+    """The package folder of an extension module built in a source tree (``../maskrcnn_benchmark/_C.cpython-35m-
+    x86_64-linux-gnu.so`` -> ``maskrcnn_benchmark``), None for an installed one or a shared library (libfoo.so)."""
+    if not library or installed_package(library):
+        return None
+    found = _SOURCE_TREE_MODULE.search(library)
+    return found["tree_package"] if found else None
+
+
 def _pip_name(name: str) -> str:
     """``flash attn`` / ``flash_attn`` -> ``flash-attn``: the name pip installs."""
     return re.sub(r"[-_ ]", "-", name.lower())
@@ -929,6 +945,15 @@ def _import(hits: list[Hit], ctx: Context) -> tuple[str, str]:
         )
         if paired:  # the package's own way to the build for this torch
             fix += "\n" + paired + "."
+        tree = _source_tree_package(library) if package == "<that package>" else None
+        if tree:
+            fix = (
+                f"{tree} is loaded from a source tree, where its compiled module was built against another torch "
+                f"(or CUDA) than the one installed now. Rebuild it in that tree: remove the old build (rm -rf "
+                f"build/ and the .so files under {tree}/), then python setup.py build develop (or pip install -e . "
+                "--no-build-isolation), with the torch it will run with installed; or install the torch the "
+                "project's README names for it."
+            )
     else:
         summary = f"cannot load {library}: the shared library is not installed or not on the search path"
         fix = (
