@@ -755,6 +755,59 @@ def _installed_package(library: str) -> str | None:
     return package if package != "torch" else None
 
 
+# the compiled packages users install beside torch, as a sentence or a pip line spells them ("flash attn",
+# "flash-attn", "flash_attn"): the loader's line without a path names its package no other way
+_COMPILED_NAMES = (
+    r"flash[-_ ]?attn|xformers|mamba[-_ ]ssm|causal[-_ ]conv1d|torch[-_ ]scatter|torch[-_ ]sparse|"
+    r"torch[-_ ]cluster|torch[-_ ]spline[-_ ]conv|pyg[-_ ]lib|torchvision|torchaudio|mmcv|detectron2|pytorch3d|"
+    r"transformer[-_ ]engine|bitsandbytes|torchao|apex"
+)
+NAMED_PACKAGE = R(rf"(?i)(?<![\w.\-/])(?P<named_package>{_COMPILED_NAMES})(?![\w\-/])")
+OTHER_NAMED_PACKAGE = R(
+    rf"(?i)(?<![\w.\-/])(?:{_COMPILED_NAMES})(?![\w\-/]).*(?<![\w.\-/])(?P<other_named_package>"
+    rf"{_COMPILED_NAMES})(?![\w\-/])"
+)
+
+
+# a Python extension module's file (``_C.cpython-310-x86_64-linux-gnu.so``, ``_ext.abi3.so``) in a package folder
+# outside site-packages: a source tree built in place (python setup.py build develop, pip install -e .)
+_SOURCE_TREE_MODULE = re.compile(
+    r"(?:^|[/\\])(?P<tree_package>[A-Za-z_]\w*)[/\\]\w+\.(?:cpython-[\w-]+|abi3)\.so$"
+)
+
+
+def _source_tree_package(library: str) -> str | None:
+    """The package folder of an extension module built in a source tree (``../maskrcnn_benchmark/_C.cpython-35m-
+    x86_64-linux-gnu.so`` -> ``maskrcnn_benchmark``), None for an installed one or a shared library (libfoo.so)."""
+    if not library or installed_package(library):
+        return None
+    found = _SOURCE_TREE_MODULE.search(library)
+    return found["tree_package"] if found else None
+
+
+def _pip_name(name: str) -> str:
+    """``flash attn`` / ``flash_attn`` -> ``flash-attn``: the name pip installs."""
+    return re.sub(r"[-_ ]", "-", name.lower())
+
+
+def _extension_package(facts: dict) -> str | None:
+    """The package whose compiled module did not load: the site-packages folder of its path, else the installed
+    package whose frame raised the ImportError, else the one compiled package the error's line names (two
+    different ones named: which failed is not said, so none)."""
+    library = facts.get("library", "")
+    package = _installed_package(library) if library else None
+    if package:
+        return package
+    raised = facts.get("raised_in_package")
+    if raised and raised != "torch":
+        return raised
+    named = facts.get("named_package")
+    other = facts.get("other_named_package")
+    if named and (not other or _pip_name(other) == _pip_name(named)):
+        return _pip_name(named)
+    return None
+
+
 def _import(hits: list[Hit], ctx: Context) -> tuple[str, str]:
     facts = merged(hits)
     said = (
@@ -848,7 +901,7 @@ def _import(hits: list[Hit], ctx: Context) -> tuple[str, str]:
         return summary, fix
     if facts.get("symbol") and not _torch_abi(facts["symbol"]):
         summary = f"{library} does not load: undefined symbol {facts['symbol'][:120]}"
-        package = _installed_package(library) or "<that package>"
+        package = _extension_package(facts) or "<that package>"
         fix = (
             "The module needs a symbol the libraries loaded before it do not provide. Most often it was built "
             "against another torch (or CUDA): rebuild or reinstall it against the torch installed now:\n"
@@ -878,15 +931,29 @@ def _import(hits: list[Hit], ctx: Context) -> tuple[str, str]:
                 f"{library} was built against a torch before 1.1: it needs "
                 "at::UndefinedTensorImpl::_singleton, which torch 1.1 moved to c10::"
             )
-        package = _installed_package(library) or "<that package>"
+        package = _extension_package(facts) or "<that package>"
+        if library == "a compiled module" and package != "<that package>":
+            summary = f"a compiled module of {package} was built against another torch: undefined symbol {facts['symbol'][:120]}"
         fix = (
             "A compiled extension must be built against the torch (and CUDA) it runs with. Rebuild or "
             "reinstall it now that torch is installed:\n"
             f"pip install --force-reinstall --no-build-isolation --no-cache-dir {package}\n"
             f"or install the {package} wheel published for your torch and CUDA version."
         )
-        if extension_packages.pairing(library):  # the package's own way to the build for this torch
-            fix += "\n" + extension_packages.pairing(library) + "."
+        paired = extension_packages.pairing(library) or extension_packages.PAIRING.get(
+            package.replace("-", "_")
+        )
+        if paired:  # the package's own way to the build for this torch
+            fix += "\n" + paired + "."
+        tree = _source_tree_package(library) if package == "<that package>" else None
+        if tree:
+            fix = (
+                f"{tree} is loaded from a source tree, where its compiled module was built against another torch "
+                f"(or CUDA) than the one installed now. Rebuild it in that tree: remove the old build (rm -rf "
+                f"build/ and the .so files under {tree}/), then python setup.py build develop (or pip install -e . "
+                "--no-build-isolation), with the torch it will run with installed; or install the torch the "
+                "project's README names for it."
+            )
     else:
         summary = f"cannot load {library}: the shared library is not installed or not on the search path"
         fix = (
@@ -997,6 +1064,8 @@ EXTENSION_IMPORT = Recogniser(
         # at::UndefinedTensorImpl::_singleton: torch 1.1 moved it to c10::, so an extension built for an older
         # torch misses it -- and so does one whose torch is not loaded yet
         R(r"undefined symbol: (?P<old_singleton>_ZN2at19UndefinedTensorImpl10_singletonE)"),
+        NAMED_PACKAGE,
+        OTHER_NAMED_PACKAGE,
         R(r"(?P<library>[\w.\-]{1,200}\.so[\w.]*): cannot open shared object file"),
         R(r"(?P<jit_cache>torch_extensions[/\\][^\s:]{0,200}\.so)"),
         R(

@@ -49,6 +49,7 @@ from torchdoctor.explain.kinds import (
     seed_devices,
     simulators,
     stack_releases,
+    torch_pinned_builds,
     torchvision_renames,
     trainer_data_releases,
     trl_checks,
@@ -99,7 +100,9 @@ _NORMAL_FUNCTIONING = R(
     r"(?P<requirement>[\w\-.<>=!~, ]{1,100}) is required for a normal functioning of this module, "
     r"but found (?P<found>[\w\-.=+]{1,100})"
 )
-_CANNOT_IMPORT = R(r"cannot import name '(?P<name>\w{1,100})' from '(?P<module>[\w.]{1,200})'")
+_CANNOT_IMPORT = R(
+    r"(?P<from_import>cannot import name) '(?P<name>\w{1,100})' from '(?P<module>[\w.]{1,200})'"
+)
 # a name a module or a DeepSpeed object lacks: also a circular import, a shadowing file or a bug of that release
 # pybind11 (pybind11.h, the dispatcher): a compiled function called with arguments its C++ signature does not
 # take, "causal_conv1d_fwd(): incompatible function arguments. The following argument types are supported:" --
@@ -324,6 +327,9 @@ def _dependency(hits: list[Hit], ctx: Context) -> tuple[str, str]:
     said = simulators.explain(facts, ctx.facts)
     if said:
         return said[0] + on_ranks(hits), said[1]
+    said = torch_pinned_builds.explain(facts)
+    if said:
+        return said[0] + on_ranks(hits), said[1]
     refusal = refusal_in(facts, version_refusals.REFUSALS, message="version_refusal")
     if refusal:
         said, fix = one_line(refusal[1]), refusal[2]
@@ -455,7 +461,10 @@ def _dependency(hits: list[Hit], ctx: Context) -> tuple[str, str]:
         )
     name, module = facts.get("name", found[1]), facts.get("module", found[0])
     top = module.split(".")[0]
-    if top != "torch" and _maybe_subpackage(module, name):
+    # `from pkg import sub` imports the subpackage itself when pkg's __init__ did not (CPython's
+    # _handle_fromlist): "cannot import name" says no release file of that name is there either, so only
+    # attribute access ("module 'pkg' has no attribute 'sub'") may be a subpackage not imported yet
+    if top != "torch" and not facts.get("from_import") and _maybe_subpackage(module, name):
         return _subpackage(module, name, hits)
     if facts.get("no_attribute") and top == "torch":
         return (
@@ -492,6 +501,19 @@ def _dependency(hits: list[Hit], ctx: Context) -> tuple[str, str]:
             "(pip install --pre torch --index-url https://download.pytorch.org/whl/nightly/<cu1xx>). A name it "
             "removed (private modules such as torch._six go between releases): update the importing package to "
             "a release written for your PyTorch, or install the PyTorch it pins.",
+        )
+    if top == "triton":
+        # torch's Linux wheels pin the triton they were built with (Requires-Dist triton==<x.y.z>; the nightlies
+        # pytorch-triton), and inductor imports triton's internals, which change between its releases
+        return (
+            f"{module} has no {name}: the installed triton is likely not the release the installed torch pins "
+            "(or the code importing it was written for another one)" + on_ranks(hits),
+            "Every torch release pins the triton it was built with, and torch.compile's inductor (and kernels "
+            "written in triton) import triton's internals, which change between triton releases: a triton "
+            "upgraded or downgraded on its own (pip install triton, or a package that requires another) breaks "
+            'them. See the pin: python -c "from importlib.metadata import requires; print([r for r in '
+            "requires('torch') if 'triton' in r])\", then install that one: pip install 'triton==<that version>' "
+            "(and uninstall a second triton or pytorch-triton if both are there).",
         )
     return (
         f"{module} has no {name}: the installed {top} is likely older or newer than the code that imports it"
@@ -683,6 +705,7 @@ DEPENDENCY_VERSION = Recogniser(
         # transformers' torch minimum and CPython's builtin generics before 3.9 (missing_packages.py)
         missing_packages.TORCH_TOO_OLD_TEMPLATE,
         missing_packages.BUILTIN_GENERIC_TEMPLATE,
+        *torch_pinned_builds.TEMPLATES,  # torchao's refusal of its kernels under another torch
     ),
     anchors=(
         "is required for a normal functioning of this module",
@@ -725,6 +748,7 @@ DEPENDENCY_VERSION = Recogniser(
         missing_packages.TORCH_TOO_OLD_ANCHOR,
         missing_packages.BUILTIN_GENERIC_ANCHOR,
         *simulators.ANCHORS,  # a MuJoCo struct field another release has (simulators.py)
+        *torch_pinned_builds.ANCHORS,  # a build for one torch refused or aborting under another
     ),
     # a name that cannot be imported is also a circular import or a file shadowing the package, an attribute a
     # library's module or object lacks also a bug of that release: only likely
@@ -744,6 +768,7 @@ DEPENDENCY_VERSION = Recogniser(
         missing_packages.BUILTIN_GENERIC_ANCHOR,
         # a field of the caller's own misspelt prints the same words, and the log may not say which release moved
         *simulators.ANCHORS,
+        *torch_pinned_builds.ANCHORS,
         *(anchor for module in _CHANGES for anchor in module.GENERIC),
         *version_refusals.GENERIC,  # a refusal another source words the same way (version_refusals.py)
     ),
@@ -793,6 +818,8 @@ DEPENDENCY_VERSION = Recogniser(
         + api_history.IN_TABLE
         + "|"
         + simulators.FIELDS.pattern
+        + "|"
+        + torch_pinned_builds.MATCH.pattern
     ),
     facts=(
         _REFUSED,
@@ -818,6 +845,7 @@ DEPENDENCY_VERSION = Recogniser(
         libraries.MKL_SYMBOL,
         missing_packages.TORCH_TOO_OLD,
         simulators.FIELDS,
+        *torch_pinned_builds.FACTS,
     ),
     also=(
         # pip_pins.py: a pin the index does not offer is also a release without a build for this Python
