@@ -41,6 +41,11 @@
   watchdog's hang report).
 
 The ``kind`` of a template is the recogniser whose anchor is in it (one of its lines), or empty.
+
+A file ``--extract`` rebuilds (torch, lightning, transformers...) may hold rows written by hand: a message of a file
+the extractor does not read (transformers' ``hf_argparser.py``), or of older releases. Such a row carries
+``by hand`` in the ``kept`` column (``catalog.BY_HAND``); a re-extract keeps it as it is, after the extracted rows. A row read again keeps its id, and its kind while that kind's recogniser still has an anchor in it; a kind
+that changes anyway is printed, never changed silently.
 """
 
 from __future__ import annotations
@@ -56,7 +61,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "src"))
 
-from torchdoctor.explain.catalog import CATALOG_DIR, Template, load, write  # noqa: E402
+from torchdoctor.explain.catalog import BY_HAND, CATALOG_DIR, Template, load, read, write  # noqa: E402
 
 DOC = ROOT / "docs" / "catalog.md"
 NCCL_TAGS = (
@@ -196,9 +201,9 @@ def from_python(root: Path, patterns: list[str], version: str) -> list[tuple[str
     rows = []
     for pattern in patterns:
         for path in sorted(root.glob(pattern)):
-            if "/test" in str(path) or not path.is_file():
-                continue
             relative = str(path.relative_to(root))
+            if "/test" in f"/{relative}" or not path.is_file():  # the package's tests, not the folder it sits in
+                continue
             for text in python_messages(path.read_text(errors="replace")):
                 if worth_keeping(text):
                     rows.append((clean(text), relative, version))
@@ -646,6 +651,48 @@ def anchored(kind: str, template: str) -> bool:
     )
 
 
+def merge(extracted: list[Template], existing: list[Template]) -> tuple[list[Template], list[str]]:
+    """A source's templates read again, merged with its file as it is: the rows kept by hand stay, as they are,
+    after the extracted ones (where they are kept today); a template read again keeps its id, and its kind while
+    that kind still anchors it. Returns the rows and a line for each kind that changes."""
+    before = {t.text: t for t in existing}
+    hand = [t for t in existing if t.kept == BY_HAND]
+    hand_texts = {t.text for t in hand}
+    taken = {t.id for t in existing}
+    changes = []
+    rows: dict[str, Template] = {}
+    for t in extracted:
+        if t.text in hand_texts:
+            continue
+        old = before.get(t.text)
+        if old is None:
+            ident, n = t.id, 1
+            while ident in taken:
+                n += 1
+                ident = f"{t.id}-{n}"
+            taken.add(ident)
+            rows[t.text] = t._replace(id=ident)
+            continue
+        kind = old.kind if old.kind and anchored(old.kind, t.text) else t.kind
+        if kind != old.kind:
+            changes.append(f"{old.id}: kind {old.kind or '(none)'} -> {kind or '(none)'}")
+        rows[t.text] = t._replace(id=old.id, kind=kind)
+    return list(rows.values()) + hand, changes
+
+
+def reextract(
+    rows: dict[str, list[tuple[str, str, str]]], directory: Path = CATALOG_DIR
+) -> dict[str, list[str]]:
+    """Write each source's templates read again into ``directory``, merged with its file as it is (`merge`);
+    returns each source's kind changes."""
+    changes = {}
+    for source, templates in build(rows).items():
+        path = directory / f"{source}.tsv"
+        merged, changes[source] = merge(templates, read(path) if path.exists() else [])
+        write(source, merged, directory)
+    return changes
+
+
 def refresh_kinds() -> None:
     """Recompute every template's kind from today's recognisers, keeping its id, text, file and versions.
 
@@ -816,20 +863,20 @@ def main() -> int:
     parser.add_argument("--streaming", type=Path, default=Path("/work/.mirror/mosaicml+streaming/repo"))
     args = parser.parse_args()
     if args.extract:
-        for source, templates in build(
-            extract(
-                args.site,
-                args.nccl,
-                args.deepspeed,
-                tuple(args.only),
-                args.datasets,
-                args.pillow,
-                args.webdataset,
-                args.streaming,
-            )
-        ).items():
-            write(source, templates)
-            print(f"{source}: {len(templates)} templates -> {CATALOG_DIR / (source + '.tsv')}")
+        rows = extract(
+            args.site,
+            args.nccl,
+            args.deepspeed,
+            tuple(args.only),
+            args.datasets,
+            args.pillow,
+            args.webdataset,
+            args.streaming,
+        )
+        for source, changed in reextract(rows).items():
+            print(f"{source}: {len(load()[source])} templates -> {CATALOG_DIR / (source + '.tsv')}")
+            for line in changed:
+                print(f"  {line}")
     if args.refresh_kinds:
         refresh_kinds()
     if args.write_doc:

@@ -100,3 +100,80 @@ def test_an_anchor_matches_a_template_with_a_double_space_as_printed_and_as_past
 def test_the_words_of_the_refusal_alone_are_not_it_near_miss():
     found = explained("RuntimeError: could not find a model instance to reload from checkpoint.ckpt\n")
     assert found.id != "log.trainer_arguments"
+
+
+def test_a_re_extract_keeps_the_rows_kept_by_hand_and_the_kinds_still_anchored(tmp_path):
+    """--extract --only on a source whose file holds rows written by hand (marked ``by hand``) keeps them, keeps
+    a row's id and its kind while that kind anchors it (the default group's refusal: read by the launch kind,
+    though the destroyed-group kind is tried first), and adds what the source prints anew."""
+    from torchdoctor.explain.catalog import BY_HAND, Template, read, write
+
+    refusal = "Default process group has not been initialized, please make sure to call init_process_group."
+    module = tmp_path / "site" / "pkg" / "trainer.py"
+    module.parent.mkdir(parents=True)
+    module.write_text(
+        f"def train():\n    raise RuntimeError({refusal!r})\n\n"
+        "def evaluate():\n    raise ValueError('The evaluation dataset holds no batches at all')\n"
+    )
+    catalog = tmp_path / "catalog"
+    catalog.mkdir()
+    hand = Template(
+        "pkg:arguments-not-used",
+        "Some specified arguments are not used: {}",
+        "pkg/argparser.py",
+        "1.0",
+        "",
+        "pkg",
+    )
+    write(
+        "pkg",
+        [
+            Template(
+                "pkg:the-group-refusal", refusal, "pkg/trainer.py", "1.0", "not_launched_distributed", "pkg"
+            ),
+            hand._replace(kept=BY_HAND),
+        ],
+        catalog,
+    )
+    rows = {"pkg": catalog_coverage.from_python(tmp_path / "site", ["pkg/*.py"], "1.1")}
+    changes = catalog_coverage.reextract(rows, catalog)
+    after = read(catalog / "pkg.tsv")
+    assert changes == {"pkg": []}
+    assert [(t.id, t.kind, t.versions, t.kept) for t in after] == [
+        ("pkg:the-group-refusal", "not_launched_distributed", "1.1", ""),
+        ("pkg:the-evaluation-dataset-holds-no-batches", "", "1.1", ""),
+        ("pkg:arguments-not-used", "", "1.0", BY_HAND),
+    ]
+    assert after[-1].text == hand.text and after[-1].file == hand.file
+
+
+def test_a_re_extract_says_which_mapped_kind_it_changes(tmp_path):
+    """A kind whose recogniser no longer anchors the template is changed, and the change is printed."""
+    from torchdoctor.explain.catalog import Template, read, write
+
+    refusal = "Default process group has not been initialized, please make sure to call init_process_group."
+    module = tmp_path / "site" / "pkg" / "trainer.py"
+    module.parent.mkdir(parents=True)
+    module.write_text(f"def train():\n    raise RuntimeError({refusal!r})\n")
+    catalog = tmp_path / "catalog"
+    catalog.mkdir()
+    write(
+        "pkg",
+        [Template("pkg:the-group-refusal", refusal, "pkg/trainer.py", "1.0", "duplicate_gpu", "pkg")],
+        catalog,
+    )
+    rows = {"pkg": catalog_coverage.from_python(tmp_path / "site", ["pkg/*.py"], "1.1")}
+    changes = catalog_coverage.reextract(rows, catalog)
+    kind = read(catalog / "pkg.tsv")[0].kind
+    assert kind == catalog_coverage.kind_of(refusal) != "duplicate_gpu"
+    assert changes == {"pkg": [f"pkg:the-group-refusal: kind duplicate_gpu -> {kind}"]}
+
+
+def test_the_rows_kept_by_hand_in_the_extracted_files_are_marked():
+    """The hand-written rows of the files --extract rebuilds carry the marker (transformers' argument parser)."""
+    from torchdoctor.explain.catalog import BY_HAND
+
+    assert by_id()["transformers:arguments-not-used-by-hfargumentparser"].kept == BY_HAND
+    assert by_id()["lightning:to-use-fabric-with-more"].kept == BY_HAND
+    assert by_id()["torch:padding-idx-must-be-within-num-embeddings"].kept == BY_HAND
+    assert by_id()["transformers:num-update-steps-per-epoch"].kept == ""
