@@ -202,7 +202,9 @@ def from_python(root: Path, patterns: list[str], version: str) -> list[tuple[str
     for pattern in patterns:
         for path in sorted(root.glob(pattern)):
             relative = str(path.relative_to(root))
-            if "/test" in f"/{relative}" or not path.is_file():  # the package's tests, not the folder it sits in
+            if (
+                "/test" in f"/{relative}" or not path.is_file()
+            ):  # the package's tests, not the folder it sits in
                 continue
             for text in python_messages(path.read_text(errors="replace")):
                 if worth_keeping(text):
@@ -606,12 +608,59 @@ def extract(
     return {source: read() for source, read in readers.items() if not only or source in only}
 
 
+# how a log prints a template: after a prefix (the exception's name, a logger's header), a number where it prints
+# one, and in a string placeholder any of a few values (a number, a word, a signal's name, a compiler's)
+_NUMBER = re.compile(r"%[-+ #0]*\d*(?:\.\d+)?(?:ll|l|z|h)?[diouxXfeEgGcp]")
+_STRING = re.compile(r"%[-+ #0]*\d*(?:\.\d+)?s|\{[^{}]*\}")
+_VALUES = ("1", "value", "SIGTERM", "gcc")
+_PREFIX = "Error: "
+
+
+def _printed(window: str, value: str) -> tuple[str, list[int]]:
+    """The window as a log prints it with ``value`` in each string placeholder, and where those values start."""
+    text, starts, at = _PREFIX, [], 0
+    window = _NUMBER.sub("7", window)
+    for found in _STRING.finditer(window):
+        text += window[at : found.start()]
+        starts.append(len(text))
+        text += value
+        at = found.end()
+    return text + window[at:], starts
+
+
+def rejects(recogniser, window: str) -> bool:
+    """Whether ``recogniser``'s reject pattern turns down the template ``window`` whatever it prints in its
+    string placeholders: on each sample value, and never deciding on a placeholder after what it matched (a
+    lookahead at a value: NCCL's "no algorithm/protocol ... with datatype %s.%s", taken where ``%s`` names
+    NCCL_ALGO)."""
+    if recogniser.reject is None:
+        return False
+    for value in _VALUES:
+        text, starts = _printed(window, value)
+        found = recogniser.reject.search(text)
+        if found is None or any(start >= found.end() for start in starts):
+            return False
+    return True
+
+
+def fits(recogniser, template: str) -> bool:
+    """Whether ``recogniser`` reads the template: an anchor in one of its lines (placeholders left as they are),
+    the window from that line on not rejected (`rejects`), as when it reads a log."""
+    lines = template.splitlines()
+    return any(
+        any(anchor in line for anchor in recogniser.anchors)
+        and not rejects(recogniser, "\n".join(lines[at:]))
+        for at, line in enumerate(lines)
+    )
+
+
 def kind_of(template: str) -> str:
-    """The kind whose recogniser has an anchor in one of the template's lines (placeholders left as they are)."""
+    """The kind whose recogniser has an anchor in one of the template's lines (placeholders left as they are)
+    and does not reject it (`fits`)."""
     from torchdoctor.explain.kinds import RECOGNISERS
 
     for recogniser in RECOGNISERS:
-        if any(anchor in line for line in template.splitlines() for anchor in recogniser.anchors):
+        if fits(recogniser, template):
             return recogniser.kind
     return ""
 
@@ -642,13 +691,11 @@ def build(rows: dict[str, list[tuple[str, str, str]]]) -> dict[str, list[Templat
 
 
 def anchored(kind: str, template: str) -> bool:
-    """Whether the recogniser of ``kind`` still has an anchor in one of the template's lines."""
+    """Whether the recogniser of ``kind`` still reads the template: an anchor in one of its lines, not rejected."""
     from torchdoctor.explain.kinds import BY_KIND
 
     recogniser = BY_KIND.get(kind)
-    return recogniser is not None and any(
-        anchor in line for line in template.splitlines() for anchor in recogniser.anchors
-    )
+    return recogniser is not None and fits(recogniser, template)
 
 
 def merge(extracted: list[Template], existing: list[Template]) -> tuple[list[Template], list[str]]:

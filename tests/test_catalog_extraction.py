@@ -177,3 +177,30 @@ def test_the_rows_kept_by_hand_in_the_extracted_files_are_marked():
     assert by_id()["lightning:to-use-fabric-with-more"].kept == BY_HAND
     assert by_id()["torch:padding-idx-must-be-within-num-embeddings"].kept == BY_HAND
     assert by_id()["transformers:num-update-steps-per-epoch"].kept == ""
+
+
+def test_a_template_its_kind_rejects_is_not_mapped_to_it():
+    """NCCL's retry INFO lines hold the interface kind's anchor, but the kind turns them down when it reads a log
+    (a retry, not a failure): the catalog does not map them to it, nor keeps that kind on a refresh."""
+    from torchdoctor.explain.kinds import BY_KIND
+
+    retry = "%s: connect to %s returned %s, retrying (%d/%ld) after sleep for %u msec"
+    ibv_retry = "Call to ibv_modify_qp failed with %d %s, %s, retrying %d/%d after %u msec of sleep"
+    for text in (retry, ibv_retry):
+        assert any(a in text for a in BY_KIND["network_interface"].anchors)
+        assert catalog_coverage.kind_of(text) != "network_interface"
+        assert not catalog_coverage.anchored("network_interface", text)
+    assert by_id()["nccl:connect-to-returned-retrying-after-sleep"].kind == ""
+    assert by_id()["nccl:call-to-ibv-modify-qp-failed-2"].kind == ""
+
+
+def test_a_reject_that_looks_at_a_value_keeps_the_mapping_near_miss():
+    """A reject that turns down only some values (NCCL's algorithm refusal, taken where its ``%s`` names
+    NCCL_ALGO; a quoted source line, not the message after its exception's name) leaves the template mapped."""
+    assert catalog_coverage.kind_of(
+        "No algorithm/protocol available for function %s with datatype %s.%s%s"
+    ) == ("nccl_env_value")
+    assert by_id()["torch:loss-parallel-requires-exactly-one-mesh"].kind == "tensor_parallel_plan"
+    assert catalog_coverage.anchored(
+        "tensor_parallel_plan", by_id()["torch:loss-parallel-requires-exactly-one-mesh"].text
+    )
