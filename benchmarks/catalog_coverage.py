@@ -41,6 +41,11 @@
   watchdog's hang report).
 
 The ``kind`` of a template is the recogniser whose anchor is in it (one of its lines), or empty.
+
+A file ``--extract`` rebuilds (torch, lightning, transformers...) may hold rows written by hand: a message of a file
+the extractor does not read (transformers' ``hf_argparser.py``), or of older releases. Such a row carries
+``by hand`` in the ``kept`` column (``catalog.BY_HAND``); a re-extract keeps it as it is, after the extracted rows. A row read again keeps its id, and its kind while that kind's recogniser still has an anchor in it; a kind
+that changes anyway is printed, never changed silently.
 """
 
 from __future__ import annotations
@@ -56,7 +61,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "src"))
 
-from torchdoctor.explain.catalog import CATALOG_DIR, Template, load, write  # noqa: E402
+from torchdoctor.explain.catalog import BY_HAND, CATALOG_DIR, Template, load, read, write  # noqa: E402
 
 DOC = ROOT / "docs" / "catalog.md"
 NCCL_TAGS = (
@@ -196,9 +201,11 @@ def from_python(root: Path, patterns: list[str], version: str) -> list[tuple[str
     rows = []
     for pattern in patterns:
         for path in sorted(root.glob(pattern)):
-            if "/test" in str(path) or not path.is_file():
-                continue
             relative = str(path.relative_to(root))
+            if (
+                "/test" in f"/{relative}" or not path.is_file()
+            ):  # the package's tests, not the folder it sits in
+                continue
             for text in python_messages(path.read_text(errors="replace")):
                 if worth_keeping(text):
                     rows.append((clean(text), relative, version))
@@ -601,12 +608,59 @@ def extract(
     return {source: read() for source, read in readers.items() if not only or source in only}
 
 
+# how a log prints a template: after a prefix (the exception's name, a logger's header), a number where it prints
+# one, and in a string placeholder any of a few values (a number, a word, a signal's name, a compiler's)
+_NUMBER = re.compile(r"%[-+ #0]*\d*(?:\.\d+)?(?:ll|l|z|h)?[diouxXfeEgGcp]")
+_STRING = re.compile(r"%[-+ #0]*\d*(?:\.\d+)?s|\{[^{}]*\}")
+_VALUES = ("1", "value", "SIGTERM", "gcc")
+_PREFIX = "Error: "
+
+
+def _printed(window: str, value: str) -> tuple[str, list[int]]:
+    """The window as a log prints it with ``value`` in each string placeholder, and where those values start."""
+    text, starts, at = _PREFIX, [], 0
+    window = _NUMBER.sub("7", window)
+    for found in _STRING.finditer(window):
+        text += window[at : found.start()]
+        starts.append(len(text))
+        text += value
+        at = found.end()
+    return text + window[at:], starts
+
+
+def rejects(recogniser, window: str) -> bool:
+    """Whether ``recogniser``'s reject pattern turns down the template ``window`` whatever it prints in its
+    string placeholders: on each sample value, and never deciding on a placeholder after what it matched (a
+    lookahead at a value: NCCL's "no algorithm/protocol ... with datatype %s.%s", taken where ``%s`` names
+    NCCL_ALGO)."""
+    if recogniser.reject is None:
+        return False
+    for value in _VALUES:
+        text, starts = _printed(window, value)
+        found = recogniser.reject.search(text)
+        if found is None or any(start >= found.end() for start in starts):
+            return False
+    return True
+
+
+def fits(recogniser, template: str) -> bool:
+    """Whether ``recogniser`` reads the template: an anchor in one of its lines (placeholders left as they are),
+    the window from that line on not rejected (`rejects`), as when it reads a log."""
+    lines = template.splitlines()
+    return any(
+        any(anchor in line for anchor in recogniser.anchors)
+        and not rejects(recogniser, "\n".join(lines[at:]))
+        for at, line in enumerate(lines)
+    )
+
+
 def kind_of(template: str) -> str:
-    """The kind whose recogniser has an anchor in one of the template's lines (placeholders left as they are)."""
+    """The kind whose recogniser has an anchor in one of the template's lines (placeholders left as they are)
+    and does not reject it (`fits`)."""
     from torchdoctor.explain.kinds import RECOGNISERS
 
     for recogniser in RECOGNISERS:
-        if any(anchor in line for line in template.splitlines() for anchor in recogniser.anchors):
+        if fits(recogniser, template):
             return recogniser.kind
     return ""
 
@@ -637,13 +691,53 @@ def build(rows: dict[str, list[tuple[str, str, str]]]) -> dict[str, list[Templat
 
 
 def anchored(kind: str, template: str) -> bool:
-    """Whether the recogniser of ``kind`` still has an anchor in one of the template's lines."""
+    """Whether the recogniser of ``kind`` still reads the template: an anchor in one of its lines, not rejected."""
     from torchdoctor.explain.kinds import BY_KIND
 
     recogniser = BY_KIND.get(kind)
-    return recogniser is not None and any(
-        anchor in line for line in template.splitlines() for anchor in recogniser.anchors
-    )
+    return recogniser is not None and fits(recogniser, template)
+
+
+def merge(extracted: list[Template], existing: list[Template]) -> tuple[list[Template], list[str]]:
+    """A source's templates read again, merged with its file as it is: the rows kept by hand stay, as they are,
+    after the extracted ones (where they are kept today); a template read again keeps its id, and its kind while
+    that kind still anchors it. Returns the rows and a line for each kind that changes."""
+    before = {t.text: t for t in existing}
+    hand = [t for t in existing if t.kept == BY_HAND]
+    hand_texts = {t.text for t in hand}
+    taken = {t.id for t in existing}
+    changes = []
+    rows: dict[str, Template] = {}
+    for t in extracted:
+        if t.text in hand_texts:
+            continue
+        old = before.get(t.text)
+        if old is None:
+            ident, n = t.id, 1
+            while ident in taken:
+                n += 1
+                ident = f"{t.id}-{n}"
+            taken.add(ident)
+            rows[t.text] = t._replace(id=ident)
+            continue
+        kind = old.kind if old.kind and anchored(old.kind, t.text) else t.kind
+        if kind != old.kind:
+            changes.append(f"{old.id}: kind {old.kind or '(none)'} -> {kind or '(none)'}")
+        rows[t.text] = t._replace(id=old.id, kind=kind)
+    return list(rows.values()) + hand, changes
+
+
+def reextract(
+    rows: dict[str, list[tuple[str, str, str]]], directory: Path = CATALOG_DIR
+) -> dict[str, list[str]]:
+    """Write each source's templates read again into ``directory``, merged with its file as it is (`merge`);
+    returns each source's kind changes."""
+    changes = {}
+    for source, templates in build(rows).items():
+        path = directory / f"{source}.tsv"
+        merged, changes[source] = merge(templates, read(path) if path.exists() else [])
+        write(source, merged, directory)
+    return changes
 
 
 def refresh_kinds() -> None:
@@ -770,9 +864,11 @@ def document() -> str:
         "# The catalog of messages `explain` knows\n\n"
         "Generated by `python benchmarks/catalog_coverage.py --write-doc` from "
         "`src/torchdoctor/explain/catalog/*.tsv` (one file per source; columns: id, template as printed with "
-        "`{}`/`%s` where a value goes, source file, versions that print it, kind, source). The TSVs are "
+        "`{}`/`%s` where a value goes, source file, versions that print it, kind, source; `kept`: `by hand` on a "
+        "row written by hand in a file `--extract` rebuilds, which a re-extract keeps). The TSVs are "
         "rebuilt from the sources with `--extract` (see the script's docstring for what is read); a template's "
-        "kind is the recogniser whose anchor is in it. Every recogniser cites the template ids it is anchored "
+        "kind is the recogniser whose anchor is in it and whose `reject` does not turn it down whatever its "
+        "placeholders print (NCCL's retry INFO lines are not `network_interface`'s). Every recogniser cites the template ids it is anchored "
         "on (`Recogniser.templates`), and `tests/test_explain_catalog.py` checks each cited id exists and that "
         "the recogniser's anchor matches its text.\n\n" + table() + "\n\n"
         "## The kinds modules, by family of failure\n\n"
@@ -816,20 +912,20 @@ def main() -> int:
     parser.add_argument("--streaming", type=Path, default=Path("/work/.mirror/mosaicml+streaming/repo"))
     args = parser.parse_args()
     if args.extract:
-        for source, templates in build(
-            extract(
-                args.site,
-                args.nccl,
-                args.deepspeed,
-                tuple(args.only),
-                args.datasets,
-                args.pillow,
-                args.webdataset,
-                args.streaming,
-            )
-        ).items():
-            write(source, templates)
-            print(f"{source}: {len(templates)} templates -> {CATALOG_DIR / (source + '.tsv')}")
+        rows = extract(
+            args.site,
+            args.nccl,
+            args.deepspeed,
+            tuple(args.only),
+            args.datasets,
+            args.pillow,
+            args.webdataset,
+            args.streaming,
+        )
+        for source, changed in reextract(rows).items():
+            print(f"{source}: {len(load()[source])} templates -> {CATALOG_DIR / (source + '.tsv')}")
+            for line in changed:
+                print(f"  {line}")
     if args.refresh_kinds:
         refresh_kinds()
     if args.write_doc:

@@ -100,3 +100,107 @@ def test_an_anchor_matches_a_template_with_a_double_space_as_printed_and_as_past
 def test_the_words_of_the_refusal_alone_are_not_it_near_miss():
     found = explained("RuntimeError: could not find a model instance to reload from checkpoint.ckpt\n")
     assert found.id != "log.trainer_arguments"
+
+
+def test_a_re_extract_keeps_the_rows_kept_by_hand_and_the_kinds_still_anchored(tmp_path):
+    """--extract --only on a source whose file holds rows written by hand (marked ``by hand``) keeps them, keeps
+    a row's id and its kind while that kind anchors it (the default group's refusal: read by the launch kind,
+    though the destroyed-group kind is tried first), and adds what the source prints anew."""
+    from torchdoctor.explain.catalog import BY_HAND, Template, read, write
+
+    refusal = "Default process group has not been initialized, please make sure to call init_process_group."
+    module = tmp_path / "site" / "pkg" / "trainer.py"
+    module.parent.mkdir(parents=True)
+    module.write_text(
+        f"def train():\n    raise RuntimeError({refusal!r})\n\n"
+        "def evaluate():\n    raise ValueError('The evaluation dataset holds no batches at all')\n"
+    )
+    catalog = tmp_path / "catalog"
+    catalog.mkdir()
+    hand = Template(
+        "pkg:arguments-not-used",
+        "Some specified arguments are not used: {}",
+        "pkg/argparser.py",
+        "1.0",
+        "",
+        "pkg",
+    )
+    write(
+        "pkg",
+        [
+            Template(
+                "pkg:the-group-refusal", refusal, "pkg/trainer.py", "1.0", "not_launched_distributed", "pkg"
+            ),
+            hand._replace(kept=BY_HAND),
+        ],
+        catalog,
+    )
+    rows = {"pkg": catalog_coverage.from_python(tmp_path / "site", ["pkg/*.py"], "1.1")}
+    changes = catalog_coverage.reextract(rows, catalog)
+    after = read(catalog / "pkg.tsv")
+    assert changes == {"pkg": []}
+    assert [(t.id, t.kind, t.versions, t.kept) for t in after] == [
+        ("pkg:the-group-refusal", "not_launched_distributed", "1.1", ""),
+        ("pkg:the-evaluation-dataset-holds-no-batches", "", "1.1", ""),
+        ("pkg:arguments-not-used", "", "1.0", BY_HAND),
+    ]
+    assert after[-1].text == hand.text and after[-1].file == hand.file
+
+
+def test_a_re_extract_says_which_mapped_kind_it_changes(tmp_path):
+    """A kind whose recogniser no longer anchors the template is changed, and the change is printed."""
+    from torchdoctor.explain.catalog import Template, read, write
+
+    refusal = "Default process group has not been initialized, please make sure to call init_process_group."
+    module = tmp_path / "site" / "pkg" / "trainer.py"
+    module.parent.mkdir(parents=True)
+    module.write_text(f"def train():\n    raise RuntimeError({refusal!r})\n")
+    catalog = tmp_path / "catalog"
+    catalog.mkdir()
+    write(
+        "pkg",
+        [Template("pkg:the-group-refusal", refusal, "pkg/trainer.py", "1.0", "duplicate_gpu", "pkg")],
+        catalog,
+    )
+    rows = {"pkg": catalog_coverage.from_python(tmp_path / "site", ["pkg/*.py"], "1.1")}
+    changes = catalog_coverage.reextract(rows, catalog)
+    kind = read(catalog / "pkg.tsv")[0].kind
+    assert kind == catalog_coverage.kind_of(refusal) != "duplicate_gpu"
+    assert changes == {"pkg": [f"pkg:the-group-refusal: kind duplicate_gpu -> {kind}"]}
+
+
+def test_the_rows_kept_by_hand_in_the_extracted_files_are_marked():
+    """The hand-written rows of the files --extract rebuilds carry the marker (transformers' argument parser)."""
+    from torchdoctor.explain.catalog import BY_HAND
+
+    assert by_id()["transformers:arguments-not-used-by-hfargumentparser"].kept == BY_HAND
+    assert by_id()["lightning:to-use-fabric-with-more"].kept == BY_HAND
+    assert by_id()["torch:padding-idx-must-be-within-num-embeddings"].kept == BY_HAND
+    assert by_id()["transformers:num-update-steps-per-epoch"].kept == ""
+
+
+def test_a_template_its_kind_rejects_is_not_mapped_to_it():
+    """NCCL's retry INFO lines hold the interface kind's anchor, but the kind turns them down when it reads a log
+    (a retry, not a failure): the catalog does not map them to it, nor keeps that kind on a refresh."""
+    from torchdoctor.explain.kinds import BY_KIND
+
+    retry = "%s: connect to %s returned %s, retrying (%d/%ld) after sleep for %u msec"
+    ibv_retry = "Call to ibv_modify_qp failed with %d %s, %s, retrying %d/%d after %u msec of sleep"
+    for text in (retry, ibv_retry):
+        assert any(a in text for a in BY_KIND["network_interface"].anchors)
+        assert catalog_coverage.kind_of(text) != "network_interface"
+        assert not catalog_coverage.anchored("network_interface", text)
+    assert by_id()["nccl:connect-to-returned-retrying-after-sleep"].kind == ""
+    assert by_id()["nccl:call-to-ibv-modify-qp-failed-2"].kind == ""
+
+
+def test_a_reject_that_looks_at_a_value_keeps_the_mapping_near_miss():
+    """A reject that turns down only some values (NCCL's algorithm refusal, taken where its ``%s`` names
+    NCCL_ALGO; a quoted source line, not the message after its exception's name) leaves the template mapped."""
+    assert catalog_coverage.kind_of(
+        "No algorithm/protocol available for function %s with datatype %s.%s%s"
+    ) == ("nccl_env_value")
+    assert by_id()["torch:loss-parallel-requires-exactly-one-mesh"].kind == "tensor_parallel_plan"
+    assert catalog_coverage.anchored(
+        "tensor_parallel_plan", by_id()["torch:loss-parallel-requires-exactly-one-mesh"].text
+    )

@@ -264,3 +264,41 @@ def test_an_rnns_weights_on_another_gpu_is_read_too():
     )
     found = likely_with(f"RuntimeError: {line}\n", "device_mismatch", "log.gpu_selection")
     assert "its weights on cuda:0" in found.summary
+
+
+def _through_accelerate_then_peft() -> list[str]:
+    """A traceback through accelerate's launcher (outer) and peft's model code (inner, the frame that raised)."""
+    return [
+        "Traceback (most recent call last):",
+        '  File "/home/u/train.py", line 40, in <module>',
+        "    accelerator.backward(model(**batch).loss)",
+        '  File "/opt/conda/lib/python3.10/site-packages/accelerate/utils/operations.py", line 820, in forward',
+        "    return model_forward(*args, **kwargs)",
+        '  File "/opt/conda/lib/python3.10/site-packages/peft/tuners/lora/layer.py", line 497, in forward',
+        "    result = result + lora_B(lora_A(dropout(x))) * scaling",
+        '  File "/opt/conda/lib/python3.10/site-packages/torch/nn/functional.py", line 2210, in linear',
+        "    return torch._C._nn.linear(input, weight, bias)",
+    ]
+
+
+_TWO_DEVICES = "RuntimeError: Expected all tensors to be on the same device, but found at least two devices, cuda:0 and cpu!"
+
+
+def test_a_traceback_pasted_below_its_error_names_the_innermost_installed_package():
+    """Pasted below the error line, the traceback's frames are read as context: the package named is the one
+    whose frame is nearest the raise (peft's), not the outermost installed one (accelerate's launcher)."""
+    found = likely_with(
+        "\n".join([_TWO_DEVICES, "", *_through_accelerate_then_peft()]) + "\n",
+        "device_mismatch",
+        "log.library_version_bug",
+    )
+    assert "through peft's code" in found.summary and "pip install -U peft" in found.fix, found.summary
+
+
+def test_a_traceback_above_its_error_names_the_innermost_installed_package_too():
+    found = likely_with(
+        "\n".join([*_through_accelerate_then_peft(), _TWO_DEVICES]) + "\n",
+        "device_mismatch",
+        "log.library_version_bug",
+    )
+    assert "through peft's code" in found.summary and "pip install -U peft" in found.fix, found.summary

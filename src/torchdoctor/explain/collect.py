@@ -125,6 +125,8 @@ def places(line: str) -> set[int]:
 
 
 # the literals of the whole-log facts (versions, settings), one search for a line that holds none of them
+# the context facts a traceback's frame gives, where the innermost frame read is kept (the first read for the others)
+INNERMOST = frozenset({"installed_frame"})
 _CONTEXT_LITERALS = literal_tree(sorted({literal for literal, _ in CONTEXT_FACTS}))
 
 
@@ -333,6 +335,13 @@ class Collector:
                 if found:
                     for key, value in found.groupdict().items():
                         self.ctx.facts.setdefault(key, value)
+                    if INNERMOST & found.groupdict().keys():
+                        # a frame's fact: the innermost frame, nearest where the error was raised, which Python
+                        # prints last, whether its traceback is pasted above the error line or below it
+                        *_, last = pattern.finditer(text)
+                        self.ctx.facts.update(
+                            {k: v for k, v in last.groupdict().items() if k in INNERMOST and v}
+                        )
 
     def count(self, kind: str) -> int:
         """How many times ``kind`` was seen, including the hits not kept."""

@@ -2,7 +2,9 @@
 
 Each row: ``id`` (``source:a-few-words``), the template as printed (``{}`` / ``%s`` where a value goes, ``\\n``
 between its lines), the source file, the versions that print it (``v2.18.6+``: that release and later;
-empty: the one version read), the kind of failure it belongs to (empty: none yet) and the source.
+empty: the one version read), the kind of failure it belongs to (empty: none yet) and the source. A file that
+``--extract`` rebuilds may hold rows written by hand (a message of a file the extractor does not read, or that
+it cannot read whole): those carry ``by hand`` in a sixth column, ``kept``, and a re-extract keeps them as they are.
 ``benchmarks/catalog_coverage.py`` builds the files from the sources and prints the coverage table.
 
     >>> by_id()["nccl:duplicate-gpu-detected-rank-and-rank"].kind
@@ -17,6 +19,8 @@ from typing import NamedTuple
 
 CATALOG_DIR = Path(__file__).parent
 COLUMNS = ("id", "template", "file", "versions", "kind")
+KEPT = "kept"  # the sixth column, written only where a row is kept by hand
+BY_HAND = "by hand"
 # tables beside the templates that are not messages: api_history.tsv, the names each release of a library has
 # (kinds/api_history.py reads it, benchmarks/api_history.py writes it); api_keywords.tsv, the keywords each release
 # of a callable takes (kinds/api_keywords.py, benchmarks/api_keywords.py); api_signatures.tsv, the positional
@@ -70,6 +74,7 @@ class Template(NamedTuple):
     versions: str
     kind: str
     source: str
+    kept: str = ""  # "by hand": written by hand in a file --extract rebuilds, kept by a re-extract
 
 
 def _escape(text: str) -> str:
@@ -96,7 +101,8 @@ def read(path: Path) -> list[Template]:
         cells = line.split("\t")
         if len(cells) >= 5:
             ident, text, file, versions, kind = (_unescape(c) for c in cells[:5])
-            rows.append(Template(ident, text, file, versions, kind, path.stem))
+            kept = _unescape(cells[5]) if len(cells) > 5 else ""
+            rows.append(Template(ident, text, file, versions, kind, path.stem, kept))
     return rows
 
 
@@ -114,11 +120,18 @@ def by_id() -> dict[str, Template]:
     return {t.id: t for templates in load().values() for t in templates}
 
 
-def write(source: str, templates: list[Template]) -> Path:
-    """Write one source's templates to ``<source>.tsv`` (used by the generator, not at run time)."""
-    path = CATALOG_DIR / f"{source}.tsv"
-    lines = ["\t".join(COLUMNS)]
-    lines += ["\t".join(_escape(c) for c in (t.id, t.text, t.file, t.versions, t.kind)) for t in templates]
+def write(source: str, templates: list[Template], directory: Path = CATALOG_DIR) -> Path:
+    """Write one source's templates to ``<source>.tsv`` in ``directory`` (used by the generator, not at run time);
+    the ``kept`` column only in a file with a row kept by hand, its cell only on such a row."""
+    path = directory / f"{source}.tsv"
+    kept = any(t.kept for t in templates)
+    lines = ["\t".join(COLUMNS + ((KEPT,) if kept else ()))]
+    lines += [
+        "\t".join(
+            _escape(c) for c in (t.id, t.text, t.file, t.versions, t.kind) + ((t.kept,) if t.kept else ())
+        )
+        for t in templates
+    ]
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
     load.cache_clear()
     by_id.cache_clear()
