@@ -575,6 +575,8 @@ def extract(
                 "lightning/fabric/utilities/data.py",
                 # the hooks a LightningModule or LightningDataModule leaves to the user: the dataloaders it must define
                 "lightning/pytorch/core/hooks.py",
+                # what LightningModule.log / log_dict, manual_backward and clip_gradients refuse
+                "lightning/pytorch/core/module.py",
             ],
             lightning.__version__,
         ),

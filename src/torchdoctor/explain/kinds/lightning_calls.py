@@ -239,6 +239,78 @@ REFUSALS: tuple[tuple[str, str], ...] = (
         "XLA's FSDP strategy does not support to clip gradients by value.",
         "Clip by norm with the XLA FSDP strategy: Trainer(gradient_clip_algorithm='norm').",
     ),
+    # lightning/pytorch/core/module.py: what LightningModule.log / log_dict, manual_backward and clip_gradients
+    # refuse
+    (
+        "but the loop's result collection is not registered yet",
+        "self.log() works in the fit / validate / test hooks, not in predict_step or the on_predict_* hooks: return "
+        "the values from predict_step (or write them in a callback), and drop self.log there.",
+    ),
+    (
+        "You are trying to `self.log()` but it is not managed by the `Trainer` control flow",
+        "self.log() was called outside a hook the Trainer runs (from __init__, setup, configure_optimizers, a "
+        "method called by hand, or a module used without trainer.fit): log from training_step / validation_step / "
+        "on_*_epoch_end, or write to the logger itself (self.logger.log_metrics({...})) elsewhere.",
+    ),
+    (
+        "Could not find the `LightningModule` attribute for the `torchmetrics.Metric` logged",
+        "self.log(name, metric) with a torchmetrics Metric needs the metric as an attribute of the LightningModule: "
+        "create it in __init__ (self.val_acc = Accuracy(...)); for metrics kept in a dict or list use nn.ModuleDict "
+        "/ MetricCollection and pass self.log(name, metric, metric_attribute='attribute_name'), or log the value "
+        "with self.log(name, metric.compute()).",
+    ),
+    (
+        "was called, but the tensor must have a single element",
+        "self.log() takes one number: reduce the tensor (value.mean(), value.sum()) or log each element under its "
+        "own name with self.log_dict({f'name_{i}': v for i, v in enumerate(value)}).",
+    ),
+    (
+        "` values cannot be logged",
+        "self.log() / log_dict() take a number, a one-element tensor or a torchmetrics Metric: convert the value "
+        "(float(x), torch.tensor(x)); a dict of them goes to self.log_dict(...), a None comes from a step or metric "
+        "that returned nothing, and text, lists or images go to the logger itself (self.logger.experiment).",
+    ),
+    (
+        "was called, but nested dictionaries cannot be logged",
+        "Flatten the dictionary to one level of keys: self.log_dict({'val/acc': acc, 'val/loss': loss}).",
+    ),
+    (
+        "but it should not contain information about `dataloader_idx` when `add_dataloader_idx=True`",
+        "Drop dataloader_idx from the logged name (Lightning appends /dataloader_idx_N itself), or pass "
+        "self.log(..., add_dataloader_idx=False) and name each loader's value yourself.",
+    ),
+    (
+        "`self.log(..., batch_size=...)` should be provided",
+        "With training_step(self, dataloader_iter) Lightning sees no batch: pass self.log(name, value, "
+        "batch_size=N).",
+    ),
+    (
+        "please disable automatic optimization: set model property `automatic_optimization` as False",
+        "manual_backward() is for manual optimization: set self.automatic_optimization = False in __init__ and step "
+        "the optimizers yourself (opt = self.optimizers(); opt.zero_grad(); self.manual_backward(loss); opt.step()), "
+        "or return the loss from training_step and let Lightning call backward.",
+    ),
+    (
+        "and have passed `clip_gradients(gradient_clip_",
+        "Set gradient clipping in one place: Trainer(gradient_clip_val=..., gradient_clip_algorithm=...), or the "
+        "values passed to self.clip_gradients(...) in configure_gradient_clipping, not both.",
+    ),
+    (
+        "but this attribute is not available when using Fabric with a LightningModule",
+        "Under Fabric a LightningModule has no Trainer: read what the hook needs from self.fabric or pass it in, "
+        "not self.trainer.<attribute> (or run the module with the Trainer instead).",
+    ),
+    (
+        "`gradient_clip_val` should be an int or a float",
+        "Pass self.clip_gradients(optimizer, gradient_clip_val=1.0) a number (None to skip clipping), not a "
+        "tensor or a string.",
+    ),
+    (
+        "is not attached to a `Trainer`.",
+        "The LightningModule reaches its Trainer (self.trainer, self.log, self.current_epoch) only while trainer.fit "
+        "/ validate / test / predict runs it: call that code from a hook, or pass the module to the Trainer first "
+        "(inference outside a Trainer: call model(x) / forward, not the *_step methods).",
+    ),
 )
 
 LIGHTNING_CALL_REFUSED = refusal_recogniser(
@@ -246,6 +318,23 @@ LIGHTNING_CALL_REFUSED = refusal_recogniser(
     "Lightning refused what the Trainer or Fabric run handed it",
     REFUSALS,
     templates=(
+        # lightning/pytorch/core/module.py: self.log / log_dict, manual_backward, clip_gradients, self.trainer
+        "lightning:could-not-find-the-lightningmodule-attribute",
+        "lightning:could-not-find-the-lightningmodule-attribute-2",
+        "lightning:is-not-attached-to-trainer",
+        "lightning:self-log-dict-was-called-but",
+        "lightning:self-log-was-called-but-nested",
+        "lightning:self-log-was-called-but-the",
+        "lightning:self-log-was-called-but-values",
+        "lightning:to-use-please-disable-automatic-optimization",
+        "lightning:with-def-training-step-self-dataloader",
+        "lightning:you-are-trying-to-self-log-3",
+        "lightning:you-are-trying-to-self-log-4",
+        "lightning:you-called-self-log-with-the",
+        "lightning:you-have-set-trainer-gradient-clip",
+        "lightning:you-have-set-trainer-gradient-clip-2",
+        "lightning:gradient-clip-val-should-be-an",
+        "lightning:your-lightningmodule-code-tried-to-access",
         "lightning:train-dataloader-must-be-implemented-to",
         "lightning:test-dataloader-must-be-implemented-to",
         "lightning:val-dataloader-must-be-implemented-to",

@@ -175,7 +175,7 @@ def _devices(hits: list[Hit], ctx: Context) -> tuple[str, str]:
     elif where:
         summary += f" (in {where})"
     package = _library_frame(hits, ctx)
-    if package and not facts.get("dgl_graph_device"):
+    if package and not facts.get("dgl_graph_device") and not facts.get("metric_devices"):
         summary += (
             f"; the traceback runs through {package}'s code (an installed package), which may have made it"
         )
@@ -185,6 +185,22 @@ def _devices(hits: list[Hit], ctx: Context) -> tuple[str, str]:
             f"installed {package}: search its issues for this message and upgrade it (pip install -U {package}), "
             "or pin the release its examples use. Otherwise:\n" + fix
         )
+    return summary, fix
+
+
+def _metric_devices(facts: dict, hits: list[Hit]) -> tuple[str, str]:
+    """torchmetrics' own words for a Metric whose state is on another device than the inputs of its update()."""
+    metric = facts.get("metric_class") or "the metric"
+    summary = (
+        f"torchmetrics' {metric} was updated with tensors on another device than its own state (the metric was "
+        "never moved to the inputs' device, or the inputs were moved off it)" + on_ranks(hits)
+    )
+    fix = (
+        f"Put {metric} on the device of the tensors given to update(): metric = {metric}(...).to(device). In a "
+        "LightningModule create it in __init__ as an attribute (self.acc = ...), or keep several in "
+        "nn.ModuleDict / MetricCollection, not a plain dict or list, so that Lightning moves them with the model; "
+        "and hand update() the predictions and targets as the model gives them (no .cpu() on one of them)."
+    )
     return summary, fix
 
 
@@ -214,6 +230,8 @@ def _rnn_devices(facts: dict, ctx: Context) -> tuple[str, str]:
 
 def _devices_read(hits: list[Hit], ctx: Context) -> tuple[str, str]:
     facts = merged(hits)
+    if facts.get("metric_devices"):
+        return _metric_devices(facts, hits)
     if facts.get("dgl_graph_device"):
         summary, fix = _dgl_devices(facts)
         return summary + on_ranks(hits), fix
@@ -394,6 +412,8 @@ DEVICE_MISMATCH = Recogniser(
         # fake_tensor.py (FakeTensor's common device, 2.0+) and torch/_prims_common/__init__.py (check_same_device)
         "Unhandled FakeTensor Device Propagation for ",
         " is not on the expected device ",
+        # torchmetrics/metric.py re-raises the check above from a Metric's update() in its own words
+        "Encountered different devices in metric calculation",
     ),
     # a pair with the meta device in it is a weight never loaded (checkpoint.py's meta_weights_not_loaded reads it)
     reject=R(THNN_WRONG_TYPE.pattern + "|" + META_PAIR + "|" + SAME_SIDE_TYPES),
@@ -426,6 +446,7 @@ DEVICE_MISMATCH = Recogniser(
         *(f"torch_native:thnn-{step.lower()}-invalid-combination-of-arguments" for step in THNN_STEPS),
         "torch_native:fake-tensor-device-propagation",
         "torch_native:prims-tensor-not-on-expected-device",
+        "third_party:torchmetrics-different-devices-in-metric",
     ),
     # DDP's device_ids message is this kind only when a parameter is still on the CPU; the convolution's type
     # check only when the two types are on two devices (one device: the dtypes differ, dtype_mismatch)
@@ -435,6 +456,9 @@ DEVICE_MISMATCH = Recogniser(
     ),
     span=3,
     facts=(
+        R(
+            r"(?P<metric_devices>Encountered different devices in metric calculation)(?:[^\n]*?metric=(?P<metric_class>\w{1,80}))?"
+        ),
         R(r"found at least two devices,\s*(?P<device_a>[\w:]{1,20}) and (?P<device_b>[\w:]{1,20})"),
         # the dispatcher's wording of later releases (ATen/core/op_registration/adaption.cpp): the odd argument's
         # device first, the others' second; torch.compile's two (FakeTensor's, _prims_common's)

@@ -460,6 +460,44 @@ REFUSALS: tuple[tuple[str, str], ...] = (
         "or start at the next one (ProjectConfiguration(..., iteration=N+1) / accelerator.project_configuration."
         "iteration = N+1), or use a fresh project_dir.",
     ),
+    # lightning/pytorch/strategies/ddp.py: post-localSGD model averaging (DDPStrategy(ddp_comm_state=...))
+    (
+        "Post-localSGD algorithm is used, but model averaging period is not provided to DDP strategy",
+        "With the post-localSGD communication hook, give the strategy its averaging period: DDPStrategy(ddp_comm_state="
+        "post_localSGD.PostLocalSGDState(...), ddp_comm_hook=post_localSGD.post_localSGD_hook, "
+        "model_averaging_period=4).",
+    ),
+    (
+        "Currently model averaging cannot work with a distributed optimizer of type",
+        "Lightning's post-localSGD averaging wraps the optimizer itself: return a plain optimizer (torch.optim.SGD, "
+        "AdamW) from configure_optimizers, not a ZeroRedundancyOptimizer, PostLocalSGDOptimizer or "
+        "DistributedOptimizer, or drop model_averaging_period.",
+    ),
+    # lightning/pytorch/trainer/connectors/accelerator_connector.py: Gaudi support moved out of Lightning
+    (
+        "HPU is currently not supported. Please contact developer@lightning.ai",
+        "Lightning no longer ships the Gaudi (HPU) accelerator: pip install lightning-habana and pass its "
+        "HPUAccelerator() / HPUParallelStrategy() objects, not accelerator='hpu'.",
+    ),
+    # lightning/{fabric,pytorch}/strategies/xla.py, single_xla.py, xla_fsdp.py
+    (
+        "The XLA strategy can only work with the `XLACheckpointIO` plugin",
+        "On TPUs leave checkpoint_io / plugins= without a CheckpointIO of your own (the XLA strategies use "
+        "XLACheckpointIO), or pass XLACheckpointIO().",
+    ),
+    (
+        "Found a XLAFSDP model in the provided checkpoint state",
+        "Pass fabric.load(path, {'model': model}) the model as built, before fabric.setup() wrapped it in XLAFSDP.",
+    ),
+    (
+        "XLAFSDP only supports a single model instance with 'model' as the key",
+        "Load one model under the key 'model': fabric.load(path, {'model': model, 'optimizer': optimizer}).",
+    ),
+    # transformers/trainer.py: SageMaker model parallelism
+    (
+        "SageMaker Model Parallelism does not support BF16 yet",
+        "Under SageMaker model parallelism pass --fp16, not --bf16.",
+    ),
     # lightning/fabric/utilities/device_parser.py, fabric/strategies/fsdp.py, model_parallel.py
     (
         "Device ID's (GPU) must be unique",
