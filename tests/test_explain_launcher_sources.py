@@ -1,0 +1,64 @@
+"""Launcher messages read from the sources that print them (docs/catalog.md), which explain left unread: torchrun's
+agent stopped by a signal while it waited at the exit barrier (agent/server/api.py's "Got termination signal"),
+the agent store's port already taken (elastic/utils/distributed.py's retries), and the deepspeed launcher's mvapich
+and mpich backends refusing the MPI they found (launcher/multinode_runner.py, launcher/launcher_helper.py). Each
+is a catalog template filled the way its source fills it, as a logger or a traceback prints it."""
+
+from __future__ import annotations
+
+import pytest
+from explaining import explained, filled
+
+AGENT = "WARNING:torch.distributed.elastic.agent.server.api:"
+
+
+@pytest.mark.parametrize(
+    ("sigval", "kind"),
+    [
+        # Python 3.11+ prints an IntEnum as its number, older ones as Signals.NAME
+        ("15", "launcher_stopped"),
+        ("Signals.SIGTERM", "launcher_stopped"),
+        ("2", "launcher_stopped"),
+        ("Signals.SIGHUP", "terminal_hangup"),
+        ("1", "terminal_hangup"),
+    ],
+)
+def test_a_signal_at_the_exit_barrier_is_the_launcher_stopped_from_outside(sigval, kind):
+    found = explained(AGENT + filled("torch:got-termination-signal", sigval) + "\n")
+    assert found.id == f"log.{kind}", found.summary
+    assert found.details["confidence"] == "likely", found.summary
+
+
+def test_a_stopped_launcher_names_the_signal_it_got():
+    found = explained(AGENT + filled("torch:got-termination-signal", "2") + "\n")
+    assert "SIGINT" in found.summary, found.summary
+
+
+def test_the_agent_stores_port_taken_is_the_port_in_use_named():
+    line = filled("torch:port-already-in-use-attempt", "29500", "1", "3")
+    found = explained("WARNING:torch.distributed.elastic.utils.distributed:" + line + "\n")
+    assert found.id == "log.rendezvous_or_port", found.summary
+    assert "port 29500 is taken" in found.summary, found.summary
+    assert "--master_port=29501" in found.fix, found.fix
+
+
+def test_a_port_named_without_in_use_is_not_a_port_in_use():
+    assert explained("connecting to host: node1, port: 29500\n").id == "log.unrecognised"
+
+
+def test_mvapich_without_the_gdr_build_is_the_launch_command_and_names_gdr():
+    line = filled("deepspeed:expected-mvapich2-gdr-as-return-for", "MVAPICH2 2.3.7")
+    found = explained(f"UserWarning: {line}\n  warnings.warn(\nRuntimeError: launcher 'mvapich' not installed.\n")
+    assert found.id == "log.launch_command", found.summary
+    assert "not MVAPICH2-GDR" in found.summary, found.summary
+    assert "--launcher openmpi" in found.fix, found.fix
+
+
+def test_the_mpich_helper_without_ranks_is_the_rank_environment_and_names_the_mpi_variables():
+    line = filled("deepspeed:rank-number-is-not-in-current")
+    found = explained(f'  File "launcher_helper.py", line 75, in env_mapping\nOSError: {line}\n')
+    assert found.id == "log.rank_env_missing", found.summary
+    assert "PMI_RANK" in found.summary and "MPI_LOCALRANKID" in found.summary, found.summary
+    assert "--launcher openmpi" in found.fix, found.fix
+    # the helper ran under deepspeed's own mpirun: not a script run as a plain process
+    assert "not_launched_distributed" not in str(found.details.get("alternatives")), found.details
