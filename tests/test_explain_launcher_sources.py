@@ -48,7 +48,9 @@ def test_a_port_named_without_in_use_is_not_a_port_in_use():
 
 def test_mvapich_without_the_gdr_build_is_the_launch_command_and_names_gdr():
     line = filled("deepspeed:expected-mvapich2-gdr-as-return-for", "MVAPICH2 2.3.7")
-    found = explained(f"UserWarning: {line}\n  warnings.warn(\nRuntimeError: launcher 'mvapich' not installed.\n")
+    found = explained(
+        f"UserWarning: {line}\n  warnings.warn(\nRuntimeError: launcher 'mvapich' not installed.\n"
+    )
     assert found.id == "log.launch_command", found.summary
     assert "not MVAPICH2-GDR" in found.summary, found.summary
     assert "--launcher openmpi" in found.fix, found.fix

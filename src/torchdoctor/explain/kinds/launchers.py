@@ -881,7 +881,8 @@ def _rank_env(hits: list[Hit], ctx: Context) -> tuple[str, str]:
     if facts.get("ds_mpich_helper"):
         return (
             "deepspeed --launcher mpich's helper found no rank in the environment the mpirun gave it (it reads "
-            "PMIX_RANK or PMI_RANK, and PALS_LOCAL_RANKID or MPI_LOCALRANKID for the local rank)" + on_ranks(hits),
+            "PMIX_RANK or PMI_RANK, and PALS_LOCAL_RANKID or MPI_LOCALRANKID for the local rank)"
+            + on_ranks(hits),
             "deepspeed's mpich launcher runs launcher_helper.py under the mpirun first on PATH and takes the ranks "
             "from the variables MPICH's Hydra, Intel MPI or Cray PALS set; another MPI's mpirun (Open MPI sets "
             "OMPI_COMM_WORLD_RANK and OMPI_COMM_WORLD_LOCAL_RANK instead) leaves them unset. Launch with the "
@@ -1395,7 +1396,12 @@ TERMINAL_HANGUP = Recogniser(
     # other nodes' agents after its own workers ended): torchrun itself received SIGTERM, SIGINT, SIGHUP or SIGQUIT
     kind="terminal_hangup",
     title="the launcher got a hang-up signal (its terminal closed)",
-    anchors=("SignalException", "death signal, shutting down workers", "got signal: ", "Got termination signal: "),
+    anchors=(
+        "SignalException",
+        "death signal, shutting down workers",
+        "got signal: ",
+        "Got termination signal: ",
+    ),
     templates=(
         "torch:process-got-signal",
         "torch:received-death-signal-shutting-down-workers",
@@ -1408,7 +1414,9 @@ TERMINAL_HANGUP = Recogniser(
         R(r"Received (?:Signals\.)?(?P<signal>SIG[A-Z]+|\d+) death signal"),
     ),
     # a signal named that is not the hang-up is a scheduler, a kill or Ctrl-C: not this kind
-    reject=R(r"(?:got signal: |Got termination signal: |Received )(?:Signals\.)?(?:SIGTERM|SIGINT|SIGQUIT|SIGKILL|15|2|3|9)\b"),
+    reject=R(
+        r"(?:got signal: |Got termination signal: |Received )(?:Signals\.)?(?:SIGTERM|SIGINT|SIGQUIT|SIGKILL|15|2|3|9)\b"
+    ),
     # certain only when the signal named is SIGHUP; the bare exception could be any of the four
     confirm=lambda hits, ctx: any(h.facts.get("signal") in ("SIGHUP", "1") for h in hits),
     describe=_hangup,
