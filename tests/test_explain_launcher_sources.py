@@ -64,3 +64,31 @@ def test_the_mpich_helper_without_ranks_is_the_rank_environment_and_names_the_mp
     assert "--launcher openmpi" in found.fix, found.fix
     # the helper ran under deepspeed's own mpirun: not a script run as a plain process
     assert "not_launched_distributed" not in str(found.details.get("alternatives")), found.details
+
+
+@pytest.mark.parametrize(
+    ("job", "end"),
+    [
+        ("Primary job ", "."),  # Open MPI 3.x-4.x: the primary job's id printed empty
+        ("Primary job ", ".."),  # 1.x-2.x
+        ("Child job 2", ".."),  # a job that MPI_Comm_spawn started
+    ],
+)
+def test_open_mpis_errmgr_line_is_mpirun_saying_a_worker_failed(job, end):
+    line = filled("schedulers:ompi-normal-termination-but", job, "", "1", "process").replace("\\n", "\n")
+    found = explained(line.replace("exit code.", "exit code" + end, 1) + "\n")
+    assert found.id == "log.child_failed", found.summary
+    assert found.details["confidence"] == "likely", found.summary
+    assert "mpirun: a worker failed" in found.summary, found.summary
+
+
+def test_a_worker_that_aborted_before_open_mpis_errmgr_line_is_still_read_from_its_signal():
+    line = filled("schedulers:ompi-normal-termination-but", "Primary job ", "", "1", "process").replace(
+        "\\n", "\n"
+    )
+    found = explained(
+        line
+        + "\n"
+        + filled("schedulers:ompi-proc-aborted-strsignal", "mpirun", "0", "0", "node1", "9", "Killed")
+    )
+    assert found.id == "log.worker_killed", found.summary
