@@ -1,8 +1,8 @@
 """Launcher messages read from the sources that print them (docs/catalog.md), which explain left unread: torchrun's
-agent stopped by a signal while it waited at the exit barrier (agent/server/api.py's "Got termination signal"),
-the agent store's port already taken (elastic/utils/distributed.py's retries), and the deepspeed launcher's mvapich
-and mpich backends refusing the MPI they found (launcher/multinode_runner.py, launcher/launcher_helper.py). Each
-is a catalog template filled the way its source fills it, as a logger or a traceback prints it."""
+agent stopped by a signal while it waited at the exit barrier (agent/server/api.py's "Got termination signal"), the
+deepspeed launcher's mvapich and mpich backends refusing the MPI they found (launcher/multinode_runner.py,
+launcher/launcher_helper.py), and Open MPI's errmgr line on a process that returned non-zero. Each is a catalog
+template filled the way its source fills it, as a logger or a traceback prints it."""
 
 from __future__ import annotations
 
@@ -32,18 +32,6 @@ def test_a_signal_at_the_exit_barrier_is_the_launcher_stopped_from_outside(sigva
 def test_a_stopped_launcher_names_the_signal_it_got():
     found = explained(AGENT + filled("torch:got-termination-signal", "2") + "\n")
     assert "SIGINT" in found.summary, found.summary
-
-
-def test_the_agent_stores_port_taken_is_the_port_in_use_named():
-    line = filled("torch:port-already-in-use-attempt", "29500", "1", "3")
-    found = explained("WARNING:torch.distributed.elastic.utils.distributed:" + line + "\n")
-    assert found.id == "log.rendezvous_or_port", found.summary
-    assert "port 29500 is taken" in found.summary, found.summary
-    assert "--master_port=29501" in found.fix, found.fix
-
-
-def test_a_port_named_without_in_use_is_not_a_port_in_use():
-    assert explained("connecting to host: node1, port: 29500\n").id == "log.unrecognised"
 
 
 def test_mvapich_without_the_gdr_build_is_the_launch_command_and_names_gdr():

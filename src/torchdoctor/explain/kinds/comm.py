@@ -554,10 +554,6 @@ _RENDEZVOUS_DECISIVE = (
     "address already in use",
     "EADDRINUSE",
     "but another process is utilizing it",
-    # elastic/utils/distributed.py create_c10d_store: torchrun's agent store on a port taken, retried while
-    # TCPStore's error is the bare "Address already in use" (whose chained traceback the final "on HOST, port: N
-    # already in use" RuntimeError prints beside it, so that line needs no anchor of its own)
-    " already in use, attempt: [",
     "env was not set, please try exporting rank 0's hostname",
     # elastic/rendezvous/etcd_server.py _wait_for_ready: the etcd server an etcd rendezvous started for itself
     # (EtcdServer: the binary TORCHELASTIC_ETCD_BINARY_PATH or `etcd` on PATH) never answered, or exited
@@ -664,7 +660,6 @@ RENDEZVOUS_OR_PORT = Recogniser(
         "accelerate:tried-to-launch-distributed-communication-on",
         # torch/distributed/elastic/rendezvous: c10d_rendezvous_backend.py, etcd_store.py, etcd_rendezvous.py
         "torch:the-connection-to-the-c10d-store",
-        "torch:port-already-in-use-attempt",  # elastic/utils/distributed.py: the agent store's port taken
         "torch:the-connection-to-etcd-has-failed",
         "torch:rendezvous-timeout-occurred-in-etcdrendezvoushandler",
         # etcd_server.py: the etcd server an etcd rendezvous starts itself, not ready in time or exited
@@ -751,7 +746,6 @@ RENDEZVOUS_OR_PORT = Recogniser(
     ),
     facts=(
         R(r"(?P<in_use>[Aa]ddress already in use|EADDRINUSE|another process is utilizing it)"),
-        R(r"(?:^|[\s:])(?P<in_use>port: (?P<port>\d+) already in use)"),
         # NCCL's own sockets (misc/socket.cc, 2.4-2.8's include/socket.h): SYSCHECK's "Call to bind failed : %s",
         # "failed: %s" since 2.23
         R(r"(?P<nccl_bind>Call to (?:bind|listen) failed ?: [Aa]ddress already in use)"),
