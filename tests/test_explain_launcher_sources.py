@@ -80,3 +80,25 @@ def test_a_worker_that_aborted_before_open_mpis_errmgr_line_is_still_read_from_i
         + filled("schedulers:ompi-proc-aborted-strsignal", "mpirun", "0", "0", "node1", "9", "Killed")
     )
     assert found.id == "log.worker_killed", found.summary
+
+
+@pytest.mark.parametrize(
+    ("remote", "python"),
+    [
+        ("bash: line 1: {}: No such file or directory", "/home/u/miniconda3/envs/ds/bin/python"),
+        ("sh: 1: {}: not found", "/opt/venv/bin/python3"),  # dash as the remote shell
+    ],
+)
+def test_a_host_without_the_launching_nodes_python_under_pdsh_is_a_broken_install(remote, python):
+    line = filled("schedulers:pdsh-remote-python-not-found", "gpu1", "node2", "1", python)
+    if not remote.startswith("bash"):
+        line = f"pdsh@gpu1: node2: {remote.format(python)}"
+    found = explained(line + "\npdsh@gpu1: node2: ssh exited with exit code 127\n")
+    assert found.id == "log.broken_install", found.summary
+    assert f"node2 has no {python}" in found.summary, found.summary
+    assert "same path" in found.fix, found.fix
+
+
+def test_a_remote_line_that_is_not_the_interpreter_is_not_read_as_one():
+    found = explained("pdsh@gpu1: node2: bash: line 0: cd: /home/u/proj: No such file or directory\n")
+    assert found.id != "log.broken_install", found.summary

@@ -1207,6 +1207,17 @@ def _missing_launcher(hits: list[Hit], ctx: Context) -> tuple[str, str]:
             "package: python -m torch.distributed.run ... (what torchrun runs). If it is the same environment, "
             f"the package is missing there: {_install_line(module)}.",
         )
+    if facts.get("remote_python"):
+        host, python = facts["remote_host"], facts["remote_python"]
+        return (
+            f"{host} has no {python}: the command pdsh ran there (the deepspeed launcher's multi-node launch "
+            "names this node's own Python) names an interpreter that host does not have" + on_ranks(hits),
+            f"deepspeed's multi-node launch (pdsh) runs the same command on every host of the hostfile: cd to "
+            f"this folder, then {python} -u -m deepspeed.launcher.launch. Each host needs that Python at the same "
+            "path with the same packages: the same conda env / virtual env on a shared filesystem, or created at "
+            f"the same path on every node (ssh {host} ls {python} to check); the project folder must be at the "
+            "same path there too.",
+        )
     command = facts.get("command", "torchrun")
     if command.startswith("mpirun"):
         return (
@@ -1263,6 +1274,13 @@ _NOT_FOUND = (
     rf"command not found: {_LAUNCHER}\b|[Cc]ommand '?{_LAUNCHER}'? not found"
 )
 
+# the remote shell (bash "bash: line 1: /env/bin/python: No such file or directory", dash "sh: 1: ...: not found")
+# refusing the launching node's own interpreter path on another host
+_PDSH_REMOTE_PYTHON = (
+    r"pdsh@[^\s:]{1,255}: (?P<remote_host>[^\s:]{1,255}): (?:ba|z|da)?sh(?:: (?:line )?\d+)?: "
+    r"(?P<remote_python>/[^\s:]{0,300}/python[\d.]{0,5})(?:: No such file or directory|: not found)"
+)
+
 MISSING_LAUNCHER = Recogniser(
     kind="broken_install",
     title="launcher or package missing from the environment the job runs in",
@@ -1280,6 +1298,10 @@ MISSING_LAUNCHER = Recogniser(
         "' not found, but can be installed with",
         "mpirun or mpiexec were not found",
         "No module named '",
+        # deepspeed/launcher/multinode_runner.py PDSHRunner: each host runs `cd <this folder>; <this Python> -u -m
+        # deepspeed.launcher.launch ...` through pdsh, which prefixes the remote shell's words with
+        # "pdsh@<this host>: <host>: "
+        "pdsh@",
         # accelerate (commands/launch.py, state.py): its DeepSpeed launch in a Python without deepspeed
         "DeepSpeed is not installed => run",
         "DeepSpeed is not available => install it",
@@ -1300,7 +1322,7 @@ MISSING_LAUNCHER = Recogniser(
     # a submodule of a library whose modules move between releases is a version, not a missing package
     # (kinds/versions.py reads it): "No module named 'torch._six'"
     match=R(
-        rf"{_NOT_FOUND}|execve\(\): bad interpreter\(|mpirun or mpiexec were not found|No module named '(?!torch')(?!{SUBMODULE})(?!{_COMPILED_OP})[\w.]+'|"
+        rf"{_NOT_FOUND}|{_PDSH_REMOTE_PYTHON}|execve\(\): bad interpreter\(|mpirun or mpiexec were not found|No module named '(?!torch')(?!{SUBMODULE})(?!{_COMPILED_OP})[\w.]+'|"
         r"DeepSpeed is not (?:installed|available) =>|"
         + _FP8_PACKAGE.pattern
         + "|"
@@ -1318,6 +1340,7 @@ MISSING_LAUNCHER = Recogniser(
         "system:zsh-command-not-found",
         "system:ubuntu-command-not-found",
         "system:python-no-module-named",
+        "schedulers:pdsh-remote-python-not-found",
         "accelerate:mpirun-or-mpiexec-were-not-found",  # accelerate/utils/launch.py: its MPI launch
         "accelerate:deepspeed-is-not-installed-run-pip3",
         "accelerate:deepspeed-is-not-available-install-it",
