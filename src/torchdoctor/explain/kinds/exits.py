@@ -28,6 +28,8 @@ negative signal number Python's ``subprocess`` and torchrun report):
 
 from __future__ import annotations
 
+import re
+
 from torchdoctor.explain.recognisers import Pattern
 
 FAMILY = "launchers and schedulers"
@@ -42,6 +44,9 @@ ANCHORS = (
     "terminated with signal",
     "Exited with exit code",  # slurm srun
     "The first process to do so was",  # Open MPI mpirun (help-orterun.txt: orterun:non-zero-exit)
+    # Open MPI's errmgr (help-errmgr-base.txt: normal-termination-but), printed before the block above or alone:
+    # "Primary job  terminated normally, but 1 process returned\na non-zero exit code."
+    "terminated normally, but ",
     # torch/distributed/elastic/multiprocessing/api.py _close: torchrun stopping the workers still running, once
     # one has failed (or when torchrun itself is stopped): "Sending process 4711 closing signal SIGTERM"
     " closing signal ",
@@ -61,6 +66,7 @@ TEMPLATES = (
     "torch_native:spawn-terminated-with-signal",
     "system:srun-task-exited",
     "system:openmpi-nonzero-exit",
+    "schedulers:ompi-normal-termination-but",
     "torch:sending-process-closing-signal",
     "torch:unable-to-shutdown-process-via-forcefully",
     "torch:worker-group-attempts-left-will-restart",
@@ -92,7 +98,7 @@ FACTS = (
     ),
     R(
         r"(?P<launcher>sigkill_handler|CalledProcessError|terminated with (?:exit code|signal)|srun: error|"
-        r"The first process to do so was)"
+        r"The first process to do so was|job {1,2}(?:\d+ )?terminated normally, but \d+ process)"
     ),
 )
 # a command that is a build step, not a worker: the compiler's error above it is the failure (kinds/build.py);
@@ -112,6 +118,8 @@ _LAUNCHERS = {
     "srun: error": "srun",
     "The first process to do so was": "mpirun",
 }
+# Open MPI's errmgr line names no rank: its words, matched above as the launcher fact, are mpirun's too
+_OPEN_MPI_ERRMGR = re.compile(r"job {1,2}(?:\d+ )?terminated normally, but \d+ process")
 _SIGNALS = {
     "-6": "SIGABRT",
     "134": "SIGABRT",
@@ -124,7 +132,10 @@ _SIGNALS = {
 
 def launcher(facts: dict) -> str:
     """Which launcher wrote the summary, in the user's words (torchrun when none of the others)."""
-    return _LAUNCHERS.get(facts.get("launcher", ""), "torchrun")
+    said = facts.get("launcher", "")
+    if _OPEN_MPI_ERRMGR.fullmatch(said):
+        return "mpirun"
+    return _LAUNCHERS.get(said, "torchrun")
 
 
 def how_it_ended(code: str | None, signal: str | None) -> str:

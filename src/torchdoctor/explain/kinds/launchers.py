@@ -237,6 +237,16 @@ LAUNCHER_REFUSALS: tuple[tuple[str, str, str], ...] = (
         "picks a free local port itself.",
     ),
     (
+        # deepspeed/launcher/multinode_runner.py MVAPICHRunner.backend_exists: `mpiname` answered, but not with
+        # the GPU-direct build; runner.py then raises "launcher 'mvapich' not installed"
+        "ds_mvapich_gdr",
+        "deepspeed --launcher mvapich found an MPI that is not MVAPICH2-GDR",
+        "deepspeed's mvapich launcher takes only MVAPICH2-GDR, the GPU-direct build (its `mpiname` must print "
+        "MVAPICH2-GDR): a plain MVAPICH2 or another MPI's mpiname first on PATH is refused. Put MVAPICH2-GDR's bin "
+        "folder first on PATH on the launching node (check `mpiname`), or launch through the MPI that is there: "
+        "deepspeed --launcher openmpi (or mpich / impi / pdsh) --hostfile hostfile train.py.",
+    ),
+    (
         "ds_launcher",
         "the deepspeed launcher's multi-node backend is not installed",
         "A hostfile with more than this host makes deepspeed start the other nodes through pdsh (or "
@@ -536,6 +546,7 @@ LAUNCH_COMMAND = Recogniser(
         "--no_local_rank argument is not supported in Elastic training",
         "requires same number of devices per node",
         "mvapich is not installed properly",
+        "Expected MVAPICH2-GDR as return for mpiname",
         # torch/distributed/run.py: a static rendezvous endpoint without host or port; --no-python without
         # --use-env (torch.distributed.launch)
         "is missing in endpoint",
@@ -651,6 +662,7 @@ LAUNCH_COMMAND = Recogniser(
         "deepspeed:intel-mpi-requires-same-number-of",
         "deepspeed:mvapich-requires-same-number-of-devices",
         "deepspeed:mpiname-does-not-exist-mvapich-is",
+        "deepspeed:expected-mvapich2-gdr-as-return-for",
         # torch/distributed/run.py, launch.py
         "torch:endpoint-is-missing-in-endpoint-try",
         "torch:port-is-missing-in-endpoint-try",
@@ -705,6 +717,7 @@ LAUNCH_COMMAND = Recogniser(
         r"host=[^\n]{0,100} was not reachable via ssh[^\n]{0,200})|"
         r"(?P<ds_launcher>launcher '\w{1,20}' not installed|mpiname does not exist, mvapich is not installed "
         r"properly)|"
+        r"(?P<ds_mvapich_gdr>Expected MVAPICH2-GDR as return for mpiname but received [^\n]{0,100})|"
         r"(?P<launcher_options>--local_ranks_filter must be a comma-separated list of integers[^\n]{0,80}|"
         r"Don't use both the '--no-python' flag and the '--module' flag[^\n]{0,40}|min_nodes must be > 0 and "
         r"<= max_nodes[^\n]{0,80}|max_restarts must be >= 0|--module and --no_python cannot be used together|"
@@ -865,6 +878,17 @@ def _rank_env(hits: list[Hit], ctx: Context) -> tuple[str, str]:
     facts = merged(hits)
     if facts.get("mpi_what"):
         return _mpi_discovery(facts, hits)
+    if facts.get("ds_mpich_helper"):
+        return (
+            "deepspeed --launcher mpich's helper found no rank in the environment the mpirun gave it (it reads "
+            "PMIX_RANK or PMI_RANK, and PALS_LOCAL_RANKID or MPI_LOCALRANKID for the local rank)"
+            + on_ranks(hits),
+            "deepspeed's mpich launcher runs launcher_helper.py under the mpirun first on PATH and takes the ranks "
+            "from the variables MPICH's Hydra, Intel MPI or Cray PALS set; another MPI's mpirun (Open MPI sets "
+            "OMPI_COMM_WORLD_RANK and OMPI_COMM_WORLD_LOCAL_RANK instead) leaves them unset. Launch with the "
+            "launcher of the MPI that is installed: deepspeed --launcher openmpi --hostfile hostfile train.py for "
+            "Open MPI, or put MPICH's (or Intel MPI's) bin folder first on PATH (check `mpirun --version`).",
+        )
     var = facts.get("missing_var", "RANK")
     what = (
         "the MPI launcher's environment variables are" if var == "MPI" else f"environment variable {var} is"
@@ -896,6 +920,8 @@ RANK_ENV_MISSING = Recogniser(
         "Make sure you run your executable with `jsrun`",
         "Ensure you are running the script with an MPI-compatible launcher",
         "raise _env_error(",
+        # deepspeed/launcher/launcher_helper.py env_mapping (v0.14.5+): the mpich launcher's helper
+        "rank number is not in current env!",
         # deepspeed/comm/comm.py mpi_discovery, reached only when a launcher's rank variables are not all set
         "does not match torch rank",
         "does not match torch world size",
@@ -912,6 +938,7 @@ RANK_ENV_MISSING = Recogniser(
         "deepspeed:mpi-environment-variables-are-not-set",
         "deepspeed:mpi-rank-does-not-match-torch",  # deepspeed/comm/comm.py mpi_discovery
         "deepspeed:mpi-world-size-does-not-match",
+        "deepspeed:rank-number-is-not-in-current",
     ),
     # the rank's identity; a missing MASTER_ADDR / MASTER_PORT is the rendezvous' (rendezvous_or_port)
     match=R(
@@ -919,6 +946,7 @@ RANK_ENV_MISSING = Recogniser(
         r'raise _env_error\("(?:RANK|WORLD_SIZE)"\)|'
         r"DeepSpeed requires the LOCAL_RANK environment variable|LOCAL_RANK is not in the environment|"
         r"Make sure you run your executable with `jsrun`|MPI environment variables are not set|"
+        r"(?P<ds_mpich_helper>rank number is not in current env!)|"
         # the MPI discovery's words only with MPI's and torch's numbers, as comm.py formats them
         r"MPI (?:rank|world size) -?\d+ does not match torch (?:rank|world size) -?\d+"
     ),
@@ -964,7 +992,7 @@ RANK_ENV_MISSING = Recogniser(
             "Start it the way its README does (torchrun --nproc_per_node=N train.py, or the repository's "
             "launch script); to run one process without a launcher, skip init_process_group when WORLD_SIZE is "
             "not in os.environ (or pass its single-GPU option).",
-            unless=("mpi_what",),
+            unless=("mpi_what", "ds_mpich_helper"),
         ),
         Alternative(
             "conflicting_rank_env",
@@ -1179,6 +1207,17 @@ def _missing_launcher(hits: list[Hit], ctx: Context) -> tuple[str, str]:
             "package: python -m torch.distributed.run ... (what torchrun runs). If it is the same environment, "
             f"the package is missing there: {_install_line(module)}.",
         )
+    if facts.get("remote_python"):
+        host, python = facts["remote_host"], facts["remote_python"]
+        return (
+            f"{host} has no {python}: the command pdsh ran there (the deepspeed launcher's multi-node launch "
+            "names this node's own Python) names an interpreter that host does not have" + on_ranks(hits),
+            f"deepspeed's multi-node launch (pdsh) runs the same command on every host of the hostfile: cd to "
+            f"this folder, then {python} -u -m deepspeed.launcher.launch. Each host needs that Python at the same "
+            "path with the same packages: the same conda env / virtual env on a shared filesystem, or created at "
+            f"the same path on every node (ssh {host} ls {python} to check); the project folder must be at the "
+            "same path there too.",
+        )
     command = facts.get("command", "torchrun")
     if command.startswith("mpirun"):
         return (
@@ -1235,6 +1274,13 @@ _NOT_FOUND = (
     rf"command not found: {_LAUNCHER}\b|[Cc]ommand '?{_LAUNCHER}'? not found"
 )
 
+# the remote shell (bash "bash: line 1: /env/bin/python: No such file or directory", dash "sh: 1: ...: not found")
+# refusing the launching node's own interpreter path on another host
+_PDSH_REMOTE_PYTHON = (
+    r"pdsh@[^\s:]{1,255}: (?P<remote_host>[^\s:]{1,255}): (?:ba|z|da)?sh(?:: (?:line )?\d+)?: "
+    r"(?P<remote_python>/[^\s:]{0,300}/python[\d.]{0,5})(?:: No such file or directory|: not found)"
+)
+
 MISSING_LAUNCHER = Recogniser(
     kind="broken_install",
     title="launcher or package missing from the environment the job runs in",
@@ -1252,6 +1298,10 @@ MISSING_LAUNCHER = Recogniser(
         "' not found, but can be installed with",
         "mpirun or mpiexec were not found",
         "No module named '",
+        # deepspeed/launcher/multinode_runner.py PDSHRunner: each host runs `cd <this folder>; <this Python> -u -m
+        # deepspeed.launcher.launch ...` through pdsh, which prefixes the remote shell's words with
+        # "pdsh@<this host>: <host>: "
+        "pdsh@",
         # accelerate (commands/launch.py, state.py): its DeepSpeed launch in a Python without deepspeed
         "DeepSpeed is not installed => run",
         "DeepSpeed is not available => install it",
@@ -1272,7 +1322,7 @@ MISSING_LAUNCHER = Recogniser(
     # a submodule of a library whose modules move between releases is a version, not a missing package
     # (kinds/versions.py reads it): "No module named 'torch._six'"
     match=R(
-        rf"{_NOT_FOUND}|execve\(\): bad interpreter\(|mpirun or mpiexec were not found|No module named '(?!torch')(?!{SUBMODULE})(?!{_COMPILED_OP})[\w.]+'|"
+        rf"{_NOT_FOUND}|{_PDSH_REMOTE_PYTHON}|execve\(\): bad interpreter\(|mpirun or mpiexec were not found|No module named '(?!torch')(?!{SUBMODULE})(?!{_COMPILED_OP})[\w.]+'|"
         r"DeepSpeed is not (?:installed|available) =>|"
         + _FP8_PACKAGE.pattern
         + "|"
@@ -1290,6 +1340,7 @@ MISSING_LAUNCHER = Recogniser(
         "system:zsh-command-not-found",
         "system:ubuntu-command-not-found",
         "system:python-no-module-named",
+        "schedulers:pdsh-remote-python-not-found",
         "accelerate:mpirun-or-mpiexec-were-not-found",  # accelerate/utils/launch.py: its MPI launch
         "accelerate:deepspeed-is-not-installed-run-pip3",
         "accelerate:deepspeed-is-not-available-install-it",
@@ -1364,22 +1415,31 @@ def _hangup(hits: list[Hit], ctx: Context) -> tuple[str, str]:
 TERMINAL_HANGUP = Recogniser(
     # torch/distributed/elastic/multiprocessing/api.py (_terminate_process_handler: SignalException "Process
     # {pid} got signal: {sigval}") and elastic/agent/server/api.py ("Received %s death signal, shutting down
-    # workers"): torchrun itself received SIGTERM, SIGINT, SIGHUP or SIGQUIT
+    # workers"; _exit_barrier's "Got termination signal: %s", the signal arriving while the agent waits for the
+    # other nodes' agents after its own workers ended): torchrun itself received SIGTERM, SIGINT, SIGHUP or SIGQUIT
     kind="terminal_hangup",
     title="the launcher got a hang-up signal (its terminal closed)",
-    anchors=("SignalException", "death signal, shutting down workers", "got signal: "),
+    anchors=(
+        "SignalException",
+        "death signal, shutting down workers",
+        "got signal: ",
+        "Got termination signal: ",
+    ),
     templates=(
         "torch:process-got-signal",
         "torch:received-death-signal-shutting-down-workers",
         "torch_native:elastic-signal-exception",
+        "torch:got-termination-signal",
     ),
     span=2,
     facts=(
-        R(r"got signal: (?:Signals\.)?(?P<signal>SIG[A-Z]+|\d+)"),
+        R(r"(?:got signal|Got termination signal): (?:Signals\.)?(?P<signal>SIG[A-Z]+|\d+)"),
         R(r"Received (?:Signals\.)?(?P<signal>SIG[A-Z]+|\d+) death signal"),
     ),
     # a signal named that is not the hang-up is a scheduler, a kill or Ctrl-C: not this kind
-    reject=R(r"(?:got signal: |Received )(?:Signals\.)?(?:SIGTERM|SIGINT|SIGQUIT|SIGKILL|15|2|3|9)\b"),
+    reject=R(
+        r"(?:got signal: |Got termination signal: |Received )(?:Signals\.)?(?:SIGTERM|SIGINT|SIGQUIT|SIGKILL|15|2|3|9)\b"
+    ),
     # certain only when the signal named is SIGHUP; the bare exception could be any of the four
     confirm=lambda hits, ctx: any(h.facts.get("signal") in ("SIGHUP", "1") for h in hits),
     describe=_hangup,
@@ -1405,21 +1465,28 @@ def _stopped(hits: list[Hit], ctx: Context) -> tuple[str, str]:
 LAUNCHER_STOPPED = Recogniser(
     # torch/distributed/elastic/multiprocessing/api.py _terminate_process_handler ("Process {pid} got signal:
     # {sigval}"), elastic/agent/server/api.py ("Received %s death signal, shutting down workers"): torchrun
-    # itself got SIGTERM or SIGINT (terminal_hangup reads SIGHUP); deepspeed/launcher/launch.py's sigkill_handler
+    # itself got SIGTERM or SIGINT (terminal_hangup reads SIGHUP), or got it while waiting at the exit barrier
+    # ("Got termination signal: %s", agent/server/api.py _exit_barrier); deepspeed/launcher/launch.py's sigkill_handler
     # ("Main process received {SIGINT|SIGTERM}, exiting"), printed only when no worker had failed first (a failed
     # worker's return code makes it print "exits with return code = N" and exit instead): the deepspeed launcher
     # itself got the signal
     kind="launcher_stopped",
     title="the launcher stopped by a signal from outside",
-    anchors=("got signal: ", "death signal, shutting down workers", "Main process received "),
+    anchors=(
+        "got signal: ",
+        "death signal, shutting down workers",
+        "Main process received ",
+        "Got termination signal: ",
+    ),
     templates=(
         "torch:process-got-signal",
         "torch:received-death-signal-shutting-down-workers",
         "torch_native:elastic-signal-exception",
         "deepspeed:main-process-received-exiting",
+        "torch:got-termination-signal",
     ),
     match=R(
-        r"(?:got signal: |Received )(?:Signals\.)?(?P<signal>SIGTERM|SIGINT|15|2)\b|"
+        r"(?:got signal: |Got termination signal: |Received )(?:Signals\.)?(?P<signal>SIGTERM|SIGINT|15|2)\b|"
         r"Main process received (?P<ds_signal>SIGTERM|SIGINT), exiting"
     ),
     # the signal says the launcher was stopped, not why (a time limit, a hang someone ended, Ctrl-C)
