@@ -618,10 +618,12 @@ def pytest_collection_modifyitems(config, items):
         if starts_processes(item):
             item.add_marker(pytest.mark.processes)
     if not config.getoption("issue_cases", False):
-        left = [item for item in items if sweep_only(item)]
+        kept, left = [], []
+        for item in items:
+            (left if sweep_only(item) else kept).append(item)
         if left:
             config.hook.pytest_deselected(items=left)
-            items[:] = [item for item in items if not sweep_only(item)]
+            items[:] = kept
 
 
 class StartsAProcess(BaseException):  # not an Exception: code under test must not swallow it

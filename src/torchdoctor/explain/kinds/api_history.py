@@ -269,31 +269,32 @@ def explain(row: Change, releases: list[str] | None = None) -> tuple[str, str]:
     return summary, fix
 
 
-def has_it(row: Change, facts: dict) -> str:
-    """The release of ``row``'s package the log prints as installed (``facts``: the log's context) when the table
-    says that release has the name the run did not find (from the release that added it, or the first read, to the
-    last with it): the log contradicts the reading that the installed release is too old or too new. "" where the
-    log prints no release of it, one without the name, or one that does not read."""
+def _printed_has_it(row: Change, facts: dict) -> tuple[str, bool | None]:
+    """(the release of ``row``'s package the log prints as installed, whether the table says that release has the
+    name: from the release that added it, or the first read, to the last with it); ("", None) where the log prints
+    no release of it or the row says nothing of releases."""
     shown = printed_versions.shown(facts, row.package)
     if not shown or not (row.added or row.removed):
-        return ""
+        return "", None
     releases = load()[row.package][0]
     # "" added: in every release read, from the first (an older release than that is not known to have it)
-    return shown if within(releases, shown, row.added or releases[0], row.last if row.removed else "") else ""
+    return shown, within(releases, shown, row.added or releases[0], row.last if row.removed else "")
+
+
+def has_it(row: Change, facts: dict) -> str:
+    """The release of ``row``'s package the log prints as installed (``facts``: the log's context) when the table
+    says that release has the name the run did not find: the log contradicts the reading that the installed release
+    is too old or too new. "" where the log prints no release of it, one without the name, or one that does not
+    read."""
+    shown, has = _printed_has_it(row, facts)
+    return shown if has else ""
 
 
 def lacks_it(row: Change, facts: dict) -> str:
     """The release of ``row``'s package the log prints as installed when the table says it lacks the name (the
     reading confirmed), else ""."""
-    shown = printed_versions.shown(facts, row.package)
-    if not shown or not (row.added or row.removed):
-        return ""
-    releases = load()[row.package][0]
-    return (
-        shown
-        if within(releases, shown, row.added or releases[0], row.last if row.removed else "") is False
-        else ""
-    )
+    shown, has = _printed_has_it(row, facts)
+    return shown if has is False else ""
 
 
 def named_installed(summary: str, package: str, shown: str) -> str:
