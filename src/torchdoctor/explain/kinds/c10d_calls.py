@@ -109,6 +109,11 @@ REFUSALS: tuple[tuple[str, str], ...] = (
         "split_group(split_ranks=[[0, 1], [2, 3]]): one list of ranks per new "
         "group, the lists covering the ranks that take part. " + _SPLIT_DEVICE,
     ),
+    (
+        "the split group cannot be empty",
+        "split_group(split_ranks=[[0, 1], [2, 3]]) takes one non-empty list of ranks per new group: one of the "
+        "lists was empty (built from a size of 0, or filtered down to nothing). " + _SPLIT_DEVICE,
+    ),
     ("No device associated with the default pg, not safe to split any process groups", _SPLIT_DEVICE),
     ("No backend for the parent process group or its backend does not support splitting", _SPLIT_DEVICE),
     (
@@ -153,6 +158,12 @@ REFUSALS: tuple[tuple[str, str], ...] = (
         "no CUDA device: pass group_size= (e.g. new_subgroups(group_size=int(os.environ['LOCAL_WORLD_SIZE']))).",
     ),
     (
+        "The arg 'group_size' (",
+        "new_subgroups(group_size=N) splits the job into groups of N ranks each: N must be at least 1 and divide "
+        "the world size (e.g. group_size=int(os.environ['LOCAL_WORLD_SIZE']) for one group per machine); a size "
+        "computed from torch.cuda.device_count() is 0 on a process that sees no GPU.",
+    ),
+    (
         "The arg 'ranks_per_subgroup_list' cannot be empty",
         "new_subgroups_by_enumeration takes one list of ranks per sub-group, e.g. [[0, 1], [2, 3]]: the list built "
         "was empty (computed from a size of 0, or from ranks of another world size).",
@@ -162,6 +173,7 @@ REFUSALS: tuple[tuple[str, str], ...] = (
     ("ranks_to_exclude cannot be empty. To shrink a group", _SHRINK),
     ("must be integers. Element at index", _SHRINK),
     ("found in ranks_to_exclude at index", _SHRINK),
+    ("is out of bounds for group size", _SHRINK),
     ("ranks from process group. At least one rank must remain.", _SHRINK),
     ("Group must have at least 2 ranks to support shrinking.", _SHRINK),
     ("does not support shrinking operations.", _SHRINK),
@@ -189,6 +201,14 @@ REFUSALS: tuple[tuple[str, str], ...] = (
         "TORCH_DISTRIBUTED_DEBUG was set to DETAIL, but",
         "TORCH_DISTRIBUTED_DEBUG=DETAIL checks every collective through a gloo group, and this torch has no gloo: "
         "set TORCH_DISTRIBUTED_DEBUG=INFO (or unset it), or use a torch build with gloo (the official wheels).",
+    ),
+    # destroy_process_group() (and its abort) with no default group left to destroy
+    (
+        "Process group cannot be None",
+        "destroy_process_group() ran when this process has no default group: init_process_group was never called "
+        "in it (a script run without its launcher, or a code path that skips the set-up), or the group was "
+        "destroyed already (destroy_process_group called twice, e.g. by a library and again by the script). Call "
+        "it once, at the end, guarded: if dist.is_initialized(): dist.destroy_process_group().",
     ),
     # group handles torch does not know
     ("Expecting a ProcessGroup, but got a", _GROUP_OBJECT),
@@ -263,6 +283,7 @@ C10D_CALL_REFUSED = refusal_recogniser(
         "torch:coalescing-manager-requires-all-collectives-to",
         "torch:illegal-to-call-on-illegalwork-object",
         "torch:split-ranks-cannot-be-none-or",
+        "torch:the-split-group-cannot-be-empty",
         "torch:no-device-associated-with-the-default",
         "torch:no-backend-for-the-parent-process",
         "torch:global-rank-is-not-part-of-2",
@@ -274,11 +295,13 @@ C10D_CALL_REFUSED = refusal_recogniser(
         "torch:new-group-cannot-delegate-to-split",
         "torch:new-group-cannot-delegate-to-split-2",
         "torch:default-group-size-only-takes-effect",
+        "torch:the-arg-group-size-must-be",
         "torch:the-arg-ranks-per-subgroup-list",
         "torch:ranks-to-exclude-must-be-list",
         "torch:ranks-to-exclude-cannot-be-empty",
         "torch:all-elements-in-ranks-to-exclude",
         "torch:duplicate-rank-found-in-ranks-to",
+        "torch:rank-at-index-is-out-of",
         "torch:cannot-exclude-all-ranks-from-process",
         "torch:cannot-shrink-process-group-with-size",
         "torch:process-group-backend-for-does-not",
@@ -289,6 +312,7 @@ C10D_CALL_REFUSED = refusal_recogniser(
         "torch:expected-backend-options-argument-to-be",
         "torch:processgroupwrapper-unsupported-without-gloo-backend",
         "torch:torch-distributed-debug-was-set-to",
+        "torch:process-group-cannot-be-none",
         "torch:expecting-processgroup-but-got",
         "torch:expected-processgroup-got",
         "torch:process-group-is-not-initialized-in",
