@@ -96,13 +96,6 @@ REFUSALS: tuple[tuple[str, str], ...] = (
         "A custom (CSV or action-list) schedule must list actions for every rank of the pipeline group: one row per "
         "rank, as many as pp_size.",
     ),
-    # stage.py PipelineStage.__init__
-    (
-        "is out of range of",
-        "PipelineStage(module, stage_index, num_stages, device) counts stages from 0: stage_index must be below "
-        "num_stages (the stages of the whole pipeline, e.g. pp_size, or 2 x pp_size for the V-shaped schedules), "
-        "computed the same way on every rank (rank r builds stage r, not r + 1).",
-    ),
     # schedules.py _check_inputs, _parse_actions (a custom schedule read from CSV)
     (
         "losses must be a list but got a",
@@ -162,7 +155,6 @@ PIPELINE_SCHEDULES = refusal_recogniser(
         "torch:pipelineschedulemulti-only-supports-adjacent-stage-communication",
         "torch:schedule-has-incorrect-number-of-ranks",
         "torch:number-of-submodules-in-pipe-graph",
-        "torch:stage-index-is-out-of-range",
         "torch:losses-must-be-list-but-got",
         "torch:invalid-action-string-should-be-formatted",
         "torch:stage-first-stage-requires-real-tensors",
