@@ -98,7 +98,9 @@ def report(missed: int, table: dict[tuple[str, str], dict], totals: bool) -> str
         templates_of[source] |= set(row["templates"])
     if not totals:
         out.append(f"{'source':<12} {'file':<64} {'logs':>4}  templates (logs)")
-        for (source, file), row in sorted(table.items(), key=lambda kv: (kv[0][0], -len(kv[1]["logs"]), kv[0][1])):
+        for (source, file), row in sorted(
+            table.items(), key=lambda kv: (kv[0][0], -len(kv[1]["logs"]), kv[0][1])
+        ):
             ids = sorted(row["templates"].items(), key=lambda kv: (-len(kv[1]), kv[0]))
             out.append(f"{source:<12} {file:<64} {len(row['logs']):>4}")
             out += [f"{'':<82}{ident} ({len(logs)}: {', '.join(sorted(logs))})" for ident, logs in ids]

@@ -18,7 +18,13 @@ pytestmark = pytest.mark.usefixtures("every_message_seen")
 CASES = [
     # torch/distributed/distributed_c10d.py: new_subgroups, split_group, shrink_group, destroy_process_group
     ("torch:the-arg-group-size-must-be", ("0",), "ValueError: ", "c10d_call_refused", ["LOCAL_WORLD_SIZE"]),
-    ("torch:the-split-group-cannot-be-empty", (), "ValueError: ", "c10d_call_refused", ["split_ranks=[[0, 1]"]),
+    (
+        "torch:the-split-group-cannot-be-empty",
+        (),
+        "ValueError: ",
+        "c10d_call_refused",
+        ["split_ranks=[[0, 1]"],
+    ),
     (
         "torch:rank-at-index-is-out-of",
         ("4", "0", "4", "3"),
@@ -49,7 +55,13 @@ CASES = [
         "cuda_queries",
         ["Python float from 0 to 1"],
     ),
-    ("torch:invalid-fraction-value-allowed-range", ("50",), "ValueError: ", "cuda_queries", ["0.5, not 1 or 50"]),
+    (
+        "torch:invalid-fraction-value-allowed-range",
+        ("50",),
+        "ValueError: ",
+        "cuda_queries",
+        ["0.5, not 1 or 50"],
+    ),
     # torch/distributed/pipelining/schedules.py _check_inputs, _Action.from_str; stage.py's metadata inference
     (
         "torch:losses-must-be-list-but-got",
