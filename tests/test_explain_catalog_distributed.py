@@ -47,6 +47,14 @@ CASES = [
         "device_mesh_usage",
         ["distribute_tensor(t, mesh, [Shard(0)])"],
     ),
+    # torch/distributed/tensor/_api.py _dtensor_init_helper, under the DTensor factories (zeros, ones, rand...)
+    (
+        "torch:mesh-dimension-does-not-match-the",
+        (),
+        "AssertionError: ",
+        "device_mesh_config",
+        ["one placement per mesh dimension", "zeros"],
+    ),
     # torch/cuda/memory.py set_per_process_memory_fraction
     (
         "torch:invalid-type-for-fraction-argument-must",
