@@ -39,6 +39,42 @@ CASES = [
         "c10d_call_refused",
         ["if dist.is_initialized()", "twice"],
     ),
+    # torch/csrc/distributed/c10d/ProcessGroup.cpp splitGroup, Backend.hpp, Functional.cpp get_process_group
+    (
+        "torch_cpp:split-ranks-cannot-be-empty-please",
+        (),
+        "RuntimeError: ",
+        "c10d_call_refused",
+        ["non-empty"],
+    ),
+    (
+        "torch_cpp:split-ranks-should-not-have-duplicates",
+        (),
+        "RuntimeError: ",
+        "c10d_call_refused",
+        ["naming a rank once"],
+    ),
+    (
+        "torch_cpp:requested-device-type-for-splitgroup-is",
+        (),
+        "RuntimeError: ",
+        "c10d_call_refused",
+        ["cpu:gloo,cuda:nccl"],
+    ),
+    (
+        "torch_cpp:backend-does-not-support-shrink",
+        ("gloo",),
+        "RuntimeError: ",
+        "c10d_call_refused",
+        ["NCCL 2.27"],
+    ),
+    (
+        "torch_cpp:argument-group-name-must-be-either",
+        (),
+        "RuntimeError: all_reduce",
+        "c10d_call_refused",
+        ["group.group_name"],
+    ),
     # torch/distributed/device_mesh.py _MeshEnv.get_current_mesh, under distribute_tensor(device_mesh=None)
     (
         "torch:no-device-mesh-is-currently-active",
@@ -69,6 +105,29 @@ CASES = [
         "ValueError: ",
         "cuda_queries",
         ["0.5, not 1 or 50"],
+    ),
+    # c10/cuda/CUDAEvent.h: torch.cuda.Event's elapsed_time and record
+    (
+        "torch_cpp:both-events-must-be-created-with",
+        (),
+        "ValueError: ",
+        "cuda_queries",
+        ["torch.cuda.Event(enable_timing=True)"],
+    ),
+    ("torch_cpp:both-events-must-be-recorded-before", (), "ValueError: ", "cuda_queries", ["end.record()"]),
+    (
+        "torch_cpp:both-events-must-be-completed-before",
+        (),
+        "RuntimeError: ",
+        "cuda_queries",
+        ["end.synchronize()"],
+    ),
+    (
+        "torch_cpp:event-device-does-not-match-recording",
+        ("0", "1"),
+        "RuntimeError: ",
+        "cuda_queries",
+        ["torch.cuda.device(i)"],
     ),
     # torch/distributed/pipelining/schedules.py _check_inputs, _Action.from_str; stage.py's metadata inference
     (

@@ -7,9 +7,10 @@ The checks are torch's own, as ``torch/distributed/distributed_c10d.py`` (``batc
 ``_check_op`` / ``_check_p2p_op_list``, ``scatter_object_list``, ``_canonicalize_group_rank`` under every collective
 that takes ``src``/``group_src`` or ``dst``/``group_dst``, ``_coalescing_manager``, ``split_group``,
 ``new_subgroups*``, ``shrink_group``, ``_new_group_with_tag``, ``_get_pg_default_device`` /
-``_get_object_coll_device``) and ``torch/distributed/_functional_collectives.py`` (tensor parallelism's and
-DTensor's collectives: ``_resolve_group``, ``reduce_scatter_tensor``, ``all_to_all_single``, the autograd
-variants) raise them in torch 2.4-2.13. Each names the argument it refuses and the call, so each is certain once a
+``_get_object_coll_device``, ``destroy_process_group``), ``torch/distributed/_functional_collectives.py`` (tensor
+parallelism's and DTensor's collectives: ``_resolve_group``, ``reduce_scatter_tensor``, ``all_to_all_single``, the
+autograd variants) and the C++ under them (``torch/csrc/distributed/c10d/ProcessGroup.cpp``'s ``splitGroup``,
+``Backend.hpp``'s shrink, ``Functional.cpp``'s group argument) raise them in torch 2.4-2.13. Each names the argument it refuses and the call, so each is certain once a
 real log shows it; a group handle torch does not know (a group destroyed, made by hand, or unpickled) is printed for
 several causes and stays likely, its fix naming each.
 """
@@ -31,6 +32,11 @@ _SPLIT_DEVICE = (
     "bind the default group at creation, init_process_group('nccl', device_id=torch.device('cuda', local_rank)) "
     "with local_rank = int(os.environ['LOCAL_RANK']); on a run without GPUs (gloo) use new_group(ranks) or "
     "new_subgroups_by_enumeration([...]) instead, which every backend supports."
+)
+
+_SPLIT_RANKS = (
+    "split_group(split_ranks=[[0, 1], [2, 3]]) takes one list of ranks per new group, each non-empty and naming "
+    "a rank once (compute the lists from range(world_size), e.g. [list(range(i, i + n)) for i in range(0, world, n)])."
 )
 
 _CPU_BUILD_DEVICE = (
@@ -114,6 +120,20 @@ REFUSALS: tuple[tuple[str, str], ...] = (
         "split_group(split_ranks=[[0, 1], [2, 3]]) takes one non-empty list of ranks per new group: one of the "
         "lists was empty (built from a size of 0, or filtered down to nothing). " + _SPLIT_DEVICE,
     ),
+    # ProcessGroup.cpp splitGroup, under split_group / new_group: the C++ side's checks of the same lists
+    ("Split ranks cannot be empty. Please provide a non-empty list of ranks", _SPLIT_RANKS),
+    ("Split ranks should not have duplicates.", _SPLIT_RANKS),
+    (
+        "Requested device type for splitGroup is not present in the parent process group",
+        "split_group can only give the new group devices whose backends its parent has: make the parent with a "
+        "backend for that device (init_process_group(backend='cpu:gloo,cuda:nccl')), or split for the parent's "
+        "devices only.",
+    ),
+    (
+        "splitGroup deviceTypes filter must include the parent process group's default backend device type.",
+        "split_group(..., device types) must keep the parent group's default device (the GPU of an NCCL default "
+        "group): include it in the devices asked for, or leave them out to inherit the parent's.",
+    ),
     ("No device associated with the default pg, not safe to split any process groups", _SPLIT_DEVICE),
     ("No backend for the parent process group or its backend does not support splitting", _SPLIT_DEVICE),
     (
@@ -176,6 +196,7 @@ REFUSALS: tuple[tuple[str, str], ...] = (
     ("is out of bounds for group size", _SHRINK),
     ("ranks from process group. At least one rank must remain.", _SHRINK),
     ("Group must have at least 2 ranks to support shrinking.", _SHRINK),
+    (" does not support shrink", _SHRINK),  # Backend.hpp: a backend without shrink (gloo, MPI)
     ("does not support shrinking operations.", _SHRINK),
     ("is in the exclusion list and should not call shrink_group()", _SHRINK),
     ("Invalid shrink_flags value:", _SHRINK + " shrink_flags is SHRINK_DEFAULT or SHRINK_ABORT."),
@@ -220,6 +241,12 @@ REFUSALS: tuple[tuple[str, str], ...] = (
         "with init_process_group / new_group in the process that uses them, and use none after destroying it.",
     ),
     # _functional_collectives.py: tensor parallelism's and DTensor's collectives
+    (
+        "(): argument 'group_name' must be either a string (group name) or a ProcessGroup object",
+        "The _c10d_functional ops (torch.ops._c10d_functional.all_reduce, all_gather_into_tensor, ...) take their "
+        "group as the group's name (group.group_name) or the ProcessGroup itself: not a rank list, a DeviceMesh or "
+        "None. The Python wrappers in torch.distributed._functional_collectives take those and resolve them.",
+    ),
     (
         "Invalid type for group, must be one of List, Processgroup, DeviceMesh or (DeviceMesh, int).",
         "A functional collective (torch.distributed._functional_collectives, what tensor parallelism and DTensor "
@@ -284,6 +311,10 @@ C10D_CALL_REFUSED = refusal_recogniser(
         "torch:illegal-to-call-on-illegalwork-object",
         "torch:split-ranks-cannot-be-none-or",
         "torch:the-split-group-cannot-be-empty",
+        "torch_cpp:split-ranks-cannot-be-empty-please",
+        "torch_cpp:split-ranks-should-not-have-duplicates",
+        "torch_cpp:requested-device-type-for-splitgroup-is",
+        "torch_cpp:splitgroup-devicetypes-filter-must-include-the",
         "torch:no-device-associated-with-the-default",
         "torch:no-backend-for-the-parent-process",
         "torch:global-rank-is-not-part-of-2",
@@ -306,6 +337,7 @@ C10D_CALL_REFUSED = refusal_recogniser(
         "torch:cannot-shrink-process-group-with-size",
         "torch:process-group-backend-for-does-not",
         "torch:current-rank-is-in-the-exclusion",
+        "torch_cpp:backend-does-not-support-shrink",
         "torch:invalid-shrink-flags-value-must-be",
         "torch:device-id-is-an-int-but",
         "torch:device-id-does-not-match-the",
@@ -316,6 +348,7 @@ C10D_CALL_REFUSED = refusal_recogniser(
         "torch:expecting-processgroup-but-got",
         "torch:expected-processgroup-got",
         "torch:process-group-is-not-initialized-in",
+        "torch_cpp:argument-group-name-must-be-either",
         "torch:invalid-type-for-group-must-be",
         "torch:invalid-tuple-for-group-must-be",
         "torch:invalid-tuple-for-group-must-be-2",
