@@ -3,7 +3,8 @@
 Every labelled file of FOLDER/SOURCES.md is explained (as benchmarks/explain_corpus.py does); on each one whose
 lead finding is not its label's kind (unrecognised or named wrongly), every line is matched against every catalog
 template that has no kind yet. Printed: per source and source file, the logs holding such a template and the
-templates they hold (with how many logs each), and a total row per source.
+templates they hold (with how many logs each), a total row per source, and how many missed logs hold a mapped
+template, an unmapped one, or no template at all (the misses no mapping of a template would cure).
 
     python benchmarks/catalog_unmapped_hits.py tests/fixtures/corpus/train
     python benchmarks/catalog_unmapped_hits.py --only torch,torch_cpp,nccl tests/fixtures/corpus/train
@@ -44,14 +45,17 @@ def line_patterns(text: str) -> list[tuple[str, re.Pattern]]:
     return found
 
 
-def unmapped(sources: set[str] | None = None) -> list[tuple[Template, list[tuple[str, re.Pattern]]]]:
-    """Every template without a kind (of ``sources``, or all) that has a line long enough to be matched."""
+def unmapped(
+    sources: set[str] | None = None, mapped: bool = False
+) -> list[tuple[Template, list[tuple[str, re.Pattern]]]]:
+    """Every template without a kind (with one: ``mapped``) of ``sources`` (or all) that has a line long enough
+    to be matched."""
     rows = []
     for source, templates in load().items():
         if sources and source not in sources:
             continue
         for t in templates:
-            patterns = line_patterns(t.text) if not t.kind else []
+            patterns = line_patterns(t.text) if bool(t.kind) == mapped else []
             if patterns:
                 rows.append((t, patterns))
     return rows
@@ -69,11 +73,14 @@ def held(text: str, templates: list[tuple[Template, list[tuple[str, re.Pattern]]
     return found
 
 
-def hits(folders: list[Path], sources: set[str] | None = None) -> tuple[int, dict[tuple[str, str], dict]]:
-    """How many files were missed, and ``{(source, file): {"logs": set, "templates": {id: set of logs}}}``."""
-    templates = unmapped(sources)
+def hits(
+    folders: list[Path], sources: set[str] | None = None
+) -> tuple[int, dict[tuple[str, str], dict], set[str]]:
+    """How many files were missed, ``{(source, file): {"logs": set, "templates": {id: set of logs}}}`` for the
+    unmapped templates they hold, and the missed files that hold a mapped template (of ``sources``) instead."""
+    templates, mapped = unmapped(sources), unmapped(sources, mapped=True)
     table: dict[tuple[str, str], dict] = defaultdict(lambda: {"logs": set(), "templates": defaultdict(set)})
-    missed = 0
+    missed, with_mapped = 0, set()
     for folder in folders:
         for label in labels(folder):
             outcome = judge(folder, label)
@@ -85,11 +92,16 @@ def hits(folders: list[Path], sources: set[str] | None = None) -> tuple[int, dic
                 row = table[t.source, t.file]
                 row["logs"].add(label.file)
                 row["templates"][t.id].add(label.file)
-    return missed, table
+            if held(text, mapped):
+                with_mapped.add(label.file)
+    return missed, table, with_mapped
 
 
-def report(missed: int, table: dict[tuple[str, str], dict], totals: bool) -> str:
-    """The table: per source and file (unless ``totals``), then a total row per source."""
+def report(
+    missed: int, table: dict[tuple[str, str], dict], totals: bool, with_mapped: set[str] | None = None
+) -> str:
+    """The table: per source and file (unless ``totals``), then a total row per source, and how many missed logs
+    hold a mapped template, an unmapped one, or none."""
     out = [f"missed logs (lead not the label's kind): {missed}"]
     by_source: dict[str, set] = defaultdict(set)
     templates_of: dict[str, set] = defaultdict(set)
@@ -109,6 +121,11 @@ def report(missed: int, table: dict[tuple[str, str], dict], totals: bool) -> str
         out.append(f"{source:<12} {len(by_source[source]):>5} {len(templates_of[source]):>10}")
     every = set().union(*by_source.values()) if by_source else set()
     out.append(f"{'all':<12} {len(every):>5} {sum(len(t) for t in templates_of.values()):>10}")
+    if with_mapped is not None:
+        out.append(
+            f"missed logs holding a mapped template: {len(with_mapped)}; an unmapped one: {len(every)}; "
+            f"either: {len(with_mapped | every)}; neither: {missed - len(with_mapped | every)}"
+        )
     return "\n".join(out)
 
 
@@ -123,8 +140,8 @@ def main(argv: list[str] | None = None) -> int:
             print(f"error: {folder} has no SOURCES.md", file=sys.stderr)
             return 2
     sources = {s.strip() for s in args.only.split(",") if s.strip()} or None
-    missed, table = hits(args.folders, sources)
-    print(report(missed, table, args.totals))
+    missed, table, with_mapped = hits(args.folders, sources)
+    print(report(missed, table, args.totals, with_mapped))
     return 0
 
 

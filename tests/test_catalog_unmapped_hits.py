@@ -44,3 +44,9 @@ def test_the_totals_name_no_file_and_no_template():
     assert "torch/distributed/x.py" not in totals and "torch:x" not in totals
     assert "torch            1          1" in totals
     assert "torch:x (1: 1.txt)" in catalog_unmapped_hits.report(3, table, totals=False)
+
+
+def test_the_misses_are_counted_by_whether_they_hold_a_mapped_template_an_unmapped_one_or_none():
+    table = {("torch", "torch/distributed/x.py"): {"logs": {"1.txt"}, "templates": {"torch:x": {"1.txt"}}}}
+    said = catalog_unmapped_hits.report(5, table, totals=True, with_mapped={"1.txt", "2.txt"})
+    assert said.endswith("a mapped template: 2; an unmapped one: 1; either: 2; neither: 3"), said
